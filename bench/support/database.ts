@@ -1,0 +1,135 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from 'pg';
+import { startEmbeddedPostgres } from '../../src/database/embedded-postgres';
+
+/** Where benchmarks look for a Postgres when DATABASE_URL is not set (trust auth expected). */
+export const LOCAL_SERVER_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
+
+export interface BenchDatabase {
+  /** Connection URL of the database the benchmarked app should use. */
+  url: string;
+  /** For the report: where the database lives (never contains a password). */
+  description: string;
+  /** True when the data outlives the run (DATABASE_URL): benchmarks should undo their writes. */
+  persistent: boolean;
+  /** Drops the throwaway database and/or stops the embedded server. Safe to call twice. */
+  release(): Promise<void>;
+}
+
+/**
+ * Finds a Postgres for a benchmark: DATABASE_URL as-is if set (the user chose that database),
+ * else a throwaway `<prefix>_<timestamp>` database on the local server if it answers, else an
+ * embedded Postgres in a temporary directory. Benchmarks need no manual setup this way, and
+ * leave nothing behind once `release()` has run.
+ */
+export async function acquireDatabase(
+  prefix: string,
+  env: NodeJS.ProcessEnv = process.env,
+  localServerUrl = LOCAL_SERVER_URL,
+): Promise<BenchDatabase> {
+  const name = `${prefix}_${Date.now()}`;
+  if (env.DATABASE_URL) {
+    return {
+      url: env.DATABASE_URL,
+      description: `DATABASE_URL (${redact(env.DATABASE_URL)})`,
+      persistent: true,
+      release: () => Promise.resolve(),
+    };
+  }
+  if (await isReachable(localServerUrl)) {
+    await onServer(localServerUrl, (c) => c.query(`CREATE DATABASE ${c.escapeIdentifier(name)}`));
+    return {
+      url: withDatabase(localServerUrl, name),
+      description: `throwaway database ${name} on ${redact(localServerUrl)}`,
+      persistent: false,
+      release: once(() => dropDatabase(localServerUrl, name)),
+    };
+  }
+  const directory = mkdtempSync(join(tmpdir(), `${prefix}-pg-`));
+  try {
+    const port = await freePort();
+    // The whole cluster is temporary, so the database needs no DROP: removing the dir suffices.
+    const embedded = await startEmbeddedPostgres(directory, port, name);
+    return {
+      url: embedded.url,
+      description: `embedded Postgres on 127.0.0.1:${port} in ${directory}`,
+      persistent: false,
+      release: once(async () => {
+        try {
+          await embedded.stop();
+        } finally {
+          rmSync(directory, { recursive: true, force: true });
+        }
+      }),
+    };
+  } catch (error) {
+    rmSync(directory, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+export function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}
+
+/** Runs statements against the maintenance database of the server behind `url`. */
+export async function onServer<T>(url: string, work: (client: Client) => Promise<T>): Promise<T> {
+  const client = new Client({
+    connectionString: withDatabase(url, 'postgres'),
+    connectionTimeoutMillis: 3000,
+  });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+export async function isReachable(url: string): Promise<boolean> {
+  try {
+    await onServer(url, (client) => client.query('SELECT 1'));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** FORCE: a benchmarked app that was killed may still hold connections for a moment. */
+export async function dropDatabase(serverUrl: string, name: string): Promise<void> {
+  await onServer(serverUrl, (c) =>
+    c.query(`DROP DATABASE IF EXISTS ${c.escapeIdentifier(name)} WITH (FORCE)`),
+  );
+}
+
+function redact(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.password) parsed.password = '***';
+  return parsed.toString();
+}
+
+/** A port the OS just handed out: unlike a random pick, it cannot collide with a listener. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address
+          ? resolve(address.port)
+          : reject(new Error('no port')),
+      );
+    });
+  });
+}
+
+function once(action: () => Promise<void>): () => Promise<void> {
+  let done: Promise<void> | undefined;
+  return () => (done ??= action());
+}

@@ -1,0 +1,120 @@
+import autocannon from 'autocannon';
+
+/** How hard and how long to load; the same flags and BENCH_* variables for every benchmark. */
+export interface LoadOptions {
+  seconds: number;
+  warmupSeconds: number;
+  connections: number;
+  rounds: number;
+}
+
+export interface LoadFlags {
+  seconds?: string;
+  warmup?: string;
+  connections?: string;
+  rounds?: string;
+}
+
+/** Defaults: 2 × (2 s warm-up + 3 × 5 s) keeps a two-target run well under a minute. */
+export function loadOptions(flags: LoadFlags, env: NodeJS.ProcessEnv = process.env): LoadOptions {
+  const setting = (flag: string | undefined, name: string, fallback: number, integer: boolean) => {
+    const raw = flag ?? env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const value = Number(raw);
+    // Reject nonsense rather than benchmark it (NaN, 0 s, 2.5 connections).
+    if (!(value > 0) || (integer && !Number.isInteger(value))) {
+      throw new Error(
+        `${name} (or its flag) must be a positive ${integer ? 'integer' : 'number'}: ${raw}`,
+      );
+    }
+    return value;
+  };
+  return {
+    seconds: setting(flags.seconds, 'BENCH_SECONDS', 5, false),
+    warmupSeconds: setting(flags.warmup, 'BENCH_WARMUP_SECONDS', 2, false),
+    connections: setting(flags.connections, 'BENCH_CONNECTIONS', 10, true),
+    rounds: setting(flags.rounds, 'BENCH_ROUNDS', 3, true),
+  };
+}
+
+export interface LoadTarget {
+  url: string;
+  headers: Record<string, string>;
+}
+
+/** One load run, reduced to what the reports compare. */
+export interface Round {
+  rps: number;
+  /** Latency percentiles in ms; autocannon records whole milliseconds, so 0 means < 1 ms. */
+  p50: number;
+  p99: number;
+  non2xx: number;
+  bytesPerResponse: number;
+}
+
+/**
+ * Runs autocannon against `target` on loopback. Any non-2xx answer, socket error or timeout
+ * throws: a benchmark that counted 429s or 500s as throughput would report nonsense.
+ */
+export async function measure(
+  name: string,
+  target: LoadTarget,
+  seconds: number,
+  connections: number,
+): Promise<Round> {
+  const result = await autocannon({
+    url: target.url,
+    headers: target.headers,
+    connections,
+    duration: seconds,
+    pipelining: 1,
+  });
+  const { non2xx, errors, timeouts } = result;
+  const responses = result.requests.total;
+  if (non2xx > 0 || errors > 0 || timeouts > 0 || responses === 0) {
+    throw new Error(
+      `${name}: ${non2xx} non-2xx (4xx ${result['4xx']}, 5xx ${result['5xx']}), ` +
+        `${errors} errors, ${timeouts} timeouts, ${responses} responses in ${result.duration} s`,
+    );
+  }
+  return {
+    // Completed responses over the measured wall time: finer than the mean of 1 s samples.
+    rps: responses / result.duration,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx,
+    bytesPerResponse: result.throughput.total / responses,
+  };
+}
+
+export interface Probe {
+  status: number;
+  contentType: string;
+  text: string;
+}
+
+/** One request outside the load, to check a target before measuring it. */
+export async function probe(target: LoadTarget): Promise<Probe> {
+  const response = await fetch(target.url, { headers: target.headers });
+  const contentType = response.headers.get('content-type') ?? '';
+  return { status: response.status, contentType, text: await response.text() };
+}
+
+export function median(values: number[]): number {
+  if (values.length === 0) throw new Error('median of nothing');
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+/** Medians over rounds: robust to one round disturbed by the machine. */
+export function summarize(rounds: Round[]): Round {
+  const of = (pick: (round: Round) => number): number => median(rounds.map(pick));
+  return {
+    rps: of((r) => r.rps),
+    p50: of((r) => r.p50),
+    p99: of((r) => r.p99),
+    non2xx: rounds.reduce((sum, r) => sum + r.non2xx, 0),
+    bytesPerResponse: of((r) => r.bytesPerResponse),
+  };
+}

@@ -1,0 +1,48 @@
+import os from 'node:os';
+import { relative } from 'node:path';
+
+/** Progress goes to stderr, so that stdout carries only the report. */
+export function progress(message: string): void {
+  process.stderr.write(`  ${message}\n`);
+}
+
+export function formatInt(value: number): string {
+  return Math.round(value).toLocaleString('en-US');
+}
+
+/** autocannon records whole milliseconds: a 0 there means "under a millisecond". */
+export function formatMs(value: number): string {
+  return value === 0 ? '<1' : String(value);
+}
+
+/** Left-aligns the first column, right-aligns the others (numbers). */
+export function table(rows: string[][]): string {
+  const widths = (rows[0] ?? []).map((_, column) =>
+    Math.max(...rows.map((row) => (row[column] ?? '').length)),
+  );
+  const line = (row: string[]): string =>
+    row.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('   ');
+  return rows.map(line).join('\n');
+}
+
+/** The command as typed (npm script, BENCH_* overrides) and what it ran, to repeat a run. */
+export function commandLine(): string {
+  const script = relative(process.cwd(), process.argv[1] ?? '');
+  const node = ['node', script, ...process.argv.slice(2)].join(' ');
+  const overrides = Object.entries(process.env)
+    .filter(([name]) => name.startsWith('BENCH_'))
+    .map(([name, value]) => `${name}=${value} `)
+    .join('');
+  const npm = process.env.npm_lifecycle_event;
+  return npm ? `${overrides}npm run ${npm}   (runs: ${node})` : `${overrides}${node}`;
+}
+
+export function machineLine(): string {
+  const cpus = os.cpus();
+  const model = cpus[0]?.model.trim() ?? 'unknown CPU';
+  const memory = (os.totalmem() / 2 ** 30).toFixed(1);
+  return (
+    `${cpus.length} CPUs (${model}), ${memory} GiB RAM, ` +
+    `${os.platform()} ${os.release()} ${os.arch()}, node ${process.version}`
+  );
+}

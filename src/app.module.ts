@@ -1,0 +1,48 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AccessLevelGuard, ApiKeyGuard } from './common/auth/api-key.guard';
+import { AuthFailureLimiter } from './common/auth/auth-failure-limiter';
+import { LoggingModule } from './common/logging/logging.module';
+import { RedisModule } from './common/redis/redis.module';
+import { KeyThrottlerGuard } from './common/throttling/key-throttler.guard';
+import { ThrottlingModule } from './common/throttling/throttling.module';
+import { AppConfig } from './config/app-config';
+import { ConfigModule } from './config/config.module';
+import { buildDataSourceOptions } from './database/data-source-options';
+import { ApiKeysModule } from './modules/api-keys/api-keys.module';
+import { DataQueryModule } from './modules/data-query/data-query.module';
+import { DesirabilityModule } from './modules/desirability/desirability.module';
+import { HealthModule } from './modules/health/health.module';
+import { ReposModule } from './modules/repos/repos.module';
+import { StatsModule } from './modules/stats/stats.module';
+
+@Module({})
+export class AppModule {
+  /** The configuration is loaded (and the database URL resolved) before the module is built. */
+  static forRoot(config: AppConfig & { databaseUrl: string }): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        LoggingModule,
+        TypeOrmModule.forRoot(buildDataSourceOptions(config.databaseUrl, config.database)),
+        RedisModule,
+        ThrottlingModule,
+        ApiKeysModule,
+        HealthModule,
+        DataQueryModule,
+        DesirabilityModule,
+        ReposModule,
+        StatsModule,
+      ],
+      providers: [
+        AuthFailureLimiter,
+        // Order matters: authenticate, then charge the key's budget, then check its privilege.
+        { provide: APP_GUARD, useClass: ApiKeyGuard },
+        { provide: APP_GUARD, useClass: KeyThrottlerGuard },
+        { provide: APP_GUARD, useClass: AccessLevelGuard },
+      ],
+    };
+  }
+}

@@ -1,0 +1,53 @@
+import { INestApplication } from '@nestjs/common';
+import { NestExpressApplication } from '@nestjs/platform-express';
+import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { json } from 'express';
+import helmet from 'helmet';
+import { Logger } from 'nestjs-pino';
+import { API_KEY_SECURITY } from './common/auth/access.decorators';
+import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
+import { bodyParserErrorHandler } from './common/errors/body-parser-errors';
+import { RequestValidationPipe } from './common/errors/request-validation.pipe';
+import { API_VERSION } from './common/version';
+import { AppConfig } from './config/app-config';
+
+/**
+ * Everything about the HTTP app that is not a module: shared by main.ts, the tests and the
+ * benchmarks, so that what is tested is what runs.
+ */
+export function configureApp(app: NestExpressApplication, config: AppConfig): void {
+  app.useLogger(app.get(Logger));
+  app.use(helmet({ contentSecurityPolicy: false, crossOriginEmbedderPolicy: false }));
+  if (config.corsOrigins.length > 0) app.enableCors({ origin: config.corsOrigins, exposedHeaders: EXPOSED_HEADERS });
+  app.use(json({ limit: config.bodyLimit }));
+  app.use(bodyParserErrorHandler);
+  app.useGlobalPipes(new RequestValidationPipe());
+  app.useGlobalFilters(new AllExceptionsFilter());
+  setupSwagger(app);
+}
+
+const EXPOSED_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'X-Request-Id'];
+
+export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
+  const config = new DocumentBuilder()
+    .setTitle('Data Universe Validator API')
+    .setDescription(
+      'On-demand queries to the miner network, scraping tasks (desirabilities), miner repositories, ' +
+        'validator statistics and API keys. Every operation needs the `X-API-Key` header. Regular keys ' +
+        'have 100 requests per hour, validator keys 1000; responses carry `X-RateLimit-*` headers.',
+    )
+    .setVersion(API_VERSION)
+    .addApiKey({ type: 'apiKey', in: 'header', name: 'X-API-Key' }, API_KEY_SECURITY)
+    .build();
+  return SwaggerModule.createDocument(app, config);
+}
+
+function setupSwagger(app: INestApplication): void {
+  const document = buildOpenApiDocument(app);
+  SwaggerModule.setup('docs', app, document, {
+    jsonDocumentUrl: 'openapi.json',
+    raw: ['json'],
+    customSiteTitle: 'Data Universe Validator API',
+    swaggerOptions: { persistAuthorization: true },
+  });
+}

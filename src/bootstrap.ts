@@ -1,0 +1,32 @@
+import { NestFactory } from '@nestjs/core';
+import { NestExpressApplication } from '@nestjs/platform-express';
+import { DataSource } from 'typeorm';
+import { AppModule } from './app.module';
+import { configureApp } from './app.setup';
+import { AppConfig } from './config/app-config';
+import { buildDataSourceOptions } from './database/data-source-options';
+import { runMigrations } from './database/migrate';
+
+export type ResolvedConfig = AppConfig & { databaseUrl: string; masterKey: string };
+
+/** Migrates the database, then builds the configured app (not yet listening). */
+export async function createApp(config: ResolvedConfig): Promise<NestExpressApplication> {
+  await migrate(config.databaseUrl);
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
+    bodyParser: false,
+    bufferLogs: true,
+  });
+  configureApp(app, config);
+  return app;
+}
+
+async function migrate(databaseUrl: string): Promise<void> {
+  // Two connections: one holds the migration lock while the other migrates.
+  const dataSource = new DataSource({ ...buildDataSourceOptions(databaseUrl), extra: { max: 2 } });
+  await dataSource.initialize();
+  try {
+    await runMigrations(dataSource);
+  } finally {
+    await dataSource.destroy();
+  }
+}

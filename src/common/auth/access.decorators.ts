@@ -1,0 +1,23 @@
+import { applyDecorators, SetMetadata } from '@nestjs/common';
+import { ApiSecurity } from '@nestjs/swagger';
+import { ApiErrorResponses } from '../errors/error-responses';
+
+export const ACCESS_METADATA = 'access';
+export type AccessLevel = 'public' | 'key' | 'validator' | 'master';
+
+export const API_KEY_SECURITY = 'ApiKey';
+
+/** No key needed (documentation only). Everything else needs a key: the guard fails closed. */
+export const Public = () => SetMetadata(ACCESS_METADATA, 'public' satisfies AccessLevel);
+
+/** Any active key. Sets both the guard's rule and the Swagger security entry. */
+export const RequireKey = () =>
+  applyDecorators(SetMetadata(ACCESS_METADATA, 'key'), ApiSecurity(API_KEY_SECURITY), ApiErrorResponses(401, 429));
+
+/** A validator-class key or the master key; a regular key gets 403. */
+export const RequireValidatorKey = () =>
+  applyDecorators(SetMetadata(ACCESS_METADATA, 'validator'), ApiSecurity(API_KEY_SECURITY), ApiErrorResponses(401, 403, 429));
+
+/** Only the master key. */
+export const RequireMasterKey = () =>
+  applyDecorators(SetMetadata(ACCESS_METADATA, 'master'), ApiSecurity(API_KEY_SECURITY), ApiErrorResponses(401, 403, 429));

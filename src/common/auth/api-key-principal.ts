@@ -1,0 +1,13 @@
+import { ApiKeyTier } from '../../modules/api-keys/api-key-tier';
+
+/** Who made an authenticated request; attached to the request by ApiKeyGuard. */
+export interface ApiKeyPrincipal {
+  /** Key id, or `master` for the master key. Used as the rate-limit tracker. */
+  id: string;
+  tier: ApiKeyTier;
+  isMaster: boolean;
+}
+
+export interface AuthenticatedRequest {
+  apiKey?: ApiKeyPrincipal;
+}

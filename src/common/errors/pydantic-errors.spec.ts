@@ -1,0 +1,94 @@
+import { Type } from 'class-transformer';
+import { ArrayMaxSize, IsArray, IsIn, IsInt, IsOptional, IsString, Max, MaxLength, MinLength, ValidateNested } from 'class-validator';
+import { RequestValidationPipe } from './request-validation.pipe';
+import { RequestValidationException, ValidationErrorItem } from './validation-error-item';
+
+class Params {
+  @IsIn(['x', 'reddit'])
+  platform: string;
+}
+
+class Job {
+  @IsString()
+  @MaxLength(5)
+  id: string;
+
+  @ValidateNested()
+  @Type(() => Params)
+  params: Params;
+}
+
+class Body {
+  @IsString()
+  name: string;
+
+  @IsOptional()
+  @IsInt()
+  @Max(10)
+  count?: number;
+
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(3)
+  @IsString({ each: true })
+  @MinLength(1, { each: true })
+  tags?: string[];
+
+  @IsOptional()
+  @IsArray()
+  @ValidateNested({ each: true })
+  @Type(() => Job)
+  jobs?: Job[];
+}
+
+async function errorsFor(value: unknown, type: 'body' | 'query' = 'body'): Promise<ValidationErrorItem[]> {
+  try {
+    await new RequestValidationPipe().transform(value, { type, metatype: Body });
+  } catch (error) {
+    if (error instanceof RequestValidationException) return error.errors;
+    throw error;
+  }
+  return [];
+}
+
+describe(RequestValidationPipe.name, () => {
+  it('passes a valid body through as a DTO instance', async () => {
+    const result = await new RequestValidationPipe().transform({ name: 'a', count: 3 }, { type: 'body', metatype: Body });
+    expect(result).toBeInstanceOf(Body);
+  });
+
+  it('reports every failing field at once, one entry each', async () => {
+    const errors = await errorsFor({ count: 11, tags: ['a', '', 3], extra: true });
+    expect(errors).toEqual([
+      { loc: ['body', 'extra'], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' },
+      { loc: ['body', 'name'], msg: 'Field required', type: 'missing' },
+      { loc: ['body', 'count'], msg: 'Input should be less than or equal to 10', type: 'less_than_equal', ctx: { le: 10 } },
+      { loc: ['body', 'tags', 1], msg: 'String should have at least 1 character', type: 'string_too_short', ctx: { min_length: 1 } },
+      { loc: ['body', 'tags', 2], msg: 'Input should be a valid string', type: 'string_type' },
+    ]);
+  });
+
+  it('reports only the type error of a field whose type is wrong', async () => {
+    expect(await errorsFor({ name: 'a', count: 'ten' })).toEqual([
+      { loc: ['body', 'count'], msg: 'Input should be a valid integer, unable to parse string as an integer', type: 'int_parsing' },
+    ]);
+    expect(await errorsFor({ name: 'a', tags: 'a' })).toEqual([{ loc: ['body', 'tags'], msg: 'Input should be a valid list', type: 'list_type' }]);
+  });
+
+  it('points into nested lists with integer indexes', async () => {
+    const errors = await errorsFor({ name: 'a', jobs: [{ id: 'ok', params: { platform: 'x' } }, { id: 'too-long', params: { platform: 'tiktok' } }] });
+    expect(errors).toEqual([
+      expect.objectContaining({ loc: ['body', 'jobs', 1, 'id'], type: 'string_too_long' }),
+      expect.objectContaining({ loc: ['body', 'jobs', 1, 'params', 'platform'], type: 'enum', msg: "Input should be 'x' or 'reddit'" }),
+    ]);
+  });
+
+  it('reports a missing or non-object body at `body`', async () => {
+    expect(await errorsFor(undefined)).toEqual([{ loc: ['body'], msg: 'Field required', type: 'missing' }]);
+    expect(await errorsFor([1])).toEqual([expect.objectContaining({ loc: ['body'], type: 'model_attributes_type' })]);
+  });
+
+  it('ignores unknown query parameters, as FastAPI does', async () => {
+    expect(await errorsFor({ name: 'a', other: '1' }, 'query')).toEqual([]);
+  });
+});

@@ -1,0 +1,126 @@
+import { getMetadataStorage, ValidationError } from 'class-validator';
+import { ValidationErrorItem } from './validation-error-item';
+
+type Describe = (constraint: never) => { type: string; msg: string; ctx?: Record<string, unknown> };
+
+/**
+ * class-validator constraint name → pydantic v2 error type and message, so our 422 bodies read
+ * exactly like the original FastAPI service's. Type checks come first: like pydantic, a field
+ * whose type is wrong reports only that.
+ */
+const TYPE_CHECKS: Record<string, Describe> = {
+  isDefined: () => ({ type: 'missing', msg: 'Field required' }),
+  isString: () => ({ type: 'string_type', msg: 'Input should be a valid string' }),
+  isInt: () => ({ type: 'int_parsing', msg: 'Input should be a valid integer, unable to parse string as an integer' }),
+  isNumber: () => ({ type: 'float_parsing', msg: 'Input should be a valid number, unable to parse string as a number' }),
+  isBoolean: () => ({ type: 'bool_parsing', msg: 'Input should be a valid boolean, unable to interpret input' }),
+  isArray: () => ({ type: 'list_type', msg: 'Input should be a valid list' }),
+  isObject: () => ({ type: 'dict_type', msg: 'Input should be a valid dictionary' }),
+  nestedValidation: () => ({ type: 'model_type', msg: 'Input should be a valid dictionary or object to extract fields from' }),
+  whitelistValidation: () => ({ type: 'extra_forbidden', msg: 'Extra inputs are not permitted' }),
+};
+
+const CONSTRAINTS: Record<string, Describe> = {
+  max: (le: number) => ({ type: 'less_than_equal', msg: `Input should be less than or equal to ${le}`, ctx: { le } }),
+  min: (ge: number) => ({ type: 'greater_than_equal', msg: `Input should be greater than or equal to ${ge}`, ctx: { ge } }),
+  maxLength: (n: number) => ({ type: 'string_too_long', msg: `String should have at most ${n} character${n === 1 ? '' : 's'}`, ctx: { max_length: n } }),
+  minLength: (n: number) => ({ type: 'string_too_short', msg: `String should have at least ${n} character${n === 1 ? '' : 's'}`, ctx: { min_length: n } }),
+  arrayMaxSize: (n: number) => ({ type: 'too_long', msg: `List should have at most ${n} item${n === 1 ? '' : 's'} after validation`, ctx: { max_length: n } }),
+  arrayMinSize: (n: number) => ({ type: 'too_short', msg: `List should have at least ${n} item${n === 1 ? '' : 's'} after validation`, ctx: { min_length: n } }),
+  isIn: (values: unknown[]) => {
+    const expected = values.map((v) => `'${String(v)}'`);
+    const text = expected.length > 1 ? `${expected.slice(0, -1).join(', ')} or ${expected.at(-1)}` : expected[0];
+    return { type: 'enum', msg: `Input should be ${text}`, ctx: { expected: text } };
+  },
+  isIso8601: () => ({ type: 'datetime_from_date_parsing', msg: 'Input should be a valid datetime or date' }),
+};
+
+/** Flattens class-validator's error tree into one pydantic-style item per failing location. */
+export function toPydanticErrors(errors: ValidationError[], root: (string | number)[]): ValidationErrorItem[] {
+  return errors.flatMap((error) => describeError(error, root));
+}
+
+function describeError(error: ValidationError, parentLoc: (string | number)[]): ValidationErrorItem[] {
+  const loc = [...parentLoc, locSegment(error.property)];
+  const constraints = error.constraints ?? {};
+  const names = Object.keys(constraints);
+  const items: ValidationErrorItem[] = [];
+
+  if (names.length > 0) {
+    if (error.value === undefined && !('whitelistValidation' in constraints)) {
+      items.push({ loc, ...TYPE_CHECKS.isDefined(undefined as never) });
+    } else {
+      items.push(...describeConstraints(error, loc, names));
+    }
+  }
+  for (const child of error.children ?? []) items.push(...describeError(child, loc));
+  return items;
+}
+
+function describeConstraints(error: ValidationError, loc: (string | number)[], names: string[]): ValidationErrorItem[] {
+  const rules = findMetadata(error);
+  const ordered = [...names].sort((a, b) => rank(a) - rank(b));
+  const whole = ordered.filter((name) => !(rules.get(name)?.each && Array.isArray(error.value)));
+  // A wrong type (or an unknown field) is all pydantic reports about a field.
+  if (whole.length > 0 && rank(whole[0]) <= 0) return [{ loc, ...describe(whole[0], rules.get(whole[0])?.constraints, error) }];
+
+  const items: ValidationErrorItem[] = whole.map((name) => ({ loc, ...describe(name, rules.get(name)?.constraints, error) }));
+  // `each: true` rules are checked per element, so each error points at the element's index.
+  const perElement = ordered.filter((name) => !whole.includes(name));
+  if (perElement.length === 0) return items;
+  (error.value as unknown[]).forEach((value, index) => {
+    const failing = perElement.find((name) => !rules.get(name)!.validate(value));
+    if (failing) items.push({ loc: [...loc, index], ...describe(failing, rules.get(failing)?.constraints, error) });
+  });
+  return items;
+}
+
+function describe(name: string, constraints: unknown[] | undefined, error: ValidationError) {
+  const known = TYPE_CHECKS[name] ?? CONSTRAINTS[name];
+  if (known) return known(constraints?.[0] as never);
+  const context = error.contexts?.[name] as { type?: string } | undefined;
+  const message = error.constraints?.[name] ?? 'invalid value';
+  return { type: context?.type ?? 'value_error', msg: `Value error, ${message}` };
+}
+
+function rank(name: string): number {
+  if (name === 'whitelistValidation') return -1;
+  return name in TYPE_CHECKS ? 0 : 1;
+}
+
+interface RuleMetadata {
+  each: boolean;
+  constraints: unknown[];
+  validate: (value: unknown) => boolean;
+}
+
+function findMetadata(error: ValidationError): Map<string, RuleMetadata> {
+  const rules = new Map<string, RuleMetadata>();
+  const target = error.target?.constructor;
+  if (!target) return rules;
+  const storage = getMetadataStorage();
+  for (const meta of storage.getTargetValidationMetadatas(target, '', true, false)) {
+    // Only constraint-backed rules (not @IsOptional, @ValidateNested, ...) can be re-run per element.
+    if (meta.propertyName !== error.property || typeof meta.constraintCls !== 'function') continue;
+    const constraintName = meta.name ?? storage.getTargetValidatorConstraints(meta.constraintCls)[0]?.name;
+    if (!constraintName) continue;
+    const Constraint = meta.constraintCls as new () => { validate(value: unknown, args: object): boolean };
+    rules.set(constraintName, {
+      each: meta.each,
+      constraints: meta.constraints ?? [],
+      validate: (value) =>
+        new Constraint().validate(value, {
+          constraints: meta.constraints,
+          value,
+          targetName: target.name,
+          object: error.target ?? {},
+          property: meta.propertyName,
+        }),
+    });
+  }
+  return rules;
+}
+
+function locSegment(property: string): string | number {
+  return /^\d+$/.test(property) ? Number(property) : property;
+}

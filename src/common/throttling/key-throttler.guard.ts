@@ -1,0 +1,25 @@
+import { ExecutionContext, HttpException, HttpStatus, Injectable } from '@nestjs/common';
+import { ThrottlerGuard, ThrottlerLimitDetail } from '@nestjs/throttler';
+import type { Response } from 'express';
+import { AuthenticatedRequest } from '../auth/api-key-principal';
+
+/**
+ * Runs after ApiKeyGuard, so it sees the authenticated key: every authenticated request is
+ * counted exactly once, against its key. Public routes (docs) carry no key and are skipped.
+ */
+@Injectable()
+export class KeyThrottlerGuard extends ThrottlerGuard {
+  protected override shouldSkip(context: ExecutionContext): Promise<boolean> {
+    const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
+    return Promise.resolve(!request.apiKey);
+  }
+
+  protected override throwThrottlingException(context: ExecutionContext, limit: ThrottlerLimitDetail): Promise<void> {
+    const response = context.switchToHttp().getResponse<Response>();
+    response.setHeader('Retry-After', Math.max(1, limit.timeToBlockExpire));
+    response.setHeader('X-RateLimit-Limit', limit.limit);
+    response.setHeader('X-RateLimit-Remaining', 0);
+    response.setHeader('X-RateLimit-Reset', limit.timeToExpire);
+    throw new HttpException({ detail: 'Rate limit exceeded' }, HttpStatus.TOO_MANY_REQUESTS);
+  }
+}

@@ -1,0 +1,42 @@
+import { ThrottlerStorageRedisService } from '@nest-lab/throttler-storage-redis';
+import { ExecutionContext, Module } from '@nestjs/common';
+import { ThrottlerModule, ThrottlerModuleOptions } from '@nestjs/throttler';
+import { AppConfig } from '../../config/app-config';
+import { APP_CONFIG } from '../../config/config.module';
+import { AuthenticatedRequest } from '../auth/api-key-principal';
+import { RedisConnection } from '../redis/redis.module';
+
+/**
+ * One hourly budget per key (not per route), sized by the key's class. Counts live in memory,
+ * or in Redis when REDIS_URL is set so that every replica draws from the same budget (the
+ * Redis storage updates the count and the block in one Lua script, so admission is exact).
+ */
+@Module({
+  imports: [
+    ThrottlerModule.forRootAsync({
+      inject: [APP_CONFIG, RedisConnection],
+      useFactory: (config: AppConfig, redis: RedisConnection): ThrottlerModuleOptions => {
+        const { regularPerWindow, validatorPerWindow, windowSeconds } = config.rateLimits;
+        return {
+          throttlers: [
+            {
+              name: 'default',
+              ttl: windowSeconds * 1000,
+              // Going over the budget starts a cool-down of one window (Retry-After says how long).
+              blockDuration: windowSeconds * 1000,
+              limit: (context: ExecutionContext) => {
+                const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
+                return request.apiKey?.tier === 'validator' ? validatorPerWindow : regularPerWindow;
+              },
+            },
+          ],
+          getTracker: (request: Record<string, unknown>) => (request as AuthenticatedRequest).apiKey?.id ?? 'anonymous',
+          generateKey: (_context, tracker, throttlerName) => `ratelimit:${throttlerName}:${tracker}`,
+          storage: redis.client ? new ThrottlerStorageRedisService(redis.client) : undefined,
+        };
+      },
+    }),
+  ],
+  exports: [ThrottlerModule],
+})
+export class ThrottlingModule {}

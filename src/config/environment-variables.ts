@@ -1,0 +1,118 @@
+import 'reflect-metadata';
+import { Type } from 'class-transformer';
+import {
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  MinLength,
+} from 'class-validator';
+
+const toInt = () => Type(() => Number);
+
+/** The environment schema. `.env.example` documents every variable listed here. */
+export class EnvironmentVariables {
+  @IsIn(['development', 'production', 'test'])
+  NODE_ENV: 'development' | 'production' | 'test' = 'development';
+
+  @IsString()
+  HOST = '0.0.0.0';
+
+  @toInt()
+  @IsInt({ message: 'must be an integer port number' })
+  @Min(0)
+  @Max(65535)
+  PORT = 3000;
+
+  @IsOptional()
+  @Matches(/^postgres(ql)?:\/\//, { message: 'must be a postgres:// or postgresql:// URL' })
+  DATABASE_URL?: string;
+
+  @IsOptional()
+  @Matches(/^rediss?:\/\//, { message: 'must be a redis:// or rediss:// URL' })
+  REDIS_URL?: string;
+
+  @IsOptional()
+  @IsString()
+  @MinLength(16, { message: 'must be at least 16 characters (use a long random value)' })
+  MASTER_KEY?: string;
+
+  @toInt()
+  @IsInt()
+  @Min(0)
+  NETUID = 13;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  VALIDATOR_HOTKEY?: string;
+
+  @IsString()
+  DATA_DIR = './.data';
+
+  @toInt()
+  @IsInt()
+  @Min(1)
+  @Max(65535)
+  EMBEDDED_POSTGRES_PORT = 54329;
+
+  @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+  LOG_LEVEL = 'info';
+
+  @Matches(/^\d+(b|kb|mb)$/i, { message: 'must look like 100kb or 1mb' })
+  BODY_LIMIT = '1mb';
+
+  @IsOptional()
+  @IsString()
+  CORS_ORIGINS?: string;
+
+  @toInt()
+  @IsInt()
+  @Min(1)
+  RATE_LIMIT_REGULAR = 100;
+
+  @toInt()
+  @IsInt()
+  @Min(1)
+  RATE_LIMIT_VALIDATOR = 1000;
+
+  @toInt()
+  @IsInt()
+  @Min(1)
+  RATE_LIMIT_WINDOW_SECONDS = 3600;
+
+  @toInt()
+  @IsInt()
+  @Min(1)
+  AUTH_FAILURE_LIMIT = 20;
+
+  @toInt()
+  @IsInt()
+  @Min(1)
+  AUTH_FAILURE_WINDOW_SECONDS = 60;
+
+  @toInt()
+  @IsInt()
+  @Min(0)
+  @Max(60000)
+  KEY_CACHE_TTL_MS = 1000;
+
+  @toInt()
+  @IsInt()
+  @Min(1)
+  DATABASE_POOL_SIZE = 10;
+
+  @toInt()
+  @IsInt()
+  @Min(100)
+  DATABASE_STATEMENT_TIMEOUT_MS = 15000;
+
+  @toInt()
+  @IsInt()
+  @Min(100)
+  DATABASE_CONNECT_TIMEOUT_MS = 5000;
+}

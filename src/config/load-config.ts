@@ -1,0 +1,67 @@
+import { plainToInstance } from 'class-transformer';
+import { validateSync } from 'class-validator';
+import { AppConfig } from './app-config';
+import { EnvironmentVariables } from './environment-variables';
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/**
+ * Validates the environment once at boot and turns it into the typed `AppConfig`.
+ * Every problem is reported at once, each naming the variable and what is wrong with it.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  const raw = Object.fromEntries(
+    Object.entries(env).filter(([, value]) => value !== undefined && value !== ''),
+  );
+  const vars = plainToInstance(EnvironmentVariables, raw, { excludeExtraneousValues: false });
+  const problems = validateSync(vars, { skipMissingProperties: false }).flatMap((error) =>
+    Object.values(error.constraints ?? {}).map((message) => `${error.property}: ${message}`),
+  );
+  if (vars.NODE_ENV === 'production') {
+    if (!vars.MASTER_KEY) problems.push('MASTER_KEY: required when NODE_ENV=production');
+    if (!vars.DATABASE_URL) problems.push('DATABASE_URL: required when NODE_ENV=production');
+    if (!vars.VALIDATOR_HOTKEY) {
+      problems.push('VALIDATOR_HOTKEY: required when NODE_ENV=production');
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  return {
+    nodeEnv: vars.NODE_ENV,
+    host: vars.HOST,
+    port: vars.PORT,
+    databaseUrl: vars.DATABASE_URL,
+    redisUrl: vars.REDIS_URL,
+    masterKey: vars.MASTER_KEY,
+    netuid: vars.NETUID,
+    validatorHotkey: vars.VALIDATOR_HOTKEY ?? DEVELOPMENT_HOTKEY,
+    dataDir: vars.DATA_DIR,
+    embeddedPostgresPort: vars.EMBEDDED_POSTGRES_PORT,
+    logLevel: vars.LOG_LEVEL,
+    bodyLimit: vars.BODY_LIMIT,
+    corsOrigins: vars.CORS_ORIGINS ? vars.CORS_ORIGINS.split(',').map((o) => o.trim()) : [],
+    rateLimits: {
+      regularPerWindow: vars.RATE_LIMIT_REGULAR,
+      validatorPerWindow: vars.RATE_LIMIT_VALIDATOR,
+      windowSeconds: vars.RATE_LIMIT_WINDOW_SECONDS,
+    },
+    auth: {
+      failureLimit: vars.AUTH_FAILURE_LIMIT,
+      failureWindowSeconds: vars.AUTH_FAILURE_WINDOW_SECONDS,
+      keyCacheTtlMs: vars.KEY_CACHE_TTL_MS,
+    },
+    database: {
+      poolSize: vars.DATABASE_POOL_SIZE,
+      statementTimeoutMs: vars.DATABASE_STATEMENT_TIMEOUT_MS,
+      connectTimeoutMs: vars.DATABASE_CONNECT_TIMEOUT_MS,
+    },
+  };
+}
+
+/** Placeholder identity for local development only; production must set VALIDATOR_HOTKEY. */
+const DEVELOPMENT_HOTKEY = '5DevelopmentValidatorHotkeyXXXXXXXXXXXXXXXXXXXX';

@@ -1,0 +1,33 @@
+import { DataSourceOptions } from 'typeorm';
+import { DatabaseTuning } from '../config/app-config';
+import { ApiKeyEntity } from '../modules/api-keys/api-key.entity';
+import { MinerEntity } from '../network/miner.entity';
+import { InitialSchema1763700000000 } from './migrations/1763700000000-InitialSchema';
+
+export const ENTITIES = [ApiKeyEntity, MinerEntity];
+export const MIGRATIONS = [InitialSchema1763700000000];
+
+/**
+ * The one place that describes how we talk to Postgres, shared by the app, the TypeORM CLI
+ * (ormconfig.ts) and the test setup. Migrations are explicit; `synchronize` stays off.
+ */
+export function buildDataSourceOptions(url: string, tuning?: Partial<DatabaseTuning>): DataSourceOptions {
+  return {
+    type: 'postgres',
+    url,
+    entities: ENTITIES,
+    migrations: MIGRATIONS,
+    migrationsTableName: 'migrations',
+    synchronize: false,
+    migrationsRun: false,
+    logging: ['error'],
+    extra: {
+      max: tuning?.poolSize ?? 10,
+      connectionTimeoutMillis: tuning?.connectTimeoutMs ?? 5000,
+      statement_timeout: tuning?.statementTimeoutMs ?? 15000,
+      // Fail fast instead of queueing forever when the pool is exhausted or Postgres is gone.
+      idle_in_transaction_session_timeout: 60000,
+      application_name: 'validator-gateway',
+    },
+  };
+}

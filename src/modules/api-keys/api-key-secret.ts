@@ -1,0 +1,25 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+export const API_KEY_PREFIX = 'sk_live_';
+/** How much of a key is kept to show in listings: the prefix and four random characters. */
+const DISPLAY_PREFIX_LENGTH = API_KEY_PREFIX.length + 4;
+
+/** 256 random bits, base64url, behind a recognisable prefix (so leaked keys are greppable). */
+export function generateApiKey(prefix = API_KEY_PREFIX): string {
+  return `${prefix}${randomBytes(32).toString('base64url')}`;
+}
+
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex');
+}
+
+export function displayPrefix(key: string): string {
+  return key.slice(0, DISPLAY_PREFIX_LENGTH);
+}
+
+/** Compares fixed-length digests so neither the content nor the length of a secret leaks. */
+export function secretsEqual(candidate: string, secret: string): boolean {
+  const a = createHash('sha256').update(candidate, 'utf8').digest();
+  const b = createHash('sha256').update(secret, 'utf8').digest();
+  return timingSafeEqual(a, b);
+}

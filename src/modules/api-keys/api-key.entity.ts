@@ -1,0 +1,33 @@
+import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
+import { ApiKeyTier } from './api-key-tier';
+
+/** Only the SHA-256 of a key is stored; the key itself is shown once, at creation. */
+@Entity('api_keys')
+export class ApiKeyEntity {
+  @PrimaryGeneratedColumn('uuid')
+  id: string;
+
+  @Column({ type: 'varchar', length: 100 })
+  name: string;
+
+  @Column({ name: 'key_hash', type: 'char', length: 64 })
+  keyHash: string;
+
+  @Column({ type: 'varchar', length: 16 })
+  prefix: string;
+
+  @Column({ type: 'varchar', length: 16 })
+  tier: ApiKeyTier;
+
+  @Column({ name: 'is_active', type: 'boolean', default: true })
+  isActive: boolean;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @Column({ name: 'last_used_at', type: 'timestamptz', nullable: true })
+  lastUsedAt: Date | null;
+
+  @Column({ name: 'deactivated_at', type: 'timestamptz', nullable: true })
+  deactivatedAt: Date | null;
+}

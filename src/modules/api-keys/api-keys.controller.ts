@@ -1,0 +1,45 @@
+import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { RequireMasterKey } from '../../common/auth/access.decorators';
+import { StatusDto } from '../../common/dto/status.dto';
+import { ApiErrorResponses } from '../../common/errors/error-responses';
+import { ApiKeysService } from './api-keys.service';
+import { ApiKeyCreateDto } from './dto/api-key-create.dto';
+import { ApiKeyCreatedDto } from './dto/api-key-created.dto';
+import { ApiKeyListDto } from './dto/api-key-summary.dto';
+
+@ApiTags('API keys')
+@RequireMasterKey()
+@Controller('api/v1/keys')
+export class ApiKeysController {
+  constructor(private readonly keys: ApiKeysService) {}
+
+  @Get()
+  @ApiOperation({ summary: 'List API keys', description: 'Never returns a key or its hash: only a short display prefix.' })
+  @ApiOkResponse({ type: ApiKeyListDto })
+  list(): Promise<ApiKeyListDto> {
+    return this.keys.list();
+  }
+
+  @Post()
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Create an API key',
+    description: 'Returns the new key once; store it, it cannot be shown again. `tier` defaults to `regular`.',
+  })
+  @ApiOkResponse({ type: ApiKeyCreatedDto })
+  @ApiErrorResponses(422)
+  create(@Body() request: ApiKeyCreateDto): Promise<ApiKeyCreatedDto> {
+    return this.keys.create(request);
+  }
+
+  @Post(':key/deactivate')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Deactivate an API key', description: 'Takes the full key or its id. Effective within one second.' })
+  @ApiParam({ name: 'key', description: 'The full API key or its id' })
+  @ApiOkResponse({ type: StatusDto })
+  @ApiErrorResponses(404, 422)
+  deactivate(@Param('key') key: string): Promise<StatusDto> {
+    return this.keys.deactivate(key);
+  }
+}

@@ -1,0 +1,12 @@
+import { Module } from '@nestjs/common';
+import { ApiKeyUsageRecorder } from './api-key-usage.recorder';
+import { ApiKeysController } from './api-keys.controller';
+import { ApiKeysRepository } from './api-keys.repository';
+import { ApiKeysService } from './api-keys.service';
+
+@Module({
+  controllers: [ApiKeysController],
+  providers: [ApiKeysService, ApiKeysRepository, ApiKeyUsageRecorder],
+  exports: [ApiKeysService],
+})
+export class ApiKeysModule {}

@@ -1,0 +1,58 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, Repository } from 'typeorm';
+import { ApiKeyEntity } from './api-key.entity';
+import { ApiKeyTier } from './api-key-tier';
+
+export interface NewApiKey {
+  name: string;
+  keyHash: string;
+  prefix: string;
+  tier: ApiKeyTier;
+}
+
+@Injectable()
+export class ApiKeysRepository {
+  private readonly keys: Repository<ApiKeyEntity>;
+
+  constructor(@InjectDataSource() dataSource: DataSource) {
+    this.keys = dataSource.getRepository(ApiKeyEntity);
+  }
+
+  insert(key: NewApiKey): Promise<ApiKeyEntity> {
+    return this.keys.save(this.keys.create({ ...key, isActive: true }));
+  }
+
+  findByHash(keyHash: string): Promise<ApiKeyEntity | null> {
+    return this.keys.findOneBy({ keyHash });
+  }
+
+  findById(id: string): Promise<ApiKeyEntity | null> {
+    return this.keys.findOneBy({ id });
+  }
+
+  listAll(): Promise<ApiKeyEntity[]> {
+    return this.keys.find({ order: { createdAt: 'ASC' } });
+  }
+
+  async deactivate(id: string): Promise<void> {
+    await this.keys.query(
+      `UPDATE api_keys SET is_active = false, deactivated_at = COALESCE(deactivated_at, now())
+       WHERE id = $1`,
+      [id],
+    );
+  }
+
+  /** One statement for a whole batch of usage timestamps (see ApiKeyUsageRecorder). */
+  async recordLastUsed(lastUsed: Map<string, Date>): Promise<void> {
+    if (lastUsed.size === 0) return;
+    const ids = [...lastUsed.keys()];
+    const times = ids.map((id) => lastUsed.get(id)!.toISOString());
+    await this.keys.query(
+      `UPDATE api_keys AS k SET last_used_at = GREATEST(k.last_used_at, u.used_at)
+       FROM unnest($1::uuid[], $2::timestamptz[]) AS u(id, used_at)
+       WHERE k.id = u.id`,
+      [ids, times],
+    );
+  }
+}

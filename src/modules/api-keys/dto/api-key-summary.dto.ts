@@ -1,0 +1,37 @@
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { API_KEY_TIERS, ApiKeyTier } from '../api-key-tier';
+
+@ApiSchema({ name: 'APIKeySummary' })
+export class ApiKeySummaryDto {
+  @ApiProperty({ format: 'uuid' })
+  id: string;
+
+  @ApiProperty({ example: 'analytics-team' })
+  name: string;
+
+  @ApiProperty({ description: 'The first characters of the key, to recognise it', example: 'sk_live_3q2N' })
+  prefix: string;
+
+  @ApiProperty({ enum: API_KEY_TIERS, example: 'regular' })
+  tier: ApiKeyTier;
+
+  @ApiProperty({ format: 'date-time' })
+  created_at: string;
+
+  @ApiPropertyOptional({
+    format: 'date-time',
+    nullable: true,
+    type: String,
+    description: 'Last authenticated use, recorded in batches (accurate to a few seconds)',
+  })
+  last_used_at: string | null;
+
+  @ApiProperty({ example: true })
+  is_active: boolean;
+}
+
+@ApiSchema({ name: 'APIKeyList' })
+export class ApiKeyListDto {
+  @ApiProperty({ type: [ApiKeySummaryDto] })
+  keys: ApiKeySummaryDto[];
+}

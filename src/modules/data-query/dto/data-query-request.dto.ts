@@ -1,0 +1,58 @@
+import { ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { ArrayMaxSize, IsArray, IsInt, IsISO8601, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { IsSource, Source } from '../../../common/source';
+
+@ApiSchema({
+  name: 'DataQueryRequest',
+  description:
+    'An item matches when it is from `source`, inside [`start_date`, `end_date`], authored by any of `usernames` ' +
+    '(case-insensitive, leading `@` optional) and contains every keyword (case-insensitive). For X a `#tag` keyword ' +
+    'also matches the hashtag list; for Reddit a keyword written `r/<name>`, `/r/<name>` or `/<name>` selects the ' +
+    'subreddit. Items come newest first, deduplicated by `uri`, at most `limit`.',
+})
+export class DataQueryRequestDto {
+  @IsSource()
+  source: Source;
+
+  @ApiPropertyOptional({ description: 'Authors to include (any of them)', type: [String], maxItems: 10, example: ['elonmusk'] })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(10)
+  @IsString({ each: true })
+  @MinLength(1, { each: true })
+  @MaxLength(140, { each: true })
+  usernames?: string[];
+
+  @ApiPropertyOptional({ description: 'Keywords that must all appear', type: [String], maxItems: 5, example: ['#bitcoin'] })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(5)
+  @IsString({ each: true })
+  @MinLength(1, { each: true })
+  @MaxLength(140, { each: true })
+  keywords?: string[];
+
+  @ApiPropertyOptional({
+    description: 'ISO 8601 date or date-time (no zone = UTC). No value = no lower bound within the 30-day retention.',
+    type: String,
+    nullable: true,
+    example: '2026-11-20T00:00:00Z',
+  })
+  @IsOptional()
+  @IsString()
+  @IsISO8601()
+  start_date?: string | null;
+
+  @ApiPropertyOptional({ description: 'ISO 8601 date or date-time (no zone = UTC). No value = now.', type: String, nullable: true, example: null })
+  @IsOptional()
+  @IsString()
+  @IsISO8601()
+  end_date?: string | null;
+
+  @ApiPropertyOptional({ description: 'Maximum number of items returned', minimum: 1, maximum: 1000, default: 100, example: 100 })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  limit?: number;
+}

@@ -1,0 +1,32 @@
+import { Controller, Get, Res } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { RequireKey, RequireMasterKey } from '../../common/auth/access.decorators';
+import { HealthResponseDto } from './dto/health-response.dto';
+import { SystemStatusDto } from './dto/system-status.dto';
+import { HealthService } from './health.service';
+
+@ApiTags('Health')
+@Controller('api/v1')
+export class HealthController {
+  constructor(private readonly health: HealthService) {}
+
+  @Get('health')
+  @RequireKey()
+  @ApiOperation({ summary: 'Service health', description: 'Checks are cached for up to one second.' })
+  @ApiOkResponse({ type: HealthResponseDto })
+  @ApiServiceUnavailableResponse({ type: HealthResponseDto, description: 'The database does not answer' })
+  async getHealth(@Res({ passthrough: true }) response: Response): Promise<HealthResponseDto> {
+    const health = await this.health.health();
+    if (health.status !== 'healthy') response.status(503);
+    return health;
+  }
+
+  @Get('monitoring/system-status')
+  @RequireMasterKey()
+  @ApiOperation({ summary: 'Internal monitoring status (master key)', description: 'Per component state and latency.' })
+  @ApiOkResponse({ type: SystemStatusDto })
+  getSystemStatus(): Promise<SystemStatusDto> {
+    return this.health.systemStatus();
+  }
+}

@@ -1,0 +1,12 @@
+import { Module } from '@nestjs/common';
+import { NetworkModule } from '../../network/network.module';
+import { HealthController } from './health.controller';
+import { HealthRepository } from './health.repository';
+import { HealthService } from './health.service';
+
+@Module({
+  imports: [NetworkModule],
+  controllers: [HealthController],
+  providers: [HealthService, HealthRepository],
+})
+export class HealthModule {}

@@ -1,0 +1,105 @@
+import { Injectable } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
+import { RedisConnection } from '../../common/redis/redis.module';
+import { API_VERSION } from '../../common/version';
+import { AppConfig } from '../../config/app-config';
+import { InjectConfig } from '../../config/config.module';
+import { NetworkService } from '../../network/network.service';
+import { HealthResponseDto } from './dto/health-response.dto';
+import { ComponentStatusDto, MinersStatusDto, SystemStatusDto } from './dto/system-status.dto';
+import { HealthRepository } from './health.repository';
+
+const CHECK_CACHE_MS = 1000;
+const CHECK_TIMEOUT_MS = 1000;
+
+interface ComponentChecks {
+  database: ComponentStatusDto;
+  redis: ComponentStatusDto;
+  miners: MinersStatusDto;
+}
+
+@Injectable()
+export class HealthService {
+  private readonly startedAt = Date.now();
+  /** Health may be polled hard: checks run at most once a second, concurrent polls share one. */
+  private readonly checks = new LRUCache<'checks', ComponentChecks>({
+    max: 1,
+    ttl: CHECK_CACHE_MS,
+    fetchMethod: () => this.runChecks(),
+  });
+
+  constructor(
+    private readonly repository: HealthRepository,
+    private readonly network: NetworkService,
+    private readonly redis: RedisConnection,
+    @InjectConfig() private readonly config: AppConfig,
+  ) {}
+
+  async health(): Promise<HealthResponseDto> {
+    const checks = await this.componentChecks();
+    return {
+      status: checks.database.status === 'healthy' ? 'healthy' : 'unhealthy',
+      timestamp: new Date().toISOString(),
+      miners_available: checks.miners.available,
+      version: API_VERSION,
+      netuid: this.config.netuid,
+      hotkey: this.config.validatorHotkey,
+    };
+  }
+
+  async systemStatus(): Promise<SystemStatusDto> {
+    const checks = await this.componentChecks();
+    const degraded = checks.redis.status === 'unhealthy' || checks.miners.status !== 'healthy';
+    return {
+      status: checks.database.status !== 'healthy' ? 'unhealthy' : degraded ? 'degraded' : 'healthy',
+      timestamp: new Date().toISOString(),
+      uptime_seconds: Math.round((Date.now() - this.startedAt) / 1000),
+      version: API_VERSION,
+      components: checks,
+    };
+  }
+
+  private async componentChecks(): Promise<ComponentChecks> {
+    return (await this.checks.fetch('checks'))!;
+  }
+
+  private async runChecks(): Promise<ComponentChecks> {
+    const [database, redis, miners] = await Promise.all([
+      timed(() => this.repository.ping()),
+      this.redis.client ? timed(() => this.redis.client!.ping()) : Promise.resolve<ComponentStatusDto>({ status: 'disabled', latency_ms: null }),
+      this.checkMiners(),
+    ]);
+    return { database, redis, miners };
+  }
+
+  private async checkMiners(): Promise<MinersStatusDto> {
+    let counts = { total: 0, available: 0 };
+    const status = await timed(async () => {
+      counts = await this.network.countMiners();
+    });
+    const state = status.status === 'healthy' && counts.available === 0 ? 'degraded' : status.status;
+    return { ...status, status: state, ...counts };
+  }
+}
+
+async function timed(check: () => Promise<unknown>): Promise<ComponentStatusDto> {
+  const started = performance.now();
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      check(),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS);
+      }),
+    ]);
+    return { status: 'healthy', latency_ms: round(performance.now() - started) };
+  } catch (error) {
+    return { status: 'unhealthy', latency_ms: round(performance.now() - started), error: (error as Error).message };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 100) / 100;
+}

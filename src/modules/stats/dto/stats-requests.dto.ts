@@ -1,0 +1,42 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsInt, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
+import { IsSource, Source } from '../../../common/source';
+
+export class SourceParamDto {
+  @IsSource()
+  source: Source;
+}
+
+export class SourceQueryDto {
+  @IsSource()
+  source: Source;
+}
+
+export class LabelQueryDto {
+  @ApiProperty({ description: 'Label; trimmed and lower-cased before lookup', example: '#bitcoin', maxLength: 140 })
+  @IsString()
+  @MinLength(1)
+  @MaxLength(140)
+  label: string;
+}
+
+export class QueryBucketQueryDto {
+  @ApiPropertyOptional({ description: 'Only buckets of this label', example: '#bitcoin' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(140)
+  label?: string;
+
+  @ApiPropertyOptional({ description: 'First time bucket id (hours since the epoch); default end_bucket − 24', example: 494276 })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  start_bucket?: number;
+
+  @ApiPropertyOptional({ description: 'Last time bucket id; default the current bucket − 1', example: 494300 })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  end_bucket?: number;
+}

@@ -1,0 +1,51 @@
+import { Controller, Get, Param, Query } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { RequireKey } from '../../common/auth/access.decorators';
+import { ApiErrorResponses } from '../../common/errors/error-responses';
+import { SOURCES } from '../../common/source';
+import { AgeSizeDto, LabelBytesDto, LabelSizeDto } from './dto/stats-responses.dto';
+import { LabelQueryDto, QueryBucketQueryDto, SourceParamDto, SourceQueryDto } from './dto/stats-requests.dto';
+import { StatsService } from './stats.service';
+
+const SOURCE_PARAM = { name: 'source', enum: SOURCES, description: '`x` or `reddit`, in any case' };
+
+@ApiTags('Statistics')
+@RequireKey()
+@ApiErrorResponses(422, 501)
+@Controller('api/v1')
+export class StatsController {
+  constructor(private readonly stats: StatsService) {}
+
+  @Get('get_top_labels_by_source/:source')
+  @ApiOperation({ summary: 'Top 1000 labels of a source by credibility-adjusted bytes' })
+  @ApiParam(SOURCE_PARAM)
+  @ApiOkResponse({ type: [LabelSizeDto] })
+  topLabels(@Param() params: SourceParamDto): Promise<LabelSizeDto[]> {
+    return this.stats.topLabels(params.source);
+  }
+
+  @Get('ages')
+  @ApiOperation({ summary: 'Bytes per time bucket of a source, newest 1000 buckets' })
+  @ApiOkResponse({ type: [AgeSizeDto] })
+  ages(@Query() query: SourceQueryDto): Promise<AgeSizeDto[]> {
+    return this.stats.ages(query.source);
+  }
+
+  @Get('get_bytes_by_label')
+  @ApiOperation({ summary: 'Total and adjusted bytes of a label (zeros when unknown)' })
+  @ApiOkResponse({ type: LabelBytesDto })
+  bytesByLabel(@Query() query: LabelQueryDto): Promise<LabelBytesDto> {
+    return this.stats.bytesByLabel(query.label);
+  }
+
+  @Get('query_bucket/:source')
+  @ApiOperation({
+    summary: 'Fetch the latest bucket in a range from the most credible miner holding it',
+    description: 'Bucket ids are whole hours since the Unix epoch (UTC): floor(unix seconds / 3600).',
+  })
+  @ApiParam(SOURCE_PARAM)
+  @ApiOkResponse({ description: '`{status: "success", miner, bucket, data}` or `{status: "error", message}`' })
+  queryBucket(@Param() params: SourceParamDto, @Query() query: QueryBucketQueryDto): Promise<Record<string, unknown>> {
+    return this.stats.queryBucket(params.source, query);
+  }
+}

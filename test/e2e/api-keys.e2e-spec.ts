@@ -1,0 +1,105 @@
+import { createHash } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { createKey } from '../support/fixtures';
+import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
+
+describe('API keys', () => {
+  let app: TestApp;
+
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(() => app.close());
+
+  const asMaster = (request: ReturnType<TestApp['http']['get']>) => request.set('X-API-Key', TEST_MASTER_KEY);
+
+  it('creates a regular key by default and shows it once with id, tier and creation time', async () => {
+    const response = await asMaster(app.http.post('/api/v1/keys')).send({ name: 'analytics' }).expect(200);
+    expect(response.body).toEqual({
+      key: expect.stringMatching(/^sk_live_[A-Za-z0-9_-]{43}$/),
+      name: 'analytics',
+      id: expect.any(String),
+      tier: 'regular',
+      created_at: expect.any(String),
+    });
+  });
+
+  it('stores only the SHA-256 of a key, never the key itself', async () => {
+    const { key, id } = await createKey(app, { name: 'hashed' });
+    const rows = await app.app.get(DataSource).query('SELECT * FROM api_keys WHERE id = $1', [id]);
+    expect(rows[0].key_hash).toBe(createHash('sha256').update(key).digest('hex'));
+    expect(JSON.stringify(rows[0])).not.toContain(key);
+  });
+
+  it('runs the whole life of a key: create, use, list, deactivate, rejected', async () => {
+    const created = await createKey(app, { name: 'lifecycle' });
+    await app.http.get('/api/v1/health').set('X-API-Key', created.key).expect(200);
+
+    const list = await asMaster(app.http.get('/api/v1/keys')).expect(200);
+    const listed = list.body.keys.find((key: { id: string }) => key.id === created.id);
+    expect(listed).toEqual({
+      id: created.id,
+      name: 'lifecycle',
+      prefix: created.key.slice(0, 12),
+      tier: 'regular',
+      created_at: expect.any(String),
+      last_used_at: expect.any(String),
+      is_active: true,
+    });
+    expect(JSON.stringify(list.body)).not.toContain(created.key);
+    expect(JSON.stringify(list.body)).not.toMatch(/[0-9a-f]{64}/);
+
+    const deactivated = await asMaster(app.http.post(`/api/v1/keys/${created.key}/deactivate`)).expect(200);
+    expect(deactivated.body).toEqual({ status: 'success' });
+    const rejected = await app.http.get('/api/v1/health').set('X-API-Key', created.key).expect(401);
+    expect(rejected.body).toEqual({ detail: 'Invalid API key' });
+
+    const after = await asMaster(app.http.get('/api/v1/keys')).expect(200);
+    expect(after.body.keys.find((key: { id: string }) => key.id === created.id).is_active).toBe(false);
+  });
+
+  it('deactivates by id as well as by key', async () => {
+    const created = await createKey(app);
+    await asMaster(app.http.post(`/api/v1/keys/${created.id}/deactivate`)).expect(200);
+    await app.http.get('/api/v1/health').set('X-API-Key', created.key).expect(401);
+  });
+
+  it('rejects a key deactivated through another instance within one second', async () => {
+    const other = await startTestApp();
+    try {
+      const created = await createKey(app);
+      await app.http.get('/api/v1/health').set('X-API-Key', created.key).expect(200); // now cached here
+      await other.http.post(`/api/v1/keys/${created.id}/deactivate`).set('X-API-Key', TEST_MASTER_KEY).expect(200);
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      await app.http.get('/api/v1/health').set('X-API-Key', created.key).expect(401);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('answers 404 for an unknown key or id', async () => {
+    const unknownKey = await asMaster(app.http.post('/api/v1/keys/sk_live_unknown/deactivate')).expect(404);
+    expect(unknownKey.body).toEqual({ detail: 'API key not found' });
+    await asMaster(app.http.post('/api/v1/keys/00000000-0000-4000-8000-000000000000/deactivate')).expect(404);
+    await asMaster(app.http.post('/api/v1/keys/whatever/deactivate')).expect(404);
+  });
+
+  it('validates the name (required, 1 to 100 characters) and the tier', async () => {
+    const missing = await asMaster(app.http.post('/api/v1/keys')).send({}).expect(422);
+    expect(missing.body.detail).toEqual([{ loc: ['body', 'name'], msg: 'Field required', type: 'missing' }]);
+
+    const invalid = await asMaster(app.http.post('/api/v1/keys')).send({ name: 'x'.repeat(101), tier: 'gold' }).expect(422);
+    expect(invalid.body.detail).toEqual([
+      expect.objectContaining({ loc: ['body', 'name'], type: 'string_too_long' }),
+      expect.objectContaining({ loc: ['body', 'tier'], type: 'enum' }),
+    ]);
+    const empty = await asMaster(app.http.post('/api/v1/keys')).send({ name: '' }).expect(422);
+    expect(empty.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'name'], type: 'string_too_short' })]);
+  });
+
+  it('gives validator keys the validator budget', async () => {
+    const validator = await createKey(app, { tier: 'validator' });
+    const response = await app.http.get('/api/v1/health').set('X-API-Key', validator.key).expect(200);
+    expect(response.headers['x-ratelimit-limit']).toBe('1000');
+  });
+});

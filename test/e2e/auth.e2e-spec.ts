@@ -1,0 +1,74 @@
+import { createKey } from '../support/fixtures';
+import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
+
+describe('Authentication', () => {
+  let app: TestApp;
+
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(() => app.close());
+
+  it('answers 401 "Missing API key" without the header', async () => {
+    const response = await app.http.get('/api/v1/health').expect(401);
+    expect(response.body).toEqual({ detail: 'Missing API key' });
+  });
+
+  it('answers 401 "Invalid API key" for an unknown key', async () => {
+    const response = await app.http.get('/api/v1/health').set('X-API-Key', 'sk_live_not-a-real-key').expect(401);
+    expect(response.body).toEqual({ detail: 'Invalid API key' });
+  });
+
+  it('accepts the master key and a regular key on ordinary operations', async () => {
+    const regular = await createKey(app);
+    await app.http.get('/api/v1/health').set('X-API-Key', TEST_MASTER_KEY).expect(200);
+    await app.http.get('/api/v1/health').set('X-API-Key', regular.key).expect(200);
+  });
+
+  it('answers 403 when a regular or validator key manages keys', async () => {
+    for (const tier of ['regular', 'validator'] as const) {
+      const { key } = await createKey(app, { tier });
+      const list = await app.http.get('/api/v1/keys').set('X-API-Key', key).expect(403);
+      expect(list.body).toEqual({ detail: 'This operation requires the master key' });
+      await app.http.post('/api/v1/keys').set('X-API-Key', key).send({ name: 'x' }).expect(403);
+      await app.http.post(`/api/v1/keys/${key}/deactivate`).set('X-API-Key', key).expect(403);
+      await app.http.get('/api/v1/monitoring/system-status').set('X-API-Key', key).expect(403);
+    }
+  });
+
+  it('lets only validator-class keys submit desirabilities', async () => {
+    const regular = await createKey(app, { tier: 'regular' });
+    const validator = await createKey(app, { tier: 'validator' });
+    const body = { desirabilities: [] };
+    const denied = await app.http.post('/api/v1/set_desirabilities').set('X-API-Key', regular.key).send(body).expect(403);
+    expect(denied.body).toEqual({ detail: 'This operation requires a validator key' });
+    const allowed = await app.http.post('/api/v1/set_desirabilities').set('X-API-Key', validator.key).send(body);
+    expect(allowed.status).not.toBe(403);
+    expect(allowed.status).not.toBe(401);
+  });
+
+  it('serves the documentation without a key', async () => {
+    await app.http.get('/openapi.json').expect(200);
+    const docs = await app.http.get('/docs').redirects(1).expect(200);
+    expect(docs.text).toContain('swagger');
+  });
+});
+
+describe('Brute-force protection', () => {
+  let app: TestApp;
+
+  beforeAll(async () => {
+    app = await startTestApp({ AUTH_FAILURE_LIMIT: '20', AUTH_FAILURE_WINDOW_SECONDS: '60' });
+  });
+  afterAll(() => app.close());
+
+  it('answers 429 once one address has failed authentication 20 times in a minute', async () => {
+    const statuses: number[] = [];
+    for (let attempt = 0; attempt < 25; attempt++) {
+      const response = await app.http.get('/api/v1/health').set('X-API-Key', `sk_live_guess_${attempt}`);
+      statuses.push(response.status);
+    }
+    expect(statuses.slice(0, 20).every((status) => status === 401)).toBe(true);
+    expect(statuses.slice(20).every((status) => status === 429)).toBe(true);
+  });
+});

@@ -1,0 +1,71 @@
+import { createDatabase, dropDatabase, onServer } from '../support/database';
+import { createKey } from '../support/fixtures';
+import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
+
+describe('Health', () => {
+  let app: TestApp;
+
+  beforeAll(async () => {
+    app = await startTestApp({ NETUID: '13', VALIDATOR_HOTKEY: '5HealthTestHotkey' });
+  });
+  afterAll(() => app.close());
+
+  it('answers the HealthResponse of the interface', async () => {
+    const { key } = await createKey(app);
+    const response = await app.http.get('/api/v1/health').set('X-API-Key', key).expect(200);
+    expect(response.body).toEqual({
+      status: 'healthy',
+      timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      miners_available: 0,
+      version: '1.0.0',
+      netuid: 13,
+      hotkey: '5HealthTestHotkey',
+    });
+  });
+
+  it('reports components, latency and uptime to the master key', async () => {
+    const response = await app.http.get('/api/v1/monitoring/system-status').set('X-API-Key', TEST_MASTER_KEY).expect(200);
+    expect(response.body).toMatchObject({
+      timestamp: expect.any(String),
+      uptime_seconds: expect.any(Number),
+      version: '1.0.0',
+      components: {
+        database: { status: 'healthy', latency_ms: expect.any(Number) },
+        redis: { status: 'disabled' },
+        miners: { available: 0, total: 0 },
+      },
+    });
+  });
+});
+
+describe('Health when the database goes away', () => {
+  const serverUrl = () => process.env.TEST_RUN_SERVER_URL!;
+  const name = `gateway_health_${Date.now()}`;
+  let app: TestApp;
+
+  beforeAll(async () => {
+    const url = await createDatabase(serverUrl(), name);
+    app = await startTestApp({ DATABASE_URL: url });
+  });
+  afterAll(async () => {
+    await app.close();
+    await dropDatabase(serverUrl(), name);
+  });
+
+  it('answers 503 with status unhealthy, without hanging', async () => {
+    await app.http.get('/api/v1/health').set('X-API-Key', TEST_MASTER_KEY).expect(200);
+    await onServer(serverUrl(), async (client) => {
+      await client.query(`ALTER DATABASE ${client.escapeIdentifier(name)} WITH ALLOW_CONNECTIONS false`);
+      await client.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [name]);
+    });
+    await new Promise((resolve) => setTimeout(resolve, 1100)); // past the 1 s check cache
+    const started = Date.now();
+    const response = await app.http.get('/api/v1/health').set('X-API-Key', TEST_MASTER_KEY).expect(503);
+    expect(response.body.status).toBe('unhealthy');
+    expect(Date.now() - started).toBeLessThan(3000);
+
+    await onServer(serverUrl(), (client) => client.query(`ALTER DATABASE ${client.escapeIdentifier(name)} WITH ALLOW_CONNECTIONS true`));
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await app.http.get('/api/v1/health').set('X-API-Key', TEST_MASTER_KEY).expect(200);
+  });
+});

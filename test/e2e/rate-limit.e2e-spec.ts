@@ -1,0 +1,98 @@
+import Redis from 'ioredis';
+import { createKey } from '../support/fixtures';
+import { startTestApp, TestApp, testRedisUrl } from '../support/test-app';
+
+async function burst(apps: TestApp[], key: string, count: number): Promise<number[]> {
+  const requests = Array.from({ length: count }, (_, index) =>
+    apps[index % apps.length].http.get('/api/v1/health').set('X-API-Key', key),
+  );
+  return (await Promise.all(requests)).map((response) => response.status);
+}
+
+const count = (statuses: number[], status: number) => statuses.filter((s) => s === status).length;
+
+describe('Rate limits (in-memory storage)', () => {
+  let app: TestApp;
+
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(() => app.close());
+
+  it('carries the rate-limit headers and counts each request exactly once', async () => {
+    const { key } = await createKey(app);
+    for (let expected = 99; expected >= 95; expected--) {
+      const response = await app.http.get('/api/v1/health').set('X-API-Key', key).expect(200);
+      expect(response.headers['x-ratelimit-limit']).toBe('100');
+      expect(response.headers['x-ratelimit-remaining']).toBe(String(expected));
+      expect(Number(response.headers['x-ratelimit-reset'])).toBeGreaterThan(3500);
+    }
+  });
+
+  it('counts requests that fail validation or privilege checks too', async () => {
+    const { key } = await createKey(app);
+    await app.http.post('/api/v1/on_demand_data_request').set('X-API-Key', key).send({}).expect(422);
+    const forbidden = await app.http.get('/api/v1/keys').set('X-API-Key', key).expect(403);
+    expect(forbidden.headers['x-ratelimit-remaining']).toBe('98');
+  });
+
+  it('admits exactly 100 of 150 concurrent requests with a regular key', async () => {
+    const { key } = await createKey(app);
+    const statuses = await burst([app], key, 150);
+    expect(count(statuses, 200)).toBe(100);
+    expect(count(statuses, 429)).toBe(50);
+  });
+
+  it('answers 429 "Rate limit exceeded" with Retry-After once the budget is spent', async () => {
+    const { key } = await createKey(app);
+    await burst([app], key, 100);
+    const response = await app.http.get('/api/v1/health').set('X-API-Key', key).expect(429);
+    expect(response.body).toEqual({ detail: 'Rate limit exceeded' });
+    expect(Number(response.headers['retry-after'])).toBeGreaterThan(0);
+    expect(response.headers['x-ratelimit-remaining']).toBe('0');
+    expect(response.headers['x-ratelimit-limit']).toBe('100');
+  });
+
+  it('keeps separate budgets per key', async () => {
+    const first = await createKey(app);
+    const second = await createKey(app);
+    await burst([app], first.key, 100);
+    await app.http.get('/api/v1/health').set('X-API-Key', first.key).expect(429);
+    await app.http.get('/api/v1/health').set('X-API-Key', second.key).expect(200);
+  });
+});
+
+describe('Rate limits shared through Redis', () => {
+  let apps: TestApp[];
+
+  beforeAll(async () => {
+    const redis = new Redis(testRedisUrl(), { lazyConnect: true, maxRetriesPerRequest: 1 });
+    await redis.connect().catch((error: Error) => {
+      throw new Error(`These tests need Redis at ${testRedisUrl()} (set TEST_REDIS_URL): ${error.message}`);
+    });
+    await redis.quit();
+    apps = await Promise.all([startTestApp({ REDIS_URL: testRedisUrl() }), startTestApp({ REDIS_URL: testRedisUrl() })]);
+  });
+  afterAll(() => Promise.all(apps.map((app) => app.close())));
+
+  it('admits exactly 100 of 150 concurrent requests on one instance', async () => {
+    const { key } = await createKey(apps[0]);
+    const statuses = await burst([apps[0]], key, 150);
+    expect(count(statuses, 200)).toBe(100);
+    expect(count(statuses, 429)).toBe(50);
+  });
+
+  it('admits exactly 100 of 150 concurrent requests split across two instances', async () => {
+    const { key } = await createKey(apps[0]);
+    const statuses = await burst(apps, key, 150);
+    expect(count(statuses, 200)).toBe(100);
+    expect(count(statuses, 429)).toBe(50);
+  });
+
+  it('reports the shared remaining budget on either instance', async () => {
+    const { key } = await createKey(apps[0]);
+    await apps[0].http.get('/api/v1/health').set('X-API-Key', key).expect(200);
+    const second = await apps[1].http.get('/api/v1/health').set('X-API-Key', key).expect(200);
+    expect(second.headers['x-ratelimit-remaining']).toBe('98');
+  });
+});

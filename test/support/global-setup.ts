@@ -1,0 +1,37 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DataSource } from 'typeorm';
+import { buildDataSourceOptions } from '../../src/database/data-source-options';
+import { startEmbeddedPostgres } from '../../src/database/embedded-postgres';
+import { runMigrations } from '../../src/database/migrate';
+import { createDatabase, isReachable } from './database';
+
+const LOCAL_SERVER = 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/**
+ * Gives this run its own fresh, migrated database on a real Postgres: TEST_DATABASE_URL or
+ * DATABASE_URL if set, else the local server on 127.0.0.1:5432 if it answers, else an embedded
+ * one. Workers find it in TEST_RUN_DATABASE_URL; the teardown drops it.
+ */
+export default async function globalSetup(): Promise<void> {
+  const configured = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL;
+  let serverUrl = configured ?? LOCAL_SERVER;
+  if (!configured && !(await isReachable(LOCAL_SERVER))) {
+    const directory = mkdtempSync(join(tmpdir(), 'validator-gateway-test-pg-'));
+    const port = 55000 + Math.floor(Math.random() * 5000);
+    const embedded = await startEmbeddedPostgres(directory, port, 'postgres');
+    globalThis.__EMBEDDED_POSTGRES__ = embedded;
+    serverUrl = embedded.url;
+  }
+  const name = `gateway_test_${Date.now()}_${process.pid}`;
+  const url = await createDatabase(serverUrl, name);
+  const dataSource = new DataSource({ ...buildDataSourceOptions(url), extra: { max: 2 } });
+  await dataSource.initialize();
+  await runMigrations(dataSource);
+  await dataSource.destroy();
+
+  process.env.TEST_RUN_SERVER_URL = serverUrl;
+  process.env.TEST_RUN_DATABASE_NAME = name;
+  process.env.TEST_RUN_DATABASE_URL = url;
+}
