@@ -17,6 +17,8 @@ import { AppConfig } from './config/app-config';
  */
 export function configureApp(app: NestExpressApplication, config: AppConfig): void {
   app.useLogger(app.get(Logger));
+  // Responses are dynamic JSON: an ETag would cost a hash per response and never match.
+  app.set('etag', false);
   app.use(helmet({ contentSecurityPolicy: false, crossOriginEmbedderPolicy: false }));
   if (config.corsOrigins.length > 0) app.enableCors({ origin: config.corsOrigins, exposedHeaders: EXPOSED_HEADERS });
   app.use(json({ limit: config.bodyLimit }));

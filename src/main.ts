@@ -4,6 +4,7 @@ import { createApp } from './bootstrap';
 import { ConfigError, loadConfig } from './config/load-config';
 import { resolveMasterKey } from './config/master-key';
 import { EmbeddedDatabase, startEmbeddedPostgres } from './database/embedded-postgres';
+import { Devnet, startDevnet } from './devnet/devnet';
 
 async function main(): Promise<void> {
   loadDotEnv();
@@ -19,26 +20,36 @@ async function main(): Promise<void> {
     databaseUrl = embedded.url;
   }
 
-  const app = await createApp({ ...config, databaseUrl, masterKey: master.key });
+  // Without a metagraph, a simulated miner network makes the first query return data.
+  let devnet: Devnet | undefined;
+  let network = config.network;
+  if (!network.metagraphFile && network.devnetMiners > 0) {
+    devnet = await startDevnet({ miners: network.devnetMiners, metagraphFile: join(config.dataDir, 'devnet', 'metagraph.json') });
+    network = { ...network, metagraphFile: devnet.metagraphFile ?? undefined };
+  }
+
+  const app = await createApp({ ...config, network, databaseUrl, masterKey: master.key });
   await app.listen(config.port, config.host);
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
       void app
         .close()
+        .then(() => devnet?.stop())
         .then(() => embedded?.stop())
         .finally(() => process.exit(0));
     });
   }
-  printBanner(config.port, embedded !== undefined, master);
+  printBanner(config.port, embedded !== undefined, master, devnet);
 }
 
-function printBanner(port: number, embedded: boolean, master: ReturnType<typeof resolveMasterKey>): void {
+function printBanner(port: number, embedded: boolean, master: ReturnType<typeof resolveMasterKey>, devnet?: Devnet): void {
   const base = `http://localhost:${port}`;
   const lines = [
     '',
     `  Validator gateway listening on ${base}`,
     `  Swagger UI:   ${base}/docs   (OpenAPI: ${base}/openapi.json)`,
     `  Database:     ${embedded ? 'embedded Postgres under the data directory' : 'DATABASE_URL'}`,
+    `  Miners:       ${devnet ? `simulated devnet of ${devnet.miners.length} miners (set METAGRAPH_FILE for a real metagraph)` : 'METAGRAPH_FILE'}`,
   ];
   // The generated development key is shown once, on the stdout of the start that created it.
   if (master.created) lines.push(`  Master key:   ${master.key}   (generated, saved to ${master.file})`);

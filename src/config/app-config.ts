@@ -18,6 +18,25 @@ export interface AppConfig {
   rateLimits: RateLimitConfig;
   auth: AuthConfig;
   database: DatabaseTuning;
+  network: NetworkConfig;
+}
+
+export interface NetworkConfig {
+  /** JSON metagraph file (docs/miner-protocol.md). Unset: `npm start` runs the devnet. */
+  metagraphFile: string | undefined;
+  /** Simulated miners started when METAGRAPH_FILE is unset (0 = none). */
+  devnetMiners: number;
+  minersPerQuery: number;
+  quorum: number;
+  queryDeadlineMs: number;
+  queryCacheTtlSeconds: number;
+  minerMaxResponseBytes: number;
+  minerConcurrency: number;
+  /** Consecutive failures that open a miner's circuit, and how long it stays open. */
+  breakerFailures: number;
+  breakerCooldownMs: number;
+  /** Weight of the newest observation in the credibility moving average. */
+  credibilityAlpha: number;
 }
 
 export interface RateLimitConfig {

@@ -3,6 +3,7 @@ import { Type } from 'class-transformer';
 import {
   IsIn,
   IsInt,
+  IsNumber,
   IsOptional,
   IsString,
   Matches,
@@ -115,4 +116,63 @@ export class EnvironmentVariables {
   @IsInt()
   @Min(100)
   DATABASE_CONNECT_TIMEOUT_MS = 5000;
+
+  @IsOptional()
+  @IsString()
+  METAGRAPH_FILE?: string;
+
+  @toInt()
+  @IsInt()
+  @Min(0)
+  @Max(64)
+  DEVNET_MINERS = 8;
+
+  @toInt()
+  @IsInt()
+  @Min(1)
+  @Max(64)
+  QUERY_MINERS = 5;
+
+  @toInt()
+  @IsInt()
+  @Min(1)
+  @Max(64)
+  QUERY_QUORUM = 3;
+
+  @toInt()
+  @IsInt()
+  @Min(100)
+  @Max(120000)
+  QUERY_DEADLINE_MS = 10000;
+
+  @toInt()
+  @IsInt()
+  @Min(0)
+  QUERY_CACHE_TTL_SECONDS = 60;
+
+  @toInt()
+  @IsInt()
+  @Min(1024)
+  MINER_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
+
+  @toInt()
+  @IsInt()
+  @Min(1)
+  MINER_CONCURRENCY = 4;
+
+  @toInt()
+  @IsInt()
+  @Min(1)
+  MINER_BREAKER_FAILURES = 3;
+
+  @toInt()
+  @IsInt()
+  @Min(100)
+  MINER_BREAKER_COOLDOWN_MS = 30000;
+
+  @Type(() => Number)
+  @IsNumber()
+  @Min(0.01)
+  @Max(1)
+  CREDIBILITY_ALPHA = 0.2;
 }

@@ -60,6 +60,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       statementTimeoutMs: vars.DATABASE_STATEMENT_TIMEOUT_MS,
       connectTimeoutMs: vars.DATABASE_CONNECT_TIMEOUT_MS,
     },
+    network: {
+      metagraphFile: vars.METAGRAPH_FILE,
+      devnetMiners: vars.DEVNET_MINERS,
+      minersPerQuery: vars.QUERY_MINERS,
+      quorum: Math.min(vars.QUERY_QUORUM, vars.QUERY_MINERS),
+      queryDeadlineMs: vars.QUERY_DEADLINE_MS,
+      queryCacheTtlSeconds: vars.QUERY_CACHE_TTL_SECONDS,
+      minerMaxResponseBytes: vars.MINER_MAX_RESPONSE_BYTES,
+      minerConcurrency: vars.MINER_CONCURRENCY,
+      breakerFailures: vars.MINER_BREAKER_FAILURES,
+      breakerCooldownMs: vars.MINER_BREAKER_COOLDOWN_MS,
+      credibilityAlpha: vars.CREDIBILITY_ALPHA,
+    },
   };
 }
 

@@ -1,12 +1,180 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { AppConfig } from '../config/app-config';
+import { InjectConfig } from '../config/config.module';
+import { checkAnswer, CheckedAnswer, credibilityScore, mergeAnswers } from './answer-checks';
+import { LatencyTracker } from './latency-tracker';
+import { MetagraphService } from './metagraph/metagraph.service';
+import { MinerEntity } from './miner.entity';
+import { MinerCallError, MinerClient, MinerFailureReason } from './miner-client';
+import { rankMinersForQuery } from './miner-selection';
 import { MinerCounts, MinersRepository } from './miners.repository';
+import { DataItem, DataSource, OnDemandMinerRequest } from './protocol';
+import { compileQuery, QueryMatcher } from './query-matcher';
+import { LateResult, QuorumOutcome, runQuorum } from './quorum';
 
-/** The network module's public face: other modules call this, never the repositories. */
+export interface NetworkQuery {
+  source: DataSource;
+  usernames: string[];
+  keywords: string[];
+  startDate: Date | null;
+  endDate: Date;
+  limit: number;
+}
+
+export interface NetworkQueryResult {
+  items: DataItem[];
+  error?: string;
+  minersQueried: number;
+  minersResponded: number;
+  minersFailed: { count: number; reasons: Partial<Record<MinerFailureReason, number>> };
+  itemsDroppedInvalid: number;
+  consensus: number;
+  hedged: number;
+  deadlineReached: boolean;
+}
+
+/** Hedging delay before the network has enough latency samples to know its own p90. */
+const INITIAL_HEDGE_MS = 1000;
+/** Failures that say nothing about the miner (it was not even asked) leave credibility alone. */
+const NOT_THE_MINERS_FAULT: ReadonlySet<MinerFailureReason> = new Set(['busy', 'circuit_open']);
+
+/**
+ * The miner network's public face: other modules call this, never the repositories or the
+ * client. Answers on-demand queries with a hedged quorum fan-out and checks every item.
+ */
 @Injectable()
-export class NetworkService {
-  constructor(private readonly miners: MinersRepository) {}
+export class NetworkService implements OnModuleInit {
+  private readonly logger = new Logger(NetworkService.name);
+  private readonly latencies = new LatencyTracker();
+
+  constructor(
+    private readonly metagraph: MetagraphService,
+    private readonly client: MinerClient,
+    private readonly repository: MinersRepository,
+    @InjectConfig() private readonly config: AppConfig,
+  ) {}
+
+  onModuleInit(): void {
+    this.client.onCircuitChange((uid, open) => this.recordState(uid, open ? 'failing' : 'active'));
+  }
 
   countMiners(): Promise<MinerCounts> {
-    return this.miners.countMiners();
+    return this.repository.countMiners();
   }
+
+  /** Miners that can be asked now: serving data and not cut off by an open circuit. */
+  availableMiners(): MinerEntity[] {
+    return this.metagraph.minersServingData().filter((miner) => !this.client.isCircuitOpen(miner.uid));
+  }
+
+  async query(query: NetworkQuery): Promise<NetworkQueryResult> {
+    const { minersPerQuery, quorum, queryDeadlineMs } = this.config.network;
+    const candidates = rankMinersForQuery(this.availableMiners());
+    if (candidates.length === 0) return emptyResult('No miners available');
+
+    const matcher = compileQuery({ ...query, start_date: query.startDate, end_date: query.endDate });
+    const request: OnDemandMinerRequest = {
+      source: query.source,
+      usernames: query.usernames,
+      keywords: query.keywords,
+      start_date: query.startDate?.toISOString() ?? null,
+      end_date: query.endDate.toISOString(),
+      limit: query.limit,
+    };
+    const outcome = await runQuorum(
+      {
+        candidates,
+        fanout: minersPerQuery,
+        quorum,
+        deadlineMs: queryDeadlineMs,
+        hedgeAfterMs: Math.min(this.latencies.quantile(0.9, INITIAL_HEDGE_MS), queryDeadlineMs),
+      },
+      (miner) => this.ask(miner, request, matcher),
+      (late) => this.recordLate(late),
+    );
+    const merged = mergeAnswers(outcome.answers, query.limit);
+    this.recordCredibility(outcome, merged.holders);
+    return summarize(outcome, merged.items, merged.consensus);
+  }
+
+  private async ask(miner: MinerEntity, request: OnDemandMinerRequest, matcher: QueryMatcher): Promise<CheckedAnswer> {
+    const reply = await this.client.call(
+      { uid: miner.uid, axonUrl: miner.axonUrl! },
+      'OnDemandRequest',
+      request,
+      this.config.network.queryDeadlineMs,
+    );
+    const data = (reply.body as { data?: unknown } | null)?.data;
+    if (!Array.isArray(data)) throw new MinerCallError('wrong_schema', 'response has no `data` list');
+    this.latencies.record(reply.latencyMs);
+    if (miner.state === 'failing') this.recordState(miner.uid, 'active');
+    return checkAnswer(miner.uid, data, matcher, request.source);
+  }
+
+  private recordCredibility(outcome: QuorumOutcome, holders: ReadonlyMap<string, number>): void {
+    const scores: { uid: number; score: number }[] = [];
+    for (const answer of outcome.answers) {
+      const score = credibilityScore(answer, holders);
+      if (score !== null) scores.push({ uid: answer.uid, score });
+    }
+    for (const [uid, reason] of outcome.failures) {
+      if (!NOT_THE_MINERS_FAULT.has(reason)) scores.push({ uid, score: 0 });
+    }
+    this.persistScores(scores);
+  }
+
+  /** A straggler's answer still counts: its items corroborate against what the others held. */
+  private recordLate(late: LateResult): void {
+    if ('failure' in late) {
+      if (!NOT_THE_MINERS_FAULT.has(late.failure)) this.persistScores([{ uid: late.uid, score: 0 }]);
+      return;
+    }
+    const score = credibilityScore(late.answer, new Map());
+    if (score !== null) this.persistScores([{ uid: late.uid, score }]);
+  }
+
+  private persistScores(scores: { uid: number; score: number }[]): void {
+    if (scores.length === 0) return;
+    this.repository
+      .applyCredibilityScores(scores, this.config.network.credibilityAlpha)
+      .then((values) => this.metagraph.updateCredibility(values))
+      .catch((error: Error) => this.logger.warn(`could not record credibility: ${error.message}`));
+  }
+
+  private recordState(uid: number, state: 'active' | 'failing'): void {
+    this.metagraph.updateState(uid, state);
+    this.repository.setState(uid, state).catch((error: Error) => this.logger.warn(`could not record miner state: ${error.message}`));
+  }
+}
+
+function summarize(outcome: QuorumOutcome, items: DataItem[], consensus: number): NetworkQueryResult {
+  const reasons: Partial<Record<MinerFailureReason, number>> = {};
+  for (const reason of outcome.failures.values()) reasons[reason] = (reasons[reason] ?? 0) + 1;
+  const noAnswer = outcome.answers.length === 0;
+  const error = outcome.deadlineReached ? 'No miner answered within the deadline' : 'Every queried miner failed';
+  return {
+    items,
+    error: noAnswer ? error : undefined,
+    minersQueried: outcome.queried.length,
+    minersResponded: outcome.answers.length,
+    minersFailed: { count: outcome.failures.size, reasons },
+    itemsDroppedInvalid: outcome.answers.reduce((sum, answer) => sum + answer.dropped, 0),
+    consensus,
+    hedged: outcome.hedged,
+    deadlineReached: outcome.deadlineReached,
+  };
+}
+
+function emptyResult(error: string): NetworkQueryResult {
+  return {
+    items: [],
+    error,
+    minersQueried: 0,
+    minersResponded: 0,
+    minersFailed: { count: 0, reasons: {} },
+    itemsDroppedInvalid: 0,
+    consensus: 0,
+    hedged: 0,
+    deadlineReached: false,
+  };
 }

@@ -87,9 +87,17 @@ describe('Error responses', () => {
   });
 
   it('answers the routes of later issues with 501 once the input is valid', async () => {
-    const response = await query({ source: 'X', keywords: ['#bitcoin'] }).expect(501);
+    const response = await app.http.get('/api/v1/get_top_labels_by_source/REDDIT').set('X-API-Key', key).expect(501);
     expect(response.body).toEqual({ detail: 'Not implemented yet' });
-    await app.http.get('/api/v1/get_top_labels_by_source/REDDIT').set('X-API-Key', key).expect(501);
+  });
+
+  it('rejects an unparsable date and a start after the end on the right field', async () => {
+    const unparsable = await query({ source: 'x', start_date: 'yesterday' }).expect(422);
+    expect(unparsable.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'start_date'], type: 'value_error' })]);
+    const reversed = await query({ source: 'x', start_date: '2026-11-20', end_date: '2026-11-01T00:00:00Z' }).expect(422);
+    expect(reversed.body.detail).toEqual([
+      { loc: ['body', 'start_date'], msg: 'Value error, start_date must not be after end_date', type: 'value_error' },
+    ]);
   });
 
   it('gives every response a request id, honouring one sent by the client', async () => {

@@ -1,9 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import { AddressInfo } from 'node:net';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import supertest from 'supertest';
 import { createApp, ResolvedConfig } from '../../src/bootstrap';
 import { loadConfig } from '../../src/config/load-config';
-import { testDatabaseUrl } from './database';
+import { createDatabase, dropDatabase, testDatabaseUrl } from './database';
 
 export const TEST_MASTER_KEY = 'sk_master_test_0123456789abcdef0123456789abcdef';
 
@@ -16,21 +17,36 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+export interface TestAppOptions {
+  /**
+   * A database of its own instead of the run's shared one: for tests that own global state,
+   * such as the miners table a metagraph replaces.
+   */
+  ownDatabase?: boolean;
+}
+
 /**
  * Starts the real app (same bootstrap as main.ts) on an ephemeral loopback port against this
  * run's database. `env` takes environment variables, as a deployment would set them.
  */
-export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export async function startTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
+  const ownDatabase = options.ownDatabase ? `gateway_test_own_${randomBytes(6).toString('hex')}` : undefined;
+  const serverUrl = process.env.TEST_RUN_SERVER_URL!;
+  const databaseUrl = env.DATABASE_URL ?? (ownDatabase ? await createDatabase(serverUrl, ownDatabase) : testDatabaseUrl());
   const config: ResolvedConfig = {
-    ...loadConfig({ NODE_ENV: 'test', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', ...env }),
-    databaseUrl: env.DATABASE_URL ?? testDatabaseUrl(),
+    ...loadConfig({ NODE_ENV: 'test', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', DEVNET_MINERS: '0', ...env }),
+    databaseUrl,
     masterKey: TEST_MASTER_KEY,
   };
   const app = await createApp(config);
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as AddressInfo;
   const url = `http://127.0.0.1:${port}`;
-  return { app, url, config, http: supertest.agent(url), close: () => app.close() };
+  const close = async () => {
+    await app.close();
+    if (ownDatabase) await dropDatabase(serverUrl, ownDatabase);
+  };
+  return { app, url, config, http: supertest.agent(url), close };
 }
 
 export function testRedisUrl(): string {

@@ -4,7 +4,7 @@ import { ThrottlerModule, ThrottlerModuleOptions } from '@nestjs/throttler';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
 import { AuthenticatedRequest } from '../auth/api-key-principal';
-import { RedisConnection } from '../redis/redis.module';
+import { RedisConnection } from '../redis/redis-connection';
 
 /**
  * One hourly budget per key (not per route), sized by the key's class. Counts live in memory,

@@ -1,11 +1,89 @@
-import { Injectable, NotImplementedException } from '@nestjs/common';
+import { createHash } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { ResponseCache } from '../../common/cache/response-cache';
+import { validationError } from '../../common/errors/validation-error-item';
+import { AppConfig } from '../../config/app-config';
+import { InjectConfig } from '../../config/config.module';
+import { parseIsoDate } from '../../network/iso-date';
+import { NetworkQuery, NetworkService } from '../../network/network.service';
+import { DataSource } from '../../network/protocol';
 import { DataQueryRequestDto } from './dto/data-query-request.dto';
 import { DataQueryResponseDto } from './dto/data-query-response.dto';
 
+const DEFAULT_LIMIT = 100;
+
 @Injectable()
 export class DataQueryService {
-  // Answered by the miner network once issue #3 lands.
-  query(_request: DataQueryRequestDto): Promise<DataQueryResponseDto> {
-    throw new NotImplementedException('Not implemented yet');
+  constructor(
+    private readonly network: NetworkService,
+    private readonly cache: ResponseCache,
+    @InjectConfig() private readonly config: AppConfig,
+  ) {}
+
+  /**
+   * Answers from the network, or from the cache for an identical query within the TTL. Errors
+   * of the network (no miners, all failing) are a 200 with `status: "error"`, as the original.
+   */
+  async query(request: DataQueryRequestDto): Promise<DataQueryResponseDto> {
+    const started = performance.now();
+    const query = toNetworkQuery(request);
+    const key = cacheKey(request);
+    const cached = await this.cache.get<DataQueryResponseDto>(key);
+    if (cached) return { ...cached, meta: { ...cached.meta, cache_hit: true, processing_time_ms: elapsed(started) } };
+
+    const result = await this.network.query(query);
+    const response: DataQueryResponseDto = {
+      status: result.error ? 'error' : 'success',
+      data: result.items as unknown as Record<string, unknown>[],
+      meta: {
+        ...(result.error ? { error: result.error } : {}),
+        source: query.source,
+        miners_queried: result.minersQueried,
+        miners_responded: result.minersResponded,
+        miners_failed: result.minersFailed,
+        items_returned: result.items.length,
+        items_dropped_invalid: result.itemsDroppedInvalid,
+        consensus: result.consensus,
+        hedged_requests: result.hedged,
+        deadline_reached: result.deadlineReached,
+        processing_time_ms: elapsed(started),
+        cache_hit: false,
+      },
+    };
+    if (!result.error) await this.cache.set(key, response, this.config.network.queryCacheTtlSeconds);
+    return response;
   }
+}
+
+function toNetworkQuery(request: DataQueryRequestDto): NetworkQuery {
+  const startDate = request.start_date ? parseIsoDate(request.start_date)! : null;
+  const endDate = request.end_date ? parseIsoDate(request.end_date)! : new Date();
+  if (startDate && startDate > endDate) {
+    throw validationError(['body', 'start_date'], 'start_date must not be after end_date');
+  }
+  return {
+    source: request.source === 'x' ? 'X' : 'REDDIT',
+    usernames: request.usernames ?? [],
+    keywords: request.keywords ?? [],
+    startDate,
+    endDate,
+    limit: request.limit ?? DEFAULT_LIMIT,
+  } satisfies NetworkQuery & { source: DataSource };
+}
+
+/** Identical queries share an entry; order and case of usernames/keywords do not matter. */
+function cacheKey(request: DataQueryRequestDto): string {
+  const normalized = {
+    source: request.source,
+    usernames: (request.usernames ?? []).map((name) => name.trim().replace(/^@/, '').toLowerCase()).sort(),
+    keywords: (request.keywords ?? []).map((keyword) => keyword.trim().toLowerCase()).sort(),
+    start_date: request.start_date ?? null,
+    end_date: request.end_date ?? null,
+    limit: request.limit ?? DEFAULT_LIMIT,
+  };
+  return `ondemand:${createHash('sha256').update(JSON.stringify(normalized)).digest('hex')}`;
+}
+
+function elapsed(started: number): number {
+  return Math.round(performance.now() - started);
 }

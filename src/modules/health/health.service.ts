@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
-import { RedisConnection } from '../../common/redis/redis.module';
+import { RedisConnection } from '../../common/redis/redis-connection';
 import { API_VERSION } from '../../common/version';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';

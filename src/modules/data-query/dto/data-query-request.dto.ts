@@ -1,5 +1,6 @@
 import { ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { ArrayMaxSize, IsArray, IsInt, IsISO8601, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsInt, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { IsIsoDate } from '../../../common/validation/is-iso-date';
 import { IsSource, Source } from '../../../common/source';
 
 @ApiSchema({
@@ -40,13 +41,13 @@ export class DataQueryRequestDto {
   })
   @IsOptional()
   @IsString()
-  @IsISO8601()
+  @IsIsoDate()
   start_date?: string | null;
 
   @ApiPropertyOptional({ description: 'ISO 8601 date or date-time (no zone = UTC). No value = now.', type: String, nullable: true, example: null })
   @IsOptional()
   @IsString()
-  @IsISO8601()
+  @IsIsoDate()
   end_date?: string | null;
 
   @ApiPropertyOptional({ description: 'Maximum number of items returned', minimum: 1, maximum: 1000, default: 100, example: 100 })

@@ -1,0 +1,36 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
+import { RedisConnection } from '../redis/redis-connection';
+
+/**
+ * Short-lived cache of JSON responses: in Redis when REDIS_URL is set (shared by replicas),
+ * else in process memory. A cache that fails is a miss, never an error.
+ */
+@Injectable()
+export class ResponseCache {
+  private readonly logger = new Logger(ResponseCache.name);
+  private readonly local = new LRUCache<string, string>({ max: 2000, ttlAutopurge: false });
+
+  constructor(private readonly redis: RedisConnection) {}
+
+  async get<T>(key: string): Promise<T | undefined> {
+    try {
+      const text = this.redis.client ? await this.redis.client.get(key) : this.local.get(key);
+      return text ? (JSON.parse(text) as T) : undefined;
+    } catch (error) {
+      this.logger.warn(`cache read failed: ${(error as Error).message}`);
+      return undefined;
+    }
+  }
+
+  async set(key: string, value: unknown, ttlSeconds: number): Promise<void> {
+    if (ttlSeconds <= 0) return;
+    const text = JSON.stringify(value);
+    try {
+      if (this.redis.client) await this.redis.client.set(key, text, 'EX', ttlSeconds);
+      else this.local.set(key, text, { ttl: ttlSeconds * 1000 });
+    } catch (error) {
+      this.logger.warn(`cache write failed: ${(error as Error).message}`);
+    }
+  }
+}

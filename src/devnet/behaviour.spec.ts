@@ -1,0 +1,83 @@
+import {
+  describeBehaviour,
+  hasFaults,
+  InvalidBehaviourError,
+  parseFault,
+  parseFaultSpec,
+  validateBehaviour,
+} from './behaviour';
+
+describe('parseFaultSpec', () => {
+  it('parses one fault per uid', () => {
+    const faults = parseFaultSpec('2:hang, 3:fabricate,4:latency=200-400,5:500');
+    expect(Object.fromEntries(faults)).toEqual({
+      2: { hang: true },
+      3: { fabricate: true },
+      4: { latencyMs: { min: 200, max: 400 } },
+      5: { http500: true },
+    });
+  });
+
+  it('combines several entries for one uid', () => {
+    const faults = parseFaultSpec('1:partial,1:rate=0.25,1:endpoints=ondemand+bucket,1:latency=50');
+    expect(faults.get(1)).toEqual({
+      partial: true,
+      faultRate: 0.25,
+      endpoints: ['OnDemandRequest', 'GetDataEntityBucket'],
+      latencyMs: 50,
+    });
+  });
+
+  it('accepts an empty spec', () => {
+    expect(parseFaultSpec('').size).toBe(0);
+  });
+
+  it('refuses malformed entries', () => {
+    for (const spec of [
+      'hang',
+      'x:hang',
+      '1:explode',
+      '1:rate=2',
+      '1:latency=400-200',
+      '1:endpoints=nope',
+    ]) {
+      expect(() => parseFaultSpec(spec)).toThrow(InvalidBehaviourError);
+    }
+  });
+});
+
+describe('parseFault', () => {
+  it('reads every fault name', () => {
+    expect(parseFault('malformed')).toEqual({ malformedJson: true });
+    expect(parseFault('malformed-json')).toEqual({ malformedJson: true });
+    expect(parseFault('oversize')).toEqual({ oversize: true });
+    expect(parseFault('wrongSchema')).toEqual({ wrongSchema: true });
+    expect(parseFault('wrong_schema')).toEqual({ wrongSchema: true });
+    expect(parseFault('http500')).toEqual({ http500: true });
+    expect(parseFault('overclaim')).toEqual({ overclaimSizes: 3 });
+    expect(parseFault('overclaim=1.5')).toEqual({ overclaimSizes: 1.5 });
+    expect(parseFault('honest')).toEqual({});
+  });
+});
+
+describe('validateBehaviour', () => {
+  it('refuses out-of-range values', () => {
+    expect(() => validateBehaviour({ latencyMs: -1 })).toThrow(InvalidBehaviourError);
+    expect(() => validateBehaviour({ faultRate: 1.5 })).toThrow(InvalidBehaviourError);
+    expect(() => validateBehaviour({ overclaimSizes: 0 })).toThrow(InvalidBehaviourError);
+  });
+});
+
+describe('describeBehaviour', () => {
+  it('names the faults', () => {
+    expect(describeBehaviour({})).toBe('honest');
+    expect(
+      describeBehaviour({ fabricate: true, latencyMs: { min: 1, max: 2 }, faultRate: 0.5 }),
+    ).toBe('fabricate latency=1-2 rate=0.5');
+  });
+
+  it('does not count latency as a fault', () => {
+    expect(hasFaults({ latencyMs: 100 })).toBe(false);
+    expect(hasFaults({ overclaimSizes: 2 })).toBe(true);
+  });
+});

@@ -1,0 +1,137 @@
+import { parseArgs } from 'node:util';
+import { describeBehaviour, MinerBehaviour, parseFaultSpec } from './behaviour';
+import { Devnet, isLoopbackHost, MinerSpec, startDevnet } from './devnet';
+
+/**
+ * Runs the simulated miner network on its own:
+ *   node dist/src/devnet/cli.js --miners 8 --seed 7 --faults "2:hang,3:fabricate"
+ */
+
+const USAGE = `Usage: node dist/src/devnet/cli.js [options]
+  --miners <n>        number of miners (default 8)
+  --seed <n>          seed of the corpus, keys and faults (default 1)
+  --host <host>       loopback address to bind (default 127.0.0.1)
+  --base-port <port>  first port, miners on consecutive ports (default 0: ephemeral)
+  --metagraph <path>  where to write the metagraph (default ./.data/devnet/metagraph.json)
+  --validators <n>    validator entries without an axon (default 2)
+  --faults <spec>     e.g. "2:hang,3:fabricate,4:latency=200-400,4:rate=0.5"
+                      faults: hang 500 malformed oversize wrongSchema fabricate partial
+                      latency=<ms>|<min>-<max> overclaim=<factor> rate=<0..1>
+                      endpoints=ondemand+index+bucket honest`;
+
+interface CliOptions {
+  miners: number;
+  seed: number;
+  host: string;
+  basePort: number;
+  metagraphFile: string;
+  validators: number;
+  faults: Map<number, MinerBehaviour>;
+}
+
+function integer(text: string, name: string, min: number, max: number): number {
+  const value = Number(text);
+  if (!/^\d+$/.test(text.trim()) || value < min || value > max) {
+    throw new Error(`--${name} must be an integer between ${min} and ${max}, got "${text}"`);
+  }
+  return value;
+}
+
+export function parseCliArguments(argv: readonly string[]): CliOptions | 'help' {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      miners: { type: 'string', default: '8' },
+      seed: { type: 'string', default: '1' },
+      host: { type: 'string', default: '127.0.0.1' },
+      'base-port': { type: 'string', default: '0' },
+      metagraph: { type: 'string', default: './.data/devnet/metagraph.json' },
+      validators: { type: 'string', default: '2' },
+      faults: { type: 'string', default: '' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  if (values.help) return 'help';
+  const host = values.host;
+  if (!isLoopbackHost(host)) throw new Error(`--host must be a loopback address, got "${host}"`);
+  const miners = integer(values.miners, 'miners', 1, 1000);
+  const faults = parseFaultSpec(values.faults);
+  for (const uid of faults.keys()) {
+    if (uid >= miners)
+      throw new Error(`--faults names uid ${uid}, but miners are 0..${miners - 1}`);
+  }
+  return {
+    miners,
+    seed: integer(values.seed, 'seed', 0, 2 ** 32 - 1),
+    host,
+    basePort: integer(values['base-port'], 'base-port', 0, 65_535 - miners),
+    metagraphFile: values.metagraph,
+    validators: integer(values.validators, 'validators', 0, 1000),
+    faults,
+  };
+}
+
+async function main(): Promise<void> {
+  let options: CliOptions | 'help';
+  try {
+    options = parseCliArguments(process.argv.slice(2));
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n\n${USAGE}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  if (options === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  const { faults } = options;
+  const specs: MinerSpec[] = Array.from({ length: options.miners }, (_, uid) => ({
+    behaviour: faults.get(uid),
+  }));
+  const devnet = await startDevnet({
+    miners: specs,
+    seed: options.seed,
+    host: options.host,
+    basePort: options.basePort,
+    metagraphFile: options.metagraphFile,
+    validators: options.validators,
+  });
+  for (const miner of devnet.miners) {
+    const held = devnet.corpus.holdingsOf(miner.uid).length;
+    process.stdout.write(
+      `miner uid=${miner.uid} url=${miner.url} hotkey=${miner.hotkey} coldkey=${miner.coldkey} ` +
+        `items=${held} behaviour=${describeBehaviour(miner.behaviour)}\n`,
+    );
+  }
+  process.stdout.write(
+    `devnet: ${devnet.miners.length} miners, ${devnet.corpus.items.length} items, seed ${options.seed}; ` +
+      `metagraph written to ${devnet.metagraphFile}\n`,
+  );
+  stopOnSignals(devnet);
+}
+
+function stopOnSignals(devnet: Devnet): void {
+  const shutdown = (signal: NodeJS.Signals): void => {
+    process.stdout.write(`devnet: ${signal} received, stopping\n`);
+    process.off('SIGINT', shutdown);
+    process.off('SIGTERM', shutdown);
+    devnet.stop().then(
+      () => process.stdout.write('devnet: stopped\n'),
+      (error: unknown) => {
+        process.stderr.write(`devnet: stop failed: ${String(error)}\n`);
+        process.exitCode = 1;
+      },
+    );
+  };
+  process.on('SIGINT', shutdown);
+  process.on('SIGTERM', shutdown);
+}
+
+if (require.main === module) {
+  main().catch((error: unknown) => {
+    process.stderr.write(`devnet: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  });
+}

@@ -1,0 +1,115 @@
+import { RedditItem, XItem } from '../network/protocol';
+import { assignHoldings, DEFAULT_CORPUS_SIZE, floorToHour, generateCorpus } from './corpus';
+
+const now = new Date('2024-06-01T00:00:00Z');
+const DAY_MS = 86_400_000;
+
+describe('generateCorpus', () => {
+  const corpus = generateCorpus({ seed: 7, now });
+  const xPosts = corpus.items.filter((item): item is XItem => item.source === 'X');
+  const redditItems = corpus.items.filter((item): item is RedditItem => item.source === 'REDDIT');
+
+  it('is the same for the same seed and now', () => {
+    expect(generateCorpus({ seed: 7, now })).toEqual(corpus);
+  });
+
+  it('differs for another seed', () => {
+    const other = generateCorpus({ seed: 8, now });
+    expect(other.items.map((item) => item.uri)).not.toEqual(corpus.items.map((item) => item.uri));
+  });
+
+  it('defaults now to the current hour', () => {
+    const defaulted = generateCorpus({ seed: 7, size: { x: 1, reddit: 1 } });
+    expect(defaulted.now.getTime()).toBe(floorToHour(new Date()).getTime());
+  });
+
+  it('has the default size and unique uris', () => {
+    expect(xPosts).toHaveLength(DEFAULT_CORPUS_SIZE.x);
+    expect(redditItems).toHaveLength(DEFAULT_CORPUS_SIZE.reddit);
+    expect(new Set(corpus.items.map((item) => item.uri)).size).toBe(corpus.items.length);
+  });
+
+  it('spreads items over the 30 days before now', () => {
+    const times = corpus.items.map((item) => Date.parse(item.datetime));
+    expect(Math.max(...times)).toBeLessThan(now.getTime());
+    expect(Math.min(...times)).toBeGreaterThan(now.getTime() - 30 * DAY_MS);
+    expect(Math.min(...times)).toBeLessThan(now.getTime() - 25 * DAY_MS);
+  });
+
+  it('labels X posts with their first hashtag, lower-cased, or null', () => {
+    for (const post of xPosts) {
+      expect(post.label).toBe(post.tweet.hashtags[0]?.toLowerCase() ?? null);
+      for (const tag of post.tweet.hashtags) expect(post.content).toContain(tag);
+      expect(post.uri).toBe(`https://x.com/${post.user.username}/status/${post.tweet.id}`);
+    }
+    const counts = xPosts.map((post) => post.tweet.hashtags.length);
+    expect(counts.filter((count) => count === 0).length).toBeGreaterThan(100);
+    expect(counts.filter((count) => count >= 2).length).toBeGreaterThan(100);
+    const labels = new Set(xPosts.map((post) => post.label));
+    expect(labels.size).toBeGreaterThanOrEqual(25);
+  });
+
+  it('skews label popularity', () => {
+    const bitcoin = xPosts.filter((post) => post.label === '#bitcoin').length;
+    const nba = xPosts.filter((post) => post.label === '#nba').length;
+    expect(bitcoin).toBeGreaterThan(5 * nba);
+  });
+
+  it('answers comments to posts of the same subreddit, after them', () => {
+    const posts = new Map(
+      redditItems.filter((item) => item.dataType === 'post').map((post) => [post.id, post]),
+    );
+    const comments = redditItems.filter((item) => item.dataType === 'comment');
+    expect(posts.size).toBeGreaterThan(500);
+    expect(comments.length).toBeGreaterThan(500);
+    for (const comment of comments) {
+      const post = posts.get(comment.parentId ?? '');
+      expect(post?.communityName).toBe(comment.communityName);
+      expect(Date.parse(comment.datetime)).toBeGreaterThanOrEqual(Date.parse(post?.datetime ?? ''));
+      expect(comment.title).toBeUndefined();
+      expect(comment.content).toBe(comment.body);
+    }
+    for (const post of posts.values()) {
+      expect(post.label).toBe(post.communityName.toLowerCase());
+      expect(post.content.startsWith(post.title ?? '?')).toBe(true);
+    }
+  });
+
+  it('has about 200 authors', () => {
+    const authors = new Set([
+      ...xPosts.map((post) => post.user.username),
+      ...redditItems.map((item) => item.username),
+    ]);
+    expect(authors.size).toBeGreaterThan(150);
+    expect(authors.size).toBeLessThanOrEqual(200);
+  });
+});
+
+describe('assignHoldings', () => {
+  const corpus = generateCorpus({ seed: 3, now, size: { x: 600, reddit: 400 } });
+
+  it('gives every item to at least one miner and about half of them', () => {
+    const holdings = assignHoldings(corpus, 8);
+    const holders = new Array<number>(corpus.items.length).fill(0);
+    for (const indexes of holdings) for (const index of indexes) holders[index]++;
+    expect(Math.min(...holders)).toBeGreaterThanOrEqual(1);
+    const average = holders.reduce((sum, count) => sum + count, 0) / holders.length / 8;
+    expect(average).toBeGreaterThan(0.4);
+    expect(average).toBeLessThan(0.6);
+  });
+
+  it('makes miners overlap without holding the same items', () => {
+    const [first, second] = assignHoldings(corpus, 2).map((indexes) => new Set(indexes));
+    const shared = [...first].filter((index) => second.has(index)).length;
+    expect(shared).toBeGreaterThan(0);
+    expect(shared).toBeLessThan(first.size);
+  });
+
+  it('is deterministic', () => {
+    expect(assignHoldings(corpus, 5)).toEqual(assignHoldings(corpus, 5));
+  });
+
+  it('gives a single miner everything', () => {
+    expect(assignHoldings(corpus, 1)[0]).toHaveLength(corpus.items.length);
+  });
+});

@@ -1,0 +1,177 @@
+import { resolve } from 'node:path';
+import { DataItem, MetagraphFile, MetagraphNeuron } from '../network/protocol';
+import { MinerBehaviour } from './behaviour';
+import { assignHoldings, CorpusSize, generateCorpus } from './corpus';
+import { buildMetagraph, generateIdentities, writeMetagraphFile } from './metagraph';
+import { MinerServer, RequestCounts } from './miner-server';
+
+/**
+ * The simulated miner network: one loopback HTTP server per miner, all serving one synthetic
+ * corpus, plus the metagraph file describing them. Used by tests, benchmarks and `npm start`.
+ */
+
+export interface MinerSpec {
+  behaviour?: MinerBehaviour;
+}
+
+export interface DevnetOptions {
+  /** How many honest miners, or one spec per miner (uids follow the array order). */
+  miners: number | readonly MinerSpec[];
+  /** Determines the corpus, keys, stakes and the faults' random draws. Default 1. */
+  seed?: number;
+  /** The corpus spans the 30 days before it. Default: the current time floored to the hour. */
+  now?: Date;
+  /** Loopback only. Default 127.0.0.1. */
+  host?: string;
+  /** 0 (default): ephemeral ports; otherwise miner i listens on basePort + i. */
+  basePort?: number;
+  /** When given, the metagraph is written there (atomically). */
+  metagraphFile?: string;
+  /** Validator entries without an axon, after the miners in uid order. Default 2. */
+  validators?: number;
+  corpusSize?: CorpusSize;
+}
+
+export interface DevnetMiner {
+  readonly uid: number;
+  readonly hotkey: string;
+  readonly coldkey: string;
+  readonly url: string;
+  /** The current behaviour (changes with setBehaviour). */
+  readonly behaviour: MinerBehaviour;
+}
+
+export interface DevnetCorpus {
+  readonly seed: number;
+  readonly now: Date;
+  /** Everything any miner holds. */
+  readonly items: readonly DataItem[];
+  /** What the miner holds, in corpus order. */
+  holdingsOf(uid: number): readonly DataItem[];
+  /** The uids of the miners holding the item. */
+  holdersOf(uri: string): readonly number[];
+}
+
+export interface Devnet {
+  readonly miners: readonly DevnetMiner[];
+  readonly validators: readonly MetagraphNeuron[];
+  readonly metagraph: MetagraphFile;
+  /** Absolute path of the metagraph file, or null when none was written. */
+  readonly metagraphFile: string | null;
+  readonly corpus: DevnetCorpus;
+  setBehaviour(uid: number, behaviour: MinerBehaviour): void;
+  /** Calls received per endpoint since the start (including refused ones). */
+  requestCounts(uid: number): RequestCounts;
+  /** Closes every server and connection; nothing keeps the process alive afterwards. */
+  stop(): Promise<void>;
+}
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1']);
+
+export function isLoopbackHost(host: string): boolean {
+  return LOOPBACK_HOSTS.has(host);
+}
+
+export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
+  const seed = options.seed ?? 1;
+  const host = options.host ?? '127.0.0.1';
+  const basePort = options.basePort ?? 0;
+  if (!isLoopbackHost(host)) throw new Error(`devnet miners bind to loopback only, not ${host}`);
+  if (!Number.isInteger(basePort) || basePort < 0 || basePort > 65_535) {
+    throw new Error(`base port must be an integer between 0 and 65535, got ${basePort}`);
+  }
+  const specs: readonly MinerSpec[] =
+    typeof options.miners === 'number'
+      ? Array.from({ length: options.miners }, () => ({}))
+      : options.miners;
+  const corpus = generateCorpus({ seed, now: options.now, size: options.corpusSize });
+  const holdings = assignHoldings(corpus, specs.length).map((indexes) =>
+    indexes.map((index) => corpus.items[index]),
+  );
+  const identities = generateIdentities(seed, specs.length, options.validators ?? 2);
+
+  const servers = specs.map(
+    (spec, uid) =>
+      new MinerServer({
+        uid,
+        seed,
+        now: corpus.now,
+        items: holdings[uid],
+        templates: corpus.items,
+        behaviour: spec.behaviour,
+      }),
+  );
+  const urls = new Map<number, string>();
+  try {
+    for (const server of servers) {
+      urls.set(server.uid, await server.listen(host, basePort === 0 ? 0 : basePort + server.uid));
+    }
+  } catch (error) {
+    await Promise.all(servers.map((server) => server.stop()));
+    throw error;
+  }
+
+  const metagraph = buildMetagraph(identities, urls, new Date());
+  const metagraphFile = options.metagraphFile ? resolve(options.metagraphFile) : null;
+  if (metagraphFile) {
+    try {
+      await writeMetagraphFile(metagraphFile, metagraph);
+    } catch (error) {
+      await Promise.all(servers.map((server) => server.stop()));
+      throw error;
+    }
+  }
+
+  const serverOf = (uid: number): MinerServer => {
+    const server = servers[uid];
+    if (!server) throw new Error(`no devnet miner with uid ${uid}`);
+    return server;
+  };
+  const miners: DevnetMiner[] = servers.map((server) => ({
+    uid: server.uid,
+    hotkey: identities[server.uid].hotkey,
+    coldkey: identities[server.uid].coldkey,
+    url: server.url,
+    get behaviour(): MinerBehaviour {
+      return server.behaviour;
+    },
+  }));
+
+  let holders: Map<string, number[]> | undefined;
+  return {
+    miners,
+    validators: metagraph.neurons.filter((neuron) => neuron.validator_permit),
+    metagraph,
+    metagraphFile,
+    corpus: {
+      seed,
+      now: corpus.now,
+      items: corpus.items,
+      holdingsOf: (uid) => {
+        serverOf(uid);
+        return holdings[uid];
+      },
+      holdersOf: (uri) => {
+        holders ??= indexHolders(holdings);
+        return holders.get(uri) ?? [];
+      },
+    },
+    setBehaviour: (uid, behaviour) => serverOf(uid).setBehaviour(behaviour),
+    requestCounts: (uid) => serverOf(uid).requestCounts(),
+    stop: async () => {
+      await Promise.all(servers.map((server) => server.stop()));
+    },
+  };
+}
+
+function indexHolders(holdings: readonly (readonly DataItem[])[]): Map<string, number[]> {
+  const holders = new Map<string, number[]>();
+  holdings.forEach((items, uid) => {
+    for (const item of items) {
+      const list = holders.get(item.uri) ?? [];
+      list.push(uid);
+      holders.set(item.uri, list);
+    }
+  });
+  return holders;
+}

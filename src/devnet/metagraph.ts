@@ -1,0 +1,111 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { MetagraphFile, MetagraphNeuron } from '../network/protocol';
+import { createRng, deriveSeed, Rng } from './rng';
+
+/** Deterministic keys, stakes and incentives for the devnet, and the metagraph file. */
+
+export const DEVNET_NETUID = 13;
+
+const BASE58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
+
+/** `5` + 47 base58 characters, like a substrate ss58 address (not a valid checksum). */
+export function ss58Like(rng: Rng): string {
+  // Real generic-substrate addresses start with 5C..5H.
+  let address = `5${rng.pick(['C', 'D', 'E', 'F', 'G', 'H'])}`;
+  while (address.length < 48) address += BASE58[rng.int(0, BASE58.length - 1)];
+  return address;
+}
+
+export interface Identity {
+  uid: number;
+  hotkey: string;
+  coldkey: string;
+  stake: number;
+  incentive: number;
+  validatorPermit: boolean;
+}
+
+/**
+ * Miners take uids 0..minerCount-1 (so `--faults 2:hang` names the third miner), validators the
+ * uids after them. Miners 4k and 4k+1 share a coldkey (one operator, two miners), so coldkey
+ * diversity rules have something to act on; the others have their own.
+ */
+export function generateIdentities(
+  seed: number,
+  minerCount: number,
+  validatorCount: number,
+): Identity[] {
+  const rng = createRng(deriveSeed(seed, 'identities'));
+  const coldkeys = new Map<string, string>();
+  const coldkeyFor = (group: string): string => {
+    const existing = coldkeys.get(group);
+    if (existing) return existing;
+    const created = ss58Like(createRng(deriveSeed(seed, 'coldkey', group)));
+    coldkeys.set(group, created);
+    return created;
+  };
+  const weights = Array.from({ length: minerCount }, () => 0.2 + rng.next());
+  const totalWeight = weights.reduce((sum, weight) => sum + weight, 0);
+  const identities: Identity[] = [];
+  for (let uid = 0; uid < minerCount + validatorCount; uid++) {
+    const isMiner = uid < minerCount;
+    const group = isMiner && uid % 4 < 2 ? `pair-${Math.floor(uid / 4)}` : `neuron-${uid}`;
+    identities.push({
+      uid,
+      hotkey: ss58Like(createRng(deriveSeed(seed, 'hotkey', uid))),
+      coldkey: coldkeyFor(group),
+      stake: isMiner ? round(10 + rng.next() * 2990, 4) : round(50_000 + rng.next() * 450_000, 4),
+      incentive: isMiner ? round(weights[uid] / totalWeight, 6) : 0,
+      validatorPermit: !isMiner,
+    });
+  }
+  return identities;
+}
+
+function round(value: number, decimals: number): number {
+  const factor = 10 ** decimals;
+  return Math.round(value * factor) / factor;
+}
+
+/** A block height that advances every 12 s, as the chain's does. */
+export function blockAt(date: Date): number {
+  const reference = Date.UTC(2024, 9, 1);
+  return 4_000_000 + Math.floor((date.getTime() - reference) / 12_000);
+}
+
+export function buildMetagraph(
+  identities: readonly Identity[],
+  axonUrls: ReadonlyMap<number, string>,
+  writtenAt: Date,
+): MetagraphFile {
+  const neurons: MetagraphNeuron[] = identities.map((identity) => ({
+    uid: identity.uid,
+    hotkey: identity.hotkey,
+    coldkey: identity.coldkey,
+    axon_url: axonUrls.get(identity.uid) ?? null,
+    stake: identity.stake,
+    incentive: identity.incentive,
+    validator_permit: identity.validatorPermit,
+  }));
+  return {
+    netuid: DEVNET_NETUID,
+    block: blockAt(writtenAt),
+    updated_at: writtenAt.toISOString(),
+    neurons,
+  };
+}
+
+/** Writes through a temporary file and a rename, so a reader never sees half a file. */
+export async function writeMetagraphFile(path: string, metagraph: MetagraphFile): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  const temporary = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  try {
+    await writeFile(temporary, `${JSON.stringify(metagraph, null, 2)}\n`, 'utf8');
+    await rename(temporary, path);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw error;
+  }
+}

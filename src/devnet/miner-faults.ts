@@ -1,0 +1,242 @@
+import {
+  CompressedMinerIndex,
+  DataEntity,
+  DataEntityBucketId,
+  DataItem,
+  bucketStart,
+  sourceFromId,
+} from '../network/protocol';
+import { ParsedKeyword, QueryMatcher } from '../network/query-matcher';
+import { randomBase62 } from './corpus-text';
+import { toEntity } from './miner-store';
+import { Rng } from './rng';
+import { SUBREDDITS } from './vocabulary';
+
+/** How dishonest miners bend their answers: fabricated, corrupted or inflated content. */
+
+type Mutable = Record<string, unknown>;
+type Violation = 'author' | 'keyword' | 'date' | 'future';
+
+const HOUR_MS = 3_600_000;
+
+/**
+ * Items that look real (cloned from corpus items) under made-up uris and ids, each breaking one
+ * constraint of the query in turn (author, keyword, date). A query with no constraint cannot be
+ * broken; those items are dated in the future instead, and only their uris give them away.
+ */
+export function fabricateItems(
+  rng: Rng,
+  query: QueryMatcher,
+  templates: readonly DataItem[],
+  count: number,
+  now: Date,
+): DataItem[] {
+  if (templates.length === 0) return [];
+  const violations: Violation[] = [];
+  if (query.usernames.length > 0) violations.push('author');
+  if (query.keywords.length > 0) violations.push('keyword');
+  if (query.start || query.end) violations.push('date');
+  if (violations.length === 0) violations.push('future');
+  const items: DataItem[] = [];
+  for (let index = 0; index < count; index++) {
+    const item = withMadeUpIdentity(rng, structuredClone(rng.pick(templates)));
+    items.push(violate(rng, item, violations[index % violations.length], query, now));
+  }
+  return items;
+}
+
+function withMadeUpIdentity(rng: Rng, item: DataItem): DataItem {
+  if (item.source === 'X') {
+    const id = `19${String(rng.int(10 ** 8, 10 ** 9 - 1))}${String(rng.int(10 ** 8, 10 ** 9 - 1))}`;
+    item.tweet.id = id;
+    item.tweet.conversation_id = id;
+    item.uri = `https://x.com/${item.user.username}/status/${id}`;
+    return item;
+  }
+  const shortId = `zz${randomBase62(rng, 5).toLowerCase()}`;
+  item.id = `${item.dataType === 'post' ? 't3' : 't1'}_${shortId}`;
+  item.uri = `https://www.reddit.com/${item.communityName}/comments/${shortId}/fabricated/`;
+  item.url = item.uri;
+  return item;
+}
+
+function violate(
+  rng: Rng,
+  item: DataItem,
+  violation: Violation,
+  query: QueryMatcher,
+  now: Date,
+): DataItem {
+  switch (violation) {
+    case 'author': {
+      const username = `fake_${randomBase62(rng, 8).toLowerCase()}`;
+      if (item.source === 'X') {
+        item.user.username = username;
+        item.uri = `https://x.com/${username}/status/${item.tweet.id}`;
+      } else {
+        item.username = username;
+      }
+      return item;
+    }
+    case 'keyword':
+      return withoutKeyword(item, query.keywords[0]);
+    case 'date': {
+      const offset = rng.int(1, 72) * HOUR_MS;
+      const date = query.start
+        ? query.start.getTime() - offset
+        : (query.end?.getTime() ?? now.getTime()) + offset;
+      return setDatetime(item, new Date(date));
+    }
+    case 'future':
+      return setDatetime(item, new Date(now.getTime() + rng.int(1, 48) * HOUR_MS));
+  }
+}
+
+function setDatetime(item: DataItem, date: Date): DataItem {
+  item.datetime = date.toISOString();
+  if (item.source === 'REDDIT') item.createdAt = item.datetime;
+  return item;
+}
+
+/** Removes every trace of the keyword (text, hashtag or subreddit) from the item. */
+function withoutKeyword(item: DataItem, parsed: ParsedKeyword): DataItem {
+  if (parsed.kind === 'subreddit') {
+    if (item.source !== 'REDDIT') return item;
+    const other = SUBREDDITS.find((entry) => `r/${entry.name.toLowerCase()}` !== parsed.label);
+    const name = other?.name ?? 'fabricated';
+    item.uri = item.uri.replace(item.communityName, `r/${name}`);
+    item.url = item.uri;
+    item.communityName = `r/${name}`;
+    item.label = `r/${name.toLowerCase()}`;
+    return item;
+  }
+  const needle = parsed.kind === 'hashtag' ? parsed.tag : parsed.text;
+  if (item.source === 'X') {
+    item.content = stripAll(item.content, needle);
+    item.tweet.hashtags = item.tweet.hashtags.filter((tag) => tag.toLowerCase() !== needle);
+    item.label = item.tweet.hashtags[0]?.toLowerCase() ?? null;
+    return item;
+  }
+  item.body = stripAll(item.body, needle);
+  item.content = stripAll(item.content, needle);
+  if (item.title !== undefined) item.title = stripAll(item.title, needle);
+  return item;
+}
+
+/** Removes the needle (lower-case, not empty) until the text no longer contains it in any case. */
+function stripAll(text: string, needle: string): string {
+  if (needle === '') return text;
+  let result = text;
+  for (let at = result.toLowerCase().indexOf(needle); at >= 0;) {
+    result = result.slice(0, at) + result.slice(at + needle.length);
+    at = result.toLowerCase().indexOf(needle);
+  }
+  return result;
+}
+
+/** One of several schema breaks per item, chosen by position so every kind shows up. */
+export function corruptItem(item: DataItem, variant: number): unknown {
+  const copy = structuredClone(item) as unknown as Mutable;
+  switch (variant % 6) {
+    case 0:
+      delete copy.uri;
+      break;
+    case 1:
+      copy.datetime = 1_700_000_000;
+      break;
+    case 2:
+      copy.source = 7;
+      break;
+    case 3:
+      delete copy[item.source === 'X' ? 'user' : 'username'];
+      break;
+    case 4:
+      copy.content = null;
+      break;
+    default:
+      if (item.source === 'X')
+        copy.tweet = { ...item.tweet, hashtags: item.tweet.hashtags.join(' ') };
+      else copy.dataType = 42;
+  }
+  return copy;
+}
+
+export function corruptEntity(entity: DataEntity, variant: number): unknown {
+  const copy = { ...entity } as unknown as Mutable;
+  switch (variant % 4) {
+    case 0:
+      copy.content_size_bytes = String(entity.content_size_bytes);
+      break;
+    case 1:
+      delete copy.uri;
+      break;
+    case 2:
+      copy.content = 'not an item';
+      break;
+    default:
+      copy.content = corruptItem(entity.content, variant);
+  }
+  return copy;
+}
+
+export function corruptIndex(index: CompressedMinerIndex): unknown {
+  const sources: Record<string, unknown[]> = {};
+  for (const [sourceId, labels] of Object.entries(index.sources)) {
+    sources[sourceId] = (labels ?? []).map((entry, position) => {
+      if (position % 3 === 0) {
+        return { ...entry, time_bucket_ids: entry.time_bucket_ids.map(String) };
+      }
+      if (position % 3 === 1) return { ...entry, sizes_bytes: entry.sizes_bytes.slice(1) };
+      return { ...entry, label: 42 };
+    });
+  }
+  return { sources };
+}
+
+export function overclaimIndex(index: CompressedMinerIndex, factor: number): CompressedMinerIndex {
+  const sources: CompressedMinerIndex['sources'] = {};
+  for (const [sourceId, labels] of Object.entries(index.sources)) {
+    sources[sourceId] = (labels ?? []).map((entry) => ({
+      ...entry,
+      sizes_bytes: entry.sizes_bytes.map((size) => Math.round(size * factor)),
+    }));
+  }
+  return { sources };
+}
+
+/** The honest index plus labels the miner has nothing for, one bucket per hour of the last day. */
+export function fabricateIndex(index: CompressedMinerIndex, now: Date): CompressedMinerIndex {
+  const latest = Math.floor(now.getTime() / HOUR_MS) - 1;
+  const ids = Array.from({ length: 24 }, (_, offset) => latest - 23 + offset);
+  const fake = (label: string) => ({
+    label,
+    time_bucket_ids: ids,
+    sizes_bytes: ids.map(() => 250_000),
+  });
+  return {
+    sources: {
+      ...index.sources,
+      '1': [...(index.sources['1'] ?? []), fake('r/fabricated_data')],
+      '2': [...(index.sources['2'] ?? []), fake('#fabricated_data')],
+    },
+  };
+}
+
+/** The honest entities plus look-alikes with made-up uris dated outside the bucket. */
+export function fabricateEntities(
+  rng: Rng,
+  honest: readonly DataEntity[],
+  bucketId: DataEntityBucketId,
+  templates: readonly DataItem[],
+): DataEntity[] {
+  const source = sourceFromId(bucketId.source);
+  const pool = templates.filter((item) => item.source === source);
+  if (pool.length === 0) return [...honest];
+  const outside = new Date(
+    bucketStart(bucketId.time_bucket_id).getTime() - rng.int(2, 48) * HOUR_MS,
+  );
+  const fabricated = Array.from({ length: Math.max(3, honest.length) }, () =>
+    toEntity(setDatetime(withMadeUpIdentity(rng, structuredClone(rng.pick(pool))), outside)),
+  );
+  return [...honest, ...fabricated];
+}

@@ -1,0 +1,88 @@
+import { isValidItem } from './item-schema';
+import { DataItem, DataSource } from './protocol';
+import { QueryMatcher } from './query-matcher';
+
+/** One miner's answer after every item was checked. */
+export interface CheckedAnswer {
+  uid: number;
+  returned: number;
+  valid: DataItem[];
+  dropped: number;
+}
+
+/**
+ * Keeps the items that have the source's shape and match the query; drops the rest (and
+ * repeats of a uri within the same answer, which would otherwise inflate corroboration).
+ */
+export function checkAnswer(uid: number, items: readonly unknown[], matcher: QueryMatcher, source: DataSource): CheckedAnswer {
+  const seen = new Set<string>();
+  const valid: DataItem[] = [];
+  for (const item of items) {
+    if (!isValidItem(item, source) || !matcher.matches(item)) continue;
+    const { uri } = item as DataItem;
+    if (seen.has(uri)) continue;
+    seen.add(uri);
+    valid.push(item as DataItem);
+  }
+  return { uid, returned: items.length, valid, dropped: items.length - valid.length };
+}
+
+/** An answer counts towards the quorum unless most of what it returned had to be dropped. */
+export function isUsableAnswer(answer: CheckedAnswer): boolean {
+  return answer.dropped * 2 <= answer.returned;
+}
+
+export interface MergedItems {
+  items: DataItem[];
+  /** How many answers held each uri. */
+  holders: Map<string, number>;
+  /** Share of the returned items held by at least two miners (0 when nothing is returned). */
+  consensus: number;
+}
+
+/**
+ * Merges the valid items of every answer, deduplicated by uri. When `limit` cuts, items held by
+ * more miners win (then newer ones); what is returned is ordered newest first.
+ */
+export function mergeAnswers(answers: readonly CheckedAnswer[], limit: number): MergedItems {
+  const holders = new Map<string, number>();
+  const byUri = new Map<string, DataItem>();
+  for (const answer of answers) {
+    for (const item of answer.valid) {
+      holders.set(item.uri, (holders.get(item.uri) ?? 0) + 1);
+      if (!byUri.has(item.uri)) byUri.set(item.uri, item);
+    }
+  }
+  const time = (item: DataItem) => Date.parse(item.datetime);
+  const kept = [...byUri.values()]
+    .sort((a, b) => holders.get(b.uri)! - holders.get(a.uri)! || time(b) - time(a))
+    .slice(0, limit)
+    .sort((a, b) => time(b) - time(a) || a.uri.localeCompare(b.uri));
+  const corroborated = kept.filter((item) => holders.get(item.uri)! >= 2).length;
+  return { items: kept, holders, consensus: kept.length === 0 ? 0 : round(corroborated / kept.length) };
+}
+
+/**
+ * What one observation says about a miner, 0..1, or null when it says nothing (an empty,
+ * honest answer). Invalid or non-matching items pull it down in proportion; valid items seen
+ * by other miners too pull it up: all valid and uncorroborated is 0.5, all valid and all
+ * corroborated is 1. A failed call (timeout, 5xx, garbage, oversize) is 0.
+ */
+export function credibilityScore(answer: CheckedAnswer | undefined, holders: ReadonlyMap<string, number>): number | null {
+  if (!answer) return 0;
+  if (answer.returned === 0) return null;
+  const validShare = answer.valid.length / answer.returned;
+  const corroborated = answer.valid.filter((item) => (holders.get(item.uri) ?? 0) >= 2).length;
+  const corroboratedShare = answer.valid.length === 0 ? 0 : corroborated / answer.valid.length;
+  return validShare * (0.5 + 0.5 * corroboratedShare);
+}
+
+/** Exponential moving average, kept within 0..1. */
+export function nextCredibility(current: number, score: number, alpha: number): number {
+  return Math.min(1, Math.max(0, round(current + alpha * (score - current), 6)));
+}
+
+function round(value: number, digits = 4): number {
+  const factor = 10 ** digits;
+  return Math.round(value * factor) / factor;
+}

@@ -1,0 +1,87 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { MinerEntity } from '../miner.entity';
+import { MinersRepository } from '../miners.repository';
+import { METAGRAPH_SOURCE, MetagraphSource } from './metagraph-source';
+
+/** Reload from the database this often, to see credibility moved by other replicas. */
+const REFRESH_INTERVAL_MS = 30_000;
+
+/**
+ * Keeps the miners table in line with the metagraph source (at start and whenever the source
+ * changes) and holds the current miners in memory for query routing. A source that cannot be
+ * read leaves what is stored untouched.
+ */
+@Injectable()
+export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger(MetagraphService.name);
+  private miners: MinerEntity[] = [];
+  private stopWatching: (() => void) | undefined;
+  private refreshTimer: NodeJS.Timeout | undefined;
+  private syncing: Promise<void> = Promise.resolve();
+
+  constructor(
+    @Inject(METAGRAPH_SOURCE) private readonly source: MetagraphSource | null,
+    private readonly repository: MinersRepository,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    await this.sync();
+    if (this.source) this.stopWatching = this.source.watch(() => void this.sync());
+    this.refreshTimer = setInterval(() => void this.reload(), REFRESH_INTERVAL_MS).unref();
+  }
+
+  onModuleDestroy(): void {
+    this.stopWatching?.();
+    clearInterval(this.refreshTimer);
+  }
+
+  /** Re-reads the source into the table; calls are serialized so two syncs never interleave. */
+  sync(): Promise<void> {
+    this.syncing = this.syncing.then(() => this.syncOnce());
+    return this.syncing;
+  }
+
+  /** Every known miner (not validators), including failing ones; callers filter further. */
+  minersServingData(): MinerEntity[] {
+    return this.miners.filter((miner) => !miner.validatorPermit && miner.axonUrl !== null && miner.state !== 'deregistered');
+  }
+
+  /** Validators with their stake, for stake-weighted aggregation. */
+  validators(): MinerEntity[] {
+    return this.miners.filter((miner) => miner.validatorPermit && miner.state !== 'deregistered');
+  }
+
+  /** Applies credibility values just written to the database to the in-memory copy. */
+  updateCredibility(values: ReadonlyMap<number, number>): void {
+    for (const miner of this.miners) {
+      const value = values.get(miner.uid);
+      if (value !== undefined) miner.credibility = value;
+    }
+  }
+
+  updateState(uid: number, state: MinerEntity['state']): void {
+    const miner = this.miners.find((candidate) => candidate.uid === uid);
+    if (miner && miner.state !== 'deregistered') miner.state = state;
+  }
+
+  private async syncOnce(): Promise<void> {
+    if (this.source) {
+      try {
+        const metagraph = await this.source.read();
+        await this.repository.syncNeurons(metagraph.neurons);
+        this.logger.log(`metagraph from ${this.source.description}: ${metagraph.neurons.length} neurons`);
+      } catch (error) {
+        this.logger.error(`metagraph from ${this.source.description} not applied, keeping the stored one: ${(error as Error).message}`);
+      }
+    }
+    await this.reload();
+  }
+
+  private async reload(): Promise<void> {
+    try {
+      this.miners = await this.repository.listAll();
+    } catch (error) {
+      this.logger.warn(`could not reload miners: ${(error as Error).message}`);
+    }
+  }
+}

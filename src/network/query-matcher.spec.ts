@@ -1,0 +1,274 @@
+import { RedditItem, XItem } from './protocol';
+import { compileQuery, InvalidQueryError, MatchQuery, parseKeyword } from './query-matcher';
+
+function xItem(overrides: Partial<XItem> = {}): XItem {
+  return {
+    uri: 'https://x.com/Alice/status/1',
+    datetime: '2024-05-01T12:00:00.000Z',
+    source: 'X',
+    label: '#bitcoin',
+    content: 'Bitcoin halving is near #Bitcoin',
+    user: {
+      username: 'Alice',
+      display_name: 'Alice Tao',
+      id: '42',
+      verified: false,
+      followers_count: 10,
+      following_count: 5,
+    },
+    tweet: {
+      id: '1',
+      like_count: 0,
+      retweet_count: 0,
+      reply_count: 0,
+      quote_count: 0,
+      hashtags: ['#Bitcoin', '#TAO'],
+      is_retweet: false,
+      is_reply: false,
+      is_quote: false,
+      conversation_id: '1',
+    },
+    media: [],
+    ...overrides,
+  };
+}
+
+function redditItem(overrides: Partial<RedditItem> = {}): RedditItem {
+  return {
+    uri: 'https://www.reddit.com/r/Bitcoin/comments/abc/title/',
+    datetime: '2024-05-01T12:00:00.000Z',
+    source: 'REDDIT',
+    label: 'r/bitcoin',
+    content: 'ETF approved\n\nThe price moved a lot',
+    id: 't3_abc',
+    url: 'https://www.reddit.com/r/Bitcoin/comments/abc/title/',
+    username: 'Bob_99',
+    communityName: 'r/Bitcoin',
+    body: 'The price moved a lot',
+    title: 'ETF approved',
+    createdAt: '2024-05-01T12:00:00.000Z',
+    dataType: 'post',
+    ...overrides,
+  };
+}
+
+function otherSubreddit(overrides: Partial<RedditItem> = {}): RedditItem {
+  return redditItem({
+    uri: 'https://www.reddit.com/r/ethereum/comments/def/title/',
+    label: 'r/ethereum',
+    communityName: 'r/ethereum',
+    ...overrides,
+  });
+}
+
+const matches = (query: MatchQuery, item: unknown): boolean => compileQuery(query).matches(item);
+
+describe('compileQuery', () => {
+  describe('source', () => {
+    it('matches the source case-insensitively on both sides', () => {
+      expect(matches({ source: 'x' }, xItem())).toBe(true);
+      expect(matches({ source: 'Reddit' }, redditItem())).toBe(true);
+      expect(matches({ source: 'X' }, { ...xItem(), source: 'x' })).toBe(true);
+    });
+
+    it('rejects items of the other source', () => {
+      expect(matches({ source: 'reddit' }, xItem())).toBe(false);
+      expect(matches({ source: 'x' }, redditItem())).toBe(false);
+    });
+
+    it('refuses an unknown source', () => {
+      expect(() => compileQuery({ source: 'facebook' })).toThrow(InvalidQueryError);
+    });
+  });
+
+  describe('date bounds', () => {
+    const item = xItem({ datetime: '2024-05-01T12:00:00.000Z' });
+
+    it('includes both bounds', () => {
+      const query = {
+        source: 'x',
+        start_date: '2024-05-01T12:00:00Z',
+        end_date: '2024-05-01T12:00:00Z',
+      };
+      expect(matches(query, item)).toBe(true);
+    });
+
+    it('excludes items before the start or after the end', () => {
+      expect(matches({ source: 'x', start_date: '2024-05-01T12:00:01Z' }, item)).toBe(false);
+      expect(matches({ source: 'x', end_date: '2024-05-01T11:59:59Z' }, item)).toBe(false);
+    });
+
+    it('treats a missing bound as open', () => {
+      expect(matches({ source: 'x', start_date: '2024-04-01', end_date: null }, item)).toBe(true);
+      expect(matches({ source: 'x', start_date: null, end_date: '2024-06-01' }, item)).toBe(true);
+    });
+
+    it('reads dates without a zone as UTC', () => {
+      expect(matches({ source: 'x', start_date: '2024-05-01T12:00:00' }, item)).toBe(true);
+      expect(matches({ source: 'x', start_date: '2024-05-01T12:00:01' }, item)).toBe(false);
+      expect(matches({ source: 'x', end_date: '2024-05-01 11:59:59' }, item)).toBe(false);
+    });
+
+    it('honours explicit offsets', () => {
+      // 14:00 at +02:00 is 12:00 UTC.
+      expect(matches({ source: 'x', end_date: '2024-05-01T14:00:00+02:00' }, item)).toBe(true);
+      expect(matches({ source: 'x', end_date: '2024-05-01T13:59:59+02:00' }, item)).toBe(false);
+    });
+
+    it('accepts Date objects', () => {
+      const start = new Date('2024-05-01T00:00:00Z');
+      const end = new Date('2024-05-02T00:00:00Z');
+      expect(matches({ source: 'x', start_date: start, end_date: end }, item)).toBe(true);
+      expect(matches({ source: 'x', start_date: end }, item)).toBe(false);
+    });
+
+    it('refuses dates that are not ISO 8601 calendar dates', () => {
+      expect(() => compileQuery({ source: 'x', start_date: 'yesterday' })).toThrow(
+        InvalidQueryError,
+      );
+      expect(() => compileQuery({ source: 'x', end_date: '2024-02-31' })).toThrow(
+        InvalidQueryError,
+      );
+      expect(() => compileQuery({ source: 'x', end_date: new Date('nope') })).toThrow(
+        InvalidQueryError,
+      );
+    });
+
+    it('rejects items whose datetime cannot be read when a bound is set', () => {
+      const broken = xItem({ datetime: 'last tuesday' });
+      expect(matches({ source: 'x', start_date: '2024-01-01' }, broken)).toBe(false);
+      expect(matches({ source: 'x' }, broken)).toBe(true);
+    });
+  });
+
+  describe('usernames', () => {
+    it('matches X authors case-insensitively, with or without @', () => {
+      expect(matches({ source: 'x', usernames: ['alice'] }, xItem())).toBe(true);
+      expect(matches({ source: 'x', usernames: ['@ALICE'] }, xItem())).toBe(true);
+      expect(matches({ source: 'x', usernames: ['carol', '@alice'] }, xItem())).toBe(true);
+    });
+
+    it('matches Reddit authors by username', () => {
+      expect(matches({ source: 'reddit', usernames: ['@bob_99'] }, redditItem())).toBe(true);
+      expect(matches({ source: 'reddit', usernames: ['bob'] }, redditItem())).toBe(false);
+    });
+
+    it('rejects other authors and items without an author', () => {
+      expect(matches({ source: 'x', usernames: ['alic'] }, xItem())).toBe(false);
+      const withoutUser: Partial<XItem> = xItem();
+      delete withoutUser.user;
+      expect(matches({ source: 'x', usernames: ['alice'] }, withoutUser)).toBe(false);
+    });
+
+    it('ignores an empty list', () => {
+      expect(matches({ source: 'x', usernames: [] }, xItem())).toBe(true);
+    });
+  });
+
+  describe('keywords', () => {
+    it('requires every keyword, case-insensitively', () => {
+      expect(matches({ source: 'x', keywords: ['BITCOIN', 'halving'] }, xItem())).toBe(true);
+      expect(matches({ source: 'x', keywords: ['bitcoin', 'ethereum'] }, xItem())).toBe(false);
+    });
+
+    it('searches only the X text, not the author', () => {
+      expect(matches({ source: 'x', keywords: ['alice'] }, xItem())).toBe(false);
+    });
+
+    it('matches #tags in the X text or in the hashtag list', () => {
+      expect(matches({ source: 'x', keywords: ['#bitcoin'] }, xItem())).toBe(true);
+      // '#tao' is only in the hashtag list (as '#TAO').
+      expect(matches({ source: 'x', keywords: ['#tao'] }, xItem())).toBe(true);
+      expect(matches({ source: 'x', keywords: ['#eth'] }, xItem())).toBe(false);
+      // Without '#', the hashtag list does not count.
+      expect(matches({ source: 'x', keywords: ['tao'] }, xItem())).toBe(false);
+    });
+
+    it('searches the Reddit title and body', () => {
+      expect(matches({ source: 'reddit', keywords: ['etf', 'PRICE'] }, redditItem())).toBe(true);
+      const comment = redditItem({ title: undefined, content: 'Nice ETF', body: 'Nice ETF' });
+      expect(matches({ source: 'reddit', keywords: ['etf'] }, comment)).toBe(true);
+      expect(matches({ source: 'reddit', keywords: ['approved'] }, comment)).toBe(false);
+    });
+
+    it('does not match a keyword across two fields', () => {
+      expect(
+        matches({ source: 'reddit', keywords: ['approved the'] }, redditItem({ content: '' })),
+      ).toBe(false);
+    });
+
+    it('treats r/name, /r/name and /name as subreddit selectors on Reddit', () => {
+      for (const keyword of ['r/bitcoin', '/r/BITCOIN', '/Bitcoin', 'r/bitcoin/']) {
+        expect(matches({ source: 'reddit', keywords: [keyword] }, redditItem())).toBe(true);
+        expect(matches({ source: 'reddit', keywords: [keyword] }, otherSubreddit())).toBe(false);
+      }
+    });
+
+    it('does not match a subreddit selector against the text', () => {
+      const mention = otherSubreddit({ body: 'see r/bitcoin', content: 'see r/bitcoin' });
+      expect(matches({ source: 'reddit', keywords: ['r/bitcoin'] }, mention)).toBe(false);
+    });
+
+    it('combines a subreddit selector with text keywords', () => {
+      expect(matches({ source: 'reddit', keywords: ['/bitcoin', 'etf'] }, redditItem())).toBe(true);
+      expect(matches({ source: 'reddit', keywords: ['/bitcoin', 'tao'] }, redditItem())).toBe(
+        false,
+      );
+    });
+
+    it('ignores blank keywords', () => {
+      expect(matches({ source: 'x', keywords: ['  '] }, xItem())).toBe(true);
+    });
+  });
+
+  it('combines every rule', () => {
+    const query: MatchQuery = {
+      source: 'X',
+      usernames: ['@alice'],
+      keywords: ['halving', '#tao'],
+      start_date: '2024-05-01',
+      end_date: '2024-05-02',
+    };
+    expect(matches(query, xItem())).toBe(true);
+    expect(matches(query, xItem({ datetime: '2024-05-03T00:00:00Z' }))).toBe(false);
+  });
+
+  it('never throws on malformed items', () => {
+    const query: MatchQuery = {
+      source: 'x',
+      usernames: ['a'],
+      keywords: ['#b', 'c'],
+      start_date: '2024-01-01',
+    };
+    for (const item of [
+      null,
+      undefined,
+      42,
+      'x',
+      [],
+      {},
+      { source: 7 },
+      { source: 'X', user: [], tweet: 'no' },
+    ]) {
+      expect(matches(query, item)).toBe(false);
+    }
+  });
+});
+
+describe('parseKeyword', () => {
+  it('recognises subreddit selectors on Reddit only', () => {
+    expect(parseKeyword('/r/Bitcoin', 'REDDIT')).toEqual({ kind: 'subreddit', label: 'r/bitcoin' });
+    expect(parseKeyword('/LocalLLaMA', 'REDDIT')).toEqual({
+      kind: 'subreddit',
+      label: 'r/localllama',
+    });
+    expect(parseKeyword('/bitcoin', 'X')).toEqual({ kind: 'text', text: '/bitcoin' });
+    expect(parseKeyword('r/two words', 'REDDIT')).toEqual({ kind: 'text', text: 'r/two words' });
+  });
+
+  it('recognises hashtags on X only', () => {
+    expect(parseKeyword(' #TAO ', 'X')).toEqual({ kind: 'hashtag', tag: '#tao' });
+    expect(parseKeyword('#tao', 'REDDIT')).toEqual({ kind: 'text', text: '#tao' });
+    expect(parseKeyword('#', 'X')).toEqual({ kind: 'text', text: '#' });
+  });
+});

@@ -1,0 +1,176 @@
+import { parseIsoDate } from './iso-date';
+import { DataSource, parseDataSource } from './protocol';
+
+export { parseIsoDate };
+
+/**
+ * The rules deciding whether an item answers an on-demand query (docs/miner-protocol.md,
+ * "Query matching"). The gateway runs them over what miners return, so `matches` takes untrusted
+ * input and never throws; the honest devnet miner runs the same rules to answer.
+ */
+
+export interface MatchQuery {
+  /** `X` or `REDDIT`, any case. */
+  source: string;
+  usernames?: readonly string[] | null;
+  keywords?: readonly string[] | null;
+  /** Inclusive bounds; a missing bound is open. Strings are ISO 8601, without a zone meaning UTC. */
+  start_date?: Date | string | null;
+  end_date?: Date | string | null;
+}
+
+export type ParsedKeyword =
+  /** Case-insensitive substring of the item's text; `text` is lower-cased. */
+  | { kind: 'text'; text: string }
+  /** X only: in the text, or in the item's hashtag list. `tag` is lower-cased with its `#`. */
+  | { kind: 'hashtag'; tag: string }
+  /** Reddit only: the item's subreddit is `label` (`r/<name>`, lower-cased); not a text match. */
+  | { kind: 'subreddit'; label: string };
+
+export interface QueryMatcher {
+  readonly source: DataSource;
+  readonly start: Date | null;
+  readonly end: Date | null;
+  readonly usernames: readonly string[];
+  readonly keywords: readonly ParsedKeyword[];
+  matches(item: unknown): boolean;
+}
+
+export class InvalidQueryError extends Error {
+  override readonly name = 'InvalidQueryError';
+}
+
+// Reddit names are letters, digits and underscores; anything else stays a text keyword.
+const SUBREDDIT_SELECTOR = /^(?:\/?r\/|\/)([a-z0-9_]+)\/?$/i;
+
+export function parseKeyword(keyword: string, source: DataSource): ParsedKeyword {
+  const trimmed = keyword.trim();
+  const lower = trimmed.toLowerCase();
+  if (source === 'REDDIT') {
+    const selector = SUBREDDIT_SELECTOR.exec(trimmed);
+    if (selector) return { kind: 'subreddit', label: `r/${selector[1].toLowerCase()}` };
+  }
+  if (source === 'X' && lower.length > 1 && lower.startsWith('#')) {
+    return { kind: 'hashtag', tag: lower };
+  }
+  return { kind: 'text', text: lower };
+}
+
+function toBound(value: Date | string | null | undefined, field: string): Date | null {
+  if (value === null || value === undefined) return null;
+  const date = value instanceof Date ? value : parseIsoDate(value);
+  if (!date || Number.isNaN(date.getTime())) {
+    throw new InvalidQueryError(`${field} is not an ISO 8601 date: ${String(value)}`);
+  }
+  return date;
+}
+
+function normalizeUsername(username: string): string {
+  return username.trim().replace(/^@/, '').toLowerCase();
+}
+
+export function compileQuery(query: MatchQuery): QueryMatcher {
+  const source = parseDataSource(query.source);
+  if (!source) throw new InvalidQueryError(`unknown source: ${query.source}`);
+  const start = toBound(query.start_date, 'start_date');
+  const end = toBound(query.end_date, 'end_date');
+  const usernames = (query.usernames ?? []).map(normalizeUsername).filter((name) => name !== '');
+  const keywords = (query.keywords ?? [])
+    .map((keyword) => parseKeyword(keyword, source))
+    .filter((keyword) => keyword.kind !== 'text' || keyword.text !== '');
+  return new CompiledQuery(source, start, end, usernames, keywords);
+}
+
+type UnknownRecord = Record<string, unknown>;
+
+function isRecord(value: unknown): value is UnknownRecord {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function stringField(record: UnknownRecord, key: string): string | undefined {
+  const value = record[key];
+  return typeof value === 'string' ? value : undefined;
+}
+
+class CompiledQuery implements QueryMatcher {
+  private readonly usernameSet: ReadonlySet<string>;
+
+  constructor(
+    readonly source: DataSource,
+    readonly start: Date | null,
+    readonly end: Date | null,
+    readonly usernames: readonly string[],
+    readonly keywords: readonly ParsedKeyword[],
+  ) {
+    this.usernameSet = new Set(usernames);
+  }
+
+  matches(item: unknown): boolean {
+    if (!isRecord(item)) return false;
+    const source = stringField(item, 'source');
+    if (source === undefined || parseDataSource(source) !== this.source) return false;
+    return this.withinDates(item) && this.byAuthor(item) && this.hasKeywords(item);
+  }
+
+  private withinDates(item: UnknownRecord): boolean {
+    if (!this.start && !this.end) return true;
+    const text = stringField(item, 'datetime');
+    const datetime = text === undefined ? undefined : parseIsoDate(text);
+    if (!datetime) return false;
+    const time = datetime.getTime();
+    if (this.start && time < this.start.getTime()) return false;
+    return !(this.end && time > this.end.getTime());
+  }
+
+  private byAuthor(item: UnknownRecord): boolean {
+    if (this.usernameSet.size === 0) return true;
+    const holder = this.source === 'X' ? item.user : item;
+    const author = isRecord(holder) ? stringField(holder, 'username') : undefined;
+    return author !== undefined && this.usernameSet.has(normalizeUsername(author));
+  }
+
+  private hasKeywords(item: UnknownRecord): boolean {
+    if (this.keywords.length === 0) return true;
+    const text = this.searchableText(item);
+    return this.keywords.every((keyword) => {
+      switch (keyword.kind) {
+        case 'text':
+          return text.includes(keyword.text);
+        case 'hashtag':
+          return text.includes(keyword.tag) || this.hashtags(item).has(keyword.tag);
+        case 'subreddit':
+          return this.subreddits(item).has(keyword.label);
+      }
+    });
+  }
+
+  private searchableText(item: UnknownRecord): string {
+    const fields = this.source === 'X' ? ['content'] : ['title', 'body', 'content'];
+    // Joined with newlines so that a keyword cannot match across two fields.
+    return fields
+      .map((field) => stringField(item, field) ?? '')
+      .join('\n')
+      .toLowerCase();
+  }
+
+  private hashtags(item: UnknownRecord): Set<string> {
+    const tweet = item.tweet;
+    const list = isRecord(tweet) && Array.isArray(tweet.hashtags) ? tweet.hashtags : [];
+    return new Set(
+      list
+        .filter((tag): tag is string => typeof tag === 'string')
+        .map((tag) => tag.trim().toLowerCase())
+        .map((tag) => (tag.startsWith('#') ? tag : `#${tag}`)),
+    );
+  }
+
+  private subreddits(item: UnknownRecord): Set<string> {
+    const names = [stringField(item, 'communityName'), stringField(item, 'label')];
+    return new Set(
+      names
+        .filter((name): name is string => name !== undefined)
+        .map((name) => name.trim().toLowerCase().replace(/^\//, ''))
+        .map((name) => (name.startsWith('r/') ? name : `r/${name}`)),
+    );
+  }
+}
