@@ -17,24 +17,32 @@ export interface LoadFlags {
 
 /** Defaults: 2 × (2 s warm-up + 3 × 5 s) keeps a two-target run well under a minute. */
 export function loadOptions(flags: LoadFlags, env: NodeJS.ProcessEnv = process.env): LoadOptions {
-  const setting = (flag: string | undefined, name: string, fallback: number, integer: boolean) => {
-    const raw = flag ?? env[name];
-    if (raw === undefined || raw === '') return fallback;
-    const value = Number(raw);
-    // Reject nonsense rather than benchmark it (NaN, 0 s, 2.5 connections).
-    if (!(value > 0) || (integer && !Number.isInteger(value))) {
-      throw new Error(
-        `${name} (or its flag) must be a positive ${integer ? 'integer' : 'number'}: ${raw}`,
-      );
-    }
-    return value;
-  };
+  const setting = (flag: string | undefined, name: string, fallback: number, integer: boolean) =>
+    numberSetting(flag ?? env[name], name, fallback, integer);
   return {
     seconds: setting(flags.seconds, 'BENCH_SECONDS', 5, false),
     warmupSeconds: setting(flags.warmup, 'BENCH_WARMUP_SECONDS', 2, false),
     connections: setting(flags.connections, 'BENCH_CONNECTIONS', 10, true),
     rounds: setting(flags.rounds, 'BENCH_ROUNDS', 3, true),
   };
+}
+
+/** A positive number from a flag or BENCH_* variable (`raw`), or `fallback` when unset. */
+export function numberSetting(
+  raw: string | undefined,
+  name: string,
+  fallback: number,
+  integer: boolean,
+): number {
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  // Reject nonsense rather than benchmark it (NaN, 0 s, 2.5 connections).
+  if (!(value > 0) || (integer && !Number.isInteger(value))) {
+    throw new Error(
+      `${name} (or its flag) must be a positive ${integer ? 'integer' : 'number'}: ${raw}`,
+    );
+  }
+  return value;
 }
 
 export interface LoadTarget {
@@ -105,6 +113,13 @@ export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+/** Nearest-rank percentile (q in 0..1) of exact per-request samples: always a real sample. */
+export function percentile(values: readonly number[], q: number): number {
+  if (values.length === 0) throw new Error('percentile of nothing');
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
 }
 
 /** Medians over rounds: robust to one round disturbed by the machine. */

@@ -20,7 +20,8 @@ export function buildDataSourceOptions(url: string, tuning?: Partial<DatabaseTun
     migrationsTableName: 'migrations',
     synchronize: false,
     migrationsRun: false,
-    logging: ['error'],
+    // Failed queries surface as exceptions, logged by whoever handles them (as JSON via pino).
+    logging: false,
     extra: {
       max: tuning?.poolSize ?? 10,
       connectionTimeoutMillis: tuning?.connectTimeoutMs ?? 5000,

@@ -1,4 +1,4 @@
-import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { BeforeApplicationShutdown, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { InjectConfig } from '../config/config.module';
 import { checkAnswer, CheckedAnswer, credibilityScore, mergeAnswers } from './answer-checks';
@@ -43,9 +43,13 @@ const NOT_THE_MINERS_FAULT: ReadonlySet<MinerFailureReason> = new Set(['busy', '
  * client. Answers on-demand queries with a hedged quorum fan-out and checks every item.
  */
 @Injectable()
-export class NetworkService implements OnModuleInit {
+export class NetworkService implements OnModuleInit, BeforeApplicationShutdown {
   private readonly logger = new Logger(NetworkService.name);
   private readonly latencies = new LatencyTracker();
+  /** Calls still running at shutdown end later; their results are no longer recorded. */
+  private shuttingDown = false;
+  /** Credibility and state writes made after a response; shutdown waits for them. */
+  private readonly pendingWrites = new Set<Promise<void>>();
 
   constructor(
     private readonly metagraph: MetagraphService,
@@ -56,6 +60,11 @@ export class NetworkService implements OnModuleInit {
 
   onModuleInit(): void {
     this.client.onCircuitChange((uid, open) => this.recordState(uid, open ? 'failing' : 'active'));
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    this.shuttingDown = true;
+    await Promise.all(this.pendingWrites);
   }
 
   countMiners(): Promise<MinerCounts> {
@@ -134,22 +143,32 @@ export class NetworkService implements OnModuleInit {
   }
 
   private persistScores(scores: { uid: number; score: number }[]): void {
-    if (scores.length === 0) return;
-    this.repository
-      .applyCredibilityScores(scores, this.config.network.credibilityAlpha)
-      .then((values) => this.metagraph.updateCredibility(values))
-      .catch((error: Error) => this.logger.warn(`could not record credibility: ${error.message}`));
+    if (scores.length === 0 || this.shuttingDown) return;
+    this.track(
+      this.repository
+        .applyCredibilityScores(scores, this.config.network.credibilityAlpha)
+        .then((values) => this.metagraph.updateCredibility(values))
+        .catch((error: Error) => this.logger.warn(`could not record credibility: ${error.message}`)),
+    );
   }
 
   private recordState(uid: number, state: 'active' | 'failing'): void {
+    if (this.shuttingDown) return;
     this.metagraph.updateState(uid, state);
-    this.repository.setState(uid, state).catch((error: Error) => this.logger.warn(`could not record miner state: ${error.message}`));
+    this.track(this.repository.setState(uid, state).catch((error: Error) => this.logger.warn(`could not record miner state: ${error.message}`)));
+  }
+
+  private track(write: Promise<void>): void {
+    this.pendingWrites.add(write);
+    void write.finally(() => this.pendingWrites.delete(write));
   }
 }
 
 function summarize(outcome: QuorumOutcome, items: DataItem[], consensus: number): NetworkQueryResult {
   const reasons: Partial<Record<MinerFailureReason, number>> = {};
   for (const reason of outcome.failures.values()) reasons[reason] = (reasons[reason] ?? 0) + 1;
+  // Silent at the deadline is, for this request, a timeout (the call itself ends later).
+  if (outcome.deadlineReached && outcome.unanswered.length > 0) reasons.timeout = (reasons.timeout ?? 0) + outcome.unanswered.length;
   const noAnswer = outcome.answers.length === 0;
   const error = outcome.deadlineReached ? 'No miner answered within the deadline' : 'Every queried miner failed';
   return {
@@ -157,7 +176,7 @@ function summarize(outcome: QuorumOutcome, items: DataItem[], consensus: number)
     error: noAnswer ? error : undefined,
     minersQueried: outcome.queried.length,
     minersResponded: outcome.answers.length,
-    minersFailed: { count: outcome.failures.size, reasons },
+    minersFailed: { count: outcome.failures.size + (outcome.deadlineReached ? outcome.unanswered.length : 0), reasons },
     itemsDroppedInvalid: outcome.answers.reduce((sum, answer) => sum + answer.dropped, 0),
     consensus,
     hedged: outcome.hedged,

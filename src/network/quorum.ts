@@ -14,6 +14,8 @@ export interface QuorumPlan<M extends { uid: number }> {
 export interface QuorumOutcome {
   answers: CheckedAnswer[];
   failures: Map<number, MinerFailureReason>;
+  /** Asked but still silent when the outcome was returned (their results come through onLate). */
+  unanswered: number[];
   queried: number[];
   hedged: number;
   deadlineReached: boolean;
@@ -49,7 +51,8 @@ export function runQuorum<M extends { uid: number }>(
       finished = true;
       clearTimeout(deadlineTimer);
       clearTimeout(hedgeTimer);
-      resolve({ answers, failures, queried, hedged, deadlineReached });
+      const unanswered = queried.filter((uid) => !settled.has(uid));
+      resolve({ answers, failures, unanswered, queried, hedged, deadlineReached });
     };
     const launchSpare = (): boolean => {
       if (nextSpare >= lastSpare) return false;

@@ -1,0 +1,254 @@
+import { generateCorpus } from '../devnet/corpus';
+import {
+  CheckedAnswer,
+  checkAnswer,
+  credibilityScore,
+  isUsableAnswer,
+  mergeAnswers,
+  nextCredibility,
+} from './answer-checks';
+import { DataItem, RedditItem, XItem } from './protocol';
+import { compileQuery } from './query-matcher';
+
+const corpus = generateCorpus({
+  seed: 13,
+  now: new Date('2024-06-01T00:00:00Z'),
+  size: { x: 120, reddit: 40 },
+});
+const xPosts = corpus.items.filter((item): item is XItem => item.source === 'X');
+const redditItems = corpus.items.filter((item): item is RedditItem => item.source === 'REDDIT');
+const everyXPost = compileQuery({ source: 'X' });
+
+/** Corpus X post number `index`, re-dated so that tests control the order. */
+function postAt(index: number, datetime: string): XItem {
+  return { ...xPosts[index], datetime };
+}
+
+function answerOf(uid: number, valid: DataItem[], dropped = 0): CheckedAnswer {
+  return { uid, returned: valid.length + dropped, valid, dropped };
+}
+
+const uris = (items: readonly DataItem[]) => items.map((item) => item.uri);
+
+describe(checkAnswer.name, () => {
+  it('keeps the items matching the query and drops the rest, counting both', () => {
+    const hashtag = xPosts.find((post) => post.label !== null)!.label!;
+    const matcher = compileQuery({ source: 'X', keywords: [hashtag] });
+
+    const answer = checkAnswer(7, xPosts, matcher, 'X');
+
+    const tagged = xPosts.filter((post) =>
+      post.tweet.hashtags.some((tag) => tag.toLowerCase() === hashtag),
+    );
+    expect(answer.uid).toBe(7);
+    expect(answer.returned).toBe(xPosts.length);
+    expect(answer.valid.length).toBeGreaterThan(0);
+    expect(uris(answer.valid)).toEqual(expect.arrayContaining(uris(tagged)));
+    expect(answer.valid.every((post) => matcher.matches(post))).toBe(true);
+    expect(answer.dropped).toBe(xPosts.length - answer.valid.length);
+    expect(answer.dropped).toBeGreaterThan(0);
+  });
+
+  it('drops items without the source shape even when the query would match them', () => {
+    const [good, broken] = xPosts;
+    const items: unknown[] = [good, { ...broken, tweet: undefined }, null, 'junk', 42];
+
+    const answer = checkAnswer(1, items, everyXPost, 'X');
+
+    expect(uris(answer.valid)).toEqual([good.uri]);
+    expect(answer).toMatchObject({ returned: 5, dropped: 4 });
+  });
+
+  it('drops items of the other source', () => {
+    const answer = checkAnswer(1, [...redditItems.slice(0, 3), xPosts[0]], everyXPost, 'X');
+
+    expect(uris(answer.valid)).toEqual([xPosts[0].uri]);
+    expect(answer.dropped).toBe(3);
+  });
+
+  it('keeps only the first copy of a uri repeated within one answer', () => {
+    const [first, second] = xPosts;
+    const copy = { ...first, content: `${first.content} (again)` };
+
+    const answer = checkAnswer(1, [first, second, copy, first], everyXPost, 'X');
+
+    expect(answer.valid).toEqual([first, second]);
+    expect(answer).toMatchObject({ returned: 4, dropped: 2 });
+  });
+
+  it('checks Reddit items against the Reddit shape and rules', () => {
+    const subreddit = redditItems[0].label;
+    const matcher = compileQuery({ source: 'REDDIT', keywords: [subreddit] });
+
+    const answer = checkAnswer(2, redditItems, matcher, 'REDDIT');
+
+    const expected = redditItems.filter((item) => item.label === subreddit);
+    expect(uris(answer.valid)).toEqual(uris(expected));
+    expect(answer.dropped).toBe(redditItems.length - expected.length);
+  });
+
+  it('reports an empty answer as nothing returned and nothing dropped', () => {
+    expect(checkAnswer(3, [], everyXPost, 'X')).toEqual({
+      uid: 3,
+      returned: 0,
+      valid: [],
+      dropped: 0,
+    });
+  });
+});
+
+describe(isUsableAnswer.name, () => {
+  it('counts an answer with nothing dropped', () => {
+    expect(isUsableAnswer(answerOf(1, xPosts.slice(0, 3)))).toBe(true);
+  });
+
+  it('counts an answer with exactly half of its items dropped', () => {
+    expect(isUsableAnswer(answerOf(1, xPosts.slice(0, 2), 2))).toBe(true);
+  });
+
+  it('does not count an answer with most of its items dropped', () => {
+    expect(isUsableAnswer(answerOf(1, xPosts.slice(0, 2), 3))).toBe(false);
+    expect(isUsableAnswer(answerOf(1, [], 1))).toBe(false);
+  });
+
+  it('counts an honest empty answer', () => {
+    expect(isUsableAnswer(answerOf(1, []))).toBe(true);
+  });
+});
+
+describe(mergeAnswers.name, () => {
+  const a = postAt(0, '2024-05-20T10:00:00.000Z');
+  const b = postAt(1, '2024-05-20T11:00:00.000Z');
+  const c = postAt(2, '2024-05-20T12:00:00.000Z');
+  const d = postAt(3, '2024-05-20T13:00:00.000Z');
+
+  it('deduplicates items by uri across answers and counts how many answers held each', () => {
+    const merged = mergeAnswers([answerOf(1, [a, b]), answerOf(2, [b, c]), answerOf(3, [b])], 10);
+
+    expect(merged.items).toHaveLength(3);
+    expect(new Set(uris(merged.items))).toEqual(new Set([a.uri, b.uri, c.uri]));
+    expect(merged.holders).toEqual(
+      new Map([
+        [a.uri, 1],
+        [b.uri, 3],
+        [c.uri, 1],
+      ]),
+    );
+  });
+
+  it('orders the result newest first whatever order the answers came in', () => {
+    const merged = mergeAnswers([answerOf(1, [a, c]), answerOf(2, [d, b])], 10);
+
+    expect(uris(merged.items)).toEqual(uris([d, c, b, a]));
+  });
+
+  it('keeps the items held by more miners when the limit cuts, even when others are newer', () => {
+    const answers = [answerOf(1, [a, d]), answerOf(2, [a, b]), answerOf(3, [a, b]), answerOf(4, [c])];
+
+    const merged = mergeAnswers(answers, 2);
+
+    expect(uris(merged.items)).toEqual(uris([b, a]));
+  });
+
+  it('keeps the newer items when the limit cuts among equally held ones', () => {
+    const merged = mergeAnswers([answerOf(1, [a, b, c]), answerOf(2, [d])], 2);
+
+    expect(uris(merged.items)).toEqual(uris([d, c]));
+  });
+
+  it('reports the share of returned items held by at least two miners as consensus', () => {
+    const merged = mergeAnswers([answerOf(1, [a, b]), answerOf(2, [a, c])], 10);
+
+    expect(merged.consensus).toBe(0.3333);
+  });
+
+  it('computes consensus over what the limit kept, not over everything received', () => {
+    const merged = mergeAnswers([answerOf(1, [a, b, d]), answerOf(2, [a, c])], 1);
+
+    expect(uris(merged.items)).toEqual([a.uri]);
+    expect(merged.consensus).toBe(1);
+  });
+
+  it('returns nothing with zero consensus when no answer holds an item', () => {
+    for (const answers of [[], [answerOf(1, []), answerOf(2, [], 3)]]) {
+      const merged = mergeAnswers(answers, 10);
+      expect(merged).toEqual({ items: [], holders: new Map(), consensus: 0 });
+    }
+  });
+});
+
+describe(credibilityScore.name, () => {
+  const [a, b, c, d] = xPosts;
+
+  it('scores a failed call 0', () => {
+    expect(credibilityScore(undefined, new Map())).toBe(0);
+  });
+
+  it('says nothing about an honest empty answer', () => {
+    expect(credibilityScore(answerOf(1, []), new Map([[a.uri, 3]]))).toBeNull();
+  });
+
+  it('scores all-valid items that nobody else held 0.5', () => {
+    const answer = answerOf(1, [a, b]);
+    expect(credibilityScore(answer, mergeAnswers([answer], 10).holders)).toBe(0.5);
+  });
+
+  it('scores all-valid items that other miners held too 1', () => {
+    const answer = answerOf(1, [a, b]);
+    const holders = mergeAnswers([answer, answerOf(2, [a, b, c])], 10).holders;
+
+    expect(credibilityScore(answer, holders)).toBe(1);
+  });
+
+  it('scores in between when only some valid items were corroborated', () => {
+    const answer = answerOf(1, [a, b, c, d]);
+    const holders = mergeAnswers([answer, answerOf(2, [a])], 10).holders;
+
+    expect(credibilityScore(answer, holders)).toBeCloseTo(0.625);
+  });
+
+  it('drops in proportion to the items that had to be dropped', () => {
+    const halfDropped = answerOf(1, [a, b], 2);
+    const quarterKept = answerOf(1, [a], 3);
+    const corroborating = answerOf(2, [a, b]);
+    const holders = mergeAnswers([halfDropped, corroborating], 10).holders;
+
+    expect(credibilityScore(halfDropped, new Map())).toBeCloseTo(0.25);
+    expect(credibilityScore(halfDropped, holders)).toBeCloseTo(0.5);
+    expect(credibilityScore(quarterKept, holders)).toBeCloseTo(0.25);
+  });
+
+  it('scores an answer whose every item was dropped 0', () => {
+    expect(credibilityScore(answerOf(1, [], 5), new Map())).toBe(0);
+  });
+});
+
+describe(nextCredibility.name, () => {
+  it('moves the current value towards the score by alpha', () => {
+    expect(nextCredibility(0.5, 1, 0.2)).toBeCloseTo(0.6, 10);
+    expect(nextCredibility(0.5, 0, 0.2)).toBeCloseTo(0.4, 10);
+    expect(nextCredibility(0.8, 0.8, 0.3)).toBeCloseTo(0.8, 10);
+  });
+
+  it('keeps the current value with alpha 0 and takes the score with alpha 1', () => {
+    expect(nextCredibility(0.42, 1, 0)).toBe(0.42);
+    expect(nextCredibility(0.42, 0.1, 1)).toBe(0.1);
+  });
+
+  it('converges on a steady score', () => {
+    let credibility = 0.5;
+    for (let round = 0; round < 100; round++) credibility = nextCredibility(credibility, 1, 0.1);
+    expect(credibility).toBeCloseTo(1, 4);
+  });
+
+  it('stays within 0..1 even from out-of-range inputs', () => {
+    expect(nextCredibility(1, 1.5, 0.5)).toBe(1);
+    expect(nextCredibility(1.4, 1, 0.1)).toBe(1);
+    expect(nextCredibility(0, -1, 0.5)).toBe(0);
+    expect(nextCredibility(-0.3, 0, 0.1)).toBe(0);
+  });
+
+  it('rounds to six decimals so that stored values stay stable', () => {
+    expect(nextCredibility(0.1, 0.2, 1 / 3)).toBe(0.133333);
+  });
+});

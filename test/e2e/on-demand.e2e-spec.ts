@@ -1,0 +1,221 @@
+import { DataSource } from 'typeorm';
+import { DataItem } from '../../src/network/protocol';
+import { ExpectedQuery, matchesPlainly, startTestNetwork, TestNetwork } from '../support/network';
+import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
+
+const ENDPOINT = '/api/v1/on_demand_data_request';
+
+describe('On-demand queries against honest miners', () => {
+  let network: TestNetwork;
+  let app: TestApp;
+
+  beforeAll(async () => {
+    network = await startTestNetwork(3);
+    // Ask every miner and wait for all three, so the expected answer is the union of holdings.
+    app = await startTestApp({ ...network.env, QUERY_MINERS: '3', QUERY_QUORUM: '3', QUERY_CACHE_TTL_SECONDS: '0' }, { ownDatabase: true });
+  });
+  afterAll(async () => {
+    await app.close();
+    await network.stop();
+  });
+
+  const query = (body: object) => app.http.post(ENDPOINT).set('X-API-Key', TEST_MASTER_KEY).send(body).expect(200);
+
+  /** Every corpus item matching the query, newest first, as the union of what the miners hold. */
+  function expectedUris(expected: ExpectedQuery): string[] {
+    return network.devnet.corpus.items
+      .filter((item) => matchesPlainly(item, expected))
+      .sort((a, b) => Date.parse(b.datetime) - Date.parse(a.datetime))
+      .map((item) => item.uri);
+  }
+
+  async function expectExactly(body: object, expected: ExpectedQuery) {
+    const response = await query({ limit: 1000, ...body });
+    expect(response.body.status).toBe('success');
+    const uris = (response.body.data as DataItem[]).map((item) => item.uri);
+    expect(new Set(uris)).toEqual(new Set(expectedUris(expected)));
+    expect(uris.length).toBeGreaterThan(0);
+    return response.body.data as DataItem[];
+  }
+
+  it('returns every matching X item for a #tag keyword, via text or hashtag list', async () => {
+    await expectExactly({ source: 'X', keywords: ['#bitcoin'] }, { source: 'X', keywords: ['#bitcoin'] });
+  });
+
+  it('requires every keyword, case-insensitively', async () => {
+    await expectExactly({ source: 'x', keywords: ['#BITCOIN', '#crypto'] }, { source: 'X', keywords: ['#bitcoin', '#crypto'] });
+  });
+
+  it('matches authors case-insensitively with an optional leading @', async () => {
+    const author = network.devnet.corpus.items.find((item) => item.source === 'X') as DataItem & { user: { username: string } };
+    const name = author.user.username;
+    await expectExactly({ source: 'x', usernames: [`@${name.toUpperCase()}`] }, { source: 'X', usernames: [name] });
+  });
+
+  it('selects a subreddit with r/name, /r/name or /name', async () => {
+    const sample = network.devnet.corpus.items.find((item) => item.source === 'REDDIT') as DataItem & { communityName: string };
+    const name = sample.communityName.slice(2);
+    for (const keyword of [`r/${name}`, `/r/${name.toLowerCase()}`, `/${name}`]) {
+      const items = await expectExactly({ source: 'reddit', keywords: [keyword] }, { source: 'REDDIT', keywords: [`r/${name}`] });
+      expect(items.every((item) => item.label === `r/${name.toLowerCase()}`)).toBe(true);
+    }
+  });
+
+  it('keeps to the date range, zoneless dates being UTC', async () => {
+    const now = network.devnet.corpus.now;
+    const start = new Date(now.getTime() - 3 * 86_400_000);
+    const end = new Date(now.getTime() - 86_400_000);
+    const zoneless = (date: Date) => date.toISOString().slice(0, 19);
+    await expectExactly(
+      { source: 'x', start_date: zoneless(start), end_date: zoneless(end) },
+      { source: 'X', start, end },
+    );
+  });
+
+  it('returns items newest first, unique by uri, upper-case source, at most limit', async () => {
+    const response = await query({ source: 'x', limit: 25 });
+    const items = response.body.data as DataItem[];
+    expect(items).toHaveLength(25);
+    expect(new Set(items.map((item) => item.uri)).size).toBe(25);
+    const times = items.map((item) => Date.parse(item.datetime));
+    expect([...times].sort((a, b) => b - a)).toEqual(times);
+    for (const item of items) expect(item).toMatchObject({ source: 'X', uri: expect.any(String), content: expect.any(String) });
+  });
+
+  it('merges duplicates held by several miners into one item and reports consensus', async () => {
+    const response = await query({ source: 'reddit', limit: 1000 });
+    const items = response.body.data as DataItem[];
+    const shared = items.filter((item) => network.devnet.corpus.holdersOf(item.uri).length >= 2);
+    expect(shared.length).toBeGreaterThan(0);
+    expect(new Set(items.map((item) => item.uri)).size).toBe(items.length);
+    expect(response.body.meta.consensus).toBeCloseTo(shared.length / items.length, 3);
+    expect(response.body.meta).toMatchObject({ miners_queried: 3, miners_responded: 3, items_dropped_invalid: 0, cache_hit: false });
+  });
+});
+
+describe('On-demand queries when miners hang or lie', () => {
+  let network: TestNetwork;
+  let app: TestApp;
+  const faulty = {
+    hang: 3,
+    http500: 4,
+    malformedJson: 5,
+    oversize: 6,
+    wrongSchema: 7,
+    fabricate: 8,
+  } as const;
+
+  beforeAll(async () => {
+    network = await startTestNetwork([
+      {},
+      {},
+      {},
+      { behaviour: { hang: true } },
+      { behaviour: { http500: true } },
+      { behaviour: { malformedJson: true } },
+      { behaviour: { oversize: true } },
+      { behaviour: { wrongSchema: true } },
+      { behaviour: { fabricate: true } },
+    ]);
+    // Ask all nine and wait for all of them, up to a short deadline that cuts the hanging one.
+    app = await startTestApp(
+      { ...network.env, QUERY_MINERS: '9', QUERY_QUORUM: '9', QUERY_DEADLINE_MS: '1500', QUERY_CACHE_TTL_SECONDS: '0' },
+      { ownDatabase: true },
+    );
+  });
+  afterAll(async () => {
+    await app.close();
+    await network.stop();
+  });
+
+  async function credibility(): Promise<Map<number, number>> {
+    const rows = await app.app.get(DataSource).query<{ uid: number; credibility: number }[]>('SELECT uid, credibility FROM miners');
+    return new Map(rows.map((row) => [row.uid, row.credibility]));
+  }
+
+  it('answers with only valid, matching items and names every failure', async () => {
+    const before = await credibility();
+    const started = Date.now();
+    const response = await app.http.post(ENDPOINT).set('X-API-Key', TEST_MASTER_KEY).send({ source: 'x', keywords: ['#bitcoin'], limit: 1000 }).expect(200);
+    expect(Date.now() - started).toBeLessThan(5000);
+
+    expect(response.body.status).toBe('success');
+    const items = response.body.data as DataItem[];
+    expect(items.length).toBeGreaterThan(0);
+    for (const item of items) {
+      expect(matchesPlainly(item, { source: 'X', keywords: ['#bitcoin'] })).toBe(true);
+      expect(network.devnet.corpus.holdersOf(item.uri).length).toBeGreaterThan(0);
+    }
+    expect(response.body.meta.miners_failed.reasons).toMatchObject({ timeout: 1, http_error: 1, malformed: 1, oversize: 1 });
+    expect(response.body.meta.items_dropped_invalid).toBeGreaterThan(0);
+    expect(response.body.meta.deadline_reached).toBe(true);
+
+    // Credibility is written just after the answer; the hanging miner's when its call times out.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const after = await credibility();
+    for (const uid of Object.values(faulty)) expect(after.get(uid)!).toBeLessThan(before.get(uid)!);
+    for (const uid of [0, 1, 2]) expect(after.get(uid)!).toBeGreaterThanOrEqual(before.get(uid)!);
+  });
+});
+
+describe('On-demand error contract', () => {
+  it('answers 200 with status "error" when no miner is available', async () => {
+    const network = await startTestNetwork(0);
+    const app = await startTestApp(network.env, { ownDatabase: true });
+    try {
+      const response = await app.http.post(ENDPOINT).set('X-API-Key', TEST_MASTER_KEY).send({ source: 'x' }).expect(200);
+      expect(response.body).toMatchObject({ status: 'error', data: [], meta: { error: 'No miners available' } });
+    } finally {
+      await app.close();
+      await network.stop();
+    }
+  });
+
+  it('answers 200 with status "error" when every miner fails', async () => {
+    const network = await startTestNetwork([{ behaviour: { http500: true } }, { behaviour: { malformedJson: true } }]);
+    const app = await startTestApp(network.env, { ownDatabase: true });
+    try {
+      const response = await app.http.post(ENDPOINT).set('X-API-Key', TEST_MASTER_KEY).send({ source: 'x' }).expect(200);
+      expect(response.body).toMatchObject({ status: 'error', data: [], meta: { error: 'Every queried miner failed', miners_queried: 2 } });
+    } finally {
+      await app.close();
+      await network.stop();
+    }
+  });
+});
+
+describe('On-demand speed and caching', () => {
+  let network: TestNetwork;
+  let app: TestApp;
+
+  beforeAll(async () => {
+    network = await startTestNetwork([{}, {}, {}, {}, { behaviour: { hang: true } }]);
+    app = await startTestApp(network.env, { ownDatabase: true });
+  });
+  afterAll(async () => {
+    await app.close();
+    await network.stop();
+  });
+
+  it('returns at quorum without waiting for a hanging miner', async () => {
+    const started = Date.now();
+    const response = await app.http.post(ENDPOINT).set('X-API-Key', TEST_MASTER_KEY).send({ source: 'x', keywords: ['#ai'] }).expect(200);
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(response.body.status).toBe('success');
+    expect(response.body.meta.miners_responded).toBeGreaterThanOrEqual(3);
+  });
+
+  it('serves an identical query from the cache', async () => {
+    const body = { source: 'reddit', keywords: ['/r/bitcoin'], limit: 7 };
+    const first = await app.http.post(ENDPOINT).set('X-API-Key', TEST_MASTER_KEY).send(body).expect(200);
+    const second = await app.http.post(ENDPOINT).set('X-API-Key', TEST_MASTER_KEY).send(body).expect(200);
+    expect(first.body.meta.cache_hit).toBe(false);
+    expect(second.body.meta.cache_hit).toBe(true);
+    expect(second.body.data).toEqual(first.body.data);
+  });
+
+  it('reports the available miners in health', async () => {
+    const response = await app.http.get('/api/v1/health').set('X-API-Key', TEST_MASTER_KEY).expect(200);
+    expect(response.body.miners_available).toBe(5);
+  });
+});
