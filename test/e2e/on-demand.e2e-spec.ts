@@ -1,4 +1,6 @@
+import { rename, writeFile } from 'node:fs/promises';
 import { DataSource } from 'typeorm';
+import { writeMetagraphFile } from '../../src/devnet/metagraph';
 import { DataItem } from '../../src/network/protocol';
 import { ExpectedQuery, matchesPlainly, startTestNetwork, TestNetwork } from '../support/network';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
@@ -217,5 +219,35 @@ describe('On-demand speed and caching', () => {
   it('reports the available miners in health', async () => {
     const response = await app.http.get('/api/v1/health').set('X-API-Key', TEST_MASTER_KEY).expect(200);
     expect(response.body.miners_available).toBe(5);
+  });
+});
+
+describe('Metagraph file', () => {
+  it('is re-read when it changes, and a broken file keeps the known miners', async () => {
+    const network = await startTestNetwork(4);
+    const app = await startTestApp(network.env, { ownDatabase: true });
+    const minersAvailable = async () =>
+      (await app.http.get('/api/v1/health').set('X-API-Key', TEST_MASTER_KEY).expect(200)).body.miners_available as number;
+    const waitFor = async (expected: number) => {
+      for (let attempt = 0; attempt < 40 && (await minersAvailable()) !== expected; attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, 150));
+      }
+      expect(await minersAvailable()).toBe(expected);
+    };
+    try {
+      expect(await minersAvailable()).toBe(4);
+      const { metagraph } = network.devnet;
+      const file = network.devnet.metagraphFile!;
+      await writeMetagraphFile(file, { ...metagraph, neurons: metagraph.neurons.filter((neuron) => neuron.uid !== 3) });
+      await waitFor(3);
+
+      await writeFile(`${file}.tmp`, '{"neurons": "not a list"');
+      await rename(`${file}.tmp`, file);
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      expect(await minersAvailable()).toBe(3);
+    } finally {
+      await app.close();
+      await network.stop();
+    }
   });
 });

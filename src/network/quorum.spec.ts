@@ -1,0 +1,333 @@
+import { CheckedAnswer } from './answer-checks';
+import { MinerCallError, MinerFailureReason } from './miner-client';
+import { LateResult, QuorumOutcome, QuorumPlan, runQuorum } from './quorum';
+
+interface Miner {
+  uid: number;
+}
+
+/** What a fake miner does when asked: answer or fail after `afterMs`, or never reply at all. */
+type Script =
+  | { afterMs: number; answer: 'usable' | 'mostly dropped' }
+  | { afterMs: number; failure: MinerFailureReason | 'thrown' }
+  | 'hang';
+
+function usableAnswer(uid: number): CheckedAnswer {
+  return { uid, returned: 0, valid: [], dropped: 0 };
+}
+
+function mostlyDroppedAnswer(uid: number): CheckedAnswer {
+  return { uid, returned: 3, valid: [], dropped: 3 };
+}
+
+/** Fake miners driven by (fake) timers; records who was asked and when. */
+function scriptedMiners(scripts: Record<number, Script>) {
+  const started = Date.now();
+  const asked: { uid: number; at: number }[] = [];
+  const ask = (miner: Miner): Promise<CheckedAnswer> => {
+    asked.push({ uid: miner.uid, at: Date.now() - started });
+    const script = scripts[miner.uid] ?? 'hang';
+    return new Promise((resolve, reject) => {
+      if (script === 'hang') return;
+      setTimeout(() => {
+        if ('answer' in script) {
+          resolve(
+            script.answer === 'usable' ? usableAnswer(miner.uid) : mostlyDroppedAnswer(miner.uid),
+          );
+        } else if (script.failure === 'thrown') {
+          reject(new Error('socket hang up'));
+        } else {
+          reject(new MinerCallError(script.failure, 'scripted failure'));
+        }
+      }, script.afterMs);
+    });
+  };
+  return { ask, askedUids: () => asked.map((entry) => entry.uid), asked };
+}
+
+function plan(overrides: Partial<QuorumPlan<Miner>> & { miners: number }): QuorumPlan<Miner> {
+  const { miners, ...rest } = overrides;
+  return {
+    candidates: Array.from({ length: miners }, (_, index) => ({ uid: index + 1 })),
+    fanout: 3,
+    quorum: 2,
+    deadlineMs: 10_000,
+    hedgeAfterMs: 5_000,
+    ...rest,
+  };
+}
+
+/** Starts the quorum and exposes its outcome once (and only once) it has resolved. */
+function start(
+  quorumPlan: QuorumPlan<Miner>,
+  ask: (miner: Miner) => Promise<CheckedAnswer>,
+  onLate?: (result: LateResult) => void,
+) {
+  const state: { outcome?: QuorumOutcome; resolvedAt?: number } = {};
+  const started = Date.now();
+  void runQuorum(quorumPlan, ask, onLate).then((outcome) => {
+    state.outcome = outcome;
+    state.resolvedAt = Date.now() - started;
+  });
+  return state;
+}
+
+const answeredUids = (outcome: QuorumOutcome | undefined) =>
+  outcome?.answers.map((answer) => answer.uid);
+
+describe(runQuorum.name, () => {
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
+  it('asks the first `fanout` candidates at once and keeps the rest as spares', async () => {
+    const miners = scriptedMiners({ 1: 'hang', 2: 'hang', 3: 'hang' });
+
+    start(plan({ miners: 6, fanout: 3 }), miners.ask);
+    await jest.advanceTimersByTimeAsync(0);
+
+    expect(miners.askedUids()).toEqual([1, 2, 3]);
+  });
+
+  it('resolves at quorum without waiting for the slowest miner', async () => {
+    const miners = scriptedMiners({
+      1: { afterMs: 20, answer: 'usable' },
+      2: { afterMs: 30, answer: 'usable' },
+      3: { afterMs: 4_000, answer: 'usable' },
+    });
+
+    const state = start(plan({ miners: 3, quorum: 2 }), miners.ask);
+    await jest.advanceTimersByTimeAsync(29);
+    expect(state.outcome).toBeUndefined();
+    await jest.advanceTimersByTimeAsync(1);
+
+    expect(state.resolvedAt).toBe(30);
+    expect(answeredUids(state.outcome)).toEqual([1, 2]);
+    expect(state.outcome).toMatchObject({ queried: [1, 2, 3], hedged: 0, deadlineReached: false });
+  });
+
+  it('reports answers and failures that arrive after the outcome through onLate', async () => {
+    const miners = scriptedMiners({
+      1: { afterMs: 10, answer: 'usable' },
+      2: { afterMs: 10, answer: 'usable' },
+      3: { afterMs: 500, answer: 'usable' },
+      4: { afterMs: 700, failure: 'http_error' },
+    });
+    const late: LateResult[] = [];
+
+    const state = start(plan({ miners: 4, fanout: 4, quorum: 2 }), miners.ask, (result) =>
+      late.push(result),
+    );
+    await jest.advanceTimersByTimeAsync(10);
+    expect(late).toEqual([]);
+    await jest.advanceTimersByTimeAsync(1_000);
+
+    expect(late).toEqual([
+      { uid: 3, answer: usableAnswer(3) },
+      { uid: 4, failure: 'http_error' },
+    ]);
+    expect(answeredUids(state.outcome)).toEqual([1, 2]);
+    expect(state.outcome!.failures.size).toBe(0);
+  });
+
+  it('replaces a failed miner with the next spare at once', async () => {
+    const miners = scriptedMiners({
+      1: { afterMs: 10, failure: 'timeout' },
+      2: { afterMs: 50, answer: 'usable' },
+      3: 'hang',
+      4: { afterMs: 30, answer: 'usable' },
+    });
+
+    const state = start(plan({ miners: 5, fanout: 3, quorum: 2 }), miners.ask);
+    await jest.advanceTimersByTimeAsync(100);
+
+    expect(miners.asked).toEqual([
+      { uid: 1, at: 0 },
+      { uid: 2, at: 0 },
+      { uid: 3, at: 0 },
+      { uid: 4, at: 10 },
+    ]);
+    expect(state.resolvedAt).toBe(50);
+    expect(answeredUids(state.outcome)).toEqual([2, 4]);
+    expect(state.outcome!.failures).toEqual(new Map([[1, 'timeout']]));
+    expect(state.outcome!.hedged).toBe(0);
+  });
+
+  it('records a rejection that is not a miner call error as a network failure', async () => {
+    const miners = scriptedMiners({ 1: { afterMs: 5, failure: 'thrown' } });
+
+    const state = start(plan({ miners: 1, fanout: 1, quorum: 1 }), miners.ask);
+    await jest.advanceTimersByTimeAsync(5);
+
+    expect(state.outcome!.failures).toEqual(new Map([[1, 'network']]));
+  });
+
+  it('asks a spare for each chosen miner still silent after hedgeAfterMs', async () => {
+    const miners = scriptedMiners({
+      1: { afterMs: 10, answer: 'usable' },
+      2: 'hang',
+      3: 'hang',
+      4: { afterMs: 50, answer: 'usable' },
+      5: 'hang',
+    });
+
+    const state = start(
+      plan({ miners: 6, fanout: 3, quorum: 2, hedgeAfterMs: 200 }),
+      miners.ask,
+    );
+    await jest.advanceTimersByTimeAsync(199);
+    expect(miners.askedUids()).toEqual([1, 2, 3]);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(miners.asked.slice(3)).toEqual([
+      { uid: 4, at: 200 },
+      { uid: 5, at: 200 },
+    ]);
+    await jest.advanceTimersByTimeAsync(50);
+
+    expect(state.resolvedAt).toBe(250);
+    expect(state.outcome).toMatchObject({ hedged: 2, queried: [1, 2, 3, 4, 5] });
+    expect(answeredUids(state.outcome)).toEqual([1, 4]);
+  });
+
+  it('hedges no more miners than there are spares', async () => {
+    const miners = scriptedMiners({ 1: 'hang', 2: 'hang', 3: 'hang' });
+
+    const state = start(
+      plan({ miners: 4, fanout: 3, quorum: 2, hedgeAfterMs: 100, deadlineMs: 1_000 }),
+      miners.ask,
+    );
+    await jest.advanceTimersByTimeAsync(1_000);
+
+    expect(miners.askedUids()).toEqual([1, 2, 3, 4]);
+    expect(state.outcome!.hedged).toBe(1);
+  });
+
+  it('asks no more spares than `fanout`, however many miners fail', async () => {
+    const scripts: Record<number, Script> = {};
+    for (let uid = 1; uid <= 10; uid++) scripts[uid] = { afterMs: 5, failure: 'http_error' };
+    const miners = scriptedMiners(scripts);
+
+    const state = start(plan({ miners: 10, fanout: 2, quorum: 2 }), miners.ask);
+    await jest.advanceTimersByTimeAsync(100);
+
+    expect(miners.askedUids()).toEqual([1, 2, 3, 4]);
+    expect(state.outcome).toMatchObject({ answers: [], queried: [1, 2, 3, 4] });
+    expect([...state.outcome!.failures.keys()]).toEqual([1, 2, 3, 4]);
+  });
+
+  it('counts hedged spares against the same cap as replacements', async () => {
+    const miners = scriptedMiners({
+      1: 'hang',
+      2: { afterMs: 150, failure: 'malformed' },
+      3: { afterMs: 150, failure: 'malformed' },
+    });
+
+    const state = start(
+      plan({ miners: 8, fanout: 2, quorum: 2, hedgeAfterMs: 100, deadlineMs: 1_000 }),
+      miners.ask,
+    );
+    await jest.advanceTimersByTimeAsync(1_000);
+
+    expect(miners.askedUids()).toEqual([1, 2, 3, 4]);
+    expect(state.outcome).toMatchObject({ hedged: 2, deadlineReached: true });
+  });
+
+  it('resolves at the deadline with what arrived, never waiting for a hung miner', async () => {
+    const miners = scriptedMiners({
+      1: { afterMs: 100, answer: 'usable' },
+      2: 'hang',
+      3: { afterMs: 200, failure: 'oversize' },
+    });
+
+    const state = start(plan({ miners: 3, quorum: 2, deadlineMs: 1_000 }), miners.ask);
+    await jest.advanceTimersByTimeAsync(999);
+    expect(state.outcome).toBeUndefined();
+    await jest.advanceTimersByTimeAsync(1);
+
+    expect(state.resolvedAt).toBe(1_000);
+    expect(answeredUids(state.outcome)).toEqual([1]);
+    expect(state.outcome).toMatchObject({ queried: [1, 2, 3], deadlineReached: true });
+    expect(state.outcome!.failures).toEqual(new Map([[3, 'oversize']]));
+  });
+
+  it('resolves when every asked miner has settled and no spare is left, below quorum', async () => {
+    const miners = scriptedMiners({
+      1: { afterMs: 10, answer: 'usable' },
+      2: { afterMs: 20, failure: 'http_error' },
+      3: { afterMs: 40, failure: 'timeout' },
+    });
+
+    const state = start(plan({ miners: 3, quorum: 3, deadlineMs: 1_000 }), miners.ask);
+    await jest.advanceTimersByTimeAsync(40);
+
+    expect(state.resolvedAt).toBe(40);
+    expect(state.outcome).toMatchObject({ deadlineReached: false, hedged: 0 });
+    expect(answeredUids(state.outcome)).toEqual([1]);
+  });
+
+  it('does not count a mostly dropped answer toward quorum and asks a spare for it', async () => {
+    const miners = scriptedMiners({
+      1: { afterMs: 10, answer: 'mostly dropped' },
+      2: { afterMs: 20, answer: 'usable' },
+      3: { afterMs: 30, answer: 'usable' },
+    });
+
+    const state = start(plan({ miners: 3, fanout: 2, quorum: 2 }), miners.ask);
+    await jest.advanceTimersByTimeAsync(20);
+    expect(miners.asked).toEqual([
+      { uid: 1, at: 0 },
+      { uid: 2, at: 0 },
+      { uid: 3, at: 10 },
+    ]);
+    expect(state.outcome).toBeUndefined();
+    await jest.advanceTimersByTimeAsync(20);
+
+    expect(state.resolvedAt).toBe(40);
+    expect(answeredUids(state.outcome)).toEqual([1, 2, 3]);
+    expect(state.outcome!.failures.size).toBe(0);
+  });
+
+  it('resolves once the few candidates there are have answered', async () => {
+    const miners = scriptedMiners({
+      1: { afterMs: 10, answer: 'usable' },
+      2: { afterMs: 30, answer: 'usable' },
+    });
+
+    const state = start(plan({ miners: 2, fanout: 5, quorum: 3 }), miners.ask);
+    await jest.advanceTimersByTimeAsync(30);
+
+    expect(state.resolvedAt).toBe(30);
+    expect(answeredUids(state.outcome)).toEqual([1, 2]);
+    expect(state.outcome).toMatchObject({ queried: [1, 2], deadlineReached: false });
+  });
+
+  it('resolves at once with an empty outcome when there is no candidate', async () => {
+    const ask = jest.fn<Promise<CheckedAnswer>, [Miner]>();
+
+    const state = start(plan({ miners: 0 }), ask);
+    await jest.advanceTimersByTimeAsync(0);
+
+    expect(ask).not.toHaveBeenCalled();
+    expect(state.outcome).toEqual({
+      answers: [],
+      failures: new Map(),
+      queried: [],
+      hedged: 0,
+      deadlineReached: false,
+    });
+  });
+
+  it('asks nobody else once the outcome is in', async () => {
+    const miners = scriptedMiners({
+      1: { afterMs: 10, answer: 'usable' },
+      2: { afterMs: 10, answer: 'usable' },
+      3: { afterMs: 300, failure: 'timeout' },
+    });
+
+    const state = start(plan({ miners: 8, quorum: 2, hedgeAfterMs: 100 }), miners.ask);
+    await jest.advanceTimersByTimeAsync(1_000);
+
+    expect(state.resolvedAt).toBe(10);
+    expect(miners.askedUids()).toEqual([1, 2, 3]);
+    expect(jest.getTimerCount()).toBe(0);
+  });
+});
