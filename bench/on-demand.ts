@@ -1,60 +1,61 @@
 /**
- * Latency of POST /api/v1/on_demand_data_request on the real service, fanning out to a devnet of
- * miners with fixed latencies (one hanging), beside the latency of the miner the quorum has to
- * wait for (the Q-th fastest healthy one, measured directly). Target: p99 ≤ that + 50 ms.
+ * Latency of POST /api/v1/on_demand_data_request on the real service, over a devnet of miners
+ * with fixed latencies plus hanging ones, beside the miner the quorum has to wait for: the Q-th
+ * fastest healthy one, timed directly. Target: p99 ≤ that miner's latency + 50 ms.
  * Run: npm run bench:on-demand [-- --latencies 40,80,120,160 --hung 1 --requests 300
- *   --warmup 30 --concurrency 6 --direct 30] (or BENCH_LATENCIES, BENCH_HUNG, BENCH_REQUESTS,
+ *   --warmup 30 --concurrency 4 --direct 30] (or BENCH_LATENCIES, BENCH_HUNG, BENCH_REQUESTS,
  *   BENCH_WARMUP_REQUESTS, BENCH_CONCURRENCY, BENCH_DIRECT_REQUESTS).
- * The service runs as a child of this script (--serve-app); the devnet runs in this process.
+ * The service and the devnet run as children of this script (--serve-app, --serve-devnet).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import os from 'node:os';
+import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config/load-config';
 import { describeBehaviour, MinerBehaviour } from '../src/devnet/behaviour';
-import { startDevnet } from '../src/devnet/devnet';
 import { HASHTAGS } from '../src/devnet/vocabulary';
-import { OnDemandMinerRequest, VALIDATOR_HOTKEY_HEADER } from '../src/network/protocol';
-import { compileQuery } from '../src/network/query-matcher';
+import { OnDemandMinerRequest } from '../src/network/protocol';
 import { benchAppEnv, createApiKey, deactivateApiKey, serveApp } from './support/app-server';
 import { forkServer } from './support/child-server';
+import { cleanupOnExit } from './support/cleanup';
 import { acquireDatabase } from './support/database';
-import { numberSetting, percentile } from './support/measure';
-import { commandLine, machineLine, progress, table } from './support/report';
+import { forkDevnet, serveDevnet, timeMinerCalls, timeQuorum } from './support/devnet-server';
+import { numberSetting, percentile, runPool, trackUsage } from './support/measure';
+import { commandLine, machineLine, ordinal, progress, table, tally } from './support/report';
 
 const PATH = '/api/v1/on_demand_data_request';
-/** The corpus' most popular hashtags (Zipf head): every one has items, so data must not be empty. */
+/** The head of the corpus' Zipf-ordered hashtags: every miner holds items for each. */
 const KEYWORDS = HASHTAGS.slice(0, 6).map(({ tag }) => tag);
-const TARGET_MARGIN_MS = 50;
+const MARGIN_MS = 50;
+const UNTIMED = 3;
 
+const text = { type: 'string' } as const;
 const { values: flags } = parseArgs({
   options: {
     'serve-app': { type: 'boolean' },
-    latencies: { type: 'string' },
-    hung: { type: 'string' },
-    requests: { type: 'string' },
-    warmup: { type: 'string' },
-    concurrency: { type: 'string' },
-    direct: { type: 'string' },
+    'serve-devnet': { type: 'boolean' },
+    latencies: text,
+    hung: text,
+    requests: text,
+    warmup: text,
+    concurrency: text,
+    direct: text,
   },
 });
-const env = process.env;
 const setting = (flag: string | undefined, name: string, fallback: number): number =>
-  numberSetting(flag ?? env[name], name, fallback, true);
+  numberSetting(flag ?? process.env[name], name, fallback, true);
 const options = {
-  latencies: (flags.latencies ?? env.BENCH_LATENCIES ?? '40,80,120,160')
+  // Fixed, not ranges: the latency of the miner completing the quorum is then known exactly.
+  latencies: (flags.latencies ?? process.env.BENCH_LATENCIES ?? '40,80,120,160')
     .split(',')
-    .map((text) => numberSetting(text.trim(), 'BENCH_LATENCIES', 0, true)),
-  hung: setting(flags.hung, 'BENCH_HUNG', 1),
+    .map((value) => numberSetting(value.trim(), 'BENCH_LATENCIES', 0, true, true)),
+  hung: numberSetting(flags.hung ?? process.env.BENCH_HUNG, 'BENCH_HUNG', 1, true, true),
   requests: setting(flags.requests, 'BENCH_REQUESTS', 300),
   warmup: setting(flags.warmup, 'BENCH_WARMUP_REQUESTS', 30),
-  concurrency: setting(flags.concurrency, 'BENCH_CONCURRENCY', 6),
+  concurrency: setting(flags.concurrency, 'BENCH_CONCURRENCY', 4),
   direct: setting(flags.direct, 'BENCH_DIRECT_REQUESTS', 30),
 };
 
-/** The fields of the endpoint's `meta` this benchmark reads (DataQueryResponseDto.meta). */
+/** The fields of the endpoint's `meta` read here (see DataQueryService). */
 interface QueryMeta {
   miners_queried: number;
   miners_responded: number;
@@ -64,253 +65,200 @@ interface QueryMeta {
   processing_time_ms: number;
   cache_hit: boolean;
 }
-interface Sample {
-  ms: number;
-  meta: QueryMeta;
-}
+/** One measured query; `at` in seconds since the run started. */
+type Sample = { ms: number; at: number; meta: QueryMeta };
 
-/** The body the gateway sends a miner for `{source: "x", keywords: [keyword], limit: 100}`. */
-function minerRequest(keyword: string): OnDemandMinerRequest {
+/** What the gateway sends each miner for `{source: "x", keywords: [keyword], limit: 100}`. */
+const minerRequest = (index: number): OnDemandMinerRequest => {
+  const keywords = [KEYWORDS[index % KEYWORDS.length]];
   const endDate = new Date().toISOString();
-  return {
-    source: 'X',
-    usernames: [],
-    keywords: [keyword],
-    start_date: null,
-    end_date: endDate,
-    limit: 100,
-  };
-}
-
-/** Sequential calls (one in flight): the miner's own latency as a client of it sees it. */
-async function timeMiner(url: string, hotkey: string, count: number): Promise<number[]> {
-  const times: number[] = [];
-  for (let index = 0; index < count; index += 1) {
-    const started = performance.now();
-    const response = await fetch(`${url}/OnDemandRequest`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', [VALIDATOR_HOTKEY_HEADER]: hotkey },
-      body: JSON.stringify(minerRequest(KEYWORDS[index % KEYWORDS.length])),
-    });
-    const body = (await response.json()) as { data?: unknown };
-    times.push(performance.now() - started);
-    if (response.status !== 200 || !Array.isArray(body.data)) {
-      throw new Error(`${url}: ${response.status}`);
-    }
-  }
-  return times;
-}
+  return { source: 'X', usernames: [], keywords, start_date: null, end_date: endDate, limit: 100 };
+};
 
 /**
- * `count` queries, `concurrency` in flight, each timed alone (so percentiles are exact, not a
- * histogram's), rotating keywords. Every response is checked; a failure is recorded, not thrown,
- * so that the run still reports how many there were.
+ * `count` queries, `options.concurrency` in flight, each timed alone (exact percentiles, meta
+ * kept), rotating keywords. A bad answer goes to `failures` rather than throwing, to be counted.
  */
-async function runQueries(
-  url: string,
-  apiKey: string,
-  count: number,
-  concurrency: number,
-  popular: ReadonlySet<string>,
-  failures: string[],
-): Promise<Sample[]> {
+async function query(url: string, apiKey: string, count: number, failures: string[]) {
   const samples: Sample[] = [];
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    for (let index = next++; index < count; index = next++) {
-      const keyword = KEYWORDS[index % KEYWORDS.length];
-      const started = performance.now();
-      try {
-        const response = await fetch(url, {
-          method: 'POST',
-          headers: { 'X-API-Key': apiKey, 'Content-Type': 'application/json' },
-          body: JSON.stringify({ source: 'x', keywords: [keyword], limit: 100 }),
-        });
-        const text = await response.text();
-        const ms = performance.now() - started;
-        const body = JSON.parse(text) as { status?: string; data?: unknown[]; meta?: QueryMeta };
-        const empty = !Array.isArray(body.data) || (popular.has(keyword) && body.data.length === 0);
-        if (response.status !== 200 || body.status !== 'success' || !body.meta || empty) {
-          failures.push(`${keyword}: HTTP ${response.status} ${text.slice(0, 200)}`);
-        } else if (body.meta.cache_hit) {
-          failures.push(`${keyword}: served from the cache, QUERY_CACHE_TTL_SECONDS=0 ignored`);
-        } else samples.push({ ms, meta: body.meta });
-      } catch (error) {
-        failures.push(`${keyword}: ${String(error)}`);
-      }
+  const start = performance.now();
+  await runPool(count, options.concurrency, async (index) => {
+    const keyword = KEYWORDS[index % KEYWORDS.length];
+    const started = performance.now();
+    try {
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: { 'X-API-Key': apiKey, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ source: 'x', keywords: [keyword], limit: 100 }),
+      });
+      const body = await response.text();
+      const ms = performance.now() - started;
+      const answer = JSON.parse(body) as { status?: string; data?: unknown[]; meta?: QueryMeta };
+      const { status, data, meta } = answer;
+      if (response.status !== 200 || status !== 'success' || !meta || !data?.length) {
+        failures.push(`${keyword}: HTTP ${response.status} ${body.slice(0, 300)}`);
+      } else if (meta.cache_hit) {
+        failures.push(`${keyword}: a cache hit despite QUERY_CACHE_TTL_SECONDS=0`);
+      } else samples.push({ ms, at: (started - start) / 1000, meta });
+    } catch (error) {
+      failures.push(`${keyword}: ${String(error)}`);
     }
-  };
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  return samples;
+  });
+  return { samples, seconds: (performance.now() - start) / 1000 };
 }
 
-/** `{value: count}` of one meta field over the run, e.g. `3×290 4×10`. */
-function tally(values: readonly (string | number | boolean)[]): string {
-  const counts = new Map<string, number>();
-  for (const value of values) counts.set(String(value), (counts.get(String(value)) ?? 0) + 1);
-  const sorted = [...counts].sort(([a], [b]) => a.localeCompare(b, 'en', { numeric: true }));
-  return sorted.map(([value, count]) => `${value}×${count}`).join(' ');
-}
-
-const ms = (value: number): string => value.toFixed(1);
-const ordinal = (n: number): string =>
-  `${n}${['th', 'st', 'nd', 'rd'][n % 10 > 3 || Math.floor(n / 10) === 1 ? 0 : n % 10]}`;
-
-async function benchmark(): Promise<boolean> {
-  const cleanups: Array<() => Promise<void>> = [];
-  let cleaning: Promise<void> | undefined;
-  // Reverse order: key, app, devnet (its hung sockets), then the database the app was using.
-  const cleanup = (): Promise<void> =>
-    (cleaning ??= (async () => {
-      for (const step of cleanups.reverse()) {
-        await step().catch((error: unknown) => progress(`cleanup failed: ${String(error)}`));
-      }
-    })());
-  // Ctrl-C must not leave a throwaway database, a server child or listening miners behind.
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => void cleanup().finally(() => process.exit(130)));
-  }
+/** Runs everything and returns what the report needs; cleans up before returning or failing. */
+async function benchmark() {
+  const cleanup = cleanupOnExit();
   try {
     const database = await acquireDatabase('bench_on_demand');
-    cleanups.push(database.release);
-    const directory = mkdtempSync(join(tmpdir(), 'bench-on-demand-'));
-    cleanups.push(() => Promise.resolve(rmSync(directory, { recursive: true, force: true })));
-    const behaviours: MinerBehaviour[] = [
-      ...options.latencies.map((latencyMs) => ({ latencyMs })),
-      ...Array.from({ length: options.hung }, () => ({ hang: true })),
-    ];
-    const devnet = await startDevnet({
-      miners: behaviours.map((behaviour) => ({ behaviour })),
-      metagraphFile: join(directory, 'metagraph.json'),
-    });
-    cleanups.push(() => devnet.stop());
-    const { env: appEnv, masterKey } = benchAppEnv(database.url);
-    // No cache: every request must reach the miners. DEVNET_MINERS=0: only our devnet exists.
-    Object.assign(appEnv, {
-      METAGRAPH_FILE: devnet.metagraphFile ?? '',
-      QUERY_CACHE_TTL_SECONDS: '0',
-      DEVNET_MINERS: '0',
-    });
-    const { network, validatorHotkey } = loadConfig(appEnv);
-    const healthy = devnet.miners.filter((miner) => !miner.behaviour.hang);
-    if (healthy.length < network.quorum) throw new Error(`fewer healthy miners than the quorum`);
-    const popular = new Set(
-      KEYWORDS.filter((keyword) => {
-        const matcher = compileQuery({ source: 'X', keywords: [keyword] });
-        return healthy.some((miner) =>
-          devnet.corpus.holdingsOf(miner.uid).some((item) => matcher.matches(item)),
-        );
-      }),
-    );
+    cleanup.push(database.release);
+    const behaviours: MinerBehaviour[] = options.latencies.map((latencyMs) => ({ latencyMs }));
+    for (let index = 0; index < options.hung; index += 1) behaviours.push({ hang: true });
+    const devnet = await forkDevnet(__filename, '--serve-devnet', behaviours);
+    cleanup.push(devnet.stop);
+    const { env, masterKey } = benchAppEnv(database.url);
+    // No cache: every query must reach the miners. DEVNET_MINERS=0: our devnet is the network.
+    Object.assign(env, { METAGRAPH_FILE: devnet.metagraphFile, QUERY_CACHE_TTL_SECONDS: '0' });
+    env.DEVNET_MINERS = '0';
+    // The index sync runs every 20 min, and at start unless told not to: at start it would
+    // overlap the run (DB writes, CPU) and measure that job instead. Set it to 'true' to see.
+    env.INDEX_SYNC_ON_START ??= 'false';
+    const { network, validatorHotkey: hotkey } = loadConfig(env);
 
-    progress(`direct: ${options.direct} sequential calls to each healthy miner`);
+    progress(`direct: ${options.direct} calls to each healthy miner, one at a time`);
+    const healthy = behaviours.flatMap((behaviour, uid) => (behaviour.hang ? [] : [uid]));
     const direct = await Promise.all(
-      healthy.map(async (miner) => {
-        const times = await timeMiner(miner.url, validatorHotkey, options.direct);
-        return { miner, p50: percentile(times, 0.5), p99: percentile(times, 0.99) };
+      healthy.map(async (uid) => {
+        const more = (timed: number): boolean => timed < options.direct;
+        const url = devnet.minerUrls[uid];
+        const times = await timeMinerCalls(url, hotkey, minerRequest, more, UNTIMED);
+        return { uid, p50: percentile(times, 0.5), p99: percentile(times, 0.99) };
       }),
     );
     const baseline = [...direct].sort((a, b) => a.p50 - b.p50)[network.quorum - 1];
+    if (!baseline) throw new Error(`fewer healthy miners than QUERY_QUORUM=${network.quorum}`);
+    progress(`ideal: ${options.requests} fan-outs straight to the healthy miners`);
+    const plan = { ...network, count: options.requests, concurrency: options.concurrency };
+    const urls = healthy.map((uid) => devnet.minerUrls[uid]);
+    const ideal = await timeQuorum(urls, hotkey, minerRequest, plan);
 
-    const app = await forkServer(__filename, ['--serve-app'], appEnv, 60_000);
-    cleanups.push(app.stop);
+    const app = await forkServer(__filename, ['--serve-app'], env, 60_000);
+    cleanup.push(app.stop);
     const key = await createApiKey(app.url, masterKey, 'bench-on-demand', 'validator');
-    if (database.persistent) cleanups.push(() => deactivateApiKey(app.url, masterKey, key.id));
-    const url = `${app.url}${PATH}`;
+    if (database.persistent) cleanup.push(() => deactivateApiKey(app.url, masterKey, key.id));
     const failures: string[] = [];
     progress(`warm-up: ${options.warmup} queries (the gateway learns its p90 for hedging)`);
-    await runQueries(url, key.key, options.warmup, options.concurrency, popular, failures);
-    const callsBefore = devnet.miners.map((miner) => devnet.requestCounts(miner.uid));
-    progress(`measured: ${options.requests} queries, ${options.concurrency} in flight`);
-    const loop = monitorEventLoopDelay({ resolution: 1 });
-    loop.enable();
-    const started = performance.now();
-    const samples = await runQueries(
-      url,
-      key.key,
-      options.requests,
-      options.concurrency,
-      popular,
-      failures,
-    );
-    const seconds = (performance.now() - started) / 1000;
-    loop.disable();
-    if (samples.length === 0) throw new Error(`no successful query: ${failures[0] ?? ''}`);
+    await query(`${app.url}${PATH}`, key.key, options.warmup, failures);
 
-    const times = samples.map((sample) => sample.ms);
-    const p99 = percentile(times, 0.99);
-    const met = p99 <= baseline.p50 + TARGET_MARGIN_MS;
-    const calls = devnet.miners.map((miner, uid) => {
-      const counts = devnet.requestCounts(miner.uid);
-      return counts.OnDemandRequest - callsBefore[uid].OnDemandRequest;
-    });
-    const minerRows = [['miner', 'behaviour', 'direct p50 ms', 'direct p99 ms', 'calls in run']];
-    for (const miner of devnet.miners) {
-      const measured = direct.find((entry) => entry.miner.uid === miner.uid);
-      const cells = measured ? [ms(measured.p50), ms(measured.p99)] : ['-', '-'];
-      minerRows.push([`uid ${miner.uid}`, describeBehaviour(miner.behaviour), ...cells]);
-      minerRows[minerRows.length - 1].push(String(calls[miner.uid]));
-    }
-    const reasons = samples.flatMap((sample) =>
-      Object.entries(sample.meta.miners_failed.reasons).flatMap(([reason, count]) =>
-        Array.from({ length: count }, () => reason),
-      ),
+    progress(`measured: ${options.requests} queries, ${options.concurrency} in flight`);
+    const countsBefore = await devnet.requestCounts();
+    const loads = [os.loadavg()[0]];
+    const usage = trackUsage([app.child.pid, devnet.child.pid]);
+    const run = await query(`${app.url}${PATH}`, key.key, options.requests, failures);
+    const used = usage();
+    loads.push(os.loadavg()[0]);
+    if (run.samples.length === 0) throw new Error(`no successful query: ${failures[0] ?? ''}`);
+    const calls = (await devnet.requestCounts()).map(
+      (after, uid) => after.OnDemandRequest - countsBefore[uid].OnDemandRequest,
     );
-    const server = samples.map((sample) => sample.meta.processing_time_ms);
-    const pct = (q: number): string => ms(percentile(times, q));
-    const lines = [
-      '',
-      `POST ${PATH}: real service over a ${devnet.miners.length}-miner devnet on 127.0.0.1`,
-      `command:  ${commandLine()}`,
-      `machine:  ${machineLine()}`,
-      `gateway:  QUERY_MINERS=${network.minersPerQuery} QUERY_QUORUM=${network.quorum} ` +
-        `QUERY_DEADLINE_MS=${network.queryDeadlineMs} MINER_CONCURRENCY=${network.minerConcurrency}; ` +
-        'QUERY_CACHE_TTL_SECONDS=0: no cache, every request goes to the miners',
-      `          LOG_LEVEL=${appEnv.LOG_LEVEL} RATE_LIMIT_VALIDATOR=${appEnv.RATE_LIMIT_VALIDATOR} ` +
-        `RATE_LIMIT_WINDOW_SECONDS=${appEnv.RATE_LIMIT_WINDOW_SECONDS} DEVNET_MINERS=0 (validator key)`,
-      `load:     fetch, ${options.warmup} warm-up + ${options.requests} measured queries, ` +
-        `${options.concurrency} in flight, source x, limit 100, keywords ${KEYWORDS.join(' ')}`,
-      `database: ${database.description}`,
-      '',
-      table(minerRows),
-      '',
-      table([
-        ['endpoint', 'requests', 'errors', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms'],
-        [
-          PATH,
-          String(samples.length),
-          String(failures.length),
-          (samples.length / seconds).toFixed(1),
-        ].concat([pct(0.5), pct(0.9), pct(0.99), ms(Math.max(...times))]),
-      ]),
-      '',
-      `baseline: uid ${baseline.miner.uid}, the ${ordinal(network.quorum)}-fastest healthy miner ` +
-        `(the quorum waits for it): direct p50 ${ms(baseline.p50)} ms, p99 ${ms(baseline.p99)} ms`,
-      `p99 − baseline: ${ms(p99 - baseline.p50)} ms over its p50, ${ms(p99 - baseline.p99)} ms over its p99`,
-      `target:   p99 ≤ baseline p50 + ${TARGET_MARGIN_MS} ms = ${ms(baseline.p50 + TARGET_MARGIN_MS)} ms: ` +
-        `${met ? 'MET' : 'MISSED'} (p99 ${ms(p99)} ms)`,
-      `meta:     miners_responded ${tally(samples.map((s) => s.meta.miners_responded))}; ` +
-        `miners_queried ${tally(samples.map((s) => s.meta.miners_queried))}`,
-      `          hedged_requests ${tally(samples.map((s) => s.meta.hedged_requests))}; ` +
-        `deadline_reached ${tally(samples.map((s) => s.meta.deadline_reached))}`,
-      `          miners_failed reasons ${tally(reasons) || 'none'}; processing_time_ms ` +
-        `p50 ${percentile(server, 0.5)} p99 ${percentile(server, 0.99)}`,
-      `client:   event-loop delay of this process (load + devnet) p99 ${ms(loop.percentile(99) / 1e6)} ms`,
-      ...failures.slice(0, 5).map((failure) => `failure:  ${failure}`),
-      '',
-    ];
-    process.stdout.write(lines.join('\n'));
-    return failures.length === 0;
+    const context = { behaviours, direct, baseline, network, env, calls, used, loads, failures };
+    return { ...run, ...context, ideal, database: database.description };
   } finally {
-    await cleanup();
+    await cleanup.run();
   }
+}
+
+function report(result: Awaited<ReturnType<typeof benchmark>>): void {
+  const { samples, baseline, network, env, used, ...run } = result;
+  const ms = (value: number): string => value.toFixed(1);
+  const delta = (value: number): string => `${value < 0 ? '' : '+'}${ms(value)} ms`;
+  const pct = (share: number): string => `${(100 * share).toFixed(0)}%`;
+  const quantiles = (values: number[]): number[] =>
+    [0.5, 0.9, 0.99, 1].map((q) => percentile(values, q));
+  const times = samples.map((sample) => sample.ms);
+  const [p50, , p99] = quantiles(times);
+  const [ideal50, , ideal99] = quantiles(run.ideal.times);
+  const service = quantiles(samples.map((s) => s.meta.processing_time_ms));
+  const meta = (pick: (meta: QueryMeta) => number | boolean): string =>
+    tally(samples.map((sample) => pick(sample.meta)));
+  const reasons = samples.flatMap(({ meta }) =>
+    Object.entries(meta.miners_failed.reasons).flatMap(([why, n]) => Array<string>(n).fill(why)),
+  );
+  const minerRows = run.behaviours.map((behaviour, uid) => {
+    const direct = run.direct.find((entry) => entry.uid === uid);
+    const cells = direct ? [ms(direct.p50), ms(direct.p99)] : ['-', '-'];
+    return [`uid ${uid}`, describeBehaviour(behaviour), ...cells, String(run.calls[uid])];
+  });
+  const row = (name: string, times: number[], errors: number, seconds: number): string[] =>
+    [name, String(times.length), String(errors), (times.length / seconds).toFixed(1)].concat(
+      quantiles(times).map(ms),
+    );
+  const asked = Math.min(network.minersPerQuery, run.behaviours.length);
+  const spares = Math.min(run.behaviours.length, asked + network.minersPerQuery) - asked;
+  const slowest = [...samples].sort((a, b) => b.ms - a.ms).slice(0, 3);
+  const target = baseline.p50 + MARGIN_MS;
+  const lines = [
+    '',
+    `POST ${PATH}: the real service over a ${run.behaviours.length}-miner devnet on 127.0.0.1`,
+    `command:  ${commandLine()}`,
+    `machine:  ${machineLine()}; load average ${run.loads.map((l) => l.toFixed(2)).join(' → ')}` +
+      (run.loads[0] > os.cpus().length / 2 ? ' (a busy machine: expect noise)' : ''),
+    `gateway:  QUERY_MINERS=${network.minersPerQuery} QUERY_QUORUM=${network.quorum} ` +
+      `QUERY_DEADLINE_MS=${network.queryDeadlineMs} MINER_CONCURRENCY=${network.minerConcurrency}; ` +
+      'QUERY_CACHE_TTL_SECONDS=0: no cache, every query goes to the miners',
+    `          LOG_LEVEL=${env.LOG_LEVEL} RATE_LIMIT_VALIDATOR=${env.RATE_LIMIT_VALIDATOR} ` +
+      `RATE_LIMIT_WINDOW_SECONDS=${env.RATE_LIMIT_WINDOW_SECONDS} DEVNET_MINERS=0 ` +
+      `INDEX_SYNC_ON_START=${env.INDEX_SYNC_ON_START}, validator key`,
+    `load:     fetch, ${options.warmup} warm-up + ${options.requests} measured queries, ` +
+      `${options.concurrency} in flight, source x, limit 100, keywords ${KEYWORDS.join(' ')}`,
+    `database: ${run.database}`,
+    '',
+    table([['miner', 'behaviour', 'direct p50 ms', 'direct p99 ms', 'calls in run'], ...minerRows]),
+    `(direct: ${options.direct} calls per miner, one at a time, after ${UNTIMED} untimed)`,
+    '',
+    table([
+      ['', 'requests', 'errors', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms'],
+      row('ideal quorum (no gateway) *', run.ideal.times, 0, run.ideal.seconds),
+      row(PATH, times, run.failures.length, run.seconds),
+    ]),
+    `* ${options.concurrency} at a time, each straight to the ${run.direct.length} healthy miners ` +
+      `until ${network.quorum} answered: what the devnet allows at this load`,
+    '',
+    `baseline: uid ${baseline.uid}, the ${ordinal(network.quorum)}-fastest healthy miner ` +
+      `(the quorum waits for it): direct p50 ${ms(baseline.p50)} ms, p99 ${ms(baseline.p99)} ms`,
+    `p99 − baseline: ${ms(p99 - baseline.p50)} ms over its p50 (${ms(p99 - baseline.p99)} over p99)`,
+    `target:   p99 ≤ baseline p50 + ${MARGIN_MS} ms = ${ms(target)} ms: ` +
+      `${p99 <= target ? 'MET' : 'MISSED'} (p99 ${ms(p99)} ms)`,
+    `gateway over the ideal quorum: p50 ${delta(p50 - ideal50)}, p99 ${delta(p99 - ideal99)}` +
+      (ideal99 > target
+        ? '; even the ideal quorum misses it: the devnet on this machine is the limit'
+        : ''),
+    '',
+    `meta:     miners_responded ${meta((m) => m.miners_responded)}; ` +
+      `miners_queried ${meta((m) => m.miners_queried)}`,
+    `          hedged_requests ${meta((m) => m.hedged_requests)} ` +
+      `(${spares} spare miners beyond the ${asked} asked); ` +
+      `deadline_reached ${meta((m) => m.deadline_reached)}`,
+    `          miners_failed reasons ${tally(reasons)}`,
+    `          processing_time_ms (inside the service) p50 ${service[0]}, ` +
+      `p90 ${service[1]}, p99 ${service[2]}`,
+    `slowest:  ${slowest.map((s) => `${ms(s.ms)} ms at ${s.at.toFixed(1)} s`).join(', ')}`,
+    `cpu:      service ${pct(used.cpu[0])}, devnet ${pct(used.cpu[1])} of a core; load ` +
+      `generator event loop ${pct(used.busy)} busy, delay p99 ${ms(used.delayP99)} ms`,
+    ...run.failures.slice(0, 5).map((failure) => `failure:  ${failure}`),
+    '',
+  ];
+  process.stdout.write(lines.join('\n'));
 }
 
 async function main(): Promise<void> {
   if (flags['serve-app']) return serveApp();
-  const ok = await benchmark();
+  if (flags['serve-devnet']) return serveDevnet();
+  const result = await benchmark();
+  report(result);
   // Explicit exit: a lingering handle (keep-alive socket, hung miner call) must not hang the run.
-  process.exit(ok ? 0 : 1);
+  process.exit(result.failures.length === 0 ? 0 : 1);
 }
 
 main().catch((error: unknown) => {

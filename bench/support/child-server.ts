@@ -52,12 +52,18 @@ export function forkServer(
 /** Child side: report the port of a listening server, and die with the parent. */
 export function announcePort(server: Server): void {
   const address = server.address();
-  if (!process.send || typeof address !== 'object' || !address) {
-    throw new Error('announcePort: not an IPC child, or server not listening');
+  if (typeof address !== 'object' || !address) {
+    throw new Error('announcePort: server not listening');
   }
+  announceReady(address.port);
+}
+
+/** Child side: report `port` (of a server started by other means), and die with the parent. */
+export function announceReady(port: number): void {
+  if (!process.send) throw new Error('announceReady: not an IPC child');
   // A parent killed without cleanup closes the IPC channel: exit rather than linger as orphan.
   process.once('disconnect', () => process.exit(0));
-  const ready: ReadyMessage = { port: address.port };
+  const ready: ReadyMessage = { port };
   process.send(ready);
 }
 

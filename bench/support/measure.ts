@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 
 /** How hard and how long to load; the same flags and BENCH_* variables for every benchmark. */
@@ -27,20 +29,23 @@ export function loadOptions(flags: LoadFlags, env: NodeJS.ProcessEnv = process.e
   };
 }
 
-/** A positive number from a flag or BENCH_* variable (`raw`), or `fallback` when unset. */
+/**
+ * A positive (or, with `zero`, non-negative) number from a flag or BENCH_* variable (`raw`), or
+ * `fallback` when unset.
+ */
 export function numberSetting(
   raw: string | undefined,
   name: string,
   fallback: number,
   integer: boolean,
+  zero = false,
 ): number {
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
   // Reject nonsense rather than benchmark it (NaN, 0 s, 2.5 connections).
-  if (!(value > 0) || (integer && !Number.isInteger(value))) {
-    throw new Error(
-      `${name} (or its flag) must be a positive ${integer ? 'integer' : 'number'}: ${raw}`,
-    );
+  if (!(value > 0 || (zero && value === 0)) || (integer && !Number.isInteger(value))) {
+    const kind = `${zero ? 'non-negative' : 'positive'} ${integer ? 'integer' : 'number'}`;
+    throw new Error(`${name} (or its flag) must be a ${kind}: ${raw}`);
   }
   return value;
 }
@@ -122,6 +127,19 @@ export function percentile(values: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
 }
 
+/** Runs `task(0..count-1)` with at most `concurrency` in flight, in index order. */
+export async function runPool(
+  count: number,
+  concurrency: number,
+  task: (index: number) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    for (let index = next++; index < count; index = next++) await task(index);
+  };
+  await Promise.all(Array.from({ length: Math.min(count, concurrency) }, worker));
+}
+
 /** Medians over rounds: robust to one round disturbed by the machine. */
 export function summarize(rounds: Round[]): Round {
   const of = (pick: (round: Round) => number): number => median(rounds.map(pick));
@@ -131,5 +149,47 @@ export function summarize(rounds: Round[]): Round {
     p99: of((r) => r.p99),
     non2xx: rounds.reduce((sum, r) => sum + r.non2xx, 0),
     bytesPerResponse: of((r) => r.bytesPerResponse),
+  };
+}
+
+/** CPU seconds (user + system) used so far by process `pid`, from Linux's /proc; else null. */
+function cpuSeconds(pid: number | undefined): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may contain spaces): state is [0], utime [11], stime [12].
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return Number.isFinite(ticks) ? ticks / 100 : null; // USER_HZ is 100 on Linux
+  } catch {
+    return null;
+  }
+}
+
+export interface Usage {
+  /** Share of one core each pid used (NaN where /proc is missing): was a server CPU-bound? */
+  cpu: number[];
+  /** Share of the time this process's event loop was busy, and its delay p99 in ms: the load
+   * generator must stay idle enough to time responses as they arrive. */
+  busy: number;
+  delayP99: number;
+}
+
+/** Starts measuring resource usage; the returned function stops and reports it. */
+export function trackUsage(pids: readonly (number | undefined)[]): () => Usage {
+  const before = pids.map(cpuSeconds);
+  const started = performance.now();
+  const idle = performance.eventLoopUtilization();
+  const loop = monitorEventLoopDelay({ resolution: 1 });
+  loop.enable();
+  return () => {
+    loop.disable();
+    const seconds = (performance.now() - started) / 1000;
+    const used = (pid: number | undefined, i: number): number =>
+      ((cpuSeconds(pid) ?? NaN) - (before[i] ?? NaN)) / seconds;
+    return {
+      cpu: pids.map(used),
+      busy: performance.eventLoopUtilization(idle).utilization,
+      delayP99: loop.percentile(99) / 1e6,
+    };
   };
 }

@@ -46,3 +46,17 @@ export function machineLine(): string {
     `${os.platform()} ${os.release()} ${os.arch()}, node ${process.version}`
   );
 }
+
+/** How often each value occurs, by value: `3×290 4×10` (for per-request fields such as meta). */
+export function tally(values: readonly (string | number | boolean)[]): string {
+  const counts = new Map<string, number>();
+  for (const value of values) counts.set(String(value), (counts.get(String(value)) ?? 0) + 1);
+  const sorted = [...counts].sort(([a], [b]) => a.localeCompare(b, 'en', { numeric: true }));
+  return sorted.map(([value, count]) => `${value}×${count}`).join(' ') || 'none';
+}
+
+/** 1st, 2nd, 3rd, 4th, 11th, 21st… */
+export function ordinal(n: number): string {
+  const suffix = n % 100 >= 11 && n % 100 <= 13 ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th');
+  return `${n}${suffix}`;
+}

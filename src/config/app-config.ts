@@ -19,6 +19,12 @@ export interface AppConfig {
   auth: AuthConfig;
   database: DatabaseTuning;
   network: NetworkConfig;
+  repos: ReposConfig;
+}
+
+export interface ReposConfig {
+  /** Validation data file of miner repositories (.parquet, .csv, .jsonl); unset = empty list. */
+  hfResultsPath: string | undefined;
 }
 
 export interface NetworkConfig {
@@ -37,6 +43,17 @@ export interface NetworkConfig {
   breakerCooldownMs: number;
   /** Weight of the newest observation in the credibility moving average. */
   credibilityAlpha: number;
+  indexSync: IndexSyncConfig;
+}
+
+export interface IndexSyncConfig {
+  intervalMs: number;
+  /** Run a sync right after start (in the background; readiness does not wait for it). */
+  onStart: boolean;
+  concurrency: number;
+  fetchTimeoutMs: number;
+  /** Miners whose freshly synced index is spot-checked with GetDataEntityBucket per sync. */
+  spotChecks: number;
 }
 
 export interface RateLimitConfig {

@@ -175,4 +175,36 @@ export class EnvironmentVariables {
   @Min(0.01)
   @Max(1)
   CREDIBILITY_ALPHA = 0.2;
+
+  @IsOptional()
+  @IsString()
+  @Matches(/\.(parquet|csv|jsonl|ndjson)$/i, {
+    message: 'must name a .parquet, .csv, .jsonl or .ndjson file',
+  })
+  HF_RESULTS_PATH?: string;
+
+  /** Seconds between two syncs of the miners' indexes. */
+  @toInt()
+  @IsInt()
+  @Min(10)
+  INDEX_SYNC_INTERVAL = 1200;
+
+  @IsIn(['true', 'false'])
+  INDEX_SYNC_ON_START = 'true';
+
+  @toInt()
+  @IsInt()
+  @Min(1)
+  @Max(64)
+  INDEX_SYNC_CONCURRENCY = 4;
+
+  @toInt()
+  @IsInt()
+  @Min(100)
+  INDEX_FETCH_TIMEOUT_MS = 60000;
+
+  @toInt()
+  @IsInt()
+  @Min(0)
+  INDEX_SPOT_CHECKS = 5;
 }

@@ -72,7 +72,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       breakerFailures: vars.MINER_BREAKER_FAILURES,
       breakerCooldownMs: vars.MINER_BREAKER_COOLDOWN_MS,
       credibilityAlpha: vars.CREDIBILITY_ALPHA,
+      indexSync: {
+        intervalMs: vars.INDEX_SYNC_INTERVAL * 1000,
+        onStart: vars.INDEX_SYNC_ON_START === 'true',
+        concurrency: vars.INDEX_SYNC_CONCURRENCY,
+        fetchTimeoutMs: vars.INDEX_FETCH_TIMEOUT_MS,
+        spotChecks: vars.INDEX_SPOT_CHECKS,
+      },
     },
+    repos: { hfResultsPath: vars.HF_RESULTS_PATH },
   };
 }
 

@@ -3,15 +3,24 @@ import { DatabaseTuning } from '../config/app-config';
 import { ApiKeyEntity } from '../modules/api-keys/api-key.entity';
 import { MinerEntity } from '../network/miner.entity';
 import { InitialSchema1763700000000 } from './migrations/1763700000000-InitialSchema';
+import { RepoNames1763800000000 } from './migrations/1763800000000-RepoNames';
+import { MinerIndex1763900000000 } from './migrations/1763900000000-MinerIndex';
 
 export const ENTITIES = [ApiKeyEntity, MinerEntity];
-export const MIGRATIONS = [InitialSchema1763700000000];
+export const MIGRATIONS = [
+  InitialSchema1763700000000,
+  RepoNames1763800000000,
+  MinerIndex1763900000000,
+];
 
 /**
  * The one place that describes how we talk to Postgres, shared by the app, the TypeORM CLI
  * (ormconfig.ts) and the test setup. Migrations are explicit; `synchronize` stays off.
  */
-export function buildDataSourceOptions(url: string, tuning?: Partial<DatabaseTuning>): DataSourceOptions {
+export function buildDataSourceOptions(
+  url: string,
+  tuning?: Partial<DatabaseTuning>,
+): DataSourceOptions {
   return {
     type: 'postgres',
     url,

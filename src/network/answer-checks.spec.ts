@@ -143,7 +143,12 @@ describe(mergeAnswers.name, () => {
   });
 
   it('keeps the items held by more miners when the limit cuts, even when others are newer', () => {
-    const answers = [answerOf(1, [a, d]), answerOf(2, [a, b]), answerOf(3, [a, b]), answerOf(4, [c])];
+    const answers = [
+      answerOf(1, [a, d]),
+      answerOf(2, [a, b]),
+      answerOf(3, [a, b]),
+      answerOf(4, [c]),
+    ];
 
     const merged = mergeAnswers(answers, 2);
 

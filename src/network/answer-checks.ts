@@ -1,3 +1,4 @@
+import { parseIsoDate } from './iso-date';
 import { isValidItem } from './item-schema';
 import { DataItem, DataSource } from './protocol';
 import { QueryMatcher } from './query-matcher';
@@ -53,7 +54,8 @@ export function mergeAnswers(answers: readonly CheckedAnswer[], limit: number): 
       if (!byUri.has(item.uri)) byUri.set(item.uri, item);
     }
   }
-  const time = (item: DataItem) => Date.parse(item.datetime);
+  // Items passed checkAnswer, so their datetime parses (zoneless = UTC, unlike Date.parse).
+  const time = (item: DataItem) => parseIsoDate(item.datetime)!.getTime();
   const kept = [...byUri.values()]
     .sort((a, b) => holders.get(b.uri)! - holders.get(a.uri)! || time(b) - time(a))
     .slice(0, limit)

@@ -93,9 +93,16 @@ const JUNK: unknown[] = [
 describe(isValidItem.name, () => {
   it('accepts an X post of the documented shape, with or without media', () => {
     expect(isValidItem(xItem(), 'X')).toBe(true);
-    expect(isValidItem(altered(xItem(), (copy) => delete copy.media), 'X')).toBe(true);
+    expect(
+      isValidItem(
+        altered(xItem(), (copy) => delete copy.media),
+        'X',
+      ),
+    ).toBe(true);
     expect(isValidItem({ ...xItem(), media: [] }, 'X')).toBe(true);
-    expect(isValidItem({ ...xItem(), label: null, tweet: { ...xItem().tweet, hashtags: [] } }, 'X')).toBe(true);
+    expect(
+      isValidItem({ ...xItem(), label: null, tweet: { ...xItem().tweet, hashtags: [] } }, 'X'),
+    ).toBe(true);
   });
 
   it('accepts Reddit posts and comments of the documented shape', () => {
@@ -136,7 +143,12 @@ describe(isValidItem.name, () => {
     ['content', ['text']],
   ])('fields every item carries: %s = %p', (field, value) => {
     it('makes an X post invalid', () => {
-      expect(isValidItem(altered(xItem(), (copy) => (copy[field] = value)), 'X')).toBe(false);
+      expect(
+        isValidItem(
+          altered(xItem(), (copy) => (copy[field] = value)),
+          'X',
+        ),
+      ).toBe(false);
     });
 
     it('makes a Reddit item invalid', () => {

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import {
   BulkheadPolicy,
   bulkhead,
@@ -9,7 +9,7 @@ import {
   handleWhen,
   isBrokenCircuitError,
   isBulkheadRejectedError,
-  isTaskCancelledError,
+  TaskCancelledError,
   timeout,
   TimeoutStrategy,
   wrap,
@@ -61,9 +61,11 @@ type CircuitListener = (uid: number, open: boolean) => void;
  * per call a timeout and a cap on the response size. All from cockatiel; nothing hand-rolled.
  */
 @Injectable()
-export class MinerClient {
+export class MinerClient implements OnModuleDestroy {
   private readonly policies = new Map<number, MinerPolicies>();
   private readonly circuitListeners: CircuitListener[] = [];
+  /** Aborted at shutdown: calls in flight end at once instead of at their timeout. */
+  private readonly shutdown = new AbortController();
 
   constructor(@InjectConfig() private readonly config: AppConfig) {}
 
@@ -71,13 +73,18 @@ export class MinerClient {
     const { bulkhead: limiter, breaker } = this.policiesFor(miner.uid);
     const started = performance.now();
     try {
-      const reply = await wrap(limiter, breaker, timeout(timeoutMs, TimeoutStrategy.Aggressive)).execute(({ signal }) =>
-        this.post(`${miner.axonUrl.replace(/\/+$/, '')}/${endpoint}`, body, signal),
+      const reply = await wrap(limiter, breaker, timeout(timeoutMs, TimeoutStrategy.Aggressive)).execute(
+        ({ signal }) => this.post(`${miner.axonUrl.replace(/\/+$/, '')}/${endpoint}`, body, signal),
+        this.shutdown.signal,
       );
       return { body: reply, latencyMs: performance.now() - started };
     } catch (error) {
       throw classify(error, timeoutMs);
     }
+  }
+
+  onModuleDestroy(): void {
+    this.shutdown.abort();
   }
 
   /** True while the miner's circuit is open (it failed repeatedly and is being left alone). */
@@ -93,9 +100,9 @@ export class MinerClient {
     let policies = this.policies.get(uid);
     if (!policies) {
       const { minerConcurrency, breakerFailures, breakerCooldownMs } = this.config.network;
-      // A full bulkhead says nothing about the miner's health, so it must not trip the breaker.
+      // A full bulkhead or our own shutdown says nothing about the miner's health.
       const breaker = circuitBreaker(
-        handleWhen((error) => !isBulkheadRejectedError(error)),
+        handleWhen((error) => !isBulkheadRejectedError(error) && !this.shutdown.signal.aborted),
         { halfOpenAfter: breakerCooldownMs, breaker: new ConsecutiveBreaker(breakerFailures) },
       );
       breaker.onBreak(() => this.circuitListeners.forEach((listener) => listener(uid, true)));
@@ -134,26 +141,22 @@ async function readCapped(response: Response, maxBytes: number): Promise<string>
     throw new MinerCallError('oversize', `response of ${declared} bytes exceeds ${maxBytes}`);
   }
   if (!response.body) return '';
-  const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel().catch(() => undefined);
-      throw new MinerCallError('oversize', `response exceeds ${maxBytes} bytes`);
-    }
-    chunks.push(value);
+  // Leaving the loop early cancels the stream, so an oversize body is never read to the end.
+  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+    total += chunk.byteLength;
+    if (total > maxBytes) throw new MinerCallError('oversize', `response exceeds ${maxBytes} bytes`);
+    chunks.push(chunk);
   }
   return Buffer.concat(chunks).toString('utf8');
 }
 
 function classify(error: unknown, timeoutMs: number): MinerCallError {
   if (error instanceof MinerCallError) return error;
-  if (isTaskCancelledError(error)) return new MinerCallError('timeout', `no answer within ${timeoutMs} ms`);
-  if (isBrokenCircuitError(error)) return new MinerCallError('circuit_open', 'circuit open after repeated failures');
   if (isBulkheadRejectedError(error)) return new MinerCallError('busy', 'too many calls in flight to this miner');
+  if (isBrokenCircuitError(error)) return new MinerCallError('circuit_open', 'circuit open after repeated failures');
+  // Not cockatiel's isTaskCancelledError: in 3.2.1 it tests for the bulkhead error instead.
+  if (error instanceof TaskCancelledError) return new MinerCallError('timeout', `no answer within ${timeoutMs} ms`);
   return new MinerCallError('network', error instanceof Error ? error.message : String(error));
 }

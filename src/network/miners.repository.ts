@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, Repository } from 'typeorm';
+import { DataSource, EntityManager, Repository } from 'typeorm';
+import { returningRows } from '../database/returning-rows';
+import { lockAggregates } from './index/aggregates-lock';
 import { MinerEntity, MinerState } from './miner.entity';
 import { MetagraphNeuron } from './protocol';
 
@@ -82,18 +84,58 @@ export class MinersRepository {
 
   /**
    * Moves each miner's credibility towards its observed score by `alpha` (an exponential moving
-   * average), in SQL so that replicas updating the same miner do not overwrite each other.
+   * average) and, in the same transaction, moves the credibility-adjusted aggregates by each
+   * miner's change times its per-label and per-hour totals, so the stats stay exact at once.
    */
-  async applyCredibilityScores(scores: readonly CredibilityScore[], alpha: number): Promise<Map<number, number>> {
+  async applyCredibilityScores(
+    scores: readonly CredibilityScore[],
+    alpha: number,
+  ): Promise<Map<number, number>> {
     if (scores.length === 0) return new Map();
-    const rows = await this.dataSource.query<{ uid: number; credibility: number }[]>(
-      `UPDATE miners AS m
-       SET credibility = LEAST(1, GREATEST(0, m.credibility + $3::float8 * (s.score - m.credibility))), updated_at = now()
-       FROM unnest($1::int[], $2::float8[]) AS s(uid, score)
-       WHERE m.uid = s.uid
-       RETURNING m.uid, m.credibility`,
-      [scores.map((s) => s.uid), scores.map((s) => s.score), alpha],
-    );
-    return new Map(rows.map((row) => [row.uid, row.credibility]));
+    return this.dataSource.transaction(async (manager) => {
+      await lockAggregates(manager);
+      const rows = returningRows<{ uid: number; old: number; credibility: number }>(
+        await manager.query(
+          `UPDATE miners AS m
+         SET credibility = LEAST(1, GREATEST(0, m.credibility + $3::float8 * (s.score - m.credibility))), updated_at = now()
+         FROM unnest($1::int[], $2::float8[]) AS s(uid, score), miners AS before
+         WHERE m.uid = s.uid AND before.uid = m.uid
+         RETURNING m.uid, before.credibility AS old, m.credibility`,
+          [scores.map((s) => s.uid), scores.map((s) => s.score), alpha],
+        ),
+      );
+      const changed = rows.filter((row) => row.credibility !== row.old);
+      if (changed.length > 0)
+        await propagateCredibility(
+          manager,
+          changed.map((row) => row.uid),
+          changed.map((row) => row.credibility - row.old),
+        );
+      return new Map(rows.map((row) => [row.uid, row.credibility]));
+    });
   }
+}
+
+/** Adds each miner's credibility change times its totals to the adjusted network totals. */
+async function propagateCredibility(
+  manager: EntityManager,
+  uids: number[],
+  deltas: number[],
+): Promise<void> {
+  await manager.query(
+    `UPDATE label_totals AS t SET adj_bytes = t.adj_bytes + d.adj
+     FROM (SELECT m.source, m.label_id, sum(m.bytes * c.delta) AS adj
+           FROM miner_label_totals m JOIN unnest($1::int[], $2::float8[]) AS c(uid, delta) ON c.uid = m.miner_uid
+           GROUP BY m.source, m.label_id) AS d
+     WHERE t.source = d.source AND t.label_id = d.label_id`,
+    [uids, deltas],
+  );
+  await manager.query(
+    `UPDATE bucket_totals AS t SET adj_bytes = t.adj_bytes + d.adj
+     FROM (SELECT m.source, m.time_bucket, sum(m.bytes * c.delta) AS adj
+           FROM miner_bucket_totals m JOIN unnest($1::int[], $2::float8[]) AS c(uid, delta) ON c.uid = m.miner_uid
+           GROUP BY m.source, m.time_bucket) AS d
+     WHERE t.source = d.source AND t.time_bucket = d.time_bucket`,
+    [uids, deltas],
+  );
 }

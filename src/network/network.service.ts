@@ -8,7 +8,8 @@ import { MinerEntity } from './miner.entity';
 import { MinerCallError, MinerClient, MinerFailureReason } from './miner-client';
 import { rankMinersForQuery } from './miner-selection';
 import { MinerCounts, MinersRepository } from './miners.repository';
-import { DataItem, DataSource, OnDemandMinerRequest } from './protocol';
+import { checkBucket } from './index/bucket-check';
+import { DataEntityBucketId, DataItem, DataSource, OnDemandMinerRequest } from './protocol';
 import { compileQuery, QueryMatcher } from './query-matcher';
 import { LateResult, QuorumOutcome, runQuorum } from './quorum';
 
@@ -64,7 +65,17 @@ export class NetworkService implements OnModuleInit, BeforeApplicationShutdown {
 
   async beforeApplicationShutdown(): Promise<void> {
     this.shuttingDown = true;
-    await Promise.all(this.pendingWrites);
+    await this.settled();
+  }
+
+  /** Resolves once the credibility and state writes made so far are stored. */
+  async settled(): Promise<void> {
+    while (this.pendingWrites.size > 0) await Promise.all(this.pendingWrites);
+  }
+
+  /** Settles once the metagraph has been loaded at start. */
+  whenReady(): Promise<void> {
+    return this.metagraph.ready;
   }
 
   countMiners(): Promise<MinerCounts> {
@@ -106,6 +117,26 @@ export class NetworkService implements OnModuleInit, BeforeApplicationShutdown {
     return summarize(outcome, merged.items, merged.consensus);
   }
 
+  /**
+   * Fetches one bucket's entities from a miner and checks them against what its index claimed
+   * (the check moves its credibility). Undefined when the miner is unavailable or fails.
+   */
+  async fetchBucket(uid: number, bucket: DataEntityBucketId, claimedBytes: number): Promise<unknown[] | undefined> {
+    const miner = this.availableMiners().find((candidate) => candidate.uid === uid);
+    if (!miner) return undefined;
+    try {
+      const reply = await this.client.call({ uid, axonUrl: miner.axonUrl! }, 'GetDataEntityBucket', { bucket_id: bucket }, this.config.network.queryDeadlineMs);
+      const check = checkBucket(bucket, claimedBytes, reply.body);
+      this.persistScores([{ uid, score: check.score }]);
+      const entities = (reply.body as { data_entities?: unknown }).data_entities;
+      return Array.isArray(entities) ? entities : undefined;
+    } catch (error) {
+      const reason = error instanceof MinerCallError ? error.reason : 'network';
+      if (!NOT_THE_MINERS_FAULT.has(reason)) this.persistScores([{ uid, score: 0 }]);
+      return undefined;
+    }
+  }
+
   private async ask(miner: MinerEntity, request: OnDemandMinerRequest, matcher: QueryMatcher): Promise<CheckedAnswer> {
     const reply = await this.client.call(
       { uid: miner.uid, axonUrl: miner.axonUrl! },
@@ -132,7 +163,10 @@ export class NetworkService implements OnModuleInit, BeforeApplicationShutdown {
     this.persistScores(scores);
   }
 
-  /** A straggler's answer still counts: its items corroborate against what the others held. */
+  /**
+   * A straggler's answer still counts for credibility, but without corroboration (the others'
+   * holdings are gone by then), so a late honest answer scores at most 0.5.
+   */
   private recordLate(late: LateResult): void {
     if ('failure' in late) {
       if (!NOT_THE_MINERS_FAULT.has(late.failure)) this.persistScores([{ uid: late.uid, score: 0 }]);
@@ -140,6 +174,11 @@ export class NetworkService implements OnModuleInit, BeforeApplicationShutdown {
     }
     const score = credibilityScore(late.answer, new Map());
     if (score !== null) this.persistScores([{ uid: late.uid, score }]);
+  }
+
+  /** Records observations of miners made elsewhere (index sync, spot checks); null = no news. */
+  recordScores(scores: { uid: number; score: number | null }[]): void {
+    this.persistScores(scores.filter((entry): entry is { uid: number; score: number } => entry.score !== null));
   }
 
   private persistScores(scores: { uid: number; score: number }[]): void {

@@ -102,7 +102,12 @@ describe(runQuorum.name, () => {
 
     expect(state.resolvedAt).toBe(30);
     expect(answeredUids(state.outcome)).toEqual([1, 2]);
-    expect(state.outcome).toMatchObject({ queried: [1, 2, 3], hedged: 0, deadlineReached: false });
+    expect(state.outcome).toMatchObject({
+      queried: [1, 2, 3],
+      unanswered: [3],
+      hedged: 0,
+      deadlineReached: false,
+    });
   });
 
   it('reports answers and failures that arrive after the outcome through onLate', async () => {
@@ -147,7 +152,7 @@ describe(runQuorum.name, () => {
       { uid: 4, at: 10 },
     ]);
     expect(state.resolvedAt).toBe(50);
-    expect(answeredUids(state.outcome)).toEqual([2, 4]);
+    expect(answeredUids(state.outcome)).toEqual([4, 2]);
     expect(state.outcome!.failures).toEqual(new Map([[1, 'timeout']]));
     expect(state.outcome!.hedged).toBe(0);
   });
@@ -170,10 +175,7 @@ describe(runQuorum.name, () => {
       5: 'hang',
     });
 
-    const state = start(
-      plan({ miners: 6, fanout: 3, quorum: 2, hedgeAfterMs: 200 }),
-      miners.ask,
-    );
+    const state = start(plan({ miners: 6, fanout: 3, quorum: 2, hedgeAfterMs: 200 }), miners.ask);
     await jest.advanceTimersByTimeAsync(199);
     expect(miners.askedUids()).toEqual([1, 2, 3]);
     await jest.advanceTimersByTimeAsync(1);
@@ -184,7 +186,11 @@ describe(runQuorum.name, () => {
     await jest.advanceTimersByTimeAsync(50);
 
     expect(state.resolvedAt).toBe(250);
-    expect(state.outcome).toMatchObject({ hedged: 2, queried: [1, 2, 3, 4, 5] });
+    expect(state.outcome).toMatchObject({
+      hedged: 2,
+      queried: [1, 2, 3, 4, 5],
+      unanswered: [2, 3, 5],
+    });
     expect(answeredUids(state.outcome)).toEqual([1, 4]);
   });
 
@@ -245,7 +251,11 @@ describe(runQuorum.name, () => {
 
     expect(state.resolvedAt).toBe(1_000);
     expect(answeredUids(state.outcome)).toEqual([1]);
-    expect(state.outcome).toMatchObject({ queried: [1, 2, 3], deadlineReached: true });
+    expect(state.outcome).toMatchObject({
+      queried: [1, 2, 3],
+      unanswered: [2],
+      deadlineReached: true,
+    });
     expect(state.outcome!.failures).toEqual(new Map([[3, 'oversize']]));
   });
 
@@ -260,7 +270,7 @@ describe(runQuorum.name, () => {
     await jest.advanceTimersByTimeAsync(40);
 
     expect(state.resolvedAt).toBe(40);
-    expect(state.outcome).toMatchObject({ deadlineReached: false, hedged: 0 });
+    expect(state.outcome).toMatchObject({ deadlineReached: false, hedged: 0, unanswered: [] });
     expect(answeredUids(state.outcome)).toEqual([1]);
   });
 
@@ -310,6 +320,7 @@ describe(runQuorum.name, () => {
     expect(state.outcome).toEqual({
       answers: [],
       failures: new Map(),
+      unanswered: [],
       queried: [],
       hedged: 0,
       deadlineReached: false,

@@ -87,7 +87,7 @@ describe('Error responses', () => {
   });
 
   it('answers the routes of later issues with 501 once the input is valid', async () => {
-    const response = await app.http.get('/api/v1/get_top_labels_by_source/REDDIT').set('X-API-Key', key).expect(501);
+    const response = await app.http.get('/api/v1/get_desirabilities').set('X-API-Key', key).expect(501);
     expect(response.body).toEqual({ detail: 'Not implemented yet' });
   });
 

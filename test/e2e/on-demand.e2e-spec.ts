@@ -1,6 +1,7 @@
 import { rename, writeFile } from 'node:fs/promises';
 import { DataSource } from 'typeorm';
 import { writeMetagraphFile } from '../../src/devnet/metagraph';
+import { NetworkService } from '../../src/network/network.service';
 import { DataItem } from '../../src/network/protocol';
 import { ExpectedQuery, matchesPlainly, startTestNetwork, TestNetwork } from '../support/network';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
@@ -154,6 +155,7 @@ describe('On-demand queries when miners hang or lie', () => {
 
     // Credibility is written just after the answer; the hanging miner's when its call times out.
     await new Promise((resolve) => setTimeout(resolve, 300));
+    await app.app.get(NetworkService).settled();
     const after = await credibility();
     for (const uid of Object.values(faulty)) expect(after.get(uid)!).toBeLessThan(before.get(uid)!);
     for (const uid of [0, 1, 2]) expect(after.get(uid)!).toBeGreaterThanOrEqual(before.get(uid)!);

@@ -34,7 +34,8 @@ export async function startTestApp(env: Record<string, string> = {}, options: Te
   const serverUrl = process.env.TEST_RUN_SERVER_URL!;
   const databaseUrl = env.DATABASE_URL ?? (ownDatabase ? await createDatabase(serverUrl, ownDatabase) : testDatabaseUrl());
   const config: ResolvedConfig = {
-    ...loadConfig({ NODE_ENV: 'test', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', DEVNET_MINERS: '0', ...env }),
+    // Index syncs run when a test asks for them (or sets INDEX_SYNC_ON_START itself).
+    ...loadConfig({ NODE_ENV: 'test', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', DEVNET_MINERS: '0', INDEX_SYNC_ON_START: 'false', ...env }),
     databaseUrl,
     masterKey: TEST_MASTER_KEY,
   };

@@ -12,9 +12,14 @@ export class ReposController {
 
   @Get('list_repo_names')
   @RequireKey()
-  @ApiOperation({ summary: "Names of the miners' published dataset repositories" })
+  @ApiOperation({
+    summary: "Names of the miners' published dataset repositories",
+    description:
+      'Sorted (by code point) and unique, from the validation data file at `HF_RESULTS_PATH`, without `no_dataset_provided` ' +
+      'and empty values; an empty list when no file is configured. 503 while the configured file has never been read successfully.',
+  })
   @ApiOkResponse({ type: RepoNamesResponseDto })
-  @ApiErrorResponses(501, 503)
+  @ApiErrorResponses(503)
   listRepoNames(): Promise<RepoNamesResponseDto> {
     return this.repos.listRepoNames();
   }

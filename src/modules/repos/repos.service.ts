@@ -1,10 +1,121 @@
-import { Injectable, NotImplementedException } from '@nestjs/common';
+import { unwatchFile, watchFile } from 'node:fs';
+import { resolve } from 'node:path';
+import {
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+  OnModuleDestroy,
+  ServiceUnavailableException,
+} from '@nestjs/common';
+import { AppConfig } from '../../config/app-config';
+import { InjectConfig } from '../../config/config.module';
 import { RepoNamesResponseDto } from './dto/repo-names-response.dto';
+import { readRepoNames, RepoFileError } from './repo-file-reader';
+import { ReposRepository } from './repos.repository';
 
+/** The original's placeholder for a miner that published no dataset. */
+export const NO_DATASET_PROVIDED = 'no_dataset_provided';
+/** Longer values are not repository names (Hugging Face ids are far shorter); they are skipped. */
+const MAX_NAME_LENGTH = 1000;
+/** Writers replace the file atomically (rename), which `fs.watch` on the old inode would miss. */
+const POLL_INTERVAL_MS = 1000;
+/** How long start-up waits for the first ingest before going on with it in the background. */
+const BOOTSTRAP_WAIT_MS = 5000;
+
+/** Whether a `repo_name` value of the validation file belongs in the list. */
+export function isListedRepoName(value: string | null): value is string {
+  return (
+    value !== null &&
+    value.trim() !== '' &&
+    value !== NO_DATASET_PROVIDED &&
+    value.length <= MAX_NAME_LENGTH
+  );
+}
+
+/**
+ * Serves the repository names of the validation data file at HF_RESULTS_PATH. The file is
+ * ingested into Postgres at start and whenever it changes; a file that cannot be read leaves
+ * the stored list as it was (the last good ingest keeps serving, also across restarts).
+ */
 @Injectable()
-export class ReposService {
-  // Served from the ingested validation file once issue #4 lands.
-  listRepoNames(): Promise<RepoNamesResponseDto> {
-    throw new NotImplementedException('Not implemented yet');
+export class ReposService implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger(ReposService.name);
+  /** Absolute, so that the same file configured from another working directory matches. */
+  private readonly path: string | undefined;
+  private ingesting: Promise<void> = Promise.resolve();
+  /** Why the latest ingest in this process failed, for the 503 detail; undefined after a success. */
+  private lastFailure: string | undefined;
+  private stopWatching: (() => void) | undefined;
+
+  constructor(
+    @InjectConfig() config: AppConfig,
+    private readonly repository: ReposRepository,
+  ) {
+    this.path = config.repos.hfResultsPath ? resolve(config.repos.hfResultsPath) : undefined;
   }
+
+  async onApplicationBootstrap(): Promise<void> {
+    if (!this.path) return;
+    const path = this.path;
+    const listener = () => void this.ingest();
+    watchFile(path, { interval: POLL_INTERVAL_MS, persistent: false }, listener);
+    this.stopWatching = () => unwatchFile(path, listener);
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((done) => (timer = setTimeout(done, BOOTSTRAP_WAIT_MS)));
+    await Promise.race([this.ingest(), waited]);
+    clearTimeout(timer);
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.stopWatching?.();
+    await this.ingesting; // before the database connection closes
+  }
+
+  async listRepoNames(): Promise<RepoNamesResponseDto> {
+    if (!this.path) return { count: 0, repo_names: [] };
+    const names = await this.repository.findNamesIngestedFrom(this.path);
+    if (names === null) {
+      throw new ServiceUnavailableException(
+        this.lastFailure
+          ? `Repository names are unavailable: the validation data file ${this.lastFailure}`
+          : 'Repository names are not loaded yet, try again shortly',
+      );
+    }
+    return { count: names.length, repo_names: names };
+  }
+
+  /** Re-reads the file into the table; calls are serialized so two ingests never interleave. */
+  private ingest(): Promise<void> {
+    this.ingesting = this.ingesting.then(() => this.ingestOnce(this.path!));
+    return this.ingesting;
+  }
+
+  private async ingestOnce(path: string): Promise<void> {
+    let rows = 0;
+    const listed = async function* (): AsyncGenerator<string> {
+      for await (const value of readRepoNames(path)) {
+        rows += 1;
+        if (isListedRepoName(value)) yield value;
+      }
+    };
+    try {
+      const count = await this.repository.replaceNames(path, listed());
+      this.lastFailure = undefined;
+      this.logger.log(`repository names from ${path}: ${count} names from ${rows} rows`);
+    } catch (error) {
+      this.lastFailure = describeFailure(error);
+      this.logger.error(
+        `repository names from ${path} not applied, keeping the stored ones: ${(error as Error).message}`,
+      );
+    }
+  }
+}
+
+/** Completes "the validation data file …" for clients; the path and full error go to the log. */
+function describeFailure(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT') return 'does not exist';
+  if (code === 'EACCES' || code === 'EPERM') return 'cannot be read (permission denied)';
+  if (error instanceof RepoFileError) return `is invalid: ${error.message}`;
+  return 'could not be loaded';
 }

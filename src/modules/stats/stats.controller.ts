@@ -3,7 +3,7 @@ import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger'
 import { RequireKey } from '../../common/auth/access.decorators';
 import { ApiErrorResponses } from '../../common/errors/error-responses';
 import { SOURCES } from '../../common/source';
-import { AgeSizeDto, LabelBytesDto, LabelSizeDto } from './dto/stats-responses.dto';
+import { AgeSizeDto, LabelBytesDto, LabelSizeDto, QueryBucketResponseDto } from './dto/stats-responses.dto';
 import { LabelQueryDto, QueryBucketQueryDto, SourceParamDto, SourceQueryDto } from './dto/stats-requests.dto';
 import { StatsService } from './stats.service';
 
@@ -11,7 +11,7 @@ const SOURCE_PARAM = { name: 'source', enum: SOURCES, description: '`x` or `redd
 
 @ApiTags('Statistics')
 @RequireKey()
-@ApiErrorResponses(422, 501)
+@ApiErrorResponses(422)
 @Controller('api/v1')
 export class StatsController {
   constructor(private readonly stats: StatsService) {}
@@ -41,11 +41,14 @@ export class StatsController {
   @Get('query_bucket/:source')
   @ApiOperation({
     summary: 'Fetch the latest bucket in a range from the most credible miner holding it',
-    description: 'Bucket ids are whole hours since the Unix epoch (UTC): floor(unix seconds / 3600).',
+    description:
+      'Bucket ids are whole hours since the Unix epoch (UTC): floor(unix seconds / 3600). Defaults: `end_bucket` = ' +
+      'the current bucket − 1, `start_bucket` = `end_bucket` − 24. Finds the newest bucket in the range (for the ' +
+      'label, if given) and fetches its entities from the most credible miner holding it.',
   })
   @ApiParam(SOURCE_PARAM)
-  @ApiOkResponse({ description: '`{status: "success", miner, bucket, data}` or `{status: "error", message}`' })
-  queryBucket(@Param() params: SourceParamDto, @Query() query: QueryBucketQueryDto): Promise<Record<string, unknown>> {
+  @ApiOkResponse({ type: QueryBucketResponseDto, description: '`{status: "success", miner, bucket, data}` or `{status: "error", message}`' })
+  queryBucket(@Param() params: SourceParamDto, @Query() query: QueryBucketQueryDto): Promise<QueryBucketResponseDto> {
     return this.stats.queryBucket(params.source, query);
   }
 }

@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
+import { NetworkModule } from '../../network/network.module';
 import { StatsController } from './stats.controller';
+import { StatsRepository } from './stats.repository';
 import { StatsService } from './stats.service';
 
-@Module({ controllers: [StatsController], providers: [StatsService] })
+@Module({ imports: [NetworkModule], controllers: [StatsController], providers: [StatsService, StatsRepository] })
 export class StatsModule {}

@@ -1,24 +1,81 @@
-import { Injectable, NotImplementedException } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
+import { validationError } from '../../common/errors/validation-error-item';
 import { Source } from '../../common/source';
-import { AgeSizeDto, LabelBytesDto, LabelSizeDto } from './dto/stats-responses.dto';
+import { NetworkService } from '../../network/network.service';
+import { bucketEnd, bucketStart, normalizeLabel, SourceId, timeBucketId } from '../../network/protocol';
 import { QueryBucketQueryDto } from './dto/stats-requests.dto';
+import { AgeSizeDto, LabelBytesDto, LabelSizeDto, QueryBucketResponseDto } from './dto/stats-responses.dto';
+import { StatsRepository } from './stats.repository';
 
-/** Statistics over the miners' index; answered from incremental aggregates once issue #4 lands. */
+const TOP_LIMIT = 1000;
+/** Holders of a bucket tried, most credible first, before query_bucket gives up. */
+const HOLDERS_TRIED = 3;
+
+const SOURCE_IDS: Record<Source, SourceId> = { reddit: 1, x: 2 };
+
+/** Statistics over the miners' index, read from incrementally maintained aggregates. */
 @Injectable()
 export class StatsService {
-  topLabels(_source: Source): Promise<LabelSizeDto[]> {
-    throw new NotImplementedException('Not implemented yet');
+  constructor(
+    private readonly repository: StatsRepository,
+    private readonly network: NetworkService,
+  ) {}
+
+  async topLabels(source: Source): Promise<LabelSizeDto[]> {
+    const rows = await this.repository.topLabels(SOURCE_IDS[source], TOP_LIMIT);
+    return rows.map((row) => ({
+      label_value: row.label_value,
+      content_size_bytes: Number(row.content_size_bytes),
+      adj_content_size_bytes: Math.round(row.adj_content_size_bytes),
+    }));
   }
 
-  ages(_source: Source): Promise<AgeSizeDto[]> {
-    throw new NotImplementedException('Not implemented yet');
+  async ages(source: Source): Promise<AgeSizeDto[]> {
+    const rows = await this.repository.ages(SOURCE_IDS[source], TOP_LIMIT);
+    return rows.map((row) => ({
+      time_bucket_id: row.time_bucket_id,
+      content_size_bytes: Number(row.content_size_bytes),
+      adj_content_size_bytes: Math.round(row.adj_content_size_bytes),
+    }));
   }
 
-  bytesByLabel(_label: string): Promise<LabelBytesDto> {
-    throw new NotImplementedException('Not implemented yet');
+  /** Unknown labels give zeros, not 404. */
+  async bytesByLabel(label: string): Promise<LabelBytesDto> {
+    const normalized = normalizeLabel(label);
+    const { bytes, adjBytes } = await this.repository.bytesByLabel(normalized);
+    return { label: normalized, total_bytes: bytes, adj_total_bytes: Math.round(adjBytes * 100) / 100 };
   }
 
-  queryBucket(_source: Source, _query: QueryBucketQueryDto): Promise<Record<string, unknown>> {
-    throw new NotImplementedException('Not implemented yet');
+  async queryBucket(source: Source, query: QueryBucketQueryDto): Promise<QueryBucketResponseDto> {
+    const end = query.end_bucket ?? timeBucketId(new Date()) - 1;
+    const start = query.start_bucket ?? end - 24;
+    if (start > end) throw validationError(['query', 'start_bucket'], 'start_bucket must not be after end_bucket');
+    const sourceId = SOURCE_IDS[source];
+    const label = query.label === undefined ? undefined : normalizeLabel(query.label);
+    const labelId = label === undefined ? undefined : await this.repository.labelId(label);
+    const range = `buckets ${start}..${end}`;
+    if (label !== undefined && labelId === undefined) return { status: 'error', message: `No data for label ${label} in ${range}` };
+
+    const bucket = await this.repository.latestBucket(sourceId, labelId, start, end);
+    if (bucket === undefined) return { status: 'error', message: `No data for ${label ?? 'any label'} in ${range}` };
+    for (const holder of await this.repository.holders(sourceId, labelId, bucket, HOLDERS_TRIED)) {
+      const bucketId = { time_bucket_id: bucket, source: sourceId, label: holder.label };
+      const entities = await this.network.fetchBucket(holder.uid, bucketId, holder.bytes);
+      if (!entities) continue;
+      return {
+        status: 'success',
+        miner: { hotkey: holder.hotkey, uid: holder.uid },
+        bucket: {
+          id: bucket,
+          start: bucketStart(bucket).toISOString(),
+          end: bucketEnd(bucket).toISOString(),
+          source: source === 'x' ? 'X' : 'REDDIT',
+          label: holder.label,
+          expected_size: holder.bytes,
+        },
+        data: entities as Record<string, unknown>[],
+      };
+    }
+    return { status: 'error', message: `No miner holding bucket ${bucket} answered` };
   }
 }

@@ -18,6 +18,9 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
   private stopWatching: (() => void) | undefined;
   private refreshTimer: NodeJS.Timeout | undefined;
   private syncing: Promise<void> = Promise.resolve();
+  private markReady: () => void = () => undefined;
+  /** Settles once the first sync (successful or not) has loaded the miners. */
+  readonly ready = new Promise<void>((resolve) => (this.markReady = resolve));
 
   constructor(
     @Inject(METAGRAPH_SOURCE) private readonly source: MetagraphSource | null,
@@ -26,6 +29,7 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
 
   async onApplicationBootstrap(): Promise<void> {
     await this.sync();
+    this.markReady();
     if (this.source) this.stopWatching = this.source.watch(() => void this.sync());
     this.refreshTimer = setInterval(() => void this.reload(), REFRESH_INTERVAL_MS).unref();
   }

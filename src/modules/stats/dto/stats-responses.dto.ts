@@ -1,4 +1,4 @@
-import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 
 @ApiSchema({ name: 'LabelSize' })
 export class LabelSizeDto {
@@ -34,4 +34,56 @@ export class LabelBytesDto {
 
   @ApiProperty({ description: 'Sum of credibility-adjusted bytes for the label', example: 98765432.5 })
   adj_total_bytes: number;
+}
+
+@ApiSchema({ name: 'BucketMiner' })
+export class BucketMinerDto {
+  @ApiProperty({ example: '5F4tQyWrhfGVcNhoqeiNsR6KjD4wMZ2kfhLj4oHYuyHbZAc3' })
+  hotkey: string;
+
+  @ApiProperty({ example: 12 })
+  uid: number;
+}
+
+@ApiSchema({ name: 'BucketDescription' })
+export class BucketDescriptionDto {
+  @ApiProperty({ description: 'Time bucket id: floor(unix seconds / 3600)', example: 494300 })
+  id: number;
+
+  @ApiProperty({ description: 'First instant of the hour (inclusive)', format: 'date-time' })
+  start: string;
+
+  @ApiProperty({ description: 'End of the hour (exclusive)', format: 'date-time' })
+  end: string;
+
+  @ApiProperty({ enum: ['X', 'REDDIT'], example: 'X' })
+  source: 'X' | 'REDDIT';
+
+  @ApiPropertyOptional({ type: String, nullable: true, example: '#bitcoin' })
+  label: string | null;
+
+  @ApiProperty({ description: 'Bytes the miner claims for this bucket in its index', example: 48213 })
+  expected_size: number;
+}
+
+@ApiSchema({ name: 'QueryBucketResponse' })
+export class QueryBucketResponseDto {
+  @ApiProperty({ enum: ['success', 'error'], example: 'success' })
+  status: 'success' | 'error';
+
+  @ApiPropertyOptional({ description: 'Why nothing was returned (status `error`)', example: 'No data for #bitcoin in buckets 494276..494300' })
+  message?: string;
+
+  @ApiPropertyOptional({ type: BucketMinerDto })
+  miner?: BucketMinerDto;
+
+  @ApiPropertyOptional({ type: BucketDescriptionDto })
+  bucket?: BucketDescriptionDto;
+
+  @ApiPropertyOptional({
+    description: 'The data entities of the bucket: `uri`, `datetime`, `source`, `label`, `content_size_bytes`, `content`',
+    type: 'array',
+    items: { type: 'object', additionalProperties: true },
+  })
+  data?: Record<string, unknown>[];
 }

@@ -1,0 +1,155 @@
+import { ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { MinerBehaviour } from '../../src/devnet/behaviour';
+import { startDevnet } from '../../src/devnet/devnet';
+import { RequestCounts } from '../../src/devnet/miner-server';
+import {
+  MetagraphFile,
+  OnDemandMinerRequest,
+  VALIDATOR_HOTKEY_HEADER,
+} from '../../src/network/protocol';
+import { announceReady, ChildServer, forkServer } from './child-server';
+import { runPool } from './measure';
+
+/** What a devnet child starts, passed to it as JSON in BENCH_DEVNET. */
+interface DevnetSpec {
+  behaviours: MinerBehaviour[];
+  metagraphFile: string;
+}
+
+export interface DevnetChild extends ChildServer {
+  /** The metagraph file the child wrote (in a temporary directory that stop() removes). */
+  metagraphFile: string;
+  /** Miner URLs by uid, read from that file. */
+  minerUrls: string[];
+  /** Calls each miner (by uid) received so far, asked of the child over IPC. */
+  requestCounts(): Promise<RequestCounts[]>;
+}
+
+/**
+ * Runs a devnet (one miner per behaviour) in a child process forked from `script` with `flag`
+ * (whose child side calls `serveDevnet`). Miners cost CPU per call (matching, JSON): in the
+ * parent they would share, and skew, the event loop of the load generator timing requests.
+ */
+export async function forkDevnet(
+  script: string,
+  flag: string,
+  behaviours: MinerBehaviour[],
+): Promise<DevnetChild> {
+  const directory = mkdtempSync(join(tmpdir(), 'bench-devnet-'));
+  const removeDirectory = (): void => rmSync(directory, { recursive: true, force: true });
+  try {
+    const metagraphFile = join(directory, 'metagraph.json');
+    const spec: DevnetSpec = { behaviours, metagraphFile };
+    const env = { ...process.env, BENCH_DEVNET: JSON.stringify(spec) };
+    const server = await forkServer(script, [flag], env, 30_000);
+    try {
+      const { neurons } = JSON.parse(readFileSync(metagraphFile, 'utf8')) as MetagraphFile;
+      const minerUrls = behaviours.map((_, uid) => {
+        const url = neurons.find((neuron) => neuron.uid === uid)?.axon_url;
+        if (!url) throw new Error(`devnet: no axon for miner ${uid}`);
+        return url;
+      });
+      const requestCounts = (): Promise<RequestCounts[]> => askCounts(server.child);
+      const stop = (): Promise<void> => server.stop().finally(removeDirectory);
+      return { ...server, metagraphFile, minerUrls, requestCounts, stop };
+    } catch (error) {
+      await server.stop();
+      throw error;
+    }
+  } catch (error) {
+    removeDirectory();
+    throw error;
+  }
+}
+
+function askCounts(child: ChildProcess): Promise<RequestCounts[]> {
+  return new Promise((resolve) => {
+    const onMessage = (message: unknown): void => {
+      if (typeof message !== 'object' || message === null || !('counts' in message)) return;
+      child.off('message', onMessage);
+      resolve(message.counts as RequestCounts[]);
+    };
+    child.on('message', onMessage);
+    child.send('counts');
+  });
+}
+
+/** Child side of `forkDevnet`: starts the devnet and reports the first miner's port. */
+export async function serveDevnet(): Promise<void> {
+  const spec = JSON.parse(process.env.BENCH_DEVNET ?? '') as DevnetSpec;
+  const miners = spec.behaviours.map((behaviour) => ({ behaviour }));
+  const devnet = await startDevnet({ miners, metagraphFile: spec.metagraphFile });
+  // stop() also ends the hung requests, which would otherwise hold the gateway's sockets.
+  process.once('SIGTERM', () => void devnet.stop().finally(() => process.exit(0)));
+  process.on('message', (message) => {
+    if (message !== 'counts') return;
+    process.send?.({ counts: devnet.miners.map(({ uid }) => devnet.requestCounts(uid)) });
+  });
+  announceReady(Number(new URL(devnet.miners[0].url).port));
+}
+
+/**
+ * A zero-overhead gateway: `count` fan-outs of `request(index)` straight to every miner in
+ * `urls`, `concurrency` at a time, each timed until `quorum` miners have answered (stragglers
+ * run on, as the gateway's do). What the miners allow at this load, before any gateway work.
+ */
+export async function timeQuorum(
+  urls: readonly string[],
+  hotkey: string,
+  request: (index: number) => OnDemandMinerRequest,
+  plan: { quorum: number; count: number; concurrency: number },
+): Promise<{ times: number[]; seconds: number }> {
+  const times: number[] = [];
+  const stragglers: Promise<unknown>[] = [];
+  const start = performance.now();
+  await runPool(plan.count, plan.concurrency, async (index) => {
+    const started = performance.now();
+    let answered = 0;
+    await new Promise<void>((resolve, reject) => {
+      for (const url of urls) {
+        const call = callMiner(url, hotkey, request(index));
+        stragglers.push(call.then(() => ++answered === plan.quorum && resolve(), reject));
+      }
+    });
+    times.push(performance.now() - started);
+  });
+  const seconds = (performance.now() - start) / 1000;
+  await Promise.all(stragglers);
+  return { times, seconds };
+}
+
+/**
+ * Times direct calls to one miner, one at a time, while `more(timed)` holds: its latency as a
+ * client sees it. The first `untimed` calls (connection, JIT) are made but not recorded.
+ */
+export async function timeMinerCalls(
+  url: string,
+  hotkey: string,
+  request: (index: number) => OnDemandMinerRequest,
+  more: (timed: number) => boolean,
+  untimed = 0,
+): Promise<number[]> {
+  const times: number[] = [];
+  for (let index = 0; more(times.length); index += 1) {
+    const ms = await callMiner(url, hotkey, request(index));
+    if (index >= untimed) times.push(ms);
+  }
+  return times;
+}
+
+/** One `POST /OnDemandRequest`, the answer read and parsed as the gateway does; returns ms. */
+async function callMiner(url: string, hotkey: string, request: OnDemandMinerRequest) {
+  const started = performance.now();
+  const response = await fetch(`${url}/OnDemandRequest`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', [VALIDATOR_HOTKEY_HEADER]: hotkey },
+    body: JSON.stringify(request),
+  });
+  const body = (await response.json()) as { data?: unknown };
+  if (!response.ok || !Array.isArray(body.data)) throw new Error(`${url}: ${response.status}`);
+  return performance.now() - started;
+}

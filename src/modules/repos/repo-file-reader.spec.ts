@@ -1,0 +1,162 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ParquetSchema, ParquetWriter } from '@dsnp/parquetjs';
+import { SAMPLE_REPO_NAMES, writeSampleRepoNames } from '../../devnet/repo-names-file';
+import { readRepoNames, RepoFileError, repoFileFormatOf } from './repo-file-reader';
+
+/**
+ * A validation file as the original writes it: pyarrow 25 (pandas' default engine), snappy,
+ * dictionary-encoded strings. Columns `uid` (int64) and `repo_name` with rows
+ * bob/x, no_dataset_provided, null, alice/y, bob/x.
+ */
+const PYARROW_PARQUET_BASE64 =
+  'UEFSMRUEFVAVPEwVChUAEgAAKAAADQEAAQ0IAAINCDwDAAAAAAAAAAQAAAAAAAAAFQAVFhUaLBUKFRAVBhUGHBgIBAAAAAAAAAAY' +
+  'CAAAAAAAAAAAFgAoCAQAAAAAAAAAGAgAAAAAAAAAABERAAAACygCAAAACgEDA4hGABUEFVYVWkwVBhUAEgAAK6gFAAAAYm9iL3gT' +
+  'AAAAbm9fZGF0YXNldF9wcm92aWRlZAcAAABhbGljZS95FQAVFBUYLBUKFRAVBhUGHDYCKBNub19kYXRhc2V0X3Byb3ZpZGVkGAdh' +
+  'bGljZS95EREAAAAKJAIAAAADGwIDJAAVBBk8NQAYBnNjaGVtYRUEABUEJQIYA3VpZAAVDCUCGAlyZXBvX25hbWUlAEwcAAAAFgoZ' +
+  'HBksJgAcFQQZNQAGEBkYA3VpZBUCFgoWgAIW8AEmYCYIHBgIBAAAAAAAAAAYCAAAAAAAAAAAFgAoCAQAAAAAAAAAGAgAAAAAAAAA' +
+  'ABERABksFQQVABUCABUAFRAVAgA8KQYZJgAKAAAAJgAcFQwZNQAGEBkYCXJlcG9fbmFtZRUCFgoW8AEW+AEm7gIm+AEcNgIoE25v' +
+  'X2RhdGFzZXRfcHJvdmlkZWQYB2FsaWNlL3kREQAZLBUEFQAVAgAVABUQFQIAPBZIGQYZJgIIAAAAFvADFgomCBboAwAZHBgMQVJS' +
+  'T1c6c2NoZW1hGPgBLy8vLy83QUFBQUFRQUFBQUFBQUtBQXdBQmdBRkFBZ0FDZ0FBQUFBQkJBQU1BQUFBQ0FBSUFBQUFCQUFJQUFB' +
+  'QUJBQUFBQUlBQUFCSUFBQUFCQUFBQU5ELy8vOEFBQUVGRUFBQUFDQUFBQUFFQUFBQUFBQUFBQWtBQUFCeVpYQnZYMjVoYldVQUFB' +
+  'QUVBQVFBQkFBQUFCQUFGQUFJQUFZQUJ3QU1BQUFBRUFBUUFBQUFBQUFCQWhBQUFBQWNBQUFBQkFBQUFBQUFBQUFEQUFBQWRXbGtB' +
+  'QWdBREFBSUFBY0FDQUFBQUFBQUFBRkFBQUFBQUFBQUFBPT0AGCBwYXJxdWV0LWNwcC1hcnJvdyB2ZXJzaW9uIDI1LjAuMRksHAAA' +
+  'HAAAAEUCAABQQVIx';
+
+async function readAll(path: string): Promise<(string | null)[]> {
+  const values: (string | null)[] = [];
+  for await (const value of readRepoNames(path)) values.push(value);
+  return values;
+}
+
+describe('readRepoNames', () => {
+  let directory: string;
+
+  beforeAll(async () => {
+    directory = await mkdtemp(join(tmpdir(), 'repo-file-reader-'));
+  });
+  afterAll(() => rm(directory, { recursive: true, force: true }));
+
+  const file = (name: string) => join(directory, name);
+
+  it.each(['names.parquet', 'names.jsonl', 'names.ndjson'])(
+    'reads every row of %s in file order, nulls included',
+    async (name) => {
+      await writeSampleRepoNames(file(name));
+      expect(await readAll(file(name))).toEqual(SAMPLE_REPO_NAMES);
+    },
+  );
+
+  it('reads a Parquet file written by pyarrow', async () => {
+    await writeFile(file('pyarrow.parquet'), Buffer.from(PYARROW_PARQUET_BASE64, 'base64'));
+    expect(await readAll(file('pyarrow.parquet'))).toEqual([
+      'bob/x',
+      'no_dataset_provided',
+      null,
+      'alice/y',
+      'bob/x',
+    ]);
+  });
+
+  it('reads every row of a CSV file, an empty cell as null', async () => {
+    await writeSampleRepoNames(file('names.csv'));
+    expect(await readAll(file('names.csv'))).toEqual(
+      SAMPLE_REPO_NAMES.map((name) => (name === '' ? null : name)),
+    );
+  });
+
+  it('reads quoted CSV fields, CRLF line ends, a byte-order mark and blank lines', async () => {
+    const csv =
+      '\uFEFFuid,"repo_name",note\r\n1,"a/b, with comma",x\r\n\r\n2,"say ""hi""\nthere",y\r\n3,,z\r\n4,plain/name';
+    await writeFile(file('quoted.csv'), csv);
+    expect(await readAll(file('quoted.csv'))).toEqual([
+      'a/b, with comma',
+      'say "hi"\nthere',
+      null,
+      'plain/name',
+    ]);
+  });
+
+  it('reads a CSV file far larger than one read chunk, with quoted fields across chunk boundaries', async () => {
+    const names = Array.from(
+      { length: 20_000 },
+      (_, index) => `owner-${index}/"quoted", multi\nline ${'x'.repeat(index % 37)}`,
+    );
+    await writeSampleRepoNames(file('large.csv'), 'csv', names);
+    expect(await readAll(file('large.csv'))).toEqual(names);
+  });
+
+  it('names the missing column of a CSV file', async () => {
+    await writeFile(file('no-column.csv'), 'uid,hotkey\n1,abc\n');
+    await expect(readAll(file('no-column.csv'))).rejects.toThrow(
+      new RepoFileError('no "repo_name" column (found: "uid", "hotkey")'),
+    );
+  });
+
+  it('names the missing column of a Parquet file', async () => {
+    const writer = await ParquetWriter.openFile(
+      new ParquetSchema({ uid: { type: 'INT32' }, repository: { type: 'UTF8' } }),
+      file('no-column.parquet'),
+    );
+    await writer.appendRow({ uid: 1, repository: 'a/b' });
+    await writer.close();
+    await expect(readAll(file('no-column.parquet'))).rejects.toThrow(
+      new RepoFileError('no "repo_name" column (found: "uid", "repository")'),
+    );
+  });
+
+  it('names the JSON line without a repo_name field', async () => {
+    await writeFile(file('no-field.jsonl'), '{"repo_name": "a/b"}\n\n{"uid": 2}\n');
+    await expect(readAll(file('no-field.jsonl'))).rejects.toThrow(
+      new RepoFileError('line 3 has no "repo_name" field'),
+    );
+  });
+
+  it('rejects malformed JSON lines and values that are not text', async () => {
+    await writeFile(file('bad.jsonl'), '{"repo_name": "a/b"}\n{"repo_name": \n');
+    await expect(readAll(file('bad.jsonl'))).rejects.toThrow(
+      new RepoFileError('line 2 is not valid JSON'),
+    );
+    await writeFile(file('number.jsonl'), '{"repo_name": 42}\n');
+    await expect(readAll(file('number.jsonl'))).rejects.toThrow(
+      new RepoFileError('line 1: "repo_name" must be a string or null'),
+    );
+  });
+
+  it('rejects an unterminated quoted CSV field and an empty CSV file', async () => {
+    await writeFile(file('open-quote.csv'), 'repo_name\n"a/b\n');
+    await expect(readAll(file('open-quote.csv'))).rejects.toThrow(
+      new RepoFileError('unterminated quoted CSV field'),
+    );
+    await writeFile(file('empty.csv'), '');
+    await expect(readAll(file('empty.csv'))).rejects.toThrow(RepoFileError);
+  });
+
+  it('rejects a file that is not Parquet', async () => {
+    await writeFile(file('not.parquet'), 'repo_name\na/b\n');
+    await expect(readAll(file('not.parquet'))).rejects.toThrow(/^not a readable Parquet file/);
+  });
+
+  it.each(['gone.parquet', 'gone.csv', 'gone.jsonl'])(
+    'throws the file-system error for a missing %s',
+    async (name) => {
+      await expect(readAll(file(name))).rejects.toMatchObject({ code: 'ENOENT' });
+    },
+  );
+});
+
+describe('repoFileFormatOf', () => {
+  it('chooses the format by extension, in any case', () => {
+    expect(['a.parquet', 'a.CSV', 'a.jsonl', 'dir.x/a.ndjson'].map(repoFileFormatOf)).toEqual([
+      'parquet',
+      'csv',
+      'jsonl',
+      'jsonl',
+    ]);
+  });
+
+  it('rejects other extensions', () => {
+    expect(() => repoFileFormatOf('names.json')).toThrow(RepoFileError);
+  });
+});

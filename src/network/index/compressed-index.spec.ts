@@ -1,0 +1,58 @@
+import { MAX_INDEX_BUCKETS, timeBucketId } from '../protocol';
+import { InvalidIndexError, parseCompressedIndex } from './compressed-index';
+
+const now = new Date('2026-11-21T12:30:00Z');
+const hour = timeBucketId(now);
+
+describe(parseCompressedIndex.name, () => {
+  it('flattens both sources, normalizing labels and summing entries that collide', () => {
+    const rows = parseCompressedIndex(
+      {
+        sources: {
+          '1': [{ label: ' R/Bitcoin ', time_bucket_ids: [hour - 1, hour], sizes_bytes: [10, 20] }],
+          '2': [
+            { label: '#AI', time_bucket_ids: [hour], sizes_bytes: [5] },
+            { label: '#ai', time_bucket_ids: [hour], sizes_bytes: [7] },
+            { label: null, time_bucket_ids: [hour - 2], sizes_bytes: [3] },
+          ],
+        },
+      },
+      now,
+    );
+    expect(rows).toEqual(
+      expect.arrayContaining([
+        { source: 1, label: 'r/bitcoin', timeBucket: hour - 1, bytes: 10 },
+        { source: 1, label: 'r/bitcoin', timeBucket: hour, bytes: 20 },
+        { source: 2, label: '#ai', timeBucket: hour, bytes: 12 },
+        { source: 2, label: null, timeBucket: hour - 2, bytes: 3 },
+      ]),
+    );
+    expect(rows).toHaveLength(4);
+  });
+
+  it('skips buckets older than the 30-day retention and empty ones', () => {
+    const rows = parseCompressedIndex({ sources: { '2': [{ label: '#a', time_bucket_ids: [hour - 30 * 24 - 1, hour, hour - 1], sizes_bytes: [9, 0, 4] }] } }, now);
+    expect(rows).toEqual([{ source: 2, label: '#a', timeBucket: hour - 1, bytes: 4 }]);
+  });
+
+  it.each([
+    ['not an object', 'nope'],
+    ['no sources', {}],
+    ['an unknown source id', { sources: { '3': [] } }],
+    ['entries that are not a list', { sources: { '1': {} } }],
+    ['mismatched lists', { sources: { '1': [{ label: 'r/a', time_bucket_ids: [hour], sizes_bytes: [] }] } }],
+    ['string bucket ids', { sources: { '1': [{ label: 'r/a', time_bucket_ids: [String(hour)], sizes_bytes: [1] }] } }],
+    ['negative sizes', { sources: { '1': [{ label: 'r/a', time_bucket_ids: [hour], sizes_bytes: [-1] }] } }],
+    ['a non-string label', { sources: { '1': [{ label: 42, time_bucket_ids: [hour], sizes_bytes: [1] }] } }],
+    ['a label over 140 characters', { sources: { '2': [{ label: `#${'a'.repeat(140)}`, time_bucket_ids: [hour], sizes_bytes: [1] }] } }],
+    ['buckets in the future', { sources: { '2': [{ label: '#a', time_bucket_ids: [hour + 5], sizes_bytes: [1] }] } }],
+  ])('rejects an index with %s', (_case, index) => {
+    expect(() => parseCompressedIndex(index, now)).toThrow(InvalidIndexError);
+  });
+
+  it(`rejects an index claiming more than ${MAX_INDEX_BUCKETS} buckets`, () => {
+    const ids = Array.from({ length: MAX_INDEX_BUCKETS / 2 + 1 }, () => hour);
+    const entry = { label: '#a', time_bucket_ids: ids, sizes_bytes: ids.map(() => 1) };
+    expect(() => parseCompressedIndex({ sources: { '1': [{ ...entry, label: 'r/a' }], '2': [entry] } }, now)).toThrow(/more than 350000 buckets/);
+  });
+});

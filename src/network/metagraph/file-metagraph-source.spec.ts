@@ -1,0 +1,194 @@
+import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MetagraphFile, MetagraphNeuron } from '../protocol';
+import { FileMetagraphSource, parseMetagraph } from './file-metagraph-source';
+
+function neuron(uid: number, overrides: Partial<MetagraphNeuron> = {}): MetagraphNeuron {
+  return {
+    uid,
+    hotkey: `5Hotkey${uid}`,
+    coldkey: `5Coldkey${uid}`,
+    axon_url: `http://127.0.0.1:${41_000 + uid}`,
+    stake: 12.5,
+    incentive: 0.25,
+    validator_permit: false,
+    ...overrides,
+  };
+}
+
+function metagraph(neurons: unknown[] = [neuron(0), neuron(1)]): Record<string, unknown> {
+  return { netuid: 13, block: 4_242_001, updated_at: '2024-06-01T00:00:00.000Z', neurons };
+}
+
+/** Replaces the file the way writers do: a temporary file renamed over it. */
+async function replaceAtomically(path: string, content: unknown): Promise<void> {
+  const temporary = `${path}.${process.pid}.tmp`;
+  await writeFile(temporary, JSON.stringify(content));
+  await rename(temporary, path);
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe(parseMetagraph.name, () => {
+  it('reads a valid file as it is', () => {
+    const file = metagraph([
+      neuron(0, { axon_url: null, validator_permit: true, stake: 9_000, incentive: 0 }),
+      neuron(1),
+      neuron(7, { axon_url: 'https://miner.example.org:8091' }),
+    ]);
+
+    expect(parseMetagraph(file)).toEqual(file);
+  });
+
+  it('accepts an empty neuron list', () => {
+    expect(parseMetagraph(metagraph([])).neurons).toEqual([]);
+  });
+
+  it('defaults the header fields it can do without', () => {
+    const before = Date.now();
+
+    const parsed = parseMetagraph({ neurons: [neuron(3)] });
+
+    expect(parsed).toMatchObject({ netuid: 0, block: 0, neurons: [neuron(3)] });
+    expect(Date.parse(parsed.updated_at)).toBeGreaterThanOrEqual(before - 1);
+  });
+
+  it.each([null, [], 'neurons', 42, {}, { neurons: {} }, { neurons: 'none' }])(
+    'rejects %p, which has no neurons list',
+    (value) => {
+      expect(() => parseMetagraph(value)).toThrow('expected an object with a `neurons` array');
+    },
+  );
+
+  it.each([null, 'uid 3', [neuron(1)]])('rejects a neuron that is %p, naming it', (value) => {
+    expect(() => parseMetagraph(metagraph([neuron(0), value]))).toThrow(
+      'neurons[1] is not an object',
+    );
+  });
+
+  it.each<[keyof MetagraphNeuron, unknown]>([
+    ['uid', undefined],
+    ['uid', -1],
+    ['uid', 1.5],
+    ['uid', '2'],
+    ['hotkey', undefined],
+    ['hotkey', ''],
+    ['hotkey', 'k'.repeat(65)],
+    ['hotkey', 5],
+    ['coldkey', undefined],
+    ['coldkey', ''],
+    ['coldkey', 'k'.repeat(65)],
+    ['axon_url', undefined],
+    ['axon_url', '127.0.0.1:8091'],
+    ['axon_url', 'ftp://127.0.0.1'],
+    ['axon_url', 8091],
+    ['stake', undefined],
+    ['stake', -0.1],
+    ['stake', Number.NaN],
+    ['stake', '12.5'],
+    ['incentive', undefined],
+    ['incentive', -1],
+    ['incentive', Number.NaN],
+    ['validator_permit', undefined],
+    ['validator_permit', 'false'],
+    ['validator_permit', 0],
+  ])('rejects a neuron whose %s is %p, naming neurons[i].%s', (field, value) => {
+    const broken = { ...neuron(5), [field]: value };
+
+    expect(() => parseMetagraph(metagraph([neuron(0), neuron(1), broken]))).toThrow(
+      `metagraph: neurons[2].${field} `,
+    );
+  });
+
+  it('accepts keys of exactly 64 characters', () => {
+    const longest = neuron(0, { hotkey: 'h'.repeat(64), coldkey: 'c'.repeat(64) });
+
+    expect(parseMetagraph(metagraph([longest])).neurons).toEqual([longest]);
+  });
+
+  it('rejects two neurons with the same uid', () => {
+    expect(() => parseMetagraph(metagraph([neuron(0), neuron(1), neuron(1)]))).toThrow(
+      'metagraph: duplicate uid',
+    );
+  });
+
+  it('keeps only the documented neuron fields', () => {
+    const parsed = parseMetagraph(metagraph([{ ...neuron(0), trust: 0.9 }]));
+
+    expect(parsed.neurons).toEqual([neuron(0)]);
+  });
+});
+
+describe(FileMetagraphSource.name, () => {
+  let directory: string;
+  let path: string;
+
+  beforeEach(async () => {
+    directory = await mkdtemp(join(tmpdir(), 'metagraph-'));
+    path = join(directory, 'metagraph.json');
+    await writeFile(path, JSON.stringify(metagraph()));
+  });
+
+  afterEach(async () => {
+    await rm(directory, { recursive: true, force: true });
+  });
+
+  it('describes itself by its path', () => {
+    expect(new FileMetagraphSource(path).description).toBe(`file ${path}`);
+  });
+
+  it('reads and validates the file', async () => {
+    const read: MetagraphFile = await new FileMetagraphSource(path).read();
+
+    expect(read).toEqual(metagraph());
+  });
+
+  it('refuses a file that is not valid JSON or not a valid metagraph', async () => {
+    const source = new FileMetagraphSource(path);
+
+    await writeFile(path, '{"neurons": [');
+    await expect(source.read()).rejects.toThrow(SyntaxError);
+    await writeFile(path, JSON.stringify(metagraph([neuron(0, { stake: -1 })])));
+    await expect(source.read()).rejects.toThrow('neurons[0].stake');
+  });
+
+  it('fails to read a missing file', async () => {
+    await expect(new FileMetagraphSource(join(directory, 'absent.json')).read()).rejects.toThrow(
+      /ENOENT/,
+    );
+  });
+
+  it('calls back after the file is replaced atomically, and reads the new content', async () => {
+    const source = new FileMetagraphSource(path);
+    const changed = jest.fn<void, []>();
+    const stop = source.watch(changed);
+    try {
+      // Let the watcher take its first look at the old file before replacing it.
+      await sleep(100);
+      await replaceAtomically(path, metagraph([neuron(0), neuron(1), neuron(2)]));
+
+      for (let waited = 0; changed.mock.calls.length === 0 && waited < 3_000; waited += 50) {
+        await sleep(50);
+      }
+
+      expect(changed).toHaveBeenCalled();
+      expect((await source.read()).neurons.map((entry) => entry.uid)).toEqual([0, 1, 2]);
+    } finally {
+      stop();
+    }
+  });
+
+  it('stops calling back once the returned function is called', async () => {
+    const source = new FileMetagraphSource(path);
+    const changed = jest.fn<void, []>();
+    const stop = source.watch(changed);
+    await sleep(100);
+    stop();
+
+    await replaceAtomically(path, metagraph([neuron(4)]));
+    await sleep(1_500);
+
+    expect(changed).not.toHaveBeenCalled();
+  });
+});

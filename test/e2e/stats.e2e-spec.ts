@@ -1,0 +1,214 @@
+import { randomBytes } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { IndexSyncService } from '../../src/network/index/index-sync.service';
+import { MinersRepository } from '../../src/network/miners.repository';
+import { NetworkService } from '../../src/network/network.service';
+import { createDatabase, dropDatabase } from '../support/database';
+import { startTestNetwork, TestNetwork } from '../support/network';
+import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
+
+const OVERCLAIMER = 3;
+const MANUAL_SYNC = { INDEX_SYNC_ON_START: 'false', INDEX_SPOT_CHECKS: '10', QUERY_CACHE_TTL_SECONDS: '0' };
+
+interface LabelRow {
+  label_value: string;
+  content_size_bytes: number;
+  adj_content_size_bytes: number;
+}
+
+describe('Statistics over the synced miner index', () => {
+  let network: TestNetwork;
+  let app: TestApp;
+  let database: DataSource;
+
+  beforeAll(async () => {
+    network = await startTestNetwork([{}, {}, {}, { behaviour: { overclaimSizes: 3 } }]);
+    app = await startTestApp({ ...network.env, ...MANUAL_SYNC }, { ownDatabase: true });
+    database = app.app.get(DataSource);
+    await sync();
+  });
+  afterAll(async () => {
+    await app.close();
+    await network.stop();
+  });
+
+  /** Runs the sync now, as if the interval had passed. */
+  async function sync() {
+    await database.query('DELETE FROM job_runs');
+    const report = await app.app.get(IndexSyncService).runIfDue();
+    expect(report).toBeDefined();
+    // Spot-check scores are written just after the sync.
+    await app.app.get(NetworkService).settled();
+    return report!;
+  }
+  const get = (path: string) => app.http.get(`/api/v1/${path}`).set('X-API-Key', TEST_MASTER_KEY);
+
+  /** The original's full GROUP BY over the index: the answer the aggregates must equal. */
+  async function bruteForceLabels(source: number): Promise<Map<string, { bytes: number; adj: number }>> {
+    const rows = await database.query<{ label: string; bytes: string; adj: number }[]>(
+      `SELECT l.value AS label, sum(i.content_size_bytes) AS bytes, sum(i.content_size_bytes * m.credibility) AS adj
+       FROM miner_index i JOIN miners m ON m.uid = i.miner_uid JOIN labels l ON l.id = i.label_id
+       WHERE i.source = $1 GROUP BY l.value`,
+      [source],
+    );
+    return new Map(rows.map((row) => [row.label, { bytes: Number(row.bytes), adj: row.adj }]));
+  }
+
+  async function expectLabelsMatchBruteForce(path: string, source: number) {
+    const expected = await bruteForceLabels(source);
+    const response = await get(path).expect(200);
+    const rows = response.body as LabelRow[];
+    expect(rows).toHaveLength(expected.size);
+    for (const row of rows) {
+      expect(row.content_size_bytes).toBe(expected.get(row.label_value)!.bytes);
+      expect(Math.abs(row.adj_content_size_bytes - expected.get(row.label_value)!.adj)).toBeLessThanOrEqual(1);
+    }
+    const adj = rows.map((row) => row.adj_content_size_bytes);
+    expect([...adj].sort((a, b) => b - a)).toEqual(adj);
+  }
+
+  it('fills the index from every miner', async () => {
+    const counts = await database.query<{ miner_uid: number; rows: string }[]>(
+      'SELECT miner_uid, count(*) AS rows FROM miner_index GROUP BY miner_uid ORDER BY miner_uid',
+    );
+    expect(counts.map((row) => row.miner_uid)).toEqual([0, 1, 2, 3]);
+    for (const uid of [0, 1, 2, 3]) expect(network.devnet.requestCounts(uid).GetMinerIndex).toBe(1);
+  });
+
+  it('answers top labels and bytes by label exactly as a GROUP BY over the index', async () => {
+    await expectLabelsMatchBruteForce('get_top_labels_by_source/X', 2);
+    await expectLabelsMatchBruteForce('get_top_labels_by_source/reddit', 1);
+    const expected = (await bruteForceLabels(2)).get('#bitcoin')!;
+    const response = await get('get_bytes_by_label?label=%20%23BitCoin%20').expect(200);
+    expect(response.body.label).toBe('#bitcoin');
+    expect(response.body.total_bytes).toBe(expected.bytes);
+    expect(Math.abs(response.body.adj_total_bytes - expected.adj)).toBeLessThan(0.01);
+  });
+
+  it('answers ages exactly as a GROUP BY over the index, newest first', async () => {
+    const expected = await database.query<{ bucket: number; bytes: string; adj: number }[]>(
+      `SELECT i.time_bucket AS bucket, sum(i.content_size_bytes) AS bytes, sum(i.content_size_bytes * m.credibility) AS adj
+       FROM miner_index i JOIN miners m ON m.uid = i.miner_uid WHERE i.source = 2
+       GROUP BY i.time_bucket ORDER BY i.time_bucket DESC LIMIT 1000`,
+    );
+    const response = await get('ages?source=x').expect(200);
+    expect(response.body.map((row: { time_bucket_id: number }) => row.time_bucket_id)).toEqual(expected.map((row) => row.bucket));
+    response.body.forEach((row: { content_size_bytes: number; adj_content_size_bytes: number }, index: number) => {
+      expect(row.content_size_bytes).toBe(Number(expected[index].bytes));
+      expect(Math.abs(row.adj_content_size_bytes - expected[index].adj)).toBeLessThanOrEqual(1);
+    });
+  });
+
+  it('gives zeros for an unknown label', async () => {
+    const response = await get('get_bytes_by_label?label=%23nothing-here').expect(200);
+    expect(response.body).toEqual({ label: '#nothing-here', total_bytes: 0, adj_total_bytes: 0 });
+  });
+
+  it('lowers the credibility of the miner that over-claims its sizes', async () => {
+    const after = await database.query<{ uid: number; credibility: number }[]>('SELECT uid, credibility FROM miners WHERE uid < 4 ORDER BY uid');
+    const byUid = new Map(after.map((row) => [row.uid, row.credibility]));
+    expect(byUid.get(OVERCLAIMER)!).toBeLessThan(0.5);
+    for (const uid of [0, 1, 2]) expect(byUid.get(uid)!).toBeGreaterThanOrEqual(0.5);
+  });
+
+  it('moves the adjusted figures as soon as a credibility changes', async () => {
+    await app.app.get(NetworkService).settled();
+    const before = (await get('get_bytes_by_label?label=%23bitcoin').expect(200)).body;
+    const [{ credibility }] = await database.query<{ credibility: number }[]>('SELECT credibility FROM miners WHERE uid = 0');
+    const [{ bytes }] = await database.query<{ bytes: string }[]>(
+      `SELECT coalesce(sum(t.bytes), 0) AS bytes FROM miner_label_totals t JOIN labels l ON l.id = t.label_id WHERE t.miner_uid = 0 AND l.value = '#bitcoin'`,
+    );
+    const values = await app.app.get(MinersRepository).applyCredibilityScores([{ uid: 0, score: 0 }], 0.5);
+    const change = values.get(0)! - credibility;
+    const after = (await get('get_bytes_by_label?label=%23bitcoin').expect(200)).body;
+    expect(after.total_bytes).toBe(before.total_bytes);
+    expect(after.adj_total_bytes).toBeCloseTo(before.adj_total_bytes + change * Number(bytes), 0);
+    await expectLabelsMatchBruteForce('get_top_labels_by_source/x', 2);
+  });
+
+  it('rejects a malformed or oversize index and keeps the previous one', async () => {
+    const rowsOf = async (uid: number) => Number((await database.query<{ n: string }[]>('SELECT count(*) AS n FROM miner_index WHERE miner_uid = $1', [uid]))[0].n);
+    const before = [await rowsOf(1), await rowsOf(2)];
+    const [cred1, cred2] = (await database.query<{ credibility: number }[]>('SELECT credibility FROM miners WHERE uid IN (1, 2) ORDER BY uid')).map((row) => row.credibility);
+    network.devnet.setBehaviour(1, { wrongSchema: true, endpoints: ['GetMinerIndex'] });
+    network.devnet.setBehaviour(2, { oversize: true, endpoints: ['GetMinerIndex'] });
+    try {
+      const report = await sync();
+      expect(report.rejected).toBe(1);
+      expect(report.failed).toBe(1);
+      expect([await rowsOf(1), await rowsOf(2)]).toEqual(before);
+      const [after1, after2] = (await database.query<{ credibility: number }[]>('SELECT credibility FROM miners WHERE uid IN (1, 2) ORDER BY uid')).map((row) => row.credibility);
+      expect(after1).toBeLessThan(cred1);
+      expect(after2).toBeLessThan(cred2);
+    } finally {
+      network.devnet.setBehaviour(1, {});
+      network.devnet.setBehaviour(2, {});
+    }
+  });
+
+  it('answers query_bucket from the most credible miner holding the newest bucket', async () => {
+    await app.app.get(NetworkService).settled();
+    // Chosen before the request: answering moves the miner's credibility (the fetch is checked).
+    const [expected] = await database.query<{ uid: number; bucket: number }[]>(
+      `SELECT i.miner_uid AS uid, i.time_bucket AS bucket
+       FROM miner_index i JOIN miners m ON m.uid = i.miner_uid JOIN labels l ON l.id = i.label_id
+       WHERE i.source = 2 AND l.value = '#bitcoin' AND m.state = 'active'
+       ORDER BY i.time_bucket DESC, m.credibility DESC, m.uid LIMIT 1`,
+    );
+    const response = await get('query_bucket/x?label=%23bitcoin').expect(200);
+    expect(response.body).toMatchObject({
+      status: 'success',
+      miner: { hotkey: expect.any(String), uid: expected.uid },
+      bucket: { id: expected.bucket, source: 'X', label: '#bitcoin', expected_size: expect.any(Number) },
+    });
+    const { bucket, data } = response.body;
+    expect(data.length).toBeGreaterThan(0);
+    for (const entity of data) {
+      expect(entity.label).toBe('#bitcoin');
+      expect(Date.parse(entity.datetime)).toBeGreaterThanOrEqual(Date.parse(bucket.start));
+      expect(Date.parse(entity.datetime)).toBeLessThan(Date.parse(bucket.end));
+    }
+  });
+
+  it('answers query_bucket with status error when nothing is in range', async () => {
+    const response = await get('query_bucket/reddit?start_bucket=1&end_bucket=2').expect(200);
+    expect(response.body).toEqual({ status: 'error', message: expect.stringContaining('No data') });
+  });
+
+  it('rejects an unknown source and non-integer buckets with 422', async () => {
+    const path = await get('get_top_labels_by_source/facebook').expect(422);
+    expect(path.body.detail).toEqual([expect.objectContaining({ loc: ['path', 'source'] })]);
+    const query = await get('ages?source=tiktok').expect(422);
+    expect(query.body.detail).toEqual([expect.objectContaining({ loc: ['query', 'source'] })]);
+    const bucket = await get('query_bucket/x?end_bucket=1.5').expect(422);
+    expect(bucket.body.detail).toEqual([expect.objectContaining({ loc: ['query', 'end_bucket'], type: 'int_parsing' })]);
+    const reversed = await get('query_bucket/x?start_bucket=10&end_bucket=5').expect(422);
+    expect(reversed.body.detail).toEqual([expect.objectContaining({ loc: ['query', 'start_bucket'] })]);
+  });
+});
+
+describe('Index sync across replicas', () => {
+  it('runs once when two instances share a database', async () => {
+    const network = await startTestNetwork(3);
+    const serverUrl = process.env.TEST_RUN_SERVER_URL!;
+    const name = `gateway_test_sync_${randomBytes(4).toString('hex')}`;
+    const databaseUrl = await createDatabase(serverUrl, name);
+    const env = { ...network.env, DATABASE_URL: databaseUrl };
+    const apps = await Promise.all([startTestApp({ ...env, INDEX_SYNC_ON_START: 'true' }), startTestApp({ ...env, INDEX_SYNC_ON_START: 'true' })]);
+    try {
+      const database = apps[0].app.get(DataSource);
+      for (let attempt = 0; attempt < 50; attempt++) {
+        const [run] = await database.query<{ status: string }[]>(`SELECT status FROM job_runs WHERE name = 'index-sync'`);
+        if (run?.status === 'succeeded') break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      // Both instances also try again now: the interval has not passed, so neither runs.
+      await Promise.all(apps.map((app) => app.app.get(IndexSyncService).runIfDue()));
+      for (const miner of network.devnet.miners) expect(network.devnet.requestCounts(miner.uid).GetMinerIndex).toBe(1);
+    } finally {
+      await Promise.all(apps.map((app) => app.close()));
+      await network.stop();
+      await dropDatabase(serverUrl, name);
+    }
+  });
+});
