@@ -7,6 +7,7 @@ import { LoggingModule } from './common/logging/logging.module';
 import { RedisModule } from './common/redis/redis.module';
 import { KeyThrottlerGuard } from './common/throttling/key-throttler.guard';
 import { ThrottlingModule } from './common/throttling/throttling.module';
+import { ClockModule } from './common/clock/clock';
 import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { buildDataSourceOptions } from './database/data-source-options';
@@ -16,6 +17,7 @@ import { DesirabilityModule } from './modules/desirability/desirability.module';
 import { HealthModule } from './modules/health/health.module';
 import { ReposModule } from './modules/repos/repos.module';
 import { StatsModule } from './modules/stats/stats.module';
+import { TasksModule } from './modules/tasks/tasks.module';
 
 @Module({})
 export class AppModule {
@@ -25,6 +27,7 @@ export class AppModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
+        ClockModule,
         LoggingModule,
         TypeOrmModule.forRoot(buildDataSourceOptions(config.databaseUrl, config.database)),
         RedisModule,
@@ -35,6 +38,7 @@ export class AppModule {
         DesirabilityModule,
         ReposModule,
         StatsModule,
+        TasksModule,
       ],
       providers: [
         AuthFailureLimiter,

@@ -22,13 +22,19 @@ async function main(): Promise<void> {
 
   // Without a metagraph, a simulated miner network makes the first query return data.
   let devnet: Devnet | undefined;
-  let network = config.network;
+  let { network, repos } = config;
   if (!network.metagraphFile && network.devnetMiners > 0) {
-    devnet = await startDevnet({ miners: network.devnetMiners, metagraphFile: join(config.dataDir, 'devnet', 'metagraph.json') });
+    const directory = join(config.dataDir, 'devnet');
+    devnet = await startDevnet({
+      miners: network.devnetMiners,
+      metagraphFile: join(directory, 'metagraph.json'),
+      repoNamesFile: repos.hfResultsPath ? undefined : join(directory, 'hf_validation.parquet'),
+    });
     network = { ...network, metagraphFile: devnet.metagraphFile ?? undefined };
+    repos = { hfResultsPath: repos.hfResultsPath ?? devnet.repoNamesFile ?? undefined };
   }
 
-  const app = await createApp({ ...config, network, databaseUrl, masterKey: master.key });
+  const app = await createApp({ ...config, network, repos, databaseUrl, masterKey: master.key });
   await app.listen(config.port, config.host);
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {

@@ -20,6 +20,7 @@ export interface AppConfig {
   database: DatabaseTuning;
   network: NetworkConfig;
   repos: ReposConfig;
+  tasks: TasksConfig;
 }
 
 export interface ReposConfig {
@@ -74,4 +75,15 @@ export interface DatabaseTuning {
   poolSize: number;
   statementTimeoutMs: number;
   connectTimeoutMs: number;
+}
+
+export interface TasksConfig {
+  /** How often each active task collects matching data from miners. */
+  collectIntervalMs: number;
+  /** Items asked for per collection round. */
+  collectLimit: number;
+  /** How often the lifecycle job wakes up to collect and compile what is due. */
+  tickMs: number;
+  /** Failed compile attempts before a task is `failed`. */
+  maxCompileAttempts: number;
 }

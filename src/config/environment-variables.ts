@@ -207,4 +207,27 @@ export class EnvironmentVariables {
   @IsInt()
   @Min(0)
   INDEX_SPOT_CHECKS = 5;
+
+  /** Seconds between two collections of an active task. */
+  @toInt()
+  @IsInt()
+  @Min(1)
+  TASK_COLLECT_INTERVAL = 3600;
+
+  @toInt()
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  TASK_COLLECT_LIMIT = 1000;
+
+  /** Seconds between two wake-ups of the task lifecycle job. */
+  @toInt()
+  @IsInt()
+  @Min(1)
+  TASK_LIFECYCLE_TICK = 60;
+
+  @toInt()
+  @IsInt()
+  @Min(1)
+  TASK_MAX_COMPILE_ATTEMPTS = 3;
 }

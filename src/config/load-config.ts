@@ -81,6 +81,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       },
     },
     repos: { hfResultsPath: vars.HF_RESULTS_PATH },
+    tasks: {
+      collectIntervalMs: vars.TASK_COLLECT_INTERVAL * 1000,
+      collectLimit: vars.TASK_COLLECT_LIMIT,
+      tickMs: vars.TASK_LIFECYCLE_TICK * 1000,
+      maxCompileAttempts: vars.TASK_MAX_COMPILE_ATTEMPTS,
+    },
   };
 }
 

@@ -5,13 +5,13 @@ import { MinerEntity } from '../network/miner.entity';
 import { InitialSchema1763700000000 } from './migrations/1763700000000-InitialSchema';
 import { RepoNames1763800000000 } from './migrations/1763800000000-RepoNames';
 import { MinerIndex1763900000000 } from './migrations/1763900000000-MinerIndex';
+import { ScrapingTasks1764000000000 } from './migrations/1764000000000-ScrapingTasks';
 
 export const ENTITIES = [ApiKeyEntity, MinerEntity];
 export const MIGRATIONS = [
   InitialSchema1763700000000,
   RepoNames1763800000000,
-  MinerIndex1763900000000,
-];
+  MinerIndex1763900000000, ScrapingTasks1764000000000];
 
 /**
  * The one place that describes how we talk to Postgres, shared by the app, the TypeORM CLI

@@ -1,3 +1,4 @@
+import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { describeBehaviour, MinerBehaviour, parseFaultSpec } from './behaviour';
 import { Devnet, isLoopbackHost, MinerSpec, startDevnet } from './devnet';
@@ -96,6 +97,8 @@ async function main(): Promise<void> {
     host: options.host,
     basePort: options.basePort,
     metagraphFile: options.metagraphFile,
+    // A sample validation file beside it, for HF_RESULTS_PATH (list_repo_names).
+    repoNamesFile: join(dirname(options.metagraphFile), 'hf_validation.parquet'),
     validators: options.validators,
   });
   for (const miner of devnet.miners) {
@@ -107,7 +110,7 @@ async function main(): Promise<void> {
   }
   process.stdout.write(
     `devnet: ${devnet.miners.length} miners, ${devnet.corpus.items.length} items, seed ${options.seed}; ` +
-      `metagraph written to ${devnet.metagraphFile}\n`,
+      `metagraph written to ${devnet.metagraphFile}, repository names to ${devnet.repoNamesFile}\n`,
   );
   stopOnSignals(devnet);
 }

@@ -4,6 +4,7 @@ import { MinerBehaviour } from './behaviour';
 import { assignHoldings, CorpusSize, generateCorpus } from './corpus';
 import { buildMetagraph, generateIdentities, writeMetagraphFile } from './metagraph';
 import { MinerServer, RequestCounts } from './miner-server';
+import { writeSampleRepoNames } from './repo-names-file';
 
 /**
  * The simulated miner network: one loopback HTTP server per miner, all serving one synthetic
@@ -27,6 +28,8 @@ export interface DevnetOptions {
   basePort?: number;
   /** When given, the metagraph is written there (atomically). */
   metagraphFile?: string;
+  /** When given, a sample validation file of miner repositories (list_repo_names) is written there. */
+  repoNamesFile?: string;
   /** Validator entries without an axon, after the miners in uid order. Default 2. */
   validators?: number;
   corpusSize?: CorpusSize;
@@ -58,6 +61,8 @@ export interface Devnet {
   readonly metagraph: MetagraphFile;
   /** Absolute path of the metagraph file, or null when none was written. */
   readonly metagraphFile: string | null;
+  /** Absolute path of the sample repository names file, or null when none was written. */
+  readonly repoNamesFile: string | null;
   readonly corpus: DevnetCorpus;
   setBehaviour(uid: number, behaviour: MinerBehaviour): void;
   /** Calls received per endpoint since the start (including refused ones). */
@@ -113,9 +118,11 @@ export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
 
   const metagraph = buildMetagraph(identities, urls, new Date());
   const metagraphFile = options.metagraphFile ? resolve(options.metagraphFile) : null;
-  if (metagraphFile) {
+  const repoNamesFile = options.repoNamesFile ? resolve(options.repoNamesFile) : null;
+  if (metagraphFile || repoNamesFile) {
     try {
-      await writeMetagraphFile(metagraphFile, metagraph);
+      if (metagraphFile) await writeMetagraphFile(metagraphFile, metagraph);
+      if (repoNamesFile) await writeSampleRepoNames(repoNamesFile);
     } catch (error) {
       await Promise.all(servers.map((server) => server.stop()));
       throw error;
@@ -143,6 +150,7 @@ export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
     validators: metagraph.neurons.filter((neuron) => neuron.validator_permit),
     metagraph,
     metagraphFile,
+    repoNamesFile,
     corpus: {
       seed,
       now: corpus.now,

@@ -1,0 +1,161 @@
+import { createHash } from 'node:crypto';
+import { ValidationErrorItem } from '../../common/errors/validation-error-item';
+import { parseIsoDate } from '../../network/iso-date';
+import { Loc, Platform, PLATFORMS } from './desirability.types';
+
+/** Longest task id: ids appear in URLs (`/api/v1/tasks/{id}`), hence also no slashes. */
+export const MAX_ID_LENGTH = 80;
+/** Longest label or keyword, as everywhere in the network. */
+export const MAX_TEXT_LENGTH = 140;
+
+/**
+ * Collects every violation of a request, each as pydantic v2 would report it, so that one
+ * 422 lists them all.
+ */
+export class Issues {
+  readonly items: ValidationErrorItem[] = [];
+
+  /** Returns undefined, so that a parser can report and give up in one statement. */
+  add(loc: Loc, type: string, msg: string, ctx?: Record<string, unknown>): undefined {
+    this.items.push({ loc, msg, type, ...(ctx ? { ctx } : {}) });
+    return undefined;
+  }
+
+  value(loc: Loc, message: string): undefined {
+    return this.add(loc, 'value_error', `Value error, ${message}`);
+  }
+
+  missing(loc: Loc): undefined {
+    return this.add(loc, 'missing', 'Field required');
+  }
+
+  stringType(loc: Loc): undefined {
+    return this.add(loc, 'string_type', 'Input should be a valid string');
+  }
+
+  dictType(loc: Loc): undefined {
+    return this.add(loc, 'dict_type', 'Input should be a valid dictionary');
+  }
+
+  /** Unknown fields, reported after the known ones, as pydantic does. */
+  forbidExtra(object: Record<string, unknown>, allowed: readonly string[], loc: Loc): void {
+    for (const key of Object.keys(object)) {
+      if (!allowed.includes(key)) {
+        this.add([...loc, key], 'extra_forbidden', 'Extra inputs are not permitted');
+      }
+    }
+  }
+}
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** `x` or `reddit` in any case (and surrounding spaces); undefined when invalid (reported). */
+export function parsePlatform(value: unknown, loc: Loc, issues: Issues): Platform | undefined {
+  if (typeof value !== 'string') return issues.stringType(loc);
+  const platform = value.trim().toLowerCase();
+  if ((PLATFORMS as readonly string[]).includes(platform)) return platform as Platform;
+  issues.add(loc, 'enum', "Input should be 'x' or 'reddit'", { expected: "'x' or 'reddit'" });
+  return undefined;
+}
+
+/** A positive, finite number; undefined when invalid (reported). */
+export function parseWeight(value: unknown, loc: Loc, issues: Issues): number | undefined {
+  if (typeof value !== 'number') {
+    const msg = 'Input should be a valid number, unable to parse string as a number';
+    return issues.add(loc, 'float_parsing', msg);
+  }
+  if (!Number.isFinite(value)) return issues.add(loc, 'finite_number', 'Input should be a finite number');
+  if (value <= 0) return issues.add(loc, 'greater_than', 'Input should be greater than 0', { gt: 0 });
+  return value;
+}
+
+/** A job id: 1..80 characters, without `/` or `\`. */
+export function parseId(value: unknown, loc: Loc, issues: Issues): string | undefined {
+  if (typeof value !== 'string') return issues.stringType(loc);
+  if (!checkLength(value, MAX_ID_LENGTH, loc, issues)) return undefined;
+  if (/[/\\]/.test(value)) return issues.value(loc, "id must not contain '/' or '\\'");
+  return value;
+}
+
+/**
+ * A label, normalized: trimmed and lower-cased; X labels are hashtags (`#tag`), Reddit labels
+ * subreddits (`r/name`, also accepted as `/r/name` or `/name`). Null when absent; undefined
+ * when invalid (reported). Without a valid platform only the length is checked.
+ */
+export function parseLabel(
+  value: unknown,
+  platform: Platform | undefined,
+  loc: Loc,
+  issues: Issues,
+): string | null | undefined {
+  if (value === null || value === undefined) return null;
+  if (typeof value !== 'string') return issues.stringType(loc);
+  const text = value.trim().toLowerCase();
+  if (!checkLength(text, MAX_TEXT_LENGTH, loc, issues) || !platform) return undefined;
+  const label = normalizeLabel(platform, text);
+  if (label === undefined) {
+    const rule =
+      platform === 'x'
+        ? 'X labels are hashtags: # followed by the tag, without spaces'
+        : 'Reddit labels are subreddits: r/<name> (or /r/<name>, /<name>), without spaces';
+    return issues.value(loc, rule);
+  }
+  return checkLength(label, MAX_TEXT_LENGTH, loc, issues) ? label : undefined;
+}
+
+/** The canonical form of a trimmed, lower-cased label; undefined when it breaks the rule. */
+export function normalizeLabel(platform: Platform, text: string): string | undefined {
+  if (platform === 'x') return /^#[^\s#]+$/.test(text) ? text : undefined;
+  const subreddit = /^(?:\/?r\/|\/)([^\s/]+)$/.exec(text);
+  return subreddit ? `r/${subreddit[1]}` : undefined;
+}
+
+/** A keyword: trimmed, 1..140 characters. Null when absent; undefined when invalid. */
+export function parseKeyword(value: unknown, loc: Loc, issues: Issues): string | null | undefined {
+  if (value === null || value === undefined) return null;
+  if (typeof value !== 'string') return issues.stringType(loc);
+  const keyword = value.trim();
+  return checkLength(keyword, MAX_TEXT_LENGTH, loc, issues) ? keyword : undefined;
+}
+
+/** An ISO 8601 date or date-time (no zone = UTC). Null when absent; undefined when invalid. */
+export function parseDate(value: unknown, loc: Loc, issues: Issues): Date | null | undefined {
+  if (value === null || value === undefined) return null;
+  if (typeof value !== 'string') return issues.stringType(loc);
+  const date = parseIsoDate(value);
+  if (!date) {
+    const example = 'e.g. 2026-11-20 or 2026-11-20T12:00:00Z';
+    return issues.value(loc, `must be an ISO 8601 date or date-time, ${example}`);
+  }
+  return date;
+}
+
+/**
+ * The id a legacy entry's label gets: the same for the same platform and label in every
+ * submission, readable, and within the id rules (at most 60 characters, no slashes).
+ */
+export function legacyJobId(platform: Platform, label: string): string {
+  const slug = label
+    .replace(/[^a-z0-9_]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 40)
+    .replace(/-+$/, '');
+  const digest = createHash('sha256').update(`${platform}\n${label}`).digest('hex').slice(0, 12);
+  return [platform, slug, digest].filter((part) => part.length > 0).join('-');
+}
+
+/** Lengths count characters (code points), as pydantic and Postgres' varchar do. */
+function checkLength(text: string, max: number, loc: Loc, issues: Issues): boolean {
+  const length = Array.from(text).length;
+  if (length === 0) {
+    issues.add(loc, 'string_too_short', 'String should have at least 1 character', { min_length: 1 });
+    return false;
+  }
+  if (length > max) {
+    issues.add(loc, 'string_too_long', `String should have at most ${max} characters`, { max_length: max });
+    return false;
+  }
+  return true;
+}

@@ -1,0 +1,60 @@
+import { ValidationErrorItem } from '../../common/errors/validation-error-item';
+import { TaskJob } from '../tasks/task.types';
+
+export const PLATFORMS = ['x', 'reddit'] as const;
+export type Platform = (typeof PLATFORMS)[number];
+
+/** A position in the request, FastAPI style: `["body", "desirabilities", 3, "params", "platform"]`. */
+export type Loc = (string | number)[];
+
+/** A job of a vote, normalized, with its weight (the weights of one vote sum to 1). */
+export interface WeightedJob extends TaskJob {
+  weight: number;
+}
+
+/** A job in the public jobs format, as stored with a vote and as listed in the aggregate. */
+export interface JobView {
+  id: string;
+  weight: number;
+  params: JobParamsView;
+}
+
+export interface JobParamsView {
+  platform: Platform;
+  label: string | null;
+  keyword: string | null;
+  post_start_datetime: string | null;
+  post_end_datetime: string | null;
+}
+
+/** One entry of the legacy format: `{source_name, label_weights: {label: weight}}`. */
+export interface LegacyDesirability {
+  source_name: Platform;
+  label_weights: Record<string, number>;
+}
+
+/** A valid submission: what was sent, and the jobs it stands for. */
+export interface ParsedSubmission {
+  /** The `desirabilities` list exactly as submitted (unscaled). */
+  submitted: unknown[];
+  /** In submission order (a legacy entry gives one job per label), weights summing to 1. */
+  jobs: WeightedJob[];
+  /** Where each job came from, for errors found later (task registration conflicts). */
+  locs: Loc[];
+}
+
+export type ParseResult<T> = { ok: true; value: T } | { ok: false; errors: ValidationErrorItem[] };
+
+export function toJobView(job: WeightedJob): JobView {
+  return {
+    id: job.id,
+    weight: job.weight,
+    params: {
+      platform: job.platform,
+      label: job.label,
+      keyword: job.keyword,
+      post_start_datetime: job.postStart?.toISOString() ?? null,
+      post_end_datetime: job.postEnd?.toISOString() ?? null,
+    },
+  };
+}

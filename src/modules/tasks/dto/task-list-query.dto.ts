@@ -1,0 +1,26 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsIn, IsInt, IsOptional, Max, Min } from 'class-validator';
+import { TASK_STATES, TaskState } from '../task.types';
+
+export class TaskListQueryDto {
+  @ApiPropertyOptional({ enum: TASK_STATES, description: 'Only tasks in this state' })
+  @IsOptional()
+  @IsIn(TASK_STATES)
+  state?: TaskState;
+
+  @ApiPropertyOptional({ minimum: 1, maximum: 500, default: 100 })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(500)
+  limit?: number;
+
+  @ApiPropertyOptional({ minimum: 0, default: 0 })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  offset?: number;
+}

@@ -1,0 +1,95 @@
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { TASK_STATES, TaskState } from '../task.types';
+
+@ApiSchema({ name: 'TaskParams' })
+export class TaskParamsDto {
+  @ApiProperty({ enum: ['x', 'reddit'], example: 'x' })
+  platform: 'x' | 'reddit';
+
+  @ApiPropertyOptional({ type: String, nullable: true, example: '#tao' })
+  label: string | null;
+
+  @ApiPropertyOptional({ type: String, nullable: true, example: null })
+  keyword: string | null;
+
+  @ApiPropertyOptional({ type: String, format: 'date-time', nullable: true })
+  post_start_datetime: string | null;
+
+  @ApiPropertyOptional({ type: String, format: 'date-time', nullable: true })
+  post_end_datetime: string | null;
+}
+
+@ApiSchema({ name: 'TaskProgress' })
+export class TaskProgressDto {
+  @ApiProperty({ description: 'Distinct items collected so far (deduplicated by uri)', example: 1250 })
+  items_collected: number;
+
+  @ApiProperty({ description: 'Collection rounds run', example: 42 })
+  collections: number;
+
+  @ApiPropertyOptional({ type: String, format: 'date-time', nullable: true })
+  last_collected_at: string | null;
+
+  @ApiProperty({ description: 'Share of the seven-day lifetime elapsed, 0..1', example: 0.25 })
+  lifetime_elapsed: number;
+}
+
+@ApiSchema({ name: 'TaskDataset' })
+export class TaskDatasetDto {
+  @ApiProperty({ description: 'gzip-compressed JSON lines, one item per line, oldest first', example: 'application/gzip' })
+  content_type: string;
+
+  @ApiProperty({ example: 1250 })
+  rows: number;
+
+  @ApiProperty({ description: 'Size of the file in bytes', example: 482113 })
+  bytes: number;
+
+  @ApiProperty({ description: 'SHA-256 of the file, hex', example: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855' })
+  sha256: string;
+
+  @ApiPropertyOptional({ type: String, format: 'date-time', nullable: true, description: 'Oldest item' })
+  data_start: string | null;
+
+  @ApiPropertyOptional({ type: String, format: 'date-time', nullable: true, description: 'Newest item' })
+  data_end: string | null;
+
+  @ApiProperty({ example: '/api/v1/tasks/tao-x/dataset' })
+  download_url: string;
+}
+
+@ApiSchema({ name: 'Task' })
+export class TaskDto {
+  @ApiProperty({ example: 'tao-x' })
+  id: string;
+
+  @ApiProperty({ enum: TASK_STATES, description: 'active → compiling → completed | failed', example: 'active' })
+  state: TaskState;
+
+  @ApiProperty({ type: TaskParamsDto })
+  params: TaskParamsDto;
+
+  @ApiProperty({ description: 'Hotkey of the validator that registered it' })
+  registered_by: string;
+
+  @ApiProperty({ format: 'date-time' })
+  registered_at: string;
+
+  @ApiProperty({ format: 'date-time', description: 'End of the seven active days' })
+  expires_at: string;
+
+  @ApiProperty({ type: TaskProgressDto })
+  progress: TaskProgressDto;
+
+  @ApiPropertyOptional({ type: TaskDatasetDto, description: 'Present once completed' })
+  dataset?: TaskDatasetDto;
+
+  @ApiPropertyOptional({ description: 'Why the last compile failed', nullable: true, type: String })
+  failure_reason?: string | null;
+}
+
+@ApiSchema({ name: 'TaskList' })
+export class TaskListDto {
+  @ApiProperty({ type: [TaskDto] })
+  tasks: TaskDto[];
+}

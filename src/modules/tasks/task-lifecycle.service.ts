@@ -1,0 +1,132 @@
+import { join } from 'node:path';
+import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Clock } from '../../common/clock/clock';
+import { JobRunner } from '../../common/jobs/job-runner';
+import { AppConfig } from '../../config/app-config';
+import { InjectConfig } from '../../config/config.module';
+import { NetworkService } from '../../network/network.service';
+import { DatasetRow, writeDataset } from './dataset-writer';
+import { TaskRow } from './task.types';
+import { TasksRepository } from './tasks.repository';
+
+export const TASK_LIFECYCLE_JOB = 'task-lifecycle';
+const PAGE_SIZE = 1000;
+
+/**
+ * Moves tasks through their lives: while `active`, collects matching data from miners every
+ * TASK_COLLECT_INTERVAL through the network's on-demand machinery (same checks, dedupe by uri);
+ * at expiry marks them `compiling`, writes the dataset and marks them `completed` (or `failed`
+ * after repeated errors). States live in Postgres, so a restart resumes where it stopped: a task
+ * left `compiling` is compiled again from scratch. One replica runs it at a time.
+ */
+@Injectable()
+export class TaskLifecycleService implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger(TaskLifecycleService.name);
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<unknown> | undefined;
+
+  constructor(
+    private readonly repository: TasksRepository,
+    private readonly network: NetworkService,
+    private readonly jobs: JobRunner,
+    private readonly clock: Clock,
+    @InjectConfig() private readonly config: AppConfig,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.timer = setInterval(() => void this.tick(), this.config.tasks.tickMs).unref();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running?.catch(() => undefined);
+  }
+
+  /** One pass: collect what is due, then compile what expired (also used by tests). */
+  async runOnce(): Promise<{ collected: number; compiled: number }> {
+    const collected = await this.collectDue();
+    const compiled = await this.compileExpired();
+    return { collected, compiled };
+  }
+
+  async collectDue(): Promise<number> {
+    const now = this.clock.now();
+    const due = await this.repository.dueForCollection(now, this.config.tasks.collectIntervalMs);
+    for (const task of due) await this.collect(task, now);
+    return due.length;
+  }
+
+  async compileExpired(): Promise<number> {
+    const compiling = await this.repository.claimExpired(this.clock.now());
+    for (const task of compiling) await this.compile(task);
+    return compiling.length;
+  }
+
+  private async tick(): Promise<void> {
+    if (this.running) return;
+    this.running = this.jobs.runOnce(TASK_LIFECYCLE_JOB, this.config.tasks.tickMs, () => this.runOnce());
+    try {
+      await this.running;
+    } catch (error) {
+      this.logger.error(`task lifecycle failed: ${(error as Error).message}`);
+    } finally {
+      this.running = undefined;
+    }
+  }
+
+  private async collect(task: TaskRow, now: Date): Promise<void> {
+    const end = task.post_end && task.post_end < now ? task.post_end : now;
+    const result = await this.network.query({
+      source: task.platform === 'x' ? 'X' : 'REDDIT',
+      usernames: [],
+      keywords: [task.label, task.keyword].filter((keyword): keyword is string => keyword !== null),
+      startDate: task.post_start,
+      endDate: end,
+      limit: this.config.tasks.collectLimit,
+    });
+    if (result.error) {
+      this.logger.warn(`task ${task.id}: nothing collected: ${result.error}`);
+      return;
+    }
+    const added = await this.repository.addItems(task.id, result.items, now);
+    this.logger.log(`task ${task.id}: ${added} new items (${result.items.length} returned by ${result.minersResponded} miners)`);
+  }
+
+  private async compile(task: TaskRow): Promise<void> {
+    const path = datasetPath(this.config.dataDir, task.id);
+    try {
+      const manifest = await writeDataset(task.id, path, this.pages(task.id), this.clock.now());
+      await this.repository.markCompleted(
+        task.id,
+        {
+          file: path,
+          rows: manifest.rows,
+          bytes: manifest.bytes,
+          sha256: manifest.sha256,
+          start: manifest.data_start ? new Date(manifest.data_start) : null,
+          end: manifest.data_end ? new Date(manifest.data_end) : null,
+        },
+        this.clock.now(),
+      );
+      this.logger.log(`task ${task.id}: dataset of ${manifest.rows} rows, ${manifest.bytes} bytes, sha256 ${manifest.sha256}`);
+    } catch (error) {
+      this.logger.error(`task ${task.id}: compile failed: ${(error as Error).message}`);
+      await this.repository.recordCompileFailure(task.id, (error as Error).message, this.config.tasks.maxCompileAttempts);
+    }
+  }
+
+  private async *pages(taskId: string): AsyncGenerator<DatasetRow> {
+    let after: { uri: string; datetime: Date } | null = null;
+    for (;;) {
+      const page = await this.repository.itemsPage(taskId, after?.uri ?? null, after?.datetime ?? null, PAGE_SIZE);
+      yield* page;
+      if (page.length < PAGE_SIZE) return;
+      after = page[page.length - 1];
+    }
+  }
+}
+
+/** Where a task's dataset lives; the id is encoded so that no id can leave the directory. */
+export function datasetPath(dataDir: string, taskId: string): string {
+  return join(dataDir, 'datasets', `${encodeURIComponent(taskId)}.jsonl.gz`);
+}

@@ -1,0 +1,42 @@
+import { TaskDto } from './dto/task.dto';
+import { TASK_LIFETIME_MS, TaskRow } from './task.types';
+
+export const DATASET_CONTENT_TYPE = 'application/gzip';
+
+export function toTaskDto(task: TaskRow, now: Date): TaskDto {
+  const elapsed = (now.getTime() - task.registered_at.getTime()) / TASK_LIFETIME_MS;
+  return {
+    id: task.id,
+    state: task.state,
+    params: {
+      platform: task.platform,
+      label: task.label,
+      keyword: task.keyword,
+      post_start_datetime: task.post_start?.toISOString() ?? null,
+      post_end_datetime: task.post_end?.toISOString() ?? null,
+    },
+    registered_by: task.registered_by,
+    registered_at: task.registered_at.toISOString(),
+    expires_at: task.expires_at.toISOString(),
+    progress: {
+      items_collected: task.items_collected,
+      collections: task.collections,
+      last_collected_at: task.last_collected_at?.toISOString() ?? null,
+      lifetime_elapsed: Math.round(Math.min(1, Math.max(0, elapsed)) * 1000) / 1000,
+    },
+    ...(task.state === 'completed' && task.dataset_sha256
+      ? {
+          dataset: {
+            content_type: DATASET_CONTENT_TYPE,
+            rows: task.dataset_rows ?? 0,
+            bytes: Number(task.dataset_bytes ?? 0),
+            sha256: task.dataset_sha256,
+            data_start: task.data_start?.toISOString() ?? null,
+            data_end: task.data_end?.toISOString() ?? null,
+            download_url: `/api/v1/tasks/${encodeURIComponent(task.id)}/dataset`,
+          },
+        }
+      : {}),
+    ...(task.failure_reason ? { failure_reason: task.failure_reason } : {}),
+  };
+}

@@ -1,0 +1,48 @@
+/** States of a scraping task; see docs/decisions.md ("Scraping tasks") for the transitions. */
+export const TASK_STATES = ['active', 'compiling', 'completed', 'failed'] as const;
+export type TaskState = (typeof TASK_STATES)[number];
+
+/** How long a registered task stays active (collecting) before it is compiled. */
+export const TASK_LIFETIME_MS = 7 * 24 * 3600 * 1000;
+
+/** A job of a validator's vote, normalized: what a task is registered from. */
+export interface TaskJob {
+  id: string;
+  platform: 'x' | 'reddit';
+  /** Normalized: lower case; `#tag` for X, `r/name` for Reddit. */
+  label: string | null;
+  keyword: string | null;
+  postStart: Date | null;
+  postEnd: Date | null;
+}
+
+export interface TaskRow {
+  id: string;
+  platform: 'x' | 'reddit';
+  label: string | null;
+  keyword: string | null;
+  post_start: Date | null;
+  post_end: Date | null;
+  state: TaskState;
+  registered_by: string;
+  registered_at: Date;
+  expires_at: Date;
+  items_collected: number;
+  collections: number;
+  last_collected_at: Date | null;
+  compile_attempts: number;
+  completed_at: Date | null;
+  failure_reason: string | null;
+  dataset_file: string | null;
+  dataset_rows: number | null;
+  dataset_bytes: string | null;
+  dataset_sha256: string | null;
+  data_start: Date | null;
+  data_end: Date | null;
+}
+
+/** A job that cannot be registered, by its position in the submission. */
+export interface RegistrationConflict {
+  index: number;
+  message: string;
+}

@@ -1,0 +1,53 @@
+import { Controller, Get, Param, Query, Res, StreamableFile } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { RequireKey } from '../../common/auth/access.decorators';
+import { ApiErrorResponses } from '../../common/errors/error-responses';
+import { DatasetDownloadService } from './dataset-download.service';
+import { TaskDto, TaskListDto } from './dto/task.dto';
+import { TaskListQueryDto } from './dto/task-list-query.dto';
+import { TasksService } from './tasks.service';
+
+@ApiTags('Scraping tasks')
+@RequireKey()
+@Controller('api/v1/tasks')
+export class TasksController {
+  constructor(
+    private readonly tasks: TasksService,
+    private readonly downloads: DatasetDownloadService,
+  ) {}
+
+  @Get()
+  @ApiOperation({ summary: 'List scraping tasks', description: 'Newest first; filter by `state`.' })
+  @ApiOkResponse({ type: TaskListDto })
+  @ApiErrorResponses(422)
+  list(@Query() query: TaskListQueryDto): Promise<TaskListDto> {
+    return this.tasks.list(query.state, query.limit ?? 100, query.offset ?? 0);
+  }
+
+  @Get(':id')
+  @ApiOperation({ summary: 'A scraping task: state, counts, expiry, progress, dataset' })
+  @ApiParam({ name: 'id', description: 'Task id (the job id of the vote that registered it)' })
+  @ApiOkResponse({ type: TaskDto })
+  @ApiErrorResponses(404)
+  get(@Param('id') id: string): Promise<TaskDto> {
+    return this.tasks.get(id);
+  }
+
+  @Get(':id/dataset')
+  @ApiOperation({
+    summary: "Download a completed task's dataset",
+    description:
+      'gzip-compressed JSON lines, one item per line, oldest first. `Content-Length` and `X-Content-SHA256` ' +
+      '(hex SHA-256 of the file) are set. 409 while the task is not completed.',
+  })
+  @ApiParam({ name: 'id' })
+  @ApiProduces('application/gzip')
+  @ApiOkResponse({ description: 'The dataset file', schema: { type: 'string', format: 'binary' } })
+  @ApiErrorResponses(404, 409, 503)
+  async download(@Param('id') id: string, @Res({ passthrough: true }) response: Response): Promise<StreamableFile> {
+    const { file, sha256 } = await this.downloads.open(id);
+    response.setHeader('X-Content-SHA256', sha256);
+    return file;
+  }
+}

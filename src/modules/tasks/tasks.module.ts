@@ -1,0 +1,16 @@
+import { Module } from '@nestjs/common';
+import { JobsModule } from '../../common/jobs/jobs.module';
+import { NetworkModule } from '../../network/network.module';
+import { DatasetDownloadService } from './dataset-download.service';
+import { TaskLifecycleService } from './task-lifecycle.service';
+import { TasksController } from './tasks.controller';
+import { TasksRepository } from './tasks.repository';
+import { TasksService } from './tasks.service';
+
+@Module({
+  imports: [NetworkModule, JobsModule],
+  controllers: [TasksController],
+  providers: [TasksService, TasksRepository, TaskLifecycleService, DatasetDownloadService],
+  exports: [TasksService],
+})
+export class TasksModule {}

@@ -1,0 +1,125 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { DataItem } from '../../network/protocol';
+import { TaskJob, TaskRow, TaskState } from './task.types';
+
+@Injectable()
+export class TasksRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  findByIds(ids: readonly string[], manager: EntityManager = this.dataSource.manager): Promise<TaskRow[]> {
+    return manager.query('SELECT * FROM scraping_tasks WHERE id = ANY($1::varchar[])', [ids]);
+  }
+
+  findById(id: string): Promise<TaskRow | undefined> {
+    return this.dataSource.query<TaskRow[]>('SELECT * FROM scraping_tasks WHERE id = $1', [id]).then((rows) => rows[0]);
+  }
+
+  list(state: TaskState | undefined, limit: number, offset: number): Promise<TaskRow[]> {
+    return this.dataSource.query(
+      `SELECT * FROM scraping_tasks WHERE ($1::varchar IS NULL OR state = $1) ORDER BY registered_at DESC, id LIMIT $2 OFFSET $3`,
+      [state ?? null, limit, offset],
+    );
+  }
+
+  /** Registers new tasks; ids already present are left untouched (first registration wins). */
+  async insertNew(jobs: readonly TaskJob[], hotkey: string, now: Date, expiresAt: Date, manager: EntityManager): Promise<string[]> {
+    if (jobs.length === 0) return [];
+    const rows = await manager.query<{ id: string }[]>(
+      `INSERT INTO scraping_tasks (id, platform, label, keyword, post_start, post_end, registered_by, registered_at, expires_at)
+       SELECT j.id, j.platform, j.label, j.keyword, j.post_start, j.post_end, $7, $8, $9
+       FROM unnest($1::varchar[], $2::varchar[], $3::varchar[], $4::varchar[], $5::timestamptz[], $6::timestamptz[])
+         AS j(id, platform, label, keyword, post_start, post_end)
+       ON CONFLICT (id) DO NOTHING
+       RETURNING id`,
+      [
+        jobs.map((job) => job.id),
+        jobs.map((job) => job.platform),
+        jobs.map((job) => job.label),
+        jobs.map((job) => job.keyword),
+        jobs.map((job) => job.postStart?.toISOString() ?? null),
+        jobs.map((job) => job.postEnd?.toISOString() ?? null),
+        hotkey,
+        now.toISOString(),
+        expiresAt.toISOString(),
+      ],
+    );
+    return rows.map((row) => row.id);
+  }
+
+  activeIds(now: Date): Promise<{ id: string }[]> {
+    return this.dataSource.query(`SELECT id FROM scraping_tasks WHERE state = 'active' AND expires_at > $1`, [now.toISOString()]);
+  }
+
+  /** Active tasks due for collection (not collected within `intervalMs`). */
+  dueForCollection(now: Date, intervalMs: number): Promise<TaskRow[]> {
+    return this.dataSource.query(
+      `SELECT * FROM scraping_tasks WHERE state = 'active' AND expires_at > $1
+         AND (last_collected_at IS NULL OR last_collected_at <= $1::timestamptz - make_interval(secs => $2 / 1000.0))
+       ORDER BY last_collected_at NULLS FIRST, id`,
+      [now.toISOString(), intervalMs],
+    );
+  }
+
+  /** Stores newly seen items (dedupe by uri within the task) and returns how many were new. */
+  async addItems(taskId: string, items: readonly DataItem[], now: Date): Promise<number> {
+    const added = await this.dataSource.transaction(async (manager) => {
+      const rows = await manager.query<{ uri: string }[]>(
+        `INSERT INTO task_items (task_id, uri, datetime, item, collected_at)
+         SELECT $1, i.uri, i.datetime, i.item, $5 FROM unnest($2::text[], $3::timestamptz[], $4::jsonb[]) AS i(uri, datetime, item)
+         ON CONFLICT (task_id, uri) DO NOTHING RETURNING uri`,
+        [taskId, items.map((item) => item.uri), items.map((item) => item.datetime), items.map((item) => JSON.stringify(item)), now.toISOString()],
+      );
+      await manager.query(
+        `UPDATE scraping_tasks SET items_collected = items_collected + $2, collections = collections + 1, last_collected_at = $3 WHERE id = $1`,
+        [taskId, rows.length, now.toISOString()],
+      );
+      return rows.length;
+    });
+    return added;
+  }
+
+  /** Moves expired active tasks to `compiling` and returns every task that is compiling. */
+  async claimExpired(now: Date): Promise<TaskRow[]> {
+    await this.dataSource.query(`UPDATE scraping_tasks SET state = 'compiling' WHERE state = 'active' AND expires_at <= $1`, [now.toISOString()]);
+    return this.dataSource.query(`SELECT * FROM scraping_tasks WHERE state = 'compiling' ORDER BY expires_at, id`);
+  }
+
+  /** Items of a task in dataset order, in pages (never the whole task in memory). */
+  itemsPage(taskId: string, afterUri: string | null, afterTime: Date | null, limit: number): Promise<{ uri: string; datetime: Date; item: unknown }[]> {
+    return this.dataSource.query(
+      `SELECT uri, datetime, item FROM task_items
+       WHERE task_id = $1 AND ($2::timestamptz IS NULL OR (datetime, uri) > ($2::timestamptz, $3::text))
+       ORDER BY datetime, uri LIMIT $4`,
+      [taskId, afterTime?.toISOString() ?? null, afterUri, limit],
+    );
+  }
+
+  async markCompleted(
+    taskId: string,
+    dataset: { file: string; rows: number; bytes: number; sha256: string; start: Date | null; end: Date | null },
+    now: Date,
+  ): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE scraping_tasks SET state = 'completed', completed_at = $2, dataset_file = $3, dataset_rows = $4, dataset_bytes = $5,
+         dataset_sha256 = $6, data_start = $7, data_end = $8, failure_reason = NULL
+       WHERE id = $1 AND state = 'compiling'`,
+      [taskId, now.toISOString(), dataset.file, dataset.rows, dataset.bytes, dataset.sha256, dataset.start?.toISOString() ?? null, dataset.end?.toISOString() ?? null],
+    );
+  }
+
+  /** Counts a failed compile attempt; past `maxAttempts` the task is `failed`. */
+  async recordCompileFailure(taskId: string, reason: string, maxAttempts: number): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE scraping_tasks SET compile_attempts = compile_attempts + 1, failure_reason = $2,
+         state = CASE WHEN compile_attempts + 1 >= $3 THEN 'failed' ELSE state END
+       WHERE id = $1 AND state = 'compiling'`,
+      [taskId, reason, maxAttempts],
+    );
+  }
+
+  transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    return this.dataSource.transaction(work);
+  }
+}

@@ -1,0 +1,77 @@
+import { Injectable, NotFoundException } from '@nestjs/common';
+import { Clock } from '../../common/clock/clock';
+import { RegistrationConflict, TASK_LIFETIME_MS, TaskJob, TaskRow, TaskState } from './task.types';
+import { TasksRepository } from './tasks.repository';
+import { toTaskDto } from './task.mapper';
+import { TaskDto, TaskListDto } from './dto/task.dto';
+
+export interface Registration {
+  /** Ids registered by this call (new tasks); ids already registered are unchanged. */
+  registered: string[];
+  conflicts: RegistrationConflict[];
+}
+
+/** Scraping tasks: registration from votes, and what task owners see of them. */
+@Injectable()
+export class TasksService {
+  constructor(
+    private readonly repository: TasksRepository,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * Registers each job as a task active for seven days. A job whose id is already registered
+   * keeps its original registration and lifetime if it describes the same task; a different
+   * task under a known id, or a finished task's id, is a conflict (nothing is registered then).
+   */
+  async register(hotkey: string, jobs: readonly TaskJob[]): Promise<Registration> {
+    const now = this.clock.now();
+    return this.repository.transaction(async (manager) => {
+      const existing = new Map((await this.repository.findByIds(jobs.map((job) => job.id), manager)).map((task) => [task.id, task]));
+      const conflicts: RegistrationConflict[] = [];
+      jobs.forEach((job, index) => {
+        const task = existing.get(job.id);
+        if (!task) return;
+        if (!sameTask(task, job)) conflicts.push({ index, message: `task id '${job.id}' is already registered for a different task` });
+        else if (task.state !== 'active' || task.expires_at <= now) {
+          conflicts.push({ index, message: `task '${job.id}' has ended (${task.state}); submit it under a new id to run it again` });
+        }
+      });
+      if (conflicts.length > 0) return { registered: [], conflicts };
+      const fresh = jobs.filter((job) => !existing.has(job.id));
+      const registered = await this.repository.insertNew(fresh, hotkey, now, new Date(now.getTime() + TASK_LIFETIME_MS), manager);
+      return { registered, conflicts };
+    });
+  }
+
+  /** Ids of the tasks that are active now: only those weigh in the aggregate. */
+  async activeTaskIds(): Promise<Set<string>> {
+    return new Set((await this.repository.activeIds(this.clock.now())).map((row) => row.id));
+  }
+
+  async list(state: TaskState | undefined, limit: number, offset: number): Promise<TaskListDto> {
+    const now = this.clock.now();
+    const tasks = await this.repository.list(state, limit, offset);
+    return { tasks: tasks.map((task) => toTaskDto(task, now)) };
+  }
+
+  async get(id: string): Promise<TaskDto> {
+    return toTaskDto(await this.find(id), this.clock.now());
+  }
+
+  async find(id: string): Promise<TaskRow> {
+    const task = await this.repository.findById(id);
+    if (!task) throw new NotFoundException(`Task '${id}' not found`);
+    return task;
+  }
+}
+
+function sameTask(task: TaskRow, job: TaskJob): boolean {
+  return (
+    task.platform === job.platform &&
+    task.label === job.label &&
+    task.keyword === job.keyword &&
+    (task.post_start?.getTime() ?? null) === (job.postStart?.getTime() ?? null) &&
+    (task.post_end?.getTime() ?? null) === (job.postEnd?.getTime() ?? null)
+  );
+}
