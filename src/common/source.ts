@@ -7,10 +7,14 @@ export const SOURCES = ['x', 'reddit'] as const;
 export type Source = (typeof SOURCES)[number];
 
 /** A data source, accepted in any case (`x`, `X`, `Reddit`) and normalized to lower case. */
-export function IsSource(description = 'Data source: `x` or `reddit`, in any case'): PropertyDecorator {
+export function IsSource(
+  description = 'Data source: `x` or `reddit`, in any case',
+): PropertyDecorator {
   return applyDecorators(
     ApiProperty({ description, enum: SOURCES, example: 'x' }),
-    Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim().toLowerCase() : value)),
+    Transform(({ value }: { value: unknown }) =>
+      typeof value === 'string' ? value.trim().toLowerCase() : value,
+    ),
     IsString(),
     IsIn(SOURCES),
   );

@@ -21,6 +21,8 @@ export interface AppConfig {
   network: NetworkConfig;
   repos: ReposConfig;
   tasks: TasksConfig;
+  /** The network owner's default desirability list (JSON), weighted 30 % in the aggregate. */
+  defaultDesirabilitiesFile: string;
 }
 
 export interface ReposConfig {

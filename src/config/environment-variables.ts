@@ -183,6 +183,11 @@ export class EnvironmentVariables {
   })
   HF_RESULTS_PATH?: string;
 
+  /** The network owner's default desirability list (JSON, either format). */
+  @IsString()
+  @Matches(/\.json$/i, { message: 'must name a .json file' })
+  DEFAULT_DESIRABILITIES_FILE = 'config/default-desirabilities.json';
+
   /** Seconds between two syncs of the miners' indexes. */
   @toInt()
   @IsInt()

@@ -13,8 +13,18 @@ function problemsOf(env: Record<string, string>): string[] {
 describe('loadConfig', () => {
   it('starts in development with no variables at all', () => {
     const config = loadConfig({});
-    expect(config).toMatchObject({ nodeEnv: 'development', port: 3000, netuid: 13, databaseUrl: undefined, redisUrl: undefined });
-    expect(config.rateLimits).toEqual({ regularPerWindow: 100, validatorPerWindow: 1000, windowSeconds: 3600 });
+    expect(config).toMatchObject({
+      nodeEnv: 'development',
+      port: 3000,
+      netuid: 13,
+      databaseUrl: undefined,
+      redisUrl: undefined,
+    });
+    expect(config.rateLimits).toEqual({
+      regularPerWindow: 100,
+      validatorPerWindow: 1000,
+      windowSeconds: 3600,
+    });
   });
 
   it('refuses production without a master key, a database or a hotkey, naming each', () => {
@@ -26,7 +36,12 @@ describe('loadConfig', () => {
   });
 
   it('reports every malformed variable at once', () => {
-    const problems = problemsOf({ PORT: 'eighty', DATABASE_URL: 'mysql://x', RATE_LIMIT_REGULAR: '0', MASTER_KEY: 'short' });
+    const problems = problemsOf({
+      PORT: 'eighty',
+      DATABASE_URL: 'mysql://x',
+      RATE_LIMIT_REGULAR: '0',
+      MASTER_KEY: 'short',
+    });
     expect(problems).toEqual(
       expect.arrayContaining([
         expect.stringMatching(/^PORT: /),
@@ -38,7 +53,11 @@ describe('loadConfig', () => {
   });
 
   it('reads numbers and lists from their string form', () => {
-    const config = loadConfig({ PORT: '8080', RATE_LIMIT_REGULAR: '5', CORS_ORIGINS: 'https://a.example, https://b.example' });
+    const config = loadConfig({
+      PORT: '8080',
+      RATE_LIMIT_REGULAR: '5',
+      CORS_ORIGINS: 'https://a.example, https://b.example',
+    });
     expect(config.port).toBe(8080);
     expect(config.rateLimits.regularPerWindow).toBe(5);
     expect(config.corsOrigins).toEqual(['https://a.example', 'https://b.example']);

@@ -81,6 +81,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       },
     },
     repos: { hfResultsPath: vars.HF_RESULTS_PATH },
+    defaultDesirabilitiesFile: vars.DEFAULT_DESIRABILITIES_FILE,
     tasks: {
       collectIntervalMs: vars.TASK_COLLECT_INTERVAL * 1000,
       collectLimit: vars.TASK_COLLECT_LIMIT,

@@ -14,7 +14,10 @@ export interface ResolvedMasterKey {
  * kept in `<DATA_DIR>/master-key` (mode 0600) and reused afterwards, so restarts keep the key
  * the user already copied. Production refuses to start without MASTER_KEY (see load-config).
  */
-export function resolveMasterKey(masterKey: string | undefined, dataDir: string): ResolvedMasterKey {
+export function resolveMasterKey(
+  masterKey: string | undefined,
+  dataDir: string,
+): ResolvedMasterKey {
   if (masterKey) return { key: masterKey, created: false };
   const file = join(dataDir, 'master-key');
   if (existsSync(file)) return { key: readFileSync(file, 'utf8').trim(), file, created: false };

@@ -11,7 +11,9 @@ export const ENTITIES = [ApiKeyEntity, MinerEntity];
 export const MIGRATIONS = [
   InitialSchema1763700000000,
   RepoNames1763800000000,
-  MinerIndex1763900000000, ScrapingTasks1764000000000];
+  MinerIndex1763900000000,
+  ScrapingTasks1764000000000,
+];
 
 /**
  * The one place that describes how we talk to Postgres, shared by the app, the TypeORM CLI

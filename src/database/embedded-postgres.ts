@@ -66,7 +66,8 @@ function removeStalePostmaster(databaseDir: string, log: (message: string) => vo
     log(`stopping orphaned embedded postgres (pid ${pid})`);
     process.kill(pid, 'SIGQUIT');
     const deadline = Date.now() + 5000;
-    while (isAlive(pid) && Date.now() < deadline) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+    while (isAlive(pid) && Date.now() < deadline)
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
     if (isAlive(pid)) process.kill(pid, 'SIGKILL');
   }
   rmSync(pidFile, { force: true });
@@ -91,11 +92,18 @@ function isAlive(pid: number): boolean {
 }
 
 async function ensureDatabase(port: number, database: string): Promise<void> {
-  const client = new Client({ host: '127.0.0.1', port, user: USER, password: PASSWORD, database: 'postgres' });
+  const client = new Client({
+    host: '127.0.0.1',
+    port,
+    user: USER,
+    password: PASSWORD,
+    database: 'postgres',
+  });
   await client.connect();
   try {
     const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
-    if (found.rowCount === 0) await client.query(`CREATE DATABASE ${client.escapeIdentifier(database)}`);
+    if (found.rowCount === 0)
+      await client.query(`CREATE DATABASE ${client.escapeIdentifier(database)}`);
   } finally {
     await client.end();
   }

@@ -15,7 +15,12 @@ export interface CheckedAnswer {
  * Keeps the items that have the source's shape and match the query; drops the rest (and
  * repeats of a uri within the same answer, which would otherwise inflate corroboration).
  */
-export function checkAnswer(uid: number, items: readonly unknown[], matcher: QueryMatcher, source: DataSource): CheckedAnswer {
+export function checkAnswer(
+  uid: number,
+  items: readonly unknown[],
+  matcher: QueryMatcher,
+  source: DataSource,
+): CheckedAnswer {
   const seen = new Set<string>();
   const valid: DataItem[] = [];
   for (const item of items) {
@@ -61,7 +66,11 @@ export function mergeAnswers(answers: readonly CheckedAnswer[], limit: number): 
     .slice(0, limit)
     .sort((a, b) => time(b) - time(a) || a.uri.localeCompare(b.uri));
   const corroborated = kept.filter((item) => holders.get(item.uri)! >= 2).length;
-  return { items: kept, holders, consensus: kept.length === 0 ? 0 : round(corroborated / kept.length) };
+  return {
+    items: kept,
+    holders,
+    consensus: kept.length === 0 ? 0 : round(corroborated / kept.length),
+  };
 }
 
 /**
@@ -70,7 +79,10 @@ export function mergeAnswers(answers: readonly CheckedAnswer[], limit: number): 
  * by other miners too pull it up: all valid and uncorroborated is 0.5, all valid and all
  * corroborated is 1. A failed call (timeout, 5xx, garbage, oversize) is 0.
  */
-export function credibilityScore(answer: CheckedAnswer | undefined, holders: ReadonlyMap<string, number>): number | null {
+export function credibilityScore(
+  answer: CheckedAnswer | undefined,
+  holders: ReadonlyMap<string, number>,
+): number | null {
   if (!answer) return 0;
   if (answer.returned === 0) return null;
   const validShare = answer.valid.length / answer.returned;

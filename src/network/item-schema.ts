@@ -28,7 +28,9 @@ function isXShape(item: Record<string, unknown>): boolean {
     typeof tweet.id === 'string' &&
     Array.isArray(tweet.hashtags) &&
     tweet.hashtags.every((tag) => typeof tag === 'string') &&
-    (media === undefined || (Array.isArray(media) && media.every((entry) => isRecord(entry) && typeof entry.url === 'string')))
+    (media === undefined ||
+      (Array.isArray(media) &&
+        media.every((entry) => isRecord(entry) && typeof entry.url === 'string')))
   );
 }
 

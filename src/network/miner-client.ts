@@ -69,11 +69,20 @@ export class MinerClient implements OnModuleDestroy {
 
   constructor(@InjectConfig() private readonly config: AppConfig) {}
 
-  async call(miner: MinerAddress, endpoint: MinerEndpoint, body: object, timeoutMs: number): Promise<MinerReply> {
+  async call(
+    miner: MinerAddress,
+    endpoint: MinerEndpoint,
+    body: object,
+    timeoutMs: number,
+  ): Promise<MinerReply> {
     const { bulkhead: limiter, breaker } = this.policiesFor(miner.uid);
     const started = performance.now();
     try {
-      const reply = await wrap(limiter, breaker, timeout(timeoutMs, TimeoutStrategy.Aggressive)).execute(
+      const reply = await wrap(
+        limiter,
+        breaker,
+        timeout(timeoutMs, TimeoutStrategy.Aggressive),
+      ).execute(
         ({ signal }) => this.post(`${miner.axonUrl.replace(/\/+$/, '')}/${endpoint}`, body, signal),
         this.shutdown.signal,
       );
@@ -116,7 +125,10 @@ export class MinerClient implements OnModuleDestroy {
   private async post(url: string, body: object, signal: AbortSignal): Promise<unknown> {
     const response = await fetch(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', [VALIDATOR_HOTKEY_HEADER]: this.config.validatorHotkey },
+      headers: {
+        'content-type': 'application/json',
+        [VALIDATOR_HOTKEY_HEADER]: this.config.validatorHotkey,
+      },
       body: JSON.stringify(body),
       signal,
     });
@@ -146,7 +158,8 @@ async function readCapped(response: Response, maxBytes: number): Promise<string>
   // Leaving the loop early cancels the stream, so an oversize body is never read to the end.
   for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
     total += chunk.byteLength;
-    if (total > maxBytes) throw new MinerCallError('oversize', `response exceeds ${maxBytes} bytes`);
+    if (total > maxBytes)
+      throw new MinerCallError('oversize', `response exceeds ${maxBytes} bytes`);
     chunks.push(chunk);
   }
   return Buffer.concat(chunks).toString('utf8');
@@ -154,9 +167,12 @@ async function readCapped(response: Response, maxBytes: number): Promise<string>
 
 function classify(error: unknown, timeoutMs: number): MinerCallError {
   if (error instanceof MinerCallError) return error;
-  if (isBulkheadRejectedError(error)) return new MinerCallError('busy', 'too many calls in flight to this miner');
-  if (isBrokenCircuitError(error)) return new MinerCallError('circuit_open', 'circuit open after repeated failures');
+  if (isBulkheadRejectedError(error))
+    return new MinerCallError('busy', 'too many calls in flight to this miner');
+  if (isBrokenCircuitError(error))
+    return new MinerCallError('circuit_open', 'circuit open after repeated failures');
   // Not cockatiel's isTaskCancelledError: in 3.2.1 it tests for the bulkhead error instead.
-  if (error instanceof TaskCancelledError) return new MinerCallError('timeout', `no answer within ${timeoutMs} ms`);
+  if (error instanceof TaskCancelledError)
+    return new MinerCallError('timeout', `no answer within ${timeoutMs} ms`);
   return new MinerCallError('network', error instanceof Error ? error.message : String(error));
 }

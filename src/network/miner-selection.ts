@@ -14,7 +14,10 @@ export const MAX_PER_COLDKEY = 2;
  * skipping a miner once MAX_PER_COLDKEY of its coldkey were drawn (one operator cannot fill a
  * quorum). The first `count` are queried; the rest, in order, are the spares for hedging.
  */
-export function rankMinersForQuery<T extends SelectableMiner>(miners: readonly T[], random: () => number = Math.random): T[] {
+export function rankMinersForQuery<T extends SelectableMiner>(
+  miners: readonly T[],
+  random: () => number = Math.random,
+): T[] {
   const pool = [...miners];
   const ranked: T[] = [];
   const perColdkey = new Map<string, number>();

@@ -25,7 +25,8 @@ import { NetworkService } from './network.service';
       provide: METAGRAPH_SOURCE,
       inject: [APP_CONFIG],
       // Without a metagraph file the service still starts, with the miners it already knows.
-      useFactory: (config: AppConfig) => (config.network.metagraphFile ? new FileMetagraphSource(config.network.metagraphFile) : null),
+      useFactory: (config: AppConfig) =>
+        config.network.metagraphFile ? new FileMetagraphSource(config.network.metagraphFile) : null,
     },
   ],
   exports: [NetworkService],

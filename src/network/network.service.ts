@@ -78,13 +78,22 @@ export class NetworkService implements OnModuleInit, BeforeApplicationShutdown {
     return this.metagraph.ready;
   }
 
+  /** Stake of each validator (validator permit) in the metagraph, by hotkey. */
+  validatorStakes(): Map<string, number> {
+    return new Map(
+      this.metagraph.validators().map((validator) => [validator.hotkey, validator.stake]),
+    );
+  }
+
   countMiners(): Promise<MinerCounts> {
     return this.repository.countMiners();
   }
 
   /** Miners that can be asked now: serving data and not cut off by an open circuit. */
   availableMiners(): MinerEntity[] {
-    return this.metagraph.minersServingData().filter((miner) => !this.client.isCircuitOpen(miner.uid));
+    return this.metagraph
+      .minersServingData()
+      .filter((miner) => !this.client.isCircuitOpen(miner.uid));
   }
 
   async query(query: NetworkQuery): Promise<NetworkQueryResult> {
@@ -92,7 +101,11 @@ export class NetworkService implements OnModuleInit, BeforeApplicationShutdown {
     const candidates = rankMinersForQuery(this.availableMiners());
     if (candidates.length === 0) return emptyResult('No miners available');
 
-    const matcher = compileQuery({ ...query, start_date: query.startDate, end_date: query.endDate });
+    const matcher = compileQuery({
+      ...query,
+      start_date: query.startDate,
+      end_date: query.endDate,
+    });
     const request: OnDemandMinerRequest = {
       source: query.source,
       usernames: query.usernames,
@@ -121,11 +134,20 @@ export class NetworkService implements OnModuleInit, BeforeApplicationShutdown {
    * Fetches one bucket's entities from a miner and checks them against what its index claimed
    * (the check moves its credibility). Undefined when the miner is unavailable or fails.
    */
-  async fetchBucket(uid: number, bucket: DataEntityBucketId, claimedBytes: number): Promise<unknown[] | undefined> {
+  async fetchBucket(
+    uid: number,
+    bucket: DataEntityBucketId,
+    claimedBytes: number,
+  ): Promise<unknown[] | undefined> {
     const miner = this.availableMiners().find((candidate) => candidate.uid === uid);
     if (!miner) return undefined;
     try {
-      const reply = await this.client.call({ uid, axonUrl: miner.axonUrl! }, 'GetDataEntityBucket', { bucket_id: bucket }, this.config.network.queryDeadlineMs);
+      const reply = await this.client.call(
+        { uid, axonUrl: miner.axonUrl! },
+        'GetDataEntityBucket',
+        { bucket_id: bucket },
+        this.config.network.queryDeadlineMs,
+      );
       const check = checkBucket(bucket, claimedBytes, reply.body);
       this.persistScores([{ uid, score: check.score }]);
       const entities = (reply.body as { data_entities?: unknown }).data_entities;
@@ -137,7 +159,11 @@ export class NetworkService implements OnModuleInit, BeforeApplicationShutdown {
     }
   }
 
-  private async ask(miner: MinerEntity, request: OnDemandMinerRequest, matcher: QueryMatcher): Promise<CheckedAnswer> {
+  private async ask(
+    miner: MinerEntity,
+    request: OnDemandMinerRequest,
+    matcher: QueryMatcher,
+  ): Promise<CheckedAnswer> {
     const reply = await this.client.call(
       { uid: miner.uid, axonUrl: miner.axonUrl! },
       'OnDemandRequest',
@@ -145,7 +171,8 @@ export class NetworkService implements OnModuleInit, BeforeApplicationShutdown {
       this.config.network.queryDeadlineMs,
     );
     const data = (reply.body as { data?: unknown } | null)?.data;
-    if (!Array.isArray(data)) throw new MinerCallError('wrong_schema', 'response has no `data` list');
+    if (!Array.isArray(data))
+      throw new MinerCallError('wrong_schema', 'response has no `data` list');
     this.latencies.record(reply.latencyMs);
     if (miner.state === 'failing') this.recordState(miner.uid, 'active');
     return checkAnswer(miner.uid, data, matcher, request.source);
@@ -169,7 +196,8 @@ export class NetworkService implements OnModuleInit, BeforeApplicationShutdown {
    */
   private recordLate(late: LateResult): void {
     if ('failure' in late) {
-      if (!NOT_THE_MINERS_FAULT.has(late.failure)) this.persistScores([{ uid: late.uid, score: 0 }]);
+      if (!NOT_THE_MINERS_FAULT.has(late.failure))
+        this.persistScores([{ uid: late.uid, score: 0 }]);
       return;
     }
     const score = credibilityScore(late.answer, new Map());
@@ -178,7 +206,9 @@ export class NetworkService implements OnModuleInit, BeforeApplicationShutdown {
 
   /** Records observations of miners made elsewhere (index sync, spot checks); null = no news. */
   recordScores(scores: { uid: number; score: number | null }[]): void {
-    this.persistScores(scores.filter((entry): entry is { uid: number; score: number } => entry.score !== null));
+    this.persistScores(
+      scores.filter((entry): entry is { uid: number; score: number } => entry.score !== null),
+    );
   }
 
   private persistScores(scores: { uid: number; score: number }[]): void {
@@ -187,14 +217,22 @@ export class NetworkService implements OnModuleInit, BeforeApplicationShutdown {
       this.repository
         .applyCredibilityScores(scores, this.config.network.credibilityAlpha)
         .then((values) => this.metagraph.updateCredibility(values))
-        .catch((error: Error) => this.logger.warn(`could not record credibility: ${error.message}`)),
+        .catch((error: Error) =>
+          this.logger.warn(`could not record credibility: ${error.message}`),
+        ),
     );
   }
 
   private recordState(uid: number, state: 'active' | 'failing'): void {
     if (this.shuttingDown) return;
     this.metagraph.updateState(uid, state);
-    this.track(this.repository.setState(uid, state).catch((error: Error) => this.logger.warn(`could not record miner state: ${error.message}`)));
+    this.track(
+      this.repository
+        .setState(uid, state)
+        .catch((error: Error) =>
+          this.logger.warn(`could not record miner state: ${error.message}`),
+        ),
+    );
   }
 
   private track(write: Promise<void>): void {
@@ -203,19 +241,29 @@ export class NetworkService implements OnModuleInit, BeforeApplicationShutdown {
   }
 }
 
-function summarize(outcome: QuorumOutcome, items: DataItem[], consensus: number): NetworkQueryResult {
+function summarize(
+  outcome: QuorumOutcome,
+  items: DataItem[],
+  consensus: number,
+): NetworkQueryResult {
   const reasons: Partial<Record<MinerFailureReason, number>> = {};
   for (const reason of outcome.failures.values()) reasons[reason] = (reasons[reason] ?? 0) + 1;
   // Silent at the deadline is, for this request, a timeout (the call itself ends later).
-  if (outcome.deadlineReached && outcome.unanswered.length > 0) reasons.timeout = (reasons.timeout ?? 0) + outcome.unanswered.length;
+  if (outcome.deadlineReached && outcome.unanswered.length > 0)
+    reasons.timeout = (reasons.timeout ?? 0) + outcome.unanswered.length;
   const noAnswer = outcome.answers.length === 0;
-  const error = outcome.deadlineReached ? 'No miner answered within the deadline' : 'Every queried miner failed';
+  const error = outcome.deadlineReached
+    ? 'No miner answered within the deadline'
+    : 'Every queried miner failed';
   return {
     items,
     error: noAnswer ? error : undefined,
     minersQueried: outcome.queried.length,
     minersResponded: outcome.answers.length,
-    minersFailed: { count: outcome.failures.size + (outcome.deadlineReached ? outcome.unanswered.length : 0), reasons },
+    minersFailed: {
+      count: outcome.failures.size + (outcome.deadlineReached ? outcome.unanswered.length : 0),
+      reasons,
+    },
     itemsDroppedInvalid: outcome.answers.reduce((sum, answer) => sum + answer.dropped, 0),
     consensus,
     hedged: outcome.hedged,

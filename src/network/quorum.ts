@@ -22,7 +22,8 @@ export interface QuorumOutcome {
 }
 
 /** What arrives after the outcome was returned: still useful for credibility. */
-export type LateResult = { uid: number; answer: CheckedAnswer } | { uid: number; failure: MinerFailureReason };
+export type LateResult =
+  { uid: number; answer: CheckedAnswer } | { uid: number; failure: MinerFailureReason };
 
 /**
  * Asks miners concurrently and resolves as soon as `quorum` usable answers are in, or every

@@ -11,10 +11,13 @@ describe('API keys', () => {
   });
   afterAll(() => app.close());
 
-  const asMaster = (request: ReturnType<TestApp['http']['get']>) => request.set('X-API-Key', TEST_MASTER_KEY);
+  const asMaster = (request: ReturnType<TestApp['http']['get']>) =>
+    request.set('X-API-Key', TEST_MASTER_KEY);
 
   it('creates a regular key by default and shows it once with id, tier and creation time', async () => {
-    const response = await asMaster(app.http.post('/api/v1/keys')).send({ name: 'analytics' }).expect(200);
+    const response = await asMaster(app.http.post('/api/v1/keys'))
+      .send({ name: 'analytics' })
+      .expect(200);
     expect(response.body).toEqual({
       key: expect.stringMatching(/^sk_live_[A-Za-z0-9_-]{43}$/),
       name: 'analytics',
@@ -49,13 +52,17 @@ describe('API keys', () => {
     expect(JSON.stringify(list.body)).not.toContain(created.key);
     expect(JSON.stringify(list.body)).not.toMatch(/[0-9a-f]{64}/);
 
-    const deactivated = await asMaster(app.http.post(`/api/v1/keys/${created.key}/deactivate`)).expect(200);
+    const deactivated = await asMaster(
+      app.http.post(`/api/v1/keys/${created.key}/deactivate`),
+    ).expect(200);
     expect(deactivated.body).toEqual({ status: 'success' });
     const rejected = await app.http.get('/api/v1/health').set('X-API-Key', created.key).expect(401);
     expect(rejected.body).toEqual({ detail: 'Invalid API key' });
 
     const after = await asMaster(app.http.get('/api/v1/keys')).expect(200);
-    expect(after.body.keys.find((key: { id: string }) => key.id === created.id).is_active).toBe(false);
+    expect(after.body.keys.find((key: { id: string }) => key.id === created.id).is_active).toBe(
+      false,
+    );
   });
 
   it('deactivates by id as well as by key', async () => {
@@ -69,7 +76,10 @@ describe('API keys', () => {
     try {
       const created = await createKey(app);
       await app.http.get('/api/v1/health').set('X-API-Key', created.key).expect(200); // now cached here
-      await other.http.post(`/api/v1/keys/${created.id}/deactivate`).set('X-API-Key', TEST_MASTER_KEY).expect(200);
+      await other.http
+        .post(`/api/v1/keys/${created.id}/deactivate`)
+        .set('X-API-Key', TEST_MASTER_KEY)
+        .expect(200);
       await new Promise((resolve) => setTimeout(resolve, 1100));
       await app.http.get('/api/v1/health').set('X-API-Key', created.key).expect(401);
     } finally {
@@ -78,28 +88,41 @@ describe('API keys', () => {
   });
 
   it('answers 404 for an unknown key or id', async () => {
-    const unknownKey = await asMaster(app.http.post('/api/v1/keys/sk_live_unknown/deactivate')).expect(404);
+    const unknownKey = await asMaster(
+      app.http.post('/api/v1/keys/sk_live_unknown/deactivate'),
+    ).expect(404);
     expect(unknownKey.body).toEqual({ detail: 'API key not found' });
-    await asMaster(app.http.post('/api/v1/keys/00000000-0000-4000-8000-000000000000/deactivate')).expect(404);
+    await asMaster(
+      app.http.post('/api/v1/keys/00000000-0000-4000-8000-000000000000/deactivate'),
+    ).expect(404);
     await asMaster(app.http.post('/api/v1/keys/whatever/deactivate')).expect(404);
   });
 
   it('validates the name (required, 1 to 100 characters) and the tier', async () => {
     const missing = await asMaster(app.http.post('/api/v1/keys')).send({}).expect(422);
-    expect(missing.body.detail).toEqual([{ loc: ['body', 'name'], msg: 'Field required', type: 'missing' }]);
+    expect(missing.body.detail).toEqual([
+      { loc: ['body', 'name'], msg: 'Field required', type: 'missing' },
+    ]);
 
-    const invalid = await asMaster(app.http.post('/api/v1/keys')).send({ name: 'x'.repeat(101), tier: 'gold' }).expect(422);
+    const invalid = await asMaster(app.http.post('/api/v1/keys'))
+      .send({ name: 'x'.repeat(101), tier: 'gold' })
+      .expect(422);
     expect(invalid.body.detail).toEqual([
       expect.objectContaining({ loc: ['body', 'name'], type: 'string_too_long' }),
       expect.objectContaining({ loc: ['body', 'tier'], type: 'enum' }),
     ]);
     const empty = await asMaster(app.http.post('/api/v1/keys')).send({ name: '' }).expect(422);
-    expect(empty.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'name'], type: 'string_too_short' })]);
+    expect(empty.body.detail).toEqual([
+      expect.objectContaining({ loc: ['body', 'name'], type: 'string_too_short' }),
+    ]);
   });
 
   it('gives validator keys the validator budget', async () => {
     const validator = await createKey(app, { tier: 'validator' });
-    const response = await app.http.get('/api/v1/health').set('X-API-Key', validator.key).expect(200);
+    const response = await app.http
+      .get('/api/v1/health')
+      .set('X-API-Key', validator.key)
+      .expect(200);
     expect(response.headers['x-ratelimit-limit']).toBe('1000');
   });
 });

@@ -15,7 +15,10 @@ describe('Authentication', () => {
   });
 
   it('answers 401 "Invalid API key" for an unknown key', async () => {
-    const response = await app.http.get('/api/v1/health').set('X-API-Key', 'sk_live_not-a-real-key').expect(401);
+    const response = await app.http
+      .get('/api/v1/health')
+      .set('X-API-Key', 'sk_live_not-a-real-key')
+      .expect(401);
     expect(response.body).toEqual({ detail: 'Invalid API key' });
   });
 
@@ -40,9 +43,16 @@ describe('Authentication', () => {
     const regular = await createKey(app, { tier: 'regular' });
     const validator = await createKey(app, { tier: 'validator' });
     const body = { desirabilities: [] };
-    const denied = await app.http.post('/api/v1/set_desirabilities').set('X-API-Key', regular.key).send(body).expect(403);
+    const denied = await app.http
+      .post('/api/v1/set_desirabilities')
+      .set('X-API-Key', regular.key)
+      .send(body)
+      .expect(403);
     expect(denied.body).toEqual({ detail: 'This operation requires a validator key' });
-    const allowed = await app.http.post('/api/v1/set_desirabilities').set('X-API-Key', validator.key).send(body);
+    const allowed = await app.http
+      .post('/api/v1/set_desirabilities')
+      .set('X-API-Key', validator.key)
+      .send(body);
     expect(allowed.status).not.toBe(403);
     expect(allowed.status).not.toBe(401);
   });
@@ -65,7 +75,9 @@ describe('Brute-force protection', () => {
   it('answers 429 once one address has failed authentication 20 times in a minute', async () => {
     const statuses: number[] = [];
     for (let attempt = 0; attempt < 25; attempt++) {
-      const response = await app.http.get('/api/v1/health').set('X-API-Key', `sk_live_guess_${attempt}`);
+      const response = await app.http
+        .get('/api/v1/health')
+        .set('X-API-Key', `sk_live_guess_${attempt}`);
       statuses.push(response.status);
     }
     expect(statuses.slice(0, 20).every((status) => status === 401)).toBe(true);

@@ -56,24 +56,35 @@ describe('OpenAPI document', () => {
     expect(document.info.title).toBeTruthy();
   });
 
-  it.each(INTERFACE_OPERATIONS)('lists %s %s with the X-API-Key scheme and its error responses', (method, path) => {
-    const operation = document.paths[path]?.[method];
-    expect(operation).toBeDefined();
-    expect(operation.security).toEqual([{ ApiKey: [] }]);
-    expect(operation.responses).toHaveProperty('401');
-    expect(operation.responses).toHaveProperty('429');
-  });
+  it.each(INTERFACE_OPERATIONS)(
+    'lists %s %s with the X-API-Key scheme and its error responses',
+    (method, path) => {
+      const operation = document.paths[path]?.[method];
+      expect(operation).toBeDefined();
+      expect(operation.security).toEqual([{ ApiKey: [] }]);
+      expect(operation.responses).toHaveProperty('401');
+      expect(operation.responses).toHaveProperty('429');
+    },
+  );
 
   it('documents 422 on every operation that takes input', () => {
     for (const [method, path] of INTERFACE_OPERATIONS) {
       const operation = document.paths[path][method];
-      const takesInput = method === 'post' || path.includes('{') || ['/api/v1/ages', '/api/v1/get_bytes_by_label', '/api/v1/get_desirabilities'].includes(path);
-      if (takesInput && path !== '/api/v1/keys/{key}/deactivate') expect(operation.responses).toHaveProperty('422');
+      const takesInput =
+        method === 'post' ||
+        path.includes('{') ||
+        ['/api/v1/ages', '/api/v1/get_bytes_by_label', '/api/v1/get_desirabilities'].includes(path);
+      if (takesInput && path !== '/api/v1/keys/{key}/deactivate')
+        expect(operation.responses).toHaveProperty('422');
     }
   });
 
   it('describes the X-API-Key header scheme', () => {
-    expect(document.components.securitySchemes.ApiKey).toEqual({ type: 'apiKey', in: 'header', name: 'X-API-Key' });
+    expect(document.components.securitySchemes.ApiKey).toEqual({
+      type: 'apiKey',
+      in: 'header',
+      name: 'X-API-Key',
+    });
   });
 
   it('contains every schema of the interface', () => {

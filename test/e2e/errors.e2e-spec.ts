@@ -12,15 +12,26 @@ describe('Error responses', () => {
   afterAll(() => app.close());
 
   const query = (body: unknown) =>
-    app.http.post('/api/v1/on_demand_data_request').set('X-API-Key', key).set('Content-Type', 'application/json').send(body as object);
+    app.http
+      .post('/api/v1/on_demand_data_request')
+      .set('X-API-Key', key)
+      .set('Content-Type', 'application/json')
+      .send(body as object);
 
   it('reports a missing field as `missing`', async () => {
     const response = await query({}).expect(422);
-    expect(response.body).toEqual({ detail: [{ loc: ['body', 'source'], msg: 'Field required', type: 'missing' }] });
+    expect(response.body).toEqual({
+      detail: [{ loc: ['body', 'source'], msg: 'Field required', type: 'missing' }],
+    });
   });
 
   it('reports wrong types with pydantic codes', async () => {
-    const response = await query({ source: 5, limit: 'many', usernames: 'bob', keywords: ['ok', 7] }).expect(422);
+    const response = await query({
+      source: 5,
+      limit: 'many',
+      usernames: 'bob',
+      keywords: ['ok', 7],
+    }).expect(422);
     expect(response.body.detail).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ loc: ['body', 'source'], type: 'string_type' }),
@@ -35,21 +46,38 @@ describe('Error responses', () => {
   it('reports out-of-range values with their bound', async () => {
     const high = await query({ source: 'x', limit: 1001 }).expect(422);
     expect(high.body.detail).toEqual([
-      { loc: ['body', 'limit'], msg: 'Input should be less than or equal to 1000', type: 'less_than_equal', ctx: { le: 1000 } },
+      {
+        loc: ['body', 'limit'],
+        msg: 'Input should be less than or equal to 1000',
+        type: 'less_than_equal',
+        ctx: { le: 1000 },
+      },
     ]);
     const low = await query({ source: 'x', limit: 0 }).expect(422);
-    expect(low.body.detail[0]).toMatchObject({ loc: ['body', 'limit'], type: 'greater_than_equal' });
-    const many = await query({ source: 'x', usernames: Array.from({ length: 11 }, (_, i) => `u${i}`) }).expect(422);
+    expect(low.body.detail[0]).toMatchObject({
+      loc: ['body', 'limit'],
+      type: 'greater_than_equal',
+    });
+    const many = await query({
+      source: 'x',
+      usernames: Array.from({ length: 11 }, (_, i) => `u${i}`),
+    }).expect(422);
     expect(many.body.detail[0]).toMatchObject({ loc: ['body', 'usernames'], type: 'too_long' });
     const long = await query({ source: 'x', keywords: ['ok', 'k'.repeat(141)] }).expect(422);
-    expect(long.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'keywords', 1], type: 'string_too_long' })]);
+    expect(long.body.detail).toEqual([
+      expect.objectContaining({ loc: ['body', 'keywords', 1], type: 'string_too_long' }),
+    ]);
     const source = await query({ source: 'facebook' }).expect(422);
-    expect(source.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'source'], type: 'enum' })]);
+    expect(source.body.detail).toEqual([
+      expect.objectContaining({ loc: ['body', 'source'], type: 'enum' }),
+    ]);
   });
 
   it('forbids unknown fields', async () => {
     const response = await query({ source: 'x', limt: 5 }).expect(422);
-    expect(response.body.detail).toEqual([{ loc: ['body', 'limt'], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' }]);
+    expect(response.body.detail).toEqual([
+      { loc: ['body', 'limt'], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' },
+    ]);
   });
 
   it('answers malformed JSON with `json_invalid`', async () => {
@@ -59,49 +87,88 @@ describe('Error responses', () => {
       .set('Content-Type', 'application/json')
       .send('{"source": "x",')
       .expect(422);
-    expect(response.body.detail).toEqual([expect.objectContaining({ type: 'json_invalid', msg: 'JSON decode error', loc: ['body', expect.any(Number)] })]);
+    expect(response.body.detail).toEqual([
+      expect.objectContaining({
+        type: 'json_invalid',
+        msg: 'JSON decode error',
+        loc: ['body', expect.any(Number)],
+      }),
+    ]);
   });
 
   it('answers a body that is not an object with one error at `body`', async () => {
     const response = await query([1, 2]).expect(422);
-    expect(response.body.detail).toEqual([expect.objectContaining({ loc: ['body'], type: 'model_attributes_type' })]);
+    expect(response.body.detail).toEqual([
+      expect.objectContaining({ loc: ['body'], type: 'model_attributes_type' }),
+    ]);
   });
 
   it('answers an oversized body with 413', async () => {
-    const response = await query({ source: 'x', keywords: ['k'.repeat(2 * 1024 * 1024)] }).expect(413);
+    const response = await query({ source: 'x', keywords: ['k'.repeat(2 * 1024 * 1024)] }).expect(
+      413,
+    );
     expect(response.body).toEqual({ detail: 'Request body too large' });
   });
 
   it('validates query and path parameters with `query`/`path` locations', async () => {
-    const bucket = await app.http.get('/api/v1/query_bucket/x?start_bucket=abc').set('X-API-Key', key).expect(422);
-    expect(bucket.body.detail).toEqual([expect.objectContaining({ loc: ['query', 'start_bucket'], type: 'int_parsing' })]);
-    const source = await app.http.get('/api/v1/get_top_labels_by_source/facebook').set('X-API-Key', key).expect(422);
-    expect(source.body.detail).toEqual([expect.objectContaining({ loc: ['path', 'source'], type: 'enum' })]);
+    const bucket = await app.http
+      .get('/api/v1/query_bucket/x?start_bucket=abc')
+      .set('X-API-Key', key)
+      .expect(422);
+    expect(bucket.body.detail).toEqual([
+      expect.objectContaining({ loc: ['query', 'start_bucket'], type: 'int_parsing' }),
+    ]);
+    const source = await app.http
+      .get('/api/v1/get_top_labels_by_source/facebook')
+      .set('X-API-Key', key)
+      .expect(422);
+    expect(source.body.detail).toEqual([
+      expect.objectContaining({ loc: ['path', 'source'], type: 'enum' }),
+    ]);
     const missing = await app.http.get('/api/v1/ages').set('X-API-Key', key).expect(422);
-    expect(missing.body.detail).toEqual([{ loc: ['query', 'source'], msg: 'Field required', type: 'missing' }]);
+    expect(missing.body.detail).toEqual([
+      { loc: ['query', 'source'], msg: 'Field required', type: 'missing' },
+    ]);
   });
 
-  it('answers unknown routes with FastAPI\'s 404 body', async () => {
+  it("answers unknown routes with FastAPI's 404 body", async () => {
     const response = await app.http.get('/api/v1/nope').set('X-API-Key', key).expect(404);
     expect(response.body).toEqual({ detail: 'Not Found' });
   });
 
   it('answers the routes of later issues with 501 once the input is valid', async () => {
-    const response = await app.http.get('/api/v1/get_desirabilities').set('X-API-Key', key).expect(501);
+    const response = await app.http
+      .get('/api/v1/get_desirabilities')
+      .set('X-API-Key', key)
+      .expect(501);
     expect(response.body).toEqual({ detail: 'Not implemented yet' });
   });
 
   it('rejects an unparsable date and a start after the end on the right field', async () => {
     const unparsable = await query({ source: 'x', start_date: 'yesterday' }).expect(422);
-    expect(unparsable.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'start_date'], type: 'value_error' })]);
-    const reversed = await query({ source: 'x', start_date: '2026-11-20', end_date: '2026-11-01T00:00:00Z' }).expect(422);
+    expect(unparsable.body.detail).toEqual([
+      expect.objectContaining({ loc: ['body', 'start_date'], type: 'value_error' }),
+    ]);
+    const reversed = await query({
+      source: 'x',
+      start_date: '2026-11-20',
+      end_date: '2026-11-01T00:00:00Z',
+    }).expect(422);
     expect(reversed.body.detail).toEqual([
-      { loc: ['body', 'start_date'], msg: 'Value error, start_date must not be after end_date', type: 'value_error' },
+      {
+        loc: ['body', 'start_date'],
+        msg: 'Value error, start_date must not be after end_date',
+        type: 'value_error',
+      },
     ]);
   });
 
   it('gives every response a request id, honouring one sent by the client', async () => {
-    const response = await app.http.get('/api/v1/health').set('X-API-Key', key).set('X-Request-Id', 'lb-1234').expect(200);
+    const response = await app.http
+      .get('/api/v1/health')
+      .set('X-API-Key', key)
+      .set('X-Request-Id', 'lb-1234')
+      .expect(200);
     expect(response.headers['x-request-id']).toBe('lb-1234');
     const generated = await app.http.get('/api/v1/health').set('X-API-Key', key).expect(200);
     expect(generated.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);

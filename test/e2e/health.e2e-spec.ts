@@ -24,7 +24,10 @@ describe('Health', () => {
   });
 
   it('reports components, latency and uptime to the master key', async () => {
-    const response = await app.http.get('/api/v1/monitoring/system-status').set('X-API-Key', TEST_MASTER_KEY).expect(200);
+    const response = await app.http
+      .get('/api/v1/monitoring/system-status')
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .expect(200);
     expect(response.body).toMatchObject({
       timestamp: expect.any(String),
       uptime_seconds: expect.any(Number),
@@ -55,16 +58,26 @@ describe('Health when the database goes away', () => {
   it('answers 503 with status unhealthy, without hanging', async () => {
     await app.http.get('/api/v1/health').set('X-API-Key', TEST_MASTER_KEY).expect(200);
     await onServer(serverUrl(), async (client) => {
-      await client.query(`ALTER DATABASE ${client.escapeIdentifier(name)} WITH ALLOW_CONNECTIONS false`);
-      await client.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [name]);
+      await client.query(
+        `ALTER DATABASE ${client.escapeIdentifier(name)} WITH ALLOW_CONNECTIONS false`,
+      );
+      await client.query(
+        'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1',
+        [name],
+      );
     });
     await new Promise((resolve) => setTimeout(resolve, 1100)); // past the 1 s check cache
     const started = Date.now();
-    const response = await app.http.get('/api/v1/health').set('X-API-Key', TEST_MASTER_KEY).expect(503);
+    const response = await app.http
+      .get('/api/v1/health')
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .expect(503);
     expect(response.body.status).toBe('unhealthy');
     expect(Date.now() - started).toBeLessThan(3000);
 
-    await onServer(serverUrl(), (client) => client.query(`ALTER DATABASE ${client.escapeIdentifier(name)} WITH ALLOW_CONNECTIONS true`));
+    await onServer(serverUrl(), (client) =>
+      client.query(`ALTER DATABASE ${client.escapeIdentifier(name)} WITH ALLOW_CONNECTIONS true`),
+    );
     await new Promise((resolve) => setTimeout(resolve, 1100));
     await app.http.get('/api/v1/health').set('X-API-Key', TEST_MASTER_KEY).expect(200);
   });

@@ -15,14 +15,18 @@ describe('On-demand queries against honest miners', () => {
   beforeAll(async () => {
     network = await startTestNetwork(3);
     // Ask every miner and wait for all three, so the expected answer is the union of holdings.
-    app = await startTestApp({ ...network.env, QUERY_MINERS: '3', QUERY_QUORUM: '3', QUERY_CACHE_TTL_SECONDS: '0' }, { ownDatabase: true });
+    app = await startTestApp(
+      { ...network.env, QUERY_MINERS: '3', QUERY_QUORUM: '3', QUERY_CACHE_TTL_SECONDS: '0' },
+      { ownDatabase: true },
+    );
   });
   afterAll(async () => {
     await app.close();
     await network.stop();
   });
 
-  const query = (body: object) => app.http.post(ENDPOINT).set('X-API-Key', TEST_MASTER_KEY).send(body).expect(200);
+  const query = (body: object) =>
+    app.http.post(ENDPOINT).set('X-API-Key', TEST_MASTER_KEY).send(body).expect(200);
 
   /** Every corpus item matching the query, newest first, as the union of what the miners hold. */
   function expectedUris(expected: ExpectedQuery): string[] {
@@ -42,24 +46,40 @@ describe('On-demand queries against honest miners', () => {
   }
 
   it('returns every matching X item for a #tag keyword, via text or hashtag list', async () => {
-    await expectExactly({ source: 'X', keywords: ['#bitcoin'] }, { source: 'X', keywords: ['#bitcoin'] });
+    await expectExactly(
+      { source: 'X', keywords: ['#bitcoin'] },
+      { source: 'X', keywords: ['#bitcoin'] },
+    );
   });
 
   it('requires every keyword, case-insensitively', async () => {
-    await expectExactly({ source: 'x', keywords: ['#BITCOIN', '#crypto'] }, { source: 'X', keywords: ['#bitcoin', '#crypto'] });
+    await expectExactly(
+      { source: 'x', keywords: ['#BITCOIN', '#crypto'] },
+      { source: 'X', keywords: ['#bitcoin', '#crypto'] },
+    );
   });
 
   it('matches authors case-insensitively with an optional leading @', async () => {
-    const author = network.devnet.corpus.items.find((item) => item.source === 'X') as DataItem & { user: { username: string } };
+    const author = network.devnet.corpus.items.find((item) => item.source === 'X') as DataItem & {
+      user: { username: string };
+    };
     const name = author.user.username;
-    await expectExactly({ source: 'x', usernames: [`@${name.toUpperCase()}`] }, { source: 'X', usernames: [name] });
+    await expectExactly(
+      { source: 'x', usernames: [`@${name.toUpperCase()}`] },
+      { source: 'X', usernames: [name] },
+    );
   });
 
   it('selects a subreddit with r/name, /r/name or /name', async () => {
-    const sample = network.devnet.corpus.items.find((item) => item.source === 'REDDIT') as DataItem & { communityName: string };
+    const sample = network.devnet.corpus.items.find(
+      (item) => item.source === 'REDDIT',
+    ) as DataItem & { communityName: string };
     const name = sample.communityName.slice(2);
     for (const keyword of [`r/${name}`, `/r/${name.toLowerCase()}`, `/${name}`]) {
-      const items = await expectExactly({ source: 'reddit', keywords: [keyword] }, { source: 'REDDIT', keywords: [`r/${name}`] });
+      const items = await expectExactly(
+        { source: 'reddit', keywords: [keyword] },
+        { source: 'REDDIT', keywords: [`r/${name}`] },
+      );
       expect(items.every((item) => item.label === `r/${name.toLowerCase()}`)).toBe(true);
     }
   });
@@ -82,7 +102,12 @@ describe('On-demand queries against honest miners', () => {
     expect(new Set(items.map((item) => item.uri)).size).toBe(25);
     const times = items.map((item) => Date.parse(item.datetime));
     expect([...times].sort((a, b) => b - a)).toEqual(times);
-    for (const item of items) expect(item).toMatchObject({ source: 'X', uri: expect.any(String), content: expect.any(String) });
+    for (const item of items)
+      expect(item).toMatchObject({
+        source: 'X',
+        uri: expect.any(String),
+        content: expect.any(String),
+      });
   });
 
   it('merges duplicates held by several miners into one item and reports consensus', async () => {
@@ -92,7 +117,12 @@ describe('On-demand queries against honest miners', () => {
     expect(shared.length).toBeGreaterThan(0);
     expect(new Set(items.map((item) => item.uri)).size).toBe(items.length);
     expect(response.body.meta.consensus).toBeCloseTo(shared.length / items.length, 3);
-    expect(response.body.meta).toMatchObject({ miners_queried: 3, miners_responded: 3, items_dropped_invalid: 0, cache_hit: false });
+    expect(response.body.meta).toMatchObject({
+      miners_queried: 3,
+      miners_responded: 3,
+      items_dropped_invalid: 0,
+      cache_hit: false,
+    });
   });
 });
 
@@ -122,7 +152,13 @@ describe('On-demand queries when miners hang or lie', () => {
     ]);
     // Ask all nine and wait for all of them, up to a short deadline that cuts the hanging one.
     app = await startTestApp(
-      { ...network.env, QUERY_MINERS: '9', QUERY_QUORUM: '9', QUERY_DEADLINE_MS: '1500', QUERY_CACHE_TTL_SECONDS: '0' },
+      {
+        ...network.env,
+        QUERY_MINERS: '9',
+        QUERY_QUORUM: '9',
+        QUERY_DEADLINE_MS: '1500',
+        QUERY_CACHE_TTL_SECONDS: '0',
+      },
       { ownDatabase: true },
     );
   });
@@ -132,14 +168,20 @@ describe('On-demand queries when miners hang or lie', () => {
   });
 
   async function credibility(): Promise<Map<number, number>> {
-    const rows = await app.app.get(DataSource).query<{ uid: number; credibility: number }[]>('SELECT uid, credibility FROM miners');
+    const rows = await app.app
+      .get(DataSource)
+      .query<{ uid: number; credibility: number }[]>('SELECT uid, credibility FROM miners');
     return new Map(rows.map((row) => [row.uid, row.credibility]));
   }
 
   it('answers with only valid, matching items and names every failure', async () => {
     const before = await credibility();
     const started = Date.now();
-    const response = await app.http.post(ENDPOINT).set('X-API-Key', TEST_MASTER_KEY).send({ source: 'x', keywords: ['#bitcoin'], limit: 1000 }).expect(200);
+    const response = await app.http
+      .post(ENDPOINT)
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .send({ source: 'x', keywords: ['#bitcoin'], limit: 1000 })
+      .expect(200);
     expect(Date.now() - started).toBeLessThan(5000);
 
     expect(response.body.status).toBe('success');
@@ -149,7 +191,12 @@ describe('On-demand queries when miners hang or lie', () => {
       expect(matchesPlainly(item, { source: 'X', keywords: ['#bitcoin'] })).toBe(true);
       expect(network.devnet.corpus.holdersOf(item.uri).length).toBeGreaterThan(0);
     }
-    expect(response.body.meta.miners_failed.reasons).toMatchObject({ timeout: 1, http_error: 1, malformed: 1, oversize: 1 });
+    expect(response.body.meta.miners_failed.reasons).toMatchObject({
+      timeout: 1,
+      http_error: 1,
+      malformed: 1,
+      oversize: 1,
+    });
     expect(response.body.meta.items_dropped_invalid).toBeGreaterThan(0);
     expect(response.body.meta.deadline_reached).toBe(true);
 
@@ -167,8 +214,16 @@ describe('On-demand error contract', () => {
     const network = await startTestNetwork(0);
     const app = await startTestApp(network.env, { ownDatabase: true });
     try {
-      const response = await app.http.post(ENDPOINT).set('X-API-Key', TEST_MASTER_KEY).send({ source: 'x' }).expect(200);
-      expect(response.body).toMatchObject({ status: 'error', data: [], meta: { error: 'No miners available' } });
+      const response = await app.http
+        .post(ENDPOINT)
+        .set('X-API-Key', TEST_MASTER_KEY)
+        .send({ source: 'x' })
+        .expect(200);
+      expect(response.body).toMatchObject({
+        status: 'error',
+        data: [],
+        meta: { error: 'No miners available' },
+      });
     } finally {
       await app.close();
       await network.stop();
@@ -176,11 +231,22 @@ describe('On-demand error contract', () => {
   });
 
   it('answers 200 with status "error" when every miner fails', async () => {
-    const network = await startTestNetwork([{ behaviour: { http500: true } }, { behaviour: { malformedJson: true } }]);
+    const network = await startTestNetwork([
+      { behaviour: { http500: true } },
+      { behaviour: { malformedJson: true } },
+    ]);
     const app = await startTestApp(network.env, { ownDatabase: true });
     try {
-      const response = await app.http.post(ENDPOINT).set('X-API-Key', TEST_MASTER_KEY).send({ source: 'x' }).expect(200);
-      expect(response.body).toMatchObject({ status: 'error', data: [], meta: { error: 'Every queried miner failed', miners_queried: 2 } });
+      const response = await app.http
+        .post(ENDPOINT)
+        .set('X-API-Key', TEST_MASTER_KEY)
+        .send({ source: 'x' })
+        .expect(200);
+      expect(response.body).toMatchObject({
+        status: 'error',
+        data: [],
+        meta: { error: 'Every queried miner failed', miners_queried: 2 },
+      });
     } finally {
       await app.close();
       await network.stop();
@@ -203,7 +269,11 @@ describe('On-demand speed and caching', () => {
 
   it('returns at quorum without waiting for a hanging miner', async () => {
     const started = Date.now();
-    const response = await app.http.post(ENDPOINT).set('X-API-Key', TEST_MASTER_KEY).send({ source: 'x', keywords: ['#ai'] }).expect(200);
+    const response = await app.http
+      .post(ENDPOINT)
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .send({ source: 'x', keywords: ['#ai'] })
+      .expect(200);
     expect(Date.now() - started).toBeLessThan(2000);
     expect(response.body.status).toBe('success');
     expect(response.body.meta.miners_responded).toBeGreaterThanOrEqual(3);
@@ -211,15 +281,26 @@ describe('On-demand speed and caching', () => {
 
   it('serves an identical query from the cache', async () => {
     const body = { source: 'reddit', keywords: ['/r/bitcoin'], limit: 7 };
-    const first = await app.http.post(ENDPOINT).set('X-API-Key', TEST_MASTER_KEY).send(body).expect(200);
-    const second = await app.http.post(ENDPOINT).set('X-API-Key', TEST_MASTER_KEY).send(body).expect(200);
+    const first = await app.http
+      .post(ENDPOINT)
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .send(body)
+      .expect(200);
+    const second = await app.http
+      .post(ENDPOINT)
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .send(body)
+      .expect(200);
     expect(first.body.meta.cache_hit).toBe(false);
     expect(second.body.meta.cache_hit).toBe(true);
     expect(second.body.data).toEqual(first.body.data);
   });
 
   it('reports the available miners in health', async () => {
-    const response = await app.http.get('/api/v1/health').set('X-API-Key', TEST_MASTER_KEY).expect(200);
+    const response = await app.http
+      .get('/api/v1/health')
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .expect(200);
     expect(response.body.miners_available).toBe(5);
   });
 });
@@ -229,7 +310,8 @@ describe('Metagraph file', () => {
     const network = await startTestNetwork(4);
     const app = await startTestApp(network.env, { ownDatabase: true });
     const minersAvailable = async () =>
-      (await app.http.get('/api/v1/health').set('X-API-Key', TEST_MASTER_KEY).expect(200)).body.miners_available as number;
+      (await app.http.get('/api/v1/health').set('X-API-Key', TEST_MASTER_KEY).expect(200)).body
+        .miners_available as number;
     const waitFor = async (expected: number) => {
       for (let attempt = 0; attempt < 40 && (await minersAvailable()) !== expected; attempt++) {
         await new Promise((resolve) => setTimeout(resolve, 150));
@@ -240,7 +322,10 @@ describe('Metagraph file', () => {
       expect(await minersAvailable()).toBe(4);
       const { metagraph } = network.devnet;
       const file = network.devnet.metagraphFile!;
-      await writeMetagraphFile(file, { ...metagraph, neurons: metagraph.neurons.filter((neuron) => neuron.uid !== 3) });
+      await writeMetagraphFile(file, {
+        ...metagraph,
+        neurons: metagraph.neurons.filter((neuron) => neuron.uid !== 3),
+      });
       await waitFor(3);
 
       await writeFile(`${file}.tmp`, '{"neurons": "not a list"');

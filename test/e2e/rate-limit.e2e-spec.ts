@@ -31,7 +31,11 @@ describe('Rate limits (in-memory storage)', () => {
 
   it('counts requests that fail validation or privilege checks too', async () => {
     const { key } = await createKey(app);
-    await app.http.post('/api/v1/on_demand_data_request').set('X-API-Key', key).send({}).expect(422);
+    await app.http
+      .post('/api/v1/on_demand_data_request')
+      .set('X-API-Key', key)
+      .send({})
+      .expect(422);
     const forbidden = await app.http.get('/api/v1/keys').set('X-API-Key', key).expect(403);
     expect(forbidden.headers['x-ratelimit-remaining']).toBe('98');
   });
@@ -68,10 +72,15 @@ describe('Rate limits shared through Redis', () => {
   beforeAll(async () => {
     const redis = new Redis(testRedisUrl(), { lazyConnect: true, maxRetriesPerRequest: 1 });
     await redis.connect().catch((error: Error) => {
-      throw new Error(`These tests need Redis at ${testRedisUrl()} (set TEST_REDIS_URL): ${error.message}`);
+      throw new Error(
+        `These tests need Redis at ${testRedisUrl()} (set TEST_REDIS_URL): ${error.message}`,
+      );
     });
     await redis.quit();
-    apps = await Promise.all([startTestApp({ REDIS_URL: testRedisUrl() }), startTestApp({ REDIS_URL: testRedisUrl() })]);
+    apps = await Promise.all([
+      startTestApp({ REDIS_URL: testRedisUrl() }),
+      startTestApp({ REDIS_URL: testRedisUrl() }),
+    ]);
   });
   afterAll(() => Promise.all(apps.map((app) => app.close())));
 

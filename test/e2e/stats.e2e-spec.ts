@@ -8,7 +8,11 @@ import { startTestNetwork, TestNetwork } from '../support/network';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 
 const OVERCLAIMER = 3;
-const MANUAL_SYNC = { INDEX_SYNC_ON_START: 'false', INDEX_SPOT_CHECKS: '10', QUERY_CACHE_TTL_SECONDS: '0' };
+const MANUAL_SYNC = {
+  INDEX_SYNC_ON_START: 'false',
+  INDEX_SPOT_CHECKS: '10',
+  QUERY_CACHE_TTL_SECONDS: '0',
+};
 
 interface LabelRow {
   label_value: string;
@@ -44,7 +48,9 @@ describe('Statistics over the synced miner index', () => {
   const get = (path: string) => app.http.get(`/api/v1/${path}`).set('X-API-Key', TEST_MASTER_KEY);
 
   /** The original's full GROUP BY over the index: the answer the aggregates must equal. */
-  async function bruteForceLabels(source: number): Promise<Map<string, { bytes: number; adj: number }>> {
+  async function bruteForceLabels(
+    source: number,
+  ): Promise<Map<string, { bytes: number; adj: number }>> {
     const rows = await database.query<{ label: string; bytes: string; adj: number }[]>(
       `SELECT l.value AS label, sum(i.content_size_bytes) AS bytes, sum(i.content_size_bytes * m.credibility) AS adj
        FROM miner_index i JOIN miners m ON m.uid = i.miner_uid JOIN labels l ON l.id = i.label_id
@@ -61,7 +67,9 @@ describe('Statistics over the synced miner index', () => {
     expect(rows).toHaveLength(expected.size);
     for (const row of rows) {
       expect(row.content_size_bytes).toBe(expected.get(row.label_value)!.bytes);
-      expect(Math.abs(row.adj_content_size_bytes - expected.get(row.label_value)!.adj)).toBeLessThanOrEqual(1);
+      expect(
+        Math.abs(row.adj_content_size_bytes - expected.get(row.label_value)!.adj),
+      ).toBeLessThanOrEqual(1);
     }
     const adj = rows.map((row) => row.adj_content_size_bytes);
     expect([...adj].sort((a, b) => b - a)).toEqual(adj);
@@ -92,11 +100,15 @@ describe('Statistics over the synced miner index', () => {
        GROUP BY i.time_bucket ORDER BY i.time_bucket DESC LIMIT 1000`,
     );
     const response = await get('ages?source=x').expect(200);
-    expect(response.body.map((row: { time_bucket_id: number }) => row.time_bucket_id)).toEqual(expected.map((row) => row.bucket));
-    response.body.forEach((row: { content_size_bytes: number; adj_content_size_bytes: number }, index: number) => {
-      expect(row.content_size_bytes).toBe(Number(expected[index].bytes));
-      expect(Math.abs(row.adj_content_size_bytes - expected[index].adj)).toBeLessThanOrEqual(1);
-    });
+    expect(response.body.map((row: { time_bucket_id: number }) => row.time_bucket_id)).toEqual(
+      expected.map((row) => row.bucket),
+    );
+    response.body.forEach(
+      (row: { content_size_bytes: number; adj_content_size_bytes: number }, index: number) => {
+        expect(row.content_size_bytes).toBe(Number(expected[index].bytes));
+        expect(Math.abs(row.adj_content_size_bytes - expected[index].adj)).toBeLessThanOrEqual(1);
+      },
+    );
   });
 
   it('gives zeros for an unknown label', async () => {
@@ -105,7 +117,9 @@ describe('Statistics over the synced miner index', () => {
   });
 
   it('lowers the credibility of the miner that over-claims its sizes', async () => {
-    const after = await database.query<{ uid: number; credibility: number }[]>('SELECT uid, credibility FROM miners WHERE uid < 4 ORDER BY uid');
+    const after = await database.query<{ uid: number; credibility: number }[]>(
+      'SELECT uid, credibility FROM miners WHERE uid < 4 ORDER BY uid',
+    );
     const byUid = new Map(after.map((row) => [row.uid, row.credibility]));
     expect(byUid.get(OVERCLAIMER)!).toBeLessThan(0.5);
     for (const uid of [0, 1, 2]) expect(byUid.get(uid)!).toBeGreaterThanOrEqual(0.5);
@@ -114,11 +128,15 @@ describe('Statistics over the synced miner index', () => {
   it('moves the adjusted figures as soon as a credibility changes', async () => {
     await app.app.get(NetworkService).settled();
     const before = (await get('get_bytes_by_label?label=%23bitcoin').expect(200)).body;
-    const [{ credibility }] = await database.query<{ credibility: number }[]>('SELECT credibility FROM miners WHERE uid = 0');
+    const [{ credibility }] = await database.query<{ credibility: number }[]>(
+      'SELECT credibility FROM miners WHERE uid = 0',
+    );
     const [{ bytes }] = await database.query<{ bytes: string }[]>(
       `SELECT coalesce(sum(t.bytes), 0) AS bytes FROM miner_label_totals t JOIN labels l ON l.id = t.label_id WHERE t.miner_uid = 0 AND l.value = '#bitcoin'`,
     );
-    const values = await app.app.get(MinersRepository).applyCredibilityScores([{ uid: 0, score: 0 }], 0.5);
+    const values = await app.app
+      .get(MinersRepository)
+      .applyCredibilityScores([{ uid: 0, score: 0 }], 0.5);
     const change = values.get(0)! - credibility;
     const after = (await get('get_bytes_by_label?label=%23bitcoin').expect(200)).body;
     expect(after.total_bytes).toBe(before.total_bytes);
@@ -127,9 +145,21 @@ describe('Statistics over the synced miner index', () => {
   });
 
   it('rejects a malformed or oversize index and keeps the previous one', async () => {
-    const rowsOf = async (uid: number) => Number((await database.query<{ n: string }[]>('SELECT count(*) AS n FROM miner_index WHERE miner_uid = $1', [uid]))[0].n);
+    const rowsOf = async (uid: number) =>
+      Number(
+        (
+          await database.query<{ n: string }[]>(
+            'SELECT count(*) AS n FROM miner_index WHERE miner_uid = $1',
+            [uid],
+          )
+        )[0].n,
+      );
     const before = [await rowsOf(1), await rowsOf(2)];
-    const [cred1, cred2] = (await database.query<{ credibility: number }[]>('SELECT credibility FROM miners WHERE uid IN (1, 2) ORDER BY uid')).map((row) => row.credibility);
+    const [cred1, cred2] = (
+      await database.query<{ credibility: number }[]>(
+        'SELECT credibility FROM miners WHERE uid IN (1, 2) ORDER BY uid',
+      )
+    ).map((row) => row.credibility);
     network.devnet.setBehaviour(1, { wrongSchema: true, endpoints: ['GetMinerIndex'] });
     network.devnet.setBehaviour(2, { oversize: true, endpoints: ['GetMinerIndex'] });
     try {
@@ -137,7 +167,11 @@ describe('Statistics over the synced miner index', () => {
       expect(report.rejected).toBe(1);
       expect(report.failed).toBe(1);
       expect([await rowsOf(1), await rowsOf(2)]).toEqual(before);
-      const [after1, after2] = (await database.query<{ credibility: number }[]>('SELECT credibility FROM miners WHERE uid IN (1, 2) ORDER BY uid')).map((row) => row.credibility);
+      const [after1, after2] = (
+        await database.query<{ credibility: number }[]>(
+          'SELECT credibility FROM miners WHERE uid IN (1, 2) ORDER BY uid',
+        )
+      ).map((row) => row.credibility);
       expect(after1).toBeLessThan(cred1);
       expect(after2).toBeLessThan(cred2);
     } finally {
@@ -159,7 +193,12 @@ describe('Statistics over the synced miner index', () => {
     expect(response.body).toMatchObject({
       status: 'success',
       miner: { hotkey: expect.any(String), uid: expected.uid },
-      bucket: { id: expected.bucket, source: 'X', label: '#bitcoin', expected_size: expect.any(Number) },
+      bucket: {
+        id: expected.bucket,
+        source: 'X',
+        label: '#bitcoin',
+        expected_size: expect.any(Number),
+      },
     });
     const { bucket, data } = response.body;
     expect(data.length).toBeGreaterThan(0);
@@ -181,9 +220,13 @@ describe('Statistics over the synced miner index', () => {
     const query = await get('ages?source=tiktok').expect(422);
     expect(query.body.detail).toEqual([expect.objectContaining({ loc: ['query', 'source'] })]);
     const bucket = await get('query_bucket/x?end_bucket=1.5').expect(422);
-    expect(bucket.body.detail).toEqual([expect.objectContaining({ loc: ['query', 'end_bucket'], type: 'int_parsing' })]);
+    expect(bucket.body.detail).toEqual([
+      expect.objectContaining({ loc: ['query', 'end_bucket'], type: 'int_parsing' }),
+    ]);
     const reversed = await get('query_bucket/x?start_bucket=10&end_bucket=5').expect(422);
-    expect(reversed.body.detail).toEqual([expect.objectContaining({ loc: ['query', 'start_bucket'] })]);
+    expect(reversed.body.detail).toEqual([
+      expect.objectContaining({ loc: ['query', 'start_bucket'] }),
+    ]);
   });
 });
 
@@ -194,17 +237,23 @@ describe('Index sync across replicas', () => {
     const name = `gateway_test_sync_${randomBytes(4).toString('hex')}`;
     const databaseUrl = await createDatabase(serverUrl, name);
     const env = { ...network.env, DATABASE_URL: databaseUrl };
-    const apps = await Promise.all([startTestApp({ ...env, INDEX_SYNC_ON_START: 'true' }), startTestApp({ ...env, INDEX_SYNC_ON_START: 'true' })]);
+    const apps = await Promise.all([
+      startTestApp({ ...env, INDEX_SYNC_ON_START: 'true' }),
+      startTestApp({ ...env, INDEX_SYNC_ON_START: 'true' }),
+    ]);
     try {
       const database = apps[0].app.get(DataSource);
       for (let attempt = 0; attempt < 50; attempt++) {
-        const [run] = await database.query<{ status: string }[]>(`SELECT status FROM job_runs WHERE name = 'index-sync'`);
+        const [run] = await database.query<{ status: string }[]>(
+          `SELECT status FROM job_runs WHERE name = 'index-sync'`,
+        );
         if (run?.status === 'succeeded') break;
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
       // Both instances also try again now: the interval has not passed, so neither runs.
       await Promise.all(apps.map((app) => app.app.get(IndexSyncService).runIfDue()));
-      for (const miner of network.devnet.miners) expect(network.devnet.requestCounts(miner.uid).GetMinerIndex).toBe(1);
+      for (const miner of network.devnet.miners)
+        expect(network.devnet.requestCounts(miner.uid).GetMinerIndex).toBe(1);
     } finally {
       await Promise.all(apps.map((app) => app.close()));
       await network.stop();

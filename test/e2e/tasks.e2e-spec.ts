@@ -26,7 +26,14 @@ describe('Scraping task lifecycle', () => {
     dataDir = mkdtempSync(join(tmpdir(), 'gateway-tasks-'));
     databaseName = `gateway_test_tasks_${Date.now()}`;
     const databaseUrl = await createDatabase(process.env.TEST_RUN_SERVER_URL!, databaseName);
-    env = { ...network.env, DATABASE_URL: databaseUrl, DATA_DIR: dataDir, QUERY_MINERS: '3', QUERY_QUORUM: '3', QUERY_CACHE_TTL_SECONDS: '0' };
+    env = {
+      ...network.env,
+      DATABASE_URL: databaseUrl,
+      DATA_DIR: dataDir,
+      QUERY_MINERS: '3',
+      QUERY_QUORUM: '3',
+      QUERY_CACHE_TTL_SECONDS: '0',
+    };
     app = await startTestApp(env);
   });
   afterAll(async () => {
@@ -38,12 +45,21 @@ describe('Scraping task lifecycle', () => {
 
   const get = (path: string) => app.http.get(`/api/v1/${path}`).set('X-API-Key', TEST_MASTER_KEY);
   const register = (id: string, label: string, platform: 'x' | 'reddit' = 'x') =>
-    app.app.get(TasksService).register('5ValidatorHotkeyForTasks', [{ id, platform, label, keyword: null, postStart: null, postEnd: null }]);
+    app.app
+      .get(TasksService)
+      .register('5ValidatorHotkeyForTasks', [
+        { id, platform, label, keyword: null, postStart: null, postEnd: null },
+      ]);
 
   it('runs a task from registration to a downloadable dataset of what miners served', async () => {
     await register('bitcoin-x', '#bitcoin');
     const registered = (await get('tasks/bitcoin-x').expect(200)).body;
-    expect(registered).toMatchObject({ id: 'bitcoin-x', state: 'active', params: { platform: 'x', label: '#bitcoin' }, progress: { items_collected: 0 } });
+    expect(registered).toMatchObject({
+      id: 'bitcoin-x',
+      state: 'active',
+      params: { platform: 'x', label: '#bitcoin' },
+      progress: { items_collected: 0 },
+    });
     expect(Date.parse(registered.expires_at) - Date.parse(registered.registered_at)).toBe(7 * DAY);
     const early = await get('tasks/bitcoin-x/dataset').expect(409);
     expect(early.body.detail).toContain('active');
@@ -58,13 +74,20 @@ describe('Scraping task lifecycle', () => {
     expect(await lifecycle.runOnce()).toEqual({ collected: 0, compiled: 0 });
     clock.advance(3600 * 1000);
     expect(await lifecycle.runOnce()).toEqual({ collected: 1, compiled: 0 });
-    expect((await get('tasks/bitcoin-x').expect(200)).body.progress).toMatchObject({ items_collected: collected, collections: 2 });
+    expect((await get('tasks/bitcoin-x').expect(200)).body.progress).toMatchObject({
+      items_collected: collected,
+      collections: 2,
+    });
 
     clock.advance(7 * DAY);
     expect(await lifecycle.runOnce()).toEqual({ collected: 0, compiled: 1 });
     const completed = (await get('tasks/bitcoin-x').expect(200)).body;
     expect(completed.state).toBe('completed');
-    expect(completed.dataset).toMatchObject({ rows: collected, content_type: 'application/gzip', download_url: '/api/v1/tasks/bitcoin-x/dataset' });
+    expect(completed.dataset).toMatchObject({
+      rows: collected,
+      content_type: 'application/gzip',
+      download_url: '/api/v1/tasks/bitcoin-x/dataset',
+    });
 
     const download = await get('tasks/bitcoin-x/dataset')
       .buffer(true)
@@ -77,17 +100,27 @@ describe('Scraping task lifecycle', () => {
     const file = download.body as Buffer;
     expect(download.headers['content-type']).toBe('application/gzip');
     expect(Number(download.headers['content-length'])).toBe(file.length);
-    expect(download.headers['x-content-sha256']).toBe(createHash('sha256').update(file).digest('hex'));
+    expect(download.headers['x-content-sha256']).toBe(
+      createHash('sha256').update(file).digest('hex'),
+    );
     expect(completed.dataset.sha256).toBe(download.headers['x-content-sha256']);
 
-    const rows = gunzipSync(file).toString('utf8').trim().split('\n').map((line) => JSON.parse(line) as DataItem);
+    const rows = gunzipSync(file)
+      .toString('utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as DataItem);
     expect(rows).toHaveLength(collected);
-    const expected = network.devnet.corpus.items.filter((item) => matchesPlainly(item, { source: 'X', keywords: ['#bitcoin'] }));
+    const expected = network.devnet.corpus.items.filter((item) =>
+      matchesPlainly(item, { source: 'X', keywords: ['#bitcoin'] }),
+    );
     expect(new Set(rows.map((row) => row.uri))).toEqual(new Set(expected.map((item) => item.uri)));
     const times = rows.map((row) => Date.parse(row.datetime));
     expect([...times].sort((a, b) => a - b)).toEqual(times);
 
-    const listed = (await get('tasks?state=completed').expect(200)).body.tasks.map((task: { id: string }) => task.id);
+    const listed = (await get('tasks?state=completed').expect(200)).body.tasks.map(
+      (task: { id: string }) => task.id,
+    );
     expect(listed).toContain('bitcoin-x');
   });
 
@@ -98,7 +131,9 @@ describe('Scraping task lifecycle', () => {
 
   it('validates the list filter', async () => {
     const response = await get('tasks?state=finished').expect(422);
-    expect(response.body.detail).toEqual([expect.objectContaining({ loc: ['query', 'state'], type: 'enum' })]);
+    expect(response.body.detail).toEqual([
+      expect.objectContaining({ loc: ['query', 'state'], type: 'enum' }),
+    ]);
   });
 
   it('finishes a compile interrupted by a restart, never serving the half-written file', async () => {
@@ -106,7 +141,9 @@ describe('Scraping task lifecycle', () => {
     const lifecycle = app.app.get(TaskLifecycleService);
     await lifecycle.collectDue();
     // The crash: the task is left compiling with a half-written file on disk.
-    await app.app.get(DataSource).query(`UPDATE scraping_tasks SET state = 'compiling' WHERE id = 'ai-x'`);
+    await app.app
+      .get(DataSource)
+      .query(`UPDATE scraping_tasks SET state = 'compiling' WHERE id = 'ai-x'`);
     const path = datasetPath(dataDir, 'ai-x');
     writeFileSync(`${path}.partial`, 'half a file');
     await get('tasks/ai-x/dataset').expect(409);

@@ -7,7 +7,10 @@ export interface CreatedKey {
   tier: ApiKeyTier;
 }
 
-export async function createKey(app: TestApp, options: { tier?: ApiKeyTier; name?: string } = {}): Promise<CreatedKey> {
+export async function createKey(
+  app: TestApp,
+  options: { tier?: ApiKeyTier; name?: string } = {},
+): Promise<CreatedKey> {
   const response = await app.http
     .post('/api/v1/keys')
     .set('X-API-Key', TEST_MASTER_KEY)

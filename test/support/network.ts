@@ -12,9 +12,16 @@ export interface TestNetwork {
 }
 
 /** A devnet of real HTTP miners on loopback, with its metagraph in a temporary file. */
-export async function startTestNetwork(miners: number | MinerSpec[], seed = 7): Promise<TestNetwork> {
+export async function startTestNetwork(
+  miners: number | MinerSpec[],
+  seed = 7,
+): Promise<TestNetwork> {
   const directory = mkdtempSync(join(tmpdir(), 'gateway-devnet-'));
-  const devnet = await startDevnet({ miners, seed, metagraphFile: join(directory, 'metagraph.json') });
+  const devnet = await startDevnet({
+    miners,
+    seed,
+    metagraphFile: join(directory, 'metagraph.json'),
+  });
   return {
     devnet,
     env: { METAGRAPH_FILE: devnet.metagraphFile! },
@@ -43,7 +50,11 @@ export function matchesPlainly(item: DataItem, query: ExpectedQuery): boolean {
   if (query.start && time < query.start.getTime()) return false;
   if (query.end && time > query.end.getTime()) return false;
   const author = (item.source === 'X' ? item.user.username : item.username).toLowerCase();
-  if (query.usernames?.length && !query.usernames.some((name) => name.replace(/^@/, '').toLowerCase() === author)) return false;
+  if (
+    query.usernames?.length &&
+    !query.usernames.some((name) => name.replace(/^@/, '').toLowerCase() === author)
+  )
+    return false;
   return (query.keywords ?? []).every((keyword) => {
     const lower = keyword.toLowerCase();
     if (item.source === 'REDDIT') {
@@ -52,6 +63,9 @@ export function matchesPlainly(item: DataItem, query: ExpectedQuery): boolean {
       return `${item.title ?? ''} ${item.body}`.toLowerCase().includes(lower);
     }
     const hashtags = item.tweet.hashtags.map((tag) => tag.toLowerCase());
-    return item.content.toLowerCase().includes(lower) || (lower.startsWith('#') && hashtags.includes(lower));
+    return (
+      item.content.toLowerCase().includes(lower) ||
+      (lower.startsWith('#') && hashtags.includes(lower))
+    );
   });
 }

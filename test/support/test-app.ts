@@ -29,13 +29,26 @@ export interface TestAppOptions {
  * Starts the real app (same bootstrap as main.ts) on an ephemeral loopback port against this
  * run's database. `env` takes environment variables, as a deployment would set them.
  */
-export async function startTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
-  const ownDatabase = options.ownDatabase ? `gateway_test_own_${randomBytes(6).toString('hex')}` : undefined;
+export async function startTestApp(
+  env: Record<string, string> = {},
+  options: TestAppOptions = {},
+): Promise<TestApp> {
+  const ownDatabase = options.ownDatabase
+    ? `gateway_test_own_${randomBytes(6).toString('hex')}`
+    : undefined;
   const serverUrl = process.env.TEST_RUN_SERVER_URL!;
-  const databaseUrl = env.DATABASE_URL ?? (ownDatabase ? await createDatabase(serverUrl, ownDatabase) : testDatabaseUrl());
+  const databaseUrl =
+    env.DATABASE_URL ??
+    (ownDatabase ? await createDatabase(serverUrl, ownDatabase) : testDatabaseUrl());
   const config: ResolvedConfig = {
     // Index syncs run when a test asks for them (or sets INDEX_SYNC_ON_START itself).
-    ...loadConfig({ NODE_ENV: 'test', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', DEVNET_MINERS: '0', INDEX_SYNC_ON_START: 'false', ...env }),
+    ...loadConfig({
+      NODE_ENV: 'test',
+      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+      DEVNET_MINERS: '0',
+      INDEX_SYNC_ON_START: 'false',
+      ...env,
+    }),
     databaseUrl,
     masterKey: TEST_MASTER_KEY,
   };

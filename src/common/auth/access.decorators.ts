@@ -12,12 +12,24 @@ export const Public = () => SetMetadata(ACCESS_METADATA, 'public' satisfies Acce
 
 /** Any active key. Sets both the guard's rule and the Swagger security entry. */
 export const RequireKey = () =>
-  applyDecorators(SetMetadata(ACCESS_METADATA, 'key'), ApiSecurity(API_KEY_SECURITY), ApiErrorResponses(401, 429));
+  applyDecorators(
+    SetMetadata(ACCESS_METADATA, 'key'),
+    ApiSecurity(API_KEY_SECURITY),
+    ApiErrorResponses(401, 429),
+  );
 
 /** A validator-class key or the master key; a regular key gets 403. */
 export const RequireValidatorKey = () =>
-  applyDecorators(SetMetadata(ACCESS_METADATA, 'validator'), ApiSecurity(API_KEY_SECURITY), ApiErrorResponses(401, 403, 429));
+  applyDecorators(
+    SetMetadata(ACCESS_METADATA, 'validator'),
+    ApiSecurity(API_KEY_SECURITY),
+    ApiErrorResponses(401, 403, 429),
+  );
 
 /** Only the master key. */
 export const RequireMasterKey = () =>
-  applyDecorators(SetMetadata(ACCESS_METADATA, 'master'), ApiSecurity(API_KEY_SECURITY), ApiErrorResponses(401, 403, 429));
+  applyDecorators(
+    SetMetadata(ACCESS_METADATA, 'master'),
+    ApiSecurity(API_KEY_SECURITY),
+    ApiErrorResponses(401, 403, 429),
+  );

@@ -1,4 +1,10 @@
-import { CanActivate, ExecutionContext, ForbiddenException, Injectable, UnauthorizedException } from '@nestjs/common';
+import {
+  CanActivate,
+  ExecutionContext,
+  ForbiddenException,
+  Injectable,
+  UnauthorizedException,
+} from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { ApiKeysService } from '../../modules/api-keys/api-keys.service';
@@ -26,9 +32,11 @@ export class ApiKeyGuard implements CanActivate {
 
     const request = context.switchToHttp().getRequest<Request & AuthenticatedRequest>();
     const presented = request.headers['x-api-key'];
-    if (typeof presented !== 'string' || presented.length === 0) throw new UnauthorizedException('Missing API key');
+    if (typeof presented !== 'string' || presented.length === 0)
+      throw new UnauthorizedException('Missing API key');
 
-    const principal = presented.length <= MAX_KEY_LENGTH ? await this.keys.authenticate(presented) : null;
+    const principal =
+      presented.length <= MAX_KEY_LENGTH ? await this.keys.authenticate(presented) : null;
     if (!principal) {
       await this.failures.recordFailure(request.ip ?? 'unknown');
       throw new UnauthorizedException('Invalid API key');
@@ -50,7 +58,8 @@ export class AccessLevelGuard implements CanActivate {
     const access = accessLevelOf(this.reflector, context);
     const principal = context.switchToHttp().getRequest<AuthenticatedRequest>().apiKey;
     if (access === 'public' || !principal) return true;
-    if (access === 'master' && !principal.isMaster) throw new ForbiddenException('This operation requires the master key');
+    if (access === 'master' && !principal.isMaster)
+      throw new ForbiddenException('This operation requires the master key');
     if (access === 'validator' && principal.tier !== 'validator') {
       throw new ForbiddenException('This operation requires a validator key');
     }
@@ -59,5 +68,10 @@ export class AccessLevelGuard implements CanActivate {
 }
 
 function accessLevelOf(reflector: Reflector, context: ExecutionContext): AccessLevel {
-  return reflector.getAllAndOverride<AccessLevel | undefined>(ACCESS_METADATA, [context.getHandler(), context.getClass()]) ?? 'key';
+  return (
+    reflector.getAllAndOverride<AccessLevel | undefined>(ACCESS_METADATA, [
+      context.getHandler(),
+      context.getClass(),
+    ]) ?? 'key'
+  );
 }

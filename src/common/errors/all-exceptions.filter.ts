@@ -1,4 +1,11 @@
-import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
+import {
+  ArgumentsHost,
+  Catch,
+  ExceptionFilter,
+  HttpException,
+  HttpStatus,
+  Logger,
+} from '@nestjs/common';
 import type { Request, Response } from 'express';
 
 /**
@@ -23,12 +30,17 @@ export class AllExceptionsFilter implements ExceptionFilter {
     }
     if (isDatabaseUnavailable(exception)) {
       this.logger.warn(`database unavailable: ${(exception as Error).message}`);
-      response.status(HttpStatus.SERVICE_UNAVAILABLE).json({ detail: 'Database unavailable, try again shortly' });
+      response
+        .status(HttpStatus.SERVICE_UNAVAILABLE)
+        .json({ detail: 'Database unavailable, try again shortly' });
       return;
     }
-    const requestId = typeof request.id === 'string' || typeof request.id === 'number' ? String(request.id) : '';
+    const requestId =
+      typeof request.id === 'string' || typeof request.id === 'number' ? String(request.id) : '';
     this.logger.error({ err: exception, request_id: requestId }, 'unhandled error');
-    response.status(HttpStatus.INTERNAL_SERVER_ERROR).json({ detail: 'Internal server error', request_id: requestId });
+    response
+      .status(HttpStatus.INTERNAL_SERVER_ERROR)
+      .json({ detail: 'Internal server error', request_id: requestId });
   }
 }
 
@@ -40,11 +52,25 @@ function httpExceptionBody(exception: HttpException, status: number): object {
   return { detail: exception.message };
 }
 
-const CONNECTION_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P03', '08000', '08003', '08006']);
+const CONNECTION_ERROR_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  '57P01',
+  '57P03',
+  '08000',
+  '08003',
+  '08006',
+]);
 
 function isDatabaseUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
-  const code = (error as { code?: string }).code ?? (error as { driverError?: { code?: string } }).driverError?.code;
+  const code =
+    (error as { code?: string }).code ??
+    (error as { driverError?: { code?: string } }).driverError?.code;
   if (code && CONNECTION_ERROR_CODES.has(code)) return true;
-  return /Connection terminated|timeout exceeded when trying to connect|Connection terminated unexpectedly/i.test(error.message);
+  return /Connection terminated|timeout exceeded when trying to connect|Connection terminated unexpectedly/i.test(
+    error.message,
+  );
 }

@@ -12,11 +12,23 @@ interface BodyParserError extends Error {
  * oversized body a 413, an unsupported charset a 415.
  */
 // Express recognises error middleware by its four parameters, so `_next` must stay.
-export function bodyParserErrorHandler(error: BodyParserError, _req: Request, res: Response, _next: NextFunction): void {
+export function bodyParserErrorHandler(
+  error: BodyParserError,
+  _req: Request,
+  res: Response,
+  _next: NextFunction,
+): void {
   switch (error.type) {
     case 'entity.parse.failed':
       res.status(422).json({
-        detail: [{ loc: ['body', parsePosition(error.message)], msg: 'JSON decode error', type: 'json_invalid', ctx: { error: error.message } }],
+        detail: [
+          {
+            loc: ['body', parsePosition(error.message)],
+            msg: 'JSON decode error',
+            type: 'json_invalid',
+            ctx: { error: error.message },
+          },
+        ],
       });
       return;
     case 'entity.too.large':

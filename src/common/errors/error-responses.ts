@@ -1,5 +1,11 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiProperty, ApiResponse, ApiSchema, getSchemaPath, ApiExtraModels } from '@nestjs/swagger';
+import {
+  ApiProperty,
+  ApiResponse,
+  ApiSchema,
+  getSchemaPath,
+  ApiExtraModels,
+} from '@nestjs/swagger';
 
 @ApiSchema({ name: 'ErrorDetail' })
 export class ErrorDetailDto {
@@ -10,7 +16,8 @@ export class ErrorDetailDto {
 @ApiSchema({ name: 'ValidationError' })
 export class ValidationErrorDto {
   @ApiProperty({
-    description: 'Where the failing value is: `body`, `query`, `path` or `header`, then field names and list indexes',
+    description:
+      'Where the failing value is: `body`, `query`, `path` or `header`, then field names and list indexes',
     type: 'array',
     items: { oneOf: [{ type: 'string' }, { type: 'integer' }] },
     example: ['body', 'limit'],
@@ -47,8 +54,16 @@ export function ApiErrorResponses(...statuses: number[]): MethodDecorator & Clas
     ApiExtraModels(ErrorDetailDto, HttpValidationErrorDto),
     ...statuses.map((status) =>
       status === 422
-        ? ApiResponse({ status, description: 'Validation error', schema: { $ref: getSchemaPath(HttpValidationErrorDto) } })
-        : ApiResponse({ status, description: ERROR_DESCRIPTIONS[status] ?? 'Error', schema: { $ref: getSchemaPath(ErrorDetailDto) } }),
+        ? ApiResponse({
+            status,
+            description: 'Validation error',
+            schema: { $ref: getSchemaPath(HttpValidationErrorDto) },
+          })
+        : ApiResponse({
+            status,
+            description: ERROR_DESCRIPTIONS[status] ?? 'Error',
+            schema: { $ref: getSchemaPath(ErrorDetailDto) },
+          }),
     ),
   );
 }

@@ -1,5 +1,16 @@
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsIn, IsInt, IsOptional, IsString, Max, MaxLength, MinLength, ValidateNested } from 'class-validator';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Max,
+  MaxLength,
+  MinLength,
+  ValidateNested,
+} from 'class-validator';
 import { RequestValidationPipe } from './request-validation.pipe';
 import { RequestValidationException, ValidationErrorItem } from './validation-error-item';
 
@@ -41,7 +52,10 @@ class Body {
   jobs?: Job[];
 }
 
-async function errorsFor(value: unknown, type: 'body' | 'query' = 'body'): Promise<ValidationErrorItem[]> {
+async function errorsFor(
+  value: unknown,
+  type: 'body' | 'query' = 'body',
+): Promise<ValidationErrorItem[]> {
   try {
     await new RequestValidationPipe().transform(value, { type, metatype: Body });
   } catch (error) {
@@ -53,7 +67,10 @@ async function errorsFor(value: unknown, type: 'body' | 'query' = 'body'): Promi
 
 describe(RequestValidationPipe.name, () => {
   it('passes a valid body through as a DTO instance', async () => {
-    const result = await new RequestValidationPipe().transform({ name: 'a', count: 3 }, { type: 'body', metatype: Body });
+    const result = await new RequestValidationPipe().transform(
+      { name: 'a', count: 3 },
+      { type: 'body', metatype: Body },
+    );
     expect(result).toBeInstanceOf(Body);
   });
 
@@ -62,30 +79,60 @@ describe(RequestValidationPipe.name, () => {
     expect(errors).toEqual([
       { loc: ['body', 'extra'], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' },
       { loc: ['body', 'name'], msg: 'Field required', type: 'missing' },
-      { loc: ['body', 'count'], msg: 'Input should be less than or equal to 10', type: 'less_than_equal', ctx: { le: 10 } },
-      { loc: ['body', 'tags', 1], msg: 'String should have at least 1 character', type: 'string_too_short', ctx: { min_length: 1 } },
+      {
+        loc: ['body', 'count'],
+        msg: 'Input should be less than or equal to 10',
+        type: 'less_than_equal',
+        ctx: { le: 10 },
+      },
+      {
+        loc: ['body', 'tags', 1],
+        msg: 'String should have at least 1 character',
+        type: 'string_too_short',
+        ctx: { min_length: 1 },
+      },
       { loc: ['body', 'tags', 2], msg: 'Input should be a valid string', type: 'string_type' },
     ]);
   });
 
   it('reports only the type error of a field whose type is wrong', async () => {
     expect(await errorsFor({ name: 'a', count: 'ten' })).toEqual([
-      { loc: ['body', 'count'], msg: 'Input should be a valid integer, unable to parse string as an integer', type: 'int_parsing' },
+      {
+        loc: ['body', 'count'],
+        msg: 'Input should be a valid integer, unable to parse string as an integer',
+        type: 'int_parsing',
+      },
     ]);
-    expect(await errorsFor({ name: 'a', tags: 'a' })).toEqual([{ loc: ['body', 'tags'], msg: 'Input should be a valid list', type: 'list_type' }]);
+    expect(await errorsFor({ name: 'a', tags: 'a' })).toEqual([
+      { loc: ['body', 'tags'], msg: 'Input should be a valid list', type: 'list_type' },
+    ]);
   });
 
   it('points into nested lists with integer indexes', async () => {
-    const errors = await errorsFor({ name: 'a', jobs: [{ id: 'ok', params: { platform: 'x' } }, { id: 'too-long', params: { platform: 'tiktok' } }] });
+    const errors = await errorsFor({
+      name: 'a',
+      jobs: [
+        { id: 'ok', params: { platform: 'x' } },
+        { id: 'too-long', params: { platform: 'tiktok' } },
+      ],
+    });
     expect(errors).toEqual([
       expect.objectContaining({ loc: ['body', 'jobs', 1, 'id'], type: 'string_too_long' }),
-      expect.objectContaining({ loc: ['body', 'jobs', 1, 'params', 'platform'], type: 'enum', msg: "Input should be 'x' or 'reddit'" }),
+      expect.objectContaining({
+        loc: ['body', 'jobs', 1, 'params', 'platform'],
+        type: 'enum',
+        msg: "Input should be 'x' or 'reddit'",
+      }),
     ]);
   });
 
   it('reports a missing or non-object body at `body`', async () => {
-    expect(await errorsFor(undefined)).toEqual([{ loc: ['body'], msg: 'Field required', type: 'missing' }]);
-    expect(await errorsFor([1])).toEqual([expect.objectContaining({ loc: ['body'], type: 'model_attributes_type' })]);
+    expect(await errorsFor(undefined)).toEqual([
+      { loc: ['body'], msg: 'Field required', type: 'missing' },
+    ]);
+    expect(await errorsFor([1])).toEqual([
+      expect.objectContaining({ loc: ['body'], type: 'model_attributes_type' }),
+    ]);
   });
 
   it('ignores unknown query parameters, as FastAPI does', async () => {

@@ -11,36 +11,84 @@ type Describe = (constraint: never) => { type: string; msg: string; ctx?: Record
 const TYPE_CHECKS: Record<string, Describe> = {
   isDefined: () => ({ type: 'missing', msg: 'Field required' }),
   isString: () => ({ type: 'string_type', msg: 'Input should be a valid string' }),
-  isInt: () => ({ type: 'int_parsing', msg: 'Input should be a valid integer, unable to parse string as an integer' }),
-  isNumber: () => ({ type: 'float_parsing', msg: 'Input should be a valid number, unable to parse string as a number' }),
-  isBoolean: () => ({ type: 'bool_parsing', msg: 'Input should be a valid boolean, unable to interpret input' }),
+  isInt: () => ({
+    type: 'int_parsing',
+    msg: 'Input should be a valid integer, unable to parse string as an integer',
+  }),
+  isNumber: () => ({
+    type: 'float_parsing',
+    msg: 'Input should be a valid number, unable to parse string as a number',
+  }),
+  isBoolean: () => ({
+    type: 'bool_parsing',
+    msg: 'Input should be a valid boolean, unable to interpret input',
+  }),
   isArray: () => ({ type: 'list_type', msg: 'Input should be a valid list' }),
   isObject: () => ({ type: 'dict_type', msg: 'Input should be a valid dictionary' }),
-  nestedValidation: () => ({ type: 'model_type', msg: 'Input should be a valid dictionary or object to extract fields from' }),
+  nestedValidation: () => ({
+    type: 'model_type',
+    msg: 'Input should be a valid dictionary or object to extract fields from',
+  }),
   whitelistValidation: () => ({ type: 'extra_forbidden', msg: 'Extra inputs are not permitted' }),
 };
 
 const CONSTRAINTS: Record<string, Describe> = {
-  max: (le: number) => ({ type: 'less_than_equal', msg: `Input should be less than or equal to ${le}`, ctx: { le } }),
-  min: (ge: number) => ({ type: 'greater_than_equal', msg: `Input should be greater than or equal to ${ge}`, ctx: { ge } }),
-  maxLength: (n: number) => ({ type: 'string_too_long', msg: `String should have at most ${n} character${n === 1 ? '' : 's'}`, ctx: { max_length: n } }),
-  minLength: (n: number) => ({ type: 'string_too_short', msg: `String should have at least ${n} character${n === 1 ? '' : 's'}`, ctx: { min_length: n } }),
-  arrayMaxSize: (n: number) => ({ type: 'too_long', msg: `List should have at most ${n} item${n === 1 ? '' : 's'} after validation`, ctx: { max_length: n } }),
-  arrayMinSize: (n: number) => ({ type: 'too_short', msg: `List should have at least ${n} item${n === 1 ? '' : 's'} after validation`, ctx: { min_length: n } }),
+  max: (le: number) => ({
+    type: 'less_than_equal',
+    msg: `Input should be less than or equal to ${le}`,
+    ctx: { le },
+  }),
+  min: (ge: number) => ({
+    type: 'greater_than_equal',
+    msg: `Input should be greater than or equal to ${ge}`,
+    ctx: { ge },
+  }),
+  maxLength: (n: number) => ({
+    type: 'string_too_long',
+    msg: `String should have at most ${n} character${n === 1 ? '' : 's'}`,
+    ctx: { max_length: n },
+  }),
+  minLength: (n: number) => ({
+    type: 'string_too_short',
+    msg: `String should have at least ${n} character${n === 1 ? '' : 's'}`,
+    ctx: { min_length: n },
+  }),
+  arrayMaxSize: (n: number) => ({
+    type: 'too_long',
+    msg: `List should have at most ${n} item${n === 1 ? '' : 's'} after validation`,
+    ctx: { max_length: n },
+  }),
+  arrayMinSize: (n: number) => ({
+    type: 'too_short',
+    msg: `List should have at least ${n} item${n === 1 ? '' : 's'} after validation`,
+    ctx: { min_length: n },
+  }),
   isIn: (values: unknown[]) => {
     const expected = values.map((v) => `'${String(v)}'`);
-    const text = expected.length > 1 ? `${expected.slice(0, -1).join(', ')} or ${expected.at(-1)}` : expected[0];
+    const text =
+      expected.length > 1
+        ? `${expected.slice(0, -1).join(', ')} or ${expected.at(-1)}`
+        : expected[0];
     return { type: 'enum', msg: `Input should be ${text}`, ctx: { expected: text } };
   },
-  isIso8601: () => ({ type: 'datetime_from_date_parsing', msg: 'Input should be a valid datetime or date' }),
+  isIso8601: () => ({
+    type: 'datetime_from_date_parsing',
+    msg: 'Input should be a valid datetime or date',
+  }),
 };
 
 /** Flattens class-validator's error tree into one pydantic-style item per failing location. */
-export function toPydanticErrors(errors: ValidationError[], root: (string | number)[]): ValidationErrorItem[] {
+export function toPydanticErrors(
+  errors: ValidationError[],
+  root: (string | number)[],
+): ValidationErrorItem[] {
   return errors.flatMap((error) => describeError(error, root));
 }
 
-function describeError(error: ValidationError, parentLoc: (string | number)[]): ValidationErrorItem[] {
+function describeError(
+  error: ValidationError,
+  parentLoc: (string | number)[],
+): ValidationErrorItem[] {
   const loc = [...parentLoc, locSegment(error.property)];
   const constraints = error.constraints ?? {};
   const names = Object.keys(constraints);
@@ -57,20 +105,32 @@ function describeError(error: ValidationError, parentLoc: (string | number)[]): 
   return items;
 }
 
-function describeConstraints(error: ValidationError, loc: (string | number)[], names: string[]): ValidationErrorItem[] {
+function describeConstraints(
+  error: ValidationError,
+  loc: (string | number)[],
+  names: string[],
+): ValidationErrorItem[] {
   const rules = findMetadata(error);
   const ordered = [...names].sort((a, b) => rank(a) - rank(b));
   const whole = ordered.filter((name) => !(rules.get(name)?.each && Array.isArray(error.value)));
   // A wrong type (or an unknown field) is all pydantic reports about a field.
-  if (whole.length > 0 && rank(whole[0]) <= 0) return [{ loc, ...describe(whole[0], rules.get(whole[0])?.constraints, error) }];
+  if (whole.length > 0 && rank(whole[0]) <= 0)
+    return [{ loc, ...describe(whole[0], rules.get(whole[0])?.constraints, error) }];
 
-  const items: ValidationErrorItem[] = whole.map((name) => ({ loc, ...describe(name, rules.get(name)?.constraints, error) }));
+  const items: ValidationErrorItem[] = whole.map((name) => ({
+    loc,
+    ...describe(name, rules.get(name)?.constraints, error),
+  }));
   // `each: true` rules are checked per element, so each error points at the element's index.
   const perElement = ordered.filter((name) => !whole.includes(name));
   if (perElement.length === 0) return items;
   (error.value as unknown[]).forEach((value, index) => {
     const failing = perElement.find((name) => !rules.get(name)!.validate(value));
-    if (failing) items.push({ loc: [...loc, index], ...describe(failing, rules.get(failing)?.constraints, error) });
+    if (failing)
+      items.push({
+        loc: [...loc, index],
+        ...describe(failing, rules.get(failing)?.constraints, error),
+      });
   });
   return items;
 }
@@ -102,9 +162,12 @@ function findMetadata(error: ValidationError): Map<string, RuleMetadata> {
   for (const meta of storage.getTargetValidationMetadatas(target, '', true, false)) {
     // Only constraint-backed rules (not @IsOptional, @ValidateNested, ...) can be re-run per element.
     if (meta.propertyName !== error.property || typeof meta.constraintCls !== 'function') continue;
-    const constraintName = meta.name ?? storage.getTargetValidatorConstraints(meta.constraintCls)[0]?.name;
+    const constraintName =
+      meta.name ?? storage.getTargetValidatorConstraints(meta.constraintCls)[0]?.name;
     if (!constraintName) continue;
-    const Constraint = meta.constraintCls as new () => { validate(value: unknown, args: object): boolean };
+    const Constraint = meta.constraintCls as new () => {
+      validate(value: unknown, args: object): boolean;
+    };
     rules.set(constraintName, {
       each: meta.each,
       constraints: meta.constraints ?? [],

@@ -25,22 +25,31 @@ export class RequestValidationPipe implements PipeTransform {
     if (!location || !metatype || PRIMITIVES.has(metatype)) return value;
 
     if (location === 'body' && (value === undefined || value === null)) {
-      throw new RequestValidationException([{ loc: ['body'], msg: 'Field required', type: 'missing' }]);
+      throw new RequestValidationException([
+        { loc: ['body'], msg: 'Field required', type: 'missing' },
+      ]);
     }
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
       throw new RequestValidationException([
-        { loc: [location], msg: 'Input should be a valid dictionary or object to extract fields from', type: 'model_attributes_type' },
+        {
+          loc: [location],
+          msg: 'Input should be a valid dictionary or object to extract fields from',
+          type: 'model_attributes_type',
+        },
       ]);
     }
 
-    const instance = plainToInstance(metatype as new () => object, value, { enableImplicitConversion: false });
+    const instance = plainToInstance(metatype as new () => object, value, {
+      enableImplicitConversion: false,
+    });
     const errors = await validate(instance, {
       whitelist: true,
       forbidNonWhitelisted: location === 'body',
       forbidUnknownValues: false,
       validationError: { target: true, value: true },
     });
-    if (errors.length > 0) throw new RequestValidationException(toPydanticErrors(errors, [location]));
+    if (errors.length > 0)
+      throw new RequestValidationException(toPydanticErrors(errors, [location]));
     return instance;
   }
 }

@@ -23,5 +23,7 @@ export function validationError(
   msg: string,
   type = 'value_error',
 ): RequestValidationException {
-  return new RequestValidationException([{ loc, msg: type === 'value_error' ? `Value error, ${msg}` : msg, type }]);
+  return new RequestValidationException([
+    { loc, msg: type === 'value_error' ? `Value error, ${msg}` : msg, type },
+  ]);
 }

@@ -21,12 +21,18 @@ export class JobRunner {
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  async runOnce<T>(name: string, intervalMs: number, run: () => Promise<T>): Promise<JobOutcome<T>> {
+  async runOnce<T>(
+    name: string,
+    intervalMs: number,
+    run: () => Promise<T>,
+  ): Promise<JobOutcome<T>> {
     const runner = this.dataSource.createQueryRunner();
     await runner.connect();
     const lockId = lockIdOf(name);
     try {
-      const [{ locked }] = (await runner.query('SELECT pg_try_advisory_lock($1) AS locked', [lockId])) as { locked: boolean }[];
+      const [{ locked }] = (await runner.query('SELECT pg_try_advisory_lock($1) AS locked', [
+        lockId,
+      ])) as { locked: boolean }[];
       if (!locked) return { ran: false, skipped: 'locked' };
       try {
         const [due] = (await runner.query(
@@ -35,20 +41,23 @@ export class JobRunner {
           [name, intervalMs * 0.9],
         )) as { due: boolean }[];
         if (!due.due) return { ran: false, skipped: 'not_due' };
-        await runner.query(`UPDATE job_runs SET started_at = now(), status = 'running' WHERE name = $1`, [name]);
+        await runner.query(
+          `UPDATE job_runs SET started_at = now(), status = 'running' WHERE name = $1`,
+          [name],
+        );
         try {
           const result = await run();
-          await runner.query(`UPDATE job_runs SET finished_at = now(), status = 'succeeded', details = $2 WHERE name = $1`, [
-            name,
-            JSON.stringify(result ?? {}),
-          ]);
+          await runner.query(
+            `UPDATE job_runs SET finished_at = now(), status = 'succeeded', details = $2 WHERE name = $1`,
+            [name, JSON.stringify(result ?? {})],
+          );
           return { ran: true, result };
         } catch (error) {
           this.logger.error(`job ${name} failed: ${(error as Error).message}`);
-          await runner.query(`UPDATE job_runs SET finished_at = now(), status = 'failed', details = $2 WHERE name = $1`, [
-            name,
-            JSON.stringify({ error: (error as Error).message }),
-          ]);
+          await runner.query(
+            `UPDATE job_runs SET finished_at = now(), status = 'failed', details = $2 WHERE name = $1`,
+            [name, JSON.stringify({ error: (error as Error).message })],
+          );
           throw error;
         }
       } finally {
@@ -62,5 +71,8 @@ export class JobRunner {
 
 /** A stable 63-bit lock id per job name. */
 function lockIdOf(name: string): string {
-  return BigInt.asIntN(64, BigInt(`0x${createHash('sha256').update(`job:${name}`).digest('hex').slice(0, 16)}`)).toString();
+  return BigInt.asIntN(
+    64,
+    BigInt(`0x${createHash('sha256').update(`job:${name}`).digest('hex').slice(0, 16)}`),
+  ).toString();
 }

@@ -17,7 +17,10 @@ export function requestId(request: IncomingMessage, response: ServerResponse): s
 
 /** Key management paths carry a full key (`/keys/<key>/deactivate`): log only its prefix. */
 export function redactUrl(url: string | undefined): string | undefined {
-  return url?.replace(/(\/keys\/)([^/?]+)/, (_match, path: string, key: string) => `${path}${key.slice(0, 12)}…`);
+  return url?.replace(
+    /(\/keys\/)([^/?]+)/,
+    (_match, path: string, key: string) => `${path}${key.slice(0, 12)}…`,
+  );
 }
 
 @Module({
@@ -29,14 +32,25 @@ export function redactUrl(url: string | undefined): string | undefined {
           level: config.logLevel,
           genReqId: requestId,
           // Keys travel in headers; bodies of key requests are never logged (no body logging).
-          redact: { paths: ['req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
-          serializers: {
-            req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: redactUrl(req.url) }),
+          redact: {
+            paths: ['req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers.cookie'],
+            censor: '[redacted]',
           },
-          customSuccessMessage: (req, res, time) => `${req.method} ${redactUrl(req.url)} ${res.statusCode} ${Math.round(time)}ms`,
+          serializers: {
+            req: (req: { id: string; method: string; url: string }) => ({
+              id: req.id,
+              method: req.method,
+              url: redactUrl(req.url),
+            }),
+          },
+          customSuccessMessage: (req, res, time) =>
+            `${req.method} ${redactUrl(req.url)} ${res.statusCode} ${Math.round(time)}ms`,
           transport:
             config.nodeEnv === 'development' && process.stdout.isTTY
-              ? { target: 'pino-pretty', options: { singleLine: true, translateTime: 'SYS:HH:MM:ss.l' } }
+              ? {
+                  target: 'pino-pretty',
+                  options: { singleLine: true, translateTime: 'SYS:HH:MM:ss.l' },
+                }
               : undefined,
         },
       }),

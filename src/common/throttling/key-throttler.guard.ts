@@ -14,7 +14,10 @@ export class KeyThrottlerGuard extends ThrottlerGuard {
     return Promise.resolve(!request.apiKey);
   }
 
-  protected override throwThrottlingException(context: ExecutionContext, limit: ThrottlerLimitDetail): Promise<void> {
+  protected override throwThrottlingException(
+    context: ExecutionContext,
+    limit: ThrottlerLimitDetail,
+  ): Promise<void> {
     const response = context.switchToHttp().getResponse<Response>();
     response.setHeader('Retry-After', Math.max(1, limit.timeToBlockExpire));
     response.setHeader('X-RateLimit-Limit', limit.limit);

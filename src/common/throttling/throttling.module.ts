@@ -30,8 +30,10 @@ import { RedisConnection } from '../redis/redis-connection';
               },
             },
           ],
-          getTracker: (request: Record<string, unknown>) => (request as AuthenticatedRequest).apiKey?.id ?? 'anonymous',
-          generateKey: (_context, tracker, throttlerName) => `ratelimit:${throttlerName}:${tracker}`,
+          getTracker: (request: Record<string, unknown>) =>
+            (request as AuthenticatedRequest).apiKey?.id ?? 'anonymous',
+          generateKey: (_context, tracker, throttlerName) =>
+            `ratelimit:${throttlerName}:${tracker}`,
           storage: redis.client ? new ThrottlerStorageRedisService(redis.client) : undefined,
         };
       },

@@ -10,8 +10,10 @@ export function IsIsoDate(options?: ValidationOptions): PropertyDecorator {
     {
       name: 'isIsoDate',
       validator: {
-        validate: (value: unknown) => typeof value === 'string' && parseIsoDate(value) !== undefined,
-        defaultMessage: () => 'must be an ISO 8601 date or date-time, e.g. 2026-11-20 or 2026-11-20T12:00:00Z',
+        validate: (value: unknown) =>
+          typeof value === 'string' && parseIsoDate(value) !== undefined,
+        defaultMessage: () =>
+          'must be an ISO 8601 date or date-time, e.g. 2026-11-20 or 2026-11-20T12:00:00Z',
       },
     },
     options,

@@ -26,8 +26,12 @@ export class MinerIndex1763900000000 implements MigrationInterface {
       )`);
     // Replacing a miner's index deletes by miner; query_bucket looks up (source, label, hour),
     // or a miner's labels within one hour.
-    await queryRunner.query(`CREATE INDEX miner_index_miner_idx ON miner_index (miner_uid, source, time_bucket)`);
-    await queryRunner.query(`CREATE INDEX miner_index_lookup_idx ON miner_index (source, label_id, time_bucket)`);
+    await queryRunner.query(
+      `CREATE INDEX miner_index_miner_idx ON miner_index (miner_uid, source, time_bucket)`,
+    );
+    await queryRunner.query(
+      `CREATE INDEX miner_index_lookup_idx ON miner_index (source, label_id, time_bucket)`,
+    );
 
     // Each miner's totals, so that its contribution can be subtracted without reading its index.
     await queryRunner.query(`
@@ -46,7 +50,9 @@ export class MinerIndex1763900000000 implements MigrationInterface {
         bytes bigint NOT NULL,
         PRIMARY KEY (miner_uid, source, time_bucket)
       )`);
-    await queryRunner.query(`CREATE INDEX miner_bucket_totals_hour_idx ON miner_bucket_totals (source, time_bucket)`);
+    await queryRunner.query(
+      `CREATE INDEX miner_bucket_totals_hour_idx ON miner_bucket_totals (source, time_bucket)`,
+    );
 
     // Network-wide totals: raw bytes and bytes weighted by each holder's credibility.
     await queryRunner.query(`
@@ -57,7 +63,9 @@ export class MinerIndex1763900000000 implements MigrationInterface {
         adj_bytes double precision NOT NULL,
         PRIMARY KEY (source, label_id)
       )`);
-    await queryRunner.query(`CREATE INDEX label_totals_top_idx ON label_totals (source, adj_bytes DESC)`);
+    await queryRunner.query(
+      `CREATE INDEX label_totals_top_idx ON label_totals (source, adj_bytes DESC)`,
+    );
     await queryRunner.query(`CREATE INDEX label_totals_label_idx ON label_totals (label_id)`);
     await queryRunner.query(`
       CREATE TABLE bucket_totals (
@@ -79,13 +87,23 @@ export class MinerIndex1763900000000 implements MigrationInterface {
       )`);
 
     await queryRunner.query(`ALTER TABLE miners ADD COLUMN index_synced_at timestamptz`);
-    await queryRunner.query(`ALTER TABLE miners ADD COLUMN index_buckets integer NOT NULL DEFAULT 0`);
+    await queryRunner.query(
+      `ALTER TABLE miners ADD COLUMN index_buckets integer NOT NULL DEFAULT 0`,
+    );
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query('ALTER TABLE miners DROP COLUMN index_buckets');
     await queryRunner.query('ALTER TABLE miners DROP COLUMN index_synced_at');
-    for (const table of ['job_runs', 'bucket_totals', 'label_totals', 'miner_bucket_totals', 'miner_label_totals', 'miner_index', 'labels']) {
+    for (const table of [
+      'job_runs',
+      'bucket_totals',
+      'label_totals',
+      'miner_bucket_totals',
+      'miner_label_totals',
+      'miner_index',
+      'labels',
+    ]) {
       await queryRunner.query(`DROP TABLE ${table}`);
     }
   }

@@ -39,7 +39,9 @@ export class ScrapingTasks1764000000000 implements MigrationInterface {
         data_end timestamptz,
         CHECK (label IS NOT NULL OR keyword IS NOT NULL)
       )`);
-    await queryRunner.query(`CREATE INDEX scraping_tasks_state_idx ON scraping_tasks (state, expires_at)`);
+    await queryRunner.query(
+      `CREATE INDEX scraping_tasks_state_idx ON scraping_tasks (state, expires_at)`,
+    );
     await queryRunner.query(`
       CREATE TABLE task_items (
         task_id varchar(80) NOT NULL REFERENCES scraping_tasks (id) ON DELETE CASCADE,

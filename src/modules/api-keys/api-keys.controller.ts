@@ -15,7 +15,10 @@ export class ApiKeysController {
   constructor(private readonly keys: ApiKeysService) {}
 
   @Get()
-  @ApiOperation({ summary: 'List API keys', description: 'Never returns a key or its hash: only a short display prefix.' })
+  @ApiOperation({
+    summary: 'List API keys',
+    description: 'Never returns a key or its hash: only a short display prefix.',
+  })
   @ApiOkResponse({ type: ApiKeyListDto })
   list(): Promise<ApiKeyListDto> {
     return this.keys.list();
@@ -25,7 +28,8 @@ export class ApiKeysController {
   @HttpCode(200)
   @ApiOperation({
     summary: 'Create an API key',
-    description: 'Returns the new key once; store it, it cannot be shown again. `tier` defaults to `regular`.',
+    description:
+      'Returns the new key once; store it, it cannot be shown again. `tier` defaults to `regular`.',
   })
   @ApiOkResponse({ type: ApiKeyCreatedDto })
   @ApiErrorResponses(422)
@@ -35,7 +39,10 @@ export class ApiKeysController {
 
   @Post(':key/deactivate')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Deactivate an API key', description: 'Takes the full key or its id. Effective within one second.' })
+  @ApiOperation({
+    summary: 'Deactivate an API key',
+    description: 'Takes the full key or its id. Effective within one second.',
+  })
   @ApiParam({ name: 'key', description: 'The full API key or its id' })
   @ApiOkResponse({ type: StatusDto })
   @ApiErrorResponses(404, 422)

@@ -4,7 +4,13 @@ import { ApiKeyPrincipal } from '../../common/auth/api-key-principal';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { StatusDto } from '../../common/dto/status.dto';
-import { API_KEY_PREFIX, displayPrefix, generateApiKey, hashApiKey, secretsEqual } from './api-key-secret';
+import {
+  API_KEY_PREFIX,
+  displayPrefix,
+  generateApiKey,
+  hashApiKey,
+  secretsEqual,
+} from './api-key-secret';
 import { ApiKeyEntity } from './api-key.entity';
 import { ApiKeyUsageRecorder } from './api-key-usage.recorder';
 import { ApiKeysRepository } from './api-keys.repository';

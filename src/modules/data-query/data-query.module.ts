@@ -3,5 +3,9 @@ import { NetworkModule } from '../../network/network.module';
 import { DataQueryController } from './data-query.controller';
 import { DataQueryService } from './data-query.service';
 
-@Module({ imports: [NetworkModule], controllers: [DataQueryController], providers: [DataQueryService] })
+@Module({
+  imports: [NetworkModule],
+  controllers: [DataQueryController],
+  providers: [DataQueryService],
+})
 export class DataQueryModule {}

@@ -29,7 +29,11 @@ export class DataQueryService {
     const query = toNetworkQuery(request);
     const key = cacheKey(request);
     const cached = await this.cache.get<DataQueryResponseDto>(key);
-    if (cached) return { ...cached, meta: { ...cached.meta, cache_hit: true, processing_time_ms: elapsed(started) } };
+    if (cached)
+      return {
+        ...cached,
+        meta: { ...cached.meta, cache_hit: true, processing_time_ms: elapsed(started) },
+      };
 
     const result = await this.network.query(query);
     const response: DataQueryResponseDto = {
@@ -50,7 +54,8 @@ export class DataQueryService {
         cache_hit: false,
       },
     };
-    if (!result.error) await this.cache.set(key, response, this.config.network.queryCacheTtlSeconds);
+    if (!result.error)
+      await this.cache.set(key, response, this.config.network.queryCacheTtlSeconds);
     return response;
   }
 }
@@ -75,7 +80,9 @@ function toNetworkQuery(request: DataQueryRequestDto): NetworkQuery {
 function cacheKey(request: DataQueryRequestDto): string {
   const normalized = {
     source: request.source,
-    usernames: (request.usernames ?? []).map((name) => name.trim().replace(/^@/, '').toLowerCase()).sort(),
+    usernames: (request.usernames ?? [])
+      .map((name) => name.trim().replace(/^@/, '').toLowerCase())
+      .sort(),
     keywords: (request.keywords ?? []).map((keyword) => keyword.trim().toLowerCase()).sort(),
     start_date: request.start_date ?? null,
     end_date: request.end_date ?? null,

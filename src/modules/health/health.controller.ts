@@ -1,5 +1,10 @@
 import { Controller, Get, Res } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import {
+  ApiOkResponse,
+  ApiOperation,
+  ApiServiceUnavailableResponse,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { Response } from 'express';
 import { RequireKey, RequireMasterKey } from '../../common/auth/access.decorators';
 import { HealthResponseDto } from './dto/health-response.dto';
@@ -13,9 +18,15 @@ export class HealthController {
 
   @Get('health')
   @RequireKey()
-  @ApiOperation({ summary: 'Service health', description: 'Checks are cached for up to one second.' })
+  @ApiOperation({
+    summary: 'Service health',
+    description: 'Checks are cached for up to one second.',
+  })
   @ApiOkResponse({ type: HealthResponseDto })
-  @ApiServiceUnavailableResponse({ type: HealthResponseDto, description: 'The database does not answer' })
+  @ApiServiceUnavailableResponse({
+    type: HealthResponseDto,
+    description: 'The database does not answer',
+  })
   async getHealth(@Res({ passthrough: true }) response: Response): Promise<HealthResponseDto> {
     const health = await this.health.health();
     if (health.status !== 'healthy') response.status(503);
@@ -24,7 +35,10 @@ export class HealthController {
 
   @Get('monitoring/system-status')
   @RequireMasterKey()
-  @ApiOperation({ summary: 'Internal monitoring status (master key)', description: 'Per component state and latency.' })
+  @ApiOperation({
+    summary: 'Internal monitoring status (master key)',
+    description: 'Per component state and latency.',
+  })
   @ApiOkResponse({ type: SystemStatusDto })
   getSystemStatus(): Promise<SystemStatusDto> {
     return this.health.systemStatus();

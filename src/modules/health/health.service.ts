@@ -51,7 +51,8 @@ export class HealthService {
     const checks = await this.componentChecks();
     const degraded = checks.redis.status === 'unhealthy' || checks.miners.status !== 'healthy';
     return {
-      status: checks.database.status !== 'healthy' ? 'unhealthy' : degraded ? 'degraded' : 'healthy',
+      status:
+        checks.database.status !== 'healthy' ? 'unhealthy' : degraded ? 'degraded' : 'healthy',
       timestamp: new Date().toISOString(),
       uptime_seconds: Math.round((Date.now() - this.startedAt) / 1000),
       version: API_VERSION,
@@ -66,7 +67,9 @@ export class HealthService {
   private async runChecks(): Promise<ComponentChecks> {
     const [database, redis, miners] = await Promise.all([
       timed(() => this.repository.ping()),
-      this.redis.client ? timed(() => this.redis.client!.ping()) : Promise.resolve<ComponentStatusDto>({ status: 'disabled', latency_ms: null }),
+      this.redis.client
+        ? timed(() => this.redis.client!.ping())
+        : Promise.resolve<ComponentStatusDto>({ status: 'disabled', latency_ms: null }),
       this.checkMiners(),
     ]);
     return { database, redis, miners };
@@ -77,7 +80,8 @@ export class HealthService {
     const status = await timed(async () => {
       counts = await this.network.countMiners();
     });
-    const state = status.status === 'healthy' && counts.available === 0 ? 'degraded' : status.status;
+    const state =
+      status.status === 'healthy' && counts.available === 0 ? 'degraded' : status.status;
     return { ...status, status: state, ...counts };
   }
 }
@@ -89,12 +93,19 @@ async function timed(check: () => Promise<unknown>): Promise<ComponentStatusDto>
     await Promise.race([
       check(),
       new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS);
+        timer = setTimeout(
+          () => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)),
+          CHECK_TIMEOUT_MS,
+        );
       }),
     ]);
     return { status: 'healthy', latency_ms: round(performance.now() - started) };
   } catch (error) {
-    return { status: 'unhealthy', latency_ms: round(performance.now() - started), error: (error as Error).message };
+    return {
+      status: 'unhealthy',
+      latency_ms: round(performance.now() - started),
+      error: (error as Error).message,
+    };
   } finally {
     clearTimeout(timer);
   }

@@ -3,8 +3,18 @@ import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger'
 import { RequireKey } from '../../common/auth/access.decorators';
 import { ApiErrorResponses } from '../../common/errors/error-responses';
 import { SOURCES } from '../../common/source';
-import { AgeSizeDto, LabelBytesDto, LabelSizeDto, QueryBucketResponseDto } from './dto/stats-responses.dto';
-import { LabelQueryDto, QueryBucketQueryDto, SourceParamDto, SourceQueryDto } from './dto/stats-requests.dto';
+import {
+  AgeSizeDto,
+  LabelBytesDto,
+  LabelSizeDto,
+  QueryBucketResponseDto,
+} from './dto/stats-responses.dto';
+import {
+  LabelQueryDto,
+  QueryBucketQueryDto,
+  SourceParamDto,
+  SourceQueryDto,
+} from './dto/stats-requests.dto';
 import { StatsService } from './stats.service';
 
 const SOURCE_PARAM = { name: 'source', enum: SOURCES, description: '`x` or `reddit`, in any case' };
@@ -47,8 +57,14 @@ export class StatsController {
       'label, if given) and fetches its entities from the most credible miner holding it.',
   })
   @ApiParam(SOURCE_PARAM)
-  @ApiOkResponse({ type: QueryBucketResponseDto, description: '`{status: "success", miner, bucket, data}` or `{status: "error", message}`' })
-  queryBucket(@Param() params: SourceParamDto, @Query() query: QueryBucketQueryDto): Promise<QueryBucketResponseDto> {
+  @ApiOkResponse({
+    type: QueryBucketResponseDto,
+    description: '`{status: "success", miner, bucket, data}` or `{status: "error", message}`',
+  })
+  queryBucket(
+    @Param() params: SourceParamDto,
+    @Query() query: QueryBucketQueryDto,
+  ): Promise<QueryBucketResponseDto> {
     return this.stats.queryBucket(params.source, query);
   }
 }

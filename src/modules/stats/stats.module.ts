@@ -4,5 +4,9 @@ import { StatsController } from './stats.controller';
 import { StatsRepository } from './stats.repository';
 import { StatsService } from './stats.service';
 
-@Module({ imports: [NetworkModule], controllers: [StatsController], providers: [StatsService, StatsRepository] })
+@Module({
+  imports: [NetworkModule],
+  controllers: [StatsController],
+  providers: [StatsService, StatsRepository],
+})
 export class StatsModule {}

@@ -61,12 +61,20 @@ export class StatsRepository {
   }
 
   async labelId(label: string): Promise<number | undefined> {
-    const [row] = await this.dataSource.query<{ id: number }[]>('SELECT id FROM labels WHERE value = $1', [label]);
+    const [row] = await this.dataSource.query<{ id: number }[]>(
+      'SELECT id FROM labels WHERE value = $1',
+      [label],
+    );
     return row?.id;
   }
 
   /** The newest hour in [from, to] holding data of the source (and label, when given). */
-  async latestBucket(source: SourceId, labelId: number | undefined, from: number, to: number): Promise<number | undefined> {
+  async latestBucket(
+    source: SourceId,
+    labelId: number | undefined,
+    from: number,
+    to: number,
+  ): Promise<number | undefined> {
     const [row] =
       labelId === undefined
         ? await this.dataSource.query<{ bucket: number | null }[]>(
@@ -81,19 +89,40 @@ export class StatsRepository {
   }
 
   /** Active miners holding the bucket, most credible first. */
-  async holders(source: SourceId, labelId: number | undefined, bucket: number, limit: number): Promise<BucketHolder[]> {
+  async holders(
+    source: SourceId,
+    labelId: number | undefined,
+    bucket: number,
+    limit: number,
+  ): Promise<BucketHolder[]> {
     if (labelId !== undefined) {
-      const rows = await this.dataSource.query<{ uid: number; hotkey: string; bytes: string; label: string }[]>(
+      const rows = await this.dataSource.query<
+        { uid: number; hotkey: string; bytes: string; label: string }[]
+      >(
         `SELECT i.miner_uid AS uid, m.hotkey, i.content_size_bytes AS bytes, l.value AS label
          FROM miner_index i JOIN miners m ON m.uid = i.miner_uid JOIN labels l ON l.id = i.label_id
          WHERE i.source = $1 AND i.label_id = $2 AND i.time_bucket = $3 AND m.state = 'active'
          ORDER BY m.credibility DESC, m.uid LIMIT $4`,
         [source, labelId, bucket, limit],
       );
-      return rows.map((row) => ({ uid: row.uid, hotkey: row.hotkey, labelId, label: row.label, bytes: Number(row.bytes) }));
+      return rows.map((row) => ({
+        uid: row.uid,
+        hotkey: row.hotkey,
+        labelId,
+        label: row.label,
+        bytes: Number(row.bytes),
+      }));
     }
     // Without a label: the hour's largest label at each of its most credible holders.
-    const rows = await this.dataSource.query<{ uid: number; hotkey: string; label_id: number | null; label: string | null; bytes: string }[]>(
+    const rows = await this.dataSource.query<
+      {
+        uid: number;
+        hotkey: string;
+        label_id: number | null;
+        label: string | null;
+        bytes: string;
+      }[]
+    >(
       `SELECT h.miner_uid AS uid, m.hotkey, top.label_id, l.value AS label, top.content_size_bytes AS bytes
        FROM miner_bucket_totals h
        JOIN miners m ON m.uid = h.miner_uid
@@ -106,6 +135,12 @@ export class StatsRepository {
        ORDER BY m.credibility DESC, m.uid LIMIT $3`,
       [source, bucket, limit],
     );
-    return rows.map((row) => ({ uid: row.uid, hotkey: row.hotkey, labelId: row.label_id, label: row.label, bytes: Number(row.bytes) }));
+    return rows.map((row) => ({
+      uid: row.uid,
+      hotkey: row.hotkey,
+      labelId: row.label_id,
+      label: row.label,
+      bytes: Number(row.bytes),
+    }));
   }
 }

@@ -2,9 +2,20 @@ import { Injectable } from '@nestjs/common';
 import { validationError } from '../../common/errors/validation-error-item';
 import { Source } from '../../common/source';
 import { NetworkService } from '../../network/network.service';
-import { bucketEnd, bucketStart, normalizeLabel, SourceId, timeBucketId } from '../../network/protocol';
+import {
+  bucketEnd,
+  bucketStart,
+  normalizeLabel,
+  SourceId,
+  timeBucketId,
+} from '../../network/protocol';
 import { QueryBucketQueryDto } from './dto/stats-requests.dto';
-import { AgeSizeDto, LabelBytesDto, LabelSizeDto, QueryBucketResponseDto } from './dto/stats-responses.dto';
+import {
+  AgeSizeDto,
+  LabelBytesDto,
+  LabelSizeDto,
+  QueryBucketResponseDto,
+} from './dto/stats-responses.dto';
 import { StatsRepository } from './stats.repository';
 
 const TOP_LIMIT = 1000;
@@ -43,21 +54,28 @@ export class StatsService {
   async bytesByLabel(label: string): Promise<LabelBytesDto> {
     const normalized = normalizeLabel(label);
     const { bytes, adjBytes } = await this.repository.bytesByLabel(normalized);
-    return { label: normalized, total_bytes: bytes, adj_total_bytes: Math.round(adjBytes * 100) / 100 };
+    return {
+      label: normalized,
+      total_bytes: bytes,
+      adj_total_bytes: Math.round(adjBytes * 100) / 100,
+    };
   }
 
   async queryBucket(source: Source, query: QueryBucketQueryDto): Promise<QueryBucketResponseDto> {
     const end = query.end_bucket ?? timeBucketId(new Date()) - 1;
     const start = query.start_bucket ?? end - 24;
-    if (start > end) throw validationError(['query', 'start_bucket'], 'start_bucket must not be after end_bucket');
+    if (start > end)
+      throw validationError(['query', 'start_bucket'], 'start_bucket must not be after end_bucket');
     const sourceId = SOURCE_IDS[source];
     const label = query.label === undefined ? undefined : normalizeLabel(query.label);
     const labelId = label === undefined ? undefined : await this.repository.labelId(label);
     const range = `buckets ${start}..${end}`;
-    if (label !== undefined && labelId === undefined) return { status: 'error', message: `No data for label ${label} in ${range}` };
+    if (label !== undefined && labelId === undefined)
+      return { status: 'error', message: `No data for label ${label} in ${range}` };
 
     const bucket = await this.repository.latestBucket(sourceId, labelId, start, end);
-    if (bucket === undefined) return { status: 'error', message: `No data for ${label ?? 'any label'} in ${range}` };
+    if (bucket === undefined)
+      return { status: 'error', message: `No data for ${label ?? 'any label'} in ${range}` };
     for (const holder of await this.repository.holders(sourceId, labelId, bucket, HOLDERS_TRIED)) {
       const bucketId = { time_bucket_id: bucket, source: sourceId, label: holder.label };
       const entities = await this.network.fetchBucket(holder.uid, bucketId, holder.bytes);

@@ -29,7 +29,12 @@ export interface DatasetManifest {
  * renamed: a crash mid-compile leaves no file that looks complete, and compiling again simply
  * starts over.
  */
-export async function writeDataset(taskId: string, path: string, rows: AsyncIterable<DatasetRow>, now: Date): Promise<DatasetManifest> {
+export async function writeDataset(
+  taskId: string,
+  path: string,
+  rows: AsyncIterable<DatasetRow>,
+  now: Date,
+): Promise<DatasetManifest> {
   await mkdir(dirname(path), { recursive: true });
   const partial = `${path}.partial`;
   const hash = createHash('sha256');

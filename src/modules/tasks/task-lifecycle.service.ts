@@ -64,7 +64,9 @@ export class TaskLifecycleService implements OnApplicationBootstrap, OnModuleDes
 
   private async tick(): Promise<void> {
     if (this.running) return;
-    this.running = this.jobs.runOnce(TASK_LIFECYCLE_JOB, this.config.tasks.tickMs, () => this.runOnce());
+    this.running = this.jobs.runOnce(TASK_LIFECYCLE_JOB, this.config.tasks.tickMs, () =>
+      this.runOnce(),
+    );
     try {
       await this.running;
     } catch (error) {
@@ -89,7 +91,9 @@ export class TaskLifecycleService implements OnApplicationBootstrap, OnModuleDes
       return;
     }
     const added = await this.repository.addItems(task.id, result.items, now);
-    this.logger.log(`task ${task.id}: ${added} new items (${result.items.length} returned by ${result.minersResponded} miners)`);
+    this.logger.log(
+      `task ${task.id}: ${added} new items (${result.items.length} returned by ${result.minersResponded} miners)`,
+    );
   }
 
   private async compile(task: TaskRow): Promise<void> {
@@ -108,17 +112,28 @@ export class TaskLifecycleService implements OnApplicationBootstrap, OnModuleDes
         },
         this.clock.now(),
       );
-      this.logger.log(`task ${task.id}: dataset of ${manifest.rows} rows, ${manifest.bytes} bytes, sha256 ${manifest.sha256}`);
+      this.logger.log(
+        `task ${task.id}: dataset of ${manifest.rows} rows, ${manifest.bytes} bytes, sha256 ${manifest.sha256}`,
+      );
     } catch (error) {
       this.logger.error(`task ${task.id}: compile failed: ${(error as Error).message}`);
-      await this.repository.recordCompileFailure(task.id, (error as Error).message, this.config.tasks.maxCompileAttempts);
+      await this.repository.recordCompileFailure(
+        task.id,
+        (error as Error).message,
+        this.config.tasks.maxCompileAttempts,
+      );
     }
   }
 
   private async *pages(taskId: string): AsyncGenerator<DatasetRow> {
     let after: { uri: string; datetime: Date } | null = null;
     for (;;) {
-      const page = await this.repository.itemsPage(taskId, after?.uri ?? null, after?.datetime ?? null, PAGE_SIZE);
+      const page = await this.repository.itemsPage(
+        taskId,
+        after?.uri ?? null,
+        after?.datetime ?? null,
+        PAGE_SIZE,
+      );
       yield* page;
       if (page.length < PAGE_SIZE) return;
       after = page[page.length - 1];

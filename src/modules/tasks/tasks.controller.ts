@@ -45,7 +45,10 @@ export class TasksController {
   @ApiProduces('application/gzip')
   @ApiOkResponse({ description: 'The dataset file', schema: { type: 'string', format: 'binary' } })
   @ApiErrorResponses(404, 409, 503)
-  async download(@Param('id') id: string, @Res({ passthrough: true }) response: Response): Promise<StreamableFile> {
+  async download(
+    @Param('id') id: string,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<StreamableFile> {
     const { file, sha256 } = await this.downloads.open(id);
     response.setHeader('X-Content-SHA256', sha256);
     return file;

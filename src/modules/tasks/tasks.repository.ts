@@ -8,12 +8,17 @@ import { TaskJob, TaskRow, TaskState } from './task.types';
 export class TasksRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  findByIds(ids: readonly string[], manager: EntityManager = this.dataSource.manager): Promise<TaskRow[]> {
+  findByIds(
+    ids: readonly string[],
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<TaskRow[]> {
     return manager.query('SELECT * FROM scraping_tasks WHERE id = ANY($1::varchar[])', [ids]);
   }
 
   findById(id: string): Promise<TaskRow | undefined> {
-    return this.dataSource.query<TaskRow[]>('SELECT * FROM scraping_tasks WHERE id = $1', [id]).then((rows) => rows[0]);
+    return this.dataSource
+      .query<TaskRow[]>('SELECT * FROM scraping_tasks WHERE id = $1', [id])
+      .then((rows) => rows[0]);
   }
 
   list(state: TaskState | undefined, limit: number, offset: number): Promise<TaskRow[]> {
@@ -24,7 +29,13 @@ export class TasksRepository {
   }
 
   /** Registers new tasks; ids already present are left untouched (first registration wins). */
-  async insertNew(jobs: readonly TaskJob[], hotkey: string, now: Date, expiresAt: Date, manager: EntityManager): Promise<string[]> {
+  async insertNew(
+    jobs: readonly TaskJob[],
+    hotkey: string,
+    now: Date,
+    expiresAt: Date,
+    manager: EntityManager,
+  ): Promise<string[]> {
     if (jobs.length === 0) return [];
     const rows = await manager.query<{ id: string }[]>(
       `INSERT INTO scraping_tasks (id, platform, label, keyword, post_start, post_end, registered_by, registered_at, expires_at)
@@ -49,7 +60,10 @@ export class TasksRepository {
   }
 
   activeIds(now: Date): Promise<{ id: string }[]> {
-    return this.dataSource.query(`SELECT id FROM scraping_tasks WHERE state = 'active' AND expires_at > $1`, [now.toISOString()]);
+    return this.dataSource.query(
+      `SELECT id FROM scraping_tasks WHERE state = 'active' AND expires_at > $1`,
+      [now.toISOString()],
+    );
   }
 
   /** Active tasks due for collection (not collected within `intervalMs`). */
@@ -69,7 +83,13 @@ export class TasksRepository {
         `INSERT INTO task_items (task_id, uri, datetime, item, collected_at)
          SELECT $1, i.uri, i.datetime, i.item, $5 FROM unnest($2::text[], $3::timestamptz[], $4::jsonb[]) AS i(uri, datetime, item)
          ON CONFLICT (task_id, uri) DO NOTHING RETURNING uri`,
-        [taskId, items.map((item) => item.uri), items.map((item) => item.datetime), items.map((item) => JSON.stringify(item)), now.toISOString()],
+        [
+          taskId,
+          items.map((item) => item.uri),
+          items.map((item) => item.datetime),
+          items.map((item) => JSON.stringify(item)),
+          now.toISOString(),
+        ],
       );
       await manager.query(
         `UPDATE scraping_tasks SET items_collected = items_collected + $2, collections = collections + 1, last_collected_at = $3 WHERE id = $1`,
@@ -82,12 +102,22 @@ export class TasksRepository {
 
   /** Moves expired active tasks to `compiling` and returns every task that is compiling. */
   async claimExpired(now: Date): Promise<TaskRow[]> {
-    await this.dataSource.query(`UPDATE scraping_tasks SET state = 'compiling' WHERE state = 'active' AND expires_at <= $1`, [now.toISOString()]);
-    return this.dataSource.query(`SELECT * FROM scraping_tasks WHERE state = 'compiling' ORDER BY expires_at, id`);
+    await this.dataSource.query(
+      `UPDATE scraping_tasks SET state = 'compiling' WHERE state = 'active' AND expires_at <= $1`,
+      [now.toISOString()],
+    );
+    return this.dataSource.query(
+      `SELECT * FROM scraping_tasks WHERE state = 'compiling' ORDER BY expires_at, id`,
+    );
   }
 
   /** Items of a task in dataset order, in pages (never the whole task in memory). */
-  itemsPage(taskId: string, afterUri: string | null, afterTime: Date | null, limit: number): Promise<{ uri: string; datetime: Date; item: unknown }[]> {
+  itemsPage(
+    taskId: string,
+    afterUri: string | null,
+    afterTime: Date | null,
+    limit: number,
+  ): Promise<{ uri: string; datetime: Date; item: unknown }[]> {
     return this.dataSource.query(
       `SELECT uri, datetime, item FROM task_items
        WHERE task_id = $1 AND ($2::timestamptz IS NULL OR (datetime, uri) > ($2::timestamptz, $3::text))
@@ -98,14 +128,30 @@ export class TasksRepository {
 
   async markCompleted(
     taskId: string,
-    dataset: { file: string; rows: number; bytes: number; sha256: string; start: Date | null; end: Date | null },
+    dataset: {
+      file: string;
+      rows: number;
+      bytes: number;
+      sha256: string;
+      start: Date | null;
+      end: Date | null;
+    },
     now: Date,
   ): Promise<void> {
     await this.dataSource.query(
       `UPDATE scraping_tasks SET state = 'completed', completed_at = $2, dataset_file = $3, dataset_rows = $4, dataset_bytes = $5,
          dataset_sha256 = $6, data_start = $7, data_end = $8, failure_reason = NULL
        WHERE id = $1 AND state = 'compiling'`,
-      [taskId, now.toISOString(), dataset.file, dataset.rows, dataset.bytes, dataset.sha256, dataset.start?.toISOString() ?? null, dataset.end?.toISOString() ?? null],
+      [
+        taskId,
+        now.toISOString(),
+        dataset.file,
+        dataset.rows,
+        dataset.bytes,
+        dataset.sha256,
+        dataset.start?.toISOString() ?? null,
+        dataset.end?.toISOString() ?? null,
+      ],
     );
   }
 

@@ -27,19 +27,39 @@ export class TasksService {
   async register(hotkey: string, jobs: readonly TaskJob[]): Promise<Registration> {
     const now = this.clock.now();
     return this.repository.transaction(async (manager) => {
-      const existing = new Map((await this.repository.findByIds(jobs.map((job) => job.id), manager)).map((task) => [task.id, task]));
+      const existing = new Map(
+        (
+          await this.repository.findByIds(
+            jobs.map((job) => job.id),
+            manager,
+          )
+        ).map((task) => [task.id, task]),
+      );
       const conflicts: RegistrationConflict[] = [];
       jobs.forEach((job, index) => {
         const task = existing.get(job.id);
         if (!task) return;
-        if (!sameTask(task, job)) conflicts.push({ index, message: `task id '${job.id}' is already registered for a different task` });
+        if (!sameTask(task, job))
+          conflicts.push({
+            index,
+            message: `task id '${job.id}' is already registered for a different task`,
+          });
         else if (task.state !== 'active' || task.expires_at <= now) {
-          conflicts.push({ index, message: `task '${job.id}' has ended (${task.state}); submit it under a new id to run it again` });
+          conflicts.push({
+            index,
+            message: `task '${job.id}' has ended (${task.state}); submit it under a new id to run it again`,
+          });
         }
       });
       if (conflicts.length > 0) return { registered: [], conflicts };
       const fresh = jobs.filter((job) => !existing.has(job.id));
-      const registered = await this.repository.insertNew(fresh, hotkey, now, new Date(now.getTime() + TASK_LIFETIME_MS), manager);
+      const registered = await this.repository.insertNew(
+        fresh,
+        hotkey,
+        now,
+        new Date(now.getTime() + TASK_LIFETIME_MS),
+        manager,
+      );
       return { registered, conflicts };
     });
   }

@@ -5,21 +5,41 @@ const bucket = { time_bucket_id: 500_000, source: 2 as const, label: '#ai' };
 const inBucket = new Date(bucketStart(bucket.time_bucket_id).getTime() + 60_000).toISOString();
 
 function entity(uri: string, overrides: Partial<DataEntity> = {}): DataEntity {
-  const content = { uri, datetime: inBucket, source: 'X', label: '#ai', content: `post ${uri} #ai` } as unknown as DataEntity['content'];
-  return { uri, datetime: inBucket, source: 'X', label: '#ai', content_size_bytes: Buffer.byteLength(JSON.stringify(content)), content, ...overrides };
+  const content = {
+    uri,
+    datetime: inBucket,
+    source: 'X',
+    label: '#ai',
+    content: `post ${uri} #ai`,
+  } as unknown as DataEntity['content'];
+  return {
+    uri,
+    datetime: inBucket,
+    source: 'X',
+    label: '#ai',
+    content_size_bytes: Buffer.byteLength(JSON.stringify(content)),
+    content,
+    ...overrides,
+  };
 }
 
-const sizeOf = (entities: DataEntity[]) => entities.reduce((sum, e) => sum + e.content_size_bytes, 0);
+const sizeOf = (entities: DataEntity[]) =>
+  entities.reduce((sum, e) => sum + e.content_size_bytes, 0);
 
 describe(checkBucket.name, () => {
   it('scores 1 when every entity belongs and the sizes add up to the claim', () => {
     const entities = [entity('a'), entity('b')];
-    expect(checkBucket(bucket, sizeOf(entities), { data_entities: entities })).toEqual({ score: 1, problems: [] });
+    expect(checkBucket(bucket, sizeOf(entities), { data_entities: entities })).toEqual({
+      score: 1,
+      problems: [],
+    });
   });
 
   it('tolerates a small difference between claimed and returned bytes', () => {
     const entities = [entity('a'), entity('b')];
-    expect(checkBucket(bucket, Math.round(sizeOf(entities) * 1.05), { data_entities: entities }).score).toBe(1);
+    expect(
+      checkBucket(bucket, Math.round(sizeOf(entities) * 1.05), { data_entities: entities }).score,
+    ).toBe(1);
   });
 
   it('scores an over-claim of three times at about a third', () => {

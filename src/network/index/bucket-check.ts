@@ -65,7 +65,7 @@ export function checkBucket(
       unique
     ) {
       belonging++;
-      returnedBytes += size as number;
+      returnedBytes += size;
     }
   }
   if (belonging < entities.length)

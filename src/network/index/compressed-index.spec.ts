@@ -31,7 +31,20 @@ describe(parseCompressedIndex.name, () => {
   });
 
   it('skips buckets older than the 30-day retention and empty ones', () => {
-    const rows = parseCompressedIndex({ sources: { '2': [{ label: '#a', time_bucket_ids: [hour - 30 * 24 - 1, hour, hour - 1], sizes_bytes: [9, 0, 4] }] } }, now);
+    const rows = parseCompressedIndex(
+      {
+        sources: {
+          '2': [
+            {
+              label: '#a',
+              time_bucket_ids: [hour - 30 * 24 - 1, hour, hour - 1],
+              sizes_bytes: [9, 0, 4],
+            },
+          ],
+        },
+      },
+      now,
+    );
     expect(rows).toEqual([{ source: 2, label: '#a', timeBucket: hour - 1, bytes: 4 }]);
   });
 
@@ -40,12 +53,34 @@ describe(parseCompressedIndex.name, () => {
     ['no sources', {}],
     ['an unknown source id', { sources: { '3': [] } }],
     ['entries that are not a list', { sources: { '1': {} } }],
-    ['mismatched lists', { sources: { '1': [{ label: 'r/a', time_bucket_ids: [hour], sizes_bytes: [] }] } }],
-    ['string bucket ids', { sources: { '1': [{ label: 'r/a', time_bucket_ids: [String(hour)], sizes_bytes: [1] }] } }],
-    ['negative sizes', { sources: { '1': [{ label: 'r/a', time_bucket_ids: [hour], sizes_bytes: [-1] }] } }],
-    ['a non-string label', { sources: { '1': [{ label: 42, time_bucket_ids: [hour], sizes_bytes: [1] }] } }],
-    ['a label over 140 characters', { sources: { '2': [{ label: `#${'a'.repeat(140)}`, time_bucket_ids: [hour], sizes_bytes: [1] }] } }],
-    ['buckets in the future', { sources: { '2': [{ label: '#a', time_bucket_ids: [hour + 5], sizes_bytes: [1] }] } }],
+    [
+      'mismatched lists',
+      { sources: { '1': [{ label: 'r/a', time_bucket_ids: [hour], sizes_bytes: [] }] } },
+    ],
+    [
+      'string bucket ids',
+      { sources: { '1': [{ label: 'r/a', time_bucket_ids: [String(hour)], sizes_bytes: [1] }] } },
+    ],
+    [
+      'negative sizes',
+      { sources: { '1': [{ label: 'r/a', time_bucket_ids: [hour], sizes_bytes: [-1] }] } },
+    ],
+    [
+      'a non-string label',
+      { sources: { '1': [{ label: 42, time_bucket_ids: [hour], sizes_bytes: [1] }] } },
+    ],
+    [
+      'a label over 140 characters',
+      {
+        sources: {
+          '2': [{ label: `#${'a'.repeat(140)}`, time_bucket_ids: [hour], sizes_bytes: [1] }],
+        },
+      },
+    ],
+    [
+      'buckets in the future',
+      { sources: { '2': [{ label: '#a', time_bucket_ids: [hour + 5], sizes_bytes: [1] }] } },
+    ],
   ])('rejects an index with %s', (_case, index) => {
     expect(() => parseCompressedIndex(index, now)).toThrow(InvalidIndexError);
   });
@@ -53,6 +88,8 @@ describe(parseCompressedIndex.name, () => {
   it(`rejects an index claiming more than ${MAX_INDEX_BUCKETS} buckets`, () => {
     const ids = Array.from({ length: MAX_INDEX_BUCKETS / 2 + 1 }, () => hour);
     const entry = { label: '#a', time_bucket_ids: ids, sizes_bytes: ids.map(() => 1) };
-    expect(() => parseCompressedIndex({ sources: { '1': [{ ...entry, label: 'r/a' }], '2': [entry] } }, now)).toThrow(/more than 350000 buckets/);
+    expect(() =>
+      parseCompressedIndex({ sources: { '1': [{ ...entry, label: 'r/a' }], '2': [entry] } }, now),
+    ).toThrow(/more than 350000 buckets/);
   });
 });

@@ -1,4 +1,10 @@
-import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import {
+  BeforeApplicationShutdown,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+  OnModuleDestroy,
+} from '@nestjs/common';
 import { JobRunner } from '../../common/jobs/job-runner';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
@@ -33,7 +39,9 @@ interface SyncedMiner {
  * stays) and costs credibility. Then a few miners are spot-checked bucket by bucket.
  */
 @Injectable()
-export class IndexSyncService implements OnApplicationBootstrap, OnModuleDestroy, BeforeApplicationShutdown {
+export class IndexSyncService
+  implements OnApplicationBootstrap, OnModuleDestroy, BeforeApplicationShutdown
+{
   private readonly logger = new Logger(IndexSyncService.name);
   private timer: NodeJS.Timeout | undefined;
   private current: Promise<unknown> | undefined;

@@ -32,7 +32,8 @@ export class FileMetagraphSource implements MetagraphSource {
 
 /** Validates the file's shape; a bad file must never wipe the miners we know. */
 export function parseMetagraph(value: unknown): MetagraphFile {
-  if (!isRecord(value) || !Array.isArray(value.neurons)) throw new Error('metagraph: expected an object with a `neurons` array');
+  if (!isRecord(value) || !Array.isArray(value.neurons))
+    throw new Error('metagraph: expected an object with a `neurons` array');
   const neurons = value.neurons.map((neuron, index) => parseNeuron(neuron, index));
   const uids = new Set(neurons.map((neuron) => neuron.uid));
   if (uids.size !== neurons.length) throw new Error('metagraph: duplicate uid');
@@ -47,17 +48,39 @@ export function parseMetagraph(value: unknown): MetagraphFile {
 function parseNeuron(value: unknown, index: number): MetagraphNeuron {
   const where = `metagraph: neurons[${index}]`;
   if (!isRecord(value)) throw new Error(`${where} is not an object`);
-  const { uid, hotkey, coldkey, axon_url: axonUrl, stake, incentive, validator_permit: validatorPermit } = value;
-  if (!Number.isInteger(uid) || (uid as number) < 0) throw new Error(`${where}.uid must be a non-negative integer`);
-  if (typeof hotkey !== 'string' || hotkey.length === 0 || hotkey.length > 64) throw new Error(`${where}.hotkey must be a string`);
-  if (typeof coldkey !== 'string' || coldkey.length === 0 || coldkey.length > 64) throw new Error(`${where}.coldkey must be a string`);
+  const {
+    uid,
+    hotkey,
+    coldkey,
+    axon_url: axonUrl,
+    stake,
+    incentive,
+    validator_permit: validatorPermit,
+  } = value;
+  if (!Number.isInteger(uid) || (uid as number) < 0)
+    throw new Error(`${where}.uid must be a non-negative integer`);
+  if (typeof hotkey !== 'string' || hotkey.length === 0 || hotkey.length > 64)
+    throw new Error(`${where}.hotkey must be a string`);
+  if (typeof coldkey !== 'string' || coldkey.length === 0 || coldkey.length > 64)
+    throw new Error(`${where}.coldkey must be a string`);
   if (axonUrl !== null && !(typeof axonUrl === 'string' && /^https?:\/\//.test(axonUrl))) {
     throw new Error(`${where}.axon_url must be an http(s) URL or null`);
   }
-  if (typeof stake !== 'number' || !(stake >= 0)) throw new Error(`${where}.stake must be a non-negative number`);
-  if (typeof incentive !== 'number' || !(incentive >= 0)) throw new Error(`${where}.incentive must be a non-negative number`);
-  if (typeof validatorPermit !== 'boolean') throw new Error(`${where}.validator_permit must be a boolean`);
-  return { uid: uid as number, hotkey, coldkey, axon_url: axonUrl, stake, incentive, validator_permit: validatorPermit };
+  if (typeof stake !== 'number' || !(stake >= 0))
+    throw new Error(`${where}.stake must be a non-negative number`);
+  if (typeof incentive !== 'number' || !(incentive >= 0))
+    throw new Error(`${where}.incentive must be a non-negative number`);
+  if (typeof validatorPermit !== 'boolean')
+    throw new Error(`${where}.validator_permit must be a boolean`);
+  return {
+    uid: uid as number,
+    hotkey,
+    coldkey,
+    axon_url: axonUrl,
+    stake,
+    incentive,
+    validator_permit: validatorPermit,
+  };
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -1,4 +1,10 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+  OnModuleDestroy,
+} from '@nestjs/common';
 import { MinerEntity } from '../miner.entity';
 import { MinersRepository } from '../miners.repository';
 import { METAGRAPH_SOURCE, MetagraphSource } from './metagraph-source';
@@ -47,7 +53,9 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
 
   /** Every known miner (not validators), including failing ones; callers filter further. */
   minersServingData(): MinerEntity[] {
-    return this.miners.filter((miner) => !miner.validatorPermit && miner.axonUrl !== null && miner.state !== 'deregistered');
+    return this.miners.filter(
+      (miner) => !miner.validatorPermit && miner.axonUrl !== null && miner.state !== 'deregistered',
+    );
   }
 
   /** Validators with their stake, for stake-weighted aggregation. */
@@ -73,9 +81,13 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
       try {
         const metagraph = await this.source.read();
         await this.repository.syncNeurons(metagraph.neurons);
-        this.logger.log(`metagraph from ${this.source.description}: ${metagraph.neurons.length} neurons`);
+        this.logger.log(
+          `metagraph from ${this.source.description}: ${metagraph.neurons.length} neurons`,
+        );
       } catch (error) {
-        this.logger.error(`metagraph from ${this.source.description} not applied, keeping the stored one: ${(error as Error).message}`);
+        this.logger.error(
+          `metagraph from ${this.source.description} not applied, keeping the stored one: ${(error as Error).message}`,
+        );
       }
     }
     await this.reload();

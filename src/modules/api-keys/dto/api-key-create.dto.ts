@@ -4,7 +4,12 @@ import { API_KEY_TIERS, ApiKeyTier } from '../api-key-tier';
 
 @ApiSchema({ name: 'APIKeyCreate' })
 export class ApiKeyCreateDto {
-  @ApiProperty({ description: 'A name to recognise the key by', minLength: 1, maxLength: 100, example: 'analytics-team' })
+  @ApiProperty({
+    description: 'A name to recognise the key by',
+    minLength: 1,
+    maxLength: 100,
+    example: 'analytics-team',
+  })
   @IsString()
   @MinLength(1)
   @MaxLength(100)

@@ -9,7 +9,10 @@ export class ApiKeySummaryDto {
   @ApiProperty({ example: 'analytics-team' })
   name: string;
 
-  @ApiProperty({ description: 'The first characters of the key, to recognise it', example: 'sk_live_3q2N' })
+  @ApiProperty({
+    description: 'The first characters of the key, to recognise it',
+    example: 'sk_live_3q2N',
+  })
   prefix: string;
 
   @ApiProperty({ enum: API_KEY_TIERS, example: 'regular' })

@@ -1,5 +1,15 @@
 import { ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { ArrayMaxSize, IsArray, IsInt, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsInt,
+  IsOptional,
+  IsString,
+  Max,
+  MaxLength,
+  Min,
+  MinLength,
+} from 'class-validator';
 import { IsIsoDate } from '../../../common/validation/is-iso-date';
 import { IsSource, Source } from '../../../common/source';
 
@@ -15,7 +25,12 @@ export class DataQueryRequestDto {
   @IsSource()
   source: Source;
 
-  @ApiPropertyOptional({ description: 'Authors to include (any of them)', type: [String], maxItems: 10, example: ['elonmusk'] })
+  @ApiPropertyOptional({
+    description: 'Authors to include (any of them)',
+    type: [String],
+    maxItems: 10,
+    example: ['elonmusk'],
+  })
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(10)
@@ -24,7 +39,12 @@ export class DataQueryRequestDto {
   @MaxLength(140, { each: true })
   usernames?: string[];
 
-  @ApiPropertyOptional({ description: 'Keywords that must all appear', type: [String], maxItems: 5, example: ['#bitcoin'] })
+  @ApiPropertyOptional({
+    description: 'Keywords that must all appear',
+    type: [String],
+    maxItems: 5,
+    example: ['#bitcoin'],
+  })
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(5)
@@ -34,7 +54,8 @@ export class DataQueryRequestDto {
   keywords?: string[];
 
   @ApiPropertyOptional({
-    description: 'ISO 8601 date or date-time (no zone = UTC). No value = no lower bound within the 30-day retention.',
+    description:
+      'ISO 8601 date or date-time (no zone = UTC). No value = no lower bound within the 30-day retention.',
     type: String,
     nullable: true,
     example: '2026-11-20T00:00:00Z',
@@ -44,13 +65,24 @@ export class DataQueryRequestDto {
   @IsIsoDate()
   start_date?: string | null;
 
-  @ApiPropertyOptional({ description: 'ISO 8601 date or date-time (no zone = UTC). No value = now.', type: String, nullable: true, example: null })
+  @ApiPropertyOptional({
+    description: 'ISO 8601 date or date-time (no zone = UTC). No value = now.',
+    type: String,
+    nullable: true,
+    example: null,
+  })
   @IsOptional()
   @IsString()
   @IsIsoDate()
   end_date?: string | null;
 
-  @ApiPropertyOptional({ description: 'Maximum number of items returned', minimum: 1, maximum: 1000, default: 100, example: 100 })
+  @ApiPropertyOptional({
+    description: 'Maximum number of items returned',
+    minimum: 1,
+    maximum: 1000,
+    default: 100,
+    example: 100,
+  })
   @IsOptional()
   @IsInt()
   @Min(1)

@@ -6,7 +6,8 @@ export class DataQueryResponseDto {
   status: 'success' | 'error';
 
   @ApiPropertyOptional({
-    description: 'Matching items. Every item has `uri`, `datetime`, `source` (upper case), `label` and `content`; X items carry `user`, `tweet` and `media`, Reddit items their post/comment fields.',
+    description:
+      'Matching items. Every item has `uri`, `datetime`, `source` (upper case), `label` and `content`; X items carry `user`, `tweet` and `media`, Reddit items their post/comment fields.',
     type: 'array',
     items: { type: 'object', additionalProperties: true },
   })

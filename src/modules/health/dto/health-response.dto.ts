@@ -2,13 +2,24 @@ import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 
 @ApiSchema({ name: 'HealthResponse' })
 export class HealthResponseDto {
-  @ApiProperty({ description: '`healthy` when the database answers, else `unhealthy` (HTTP 503)', enum: ['healthy', 'unhealthy'], example: 'healthy' })
+  @ApiProperty({
+    description: '`healthy` when the database answers, else `unhealthy` (HTTP 503)',
+    enum: ['healthy', 'unhealthy'],
+    example: 'healthy',
+  })
   status: 'healthy' | 'unhealthy';
 
-  @ApiProperty({ description: 'Current UTC time', format: 'date-time', example: '2026-11-21T12:00:00.000Z' })
+  @ApiProperty({
+    description: 'Current UTC time',
+    format: 'date-time',
+    example: '2026-11-21T12:00:00.000Z',
+  })
   timestamp: string;
 
-  @ApiProperty({ description: 'Miners that are not validators and not currently failing', example: 8 })
+  @ApiProperty({
+    description: 'Miners that are not validators and not currently failing',
+    example: 8,
+  })
   miners_available: number;
 
   @ApiProperty({ description: 'API version', default: '1.0.0', example: '1.0.0' })
@@ -17,6 +28,9 @@ export class HealthResponseDto {
   @ApiProperty({ description: 'Network UID of the subnet', example: 13 })
   netuid: number;
 
-  @ApiProperty({ description: 'Hotkey of this validator', example: '5F4tQyWrhfGVcNhoqeiNsR6KjD4wMZ2kfhLj4oHYuyHbZAc3' })
+  @ApiProperty({
+    description: 'Hotkey of this validator',
+    example: '5F4tQyWrhfGVcNhoqeiNsR6KjD4wMZ2kfhLj4oHYuyHbZAc3',
+  })
   hotkey: string;
 }

@@ -7,10 +7,18 @@ export class ComponentStatusDto {
   @ApiProperty({ enum: ['healthy', 'unhealthy', 'degraded', 'disabled'], example: 'healthy' })
   status: ComponentState;
 
-  @ApiPropertyOptional({ description: 'Round-trip time of the check in milliseconds', example: 1.2, nullable: true, type: Number })
+  @ApiPropertyOptional({
+    description: 'Round-trip time of the check in milliseconds',
+    example: 1.2,
+    nullable: true,
+    type: Number,
+  })
   latency_ms: number | null;
 
-  @ApiPropertyOptional({ description: 'Why the component is not healthy', example: 'connect ECONNREFUSED' })
+  @ApiPropertyOptional({
+    description: 'Why the component is not healthy',
+    example: 'connect ECONNREFUSED',
+  })
   error?: string;
 }
 

@@ -5,6 +5,10 @@ export class RepoNamesResponseDto {
   @ApiProperty({ description: 'Number of repository names', example: 2 })
   count: number;
 
-  @ApiProperty({ description: 'Sorted, unique repository names (without `no_dataset_provided`)', type: [String], example: ['alice/x-dataset', 'bob/reddit-dataset'] })
+  @ApiProperty({
+    description: 'Sorted, unique repository names (without `no_dataset_provided`)',
+    type: [String],
+    example: ['alice/x-dataset', 'bob/reddit-dataset'],
+  })
   repo_names: string[];
 }

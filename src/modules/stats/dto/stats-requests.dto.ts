@@ -14,7 +14,11 @@ export class SourceQueryDto {
 }
 
 export class LabelQueryDto {
-  @ApiProperty({ description: 'Label; trimmed and lower-cased before lookup', example: '#bitcoin', maxLength: 140 })
+  @ApiProperty({
+    description: 'Label; trimmed and lower-cased before lookup',
+    example: '#bitcoin',
+    maxLength: 140,
+  })
   @IsString()
   @MinLength(1)
   @MaxLength(140)
@@ -28,13 +32,19 @@ export class QueryBucketQueryDto {
   @MaxLength(140)
   label?: string;
 
-  @ApiPropertyOptional({ description: 'First time bucket id (hours since the epoch); default end_bucket − 24', example: 494276 })
+  @ApiPropertyOptional({
+    description: 'First time bucket id (hours since the epoch); default end_bucket − 24',
+    example: 494276,
+  })
   @IsOptional()
   @Type(() => Number)
   @IsInt()
   start_bucket?: number;
 
-  @ApiPropertyOptional({ description: 'Last time bucket id; default the current bucket − 1', example: 494300 })
+  @ApiPropertyOptional({
+    description: 'Last time bucket id; default the current bucket − 1',
+    example: 494300,
+  })
   @IsOptional()
   @Type(() => Number)
   @IsInt()

@@ -2,19 +2,29 @@ import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 
 @ApiSchema({ name: 'LabelSize' })
 export class LabelSizeDto {
-  @ApiProperty({ description: 'Label (lower case): `#hashtag` for X, `r/subreddit` for Reddit', example: '#bitcoin' })
+  @ApiProperty({
+    description: 'Label (lower case): `#hashtag` for X, `r/subreddit` for Reddit',
+    example: '#bitcoin',
+  })
   label_value: string;
 
   @ApiProperty({ description: 'Bytes held by all miners under this label', example: 123456789 })
   content_size_bytes: number;
 
-  @ApiProperty({ description: 'Bytes weighted by the credibility (0..1) of the miner holding them', example: 98765432 })
+  @ApiProperty({
+    description: 'Bytes weighted by the credibility (0..1) of the miner holding them',
+    example: 98765432,
+  })
   adj_content_size_bytes: number;
 }
 
 @ApiSchema({ name: 'AgeSize' })
 export class AgeSizeDto {
-  @ApiProperty({ description: 'Time bucket id = floor(unix seconds / 3600), i.e. whole hours since the epoch (UTC)', example: 494300 })
+  @ApiProperty({
+    description:
+      'Time bucket id = floor(unix seconds / 3600), i.e. whole hours since the epoch (UTC)',
+    example: 494300,
+  })
   time_bucket_id: number;
 
   @ApiProperty({ example: 123456789 })
@@ -32,7 +42,10 @@ export class LabelBytesDto {
   @ApiProperty({ description: 'Sum of content size bytes for the label', example: 123456789 })
   total_bytes: number;
 
-  @ApiProperty({ description: 'Sum of credibility-adjusted bytes for the label', example: 98765432.5 })
+  @ApiProperty({
+    description: 'Sum of credibility-adjusted bytes for the label',
+    example: 98765432.5,
+  })
   adj_total_bytes: number;
 }
 
@@ -62,7 +75,10 @@ export class BucketDescriptionDto {
   @ApiPropertyOptional({ type: String, nullable: true, example: '#bitcoin' })
   label: string | null;
 
-  @ApiProperty({ description: 'Bytes the miner claims for this bucket in its index', example: 48213 })
+  @ApiProperty({
+    description: 'Bytes the miner claims for this bucket in its index',
+    example: 48213,
+  })
   expected_size: number;
 }
 
@@ -71,7 +87,10 @@ export class QueryBucketResponseDto {
   @ApiProperty({ enum: ['success', 'error'], example: 'success' })
   status: 'success' | 'error';
 
-  @ApiPropertyOptional({ description: 'Why nothing was returned (status `error`)', example: 'No data for #bitcoin in buckets 494276..494300' })
+  @ApiPropertyOptional({
+    description: 'Why nothing was returned (status `error`)',
+    example: 'No data for #bitcoin in buckets 494276..494300',
+  })
   message?: string;
 
   @ApiPropertyOptional({ type: BucketMinerDto })
@@ -81,7 +100,8 @@ export class QueryBucketResponseDto {
   bucket?: BucketDescriptionDto;
 
   @ApiPropertyOptional({
-    description: 'The data entities of the bucket: `uri`, `datetime`, `source`, `label`, `content_size_bytes`, `content`',
+    description:
+      'The data entities of the bucket: `uri`, `datetime`, `source`, `label`, `content_size_bytes`, `content`',
     type: 'array',
     items: { type: 'object', additionalProperties: true },
   })

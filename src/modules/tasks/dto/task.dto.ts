@@ -21,7 +21,10 @@ export class TaskParamsDto {
 
 @ApiSchema({ name: 'TaskProgress' })
 export class TaskProgressDto {
-  @ApiProperty({ description: 'Distinct items collected so far (deduplicated by uri)', example: 1250 })
+  @ApiProperty({
+    description: 'Distinct items collected so far (deduplicated by uri)',
+    example: 1250,
+  })
   items_collected: number;
 
   @ApiProperty({ description: 'Collection rounds run', example: 42 })
@@ -36,7 +39,10 @@ export class TaskProgressDto {
 
 @ApiSchema({ name: 'TaskDataset' })
 export class TaskDatasetDto {
-  @ApiProperty({ description: 'gzip-compressed JSON lines, one item per line, oldest first', example: 'application/gzip' })
+  @ApiProperty({
+    description: 'gzip-compressed JSON lines, one item per line, oldest first',
+    example: 'application/gzip',
+  })
   content_type: string;
 
   @ApiProperty({ example: 1250 })
@@ -45,13 +51,26 @@ export class TaskDatasetDto {
   @ApiProperty({ description: 'Size of the file in bytes', example: 482113 })
   bytes: number;
 
-  @ApiProperty({ description: 'SHA-256 of the file, hex', example: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855' })
+  @ApiProperty({
+    description: 'SHA-256 of the file, hex',
+    example: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
+  })
   sha256: string;
 
-  @ApiPropertyOptional({ type: String, format: 'date-time', nullable: true, description: 'Oldest item' })
+  @ApiPropertyOptional({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description: 'Oldest item',
+  })
   data_start: string | null;
 
-  @ApiPropertyOptional({ type: String, format: 'date-time', nullable: true, description: 'Newest item' })
+  @ApiPropertyOptional({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description: 'Newest item',
+  })
   data_end: string | null;
 
   @ApiProperty({ example: '/api/v1/tasks/tao-x/dataset' })
@@ -63,7 +82,11 @@ export class TaskDto {
   @ApiProperty({ example: 'tao-x' })
   id: string;
 
-  @ApiProperty({ enum: TASK_STATES, description: 'active → compiling → completed | failed', example: 'active' })
+  @ApiProperty({
+    enum: TASK_STATES,
+    description: 'active → compiling → completed | failed',
+    example: 'active',
+  })
   state: TaskState;
 
   @ApiProperty({ type: TaskParamsDto })
