@@ -16,6 +16,7 @@ WORKDIR /app
 COPY --from=build --chown=node:node /app/node_modules ./node_modules
 COPY --from=build --chown=node:node /app/dist ./dist
 COPY --chown=node:node package.json ./
+COPY --chown=node:node config/default-desirabilities.json ./config/default-desirabilities.json
 RUN mkdir -p /app/.data && chown node:node /app/.data
 USER node
 EXPOSE 3000

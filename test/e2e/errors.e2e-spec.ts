@@ -136,14 +136,6 @@ describe('Error responses', () => {
     expect(response.body).toEqual({ detail: 'Not Found' });
   });
 
-  it('answers the routes of later issues with 501 once the input is valid', async () => {
-    const response = await app.http
-      .get('/api/v1/get_desirabilities')
-      .set('X-API-Key', key)
-      .expect(501);
-    expect(response.body).toEqual({ detail: 'Not implemented yet' });
-  });
-
   it('rejects an unparsable date and a start after the end on the right field', async () => {
     const unparsable = await query({ source: 'x', start_date: 'yesterday' }).expect(422);
     expect(unparsable.body.detail).toEqual([

@@ -5,11 +5,12 @@ export class ScrapingTasks1764000000000 implements MigrationInterface {
   name = 'ScrapingTasks1764000000000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
-    // A validator's current vote: as submitted (unscaled) and normalized into jobs.
+    // A validator's current vote: as submitted (unscaled; json keeps it byte for byte) and
+    // normalized into jobs.
     await queryRunner.query(`
       CREATE TABLE desirability_votes (
         hotkey varchar(64) PRIMARY KEY,
-        submitted jsonb NOT NULL,
+        submitted json NOT NULL,
         jobs jsonb NOT NULL,
         submitted_at timestamptz NOT NULL
       )`);

@@ -66,8 +66,10 @@ export function parseWeight(value: unknown, loc: Loc, issues: Issues): number | 
     const msg = 'Input should be a valid number, unable to parse string as a number';
     return issues.add(loc, 'float_parsing', msg);
   }
-  if (!Number.isFinite(value)) return issues.add(loc, 'finite_number', 'Input should be a finite number');
-  if (value <= 0) return issues.add(loc, 'greater_than', 'Input should be greater than 0', { gt: 0 });
+  if (!Number.isFinite(value))
+    return issues.add(loc, 'finite_number', 'Input should be a finite number');
+  if (value <= 0)
+    return issues.add(loc, 'greater_than', 'Input should be greater than 0', { gt: 0 });
   return value;
 }
 
@@ -150,11 +152,15 @@ export function legacyJobId(platform: Platform, label: string): string {
 function checkLength(text: string, max: number, loc: Loc, issues: Issues): boolean {
   const length = Array.from(text).length;
   if (length === 0) {
-    issues.add(loc, 'string_too_short', 'String should have at least 1 character', { min_length: 1 });
+    issues.add(loc, 'string_too_short', 'String should have at least 1 character', {
+      min_length: 1,
+    });
     return false;
   }
   if (length > max) {
-    issues.add(loc, 'string_too_long', `String should have at most ${max} characters`, { max_length: max });
+    issues.add(loc, 'string_too_long', `String should have at most ${max} characters`, {
+      max_length: max,
+    });
     return false;
   }
   return true;

@@ -1,16 +1,40 @@
-import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import { IsArray, IsObject } from 'class-validator';
+import { ApiExtraModels, ApiProperty, ApiSchema, getSchemaPath } from '@nestjs/swagger';
+import { DesirabilityJobDto, LegacyDesirabilityDto } from './desirability-job.dto';
 
-@ApiSchema({ name: 'DesirabilityRequest' })
+/** Documents the body only: it is checked by DesirabilityRequestPipe (the item is a union). */
+@ApiSchema({
+  name: 'DesirabilityRequest',
+  description:
+    'This validator’s vote. It replaces its previous vote; an empty list withdraws it. Every job ' +
+    'is registered as a scraping task active for seven days.',
+})
+@ApiExtraModels(DesirabilityJobDto, LegacyDesirabilityDto)
 export class DesirabilityRequestDto {
   @ApiProperty({
     description:
-      'The validator\'s vote: legacy items `{source_name, label_weights}` or jobs `{id, weight, params: {platform, label, keyword, post_start_datetime, post_end_datetime}}`. An empty list withdraws the vote.',
+      'Jobs `{id, weight, params}` or legacy entries `{source_name, label_weights}`, which may be ' +
+      'mixed. Weights are normalized to sum to 1 over the whole list.',
     type: 'array',
-    items: { type: 'object', additionalProperties: true },
-    example: [{ id: 'tao-x', weight: 1, params: { platform: 'x', label: '#tao', keyword: null, post_start_datetime: null, post_end_datetime: null } }],
+    items: {
+      oneOf: [
+        { $ref: getSchemaPath(DesirabilityJobDto) },
+        { $ref: getSchemaPath(LegacyDesirabilityDto) },
+      ],
+    },
+    example: [
+      {
+        id: 'tao-x',
+        weight: 0.6,
+        params: {
+          platform: 'x',
+          label: '#tao',
+          keyword: null,
+          post_start_datetime: null,
+          post_end_datetime: null,
+        },
+      },
+      { source_name: 'reddit', label_weights: { 'r/bittensor_': 0.4 } },
+    ],
   })
-  @IsArray()
-  @IsObject({ each: true })
-  desirabilities: Record<string, unknown>[];
+  desirabilities: (DesirabilityJobDto | LegacyDesirabilityDto)[];
 }

@@ -1,0 +1,180 @@
+import { aggregateDesirabilities, stakeShares, toLegacyFormat } from './desirability-aggregate';
+import { JobParamsView, JobView } from './desirability.types';
+
+function params(label: string | null, extra: Partial<JobParamsView> = {}): JobParamsView {
+  const platform = label?.startsWith('r/') ? 'reddit' : 'x';
+  return {
+    platform,
+    label,
+    keyword: null,
+    post_start_datetime: null,
+    post_end_datetime: null,
+    ...extra,
+  };
+}
+
+function job(
+  id: string,
+  weight: number,
+  label: string | null,
+  extra: Partial<JobParamsView> = {},
+): JobView {
+  return { id, weight, params: params(label, extra) };
+}
+
+const OWNER = [job('owner-btc', 0.75, '#bitcoin'), job('owner-reddit', 0.25, 'r/bitcoin')];
+
+describe(stakeShares.name, () => {
+  it('splits by stake among the voters', () => {
+    const shares = stakeShares(
+      ['a', 'b'],
+      new Map([
+        ['a', 300],
+        ['b', 100],
+        ['c', 600],
+      ]),
+    );
+    expect(Object.fromEntries(shares)).toEqual({ a: 0.75, b: 0.25 });
+  });
+
+  it('gives a voter missing from the metagraph (or without stake) nothing', () => {
+    const shares = stakeShares(
+      ['a', 'gone', 'broke'],
+      new Map([
+        ['a', 5],
+        ['broke', 0],
+      ]),
+    );
+    expect(Object.fromEntries(shares)).toEqual({ a: 1, gone: 0, broke: 0 });
+  });
+
+  it('splits equally when no voter has stake', () => {
+    expect(Object.fromEntries(stakeShares(['a', 'b'], new Map()))).toEqual({ a: 0.5, b: 0.5 });
+  });
+});
+
+describe(aggregateDesirabilities.name, () => {
+  const aggregate = (
+    votes: { hotkey: string; jobs: JobView[] }[],
+    stakes: [string, number][],
+    active: string[],
+  ) =>
+    aggregateDesirabilities({
+      owner: OWNER,
+      votes,
+      stakes: new Map(stakes),
+      activeTaskIds: new Set(active),
+    });
+
+  it('weights the owner’s list 0.3 when nobody voted', () => {
+    expect(aggregate([], [], [])).toEqual([
+      job('owner-btc', 0.225, '#bitcoin'),
+      job('owner-reddit', 0.075, 'r/bitcoin'),
+    ]);
+  });
+
+  it('adds 0.7 × stake share × vote weight per validator, and sums identical jobs', () => {
+    const votes = [
+      { hotkey: 'big', jobs: [job('tao', 0.5, '#tao'), job('btc-by-big', 0.5, '#bitcoin')] },
+      { hotkey: 'small', jobs: [job('ai', 1, '#ai')] },
+    ];
+    const result = aggregate(
+      votes,
+      [
+        ['big', 300],
+        ['small', 100],
+      ],
+      ['tao', 'btc-by-big', 'ai'],
+    );
+    const weights = Object.fromEntries(result.map((entry) => [entry.id, entry.weight]));
+    expect(weights['owner-btc']).toBeCloseTo(0.3 * 0.75 + 0.7 * 0.75 * 0.5, 12);
+    expect(weights.tao).toBeCloseTo(0.7 * 0.75 * 0.5, 12);
+    expect(weights.ai).toBeCloseTo(0.7 * 0.25 * 1, 12);
+    expect(weights['owner-reddit']).toBeCloseTo(0.3 * 0.25, 12);
+    expect(result.map((entry) => entry.id)).toEqual(['owner-btc', 'tao', 'ai', 'owner-reddit']);
+    expect(result.reduce((sum, entry) => sum + entry.weight, 0)).toBeCloseTo(1, 12);
+  });
+
+  it('counts only active tasks of the votes, without handing their weight to other jobs', () => {
+    const votes = [{ hotkey: 'v', jobs: [job('tao', 0.5, '#tao'), job('ai', 0.5, '#ai')] }];
+    const result = aggregate(votes, [['v', 1]], ['ai']);
+    expect(result.map((entry) => [entry.id, entry.weight])).toEqual([
+      ['ai', 0.35],
+      ['owner-btc', 0.225],
+      ['owner-reddit', 0.075],
+    ]);
+  });
+
+  it('lists merged jobs under the owner’s id, else under the id that contributed most', () => {
+    const votes = [
+      { hotkey: 'a', jobs: [job('a-tao', 1, '#tao')] },
+      { hotkey: 'b', jobs: [job('b-tao', 0.5, '#tao'), job('b-ai', 0.5, '#ai')] },
+    ];
+    const result = aggregate(
+      votes,
+      [
+        ['a', 1],
+        ['b', 3],
+      ],
+      ['a-tao', 'b-tao', 'b-ai'],
+    );
+    expect(result.map((entry) => entry.id).sort()).toEqual([
+      'b-ai',
+      'b-tao',
+      'owner-btc',
+      'owner-reddit',
+    ]);
+    expect(result.find((entry) => entry.id === 'b-tao')!.weight).toBeCloseTo(
+      0.7 * (0.25 + 0.75 * 0.5),
+      12,
+    );
+  });
+
+  it('keeps jobs that differ in keyword or dates apart', () => {
+    const votes = [
+      {
+        hotkey: 'v',
+        jobs: [
+          job('plain', 0.5, '#tao'),
+          job('dated', 0.5, '#tao', { post_start_datetime: '2026-11-01T00:00:00.000Z' }),
+        ],
+      },
+    ];
+    expect(aggregate(votes, [['v', 1]], ['plain', 'dated']).map((entry) => entry.id)).toEqual([
+      'dated',
+      'plain',
+      'owner-btc',
+      'owner-reddit',
+    ]);
+  });
+
+  it('leaves out jobs only voters without a share asked for', () => {
+    const votes = [
+      { hotkey: 'staked', jobs: [job('tao', 1, '#tao')] },
+      { hotkey: 'unknown', jobs: [job('ai', 1, '#ai')] },
+    ];
+    expect(aggregate(votes, [['staked', 10]], ['tao', 'ai']).map((entry) => entry.id)).toEqual([
+      'tao',
+      'owner-btc',
+      'owner-reddit',
+    ]);
+  });
+});
+
+describe(toLegacyFormat.name, () => {
+  it('groups labels by platform, adds up jobs sharing a label, and leaves out jobs without one', () => {
+    const jobs = [
+      job('a', 0.4, 'r/bitcoin'),
+      job('b', 0.3, '#tao'),
+      job('c', 0.15, null, { keyword: 'halving' }),
+      job('d', 0.1, '#ai'),
+      job('e', 0.05, '#ai', { keyword: 'agents' }),
+    ];
+    const [reddit, x] = toLegacyFormat(jobs);
+    expect(toLegacyFormat(jobs)).toHaveLength(2);
+    expect(reddit).toEqual({ source_name: 'reddit', label_weights: { 'r/bitcoin': 0.4 } });
+    expect(x.source_name).toBe('x');
+    expect(Object.keys(x.label_weights)).toEqual(['#tao', '#ai']);
+    expect(x.label_weights['#ai']).toBeCloseTo(0.15, 12);
+  });
+});

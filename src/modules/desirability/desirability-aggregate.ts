@@ -1,0 +1,131 @@
+import { JobParamsView, JobView, LegacyDesirability, Platform } from './desirability.types';
+
+/** Share of the aggregate that belongs to the network owner's default list. */
+export const OWNER_SHARE = 0.3;
+/** Share of the aggregate that belongs to the validators' votes, split by stake. */
+export const VALIDATORS_SHARE = 0.7;
+
+export interface Vote {
+  hotkey: string;
+  /** Normalized: the weights of one vote sum to 1. */
+  jobs: JobView[];
+}
+
+export interface AggregateInput {
+  /** The owner's default list, normalized; standing jobs, always included. */
+  owner: readonly JobView[];
+  votes: readonly Vote[];
+  /** Stake by validator hotkey, from the metagraph. */
+  stakes: ReadonlyMap<string, number>;
+  /** Only jobs whose task is active weigh. */
+  activeTaskIds: ReadonlySet<string>;
+}
+
+/**
+ * Each voter's share of the validators' part: its stake over the voters' total stake. A voter
+ * missing from the metagraph (or without a validator permit) has stake 0. When no voter has
+ * stake, they share equally, so that votes still count on a network without stake data.
+ */
+export function stakeShares(
+  hotkeys: readonly string[],
+  stakes: ReadonlyMap<string, number>,
+): Map<string, number> {
+  const stakeOf = (hotkey: string) => {
+    const stake = stakes.get(hotkey) ?? 0;
+    return Number.isFinite(stake) && stake > 0 ? stake : 0;
+  };
+  const total = hotkeys.reduce((sum, hotkey) => sum + stakeOf(hotkey), 0);
+  return new Map(
+    hotkeys.map((hotkey) => [hotkey, total > 0 ? stakeOf(hotkey) / total : 1 / hotkeys.length]),
+  );
+}
+
+interface Merged {
+  params: JobParamsView;
+  weight: number;
+  ownerId: string | undefined;
+  /** Weight contributed under each id. */
+  byId: Map<string, number>;
+}
+
+/**
+ * weight(job) = 0.3 × owner(job) + 0.7 × Σ_validators share(v) × vote_v(job), counting only
+ * active tasks of the votes. Jobs with the same params are one job whatever their ids: it is
+ * listed under the owner's id if the owner has it, else under the id that contributed most.
+ * Sorted by weight, heaviest first (ties by id); weights have 12 significant digits.
+ */
+export function aggregateDesirabilities(input: AggregateInput): JobView[] {
+  const merged = new Map<string, Merged>();
+  const add = (job: JobView, weight: number, fromOwner: boolean) => {
+    const key = paramsKey(job.params);
+    const entry = merged.get(key) ?? {
+      params: job.params,
+      weight: 0,
+      ownerId: undefined,
+      byId: new Map<string, number>(),
+    };
+    entry.weight += weight;
+    entry.byId.set(job.id, (entry.byId.get(job.id) ?? 0) + weight);
+    if (fromOwner) entry.ownerId ??= job.id;
+    merged.set(key, entry);
+  };
+
+  for (const job of input.owner) add(job, OWNER_SHARE * job.weight, true);
+  const shares = stakeShares(
+    input.votes.map((vote) => vote.hotkey),
+    input.stakes,
+  );
+  for (const vote of input.votes) {
+    const share = shares.get(vote.hotkey)!;
+    for (const job of vote.jobs) {
+      if (input.activeTaskIds.has(job.id)) add(job, VALIDATORS_SHARE * share * job.weight, false);
+    }
+  }
+
+  return [...merged.values()]
+    .filter((entry) => entry.weight > 0)
+    .map((entry) => ({
+      id: entry.ownerId ?? heaviestId(entry.byId),
+      // 12 significant digits: no floating-point noise (0.22499999999999998) in the list.
+      weight: Number(entry.weight.toPrecision(12)),
+      params: entry.params,
+    }))
+    .sort((a, b) => b.weight - a.weight || compare(a.id, b.id));
+}
+
+/**
+ * The legacy shape: per platform, label → weight. Jobs without a label cannot be expressed and
+ * are left out; jobs sharing a label (differing in keyword or dates) add up under it.
+ */
+export function toLegacyFormat(jobs: readonly JobView[]): LegacyDesirability[] {
+  const byPlatform = new Map<Platform, Map<string, number>>();
+  for (const job of jobs) {
+    if (job.params.label === null) continue;
+    const labels = byPlatform.get(job.params.platform) ?? new Map<string, number>();
+    labels.set(job.params.label, (labels.get(job.params.label) ?? 0) + job.weight);
+    byPlatform.set(job.params.platform, labels);
+  }
+  // Platforms in order of their heaviest job (the jobs come sorted), labels heaviest first.
+  return [...byPlatform].map(([platform, labels]) => ({
+    source_name: platform,
+    label_weights: Object.fromEntries([...labels].sort(([a, x], [b, y]) => y - x || compare(a, b))),
+  }));
+}
+
+export function paramsKey(params: JobParamsView): string {
+  return JSON.stringify([
+    params.platform,
+    params.label,
+    params.keyword,
+    params.post_start_datetime,
+    params.post_end_datetime,
+  ]);
+}
+
+function heaviestId(byId: ReadonlyMap<string, number>): string {
+  return [...byId].sort(([a, x], [b, y]) => y - x || compare(a, b))[0][0];
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

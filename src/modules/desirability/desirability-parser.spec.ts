@@ -1,0 +1,462 @@
+import { legacyJobId } from './desirability-fields';
+import { parseDesirabilityList, parseDesirabilityRequest } from './desirability-parser';
+
+const ROOT = ['body', 'desirabilities'];
+
+function job(overrides: Record<string, unknown> = {}, params: Record<string, unknown> = {}) {
+  return {
+    id: 'tao-x',
+    weight: 1,
+    params: { platform: 'x', label: '#tao', ...params },
+    ...overrides,
+  };
+}
+
+/** The violations of a body, as `loc` and `type` (messages are checked separately). */
+function violations(body: unknown) {
+  const result = parseDesirabilityRequest(body);
+  if (result.ok) throw new Error('expected violations, got a valid submission');
+  return result.errors.map(({ loc, type }) => ({ loc, type }));
+}
+
+function violationsOf(...items: unknown[]) {
+  return violations({ desirabilities: items });
+}
+
+function parsed(...items: unknown[]) {
+  const result = parseDesirabilityRequest({ desirabilities: items });
+  if (!result.ok) throw new Error(`unexpected violations: ${JSON.stringify(result.errors)}`);
+  return result.value;
+}
+
+describe(parseDesirabilityRequest.name, () => {
+  describe('the body', () => {
+    it.each([
+      ['no body', undefined, [{ loc: ['body'], type: 'missing' }]],
+      ['a list', [], [{ loc: ['body'], type: 'model_attributes_type' }]],
+      ['no desirabilities', {}, [{ loc: ROOT, type: 'missing' }]],
+      [
+        'desirabilities not a list',
+        { desirabilities: { a: 1 } },
+        [{ loc: ROOT, type: 'list_type' }],
+      ],
+      [
+        'an unknown field',
+        { desirabilities: [], extra: 1 },
+        [{ loc: ['body', 'extra'], type: 'extra_forbidden' }],
+      ],
+      [
+        'an item that is no object',
+        { desirabilities: ['x'] },
+        [{ loc: [...ROOT, 0], type: 'dict_type' }],
+      ],
+    ])('rejects %s', (_case, body, expected) => {
+      expect(violations(body)).toEqual(expected);
+    });
+
+    it('accepts an empty list (a withdrawn vote)', () => {
+      expect(parsed()).toEqual({ submitted: [], jobs: [], locs: [] });
+    });
+  });
+
+  describe('jobs', () => {
+    it('normalizes a job and points later errors at its id', () => {
+      const submission = parsed(
+        job(
+          { weight: 3 },
+          {
+            platform: ' X ',
+            label: '  #TAO ',
+            keyword: ' Subnet 13 ',
+            post_start_datetime: '2026-11-01',
+          },
+        ),
+      );
+      expect(submission.jobs).toEqual([
+        {
+          id: 'tao-x',
+          weight: 1,
+          platform: 'x',
+          label: '#tao',
+          keyword: 'Subnet 13',
+          postStart: new Date('2026-11-01T00:00:00Z'),
+          postEnd: null,
+        },
+      ]);
+      expect(submission.locs).toEqual([[...ROOT, 0, 'id']]);
+    });
+
+    it.each([
+      ['id missing', { id: undefined }, [...ROOT, 0, 'id'], 'missing'],
+      ['id not a string', { id: 7 }, [...ROOT, 0, 'id'], 'string_type'],
+      ['id empty', { id: '' }, [...ROOT, 0, 'id'], 'string_too_short'],
+      ['id over 80 characters', { id: 'a'.repeat(81) }, [...ROOT, 0, 'id'], 'string_too_long'],
+      ['id with a slash', { id: 'a/b' }, [...ROOT, 0, 'id'], 'value_error'],
+      ['id with a backslash', { id: 'a\\b' }, [...ROOT, 0, 'id'], 'value_error'],
+      ['weight missing', { weight: undefined }, [...ROOT, 0, 'weight'], 'missing'],
+      ['weight a string', { weight: '0.5' }, [...ROOT, 0, 'weight'], 'float_parsing'],
+      ['weight a boolean', { weight: true }, [...ROOT, 0, 'weight'], 'float_parsing'],
+      ['weight zero', { weight: 0 }, [...ROOT, 0, 'weight'], 'greater_than'],
+      ['weight negative', { weight: -1 }, [...ROOT, 0, 'weight'], 'greater_than'],
+      ['weight infinite', { weight: Infinity }, [...ROOT, 0, 'weight'], 'finite_number'],
+      ['params missing', { params: undefined }, [...ROOT, 0, 'params'], 'missing'],
+      ['params not an object', { params: ['x'] }, [...ROOT, 0, 'params'], 'dict_type'],
+      ['an unknown field', { extra: 1 }, [...ROOT, 0, 'extra'], 'extra_forbidden'],
+    ])('rejects %s', (_case, overrides, loc, type) => {
+      const item: Record<string, unknown> = job(overrides);
+      for (const key of Object.keys(item)) if (item[key] === undefined) delete item[key];
+      expect(violationsOf(item)).toEqual([{ loc, type }]);
+    });
+
+    it('accepts an id of exactly 80 characters', () => {
+      expect(parsed(job({ id: 'a'.repeat(80) })).jobs[0].id).toHaveLength(80);
+    });
+
+    const params = [...ROOT, 0, 'params'];
+    it.each([
+      ['platform missing', { platform: undefined }, [...params, 'platform'], 'missing'],
+      ['platform not a string', { platform: 1 }, [...params, 'platform'], 'string_type'],
+      ['an unknown platform', { platform: 'facebook' }, [...params, 'platform'], 'enum'],
+      ['neither label nor keyword', { label: null, keyword: null }, params, 'value_error'],
+      ['label not a string', { label: ['#tao'] }, [...params, 'label'], 'string_type'],
+      ['label empty', { label: '' }, [...params, 'label'], 'string_too_short'],
+      ['label only spaces', { label: '   ' }, [...params, 'label'], 'string_too_short'],
+      [
+        'label over 140 characters',
+        { label: `#${'a'.repeat(140)}` },
+        [...params, 'label'],
+        'string_too_long',
+      ],
+      ['an X label without #', { label: 'tao' }, [...params, 'label'], 'value_error'],
+      ['an X label that is only #', { label: '#' }, [...params, 'label'], 'value_error'],
+      ['an X label with a space', { label: '#two words' }, [...params, 'label'], 'value_error'],
+      [
+        'a Reddit label without r/',
+        { platform: 'reddit', label: 'bitcoin' },
+        [...params, 'label'],
+        'value_error',
+      ],
+      [
+        'a Reddit label without a name',
+        { platform: 'reddit', label: 'r/' },
+        [...params, 'label'],
+        'value_error',
+      ],
+      [
+        'a Reddit label too long once normalized',
+        { platform: 'reddit', label: `/${'a'.repeat(139)}` },
+        [...params, 'label'],
+        'string_too_long',
+      ],
+      ['keyword not a string', { keyword: 5 }, [...params, 'keyword'], 'string_type'],
+      ['keyword empty', { label: null, keyword: ' ' }, [...params, 'keyword'], 'string_too_short'],
+      [
+        'keyword over 140 characters',
+        { keyword: 'k'.repeat(141) },
+        [...params, 'keyword'],
+        'string_too_long',
+      ],
+      [
+        'a start date that is no date',
+        { post_start_datetime: 'yesterday' },
+        [...params, 'post_start_datetime'],
+        'value_error',
+      ],
+      [
+        'an end date that is no date',
+        { post_end_datetime: '2026-02-31' },
+        [...params, 'post_end_datetime'],
+        'value_error',
+      ],
+      [
+        'a date that is no string',
+        { post_end_datetime: 1700000000 },
+        [...params, 'post_end_datetime'],
+        'string_type',
+      ],
+      [
+        'a start after the end',
+        { post_start_datetime: '2026-11-02', post_end_datetime: '2026-11-01T23:00:00Z' },
+        [...params, 'post_start_datetime'],
+        'value_error',
+      ],
+      [
+        'a start equal to the end',
+        {
+          post_start_datetime: '2026-11-01T02:00:00+02:00',
+          post_end_datetime: '2026-11-01T00:00:00',
+        },
+        [...params, 'post_start_datetime'],
+        'value_error',
+      ],
+      ['an unknown params field', { lang: 'en' }, [...params, 'lang'], 'extra_forbidden'],
+    ])('rejects %s', (_case, overrides, loc, type) => {
+      const item = job({}, overrides);
+      for (const key of Object.keys(item.params)) {
+        if ((item.params as Record<string, unknown>)[key] === undefined)
+          delete (item.params as Record<string, unknown>)[key];
+      }
+      expect(violationsOf(item)).toEqual([{ loc, type }]);
+    });
+
+    it.each([
+      ['/r/Bitcoin', 'r/bitcoin'],
+      ['/Bitcoin', 'r/bitcoin'],
+      ['R/Bitcoin', 'r/bitcoin'],
+      [' r/bitcoin ', 'r/bitcoin'],
+    ])('normalizes the Reddit label %p to %p', (label, expected) => {
+      expect(parsed(job({}, { platform: 'Reddit', label })).jobs[0]).toMatchObject({
+        platform: 'reddit',
+        label: expected,
+      });
+    });
+
+    it('accepts a keyword without a label, and reads zoneless dates as UTC', () => {
+      const [only] = parsed(
+        job(
+          {},
+          {
+            label: null,
+            keyword: 'halving',
+            post_start_datetime: '2026-11-01T10:00:00',
+            post_end_datetime: '2026-11-01T12:00:00+01:00',
+          },
+        ),
+      ).jobs;
+      expect(only).toMatchObject({
+        label: null,
+        keyword: 'halving',
+        postStart: new Date('2026-11-01T10:00:00Z'),
+        postEnd: new Date('2026-11-01T11:00:00Z'),
+      });
+    });
+
+    it('rejects a repeated id at the repetition', () => {
+      expect(violationsOf(job(), job({ id: 'other' }), job({}, { label: '#ai' }))).toEqual([
+        { loc: [...ROOT, 2, 'id'], type: 'value_error' },
+      ]);
+    });
+
+    it('explains each violation as pydantic would', () => {
+      const result = parseDesirabilityRequest({
+        desirabilities: [job({ weight: 0 }, { platform: 'mastodon', label: 'x'.repeat(141) })],
+      });
+      expect(result.ok ? [] : result.errors).toEqual([
+        {
+          loc: [...ROOT, 0, 'weight'],
+          msg: 'Input should be greater than 0',
+          type: 'greater_than',
+          ctx: { gt: 0 },
+        },
+        {
+          loc: [...ROOT, 0, 'params', 'platform'],
+          msg: "Input should be 'x' or 'reddit'",
+          type: 'enum',
+          ctx: { expected: "'x' or 'reddit'" },
+        },
+        {
+          loc: [...ROOT, 0, 'params', 'label'],
+          msg: 'String should have at most 140 characters',
+          type: 'string_too_long',
+          ctx: { max_length: 140 },
+        },
+      ]);
+    });
+  });
+
+  describe('legacy entries', () => {
+    const legacy = (labelWeights: unknown, sourceName: unknown = 'reddit') => ({
+      source_name: sourceName,
+      label_weights: labelWeights,
+    });
+
+    it('turns each label into a job with a generated id, pointing later errors at the label', () => {
+      const submission = parsed(legacy({ 'r/Bitcoin': 3, '/ethereum': 1 }, 'REDDIT'));
+      expect(submission.jobs).toEqual([
+        {
+          id: legacyJobId('reddit', 'r/bitcoin'),
+          weight: 0.75,
+          platform: 'reddit',
+          label: 'r/bitcoin',
+          keyword: null,
+          postStart: null,
+          postEnd: null,
+        },
+        {
+          id: legacyJobId('reddit', 'r/ethereum'),
+          weight: 0.25,
+          platform: 'reddit',
+          label: 'r/ethereum',
+          keyword: null,
+          postStart: null,
+          postEnd: null,
+        },
+      ]);
+      expect(submission.locs).toEqual([
+        [...ROOT, 0, 'label_weights', 'r/Bitcoin'],
+        [...ROOT, 0, 'label_weights', '/ethereum'],
+      ]);
+    });
+
+    it.each([
+      [
+        'source_name missing',
+        { label_weights: { '#tao': 1 } },
+        [...ROOT, 0, 'source_name'],
+        'missing',
+      ],
+      [
+        'source_name not a string',
+        legacy({ '#tao': 1 }, null),
+        [...ROOT, 0, 'source_name'],
+        'string_type',
+      ],
+      [
+        'an unknown source_name',
+        legacy({ '#tao': 1 }, 'tiktok'),
+        [...ROOT, 0, 'source_name'],
+        'enum',
+      ],
+      ['label_weights missing', { source_name: 'x' }, [...ROOT, 0, 'label_weights'], 'missing'],
+      [
+        'label_weights not an object',
+        legacy([['r/a', 1]]),
+        [...ROOT, 0, 'label_weights'],
+        'dict_type',
+      ],
+      ['label_weights empty', legacy({}), [...ROOT, 0, 'label_weights'], 'too_short'],
+      [
+        'a label breaking the rule',
+        legacy({ bitcoin: 1 }),
+        [...ROOT, 0, 'label_weights', 'bitcoin', '[key]'],
+        'value_error',
+      ],
+      [
+        'an empty label',
+        legacy({ '': 1 }),
+        [...ROOT, 0, 'label_weights', '', '[key]'],
+        'string_too_short',
+      ],
+      [
+        'a label over 140 characters',
+        legacy({ [`r/${'a'.repeat(139)}`]: 1 }),
+        [...ROOT, 0, 'label_weights', `r/${'a'.repeat(139)}`, '[key]'],
+        'string_too_long',
+      ],
+      [
+        'a weight of zero',
+        legacy({ 'r/bitcoin': 0 }),
+        [...ROOT, 0, 'label_weights', 'r/bitcoin'],
+        'greater_than',
+      ],
+      [
+        'a weight that is no number',
+        legacy({ 'r/bitcoin': 'high' }),
+        [...ROOT, 0, 'label_weights', 'r/bitcoin'],
+        'float_parsing',
+      ],
+      [
+        'an unknown field',
+        { ...legacy({ 'r/bitcoin': 1 }), weight: 1 },
+        [...ROOT, 0, 'weight'],
+        'extra_forbidden',
+      ],
+    ])('rejects %s', (_case, item, loc, type) => {
+      expect(violationsOf(item)).toEqual([{ loc, type }]);
+    });
+
+    it('rejects a label that repeats another after normalization, at the repetition', () => {
+      expect(violationsOf(legacy({ 'r/Bitcoin': 1 }), legacy({ '/r/bitcoin': 1 }))).toEqual([
+        { loc: [...ROOT, 1, 'label_weights', '/r/bitcoin'], type: 'value_error' },
+      ]);
+    });
+
+    it('rejects a job whose id equals a label’s generated id', () => {
+      const id = legacyJobId('x', '#tao');
+      expect(violationsOf(legacy({ '#tao': 1 }, 'x'), job({ id }, { label: '#ai' }))).toEqual([
+        { loc: [...ROOT, 1, 'id'], type: 'value_error' },
+      ]);
+    });
+
+    it('generates the same id for the same platform and label, and ids within the id rules', () => {
+      expect(parsed(legacy({ 'R/Bitcoin': 1 })).jobs[0].id).toBe(
+        parsed(legacy({ '/bitcoin': 5 })).jobs[0].id,
+      );
+      expect(legacyJobId('x', '#bitcoin')).not.toBe(legacyJobId('reddit', 'r/bitcoin'));
+      expect(legacyJobId('reddit', 'r/bitcoin')).toMatch(/^reddit-r-bitcoin-[0-9a-f]{12}$/);
+      for (const label of [
+        `#${'ü'.repeat(139)}`,
+        `r/${'a/b\\c'.repeat(27)}`,
+        '#🚀',
+        `#${'x'.repeat(139)}`,
+      ]) {
+        const id = legacyJobId(label.startsWith('#') ? 'x' : 'reddit', label);
+        expect(id.length).toBeLessThanOrEqual(80);
+        expect(id).not.toMatch(/[/\\]/);
+      }
+    });
+  });
+
+  describe('weights', () => {
+    it('are normalized to sum to 1 over the whole submission, across both formats', () => {
+      const submission = parsed(job({ weight: 2 }), {
+        source_name: 'x',
+        label_weights: { '#ai': 1, '#btc': 1 },
+      });
+      expect(submission.jobs.map((entry) => entry.weight)).toEqual([0.5, 0.25, 0.25]);
+    });
+
+    it('are normalized without overflow when huge', () => {
+      const submission = parsed(
+        job({ weight: 1e308 }),
+        job({ id: 'b', weight: 1e308 }, { label: '#b' }),
+      );
+      expect(submission.jobs.map((entry) => entry.weight)).toEqual([0.5, 0.5]);
+    });
+  });
+
+  it('reports every violation of every item at once', () => {
+    const body = {
+      desirabilities: [
+        job({ id: 'a/b', weight: -2 }, { platform: 'x', label: 'tao' }),
+        { source_name: 'facebook', label_weights: { 'r/x': 0 } },
+        job(
+          { id: 'ok' },
+          { platform: 'reddit', label: null, keyword: null, post_end_datetime: 'soon' },
+        ),
+        7,
+      ],
+      extra: true,
+    };
+    expect(violations(body)).toEqual([
+      { loc: [...ROOT, 0, 'id'], type: 'value_error' },
+      { loc: [...ROOT, 0, 'weight'], type: 'greater_than' },
+      { loc: [...ROOT, 0, 'params', 'label'], type: 'value_error' },
+      { loc: [...ROOT, 1, 'source_name'], type: 'enum' },
+      { loc: [...ROOT, 1, 'label_weights', 'r/x'], type: 'greater_than' },
+      { loc: [...ROOT, 2, 'params', 'post_end_datetime'], type: 'value_error' },
+      { loc: [...ROOT, 2, 'params'], type: 'value_error' },
+      { loc: [...ROOT, 3], type: 'dict_type' },
+      { loc: ['body', 'extra'], type: 'extra_forbidden' },
+    ]);
+  });
+
+  it('keeps the submission exactly as sent', () => {
+    const items = [
+      job({ weight: 7 }),
+      { source_name: 'Reddit', label_weights: { '/r/Bitcoin': 3 } },
+    ];
+    const submission = parsed(...items);
+    expect(submission.submitted).toEqual([
+      job({ weight: 7 }),
+      { source_name: 'Reddit', label_weights: { '/r/Bitcoin': 3 } },
+    ]);
+  });
+});
+
+describe(parseDesirabilityList.name, () => {
+  it('reports locations from the given root', () => {
+    const result = parseDesirabilityList([{ id: 'a', weight: 1, params: { platform: 'x' } }], []);
+    expect(result.ok ? [] : result.errors.map((error) => error.loc)).toEqual([[0, 'params']]);
+  });
+});

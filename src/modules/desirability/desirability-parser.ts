@@ -1,0 +1,198 @@
+import { TaskJob } from '../tasks/task.types';
+import {
+  isPlainObject,
+  Issues,
+  legacyJobId,
+  parseDate,
+  parseId,
+  parseKeyword,
+  parseLabel,
+  parsePlatform,
+  parseWeight,
+} from './desirability-fields';
+import { Loc, ParsedSubmission, ParseResult, Platform, WeightedJob } from './desirability.types';
+
+const REQUEST_FIELDS = ['desirabilities'];
+const JOB_FIELDS = ['id', 'weight', 'params'];
+const PARAMS_FIELDS = ['platform', 'label', 'keyword', 'post_start_datetime', 'post_end_datetime'];
+const LEGACY_FIELDS = ['source_name', 'label_weights'];
+
+/** One job of a submission while it is being checked; `job` only when all of it is valid. */
+interface Draft {
+  /** The task id, when valid (given, or generated for a legacy label). */
+  id: string | undefined;
+  /** Where errors about the job as a whole point: its id, or a legacy entry's label. */
+  loc: Loc;
+  legacy: boolean;
+  weight: number | undefined;
+  job: TaskJob | undefined;
+}
+
+/**
+ * Checks a `set_desirabilities` body and turns it into normalized, weighted jobs. Every
+ * violation is reported at once, each at its exact location. The item is a union of two
+ * formats, which is why this walks the raw body instead of relying on class-validator.
+ */
+export function parseDesirabilityRequest(body: unknown): ParseResult<ParsedSubmission> {
+  if (body === undefined || body === null) {
+    return { ok: false, errors: [{ loc: ['body'], msg: 'Field required', type: 'missing' }] };
+  }
+  if (!isPlainObject(body)) {
+    const msg = 'Input should be a valid dictionary or object to extract fields from';
+    return { ok: false, errors: [{ loc: ['body'], msg, type: 'model_attributes_type' }] };
+  }
+  const issues = new Issues();
+  let parsed: ParseResult<ParsedSubmission> | undefined;
+  if (!Object.hasOwn(body, 'desirabilities')) issues.missing(['body', 'desirabilities']);
+  else parsed = parseDesirabilityList(body.desirabilities, ['body', 'desirabilities']);
+  if (parsed && !parsed.ok) issues.items.push(...parsed.errors);
+  issues.forbidExtra(body, REQUEST_FIELDS, ['body']);
+  if (issues.items.length > 0 || !parsed?.ok) return { ok: false, errors: issues.items };
+  return parsed;
+}
+
+/**
+ * Checks a list of desirabilities in either format (items may be mixed). An item with
+ * `source_name` or `label_weights` and no `params` is a legacy entry; any other is a job.
+ * Weights are normalized to sum to 1 over the whole list.
+ */
+export function parseDesirabilityList(value: unknown, loc: Loc): ParseResult<ParsedSubmission> {
+  const issues = new Issues();
+  if (!Array.isArray(value)) {
+    issues.add(loc, 'list_type', 'Input should be a valid list');
+    return { ok: false, errors: issues.items };
+  }
+  const drafts = value.flatMap((item, index) => parseItem(item, [...loc, index], issues));
+  checkUniqueIds(drafts, issues);
+  if (issues.items.length > 0) return { ok: false, errors: issues.items };
+  return {
+    ok: true,
+    value: {
+      submitted: value as unknown[],
+      jobs: normalizeWeights(drafts),
+      locs: drafts.map((draft) => draft.loc),
+    },
+  };
+}
+
+function parseItem(item: unknown, loc: Loc, issues: Issues): Draft[] {
+  if (!isPlainObject(item)) {
+    issues.dictType(loc);
+    return [];
+  }
+  const legacy =
+    !Object.hasOwn(item, 'params') &&
+    (Object.hasOwn(item, 'source_name') || Object.hasOwn(item, 'label_weights'));
+  return legacy ? parseLegacyItem(item, loc, issues) : [parseJobItem(item, loc, issues)];
+}
+
+function parseJobItem(item: Record<string, unknown>, loc: Loc, issues: Issues): Draft {
+  const id = required(item, 'id', loc, issues, parseId);
+  const weight = required(item, 'weight', loc, issues, parseWeight);
+  const params = required(item, 'params', loc, issues, parseParams);
+  issues.forbidExtra(item, JOB_FIELDS, loc);
+  const job = id !== undefined && params ? { id, ...params } : undefined;
+  return { id, loc: [...loc, 'id'], legacy: false, weight, job };
+}
+
+function parseParams(value: unknown, loc: Loc, issues: Issues): Omit<TaskJob, 'id'> | undefined {
+  if (!isPlainObject(value)) return issues.dictType(loc);
+  const platform = required(value, 'platform', loc, issues, parsePlatform);
+  const label = parseLabel(value.label, platform, [...loc, 'label'], issues);
+  const keyword = parseKeyword(value.keyword, [...loc, 'keyword'], issues);
+  const postStart = parseDate(value.post_start_datetime, [...loc, 'post_start_datetime'], issues);
+  const postEnd = parseDate(value.post_end_datetime, [...loc, 'post_end_datetime'], issues);
+  issues.forbidExtra(value, PARAMS_FIELDS, loc);
+
+  let valid = platform !== undefined && label !== undefined && keyword !== undefined;
+  if (label === null && keyword === null) {
+    issues.value(loc, 'a job needs a label or a keyword');
+    valid = false;
+  }
+  if (postStart && postEnd && postStart >= postEnd) {
+    issues.value(
+      [...loc, 'post_start_datetime'],
+      'post_start_datetime must be before post_end_datetime',
+    );
+    valid = false;
+  }
+  if (!valid || postStart === undefined || postEnd === undefined) return undefined;
+  return { platform: platform!, label: label!, keyword: keyword!, postStart, postEnd };
+}
+
+/** A legacy entry gives one job per label, with a generated id (same label, same id). */
+function parseLegacyItem(item: Record<string, unknown>, loc: Loc, issues: Issues): Draft[] {
+  const platform = required(item, 'source_name', loc, issues, parsePlatform);
+  const drafts = required(item, 'label_weights', loc, issues, (weights, weightsLoc) =>
+    parseLabelWeights(weights, platform, weightsLoc, issues),
+  );
+  issues.forbidExtra(item, LEGACY_FIELDS, loc);
+  return drafts ?? [];
+}
+
+function parseLabelWeights(
+  value: unknown,
+  platform: Platform | undefined,
+  loc: Loc,
+  issues: Issues,
+): Draft[] | undefined {
+  if (!isPlainObject(value)) return issues.dictType(loc);
+  const entries = Object.entries(value);
+  if (entries.length === 0) {
+    const msg = 'Dictionary should have at least 1 item after validation';
+    return issues.add(loc, 'too_short', msg, {
+      field_type: 'Dictionary',
+      min_length: 1,
+      actual_length: 0,
+    });
+  }
+  return entries.map(([key, weightValue]) => {
+    const entryLoc = [...loc, key];
+    // pydantic reports a dictionary key's errors under `[key]`, its value's at the key itself.
+    const label = parseLabel(key, platform, [...entryLoc, '[key]'], issues);
+    const weight = parseWeight(weightValue, entryLoc, issues);
+    if (!platform || !label)
+      return { id: undefined, loc: entryLoc, legacy: true, weight, job: undefined };
+    const id = legacyJobId(platform, label);
+    const job = { id, platform, label, keyword: null, postStart: null, postEnd: null };
+    return { id, loc: entryLoc, legacy: true, weight, job };
+  });
+}
+
+function checkUniqueIds(drafts: readonly Draft[], issues: Issues): void {
+  const seen = new Set<string>();
+  for (const draft of drafts) {
+    if (draft.id === undefined) continue;
+    if (seen.has(draft.id)) {
+      const subject = draft.legacy ? `this label (generated id '${draft.id}')` : `id '${draft.id}'`;
+      issues.value(draft.loc, `${subject} is already used by another job of this submission`);
+    }
+    seen.add(draft.id);
+  }
+}
+
+/** Weights over their sum; huge weights, whose sum would overflow, are scaled down first. */
+function normalizeWeights(drafts: readonly Draft[]): WeightedJob[] {
+  let weights = drafts.map((draft) => draft.weight!);
+  if (!Number.isFinite(sum(weights))) {
+    const largest = Math.max(...weights);
+    weights = weights.map((weight) => weight / largest);
+  }
+  const total = sum(weights);
+  return drafts.map((draft, index) => ({ ...draft.job!, weight: weights[index] / total }));
+}
+
+function sum(values: readonly number[]): number {
+  return values.reduce((total, value) => total + value, 0);
+}
+
+function required<T>(
+  object: Record<string, unknown>,
+  field: string,
+  loc: Loc,
+  issues: Issues,
+  parse: (value: unknown, loc: Loc, issues: Issues) => T | undefined,
+): T | undefined {
+  if (!Object.hasOwn(object, field)) return issues.missing([...loc, field]);
+  return parse(object[field], [...loc, field], issues);
+}

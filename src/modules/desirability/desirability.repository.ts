@@ -1,0 +1,39 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { Vote } from './desirability-aggregate';
+import { JobView } from './desirability.types';
+
+/** Validators' current votes (`desirability_votes`), one row per hotkey. */
+@Injectable()
+export class DesirabilityRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** Makes this the validator's current vote, replacing the previous one in one statement. */
+  async saveVote(hotkey: string, submitted: unknown[], jobs: JobView[], now: Date): Promise<void> {
+    await this.dataSource.query(
+      `INSERT INTO desirability_votes (hotkey, submitted, jobs, submitted_at)
+       VALUES ($1, $2::jsonb, $3::jsonb, $4)
+       ON CONFLICT (hotkey) DO UPDATE
+         SET submitted = EXCLUDED.submitted, jobs = EXCLUDED.jobs, submitted_at = EXCLUDED.submitted_at`,
+      [hotkey, JSON.stringify(submitted), JSON.stringify(jobs), now.toISOString()],
+    );
+  }
+
+  async deleteVote(hotkey: string): Promise<void> {
+    await this.dataSource.query('DELETE FROM desirability_votes WHERE hotkey = $1', [hotkey]);
+  }
+
+  /** The vote as it was submitted (unscaled), or undefined when the validator has none. */
+  async findSubmitted(hotkey: string): Promise<unknown[] | undefined> {
+    const rows = await this.dataSource.query<{ submitted: unknown[] }[]>(
+      'SELECT submitted FROM desirability_votes WHERE hotkey = $1',
+      [hotkey],
+    );
+    return rows[0]?.submitted;
+  }
+
+  listVotes(): Promise<Vote[]> {
+    return this.dataSource.query('SELECT hotkey, jobs FROM desirability_votes ORDER BY hotkey');
+  }
+}

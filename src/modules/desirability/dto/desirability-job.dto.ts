@@ -1,0 +1,96 @@
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+
+@ApiSchema({
+  name: 'DesirabilityJobParams',
+  description: 'What to scrape. A job needs a label or a keyword (or both).',
+})
+export class DesirabilityJobParamsDto {
+  @ApiProperty({ description: '`x` or `reddit`, in any case', enum: ['x', 'reddit'], example: 'x' })
+  platform: string;
+
+  @ApiPropertyOptional({
+    description:
+      'X: a hashtag (`#tag`); Reddit: a subreddit (`r/name`; `/r/name` and `/name` are accepted and ' +
+      'stored as `r/name`). Trimmed and lower-cased, 1..140 characters.',
+    type: String,
+    nullable: true,
+    minLength: 1,
+    maxLength: 140,
+    example: '#tao',
+  })
+  label?: string | null;
+
+  @ApiPropertyOptional({
+    description: 'Text the posts must contain (case-insensitive), trimmed, 1..140 characters',
+    type: String,
+    nullable: true,
+    minLength: 1,
+    maxLength: 140,
+    example: null,
+  })
+  keyword?: string | null;
+
+  @ApiPropertyOptional({
+    description: 'Only posts from this time on: ISO 8601 date or date-time (no zone = UTC)',
+    type: String,
+    nullable: true,
+    example: null,
+  })
+  post_start_datetime?: string | null;
+
+  @ApiPropertyOptional({
+    description: 'Only posts before this time; must be after `post_start_datetime`',
+    type: String,
+    nullable: true,
+    example: null,
+  })
+  post_end_datetime?: string | null;
+}
+
+@ApiSchema({ name: 'DesirabilityJob', description: 'A scraping job (the jobs format)' })
+export class DesirabilityJobDto {
+  @ApiProperty({
+    description:
+      'Task id: 1..80 characters, no `/` or `\\`, unique within a submission. Re-submitting an ' +
+      'active task id with the same params keeps its registration.',
+    maxLength: 80,
+    example: 'tao-x',
+  })
+  id: string;
+
+  @ApiProperty({
+    description:
+      'Relative weight, > 0. The weights of a submission are normalized to sum to 1; in the ' +
+      'aggregate, the job’s share of the whole list.',
+    exclusiveMinimum: true,
+    minimum: 0,
+    example: 1,
+  })
+  weight: number;
+
+  @ApiProperty({ type: DesirabilityJobParamsDto })
+  params: DesirabilityJobParamsDto;
+}
+
+@ApiSchema({
+  name: 'LegacyDesirability',
+  description: 'The legacy format: labels of one platform with their weights',
+})
+export class LegacyDesirabilityDto {
+  @ApiProperty({
+    description: '`x` or `reddit`, in any case',
+    enum: ['x', 'reddit'],
+    example: 'reddit',
+  })
+  source_name: string;
+
+  @ApiProperty({
+    description:
+      'Label → weight (> 0). Labels follow the jobs format’s rules. Each label becomes a job ' +
+      'whose id is generated from platform and label (the same label always gets the same id).',
+    type: 'object',
+    additionalProperties: { type: 'number' },
+    example: { 'r/bitcoin': 0.6, 'r/ethereum': 0.4 },
+  })
+  label_weights: Record<string, number>;
+}

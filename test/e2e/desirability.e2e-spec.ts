@@ -1,0 +1,662 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DataSource } from 'typeorm';
+import { Clock } from '../../src/common/clock/clock';
+import { legacyJobId } from '../../src/modules/desirability/desirability-fields';
+import { createDatabase, dropDatabase } from '../support/database';
+import { createKey } from '../support/fixtures';
+import { startTestNetwork, TestNetwork } from '../support/network';
+import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
+
+const DAY = 24 * 3600 * 1000;
+const ROOT = ['body', 'desirabilities'];
+
+/** The owner's default list used by these tests: normalized, 0.5 / 0.25 / 0.25. */
+const OWNER_LIST = [
+  { id: 'owner-btc', weight: 2, params: { platform: 'x', label: '#bitcoin' } },
+  { id: 'owner-eth', weight: 1, params: { platform: 'reddit', label: 'r/ethereum' } },
+  { id: 'owner-subnet', weight: 1, params: { platform: 'reddit', keyword: 'subnet' } },
+];
+
+function job(
+  id: string,
+  weight: number,
+  label: string | null,
+  extra: Record<string, unknown> = {},
+) {
+  const platform = label?.startsWith('r/') ? 'reddit' : 'x';
+  return {
+    id,
+    weight,
+    params: {
+      platform,
+      label,
+      keyword: null,
+      post_start_datetime: null,
+      post_end_datetime: null,
+      ...extra,
+    },
+  };
+}
+
+/** Test apps keep their state away from other test files: own DATA_DIR, no lifecycle ticks. */
+function appEnvironment(
+  directory: string,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  const ownerFile = join(directory, 'owner.json');
+  writeFileSync(ownerFile, JSON.stringify(OWNER_LIST));
+  return {
+    DEFAULT_DESIRABILITIES_FILE: ownerFile,
+    DATA_DIR: directory,
+    TASK_LIFECYCLE_TICK: '86400',
+    ...extra,
+  };
+}
+
+interface JobEntry {
+  id: string;
+  weight: number;
+  params: Record<string, unknown>;
+}
+
+describe('Desirability submissions', () => {
+  const HOTKEY = '5SubmissionsTestValidatorHotkey';
+  let directory: string;
+  let app: TestApp;
+  let database: DataSource;
+
+  beforeAll(async () => {
+    directory = mkdtempSync(join(tmpdir(), 'gateway-desirability-'));
+    app = await startTestApp(appEnvironment(directory, { VALIDATOR_HOTKEY: HOTKEY }), {
+      ownDatabase: true,
+    });
+    database = app.app.get(DataSource);
+  });
+  afterAll(async () => {
+    await app.close();
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  const submit = (body: unknown, key = TEST_MASTER_KEY) =>
+    app.http
+      .post('/api/v1/set_desirabilities')
+      .set('X-API-Key', key)
+      .send(body as object);
+  const get = (query = '') =>
+    app.http.get(`/api/v1/get_desirabilities${query}`).set('X-API-Key', TEST_MASTER_KEY);
+  const registration = async (id: string) =>
+    (
+      await database.query<{ registered_at: Date; expires_at: Date; registered_by: string }[]>(
+        'SELECT registered_at, expires_at, registered_by FROM scraping_tasks WHERE id = $1',
+        [id],
+      )
+    )[0];
+
+  it('accepts both formats mixed, registers every job and lists its task ids', async () => {
+    const body = {
+      desirabilities: [
+        { id: 'mixed-tao', weight: 3, params: { platform: 'X', label: '#TAO', keyword: 'subnet' } },
+        { source_name: 'Reddit', label_weights: { '/r/Bitcoin': 0.5, 'r/ethereum': 0.5 } },
+      ],
+    };
+    const response = await submit(body).expect(200);
+    const bitcoin = legacyJobId('reddit', 'r/bitcoin');
+    const ethereum = legacyJobId('reddit', 'r/ethereum');
+    expect(response.body).toEqual({
+      status: 'success',
+      message: `Vote of ${HOTKEY} saved: 3 jobs (3 newly registered tasks)`,
+      tasks: ['mixed-tao', bitcoin, ethereum],
+    });
+    for (const id of response.body.tasks)
+      expect((await registration(id)).registered_by).toBe(HOTKEY);
+
+    // Stored as submitted, and normalized: weights 3 : 0.5 : 0.5 over the whole submission.
+    expect((await get(`?hotkey=${HOTKEY}`).expect(200)).body).toEqual(body.desirabilities);
+    const [vote] = await database.query<{ jobs: JobEntry[] }[]>(
+      'SELECT jobs FROM desirability_votes WHERE hotkey = $1',
+      [HOTKEY],
+    );
+    expect(vote.jobs).toEqual([
+      job('mixed-tao', 0.75, '#tao', { keyword: 'subnet' }),
+      job(bitcoin, 0.125, 'r/bitcoin'),
+      job(ethereum, 0.125, 'r/ethereum'),
+    ]);
+  });
+
+  it('lets only validator-class keys submit', async () => {
+    const regular = await createKey(app, { tier: 'regular' });
+    const denied = await submit({ desirabilities: [] }, regular.key).expect(403);
+    expect(denied.body).toEqual({ detail: 'This operation requires a validator key' });
+    const validator = await createKey(app, { tier: 'validator' });
+    await submit({ desirabilities: [] }, validator.key).expect(200);
+    await app.http.post('/api/v1/set_desirabilities').send({ desirabilities: [] }).expect(401);
+  });
+
+  const valid = { id: 'rule-job', weight: 1, params: { platform: 'x', label: '#tao' } };
+  const withParams = (params: Record<string, unknown>) => ({
+    ...valid,
+    params: { ...valid.params, ...params },
+  });
+  const legacy = (labelWeights: unknown, sourceName: unknown = 'reddit') => ({
+    source_name: sourceName,
+    label_weights: labelWeights,
+  });
+  const params = [...ROOT, 0, 'params'];
+  const weights = [...ROOT, 0, 'label_weights'];
+
+  it.each([
+    [
+      'an unknown top-level field',
+      { desirabilities: [], note: 'x' },
+      ['body', 'note'],
+      'extra_forbidden',
+    ],
+    ['no desirabilities', {}, ROOT, 'missing'],
+    ['desirabilities not a list', { desirabilities: 'x' }, ROOT, 'list_type'],
+    ['an item that is no object', { desirabilities: [1] }, [...ROOT, 0], 'dict_type'],
+    [
+      'an unknown job field',
+      { desirabilities: [{ ...valid, priority: 1 }] },
+      [...ROOT, 0, 'priority'],
+      'extra_forbidden',
+    ],
+    [
+      'a job without id',
+      { desirabilities: [{ weight: 1, params: valid.params }] },
+      [...ROOT, 0, 'id'],
+      'missing',
+    ],
+    [
+      'an id that is no string',
+      { desirabilities: [{ ...valid, id: 1 }] },
+      [...ROOT, 0, 'id'],
+      'string_type',
+    ],
+    [
+      'an empty id',
+      { desirabilities: [{ ...valid, id: '' }] },
+      [...ROOT, 0, 'id'],
+      'string_too_short',
+    ],
+    [
+      'an id over 80 characters',
+      { desirabilities: [{ ...valid, id: 'i'.repeat(81) }] },
+      [...ROOT, 0, 'id'],
+      'string_too_long',
+    ],
+    [
+      'an id with a slash',
+      { desirabilities: [{ ...valid, id: 'a/b' }] },
+      [...ROOT, 0, 'id'],
+      'value_error',
+    ],
+    [
+      'an id with a backslash',
+      { desirabilities: [{ ...valid, id: 'a\\b' }] },
+      [...ROOT, 0, 'id'],
+      'value_error',
+    ],
+    [
+      'a repeated id',
+      { desirabilities: [valid, withParams({ label: '#ai' })] },
+      [...ROOT, 1, 'id'],
+      'value_error',
+    ],
+    [
+      'a job without weight',
+      { desirabilities: [{ id: 'a', params: valid.params }] },
+      [...ROOT, 0, 'weight'],
+      'missing',
+    ],
+    [
+      'a weight that is no number',
+      { desirabilities: [{ ...valid, weight: 'high' }] },
+      [...ROOT, 0, 'weight'],
+      'float_parsing',
+    ],
+    [
+      'a weight of zero',
+      { desirabilities: [{ ...valid, weight: 0 }] },
+      [...ROOT, 0, 'weight'],
+      'greater_than',
+    ],
+    [
+      'a negative weight',
+      { desirabilities: [{ ...valid, weight: -0.5 }] },
+      [...ROOT, 0, 'weight'],
+      'greater_than',
+    ],
+    ['a job without params', { desirabilities: [{ id: 'a', weight: 1 }] }, params, 'missing'],
+    [
+      'params that are no object',
+      { desirabilities: [{ ...valid, params: 'x' }] },
+      params,
+      'dict_type',
+    ],
+    [
+      'an unknown params field',
+      { desirabilities: [withParams({ lang: 'en' })] },
+      [...params, 'lang'],
+      'extra_forbidden',
+    ],
+    [
+      'a job without platform',
+      { desirabilities: [{ ...valid, params: { label: '#tao' } }] },
+      [...params, 'platform'],
+      'missing',
+    ],
+    [
+      'an unknown platform',
+      { desirabilities: [withParams({ platform: 'youtube' })] },
+      [...params, 'platform'],
+      'enum',
+    ],
+    [
+      'a job without label or keyword',
+      { desirabilities: [withParams({ label: null })] },
+      params,
+      'value_error',
+    ],
+    [
+      'an empty label',
+      { desirabilities: [withParams({ label: '' })] },
+      [...params, 'label'],
+      'string_too_short',
+    ],
+    [
+      'a label over 140 characters',
+      { desirabilities: [withParams({ label: `#${'a'.repeat(140)}` })] },
+      [...params, 'label'],
+      'string_too_long',
+    ],
+    [
+      'an X label without #',
+      { desirabilities: [withParams({ label: 'bitcoin' })] },
+      [...params, 'label'],
+      'value_error',
+    ],
+    [
+      'a Reddit label without r/',
+      { desirabilities: [withParams({ platform: 'reddit', label: 'bitcoin' })] },
+      [...params, 'label'],
+      'value_error',
+    ],
+    [
+      'an empty keyword',
+      { desirabilities: [withParams({ keyword: '' })] },
+      [...params, 'keyword'],
+      'string_too_short',
+    ],
+    [
+      'a keyword over 140 characters',
+      { desirabilities: [withParams({ keyword: 'k'.repeat(141) })] },
+      [...params, 'keyword'],
+      'string_too_long',
+    ],
+    [
+      'a start that is no date',
+      { desirabilities: [withParams({ post_start_datetime: 'last week' })] },
+      [...params, 'post_start_datetime'],
+      'value_error',
+    ],
+    [
+      'an end that is no date',
+      { desirabilities: [withParams({ post_end_datetime: '2026-13-01' })] },
+      [...params, 'post_end_datetime'],
+      'value_error',
+    ],
+    [
+      'a start not before the end',
+      {
+        desirabilities: [
+          withParams({
+            post_start_datetime: '2026-11-02',
+            post_end_datetime: '2026-11-02T00:00:00Z',
+          }),
+        ],
+      },
+      [...params, 'post_start_datetime'],
+      'value_error',
+    ],
+    [
+      'a legacy entry without source_name',
+      { desirabilities: [{ label_weights: { '#tao': 1 } }] },
+      [...ROOT, 0, 'source_name'],
+      'missing',
+    ],
+    [
+      'an unknown source_name',
+      { desirabilities: [legacy({ 'r/a': 1 }, 'facebook')] },
+      [...ROOT, 0, 'source_name'],
+      'enum',
+    ],
+    [
+      'a legacy entry without label_weights',
+      { desirabilities: [{ source_name: 'x' }] },
+      weights,
+      'missing',
+    ],
+    [
+      'label_weights that are no object',
+      { desirabilities: [legacy(['r/a'])] },
+      weights,
+      'dict_type',
+    ],
+    ['empty label_weights', { desirabilities: [legacy({})] }, weights, 'too_short'],
+    [
+      'a legacy label breaking the rule',
+      { desirabilities: [legacy({ bitcoin: 1 })] },
+      [...weights, 'bitcoin', '[key]'],
+      'value_error',
+    ],
+    [
+      'a legacy weight of zero',
+      { desirabilities: [legacy({ 'r/bitcoin': 0 })] },
+      [...weights, 'r/bitcoin'],
+      'greater_than',
+    ],
+    [
+      'a legacy label repeated',
+      { desirabilities: [legacy({ 'r/Bitcoin': 1, '/bitcoin': 1 })] },
+      [...weights, '/bitcoin'],
+      'value_error',
+    ],
+    [
+      'an unknown legacy field',
+      { desirabilities: [{ ...legacy({ 'r/a': 1 }), weight: 1 }] },
+      [...ROOT, 0, 'weight'],
+      'extra_forbidden',
+    ],
+  ])('rejects %s at its exact location', async (_case, body, loc, type) => {
+    const response = await submit(body).expect(422);
+    expect(response.body.detail).toEqual([expect.objectContaining({ loc, type })]);
+  });
+
+  it('reports every violation at once and stores nothing', async () => {
+    await submit({ desirabilities: [job('all-at-once-kept', 1, '#kept')] }).expect(200);
+    const response = await submit({
+      desirabilities: [
+        { id: 'a/b', weight: 0, params: { platform: 'x', label: 'tao' } },
+        { source_name: 'reddit', label_weights: { 'r/ok': 1, 'no-prefix': -1 } },
+        {
+          id: 'c',
+          weight: 1,
+          params: { platform: 'tiktok', keyword: 'k'.repeat(141), post_start_datetime: 'soon' },
+        },
+      ],
+      extra: 1,
+    }).expect(422);
+    expect(response.body.detail).toEqual([
+      {
+        loc: [...ROOT, 0, 'id'],
+        msg: "Value error, id must not contain '/' or '\\'",
+        type: 'value_error',
+      },
+      {
+        loc: [...ROOT, 0, 'weight'],
+        msg: 'Input should be greater than 0',
+        type: 'greater_than',
+        ctx: { gt: 0 },
+      },
+      {
+        loc: [...ROOT, 0, 'params', 'label'],
+        msg: 'Value error, X labels are hashtags: # followed by the tag, without spaces',
+        type: 'value_error',
+      },
+      {
+        loc: [...ROOT, 1, 'label_weights', 'no-prefix', '[key]'],
+        msg: 'Value error, Reddit labels are subreddits: r/<name> (or /r/<name>, /<name>), without spaces',
+        type: 'value_error',
+      },
+      {
+        loc: [...ROOT, 1, 'label_weights', 'no-prefix'],
+        msg: 'Input should be greater than 0',
+        type: 'greater_than',
+        ctx: { gt: 0 },
+      },
+      {
+        loc: [...ROOT, 2, 'params', 'platform'],
+        msg: "Input should be 'x' or 'reddit'",
+        type: 'enum',
+        ctx: { expected: "'x' or 'reddit'" },
+      },
+      {
+        loc: [...ROOT, 2, 'params', 'keyword'],
+        msg: 'String should have at most 140 characters',
+        type: 'string_too_long',
+        ctx: { max_length: 140 },
+      },
+      {
+        loc: [...ROOT, 2, 'params', 'post_start_datetime'],
+        msg: 'Value error, must be an ISO 8601 date or date-time, e.g. 2026-11-20 or 2026-11-20T12:00:00Z',
+        type: 'value_error',
+      },
+      { loc: ['body', 'extra'], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' },
+    ]);
+    expect((await get(`?hotkey=${HOTKEY}`).expect(200)).body).toEqual([
+      job('all-at-once-kept', 1, '#kept'),
+    ]);
+    expect(await registration('c')).toBeUndefined();
+  });
+
+  it('replaces the previous vote, and an empty list withdraws it', async () => {
+    await submit({ desirabilities: [job('replace-first', 1, '#first')] }).expect(200);
+    await submit({ desirabilities: [job('replace-second', 1, '#second')] }).expect(200);
+    expect((await get(`?hotkey=${HOTKEY}`).expect(200)).body).toEqual([
+      job('replace-second', 1, '#second'),
+    ]);
+    const ids = (await get().expect(200)).body.map((entry: JobEntry) => entry.id);
+    expect(ids).toContain('replace-second');
+    expect(ids).not.toContain('replace-first');
+
+    const withdrawn = await submit({ desirabilities: [] }).expect(200);
+    expect(withdrawn.body).toEqual({
+      status: 'success',
+      message: `Vote of ${HOTKEY} withdrawn`,
+      tasks: [],
+    });
+    const missing = await get(`?hotkey=${HOTKEY}`).expect(404);
+    expect(missing.body).toEqual({ detail: `No desirabilities submitted by hotkey ${HOTKEY}` });
+    expect((await get().expect(200)).body.map((entry: JobEntry) => entry.id).sort()).toEqual([
+      'owner-btc',
+      'owner-eth',
+      'owner-subnet',
+    ]);
+  });
+
+  it('answers 404 for a hotkey that never voted, and validates the query', async () => {
+    expect((await get('?hotkey=5Unknown').expect(404)).body).toEqual({
+      detail: 'No desirabilities submitted by hotkey 5Unknown',
+    });
+    const format = await get('?format=csv').expect(422);
+    expect(format.body.detail).toEqual([
+      expect.objectContaining({ loc: ['query', 'format'], type: 'enum' }),
+    ]);
+    const empty = await get('?hotkey=').expect(422);
+    expect(empty.body.detail).toEqual([
+      expect.objectContaining({ loc: ['query', 'hotkey'], type: 'string_too_short' }),
+    ]);
+  });
+
+  it('keeps the registration of an active job submitted again', async () => {
+    await submit({ desirabilities: [job('kept-registration', 1, '#kept')] }).expect(200);
+    const first = await registration('kept-registration');
+    app.app.get(Clock).advance(DAY);
+    const again = await submit({
+      desirabilities: [job('kept-registration', 2, '#kept'), job('kept-new', 1, '#new')],
+    }).expect(200);
+    expect(again.body.tasks).toEqual(['kept-registration', 'kept-new']);
+    expect(again.body.message).toBe(`Vote of ${HOTKEY} saved: 2 jobs (1 newly registered task)`);
+    expect(await registration('kept-registration')).toEqual(first);
+  });
+
+  it('rejects a job id registered for different params, at the job, and stores nothing', async () => {
+    await submit({ desirabilities: [job('conflict-kept', 1, '#kept')] }).expect(200);
+    await submit({
+      desirabilities: [job('conflict-tao', 1, '#tao'), job(legacyJobId('x', '#ai'), 1, '#not-ai')],
+    }).expect(200);
+
+    const response = await submit({
+      desirabilities: [
+        job('conflict-fresh', 1, '#fresh'),
+        job('conflict-tao', 1, '#other'),
+        { source_name: 'x', label_weights: { '#AI': 1 } },
+      ],
+    }).expect(422);
+    expect(response.body.detail).toEqual([
+      {
+        loc: [...ROOT, 1, 'id'],
+        msg: "Value error, task id 'conflict-tao' is already registered for a different task",
+        type: 'value_error',
+      },
+      {
+        loc: [...ROOT, 2, 'label_weights', '#AI'],
+        msg: `Value error, task id '${legacyJobId('x', '#ai')}' is already registered for a different task`,
+        type: 'value_error',
+      },
+    ]);
+    expect(await registration('conflict-fresh')).toBeUndefined();
+    expect((await get(`?hotkey=${HOTKEY}`).expect(200)).body).toEqual([
+      job('conflict-tao', 1, '#tao'),
+      job(legacyJobId('x', '#ai'), 1, '#not-ai'),
+    ]);
+  });
+});
+
+describe('The aggregate desirability list', () => {
+  let network: TestNetwork;
+  let directory: string;
+  let databaseName: string;
+  /** Two validators of the metagraph and one voter unknown to it, sharing one database. */
+  let apps: { big: TestApp; small: TestApp; ghost: TestApp };
+  let stakes: { big: number; small: number };
+
+  beforeAll(async () => {
+    network = await startTestNetwork(1);
+    directory = mkdtempSync(join(tmpdir(), 'gateway-aggregate-'));
+    databaseName = `gateway_test_aggregate_${randomBytes(4).toString('hex')}`;
+    const env = {
+      ...network.env,
+      DATABASE_URL: await createDatabase(process.env.TEST_RUN_SERVER_URL!, databaseName),
+    };
+    const [first, second] = network.devnet.validators;
+    const [big, small] = first.stake >= second.stake ? [first, second] : [second, first];
+    stakes = { big: big.stake, small: small.stake };
+    const start = (hotkey: string) =>
+      startTestApp(appEnvironment(directory, { ...env, VALIDATOR_HOTKEY: hotkey }));
+    apps = {
+      big: await start(big.hotkey),
+      small: await start(small.hotkey),
+      ghost: await start('5GhostValidatorNotInTheMetagraph'),
+    };
+  });
+  afterAll(async () => {
+    await Promise.all(Object.values(apps).map((app) => app.close()));
+    await network.stop();
+    await dropDatabase(process.env.TEST_RUN_SERVER_URL!, databaseName);
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  const submit = (app: TestApp, desirabilities: unknown[]) =>
+    app.http
+      .post('/api/v1/set_desirabilities')
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .send({ desirabilities });
+  const fetchAggregate = (app: TestApp, format: 'jobs' | 'legacy') =>
+    app.http
+      .get(`/api/v1/get_desirabilities?format=${format}`)
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .expect(200);
+  const aggregate = async (app: TestApp) => (await fetchAggregate(app, 'jobs')).body as JobEntry[];
+  const legacyAggregate = async (app: TestApp) =>
+    (await fetchAggregate(app, 'legacy')).body as {
+      source_name: string;
+      label_weights: Record<string, number>;
+    }[];
+
+  /** Expected weights by id, rounded like the service (12 significant digits). */
+  function expectWeights(actual: JobEntry[], expected: Record<string, number>) {
+    expect(Object.fromEntries(actual.map((entry) => [entry.id, entry.weight]))).toEqual(
+      Object.fromEntries(
+        Object.entries(expected).map(([id, weight]) => [id, Number(weight.toPrecision(12))]),
+      ),
+    );
+    const weights = actual.map((entry) => entry.weight);
+    expect([...weights].sort((a, b) => b - a)).toEqual(weights);
+  }
+
+  const bittensor = legacyJobId('reddit', 'r/bittensor_');
+
+  it('weights the owner 30 % and the votes 70 % by stake share, on every instance', async () => {
+    const big = stakes.big / (stakes.big + stakes.small);
+    const small = stakes.small / (stakes.big + stakes.small);
+    await submit(apps.big, [job('agg-tao', 3, '#tao'), job('agg-btc', 1, '#bitcoin')]).expect(200);
+    await submit(apps.small, [
+      { source_name: 'reddit', label_weights: { 'r/bittensor_': 1 } },
+      job('agg-tao', 1, '#tao'),
+    ]).expect(200);
+    await submit(apps.ghost, [job('agg-ghost', 1, '#ghost')]).expect(200);
+
+    const expected = {
+      // The owner's #bitcoin job and the big validator's agg-btc are the same job.
+      'owner-btc': 0.3 * 0.5 + 0.7 * big * 0.25,
+      'agg-tao': 0.7 * big * 0.75 + 0.7 * small * 0.5,
+      [bittensor]: 0.7 * small * 0.5,
+      'owner-eth': 0.3 * 0.25,
+      'owner-subnet': 0.3 * 0.25,
+    };
+    for (const app of Object.values(apps)) expectWeights(await aggregate(app), expected);
+    const merged = (await aggregate(apps.small)).find((entry) => entry.id === 'owner-btc');
+    expect(merged?.params).toEqual({
+      platform: 'x',
+      label: '#bitcoin',
+      keyword: null,
+      post_start_datetime: null,
+      post_end_datetime: null,
+    });
+
+    // Legacy: per platform, labels only; the keyword-only owner job cannot be expressed.
+    const legacy = await legacyAggregate(apps.big);
+    expect(legacy.map((entry) => entry.source_name).sort()).toEqual(['reddit', 'x']);
+    const labels = Object.assign({}, ...legacy.map((entry) => entry.label_weights));
+    expect(Object.keys(labels).sort()).toEqual(['#bitcoin', '#tao', 'r/bittensor_', 'r/ethereum']);
+    expect(labels['#tao']).toBeCloseTo(expected['agg-tao'], 10);
+  });
+
+  it('rejects a task id another validator registered for different params', async () => {
+    const response = await submit(apps.ghost, [job('agg-tao', 1, '#not-tao')]).expect(422);
+    expect(response.body.detail).toEqual([
+      {
+        loc: [...ROOT, 0, 'id'],
+        msg: "Value error, task id 'agg-tao' is already registered for a different task",
+        type: 'value_error',
+      },
+    ]);
+  });
+
+  it('stops weighing a job dropped from a vote, and every expired task', async () => {
+    const small = stakes.small / (stakes.big + stakes.small);
+    const big = stakes.big / (stakes.big + stakes.small);
+    // agg-btc stays an active task, but is no longer in any vote.
+    await submit(apps.big, [job('agg-tao', 1, '#tao')]).expect(200);
+    expectWeights(await aggregate(apps.small), {
+      'agg-tao': 0.7 * big + 0.7 * small * 0.5,
+      'owner-btc': 0.3 * 0.5,
+      [bittensor]: 0.7 * small * 0.5,
+      'owner-eth': 0.3 * 0.25,
+      'owner-subnet': 0.3 * 0.25,
+    });
+
+    apps.small.app.get(Clock).advance(8 * DAY);
+    expectWeights(await aggregate(apps.small), {
+      'owner-btc': 0.15,
+      'owner-eth': 0.075,
+      'owner-subnet': 0.075,
+    });
+    // The other instance's clock has not moved: for it, the tasks are still active.
+    expect((await aggregate(apps.big)).map((entry: JobEntry) => entry.id)).toContain('agg-tao');
+  });
+});
