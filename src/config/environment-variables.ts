@@ -158,7 +158,7 @@ export class EnvironmentVariables {
   @toInt()
   @IsInt()
   @Min(1)
-  MINER_CONCURRENCY = 4;
+  MINER_CONCURRENCY = 8;
 
   @toInt()
   @IsInt()

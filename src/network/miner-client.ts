@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import {
   BulkheadPolicy,
@@ -67,13 +68,18 @@ export class MinerClient implements OnModuleDestroy {
   /** Aborted at shutdown: calls in flight end at once instead of at their timeout. */
   private readonly shutdown = new AbortController();
 
-  constructor(@InjectConfig() private readonly config: AppConfig) {}
+  constructor(@InjectConfig() private readonly config: AppConfig) {
+    // Every call in flight listens on this signal; many concurrent calls are normal, not a leak.
+    setMaxListeners(0, this.shutdown.signal);
+  }
 
+  /** `signal` lets the caller give up early (a query's stragglers); that counts as a timeout. */
   async call(
     miner: MinerAddress,
     endpoint: MinerEndpoint,
     body: object,
     timeoutMs: number,
+    signal?: AbortSignal,
   ): Promise<MinerReply> {
     const { bulkhead: limiter, breaker } = this.policiesFor(miner.uid);
     const started = performance.now();
@@ -83,8 +89,9 @@ export class MinerClient implements OnModuleDestroy {
         breaker,
         timeout(timeoutMs, TimeoutStrategy.Aggressive),
       ).execute(
-        ({ signal }) => this.post(`${miner.axonUrl.replace(/\/+$/, '')}/${endpoint}`, body, signal),
-        this.shutdown.signal,
+        (context) =>
+          this.post(`${miner.axonUrl.replace(/\/+$/, '')}/${endpoint}`, body, context.signal),
+        signal ? AbortSignal.any([this.shutdown.signal, signal]) : this.shutdown.signal,
       );
       return { body: reply, latencyMs: performance.now() - started };
     } catch (error) {

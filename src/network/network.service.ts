@@ -36,6 +36,12 @@ export interface NetworkQueryResult {
 
 /** Hedging delay before the network has enough latency samples to know its own p90. */
 const INITIAL_HEDGE_MS = 1000;
+/**
+ * After the response, stragglers get this long (at least) before their calls are abandoned:
+ * late answers still count for credibility, but a hung miner must not hold its connection
+ * slots for the whole deadline. An abandoned call counts as a timeout.
+ */
+const STRAGGLER_GRACE_MS = 1000;
 /** Failures that say nothing about the miner (it was not even asked) leave credibility alone. */
 const NOT_THE_MINERS_FAULT: ReadonlySet<MinerFailureReason> = new Set(['busy', 'circuit_open']);
 
@@ -114,17 +120,14 @@ export class NetworkService implements OnModuleInit, BeforeApplicationShutdown {
       end_date: query.endDate.toISOString(),
       limit: query.limit,
     };
+    const hedgeAfterMs = Math.min(this.latencies.quantile(0.9, INITIAL_HEDGE_MS), queryDeadlineMs);
+    const stragglers = new AbortController();
     const outcome = await runQuorum(
-      {
-        candidates,
-        fanout: minersPerQuery,
-        quorum,
-        deadlineMs: queryDeadlineMs,
-        hedgeAfterMs: Math.min(this.latencies.quantile(0.9, INITIAL_HEDGE_MS), queryDeadlineMs),
-      },
-      (miner) => this.ask(miner, request, matcher),
+      { candidates, fanout: minersPerQuery, quorum, deadlineMs: queryDeadlineMs, hedgeAfterMs },
+      (miner) => this.ask(miner, request, matcher, stragglers.signal),
       (late) => this.recordLate(late),
     );
+    setTimeout(() => stragglers.abort(), Math.max(STRAGGLER_GRACE_MS, 2 * hedgeAfterMs)).unref();
     const merged = mergeAnswers(outcome.answers, query.limit);
     this.recordCredibility(outcome, merged.holders);
     return summarize(outcome, merged.items, merged.consensus);
@@ -163,12 +166,14 @@ export class NetworkService implements OnModuleInit, BeforeApplicationShutdown {
     miner: MinerEntity,
     request: OnDemandMinerRequest,
     matcher: QueryMatcher,
+    signal: AbortSignal,
   ): Promise<CheckedAnswer> {
     const reply = await this.client.call(
       { uid: miner.uid, axonUrl: miner.axonUrl! },
       'OnDemandRequest',
       request,
       this.config.network.queryDeadlineMs,
+      signal,
     );
     const data = (reply.body as { data?: unknown } | null)?.data;
     if (!Array.isArray(data))
