@@ -139,7 +139,8 @@ async function benchmark() {
     const baseline = [...direct].sort((a, b) => a.p50 - b.p50)[network.quorum - 1];
     if (!baseline) throw new Error(`fewer healthy miners than QUERY_QUORUM=${network.quorum}`);
     progress(`ideal: ${options.requests} fan-outs straight to the healthy miners`);
-    const plan = { ...network, count: options.requests, concurrency: options.concurrency };
+    const { quorum } = network;
+    const plan = { quorum, count: options.requests, concurrency: options.concurrency };
     const urls = healthy.map((uid) => devnet.minerUrls[uid]);
     const ideal = await timeQuorum(urls, hotkey, minerRequest, plan);
 
