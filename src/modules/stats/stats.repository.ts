@@ -54,7 +54,7 @@ export class StatsRepository {
   async bytesByLabel(label: string): Promise<{ bytes: number; adjBytes: number }> {
     const [row] = await this.dataSource.query<{ bytes: string | null; adj: number | null }[]>(
       `SELECT sum(t.bytes) AS bytes, sum(t.adj_bytes) AS adj
-       FROM labels l JOIN label_totals t ON t.label_id = l.id WHERE l.value = $1`,
+       FROM labels l JOIN label_totals t ON t.source IN (1, 2) AND t.label_id = l.id WHERE l.value = $1`,
       [label],
     );
     return { bytes: Number(row?.bytes ?? 0), adjBytes: row?.adj ?? 0 };

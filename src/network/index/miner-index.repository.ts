@@ -21,45 +21,85 @@ interface Totals {
  * its rows are swapped (bulk-loaded with COPY) and its old per-label and per-hour totals are
  * subtracted from the network totals and the new ones added, weighted by its credibility.
  */
+/** Namespace of the per-miner advisory locks (the second key is the uid). */
+const MINER_LOCK_NAMESPACE = 7_013_001;
+
 @Injectable()
 export class MinerIndexRepository {
+  /** Labels are never deleted and their ids never change, so they are cached for good. */
+  private readonly labelIds = new Map<string, number>();
+  private readonly partitions = new Set<number>();
+
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
+  /**
+   * Replaces one miner's index in one transaction. The rows and the miner's own totals are
+   * written under a per-miner lock, so replaces of different miners overlap; only the short
+   * update of the network totals takes the global aggregates lock, after which the miner's
+   * credibility is read, so a concurrent credibility change cannot be applied twice or missed.
+   */
   async replaceMinerIndex(uid: number, rows: readonly IndexRow[]): Promise<void> {
     const labelIds = await this.resolveLabels(rows);
+    const partition = await this.ensurePartition(uid);
     await this.dataSource.transaction(async (manager) => {
-      await lockAggregates(manager);
-      const [miner] = await manager.query<{ credibility: number }[]>(
-        'SELECT credibility FROM miners WHERE uid = $1 FOR UPDATE',
-        [uid],
-      );
-      if (!miner) throw new Error(`unknown miner ${uid}`);
-      const old = await this.takeTotals(manager, uid);
-      await manager.query('DELETE FROM miner_index WHERE miner_uid = $1', [uid]);
+      await manager.query('SELECT pg_advisory_xact_lock($1, $2)', [MINER_LOCK_NAMESPACE, uid]);
+      await manager.query(`TRUNCATE ${partition}`);
       await this.copyRows(manager, uid, rows, labelIds);
+      const old = await this.takeTotals(manager, uid);
       const fresh = totalsOf(rows, labelIds);
       await this.storeTotals(manager, uid, fresh);
+      await lockAggregates(manager);
+      const [miner] = await manager
+        .query<{ credibility: number }[]>(
+          'UPDATE miners SET index_synced_at = now(), index_buckets = $2 WHERE uid = $1 RETURNING credibility',
+          [uid, rows.length],
+        )
+        .then((result) => returningRows<{ credibility: number }>(result));
+      if (!miner) throw new Error(`unknown miner ${uid}`);
       await this.applyDeltas(manager, difference(fresh, old), miner.credibility);
-      await manager.query(
-        'UPDATE miners SET index_synced_at = now(), index_buckets = $2 WHERE uid = $1',
-        [uid, rows.length],
-      );
     });
   }
 
   /** Label ids for every label in `rows`, creating the missing ones. */
   private async resolveLabels(rows: readonly IndexRow[]): Promise<Map<string, number>> {
-    const values = [...new Set(rows.flatMap((row) => (row.label === null ? [] : [row.label])))];
-    if (values.length === 0) return new Map();
-    await this.dataSource.query(
-      'INSERT INTO labels (value) SELECT unnest($1::varchar[]) ON CONFLICT (value) DO NOTHING',
-      [values],
-    );
-    const found = await this.dataSource.query<{ id: number; value: string }[]>(
-      'SELECT id, value FROM labels WHERE value = ANY($1::varchar[])',
-      [values],
-    );
-    return new Map(found.map((label) => [label.value, label.id]));
+    const missing = [
+      ...new Set(
+        rows.flatMap((row) =>
+          row.label === null || this.labelIds.has(row.label) ? [] : [row.label],
+        ),
+      ),
+    ];
+    if (missing.length > 0) {
+      await this.dataSource.query(
+        'INSERT INTO labels (value) SELECT unnest($1::varchar[]) ON CONFLICT (value) DO NOTHING',
+        [missing],
+      );
+      const found = await this.dataSource.query<{ id: number; value: string }[]>(
+        'SELECT id, value FROM labels WHERE value = ANY($1::varchar[])',
+        [missing],
+      );
+      for (const label of found) this.labelIds.set(label.value, label.id);
+    }
+    return this.labelIds;
+  }
+
+  /**
+   * The miner's partition, created on first use in its own statement: creating a partition
+   * locks the parent table, which must not last for a whole replace.
+   */
+  private async ensurePartition(uid: number): Promise<string> {
+    if (!Number.isSafeInteger(uid) || uid < 0) throw new Error(`invalid miner uid ${uid}`);
+    const name = `miner_index_p${uid}`;
+    if (!this.partitions.has(uid)) {
+      await this.dataSource
+        .query(`CREATE TABLE IF NOT EXISTS ${name} PARTITION OF miner_index FOR VALUES IN (${uid})`)
+        .catch((error: { code?: string }) => {
+          // Another replica created it between our check and our statement.
+          if (error.code !== '42P07') throw error;
+        });
+      this.partitions.add(uid);
+    }
+    return name;
   }
 
   private async takeTotals(manager: EntityManager, uid: number): Promise<Totals> {
