@@ -15,6 +15,7 @@ import {
   serveApp,
 } from './support/app-server';
 import { fixedResponseEnv, forkServer, serveFixedResponse } from './support/child-server';
+import { cleanupOnExit } from './support/cleanup';
 import { acquireDatabase } from './support/database';
 import {
   LoadOptions,
@@ -60,19 +61,8 @@ function assertHealthResponse(text: string): void {
 }
 
 async function benchmark(options: LoadOptions): Promise<void> {
-  const cleanups: Array<() => Promise<void>> = [];
-  let cleaning: Promise<void> | undefined;
-  // Reverse order: bare server, bench key, app, then the database the app was using.
-  const cleanup = (): Promise<void> =>
-    (cleaning ??= (async () => {
-      for (const step of cleanups.reverse()) {
-        await step().catch((error: unknown) => progress(`cleanup failed: ${String(error)}`));
-      }
-    })());
-  // Ctrl-C must not leave a throwaway database or an embedded Postgres behind either.
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => void cleanup().finally(() => process.exit(130)));
-  }
+  // Undone in reverse order: bare server, bench key, app, then the database the app was using.
+  const cleanups = cleanupOnExit();
   try {
     const database = await acquireDatabase('bench_health');
     cleanups.push(database.release);
@@ -131,7 +121,7 @@ async function benchmark(options: LoadOptions): Promise<void> {
     }
     report(options, database.description, Buffer.byteLength(first.text), rounds);
   } finally {
-    await cleanup();
+    await cleanups.run();
   }
 }
 

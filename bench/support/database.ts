@@ -2,8 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from 'pg';
+import { createDatabase, dropDatabase, isReachable } from '../../src/database/database-server';
 import { startEmbeddedPostgres } from '../../src/database/embedded-postgres';
+
+export { dropDatabase, isReachable };
 
 /** Where benchmarks look for a Postgres when DATABASE_URL is not set (trust auth expected). */
 export const LOCAL_SERVER_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -40,9 +42,9 @@ export async function acquireDatabase(
     };
   }
   if (await isReachable(localServerUrl)) {
-    await onServer(localServerUrl, (c) => c.query(`CREATE DATABASE ${c.escapeIdentifier(name)}`));
+    const url = await createDatabase(localServerUrl, name);
     return {
-      url: withDatabase(localServerUrl, name),
+      url,
       description: `throwaway database ${name} on ${redact(localServerUrl)}`,
       persistent: false,
       release: once(() => dropDatabase(localServerUrl, name)),
@@ -69,42 +71,6 @@ export async function acquireDatabase(
     rmSync(directory, { recursive: true, force: true });
     throw error;
   }
-}
-
-export function withDatabase(url: string, database: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${database}`;
-  return parsed.toString();
-}
-
-/** Runs statements against the maintenance database of the server behind `url`. */
-export async function onServer<T>(url: string, work: (client: Client) => Promise<T>): Promise<T> {
-  const client = new Client({
-    connectionString: withDatabase(url, 'postgres'),
-    connectionTimeoutMillis: 3000,
-  });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
-}
-
-export async function isReachable(url: string): Promise<boolean> {
-  try {
-    await onServer(url, (client) => client.query('SELECT 1'));
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** FORCE: a benchmarked app that was killed may still hold connections for a moment. */
-export async function dropDatabase(serverUrl: string, name: string): Promise<void> {
-  await onServer(serverUrl, (c) =>
-    c.query(`DROP DATABASE IF EXISTS ${c.escapeIdentifier(name)} WITH (FORCE)`),
-  );
 }
 
 function redact(url: string): string {

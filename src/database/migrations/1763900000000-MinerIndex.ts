@@ -57,6 +57,8 @@ export class MinerIndex1763900000000 implements MigrationInterface {
       CREATE TABLE label_totals (
         source smallint NOT NULL,
         label_id integer NOT NULL,
+        -- The label's text, copied here so that the top-labels query needs no join.
+        label varchar(140) NOT NULL,
         bytes bigint NOT NULL,
         adj_bytes double precision NOT NULL,
         PRIMARY KEY (source, label_id)
@@ -72,6 +74,13 @@ export class MinerIndex1763900000000 implements MigrationInterface {
         adj_bytes double precision NOT NULL,
         PRIMARY KEY (source, time_bucket)
       ) WITH (fillfactor = 70)`);
+
+    // Bumped in every transaction that writes the totals: stats responses are cached per
+    // version, so a cached answer is never stale, on any replica.
+    await queryRunner.query(
+      `CREATE TABLE aggregates_version (id smallint PRIMARY KEY CHECK (id = 1), version bigint NOT NULL)`,
+    );
+    await queryRunner.query(`INSERT INTO aggregates_version VALUES (1, 0)`);
 
     // Background jobs shared by replicas: who ran what when, so a job runs once per interval.
     await queryRunner.query(`

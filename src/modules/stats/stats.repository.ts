@@ -31,12 +31,19 @@ export interface BucketHolder {
 export class StatsRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
+  /** Changes whenever the totals change (see aggregates-lock.ts). */
+  async aggregatesVersion(): Promise<string> {
+    const [row] = await this.dataSource.query<{ version: string }[]>(
+      'SELECT version FROM aggregates_version WHERE id = 1',
+    );
+    return row?.version ?? '0';
+  }
+
   topLabels(source: SourceId, limit: number): Promise<LabelSizeRow[]> {
     return this.dataSource.query(
-      `SELECT l.value AS label_value, t.bytes AS content_size_bytes, t.adj_bytes AS adj_content_size_bytes
-       FROM label_totals t JOIN labels l ON l.id = t.label_id
-       WHERE t.source = $1 AND t.bytes > 0
-       ORDER BY t.adj_bytes DESC, l.value
+      `SELECT label AS label_value, bytes AS content_size_bytes, adj_bytes AS adj_content_size_bytes
+       FROM label_totals WHERE source = $1 AND bytes > 0
+       ORDER BY adj_bytes DESC, label
        LIMIT $2`,
       [source, limit],
     );

@@ -27,27 +27,46 @@ const SOURCE_IDS: Record<Source, SourceId> = { reddit: 1, x: 2 };
 /** Statistics over the miners' index, read from incrementally maintained aggregates. */
 @Injectable()
 export class StatsService {
+  private readonly cache = new Map<string, { version: string; value: object }>();
+
   constructor(
     private readonly repository: StatsRepository,
     private readonly network: NetworkService,
   ) {}
 
   async topLabels(source: Source): Promise<LabelSizeDto[]> {
-    const rows = await this.repository.topLabels(SOURCE_IDS[source], TOP_LIMIT);
-    return rows.map((row) => ({
-      label_value: row.label_value,
-      content_size_bytes: Number(row.content_size_bytes),
-      adj_content_size_bytes: Math.round(row.adj_content_size_bytes),
-    }));
+    return this.cached(`labels:${source}`, async () => {
+      const rows = await this.repository.topLabels(SOURCE_IDS[source], TOP_LIMIT);
+      return rows.map((row) => ({
+        label_value: row.label_value,
+        content_size_bytes: Number(row.content_size_bytes),
+        adj_content_size_bytes: Math.round(row.adj_content_size_bytes),
+      }));
+    });
   }
 
   async ages(source: Source): Promise<AgeSizeDto[]> {
-    const rows = await this.repository.ages(SOURCE_IDS[source], TOP_LIMIT);
-    return rows.map((row) => ({
-      time_bucket_id: row.time_bucket_id,
-      content_size_bytes: Number(row.content_size_bytes),
-      adj_content_size_bytes: Math.round(row.adj_content_size_bytes),
-    }));
+    return this.cached(`ages:${source}`, async () => {
+      const rows = await this.repository.ages(SOURCE_IDS[source], TOP_LIMIT);
+      return rows.map((row) => ({
+        time_bucket_id: row.time_bucket_id,
+        content_size_bytes: Number(row.content_size_bytes),
+        adj_content_size_bytes: Math.round(row.adj_content_size_bytes),
+      }));
+    });
+  }
+
+  /**
+   * The list endpoints answer from a cache keyed by the aggregates' version, which every write
+   * of the totals bumps: one tiny query per request, never a stale answer.
+   */
+  private async cached<T extends object>(key: string, compute: () => Promise<T>): Promise<T> {
+    const version = await this.repository.aggregatesVersion();
+    const entry = this.cache.get(key);
+    if (entry?.version === version) return entry.value as T;
+    const value = await compute();
+    this.cache.set(key, { version, value });
+    return value;
   }
 
   /** Unknown labels give zeros, not 404. */

@@ -161,8 +161,9 @@ export class MinerIndexRepository {
   ): Promise<void> {
     const labels = splitKeys(deltas.labels);
     await manager.query(
-      `INSERT INTO label_totals AS t (source, label_id, bytes, adj_bytes)
-       SELECT source, label_id, bytes, bytes * $4::float8 FROM unnest($1::smallint[], $2::int[], $3::bigint[]) AS d(source, label_id, bytes)
+      `INSERT INTO label_totals AS t (source, label_id, label, bytes, adj_bytes)
+       SELECT d.source, d.label_id, l.value, d.bytes, d.bytes * $4::float8
+       FROM unnest($1::smallint[], $2::int[], $3::bigint[]) AS d(source, label_id, bytes) JOIN labels l ON l.id = d.label_id
        ON CONFLICT (source, label_id) DO UPDATE SET bytes = t.bytes + EXCLUDED.bytes, adj_bytes = t.adj_bytes + EXCLUDED.adj_bytes`,
       [labels.sources, labels.ids, labels.bytes, credibility],
     );
