@@ -210,8 +210,9 @@ describe('On-demand queries when miners hang or lie', () => {
 });
 
 describe('On-demand error contract', () => {
-  it('answers 200 with status "error" when no miner is available', async () => {
-    const network = await startTestNetwork(0);
+  /** Queries a fresh app over a network of `miners` and returns the answer's body. */
+  async function queryNetwork(miners: Parameters<typeof startTestNetwork>[0]): Promise<unknown> {
+    const network = await startTestNetwork(miners);
     const app = await startTestApp(network.env, { ownDatabase: true });
     try {
       const response = await app.http
@@ -219,38 +220,32 @@ describe('On-demand error contract', () => {
         .set('X-API-Key', TEST_MASTER_KEY)
         .send({ source: 'x' })
         .expect(200);
-      expect(response.body).toMatchObject({
-        status: 'error',
-        data: [],
-        meta: { error: 'No miners available' },
-      });
+      return response.body;
     } finally {
       await app.close();
       await network.stop();
     }
+  }
+
+  it('answers 200 with status "error" when no miner is available', async () => {
+    expect(await queryNetwork(0)).toMatchObject({
+      status: 'error',
+      data: [],
+      meta: { error: 'No miners available' },
+    });
   });
 
   it('answers 200 with status "error" when every miner fails', async () => {
-    const network = await startTestNetwork([
-      { behaviour: { http500: true } },
-      { behaviour: { malformedJson: true } },
-    ]);
-    const app = await startTestApp(network.env, { ownDatabase: true });
-    try {
-      const response = await app.http
-        .post(ENDPOINT)
-        .set('X-API-Key', TEST_MASTER_KEY)
-        .send({ source: 'x' })
-        .expect(200);
-      expect(response.body).toMatchObject({
-        status: 'error',
-        data: [],
-        meta: { error: 'Every queried miner failed', miners_queried: 2 },
-      });
-    } finally {
-      await app.close();
-      await network.stop();
-    }
+    expect(
+      await queryNetwork([
+        { behaviour: { http500: true } },
+        { behaviour: { malformedJson: true } },
+      ]),
+    ).toMatchObject({
+      status: 'error',
+      data: [],
+      meta: { error: 'Every queried miner failed', miners_queried: 2 },
+    });
   });
 });
 

@@ -44,7 +44,6 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   409: 'Conflict with the current state of the resource',
   413: 'Request body too large',
   429: 'Rate limit exceeded (see `Retry-After`), or too many failed authentications from this address',
-  501: 'Not implemented yet',
   503: 'A dependency is unavailable',
 };
 
