@@ -20,7 +20,8 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
   // Responses are dynamic JSON: an ETag would cost a hash per response and never match.
   app.set('etag', false);
   app.use(helmet({ contentSecurityPolicy: false, crossOriginEmbedderPolicy: false }));
-  if (config.corsOrigins.length > 0) app.enableCors({ origin: config.corsOrigins, exposedHeaders: EXPOSED_HEADERS });
+  if (config.corsOrigins.length > 0)
+    app.enableCors({ origin: config.corsOrigins, exposedHeaders: EXPOSED_HEADERS });
   app.use(json({ limit: config.bodyLimit }));
   app.use(bodyParserErrorHandler);
   app.useGlobalPipes(new RequestValidationPipe());
@@ -28,7 +29,13 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
   setupSwagger(app);
 }
 
-const EXPOSED_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'X-Request-Id'];
+const EXPOSED_HEADERS = [
+  'X-RateLimit-Limit',
+  'X-RateLimit-Remaining',
+  'X-RateLimit-Reset',
+  'Retry-After',
+  'X-Request-Id',
+];
 
 export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   const config = new DocumentBuilder()

@@ -14,8 +14,11 @@ async function main(): Promise<void> {
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
-    embedded = await startEmbeddedPostgres(join(config.dataDir, 'postgres'), config.embeddedPostgresPort, 'validator', (m) =>
-      process.stderr.write(`${m}\n`),
+    embedded = await startEmbeddedPostgres(
+      join(config.dataDir, 'postgres'),
+      config.embeddedPostgresPort,
+      'validator',
+      (m) => process.stderr.write(`${m}\n`),
     );
     databaseUrl = embedded.url;
   }
@@ -48,7 +51,12 @@ async function main(): Promise<void> {
   printBanner(config.port, embedded !== undefined, master, devnet);
 }
 
-function printBanner(port: number, embedded: boolean, master: ReturnType<typeof resolveMasterKey>, devnet?: Devnet): void {
+function printBanner(
+  port: number,
+  embedded: boolean,
+  master: ReturnType<typeof resolveMasterKey>,
+  devnet?: Devnet,
+): void {
   const base = `http://localhost:${port}`;
   const lines = [
     '',
@@ -58,7 +66,8 @@ function printBanner(port: number, embedded: boolean, master: ReturnType<typeof 
     `  Miners:       ${devnet ? `simulated devnet of ${devnet.miners.length} miners (set METAGRAPH_FILE for a real metagraph)` : 'METAGRAPH_FILE'}`,
   ];
   // The generated development key is shown once, on the stdout of the start that created it.
-  if (master.created) lines.push(`  Master key:   ${master.key}   (generated, saved to ${master.file})`);
+  if (master.created)
+    lines.push(`  Master key:   ${master.key}   (generated, saved to ${master.file})`);
   else if (master.file) lines.push(`  Master key:   saved in ${master.file}`);
   process.stdout.write(`${lines.join('\n')}\n\n`);
 }
@@ -67,7 +76,9 @@ main().catch((error: unknown) => {
   if (error instanceof ConfigError) {
     process.stderr.write(`${error.message}\n`);
   } else {
-    process.stderr.write(`Startup failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.stderr.write(
+      `Startup failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
   }
   process.exit(1);
 });
