@@ -26,10 +26,8 @@ export class MinerIndex1763900000000 implements MigrationInterface {
         time_bucket integer NOT NULL,
         content_size_bytes bigint NOT NULL
       ) PARTITION BY LIST (miner_uid)`);
-    // query_bucket looks up (source, label, hour); each partition gets its own copy.
-    await queryRunner.query(
-      `CREATE INDEX miner_index_lookup_idx ON miner_index (source, label_id, time_bucket)`,
-    );
+    // query_bucket looks up (source, label, hour): each partition has its own index, built after
+    // its rows are loaded (see MinerIndexRepository), not declared here on the parent.
 
     // Each miner's totals, so that its contribution can be subtracted without reading its index.
     await queryRunner.query(`

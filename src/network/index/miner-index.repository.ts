@@ -43,8 +43,14 @@ export class MinerIndexRepository {
     const partition = await this.ensurePartition(uid);
     await this.dataSource.transaction(async (manager) => {
       await manager.query('SELECT pg_advisory_xact_lock($1, $2)', [MINER_LOCK_NAMESPACE, uid]);
+      // Loading into an empty table and indexing afterwards is several times faster than
+      // maintaining the index row by row during COPY.
+      await manager.query(`DROP INDEX IF EXISTS ${partition}_lookup`);
       await manager.query(`TRUNCATE ${partition}`);
       await this.copyRows(manager, uid, rows, labelIds);
+      await manager.query(
+        `CREATE INDEX ${partition}_lookup ON ${partition} (source, label_id, time_bucket)`,
+      );
       const old = await this.takeTotals(manager, uid);
       const fresh = totalsOf(rows, labelIds);
       await this.storeTotals(manager, uid, fresh);
