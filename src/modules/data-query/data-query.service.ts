@@ -6,7 +6,6 @@ import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { parseIsoDate } from '../../network/iso-date';
 import { NetworkQuery, NetworkService } from '../../network/network.service';
-import { DataSource } from '../../network/protocol';
 import { DataQueryRequestDto } from './dto/data-query-request.dto';
 import { DataQueryResponseDto } from './dto/data-query-response.dto';
 
@@ -73,7 +72,7 @@ function toNetworkQuery(request: DataQueryRequestDto): NetworkQuery {
     startDate,
     endDate,
     limit: request.limit ?? DEFAULT_LIMIT,
-  } satisfies NetworkQuery & { source: DataSource };
+  };
 }
 
 /** Identical queries share an entry; order and case of usernames/keywords do not matter. */
