@@ -11,9 +11,25 @@ export interface MinerCounts {
   available: number;
 }
 
-export interface CredibilityScore {
+/**
+ * One or more EMA steps for a miner, folded: after observations s1..sk with weight α,
+ * credibility becomes c·(1−α)^k + Σ α(1−α)^(k−i)·si, i.e. c·decay + add.
+ */
+export interface CredibilityUpdate {
   uid: number;
-  score: number;
+  decay: number;
+  add: number;
+}
+
+/** Folds one more observation `score` into `update` (or starts one). */
+export function foldObservation(
+  update: CredibilityUpdate | undefined,
+  uid: number,
+  score: number,
+  alpha: number,
+): CredibilityUpdate {
+  const { decay, add } = update ?? { decay: 1, add: 0 };
+  return { uid, decay: decay * (1 - alpha), add: add * (1 - alpha) + alpha * score };
 }
 
 @Injectable()
@@ -83,25 +99,26 @@ export class MinersRepository {
   }
 
   /**
-   * Moves each miner's credibility towards its observed score by `alpha` (an exponential moving
-   * average) and, in the same transaction, moves the credibility-adjusted aggregates by each
-   * miner's change times its per-label and per-hour totals, so the stats stay exact at once.
+   * Applies credibility updates — each `credibility × decay + add`, which is what a run of
+   * exponential-moving-average steps folds into (see `CredibilityUpdate`) — and, in the same
+   * transaction, moves the credibility-adjusted aggregates by each miner's change times its
+   * per-label and per-hour totals, so the stats stay exact at once. In SQL, so that replicas
+   * updating the same miner do not overwrite each other.
    */
-  async applyCredibilityScores(
-    scores: readonly CredibilityScore[],
-    alpha: number,
+  async applyCredibilityUpdates(
+    updates: readonly CredibilityUpdate[],
   ): Promise<Map<number, number>> {
-    if (scores.length === 0) return new Map();
+    if (updates.length === 0) return new Map();
     return this.dataSource.transaction(async (manager) => {
       await lockAggregates(manager);
       const rows = returningRows<{ uid: number; old: number; credibility: number }>(
         await manager.query(
           `UPDATE miners AS m
-         SET credibility = LEAST(1, GREATEST(0, m.credibility + $3::float8 * (s.score - m.credibility))), updated_at = now()
-         FROM unnest($1::int[], $2::float8[]) AS s(uid, score), miners AS before
-         WHERE m.uid = s.uid AND before.uid = m.uid
+         SET credibility = LEAST(1, GREATEST(0, m.credibility * u.decay + u.add)), updated_at = now()
+         FROM unnest($1::int[], $2::float8[], $3::float8[]) AS u(uid, decay, add), miners AS before
+         WHERE m.uid = u.uid AND before.uid = m.uid
          RETURNING m.uid, before.credibility AS old, m.credibility`,
-          [scores.map((s) => s.uid), scores.map((s) => s.score), alpha],
+          [updates.map((u) => u.uid), updates.map((u) => u.decay), updates.map((u) => u.add)],
         ),
       );
       const changed = rows.filter((row) => row.credibility !== row.old);

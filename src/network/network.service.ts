@@ -7,7 +7,12 @@ import { MetagraphService } from './metagraph/metagraph.service';
 import { MinerEntity } from './miner.entity';
 import { MinerCallError, MinerClient, MinerFailureReason } from './miner-client';
 import { rankMinersForQuery } from './miner-selection';
-import { MinerCounts, MinersRepository } from './miners.repository';
+import {
+  CredibilityUpdate,
+  foldObservation,
+  MinerCounts,
+  MinersRepository,
+} from './miners.repository';
 import { checkBucket } from './index/bucket-check';
 import { DataEntityBucketId, DataItem, DataSource, OnDemandMinerRequest } from './protocol';
 import { compileQuery, QueryMatcher } from './query-matcher';
@@ -42,6 +47,8 @@ const INITIAL_HEDGE_MS = 1000;
  * slots for the whole deadline. An abandoned call counts as a timeout.
  */
 const STRAGGLER_GRACE_MS = 1000;
+/** How long observations of miners are gathered before they are written in one transaction. */
+const CREDIBILITY_FLUSH_MS = 500;
 /** Failures that say nothing about the miner (it was not even asked) leave credibility alone. */
 const NOT_THE_MINERS_FAULT: ReadonlySet<MinerFailureReason> = new Set(['busy', 'circuit_open']);
 
@@ -57,6 +64,8 @@ export class NetworkService implements OnModuleInit, BeforeApplicationShutdown {
   private shuttingDown = false;
   /** Credibility and state writes made after a response; shutdown waits for them. */
   private readonly pendingWrites = new Set<Promise<void>>();
+  private readonly pendingScores = new Map<number, CredibilityUpdate>();
+  private flushTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly metagraph: MetagraphService,
@@ -76,6 +85,7 @@ export class NetworkService implements OnModuleInit, BeforeApplicationShutdown {
 
   /** Resolves once the credibility and state writes made so far are stored. */
   async settled(): Promise<void> {
+    this.flushScores();
     while (this.pendingWrites.size > 0) await Promise.all(this.pendingWrites);
   }
 
@@ -216,11 +226,28 @@ export class NetworkService implements OnModuleInit, BeforeApplicationShutdown {
     );
   }
 
+  /**
+   * Observations are folded per miner and written together every CREDIBILITY_FLUSH_MS: one
+   * transaction for all the queries of that window instead of one per query.
+   */
   private persistScores(scores: { uid: number; score: number }[]): void {
     if (scores.length === 0 || this.shuttingDown) return;
+    const alpha = this.config.network.credibilityAlpha;
+    for (const { uid, score } of scores) {
+      this.pendingScores.set(uid, foldObservation(this.pendingScores.get(uid), uid, score, alpha));
+    }
+    this.flushTimer ??= setTimeout(() => this.flushScores(), CREDIBILITY_FLUSH_MS);
+  }
+
+  private flushScores(): void {
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    const updates = [...this.pendingScores.values()];
+    this.pendingScores.clear();
+    if (updates.length === 0) return;
     this.track(
       this.repository
-        .applyCredibilityScores(scores, this.config.network.credibilityAlpha)
+        .applyCredibilityUpdates(updates)
         .then((values) => this.metagraph.updateCredibility(values))
         .catch((error: Error) =>
           this.logger.warn(`could not record credibility: ${error.message}`),

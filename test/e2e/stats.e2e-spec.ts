@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { IndexSyncService } from '../../src/network/index/index-sync.service';
-import { MinersRepository } from '../../src/network/miners.repository';
+import { foldObservation, MinersRepository } from '../../src/network/miners.repository';
 import { NetworkService } from '../../src/network/network.service';
 import { createDatabase, dropDatabase } from '../support/database';
 import { startTestNetwork, TestNetwork } from '../support/network';
@@ -136,7 +136,7 @@ describe('Statistics over the synced miner index', () => {
     );
     const values = await app.app
       .get(MinersRepository)
-      .applyCredibilityScores([{ uid: 0, score: 0 }], 0.5);
+      .applyCredibilityUpdates([foldObservation(undefined, 0, 0, 0.5)]);
     const change = values.get(0)! - credibility;
     const after = (await get('get_bytes_by_label?label=%23bitcoin').expect(200)).body;
     expect(after.total_bytes).toBe(before.total_bytes);
