@@ -1,7 +1,14 @@
 import { join } from 'node:path';
-import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import {
+  BeforeApplicationShutdown,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+  OnModuleDestroy,
+} from '@nestjs/common';
 import { Clock } from '../../common/clock/clock';
 import { JobRunner } from '../../common/jobs/job-runner';
+import { PeriodicJob } from '../../common/jobs/periodic-job';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { NetworkService } from '../../network/network.service';
@@ -20,26 +27,39 @@ const PAGE_SIZE = 1000;
  * left `compiling` is compiled again from scratch. One replica runs it at a time.
  */
 @Injectable()
-export class TaskLifecycleService implements OnApplicationBootstrap, OnModuleDestroy {
+export class TaskLifecycleService
+  implements OnApplicationBootstrap, OnModuleDestroy, BeforeApplicationShutdown
+{
   private readonly logger = new Logger(TaskLifecycleService.name);
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<unknown> | undefined;
+  private readonly job: PeriodicJob<{ collected: number; compiled: number }>;
 
   constructor(
     private readonly repository: TasksRepository,
     private readonly network: NetworkService,
-    private readonly jobs: JobRunner,
+    jobs: JobRunner,
     private readonly clock: Clock,
     @InjectConfig() private readonly config: AppConfig,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    this.timer = setInterval(() => void this.tick(), this.config.tasks.tickMs).unref();
+  ) {
+    this.job = new PeriodicJob(
+      jobs,
+      TASK_LIFECYCLE_JOB,
+      config.tasks.tickMs,
+      () => this.runOnce(),
+      this.logger,
+    );
   }
 
-  async onModuleDestroy(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running?.catch(() => undefined);
+  onApplicationBootstrap(): void {
+    this.job.start();
+  }
+
+  onModuleDestroy(): void {
+    this.job.stop();
+  }
+
+  /** After the miner client aborted its calls (onModuleDestroy), a running pass ends quickly. */
+  beforeApplicationShutdown(): Promise<void> {
+    return this.job.settled();
   }
 
   /** One pass: collect what is due, then compile what expired (also used by tests). */
@@ -60,20 +80,6 @@ export class TaskLifecycleService implements OnApplicationBootstrap, OnModuleDes
     const compiling = await this.repository.claimExpired(this.clock.now());
     for (const task of compiling) await this.compile(task);
     return compiling.length;
-  }
-
-  private async tick(): Promise<void> {
-    if (this.running) return;
-    this.running = this.jobs.runOnce(TASK_LIFECYCLE_JOB, this.config.tasks.tickMs, () =>
-      this.runOnce(),
-    );
-    try {
-      await this.running;
-    } catch (error) {
-      this.logger.error(`task lifecycle failed: ${(error as Error).message}`);
-    } finally {
-      this.running = undefined;
-    }
   }
 
   private async collect(task: TaskRow, now: Date): Promise<void> {

@@ -6,6 +6,7 @@ import {
   OnModuleDestroy,
 } from '@nestjs/common';
 import { JobRunner } from '../../common/jobs/job-runner';
+import { PeriodicJob } from '../../common/jobs/periodic-job';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { MinerEntity } from '../miner.entity';
@@ -43,61 +44,43 @@ export class IndexSyncService
   implements OnApplicationBootstrap, OnModuleDestroy, BeforeApplicationShutdown
 {
   private readonly logger = new Logger(IndexSyncService.name);
-  private timer: NodeJS.Timeout | undefined;
-  private current: Promise<unknown> | undefined;
+  private readonly job: PeriodicJob<IndexSyncReport>;
   private stopping = false;
 
   constructor(
-    private readonly jobs: JobRunner,
+    jobs: JobRunner,
     private readonly network: NetworkService,
     private readonly client: MinerClient,
     private readonly repository: MinerIndexRepository,
     @InjectConfig() private readonly config: AppConfig,
-  ) {}
+  ) {
+    this.job = new PeriodicJob(
+      jobs,
+      INDEX_SYNC_JOB,
+      config.network.indexSync.intervalMs,
+      () => this.syncAll(),
+      this.logger,
+    );
+  }
 
   onApplicationBootstrap(): void {
-    const { intervalMs, onStart } = this.config.network.indexSync;
     // Readiness does not wait for the first sync, which waits for the metagraph.
-    if (onStart) void this.network.whenReady().then(() => this.tick());
-    this.timer = setInterval(() => void this.tick(), intervalMs).unref();
+    this.job.start(this.config.network.indexSync.onStart ? this.network.whenReady() : undefined);
   }
 
   onModuleDestroy(): void {
     this.stopping = true;
-    clearInterval(this.timer);
+    this.job.stop();
   }
 
   /** After the miner client aborted its calls (onModuleDestroy), a running sync ends quickly. */
-  async beforeApplicationShutdown(): Promise<void> {
-    await this.current?.catch(() => undefined);
+  beforeApplicationShutdown(): Promise<void> {
+    return this.job.settled();
   }
 
   /** Runs the sync now if no replica ran it within the interval (tests and operators use this). */
   async runIfDue(): Promise<IndexSyncReport | undefined> {
-    const run = this.jobs.runOnce(INDEX_SYNC_JOB, this.config.network.indexSync.intervalMs, () =>
-      this.syncAll(),
-    );
-    this.current = run;
-    const outcome = await run;
-    if (!outcome.ran) {
-      this.logger.log(
-        outcome.skipped === 'locked'
-          ? 'index sync: another replica is running it'
-          : 'index sync: ran recently, not due yet',
-      );
-    }
-    return outcome.result;
-  }
-
-  private async tick(): Promise<void> {
-    if (this.stopping || this.current) return;
-    try {
-      await this.runIfDue();
-    } catch (error) {
-      this.logger.error(`index sync failed: ${(error as Error).message}`);
-    } finally {
-      this.current = undefined;
-    }
+    return (await this.job.runIfDue()).result;
   }
 
   private async syncAll(): Promise<IndexSyncReport> {
