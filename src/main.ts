@@ -1,6 +1,8 @@
 import { join } from 'node:path';
 import { config as loadDotEnv } from 'dotenv';
+import { Logger } from 'nestjs-pino';
 import { createApp } from './bootstrap';
+import { installGracefulShutdown } from './common/lifecycle/graceful-shutdown';
 import { ConfigError, loadConfig } from './config/load-config';
 import { resolveMasterKey } from './config/master-key';
 import { EmbeddedDatabase, startEmbeddedPostgres } from './database/embedded-postgres';
@@ -39,15 +41,14 @@ async function main(): Promise<void> {
 
   const app = await createApp({ ...config, network, repos, databaseUrl, masterKey: master.key });
   await app.listen(config.port, config.host);
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      void app
-        .close()
-        .then(() => devnet?.stop())
-        .then(() => embedded?.stop())
-        .finally(() => process.exit(0));
-    });
-  }
+  installGracefulShutdown(app, {
+    timeoutMs: config.shutdownTimeoutMs,
+    logger: app.get(Logger),
+    afterClose: async () => {
+      await devnet?.stop();
+      await embedded?.stop();
+    },
+  });
   printBanner(config.port, embedded !== undefined, master, devnet);
 }
 

@@ -15,6 +15,8 @@ export interface AppConfig {
   logLevel: string;
   bodyLimit: string;
   corsOrigins: string[];
+  /** Bound on draining in-flight requests at SIGTERM before connections are cut. */
+  shutdownTimeoutMs: number;
   rateLimits: RateLimitConfig;
   auth: AuthConfig;
   database: DatabaseTuning;

@@ -71,6 +71,13 @@ export class EnvironmentVariables {
   @IsString()
   CORS_ORIGINS?: string;
 
+  /** On SIGTERM, how long in-flight requests may run before their connections are cut. */
+  @toInt()
+  @IsInt()
+  @Min(0)
+  @Max(600000)
+  SHUTDOWN_TIMEOUT_MS = 10000;
+
   @toInt()
   @IsInt()
   @Min(1)

@@ -45,6 +45,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     logLevel: vars.LOG_LEVEL,
     bodyLimit: vars.BODY_LIMIT,
     corsOrigins: vars.CORS_ORIGINS ? vars.CORS_ORIGINS.split(',').map((o) => o.trim()) : [],
+    shutdownTimeoutMs: vars.SHUTDOWN_TIMEOUT_MS,
     rateLimits: {
       regularPerWindow: vars.RATE_LIMIT_REGULAR,
       validatorPerWindow: vars.RATE_LIMIT_VALIDATOR,

@@ -1,0 +1,262 @@
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+import { AppProcess, buildService, jsonLogs, startAppProcess } from '../support/app-process';
+import { createDatabase, dropDatabase } from '../support/database';
+import { startTestNetwork, TestNetwork } from '../support/network';
+import { TEST_MASTER_KEY, testRedisUrl } from '../support/test-app';
+
+// The compiled service as real processes (what `npm start` and the Docker image run), sharing
+// one Postgres and one Redis as replicas behind a load balancer do.
+
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+
+interface Answer {
+  status: number;
+  body: unknown;
+  headers: Headers;
+}
+
+async function call(
+  app: AppProcess,
+  path: string,
+  key: string,
+  init: { method?: string; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<Answer> {
+  const response = await fetch(`${app.url}${path}`, {
+    method: init.method ?? 'GET',
+    headers: { 'X-API-Key': key, 'Content-Type': 'application/json', ...init.headers },
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+    signal: AbortSignal.timeout(20_000),
+  });
+  const text = await response.text();
+  return {
+    status: response.status,
+    body: text ? JSON.parse(text) : null,
+    headers: response.headers,
+  };
+}
+
+async function createKey(app: AppProcess, name: string, tier = 'regular'): Promise<string> {
+  const created = await call(app, '/api/v1/keys', TEST_MASTER_KEY, {
+    method: 'POST',
+    body: { name, tier },
+  });
+  expect(created.status).toBe(200);
+  return (created.body as { key: string }).key;
+}
+
+async function ownDatabase(label: string) {
+  const serverUrl = process.env.TEST_RUN_SERVER_URL!;
+  const name = `gateway_test_${label}_${randomBytes(4).toString('hex')}`;
+  const url = await createDatabase(serverUrl, name);
+  const client = new Client({ connectionString: url });
+  return {
+    url,
+    client,
+    drop: async () => {
+      await client.end().catch(() => undefined);
+      await dropDatabase(serverUrl, name);
+    },
+  };
+}
+
+async function until<T>(probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await sleep(50);
+  }
+}
+
+beforeAll(() => buildService(), 120_000);
+
+describe('Two service processes on one Postgres and one Redis', () => {
+  let network: TestNetwork;
+  let database: Awaited<ReturnType<typeof ownDatabase>>;
+  let apps: AppProcess[] = [];
+
+  beforeAll(async () => {
+    network = await startTestNetwork(3);
+    database = await ownDatabase('replicas');
+    const env = {
+      ...network.env,
+      DATABASE_URL: database.url,
+      REDIS_URL: testRedisUrl(),
+      INDEX_SYNC_ON_START: 'true',
+      RATE_LIMIT_REGULAR: '20',
+      KEY_CACHE_TTL_MS: '1000',
+    };
+    // Both start on an empty database at once: the migration lock lets one of them migrate.
+    apps = await Promise.all([startAppProcess(env), startAppProcess(env)]);
+    await database.client.connect();
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.all(apps.map((app) => app.stop()));
+    await network?.stop();
+    await database?.drop();
+  }, 60_000);
+
+  it('share one rate limit exactly: 20 of 40 concurrent requests spread over both pass', async () => {
+    const key = await createKey(apps[0], 'shared-budget');
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => call(apps[i % 2], '/api/v1/health', key)),
+    );
+    const statuses = answers.map((answer) => answer.status);
+    expect(statuses.filter((status) => status === 200)).toHaveLength(20);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(20);
+    const byApp = [0, 1].map((i) => statuses.filter((_, j) => j % 2 === i && _ === 200).length);
+    expect(byApp[0] + byApp[1]).toBe(20);
+    expect(answers[0].headers.get('x-ratelimit-limit')).toBe('20');
+  });
+
+  it('run the index sync once between them', async () => {
+    await until(async () => {
+      const { rows } = await database.client.query<{ status: string }>(
+        `SELECT status FROM job_runs WHERE name = 'index-sync'`,
+      );
+      return rows[0]?.status === 'succeeded' ? true : undefined;
+    }, 30_000);
+    for (const miner of network.devnet.miners)
+      expect(network.devnet.requestCounts(miner.uid).GetMinerIndex).toBe(1);
+    const syncedBy = apps.filter((app) =>
+      jsonLogs(app).some((line) => String(line.msg).startsWith('index sync: 3/3 miners')),
+    );
+    expect(syncedBy).toHaveLength(1);
+  });
+
+  it('see a deactivated key on both within the 1 s key cache', async () => {
+    const key = await createKey(apps[0], 'to-deactivate');
+    for (const app of apps) expect((await call(app, '/api/v1/health', key)).status).toBe(200);
+
+    const deactivated = Date.now();
+    const done = await call(apps[1], `/api/v1/keys/${key}/deactivate`, TEST_MASTER_KEY, {
+      method: 'POST',
+    });
+    expect(done.status).toBe(200);
+    const seenAfter = await Promise.all(
+      apps.map((app) =>
+        until(async () => {
+          const answer = await call(app, '/api/v1/health', key);
+          return answer.status === 401 ? Date.now() - deactivated : undefined;
+        }, 5000),
+      ),
+    );
+    // KEY_CACHE_TTL_MS is 1000; the margin covers this shared two-core machine's scheduling.
+    for (const elapsed of seenAfter) expect(elapsed).toBeLessThanOrEqual(1500);
+  });
+
+  it('answer the same statistics and desirabilities whichever one is asked', async () => {
+    const [labelsA, labelsB] = await Promise.all(
+      apps.map((app) => call(app, '/api/v1/get_top_labels_by_source/x', TEST_MASTER_KEY)),
+    );
+    expect(labelsA.status).toBe(200);
+    expect((labelsA.body as unknown[]).length).toBeGreaterThan(0);
+    expect(labelsB.body).toEqual(labelsA.body);
+
+    // Warm whatever B caches, change the vote through A, and read it back through B at once.
+    await call(apps[1], '/api/v1/get_desirabilities', TEST_MASTER_KEY);
+    const job = { id: 'replica-job', weight: 0.9, params: { platform: 'x', label: '#replicas' } };
+    const submitted = await call(apps[0], '/api/v1/set_desirabilities', TEST_MASTER_KEY, {
+      method: 'POST',
+      body: { desirabilities: [job] },
+    });
+    expect(submitted.status).toBe(200);
+    const aggregate = await call(apps[1], '/api/v1/get_desirabilities', TEST_MASTER_KEY);
+    expect(aggregate.status).toBe(200);
+    expect(JSON.stringify(aggregate.body)).toContain('replica-job');
+  });
+
+  it('log JSON lines carrying the request id, and never a key', async () => {
+    const key = await createKey(apps[0], 'logged');
+    await call(apps[0], '/api/v1/health', key, { headers: { 'X-Request-Id': 'replica-trace-42' } });
+    await call(apps[0], `/api/v1/keys/${key}/deactivate`, TEST_MASTER_KEY, { method: 'POST' });
+    await sleep(200);
+    const logs = jsonLogs(apps[0]);
+    const traced = logs.filter((line) => JSON.stringify(line).includes('replica-trace-42'));
+    expect(traced.length).toBeGreaterThan(0);
+    expect(traced.every((line) => (line.req as { id?: string })?.id === 'replica-trace-42')).toBe(
+      true,
+    );
+    const everything = apps.flatMap((app) => app.lines).join('\n');
+    expect(everything).not.toContain(key);
+    expect(everything).not.toContain(TEST_MASTER_KEY);
+  });
+});
+
+describe('A service process on SIGTERM', () => {
+  let network: TestNetwork;
+  let database: Awaited<ReturnType<typeof ownDatabase>>;
+
+  beforeAll(async () => {
+    // Every miner call takes 1.5 s: long enough to send a signal while one is in flight.
+    network = await startTestNetwork(
+      Array.from({ length: 3 }, () => ({ behaviour: { latencyMs: 1500 } })),
+    );
+    database = await ownDatabase('shutdown');
+    await database.client.connect();
+  }, 60_000);
+
+  afterAll(async () => {
+    await network?.stop();
+    await database?.drop();
+  }, 60_000);
+
+  it('finishes the request in flight, refuses new connections and exits 0', async () => {
+    const app = await startAppProcess({ ...network.env, DATABASE_URL: database.url });
+    try {
+      const inFlight = call(app, '/api/v1/on_demand_data_request', TEST_MASTER_KEY, {
+        method: 'POST',
+        body: { source: 'x', keywords: ['#bitcoin'], limit: 10 },
+      });
+      await sleep(400);
+      const signalled = Date.now();
+      process.kill(app.pid, 'SIGTERM');
+      await sleep(200);
+      await expect(fetch(`${app.url}/openapi.json`)).rejects.toThrow();
+
+      const answer = await inFlight;
+      expect(answer.status).toBe(200);
+      expect((answer.body as { status: string }).status).toBe('success');
+      expect(await app.exited).toBe(0);
+      expect(Date.now() - signalled).toBeLessThan(10_000);
+      expect(app.lines.join('\n')).toContain('shutdown complete');
+    } finally {
+      await app.stop('SIGKILL');
+    }
+  });
+
+  it('stops a running index sync and releases its lock and its job record', async () => {
+    const app = await startAppProcess({
+      ...network.env,
+      DATABASE_URL: database.url,
+      INDEX_SYNC_ON_START: 'true',
+      INDEX_SYNC_CONCURRENCY: '1',
+    });
+    try {
+      await until(async () => {
+        const { rows } = await database.client.query<{ status: string }>(
+          `SELECT status FROM job_runs WHERE name = 'index-sync'`,
+        );
+        return rows[0]?.status === 'running' ? true : undefined;
+      }, 20_000);
+      const signalled = Date.now();
+      expect(await app.stop('SIGTERM')).toBe(0);
+      expect(Date.now() - signalled).toBeLessThan(10_000);
+
+      const { rows: locks } = await database.client.query(
+        `SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND database =
+           (SELECT oid FROM pg_database WHERE datname = current_database())`,
+      );
+      expect(locks).toHaveLength(0);
+      const { rows } = await database.client.query<{ status: string }>(
+        `SELECT status FROM job_runs WHERE name = 'index-sync'`,
+      );
+      expect(rows[0].status).not.toBe('running');
+    } finally {
+      await app.stop('SIGKILL');
+    }
+  });
+});

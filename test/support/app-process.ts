@@ -1,0 +1,118 @@
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { TEST_MASTER_KEY } from './test-app';
+
+const ROOT = resolve(__dirname, '../..');
+// Inside the project, so that the compiled code resolves the project's node_modules.
+const BUILD_DIR = join(ROOT, 'node_modules', '.cache', 'validator-gateway-e2e');
+
+/**
+ * Compiles the service as `npm run build` does (into a cache directory, not dist/), so that
+ * tests can run it as real processes, exactly the entry point a deployment runs.
+ */
+export function buildService(): void {
+  execFileSync(
+    process.execPath,
+    [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', BUILD_DIR],
+    { cwd: ROOT, stdio: 'pipe' },
+  );
+}
+
+export interface AppProcess {
+  readonly url: string;
+  readonly pid: number;
+  /** Every line the process wrote to stdout or stderr so far (JSON log lines in production). */
+  readonly lines: string[];
+  /** Resolves with the exit code (or the signal's name) when the process ends. */
+  readonly exited: Promise<number | string>;
+  /** Sends the signal and waits for the exit. */
+  stop(signal?: NodeJS.Signals): Promise<number | string>;
+}
+
+/**
+ * Starts `node dist/src/main.js` (the compiled service) in production mode on a free loopback
+ * port and waits until it answers. `env` adds to (or overrides) a minimal production setup.
+ */
+export async function startAppProcess(env: Record<string, string>): Promise<AppProcess> {
+  const port = await freePort();
+  const dataDir = mkdtempSync(join(tmpdir(), 'gateway-process-'));
+  const child = spawn(process.execPath, [join(BUILD_DIR, 'src', 'main.js')], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH,
+      NODE_ENV: 'production',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      MASTER_KEY: TEST_MASTER_KEY,
+      VALIDATOR_HOTKEY: '5TestValidatorHotkeyForProcessTests',
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'info',
+      DEVNET_MINERS: '0',
+      INDEX_SYNC_ON_START: 'false',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  for (const stream of [child.stdout, child.stderr])
+    createInterface({ input: stream }).on('line', (line) => lines.push(line));
+  const exited = new Promise<number | string>((done) =>
+    child.once('exit', (code, signal) => {
+      rmSync(dataDir, { recursive: true, force: true });
+      done(code ?? signal ?? -1);
+    }),
+  );
+  const url = `http://127.0.0.1:${port}`;
+  const stop = async (signal: NodeJS.Signals = 'SIGTERM') => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    return exited;
+  };
+  try {
+    await waitUntilListening(url, child, lines);
+  } catch (error) {
+    await stop('SIGKILL');
+    throw error;
+  }
+  return { url, pid: child.pid!, lines, exited, stop };
+}
+
+async function waitUntilListening(url: string, child: ChildProcess, lines: string[]) {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null)
+      throw new Error(`service exited with ${child.exitCode}:\n${lines.join('\n')}`);
+    try {
+      await fetch(`${url}/openapi.json`, { signal: AbortSignal.timeout(1000) });
+      return;
+    } catch {
+      await new Promise((done) => setTimeout(done, 100));
+    }
+  }
+  throw new Error(`service did not answer within 30 s:\n${lines.join('\n')}`);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => done(port));
+    });
+  });
+}
+
+/** The JSON log lines of a process, parsed; other lines are skipped. */
+export function jsonLogs(app: AppProcess): Record<string, unknown>[] {
+  return app.lines.flatMap((line) => {
+    try {
+      return [JSON.parse(line) as Record<string, unknown>];
+    } catch {
+      return [];
+    }
+  });
+}
