@@ -1,0 +1,456 @@
+/**
+ * Soak: the real service under a fixed rate of mixed traffic for minutes on loopback — health,
+ * on-demand queries over a devnet with faulty miners, statistics, key administration and some
+ * deliberately bad requests — while its index sync runs on schedule. Prints, every minute, the
+ * throughput, 5xx count and the service's RSS; at the end, p50/p99 per route and statuses.
+ * Targets: no 5xx, RSS flat and ≤ 300 MB.
+ * Run: npm run bench:soak [-- --minutes 10 --rate 40 --max-in-flight 200]
+ *   (or BENCH_MINUTES, BENCH_RATE, BENCH_MAX_IN_FLIGHT).
+ * The service and the devnet run as children of this script (--serve-app, --serve-devnet).
+ */
+import { readFileSync } from 'node:fs';
+import os from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import Redis from 'ioredis';
+import { describeBehaviour, MinerBehaviour } from '../src/devnet/behaviour';
+import { HASHTAGS } from '../src/devnet/vocabulary';
+import { benchAppEnv, createApiKey, serveApp } from './support/app-server';
+import { forkServer } from './support/child-server';
+import { cleanupOnExit } from './support/cleanup';
+import { acquireDatabase } from './support/database';
+import { forkDevnet, serveDevnet } from './support/devnet-server';
+import { numberSetting, percentile } from './support/measure';
+import { commandLine, formatInt, machineLine, progress, table, tally } from './support/report';
+
+const text = { type: 'string' } as const;
+const { values: flags } = parseArgs({
+  options: {
+    'serve-app': { type: 'boolean' },
+    'serve-devnet': { type: 'boolean' },
+    minutes: text,
+    rate: text,
+    'max-in-flight': text,
+  },
+});
+const options = {
+  minutes: numberSetting(flags.minutes ?? process.env.BENCH_MINUTES, 'BENCH_MINUTES', 10, false),
+  rate: numberSetting(flags.rate ?? process.env.BENCH_RATE, 'BENCH_RATE', 40, false),
+  maxInFlight: numberSetting(
+    flags['max-in-flight'] ?? process.env.BENCH_MAX_IN_FLIGHT,
+    'BENCH_MAX_IN_FLIGHT',
+    200,
+    true,
+  ),
+};
+const RSS_LIMIT_MB = 300;
+const REQUEST_TIMEOUT_MS = 30_000;
+
+/** Honest miners with realistic spread, and one of each fault (some only part of the time). */
+const BEHAVIOURS: MinerBehaviour[] = [
+  { latencyMs: { min: 20, max: 120 } },
+  { latencyMs: { min: 20, max: 120 } },
+  { latencyMs: { min: 40, max: 200 } },
+  { latencyMs: { min: 40, max: 200 } },
+  { latencyMs: { min: 60, max: 300 } },
+  { hang: true, faultRate: 0.5, endpoints: ['OnDemandRequest'] },
+  { http500: true, faultRate: 0.3 },
+  { malformedJson: true, faultRate: 0.3 },
+  { wrongSchema: true, faultRate: 0.5 },
+  { fabricate: true, faultRate: 0.5 },
+  { overclaimSizes: 3 },
+];
+
+const KEYWORDS = HASHTAGS.slice(0, 12).map(({ tag }) => tag);
+
+interface Plan {
+  name: string;
+  method: 'GET' | 'POST';
+  path: string;
+  body?: unknown;
+  key: string;
+  /** Statuses this request is meant to get (bad input is sent on purpose). */
+  expected: number[];
+}
+
+interface Context {
+  url: string;
+  masterKey: string;
+  validatorKey: string;
+  regularKey: string;
+  /** Keys created by the `keys` route and not yet deactivated. */
+  created: string[];
+  labels: string[];
+}
+
+type Route = (context: Context, n: number) => Plan;
+
+/** The mix: route and weight. */
+const ROUTES: Array<[Route, number]> = [
+  [(c) => get('health', '/api/v1/health', c.regularKey), 20],
+  [
+    (c, n) => ({
+      name: 'on_demand',
+      method: 'POST',
+      path: '/api/v1/on_demand_data_request',
+      key: c.validatorKey,
+      body: { source: n % 3 === 0 ? 'reddit' : 'x', keywords: [pick(KEYWORDS, n)], limit: 50 },
+      expected: [200],
+    }),
+    20,
+  ],
+  [(c, n) => get('top_labels', `/api/v1/get_top_labels_by_source/${src(n)}`, c.regularKey), 10],
+  [(c, n) => get('ages', `/api/v1/ages?source=${src(n)}`, c.regularKey), 8],
+  [
+    (c, n) =>
+      get(
+        'bytes_by_label',
+        `/api/v1/get_bytes_by_label?label=${encodeURIComponent(pick(c.labels, n))}`,
+        c.regularKey,
+      ),
+    8,
+  ],
+  [(c, n) => get('query_bucket', `/api/v1/query_bucket/${src(n)}`, c.validatorKey), 4],
+  [(c) => get('list_repo_names', '/api/v1/list_repo_names', c.regularKey), 4],
+  [(c) => get('get_desirabilities', '/api/v1/get_desirabilities', c.regularKey), 6],
+  [keysRoute, 12],
+  [badRoute, 8],
+];
+
+function get(name: string, path: string, key: string): Plan {
+  return { name, method: 'GET', path, key, expected: [200] };
+}
+
+const src = (n: number): string => (n % 2 === 0 ? 'x' : 'reddit');
+const pick = <T>(values: readonly T[], n: number): T => values[n % values.length];
+
+/** Key administration: create (then used once by `health`), list, deactivate. */
+function keysRoute(context: Context, n: number): Plan {
+  const step = n % 5;
+  if (step === 4 && context.created.length > 0) {
+    const key = context.created.shift()!;
+    return {
+      name: 'keys_deactivate',
+      method: 'POST',
+      path: `/api/v1/keys/${key}/deactivate`,
+      key: context.masterKey,
+      expected: [200],
+    };
+  }
+  if (step === 3) return get('keys_list', '/api/v1/keys', context.masterKey);
+  return {
+    name: 'keys_create',
+    method: 'POST',
+    path: '/api/v1/keys',
+    key: context.masterKey,
+    body: { name: `soak-${n}` },
+    expected: [200],
+  };
+}
+
+/** Requests that must fail cleanly: bad source, bad key, wrong privilege, malformed body. */
+function badRoute(context: Context, n: number): Plan {
+  const cases: Plan[] = [
+    {
+      ...get('bad', '/api/v1/get_top_labels_by_source/tiktok', context.regularKey),
+      expected: [422],
+    },
+    { ...get('bad', '/api/v1/health', 'sk_live_not_a_key'), expected: [401] },
+    { ...get('bad', '/api/v1/keys', context.regularKey), expected: [403] },
+    {
+      name: 'bad',
+      method: 'POST',
+      path: '/api/v1/on_demand_data_request',
+      key: context.validatorKey,
+      body: { source: 'x', limit: 'many', unknown: [1, { deep: [] }] },
+      expected: [422],
+    },
+    {
+      ...get('bad', '/api/v1/query_bucket/x?start_bucket=soon', context.validatorKey),
+      expected: [422],
+    },
+  ];
+  return pick(cases, n);
+}
+
+interface Sample {
+  route: string;
+  status: string;
+  ms: number;
+  unexpected: boolean;
+  minute: number;
+}
+
+interface Minute {
+  minute: number;
+  sent: number;
+  completed: number;
+  dropped: number;
+  fiveXx: number;
+  unexpected: number;
+  p99: number;
+  rssMb: number;
+  inFlight: number;
+}
+
+async function send(context: Context, plan: Plan, minute: number): Promise<Sample> {
+  const started = performance.now();
+  let status: string;
+  try {
+    const response = await fetch(`${context.url}${plan.path}`, {
+      method: plan.method,
+      headers: { 'X-API-Key': plan.key, 'Content-Type': 'application/json' },
+      body: plan.body === undefined ? undefined : JSON.stringify(plan.body),
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
+    const body = await response.text();
+    status = String(response.status);
+    if (plan.name === 'keys_create' && response.status === 200)
+      context.created.push((JSON.parse(body) as { key: string }).key);
+  } catch (error) {
+    status = `error:${(error as Error).name}`;
+  }
+  const ms = performance.now() - started;
+  const unexpected = !plan.expected.includes(Number(status));
+  return { route: plan.name, status, ms, unexpected, minute };
+}
+
+function rssMb(pid: number | undefined): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1]);
+    return kb / 1024;
+  } catch {
+    return NaN;
+  }
+}
+
+async function redisUrl(): Promise<string | undefined> {
+  const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const client = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.ping();
+    return url;
+  } catch {
+    return undefined;
+  } finally {
+    client.disconnect();
+  }
+}
+
+async function benchmark() {
+  const cleanup = cleanupOnExit();
+  try {
+    const database = await acquireDatabase('bench_soak');
+    cleanup.push(database.release);
+    const devnet = await forkDevnet(__filename, '--serve-devnet', BEHAVIOURS);
+    cleanup.push(devnet.stop);
+    const { env, masterKey } = benchAppEnv(database.url);
+    const redis = await redisUrl();
+    Object.assign(env, {
+      METAGRAPH_FILE: devnet.metagraphFile,
+      DEVNET_MINERS: '0',
+      // The index sync runs at start and every 2 minutes: the soak covers the background job.
+      INDEX_SYNC_ON_START: 'true',
+      INDEX_SYNC_INTERVAL: '120',
+      RATE_LIMIT_REGULAR: '1000000000',
+      QUERY_CACHE_TTL_SECONDS: '5',
+      ...(redis ? { REDIS_URL: redis } : {}),
+    });
+    if (!redis) delete env.REDIS_URL;
+
+    const app = await forkServer(__filename, ['--serve-app'], env, 60_000);
+    cleanup.push(app.stop);
+    const validator = await createApiKey(app.url, masterKey, 'soak-validator', 'validator');
+    const regular = await createApiKey(app.url, masterKey, 'soak-regular', 'regular');
+    const context: Context = {
+      url: app.url,
+      masterKey,
+      validatorKey: validator.key,
+      regularKey: regular.key,
+      created: [],
+      labels: ['#bitcoin', 'r/bittensor_', '#tao', 'unknown-label', ...KEYWORDS],
+    };
+
+    const weights = ROUTES.map(([, weight]) => weight);
+    const total = weights.reduce((a, b) => a + b, 0);
+    const routeAt = (n: number): Route => {
+      // A fixed, interleaved order (golden-ratio walk) rather than random: runs are comparable.
+      let point = ((n * 0.6180339887) % 1) * total;
+      for (const [route, weight] of ROUTES) {
+        if (point < weight) return route;
+        point -= weight;
+      }
+      return ROUTES[0][0];
+    };
+
+    const durationMs = options.minutes * 60_000;
+    const samples: Sample[] = [];
+    const minutes: Minute[] = [];
+    const pending = new Set<Promise<void>>();
+    let sent = 0;
+    let dropped = 0;
+    const start = performance.now();
+    const loads = [os.loadavg()[0]];
+    const rss = [rssMb(app.child.pid)];
+    progress(`soak: ${options.minutes} min at ${options.rate} req/s, service pid ${app.child.pid}`);
+
+    const minuteReport = (minute: number): void => {
+      const of = samples.filter((sample) => sample.minute === minute);
+      const entry: Minute = {
+        minute: minute + 1,
+        sent: of.length,
+        completed: of.filter((s) => !s.status.startsWith('error')).length,
+        dropped,
+        fiveXx: of.filter((s) => s.status.startsWith('5')).length,
+        unexpected: of.filter((s) => s.unexpected).length,
+        p99:
+          of.length > 0
+            ? percentile(
+                of.map((s) => s.ms),
+                0.99,
+              )
+            : NaN,
+        rssMb: rssMb(app.child.pid),
+        inFlight: pending.size,
+      };
+      minutes.push(entry);
+      rss.push(entry.rssMb);
+      progress(
+        `minute ${entry.minute}: ${formatInt(entry.sent)} done, ${(entry.sent / 60).toFixed(1)} req/s, ` +
+          `5xx ${entry.fiveXx}, unexpected ${entry.unexpected}, p99 ${entry.p99.toFixed(0)} ms, ` +
+          `RSS ${entry.rssMb.toFixed(0)} MB, in flight ${entry.inFlight}, load ${os.loadavg()[0].toFixed(2)}`,
+      );
+    };
+
+    let reported = 0;
+    await new Promise<void>((done) => {
+      const timer = setInterval(() => {
+        const elapsed = performance.now() - start;
+        const minute = Math.floor(elapsed / 60_000);
+        while (reported < Math.min(minute, options.minutes)) minuteReport(reported++);
+        if (elapsed >= durationMs) {
+          clearInterval(timer);
+          done();
+          return;
+        }
+        // Open loop: send what the schedule says is due, whatever the answers' pace.
+        const due = Math.floor((elapsed / 1000) * options.rate);
+        for (; sent < due; sent++) {
+          if (pending.size >= options.maxInFlight) {
+            dropped++;
+            continue;
+          }
+          const plan = routeAt(sent)(context, sent);
+          const request = send(context, plan, minute).then((sample) => {
+            samples.push(sample);
+            pending.delete(request);
+          });
+          pending.add(request);
+        }
+      }, 5);
+    });
+    await Promise.all(pending);
+    if (reported < options.minutes) minuteReport(reported);
+    loads.push(os.loadavg()[0]);
+    const counts = await devnet.requestCounts();
+    return {
+      samples,
+      minutes,
+      sent,
+      dropped,
+      rss,
+      loads,
+      counts,
+      env,
+      redis,
+      database: database.description,
+    };
+  } finally {
+    await cleanup.run();
+  }
+}
+
+function report(result: Awaited<ReturnType<typeof benchmark>>): void {
+  const { samples, minutes, rss } = result;
+  const ms = (value: number): string => value.toFixed(1);
+  const seconds = options.minutes * 60;
+  const names = [...new Set(samples.map((sample) => sample.route))].sort();
+  const rows = names.map((name) => {
+    const of = samples.filter((sample) => sample.route === name);
+    const times = of.map((sample) => sample.ms);
+    return [
+      name,
+      formatInt(of.length),
+      (of.length / seconds).toFixed(2),
+      ms(percentile(times, 0.5)),
+      ms(percentile(times, 0.99)),
+      tally(of.map((sample) => sample.status)),
+    ];
+  });
+  const fiveXx = samples.filter((sample) => sample.status.startsWith('5')).length;
+  const failed = samples.filter((sample) => sample.status.startsWith('error')).length;
+  const unexpected = samples.filter((sample) => sample.unexpected);
+  const measured = rss.filter((value) => Number.isFinite(value));
+  const maxRss = Math.max(...measured);
+  // Flat: after the first two minutes of warm-up, the last minute is within 15 % of minute 2.
+  const settled = measured[Math.min(2, measured.length - 1)];
+  const last = measured[measured.length - 1];
+  const growth = (last - settled) / settled;
+  const lines = [
+    '',
+    `soak: the real service under mixed traffic for ${options.minutes} min at ${options.rate} req/s (open loop)`,
+    `command:  ${commandLine()}`,
+    `machine:  ${machineLine()}; load average ${result.loads.map((l) => l.toFixed(2)).join(' → ')}`,
+    `service:  NODE_ENV=production LOG_LEVEL=${result.env.LOG_LEVEL} INDEX_SYNC_INTERVAL=120 s ` +
+      `QUERY_CACHE_TTL_SECONDS=5 RATE_LIMIT_WINDOW_SECONDS=${result.env.RATE_LIMIT_WINDOW_SECONDS}; ` +
+      `Redis: ${result.redis ?? 'none (in-memory limits and cache)'}`,
+    `database: ${result.database}`,
+    `devnet:   ${BEHAVIOURS.map((b, uid) => `uid ${uid} ${describeBehaviour(b)}`).join('; ')}`,
+    `miner calls: ${result.counts
+      .map((c, uid) => `${uid}:${c.OnDemandRequest}/${c.GetMinerIndex}/${c.GetDataEntityBucket}`)
+      .join(' ')} (on-demand/index/bucket)`,
+    '',
+    table([
+      ['minute', 'done', 'req/s', '5xx', 'unexpected', 'p99 ms', 'RSS MB', 'in flight'],
+      ...minutes.map((m) => [
+        String(m.minute),
+        formatInt(m.sent),
+        (m.sent / 60).toFixed(1),
+        String(m.fiveXx),
+        String(m.unexpected),
+        m.p99.toFixed(0),
+        m.rssMb.toFixed(0),
+        String(m.inFlight),
+      ]),
+    ]),
+    '',
+    table([['route', 'requests', 'req/s', 'p50 ms', 'p99 ms', 'statuses'], ...rows]),
+    '',
+    `requests: ${formatInt(samples.length)} of ${formatInt(result.sent)} scheduled ` +
+      `(${result.dropped} not sent: ${options.maxInFlight} already in flight); ` +
+      `throughput ${(samples.length / seconds).toFixed(1)} req/s`,
+    `statuses: ${tally(samples.map((sample) => sample.status))}`,
+    `unexpected statuses: ${unexpected.length}` +
+      (unexpected.length > 0 ? ` (${tally(unexpected.map((s) => `${s.route} ${s.status}`))})` : ''),
+    `5xx: ${fiveXx}, transport errors/timeouts: ${failed}  → ${fiveXx + failed === 0 ? 'met' : 'MISSED'} (target 0)`,
+    `RSS: start ${measured[0].toFixed(0)} MB, after minute 2 ${settled.toFixed(0)} MB, end ${last.toFixed(0)} MB, ` +
+      `max ${maxRss.toFixed(0)} MB; growth after warm-up ${(100 * growth).toFixed(1)} %  → ` +
+      `${maxRss <= RSS_LIMIT_MB && growth <= 0.15 ? 'met' : 'MISSED'} (target ≤ ${RSS_LIMIT_MB} MB and flat)`,
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+if (flags['serve-app']) void serveApp();
+else if (flags['serve-devnet']) void serveDevnet();
+else
+  benchmark().then(report, (error: unknown) => {
+    process.stderr.write(`soak failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+    process.exit(1);
+  });
