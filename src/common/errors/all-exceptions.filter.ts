@@ -53,8 +53,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
 
 function httpExceptionBody(exception: HttpException, status: number): { detail: unknown } {
   const body = exception.getResponse();
-  if (typeof body === 'object' && body !== null && 'detail' in body)
-    return body;
+  if (typeof body === 'object' && body !== null && 'detail' in body) return body;
   // Nest's own router answers unknown routes with "Cannot GET /x"; FastAPI says "Not Found".
   if (status === 404 && exception.message.startsWith('Cannot ')) return { detail: 'Not Found' };
   return { detail: exception.message };
