@@ -33,12 +33,19 @@ export function buildDataSourceOptions(
     migrationsRun: false,
     // Failed queries surface as exceptions, logged by whoever handles them (as JSON via pino).
     logging: false,
+    // Every wait on Postgres is bounded, so that an outage is a quick 503, never a hang:
     extra: {
       max: tuning?.poolSize ?? 10,
+      // connecting, and waiting for a free pooled connection (pg-pool uses it for both);
       connectionTimeoutMillis: tuning?.connectTimeoutMs ?? 5000,
+      // one statement, enforced by the server;
       statement_timeout: tuning?.statementTimeoutMs ?? 15000,
-      // Fail fast instead of queueing forever when the pool is exhausted or Postgres is gone.
+      // a transaction left open by a stuck client, so it cannot hold locks for long;
       idle_in_transaction_session_timeout: 60000,
+      // and a server that vanished without closing the socket (no RST): TCP keepalive finds the
+      // dead connection instead of waiting on it for the OS default of hours.
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10000,
       application_name: 'validator-gateway',
     },
   };

@@ -57,7 +57,7 @@ describe('API keys', () => {
     ).expect(200);
     expect(deactivated.body).toEqual({ status: 'success' });
     const rejected = await app.http.get('/api/v1/health').set('X-API-Key', created.key).expect(401);
-    expect(rejected.body).toEqual({ detail: 'Invalid API key' });
+    expect(rejected.body).toMatchObject({ detail: 'Invalid API key' });
 
     const after = await asMaster(app.http.get('/api/v1/keys')).expect(200);
     expect(after.body.keys.find((key: { id: string }) => key.id === created.id).is_active).toBe(
@@ -91,7 +91,7 @@ describe('API keys', () => {
     const unknownKey = await asMaster(
       app.http.post('/api/v1/keys/sk_live_unknown/deactivate'),
     ).expect(404);
-    expect(unknownKey.body).toEqual({ detail: 'API key not found' });
+    expect(unknownKey.body).toMatchObject({ detail: 'API key not found' });
     await asMaster(
       app.http.post('/api/v1/keys/00000000-0000-4000-8000-000000000000/deactivate'),
     ).expect(404);

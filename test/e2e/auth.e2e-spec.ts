@@ -11,7 +11,7 @@ describe('Authentication', () => {
 
   it('answers 401 "Missing API key" without the header', async () => {
     const response = await app.http.get('/api/v1/health').expect(401);
-    expect(response.body).toEqual({ detail: 'Missing API key' });
+    expect(response.body).toMatchObject({ detail: 'Missing API key' });
   });
 
   it('answers 401 "Invalid API key" for an unknown key', async () => {
@@ -19,7 +19,7 @@ describe('Authentication', () => {
       .get('/api/v1/health')
       .set('X-API-Key', 'sk_live_not-a-real-key')
       .expect(401);
-    expect(response.body).toEqual({ detail: 'Invalid API key' });
+    expect(response.body).toMatchObject({ detail: 'Invalid API key' });
   });
 
   it('accepts the master key and a regular key on ordinary operations', async () => {
@@ -32,7 +32,7 @@ describe('Authentication', () => {
     for (const tier of ['regular', 'validator'] as const) {
       const { key } = await createKey(app, { tier });
       const list = await app.http.get('/api/v1/keys').set('X-API-Key', key).expect(403);
-      expect(list.body).toEqual({ detail: 'This operation requires the master key' });
+      expect(list.body).toMatchObject({ detail: 'This operation requires the master key' });
       await app.http.post('/api/v1/keys').set('X-API-Key', key).send({ name: 'x' }).expect(403);
       await app.http.post(`/api/v1/keys/${key}/deactivate`).set('X-API-Key', key).expect(403);
       await app.http.get('/api/v1/monitoring/system-status').set('X-API-Key', key).expect(403);
@@ -48,7 +48,7 @@ describe('Authentication', () => {
       .set('X-API-Key', regular.key)
       .send(body)
       .expect(403);
-    expect(denied.body).toEqual({ detail: 'This operation requires a validator key' });
+    expect(denied.body).toMatchObject({ detail: 'This operation requires a validator key' });
     const allowed = await app.http
       .post('/api/v1/set_desirabilities')
       .set('X-API-Key', validator.key)

@@ -129,7 +129,7 @@ describe('Desirability submissions', () => {
   it('lets only validator-class keys submit', async () => {
     const regular = await createKey(app, { tier: 'regular' });
     const denied = await submit({ desirabilities: [] }, regular.key).expect(403);
-    expect(denied.body).toEqual({ detail: 'This operation requires a validator key' });
+    expect(denied.body).toMatchObject({ detail: 'This operation requires a validator key' });
     const validator = await createKey(app, { tier: 'validator' });
     await submit({ desirabilities: [] }, validator.key).expect(200);
     await app.http.post('/api/v1/set_desirabilities').send({ desirabilities: [] }).expect(401);
@@ -459,7 +459,9 @@ describe('Desirability submissions', () => {
       tasks: [],
     });
     const missing = await get(`?hotkey=${HOTKEY}`).expect(404);
-    expect(missing.body).toEqual({ detail: `No desirabilities submitted by hotkey ${HOTKEY}` });
+    expect(missing.body).toMatchObject({
+      detail: `No desirabilities submitted by hotkey ${HOTKEY}`,
+    });
     expect((await get().expect(200)).body.map((entry: JobEntry) => entry.id).sort()).toEqual([
       'owner-btc',
       'owner-eth',
@@ -468,7 +470,7 @@ describe('Desirability submissions', () => {
   });
 
   it('answers 404 for a hotkey that never voted, and validates the query', async () => {
-    expect((await get('?hotkey=5Unknown').expect(404)).body).toEqual({
+    expect((await get('?hotkey=5Unknown').expect(404)).body).toMatchObject({
       detail: 'No desirabilities submitted by hotkey 5Unknown',
     });
     const format = await get('?format=csv').expect(422);

@@ -22,6 +22,7 @@ describe('Error responses', () => {
     const response = await query({}).expect(422);
     expect(response.body).toEqual({
       detail: [{ loc: ['body', 'source'], msg: 'Field required', type: 'missing' }],
+      request_id: response.headers['x-request-id'],
     });
   });
 
@@ -107,7 +108,10 @@ describe('Error responses', () => {
     const response = await query({ source: 'x', keywords: ['k'.repeat(2 * 1024 * 1024)] }).expect(
       413,
     );
-    expect(response.body).toEqual({ detail: 'Request body too large' });
+    expect(response.body).toEqual({
+      detail: 'Request body too large',
+      request_id: response.headers['x-request-id'],
+    });
   });
 
   it('validates query and path parameters with `query`/`path` locations', async () => {
@@ -133,7 +137,10 @@ describe('Error responses', () => {
 
   it("answers unknown routes with FastAPI's 404 body", async () => {
     const response = await app.http.get('/api/v1/nope').set('X-API-Key', key).expect(404);
-    expect(response.body).toEqual({ detail: 'Not Found' });
+    expect(response.body).toEqual({
+      detail: 'Not Found',
+      request_id: response.headers['x-request-id'],
+    });
   });
 
   it('rejects an unparsable date and a start after the end on the right field', async () => {
@@ -164,5 +171,34 @@ describe('Error responses', () => {
     expect(response.headers['x-request-id']).toBe('lb-1234');
     const generated = await app.http.get('/api/v1/health').set('X-API-Key', key).expect(200);
     expect(generated.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('puts the X-Request-Id in every error body, whoever raised the error', async () => {
+    const responses = [
+      await app.http.get('/api/v1/health').expect(401),
+      await app.http.get('/api/v1/health').set('X-API-Key', 'sk_live_nope').expect(401),
+      await app.http.get('/api/v1/keys').set('X-API-Key', key).expect(403),
+      await app.http.get('/api/v1/nope').set('X-API-Key', key).expect(404),
+      await query({ source: 'x', limit: 0 }).expect(422),
+      await app.http
+        .post('/api/v1/on_demand_data_request')
+        .set('X-API-Key', key)
+        .set('Content-Type', 'application/json')
+        .send('{"source"')
+        .expect(422),
+      await app.http
+        .post('/api/v1/on_demand_data_request')
+        .set('X-API-Key', key)
+        .set('X-Request-Id', 'lb-413')
+        .set('Content-Type', 'application/json')
+        .send(JSON.stringify({ source: 'x', keywords: ['k'.repeat(2 * 1024 * 1024)] }))
+        .expect(413),
+    ];
+    for (const response of responses) {
+      expect(response.headers['x-request-id']).toEqual(expect.any(String));
+      expect(response.body.request_id).toBe(response.headers['x-request-id']);
+      expect(Object.keys(response.body).sort()).toEqual(['detail', 'request_id']);
+    }
+    expect(responses.at(-1)!.body.request_id).toBe('lb-413');
   });
 });

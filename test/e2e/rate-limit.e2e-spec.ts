@@ -51,7 +51,7 @@ describe('Rate limits (in-memory storage)', () => {
     const { key } = await createKey(app);
     await burst([app], key, 100);
     const response = await app.http.get('/api/v1/health').set('X-API-Key', key).expect(429);
-    expect(response.body).toEqual({ detail: 'Rate limit exceeded' });
+    expect(response.body).toMatchObject({ detail: 'Rate limit exceeded' });
     expect(Number(response.headers['retry-after'])).toBeGreaterThan(0);
     expect(response.headers['x-ratelimit-remaining']).toBe('0');
     expect(response.headers['x-ratelimit-limit']).toBe('100');

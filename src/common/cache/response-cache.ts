@@ -4,7 +4,8 @@ import { RedisConnection } from '../redis/redis-connection';
 
 /**
  * Short-lived cache of JSON responses: in Redis when REDIS_URL is set (shared by replicas),
- * else in process memory. A cache that fails is a miss, never an error.
+ * else in process memory. While Redis is unreachable the process memory is used, so a Redis
+ * outage costs sharing, not answers. A cache that fails is a miss, never an error.
  */
 @Injectable()
 export class ResponseCache {
@@ -15,7 +16,8 @@ export class ResponseCache {
 
   async get<T>(key: string): Promise<T | undefined> {
     try {
-      const text = this.redis.client ? await this.redis.client.get(key) : this.local.get(key);
+      const client = this.redis.ready();
+      const text = client ? await client.get(key) : this.local.get(key);
       return text ? (JSON.parse(text) as T) : undefined;
     } catch (error) {
       this.logger.warn(`cache read failed: ${(error as Error).message}`);
@@ -27,7 +29,8 @@ export class ResponseCache {
     if (ttlSeconds <= 0) return;
     const text = JSON.stringify(value);
     try {
-      if (this.redis.client) await this.redis.client.set(key, text, 'EX', ttlSeconds);
+      const client = this.redis.ready();
+      if (client) await client.set(key, text, 'EX', ttlSeconds);
       else this.local.set(key, text, { ttl: ttlSeconds * 1000 });
     } catch (error) {
       this.logger.warn(`cache write failed: ${(error as Error).message}`);

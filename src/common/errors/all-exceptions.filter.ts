@@ -7,11 +7,14 @@ import {
   Logger,
 } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { isDatabaseUnavailable } from './database-unavailable';
+import { requestIdOf, sendError } from './error-body';
 
 /**
- * The single place that shapes error responses: `{"detail": "..."}` for ordinary errors, the
- * 422 list for validation (built by RequestValidationException), and a bare 500 carrying only
- * the request id for anything unexpected; the full error goes to the log, never to the client.
+ * The single place that shapes error responses: `{"detail": "...", "request_id": "..."}` for
+ * ordinary errors, the 422 list for validation (built by RequestValidationException), a 503 when
+ * Postgres cannot be reached, and a bare 500 for anything unexpected; the full error goes to the
+ * log under the request id, never to the client.
  */
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {
@@ -25,52 +28,33 @@ export class AllExceptionsFilter implements ExceptionFilter {
 
     if (exception instanceof HttpException) {
       const status = exception.getStatus();
-      response.status(status).json(httpExceptionBody(exception, status));
+      sendError(request, response, status, httpExceptionBody(exception, status));
       return;
     }
     if (isDatabaseUnavailable(exception)) {
-      this.logger.warn(`database unavailable: ${(exception as Error).message}`);
-      response
-        .status(HttpStatus.SERVICE_UNAVAILABLE)
-        .json({ detail: 'Database unavailable, try again shortly' });
+      this.logger.warn(
+        { request_id: requestIdOf(request, response) },
+        `database unavailable: ${(exception as Error).message}`,
+      );
+      sendError(request, response, HttpStatus.SERVICE_UNAVAILABLE, {
+        detail: 'Database unavailable, try again shortly',
+      });
       return;
     }
-    const requestId =
-      typeof request.id === 'string' || typeof request.id === 'number' ? String(request.id) : '';
-    this.logger.error({ err: exception, request_id: requestId }, 'unhandled error');
-    response
-      .status(HttpStatus.INTERNAL_SERVER_ERROR)
-      .json({ detail: 'Internal server error', request_id: requestId });
+    this.logger.error(
+      { err: exception, request_id: requestIdOf(request, response) },
+      'unhandled error',
+    );
+    sendError(request, response, HttpStatus.INTERNAL_SERVER_ERROR, {
+      detail: 'Internal server error',
+    });
   }
 }
 
-function httpExceptionBody(exception: HttpException, status: number): object {
+function httpExceptionBody(exception: HttpException, status: number): { detail: unknown } {
   const body = exception.getResponse();
   if (typeof body === 'object' && body !== null && 'detail' in body) return body;
   // Nest's own router answers unknown routes with "Cannot GET /x"; FastAPI says "Not Found".
   if (status === 404 && exception.message.startsWith('Cannot ')) return { detail: 'Not Found' };
   return { detail: exception.message };
-}
-
-const CONNECTION_ERROR_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EPIPE',
-  '57P01',
-  '57P03',
-  '08000',
-  '08003',
-  '08006',
-]);
-
-function isDatabaseUnavailable(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  const code =
-    (error as { code?: string }).code ??
-    (error as { driverError?: { code?: string } }).driverError?.code;
-  if (code && CONNECTION_ERROR_CODES.has(code)) return true;
-  return /Connection terminated|timeout exceeded when trying to connect|Connection terminated unexpectedly/i.test(
-    error.message,
-  );
 }

@@ -1,4 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
+import { sendError } from './error-body';
 
 interface BodyParserError extends Error {
   type?: string;
@@ -9,18 +10,18 @@ interface BodyParserError extends Error {
 /**
  * Express error middleware for what the JSON body parser rejects, which happens before Nest's
  * exception filters run: malformed JSON is a 422 `json_invalid` (as FastAPI answers), an
- * oversized body a 413, an unsupported charset a 415.
+ * oversized body a 413, an unsupported charset a 415; each with its request id, like every error.
  */
 // Express recognises error middleware by its four parameters, so `_next` must stay.
 export function bodyParserErrorHandler(
   error: BodyParserError,
-  _req: Request,
+  req: Request,
   res: Response,
   _next: NextFunction,
 ): void {
   switch (error.type) {
     case 'entity.parse.failed':
-      res.status(422).json({
+      sendError(req, res, 422, {
         detail: [
           {
             loc: ['body', parsePosition(error.message)],
@@ -32,15 +33,15 @@ export function bodyParserErrorHandler(
       });
       return;
     case 'entity.too.large':
-      res.status(413).json({ detail: 'Request body too large' });
+      sendError(req, res, 413, { detail: 'Request body too large' });
       return;
     case 'charset.unsupported':
     case 'encoding.unsupported':
-      res.status(415).json({ detail: 'Unsupported request body encoding' });
+      sendError(req, res, 415, { detail: 'Unsupported request body encoding' });
       return;
     default: {
       const status = error.status && error.status >= 400 && error.status < 500 ? error.status : 400;
-      res.status(status).json({ detail: 'Malformed request body' });
+      sendError(req, res, status, { detail: 'Malformed request body' });
     }
   }
 }

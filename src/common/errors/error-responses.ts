@@ -11,6 +11,13 @@ import {
 export class ErrorDetailDto {
   @ApiProperty({ description: 'What went wrong', example: 'Invalid API key' })
   detail: string;
+
+  @ApiProperty({
+    description:
+      'Id of the request (the `X-Request-Id` response header); quote it when reporting a problem',
+    example: '3f0c9a52-6a8e-4a57-9d1b-2a4c1f0e7b11',
+  })
+  request_id: string;
 }
 
 @ApiSchema({ name: 'ValidationError' })
@@ -35,6 +42,13 @@ export class ValidationErrorDto {
 export class HttpValidationErrorDto {
   @ApiProperty({ type: [ValidationErrorDto], description: 'Every failing field of the request' })
   detail: ValidationErrorDto[];
+
+  @ApiProperty({
+    description:
+      'Id of the request (the `X-Request-Id` response header); quote it when reporting a problem',
+    example: '3f0c9a52-6a8e-4a57-9d1b-2a4c1f0e7b11',
+  })
+  request_id: string;
 }
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
@@ -44,10 +58,11 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   409: 'Conflict with the current state of the resource',
   413: 'Request body too large',
   429: 'Rate limit exceeded (see `Retry-After`), or too many failed authentications from this address',
-  503: 'A dependency is unavailable',
+  500: 'Unexpected error; the full error is logged under `request_id`',
+  503: 'A dependency is unavailable (e.g. the database); retry shortly',
 };
 
-/** Documents the `{"detail": ...}` error responses an operation can give. */
+/** Documents the `{"detail": ..., "request_id": ...}` error responses an operation can give. */
 export function ApiErrorResponses(...statuses: number[]): MethodDecorator & ClassDecorator {
   return applyDecorators(
     ApiExtraModels(ErrorDetailDto, HttpValidationErrorDto),

@@ -5,11 +5,13 @@ import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
 import { AuthenticatedRequest } from '../auth/api-key-principal';
 import { RedisConnection } from '../redis/redis-connection';
+import { FallbackThrottlerStorage } from './fallback-throttler-storage';
 
 /**
  * One hourly budget per key (not per route), sized by the key's class. Counts live in memory,
  * or in Redis when REDIS_URL is set so that every replica draws from the same budget (the
  * Redis storage updates the count and the block in one Lua script, so admission is exact).
+ * While Redis is unreachable, counts fall back to this process' memory (FallbackThrottlerStorage).
  */
 @Module({
   imports: [
@@ -34,7 +36,9 @@ import { RedisConnection } from '../redis/redis-connection';
             (request as AuthenticatedRequest).apiKey?.id ?? 'anonymous',
           generateKey: (_context, tracker, throttlerName) =>
             `ratelimit:${throttlerName}:${tracker}`,
-          storage: redis.client ? new ThrottlerStorageRedisService(redis.client) : undefined,
+          storage: redis.client
+            ? new FallbackThrottlerStorage(redis, new ThrottlerStorageRedisService(redis.client))
+            : undefined,
         };
       },
     }),

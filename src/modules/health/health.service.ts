@@ -49,7 +49,7 @@ export class HealthService {
 
   async systemStatus(): Promise<SystemStatusDto> {
     const checks = await this.componentChecks();
-    const degraded = checks.redis.status === 'unhealthy' || checks.miners.status !== 'healthy';
+    const degraded = checks.redis.status === 'degraded' || checks.miners.status !== 'healthy';
     return {
       status:
         checks.database.status !== 'healthy' ? 'unhealthy' : degraded ? 'degraded' : 'healthy',
@@ -67,12 +67,27 @@ export class HealthService {
   private async runChecks(): Promise<ComponentChecks> {
     const [database, redis, miners] = await Promise.all([
       timed(() => this.repository.ping()),
-      this.redis.client
-        ? timed(() => this.redis.client!.ping())
-        : Promise.resolve<ComponentStatusDto>({ status: 'disabled', latency_ms: null }),
+      this.checkRedis(),
       this.checkMiners(),
     ]);
     return { database, redis, miners };
+  }
+
+  /**
+   * Redis is optional to serving (rate limits and the cache fall back to this process), so an
+   * unreachable Redis is `degraded`, never `unhealthy`.
+   */
+  private async checkRedis(): Promise<ComponentStatusDto> {
+    const client = this.redis.client;
+    if (!client) return { status: 'disabled', latency_ms: null };
+    const result = this.redis.ready()
+      ? await timed(() => client.ping())
+      : {
+          status: 'unhealthy' as const,
+          latency_ms: null,
+          error: `not connected (${client.status})`,
+        };
+    return result.status === 'healthy' ? result : { ...result, status: 'degraded' };
   }
 
   private async checkMiners(): Promise<MinersStatusDto> {

@@ -36,7 +36,11 @@ export class SystemComponentsDto {
   @ApiProperty({ type: ComponentStatusDto })
   database: ComponentStatusDto;
 
-  @ApiProperty({ type: ComponentStatusDto, description: '`disabled` when REDIS_URL is not set' })
+  @ApiProperty({
+    type: ComponentStatusDto,
+    description:
+      '`disabled` when REDIS_URL is not set, `degraded` when it cannot be reached (rate limits and the cache then work per process)',
+  })
   redis: ComponentStatusDto;
 
   @ApiProperty({ type: MinersStatusDto })

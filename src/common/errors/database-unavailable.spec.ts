@@ -1,0 +1,37 @@
+import { QueryFailedError } from 'typeorm';
+import { isDatabaseUnavailable } from './database-unavailable';
+
+function withCode(message: string, code: string): Error {
+  return Object.assign(new Error(message), { code });
+}
+
+describe(isDatabaseUnavailable.name, () => {
+  it.each([
+    ['a refused connection', withCode('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED')],
+    ['an admin shutdown', withCode('terminating connection due to administrator command', '57P01')],
+    ['a server shutting down', withCode('the database system is shutting down', '57P03')],
+    ['a statement timeout', withCode('canceling statement due to statement timeout', '57014')],
+    ['a connection exception', withCode('connection failure', '08006')],
+    ['a dead pooled connection', new Error('Connection terminated unexpectedly')],
+    ['a full pool', new Error('timeout exceeded when trying to connect')],
+    ['a connect timeout', new Error('Connection terminated due to connection timeout')],
+    ['a client-side query timeout', new Error('Query read timeout')],
+  ])('recognises %s', (_name, error) => {
+    expect(isDatabaseUnavailable(error)).toBe(true);
+  });
+
+  it("looks inside TypeORM's QueryFailedError and an error's cause", () => {
+    const driverError = withCode('terminating connection due to administrator command', '57P01');
+    expect(isDatabaseUnavailable(new QueryFailedError('SELECT 1', [], driverError))).toBe(true);
+    expect(isDatabaseUnavailable(new Error('wrapped', { cause: driverError }))).toBe(true);
+  });
+
+  it('leaves bugs and bad queries to the 500 path', () => {
+    const syntax = withCode('syntax error at or near "SELEC"', '42601');
+    expect(isDatabaseUnavailable(new QueryFailedError('SELEC 1', [], syntax))).toBe(false);
+    expect(isDatabaseUnavailable(withCode('duplicate key', '23505'))).toBe(false);
+    expect(isDatabaseUnavailable(new TypeError('x is undefined'))).toBe(false);
+    expect(isDatabaseUnavailable('Connection terminated')).toBe(false);
+    expect(isDatabaseUnavailable(undefined)).toBe(false);
+  });
+});

@@ -1,0 +1,47 @@
+/**
+ * Whether an error means "Postgres cannot be reached right now" (as opposed to a bug or a bad
+ * query), so that it is answered 503 and retried by the client instead of a 500. Covers the
+ * socket errors of node, pg's and pg-pool's own messages, Postgres' connection SQLSTATEs, and
+ * the same inside TypeORM's QueryFailedError (`driverError`) or an error's `cause`.
+ */
+export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
+  if (typeof error !== 'object' || error === null || depth > 3) return false;
+  const { code, message, driverError, cause } = error as {
+    code?: unknown;
+    message?: unknown;
+    driverError?: unknown;
+    cause?: unknown;
+  };
+  if (typeof code === 'string' && isUnavailableCode(code)) return true;
+  if (typeof message === 'string' && UNAVAILABLE_MESSAGE.test(message)) return true;
+  return isDatabaseUnavailable(driverError, depth + 1) || isDatabaseUnavailable(cause, depth + 1);
+}
+
+const SOCKET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+]);
+
+/**
+ * SQLSTATE class 08 (connection exception), 57P01..57P05 (admin/crash shutdown, cannot connect
+ * now, idle session timeout), 57014 (statement timeout or cancel: the database is too slow to
+ * answer within DATABASE_STATEMENT_TIMEOUT_MS) and 53300 (too many connections).
+ */
+function isUnavailableCode(code: string): boolean {
+  return (
+    SOCKET_CODES.has(code) ||
+    code.startsWith('08') ||
+    /^57P0[1-5]$/.test(code) ||
+    code === '57014' ||
+    code === '53300'
+  );
+}
+
+// pg and pg-pool raise these as plain Errors without a code.
+const UNAVAILABLE_MESSAGE =
+  /Connection terminated|timeout exceeded when trying to connect|Query read timeout|not queryable|Connection is not established|the database system is (shutting down|starting up|in recovery mode)/i;

@@ -1,0 +1,38 @@
+import { ThrottlerStorage } from '@nestjs/throttler';
+import { RedisConnection } from '../redis/redis-connection';
+import { FallbackThrottlerStorage } from './fallback-throttler-storage';
+
+function storageWith(connected: boolean, shared: ThrottlerStorage['increment']) {
+  const redis = { ready: () => (connected ? {} : null) } as unknown as RedisConnection;
+  return new FallbackThrottlerStorage(redis, { increment: shared });
+}
+
+const record = { totalHits: 7, timeToExpire: 60, isBlocked: false, timeToBlockExpire: 0 };
+const hit = (storage: FallbackThrottlerStorage) =>
+  storage.increment('ratelimit:default:k', 60_000, 2, 60_000, 'default');
+
+describe(FallbackThrottlerStorage.name, () => {
+  it('counts in Redis while it answers', async () => {
+    const shared = jest.fn().mockResolvedValue(record);
+    const storage = storageWith(true, shared);
+    await expect(hit(storage)).resolves.toEqual(record);
+    expect(shared).toHaveBeenCalledTimes(1);
+    storage.onApplicationShutdown();
+  });
+
+  it('counts in process memory when a Redis command fails, with the same limit and block', async () => {
+    const storage = storageWith(true, jest.fn().mockRejectedValue(new Error('Command timed out')));
+    expect((await hit(storage)).totalHits).toBe(1);
+    expect((await hit(storage)).isBlocked).toBe(false);
+    expect((await hit(storage)).isBlocked).toBe(true);
+    storage.onApplicationShutdown();
+  });
+
+  it('does not even try Redis while it is disconnected', async () => {
+    const shared = jest.fn();
+    const storage = storageWith(false, shared);
+    expect((await hit(storage)).totalHits).toBe(1);
+    expect(shared).not.toHaveBeenCalled();
+    storage.onApplicationShutdown();
+  });
+});

@@ -1,0 +1,56 @@
+import { Logger, OnApplicationShutdown } from '@nestjs/common';
+import { ThrottlerStorage, ThrottlerStorageService } from '@nestjs/throttler';
+import { RedisConnection } from '../redis/redis-connection';
+
+type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
+
+/**
+ * Rate-limit counts in Redis (shared by every replica), and in this process' memory while
+ * Redis is unreachable, so that a Redis outage costs exactness, not availability: during the
+ * outage each replica admits up to the full budget of a key on its own (at most N × budget
+ * across N replicas). Counts made in memory stay there; once ioredis has reconnected, the
+ * Redis counts (whatever of the window is left) are used again.
+ */
+export class FallbackThrottlerStorage implements ThrottlerStorage, OnApplicationShutdown {
+  private readonly logger = new Logger('RateLimitStorage');
+  private readonly local = new ThrottlerStorageService();
+  private usingLocal = false;
+
+  constructor(
+    private readonly redis: RedisConnection,
+    private readonly shared: ThrottlerStorage,
+  ) {}
+
+  async increment(
+    key: string,
+    ttl: number,
+    limit: number,
+    blockDuration: number,
+    throttlerName: string,
+  ): Promise<ThrottlerStorageRecord> {
+    if (this.redis.ready()) {
+      try {
+        const record = await this.shared.increment(key, ttl, limit, blockDuration, throttlerName);
+        this.switchTo(false);
+        return record;
+      } catch (error) {
+        this.switchTo(true, (error as Error).message);
+      }
+    } else {
+      this.switchTo(true, 'not connected');
+    }
+    return this.local.increment(key, ttl, limit, blockDuration, throttlerName);
+  }
+
+  onApplicationShutdown(): void {
+    this.local.onApplicationShutdown();
+  }
+
+  private switchTo(local: boolean, reason?: string): void {
+    if (local === this.usingLocal) return;
+    this.usingLocal = local;
+    if (local)
+      this.logger.warn(`Redis unavailable (${reason}): rate limits counted in this process`);
+    else this.logger.log('Redis is back: rate limits shared again');
+  }
+}

