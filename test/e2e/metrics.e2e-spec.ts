@@ -58,6 +58,21 @@ describe('GET /metrics', () => {
       expect(response.headers['x-ratelimit-remaining']).toBeUndefined();
     });
 
+    it('is documented in the OpenAPI document with a text/plain answer', async () => {
+      const document = (await app.http.get('/openapi.json').expect(200)).body;
+      const operation = document.paths['/metrics'].get;
+      expect(operation.security).toEqual([{ ApiKey: [] }, { MetricsToken: [] }]);
+      expect(Object.keys(operation.responses['200'].content)).toEqual([
+        'text/plain; version=0.0.4; charset=utf-8',
+      ]);
+      expect(operation.responses).toHaveProperty('401');
+      expect(operation.responses).toHaveProperty('403');
+      expect(document.components.securitySchemes.MetricsToken).toMatchObject({
+        type: 'http',
+        scheme: 'bearer',
+      });
+    });
+
     it('refuses the bearer token when the service has no METRICS_TOKEN', async () => {
       const other = await startTestApp();
       try {

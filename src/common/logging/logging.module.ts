@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createRequire } from 'node:module';
 import { Module } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { LoggerModule, Params } from 'nestjs-pino';
 import type { DestinationStream } from 'pino';
+import type PinoPretty from 'pino-pretty';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
 import { redactUrl } from './redact-url';
@@ -29,24 +31,27 @@ export function assignRequestId(request: Request, response: Response, next: Next
 
 /**
  * JSON lines (pino) in production and tests; in development, pino-pretty's human-readable
- * single lines. pino-pretty is a development dependency, loaded only then; without it the
+ * single lines, formatted in process (so a test can capture them). pino-pretty is a development
+ * dependency (pruned from the production image), so it is loaded only then; without it the
  * output stays JSON.
  */
-async function destinationFor(config: AppConfig): Promise<DestinationStream | undefined> {
+function destinationFor(config: AppConfig): DestinationStream | undefined {
   if (config.nodeEnv !== 'development') return config.logDestination;
+  let pretty: typeof PinoPretty;
   try {
-    const { default: pretty } = await import('pino-pretty');
-    return pretty({
-      singleLine: true,
-      translateTime: 'SYS:HH:MM:ss.l',
-      destination: config.logDestination ?? 1,
-    });
+    pretty = createRequire(__filename)('pino-pretty') as typeof PinoPretty;
   } catch {
+    process.stderr.write('pino-pretty is not installed: logging JSON lines\n');
     return config.logDestination;
   }
+  return pretty({
+    singleLine: true,
+    translateTime: 'SYS:HH:MM:ss.l',
+    destination: config.logDestination ?? 1,
+  });
 }
 
-async function loggerParams(config: AppConfig): Promise<Params> {
+function loggerParams(config: AppConfig): Params {
   const options: NonNullable<Params['pinoHttp']> = {
     level: config.logLevel,
     genReqId: requestId,
@@ -70,7 +75,7 @@ async function loggerParams(config: AppConfig): Promise<Params> {
     customErrorMessage: (req, res) =>
       `${req.method} ${redactUrl(req.url)} ${res.statusCode} failed`,
   };
-  const destination = await destinationFor(config);
+  const destination = destinationFor(config);
   return { pinoHttp: destination ? [options, destination] : options };
 }
 
