@@ -4,6 +4,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { AccessLevelGuard, ApiKeyGuard } from './common/auth/api-key.guard';
 import { AuthFailureLimiter } from './common/auth/auth-failure-limiter';
 import { LoggingModule } from './common/logging/logging.module';
+import { MetricsModule } from './common/metrics/metrics.module';
 import { RedisModule } from './common/redis/redis.module';
 import { KeyThrottlerGuard } from './common/throttling/key-throttler.guard';
 import { ThrottlingModule } from './common/throttling/throttling.module';
@@ -29,6 +30,7 @@ export class AppModule {
         ConfigModule.forRoot(config),
         ClockModule,
         LoggingModule,
+        MetricsModule,
         TypeOrmModule.forRoot(buildDataSourceOptions(config.databaseUrl, config.database)),
         RedisModule,
         ThrottlingModule,

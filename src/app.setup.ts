@@ -4,10 +4,13 @@ import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { json } from 'express';
 import helmet from 'helmet';
 import { Logger } from 'nestjs-pino';
-import { API_KEY_SECURITY } from './common/auth/access.decorators';
+import { API_KEY_SECURITY, METRICS_TOKEN_SECURITY } from './common/auth/access.decorators';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
 import { bodyParserErrorHandler } from './common/errors/body-parser-errors';
 import { RequestValidationPipe } from './common/errors/request-validation.pipe';
+import { assignRequestId } from './common/logging/logging.module';
+import { httpMetricsMiddleware } from './common/metrics/http-metrics.middleware';
+import { MetricsService } from './common/metrics/metrics.service';
 import { API_VERSION } from './common/version';
 import { AppConfig } from './config/app-config';
 
@@ -17,6 +20,10 @@ import { AppConfig } from './config/app-config';
  */
 export function configureApp(app: NestExpressApplication, config: AppConfig): void {
   app.useLogger(app.get(Logger));
+  // First, before body parsing: a request rejected by the body parser still gets its
+  // X-Request-Id and is counted.
+  app.use(assignRequestId);
+  app.use(httpMetricsMiddleware(app.get(MetricsService)));
   // Responses are dynamic JSON: an ETag would cost a hash per response and never match.
   app.set('etag', false);
   app.use(helmet({ contentSecurityPolicy: false, crossOriginEmbedderPolicy: false }));
@@ -47,6 +54,10 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     )
     .setVersion(API_VERSION)
     .addApiKey({ type: 'apiKey', in: 'header', name: 'X-API-Key' }, API_KEY_SECURITY)
+    .addBearerAuth(
+      { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN, for GET /metrics only' },
+      METRICS_TOKEN_SECURITY,
+    )
     .build();
   return SwaggerModule.createDocument(app, config);
 }

@@ -1,3 +1,5 @@
+import type { DestinationStream } from 'pino';
+
 /** The typed configuration the rest of the code reads; only `load-config.ts` reads `process.env`. */
 export interface AppConfig {
   nodeEnv: 'development' | 'production' | 'test';
@@ -13,6 +15,10 @@ export interface AppConfig {
   dataDir: string;
   embeddedPostgresPort: number;
   logLevel: string;
+  /** Bearer token that may read GET /metrics (the master key always may). */
+  metricsToken: string | undefined;
+  /** Where log lines go instead of stdout (tests capture them); never set from the environment. */
+  logDestination?: DestinationStream;
   bodyLimit: string;
   corsOrigins: string[];
   /** Bound on draining in-flight requests at SIGTERM before connections are cut. */

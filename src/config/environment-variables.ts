@@ -64,6 +64,12 @@ export class EnvironmentVariables {
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';
 
+  /** Bearer token accepted by GET /metrics besides the master key (for Prometheus). */
+  @IsOptional()
+  @IsString()
+  @MinLength(16, { message: 'must be at least 16 characters (use a long random value)' })
+  METRICS_TOKEN?: string;
+
   @Matches(/^\d+(b|kb|mb)$/i, { message: 'must look like 100kb or 1mb' })
   BODY_LIMIT = '1mb';
 

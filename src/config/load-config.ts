@@ -43,6 +43,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     dataDir: vars.DATA_DIR,
     embeddedPostgresPort: vars.EMBEDDED_POSTGRES_PORT,
     logLevel: vars.LOG_LEVEL,
+    metricsToken: vars.METRICS_TOKEN,
     bodyLimit: vars.BODY_LIMIT,
     corsOrigins: vars.CORS_ORIGINS ? vars.CORS_ORIGINS.split(',').map((o) => o.trim()) : [],
     shutdownTimeoutMs: vars.SHUTDOWN_TIMEOUT_MS,

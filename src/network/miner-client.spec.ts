@@ -6,6 +6,7 @@ import {
   ServerResponse,
 } from 'node:http';
 import { AddressInfo } from 'node:net';
+import { MetricsService } from '../common/metrics/metrics.service';
 import { loadConfig } from '../config/load-config';
 import { MinerCallError, MinerClient, MinerFailureReason } from './miner-client';
 
@@ -136,6 +137,7 @@ describe(MinerClient.name, () => {
         MINER_BREAKER_COOLDOWN_MS: String(BREAKER_COOLDOWN_MS),
         MINER_CONCURRENCY: String(CONCURRENCY),
       }),
+      new MetricsService(),
     );
   });
 

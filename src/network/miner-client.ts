@@ -17,6 +17,7 @@ import {
 } from 'cockatiel';
 import { AppConfig } from '../config/app-config';
 import { InjectConfig } from '../config/config.module';
+import { MetricsService } from '../common/metrics/metrics.service';
 import { MinerEndpoint, VALIDATOR_HOTKEY_HEADER } from './protocol';
 
 export interface MinerAddress {
@@ -68,7 +69,10 @@ export class MinerClient implements OnModuleDestroy {
   /** Aborted at shutdown: calls in flight end at once instead of at their timeout. */
   private readonly shutdown = new AbortController();
 
-  constructor(@InjectConfig() private readonly config: AppConfig) {
+  constructor(
+    @InjectConfig() private readonly config: AppConfig,
+    private readonly metrics: MetricsService,
+  ) {
     // Every call in flight listens on this signal; many concurrent calls are normal, not a leak.
     setMaxListeners(0, this.shutdown.signal);
   }
@@ -93,9 +97,16 @@ export class MinerClient implements OnModuleDestroy {
           this.post(`${miner.axonUrl.replace(/\/+$/, '')}/${endpoint}`, body, context.signal),
         signal ? AbortSignal.any([this.shutdown.signal, signal]) : this.shutdown.signal,
       );
-      return { body: reply, latencyMs: performance.now() - started };
+      const latencyMs = performance.now() - started;
+      this.metrics.observeMinerCall(miner.uid, endpoint, latencyMs / 1000);
+      return { body: reply, latencyMs };
     } catch (error) {
-      throw classify(error, timeoutMs);
+      const failure = classify(error, timeoutMs);
+      // Refused here (full bulkhead, open circuit): the miner was not called, no latency.
+      const called = failure.reason !== 'busy' && failure.reason !== 'circuit_open';
+      const seconds = called ? (performance.now() - started) / 1000 : undefined;
+      this.metrics.observeMinerCall(miner.uid, endpoint, seconds, failure.reason);
+      throw failure;
     }
   }
 

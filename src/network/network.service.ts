@@ -1,7 +1,14 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { InjectConfig } from '../config/config.module';
-import { checkAnswer, CheckedAnswer, credibilityScore, mergeAnswers } from './answer-checks';
+import { MetricsService, QuorumResult } from '../common/metrics/metrics.service';
+import {
+  checkAnswer,
+  CheckedAnswer,
+  credibilityScore,
+  isUsableAnswer,
+  mergeAnswers,
+} from './answer-checks';
 import { LatencyTracker } from './latency-tracker';
 import { MetagraphService } from './metagraph/metagraph.service';
 import { MinerEntity } from './miner.entity';
@@ -72,6 +79,7 @@ export class NetworkService implements OnModuleInit, BeforeApplicationShutdown {
     private readonly client: MinerClient,
     private readonly repository: MinersRepository,
     @InjectConfig() private readonly config: AppConfig,
+    private readonly metrics: MetricsService,
   ) {}
 
   onModuleInit(): void {
@@ -115,7 +123,10 @@ export class NetworkService implements OnModuleInit, BeforeApplicationShutdown {
   async query(query: NetworkQuery): Promise<NetworkQueryResult> {
     const { minersPerQuery, quorum, queryDeadlineMs } = this.config.network;
     const candidates = rankMinersForQuery(this.availableMiners());
-    if (candidates.length === 0) return emptyResult('No miners available');
+    if (candidates.length === 0) {
+      this.metrics.recordQuorumOutcome('no_miners');
+      return emptyResult('No miners available');
+    }
 
     const matcher = compileQuery({
       ...query,
@@ -138,6 +149,7 @@ export class NetworkService implements OnModuleInit, BeforeApplicationShutdown {
       (late) => this.recordLate(late),
     );
     setTimeout(() => stragglers.abort(), Math.max(STRAGGLER_GRACE_MS, 2 * hedgeAfterMs)).unref();
+    this.metrics.recordQuorumOutcome(quorumResult(outcome, quorum));
     const merged = mergeAnswers(outcome.answers, query.limit);
     this.recordCredibility(outcome, merged.holders);
     return summarize(outcome, merged.items, merged.consensus);
@@ -271,6 +283,11 @@ export class NetworkService implements OnModuleInit, BeforeApplicationShutdown {
     this.pendingWrites.add(write);
     void write.finally(() => this.pendingWrites.delete(write));
   }
+}
+
+function quorumResult(outcome: QuorumOutcome, quorum: number): QuorumResult {
+  if (outcome.answers.filter(isUsableAnswer).length >= quorum) return 'quorum';
+  return outcome.answers.length > 0 ? 'partial' : 'no_answer';
 }
 
 function summarize(

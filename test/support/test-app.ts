@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { AddressInfo } from 'node:net';
 import { NestExpressApplication } from '@nestjs/platform-express';
+import type { DestinationStream } from 'pino';
 import supertest from 'supertest';
 import { createApp, ResolvedConfig } from '../../src/bootstrap';
 import { loadConfig } from '../../src/config/load-config';
@@ -23,6 +24,8 @@ export interface TestAppOptions {
    * such as the miners table a metagraph replaces.
    */
   ownDatabase?: boolean;
+  /** Where log lines go instead of stdout (set LOG_LEVEL in `env` too, tests default to silent). */
+  logDestination?: DestinationStream;
 }
 
 /**
@@ -51,6 +54,7 @@ export async function startTestApp(
     }),
     databaseUrl,
     masterKey: TEST_MASTER_KEY,
+    logDestination: options.logDestination,
   };
   const app = await createApp(config);
   await app.listen(0, '127.0.0.1');

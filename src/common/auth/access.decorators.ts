@@ -1,11 +1,13 @@
 import { applyDecorators, SetMetadata } from '@nestjs/common';
 import { ApiSecurity } from '@nestjs/swagger';
+import { SkipThrottle } from '@nestjs/throttler';
 import { ApiErrorResponses } from '../errors/error-responses';
 
 export const ACCESS_METADATA = 'access';
-export type AccessLevel = 'public' | 'key' | 'validator' | 'master';
+export type AccessLevel = 'public' | 'key' | 'validator' | 'master' | 'metrics';
 
 export const API_KEY_SECURITY = 'ApiKey';
+export const METRICS_TOKEN_SECURITY = 'MetricsToken';
 
 /** No key needed (documentation only). Everything else needs a key: the guard fails closed. */
 export const Public = () => SetMetadata(ACCESS_METADATA, 'public' satisfies AccessLevel);
@@ -31,5 +33,18 @@ export const RequireMasterKey = () =>
   applyDecorators(
     SetMetadata(ACCESS_METADATA, 'master'),
     ApiSecurity(API_KEY_SECURITY),
+    ApiErrorResponses(401, 403, 429),
+  );
+
+/**
+ * The master key, or `Authorization: Bearer <METRICS_TOKEN>` when that is set. Not charged to
+ * any key budget: a scraper must never be locked out by (or eat into) the master key's budget.
+ */
+export const RequireMetricsAccess = () =>
+  applyDecorators(
+    SetMetadata(ACCESS_METADATA, 'metrics'),
+    SkipThrottle(),
+    ApiSecurity(API_KEY_SECURITY),
+    ApiSecurity(METRICS_TOKEN_SECURITY),
     ApiErrorResponses(401, 403, 429),
   );

@@ -7,6 +7,9 @@ import {
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
+import { AppConfig } from '../../config/app-config';
+import { InjectConfig } from '../../config/config.module';
+import { secretsEqual } from '../../modules/api-keys/api-key-secret';
 import { ApiKeysService } from '../../modules/api-keys/api-keys.service';
 import { ACCESS_METADATA, AccessLevel } from './access.decorators';
 import { AuthenticatedRequest } from './api-key-principal';
@@ -25,15 +28,18 @@ export class ApiKeyGuard implements CanActivate {
     private readonly reflector: Reflector,
     private readonly keys: ApiKeysService,
     private readonly failures: AuthFailureLimiter,
+    @InjectConfig() private readonly config: AppConfig,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    if (accessLevelOf(this.reflector, context) === 'public') return true;
+    const access = accessLevelOf(this.reflector, context);
+    if (access === 'public') return true;
 
     const request = context.switchToHttp().getRequest<Request & AuthenticatedRequest>();
     const presented = request.headers['x-api-key'];
-    if (typeof presented !== 'string' || presented.length === 0)
-      throw new UnauthorizedException('Missing API key');
+    const missing = typeof presented !== 'string' || presented.length === 0;
+    if (access === 'metrics' && (await this.metricsTokenAccepted(request, missing))) return true;
+    if (missing) throw new UnauthorizedException('Missing API key');
 
     const principal =
       presented.length <= MAX_KEY_LENGTH ? await this.keys.authenticate(presented) : null;
@@ -43,6 +49,20 @@ export class ApiKeyGuard implements CanActivate {
     }
     request.apiKey = principal;
     return true;
+  }
+
+  /**
+   * True when the request carries the metrics token. A wrong bearer token without a key is a
+   * failed authentication (it counts towards the address's limit, like a wrong key).
+   */
+  private async metricsTokenAccepted(request: Request, keyMissing: boolean): Promise<boolean> {
+    const bearer = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1];
+    const token = this.config.metricsToken;
+    if (bearer === undefined) return false;
+    if (token && bearer.length <= MAX_KEY_LENGTH && secretsEqual(bearer, token)) return true;
+    if (!keyMissing) return false;
+    await this.failures.recordFailure(request.ip ?? 'unknown');
+    throw new UnauthorizedException('Invalid metrics token');
   }
 }
 
@@ -60,6 +80,8 @@ export class AccessLevelGuard implements CanActivate {
     if (access === 'public' || !principal) return true;
     if (access === 'master' && !principal.isMaster)
       throw new ForbiddenException('This operation requires the master key');
+    if (access === 'metrics' && !principal.isMaster)
+      throw new ForbiddenException('Metrics need the master key or the metrics token');
     if (access === 'validator' && principal.tier !== 'validator') {
       throw new ForbiddenException('This operation requires a validator key');
     }

@@ -1,9 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createRequire } from 'node:module';
 import { Module } from '@nestjs/common';
-import { LoggerModule } from 'nestjs-pino';
+import type { NextFunction, Request, Response } from 'express';
+import { LoggerModule, Params } from 'nestjs-pino';
+import type { DestinationStream } from 'pino';
+import type PinoPretty from 'pino-pretty';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
+import { redactUrl } from './redact-url';
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
@@ -15,46 +20,66 @@ export function requestId(request: IncomingMessage, response: ServerResponse): s
   return id;
 }
 
-/** Key management paths carry a full key (`/keys/<key>/deactivate`): log only its prefix. */
-export function redactUrl(url: string | undefined): string | undefined {
-  return url?.replace(
-    /(\/keys\/)([^/?]+)/,
-    (_match, path: string, key: string) => `${path}${key.slice(0, 12)}…`,
-  );
+/**
+ * Express middleware installed first (app.setup.ts): gives the request its id before anything
+ * can answer it, the body parser included. pino-http then keeps `req.id` as it is.
+ */
+export function assignRequestId(request: Request, response: Response, next: NextFunction): void {
+  request.id ??= requestId(request, response);
+  next();
+}
+
+/**
+ * JSON lines (pino) in production and tests; in development, pino-pretty's human-readable
+ * single lines, formatted in process (so a test can capture them). pino-pretty is a development
+ * dependency (pruned from the production image), so it is loaded only then; without it the
+ * output stays JSON.
+ */
+function destinationFor(config: AppConfig): DestinationStream | undefined {
+  if (config.nodeEnv !== 'development') return config.logDestination;
+  let pretty: typeof PinoPretty;
+  try {
+    pretty = createRequire(__filename)('pino-pretty') as typeof PinoPretty;
+  } catch {
+    process.stderr.write('pino-pretty is not installed: logging JSON lines\n');
+    return config.logDestination;
+  }
+  return pretty({
+    singleLine: true,
+    translateTime: 'SYS:HH:MM:ss.l',
+    destination: config.logDestination ?? 1,
+  });
+}
+
+function loggerParams(config: AppConfig): Params {
+  const options: NonNullable<Params['pinoHttp']> = {
+    level: config.logLevel,
+    genReqId: requestId,
+    // Every line logged while handling a request carries `req` (id, method, redacted url): the
+    // request-scoped logger of nestjs-pino. Headers and bodies are never serialized, so keys,
+    // tokens and the bodies of key requests (which hold new keys) never reach the log; the
+    // redaction is a second line of defence should a header ever be logged.
+    redact: {
+      paths: ['req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers.cookie'],
+      censor: '[redacted]',
+    },
+    serializers: {
+      req: (req: { id: string; method: string; url: string }) => ({
+        id: req.id,
+        method: req.method,
+        url: redactUrl(req.url),
+      }),
+    },
+    customSuccessMessage: (req, res, time) =>
+      `${req.method} ${redactUrl(req.url)} ${res.statusCode} ${Math.round(time)}ms`,
+    customErrorMessage: (req, res) =>
+      `${req.method} ${redactUrl(req.url)} ${res.statusCode} failed`,
+  };
+  const destination = destinationFor(config);
+  return { pinoHttp: destination ? [options, destination] : options };
 }
 
 @Module({
-  imports: [
-    LoggerModule.forRootAsync({
-      inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => ({
-        pinoHttp: {
-          level: config.logLevel,
-          genReqId: requestId,
-          // Keys travel in headers; bodies of key requests are never logged (no body logging).
-          redact: {
-            paths: ['req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers.cookie'],
-            censor: '[redacted]',
-          },
-          serializers: {
-            req: (req: { id: string; method: string; url: string }) => ({
-              id: req.id,
-              method: req.method,
-              url: redactUrl(req.url),
-            }),
-          },
-          customSuccessMessage: (req, res, time) =>
-            `${req.method} ${redactUrl(req.url)} ${res.statusCode} ${Math.round(time)}ms`,
-          transport:
-            config.nodeEnv === 'development' && process.stdout.isTTY
-              ? {
-                  target: 'pino-pretty',
-                  options: { singleLine: true, translateTime: 'SYS:HH:MM:ss.l' },
-                }
-              : undefined,
-        },
-      }),
-    }),
-  ],
+  imports: [LoggerModule.forRootAsync({ inject: [APP_CONFIG], useFactory: loggerParams })],
 })
 export class LoggingModule {}

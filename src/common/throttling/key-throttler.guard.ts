@@ -1,7 +1,16 @@
 import { ExecutionContext, HttpException, HttpStatus, Injectable } from '@nestjs/common';
-import { ThrottlerGuard, ThrottlerLimitDetail } from '@nestjs/throttler';
+import { Reflector } from '@nestjs/core';
+import {
+  InjectThrottlerOptions,
+  InjectThrottlerStorage,
+  ThrottlerGuard,
+  ThrottlerLimitDetail,
+  type ThrottlerModuleOptions,
+  type ThrottlerStorage,
+} from '@nestjs/throttler';
 import type { Response } from 'express';
 import { AuthenticatedRequest } from '../auth/api-key-principal';
+import { MetricsService } from '../metrics/metrics.service';
 
 /**
  * Runs after ApiKeyGuard, so it sees the authenticated key: every authenticated request is
@@ -9,6 +18,15 @@ import { AuthenticatedRequest } from '../auth/api-key-principal';
  */
 @Injectable()
 export class KeyThrottlerGuard extends ThrottlerGuard {
+  constructor(
+    @InjectThrottlerOptions() options: ThrottlerModuleOptions,
+    @InjectThrottlerStorage() storage: ThrottlerStorage,
+    reflector: Reflector,
+    private readonly metrics: MetricsService,
+  ) {
+    super(options, storage, reflector);
+  }
+
   protected override shouldSkip(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
     return Promise.resolve(!request.apiKey);
@@ -18,6 +36,8 @@ export class KeyThrottlerGuard extends ThrottlerGuard {
     context: ExecutionContext,
     limit: ThrottlerLimitDetail,
   ): Promise<void> {
+    const key = context.switchToHttp().getRequest<AuthenticatedRequest>().apiKey;
+    this.metrics.recordRateLimitRejection(key?.isMaster ? 'master' : (key?.tier ?? 'regular'));
     const response = context.switchToHttp().getResponse<Response>();
     response.setHeader('Retry-After', Math.max(1, limit.timeToBlockExpire));
     response.setHeader('X-RateLimit-Limit', limit.limit);

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { JobsModule } from '../../common/jobs/jobs.module';
 import { NetworkModule } from '../../network/network.module';
 import { DatasetDownloadService } from './dataset-download.service';
+import { TaskMetrics } from './task-metrics';
 import { TaskLifecycleService } from './task-lifecycle.service';
 import { TasksController } from './tasks.controller';
 import { TasksRepository } from './tasks.repository';
@@ -10,7 +11,13 @@ import { TasksService } from './tasks.service';
 @Module({
   imports: [NetworkModule, JobsModule],
   controllers: [TasksController],
-  providers: [TasksService, TasksRepository, TaskLifecycleService, DatasetDownloadService],
+  providers: [
+    TasksService,
+    TasksRepository,
+    TaskLifecycleService,
+    DatasetDownloadService,
+    TaskMetrics,
+  ],
   exports: [TasksService],
 })
 export class TasksModule {}

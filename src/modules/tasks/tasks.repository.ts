@@ -28,6 +28,14 @@ export class TasksRepository {
     );
   }
 
+  /** How many tasks are in each state (states without tasks are absent). */
+  async countByState(): Promise<Map<TaskState, number>> {
+    const rows = await this.dataSource.query<{ state: TaskState; count: number }[]>(
+      'SELECT state, count(*)::int AS count FROM scraping_tasks GROUP BY state',
+    );
+    return new Map(rows.map((row) => [row.state, row.count]));
+  }
+
   /** Registers new tasks; ids already present are left untouched (first registration wins). */
   async insertNew(
     jobs: readonly TaskJob[],

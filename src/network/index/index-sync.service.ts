@@ -6,6 +6,7 @@ import {
   OnModuleDestroy,
 } from '@nestjs/common';
 import { JobRunner } from '../../common/jobs/job-runner';
+import { MetricsService } from '../../common/metrics/metrics.service';
 import { PeriodicJob } from '../../common/jobs/periodic-job';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
@@ -53,6 +54,7 @@ export class IndexSyncService
     private readonly client: MinerClient,
     private readonly repository: MinerIndexRepository,
     @InjectConfig() private readonly config: AppConfig,
+    private readonly metrics: MetricsService,
   ) {
     this.job = new PeriodicJob(
       jobs,
@@ -112,6 +114,7 @@ export class IndexSyncService
     report.spotChecks = await this.spotCheck(synced);
     report.seconds = Math.round((performance.now() - started) / 10) / 100;
     this.logProgress(report, started);
+    this.metrics.observeIndexSync({ ...report, seconds: (performance.now() - started) / 1000 });
     return report;
   }
 

@@ -1,0 +1,166 @@
+import { Injectable, OnModuleInit } from '@nestjs/common';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** Every metric of this service starts with this, the default process metrics included. */
+export const METRIC_PREFIX = 'gateway_';
+/** Route label of requests that matched no route (unknown paths, static docs assets). */
+export const UNMATCHED_ROUTE = 'unmatched';
+
+export type KeyClass = 'regular' | 'validator' | 'master' | 'unauthenticated';
+export type QuorumResult = 'quorum' | 'partial' | 'no_answer' | 'no_miners';
+
+/** Seconds; an on-demand query may legitimately take up to its 10 s deadline. */
+const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+/** Fewer buckets per miner series: up to 256 miners × 3 endpoints. */
+const MINER_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+const SYNC_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1200, 3600];
+
+/**
+ * The metrics of one app instance, in a registry of its own (not prom-client's global one:
+ * tests run several apps in one process). Producers call the small methods below; gauges that
+ * need a database read (task states, pool usage) are collected at scrape time by their owners
+ * through `gauge`.
+ */
+@Injectable()
+export class MetricsService implements OnModuleInit {
+  readonly registry = new Registry();
+
+  private readonly requests = new Counter({
+    name: `${METRIC_PREFIX}http_requests_total`,
+    help: 'HTTP requests answered, by method, route template and status code',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [this.registry],
+  });
+  private readonly requestDuration = new Histogram({
+    name: `${METRIC_PREFIX}http_request_duration_seconds`,
+    help: 'Time from receiving a request to the end of its response, by method, route template and status code',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: REQUEST_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly rateLimited = new Counter({
+    name: `${METRIC_PREFIX}rate_limit_rejections_total`,
+    help: 'Requests answered 429: over a key budget (by key class), or too many failed authentications (unauthenticated)',
+    labelNames: ['key_class'] as const,
+    registers: [this.registry],
+  });
+  private readonly minerCallDuration = new Histogram({
+    name: `${METRIC_PREFIX}miner_call_duration_seconds`,
+    help: 'Duration of calls made to miners (answered or failed), by miner uid and endpoint',
+    labelNames: ['miner', 'endpoint'] as const,
+    buckets: MINER_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly minerCallFailures = new Counter({
+    name: `${METRIC_PREFIX}miner_call_failures_total`,
+    help: 'Failed miner calls by miner uid, endpoint and reason (timeout, http_error, malformed, oversize, wrong_schema, network, circuit_open, busy)',
+    labelNames: ['miner', 'endpoint', 'reason'] as const,
+    registers: [this.registry],
+  });
+  private readonly quorumOutcomes = new Counter({
+    name: `${METRIC_PREFIX}quorum_outcomes_total`,
+    help: 'Network queries by outcome: quorum reached, partial (some answers, no quorum), no_answer, no_miners',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  private readonly indexSyncDuration = new Histogram({
+    name: `${METRIC_PREFIX}index_sync_duration_seconds`,
+    help: 'Duration of miner index syncs run by this instance',
+    buckets: SYNC_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly indexSyncRows = new Counter({
+    name: `${METRIC_PREFIX}index_sync_rows_total`,
+    help: 'Index rows loaded by miner index syncs',
+    registers: [this.registry],
+  });
+  private readonly indexSyncMiners = new Counter({
+    name: `${METRIC_PREFIX}index_sync_miners_total`,
+    help: 'Miners handled by index syncs, by result (synced, rejected, failed)',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+  private readonly indexSyncLast = new Gauge({
+    name: `${METRIC_PREFIX}index_sync_last_completed_timestamp_seconds`,
+    help: 'Unix time at which the last index sync of this instance completed',
+    registers: [this.registry],
+  });
+
+  onModuleInit(): void {
+    // Process metrics: RSS, heap, event loop lag, GC, handles. Not in the constructor, so that
+    // unit tests building a MetricsService by hand start no monitors.
+    collectDefaultMetrics({ register: this.registry, prefix: METRIC_PREFIX });
+  }
+
+  /** The Prometheus text exposition of every metric (runs the scrape-time collectors). */
+  scrape(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  observeRequest(method: string, route: string, status: number, seconds: number): void {
+    const labels = { method, route, status: String(status) };
+    this.requests.inc(labels);
+    this.requestDuration.observe(labels, seconds);
+  }
+
+  recordRateLimitRejection(keyClass: KeyClass): void {
+    this.rateLimited.inc({ key_class: keyClass });
+  }
+
+  /** `seconds` is undefined for calls refused before reaching the miner (busy, circuit open). */
+  observeMinerCall(
+    uid: number,
+    endpoint: string,
+    seconds: number | undefined,
+    failure?: string,
+  ): void {
+    const miner = String(uid);
+    if (seconds !== undefined) this.minerCallDuration.observe({ miner, endpoint }, seconds);
+    if (failure) this.minerCallFailures.inc({ miner, endpoint, reason: failure });
+  }
+
+  recordQuorumOutcome(outcome: QuorumResult): void {
+    this.quorumOutcomes.inc({ outcome });
+  }
+
+  observeIndexSync(report: {
+    seconds: number;
+    rows: number;
+    synced: number;
+    rejected: number;
+    failed: number;
+  }): void {
+    this.indexSyncDuration.observe(report.seconds);
+    this.indexSyncRows.inc(report.rows);
+    this.indexSyncMiners.inc({ result: 'synced' }, report.synced);
+    this.indexSyncMiners.inc({ result: 'rejected' }, report.rejected);
+    this.indexSyncMiners.inc({ result: 'failed' }, report.failed);
+    this.indexSyncLast.set(Date.now() / 1000);
+  }
+
+  /**
+   * A gauge read at scrape time: `read` returns the value of each label combination. A read
+   * that fails (database down) leaves the previous values, so the scrape itself still works.
+   */
+  gauge<L extends string>(
+    name: string,
+    help: string,
+    labelNames: readonly L[],
+    read: () => Promise<{ labels: Partial<Record<L, string>>; value: number }[]>,
+    onError: (error: Error) => void,
+  ): void {
+    new Gauge<L>({
+      name: `${METRIC_PREFIX}${name}`,
+      help,
+      labelNames,
+      registers: [this.registry],
+      async collect() {
+        try {
+          for (const { labels, value } of await read()) this.set(labels, value);
+        } catch (error) {
+          onError(error as Error);
+        }
+      },
+    });
+  }
+}

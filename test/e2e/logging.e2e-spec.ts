@@ -1,0 +1,170 @@
+import { createHash } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { HealthService } from '../../src/modules/health/health.service';
+import { createKey } from '../support/fixtures';
+import { eventually } from '../support/metrics';
+import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
+
+/** Collects what the app logs, as written (JSON lines, or pino-pretty's lines). */
+class LogCapture extends Writable {
+  text = '';
+  override _write(chunk: Buffer | string, _encoding: string, done: () => void): void {
+    this.text += chunk.toString();
+    done();
+  }
+  /** The JSON lines written so far. */
+  lines(): { msg?: string; req?: { id?: string; url?: string } }[] {
+    return this.text
+      .split('\n')
+      .filter((line) => line.length > 0)
+      .map((line) => JSON.parse(line) as { msg?: string; req?: { id?: string; url?: string } });
+  }
+}
+
+const METRICS_TOKEN = 'metrics-token-for-logging-tests-42';
+
+describe('Structured logs', () => {
+  const capture = new LogCapture();
+  let app: TestApp;
+
+  beforeAll(async () => {
+    app = await startTestApp({ LOG_LEVEL: 'info', METRICS_TOKEN }, { logDestination: capture });
+  });
+  afterAll(() => app.close());
+
+  /** The log line of a request's completion (pino-http), once it has been written. */
+  const completionOf = (requestId: string) =>
+    eventually(async () => {
+      const line = capture.lines().find((entry) => entry.req?.id === requestId && 'res' in entry);
+      expect(line).toBeDefined();
+      return Promise.resolve(line!);
+    });
+
+  it('honours an incoming X-Request-Id, echoes it and logs the request under it', async () => {
+    const response = await app.http
+      .get('/api/v1/health')
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .set('X-Request-Id', 'lb-trace-0001')
+      .expect(200);
+    expect(response.headers['x-request-id']).toBe('lb-trace-0001');
+    const line = await completionOf('lb-trace-0001');
+    expect(line.msg).toMatch(/^GET \/api\/v1\/health 200 \d+ms$/);
+  });
+
+  it('generates a request id when none (or a malformed one) is sent', async () => {
+    const response = await app.http
+      .get('/api/v1/health')
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .set('X-Request-Id', 'not a sane id; drop table')
+      .expect(200);
+    const id = response.headers['x-request-id'];
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    await completionOf(id);
+  });
+
+  it('gives a request rejected by the body parser a request id too', async () => {
+    const response = await app.http
+      .post('/api/v1/keys')
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .set('Content-Type', 'application/json')
+      .send('{"name": ')
+      .expect(422);
+    expect(response.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('carries the request id on lines logged by the code handling the request', async () => {
+    const health = app.app.get(HealthService);
+    const spy = jest.spyOn(health, 'health').mockRejectedValueOnce(new Error('boom for the log'));
+    try {
+      const response = await app.http
+        .get('/api/v1/health')
+        .set('X-API-Key', TEST_MASTER_KEY)
+        .set('X-Request-Id', 'failing-request-7')
+        .expect(500);
+      expect(response.headers['x-request-id']).toBe('failing-request-7');
+    } finally {
+      spy.mockRestore();
+    }
+    await completionOf('failing-request-7');
+    // The exception filter's own line, logged through Nest's Logger while handling the request.
+    const handlerLines = capture
+      .lines()
+      .filter((entry) => entry.req?.id === 'failing-request-7' && !('res' in entry));
+    expect(handlerLines.length).toBeGreaterThan(0);
+    // Every line about a request names it.
+    for (const entry of capture.lines().filter((line) => 'res' in line || 'req' in line))
+      expect(typeof entry.req?.id).toBe('string');
+  });
+
+  it('never logs keys, key hashes, tokens or the bodies of key requests', async () => {
+    const created = await createKey(app, { tier: 'validator', name: 'body-marker-name-5c1e' });
+    await app.http
+      .post('/api/v1/keys')
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .send({ name: 'x', tier: 'body-marker-tier-9d2f' })
+      .expect(422);
+    await app.http.get('/api/v1/health').set('X-API-Key', created.key).expect(200);
+    await app.http.get('/metrics').set('Authorization', `Bearer ${METRICS_TOKEN}`).expect(200);
+    await app.http
+      .post(`/api/v1/keys/${TEST_MASTER_KEY}/deactivate`)
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .expect(404);
+    const deactivated = await app.http
+      .post(`/api/v1/keys/${created.key}/deactivate`)
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .set('X-Request-Id', 'deactivate-by-key')
+      .expect(200);
+    expect(deactivated.body).toEqual({ status: 'success' });
+    const line = await completionOf('deactivate-by-key');
+
+    const log = capture.text;
+    const hash = createHash('sha256').update(created.key).digest('hex');
+    for (const secret of [
+      created.key,
+      created.key.slice(12),
+      hash,
+      TEST_MASTER_KEY,
+      METRICS_TOKEN,
+      'body-marker-name-5c1e',
+      'body-marker-tier-9d2f',
+    ])
+      expect(log).not.toContain(secret);
+    // The path is still readable: an issued key by its display prefix, the master key not at all.
+    expect(line.req?.url).toBe(`/api/v1/keys/${created.key.slice(0, 12)}…/deactivate`);
+    expect(log).toContain('/api/v1/keys/[redacted]/deactivate');
+  });
+});
+
+describe('Development logs', () => {
+  const capture = new LogCapture();
+  let app: TestApp;
+
+  beforeAll(async () => {
+    app = await startTestApp(
+      { NODE_ENV: 'development', LOG_LEVEL: 'info' },
+      { logDestination: capture },
+    );
+  });
+  afterAll(() => app.close());
+
+  it('are human-readable single lines (pino-pretty), with the request id', async () => {
+    await app.http
+      .get('/api/v1/health')
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .set('X-Request-Id', 'dev-request-1')
+      .expect(200);
+    // Without colour codes, whether or not the terminal running the tests has colours.
+    const plain = () => capture.text.replace(/\u001b\[[0-9;]*m/g, '');
+    const line = await eventually(async () => {
+      const found = plain()
+        .split('\n')
+        .find((entry) => entry.includes('dev-request-1'));
+      expect(found).toBeDefined();
+      return Promise.resolve(found!);
+    });
+    expect(line).toMatch(
+      /^\[\d{2}:\d{2}:\d{2}\.\d{3}\] INFO \(\d+\): GET \/api\/v1\/health 200 \d+ms /,
+    );
+    expect(() => JSON.parse(line) as unknown).toThrow();
+  });
+});

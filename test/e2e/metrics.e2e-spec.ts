@@ -1,0 +1,218 @@
+import { DataSource } from 'typeorm';
+import { IndexSyncService } from '../../src/network/index/index-sync.service';
+import { createKey } from '../support/fixtures';
+import { eventually, sample, scrape } from '../support/metrics';
+import { startTestNetwork, TestNetwork } from '../support/network';
+import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
+
+const METRICS_TOKEN = 'metrics-token-for-tests-0123456789';
+
+describe('GET /metrics', () => {
+  let app: TestApp;
+
+  beforeAll(async () => {
+    app = await startTestApp({ METRICS_TOKEN, RATE_LIMIT_REGULAR: '2' });
+  });
+  afterAll(() => app.close());
+
+  describe('access', () => {
+    it('answers 401 without credentials, in the usual error shape', async () => {
+      const response = await app.http.get('/metrics').expect(401);
+      expect(response.body).toEqual({ detail: 'Missing API key' });
+    });
+
+    it('answers 403 to a key that is not the master key', async () => {
+      const { key } = await createKey(app, { tier: 'validator' });
+      const response = await app.http.get('/metrics').set('X-API-Key', key).expect(403);
+      expect(response.body).toEqual({
+        detail: 'Metrics need the master key or the metrics token',
+      });
+    });
+
+    it('answers 401 to a wrong bearer token and to an unknown key', async () => {
+      const wrongToken = await app.http
+        .get('/metrics')
+        .set('Authorization', 'Bearer not-the-metrics-token')
+        .expect(401);
+      expect(wrongToken.body).toEqual({ detail: 'Invalid metrics token' });
+      const unknownKey = await app.http.get('/metrics').set('X-API-Key', 'sk_live_unknown');
+      expect(unknownKey.status).toBe(401);
+      expect(unknownKey.body).toEqual({ detail: 'Invalid API key' });
+    });
+
+    it('serves the Prometheus text format to the master key and to the metrics token', async () => {
+      const withMaster = await app.http.get('/metrics').set('X-API-Key', TEST_MASTER_KEY);
+      const withToken = await app.http
+        .get('/metrics')
+        .set('Authorization', `Bearer ${METRICS_TOKEN}`);
+      for (const response of [withMaster, withToken]) {
+        expect(response.status).toBe(200);
+        expect(response.headers['content-type']).toMatch(/^text\/plain/);
+        expect(response.headers['content-type']).toContain('version=0.0.4');
+        expect(response.text).toContain('# TYPE gateway_http_requests_total counter');
+      }
+    });
+
+    it('does not charge scrapes to the master key budget', async () => {
+      const response = await app.http.get('/metrics').set('X-API-Key', TEST_MASTER_KEY);
+      expect(response.headers['x-ratelimit-remaining']).toBeUndefined();
+    });
+
+    it('is documented in the OpenAPI document with a text/plain answer', async () => {
+      const document = (await app.http.get('/openapi.json').expect(200)).body;
+      const operation = document.paths['/metrics'].get;
+      expect(operation.security).toEqual([{ ApiKey: [] }, { MetricsToken: [] }]);
+      expect(Object.keys(operation.responses['200'].content)).toEqual([
+        'text/plain; version=0.0.4; charset=utf-8',
+      ]);
+      expect(operation.responses).toHaveProperty('401');
+      expect(operation.responses).toHaveProperty('403');
+      expect(document.components.securitySchemes.MetricsToken).toMatchObject({
+        type: 'http',
+        scheme: 'bearer',
+      });
+    });
+
+    it('refuses the bearer token when the service has no METRICS_TOKEN', async () => {
+      const other = await startTestApp();
+      try {
+        await other.http
+          .get('/metrics')
+          .set('Authorization', `Bearer ${METRICS_TOKEN}`)
+          .expect(401);
+      } finally {
+        await other.close();
+      }
+    });
+  });
+
+  it('counts requests by route template and status, never by raw URL', async () => {
+    const labels = (route: string, status: string, method = 'GET') => ({ method, route, status });
+    const before = await scrape(app);
+    for (let i = 0; i < 2; i++) {
+      await app.http
+        .get('/api/v1/get_top_labels_by_source/reddit')
+        .set('X-API-Key', TEST_MASTER_KEY)
+        .expect(200);
+    }
+    await app.http.get('/api/v1/tasks/no-such-task').set('X-API-Key', TEST_MASTER_KEY).expect(404);
+    await app.http.get('/api/v1/no/such/route/4711').expect(404);
+    const after = await scrape(app);
+
+    const topLabels = labels('/api/v1/get_top_labels_by_source/:source', '200');
+    const delta = (name: string, series: Record<string, string>) =>
+      (sample(after, name, series) ?? 0) - (sample(before, name, series) ?? 0);
+    expect(delta('gateway_http_requests_total', topLabels)).toBe(2);
+    expect(delta('gateway_http_request_duration_seconds_count', topLabels)).toBe(2);
+    expect(sample(after, 'gateway_http_request_duration_seconds_sum', topLabels)).toBeGreaterThan(
+      0,
+    );
+    expect(delta('gateway_http_requests_total', labels('/api/v1/tasks/:id', '404'))).toBe(1);
+    expect(delta('gateway_http_requests_total', labels('unmatched', '404'))).toBe(1);
+    expect(after).not.toContain('get_top_labels_by_source/reddit');
+    expect(after).not.toContain('4711');
+    expect(after).not.toContain('no-such-task');
+  });
+
+  it('counts a 429 as a rate-limit rejection of the key class', async () => {
+    const series = { key_class: 'regular' };
+    const before = sample(await scrape(app), 'gateway_rate_limit_rejections_total', series) ?? 0;
+    const { key } = await createKey(app, { tier: 'regular' });
+    for (let i = 0; i < 2; i++)
+      await app.http.get('/api/v1/health').set('X-API-Key', key).expect(200);
+    await app.http.get('/api/v1/health').set('X-API-Key', key).expect(429);
+    const after = await scrape(app);
+    expect(sample(after, 'gateway_rate_limit_rejections_total', series)).toBe(before + 1);
+    expect(sample(after, 'gateway_rate_limit_rejections_total', { key_class: 'validator' })).toBe(
+      undefined,
+    );
+  });
+
+  it('reports task states and pool usage as gauges, and prefixed process metrics', async () => {
+    const text = await scrape(app);
+    for (const state of ['active', 'compiling', 'completed', 'failed'])
+      expect(sample(text, 'gateway_tasks', { state })).toBeGreaterThanOrEqual(0);
+    expect(sample(text, 'gateway_db_pool_connections', { state: 'total' })).toBeGreaterThan(0);
+    expect(sample(text, 'gateway_db_pool_connections', { state: 'idle' })).toBeGreaterThanOrEqual(
+      0,
+    );
+    expect(sample(text, 'gateway_db_pool_connections', { state: 'waiting' })).toBe(0);
+    expect(sample(text, 'gateway_process_resident_memory_bytes')).toBeGreaterThan(0);
+    expect(text).toContain('gateway_nodejs_eventloop_lag_seconds');
+    expect(text).toContain('gateway_nodejs_gc_duration_seconds');
+  });
+});
+
+describe('GET /metrics with the miner network', () => {
+  let network: TestNetwork;
+  let app: TestApp;
+
+  beforeAll(async () => {
+    // uid 2 answers every call with HTTP 500.
+    network = await startTestNetwork([{}, {}, { behaviour: { http500: true } }]);
+    app = await startTestApp(
+      { ...network.env, QUERY_MINERS: '3', QUERY_QUORUM: '2', QUERY_CACHE_TTL_SECONDS: '0' },
+      { ownDatabase: true },
+    );
+  });
+  afterAll(async () => {
+    await app.close();
+    await network.stop();
+  });
+
+  it('records miner call latency and failures by miner, and the quorum outcome', async () => {
+    const response = await app.http
+      .post('/api/v1/on_demand_data_request')
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .send({ source: 'x', keywords: ['#bitcoin'] })
+      .expect(200);
+    expect(response.body.status).toBe('success');
+
+    // The failing miner may answer after the quorum was reached: its call ends a little later.
+    const text = await eventually(async () => {
+      const scraped = await scrape(app);
+      const failures = { miner: '2', endpoint: 'OnDemandRequest', reason: 'http_error' };
+      expect(sample(scraped, 'gateway_miner_call_failures_total', failures)).toBe(1);
+      return scraped;
+    });
+    for (const miner of ['0', '1', '2']) {
+      const series = { miner, endpoint: 'OnDemandRequest' };
+      expect(sample(text, 'gateway_miner_call_duration_seconds_count', series)).toBe(1);
+    }
+    expect(
+      sample(text, 'gateway_miner_call_failures_total', {
+        miner: '0',
+        endpoint: 'OnDemandRequest',
+        reason: 'http_error',
+      }),
+    ).toBeUndefined();
+    expect(sample(text, 'gateway_quorum_outcomes_total', { outcome: 'quorum' })).toBe(1);
+  });
+
+  it('records an index sync: its duration, rows and miners', async () => {
+    await app.app.get(DataSource).query('DELETE FROM job_runs');
+    const report = await app.app.get(IndexSyncService).runIfDue();
+    expect(report).toBeDefined();
+    expect(report!.rows).toBeGreaterThan(0);
+
+    const text = await scrape(app);
+    expect(sample(text, 'gateway_index_sync_duration_seconds_count')).toBe(1);
+    expect(sample(text, 'gateway_index_sync_duration_seconds_sum')).toBeGreaterThan(0);
+    expect(sample(text, 'gateway_index_sync_rows_total')).toBe(report!.rows);
+    expect(sample(text, 'gateway_index_sync_miners_total', { result: 'synced' })).toBe(
+      report!.synced,
+    );
+    expect(sample(text, 'gateway_index_sync_miners_total', { result: 'failed' })).toBe(
+      report!.failed,
+    );
+    expect(sample(text, 'gateway_index_sync_last_completed_timestamp_seconds')).toBeGreaterThan(
+      Date.now() / 1000 - 60,
+    );
+    expect(
+      sample(text, 'gateway_miner_call_duration_seconds_count', {
+        miner: '0',
+        endpoint: 'GetMinerIndex',
+      }),
+    ).toBe(1);
+  });
+});
