@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
 import { IsSource, Source } from '../../../common/source';
+import { NoNulCharacter } from '../../../common/validation/no-nul';
 
 export class SourceParamDto {
   @IsSource()
@@ -22,6 +23,7 @@ export class LabelQueryDto {
   @IsString()
   @MinLength(1)
   @MaxLength(140)
+  @NoNulCharacter()
   label: string;
 }
 
@@ -30,6 +32,7 @@ export class QueryBucketQueryDto {
   @IsOptional()
   @IsString()
   @MaxLength(140)
+  @NoNulCharacter()
   label?: string;
 
   @ApiPropertyOptional({
