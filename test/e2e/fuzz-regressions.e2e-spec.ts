@@ -49,6 +49,18 @@ describe('fuzz findings', () => {
     }
   });
 
+  it('refuses integers beyond what Postgres holds with a 422, not a 500', async () => {
+    for (const [path, field] of [
+      ['/api/v1/tasks?offset=1e300', 'offset'],
+      ['/api/v1/query_bucket/x?end_bucket=1e300', 'end_bucket'],
+      ['/api/v1/query_bucket/x?start_bucket=-1e97', 'start_bucket'],
+    ]) {
+      const response = await app.http.get(path).set('X-API-Key', TEST_MASTER_KEY);
+      expect(response.status).toBe(422);
+      expect(response.body.detail[0].loc).toEqual(['query', field]);
+    }
+  });
+
   it('answers 404 for a task id holding a NUL character', async () => {
     for (const path of ['/api/v1/tasks/a%00b', '/api/v1/tasks/a%00b/dataset']) {
       const response = await app.http.get(path).set('X-API-Key', TEST_MASTER_KEY);
