@@ -57,6 +57,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   404: 'Not found',
   409: 'Conflict with the current state of the resource',
   413: 'Request body too large',
+  415: 'Unsupported body encoding (a charset other than UTF-8, or a compressed body)',
   429: 'Rate limit exceeded (see `Retry-After`), or too many failed authentications from this address',
   500: 'Unexpected error; the full error is logged under `request_id`',
   503: 'A dependency is unavailable (e.g. the database); retry shortly',

@@ -29,19 +29,25 @@ export class RequestValidationPipe implements PipeTransform {
         { loc: ['body'], msg: 'Field required', type: 'missing' },
       ]);
     }
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      throw new RequestValidationException([
-        {
-          loc: [location],
-          msg: 'Input should be a valid dictionary or object to extract fields from',
-          type: 'model_attributes_type',
-        },
-      ]);
-    }
+    const notAnObject = new RequestValidationException([
+      {
+        loc: [location],
+        msg: 'Input should be a valid dictionary or object to extract fields from',
+        type: 'model_attributes_type',
+      },
+    ]);
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw notAnObject;
 
-    const instance = plainToInstance(metatype as new () => object, value, {
-      enableImplicitConversion: false,
-    });
+    let instance: object;
+    try {
+      instance = plainToInstance(metatype as new () => object, value, {
+        enableImplicitConversion: false,
+      });
+    } catch {
+      // class-transformer takes a nested object's own `constructor` field for its class and
+      // throws (`{"name": {"constructor": {}}}`, found by fuzzing): such input is never valid.
+      throw notAnObject;
+    }
     const errors = await validate(instance, {
       whitelist: true,
       forbidNonWhitelisted: location === 'body',

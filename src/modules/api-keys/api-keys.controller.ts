@@ -32,7 +32,7 @@ export class ApiKeysController {
       'Returns the new key once; store it, it cannot be shown again. `tier` defaults to `regular`.',
   })
   @ApiOkResponse({ type: ApiKeyCreatedDto })
-  @ApiErrorResponses(422)
+  @ApiErrorResponses(413, 415, 422)
   create(@Body() request: ApiKeyCreateDto): Promise<ApiKeyCreatedDto> {
     return this.keys.create(request);
   }
@@ -45,7 +45,7 @@ export class ApiKeysController {
   })
   @ApiParam({ name: 'key', description: 'The full API key or its id' })
   @ApiOkResponse({ type: StatusDto })
-  @ApiErrorResponses(404, 422)
+  @ApiErrorResponses(404, 413, 415, 422)
   deactivate(@Param('key') key: string): Promise<StatusDto> {
     return this.keys.deactivate(key);
   }

@@ -24,7 +24,7 @@ export class DataQueryController {
       'is available or every miner fails, the answer is still HTTP 200 with `status: "error"` and `meta.error`.',
   })
   @ApiOkResponse({ type: DataQueryResponseDto })
-  @ApiErrorResponses(422)
+  @ApiErrorResponses(413, 415, 422)
   query(@Body() request: DataQueryRequestDto): Promise<DataQueryResponseDto> {
     return this.dataQuery.query(request);
   }

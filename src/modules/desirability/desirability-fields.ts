@@ -148,7 +148,7 @@ export function legacyJobId(platform: Platform, label: string): string {
   return [platform, slug, digest].filter((part) => part.length > 0).join('-');
 }
 
-/** Lengths count characters (code points), as pydantic and Postgres' varchar do. */
+/** Lengths count characters (code points), as pydantic and Postgres' varchar do; no NUL. */
 function checkLength(text: string, max: number, loc: Loc, issues: Issues): boolean {
   const length = Array.from(text).length;
   if (length === 0) {
@@ -161,6 +161,11 @@ function checkLength(text: string, max: number, loc: Loc, issues: Issues): boole
     issues.add(loc, 'string_too_long', `String should have at most ${max} characters`, {
       max_length: max,
     });
+    return false;
+  }
+  // Postgres cannot store U+0000 (found by fuzzing: it was a 500 at the insert).
+  if (text.includes('\u0000')) {
+    issues.add(loc, 'string_pattern_mismatch', 'String must not contain the NUL character');
     return false;
   }
   return true;

@@ -36,7 +36,7 @@ export class DesirabilityController {
   })
   @ApiBody({ type: DesirabilityRequestDto })
   @ApiOkResponse({ type: DesirabilitySubmittedDto })
-  @ApiErrorResponses(422)
+  @ApiErrorResponses(413, 415, 422)
   submit(
     @Body(DesirabilityRequestPipe) submission: ParsedSubmission,
   ): Promise<DesirabilitySubmittedDto> {

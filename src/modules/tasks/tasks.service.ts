@@ -80,7 +80,8 @@ export class TasksService {
   }
 
   async find(id: string): Promise<TaskRow> {
-    const task = await this.repository.findById(id);
+    // Postgres text cannot hold U+0000, so no task has such an id (and asking would be a 500).
+    const task = id.includes('\u0000') ? undefined : await this.repository.findById(id);
     if (!task) throw new NotFoundException(`Task '${id}' not found`);
     return task;
   }

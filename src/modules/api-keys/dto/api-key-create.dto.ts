@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
+import { NoNulCharacter } from '../../../common/validation/no-nul';
 import { API_KEY_TIERS, ApiKeyTier } from '../api-key-tier';
 
 @ApiSchema({ name: 'APIKeyCreate' })
@@ -13,6 +14,7 @@ export class ApiKeyCreateDto {
   @IsString()
   @MinLength(1)
   @MaxLength(100)
+  @NoNulCharacter()
   name: string;
 
   @ApiPropertyOptional({

@@ -1,5 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
+import { NoNulCharacter } from '../../../common/validation/no-nul';
 
 export class GetDesirabilitiesQueryDto {
   @ApiPropertyOptional({
@@ -10,6 +11,7 @@ export class GetDesirabilitiesQueryDto {
   @IsString()
   @MinLength(1)
   @MaxLength(64)
+  @NoNulCharacter()
   hotkey?: string;
 
   @ApiPropertyOptional({

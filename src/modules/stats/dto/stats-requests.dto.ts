@@ -1,7 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsInt, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
+import { IsInt, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
 import { IsSource, Source } from '../../../common/source';
+import { NoNulCharacter } from '../../../common/validation/no-nul';
 
 export class SourceParamDto {
   @IsSource()
@@ -22,31 +23,44 @@ export class LabelQueryDto {
   @IsString()
   @MinLength(1)
   @MaxLength(140)
+  @NoNulCharacter()
   label: string;
 }
+
+/** Bucket ids are Postgres integers: a larger one was a 500 at the query (found by fuzzing). */
+const MAX_BUCKET = 2147483647;
 
 export class QueryBucketQueryDto {
   @ApiPropertyOptional({ description: 'Only buckets of this label', example: '#bitcoin' })
   @IsOptional()
   @IsString()
   @MaxLength(140)
+  @NoNulCharacter()
   label?: string;
 
   @ApiPropertyOptional({
     description: 'First time bucket id (hours since the epoch); default end_bucket − 24',
     example: 494276,
+    minimum: 0,
+    maximum: MAX_BUCKET,
   })
   @IsOptional()
   @Type(() => Number)
   @IsInt()
+  @Min(0)
+  @Max(MAX_BUCKET)
   start_bucket?: number;
 
   @ApiPropertyOptional({
     description: 'Last time bucket id; default the current bucket − 1',
     example: 494300,
+    minimum: 0,
+    maximum: MAX_BUCKET,
   })
   @IsOptional()
   @Type(() => Number)
   @IsInt()
+  @Min(0)
+  @Max(MAX_BUCKET)
   end_bucket?: number;
 }

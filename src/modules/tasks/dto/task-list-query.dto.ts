@@ -17,10 +17,12 @@ export class TaskListQueryDto {
   @Max(500)
   limit?: number;
 
-  @ApiPropertyOptional({ minimum: 0, default: 0 })
+  // Bounded so that Postgres' OFFSET (bigint) never sees 1e300 (a 500, found by fuzzing).
+  @ApiPropertyOptional({ minimum: 0, maximum: 2147483647, default: 0 })
   @IsOptional()
   @Type(() => Number)
   @IsInt()
   @Min(0)
+  @Max(2147483647)
   offset?: number;
 }

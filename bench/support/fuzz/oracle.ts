@@ -1,0 +1,89 @@
+import { matchOperation, Operation } from './openapi';
+import { RawRequest, RawResponse } from './send';
+
+/** Node's default limit on the request line plus headers; past it Node answers 431 itself. */
+const NODE_MAX_HEADER_BYTES = 16 * 1024;
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+/** What the body reader answers for a body it cannot take: too large, encoding, bad JSON. */
+const BODY_STATUSES = new Set([413, 415, 422]);
+
+/**
+ * What every answer must satisfy, whatever was sent: no 5xx, an X-Request-Id, 4xx bodies in
+ * the documented error shape, and, for a routed request, a status the operation documents and
+ * a body valid against its schema in /openapi.json. Returns the violations (none = passed).
+ */
+export function checkResponse(
+  operations: readonly Operation[],
+  request: RawRequest,
+  response: RawResponse,
+): string[] {
+  if (headerBytes(request) > NODE_MAX_HEADER_BYTES - 512) {
+    // Over (or within a margin of) the limit: Node's own 431, before the app, is expected.
+    if (response.status === 431) return [];
+  }
+  const problems: string[] = [];
+  const { status } = response;
+  if (status >= 500) problems.push(`status ${status}`);
+  if (!response.headers['x-request-id']) problems.push('no X-Request-Id header');
+  const hasBody = request.method !== 'HEAD';
+  const isJson = /^application\/json\b/i.test(response.headers['content-type'] ?? '');
+  const body = isJson && hasBody ? parseJson(response.body) : undefined;
+  if (isJson && hasBody && body === undefined) problems.push('JSON content type, unparsable body');
+  if (status >= 400 && hasBody) problems.push(...errorShapeProblems(body));
+
+  const pathname = request.path.split('?')[0];
+  const operation = matchOperation(operations, request.method, pathname);
+  if (!operation) {
+    // The body is read before routing: a bad body on an unknown path fails as a body first.
+    const bodyFirst = request.body !== undefined && BODY_METHODS.has(request.method);
+    if (status !== 404 && !(bodyFirst && BODY_STATUSES.has(status)))
+      problems.push(`status ${status} for a path no operation has (want 404)`);
+    return problems;
+  }
+  const documented = operation.responses.get(status);
+  if (!operation.responses.has(status)) {
+    problems.push(`status ${status} is not documented for ${operation.name}`);
+  } else if (hasBody && documented === 'application/json') {
+    if (!isJson) problems.push(`content type ${response.headers['content-type']} (want JSON)`);
+    const invalid = operation.validator.validateResponse(status, body);
+    if (invalid) problems.push(`body does not match the schema: ${JSON.stringify(invalid.errors)}`);
+  } else if (hasBody && documented && status < 300) {
+    const type = response.headers['content-type'] ?? '';
+    if (!type.startsWith(documented)) problems.push(`content type ${type} (want ${documented})`);
+  }
+  return problems;
+}
+
+/** `{detail: string}` or the 422 list `{detail: [{loc, msg, type, ...}]}`; extra keys allowed. */
+function errorShapeProblems(body: unknown): string[] {
+  if (typeof body !== 'object' || body === null || !('detail' in body)) {
+    return ['a 4xx without a JSON `detail` body'];
+  }
+  const { detail } = body;
+  if (typeof detail === 'string') return [];
+  if (!Array.isArray(detail) || detail.length === 0) return ['`detail` neither text nor a list'];
+  const bad = detail.filter(
+    (item: { loc?: unknown; msg?: unknown; type?: unknown }) =>
+      !Array.isArray(item?.loc) ||
+      !item.loc.every((part) => typeof part === 'string' || Number.isInteger(part)) ||
+      typeof item.msg !== 'string' ||
+      typeof item.type !== 'string',
+  );
+  return bad.length > 0 ? [`422 items without loc/msg/type: ${JSON.stringify(bad[0])}`] : [];
+}
+
+function parseJson(body: Buffer): unknown {
+  try {
+    return JSON.parse(body.toString('utf8')) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function headerBytes(request: RawRequest): number {
+  let bytes = request.method.length + request.path.length + 12;
+  for (const [name, value] of Object.entries(request.headers)) {
+    for (const item of [value].flat()) bytes += name.length + Buffer.byteLength(item) + 4;
+  }
+  return bytes;
+}

@@ -1,0 +1,131 @@
+import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
+
+/** Defects the fuzzer (fuzz.e2e-spec.ts, npm run bench:fuzz) found, each pinned down here. */
+describe('fuzz findings', () => {
+  let app: TestApp;
+
+  beforeAll(async () => {
+    app = await startTestApp({ LOG_LEVEL: 'error' });
+  });
+
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  const post = (path: string, body: string, contentType = 'application/json') =>
+    app.http
+      .post(path)
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .set('Content-Type', contentType)
+      .send(body);
+
+  it('refuses a body nested thousands of levels deep as json_invalid, not a stack overflow', async () => {
+    const deep = `${'{"a":'.repeat(5000)}null${'}'.repeat(5000)}`;
+    const response = await post('/api/v1/on_demand_data_request', `{"source":"x","extra":${deep}}`);
+    expect(response.status).toBe(422);
+    expect(response.body.detail[0]).toMatchObject({ type: 'json_invalid', loc: ['body', 0] });
+    expect(response.headers['x-request-id']).toBeTruthy();
+  });
+
+  it('refuses a NUL character in a key name, a hotkey and a label with a 422 on the field', async () => {
+    const key = await post('/api/v1/keys', JSON.stringify({ name: 'a\u0000b' }));
+    expect(key.status).toBe(422);
+    expect(key.body.detail[0]).toMatchObject({
+      loc: ['body', 'name'],
+      type: 'string_pattern_mismatch',
+    });
+    const vote = await app.http
+      .get('/api/v1/get_desirabilities?hotkey=5F%00x')
+      .set('X-API-Key', TEST_MASTER_KEY);
+    expect(vote.status).toBe(422);
+    expect(vote.body.detail[0]).toMatchObject({ loc: ['query', 'hotkey'] });
+    for (const path of [
+      '/api/v1/get_bytes_by_label?label=%00',
+      '/api/v1/query_bucket/x?label=a%00',
+    ]) {
+      const stats = await app.http.get(path).set('X-API-Key', TEST_MASTER_KEY);
+      expect(stats.status).toBe(422);
+      expect(stats.body.detail[0]).toMatchObject({ loc: ['query', 'label'] });
+    }
+  });
+
+  it('refuses integers beyond what Postgres holds with a 422, not a 500', async () => {
+    for (const [path, field] of [
+      ['/api/v1/tasks?offset=1e300', 'offset'],
+      ['/api/v1/query_bucket/x?end_bucket=1e300', 'end_bucket'],
+      ['/api/v1/query_bucket/x?start_bucket=-1e97', 'start_bucket'],
+    ]) {
+      const response = await app.http.get(path).set('X-API-Key', TEST_MASTER_KEY);
+      expect(response.status).toBe(422);
+      expect(response.body.detail[0].loc).toEqual(['query', field]);
+    }
+  });
+
+  it('answers 404 for a task id holding a NUL character', async () => {
+    for (const path of ['/api/v1/tasks/a%00b', '/api/v1/tasks/a%00b/dataset']) {
+      const response = await app.http.get(path).set('X-API-Key', TEST_MASTER_KEY);
+      expect(response.status).toBe(404);
+    }
+  });
+
+  it('refuses NUL characters in a submission with a 422, storing nothing', async () => {
+    const response = await post(
+      '/api/v1/set_desirabilities',
+      JSON.stringify({
+        desirabilities: [
+          { id: 'a\u0000b', weight: 1, params: { platform: 'x', label: '#a', keyword: 'k\u0000' } },
+          { source_name: 'x', label_weights: { '#b\u0000': 1 } },
+        ],
+      }),
+    );
+    expect(response.status).toBe(422);
+    expect(response.body.detail.map((item: { loc: unknown[] }) => item.loc)).toEqual([
+      ['body', 'desirabilities', 0, 'id'],
+      ['body', 'desirabilities', 0, 'params', 'keyword'],
+      ['body', 'desirabilities', 1, 'label_weights', '#b\u0000', '[key]'],
+    ]);
+  });
+
+  it('routes a path with a broken percent-encoding like any unknown id (FastAPI decodes leniently)', async () => {
+    for (const id of ['%zz', '%E0%A4%A', '%ED%A0%80', '%']) {
+      const task = await app.http.get(`/api/v1/tasks/${id}`).set('X-API-Key', TEST_MASTER_KEY);
+      expect(task.status).toBe(404);
+      expect(typeof task.body.detail).toBe('string');
+    }
+    const source = await app.http
+      .get('/api/v1/get_top_labels_by_source/%E0%A4%A')
+      .set('X-API-Key', TEST_MASTER_KEY);
+    expect(source.status).toBe(422);
+    expect(source.body.detail[0].loc).toEqual(['path', 'source']);
+  });
+
+  it('ignores the body of a GET, as FastAPI does for operations without one', async () => {
+    const response = await app.http
+      .get('/api/v1/health')
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .set('Content-Type', 'application/json')
+      .send('{not json');
+    expect(response.status).toBe(200);
+  });
+
+  it('refuses a compressed body with a documented 415 and a request id', async () => {
+    const response = await app.http
+      .post('/api/v1/keys')
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .set('Content-Type', 'application/json')
+      .set('Content-Encoding', 'gzip')
+      .send('not gzip at all');
+    expect(response.status).toBe(415);
+    expect(response.body).toMatchObject({ detail: expect.any(String) });
+    expect(response.headers['x-request-id']).toBeTruthy();
+  });
+
+  it('answers a prototype-pollution shaped field with a 422', async () => {
+    const response = await post(
+      '/api/v1/keys',
+      '{"name":{"constructor":{"prototype":{"polluted":true}}}}',
+    );
+    expect(response.status).toBe(422);
+    expect(response.body.detail[0]).toMatchObject({ loc: ['body'], type: 'model_attributes_type' });
+  });
+});
