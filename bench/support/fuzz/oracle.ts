@@ -49,9 +49,19 @@ export function checkResponse(
     if (invalid) problems.push(`body does not match the schema: ${JSON.stringify(invalid.errors)}`);
   } else if (hasBody && documented && status < 300) {
     const type = response.headers['content-type'] ?? '';
-    if (!type.startsWith(documented)) problems.push(`content type ${type} (want ${documented})`);
+    if (!sameMediaType(type, documented))
+      problems.push(`content type ${type} (want ${documented})`);
   }
   return problems;
+}
+
+/** Equal type/subtype and parameters, in any order (RFC 9110: parameter order is insignificant). */
+function sameMediaType(actual: string, documented: string): boolean {
+  const parse = (value: string): string[] => {
+    const [essence, ...parameters] = value.split(';').map((part) => part.trim().toLowerCase());
+    return [essence, ...parameters.filter(Boolean).sort()];
+  };
+  return parse(actual).join(';') === parse(documented).join(';');
 }
 
 /** `{detail: string}` or the 422 list `{detail: [{loc, msg, type, ...}]}`; extra keys allowed. */
