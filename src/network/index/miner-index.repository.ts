@@ -21,11 +21,12 @@ import {
 /** Namespace of the per-miner advisory locks (the second key is the uid). */
 const MINER_LOCK_NAMESPACE = 7_013_001;
 
-/** A total whose bytes reached 0 or less: its row is deleted. */
-interface EmptiedTotal {
+/** What the UPDATE of one aggregates table reports: rows updated, and those now at 0 bytes. */
+interface UpdatedTotals {
   kind: 'label' | 'bucket';
-  source: number;
-  id: number;
+  count: number;
+  emptied_sources: number[];
+  emptied_ids: number[];
 }
 
 /**
@@ -191,10 +192,11 @@ export class MinerIndexRepository {
 
   /**
    * Adds the deltas (bytes) to the network totals, weighted by `credibility` for the adjusted
-   * ones, in one statement: existing totals are updated through a join (cheaper than
-   * INSERT … ON CONFLICT row by row), missing ones inserted. The caller holds the aggregates
+   * ones. Existing totals of both tables are updated in one statement, through a join (cheaper
+   * than INSERT … ON CONFLICT row by row); only when some keys were not there (new labels or
+   * hours, rare once the network is known) are those inserted. The caller holds the aggregates
    * lock, so no other writer inserts the same keys in between. Totals that fall to 0 are
-   * deleted afterwards (rare: the last holder of a label or an hour dropped it).
+   * deleted (rarer still: the last holder of a label or an hour dropped it).
    */
   private async applyDeltas(
     manager: EntityManager,
@@ -204,28 +206,22 @@ export class MinerIndexRepository {
   ): Promise<void> {
     const labels = totalsColumns(labelDeltas);
     const buckets = totalsColumns(bucketDeltas);
-    const emptied = await manager.query<EmptiedTotal[]>(
-      `WITH ld AS (SELECT * FROM unnest($1::smallint[], $2::int[], $3::bigint[]) AS d(source, label_id, bytes)),
-       bd AS (SELECT * FROM unnest($4::smallint[], $5::int[], $6::bigint[]) AS d(source, time_bucket, bytes)),
-       lu AS (
-         UPDATE label_totals t SET bytes = t.bytes + ld.bytes, adj_bytes = t.adj_bytes + ld.bytes * $7::float8
-         FROM ld WHERE t.source = ld.source AND t.label_id = ld.label_id
-         RETURNING t.source, t.label_id, t.bytes),
-       li AS (
-         INSERT INTO label_totals (source, label_id, label, bytes, adj_bytes)
-         SELECT ld.source, ld.label_id, l.value, ld.bytes, ld.bytes * $7::float8
-         FROM ld JOIN labels l ON l.id = ld.label_id
-         WHERE ld.bytes > 0 AND NOT EXISTS (SELECT FROM label_totals t WHERE t.source = ld.source AND t.label_id = ld.label_id)),
+    const updated = await manager.query<UpdatedTotals[]>(
+      `WITH lu AS (
+         UPDATE label_totals t SET bytes = t.bytes + d.bytes, adj_bytes = t.adj_bytes + d.bytes * $7::float8
+         FROM unnest($1::smallint[], $2::int[], $3::bigint[]) AS d(source, label_id, bytes)
+         WHERE t.source = d.source AND t.label_id = d.label_id
+         RETURNING t.source, t.label_id AS id, t.bytes),
        bu AS (
-         UPDATE bucket_totals t SET bytes = t.bytes + bd.bytes, adj_bytes = t.adj_bytes + bd.bytes * $7::float8
-         FROM bd WHERE t.source = bd.source AND t.time_bucket = bd.time_bucket
-         RETURNING t.source, t.time_bucket, t.bytes),
-       bi AS (
-         INSERT INTO bucket_totals (source, time_bucket, bytes, adj_bytes)
-         SELECT bd.source, bd.time_bucket, bd.bytes, bd.bytes * $7::float8
-         FROM bd WHERE bd.bytes > 0 AND NOT EXISTS (SELECT FROM bucket_totals t WHERE t.source = bd.source AND t.time_bucket = bd.time_bucket))
-       SELECT 'label' AS kind, source, label_id AS id FROM lu WHERE bytes <= 0
-       UNION ALL SELECT 'bucket', source, time_bucket FROM bu WHERE bytes <= 0`,
+         UPDATE bucket_totals t SET bytes = t.bytes + d.bytes, adj_bytes = t.adj_bytes + d.bytes * $7::float8
+         FROM unnest($4::smallint[], $5::int[], $6::bigint[]) AS d(source, time_bucket, bytes)
+         WHERE t.source = d.source AND t.time_bucket = d.time_bucket
+         RETURNING t.source, t.time_bucket AS id, t.bytes)
+       SELECT kind, count(*)::int AS count,
+              coalesce(array_agg(source) FILTER (WHERE bytes <= 0), '{}') AS emptied_sources,
+              coalesce(array_agg(id) FILTER (WHERE bytes <= 0), '{}') AS emptied_ids
+       FROM (SELECT 'label' AS kind, * FROM lu UNION ALL SELECT 'bucket', * FROM bu) AS u
+       GROUP BY kind`,
       [
         labels.sources,
         labels.ids,
@@ -236,18 +232,39 @@ export class MinerIndexRepository {
         credibility,
       ],
     );
-    if (emptied.length === 0) return;
-    const of = (kind: EmptiedTotal['kind']) => {
-      const rows = emptied.filter((row) => row.kind === kind);
-      return [rows.map((row) => row.source), rows.map((row) => row.id)];
-    };
-    await manager.query(
-      'DELETE FROM label_totals WHERE bytes <= 0 AND (source, label_id) IN (SELECT * FROM unnest($1::smallint[], $2::int[]))',
-      of('label'),
-    );
-    await manager.query(
-      'DELETE FROM bucket_totals WHERE bytes <= 0 AND (source, time_bucket) IN (SELECT * FROM unnest($1::smallint[], $2::int[]))',
-      of('bucket'),
-    );
+    const of = (kind: UpdatedTotals['kind']) => updated.find((row) => row.kind === kind);
+    if ((of('label')?.count ?? 0) < labels.ids.length) {
+      await manager.query(
+        `INSERT INTO label_totals (source, label_id, label, bytes, adj_bytes)
+         SELECT d.source, d.label_id, l.value, d.bytes, d.bytes * $4::float8
+         FROM unnest($1::smallint[], $2::int[], $3::bigint[]) AS d(source, label_id, bytes)
+         JOIN labels l ON l.id = d.label_id
+         WHERE d.bytes > 0 AND NOT EXISTS (SELECT FROM label_totals t WHERE t.source = d.source AND t.label_id = d.label_id)`,
+        [labels.sources, labels.ids, labels.bytes, credibility],
+      );
+    }
+    if ((of('bucket')?.count ?? 0) < buckets.ids.length) {
+      await manager.query(
+        `INSERT INTO bucket_totals (source, time_bucket, bytes, adj_bytes)
+         SELECT d.source, d.time_bucket, d.bytes, d.bytes * $4::float8
+         FROM unnest($1::smallint[], $2::int[], $3::bigint[]) AS d(source, time_bucket, bytes)
+         WHERE d.bytes > 0 AND NOT EXISTS (SELECT FROM bucket_totals t WHERE t.source = d.source AND t.time_bucket = d.time_bucket)`,
+        [buckets.sources, buckets.ids, buckets.bytes, credibility],
+      );
+    }
+    const label = of('label');
+    if (label && label.emptied_ids.length > 0) {
+      await manager.query(
+        'DELETE FROM label_totals WHERE bytes <= 0 AND (source, label_id) IN (SELECT * FROM unnest($1::smallint[], $2::int[]))',
+        [label.emptied_sources, label.emptied_ids],
+      );
+    }
+    const bucket = of('bucket');
+    if (bucket && bucket.emptied_ids.length > 0) {
+      await manager.query(
+        'DELETE FROM bucket_totals WHERE bytes <= 0 AND (source, time_bucket) IN (SELECT * FROM unnest($1::smallint[], $2::int[]))',
+        [bucket.emptied_sources, bucket.emptied_ids],
+      );
+    }
   }
 }
