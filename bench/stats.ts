@@ -175,25 +175,34 @@ function neuronOf(uid: number): MetagraphNeuron {
 // ---------------------------------------------------------------------------------------------
 // Ingest, with per-step timings
 
-/** The repository's private steps, in call order (wrapped on the instance, src untouched). */
+/**
+ * The repository's private steps, in call order (wrapped on the instance, src untouched). The
+ * gaps between them are named too: in replaceMinerIndex, prepareIndex (ordering the rows and
+ * summing the totals in JS) runs between resolveLabels and ensurePartition, the transaction's
+ * BEGIN and the per-miner lock before copyRows, the aggregates lock and the UPDATE of the
+ * miner row before applyDeltas, and COMMIT after it.
+ */
 const STEP_METHODS = [
   'resolveLabels',
-  'takeTotals',
+  'ensurePartition',
   'copyRows',
-  'storeTotals',
+  'buildLookupIndex',
+  'swapTotals',
   'applyDeltas',
 ] as const;
 type Marks = Partial<Record<`${(typeof STEP_METHODS)[number]}:${'start' | 'end'}`, number>>;
 const STEPS = [
   'parse',
   'labels upsert',
-  'begin + lock wait + miner row',
-  'old totals (DELETE … RETURNING)',
-  'DELETE miner_index',
-  'COPY rows',
-  'miner totals (JS + INSERT)',
+  'order rows + totals (JS)',
+  'partition check',
+  'BEGIN + miner lock',
+  'TRUNCATE + binary COPY',
+  'CREATE INDEX lookup',
+  'miner totals (old out, new in)',
+  'aggregates lock + miner row',
   'aggregate deltas',
-  'UPDATE miner + COMMIT',
+  'COMMIT',
 ] as const;
 type Step = (typeof STEPS)[number];
 
@@ -226,18 +235,21 @@ interface MinerIngest {
   steps: Partial<Record<Step, number>>;
 }
 
+/** Every step and gap from the marks; together they add up to the miner's whole time. */
 function stepsOf(marks: Marks, start: number, parsed: number, end: number): MinerIngest['steps'] {
   const m = (key: keyof Marks): number => marks[key] ?? NaN;
   const steps: MinerIngest['steps'] = {
     parse: parsed - start,
     'labels upsert': m('resolveLabels:end') - m('resolveLabels:start'),
-    'begin + lock wait + miner row': m('takeTotals:start') - m('resolveLabels:end'),
-    'old totals (DELETE … RETURNING)': m('takeTotals:end') - m('takeTotals:start'),
-    'DELETE miner_index': m('copyRows:start') - m('takeTotals:end'),
-    'COPY rows': m('copyRows:end') - m('copyRows:start'),
-    'miner totals (JS + INSERT)': m('storeTotals:end') - m('copyRows:end'),
-    'aggregate deltas': m('applyDeltas:end') - m('storeTotals:end'),
-    'UPDATE miner + COMMIT': end - m('applyDeltas:end'),
+    'order rows + totals (JS)': m('ensurePartition:start') - m('resolveLabels:end'),
+    'partition check': m('ensurePartition:end') - m('ensurePartition:start'),
+    'BEGIN + miner lock': m('copyRows:start') - m('ensurePartition:end'),
+    'TRUNCATE + binary COPY': m('copyRows:end') - m('copyRows:start'),
+    'CREATE INDEX lookup': m('buildLookupIndex:end') - m('buildLookupIndex:start'),
+    'miner totals (old out, new in)': m('swapTotals:end') - m('swapTotals:start'),
+    'aggregates lock + miner row': m('applyDeltas:start') - m('swapTotals:end'),
+    'aggregate deltas': m('applyDeltas:end') - m('applyDeltas:start'),
+    COMMIT: end - m('applyDeltas:end'),
   };
   return Object.fromEntries(Object.entries(steps).filter(([, ms]) => Number.isFinite(ms)));
 }
@@ -575,9 +587,9 @@ async function benchmark() {
     const sizes = (
       await client.query<{ name: string; bytes: string }>(
         `SELECT 'database' AS name, pg_database_size(current_database()) AS bytes
-         UNION ALL SELECT 'miner_index heap', pg_relation_size('miner_index')
-         UNION ALL SELECT 'miner_index indexes', pg_indexes_size('miner_index')
-         UNION ALL SELECT 'miner totals', pg_total_relation_size('miner_label_totals') + pg_total_relation_size('miner_bucket_totals')
+         UNION ALL SELECT 'miner_index heap', sum(pg_relation_size(relid)) FROM pg_partition_tree('miner_index') WHERE isleaf
+         UNION ALL SELECT 'miner_index indexes', sum(pg_indexes_size(relid)) FROM pg_partition_tree('miner_index') WHERE isleaf
+         UNION ALL SELECT 'miner totals', pg_total_relation_size('miner_label_arrays') + pg_total_relation_size('miner_bucket_totals')
          UNION ALL SELECT 'aggregates', pg_total_relation_size('label_totals') + pg_total_relation_size('bucket_totals') + pg_total_relation_size('labels')`,
       )
     ).rows.map((row) => ({ name: row.name, bytes: Number(row.bytes) }));
@@ -828,7 +840,7 @@ function report(result: Awaited<ReturnType<typeof benchmark>>): boolean {
           ],
           ...stepRows,
         ])
-      : 'steps:    n/a (the repository internals changed: resolveLabels/takeTotals/copyRows/... not found)',
+      : `steps:    n/a (the repository internals changed: ${STEP_METHODS.join('/')} not all found)`,
     '',
     table([
       ['', 'concurrency', 'miners', 'rows before', 'rows', 'seconds', 'rows/s'],

@@ -6,6 +6,7 @@ import { InitialSchema1763700000000 } from './migrations/1763700000000-InitialSc
 import { RepoNames1763800000000 } from './migrations/1763800000000-RepoNames';
 import { MinerIndex1763900000000 } from './migrations/1763900000000-MinerIndex';
 import { ScrapingTasks1764000000000 } from './migrations/1764000000000-ScrapingTasks';
+import { MinerLabelArrays1764150000000 } from './migrations/1764150000000-MinerLabelArrays';
 
 export const ENTITIES = [ApiKeyEntity, MinerEntity];
 export const MIGRATIONS = [
@@ -13,6 +14,7 @@ export const MIGRATIONS = [
   RepoNames1763800000000,
   MinerIndex1763900000000,
   ScrapingTasks1764000000000,
+  MinerLabelArrays1764150000000,
 ];
 
 /**

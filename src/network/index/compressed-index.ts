@@ -31,7 +31,9 @@ export function parseCompressedIndex(value: unknown, now: Date): IndexRow[] {
     throw new InvalidIndexError('expected an object with `sources`');
   const oldest = timeBucketId(now) - MAX_DATA_AGE_DAYS * 24;
   const newest = timeBucketId(now) + 1;
-  const rows = new Map<string, IndexRow>();
+  // Rows by (source, label), then by hour: one string key per entry rather than per bucket
+  // (this runs over up to 350 k buckets per miner on the ingest path).
+  const groups = new Map<string, Map<number, IndexRow>>();
   let claimed = 0;
 
   for (const [sourceKey, entries] of Object.entries(value.sources)) {
@@ -52,6 +54,9 @@ export function parseCompressedIndex(value: unknown, now: Date): IndexRow[] {
       claimed += buckets.length;
       if (claimed > MAX_INDEX_BUCKETS)
         throw new InvalidIndexError(`more than ${MAX_INDEX_BUCKETS} buckets`);
+      const groupKey = `${source}|${label ?? ''}`;
+      let rows = groups.get(groupKey);
+      if (!rows) groups.set(groupKey, (rows = new Map<number, IndexRow>()));
       for (let i = 0; i < buckets.length; i++) {
         const bucket: unknown = buckets[i];
         const bytes: unknown = sizes[i];
@@ -67,14 +72,21 @@ export function parseCompressedIndex(value: unknown, now: Date): IndexRow[] {
         if ((bucket as number) > newest)
           throw new InvalidIndexError(`${where}: bucket ${String(bucket)} is in the future`);
         if ((bucket as number) < oldest || bytes === 0) continue;
-        const key = `${source}|${label ?? ''}|${String(bucket)}`;
-        const row = rows.get(key);
+        const row = rows.get(bucket as number);
         if (row) row.bytes += bytes as number;
-        else rows.set(key, { source, label, timeBucket: bucket as number, bytes: bytes as number });
+        else
+          rows.set(bucket as number, {
+            source,
+            label,
+            timeBucket: bucket as number,
+            bytes: bytes as number,
+          });
       }
     }
   }
-  return [...rows.values()];
+  const result: IndexRow[] = [];
+  for (const rows of groups.values()) for (const row of rows.values()) result.push(row);
+  return result;
 }
 
 function parseLabel(value: unknown, where: string): string | null {

@@ -7,23 +7,33 @@ import { from as copyFrom } from 'pg-copy-streams';
 import { DataSource, EntityManager } from 'typeorm';
 import { returningRows } from '../../database/returning-rows';
 import { lockAggregates } from './aggregates-lock';
+import { binaryCopyChunks, COPY_COLUMNS } from './binary-copy';
 import { IndexRow } from './compressed-index';
+import {
+  PreparedIndex,
+  prepareIndex,
+  Totals,
+  totalsColumns,
+  totalsDifference,
+  totalsFromColumns,
+} from './prepared-index';
 
-interface Totals {
-  /** `${source}|${labelId}` → bytes */
-  labels: Map<string, number>;
-  /** `${source}|${timeBucket}` → bytes */
-  buckets: Map<string, number>;
+/** Namespace of the per-miner advisory locks (the second key is the uid). */
+const MINER_LOCK_NAMESPACE = 7_013_001;
+
+/** What the UPDATE of one aggregates table reports: rows updated, and those now at 0 bytes. */
+interface UpdatedTotals {
+  kind: 'label' | 'bucket';
+  count: number;
+  emptied_sources: number[];
+  emptied_ids: number[];
 }
 
 /**
  * The miners' index and the aggregates over it. Replacing one miner's index is one transaction:
- * its rows are swapped (bulk-loaded with COPY) and its old per-label and per-hour totals are
- * subtracted from the network totals and the new ones added, weighted by its credibility.
+ * its rows are swapped (bulk-loaded with binary COPY) and its old per-label and per-hour totals
+ * are subtracted from the network totals and the new ones added, weighted by its credibility.
  */
-/** Namespace of the per-miner advisory locks (the second key is the uid). */
-const MINER_LOCK_NAMESPACE = 7_013_001;
-
 @Injectable()
 export class MinerIndexRepository {
   /** Labels are never deleted and their ids never change, so they are cached for good. */
@@ -37,23 +47,18 @@ export class MinerIndexRepository {
    * written under a per-miner lock, so replaces of different miners overlap; only the short
    * update of the network totals takes the global aggregates lock, after which the miner's
    * credibility is read, so a concurrent credibility change cannot be applied twice or missed.
+   * Everything that needs no database (ordering the rows, summing the totals) is done before
+   * the transaction starts.
    */
   async replaceMinerIndex(uid: number, rows: readonly IndexRow[]): Promise<void> {
     const labelIds = await this.resolveLabels(rows);
+    const prepared = prepareIndex(rows, labelIds);
     const partition = await this.ensurePartition(uid);
     await this.dataSource.transaction(async (manager) => {
       await manager.query('SELECT pg_advisory_xact_lock($1, $2)', [MINER_LOCK_NAMESPACE, uid]);
-      // Loading into an empty table and indexing afterwards is several times faster than
-      // maintaining the index row by row during COPY.
-      await manager.query(`DROP INDEX IF EXISTS ${partition}_lookup`);
-      await manager.query(`TRUNCATE ${partition}`);
-      await this.copyRows(manager, uid, rows, labelIds);
-      await manager.query(
-        `CREATE INDEX ${partition}_lookup ON ${partition} (source, label_id, time_bucket)`,
-      );
-      const old = await this.takeTotals(manager, uid);
-      const fresh = totalsOf(rows, labelIds);
-      await this.storeTotals(manager, uid, fresh);
+      await this.copyRows(manager, partition, uid, rows, prepared.order, labelIds);
+      await this.buildLookupIndex(manager, partition);
+      const old = await this.swapTotals(manager, uid, prepared);
       await lockAggregates(manager);
       const [miner] = await manager
         .query<{ credibility: number }[]>(
@@ -62,27 +67,30 @@ export class MinerIndexRepository {
         )
         .then((result) => returningRows<{ credibility: number }>(result));
       if (!miner) throw new Error(`unknown miner ${uid}`);
-      await this.applyDeltas(manager, difference(fresh, old), miner.credibility);
+      await this.applyDeltas(
+        manager,
+        totalsDifference(prepared.labels, old.labels),
+        totalsDifference(prepared.buckets, old.buckets),
+        miner.credibility,
+      );
     });
   }
 
   /** Label ids for every label in `rows`, creating the missing ones. */
   private async resolveLabels(rows: readonly IndexRow[]): Promise<Map<string, number>> {
-    const missing = [
-      ...new Set(
-        rows.flatMap((row) =>
-          row.label === null || this.labelIds.has(row.label) ? [] : [row.label],
-        ),
-      ),
-    ];
-    if (missing.length > 0) {
+    const missing = new Set<string>();
+    for (const { label } of rows) {
+      if (label !== null && !this.labelIds.has(label)) missing.add(label);
+    }
+    if (missing.size > 0) {
+      const values = [...missing];
       await this.dataSource.query(
         'INSERT INTO labels (value) SELECT unnest($1::varchar[]) ON CONFLICT (value) DO NOTHING',
-        [missing],
+        [values],
       );
       const found = await this.dataSource.query<{ id: number; value: string }[]>(
         'SELECT id, value FROM labels WHERE value = ANY($1::varchar[])',
-        [missing],
+        [values],
       );
       for (const label of found) this.labelIds.set(label.value, label.id);
     }
@@ -108,147 +116,155 @@ export class MinerIndexRepository {
     return name;
   }
 
-  private async takeTotals(manager: EntityManager, uid: number): Promise<Totals> {
-    const labels = returningRows<{ source: number; label_id: number; bytes: string }>(
+  /**
+   * Empties the miner's partition and bulk-loads the new rows straight into it (no routing
+   * through the parent). FREEZE, allowed because the partition was truncated in this
+   * transaction, writes the rows frozen and all-visible: no later pass of readers or VACUUM
+   * has to set hint bits on them. Like the TRUNCATE itself, frozen rows are not MVCC-safe for
+   * snapshots older than the commit; nothing reads miner_index in such a snapshot.
+   */
+  private async copyRows(
+    manager: EntityManager,
+    partition: string,
+    uid: number,
+    rows: readonly IndexRow[],
+    order: Uint32Array,
+    labelIds: ReadonlyMap<string, number>,
+  ): Promise<void> {
+    // Loading into an empty table and indexing afterwards is several times faster than
+    // maintaining the index row by row during COPY.
+    await manager.query(`DROP INDEX IF EXISTS ${partition}_lookup`);
+    await manager.query(`TRUNCATE ${partition}`);
+    const client = (await manager.queryRunner!.connect()) as PoolClient;
+    const stream = client.query(
+      copyFrom(`COPY ${partition} ${COPY_COLUMNS} FROM STDIN (FORMAT binary, FREEZE)`),
+    );
+    await pipeline(Readable.from(binaryCopyChunks(uid, rows, order, labelIds)), stream);
+  }
+
+  /** query_bucket's lookup; the rows arrive in its order, so the build's sort is a check. */
+  private async buildLookupIndex(manager: EntityManager, partition: string): Promise<void> {
+    await manager.query(
+      `CREATE INDEX ${partition}_lookup ON ${partition} (source, label_id, time_bucket)`,
+    );
+  }
+
+  /** Replaces the miner's own totals with `fresh`; returns the ones they replace. */
+  private async swapTotals(
+    manager: EntityManager,
+    uid: number,
+    fresh: PreparedIndex,
+  ): Promise<{ labels: Totals; buckets: Totals }> {
+    const [oldLabels] = returningRows<{ sources: number[]; label_ids: number[]; bytes: string[] }>(
       await manager.query(
-        'DELETE FROM miner_label_totals WHERE miner_uid = $1 RETURNING source, label_id, bytes',
+        'DELETE FROM miner_label_arrays WHERE miner_uid = $1 RETURNING sources, label_ids, bytes',
         [uid],
       ),
     );
-    const buckets = returningRows<{ source: number; time_bucket: number; bytes: string }>(
+    const oldBuckets = returningRows<{ source: number; time_bucket: number; bytes: string }>(
       await manager.query(
         'DELETE FROM miner_bucket_totals WHERE miner_uid = $1 RETURNING source, time_bucket, bytes',
         [uid],
       ),
     );
-    return {
-      labels: new Map(labels.map((row) => [`${row.source}|${row.label_id}`, Number(row.bytes)])),
-      buckets: new Map(
-        buckets.map((row) => [`${row.source}|${row.time_bucket}`, Number(row.bytes)]),
-      ),
-    };
-  }
-
-  private async copyRows(
-    manager: EntityManager,
-    uid: number,
-    rows: readonly IndexRow[],
-    labelIds: Map<string, number>,
-  ): Promise<void> {
-    const client = (await manager.queryRunner!.connect()) as PoolClient;
-    const stream = client.query(
-      copyFrom(
-        'COPY miner_index (miner_uid, source, label_id, time_bucket, content_size_bytes) FROM STDIN',
-      ),
-    );
-    await pipeline(Readable.from(copyLines(uid, rows, labelIds)), stream);
-  }
-
-  private async storeTotals(manager: EntityManager, uid: number, totals: Totals): Promise<void> {
-    const labels = splitKeys(totals.labels);
+    const labels = totalsColumns(fresh.labels);
     await manager.query(
-      `INSERT INTO miner_label_totals (miner_uid, source, label_id, bytes)
-       SELECT $1, * FROM unnest($2::smallint[], $3::int[], $4::bigint[])`,
+      'INSERT INTO miner_label_arrays (miner_uid, sources, label_ids, bytes) VALUES ($1, $2::smallint[], $3::int[], $4::bigint[])',
       [uid, labels.sources, labels.ids, labels.bytes],
     );
-    const buckets = splitKeys(totals.buckets);
+    const buckets = totalsColumns(fresh.buckets);
     await manager.query(
       `INSERT INTO miner_bucket_totals (miner_uid, source, time_bucket, bytes)
        SELECT $1, * FROM unnest($2::smallint[], $3::int[], $4::bigint[])`,
       [uid, buckets.sources, buckets.ids, buckets.bytes],
     );
+    return {
+      labels: oldLabels
+        ? totalsFromColumns(oldLabels.sources, oldLabels.label_ids, oldLabels.bytes)
+        : new Map<number, number>(),
+      buckets: totalsFromColumns(
+        oldBuckets.map((row) => row.source),
+        oldBuckets.map((row) => row.time_bucket),
+        oldBuckets.map((row) => row.bytes),
+      ),
+    };
   }
 
-  /** Adds `deltas` (bytes) to the network totals, weighted by `credibility` for the adjusted ones. */
+  /**
+   * Adds the deltas (bytes) to the network totals, weighted by `credibility` for the adjusted
+   * ones. Existing totals of both tables are updated in one statement, through a join (cheaper
+   * than INSERT … ON CONFLICT row by row); only when some keys were not there (new labels or
+   * hours, rare once the network is known) are those inserted. The caller holds the aggregates
+   * lock, so no other writer inserts the same keys in between. Totals that fall to 0 are
+   * deleted (rarer still: the last holder of a label or an hour dropped it).
+   */
   private async applyDeltas(
     manager: EntityManager,
-    deltas: Totals,
+    labelDeltas: Totals,
+    bucketDeltas: Totals,
     credibility: number,
   ): Promise<void> {
-    const labels = splitKeys(deltas.labels);
-    await manager.query(
-      `INSERT INTO label_totals AS t (source, label_id, label, bytes, adj_bytes)
-       SELECT d.source, d.label_id, l.value, d.bytes, d.bytes * $4::float8
-       FROM unnest($1::smallint[], $2::int[], $3::bigint[]) AS d(source, label_id, bytes) JOIN labels l ON l.id = d.label_id
-       ON CONFLICT (source, label_id) DO UPDATE SET bytes = t.bytes + EXCLUDED.bytes, adj_bytes = t.adj_bytes + EXCLUDED.adj_bytes`,
-      [labels.sources, labels.ids, labels.bytes, credibility],
+    const labels = totalsColumns(labelDeltas);
+    const buckets = totalsColumns(bucketDeltas);
+    const updated = await manager.query<UpdatedTotals[]>(
+      `WITH lu AS (
+         UPDATE label_totals t SET bytes = t.bytes + d.bytes, adj_bytes = t.adj_bytes + d.bytes * $7::float8
+         FROM unnest($1::smallint[], $2::int[], $3::bigint[]) AS d(source, label_id, bytes)
+         WHERE t.source = d.source AND t.label_id = d.label_id
+         RETURNING t.source, t.label_id AS id, t.bytes),
+       bu AS (
+         UPDATE bucket_totals t SET bytes = t.bytes + d.bytes, adj_bytes = t.adj_bytes + d.bytes * $7::float8
+         FROM unnest($4::smallint[], $5::int[], $6::bigint[]) AS d(source, time_bucket, bytes)
+         WHERE t.source = d.source AND t.time_bucket = d.time_bucket
+         RETURNING t.source, t.time_bucket AS id, t.bytes)
+       SELECT kind, count(*)::int AS count,
+              coalesce(array_agg(source) FILTER (WHERE bytes <= 0), '{}') AS emptied_sources,
+              coalesce(array_agg(id) FILTER (WHERE bytes <= 0), '{}') AS emptied_ids
+       FROM (SELECT 'label' AS kind, * FROM lu UNION ALL SELECT 'bucket', * FROM bu) AS u
+       GROUP BY kind`,
+      [
+        labels.sources,
+        labels.ids,
+        labels.bytes,
+        buckets.sources,
+        buckets.ids,
+        buckets.bytes,
+        credibility,
+      ],
     );
-    await manager.query(
-      'DELETE FROM label_totals WHERE bytes <= 0 AND (source, label_id) IN (SELECT * FROM unnest($1::smallint[], $2::int[]))',
-      [labels.sources, labels.ids],
-    );
-    const buckets = splitKeys(deltas.buckets);
-    await manager.query(
-      `INSERT INTO bucket_totals AS t (source, time_bucket, bytes, adj_bytes)
-       SELECT source, time_bucket, bytes, bytes * $4::float8 FROM unnest($1::smallint[], $2::int[], $3::bigint[]) AS d(source, time_bucket, bytes)
-       ON CONFLICT (source, time_bucket) DO UPDATE SET bytes = t.bytes + EXCLUDED.bytes, adj_bytes = t.adj_bytes + EXCLUDED.adj_bytes`,
-      [buckets.sources, buckets.ids, buckets.bytes, credibility],
-    );
-    await manager.query(
-      'DELETE FROM bucket_totals WHERE bytes <= 0 AND (source, time_bucket) IN (SELECT * FROM unnest($1::smallint[], $2::int[]))',
-      [buckets.sources, buckets.ids],
-    );
-  }
-}
-
-function* copyLines(
-  uid: number,
-  rows: readonly IndexRow[],
-  labelIds: Map<string, number>,
-): Generator<string> {
-  // Batches of lines: one string per row would make the stream machinery the bottleneck.
-  const batch: string[] = [];
-  for (const row of rows) {
-    const labelId = row.label === null ? '\\N' : String(labelIds.get(row.label));
-    batch.push(`${uid}\t${row.source}\t${labelId}\t${row.timeBucket}\t${row.bytes}\n`);
-    if (batch.length === 5000) {
-      yield batch.join('');
-      batch.length = 0;
+    const of = (kind: UpdatedTotals['kind']) => updated.find((row) => row.kind === kind);
+    if ((of('label')?.count ?? 0) < labels.ids.length) {
+      await manager.query(
+        `INSERT INTO label_totals (source, label_id, label, bytes, adj_bytes)
+         SELECT d.source, d.label_id, l.value, d.bytes, d.bytes * $4::float8
+         FROM unnest($1::smallint[], $2::int[], $3::bigint[]) AS d(source, label_id, bytes)
+         JOIN labels l ON l.id = d.label_id
+         WHERE d.bytes > 0 AND NOT EXISTS (SELECT FROM label_totals t WHERE t.source = d.source AND t.label_id = d.label_id)`,
+        [labels.sources, labels.ids, labels.bytes, credibility],
+      );
+    }
+    if ((of('bucket')?.count ?? 0) < buckets.ids.length) {
+      await manager.query(
+        `INSERT INTO bucket_totals (source, time_bucket, bytes, adj_bytes)
+         SELECT d.source, d.time_bucket, d.bytes, d.bytes * $4::float8
+         FROM unnest($1::smallint[], $2::int[], $3::bigint[]) AS d(source, time_bucket, bytes)
+         WHERE d.bytes > 0 AND NOT EXISTS (SELECT FROM bucket_totals t WHERE t.source = d.source AND t.time_bucket = d.time_bucket)`,
+        [buckets.sources, buckets.ids, buckets.bytes, credibility],
+      );
+    }
+    const label = of('label');
+    if (label && label.emptied_ids.length > 0) {
+      await manager.query(
+        'DELETE FROM label_totals WHERE bytes <= 0 AND (source, label_id) IN (SELECT * FROM unnest($1::smallint[], $2::int[]))',
+        [label.emptied_sources, label.emptied_ids],
+      );
+    }
+    const bucket = of('bucket');
+    if (bucket && bucket.emptied_ids.length > 0) {
+      await manager.query(
+        'DELETE FROM bucket_totals WHERE bytes <= 0 AND (source, time_bucket) IN (SELECT * FROM unnest($1::smallint[], $2::int[]))',
+        [bucket.emptied_sources, bucket.emptied_ids],
+      );
     }
   }
-  if (batch.length > 0) yield batch.join('');
-}
-
-function totalsOf(rows: readonly IndexRow[], labelIds: Map<string, number>): Totals {
-  const totals: Totals = { labels: new Map(), buckets: new Map() };
-  for (const row of rows) {
-    if (row.label !== null)
-      add(totals.labels, `${row.source}|${labelIds.get(row.label)}`, row.bytes);
-    add(totals.buckets, `${row.source}|${row.timeBucket}`, row.bytes);
-  }
-  return totals;
-}
-
-function difference(fresh: Totals, old: Totals): Totals {
-  const subtract = (a: Map<string, number>, b: Map<string, number>) => {
-    const result = new Map(a);
-    for (const [key, bytes] of b) add(result, key, -bytes);
-    for (const [key, bytes] of result) if (bytes === 0) result.delete(key);
-    return result;
-  };
-  return {
-    labels: subtract(fresh.labels, old.labels),
-    buckets: subtract(fresh.buckets, old.buckets),
-  };
-}
-
-function add(map: Map<string, number>, key: string, bytes: number): void {
-  map.set(key, (map.get(key) ?? 0) + bytes);
-}
-
-function splitKeys(map: Map<string, number>): {
-  sources: number[];
-  ids: number[];
-  bytes: number[];
-} {
-  const sources: number[] = [];
-  const ids: number[] = [];
-  const bytes: number[] = [];
-  for (const [key, value] of map) {
-    const [source, id] = key.split('|');
-    sources.push(Number(source));
-    ids.push(Number(id));
-    bytes.push(value);
-  }
-  return { sources, ids, bytes };
 }

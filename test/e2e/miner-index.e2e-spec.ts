@@ -1,0 +1,186 @@
+import fc from 'fast-check';
+import { DataSource } from 'typeorm';
+import { IndexRow } from '../../src/network/index/compressed-index';
+import { MinerIndexRepository } from '../../src/network/index/miner-index.repository';
+import { MinersRepository } from '../../src/network/miners.repository';
+import { SourceId } from '../../src/network/protocol';
+import { startTestApp, TestApp } from '../support/test-app';
+
+const UIDS = [0, 1, 2];
+const LABELS = ['#a', '#b', 'r/c', 'r/d', null];
+const HOUR = 490_000;
+
+/** A miner's index as the parser emits it: distinct (source, label, hour), sizes > 0. */
+const indexRows = fc
+  .uniqueArray(
+    fc.record({
+      source: fc.constantFrom<SourceId>(1, 2),
+      label: fc.constantFrom(...LABELS),
+      timeBucket: fc.integer({ min: HOUR, max: HOUR + 5 }),
+      bytes: fc.integer({ min: 1, max: 2 ** 40 }),
+    }),
+    {
+      maxLength: 40,
+      selector: (row) => `${row.source}|${row.label}|${row.timeBucket}`,
+    },
+  )
+  // Shuffled groups: the repository must not rely on the parser's grouping for correctness.
+  .chain((rows) => fc.shuffledSubarray(rows, { minLength: rows.length }));
+
+const operation = fc.oneof(
+  fc.record({ replace: fc.constantFrom(...UIDS), rows: indexRows }),
+  fc.record({ credibility: fc.constantFrom(...UIDS), value: fc.double({ min: 0, max: 1 }) }),
+);
+
+describe(MinerIndexRepository.name, () => {
+  let app: TestApp;
+  let database: DataSource;
+  let repository: MinerIndexRepository;
+
+  beforeAll(async () => {
+    app = await startTestApp({ INDEX_SYNC_ON_START: 'false' }, { ownDatabase: true });
+    database = app.app.get(DataSource);
+    repository = app.app.get(MinerIndexRepository);
+    await app.app.get(MinersRepository).syncNeurons(
+      UIDS.map((uid) => ({
+        uid,
+        hotkey: `hotkey-${uid}`,
+        coldkey: `coldkey-${uid}`,
+        axon_url: null,
+        stake: 1,
+        incentive: 0.1,
+        validator_permit: false,
+      })),
+    );
+  });
+  afterAll(() => app.close());
+
+  /** Every aggregate, and the same figures recomputed from the index by GROUP BY. */
+  async function aggregatesAndGroupBys() {
+    const query = (sql: string) => database.query<Record<string, string | number>[]>(sql);
+    return {
+      labels: await query(`SELECT source, label_id, label, bytes::text, adj_bytes AS adj
+        FROM label_totals ORDER BY 1, 2`),
+      labelsGroupBy:
+        await query(`SELECT i.source, i.label_id, l.value AS label, sum(i.content_size_bytes)::text AS bytes,
+          sum(i.content_size_bytes * m.credibility) AS adj
+        FROM miner_index i JOIN miners m ON m.uid = i.miner_uid JOIN labels l ON l.id = i.label_id
+        GROUP BY 1, 2, 3 ORDER BY 1, 2`),
+      buckets: await query(`SELECT source, time_bucket, bytes::text, adj_bytes AS adj
+        FROM bucket_totals ORDER BY 1, 2`),
+      bucketsGroupBy:
+        await query(`SELECT i.source, i.time_bucket, sum(i.content_size_bytes)::text AS bytes,
+          sum(i.content_size_bytes * m.credibility) AS adj
+        FROM miner_index i JOIN miners m ON m.uid = i.miner_uid GROUP BY 1, 2 ORDER BY 1, 2`),
+      minerLabels: await query(
+        `SELECT miner_uid, source, label_id, bytes::text FROM miner_label_totals ORDER BY 1, 2, 3`,
+      ),
+      minerLabelsGroupBy:
+        await query(`SELECT miner_uid, source, label_id, sum(content_size_bytes)::text AS bytes
+        FROM miner_index WHERE label_id IS NOT NULL GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`),
+      minerBuckets: await query(
+        `SELECT miner_uid, source, time_bucket, bytes::text FROM miner_bucket_totals ORDER BY 1, 2, 3`,
+      ),
+      minerBucketsGroupBy:
+        await query(`SELECT miner_uid, source, time_bucket, sum(content_size_bytes)::text AS bytes
+        FROM miner_index GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`),
+    };
+  }
+
+  /** Keys and bytes exactly; adjusted bytes (floats summed in another order) within 1e-9. */
+  function expectSameTotals(
+    ours: Record<string, string | number>[],
+    groupBy: Record<string, string | number>[],
+  ) {
+    const withoutAdj = (rows: Record<string, string | number>[]) =>
+      rows.map(({ adj: _adj, ...rest }) => rest);
+    expect(withoutAdj(ours)).toEqual(withoutAdj(groupBy));
+    ours.forEach((row, i) => {
+      const expected = Number(groupBy[i].adj);
+      expect(Math.abs(Number(row.adj) - expected)).toBeLessThanOrEqual(1e-9 * expected + 1e-6);
+    });
+  }
+
+  async function expectAggregatesExact() {
+    const all = await aggregatesAndGroupBys();
+    expectSameTotals(all.labels, all.labelsGroupBy);
+    expectSameTotals(all.buckets, all.bucketsGroupBy);
+    expect(all.minerLabels).toEqual(all.minerLabelsGroupBy);
+    expect(all.minerBuckets).toEqual(all.minerBucketsGroupBy);
+  }
+
+  async function indexOf(uid: number) {
+    return database.query<Record<string, unknown>[]>(
+      `SELECT source, label_id, time_bucket, content_size_bytes FROM miner_index WHERE miner_uid = $1 ORDER BY 1, 2, 3`,
+      [uid],
+    );
+  }
+
+  it('keeps every aggregate equal to a GROUP BY over the index through replaces and credibility changes', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(operation, { minLength: 1, maxLength: 4 }), async (operations) => {
+        for (const op of operations) {
+          if ('replace' in op) {
+            await repository.replaceMinerIndex(op.replace, op.rows);
+            expect(await indexOf(op.replace)).toHaveLength(op.rows.length);
+          } else {
+            // Through the service's own path, which moves the adjusted totals incrementally.
+            await app.app
+              .get(MinersRepository)
+              .applyCredibilityUpdates([{ uid: op.credibility, decay: 0, add: op.value }]);
+          }
+        }
+        await expectAggregatesExact();
+      }),
+      { numRuns: 25 },
+    );
+  });
+
+  it('keeps the totals exact when miners replace their indexes concurrently', async () => {
+    const rows = (uid: number): IndexRow[] =>
+      LABELS.flatMap((label, i) => [
+        { source: 2, label, timeBucket: HOUR + i, bytes: 1000 * (uid + 1) + i },
+        { source: 1, label, timeBucket: HOUR + uid, bytes: 77 * (uid + 2) },
+      ]);
+    await Promise.all(UIDS.map((uid) => repository.replaceMinerIndex(uid, rows(uid))));
+    await Promise.all(UIDS.map((uid) => repository.replaceMinerIndex(uid, rows(uid + 1))));
+    await expectAggregatesExact();
+  });
+
+  it('leaves the previous index and every total untouched when a replace fails midway', async () => {
+    const before = { index: await indexOf(2), all: await aggregatesAndGroupBys() };
+    // The replace fails at its last step (no miner row to update), after the TRUNCATE, the
+    // COPY, the index build and the swap of the miner's own totals.
+    await database.query('UPDATE miners SET uid = 999 WHERE uid = 2');
+    try {
+      await expect(
+        repository.replaceMinerIndex(2, [{ source: 2, label: '#new', timeBucket: HOUR, bytes: 5 }]),
+      ).rejects.toThrow('unknown miner 2');
+    } finally {
+      await database.query('UPDATE miners SET uid = 2 WHERE uid = 999');
+    }
+    expect(await indexOf(2)).toEqual(before.index);
+    expect(await aggregatesAndGroupBys()).toEqual(before.all);
+  });
+
+  it('stores the rows of a partition in the order of its lookup index', async () => {
+    await repository.replaceMinerIndex(1, [
+      { source: 2, label: '#b', timeBucket: HOUR + 2, bytes: 1 },
+      { source: 2, label: '#b', timeBucket: HOUR + 1, bytes: 2 },
+      { source: 1, label: null, timeBucket: HOUR, bytes: 3 },
+      { source: 1, label: '#a', timeBucket: HOUR + 3, bytes: 4 },
+      { source: 2, label: '#a', timeBucket: HOUR, bytes: 5 },
+    ]);
+    const physical = await database.query<
+      { source: number; label_id: number | null; time_bucket: number }[]
+    >('SELECT source, label_id, time_bucket FROM miner_index_p1 ORDER BY ctid');
+    const sorted = [...physical].sort(
+      (a, b) =>
+        a.source - b.source ||
+        (a.label_id ?? Infinity) - (b.label_id ?? Infinity) ||
+        a.time_bucket - b.time_bucket,
+    );
+    expect(physical).toEqual(sorted);
+    await expectAggregatesExact();
+  });
+});
