@@ -17,7 +17,11 @@ describe('Postgres outage', () => {
 
   beforeAll(async () => {
     postgres = await startThrowawayPostgres();
-    app = await startTestApp({ DATABASE_URL: postgres.url, RATE_LIMIT_REGULAR: '100000' });
+    app = await startTestApp({
+      DATABASE_URL: postgres.url,
+      RATE_LIMIT_REGULAR: '1000000',
+      RATE_LIMIT_VALIDATOR: '1000000',
+    });
   }, 120_000);
   afterAll(async () => {
     await app?.close();
