@@ -155,7 +155,8 @@ function badRoute(context: Context, n: number): Plan {
       ...get('bad', '/api/v1/get_top_labels_by_source/tiktok', context.regularKey),
       expected: [422],
     },
-    { ...get('bad', '/api/v1/health', 'sk_live_not_a_key'), expected: [401] },
+    // After AUTH_FAILURE_LIMIT (20) failed keys a minute from one address: 429 (brute-force guard).
+    { ...get('bad', '/api/v1/health', 'sk_live_not_a_key'), expected: [401, 429] },
     { ...get('bad', '/api/v1/keys', context.regularKey), expected: [403] },
     {
       name: 'bad',

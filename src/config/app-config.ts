@@ -8,6 +8,8 @@ export interface AppConfig {
   /** Absent in development: the service then starts an embedded Postgres under `dataDir`. */
   databaseUrl: string | undefined;
   redisUrl: string | undefined;
+  /** Prepended to every key this service writes to Redis. */
+  redisKeyPrefix: string;
   /** Absent only in development before the key file is created (see master-key.ts). */
   masterKey: string | undefined;
   netuid: number;

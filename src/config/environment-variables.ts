@@ -37,6 +37,10 @@ export class EnvironmentVariables {
   @Matches(/^rediss?:\/\//, { message: 'must be a redis:// or rediss:// URL' })
   REDIS_URL?: string;
 
+  /** Prepended to every Redis key, so that several deployments can share one Redis. */
+  @Matches(/^[\w.:-]{0,64}$/, { message: 'must be up to 64 letters, digits or . : _ -' })
+  REDIS_KEY_PREFIX = 'gateway:';
+
   @IsOptional()
   @IsString()
   @MinLength(16, { message: 'must be at least 16 characters (use a long random value)' })

@@ -19,6 +19,7 @@ describe('loadConfig', () => {
       netuid: 13,
       databaseUrl: undefined,
       redisUrl: undefined,
+      redisKeyPrefix: 'gateway:',
     });
     expect(config.rateLimits).toEqual({
       regularPerWindow: 100,

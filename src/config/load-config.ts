@@ -37,6 +37,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     port: vars.PORT,
     databaseUrl: vars.DATABASE_URL,
     redisUrl: vars.REDIS_URL,
+    redisKeyPrefix: vars.REDIS_KEY_PREFIX,
     masterKey: vars.MASTER_KEY,
     netuid: vars.NETUID,
     validatorHotkey: vars.VALIDATOR_HOTKEY ?? DEVELOPMENT_HOTKEY,

@@ -1,11 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { Clock } from '../../src/common/clock/clock';
 import { legacyJobId } from '../../src/modules/desirability/desirability-fields';
-import { createDatabase, dropDatabase } from '../support/database';
+import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
 import { createKey } from '../support/fixtures';
 import { startTestNetwork, TestNetwork } from '../support/network';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
@@ -539,7 +538,7 @@ describe('The aggregate desirability list', () => {
   beforeAll(async () => {
     network = await startTestNetwork(1);
     directory = mkdtempSync(join(tmpdir(), 'gateway-aggregate-'));
-    databaseName = `gateway_test_aggregate_${randomBytes(4).toString('hex')}`;
+    databaseName = scratchDatabaseName('aggregate');
     const env = {
       ...network.env,
       DATABASE_URL: await createDatabase(process.env.TEST_RUN_SERVER_URL!, databaseName),

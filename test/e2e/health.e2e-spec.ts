@@ -1,4 +1,4 @@
-import { createDatabase, dropDatabase, onServer } from '../support/database';
+import { createDatabase, dropDatabase, onServer, scratchDatabaseName } from '../support/database';
 import { createKey } from '../support/fixtures';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 
@@ -43,7 +43,7 @@ describe('Health', () => {
 
 describe('Health when the database goes away', () => {
   const serverUrl = () => process.env.TEST_RUN_SERVER_URL!;
-  const name = `gateway_health_${Date.now()}`;
+  const name = scratchDatabaseName('health');
   let app: TestApp;
 
   beforeAll(async () => {

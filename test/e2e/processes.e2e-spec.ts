@@ -1,9 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { AppProcess, buildService, jsonLogs, startAppProcess } from '../support/app-process';
-import { createDatabase, dropDatabase } from '../support/database';
+import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
 import { startTestNetwork, TestNetwork } from '../support/network';
-import { TEST_MASTER_KEY, testRedisUrl } from '../support/test-app';
+import { TEST_MASTER_KEY, testRedisPrefix, testRedisUrl } from '../support/test-app';
 
 // The compiled service as real processes (what `npm start` and the Docker image run), sharing
 // one Postgres and one Redis as replicas behind a load balancer do.
@@ -47,7 +46,7 @@ async function createKey(app: AppProcess, name: string, tier = 'regular'): Promi
 
 async function ownDatabase(label: string) {
   const serverUrl = process.env.TEST_RUN_SERVER_URL!;
-  const name = `gateway_test_${label}_${randomBytes(4).toString('hex')}`;
+  const name = scratchDatabaseName(label);
   const url = await createDatabase(serverUrl, name);
   const client = new Client({ connectionString: url });
   return {
@@ -84,6 +83,7 @@ describe('Two service processes on one Postgres and one Redis', () => {
       ...network.env,
       DATABASE_URL: database.url,
       REDIS_URL: testRedisUrl(),
+      REDIS_KEY_PREFIX: testRedisPrefix(),
       INDEX_SYNC_ON_START: 'true',
       RATE_LIMIT_REGULAR: '20',
       KEY_CACHE_TTL_MS: '1000',

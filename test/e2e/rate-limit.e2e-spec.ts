@@ -1,6 +1,6 @@
 import Redis from 'ioredis';
 import { createKey } from '../support/fixtures';
-import { startTestApp, TestApp, testRedisUrl } from '../support/test-app';
+import { startTestApp, TestApp, testRedisPrefix, testRedisUrl } from '../support/test-app';
 
 async function burst(apps: TestApp[], key: string, count: number): Promise<number[]> {
   const requests = Array.from({ length: count }, (_, index) =>
@@ -68,6 +68,7 @@ describe('Rate limits (in-memory storage)', () => {
 
 describe('Rate limits shared through Redis', () => {
   let apps: TestApp[];
+  const prefix = testRedisPrefix();
 
   beforeAll(async () => {
     const redis = new Redis(testRedisUrl(), { lazyConnect: true, maxRetriesPerRequest: 1 });
@@ -77,10 +78,8 @@ describe('Rate limits shared through Redis', () => {
       );
     });
     await redis.quit();
-    apps = await Promise.all([
-      startTestApp({ REDIS_URL: testRedisUrl() }),
-      startTestApp({ REDIS_URL: testRedisUrl() }),
-    ]);
+    const shared = { REDIS_URL: testRedisUrl(), REDIS_KEY_PREFIX: prefix };
+    apps = await Promise.all([startTestApp(shared), startTestApp(shared)]);
   });
   afterAll(() => Promise.all(apps.map((app) => app.close())));
 
@@ -103,5 +102,19 @@ describe('Rate limits shared through Redis', () => {
     await apps[0].http.get('/api/v1/health').set('X-API-Key', key).expect(200);
     const second = await apps[1].http.get('/api/v1/health').set('X-API-Key', key).expect(200);
     expect(second.headers['x-ratelimit-remaining']).toBe('98');
+  });
+
+  it('keeps its counters under REDIS_KEY_PREFIX, apart from other deployments', async () => {
+    const { key, id } = await createKey(apps[0]);
+    await apps[0].http.get('/api/v1/health').set('X-API-Key', key).expect(200);
+    await apps[0].http.get('/api/v1/health').set('X-API-Key', 'sk_live_wrong').expect(401);
+    const redis = new Redis(testRedisUrl());
+    try {
+      expect(await redis.keys(`${prefix}*${id}*`)).not.toHaveLength(0);
+      expect(await redis.keys(`${prefix}*authfail*`)).not.toHaveLength(0);
+      expect(await redis.keys(`ratelimit:*${id}*`)).toHaveLength(0);
+    } finally {
+      await redis.quit();
+    }
   });
 });

@@ -1,9 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeSampleRepoNames } from '../../src/devnet/repo-names-file';
-import { createDatabase, dropDatabase } from '../support/database';
+import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
 import { createKey } from '../support/fixtures';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 
@@ -146,7 +145,7 @@ describe('GET /api/v1/list_repo_names', () => {
 
   describe('across restarts', () => {
     const serverUrl = () => process.env.TEST_RUN_SERVER_URL!;
-    const database = `gateway_test_repos_${randomBytes(6).toString('hex')}`;
+    const database = scratchDatabaseName('repos');
     let databaseUrl: string;
     beforeAll(async () => {
       databaseUrl = await createDatabase(serverUrl(), database);

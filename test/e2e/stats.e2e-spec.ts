@@ -1,9 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { IndexSyncService } from '../../src/network/index/index-sync.service';
 import { foldObservation, MinersRepository } from '../../src/network/miners.repository';
 import { NetworkService } from '../../src/network/network.service';
-import { createDatabase, dropDatabase } from '../support/database';
+import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
 import { startTestNetwork, TestNetwork } from '../support/network';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 
@@ -234,7 +233,7 @@ describe('Index sync across replicas', () => {
   it('runs once when two instances share a database', async () => {
     const network = await startTestNetwork(3);
     const serverUrl = process.env.TEST_RUN_SERVER_URL!;
-    const name = `gateway_test_sync_${randomBytes(4).toString('hex')}`;
+    const name = scratchDatabaseName('sync');
     const databaseUrl = await createDatabase(serverUrl, name);
     const env = { ...network.env, DATABASE_URL: databaseUrl };
     const apps = await Promise.all([

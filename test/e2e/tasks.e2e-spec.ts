@@ -8,7 +8,7 @@ import { Clock } from '../../src/common/clock/clock';
 import { datasetPath, TaskLifecycleService } from '../../src/modules/tasks/task-lifecycle.service';
 import { TasksService } from '../../src/modules/tasks/tasks.service';
 import { DataItem } from '../../src/network/protocol';
-import { createDatabase, dropDatabase } from '../support/database';
+import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
 import { matchesPlainly, startTestNetwork, TestNetwork } from '../support/network';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 
@@ -24,7 +24,7 @@ describe('Scraping task lifecycle', () => {
   beforeAll(async () => {
     network = await startTestNetwork(3);
     dataDir = mkdtempSync(join(tmpdir(), 'gateway-tasks-'));
-    databaseName = `gateway_test_tasks_${Date.now()}`;
+    databaseName = scratchDatabaseName('tasks');
     const databaseUrl = await createDatabase(process.env.TEST_RUN_SERVER_URL!, databaseName);
     env = {
       ...network.env,

