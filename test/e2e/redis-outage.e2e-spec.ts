@@ -5,6 +5,8 @@ import { steadyLoad } from '../support/steady-load';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 import { startThrowawayRedis, ThrowawayRedis } from '../support/throwaway-servers';
 
+const PREFIX = 'outage-test:';
+
 /** Generous for a shared machine; an unavailable Redis must cost no visible latency. */
 const MAX_LATENCY_MS = 1000;
 const BUDGET = 5;
@@ -20,6 +22,7 @@ describe('Redis outage', () => {
     redis = await startThrowawayRedis();
     app = await startTestApp({
       REDIS_URL: redis.url,
+      REDIS_KEY_PREFIX: PREFIX,
       RATE_LIMIT_REGULAR: String(BUDGET),
       RATE_LIMIT_VALIDATOR: '100000',
     });
@@ -36,7 +39,7 @@ describe('Redis outage', () => {
   const systemStatus = () =>
     app.http.get('/api/v1/monitoring/system-status').set('X-API-Key', TEST_MASTER_KEY);
   const hitsInRedis = async (keyId: string) =>
-    Number(await inspector.get(`{ratelimit:default:${keyId}:default}:hits`));
+    Number(await inspector.get(`${PREFIX}{ratelimit:default:${keyId}:default}:hits`));
 
   /** Polls until the service's view of Redis is `state` (ioredis notices within ~2 s). */
   async function untilRedis(state: 'healthy' | 'degraded'): Promise<void> {
