@@ -14,13 +14,13 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import Redis from 'ioredis';
 import { describeBehaviour, MinerBehaviour } from '../src/devnet/behaviour';
-import { HASHTAGS } from '../src/devnet/vocabulary';
 import { benchAppEnv, createApiKey, serveApp } from './support/app-server';
 import { forkServer } from './support/child-server';
 import { cleanupOnExit } from './support/cleanup';
 import { acquireDatabase } from './support/database';
 import { forkDevnet, serveDevnet } from './support/devnet-server';
 import { numberSetting, percentile } from './support/measure';
+import { Context, KEYWORDS, planAt, Sample, send } from './support/soak-traffic';
 import { commandLine, formatInt, machineLine, progress, table, tally } from './support/report';
 
 const text = { type: 'string' } as const;
@@ -44,7 +44,6 @@ const options = {
   ),
 };
 const RSS_LIMIT_MB = 300;
-const REQUEST_TIMEOUT_MS = 30_000;
 
 /** Honest miners with realistic spread, and one of each fault (some only part of the time). */
 const BEHAVIOURS: MinerBehaviour[] = [
@@ -61,127 +60,6 @@ const BEHAVIOURS: MinerBehaviour[] = [
   { overclaimSizes: 3 },
 ];
 
-const KEYWORDS = HASHTAGS.slice(0, 12).map(({ tag }) => tag);
-
-interface Plan {
-  name: string;
-  method: 'GET' | 'POST';
-  path: string;
-  body?: unknown;
-  key: string;
-  /** Statuses this request is meant to get (bad input is sent on purpose). */
-  expected: number[];
-}
-
-interface Context {
-  url: string;
-  masterKey: string;
-  validatorKey: string;
-  regularKey: string;
-  /** Keys created by the `keys` route and not yet deactivated. */
-  created: string[];
-  labels: string[];
-}
-
-type Route = (context: Context, n: number) => Plan;
-
-/** The mix: route and weight. */
-const ROUTES: Array<[Route, number]> = [
-  [(c) => get('health', '/api/v1/health', c.regularKey), 20],
-  [
-    (c, n) => ({
-      name: 'on_demand',
-      method: 'POST',
-      path: '/api/v1/on_demand_data_request',
-      key: c.validatorKey,
-      body: { source: n % 3 === 0 ? 'reddit' : 'x', keywords: [pick(KEYWORDS, n)], limit: 50 },
-      expected: [200],
-    }),
-    20,
-  ],
-  [(c, n) => get('top_labels', `/api/v1/get_top_labels_by_source/${src(n)}`, c.regularKey), 10],
-  [(c, n) => get('ages', `/api/v1/ages?source=${src(n)}`, c.regularKey), 8],
-  [
-    (c, n) =>
-      get(
-        'bytes_by_label',
-        `/api/v1/get_bytes_by_label?label=${encodeURIComponent(pick(c.labels, n))}`,
-        c.regularKey,
-      ),
-    8,
-  ],
-  [(c, n) => get('query_bucket', `/api/v1/query_bucket/${src(n)}`, c.validatorKey), 4],
-  [(c) => get('list_repo_names', '/api/v1/list_repo_names', c.regularKey), 4],
-  [(c) => get('get_desirabilities', '/api/v1/get_desirabilities', c.regularKey), 6],
-  [keysRoute, 12],
-  [badRoute, 8],
-];
-
-function get(name: string, path: string, key: string): Plan {
-  return { name, method: 'GET', path, key, expected: [200] };
-}
-
-const src = (n: number): string => (n % 2 === 0 ? 'x' : 'reddit');
-const pick = <T>(values: readonly T[], n: number): T => values[n % values.length];
-
-/** Key administration: create (then used once by `health`), list, deactivate. */
-function keysRoute(context: Context, n: number): Plan {
-  const step = n % 5;
-  if (step === 4 && context.created.length > 0) {
-    const key = context.created.shift()!;
-    return {
-      name: 'keys_deactivate',
-      method: 'POST',
-      path: `/api/v1/keys/${key}/deactivate`,
-      key: context.masterKey,
-      expected: [200],
-    };
-  }
-  if (step === 3) return get('keys_list', '/api/v1/keys', context.masterKey);
-  return {
-    name: 'keys_create',
-    method: 'POST',
-    path: '/api/v1/keys',
-    key: context.masterKey,
-    body: { name: `soak-${n}` },
-    expected: [200],
-  };
-}
-
-/** Requests that must fail cleanly: bad source, bad key, wrong privilege, malformed body. */
-function badRoute(context: Context, n: number): Plan {
-  const cases: Plan[] = [
-    {
-      ...get('bad', '/api/v1/get_top_labels_by_source/tiktok', context.regularKey),
-      expected: [422],
-    },
-    // After AUTH_FAILURE_LIMIT (20) failed keys a minute from one address: 429 (brute-force guard).
-    { ...get('bad', '/api/v1/health', 'sk_live_not_a_key'), expected: [401, 429] },
-    { ...get('bad', '/api/v1/keys', context.regularKey), expected: [403] },
-    {
-      name: 'bad',
-      method: 'POST',
-      path: '/api/v1/on_demand_data_request',
-      key: context.validatorKey,
-      body: { source: 'x', limit: 'many', unknown: [1, { deep: [] }] },
-      expected: [422],
-    },
-    {
-      ...get('bad', '/api/v1/query_bucket/x?start_bucket=soon', context.validatorKey),
-      expected: [422],
-    },
-  ];
-  return pick(cases, n);
-}
-
-interface Sample {
-  route: string;
-  status: string;
-  ms: number;
-  unexpected: boolean;
-  minute: number;
-}
-
 interface Minute {
   minute: number;
   sent: number;
@@ -192,28 +70,6 @@ interface Minute {
   p99: number;
   rssMb: number;
   inFlight: number;
-}
-
-async function send(context: Context, plan: Plan, minute: number): Promise<Sample> {
-  const started = performance.now();
-  let status: string;
-  try {
-    const response = await fetch(`${context.url}${plan.path}`, {
-      method: plan.method,
-      headers: { 'X-API-Key': plan.key, 'Content-Type': 'application/json' },
-      body: plan.body === undefined ? undefined : JSON.stringify(plan.body),
-      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-    });
-    const body = await response.text();
-    status = String(response.status);
-    if (plan.name === 'keys_create' && response.status === 200)
-      context.created.push((JSON.parse(body) as { key: string }).key);
-  } catch (error) {
-    status = `error:${(error as Error).name}`;
-  }
-  const ms = performance.now() - started;
-  const unexpected = !plan.expected.includes(Number(status));
-  return { route: plan.name, status, ms, unexpected, minute };
 }
 
 function rssMb(pid: number | undefined): number {
@@ -279,18 +135,6 @@ async function benchmark() {
       labels: ['#bitcoin', 'r/bittensor_', '#tao', 'unknown-label', ...KEYWORDS],
     };
 
-    const weights = ROUTES.map(([, weight]) => weight);
-    const total = weights.reduce((a, b) => a + b, 0);
-    const routeAt = (n: number): Route => {
-      // A fixed, interleaved order (golden-ratio walk) rather than random: runs are comparable.
-      let point = ((n * 0.6180339887) % 1) * total;
-      for (const [route, weight] of ROUTES) {
-        if (point < weight) return route;
-        point -= weight;
-      }
-      return ROUTES[0][0];
-    };
-
     const durationMs = options.minutes * 60_000;
     const samples: Sample[] = [];
     const minutes: Minute[] = [];
@@ -348,7 +192,7 @@ async function benchmark() {
             dropped++;
             continue;
           }
-          const plan = routeAt(sent)(context, sent);
+          const plan = planAt(context, sent);
           const request = send(context, plan, minute).then((sample) => {
             samples.push(sample);
             pending.delete(request);
