@@ -1,7 +1,6 @@
 import { INestApplication } from '@nestjs/common';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import { ErrorRequestHandler } from 'express';
 import helmet from 'helmet';
 import { Logger } from 'nestjs-pino';
 import { API_KEY_SECURITY, METRICS_TOKEN_SECURITY } from './common/auth/access.decorators';
@@ -9,7 +8,6 @@ import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
 import { bodyParserErrorHandler } from './common/errors/body-parser-errors';
 import { jsonBodies } from './common/http/json-bodies';
 import { repairPathEncoding } from './common/http/percent-encoding';
-import { requestId } from './common/logging/logging.module';
 import { RequestValidationPipe } from './common/errors/request-validation.pipe';
 import { assignRequestId } from './common/logging/logging.module';
 import { httpMetricsMiddleware } from './common/metrics/http-metrics.middleware';
@@ -34,21 +32,10 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
     app.enableCors({ origin: config.corsOrigins, exposedHeaders: EXPOSED_HEADERS });
   app.use(repairPathEncoding);
   app.use(jsonBodies(config.bodyLimit));
-  app.use(withRequestId(bodyParserErrorHandler));
+  app.use(bodyParserErrorHandler);
   app.useGlobalPipes(new RequestValidationPipe());
   app.useGlobalFilters(new AllExceptionsFilter());
   setupSwagger(app);
-}
-
-/**
- * Body errors are answered before the logging middleware has given the request its id; give
- * them one here, so that every response carries `X-Request-Id` as documented.
- */
-function withRequestId(handler: ErrorRequestHandler): ErrorRequestHandler {
-  return (error, request, response, next) => {
-    if (!response.hasHeader('X-Request-Id')) requestId(request, response);
-    handler(error, request, response, next);
-  };
 }
 
 const EXPOSED_HEADERS = [

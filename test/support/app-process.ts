@@ -1,10 +1,10 @@
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { TEST_MASTER_KEY } from './test-app';
+import { freePort } from './throwaway-servers';
 
 const ROOT = resolve(__dirname, '../..');
 // Inside the project, so that the compiled code resolves the project's node_modules.
@@ -93,17 +93,6 @@ async function waitUntilListening(url: string, child: ChildProcess, lines: strin
     }
   }
   throw new Error(`service did not answer within 30 s:\n${lines.join('\n')}`);
-}
-
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
-    });
-  });
 }
 
 /** The JSON log lines of a process, parsed; other lines are skipped. */

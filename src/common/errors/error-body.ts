@@ -2,17 +2,15 @@ import type { Request, Response } from 'express';
 import { requestId } from '../logging/logging.module';
 
 /**
- * The request id to put in an error body: the one pino-http gave the request (and sent as
- * `X-Request-Id`). Errors raised before pino-http ran (the JSON body parser runs first) get one
- * assigned here, the same way, so the header and the body always agree.
+ * The request id to put in an error body: the one `assignRequestId` (the first middleware, see
+ * app.setup.ts) gave the request and sent as `X-Request-Id`, so the header and the body agree.
+ * Assigned here the same way should an error ever be answered without that middleware.
  */
 export function requestIdOf(request: Request, response: Response): string {
-  const known = (request as { id?: unknown }).id;
+  const known = request.id;
   if (typeof known === 'string' || typeof known === 'number') return String(known);
-  const sent = response.getHeader('X-Request-Id');
-  if (typeof sent === 'string') return sent;
   const id = requestId(request, response);
-  (request as { id?: unknown }).id = id;
+  request.id = id;
   return id;
 }
 

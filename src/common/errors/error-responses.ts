@@ -7,16 +7,19 @@ import {
   ApiExtraModels,
 } from '@nestjs/swagger';
 
+/** `request_id`, beside `detail` in every error body (see error-body.ts). */
+const REQUEST_ID_PROPERTY = {
+  description:
+    'Id of the request (the `X-Request-Id` response header); quote it when reporting a problem',
+  example: '3f0c9a52-6a8e-4a57-9d1b-2a4c1f0e7b11',
+};
+
 @ApiSchema({ name: 'ErrorDetail' })
 export class ErrorDetailDto {
   @ApiProperty({ description: 'What went wrong', example: 'Invalid API key' })
   detail: string;
 
-  @ApiProperty({
-    description:
-      'Id of the request (the `X-Request-Id` response header); quote it when reporting a problem',
-    example: '3f0c9a52-6a8e-4a57-9d1b-2a4c1f0e7b11',
-  })
+  @ApiProperty(REQUEST_ID_PROPERTY)
   request_id: string;
 }
 
@@ -43,11 +46,7 @@ export class HttpValidationErrorDto {
   @ApiProperty({ type: [ValidationErrorDto], description: 'Every failing field of the request' })
   detail: ValidationErrorDto[];
 
-  @ApiProperty({
-    description:
-      'Id of the request (the `X-Request-Id` response header); quote it when reporting a problem',
-    example: '3f0c9a52-6a8e-4a57-9d1b-2a4c1f0e7b11',
-  })
+  @ApiProperty(REQUEST_ID_PROPERTY)
   request_id: string;
 }
 

@@ -4,7 +4,7 @@ import { json, RequestHandler } from 'express';
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
 /** Far deeper than any request schema (≤ 5 levels), far shallower than what overflows the stack. */
-export const MAX_JSON_DEPTH = 64;
+const MAX_JSON_DEPTH = 64;
 
 /**
  * The JSON body parser, for body-carrying methods only. Compressed bodies are refused (415):
@@ -29,7 +29,7 @@ export function jsonBodies(limit: string): RequestHandler {
 }
 
 /** Nesting depth of a parsed JSON value, without recursion (the value may be very deep). */
-export function jsonDepth(value: unknown): number {
+function jsonDepth(value: unknown): number {
   let deepest = 0;
   const pending: Array<[unknown, number]> = [[value, 0]];
   while (pending.length > 0) {

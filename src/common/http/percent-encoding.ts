@@ -22,7 +22,7 @@ export function repairPathEncoding(
   next();
 }
 
-export function repairPercentEncoding(path: string): string {
+function repairPercentEncoding(path: string): string {
   return path.replace(/%(?![0-9a-f]{2})/gi, '%25').replace(/(?:%[0-9a-f]{2})+/gi, (run) => {
     try {
       decodeURIComponent(run);
