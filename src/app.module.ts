@@ -19,15 +19,20 @@ import { HealthModule } from './modules/health/health.module';
 import { ReposModule } from './modules/repos/repos.module';
 import { StatsModule } from './modules/stats/stats.module';
 import { TasksModule } from './modules/tasks/tasks.module';
+import { Sr25519Keypair } from './network/bittensor/keypair';
+import { ValidatorIdentityModule } from './network/bittensor/validator-identity';
 
 @Module({})
 export class AppModule {
-  /** The configuration is loaded (and the database URL resolved) before the module is built. */
-  static forRoot(config: AppConfig & { databaseUrl: string }): DynamicModule {
+  /** The configuration is loaded (database URL and validator key resolved) before the module is built. */
+  static forRoot(
+    config: AppConfig & { databaseUrl: string; validatorKeypair: Sr25519Keypair },
+  ): DynamicModule {
     return {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
+        ValidatorIdentityModule.forRoot(config.validatorKeypair),
         ClockModule,
         LoggingModule,
         MetricsModule,

@@ -6,8 +6,14 @@ import { configureApp } from './app.setup';
 import { AppConfig } from './config/app-config';
 import { buildDataSourceOptions } from './database/data-source-options';
 import { runMigrations } from './database/migrate';
+import { Sr25519Keypair } from './network/bittensor/keypair';
 
-export type ResolvedConfig = AppConfig & { databaseUrl: string; masterKey: string };
+/** The configuration once the database, the master key and the validator's key are known. */
+export type ResolvedConfig = AppConfig & {
+  databaseUrl: string;
+  masterKey: string;
+  validatorKeypair: Sr25519Keypair;
+};
 
 /** Migrates the database, then builds the configured app (not yet listening). */
 export async function createApp(config: ResolvedConfig): Promise<NestExpressApplication> {

@@ -7,11 +7,13 @@ import { ConfigError, loadConfig } from './config/load-config';
 import { resolveMasterKey } from './config/master-key';
 import { EmbeddedDatabase, startEmbeddedPostgres } from './database/embedded-postgres';
 import { Devnet, startDevnet } from './devnet/devnet';
+import { loadValidatorKey, ValidatorKey } from './network/bittensor/validator-key';
 
 async function main(): Promise<void> {
   loadDotEnv();
   const config = loadConfig();
   const master = resolveMasterKey(config.masterKey, config.dataDir);
+  const validator = await loadValidatorKey(config.validatorKey, config.nodeEnv, config.dataDir);
 
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = config.databaseUrl;
@@ -25,7 +27,8 @@ async function main(): Promise<void> {
     databaseUrl = embedded.url;
   }
 
-  // Without a metagraph, a simulated miner network makes the first query return data.
+  // Without a metagraph, a simulated miner network makes the first query return data; its
+  // metagraph lists our hotkey as a validator with stake, so its miners take our signed calls.
   let devnet: Devnet | undefined;
   let { network, repos } = config;
   if (!network.metagraphFile && network.devnetMiners > 0) {
@@ -34,12 +37,20 @@ async function main(): Promise<void> {
       miners: network.devnetMiners,
       metagraphFile: join(directory, 'metagraph.json'),
       repoNamesFile: repos.hfResultsPath ? undefined : join(directory, 'hf_validation.parquet'),
+      validatorHotkeys: [validator.keypair.address],
     });
     network = { ...network, metagraphFile: devnet.metagraphFile ?? undefined };
     repos = { hfResultsPath: repos.hfResultsPath ?? devnet.repoNamesFile ?? undefined };
   }
 
-  const app = await createApp({ ...config, network, repos, databaseUrl, masterKey: master.key });
+  const app = await createApp({
+    ...config,
+    network,
+    repos,
+    databaseUrl,
+    masterKey: master.key,
+    validatorKeypair: validator.keypair,
+  });
   await app.listen(config.port, config.host);
   installGracefulShutdown(app, {
     timeoutMs: config.shutdownTimeoutMs,
@@ -49,13 +60,14 @@ async function main(): Promise<void> {
       await embedded?.stop();
     },
   });
-  printBanner(config.port, embedded !== undefined, master, devnet);
+  printBanner(config.port, embedded !== undefined, master, validator, devnet);
 }
 
 function printBanner(
   port: number,
   embedded: boolean,
   master: ReturnType<typeof resolveMasterKey>,
+  validator: ValidatorKey,
   devnet?: Devnet,
 ): void {
   const base = `http://localhost:${port}`;
@@ -65,6 +77,7 @@ function printBanner(
     `  Swagger UI:   ${base}/docs   (OpenAPI: ${base}/openapi.json)`,
     `  Database:     ${embedded ? 'embedded Postgres under the data directory' : 'DATABASE_URL'}`,
     `  Miners:       ${devnet ? `simulated devnet of ${devnet.miners.length} miners (set METAGRAPH_FILE for a real metagraph)` : 'METAGRAPH_FILE'}`,
+    `  Validator:    ${validator.keypair.address}   (${validator.created ? 'generated: ' : ''}${validator.origin})`,
   ];
   // The generated development key is shown once, on the stdout of the start that created it.
   if (master.created)

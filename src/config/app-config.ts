@@ -1,4 +1,5 @@
 import type { DestinationStream } from 'pino';
+import { AllowedNetworks, CallBudgets } from './miner-network-settings';
 
 /** The typed configuration the rest of the code reads; only `load-config.ts` reads `process.env`. */
 export interface AppConfig {
@@ -13,7 +14,8 @@ export interface AppConfig {
   /** Absent only in development before the key file is created (see master-key.ts). */
   masterKey: string | undefined;
   netuid: number;
-  validatorHotkey: string;
+  /** Where the validator's signing key comes from (network/bittensor/validator-key.ts). */
+  validatorKey: ValidatorKeySettings;
   dataDir: string;
   embeddedPostgresPort: number;
   logLevel: string;
@@ -35,6 +37,20 @@ export interface AppConfig {
   defaultDesirabilitiesFile: string;
 }
 
+export interface ValidatorKeySettings {
+  /** VALIDATOR_HOTKEY_URI: a secret; never logged. */
+  uri: string | undefined;
+  /** VALIDATOR_HOTKEY: the address the key must derive to, when set. */
+  expectedHotkey: string | undefined;
+  wallet: {
+    path: string;
+    name: string;
+    hotkey: string;
+    /** True when any BT_WALLET_* variable was set (a missing file is then an error). */
+    explicit: boolean;
+  };
+}
+
 export interface ReposConfig {
   /** Validation data file of miner repositories (.parquet, .csv, .jsonl); unset = empty list. */
   hfResultsPath: string | undefined;
@@ -51,6 +67,12 @@ export interface NetworkConfig {
   queryCacheTtlSeconds: number;
   minerMaxResponseBytes: number;
   minerConcurrency: number;
+  /** Where miners may be called (checked on the address actually connected to). */
+  allowedNetworks: AllowedNetworks;
+  /** Calls per miner hotkey and synapse per window, shared by all replicas. */
+  callBudgets: CallBudgets;
+  /** Timeout of one GetDataEntityBucket call (spot checks, query_bucket). */
+  bucketFetchTimeoutMs: number;
   /** Consecutive failures that open a miner's circuit, and how long it stays open. */
   breakerFailures: number;
   breakerCooldownMs: number;
@@ -64,6 +86,7 @@ export interface IndexSyncConfig {
   /** Run a sync right after start (in the background; readiness does not wait for it). */
   onStart: boolean;
   concurrency: number;
+  /** Timeout of one GetMinerIndex call. */
   fetchTimeoutMs: number;
   /** Miners whose freshly synced index is spot-checked with GetDataEntityBucket per sync. */
   spotChecks: number;

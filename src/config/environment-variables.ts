@@ -15,6 +15,9 @@ import {
 
 const toInt = () => Type(() => Number);
 
+/** Wallet and hotkey names are file names: no separators, not `.` or `..`. */
+const WALLET_NAME = /^(?!\.{1,2}$)[\w.-]{1,64}$/;
+
 /** The environment schema. `.env.example` documents every variable listed here. */
 export class EnvironmentVariables {
   @IsIn(['development', 'production', 'test'])
@@ -51,10 +54,25 @@ export class EnvironmentVariables {
   @Min(0)
   NETUID = 13;
 
+  /** When set, the address the validator's key must derive to (a guard against the wrong wallet). */
   @IsOptional()
   @IsString()
   @MaxLength(64)
   VALIDATOR_HOTKEY?: string;
+
+  /** A secret URI for the validator's key (mnemonic, 0x seed, //Alice); development and tests. */
+  @IsOptional()
+  @IsString()
+  VALIDATOR_HOTKEY_URI?: string;
+
+  @IsString()
+  BT_WALLET_PATH = '~/.bittensor/wallets';
+
+  @Matches(WALLET_NAME, { message: 'must be a file name (letters, digits, . _ -)' })
+  BT_WALLET_NAME = 'default';
+
+  @Matches(WALLET_NAME, { message: 'must be a file name (letters, digits, . _ -)' })
+  BT_WALLET_HOTKEY = 'default';
 
   @IsString()
   DATA_DIR = './.data';
@@ -177,6 +195,15 @@ export class EnvironmentVariables {
   @Min(1)
   MINER_CONCURRENCY = 8;
 
+  /** CIDRs, `public` and `loopback`; default `public` in production, `loopback` otherwise. */
+  @IsOptional()
+  @IsString()
+  MINER_ALLOWED_NETWORKS?: string;
+
+  /** Calls per miner hotkey and synapse per window, shared by every replica. */
+  @IsString()
+  MINER_CALL_BUDGETS = 'GetMinerIndex=2/h,GetDataEntityBucket=2/h';
+
   @toInt()
   @IsInt()
   @Min(1)
@@ -209,7 +236,7 @@ export class EnvironmentVariables {
   @toInt()
   @IsInt()
   @Min(10)
-  INDEX_SYNC_INTERVAL = 1200;
+  INDEX_SYNC_INTERVAL = 3600;
 
   @IsIn(['true', 'false'])
   INDEX_SYNC_ON_START = 'true';
@@ -220,10 +247,17 @@ export class EnvironmentVariables {
   @Max(64)
   INDEX_SYNC_CONCURRENCY = 4;
 
+  /** Timeout of one GetMinerIndex call (the subnet's validator allows 120 s). */
   @toInt()
   @IsInt()
   @Min(100)
-  INDEX_FETCH_TIMEOUT_MS = 60000;
+  INDEX_FETCH_TIMEOUT_MS = 120000;
+
+  /** Timeout of one GetDataEntityBucket call (the subnet's validator allows 140 s). */
+  @toInt()
+  @IsInt()
+  @Min(100)
+  BUCKET_FETCH_TIMEOUT_MS = 140000;
 
   @toInt()
   @IsInt()

@@ -2,6 +2,12 @@ import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { AppConfig } from './app-config';
 import { EnvironmentVariables } from './environment-variables';
+import {
+  AllowedNetworks,
+  CallBudgets,
+  parseAllowedNetworks,
+  parseCallBudgets,
+} from './miner-network-settings';
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -25,10 +31,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (vars.NODE_ENV === 'production') {
     if (!vars.MASTER_KEY) problems.push('MASTER_KEY: required when NODE_ENV=production');
     if (!vars.DATABASE_URL) problems.push('DATABASE_URL: required when NODE_ENV=production');
-    if (!vars.VALIDATOR_HOTKEY) {
-      problems.push('VALIDATOR_HOTKEY: required when NODE_ENV=production');
-    }
   }
+  const allowedNetworks = parsed(problems, 'MINER_ALLOWED_NETWORKS', () =>
+    parseAllowedNetworks(
+      vars.MINER_ALLOWED_NETWORKS ?? (vars.NODE_ENV === 'production' ? 'public' : 'loopback'),
+    ),
+  );
+  const callBudgets = parsed(problems, 'MINER_CALL_BUDGETS', () =>
+    parseCallBudgets(vars.MINER_CALL_BUDGETS),
+  );
   if (problems.length > 0) throw new ConfigError(problems);
 
   return {
@@ -40,7 +51,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     redisKeyPrefix: vars.REDIS_KEY_PREFIX,
     masterKey: vars.MASTER_KEY,
     netuid: vars.NETUID,
-    validatorHotkey: vars.VALIDATOR_HOTKEY ?? DEVELOPMENT_HOTKEY,
+    validatorKey: {
+      uri: vars.VALIDATOR_HOTKEY_URI,
+      expectedHotkey: vars.VALIDATOR_HOTKEY,
+      wallet: {
+        path: vars.BT_WALLET_PATH,
+        name: vars.BT_WALLET_NAME,
+        hotkey: vars.BT_WALLET_HOTKEY,
+        explicit: WALLET_VARIABLES.some((name) => raw[name] !== undefined),
+      },
+    },
     dataDir: vars.DATA_DIR,
     embeddedPostgresPort: vars.EMBEDDED_POSTGRES_PORT,
     logLevel: vars.LOG_LEVEL,
@@ -72,6 +92,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       queryCacheTtlSeconds: vars.QUERY_CACHE_TTL_SECONDS,
       minerMaxResponseBytes: vars.MINER_MAX_RESPONSE_BYTES,
       minerConcurrency: vars.MINER_CONCURRENCY,
+      allowedNetworks: allowedNetworks as AllowedNetworks,
+      callBudgets: callBudgets as CallBudgets,
+      bucketFetchTimeoutMs: vars.BUCKET_FETCH_TIMEOUT_MS,
       breakerFailures: vars.MINER_BREAKER_FAILURES,
       breakerCooldownMs: vars.MINER_BREAKER_COOLDOWN_MS,
       credibilityAlpha: vars.CREDIBILITY_ALPHA,
@@ -94,5 +117,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   };
 }
 
-/** Placeholder identity for local development only; production must set VALIDATOR_HOTKEY. */
-const DEVELOPMENT_HOTKEY = '5DevelopmentValidatorHotkeyXXXXXXXXXXXXXXXXXXXX';
+const WALLET_VARIABLES = ['BT_WALLET_PATH', 'BT_WALLET_NAME', 'BT_WALLET_HOTKEY'];
+
+/** Runs a parser of one variable; its error becomes a problem naming the variable. */
+function parsed<T>(problems: string[], name: string, parse: () => T): T | undefined {
+  try {
+    return parse();
+  } catch (error) {
+    problems.push(`${name}: ${(error as Error).message}`);
+    return undefined;
+  }
+}

@@ -7,6 +7,7 @@ import { RepoNames1763800000000 } from './migrations/1763800000000-RepoNames';
 import { MinerIndex1763900000000 } from './migrations/1763900000000-MinerIndex';
 import { ScrapingTasks1764000000000 } from './migrations/1764000000000-ScrapingTasks';
 import { MinerLabelArrays1764150000000 } from './migrations/1764150000000-MinerLabelArrays';
+import { MinerCalls1764200000000 } from './migrations/1764200000000-MinerCalls';
 
 export const ENTITIES = [ApiKeyEntity, MinerEntity];
 export const MIGRATIONS = [
@@ -15,6 +16,7 @@ export const MIGRATIONS = [
   MinerIndex1763900000000,
   ScrapingTasks1764000000000,
   MinerLabelArrays1764150000000,
+  MinerCalls1764200000000,
 ];
 
 /**

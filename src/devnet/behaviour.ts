@@ -1,9 +1,10 @@
-import { MINER_ENDPOINTS, MinerEndpoint } from '../network/protocol';
+import { SYNAPSE_NAMES, SynapseName } from '../network/sn13/synapse-names';
 
 /**
- * How a simulated miner misbehaves. An empty object is an honest, instant miner. Latency is a
- * property of the link and applies to every call; the other faults apply to a call with
- * probability `faultRate`, and only on `endpoints`.
+ * How a simulated miner misbehaves. An empty object is an honest, instant miner that enforces
+ * subnet 13's per-validator call limits. Latency is a property of the link and applies to every
+ * call; the policies (`noOnDemand`, `strictBudget`, `blacklistAll`) to every call they name; the
+ * other faults apply to a call with probability `faultRate`, and only on `endpoints`.
  */
 export interface LatencyRange {
   min: number;
@@ -32,7 +33,16 @@ export interface MinerBehaviour {
   /** Probability (0..1) that the faults apply to a given call; default 1. */
   faultRate?: number;
   /** Calls the faults apply to; default all three. */
-  endpoints?: MinerEndpoint[];
+  endpoints?: SynapseName[];
+  /** 404 on OnDemandRequest, as public subnet 13 miners answer since December 2025. */
+  noOnDemand?: boolean;
+  /**
+   * Enforce subnet 13's limits per validator hotkey: 2 GetMinerIndex and 2 GetDataEntityBucket
+   * per fixed 60-minute window from the miner's start, 403 beyond. Default true.
+   */
+  strictBudget?: boolean;
+  /** 403 to every caller. */
+  blacklistAll?: boolean;
 }
 
 export class InvalidBehaviourError extends Error {
@@ -59,7 +69,7 @@ export function validateBehaviour(behaviour: MinerBehaviour): MinerBehaviour {
     throw new InvalidBehaviourError(`overclaim factor must be positive, got ${overclaimSizes}`);
   }
   for (const endpoint of endpoints ?? []) {
-    if (!MINER_ENDPOINTS.includes(endpoint)) {
+    if (!SYNAPSE_NAMES.includes(endpoint)) {
       throw new InvalidBehaviourError(`unknown endpoint ${endpoint}`);
     }
   }
@@ -97,7 +107,7 @@ const FLAGS: Readonly<Record<string, FlagKey>> = {
   partial: 'partial',
 };
 
-const ENDPOINT_ALIASES: Readonly<Record<string, MinerEndpoint>> = {
+const ENDPOINT_ALIASES: Readonly<Record<string, SynapseName>> = {
   ondemandrequest: 'OnDemandRequest',
   ondemand: 'OnDemandRequest',
   getminerindex: 'GetMinerIndex',
@@ -114,15 +124,25 @@ function parseNumber(text: string, what: string): number {
   return value;
 }
 
+/** Policies as written on the command line (compared like the faults). */
+const POLICIES: Readonly<Record<string, MinerBehaviour>> = {
+  noondemand: { noOnDemand: true },
+  strictbudget: { strictBudget: true },
+  nostrictbudget: { strictBudget: false },
+  blacklistall: { blacklistAll: true },
+};
+
 /**
  * One fault: `hang`, `500`, `malformed`, `oversize`, `wrongSchema`, `fabricate`, `partial`,
  * `latency=200` or `latency=200-400`, `overclaim=3`, `rate=0.3`, `endpoints=ondemand+index`,
- * or `honest` (no fault).
+ * the policies `no-ondemand`, `strict-budget` (the default), `no-strict-budget` and
+ * `blacklist-all`, or `honest` (no fault).
  */
 export function parseFault(text: string): MinerBehaviour {
   const [rawName, value] = text.split('=', 2).map((part) => part.trim());
   const name = rawName.toLowerCase().replace(/[-_]/g, '');
   if (name === 'honest' || name === 'none') return {};
+  if (POLICIES[name] && value === undefined) return { ...POLICIES[name] };
   const flag = FLAGS[name];
   if (flag && value === undefined) {
     const behaviour: MinerBehaviour = {};
@@ -148,7 +168,7 @@ export function parseFault(text: string): MinerBehaviour {
   throw new InvalidBehaviourError(`unknown fault "${text}"`);
 }
 
-function parseEndpoint(text: string): MinerEndpoint {
+function parseEndpoint(text: string): SynapseName {
   const endpoint = ENDPOINT_ALIASES[text.trim().toLowerCase()];
   if (!endpoint) throw new InvalidBehaviourError(`unknown endpoint "${text}"`);
   return endpoint;
@@ -178,6 +198,9 @@ export function parseFaultSpec(spec: string): Map<number, MinerBehaviour> {
 export function describeBehaviour(behaviour: MinerBehaviour): string {
   const parts: string[] = FLAG_KEYS.filter((key) => behaviour[key] === true);
   const { latencyMs, overclaimSizes, faultRate, endpoints } = behaviour;
+  if (behaviour.noOnDemand) parts.push('no-ondemand');
+  if (behaviour.strictBudget === false) parts.push('no-strict-budget');
+  if (behaviour.blacklistAll) parts.push('blacklist-all');
   if (typeof latencyMs === 'number') parts.push(`latency=${latencyMs}`);
   if (typeof latencyMs === 'object') parts.push(`latency=${latencyMs.min}-${latencyMs.max}`);
   if (overclaimSizes !== undefined) parts.push(`overclaim=${overclaimSizes}`);

@@ -47,7 +47,7 @@ function generateXPost(
   if (isRetweet) text = `RT @${authors.pick(rng).username}: ${text}`;
   if (repliedTo) text = `@${repliedTo.user.username} ${text}`;
 
-  const reach = Math.sqrt(user.followers_count + 1);
+  const reach = Math.sqrt((user.followers_count ?? 0) + 1);
   return {
     uri: `https://x.com/${user.username}/status/${id}`,
     datetime: datetime.toISOString(),

@@ -1,14 +1,16 @@
 import { resolve } from 'node:path';
+import { cryptoReady } from '../network/bittensor/keypair';
 import { DataItem, MetagraphFile, MetagraphNeuron } from '../network/protocol';
 import { MinerBehaviour } from './behaviour';
 import { assignHoldings, CorpusSize, generateCorpus } from './corpus';
 import { buildMetagraph, generateIdentities, writeMetagraphFile } from './metagraph';
-import { MinerServer, RequestCounts } from './miner-server';
+import { CallerStanding, MinerServer, ReceivedCall, RequestCounts } from './miner-server';
 import { writeSampleRepoNames } from './repo-names-file';
 
 /**
- * The simulated miner network: one loopback HTTP server per miner, all serving one synthetic
- * corpus, plus the metagraph file describing them. Used by tests, benchmarks and `npm start`.
+ * The simulated subnet 13: one loopback axon per miner, each with its own sr25519 hotkey,
+ * checking every call as bittensor's axon does and serving one synthetic corpus, plus the
+ * metagraph file describing them. Used by tests, benchmarks and `npm start`.
  */
 
 export interface MinerSpec {
@@ -32,6 +34,11 @@ export interface DevnetOptions {
   repoNamesFile?: string;
   /** Validator entries without an axon, after the miners in uid order. Default 2. */
   validators?: number;
+  /**
+   * Hotkeys of validators outside the devnet (the gateway's), listed after the devnet's own
+   * with a validator permit and stake, so that the miners take their calls.
+   */
+  validatorHotkeys?: readonly string[];
   corpusSize?: CorpusSize;
 }
 
@@ -65,8 +72,12 @@ export interface Devnet {
   readonly repoNamesFile: string | null;
   readonly corpus: DevnetCorpus;
   setBehaviour(uid: number, behaviour: MinerBehaviour): void;
-  /** Calls received per endpoint since the start (including refused ones). */
+  /** Calls received per synapse since the start (including refused ones). */
   requestCounts(uid: number): RequestCounts;
+  /** Every call the miner received, with caller, status and time (on the devnet clock). */
+  calls(uid: number): readonly ReceivedCall[];
+  /** Moves the devnet's clock (nonce freshness, call windows) forward. */
+  advanceClock(ms: number): void;
   /** Closes every server and connection; nothing keeps the process alive afterwards. */
   stop(): Promise<void>;
 }
@@ -89,21 +100,29 @@ export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
     typeof options.miners === 'number'
       ? Array.from({ length: options.miners }, () => ({}))
       : options.miners;
+  await cryptoReady();
   const corpus = generateCorpus({ seed, now: options.now, size: options.corpusSize });
   const holdings = assignHoldings(corpus, specs.length).map((indexes) =>
     indexes.map((index) => corpus.items[index]),
   );
   const identities = generateIdentities(seed, specs.length, options.validators ?? 2);
+  let clockOffset = 0;
+  const clock = (): number => Date.now() + clockOffset;
+  // What every miner knows of its callers: the metagraph, filled in once it is built.
+  const standings = new Map<string, CallerStanding>();
 
   const servers = specs.map(
     (spec, uid) =>
       new MinerServer({
         uid,
+        hotkey: identities[uid].hotkey,
         seed,
         now: corpus.now,
         items: holdings[uid],
         templates: corpus.items,
         behaviour: spec.behaviour,
+        standing: (hotkey) => standings.get(hotkey),
+        clock,
       }),
   );
   const urls = new Map<number, string>();
@@ -116,7 +135,12 @@ export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
     throw error;
   }
 
-  const metagraph = buildMetagraph(identities, urls, new Date());
+  const metagraph = buildMetagraph(identities, urls, new Date(), options.validatorHotkeys);
+  for (const neuron of metagraph.neurons)
+    standings.set(neuron.hotkey, {
+      validatorPermit: neuron.validator_permit,
+      stake: neuron.stake,
+    });
   const metagraphFile = options.metagraphFile ? resolve(options.metagraphFile) : null;
   const repoNamesFile = options.repoNamesFile ? resolve(options.repoNamesFile) : null;
   if (metagraphFile || repoNamesFile) {
@@ -166,6 +190,10 @@ export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
     },
     setBehaviour: (uid, behaviour) => serverOf(uid).setBehaviour(behaviour),
     requestCounts: (uid) => serverOf(uid).requestCounts(),
+    calls: (uid) => serverOf(uid).calls(),
+    advanceClock: (ms) => {
+      clockOffset += ms;
+    },
     stop: async () => {
       await Promise.all(servers.map((server) => server.stop()));
     },

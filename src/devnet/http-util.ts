@@ -16,13 +16,12 @@ export function sendText(response: ServerResponse, status: number, text: string)
 }
 
 export type BodyResult =
-  | { kind: 'json'; value: unknown }
+  | { kind: 'text'; text: string }
   | { kind: 'too-large' }
-  | { kind: 'invalid-json' }
   | { kind: 'aborted' };
 
 /** Reads the whole request body; stops keeping it past `maxBytes` but drains it to answer 413. */
-export function readJsonBody(request: IncomingMessage, maxBytes: number): Promise<BodyResult> {
+export function readBody(request: IncomingMessage, maxBytes: number): Promise<BodyResult> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -36,12 +35,7 @@ export function readJsonBody(request: IncomingMessage, maxBytes: number): Promis
     });
     request.on('end', () => {
       if (size > maxBytes) return resolve({ kind: 'too-large' });
-      const text = Buffer.concat(chunks).toString('utf8');
-      try {
-        resolve({ kind: 'json', value: text.trim() === '' ? {} : JSON.parse(text) });
-      } catch {
-        resolve({ kind: 'invalid-json' });
-      }
+      resolve({ kind: 'text', text: Buffer.concat(chunks).toString('utf8') });
     });
   });
 }

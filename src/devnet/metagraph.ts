@@ -1,21 +1,25 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { Sr25519Keypair } from '../network/bittensor/keypair';
 import { MetagraphFile, MetagraphNeuron } from '../network/protocol';
-import { createRng, deriveSeed, Rng } from './rng';
+import { createRng, deriveSeed } from './rng';
 
 /** Deterministic keys, stakes and incentives for the devnet, and the metagraph file. */
 
 export const DEVNET_NETUID = 13;
 
-const BASE58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
+/**
+ * The secret URI of a devnet key, derived from the Substrate development phrase: public
+ * knowledge, like `//Alice`, so tests can sign as a devnet validator and anyone can re-derive
+ * the addresses the metagraph lists.
+ */
+export function devnetKeyUri(seed: number, role: 'miner' | 'validator' | 'coldkey', index: number | string): string {
+  return `//devnet//${seed}//${role}//${index}`;
+}
 
-/** `5` + 47 base58 characters, like a substrate ss58 address (not a valid checksum). */
-export function ss58Like(rng: Rng): string {
-  // Real generic-substrate addresses start with 5C..5H.
-  let address = `5${rng.pick(['C', 'D', 'E', 'F', 'G', 'H'])}`;
-  while (address.length < 48) address += BASE58[rng.int(0, BASE58.length - 1)];
-  return address;
+function addressOf(uri: string): string {
+  return Sr25519Keypair.fromUri(uri).address;
 }
 
 export interface Identity {
@@ -42,7 +46,7 @@ export function generateIdentities(
   const coldkeyFor = (group: string): string => {
     const existing = coldkeys.get(group);
     if (existing) return existing;
-    const created = ss58Like(createRng(deriveSeed(seed, 'coldkey', group)));
+    const created = addressOf(devnetKeyUri(seed, 'coldkey', group));
     coldkeys.set(group, created);
     return created;
   };
@@ -54,7 +58,7 @@ export function generateIdentities(
     const group = isMiner && uid % 4 < 2 ? `pair-${Math.floor(uid / 4)}` : `neuron-${uid}`;
     identities.push({
       uid,
-      hotkey: ss58Like(createRng(deriveSeed(seed, 'hotkey', uid))),
+      hotkey: addressOf(devnetKeyUri(seed, isMiner ? 'miner' : 'validator', uid)),
       coldkey: coldkeyFor(group),
       stake: isMiner ? round(10 + rng.next() * 2990, 4) : round(50_000 + rng.next() * 450_000, 4),
       incentive: isMiner ? round(weights[uid] / totalWeight, 6) : 0,
@@ -69,18 +73,38 @@ function round(value: number, decimals: number): number {
   return Math.round(value * factor) / factor;
 }
 
+/** Stake of a validator from outside the devnet: enough for miners to take its calls. */
+export const EXTRA_VALIDATOR_STAKE = 100_000;
+
 /** A block height that advances every 12 s, as the chain's does. */
 export function blockAt(date: Date): number {
   const reference = Date.UTC(2024, 9, 1);
   return 4_000_000 + Math.floor((date.getTime() - reference) / 12_000);
 }
 
+/**
+ * The metagraph of `identities`, plus `extraValidators` (validators outside the devnet, such as
+ * the gateway) after them, each with a validator permit and `EXTRA_VALIDATOR_STAKE`.
+ */
 export function buildMetagraph(
   identities: readonly Identity[],
   axonUrls: ReadonlyMap<number, string>,
   writtenAt: Date,
+  extraValidators: readonly string[] = [],
 ): MetagraphFile {
-  const neurons: MetagraphNeuron[] = identities.map((identity) => ({
+  const extra = extraValidators
+    .filter((hotkey) => !identities.some((identity) => identity.hotkey === hotkey))
+    .map(
+      (hotkey, index): Identity => ({
+        uid: identities.length + index,
+        hotkey,
+        coldkey: hotkey,
+        stake: EXTRA_VALIDATOR_STAKE,
+        incentive: 0,
+        validatorPermit: true,
+      }),
+    );
+  const neurons: MetagraphNeuron[] = [...identities, ...extra].map((identity) => ({
     uid: identity.uid,
     hotkey: identity.hotkey,
     coldkey: identity.coldkey,

@@ -1,14 +1,14 @@
 import {
+  BucketKey,
   CompressedMinerIndex,
-  DataEntity,
-  DataEntityBucketId,
   DataItem,
   bucketStart,
   sourceFromId,
 } from '../network/protocol';
 import { ParsedKeyword, QueryMatcher } from '../network/query-matcher';
+import { WireDataEntity } from '../network/sn13/entities';
 import { randomBase62 } from './corpus-text';
-import { toEntity } from './miner-store';
+import { toWireEntity } from './miner-records';
 import { Rng } from './rng';
 import { SUBREDDITS } from './vocabulary';
 
@@ -134,10 +134,11 @@ function stripAll(text: string, needle: string): string {
   return result;
 }
 
-/** One of several schema breaks per item, chosen by position so every kind shows up. */
-export function corruptItem(item: DataItem, variant: number): unknown {
-  const copy = structuredClone(item) as unknown as Mutable;
-  switch (variant % 6) {
+/** One of several schema breaks per entity, chosen by position so every kind shows up. */
+export function corruptEntity(entity: WireDataEntity, variant: number): unknown {
+  const copy = { ...entity } as unknown as Mutable;
+  const record = JSON.parse(entity.content) as Mutable;
+  switch (variant % 7) {
     case 0:
       delete copy.uri;
       break;
@@ -148,33 +149,18 @@ export function corruptItem(item: DataItem, variant: number): unknown {
       copy.source = 7;
       break;
     case 3:
-      delete copy[item.source === 'X' ? 'user' : 'username'];
-      break;
-    case 4:
-      copy.content = null;
-      break;
-    default:
-      if (item.source === 'X')
-        copy.tweet = { ...item.tweet, hashtags: item.tweet.hashtags.join(' ') };
-      else copy.dataType = 42;
-  }
-  return copy;
-}
-
-export function corruptEntity(entity: DataEntity, variant: number): unknown {
-  const copy = { ...entity } as unknown as Mutable;
-  switch (variant % 4) {
-    case 0:
       copy.content_size_bytes = String(entity.content_size_bytes);
       break;
-    case 1:
-      delete copy.uri;
+    case 4:
+      copy.content = 'not a record';
       break;
-    case 2:
-      copy.content = 'not an item';
+    case 5:
+      delete record[entity.source === 2 ? 'username' : 'id'];
+      copy.content = JSON.stringify(record);
       break;
     default:
-      copy.content = corruptItem(entity.content, variant);
+      record[entity.source === 2 ? 'tweet_hashtags' : 'dataType'] = 42;
+      copy.content = JSON.stringify(record);
   }
   return copy;
 }
@@ -225,18 +211,16 @@ export function fabricateIndex(index: CompressedMinerIndex, now: Date): Compress
 /** The honest entities plus look-alikes with made-up uris dated outside the bucket. */
 export function fabricateEntities(
   rng: Rng,
-  honest: readonly DataEntity[],
-  bucketId: DataEntityBucketId,
+  honest: readonly WireDataEntity[],
+  bucket: BucketKey,
   templates: readonly DataItem[],
-): DataEntity[] {
-  const source = sourceFromId(bucketId.source);
+): WireDataEntity[] {
+  const source = sourceFromId(bucket.source);
   const pool = templates.filter((item) => item.source === source);
   if (pool.length === 0) return [...honest];
-  const outside = new Date(
-    bucketStart(bucketId.time_bucket_id).getTime() - rng.int(2, 48) * HOUR_MS,
-  );
+  const outside = new Date(bucketStart(bucket.timeBucket).getTime() - rng.int(2, 48) * HOUR_MS);
   const fabricated = Array.from({ length: Math.max(3, honest.length) }, () =>
-    toEntity(setDatetime(withMadeUpIdentity(rng, structuredClone(rng.pick(pool))), outside)),
+    toWireEntity(setDatetime(withMadeUpIdentity(rng, structuredClone(rng.pick(pool))), outside)),
   );
   return [...honest, ...fabricated];
 }

@@ -1,90 +1,112 @@
-import {
-  DataEntityBucketId,
-  MinerEndpoint,
-  OnDemandMinerRequest,
-  parseDataSource,
-  sourceFromId,
-  SourceId,
-} from '../network/protocol';
+import { BucketKey, DataSource, normalizeLabel, sourceFromId, SourceId } from '../network/protocol';
 import { parseIsoDate } from '../network/query-matcher';
+import { SynapseName } from '../network/sn13/synapse-names';
 
 /**
- * Checks of request bodies as a strict miner would make them: every documented field present
- * with its type (unknown extra fields are ignored). Being strict here catches gateway bugs in
- * tests instead of hiding them.
+ * Reads a synapse's inputs from the request body, as the subnet's pydantic models would: a field
+ * with the wrong type or outside its bounds is refused (FastAPI answers 422). Unknown fields are
+ * ignored. Being strict here catches gateway bugs in tests instead of hiding them.
  */
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
 
 const fail = (error: string): { ok: false; error: string } => ({ ok: false, error });
 
+export interface OnDemandInputs {
+  source: DataSource;
+  usernames: string[];
+  keywords: string[];
+  keywordMode: 'all' | 'any';
+  url: string | null;
+  start_date: string | null;
+  end_date: string | null;
+  limit: number;
+}
+
+export type MinerRequest =
+  | { synapse: 'OnDemandRequest'; query: OnDemandInputs }
+  /** `version`: the protocol version asked for (absent: the miner fails, as a real one does). */
+  | { synapse: 'GetMinerIndex'; version: number | null }
+  | { synapse: 'GetDataEntityBucket'; bucket: BucketKey };
+
+export function parseMinerRequest(synapse: SynapseName, body: Record<string, unknown>): Parsed<MinerRequest> {
+  switch (synapse) {
+    case 'OnDemandRequest': {
+      const parsed = parseOnDemand(body);
+      return parsed.ok ? { ok: true, value: { synapse, query: parsed.value } } : parsed;
+    }
+    case 'GetMinerIndex': {
+      const { version } = body;
+      if (version !== undefined && version !== null && !Number.isInteger(version))
+        return fail('version must be an integer');
+      return { ok: true, value: { synapse, version: (version as number | undefined) ?? null } };
+    }
+    case 'GetDataEntityBucket': {
+      const parsed = parseBucketId(body.data_entity_bucket_id);
+      return parsed.ok ? { ok: true, value: { synapse, bucket: parsed.value } } : parsed;
+    }
+  }
+}
+
+function parseOnDemand(body: Record<string, unknown>): Parsed<OnDemandInputs> {
+  const { source, usernames = [], keywords = [], keyword_mode = 'all', url = null } = body;
+  const { start_date = null, end_date = null, limit = 100 } = body;
+  const dataSource = typeof source === 'number' ? sourceFromId(source) : undefined;
+  if (!dataSource) return fail('source must be 1 (REDDIT) or 2 (X)');
+  if (!isStringList(usernames, 10)) return fail('usernames must be at most 10 strings');
+  if (!isStringList(keywords, 5)) return fail('keywords must be at most 5 strings');
+  if (keyword_mode !== 'all' && keyword_mode !== 'any')
+    return fail('keyword_mode must be "all" or "any"');
+  if (url !== null && typeof url !== 'string') return fail('url must be a string or null');
+  if (!isDateOrNull(start_date)) return fail('start_date must be an ISO 8601 date or null');
+  if (!isDateOrNull(end_date)) return fail('end_date must be an ISO 8601 date or null');
+  if (!Number.isInteger(limit) || (limit as number) < 1 || (limit as number) > 1000)
+    return fail('limit must be an integer from 1 to 1000');
+  return {
+    ok: true,
+    value: {
+      source: dataSource,
+      usernames,
+      keywords,
+      keywordMode: keyword_mode,
+      url,
+      start_date,
+      end_date,
+      limit: limit as number,
+    },
+  };
+}
+
+/** `{time_bucket: {id}, source, label: {value} | null}`. */
+function parseBucketId(value: unknown): Parsed<BucketKey> {
+  if (!isRecord(value)) return fail('data_entity_bucket_id must be an object');
+  const { time_bucket: timeBucket, source, label } = value;
+  if (!isRecord(timeBucket) || !Number.isInteger(timeBucket.id) || (timeBucket.id as number) < 1)
+    return fail('data_entity_bucket_id.time_bucket.id must be a positive integer');
+  if (typeof source !== 'number' || sourceFromId(source) === undefined)
+    return fail('data_entity_bucket_id.source must be 1 (REDDIT) or 2 (X)');
+  if (label !== null && label !== undefined && !(isRecord(label) && typeof label.value === 'string'))
+    return fail('data_entity_bucket_id.label must be {"value": string} or null');
+  return {
+    ok: true,
+    value: {
+      timeBucket: timeBucket.id as number,
+      source: source as SourceId,
+      label: isRecord(label) ? normalizeLabel(label.value as string) : null,
+    },
+  };
+}
+
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function isStringArray(value: unknown): value is string[] {
-  return Array.isArray(value) && value.every((entry) => typeof entry === 'string');
+function isStringList(value: unknown, max: number): value is string[] {
+  return (
+    Array.isArray(value) && value.length <= max && value.every((entry) => typeof entry === 'string')
+  );
 }
 
 function isDateOrNull(value: unknown): value is string | null {
   return value === null || (typeof value === 'string' && parseIsoDate(value) !== undefined);
-}
-
-export function parseOnDemandRequest(body: unknown): Parsed<OnDemandMinerRequest> {
-  if (!isRecord(body)) return fail('body must be a JSON object');
-  const { source, usernames, keywords, start_date, end_date, limit } = body;
-  const dataSource = typeof source === 'string' ? parseDataSource(source) : undefined;
-  if (!dataSource) return fail('source must be "X" or "REDDIT"');
-  if (!isStringArray(usernames)) return fail('usernames must be an array of strings');
-  if (!isStringArray(keywords)) return fail('keywords must be an array of strings');
-  if (!isDateOrNull(start_date)) return fail('start_date must be an ISO 8601 date or null');
-  if (!isDateOrNull(end_date)) return fail('end_date must be an ISO 8601 date or null');
-  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1) {
-    return fail('limit must be a positive integer');
-  }
-  return {
-    ok: true,
-    value: { source: dataSource, usernames, keywords, start_date, end_date, limit },
-  };
-}
-
-export function parseMinerIndexRequest(body: unknown): Parsed<Record<string, never>> {
-  return isRecord(body) ? { ok: true, value: {} } : fail('body must be a JSON object');
-}
-
-export function parseBucketRequest(body: unknown): Parsed<DataEntityBucketId> {
-  if (!isRecord(body) || !isRecord(body.bucket_id)) return fail('bucket_id must be an object');
-  const { time_bucket_id, source, label } = body.bucket_id;
-  if (typeof time_bucket_id !== 'number' || !Number.isInteger(time_bucket_id)) {
-    return fail('bucket_id.time_bucket_id must be an integer');
-  }
-  if (typeof source !== 'number' || sourceFromId(source) === undefined) {
-    return fail('bucket_id.source must be 1 (REDDIT) or 2 (X)');
-  }
-  if (label !== null && typeof label !== 'string') {
-    return fail('bucket_id.label must be a string or null');
-  }
-  return { ok: true, value: { time_bucket_id, source: source as SourceId, label } };
-}
-
-export type MinerRequest =
-  | { endpoint: 'OnDemandRequest'; query: OnDemandMinerRequest }
-  | { endpoint: 'GetMinerIndex' }
-  | { endpoint: 'GetDataEntityBucket'; bucketId: DataEntityBucketId };
-
-export function parseMinerRequest(endpoint: MinerEndpoint, body: unknown): Parsed<MinerRequest> {
-  switch (endpoint) {
-    case 'OnDemandRequest': {
-      const parsed = parseOnDemandRequest(body);
-      return parsed.ok ? { ok: true, value: { endpoint, query: parsed.value } } : parsed;
-    }
-    case 'GetMinerIndex': {
-      const parsed = parseMinerIndexRequest(body);
-      return parsed.ok ? { ok: true, value: { endpoint } } : parsed;
-    }
-    case 'GetDataEntityBucket': {
-      const parsed = parseBucketRequest(body);
-      return parsed.ok ? { ok: true, value: { endpoint, bucketId: parsed.value } } : parsed;
-    }
-  }
 }

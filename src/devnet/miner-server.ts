@@ -1,44 +1,55 @@
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
-import {
-  DataEntityBucketId,
-  DataItem,
-  MINER_ENDPOINTS,
-  MinerEndpoint,
-  OnDemandMinerRequest,
-  VALIDATOR_HOTKEY_HEADER,
-} from '../network/protocol';
+import { AxonGuard } from '../network/bittensor/axon-checks';
+import { DataItem } from '../network/protocol';
 import { compileQuery } from '../network/query-matcher';
+import { WireDataEntity } from '../network/sn13/entities';
+import { SYNAPSE_NAMES, SynapseName } from '../network/sn13/synapse-names';
 import { hasFaults, MinerBehaviour, validateBehaviour } from './behaviour';
-import { readJsonBody, sendJson, sendText, streamJsonArray } from './http-util';
+import { readBody, sendJson, sendText, streamJsonArray } from './http-util';
 import {
   corruptEntity,
   corruptIndex,
-  corruptItem,
   fabricateEntities,
   fabricateIndex,
   fabricateItems,
   overclaimIndex,
 } from './miner-faults';
-import { MinerRequest, parseMinerRequest } from './miner-requests';
-import { MinerStore, toEntity } from './miner-store';
+import { toWireEntity } from './miner-records';
+import { MinerRequest, OnDemandInputs, parseMinerRequest } from './miner-requests';
+import { MinerStore } from './miner-store';
 import { createRng, deriveSeed, hashUnit, Rng } from './rng';
 
-/** One simulated miner: an HTTP server answering the miner protocol from the items it holds. */
+/**
+ * One simulated subnet 13 miner: an HTTP server that checks every call as bittensor's axon does
+ * (axon-checks.ts: 404, 400, 403 blacklist and call limits, 401 signature and nonce, body hash)
+ * and answers the synapses in their real shapes from the items it holds.
+ */
 
-export type RequestCounts = Record<MinerEndpoint, number>;
+export type RequestCounts = Record<SynapseName, number>;
 
-/** Answers as sent: with the wrongSchema fault, items and entities may be anything. */
-interface OnDemandBody {
-  data: unknown[];
+/** One call received, as the miner saw it. */
+export interface ReceivedCall {
+  /** The path's synapse name (any name, even unknown ones). */
+  synapse: string;
+  /** `bt_header_dendrite_hotkey`, when sent. */
+  caller: string | null;
+  status: number;
+  /** The devnet clock, in milliseconds. */
+  at: number;
 }
 
-interface BucketBody {
-  data_entities: unknown[];
+/** What a miner knows of the caller from its metagraph. */
+export interface CallerStanding {
+  validatorPermit: boolean;
+  /** In TAO. */
+  stake: number;
 }
 
 export interface MinerServerOptions {
   uid: number;
+  /** The miner's hotkey address: the signed message names it. */
+  hotkey: string;
   seed: number;
   /** The corpus' `now`: fabricated data is placed relative to it. */
   now: Date;
@@ -47,8 +58,20 @@ export interface MinerServerOptions {
   /** Items to disguise fabricated answers as (usually the whole corpus). */
   templates: readonly DataItem[];
   behaviour?: MinerBehaviour;
+  /** The caller's standing in the metagraph, or undefined for an unknown hotkey. */
+  standing(hotkey: string): CallerStanding | undefined;
+  /** The devnet's clock (ms): nonces, call windows and the request log use it. */
+  clock(): number;
 }
 
+/** Subnet 13 miners blacklist callers with less stake than this. */
+export const MIN_VALIDATOR_STAKE = 10_000;
+/** Calls per validator hotkey per window (the subnet's limits 1 and 1, doubled for restarts). */
+const CALL_LIMITS: Partial<Record<SynapseName, number>> = {
+  GetMinerIndex: 2,
+  GetDataEntityBucket: 2,
+};
+const CALL_WINDOW_MS = 60 * 60_000;
 const MAX_REQUEST_BYTES = 1024 * 1024;
 /** The gateway must refuse bodies over 16 MB; the oversize fault sends a little more than 17 MB. */
 export const OVERSIZE_BYTES = 17 * 1024 * 1024 + 256 * 1024;
@@ -57,16 +80,16 @@ export class MinerServer {
   readonly uid: number;
   private readonly server: Server;
   private readonly store: MinerStore;
-  private readonly counts: RequestCounts = {
-    OnDemandRequest: 0,
-    GetMinerIndex: 0,
-    GetDataEntityBucket: 0,
-  };
+  private readonly guard: AxonGuard;
+  private readonly received: ReceivedCall[] = [];
   // Separate streams so that, e.g., adding latency does not change which calls fail.
   private readonly faultRng: Rng;
   private readonly latencyRng: Rng;
   private readonly contentRng: Rng;
   private readonly pendingWaits = new Set<() => void>();
+  /** Calls per `caller|synapse` in the current window, which starts at the miner's start. */
+  private windowCalls = new Map<string, number>();
+  private windowStart: number;
   private currentBehaviour: MinerBehaviour;
   private baseUrl: string | undefined;
   private stopped = false;
@@ -78,6 +101,15 @@ export class MinerServer {
     this.faultRng = createRng(deriveSeed(options.seed, 'miner', options.uid, 'faults'));
     this.latencyRng = createRng(deriveSeed(options.seed, 'miner', options.uid, 'latency'));
     this.contentRng = createRng(deriveSeed(options.seed, 'miner', options.uid, 'content'));
+    this.windowStart = options.clock();
+    this.guard = new AxonGuard({
+      hotkey: options.hotkey,
+      serves: (synapse) =>
+        SYNAPSE_NAMES.includes(synapse as SynapseName) &&
+        !(synapse === 'OnDemandRequest' && this.currentBehaviour.noOnDemand),
+      blacklist: (caller, synapse) => this.blacklist(caller, synapse as SynapseName),
+      nowMs: options.clock,
+    });
     this.server = createServer((request, response) => this.handle(request, response));
   }
 
@@ -95,8 +127,16 @@ export class MinerServer {
     this.currentBehaviour = validateBehaviour({ ...behaviour });
   }
 
+  /** Every call received since the start, refused ones included. */
+  calls(): readonly ReceivedCall[] {
+    return this.received;
+  }
+
   requestCounts(): RequestCounts {
-    return { ...this.counts };
+    const counts = Object.fromEntries(SYNAPSE_NAMES.map((name) => [name, 0])) as RequestCounts;
+    for (const { synapse } of this.received)
+      if (synapse in counts) counts[synapse as SynapseName]++;
+    return counts;
   }
 
   /** Port 0 picks a free ephemeral port. Resolves with the miner's URL. */
@@ -125,41 +165,81 @@ export class MinerServer {
     await closed;
   }
 
+  /**
+   * The subnet's blacklist: unknown hotkeys, then callers without a validator permit and enough
+   * stake, then (strict budget) callers over their limit in the current window. The call is
+   * counted before the limit is checked, so refused calls count too, as on the real miners.
+   */
+  private blacklist(caller: string | undefined, synapse: SynapseName): string | null {
+    const behaviour = this.currentBehaviour;
+    if (behaviour.blacklistAll) return 'every caller is blacklisted (blacklist-all)';
+    const standing = caller === undefined ? undefined : this.options.standing(caller);
+    if (!standing) return `Unrecognized hotkey ${caller ?? '(none)'}`;
+    if (!standing.validatorPermit || standing.stake < MIN_VALIDATOR_STAKE)
+      return `Hotkey ${caller} is not a validator`;
+    const limit = CALL_LIMITS[synapse];
+    if (behaviour.strictBudget === false || limit === undefined) return null;
+    const now = this.options.clock();
+    if (now - this.windowStart >= CALL_WINDOW_MS) {
+      this.windowCalls = new Map();
+      this.windowStart = now;
+    }
+    const key = `${caller}|${synapse}`;
+    const count = (this.windowCalls.get(key) ?? 0) + 1;
+    this.windowCalls.set(key, count);
+    return count > limit ? `Hotkey ${caller} over eval period request limit for ${synapse}` : null;
+  }
+
   private handle(request: IncomingMessage, response: ServerResponse): void {
-    this.respond(request, response).catch((error: unknown) => {
+    const path = new URL(request.url ?? '/', 'http://miner').pathname;
+    const hotkey = request.headers.bt_header_dendrite_hotkey;
+    const call: ReceivedCall = {
+      synapse: path.split('/')[1] ?? '',
+      caller: typeof hotkey === 'string' ? hotkey : null,
+      status: 0,
+      at: this.options.clock(),
+    };
+    this.received.push(call);
+    response.once('finish', () => (call.status = response.statusCode));
+    this.respond(request, response, path).catch((error: unknown) => {
       if (response.headersSent) response.destroy();
-      else sendJson(response, 500, { error: `devnet miner failed: ${String(error)}` });
+      else sendJson(response, 500, { message: `devnet miner failed: ${String(error)}` });
     });
   }
 
-  private async respond(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const path = new URL(request.url ?? '/', 'http://miner').pathname;
-    const endpoint = MINER_ENDPOINTS.find((name) => path === `/${name}`);
-    if (!endpoint) return sendJson(response, 404, { error: `no such endpoint: ${path}` });
-    this.counts[endpoint]++;
+  private async respond(
+    request: IncomingMessage,
+    response: ServerResponse,
+    path: string,
+  ): Promise<void> {
+    const body = await readBody(request, MAX_REQUEST_BYTES);
+    if (body.kind === 'aborted') return;
+    if (body.kind === 'too-large') return sendJson(response, 413, { message: 'body too large' });
+    const verdict = this.guard.check(path, request.headers, body.text);
+    if (!verdict.ok) return sendJson(response, verdict.status, { message: verdict.message });
     if (request.method !== 'POST') {
       response.setHeader('allow', 'POST');
-      return sendJson(response, 405, { error: 'miner endpoints only accept POST' });
+      return sendJson(response, 405, { detail: 'Method Not Allowed' });
     }
-    const hotkey = request.headers[VALIDATOR_HOTKEY_HEADER];
-    if (typeof hotkey !== 'string' || hotkey.trim() === '') {
-      return sendJson(response, 401, { error: 'missing validator hotkey' });
-    }
-    const body = await readJsonBody(request, MAX_REQUEST_BYTES);
-    if (body.kind === 'aborted') return;
-    if (body.kind === 'too-large') return sendJson(response, 413, { error: 'body too large' });
-    if (body.kind === 'invalid-json') return sendJson(response, 400, { error: 'body is not JSON' });
-    const parsed = parseMinerRequest(endpoint, body.value);
-    if (!parsed.ok) return sendJson(response, 400, { error: parsed.error });
+    const synapse = verdict.synapse as SynapseName;
+    const parsed = parseMinerRequest(synapse, verdict.body);
+    if (!parsed.ok) return sendJson(response, 422, { detail: parsed.error });
 
     const behaviour = this.currentBehaviour;
     if (!(await this.wait(this.latencyOf(behaviour)))) return;
-    const faults = this.faultsFor(endpoint, behaviour);
+    const faults = this.faultsFor(synapse, behaviour);
     // A hanging miner keeps the request open; stop() destroys the socket.
     if (faults.hang) return;
-    if (faults.http500) return sendJson(response, 500, { error: 'internal error' });
-    if (faults.oversize) return this.streamOversize(response, endpoint);
-    const text = JSON.stringify(this.answer(parsed.value, faults));
+    if (faults.http500) return sendJson(response, 500, { message: 'Internal Server Error' });
+    if (faults.oversize) return this.streamOversize(response, synapse);
+    const outputs = this.answer(parsed.value, faults);
+    if (outputs === 'error')
+      return sendJson(response, 500, { message: 'Internal Server Error: no protocol version' });
+    const text = JSON.stringify({
+      ...verdict.body,
+      ...outputs,
+      axon: { ...(verdict.body.axon as object), status_code: 200, status_message: 'Success' },
+    });
     // A proper prefix of a JSON object is never valid JSON.
     if (faults.malformedJson) return sendText(response, 200, text.slice(0, text.length >> 1));
     sendText(response, 200, text);
@@ -190,22 +270,28 @@ export class MinerServer {
   }
 
   /** The behaviour's faults if they apply to this call, else none. */
-  private faultsFor(endpoint: MinerEndpoint, behaviour: MinerBehaviour): MinerBehaviour {
+  private faultsFor(synapse: SynapseName, behaviour: MinerBehaviour): MinerBehaviour {
     if (!hasFaults(behaviour)) return {};
-    if (!(behaviour.endpoints ?? MINER_ENDPOINTS).includes(endpoint)) return {};
+    if (!(behaviour.endpoints ?? SYNAPSE_NAMES).includes(synapse)) return {};
     const rate = behaviour.faultRate ?? 1;
     if (rate < 1 && this.faultRng.next() >= rate) return {};
     return behaviour;
   }
 
-  private answer(request: MinerRequest, faults: MinerBehaviour): unknown {
-    switch (request.endpoint) {
+  /** The synapse's output fields, or 'error' where a real miner fails. */
+  private answer(request: MinerRequest, faults: MinerBehaviour): object | 'error' {
+    switch (request.synapse) {
       case 'OnDemandRequest':
-        return this.answerOnDemand(request.query, faults);
+        return { data: this.answerOnDemand(request.query, faults), version: 4 };
       case 'GetMinerIndex':
-        return this.answerIndex(faults);
+        // Real miners compare the version with 4: a missing one fails, an old one gets nothing.
+        if (request.version === null) return 'error';
+        return {
+          compressed_index_serialized: request.version < 4 ? null : this.serializedIndex(faults),
+          version: 4,
+        };
       case 'GetDataEntityBucket':
-        return this.answerBucket(request.bucketId, faults);
+        return { data_entities: this.answerBucket(request, faults), version: 4 };
     }
   }
 
@@ -213,52 +299,56 @@ export class MinerServer {
     return hashUnit(this.options.seed, 'partial', this.uid, uri) < 0.5;
   }
 
-  private answerOnDemand(request: OnDemandMinerRequest, faults: MinerBehaviour): OnDemandBody {
-    let items = this.store.matching(request);
+  private answerOnDemand(query: OnDemandInputs, faults: MinerBehaviour): unknown[] {
+    let items = this.store.matching(query);
     if (faults.partial) items = items.filter((item) => this.keeps(item.uri));
-    items = items.slice(0, request.limit);
+    items = items.slice(0, query.limit);
     if (faults.fabricate) {
-      const count = Math.min(request.limit, Math.max(items.length, 5));
-      const templates = this.options.templates.filter((item) => item.source === request.source);
-      const query = compileQuery(request);
-      items = fabricateItems(this.contentRng, query, templates, count, this.options.now);
+      const count = Math.min(query.limit, Math.max(items.length, 5));
+      const templates = this.options.templates.filter((item) => item.source === query.source);
+      const matcher = compileQuery(query);
+      const made = fabricateItems(this.contentRng, matcher, templates, count, this.options.now);
+      return made.map(toWireEntity);
     }
-    return { data: faults.wrongSchema ? items.map(corruptItem) : items };
+    const entities = items.map((item) => this.store.entityOf(item));
+    return faults.wrongSchema ? entities.map(corruptEntity) : entities;
   }
 
-  private answerIndex(faults: MinerBehaviour): unknown {
+  private serializedIndex(faults: MinerBehaviour): string {
     let index = this.store.minerIndex();
     if (faults.fabricate) index = fabricateIndex(index, this.options.now);
     if (faults.overclaimSizes !== undefined) index = overclaimIndex(index, faults.overclaimSizes);
-    return faults.wrongSchema ? corruptIndex(index) : index;
+    return JSON.stringify(faults.wrongSchema ? corruptIndex(index) : index);
   }
 
-  private answerBucket(bucketId: DataEntityBucketId, faults: MinerBehaviour): BucketBody {
-    let entities = this.store.bucket(bucketId);
+  private answerBucket(
+    request: Extract<MinerRequest, { synapse: 'GetDataEntityBucket' }>,
+    faults: MinerBehaviour,
+  ): unknown[] {
+    let entities: WireDataEntity[] = this.store.bucket(request.bucket);
     if (faults.partial) entities = entities.filter((entity) => this.keeps(entity.uri));
-    if (faults.fabricate) {
-      entities = fabricateEntities(this.contentRng, entities, bucketId, this.options.templates);
-    }
-    return { data_entities: faults.wrongSchema ? entities.map(corruptEntity) : entities };
+    if (faults.fabricate)
+      entities = fabricateEntities(this.contentRng, entities, request.bucket, this.options.templates);
+    return faults.wrongSchema ? entities.map(corruptEntity) : entities;
   }
 
-  private streamOversize(response: ServerResponse, endpoint: MinerEndpoint): Promise<void> {
+  private streamOversize(response: ServerResponse, synapse: SynapseName): Promise<void> {
     const sample = this.options.items[0] ?? this.options.templates[0];
-    if (endpoint === 'GetMinerIndex' || !sample) {
+    if (synapse === 'GetMinerIndex' || !sample) {
       const ids = Array.from({ length: 24 }, (_, offset) => 480_000 + offset);
       const buckets = `"time_bucket_ids":[${ids.join(',')}],"sizes_bytes":[${ids.map(() => 4096).join(',')}]`;
-      const element = (index: number): string => `{"label":"#oversize_${index}",${buckets}}`;
-      return streamJsonArray(response, '{"sources":{"2":[', element, ']}}', OVERSIZE_BYTES);
+      // The index travels as a JSON string: its quotes are escaped inside the answer.
+      const element = (index: number): string =>
+        `{"label":"#oversize_${index}",${buckets}}`.replace(/"/g, '\\"');
+      const prefix = '{"compressed_index_serialized":"{\\"sources\\":{\\"2\\":[';
+      return streamJsonArray(response, prefix, element, ']}}"}', OVERSIZE_BYTES);
     }
-    // Every element a copy of a real item under a distinct uri: looks like a legitimate answer.
-    const marker = '\u0000';
-    const template =
-      endpoint === 'OnDemandRequest'
-        ? JSON.stringify({ ...sample, uri: marker })
-        : JSON.stringify({ ...toEntity(sample), uri: marker });
-    const [head, tail] = template.split(JSON.stringify(marker));
-    const element = (index: number): string => `${head}"${sample.uri}?copy=${index}"${tail}`;
-    const prefix = endpoint === 'OnDemandRequest' ? '{"data":[' : '{"data_entities":[';
+    // Every element a copy of a real entity under a distinct uri: looks like a legitimate answer.
+    const entity = JSON.stringify(toWireEntity(sample));
+    const uri = JSON.stringify(sample.uri);
+    const element = (index: number): string =>
+      entity.replace(uri, JSON.stringify(`${sample.uri}?copy=${index}`));
+    const prefix = synapse === 'OnDemandRequest' ? '{"data":[' : '{"data_entities":[';
     return streamJsonArray(response, prefix, element, ']}', OVERSIZE_BYTES);
   }
 }

@@ -1,35 +1,23 @@
 import {
+  BucketKey,
   CompressedLabelBuckets,
   CompressedMinerIndex,
-  DataEntity,
-  DataEntityBucketId,
   DataItem,
   DataSource,
   normalizeLabel,
   sourceToId,
   timeBucketId,
 } from '../network/protocol';
-import { compileQuery, MatchQuery } from '../network/query-matcher';
+import { compileQuery } from '../network/query-matcher';
+import { WireDataEntity } from '../network/sn13/entities';
+import { OnDemandInputs } from './miner-requests';
+import { toWireEntity } from './miner-records';
 
 /**
  * What an honest miner answers, precomputed from the items it holds: its items per source
- * newest first, its entities per bucket, and its compressed index.
+ * newest first, the entity (stored record) of each, its entities per bucket, and its
+ * compressed index, whose sizes are the byte lengths of the records.
  */
-
-export function entitySize(item: DataItem): number {
-  return Buffer.byteLength(JSON.stringify(item));
-}
-
-export function toEntity(item: DataItem): DataEntity {
-  return {
-    uri: item.uri,
-    datetime: item.datetime,
-    source: item.source,
-    label: item.label,
-    content_size_bytes: entitySize(item),
-    content: item,
-  };
-}
 
 interface Dated {
   uri: string;
@@ -49,11 +37,15 @@ function newestFirst(left: Dated, right: Dated): number {
 
 export class MinerStore {
   private readonly bySource: Record<DataSource, DataItem[]> = { X: [], REDDIT: [] };
-  private readonly buckets = new Map<string, DataEntity[]>();
+  private readonly entities = new Map<string, WireDataEntity>();
+  private readonly buckets = new Map<string, WireDataEntity[]>();
   private readonly index: CompressedMinerIndex;
 
   constructor(items: readonly DataItem[]) {
-    for (const item of items) this.bySource[item.source].push(item);
+    for (const item of items) {
+      this.bySource[item.source].push(item);
+      this.entities.set(item.uri, toWireEntity(item));
+    }
     this.bySource.X.sort(newestFirst);
     this.bySource.REDDIT.sort(newestFirst);
     this.index = this.buildIndex(items);
@@ -64,28 +56,43 @@ export class MinerStore {
     return this.bySource[source];
   }
 
-  /** Every held item matching the query, newest first (the caller applies the limit). */
-  matching(query: MatchQuery): DataItem[] {
-    const matcher = compileQuery(query);
-    return this.bySource[matcher.source].filter((item) => matcher.matches(item));
+  entityOf(item: DataItem): WireDataEntity {
+    return this.entities.get(item.uri) ?? toWireEntity(item);
+  }
+
+  /**
+   * Every held item answering an OnDemandRequest, newest first (the caller applies the limit):
+   * the item at `url` when one is given, else by the gateway's matching rules, with every
+   * keyword (`keyword_mode` all) or any of them.
+   */
+  matching(query: OnDemandInputs): DataItem[] {
+    const items = this.bySource[query.source];
+    if (query.url !== null) return items.filter((item) => item.uri === query.url);
+    const base = { ...query, keywords: [] as string[] };
+    if (query.keywordMode === 'all' || query.keywords.length === 0) {
+      const matcher = compileQuery({ ...base, keywords: query.keywords });
+      return items.filter((item) => matcher.matches(item));
+    }
+    const matchers = query.keywords.map((keyword) => compileQuery({ ...base, keywords: [keyword] }));
+    return items.filter((item) => matchers.some((matcher) => matcher.matches(item)));
   }
 
   minerIndex(): CompressedMinerIndex {
     return this.index;
   }
 
-  bucket(id: DataEntityBucketId): DataEntity[] {
-    const label = id.label === null ? null : normalizeLabel(id.label);
-    return this.buckets.get(bucketKey(id.source, label, id.time_bucket_id)) ?? [];
+  bucket(key: BucketKey): WireDataEntity[] {
+    const label = key.label === null ? null : normalizeLabel(key.label);
+    return this.buckets.get(bucketKey(key.source, label, key.timeBucket)) ?? [];
   }
 
   private buildIndex(items: readonly DataItem[]): CompressedMinerIndex {
     // source id → label → bucket → bytes
     const sizes = new Map<number, Map<string | null, Map<number, number>>>();
-    for (const item of items) {
+    for (const item of [...items].sort(newestFirst)) {
       const sourceId = sourceToId(item.source);
       const bucket = timeBucketId(new Date(item.datetime));
-      const entity = toEntity(item);
+      const entity = this.entities.get(item.uri)!;
       const key = bucketKey(sourceId, item.label, bucket);
       const entities = this.buckets.get(key) ?? [];
       entities.push(entity);
@@ -97,7 +104,6 @@ export class MinerStore {
       labels.set(item.label, buckets);
       buckets.set(bucket, (buckets.get(bucket) ?? 0) + entity.content_size_bytes);
     }
-    for (const entities of this.buckets.values()) entities.sort(newestFirst);
 
     const index: CompressedMinerIndex = { sources: {} };
     for (const sourceId of [...sizes.keys()].sort()) {

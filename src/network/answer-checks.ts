@@ -1,7 +1,7 @@
 import { parseIsoDate } from './iso-date';
-import { isValidItem } from './item-schema';
 import { DataItem, DataSource } from './protocol';
 import { QueryMatcher } from './query-matcher';
+import { convertEntity } from './sn13/entities';
 
 /** One miner's answer after every item was checked. */
 export interface CheckedAnswer {
@@ -12,25 +12,25 @@ export interface CheckedAnswer {
 }
 
 /**
- * Keeps the items that have the source's shape and match the query; drops the rest (and
- * repeats of a uri within the same answer, which would otherwise inflate corroboration).
+ * Converts a miner's entities to items and keeps those that are well formed and match the query;
+ * drops the rest (and repeats of a uri within the same answer, which would otherwise inflate
+ * corroboration).
  */
 export function checkAnswer(
   uid: number,
-  items: readonly unknown[],
+  entities: readonly unknown[],
   matcher: QueryMatcher,
   source: DataSource,
 ): CheckedAnswer {
   const seen = new Set<string>();
   const valid: DataItem[] = [];
-  for (const item of items) {
-    if (!isValidItem(item, source) || !matcher.matches(item)) continue;
-    const { uri } = item as DataItem;
-    if (seen.has(uri)) continue;
-    seen.add(uri);
-    valid.push(item as DataItem);
+  for (const entity of entities) {
+    const item = convertEntity(entity, source)?.item;
+    if (!item || !matcher.matches(item) || seen.has(item.uri)) continue;
+    seen.add(item.uri);
+    valid.push(item);
   }
-  return { uid, returned: items.length, valid, dropped: items.length - valid.length };
+  return { uid, returned: entities.length, valid, dropped: entities.length - valid.length };
 }
 
 /** An answer counts towards the quorum unless most of what it returned had to be dropped. */

@@ -1,6 +1,10 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
-export type MinerState = 'active' | 'failing' | 'deregistered';
+/**
+ * `failing`: its circuit is open; `address_refused`: its axon is outside MINER_ALLOWED_NETWORKS
+ * and it is never contacted; `deregistered`: no longer in the metagraph.
+ */
+export type MinerState = 'active' | 'failing' | 'address_refused' | 'deregistered';
 
 /** One neuron of the metagraph, with what this validator has learned about it. */
 @Entity('miners')

@@ -9,6 +9,8 @@ import { MetagraphNeuron } from './protocol';
 export interface MinerCounts {
   total: number;
   available: number;
+  /** Miners whose axon is outside MINER_ALLOWED_NETWORKS. */
+  addressRefused: number;
 }
 
 /**
@@ -40,11 +42,12 @@ export class MinersRepository {
     this.miners = dataSource.getRepository(MinerEntity);
   }
 
-  /** Available = a registered non-validator whose circuit is not open (state `failing`). */
+  /** Available = a registered non-validator in state `active` (circuit closed, address allowed). */
   async countMiners(): Promise<MinerCounts> {
     const [row] = await this.dataSource.query<MinerCounts[]>(
       `SELECT count(*) FILTER (WHERE NOT validator_permit AND state <> 'deregistered')::int AS total,
-              count(*) FILTER (WHERE NOT validator_permit AND state = 'active')::int AS available
+              count(*) FILTER (WHERE NOT validator_permit AND state = 'active')::int AS available,
+              count(*) FILTER (WHERE NOT validator_permit AND state = 'address_refused')::int AS "addressRefused"
        FROM miners`,
     );
     return row;
@@ -57,18 +60,27 @@ export class MinersRepository {
   /**
    * Brings the table in line with a metagraph in one transaction. A uid whose hotkey changed was
    * re-registered by someone else: its credibility starts over. Uids missing from the metagraph
-   * are marked deregistered, not deleted (their history stays).
+   * are marked deregistered, not deleted (their history stays). Neurons whose axon address is
+   * refused (`refused` uids) are marked `address_refused`.
    */
-  async syncNeurons(neurons: readonly MetagraphNeuron[]): Promise<void> {
+  async syncNeurons(
+    neurons: readonly MetagraphNeuron[],
+    refused: ReadonlySet<number> = new Set(),
+  ): Promise<void> {
     await this.dataSource.transaction(async (manager) => {
       if (neurons.length > 0) {
         await manager.query(
           `INSERT INTO miners (uid, hotkey, coldkey, axon_url, stake, incentive, validator_permit, state, last_seen_at, updated_at)
-           SELECT * , 'active', now(), now() FROM unnest($1::int[], $2::varchar[], $3::varchar[], $4::varchar[],
-                                                      $5::float8[], $6::float8[], $7::bool[])
+           SELECT uid, hotkey, coldkey, axon_url, stake, incentive, validator_permit,
+                  CASE WHEN refused THEN 'address_refused' ELSE 'active' END, now(), now()
+           FROM unnest($1::int[], $2::varchar[], $3::varchar[], $4::varchar[], $5::float8[], $6::float8[],
+                       $7::bool[], $8::bool[])
+                AS n(uid, hotkey, coldkey, axon_url, stake, incentive, validator_permit, refused)
            ON CONFLICT (uid) DO UPDATE SET
              credibility = CASE WHEN miners.hotkey = EXCLUDED.hotkey THEN miners.credibility ELSE 0.5 END,
-             state = CASE WHEN miners.hotkey = EXCLUDED.hotkey AND miners.state = 'failing' THEN 'failing' ELSE 'active' END,
+             state = CASE WHEN EXCLUDED.state = 'address_refused' THEN 'address_refused'
+                          WHEN miners.hotkey = EXCLUDED.hotkey AND miners.state = 'failing' THEN 'failing'
+                          ELSE 'active' END,
              hotkey = EXCLUDED.hotkey, coldkey = EXCLUDED.coldkey, axon_url = EXCLUDED.axon_url,
              stake = EXCLUDED.stake, incentive = EXCLUDED.incentive, validator_permit = EXCLUDED.validator_permit,
              last_seen_at = now(), updated_at = now()`,
@@ -80,6 +92,7 @@ export class MinersRepository {
             neurons.map((n) => n.stake),
             neurons.map((n) => n.incentive),
             neurons.map((n) => n.validator_permit),
+            neurons.map((n) => refused.has(n.uid)),
           ],
         );
       }
@@ -91,9 +104,11 @@ export class MinersRepository {
     });
   }
 
+  /** A refused address is left refused by circuit changes; the next metagraph sync decides. */
   async setState(uid: number, state: Exclude<MinerState, 'deregistered'>): Promise<void> {
     await this.dataSource.query(
-      `UPDATE miners SET state = $2, updated_at = now() WHERE uid = $1 AND state <> 'deregistered'`,
+      `UPDATE miners SET state = $2, updated_at = now()
+       WHERE uid = $1 AND state <> 'deregistered' AND (state <> 'address_refused' OR $2 = 'address_refused')`,
       [uid, state],
     );
   }

@@ -1,4 +1,4 @@
-import { BeforeApplicationShutdown, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { Injectable, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { InjectConfig } from '../config/config.module';
 import { MetricsService, QuorumResult } from '../common/metrics/metrics.service';
@@ -9,21 +9,25 @@ import {
   isUsableAnswer,
   mergeAnswers,
 } from './answer-checks';
+import { BucketAnswer, BucketHolder, BucketReader } from './buckets/bucket-reader';
+import { CredibilityRecorder, MinerScore } from './credibility-recorder';
 import { LatencyTracker } from './latency-tracker';
 import { MetagraphService } from './metagraph/metagraph.service';
 import { MinerEntity } from './miner.entity';
-import { MinerCallError, MinerClient, MinerFailureReason } from './miner-client';
 import { rankMinersForQuery } from './miner-selection';
-import {
-  CredibilityUpdate,
-  foldObservation,
-  MinerCounts,
-  MinersRepository,
-} from './miners.repository';
-import { checkBucket } from './index/bucket-check';
-import { DataEntityBucketId, DataItem, DataSource, OnDemandMinerRequest } from './protocol';
+import { MinerCounts, MinersRepository } from './miners.repository';
+import { DataItem, DataSource, SourceId } from './protocol';
 import { compileQuery, QueryMatcher } from './query-matcher';
 import { LateResult, QuorumOutcome, runQuorum } from './quorum';
+import { onDemandRequestFields, OnDemandRequestFields, readEntityList } from './sn13/messages';
+import { SynapseName } from './sn13/synapse-names';
+import {
+  MinerCallError,
+  MinerClient,
+  MinerFailureReason,
+  MinerTarget,
+  NOT_THE_MINERS_FAULT,
+} from './transport/miner-client';
 
 export interface NetworkQuery {
   source: DataSource;
@@ -54,47 +58,34 @@ const INITIAL_HEDGE_MS = 1000;
  * slots for the whole deadline. An abandoned call counts as a timeout.
  */
 const STRAGGLER_GRACE_MS = 1000;
-/** How long observations of miners are gathered before they are written in one transaction. */
-const CREDIBILITY_FLUSH_MS = 500;
-/** Failures that say nothing about the miner (it was not even asked) leave credibility alone. */
-const NOT_THE_MINERS_FAULT: ReadonlySet<MinerFailureReason> = new Set(['busy', 'circuit_open']);
-
 /**
  * The miner network's public face: other modules call this, never the repositories or the
  * client. Answers on-demand queries with a hedged quorum fan-out and checks every item.
  */
 @Injectable()
-export class NetworkService implements OnModuleInit, BeforeApplicationShutdown {
-  private readonly logger = new Logger(NetworkService.name);
+export class NetworkService implements OnModuleInit {
   private readonly latencies = new LatencyTracker();
-  /** Calls still running at shutdown end later; their results are no longer recorded. */
-  private shuttingDown = false;
-  /** Credibility and state writes made after a response; shutdown waits for them. */
-  private readonly pendingWrites = new Set<Promise<void>>();
-  private readonly pendingScores = new Map<number, CredibilityUpdate>();
-  private flushTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly metagraph: MetagraphService,
     private readonly client: MinerClient,
     private readonly repository: MinersRepository,
+    private readonly credibility: CredibilityRecorder,
+    private readonly buckets: BucketReader,
     @InjectConfig() private readonly config: AppConfig,
     private readonly metrics: MetricsService,
   ) {}
 
   onModuleInit(): void {
-    this.client.onCircuitChange((uid, open) => this.recordState(uid, open ? 'failing' : 'active'));
-  }
-
-  async beforeApplicationShutdown(): Promise<void> {
-    this.shuttingDown = true;
-    await this.settled();
+    this.client.onCircuitChange((uid, open) =>
+      this.credibility.recordState(uid, open ? 'failing' : 'active'),
+    );
+    this.client.onAddressRefused((uid) => this.credibility.recordState(uid, 'address_refused'));
   }
 
   /** Resolves once the credibility and state writes made so far are stored. */
-  async settled(): Promise<void> {
-    this.flushScores();
-    while (this.pendingWrites.size > 0) await Promise.all(this.pendingWrites);
+  settled(): Promise<void> {
+    return this.credibility.settled();
   }
 
   /** Settles once the metagraph has been loaded at start. */
@@ -113,19 +104,25 @@ export class NetworkService implements OnModuleInit, BeforeApplicationShutdown {
     return this.repository.countMiners();
   }
 
-  /** Miners that can be asked now: serving data and not cut off by an open circuit. */
-  availableMiners(): MinerEntity[] {
+  /**
+   * Miners that can be asked `synapse` now: serving data at an allowed address, not cut off by
+   * an open circuit, and not refusing the synapse recently (a 404, 403 or 401 to it).
+   */
+  availableMiners(synapse: SynapseName): MinerEntity[] {
     return this.metagraph
       .minersServingData()
-      .filter((miner) => !this.client.isCircuitOpen(miner.uid));
+      .filter(
+        (miner) =>
+          !this.client.isCircuitOpen(miner.uid) && this.client.mayAsk(miner.hotkey, synapse),
+      );
   }
 
   async query(query: NetworkQuery): Promise<NetworkQueryResult> {
     const { minersPerQuery, quorum, queryDeadlineMs } = this.config.network;
-    const candidates = rankMinersForQuery(this.availableMiners());
+    const candidates = rankMinersForQuery(this.availableMiners('OnDemandRequest'));
     if (candidates.length === 0) {
       this.metrics.recordQuorumOutcome('no_miners');
-      return emptyResult('No miners available');
+      return emptyResult(this.whyNoMiners());
     }
 
     const matcher = compileQuery({
@@ -133,19 +130,12 @@ export class NetworkService implements OnModuleInit, BeforeApplicationShutdown {
       start_date: query.startDate,
       end_date: query.endDate,
     });
-    const request: OnDemandMinerRequest = {
-      source: query.source,
-      usernames: query.usernames,
-      keywords: query.keywords,
-      start_date: query.startDate?.toISOString() ?? null,
-      end_date: query.endDate.toISOString(),
-      limit: query.limit,
-    };
+    const request = onDemandRequestFields(query);
     const hedgeAfterMs = Math.min(this.latencies.quantile(0.9, INITIAL_HEDGE_MS), queryDeadlineMs);
     const stragglers = new AbortController();
     const outcome = await runQuorum(
       { candidates, fanout: minersPerQuery, quorum, deadlineMs: queryDeadlineMs, hedgeAfterMs },
-      (miner) => this.ask(miner, request, matcher, stragglers.signal),
+      (miner) => this.ask(miner, request, matcher, query.source, stragglers.signal),
       (late) => this.recordLate(late),
     );
     setTimeout(() => stragglers.abort(), Math.max(STRAGGLER_GRACE_MS, 2 * hedgeAfterMs)).unref();
@@ -156,65 +146,54 @@ export class NetworkService implements OnModuleInit, BeforeApplicationShutdown {
   }
 
   /**
-   * Fetches one bucket's entities from a miner and checks them against what its index claimed
-   * (the check moves its credibility). Undefined when the miner is unavailable or fails.
+   * The entities of one hour of a source, for query_bucket: from the holders (most credible
+   * first, each with the label and size its index claims), or from an earlier fetch.
    */
-  async fetchBucket(
-    uid: number,
-    bucket: DataEntityBucketId,
-    claimedBytes: number,
-  ): Promise<unknown[] | undefined> {
-    const miner = this.availableMiners().find((candidate) => candidate.uid === uid);
-    if (!miner) return undefined;
-    try {
-      const reply = await this.client.call(
-        { uid, axonUrl: miner.axonUrl! },
-        'GetDataEntityBucket',
-        { bucket_id: bucket },
-        this.config.network.queryDeadlineMs,
-      );
-      const check = checkBucket(bucket, claimedBytes, reply.body);
-      this.persistScores([{ uid, score: check.score }]);
-      const entities = (reply.body as { data_entities?: unknown }).data_entities;
-      return Array.isArray(entities) ? entities : undefined;
-    } catch (error) {
-      const reason = error instanceof MinerCallError ? error.reason : 'network';
-      if (!NOT_THE_MINERS_FAULT.has(reason)) this.persistScores([{ uid, score: 0 }]);
-      return undefined;
-    }
+  readBucket(source: SourceId, timeBucket: number, holders: BucketHolder[]): Promise<BucketAnswer> {
+    return this.buckets.read(source, timeBucket, holders);
   }
 
   private async ask(
     miner: MinerEntity,
-    request: OnDemandMinerRequest,
+    request: OnDemandRequestFields,
     matcher: QueryMatcher,
+    source: DataSource,
     signal: AbortSignal,
   ): Promise<CheckedAnswer> {
     const reply = await this.client.call(
-      { uid: miner.uid, axonUrl: miner.axonUrl! },
+      targetOf(miner),
       'OnDemandRequest',
-      request,
+      { ...request },
       this.config.network.queryDeadlineMs,
       signal,
     );
-    const data = (reply.body as { data?: unknown } | null)?.data;
-    if (!Array.isArray(data))
-      throw new MinerCallError('wrong_schema', 'response has no `data` list');
+    let entities: unknown[];
+    try {
+      entities = readEntityList(reply.body, 'data');
+    } catch (error) {
+      throw new MinerCallError('wrong_schema', (error as Error).message);
+    }
     this.latencies.record(reply.latencyMs);
-    if (miner.state === 'failing') this.recordState(miner.uid, 'active');
-    return checkAnswer(miner.uid, data, matcher, request.source);
+    // Marked failing by another replica's circuit: this one just had an answer.
+    if (miner.state === 'failing') this.credibility.recordState(miner.uid, 'active');
+    return checkAnswer(miner.uid, entities, matcher, source);
+  }
+
+  private whyNoMiners(): string {
+    const serving = this.metagraph.minersServingData();
+    const refusing = serving.filter(
+      (miner) => !this.client.mayAsk(miner.hotkey, 'OnDemandRequest'),
+    ).length;
+    if (refusing === 0) return 'No miners available';
+    return `No miners available: ${refusing} of ${serving.length} refused OnDemandRequest recently (404: not served, 403: blacklisted, 401: unverified)`;
   }
 
   private recordCredibility(outcome: QuorumOutcome, holders: ReadonlyMap<string, number>): void {
-    const scores: { uid: number; score: number }[] = [];
-    for (const answer of outcome.answers) {
-      const score = credibilityScore(answer, holders);
-      if (score !== null) scores.push({ uid: answer.uid, score });
-    }
-    for (const [uid, reason] of outcome.failures) {
-      if (!NOT_THE_MINERS_FAULT.has(reason)) scores.push({ uid, score: 0 });
-    }
-    this.persistScores(scores);
+    const scores: MinerScore[] = [];
+    for (const answer of outcome.answers)
+      scores.push({ uid: answer.uid, score: credibilityScore(answer, holders) });
+    for (const [uid, reason] of outcome.failures) scores.push({ uid, score: failureScore(reason) });
+    this.credibility.record(scores);
   }
 
   /**
@@ -222,67 +201,20 @@ export class NetworkService implements OnModuleInit, BeforeApplicationShutdown {
    * holdings are gone by then), so a late honest answer scores at most 0.5.
    */
   private recordLate(late: LateResult): void {
-    if ('failure' in late) {
-      if (!NOT_THE_MINERS_FAULT.has(late.failure))
-        this.persistScores([{ uid: late.uid, score: 0 }]);
-      return;
-    }
-    const score = credibilityScore(late.answer, new Map());
-    if (score !== null) this.persistScores([{ uid: late.uid, score }]);
+    const score =
+      'failure' in late ? failureScore(late.failure) : credibilityScore(late.answer, new Map());
+    this.credibility.record([{ uid: late.uid, score }]);
   }
+}
 
-  /** Records observations of miners made elsewhere (index sync, spot checks); null = no news. */
-  recordScores(scores: { uid: number; score: number | null }[]): void {
-    this.persistScores(
-      scores.filter((entry): entry is { uid: number; score: number } => entry.score !== null),
-    );
-  }
+/** What a call's target is, from the metagraph's entry. */
+export function targetOf(miner: MinerEntity): MinerTarget {
+  return { uid: miner.uid, hotkey: miner.hotkey, axonUrl: miner.axonUrl! };
+}
 
-  /**
-   * Observations are folded per miner and written together every CREDIBILITY_FLUSH_MS: one
-   * transaction for all the queries of that window instead of one per query.
-   */
-  private persistScores(scores: { uid: number; score: number }[]): void {
-    if (scores.length === 0 || this.shuttingDown) return;
-    const alpha = this.config.network.credibilityAlpha;
-    for (const { uid, score } of scores) {
-      this.pendingScores.set(uid, foldObservation(this.pendingScores.get(uid), uid, score, alpha));
-    }
-    this.flushTimer ??= setTimeout(() => this.flushScores(), CREDIBILITY_FLUSH_MS);
-  }
-
-  private flushScores(): void {
-    clearTimeout(this.flushTimer);
-    this.flushTimer = undefined;
-    const updates = [...this.pendingScores.values()];
-    this.pendingScores.clear();
-    if (updates.length === 0) return;
-    this.track(
-      this.repository
-        .applyCredibilityUpdates(updates)
-        .then((values) => this.metagraph.updateCredibility(values))
-        .catch((error: Error) =>
-          this.logger.warn(`could not record credibility: ${error.message}`),
-        ),
-    );
-  }
-
-  private recordState(uid: number, state: 'active' | 'failing'): void {
-    if (this.shuttingDown) return;
-    this.metagraph.updateState(uid, state);
-    this.track(
-      this.repository
-        .setState(uid, state)
-        .catch((error: Error) =>
-          this.logger.warn(`could not record miner state: ${error.message}`),
-        ),
-    );
-  }
-
-  private track(write: Promise<void>): void {
-    this.pendingWrites.add(write);
-    void write.finally(() => this.pendingWrites.delete(write));
-  }
+/** A failure is worth 0, unless it says nothing about the miner (then null: no news). */
+export function failureScore(reason: MinerFailureReason): number | null {
+  return NOT_THE_MINERS_FAULT.has(reason) ? null : 0;
 }
 
 function quorumResult(outcome: QuorumOutcome, quorum: number): QuorumResult {

@@ -1,7 +1,8 @@
 /**
- * Types of the JSON-over-HTTP protocol between the gateway (as a validator) and miners, shared by
- * the gateway's miner client and the simulated devnet miners. docs/miner-protocol.md describes
- * the same protocol for people; keep the two in step.
+ * The gateway's own vocabulary for the miner network: sources, time buckets, the compressed miner
+ * index, the item shapes it answers with, and the metagraph file. The wire format of the calls
+ * to miners (Bittensor's dendrite/axon protocol and subnet 13's synapses) is in `bittensor/` and
+ * `sn13/`; docs/miner-protocol.md describes both for people.
  */
 
 export type DataSource = 'X' | 'REDDIT';
@@ -31,18 +32,6 @@ export function parseDataSource(value: string): DataSource | undefined {
   return upper === 'X' || upper === 'REDDIT' ? upper : undefined;
 }
 
-/** Paths of the three miner endpoints (each is `POST /<name>`). */
-export type MinerEndpoint = 'OnDemandRequest' | 'GetMinerIndex' | 'GetDataEntityBucket';
-
-export const MINER_ENDPOINTS: readonly MinerEndpoint[] = [
-  'OnDemandRequest',
-  'GetMinerIndex',
-  'GetDataEntityBucket',
-];
-
-/** Header naming the calling validator; miners refuse requests without it. Lower-case as Node sees it. */
-export const VALIDATOR_HOTKEY_HEADER = 'x-validator-hotkey';
-
 /** A miner index with more buckets than this is rejected by the gateway. */
 export const MAX_INDEX_BUCKETS = 350_000;
 
@@ -59,27 +48,29 @@ export function normalizeLabel(label: string): string {
 // ---------------------------------------------------------------------------------------------
 // Items
 
+// Fields a miner's stored record may lack are null (sn13/entities.ts maps the records).
+
 export interface XUser {
   username: string;
-  display_name: string;
-  id: string;
-  verified: boolean;
-  followers_count: number;
-  following_count: number;
+  display_name: string | null;
+  id: string | null;
+  verified: boolean | null;
+  followers_count: number | null;
+  following_count: number | null;
 }
 
 export interface XTweet {
   id: string;
-  like_count: number;
-  retweet_count: number;
-  reply_count: number;
-  quote_count: number;
+  like_count: number | null;
+  retweet_count: number | null;
+  reply_count: number | null;
+  quote_count: number | null;
   /** As written in the text (case preserved), each starting with `#`. */
   hashtags: string[];
-  is_retweet: boolean;
-  is_reply: boolean;
-  is_quote: boolean;
-  conversation_id: string;
+  is_retweet: boolean | null;
+  is_reply: boolean | null;
+  is_quote: boolean | null;
+  conversation_id: string | null;
 }
 
 export interface XMedia {
@@ -126,27 +117,7 @@ export interface RedditItem {
 export type DataItem = XItem | RedditItem;
 
 // ---------------------------------------------------------------------------------------------
-// POST /OnDemandRequest
-
-export interface OnDemandMinerRequest {
-  source: DataSource;
-  usernames: string[];
-  keywords: string[];
-  /** ISO 8601; a value without a zone means UTC. */
-  start_date: string | null;
-  end_date: string | null;
-  limit: number;
-}
-
-/** The miner's matching items, newest first, at most `limit`. */
-export interface OnDemandMinerResponse {
-  data: DataItem[];
-}
-
-// ---------------------------------------------------------------------------------------------
-// POST /GetMinerIndex (body `{}`)
-
-export type GetMinerIndexRequest = Record<string, never>;
+// The compressed miner index (GetMinerIndex answers it as a JSON string)
 
 /** All buckets of one (source, label); `sizes_bytes[i]` belongs to `time_bucket_ids[i]`. */
 export interface CompressedLabelBuckets {
@@ -160,36 +131,12 @@ export interface CompressedMinerIndex {
   sources: Partial<Record<string, CompressedLabelBuckets[]>>;
 }
 
-// ---------------------------------------------------------------------------------------------
-// POST /GetDataEntityBucket
-
-export interface DataEntityBucketId {
-  time_bucket_id: number;
+/** One (source, label, hour) of a miner's data: what GetDataEntityBucket asks for. */
+export interface BucketKey {
   source: SourceId;
+  /** Normalized; null for data without a label. */
   label: string | null;
-}
-
-export interface GetDataEntityBucketRequest {
-  bucket_id: DataEntityBucketId;
-}
-
-export interface DataEntity {
-  uri: string;
-  datetime: string;
-  source: DataSource;
-  label: string | null;
-  /** Honest miners report `Buffer.byteLength(JSON.stringify(content))`. */
-  content_size_bytes: number;
-  content: DataItem;
-}
-
-export interface GetDataEntityBucketResponse {
-  data_entities: DataEntity[];
-}
-
-/** Body of every non-2xx answer from a miner. */
-export interface MinerErrorResponse {
-  error: string;
+  timeBucket: number;
 }
 
 // ---------------------------------------------------------------------------------------------

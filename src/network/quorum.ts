@@ -1,5 +1,5 @@
 import { CheckedAnswer, isUsableAnswer } from './answer-checks';
-import { MinerCallError, MinerFailureReason } from './miner-client';
+import { MinerCallError, MinerFailureReason } from './transport/miner-client';
 
 export interface QuorumPlan<M extends { uid: number }> {
   /** Ranked: the first `fanout` are asked at once, the rest are spares in order. */

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Devnet, MinerSpec, startDevnet } from '../../src/devnet/devnet';
 import { DataItem } from '../../src/network/protocol';
+import { testValidatorHotkey } from './test-app';
 
 export interface TestNetwork {
   devnet: Devnet;
@@ -11,16 +12,21 @@ export interface TestNetwork {
   stop(): Promise<void>;
 }
 
-/** A devnet of real HTTP miners on loopback, with its metagraph in a temporary file. */
+/**
+ * A devnet of real axons on loopback, with its metagraph in a temporary file. Its metagraph
+ * lists `validatorHotkeys` (default: the test apps' key) as validators whose calls miners take.
+ */
 export async function startTestNetwork(
   miners: number | MinerSpec[],
   seed = 7,
+  validatorHotkeys: readonly string[] = [testValidatorHotkey()],
 ): Promise<TestNetwork> {
   const directory = mkdtempSync(join(tmpdir(), 'gateway-devnet-'));
   const devnet = await startDevnet({
     miners,
     seed,
     metagraphFile: join(directory, 'metagraph.json'),
+    validatorHotkeys,
   });
   return {
     devnet,

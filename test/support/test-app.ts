@@ -5,9 +5,18 @@ import type { DestinationStream } from 'pino';
 import supertest from 'supertest';
 import { createApp, ResolvedConfig } from '../../src/bootstrap';
 import { loadConfig } from '../../src/config/load-config';
+import { Sr25519Keypair } from '../../src/network/bittensor/keypair';
+import { loadValidatorKey } from '../../src/network/bittensor/validator-key';
 import { createDatabase, dropDatabase, scratchDatabaseName, testDatabaseUrl } from './database';
 
 export const TEST_MASTER_KEY = 'sk_master_test_0123456789abcdef0123456789abcdef';
+/** The validator key test apps sign with, unless a test gives its own. */
+export const TEST_VALIDATOR_URI = '//Gateway';
+
+/** The address of TEST_VALIDATOR_URI (devnets list it as a validator with stake). */
+export function testValidatorHotkey(): string {
+  return Sr25519Keypair.fromUri(TEST_VALIDATOR_URI).address;
+}
 
 export interface TestApp {
   app: NestExpressApplication;
@@ -41,19 +50,25 @@ export async function startTestApp(
   const databaseUrl =
     env.DATABASE_URL ??
     (ownDatabase ? await createDatabase(serverUrl, ownDatabase) : testDatabaseUrl());
-  const config: ResolvedConfig = {
+  const ownsKey = ['VALIDATOR_HOTKEY_URI', 'BT_WALLET_PATH', 'BT_WALLET_NAME', 'BT_WALLET_HOTKEY']
+    .some((name) => env[name] !== undefined);
+  const loaded = loadConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    DEVNET_MINERS: '0',
     // Index syncs run when a test asks for them (or sets INDEX_SYNC_ON_START itself).
-    ...loadConfig({
-      NODE_ENV: 'test',
-      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
-      DEVNET_MINERS: '0',
-      INDEX_SYNC_ON_START: 'false',
-      // Apps meant to share Redis state pass one prefix (testRedisPrefix); the rest are isolated.
-      REDIS_KEY_PREFIX: testRedisPrefix(),
-      ...env,
-    }),
+    INDEX_SYNC_ON_START: 'false',
+    // Apps meant to share Redis state pass one prefix (testRedisPrefix); the rest are isolated.
+    REDIS_KEY_PREFIX: testRedisPrefix(),
+    ...(ownsKey ? {} : { VALIDATOR_HOTKEY_URI: TEST_VALIDATOR_URI }),
+    ...env,
+  });
+  const validator = await loadValidatorKey(loaded.validatorKey, loaded.nodeEnv, loaded.dataDir);
+  const config: ResolvedConfig = {
+    ...loaded,
     databaseUrl,
     masterKey: TEST_MASTER_KEY,
+    validatorKeypair: validator.keypair,
     logDestination: options.logDestination,
   };
   const app = await createApp(config);

@@ -46,14 +46,14 @@ export class MetricsService implements OnModuleInit {
   });
   private readonly minerCallDuration = new Histogram({
     name: `${METRIC_PREFIX}miner_call_duration_seconds`,
-    help: 'Duration of calls made to miners (answered or failed), by miner uid and endpoint',
+    help: 'Duration of calls made to miners (answered or failed), by miner uid and synapse',
     labelNames: ['miner', 'endpoint'] as const,
     buckets: MINER_BUCKETS,
     registers: [this.registry],
   });
   private readonly minerCallFailures = new Counter({
     name: `${METRIC_PREFIX}miner_call_failures_total`,
-    help: 'Failed miner calls by miner uid, endpoint and reason (timeout, http_error, malformed, oversize, wrong_schema, network, circuit_open, busy)',
+    help: 'Failed miner calls by miner uid, synapse and reason (timeout, http_error, malformed, oversize, wrong_schema, network, circuit_open, busy, not_served, blacklisted, unauthorized, address_refused, no_budget)',
     labelNames: ['miner', 'endpoint', 'reason'] as const,
     registers: [this.registry],
   });
@@ -76,7 +76,7 @@ export class MetricsService implements OnModuleInit {
   });
   private readonly indexSyncMiners = new Counter({
     name: `${METRIC_PREFIX}index_sync_miners_total`,
-    help: 'Miners handled by index syncs, by result (synced, rejected, failed)',
+    help: 'Miners handled by index syncs, by result (synced, rejected, failed, skipped: not called, e.g. no budget left)',
     labelNames: ['result'] as const,
     registers: [this.registry],
   });
@@ -129,12 +129,14 @@ export class MetricsService implements OnModuleInit {
     synced: number;
     rejected: number;
     failed: number;
+    skipped: number;
   }): void {
     this.indexSyncDuration.observe(report.seconds);
     this.indexSyncRows.inc(report.rows);
     this.indexSyncMiners.inc({ result: 'synced' }, report.synced);
     this.indexSyncMiners.inc({ result: 'rejected' }, report.rejected);
     this.indexSyncMiners.inc({ result: 'failed' }, report.failed);
+    this.indexSyncMiners.inc({ result: 'skipped' }, report.skipped);
     this.indexSyncLast.set(Date.now() / 1000);
   }
 

@@ -3,6 +3,7 @@ import { Clock } from '../../common/clock/clock';
 import { RequestValidationException } from '../../common/errors/validation-error-item';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
+import { ValidatorIdentity } from '../../network/bittensor/validator-identity';
 import { NetworkService } from '../../network/network.service';
 import { TasksService } from '../tasks/tasks.service';
 import { loadDefaultDesirabilities } from './default-desirabilities';
@@ -25,6 +26,7 @@ export class DesirabilityService implements OnModuleInit {
     private readonly tasks: TasksService,
     private readonly network: NetworkService,
     private readonly clock: Clock,
+    private readonly identity: ValidatorIdentity,
     @InjectConfig() private readonly config: AppConfig,
   ) {}
 
@@ -38,7 +40,7 @@ export class DesirabilityService implements OnModuleInit {
    * an ended one) is a 422 at that job, and nothing is stored.
    */
   async submit(submission: ParsedSubmission): Promise<DesirabilitySubmittedDto> {
-    const hotkey = this.config.validatorHotkey;
+    const hotkey = this.identity.hotkey;
     if (submission.jobs.length === 0) {
       await this.repository.deleteVote(hotkey);
       return { status: 'success', message: `Vote of ${hotkey} withdrawn`, tasks: [] };

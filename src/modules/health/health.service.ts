@@ -4,6 +4,7 @@ import { RedisConnection } from '../../common/redis/redis-connection';
 import { API_VERSION } from '../../common/version';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
+import { ValidatorIdentity } from '../../network/bittensor/validator-identity';
 import { NetworkService } from '../../network/network.service';
 import { HealthResponseDto } from './dto/health-response.dto';
 import { ComponentStatusDto, MinersStatusDto, SystemStatusDto } from './dto/system-status.dto';
@@ -32,6 +33,7 @@ export class HealthService {
     private readonly repository: HealthRepository,
     private readonly network: NetworkService,
     private readonly redis: RedisConnection,
+    private readonly identity: ValidatorIdentity,
     @InjectConfig() private readonly config: AppConfig,
   ) {}
 
@@ -43,7 +45,7 @@ export class HealthService {
       miners_available: checks.miners.available,
       version: API_VERSION,
       netuid: this.config.netuid,
-      hotkey: this.config.validatorHotkey,
+      hotkey: this.identity.hotkey,
     };
   }
 

@@ -15,9 +15,11 @@ export interface AgeSizeRow {
   adj_content_size_bytes: number;
 }
 
+/** A miner holding a bucket, with the label and size its index claims for it. */
 export interface BucketHolder {
   uid: number;
   hotkey: string;
+  axonUrl: string;
   labelId: number | null;
   label: string | null;
   bytes: number;
@@ -104,17 +106,19 @@ export class StatsRepository {
   ): Promise<BucketHolder[]> {
     if (labelId !== undefined) {
       const rows = await this.dataSource.query<
-        { uid: number; hotkey: string; bytes: string; label: string }[]
+        { uid: number; hotkey: string; axon_url: string; bytes: string; label: string }[]
       >(
-        `SELECT i.miner_uid AS uid, m.hotkey, i.content_size_bytes AS bytes, l.value AS label
+        `SELECT i.miner_uid AS uid, m.hotkey, m.axon_url, i.content_size_bytes AS bytes, l.value AS label
          FROM miner_index i JOIN miners m ON m.uid = i.miner_uid JOIN labels l ON l.id = i.label_id
          WHERE i.source = $1 AND i.label_id = $2 AND i.time_bucket = $3 AND m.state = 'active'
+           AND m.axon_url IS NOT NULL
          ORDER BY m.credibility DESC, m.uid LIMIT $4`,
         [source, labelId, bucket, limit],
       );
       return rows.map((row) => ({
         uid: row.uid,
         hotkey: row.hotkey,
+        axonUrl: row.axon_url,
         labelId,
         label: row.label,
         bytes: Number(row.bytes),
@@ -125,12 +129,13 @@ export class StatsRepository {
       {
         uid: number;
         hotkey: string;
+        axon_url: string;
         label_id: number | null;
         label: string | null;
         bytes: string;
       }[]
     >(
-      `SELECT h.miner_uid AS uid, m.hotkey, top.label_id, l.value AS label, top.content_size_bytes AS bytes
+      `SELECT h.miner_uid AS uid, m.hotkey, m.axon_url, top.label_id, l.value AS label, top.content_size_bytes AS bytes
        FROM miner_bucket_totals h
        JOIN miners m ON m.uid = h.miner_uid
        CROSS JOIN LATERAL (
@@ -138,13 +143,14 @@ export class StatsRepository {
          WHERE i.miner_uid = h.miner_uid AND i.source = h.source AND i.time_bucket = h.time_bucket
          ORDER BY i.content_size_bytes DESC LIMIT 1) top
        LEFT JOIN labels l ON l.id = top.label_id
-       WHERE h.source = $1 AND h.time_bucket = $2 AND m.state = 'active'
+       WHERE h.source = $1 AND h.time_bucket = $2 AND m.state = 'active' AND m.axon_url IS NOT NULL
        ORDER BY m.credibility DESC, m.uid LIMIT $3`,
       [source, bucket, limit],
     );
     return rows.map((row) => ({
       uid: row.uid,
       hotkey: row.hotkey,
+      axonUrl: row.axon_url,
       labelId: row.label_id,
       label: row.label,
       bytes: Number(row.bytes),

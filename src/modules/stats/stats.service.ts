@@ -19,8 +19,8 @@ import {
 import { StatsRepository } from './stats.repository';
 
 const TOP_LIMIT = 1000;
-/** Holders of a bucket tried, most credible first, before query_bucket gives up. */
-const HOLDERS_TRIED = 3;
+/** Holders of a bucket considered, most credible first (the network asks those with budget). */
+const HOLDERS_CONSIDERED = 10;
 
 const SOURCE_IDS: Record<Source, SourceId> = { reddit: 1, x: 2 };
 
@@ -95,24 +95,23 @@ export class StatsService {
     const bucket = await this.repository.latestBucket(sourceId, labelId, start, end);
     if (bucket === undefined)
       return { status: 'error', message: `No data for ${label ?? 'any label'} in ${range}` };
-    for (const holder of await this.repository.holders(sourceId, labelId, bucket, HOLDERS_TRIED)) {
-      const bucketId = { time_bucket_id: bucket, source: sourceId, label: holder.label };
-      const entities = await this.network.fetchBucket(holder.uid, bucketId, holder.bytes);
-      if (!entities) continue;
-      return {
-        status: 'success',
-        miner: { hotkey: holder.hotkey, uid: holder.uid },
-        bucket: {
-          id: bucket,
-          start: bucketStart(bucket).toISOString(),
-          end: bucketEnd(bucket).toISOString(),
-          source: source === 'x' ? 'X' : 'REDDIT',
-          label: holder.label,
-          expected_size: holder.bytes,
-        },
-        data: entities as Record<string, unknown>[],
-      };
-    }
-    return { status: 'error', message: `No miner holding bucket ${bucket} answered` };
+    const holders = await this.repository.holders(sourceId, labelId, bucket, HOLDERS_CONSIDERED);
+    const answer = await this.network.readBucket(sourceId, bucket, holders);
+    if (answer.status === 'error') return answer;
+    return {
+      status: 'success',
+      cached: answer.cached,
+      fetched_at: answer.fetchedAt.toISOString(),
+      miner: answer.miner,
+      bucket: {
+        id: bucket,
+        start: bucketStart(bucket).toISOString(),
+        end: bucketEnd(bucket).toISOString(),
+        source: source === 'x' ? 'X' : 'REDDIT',
+        label: answer.label,
+        expected_size: answer.claimedBytes,
+      },
+      data: answer.items as unknown as Record<string, unknown>[],
+    };
   }
 }

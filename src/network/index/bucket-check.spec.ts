@@ -1,70 +1,72 @@
-import { bucketStart, DataEntity } from '../protocol';
+import { generateCorpus } from '../../devnet/corpus';
+import { toWireEntity } from '../../devnet/miner-records';
+import { bucketStart, XItem } from '../protocol';
+import { WireDataEntity } from '../sn13/entities';
 import { checkBucket } from './bucket-check';
 
-const bucket = { time_bucket_id: 500_000, source: 2 as const, label: '#ai' };
-const inBucket = new Date(bucketStart(bucket.time_bucket_id).getTime() + 60_000).toISOString();
+const bucket = { timeBucket: 500_000, source: 2 as const, label: '#ai' };
+const inBucket = new Date(bucketStart(bucket.timeBucket).getTime() + 60_000).toISOString();
+const template = generateCorpus({ seed: 5, size: { x: 20, reddit: 1 } }).items.find(
+  (item): item is XItem => item.source === 'X',
+)!;
 
-function entity(uri: string, overrides: Partial<DataEntity> = {}): DataEntity {
-  const content = {
-    uri,
-    datetime: inBucket,
-    source: 'X',
-    label: '#ai',
-    content: `post ${uri} #ai`,
-  } as unknown as DataEntity['content'];
-  return {
-    uri,
-    datetime: inBucket,
-    source: 'X',
-    label: '#ai',
-    content_size_bytes: Buffer.byteLength(JSON.stringify(content)),
-    content,
-    ...overrides,
-  };
+/** A miner's entity for a post in the bucket (or wherever `change` moves it). */
+function entity(id: string, change: (item: XItem) => void = () => undefined): WireDataEntity {
+  const item = structuredClone(template);
+  item.uri = `https://x.com/${item.user.username}/status/${id}`;
+  item.tweet.id = id;
+  item.datetime = inBucket;
+  item.tweet.hashtags = ['#AI'];
+  item.label = '#ai';
+  change(item);
+  return toWireEntity(item);
 }
 
-const sizeOf = (entities: DataEntity[]) =>
+const sizeOf = (entities: WireDataEntity[]) =>
   entities.reduce((sum, e) => sum + e.content_size_bytes, 0);
 
 describe(checkBucket.name, () => {
   it('scores 1 when every entity belongs and the sizes add up to the claim', () => {
-    const entities = [entity('a'), entity('b')];
-    expect(checkBucket(bucket, sizeOf(entities), { data_entities: entities })).toEqual({
-      score: 1,
-      problems: [],
-    });
+    const entities = [entity('1'), entity('2')];
+    const result = checkBucket(bucket, sizeOf(entities), entities);
+    expect(result).toMatchObject({ score: 1, problems: [] });
+    expect(result.items.map((item) => item.tweet)).toEqual([
+      expect.objectContaining({ id: '1' }),
+      expect.objectContaining({ id: '2' }),
+    ]);
   });
 
   it('tolerates a small difference between claimed and returned bytes', () => {
-    const entities = [entity('a'), entity('b')];
-    expect(
-      checkBucket(bucket, Math.round(sizeOf(entities) * 1.05), { data_entities: entities }).score,
-    ).toBe(1);
+    const entities = [entity('1'), entity('2')];
+    expect(checkBucket(bucket, Math.round(sizeOf(entities) * 1.05), entities).score).toBe(1);
   });
 
   it('scores an over-claim of three times at about a third', () => {
-    const entities = [entity('a'), entity('b')];
-    const result = checkBucket(bucket, sizeOf(entities) * 3, { data_entities: entities });
+    const entities = [entity('1'), entity('2')];
+    const result = checkBucket(bucket, sizeOf(entities) * 3, entities);
     expect(result.score).toBeCloseTo(1 / 3, 2);
     expect(result.problems[0]).toMatch(/claimed/);
   });
 
-  it('does not count entities from another hour, label or source, duplicates, or lying sizes', () => {
-    const good = entity('a');
+  it('does not count entities from another hour or label, duplicates, lying sizes or bad records', () => {
+    const good = entity('1');
     const entities = [
       good,
-      entity('b', { datetime: '2020-01-01T00:00:00Z' }),
-      entity('c', { label: '#other' }),
-      entity('d', { source: 'REDDIT' }),
-      entity('a'),
-      entity('e', { content_size_bytes: 99_999 }),
+      entity('2', (item) => (item.datetime = '2020-01-01T00:00:00.000Z')),
+      entity('3', (item) => (item.tweet.hashtags = ['#other'])),
+      { ...entity('4'), source: 1 },
+      entity('1'),
+      { ...entity('5'), content_size_bytes: 99_999 },
+      { ...entity('6'), content: '{"text": "no user"}' },
     ];
-    const result = checkBucket(bucket, good.content_size_bytes, { data_entities: entities });
-    expect(result.score).toBeCloseTo(1 / 6, 5);
+    const result = checkBucket(bucket, good.content_size_bytes, entities);
+    expect(result.score).toBeCloseTo(1 / 7, 5);
+    expect(result.items).toHaveLength(1);
+    expect(result.problems[0]).toBe('6 of 7 entities do not belong to the bucket');
   });
 
-  it('scores 0 for an answer without a list', () => {
-    expect(checkBucket(bucket, 10, { nope: true }).score).toBe(0);
-    expect(checkBucket(bucket, 10, null).score).toBe(0);
+  it('scores an empty answer 1 when nothing was claimed, else 0', () => {
+    expect(checkBucket(bucket, 0, []).score).toBe(1);
+    expect(checkBucket(bucket, 10, []).score).toBe(0);
   });
 });

@@ -1,11 +1,6 @@
 import { parseIsoDate } from '../iso-date';
-import {
-  bucketEnd,
-  bucketStart,
-  DataEntityBucketId,
-  normalizeLabel,
-  sourceFromId,
-} from '../protocol';
+import { BucketKey, bucketEnd, bucketStart, DataItem, sourceFromId } from '../protocol';
+import { convertEntity } from '../sn13/entities';
 
 /** Claimed and returned sizes may differ this much (serialization details) before it counts. */
 export const SIZE_TOLERANCE = 0.1;
@@ -14,63 +9,49 @@ export interface BucketCheckResult {
   /** 0..1: how far the returned bucket supports what the index claimed. */
   score: number;
   problems: string[];
+  /** The entities that belong to the bucket, as items. */
+  items: DataItem[];
 }
 
 /**
- * Checks a miner's answer to GetDataEntityBucket against its own index: every entity must
- * belong to the bucket (hour, source, label), uris must be unique, each entity's declared size
- * must be the size of its content, and together they must add up to the size the index claimed
- * for that bucket, within SIZE_TOLERANCE. An over-claiming miner fails the last check.
+ * Checks a miner's GetDataEntityBucket answer against its own index: every entity must be a
+ * well-formed record that belongs to the bucket (hour, source, label), uris must be unique, each
+ * entity's declared size must be the byte length of the record it carries, and together they
+ * must add up to the size the index claimed for that bucket, within SIZE_TOLERANCE. An
+ * over-claiming miner fails the last check.
  */
 export function checkBucket(
-  bucket: DataEntityBucketId,
+  bucket: BucketKey,
   claimedBytes: number,
-  body: unknown,
+  entities: readonly unknown[],
 ): BucketCheckResult {
-  const entities = (body as { data_entities?: unknown } | null)?.data_entities;
-  if (!Array.isArray(entities))
-    return { score: 0, problems: ['response has no `data_entities` list'] };
-  const problems: string[] = [];
-  const source = sourceFromId(bucket.source);
-  const start = bucketStart(bucket.time_bucket_id).getTime();
-  const end = bucketEnd(bucket.time_bucket_id).getTime();
+  const source = sourceFromId(bucket.source)!;
+  const start = bucketStart(bucket.timeBucket).getTime();
+  const end = bucketEnd(bucket.timeBucket).getTime();
   const uris = new Set<string>();
-  let belonging = 0;
+  const items: DataItem[] = [];
   let returnedBytes = 0;
 
   for (const entity of entities) {
-    if (typeof entity !== 'object' || entity === null) continue;
-    const {
-      uri,
-      datetime,
-      source: entitySource,
-      label,
-      content_size_bytes: size,
-      content,
-    } = entity as Record<string, unknown>;
-    const time = typeof datetime === 'string' ? parseIsoDate(datetime)?.getTime() : undefined;
-    const labelMatches =
-      (typeof label === 'string' ? normalizeLabel(label) : null) ===
-      (bucket.label === null ? null : normalizeLabel(bucket.label));
-    const honestSize = content !== undefined && size === Buffer.byteLength(JSON.stringify(content));
-    const unique = typeof uri === 'string' && !uris.has(uri);
-    if (typeof uri === 'string') uris.add(uri);
-    if (
-      time !== undefined &&
+    const converted = convertEntity(entity, source);
+    if (!converted) continue;
+    const { item, declaredBytes, contentBytes } = converted;
+    const time = parseIsoDate(item.datetime)!.getTime();
+    const belongs =
       time >= start &&
       time < end &&
-      entitySource === source &&
-      labelMatches &&
-      honestSize &&
-      unique
-    ) {
-      belonging++;
-      returnedBytes += size;
-    }
+      item.label === bucket.label &&
+      declaredBytes === contentBytes &&
+      !uris.has(item.uri);
+    uris.add(item.uri);
+    if (!belongs) continue;
+    items.push(item);
+    returnedBytes += declaredBytes;
   }
-  if (belonging < entities.length)
+  const problems: string[] = [];
+  if (items.length < entities.length)
     problems.push(
-      `${entities.length - belonging} of ${entities.length} entities do not belong to the bucket`,
+      `${entities.length - items.length} of ${entities.length} entities do not belong to the bucket`,
     );
   const sizeRatio =
     claimedBytes === 0 ? (returnedBytes === 0 ? 1 : 0) : returnedBytes / claimedBytes;
@@ -78,8 +59,8 @@ export function checkBucket(
     problems.push(`claimed ${claimedBytes} bytes, returned ${returnedBytes}`);
 
   const belongingShare =
-    entities.length === 0 ? (claimedBytes === 0 ? 1 : 0) : belonging / entities.length;
+    entities.length === 0 ? (claimedBytes === 0 ? 1 : 0) : items.length / entities.length;
   const sizeScore =
     Math.abs(1 - sizeRatio) <= SIZE_TOLERANCE ? 1 : Math.max(0, Math.min(sizeRatio, 1 / sizeRatio));
-  return { score: belongingShare * sizeScore, problems };
+  return { score: belongingShare * sizeScore, problems, items };
 }

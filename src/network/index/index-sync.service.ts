@@ -5,15 +5,24 @@ import {
   OnApplicationBootstrap,
   OnModuleDestroy,
 } from '@nestjs/common';
+import { Clock } from '../../common/clock/clock';
 import { JobRunner } from '../../common/jobs/job-runner';
 import { MetricsService } from '../../common/metrics/metrics.service';
 import { PeriodicJob } from '../../common/jobs/periodic-job';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
+import { BucketReader } from '../buckets/bucket-reader';
+import { CredibilityRecorder } from '../credibility-recorder';
 import { MinerEntity } from '../miner.entity';
-import { MinerCallError, MinerClient } from '../miner-client';
-import { NetworkService } from '../network.service';
-import { checkBucket } from './bucket-check';
+import { failureScore, NetworkService, targetOf } from '../network.service';
+import { MAX_DATA_AGE_DAYS } from '../protocol';
+import { getMinerIndexFields, readCompressedIndex, WrongAnswerError } from '../sn13/messages';
+import {
+  MinerCallError,
+  MinerClient,
+  MinerFailureReason,
+  NOT_THE_MINERS_FAULT,
+} from '../transport/miner-client';
 import { IndexRow, InvalidIndexError, parseCompressedIndex } from './compressed-index';
 import { MinerIndexRepository } from './miner-index.repository';
 
@@ -24,6 +33,9 @@ export interface IndexSyncReport {
   synced: number;
   rejected: number;
   failed: number;
+  /** Not called, or refused without fault (no budget left, blacklisted, not served…). */
+  skipped: number;
+  skippedReasons: Partial<Record<MinerFailureReason, number>>;
   rows: number;
   seconds: number;
   spotChecks: { uid: number; score: number; problems: string[] }[];
@@ -38,7 +50,8 @@ interface SyncedMiner {
  * The background job that keeps the miner index fresh: every INDEX_SYNC_INTERVAL it fetches
  * GetMinerIndex from every available miner (bounded concurrency) and replaces each miner's rows
  * and aggregate contributions. A malformed or oversize index is rejected (the previous one
- * stays) and costs credibility. Then a few miners are spot-checked bucket by bucket.
+ * stays) and costs credibility; a miner without budget left is skipped. Then a few miners are
+ * spot-checked bucket by bucket.
  */
 @Injectable()
 export class IndexSyncService
@@ -52,7 +65,10 @@ export class IndexSyncService
     jobs: JobRunner,
     private readonly network: NetworkService,
     private readonly client: MinerClient,
+    private readonly buckets: BucketReader,
+    private readonly credibility: CredibilityRecorder,
     private readonly repository: MinerIndexRepository,
+    private readonly clock: Clock,
     @InjectConfig() private readonly config: AppConfig,
     private readonly metrics: MetricsService,
   ) {
@@ -87,12 +103,14 @@ export class IndexSyncService
 
   private async syncAll(): Promise<IndexSyncReport> {
     const started = performance.now();
-    const miners = this.network.availableMiners();
+    const miners = this.network.availableMiners('GetMinerIndex');
     const report: IndexSyncReport = {
       miners: miners.length,
       synced: 0,
       rejected: 0,
       failed: 0,
+      skipped: 0,
+      skippedReasons: {},
       rows: 0,
       seconds: 0,
       spotChecks: [],
@@ -112,6 +130,8 @@ export class IndexSyncService
     };
     await Promise.all(Array.from({ length: this.config.network.indexSync.concurrency }, worker));
     report.spotChecks = await this.spotCheck(synced);
+    const retention = MAX_DATA_AGE_DAYS * 24 * 3_600_000;
+    await this.buckets.deleteFetchedBefore(new Date(this.clock.now().getTime() - retention));
     report.seconds = Math.round((performance.now() - started) / 10) / 100;
     this.logProgress(report, started);
     this.metrics.observeIndexSync({ ...report, seconds: (performance.now() - started) / 1000 });
@@ -124,32 +144,30 @@ export class IndexSyncService
   ): Promise<IndexRow[] | undefined> {
     try {
       const reply = await this.client.call(
-        { uid: miner.uid, axonUrl: miner.axonUrl! },
+        targetOf(miner),
         'GetMinerIndex',
-        {},
+        getMinerIndexFields(),
         this.config.network.indexSync.fetchTimeoutMs,
       );
-      const rows = parseCompressedIndex(reply.body, new Date());
+      const rows = parseCompressedIndex(readCompressedIndex(reply.body), this.clock.now());
       await this.repository.replaceMinerIndex(miner.uid, rows);
       report.synced++;
       report.rows += rows.length;
       return rows;
     } catch (error) {
-      if (error instanceof InvalidIndexError) {
+      if (error instanceof InvalidIndexError || error instanceof WrongAnswerError) {
         report.rejected++;
         this.logger.warn(`miner ${miner.uid}: index rejected, previous one kept: ${error.message}`);
-        this.network.recordScores([{ uid: miner.uid, score: 0 }]);
+        this.credibility.record([{ uid: miner.uid, score: 0 }]);
+      } else if (error instanceof MinerCallError && NOT_THE_MINERS_FAULT.has(error.reason)) {
+        report.skipped++;
+        report.skippedReasons[error.reason] = (report.skippedReasons[error.reason] ?? 0) + 1;
       } else if (error instanceof MinerCallError) {
         report.failed++;
         this.logger.warn(
           `miner ${miner.uid}: index not fetched (${error.reason}): ${error.message}`,
         );
-        this.network.recordScores([
-          {
-            uid: miner.uid,
-            score: error.reason === 'busy' || error.reason === 'circuit_open' ? null : 0,
-          },
-        ]);
+        this.credibility.record([{ uid: miner.uid, score: failureScore(error.reason) }]);
       } else {
         report.failed++;
         this.logger.error(`miner ${miner.uid}: index not stored: ${(error as Error).message}`);
@@ -158,44 +176,47 @@ export class IndexSyncService
     }
   }
 
-  /** Picks a random bucket from some freshly synced indexes and checks what the miner serves. */
+  /**
+   * Checks a random bucket of some freshly synced indexes against what the miner serves, all at
+   * once. Buckets too large for MINER_MAX_RESPONSE_BYTES are not picked: an honest miner would
+   * fail them.
+   */
   private async spotCheck(synced: SyncedMiner[]): Promise<IndexSyncReport['spotChecks']> {
-    const chosen = shuffle(synced.filter((entry) => entry.rows.length > 0)).slice(
-      0,
-      this.config.network.indexSync.spotChecks,
+    const largest = this.config.network.minerMaxResponseBytes / 2;
+    const candidates = synced
+      .map(({ miner, rows }) => ({ miner, rows: rows.filter((row) => row.bytes <= largest) }))
+      .filter((entry) => entry.rows.length > 0);
+    const chosen = shuffle(candidates).slice(0, this.config.network.indexSync.spotChecks);
+    const results = await Promise.all(
+      chosen.map(async ({ miner, rows }) => {
+        const row = rows[Math.floor(Math.random() * rows.length)];
+        const bucket = { source: row.source, label: row.label, timeBucket: row.timeBucket };
+        const outcome = await this.buckets.fetch(targetOf(miner), bucket, row.bytes);
+        if (!outcome.ok)
+          return NOT_THE_MINERS_FAULT.has(outcome.reason)
+            ? undefined
+            : { uid: miner.uid, score: 0, problems: [`bucket not fetched: ${outcome.message}`] };
+        return { uid: miner.uid, score: outcome.check.score, problems: outcome.check.problems };
+      }),
     );
-    const results: IndexSyncReport['spotChecks'] = [];
-    for (const { miner, rows } of chosen) {
-      const row = rows[Math.floor(Math.random() * rows.length)];
-      const bucket = { time_bucket_id: row.timeBucket, source: row.source, label: row.label };
-      let result;
-      try {
-        const reply = await this.client.call(
-          { uid: miner.uid, axonUrl: miner.axonUrl! },
-          'GetDataEntityBucket',
-          { bucket_id: bucket },
-          this.config.network.indexSync.fetchTimeoutMs,
-        );
-        result = checkBucket(bucket, row.bytes, reply.body);
-      } catch (error) {
-        result = { score: 0, problems: [`bucket not fetched: ${(error as Error).message}`] };
-      }
-      if (result.problems.length > 0)
-        this.logger.warn(`miner ${miner.uid} spot check: ${result.problems.join('; ')}`);
-      results.push({ uid: miner.uid, ...result });
-    }
-    this.network.recordScores(results.map(({ uid, score }) => ({ uid, score })));
-    return results;
+    const checked = results.filter((result) => result !== undefined);
+    for (const { uid, problems } of checked)
+      if (problems.length > 0) this.logger.warn(`miner ${uid} spot check: ${problems.join('; ')}`);
+    return checked;
   }
 
   private logProgress(report: IndexSyncReport, started: number): void {
     const seconds = (performance.now() - started) / 1000;
-    const done = report.synced + report.rejected + report.failed;
+    const done = report.synced + report.rejected + report.failed + report.skipped;
+    const skipped = Object.entries(report.skippedReasons)
+      .map(([reason, count]) => `${reason}: ${count}`)
+      .join(', ');
     this.logger.log(
       `index sync: ${done}/${report.miners} miners, ${report.rows} rows loaded, ${Math.round(report.rows / Math.max(seconds, 0.001))} rows/s` +
         (report.rejected + report.failed > 0
           ? `, ${report.rejected} rejected, ${report.failed} failed`
-          : ''),
+          : '') +
+        (report.skipped > 0 ? `, ${report.skipped} skipped (${skipped})` : ''),
     );
   }
 }

@@ -7,6 +7,8 @@ import {
 } from '@nestjs/common';
 import { MinerEntity } from '../miner.entity';
 import { MinersRepository } from '../miners.repository';
+import { MetagraphNeuron } from '../protocol';
+import { MinerClient } from '../transport/miner-client';
 import { METAGRAPH_SOURCE, MetagraphSource } from './metagraph-source';
 
 /** Reload from the database this often, to see credibility moved by other replicas. */
@@ -31,6 +33,7 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
   constructor(
     @Inject(METAGRAPH_SOURCE) private readonly source: MetagraphSource | null,
     private readonly repository: MinersRepository,
+    private readonly client: MinerClient,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -51,10 +54,14 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
     return this.syncing;
   }
 
-  /** Every known miner (not validators), including failing ones; callers filter further. */
+  /** Every miner that may be called (not validators), failing ones included; callers filter further. */
   minersServingData(): MinerEntity[] {
     return this.miners.filter(
-      (miner) => !miner.validatorPermit && miner.axonUrl !== null && miner.state !== 'deregistered',
+      (miner) =>
+        !miner.validatorPermit &&
+        miner.axonUrl !== null &&
+        miner.state !== 'deregistered' &&
+        miner.state !== 'address_refused',
     );
   }
 
@@ -71,18 +78,24 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
     }
   }
 
+  /** As MinersRepository.setState: a refused address stays refused until the next sync. */
   updateState(uid: number, state: MinerEntity['state']): void {
     const miner = this.miners.find((candidate) => candidate.uid === uid);
-    if (miner && miner.state !== 'deregistered') miner.state = state;
+    if (!miner || miner.state === 'deregistered') return;
+    if (miner.state !== 'address_refused' || state === 'address_refused') miner.state = state;
   }
 
   private async syncOnce(): Promise<void> {
     if (this.source) {
       try {
         const metagraph = await this.source.read();
-        await this.repository.syncNeurons(metagraph.neurons);
+        const refused = await this.refusedAxons(metagraph.neurons);
+        await this.repository.syncNeurons(metagraph.neurons, refused);
         this.logger.log(
-          `metagraph from ${this.source.description}: ${metagraph.neurons.length} neurons`,
+          `metagraph from ${this.source.description}: ${metagraph.neurons.length} neurons` +
+            (refused.size > 0
+              ? `; ${refused.size} axons outside MINER_ALLOWED_NETWORKS, never contacted (uids ${[...refused].join(', ')})`
+              : ''),
         );
       } catch (error) {
         this.logger.error(
@@ -91,6 +104,19 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
       }
     }
     await this.reload();
+  }
+
+  /** Uids whose axon host is (or resolves to) an address outside MINER_ALLOWED_NETWORKS. */
+  private async refusedAxons(neurons: readonly MetagraphNeuron[]): Promise<Set<number>> {
+    const refused = new Set<number>();
+    await Promise.all(
+      neurons.map(async (neuron) => {
+        if (neuron.axon_url === null) return;
+        const host = new URL(neuron.axon_url).hostname;
+        if (!(await this.client.permitsHost(host))) refused.add(neuron.uid);
+      }),
+    );
+    return refused;
   }
 
   private async reload(): Promise<void> {

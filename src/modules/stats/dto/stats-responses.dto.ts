@@ -93,6 +93,19 @@ export class QueryBucketResponseDto {
   })
   message?: string;
 
+  @ApiPropertyOptional({
+    description:
+      'True when answered from an earlier fetch of this bucket (a spot check or an earlier query_bucket), without calling a miner now: miners allow a validator two GetDataEntityBucket calls an hour',
+    example: false,
+  })
+  cached?: boolean;
+
+  @ApiPropertyOptional({
+    description: 'When the miner sent these entities',
+    format: 'date-time',
+  })
+  fetched_at?: string;
+
   @ApiPropertyOptional({ type: BucketMinerDto })
   miner?: BucketMinerDto;
 
@@ -101,7 +114,7 @@ export class QueryBucketResponseDto {
 
   @ApiPropertyOptional({
     description:
-      'The data entities of the bucket: `uri`, `datetime`, `source`, `label`, `content_size_bytes`, `content`',
+      "The bucket's items that passed the checks (they belong to the hour, source and label, and their records are well formed), in the item shapes of on-demand queries",
     type: 'array',
     items: { type: 'object', additionalProperties: true },
   })

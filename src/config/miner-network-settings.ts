@@ -1,0 +1,69 @@
+import ipaddr from 'ipaddr.js';
+import { SYNAPSE_NAMES, SynapseName } from '../network/sn13/synapse-names';
+
+/**
+ * Parsers of the settings that bound what the gateway may do to miners: which addresses it may
+ * connect to (MINER_ALLOWED_NETWORKS) and how many calls of each synapse a miner may receive
+ * from it (MINER_CALL_BUDGETS). Each throws an Error whose message says what is wrong.
+ */
+
+export interface AllowedNetworks {
+  /** Every public unicast address (not loopback, private, link-local, CGNAT, reserved, …). */
+  publicUnicast: boolean;
+  /** Further ranges, normalized (`10.0.0.0/8`, `::1/128`). */
+  cidrs: string[];
+}
+
+/** `public`, `loopback`, and CIDRs, comma-separated; a bare address is a /32 or /128. */
+export function parseAllowedNetworks(text: string): AllowedNetworks {
+  const allowed: AllowedNetworks = { publicUnicast: false, cidrs: [] };
+  const entries = text
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  if (entries.length === 0) throw new Error('must list at least one network');
+  for (const entry of entries) {
+    if (entry.toLowerCase() === 'public') allowed.publicUnicast = true;
+    else if (entry.toLowerCase() === 'loopback') allowed.cidrs.push('127.0.0.0/8', '::1/128');
+    else allowed.cidrs.push(normalizeCidr(entry));
+  }
+  return allowed;
+}
+
+function normalizeCidr(entry: string): string {
+  try {
+    const [address, prefix] = entry.includes('/')
+      ? ipaddr.parseCIDR(entry)
+      : [ipaddr.parse(entry), entry.includes(':') ? 128 : 32];
+    return `${address.toString()}/${prefix}`;
+  } catch {
+    throw new Error(`"${entry}" is not a CIDR range (e.g. 203.0.113.0/24), "public" or "loopback"`);
+  }
+}
+
+export interface CallBudget {
+  calls: number;
+  windowMs: number;
+}
+
+export type CallBudgets = Partial<Record<SynapseName, CallBudget>>;
+
+const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000 };
+
+/** `GetMinerIndex=2/h,GetDataEntityBucket=2/h`; windows `h`, `30m`, `90s`. Empty: no budgets. */
+export function parseCallBudgets(text: string): CallBudgets {
+  const budgets: CallBudgets = {};
+  for (const entry of text.split(',').map((part) => part.trim())) {
+    if (entry === '') continue;
+    const match = /^(\w+)\s*=\s*(\d+)\s*\/\s*(\d*)\s*([smh])$/.exec(entry);
+    if (!match)
+      throw new Error(`"${entry}" must look like <Synapse>=<calls>/h (or /30m, /90s)`);
+    const [, name, calls, count, unit] = match;
+    if (!SYNAPSE_NAMES.includes(name as SynapseName))
+      throw new Error(`"${name}" is not a synapse (${SYNAPSE_NAMES.join(', ')})`);
+    const windowMs = Number(count === '' ? 1 : count) * UNIT_MS[unit];
+    if (windowMs === 0) throw new Error(`"${entry}": the window must be longer than 0`);
+    budgets[name as SynapseName] = { calls: Number(calls), windowMs };
+  }
+  return budgets;
+}

@@ -1,0 +1,102 @@
+import { DataItem, RedditItem, sourceToId, XItem } from '../network/protocol';
+import { WireDataEntity } from '../network/sn13/entities';
+
+/**
+ * What a subnet 13 miner stores and serves, made from the devnet's corpus items: the stored
+ * record (`XContent`, `RedditContent` by alias) serialized as the subnet's code does, wrapped in
+ * a `DataEntity`. The gateway's sn13/entities.ts maps them back.
+ */
+
+/** The entity a miner serves for `item`. */
+export function toWireEntity(item: DataItem): WireDataEntity {
+  const content = item.source === 'X' ? xRecord(item) : redditRecord(item);
+  return {
+    uri: item.uri,
+    datetime: pythonDatetime(item.datetime),
+    source: sourceToId(item.source),
+    label: item.label === null ? null : { value: item.label },
+    content,
+    content_size_bytes: Buffer.byteLength(content),
+  };
+}
+
+/**
+ * `XContent`, serialized by pydantic v2 (compact JSON, `None` fields left out). The record's
+ * timestamp is rounded down to the minute, as miners store it; the entity keeps the second.
+ */
+function xRecord(item: XItem): string {
+  const { user, tweet } = item;
+  const record: Record<string, unknown> = {
+    username: user.username,
+    text: item.content,
+    url: item.uri,
+    timestamp: pythonDatetime(toMinute(item.datetime)),
+    tweet_hashtags: tweet.hashtags,
+    media: item.media.length > 0 ? item.media.map((entry) => entry.url) : null,
+    user_id: user.id,
+    user_display_name: user.display_name,
+    user_verified: user.verified,
+    tweet_id: tweet.id,
+    is_reply: tweet.is_reply,
+    is_quote: tweet.is_quote,
+    conversation_id: tweet.conversation_id,
+    like_count: tweet.like_count,
+    retweet_count: tweet.retweet_count,
+    reply_count: tweet.reply_count,
+    quote_count: tweet.quote_count,
+    user_followers_count: user.followers_count,
+    user_following_count: user.following_count,
+    // Not an XContent field; scrapers add it and validators drop it before parsing.
+    is_retweet: tweet.is_retweet,
+  };
+  return JSON.stringify(record, (_, value: unknown) => (value === null ? undefined : value));
+}
+
+/**
+ * `RedditContent` by alias, serialized by pydantic v1 (Python's `json.dumps`: `", "` and `": "`
+ * separators, non-ASCII escaped, `None` as null), its time rounded down to the minute.
+ */
+function redditRecord(item: RedditItem): string {
+  return pythonJson({
+    id: item.id,
+    url: item.uri,
+    username: item.username,
+    communityName: item.communityName,
+    body: item.body,
+    createdAt: pythonDatetime(toMinute(item.datetime), '+00:00'),
+    dataType: item.dataType,
+    title: item.title ?? null,
+    parentId: item.parentId ?? null,
+    media: null,
+    is_nsfw: false,
+  });
+}
+
+function toMinute(iso: string): string {
+  const date = new Date(iso);
+  date.setUTCSeconds(0, 0);
+  return date.toISOString();
+}
+
+/** Python's ISO form of a UTC datetime: no fraction when it is zero, microseconds otherwise. */
+function pythonDatetime(iso: string, zone = 'Z'): string {
+  const [seconds, fraction] = iso.replace(/Z$/, '').split('.');
+  return fraction && Number(fraction) !== 0 ? `${seconds}.${fraction.padEnd(6, '0')}${zone}` : `${seconds}${zone}`;
+}
+
+/** `json.dumps` with its defaults (separators `, ` and `: `, `ensure_ascii`). */
+function pythonJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(pythonJson).join(', ')}]`;
+  if (value !== null && typeof value === 'object')
+    return `{${Object.entries(value)
+      .map(([key, entry]) => `${asciiJson(key)}: ${pythonJson(entry)}`)
+      .join(', ')}}`;
+  return typeof value === 'string' ? asciiJson(value) : JSON.stringify(value);
+}
+
+function asciiJson(text: string): string {
+  return JSON.stringify(text).replace(
+    /[\u007f-\uffff]/g,
+    (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}

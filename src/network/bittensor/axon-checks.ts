@@ -1,0 +1,122 @@
+import { IncomingHttpHeaders } from 'node:http';
+import { verifySignature } from './keypair';
+import { EMPTY_BODY_HASH, signatureMessage } from './dendrite';
+
+/**
+ * The checks a Bittensor axon makes of every request before its handler runs (bittensor
+ * `axon.py`, `AxonMiddleware.dispatch` and `default_verify`), in the same order with the same
+ * statuses: unknown synapse 404, unparsable headers 400, blacklist 403, nonce or signature 401,
+ * body hash mismatch 500. The devnet's simulated axons run these; so can a test.
+ */
+
+export interface AxonRules {
+  /** The axon's own hotkey: the signed message names it, whatever the request's header says. */
+  hotkey: string;
+  /** Whether the axon serves this synapse (has a handler attached for it). */
+  serves(synapse: string): boolean;
+  /** Why the caller may not call this synapse now, or null. Runs before the signature check. */
+  blacklist(caller: string | undefined, synapse: string): string | null;
+  /** The axon's clock, in milliseconds. */
+  nowMs(): number;
+}
+
+export type AxonVerdict =
+  | { ok: true; synapse: string; caller: string; body: Record<string, unknown> }
+  | { ok: false; status: 400 | 401 | 403 | 404 | 500; message: string };
+
+/** Dendrites at or above this version follow the current nonce rules. */
+const NONCE_RULES_VERSION = 7_002_000;
+/** A first nonce may be this much older than the axon's clock, plus the request's timeout. */
+const ALLOWED_NONCE_DELTA_NS = 4_000_000_000n;
+
+export class AxonGuard {
+  /** Last nonce accepted per `{dendrite hotkey}:{uuid}`. */
+  private readonly nonces = new Map<string, bigint>();
+
+  constructor(private readonly rules: AxonRules) {}
+
+  check(path: string, headers: IncomingHttpHeaders, rawBody: string): AxonVerdict {
+    const synapse = path.split('/')[1] ?? '';
+    if (!this.rules.serves(synapse))
+      return refuse(404, `Synapse name '${synapse}' not found`);
+    const parsed = parseHeaders(headers);
+    if (!parsed) return refuse(400, `Improperly formatted request: headers of ${synapse}`);
+    const reason = this.rules.blacklist(parsed.hotkey, synapse);
+    if (reason !== null) return refuse(403, `Forbidden. Key is blacklisted: ${reason}.`);
+    const unverified = this.verify(parsed);
+    if (unverified !== null) return refuse(401, `Not Verified with error: ${unverified}`);
+    let body: unknown;
+    try {
+      body = JSON.parse(rawBody);
+    } catch {
+      return refuse(500, 'Internal Server Error: the body is not JSON');
+    }
+    if (typeof body !== 'object' || body === null || Array.isArray(body))
+      return refuse(500, 'Internal Server Error: the body is not a JSON object');
+    if (parsed.bodyHash !== EMPTY_BODY_HASH)
+      return refuse(
+        500,
+        `Hash mismatch between header body hash ${parsed.bodyHash} and parsed body hash ${EMPTY_BODY_HASH}`,
+      );
+    return { ok: true, synapse, caller: parsed.hotkey!, body: body as Record<string, unknown> };
+  }
+
+  /** `default_verify`: the nonce rules, then the signature; the nonce is kept on success. */
+  private verify(request: ParsedHeaders): string | null {
+    const { hotkey, nonce, uuid, signature, version, timeoutSeconds } = request;
+    if (nonce === undefined) return 'Missing Nonce';
+    if (hotkey === undefined || uuid === undefined || signature === undefined)
+      return 'Missing dendrite hotkey, uuid or signature';
+    const key = `${hotkey}:${uuid}`;
+    const last = this.nonces.get(key);
+    if (version !== undefined && version >= NONCE_RULES_VERSION) {
+      const nowNs = BigInt(Math.floor(this.rules.nowMs())) * 1_000_000n;
+      const oldest =
+        nowNs - ALLOWED_NONCE_DELTA_NS - BigInt(Math.round(timeoutSeconds * 1e9));
+      if (last === undefined && nonce <= oldest) return 'Nonce is too old';
+    }
+    if (last !== undefined && nonce <= last)
+      return 'Nonce is too old, a newer one was last processed';
+    const message = signatureMessage(nonce, hotkey, this.rules.hotkey, uuid, request.bodyHash);
+    if (!verifySignature(message, signature, hotkey)) return 'Signature mismatch';
+    this.nonces.set(key, nonce);
+    return null;
+  }
+}
+
+interface ParsedHeaders {
+  hotkey?: string;
+  nonce?: bigint;
+  uuid?: string;
+  signature?: string;
+  version?: number;
+  timeoutSeconds: number;
+  bodyHash: string;
+}
+
+/** Undefined when a present header cannot be read (the axon's SynapseParsingError, 400). */
+function parseHeaders(headers: IncomingHttpHeaders): ParsedHeaders | undefined {
+  const header = (name: string): string | undefined => {
+    const value = headers[name];
+    return Array.isArray(value) ? value[0] : value;
+  };
+  const nonce = header('bt_header_dendrite_nonce');
+  const version = header('bt_header_dendrite_version');
+  const timeout = header('timeout');
+  if (nonce !== undefined && !/^\d{1,30}$/.test(nonce)) return undefined;
+  if (version !== undefined && !/^\d{1,12}$/.test(version)) return undefined;
+  if (timeout !== undefined && !(Number(timeout) >= 0)) return undefined;
+  return {
+    hotkey: header('bt_header_dendrite_hotkey'),
+    nonce: nonce === undefined ? undefined : BigInt(nonce),
+    uuid: header('bt_header_dendrite_uuid'),
+    signature: header('bt_header_dendrite_signature'),
+    version: version === undefined ? undefined : Number(version),
+    timeoutSeconds: timeout === undefined ? 12 : Number(timeout),
+    bodyHash: header('computed_body_hash') ?? '',
+  };
+}
+
+function refuse(status: 400 | 401 | 403 | 404 | 500, message: string): AxonVerdict {
+  return { ok: false, status, message };
+}

@@ -1,0 +1,78 @@
+import { inspect } from 'node:util';
+import { stringToU8a, u8aToHex, hexToU8a } from '@polkadot/util';
+import { encodeAddress, sr25519Verify } from '@polkadot/util-crypto';
+import { loadVectors } from '../../../test/support/bittensor-fixtures';
+import { cryptoReady, Sr25519Keypair, SS58_FORMAT, verifySignature } from './keypair';
+
+const vectors = loadVectors();
+
+beforeAll(() => cryptoReady());
+
+describe(Sr25519Keypair.name, () => {
+  it('derives the development accounts and btwallet addresses from URIs', () => {
+    const { btwallet, sr25519 } = vectors;
+    expect(Sr25519Keypair.fromUri('//Alice').address).toBe(sr25519.dev_alice_ss58);
+    expect(Sr25519Keypair.fromUri(`${sr25519.dev_phrase}//Alice`).address).toBe(
+      sr25519.dev_alice_ss58,
+    );
+    expect(Sr25519Keypair.fromUri(btwallet.mnemonic).address).toBe(btwallet.ss58);
+    expect(Sr25519Keypair.fromUri(`${btwallet.mnemonic}//Alice`).address).toBe(
+      btwallet['hard_derived_//Alice_ss58'],
+    );
+    expect(Sr25519Keypair.fromUri(`${btwallet.mnemonic}/Alice`).address).toBe(
+      btwallet['soft_derived_/Alice_ss58'],
+    );
+  });
+
+  it('derives the Rust-checked public key of a seed, also given as a 0x URI', () => {
+    const seed = stringToU8a('12345678901234567890123456789012');
+    const expected = vectors.sr25519.seed_ascii_12345678901234567890123456789012_public_key;
+    expect(u8aToHex(Sr25519Keypair.fromSeed(seed).publicKey)).toBe(expected);
+    expect(u8aToHex(Sr25519Keypair.fromUri(u8aToHex(seed)).publicKey)).toBe(expected);
+  });
+
+  it("loads btwallet's canonical private key to its public key", () => {
+    const { privateKey_schnorrkel_canonical: privateKey, public_key_of_that_privateKey: publicKey } =
+      vectors.btwallet;
+    const keypair = Sr25519Keypair.fromSchnorrkelSecret(hexToU8a(privateKey));
+    expect(u8aToHex(keypair.publicKey)).toBe(publicKey);
+    const signature = keypair.sign('from a private key');
+    expect(verifySignature('from a private key', signature, keypair.address)).toBe(true);
+  });
+
+  it('signs what an independent implementation verifies, and verifies what Rust signed', () => {
+    const keypair = Sr25519Keypair.fromUri('//Gateway');
+    const signature = keypair.sign('a message');
+    expect(signature).toMatch(/^0x[0-9a-f]{128}$/);
+    // util-crypto's sr25519Verify is the pure-JS @scure/sr25519, not the WebAssembly we sign with.
+    expect(sr25519Verify(stringToU8a('a message'), hexToU8a(signature), keypair.publicKey)).toBe(
+      true,
+    );
+    const rust = vectors.sr25519.rust_verified_signature;
+    const address = encodeAddress(hexToU8a(rust.public_key), SS58_FORMAT);
+    const rustSignature = u8aToHex(Uint8Array.from(rust.signature_bytes));
+    expect(verifySignature(rust.message_utf8, rustSignature, address)).toBe(true);
+    expect(verifySignature(`${rust.message_utf8} `, rustSignature, address)).toBe(false);
+  });
+
+  it('refuses unusable URIs and seeds without repeating them', () => {
+    const secret = 'correct horse battery staple';
+    expect(() => Sr25519Keypair.fromUri(secret)).toThrow(/neither a valid mnemonic/);
+    try {
+      Sr25519Keypair.fromUri(secret);
+    } catch (error) {
+      expect((error as Error).message).not.toContain('horse');
+    }
+    expect(() => Sr25519Keypair.fromUri('')).toThrow();
+    expect(() => Sr25519Keypair.fromSeed(new Uint8Array(31))).toThrow('32 bytes');
+    expect(() => Sr25519Keypair.fromSchnorrkelSecret(new Uint8Array(32))).toThrow('64 bytes');
+  });
+
+  it('never shows its secret when serialized or inspected', () => {
+    const { keypair, mnemonic } = Sr25519Keypair.generate();
+    expect(Sr25519Keypair.fromUri(mnemonic).address).toBe(keypair.address);
+    expect(JSON.stringify({ keypair })).toBe(`{"keypair":{"address":"${keypair.address}"}}`);
+    expect(inspect(keypair)).toBe(`Sr25519Keypair(${keypair.address})`);
+    expect(Object.keys(keypair).sort()).toEqual(['address', 'publicKey']);
+  });
+});

@@ -1,0 +1,113 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadVectors } from '../../../test/support/bittensor-fixtures';
+import { ValidatorKeySettings } from '../../config/app-config';
+import { ConfigError } from '../../config/load-config';
+import { GENERATED_KEY_FILE, loadValidatorKey } from './validator-key';
+
+const { btwallet, sr25519 } = loadVectors();
+
+describe(loadValidatorKey.name, () => {
+  let directory: string;
+  beforeEach(() => {
+    directory = mkdtempSync(join(tmpdir(), 'validator-key-'));
+  });
+  afterEach(() => rmSync(directory, { recursive: true, force: true }));
+
+  const settings = (overrides: Partial<ValidatorKeySettings> = {}, explicit = false) => ({
+    uri: undefined,
+    expectedHotkey: undefined,
+    wallet: { path: join(directory, 'wallets'), name: 'default', hotkey: 'default', explicit },
+    ...overrides,
+  });
+  const writeWallet = (name: string, hotkey: string, content: object) => {
+    const hotkeys = join(directory, 'wallets', name, 'hotkeys');
+    mkdirSync(hotkeys, { recursive: true });
+    writeFileSync(join(hotkeys, hotkey), JSON.stringify(content));
+  };
+  const problems = async (promise: Promise<unknown>): Promise<string[]> => {
+    const error = await promise.then(() => undefined, (caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as ConfigError).problems;
+  };
+
+  it('takes VALIDATOR_HOTKEY_URI in development and tests', async () => {
+    const key = await loadValidatorKey(settings({ uri: '//Alice' }), 'test', directory);
+    expect(key.keypair.address).toBe(sr25519.dev_alice_ss58);
+    expect(key.origin).toBe('VALIDATOR_HOTKEY_URI');
+  });
+
+  it('refuses VALIDATOR_HOTKEY_URI in production, and beside wallet variables', async () => {
+    expect(
+      await problems(loadValidatorKey(settings({ uri: '//Alice' }), 'production', directory)),
+    ).toEqual([expect.stringMatching(/^VALIDATOR_HOTKEY_URI: for development and tests only/)]);
+    expect(
+      await problems(loadValidatorKey(settings({ uri: '//Alice' }, true), 'test', directory)),
+    ).toEqual([expect.stringMatching(/not both/)]);
+  });
+
+  it('reads the named wallet hotkey file', async () => {
+    writeWallet('validator', 'hot', { secretPhrase: btwallet.mnemonic, ss58Address: btwallet.ss58 });
+    const wallet = { path: join(directory, 'wallets'), name: 'validator', hotkey: 'hot', explicit: true };
+    const key = await loadValidatorKey(settings({ wallet }), 'production', directory);
+    expect(key.keypair.address).toBe(btwallet.ss58);
+    expect(key.origin).toBe(`wallet file ${join(directory, 'wallets', 'validator', 'hotkeys', 'hot')}`);
+  });
+
+  it('refuses a missing or encrypted wallet file in production, naming the variables', async () => {
+    expect(await problems(loadValidatorKey(settings(), 'production', directory))).toEqual([
+      expect.stringMatching(/^BT_WALLET_PATH \/ BT_WALLET_NAME \/ BT_WALLET_HOTKEY: no hotkey file at/),
+    ]);
+    const hotkeys = join(directory, 'wallets', 'default', 'hotkeys');
+    mkdirSync(hotkeys, { recursive: true });
+    writeFileSync(join(hotkeys, 'default'), '$NACL0123456789');
+    expect(await problems(loadValidatorKey(settings(), 'production', directory))).toEqual([
+      expect.stringMatching(/is encrypted \(NaCl\)/),
+    ]);
+  });
+
+  it('generates a development key once, keeps it private under DATA_DIR, and reuses it', async () => {
+    const first = await loadValidatorKey(settings(), 'development', directory);
+    expect(first.created).toBe(true);
+    const file = join(directory, GENERATED_KEY_FILE);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({
+      ss58Address: first.keypair.address,
+      secretPhrase: expect.any(String),
+    });
+    const second = await loadValidatorKey(settings(), 'development', directory);
+    expect(second).toMatchObject({ created: false });
+    expect(second.keypair.address).toBe(first.keypair.address);
+  });
+
+  it('does not generate one when wallet variables name a missing file', async () => {
+    await problems(loadValidatorKey(settings({}, true), 'development', directory));
+    expect(existsSync(join(directory, GENERATED_KEY_FILE))).toBe(false);
+  });
+
+  it('checks VALIDATOR_HOTKEY against the derived address', async () => {
+    const expected = await loadValidatorKey(
+      settings({ uri: '//Alice', expectedHotkey: sr25519.dev_alice_ss58 }),
+      'test',
+      directory,
+    );
+    expect(expected.keypair.address).toBe(sr25519.dev_alice_ss58);
+    expect(
+      await problems(
+        loadValidatorKey(settings({ uri: '//Bob', expectedHotkey: sr25519.dev_alice_ss58 }), 'test', directory),
+      ),
+    ).toEqual([
+      expect.stringMatching(
+        new RegExp(`^VALIDATOR_HOTKEY: is ${sr25519.dev_alice_ss58}, but the key from VALIDATOR_HOTKEY_URI is 5`),
+      ),
+    ]);
+  });
+
+  it('never repeats a secret URI in its errors', async () => {
+    const secret = 'correct horse battery staple';
+    const [problem] = await problems(loadValidatorKey(settings({ uri: secret }), 'test', directory));
+    expect(problem).toMatch(/^VALIDATOR_HOTKEY_URI: /);
+    expect(problem).not.toContain('horse');
+  });
+});

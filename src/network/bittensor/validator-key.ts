@@ -1,0 +1,93 @@
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { ValidatorKeySettings } from '../../config/app-config';
+import { ConfigError } from '../../config/load-config';
+import { cryptoReady, KeyError, Sr25519Keypair } from './keypair';
+import { readWalletHotkey, WalletFileError, walletHotkeyFileOf } from './wallet-file';
+
+export interface ValidatorKey {
+  keypair: Sr25519Keypair;
+  /** Where it came from, for the start-up banner (never the secret itself). */
+  origin: string;
+  /** True when this start generated it (development only). */
+  created: boolean;
+}
+
+/** Name of the development key kept under DATA_DIR (a btwallet hotkey file). */
+export const GENERATED_KEY_FILE = 'validator-hotkey';
+
+/**
+ * The validator's hotkey, which signs every call to miners. In order: VALIDATOR_HOTKEY_URI
+ * (development and tests), the btwallet hotkey file named by BT_WALLET_PATH / BT_WALLET_NAME /
+ * BT_WALLET_HOTKEY, or, in development and tests only, a key generated once under DATA_DIR.
+ * VALIDATOR_HOTKEY, when set, must be the address the key derives to. Every problem is a
+ * ConfigError naming the variable; none repeats a secret.
+ */
+export async function loadValidatorKey(
+  settings: ValidatorKeySettings,
+  nodeEnv: 'development' | 'production' | 'test',
+  dataDir: string,
+): Promise<ValidatorKey> {
+  await cryptoReady();
+  const key = selectKey(settings, nodeEnv, dataDir);
+  const expected = settings.expectedHotkey;
+  if (expected !== undefined && expected !== key.keypair.address) {
+    throw new ConfigError([
+      `VALIDATOR_HOTKEY: is ${expected}, but the key from ${key.origin} is ${key.keypair.address}`,
+    ]);
+  }
+  return key;
+}
+
+function selectKey(
+  settings: ValidatorKeySettings,
+  nodeEnv: 'development' | 'production' | 'test',
+  dataDir: string,
+): ValidatorKey {
+  const { uri, wallet } = settings;
+  if (uri !== undefined) {
+    if (nodeEnv === 'production')
+      throw new ConfigError([
+        'VALIDATOR_HOTKEY_URI: for development and tests only; in production use a wallet hotkey file (BT_WALLET_PATH, BT_WALLET_NAME, BT_WALLET_HOTKEY)',
+      ]);
+    if (wallet.explicit)
+      throw new ConfigError([
+        'VALIDATOR_HOTKEY_URI: set either it or BT_WALLET_PATH / BT_WALLET_NAME / BT_WALLET_HOTKEY, not both',
+      ]);
+    try {
+      return { keypair: Sr25519Keypair.fromUri(uri), origin: 'VALIDATOR_HOTKEY_URI', created: false };
+    } catch (error) {
+      throw new ConfigError([`VALIDATOR_HOTKEY_URI: ${(error as KeyError).message}`]);
+    }
+  }
+  const file = join(expandHome(wallet.path), wallet.name, 'hotkeys', wallet.hotkey);
+  if (existsSync(file) || wallet.explicit || nodeEnv === 'production')
+    return { keypair: readWallet(file), origin: `wallet file ${file}`, created: false };
+  return generatedKey(join(dataDir, GENERATED_KEY_FILE));
+}
+
+function readWallet(file: string): Sr25519Keypair {
+  try {
+    return readWalletHotkey(file);
+  } catch (error) {
+    if (!(error instanceof WalletFileError)) throw error;
+    throw new ConfigError([
+      `BT_WALLET_PATH / BT_WALLET_NAME / BT_WALLET_HOTKEY: ${error.message}`,
+    ]);
+  }
+}
+
+/** Development only: one key per data directory, kept as a btwallet file (mode 0600). */
+function generatedKey(file: string): ValidatorKey {
+  if (existsSync(file))
+    return { keypair: readWallet(file), origin: `development key file ${file}`, created: false };
+  const { keypair, mnemonic } = Sr25519Keypair.generate();
+  mkdirSync(join(file, '..'), { recursive: true });
+  writeFileSync(file, JSON.stringify(walletHotkeyFileOf(keypair, mnemonic)), { mode: 0o600 });
+  return { keypair, origin: `development key file ${file}`, created: true };
+}
+
+function expandHome(path: string): string {
+  return path === '~' || path.startsWith('~/') ? join(homedir(), path.slice(1)) : path;
+}

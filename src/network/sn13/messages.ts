@@ -1,0 +1,114 @@
+import { parseKeyword } from '../query-matcher';
+import { BucketKey, DataSource, sourceToId } from '../protocol';
+import { WireDataLabel } from './entities';
+
+/**
+ * The fields of subnet 13's synapses as named on the wire (data-universe `common/protocol.py`),
+ * and readers of their answers. Every synapse carries `version`; miners answer an index request
+ * without version 4 with an error.
+ */
+
+export const PROTOCOL_VERSION = 4;
+
+export interface WireBucketId {
+  time_bucket: { id: number };
+  /** 1 = REDDIT, 2 = X. */
+  source: number;
+  label: WireDataLabel | null;
+}
+
+export function wireBucketId(bucket: BucketKey): WireBucketId {
+  return {
+    time_bucket: { id: bucket.timeBucket },
+    source: bucket.source,
+    label: bucket.label === null ? null : { value: bucket.label },
+  };
+}
+
+export function getMinerIndexFields(): { version: number } {
+  return { version: PROTOCOL_VERSION };
+}
+
+export function getDataEntityBucketFields(bucket: BucketKey): {
+  version: number;
+  data_entity_bucket_id: WireBucketId;
+} {
+  return { version: PROTOCOL_VERSION, data_entity_bucket_id: wireBucketId(bucket) };
+}
+
+export interface OnDemandQuery {
+  source: DataSource;
+  usernames: string[];
+  keywords: string[];
+  startDate: Date | null;
+  endDate: Date;
+  limit: number;
+}
+
+export interface OnDemandRequestFields {
+  version: number;
+  source: number;
+  usernames: string[];
+  keywords: string[];
+  keyword_mode: 'all' | 'any';
+  url: string | null;
+  start_date: string | null;
+  end_date: string | null;
+  limit: number;
+}
+
+/**
+ * Our query as an `OnDemandRequest`. `keyword_mode` is `all`: an item answers only when it
+ * holds every keyword (our matching rule). Miners read a Reddit query's first keyword as the
+ * subreddit, so subreddit selectors (`r/x`, `/r/x`, `/x`) are sent first, as `r/x`. Whatever
+ * a miner returns is checked against our own rules anyway.
+ */
+export function onDemandRequestFields(query: OnDemandQuery): OnDemandRequestFields {
+  const keywords = query.keywords.map((keyword) => {
+    const parsed = parseKeyword(keyword, query.source);
+    return parsed.kind === 'subreddit' ? { wire: parsed.label, first: true } : { wire: keyword, first: false };
+  });
+  return {
+    version: PROTOCOL_VERSION,
+    source: sourceToId(query.source),
+    usernames: query.usernames,
+    keywords: [
+      ...keywords.filter((keyword) => keyword.first),
+      ...keywords.filter((keyword) => !keyword.first),
+    ].map((keyword) => keyword.wire),
+    keyword_mode: 'all',
+    url: null,
+    start_date: query.startDate?.toISOString() ?? null,
+    end_date: query.endDate.toISOString(),
+    limit: query.limit,
+  };
+}
+
+export class WrongAnswerError extends Error {
+  override readonly name = 'WrongAnswerError';
+}
+
+/** `compressed_index_serialized`: the index's JSON as a string, parsed here. */
+export function readCompressedIndex(body: unknown): unknown {
+  const serialized = field(body, 'compressed_index_serialized');
+  if (typeof serialized !== 'string')
+    throw new WrongAnswerError('compressed_index_serialized is not a string');
+  try {
+    return JSON.parse(serialized) as unknown;
+  } catch {
+    throw new WrongAnswerError('compressed_index_serialized is not JSON');
+  }
+}
+
+/** The list of entities an answer carries in `name` (`data_entities`, `data`). */
+export function readEntityList(body: unknown, name: 'data_entities' | 'data'): unknown[] {
+  const list = field(body, name);
+  if (!Array.isArray(list)) throw new WrongAnswerError(`${name} is not a list`);
+  return list;
+}
+
+function field(body: unknown, name: string): unknown {
+  return typeof body === 'object' && body !== null && !Array.isArray(body)
+    ? (body as Record<string, unknown>)[name]
+    : undefined;
+}

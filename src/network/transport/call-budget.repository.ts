@@ -1,0 +1,58 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+
+/** The calls made to each miner per synapse, kept in Postgres so every replica counts them. */
+@Injectable()
+export class CallBudgetRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /**
+   * Records a call at `at` unless `limit` calls already fall within the window ending at `at`.
+   * One transaction holding the (miner, synapse) row's lock, so concurrent replicas never both
+   * take the last call. Returns whether it was recorded and the calls now inside the window.
+   */
+  reserve(
+    hotkey: string,
+    synapse: string,
+    at: Date,
+    limit: number,
+    windowMs: number,
+  ): Promise<{ granted: boolean; calls: Date[] }> {
+    return this.dataSource.transaction(async (manager) => {
+      await manager.query(
+        `INSERT INTO miner_call_budgets (miner_hotkey, synapse, calls) VALUES ($1, $2, '{}')
+         ON CONFLICT DO NOTHING`,
+        [hotkey, synapse],
+      );
+      const [row] = await manager.query<{ calls: Date[] }[]>(
+        'SELECT calls FROM miner_call_budgets WHERE miner_hotkey = $1 AND synapse = $2 FOR UPDATE',
+        [hotkey, synapse],
+      );
+      const calls = row.calls.filter((call) => call.getTime() > at.getTime() - windowMs);
+      const granted = calls.length < limit;
+      if (granted) calls.push(at);
+      await manager.query(
+        'UPDATE miner_call_budgets SET calls = $3 WHERE miner_hotkey = $1 AND synapse = $2',
+        [hotkey, synapse, calls],
+      );
+      return { granted, calls };
+    });
+  }
+
+  /** The calls to each miner within the window ending at `at` (miners never called are absent). */
+  async recentCalls(
+    hotkeys: readonly string[],
+    synapse: string,
+    at: Date,
+    windowMs: number,
+  ): Promise<Map<string, Date[]>> {
+    const rows = await this.dataSource.query<{ hotkey: string; calls: Date[] }[]>(
+      `SELECT miner_hotkey AS hotkey,
+              array(SELECT c FROM unnest(calls) AS c WHERE c > $3::timestamptz - make_interval(secs => $4 / 1000.0) ORDER BY c) AS calls
+       FROM miner_call_budgets WHERE synapse = $2 AND miner_hotkey = ANY($1::varchar[])`,
+      [hotkeys, synapse, at, windowMs],
+    );
+    return new Map(rows.map((row) => [row.hotkey, row.calls]));
+  }
+}

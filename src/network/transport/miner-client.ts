@@ -1,0 +1,389 @@
+import { setMaxListeners } from 'node:events';
+import { isIP } from 'node:net';
+import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import {
+  BulkheadPolicy,
+  bulkhead,
+  circuitBreaker,
+  CircuitBreakerPolicy,
+  CircuitState,
+  ConsecutiveBreaker,
+  handleWhen,
+  isBrokenCircuitError,
+  isBulkheadRejectedError,
+  TaskCancelledError,
+  timeout,
+  TimeoutStrategy,
+  wrap,
+} from 'cockatiel';
+import { Agent, Dispatcher, request } from 'undici';
+import { Clock } from '../../common/clock/clock';
+import { MetricsService } from '../../common/metrics/metrics.service';
+import { AppConfig } from '../../config/app-config';
+import { InjectConfig } from '../../config/config.module';
+import { AxonTarget, buildSignedRequest, newTerminal } from '../bittensor/dendrite';
+import { ValidatorIdentity } from '../bittensor/validator-identity';
+import { SynapseName } from '../sn13/synapse-names';
+import { AddressPolicy, AddressRefusedError } from './address-policy';
+import { CallBudgets } from './call-budgets';
+import { MinerCooldowns } from './miner-cooldowns';
+
+export interface MinerTarget {
+  uid: number;
+  hotkey: string;
+  /** `http://host:port` as the metagraph lists it. */
+  axonUrl: string;
+}
+
+export type MinerFailureReason =
+  | 'timeout'
+  | 'http_error'
+  | 'malformed'
+  | 'oversize'
+  | 'wrong_schema'
+  | 'network'
+  | 'circuit_open'
+  | 'busy'
+  | 'not_served'
+  | 'blacklisted'
+  | 'unauthorized'
+  | 'address_refused'
+  | 'no_budget';
+
+/**
+ * Failures that say nothing about the miner's honesty: we did not call it (our bulkhead, an
+ * open circuit, no budget left, a refused address), or it refused us for reasons of its own
+ * that are not faults (it does not serve the synapse, it blacklists us, it could not verify
+ * us). They move no credibility and do not open the circuit.
+ */
+export const NOT_THE_MINERS_FAULT: ReadonlySet<MinerFailureReason> = new Set([
+  'busy',
+  'circuit_open',
+  'not_served',
+  'blacklisted',
+  'unauthorized',
+  'address_refused',
+  'no_budget',
+]);
+
+/** Failures that happen before the miner is called: no latency is recorded. */
+const NOT_CALLED: ReadonlySet<MinerFailureReason> = new Set([
+  'busy',
+  'circuit_open',
+  'address_refused',
+  'no_budget',
+]);
+
+export class MinerCallError extends Error {
+  constructor(
+    readonly reason: MinerFailureReason,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'MinerCallError';
+  }
+}
+
+export interface MinerReply {
+  body: unknown;
+  latencyMs: number;
+}
+
+type Refusal = 'not_served' | 'blacklisted' | 'unauthorized';
+
+/**
+ * How long a synapse is not asked of a miner after it refused it: a 404 means the miner does
+ * not serve it (public subnet 13 miners dropped OnDemandRequest); a 403 that its blacklist or
+ * its budget for our hotkey refuses us (its window resets within the hour); a 401 that it
+ * could not verify us (our clock, or our hotkey missing from its metagraph).
+ */
+const COOLDOWN_MS: Record<Refusal, number> = {
+  not_served: 60 * 60_000,
+  blacklisted: 15 * 60_000,
+  unauthorized: 5 * 60_000,
+};
+const STATUS_REFUSALS: Readonly<Record<number, Refusal>> = {
+  404: 'not_served',
+  403: 'blacklisted',
+  401: 'unauthorized',
+};
+const LOG_EVERY_MS = 60 * 60_000;
+/** Error bodies are read for their message only. */
+const ERROR_BODY_BYTES = 4096;
+
+interface MinerPolicies {
+  bulkhead: BulkheadPolicy;
+  breaker: CircuitBreakerPolicy;
+}
+
+type CircuitListener = (uid: number, open: boolean) => void;
+type RefusedListener = (uid: number) => void;
+
+/**
+ * Calls miners the way a Bittensor validator's dendrite does: each call signed with the
+ * validator's hotkey (dendrite.ts), sent only to allowed addresses (address-policy.ts), within
+ * the miner's call budget (call-budgets.ts). Per miner: bounded concurrency (a bulkhead), a
+ * circuit breaker opened by consecutive faults, and per call a timeout and a cap on the
+ * response size, all from cockatiel. The answer is returned unchecked: it is untrusted.
+ */
+@Injectable()
+export class MinerClient implements OnModuleDestroy {
+  private readonly logger = new Logger(MinerClient.name);
+  private readonly policies = new Map<number, MinerPolicies>();
+  private readonly circuitListeners: CircuitListener[] = [];
+  private readonly refusedListeners: RefusedListener[] = [];
+  /** Aborted at shutdown: calls in flight end at once instead of at their timeout. */
+  private readonly shutdown = new AbortController();
+  private readonly addresses: AddressPolicy;
+  private readonly agent: Dispatcher;
+  private readonly cooldowns: MinerCooldowns<Refusal>;
+
+  constructor(
+    @InjectConfig() private readonly config: AppConfig,
+    private readonly metrics: MetricsService,
+    private readonly identity: ValidatorIdentity,
+    private readonly budgets: CallBudgets,
+    private readonly clock: Clock,
+  ) {
+    // Every call in flight listens on this signal; many concurrent calls are normal, not a leak.
+    setMaxListeners(0, this.shutdown.signal);
+    this.addresses = new AddressPolicy(config.network.allowedNetworks);
+    this.agent = new Agent({ connect: this.addresses.connector(10_000) });
+    this.cooldowns = new MinerCooldowns(() => clock.now().getTime());
+  }
+
+  /**
+   * Calls `synapse` on the miner with the synapse's own `fields`. `signal` lets the caller give
+   * up early (a query's stragglers); that counts as a timeout.
+   */
+  async call(
+    miner: MinerTarget,
+    synapse: SynapseName,
+    fields: Record<string, unknown>,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<MinerReply> {
+    const started = performance.now();
+    try {
+      const refused = this.cooldowns.active(miner.hotkey, synapse);
+      if (refused) throw new MinerCallError(refused, `${synapse} refused recently (${refused})`);
+      const axon = axonOf(miner);
+      const { bulkhead: limiter, breaker } = this.policiesFor(miner.uid);
+      const body = await wrap(
+        limiter,
+        breaker,
+        timeout(timeoutMs, TimeoutStrategy.Aggressive),
+      ).execute(
+        (context) => this.send(miner, axon, synapse, fields, timeoutMs, context.signal),
+        signal ? AbortSignal.any([this.shutdown.signal, signal]) : this.shutdown.signal,
+      );
+      const latencyMs = performance.now() - started;
+      this.metrics.observeMinerCall(miner.uid, synapse, latencyMs / 1000);
+      return { body, latencyMs };
+    } catch (error) {
+      const failure = classify(error, timeoutMs);
+      const seconds = NOT_CALLED.has(failure.reason)
+        ? undefined
+        : (performance.now() - started) / 1000;
+      this.metrics.observeMinerCall(miner.uid, synapse, seconds, failure.reason);
+      if (failure.reason === 'address_refused')
+        this.refusedListeners.forEach((listener) => listener(miner.uid));
+      throw failure;
+    }
+  }
+
+  onModuleDestroy(): void {
+    this.shutdown.abort();
+    void this.agent.destroy().catch(() => undefined);
+  }
+
+  /** False while the miner is in a cooldown for this synapse (it refused it recently). */
+  mayAsk(hotkey: string, synapse: SynapseName): boolean {
+    return this.cooldowns.active(hotkey, synapse) === undefined;
+  }
+
+  /** True when `host` (an axon's) resolves only to addresses MINER_ALLOWED_NETWORKS allows. */
+  permitsHost(host: string): Promise<boolean> {
+    return this.addresses.permits(host);
+  }
+
+  /** True while the miner's circuit is open (it failed repeatedly and is being left alone). */
+  isCircuitOpen(uid: number): boolean {
+    return this.policies.get(uid)?.breaker.state === CircuitState.Open;
+  }
+
+  onCircuitChange(listener: CircuitListener): void {
+    this.circuitListeners.push(listener);
+  }
+
+  /** Called when a miner's address turned out to be outside MINER_ALLOWED_NETWORKS. */
+  onAddressRefused(listener: RefusedListener): void {
+    this.refusedListeners.push(listener);
+  }
+
+  private policiesFor(uid: number): MinerPolicies {
+    let policies = this.policies.get(uid);
+    if (!policies) {
+      const { minerConcurrency, breakerFailures, breakerCooldownMs } = this.config.network;
+      // Our own refusals, the miner's refusals of us and our own shutdown say nothing about
+      // the miner's health.
+      const breaker = circuitBreaker(
+        handleWhen(
+          (error) =>
+            !isBulkheadRejectedError(error) &&
+            !this.shutdown.signal.aborted &&
+            !(error instanceof MinerCallError && NOT_THE_MINERS_FAULT.has(error.reason)),
+        ),
+        { halfOpenAfter: breakerCooldownMs, breaker: new ConsecutiveBreaker(breakerFailures) },
+      );
+      breaker.onBreak(() => this.circuitListeners.forEach((listener) => listener(uid, true)));
+      breaker.onReset(() => this.circuitListeners.forEach((listener) => listener(uid, false)));
+      policies = { bulkhead: bulkhead(minerConcurrency, minerConcurrency * 4), breaker };
+      this.policies.set(uid, policies);
+    }
+    return policies;
+  }
+
+  private async send(
+    miner: MinerTarget,
+    axon: AxonTarget,
+    synapse: SynapseName,
+    fields: Record<string, unknown>,
+    timeoutMs: number,
+    signal: AbortSignal,
+  ): Promise<unknown> {
+    if (isIP(axon.ip) && !this.addresses.allows(axon.ip))
+      throw new AddressRefusedError(axon.ip, axon.ip);
+    if (!(await this.budgets.take(miner.hotkey, synapse)))
+      throw new MinerCallError('no_budget', `no ${synapse} call left in this miner's budget`);
+    const signed = buildSignedRequest(
+      synapse,
+      fields,
+      timeoutMs / 1000,
+      axon,
+      newTerminal(this.identity.hotkey, this.clock.now().getTime()),
+      (message) => this.identity.keypair.sign(message),
+    );
+    const response = await request(signed.url, {
+      method: 'POST',
+      headers: signed.headers,
+      body: signed.body,
+      signal,
+      dispatcher: this.agent,
+    });
+    if (response.statusCode !== 200) {
+      const message = errorMessage(await readCapped(response.body, ERROR_BODY_BYTES, true));
+      throw this.refusal(miner, synapse, response.statusCode, message);
+    }
+    const text = await readCapped(
+      response.body,
+      this.config.network.minerMaxResponseBytes,
+      false,
+      Number(response.headers['content-length'] ?? 0),
+    );
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      throw new MinerCallError('malformed', 'response is not JSON');
+    }
+  }
+
+  /** What a non-200 status means, with the cooldowns and the once-an-hour logs it calls for. */
+  private refusal(
+    miner: MinerTarget,
+    synapse: SynapseName,
+    status: number,
+    message: string,
+  ): MinerCallError {
+    const refusal = STATUS_REFUSALS[status];
+    if (!refusal) {
+      if (status === 408) return new MinerCallError('timeout', 'the axon timed out (408)');
+      if (status === 503) return new MinerCallError('busy', 'the axon is busy (503)');
+      return new MinerCallError('http_error', `HTTP ${status}`);
+    }
+    this.cooldowns.start(miner.hotkey, synapse, refusal, COOLDOWN_MS[refusal]);
+    if (this.cooldowns.shouldLog(`${miner.hotkey}|${synapse}|${refusal}`, LOG_EVERY_MS)) {
+      const who = `miner ${miner.uid} (${miner.hotkey})`;
+      if (refusal === 'not_served')
+        this.logger.log(`${who} does not serve ${synapse} (404): not asked again for an hour`);
+      else if (refusal === 'blacklisted')
+        this.logger.warn(`${who} blacklists our ${synapse} calls (403): ${message}`);
+      else
+        this.logger.warn(
+          `${who} could not verify our ${synapse} call (401): ${message}. Check this machine's ` +
+            `clock (nonces are nanoseconds of wall time) and that hotkey ${this.identity.hotkey} ` +
+            'is registered in the metagraph the miner sees',
+        );
+    }
+    return new MinerCallError(refusal, `HTTP ${status}: ${message}`);
+  }
+}
+
+/** The axon as the signed headers name it, from the metagraph's `http://host:port`. */
+function axonOf(miner: MinerTarget): AxonTarget {
+  let url: URL;
+  try {
+    url = new URL(miner.axonUrl);
+  } catch {
+    throw new MinerCallError('network', `axon URL ${miner.axonUrl} is not a URL`);
+  }
+  const port = Number(url.port || 80);
+  return { ip: url.hostname.replace(/^\[|\]$/g, ''), port, hotkey: miner.hotkey };
+}
+
+/**
+ * Reads the body, aborting as soon as it grows past `maxBytes` (never buffers more). With
+ * `truncate`, keeps the first `maxBytes` instead of failing (error bodies).
+ */
+async function readCapped(
+  body: AsyncIterable<Buffer> & { destroy(): unknown },
+  maxBytes: number,
+  truncate: boolean,
+  declared = 0,
+): Promise<string> {
+  if (declared > maxBytes && !truncate) {
+    body.destroy();
+    throw new MinerCallError('oversize', `response of ${declared} bytes exceeds ${maxBytes}`);
+  }
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of body) {
+    total += chunk.byteLength;
+    if (total > maxBytes) {
+      body.destroy();
+      if (truncate) break;
+      throw new MinerCallError('oversize', `response exceeds ${maxBytes} bytes`);
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** An axon's error body is `{"message": "..."}`; shortened, as it is the miner's text. */
+function errorMessage(text: string): string {
+  try {
+    const { message } = JSON.parse(text) as { message?: unknown };
+    if (typeof message === 'string') return message.slice(0, 200);
+  } catch {
+    // not JSON: fall through
+  }
+  return text.slice(0, 200) || 'no message';
+}
+
+function classify(error: unknown, timeoutMs: number): MinerCallError {
+  if (error instanceof MinerCallError) return error;
+  if (error instanceof AddressRefusedError || hasCode(error, 'ADDRESS_REFUSED'))
+    return new MinerCallError('address_refused', (error as Error).message);
+  if (isBulkheadRejectedError(error))
+    return new MinerCallError('busy', 'too many calls in flight to this miner');
+  if (isBrokenCircuitError(error))
+    return new MinerCallError('circuit_open', 'circuit open after repeated failures');
+  // Not cockatiel's isTaskCancelledError: in 3.2.1 it tests for the bulkhead error instead.
+  if (error instanceof TaskCancelledError)
+    return new MinerCallError('timeout', `no answer within ${timeoutMs} ms`);
+  return new MinerCallError('network', error instanceof Error ? error.message : String(error));
+}
+
+function hasCode(error: unknown, code: string): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === code;
+}
