@@ -8,7 +8,7 @@
  */
 import { parseArgs } from 'node:util';
 import { MinerBehaviour } from '../src/devnet/behaviour';
-import { benchAppEnv, serveApp } from './support/app-server';
+import { benchAppEnv, benchValidatorKey, serveApp } from './support/app-server';
 import { forkServer } from './support/child-server';
 import { cleanupOnExit } from './support/cleanup';
 import { acquireDatabase } from './support/database';
@@ -46,7 +46,9 @@ async function fuzz(): Promise<{ result: FuzzResult; healthy: boolean; database:
     const database = await acquireDatabase('bench_fuzz');
     cleanup.push(database.release);
     const behaviours: MinerBehaviour[] = [5, 10, 20, 30, 40].map((latencyMs) => ({ latencyMs }));
-    const devnet = await forkDevnet(__filename, '--serve-devnet', behaviours);
+    const devnet = await forkDevnet(__filename, '--serve-devnet', behaviours, [
+      benchValidatorKey().address,
+    ]);
     cleanup.push(devnet.stop);
     const { env, masterKey } = benchAppEnv(database.url);
     Object.assign(env, FUZZ_APP_ENV, {

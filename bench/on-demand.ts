@@ -13,8 +13,15 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config/load-config';
 import { describeBehaviour, MinerBehaviour } from '../src/devnet/behaviour';
 import { HASHTAGS } from '../src/devnet/vocabulary';
-import { OnDemandMinerRequest } from '../src/network/protocol';
-import { benchAppEnv, createApiKey, deactivateApiKey, serveApp } from './support/app-server';
+import { cryptoReady } from '../src/network/bittensor/keypair';
+import { onDemandRequestFields, OnDemandRequestFields } from '../src/network/sn13/messages';
+import {
+  benchAppEnv,
+  benchValidatorKey,
+  createApiKey,
+  deactivateApiKey,
+  serveApp,
+} from './support/app-server';
 import { forkServer } from './support/child-server';
 import { cleanupOnExit } from './support/cleanup';
 import { acquireDatabase } from './support/database';
@@ -69,11 +76,15 @@ interface QueryMeta {
 type Sample = { ms: number; at: number; meta: QueryMeta };
 
 /** What the gateway sends each miner for `{source: "x", keywords: [keyword], limit: 100}`. */
-const minerRequest = (index: number): OnDemandMinerRequest => {
-  const keywords = [KEYWORDS[index % KEYWORDS.length]];
-  const endDate = new Date().toISOString();
-  return { source: 'X', usernames: [], keywords, start_date: null, end_date: endDate, limit: 100 };
-};
+const minerRequest = (index: number): OnDemandRequestFields =>
+  onDemandRequestFields({
+    source: 'X',
+    usernames: [],
+    keywords: [KEYWORDS[index % KEYWORDS.length]],
+    startDate: null,
+    endDate: new Date(),
+    limit: 100,
+  });
 
 /**
  * `count` queries, `options.concurrency` in flight, each timed alone (exact percentiles, meta
@@ -115,7 +126,9 @@ async function benchmark() {
     cleanup.push(database.release);
     const behaviours: MinerBehaviour[] = options.latencies.map((latencyMs) => ({ latencyMs }));
     for (let index = 0; index < options.hung; index += 1) behaviours.push({ hang: true });
-    const devnet = await forkDevnet(__filename, '--serve-devnet', behaviours);
+    await cryptoReady();
+    const signer = benchValidatorKey();
+    const devnet = await forkDevnet(__filename, '--serve-devnet', behaviours, [signer.address]);
     cleanup.push(devnet.stop);
     const { env, masterKey } = benchAppEnv(database.url);
     // No cache: every query must reach the miners. DEVNET_MINERS=0: our devnet is the network.
@@ -124,15 +137,14 @@ async function benchmark() {
     // The index sync runs every 20 min, and at start unless told not to: at start it would
     // overlap the run (DB writes, CPU) and measure that job instead. Set it to 'true' to see.
     env.INDEX_SYNC_ON_START ??= 'false';
-    const { network, validatorHotkey: hotkey } = loadConfig(env);
+    const { network } = loadConfig(env);
 
     progress(`direct: ${options.direct} calls to each healthy miner, one at a time`);
     const healthy = behaviours.flatMap((behaviour, uid) => (behaviour.hang ? [] : [uid]));
     const direct = await Promise.all(
       healthy.map(async (uid) => {
         const more = (timed: number): boolean => timed < options.direct;
-        const url = devnet.minerUrls[uid];
-        const times = await timeMinerCalls(url, hotkey, minerRequest, more, UNTIMED);
+        const times = await timeMinerCalls(devnet.axons[uid], signer, minerRequest, more, UNTIMED);
         return { uid, p50: percentile(times, 0.5), p99: percentile(times, 0.99) };
       }),
     );
@@ -141,8 +153,8 @@ async function benchmark() {
     progress(`ideal: ${options.requests} fan-outs straight to the healthy miners`);
     const { quorum } = network;
     const plan = { quorum, count: options.requests, concurrency: options.concurrency };
-    const urls = healthy.map((uid) => devnet.minerUrls[uid]);
-    const ideal = await timeQuorum(urls, hotkey, minerRequest, plan);
+    const axons = healthy.map((uid) => devnet.axons[uid]);
+    const ideal = await timeQuorum(axons, signer, minerRequest, plan);
 
     const app = await forkServer(__filename, ['--serve-app'], env, 60_000);
     cleanup.push(app.stop);

@@ -14,7 +14,7 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import Redis from 'ioredis';
 import { describeBehaviour, MinerBehaviour } from '../src/devnet/behaviour';
-import { benchAppEnv, createApiKey, serveApp } from './support/app-server';
+import { benchAppEnv, benchValidatorKey, createApiKey, serveApp } from './support/app-server';
 import { forkServer } from './support/child-server';
 import { cleanupOnExit } from './support/cleanup';
 import { acquireDatabase } from './support/database';
@@ -106,7 +106,9 @@ async function benchmark() {
   try {
     const database = await acquireDatabase('bench_soak');
     cleanup.push(database.release);
-    const devnet = await forkDevnet(__filename, '--serve-devnet', BEHAVIOURS);
+    const devnet = await forkDevnet(__filename, '--serve-devnet', BEHAVIOURS, [
+      benchValidatorKey().address,
+    ]);
     cleanup.push(devnet.stop);
     const { env, masterKey } = benchAppEnv(database.url);
     const redis = await redisUrl();

@@ -1,6 +1,11 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createApp } from '../../src/bootstrap';
 import { loadConfig } from '../../src/config/load-config';
+import { Sr25519Keypair } from '../../src/network/bittensor/keypair';
+import { loadValidatorKey } from '../../src/network/bittensor/validator-key';
+import { writeWalletHotkey } from '../../src/network/bittensor/wallet-file';
 import type { ApiKeyCreatedDto } from '../../src/modules/api-keys/dto/api-key-created.dto';
 import type { ApiKeyTier } from '../../src/modules/api-keys/api-key-tier';
 import { announcePort } from './child-server';
@@ -10,9 +15,10 @@ import { announcePort } from './child-server';
  * variables such as DATABASE_POOL_SIZE or REDIS_URL still apply). Printed in the reports.
  */
 export const BENCH_APP_SETTINGS = {
-  // Production mode as deployed; it requires a hotkey, which the health body merely echoes.
+  // Production mode as deployed: the validator key comes from a wallet file (benchWallet).
   NODE_ENV: 'production',
-  VALIDATOR_HOTKEY: '5BenchValidatorHotkeyXXXXXXXXXXXXXXXXXXXXXXXXXX',
+  // The benchmarks' miners are devnet axons on loopback; production allows public addresses only.
+  MINER_ALLOWED_NETWORKS: 'loopback',
   // Per-request logs would measure the logger (and flood the terminal), not the service.
   LOG_LEVEL: 'warn',
   // The real budget (1000/hour) would turn the benchmark into a stream of 429s within a second.
@@ -24,9 +30,22 @@ export const BENCH_APP_SETTINGS = {
   PORT: '0',
 } as const;
 
-/** Environment for an app child (see `serveApp`) using `databaseUrl` and a fresh master key. */
+/** The seed of the benchmarks' validator key: a public test value, like `//Alice`. */
+const BENCH_KEY_SEED = createHash('sha256').update('validator-gateway benchmarks').digest();
+const BENCH_WALLETS = join(tmpdir(), 'validator-gateway-bench-wallets');
+
+/** The key the benchmarked service signs with; devnets list its hotkey as a validator. */
+export function benchValidatorKey(): Sr25519Keypair {
+  return Sr25519Keypair.fromSeed(BENCH_KEY_SEED);
+}
+
+/**
+ * Environment for an app child (see `serveApp`) using `databaseUrl` and a fresh master key; the
+ * validator key is a btwallet hotkey file written for it (always the same test key).
+ */
 export function benchAppEnv(databaseUrl: string): { env: NodeJS.ProcessEnv; masterKey: string } {
   const masterKey = `sk_master_bench_${randomBytes(16).toString('hex')}`;
+  writeWalletHotkey(join(BENCH_WALLETS, 'default', 'hotkeys', 'default'), { seed: BENCH_KEY_SEED });
   return {
     masterKey,
     env: {
@@ -34,19 +53,27 @@ export function benchAppEnv(databaseUrl: string): { env: NodeJS.ProcessEnv; mast
       ...BENCH_APP_SETTINGS,
       DATABASE_URL: databaseUrl,
       MASTER_KEY: masterKey,
+      BT_WALLET_PATH: BENCH_WALLETS,
     },
   };
 }
 
 /**
- * Child side: starts the real service exactly as main.ts does (createApp: migrations, then the
- * configured Nest app) from the environment, and reports its port to the parent.
+ * Child side: starts the real service exactly as main.ts does (the validator key, then
+ * createApp: migrations and the configured Nest app) from the environment, and reports its port
+ * to the parent.
  */
 export async function serveApp(): Promise<void> {
   const config = loadConfig(process.env);
   const { databaseUrl, masterKey } = config;
   if (!databaseUrl || !masterKey) throw new Error('serveApp needs DATABASE_URL and MASTER_KEY');
-  const app = await createApp({ ...config, databaseUrl, masterKey });
+  const validator = await loadValidatorKey(config.validatorKey, config.nodeEnv, config.dataDir);
+  const app = await createApp({
+    ...config,
+    databaseUrl,
+    masterKey,
+    validatorKeypair: validator.keypair,
+  });
   await app.listen(config.port, config.host);
   announcePort(app.getHttpServer());
 }

@@ -3,14 +3,13 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { callAxon } from '../../src/devnet/axon-client';
 import { MinerBehaviour } from '../../src/devnet/behaviour';
 import { startDevnet } from '../../src/devnet/devnet';
 import { RequestCounts } from '../../src/devnet/miner-server';
-import {
-  MetagraphFile,
-  OnDemandMinerRequest,
-  VALIDATOR_HOTKEY_HEADER,
-} from '../../src/network/protocol';
+import { Sr25519Keypair } from '../../src/network/bittensor/keypair';
+import { MetagraphFile } from '../../src/network/protocol';
+import { OnDemandRequestFields, readEntityList } from '../../src/network/sn13/messages';
 import { announceReady, ChildServer, forkServer } from './child-server';
 import { runPool } from './measure';
 
@@ -18,13 +17,21 @@ import { runPool } from './measure';
 interface DevnetSpec {
   behaviours: MinerBehaviour[];
   metagraphFile: string;
+  /** Validators outside the devnet whose calls its miners take (the benchmarked service's). */
+  validatorHotkeys: string[];
+}
+
+/** One devnet miner as a caller needs it. */
+export interface DevnetAxon {
+  url: string;
+  hotkey: string;
 }
 
 export interface DevnetChild extends ChildServer {
   /** The metagraph file the child wrote (in a temporary directory that stop() removes). */
   metagraphFile: string;
-  /** Miner URLs by uid, read from that file. */
-  minerUrls: string[];
+  /** Miner axons (URL and hotkey) by uid, read from that file. */
+  axons: DevnetAxon[];
   /** Calls each miner (by uid) received so far, asked of the child over IPC. */
   requestCounts(): Promise<RequestCounts[]>;
 }
@@ -38,24 +45,25 @@ export async function forkDevnet(
   script: string,
   flag: string,
   behaviours: MinerBehaviour[],
+  validatorHotkeys: string[],
 ): Promise<DevnetChild> {
   const directory = mkdtempSync(join(tmpdir(), 'bench-devnet-'));
   const removeDirectory = (): void => rmSync(directory, { recursive: true, force: true });
   try {
     const metagraphFile = join(directory, 'metagraph.json');
-    const spec: DevnetSpec = { behaviours, metagraphFile };
+    const spec: DevnetSpec = { behaviours, metagraphFile, validatorHotkeys };
     const env = { ...process.env, BENCH_DEVNET: JSON.stringify(spec) };
     const server = await forkServer(script, [flag], env, 30_000);
     try {
       const { neurons } = JSON.parse(readFileSync(metagraphFile, 'utf8')) as MetagraphFile;
-      const minerUrls = behaviours.map((_, uid) => {
-        const url = neurons.find((neuron) => neuron.uid === uid)?.axon_url;
-        if (!url) throw new Error(`devnet: no axon for miner ${uid}`);
-        return url;
+      const axons = behaviours.map((_, uid) => {
+        const neuron = neurons.find((candidate) => candidate.uid === uid);
+        if (!neuron?.axon_url) throw new Error(`devnet: no axon for miner ${uid}`);
+        return { url: neuron.axon_url, hotkey: neuron.hotkey };
       });
       const requestCounts = (): Promise<RequestCounts[]> => askCounts(server.child);
       const stop = (): Promise<void> => server.stop().finally(removeDirectory);
-      return { ...server, metagraphFile, minerUrls, requestCounts, stop };
+      return { ...server, metagraphFile, axons, requestCounts, stop };
     } catch (error) {
       await server.stop();
       throw error;
@@ -82,7 +90,11 @@ function askCounts(child: ChildProcess): Promise<RequestCounts[]> {
 export async function serveDevnet(): Promise<void> {
   const spec = JSON.parse(process.env.BENCH_DEVNET ?? '') as DevnetSpec;
   const miners = spec.behaviours.map((behaviour) => ({ behaviour }));
-  const devnet = await startDevnet({ miners, metagraphFile: spec.metagraphFile });
+  const devnet = await startDevnet({
+    miners,
+    metagraphFile: spec.metagraphFile,
+    validatorHotkeys: spec.validatorHotkeys,
+  });
   // stop() also ends the hung requests, which would otherwise hold the gateway's sockets.
   process.once('SIGTERM', () => void devnet.stop().finally(() => process.exit(0)));
   process.on('message', (message) => {
@@ -93,14 +105,15 @@ export async function serveDevnet(): Promise<void> {
 }
 
 /**
- * A zero-overhead gateway: `count` fan-outs of `request(index)` straight to every miner in
- * `urls`, `concurrency` at a time, each timed until `quorum` miners have answered (stragglers
- * run on, as the gateway's do). What the miners allow at this load, before any gateway work.
+ * A zero-overhead gateway: `count` fan-outs of `request(index)` straight to every axon, signed
+ * by `signer`, `concurrency` at a time, each timed until `quorum` miners have answered
+ * (stragglers run on, as the gateway's do). What the miners allow at this load, before any
+ * gateway work.
  */
 export async function timeQuorum(
-  urls: readonly string[],
-  hotkey: string,
-  request: (index: number) => OnDemandMinerRequest,
+  axons: readonly DevnetAxon[],
+  signer: Sr25519Keypair,
+  request: (index: number) => OnDemandRequestFields,
   plan: { quorum: number; count: number; concurrency: number },
 ): Promise<{ times: number[]; seconds: number }> {
   const times: number[] = [];
@@ -110,8 +123,8 @@ export async function timeQuorum(
     const started = performance.now();
     let answered = 0;
     await new Promise<void>((resolve, reject) => {
-      for (const url of urls) {
-        const call = callMiner(url, hotkey, request(index));
+      for (const axon of axons) {
+        const call = callMiner(axon, signer, request(index));
         stragglers.push(call.then(() => ++answered === plan.quorum && resolve(), reject));
       }
     });
@@ -127,29 +140,34 @@ export async function timeQuorum(
  * client sees it. The first `untimed` calls (connection, JIT) are made but not recorded.
  */
 export async function timeMinerCalls(
-  url: string,
-  hotkey: string,
-  request: (index: number) => OnDemandMinerRequest,
+  axon: DevnetAxon,
+  signer: Sr25519Keypair,
+  request: (index: number) => OnDemandRequestFields,
   more: (timed: number) => boolean,
   untimed = 0,
 ): Promise<number[]> {
   const times: number[] = [];
   for (let index = 0; more(times.length); index += 1) {
-    const ms = await callMiner(url, hotkey, request(index));
+    const ms = await callMiner(axon, signer, request(index));
     if (index >= untimed) times.push(ms);
   }
   return times;
 }
 
-/** One `POST /OnDemandRequest`, the answer read and parsed as the gateway does; returns ms. */
-async function callMiner(url: string, hotkey: string, request: OnDemandMinerRequest) {
+/**
+ * One signed `POST /OnDemandRequest`, the answer read and its entity list taken as the gateway
+ * does; returns ms. Signing and reading cost the same as in the gateway.
+ */
+async function callMiner(axon: DevnetAxon, signer: Sr25519Keypair, fields: OnDemandRequestFields) {
   const started = performance.now();
-  const response = await fetch(`${url}/OnDemandRequest`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', [VALIDATOR_HOTKEY_HEADER]: hotkey },
-    body: JSON.stringify(request),
+  const answer = await callAxon({
+    ...axon,
+    synapse: 'OnDemandRequest',
+    fields: { ...fields },
+    signer,
+    timeoutSeconds: 10,
   });
-  const body = (await response.json()) as { data?: unknown };
-  if (!response.ok || !Array.isArray(body.data)) throw new Error(`${url}: ${response.status}`);
+  if (answer.status !== 200) throw new Error(`${axon.url}: ${answer.status} ${answer.text}`);
+  readEntityList(answer.body, 'data');
   return performance.now() - started;
 }

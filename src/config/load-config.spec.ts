@@ -10,7 +10,15 @@ function problemsOf(env: Record<string, string>): string[] {
   return [];
 }
 
-describe('loadConfig', () => {
+const PRODUCTION = {
+  NODE_ENV: 'production',
+  MASTER_KEY: 'a-long-enough-master-key',
+  DATABASE_URL: 'postgres://gateway@127.0.0.1:5432/gateway',
+};
+const LOOPBACK = { publicUnicast: false, cidrs: ['127.0.0.0/8', '::1/128'] };
+const HOUR_MS = 3_600_000;
+
+describe(loadConfig.name, () => {
   it('starts in development with no variables at all', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({
@@ -28,12 +36,22 @@ describe('loadConfig', () => {
     });
   });
 
-  it('refuses production without a master key, a database or a hotkey, naming each', () => {
+  it('refuses production without a master key or a database, naming each', () => {
     expect(problemsOf({ NODE_ENV: 'production' })).toEqual([
       'MASTER_KEY: required when NODE_ENV=production',
       'DATABASE_URL: required when NODE_ENV=production',
-      'VALIDATOR_HOTKEY: required when NODE_ENV=production',
     ]);
+  });
+
+  it('starts in production without VALIDATOR_HOTKEY: the key comes from the wallet', () => {
+    const config = loadConfig(PRODUCTION);
+
+    expect(config.nodeEnv).toBe('production');
+    expect(config.validatorKey).toEqual({
+      uri: undefined,
+      expectedHotkey: undefined,
+      wallet: { path: '~/.bittensor/wallets', name: 'default', hotkey: 'default', explicit: false },
+    });
   });
 
   it('reports every malformed variable at once', () => {
@@ -62,5 +80,125 @@ describe('loadConfig', () => {
     expect(config.port).toBe(8080);
     expect(config.rateLimits.regularPerWindow).toBe(5);
     expect(config.corsOrigins).toEqual(['https://a.example', 'https://b.example']);
+  });
+
+  describe('miner network settings', () => {
+    it('allows only public unicast addresses in production by default', () => {
+      expect(loadConfig(PRODUCTION).network.allowedNetworks).toEqual({
+        publicUnicast: true,
+        cidrs: [],
+      });
+    });
+
+    it.each(['development', 'test'])('allows only loopback by default in %s', (nodeEnv) => {
+      expect(loadConfig({ NODE_ENV: nodeEnv }).network.allowedNetworks).toEqual(LOOPBACK);
+    });
+
+    it('takes MINER_ALLOWED_NETWORKS over the default of the environment', () => {
+      const config = loadConfig({ ...PRODUCTION, MINER_ALLOWED_NETWORKS: '10.0.0.0/8, loopback' });
+
+      expect(config.network.allowedNetworks).toEqual({
+        publicUnicast: false,
+        cidrs: ['10.0.0.0/8', '127.0.0.0/8', '::1/128'],
+      });
+    });
+
+    it('budgets two index and two bucket calls per miner per hour by default', () => {
+      expect(loadConfig({}).network.callBudgets).toEqual({
+        GetMinerIndex: { calls: 2, windowMs: HOUR_MS },
+        GetDataEntityBucket: { calls: 2, windowMs: HOUR_MS },
+      });
+    });
+
+    it('reads MINER_CALL_BUDGETS', () => {
+      const config = loadConfig({ MINER_CALL_BUDGETS: 'GetMinerIndex=1/h,OnDemandRequest=30/10m' });
+
+      expect(config.network.callBudgets).toEqual({
+        GetMinerIndex: { calls: 1, windowMs: HOUR_MS },
+        OnDemandRequest: { calls: 30, windowMs: 600_000 },
+      });
+    });
+
+    it('reports bad network settings naming the variable, with every other problem at once', () => {
+      const problems = problemsOf({
+        DATABASE_URL: 'mysql://x',
+        MINER_ALLOWED_NETWORKS: 'public, the-office',
+        MINER_CALL_BUDGETS: 'GetMinerIndex=2/h,GetEverything=5/h',
+      });
+
+      expect(problems).toEqual([
+        'DATABASE_URL: must be a postgres:// or postgresql:// URL',
+        'MINER_ALLOWED_NETWORKS: "the-office" is not a CIDR range (e.g. 203.0.113.0/24), "public" or "loopback"',
+        'MINER_CALL_BUDGETS: "GetEverything" is not a synapse (GetMinerIndex, GetDataEntityBucket, OnDemandRequest)',
+      ]);
+    });
+
+    it('reports a malformed budget in production beside the missing secrets', () => {
+      expect(problemsOf({ NODE_ENV: 'production', MINER_CALL_BUDGETS: 'GetMinerIndex' })).toEqual([
+        'MASTER_KEY: required when NODE_ENV=production',
+        'DATABASE_URL: required when NODE_ENV=production',
+        'MINER_CALL_BUDGETS: "GetMinerIndex" must look like <Synapse>=<calls>/h (or /30m, /90s)',
+      ]);
+    });
+  });
+
+  describe('validator key', () => {
+    it('reads the key URI and the expected hotkey', () => {
+      const config = loadConfig({
+        VALIDATOR_HOTKEY_URI: '//Gateway',
+        VALIDATOR_HOTKEY: '5GrwvaEF5zXb26Fz9rcQpDWS57CtERHpNehXCPcNoHGKutQY',
+      });
+
+      expect(config.validatorKey).toMatchObject({
+        uri: '//Gateway',
+        expectedHotkey: '5GrwvaEF5zXb26Fz9rcQpDWS57CtERHpNehXCPcNoHGKutQY',
+        wallet: { explicit: false },
+      });
+    });
+
+    it.each(['BT_WALLET_PATH', 'BT_WALLET_NAME', 'BT_WALLET_HOTKEY'])(
+      'marks the wallet explicit when %s is set',
+      (variable) => {
+        const config = loadConfig({ [variable]: 'validator' });
+
+        expect(config.validatorKey.wallet).toMatchObject({ explicit: true });
+      },
+    );
+
+    it('does not mark the wallet explicit when no BT_WALLET_* variable is set', () => {
+      const config = loadConfig({ VALIDATOR_HOTKEY_URI: '//Gateway', BT_WALLET_NAME: '' });
+
+      expect(config.validatorKey.wallet).toEqual({
+        path: '~/.bittensor/wallets',
+        name: 'default',
+        hotkey: 'default',
+        explicit: false,
+      });
+    });
+
+    it('reads the wallet path, name and hotkey', () => {
+      const config = loadConfig({
+        BT_WALLET_PATH: '/srv/wallets',
+        BT_WALLET_NAME: 'sn13.validator',
+        BT_WALLET_HOTKEY: 'hot_key-1',
+      });
+
+      expect(config.validatorKey.wallet).toEqual({
+        path: '/srv/wallets',
+        name: 'sn13.validator',
+        hotkey: 'hot_key-1',
+        explicit: true,
+      });
+    });
+
+    it.each(['..', '.', 'wallets/default', '../default', 'wallets\\default', 'a'.repeat(65)])(
+      'refuses the wallet and hotkey name %p',
+      (name) => {
+        expect(problemsOf({ BT_WALLET_NAME: name, BT_WALLET_HOTKEY: name })).toEqual([
+          'BT_WALLET_NAME: must be a file name (letters, digits, . _ -)',
+          'BT_WALLET_HOTKEY: must be a file name (letters, digits, . _ -)',
+        ]);
+      },
+    );
   });
 });

@@ -30,15 +30,21 @@ export function parseAllowedNetworks(text: string): AllowedNetworks {
   return allowed;
 }
 
+/** Strict: IPv4 in four decimal parts only (`10/8` would otherwise read as `0.0.0.10/8`). */
 function normalizeCidr(entry: string): string {
-  try {
-    const [address, prefix] = entry.includes('/')
-      ? ipaddr.parseCIDR(entry)
-      : [ipaddr.parse(entry), entry.includes(':') ? 128 : 32];
-    return `${address.toString()}/${prefix}`;
-  } catch {
+  const [text, bits, extra] = entry.split('/');
+  const ipv6 = text.includes(':');
+  const valid = ipv6 ? ipaddr.IPv6.isValid(text) : ipaddr.IPv4.isValidFourPartDecimal(text);
+  const prefix = bits === undefined ? (ipv6 ? 128 : 32) : Number(bits);
+  if (
+    !valid ||
+    extra !== undefined ||
+    !/^\d{1,3}$/.test(String(bits ?? prefix)) ||
+    prefix > (ipv6 ? 128 : 32)
+  )
     throw new Error(`"${entry}" is not a CIDR range (e.g. 203.0.113.0/24), "public" or "loopback"`);
-  }
+  const address = ipv6 ? ipaddr.IPv6.parse(text) : ipaddr.IPv4.parse(text);
+  return `${address.toString()}/${prefix}`;
 }
 
 export interface CallBudget {
@@ -50,14 +56,14 @@ export type CallBudgets = Partial<Record<SynapseName, CallBudget>>;
 
 const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000 };
 
-/** `GetMinerIndex=2/h,GetDataEntityBucket=2/h`; windows `h`, `30m`, `90s`. Empty: no budgets. */
+/** `GetMinerIndex=2/h,GetDataEntityBucket=2/h`; windows `h`, `30m`, `90s`; `none`: no budgets. */
 export function parseCallBudgets(text: string): CallBudgets {
   const budgets: CallBudgets = {};
+  if (text.trim().toLowerCase() === 'none') return budgets;
   for (const entry of text.split(',').map((part) => part.trim())) {
     if (entry === '') continue;
     const match = /^(\w+)\s*=\s*(\d+)\s*\/\s*(\d*)\s*([smh])$/.exec(entry);
-    if (!match)
-      throw new Error(`"${entry}" must look like <Synapse>=<calls>/h (or /30m, /90s)`);
+    if (!match) throw new Error(`"${entry}" must look like <Synapse>=<calls>/h (or /30m, /90s)`);
     const [, name, calls, count, unit] = match;
     if (!SYNAPSE_NAMES.includes(name as SynapseName))
       throw new Error(`"${name}" is not a synapse (${SYNAPSE_NAMES.join(', ')})`);

@@ -34,13 +34,13 @@ export interface AxonAnswer {
 }
 
 export async function callAxon(call: AxonCall): Promise<AxonAnswer> {
-  const { host, port } = new URL(call.url);
+  const { hostname, port } = new URL(call.url);
   const timeoutSeconds = call.timeoutSeconds ?? 12;
   const signed = buildSignedRequest(
     call.synapse,
     call.fields ?? {},
     timeoutSeconds,
-    { ip: host.replace(/^\[|\]$/g, ''), port: Number(port || 80), hotkey: call.hotkey },
+    { ip: hostname.replace(/^\[|\]$/g, ''), port: Number(port || 80), hotkey: call.hotkey },
     newTerminal(call.signer.address, call.nowMs ?? Date.now()),
     (message) => call.signer.sign(message),
   );
@@ -49,7 +49,10 @@ export async function callAxon(call: AxonCall): Promise<AxonAnswer> {
 }
 
 /** Sends an already signed request again (a replay, in tests). */
-export async function sendSigned(request: SignedRequest, signal?: AbortSignal): Promise<AxonAnswer> {
+export async function sendSigned(
+  request: SignedRequest,
+  signal?: AbortSignal,
+): Promise<AxonAnswer> {
   const response = await fetch(request.url, {
     method: 'POST',
     headers: request.headers,

@@ -58,6 +58,23 @@ describe('parseFault', () => {
     expect(parseFault('overclaim=1.5')).toEqual({ overclaimSizes: 1.5 });
     expect(parseFault('honest')).toEqual({});
   });
+
+  it('reads the policies', () => {
+    expect(parseFault('no-ondemand')).toEqual({ noOnDemand: true });
+    expect(parseFault('no_ondemand')).toEqual({ noOnDemand: true });
+    expect(parseFault('strict-budget')).toEqual({ strictBudget: true });
+    expect(parseFault('no-strict-budget')).toEqual({ strictBudget: false });
+    expect(parseFault('blacklist-all')).toEqual({ blacklistAll: true });
+    expect(() => parseFault('blacklist-all=1')).toThrow(InvalidBehaviourError);
+  });
+
+  it('combines policies with faults for one uid', () => {
+    expect(parseFaultSpec('3:no-ondemand,3:no-strict-budget,3:fabricate').get(3)).toEqual({
+      noOnDemand: true,
+      strictBudget: false,
+      fabricate: true,
+    });
+  });
 });
 
 describe('validateBehaviour', () => {
@@ -76,8 +93,19 @@ describe('describeBehaviour', () => {
     ).toBe('fabricate latency=1-2 rate=0.5');
   });
 
-  it('does not count latency as a fault', () => {
+  it('names the policies, leaving out the default strict budget', () => {
+    expect(describeBehaviour({ noOnDemand: true, strictBudget: false, blacklistAll: true })).toBe(
+      'no-ondemand no-strict-budget blacklist-all',
+    );
+    expect(describeBehaviour({ strictBudget: true })).toBe('honest');
+    expect(describeBehaviour({ partial: true, noOnDemand: true, latencyMs: 5 })).toBe(
+      'partial no-ondemand latency=5',
+    );
+  });
+
+  it('does not count latency or policies as faults', () => {
     expect(hasFaults({ latencyMs: 100 })).toBe(false);
+    expect(hasFaults({ noOnDemand: true, strictBudget: false, blacklistAll: true })).toBe(false);
     expect(hasFaults({ overclaimSizes: 2 })).toBe(true);
   });
 });

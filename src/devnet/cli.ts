@@ -15,10 +15,14 @@ const USAGE = `Usage: node dist/src/devnet/cli.js [options]
   --base-port <port>  first port, miners on consecutive ports (default 0: ephemeral)
   --metagraph <path>  where to write the metagraph (default ./.data/devnet/metagraph.json)
   --validators <n>    validator entries without an axon (default 2)
+  --validator-hotkeys <ss58,...>
+                      hotkeys of outside validators (your gateway's) to list with a permit
+                      and stake, so that the miners take their calls
   --faults <spec>     e.g. "2:hang,3:fabricate,4:latency=200-400,4:rate=0.5"
                       faults: hang 500 malformed oversize wrongSchema fabricate partial
                       latency=<ms>|<min>-<max> overclaim=<factor> rate=<0..1>
-                      endpoints=ondemand+index+bucket honest`;
+                      endpoints=ondemand+index+bucket honest
+                      policies: no-ondemand blacklist-all no-strict-budget`;
 
 interface CliOptions {
   miners: number;
@@ -27,6 +31,7 @@ interface CliOptions {
   basePort: number;
   metagraphFile: string;
   validators: number;
+  validatorHotkeys: string[];
   faults: Map<number, MinerBehaviour>;
 }
 
@@ -36,6 +41,18 @@ function integer(text: string, name: string, min: number, max: number): number {
     throw new Error(`--${name} must be an integer between ${min} and ${max}, got "${text}"`);
   }
   return value;
+}
+
+function hotkeys(text: string): string[] {
+  const list = text
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  for (const hotkey of list) {
+    if (!/^5[1-9A-HJ-NP-Za-km-z]{47}$/.test(hotkey))
+      throw new Error(`--validator-hotkeys: "${hotkey}" is not an ss58 address`);
+  }
+  return list;
 }
 
 export function parseCliArguments(argv: readonly string[]): CliOptions | 'help' {
@@ -48,6 +65,7 @@ export function parseCliArguments(argv: readonly string[]): CliOptions | 'help' 
       'base-port': { type: 'string', default: '0' },
       metagraph: { type: 'string', default: './.data/devnet/metagraph.json' },
       validators: { type: 'string', default: '2' },
+      'validator-hotkeys': { type: 'string', default: '' },
       faults: { type: 'string', default: '' },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -70,6 +88,7 @@ export function parseCliArguments(argv: readonly string[]): CliOptions | 'help' 
     basePort: integer(values['base-port'], 'base-port', 0, 65_535 - miners),
     metagraphFile: values.metagraph,
     validators: integer(values.validators, 'validators', 0, 1000),
+    validatorHotkeys: hotkeys(values['validator-hotkeys']),
     faults,
   };
 }
@@ -100,6 +119,7 @@ async function main(): Promise<void> {
     // A sample validation file beside it, for HF_RESULTS_PATH (list_repo_names).
     repoNamesFile: join(dirname(options.metagraphFile), 'hf_validation.parquet'),
     validators: options.validators,
+    validatorHotkeys: options.validatorHotkeys,
   });
   for (const miner of devnet.miners) {
     const held = devnet.corpus.holdingsOf(miner.uid).length;

@@ -1,15 +1,21 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { startDevnet } from './devnet';
+import { Sr25519Keypair } from '../network/bittensor/keypair';
+import { AxonAnswer, callAxon } from './axon-client';
+import { DevnetMiner, startDevnet } from './devnet';
 
 const now = new Date('2024-06-01T00:00:00Z');
+const gateway = Sr25519Keypair.fromUri('//Gateway');
 
-/** No timeout on purpose: only stop() may end these calls. */
-function minerIndex(url: string): Promise<Response> {
-  return fetch(`${url}/GetMinerIndex`, {
-    method: 'POST',
-    headers: { 'x-validator-hotkey': '5Validator' },
-    body: '{}',
+/** A signal that never aborts, on purpose: only stop() may end these calls. */
+function minerIndex(miner: DevnetMiner): Promise<AxonAnswer> {
+  return callAxon({
+    url: miner.url,
+    hotkey: miner.hotkey,
+    synapse: 'GetMinerIndex',
+    fields: { version: 4 },
+    signer: gateway,
+    signal: new AbortController().signal,
   });
 }
 
@@ -26,23 +32,25 @@ describe('Devnet.stop', () => {
   }
 
   it('closes servers, hanging connections and pending delays', async () => {
-    const serversBefore = handles('TCPServerWrap');
-    const socketsBefore = handles('TCPSocketWrap');
+    // Test files run before this one in the worker may still be releasing theirs.
+    const serversBefore = await settledHandles('TCPServerWrap', 0);
+    const socketsBefore = await settledHandles('TCPSocketWrap', 0);
     const devnet = await startDevnet({
       miners: [{ behaviour: { hang: true } }, { behaviour: { latencyMs: 60_000 } }],
       seed: 3,
       now,
+      validatorHotkeys: [gateway.address],
       corpusSize: { x: 50, reddit: 50 },
     });
     expect(handles('TCPServerWrap')).toBe(serversBefore + 2);
     // Settled into values right away, so that their rejections are never unhandled.
-    const outcome = (call: Promise<Response>): Promise<string> =>
+    const outcome = (call: Promise<AxonAnswer>): Promise<string> =>
       call.then(
-        (response) => `answered ${response.status}`,
+        (answer) => `answered ${answer.status}`,
         () => 'failed',
       );
-    const hanging = outcome(minerIndex(devnet.miners[0].url));
-    const delayed = outcome(minerIndex(devnet.miners[1].url));
+    const hanging = outcome(minerIndex(devnet.miners[0]));
+    const delayed = outcome(minerIndex(devnet.miners[1]));
     await new Promise((resolve) => setTimeout(resolve, 100));
 
     await devnet.stop();
@@ -51,7 +59,7 @@ describe('Devnet.stop', () => {
     expect(await settledHandles('TCPServerWrap', serversBefore)).toBeLessThanOrEqual(serversBefore);
     // Other sockets of the test worker may close meanwhile; none of ours may remain.
     expect(await settledHandles('TCPSocketWrap', socketsBefore)).toBeLessThanOrEqual(socketsBefore);
-    expect(await outcome(minerIndex(devnet.miners[0].url))).toBe('failed');
+    expect(await outcome(minerIndex(devnet.miners[0]))).toBe('failed');
     await devnet.stop();
   });
 
@@ -74,7 +82,8 @@ describe('Devnet.stop', () => {
         resolve(code);
       });
     });
-    expect({ exitCode, output: output.trim() }).toEqual({ exitCode: 0, output: 'stopped' });
+    // Only the oversize miner answered (200, then a body that never ends); the others held on.
+    expect({ exitCode, output: output.trim() }).toEqual({ exitCode: 0, output: 'stopped [200]' });
   });
 });
 
@@ -89,19 +98,29 @@ function childScript(): string {
       module._compile(output.outputText, filename);
     };
     const { startDevnet } = require(${JSON.stringify(join(__dirname, 'devnet.ts'))});
+    const { buildSignedRequest, newTerminal } = require(${JSON.stringify(join(__dirname, '..', 'network', 'bittensor', 'dendrite.ts'))});
+    const { Sr25519Keypair } = require(${JSON.stringify(join(__dirname, '..', 'network', 'bittensor', 'keypair.ts'))});
     (async () => {
+      const gateway = Sr25519Keypair.fromUri('//Gateway');
       const devnet = await startDevnet({
         miners: [{ behaviour: { hang: true } }, { behaviour: { latencyMs: 60000 } }, { behaviour: { oversize: true } }],
+        validatorHotkeys: [gateway.address],
         corpusSize: { x: 50, reddit: 50 },
       });
+      const statuses = [];
       for (const miner of devnet.miners) {
-        fetch(miner.url + '/GetMinerIndex', { method: 'POST', headers: { 'x-validator-hotkey': 'v' }, body: '{}' })
-          .then((response) => response.body.getReader().read())
+        const { hostname, port } = new URL(miner.url);
+        const axon = { ip: hostname, port: Number(port), hotkey: miner.hotkey };
+        const terminal = newTerminal(gateway.address, Date.now());
+        const request = buildSignedRequest('GetMinerIndex', { version: 4 }, 12, axon, terminal, (text) => gateway.sign(text));
+        // Reads one chunk and then nothing: the oversize miner is left blocked on a full socket.
+        fetch(request.url, { method: 'POST', headers: request.headers, body: request.body })
+          .then((response) => statuses.push(response.status) && response.body.getReader().read())
           .catch(() => undefined);
       }
       await new Promise((resolve) => setTimeout(resolve, 300));
       await devnet.stop();
-      process.stdout.write('stopped');
+      process.stdout.write('stopped ' + JSON.stringify(statuses));
     })();
   `;
 }

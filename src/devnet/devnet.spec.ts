@@ -1,40 +1,50 @@
+import { randomUUID } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { buildSignedRequest, SignedRequest } from '../network/bittensor/dendrite';
+import { cryptoReady, publicKeyOfAddress, Sr25519Keypair } from '../network/bittensor/keypair';
 import {
   CompressedMinerIndex,
   DataItem,
-  GetDataEntityBucketResponse,
+  DataSource,
   MetagraphFile,
-  OnDemandMinerRequest,
-  OnDemandMinerResponse,
+  sourceFromId,
   sourceToId,
   timeBucketId,
 } from '../network/protocol';
 import { compileQuery } from '../network/query-matcher';
-import { Devnet, startDevnet } from './devnet';
+import { convertEntity } from '../network/sn13/entities';
+import { AxonAnswer, callAxon, sendSigned } from './axon-client';
+import { Devnet, DevnetMiner, startDevnet } from './devnet';
+import { devnetKeyUri } from './metagraph';
+import { MIN_VALIDATOR_STAKE } from './miner-server';
 
 const now = new Date('2024-06-01T00:00:00Z');
-const VALIDATOR_HOTKEY = '5GrwvaEF5zXb26Fz9rcQpDWS57CtERHpNehXCPcNoHGKutQY';
+const SEED = 11;
+const HOUR_MS = 60 * 60_000;
+const gateway = Sr25519Keypair.fromUri('//Gateway');
 
-function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
-  return fetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      'x-validator-hotkey': VALIDATOR_HOTKEY,
-      ...headers,
-    },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-    signal: AbortSignal.timeout(5000),
-  });
+interface OnDemandFields {
+  version: number;
+  source: number;
+  usernames: string[];
+  keywords: string[];
+  keyword_mode: 'all' | 'any';
+  url: string | null;
+  start_date: string | null;
+  end_date: string | null;
+  limit: number;
 }
 
-function query(overrides: Partial<OnDemandMinerRequest>): OnDemandMinerRequest {
+function onDemand(overrides: Partial<OnDemandFields>): OnDemandFields {
   return {
-    source: 'X',
+    version: 4,
+    source: 2,
     usernames: [],
     keywords: [],
+    keyword_mode: 'all',
+    url: null,
     start_date: null,
     end_date: null,
     limit: 100,
@@ -42,30 +52,83 @@ function query(overrides: Partial<OnDemandMinerRequest>): OnDemandMinerRequest {
   };
 }
 
+function call(
+  miner: DevnetMiner,
+  synapse: string,
+  fields: Record<string, unknown>,
+  signer = gateway,
+): Promise<AxonAnswer> {
+  return callAxon({ url: miner.url, hotkey: miner.hotkey, synapse, fields, signer });
+}
+
+/** A request whose nonce is exactly `nonceMs` (callAxon's nonces never go back in time). */
+function signedAt(
+  miner: DevnetMiner,
+  synapse: string,
+  fields: Record<string, unknown>,
+  nonceMs: number,
+): SignedRequest {
+  const { hostname, port } = new URL(miner.url);
+  return buildSignedRequest(
+    synapse,
+    fields,
+    12,
+    { ip: hostname, port: Number(port), hotkey: miner.hotkey },
+    { hotkey: gateway.address, nonce: BigInt(nonceMs) * 1_000_000n, uuid: randomUUID() },
+    (message) => gateway.sign(message),
+  );
+}
+
+function field(answer: AxonAnswer, name: string): unknown {
+  expect(answer.status).toBe(200);
+  return (answer.body as Record<string, unknown>)[name];
+}
+
+/** The entities of an answer as the gateway reads them; every one must convert. */
+function decode(entities: unknown, source: DataSource): DataItem[] {
+  expect(Array.isArray(entities)).toBe(true);
+  return (entities as unknown[]).map((entity) => {
+    const converted = convertEntity(entity, source);
+    if (!converted) throw new Error(`unreadable entity ${JSON.stringify(entity)}`);
+    expect(converted.declaredBytes).toBe(converted.contentBytes);
+    return converted.item;
+  });
+}
+
+function readIndex(answer: AxonAnswer): CompressedMinerIndex {
+  const serialized = field(answer, 'compressed_index_serialized');
+  expect(typeof serialized).toBe('string');
+  return JSON.parse(serialized as string) as CompressedMinerIndex;
+}
+
 /** The honest answer, by brute force over what the miner holds. */
-function expectedAnswer(items: readonly DataItem[], request: OnDemandMinerRequest): string[] {
-  const matcher = compileQuery(request);
+function expectedAnswer(items: readonly DataItem[], request: OnDemandFields): DataItem[] {
+  const matcher = compileQuery({ ...request, source: sourceFromId(request.source)! });
   return items
     .filter((item) => matcher.matches(item))
     .sort(
       (left, right) =>
         right.datetime.localeCompare(left.datetime) || left.uri.localeCompare(right.uri),
     )
-    .slice(0, request.limit)
-    .map((item) => item.uri);
+    .slice(0, request.limit);
 }
+
+const uris = (items: readonly DataItem[]): string[] => items.map((item) => item.uri);
 
 describe('startDevnet', () => {
   let devnet: Devnet;
   let directory: string;
 
   beforeAll(async () => {
+    await cryptoReady();
     directory = await mkdtemp(join(tmpdir(), 'devnet-'));
     devnet = await startDevnet({
-      miners: 3,
-      seed: 11,
+      // The call budget has its own tests; here it would only cap how many calls a test makes.
+      miners: [0, 1, 2].map(() => ({ behaviour: { strictBudget: false } })),
+      seed: SEED,
       now,
       metagraphFile: join(directory, 'nested', 'metagraph.json'),
+      validatorHotkeys: [gateway.address],
       corpusSize: { x: 900, reddit: 600 },
     });
   });
@@ -85,9 +148,9 @@ describe('startDevnet', () => {
     expect(Number.isInteger(written.block)).toBe(true);
   });
 
-  it('lists miners with their urls and validators without axons', () => {
+  it('lists miners with their urls, then validators without axons, the given hotkeys last', () => {
     const { neurons } = devnet.metagraph;
-    expect(neurons.map((neuron) => neuron.uid)).toEqual([0, 1, 2, 3, 4]);
+    expect(neurons.map((neuron) => neuron.uid)).toEqual([0, 1, 2, 3, 4, 5]);
     for (const miner of devnet.miners) {
       expect(neurons[miner.uid]).toMatchObject({
         hotkey: miner.hotkey,
@@ -99,68 +162,61 @@ describe('startDevnet', () => {
     }
     const validators = neurons.filter((neuron) => neuron.validator_permit);
     expect(validators).toEqual(devnet.validators);
-    expect(validators).toHaveLength(2);
+    expect(validators.map((neuron) => neuron.uid)).toEqual([3, 4, 5]);
+    expect(neurons[5]).toMatchObject({ hotkey: gateway.address, axon_url: null });
     const largestMinerStake = Math.max(...neurons.slice(0, 3).map((neuron) => neuron.stake));
     for (const validator of validators) {
       expect(validator.axon_url).toBeNull();
+      expect(validator.stake).toBeGreaterThanOrEqual(MIN_VALIDATOR_STAKE);
       expect(validator.stake).toBeGreaterThan(largestMinerStake);
     }
   });
 
-  it('gives ss58-looking keys, with miners 0 and 1 sharing a coldkey', () => {
+  it('derives every key from its public devnet uri, with miners 0 and 1 sharing a coldkey', () => {
     const { neurons } = devnet.metagraph;
+    const addressOf = (uri: string): string => Sr25519Keypair.fromUri(uri).address;
+    for (const miner of devnet.miners) {
+      expect(miner.hotkey).toBe(addressOf(devnetKeyUri(SEED, 'miner', miner.uid)));
+    }
+    for (const uid of [3, 4]) {
+      expect(neurons[uid].hotkey).toBe(addressOf(devnetKeyUri(SEED, 'validator', uid)));
+    }
+    expect(neurons[0].coldkey).toBe(addressOf(devnetKeyUri(SEED, 'coldkey', 'pair-0')));
     for (const neuron of neurons) {
-      expect(neuron.hotkey).toMatch(/^5[1-9A-HJ-NP-Za-km-z]{47}$/);
-      expect(neuron.coldkey).toMatch(/^5[1-9A-HJ-NP-Za-km-z]{47}$/);
+      // Real ss58: the checksum holds and the key is 32 bytes.
+      expect(publicKeyOfAddress(neuron.hotkey)).toHaveLength(32);
+      expect(publicKeyOfAddress(neuron.coldkey)).toHaveLength(32);
     }
     expect(new Set(neurons.map((neuron) => neuron.hotkey)).size).toBe(neurons.length);
     expect(neurons[0].coldkey).toBe(neurons[1].coldkey);
     expect(neurons[2].coldkey).not.toBe(neurons[0].coldkey);
   });
 
-  it('refuses calls without a validator hotkey', async () => {
-    const response = await post(
-      `${devnet.miners[0].url}/GetMinerIndex`,
-      {},
-      { 'x-validator-hotkey': '' },
-    );
-    expect(response.status).toBe(401);
-    expect(await response.json()).toEqual({ error: 'missing validator hotkey' });
+  it("takes calls signed with a devnet validator's key", async () => {
+    const validator = Sr25519Keypair.fromUri(devnetKeyUri(SEED, 'validator', 3));
+    const answer = await call(devnet.miners[0], 'GetMinerIndex', { version: 4 }, validator);
+    expect(answer.status).toBe(200);
   });
 
-  it('answers 404 JSON to unknown paths and 400 to bad bodies', async () => {
-    const url = devnet.miners[0].url;
-    const unknown = await post(`${url}/Nope`, {});
-    expect(unknown.status).toBe(404);
-    expect(await unknown.json()).toHaveProperty('error');
-    expect((await post(`${url}/OnDemandRequest`, '{not json')).status).toBe(400);
-    expect((await post(`${url}/OnDemandRequest`, query({ limit: 0 }))).status).toBe(400);
-    expect(
-      (await post(`${url}/OnDemandRequest`, { ...query({}), start_date: 'soon' })).status,
-    ).toBe(400);
-    expect((await post(`${url}/GetDataEntityBucket`, { bucket_id: { source: 3 } })).status).toBe(
-      400,
-    );
-  });
-
-  it('answers on-demand queries with the matching items it holds, newest first', async () => {
+  it('answers on-demand queries with the entities of the matching items it holds, newest first', async () => {
+    const miner = devnet.miners[1];
     const holdings = devnet.corpus.holdingsOf(1);
     const popular = holdings.find((item) => item.source === 'X');
     const author = popular?.source === 'X' ? popular.user.username : '';
     const requests = [
-      query({ keywords: ['#bitcoin'] }),
-      query({ usernames: [`@${author.toUpperCase()}`], limit: 1000 }),
-      query({ source: 'REDDIT', keywords: ['/cryptocurrency'], limit: 7 }),
-      query({ source: 'REDDIT', start_date: '2024-05-20T00:00:00', end_date: '2024-05-21' }),
-      query({ keywords: ['nobody-says-this'] }),
+      onDemand({ keywords: ['#bitcoin'] }),
+      onDemand({ usernames: [`@${author.toUpperCase()}`], limit: 1000 }),
+      onDemand({ source: 1, keywords: ['/cryptocurrency'], limit: 7 }),
+      onDemand({ source: 1, start_date: '2024-05-20T00:00:00', end_date: '2024-05-21' }),
+      onDemand({ keywords: ['nobody-says-this'] }),
     ];
     const sizes: number[] = [];
     for (const request of requests) {
-      const response = await post(`${devnet.miners[1].url}/OnDemandRequest`, request);
-      expect(response.status).toBe(200);
-      const body = (await response.json()) as OnDemandMinerResponse;
+      const answer = await call(miner, 'OnDemandRequest', { ...request });
+      const items = decode(field(answer, 'data'), sourceFromId(request.source)!);
       const expected = expectedAnswer(holdings, request);
-      expect(body.data.map((item) => item.uri)).toEqual(expected);
+      // Decoded, the entities are the corpus items themselves.
+      expect(items).toEqual(expected);
       sizes.push(expected.length);
     }
     // The limit bites on the first and third query; only the last one finds nothing.
@@ -168,56 +224,138 @@ describe('startDevnet', () => {
     expect(Math.min(sizes[1], sizes[3])).toBeGreaterThan(0);
   });
 
-  it('reports an index that sums its entities per source, label and hour', async () => {
-    const response = await post(`${devnet.miners[2].url}/GetMinerIndex`, {});
-    const index = (await response.json()) as CompressedMinerIndex;
-    const expected = new Map<string, number>();
+  it('matches any keyword in keyword_mode any, and answers a url with that item alone', async () => {
+    const miner = devnet.miners[1];
+    const holdings = devnet.corpus.holdingsOf(1);
+    const ask = async (request: OnDemandFields): Promise<string[]> =>
+      uris(decode(field(await call(miner, 'OnDemandRequest', { ...request }), 'data'), 'X'));
+    const bitcoin = await ask(onDemand({ keywords: ['#bitcoin'], limit: 1000 }));
+    const ethereum = await ask(onDemand({ keywords: ['#ethereum'], limit: 1000 }));
+    const either = await ask(
+      onDemand({ keywords: ['#bitcoin', '#ethereum'], keyword_mode: 'any', limit: 1000 }),
+    );
+    expect(Math.min(bitcoin.length, ethereum.length)).toBeGreaterThan(0);
+    expect(new Set(either)).toEqual(new Set([...bitcoin, ...ethereum]));
+    expect(either.length).toBeGreaterThan(Math.max(bitcoin.length, ethereum.length));
+
+    const target = holdings.find((item) => item.source === 'X')!;
+    expect(await ask(onDemand({ url: target.uri }))).toEqual([target.uri]);
+  });
+
+  it('reports an index, as a JSON string, of exactly the source, label and hour of its items', async () => {
+    const index = readIndex(await call(devnet.miners[2], 'GetMinerIndex', { version: 4 }));
+    const expected = new Set<string>();
     for (const item of devnet.corpus.holdingsOf(2)) {
-      const key = `${sourceToId(item.source)}|${item.label}|${timeBucketId(new Date(item.datetime))}`;
-      expected.set(key, (expected.get(key) ?? 0) + Buffer.byteLength(JSON.stringify(item)));
+      expected.add(
+        `${sourceToId(item.source)}|${item.label}|${timeBucketId(new Date(item.datetime))}`,
+      );
     }
-    const reported = new Map<string, number>();
+    const reported: string[] = [];
     for (const [sourceId, labels] of Object.entries(index.sources)) {
       for (const entry of labels ?? []) {
         expect(entry.sizes_bytes).toHaveLength(entry.time_bucket_ids.length);
-        entry.time_bucket_ids.forEach((bucket, position) => {
-          reported.set(`${sourceId}|${entry.label}|${bucket}`, entry.sizes_bytes[position]);
-        });
+        expect(entry.sizes_bytes.every((size) => size > 0)).toBe(true);
+        for (const bucket of entry.time_bucket_ids)
+          reported.push(`${sourceId}|${entry.label}|${bucket}`);
       }
     }
-    expect(reported).toEqual(expected);
+    expect(reported).toHaveLength(expected.size);
+    expect(new Set(reported)).toEqual(expected);
     expect(index.sources['2']?.some((entry) => entry.label === null)).toBe(true);
   });
 
-  it('returns the entities of a bucket with honest sizes', async () => {
-    const url = devnet.miners[2].url;
-    const index = (await (await post(`${url}/GetMinerIndex`, {})).json()) as CompressedMinerIndex;
-    const entry = index.sources['2']?.find((candidate) => candidate.label === '#bitcoin');
-    if (!entry) throw new Error('miner 2 holds no #bitcoin posts');
-    const bucketId = { time_bucket_id: entry.time_bucket_ids[0], source: 2, label: '#BITCOIN' };
-    const response = await post(`${url}/GetDataEntityBucket`, { bucket_id: bucketId });
-    const { data_entities: entities } = (await response.json()) as GetDataEntityBucketResponse;
-    expect(entities.length).toBeGreaterThan(0);
-    for (const entity of entities) {
-      expect(entity.content_size_bytes).toBe(Buffer.byteLength(JSON.stringify(entity.content)));
-      expect(entity).toMatchObject({ source: 'X', label: '#bitcoin', uri: entity.content.uri });
-      expect(timeBucketId(new Date(entity.datetime))).toBe(bucketId.time_bucket_id);
+  it('returns the entities of a bucket, whose honest sizes add up to the index', async () => {
+    const miner = devnet.miners[2];
+    const index = readIndex(await call(miner, 'GetMinerIndex', { version: 4 }));
+    const subreddit = index.sources['1']?.[0]?.label ?? 'r/none';
+    // Labels are matched without regard to case.
+    const picks = [
+      { source: 2, label: '#bitcoin', wire: { value: '#BITCOIN' } },
+      { source: 2, label: null, wire: null },
+      { source: 1, label: subreddit, wire: { value: subreddit } },
+    ];
+    for (const { source, label, wire } of picks) {
+      const entry = index.sources[String(source)]?.find((candidate) => candidate.label === label);
+      if (!entry) throw new Error(`miner 2 reports no bucket of ${source} ${label}`);
+      const timeBucket = entry.time_bucket_ids[0];
+      const answer = await call(miner, 'GetDataEntityBucket', {
+        version: 4,
+        data_entity_bucket_id: {
+          time_bucket: { id: timeBucket },
+          source,
+          label: wire,
+        },
+      });
+      const entities = field(answer, 'data_entities') as { content_size_bytes: number }[];
+      const dataSource = sourceFromId(source)!;
+      const items = decode(entities, dataSource);
+      const held = devnet.corpus
+        .holdingsOf(2)
+        .filter(
+          (item) =>
+            item.source === dataSource &&
+            item.label === label &&
+            timeBucketId(new Date(item.datetime)) === timeBucket,
+        );
+      expect(uris(items).sort()).toEqual(uris(held).sort());
+      const total = entities.reduce((sum, entity) => sum + entity.content_size_bytes, 0);
+      expect(total).toBe(entry.sizes_bytes[0]);
     }
-    const total = entities.reduce((sum, entity) => sum + entity.content_size_bytes, 0);
-    expect(total).toBe(entry.sizes_bytes[0]);
 
-    const empty = await post(`${url}/GetDataEntityBucket`, {
-      bucket_id: { ...bucketId, time_bucket_id: 1 },
+    const empty = await call(miner, 'GetDataEntityBucket', {
+      version: 4,
+      data_entity_bucket_id: { time_bucket: { id: 1 }, source: 2, label: null },
     });
-    expect(await empty.json()).toEqual({ data_entities: [] });
+    expect(field(empty, 'data_entities')).toEqual([]);
   });
 
-  it('counts the calls each miner receives', async () => {
+  it('fails an index request without a version, and sends an old version no index', async () => {
+    const miner = devnet.miners[0];
+    const missing = await call(miner, 'GetMinerIndex', {});
+    expect(missing.status).toBe(500);
+    expect(missing.body).toEqual({ message: expect.any(String) });
+    const old = await call(miner, 'GetMinerIndex', { version: 3 });
+    expect(old.status).toBe(200);
+    expect(old.body).toHaveProperty('compressed_index_serialized', null);
+  });
+
+  it('refuses inputs of the wrong type or out of bounds with 422', async () => {
+    const miner = devnet.miners[0];
+    const refused: [string, Record<string, unknown>][] = [
+      ['OnDemandRequest', onDemand({ limit: 0 })],
+      ['OnDemandRequest', onDemand({ source: 3 })],
+      ['OnDemandRequest', onDemand({ start_date: 'soon' })],
+      ['OnDemandRequest', { ...onDemand({}), keyword_mode: 'some' }],
+      ['GetMinerIndex', { version: 'four' }],
+      [
+        'GetDataEntityBucket',
+        { data_entity_bucket_id: { time_bucket: { id: 480_000 }, source: 3, label: null } },
+      ],
+      ['GetDataEntityBucket', { data_entity_bucket_id: { time_bucket: 480_000, source: 2 } }],
+    ];
+    for (const [synapse, fields] of refused) {
+      const answer = await call(miner, synapse, fields);
+      expect({ synapse, fields, status: answer.status }).toEqual({ synapse, fields, status: 422 });
+      expect(answer.body).toEqual({ detail: expect.any(String) });
+    }
+  });
+
+  it('counts and records every call, refused ones included, with caller and status', async () => {
+    const miner = devnet.miners[0];
+    const stranger = Sr25519Keypair.fromUri('//Stranger');
     const before = devnet.requestCounts(0);
-    await post(`${devnet.miners[0].url}/GetMinerIndex`, {});
-    await post(`${devnet.miners[0].url}/GetMinerIndex`, {}, { 'x-validator-hotkey': '' });
+    const seen = devnet.calls(0).length;
+    await call(miner, 'GetMinerIndex', { version: 4 });
+    await call(miner, 'GetMinerIndex', { version: 4 }, stranger);
+    await call(miner, 'Nope', {});
     expect(devnet.requestCounts(0)).toEqual({ ...before, GetMinerIndex: before.GetMinerIndex + 2 });
+    expect(devnet.calls(0).slice(seen)).toEqual([
+      { synapse: 'GetMinerIndex', caller: gateway.address, status: 200, at: expect.any(Number) },
+      { synapse: 'GetMinerIndex', caller: stranger.address, status: 403, at: expect.any(Number) },
+      { synapse: 'Nope', caller: gateway.address, status: 404, at: expect.any(Number) },
+    ]);
     expect(() => devnet.requestCounts(9)).toThrow();
+    expect(() => devnet.calls(9)).toThrow();
   });
 
   it('exposes which miners hold an item', () => {
@@ -228,5 +366,66 @@ describe('startDevnet', () => {
 
   it('refuses to bind anything but loopback', async () => {
     await expect(startDevnet({ miners: 1, host: '0.0.0.0' })).rejects.toThrow(/loopback/);
+  });
+});
+
+describe('Devnet.advanceClock', () => {
+  let devnet: Devnet;
+  let miner: DevnetMiner;
+  let offset = 0;
+
+  const askIndex = (): Promise<AxonAnswer> =>
+    callAxon({
+      url: miner.url,
+      hotkey: miner.hotkey,
+      synapse: 'GetMinerIndex',
+      fields: { version: 4 },
+      signer: gateway,
+      // Nonces must be fresh on the devnet's clock, not on ours.
+      nowMs: Date.now() + offset,
+    });
+  const advance = (ms: number): void => {
+    offset += ms;
+    devnet.advanceClock(ms);
+  };
+
+  beforeAll(async () => {
+    devnet = await startDevnet({
+      miners: 1,
+      seed: 2,
+      now,
+      validatorHotkeys: [gateway.address],
+      corpusSize: { x: 50, reddit: 50 },
+    });
+    miner = devnet.miners[0];
+  });
+
+  afterAll(async () => {
+    await devnet?.stop();
+  });
+
+  it("opens a new call window after an hour on the devnet's clock", async () => {
+    const statuses = async (count: number): Promise<number[]> => {
+      const results: number[] = [];
+      for (let sent = 0; sent < count; sent++) results.push((await askIndex()).status);
+      return results;
+    };
+    expect(await statuses(3)).toEqual([200, 200, 403]);
+    advance(HOUR_MS - 60_000);
+    expect(await statuses(1)).toEqual([403]);
+    advance(60_000);
+    expect(await statuses(3)).toEqual([200, 200, 403]);
+    const last = devnet.calls(0).at(-1)!;
+    expect(last.at).toBeGreaterThanOrEqual(Date.now() + offset - 5_000);
+  });
+
+  it("judges nonces by the devnet's clock", async () => {
+    advance(HOUR_MS);
+    const fields = { version: 4, source: 2, limit: 1 };
+    const stale = await sendSigned(signedAt(miner, 'OnDemandRequest', fields, Date.now()));
+    expect(stale.status).toBe(401);
+    expect(stale.body).toEqual({ message: expect.stringContaining('Nonce is too old') });
+    const fresh = await sendSigned(signedAt(miner, 'OnDemandRequest', fields, Date.now() + offset));
+    expect(fresh.status).toBe(200);
   });
 });

@@ -16,9 +16,7 @@ export function sendText(response: ServerResponse, status: number, text: string)
 }
 
 export type BodyResult =
-  | { kind: 'text'; text: string }
-  | { kind: 'too-large' }
-  | { kind: 'aborted' };
+  { kind: 'text'; text: string } | { kind: 'too-large' } | { kind: 'aborted' };
 
 /** Reads the whole request body; stops keeping it past `maxBytes` but drains it to answer 413. */
 export function readBody(request: IncomingMessage, maxBytes: number): Promise<BodyResult> {

@@ -14,7 +14,11 @@ export const DEVNET_NETUID = 13;
  * knowledge, like `//Alice`, so tests can sign as a devnet validator and anyone can re-derive
  * the addresses the metagraph lists.
  */
-export function devnetKeyUri(seed: number, role: 'miner' | 'validator' | 'coldkey', index: number | string): string {
+export function devnetKeyUri(
+  seed: number,
+  role: 'miner' | 'validator' | 'coldkey',
+  index: number | string,
+): string {
   return `//devnet//${seed}//${role}//${index}`;
 }
 
@@ -94,16 +98,14 @@ export function buildMetagraph(
 ): MetagraphFile {
   const extra = extraValidators
     .filter((hotkey) => !identities.some((identity) => identity.hotkey === hotkey))
-    .map(
-      (hotkey, index): Identity => ({
-        uid: identities.length + index,
-        hotkey,
-        coldkey: hotkey,
-        stake: EXTRA_VALIDATOR_STAKE,
-        incentive: 0,
-        validatorPermit: true,
-      }),
-    );
+    .map((hotkey, index): Identity => ({
+      uid: identities.length + index,
+      hotkey,
+      coldkey: hotkey,
+      stake: EXTRA_VALIDATOR_STAKE,
+      incentive: 0,
+      validatorPermit: true,
+    }));
   const neurons: MetagraphNeuron[] = [...identities, ...extra].map((identity) => ({
     uid: identity.uid,
     hotkey: identity.hotkey,

@@ -81,7 +81,9 @@ function toMinute(iso: string): string {
 /** Python's ISO form of a UTC datetime: no fraction when it is zero, microseconds otherwise. */
 function pythonDatetime(iso: string, zone = 'Z'): string {
   const [seconds, fraction] = iso.replace(/Z$/, '').split('.');
-  return fraction && Number(fraction) !== 0 ? `${seconds}.${fraction.padEnd(6, '0')}${zone}` : `${seconds}${zone}`;
+  return fraction && Number(fraction) !== 0
+    ? `${seconds}.${fraction.padEnd(6, '0')}${zone}`
+    : `${seconds}${zone}`;
 }
 
 /** `json.dumps` with its defaults (separators `, ` and `: `, `ensure_ascii`). */

@@ -29,7 +29,10 @@ export type MinerRequest =
   | { synapse: 'GetMinerIndex'; version: number | null }
   | { synapse: 'GetDataEntityBucket'; bucket: BucketKey };
 
-export function parseMinerRequest(synapse: SynapseName, body: Record<string, unknown>): Parsed<MinerRequest> {
+export function parseMinerRequest(
+  synapse: SynapseName,
+  body: Record<string, unknown>,
+): Parsed<MinerRequest> {
   switch (synapse) {
     case 'OnDemandRequest': {
       const parsed = parseOnDemand(body);
@@ -85,7 +88,11 @@ function parseBucketId(value: unknown): Parsed<BucketKey> {
     return fail('data_entity_bucket_id.time_bucket.id must be a positive integer');
   if (typeof source !== 'number' || sourceFromId(source) === undefined)
     return fail('data_entity_bucket_id.source must be 1 (REDDIT) or 2 (X)');
-  if (label !== null && label !== undefined && !(isRecord(label) && typeof label.value === 'string'))
+  if (
+    label !== null &&
+    label !== undefined &&
+    !(isRecord(label) && typeof label.value === 'string')
+  )
     return fail('data_entity_bucket_id.label must be {"value": string} or null');
   return {
     ok: true,

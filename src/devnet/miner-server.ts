@@ -328,7 +328,12 @@ export class MinerServer {
     let entities: WireDataEntity[] = this.store.bucket(request.bucket);
     if (faults.partial) entities = entities.filter((entity) => this.keeps(entity.uri));
     if (faults.fabricate)
-      entities = fabricateEntities(this.contentRng, entities, request.bucket, this.options.templates);
+      entities = fabricateEntities(
+        this.contentRng,
+        entities,
+        request.bucket,
+        this.options.templates,
+      );
     return faults.wrongSchema ? entities.map(corruptEntity) : entities;
   }
 
@@ -345,9 +350,9 @@ export class MinerServer {
     }
     // Every element a copy of a real entity under a distinct uri: looks like a legitimate answer.
     const entity = JSON.stringify(toWireEntity(sample));
-    const uri = JSON.stringify(sample.uri);
+    // The uri appears twice, as the entity's and as the record's url: both change.
     const element = (index: number): string =>
-      entity.replace(uri, JSON.stringify(`${sample.uri}?copy=${index}`));
+      entity.split(sample.uri).join(`${sample.uri}?copy=${index}`);
     const prefix = synapse === 'OnDemandRequest' ? '{"data":[' : '{"data_entities":[';
     return streamJsonArray(response, prefix, element, ']}', OVERSIZE_BYTES);
   }

@@ -73,7 +73,9 @@ export class MinerStore {
       const matcher = compileQuery({ ...base, keywords: query.keywords });
       return items.filter((item) => matcher.matches(item));
     }
-    const matchers = query.keywords.map((keyword) => compileQuery({ ...base, keywords: [keyword] }));
+    const matchers = query.keywords.map((keyword) =>
+      compileQuery({ ...base, keywords: [keyword] }),
+    );
     return items.filter((item) => matchers.some((matcher) => matcher.matches(item)));
   }
 

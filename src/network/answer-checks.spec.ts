@@ -1,4 +1,5 @@
 import { generateCorpus } from '../devnet/corpus';
+import { toWireEntity } from '../devnet/miner-records';
 import {
   CheckedAnswer,
   checkAnswer,
@@ -9,6 +10,7 @@ import {
 } from './answer-checks';
 import { DataItem, RedditItem, XItem } from './protocol';
 import { compileQuery } from './query-matcher';
+import { WireDataEntity } from './sn13/entities';
 
 const corpus = generateCorpus({
   seed: 13,
@@ -35,7 +37,7 @@ describe(checkAnswer.name, () => {
     const hashtag = xPosts.find((post) => post.label !== null)!.label!;
     const matcher = compileQuery({ source: 'X', keywords: [hashtag] });
 
-    const answer = checkAnswer(7, xPosts, matcher, 'X');
+    const answer = checkAnswer(7, xPosts.map(toWireEntity), matcher, 'X');
 
     const tagged = xPosts.filter((post) =>
       post.tweet.hashtags.some((tag) => tag.toLowerCase() === hashtag),
@@ -49,38 +51,84 @@ describe(checkAnswer.name, () => {
     expect(answer.dropped).toBeGreaterThan(0);
   });
 
-  it('drops items without the source shape even when the query would match them', () => {
-    const [good, broken] = xPosts;
-    const items: unknown[] = [good, { ...broken, tweet: undefined }, null, 'junk', 42];
+  it('converts the entities back to the items the miner stored', () => {
+    const answer = checkAnswer(1, xPosts.slice(0, 5).map(toWireEntity), everyXPost, 'X');
 
-    const answer = checkAnswer(1, items, everyXPost, 'X');
-
-    expect(uris(answer.valid)).toEqual([good.uri]);
-    expect(answer).toMatchObject({ returned: 5, dropped: 4 });
+    expect(answer.valid).toEqual(xPosts.slice(0, 5));
   });
 
-  it('drops items of the other source', () => {
-    const answer = checkAnswer(1, [...redditItems.slice(0, 3), xPosts[0]], everyXPost, 'X');
+  it('drops malformed entities even when the query would match their items', () => {
+    const [good, broken] = xPosts.map(toWireEntity);
+    const entities: unknown[] = [
+      good,
+      { ...broken, uri: undefined },
+      { ...broken, datetime: 'yesterday' },
+      { ...broken, content_size_bytes: -1 },
+      null,
+      'junk',
+      42,
+    ];
+
+    const answer = checkAnswer(1, entities, everyXPost, 'X');
+
+    expect(uris(answer.valid)).toEqual([good.uri]);
+    expect(answer).toMatchObject({ returned: 7, dropped: 6 });
+  });
+
+  it('drops a well-formed entity whose stored record is malformed', () => {
+    const [good, notJson, noUsername, otherUrl] = xPosts.map(toWireEntity);
+    const record = (entity: WireDataEntity) =>
+      JSON.parse(entity.content) as Record<string, unknown>;
+    const entities: WireDataEntity[] = [
+      good,
+      { ...notJson, content: '{"username": "half a record' },
+      { ...noUsername, content: JSON.stringify({ ...record(noUsername), username: undefined }) },
+      { ...otherUrl, content: JSON.stringify({ ...record(otherUrl), url: good.uri }) },
+    ];
+
+    const answer = checkAnswer(1, entities, everyXPost, 'X');
+
+    expect(uris(answer.valid)).toEqual([good.uri]);
+    expect(answer).toMatchObject({ returned: 4, dropped: 3 });
+  });
+
+  it('drops entities of the other source', () => {
+    const entities = [...redditItems.slice(0, 3), xPosts[0]].map(toWireEntity);
+
+    const answer = checkAnswer(1, entities, everyXPost, 'X');
 
     expect(uris(answer.valid)).toEqual([xPosts[0].uri]);
     expect(answer.dropped).toBe(3);
   });
 
+  it('drops an X record sent under the Reddit source id', () => {
+    const disguised = { ...toWireEntity(xPosts[0]), source: 1 };
+
+    const answer = checkAnswer(1, [disguised], compileQuery({ source: 'REDDIT' }), 'REDDIT');
+
+    expect(answer).toMatchObject({ valid: [], returned: 1, dropped: 1 });
+  });
+
   it('keeps only the first copy of a uri repeated within one answer', () => {
     const [first, second] = xPosts;
-    const copy = { ...first, content: `${first.content} (again)` };
+    const copy = toWireEntity({ ...first, content: `${first.content} (again)` });
 
-    const answer = checkAnswer(1, [first, second, copy, first], everyXPost, 'X');
+    const answer = checkAnswer(
+      1,
+      [toWireEntity(first), toWireEntity(second), copy, toWireEntity(first)],
+      everyXPost,
+      'X',
+    );
 
     expect(answer.valid).toEqual([first, second]);
     expect(answer).toMatchObject({ returned: 4, dropped: 2 });
   });
 
-  it('checks Reddit items against the Reddit shape and rules', () => {
+  it('checks Reddit entities against the Reddit record shape and rules', () => {
     const subreddit = redditItems[0].label;
     const matcher = compileQuery({ source: 'REDDIT', keywords: [subreddit] });
 
-    const answer = checkAnswer(2, redditItems, matcher, 'REDDIT');
+    const answer = checkAnswer(2, redditItems.map(toWireEntity), matcher, 'REDDIT');
 
     const expected = redditItems.filter((item) => item.label === subreddit);
     expect(uris(answer.valid)).toEqual(uris(expected));

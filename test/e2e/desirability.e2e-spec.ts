@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { Clock } from '../../src/common/clock/clock';
+import { devnetKeyUri } from '../../src/devnet/metagraph';
 import { legacyJobId } from '../../src/modules/desirability/desirability-fields';
+import { Sr25519Keypair } from '../../src/network/bittensor/keypair';
 import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
 import { createKey } from '../support/fixtures';
 import { startTestNetwork, TestNetwork } from '../support/network';
@@ -62,14 +64,15 @@ interface JobEntry {
 }
 
 describe('Desirability submissions', () => {
-  const HOTKEY = '5SubmissionsTestValidatorHotkey';
+  const HOTKEY_URI = '//Submissions';
+  const HOTKEY = Sr25519Keypair.fromUri(HOTKEY_URI).address;
   let directory: string;
   let app: TestApp;
   let database: DataSource;
 
   beforeAll(async () => {
     directory = mkdtempSync(join(tmpdir(), 'gateway-desirability-'));
-    app = await startTestApp(appEnvironment(directory, { VALIDATOR_HOTKEY: HOTKEY }), {
+    app = await startTestApp(appEnvironment(directory, { VALIDATOR_HOTKEY_URI: HOTKEY_URI }), {
       ownDatabase: true,
     });
     database = app.app.get(DataSource);
@@ -546,13 +549,15 @@ describe('The aggregate desirability list', () => {
     const [first, second] = network.devnet.validators;
     const [big, small] = first.stake >= second.stake ? [first, second] : [second, first];
     stakes = { big: big.stake, small: small.stake };
-    const start = (hotkey: string) =>
-      startTestApp(appEnvironment(directory, { ...env, VALIDATOR_HOTKEY: hotkey }));
+    // Each app signs as one of the devnet's validators (their keys derive from public URIs).
+    const start = (uri: string) =>
+      startTestApp(appEnvironment(directory, { ...env, VALIDATOR_HOTKEY_URI: uri }));
     apps = {
-      big: await start(big.hotkey),
-      small: await start(small.hotkey),
-      ghost: await start('5GhostValidatorNotInTheMetagraph'),
+      big: await start(devnetKeyUri(network.devnet.corpus.seed, 'validator', big.uid)),
+      small: await start(devnetKeyUri(network.devnet.corpus.seed, 'validator', small.uid)),
+      ghost: await start('//GhostValidatorNotInTheMetagraph'),
     };
+    expect(apps.big.config.validatorKeypair.address).toBe(big.hotkey);
   });
   afterAll(async () => {
     await Promise.all(Object.values(apps).map((app) => app.close()));

@@ -6,7 +6,7 @@ describe('Health', () => {
   let app: TestApp;
 
   beforeAll(async () => {
-    app = await startTestApp({ NETUID: '13', VALIDATOR_HOTKEY: '5HealthTestHotkey' });
+    app = await startTestApp({ NETUID: '13', VALIDATOR_HOTKEY_URI: '//Health' });
   });
   afterAll(() => app.close());
 
@@ -19,7 +19,7 @@ describe('Health', () => {
       miners_available: 0,
       version: '1.0.0',
       netuid: 13,
-      hotkey: '5HealthTestHotkey',
+      hotkey: app.config.validatorKeypair.address,
     });
   });
 

@@ -114,7 +114,7 @@ describe('Postgres outage', () => {
       keys: expect.arrayContaining([expect.objectContaining({ id, name: 'before the outage' })]),
     });
     const vote = await app.http
-      .get(`/api/v1/get_desirabilities?hotkey=${app.config.validatorHotkey}`)
+      .get(`/api/v1/get_desirabilities?hotkey=${app.config.validatorKeypair.address}`)
       .set('X-API-Key', key)
       .expect(200);
     expect(JSON.stringify(vote.body)).toContain('outage-x');

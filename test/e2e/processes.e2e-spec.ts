@@ -1,5 +1,11 @@
 import { Client } from 'pg';
-import { AppProcess, buildService, jsonLogs, startAppProcess } from '../support/app-process';
+import {
+  AppProcess,
+  buildService,
+  jsonLogs,
+  processValidatorHotkey,
+  startAppProcess,
+} from '../support/app-process';
 import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
 import { startTestNetwork, TestNetwork } from '../support/network';
 import { TEST_MASTER_KEY, testRedisPrefix, testRedisUrl } from '../support/test-app';
@@ -77,7 +83,7 @@ describe('Two service processes on one Postgres and one Redis', () => {
   let apps: AppProcess[] = [];
 
   beforeAll(async () => {
-    network = await startTestNetwork(3);
+    network = await startTestNetwork(3, 7, [processValidatorHotkey()]);
     database = await ownDatabase('replicas');
     const env = {
       ...network.env,
@@ -125,6 +131,37 @@ describe('Two service processes on one Postgres and one Redis', () => {
       jsonLogs(app).some((line) => String(line.msg).startsWith('index sync: 3/3 miners')),
     );
     expect(syncedBy).toHaveLength(1);
+  });
+
+  it("share the miners' call budgets: no miner gets more than 2 bucket or index calls an hour", async () => {
+    const labels = await call(apps[0], '/api/v1/get_top_labels_by_source/x', TEST_MASTER_KEY);
+    const top = (labels.body as { label_value: string }[]).slice(0, 12);
+    expect(top.length).toBeGreaterThan(5);
+    // Both replicas at once, on many buckets: every answer races for the same budgets.
+    const answers = await Promise.all(
+      top.map(({ label_value: label }, i) =>
+        call(
+          apps[i % 2],
+          `/api/v1/query_bucket/x?label=${encodeURIComponent(label)}`,
+          TEST_MASTER_KEY,
+        ),
+      ),
+    );
+    expect(answers.every((answer) => answer.status === 200)).toBe(true);
+    const bodies = answers.map((answer) => answer.body as { status: string; cached?: boolean });
+    expect(bodies.some((body) => body.status === 'success' && body.cached === false)).toBe(true);
+
+    const gateway = processValidatorHotkey();
+    const perMiner = network.devnet.miners.map((miner) => {
+      const calls = network.devnet.calls(miner.uid).filter((entry) => entry.caller === gateway);
+      expect(calls.filter((entry) => entry.status !== 200)).toEqual([]);
+      const count = (synapse: string) => calls.filter((entry) => entry.synapse === synapse).length;
+      expect(count('GetMinerIndex')).toBeLessThanOrEqual(2);
+      expect(count('GetDataEntityBucket')).toBeLessThanOrEqual(2);
+      return count('GetDataEntityBucket');
+    });
+    // The budget, not a lack of requests, is what stopped the calls.
+    expect(Math.max(...perMiner)).toBe(2);
   });
 
   it('see a deactivated key on both within the 1 s key cache', async () => {
@@ -194,6 +231,8 @@ describe('A service process on SIGTERM', () => {
     // Every miner call takes 1.5 s: long enough to send a signal while one is in flight.
     network = await startTestNetwork(
       Array.from({ length: 3 }, () => ({ behaviour: { latencyMs: 1500 } })),
+      7,
+      [processValidatorHotkey()],
     );
     database = await ownDatabase('shutdown');
     await database.client.connect();

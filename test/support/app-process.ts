@@ -1,10 +1,21 @@
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import { Sr25519Keypair } from '../../src/network/bittensor/keypair';
+import { writeWalletHotkey } from '../../src/network/bittensor/wallet-file';
 import { TEST_MASTER_KEY } from './test-app';
 import { freePort } from './throwaway-servers';
+
+/** The seed of the validator key production test processes load from their wallet file. */
+const PROCESS_KEY_SEED = createHash('sha256').update('validator-gateway process tests').digest();
+
+/** The hotkey test processes sign with (devnets list it as a validator). */
+export function processValidatorHotkey(): string {
+  return Sr25519Keypair.fromSeed(PROCESS_KEY_SEED).address;
+}
 
 const ROOT = resolve(__dirname, '../..');
 // Inside the project, so that the compiled code resolves the project's node_modules.
@@ -35,11 +46,15 @@ export interface AppProcess {
 
 /**
  * Starts `node dist/src/main.js` (the compiled service) in production mode on a free loopback
- * port and waits until it answers. `env` adds to (or overrides) a minimal production setup.
+ * port and waits until it answers. `env` adds to (or overrides) a minimal production setup:
+ * a btwallet hotkey file for the validator key, miners allowed on loopback only.
  */
 export async function startAppProcess(env: Record<string, string>): Promise<AppProcess> {
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'gateway-process-'));
+  writeWalletHotkey(join(dataDir, 'wallets', 'default', 'hotkeys', 'default'), {
+    seed: PROCESS_KEY_SEED,
+  });
   const child = spawn(process.execPath, [join(BUILD_DIR, 'src', 'main.js')], {
     cwd: ROOT,
     env: {
@@ -48,7 +63,9 @@ export async function startAppProcess(env: Record<string, string>): Promise<AppP
       HOST: '127.0.0.1',
       PORT: String(port),
       MASTER_KEY: TEST_MASTER_KEY,
-      VALIDATOR_HOTKEY: '5TestValidatorHotkeyForProcessTests',
+      BT_WALLET_PATH: join(dataDir, 'wallets'),
+      VALIDATOR_HOTKEY: processValidatorHotkey(),
+      MINER_ALLOWED_NETWORKS: 'loopback',
       DATA_DIR: dataDir,
       LOG_LEVEL: 'info',
       DEVNET_MINERS: '0',

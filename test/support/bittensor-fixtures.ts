@@ -10,7 +10,9 @@ export const FIXTURES_DIRECTORY = resolve(__dirname, '../../../shared/fixtures/b
 export function fixturePath(name: string): string {
   const path = join(FIXTURES_DIRECTORY, name);
   if (!existsSync(path))
-    throw new Error(`Bittensor fixture ${name} not found at ${path}: check out shared/ beside the project`);
+    throw new Error(
+      `Bittensor fixture ${name} not found at ${path}: check out shared/ beside the project`,
+    );
   return path;
 }
 
@@ -21,7 +23,11 @@ export interface BittensorVectors {
     dev_phrase: string;
     dev_alice_ss58: string;
     seed_ascii_12345678901234567890123456789012_public_key: string;
-    rust_verified_signature: { message_utf8: string; public_key: string; signature_bytes: number[] };
+    rust_verified_signature: {
+      message_utf8: string;
+      public_key: string;
+      signature_bytes: number[];
+    };
   };
   btwallet: {
     mnemonic: string;

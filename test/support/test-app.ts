@@ -50,8 +50,12 @@ export async function startTestApp(
   const databaseUrl =
     env.DATABASE_URL ??
     (ownDatabase ? await createDatabase(serverUrl, ownDatabase) : testDatabaseUrl());
-  const ownsKey = ['VALIDATOR_HOTKEY_URI', 'BT_WALLET_PATH', 'BT_WALLET_NAME', 'BT_WALLET_HOTKEY']
-    .some((name) => env[name] !== undefined);
+  const ownsKey = [
+    'VALIDATOR_HOTKEY_URI',
+    'BT_WALLET_PATH',
+    'BT_WALLET_NAME',
+    'BT_WALLET_HOTKEY',
+  ].some((name) => env[name] !== undefined);
   const loaded = loadConfig({
     NODE_ENV: 'test',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',

@@ -89,13 +89,19 @@ export class HealthService {
   }
 
   private async checkMiners(): Promise<MinersStatusDto> {
-    let counts = { total: 0, available: 0 };
+    let counts = { total: 0, available: 0, addressRefused: 0 };
     const status = await timed(async () => {
       counts = await this.network.countMiners();
     });
     const state =
       status.status === 'healthy' && counts.available === 0 ? 'degraded' : status.status;
-    return { ...status, status: state, ...counts };
+    return {
+      ...status,
+      status: state,
+      available: counts.available,
+      total: counts.total,
+      address_refused: counts.addressRefused,
+    };
   }
 }
 

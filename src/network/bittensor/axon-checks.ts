@@ -37,8 +37,7 @@ export class AxonGuard {
 
   check(path: string, headers: IncomingHttpHeaders, rawBody: string): AxonVerdict {
     const synapse = path.split('/')[1] ?? '';
-    if (!this.rules.serves(synapse))
-      return refuse(404, `Synapse name '${synapse}' not found`);
+    if (!this.rules.serves(synapse)) return refuse(404, `Synapse name '${synapse}' not found`);
     const parsed = parseHeaders(headers);
     if (!parsed) return refuse(400, `Improperly formatted request: headers of ${synapse}`);
     const reason = this.rules.blacklist(parsed.hotkey, synapse);
@@ -71,8 +70,7 @@ export class AxonGuard {
     const last = this.nonces.get(key);
     if (version !== undefined && version >= NONCE_RULES_VERSION) {
       const nowNs = BigInt(Math.floor(this.rules.nowMs())) * 1_000_000n;
-      const oldest =
-        nowNs - ALLOWED_NONCE_DELTA_NS - BigInt(Math.round(timeoutSeconds * 1e9));
+      const oldest = nowNs - ALLOWED_NONCE_DELTA_NS - BigInt(Math.round(timeoutSeconds * 1e9));
       if (last === undefined && nonce <= oldest) return 'Nonce is too old';
     }
     if (last !== undefined && nonce <= last)

@@ -55,13 +55,9 @@ export function newTerminal(hotkey: string, nowMs: number): DendriteTerminal {
   return { hotkey, nonce: nanoseconds(nowMs), uuid: randomUUID() };
 }
 
-let lastNonce = 0n;
-
-/** Wall-clock nanoseconds, strictly increasing within this process. */
+/** Wall-clock nanoseconds (millisecond resolution is enough: the uuid keeps calls apart). */
 function nanoseconds(nowMs: number): bigint {
-  const now = BigInt(Math.floor(nowMs)) * 1_000_000n;
-  lastNonce = now > lastNonce ? now : lastNonce + 1n;
-  return lastNonce;
+  return BigInt(Math.floor(nowMs)) * 1_000_000n;
 }
 
 /**

@@ -32,8 +32,10 @@ describe(Sr25519Keypair.name, () => {
   });
 
   it("loads btwallet's canonical private key to its public key", () => {
-    const { privateKey_schnorrkel_canonical: privateKey, public_key_of_that_privateKey: publicKey } =
-      vectors.btwallet;
+    const {
+      privateKey_schnorrkel_canonical: privateKey,
+      public_key_of_that_privateKey: publicKey,
+    } = vectors.btwallet;
     const keypair = Sr25519Keypair.fromSchnorrkelSecret(hexToU8a(privateKey));
     expect(u8aToHex(keypair.publicKey)).toBe(publicKey);
     const signature = keypair.sign('from a private key');

@@ -1,4 +1,12 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadVectors } from '../../../test/support/bittensor-fixtures';
@@ -27,7 +35,10 @@ describe(loadValidatorKey.name, () => {
     writeFileSync(join(hotkeys, hotkey), JSON.stringify(content));
   };
   const problems = async (promise: Promise<unknown>): Promise<string[]> => {
-    const error = await promise.then(() => undefined, (caught: unknown) => caught);
+    const error = await promise.then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
     expect(error).toBeInstanceOf(ConfigError);
     return (error as ConfigError).problems;
   };
@@ -48,16 +59,28 @@ describe(loadValidatorKey.name, () => {
   });
 
   it('reads the named wallet hotkey file', async () => {
-    writeWallet('validator', 'hot', { secretPhrase: btwallet.mnemonic, ss58Address: btwallet.ss58 });
-    const wallet = { path: join(directory, 'wallets'), name: 'validator', hotkey: 'hot', explicit: true };
+    writeWallet('validator', 'hot', {
+      secretPhrase: btwallet.mnemonic,
+      ss58Address: btwallet.ss58,
+    });
+    const wallet = {
+      path: join(directory, 'wallets'),
+      name: 'validator',
+      hotkey: 'hot',
+      explicit: true,
+    };
     const key = await loadValidatorKey(settings({ wallet }), 'production', directory);
     expect(key.keypair.address).toBe(btwallet.ss58);
-    expect(key.origin).toBe(`wallet file ${join(directory, 'wallets', 'validator', 'hotkeys', 'hot')}`);
+    expect(key.origin).toBe(
+      `wallet file ${join(directory, 'wallets', 'validator', 'hotkeys', 'hot')}`,
+    );
   });
 
   it('refuses a missing or encrypted wallet file in production, naming the variables', async () => {
     expect(await problems(loadValidatorKey(settings(), 'production', directory))).toEqual([
-      expect.stringMatching(/^BT_WALLET_PATH \/ BT_WALLET_NAME \/ BT_WALLET_HOTKEY: no hotkey file at/),
+      expect.stringMatching(
+        /^BT_WALLET_PATH \/ BT_WALLET_NAME \/ BT_WALLET_HOTKEY: no hotkey file at/,
+      ),
     ]);
     const hotkeys = join(directory, 'wallets', 'default', 'hotkeys');
     mkdirSync(hotkeys, { recursive: true });
@@ -95,18 +118,26 @@ describe(loadValidatorKey.name, () => {
     expect(expected.keypair.address).toBe(sr25519.dev_alice_ss58);
     expect(
       await problems(
-        loadValidatorKey(settings({ uri: '//Bob', expectedHotkey: sr25519.dev_alice_ss58 }), 'test', directory),
+        loadValidatorKey(
+          settings({ uri: '//Bob', expectedHotkey: sr25519.dev_alice_ss58 }),
+          'test',
+          directory,
+        ),
       ),
     ).toEqual([
       expect.stringMatching(
-        new RegExp(`^VALIDATOR_HOTKEY: is ${sr25519.dev_alice_ss58}, but the key from VALIDATOR_HOTKEY_URI is 5`),
+        new RegExp(
+          `^VALIDATOR_HOTKEY: is ${sr25519.dev_alice_ss58}, but the key from VALIDATOR_HOTKEY_URI is 5`,
+        ),
       ),
     ]);
   });
 
   it('never repeats a secret URI in its errors', async () => {
     const secret = 'correct horse battery staple';
-    const [problem] = await problems(loadValidatorKey(settings({ uri: secret }), 'test', directory));
+    const [problem] = await problems(
+      loadValidatorKey(settings({ uri: secret }), 'test', directory),
+    );
     expect(problem).toMatch(/^VALIDATOR_HOTKEY_URI: /);
     expect(problem).not.toContain('horse');
   });

@@ -1,10 +1,10 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { ValidatorKeySettings } from '../../config/app-config';
 import { ConfigError } from '../../config/load-config';
 import { cryptoReady, KeyError, Sr25519Keypair } from './keypair';
-import { readWalletHotkey, WalletFileError, walletHotkeyFileOf } from './wallet-file';
+import { readWalletHotkey, WalletFileError, writeWalletHotkey } from './wallet-file';
 
 export interface ValidatorKey {
   keypair: Sr25519Keypair;
@@ -56,7 +56,11 @@ function selectKey(
         'VALIDATOR_HOTKEY_URI: set either it or BT_WALLET_PATH / BT_WALLET_NAME / BT_WALLET_HOTKEY, not both',
       ]);
     try {
-      return { keypair: Sr25519Keypair.fromUri(uri), origin: 'VALIDATOR_HOTKEY_URI', created: false };
+      return {
+        keypair: Sr25519Keypair.fromUri(uri),
+        origin: 'VALIDATOR_HOTKEY_URI',
+        created: false,
+      };
     } catch (error) {
       throw new ConfigError([`VALIDATOR_HOTKEY_URI: ${(error as KeyError).message}`]);
     }
@@ -72,9 +76,7 @@ function readWallet(file: string): Sr25519Keypair {
     return readWalletHotkey(file);
   } catch (error) {
     if (!(error instanceof WalletFileError)) throw error;
-    throw new ConfigError([
-      `BT_WALLET_PATH / BT_WALLET_NAME / BT_WALLET_HOTKEY: ${error.message}`,
-    ]);
+    throw new ConfigError([`BT_WALLET_PATH / BT_WALLET_NAME / BT_WALLET_HOTKEY: ${error.message}`]);
   }
 }
 
@@ -82,9 +84,7 @@ function readWallet(file: string): Sr25519Keypair {
 function generatedKey(file: string): ValidatorKey {
   if (existsSync(file))
     return { keypair: readWallet(file), origin: `development key file ${file}`, created: false };
-  const { keypair, mnemonic } = Sr25519Keypair.generate();
-  mkdirSync(join(file, '..'), { recursive: true });
-  writeFileSync(file, JSON.stringify(walletHotkeyFileOf(keypair, mnemonic)), { mode: 0o600 });
+  const keypair = writeWalletHotkey(file, { mnemonic: Sr25519Keypair.generate().mnemonic });
   return { keypair, origin: `development key file ${file}`, created: true };
 }
 

@@ -1,5 +1,6 @@
-import { readFileSync } from 'node:fs';
-import { hexToU8a, isHex } from '@polkadot/util';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { hexToU8a, isHex, u8aToHex } from '@polkadot/util';
 import { KeyError, Sr25519Keypair } from './keypair';
 
 /**
@@ -104,13 +105,28 @@ function hexBytes(value: unknown, length: number): Uint8Array {
   return hexToU8a(value);
 }
 
-/** The file btwallet would write for a key created from `mnemonic` (no private key field). */
-export function walletHotkeyFileOf(keypair: Sr25519Keypair, mnemonic: string): WalletHotkeyFile {
-  const publicKey = `0x${Buffer.from(keypair.publicKey).toString('hex')}`;
-  return {
+/**
+ * Writes a btwallet hotkey file (mode 0600, directories created) for a mnemonic or a 32-byte
+ * seed, as btwallet lays it out; returns the key it holds.
+ */
+export function writeWalletHotkey(
+  path: string,
+  secret: { mnemonic: string } | { seed: Uint8Array },
+): Sr25519Keypair {
+  const keypair =
+    'mnemonic' in secret
+      ? Sr25519Keypair.fromUri(secret.mnemonic)
+      : Sr25519Keypair.fromSeed(secret.seed);
+  const publicKey = u8aToHex(keypair.publicKey);
+  const file: WalletHotkeyFile = {
     accountId: publicKey,
     publicKey,
-    secretPhrase: mnemonic,
+    ...('mnemonic' in secret
+      ? { secretPhrase: secret.mnemonic }
+      : { secretPhrase: null, secretSeed: u8aToHex(secret.seed) }),
     ss58Address: keypair.address,
   };
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, JSON.stringify(file), { mode: 0o600 });
+  return keypair;
 }

@@ -92,11 +92,14 @@ export class BucketReader {
    */
   async read(source: SourceId, timeBucket: number, holders: BucketHolder[]): Promise<BucketAnswer> {
     const labels = [...new Set(holders.map((holder) => holder.label))];
-    const stored = labels.length > 0 ? await this.repository.newest(source, timeBucket, labels) : undefined;
+    const stored =
+      labels.length > 0 ? await this.repository.newest(source, timeBucket, labels) : undefined;
     if (stored && this.clock.now().getTime() - stored.fetchedAt.getTime() < FRESH_MS)
       return cachedAnswer(stored);
 
-    const callable = holders.filter((holder) => this.client.mayAsk(holder.hotkey, 'GetDataEntityBucket'));
+    const callable = holders.filter((holder) =>
+      this.client.mayAsk(holder.hotkey, 'GetDataEntityBucket'),
+    );
     const left = await this.budgets.left(
       callable.map((holder) => holder.hotkey),
       'GetDataEntityBucket',

@@ -30,10 +30,7 @@ describe(checkBucket.name, () => {
     const entities = [entity('1'), entity('2')];
     const result = checkBucket(bucket, sizeOf(entities), entities);
     expect(result).toMatchObject({ score: 1, problems: [] });
-    expect(result.items.map((item) => item.tweet)).toEqual([
-      expect.objectContaining({ id: '1' }),
-      expect.objectContaining({ id: '2' }),
-    ]);
+    expect(result.items.map((item) => (item as XItem).tweet.id)).toEqual(['1', '2']);
   });
 
   it('tolerates a small difference between claimed and returned bytes', () => {

@@ -89,7 +89,11 @@ describe(convertEntity.name, () => {
     ['without uri', xItem, (wire) => delete wire.uri],
     ['with an unreadable datetime', xItem, (wire) => (wire.datetime = 'yesterday')],
     ['with a negative size', xItem, (wire) => (wire.content_size_bytes = -1)],
-    ['whose record has another url', xItem, (_, record) => (record.url = 'https://x.com/a/status/1')],
+    [
+      'whose record has another url',
+      xItem,
+      (_, record) => (record.url = 'https://x.com/a/status/1'),
+    ],
     ['whose record has no username', xItem, (_, record) => delete record.username],
     ['whose record has no text', xItem, (_, record) => (record.text = 42)],
     ['whose hashtags are not strings', xItem, (_, record) => (record.tweet_hashtags = [1])],

@@ -74,7 +74,11 @@ export function convertEntity(value: unknown, source: DataSource): ConvertedEnti
  * counters, `media` as URLs). Some miners store the nested shape of the subnet's API instead
  * (`user: {…}`, `tweet: {…}`, `content`); its fields are read where the flat ones are missing.
  */
-function xItemOf(record: Record<string, unknown>, uri: string, datetime: string): XItem | undefined {
+function xItemOf(
+  record: Record<string, unknown>,
+  uri: string,
+  datetime: string,
+): XItem | undefined {
   const user = isRecord(record.user) ? record.user : {};
   const tweet = isRecord(record.tweet) ? record.tweet : {};
   const username = text(record.username) ?? text(user.username);
@@ -92,7 +96,7 @@ function xItemOf(record: Record<string, unknown>, uri: string, datetime: string)
     uri,
     datetime,
     source: 'X',
-    label: hashtags.length > 0 ? labelOf(hashtags[0] as string) : null,
+    label: hashtags.length > 0 ? labelOf(hashtags[0]) : null,
     content: body,
     user: {
       username,
@@ -108,7 +112,7 @@ function xItemOf(record: Record<string, unknown>, uri: string, datetime: string)
       retweet_count: count(record.retweet_count) ?? count(tweet.retweet_count) ?? null,
       reply_count: count(record.reply_count) ?? count(tweet.reply_count) ?? null,
       quote_count: count(record.quote_count) ?? count(tweet.quote_count) ?? null,
-      hashtags: hashtags as string[],
+      hashtags: hashtags,
       is_retweet: flag(record.is_retweet) ?? flag(tweet.is_retweet) ?? null,
       is_reply: flag(record.is_reply) ?? flag(tweet.is_reply) ?? null,
       is_quote: flag(record.is_quote) ?? flag(tweet.is_quote) ?? null,

@@ -66,7 +66,9 @@ export interface OnDemandRequestFields {
 export function onDemandRequestFields(query: OnDemandQuery): OnDemandRequestFields {
   const keywords = query.keywords.map((keyword) => {
     const parsed = parseKeyword(keyword, query.source);
-    return parsed.kind === 'subreddit' ? { wire: parsed.label, first: true } : { wire: keyword, first: false };
+    return parsed.kind === 'subreddit'
+      ? { wire: parsed.label, first: true }
+      : { wire: keyword, first: false };
   });
   return {
     version: PROTOCOL_VERSION,

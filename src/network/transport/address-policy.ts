@@ -1,4 +1,4 @@
-import { lookup, LookupAddress, LookupAllOptions, LookupOptions } from 'node:dns';
+import { lookup, LookupAddress, LookupAllOptions } from 'node:dns';
 import { isIP, LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { buildConnector } from 'undici';
@@ -28,7 +28,7 @@ export class AddressPolicy {
     } catch {
       return false;
     }
-    if (this.allowed.publicUnicast && parsed.range() === 'unicast') return true;
+    if (this.allowed.publicUnicast && isPublicUnicast(parsed)) return true;
     return this.ranges.some(
       ([range, bits]) => range.kind() === parsed.kind() && parsed.match(range, bits),
     );
@@ -51,13 +51,16 @@ export class AddressPolicy {
 
   /** A `net.connect` lookup that fails for a name resolving to any address outside the policy. */
   readonly lookup: LookupFunction = (hostname, options, callback) => {
-    lookup(hostname, { ...(options as LookupOptions), all: true } as LookupAllOptions, (error, addresses) => {
+    lookup(hostname, { ...options, all: true } as LookupAllOptions, (error, addresses) => {
       if (error) return callback(error, '', 4);
       const refused = addresses.find(({ address }) => !this.allows(address));
       if (refused || addresses.length === 0)
         return callback(new AddressRefusedError(hostname, refused?.address), '', 4);
-      if ((options as LookupOptions).all)
-        return (callback as unknown as (error: null, all: LookupAddress[]) => void)(null, addresses);
+      if (options.all)
+        return (callback as unknown as (error: null, all: LookupAddress[]) => void)(
+          null,
+          addresses,
+        );
       callback(null, addresses[0].address, addresses[0].family);
     });
   };
@@ -74,6 +77,14 @@ export class AddressPolicy {
       connect(options, callback);
     };
   }
+}
+
+/** The deprecated IPv4-compatible IPv6 range (`::a.b.c.d`), which embeds any IPv4 address. */
+const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96');
+
+function isPublicUnicast(address: ipaddr.IPv4 | ipaddr.IPv6): boolean {
+  if (address.range() !== 'unicast') return false;
+  return !(address.kind() === 'ipv6' && address.match(IPV4_COMPATIBLE));
 }
 
 export class AddressRefusedError extends Error {

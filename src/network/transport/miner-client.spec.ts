@@ -6,38 +6,95 @@ import {
   ServerResponse,
 } from 'node:http';
 import { AddressInfo } from 'node:net';
-import { MetricsService } from '../common/metrics/metrics.service';
-import { loadConfig } from '../config/load-config';
-import { MinerCallError, MinerClient, MinerFailureReason } from './miner-client';
+import { Logger } from '@nestjs/common';
+import { Clock } from '../../common/clock/clock';
+import { MetricsService } from '../../common/metrics/metrics.service';
+import { loadConfig } from '../../config/load-config';
+import { AxonGuard, AxonVerdict } from '../bittensor/axon-checks';
+import { DENDRITE_VERSION, EMPTY_BODY_HASH } from '../bittensor/dendrite';
+import { cryptoReady, Sr25519Keypair } from '../bittensor/keypair';
+import { ValidatorIdentity } from '../bittensor/validator-identity';
+import { getDataEntityBucketFields, getMinerIndexFields } from '../sn13/messages';
+import { SYNAPSE_NAMES, SynapseName } from '../sn13/synapse-names';
+import { CallBudgets } from './call-budgets';
+import { MinerCallError, MinerClient, MinerFailureReason, MinerTarget } from './miner-client';
 
-const HOTKEY = '5GatewayUnitTestHotkey';
+const GATEWAY = Sr25519Keypair.fromUri('//Gateway');
+const MINER = Sr25519Keypair.fromUri('//Miner').address;
+const OTHER_MINER = Sr25519Keypair.fromUri('//OtherMiner').address;
 const MAX_RESPONSE_BYTES = 10 * 1024;
 const BREAKER_FAILURES = 3;
 const BREAKER_COOLDOWN_MS = 300;
 /** One call at a time per miner, so the bulkhead queue holds 4 (concurrency × 4). */
 const CONCURRENCY = 1;
+const MINUTE_MS = 60_000;
 
 interface ReceivedRequest {
   method: string | undefined;
   path: string;
   headers: IncomingHttpHeaders;
   body: string;
+  /** What a real axon's checks made of it (undefined while a batch is held). */
+  verdict?: AxonVerdict;
+}
+
+/** How the miner's handler answers a request that passed the axon's checks. */
+type Answer = (response: ServerResponse, synapse: Record<string, unknown>) => void;
+
+interface AxonOptions {
+  answer?: Answer;
+  /** The axon's own hotkey, which it verifies the signature against (default: MINER). */
+  hotkey?: string;
+  /** Synapses the axon has a handler for (default: all of subnet 13's). */
+  serves?: readonly string[];
+  /** A reason to blacklist every caller. */
+  blacklist?: string;
+  /** How far the axon's clock is ahead of ours. */
+  clockAheadMs?: number;
+  /** Holds requests until this many arrived, then checks them newest nonce first. */
+  batch?: number;
 }
 
 /**
- * A fake miner whose behaviour is chosen by the first segment of the path, so that each test
- * can point a miner's axon URL at `http://127.0.0.1:<port>/<behaviour>`.
+ * A fake miner: an HTTP server on loopback that runs a real axon's checks (AxonGuard) on every
+ * request, refuses as an axon would when they fail, and otherwise answers as told.
  */
-class FakeMiner {
+class FakeAxon {
   readonly received: ReceivedRequest[] = [];
-  failing = true;
+  connections = 0;
+  private readonly guard: AxonGuard;
+  private readonly held: { request: ReceivedRequest; response: ServerResponse }[] = [];
   private readonly server: Server = createServer((request, response) => {
     void this.handle(request, response);
   });
 
-  async start(): Promise<string> {
+  constructor(private readonly options: AxonOptions) {
+    const serves = options.serves ?? SYNAPSE_NAMES;
+    this.guard = new AxonGuard({
+      hotkey: options.hotkey ?? MINER,
+      serves: (synapse) => serves.includes(synapse),
+      blacklist: () => options.blacklist ?? null,
+      nowMs: () => Date.now() + (options.clockAheadMs ?? 0),
+    });
+    this.server.on('connection', () => this.connections++);
+  }
+
+  get port(): number {
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  async start(): Promise<this> {
     await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  /** The miner as the metagraph would list it, at this axon. */
+  target(uid = 1, host = '127.0.0.1'): MinerTarget {
+    return { uid, hotkey: MINER, axonUrl: `http://${host}:${this.port}` };
+  }
+
+  verdicts(): (AxonVerdict | undefined)[] {
+    return this.received.map((request) => request.verdict);
   }
 
   /** Ends hung responses too: they would keep jest from exiting. */
@@ -46,45 +103,30 @@ class FakeMiner {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
-  hits(behaviour: string): number {
-    return this.received.filter((request) => request.path.startsWith(`/${behaviour}/`)).length;
+  private async handle(incoming: IncomingMessage, response: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of incoming) chunks.push(chunk as Buffer);
+    const request: ReceivedRequest = {
+      method: incoming.method,
+      path: incoming.url ?? '',
+      headers: incoming.headers,
+      body: Buffer.concat(chunks).toString('utf8'),
+    };
+    this.received.push(request);
+    if (!this.options.batch) return this.respond(request, response);
+    this.held.push({ request, response });
+    if (this.held.length < this.options.batch) return;
+    const nonce = ({ request }: (typeof this.held)[number]) =>
+      BigInt(request.headers.bt_header_dendrite_nonce as string);
+    this.held.sort((a, b) => (nonce(a) > nonce(b) ? -1 : 1));
+    for (const held of this.held.splice(0)) this.respond(held.request, held.response);
   }
 
-  private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
-    const path = request.url ?? '';
-    const body = Buffer.concat(chunks).toString('utf8');
-    this.received.push({ method: request.method, path, headers: request.headers, body });
-    const [, behaviour, argument] = path.split('/');
-    switch (behaviour) {
-      case 'echo':
-        return json(response, 200, { data: [], received: JSON.parse(body) as unknown });
-      case 'error':
-      case 'counted':
-        return json(response, 500, { error: 'miner failure' });
-      case 'flaky':
-        return this.failing
-          ? json(response, 500, { error: 'miner failure' })
-          : json(response, 200, { data: [] });
-      case 'garbage':
-        response.writeHead(200, { 'content-type': 'application/json' });
-        return void response.end('<html><body>Bad gateway</body></html>');
-      case 'json-of':
-        return json(response, 200, '"'.padEnd(Number(argument) - 1, 'a') + '"');
-      case 'stream':
-        return stream(response, 50 * 1024);
-      case 'declared':
-        // Promises far more than the cap, then stalls: only the declared length can tell.
-        response.writeHead(200, { 'content-type': 'application/json', 'content-length': 50_000 });
-        return void response.write('{"data": [');
-      case 'slow':
-        return void setTimeout(() => json(response, 200, { data: [] }), 60);
-      case 'hang':
-        return;
-      default:
-        return json(response, 404, { error: 'unknown path' });
-    }
+  private respond(request: ReceivedRequest, response: ServerResponse): void {
+    request.verdict = this.guard.check(request.path, request.headers, request.body);
+    if (!request.verdict.ok)
+      return axonError(response, request.verdict.status, request.verdict.message);
+    (this.options.answer ?? echo)(response, request.verdict.body);
   }
 }
 
@@ -97,14 +139,43 @@ function json(response: ServerResponse, status: number, value: unknown): void {
   response.end(text);
 }
 
+/** An axon's error: the status, a `{"message"}` body and the status headers. */
+function axonError(response: ServerResponse, status: number, message: string): void {
+  response.setHeader('bt_header_axon_status_code', String(status));
+  response.setHeader('bt_header_axon_status_message', message);
+  json(response, status, { message });
+}
+
+/** The synapse back, its output filled: what a miner's handler returns. */
+const echo: Answer = (response, synapse) => json(response, 200, { ...synapse, data: [] });
+const statusOf =
+  (status: number, message = 'refused'): Answer =>
+  (response) =>
+    axonError(response, status, message);
+const garbage: Answer = (response) => {
+  response.writeHead(200, { 'content-type': 'application/json' });
+  response.end('<html><body>Bad gateway</body></html>');
+};
+/** A JSON string of exactly `bytes` bytes. */
+const jsonOf =
+  (bytes: number): Answer =>
+  (response) =>
+    json(response, 200, '"'.padEnd(bytes - 1, 'a') + '"');
 /** Chunked (no Content-Length): only counting the bytes as they arrive can catch it. */
-function stream(response: ServerResponse, bytes: number): void {
+const stream: Answer = (response) => {
   response.on('error', () => undefined);
   response.writeHead(200, { 'content-type': 'application/json' });
   response.write('["');
-  for (let sent = 0; sent < bytes; sent += 1024) response.write('x'.repeat(1024));
+  for (let sent = 0; sent < 50 * 1024; sent += 1024) response.write('x'.repeat(1024));
   response.end('"]');
-}
+};
+/** Promises far more than the cap, then stalls: only the declared length can tell. */
+const declared: Answer = (response) => {
+  response.writeHead(200, { 'content-type': 'application/json', 'content-length': 50_000 });
+  response.write('{"data": [');
+};
+const slow: Answer = (response, synapse) => void setTimeout(() => echo(response, synapse), 60);
+const hang: Answer = () => undefined;
 
 async function failureOf(call: Promise<unknown>): Promise<MinerFailureReason> {
   try {
@@ -116,234 +187,567 @@ async function failureOf(call: Promise<unknown>): Promise<MinerFailureReason> {
   throw new Error('the call succeeded');
 }
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 describe(MinerClient.name, () => {
-  const miner = new FakeMiner();
-  let baseUrl: string;
+  const identity = new ValidatorIdentity(GATEWAY);
+  const axons: FakeAxon[] = [];
+  const clients: MinerClient[] = [];
   let client: MinerClient;
-  let nextUid = 1;
-  /** Each test talks to its own miner uid: breakers and bulkheads are kept per miner. */
-  const at = (behaviour: string) => ({ uid: nextUid++, axonUrl: `${baseUrl}/${behaviour}` });
+  let clock: Clock;
+  let metrics: MetricsService;
+  let granted: boolean;
+  let budgets: { take: jest.Mock<Promise<boolean>, [string, SynapseName]> };
+  let logs: { log: jest.SpyInstance; warn: jest.SpyInstance };
 
-  beforeAll(async () => {
-    baseUrl = await miner.start();
-  });
-
-  beforeEach(() => {
-    client = new MinerClient(
+  function createClient(env: Record<string, string> = {}): MinerClient {
+    const created = new MinerClient(
       loadConfig({
-        VALIDATOR_HOTKEY: HOTKEY,
         MINER_MAX_RESPONSE_BYTES: String(MAX_RESPONSE_BYTES),
         MINER_BREAKER_FAILURES: String(BREAKER_FAILURES),
         MINER_BREAKER_COOLDOWN_MS: String(BREAKER_COOLDOWN_MS),
         MINER_CONCURRENCY: String(CONCURRENCY),
+        ...env,
       }),
-      new MetricsService(),
+      metrics,
+      identity,
+      budgets as unknown as CallBudgets,
+      clock,
     );
+    clients.push(created);
+    return created;
+  }
+
+  const startAxon = async (options: AxonOptions = {}) => {
+    const axon = new FakeAxon(options);
+    axons.push(axon);
+    return axon.start();
+  };
+
+  beforeAll(() => cryptoReady());
+
+  beforeEach(() => {
+    clock = new Clock();
+    metrics = new MetricsService();
+    granted = true;
+    budgets = {
+      take: jest.fn((_hotkey: string, _synapse: SynapseName) => Promise.resolve(granted)),
+    };
+    logs = {
+      log: jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined),
+      warn: jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined),
+    };
+    client = createClient();
   });
 
-  afterAll(async () => {
-    await miner.stop();
+  afterEach(async () => {
+    for (const created of clients.splice(0)) created.onModuleDestroy();
+    await Promise.all(axons.splice(0).map((axon) => axon.stop()));
+    jest.restoreAllMocks();
   });
 
-  it('posts the JSON body with the validator hotkey header and returns the parsed answer', async () => {
-    const body = { source: 'X', usernames: [], keywords: ['#bitcoin'], limit: 10 };
+  describe('the signed request', () => {
+    it('verifies as a real axon would and carries the synapse fields in the body', async () => {
+      const axon = await startAxon();
 
-    const reply = await client.call(at('echo'), 'OnDemandRequest', body, 2_000);
+      const reply = await client.call(axon.target(), 'GetMinerIndex', getMinerIndexFields(), 2_000);
 
-    expect(reply.body).toEqual({ data: [], received: body });
-    expect(reply.latencyMs).toBeGreaterThan(0);
-    const request = miner.received.at(-1)!;
-    expect(request.method).toBe('POST');
-    expect(request.path).toBe('/echo/OnDemandRequest');
-    expect(request.headers['x-validator-hotkey']).toBe(HOTKEY);
-    expect(request.headers['content-type']).toBe('application/json');
-    expect(JSON.parse(request.body)).toEqual(body);
+      const [request] = axon.received;
+      expect(request.verdict).toEqual({
+        ok: true,
+        synapse: 'GetMinerIndex',
+        caller: GATEWAY.address,
+        body: expect.objectContaining({ version: 4, name: 'GetMinerIndex', timeout: 2 }),
+      });
+      expect(request.method).toBe('POST');
+      expect(request.path).toBe('/GetMinerIndex');
+      expect(request.headers).toMatchObject({
+        'content-type': 'application/json',
+        name: 'GetMinerIndex',
+        timeout: '2.0',
+        bt_header_axon_ip: '127.0.0.1',
+        bt_header_axon_port: String(axon.port),
+        bt_header_axon_hotkey: MINER,
+        bt_header_dendrite_hotkey: GATEWAY.address,
+        bt_header_dendrite_version: String(DENDRITE_VERSION),
+        computed_body_hash: EMPTY_BODY_HASH,
+      });
+      expect(reply.body).toEqual({ ...JSON.parse(request.body), data: [] });
+      expect(reply.latencyMs).toBeGreaterThan(0);
+    });
+
+    it('sends the fields of a bucket request in the body and its timeout in seconds', async () => {
+      const axon = await startAxon();
+      const fields = getDataEntityBucketFields({ source: 2, timeBucket: 480_000, label: '#tao' });
+
+      await client.call(axon.target(), 'GetDataEntityBucket', fields, 1_500);
+
+      const [request] = axon.received;
+      expect(request.verdict?.ok).toBe(true);
+      expect(request.headers).toMatchObject({ name: 'GetDataEntityBucket', timeout: '1.5' });
+      expect(JSON.parse(request.body)).toMatchObject({
+        version: 4,
+        data_entity_bucket_id: {
+          time_bucket: { id: 480_000 },
+          source: 2,
+          label: { value: '#tao' },
+        },
+      });
+    });
+
+    it('uses a fresh uuid for every call', async () => {
+      const axon = await startAxon();
+
+      for (let call = 0; call < 3; call++)
+        await client.call(axon.target(), 'GetMinerIndex', getMinerIndexFields(), 2_000);
+
+      const uuids = axon.received.map((request) => request.headers.bt_header_dendrite_uuid);
+      expect(new Set(uuids).size).toBe(3);
+      expect(axon.verdicts().every((verdict) => verdict?.ok)).toBe(true);
+    });
+
+    // The axon remembers the last nonce per hotkey and uuid: with a shared uuid, the call whose
+    // nonce is older would be refused when it is checked second.
+    it('gets two concurrent calls to one miner verified whichever the axon checks first', async () => {
+      const concurrent = createClient({ MINER_CONCURRENCY: '2' });
+      const axon = await startAxon({ batch: 2 });
+
+      await Promise.all([
+        concurrent.call(axon.target(), 'GetMinerIndex', getMinerIndexFields(), 2_000),
+        concurrent.call(axon.target(), 'GetMinerIndex', getMinerIndexFields(), 2_000),
+      ]);
+
+      expect(axon.verdicts()).toEqual([
+        expect.objectContaining({ ok: true }),
+        expect.objectContaining({ ok: true }),
+      ]);
+    });
+
+    it('is refused as unauthorized by an axon whose hotkey is not the one called', async () => {
+      const axon = await startAxon({ hotkey: OTHER_MINER });
+
+      const reason = await failureOf(client.call(axon.target(), 'GetMinerIndex', {}, 2_000));
+
+      expect(reason).toBe('unauthorized');
+      expect(axon.verdicts()).toEqual([
+        { ok: false, status: 401, message: 'Not Verified with error: Signature mismatch' },
+      ]);
+    });
   });
 
-  it('joins an axon url ending in slashes and the endpoint with a single slash', async () => {
-    const target = at('echo');
+  describe('refusals by the miner', () => {
+    it('marks a synapse answered 404 as not served and stops asking it of that miner', async () => {
+      const axon = await startAxon({ serves: ['GetMinerIndex', 'GetDataEntityBucket'] });
+      const target = axon.target();
 
-    await client.call({ ...target, axonUrl: `${target.axonUrl}//` }, 'GetMinerIndex', {}, 2_000);
+      expect(await failureOf(client.call(target, 'OnDemandRequest', {}, 2_000))).toBe('not_served');
 
-    expect(miner.received.at(-1)!.path).toBe('/echo/GetMinerIndex');
-  });
+      expect(client.mayAsk(MINER, 'OnDemandRequest')).toBe(false);
+      expect(client.mayAsk(MINER, 'GetMinerIndex')).toBe(true);
+      expect(client.mayAsk(OTHER_MINER, 'OnDemandRequest')).toBe(true);
+      expect(await failureOf(client.call(target, 'OnDemandRequest', {}, 2_000))).toBe('not_served');
+      expect(axon.received).toHaveLength(1);
+      expect(budgets.take).toHaveBeenCalledTimes(1);
+      expect(logs.log).toHaveBeenCalledTimes(1);
+      expect(logs.log).toHaveBeenCalledWith(
+        expect.stringContaining('does not serve OnDemandRequest'),
+      );
+      await expect(client.call(target, 'GetMinerIndex', {}, 2_000)).resolves.toBeDefined();
+      expect(axon.received).toHaveLength(2);
+    });
 
-  it('classifies an HTTP 500 as http_error', async () => {
-    expect(await failureOf(client.call(at('error'), 'OnDemandRequest', {}, 2_000))).toBe(
-      'http_error',
+    it.each([
+      ['not served (404)', { serves: [] }, 'not_served', 60 * MINUTE_MS],
+      [
+        'blacklisted (403)',
+        { blacklist: 'Hotkey is not a validator' },
+        'blacklisted',
+        15 * MINUTE_MS,
+      ],
+      ['unauthorized (401)', { hotkey: OTHER_MINER }, 'unauthorized', 5 * MINUTE_MS],
+    ] as const)(
+      'asks a synapse refused as %s again only after its cooldown',
+      async (_, options: AxonOptions, reason, cooldownMs) => {
+        const axon = await startAxon(options);
+        const target = axon.target();
+        expect(await failureOf(client.call(target, 'GetMinerIndex', {}, 2_000))).toBe(reason);
+
+        clock.advance(cooldownMs - 1_000);
+        expect(client.mayAsk(MINER, 'GetMinerIndex')).toBe(false);
+        expect(await failureOf(client.call(target, 'GetMinerIndex', {}, 2_000))).toBe(reason);
+        expect(axon.received).toHaveLength(1);
+
+        clock.advance(1_000);
+        expect(client.mayAsk(MINER, 'GetMinerIndex')).toBe(true);
+        expect(await failureOf(client.call(target, 'GetMinerIndex', {}, 2_000))).toBe(reason);
+        expect(axon.received).toHaveLength(2);
+      },
     );
+
+    it('reports the refusal with the status and the axon message', async () => {
+      const axon = await startAxon({ blacklist: 'Hotkey is not a validator' });
+
+      await expect(client.call(axon.target(), 'GetMinerIndex', {}, 2_000)).rejects.toThrow(
+        'HTTP 403: Forbidden. Key is blacklisted: Hotkey is not a validator.',
+      );
+    });
+
+    it('is refused as unauthorized by an axon whose clock is far ahead, and says to check ours', async () => {
+      const axon = await startAxon({ clockAheadMs: 365 * 24 * 60 * MINUTE_MS });
+
+      expect(await failureOf(client.call(axon.target(), 'GetMinerIndex', {}, 2_000))).toBe(
+        'unauthorized',
+      );
+      expect(axon.verdicts()).toEqual([
+        { ok: false, status: 401, message: 'Not Verified with error: Nonce is too old' },
+      ]);
+      expect(logs.warn).toHaveBeenCalledWith(expect.stringContaining("Check this machine's clock"));
+    });
+
+    it('logs a refusal of a miner at most once an hour', async () => {
+      const axon = await startAxon({ blacklist: 'over eval period request limit' });
+      const call = () => failureOf(client.call(axon.target(), 'GetMinerIndex', {}, 2_000));
+
+      await call();
+      clock.advance(15 * MINUTE_MS);
+      await call();
+      expect(logs.warn).toHaveBeenCalledTimes(1);
+      expect(logs.warn.mock.calls[0][0]).toMatch(/blacklists our GetMinerIndex calls \(403\)/);
+
+      clock.advance(45 * MINUTE_MS);
+      await call();
+      expect(axon.received).toHaveLength(3);
+      expect(logs.warn).toHaveBeenCalledTimes(2);
+    });
+
+    it.each([
+      [408, 'timeout'],
+      [503, 'busy'],
+      [500, 'http_error'],
+      [502, 'http_error'],
+    ] as const)('classifies an HTTP %i as %s without a cooldown', async (status, reason) => {
+      const axon = await startAxon({ answer: statusOf(status) });
+
+      expect(await failureOf(client.call(axon.target(), 'GetMinerIndex', {}, 2_000))).toBe(reason);
+      expect(client.mayAsk(MINER, 'GetMinerIndex')).toBe(true);
+    });
   });
 
-  it('classifies a body that is not JSON as malformed', async () => {
-    expect(await failureOf(client.call(at('garbage'), 'OnDemandRequest', {}, 2_000))).toBe(
-      'malformed',
+  describe('answers', () => {
+    it('classifies a body that is not JSON as malformed', async () => {
+      const axon = await startAxon({ answer: garbage });
+
+      expect(await failureOf(client.call(axon.target(), 'GetMinerIndex', {}, 2_000))).toBe(
+        'malformed',
+      );
+    });
+
+    it('accepts a body exactly at the size cap', async () => {
+      const axon = await startAxon({ answer: jsonOf(MAX_RESPONSE_BYTES) });
+
+      const reply = await client.call(axon.target(), 'GetMinerIndex', {}, 2_000);
+
+      expect(reply.body).toHaveLength(MAX_RESPONSE_BYTES - 2);
+    });
+
+    it('classifies a body one byte over the cap as oversize', async () => {
+      const axon = await startAxon({ answer: jsonOf(MAX_RESPONSE_BYTES + 1) });
+
+      expect(await failureOf(client.call(axon.target(), 'GetMinerIndex', {}, 2_000))).toBe(
+        'oversize',
+      );
+    });
+
+    it('classifies a streamed body growing past the cap as oversize', async () => {
+      const axon = await startAxon({ answer: stream });
+
+      expect(await failureOf(client.call(axon.target(), 'GetMinerIndex', {}, 2_000))).toBe(
+        'oversize',
+      );
+    });
+
+    it('refuses a declared Content-Length over the cap without waiting for the body', async () => {
+      const axon = await startAxon({ answer: declared });
+      const started = performance.now();
+
+      const reason = await failureOf(client.call(axon.target(), 'GetMinerIndex', {}, 1_500));
+
+      expect(reason).toBe('oversize');
+      expect(performance.now() - started).toBeLessThan(1_000);
+    });
+
+    it('gives up on a miner that never answers after the given time, as a timeout', async () => {
+      const axon = await startAxon({ answer: hang });
+      const started = performance.now();
+
+      const reason = await failureOf(client.call(axon.target(), 'GetMinerIndex', {}, 200));
+
+      const elapsed = performance.now() - started;
+      expect(reason).toBe('timeout');
+      expect(elapsed).toBeGreaterThanOrEqual(190);
+      expect(elapsed).toBeLessThan(450);
+    });
+
+    it("gives up when the caller's signal aborts, as a timeout", async () => {
+      const axon = await startAxon({ answer: hang });
+      const started = performance.now();
+
+      const call = client.call(axon.target(), 'GetMinerIndex', {}, 5_000, AbortSignal.timeout(100));
+
+      expect(await failureOf(call)).toBe('timeout');
+      expect(performance.now() - started).toBeLessThan(1_000);
+    });
+
+    it('classifies a refused connection as network', async () => {
+      const closed = await startAxon();
+      const target = closed.target();
+      await closed.stop();
+      axons.splice(axons.indexOf(closed), 1);
+
+      expect(await failureOf(client.call(target, 'GetMinerIndex', {}, 2_000))).toBe('network');
+    });
+  });
+
+  describe('call budgets', () => {
+    it("takes one call of the miner's budget for the synapse before sending", async () => {
+      const axon = await startAxon();
+
+      await client.call(axon.target(), 'GetDataEntityBucket', {}, 2_000);
+
+      expect(budgets.take.mock.calls).toEqual([[MINER, 'GetDataEntityBucket']]);
+    });
+
+    it('fails as no_budget without the miner receiving anything when none is left', async () => {
+      const axon = await startAxon();
+      granted = false;
+
+      expect(await failureOf(client.call(axon.target(), 'GetMinerIndex', {}, 2_000))).toBe(
+        'no_budget',
+      );
+      expect(axon.received).toHaveLength(0);
+      expect(axon.connections).toBe(0);
+      expect(client.isCircuitOpen(1)).toBe(false);
+    });
+  });
+
+  describe('address safety', () => {
+    it('does not open the circuit for refused addresses', async () => {
+      const guarded = createClient({ MINER_ALLOWED_NETWORKS: 'public' });
+      const axon = await startAxon();
+
+      for (let call = 0; call <= BREAKER_FAILURES; call++)
+        expect(await failureOf(guarded.call(axon.target(), 'GetMinerIndex', {}, 2_000))).toBe(
+          'address_refused',
+        );
+
+      expect(guarded.isCircuitOpen(1)).toBe(false);
+    });
+
+    it.each(['public', '10.0.0.0/8'])(
+      'refuses a loopback axon under %s without opening a connection',
+      async (allowed) => {
+        const guarded = createClient({ MINER_ALLOWED_NETWORKS: allowed });
+        const axon = await startAxon();
+        const refused: number[] = [];
+        guarded.onAddressRefused((uid) => refused.push(uid));
+
+        const reason = await failureOf(guarded.call(axon.target(7), 'GetMinerIndex', {}, 2_000));
+
+        expect(reason).toBe('address_refused');
+        expect(refused).toEqual([7]);
+        expect(budgets.take).not.toHaveBeenCalled();
+        // A control call through the loopback policy: the listener counts connections.
+        await client.call(axon.target(), 'GetMinerIndex', {}, 2_000);
+        expect(axon.connections).toBe(1);
+        expect(axon.received).toHaveLength(1);
+      },
     );
-  });
 
-  it('accepts a body exactly at the size cap', async () => {
-    const reply = await client.call(
-      at(`json-of/${MAX_RESPONSE_BYTES}`),
-      'OnDemandRequest',
-      {},
-      2_000,
-    );
+    it('refuses an axon host name resolving to loopback without opening a connection', async () => {
+      const guarded = createClient({ MINER_ALLOWED_NETWORKS: 'public' });
+      const axon = await startAxon();
+      const refused: number[] = [];
+      guarded.onAddressRefused((uid) => refused.push(uid));
 
-    expect(reply.body).toHaveLength(MAX_RESPONSE_BYTES - 2);
-  });
+      const call = guarded.call(axon.target(8, 'localhost'), 'GetMinerIndex', {}, 2_000);
 
-  it('classifies a body one byte over the cap as oversize', async () => {
-    const call = client.call(at(`json-of/${MAX_RESPONSE_BYTES + 1}`), 'OnDemandRequest', {}, 2_000);
+      expect(await failureOf(call)).toBe('address_refused');
+      expect(refused).toEqual([8]);
+      await client.call(axon.target(8, 'localhost'), 'GetMinerIndex', {}, 2_000);
+      expect(axon.connections).toBe(1);
+      expect(axon.received).toHaveLength(1);
+    });
 
-    expect(await failureOf(call)).toBe('oversize');
-  });
+    it('refuses a bracketed IPv6 loopback axon under public', async () => {
+      const guarded = createClient({ MINER_ALLOWED_NETWORKS: 'public' });
+      const target = { uid: 9, hotkey: MINER, axonUrl: 'http://[::1]:9' };
 
-  it('classifies a streamed body growing past the cap as oversize', async () => {
-    expect(await failureOf(client.call(at('stream'), 'OnDemandRequest', {}, 2_000))).toBe(
-      'oversize',
-    );
-  });
+      expect(await failureOf(guarded.call(target, 'GetMinerIndex', {}, 2_000))).toBe(
+        'address_refused',
+      );
+    });
 
-  it('refuses a declared Content-Length over the cap without waiting for the body', async () => {
-    const started = performance.now();
+    it('calls a loopback axon by address or by name under the default loopback policy', async () => {
+      const axon = await startAxon();
 
-    const reason = await failureOf(client.call(at('declared'), 'OnDemandRequest', {}, 1_500));
+      await client.call(axon.target(1, '127.0.0.1'), 'GetMinerIndex', {}, 2_000);
+      await client.call(axon.target(1, 'localhost'), 'GetMinerIndex', {}, 2_000);
 
-    expect(reason).toBe('oversize');
-    expect(performance.now() - started).toBeLessThan(1_000);
-  });
+      expect(axon.verdicts().map((verdict) => verdict?.ok)).toEqual([true, true]);
+    });
 
-  // The reason is not asserted: cockatiel 3.2.1's isTaskCancelledError misclassifies timeouts
-  // (reported separately); what must hold regardless is that the call gives up on time.
-  it('gives up on a miner that never answers after the given time', async () => {
-    const started = performance.now();
+    it('tells whether an axon host is permitted by the policy', async () => {
+      const guarded = createClient({ MINER_ALLOWED_NETWORKS: 'public' });
 
-    await expect(client.call(at('hang'), 'OnDemandRequest', {}, 200)).rejects.toBeInstanceOf(
-      MinerCallError,
-    );
-
-    const elapsed = performance.now() - started;
-    expect(elapsed).toBeGreaterThanOrEqual(190);
-    expect(elapsed).toBeLessThan(450);
-  });
-
-  it('classifies a refused connection as network', async () => {
-    const closed = createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const { port } = closed.address() as AddressInfo;
-    await new Promise<void>((resolve) => closed.close(() => resolve()));
-
-    const call = client.call(
-      { uid: nextUid++, axonUrl: `http://127.0.0.1:${port}` },
-      'GetMinerIndex',
-      {},
-      2_000,
-    );
-
-    expect(await failureOf(call)).toBe('network');
+      await expect(guarded.permitsHost('127.0.0.1')).resolves.toBe(false);
+      await expect(guarded.permitsHost('localhost')).resolves.toBe(false);
+      await expect(client.permitsHost('127.0.0.1')).resolves.toBe(true);
+      await expect(client.permitsHost('localhost')).resolves.toBe(true);
+    });
   });
 
   describe('circuit breaker', () => {
+    const failBreakerFailuresTimes = async (target: MinerTarget, synapse: SynapseName) => {
+      for (let call = 0; call < BREAKER_FAILURES; call++)
+        await failureOf(client.call(target, synapse, {}, 2_000));
+    };
+
     it(`opens after ${BREAKER_FAILURES} consecutive failures and then fails fast without calling the miner`, async () => {
-      const target = at('counted');
+      const axon = await startAxon({ answer: statusOf(500) });
+      const target = axon.target();
       const changes: [number, boolean][] = [];
       client.onCircuitChange((uid, open) => changes.push([uid, open]));
-      const hitsBefore = miner.hits('counted');
 
       for (let call = 1; call < BREAKER_FAILURES; call++) {
-        expect(await failureOf(client.call(target, 'OnDemandRequest', {}, 2_000))).toBe(
-          'http_error',
-        );
+        expect(await failureOf(client.call(target, 'GetMinerIndex', {}, 2_000))).toBe('http_error');
         expect(client.isCircuitOpen(target.uid)).toBe(false);
       }
-      expect(await failureOf(client.call(target, 'OnDemandRequest', {}, 2_000))).toBe('http_error');
+      expect(await failureOf(client.call(target, 'GetMinerIndex', {}, 2_000))).toBe('http_error');
 
       expect(client.isCircuitOpen(target.uid)).toBe(true);
       expect(changes).toEqual([[target.uid, true]]);
       const started = performance.now();
-      expect(await failureOf(client.call(target, 'OnDemandRequest', {}, 2_000))).toBe(
-        'circuit_open',
-      );
+      expect(await failureOf(client.call(target, 'GetMinerIndex', {}, 2_000))).toBe('circuit_open');
       expect(performance.now() - started).toBeLessThan(50);
-      expect(miner.hits('counted') - hitsBefore).toBe(BREAKER_FAILURES);
+      expect(axon.received).toHaveLength(BREAKER_FAILURES);
     });
 
     it('keeps the circuits of other miners closed', async () => {
-      const failing = at('counted');
-      const healthy = at('echo');
+      const failing = await startAxon({ answer: statusOf(500) });
+      const healthy = await startAxon();
 
-      for (let call = 0; call < BREAKER_FAILURES; call++) {
-        await failureOf(client.call(failing, 'OnDemandRequest', {}, 2_000));
-      }
+      await failBreakerFailuresTimes(failing.target(1), 'GetMinerIndex');
 
-      expect(client.isCircuitOpen(failing.uid)).toBe(true);
-      expect(client.isCircuitOpen(healthy.uid)).toBe(false);
-      await expect(client.call(healthy, 'OnDemandRequest', {}, 2_000)).resolves.toBeDefined();
+      expect(client.isCircuitOpen(1)).toBe(true);
+      expect(client.isCircuitOpen(2)).toBe(false);
+      await expect(
+        client.call(healthy.target(2), 'GetMinerIndex', {}, 2_000),
+      ).resolves.toBeDefined();
     });
 
     it('counts only consecutive failures: a success in between starts the count again', async () => {
-      const target = at('flaky');
-      miner.failing = true;
-      for (let call = 1; call < BREAKER_FAILURES; call++) {
-        await failureOf(client.call(target, 'OnDemandRequest', {}, 2_000));
-      }
-      miner.failing = false;
-      await client.call(target, 'OnDemandRequest', {}, 2_000);
-      miner.failing = true;
+      let failing = true;
+      const axon = await startAxon({
+        answer: (response, synapse) =>
+          failing ? statusOf(500)(response, synapse) : echo(response, synapse),
+      });
+      for (let call = 1; call < BREAKER_FAILURES; call++)
+        await failureOf(client.call(axon.target(), 'GetMinerIndex', {}, 2_000));
+      failing = false;
+      await client.call(axon.target(), 'GetMinerIndex', {}, 2_000);
+      failing = true;
 
-      for (let call = 1; call < BREAKER_FAILURES; call++) {
-        await failureOf(client.call(target, 'OnDemandRequest', {}, 2_000));
-      }
+      for (let call = 1; call < BREAKER_FAILURES; call++)
+        await failureOf(client.call(axon.target(), 'GetMinerIndex', {}, 2_000));
 
-      expect(client.isCircuitOpen(target.uid)).toBe(false);
+      expect(client.isCircuitOpen(1)).toBe(false);
     });
 
-    it('counts calls that time out as failures', async () => {
-      const target = at('hang');
+    it.each([
+      ['time out', hang],
+      ['answer 408', statusOf(408)],
+      ['answer garbage', garbage],
+    ])('counts calls that %s as failures', async (_, answer) => {
+      const axon = await startAxon({ answer });
 
-      for (let call = 0; call < BREAKER_FAILURES; call++) {
-        await expect(client.call(target, 'OnDemandRequest', {}, 100)).rejects.toBeInstanceOf(
-          MinerCallError,
-        );
-      }
+      for (let call = 0; call < BREAKER_FAILURES; call++)
+        await failureOf(client.call(axon.target(), 'GetMinerIndex', {}, 100));
 
-      expect(client.isCircuitOpen(target.uid)).toBe(true);
+      expect(client.isCircuitOpen(1)).toBe(true);
     });
+
+    it.each([
+      ['404', { serves: [] }, 'not_served'],
+      ['403', { blacklist: 'not a validator' }, 'blacklisted'],
+      ['401', { hotkey: OTHER_MINER }, 'unauthorized'],
+      ['503', { answer: statusOf(503) }, 'busy'],
+    ] as const)(
+      'does not open the circuit for refusals answered %s, however many',
+      async (_, options: AxonOptions, reason) => {
+        const axon = await startAxon(options);
+        const changes: boolean[] = [];
+        client.onCircuitChange((_uid, open) => changes.push(open));
+
+        for (let call = 0; call < BREAKER_FAILURES * 2; call++) {
+          expect(await failureOf(client.call(axon.target(), 'GetMinerIndex', {}, 2_000))).toBe(
+            reason,
+          );
+          clock.advance(61 * MINUTE_MS);
+        }
+
+        expect(axon.received).toHaveLength(BREAKER_FAILURES * 2);
+        expect(client.isCircuitOpen(1)).toBe(false);
+        expect(changes).toEqual([]);
+      },
+    );
 
     it('closes again after the cooldown once the miner answers, telling the listeners', async () => {
-      const target = at('flaky');
+      let failing = true;
+      const axon = await startAxon({
+        answer: (response, synapse) =>
+          failing ? statusOf(500)(response, synapse) : echo(response, synapse),
+      });
       const changes: [number, boolean][] = [];
       client.onCircuitChange((uid, open) => changes.push([uid, open]));
-      miner.failing = true;
-      for (let call = 0; call < BREAKER_FAILURES; call++) {
-        await failureOf(client.call(target, 'OnDemandRequest', {}, 2_000));
-      }
-      miner.failing = false;
-      expect(await failureOf(client.call(target, 'OnDemandRequest', {}, 2_000))).toBe(
+      await failBreakerFailuresTimes(axon.target(), 'GetMinerIndex');
+      failing = false;
+      expect(await failureOf(client.call(axon.target(), 'GetMinerIndex', {}, 2_000))).toBe(
         'circuit_open',
       );
 
-      await new Promise((resolve) => setTimeout(resolve, BREAKER_COOLDOWN_MS + 50));
-      await client.call(target, 'OnDemandRequest', {}, 2_000);
+      await sleep(BREAKER_COOLDOWN_MS + 50);
+      await client.call(axon.target(), 'GetMinerIndex', {}, 2_000);
 
-      expect(client.isCircuitOpen(target.uid)).toBe(false);
+      expect(client.isCircuitOpen(1)).toBe(false);
       expect(changes).toEqual([
-        [target.uid, true],
-        [target.uid, false],
+        [1, true],
+        [1, false],
       ]);
+    });
+
+    it('opens again when the first call after the cooldown fails', async () => {
+      const axon = await startAxon({ answer: statusOf(500) });
+      await failBreakerFailuresTimes(axon.target(), 'GetMinerIndex');
+
+      await sleep(BREAKER_COOLDOWN_MS + 50);
+      expect(await failureOf(client.call(axon.target(), 'GetMinerIndex', {}, 2_000))).toBe(
+        'http_error',
+      );
+
+      expect(client.isCircuitOpen(1)).toBe(true);
+      expect(axon.received).toHaveLength(BREAKER_FAILURES + 1);
     });
   });
 
   describe('bulkhead', () => {
     const capacity = CONCURRENCY + CONCURRENCY * 4;
 
-    // The reason (`busy`) is not asserted here: see the cockatiel note on the timeout test.
-    it('refuses calls beyond the concurrency and its queue without reaching the miner', async () => {
-      const target = at('slow');
-      const hitsBefore = miner.hits('slow');
+    it('refuses calls beyond the concurrency and its queue as busy without reaching the miner', async () => {
+      const axon = await startAxon({ answer: slow });
 
       const results = await Promise.allSettled(
         Array.from({ length: capacity + BREAKER_FAILURES }, () =>
-          client.call(target, 'OnDemandRequest', {}, 2_000),
+          client.call(axon.target(), 'GetMinerIndex', {}, 2_000),
         ),
       );
 
@@ -351,37 +755,111 @@ describe(MinerClient.name, () => {
         ...Array<string>(capacity).fill('fulfilled'),
         ...Array<string>(BREAKER_FAILURES).fill('rejected'),
       ]);
-      for (const result of results.slice(capacity)) {
-        expect(result.status === 'rejected' && result.reason).toBeInstanceOf(MinerCallError);
-      }
-      expect(miner.hits('slow') - hitsBefore).toBe(capacity);
+      for (const result of results.slice(capacity))
+        expect(result.status === 'rejected' && (result.reason as MinerCallError).reason).toBe(
+          'busy',
+        );
+      expect(axon.received).toHaveLength(capacity);
+      expect(budgets.take).toHaveBeenCalledTimes(capacity);
     });
 
     it('does not open the circuit for calls refused as busy', async () => {
-      const target = at('slow');
+      const axon = await startAxon({ answer: slow });
 
       await Promise.allSettled(
         Array.from({ length: capacity + BREAKER_FAILURES }, () =>
-          client.call(target, 'OnDemandRequest', {}, 2_000),
+          client.call(axon.target(), 'GetMinerIndex', {}, 2_000),
         ),
       );
 
-      expect(client.isCircuitOpen(target.uid)).toBe(false);
-      await expect(client.call(target, 'OnDemandRequest', {}, 2_000)).resolves.toBeDefined();
+      expect(client.isCircuitOpen(1)).toBe(false);
+      await expect(client.call(axon.target(), 'GetMinerIndex', {}, 2_000)).resolves.toBeDefined();
     });
 
     it('keeps a separate bulkhead per miner', async () => {
-      const first = at('slow');
-      const second = at('slow');
+      const axon = await startAxon({ answer: slow });
 
-      const results = await Promise.allSettled([
-        ...Array.from({ length: capacity }, () => client.call(first, 'OnDemandRequest', {}, 2_000)),
-        ...Array.from({ length: capacity }, () =>
-          client.call(second, 'OnDemandRequest', {}, 2_000),
+      const results = await Promise.allSettled(
+        [1, 2].flatMap((uid) =>
+          Array.from({ length: capacity }, () =>
+            client.call(axon.target(uid), 'GetMinerIndex', {}, 2_000),
+          ),
         ),
-      ]);
+      );
 
       expect(results.every((result) => result.status === 'fulfilled')).toBe(true);
+    });
+  });
+
+  describe('shutdown', () => {
+    it('ends calls in flight at once, without opening their circuit', async () => {
+      const concurrent = createClient({ MINER_CONCURRENCY: String(BREAKER_FAILURES) });
+      const axon = await startAxon({ answer: hang });
+      const calls = Array.from({ length: BREAKER_FAILURES }, () =>
+        failureOf(concurrent.call(axon.target(), 'GetMinerIndex', {}, 10_000)),
+      );
+      while (axon.received.length < BREAKER_FAILURES) await sleep(5);
+      const started = performance.now();
+
+      concurrent.onModuleDestroy();
+
+      const reasons = await Promise.all(calls);
+      expect(performance.now() - started).toBeLessThan(500);
+      expect(reasons).toEqual(Array<MinerFailureReason>(BREAKER_FAILURES).fill('timeout'));
+      expect(concurrent.isCircuitOpen(1)).toBe(false);
+    });
+
+    it('sends nothing once shut down', async () => {
+      const axon = await startAxon();
+      client.onModuleDestroy();
+
+      await expect(client.call(axon.target(), 'GetMinerIndex', {}, 2_000)).rejects.toBeInstanceOf(
+        MinerCallError,
+      );
+      expect(axon.received).toHaveLength(0);
+    });
+  });
+
+  describe('metrics', () => {
+    const lineOf = async (name: string, labels: string) =>
+      (await metrics.scrape()).split('\n').find((line) => line.startsWith(`${name}{${labels}} `));
+
+    it('observes the duration of answered and failed calls, and counts failures by reason', async () => {
+      const healthy = await startAxon();
+      const failing = await startAxon({ answer: statusOf(500) });
+
+      await client.call(healthy.target(1), 'GetMinerIndex', {}, 2_000);
+      await failureOf(client.call(failing.target(2), 'GetDataEntityBucket', {}, 2_000));
+
+      const duration = 'gateway_miner_call_duration_seconds_count';
+      expect(await lineOf(duration, 'miner="1",endpoint="GetMinerIndex"')).toMatch(/ 1$/);
+      expect(await lineOf(duration, 'miner="2",endpoint="GetDataEntityBucket"')).toMatch(/ 1$/);
+      expect(
+        await lineOf(
+          'gateway_miner_call_failures_total',
+          'miner="2",endpoint="GetDataEntityBucket",reason="http_error"',
+        ),
+      ).toMatch(/ 1$/);
+    });
+
+    it('counts calls refused before reaching the miner without a duration', async () => {
+      const axon = await startAxon();
+      granted = false;
+
+      await failureOf(client.call(axon.target(3), 'GetMinerIndex', {}, 2_000));
+
+      expect(
+        await lineOf(
+          'gateway_miner_call_failures_total',
+          'miner="3",endpoint="GetMinerIndex",reason="no_budget"',
+        ),
+      ).toMatch(/ 1$/);
+      expect(
+        await lineOf(
+          'gateway_miner_call_duration_seconds_count',
+          'miner="3",endpoint="GetMinerIndex"',
+        ),
+      ).toBeUndefined();
     });
   });
 });

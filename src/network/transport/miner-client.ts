@@ -232,7 +232,7 @@ export class MinerClient implements OnModuleDestroy {
           (error) =>
             !isBulkheadRejectedError(error) &&
             !this.shutdown.signal.aborted &&
-            !(error instanceof MinerCallError && NOT_THE_MINERS_FAULT.has(error.reason)),
+            !NOT_THE_MINERS_FAULT.has(classify(error, 0).reason),
         ),
         { halfOpenAfter: breakerCooldownMs, breaker: new ConsecutiveBreaker(breakerFailures) },
       );
@@ -252,8 +252,10 @@ export class MinerClient implements OnModuleDestroy {
     timeoutMs: number,
     signal: AbortSignal,
   ): Promise<unknown> {
+    // IP literals (all a chain lists) are refused here; host names when they resolve, at
+    // connect time, after the budget was taken: a wasted call, never an extra one.
     if (isIP(axon.ip) && !this.addresses.allows(axon.ip))
-      throw new AddressRefusedError(axon.ip, axon.ip);
+      throw new MinerCallError('address_refused', new AddressRefusedError(axon.ip).message);
     if (!(await this.budgets.take(miner.hotkey, synapse)))
       throw new MinerCallError('no_budget', `no ${synapse} call left in this miner's budget`);
     const signed = buildSignedRequest(

@@ -29,6 +29,13 @@ export class MinersStatusDto extends ComponentStatusDto {
 
   @ApiProperty({ example: 10 })
   total: number;
+
+  @ApiProperty({
+    description:
+      'Miners whose axon address is outside MINER_ALLOWED_NETWORKS (private, loopback, link-local…): never contacted',
+    example: 0,
+  })
+  address_refused: number;
 }
 
 @ApiSchema({ name: 'SystemComponents' })

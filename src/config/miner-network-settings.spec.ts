@@ -1,0 +1,124 @@
+import { parseAllowedNetworks, parseCallBudgets } from './miner-network-settings';
+
+const HOUR_MS = 3_600_000;
+
+describe(parseAllowedNetworks.name, () => {
+  it('reads public as every public unicast address and nothing else', () => {
+    expect(parseAllowedNetworks('public')).toEqual({ publicUnicast: true, cidrs: [] });
+  });
+
+  it('reads loopback as the IPv4 and IPv6 loopback ranges', () => {
+    expect(parseAllowedNetworks('loopback')).toEqual({
+      publicUnicast: false,
+      cidrs: ['127.0.0.0/8', '::1/128'],
+    });
+  });
+
+  it('reads the keywords in any case and ignores blanks around entries', () => {
+    expect(parseAllowedNetworks(' PUBLIC ,, Loopback , ')).toEqual({
+      publicUnicast: true,
+      cidrs: ['127.0.0.0/8', '::1/128'],
+    });
+  });
+
+  it('normalizes CIDR ranges and makes a bare address a single-address range', () => {
+    expect(
+      parseAllowedNetworks('10.0.0.0/8, 2001:DB8:0:0::/32, 203.0.113.7, FD00::1, ::ffff:10.0.0.1'),
+    ).toEqual({
+      publicUnicast: false,
+      cidrs: ['10.0.0.0/8', '2001:db8::/32', '203.0.113.7/32', 'fd00::1/128', '::ffff:a00:1/128'],
+    });
+  });
+
+  it('combines public with further ranges', () => {
+    expect(parseAllowedNetworks('public,192.168.0.0/16')).toEqual({
+      publicUnicast: true,
+      cidrs: ['192.168.0.0/16'],
+    });
+  });
+
+  it.each(['', ' ', ' , ,'])('refuses %p, which lists no network', (text) => {
+    expect(() => parseAllowedNetworks(text)).toThrow('must list at least one network');
+  });
+
+  it.each([
+    'intranet',
+    '10.0.0.0/33',
+    '2001:db8::/129',
+    '256.1.1.1',
+    '10.0.0.0/8/8',
+    'publics',
+    // Short and numeric IPv4 forms read as other networks than they seem: 10/8 is 0.0.0.10/8.
+    '10/8',
+    '10.1/16',
+    '0x0a000000/8',
+    '10.0.0.0/08x',
+  ])('refuses %p, naming the entry and the forms it may take', (entry) => {
+    expect(() => parseAllowedNetworks(`public, ${entry}`)).toThrow(
+      `"${entry}" is not a CIDR range (e.g. 203.0.113.0/24), "public" or "loopback"`,
+    );
+  });
+});
+
+describe(parseCallBudgets.name, () => {
+  it('reads calls per hour for each synapse', () => {
+    expect(parseCallBudgets('GetMinerIndex=2/h,GetDataEntityBucket=1/h')).toEqual({
+      GetMinerIndex: { calls: 2, windowMs: HOUR_MS },
+      GetDataEntityBucket: { calls: 1, windowMs: HOUR_MS },
+    });
+  });
+
+  it('reads windows of several hours, minutes or seconds', () => {
+    expect(
+      parseCallBudgets('GetMinerIndex=3/2h, GetDataEntityBucket=5/30m, OnDemandRequest=10/90s'),
+    ).toEqual({
+      GetMinerIndex: { calls: 3, windowMs: 2 * HOUR_MS },
+      GetDataEntityBucket: { calls: 5, windowMs: 30 * 60_000 },
+      OnDemandRequest: { calls: 10, windowMs: 90_000 },
+    });
+  });
+
+  it('allows spaces around the parts of an entry', () => {
+    expect(parseCallBudgets(' GetMinerIndex = 2 / 1 h ')).toEqual({
+      GetMinerIndex: { calls: 2, windowMs: HOUR_MS },
+    });
+  });
+
+  it('reads a budget of zero calls: the synapse is never called', () => {
+    expect(parseCallBudgets('OnDemandRequest=0/h')).toEqual({
+      OnDemandRequest: { calls: 0, windowMs: HOUR_MS },
+    });
+  });
+
+  it('leaves every synapse without a budget when nothing is listed, or none', () => {
+    expect(parseCallBudgets('')).toEqual({});
+    expect(parseCallBudgets(' , ')).toEqual({});
+    expect(parseCallBudgets('None')).toEqual({});
+  });
+
+  it.each([
+    'GetMinerIndex',
+    'GetMinerIndex=2',
+    'GetMinerIndex=2/d',
+    'GetMinerIndex=-1/h',
+    'GetMinerIndex=two/h',
+    'GetMinerIndex=2/1.5h',
+    '=2/h',
+  ])('refuses %p, showing the expected form', (entry) => {
+    expect(() => parseCallBudgets(`GetDataEntityBucket=2/h,${entry}`)).toThrow(
+      `"${entry}" must look like <Synapse>=<calls>/h (or /30m, /90s)`,
+    );
+  });
+
+  it('refuses an unknown synapse, listing the known ones', () => {
+    expect(() => parseCallBudgets('getminerindex=2/h')).toThrow(
+      '"getminerindex" is not a synapse (GetMinerIndex, GetDataEntityBucket, OnDemandRequest)',
+    );
+  });
+
+  it('refuses a window of zero length', () => {
+    expect(() => parseCallBudgets('GetMinerIndex=2/0m')).toThrow(
+      '"GetMinerIndex=2/0m": the window must be longer than 0',
+    );
+  });
+});
