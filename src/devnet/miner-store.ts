@@ -8,7 +8,7 @@ import {
   sourceToId,
   timeBucketId,
 } from '../network/protocol';
-import { compileQuery } from '../network/query-matcher';
+import { compileQuery, parseIsoDate } from '../network/query-matcher';
 import { WireDataEntity } from '../network/sn13/entities';
 import { OnDemandInputs } from './miner-requests';
 import { toWireEntity } from './miner-records';
@@ -37,6 +37,8 @@ function newestFirst(left: Dated, right: Dated): number {
 
 export class MinerStore {
   private readonly bySource: Record<DataSource, DataItem[]> = { X: [], REDDIT: [] };
+  /** Each source's item times (ms), newest first, parallel to `bySource`. */
+  private readonly times: Record<DataSource, number[]> = { X: [], REDDIT: [] };
   private readonly entities = new Map<string, WireDataEntity>();
   private readonly buckets = new Map<string, WireDataEntity[]>();
   private readonly index: CompressedMinerIndex;
@@ -46,8 +48,10 @@ export class MinerStore {
       this.bySource[item.source].push(item);
       this.entities.set(item.uri, toWireEntity(item));
     }
-    this.bySource.X.sort(newestFirst);
-    this.bySource.REDDIT.sort(newestFirst);
+    for (const source of ['X', 'REDDIT'] as const) {
+      this.bySource[source].sort(newestFirst);
+      this.times[source] = this.bySource[source].map((item) => Date.parse(item.datetime));
+    }
     this.index = this.buildIndex(items);
   }
 
@@ -66,9 +70,12 @@ export class MinerStore {
    * keyword (`keyword_mode` all) or any of them.
    */
   matching(query: OnDemandInputs): DataItem[] {
-    const items = this.bySource[query.source];
-    if (query.url !== null) return items.filter((item) => item.uri === query.url);
-    const base = { ...query, keywords: [] as string[] };
+    if (query.url !== null)
+      return this.bySource[query.source].filter((item) => item.uri === query.url);
+    // The date range by binary search over the sorted times (the matcher would parse every
+    // item's date on every call: most of a simulated miner's time), the rest by the rules.
+    const items = this.inRange(query);
+    const base = { ...query, keywords: [] as string[], start_date: null, end_date: null };
     if (query.keywordMode === 'all' || query.keywords.length === 0) {
       const matcher = compileQuery({ ...base, keywords: query.keywords });
       return items.filter((item) => matcher.matches(item));
@@ -77,6 +84,15 @@ export class MinerStore {
       compileQuery({ ...base, keywords: [keyword] }),
     );
     return items.filter((item) => matchers.some((matcher) => matcher.matches(item)));
+  }
+
+  private inRange(query: OnDemandInputs): DataItem[] {
+    const times = this.times[query.source];
+    const end = query.end_date === null ? Infinity : parseIsoDate(query.end_date)!.getTime();
+    const start = query.start_date === null ? -Infinity : parseIsoDate(query.start_date)!.getTime();
+    const first = firstIndex(times, (time) => time <= end);
+    const last = firstIndex(times, (time) => time < start);
+    return this.bySource[query.source].slice(first, last);
   }
 
   minerIndex(): CompressedMinerIndex {
@@ -124,6 +140,18 @@ export class MinerStore {
     }
     return index;
   }
+}
+
+/** The first index of a descending list where `holds` becomes true (it stays true after). */
+function firstIndex(times: readonly number[], holds: (time: number) => boolean): number {
+  let low = 0;
+  let high = times.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if (holds(times[middle])) high = middle;
+    else low = middle + 1;
+  }
+  return low;
 }
 
 /** Null (unlabeled) first, then alphabetical, so the index is stable. */

@@ -137,7 +137,7 @@ class CompiledQuery implements QueryMatcher {
         case 'text':
           return text.includes(keyword.text);
         case 'hashtag':
-          return text.includes(keyword.tag) || this.hashtags(item).has(keyword.tag);
+          return text.includes(keyword.tag) || this.hasHashtag(item, keyword.tag);
         case 'subreddit':
           return this.subreddits(item).has(keyword.label);
       }
@@ -145,23 +145,23 @@ class CompiledQuery implements QueryMatcher {
   }
 
   private searchableText(item: UnknownRecord): string {
-    const fields = this.source === 'X' ? ['content'] : ['title', 'body', 'content'];
+    if (this.source === 'X') return (stringField(item, 'content') ?? '').toLowerCase();
     // Joined with newlines so that a keyword cannot match across two fields.
-    return fields
+    return ['title', 'body', 'content']
       .map((field) => stringField(item, field) ?? '')
       .join('\n')
       .toLowerCase();
   }
 
-  private hashtags(item: UnknownRecord): Set<string> {
+  /** Whether the post's hashtag list holds `tag` (lower-case, with `#`); a listed tag may lack its `#`. */
+  private hasHashtag(item: UnknownRecord, tag: string): boolean {
     const tweet = item.tweet;
-    const list = isRecord(tweet) && Array.isArray(tweet.hashtags) ? tweet.hashtags : [];
-    return new Set(
-      list
-        .filter((tag): tag is string => typeof tag === 'string')
-        .map((tag) => tag.trim().toLowerCase())
-        .map((tag) => (tag.startsWith('#') ? tag : `#${tag}`)),
-    );
+    if (!isRecord(tweet) || !Array.isArray(tweet.hashtags)) return false;
+    return tweet.hashtags.some((listed) => {
+      if (typeof listed !== 'string') return false;
+      const normalized = listed.trim().toLowerCase();
+      return (normalized.startsWith('#') ? normalized : `#${normalized}`) === tag;
+    });
   }
 
   private subreddits(item: UnknownRecord): Set<string> {
