@@ -1,3 +1,4 @@
+import { OnDemandRequestFields } from '../network/sn13/messages';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -25,19 +26,7 @@ const SEED = 11;
 const HOUR_MS = 60 * 60_000;
 const gateway = Sr25519Keypair.fromUri('//Gateway');
 
-interface OnDemandFields {
-  version: number;
-  source: number;
-  usernames: string[];
-  keywords: string[];
-  keyword_mode: 'all' | 'any';
-  url: string | null;
-  start_date: string | null;
-  end_date: string | null;
-  limit: number;
-}
-
-function onDemand(overrides: Partial<OnDemandFields>): OnDemandFields {
+function onDemand(overrides: Partial<OnDemandRequestFields>): OnDemandRequestFields {
   return {
     version: 4,
     source: 2,
@@ -102,7 +91,7 @@ function readIndex(answer: AxonAnswer): CompressedMinerIndex {
 }
 
 /** The honest answer, by brute force over what the miner holds. */
-function expectedAnswer(items: readonly DataItem[], request: OnDemandFields): DataItem[] {
+function expectedAnswer(items: readonly DataItem[], request: OnDemandRequestFields): DataItem[] {
   const matcher = compileQuery({ ...request, source: sourceFromId(request.source)! });
   return items
     .filter((item) => matcher.matches(item))
@@ -227,7 +216,7 @@ describe('startDevnet', () => {
   it('matches any keyword in keyword_mode any, and answers a url with that item alone', async () => {
     const miner = devnet.miners[1];
     const holdings = devnet.corpus.holdingsOf(1);
-    const ask = async (request: OnDemandFields): Promise<string[]> =>
+    const ask = async (request: OnDemandRequestFields): Promise<string[]> =>
       uris(decode(field(await call(miner, 'OnDemandRequest', { ...request }), 'data'), 'X'));
     const bitcoin = await ask(onDemand({ keywords: ['#bitcoin'], limit: 1000 }));
     const ethereum = await ask(onDemand({ keywords: ['#ethereum'], limit: 1000 }));

@@ -1,3 +1,4 @@
+import { OnDemandRequestFields } from '../network/sn13/messages';
 import { randomUUID } from 'node:crypto';
 import { buildSignedRequest, SignedRequest, signatureMessage } from '../network/bittensor/dendrite';
 import { cryptoReady, Sr25519Keypair } from '../network/bittensor/keypair';
@@ -23,19 +24,7 @@ const budgetA = Sr25519Keypair.fromUri('//Gateway//budget-a');
 const budgetB = Sr25519Keypair.fromUri('//Gateway//budget-b');
 const INDEX = { version: 4 };
 
-interface OnDemandFields {
-  version: number;
-  source: number;
-  usernames: string[];
-  keywords: string[];
-  keyword_mode: 'all' | 'any';
-  url: string | null;
-  start_date: string | null;
-  end_date: string | null;
-  limit: number;
-}
-
-function query(overrides: Partial<OnDemandFields> = {}): OnDemandFields {
+function query(overrides: Partial<OnDemandRequestFields> = {}): OnDemandRequestFields {
   return {
     version: 4,
     source: 2,
@@ -50,7 +39,7 @@ function query(overrides: Partial<OnDemandFields> = {}): OnDemandFields {
   };
 }
 
-function matcherOf(request: OnDemandFields): ReturnType<typeof compileQuery> {
+function matcherOf(request: OnDemandRequestFields): ReturnType<typeof compileQuery> {
   return compileQuery({ ...request, source: sourceFromId(request.source)! });
 }
 
@@ -111,7 +100,7 @@ describe(MinerServer.name, () => {
   let corpusUris: Set<string>;
   let honestIndex: CompressedMinerIndex;
 
-  const onDemand = async (request: OnDemandFields): Promise<DataItem[]> => {
+  const onDemand = async (request: OnDemandRequestFields): Promise<DataItem[]> => {
     const { items, broken } = decode(
       output(await call(faulty, 'OnDemandRequest', request), 'data'),
       sourceFromId(request.source)!,

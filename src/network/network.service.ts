@@ -16,7 +16,7 @@ import { MetagraphService } from './metagraph/metagraph.service';
 import { MinerEntity } from './miner.entity';
 import { rankMinersForQuery } from './miner-selection';
 import { MinerCounts, MinersRepository } from './miners.repository';
-import { DataItem, DataSource, SourceId } from './protocol';
+import { DataItem, DataSource, NetworkQuery, SourceId } from './protocol';
 import { compileQuery, QueryMatcher } from './query-matcher';
 import { LateResult, QuorumOutcome, runQuorum } from './quorum';
 import { onDemandRequestFields, OnDemandRequestFields, readEntityList } from './sn13/messages';
@@ -28,15 +28,6 @@ import {
   MinerTarget,
   NOT_THE_MINERS_FAULT,
 } from './transport/miner-client';
-
-export interface NetworkQuery {
-  source: DataSource;
-  usernames: string[];
-  keywords: string[];
-  startDate: Date | null;
-  endDate: Date;
-  limit: number;
-}
 
 export interface NetworkQueryResult {
   items: DataItem[];

@@ -131,6 +131,16 @@ export interface CompressedMinerIndex {
   sources: Partial<Record<string, CompressedLabelBuckets[]>>;
 }
 
+/** An on-demand query as the network answers it (the API's request, parsed and defaulted). */
+export interface NetworkQuery {
+  source: DataSource;
+  usernames: string[];
+  keywords: string[];
+  startDate: Date | null;
+  endDate: Date;
+  limit: number;
+}
+
 /** One (source, label, hour) of a miner's data: what GetDataEntityBucket asks for. */
 export interface BucketKey {
   source: SourceId;

@@ -5,7 +5,8 @@ import { validationError } from '../../common/errors/validation-error-item';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { parseIsoDate } from '../../network/iso-date';
-import { NetworkQuery, NetworkService } from '../../network/network.service';
+import { NetworkService } from '../../network/network.service';
+import { NetworkQuery } from '../../network/protocol';
 import { DataQueryRequestDto } from './dto/data-query-request.dto';
 import { DataQueryResponseDto } from './dto/data-query-response.dto';
 

@@ -17,13 +17,7 @@ export interface StoredFetch {
 export class BucketFetchesRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  async save(
-    bucket: BucketKey,
-    miner: { uid: number; hotkey: string },
-    fetchedAt: Date,
-    claimedBytes: number,
-    items: readonly DataItem[],
-  ): Promise<void> {
+  async save(bucket: BucketKey, fetched: StoredFetch): Promise<void> {
     await this.dataSource.query(
       `INSERT INTO bucket_fetches (source, label, time_bucket, miner_hotkey, miner_uid, fetched_at, claimed_bytes, items)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb)
@@ -34,11 +28,11 @@ export class BucketFetchesRepository {
         bucket.source,
         bucket.label,
         bucket.timeBucket,
-        miner.hotkey,
-        miner.uid,
-        fetchedAt,
-        claimedBytes,
-        JSON.stringify(items),
+        fetched.minerHotkey,
+        fetched.minerUid,
+        fetched.fetchedAt,
+        fetched.claimedBytes,
+        JSON.stringify(fetched.items),
       ],
     );
   }

@@ -23,7 +23,7 @@ export interface BucketHolder extends MinerTarget {
 }
 
 export type FetchOutcome =
-  | { ok: true; check: BucketCheckResult; fetchedAt: Date }
+  | { ok: true; check: BucketCheckResult; fetched: StoredFetch }
   | { ok: false; reason: MinerFailureReason; message: string };
 
 export type BucketAnswer =
@@ -70,9 +70,16 @@ export class BucketReader {
       );
       const check = checkBucket(bucket, claimedBytes, readEntityList(reply.body, 'data_entities'));
       this.credibility.record([{ uid: miner.uid, score: check.score }]);
-      const fetchedAt = this.clock.now();
-      await this.repository.save(bucket, miner, fetchedAt, claimedBytes, check.items);
-      return { ok: true, check, fetchedAt };
+      const fetched: StoredFetch = {
+        label: bucket.label,
+        minerUid: miner.uid,
+        minerHotkey: miner.hotkey,
+        fetchedAt: this.clock.now(),
+        claimedBytes,
+        items: check.items,
+      };
+      await this.repository.save(bucket, fetched);
+      return { ok: true, check, fetched };
     } catch (error) {
       const failure =
         error instanceof MinerCallError
@@ -95,7 +102,7 @@ export class BucketReader {
     const stored =
       labels.length > 0 ? await this.repository.newest(source, timeBucket, labels) : undefined;
     if (stored && this.clock.now().getTime() - stored.fetchedAt.getTime() < FRESH_MS)
-      return cachedAnswer(stored);
+      return answerFrom(stored, true);
 
     const callable = holders.filter((holder) =>
       this.client.mayAsk(holder.hotkey, 'GetDataEntityBucket'),
@@ -112,24 +119,15 @@ export class BucketReader {
         this.config.network.queryDeadlineMs,
       );
       if (outcome === 'late') {
-        if (stored) return cachedAnswer(stored);
+        if (stored) return answerFrom(stored, true);
         return {
           status: 'error',
           message: `Miner ${holder.uid} is still sending bucket ${timeBucket}; ask again shortly, it will be answered from what it sent`,
         };
       }
-      if (outcome.ok)
-        return {
-          status: 'success',
-          cached: false,
-          miner: { uid: holder.uid, hotkey: holder.hotkey },
-          label: holder.label,
-          claimedBytes: holder.bytes,
-          fetchedAt: outcome.fetchedAt,
-          items: outcome.check.items,
-        };
+      if (outcome.ok) return answerFrom(outcome.fetched, false);
     }
-    if (stored) return cachedAnswer(stored);
+    if (stored) return answerFrom(stored, true);
     if (withBudget.length === 0 && holders.length > 0) {
       const next = [...left.values()]
         .map((entry) => entry.nextAt?.getTime() ?? Infinity)
@@ -149,10 +147,11 @@ export class BucketReader {
   }
 }
 
-function cachedAnswer(stored: StoredFetch): BucketAnswer {
+/** `cached`: the fetch was made before this request. */
+function answerFrom(stored: StoredFetch, cached: boolean): BucketAnswer {
   return {
     status: 'success',
-    cached: true,
+    cached,
     miner: { uid: stored.minerUid, hotkey: stored.minerHotkey },
     label: stored.label,
     claimedBytes: stored.claimedBytes,

@@ -1,5 +1,5 @@
 import { parseKeyword } from '../query-matcher';
-import { BucketKey, DataSource, sourceToId } from '../protocol';
+import { BucketKey, NetworkQuery, sourceToId } from '../protocol';
 import { WireDataLabel } from './entities';
 
 /**
@@ -36,15 +36,6 @@ export function getDataEntityBucketFields(bucket: BucketKey): {
   return { version: PROTOCOL_VERSION, data_entity_bucket_id: wireBucketId(bucket) };
 }
 
-export interface OnDemandQuery {
-  source: DataSource;
-  usernames: string[];
-  keywords: string[];
-  startDate: Date | null;
-  endDate: Date;
-  limit: number;
-}
-
 export interface OnDemandRequestFields {
   version: number;
   source: number;
@@ -63,7 +54,7 @@ export interface OnDemandRequestFields {
  * subreddit, so subreddit selectors (`r/x`, `/r/x`, `/x`) are sent first, as `r/x`. Whatever
  * a miner returns is checked against our own rules anyway.
  */
-export function onDemandRequestFields(query: OnDemandQuery): OnDemandRequestFields {
+export function onDemandRequestFields(query: NetworkQuery): OnDemandRequestFields {
   const keywords = query.keywords.map((keyword) => {
     const parsed = parseKeyword(keyword, query.source);
     return parsed.kind === 'subreddit'
