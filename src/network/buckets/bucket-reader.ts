@@ -3,7 +3,7 @@ import { Clock } from '../../common/clock/clock';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { CredibilityRecorder } from '../credibility-recorder';
-import { BucketCheckResult, checkBucket } from '../index/bucket-check';
+import { BucketCheckResult, checkBucket } from './bucket-check';
 import { BucketKey, DataItem, SourceId } from '../protocol';
 import { getDataEntityBucketFields, readEntityList } from '../sn13/messages';
 import { CallBudgets } from '../transport/call-budgets';
