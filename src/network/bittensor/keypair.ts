@@ -18,7 +18,7 @@ import { getPublicKey } from '@scure/sr25519';
  * sr25519 keys as Bittensor uses them. Keys are derived with @polkadot/util-crypto (and the public
  * key of a btwallet private key with @scure/sr25519, which util-crypto uses); signing and
  * verifying use @polkadot/wasm-crypto (schnorrkel, the Rust crate the chain runs, compiled to
- * WebAssembly), about eight times faster than the pure-JS path: every miner call is signed, and
+ * WebAssembly), six to nine times faster than the pure-JS path: every miner call is signed, and
  * every devnet axon verifies.
  */
 
