@@ -1,4 +1,4 @@
-import { QueryFailedError } from 'typeorm';
+import { QueryFailedError, QueryRunnerAlreadyReleasedError } from 'typeorm';
 import { isDatabaseUnavailable } from './database-unavailable';
 
 function withCode(message: string, code: string): Error {
@@ -16,6 +16,8 @@ describe(isDatabaseUnavailable.name, () => {
     ['a full pool', new Error('timeout exceeded when trying to connect')],
     ['a connect timeout', new Error('Connection terminated due to connection timeout')],
     ['a client-side query timeout', new Error('Query read timeout')],
+    // Raised by the next statement of a save whose connection died under it.
+    ['a query runner released by its dead connection', new QueryRunnerAlreadyReleasedError()],
   ])('recognises %s', (_name, error) => {
     expect(isDatabaseUnavailable(error)).toBe(true);
   });

@@ -2,16 +2,20 @@
  * Whether an error means "Postgres cannot be reached right now" (as opposed to a bug or a bad
  * query), so that it is answered 503 and retried by the client instead of a 500. Covers the
  * socket errors of node, pg's and pg-pool's own messages, Postgres' connection SQLSTATEs, and
- * the same inside TypeORM's QueryFailedError (`driverError`) or an error's `cause`.
+ * the same inside TypeORM's QueryFailedError (`driverError`) or an error's `cause`. TypeORM's
+ * QueryRunnerAlreadyReleasedError counts too: its query runner releases itself when its
+ * connection dies, and the next statement of the same save or transaction then raises it.
  */
 export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
   if (typeof error !== 'object' || error === null || depth > 3) return false;
-  const { code, message, driverError, cause } = error as {
+  const { name, code, message, driverError, cause } = error as {
+    name?: unknown;
     code?: unknown;
     message?: unknown;
     driverError?: unknown;
     cause?: unknown;
   };
+  if (name === 'QueryRunnerAlreadyReleasedError') return true;
   if (typeof code === 'string' && isUnavailableCode(code)) return true;
   if (typeof message === 'string' && UNAVAILABLE_MESSAGE.test(message)) return true;
   return isDatabaseUnavailable(driverError, depth + 1) || isDatabaseUnavailable(cause, depth + 1);
