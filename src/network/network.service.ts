@@ -22,11 +22,10 @@ import { LateResult, QuorumOutcome, runQuorum } from './quorum';
 import { onDemandRequestFields, OnDemandRequestFields, readEntityList } from './sn13/messages';
 import { SynapseName } from './sn13/synapse-names';
 import {
-  MinerCallError,
+  failureScore,
   MinerClient,
   MinerFailureReason,
   MinerTarget,
-  NOT_THE_MINERS_FAULT,
 } from './transport/miner-client';
 
 export interface NetworkQueryResult {
@@ -158,12 +157,8 @@ export class NetworkService implements OnModuleInit {
       this.config.network.queryDeadlineMs,
       signal,
     );
-    let entities: unknown[];
-    try {
-      entities = readEntityList(reply.body, 'data');
-    } catch (error) {
-      throw new MinerCallError('wrong_schema', (error as Error).message);
-    }
+    // A body without the list throws WrongAnswerError: the miner's wrong_schema.
+    const entities = readEntityList(reply.body, 'data');
     this.latencies.record(reply.latencyMs);
     // Marked failing by another replica's circuit: this one just had an answer.
     if (miner.state === 'failing') this.credibility.recordState(miner.uid, 'active');
@@ -201,11 +196,6 @@ export class NetworkService implements OnModuleInit {
 /** What a call's target is, from the metagraph's entry. */
 export function targetOf(miner: MinerEntity): MinerTarget {
   return { uid: miner.uid, hotkey: miner.hotkey, axonUrl: miner.axonUrl! };
-}
-
-/** A failure is worth 0, unless it says nothing about the miner (then null: no news). */
-export function failureScore(reason: MinerFailureReason): number | null {
-  return NOT_THE_MINERS_FAULT.has(reason) ? null : 0;
 }
 
 function quorumResult(outcome: QuorumOutcome, quorum: number): QuorumResult {

@@ -1,5 +1,5 @@
 import { CheckedAnswer, isUsableAnswer } from './answer-checks';
-import { MinerCallError, MinerFailureReason } from './transport/miner-client';
+import { failureReasonOf, MinerFailureReason } from './transport/miner-client';
 
 export interface QuorumPlan<M extends { uid: number }> {
   /** Ranked: the first `fanout` are asked at once, the rest are spares in order. */
@@ -77,7 +77,7 @@ export function runQuorum<M extends { uid: number }>(
         },
         (error: unknown) => {
           settled.add(miner.uid);
-          const reason = error instanceof MinerCallError ? error.reason : 'network';
+          const reason = failureReasonOf(error);
           if (finished) return onLate({ uid: miner.uid, failure: reason });
           failures.set(miner.uid, reason);
           launchSpare();

@@ -50,12 +50,6 @@ export async function startTestApp(
   const databaseUrl =
     env.DATABASE_URL ??
     (ownDatabase ? await createDatabase(serverUrl, ownDatabase) : testDatabaseUrl());
-  const ownsKey = [
-    'VALIDATOR_HOTKEY_URI',
-    'BT_WALLET_PATH',
-    'BT_WALLET_NAME',
-    'BT_WALLET_HOTKEY',
-  ].some((name) => env[name] !== undefined);
   const loaded = loadConfig({
     NODE_ENV: 'test',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
@@ -64,10 +58,14 @@ export async function startTestApp(
     INDEX_SYNC_ON_START: 'false',
     // Apps meant to share Redis state pass one prefix (testRedisPrefix); the rest are isolated.
     REDIS_KEY_PREFIX: testRedisPrefix(),
-    ...(ownsKey ? {} : { VALIDATOR_HOTKEY_URI: TEST_VALIDATOR_URI }),
     ...env,
   });
-  const validator = await loadValidatorKey(loaded.validatorKey, loaded.nodeEnv, loaded.dataDir);
+  // A test that names no key of its own signs as TEST_VALIDATOR_URI.
+  const ownsKey = loaded.validatorKey.uri !== undefined || loaded.validatorKey.wallet.explicit;
+  const keySettings = ownsKey
+    ? loaded.validatorKey
+    : { ...loaded.validatorKey, uri: TEST_VALIDATOR_URI };
+  const validator = await loadValidatorKey(keySettings, loaded.nodeEnv, loaded.dataDir);
   const config: ResolvedConfig = {
     ...loaded,
     databaseUrl,

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
@@ -8,11 +8,11 @@ import { BucketKey, DataItem, SourceId } from '../protocol';
 import { getDataEntityBucketFields, readEntityList } from '../sn13/messages';
 import { CallBudgets } from '../transport/call-budgets';
 import {
-  MinerCallError,
+  failureReasonOf,
+  failureScore,
   MinerClient,
   MinerFailureReason,
   MinerTarget,
-  NOT_THE_MINERS_FAULT,
 } from '../transport/miner-client';
 import { BucketFetchesRepository, StoredFetch } from './bucket-fetches.repository';
 
@@ -51,6 +51,8 @@ const HOLDERS_TRIED = 3;
  */
 @Injectable()
 export class BucketReader {
+  private readonly logger = new Logger(BucketReader.name);
+
   constructor(
     private readonly client: MinerClient,
     private readonly budgets: CallBudgets,
@@ -61,6 +63,7 @@ export class BucketReader {
   ) {}
 
   async fetch(miner: MinerTarget, bucket: BucketKey, claimedBytes: number): Promise<FetchOutcome> {
+    let entities: unknown[];
     try {
       const reply = await this.client.call(
         miner,
@@ -68,27 +71,27 @@ export class BucketReader {
         getDataEntityBucketFields(bucket),
         this.config.network.bucketFetchTimeoutMs,
       );
-      const check = checkBucket(bucket, claimedBytes, readEntityList(reply.body, 'data_entities'));
-      this.credibility.record([{ uid: miner.uid, score: check.score }]);
-      const fetched: StoredFetch = {
-        label: bucket.label,
-        minerUid: miner.uid,
-        minerHotkey: miner.hotkey,
-        fetchedAt: this.clock.now(),
-        claimedBytes,
-        items: check.items,
-      };
-      await this.repository.save(bucket, fetched);
-      return { ok: true, check, fetched };
+      entities = readEntityList(reply.body, 'data_entities');
     } catch (error) {
-      const failure =
-        error instanceof MinerCallError
-          ? error
-          : new MinerCallError('wrong_schema', (error as Error).message);
-      if (!NOT_THE_MINERS_FAULT.has(failure.reason))
-        this.credibility.record([{ uid: miner.uid, score: 0 }]);
-      return { ok: false, reason: failure.reason, message: failure.message };
+      const reason = failureReasonOf(error);
+      this.credibility.record([{ uid: miner.uid, score: failureScore(reason) }]);
+      return { ok: false, reason, message: (error as Error).message };
     }
+    const check = checkBucket(bucket, claimedBytes, entities);
+    this.credibility.record([{ uid: miner.uid, score: check.score }]);
+    const fetched: StoredFetch = {
+      label: bucket.label,
+      minerUid: miner.uid,
+      minerHotkey: miner.hotkey,
+      fetchedAt: this.clock.now(),
+      claimedBytes,
+      items: check.items,
+    };
+    // Not keeping it (Postgres away) is no fault of the miner's: the answer stands.
+    await this.repository
+      .save(bucket, fetched)
+      .catch((error: Error) => this.logger.warn(`bucket fetch not kept: ${error.message}`));
+    return { ok: true, check, fetched };
   }
 
   /**

@@ -14,10 +14,11 @@ import { InjectConfig } from '../../config/config.module';
 import { BucketReader } from '../buckets/bucket-reader';
 import { CredibilityRecorder } from '../credibility-recorder';
 import { MinerEntity } from '../miner.entity';
-import { failureScore, NetworkService, targetOf } from '../network.service';
+import { NetworkService, targetOf } from '../network.service';
 import { MAX_DATA_AGE_DAYS } from '../protocol';
 import { getMinerIndexFields, readCompressedIndex, WrongAnswerError } from '../sn13/messages';
 import {
+  failureScore,
   MinerCallError,
   MinerClient,
   MinerFailureReason,

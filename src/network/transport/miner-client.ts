@@ -23,6 +23,7 @@ import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { AxonTarget, buildSignedRequest, newTerminal } from '../bittensor/dendrite';
 import { ValidatorIdentity } from '../bittensor/validator-identity';
+import { WrongAnswerError } from '../sn13/messages';
 import { SynapseName } from '../sn13/synapse-names';
 import { AddressPolicy, AddressRefusedError } from './address-policy';
 import { CallBudgets } from './call-budgets';
@@ -65,6 +66,17 @@ export const NOT_THE_MINERS_FAULT: ReadonlySet<MinerFailureReason> = new Set([
   'address_refused',
   'no_budget',
 ]);
+
+/** Why a call to a miner failed: an answer of the wrong shape is the miner's `wrong_schema`. */
+export function failureReasonOf(error: unknown): MinerFailureReason {
+  if (error instanceof MinerCallError) return error.reason;
+  return error instanceof WrongAnswerError ? 'wrong_schema' : 'network';
+}
+
+/** What a failure says of the miner: 0, or null (no news) when it is not the miner's fault. */
+export function failureScore(reason: MinerFailureReason): number | null {
+  return NOT_THE_MINERS_FAULT.has(reason) ? null : 0;
+}
 
 /** Failures that happen before the miner is called: no latency is recorded. */
 const NOT_CALLED: ReadonlySet<MinerFailureReason> = new Set([
