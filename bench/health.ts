@@ -53,9 +53,13 @@ function assertHealthResponse(text: string): void {
     version: 'string',
     netuid: 'number',
     hotkey: 'string',
+    network: 'string',
   };
   const sameKeys = Object.keys(body).sort().join() === Object.keys(types).sort().join();
-  const typed = Object.entries(types).every(([key, type]) => typeof body[key] === type);
+  // `network` is null until a metagraph has been read.
+  const typed = Object.entries(types).every(
+    ([key, type]) => typeof body[key] === type || (key === 'network' && body[key] === null),
+  );
   if (!sameKeys || !typed) throw new Error(`app: not a HealthResponse: ${text}`);
   if (body.status !== 'healthy') throw new Error(`app: reports itself unhealthy: ${text}`);
 }

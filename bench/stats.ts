@@ -15,13 +15,16 @@
  * this script (--serve-app).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import os from 'node:os';
+import { rm } from 'node:fs/promises';
+import os, { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { buildDataSourceOptions } from '../src/database/data-source-options';
 import { runMigrations } from '../src/database/migrate';
+import { writeMetagraphFile } from '../src/devnet/metagraph';
 import { createRng, deriveSeed, Rng, WeightedPicker } from '../src/devnet/rng';
 import type { LabelBytesDto } from '../src/modules/stats/dto/stats-responses.dto';
 import { StatsRepository } from '../src/modules/stats/stats.repository';
@@ -614,11 +617,18 @@ async function benchmark() {
     ).rows;
 
     const { env, masterKey } = benchAppEnv(database.url);
-    // No metagraph source and no devnet: the service serves the miners loaded above; no index
-    // sync touches the loaded data (none at start, the next one a day later).
-    delete env.METAGRAPH_FILE;
+    // The metagraph lists the miners loaded above, and no index sync touches the loaded data
+    // (none at start, the next one a day later).
+    const metagraphFile = join(tmpdir(), `bench-stats-metagraph-${process.pid}.json`);
+    await writeMetagraphFile(metagraphFile, {
+      netuid: 13,
+      block: 0,
+      updated_at: new Date().toISOString(),
+      neurons: Array.from({ length: options.miners }, (_, uid) => neuronOf(uid)),
+    });
+    cleanup.push(() => rm(metagraphFile, { force: true }));
     Object.assign(env, {
-      DEVNET_MINERS: '0',
+      METAGRAPH_FILE: metagraphFile,
       INDEX_SYNC_ON_START: 'false',
       INDEX_SYNC_INTERVAL: '86400',
     });
@@ -827,7 +837,7 @@ function report(result: Awaited<ReturnType<typeof benchmark>>): boolean {
       `(median ${SIZE_MEDIAN / 1000} kB, σ ${SIZE_SIGMA}, all > 0); seed ${options.seed}`,
     `          generation ${load.generationSeconds.toFixed(1)} s (before each block, outside the ingest timing)`,
     `app:      LOG_LEVEL=${result.env.LOG_LEVEL} RATE_LIMIT_VALIDATOR=${result.env.RATE_LIMIT_VALIDATOR} ` +
-      `RATE_LIMIT_WINDOW_SECONDS=${result.env.RATE_LIMIT_WINDOW_SECONDS} DEVNET_MINERS=0 METAGRAPH_FILE unset ` +
+      `RATE_LIMIT_WINDOW_SECONDS=${result.env.RATE_LIMIT_WINDOW_SECONDS} METAGRAPH_FILE=<the loaded miners> ` +
       'INDEX_SYNC_ON_START=false INDEX_SYNC_INTERVAL=86400, validator key',
     '',
     'INGEST: per miner JSON.parse(answer) + readCompressedIndex (the index string) + parseCompressedIndex(index, now) + MinerIndexRepository.replaceMinerIndex(uid, rows)',

@@ -16,6 +16,7 @@ import { ApiKeysModule } from './modules/api-keys/api-keys.module';
 import { DataQueryModule } from './modules/data-query/data-query.module';
 import { DesirabilityModule } from './modules/desirability/desirability.module';
 import { HealthModule } from './modules/health/health.module';
+import { MinersModule } from './modules/miners/miners.module';
 import { ReposModule } from './modules/repos/repos.module';
 import { StatsModule } from './modules/stats/stats.module';
 import { TasksModule } from './modules/tasks/tasks.module';
@@ -41,6 +42,7 @@ export class AppModule {
         ThrottlingModule,
         ApiKeysModule,
         HealthModule,
+        MinersModule,
         DataQueryModule,
         DesirabilityModule,
         ReposModule,

@@ -3,6 +3,7 @@ import { config as loadDotEnv } from 'dotenv';
 import { Logger } from 'nestjs-pino';
 import { createApp } from './bootstrap';
 import { installGracefulShutdown } from './common/lifecycle/graceful-shutdown';
+import { AppConfig } from './config/app-config';
 import { ConfigError, loadConfig } from './config/load-config';
 import { resolveMasterKey } from './config/master-key';
 import { EmbeddedDatabase, startEmbeddedPostgres } from './database/embedded-postgres';
@@ -27,11 +28,12 @@ async function main(): Promise<void> {
     databaseUrl = embedded.url;
   }
 
-  // Without a metagraph, a simulated miner network makes the first query return data; its
-  // metagraph lists our hotkey as a validator with stake, so its miners take our signed calls.
+  // Without a metagraph source, in development (or when DEVNET_MINERS asks for it), a simulated
+  // miner network makes the first query return data; its metagraph lists our hotkey as a
+  // validator with stake, so its miners take our signed calls. Health says `network: devnet`.
   let devnet: Devnet | undefined;
   let { network, repos } = config;
-  if (!network.metagraphFile && network.devnetMiners > 0) {
+  if (network.devnetMiners > 0) {
     const directory = join(config.dataDir, 'devnet');
     devnet = await startDevnet({
       miners: network.devnetMiners,
@@ -60,23 +62,23 @@ async function main(): Promise<void> {
       await embedded?.stop();
     },
   });
-  printBanner(config.port, embedded !== undefined, master, validator, devnet);
+  printBanner(config, embedded !== undefined, master, validator, devnet);
 }
 
 function printBanner(
-  port: number,
+  config: AppConfig,
   embedded: boolean,
   master: ReturnType<typeof resolveMasterKey>,
   validator: ValidatorKey,
   devnet?: Devnet,
 ): void {
-  const base = `http://localhost:${port}`;
+  const base = `http://localhost:${config.port}`;
   const lines = [
     '',
     `  Validator gateway listening on ${base}`,
     `  Swagger UI:   ${base}/docs   (OpenAPI: ${base}/openapi.json)`,
     `  Database:     ${embedded ? 'embedded Postgres under the data directory' : 'DATABASE_URL'}`,
-    `  Miners:       ${devnet ? `simulated devnet of ${devnet.miners.length} miners (set METAGRAPH_FILE for a real metagraph)` : 'METAGRAPH_FILE'}`,
+    `  Miners:       ${minersOrigin(config, devnet)}`,
     `  Validator:    ${validator.keypair.address}   (${validator.created ? 'generated: ' : ''}${validator.origin})`,
   ];
   // The generated development key is shown once, on the stdout of the start that created it.
@@ -84,6 +86,13 @@ function printBanner(
     lines.push(`  Master key:   ${master.key}   (generated, saved to ${master.file})`);
   else if (master.file) lines.push(`  Master key:   saved in ${master.file}`);
   process.stdout.write(`${lines.join('\n')}\n\n`);
+}
+
+function minersOrigin(config: AppConfig, devnet: Devnet | undefined): string {
+  if (devnet)
+    return `SIMULATED devnet of ${devnet.miners.length} miners (set SUBTENSOR_URL for the real subnet)`;
+  if (config.network.subtensor) return `subnet ${config.netuid} read from SUBTENSOR_URL`;
+  return config.network.metagraphFile ? 'METAGRAPH_FILE' : 'none (no metagraph source)';
 }
 
 main().catch((error: unknown) => {

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApp } from '../../src/bootstrap';
@@ -46,6 +47,9 @@ export function benchValidatorKey(): Sr25519Keypair {
 export function benchAppEnv(databaseUrl: string): { env: NodeJS.ProcessEnv; masterKey: string } {
   const masterKey = `sk_master_bench_${randomBytes(16).toString('hex')}`;
   writeWalletHotkey(join(BENCH_WALLETS, 'default', 'hotkeys', 'default'), { seed: BENCH_KEY_SEED });
+  // Production needs a metagraph source: a subnet without neurons, unless the bench sets one.
+  const emptyMetagraph = join(BENCH_WALLETS, 'empty-metagraph.json');
+  writeFileSync(emptyMetagraph, JSON.stringify({ netuid: 13, block: 0, neurons: [] }));
   return {
     masterKey,
     env: {
@@ -54,6 +58,7 @@ export function benchAppEnv(databaseUrl: string): { env: NodeJS.ProcessEnv; mast
       DATABASE_URL: databaseUrl,
       MASTER_KEY: masterKey,
       BT_WALLET_PATH: BENCH_WALLETS,
+      METAGRAPH_FILE: emptyMetagraph,
     },
   };
 }

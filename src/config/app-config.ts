@@ -57,9 +57,11 @@ export interface ReposConfig {
 }
 
 export interface NetworkConfig {
-  /** JSON metagraph file (docs/miner-protocol.md). Unset: `npm start` runs the devnet. */
+  /** JSON metagraph file (docs/miner-protocol.md). */
   metagraphFile: string | undefined;
-  /** Simulated miners started when METAGRAPH_FILE is unset (0 = none). */
+  /** The subtensor node the metagraph is read from (exclusive with metagraphFile). */
+  subtensor: SubtensorConfig | undefined;
+  /** Simulated miners to start (only when neither source is set; 0 = none). */
   devnetMiners: number;
   minersPerQuery: number;
   quorum: number;
@@ -79,6 +81,14 @@ export interface NetworkConfig {
   /** Weight of the newest observation in the credibility moving average. */
   credibilityAlpha: number;
   indexSync: IndexSyncConfig;
+}
+
+export interface SubtensorConfig {
+  /** ws:// or wss:// */
+  url: string;
+  syncIntervalMs: number;
+  /** Bound on one call to the node, connecting included. */
+  timeoutMs: number;
 }
 
 export interface IndexSyncConfig {

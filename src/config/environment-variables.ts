@@ -156,11 +156,30 @@ export class EnvironmentVariables {
   @IsString()
   METAGRAPH_FILE?: string;
 
+  /** A subtensor node's websocket; the metagraph of NETUID is read from it. */
+  @IsOptional()
+  @Matches(/^wss?:\/\/[^\s/]+/, { message: 'must be a ws:// or wss:// URL of a subtensor node' })
+  SUBTENSOR_URL?: string;
+
+  /** Seconds between two reads of the metagraph from SUBTENSOR_URL. */
+  @toInt()
+  @IsInt()
+  @Min(12)
+  METAGRAPH_SYNC_INTERVAL = 300;
+
+  /** How long one call to the subtensor node (connecting included) may take. */
+  @toInt()
+  @IsInt()
+  @Min(100)
+  SUBTENSOR_TIMEOUT_MS = 30000;
+
+  /** Unset: 8 simulated miners in development when no metagraph source is set, else none. */
+  @IsOptional()
   @toInt()
   @IsInt()
   @Min(0)
   @Max(64)
-  DEVNET_MINERS = 8;
+  DEVNET_MINERS?: number;
 
   @toInt()
   @IsInt()

@@ -14,7 +14,12 @@ const PRODUCTION = {
   NODE_ENV: 'production',
   MASTER_KEY: 'a-long-enough-master-key',
   DATABASE_URL: 'postgres://gateway@127.0.0.1:5432/gateway',
+  SUBTENSOR_URL: 'wss://entrypoint-finney.opentensor.ai:443',
 };
+const NO_SOURCE_IN_PRODUCTION =
+  'SUBTENSOR_URL, METAGRAPH_FILE: one is required when NODE_ENV=production ' +
+  '(SUBTENSOR_URL=wss://entrypoint-finney.opentensor.ai:443 reads subnet NETUID from the chain); ' +
+  'production never starts the simulated devnet unless DEVNET_MINERS is set';
 const LOOPBACK = { publicUnicast: false, cidrs: ['127.0.0.0/8', '::1/128'] };
 const HOUR_MS = 3_600_000;
 
@@ -36,11 +41,52 @@ describe(loadConfig.name, () => {
     });
   });
 
-  it('refuses production without a master key or a database, naming each', () => {
+  it('refuses production without a master key, a database or a metagraph source, naming each', () => {
     expect(problemsOf({ NODE_ENV: 'production' })).toEqual([
       'MASTER_KEY: required when NODE_ENV=production',
       'DATABASE_URL: required when NODE_ENV=production',
+      NO_SOURCE_IN_PRODUCTION,
     ]);
+  });
+
+  describe('metagraph source', () => {
+    it('reads the chain settings with their defaults', () => {
+      expect(loadConfig(PRODUCTION).network).toMatchObject({
+        metagraphFile: undefined,
+        subtensor: {
+          url: 'wss://entrypoint-finney.opentensor.ai:443',
+          syncIntervalMs: 300_000,
+          timeoutMs: 30_000,
+        },
+        devnetMiners: 0,
+      });
+    });
+
+    it('refuses both sources at once', () => {
+      expect(
+        problemsOf({ SUBTENSOR_URL: 'ws://127.0.0.1:9944', METAGRAPH_FILE: '/tmp/metagraph.json' }),
+      ).toEqual(['SUBTENSOR_URL, METAGRAPH_FILE: set one metagraph source, not both']);
+    });
+
+    it.each(['http://127.0.0.1:9944', 'ws://', 'finney'])('refuses SUBTENSOR_URL=%s', (url) => {
+      expect(problemsOf({ SUBTENSOR_URL: url })).toEqual([
+        'SUBTENSOR_URL: must be a ws:// or wss:// URL of a subtensor node',
+      ]);
+    });
+
+    it.each([
+      ['development', {}, 8],
+      ['test', { NODE_ENV: 'test' }, 0],
+      ['development with a chain', { SUBTENSOR_URL: 'ws://127.0.0.1:9944' }, 0],
+      ['development with a file', { METAGRAPH_FILE: '/tmp/metagraph.json' }, 0],
+      [
+        'production when asked by name',
+        { ...PRODUCTION, SUBTENSOR_URL: '', DEVNET_MINERS: '4' },
+        4,
+      ],
+    ])('starts simulated miners in %s: %s', (_, env, miners) => {
+      expect(loadConfig(env as Record<string, string>).network.devnetMiners).toBe(miners);
+    });
   });
 
   it('starts in production without VALIDATOR_HOTKEY: the key comes from the wallet', () => {
@@ -137,6 +183,7 @@ describe(loadConfig.name, () => {
       expect(problemsOf({ NODE_ENV: 'production', MINER_CALL_BUDGETS: 'GetMinerIndex' })).toEqual([
         'MASTER_KEY: required when NODE_ENV=production',
         'DATABASE_URL: required when NODE_ENV=production',
+        NO_SOURCE_IN_PRODUCTION,
         'MINER_CALL_BUDGETS: "GetMinerIndex" must look like <Synapse>=<calls>/h (or /30m, /90s)',
       ]);
     });

@@ -32,6 +32,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     if (!vars.MASTER_KEY) problems.push('MASTER_KEY: required when NODE_ENV=production');
     if (!vars.DATABASE_URL) problems.push('DATABASE_URL: required when NODE_ENV=production');
   }
+  problems.push(...metagraphSourceProblems(vars));
   const allowedNetworks = parsed(problems, 'MINER_ALLOWED_NETWORKS', () =>
     parseAllowedNetworks(
       vars.MINER_ALLOWED_NETWORKS ?? (vars.NODE_ENV === 'production' ? 'public' : 'loopback'),
@@ -85,7 +86,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     },
     network: {
       metagraphFile: vars.METAGRAPH_FILE,
-      devnetMiners: vars.DEVNET_MINERS,
+      subtensor: vars.SUBTENSOR_URL
+        ? {
+            url: vars.SUBTENSOR_URL,
+            syncIntervalMs: vars.METAGRAPH_SYNC_INTERVAL * 1000,
+            timeoutMs: vars.SUBTENSOR_TIMEOUT_MS,
+          }
+        : undefined,
+      devnetMiners: devnetMiners(vars),
       minersPerQuery: vars.QUERY_MINERS,
       quorum: Math.min(vars.QUERY_QUORUM, vars.QUERY_MINERS),
       queryDeadlineMs: vars.QUERY_DEADLINE_MS,
@@ -118,6 +126,29 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
 }
 
 const WALLET_VARIABLES = ['BT_WALLET_PATH', 'BT_WALLET_NAME', 'BT_WALLET_HOTKEY'];
+
+/**
+ * One metagraph source at most; in production one is required, unless the simulated network
+ * was asked for by name (DEVNET_MINERS), so that no deployment serves made-up data by default.
+ */
+function metagraphSourceProblems(vars: EnvironmentVariables): string[] {
+  if (vars.SUBTENSOR_URL && vars.METAGRAPH_FILE)
+    return ['SUBTENSOR_URL, METAGRAPH_FILE: set one metagraph source, not both'];
+  const hasSource = vars.SUBTENSOR_URL || vars.METAGRAPH_FILE || vars.DEVNET_MINERS;
+  if (vars.NODE_ENV === 'production' && !hasSource)
+    return [
+      'SUBTENSOR_URL, METAGRAPH_FILE: one is required when NODE_ENV=production ' +
+        '(SUBTENSOR_URL=wss://entrypoint-finney.opentensor.ai:443 reads subnet NETUID from the chain); ' +
+        'production never starts the simulated devnet unless DEVNET_MINERS is set',
+    ];
+  return [];
+}
+
+/** Simulated miners to start: only without a metagraph source, and by default only in development. */
+function devnetMiners(vars: EnvironmentVariables): number {
+  if (vars.SUBTENSOR_URL || vars.METAGRAPH_FILE) return 0;
+  return vars.DEVNET_MINERS ?? (vars.NODE_ENV === 'development' ? 8 : 0);
+}
 
 /** Runs a parser of one variable; its error becomes a problem naming the variable. */
 function parsed<T>(problems: string[], name: string, parse: () => T): T | undefined {

@@ -8,6 +8,7 @@ import { MinerIndex1763900000000 } from './migrations/1763900000000-MinerIndex';
 import { ScrapingTasks1764000000000 } from './migrations/1764000000000-ScrapingTasks';
 import { MinerLabelArrays1764150000000 } from './migrations/1764150000000-MinerLabelArrays';
 import { MinerCalls1764200000000 } from './migrations/1764200000000-MinerCalls';
+import { MetagraphState1764300000000 } from './migrations/1764300000000-MetagraphState';
 
 export const ENTITIES = [ApiKeyEntity, MinerEntity];
 export const MIGRATIONS = [
@@ -17,6 +18,7 @@ export const MIGRATIONS = [
   ScrapingTasks1764000000000,
   MinerLabelArrays1764150000000,
   MinerCalls1764200000000,
+  MetagraphState1764300000000,
 ];
 
 /**

@@ -1,5 +1,10 @@
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Sr25519Keypair } from '../network/bittensor/keypair';
+import { readWalletHotkey } from '../network/bittensor/wallet-file';
 import { parseCliArguments } from './cli';
+import { writeGatewayWallet } from './gateway-wallet';
 
 const GATEWAY = Sr25519Keypair.fromUri('//Gateway').address;
 const OTHER = Sr25519Keypair.fromUri('//Other').address;
@@ -14,6 +19,7 @@ describe('parseCliArguments', () => {
       metagraphFile: './.data/devnet/metagraph.json',
       validators: 2,
       validatorHotkeys: [],
+      gatewayWallet: undefined,
       faults: new Map(),
     });
   });
@@ -34,6 +40,8 @@ describe('parseCliArguments', () => {
       '0',
       '--validator-hotkeys',
       `${GATEWAY}, ${OTHER}`,
+      '--gateway-wallet',
+      '/wallets',
       '--faults',
       '2:hang,3:latency=10-20',
     ]);
@@ -45,6 +53,7 @@ describe('parseCliArguments', () => {
       metagraphFile: '/tmp/m.json',
       validators: 0,
       validatorHotkeys: [GATEWAY, OTHER],
+      gatewayWallet: '/wallets',
       faults: new Map([
         [2, { hang: true }],
         [3, { latencyMs: { min: 10, max: 20 } }],
@@ -72,5 +81,22 @@ describe('parseCliArguments', () => {
     expect(() => parseCliArguments(['--miners', '2', '--faults', '5:hang'])).toThrow(/uid 5/);
     expect(() => parseCliArguments(['--validator-hotkeys', 'gateway'])).toThrow(/ss58/);
     expect(() => parseCliArguments(['--unknown'])).toThrow();
+  });
+});
+
+describe('writeGatewayWallet', () => {
+  it('writes a btwallet hotkey file once, and reads it back afterwards', () => {
+    const directory = mkdtempSync(join(tmpdir(), 'gateway-wallet-'));
+    try {
+      const hotkey = writeGatewayWallet(directory, 3);
+      const path = join(directory, 'devnet', 'hotkeys', 'gateway');
+      expect(readWalletHotkey(path).address).toBe(hotkey);
+      expect(statSync(path).mode & 0o777).toBe(0o600);
+      expect(writeGatewayWallet(directory, 3)).toBe(hotkey);
+      // Another seed, another key: but a file already there is kept.
+      expect(writeGatewayWallet(directory, 4)).toBe(hotkey);
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
   });
 });

@@ -2,6 +2,7 @@ import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { describeBehaviour, MinerBehaviour, parseFaultSpec } from './behaviour';
 import { Devnet, isLoopbackHost, MinerSpec, startDevnet } from './devnet';
+import { writeGatewayWallet } from './gateway-wallet';
 
 /**
  * Runs the simulated miner network on its own:
@@ -18,6 +19,10 @@ const USAGE = `Usage: node dist/src/devnet/cli.js [options]
   --validator-hotkeys <ss58,...>
                       hotkeys of outside validators (your gateway's) to list with a permit
                       and stake, so that the miners take their calls
+  --gateway-wallet <dir>
+                      write a test hotkey for the gateway as the btwallet file
+                      <dir>/devnet/hotkeys/gateway (kept if present) and list it
+                      as a validator: for a gateway in production mode (docker compose)
   --faults <spec>     e.g. "2:hang,3:fabricate,4:latency=200-400,4:rate=0.5"
                       faults: hang 500 malformed oversize wrongSchema fabricate partial
                       latency=<ms>|<min>-<max> overclaim=<factor> rate=<0..1>
@@ -32,6 +37,7 @@ interface CliOptions {
   metagraphFile: string;
   validators: number;
   validatorHotkeys: string[];
+  gatewayWallet: string | undefined;
   faults: Map<number, MinerBehaviour>;
 }
 
@@ -66,6 +72,7 @@ export function parseCliArguments(argv: readonly string[]): CliOptions | 'help' 
       metagraph: { type: 'string', default: './.data/devnet/metagraph.json' },
       validators: { type: 'string', default: '2' },
       'validator-hotkeys': { type: 'string', default: '' },
+      'gateway-wallet': { type: 'string' },
       faults: { type: 'string', default: '' },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -89,6 +96,7 @@ export function parseCliArguments(argv: readonly string[]): CliOptions | 'help' 
     metagraphFile: values.metagraph,
     validators: integer(values.validators, 'validators', 0, 1000),
     validatorHotkeys: hotkeys(values['validator-hotkeys']),
+    gatewayWallet: values['gateway-wallet'],
     faults,
   };
 }
@@ -107,6 +115,12 @@ async function main(): Promise<void> {
     return;
   }
   const { faults } = options;
+  const validatorHotkeys = [...options.validatorHotkeys];
+  if (options.gatewayWallet) {
+    const hotkey = writeGatewayWallet(options.gatewayWallet, options.seed);
+    validatorHotkeys.push(hotkey);
+    process.stdout.write(`gateway wallet: ${options.gatewayWallet} (hotkey ${hotkey})\n`);
+  }
   const specs: MinerSpec[] = Array.from({ length: options.miners }, (_, uid) => ({
     behaviour: faults.get(uid),
   }));
@@ -119,7 +133,7 @@ async function main(): Promise<void> {
     // A sample validation file beside it, for HF_RESULTS_PATH (list_repo_names).
     repoNamesFile: join(dirname(options.metagraphFile), 'hf_validation.parquet'),
     validators: options.validators,
-    validatorHotkeys: options.validatorHotkeys,
+    validatorHotkeys,
   });
   for (const miner of devnet.miners) {
     const held = devnet.corpus.holdingsOf(miner.uid).length;

@@ -116,6 +116,7 @@ export function buildMetagraph(
     validator_permit: identity.validatorPermit,
   }));
   return {
+    network: 'devnet',
     netuid: DEVNET_NETUID,
     block: blockAt(writtenAt),
     updated_at: writtenAt.toISOString(),

@@ -6,8 +6,30 @@ import { lockAggregates } from './index/aggregates-lock';
 import { MinerEntity, MinerState } from './miner.entity';
 import { MetagraphNeuron } from './protocol';
 
+/** Where an applied metagraph came from. */
+export interface MetagraphOrigin {
+  network: MetagraphNetwork;
+  /** For people: `subtensor wss://… netuid 13`, `file /path`. */
+  source: string;
+  block: number;
+}
+
+/** `subtensor`: read from a chain node; `file`: METAGRAPH_FILE; `devnet`: simulated neurons. */
+export type MetagraphNetwork = 'subtensor' | 'file' | 'devnet';
+
+export interface StoredMetagraph extends MetagraphOrigin {
+  neurons: number;
+  readAt: Date;
+}
+
 export interface MinerCounts {
+  /** Registered neurons, validators included. */
   total: number;
+  /** Registered neurons with an axon. */
+  serving: number;
+  /** Registered neurons with a validator permit. */
+  validators: number;
+  /** Miners that may be called now: no validator permit, an axon, state `active`. */
   available: number;
   /** Miners whose axon is outside MINER_ALLOWED_NETWORKS. */
   addressRefused: number;
@@ -42,13 +64,14 @@ export class MinersRepository {
     this.miners = dataSource.getRepository(MinerEntity);
   }
 
-  /** Available = a registered non-validator in state `active` (circuit closed, address allowed). */
   async countMiners(): Promise<MinerCounts> {
     const [row] = await this.dataSource.query<MinerCounts[]>(
-      `SELECT count(*) FILTER (WHERE NOT validator_permit AND state <> 'deregistered')::int AS total,
-              count(*) FILTER (WHERE NOT validator_permit AND state = 'active')::int AS available,
+      `SELECT count(*)::int AS total,
+              count(*) FILTER (WHERE axon_url IS NOT NULL)::int AS serving,
+              count(*) FILTER (WHERE validator_permit)::int AS validators,
+              count(*) FILTER (WHERE NOT validator_permit AND axon_url IS NOT NULL AND state = 'active')::int AS available,
               count(*) FILTER (WHERE NOT validator_permit AND state = 'address_refused')::int AS "addressRefused"
-       FROM miners`,
+       FROM miners WHERE state <> 'deregistered'`,
     );
     return row;
   }
@@ -58,16 +81,24 @@ export class MinersRepository {
   }
 
   /**
-   * Brings the table in line with a metagraph in one transaction. A uid whose hotkey changed was
-   * re-registered by someone else: its credibility starts over. Uids missing from the metagraph
-   * are marked deregistered, not deleted (their history stays). Neurons whose axon address is
+   * Brings the table in line with a metagraph in one transaction, and records where it came
+   * from. A uid whose hotkey changed was re-registered by someone else: its credibility starts
+   * over, and its uid is returned (its index must go too). Uids missing from the metagraph are
+   * marked deregistered, not deleted (their history stays). Neurons whose axon address is
    * refused (`refused` uids) are marked `address_refused`.
    */
   async syncNeurons(
     neurons: readonly MetagraphNeuron[],
     refused: ReadonlySet<number> = new Set(),
-  ): Promise<void> {
-    await this.dataSource.transaction(async (manager) => {
+    origin?: MetagraphOrigin,
+  ): Promise<{ hotkeyChanged: number[] }> {
+    return this.dataSource.transaction(async (manager) => {
+      const changed = await manager.query<{ uid: number }[]>(
+        `SELECT m.uid FROM miners m JOIN unnest($1::int[], $2::varchar[]) AS n(uid, hotkey)
+           ON n.uid = m.uid
+         WHERE m.hotkey <> n.hotkey`,
+        [neurons.map((n) => n.uid), neurons.map((n) => n.hotkey)],
+      );
       if (neurons.length > 0) {
         await manager.query(
           `INSERT INTO miners (uid, hotkey, coldkey, axon_url, stake, incentive, validator_permit, state, last_seen_at, updated_at)
@@ -101,7 +132,25 @@ export class MinersRepository {
          WHERE state <> 'deregistered' AND NOT (uid = ANY($1::int[]))`,
         [neurons.map((n) => n.uid)],
       );
+      if (origin)
+        await manager.query(
+          `INSERT INTO metagraph_state (id, network, source, block, neurons, read_at)
+           VALUES (1, $1, $2, $3, $4, now())
+           ON CONFLICT (id) DO UPDATE SET network = EXCLUDED.network, source = EXCLUDED.source,
+             block = EXCLUDED.block, neurons = EXCLUDED.neurons, read_at = EXCLUDED.read_at`,
+          [origin.network, origin.source, origin.block, neurons.length],
+        );
+      return { hotkeyChanged: changed.map((row) => row.uid) };
     });
+  }
+
+  /** The last metagraph applied (by any replica, before any restart), if one ever was. */
+  async lastMetagraph(): Promise<StoredMetagraph | undefined> {
+    const [row] = await this.dataSource.query<StoredMetagraph[]>(
+      `SELECT network, source, block::float8 AS block, neurons, read_at AS "readAt"
+       FROM metagraph_state WHERE id = 1`,
+    );
+    return row;
   }
 
   /** A refused address is left refused by circuit changes; the next metagraph sync decides. */

@@ -5,8 +5,10 @@ import { APP_CONFIG } from '../config/config.module';
 import { BucketFetchesRepository } from './buckets/bucket-fetches.repository';
 import { BucketReader } from './buckets/bucket-reader';
 import { CredibilityRecorder } from './credibility-recorder';
+import { SubtensorConnection } from './chain/subtensor-connection';
+import { ChainMetagraphSource } from './metagraph/chain-metagraph-source';
 import { FileMetagraphSource } from './metagraph/file-metagraph-source';
-import { METAGRAPH_SOURCE } from './metagraph/metagraph-source';
+import { METAGRAPH_SOURCE, MetagraphSource } from './metagraph/metagraph-source';
 import { MetagraphService } from './metagraph/metagraph.service';
 import { IndexSyncService } from './index/index-sync.service';
 import { MinerIndexRepository } from './index/miner-index.repository';
@@ -34,11 +36,21 @@ import { MinerClient } from './transport/miner-client';
     {
       provide: METAGRAPH_SOURCE,
       inject: [APP_CONFIG],
-      // Without a metagraph file the service still starts, with the miners it already knows.
-      useFactory: (config: AppConfig) =>
-        config.network.metagraphFile ? new FileMetagraphSource(config.network.metagraphFile) : null,
+      useFactory: metagraphSource,
     },
   ],
   exports: [NetworkService],
 })
 export class NetworkModule {}
+
+/** Without a source the service still starts, with the miners it already knows. */
+function metagraphSource(config: AppConfig): MetagraphSource | null {
+  const { subtensor, metagraphFile } = config.network;
+  if (subtensor)
+    return new ChainMetagraphSource(
+      new SubtensorConnection(subtensor.url, subtensor.timeoutMs),
+      config.netuid,
+      subtensor,
+    );
+  return metagraphFile ? new FileMetagraphSource(metagraphFile) : null;
+}

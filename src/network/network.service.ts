@@ -20,7 +20,9 @@ import { DataItem, DataSource, NetworkQuery, SourceId } from './protocol';
 import { compileQuery, QueryMatcher } from './query-matcher';
 import { LateResult, QuorumOutcome, runQuorum } from './quorum';
 import { onDemandRequestFields, OnDemandRequestFields, readEntityList } from './sn13/messages';
-import { SynapseName } from './sn13/synapse-names';
+import { SYNAPSE_NAMES, SynapseName } from './sn13/synapse-names';
+import { CallBudgets } from './transport/call-budgets';
+import { NeuronListing, neuronListing } from './neuron-listing';
 import {
   failureScore,
   MinerClient,
@@ -62,6 +64,7 @@ export class NetworkService implements OnModuleInit {
     private readonly repository: MinersRepository,
     private readonly credibility: CredibilityRecorder,
     private readonly buckets: BucketReader,
+    private readonly budgets: CallBudgets,
     @InjectConfig() private readonly config: AppConfig,
     private readonly metrics: MetricsService,
   ) {}
@@ -92,6 +95,27 @@ export class NetworkService implements OnModuleInit {
 
   countMiners(): Promise<MinerCounts> {
     return this.repository.countMiners();
+  }
+
+  /** Where the metagraph comes from, how the latest read went, and what is stored. */
+  metagraphStatus(): ReturnType<MetagraphService['status']> {
+    return this.metagraph.status();
+  }
+
+  /** Every registered neuron (not deregistered ones), by uid, with the calls it has left. */
+  async listNeurons(): Promise<NeuronListing[]> {
+    const miners = (await this.repository.listAll()).filter(
+      (miner) => miner.state !== 'deregistered',
+    );
+    const hotkeys = miners.map((miner) => miner.hotkey);
+    const budgets = new Map(
+      await Promise.all(
+        SYNAPSE_NAMES.map(
+          async (synapse) => [synapse, await this.budgets.left(hotkeys, synapse)] as const,
+        ),
+      ),
+    );
+    return miners.map((miner) => neuronListing(miner, budgets));
   }
 
   /**
@@ -165,13 +189,19 @@ export class NetworkService implements OnModuleInit {
     return checkAnswer(miner.uid, entities, matcher, source);
   }
 
+  /** Says plainly why no miner can be asked, above all when none serves on-demand queries. */
   private whyNoMiners(): string {
     const serving = this.metagraph.minersServingData();
-    const refusing = serving.filter(
-      (miner) => !this.client.mayAsk(miner.hotkey, 'OnDemandRequest'),
-    ).length;
-    if (refusing === 0) return 'No miners available';
-    return `No miners available: ${refusing} of ${serving.length} refused OnDemandRequest recently (404: not served, 403: blacklisted, 401: unverified)`;
+    const refusals = serving
+      .map((miner) => this.client.refusalOf(miner.hotkey, 'OnDemandRequest'))
+      .filter((reason) => reason !== undefined);
+    if (refusals.length === 0) return 'No miners available';
+    if (refusals.length === serving.length && refusals.every((reason) => reason === 'not_served'))
+      return (
+        `No available miner serves on-demand queries: all ${serving.length} answered 404 to ` +
+        'OnDemandRequest (public subnet 13 miners stopped serving it in December 2025)'
+      );
+    return `No miners available: ${refusals.length} of ${serving.length} refused OnDemandRequest recently (404: not served, 403: blacklisted, 401: unverified)`;
   }
 
   private recordCredibility(outcome: QuorumOutcome, holders: ReadonlyMap<string, number>): void {

@@ -185,6 +185,8 @@ export interface MetagraphNeuron {
 }
 
 export interface MetagraphFile {
+  /** `devnet` when the neurons are simulated (the devnet writes it); absent for real ones. */
+  network?: 'devnet';
   netuid: number;
   block: number;
   /** ISO 8601 UTC time the file was written. */

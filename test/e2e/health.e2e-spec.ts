@@ -6,7 +6,11 @@ describe('Health', () => {
   let app: TestApp;
 
   beforeAll(async () => {
-    app = await startTestApp({ NETUID: '13', VALIDATOR_HOTKEY_URI: '//Health' });
+    // Its own database: no metagraph was ever read into it (network null).
+    app = await startTestApp(
+      { NETUID: '13', VALIDATOR_HOTKEY_URI: '//Health' },
+      { ownDatabase: true },
+    );
   });
   afterAll(() => app.close());
 
@@ -20,6 +24,7 @@ describe('Health', () => {
       version: '1.0.0',
       netuid: 13,
       hotkey: app.config.validatorKeypair.address,
+      network: null,
     });
   });
 
@@ -32,10 +37,12 @@ describe('Health', () => {
       timestamp: expect.any(String),
       uptime_seconds: expect.any(Number),
       version: '1.0.0',
+      network: null,
       components: {
         database: { status: 'healthy', latency_ms: expect.any(Number) },
         redis: { status: 'disabled' },
-        miners: { available: 0, total: 0 },
+        miners: { available: 0, total: 0, serving: 0, validators: 0 },
+        chain: { status: 'disabled', block: null, last_read_at: null, age_seconds: null },
       },
     });
   });

@@ -193,7 +193,9 @@ describe('Miners that refuse the gateway', () => {
       expect(answer.body).toMatchObject({
         status: 'error',
         meta: {
-          error: expect.stringMatching(/^No miners available: 4 of 4 refused OnDemandRequest/),
+          error:
+            'No available miner serves on-demand queries: all 4 answered 404 to OnDemandRequest ' +
+            '(public subnet 13 miners stopped serving it in December 2025)',
         },
       });
     } finally {

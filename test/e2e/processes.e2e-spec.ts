@@ -299,3 +299,34 @@ describe('A service process on SIGTERM', () => {
     }
   });
 });
+
+describe('A production process and its miners', () => {
+  let database: Awaited<ReturnType<typeof ownDatabase>>;
+
+  beforeAll(async () => {
+    database = await ownDatabase('deployment');
+  });
+  afterAll(() => database?.drop());
+
+  it('refuses to start without a metagraph source, naming both', async () => {
+    await expect(startAppProcess({ DATABASE_URL: database.url })).rejects.toThrow(
+      /service exited with 1:[\s\S]*SUBTENSOR_URL, METAGRAPH_FILE: one is required when NODE_ENV=production/,
+    );
+  });
+
+  it('says network "devnet" in health and system-status when the miners are simulated', async () => {
+    // DEVNET_MINERS asks for the simulated network by name: the only way production starts it.
+    const app = await startAppProcess({ DATABASE_URL: database.url, DEVNET_MINERS: '2' });
+    try {
+      const health = await call(app, '/api/v1/health', TEST_MASTER_KEY);
+      expect(health.body).toMatchObject({ status: 'healthy', network: 'devnet' });
+      const status = await call(app, '/api/v1/monitoring/system-status', TEST_MASTER_KEY);
+      expect(status.body).toMatchObject({
+        network: 'devnet',
+        components: { chain: { status: 'disabled' }, miners: { available: 2 } },
+      });
+    } finally {
+      expect(await app.stop()).toBe(0);
+    }
+  });
+});

@@ -68,7 +68,6 @@ export async function startAppProcess(env: Record<string, string>): Promise<AppP
       MINER_ALLOWED_NETWORKS: 'loopback',
       DATA_DIR: dataDir,
       LOG_LEVEL: 'info',
-      DEVNET_MINERS: '0',
       INDEX_SYNC_ON_START: 'false',
       ...env,
     },

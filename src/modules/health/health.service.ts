@@ -7,7 +7,13 @@ import { InjectConfig } from '../../config/config.module';
 import { ValidatorIdentity } from '../../network/bittensor/validator-identity';
 import { NetworkService } from '../../network/network.service';
 import { HealthResponseDto } from './dto/health-response.dto';
-import { ComponentStatusDto, MinersStatusDto, SystemStatusDto } from './dto/system-status.dto';
+import {
+  ChainStatusDto,
+  ComponentStatusDto,
+  MinersStatusDto,
+  Network,
+  SystemStatusDto,
+} from './dto/system-status.dto';
 import { HealthRepository } from './health.repository';
 
 const CHECK_CACHE_MS = 1000;
@@ -17,13 +23,19 @@ interface ComponentChecks {
   database: ComponentStatusDto;
   redis: ComponentStatusDto;
   miners: MinersStatusDto;
+  chain: ChainStatusDto;
+}
+
+interface Checks {
+  components: ComponentChecks;
+  network: Network | null;
 }
 
 @Injectable()
 export class HealthService {
   private readonly startedAt = Date.now();
   /** Health may be polled hard: checks run at most once a second, concurrent polls share one. */
-  private readonly checks = new LRUCache<'checks', ComponentChecks>({
+  private readonly checks = new LRUCache<'checks', Checks>({
     max: 1,
     ttl: CHECK_CACHE_MS,
     fetchMethod: () => this.runChecks(),
@@ -38,41 +50,75 @@ export class HealthService {
   ) {}
 
   async health(): Promise<HealthResponseDto> {
-    const checks = await this.componentChecks();
+    const { components, network } = await this.runChecksCached();
     return {
-      status: checks.database.status === 'healthy' ? 'healthy' : 'unhealthy',
+      status: components.database.status === 'healthy' ? 'healthy' : 'unhealthy',
       timestamp: new Date().toISOString(),
-      miners_available: checks.miners.available,
+      miners_available: components.miners.available,
       version: API_VERSION,
       netuid: this.config.netuid,
       hotkey: this.identity.hotkey,
+      network,
     };
   }
 
   async systemStatus(): Promise<SystemStatusDto> {
-    const checks = await this.componentChecks();
-    const degraded = checks.redis.status === 'degraded' || checks.miners.status !== 'healthy';
+    const { components, network } = await this.runChecksCached();
+    const degraded =
+      components.redis.status === 'degraded' ||
+      components.miners.status !== 'healthy' ||
+      components.chain.status === 'degraded';
     return {
       status:
-        checks.database.status !== 'healthy' ? 'unhealthy' : degraded ? 'degraded' : 'healthy',
+        components.database.status !== 'healthy' ? 'unhealthy' : degraded ? 'degraded' : 'healthy',
       timestamp: new Date().toISOString(),
       uptime_seconds: Math.round((Date.now() - this.startedAt) / 1000),
       version: API_VERSION,
-      components: checks,
+      network,
+      components,
     };
   }
 
-  private async componentChecks(): Promise<ComponentChecks> {
+  private async runChecksCached(): Promise<Checks> {
     return (await this.checks.fetch('checks'))!;
   }
 
-  private async runChecks(): Promise<ComponentChecks> {
-    const [database, redis, miners] = await Promise.all([
+  private async runChecks(): Promise<Checks> {
+    const [database, redis, miners, metagraph] = await Promise.all([
       timed(() => this.repository.ping()),
       this.checkRedis(),
       this.checkMiners(),
+      this.network.metagraphStatus().catch(() => undefined),
     ]);
-    return { database, redis, miners };
+    const stored = metagraph?.stored;
+    return {
+      components: { database, redis, miners, chain: this.chainStatus(metagraph) },
+      network: stored?.network ?? this.configuredNetwork(),
+    };
+  }
+
+  /** Without the stored metagraph (database away), what the configuration says. */
+  private configuredNetwork(): Network | null {
+    if (this.config.network.subtensor) return 'subtensor';
+    return this.config.network.metagraphFile ? 'file' : null;
+  }
+
+  private chainStatus(
+    metagraph: Awaited<ReturnType<NetworkService['metagraphStatus']>> | undefined,
+  ): ChainStatusDto {
+    const disabled = { latency_ms: null, block: null, last_read_at: null, age_seconds: null };
+    if (!this.config.network.subtensor) return { status: 'disabled', ...disabled };
+    if (!metagraph) return { status: 'degraded', ...disabled, error: 'database unavailable' };
+    const { lastAttempt, stored } = metagraph;
+    const fromChain = stored?.network === 'subtensor' ? stored : undefined;
+    return {
+      status: lastAttempt?.ok ? 'healthy' : 'degraded',
+      latency_ms: null,
+      block: fromChain?.block ?? null,
+      last_read_at: fromChain?.readAt.toISOString() ?? null,
+      age_seconds: fromChain ? Math.round((Date.now() - fromChain.readAt.getTime()) / 1000) : null,
+      ...(lastAttempt?.ok ? {} : { error: lastAttempt?.error ?? 'not read yet' }),
+    };
   }
 
   /**
@@ -89,7 +135,7 @@ export class HealthService {
   }
 
   private async checkMiners(): Promise<MinersStatusDto> {
-    let counts = { total: 0, available: 0, addressRefused: 0 };
+    let counts = { total: 0, serving: 0, validators: 0, available: 0, addressRefused: 0 };
     const status = await timed(async () => {
       counts = await this.network.countMiners();
     });
@@ -100,6 +146,8 @@ export class HealthService {
       status: state,
       available: counts.available,
       total: counts.total,
+      serving: counts.serving,
+      validators: counts.validators,
       address_refused: counts.addressRefused,
     };
   }

@@ -161,7 +161,7 @@ describe(FileMetagraphSource.name, () => {
 
   it('calls back after the file is replaced atomically, and reads the new content', async () => {
     const source = new FileMetagraphSource(path);
-    const changed = jest.fn<void, []>();
+    const changed = jest.fn(() => Promise.resolve());
     const stop = source.watch(changed);
     try {
       // Let the watcher take its first look at the old file before replacing it.
@@ -181,7 +181,7 @@ describe(FileMetagraphSource.name, () => {
 
   it('stops calling back once the returned function is called', async () => {
     const source = new FileMetagraphSource(path);
-    const changed = jest.fn<void, []>();
+    const changed = jest.fn(() => Promise.resolve());
     const stop = source.watch(changed);
     await sleep(100);
     stop();

@@ -1,5 +1,6 @@
 import { readFile, unwatchFile, watchFile } from 'node:fs';
 import { promisify } from 'node:util';
+import { MetagraphNetwork } from '../miners.repository';
 import { MetagraphFile, MetagraphNeuron } from '../protocol';
 import { MetagraphSource } from './metagraph-source';
 
@@ -18,13 +19,17 @@ export class FileMetagraphSource implements MetagraphSource {
     return `file ${this.path}`;
   }
 
+  networkOf(metagraph: MetagraphFile): MetagraphNetwork {
+    return metagraph.network ?? 'file';
+  }
+
   async read(): Promise<MetagraphFile> {
     const text = await readFileAsync(this.path, 'utf8');
     return parseMetagraph(JSON.parse(text) as unknown);
   }
 
-  watch(onChange: () => void): () => void {
-    const listener = () => onChange();
+  watch(sync: () => Promise<void>): () => void {
+    const listener = () => void sync();
     watchFile(this.path, { interval: POLL_INTERVAL_MS, persistent: false }, listener);
     return () => unwatchFile(this.path, listener);
   }
@@ -38,6 +43,7 @@ export function parseMetagraph(value: unknown): MetagraphFile {
   const uids = new Set(neurons.map((neuron) => neuron.uid));
   if (uids.size !== neurons.length) throw new Error('metagraph: duplicate uid');
   return {
+    ...(value.network === 'devnet' ? { network: 'devnet' as const } : {}),
     netuid: typeof value.netuid === 'number' ? value.netuid : 0,
     block: typeof value.block === 'number' ? value.block : 0,
     updated_at: typeof value.updated_at === 'string' ? value.updated_at : new Date().toISOString(),

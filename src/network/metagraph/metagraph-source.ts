@@ -1,15 +1,20 @@
 import { MetagraphFile } from '../protocol';
+import { MetagraphNetwork } from '../miners.repository';
 
-/**
- * Where the metagraph comes from. Today a JSON file (FileMetagraphSource); a chain-backed source
- * can be added behind the same interface.
- */
+/** Where the metagraph comes from: a JSON file (FileMetagraphSource) or a subtensor node. */
 export interface MetagraphSource {
-  /** Human-readable origin, for logs. */
+  /** Human-readable origin, for logs and system-status. */
   readonly description: string;
+  /** What kind of network the source describes (a file written by the devnet says `devnet`). */
+  networkOf(metagraph: MetagraphFile): MetagraphNetwork;
   read(): Promise<MetagraphFile>;
-  /** Calls `onChange` whenever the metagraph may have changed; returns a function that stops. */
-  watch(onChange: () => void): () => void;
+  /**
+   * Calls `sync` whenever the metagraph may have changed, one call at a time (each awaited);
+   * returns a function that stops.
+   */
+  watch(sync: () => Promise<void>): () => void;
+  /** Releases what the source holds open (a node connection). */
+  close?(): Promise<void>;
 }
 
 export const METAGRAPH_SOURCE = Symbol('METAGRAPH_SOURCE');

@@ -5,19 +5,32 @@ import {
   OnApplicationBootstrap,
   OnModuleDestroy,
 } from '@nestjs/common';
+import { MinerIndexRepository } from '../index/miner-index.repository';
 import { MinerEntity } from '../miner.entity';
-import { MinersRepository } from '../miners.repository';
-import { MetagraphNeuron } from '../protocol';
+import { MinersRepository, StoredMetagraph } from '../miners.repository';
+import { MetagraphFile, MetagraphNeuron } from '../protocol';
 import { MinerClient } from '../transport/miner-client';
 import { METAGRAPH_SOURCE, MetagraphSource } from './metagraph-source';
 
 /** Reload from the database this often, to see credibility moved by other replicas. */
 const REFRESH_INTERVAL_MS = 30_000;
 
+/** The outcome of the latest attempt to read and apply the metagraph, in this process. */
+export interface MetagraphSyncAttempt {
+  ok: boolean;
+  at: Date;
+  error?: string;
+}
+
+/** A read that drops more than half of the registered neurons at once is not applied. */
+export class SuspiciousMetagraphError extends Error {
+  override readonly name = 'SuspiciousMetagraphError';
+}
+
 /**
  * Keeps the miners table in line with the metagraph source (at start and whenever the source
  * changes) and holds the current miners in memory for query routing. A source that cannot be
- * read leaves what is stored untouched.
+ * read, or whose answer would drop most neurons at once, leaves what is stored untouched.
  */
 @Injectable()
 export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy {
@@ -26,6 +39,7 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
   private stopWatching: (() => void) | undefined;
   private refreshTimer: NodeJS.Timeout | undefined;
   private syncing: Promise<void> = Promise.resolve();
+  private lastAttempt: MetagraphSyncAttempt | undefined;
   private markReady: () => void = () => undefined;
   /** Settles once the first sync (successful or not) has loaded the miners. */
   readonly ready = new Promise<void>((resolve) => (this.markReady = resolve));
@@ -33,19 +47,34 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
   constructor(
     @Inject(METAGRAPH_SOURCE) private readonly source: MetagraphSource | null,
     private readonly repository: MinersRepository,
+    private readonly indexes: MinerIndexRepository,
     private readonly client: MinerClient,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
     await this.sync();
     this.markReady();
-    if (this.source) this.stopWatching = this.source.watch(() => void this.sync());
+    if (this.source) this.stopWatching = this.source.watch(() => this.sync());
     this.refreshTimer = setInterval(() => void this.reload(), REFRESH_INTERVAL_MS).unref();
   }
 
-  onModuleDestroy(): void {
+  async onModuleDestroy(): Promise<void> {
     this.stopWatching?.();
     clearInterval(this.refreshTimer);
+    await this.source?.close?.();
+  }
+
+  /** The source, the latest attempt to read it (null without a source) and what is stored. */
+  async status(): Promise<{
+    source: string | null;
+    lastAttempt: MetagraphSyncAttempt | null;
+    stored: StoredMetagraph | undefined;
+  }> {
+    return {
+      source: this.source?.description ?? null,
+      lastAttempt: this.lastAttempt ?? null,
+      stored: await this.repository.lastMetagraph(),
+    };
   }
 
   /** Re-reads the source into the table; calls are serialized so two syncs never interleave. */
@@ -88,22 +117,54 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
   private async syncOnce(): Promise<void> {
     if (this.source) {
       try {
-        const metagraph = await this.source.read();
-        const refused = await this.refusedAxons(metagraph.neurons);
-        await this.repository.syncNeurons(metagraph.neurons, refused);
-        this.logger.log(
-          `metagraph from ${this.source.description}: ${metagraph.neurons.length} neurons` +
-            (refused.size > 0
-              ? `; ${refused.size} axons outside MINER_ALLOWED_NETWORKS, never contacted (uids ${[...refused].join(', ')})`
-              : ''),
-        );
+        await this.apply(this.source, await this.source.read());
+        this.lastAttempt = { ok: true, at: new Date() };
       } catch (error) {
+        const message = (error as Error).message;
+        this.lastAttempt = { ok: false, at: new Date(), error: message };
         this.logger.error(
-          `metagraph from ${this.source.description} not applied, keeping the stored one: ${(error as Error).message}`,
+          `metagraph from ${this.source.description} not applied, keeping the stored one: ${message}`,
         );
       }
     }
     await this.reload();
+  }
+
+  private async apply(source: MetagraphSource, metagraph: MetagraphFile): Promise<void> {
+    await this.refuseIfSuspicious(metagraph);
+    const refused = await this.refusedAxons(metagraph.neurons);
+    const { hotkeyChanged } = await this.repository.syncNeurons(metagraph.neurons, refused, {
+      network: source.networkOf(metagraph),
+      source: source.description,
+      block: metagraph.block,
+    });
+    // A new hotkey on a uid is a new miner: what the old one claimed to hold is not its data.
+    for (const uid of hotkeyChanged) await this.indexes.replaceMinerIndex(uid, []);
+    const refusedNote =
+      refused.size > 0
+        ? `; ${refused.size} axons outside MINER_ALLOWED_NETWORKS, never contacted` +
+          (refused.size <= 20 ? ` (uids ${[...refused].join(', ')})` : '')
+        : '';
+    const replacedNote =
+      hotkeyChanged.length > 0 ? `; new hotkeys on uids ${hotkeyChanged.join(', ')}` : '';
+    this.logger.log(
+      `metagraph from ${source.description} at block ${metagraph.block}: ` +
+        `${metagraph.neurons.length} neurons${refusedNote}${replacedNote}`,
+    );
+  }
+
+  /** Most registered neurons vanishing at once is a broken answer, not the subnet changing. */
+  private async refuseIfSuspicious(metagraph: MetagraphFile): Promise<void> {
+    const registered = (await this.repository.listAll()).filter(
+      (miner) => miner.state !== 'deregistered',
+    );
+    const uids = new Set(metagraph.neurons.map((neuron) => neuron.uid));
+    const kept = registered.filter((miner) => uids.has(miner.uid)).length;
+    if (registered.length > 0 && kept * 2 < registered.length)
+      throw new SuspiciousMetagraphError(
+        `refused as suspicious: it would deregister ${registered.length - kept} of ` +
+          `${registered.length} registered neurons at once (${metagraph.neurons.length} in the answer)`,
+      );
   }
 
   /** Uids whose axon host is (or resolves to) an address outside MINER_ALLOWED_NETWORKS. */

@@ -214,6 +214,11 @@ export class MinerClient implements OnModuleDestroy {
     return this.cooldowns.active(hotkey, synapse) === undefined;
   }
 
+  /** Why the miner is in a cooldown for this synapse (`not_served`: 404, …), if it is. */
+  refusalOf(hotkey: string, synapse: SynapseName): MinerFailureReason | undefined {
+    return this.cooldowns.active(hotkey, synapse);
+  }
+
   /** True when `host` (an axon's) resolves only to addresses MINER_ALLOWED_NETWORKS allows. */
   permitsHost(host: string): Promise<boolean> {
     return this.addresses.permits(host);

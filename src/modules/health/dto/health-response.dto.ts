@@ -1,4 +1,5 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { Network, NETWORK_PROPERTY } from './system-status.dto';
 
 @ApiSchema({ name: 'HealthResponse' })
 export class HealthResponseDto {
@@ -33,4 +34,7 @@ export class HealthResponseDto {
     example: '5F4tQyWrhfGVcNhoqeiNsR6KjD4wMZ2kfhLj4oHYuyHbZAc3',
   })
   hotkey: string;
+
+  @ApiProperty({ ...NETWORK_PROPERTY, type: String })
+  network: Network | null;
 }

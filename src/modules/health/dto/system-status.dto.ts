@@ -22,13 +22,36 @@ export class ComponentStatusDto {
   error?: string;
 }
 
+/** Where the metagraph comes from: a subtensor node, METAGRAPH_FILE, or simulated neurons. */
+export const NETWORKS = ['subtensor', 'file', 'devnet'] as const;
+export type Network = (typeof NETWORKS)[number];
+
+export const NETWORK_PROPERTY = {
+  enum: NETWORKS,
+  nullable: true,
+  example: 'subtensor',
+  description:
+    'Where the miners come from: `subtensor` (the metagraph read from a chain node), `file` (METAGRAPH_FILE), ' +
+    'or `devnet`: SIMULATED miners serving made-up data, for trying the gateway out. null before any metagraph was read.',
+} as const;
+
 @ApiSchema({ name: 'MinersStatus' })
 export class MinersStatusDto extends ComponentStatusDto {
-  @ApiProperty({ example: 8 })
+  @ApiProperty({
+    description:
+      'Miners that may be called now: no validator permit, an axon at an allowed address, circuit closed',
+    example: 8,
+  })
   available: number;
 
-  @ApiProperty({ example: 10 })
+  @ApiProperty({ description: 'Registered neurons, validators included', example: 256 })
   total: number;
+
+  @ApiProperty({ description: 'Registered neurons that serve an axon', example: 230 })
+  serving: number;
+
+  @ApiProperty({ description: 'Registered neurons with a validator permit', example: 64 })
+  validators: number;
 
   @ApiProperty({
     description:
@@ -36,6 +59,42 @@ export class MinersStatusDto extends ComponentStatusDto {
     example: 0,
   })
   address_refused: number;
+}
+
+@ApiSchema({ name: 'ChainStatus' })
+export class ChainStatusDto extends ComponentStatusDto {
+  @ApiProperty({
+    description:
+      '`disabled` without SUBTENSOR_URL; `degraded` when the latest read of the metagraph failed (the last good ' +
+      'one stays in use) or was refused as suspicious',
+    enum: ['healthy', 'degraded', 'disabled'],
+    example: 'healthy',
+  })
+  declare status: ComponentState;
+
+  @ApiPropertyOptional({
+    description: 'Block the metagraph in use was read at',
+    example: 6852690,
+    nullable: true,
+    type: Number,
+  })
+  block: number | null;
+
+  @ApiPropertyOptional({
+    description: 'When the metagraph in use was read (by any replica, before any restart)',
+    format: 'date-time',
+    nullable: true,
+    type: String,
+  })
+  last_read_at: string | null;
+
+  @ApiPropertyOptional({
+    description: 'Seconds since last_read_at',
+    example: 42,
+    nullable: true,
+    type: Number,
+  })
+  age_seconds: number | null;
 }
 
 @ApiSchema({ name: 'SystemComponents' })
@@ -52,6 +111,12 @@ export class SystemComponentsDto {
 
   @ApiProperty({ type: MinersStatusDto })
   miners: MinersStatusDto;
+
+  @ApiProperty({
+    type: ChainStatusDto,
+    description: 'The subtensor node the metagraph is read from',
+  })
+  chain: ChainStatusDto;
 }
 
 @ApiSchema({ name: 'SystemStatus' })
@@ -67,6 +132,9 @@ export class SystemStatusDto {
 
   @ApiProperty({ example: '1.0.0' })
   version: string;
+
+  @ApiProperty({ ...NETWORK_PROPERTY, type: String })
+  network: Network | null;
 
   @ApiProperty({ type: SystemComponentsDto })
   components: SystemComponentsDto;

@@ -1,0 +1,97 @@
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { NEURON_STATES, NeuronState } from '../../../network/neuron-listing';
+
+@ApiSchema({
+  name: 'CallBudgetLeft',
+  description:
+    'Calls of each synapse the neuron may still receive from this validator hotkey in the current window ' +
+    '(MINER_CALL_BUDGETS, shared by every replica); null when the synapse has no budget',
+})
+export class CallBudgetLeftDto {
+  @ApiProperty({ nullable: true, type: 'integer', example: 2 })
+  GetMinerIndex: number | null;
+
+  @ApiProperty({ nullable: true, type: 'integer', example: 1 })
+  GetDataEntityBucket: number | null;
+
+  @ApiProperty({ nullable: true, type: 'integer', example: null })
+  OnDemandRequest: number | null;
+}
+
+@ApiSchema({ name: 'Miner' })
+export class MinerDto {
+  @ApiProperty({ type: 'integer', example: 0 })
+  uid: number;
+
+  @ApiProperty({ example: '5DkMmXtWf16RNdusZGCrJ7ca7ADPgRnZLVWCWbgA7s7sy1AQ' })
+  hotkey: string;
+
+  @ApiProperty({ example: '5EhQWxcFdYAk7B9tNdQnJQFzww5N3964rbsMk55SujcX3PwM' })
+  coldkey: string;
+
+  @ApiProperty({
+    description: '`host:port` of its axon (`[v6]:port` for IPv6); null when it serves none',
+    nullable: true,
+    type: String,
+    example: '192.222.59.109:6028',
+  })
+  axon: string | null;
+
+  @ApiProperty({ description: 'Stake in TAO', example: 2.557172316 })
+  stake: number;
+
+  @ApiProperty({ description: 'Share of the subnet incentive, 0..1', example: 0.0123 })
+  incentive: number;
+
+  @ApiProperty({ example: false })
+  validator_permit: boolean;
+
+  @ApiProperty({
+    description: 'How trustworthy its answers have been, 0..1 (0.5 for a neuron never checked)',
+    example: 0.5,
+  })
+  credibility: number;
+
+  @ApiProperty({
+    enum: NEURON_STATES,
+    description:
+      '`validator`: has a validator permit, never asked for data. `not_serving`: no axon. `address_refused`: its ' +
+      'axon is outside MINER_ALLOWED_NETWORKS and is never contacted. `failing`: its circuit is open after ' +
+      'consecutive failures. `active`: may be called.',
+    example: 'active',
+  })
+  state: NeuronState;
+
+  @ApiProperty({
+    description: 'When a metagraph read last listed it',
+    format: 'date-time',
+    nullable: true,
+    type: String,
+  })
+  last_seen_at: string | null;
+
+  @ApiProperty({ type: CallBudgetLeftDto })
+  call_budget_left: CallBudgetLeftDto;
+}
+
+@ApiSchema({ name: 'MinerList' })
+export class MinerListDto {
+  @ApiProperty({
+    description: 'Block the metagraph in use was read at (null before any read)',
+    nullable: true,
+    type: 'integer',
+    example: 6852690,
+  })
+  block: number | null;
+
+  @ApiProperty({
+    description: 'Where the metagraph in use came from',
+    nullable: true,
+    type: String,
+    example: 'subtensor wss://entrypoint-finney.opentensor.ai:443 netuid 13',
+  })
+  source: string | null;
+
+  @ApiProperty({ type: [MinerDto], description: 'Registered neurons, by uid' })
+  miners: MinerDto[];
+}

@@ -1,0 +1,24 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsIn, IsInt, IsOptional, Max, Min } from 'class-validator';
+import { NEURON_STATES, NeuronState } from '../../../network/neuron-listing';
+
+export class MinersQueryDto {
+  @ApiPropertyOptional({ enum: NEURON_STATES, description: 'Only neurons in this state' })
+  @IsOptional()
+  @IsIn(NEURON_STATES)
+  state?: NeuronState;
+
+  @ApiPropertyOptional({
+    description: 'Only this uid',
+    minimum: 0,
+    maximum: 65535,
+    type: 'integer',
+  })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  uid?: number;
+}

@@ -1,0 +1,27 @@
+import { Controller, Get, Query } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { RequireMasterKey } from '../../common/auth/access.decorators';
+import { ApiErrorResponses } from '../../common/errors/error-responses';
+import { MinerListDto } from './dto/miner.dto';
+import { MinersQueryDto } from './dto/miners-query.dto';
+import { MinersService } from './miners.service';
+
+@ApiTags('Miners')
+@RequireMasterKey()
+@Controller('api/v1/miners')
+export class MinersController {
+  constructor(private readonly miners: MinersService) {}
+
+  @Get()
+  @ApiOperation({
+    summary: 'List the neurons of the metagraph',
+    description:
+      'Every registered neuron, sorted by uid, with what the gateway knows of it: state, credibility, and the ' +
+      'calls of each synapse it may still receive from this validator hotkey. Deregistered uids are not listed.',
+  })
+  @ApiOkResponse({ type: MinerListDto })
+  @ApiErrorResponses(422)
+  list(@Query() query: MinersQueryDto): Promise<MinerListDto> {
+    return this.miners.list(query);
+  }
+}

@@ -1,0 +1,171 @@
+import type { ApiPromise } from '@polkadot/api';
+import type { ApiDecoration } from '@polkadot/api/types';
+import type { Codec } from '@polkadot/types/types';
+import { MetagraphFile, MetagraphNeuron } from '../protocol';
+import { axonUrl, ChainAxon } from './axon-address';
+
+/** 1 TAO = 10^9 rao. */
+const RAO_PER_TAO = 1e9;
+/** Incentives are u16 fractions of 65,535. */
+const U16_MAX = 65_535;
+
+/** The fields of the mechagraph we read, by their names in the runtime's metadata. */
+export const MECHAGRAPH_FIELDS = [
+  'block',
+  'hotkeys',
+  'coldkeys',
+  'axons',
+  'validatorPermit',
+  'incentives',
+  'totalStake',
+] as const;
+
+/** The client, or its view at one block: what the reads below need of either. */
+type Decoded = Pick<ApiDecoration<'promise'>, 'call' | 'registry'>;
+
+/**
+ * Reads a subnet's metagraph through the runtime API at the node's best block:
+ * `get_selective_mechagraph` for the fields above (one small answer), or `get_neurons_lite` on a
+ * runtime without it, or whose node refuses the call. A refusal is remembered per runtime
+ * version, so a node that cannot answer the first is not asked twice.
+ */
+export class ChainMetagraphReader {
+  private readonly refusedSelective = new Set<number>();
+
+  /** How the last read was made (for logs and tests). */
+  lastMethod: 'get_selective_mechagraph' | 'get_neurons_lite' | undefined;
+
+  /**
+   * Reads at the node's best block (not at a fixed block hash: the client would share such an
+   * answer between reads for a while). The mechagraph names its block; get_neurons_lite does
+   * not, so the block of the header read just before stands for it.
+   */
+  async read(api: ApiPromise, netuid: number): Promise<MetagraphFile> {
+    const header = await api.rpc.chain.getHeader();
+    const at = api as unknown as Decoded;
+    const spec = api.runtimeVersion.specVersion.toNumber();
+    let neurons: MetagraphNeuron[] | undefined;
+    let block = header.number.toNumber();
+    const indexes = this.refusedSelective.has(spec) ? undefined : selectiveIndexes(at);
+    if (indexes) {
+      try {
+        ({ neurons, block } = await readMechagraph(at, netuid, indexes, block));
+        this.lastMethod = 'get_selective_mechagraph';
+      } catch (error) {
+        if (!isNodeRefusal(error)) throw error;
+        this.refusedSelective.add(spec);
+      }
+    }
+    if (!neurons) {
+      neurons = await readNeuronsLite(at, netuid);
+      this.lastMethod = 'get_neurons_lite';
+    }
+    return { netuid, block, updated_at: new Date().toISOString(), neurons };
+  }
+}
+
+/** The positions of MECHAGRAPH_FIELDS in the runtime's SelectiveMetagraph, if it has one. */
+export function selectiveIndexes(at: Decoded): number[] | undefined {
+  const method = at.registry.metadata.apis
+    .find((api) => api.name.eq('SubnetInfoRuntimeApi'))
+    ?.methods.find((candidate) => candidate.name.eq('get_selective_mechagraph'));
+  if (!method) return undefined;
+  const option = at.registry.lookup.getTypeDef(method.output);
+  const inner = Array.isArray(option.sub) ? undefined : option.sub?.lookupName;
+  if (!inner) return undefined;
+  const keys = [...(at.registry.createType(inner) as unknown as Map<string, Codec>).keys()];
+  const indexes = MECHAGRAPH_FIELDS.map((field) => keys.indexOf(field));
+  return indexes.every((index) => index >= 0) ? indexes : undefined;
+}
+
+/** Reads MECHAGRAPH_FIELDS with `get_selective_mechagraph(netuid, 0, indexes)`. */
+export async function readMechagraph(
+  at: Decoded,
+  netuid: number,
+  indexes: readonly number[],
+  fallbackBlock: number,
+): Promise<{ neurons: MetagraphNeuron[]; block: number }> {
+  const answer = (await at.call.subnetInfoRuntimeApi.getSelectiveMechagraph(netuid, 0, [
+    ...indexes,
+  ])) as unknown as OptionOf<Record<string, OptionOf<Codec>>>;
+  if (answer.isNone) throw new Error(`subnet ${netuid} does not exist on this chain`);
+  const graph = answer.unwrap();
+  const list = (field: string): Codec[] => {
+    const value = graph[field];
+    if (!value || value.isNone) throw new Error(`the answer has no ${field}`);
+    return [...(value.unwrap() as unknown as Iterable<Codec>)];
+  };
+  const hotkeys = list('hotkeys');
+  const [coldkeys, axons, permits, incentives, stakes] = [
+    list('coldkeys'),
+    list('axons'),
+    list('validatorPermit'),
+    list('incentives'),
+    list('totalStake'),
+  ];
+  if (
+    [coldkeys, axons, permits, incentives, stakes].some(
+      (values) => values.length !== hotkeys.length,
+    )
+  )
+    throw new Error('the answer lists different numbers of hotkeys, coldkeys, axons and stakes');
+  const block = graph.block?.isSome ? Number(graph.block.unwrap().toString()) : fallbackBlock;
+  const neurons = hotkeys.map((hotkey, uid) => ({
+    uid,
+    hotkey: hotkey.toString(),
+    coldkey: coldkeys[uid].toString(),
+    axon_url: axonUrl(chainAxon(axons[uid])),
+    stake: Number(stakes[uid].toString()) / RAO_PER_TAO,
+    incentive: Number(incentives[uid].toString()) / U16_MAX,
+    validator_permit: permits[uid].toJSON() === true,
+  }));
+  return { neurons, block };
+}
+
+/** Reads every neuron with `get_neurons_lite(netuid)`; stake is the sum over its stakers. */
+export async function readNeuronsLite(at: Decoded, netuid: number): Promise<MetagraphNeuron[]> {
+  const answer = (await at.call.neuronInfoRuntimeApi.getNeuronsLite(
+    netuid,
+  )) as unknown as NeuronLite[];
+  return [...answer].map((neuron) => ({
+    uid: neuron.uid.toNumber(),
+    hotkey: neuron.hotkey.toString(),
+    coldkey: neuron.coldkey.toString(),
+    axon_url: axonUrl(chainAxon(neuron.axonInfo)),
+    stake:
+      [...neuron.stake].reduce((sum, [, amount]) => sum + Number(amount.toString()), 0) /
+      RAO_PER_TAO,
+    incentive: neuron.incentive.toNumber() / U16_MAX,
+    validator_permit: neuron.validatorPermit.isTrue,
+  }));
+}
+
+interface OptionOf<T> {
+  isNone: boolean;
+  isSome: boolean;
+  unwrap(): T;
+}
+
+interface NeuronLite {
+  uid: { toNumber(): number };
+  hotkey: Codec;
+  coldkey: Codec;
+  axonInfo: Codec;
+  stake: Iterable<[Codec, Codec]>;
+  incentive: { toNumber(): number };
+  validatorPermit: { isTrue: boolean };
+}
+
+function chainAxon(axon: Codec): ChainAxon {
+  const { ip, ipType, port } = axon as unknown as Record<'ip' | 'ipType' | 'port', Codec>;
+  return {
+    ip: BigInt(ip.toString()),
+    ipType: Number(ipType.toString()),
+    port: Number(port.toString()),
+  };
+}
+
+/** The node answered the call with an error (unknown method, runtime panic): not a transport failure. */
+function isNodeRefusal(error: unknown): boolean {
+  return error instanceof Error && /^-?\d+: /.test(error.message);
+}

@@ -1,0 +1,77 @@
+import { SubtensorConfig } from '../../config/app-config';
+import { ChainMetagraphReader } from '../chain/chain-metagraph';
+import { SubtensorConnection } from '../chain/subtensor-connection';
+import { MetagraphNetwork } from '../miners.repository';
+import { MetagraphFile } from '../protocol';
+import { MetagraphSource } from './metagraph-source';
+
+/** After a failed read the next comes sooner: 5 s, doubling, up to the sync interval. */
+const FIRST_RETRY_MS = 5000;
+
+/**
+ * Reads subnet `netuid`'s metagraph from a subtensor node every `syncIntervalMs`. A read that
+ * fails (node down, slow, garbage) is retried sooner, backing off; what was read before stays
+ * in use meanwhile (MetagraphService never applies a failed read).
+ */
+export class ChainMetagraphSource implements MetagraphSource {
+  private readonly reader = new ChainMetagraphReader();
+  private failedReads = 0;
+
+  constructor(
+    private readonly connection: SubtensorConnection,
+    private readonly netuid: number,
+    private readonly settings: SubtensorConfig,
+  ) {}
+
+  get description(): string {
+    return `subtensor ${redactUrl(this.settings.url)} netuid ${this.netuid}`;
+  }
+
+  networkOf(): MetagraphNetwork {
+    return 'subtensor';
+  }
+
+  async read(): Promise<MetagraphFile> {
+    try {
+      const metagraph = await this.connection.use((api) => this.reader.read(api, this.netuid));
+      this.failedReads = 0;
+      return metagraph;
+    } catch (error) {
+      this.failedReads += 1;
+      throw error;
+    }
+  }
+
+  watch(sync: () => Promise<void>): () => void {
+    let timer: NodeJS.Timeout | undefined;
+    let stopped = false;
+    const schedule = () => {
+      if (stopped) return;
+      timer = setTimeout(() => void sync().finally(schedule), this.nextDelay()).unref();
+    };
+    schedule();
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
+  }
+
+  close(): Promise<void> {
+    return this.connection.close();
+  }
+
+  private nextDelay(): number {
+    if (this.failedReads === 0) return this.settings.syncIntervalMs;
+    return Math.min(this.settings.syncIntervalMs, FIRST_RETRY_MS * 2 ** (this.failedReads - 1));
+  }
+}
+
+/** A node URL may carry credentials (`wss://user:token@host`, `?apikey=`): only scheme and host are shown. */
+function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.host}`;
+  } catch {
+    return 'the configured node';
+  }
+}

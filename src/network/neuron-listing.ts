@@ -1,0 +1,65 @@
+import { MinerEntity } from './miner.entity';
+import { SynapseName } from './sn13/synapse-names';
+import { BudgetLeft } from './transport/call-budgets';
+
+/**
+ * What a neuron is to the gateway: `validator` (validator permit: never asked for data),
+ * `not_serving` (no axon), `address_refused` (axon outside MINER_ALLOWED_NETWORKS, never
+ * contacted), `failing` (its circuit is open) or `active`.
+ */
+export const NEURON_STATES = [
+  'active',
+  'failing',
+  'address_refused',
+  'not_serving',
+  'validator',
+] as const;
+export type NeuronState = (typeof NEURON_STATES)[number];
+
+/** One registered neuron as the miners listing shows it. */
+export interface NeuronListing {
+  uid: number;
+  hotkey: string;
+  coldkey: string;
+  /** `host:port` of its axon, or null when it serves none. */
+  axon: string | null;
+  stake: number;
+  incentive: number;
+  validatorPermit: boolean;
+  credibility: number;
+  state: NeuronState;
+  lastSeenAt: Date | null;
+  /** Calls of each budgeted synapse it may still receive from this hotkey (null: no budget). */
+  callBudgetLeft: Record<SynapseName, number | null>;
+}
+
+export function neuronState(miner: MinerEntity): NeuronState {
+  if (miner.validatorPermit) return 'validator';
+  if (miner.axonUrl === null) return 'not_serving';
+  if (miner.state === 'address_refused' || miner.state === 'failing') return miner.state;
+  return 'active';
+}
+
+export function neuronListing(
+  miner: MinerEntity,
+  budgets: ReadonlyMap<SynapseName, ReadonlyMap<string, BudgetLeft>>,
+): NeuronListing {
+  const callBudgetLeft = {} as Record<SynapseName, number | null>;
+  for (const [synapse, left] of budgets) {
+    const value = left.get(miner.hotkey)?.left ?? Infinity;
+    callBudgetLeft[synapse] = Number.isFinite(value) ? value : null;
+  }
+  return {
+    uid: miner.uid,
+    hotkey: miner.hotkey,
+    coldkey: miner.coldkey,
+    axon: miner.axonUrl === null ? null : new URL(miner.axonUrl).host,
+    stake: miner.stake,
+    incentive: miner.incentive,
+    validatorPermit: miner.validatorPermit,
+    credibility: miner.credibility,
+    state: neuronState(miner),
+    lastSeenAt: miner.lastSeenAt,
+    callBudgetLeft,
+  };
+}

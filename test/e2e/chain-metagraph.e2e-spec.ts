@@ -1,0 +1,198 @@
+import { IndexSyncService } from '../../src/network/index/index-sync.service';
+import { MetagraphService } from '../../src/network/metagraph/metagraph.service';
+import { ChainReplay, startChainReplay } from '../support/chain-replay';
+import { isLocal, recordConnections } from '../support/connections';
+import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
+import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
+
+/**
+ * The gateway reading subnet 1's metagraph from a subtensor node: the recorded finney answers,
+ * replayed on 127.0.0.1. The recording lists public addresses of real machines; the gateway
+ * may call loopback only, and every connection this process opens is checked.
+ */
+const UID0_HOTKEY = '5DkMmXtWf16RNdusZGCrJ7ca7ADPgRnZLVWCWbgA7s7sy1AQ';
+
+interface MinerList {
+  block: number | null;
+  source: string | null;
+  miners: {
+    uid: number;
+    hotkey: string;
+    axon: string | null;
+    state: string;
+    validator_permit: boolean;
+    call_budget_left: Record<string, number | null>;
+  }[];
+}
+
+describe('The metagraph from a subtensor node', () => {
+  const serverUrl = () => process.env.TEST_RUN_SERVER_URL!;
+  const databaseName = scratchDatabaseName('chain');
+  let databaseUrl: string;
+  let replay: ChainReplay;
+  let app: TestApp;
+  let connections: ReturnType<typeof recordConnections>;
+
+  const chainEnv = () => ({
+    DATABASE_URL: databaseUrl,
+    SUBTENSOR_URL: replay.url,
+    NETUID: '1',
+    MINER_ALLOWED_NETWORKS: 'loopback',
+    // A read of 1,024 neurons takes a few seconds under jest; a silent node is given up after 8.
+    SUBTENSOR_TIMEOUT_MS: '8000',
+  });
+  const listMiners = async (query = ''): Promise<MinerList> =>
+    (await app.http.get(`/api/v1/miners${query}`).set('X-API-Key', TEST_MASTER_KEY).expect(200))
+      .body as MinerList;
+  const systemStatus = async () =>
+    (
+      await app.http
+        .get('/api/v1/monitoring/system-status')
+        .set('X-API-Key', TEST_MASTER_KEY)
+        .expect(200)
+    ).body as {
+      status: string;
+      network: string;
+      components: { chain: Record<string, unknown>; miners: Record<string, unknown> };
+    };
+  /** Past the 1 s cache of the health checks. */
+  const afterCheckCache = () => new Promise((resolve) => setTimeout(resolve, 1100));
+
+  beforeAll(async () => {
+    connections = recordConnections();
+    databaseUrl = await createDatabase(serverUrl(), databaseName);
+    replay = await startChainReplay();
+    app = await startTestApp(chainEnv());
+  }, 60_000);
+  afterAll(async () => {
+    await app?.close();
+    await replay?.stop();
+    await dropDatabase(serverUrl(), databaseName);
+    connections.stop();
+  });
+
+  it('lists the 1,024 neurons of netuid 1 as the chain has them', async () => {
+    const list = await listMiners();
+    expect(list.block).toBe(6_852_690);
+    expect(list.source).toBe(`subtensor ${replay.url} netuid 1`);
+    expect(list.miners).toHaveLength(1024);
+    expect(list.miners.map((miner) => miner.uid)).toEqual([...Array(1024).keys()]);
+    expect(list.miners[0]).toMatchObject({
+      uid: 0,
+      hotkey: UID0_HOTKEY,
+      axon: '192.222.59.109:6028',
+      validator_permit: false,
+      // Public addresses, and this gateway may call loopback only.
+      state: 'address_refused',
+      call_budget_left: { GetMinerIndex: 2, GetDataEntityBucket: 2, OnDemandRequest: null },
+    });
+    expect(list.miners.filter((miner) => miner.axon !== null)).toHaveLength(827);
+    expect(list.miners.filter((miner) => miner.validator_permit)).toHaveLength(12);
+  });
+
+  it('filters by state and uid, and refuses an unknown state', async () => {
+    expect((await listMiners('?state=validator')).miners).toHaveLength(12);
+    const [only] = (await listMiners('?uid=0')).miners;
+    expect(only.hotkey).toBe(UID0_HOTKEY);
+    expect((await listMiners('?uid=0&state=validator')).miners).toEqual([]);
+    const refused = await app.http
+      .get('/api/v1/miners?state=asleep')
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .expect(422);
+    expect(refused.body.detail[0]).toMatchObject({ loc: ['query', 'state'] });
+  });
+
+  it('is for the master key only', async () => {
+    await app.http.get('/api/v1/miners').expect(401);
+  });
+
+  it('reports the chain and the miners in system-status', async () => {
+    const status = await systemStatus();
+    expect(status.network).toBe('subtensor');
+    expect(status.components.chain).toMatchObject({
+      status: 'healthy',
+      block: 6_852_690,
+      age_seconds: expect.any(Number),
+    });
+    expect(status.components.miners).toMatchObject({
+      total: 1024,
+      serving: 827,
+      validators: 12,
+      available: 0,
+      address_refused: expect.any(Number),
+    });
+  });
+
+  it('never connects to an address from the recording', async () => {
+    // Everything that would call miners: an on-demand query and an index sync.
+    await app.http
+      .post('/api/v1/on_demand_data_request')
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .send({ source: 'x', keywords: ['#bitcoin'] })
+      .expect(200);
+    await app.app.get(IndexSyncService).runIfDue();
+    expect(connections.destinations.length).toBeGreaterThan(0);
+    expect(connections.destinations.filter((destination) => !isLocal(destination))).toEqual([]);
+  });
+
+  describe('a node that fails', () => {
+    const syncAndExpectKept = async () => {
+      await app.app.get(MetagraphService).sync();
+      expect((await listMiners()).miners).toHaveLength(1024);
+      await afterCheckCache();
+      const status = await systemStatus();
+      expect(status.status).toBe('degraded');
+      expect(status.components.chain).toMatchObject({
+        status: 'degraded',
+        block: 6_852_690,
+        error: expect.any(String),
+      });
+      return status.components.chain;
+    };
+    afterEach(() => {
+      replay.mode = 'answer';
+    });
+
+    it('keeps the last metagraph when the node stops answering', async () => {
+      replay.mode = 'silent';
+      const chain = await syncAndExpectKept();
+      expect(chain.error).toMatch(/no answer within 8000 ms/);
+    }, 30_000);
+
+    it('keeps the last metagraph when the node answers garbage', async () => {
+      replay.mode = 'garbage';
+      await syncAndExpectKept();
+    });
+
+    it('refuses an empty metagraph as suspicious', async () => {
+      replay.mode = 'empty';
+      const chain = await syncAndExpectKept();
+      expect(chain.error).toMatch(/suspicious: it would deregister 1024 of 1024/);
+    });
+
+    it('reconnects after the node dropped the connection, and is healthy again', async () => {
+      replay.dropConnections();
+      await app.app.get(MetagraphService).sync();
+      await afterCheckCache();
+      expect((await systemStatus()).components.chain).toMatchObject({ status: 'healthy' });
+    });
+  });
+
+  it('serves the stored metagraph after a restart while the node is down', async () => {
+    await app.close();
+    replay.mode = 'silent';
+    try {
+      app = await startTestApp({ ...chainEnv(), SUBTENSOR_TIMEOUT_MS: '500' });
+      const list = await listMiners();
+      expect(list.miners).toHaveLength(1024);
+      expect(list.block).toBe(6_852_690);
+      expect((await systemStatus()).components.chain).toMatchObject({
+        status: 'degraded',
+        block: 6_852_690,
+        last_read_at: expect.any(String),
+      });
+    } finally {
+      replay.mode = 'answer';
+    }
+  });
+});
