@@ -6,12 +6,15 @@ import { Logger } from 'nestjs-pino';
 import { API_KEY_SECURITY, METRICS_TOKEN_SECURITY } from './common/auth/access.decorators';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
 import { bodyParserErrorHandler } from './common/errors/body-parser-errors';
+import { answerClientErrors } from './common/http/client-errors';
 import { jsonBodies } from './common/http/json-bodies';
 import { repairPathEncoding } from './common/http/percent-encoding';
 import { RequestValidationPipe } from './common/errors/request-validation.pipe';
 import { assignRequestId } from './common/logging/logging.module';
 import { httpMetricsMiddleware } from './common/metrics/http-metrics.middleware';
 import { MetricsService } from './common/metrics/metrics.service';
+import { refuseMisplacedSecrets } from './common/security/refuse-misplaced-secrets';
+import { attachSecretScanner, secretScannerFor } from './common/security/secrets';
 import { API_VERSION } from './common/version';
 import { AppConfig } from './config/app-config';
 
@@ -21,6 +24,9 @@ import { AppConfig } from './config/app-config';
  */
 export function configureApp(app: NestExpressApplication, config: AppConfig): void {
   app.useLogger(app.get(Logger));
+  const scanner = secretScannerFor(config);
+  attachSecretScanner(app.getHttpAdapter().getInstance().locals, scanner);
+  answerClientErrors(app.getHttpServer(), config.httpServer, app.get(Logger));
   // First, before body parsing: a request rejected by the body parser still gets its
   // X-Request-Id and is counted.
   app.use(assignRequestId);
@@ -33,6 +39,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
   app.use(repairPathEncoding);
   app.use(jsonBodies(config.bodyLimit));
   app.use(bodyParserErrorHandler);
+  app.use(refuseMisplacedSecrets(scanner));
   app.useGlobalPipes(new RequestValidationPipe());
   app.useGlobalFilters(new AllExceptionsFilter());
   setupSwagger(app);

@@ -24,6 +24,7 @@ export interface AppConfig {
   /** Where log lines go instead of stdout (tests capture them); never set from the environment. */
   logDestination?: DestinationStream;
   bodyLimit: string;
+  httpServer: HttpServerConfig;
   corsOrigins: string[];
   /** Bound on draining in-flight requests at SIGTERM before connections are cut. */
   shutdownTimeoutMs: number;
@@ -81,6 +82,11 @@ export interface NetworkConfig {
   /** Weight of the newest observation in the credibility moving average. */
   credibilityAlpha: number;
   indexSync: IndexSyncConfig;
+}
+
+export interface HttpServerConfig {
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
 }
 
 export interface SubtensorConfig {

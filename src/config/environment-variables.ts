@@ -135,7 +135,7 @@ export class EnvironmentVariables {
   @IsInt()
   @Min(0)
   @Max(60000)
-  KEY_CACHE_TTL_MS = 1000;
+  KEY_CACHE_TTL_MS = 500;
 
   @toInt()
   @IsInt()
@@ -151,6 +151,18 @@ export class EnvironmentVariables {
   @IsInt()
   @Min(100)
   DATABASE_CONNECT_TIMEOUT_MS = 5000;
+
+  /** Time a client has to send its request headers (slow clients get a 408). */
+  @toInt()
+  @IsInt()
+  @Min(1000)
+  HTTP_HEADERS_TIMEOUT_MS = 20000;
+
+  /** Time a client has to send its whole request, body included. */
+  @toInt()
+  @IsInt()
+  @Min(1000)
+  HTTP_REQUEST_TIMEOUT_MS = 60000;
 
   @IsOptional()
   @IsString()

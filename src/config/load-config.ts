@@ -67,6 +67,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     logLevel: vars.LOG_LEVEL,
     metricsToken: vars.METRICS_TOKEN,
     bodyLimit: vars.BODY_LIMIT,
+    httpServer: {
+      headersTimeoutMs: vars.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: vars.HTTP_REQUEST_TIMEOUT_MS,
+    },
     corsOrigins: vars.CORS_ORIGINS ? vars.CORS_ORIGINS.split(',').map((o) => o.trim()) : [],
     shutdownTimeoutMs: vars.SHUTDOWN_TIMEOUT_MS,
     rateLimits: {

@@ -1,4 +1,9 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Client } from 'pg';
+import { findLeaks, runSecretsCampaign, SecretsResult } from '../../bench/support/fuzz/secrets';
 import {
   AppProcess,
   buildService,
@@ -63,6 +68,11 @@ async function ownDatabase(label: string) {
       await dropDatabase(serverUrl, name);
     },
   };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
 }
 
 async function until<T>(probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
@@ -164,26 +174,32 @@ describe('Two service processes on one Postgres and one Redis', () => {
     expect(Math.max(...perMiner)).toBe(2);
   });
 
-  it('see a deactivated key on both within the 1 s key cache', async () => {
-    const key = await createKey(apps[0], 'to-deactivate');
-    for (const app of apps) expect((await call(app, '/api/v1/health', key)).status).toBe(200);
-
-    const deactivated = Date.now();
-    const done = await call(apps[1], `/api/v1/keys/${key}/deactivate`, TEST_MASTER_KEY, {
-      method: 'POST',
-    });
-    expect(done.status).toBe(200);
-    const seenAfter = await Promise.all(
-      apps.map((app) =>
-        until(async () => {
-          const answer = await call(app, '/api/v1/health', key);
-          return answer.status === 401 ? Date.now() - deactivated : undefined;
+  it('see a deactivated key on both within one second, 20 times over', async () => {
+    // The worst case: the key was just looked up (and cached) by both; KEY_CACHE_TTL_MS is
+    // 1000 here, so only the announcement over Redis can make the other one refuse in time.
+    const delays: number[] = [];
+    for (let round = 0; round < 20; round++) {
+      const key = await createKey(apps[0], `to-deactivate-${round}`);
+      for (const app of apps) expect((await call(app, '/api/v1/health', key)).status).toBe(200);
+      const [through, other] = round % 2 === 0 ? apps : [apps[1], apps[0]];
+      const started = Date.now();
+      const done = await call(through, `/api/v1/keys/${key}/deactivate`, TEST_MASTER_KEY, {
+        method: 'POST',
+      });
+      expect(done.status).toBe(200);
+      delays.push(
+        await until(async () => {
+          const answer = await call(other, '/api/v1/health', key);
+          return answer.status === 401 ? Date.now() - started : undefined;
         }, 5000),
-      ),
+      );
+    }
+    console.log(
+      `deactivation seen by the other replica after (ms, 20 rounds): median ${median(delays)}, ` +
+        `worst ${Math.max(...delays)}`,
     );
-    // KEY_CACHE_TTL_MS is 1000; the margin covers this shared two-core machine's scheduling.
-    for (const elapsed of seenAfter) expect(elapsed).toBeLessThanOrEqual(1500);
-  });
+    expect(Math.max(...delays)).toBeLessThan(1000);
+  }, 60_000);
 
   it('answer the same statistics and desirabilities whichever one is asked', async () => {
     const [labelsA, labelsB] = await Promise.all(
@@ -329,4 +345,51 @@ describe('A production process and its miners', () => {
       expect(await app.stop()).toBe(0);
     }
   });
+});
+
+describe('A production process and the secrets planted in its requests', () => {
+  // A sample of `npm run bench:secrets` (10,000 cases): set SECRETS_FUZZ_RUNS to vary it.
+  const runs = Number(process.env.SECRETS_FUZZ_RUNS ?? 300);
+  let database: Awaited<ReturnType<typeof ownDatabase>>;
+  let metagraph: string;
+
+  beforeAll(async () => {
+    database = await ownDatabase('secrets');
+    metagraph = join(mkdtempSync(join(tmpdir(), 'secrets-')), 'metagraph.json');
+    writeFileSync(metagraph, JSON.stringify({ netuid: 13, block: 0, neurons: [] }));
+  });
+  afterAll(() => database?.drop());
+
+  it(`never writes or answers a secret, in any encoding, over ${runs} planted requests`, async () => {
+    const metricsToken = `metrics-${randomBytes(16).toString('hex')}`;
+    const app = await startAppProcess({
+      DATABASE_URL: database.url,
+      METAGRAPH_FILE: metagraph,
+      METRICS_TOKEN: metricsToken,
+      LOG_LEVEL: 'debug',
+    });
+    let result: SecretsResult;
+    const secrets = { master: TEST_MASTER_KEY, issued: '', metricsToken };
+    try {
+      secrets.issued = await createKey(app, 'planted', 'validator');
+      result = await runSecretsCampaign(app.url, secrets, { numRuns: runs, seed: 20261123 });
+    } finally {
+      expect(await app.stop()).toBe(0);
+    }
+    expect(result.requests).toBe(runs);
+    // Every position was tried, and requests got through to the routes, not only to 400s.
+    expect(result.byPosition.size).toBe(9);
+    console.log(
+      `secrets fuzz: ${result.requests} requests, ${result.planted} secrets planted, statuses ` +
+        JSON.stringify(Object.fromEntries(result.statuses)),
+    );
+    expect(result.statuses.get(200) ?? 0).toBeGreaterThan(0);
+    const leaks = findLeaks(secrets, [
+      { where: 'the process output', text: app.lines.join('\n') },
+      ...result.bodies,
+    ]);
+    expect(leaks).toEqual([]);
+    // The scan had something to scan: a line per request (the body parser's refusals aside).
+    expect(app.lines.length).toBeGreaterThan(runs * 0.8);
+  }, 120_000);
 });

@@ -8,14 +8,26 @@ import type { DestinationStream } from 'pino';
 import type PinoPretty from 'pino-pretty';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
+import { SecretScanner } from '../security/secret-scanner';
+import { secretScannerFor, secretScannerOf } from '../security/secrets';
 import { redactUrl } from './redact-url';
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
-/** Honours a sane incoming X-Request-Id (from a load balancer), else makes one; echoes it back. */
-export function requestId(request: IncomingMessage, response: ServerResponse): string {
+/**
+ * Honours a sane incoming X-Request-Id (from a load balancer), else makes one; echoes it back.
+ * An id that holds a secret (a client's mistake, or a probe) is replaced: ids are logged and
+ * returned in error bodies.
+ */
+export function requestId(
+  request: IncomingMessage,
+  response: ServerResponse,
+  scanner: SecretScanner,
+): string {
   const incoming = request.headers['x-request-id'];
-  const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+  const sane =
+    typeof incoming === 'string' && REQUEST_ID.test(incoming) && !scanner.contains(incoming);
+  const id = sane ? incoming : randomUUID();
   response.setHeader('X-Request-Id', id);
   return id;
 }
@@ -25,7 +37,7 @@ export function requestId(request: IncomingMessage, response: ServerResponse): s
  * can answer it, the body parser included. pino-http then keeps `req.id` as it is.
  */
 export function assignRequestId(request: Request, response: Response, next: NextFunction): void {
-  request.id ??= requestId(request, response);
+  request.id ??= requestId(request, response, secretScannerOf(request));
   next();
 }
 
@@ -52,9 +64,14 @@ function destinationFor(config: AppConfig): DestinationStream | undefined {
 }
 
 function loggerParams(config: AppConfig): Params {
+  const scanner = secretScannerFor(config);
   const options: NonNullable<Params['pinoHttp']> = {
     level: config.logLevel,
-    genReqId: requestId,
+    genReqId: (request, response) => requestId(request, response, scanner),
+    // The last line of defence: every line is scanned as written, and a token holding a secret
+    // (in any encoding: see SecretScanner) is replaced, whatever put it there (an error message
+    // quoting input, a stack trace, a future log call).
+    hooks: { streamWrite: (line) => scanner.scrub(line) },
     // Every line logged while handling a request carries `req` (id, method, redacted url): the
     // request-scoped logger of nestjs-pino. Headers and bodies are never serialized, so keys,
     // tokens and the bodies of key requests (which hold new keys) never reach the log; the
@@ -67,13 +84,13 @@ function loggerParams(config: AppConfig): Params {
       req: (req: { id: string; method: string; url: string }) => ({
         id: req.id,
         method: req.method,
-        url: redactUrl(req.url),
+        url: redactUrl(req.url, scanner),
       }),
     },
     customSuccessMessage: (req, res, time) =>
-      `${req.method} ${redactUrl(req.url)} ${res.statusCode} ${Math.round(time)}ms`,
+      `${req.method} ${redactUrl(req.url, scanner)} ${res.statusCode} ${Math.round(time)}ms`,
     customErrorMessage: (req, res) =>
-      `${req.method} ${redactUrl(req.url)} ${res.statusCode} failed`,
+      `${req.method} ${redactUrl(req.url, scanner)} ${res.statusCode} failed`,
   };
   const destination = destinationFor(config);
   return { pinoHttp: destination ? [options, destination] : options };

@@ -1,35 +1,56 @@
+import { SecretScanner } from '../security/secret-scanner';
 import { redactUrl } from './redact-url';
+
+const MASTER = 'sk_master_0123456789abcdef';
+const scanner = new SecretScanner([MASTER], /sk_live_[\w-]{20,}/);
+const redact = (url: string | undefined) => redactUrl(url, scanner);
 
 describe(redactUrl.name, () => {
   const key = `sk_live_${'A'.repeat(43)}`;
 
-  it('cuts an issued key in a key path to its display prefix', () => {
-    expect(redactUrl(`/api/v1/keys/${key}/deactivate`)).toBe(
+  it('cuts an issued key in a key path to its display prefix, encoded or not', () => {
+    expect(redact(`/api/v1/keys/${key}/deactivate`)).toBe('/api/v1/keys/sk_live_AAAA…/deactivate');
+    expect(redact(`/api/v1/keys/${key.replace('_', '%5F')}/deactivate`)).toBe(
       '/api/v1/keys/sk_live_AAAA…/deactivate',
     );
   });
 
   it('keeps a key id, which is no secret', () => {
     const id = '3f1c2a4e-8b7d-4c1a-9e2f-0a1b2c3d4e5f';
-    expect(redactUrl(`/api/v1/keys/${id}/deactivate`)).toBe(`/api/v1/keys/${id}/deactivate`);
+    expect(redact(`/api/v1/keys/${id}/deactivate`)).toBe(`/api/v1/keys/${id}/deactivate`);
   });
 
-  it('replaces anything else in a key path whole (the master key, a mistyped secret)', () => {
-    expect(redactUrl('/api/v1/keys/sk_master_0123456789abcdef/deactivate')).toBe(
-      '/api/v1/keys/[redacted]/deactivate',
+  it('replaces the master key and anything long and unknown in a path', () => {
+    expect(redact(`/api/v1/keys/${MASTER}/deactivate`)).toBe('/api/v1/keys/[redacted]/deactivate');
+    expect(redact(`/api/v1/tasks/${encodeURIComponent(MASTER)}/dataset`)).toBe(
+      '/api/v1/tasks/[redacted]/dataset',
+    );
+    expect(redact('/api/v1/tasks/Some-Long-Task-Id-2026/dataset')).toBe(
+      '/api/v1/tasks/[redacted]/dataset',
     );
   });
 
-  it('cuts issued keys anywhere else in the URL', () => {
-    expect(redactUrl(`/api/v1/health?api_key=${key}&x=1`)).toBe(
-      '/api/v1/health?api_key=sk_live_AAAA…&x=1',
+  it('redacts every query value or name that could hold a secret, in any encoding', () => {
+    expect(redact(`/api/v1/health?api_key=${MASTER}&x=1`)).toBe(
+      '/api/v1/health?api_key=[redacted]&x=1',
+    );
+    expect(redact(`/api/v1/health?api_key=sk%5Flive_${'A'.repeat(43)}`)).toBe(
+      '/api/v1/health?api_key=[redacted]',
+    );
+    expect(redact(`/api/v1/health?${MASTER}=1`)).toBe('/api/v1/health?[redacted]=1');
+    expect(redact('/api/v1/get_bytes_by_label?label=%23a-very-long-label-name')).toBe(
+      '/api/v1/get_bytes_by_label?label=[redacted]',
     );
   });
 
-  it('leaves other URLs alone', () => {
-    expect(redactUrl('/api/v1/get_top_labels_by_source/x')).toBe(
-      '/api/v1/get_top_labels_by_source/x',
+  it('keeps routes and short values as they are', () => {
+    expect(redact('/api/v1/get_top_labels_by_source/x')).toBe('/api/v1/get_top_labels_by_source/x');
+    expect(redact('/api/v1/tasks?state=active&limit=10&offset=0')).toBe(
+      '/api/v1/tasks?state=active&limit=10&offset=0',
     );
-    expect(redactUrl(undefined)).toBeUndefined();
+    expect(redact('/api/v1/get_bytes_by_label?label=%23bitcoin')).toBe(
+      '/api/v1/get_bytes_by_label?label=%23bitcoin',
+    );
+    expect(redact(undefined)).toBeUndefined();
   });
 });

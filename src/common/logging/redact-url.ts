@@ -1,19 +1,60 @@
 import { API_KEY_PREFIX, displayPrefix } from '../../modules/api-keys/api-key-secret';
+import { REDACTED, SecretScanner } from '../security/secret-scanner';
 
+/** No secret is shorter (the master key and the metrics token need 16 characters at least). */
+const SHORTER_THAN_ANY_SECRET = 15;
 const KEY_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const KEY_LIKE = new RegExp(`${API_KEY_PREFIX}[\\w-]+`, 'g');
+/** The words routes are made of (`get_top_labels_by_source`). */
+const ROUTE_WORD = /^[a-z][a-z0-9_]{0,63}$/;
 
 /**
- * Key management paths may carry a full key (`/keys/<key>/deactivate`): a key id (a UUID) is
- * kept, an issued key is cut to its display prefix (stored and listed anyway), anything else
- * (the master key, a mistyped secret) is replaced whole. Issued keys elsewhere in the URL (a
- * client putting one in a query string) are cut to their prefix too.
+ * The URL as logged. Everything in it came from the client, so it is kept only where it cannot
+ * be a secret in any encoding:
+ * - a query parameter keeps its name and value only when each, decoded, is shorter than any
+ *   secret (15 characters); longer ones become `[redacted]`;
+ * - a path segment is kept when it is that short, a route word, or a key id (a UUID), and the
+ *   scanner finds no secret in it; an issued key in a key path is cut to its display prefix
+ *   (listed anyway); anything else becomes `[redacted]`.
  */
-export function redactUrl(url: string | undefined): string | undefined {
-  return url
-    ?.replace(/(\/keys\/)([^/?#]+)/i, (_match, path: string, key: string) => {
-      const kept = KEY_ID.test(key) || key.startsWith(API_KEY_PREFIX);
-      return `${path}${kept ? key : '[redacted]'}`;
-    })
-    .replace(KEY_LIKE, (key) => `${displayPrefix(key)}…`);
+export function redactUrl(url: string | undefined, scanner: SecretScanner): string | undefined {
+  if (url === undefined) return undefined;
+  const queryAt = url.indexOf('?');
+  const path = queryAt === -1 ? url : url.slice(0, queryAt);
+  const segments = path.split('/').map((segment) => redactSegment(segment, scanner));
+  if (queryAt === -1) return segments.join('/');
+  const query = url
+    .slice(queryAt + 1)
+    .split('&')
+    .map((pair) => {
+      const equals = pair.indexOf('=');
+      const name = equals === -1 ? pair : pair.slice(0, equals);
+      const value = equals === -1 ? undefined : pair.slice(equals + 1);
+      const shown = isShort(name, scanner) ? name : REDACTED;
+      return value === undefined ? shown : `${shown}=${isShort(value, scanner) ? value : REDACTED}`;
+    });
+  return `${segments.join('/')}?${query.join('&')}`;
+}
+
+function redactSegment(segment: string, scanner: SecretScanner): string {
+  const decoded = decode(segment);
+  if (decoded.startsWith(API_KEY_PREFIX)) return `${displayPrefix(decoded)}…`;
+  const plain = isShort(segment, scanner) || ROUTE_WORD.test(segment) || KEY_ID.test(segment);
+  return plain && !scanner.contains(segment) ? segment : REDACTED;
+}
+
+function isShort(text: string, scanner: SecretScanner): boolean {
+  return decode(text).length <= SHORTER_THAN_ANY_SECRET && !scanner.contains(text);
+}
+
+/** Fully decoded (double-encoded too), leniently: `+` is a space in a query. */
+function decode(text: string): string {
+  let current = text.replace(/\+/g, ' ');
+  for (let round = 0; round < 3 && current.includes('%'); round++) {
+    try {
+      current = decodeURIComponent(current);
+    } catch {
+      break;
+    }
+  }
+  return current;
 }

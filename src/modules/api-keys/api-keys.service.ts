@@ -14,6 +14,7 @@ import {
 import { ApiKeyEntity } from './api-key.entity';
 import { ApiKeyUsageRecorder } from './api-key-usage.recorder';
 import { ApiKeysRepository } from './api-keys.repository';
+import { KeyDeactivations } from './key-deactivations';
 import { ApiKeyCreateDto } from './dto/api-key-create.dto';
 import { ApiKeyCreatedDto } from './dto/api-key-created.dto';
 import { ApiKeyListDto, ApiKeySummaryDto } from './dto/api-key-summary.dto';
@@ -26,14 +27,16 @@ export class ApiKeysService {
   private readonly masterKey: string;
   /**
    * Known keys by hash, trusted for `keyCacheTtlMs`: the hot path needs no query once a key is
-   * cached, and a deactivation elsewhere is seen within the TTL. Concurrent misses for the same
-   * key share one query. Unknown keys are not cached, so a new key works at once.
+   * cached. A deactivation through another replica drops the key at once when it is announced
+   * over Redis (KeyDeactivations), else within the TTL. Concurrent misses for the same key share
+   * one query. Unknown keys are not cached, so a new key works at once.
    */
   private readonly cache: LRUCache<string, ApiKeyEntity> | undefined;
 
   constructor(
     private readonly repository: ApiKeysRepository,
     private readonly usage: ApiKeyUsageRecorder,
+    private readonly deactivations: KeyDeactivations,
     @InjectConfig() config: AppConfig,
   ) {
     if (!config.masterKey) throw new Error('The master key must be resolved before the app starts');
@@ -47,6 +50,7 @@ export class ApiKeysService {
             fetchMethod: async (hash) => (await this.repository.findByHash(hash)) ?? undefined,
           })
         : undefined;
+    deactivations.onDeactivated((keyId) => this.forget(keyId));
   }
 
   /** Resolves a presented key to its principal, or null when it is unknown or deactivated. */
@@ -89,7 +93,14 @@ export class ApiKeysService {
     if (!key) throw new NotFoundException('API key not found');
     await this.repository.deactivate(key.id);
     this.cache?.delete(key.keyHash);
+    await this.deactivations.publish(key.id);
     return { status: 'success' };
+  }
+
+  /** Drops a key from the cache by its id (announced by the replica that deactivated it). */
+  private forget(keyId: string): void {
+    if (!this.cache) return;
+    for (const [hash, key] of this.cache.entries()) if (key.id === keyId) this.cache.delete(hash);
   }
 
   private findByKeyOrId(keyOrId: string): Promise<ApiKeyEntity | null> {

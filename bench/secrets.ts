@@ -1,0 +1,152 @@
+/**
+ * Plants the master key, a live issued key and the metrics token in every place a client
+ * controls (path segments, query names and values, headers, JSON bodies, malformed bodies;
+ * raw, percent-, double-percent- and base64-encoded), sends the requests to the compiled
+ * service running as a production process (LOG_LEVEL=debug), then scans everything the process
+ * wrote (stdout, stderr) and every response body for each secret in each encoding, and for the
+ * secrets' SHA-256. Hits must be 0.
+ * Run: npm run bench:secrets [-- --runs 10000 --seed 42] (or BENCH_SECRETS_RUNS, BENCH_SECRETS_SEED).
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
+import { benchAppEnv } from './support/app-server';
+import { cleanupOnExit } from './support/cleanup';
+import { acquireDatabase } from './support/database';
+import { findLeaks, forbiddenForms, runSecretsCampaign } from './support/fuzz/secrets';
+import { numberSetting } from './support/measure';
+import { commandLine, formatInt, machineLine, progress, table } from './support/report';
+
+const { values: flags } = parseArgs({
+  options: { runs: { type: 'string' }, seed: { type: 'string' } },
+});
+const runs = numberSetting(
+  flags.runs ?? process.env.BENCH_SECRETS_RUNS,
+  'BENCH_SECRETS_RUNS',
+  10_000,
+  true,
+);
+const seed = numberSetting(
+  flags.seed ?? process.env.BENCH_SECRETS_SEED,
+  'BENCH_SECRETS_SEED',
+  Date.now() % 2 ** 31,
+  true,
+  true,
+);
+
+async function main(): Promise<void> {
+  const cleanup = cleanupOnExit();
+  try {
+    const database = await acquireDatabase('bench_secrets');
+    cleanup.push(database.release);
+    const { env, masterKey } = benchAppEnv(database.url);
+    const metricsToken = `metrics-${randomBytes(16).toString('hex')}`;
+    const port = 30_000 + Math.floor(Math.random() * 20_000);
+    // The compiled service as deployed (npm run build ran first), not a child of this script's
+    // own code: what it writes is exactly what a deployment would write.
+    const child = spawn(process.execPath, [join(__dirname, '..', 'src', 'main.js')], {
+      env: {
+        ...env,
+        PORT: String(port),
+        METRICS_TOKEN: metricsToken,
+        LOG_LEVEL: 'debug',
+        // The campaign's requests come from one client, a quarter of them with a wrong key or
+        // none: the failed-authentication lockout would turn most of the rest into 429s.
+        AUTH_FAILURE_LIMIT: '100000000',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const lines: string[] = [];
+    for (const stream of [child.stdout, child.stderr])
+      createInterface({ input: stream }).on('line', (line) => lines.push(line));
+    const exited = once(child, 'exit');
+    cleanup.push(async () => {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await exited;
+    });
+    const url = `http://127.0.0.1:${port}`;
+    await waitUntilListening(url, child);
+    const created = await fetch(`${url}/api/v1/keys`, {
+      method: 'POST',
+      headers: { 'X-API-Key': masterKey, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: 'planted', tier: 'validator' }),
+    });
+    const issued = ((await created.json()) as { key: string }).key;
+    const secrets = { master: masterKey, issued, metricsToken };
+
+    progress(`planting secrets: ${runs} requests, seed ${seed}`);
+    const started = performance.now();
+    const result = await runSecretsCampaign(url, secrets, { numRuns: runs, seed });
+    const seconds = (performance.now() - started) / 1000;
+    child.kill('SIGTERM');
+    const [code] = (await exited) as [number | null];
+    const output = lines.join('\n');
+    const leaks = findLeaks(secrets, [
+      { where: 'the process output', text: output },
+      ...result.bodies,
+    ]);
+    const bodyBytes = result.bodies.reduce((sum, body) => sum + body.text.length, 0);
+
+    const byCount = (map: Map<string | number, number>) =>
+      [...map].sort(([a], [b]) => String(a).localeCompare(String(b)));
+    process.stdout.write(
+      [
+        '',
+        'Secrets: planted in every client-controlled place of requests to a production process',
+        `command:  ${commandLine()}`,
+        `machine:  ${machineLine()}`,
+        `database: ${database.description}`,
+        `seed:     ${seed} (repeat with --seed ${seed} --runs ${runs})`,
+        '',
+        table([
+          ['position', 'requests'],
+          ...byCount(result.byPosition).map(([k, n]) => [String(k), formatInt(n)]),
+        ]),
+        '',
+        `requests: ${formatInt(result.requests)} in ${seconds.toFixed(1)} s; secrets planted: ${formatInt(result.planted)}`,
+        `statuses: ${byCount(result.statuses)
+          .map(([status, n]) => `${status}×${n}`)
+          .join(' ')}`,
+        `scanned:  ${formatInt(lines.length)} output lines (${formatInt(output.length)} characters), ` +
+          `${formatInt(result.bodies.length)} response bodies (${formatInt(bodyBytes)} characters); ` +
+          `3 secrets × ${forbiddenForms(masterKey).size} forms (raw, percent ×4, double, partial, ` +
+          'base64 and base64url whole and at 3 alignments, sha256)',
+        `hits:     ${leaks.length} (0 expected)`,
+        `service:  exited ${code} after SIGTERM`,
+        ...leaks
+          .slice(0, 10)
+          .map(
+            (leak) =>
+              `hit:      ${leak.secret} as ${leak.form} in ${leak.where}: …${leak.excerpt}…`,
+          ),
+        '',
+      ].join('\n'),
+    );
+    process.exitCode = leaks.length === 0 && code === 0 ? 0 : 1;
+  } finally {
+    await cleanup.run();
+  }
+}
+
+async function waitUntilListening(url: string, child: ReturnType<typeof spawn>): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`service exited with ${child.exitCode}`);
+    try {
+      await fetch(`${url}/openapi.json`, { signal: AbortSignal.timeout(1000) });
+      return;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+  throw new Error('service did not answer within 60 s');
+}
+
+main().catch((error: unknown) => {
+  const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
+  process.stderr.write(`bench:secrets failed: ${message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,316 @@
+import { createHash } from 'node:crypto';
+import { Agent } from 'node:http';
+import fc from 'fast-check';
+import { OpenApiDocument, readOperations } from './openapi';
+import { RawRequest, send } from './send';
+
+/**
+ * Plants the service's secrets in every place a client controls, sends the requests to a real
+ * service, and finds every trace of a secret in what comes back or what the service wrote.
+ * The finder is written independently of the service's own redaction: it searches for each
+ * secret in each encoding a client could have used, plus the secrets' hashes.
+ */
+
+export interface Secrets {
+  master: string;
+  /** A live issued key. */
+  issued: string;
+  metricsToken: string;
+}
+
+type SecretName = keyof Secrets;
+const SECRET_NAMES: SecretName[] = ['master', 'issued', 'metricsToken'];
+
+type Encoding =
+  | 'raw'
+  | 'percent'
+  | 'percentAll'
+  | 'percentAllUpper'
+  | 'double'
+  | 'partial'
+  | 'base64'
+  | 'base64url';
+const ENCODINGS: Encoding[] = [
+  'raw',
+  'percent',
+  'percentAll',
+  'percentAllUpper',
+  'double',
+  'partial',
+  'base64',
+  'base64url',
+];
+
+export function encode(secret: string, encoding: Encoding): string {
+  const all = [...Buffer.from(secret)].map((b) => `%${b.toString(16).padStart(2, '0')}`).join('');
+  switch (encoding) {
+    case 'raw':
+      return secret;
+    case 'percent':
+      return encodeURIComponent(secret);
+    case 'percentAll':
+      return all;
+    case 'percentAllUpper':
+      return all.toUpperCase();
+    case 'double':
+      return all.replace(/%/g, '%25');
+    case 'partial':
+      return secret.replace(/_/g, '%5F').replace(/-/g, '%2d');
+    case 'base64':
+      return Buffer.from(secret).toString('base64');
+    case 'base64url':
+      return Buffer.from(secret).toString('base64url');
+  }
+}
+
+type Position =
+  | 'path'
+  | 'queryValue'
+  | 'queryName'
+  | 'headerValue'
+  | 'headerName'
+  | 'authHeader'
+  | 'jsonValue'
+  | 'jsonKey'
+  | 'malformedBody';
+const POSITIONS: Position[] = [
+  'path',
+  'queryValue',
+  'queryName',
+  'headerValue',
+  'headerName',
+  'authHeader',
+  'jsonValue',
+  'jsonKey',
+  'malformedBody',
+];
+
+export interface PlantedCase {
+  secret: SecretName;
+  encoding: Encoding;
+  position: Position;
+  request: RawRequest;
+}
+
+const HEADERS = [
+  'User-Agent',
+  'Referer',
+  'X-Request-Id',
+  'X-Forwarded-For',
+  'Cookie',
+  'Origin',
+  'Accept',
+  'X-Custom-Token',
+];
+const QUERY_NAMES = ['api_key', 'key', 'token', 'label', 'source', 'limit', 'state', 'hotkey'];
+const AUTHS = ['master', 'issued', 'none', 'bogus'] as const;
+
+/** A header name may hold only token characters: other encodings fall back to raw. */
+const TOKEN_CHARS = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+interface Route {
+  method: string;
+  template: string;
+}
+
+function plantedCase(secrets: Secrets, routes: Route[]): fc.Arbitrary<PlantedCase> {
+  return fc
+    .record({
+      secret: fc.constantFrom(...SECRET_NAMES),
+      encoding: fc.constantFrom(...ENCODINGS),
+      position: fc.constantFrom(...POSITIONS),
+      route: fc.constantFrom(...routes),
+      auth: fc.constantFrom(...AUTHS),
+      header: fc.constantFrom(...HEADERS),
+      queryName: fc.constantFrom(...QUERY_NAMES),
+      depth: fc.integer({ min: 0, max: 3 }),
+      methodFlip: fc.boolean(),
+    })
+    .map((choice) => {
+      const planted = encode(secrets[choice.secret], choice.encoding);
+      const headers: Record<string, string> = {};
+      if (choice.auth === 'master') headers['X-API-Key'] = secrets.master;
+      if (choice.auth === 'issued') headers['X-API-Key'] = secrets.issued;
+      if (choice.auth === 'bogus') headers['X-API-Key'] = 'sk_live_not_a_key';
+      let path = fillTemplate(choice.route.template);
+      let body: string | undefined;
+      // JSON positions are sent with POST; others keep the route's method, sometimes flipped.
+      let method = choice.methodFlip ? flip(choice.route.method) : choice.route.method;
+      switch (choice.position) {
+        case 'path': {
+          const segments = path.split('/');
+          const param = choice.route.template.split('/').findIndex((s) => s.startsWith('{'));
+          if (param > 0) segments[param] = planted;
+          else segments.push(planted);
+          path = segments.join('/');
+          break;
+        }
+        case 'queryValue':
+          path += `?${choice.queryName}=${planted}&limit=5`;
+          break;
+        case 'queryName':
+          path += `?${planted}=1`;
+          break;
+        case 'headerValue':
+          headers[choice.header] = planted;
+          break;
+        case 'headerName':
+          headers[`X-${TOKEN_CHARS.test(planted) ? planted : secrets[choice.secret]}`] = '1';
+          break;
+        case 'authHeader':
+          // The secret where it belongs (or nearly): it must not be logged or echoed either.
+          if (choice.depth === 0) headers['X-API-Key'] = planted;
+          else if (choice.depth === 1) headers.Authorization = `Bearer ${planted}`;
+          else
+            headers.Authorization = `Basic ${Buffer.from(`user:${secrets[choice.secret]}`).toString('base64')}`;
+          break;
+        case 'jsonValue':
+        case 'jsonKey':
+          method = 'POST';
+          body = JSON.stringify(nest(planted, choice.depth, choice.position === 'jsonKey'));
+          headers['Content-Type'] = 'application/json';
+          break;
+        case 'malformedBody':
+          method = 'POST';
+          body = `{"desirabilities": [{"id": "${planted}", "weight": `;
+          headers['Content-Type'] = 'application/json';
+          break;
+      }
+      return {
+        secret: choice.secret,
+        encoding: choice.encoding,
+        position: choice.position,
+        request: { method, path, headers, body },
+      };
+    });
+}
+
+function fillTemplate(template: string): string {
+  return template.replace(/\{source\}/g, 'x').replace(/\{[^}]+\}/g, 'some-id');
+}
+
+function flip(method: string): string {
+  return method === 'GET' ? 'POST' : 'GET';
+}
+
+/** The planted text as a value (or a key) at some depth of an object shaped like real bodies. */
+function nest(planted: string, depth: number, asKey: boolean): unknown {
+  let value: unknown = asKey ? { [planted]: 1 } : planted;
+  const shapes: ((inner: unknown) => unknown)[] = [
+    (inner) => ({ source: 'x', keywords: [inner], limit: 5 }),
+    (inner) => ({ desirabilities: [{ id: 'job', weight: 1, params: { label: inner } }] }),
+    (inner) => ({ name: inner, tier: 'regular' }),
+    (inner) => [inner],
+  ];
+  for (let level = 0; level <= depth; level++)
+    value = shapes[(level + depth) % shapes.length](value);
+  return value;
+}
+
+export interface Leak {
+  secret: SecretName;
+  form: string;
+  where: string;
+  excerpt: string;
+}
+
+/**
+ * Every form in which a secret must never appear: as sent, percent-encoded (each way), double
+ * encoded, base64 and base64url (whole, and the part that stays the same whatever surrounds it:
+ * a header value such as `user:<key>` encodes it at another alignment), and its SHA-256 (the
+ * stored hash of a key).
+ */
+export function forbiddenForms(secret: string): Map<string, string> {
+  const forms = new Map<string, string>();
+  for (const encoding of ENCODINGS) forms.set(encoding, encode(secret, encoding));
+  forms.set('sha256', createHash('sha256').update(secret, 'utf8').digest('hex'));
+  for (const alignment of [0, 1, 2]) {
+    const shifted = Buffer.concat([Buffer.alloc(alignment, 0x41), Buffer.from(secret)]);
+    for (const alphabet of ['base64', 'base64url'] as const) {
+      // Drop the characters that depend on the bytes around the secret.
+      const text = shifted.toString(alphabet).replace(/=+$/, '');
+      forms.set(`${alphabet}+${alignment}`, text.slice(alignment === 0 ? 0 : 4, text.length - 4));
+    }
+  }
+  return forms;
+}
+
+export function findLeaks(
+  secrets: Secrets,
+  outputs: readonly { where: string; text: string }[],
+): Leak[] {
+  const leaks: Leak[] = [];
+  for (const secret of SECRET_NAMES) {
+    for (const [form, text] of forbiddenForms(secrets[secret])) {
+      for (const output of outputs) {
+        const at = output.text.indexOf(text);
+        if (at !== -1)
+          leaks.push({
+            secret,
+            form,
+            where: output.where,
+            excerpt: output.text.slice(Math.max(0, at - 60), at + text.length + 20),
+          });
+      }
+    }
+  }
+  return leaks;
+}
+
+export interface SecretsResult {
+  requests: number;
+  planted: number;
+  byPosition: Map<string, number>;
+  statuses: Map<number, number>;
+  /** Response bodies (with where they came from), for findLeaks. */
+  bodies: { where: string; text: string }[];
+}
+
+/** Sends `numRuns` planted requests (4 at a time) and collects the answers. */
+export async function runSecretsCampaign(
+  baseUrl: string,
+  secrets: Secrets,
+  options: { numRuns: number; seed: number },
+): Promise<SecretsResult> {
+  const document = (await (await fetch(`${baseUrl}/openapi.json`)).json()) as OpenApiDocument;
+  const routes: Route[] = readOperations(document).map(({ method, template }) => ({
+    method,
+    template,
+  }));
+  routes.push({ method: 'GET', template: '/api/v1/{unknown}' }, { method: 'GET', template: '/' });
+  const cases = fc.sample(plantedCase(secrets, routes), {
+    numRuns: options.numRuns,
+    seed: options.seed,
+  });
+  const agent = new Agent({ keepAlive: true, maxSockets: 4 });
+  const result: SecretsResult = {
+    requests: 0,
+    planted: 0,
+    byPosition: new Map(),
+    statuses: new Map(),
+    bodies: [],
+  };
+  try {
+    let next = 0;
+    const worker = async () => {
+      while (next < cases.length) {
+        const planted = cases[next++];
+        const response = await send(baseUrl, planted.request, agent, 20_000).catch(
+          (error: Error) => ({ status: 0, body: Buffer.from(`(no answer: ${error.message})`) }),
+        );
+        result.requests += 1;
+        result.planted += 1;
+        result.byPosition.set(planted.position, (result.byPosition.get(planted.position) ?? 0) + 1);
+        result.statuses.set(response.status, (result.statuses.get(response.status) ?? 0) + 1);
+        result.bodies.push({
+          where: `response to ${planted.request.method} ${planted.request.path.slice(0, 80)} (${planted.position}, ${planted.encoding})`,
+          text: response.body.toString('utf8'),
+        });
+      }
+    };
+    await Promise.all([worker(), worker(), worker(), worker()]);
+  } finally {
+    agent.destroy();
+  }
+  return result;
+}

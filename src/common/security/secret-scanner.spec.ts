@@ -1,0 +1,48 @@
+import { REDACTED, SecretScanner } from './secret-scanner';
+
+const MASTER = 'master-key-0123456789abcdef';
+const TOKEN = 'metrics-token-fedcba9876543210';
+const ISSUED = 'sk_live_Q2hlY2tpbmcgdGhlIGlzc3VlZCBrZXkgcGF0dGVybg';
+const scanner = new SecretScanner([MASTER, TOKEN, undefined], /sk_live_[\w-]{20,}/);
+
+const percentAll = (text: string) =>
+  [...Buffer.from(text)].map((byte) => `%${byte.toString(16).padStart(2, '0')}`).join('');
+
+describe(SecretScanner.name, () => {
+  it.each([
+    ['raw', (s: string) => s],
+    ['percent-encoded', (s: string) => percentAll(s)],
+    ['upper-case percent-encoded', (s: string) => percentAll(s).toUpperCase()],
+    ['double percent-encoded', (s: string) => percentAll(s).replace(/%/g, '%25')],
+    ['partly encoded', (s: string) => s.replace(/_/g, '%5F').replace(/-/g, '%2d')],
+    ['base64', (s: string) => Buffer.from(s).toString('base64')],
+    ['base64url', (s: string) => Buffer.from(s).toString('base64url')],
+    [
+      'base64 of a header value',
+      (s: string) => `Basic ${Buffer.from(`user:${s}`).toString('base64')}`,
+    ],
+    ['base64 glued to a word', (s: string) => `key${Buffer.from(`xx${s}`).toString('base64')}`],
+    [
+      'percent-encoded base64',
+      (s: string) => encodeURIComponent(Buffer.from(s).toString('base64')),
+    ],
+  ])('finds every secret %s, inside other text', (_, encode) => {
+    for (const secret of [MASTER, TOKEN, ISSUED]) {
+      const text = `GET /api/v1/tasks/${encode(secret)}/dataset?x=1 404`;
+      expect(scanner.contains(text)).toBe(true);
+      const scrubbed = scanner.scrub(text);
+      expect(scrubbed).toContain(REDACTED);
+      expect(scanner.contains(scrubbed)).toBe(false);
+      expect(scrubbed).toMatch(/^GET .* 404$/);
+    }
+  });
+
+  it('leaves text without secrets as it is', () => {
+    const line =
+      '{"level":30,"time":1764000000000,"req":{"id":"6f1c2e8a-1f7e-4f4e-9a55-2b1c3d4e5f60","method":"GET","url":"/api/v1/ages?source=x"},"msg":"GET /api/v1/ages 200 3ms"}';
+    expect(scanner.contains(line)).toBe(false);
+    expect(scanner.scrub(line)).toBe(line);
+    // The display prefix of an issued key is not the key.
+    expect(scanner.contains('sk_live_AbCd…')).toBe(false);
+  });
+});

@@ -1,0 +1,28 @@
+import type { Request } from 'express';
+import { API_KEY_PREFIX } from '../../modules/api-keys/api-key-secret';
+import { SecretScanner } from './secret-scanner';
+
+/** Issued keys are not known in clear: anything shaped like one counts. */
+const ISSUED_KEY = new RegExp(`${API_KEY_PREFIX}[A-Za-z0-9_-]{20,}`);
+
+/** The scanner of this deployment's secrets: the master key, the metrics token, issued keys. */
+export function secretScannerFor(config: {
+  masterKey?: string;
+  metricsToken?: string;
+}): SecretScanner {
+  return new SecretScanner([config.masterKey, config.metricsToken], ISSUED_KEY);
+}
+
+/** Where configureApp leaves the scanner for code outside Nest's injection (Express handlers). */
+const LOCALS_KEY = 'secretScanner';
+
+export function attachSecretScanner(locals: Record<string, unknown>, scanner: SecretScanner): void {
+  locals[LOCALS_KEY] = scanner;
+}
+
+/** The app's scanner; without one (an app not set up by configureApp), issued keys only. */
+export function secretScannerOf(request: Pick<Request, 'app'>): SecretScanner {
+  return (request.app?.locals[LOCALS_KEY] as SecretScanner | undefined) ?? FALLBACK;
+}
+
+const FALLBACK = new SecretScanner([], ISSUED_KEY);

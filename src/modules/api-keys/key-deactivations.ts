@@ -1,0 +1,61 @@
+import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import type Redis from 'ioredis';
+import { RedisConnection } from '../../common/redis/redis-connection';
+import { AppConfig } from '../../config/app-config';
+import { InjectConfig } from '../../config/config.module';
+
+/**
+ * Tells every replica sharing Redis that a key was deactivated (by its id, not a secret), so
+ * that each drops it from its key cache at once instead of trusting it until the cache entry
+ * expires. Without Redis, or while it is down, the cache's short lifetime (KEY_CACHE_TTL_MS)
+ * is the bound.
+ */
+@Injectable()
+export class KeyDeactivations implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger(KeyDeactivations.name);
+  private readonly channel: string;
+  private readonly listeners: ((keyId: string) => void)[] = [];
+  /** Pub/sub needs a connection of its own: a subscribed connection takes no other commands. */
+  private subscriber: Redis | undefined;
+
+  constructor(
+    private readonly redis: RedisConnection,
+    @InjectConfig() config: AppConfig,
+  ) {
+    // Channels are not keys: the key prefix is added here, so deployments sharing Redis stay apart.
+    this.channel = `${config.redisKeyPrefix}api-key-deactivated`;
+  }
+
+  onDeactivated(listener: (keyId: string) => void): void {
+    this.listeners.push(listener);
+  }
+
+  async onModuleInit(): Promise<void> {
+    const client = this.redis.client;
+    if (!client) return;
+    const subscriber = client.duplicate();
+    this.subscriber = subscriber;
+    subscriber.on('error', () => undefined);
+    subscriber.on('message', (channel: string, keyId: string) => {
+      if (channel === this.channel) this.listeners.forEach((listener) => listener(keyId));
+    });
+    // ioredis subscribes again by itself after a reconnection.
+    await subscriber.subscribe(this.channel).catch((error: Error) => {
+      this.logger.warn(`not subscribed to key deactivations yet: ${error.message}`);
+    });
+  }
+
+  /** Best effort: a replica that misses it still drops the key within KEY_CACHE_TTL_MS. */
+  async publish(keyId: string): Promise<void> {
+    await this.redis
+      .ready()
+      ?.publish(this.channel, keyId)
+      .catch((error: Error) =>
+        this.logger.warn(`key deactivation not published: ${error.message}`),
+      );
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.subscriber?.quit().catch(() => this.subscriber?.disconnect());
+  }
+}

@@ -1,0 +1,70 @@
+import { connect } from 'node:net';
+import { startTestApp, TestApp } from '../support/test-app';
+
+/** Sends raw bytes and returns everything the server writes until it closes the connection. */
+function exchange(
+  port: number,
+  send: (socket: ReturnType<typeof connect>) => void,
+): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => send(socket));
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk) => chunks.push(chunk));
+    socket.on('error', reject);
+    socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    socket.setTimeout(10_000, () => socket.destroy(new Error('no answer within 10 s')));
+  });
+}
+
+function parse(answer: string): { status: number; body: Record<string, unknown> } {
+  const [head, body] = answer.split('\r\n\r\n');
+  return {
+    status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]),
+    body: JSON.parse(body) as Record<string, unknown>,
+  };
+}
+
+describe("Errors of Node's HTTP parser", () => {
+  let app: TestApp;
+  let port: number;
+
+  beforeAll(async () => {
+    app = await startTestApp({ HTTP_HEADERS_TIMEOUT_MS: '1000', HTTP_REQUEST_TIMEOUT_MS: '2000' });
+    port = Number(new URL(app.url).port);
+  });
+  afterAll(() => app.close());
+
+  const documented = { detail: expect.any(String), request_id: expect.any(String) };
+
+  it('answers a malformed request line with a 400 in the documented shape', async () => {
+    const answer = parse(await exchange(port, (socket) => socket.write('GARBAGE\r\n\r\n')));
+    expect(answer).toEqual({
+      status: 400,
+      body: { ...documented, detail: 'Malformed HTTP request' },
+    });
+  });
+
+  it('answers headers over 16 KB with a 431', async () => {
+    const answer = parse(
+      await exchange(port, (socket) =>
+        socket.write(
+          `GET /api/v1/health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+        ),
+      ),
+    );
+    expect(answer).toEqual({
+      status: 431,
+      body: { ...documented, detail: 'Request headers too large' },
+    });
+  });
+
+  it('answers a client too slow to send its headers with a 408', async () => {
+    const started = Date.now();
+    const answer = parse(
+      await exchange(port, (socket) => socket.write('GET /api/v1/health HTTP/1.1\r\nHost: x\r\n')),
+    );
+    expect(answer.status).toBe(408);
+    expect(answer.body).toEqual(documented);
+    expect(Date.now() - started).toBeLessThan(4000);
+  });
+});
