@@ -17,7 +17,7 @@ export const RequireKey = () =>
   applyDecorators(
     SetMetadata(ACCESS_METADATA, 'key'),
     ApiSecurity(API_KEY_SECURITY),
-    ApiErrorResponses(401, 429),
+    ApiErrorResponses(400, 401, 429),
   );
 
 /** A validator-class key or the master key; a regular key gets 403. */
@@ -25,7 +25,7 @@ export const RequireValidatorKey = () =>
   applyDecorators(
     SetMetadata(ACCESS_METADATA, 'validator'),
     ApiSecurity(API_KEY_SECURITY),
-    ApiErrorResponses(401, 403, 429),
+    ApiErrorResponses(400, 401, 403, 429),
   );
 
 /** Only the master key. */
@@ -33,7 +33,7 @@ export const RequireMasterKey = () =>
   applyDecorators(
     SetMetadata(ACCESS_METADATA, 'master'),
     ApiSecurity(API_KEY_SECURITY),
-    ApiErrorResponses(401, 403, 429),
+    ApiErrorResponses(400, 401, 403, 429),
   );
 
 /**
@@ -46,5 +46,5 @@ export const RequireMetricsAccess = () =>
     SkipThrottle(),
     ApiSecurity(API_KEY_SECURITY),
     ApiSecurity(METRICS_TOKEN_SECURITY),
-    ApiErrorResponses(401, 403, 429),
+    ApiErrorResponses(400, 401, 403, 429),
   );

@@ -51,6 +51,9 @@ export class HttpValidationErrorDto {
 }
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400:
+    'A secret (an API key or token) sent outside the X-API-Key and Authorization headers: the request ' +
+    'was not processed; or an HTTP request the server could not parse',
   401: 'Missing API key (`Missing API key`) or unknown/deactivated key (`Invalid API key`)',
   403: 'The key is valid but lacks the privilege this operation needs',
   404: 'Not found',
