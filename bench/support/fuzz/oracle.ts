@@ -1,3 +1,4 @@
+import { MISPLACED_SECRET_DETAIL } from '../../../src/common/security/refuse-misplaced-secrets';
 import { matchOperation, Operation } from './openapi';
 import { RawRequest, RawResponse } from './send';
 
@@ -36,7 +37,11 @@ export function checkResponse(
   if (!operation) {
     // The body is read before routing: a bad body on an unknown path fails as a body first.
     const bodyFirst = request.body !== undefined && BODY_METHODS.has(request.method);
-    if (status !== 404 && !(bodyFirst && BODY_STATUSES.has(status)))
+    // So is a secret outside the authentication headers (README, Secrets): refused before routing.
+    const secretFirst =
+      status === 400 &&
+      (body as { detail?: unknown } | undefined)?.detail === MISPLACED_SECRET_DETAIL;
+    if (status !== 404 && !secretFirst && !(bodyFirst && BODY_STATUSES.has(status)))
       problems.push(`status ${status} for a path no operation has (want 404)`);
     return problems;
   }
