@@ -7,11 +7,7 @@
  * secrets' SHA-256. Hits must be 0.
  * Run: npm run bench:secrets [-- --runs 10000 --seed 42] (or BENCH_SECRETS_RUNS, BENCH_SECRETS_SEED).
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { benchAppEnv } from './support/app-server';
 import { cleanupOnExit } from './support/cleanup';
@@ -19,6 +15,7 @@ import { acquireDatabase } from './support/database';
 import { findLeaks, forbiddenForms, runSecretsCampaign } from './support/fuzz/secrets';
 import { numberSetting } from './support/measure';
 import { commandLine, formatInt, machineLine, progress, table } from './support/report';
+import { startServiceProcess } from './support/service-process';
 
 const { values: flags } = parseArgs({
   options: { runs: { type: 'string' }, seed: { type: 'string' } },
@@ -44,31 +41,18 @@ async function main(): Promise<void> {
     cleanup.push(database.release);
     const { env, masterKey } = benchAppEnv(database.url);
     const metricsToken = `metrics-${randomBytes(16).toString('hex')}`;
-    const port = 30_000 + Math.floor(Math.random() * 20_000);
-    // The compiled service as deployed (npm run build ran first), not a child of this script's
-    // own code: what it writes is exactly what a deployment would write.
-    const child = spawn(process.execPath, [join(__dirname, '..', 'src', 'main.js')], {
-      env: {
-        ...env,
-        PORT: String(port),
-        METRICS_TOKEN: metricsToken,
-        LOG_LEVEL: 'debug',
-        // The campaign's requests come from one client, a quarter of them with a wrong key or
-        // none: the failed-authentication lockout would turn most of the rest into 429s.
-        AUTH_FAILURE_LIMIT: '100000000',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    // The compiled service as deployed, not a child of this script's own code: what it writes
+    // is exactly what a deployment would write.
+    const service = await startServiceProcess({
+      ...env,
+      METRICS_TOKEN: metricsToken,
+      LOG_LEVEL: 'debug',
+      // The campaign's requests come from one client, a quarter of them with a wrong key or
+      // none: the failed-authentication lockout would turn most of the rest into 429s.
+      AUTH_FAILURE_LIMIT: '100000000',
     });
-    const lines: string[] = [];
-    for (const stream of [child.stdout, child.stderr])
-      createInterface({ input: stream }).on('line', (line) => lines.push(line));
-    const exited = once(child, 'exit');
-    cleanup.push(async () => {
-      if (child.exitCode === null) child.kill('SIGTERM');
-      await exited;
-    });
-    const url = `http://127.0.0.1:${port}`;
-    await waitUntilListening(url, child);
+    cleanup.push(async () => void (await service.stop()));
+    const { url, lines } = service;
     const created = await fetch(`${url}/api/v1/keys`, {
       method: 'POST',
       headers: { 'X-API-Key': masterKey, 'Content-Type': 'application/json' },
@@ -81,8 +65,7 @@ async function main(): Promise<void> {
     const started = performance.now();
     const result = await runSecretsCampaign(url, secrets, { numRuns: runs, seed });
     const seconds = (performance.now() - started) / 1000;
-    child.kill('SIGTERM');
-    const [code] = (await exited) as [number | null];
+    const code = await service.stop();
     const output = lines.join('\n');
     const leaks = findLeaks(secrets, [
       { where: 'the process output', text: output },
@@ -129,20 +112,6 @@ async function main(): Promise<void> {
   } finally {
     await cleanup.run();
   }
-}
-
-async function waitUntilListening(url: string, child: ReturnType<typeof spawn>): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`service exited with ${child.exitCode}`);
-    try {
-      await fetch(`${url}/openapi.json`, { signal: AbortSignal.timeout(1000) });
-      return;
-    } catch {
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-  }
-  throw new Error('service did not answer within 60 s');
 }
 
 main().catch((error: unknown) => {

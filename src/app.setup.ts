@@ -51,6 +51,7 @@ const EXPOSED_HEADERS = [
   'X-RateLimit-Reset',
   'Retry-After',
   'X-Request-Id',
+  'X-Total-Count',
 ];
 
 export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {

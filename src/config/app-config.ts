@@ -25,6 +25,7 @@ export interface AppConfig {
   logDestination?: DestinationStream;
   bodyLimit: string;
   httpServer: HttpServerConfig;
+  desirability: DesirabilityConfig;
   corsOrigins: string[];
   /** Bound on draining in-flight requests at SIGTERM before connections are cut. */
   shutdownTimeoutMs: number;
@@ -82,6 +83,13 @@ export interface NetworkConfig {
   /** Weight of the newest observation in the credibility moving average. */
   credibilityAlpha: number;
   indexSync: IndexSyncConfig;
+}
+
+export interface DesirabilityConfig {
+  /** Jobs per submission (legacy labels count as jobs). */
+  maxJobs: number;
+  /** Active tasks per validator hotkey. */
+  maxActiveTasks: number;
 }
 
 export interface HttpServerConfig {

@@ -152,6 +152,19 @@ export class EnvironmentVariables {
   @Min(100)
   DATABASE_CONNECT_TIMEOUT_MS = 5000;
 
+  /** Jobs one set_desirabilities may carry (each label of a legacy entry is a job). */
+  @toInt()
+  @IsInt()
+  @Min(1)
+  @Max(100000)
+  DESIRABILITY_MAX_JOBS = 256;
+
+  /** Tasks one validator hotkey may have active at once. */
+  @toInt()
+  @IsInt()
+  @Min(1)
+  DESIRABILITY_MAX_ACTIVE_TASKS = 1000;
+
   /** Time a client has to send its request headers (slow clients get a 408). */
   @toInt()
   @IsInt()

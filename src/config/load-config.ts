@@ -67,6 +67,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     logLevel: vars.LOG_LEVEL,
     metricsToken: vars.METRICS_TOKEN,
     bodyLimit: vars.BODY_LIMIT,
+    desirability: {
+      maxJobs: vars.DESIRABILITY_MAX_JOBS,
+      maxActiveTasks: vars.DESIRABILITY_MAX_ACTIVE_TASKS,
+    },
     httpServer: {
       headersTimeoutMs: vars.HTTP_HEADERS_TIMEOUT_MS,
       requestTimeoutMs: vars.HTTP_REQUEST_TIMEOUT_MS,

@@ -1,3 +1,4 @@
+import { DataSource, Logger } from 'typeorm';
 import { createKey } from '../support/fixtures';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 
@@ -82,5 +83,48 @@ describe('Brute-force protection', () => {
     }
     expect(statuses.slice(0, 20).every((status) => status === 401)).toBe(true);
     expect(statuses.slice(20).every((status) => status === 429)).toBe(true);
+  });
+});
+
+describe('A locked-out address', () => {
+  let app: TestApp;
+
+  beforeAll(async () => {
+    app = await startTestApp({ AUTH_FAILURE_LIMIT: '5', AUTH_FAILURE_WINDOW_SECONDS: '60' });
+  });
+  afterAll(() => app.close());
+
+  it('gets 429 with Retry-After, before any key is looked up in the database', async () => {
+    for (let attempt = 0; attempt < 5; attempt++)
+      await app.http.get('/api/v1/health').set('X-API-Key', `sk_live_guess_${attempt}`).expect(401);
+    const locked = await app.http
+      .get('/api/v1/health')
+      .set('X-API-Key', 'sk_live_guess_5')
+      .expect(429);
+    expect(Number(locked.headers['retry-after'])).toBeGreaterThan(0);
+    expect(Number(locked.headers['retry-after'])).toBeLessThanOrEqual(60);
+
+    // Every query TypeORM sends passes its logger: count those that read the keys.
+    const dataSource = app.app.get(DataSource);
+    const original = dataSource.logger;
+    let keyQueries = 0;
+    dataSource.logger = Object.assign(Object.create(original) as Logger, {
+      logQuery: (query: string) => {
+        if (/api_keys/.test(query)) keyQueries += 1;
+      },
+    });
+    try {
+      for (let attempt = 0; attempt < 100; attempt++) {
+        const answer = await app.http
+          .get('/api/v1/health')
+          .set('X-API-Key', `sk_live_guess_more_${attempt}`)
+          .expect(429);
+        expect(answer.headers['retry-after']).toBeDefined();
+        expect(answer.body).toMatchObject({ detail: expect.stringMatching(/^Too many failed/) });
+      }
+    } finally {
+      dataSource.logger = original;
+    }
+    expect(keyQueries).toBe(0);
   });
 });

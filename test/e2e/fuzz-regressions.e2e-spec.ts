@@ -128,4 +128,51 @@ describe('fuzz findings', () => {
     expect(response.status).toBe(422);
     expect(response.body.detail[0]).toMatchObject({ loc: ['body'], type: 'model_attributes_type' });
   });
+
+  it.each(['utf-16', 'utf-16le', 'UTF-32', 'latin1', 'iso-8859-1'])(
+    'refuses charset=%s with a 415, whatever the body',
+    async (charset) => {
+      const response = await post(
+        '/api/v1/keys',
+        JSON.stringify({ name: 'x' }),
+        `application/json; charset=${charset}`,
+      );
+      expect(response.status).toBe(415);
+      expect(response.body).toMatchObject({ detail: 'Unsupported request body encoding' });
+    },
+  );
+
+  it('refuses a real UTF-16 body, and bytes that are not UTF-8, with a 415', async () => {
+    // fetch sends the bytes as they are (supertest would serialize a Buffer as JSON).
+    const raw = (body: Buffer) =>
+      fetch(`${app.url}/api/v1/keys`, {
+        method: 'POST',
+        headers: { 'X-API-Key': TEST_MASTER_KEY, 'Content-Type': 'application/json' },
+        body,
+      });
+    const utf16 = await raw(Buffer.from(JSON.stringify({ name: 'x' }), 'utf16le'));
+    expect(utf16.status).toBe(415);
+    const latin1 = await raw(Buffer.from('{"name": "caf\xe9"}', 'latin1'));
+    expect(latin1.status).toBe(415);
+    // UTF-8 stated or implied is fine.
+    const utf8 = await post(
+      '/api/v1/keys',
+      JSON.stringify({ name: 'café' }),
+      'application/json; charset=UTF-8',
+    );
+    expect(utf8.status).toBe(200);
+  });
+
+  it('reports a `null` body as missing, and another JSON value as the wrong type, not bad JSON', async () => {
+    const missing = await post('/api/v1/on_demand_data_request', 'null');
+    expect(missing.status).toBe(422);
+    expect(missing.body.detail).toEqual([
+      { loc: ['body'], msg: 'Field required', type: 'missing' },
+    ]);
+    const vote = await post('/api/v1/set_desirabilities', 'null');
+    expect(vote.body.detail).toEqual([{ loc: ['body'], msg: 'Field required', type: 'missing' }]);
+    const number = await post('/api/v1/keys', '42');
+    expect(number.status).toBe(422);
+    expect(number.body.detail[0]).toMatchObject({ loc: ['body'], type: 'model_attributes_type' });
+  });
 });

@@ -3,7 +3,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
+import fc from 'fast-check';
 import { findLeaks, runSecretsCampaign, SecretsResult } from '../../bench/support/fuzz/secrets';
+import { raceRound, runRaceRound } from '../../bench/support/registration-race';
 import {
   AppProcess,
   buildService,
@@ -199,6 +201,36 @@ describe('Two service processes on one Postgres and one Redis', () => {
         `worst ${Math.max(...delays)}`,
     );
     expect(Math.max(...delays)).toBeLessThan(1000);
+  }, 60_000);
+
+  it('register tasks atomically under concurrent, conflicting submissions to both', async () => {
+    // A sample of `npm run bench:registration` (hundreds of rounds).
+    let round = 0;
+    let totals = { submissions: 0, accepted: 0, refused: 0 };
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer().chain(() => raceRound(round++)),
+        async (race) => {
+          const outcome = await runRaceRound(
+            apps.map((app) => app.url),
+            TEST_MASTER_KEY,
+            processValidatorHotkey(),
+            race,
+          );
+          totals = {
+            submissions: totals.submissions + outcome.submissions,
+            accepted: totals.accepted + outcome.accepted,
+            refused: totals.refused + outcome.refused,
+          };
+          expect(outcome.violations).toEqual([]);
+        },
+      ),
+      { numRuns: Number(process.env.RACE_ROUNDS ?? 8), seed: 20261123, endOnFailure: true },
+    );
+    console.log(`registration race: ${round} rounds, ${JSON.stringify(totals)}, violations 0`);
+    // The rounds did race: some submissions lost (422), some won.
+    expect(totals.refused).toBeGreaterThan(0);
+    expect(totals.accepted).toBeGreaterThan(0);
   }, 60_000);
 
   it('answer the same statistics and desirabilities whichever one is asked', async () => {

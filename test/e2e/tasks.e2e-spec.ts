@@ -44,12 +44,17 @@ describe('Scraping task lifecycle', () => {
   });
 
   const get = (path: string) => app.http.get(`/api/v1/${path}`).set('X-API-Key', TEST_MASTER_KEY);
-  const register = (id: string, label: string, platform: 'x' | 'reddit' = 'x') =>
-    app.app
-      .get(TasksService)
-      .register('5ValidatorHotkeyForTasks', [
-        { id, platform, label, keyword: null, postStart: null, postEnd: null },
-      ]);
+  const register = (id: string, label: string, platform: 'x' | 'reddit' = 'x') => {
+    const tasks = app.app.get(TasksService);
+    return tasks.registering((manager) =>
+      tasks.register(
+        '5ValidatorHotkeyForTasks',
+        [{ id, platform, label, keyword: null, postStart: null, postEnd: null }],
+        1000,
+        manager,
+      ),
+    );
+  };
 
   it('runs a task from registration to a downloadable dataset of what miners served', async () => {
     await register('bitcoin-x', '#bitcoin');

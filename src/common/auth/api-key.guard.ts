@@ -36,6 +36,8 @@ export class ApiKeyGuard implements CanActivate {
     if (access === 'public') return true;
 
     const request = context.switchToHttp().getRequest<Request & AuthenticatedRequest>();
+    // Before any lookup: a locked-out address costs no database round trip, whatever it sends.
+    this.failures.refuseIfLockedOut(request.ip ?? 'unknown');
     const presented = request.headers['x-api-key'];
     const missing = typeof presented !== 'string' || presented.length === 0;
     if (access === 'metrics' && (await this.metricsTokenAccepted(request, missing))) return true;

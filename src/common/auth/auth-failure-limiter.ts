@@ -1,20 +1,49 @@
 import { HttpException, HttpStatus, Injectable } from '@nestjs/common';
 import { InjectThrottlerStorage, ThrottlerStorage } from '@nestjs/throttler';
+import { LRUCache } from 'lru-cache';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { MetricsService } from '../metrics/metrics.service';
 
+/** A 429 that says when to come back (`Retry-After`, set by AllExceptionsFilter). */
+export class TooManyAuthFailuresException extends HttpException {
+  constructor(readonly retryAfterSeconds: number) {
+    super(
+      { detail: 'Too many failed authentication attempts, try again later' },
+      HttpStatus.TOO_MANY_REQUESTS,
+    );
+  }
+}
+
 /**
  * Counts failed authentications per client IP in the rate-limit storage (so replicas share
- * it) and answers 429 past the limit, which makes guessing keys pointless.
+ * it) and answers 429 past the limit, which makes guessing keys pointless. A locked-out address
+ * is remembered by this process until its lockout ends, so that its requests are answered
+ * before any key is looked up: guessing costs the database nothing while locked out. (Another
+ * replica learns of the lockout at the address's next failure there.)
  */
 @Injectable()
 export class AuthFailureLimiter {
+  private readonly lockedUntil = new LRUCache<string, number>({ max: 100_000 });
+
   constructor(
     @InjectThrottlerStorage() private readonly storage: ThrottlerStorage,
     @InjectConfig() private readonly config: AppConfig,
     private readonly metrics: MetricsService,
   ) {}
+
+  /** Throws the 429 when this address is locked out (as far as this process knows). */
+  refuseIfLockedOut(ip: string): void {
+    const until = this.lockedUntil.get(ip);
+    if (until === undefined) return;
+    const seconds = Math.ceil((until - Date.now()) / 1000);
+    if (seconds <= 0) {
+      this.lockedUntil.delete(ip);
+      return;
+    }
+    this.metrics.recordRateLimitRejection('unauthenticated');
+    throw new TooManyAuthFailuresException(seconds);
+  }
 
   /** Records one failure; throws 429 when this address has failed too often. */
   async recordFailure(ip: string): Promise<void> {
@@ -28,11 +57,10 @@ export class AuthFailureLimiter {
       'auth-failures',
     );
     if (result.isBlocked) {
+      const seconds = Math.max(1, Math.ceil(result.timeToBlockExpire));
+      this.lockedUntil.set(ip, Date.now() + seconds * 1000);
       this.metrics.recordRateLimitRejection('unauthenticated');
-      throw new HttpException(
-        { detail: 'Too many failed authentication attempts, try again later' },
-        HttpStatus.TOO_MANY_REQUESTS,
-      );
+      throw new TooManyAuthFailuresException(seconds);
     }
   }
 }

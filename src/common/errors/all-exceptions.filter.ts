@@ -28,6 +28,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
 
     if (exception instanceof HttpException) {
       const status = exception.getStatus();
+      const retryAfter = (exception as { retryAfterSeconds?: unknown }).retryAfterSeconds;
+      if (typeof retryAfter === 'number') response.setHeader('Retry-After', String(retryAfter));
       sendError(request, response, status, httpExceptionBody(exception, status));
       return;
     }

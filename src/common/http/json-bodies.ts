@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { json, RequestHandler } from 'express';
 
 /** Only these methods carry a body here; FastAPI ignores the body of the others, and so do we. */
@@ -9,14 +10,22 @@ const MAX_JSON_DEPTH = 64;
 /**
  * The JSON body parser, for body-carrying methods only. Compressed bodies are refused (415):
  * the interface has none, and inflating them would add a failure mode (corrupt data) of its
- * own. A body nested deeper than MAX_JSON_DEPTH is refused like malformed JSON (422
- * `json_invalid`): class-transformer walks bodies recursively and overflows the stack on
- * thousands of levels, which JSON.parse accepts.
+ * own. So is any charset but UTF-8, and a body whose bytes are not UTF-8 (415: JSON is UTF-8,
+ * and a decoder would otherwise replace what it cannot read). Any JSON value is parsed (`null`
+ * is a body the validation reports as missing, as FastAPI does, not malformed JSON). A body
+ * nested deeper than MAX_JSON_DEPTH is refused like malformed JSON (422 `json_invalid`):
+ * class-transformer walks bodies recursively and overflows the stack on thousands of levels,
+ * which JSON.parse accepts.
  */
 export function jsonBodies(limit: string): RequestHandler {
-  const parse = json({ limit, inflate: false });
+  const parse = json({ limit, inflate: false, strict: false, verify: requireUtf8 });
   return (request, response, next) => {
     if (!BODY_METHODS.has(request.method)) return next();
+    const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(
+      request.headers['content-type'] ?? '',
+    )?.[1];
+    if (charset !== undefined && !/^utf-?8$/i.test(charset))
+      return next(notUtf8(`charset ${charset}`));
     parse(request, response, (error?: unknown) => {
       if (error || jsonDepth(request.body) <= MAX_JSON_DEPTH) return next(error);
       const tooDeep = Object.assign(new Error(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`), {
@@ -26,6 +35,28 @@ export function jsonBodies(limit: string): RequestHandler {
       next(tooDeep);
     });
   };
+}
+
+/**
+ * UTF-16 and UTF-32 text is often valid UTF-8 byte by byte (ASCII with NULs between): they
+ * are told apart as RFC 4627 does, by a NUL among the first two bytes, or by their BOM.
+ */
+function requireUtf8(_request: unknown, _response: unknown, body: Buffer): void {
+  const wide =
+    body.length >= 2 &&
+    (body[0] === 0 ||
+      body[1] === 0 ||
+      (body[0] === 0xfe && body[1] === 0xff) ||
+      (body[0] === 0xff && body[1] === 0xfe));
+  if (wide || !isUtf8(body)) throw notUtf8('a body that is not UTF-8');
+}
+
+/** Handled as an unsupported encoding (415) by bodyParserErrorHandler. */
+function notUtf8(what: string): Error {
+  return Object.assign(new Error(`${what}: only UTF-8 JSON is accepted`), {
+    type: 'encoding.unsupported',
+    status: 415,
+  });
 }
 
 /** Nesting depth of a parsed JSON value, without recursion (the value may be very deep). */

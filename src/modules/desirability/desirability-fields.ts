@@ -78,6 +78,9 @@ export function parseId(value: unknown, loc: Loc, issues: Issues): string | unde
   if (typeof value !== 'string') return issues.stringType(loc);
   if (!checkLength(value, MAX_ID_LENGTH, loc, issues)) return undefined;
   if (/[/\\]/.test(value)) return issues.value(loc, "id must not contain '/' or '\\'");
+  // Ids are shown in lists, logs and file names: no line breaks, tabs or other controls.
+  if (/[\p{Cc}\u2028\u2029]/u.test(value))
+    return issues.value(loc, 'id must be printable: no control characters (CR, LF, TAB, …)');
   return value;
 }
 

@@ -33,7 +33,10 @@ interface Draft {
  * violation is reported at once, each at its exact location. The item is a union of two
  * formats, which is why this walks the raw body instead of relying on class-validator.
  */
-export function parseDesirabilityRequest(body: unknown): ParseResult<ParsedSubmission> {
+export function parseDesirabilityRequest(
+  body: unknown,
+  maxJobs = Infinity,
+): ParseResult<ParsedSubmission> {
   if (body === undefined || body === null) {
     return { ok: false, errors: [{ loc: ['body'], msg: 'Field required', type: 'missing' }] };
   }
@@ -44,7 +47,7 @@ export function parseDesirabilityRequest(body: unknown): ParseResult<ParsedSubmi
   const issues = new Issues();
   let parsed: ParseResult<ParsedSubmission> | undefined;
   if (!Object.hasOwn(body, 'desirabilities')) issues.missing(['body', 'desirabilities']);
-  else parsed = parseDesirabilityList(body.desirabilities, ['body', 'desirabilities']);
+  else parsed = parseDesirabilityList(body.desirabilities, ['body', 'desirabilities'], maxJobs);
   if (parsed && !parsed.ok) issues.items.push(...parsed.errors);
   issues.forbidExtra(body, REQUEST_FIELDS, ['body']);
   if (issues.items.length > 0 || !parsed?.ok) return { ok: false, errors: issues.items };
@@ -54,12 +57,27 @@ export function parseDesirabilityRequest(body: unknown): ParseResult<ParsedSubmi
 /**
  * Checks a list of desirabilities in either format (items may be mixed). An item with
  * `source_name` or `label_weights` and no `params` is a legacy entry; any other is a job.
- * Weights are normalized to sum to 1 over the whole list.
+ * Weights are normalized to sum to 1 over the whole list. At most `maxJobs` jobs, each label
+ * of a legacy entry counting as one (checked before the items, so a huge list costs little).
  */
-export function parseDesirabilityList(value: unknown, loc: Loc): ParseResult<ParsedSubmission> {
+export function parseDesirabilityList(
+  value: unknown,
+  loc: Loc,
+  maxJobs = Infinity,
+): ParseResult<ParsedSubmission> {
   const issues = new Issues();
   if (!Array.isArray(value)) {
     issues.add(loc, 'list_type', 'Input should be a valid list');
+    return { ok: false, errors: issues.items };
+  }
+  const count = countJobs(value);
+  if (count > maxJobs) {
+    issues.add(
+      loc,
+      'too_long',
+      `List should have at most ${maxJobs} jobs after validation, not ${count} (each label of a legacy entry is a job)`,
+      { field_type: 'List', max_length: maxJobs, actual_length: count },
+    );
     return { ok: false, errors: issues.items };
   }
   const drafts = value.flatMap((item, index) => parseItem(item, [...loc, index], issues));
@@ -73,6 +91,15 @@ export function parseDesirabilityList(value: unknown, loc: Loc): ParseResult<Par
       locs: drafts.map((draft) => draft.loc),
     },
   };
+}
+
+/** Jobs a list would give: one per item, or one per label of a legacy entry. */
+function countJobs(items: readonly unknown[]): number {
+  return items.reduce<number>((total, item) => {
+    const weights =
+      isPlainObject(item) && !Object.hasOwn(item, 'params') ? item.label_weights : undefined;
+    return total + (isPlainObject(weights) ? Math.max(1, Object.keys(weights).length) : 1);
+  }, 0);
 }
 
 function parseItem(item: unknown, loc: Loc, issues: Issues): Draft[] {

@@ -1,5 +1,7 @@
 import { Injectable, PipeTransform } from '@nestjs/common';
 import { RequestValidationException } from '../../common/errors/validation-error-item';
+import { AppConfig } from '../../config/app-config';
+import { InjectConfig } from '../../config/config.module';
 import { parseDesirabilityRequest } from './desirability-parser';
 import { ParsedSubmission } from './desirability.types';
 
@@ -10,8 +12,10 @@ import { ParsedSubmission } from './desirability.types';
  */
 @Injectable()
 export class DesirabilityRequestPipe implements PipeTransform<unknown, ParsedSubmission> {
+  constructor(@InjectConfig() private readonly config: AppConfig) {}
+
   transform(body: unknown): ParsedSubmission {
-    const parsed = parseDesirabilityRequest(body);
+    const parsed = parseDesirabilityRequest(body, this.config.desirability.maxJobs);
     if (!parsed.ok) throw new RequestValidationException(parsed.errors);
     return parsed.value;
   }

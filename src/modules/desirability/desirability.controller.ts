@@ -1,4 +1,5 @@
-import { Body, Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Post, Query, Res } from '@nestjs/common';
+import type { Response } from 'express';
 import {
   ApiBody,
   ApiExtraModels,
@@ -48,13 +49,19 @@ export class DesirabilityController {
   @ApiOperation({
     summary: "A validator's submission, or the current aggregate desirability list",
     description:
-      'With `hotkey`: that validator’s current submission, exactly as submitted (unscaled). Without: the ' +
-      'aggregate, heaviest first: the owner’s default list weighted 0.3 plus every validator’s vote weighted ' +
+      'With `hotkey`: that validator’s current submission, exactly as submitted (unscaled). Without: a page ' +
+      '(`limit`, `offset`; the total in `X-Total-Count`) of the aggregate, heaviest first: the owner’s default list weighted 0.3 plus every validator’s vote weighted ' +
       '0.7 × its share of the voters’ stake, counting only jobs whose task is active; identical jobs add up.',
   })
   @ApiOkResponse({
     description:
-      'The submission of `hotkey` (as submitted), or the aggregate in the requested format',
+      'The submission of `hotkey` (as submitted), or one page of the aggregate in the requested format',
+    headers: {
+      'X-Total-Count': {
+        description: 'Jobs in the whole aggregate (or in the submission, with `hotkey`)',
+        schema: { type: 'integer' },
+      },
+    },
     schema: {
       oneOf: [
         { type: 'array', items: { $ref: getSchemaPath(DesirabilityJobDto) } },
@@ -63,7 +70,12 @@ export class DesirabilityController {
     },
   })
   @ApiErrorResponses(404, 422)
-  get(@Query() query: GetDesirabilitiesQueryDto): Promise<unknown[]> {
-    return this.desirability.get(query);
+  async get(
+    @Query() query: GetDesirabilitiesQueryDto,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<unknown[]> {
+    const { items, total } = await this.desirability.get(query);
+    response.setHeader('X-Total-Count', String(total));
+    return items;
   }
 }

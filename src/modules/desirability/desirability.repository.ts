@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { Vote } from './desirability-aggregate';
 import { JobView } from './desirability.types';
 
@@ -10,8 +10,14 @@ export class DesirabilityRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /** Makes this the validator's current vote, replacing the previous one in one statement. */
-  async saveVote(hotkey: string, submitted: unknown[], jobs: JobView[], now: Date): Promise<void> {
-    await this.dataSource.query(
+  async saveVote(
+    hotkey: string,
+    submitted: unknown[],
+    jobs: JobView[],
+    now: Date,
+    manager: EntityManager,
+  ): Promise<void> {
+    await manager.query(
       `INSERT INTO desirability_votes (hotkey, submitted, jobs, submitted_at)
        VALUES ($1, $2::jsonb, $3::jsonb, $4)
        ON CONFLICT (hotkey) DO UPDATE

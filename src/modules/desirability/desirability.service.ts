@@ -13,6 +13,8 @@ import { JobView, ParsedSubmission, toJobView } from './desirability.types';
 import { DesirabilitySubmittedDto } from './dto/desirability-submitted.dto';
 import { GetDesirabilitiesQueryDto } from './dto/get-desirabilities-query.dto';
 
+const DEFAULT_PAGE = 100;
+
 /**
  * Validators' votes (desirabilities) and the aggregate list miners are directed by: the owner's
  * default list at 30 %, the votes at 70 % split by stake (see desirability-aggregate.ts).
@@ -35,9 +37,11 @@ export class DesirabilityService implements OnModuleInit {
   }
 
   /**
-   * Makes the submission this validator's current vote: registers its jobs as tasks, then
-   * replaces the stored vote. A job that cannot be registered (its id names another task, or
-   * an ended one) is a 422 at that job, and nothing is stored.
+   * Makes the submission this validator's current vote: registers its jobs as tasks and
+   * replaces the stored vote in one transaction, one registration at a time across replicas,
+   * so that a task's params are always those every stored vote names it with. A job that cannot
+   * be registered (its id names another task, or an ended one; too many active tasks) is a 422
+   * at that job, and nothing is stored.
    */
   async submit(submission: ParsedSubmission): Promise<DesirabilitySubmittedDto> {
     const hotkey = this.identity.hotkey;
@@ -45,18 +49,34 @@ export class DesirabilityService implements OnModuleInit {
       await this.repository.deleteVote(hotkey);
       return { status: 'success', message: `Vote of ${hotkey} withdrawn`, tasks: [] };
     }
-    const registration = await this.tasks.register(hotkey, submission.jobs);
+    const jobs = submission.jobs.map(toJobView);
+    const registration = await this.tasks.registering(async (manager) => {
+      const outcome = await this.tasks.register(
+        hotkey,
+        submission.jobs,
+        this.config.desirability.maxActiveTasks,
+        manager,
+      );
+      if (outcome.conflicts.length === 0)
+        await this.repository.saveVote(
+          hotkey,
+          submission.submitted,
+          jobs,
+          this.clock.now(),
+          manager,
+        );
+      return outcome;
+    });
     if (registration.conflicts.length > 0) {
       throw new RequestValidationException(
         registration.conflicts.map((conflict) => ({
-          loc: submission.locs[conflict.index],
+          loc:
+            conflict.index === null ? ['body', 'desirabilities'] : submission.locs[conflict.index],
           msg: `Value error, ${conflict.message}`,
           type: 'value_error',
         })),
       );
     }
-    const jobs = submission.jobs.map(toJobView);
-    await this.repository.saveVote(hotkey, submission.submitted, jobs, this.clock.now());
     const registered = registration.registered.length;
     return {
       status: 'success',
@@ -65,16 +85,21 @@ export class DesirabilityService implements OnModuleInit {
     };
   }
 
-  /** A validator's submission as submitted, or the aggregate list in the requested format. */
-  async get(query: GetDesirabilitiesQueryDto): Promise<unknown[]> {
+  /**
+   * A validator's submission as submitted, or one page of the aggregate list (heaviest first)
+   * in the requested format, with the aggregate's total number of jobs.
+   */
+  async get(query: GetDesirabilitiesQueryDto): Promise<{ items: unknown[]; total: number }> {
     if (query.hotkey !== undefined) {
       const submitted = await this.repository.findSubmitted(query.hotkey);
       if (!submitted)
         throw new NotFoundException(`No desirabilities submitted by hotkey ${query.hotkey}`);
-      return submitted;
+      return { items: submitted, total: submitted.length };
     }
     const jobs = await this.aggregate();
-    return query.format === 'legacy' ? toLegacyFormat(jobs) : jobs;
+    const offset = query.offset ?? 0;
+    const page = jobs.slice(offset, offset + (query.limit ?? DEFAULT_PAGE));
+    return { items: query.format === 'legacy' ? toLegacyFormat(page) : page, total: jobs.length };
   }
 
   async aggregate(): Promise<JobView[]> {

@@ -43,6 +43,7 @@ export interface TaskRow {
 
 /** A job that cannot be registered, by its position in the submission. */
 export interface RegistrationConflict {
-  index: number;
+  /** The job in conflict, or null when the submission as a whole is (too many active tasks). */
+  index: number | null;
   message: string;
 }

@@ -4,9 +4,31 @@ import { DataSource, EntityManager } from 'typeorm';
 import { DataItem } from '../../network/protocol';
 import { TaskJob, TaskRow, TaskState } from './task.types';
 
+/** Arbitrary constant: the advisory lock that serializes task registrations. */
+const REGISTRATION_LOCK_ID = 7_013_000_003;
+
 @Injectable()
 export class TasksRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /**
+   * Serializes registrations (every replica, every hotkey) until the transaction ends: a
+   * registration reads which ids exist, then inserts and stores the vote, and two of them
+   * interleaving could each register the same new id with different params.
+   */
+  async lockRegistrations(manager: EntityManager): Promise<void> {
+    await manager.query('SELECT pg_advisory_xact_lock($1)', [REGISTRATION_LOCK_ID]);
+  }
+
+  /** Tasks registered by `hotkey` that are active now. */
+  async countActiveBy(hotkey: string, now: Date, manager: EntityManager): Promise<number> {
+    const [row] = await manager.query<{ count: number }[]>(
+      `SELECT count(*)::int AS count FROM scraping_tasks
+       WHERE registered_by = $1 AND state = 'active' AND expires_at > $2`,
+      [hotkey, now.toISOString()],
+    );
+    return row.count;
+  }
 
   findByIds(
     ids: readonly string[],

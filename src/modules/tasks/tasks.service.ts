@@ -1,4 +1,5 @@
 import { Injectable, NotFoundException } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
 import { Clock } from '../../common/clock/clock';
 import { RegistrationConflict, TASK_LIFETIME_MS, TaskJob, TaskRow, TaskState } from './task.types';
 import { TasksRepository } from './tasks.repository';
@@ -20,13 +21,20 @@ export class TasksService {
   ) {}
 
   /**
-   * Registers each job as a task active for seven days. A job whose id is already registered
+   * Registers each job as a task active for seven days, inside the caller's transaction, which
+   * holds the registration lock (see `registering`). A job whose id is already registered
    * keeps its original registration and lifetime if it describes the same task; a different
-   * task under a known id, or a finished task's id, is a conflict (nothing is registered then).
+   * task under a known id, or a finished task's id, is a conflict; so is going over
+   * `maxActive` active tasks for the hotkey. Nothing is registered when there is a conflict.
    */
-  async register(hotkey: string, jobs: readonly TaskJob[]): Promise<Registration> {
+  async register(
+    hotkey: string,
+    jobs: readonly TaskJob[],
+    maxActive: number,
+    manager: EntityManager,
+  ): Promise<Registration> {
     const now = this.clock.now();
-    return this.repository.transaction(async (manager) => {
+    {
       const existing = new Map(
         (
           await this.repository.findByIds(
@@ -53,6 +61,20 @@ export class TasksService {
       });
       if (conflicts.length > 0) return { registered: [], conflicts };
       const fresh = jobs.filter((job) => !existing.has(job.id));
+      const active =
+        fresh.length > 0 ? await this.repository.countActiveBy(hotkey, now, manager) : 0;
+      if (active + fresh.length > maxActive)
+        return {
+          registered: [],
+          conflicts: [
+            {
+              index: null,
+              message:
+                `${fresh.length} new tasks would make ${active + fresh.length} active tasks for ` +
+                `hotkey ${hotkey}; at most ${maxActive} may be active at once (DESIRABILITY_MAX_ACTIVE_TASKS)`,
+            },
+          ],
+        };
       const registered = await this.repository.insertNew(
         fresh,
         hotkey,
@@ -61,6 +83,14 @@ export class TasksService {
         manager,
       );
       return { registered, conflicts };
+    }
+  }
+
+  /** Runs `work` in a transaction holding the registration lock (one registration at a time). */
+  registering<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    return this.repository.transaction(async (manager) => {
+      await this.repository.lockRegistrations(manager);
+      return work(manager);
     });
   }
 
@@ -82,7 +112,11 @@ export class TasksService {
   async find(id: string): Promise<TaskRow> {
     // Postgres text cannot hold U+0000, so no task has such an id (and asking would be a 500).
     const task = id.includes('\u0000') ? undefined : await this.repository.findById(id);
-    if (!task) throw new NotFoundException(`Task '${id}' not found`);
+    // A long id is quoted by its start only (ids in paths are not length-checked).
+    if (!task)
+      throw new NotFoundException(
+        `Task '${id.length > 40 ? `${id.slice(0, 40)}…` : id}' not found`,
+      );
     return task;
   }
 }

@@ -1,5 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
+import { Type } from 'class-transformer';
+import { IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
 import { NoNulCharacter } from '../../../common/validation/no-nul';
 
 export class GetDesirabilitiesQueryDto {
@@ -24,4 +25,33 @@ export class GetDesirabilitiesQueryDto {
   @IsOptional()
   @IsIn(['jobs', 'legacy'])
   format?: 'jobs' | 'legacy';
+
+  @ApiPropertyOptional({
+    description:
+      'Jobs per page of the aggregate (heaviest first, ties by id: stable across pages). The total is in the ' +
+      '`X-Total-Count` response header. Ignored with `hotkey`.',
+    type: 'integer',
+    minimum: 1,
+    maximum: 1000,
+    default: 100,
+  })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  limit?: number;
+
+  @ApiPropertyOptional({
+    description: 'Jobs of the aggregate to skip. Ignored with `hotkey`.',
+    type: 'integer',
+    minimum: 0,
+    default: 0,
+  })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(1_000_000)
+  offset?: number;
 }

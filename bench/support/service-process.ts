@@ -1,0 +1,49 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+export interface ServiceProcess {
+  url: string;
+  child: ChildProcess;
+  /** Every line the process wrote to stdout and stderr so far. */
+  lines: string[];
+  /** SIGTERM, and the exit code once it exited. */
+  stop(): Promise<number | null>;
+}
+
+/**
+ * The compiled service (`npm run build` ran first) as a process of its own, exactly what a
+ * deployment runs, on a random loopback port; resolves once it answers.
+ */
+export async function startServiceProcess(env: NodeJS.ProcessEnv): Promise<ServiceProcess> {
+  const port = 30_000 + Math.floor(Math.random() * 20_000);
+  const child = spawn(process.execPath, [join(__dirname, '..', '..', 'src', 'main.js')], {
+    env: { ...env, HOST: '127.0.0.1', PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  for (const stream of [child.stdout, child.stderr])
+    createInterface({ input: stream }).on('line', (line) => lines.push(line));
+  const exited = once(child, 'exit') as Promise<[number | null]>;
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    return (await exited)[0];
+  };
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null)
+      throw new Error(`service exited with ${child.exitCode}:\n${lines.join('\n')}`);
+    try {
+      await fetch(`${url}/openapi.json`, { signal: AbortSignal.timeout(1000) });
+      return { url, child, lines, stop };
+    } catch {
+      if (Date.now() > deadline) {
+        await stop();
+        throw new Error('service did not answer within 60 s');
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+}
