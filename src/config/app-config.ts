@@ -141,6 +141,9 @@ export interface TasksConfig {
   collectIntervalMs: number;
   /** Items asked for per collection round. */
   collectLimit: number;
+  /** Collections in flight at once, and started per minute (across replicas). */
+  collectConcurrency: number;
+  collectPerMinute: number;
   /** How often the lifecycle job wakes up to collect and compile what is due. */
   tickMs: number;
   /** Failed compile attempts before a task is `failed`. */

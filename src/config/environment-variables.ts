@@ -326,6 +326,20 @@ export class EnvironmentVariables {
   @Min(1)
   TASK_LIFECYCLE_TICK = 60;
 
+  /** Collections in flight at once, across replicas (one replica runs the collection pass). */
+  @toInt()
+  @IsInt()
+  @Min(1)
+  @Max(64)
+  TASK_COLLECT_CONCURRENCY = 2;
+
+  /** Collections started per minute, across replicas: the budget tasks share. */
+  @toInt()
+  @IsInt()
+  @Min(1)
+  @Max(6000)
+  TASK_COLLECT_PER_MINUTE = 20;
+
   @toInt()
   @IsInt()
   @Min(1)

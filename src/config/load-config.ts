@@ -127,6 +127,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     tasks: {
       collectIntervalMs: vars.TASK_COLLECT_INTERVAL * 1000,
       collectLimit: vars.TASK_COLLECT_LIMIT,
+      collectConcurrency: vars.TASK_COLLECT_CONCURRENCY,
+      collectPerMinute: vars.TASK_COLLECT_PER_MINUTE,
       tickMs: vars.TASK_LIFECYCLE_TICK * 1000,
       maxCompileAttempts: vars.TASK_MAX_COMPILE_ATTEMPTS,
     },

@@ -9,6 +9,7 @@ import { ScrapingTasks1764000000000 } from './migrations/1764000000000-ScrapingT
 import { MinerLabelArrays1764150000000 } from './migrations/1764150000000-MinerLabelArrays';
 import { MinerCalls1764200000000 } from './migrations/1764200000000-MinerCalls';
 import { MetagraphState1764300000000 } from './migrations/1764300000000-MetagraphState';
+import { TaskWeights1764400000000 } from './migrations/1764400000000-TaskWeights';
 
 export const ENTITIES = [ApiKeyEntity, MinerEntity];
 export const MIGRATIONS = [
@@ -19,6 +20,7 @@ export const MIGRATIONS = [
   MinerLabelArrays1764150000000,
   MinerCalls1764200000000,
   MetagraphState1764300000000,
+  TaskWeights1764400000000,
 ];
 
 /**

@@ -26,8 +26,8 @@ export class DesirabilityRepository {
     );
   }
 
-  async deleteVote(hotkey: string): Promise<void> {
-    await this.dataSource.query('DELETE FROM desirability_votes WHERE hotkey = $1', [hotkey]);
+  async deleteVote(hotkey: string, manager: EntityManager): Promise<void> {
+    await manager.query('DELETE FROM desirability_votes WHERE hotkey = $1', [hotkey]);
   }
 
   /** The vote as it was submitted (unscaled), or undefined when the validator has none. */

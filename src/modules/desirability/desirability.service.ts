@@ -46,7 +46,10 @@ export class DesirabilityService implements OnModuleInit {
   async submit(submission: ParsedSubmission): Promise<DesirabilitySubmittedDto> {
     const hotkey = this.identity.hotkey;
     if (submission.jobs.length === 0) {
-      await this.repository.deleteVote(hotkey);
+      await this.tasks.registering(async (manager) => {
+        await this.repository.deleteVote(hotkey, manager);
+        await this.tasks.setWeights(hotkey, [], manager);
+      });
       return { status: 'success', message: `Vote of ${hotkey} withdrawn`, tasks: [] };
     }
     const jobs = submission.jobs.map(toJobView);
@@ -57,7 +60,7 @@ export class DesirabilityService implements OnModuleInit {
         this.config.desirability.maxActiveTasks,
         manager,
       );
-      if (outcome.conflicts.length === 0)
+      if (outcome.conflicts.length === 0) {
         await this.repository.saveVote(
           hotkey,
           submission.submitted,
@@ -65,6 +68,8 @@ export class DesirabilityService implements OnModuleInit {
           this.clock.now(),
           manager,
         );
+        await this.tasks.setWeights(hotkey, submission.jobs, manager);
+      }
       return outcome;
     });
     if (registration.conflicts.length > 0) {

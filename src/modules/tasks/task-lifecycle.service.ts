@@ -8,6 +8,7 @@ import {
 } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock';
 import { JobRunner } from '../../common/jobs/job-runner';
+import { paced } from '../../common/jobs/paced';
 import { PeriodicJob } from '../../common/jobs/periodic-job';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
@@ -32,6 +33,7 @@ export class TaskLifecycleService
 {
   private readonly logger = new Logger(TaskLifecycleService.name);
   private readonly job: PeriodicJob<{ collected: number; compiled: number }>;
+  private stopping = false;
 
   constructor(
     private readonly repository: TasksRepository,
@@ -54,6 +56,7 @@ export class TaskLifecycleService
   }
 
   onModuleDestroy(): void {
+    this.stopping = true;
     this.job.stop();
   }
 
@@ -69,11 +72,31 @@ export class TaskLifecycleService
     return { collected, compiled };
   }
 
-  async collectDue(): Promise<number> {
+  /**
+   * Collects the due tasks the budget allows, heaviest first: at most TASK_COLLECT_PER_MINUTE
+   * per minute of the tick (one pass runs at a time across replicas), started evenly over the
+   * tick, at most TASK_COLLECT_CONCURRENCY at once. Collections share the miners with users'
+   * queries; paced this way they never flood them. Due tasks left over wait for the next pass,
+   * and show as behind once a whole interval passed without a collection.
+   */
+  async collectDue(budget = this.passBudget()): Promise<number> {
+    const { collectIntervalMs, collectPerMinute, collectConcurrency } = this.config.tasks;
     const now = this.clock.now();
-    const due = await this.repository.dueForCollection(now, this.config.tasks.collectIntervalMs);
-    for (const task of due) await this.collect(task, now);
+    const due = await this.repository.dueForCollection(now, collectIntervalMs, budget);
+    await paced(
+      due,
+      collectConcurrency,
+      60_000 / collectPerMinute,
+      () => this.stopping,
+      (task) => this.collect(task, now),
+    );
     return due.length;
+  }
+
+  /** Collections one pass may start: a tick's worth of TASK_COLLECT_PER_MINUTE. */
+  private passBudget(): number {
+    const { collectPerMinute, tickMs } = this.config.tasks;
+    return Math.max(1, Math.floor((collectPerMinute * tickMs) / 60_000));
   }
 
   async compileExpired(): Promise<number> {

@@ -2,6 +2,8 @@ import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { MetricsService } from '../../common/metrics/metrics.service';
 import { TASK_STATES } from './task.types';
 import { TasksRepository } from './tasks.repository';
+import { TasksService } from './tasks.service';
+import { Clock } from '../../common/clock/clock';
 
 /** Tasks by state, counted in Postgres at scrape time (one small GROUP BY per scrape). */
 @Injectable()
@@ -11,6 +13,8 @@ export class TaskMetrics implements OnModuleInit {
   constructor(
     private readonly metrics: MetricsService,
     private readonly repository: TasksRepository,
+    private readonly tasks: TasksService,
+    private readonly clock: Clock,
   ) {}
 
   onModuleInit(): void {
@@ -24,6 +28,18 @@ export class TaskMetrics implements OnModuleInit {
         return TASK_STATES.map((state) => ({ labels: { state }, value: counts.get(state) ?? 0 }));
       },
       (error) => this.logger.warn(`could not count tasks by state: ${error.message}`),
+    );
+    this.metrics.gauge(
+      'tasks_collection_behind',
+      'Active tasks not collected within TASK_COLLECT_INTERVAL (plus a tick): the collection budget is short',
+      [],
+      async () => [
+        {
+          labels: {},
+          value: await this.repository.countBehind(this.clock.now(), this.tasks.lateAfterMs()),
+        },
+      ],
+      (error) => this.logger.warn(`could not count tasks behind: ${error.message}`),
     );
   }
 }

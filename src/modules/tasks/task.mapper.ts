@@ -3,8 +3,11 @@ import { TASK_LIFETIME_MS, TaskRow } from './task.types';
 
 export const DATASET_CONTENT_TYPE = 'application/gzip';
 
-export function toTaskDto(task: TaskRow, now: Date): TaskDto {
+/** `lateAfterMs`: how long an active task may go without a collection before it is behind. */
+export function toTaskDto(task: TaskRow, now: Date, lateAfterMs: number): TaskDto {
   const elapsed = (now.getTime() - task.registered_at.getTime()) / TASK_LIFETIME_MS;
+  const lastCollection = (task.last_collected_at ?? task.registered_at).getTime();
+  const running = task.state === 'active' && task.expires_at > now;
   return {
     id: task.id,
     state: task.state,
@@ -23,6 +26,7 @@ export function toTaskDto(task: TaskRow, now: Date): TaskDto {
       collections: task.collections,
       last_collected_at: task.last_collected_at?.toISOString() ?? null,
       lifetime_elapsed: Math.round(Math.min(1, Math.max(0, elapsed)) * 1000) / 1000,
+      collection_behind: running && now.getTime() - lastCollection > lateAfterMs,
     },
     ...(task.state === 'completed' && task.dataset_sha256
       ? {

@@ -96,13 +96,49 @@ export class TasksRepository {
     );
   }
 
-  /** Active tasks due for collection (not collected within `intervalMs`). */
-  dueForCollection(now: Date, intervalMs: number): Promise<TaskRow[]> {
+  /**
+   * The weights of a hotkey's vote: each task it names gets its weight there, and the active
+   * tasks the hotkey registered that it no longer names get 0 (they run on, collected last).
+   */
+  async setWeights(
+    hotkey: string,
+    jobs: readonly { id: string; weight: number }[],
+    manager: EntityManager,
+  ): Promise<void> {
+    await manager.query(
+      `UPDATE scraping_tasks SET weight = 0
+       WHERE registered_by = $1 AND state = 'active' AND NOT (id = ANY($2::varchar[])) AND weight <> 0`,
+      [hotkey, jobs.map((job) => job.id)],
+    );
+    await manager.query(
+      `UPDATE scraping_tasks t SET weight = j.weight
+       FROM unnest($1::varchar[], $2::float8[]) AS j(id, weight) WHERE t.id = j.id`,
+      [jobs.map((job) => job.id), jobs.map((job) => job.weight)],
+    );
+  }
+
+  /** Active tasks not collected within `lateAfterMs` (and registered longer ago than that). */
+  async countBehind(now: Date, lateAfterMs: number): Promise<number> {
+    const [row] = await this.dataSource.query<{ count: number }[]>(
+      `SELECT count(*)::int AS count FROM scraping_tasks
+       WHERE state = 'active' AND expires_at > $1
+         AND coalesce(last_collected_at, registered_at) < $1::timestamptz - make_interval(secs => $2 / 1000.0)`,
+      [now.toISOString(), lateAfterMs],
+    );
+    return row.count;
+  }
+
+  /**
+   * Active tasks due for collection (not collected within `intervalMs`), at most `limit`,
+   * heaviest first, then the longest waiting.
+   */
+  dueForCollection(now: Date, intervalMs: number, limit: number): Promise<TaskRow[]> {
     return this.dataSource.query(
       `SELECT * FROM scraping_tasks WHERE state = 'active' AND expires_at > $1
          AND (last_collected_at IS NULL OR last_collected_at <= $1::timestamptz - make_interval(secs => $2 / 1000.0))
-       ORDER BY last_collected_at NULLS FIRST, id`,
-      [now.toISOString(), intervalMs],
+       ORDER BY weight DESC, last_collected_at NULLS FIRST, id
+       LIMIT $3`,
+      [now.toISOString(), intervalMs, limit],
     );
   }
 

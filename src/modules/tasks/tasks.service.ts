@@ -1,6 +1,8 @@
 import { Injectable, NotFoundException } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { Clock } from '../../common/clock/clock';
+import { AppConfig } from '../../config/app-config';
+import { InjectConfig } from '../../config/config.module';
 import { RegistrationConflict, TASK_LIFETIME_MS, TaskJob, TaskRow, TaskState } from './task.types';
 import { TasksRepository } from './tasks.repository';
 import { toTaskDto } from './task.mapper';
@@ -18,7 +20,13 @@ export class TasksService {
   constructor(
     private readonly repository: TasksRepository,
     private readonly clock: Clock,
+    @InjectConfig() private readonly config: AppConfig,
   ) {}
+
+  /** An active task not collected for this long is behind (one interval, one tick of slack). */
+  lateAfterMs(): number {
+    return this.config.tasks.collectIntervalMs + this.config.tasks.tickMs;
+  }
 
   /**
    * Registers each job as a task active for seven days, inside the caller's transaction, which
@@ -86,6 +94,15 @@ export class TasksService {
     }
   }
 
+  /** Gives the tasks of a hotkey's new vote their weights there (see TasksRepository.setWeights). */
+  setWeights(
+    hotkey: string,
+    jobs: readonly { id: string; weight: number }[],
+    manager: EntityManager,
+  ): Promise<void> {
+    return this.repository.setWeights(hotkey, jobs, manager);
+  }
+
   /** Runs `work` in a transaction holding the registration lock (one registration at a time). */
   registering<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
     return this.repository.transaction(async (manager) => {
@@ -102,11 +119,11 @@ export class TasksService {
   async list(state: TaskState | undefined, limit: number, offset: number): Promise<TaskListDto> {
     const now = this.clock.now();
     const tasks = await this.repository.list(state, limit, offset);
-    return { tasks: tasks.map((task) => toTaskDto(task, now)) };
+    return { tasks: tasks.map((task) => toTaskDto(task, now, this.lateAfterMs())) };
   }
 
   async get(id: string): Promise<TaskDto> {
-    return toTaskDto(await this.find(id), this.clock.now());
+    return toTaskDto(await this.find(id), this.clock.now(), this.lateAfterMs());
   }
 
   async find(id: string): Promise<TaskRow> {

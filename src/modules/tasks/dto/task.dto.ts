@@ -35,6 +35,15 @@ export class TaskProgressDto {
 
   @ApiProperty({ description: 'Share of the seven-day lifetime elapsed, 0..1', example: 0.25 })
   lifetime_elapsed: number;
+
+  @ApiProperty({
+    description:
+      'True while an active task has gone a whole TASK_COLLECT_INTERVAL (plus one lifecycle tick) without a ' +
+      'collection: the collection budget (TASK_COLLECT_PER_MINUTE) cannot keep up with the active tasks, and ' +
+      'the lighter ones wait',
+    example: false,
+  })
+  collection_behind: boolean;
 }
 
 @ApiSchema({ name: 'TaskDataset' })
