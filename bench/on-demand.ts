@@ -2,9 +2,13 @@
  * Latency of POST /api/v1/on_demand_data_request on the real service, over a devnet of miners
  * with fixed latencies plus hanging ones, beside the miner the quorum has to wait for: the Q-th
  * fastest healthy one, timed directly. Target: p99 ≤ that miner's latency + 50 ms.
+ * With --active-tasks N, the queries are measured a second time after N scraping tasks were
+ * registered and are being collected (TASK_COLLECT_INTERVAL 60 s: every task always due, so
+ * collection runs at its full budget throughout): users' queries must still meet the target.
  * Run: npm run bench:on-demand [-- --latencies 40,80,120,160 --hung 1 --requests 300
- *   --warmup 30 --concurrency 4 --direct 30] (or BENCH_LATENCIES, BENCH_HUNG, BENCH_REQUESTS,
- *   BENCH_WARMUP_REQUESTS, BENCH_CONCURRENCY, BENCH_DIRECT_REQUESTS).
+ *   --warmup 30 --concurrency 4 --direct 30 --active-tasks 10000] (or BENCH_LATENCIES, BENCH_HUNG,
+ *   BENCH_REQUESTS, BENCH_WARMUP_REQUESTS, BENCH_CONCURRENCY, BENCH_DIRECT_REQUESTS,
+ *   BENCH_ACTIVE_TASKS).
  * The service and the devnet run as children of this script (--serve-app, --serve-devnet).
  */
 import os from 'node:os';
@@ -46,6 +50,7 @@ const { values: flags } = parseArgs({
     warmup: text,
     concurrency: text,
     direct: text,
+    'active-tasks': text,
   },
 });
 const setting = (flag: string | undefined, name: string, fallback: number): number =>
@@ -60,7 +65,16 @@ const options = {
   warmup: setting(flags.warmup, 'BENCH_WARMUP_REQUESTS', 30),
   concurrency: setting(flags.concurrency, 'BENCH_CONCURRENCY', 4),
   direct: setting(flags.direct, 'BENCH_DIRECT_REQUESTS', 30),
+  activeTasks: numberSetting(
+    flags['active-tasks'] ?? process.env.BENCH_ACTIVE_TASKS,
+    'BENCH_ACTIVE_TASKS',
+    0,
+    true,
+    true,
+  ),
 };
+/** Seconds between two collection passes while tasks are active (a pass spreads over it). */
+const TASK_TICK_S = 10;
 
 /** The fields of the endpoint's `meta` read here (see DataQueryService). */
 interface QueryMeta {
@@ -118,6 +132,57 @@ async function query(url: string, apiKey: string, count: number, failures: strin
   return { samples, seconds: (performance.now() - start) / 1000 };
 }
 
+/**
+ * Registers `options.activeTasks` tasks (256 jobs per submission), waits for the collection to
+ * be under way, and measures the queries again; counts the collections and miner calls meanwhile.
+ */
+async function measureWithTasks(
+  url: string,
+  apiKey: string,
+  masterKey: string,
+  devnet: Awaited<ReturnType<typeof forkDevnet>>,
+  failures: string[],
+) {
+  progress(`registering ${options.activeTasks} scraping tasks`);
+  for (let first = 0; first < options.activeTasks; first += 256) {
+    const count = Math.min(256, options.activeTasks - first);
+    const jobs = Array.from({ length: count }, (_, index) => ({
+      id: `bench-task-${first + index}`,
+      weight: 1 + ((first + index) % 7),
+      params: { platform: 'x', label: KEYWORDS[(first + index) % KEYWORDS.length] },
+    }));
+    const response = await fetch(`${url}/api/v1/set_desirabilities`, {
+      method: 'POST',
+      headers: { 'X-API-Key': masterKey, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ desirabilities: jobs }),
+    });
+    if (response.status !== 200)
+      throw new Error(`registering tasks: HTTP ${response.status} ${await response.text()}`);
+  }
+  progress(`waiting ${TASK_TICK_S + 2} s for the collection to start`);
+  await new Promise((resolve) => setTimeout(resolve, (TASK_TICK_S + 2) * 1000));
+  const collections = async () => {
+    const answer = await fetch(`${url}/metrics`, { headers: { 'X-API-Key': masterKey } });
+    return answer.text();
+  };
+  const before = await devnet.requestCounts();
+  const metricsBefore = await collections();
+  progress(`measured with ${options.activeTasks} active tasks: ${options.requests} queries`);
+  const run = await query(`${url}${PATH}`, apiKey, options.requests, failures);
+  const after = await devnet.requestCounts();
+  const metricsAfter = await collections();
+  const calls = after.reduce(
+    (sum, counts, uid) => sum + counts.OnDemandRequest - before[uid].OnDemandRequest,
+    0,
+  );
+  return {
+    ...run,
+    minerCalls: calls,
+    behind: /^gateway_tasks_collection_behind (\d+)/m.exec(metricsAfter)?.[1] ?? '?',
+    behindBefore: /^gateway_tasks_collection_behind (\d+)/m.exec(metricsBefore)?.[1] ?? '?',
+  };
+}
+
 /** Runs everything and returns what the report needs; cleans up before returning or failing. */
 async function benchmark() {
   const cleanup = cleanupOnExit();
@@ -137,7 +202,13 @@ async function benchmark() {
     // The index sync runs every 20 min, and at start unless told not to: at start it would
     // overlap the run (DB writes, CPU) and measure that job instead. Set it to 'true' to see.
     env.INDEX_SYNC_ON_START ??= 'false';
-    const { network } = loadConfig(env);
+    if (options.activeTasks > 0)
+      Object.assign(env, {
+        DESIRABILITY_MAX_ACTIVE_TASKS: String(options.activeTasks + 1000),
+        TASK_COLLECT_INTERVAL: '60',
+        TASK_LIFECYCLE_TICK: String(TASK_TICK_S),
+      });
+    const { network, tasks: taskSettings } = loadConfig(env);
 
     progress(`direct: ${options.direct} calls to each healthy miner, one at a time`);
     const healthy = behaviours.flatMap((behaviour, uid) => (behaviour.hang ? [] : [uid]));
@@ -175,8 +246,19 @@ async function benchmark() {
     const calls = (await devnet.requestCounts()).map(
       (after, uid) => after.OnDemandRequest - countsBefore[uid].OnDemandRequest,
     );
+    const withTasks =
+      options.activeTasks > 0
+        ? await measureWithTasks(app.url, key.key, masterKey, devnet, failures)
+        : undefined;
     const context = { behaviours, direct, baseline, network, env, calls, used, loads, failures };
-    return { ...run, ...context, ideal, database: database.description };
+    return {
+      ...run,
+      ...context,
+      ideal,
+      withTasks,
+      taskSettings,
+      database: database.description,
+    };
   } finally {
     await cleanup.run();
   }
@@ -259,10 +341,34 @@ function report(result: Awaited<ReturnType<typeof benchmark>>): void {
     `slowest:  ${slowest.map((s) => `${ms(s.ms)} ms at ${s.at.toFixed(1)} s`).join(', ')}`,
     `cpu:      service ${pct(used.cpu[0])}, devnet ${pct(used.cpu[1])} of a core; load ` +
       `generator event loop ${pct(used.busy)} busy, delay p99 ${ms(used.delayP99)} ms`,
+    ...withTasksLines(result, target, (values) => percentile(values, 0.99), ms),
     ...run.failures.slice(0, 5).map((failure) => `failure:  ${failure}`),
     '',
   ];
   process.stdout.write(lines.join('\n'));
+}
+
+function withTasksLines(
+  result: Awaited<ReturnType<typeof benchmark>>,
+  target: number,
+  p99Of: (values: number[]) => number,
+  ms: (value: number) => string,
+): string[] {
+  const { withTasks, taskSettings } = result;
+  if (!withTasks) return [];
+  const p99 = p99Of(withTasks.samples.map((sample) => sample.ms));
+  const without = p99Of(result.samples.map((sample) => sample.ms));
+  const userCalls = withTasks.samples.reduce((sum, s) => sum + s.meta.miners_queried, 0);
+  return [
+    '',
+    `with ${options.activeTasks} active tasks being collected (TASK_COLLECT_PER_MINUTE=` +
+      `${taskSettings.collectPerMinute}, TASK_COLLECT_CONCURRENCY=${taskSettings.collectConcurrency}, ` +
+      `TASK_COLLECT_INTERVAL=60 s: always due):`,
+    `          p99 ${ms(p99)} ms with tasks vs ${ms(without)} ms without; target ${ms(target)} ms: ` +
+      `${p99 <= target ? 'MET' : 'MISSED'}`,
+    `          during it: ${withTasks.minerCalls} OnDemandRequest calls to the miners, ${userCalls} ` +
+      `of them the users' queries; tasks behind ${withTasks.behindBefore} → ${withTasks.behind}`,
+  ];
 }
 
 async function main(): Promise<void> {
