@@ -30,7 +30,6 @@ describe('Collecting scraping tasks', () => {
         TASK_COLLECT_INTERVAL: String(INTERVAL_S),
         TASK_LIFECYCLE_TICK: String(TICK_S),
         TASK_COLLECT_CONCURRENCY: '2',
-        // Starts 20 ms apart: a pass of 10 takes a fifth of a second.
         TASK_COLLECT_PER_MINUTE: '3000',
       },
       { ownDatabase: true },

@@ -8,7 +8,7 @@ import {
 } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock';
 import { JobRunner } from '../../common/jobs/job-runner';
-import { paced } from '../../common/jobs/paced';
+import { inPool } from '../../common/jobs/in-pool';
 import { PeriodicJob } from '../../common/jobs/periodic-job';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
@@ -73,22 +73,25 @@ export class TaskLifecycleService
   }
 
   /**
-   * Collects the due tasks the budget allows, heaviest first: at most TASK_COLLECT_PER_MINUTE
-   * per minute of the tick (one pass runs at a time across replicas), started evenly over the
-   * tick, at most TASK_COLLECT_CONCURRENCY at once. Collections share the miners with users'
-   * queries; paced this way they never flood them. Due tasks left over wait for the next pass,
-   * and show as behind once a whole interval passed without a collection.
+   * Collects the due tasks the budget allows, heaviest first: a tick's worth of
+   * TASK_COLLECT_PER_MINUTE (one pass runs at a time across replicas), at most
+   * TASK_COLLECT_CONCURRENCY at once. Collections share the miners with users' queries; bounded
+   * so, they never flood them. Due tasks left over wait for the next pass, and show as behind
+   * once a whole interval passed without a collection. (The pass is not spread over the tick:
+   * the job runs again only once a tick passed since the last pass ended.)
    */
   async collectDue(budget = this.passBudget()): Promise<number> {
-    const { collectIntervalMs, collectPerMinute, collectConcurrency } = this.config.tasks;
+    const { collectIntervalMs, collectConcurrency } = this.config.tasks;
     const now = this.clock.now();
     const due = await this.repository.dueForCollection(now, collectIntervalMs, budget);
-    await paced(
+    await inPool(
       due,
       collectConcurrency,
-      60_000 / collectPerMinute,
       () => this.stopping,
-      (task) => this.collect(task, now),
+      (task) =>
+        this.collect(task, now).catch((error: Error) =>
+          this.logger.warn(`task ${task.id}: collection failed: ${error.message}`),
+        ),
     );
     return due.length;
   }
