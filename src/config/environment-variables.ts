@@ -318,7 +318,7 @@ export class EnvironmentVariables {
   @IsInt()
   @Min(1)
   @Max(1000)
-  TASK_COLLECT_LIMIT = 1000;
+  TASK_COLLECT_LIMIT = 100;
 
   /** Seconds between two wake-ups of the task lifecycle job. */
   @toInt()

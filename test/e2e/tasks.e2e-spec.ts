@@ -33,6 +33,8 @@ describe('Scraping task lifecycle', () => {
       QUERY_MINERS: '3',
       QUERY_QUORUM: '3',
       QUERY_CACHE_TTL_SECONDS: '0',
+      // Everything the miners hold for a label fits one collection: the dataset is checked whole.
+      TASK_COLLECT_LIMIT: '1000',
     };
     app = await startTestApp(env);
   });
