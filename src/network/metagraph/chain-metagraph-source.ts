@@ -24,7 +24,7 @@ export class ChainMetagraphSource implements MetagraphSource {
   ) {}
 
   get description(): string {
-    return `subtensor ${redactUrl(this.settings.url)} netuid ${this.netuid}`;
+    return `subtensor ${nodeAddress(this.settings.url)} netuid ${this.netuid}`;
   }
 
   networkOf(): MetagraphNetwork {
@@ -67,7 +67,7 @@ export class ChainMetagraphSource implements MetagraphSource {
 }
 
 /** A node URL may carry credentials (`wss://user:token@host`, `?apikey=`): only scheme and host are shown. */
-function redactUrl(url: string): string {
+function nodeAddress(url: string): string {
   try {
     const parsed = new URL(url);
     return `${parsed.protocol}//${parsed.host}`;
