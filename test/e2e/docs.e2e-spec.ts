@@ -95,4 +95,18 @@ describe('OpenAPI document', () => {
     const response = await app.http.get('/docs').redirects(1).expect(200);
     expect(response.text).toContain('swagger-ui');
   });
+
+  it('types every whole-number query parameter as integer (1.5 is refused)', () => {
+    const names = new Set(['limit', 'offset', 'start_bucket', 'end_bucket', 'uid']);
+    const found: string[] = [];
+    for (const [path, item] of Object.entries(document.paths))
+      for (const operation of Object.values(item))
+        for (const parameter of (operation as { parameters?: unknown[] }).parameters ?? []) {
+          const { name, schema } = parameter as { name: string; schema?: { type?: string } };
+          if (!names.has(name)) continue;
+          found.push(`${path} ${name}`);
+          expect({ path, name, type: schema?.type }).toEqual({ path, name, type: 'integer' });
+        }
+    expect(found.length).toBeGreaterThanOrEqual(7);
+  });
 });

@@ -175,4 +175,22 @@ describe('fuzz findings', () => {
     expect(number.status).toBe(422);
     expect(number.body.detail[0]).toMatchObject({ loc: ['body'], type: 'model_attributes_type' });
   });
+
+  it.each(['toString', 'valueOf', 'constructor', 'hasOwnProperty', '__proto__'])(
+    'refuses a body field named %s as extra_forbidden on POST /keys and on-demand',
+    async (name) => {
+      const key = await post('/api/v1/keys', `{"name": "members", "${name}": 1}`);
+      expect(key.status).toBe(422);
+      expect(key.body.detail).toEqual([
+        { loc: ['body', name], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' },
+      ]);
+      const query = await post('/api/v1/on_demand_data_request', `{"source": "x", "${name}": 1}`);
+      expect(query.status).toBe(422);
+      expect(query.body.detail).toContainEqual({
+        loc: ['body', name],
+        msg: 'Extra inputs are not permitted',
+        type: 'extra_forbidden',
+      });
+    },
+  );
 });

@@ -77,7 +77,6 @@ describe(RequestValidationPipe.name, () => {
   it('reports every failing field at once, one entry each', async () => {
     const errors = await errorsFor({ count: 11, tags: ['a', '', 3], extra: true });
     expect(errors).toEqual([
-      { loc: ['body', 'extra'], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' },
       { loc: ['body', 'name'], msg: 'Field required', type: 'missing' },
       {
         loc: ['body', 'count'],
@@ -92,8 +91,19 @@ describe(RequestValidationPipe.name, () => {
         ctx: { min_length: 1 },
       },
       { loc: ['body', 'tags', 2], msg: 'Input should be a valid string', type: 'string_type' },
+      { loc: ['body', 'extra'], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' },
     ]);
   });
+
+  it.each(['toString', 'valueOf', 'constructor', 'hasOwnProperty', '__proto__'])(
+    'refuses a body field named after an object member (%s) as extra_forbidden',
+    async (name) => {
+      const errors = await errorsFor(JSON.parse(`{"name": "a", "${name}": 1}`) as object);
+      expect(errors).toEqual([
+        { loc: ['body', name], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' },
+      ]);
+    },
+  );
 
   it('reports only the type error of a field whose type is wrong', async () => {
     expect(await errorsFor({ name: 'a', count: 'ten' })).toEqual([

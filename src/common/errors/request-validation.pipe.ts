@@ -1,6 +1,6 @@
 import { ArgumentMetadata, Injectable, PipeTransform } from '@nestjs/common';
 import { plainToInstance } from 'class-transformer';
-import { validate } from 'class-validator';
+import { getMetadataStorage, validate } from 'class-validator';
 import { toPydanticErrors } from './pydantic-errors';
 import { Location, RequestValidationException } from './validation-error-item';
 
@@ -11,6 +11,19 @@ const LOCATIONS: Partial<Record<ArgumentMetadata['type'], Location>> = {
 };
 
 const PRIMITIVES = new Set<unknown>([String, Number, Boolean, Array, Object]);
+
+/** The fields a DTO declares (every one carries a class-validator decorator), by class. */
+const declaredFields = new WeakMap<object, ReadonlySet<string>>();
+
+function fieldsOf(metatype: new () => object): ReadonlySet<string> {
+  let fields = declaredFields.get(metatype);
+  if (!fields) {
+    const metadata = getMetadataStorage().getTargetValidationMetadatas(metatype, '', true, false);
+    fields = new Set(metadata.map((entry) => entry.propertyName));
+    declaredFields.set(metatype, fields);
+  }
+  return fields;
+}
 
 /**
  * Validates DTO-typed bodies, queries and path parameters and reports every failure at once as
@@ -48,14 +61,29 @@ export class RequestValidationPipe implements PipeTransform {
       // throws (`{"name": {"constructor": {}}}`, found by fuzzing): such input is never valid.
       throw notAnObject;
     }
+    // Unknown body fields are found here, by own keys: class-validator's own check looks names
+    // up in a plain object, so `toString` or `constructor` passed as known (found by an audit).
+    const fields = fieldsOf(metatype as new () => object);
+    const extras = location === 'body' ? Object.keys(value).filter((key) => !fields.has(key)) : [];
     const errors = await validate(instance, {
       whitelist: true,
+      // Still on, for nested objects; the top level's extras are ours (below).
       forbidNonWhitelisted: location === 'body',
       forbidUnknownValues: false,
       validationError: { target: true, value: true },
     });
-    if (errors.length > 0)
-      throw new RequestValidationException(toPydanticErrors(errors, [location]));
+    if (errors.length > 0 || extras.length > 0)
+      throw new RequestValidationException([
+        ...toPydanticErrors(errors, [location]).filter(
+          (error) => !(error.type === 'extra_forbidden' && error.loc.length === 2),
+        ),
+        // After the declared fields' errors, as pydantic reports them.
+        ...extras.map((key) => ({
+          loc: [location, key],
+          msg: 'Extra inputs are not permitted',
+          type: 'extra_forbidden',
+        })),
+      ]);
     return instance;
   }
 }

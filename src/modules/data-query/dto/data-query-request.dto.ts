@@ -78,6 +78,7 @@ export class DataQueryRequestDto {
 
   @ApiPropertyOptional({
     description: 'Maximum number of items returned',
+    type: 'integer',
     minimum: 1,
     maximum: 1000,
     default: 100,

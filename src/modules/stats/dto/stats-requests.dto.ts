@@ -41,6 +41,7 @@ export class QueryBucketQueryDto {
   @ApiPropertyOptional({
     description: 'First time bucket id (hours since the epoch); default end_bucket − 24',
     example: 494276,
+    type: 'integer',
     minimum: 0,
     maximum: MAX_BUCKET,
   })
@@ -54,6 +55,7 @@ export class QueryBucketQueryDto {
   @ApiPropertyOptional({
     description: 'Last time bucket id; default the current bucket − 1',
     example: 494300,
+    type: 'integer',
     minimum: 0,
     maximum: MAX_BUCKET,
   })

@@ -9,7 +9,7 @@ export class TaskListQueryDto {
   @IsIn(TASK_STATES)
   state?: TaskState;
 
-  @ApiPropertyOptional({ minimum: 1, maximum: 500, default: 100 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 500, default: 100 })
   @IsOptional()
   @Type(() => Number)
   @IsInt()
@@ -18,7 +18,7 @@ export class TaskListQueryDto {
   limit?: number;
 
   // Bounded so that Postgres' OFFSET (bigint) never sees 1e300 (a 500, found by fuzzing).
-  @ApiPropertyOptional({ minimum: 0, maximum: 2147483647, default: 0 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 2147483647, default: 0 })
   @IsOptional()
   @Type(() => Number)
   @IsInt()
