@@ -7,12 +7,12 @@
  * Run: npm run bench:registration [-- --rounds 300 --seed 42] (or BENCH_RACE_ROUNDS, BENCH_RACE_SEED).
  */
 import fc from 'fast-check';
-import Redis from 'ioredis';
 import { parseArgs } from 'node:util';
 import { benchAppEnv, benchValidatorKey } from './support/app-server';
 import { cleanupOnExit } from './support/cleanup';
 import { acquireDatabase } from './support/database';
 import { numberSetting } from './support/measure';
+import { reachableRedisUrl } from './support/redis';
 import { raceRound, runRaceRound } from './support/registration-race';
 import { commandLine, formatInt, machineLine, progress } from './support/report';
 import { startServiceProcess } from './support/service-process';
@@ -33,31 +33,18 @@ const seed = numberSetting(
   true,
   true,
 );
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-
-async function redisAnswers(): Promise<boolean> {
-  const client = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0 });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    return (await client.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    client.disconnect();
-  }
-}
-
 async function main(): Promise<void> {
   const cleanup = cleanupOnExit();
   try {
     const database = await acquireDatabase('bench_registration');
     cleanup.push(database.release);
     const { env, masterKey } = benchAppEnv(database.url);
-    const redis = await redisAnswers();
+    const redis = await reachableRedisUrl();
     const shared = {
       ...env,
-      ...(redis ? { REDIS_URL, REDIS_KEY_PREFIX: `bench-registration-${process.pid}:` } : {}),
+      ...(redis
+        ? { REDIS_URL: redis, REDIS_KEY_PREFIX: `bench-registration-${process.pid}:` }
+        : {}),
       // Every round registers up to 4 tasks: the per-hotkey limit is not what is measured.
       DESIRABILITY_MAX_ACTIVE_TASKS: '1000000',
     };
@@ -99,7 +86,7 @@ async function main(): Promise<void> {
         'Registration race: concurrent set_desirabilities over two production processes',
         `command:  ${commandLine()}`,
         `machine:  ${machineLine()}`,
-        `database: ${database.description}; Redis: ${redis ? REDIS_URL : 'none'}`,
+        `database: ${database.description}; Redis: ${redis ?? 'none'}`,
         `seed:     ${seed} (repeat with --seed ${seed} --rounds ${rounds})`,
         '',
         `rounds:      ${formatInt(totals.rounds)} in ${seconds.toFixed(1)} s`,

@@ -12,11 +12,11 @@ import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import Redis from 'ioredis';
 import { describeBehaviour, MinerBehaviour } from '../src/devnet/behaviour';
 import { benchAppEnv, benchValidatorKey, createApiKey, serveApp } from './support/app-server';
 import { forkServer } from './support/child-server';
 import { cleanupOnExit } from './support/cleanup';
+import { reachableRedisUrl } from './support/redis';
 import { acquireDatabase } from './support/database';
 import { forkDevnet, serveDevnet } from './support/devnet-server';
 import { numberSetting, percentile } from './support/measure';
@@ -82,25 +82,6 @@ function rssMb(pid: number | undefined): number {
   }
 }
 
-async function redisUrl(): Promise<string | undefined> {
-  const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-  const client = new Redis(url, {
-    lazyConnect: true,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-  });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    await client.ping();
-    return url;
-  } catch {
-    return undefined;
-  } finally {
-    client.disconnect();
-  }
-}
-
 async function benchmark() {
   const cleanup = cleanupOnExit();
   try {
@@ -111,7 +92,7 @@ async function benchmark() {
     ]);
     cleanup.push(devnet.stop);
     const { env, masterKey } = benchAppEnv(database.url);
-    const redis = await redisUrl();
+    const redis = await reachableRedisUrl();
     Object.assign(env, {
       METAGRAPH_FILE: devnet.metagraphFile,
       DEVNET_MINERS: '0',

@@ -1,0 +1,21 @@
+import Redis from 'ioredis';
+
+/** REDIS_URL (or the local default) when a Redis answers there, else undefined. */
+export async function reachableRedisUrl(): Promise<string | undefined> {
+  const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const client = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.ping();
+    return url;
+  } catch {
+    return undefined;
+  } finally {
+    client.disconnect();
+  }
+}
