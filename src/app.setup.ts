@@ -15,7 +15,7 @@ import { httpMetricsMiddleware } from './common/metrics/http-metrics.middleware'
 import { MetricsService } from './common/metrics/metrics.service';
 import { refuseMisplacedSecrets } from './common/security/refuse-misplaced-secrets';
 import { attachSecretScanner, secretScannerFor } from './common/security/secrets';
-import { RATE_LIMIT_HEADERS } from './common/throttling/rate-limit-headers';
+import { RATE_LIMIT_HEADER_NAMES } from './common/throttling/rate-limit-headers';
 import { API_VERSION } from './common/version';
 import { AppConfig } from './config/app-config';
 
@@ -46,7 +46,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
   setupSwagger(app);
 }
 
-const EXPOSED_HEADERS = [...RATE_LIMIT_HEADERS, 'X-Request-Id', 'X-Total-Count'];
+const EXPOSED_HEADERS = [...RATE_LIMIT_HEADER_NAMES, 'X-Request-Id', 'X-Total-Count'];
 
 export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   const config = new DocumentBuilder()

@@ -4,7 +4,7 @@ import type { Response } from 'express';
 export const RATE_LIMIT_POLICY = 'default';
 
 /** Every rate-limit response header, for CORS and the documentation. */
-export const RATE_LIMIT_HEADERS = [
+export const RATE_LIMIT_HEADER_NAMES = [
   'X-RateLimit-Limit',
   'X-RateLimit-Remaining',
   'X-RateLimit-Reset',
