@@ -8,9 +8,10 @@ import { RedisConnection } from '../redis/redis-connection';
 import { FallbackThrottlerStorage } from './fallback-throttler-storage';
 
 /**
- * One hourly budget per key (not per route), sized by the key's own limit or else its class. Counts live in memory,
- * or in Redis when REDIS_URL is set so that every replica draws from the same budget (the
- * Redis storage updates the count and the block in one Lua script, so admission is exact).
+ * One hourly budget per key (not per route), sized by the key's own limit, else by its class.
+ * Counts live in memory, or in Redis when REDIS_URL is set so that every replica draws from the
+ * same budget, whatever the limit of each key (the Redis storage updates the count and the
+ * block in one Lua script, so admission is exact).
  * While Redis is unreachable, counts fall back to this process' memory (FallbackThrottlerStorage).
  */
 @Module({

@@ -66,7 +66,7 @@ export class ApiKeysService {
     changes.onChanged((keyId) => this.forget(keyId));
   }
 
-  /** Resolves a presented key to its principal; null when it is unknown or deactivated. */
+  /** Resolves a presented key: its principal, `expired` past its expiry, null if unknown or inactive. */
   async authenticate(presented: string): Promise<Authentication> {
     if (secretsEqual(presented, this.masterKey)) return MASTER;
     if (!presented.startsWith(API_KEY_PREFIX)) return null;
