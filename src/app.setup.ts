@@ -15,6 +15,7 @@ import { httpMetricsMiddleware } from './common/metrics/http-metrics.middleware'
 import { MetricsService } from './common/metrics/metrics.service';
 import { refuseMisplacedSecrets } from './common/security/refuse-misplaced-secrets';
 import { attachSecretScanner, secretScannerFor } from './common/security/secrets';
+import { RATE_LIMIT_HEADER_NAMES } from './common/throttling/rate-limit-headers';
 import { API_VERSION } from './common/version';
 import { AppConfig } from './config/app-config';
 
@@ -45,14 +46,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
   setupSwagger(app);
 }
 
-const EXPOSED_HEADERS = [
-  'X-RateLimit-Limit',
-  'X-RateLimit-Remaining',
-  'X-RateLimit-Reset',
-  'Retry-After',
-  'X-Request-Id',
-  'X-Total-Count',
-];
+const EXPOSED_HEADERS = [...RATE_LIMIT_HEADER_NAMES, 'X-Request-Id', 'X-Total-Count'];
 
 export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   const config = new DocumentBuilder()
@@ -60,7 +54,10 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .setDescription(
       'On-demand queries to the miner network, scraping tasks (desirabilities), miner repositories, ' +
         'validator statistics and API keys. Every operation needs the `X-API-Key` header. Regular keys ' +
-        'have 100 requests per hour, validator keys 1000; responses carry `X-RateLimit-*` headers.',
+        'have 100 requests per hour, validator keys 1000 (a key may have its own limit); responses carry ' +
+        'the budget as `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`, and in the ' +
+        'IETF form (draft-ietf-httpapi-ratelimit-headers) as `RateLimit-Policy: "default";q=100;w=3600` ' +
+        'and `RateLimit: "default";r=99;t=3540`.',
     )
     .setVersion(API_VERSION)
     .addApiKey({ type: 'apiKey', in: 'header', name: 'X-API-Key' }, API_KEY_SECURITY)

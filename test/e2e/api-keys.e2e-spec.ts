@@ -24,6 +24,8 @@ describe('API keys', () => {
       id: expect.any(String),
       tier: 'regular',
       created_at: expect.any(String),
+      expires_at: null,
+      rate_limit: null,
     });
   });
 
@@ -48,6 +50,8 @@ describe('API keys', () => {
       created_at: expect.any(String),
       last_used_at: expect.any(String),
       is_active: true,
+      expires_at: null,
+      rate_limit: null,
     });
     expect(JSON.stringify(list.body)).not.toContain(created.key);
     expect(JSON.stringify(list.body)).not.toMatch(/[0-9a-f]{64}/);

@@ -48,13 +48,27 @@ async function call(
   };
 }
 
-async function createKey(app: AppProcess, name: string, tier = 'regular'): Promise<string> {
+async function createKey(
+  app: AppProcess,
+  name: string,
+  tier = 'regular',
+  settings: { rate_limit?: number } = {},
+): Promise<string> {
+  return (await createKeyWithId(app, name, tier, settings)).key;
+}
+
+async function createKeyWithId(
+  app: AppProcess,
+  name: string,
+  tier = 'regular',
+  settings: { rate_limit?: number } = {},
+): Promise<{ key: string; id: string }> {
   const created = await call(app, '/api/v1/keys', TEST_MASTER_KEY, {
     method: 'POST',
-    body: { name, tier },
+    body: { name, tier, ...settings },
   });
   expect(created.status).toBe(200);
-  return (created.body as { key: string }).key;
+  return created.body as { key: string; id: string };
 }
 
 async function ownDatabase(label: string) {
@@ -128,6 +142,54 @@ describe('Two service processes on one Postgres and one Redis', () => {
     const byApp = [0, 1].map((i) => statuses.filter((_, j) => j % 2 === i && _ === 200).length);
     expect(byApp[0] + byApp[1]).toBe(20);
     expect(answers[0].headers.get('x-ratelimit-limit')).toBe('20');
+  });
+
+  it("share a key's own limit exactly: 13 of 30 concurrent requests spread over both pass", async () => {
+    const key = await createKey(apps[0], 'own-budget', 'regular', { rate_limit: 13 });
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => call(apps[i % 2], '/api/v1/health', key)),
+    );
+    const statuses = answers.map((answer) => answer.status);
+    expect(statuses.filter((status) => status === 200)).toHaveLength(13);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(17);
+    for (const answer of answers) {
+      expect(answer.headers.get('x-ratelimit-limit')).toBe('13');
+      expect(answer.headers.get('ratelimit-policy')).toBe('"default";q=13;w=3600');
+    }
+    // Each admitted request saw its own place in the shared count: 12 down to 0, once each.
+    const remaining = answers
+      .filter((answer) => answer.status === 200)
+      .map((answer) => Number(answer.headers.get('x-ratelimit-remaining')))
+      .sort((a, b) => a - b);
+    expect(remaining).toEqual(Array.from({ length: 13 }, (_, i) => i));
+  });
+
+  it("see a key's new limit on both within half a second, 5 times over", async () => {
+    const delays: number[] = [];
+    for (let round = 0; round < 5; round++) {
+      const { key, id } = await createKeyWithId(apps[0], `to-change-${round}`, 'regular', {
+        rate_limit: 100,
+      });
+      // Cached by both: only the announcement over Redis makes the other see the change in
+      // well under KEY_CACHE_TTL_MS (1000 here).
+      for (const app of apps) expect((await call(app, '/api/v1/health', key)).status).toBe(200);
+      const [through, other] = round % 2 === 0 ? apps : [apps[1], apps[0]];
+      const started = Date.now();
+      const changed = await call(through, `/api/v1/keys/${id}`, TEST_MASTER_KEY, {
+        method: 'PATCH',
+        body: { rate_limit: 200 },
+      });
+      expect(changed.status).toBe(200);
+      delays.push(
+        await until(async () => {
+          const answer = await call(other, '/api/v1/health', key);
+          return answer.headers.get('x-ratelimit-limit') === '200'
+            ? Date.now() - started
+            : undefined;
+        }, 5000),
+      );
+    }
+    expect(Math.max(...delays)).toBeLessThan(500);
   });
 
   it('run the index sync once between them', async () => {

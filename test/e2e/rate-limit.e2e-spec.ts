@@ -26,6 +26,10 @@ describe('Rate limits (in-memory storage)', () => {
       expect(response.headers['x-ratelimit-limit']).toBe('100');
       expect(response.headers['x-ratelimit-remaining']).toBe(String(expected));
       expect(Number(response.headers['x-ratelimit-reset'])).toBeGreaterThan(3500);
+      expect(response.headers['ratelimit-policy']).toBe('"default";q=100;w=3600');
+      expect(response.headers['ratelimit']).toBe(
+        `"default";r=${expected};t=${response.headers['x-ratelimit-reset']}`,
+      );
     }
   });
 

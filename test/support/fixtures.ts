@@ -7,14 +7,18 @@ export interface CreatedKey {
   tier: ApiKeyTier;
 }
 
-export async function createKey(
-  app: TestApp,
-  options: { tier?: ApiKeyTier; name?: string } = {},
-): Promise<CreatedKey> {
+export interface KeyOptions {
+  tier?: ApiKeyTier;
+  name?: string;
+  expires_at?: string;
+  rate_limit?: number;
+}
+
+export async function createKey(app: TestApp, options: KeyOptions = {}): Promise<CreatedKey> {
   const response = await app.http
     .post('/api/v1/keys')
     .set('X-API-Key', TEST_MASTER_KEY)
-    .send({ name: options.name ?? 'test key', ...(options.tier ? { tier: options.tier } : {}) })
+    .send({ name: 'test key', ...options })
     .expect(200);
   return response.body as CreatedKey;
 }

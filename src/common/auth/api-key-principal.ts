@@ -6,6 +6,8 @@ export interface ApiKeyPrincipal {
   id: string;
   tier: ApiKeyTier;
   isMaster: boolean;
+  /** The key's own budget per rate-limit window; null = its class's. */
+  rateLimit: number | null;
 }
 
 export interface AuthenticatedRequest {

@@ -45,6 +45,8 @@ export class ApiKeyGuard implements CanActivate {
 
     const principal =
       presented.length <= MAX_KEY_LENGTH ? await this.keys.authenticate(presented) : null;
+    // A genuine key past its expiry guesses nothing: not a failure towards the address's lockout.
+    if (principal === 'expired') throw new UnauthorizedException('API key expired');
     if (!principal) {
       await this.failures.recordFailure(request.ip ?? 'unknown');
       throw new UnauthorizedException('Invalid API key');

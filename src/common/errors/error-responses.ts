@@ -54,7 +54,9 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   400:
     'A secret (an API key or token) sent outside the X-API-Key and Authorization headers: the request ' +
     'was not processed; or an HTTP request the server could not parse',
-  401: 'Missing API key (`Missing API key`) or unknown/deactivated key (`Invalid API key`)',
+  401:
+    'Missing API key (`Missing API key`), unknown or deactivated key (`Invalid API key`), or a key ' +
+    'past its expiry (`API key expired`)',
   403: 'The key is valid but lacks the privilege this operation needs',
   404: 'Not found',
   409: 'Conflict with the current state of the resource',

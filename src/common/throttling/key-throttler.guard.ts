@@ -6,11 +6,13 @@ import {
   ThrottlerGuard,
   ThrottlerLimitDetail,
   type ThrottlerModuleOptions,
+  type ThrottlerRequest,
   type ThrottlerStorage,
 } from '@nestjs/throttler';
 import type { Response } from 'express';
 import { AuthenticatedRequest } from '../auth/api-key-principal';
 import { MetricsService } from '../metrics/metrics.service';
+import { setRateLimitHeaders } from './rate-limit-headers';
 
 /**
  * Runs after ApiKeyGuard, so it sees the authenticated key: every authenticated request is
@@ -32,6 +34,25 @@ export class KeyThrottlerGuard extends ThrottlerGuard {
     return Promise.resolve(!request.apiKey);
   }
 
+  /** The library's counting, with our headers (both forms, on admitted and refused requests). */
+  protected override async handleRequest(request: ThrottlerRequest): Promise<boolean> {
+    const { context, limit, ttl, throttler, blockDuration } = request;
+    const name = throttler.name ?? 'default';
+    const { req, res } = this.getRequestResponse(context);
+    const tracker = await request.getTracker(req, context);
+    const key = request.generateKey(context, tracker, name);
+    const record = await this.storageService.increment(key, ttl, limit, blockDuration, name);
+    setRateLimitHeaders(res as Response, {
+      limit,
+      remaining: record.isBlocked ? 0 : limit - record.totalHits,
+      resetSeconds: record.isBlocked ? Math.max(1, record.timeToBlockExpire) : record.timeToExpire,
+      windowSeconds: Math.round(ttl / 1000),
+    });
+    if (record.isBlocked)
+      await this.throwThrottlingException(context, { ...record, limit, ttl, key, tracker });
+    return true;
+  }
+
   protected override throwThrottlingException(
     context: ExecutionContext,
     limit: ThrottlerLimitDetail,
@@ -40,9 +61,6 @@ export class KeyThrottlerGuard extends ThrottlerGuard {
     this.metrics.recordRateLimitRejection(key?.isMaster ? 'master' : (key?.tier ?? 'regular'));
     const response = context.switchToHttp().getResponse<Response>();
     response.setHeader('Retry-After', Math.max(1, limit.timeToBlockExpire));
-    response.setHeader('X-RateLimit-Limit', limit.limit);
-    response.setHeader('X-RateLimit-Remaining', 0);
-    response.setHeader('X-RateLimit-Reset', limit.timeToExpire);
     throw new HttpException({ detail: 'Rate limit exceeded' }, HttpStatus.TOO_MANY_REQUESTS);
   }
 }

@@ -8,9 +8,10 @@ import { RedisConnection } from '../redis/redis-connection';
 import { FallbackThrottlerStorage } from './fallback-throttler-storage';
 
 /**
- * One hourly budget per key (not per route), sized by the key's class. Counts live in memory,
- * or in Redis when REDIS_URL is set so that every replica draws from the same budget (the
- * Redis storage updates the count and the block in one Lua script, so admission is exact).
+ * One hourly budget per key (not per route), sized by the key's own limit, else by its class.
+ * Counts live in memory, or in Redis when REDIS_URL is set so that every replica draws from the
+ * same budget, whatever the limit of each key (the Redis storage updates the count and the
+ * block in one Lua script, so admission is exact).
  * While Redis is unreachable, counts fall back to this process' memory (FallbackThrottlerStorage).
  */
 @Module({
@@ -27,8 +28,11 @@ import { FallbackThrottlerStorage } from './fallback-throttler-storage';
               // Going over the budget starts a cool-down of one window (Retry-After says how long).
               blockDuration: windowSeconds * 1000,
               limit: (context: ExecutionContext) => {
-                const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
-                return request.apiKey?.tier === 'validator' ? validatorPerWindow : regularPerWindow;
+                const key = context.switchToHttp().getRequest<AuthenticatedRequest>().apiKey;
+                // A key's own limit (set by the master key) overrides its class's budget.
+                const classBudget =
+                  key?.tier === 'validator' ? validatorPerWindow : regularPerWindow;
+                return key?.rateLimit ?? classBudget;
               },
             },
           ],

@@ -30,4 +30,12 @@ export class ApiKeyEntity {
 
   @Column({ name: 'deactivated_at', type: 'timestamptz', nullable: true })
   deactivatedAt: Date | null;
+
+  /** Refused as `API key expired` from this instant on; null = never. */
+  @Column({ name: 'expires_at', type: 'timestamptz', nullable: true })
+  expiresAt: Date | null;
+
+  /** Requests per rate-limit window, overriding the class's budget; null = the class's. */
+  @Column({ name: 'rate_limit', type: 'integer', nullable: true })
+  rateLimit: number | null;
 }

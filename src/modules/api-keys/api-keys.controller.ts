@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { RequireMasterKey } from '../../common/auth/access.decorators';
 import { StatusDto } from '../../common/dto/status.dto';
@@ -6,7 +6,8 @@ import { ApiErrorResponses } from '../../common/errors/error-responses';
 import { ApiKeysService } from './api-keys.service';
 import { ApiKeyCreateDto } from './dto/api-key-create.dto';
 import { ApiKeyCreatedDto } from './dto/api-key-created.dto';
-import { ApiKeyListDto } from './dto/api-key-summary.dto';
+import { ApiKeyListDto, ApiKeySummaryDto } from './dto/api-key-summary.dto';
+import { ApiKeyUpdateDto } from './dto/api-key-update.dto';
 
 @ApiTags('API keys')
 @RequireMasterKey()
@@ -29,12 +30,29 @@ export class ApiKeysController {
   @ApiOperation({
     summary: 'Create an API key',
     description:
-      'Returns the new key once; store it, it cannot be shown again. `tier` defaults to `regular`.',
+      'Returns the new key once; store it, it cannot be shown again. `tier` defaults to `regular`. ' +
+      '`expires_at` (a future date-time with its offset) and `rate_limit` (requests per window, ' +
+      "overriding the class's budget) are optional.",
   })
   @ApiOkResponse({ type: ApiKeyCreatedDto })
   @ApiErrorResponses(413, 415, 422)
   create(@Body() request: ApiKeyCreateDto): Promise<ApiKeyCreatedDto> {
     return this.keys.create(request);
+  }
+
+  @Patch(':id')
+  @ApiOperation({
+    summary: 'Update an API key',
+    description:
+      'Changes the name, the expiry or the own rate limit of an active key, by its id. Absent fields ' +
+      'stay as they are; `null` clears `expires_at` or `rate_limit`. Effective on every replica ' +
+      'within one second. A deactivated key cannot be changed (409).',
+  })
+  @ApiParam({ name: 'id', description: 'The id of the key (as listed)', format: 'uuid' })
+  @ApiOkResponse({ type: ApiKeySummaryDto, description: 'The key as it now is' })
+  @ApiErrorResponses(404, 409, 413, 415, 422)
+  update(@Param('id') id: string, @Body() request: ApiKeyUpdateDto): Promise<ApiKeySummaryDto> {
+    return this.keys.update(id, request);
   }
 
   @Post(':key/deactivate')

@@ -3,11 +3,11 @@ import { ApiKeyUsageRecorder } from './api-key-usage.recorder';
 import { ApiKeysController } from './api-keys.controller';
 import { ApiKeysRepository } from './api-keys.repository';
 import { ApiKeysService } from './api-keys.service';
-import { KeyDeactivations } from './key-deactivations';
+import { KeyChanges } from './key-changes';
 
 @Module({
   controllers: [ApiKeysController],
-  providers: [ApiKeysService, ApiKeysRepository, ApiKeyUsageRecorder, KeyDeactivations],
+  providers: [ApiKeysService, ApiKeysRepository, ApiKeyUsageRecorder, KeyChanges],
   exports: [ApiKeysService],
 })
 export class ApiKeysModule {}

@@ -9,6 +9,15 @@ export interface NewApiKey {
   keyHash: string;
   prefix: string;
   tier: ApiKeyTier;
+  expiresAt: Date | null;
+  rateLimit: number | null;
+}
+
+/** What an update may change; undefined leaves a field as it is, null clears it. */
+export interface ApiKeyChanges {
+  name?: string;
+  expiresAt?: Date | null;
+  rateLimit?: number | null;
 }
 
 @Injectable()
@@ -33,6 +42,15 @@ export class ApiKeysRepository {
 
   listAll(): Promise<ApiKeyEntity[]> {
     return this.keys.find({ order: { createdAt: 'ASC' } });
+  }
+
+  /** Applies the changes to an active key and returns it; null when the key is not active. */
+  async updateActive(id: string, changes: ApiKeyChanges): Promise<ApiKeyEntity | null> {
+    const defined = Object.fromEntries(
+      Object.entries(changes).filter(([, value]) => value !== undefined),
+    ) as ApiKeyChanges;
+    const result = await this.keys.update({ id, isActive: true }, defined);
+    return result.affected ? this.findById(id) : null;
   }
 
   async deactivate(id: string): Promise<void> {

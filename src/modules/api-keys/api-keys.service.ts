@@ -1,9 +1,12 @@
-import { Injectable, NotFoundException } from '@nestjs/common';
+import { ConflictException, Injectable, NotFoundException } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { ApiKeyPrincipal } from '../../common/auth/api-key-principal';
+import { Clock } from '../../common/clock/clock';
+import { validationError } from '../../common/errors/validation-error-item';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { StatusDto } from '../../common/dto/status.dto';
+import { parseIsoDate } from '../../network/iso-date';
 import {
   API_KEY_PREFIX,
   displayPrefix,
@@ -13,30 +16,40 @@ import {
 } from './api-key-secret';
 import { ApiKeyEntity } from './api-key.entity';
 import { ApiKeyUsageRecorder } from './api-key-usage.recorder';
-import { ApiKeysRepository } from './api-keys.repository';
-import { KeyDeactivations } from './key-deactivations';
+import { ApiKeysRepository, ApiKeyChanges } from './api-keys.repository';
+import { KeyChanges } from './key-changes';
 import { ApiKeyCreateDto } from './dto/api-key-create.dto';
 import { ApiKeyCreatedDto } from './dto/api-key-created.dto';
 import { ApiKeyListDto, ApiKeySummaryDto } from './dto/api-key-summary.dto';
+import { ApiKeyUpdateDto } from './dto/api-key-update.dto';
 
-const MASTER: ApiKeyPrincipal = { id: 'master', tier: 'validator', isMaster: true };
+const MASTER: ApiKeyPrincipal = {
+  id: 'master',
+  tier: 'validator',
+  isMaster: true,
+  rateLimit: null,
+};
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** What authenticating a key gives: who it is, `expired` for a genuine key past its expiry, or null. */
+export type Authentication = ApiKeyPrincipal | 'expired' | null;
 
 @Injectable()
 export class ApiKeysService {
   private readonly masterKey: string;
   /**
    * Known keys by hash, trusted for `keyCacheTtlMs`: the hot path needs no query once a key is
-   * cached. A deactivation through another replica drops the key at once when it is announced
-   * over Redis (KeyDeactivations), else within the TTL. Concurrent misses for the same key share
-   * one query. Unknown keys are not cached, so a new key works at once.
+   * cached. A change through another replica (deactivation, new expiry or limit) drops the key at
+   * once when it is announced over Redis (KeyChanges), else within the TTL. Concurrent misses for
+   * the same key share one query. Unknown keys are not cached, so a new key works at once.
    */
   private readonly cache: LRUCache<string, ApiKeyEntity> | undefined;
 
   constructor(
     private readonly repository: ApiKeysRepository,
     private readonly usage: ApiKeyUsageRecorder,
-    private readonly deactivations: KeyDeactivations,
+    private readonly changes: KeyChanges,
+    private readonly clock: Clock,
     @InjectConfig() config: AppConfig,
   ) {
     if (!config.masterKey) throw new Error('The master key must be resolved before the app starts');
@@ -50,18 +63,19 @@ export class ApiKeysService {
             fetchMethod: async (hash) => (await this.repository.findByHash(hash)) ?? undefined,
           })
         : undefined;
-    deactivations.onDeactivated((keyId) => this.forget(keyId));
+    changes.onChanged((keyId) => this.forget(keyId));
   }
 
-  /** Resolves a presented key to its principal, or null when it is unknown or deactivated. */
-  async authenticate(presented: string): Promise<ApiKeyPrincipal | null> {
+  /** Resolves a presented key: its principal, `expired` past its expiry, null if unknown or inactive. */
+  async authenticate(presented: string): Promise<Authentication> {
     if (secretsEqual(presented, this.masterKey)) return MASTER;
     if (!presented.startsWith(API_KEY_PREFIX)) return null;
     const hash = hashApiKey(presented);
     const key = this.cache ? await this.cache.fetch(hash) : await this.repository.findByHash(hash);
     if (!key?.isActive) return null;
+    if (key.expiresAt && key.expiresAt <= this.clock.now()) return 'expired';
     this.usage.record(key.id);
-    return { id: key.id, tier: key.tier, isMaster: false };
+    return { id: key.id, tier: key.tier, isMaster: false, rateLimit: key.rateLimit };
   }
 
   async create(request: ApiKeyCreateDto): Promise<ApiKeyCreatedDto> {
@@ -71,6 +85,8 @@ export class ApiKeysService {
       keyHash: hashApiKey(key),
       prefix: displayPrefix(key),
       tier: request.tier ?? 'regular',
+      expiresAt: this.futureExpiry(request.expires_at) ?? null,
+      rateLimit: request.rate_limit ?? null,
     });
     return {
       key,
@@ -78,6 +94,8 @@ export class ApiKeysService {
       id: saved.id,
       tier: saved.tier,
       created_at: saved.createdAt.toISOString(),
+      expires_at: saved.expiresAt?.toISOString() ?? null,
+      rate_limit: saved.rateLimit,
     };
   }
 
@@ -87,26 +105,70 @@ export class ApiKeysService {
     return { keys: keys.map(toSummary) };
   }
 
+  /**
+   * Changes a key's name, expiry or own limit (absent fields stay, null clears). Only by id:
+   * unlike deactivation, nothing justifies a secret in this URL. A deactivated key is final: 409.
+   */
+  async update(id: string, request: ApiKeyUpdateDto): Promise<ApiKeySummaryDto> {
+    const changes: ApiKeyChanges = {
+      name: request.name,
+      expiresAt: this.futureExpiry(request.expires_at),
+      rateLimit: request.rate_limit,
+    };
+    if (Object.values(changes).every((value) => value === undefined))
+      throw validationError(['body'], 'give at least one of name, expires_at and rate_limit');
+    const key = await this.findById(id);
+    if (!key) throw new NotFoundException('API key not found');
+    await this.usage.flush();
+    // Only an active key is updated, so a deactivation racing this update wins.
+    const updated = key.isActive ? await this.repository.updateActive(key.id, changes) : null;
+    if (!updated) throw new ConflictException('API key is deactivated');
+    await this.announce(updated);
+    return toSummary(updated);
+  }
+
   /** Accepts the full key or its id; idempotent for an already deactivated key. */
   async deactivate(keyOrId: string): Promise<StatusDto> {
     const key = await this.findByKeyOrId(keyOrId);
     if (!key) throw new NotFoundException('API key not found');
     await this.repository.deactivate(key.id);
-    this.cache?.delete(key.keyHash);
-    await this.deactivations.publish(key.id);
+    await this.announce(key);
     return { status: 'success' };
   }
 
-  /** Drops a key from the cache by its id (announced by the replica that deactivated it). */
+  /** Drops the key here at once and tells the other replicas to do the same. */
+  private async announce(key: ApiKeyEntity): Promise<void> {
+    this.cache?.delete(key.keyHash);
+    await this.changes.publish(key.id);
+  }
+
+  /** Drops a key from the cache by its id (announced by the replica that changed it). */
   private forget(keyId: string): void {
     if (!this.cache) return;
     for (const [hash, key] of this.cache.entries()) if (key.id === keyId) this.cache.delete(hash);
   }
 
+  /** `expires_at` as an instant (null clears, undefined leaves as is); past instants are a 422. */
+  private futureExpiry(value: string | null | undefined): Date | null | undefined {
+    if (value === undefined || value === null) return value;
+    const instant = parseIsoDate(value)!;
+    if (instant <= this.clock.now())
+      throw validationError(
+        ['body', 'expires_at'],
+        'Input should be in the future',
+        'datetime_future',
+      );
+    return instant;
+  }
+
   private findByKeyOrId(keyOrId: string): Promise<ApiKeyEntity | null> {
     if (keyOrId.startsWith(API_KEY_PREFIX)) return this.repository.findByHash(hashApiKey(keyOrId));
-    if (UUID.test(keyOrId)) return this.repository.findById(keyOrId);
-    return Promise.resolve(null);
+    return this.findById(keyOrId);
+  }
+
+  /** Anything that is not a UUID cannot be a key id: 404 without a query. */
+  private findById(id: string): Promise<ApiKeyEntity | null> {
+    return UUID.test(id) ? this.repository.findById(id) : Promise.resolve(null);
   }
 }
 
@@ -119,5 +181,7 @@ function toSummary(key: ApiKeyEntity): ApiKeySummaryDto {
     created_at: key.createdAt.toISOString(),
     last_used_at: key.lastUsedAt?.toISOString() ?? null,
     is_active: key.isActive,
+    expires_at: key.expiresAt?.toISOString() ?? null,
+    rate_limit: key.rateLimit,
   };
 }

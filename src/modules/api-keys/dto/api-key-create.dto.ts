@@ -1,20 +1,12 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
-import { NoNulCharacter } from '../../../common/validation/no-nul';
+import { IsIn, IsOptional } from 'class-validator';
 import { API_KEY_TIERS, ApiKeyTier } from '../api-key-tier';
+import { ExpiresAtField, KeyNameField, NAME_PROPERTY, RateLimitField } from './api-key-fields';
 
 @ApiSchema({ name: 'APIKeyCreate' })
 export class ApiKeyCreateDto {
-  @ApiProperty({
-    description: 'A name to recognise the key by',
-    minLength: 1,
-    maxLength: 100,
-    example: 'analytics-team',
-  })
-  @IsString()
-  @MinLength(1)
-  @MaxLength(100)
-  @NoNulCharacter()
+  @ApiProperty(NAME_PROPERTY)
+  @KeyNameField()
   name: string;
 
   @ApiPropertyOptional({
@@ -26,4 +18,10 @@ export class ApiKeyCreateDto {
   @IsOptional()
   @IsIn(API_KEY_TIERS)
   tier?: ApiKeyTier;
+
+  @ExpiresAtField()
+  expires_at?: string | null;
+
+  @RateLimitField()
+  rate_limit?: number | null;
 }

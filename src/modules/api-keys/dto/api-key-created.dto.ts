@@ -1,5 +1,6 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { API_KEY_TIERS, ApiKeyTier } from '../api-key-tier';
+import { EXPIRES_AT_PROPERTY, RATE_LIMIT_PROPERTY } from './api-key-fields';
 
 @ApiSchema({ name: 'APIKeyResponse' })
 export class ApiKeyCreatedDto {
@@ -20,4 +21,10 @@ export class ApiKeyCreatedDto {
 
   @ApiProperty({ format: 'date-time', example: '2026-11-21T12:00:00.000Z' })
   created_at: string;
+
+  @ApiProperty(EXPIRES_AT_PROPERTY)
+  expires_at: string | null;
+
+  @ApiProperty(RATE_LIMIT_PROPERTY)
+  rate_limit: number | null;
 }

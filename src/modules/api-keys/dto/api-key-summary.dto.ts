@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { API_KEY_TIERS, ApiKeyTier } from '../api-key-tier';
+import { EXPIRES_AT_PROPERTY, RATE_LIMIT_PROPERTY } from './api-key-fields';
 
 @ApiSchema({ name: 'APIKeySummary' })
 export class ApiKeySummaryDto {
@@ -31,6 +32,12 @@ export class ApiKeySummaryDto {
 
   @ApiProperty({ example: true })
   is_active: boolean;
+
+  @ApiProperty(EXPIRES_AT_PROPERTY)
+  expires_at: string | null;
+
+  @ApiProperty(RATE_LIMIT_PROPERTY)
+  rate_limit: number | null;
 }
 
 @ApiSchema({ name: 'APIKeyList' })

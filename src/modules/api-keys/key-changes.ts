@@ -5,14 +5,14 @@ import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 
 /**
- * Tells every replica sharing Redis that a key was deactivated (by its id, not a secret), so
- * that each drops it from its key cache at once instead of trusting it until the cache entry
- * expires. Without Redis, or while it is down, the cache's short lifetime (KEY_CACHE_TTL_MS)
- * is the bound.
+ * Tells every replica sharing Redis that a key changed (deactivated, or its name, expiry or rate
+ * limit updated), by its id, not a secret, so that each drops it from its key cache at once
+ * instead of trusting the old copy until the cache entry expires. Without Redis, or while it is
+ * down, the cache's short lifetime (KEY_CACHE_TTL_MS) is the bound.
  */
 @Injectable()
-export class KeyDeactivations implements OnModuleInit, OnApplicationShutdown {
-  private readonly logger = new Logger(KeyDeactivations.name);
+export class KeyChanges implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger(KeyChanges.name);
   private readonly channel: string;
   private readonly listeners: ((keyId: string) => void)[] = [];
   /** Pub/sub needs a connection of its own: a subscribed connection takes no other commands. */
@@ -23,10 +23,10 @@ export class KeyDeactivations implements OnModuleInit, OnApplicationShutdown {
     @InjectConfig() config: AppConfig,
   ) {
     // Channels are not keys: the key prefix is added here, so deployments sharing Redis stay apart.
-    this.channel = `${config.redisKeyPrefix}api-key-deactivated`;
+    this.channel = `${config.redisKeyPrefix}api-key-changed`;
   }
 
-  onDeactivated(listener: (keyId: string) => void): void {
+  onChanged(listener: (keyId: string) => void): void {
     this.listeners.push(listener);
   }
 
@@ -41,18 +41,16 @@ export class KeyDeactivations implements OnModuleInit, OnApplicationShutdown {
     });
     // ioredis subscribes again by itself after a reconnection.
     await subscriber.subscribe(this.channel).catch((error: Error) => {
-      this.logger.warn(`not subscribed to key deactivations yet: ${error.message}`);
+      this.logger.warn(`not subscribed to key changes yet: ${error.message}`);
     });
   }
 
-  /** Best effort: a replica that misses it still drops the key within KEY_CACHE_TTL_MS. */
+  /** Best effort: a replica that misses it drops its copy within KEY_CACHE_TTL_MS. */
   async publish(keyId: string): Promise<void> {
     await this.redis
       .ready()
       ?.publish(this.channel, keyId)
-      .catch((error: Error) =>
-        this.logger.warn(`key deactivation not published: ${error.message}`),
-      );
+      .catch((error: Error) => this.logger.warn(`key change not published: ${error.message}`));
   }
 
   async onApplicationShutdown(): Promise<void> {

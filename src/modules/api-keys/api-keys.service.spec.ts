@@ -1,0 +1,95 @@
+import { ConflictException } from '@nestjs/common';
+import { Clock } from '../../common/clock/clock';
+import { AppConfig } from '../../config/app-config';
+import { ApiKeyEntity } from './api-key.entity';
+import { ApiKeyUsageRecorder } from './api-key-usage.recorder';
+import { hashApiKey } from './api-key-secret';
+import { ApiKeysRepository } from './api-keys.repository';
+import { ApiKeysService } from './api-keys.service';
+import { KeyChanges } from './key-changes';
+
+const KEY = 'sk_live_unit-test-key-0000000000000000000000000000';
+const ID = '3a49b7bb-48be-448d-915e-760ac904253e';
+
+function setUp(stored: Partial<ApiKeyEntity> = {}) {
+  const key: ApiKeyEntity = {
+    id: ID,
+    name: 'team',
+    keyHash: hashApiKey(KEY),
+    prefix: KEY.slice(0, 12),
+    tier: 'regular',
+    isActive: true,
+    createdAt: new Date('2026-11-01T00:00:00Z'),
+    lastUsedAt: null,
+    deactivatedAt: null,
+    expiresAt: null,
+    rateLimit: null,
+    ...stored,
+  };
+  const repository = {
+    findByHash: jest.fn(async (hash: string) => (hash === key.keyHash ? { ...key } : null)),
+    findById: jest.fn(async (id: string) => (id === key.id ? { ...key } : null)),
+    updateActive: jest.fn(),
+  };
+  let announced: (keyId: string) => void = () => undefined;
+  const changes = {
+    onChanged: (listener: (keyId: string) => void) => (announced = listener),
+    publish: jest.fn(),
+  };
+  const usage = { record: jest.fn(), flush: jest.fn() };
+  const clock = new Clock();
+  const config = { masterKey: 'sk_master_unit_0123456789', auth: { keyCacheTtlMs: 60_000 } };
+  const service = new ApiKeysService(
+    repository as unknown as ApiKeysRepository,
+    usage as unknown as ApiKeyUsageRecorder,
+    changes as unknown as KeyChanges,
+    clock,
+    config as unknown as AppConfig,
+  );
+  return { service, repository, changes, clock, key, announce: (id: string) => announced(id) };
+}
+
+describe(ApiKeysService.name, () => {
+  it('refuses a cached key as expired from the instant of its expiry, not from the next lookup', async () => {
+    const { service, repository, clock } = setUp({ expiresAt: new Date(Date.now() + 5000) });
+    await expect(service.authenticate(KEY)).resolves.toMatchObject({ id: ID, rateLimit: null });
+    clock.advance(5000);
+    await expect(service.authenticate(KEY)).resolves.toBe('expired');
+    expect(repository.findByHash).toHaveBeenCalledTimes(1);
+  });
+
+  it("carries the key's own limit to the principal", async () => {
+    const { service } = setUp({ rateLimit: 42 });
+    await expect(service.authenticate(KEY)).resolves.toMatchObject({ rateLimit: 42 });
+  });
+
+  it('drops a cached key when another replica announces a change to it', async () => {
+    const { service, repository, announce } = setUp();
+    await service.authenticate(KEY);
+    await service.authenticate(KEY);
+    expect(repository.findByHash).toHaveBeenCalledTimes(1);
+    announce(ID);
+    await service.authenticate(KEY);
+    expect(repository.findByHash).toHaveBeenCalledTimes(2);
+  });
+
+  it('answers 409 when a deactivation wins the race with an update, and announces nothing', async () => {
+    const { service, repository, changes } = setUp();
+    repository.updateActive.mockResolvedValue(null);
+    await expect(service.update(ID, { rate_limit: 5 })).rejects.toBeInstanceOf(ConflictException);
+    expect(changes.publish).not.toHaveBeenCalled();
+  });
+
+  it('passes only the fields given, with null for those cleared, and announces the change', async () => {
+    const { service, repository, changes, key } = setUp({ rateLimit: 10 });
+    repository.updateActive.mockResolvedValue({ ...key, rateLimit: null });
+    const updated = await service.update(ID, { rate_limit: null });
+    expect(repository.updateActive).toHaveBeenCalledWith(ID, {
+      name: undefined,
+      expiresAt: undefined,
+      rateLimit: null,
+    });
+    expect(updated.rate_limit).toBeNull();
+    expect(changes.publish).toHaveBeenCalledWith(ID);
+  });
+});

@@ -1,0 +1,63 @@
+import { applyDecorators } from '@nestjs/common';
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { IsInt, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { IsIsoDateTimeWithOffset } from '../../../common/validation/is-iso-date';
+import { NoNulCharacter } from '../../../common/validation/no-nul';
+
+/** Bounds of a key's own budget per rate-limit window (also a CHECK in the database). */
+export const RATE_LIMIT_MIN = 1;
+export const RATE_LIMIT_MAX = 1_000_000;
+
+export const NAME_PROPERTY = {
+  description: 'A name to recognise the key by',
+  minLength: 1,
+  maxLength: 100,
+  example: 'analytics-team',
+} as const;
+
+/** How a key's expiry and own budget read in every schema that shows them. */
+export const EXPIRES_AT_PROPERTY = {
+  type: String,
+  format: 'date-time',
+  nullable: true,
+  description:
+    'When the key stops working (then `401 {"detail": "API key expired"}`); null = never',
+  example: '2026-12-31T23:59:59Z',
+} as const;
+
+export const RATE_LIMIT_PROPERTY = {
+  type: 'integer',
+  nullable: true,
+  minimum: RATE_LIMIT_MIN,
+  maximum: RATE_LIMIT_MAX,
+  description:
+    "Requests per rate-limit window (default one hour), overriding the key class's budget; " +
+    "null = the class's (regular 100, validator 1000)",
+  example: 5000,
+} as const;
+
+/** The key's name as a client sends it. */
+export const KeyNameField = () =>
+  applyDecorators(IsString(), MinLength(1), MaxLength(100), NoNulCharacter());
+
+/** Optional; null means no expiry. Being in the future is checked by the service's clock. */
+export const ExpiresAtField = () =>
+  applyDecorators(
+    ApiPropertyOptional({
+      ...EXPIRES_AT_PROPERTY,
+      description: `${EXPIRES_AT_PROPERTY.description}. An ISO 8601 date-time with its UTC offset, in the future.`,
+    }),
+    IsOptional(),
+    IsString(),
+    IsIsoDateTimeWithOffset(),
+  );
+
+/** Optional; null means the key class's budget. */
+export const RateLimitField = () =>
+  applyDecorators(
+    ApiPropertyOptional(RATE_LIMIT_PROPERTY),
+    IsOptional(),
+    IsInt(),
+    Min(RATE_LIMIT_MIN),
+    Max(RATE_LIMIT_MAX),
+  );

@@ -1,0 +1,210 @@
+import { Clock } from '../../src/common/clock/clock';
+import { createKey } from '../support/fixtures';
+import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
+
+// Keys for real teams: an expiry and a budget of their own, set at creation or changed later.
+
+const HOUR_MS = 3_600_000;
+
+describe('API key expiry and own rate limits', () => {
+  let app: TestApp;
+  let clock: Clock;
+
+  beforeAll(async () => {
+    app = await startTestApp({ AUTH_FAILURE_LIMIT: '3', AUTH_FAILURE_WINDOW_SECONDS: '60' });
+    clock = app.app.get(Clock);
+  });
+  afterAll(() => app.close());
+
+  /** An instant `ms` from the app's clock (tests move that clock forward). */
+  const fromNow = (ms: number) => new Date(clock.now().getTime() + ms).toISOString();
+  const health = (key: string) => app.http.get('/api/v1/health').set('X-API-Key', key);
+  const patch = (id: string, body: unknown) =>
+    app.http
+      .patch(`/api/v1/keys/${id}`)
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .send(body as object);
+  const listed = async (id: string) => {
+    const list = await app.http.get('/api/v1/keys').set('X-API-Key', TEST_MASTER_KEY).expect(200);
+    return (list.body.keys as { id: string }[]).find((key) => key.id === id);
+  };
+
+  it('creates a key with an expiry and a limit, and shows both when listed', async () => {
+    const expiresAt = '2099-01-01T12:00:00+02:00';
+    const created = await app.http
+      .post('/api/v1/keys')
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .send({ name: 'team', expires_at: expiresAt, rate_limit: 5000 })
+      .expect(200);
+    expect(created.body).toMatchObject({
+      expires_at: '2099-01-01T10:00:00.000Z',
+      rate_limit: 5000,
+    });
+    expect(await listed(created.body.id)).toMatchObject({
+      expires_at: '2099-01-01T10:00:00.000Z',
+      rate_limit: 5000,
+    });
+  });
+
+  it.each([
+    [{ expires_at: '2001-01-01T00:00:00Z' }, 'datetime_future', 'Input should be in the future'],
+    [{ expires_at: '2099-01-01T00:00:00' }, 'value_error', expect.stringContaining('UTC offset')],
+    [{ expires_at: '2099-01-01' }, 'value_error', expect.stringContaining('UTC offset')],
+    [{ expires_at: 'tomorrow' }, 'value_error', expect.stringContaining('UTC offset')],
+    [{ expires_at: 4102444800 }, 'string_type', 'Input should be a valid string'],
+  ])('refuses expires_at %j with a 422 at ["body","expires_at"]', async (body, type, msg) => {
+    const response = await app.http
+      .post('/api/v1/keys')
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .send({ name: 'bad expiry', ...body })
+      .expect(422);
+    expect(response.body.detail).toEqual([{ loc: ['body', 'expires_at'], type, msg }]);
+  });
+
+  it.each([
+    [0, 'greater_than_equal'],
+    [1_000_001, 'less_than_equal'],
+    [1.5, 'int_parsing'],
+    ['10', 'int_parsing'],
+  ])('refuses rate_limit %j with a 422 %s at ["body","rate_limit"]', async (value, type) => {
+    const response = await app.http
+      .post('/api/v1/keys')
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .send({ name: 'bad limit', rate_limit: value })
+      .expect(422);
+    expect(response.body.detail).toEqual([
+      expect.objectContaining({ loc: ['body', 'rate_limit'], type }),
+    ]);
+  });
+
+  it('answers 401 "API key expired" once the expiry passes, without locking its client out', async () => {
+    const { key, id } = await createKey(app, { expires_at: fromNow(60_000) });
+    const before = await health(key).expect(200);
+    expect(before.headers['x-ratelimit-remaining']).toBe('99');
+    clock.advance(61_000);
+    // More expired requests than AUTH_FAILURE_LIMIT (3): none is a failed authentication.
+    for (let i = 0; i < 5; i++) {
+      const expired = await health(key).expect(401);
+      expect(expired.body).toMatchObject({ detail: 'API key expired' });
+      // Refused before the rate limit: neither counted nor told a budget.
+      expect(expired.headers['x-ratelimit-remaining']).toBeUndefined();
+    }
+    await health('sk_live_not-a-key-at-all-0000000000000').expect(401);
+    // Extended, it works again, charged only for the requests it was admitted to make.
+    await patch(id, { expires_at: fromNow(HOUR_MS) }).expect(200);
+    const renewed = await health(key).expect(200);
+    expect(renewed.headers['x-ratelimit-remaining']).toBe('98');
+  });
+
+  it("enforces a key's own limit and reports it in both header forms", async () => {
+    const { key } = await createKey(app, { rate_limit: 3 });
+    for (let remaining = 2; remaining >= 0; remaining--) {
+      const response = await health(key).expect(200);
+      const reset = response.headers['x-ratelimit-reset'];
+      expect(response.headers['x-ratelimit-limit']).toBe('3');
+      expect(response.headers['x-ratelimit-remaining']).toBe(String(remaining));
+      expect(Number(reset)).toBeGreaterThan(3500);
+      expect(response.headers['ratelimit-policy']).toBe('"default";q=3;w=3600');
+      expect(response.headers['ratelimit']).toBe(`"default";r=${remaining};t=${reset}`);
+    }
+    const refused = await health(key).expect(429);
+    const retryAfter = refused.headers['retry-after'];
+    expect(Number(retryAfter)).toBeGreaterThan(3500);
+    expect(refused.headers['x-ratelimit-remaining']).toBe('0');
+    expect(refused.headers['x-ratelimit-reset']).toBe(retryAfter);
+    expect(refused.headers['ratelimit-policy']).toBe('"default";q=3;w=3600');
+    expect(refused.headers['ratelimit']).toBe(`"default";r=0;t=${retryAfter}`);
+  });
+
+  it('changes name, expiry and limit with PATCH, and null clears expiry and limit', async () => {
+    const { key, id } = await createKey(app, { name: 'before' });
+    await health(key).expect(200); // cached now: the change must still show at once
+    const expiresAt = fromNow(HOUR_MS);
+    const changed = await patch(id, { name: 'after', expires_at: expiresAt, rate_limit: 7 });
+    expect(changed.status).toBe(200);
+    expect(changed.body).toMatchObject({
+      id,
+      name: 'after',
+      expires_at: new Date(expiresAt).toISOString(),
+      rate_limit: 7,
+      is_active: true,
+    });
+    expect(await listed(id)).toEqual(changed.body);
+    expect((await health(key).expect(200)).headers['x-ratelimit-limit']).toBe('7');
+
+    const cleared = await patch(id, { expires_at: null, rate_limit: null }).expect(200);
+    expect(cleared.body).toMatchObject({ name: 'after', expires_at: null, rate_limit: null });
+    expect((await health(key).expect(200)).headers['x-ratelimit-limit']).toBe('100');
+    // The requests made under the other limit still count in the window.
+    expect((await health(key).expect(200)).headers['x-ratelimit-remaining']).toBe('96');
+  });
+
+  it('refuses an empty PATCH, a null name, a past expiry and unknown fields with 422', async () => {
+    const { id } = await createKey(app);
+    const empty = await patch(id, {}).expect(422);
+    expect(empty.body.detail).toEqual([
+      {
+        loc: ['body'],
+        type: 'value_error',
+        msg: 'Value error, give at least one of name, expires_at and rate_limit',
+      },
+    ]);
+    const nullName = await patch(id, { name: null }).expect(422);
+    expect(nullName.body.detail).toEqual([
+      expect.objectContaining({ loc: ['body', 'name'], type: 'string_type' }),
+    ]);
+    const past = await patch(id, { expires_at: '2001-01-01T00:00:00Z' }).expect(422);
+    expect(past.body.detail).toEqual([
+      expect.objectContaining({ loc: ['body', 'expires_at'], type: 'datetime_future' }),
+    ]);
+    const extra = await patch(id, { tier: 'validator' }).expect(422);
+    expect(extra.body.detail).toEqual([
+      expect.objectContaining({ loc: ['body', 'tier'], type: 'extra_forbidden' }),
+    ]);
+  });
+
+  it('answers PATCH with 404 for an unknown id, 409 for a deactivated key, 403 without the master key', async () => {
+    const unknown = await patch('00000000-0000-4000-8000-000000000000', { name: 'x' }).expect(404);
+    expect(unknown.body).toMatchObject({ detail: 'API key not found' });
+    await patch('not-an-id', { name: 'x' }).expect(404);
+
+    const { key, id } = await createKey(app);
+    await app.http
+      .patch(`/api/v1/keys/${id}`)
+      .set('X-API-Key', key)
+      .send({ rate_limit: 1_000_000 })
+      .expect(403);
+    await app.http
+      .post(`/api/v1/keys/${id}/deactivate`)
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .expect(200);
+    const deactivated = await patch(id, { name: 'revived?' }).expect(409);
+    expect(deactivated.body).toMatchObject({ detail: 'API key is deactivated' });
+    expect(await listed(id)).toMatchObject({ name: 'test key', is_active: false });
+  });
+
+  it('refuses a full key in the PATCH path (keys go in X-API-Key only)', async () => {
+    const { key } = await createKey(app);
+    await patch(key, { name: 'x' }).expect(400);
+  });
+});
+
+describe('Rate-limit headers through CORS', () => {
+  let app: TestApp;
+
+  beforeAll(async () => {
+    app = await startTestApp({ CORS_ORIGINS: 'https://dashboard.example' });
+  });
+  afterAll(() => app.close());
+
+  it('exposes both header forms to browsers', async () => {
+    const response = await app.http
+      .get('/api/v1/health')
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .set('Origin', 'https://dashboard.example')
+      .expect(200);
+    const exposed = String(response.headers['access-control-expose-headers']).split(',');
+    for (const header of ['X-RateLimit-Remaining', 'RateLimit-Policy', 'RateLimit', 'Retry-After'])
+      expect(exposed).toContain(header);
+  });
+});
