@@ -10,6 +10,7 @@ import { MinerLabelArrays1764150000000 } from './migrations/1764150000000-MinerL
 import { MinerCalls1764200000000 } from './migrations/1764200000000-MinerCalls';
 import { MetagraphState1764300000000 } from './migrations/1764300000000-MetagraphState';
 import { TaskWeights1764400000000 } from './migrations/1764400000000-TaskWeights';
+import { TaskParquetDatasets1764510000000 } from './migrations/1764510000000-TaskParquetDatasets';
 
 export const ENTITIES = [ApiKeyEntity, MinerEntity];
 export const MIGRATIONS = [
@@ -21,6 +22,7 @@ export const MIGRATIONS = [
   MinerCalls1764200000000,
   MetagraphState1764300000000,
   TaskWeights1764400000000,
+  TaskParquetDatasets1764510000000,
 ];
 
 /**
