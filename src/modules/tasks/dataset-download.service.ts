@@ -34,9 +34,11 @@ export class DatasetDownloadService {
       format === 'parquet'
         ? await this.parquet.ensure(task)
         : { file: task.dataset_file, sha256: task.dataset_sha256 };
+    // Sized first: a read stream opened on a missing file would fail with nobody listening.
+    const length = await this.sizeOf(file, id);
     const body = new StreamableFile(createReadStream(file), {
       type: DATASET_CONTENT_TYPES[format],
-      length: await this.sizeOf(file, id),
+      length,
       disposition: `attachment; filename="${encodeURIComponent(id)}.${EXTENSIONS[format]}"`,
     });
     return { file: body, sha256 };
