@@ -267,4 +267,22 @@ describe('Task datasets as Parquet', () => {
       request_id: expect.any(String),
     });
   });
+
+  it('documents the format parameter and both media types of the download', async () => {
+    const document = (await app.http.get('/openapi.json').expect(200)).body;
+    const operation = document.paths['/api/v1/tasks/{id}/dataset'].get;
+    expect(operation.parameters).toContainEqual(
+      expect.objectContaining({
+        name: 'format',
+        in: 'query',
+        required: false,
+        schema: expect.objectContaining({ enum: ['jsonl', 'parquet'], default: 'jsonl' }),
+      }),
+    );
+    expect(Object.keys(operation.responses['200'].content)).toEqual(['application/gzip', PARQUET]);
+    expect(operation.responses['200'].headers).toHaveProperty('X-Content-SHA256');
+    for (const status of ['404', '409', '422', '503'])
+      expect(Object.keys(operation.responses[status].content)).toEqual(['application/json']);
+    expect(document.components.schemas.TaskDataset.required).toContain('parquet');
+  });
 });

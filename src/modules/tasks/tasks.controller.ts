@@ -1,5 +1,5 @@
 import { Controller, Get, Param, Query, Res, StreamableFile } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { RequireKey } from '../../common/auth/access.decorators';
 import { ApiErrorResponses } from '../../common/errors/error-responses';
@@ -46,12 +46,23 @@ export class TasksController {
       "file, as in the task's `dataset`) are set. 409 while the task is not completed.",
   })
   @ApiParam({ name: 'id' })
-  @ApiProduces(DATASET_CONTENT_TYPES.jsonl, DATASET_CONTENT_TYPES.parquet)
+  // The 200's media types are declared here only: errors stay JSON (`@ApiProduces` would declare
+  // them as files too).
   @ApiOkResponse({
     description: 'The dataset file, in the format asked for',
     content: {
       [DATASET_CONTENT_TYPES.jsonl]: { schema: { type: 'string', format: 'binary' } },
       [DATASET_CONTENT_TYPES.parquet]: { schema: { type: 'string', format: 'binary' } },
+    },
+    headers: {
+      'X-Content-SHA256': {
+        description: "Hex SHA-256 of the file sent, as listed in the task's `dataset`",
+        schema: { type: 'string', pattern: '^[0-9a-f]{64}$' },
+      },
+      'Content-Disposition': {
+        description: '`attachment; filename="<id>.jsonl.gz"` or `"<id>.parquet"`',
+        schema: { type: 'string' },
+      },
     },
   })
   @ApiErrorResponses(404, 409, 422, 503)

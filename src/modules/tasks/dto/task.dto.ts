@@ -56,7 +56,11 @@ export class TaskDatasetParquetDto {
   })
   content_type: string;
 
-  @ApiProperty({ description: 'Size of the Parquet file in bytes', example: 391204 })
+  @ApiProperty({
+    type: 'integer',
+    description: 'Size of the Parquet file in bytes',
+    example: 391204,
+  })
   bytes: number;
 
   @ApiProperty({
