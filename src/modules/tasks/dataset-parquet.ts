@@ -1,5 +1,6 @@
 import { createReadStream, WriteStream } from 'node:fs';
 import { createInterface } from 'node:readline';
+import { setImmediate } from 'node:timers/promises';
 import { createGunzip } from 'node:zlib';
 import { FieldDefinition, ParquetSchema, ParquetWriter, SchemaDefinition } from '@dsnp/parquetjs';
 import { RedditItem, XItem } from '../../network/protocol';
@@ -13,15 +14,16 @@ import { writeFileAtomically, WrittenFile } from './atomic-file';
  * ("Scraping tasks"); docs/decisions.md says why this writer and these types.
  */
 
-// Snappy: what pandas and the subnet's own datasets use; every Parquet reader reads it.
+// Gzip: every Parquet reader reads it, and the file comes out no larger than the gzip JSON lines
+// (Snappy's is about 60 % larger; `npm run bench:datasets`).
 const text = (optional = false): FieldDefinition => ({
   type: 'UTF8',
   optional,
-  compression: 'SNAPPY',
+  compression: 'GZIP',
 });
-const integer = (): FieldDefinition => ({ type: 'INT64', optional: true, compression: 'SNAPPY' });
-const flag = (): FieldDefinition => ({ type: 'BOOLEAN', optional: true, compression: 'SNAPPY' });
-const timestamp = (): FieldDefinition => ({ type: 'TIMESTAMP_MILLIS', compression: 'SNAPPY' });
+const integer = (): FieldDefinition => ({ type: 'INT64', optional: true, compression: 'GZIP' });
+const flag = (): FieldDefinition => ({ type: 'BOOLEAN', optional: true, compression: 'GZIP' });
+const timestamp = (): FieldDefinition => ({ type: 'TIMESTAMP_MILLIS', compression: 'GZIP' });
 /** A LIST in the standard three-level layout (`<name>.list.element`), which readers map to lists. */
 const list = (element: FieldDefinition): FieldDefinition => ({
   type: 'LIST',
@@ -69,6 +71,14 @@ const REDDIT_SCHEMA = new ParquetSchema({
   dataType: text(),
   parentId: text(true),
 });
+
+/*
+ * The writer encodes and compresses a row group synchronously, and the API shares the process:
+ * row groups of 1000 rows, and a turn of the event loop every 100 rows, keep the stalls it
+ * causes to requests short (`npm run bench:datasets` prints them).
+ */
+const ROW_GROUP_SIZE = 1000;
+const YIELD_EVERY_ROWS = 100;
 
 type ParquetRow = Record<string, unknown>;
 
@@ -144,10 +154,13 @@ export async function writeParquet(
   const { schema, source } = PLATFORMS[platform];
   let rows = 0;
   const written = await writeFileAtomically(path, async (output) => {
-    // Data page v1: the widest-read layout (v2 pages are not read by every tool yet).
     // Typed as an fs.WriteStream, the output is only ever given buffers and ended (with callbacks).
     const sink = output as unknown as WriteStream;
-    const writer = await ParquetWriter.openStream(schema, sink, { useDataPageV2: false });
+    // Data page v1: the widest-read layout (v2 pages are not read by every tool yet).
+    const writer = await ParquetWriter.openStream(schema, sink, {
+      useDataPageV2: false,
+      rowGroupSize: ROW_GROUP_SIZE,
+    });
     const file = createReadStream(jsonlPath);
     const input = file.pipe(createGunzip());
     file.once('error', (error) => input.destroy(error));
@@ -160,6 +173,7 @@ export async function writeParquet(
         throw new Error(`row ${rows + 1} is a ${item.source} item in a ${source} dataset`);
       await writer.appendRow(item.source === 'X' ? xRow(item) : redditRow(item));
       rows++;
+      if (rows % YIELD_EVERY_ROWS === 0) await setImmediate();
     }
     await writer.close();
   });
