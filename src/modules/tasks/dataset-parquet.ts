@@ -166,14 +166,20 @@ export async function writeParquet(
     file.once('error', (error) => input.destroy(error));
     // JSON.stringify escapes every line break inside a value: one line is one item.
     const lines = createInterface({ input, crlfDelay: Infinity });
-    for await (const line of lines) {
-      if (line === '') continue;
-      const item = JSON.parse(line) as XItem | RedditItem;
-      if (item.source !== source)
-        throw new Error(`row ${rows + 1} is a ${item.source} item in a ${source} dataset`);
-      await writer.appendRow(item.source === 'X' ? xRow(item) : redditRow(item));
-      rows++;
-      if (rows % YIELD_EVERY_ROWS === 0) await setImmediate();
+    try {
+      for await (const line of lines) {
+        if (line === '') continue;
+        const item = JSON.parse(line) as XItem | RedditItem;
+        if (item.source !== source)
+          throw new Error(`row ${rows + 1} is a ${item.source} item in a ${source} dataset`);
+        await writer.appendRow(item.source === 'X' ? xRow(item) : redditRow(item));
+        rows++;
+        if (rows % YIELD_EVERY_ROWS === 0) await setImmediate();
+      }
+    } finally {
+      // Closing the lines does not close the file they were read from.
+      input.destroy();
+      file.destroy();
     }
     await writer.close();
   });
