@@ -11,6 +11,7 @@ import { MinerCalls1764200000000 } from './migrations/1764200000000-MinerCalls';
 import { MetagraphState1764300000000 } from './migrations/1764300000000-MetagraphState';
 import { TaskWeights1764400000000 } from './migrations/1764400000000-TaskWeights';
 import { KeyExpiryAndLimits1764500000000 } from './migrations/1764500000000-KeyExpiryAndLimits';
+import { TaskParquetDatasets1764510000000 } from './migrations/1764510000000-TaskParquetDatasets';
 
 export const ENTITIES = [ApiKeyEntity, MinerEntity];
 export const MIGRATIONS = [
@@ -23,6 +24,7 @@ export const MIGRATIONS = [
   MetagraphState1764300000000,
   TaskWeights1764400000000,
   KeyExpiryAndLimits1764500000000,
+  TaskParquetDatasets1764510000000,
 ];
 
 /**

@@ -6,22 +6,46 @@ import {
   ServiceUnavailableException,
   StreamableFile,
 } from '@nestjs/common';
-import { DATASET_CONTENT_TYPE } from './task.mapper';
+import { DatasetParquetService } from './dataset-parquet.service';
+import { DATASET_CONTENT_TYPES } from './task.mapper';
+import { DatasetFormat, isCompleted } from './task.types';
 import { TasksService } from './tasks.service';
+
+const EXTENSIONS: Record<DatasetFormat, string> = { jsonl: 'jsonl.gz', parquet: 'parquet' };
 
 /** Streams completed datasets; never a file that is not recorded as complete. */
 @Injectable()
 export class DatasetDownloadService {
-  constructor(private readonly tasks: TasksService) {}
+  constructor(
+    private readonly tasks: TasksService,
+    private readonly parquet: DatasetParquetService,
+  ) {}
 
-  async open(id: string): Promise<{ file: StreamableFile; sha256: string }> {
+  async open(id: string, format: DatasetFormat): Promise<{ file: StreamableFile; sha256: string }> {
     const task = await this.tasks.find(id);
-    if (task.state !== 'completed' || !task.dataset_file || !task.dataset_sha256) {
+    if (!isCompleted(task)) {
       throw new ConflictException(
         `Task '${id}' is ${task.state}; its dataset is available once the task has completed`,
       );
     }
-    const size = await stat(task.dataset_file).then(
+    // Every format is made from the JSON lines file: without it, none can be served.
+    await this.sizeOf(task.dataset_file, id);
+    const { file, sha256 } =
+      format === 'parquet'
+        ? await this.parquet.ensure(task)
+        : { file: task.dataset_file, sha256: task.dataset_sha256 };
+    // Sized first: a read stream opened on a missing file would fail with nobody listening.
+    const length = await this.sizeOf(file, id);
+    const body = new StreamableFile(createReadStream(file), {
+      type: DATASET_CONTENT_TYPES[format],
+      length,
+      disposition: `attachment; filename="${encodeURIComponent(id)}.${EXTENSIONS[format]}"`,
+    });
+    return { file: body, sha256 };
+  }
+
+  private async sizeOf(file: string, id: string): Promise<number> {
+    const size = await stat(file).then(
       (info) => info.size,
       () => undefined,
     );
@@ -29,11 +53,6 @@ export class DatasetDownloadService {
       throw new ServiceUnavailableException(
         `The dataset file of task '${id}' is missing on this server`,
       );
-    const file = new StreamableFile(createReadStream(task.dataset_file), {
-      type: DATASET_CONTENT_TYPE,
-      length: size,
-      disposition: `attachment; filename="${encodeURIComponent(id)}.jsonl.gz"`,
-    });
-    return { file, sha256: task.dataset_sha256 };
+    return size;
   }
 }

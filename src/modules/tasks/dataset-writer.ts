@@ -1,15 +1,30 @@
-import { createHash } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { mkdir, open, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
-import { Readable, Transform } from 'node:stream';
+import { basename } from 'node:path';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
+import { writeFileAtomically, WrittenFile } from './atomic-file';
 
 export interface DatasetRow {
   uri: string;
   datetime: Date;
   item: unknown;
+}
+
+/** The JSON lines file as compiled: what the task records of it. */
+export interface JsonLinesFile extends WrittenFile {
+  file: string;
+  rows: number;
+  start: Date | null;
+  end: Date | null;
+}
+
+export interface ParquetFile extends WrittenFile {
+  file: string;
+}
+
+/** A completed task's dataset files, as the task records them. */
+export interface CompiledDataset extends JsonLinesFile {
+  parquet: ParquetFile | null;
 }
 
 export interface DatasetManifest {
@@ -21,23 +36,20 @@ export interface DatasetManifest {
   data_start: string | null;
   data_end: string | null;
   created_at: string;
+  /** The same rows as Parquet; null while it has not been written (see docs/decisions.md). */
+  parquet: { file: string; bytes: number; sha256: string } | null;
 }
 
 /**
- * Writes a task's items as gzip-compressed JSON lines (one item per line, oldest first) and a
- * manifest beside it. The file is written as `<path>.partial`, flushed to disk and only then
- * renamed: a crash mid-compile leaves no file that looks complete, and compiling again simply
- * starts over.
+ * Writes a task's items as gzip-compressed JSON lines (one item per line, in the order given:
+ * oldest first). The file is written as `<path>.partial` and renamed once complete (only the
+ * lifecycle job, one replica at a time, compiles): a crash mid-compile leaves no file that looks
+ * complete, and compiling again simply starts over.
  */
-export async function writeDataset(
-  taskId: string,
+export async function writeJsonLines(
   path: string,
   rows: AsyncIterable<DatasetRow>,
-  now: Date,
-): Promise<DatasetManifest> {
-  await mkdir(dirname(path), { recursive: true });
-  const partial = `${path}.partial`;
-  const hash = createHash('sha256');
+): Promise<JsonLinesFile> {
   let count = 0;
   let start: Date | null = null;
   let end: Date | null = null;
@@ -49,32 +61,38 @@ export async function writeDataset(
       yield `${JSON.stringify(row.item)}\n`;
     }
   }
-  const hashing = new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      hash.update(chunk);
-      callback(null, chunk);
-    },
-  });
-  try {
-    await pipeline(Readable.from(lines()), createGzip(), hashing, createWriteStream(partial));
-    const handle = await open(partial, 'r+');
-    await handle.sync();
-    await handle.close();
-    await rename(partial, path);
-  } catch (error) {
-    await rm(partial, { force: true });
-    throw error;
-  }
+  const written = await writeFileAtomically(
+    path,
+    (output) => pipeline(Readable.from(lines()), createGzip(), output),
+    `${path}.partial`,
+  );
+  return { ...written, file: path, rows: count, start, end };
+}
+
+/** The manifest beside the JSON lines file (`<file>.manifest.json`), rewritten whole each time. */
+export async function writeManifest(
+  taskId: string,
+  dataset: CompiledDataset,
+  createdAt: Date,
+): Promise<DatasetManifest> {
   const manifest: DatasetManifest = {
     task_id: taskId,
     format: 'jsonl.gz',
-    rows: count,
-    bytes: (await stat(path)).size,
-    sha256: hash.digest('hex'),
-    data_start: (start as Date | null)?.toISOString() ?? null,
-    data_end: (end as Date | null)?.toISOString() ?? null,
-    created_at: now.toISOString(),
+    rows: dataset.rows,
+    bytes: dataset.bytes,
+    sha256: dataset.sha256,
+    data_start: dataset.start?.toISOString() ?? null,
+    data_end: dataset.end?.toISOString() ?? null,
+    created_at: createdAt.toISOString(),
+    parquet: dataset.parquet && {
+      file: basename(dataset.parquet.file),
+      bytes: dataset.parquet.bytes,
+      sha256: dataset.parquet.sha256,
+    },
   };
-  await writeFile(`${path}.manifest.json`, `${JSON.stringify(manifest, null, 2)}\n`);
+  const text = `${JSON.stringify(manifest, null, 2)}\n`;
+  await writeFileAtomically(`${dataset.file}.manifest.json`, (output) =>
+    pipeline(Readable.from([text]), output),
+  );
   return manifest;
 }

@@ -13,7 +13,8 @@ import { PeriodicJob } from '../../common/jobs/periodic-job';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { NetworkService } from '../../network/network.service';
-import { DatasetRow, writeDataset } from './dataset-writer';
+import { DatasetParquetService } from './dataset-parquet.service';
+import { DatasetRow, writeJsonLines, writeManifest } from './dataset-writer';
 import { TaskRow } from './task.types';
 import { TasksRepository } from './tasks.repository';
 
@@ -41,6 +42,7 @@ export class TaskLifecycleService
     jobs: JobRunner,
     private readonly clock: Clock,
     @InjectConfig() private readonly config: AppConfig,
+    private readonly parquet: DatasetParquetService,
   ) {
     this.job = new PeriodicJob(
       jobs,
@@ -131,21 +133,14 @@ export class TaskLifecycleService
   private async compile(task: TaskRow): Promise<void> {
     const path = datasetPath(this.config.dataDir, task.id);
     try {
-      const manifest = await writeDataset(task.id, path, this.pages(task.id), this.clock.now());
-      await this.repository.markCompleted(
-        task.id,
-        {
-          file: path,
-          rows: manifest.rows,
-          bytes: manifest.bytes,
-          sha256: manifest.sha256,
-          start: manifest.data_start ? new Date(manifest.data_start) : null,
-          end: manifest.data_end ? new Date(manifest.data_end) : null,
-        },
-        this.clock.now(),
-      );
+      const jsonl = await writeJsonLines(path, this.pages(task.id));
+      const dataset = { ...jsonl, parquet: await this.parquet.tryWrite(task, jsonl) };
+      const now = this.clock.now();
+      await writeManifest(task.id, dataset, now);
+      await this.repository.markCompleted(task.id, dataset, now);
       this.logger.log(
-        `task ${task.id}: dataset of ${manifest.rows} rows, ${manifest.bytes} bytes, sha256 ${manifest.sha256}`,
+        `task ${task.id}: dataset of ${jsonl.rows} rows, ${jsonl.bytes} bytes, sha256 ${jsonl.sha256}` +
+          (dataset.parquet ? `; Parquet ${dataset.parquet.bytes} bytes` : ''),
       );
     } catch (error) {
       this.logger.error(`task ${task.id}: compile failed: ${(error as Error).message}`);

@@ -1,13 +1,18 @@
 import { TaskDto } from './dto/task.dto';
-import { TASK_LIFETIME_MS, TaskRow } from './task.types';
+import { DatasetFormat, TASK_LIFETIME_MS, TaskRow } from './task.types';
 
-export const DATASET_CONTENT_TYPE = 'application/gzip';
+/** `application/vnd.apache.parquet`: the media type registered for Parquet (IANA, 2024). */
+export const DATASET_CONTENT_TYPES: Record<DatasetFormat, string> = {
+  jsonl: 'application/gzip',
+  parquet: 'application/vnd.apache.parquet',
+};
 
 /** `lateAfterMs`: how long an active task may go without a collection before it is behind. */
 export function toTaskDto(task: TaskRow, now: Date, lateAfterMs: number): TaskDto {
   const elapsed = (now.getTime() - task.registered_at.getTime()) / TASK_LIFETIME_MS;
   const lastCollection = (task.last_collected_at ?? task.registered_at).getTime();
   const running = task.state === 'active' && task.expires_at > now;
+  const downloadUrl = `/api/v1/tasks/${encodeURIComponent(task.id)}/dataset`;
   return {
     id: task.id,
     state: task.state,
@@ -31,13 +36,21 @@ export function toTaskDto(task: TaskRow, now: Date, lateAfterMs: number): TaskDt
     ...(task.state === 'completed' && task.dataset_sha256
       ? {
           dataset: {
-            content_type: DATASET_CONTENT_TYPE,
+            content_type: DATASET_CONTENT_TYPES.jsonl,
             rows: task.dataset_rows ?? 0,
             bytes: Number(task.dataset_bytes ?? 0),
             sha256: task.dataset_sha256,
             data_start: task.data_start?.toISOString() ?? null,
             data_end: task.data_end?.toISOString() ?? null,
-            download_url: `/api/v1/tasks/${encodeURIComponent(task.id)}/dataset`,
+            download_url: downloadUrl,
+            parquet: task.parquet_sha256
+              ? {
+                  content_type: DATASET_CONTENT_TYPES.parquet,
+                  bytes: Number(task.parquet_bytes ?? 0),
+                  sha256: task.parquet_sha256,
+                  download_url: `${downloadUrl}?format=parquet`,
+                }
+              : null,
           },
         }
       : {}),

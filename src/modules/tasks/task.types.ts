@@ -2,6 +2,10 @@
 export const TASK_STATES = ['active', 'compiling', 'completed', 'failed'] as const;
 export type TaskState = (typeof TASK_STATES)[number];
 
+/** The formats a completed task's dataset downloads as (`format` query parameter). */
+export const DATASET_FORMATS = ['jsonl', 'parquet'] as const;
+export type DatasetFormat = (typeof DATASET_FORMATS)[number];
+
 /** How long a registered task stays active (collecting) before it is compiled. */
 export const TASK_LIFETIME_MS = 7 * 24 * 3600 * 1000;
 
@@ -39,6 +43,17 @@ export interface TaskRow {
   dataset_sha256: string | null;
   data_start: Date | null;
   data_end: Date | null;
+  /** The same rows as Parquet; null until written (see DatasetParquetService). */
+  parquet_file: string | null;
+  parquet_bytes: string | null;
+  parquet_sha256: string | null;
+}
+
+/** A completed task: its JSON lines dataset is written. */
+export type CompletedTask = TaskRow & { dataset_file: string; dataset_sha256: string };
+
+export function isCompleted(task: TaskRow): task is CompletedTask {
+  return task.state === 'completed' && task.dataset_file !== null && task.dataset_sha256 !== null;
 }
 
 /** A job that cannot be registered, by its position in the submission. */

@@ -1,9 +1,11 @@
 import { Controller, Get, Param, Query, Res, StreamableFile } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { RequireKey } from '../../common/auth/access.decorators';
 import { ApiErrorResponses } from '../../common/errors/error-responses';
 import { DatasetDownloadService } from './dataset-download.service';
+import { DatasetQueryDto } from './dto/dataset-query.dto';
+import { DATASET_CONTENT_TYPES } from './task.mapper';
 import { TaskDto, TaskListDto } from './dto/task.dto';
 import { TaskListQueryDto } from './dto/task-list-query.dto';
 import { TasksService } from './tasks.service';
@@ -38,18 +40,38 @@ export class TasksController {
   @ApiOperation({
     summary: "Download a completed task's dataset",
     description:
-      'gzip-compressed JSON lines, one item per line, oldest first. `Content-Length` and `X-Content-SHA256` ' +
-      '(hex SHA-256 of the file) are set. 409 while the task is not completed.',
+      'One item per row, oldest first: gzip-compressed JSON lines (`format=jsonl`, the default) or Parquet ' +
+      '(`format=parquet`: flat typed columns, lists as Parquet lists, datetimes as UTC timestamps; the ' +
+      'columns are listed in the README). `Content-Length` and `X-Content-SHA256` (hex SHA-256 of the ' +
+      "file, as in the task's `dataset`) are set. 409 while the task is not completed.",
   })
   @ApiParam({ name: 'id' })
-  @ApiProduces('application/gzip')
-  @ApiOkResponse({ description: 'The dataset file', schema: { type: 'string', format: 'binary' } })
-  @ApiErrorResponses(404, 409, 503)
+  // The 200's media types are declared here only: errors stay JSON (`@ApiProduces` would declare
+  // them as files too).
+  @ApiOkResponse({
+    description: 'The dataset file, in the format asked for',
+    content: {
+      [DATASET_CONTENT_TYPES.jsonl]: { schema: { type: 'string', format: 'binary' } },
+      [DATASET_CONTENT_TYPES.parquet]: { schema: { type: 'string', format: 'binary' } },
+    },
+    headers: {
+      'X-Content-SHA256': {
+        description: "Hex SHA-256 of the file sent, as listed in the task's `dataset`",
+        schema: { type: 'string', pattern: '^[0-9a-f]{64}$' },
+      },
+      'Content-Disposition': {
+        description: '`attachment; filename="<id>.jsonl.gz"` or `"<id>.parquet"`',
+        schema: { type: 'string' },
+      },
+    },
+  })
+  @ApiErrorResponses(404, 409, 422, 503)
   async download(
     @Param('id') id: string,
+    @Query() query: DatasetQueryDto,
     @Res({ passthrough: true }) response: Response,
   ): Promise<StreamableFile> {
-    const { file, sha256 } = await this.downloads.open(id);
+    const { file, sha256 } = await this.downloads.open(id, query.format ?? 'jsonl');
     response.setHeader('X-Content-SHA256', sha256);
     return file;
   }

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { JobsModule } from '../../common/jobs/jobs.module';
 import { NetworkModule } from '../../network/network.module';
 import { DatasetDownloadService } from './dataset-download.service';
+import { DatasetParquetService } from './dataset-parquet.service';
 import { TaskMetrics } from './task-metrics';
 import { TaskLifecycleService } from './task-lifecycle.service';
 import { TasksController } from './tasks.controller';
@@ -16,6 +17,7 @@ import { TasksService } from './tasks.service';
     TasksRepository,
     TaskLifecycleService,
     DatasetDownloadService,
+    DatasetParquetService,
     TaskMetrics,
   ],
   exports: [TasksService],

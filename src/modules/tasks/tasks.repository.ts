@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { DataItem } from '../../network/protocol';
+import { CompiledDataset, ParquetFile } from './dataset-writer';
 import { TaskJob, TaskRow, TaskState } from './task.types';
 
 /** Arbitrary constant: the advisory lock that serializes task registrations. */
@@ -192,21 +193,11 @@ export class TasksRepository {
     );
   }
 
-  async markCompleted(
-    taskId: string,
-    dataset: {
-      file: string;
-      rows: number;
-      bytes: number;
-      sha256: string;
-      start: Date | null;
-      end: Date | null;
-    },
-    now: Date,
-  ): Promise<void> {
+  async markCompleted(taskId: string, dataset: CompiledDataset, now: Date): Promise<void> {
     await this.dataSource.query(
       `UPDATE scraping_tasks SET state = 'completed', completed_at = $2, dataset_file = $3, dataset_rows = $4, dataset_bytes = $5,
-         dataset_sha256 = $6, data_start = $7, data_end = $8, failure_reason = NULL
+         dataset_sha256 = $6, data_start = $7, data_end = $8, failure_reason = NULL,
+         parquet_file = $9, parquet_bytes = $10, parquet_sha256 = $11
        WHERE id = $1 AND state = 'compiling'`,
       [
         taskId,
@@ -217,7 +208,19 @@ export class TasksRepository {
         dataset.sha256,
         dataset.start?.toISOString() ?? null,
         dataset.end?.toISOString() ?? null,
+        dataset.parquet?.file ?? null,
+        dataset.parquet?.bytes ?? null,
+        dataset.parquet?.sha256 ?? null,
       ],
+    );
+  }
+
+  /** Records the Parquet file of a completed task written after its compile. */
+  async recordParquet(taskId: string, parquet: ParquetFile): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE scraping_tasks SET parquet_file = $2, parquet_bytes = $3, parquet_sha256 = $4
+       WHERE id = $1 AND state = 'completed'`,
+      [taskId, parquet.file, parquet.bytes, parquet.sha256],
     );
   }
 

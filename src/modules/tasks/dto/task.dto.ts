@@ -46,6 +46,33 @@ export class TaskProgressDto {
   collection_behind: boolean;
 }
 
+@ApiSchema({ name: 'TaskDatasetParquet' })
+export class TaskDatasetParquetDto {
+  @ApiProperty({
+    description:
+      'Parquet: the same rows as the JSON lines file, one row per item, flat typed columns (lists as ' +
+      'Parquet lists, datetimes as UTC timestamps)',
+    example: 'application/vnd.apache.parquet',
+  })
+  content_type: string;
+
+  @ApiProperty({
+    type: 'integer',
+    description: 'Size of the Parquet file in bytes',
+    example: 391204,
+  })
+  bytes: number;
+
+  @ApiProperty({
+    description: 'SHA-256 of the Parquet file, hex (also sent as `X-Content-SHA256`)',
+    example: '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08',
+  })
+  sha256: string;
+
+  @ApiProperty({ example: '/api/v1/tasks/tao-x/dataset?format=parquet' })
+  download_url: string;
+}
+
 @ApiSchema({ name: 'TaskDataset' })
 export class TaskDatasetDto {
   @ApiProperty({
@@ -84,6 +111,15 @@ export class TaskDatasetDto {
 
   @ApiProperty({ example: '/api/v1/tasks/tao-x/dataset' })
   download_url: string;
+
+  @ApiProperty({
+    type: TaskDatasetParquetDto,
+    nullable: true,
+    description:
+      'The dataset as Parquet. Written when the task completes; null for a task completed before the ' +
+      'gateway wrote Parquet until its first `?format=parquet` download, which writes it',
+  })
+  parquet: TaskDatasetParquetDto | null;
 }
 
 @ApiSchema({ name: 'Task' })

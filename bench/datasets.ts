@@ -1,0 +1,104 @@
+/**
+ * What a task's Parquet file costs beside its JSON lines file (the baseline, which compiling
+ * wrote before): time to write, bytes, and how long the writer stalls the event loop the API
+ * shares (max and p99 of the loop's delay while writing). Devnet X items; medians of rounds.
+ * Run: npm run bench:datasets [-- --rows 20000 --rounds 3] (or BENCH_ROWS, BENCH_ROUNDS).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { generateCorpus } from '../src/devnet/corpus';
+import { writeParquet } from '../src/modules/tasks/dataset-parquet';
+import { DatasetRow, writeJsonLines } from '../src/modules/tasks/dataset-writer';
+import { numberSetting, percentile } from './support/measure';
+import { commandLine, formatInt, machineLine, table } from './support/report';
+
+const { values: flags } = parseArgs({
+  options: { rows: { type: 'string' }, rounds: { type: 'string' } },
+});
+const rowCount = numberSetting(flags.rows ?? process.env.BENCH_ROWS, 'BENCH_ROWS', 20_000, true);
+const rounds = numberSetting(flags.rounds ?? process.env.BENCH_ROUNDS, 'BENCH_ROUNDS', 3, true);
+
+interface Run {
+  ms: number;
+  bytes: number;
+  stallMaxMs: number;
+  stallP99Ms: number;
+}
+
+async function measure(write: () => Promise<{ bytes: number }>): Promise<Run> {
+  const delay = monitorEventLoopDelay({ resolution: 5 });
+  delay.enable();
+  const started = performance.now();
+  const { bytes } = await write();
+  const ms = performance.now() - started;
+  delay.disable();
+  return { ms, bytes, stallMaxMs: delay.max / 1e6, stallP99Ms: delay.percentile(99) / 1e6 };
+}
+
+function medianRun(runs: Run[]): Run {
+  const median = (pick: (run: Run) => number) => percentile(runs.map(pick), 0.5);
+  return {
+    ms: median((run) => run.ms),
+    bytes: runs[0].bytes,
+    stallMaxMs: median((run) => run.stallMaxMs),
+    stallP99Ms: median((run) => run.stallP99Ms),
+  };
+}
+
+async function main(): Promise<void> {
+  const directory = mkdtempSync(join(tmpdir(), 'bench-datasets-'));
+  const items = generateCorpus({ seed: 1, size: { x: rowCount, reddit: 1 } }).items.filter(
+    (item) => item.source === 'X',
+  );
+  async function* rows(): AsyncGenerator<DatasetRow> {
+    for (const item of items) yield { uri: item.uri, datetime: new Date(item.datetime), item };
+  }
+  const jsonlPath = join(directory, 'task.jsonl.gz');
+  const jsonl: Run[] = [];
+  const parquet: Run[] = [];
+  try {
+    for (let round = 0; round < rounds; round++) {
+      jsonl.push(await measure(() => writeJsonLines(jsonlPath, rows())));
+      parquet.push(
+        await measure(() => writeParquet('x', jsonlPath, join(directory, 'task.parquet'))),
+      );
+    }
+  } finally {
+    rmSync(directory, { recursive: true, force: true });
+  }
+  const [ours, baseline] = [medianRun(parquet), medianRun(jsonl)];
+  const ms = (value: number) => value.toFixed(0);
+  process.stdout.write(
+    [
+      '',
+      `A task dataset of ${formatInt(items.length)} X items: Parquet (ours) beside the JSON lines file, in one run`,
+      `command:  ${commandLine()}`,
+      `machine:  ${machineLine()}`,
+      `method:   median over ${rounds} rounds; stalls are the event loop's delay while writing`,
+      '',
+      table([
+        ['file', 'write ms', 'bytes', 'stall max ms', 'stall p99 ms'],
+        [
+          'Parquet (from the JSON lines file)',
+          ms(ours.ms),
+          formatInt(ours.bytes),
+          ms(ours.stallMaxMs),
+          ms(ours.stallP99Ms),
+        ],
+        [
+          'JSON lines, gzip (baseline)',
+          ms(baseline.ms),
+          formatInt(baseline.bytes),
+          ms(baseline.stallMaxMs),
+          ms(baseline.stallP99Ms),
+        ],
+      ]),
+      '',
+    ].join('\n'),
+  );
+}
+
+void main();

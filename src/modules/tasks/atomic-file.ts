@@ -1,0 +1,51 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { Transform, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+
+export interface WrittenFile {
+  bytes: number;
+  sha256: string;
+}
+
+/**
+ * Writes a file so that no reader ever sees it half-written: `write` fills `partial` (hashed on
+ * the way to disk, so the hash is of the very bytes written), which is flushed and only then
+ * renamed over `path`. On failure the partial file is removed. The partial file's name is unique
+ * unless given, so writers running at the same time (two replicas) never share one.
+ */
+export async function writeFileAtomically(
+  path: string,
+  write: (output: Writable) => Promise<void>,
+  partial = `${path}.${randomUUID()}.partial`,
+): Promise<WrittenFile> {
+  await mkdir(dirname(path), { recursive: true });
+  const hash = createHash('sha256');
+  const hashing = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      hash.update(chunk);
+      callback(null, chunk);
+    },
+  });
+  const stored = pipeline(hashing, createWriteStream(partial));
+  try {
+    await Promise.all([
+      write(hashing).catch((error: Error) => {
+        hashing.destroy(error);
+        throw error;
+      }),
+      stored,
+    ]);
+    const handle = await open(partial, 'r+');
+    await handle.sync();
+    await handle.close();
+    await rename(partial, path);
+  } catch (error) {
+    await stored.catch(() => undefined);
+    await rm(partial, { force: true });
+    throw error;
+  }
+  return { bytes: (await stat(path)).size, sha256: hash.digest('hex') };
+}

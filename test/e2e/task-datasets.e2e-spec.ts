@@ -1,0 +1,288 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { DataSource } from 'typeorm';
+import { Clock } from '../../src/common/clock/clock';
+import { datasetPath, TaskLifecycleService } from '../../src/modules/tasks/task-lifecycle.service';
+import { TasksService } from '../../src/modules/tasks/tasks.service';
+import { DataItem } from '../../src/network/protocol';
+import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
+import { startTestNetwork, TestNetwork } from '../support/network';
+import { expectedRows, readParquet } from '../support/parquet-reader';
+import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
+
+const DAY = 24 * 3600 * 1000;
+const PARQUET = 'application/vnd.apache.parquet';
+
+describe('Task datasets as Parquet', () => {
+  let network: TestNetwork;
+  let dataDir: string;
+  let databaseName: string;
+  let app: TestApp;
+  let redditLabel: string;
+
+  const get = (path: string) => app.http.get(`/api/v1/${path}`).set('X-API-Key', TEST_MASTER_KEY);
+  /** The body as the exact bytes sent. */
+  const download = (path: string) =>
+    get(path)
+      .buffer(true)
+      .parse((response, callback) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => callback(null, Buffer.concat(chunks)));
+      });
+  const register = (id: string, label: string, platform: 'x' | 'reddit') => {
+    const tasks = app.app.get(TasksService);
+    return tasks.registering((manager) =>
+      tasks.register(
+        '5ValidatorHotkeyForDatasets',
+        [{ id, platform, label, keyword: null, postStart: null, postEnd: null }],
+        1000,
+        manager,
+      ),
+    );
+  };
+  const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+
+  /** The JSON lines dataset's items and the Parquet file's rows as DuckDB reads them. */
+  async function bothFormats(id: string) {
+    const jsonl = await download(`tasks/${id}/dataset`).expect(200);
+    const items = gunzipSync(jsonl.body as Buffer)
+      .toString('utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as DataItem);
+    const parquet = await download(`tasks/${id}/dataset?format=parquet`).expect(200);
+    const file = join(dataDir, `downloaded-${id}.parquet`);
+    writeFileSync(file, parquet.body as Buffer);
+    return { items, parquet, read: await readParquet(file) };
+  }
+
+  beforeAll(async () => {
+    network = await startTestNetwork(3);
+    dataDir = mkdtempSync(join(tmpdir(), 'gateway-datasets-'));
+    databaseName = scratchDatabaseName('datasets');
+    const databaseUrl = await createDatabase(process.env.TEST_RUN_SERVER_URL!, databaseName);
+    app = await startTestApp({
+      ...network.env,
+      DATABASE_URL: databaseUrl,
+      DATA_DIR: dataDir,
+      QUERY_MINERS: '3',
+      QUERY_QUORUM: '3',
+      QUERY_CACHE_TTL_SECONDS: '0',
+      TASK_COLLECT_LIMIT: '1000',
+    });
+    redditLabel = network.devnet.corpus.items.find((item) => item.source === 'REDDIT')!.label!;
+    await register('btc-x', '#bitcoin', 'x');
+    await register('sub-reddit', redditLabel, 'reddit');
+    const lifecycle = app.app.get(TaskLifecycleService);
+    expect(await lifecycle.runOnce()).toEqual({ collected: 2, compiled: 0 });
+    app.app.get(Clock).advance(7 * DAY);
+    expect(await lifecycle.runOnce()).toEqual({ collected: 0, compiled: 2 });
+    await register('still-active', '#ai', 'x');
+  });
+  afterAll(async () => {
+    await app.close();
+    await network.stop();
+    await dropDatabase(process.env.TEST_RUN_SERVER_URL!, databaseName);
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it.each(['btc-x', 'sub-reddit'])(
+    'serves %s as Parquet that DuckDB reads as the JSON lines rows, column by column',
+    async (id) => {
+      const { items, read } = await bothFormats(id);
+      expect(items.length).toBeGreaterThan(0);
+      expect(read.rows).toHaveLength(items.length);
+      const expected = expectedRows(items, read.columns);
+      for (const column of Object.keys(read.columns))
+        expect({ column, values: read.rows.map((row) => row[column]) }).toEqual({
+          column,
+          values: expected.map((row) => row[column]),
+        });
+      expect(read.columns).toMatchObject({ uri: 'VARCHAR', datetime: 'TIMESTAMP' });
+    },
+  );
+
+  it('types the X columns: lists as lists, datetimes as timestamps, counts as integers', async () => {
+    const { items, read } = await bothFormats('btc-x');
+    expect(read.columns).toMatchObject({
+      tweet_hashtags: 'VARCHAR[]',
+      media: 'STRUCT(url VARCHAR, "type" VARCHAR)[]',
+      user_followers_count: 'BIGINT',
+      tweet_is_retweet: 'BOOLEAN',
+    });
+    // The devnet's items do carry lists, so the comparison above saw non-empty ones.
+    expect(items.some((item) => item.source === 'X' && item.media.length > 0)).toBe(true);
+    expect(items.some((item) => item.source === 'X' && item.tweet.hashtags.length > 1)).toBe(true);
+  });
+
+  it('types the Reddit columns: createdAt a timestamp, title and parentId null where a kind lacks them', async () => {
+    const { read } = await bothFormats('sub-reddit');
+    expect(read.columns).toMatchObject({
+      createdAt: 'TIMESTAMP',
+      title: 'VARCHAR',
+      parentId: 'VARCHAR',
+    });
+    const posts = read.rows.filter((row) => row.dataType === 'post');
+    const comments = read.rows.filter((row) => row.dataType === 'comment');
+    expect(posts.length).toBeGreaterThan(0);
+    expect(comments.length).toBeGreaterThan(0);
+    expect(posts.every((row) => typeof row.title === 'string' && row.parentId === null)).toBe(true);
+    expect(comments.every((row) => row.title === null && typeof row.parentId === 'string')).toBe(
+      true,
+    );
+  });
+
+  it("sends the Parquet file with its size and hash, as the task's dataset and manifest list them", async () => {
+    const task = (await get('tasks/btc-x').expect(200)).body;
+    const { parquet } = await bothFormats('btc-x');
+    const bytes = parquet.body as Buffer;
+    expect(parquet.headers['content-type']).toBe(PARQUET);
+    expect(parquet.headers['content-disposition']).toBe('attachment; filename="btc-x.parquet"');
+    expect(Number(parquet.headers['content-length'])).toBe(bytes.length);
+    expect(parquet.headers['x-content-sha256']).toBe(sha256(bytes));
+    expect(bytes.subarray(0, 4).toString()).toBe('PAR1');
+    expect(task.dataset.parquet).toEqual({
+      content_type: PARQUET,
+      bytes: bytes.length,
+      sha256: sha256(bytes),
+      download_url: '/api/v1/tasks/btc-x/dataset?format=parquet',
+    });
+    const manifest = JSON.parse(
+      readFileSync(`${datasetPath(dataDir, 'btc-x')}.manifest.json`, 'utf8'),
+    ) as Record<string, unknown>;
+    expect(manifest).toMatchObject({
+      task_id: 'btc-x',
+      format: 'jsonl.gz',
+      sha256: task.dataset.sha256,
+      parquet: { file: 'btc-x.parquet', bytes: bytes.length, sha256: sha256(bytes) },
+    });
+    // The JSON lines file stays the default, and `format=jsonl` names it.
+    const jsonl = await download('tasks/btc-x/dataset?format=jsonl').expect(200);
+    expect(jsonl.headers['content-type']).toBe('application/gzip');
+    expect(jsonl.headers['x-content-sha256']).toBe(task.dataset.sha256);
+  });
+
+  it('answers HEAD and Range as the JSON lines route does: headers without a body, the whole file', async () => {
+    for (const query of ['', '?format=parquet']) {
+      const full = await download(`tasks/btc-x/dataset${query}`).expect(200);
+      const head = await app.http
+        .head(`/api/v1/tasks/btc-x/dataset${query}`)
+        .set('X-API-Key', TEST_MASTER_KEY)
+        .expect(200);
+      expect(head.headers['content-length']).toBe(full.headers['content-length']);
+      expect(head.headers['x-content-sha256']).toBe(full.headers['x-content-sha256']);
+      expect(head.headers['content-type']).toBe(full.headers['content-type']);
+      // Ranges are not offered (no Accept-Ranges): a Range request gets the whole file.
+      const ranged = await download(`tasks/btc-x/dataset${query}`).set('Range', 'bytes=0-9');
+      expect(ranged.status).toBe(200);
+      expect(ranged.headers['accept-ranges']).toBeUndefined();
+      expect(sha256(ranged.body as Buffer)).toBe(full.headers['x-content-sha256']);
+    }
+  });
+
+  it('writes the Parquet file of a task completed before Parquet existed at its first Parquet download', async () => {
+    const path = datasetPath(dataDir, 'sub-reddit');
+    const before = (await get('tasks/sub-reddit').expect(200)).body;
+    // As the task was left by a gateway without Parquet: no file, nothing recorded.
+    unlinkSync(path.replace(/\.jsonl\.gz$/, '.parquet'));
+    await app.app
+      .get(DataSource)
+      .query(
+        `UPDATE scraping_tasks SET parquet_file = NULL, parquet_bytes = NULL, parquet_sha256 = NULL WHERE id = 'sub-reddit'`,
+      );
+    const legacy = (await get('tasks/sub-reddit').expect(200)).body;
+    expect(legacy.dataset.parquet).toBeNull();
+
+    // Downloads arriving together get the same file (one conversion, shared).
+    const [first, second] = await Promise.all([
+      download('tasks/sub-reddit/dataset?format=parquet').expect(200),
+      download('tasks/sub-reddit/dataset?format=parquet').expect(200),
+    ]);
+    expect(sha256(first.body as Buffer)).toBe(first.headers['x-content-sha256']);
+    expect(second.headers['x-content-sha256']).toBe(first.headers['x-content-sha256']);
+    // The same bytes as written at completion: the writer is deterministic.
+    expect(first.headers['x-content-sha256']).toBe(before.dataset.parquet.sha256);
+
+    const after = (await get('tasks/sub-reddit').expect(200)).body;
+    expect(after.dataset).toEqual(before.dataset);
+    const manifest = JSON.parse(readFileSync(`${path}.manifest.json`, 'utf8')) as {
+      sha256: string;
+      parquet: { sha256: string };
+    };
+    expect(manifest.parquet.sha256).toBe(before.dataset.parquet.sha256);
+    expect(manifest.sha256).toBe(before.dataset.sha256);
+    const { items, read } = await bothFormats('sub-reddit');
+    expect(read.rows).toEqual(expectedRows(items, read.columns));
+  });
+
+  it('answers 503 when the recorded Parquet file is missing on this server', async () => {
+    const task = (await get('tasks/btc-x').expect(200)).body;
+    const file = datasetPath(dataDir, 'btc-x').replace(/\.jsonl\.gz$/, '.parquet');
+    const bytes = readFileSync(file);
+    unlinkSync(file);
+    try {
+      const response = await get('tasks/btc-x/dataset?format=parquet').expect(503);
+      expect(response.headers['content-type']).toMatch(/^application\/json/);
+      expect(response.body).toEqual({
+        detail: "The dataset file of task 'btc-x' is missing on this server",
+        request_id: expect.any(String),
+      });
+    } finally {
+      writeFileSync(file, bytes);
+    }
+    expect(sha256(bytes)).toBe(task.dataset.parquet.sha256);
+  });
+
+  it('refuses an unknown format with a 422 at ["query", "format"]', async () => {
+    for (const format of ['csv', 'PARQUET', '']) {
+      const response = await get(`tasks/btc-x/dataset?format=${format}`).expect(422);
+      expect(response.body).toEqual({
+        detail: [
+          {
+            type: 'enum',
+            loc: ['query', 'format'],
+            msg: "Input should be 'jsonl' or 'parquet'",
+            ctx: { expected: "'jsonl' or 'parquet'" },
+          },
+        ],
+        request_id: expect.any(String),
+      });
+    }
+  });
+
+  it('answers 409 before completion and 404 for an unknown task, in JSON', async () => {
+    const early = await get('tasks/still-active/dataset?format=parquet').expect(409);
+    expect(early.headers['content-type']).toMatch(/^application\/json/);
+    expect(early.body).toEqual({
+      detail: "Task 'still-active' is active; its dataset is available once the task has completed",
+      request_id: expect.any(String),
+    });
+    const unknown = await get('tasks/nope/dataset?format=parquet').expect(404);
+    expect(unknown.body).toEqual({
+      detail: "Task 'nope' not found",
+      request_id: expect.any(String),
+    });
+  });
+
+  it('documents the format parameter and both media types of the download', async () => {
+    const document = (await app.http.get('/openapi.json').expect(200)).body;
+    const operation = document.paths['/api/v1/tasks/{id}/dataset'].get;
+    expect(operation.parameters).toContainEqual(
+      expect.objectContaining({
+        name: 'format',
+        in: 'query',
+        required: false,
+        schema: expect.objectContaining({ enum: ['jsonl', 'parquet'], default: 'jsonl' }),
+      }),
+    );
+    expect(Object.keys(operation.responses['200'].content)).toEqual(['application/gzip', PARQUET]);
+    expect(operation.responses['200'].headers).toHaveProperty('X-Content-SHA256');
+    for (const status of ['404', '409', '422', '503'])
+      expect(Object.keys(operation.responses[status].content)).toEqual(['application/json']);
+    expect(document.components.schemas.TaskDataset.required).toContain('parquet');
+  });
+});
