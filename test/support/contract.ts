@@ -114,21 +114,30 @@ export async function checkedFetch(
   const request = new Request(input, init);
   const response = await fetch(request);
   const bytes = Buffer.from(await response.arrayBuffer());
-  const headers: Record<string, string> = {};
-  response.headers.forEach((value, name) => (headers[name] = value));
-  const answer = {
-    method: request.method,
-    status: response.status,
-    headers,
-    body: jsonBody(headers['content-type'], bytes),
-  };
-  contract.check(request.url, answer);
+  contract.check(request.url, fetchAnswer(request.method, response, bytes));
   const nullBody = bytes.length === 0 || [204, 205, 304].includes(response.status);
   return new Response(nullBody ? null : bytes, {
     status: response.status,
     statusText: response.statusText,
     headers: response.headers,
   });
+}
+
+/** Checks a fetch Response (one openapi-fetch received, say); reads a clone of its body. */
+export async function checkFetchResponse(
+  contract: ApiContract,
+  request: Request,
+  response: Response,
+): Promise<void> {
+  const bytes = Buffer.from(await response.clone().arrayBuffer());
+  contract.check(request.url, fetchAnswer(request.method, response, bytes));
+}
+
+function fetchAnswer(method: string, response: Response, bytes: Buffer): Answer {
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => (headers[name] = value));
+  const body = jsonBody(headers['content-type'], bytes);
+  return { method, status: response.status, headers, body };
 }
 
 type OptedOut = supertest.Test & { [OPT_OUT]?: string };
