@@ -1,3 +1,4 @@
+import { checkedFetch } from '../support/contract';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 
 /** Defects the fuzzer (fuzz.e2e-spec.ts, npm run bench:fuzz) found, each pinned down here. */
@@ -145,7 +146,7 @@ describe('fuzz findings', () => {
   it('refuses a real UTF-16 body, and bytes that are not UTF-8, with a 415', async () => {
     // fetch sends the bytes as they are (supertest would serialize a Buffer as JSON).
     const raw = (body: Buffer) =>
-      fetch(`${app.url}/api/v1/keys`, {
+      checkedFetch(app.contract, `${app.url}/api/v1/keys`, {
         method: 'POST',
         headers: { 'X-API-Key': TEST_MASTER_KEY, 'Content-Type': 'application/json' },
         body,

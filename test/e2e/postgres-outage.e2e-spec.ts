@@ -54,7 +54,7 @@ describe('Postgres outage', () => {
         body: { name: 'under load' },
       },
     ];
-    const load = steadyLoad(app.url, requests, 4);
+    const load = steadyLoad(app, requests, 4);
     await sleep(1000);
     const stopping = Date.now();
     await postgres.stop();
@@ -108,7 +108,7 @@ describe('Postgres outage', () => {
     expect(recoveredAt! - restartedAt).toBeLessThanOrEqual(RECOVERY_MS);
 
     // What was committed before the outage is still there.
-    const keys = await send(app.url, requests[0]);
+    const keys = await send(app, requests[0]);
     expect(keys.status).toBe(200);
     expect(keys.body).toMatchObject({
       keys: expect.arrayContaining([expect.objectContaining({ id, name: 'before the outage' })]),

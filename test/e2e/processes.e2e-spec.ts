@@ -13,6 +13,7 @@ import {
   processValidatorHotkey,
   startAppProcess,
 } from '../support/app-process';
+import { checkedFetch } from '../support/contract';
 import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
 import { startTestNetwork, TestNetwork } from '../support/network';
 import { TEST_MASTER_KEY, testRedisPrefix, testRedisUrl } from '../support/test-app';
@@ -34,7 +35,7 @@ async function call(
   key: string,
   init: { method?: string; body?: unknown; headers?: Record<string, string> } = {},
 ): Promise<Answer> {
-  const response = await fetch(`${app.url}${path}`, {
+  const response = await checkedFetch(app.contract, `${app.url}${path}`, {
     method: init.method ?? 'GET',
     headers: { 'X-API-Key': key, 'Content-Type': 'application/json', ...init.headers },
     body: init.body === undefined ? undefined : JSON.stringify(init.body),

@@ -99,7 +99,7 @@ describe('Redis outage', () => {
     expect(await cache.get('outage-test')).toEqual({ ok: true });
     // And a steady load (master key: the validator budget) keeps succeeding, quickly.
     const load = steadyLoad(
-      app.url,
+      app,
       [
         { name: 'health', path: '/api/v1/health', key: TEST_MASTER_KEY },
         { name: 'keys', path: '/api/v1/keys', key: TEST_MASTER_KEY },

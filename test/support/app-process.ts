@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Sr25519Keypair } from '../../src/network/bittensor/keypair';
 import { writeWalletHotkey } from '../../src/network/bittensor/wallet-file';
+import { ApiContract } from './contract';
 import { TEST_MASTER_KEY } from './test-app';
 import { freePort } from './throwaway-servers';
 
@@ -36,6 +37,8 @@ export function buildService(): void {
 export interface AppProcess {
   readonly url: string;
   readonly pid: number;
+  /** The OpenAPI document it serves, to check its answers (`checkedFetch`). */
+  readonly contract: ApiContract;
   /** Every line the process wrote to stdout or stderr so far (JSON log lines in production). */
   readonly lines: string[];
   /** Resolves with the exit code (or the signal's name) when the process ends. */
@@ -87,13 +90,15 @@ export async function startAppProcess(env: Record<string, string>): Promise<AppP
     if (child.exitCode === null && child.signalCode === null) child.kill(signal);
     return exited;
   };
+  let contract: ApiContract;
   try {
     await waitUntilListening(url, child, lines);
+    contract = await ApiContract.load(url);
   } catch (error) {
     await stop('SIGKILL');
     throw error;
   }
-  return { url, pid: child.pid!, lines, exited, stop };
+  return { url, pid: child.pid!, contract, lines, exited, stop };
 }
 
 async function waitUntilListening(url: string, child: ChildProcess, lines: string[]) {

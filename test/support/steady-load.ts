@@ -1,3 +1,11 @@
+import { ApiContract, checkedFetch, ContractViolation } from './contract';
+
+/** An app to load: where it listens and the document its answers are checked against. */
+export interface LoadTarget {
+  url: string;
+  contract: ApiContract;
+}
+
 /** One request of a steady load: what was asked, when, how long it took and what came back. */
 export interface LoadSample {
   name: string;
@@ -20,20 +28,27 @@ export interface LoadRequest {
 const HANG_MS = 10_000;
 
 /**
- * Keeps `workers` requests in flight against `baseUrl`, cycling through `requests`, until
+ * Keeps `workers` requests in flight against `target`, cycling through `requests`, until
  * `stop()`; every response is sampled. Bounded: one request per worker at a time, loopback only.
+ * An answer the OpenAPI document does not describe ends the load; `stop()` throws it.
  */
 export function steadyLoad(
-  baseUrl: string,
+  target: LoadTarget,
   requests: LoadRequest[],
   workers: number,
 ): { samples: LoadSample[]; stop(): Promise<LoadSample[]> } {
   const samples: LoadSample[] = [];
   let stopped = false;
+  let violation: ContractViolation | undefined;
   const worker = async (offset: number) => {
     for (let index = offset; !stopped; index += 1) {
       const request = requests[index % requests.length];
-      samples.push(await send(baseUrl, request));
+      try {
+        samples.push(await send(target, request));
+      } catch (error) {
+        violation ??= error as ContractViolation;
+        stopped = true;
+      }
     }
   };
   const running = Array.from({ length: workers }, (_, offset) => worker(offset));
@@ -42,15 +57,17 @@ export function steadyLoad(
     async stop() {
       stopped = true;
       await Promise.all(running);
+      if (violation) throw violation;
       return samples;
     },
   };
 }
 
-export async function send(baseUrl: string, request: LoadRequest): Promise<LoadSample> {
+/** Sends one request; no answer is a sample with status 0, an undocumented answer throws. */
+export async function send(target: LoadTarget, request: LoadRequest): Promise<LoadSample> {
   const startedAt = Date.now();
   try {
-    const response = await fetch(`${baseUrl}${request.path}`, {
+    const response = await checkedFetch(target.contract, `${target.url}${request.path}`, {
       method: request.method ?? 'GET',
       headers: { 'X-API-Key': request.key, 'Content-Type': 'application/json' },
       body: request.body === undefined ? undefined : JSON.stringify(request.body),
@@ -66,6 +83,7 @@ export async function send(baseUrl: string, request: LoadRequest): Promise<LoadS
       body: text.length > 0 ? (JSON.parse(text) as unknown) : null,
     };
   } catch (error) {
+    if (error instanceof ContractViolation) throw error;
     return {
       name: request.name,
       startedAt,

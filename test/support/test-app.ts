@@ -7,6 +7,7 @@ import { createApp, ResolvedConfig } from '../../src/bootstrap';
 import { loadConfig } from '../../src/config/load-config';
 import { Sr25519Keypair } from '../../src/network/bittensor/keypair';
 import { loadValidatorKey } from '../../src/network/bittensor/validator-key';
+import { ApiContract, checkedAgainst } from './contract';
 import { createDatabase, dropDatabase, scratchDatabaseName, testDatabaseUrl } from './database';
 
 export const TEST_MASTER_KEY = 'sk_master_test_0123456789abcdef0123456789abcdef';
@@ -22,8 +23,13 @@ export interface TestApp {
   app: NestExpressApplication;
   url: string;
   config: ResolvedConfig;
-  /** supertest bound to the running server over real HTTP on loopback. */
+  /**
+   * supertest bound to the running server over real HTTP on loopback; every answer is checked
+   * against the served OpenAPI document (see ./contract.ts).
+   */
   http: supertest.Agent;
+  /** The served OpenAPI document, for checking answers received otherwise (`checkedFetch`). */
+  contract: ApiContract;
   close(): Promise<void>;
 }
 
@@ -81,7 +87,9 @@ export async function startTestApp(
     await app.close();
     if (ownDatabase) await dropDatabase(serverUrl, ownDatabase);
   };
-  return { app, url, config, http: supertest.agent(url), close };
+  const contract = await ApiContract.load(url);
+  const http = supertest.agent(url).use(checkedAgainst(contract));
+  return { app, url, config, http, contract, close };
 }
 
 /**

@@ -2,7 +2,7 @@ import { Agent } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import fc from 'fast-check';
 import { checkResponse } from './oracle';
-import { OpenApiDocument, Operation, readOperations } from './openapi';
+import { OpenApiDocument, Operation, readOperations } from '../openapi';
 import { FuzzCase, FuzzContext, fuzzCase, keyHeaderValue } from './requests';
 import { RawRequest, send } from './send';
 

@@ -1,12 +1,8 @@
-import { MISPLACED_SECRET_DETAIL } from '../../../src/common/security/refuse-misplaced-secrets';
-import { matchOperation, Operation } from './openapi';
+import { matchOperation, Operation, responseProblems, unroutedProblems } from '../openapi';
 import { RawRequest, RawResponse } from './send';
 
 /** Node's default limit on the request line plus headers; past it Node answers 431 itself. */
 const NODE_MAX_HEADER_BYTES = 16 * 1024;
-const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
-/** What the body reader answers for a body it cannot take: too large, encoding, bad JSON. */
-const BODY_STATUSES = new Set([413, 415, 422]);
 
 /**
  * What every answer must satisfy, whatever was sent: no 5xx, an X-Request-Id, 4xx bodies in
@@ -34,39 +30,10 @@ export function checkResponse(
 
   const pathname = request.path.split('?')[0];
   const operation = matchOperation(operations, request.method, pathname);
-  if (!operation) {
-    // The body is read before routing: a bad body on an unknown path fails as a body first.
-    const bodyFirst = request.body !== undefined && BODY_METHODS.has(request.method);
-    // So is a secret outside the authentication headers (README, Secrets): refused before routing.
-    const secretFirst =
-      status === 400 &&
-      (body as { detail?: unknown } | undefined)?.detail === MISPLACED_SECRET_DETAIL;
-    if (status !== 404 && !secretFirst && !(bodyFirst && BODY_STATUSES.has(status)))
-      problems.push(`status ${status} for a path no operation has (want 404)`);
-    return problems;
-  }
-  const documented = operation.responses.get(status);
-  if (!operation.responses.has(status)) {
-    problems.push(`status ${status} is not documented for ${operation.name}`);
-  } else if (hasBody && documented === 'application/json') {
-    if (!isJson) problems.push(`content type ${response.headers['content-type']} (want JSON)`);
-    const invalid = operation.validator.validateResponse(status, body);
-    if (invalid) problems.push(`body does not match the schema: ${JSON.stringify(invalid.errors)}`);
-  } else if (hasBody && documented && status < 300) {
-    const type = response.headers['content-type'] ?? '';
-    if (!sameMediaType(type, documented))
-      problems.push(`content type ${type} (want ${documented})`);
-  }
+  if (!operation) return [...problems, ...unroutedProblems(request.method, status, body)];
+  const answer = { method: request.method, status, headers: response.headers, body };
+  problems.push(...responseProblems(operation, answer));
   return problems;
-}
-
-/** Equal type/subtype and parameters, in any order (RFC 9110: parameter order is insignificant). */
-function sameMediaType(actual: string, documented: string): boolean {
-  const parse = (value: string): string[] => {
-    const [essence, ...parameters] = value.split(';').map((part) => part.trim().toLowerCase());
-    return [essence, ...parameters.filter(Boolean).sort()];
-  };
-  return parse(actual).join(';') === parse(documented).join(';');
 }
 
 /** `{detail: string}` or the 422 list `{detail: [{loc, msg, type, ...}]}`; extra keys allowed. */

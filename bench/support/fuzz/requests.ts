@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { OpenApiDocument, Operation } from './openapi';
+import { OpenApiDocument, Operation } from '../openapi';
 import { schemaValue } from './schema-values';
 import { anyJsonValue, encodePathValue, hugeString, oddString, serializeJson } from './values';
 

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { OpenApiDocument, resolveSchema, Schema } from './openapi';
+import { OpenApiDocument, resolveSchema, Schema } from '../openapi';
 import { anyJsonValue, oddString } from './values';
 
 /**

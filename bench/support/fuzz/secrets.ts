@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Agent } from 'node:http';
 import fc from 'fast-check';
-import { OpenApiDocument, readOperations } from './openapi';
+import { OpenApiDocument, readOperations } from '../openapi';
 import { RawRequest, send } from './send';
 
 /**

@@ -9,6 +9,12 @@ export type AccessLevel = 'public' | 'key' | 'validator' | 'master' | 'metrics';
 export const API_KEY_SECURITY = 'ApiKey';
 export const METRICS_TOKEN_SECURITY = 'MetricsToken';
 
+/**
+ * Errors any keyed operation can answer: a key not in the cache is looked up in Postgres (503
+ * while it is down), and anything may fail unexpectedly (500).
+ */
+const KEYED = [400, 401, 429, 500, 503];
+
 /** No key needed (documentation only). Everything else needs a key: the guard fails closed. */
 export const Public = () => SetMetadata(ACCESS_METADATA, 'public' satisfies AccessLevel);
 
@@ -17,7 +23,7 @@ export const RequireKey = () =>
   applyDecorators(
     SetMetadata(ACCESS_METADATA, 'key'),
     ApiSecurity(API_KEY_SECURITY),
-    ApiErrorResponses(400, 401, 429),
+    ApiErrorResponses(...KEYED),
   );
 
 /** A validator-class key or the master key; a regular key gets 403. */
@@ -25,7 +31,7 @@ export const RequireValidatorKey = () =>
   applyDecorators(
     SetMetadata(ACCESS_METADATA, 'validator'),
     ApiSecurity(API_KEY_SECURITY),
-    ApiErrorResponses(400, 401, 403, 429),
+    ApiErrorResponses(...KEYED, 403),
   );
 
 /** Only the master key. */
@@ -33,7 +39,7 @@ export const RequireMasterKey = () =>
   applyDecorators(
     SetMetadata(ACCESS_METADATA, 'master'),
     ApiSecurity(API_KEY_SECURITY),
-    ApiErrorResponses(400, 401, 403, 429),
+    ApiErrorResponses(...KEYED, 403),
   );
 
 /**
@@ -46,5 +52,5 @@ export const RequireMetricsAccess = () =>
     SkipThrottle(),
     ApiSecurity(API_KEY_SECURITY),
     ApiSecurity(METRICS_TOKEN_SECURITY),
-    ApiErrorResponses(400, 401, 403, 429),
+    ApiErrorResponses(...KEYED, 403),
   );

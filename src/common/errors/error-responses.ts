@@ -67,8 +67,13 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   503: 'A dependency is unavailable (e.g. the database); retry shortly',
 };
 
-/** Documents the `{"detail": ..., "request_id": ...}` error responses an operation can give. */
+/**
+ * Documents the `{"detail": ..., "request_id": ...}` error responses an operation can give.
+ * Always JSON, named as `content` so that an operation's `@ApiProduces` (gzip for a dataset,
+ * Prometheus text for /metrics) describes its success only, not its errors.
+ */
 export function ApiErrorResponses(...statuses: number[]): MethodDecorator & ClassDecorator {
+  const json = (schema: { $ref: string }) => ({ 'application/json': { schema } });
   return applyDecorators(
     ApiExtraModels(ErrorDetailDto, HttpValidationErrorDto),
     ...statuses.map((status) =>
@@ -76,12 +81,12 @@ export function ApiErrorResponses(...statuses: number[]): MethodDecorator & Clas
         ? ApiResponse({
             status,
             description: 'Validation error',
-            schema: { $ref: getSchemaPath(HttpValidationErrorDto) },
+            content: json({ $ref: getSchemaPath(HttpValidationErrorDto) }),
           })
         : ApiResponse({
             status,
             description: ERROR_DESCRIPTIONS[status] ?? 'Error',
-            schema: { $ref: getSchemaPath(ErrorDetailDto) },
+            content: json({ $ref: getSchemaPath(ErrorDetailDto) }),
           }),
     ),
   );

@@ -62,11 +62,15 @@ export class DesirabilityController {
         schema: { type: 'integer' },
       },
     },
+    // A submission may mix both formats, and is answered as submitted: items of either kind.
     schema: {
-      oneOf: [
-        { type: 'array', items: { $ref: getSchemaPath(DesirabilityJobDto) } },
-        { type: 'array', items: { $ref: getSchemaPath(LegacyDesirabilityDto) } },
-      ],
+      type: 'array',
+      items: {
+        oneOf: [
+          { $ref: getSchemaPath(DesirabilityJobDto) },
+          { $ref: getSchemaPath(LegacyDesirabilityDto) },
+        ],
+      },
     },
   })
   @ApiErrorResponses(404, 422)

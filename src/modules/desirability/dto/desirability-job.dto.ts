@@ -1,11 +1,21 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 
+/**
+ * `x` or `reddit` in any case, as a pattern: an enum would promise lower case, while a
+ * submission is answered back exactly as sent (`X`, `Reddit`).
+ */
+const PLATFORM_PATTERN = '^([xX]|[rR][eE][dD][dD][iI][tT])$';
+
 @ApiSchema({
   name: 'DesirabilityJobParams',
   description: 'What to scrape. A job needs a label or a keyword (or both).',
 })
 export class DesirabilityJobParamsDto {
-  @ApiProperty({ description: '`x` or `reddit`, in any case', enum: ['x', 'reddit'], example: 'x' })
+  @ApiProperty({
+    description: '`x` or `reddit`, in any case',
+    pattern: PLATFORM_PATTERN,
+    example: 'x',
+  })
   platform: string;
 
   @ApiPropertyOptional({
@@ -79,7 +89,7 @@ export class DesirabilityJobDto {
 export class LegacyDesirabilityDto {
   @ApiProperty({
     description: '`x` or `reddit`, in any case',
-    enum: ['x', 'reddit'],
+    pattern: PLATFORM_PATTERN,
     example: 'reddit',
   })
   source_name: string;

@@ -1,0 +1,156 @@
+import { execFile } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import type { Middleware } from 'openapi-fetch';
+import type { OpenAPI3 } from 'openapi-typescript';
+import { Clock } from '../../src/common/clock/clock';
+import { IndexSyncService } from '../../src/network/index/index-sync.service';
+import { NetworkService } from '../../src/network/network.service';
+import { TaskLifecycleService } from '../../src/modules/tasks/task-lifecycle.service';
+import { TasksService } from '../../src/modules/tasks/tasks.service';
+import { checkFetchResponse } from '../support/contract';
+import { startTestNetwork, TestNetwork } from '../support/network';
+import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
+
+const ROOT = resolve(__dirname, '../..');
+const CONSUMER = join(ROOT, 'test', 'generated-client', 'consumer.ts');
+const GENERATOR = join(ROOT, 'node_modules', 'openapi-typescript', 'bin', 'cli.js');
+const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+const run = promisify(execFile);
+// Inside the project, so that the consumer resolves openapi-fetch from its node_modules.
+const CACHE = join(ROOT, 'node_modules', '.cache');
+const DAY = 24 * 3600 * 1000;
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace'];
+
+/** What the test uses of test/generated-client/consumer.ts (compiled at test time). */
+interface Consumer {
+  tour(
+    baseUrl: string,
+    masterKey: string,
+    completedTaskId: string,
+    middleware: Middleware[],
+  ): Promise<Record<string, unknown>>;
+}
+
+/**
+ * Type-checks `directory`'s consumer.ts (and what it imports) with tsc, as a consumer's strict
+ * project would, and emits it beside itself. Returns tsc's diagnostics; none means it compiled.
+ * A child process: a synchronous compile would stall the app this process serves for seconds.
+ */
+async function compile(directory: string): Promise<string[]> {
+  const config = {
+    compilerOptions: {
+      strict: true,
+      target: 'ES2022',
+      module: 'node16',
+      moduleResolution: 'node16',
+      lib: ['ES2022', 'DOM'],
+      types: [],
+      skipLibCheck: true,
+      noEmitOnError: true,
+    },
+    files: ['consumer.ts'],
+  };
+  writeFileSync(join(directory, 'tsconfig.json'), JSON.stringify(config));
+  try {
+    await run(process.execPath, [TSC, '-p', directory, '--pretty', 'false'], { cwd: directory });
+    return [];
+  } catch (error) {
+    const { stdout } = error as { stdout?: string };
+    if (!stdout) throw error;
+    return stdout.trim().split('\n');
+  }
+}
+
+describe('a client generated from the served OpenAPI document', () => {
+  let network: TestNetwork;
+  let dataDir: string;
+  let app: TestApp;
+  let directory: string;
+
+  beforeAll(async () => {
+    network = await startTestNetwork(3);
+    dataDir = mkdtempSync(join(tmpdir(), 'gateway-client-'));
+    app = await startTestApp(
+      { ...network.env, DATA_DIR: dataDir, QUERY_MINERS: '3', QUERY_CACHE_TTL_SECONDS: '0' },
+      { ownDatabase: true },
+    );
+    mkdirSync(CACHE, { recursive: true });
+    directory = mkdtempSync(join(CACHE, 'generated-client-'));
+    // Statistics and a completed task's dataset, for the client to read.
+    await app.app.get(IndexSyncService).runIfDue();
+    await app.app.get(NetworkService).settled();
+    const tasks = app.app.get(TasksService);
+    await tasks.registering((manager) =>
+      tasks.register(
+        '5ValidatorHotkeyForTasks',
+        [
+          {
+            id: 'client-bitcoin',
+            platform: 'x',
+            label: '#bitcoin',
+            keyword: null,
+            postStart: null,
+            postEnd: null,
+          },
+        ],
+        1000,
+        manager,
+      ),
+    );
+    const lifecycle = app.app.get(TaskLifecycleService);
+    await lifecycle.runOnce();
+    app.app.get(Clock).advance(8 * DAY);
+    await lifecycle.runOnce();
+  });
+  afterAll(async () => {
+    await app?.close();
+    await network?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+    if (directory) rmSync(directory, { recursive: true, force: true });
+  });
+
+  it('compiles against openapi-typescript types and calls every operation through openapi-fetch', async () => {
+    const document = (await (await fetch(`${app.url}/openapi.json`)).json()) as OpenAPI3;
+    // The CLI, as a consumer runs it (its ESM dependencies do not load inside jest anyway).
+    await run(
+      process.execPath,
+      [GENERATOR, `${app.url}/openapi.json`, '--output', join(directory, 'api.d.ts')],
+      { cwd: ROOT, timeout: 30_000 },
+    );
+    copyFileSync(CONSUMER, join(directory, 'consumer.ts'));
+    expect(await compile(directory)).toEqual([]);
+
+    const called = new Set<string>();
+    const record: Middleware = {
+      onRequest: ({ request, schemaPath }) => void called.add(`${request.method} ${schemaPath}`),
+      // Every answer the client gets is checked against the document too.
+      onResponse: ({ request, response }) => checkFetchResponse(app.contract, request, response),
+    };
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const consumer = require(join(directory, 'consumer.js')) as Consumer;
+    const tour = await consumer.tour(app.url, TEST_MASTER_KEY, 'client-bitcoin', [record]);
+
+    const operations = Object.entries(document.paths ?? {}).flatMap(([path, item]) =>
+      Object.keys(item)
+        .filter((key) => HTTP_METHODS.includes(key))
+        .map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    expect([...called].sort()).toEqual(operations.sort());
+    expect(tour).toMatchObject({
+      createdKey: expect.stringMatching(/^sk_live_/),
+      health: 'healthy',
+      miners: 3,
+      tasksRegistered: ['team-bitcoin'],
+      deactivated: 'success',
+    });
+    for (const field of ['xItems', 'redditItems'])
+      expect((tour[field] as string[]).length).toBeGreaterThan(0);
+    for (const field of ['keysListed', 'desirabilities', 'topLabels', 'bitcoinBytes', 'tasks'])
+      expect(tour[field]).toBeGreaterThan(0);
+    expect(tour.datasetBytes).toBeGreaterThan(20);
+    expect(tour.metricsLines).toBeGreaterThan(10);
+  });
+});

@@ -1,0 +1,159 @@
+// What a client of the gateway writes, with types generated from its OpenAPI document:
+//
+//   npx openapi-typescript http://localhost:8000/openapi.json -o api.d.ts
+//
+// generated-client.e2e-spec.ts generates ./api.d.ts from the served document at test time,
+// type-checks this file against it with tsc and runs it against a real app: every operation of
+// the document, once. Not part of the project's own tsc program (./api.d.ts exists only there).
+import createClient, { type Middleware } from 'openapi-fetch';
+import type { components, paths } from './api';
+
+export type Gateway = ReturnType<typeof gatewayClient>;
+export type OnDemandItem = NonNullable<components['schemas']['DataQueryResponse']['data']>[number];
+
+/** A typed client; `middleware` (logging, retries, metrics…) sees every request and response. */
+export function gatewayClient(baseUrl: string, apiKey: string, middleware: Middleware[] = []) {
+  const client = createClient<paths>({ baseUrl, headers: { 'X-API-Key': apiKey } });
+  client.use(...middleware);
+  return client;
+}
+
+/** A failed call, with the documented body it answered (`{"detail": ...}` for errors). */
+function failure(operation: string, status: number, body: unknown): Error {
+  return new Error(`${operation}: ${status} ${JSON.stringify(body)}`);
+}
+
+/** One line about an item, whichever network it came from. */
+export function describeItem(item: OnDemandItem): string {
+  // Once items are typed by source: item.source === 'X' ? item.tweet.hashtags : item.communityName
+  return `${String(item.datetime)} ${String(item.source)} ${String(item.uri)}`;
+}
+
+export interface Tour {
+  createdKey: string;
+  keysListed: number;
+  health: string;
+  systemStatus: string;
+  miners: number;
+  xItems: string[];
+  redditItems: string[];
+  tasksRegistered: string[];
+  desirabilities: number;
+  repoNames: number;
+  topLabels: number;
+  ages: number;
+  bitcoinBytes: number;
+  bucketStatus: string;
+  tasks: number;
+  datasetBytes: number;
+  metricsLines: number;
+  deactivated: string;
+}
+
+/**
+ * Every operation once, as a team adopting the gateway would try it: with the master key, make
+ * a validator key, query the network, vote on desirabilities, read statistics and tasks,
+ * download a completed task's dataset, scrape metrics, and retire the key.
+ */
+export async function tour(
+  baseUrl: string,
+  masterKey: string,
+  completedTaskId: string,
+  middleware: Middleware[] = [],
+): Promise<Tour> {
+  const admin = gatewayClient(baseUrl, masterKey, middleware);
+
+  const created = await admin.POST('/api/v1/keys', {
+    body: { name: 'analytics team', tier: 'validator' },
+  });
+  if (created.error) throw failure('create key', created.response.status, created.error);
+  const key = created.data;
+  const listed = await admin.GET('/api/v1/keys');
+  if (listed.error) throw failure('list keys', listed.response.status, listed.error);
+
+  const gateway = gatewayClient(baseUrl, key.key, middleware);
+  const health = await gateway.GET('/api/v1/health');
+  if (health.error) throw failure('health', health.response.status, health.error);
+  const status = await admin.GET('/api/v1/monitoring/system-status');
+  if (status.error) throw failure('system status', status.response.status, status.error);
+  const miners = await admin.GET('/api/v1/miners', { params: { query: { state: 'active' } } });
+  if (miners.error) throw failure('miners', miners.response.status, miners.error);
+
+  const x = await gateway.POST('/api/v1/on_demand_data_request', {
+    body: { source: 'x', keywords: ['#bitcoin'], limit: 20 },
+  });
+  if (x.error) throw failure('query X', x.response.status, x.error);
+  const reddit = await gateway.POST('/api/v1/on_demand_data_request', {
+    body: { source: 'reddit', limit: 20 },
+  });
+  if (reddit.error) throw failure('query Reddit', reddit.response.status, reddit.error);
+
+  const voted = await gateway.POST('/api/v1/set_desirabilities', {
+    body: {
+      desirabilities: [
+        { id: 'team-bitcoin', weight: 1, params: { platform: 'x', label: '#bitcoin' } },
+      ],
+    },
+  });
+  if (voted.error) throw failure('vote', voted.response.status, voted.error);
+  const votes = await gateway.GET('/api/v1/get_desirabilities');
+  if (votes.error) throw failure('votes', votes.response.status, votes.error);
+
+  const repos = await gateway.GET('/api/v1/list_repo_names');
+  if (repos.error) throw failure('repo names', repos.response.status, repos.error);
+  const top = await gateway.GET('/api/v1/get_top_labels_by_source/{source}', {
+    params: { path: { source: 'x' } },
+  });
+  if (top.error) throw failure('top labels', top.response.status, top.error);
+  const ages = await gateway.GET('/api/v1/ages', { params: { query: { source: 'x' } } });
+  if (ages.error) throw failure('ages', ages.response.status, ages.error);
+  const bytes = await gateway.GET('/api/v1/get_bytes_by_label', {
+    params: { query: { label: '#bitcoin' } },
+  });
+  if (bytes.error) throw failure('bytes by label', bytes.response.status, bytes.error);
+  const bucket = await gateway.GET('/api/v1/query_bucket/{source}', {
+    params: { path: { source: 'x' }, query: { label: '#bitcoin' } },
+  });
+  if (bucket.error) throw failure('query bucket', bucket.response.status, bucket.error);
+
+  const tasks = await gateway.GET('/api/v1/tasks', { params: { query: { state: 'completed' } } });
+  if (tasks.error) throw failure('tasks', tasks.response.status, tasks.error);
+  const task = await gateway.GET('/api/v1/tasks/{id}', {
+    params: { path: { id: completedTaskId } },
+  });
+  if (task.error) throw failure('task', task.response.status, task.error);
+  const dataset = await gateway.GET('/api/v1/tasks/{id}/dataset', {
+    params: { path: { id: task.data.id } },
+    parseAs: 'arrayBuffer',
+  });
+  if (dataset.error) throw failure('dataset', dataset.response.status, dataset.error);
+
+  const metrics = await admin.GET('/metrics', { parseAs: 'text' });
+  if (metrics.error) throw failure('metrics', metrics.response.status, metrics.error);
+
+  const retired = await admin.POST('/api/v1/keys/{key}/deactivate', {
+    params: { path: { key: key.id } },
+  });
+  if (retired.error) throw failure('deactivate', retired.response.status, retired.error);
+
+  return {
+    createdKey: key.key,
+    keysListed: listed.data.keys.length,
+    health: health.data.status,
+    systemStatus: status.data.status,
+    miners: miners.data.miners.length,
+    xItems: x.data.data?.map(describeItem) ?? [],
+    redditItems: reddit.data.data?.map(describeItem) ?? [],
+    tasksRegistered: voted.data.tasks,
+    desirabilities: votes.data.length,
+    repoNames: repos.data.count,
+    topLabels: top.data.length,
+    ages: ages.data.length,
+    bitcoinBytes: bytes.data.total_bytes,
+    bucketStatus: bucket.data.status,
+    tasks: tasks.data.tasks.length,
+    datasetBytes: dataset.data.byteLength,
+    metricsLines: metrics.data.split('\n').length,
+    deactivated: retired.data.status,
+  };
+}
