@@ -111,7 +111,7 @@ export class StatsService {
         label: answer.label,
         expected_size: answer.claimedBytes,
       },
-      data: answer.items as unknown as Record<string, unknown>[],
+      data: answer.items,
     };
   }
 }
