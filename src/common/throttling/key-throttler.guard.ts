@@ -11,6 +11,7 @@ import {
 import type { Response } from 'express';
 import { AuthenticatedRequest } from '../auth/api-key-principal';
 import { MetricsService } from '../metrics/metrics.service';
+import { ERROR_DETAILS } from '../errors/error-details';
 
 /**
  * Runs after ApiKeyGuard, so it sees the authenticated key: every authenticated request is
@@ -43,6 +44,6 @@ export class KeyThrottlerGuard extends ThrottlerGuard {
     response.setHeader('X-RateLimit-Limit', limit.limit);
     response.setHeader('X-RateLimit-Remaining', 0);
     response.setHeader('X-RateLimit-Reset', limit.timeToExpire);
-    throw new HttpException({ detail: 'Rate limit exceeded' }, HttpStatus.TOO_MANY_REQUESTS);
+    throw new HttpException({ detail: ERROR_DETAILS.rateLimited }, HttpStatus.TOO_MANY_REQUESTS);
   }
 }

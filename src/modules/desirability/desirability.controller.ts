@@ -9,7 +9,12 @@ import {
   getSchemaPath,
 } from '@nestjs/swagger';
 import { RequireKey, RequireValidatorKey } from '../../common/auth/access.decorators';
-import { ApiErrorResponses } from '../../common/errors/error-responses';
+import {
+  ApiErrorResponses,
+  errorCase,
+  JSON_BODY_ERRORS,
+  validationCase,
+} from '../../common/errors/error-responses';
 import { DesirabilityRequestPipe } from './desirability-request.pipe';
 import { DesirabilityService } from './desirability.service';
 import { ParsedSubmission } from './desirability.types';
@@ -28,6 +33,7 @@ export class DesirabilityController {
   @HttpCode(200)
   @RequireValidatorKey()
   @ApiOperation({
+    operationId: 'setDesirabilities',
     summary: "Submit this validator's desirabilities (scraping tasks)",
     description:
       'The body becomes the current vote of this service’s validator hotkey, replacing the previous ' +
@@ -36,8 +42,19 @@ export class DesirabilityController {
       'a job id already registered for different params is a 422 at that job, and nothing is stored.',
   })
   @ApiBody({ type: DesirabilityRequestDto })
-  @ApiOkResponse({ type: DesirabilitySubmittedDto })
-  @ApiErrorResponses(413, 415, 422)
+  @ApiOkResponse({
+    type: DesirabilitySubmittedDto,
+    description: 'The vote is stored and its tasks registered',
+  })
+  @ApiErrorResponses(
+    ...JSON_BODY_ERRORS,
+    validationCase('weightNotPositive', 'A job weighted 0', {
+      loc: ['body', 'desirabilities', 0, 'weight'],
+      msg: 'Input should be greater than 0',
+      type: 'greater_than',
+      ctx: { gt: 0 },
+    }),
+  )
   submit(
     @Body(DesirabilityRequestPipe) submission: ParsedSubmission,
   ): Promise<DesirabilitySubmittedDto> {
@@ -47,6 +64,7 @@ export class DesirabilityController {
   @Get('get_desirabilities')
   @RequireKey()
   @ApiOperation({
+    operationId: 'getDesirabilities',
     summary: "A validator's submission, or the current aggregate desirability list",
     description:
       'With `hotkey`: that validator’s current submission, exactly as submitted (unscaled). Without: a page ' +
@@ -69,7 +87,20 @@ export class DesirabilityController {
       ],
     },
   })
-  @ApiErrorResponses(404, 422)
+  @ApiErrorResponses(
+    errorCase(
+      404,
+      'noSubmission',
+      'The hotkey has no current submission',
+      'No desirabilities submitted by hotkey 5F4tQyWrhfGVcNhoqeiNsR6KjD4wMZ2kfhLj4oHYuyHbZAc3',
+    ),
+    validationCase('unknownFormat', 'A `format` other than jobs or legacy', {
+      loc: ['query', 'format'],
+      msg: "Input should be 'jobs' or 'legacy'",
+      type: 'enum',
+      ctx: { expected: "'jobs' or 'legacy'" },
+    }),
+  )
   async get(
     @Query() query: GetDesirabilitiesQueryDto,
     @Res({ passthrough: true }) response: Response,
