@@ -41,16 +41,14 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .setLicense('MIT', 'https://opensource.org/licenses/MIT')
     .addServer('/', 'This gateway: the server this document is served from')
     .addApiKey({ type: 'apiKey', in: 'header', name: 'X-API-Key' }, API_KEY_SECURITY)
-    .addBearerAuth(
-      {
-        type: 'http',
-        scheme: 'bearer',
-        description:
-          'The METRICS_TOKEN the service is configured with, for GET /metrics only: an opaque shared ' +
-          'secret compared as is (not a JWT)',
-      },
-      METRICS_TOKEN_SECURITY,
-    );
+    // addSecurity, not addBearerAuth: that one declares `bearerFormat: JWT`.
+    .addSecurity(METRICS_TOKEN_SECURITY, {
+      type: 'http',
+      scheme: 'bearer',
+      description:
+        'The METRICS_TOKEN the service is configured with, for GET /metrics only: an opaque shared ' +
+        'secret compared as is (not a JWT)',
+    });
   for (const [name, description] of Object.entries(TAGS)) builder.addTag(name, description);
   return finish(SwaggerModule.createDocument(app, builder.build()));
 }
