@@ -8,6 +8,7 @@ import {
   getSchemaPath,
 } from '@nestjs/swagger';
 import type { ResponseObject } from '@nestjs/swagger';
+import { REQUEST_ID_PATTERN } from '../logging/logging.module';
 import { MISPLACED_SECRET_DETAIL } from '../security/refuse-misplaced-secrets';
 import { ERROR_DETAILS } from './error-details';
 import { ValidationErrorItem } from './validation-error-item';
@@ -18,6 +19,7 @@ const REQUEST_ID_PROPERTY = {
   description:
     'Id of the request (the `X-Request-Id` response header); quote it when reporting a problem',
   maxLength: 128,
+  pattern: REQUEST_ID_PATTERN.source,
   example: REQUEST_ID_EXAMPLE,
 };
 
@@ -36,7 +38,7 @@ export class ValidationErrorDto {
     description:
       'Where the failing value is: `body`, `query`, `path` or `header`, then field names and list indexes',
     type: 'array',
-    items: { oneOf: [{ type: 'string' }, { type: 'integer' }] },
+    items: { oneOf: [{ type: 'string' }, { type: 'integer', format: 'int32', minimum: 0 }] },
     example: ['body', 'limit'],
   })
   loc: (string | number)[];

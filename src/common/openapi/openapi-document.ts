@@ -24,6 +24,17 @@ const TAGS: Record<string, string> = {
 };
 
 /**
+ * Relative: the gateway that serves the document, wherever it runs. It is a public API
+ * (`x-internal: false`, for inventories such as the OWASP ruleset's).
+ */
+const SERVER = {
+  url: '/',
+  description:
+    'The gateway serving this document, in whichever environment it runs (local, staging or production)',
+  'x-internal': false,
+};
+
+/**
  * The OpenAPI document of the app: what the decorators say, plus the facts true of every
  * operation, added here so no operation can miss them: the 500 and 503 answers and the headers
  * of every response (X-Request-Id; the rate-limit headers on rate-limited operations;
@@ -39,7 +50,6 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     )
     .setVersion(API_VERSION)
     .setLicense('MIT', 'https://opensource.org/licenses/MIT')
-    .addServer('/', 'This gateway: the server this document is served from')
     .addApiKey({ type: 'apiKey', in: 'header', name: 'X-API-Key' }, API_KEY_SECURITY)
     // addSecurity, not addBearerAuth: that one declares `bearerFormat: JWT`.
     .addSecurity(METRICS_TOKEN_SECURITY, {
@@ -50,7 +60,9 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
         'secret compared as is (not a JWT)',
     });
   for (const [name, description] of Object.entries(TAGS)) builder.addTag(name, description);
-  return finish(SwaggerModule.createDocument(app, builder.build()));
+  const config = builder.build();
+  config.servers = [SERVER];
+  return finish(SwaggerModule.createDocument(app, config));
 }
 
 function finish(document: OpenAPIObject): OpenAPIObject {

@@ -17,6 +17,7 @@ import {
 } from '../../common/errors/error-responses';
 import { DesirabilityRequestPipe } from './desirability-request.pipe';
 import { DesirabilityService } from './desirability.service';
+import { MAX_DESIRABILITY_JOBS } from '../../config/environment-variables';
 import { ParsedSubmission } from './desirability.types';
 import { DesirabilityJobDto, LegacyDesirabilityDto } from './dto/desirability-job.dto';
 import { DesirabilityRequestDto } from './dto/desirability-request.dto';
@@ -77,13 +78,21 @@ export class DesirabilityController {
     headers: {
       'X-Total-Count': {
         description: 'Jobs in the whole aggregate (or in the submission, with `hotkey`)',
-        schema: { type: 'integer' },
+        schema: { type: 'integer', format: 'int32', minimum: 0 },
       },
     },
     schema: {
       oneOf: [
-        { type: 'array', items: { $ref: getSchemaPath(DesirabilityJobDto) } },
-        { type: 'array', items: { $ref: getSchemaPath(LegacyDesirabilityDto) } },
+        {
+          type: 'array',
+          maxItems: MAX_DESIRABILITY_JOBS,
+          items: { $ref: getSchemaPath(DesirabilityJobDto) },
+        },
+        {
+          type: 'array',
+          maxItems: MAX_DESIRABILITY_JOBS,
+          items: { $ref: getSchemaPath(LegacyDesirabilityDto) },
+        },
       ],
     },
   })

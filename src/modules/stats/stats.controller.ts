@@ -1,5 +1,12 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import {
+  ApiExtraModels,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiTags,
+  getSchemaPath,
+} from '@nestjs/swagger';
 import { RequireKey } from '../../common/auth/access.decorators';
 import { ApiErrorResponses, validationCase } from '../../common/errors/error-responses';
 import { SOURCES } from '../../common/source';
@@ -15,7 +22,7 @@ import {
   SourceParamDto,
   SourceQueryDto,
 } from './dto/stats-requests.dto';
-import { StatsService } from './stats.service';
+import { StatsService, TOP_LIMIT } from './stats.service';
 
 const SOURCE_PARAM = { name: 'source', enum: SOURCES, description: '`x` or `reddit`, in any case' };
 
@@ -29,6 +36,7 @@ const unknownSource = (where: 'path' | 'query') =>
   });
 
 @ApiTags('Statistics')
+@ApiExtraModels(LabelSizeDto, AgeSizeDto)
 @RequireKey()
 @Controller('api/v1')
 export class StatsController {
@@ -40,7 +48,10 @@ export class StatsController {
     summary: 'Top 1000 labels of a source by credibility-adjusted bytes',
   })
   @ApiParam(SOURCE_PARAM)
-  @ApiOkResponse({ type: [LabelSizeDto], description: 'Labels, largest adjusted size first' })
+  @ApiOkResponse({
+    description: 'Labels, largest adjusted size first',
+    schema: { type: 'array', maxItems: TOP_LIMIT, items: { $ref: getSchemaPath(LabelSizeDto) } },
+  })
   @ApiErrorResponses(unknownSource('path'))
   topLabels(@Param() params: SourceParamDto): Promise<LabelSizeDto[]> {
     return this.stats.topLabels(params.source);
@@ -51,7 +62,10 @@ export class StatsController {
     operationId: 'getAges',
     summary: 'Bytes per time bucket of a source, newest 1000 buckets',
   })
-  @ApiOkResponse({ type: [AgeSizeDto], description: 'Time buckets, newest first' })
+  @ApiOkResponse({
+    description: 'Time buckets, newest first',
+    schema: { type: 'array', maxItems: TOP_LIMIT, items: { $ref: getSchemaPath(AgeSizeDto) } },
+  })
   @ApiErrorResponses(unknownSource('query'))
   ages(@Query() query: SourceQueryDto): Promise<AgeSizeDto[]> {
     return this.stats.ages(query.source);

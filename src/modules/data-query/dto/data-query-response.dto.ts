@@ -75,7 +75,7 @@ export class OnDemandMetaDto {
   @ApiProperty({ type: MinersFailedDto })
   miners_failed: MinersFailedDto;
 
-  @ApiProperty({ ...COUNT, description: 'Length of `data`', example: 42 })
+  @ApiProperty({ ...COUNT, maximum: 1000, description: 'Length of `data`', example: 42 })
   items_returned: number;
 
   @ApiProperty({
@@ -125,11 +125,12 @@ export class DataQueryResponseDto {
   })
   status: 'success' | 'error';
 
-  @ApiProperty(
-    dataItemsProperty(
+  @ApiProperty({
+    ...dataItemsProperty(
       'Matching items, newest first: X items or Reddit items (by `source`); empty on `error`',
     ),
-  )
+    maxItems: 1000,
+  })
   data: DataItemDto[];
 
   @ApiProperty({ type: OnDemandMetaDto })

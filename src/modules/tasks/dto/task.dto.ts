@@ -122,6 +122,6 @@ export class TaskDto {
 
 @ApiSchema({ name: 'TaskList' })
 export class TaskListDto {
-  @ApiProperty({ type: [TaskDto] })
+  @ApiProperty({ type: [TaskDto], maxItems: 500, description: 'At most `limit` tasks' })
   tasks: TaskDto[];
 }
