@@ -1,9 +1,8 @@
 import { INestApplication } from '@nestjs/common';
 import { NestExpressApplication } from '@nestjs/platform-express';
-import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { SwaggerModule } from '@nestjs/swagger';
 import helmet from 'helmet';
 import { Logger } from 'nestjs-pino';
-import { API_KEY_SECURITY, METRICS_TOKEN_SECURITY } from './common/auth/access.decorators';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
 import { bodyParserErrorHandler } from './common/errors/body-parser-errors';
 import { answerClientErrors } from './common/http/client-errors';
@@ -13,10 +12,10 @@ import { RequestValidationPipe } from './common/errors/request-validation.pipe';
 import { assignRequestId } from './common/logging/logging.module';
 import { httpMetricsMiddleware } from './common/metrics/http-metrics.middleware';
 import { MetricsService } from './common/metrics/metrics.service';
+import { buildOpenApiDocument } from './common/openapi/openapi-document';
 import { refuseMisplacedSecrets } from './common/security/refuse-misplaced-secrets';
 import { attachSecretScanner, secretScannerFor } from './common/security/secrets';
 import { RATE_LIMIT_HEADER_NAMES } from './common/throttling/rate-limit-headers';
-import { API_VERSION } from './common/version';
 import { AppConfig } from './config/app-config';
 
 /**
@@ -47,27 +46,6 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
 }
 
 const EXPOSED_HEADERS = [...RATE_LIMIT_HEADER_NAMES, 'X-Request-Id', 'X-Total-Count'];
-
-export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
-  const config = new DocumentBuilder()
-    .setTitle('Data Universe Validator API')
-    .setDescription(
-      'On-demand queries to the miner network, scraping tasks (desirabilities), miner repositories, ' +
-        'validator statistics and API keys. Every operation needs the `X-API-Key` header. Regular keys ' +
-        'have 100 requests per hour, validator keys 1000 (a key may have its own limit); responses carry ' +
-        'the budget as `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`, and in the ' +
-        'IETF form (draft-ietf-httpapi-ratelimit-headers) as `RateLimit-Policy: "default";q=100;w=3600` ' +
-        'and `RateLimit: "default";r=99;t=3540`.',
-    )
-    .setVersion(API_VERSION)
-    .addApiKey({ type: 'apiKey', in: 'header', name: 'X-API-Key' }, API_KEY_SECURITY)
-    .addBearerAuth(
-      { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN, for GET /metrics only' },
-      METRICS_TOKEN_SECURITY,
-    )
-    .build();
-  return SwaggerModule.createDocument(app, config);
-}
 
 function setupSwagger(app: INestApplication): void {
   const document = buildOpenApiDocument(app);

@@ -19,6 +19,9 @@ const toInt = () => Type(() => Number);
 const WALLET_NAME = /^(?!\.{1,2}$)[\w.-]{1,64}$/;
 
 /** The environment schema. `.env.example` documents every variable listed here. */
+/** The most DESIRABILITY_MAX_JOBS may be: the bound the OpenAPI document gives for a vote's size. */
+export const MAX_DESIRABILITY_JOBS = 100_000;
+
 export class EnvironmentVariables {
   @IsIn(['development', 'production', 'test'])
   NODE_ENV: 'development' | 'production' | 'test' = 'development';
@@ -156,7 +159,7 @@ export class EnvironmentVariables {
   @toInt()
   @IsInt()
   @Min(1)
-  @Max(100000)
+  @Max(MAX_DESIRABILITY_JOBS)
   DESIRABILITY_MAX_JOBS = 256;
 
   /** Tasks one validator hotkey may have active at once. */

@@ -53,6 +53,7 @@ function generatePost(rng: Rng, now: Date, index: number, username: string): Red
     title,
     createdAt: datetime,
     dataType: 'post',
+    parentId: null,
   };
 }
 
@@ -83,6 +84,7 @@ function generateComment(
     username,
     communityName: post.communityName,
     body,
+    title: null,
     createdAt: datetime,
     dataType: 'comment',
     parentId: post.id,

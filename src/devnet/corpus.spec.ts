@@ -66,12 +66,13 @@ describe('generateCorpus', () => {
       const post = posts.get(comment.parentId ?? '');
       expect(post?.communityName).toBe(comment.communityName);
       expect(Date.parse(comment.datetime)).toBeGreaterThanOrEqual(Date.parse(post?.datetime ?? ''));
-      expect(comment.title).toBeUndefined();
+      expect(comment.title).toBeNull();
       expect(comment.content).toBe(comment.body);
     }
     for (const post of posts.values()) {
       expect(post.label).toBe(post.communityName.toLowerCase());
       expect(post.content.startsWith(post.title ?? '?')).toBe(true);
+      expect(post.parentId).toBeNull();
     }
   });
 

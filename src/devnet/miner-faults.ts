@@ -119,7 +119,7 @@ function withoutKeyword(item: DataItem, parsed: ParsedKeyword): DataItem {
   }
   item.body = stripAll(item.body, needle);
   item.content = stripAll(item.content, needle);
-  if (item.title !== undefined) item.title = stripAll(item.title, needle);
+  if (item.title !== null) item.title = stripAll(item.title, needle);
   return item;
 }
 

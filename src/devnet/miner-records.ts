@@ -65,8 +65,8 @@ function redditRecord(item: RedditItem): string {
     body: item.body,
     createdAt: pythonDatetime(toMinute(item.datetime), '+00:00'),
     dataType: item.dataType,
-    title: item.title ?? null,
-    parentId: item.parentId ?? null,
+    title: item.title,
+    parentId: item.parentId,
     media: null,
     is_nsfw: false,
   });

@@ -106,12 +106,12 @@ export interface RedditItem {
   /** `r/<Subreddit>` as Reddit spells it. */
   communityName: string;
   body: string;
-  /** Posts only. */
-  title?: string;
+  /** Posts: the title; comments: null (the hosted API's items have both fields on every item). */
+  title: string | null;
   createdAt: string;
   dataType: 'post' | 'comment';
-  /** Comments only: the `id` of the post commented on. */
-  parentId?: string;
+  /** Comments: the `id` of the post commented on; posts: null. */
+  parentId: string | null;
 }
 
 export type DataItem = XItem | RedditItem;

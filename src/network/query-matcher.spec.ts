@@ -48,6 +48,7 @@ function redditItem(overrides: Partial<RedditItem> = {}): RedditItem {
     title: 'ETF approved',
     createdAt: '2024-05-01T12:00:00.000Z',
     dataType: 'post',
+    parentId: null,
     ...overrides,
   };
 }
@@ -186,7 +187,7 @@ describe('compileQuery', () => {
 
     it('searches the Reddit title and body', () => {
       expect(matches({ source: 'reddit', keywords: ['etf', 'PRICE'] }, redditItem())).toBe(true);
-      const comment = redditItem({ title: undefined, content: 'Nice ETF', body: 'Nice ETF' });
+      const comment = redditItem({ title: null, content: 'Nice ETF', body: 'Nice ETF' });
       expect(matches({ source: 'reddit', keywords: ['etf'] }, comment)).toBe(true);
       expect(matches({ source: 'reddit', keywords: ['approved'] }, comment)).toBe(false);
     });

@@ -1,4 +1,7 @@
-import { startTestApp, TestApp } from '../support/test-app';
+import { MINER_FAILURE_REASONS } from '../../src/network/transport/miner-client';
+import { createKey } from '../support/fixtures';
+import { startTestNetwork, TestNetwork } from '../support/network';
+import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 
 /** Every operation of ../shared/spec/interface.md, as method and path. */
 const INTERFACE_OPERATIONS = [
@@ -32,18 +35,63 @@ const INTERFACE_SCHEMAS = [
   'ValidationError',
 ];
 
+interface Example {
+  value: { detail: unknown };
+}
+
+interface Response {
+  description: string;
+  headers?: Record<string, { $ref: string }>;
+  content?: Record<string, { schema?: unknown; examples?: Record<string, Example> }>;
+}
+
 interface Operation {
+  operationId?: string;
   security?: Record<string, string[]>[];
-  responses: Record<string, unknown>;
+  requestBody?: { content: Record<string, { examples?: Record<string, { value: object }> }> };
+  responses: Record<string, Response>;
+}
+
+interface Schema {
+  type?: string;
+  nullable?: boolean;
+  required?: string[];
+  properties?: Record<string, Schema>;
+  items?: Schema & { oneOf?: unknown[]; discriminator?: unknown };
+  $ref?: string;
+}
+
+type Document = {
+  info: { title: string; version: string; license?: { name: string } };
+  servers?: { url: string }[];
+  paths: Record<string, Record<string, Operation>>;
+  components: {
+    schemas: Record<string, Schema>;
+    securitySchemes: Record<string, Record<string, unknown>>;
+    headers: Record<string, { required?: boolean }>;
+  };
+};
+
+/** Every operation of the document as [method, path, operation]. */
+function operationsOf(document: Document): [string, string, Operation][] {
+  return Object.entries(document.paths).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, operation]): [string, string, Operation] => [
+      method,
+      path,
+      operation,
+    ]),
+  );
+}
+
+/** The `detail` of every example of a documented error status. */
+function documentedDetails(operation: Operation, status: number): unknown[] {
+  const examples = operation.responses[status]?.content?.['application/json']?.examples ?? {};
+  return Object.values(examples).map((example) => example.value.detail);
 }
 
 describe('OpenAPI document', () => {
   let app: TestApp;
-  let document: {
-    info: { title: string; version: string };
-    paths: Record<string, Record<string, Operation>>;
-    components: { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> };
-  };
+  let document: Document;
 
   beforeAll(async () => {
     app = await startTestApp();
@@ -108,5 +156,182 @@ describe('OpenAPI document', () => {
           expect({ path, name, type: schema?.type }).toEqual({ path, name, type: 'integer' });
         }
     expect(found.length).toBeGreaterThanOrEqual(7);
+  });
+
+  it('names every operation with a unique camelCase operationId', () => {
+    const ids = operationsOf(document).map(([, , operation]) => operation.operationId);
+    for (const id of ids) expect(id).toMatch(/^[a-z][a-zA-Z]+$/);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids).toEqual(
+      expect.arrayContaining(['queryOnDemandData', 'listApiKeys', 'createApiKey', 'getHealth']),
+    );
+  });
+
+  it('describes every response, documents 500 and 503 everywhere, and X-Request-Id on each', () => {
+    for (const [method, path, operation] of operationsOf(document)) {
+      expect({ method, path, statuses: Object.keys(operation.responses) }).toEqual({
+        method,
+        path,
+        statuses: expect.arrayContaining(['200', '400', '401', '429', '500', '503']),
+      });
+      for (const [status, response] of Object.entries(operation.responses)) {
+        expect({ path, status, description: response.description }).toEqual({
+          path,
+          status,
+          description: expect.stringMatching(/\S/),
+        });
+        expect(response.headers?.['X-Request-Id']).toEqual({
+          $ref: '#/components/headers/X-Request-Id',
+        });
+      }
+    }
+    expect(document.components.headers['X-Request-Id'].required).toBe(true);
+  });
+
+  it('documents the rate-limit headers on rate-limited operations, and Retry-After on 429', () => {
+    const rateLimitHeaders = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
+    for (const [, path, operation] of operationsOf(document)) {
+      const limited = path !== '/metrics';
+      for (const [status, response] of Object.entries(operation.responses)) {
+        const names = Object.keys(response.headers ?? {});
+        if (limited && status !== '401')
+          expect(names).toEqual(expect.arrayContaining(rateLimitHeaders));
+        else expect(names).not.toContain('X-RateLimit-Limit');
+      }
+      expect(Object.keys(operation.responses[429].headers ?? {})).toContain('Retry-After');
+      expect(documentedDetails(operation, 429)).toContain(
+        'Too many failed authentication attempts, try again later',
+      );
+    }
+    expect(document.components.headers['Retry-After'].required).toBe(true);
+  });
+
+  it('gives each error status an example body, both 401 texts included', () => {
+    for (const [, path, operation] of operationsOf(document)) {
+      for (const status of Object.keys(operation.responses).filter((code) => code >= '400'))
+        expect({ path, status, details: documentedDetails(operation, Number(status)) }).toEqual({
+          path,
+          status,
+          details: expect.arrayContaining([expect.anything()]),
+        });
+      expect(documentedDetails(operation, 401)).toEqual(
+        expect.arrayContaining(['Missing API key', 'Invalid API key']),
+      );
+    }
+  });
+
+  it('types data items as X or Reddit items, told apart by source', () => {
+    const { schemas } = document.components;
+    for (const name of ['DataQueryResponse', 'QueryBucketResponse'])
+      expect(schemas[name].properties?.data.items).toEqual({
+        oneOf: [
+          { $ref: '#/components/schemas/XItem' },
+          { $ref: '#/components/schemas/RedditItem' },
+        ],
+        discriminator: {
+          propertyName: 'source',
+          mapping: { X: '#/components/schemas/XItem', REDDIT: '#/components/schemas/RedditItem' },
+        },
+      });
+    expect(schemas.XItem.required).toEqual(
+      expect.arrayContaining([
+        'uri',
+        'datetime',
+        'source',
+        'label',
+        'content',
+        'user',
+        'tweet',
+        'media',
+      ]),
+    );
+    expect(schemas.XTweet.properties?.hashtags).toMatchObject({
+      type: 'array',
+      items: { type: 'string' },
+    });
+    expect(schemas.RedditItem.properties?.communityName).toMatchObject({ type: 'string' });
+    // Both kinds carry title and parentId: required, and null for the kind that lacks them.
+    for (const field of ['title', 'parentId']) {
+      expect(schemas.RedditItem.required).toContain(field);
+      expect(schemas.RedditItem.properties?.[field]).toMatchObject({
+        type: 'string',
+        nullable: true,
+      });
+    }
+  });
+
+  it("types every field of the on-demand meta, miners_failed's reasons enumerated", () => {
+    const { schemas } = document.components;
+    expect(schemas.DataQueryResponse.required).toEqual(['status', 'data', 'meta']);
+    expect(schemas.OnDemandMeta.required).toEqual(
+      expect.arrayContaining(['miners_queried', 'miners_failed', 'consensus', 'cache_hit']),
+    );
+    const reasons = schemas.MinersFailed.properties?.reasons;
+    expect(Object.keys(reasons?.properties ?? {})).toEqual([...MINER_FAILURE_REASONS]);
+    expect(reasons).toMatchObject({ type: 'object', additionalProperties: false });
+  });
+
+  it('has servers and the MIT license, and describes the metrics token as opaque (not a JWT)', () => {
+    expect(document.servers?.length).toBeGreaterThan(0);
+    expect(document.info.license?.name).toBe('MIT');
+    const metricsToken = document.components.securitySchemes.MetricsToken;
+    expect(metricsToken).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(metricsToken).not.toHaveProperty('bearerFormat');
+  });
+
+  it('answers a missing or unknown key with a documented 401 example, on every operation', async () => {
+    for (const [method, path, operation] of operationsOf(document)) {
+      const url = path.replace(/\{\w+\}/g, 'x');
+      const call = () => app.http[method as 'get' | 'post'](url);
+      const missing = await call().expect(401);
+      const unknown = await call().set('X-API-Key', 'sk_live_unknown').expect(401);
+      expect(documentedDetails(operation, 401)).toEqual(
+        expect.arrayContaining([missing.body.detail, unknown.body.detail]),
+      );
+    }
+  });
+
+  it("answers a key below the operation's class with its documented 403 example", async () => {
+    const regular = await createKey(app);
+    const refused = operationsOf(document).filter(([, , operation]) => operation.responses[403]);
+    expect(refused.length).toBeGreaterThanOrEqual(5);
+    for (const [method, path, operation] of refused) {
+      const url = path.replace(/\{\w+\}/g, 'x');
+      const response = await app.http[method as 'get' | 'post'](url)
+        .set('X-API-Key', regular.key)
+        .expect(403);
+      expect(documentedDetails(operation, 403)).toContain(response.body.detail);
+    }
+  });
+});
+
+describe("The documented on-demand request examples, on npm start's devnet", () => {
+  let network: TestNetwork;
+  let app: TestApp;
+
+  beforeAll(async () => {
+    // Seed 1 is the devnet `npm start` runs in development (src/devnet/devnet.ts).
+    network = await startTestNetwork(3, 1);
+    app = await startTestApp(network.env, { ownDatabase: true });
+  });
+  afterAll(async () => {
+    await app.close();
+    await network.stop();
+  });
+
+  it('each returns items', async () => {
+    const document = (await app.http.get('/openapi.json').expect(200)).body as Document;
+    const body = document.paths['/api/v1/on_demand_data_request'].post.requestBody;
+    const examples = Object.entries(body?.content['application/json'].examples ?? {});
+    expect(examples.length).toBeGreaterThanOrEqual(2);
+    for (const [name, { value }] of examples) {
+      const response = await app.http
+        .post('/api/v1/on_demand_data_request')
+        .set('X-API-Key', TEST_MASTER_KEY)
+        .send(value)
+        .expect(200);
+      expect({ name, status: response.body.status }).toEqual({ name, status: 'success' });
+      expect(response.body.data.length).toBeGreaterThan(0);
+    }
   });
 });

@@ -143,14 +143,19 @@ describe('a client generated from the served OpenAPI document', () => {
       createdKey: expect.stringMatching(/^sk_live_/),
       health: 'healthy',
       miners: 3,
+      keyLimit: 500,
       tasksRegistered: ['team-bitcoin'],
       deactivated: 'success',
     });
+    // The discriminated item types: X items show their hashtags, Reddit items their community.
+    expect((tour.xItems as string[])[0]).toMatch(/ X \S+ .*#/);
+    expect((tour.redditItems as string[])[0]).toMatch(/ REDDIT \S+ r\//);
     for (const field of ['xItems', 'redditItems'])
       expect((tour[field] as string[]).length).toBeGreaterThan(0);
     for (const field of ['keysListed', 'desirabilities', 'topLabels', 'bitcoinBytes', 'tasks'])
       expect(tour[field]).toBeGreaterThan(0);
     expect(tour.datasetBytes).toBeGreaterThan(20);
+    expect(tour.parquetBytes).toBeGreaterThan(20);
     expect(tour.metricsLines).toBeGreaterThan(10);
   });
 });

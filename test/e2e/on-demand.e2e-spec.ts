@@ -124,6 +124,23 @@ describe('On-demand queries against honest miners', () => {
       cache_hit: false,
     });
   });
+
+  it('sends title and parentId on every Reddit item: null for the kind that lacks it', async () => {
+    const response = await query({ source: 'reddit', limit: 200 });
+    const items = response.body.data as Record<string, unknown>[];
+    const posts = items.filter((item) => item.dataType === 'post');
+    const comments = items.filter((item) => item.dataType === 'comment');
+    expect(posts.length).toBeGreaterThan(0);
+    expect(comments.length).toBeGreaterThan(0);
+    for (const post of posts) {
+      expect(post).toHaveProperty('parentId', null);
+      expect(post.title).toEqual(expect.any(String));
+    }
+    for (const comment of comments) {
+      expect(comment).toHaveProperty('title', null);
+      expect(comment.parentId).toMatch(/^t3_/);
+    }
+  });
 });
 
 describe('On-demand queries when miners hang or lie', () => {

@@ -195,7 +195,7 @@ describe('Task datasets as Parquet', () => {
         `UPDATE scraping_tasks SET parquet_file = NULL, parquet_bytes = NULL, parquet_sha256 = NULL WHERE id = 'sub-reddit'`,
       );
     const legacy = (await get('tasks/sub-reddit').expect(200)).body;
-    expect(legacy.dataset.parquet).toBeNull();
+    expect(legacy.dataset).not.toHaveProperty('parquet');
 
     // Downloads arriving together get the same file (one conversion, shared).
     const [first, second] = await Promise.all([
@@ -283,6 +283,8 @@ describe('Task datasets as Parquet', () => {
     expect(operation.responses['200'].headers).toHaveProperty('X-Content-SHA256');
     for (const status of ['404', '409', '422', '503'])
       expect(Object.keys(operation.responses[status].content)).toEqual(['application/json']);
-    expect(document.components.schemas.TaskDataset.required).toContain('parquet');
+    expect(document.components.schemas.TaskDataset.properties.parquet).toEqual(
+      expect.objectContaining({ allOf: [{ $ref: '#/components/schemas/TaskDatasetParquet' }] }),
+    );
   });
 });

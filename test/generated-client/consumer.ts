@@ -25,13 +25,15 @@ function failure(operation: string, status: number, body: unknown): Error {
 
 /** One line about an item, whichever network it came from. */
 export function describeItem(item: OnDemandItem): string {
-  // Once items are typed by source: item.source === 'X' ? item.tweet.hashtags : item.communityName
-  return `${String(item.datetime)} ${String(item.source)} ${String(item.uri)}`;
+  // `source` discriminates the item types: each branch sees its own typed fields.
+  const about = item.source === 'X' ? item.tweet.hashtags.join(' ') : item.communityName;
+  return `${item.datetime} ${item.source} ${item.uri} ${about}`;
 }
 
 export interface Tour {
   createdKey: string;
   keysListed: number;
+  keyLimit: number | null;
   health: string;
   systemStatus: string;
   miners: number;
@@ -46,6 +48,7 @@ export interface Tour {
   bucketStatus: string;
   tasks: number;
   datasetBytes: number;
+  parquetBytes: number;
   metricsLines: number;
   deactivated: string;
 }
@@ -70,6 +73,12 @@ export async function tour(
   const key = created.data;
   const listed = await admin.GET('/api/v1/keys');
   if (listed.error) throw failure('list keys', listed.response.status, listed.error);
+
+  const updated = await admin.PATCH('/api/v1/keys/{id}', {
+    params: { path: { id: key.id } },
+    body: { rate_limit: 500, expires_at: '2100-01-01T00:00:00Z' },
+  });
+  if (updated.error) throw failure('update key', updated.response.status, updated.error);
 
   const gateway = gatewayClient(baseUrl, key.key, middleware);
   const health = await gateway.GET('/api/v1/health');
@@ -127,6 +136,11 @@ export async function tour(
     parseAs: 'arrayBuffer',
   });
   if (dataset.error) throw failure('dataset', dataset.response.status, dataset.error);
+  const parquet = await gateway.GET('/api/v1/tasks/{id}/dataset', {
+    params: { path: { id: task.data.id }, query: { format: 'parquet' } },
+    parseAs: 'arrayBuffer',
+  });
+  if (parquet.error) throw failure('Parquet dataset', parquet.response.status, parquet.error);
 
   const metrics = await admin.GET('/metrics', { parseAs: 'text' });
   if (metrics.error) throw failure('metrics', metrics.response.status, metrics.error);
@@ -139,6 +153,7 @@ export async function tour(
   return {
     createdKey: key.key,
     keysListed: listed.data.keys.length,
+    keyLimit: updated.data.rate_limit,
     health: health.data.status,
     systemStatus: status.data.status,
     miners: miners.data.miners.length,
@@ -153,6 +168,7 @@ export async function tour(
     bucketStatus: bucket.data.status,
     tasks: tasks.data.tasks.length,
     datasetBytes: dataset.data.byteLength,
+    parquetBytes: parquet.data.byteLength,
     metricsLines: metrics.data.split('\n').length,
     deactivated: retired.data.status,
   };

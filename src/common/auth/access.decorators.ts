@@ -1,7 +1,7 @@
 import { applyDecorators, SetMetadata } from '@nestjs/common';
-import { ApiSecurity } from '@nestjs/swagger';
+import { ApiExtension, ApiSecurity } from '@nestjs/swagger';
 import { SkipThrottle } from '@nestjs/throttler';
-import { ApiErrorResponses } from '../errors/error-responses';
+import { ApiErrorResponses, ERROR_CASES, ErrorCase } from '../errors/error-responses';
 
 export const ACCESS_METADATA = 'access';
 export type AccessLevel = 'public' | 'key' | 'validator' | 'master' | 'metrics';
@@ -10,37 +10,31 @@ export const API_KEY_SECURITY = 'ApiKey';
 export const METRICS_TOKEN_SECURITY = 'MetricsToken';
 
 /**
- * Errors any keyed operation can answer: a key not in the cache is looked up in Postgres (503
- * while it is down), and anything may fail unexpectedly (500).
+ * Marks an operation whose requests count against the key's budget: the document's finishing
+ * step (common/openapi) documents the rate-limit headers on its responses, then drops the mark.
  */
-const KEYED = [400, 401, 429, 500, 503];
+export const RATE_LIMITED_EXTENSION = 'x-rate-limited';
 
 /** No key needed (documentation only). Everything else needs a key: the guard fails closed. */
 export const Public = () => SetMetadata(ACCESS_METADATA, 'public' satisfies AccessLevel);
 
-/** Any active key. Sets both the guard's rule and the Swagger security entry. */
-export const RequireKey = () =>
+/** A key-authenticated, rate-limited operation: the guard's rule, security and errors. */
+const keyAccess = (access: AccessLevel, ...errors: ErrorCase[]) =>
   applyDecorators(
-    SetMetadata(ACCESS_METADATA, 'key'),
+    SetMetadata(ACCESS_METADATA, access),
     ApiSecurity(API_KEY_SECURITY),
-    ApiErrorResponses(...KEYED),
+    ApiExtension(RATE_LIMITED_EXTENSION, true),
+    ApiErrorResponses(400, 401, 429, ...errors),
   );
+
+/** Any active key. Sets both the guard's rule and the Swagger security entry. */
+export const RequireKey = () => keyAccess('key');
 
 /** A validator-class key or the master key; a regular key gets 403. */
-export const RequireValidatorKey = () =>
-  applyDecorators(
-    SetMetadata(ACCESS_METADATA, 'validator'),
-    ApiSecurity(API_KEY_SECURITY),
-    ApiErrorResponses(...KEYED, 403),
-  );
+export const RequireValidatorKey = () => keyAccess('validator', ERROR_CASES.needsValidatorKey);
 
 /** Only the master key. */
-export const RequireMasterKey = () =>
-  applyDecorators(
-    SetMetadata(ACCESS_METADATA, 'master'),
-    ApiSecurity(API_KEY_SECURITY),
-    ApiErrorResponses(...KEYED, 403),
-  );
+export const RequireMasterKey = () => keyAccess('master', ERROR_CASES.needsMasterKey);
 
 /**
  * The master key, or `Authorization: Bearer <METRICS_TOKEN>` when that is set. Not charged to
@@ -52,5 +46,11 @@ export const RequireMetricsAccess = () =>
     SkipThrottle(),
     ApiSecurity(API_KEY_SECURITY),
     ApiSecurity(METRICS_TOKEN_SECURITY),
-    ApiErrorResponses(...KEYED, 403),
+    ApiErrorResponses(
+      400,
+      401,
+      ERROR_CASES.invalidMetricsToken,
+      ERROR_CASES.needsMetricsAccess,
+      ERROR_CASES.tooManyAuthFailures,
+    ),
   );

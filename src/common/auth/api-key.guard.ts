@@ -14,6 +14,7 @@ import { ApiKeysService } from '../../modules/api-keys/api-keys.service';
 import { ACCESS_METADATA, AccessLevel } from './access.decorators';
 import { AuthenticatedRequest } from './api-key-principal';
 import { AuthFailureLimiter } from './auth-failure-limiter';
+import { ERROR_DETAILS } from '../errors/error-details';
 
 /** Longest value we even try to look up; real keys are about 50 characters. */
 const MAX_KEY_LENGTH = 256;
@@ -41,15 +42,15 @@ export class ApiKeyGuard implements CanActivate {
     const presented = request.headers['x-api-key'];
     const missing = typeof presented !== 'string' || presented.length === 0;
     if (access === 'metrics' && (await this.metricsTokenAccepted(request, missing))) return true;
-    if (missing) throw new UnauthorizedException('Missing API key');
+    if (missing) throw new UnauthorizedException(ERROR_DETAILS.missingKey);
 
     const principal =
       presented.length <= MAX_KEY_LENGTH ? await this.keys.authenticate(presented) : null;
     // A genuine key past its expiry guesses nothing: not a failure towards the address's lockout.
-    if (principal === 'expired') throw new UnauthorizedException('API key expired');
+    if (principal === 'expired') throw new UnauthorizedException(ERROR_DETAILS.keyExpired);
     if (!principal) {
       await this.failures.recordFailure(request.ip ?? 'unknown');
-      throw new UnauthorizedException('Invalid API key');
+      throw new UnauthorizedException(ERROR_DETAILS.invalidKey);
     }
     request.apiKey = principal;
     return true;
@@ -66,7 +67,7 @@ export class ApiKeyGuard implements CanActivate {
     if (token && bearer.length <= MAX_KEY_LENGTH && secretsEqual(bearer, token)) return true;
     if (!keyMissing) return false;
     await this.failures.recordFailure(request.ip ?? 'unknown');
-    throw new UnauthorizedException('Invalid metrics token');
+    throw new UnauthorizedException(ERROR_DETAILS.invalidMetricsToken);
   }
 }
 
@@ -83,11 +84,11 @@ export class AccessLevelGuard implements CanActivate {
     const principal = context.switchToHttp().getRequest<AuthenticatedRequest>().apiKey;
     if (access === 'public' || !principal) return true;
     if (access === 'master' && !principal.isMaster)
-      throw new ForbiddenException('This operation requires the master key');
+      throw new ForbiddenException(ERROR_DETAILS.needsMasterKey);
     if (access === 'metrics' && !principal.isMaster)
-      throw new ForbiddenException('Metrics need the master key or the metrics token');
+      throw new ForbiddenException(ERROR_DETAILS.needsMetricsAccess);
     if (access === 'validator' && principal.tier !== 'validator') {
-      throw new ForbiddenException('This operation requires a validator key');
+      throw new ForbiddenException(ERROR_DETAILS.needsValidatorKey);
     }
     return true;
   }

@@ -4,14 +4,12 @@ import { LRUCache } from 'lru-cache';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { MetricsService } from '../metrics/metrics.service';
+import { ERROR_DETAILS } from '../errors/error-details';
 
 /** A 429 that says when to come back (`Retry-After`, set by AllExceptionsFilter). */
 export class TooManyAuthFailuresException extends HttpException {
   constructor(readonly retryAfterSeconds: number) {
-    super(
-      { detail: 'Too many failed authentication attempts, try again later' },
-      HttpStatus.TOO_MANY_REQUESTS,
-    );
+    super({ detail: ERROR_DETAILS.tooManyAuthFailures }, HttpStatus.TOO_MANY_REQUESTS);
   }
 }
 

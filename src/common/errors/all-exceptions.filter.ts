@@ -9,6 +9,7 @@ import {
 import type { Request, Response } from 'express';
 import { isDatabaseUnavailable } from './database-unavailable';
 import { requestIdOf, sendError } from './error-body';
+import { ERROR_DETAILS } from './error-details';
 
 /**
  * The single place that shapes error responses: `{"detail": "...", "request_id": "..."}` for
@@ -39,7 +40,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
         `database unavailable: ${(exception as Error).message}`,
       );
       sendError(request, response, HttpStatus.SERVICE_UNAVAILABLE, {
-        detail: 'Database unavailable, try again shortly',
+        detail: ERROR_DETAILS.databaseUnavailable,
       });
       return;
     }
@@ -48,7 +49,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
       'unhandled error',
     );
     sendError(request, response, HttpStatus.INTERNAL_SERVER_ERROR, {
-      detail: 'Internal server error',
+      detail: ERROR_DETAILS.internalError,
     });
   }
 }

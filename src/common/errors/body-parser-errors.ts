@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import { sendError } from './error-body';
+import { ERROR_DETAILS } from './error-details';
 
 interface BodyParserError extends Error {
   type?: string;
@@ -33,15 +34,15 @@ export function bodyParserErrorHandler(
       });
       return;
     case 'entity.too.large':
-      sendError(req, res, 413, { detail: 'Request body too large' });
+      sendError(req, res, 413, { detail: ERROR_DETAILS.bodyTooLarge });
       return;
     case 'charset.unsupported':
     case 'encoding.unsupported':
-      sendError(req, res, 415, { detail: 'Unsupported request body encoding' });
+      sendError(req, res, 415, { detail: ERROR_DETAILS.unsupportedEncoding });
       return;
     default: {
       const status = error.status && error.status >= 400 && error.status < 500 ? error.status : 400;
-      sendError(req, res, status, { detail: 'Malformed request body' });
+      sendError(req, res, status, { detail: ERROR_DETAILS.malformedBody });
     }
   }
 }

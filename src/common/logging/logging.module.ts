@@ -12,7 +12,8 @@ import { SecretScanner } from '../security/secret-scanner';
 import { secretScannerFor, secretScannerOf } from '../security/secrets';
 import { redactUrl } from './redact-url';
 
-const REQUEST_ID = /^[\w.:-]{1,128}$/;
+/** The X-Request-Id values honoured; anything else is replaced by a new UUID. */
+export const REQUEST_ID_PATTERN = /^[\w.:-]{1,128}$/;
 
 /**
  * Honours a sane incoming X-Request-Id (from a load balancer), else makes one; echoes it back.
@@ -26,7 +27,9 @@ export function requestId(
 ): string {
   const incoming = request.headers['x-request-id'];
   const sane =
-    typeof incoming === 'string' && REQUEST_ID.test(incoming) && !scanner.contains(incoming);
+    typeof incoming === 'string' &&
+    REQUEST_ID_PATTERN.test(incoming) &&
+    !scanner.contains(incoming);
   const id = sane ? incoming : randomUUID();
   response.setHeader('X-Request-Id', id);
   return id;

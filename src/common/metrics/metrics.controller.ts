@@ -16,6 +16,7 @@ export class MetricsController {
   @Header('Content-Type', PROMETHEUS_CONTENT_TYPE)
   @Header('Cache-Control', 'no-store')
   @ApiOperation({
+    operationId: 'getMetrics',
     summary: 'Prometheus metrics (master key or METRICS_TOKEN)',
     description:
       'Prometheus text format. Send the master key in `X-API-Key`, or `Authorization: Bearer ' +

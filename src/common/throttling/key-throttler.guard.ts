@@ -12,6 +12,7 @@ import {
 import type { Response } from 'express';
 import { AuthenticatedRequest } from '../auth/api-key-principal';
 import { MetricsService } from '../metrics/metrics.service';
+import { ERROR_DETAILS } from '../errors/error-details';
 import { setRateLimitHeaders } from './rate-limit-headers';
 
 /**
@@ -61,6 +62,6 @@ export class KeyThrottlerGuard extends ThrottlerGuard {
     this.metrics.recordRateLimitRejection(key?.isMaster ? 'master' : (key?.tier ?? 'regular'));
     const response = context.switchToHttp().getResponse<Response>();
     response.setHeader('Retry-After', Math.max(1, limit.timeToBlockExpire));
-    throw new HttpException({ detail: 'Rate limit exceeded' }, HttpStatus.TOO_MANY_REQUESTS);
+    throw new HttpException({ detail: ERROR_DETAILS.rateLimited }, HttpStatus.TOO_MANY_REQUESTS);
   }
 }

@@ -2,12 +2,19 @@ import { Body, Controller, Get, HttpCode, Param, Patch, Post } from '@nestjs/com
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { RequireMasterKey } from '../../common/auth/access.decorators';
 import { StatusDto } from '../../common/dto/status.dto';
-import { ApiErrorResponses } from '../../common/errors/error-responses';
+import {
+  ApiErrorResponses,
+  errorCase,
+  JSON_BODY_ERRORS,
+  validationCase,
+} from '../../common/errors/error-responses';
 import { ApiKeysService } from './api-keys.service';
 import { ApiKeyCreateDto } from './dto/api-key-create.dto';
 import { ApiKeyCreatedDto } from './dto/api-key-created.dto';
 import { ApiKeyListDto, ApiKeySummaryDto } from './dto/api-key-summary.dto';
 import { ApiKeyUpdateDto } from './dto/api-key-update.dto';
+
+const KEY_NOT_FOUND = errorCase(404, 'keyNotFound', 'No key with this id', 'API key not found');
 
 @ApiTags('API keys')
 @RequireMasterKey()
@@ -17,10 +24,11 @@ export class ApiKeysController {
 
   @Get()
   @ApiOperation({
+    operationId: 'listApiKeys',
     summary: 'List API keys',
     description: 'Never returns a key or its hash: only a short display prefix.',
   })
-  @ApiOkResponse({ type: ApiKeyListDto })
+  @ApiOkResponse({ type: ApiKeyListDto, description: 'Every issued key, active or not' })
   list(): Promise<ApiKeyListDto> {
     return this.keys.list();
   }
@@ -28,20 +36,30 @@ export class ApiKeysController {
   @Post()
   @HttpCode(200)
   @ApiOperation({
+    operationId: 'createApiKey',
     summary: 'Create an API key',
     description:
       'Returns the new key once; store it, it cannot be shown again. `tier` defaults to `regular`. ' +
       '`expires_at` (a future date-time with its offset) and `rate_limit` (requests per window, ' +
       "overriding the class's budget) are optional.",
   })
-  @ApiOkResponse({ type: ApiKeyCreatedDto })
-  @ApiErrorResponses(413, 415, 422)
+  @ApiOkResponse({ type: ApiKeyCreatedDto, description: 'The new key, shown this once' })
+  @ApiErrorResponses(
+    ...JSON_BODY_ERRORS,
+    validationCase('nameTooLong', 'A name over 100 characters', {
+      loc: ['body', 'name'],
+      msg: 'String should have at most 100 characters',
+      type: 'string_too_long',
+      ctx: { max_length: 100 },
+    }),
+  )
   create(@Body() request: ApiKeyCreateDto): Promise<ApiKeyCreatedDto> {
     return this.keys.create(request);
   }
 
   @Patch(':id')
   @ApiOperation({
+    operationId: 'updateApiKey',
     summary: 'Update an API key',
     description:
       'Changes the name, the expiry or the own rate limit of an active key, by its id. Absent fields ' +
@@ -50,7 +68,21 @@ export class ApiKeysController {
   })
   @ApiParam({ name: 'id', description: 'The id of the key (as listed)', format: 'uuid' })
   @ApiOkResponse({ type: ApiKeySummaryDto, description: 'The key as it now is' })
-  @ApiErrorResponses(404, 409, 413, 415, 422)
+  @ApiErrorResponses(
+    KEY_NOT_FOUND,
+    errorCase(409, 'keyDeactivated', 'The key is deactivated', 'API key is deactivated'),
+    ...JSON_BODY_ERRORS,
+    validationCase('nothingToChange', 'An empty body', {
+      loc: ['body'],
+      msg: 'Value error, give at least one of name, expires_at and rate_limit',
+      type: 'value_error',
+    }),
+    validationCase('expiryInThePast', 'An `expires_at` that is not in the future', {
+      loc: ['body', 'expires_at'],
+      msg: 'Input should be in the future',
+      type: 'datetime_future',
+    }),
+  )
   update(@Param('id') id: string, @Body() request: ApiKeyUpdateDto): Promise<ApiKeySummaryDto> {
     return this.keys.update(id, request);
   }
@@ -58,12 +90,16 @@ export class ApiKeysController {
   @Post(':key/deactivate')
   @HttpCode(200)
   @ApiOperation({
+    operationId: 'deactivateApiKey',
     summary: 'Deactivate an API key',
     description: 'Takes the full key or its id. Effective within one second.',
   })
   @ApiParam({ name: 'key', description: 'The full API key or its id' })
-  @ApiOkResponse({ type: StatusDto })
-  @ApiErrorResponses(404, 413, 415, 422)
+  @ApiOkResponse({
+    type: StatusDto,
+    description: 'The key is deactivated (also when it already was)',
+  })
+  @ApiErrorResponses(KEY_NOT_FOUND, ...JSON_BODY_ERRORS)
   deactivate(@Param('key') key: string): Promise<StatusDto> {
     return this.keys.deactivate(key);
   }

@@ -1,10 +1,15 @@
 import { Body, Controller, HttpCode, Post } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RequireKey } from '../../common/auth/access.decorators';
-import { ApiErrorResponses } from '../../common/errors/error-responses';
+import {
+  ApiErrorResponses,
+  JSON_BODY_ERRORS,
+  validationCase,
+} from '../../common/errors/error-responses';
 import { DataQueryService } from './data-query.service';
 import { DataQueryRequestDto } from './dto/data-query-request.dto';
 import { DataQueryResponseDto } from './dto/data-query-response.dto';
+import { QUERY_REQUEST_EXAMPLES, QUERY_RESPONSE_EXAMPLES } from './dto/data-query.examples';
 
 @ApiTags('Data')
 @Controller('api/v1')
@@ -15,6 +20,7 @@ export class DataQueryController {
   @HttpCode(200)
   @RequireKey()
   @ApiOperation({
+    operationId: 'queryOnDemandData',
     summary: 'Query miners for data on demand',
     description:
       'Asks several miners at once (at most 2 per coldkey), returns as soon as a quorum has answered or at the ' +
@@ -23,8 +29,28 @@ export class DataQueryController {
       'by more miners win. Identical queries within 60 s are served from a cache (`meta.cache_hit`). When no miner ' +
       'is available or every miner fails, the answer is still HTTP 200 with `status: "error"` and `meta.error`.',
   })
-  @ApiOkResponse({ type: DataQueryResponseDto })
-  @ApiErrorResponses(413, 415, 422)
+  @ApiBody({ type: DataQueryRequestDto, examples: QUERY_REQUEST_EXAMPLES })
+  @ApiOkResponse({
+    type: DataQueryResponseDto,
+    description:
+      'The matching items (X or Reddit, told apart by `source`) and how they were obtained; ' +
+      '`status: "error"` when no miner could answer',
+    examples: QUERY_RESPONSE_EXAMPLES,
+  })
+  @ApiErrorResponses(
+    ...JSON_BODY_ERRORS,
+    validationCase('limitTooLarge', '`limit` over 1000', {
+      loc: ['body', 'limit'],
+      msg: 'Input should be less than or equal to 1000',
+      type: 'less_than_equal',
+      ctx: { le: 1000 },
+    }),
+    validationCase('unknownField', 'A field the request does not have', {
+      loc: ['body', 'user_names'],
+      msg: 'Extra inputs are not permitted',
+      type: 'extra_forbidden',
+    }),
+  )
   query(@Body() request: DataQueryRequestDto): Promise<DataQueryResponseDto> {
     return this.dataQuery.query(request);
   }

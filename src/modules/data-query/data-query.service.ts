@@ -38,7 +38,7 @@ export class DataQueryService {
     const result = await this.network.query(query);
     const response: DataQueryResponseDto = {
       status: result.error ? 'error' : 'success',
-      data: result.items as unknown as Record<string, unknown>[],
+      data: result.items,
       meta: {
         ...(result.error ? { error: result.error } : {}),
         source: query.source,

@@ -9,9 +9,15 @@ import {
   getSchemaPath,
 } from '@nestjs/swagger';
 import { RequireKey, RequireValidatorKey } from '../../common/auth/access.decorators';
-import { ApiErrorResponses } from '../../common/errors/error-responses';
+import {
+  ApiErrorResponses,
+  errorCase,
+  JSON_BODY_ERRORS,
+  validationCase,
+} from '../../common/errors/error-responses';
 import { DesirabilityRequestPipe } from './desirability-request.pipe';
 import { DesirabilityService } from './desirability.service';
+import { MAX_DESIRABILITY_JOBS } from '../../config/environment-variables';
 import { ParsedSubmission } from './desirability.types';
 import { DesirabilityJobDto, LegacyDesirabilityDto } from './dto/desirability-job.dto';
 import { DesirabilityRequestDto } from './dto/desirability-request.dto';
@@ -28,6 +34,7 @@ export class DesirabilityController {
   @HttpCode(200)
   @RequireValidatorKey()
   @ApiOperation({
+    operationId: 'setDesirabilities',
     summary: "Submit this validator's desirabilities (scraping tasks)",
     description:
       'The body becomes the current vote of this service’s validator hotkey, replacing the previous ' +
@@ -36,8 +43,19 @@ export class DesirabilityController {
       'a job id already registered for different params is a 422 at that job, and nothing is stored.',
   })
   @ApiBody({ type: DesirabilityRequestDto })
-  @ApiOkResponse({ type: DesirabilitySubmittedDto })
-  @ApiErrorResponses(413, 415, 422)
+  @ApiOkResponse({
+    type: DesirabilitySubmittedDto,
+    description: 'The vote is stored and its tasks registered',
+  })
+  @ApiErrorResponses(
+    ...JSON_BODY_ERRORS,
+    validationCase('weightNotPositive', 'A job weighted 0', {
+      loc: ['body', 'desirabilities', 0, 'weight'],
+      msg: 'Input should be greater than 0',
+      type: 'greater_than',
+      ctx: { gt: 0 },
+    }),
+  )
   submit(
     @Body(DesirabilityRequestPipe) submission: ParsedSubmission,
   ): Promise<DesirabilitySubmittedDto> {
@@ -47,6 +65,7 @@ export class DesirabilityController {
   @Get('get_desirabilities')
   @RequireKey()
   @ApiOperation({
+    operationId: 'getDesirabilities',
     summary: "A validator's submission, or the current aggregate desirability list",
     description:
       'With `hotkey`: that validator’s current submission, exactly as submitted (unscaled). Without: a page ' +
@@ -59,12 +78,13 @@ export class DesirabilityController {
     headers: {
       'X-Total-Count': {
         description: 'Jobs in the whole aggregate (or in the submission, with `hotkey`)',
-        schema: { type: 'integer' },
+        schema: { type: 'integer', format: 'int32', minimum: 0 },
       },
     },
     // A submission may mix both formats, and is answered as submitted: items of either kind.
     schema: {
       type: 'array',
+      maxItems: MAX_DESIRABILITY_JOBS,
       items: {
         oneOf: [
           { $ref: getSchemaPath(DesirabilityJobDto) },
@@ -73,7 +93,20 @@ export class DesirabilityController {
       },
     },
   })
-  @ApiErrorResponses(404, 422)
+  @ApiErrorResponses(
+    errorCase(
+      404,
+      'noSubmission',
+      'The hotkey has no current submission',
+      'No desirabilities submitted by hotkey 5F4tQyWrhfGVcNhoqeiNsR6KjD4wMZ2kfhLj4oHYuyHbZAc3',
+    ),
+    validationCase('unknownFormat', 'A `format` other than jobs or legacy', {
+      loc: ['query', 'format'],
+      msg: "Input should be 'jobs' or 'legacy'",
+      type: 'enum',
+      ctx: { expected: "'jobs' or 'legacy'" },
+    }),
+  )
   async get(
     @Query() query: GetDesirabilitiesQueryDto,
     @Res({ passthrough: true }) response: Response,

@@ -1,46 +1,71 @@
 import { Controller, Get, Res } from '@nestjs/common';
 import {
+  ApiExtraModels,
   ApiOkResponse,
   ApiOperation,
-  ApiServiceUnavailableResponse,
+  ApiResponse,
   ApiTags,
   getSchemaPath,
 } from '@nestjs/swagger';
+import type { ResponseObject } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { RequireKey, RequireMasterKey } from '../../common/auth/access.decorators';
-import { ErrorDetailDto } from '../../common/errors/error-responses';
+import { ERROR_CASES, ErrorDetailDto, errorResponse } from '../../common/errors/error-responses';
 import { HealthResponseDto } from './dto/health-response.dto';
 import { SystemStatusDto } from './dto/system-status.dto';
 import { HealthService } from './health.service';
 
+/**
+ * Health's 503 is its own report with `status: "unhealthy"`, or, when the key itself cannot be
+ * looked up, the database error every operation can answer.
+ */
+const DATABASE_ERROR = errorResponse(503, [ERROR_CASES.databaseUnavailable]).content![
+  'application/json'
+];
+const UNHEALTHY_RESPONSE: ResponseObject = {
+  description: 'The database does not answer',
+  content: {
+    'application/json': {
+      schema: {
+        oneOf: [
+          { $ref: getSchemaPath(HealthResponseDto) },
+          { $ref: getSchemaPath(ErrorDetailDto) },
+        ],
+      },
+      examples: {
+        unhealthy: {
+          summary: 'The database does not answer the health check',
+          value: {
+            status: 'unhealthy',
+            timestamp: '2026-11-21T12:00:00.000Z',
+            miners_available: 8,
+            version: '1.0.0',
+            netuid: 13,
+            hotkey: '5F4tQyWrhfGVcNhoqeiNsR6KjD4wMZ2kfhLj4oHYuyHbZAc3',
+            network: 'subtensor',
+          },
+        },
+        ...DATABASE_ERROR.examples,
+      },
+    },
+  },
+};
+
 @ApiTags('Health')
+@ApiExtraModels(HealthResponseDto, ErrorDetailDto)
 @Controller('api/v1')
 export class HealthController {
   constructor(private readonly health: HealthService) {}
 
   @Get('health')
-  // Above @RequireKey: its generic 503 would replace this one.
-  @ApiServiceUnavailableResponse({
-    description:
-      'The database does not answer: the health report (`unhealthy`), or the error body when ' +
-      'the key itself could not be looked up',
-    content: {
-      'application/json': {
-        schema: {
-          oneOf: [
-            { $ref: getSchemaPath(HealthResponseDto) },
-            { $ref: getSchemaPath(ErrorDetailDto) },
-          ],
-        },
-      },
-    },
-  })
   @RequireKey()
   @ApiOperation({
+    operationId: 'getHealth',
     summary: 'Service health',
     description: 'Checks are cached for up to one second.',
   })
-  @ApiOkResponse({ type: HealthResponseDto })
+  @ApiOkResponse({ type: HealthResponseDto, description: 'The service is healthy' })
+  @ApiResponse({ status: 503, ...UNHEALTHY_RESPONSE })
   async getHealth(@Res({ passthrough: true }) response: Response): Promise<HealthResponseDto> {
     const health = await this.health.health();
     if (health.status !== 'healthy') response.status(503);
@@ -50,10 +75,14 @@ export class HealthController {
   @Get('monitoring/system-status')
   @RequireMasterKey()
   @ApiOperation({
+    operationId: 'getSystemStatus',
     summary: 'Internal monitoring status (master key)',
     description: 'Per component state and latency.',
   })
-  @ApiOkResponse({ type: SystemStatusDto })
+  @ApiOkResponse({
+    type: SystemStatusDto,
+    description: 'The state of each component (also when some are unhealthy)',
+  })
   getSystemStatus(): Promise<SystemStatusDto> {
     return this.health.systemStatus();
   }

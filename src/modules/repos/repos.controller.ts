@@ -1,7 +1,7 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RequireKey } from '../../common/auth/access.decorators';
-import { ApiErrorResponses } from '../../common/errors/error-responses';
+import { ApiErrorResponses, errorCase } from '../../common/errors/error-responses';
 import { RepoNamesResponseDto } from './dto/repo-names-response.dto';
 import { ReposService } from './repos.service';
 
@@ -13,13 +13,21 @@ export class ReposController {
   @Get('list_repo_names')
   @RequireKey()
   @ApiOperation({
+    operationId: 'listRepoNames',
     summary: "Names of the miners' published dataset repositories",
     description:
       'Sorted (by code point) and unique, from the validation data file at `HF_RESULTS_PATH`, without `no_dataset_provided` ' +
       'and empty values; an empty list when no file is configured. 503 while the configured file has never been read successfully.',
   })
-  @ApiOkResponse({ type: RepoNamesResponseDto })
-  @ApiErrorResponses(503)
+  @ApiOkResponse({ type: RepoNamesResponseDto, description: 'The repository names' })
+  @ApiErrorResponses(
+    errorCase(
+      503,
+      'notLoaded',
+      'The file has not been read yet',
+      'Repository names are not loaded yet, try again shortly',
+    ),
+  )
   listRepoNames(): Promise<RepoNamesResponseDto> {
     return this.repos.listRepoNames();
   }

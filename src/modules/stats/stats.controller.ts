@@ -1,7 +1,14 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import {
+  ApiExtraModels,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiTags,
+  getSchemaPath,
+} from '@nestjs/swagger';
 import { RequireKey } from '../../common/auth/access.decorators';
-import { ApiErrorResponses } from '../../common/errors/error-responses';
+import { ApiErrorResponses, validationCase } from '../../common/errors/error-responses';
 import { SOURCES } from '../../common/source';
 import {
   AgeSizeDto,
@@ -15,41 +22,75 @@ import {
   SourceParamDto,
   SourceQueryDto,
 } from './dto/stats-requests.dto';
-import { StatsService } from './stats.service';
+import { StatsService, TOP_LIMIT } from './stats.service';
 
 const SOURCE_PARAM = { name: 'source', enum: SOURCES, description: '`x` or `reddit`, in any case' };
 
+/** The 422 of an unknown source, in the path or the query. */
+const unknownSource = (where: 'path' | 'query') =>
+  validationCase('unknownSource', 'A source other than x or reddit', {
+    loc: [where, 'source'],
+    msg: "Input should be 'x' or 'reddit'",
+    type: 'enum',
+    ctx: { expected: "'x' or 'reddit'" },
+  });
+
 @ApiTags('Statistics')
+@ApiExtraModels(LabelSizeDto, AgeSizeDto)
 @RequireKey()
-@ApiErrorResponses(422)
 @Controller('api/v1')
 export class StatsController {
   constructor(private readonly stats: StatsService) {}
 
   @Get('get_top_labels_by_source/:source')
-  @ApiOperation({ summary: 'Top 1000 labels of a source by credibility-adjusted bytes' })
+  @ApiOperation({
+    operationId: 'getTopLabelsBySource',
+    summary: 'Top 1000 labels of a source by credibility-adjusted bytes',
+  })
   @ApiParam(SOURCE_PARAM)
-  @ApiOkResponse({ type: [LabelSizeDto] })
+  @ApiOkResponse({
+    description: 'Labels, largest adjusted size first',
+    schema: { type: 'array', maxItems: TOP_LIMIT, items: { $ref: getSchemaPath(LabelSizeDto) } },
+  })
+  @ApiErrorResponses(unknownSource('path'))
   topLabels(@Param() params: SourceParamDto): Promise<LabelSizeDto[]> {
     return this.stats.topLabels(params.source);
   }
 
   @Get('ages')
-  @ApiOperation({ summary: 'Bytes per time bucket of a source, newest 1000 buckets' })
-  @ApiOkResponse({ type: [AgeSizeDto] })
+  @ApiOperation({
+    operationId: 'getAges',
+    summary: 'Bytes per time bucket of a source, newest 1000 buckets',
+  })
+  @ApiOkResponse({
+    description: 'Time buckets, newest first',
+    schema: { type: 'array', maxItems: TOP_LIMIT, items: { $ref: getSchemaPath(AgeSizeDto) } },
+  })
+  @ApiErrorResponses(unknownSource('query'))
   ages(@Query() query: SourceQueryDto): Promise<AgeSizeDto[]> {
     return this.stats.ages(query.source);
   }
 
   @Get('get_bytes_by_label')
-  @ApiOperation({ summary: 'Total and adjusted bytes of a label (zeros when unknown)' })
-  @ApiOkResponse({ type: LabelBytesDto })
+  @ApiOperation({
+    operationId: 'getBytesByLabel',
+    summary: 'Total and adjusted bytes of a label (zeros when unknown)',
+  })
+  @ApiOkResponse({ type: LabelBytesDto, description: 'The bytes held under the label' })
+  @ApiErrorResponses(
+    validationCase('missingLabel', 'No `label`', {
+      loc: ['query', 'label'],
+      msg: 'Field required',
+      type: 'missing',
+    }),
+  )
   bytesByLabel(@Query() query: LabelQueryDto): Promise<LabelBytesDto> {
     return this.stats.bytesByLabel(query.label);
   }
 
   @Get('query_bucket/:source')
   @ApiOperation({
+    operationId: 'queryBucket',
     summary: 'Fetch the latest bucket in a range from the most credible miner holding it',
     description:
       'Bucket ids are whole hours since the Unix epoch (UTC): floor(unix seconds / 3600). Defaults: `end_bucket` = ' +
@@ -61,6 +102,14 @@ export class StatsController {
     type: QueryBucketResponseDto,
     description: '`{status: "success", miner, bucket, data}` or `{status: "error", message}`',
   })
+  @ApiErrorResponses(
+    unknownSource('path'),
+    validationCase('startAfterEnd', '`start_bucket` after `end_bucket`', {
+      loc: ['query', 'start_bucket'],
+      msg: 'Value error, start_bucket must not be after end_bucket',
+      type: 'value_error',
+    }),
+  )
   queryBucket(
     @Param() params: SourceParamDto,
     @Query() query: QueryBucketQueryDto,

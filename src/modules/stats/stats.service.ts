@@ -18,7 +18,8 @@ import {
 } from './dto/stats-responses.dto';
 import { StatsRepository } from './stats.repository';
 
-const TOP_LIMIT = 1000;
+/** Rows of the list endpoints (top labels, ages). */
+export const TOP_LIMIT = 1000;
 /** Holders of a bucket considered, most credible first (the network asks those with budget). */
 const HOLDERS_CONSIDERED = 10;
 
@@ -111,7 +112,7 @@ export class StatsService {
         label: answer.label,
         expected_size: answer.claimedBytes,
       },
-      data: answer.items as unknown as Record<string, unknown>[],
+      data: answer.items,
     };
   }
 }

@@ -83,6 +83,7 @@ const POST: RedditItem = {
   title: 'A title',
   createdAt: '2026-11-01T09:00:00.000Z',
   dataType: 'post',
+  parentId: null,
 };
 
 const COMMENT: RedditItem = {
@@ -96,6 +97,7 @@ const COMMENT: RedditItem = {
   username: 'dave',
   communityName: 'r/Bitcoin',
   body: 'A reply',
+  title: null,
   createdAt: '2026-11-01T09:05:00.000Z',
   dataType: 'comment',
   parentId: 't3_abc',

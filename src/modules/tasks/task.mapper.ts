@@ -43,14 +43,16 @@ export function toTaskDto(task: TaskRow, now: Date, lateAfterMs: number): TaskDt
             data_start: task.data_start?.toISOString() ?? null,
             data_end: task.data_end?.toISOString() ?? null,
             download_url: downloadUrl,
-            parquet: task.parquet_sha256
+            ...(task.parquet_sha256
               ? {
-                  content_type: DATASET_CONTENT_TYPES.parquet,
-                  bytes: Number(task.parquet_bytes ?? 0),
-                  sha256: task.parquet_sha256,
-                  download_url: `${downloadUrl}?format=parquet`,
+                  parquet: {
+                    content_type: DATASET_CONTENT_TYPES.parquet,
+                    bytes: Number(task.parquet_bytes ?? 0),
+                    sha256: task.parquet_sha256,
+                    download_url: `${downloadUrl}?format=parquet`,
+                  },
                 }
-              : null,
+              : {}),
           },
         }
       : {}),

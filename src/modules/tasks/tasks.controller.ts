@@ -2,13 +2,21 @@ import { Controller, Get, Param, Query, Res, StreamableFile } from '@nestjs/comm
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { RequireKey } from '../../common/auth/access.decorators';
-import { ApiErrorResponses } from '../../common/errors/error-responses';
+import { ApiErrorResponses, errorCase, validationCase } from '../../common/errors/error-responses';
 import { DatasetDownloadService } from './dataset-download.service';
 import { DatasetQueryDto } from './dto/dataset-query.dto';
 import { DATASET_CONTENT_TYPES } from './task.mapper';
 import { TaskDto, TaskListDto } from './dto/task.dto';
 import { TaskListQueryDto } from './dto/task-list-query.dto';
 import { TasksService } from './tasks.service';
+
+const TASK_ID = { name: 'id', description: 'Task id (the job id of the vote that registered it)' };
+const TASK_NOT_FOUND = errorCase(
+  404,
+  'taskNotFound',
+  'No task has this id',
+  "Task 'tao-x' not found",
+);
 
 @ApiTags('Scraping tasks')
 @RequireKey()
@@ -20,24 +28,39 @@ export class TasksController {
   ) {}
 
   @Get()
-  @ApiOperation({ summary: 'List scraping tasks', description: 'Newest first; filter by `state`.' })
-  @ApiOkResponse({ type: TaskListDto })
-  @ApiErrorResponses(422)
+  @ApiOperation({
+    operationId: 'listTasks',
+    summary: 'List scraping tasks',
+    description: 'Newest first; filter by `state`.',
+  })
+  @ApiOkResponse({ type: TaskListDto, description: 'One page of tasks, newest first' })
+  @ApiErrorResponses(
+    validationCase('limitTooLarge', '`limit` over 500', {
+      loc: ['query', 'limit'],
+      msg: 'Input should be less than or equal to 500',
+      type: 'less_than_equal',
+      ctx: { le: 500 },
+    }),
+  )
   list(@Query() query: TaskListQueryDto): Promise<TaskListDto> {
     return this.tasks.list(query.state, query.limit ?? 100, query.offset ?? 0);
   }
 
   @Get(':id')
-  @ApiOperation({ summary: 'A scraping task: state, counts, expiry, progress, dataset' })
-  @ApiParam({ name: 'id', description: 'Task id (the job id of the vote that registered it)' })
-  @ApiOkResponse({ type: TaskDto })
-  @ApiErrorResponses(404)
+  @ApiOperation({
+    operationId: 'getTask',
+    summary: 'A scraping task: state, counts, expiry, progress, dataset',
+  })
+  @ApiParam(TASK_ID)
+  @ApiOkResponse({ type: TaskDto, description: 'The task' })
+  @ApiErrorResponses(TASK_NOT_FOUND)
   get(@Param('id') id: string): Promise<TaskDto> {
     return this.tasks.get(id);
   }
 
   @Get(':id/dataset')
   @ApiOperation({
+    operationId: 'downloadTaskDataset',
     summary: "Download a completed task's dataset",
     description:
       'One item per row, oldest first: gzip-compressed JSON lines (`format=jsonl`, the default) or Parquet ' +
@@ -45,7 +68,7 @@ export class TasksController {
       'columns are listed in the README). `Content-Length` and `X-Content-SHA256` (hex SHA-256 of the ' +
       "file, as in the task's `dataset`) are set. 409 while the task is not completed.",
   })
-  @ApiParam({ name: 'id' })
+  @ApiParam(TASK_ID)
   // The 200's media types are declared here only: errors stay JSON (`@ApiProduces` would declare
   // them as files too).
   @ApiOkResponse({
@@ -65,7 +88,27 @@ export class TasksController {
       },
     },
   })
-  @ApiErrorResponses(404, 409, 422, 503)
+  @ApiErrorResponses(
+    TASK_NOT_FOUND,
+    errorCase(
+      409,
+      'notCompleted',
+      'The task has not completed yet',
+      "Task 'tao-x' is active; its dataset is available once the task has completed",
+    ),
+    validationCase('unknownFormat', 'A `format` other than jsonl or parquet', {
+      loc: ['query', 'format'],
+      msg: "Input should be 'jsonl' or 'parquet'",
+      type: 'enum',
+      ctx: { expected: "'jsonl' or 'parquet'" },
+    }),
+    errorCase(
+      503,
+      'fileMissing',
+      'The file is not on this server',
+      "The dataset file of task 'tao-x' is missing on this server",
+    ),
+  )
   async download(
     @Param('id') id: string,
     @Query() query: DatasetQueryDto,

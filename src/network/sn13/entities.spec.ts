@@ -84,6 +84,21 @@ describe(convertEntity.name, () => {
     });
   });
 
+  it('gives every Reddit item both title and parentId: null for the one its kind lacks', () => {
+    expect(convertEntity(toWireEntity(post), 'REDDIT')?.item).toMatchObject({ parentId: null });
+    const comment = entity(post, (_, record) => {
+      record.dataType = 'comment';
+      record.parentId = post.id;
+      delete record.title;
+    });
+    expect(convertEntity(comment, 'REDDIT')?.item).toMatchObject({
+      dataType: 'comment',
+      title: null,
+      parentId: post.id,
+      content: post.body,
+    });
+  });
+
   it.each<[string, DataItem, (entity: Json, record: Json) => void]>([
     ['of another source', xItem, (wire) => (wire.source = 1)],
     ['without uri', xItem, (wire) => delete wire.uri],

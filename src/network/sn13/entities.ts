@@ -146,11 +146,11 @@ function redditItemOf(
     username: username as string,
     communityName,
     body,
+    title: heading ?? null,
     createdAt: datetime,
     dataType,
+    parentId: typeof parentId === 'string' ? parentId : null,
   };
-  if (heading !== undefined) item.title = heading;
-  if (typeof parentId === 'string') item.parentId = parentId;
   return item;
 }
 

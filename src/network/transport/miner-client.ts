@@ -36,20 +36,24 @@ export interface MinerTarget {
   axonUrl: string;
 }
 
-export type MinerFailureReason =
-  | 'timeout'
-  | 'http_error'
-  | 'malformed'
-  | 'oversize'
-  | 'wrong_schema'
-  | 'network'
-  | 'circuit_open'
-  | 'busy'
-  | 'not_served'
-  | 'blacklisted'
-  | 'unauthorized'
-  | 'address_refused'
-  | 'no_budget';
+/** Why a call to a miner failed; on-demand answers count them in `meta.miners_failed.reasons`. */
+export const MINER_FAILURE_REASONS = [
+  'timeout',
+  'http_error',
+  'malformed',
+  'oversize',
+  'wrong_schema',
+  'network',
+  'circuit_open',
+  'busy',
+  'not_served',
+  'blacklisted',
+  'unauthorized',
+  'address_refused',
+  'no_budget',
+] as const;
+
+export type MinerFailureReason = (typeof MINER_FAILURE_REASONS)[number];
 
 /**
  * Failures that say nothing about the miner's honesty: we did not call it (our bulkhead, an

@@ -27,7 +27,8 @@ export class DataQueryRequestDto {
 
   @ApiPropertyOptional({
     description: 'Authors to include (any of them)',
-    type: [String],
+    type: 'array',
+    items: { type: 'string', minLength: 1, maxLength: 140 },
     maxItems: 10,
     example: ['elonmusk'],
   })
@@ -41,7 +42,8 @@ export class DataQueryRequestDto {
 
   @ApiPropertyOptional({
     description: 'Keywords that must all appear',
-    type: [String],
+    type: 'array',
+    items: { type: 'string', minLength: 1, maxLength: 140 },
     maxItems: 5,
     example: ['#bitcoin'],
   })
@@ -79,6 +81,7 @@ export class DataQueryRequestDto {
   @ApiPropertyOptional({
     description: 'Maximum number of items returned',
     type: 'integer',
+    format: 'int32',
     minimum: 1,
     maximum: 1000,
     default: 100,

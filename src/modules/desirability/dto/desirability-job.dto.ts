@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { MAX_DESIRABILITY_JOBS } from '../../../config/environment-variables';
 
 /**
  * `x` or `reddit` in any case, as a pattern: an enum would promise lower case, while a
@@ -99,7 +100,8 @@ export class LegacyDesirabilityDto {
       'Label → weight (> 0). Labels follow the jobs format’s rules. Each label becomes a job ' +
       'whose id is generated from platform and label (the same label always gets the same id).',
     type: 'object',
-    additionalProperties: { type: 'number' },
+    additionalProperties: { type: 'number', format: 'double', exclusiveMinimum: true, minimum: 0 },
+    maxProperties: MAX_DESIRABILITY_JOBS,
     example: { 'r/bitcoin': 0.6, 'r/ethereum': 0.4 },
   })
   label_weights: Record<string, number>;

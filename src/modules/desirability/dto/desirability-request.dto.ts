@@ -1,4 +1,5 @@
 import { ApiExtraModels, ApiProperty, ApiSchema, getSchemaPath } from '@nestjs/swagger';
+import { MAX_DESIRABILITY_JOBS } from '../../../config/environment-variables';
 import { DesirabilityJobDto, LegacyDesirabilityDto } from './desirability-job.dto';
 
 /** Documents the body only: it is checked by DesirabilityRequestPipe (the item is a union). */
@@ -13,8 +14,10 @@ export class DesirabilityRequestDto {
   @ApiProperty({
     description:
       'Jobs `{id, weight, params}` or legacy entries `{source_name, label_weights}`, which may be ' +
-      'mixed. Weights are normalized to sum to 1 over the whole list.',
+      'mixed. Weights are normalized to sum to 1 over the whole list. At most DESIRABILITY_MAX_JOBS ' +
+      'jobs (256 by default; each label of a legacy entry is a job).',
     type: 'array',
+    maxItems: MAX_DESIRABILITY_JOBS,
     items: {
       oneOf: [
         { $ref: getSchemaPath(DesirabilityJobDto) },

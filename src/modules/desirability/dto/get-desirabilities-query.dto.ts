@@ -7,6 +7,8 @@ export class GetDesirabilitiesQueryDto {
   @ApiPropertyOptional({
     description:
       'A validator hotkey: return its current submission exactly as submitted, instead of the aggregate',
+    minLength: 1,
+    maxLength: 64,
   })
   @IsOptional()
   @IsString()
@@ -31,6 +33,7 @@ export class GetDesirabilitiesQueryDto {
       'Jobs per page of the aggregate (heaviest first, ties by id: stable across pages). The total is in the ' +
       '`X-Total-Count` response header. Ignored with `hotkey`.',
     type: 'integer',
+    format: 'int32',
     minimum: 1,
     maximum: 1000,
     default: 100,
@@ -45,7 +48,9 @@ export class GetDesirabilitiesQueryDto {
   @ApiPropertyOptional({
     description: 'Jobs of the aggregate to skip. Ignored with `hotkey`.',
     type: 'integer',
+    format: 'int32',
     minimum: 0,
+    maximum: 1_000_000,
     default: 0,
   })
   @IsOptional()

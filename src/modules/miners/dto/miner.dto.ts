@@ -8,19 +8,26 @@ import { NEURON_STATES, NeuronState } from '../../../network/neuron-listing';
     '(MINER_CALL_BUDGETS, shared by every replica); null when the synapse has no budget',
 })
 export class CallBudgetLeftDto {
-  @ApiProperty({ nullable: true, type: 'integer', example: 2 })
+  @ApiProperty({ nullable: true, type: 'integer', format: 'int32', minimum: 0, example: 2 })
   GetMinerIndex: number | null;
 
-  @ApiProperty({ nullable: true, type: 'integer', example: 1 })
+  @ApiProperty({ nullable: true, type: 'integer', format: 'int32', minimum: 0, example: 1 })
   GetDataEntityBucket: number | null;
 
-  @ApiProperty({ nullable: true, type: 'integer', example: null })
+  @ApiProperty({ nullable: true, type: 'integer', format: 'int32', minimum: 0, example: null })
   OnDemandRequest: number | null;
 }
 
 @ApiSchema({ name: 'Miner' })
 export class MinerDto {
-  @ApiProperty({ type: 'integer', example: 0 })
+  @ApiProperty({
+    description: "The neuron's uid (a u16 on chain)",
+    type: 'integer',
+    format: 'int32',
+    minimum: 0,
+    maximum: 65535,
+    example: 0,
+  })
   uid: number;
 
   @ApiProperty({ example: '5DkMmXtWf16RNdusZGCrJ7ca7ADPgRnZLVWCWbgA7s7sy1AQ' })
@@ -80,6 +87,8 @@ export class MinerListDto {
     description: 'Block the metagraph in use was read at (null before any read)',
     nullable: true,
     type: 'integer',
+    format: 'int64',
+    minimum: 0,
     example: 6852690,
   })
   block: number | null;

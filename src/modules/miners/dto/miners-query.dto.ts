@@ -14,6 +14,7 @@ export class MinersQueryDto {
     minimum: 0,
     maximum: 65535,
     type: 'integer',
+    format: 'int32',
   })
   @IsOptional()
   @Type(() => Number)

@@ -31,7 +31,11 @@ export class LabelQueryDto {
 const MAX_BUCKET = 2147483647;
 
 export class QueryBucketQueryDto {
-  @ApiPropertyOptional({ description: 'Only buckets of this label', example: '#bitcoin' })
+  @ApiPropertyOptional({
+    description: 'Only buckets of this label',
+    maxLength: 140,
+    example: '#bitcoin',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(140)
@@ -42,6 +46,7 @@ export class QueryBucketQueryDto {
     description: 'First time bucket id (hours since the epoch); default end_bucket − 24',
     example: 494276,
     type: 'integer',
+    format: 'int32',
     minimum: 0,
     maximum: MAX_BUCKET,
   })
@@ -56,6 +61,7 @@ export class QueryBucketQueryDto {
     description: 'Last time bucket id; default the current bucket − 1',
     example: 494300,
     type: 'integer',
+    format: 'int32',
     minimum: 0,
     maximum: MAX_BUCKET,
   })

@@ -1,4 +1,10 @@
-import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import {
+  DataItemDto,
+  dataItemsProperty,
+  RedditItemDto,
+  XItemDto,
+} from '../../../common/dto/data-item.dto';
 
 @ApiSchema({ name: 'LabelSize' })
 export class LabelSizeDto {
@@ -83,6 +89,7 @@ export class BucketDescriptionDto {
 }
 
 @ApiSchema({ name: 'QueryBucketResponse' })
+@ApiExtraModels(XItemDto, RedditItemDto)
 export class QueryBucketResponseDto {
   @ApiProperty({ enum: ['success', 'error'], example: 'success' })
   status: 'success' | 'error';
@@ -112,11 +119,11 @@ export class QueryBucketResponseDto {
   @ApiPropertyOptional({ type: BucketDescriptionDto })
   bucket?: BucketDescriptionDto;
 
-  @ApiPropertyOptional({
-    description:
-      "The bucket's items that passed the checks (they belong to the hour, source and label, and their records are well formed), in the item shapes of on-demand queries",
-    type: 'array',
-    items: { type: 'object', additionalProperties: true },
-  })
-  data?: Record<string, unknown>[];
+  @ApiPropertyOptional(
+    dataItemsProperty(
+      "The bucket's items that passed the checks (they belong to the hour, source and label, and their " +
+        'records are well formed), in the item shapes of on-demand queries',
+    ),
+  )
+  data?: DataItemDto[];
 }

@@ -9,7 +9,13 @@ export class TaskListQueryDto {
   @IsIn(TASK_STATES)
   state?: TaskState;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 500, default: 100 })
+  @ApiPropertyOptional({
+    type: 'integer',
+    format: 'int32',
+    minimum: 1,
+    maximum: 500,
+    default: 100,
+  })
   @IsOptional()
   @Type(() => Number)
   @IsInt()
@@ -18,7 +24,13 @@ export class TaskListQueryDto {
   limit?: number;
 
   // Bounded so that Postgres' OFFSET (bigint) never sees 1e300 (a 500, found by fuzzing).
-  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 2147483647, default: 0 })
+  @ApiPropertyOptional({
+    type: 'integer',
+    format: 'int32',
+    minimum: 0,
+    maximum: 2147483647,
+    default: 0,
+  })
   @IsOptional()
   @Type(() => Number)
   @IsInt()

@@ -112,14 +112,14 @@ export class TaskDatasetDto {
   @ApiProperty({ example: '/api/v1/tasks/tao-x/dataset' })
   download_url: string;
 
-  @ApiProperty({
+  // Absent rather than null, as `dataset` itself is: OpenAPI 3.0 cannot make a $ref nullable.
+  @ApiPropertyOptional({
     type: TaskDatasetParquetDto,
-    nullable: true,
     description:
-      'The dataset as Parquet. Written when the task completes; null for a task completed before the ' +
-      'gateway wrote Parquet until its first `?format=parquet` download, which writes it',
+      'The dataset as Parquet. Written when the task completes; absent for a task completed before ' +
+      'the gateway wrote Parquet until its first `?format=parquet` download, which writes it',
   })
-  parquet: TaskDatasetParquetDto | null;
+  parquet?: TaskDatasetParquetDto;
 }
 
 @ApiSchema({ name: 'Task' })
@@ -158,6 +158,6 @@ export class TaskDto {
 
 @ApiSchema({ name: 'TaskList' })
 export class TaskListDto {
-  @ApiProperty({ type: [TaskDto] })
+  @ApiProperty({ type: [TaskDto], maxItems: 500, description: 'At most `limit` tasks' })
   tasks: TaskDto[];
 }

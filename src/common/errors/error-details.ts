@@ -1,0 +1,21 @@
+/**
+ * The fixed `detail` texts of the service's errors. The code that answers them and the OpenAPI
+ * examples (error-responses.ts) both read them from here, so the documented examples are the
+ * texts clients get.
+ */
+export const ERROR_DETAILS = {
+  missingKey: 'Missing API key',
+  invalidKey: 'Invalid API key',
+  keyExpired: 'API key expired',
+  invalidMetricsToken: 'Invalid metrics token',
+  needsValidatorKey: 'This operation requires a validator key',
+  needsMasterKey: 'This operation requires the master key',
+  needsMetricsAccess: 'Metrics need the master key or the metrics token',
+  rateLimited: 'Rate limit exceeded',
+  tooManyAuthFailures: 'Too many failed authentication attempts, try again later',
+  bodyTooLarge: 'Request body too large',
+  unsupportedEncoding: 'Unsupported request body encoding',
+  malformedBody: 'Malformed request body',
+  databaseUnavailable: 'Database unavailable, try again shortly',
+  internalError: 'Internal server error',
+} as const;

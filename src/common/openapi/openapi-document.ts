@@ -1,0 +1,111 @@
+import { INestApplication } from '@nestjs/common';
+import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import type { OperationObject, ReferenceObject, ResponseObject } from '@nestjs/swagger';
+import {
+  API_KEY_SECURITY,
+  METRICS_TOKEN_SECURITY,
+  RATE_LIMITED_EXTENSION,
+} from '../auth/access.decorators';
+import { STANDARD_RESPONSES } from '../errors/error-responses';
+import { API_VERSION } from '../version';
+import { RATE_LIMIT_HEADERS, REQUEST_ID_HEADERS, RETRY_AFTER_HEADERS } from './response-headers';
+
+/** Every tag an operation may carry (`@ApiTags`), in the order readers meet them. */
+const TAGS: Record<string, string> = {
+  Data: 'On-demand queries to the miner network',
+  'Scraping tasks':
+    "Validators' desirabilities (the scraping tasks), their lifecycle and their datasets",
+  Repositories: "The miners' published dataset repositories",
+  Statistics: "What the miners hold, from their indexes, and one bucket's items",
+  Health: 'Health and per-component status',
+  Miners: 'The neurons of the metagraph, as this gateway sees them',
+  'API keys': 'Issuing, listing and deactivating keys (master key)',
+  Monitoring: 'Prometheus metrics',
+};
+
+/**
+ * Relative: the gateway that serves the document, wherever it runs. It is a public API
+ * (`x-internal: false`, for inventories such as the OWASP ruleset's).
+ */
+const SERVER = {
+  url: '/',
+  description:
+    'The gateway serving this document, in whichever environment it runs (local, staging or production)',
+  'x-internal': false,
+};
+
+/**
+ * The OpenAPI document of the app: what the decorators say, plus the facts true of every
+ * operation, added here so no operation can miss them: the 500 and 503 answers and the headers
+ * of every response (X-Request-Id; the rate-limit headers on rate-limited operations;
+ * Retry-After on 429). The served `/openapi.json` and the committed docs/openapi.json are this.
+ */
+export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
+  const builder = new DocumentBuilder()
+    .setTitle('Data Universe Validator API')
+    .setDescription(
+      'On-demand queries to the miner network, scraping tasks (desirabilities), miner repositories, ' +
+        'validator statistics and API keys. Every operation needs the `X-API-Key` header. Regular keys ' +
+        'have 100 requests per hour, validator keys 1000 (a key may have its own limit); responses carry ' +
+        'the budget as `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`, and in the ' +
+        'IETF form (draft-ietf-httpapi-ratelimit-headers) as `RateLimit-Policy: "default";q=100;w=3600` ' +
+        'and `RateLimit: "default";r=99;t=3540`.',
+    )
+    .setVersion(API_VERSION)
+    .setLicense('MIT', 'https://opensource.org/licenses/MIT')
+    .addApiKey({ type: 'apiKey', in: 'header', name: 'X-API-Key' }, API_KEY_SECURITY)
+    // addSecurity, not addBearerAuth: that one declares `bearerFormat: JWT`.
+    .addSecurity(METRICS_TOKEN_SECURITY, {
+      type: 'http',
+      scheme: 'bearer',
+      description:
+        'The METRICS_TOKEN the service is configured with, for GET /metrics only: an opaque shared ' +
+        'secret compared as is (not a JWT)',
+    });
+  for (const [name, description] of Object.entries(TAGS)) builder.addTag(name, description);
+  const config = builder.build();
+  config.servers = [SERVER];
+  return finish(SwaggerModule.createDocument(app, config));
+}
+
+function finish(document: OpenAPIObject): OpenAPIObject {
+  const components = (document.components ??= {});
+  components.headers = { ...REQUEST_ID_HEADERS, ...RATE_LIMIT_HEADERS, ...RETRY_AFTER_HEADERS };
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const operation of operationsOf(item)) {
+      for (const tag of operation.tags ?? [])
+        if (!(tag in TAGS)) throw new Error(`${path}: tag '${tag}' is not in the document's TAGS`);
+      const rateLimited = Reflect.get(operation, RATE_LIMITED_EXTENSION) === true;
+      Reflect.deleteProperty(operation, RATE_LIMITED_EXTENSION);
+      for (const [status, response] of Object.entries(STANDARD_RESPONSES))
+        operation.responses[status] ??= structuredClone(response);
+      for (const [status, response] of Object.entries(operation.responses))
+        if (response) addHeaders(Number(status), response, rateLimited);
+    }
+  }
+  return document;
+}
+
+function operationsOf(item: OpenAPIObject['paths'][string]): OperationObject[] {
+  return [item.get, item.put, item.post, item.delete, item.patch].filter(
+    (operation): operation is OperationObject => operation !== undefined,
+  );
+}
+
+function addHeaders(
+  status: number,
+  response: ResponseObject | ReferenceObject,
+  rateLimited: boolean,
+): void {
+  if ('$ref' in response) return;
+  const names = [
+    ...Object.keys(REQUEST_ID_HEADERS),
+    // A 401 is answered before the key's budget is counted: never with the rate-limit headers.
+    ...(rateLimited && status !== 401 ? Object.keys(RATE_LIMIT_HEADERS) : []),
+    ...(status === 429 ? Object.keys(RETRY_AFTER_HEADERS) : []),
+  ];
+  response.headers = {
+    ...response.headers,
+    ...Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }])),
+  };
+}
