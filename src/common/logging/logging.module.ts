@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createRequire } from 'node:module';
 import { Module } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { LoggerModule, Params } from 'nestjs-pino';
 import type { DestinationStream } from 'pino';
 import type PinoPretty from 'pino-pretty';
 import { AppConfig } from '../../config/app-config';
+import { loadWhenUsed } from '../load-when-used';
 import { APP_CONFIG } from '../../config/config.module';
 import { SecretScanner } from '../security/secret-scanner';
 import { secretScannerFor, secretScannerOf } from '../security/secrets';
@@ -51,7 +51,7 @@ function destinationFor(config: AppConfig): DestinationStream | undefined {
   if (config.nodeEnv !== 'development') return config.logDestination;
   let pretty: typeof PinoPretty;
   try {
-    pretty = createRequire(__filename)('pino-pretty') as typeof PinoPretty;
+    pretty = loadWhenUsed<typeof PinoPretty>('pino-pretty');
   } catch {
     process.stderr.write('pino-pretty is not installed: logging JSON lines\n');
     return config.logDestination;
