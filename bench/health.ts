@@ -30,11 +30,13 @@ import {
   LoadTarget,
   loadOptions,
   measure,
+  median,
   memoryMb,
   numberSetting,
   probe,
   Round,
   summarize,
+  trackUsage,
 } from './support/measure';
 import { reachableRedisUrl } from './support/redis';
 import { commandLine, formatInt, formatMs, machineLine, progress, table } from './support/report';
@@ -89,6 +91,8 @@ interface Findings {
   rss: { started: number; idle: number; afterLoad: number; peak: number };
   idleSeconds: number;
   logLines: number;
+  /** Share of one core the server used during each of its rounds. */
+  cpu: Record<Target, number[]>;
   responses: number;
   profile?: string;
 }
@@ -154,6 +158,7 @@ async function benchmark(options: LoadOptions): Promise<void> {
     // The floors answer with this very body and content type, so all send the same payload.
     const floorEnv = fixedResponseEnv(first.text, first.contentType);
     const targets = { service: serviceTarget } as Record<Target, LoadTarget>;
+    const pids = { service: service.child.pid } as Record<Target, number | undefined>;
     for (const [target, flag] of [
       ['bare node', '--serve-node'],
       ['bare Nest', '--serve-nest'],
@@ -161,12 +166,13 @@ async function benchmark(options: LoadOptions): Promise<void> {
       const floor = await forkServer(__filename, [flag], floorEnv, 20_000);
       cleanups.push(floor.stop);
       targets[target] = { url: `${floor.url}${HEALTH_PATH}`, headers: {} };
+      pids[target] = floor.child.pid;
       const echo = await probe(targets[target]);
       if (echo.status !== 200 || echo.text !== first.text || echo.contentType !== first.contentType)
         throw new Error(`${target}: differs: ${echo.status} ${echo.contentType} ${echo.text}`);
     }
 
-    const { rounds, serviceResponses } = await loadRounds(targets, options);
+    const { rounds, serviceResponses, cpu } = await loadRounds(targets, pids, options);
     const afterLoad = memoryMb(service.child.pid);
     const peak = memoryMb(service.child.pid, 'VmHWM');
     // Stopped here so that its log is complete (and its CPU profile written).
@@ -180,6 +186,7 @@ async function benchmark(options: LoadOptions): Promise<void> {
       rss: { started, idle, afterLoad, peak },
       idleSeconds,
       logLines,
+      cpu,
       // The load's and the probe's.
       responses: serviceResponses + 1,
       profile: profileDir || undefined,
@@ -192,8 +199,13 @@ async function benchmark(options: LoadOptions): Promise<void> {
 /** A warm-up per target, then rounds alternating targets: slow drifts of the machine hit all. */
 async function loadRounds(
   targets: Record<Target, LoadTarget>,
+  pids: Record<Target, number | undefined>,
   options: LoadOptions,
-): Promise<{ rounds: Record<Target, Round[]>; serviceResponses: number }> {
+): Promise<{
+  rounds: Record<Target, Round[]>;
+  serviceResponses: number;
+  cpu: Record<Target, number[]>;
+}> {
   let serviceResponses = 0;
   for (const target of TARGETS) {
     progress(`warm-up ${target}: ${options.warmupSeconds} s`);
@@ -206,18 +218,21 @@ async function loadRounds(
     if (target === 'service') serviceResponses += warmUp.responses;
   }
   const rounds: Record<Target, Round[]> = { 'bare node': [], 'bare Nest': [], service: [] };
+  const cpu: Record<Target, number[]> = { 'bare node': [], 'bare Nest': [], service: [] };
   for (let index = 1; index <= options.rounds; index += 1) {
     for (const target of TARGETS) {
       const name = `round ${index}/${options.rounds} ${target}`;
+      const usage = trackUsage([pids[target]]);
       const round = await measure(name, targets[target], options.seconds, options.connections);
       rounds[target].push(round);
+      cpu[target].push(usage().cpu[0]);
       if (target === 'service') serviceResponses += round.responses;
       progress(
         `${name}: ${formatInt(round.rps)} req/s, p50 ${formatMs(round.p50)} ms, p99 ${formatMs(round.p99)} ms`,
       );
     }
   }
-  return { rounds, serviceResponses };
+  return { rounds, serviceResponses, cpu };
 }
 
 /** The service's per-request log lines for the benchmarked route: real pino JSON lines. */
@@ -237,7 +252,15 @@ function report(options: LoadOptions, rounds: Record<Target, Round[]>, found: Fi
     Round
   >;
   const rows = [
-    ['target', 'req/s (median)', 'p50 ms', 'p99 ms', 'bytes/response', 'req/s per round'],
+    [
+      'target',
+      'req/s (median)',
+      'p50 ms',
+      'p99 ms',
+      'server CPU',
+      'bytes/response',
+      'req/s per round',
+    ],
   ];
   for (const target of TARGETS) {
     const s = summary[target];
@@ -247,6 +270,7 @@ function report(options: LoadOptions, rounds: Record<Target, Round[]>, found: Fi
       formatInt(s.rps),
       formatMs(s.p50),
       formatMs(s.p99),
+      `${(100 * median(found.cpu[target])).toFixed(0)} %`,
       formatInt(s.bytesPerResponse),
       perRound,
     ]);
