@@ -1,10 +1,18 @@
 /**
- * Throughput of GET /api/v1/health on the real service (validator key) beside a bare node:http
- * server returning the same JSON, so that the cost of the framework shows as a ratio.
- * Run: npm run bench:health [-- --seconds 5 --connections 10 --rounds 3 --warmup 2]
- * (or BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_ROUNDS, BENCH_WARMUP_SECONDS).
- * The servers run as children of this script (--serve-app / --serve-bare).
+ * Throughput of GET /api/v1/health on the service as deployed (validator key, Redis-backed rate
+ * limits when a Redis answers, one `info` log line per request) beside two floors returning the
+ * same JSON: a bare node:http server, and a bare Nest route on the same Express adapter. Also the
+ * service's resident memory, idle and after the load.
+ * Run: npm run bench:health [-- --seconds 5 --connections 10 --rounds 3 --warmup 2 --idle 60 --profile]
+ * (or BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_ROUNDS, BENCH_WARMUP_SECONDS, BENCH_IDLE_SECONDS).
+ * The service runs as `node dist/src/main.js`; the floors run as children of this script
+ * (--serve-node / --serve-nest). --profile writes a V8 CPU profile of the service
+ * (`node --cpu-prof`) and prints where.
  */
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import type { HealthResponseDto } from '../src/modules/health/dto/health-response.dto';
 import {
@@ -12,8 +20,8 @@ import {
   benchAppEnv,
   createApiKey,
   deactivateApiKey,
-  serveApp,
 } from './support/app-server';
+import { serveBareNest } from './support/bare-nest';
 import { fixedResponseEnv, forkServer, serveFixedResponse } from './support/child-server';
 import { cleanupOnExit } from './support/cleanup';
 import { acquireDatabase } from './support/database';
@@ -22,20 +30,31 @@ import {
   LoadTarget,
   loadOptions,
   measure,
+  median,
+  memoryMb,
+  numberSetting,
   probe,
   Round,
   summarize,
+  trackUsage,
 } from './support/measure';
+import { reachableRedisUrl } from './support/redis';
 import { commandLine, formatInt, formatMs, machineLine, progress, table } from './support/report';
+import { startServiceProcess } from './support/service-process';
 
 const HEALTH_PATH = '/api/v1/health';
-const TARGETS = ['bare', 'app'] as const;
+const TARGETS = ['bare node', 'bare Nest', 'service'] as const;
 type Target = (typeof TARGETS)[number];
+/** The targets of issue 14: the service at ≥ 80 % of the bare Nest route, idle in ≤ 150 MB. */
+const TARGET_SHARE_OF_NEST = 0.8;
+const TARGET_IDLE_RSS_MB = 150;
 
 const { values: flags } = parseArgs({
   options: {
-    'serve-app': { type: 'boolean' },
-    'serve-bare': { type: 'boolean' },
+    'serve-node': { type: 'boolean' },
+    'serve-nest': { type: 'boolean' },
+    profile: { type: 'boolean' },
+    idle: { type: 'string' },
     seconds: { type: 'string' },
     warmup: { type: 'string' },
     connections: { type: 'string' },
@@ -60,122 +79,234 @@ function assertHealthResponse(text: string): void {
   const typed = Object.entries(types).every(
     ([key, type]) => typeof body[key] === type || (key === 'network' && body[key] === null),
   );
-  if (!sameKeys || !typed) throw new Error(`app: not a HealthResponse: ${text}`);
-  if (body.status !== 'healthy') throw new Error(`app: reports itself unhealthy: ${text}`);
+  if (!sameKeys || !typed) throw new Error(`service: not a HealthResponse: ${text}`);
+  if (body.status !== 'healthy') throw new Error(`service: reports itself unhealthy: ${text}`);
 }
 
+/** What the run found besides the rounds, for the report. */
+interface Findings {
+  database: string;
+  redis: string | undefined;
+  bodyBytes: number;
+  rss: { started: number; idle: number; afterLoad: number; peak: number };
+  idleSeconds: number;
+  logLines: number;
+  /** Share of one core the server used during each of its rounds. */
+  cpu: Record<Target, number[]>;
+  responses: number;
+  profile?: string;
+}
+
+/**
+ * Seconds the service stays idle after start-up before its RSS is read: start-up grows V8's
+ * young generation to its maximum (about 30 MB), and V8's memory reducer gives it back once the
+ * process has been idle for a while (about 40 s here); idle means after that.
+ */
+const idleSeconds = numberSetting(
+  flags.idle ?? process.env.BENCH_IDLE_SECONDS,
+  'BENCH_IDLE_SECONDS',
+  60,
+  false,
+  true,
+);
+
 async function benchmark(options: LoadOptions): Promise<void> {
-  // Undone in reverse order: bare server, bench key, app, then the database the app was using.
+  // Undone in reverse order: floors, bench key, service, log file, then the database.
   const cleanups = cleanupOnExit();
   try {
     const database = await acquireDatabase('bench_health');
     cleanups.push(database.release);
     progress(`database: ${database.description}`);
+    const redis = await reachableRedisUrl();
     const { env, masterKey } = benchAppEnv(database.url);
-    const app = await forkServer(__filename, ['--serve-app'], env, 60_000);
-    cleanups.push(app.stop);
-    const key = await createApiKey(app.url, masterKey, 'bench', 'validator');
-    if (database.persistent) cleanups.push(() => deactivateApiKey(app.url, masterKey, key.id));
+    Object.assign(env, {
+      // As deployed: one line per request at `info`, rate limits shared through Redis.
+      LOG_LEVEL: 'info',
+      ...(redis ? { REDIS_URL: redis, REDIS_KEY_PREFIX: `bench-health-${process.pid}:` } : {}),
+    });
+    if (!redis) delete env.REDIS_URL;
+    const scratch = mkdtempSync(join(tmpdir(), 'bench-health-'));
+    cleanups.push(() => Promise.resolve(rmSync(scratch, { recursive: true, force: true })));
+    const logFile = join(scratch, 'service.log');
+    const log = openSync(logFile, 'w');
+    const profileDir = flags.profile ? mkdtempSync(join(tmpdir(), 'bench-health-profile-')) : '';
+    const service = await startServiceProcess(env, {
+      stdout: log,
+      nodeArgs: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+    });
+    closeSync(log);
+    let serviceStopped = false;
+    cleanups.push(async () => void (serviceStopped || (await service.stop())));
+    const key = await createApiKey(service.url, masterKey, 'bench', 'validator');
+    if (database.persistent) cleanups.push(() => deactivateApiKey(service.url, masterKey, key.id));
 
-    const appTarget: LoadTarget = {
-      url: `${app.url}${HEALTH_PATH}`,
+    const serviceTarget: LoadTarget = {
+      url: `${service.url}${HEALTH_PATH}`,
       headers: { 'X-API-Key': key.key },
     };
-    const first = await probe(appTarget);
-    if (first.status !== 200) throw new Error(`app: ${first.status} ${first.text}`);
+    const first = await probe(serviceTarget);
+    if (first.status !== 200) throw new Error(`service: ${first.status} ${first.text}`);
     if (!first.contentType.startsWith('application/json')) {
-      throw new Error(`app: content-type ${first.contentType}`);
+      throw new Error(`service: content-type ${first.contentType}`);
     }
     assertHealthResponse(first.text);
-    // The bare server replays this very body and content type, so both send the same payload.
-    const bareEnv = fixedResponseEnv(first.text, first.contentType);
-    const bare = await forkServer(__filename, ['--serve-bare'], bareEnv, 10_000);
-    cleanups.push(bare.stop);
-    const targets: Record<Target, LoadTarget> = {
-      bare: { url: `${bare.url}${HEALTH_PATH}`, headers: {} },
-      app: appTarget,
-    };
-    const echo = await probe(targets.bare);
-    if (echo.status !== 200 || echo.text !== first.text || echo.contentType !== first.contentType) {
-      throw new Error(
-        `bare: does not mirror the app: ${echo.status} ${echo.contentType} ${echo.text}`,
-      );
+    const started = memoryMb(service.child.pid);
+    progress(`idle: ${idleSeconds} s, RSS ${started.toFixed(0)} MB after start-up`);
+    await sleep(idleSeconds * 1000);
+    const idle = memoryMb(service.child.pid);
+
+    // The floors answer with this very body and content type, so all send the same payload.
+    const floorEnv = fixedResponseEnv(first.text, first.contentType);
+    const targets = { service: serviceTarget } as Record<Target, LoadTarget>;
+    const pids = { service: service.child.pid } as Record<Target, number | undefined>;
+    for (const [target, flag] of [
+      ['bare node', '--serve-node'],
+      ['bare Nest', '--serve-nest'],
+    ] as const) {
+      const floor = await forkServer(__filename, [flag], floorEnv, 20_000);
+      cleanups.push(floor.stop);
+      targets[target] = { url: `${floor.url}${HEALTH_PATH}`, headers: {} };
+      pids[target] = floor.child.pid;
+      const echo = await probe(targets[target]);
+      if (echo.status !== 200 || echo.text !== first.text || echo.contentType !== first.contentType)
+        throw new Error(`${target}: differs: ${echo.status} ${echo.contentType} ${echo.text}`);
     }
 
-    for (const target of TARGETS) {
-      progress(`warm-up ${target}: ${options.warmupSeconds} s`);
-      await measure(
-        `warm-up ${target}`,
-        targets[target],
-        options.warmupSeconds,
-        options.connections,
-      );
-    }
-    // Alternating targets spreads slow drifts of the machine (thermal, neighbours) over both.
-    const rounds: Record<Target, Round[]> = { bare: [], app: [] };
-    for (let index = 1; index <= options.rounds; index += 1) {
-      for (const target of TARGETS) {
-        const name = `round ${index}/${options.rounds} ${target}`;
-        const round = await measure(name, targets[target], options.seconds, options.connections);
-        rounds[target].push(round);
-        progress(
-          `${name}: ${formatInt(round.rps)} req/s, p50 ${formatMs(round.p50)} ms, p99 ${formatMs(round.p99)} ms`,
-        );
-      }
-    }
-    report(options, database.description, Buffer.byteLength(first.text), rounds);
+    const { rounds, serviceResponses, cpu } = await loadRounds(targets, pids, options);
+    const afterLoad = memoryMb(service.child.pid);
+    const peak = memoryMb(service.child.pid, 'VmHWM');
+    // Stopped here so that its log is complete (and its CPU profile written).
+    serviceStopped = true;
+    await service.stop();
+    const logLines = countRequestLines(logFile);
+    report(options, rounds, {
+      database: database.description,
+      redis,
+      bodyBytes: Buffer.byteLength(first.text),
+      rss: { started, idle, afterLoad, peak },
+      idleSeconds,
+      logLines,
+      cpu,
+      // The load's and the probe's.
+      responses: serviceResponses + 1,
+      profile: profileDir || undefined,
+    });
   } finally {
     await cleanups.run();
   }
 }
 
-function report(
+/** A warm-up per target, then rounds alternating targets: slow drifts of the machine hit all. */
+async function loadRounds(
+  targets: Record<Target, LoadTarget>,
+  pids: Record<Target, number | undefined>,
   options: LoadOptions,
-  database: string,
-  bodyBytes: number,
-  rounds: Record<Target, Round[]>,
-): void {
-  const bare = summarize(rounds.bare);
-  const app = summarize(rounds.app);
+): Promise<{
+  rounds: Record<Target, Round[]>;
+  serviceResponses: number;
+  cpu: Record<Target, number[]>;
+}> {
+  let serviceResponses = 0;
+  for (const target of TARGETS) {
+    progress(`warm-up ${target}: ${options.warmupSeconds} s`);
+    const warmUp = await measure(
+      `warm-up ${target}`,
+      targets[target],
+      options.warmupSeconds,
+      options.connections,
+    );
+    if (target === 'service') serviceResponses += warmUp.responses;
+  }
+  const rounds: Record<Target, Round[]> = { 'bare node': [], 'bare Nest': [], service: [] };
+  const cpu: Record<Target, number[]> = { 'bare node': [], 'bare Nest': [], service: [] };
+  for (let index = 1; index <= options.rounds; index += 1) {
+    for (const target of TARGETS) {
+      const name = `round ${index}/${options.rounds} ${target}`;
+      const usage = trackUsage([pids[target]]);
+      const round = await measure(name, targets[target], options.seconds, options.connections);
+      rounds[target].push(round);
+      cpu[target].push(usage().cpu[0]);
+      if (target === 'service') serviceResponses += round.responses;
+      progress(
+        `${name}: ${formatInt(round.rps)} req/s, p50 ${formatMs(round.p50)} ms, p99 ${formatMs(round.p99)} ms`,
+      );
+    }
+  }
+  return { rounds, serviceResponses, cpu };
+}
+
+/** The service's per-request log lines for the benchmarked route: real pino JSON lines. */
+function countRequestLines(file: string): number {
+  let count = 0;
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    if (!line.includes(`"msg":"GET ${HEALTH_PATH} 200 `)) continue;
+    JSON.parse(line);
+    count += 1;
+  }
+  return count;
+}
+
+function report(options: LoadOptions, rounds: Record<Target, Round[]>, found: Findings): void {
+  const summary = Object.fromEntries(TARGETS.map((t) => [t, summarize(rounds[t])])) as Record<
+    Target,
+    Round
+  >;
   const rows = [
     [
       'target',
       'req/s (median)',
       'p50 ms',
       'p99 ms',
-      'non-2xx',
+      'server CPU',
       'bytes/response',
       'req/s per round',
     ],
   ];
-  for (const [target, s] of [
-    ['bare', bare],
-    ['app', app],
-  ] as const) {
+  for (const target of TARGETS) {
+    const s = summary[target];
     const perRound = rounds[target].map((r) => formatInt(r.rps)).join(' / ');
-    const cells = [formatInt(s.rps), formatMs(s.p50), formatMs(s.p99), String(s.non2xx)];
-    rows.push([target, ...cells, formatInt(s.bytesPerResponse), perRound]);
+    rows.push([
+      target,
+      formatInt(s.rps),
+      formatMs(s.p50),
+      formatMs(s.p99),
+      `${(100 * median(found.cpu[target])).toFixed(0)} %`,
+      formatInt(s.bytesPerResponse),
+      perRound,
+    ]);
   }
-  const settings = Object.entries(BENCH_APP_SETTINGS).map(([name, value]) => `${name}=${value}`);
+  const share = summary.service.rps / summary['bare Nest'].rps;
+  const { started, idle, afterLoad, peak } = found.rss;
+  const met = (ok: boolean): string => (ok ? 'MET' : 'MISSED');
+  const settings = Object.entries(BENCH_APP_SETTINGS)
+    .filter(([name]) => name !== 'LOG_LEVEL')
+    .map(([name, value]) => `${name}=${value}`);
   const lines = [
     '',
-    `GET ${HEALTH_PATH}: NestJS service (validator key) vs bare node:http, same ${bodyBytes}-byte JSON body`,
+    `GET ${HEALTH_PATH}: the service (validator key) vs a bare Nest route vs bare node:http, same ${found.bodyBytes}-byte JSON body`,
     `command:  ${commandLine()}`,
     `machine:  ${machineLine()}`,
     `load:     autocannon on 127.0.0.1, ${options.connections} connections, ${options.warmupSeconds} s warm-up ` +
-      `per target, then ${options.rounds} rounds of ${options.seconds} s alternating bare/app; medians over rounds`,
-    `app:      ${settings.join(' ')}`,
-    `          LOG_LEVEL=${BENCH_APP_SETTINGS.LOG_LEVEL}: no per-request log lines; ` +
+      `per target, then ${options.rounds} rounds of ${options.seconds} s alternating the targets; medians over rounds`,
+    `service:  node dist/src/main.js, LOG_LEVEL=info ${settings.join(' ')}`,
+    `          full path: helmet, request id, metrics, key check (cached), throttler, access guard, ` +
+      `one pino line per request`,
+    `          throttler: ${found.redis ? `Redis (${found.redis}), as deployed` : 'in memory (no Redis answered on REDIS_URL or 127.0.0.1:6379)'}; ` +
       `RATE_LIMIT_VALIDATOR=${BENCH_APP_SETTINGS.RATE_LIMIT_VALIDATOR}: measures throughput, not the 1000/hour budget`,
-    `          throttler: ${process.env.REDIS_URL ? 'Redis (REDIS_URL)' : 'in memory'}, ` +
-      `RATE_LIMIT_WINDOW_SECONDS=${BENCH_APP_SETTINGS.RATE_LIMIT_WINDOW_SECONDS} (bounds the throttler's per-key hit list)`,
-    `database: ${database}`,
+    `          log: ${formatInt(found.logLines)} request lines written (JSON, to a file) for ${formatInt(found.responses)} responses`,
+    `bare Nest: NestFactory.create on the Express adapter, one GET route, no body parser, middleware or guards`,
+    `database: ${found.database}`,
     '',
     table(rows),
     '',
-    `app/bare: req/s ${(app.rps / bare.rps).toFixed(3)} (the app serves ${((100 * app.rps) / bare.rps).toFixed(1)}% ` +
-      `of the bare server's rate), p50 ${formatMs(app.p50)} vs ${formatMs(bare.p50)} ms, ` +
-      `p99 ${formatMs(app.p99)} vs ${formatMs(bare.p99)} ms`,
+    `service/bare Nest: req/s ${share.toFixed(3)}; service/bare node: req/s ` +
+      `${(summary.service.rps / summary['bare node'].rps).toFixed(3)}`,
+    `service RSS: idle ${idle.toFixed(0)} MB (${found.idleSeconds} s after start-up, before load; ` +
+      `${started.toFixed(0)} MB right after start-up), ${afterLoad.toFixed(0)} MB right after the load, ` +
+      `peak ${peak.toFixed(0)} MB`,
+    `service ≥ ${100 * TARGET_SHARE_OF_NEST} % of bare Nest: ${met(share >= TARGET_SHARE_OF_NEST)} (${(100 * share).toFixed(1)} %)`,
+    `idle RSS ≤ ${TARGET_IDLE_RSS_MB} MB: ${met(idle <= TARGET_IDLE_RSS_MB)} (${idle.toFixed(0)} MB)`,
+    ...(found.profile ? [`CPU profile of the service: ${found.profile}`] : []),
     ...TARGETS.flatMap((target) => driftWarning(target, rounds[target])),
     '',
   ];
@@ -184,8 +315,7 @@ function report(
 
 /**
  * Medians hide a trend: a rate that keeps falling round after round means a per-request cost
- * grows during the run (seen with the in-memory throttler, which keeps one timestamp per hit
- * for the whole window), and then the result depends on how long the benchmark ran.
+ * grows during the run, and then the result depends on how long the benchmark ran.
  */
 function driftWarning(target: Target, rounds: Round[]): string[] {
   const first = rounds[0]?.rps ?? 0;
@@ -199,8 +329,8 @@ function driftWarning(target: Target, rounds: Round[]): string[] {
 }
 
 async function main(): Promise<void> {
-  if (flags['serve-app']) return serveApp();
-  if (flags['serve-bare']) return serveFixedResponse();
+  if (flags['serve-node']) return serveFixedResponse();
+  if (flags['serve-nest']) return serveBareNest();
   await benchmark(loadOptions(flags));
   // Explicit exit: a lingering handle (pg pool, keep-alive socket) must not hang the run.
   process.exit(0);

@@ -8,7 +8,6 @@
  *   (or BENCH_MINUTES, BENCH_RATE, BENCH_MAX_IN_FLIGHT).
  * The service and the devnet run as children of this script (--serve-app, --serve-devnet).
  */
-import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
@@ -19,7 +18,7 @@ import { cleanupOnExit } from './support/cleanup';
 import { reachableRedisUrl } from './support/redis';
 import { acquireDatabase } from './support/database';
 import { forkDevnet, serveDevnet } from './support/devnet-server';
-import { numberSetting, percentile } from './support/measure';
+import { memoryMb, numberSetting, percentile } from './support/measure';
 import { Context, KEYWORDS, planAt, Sample, send } from './support/soak-traffic';
 import { commandLine, formatInt, machineLine, progress, table, tally } from './support/report';
 
@@ -72,16 +71,6 @@ interface Minute {
   inFlight: number;
 }
 
-function rssMb(pid: number | undefined): number {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1]);
-    return kb / 1024;
-  } catch {
-    return NaN;
-  }
-}
-
 async function benchmark() {
   const cleanup = cleanupOnExit();
   try {
@@ -126,7 +115,7 @@ async function benchmark() {
     let dropped = 0;
     const start = performance.now();
     const loads = [os.loadavg()[0]];
-    const rss = [rssMb(app.child.pid)];
+    const rss = [memoryMb(app.child.pid)];
     progress(`soak: ${options.minutes} min at ${options.rate} req/s, service pid ${app.child.pid}`);
 
     const minuteReport = (minute: number): void => {
@@ -145,7 +134,7 @@ async function benchmark() {
                 0.99,
               )
             : NaN,
-        rssMb: rssMb(app.child.pid),
+        rssMb: memoryMb(app.child.pid),
         inFlight: pending.size,
       };
       minutes.push(entry);

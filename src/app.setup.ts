@@ -1,13 +1,13 @@
 import { INestApplication } from '@nestjs/common';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
-import helmet from 'helmet';
 import { Logger } from 'nestjs-pino';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
 import { bodyParserErrorHandler } from './common/errors/body-parser-errors';
 import { answerClientErrors } from './common/http/client-errors';
 import { jsonBodies } from './common/http/json-bodies';
 import { repairPathEncoding } from './common/http/percent-encoding';
+import { securityHeaders } from './common/http/security-headers';
 import { RequestValidationPipe } from './common/errors/request-validation.pipe';
 import { assignRequestId } from './common/logging/logging.module';
 import { httpMetricsMiddleware } from './common/metrics/http-metrics.middleware';
@@ -33,7 +33,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
   app.use(httpMetricsMiddleware(app.get(MetricsService)));
   // Responses are dynamic JSON: an ETag would cost a hash per response and never match.
   app.set('etag', false);
-  app.use(helmet({ contentSecurityPolicy: false, crossOriginEmbedderPolicy: false }));
+  app.use(securityHeaders({ contentSecurityPolicy: false, crossOriginEmbedderPolicy: false }));
   if (config.corsOrigins.length > 0)
     app.enableCors({ origin: config.corsOrigins, exposedHeaders: EXPOSED_HEADERS });
   app.use(repairPathEncoding);

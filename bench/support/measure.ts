@@ -63,6 +63,8 @@ export interface Round {
   p99: number;
   non2xx: number;
   bytesPerResponse: number;
+  /** Responses completed (summed, not a median, over rounds). */
+  responses: number;
 }
 
 /**
@@ -97,6 +99,7 @@ export async function measure(
     p99: result.latency.p99,
     non2xx,
     bytesPerResponse: result.throughput.total / responses,
+    responses,
   };
 }
 
@@ -149,6 +152,7 @@ export function summarize(rounds: Round[]): Round {
     p99: of((r) => r.p99),
     non2xx: rounds.reduce((sum, r) => sum + r.non2xx, 0),
     bytesPerResponse: of((r) => r.bytesPerResponse),
+    responses: rounds.reduce((sum, r) => sum + r.responses, 0),
   };
 }
 
@@ -192,4 +196,15 @@ export function trackUsage(pids: readonly (number | undefined)[]): () => Usage {
       delayP99: loop.percentile(99) / 1e6,
     };
   };
+}
+
+/** A field of Linux's /proc/<pid>/status in MB (VmRSS: resident now, VmHWM: peak); else NaN. */
+export function memoryMb(pid: number | undefined, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1]);
+    return kb / 1024;
+  } catch {
+    return NaN;
+  }
 }

@@ -12,19 +12,30 @@ export interface ServiceProcess {
   stop(): Promise<number | null>;
 }
 
+export interface ServiceProcessOptions {
+  /** A file descriptor for the service's stdout (its log), instead of collecting it in `lines`. */
+  stdout?: number;
+  /** Options for node itself, before the script (e.g. `--cpu-prof`). */
+  nodeArgs?: string[];
+}
+
 /**
  * The compiled service (`npm run build` ran first) as a process of its own, exactly what a
  * deployment runs, on a random loopback port; resolves once it answers.
  */
-export async function startServiceProcess(env: NodeJS.ProcessEnv): Promise<ServiceProcess> {
+export async function startServiceProcess(
+  env: NodeJS.ProcessEnv,
+  options: ServiceProcessOptions = {},
+): Promise<ServiceProcess> {
   const port = 30_000 + Math.floor(Math.random() * 20_000);
-  const child = spawn(process.execPath, [join(__dirname, '..', '..', 'src', 'main.js')], {
+  const main = join(__dirname, '..', '..', 'src', 'main.js');
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), main], {
     env: { ...env, HOST: '127.0.0.1', PORT: String(port) },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', options.stdout ?? 'pipe', 'pipe'],
   });
   const lines: string[] = [];
   for (const stream of [child.stdout, child.stderr])
-    createInterface({ input: stream }).on('line', (line) => lines.push(line));
+    if (stream) createInterface({ input: stream }).on('line', (line) => lines.push(line));
   const exited = once(child, 'exit') as Promise<[number | null]>;
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');

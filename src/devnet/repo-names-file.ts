@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { ParquetSchema, ParquetWriter } from '@dsnp/parquetjs';
 import {
   REPO_NAME_COLUMN,
   RepoFileFormat,
   repoFileFormatOf,
 } from '../modules/repos/repo-file-reader';
+import { loadWhenUsed } from '../common/load-when-used';
 
 /**
  * The devnet's validation results: one row per validated miner, in the shape of the original's
@@ -62,6 +62,8 @@ export async function writeSampleRepoNames(
 }
 
 async function writeParquet(path: string, rows: readonly ValidationRow[]): Promise<void> {
+  const { ParquetSchema, ParquetWriter } =
+    loadWhenUsed<typeof import('@dsnp/parquetjs')>('@dsnp/parquetjs');
   const schema = new ParquetSchema({
     uid: { type: 'INT32' },
     hotkey: { type: 'UTF8' },

@@ -2,7 +2,7 @@ import { SecretScanner } from '../security/secret-scanner';
 import { redactUrl } from './redact-url';
 
 const MASTER = 'sk_master_0123456789abcdef';
-const scanner = new SecretScanner([MASTER], /sk_live_[\w-]{20,}/);
+const scanner = new SecretScanner([MASTER], /sk_live_[\w-]{20,}/, 28);
 const redact = (url: string | undefined) => redactUrl(url, scanner);
 
 describe(redactUrl.name, () => {

@@ -3,7 +3,7 @@ import { REDACTED, SecretScanner } from './secret-scanner';
 const MASTER = 'master-key-0123456789abcdef';
 const TOKEN = 'metrics-token-fedcba9876543210';
 const ISSUED = 'sk_live_Q2hlY2tpbmcgdGhlIGlzc3VlZCBrZXkgcGF0dGVybg';
-const scanner = new SecretScanner([MASTER, TOKEN, undefined], /sk_live_[\w-]{20,}/);
+const scanner = new SecretScanner([MASTER, TOKEN, undefined], /sk_live_[\w-]{20,}/, 28);
 
 const percentAll = (text: string) =>
   [...Buffer.from(text)].map((byte) => `%${byte.toString(16).padStart(2, '0')}`).join('');
@@ -44,5 +44,22 @@ describe(SecretScanner.name, () => {
     expect(scanner.scrub(line)).toBe(line);
     // The display prefix of an issued key is not the key.
     expect(scanner.contains('sk_live_AbCd…')).toBe(false);
+  });
+
+  it('finds a secret of the shortest accepted length (16) in every encoding, at the edge of a token', () => {
+    const short = 'a1b2c3d4e5f6g7h8';
+    const shortScanner = new SecretScanner([short], /sk_live_[\w-]{20,}/, 28);
+    for (const text of [
+      short,
+      percentAll(short),
+      Buffer.from(short).toString('base64'),
+      Buffer.from(short).toString('base64url').replace(/=+$/, ''),
+      `key${Buffer.from(`x${short}`).toString('base64')}`,
+    ]) {
+      expect(shortScanner.contains(`GET ${text} 404`)).toBe(true);
+      expect(shortScanner.scrub(`GET ${text} 404`)).toBe(`GET ${REDACTED} 404`);
+    }
+    // One character short of the secret cannot hold it, in any encoding.
+    expect(shortScanner.contains(short.slice(1))).toBe(false);
   });
 });

@@ -8,29 +8,48 @@
  */
 export class SecretScanner {
   private readonly exact: string[];
+  /**
+   * The length of the shortest secret looked for. Every encoding above makes a text longer (a
+   * decoded text is never longer than what it was decoded from), so a text, token or base64 run
+   * shorter than a secret's length (base64: its encoded length) cannot hold it and is skipped:
+   * most of what a request or a log line is made of (`/api/v1/health`, a timestamp).
+   */
+  private readonly shortest: number;
+  private readonly tokens: RegExp;
 
+  /** `keyMinLength`: the length of the shortest text `keyPattern` matches. */
   constructor(
     secrets: readonly (string | undefined)[],
     private readonly keyPattern: RegExp,
+    keyMinLength: number,
   ) {
     // Short values are no secrets worth the name (and would match everywhere).
-    this.exact = secrets.filter((secret): secret is string => !!secret && secret.length >= 8);
+    this.exact = secrets.filter(
+      (secret): secret is string => !!secret && secret.length >= MIN_SECRET,
+    );
+    this.shortest = Math.max(
+      MIN_SECRET,
+      Math.min(keyMinLength, ...this.exact.map((secret) => secret.length)),
+    );
+    this.tokens = new RegExp(`${TOKEN_CHARACTERS}{${this.shortest},}`, 'g');
   }
 
   /** True when the text holds a secret in any of the encodings above. */
   contains(text: string): boolean {
-    if (text.length < MIN_TOKEN) return false;
-    return this.holds(text) || tokensOf(text).some((token) => this.tokenHolds(token));
+    if (text.length < this.shortest) return false;
+    if (this.holds(text)) return true;
+    const tokens = text.match(this.tokens);
+    return tokens !== null && tokens.some((token) => this.tokenHolds(token));
   }
 
   /** The text with every token that holds a secret replaced by `[redacted]`. */
   scrub(text: string): string {
-    if (text.length < MIN_TOKEN || !this.contains(text)) return text;
-    return text.replace(TOKEN, (token) => (this.tokenHolds(token) ? REDACTED : token));
+    if (!this.contains(text)) return text;
+    return text.replace(this.tokens, (token) => (this.tokenHolds(token) ? REDACTED : token));
   }
 
   private tokenHolds(token: string): boolean {
-    return decodings(token).some((decoded) => this.holds(decoded));
+    return decodings(token, this.shortest).some((decoded) => this.holds(decoded));
   }
 
   private holds(text: string): boolean {
@@ -41,17 +60,16 @@ export class SecretScanner {
 
 export const REDACTED = '[redacted]';
 
-/** No secret we look for is shorter (issued keys are ~51 characters, the master key ≥ 16). */
-const MIN_TOKEN = 8;
-/** Runs of the characters keys and their encodings are made of (base64, base64url, %XX). */
-const TOKEN = /[A-Za-z0-9%_\-+/=.~:]{8,}/g;
+/** Shorter values are not taken for secrets (issued keys are ~51 characters, the master key ≥ 16). */
+const MIN_SECRET = 8;
+/** The characters keys and their encodings are made of (base64, base64url, %XX). */
+const TOKEN_CHARACTERS = '[A-Za-z0-9%_\\-+/=.~:]';
 
-function tokensOf(text: string): string[] {
-  return text.match(TOKEN) ?? [];
-}
-
-/** The token as sent, percent-decoded (up to 3 times), and base64-decoded (of each of those). */
-function decodings(token: string): string[] {
+/**
+ * The token as sent, percent-decoded (up to 3 times), and base64-decoded (of each of those),
+ * skipping base64 stretches too short to decode to `shortest` characters.
+ */
+function decodings(token: string, shortest: number): string[] {
   const percent = [token];
   for (let round = 0; round < 3; round++) {
     const last = percent[percent.length - 1];
@@ -60,7 +78,7 @@ function decodings(token: string): string[] {
   }
   const all = [...percent];
   for (const text of percent) {
-    for (const candidate of base64Candidates(text)) {
+    for (const candidate of base64Candidates(text, Math.ceil((4 * shortest) / 3))) {
       const decoded = Buffer.from(candidate, 'base64').toString('latin1');
       all.push(decoded, ...(decoded.includes('%') ? [percentDecode(decoded)] : []));
     }
@@ -84,9 +102,11 @@ function percentDecode(text: string): string {
  * the text split at characters outside the alphabets (`Basic dXNlcjpr…` → `dXNlcjpr…`), each
  * also from its 2nd, 3rd and 4th character (a blob glued to a word: `keyc2tf…`).
  */
-function base64Candidates(text: string): string[] {
+function base64Candidates(text: string, minLength: number): string[] {
   const runs = (text.match(/[A-Za-z0-9+/_-]{12,}={0,2}/g) ?? []).map((run) =>
     run.replace(/-/g, '+').replace(/_/g, '/'),
   );
-  return runs.flatMap((run) => [0, 1, 2, 3].map((offset) => run.slice(offset)));
+  return runs
+    .flatMap((run) => [0, 1, 2, 3].map((offset) => run.slice(offset)))
+    .filter((candidate) => candidate.length >= minLength);
 }

@@ -4,13 +4,18 @@ import { SecretScanner } from './secret-scanner';
 
 /** Issued keys are not known in clear: anything shaped like one counts. */
 const ISSUED_KEY = new RegExp(`${API_KEY_PREFIX}[A-Za-z0-9_-]{20,}`);
+const ISSUED_KEY_MIN_LENGTH = API_KEY_PREFIX.length + 20;
 
 /** The scanner of this deployment's secrets: the master key, the metrics token, issued keys. */
 export function secretScannerFor(config: {
   masterKey?: string;
   metricsToken?: string;
 }): SecretScanner {
-  return new SecretScanner([config.masterKey, config.metricsToken], ISSUED_KEY);
+  return new SecretScanner(
+    [config.masterKey, config.metricsToken],
+    ISSUED_KEY,
+    ISSUED_KEY_MIN_LENGTH,
+  );
 }
 
 /** Where configureApp leaves the scanner for code outside Nest's injection (Express handlers). */
@@ -25,4 +30,4 @@ export function secretScannerOf(request: Pick<Request, 'app'>): SecretScanner {
   return (request.app?.locals[LOCALS_KEY] as SecretScanner | undefined) ?? FALLBACK;
 }
 
-const FALLBACK = new SecretScanner([], ISSUED_KEY);
+const FALLBACK = new SecretScanner([], ISSUED_KEY, ISSUED_KEY_MIN_LENGTH);

@@ -1,6 +1,7 @@
 import { open } from 'node:fs/promises';
 import { extname } from 'node:path';
-import { ParquetReader } from '@dsnp/parquetjs';
+import type { ParquetReader } from '@dsnp/parquetjs';
+import { loadWhenUsed } from '../../common/load-when-used';
 
 /** The column (CSV, Parquet) or field (JSON lines) holding a miner's repository name. */
 export const REPO_NAME_COLUMN = 'repo_name';
@@ -49,7 +50,8 @@ export function readRepoNames(
 async function* readParquet(path: string): AsyncGenerator<string | null> {
   let reader: ParquetReader;
   try {
-    reader = await ParquetReader.openFile(path);
+    const parquet = loadWhenUsed<typeof import('@dsnp/parquetjs')>('@dsnp/parquetjs');
+    reader = await parquet.ParquetReader.openFile(path);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code) throw error; // ENOENT, EACCES… as for the other formats
     throw new RepoFileError(`not a readable Parquet file (${(error as Error).message})`);

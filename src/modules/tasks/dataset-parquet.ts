@@ -2,7 +2,8 @@ import { createReadStream, WriteStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { setImmediate } from 'node:timers/promises';
 import { createGunzip } from 'node:zlib';
-import { FieldDefinition, ParquetSchema, ParquetWriter, SchemaDefinition } from '@dsnp/parquetjs';
+import type { FieldDefinition, SchemaDefinition } from '@dsnp/parquetjs';
+import { loadWhenUsed } from '../../common/load-when-used';
 import { RedditItem, XItem } from '../../network/protocol';
 import { writeFileAtomically, WrittenFile } from './atomic-file';
 
@@ -38,7 +39,7 @@ const COMMON_COLUMNS: SchemaDefinition = {
   content: text(),
 };
 
-const X_SCHEMA = new ParquetSchema({
+const X_COLUMNS: SchemaDefinition = {
   ...COMMON_COLUMNS,
   user_username: text(),
   user_display_name: text(true),
@@ -57,9 +58,9 @@ const X_SCHEMA = new ParquetSchema({
   tweet_is_quote: flag(),
   tweet_conversation_id: text(true),
   media: list({ fields: { url: text(), type: text() } }),
-});
+};
 
-const REDDIT_SCHEMA = new ParquetSchema({
+const REDDIT_COLUMNS: SchemaDefinition = {
   ...COMMON_COLUMNS,
   id: text(),
   url: text(),
@@ -70,7 +71,7 @@ const REDDIT_SCHEMA = new ParquetSchema({
   createdAt: timestamp(),
   dataType: text(),
   parentId: text(true),
-});
+};
 
 /*
  * The writer encodes and compresses a row group synchronously, and the API shares the process:
@@ -135,8 +136,8 @@ function redditRow(item: RedditItem): ParquetRow {
 }
 
 const PLATFORMS = {
-  x: { schema: X_SCHEMA, source: 'X' },
-  reddit: { schema: REDDIT_SCHEMA, source: 'REDDIT' },
+  x: { columns: X_COLUMNS, source: 'X' },
+  reddit: { columns: REDDIT_COLUMNS, source: 'REDDIT' },
 } as const;
 
 /**
@@ -151,7 +152,11 @@ export async function writeParquet(
   jsonlPath: string,
   path: string,
 ): Promise<WrittenFile & { rows: number }> {
-  const { schema, source } = PLATFORMS[platform];
+  const { columns, source } = PLATFORMS[platform];
+  // Loaded here: most processes never write a dataset and should not carry the library.
+  const { ParquetSchema, ParquetWriter } =
+    loadWhenUsed<typeof import('@dsnp/parquetjs')>('@dsnp/parquetjs');
+  const schema = new ParquetSchema(columns);
   let rows = 0;
   const written = await writeFileAtomically(path, async (output) => {
     // Typed as an fs.WriteStream, the output is only ever given buffers and ended (with callbacks).

@@ -1,5 +1,6 @@
-import { ApiPromise, WsProvider } from '@polkadot/api';
+import type { ApiPromise } from '@polkadot/api';
 import { ExponentialBackoff, IBackoff } from 'cockatiel';
+import { loadWhenUsed } from '../../common/load-when-used';
 
 /** The node cannot be used now: down, refusing, too slow, or waiting out a reconnect backoff. */
 export class ChainUnavailableError extends Error {
@@ -92,6 +93,8 @@ export class SubtensorConnection {
   private async connect(): Promise<ApiPromise> {
     // autoConnectMs 0: reconnecting is ours to pace (the provider's own retries never back off).
     // No result cache: each read is of a new block, and answers are hundreds of kilobytes.
+    const { ApiPromise, WsProvider } =
+      loadWhenUsed<typeof import('@polkadot/api')>('@polkadot/api');
     const provider = new WsProvider(this.url, 0, undefined, this.timeoutMs, 0);
     try {
       await provider.connect();
