@@ -9,10 +9,10 @@ import { Clock } from '../../src/common/clock/clock';
 import { IndexSyncService } from '../../src/network/index/index-sync.service';
 import { NetworkService } from '../../src/network/network.service';
 import { TaskLifecycleService } from '../../src/modules/tasks/task-lifecycle.service';
-import { TasksService } from '../../src/modules/tasks/tasks.service';
 import { checkFetchResponse } from '../support/contract';
 import { startTestNetwork, TestNetwork } from '../support/network';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
+import { registerTask } from '../support/tasks';
 
 const ROOT = resolve(__dirname, '../..');
 const CONSUMER = join(ROOT, 'test', 'generated-client', 'consumer.ts');
@@ -82,24 +82,7 @@ describe('a client generated from the served OpenAPI document', () => {
     // Statistics and a completed task's dataset, for the client to read.
     await app.app.get(IndexSyncService).runIfDue();
     await app.app.get(NetworkService).settled();
-    const tasks = app.app.get(TasksService);
-    await tasks.registering((manager) =>
-      tasks.register(
-        '5ValidatorHotkeyForTasks',
-        [
-          {
-            id: 'client-bitcoin',
-            platform: 'x',
-            label: '#bitcoin',
-            keyword: null,
-            postStart: null,
-            postEnd: null,
-          },
-        ],
-        1000,
-        manager,
-      ),
-    );
+    await registerTask(app.app, '5ValidatorHotkeyForTasks', 'client-bitcoin', '#bitcoin');
     const lifecycle = app.app.get(TaskLifecycleService);
     await lifecycle.runOnce();
     app.app.get(Clock).advance(8 * DAY);

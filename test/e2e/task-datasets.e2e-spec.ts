@@ -6,12 +6,12 @@ import { gunzipSync } from 'node:zlib';
 import { DataSource } from 'typeorm';
 import { Clock } from '../../src/common/clock/clock';
 import { datasetPath, TaskLifecycleService } from '../../src/modules/tasks/task-lifecycle.service';
-import { TasksService } from '../../src/modules/tasks/tasks.service';
 import { DataItem } from '../../src/network/protocol';
 import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
 import { startTestNetwork, TestNetwork } from '../support/network';
 import { expectedRows, readParquet } from '../support/parquet-reader';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
+import { registerTask } from '../support/tasks';
 
 const DAY = 24 * 3600 * 1000;
 const PARQUET = 'application/vnd.apache.parquet';
@@ -33,17 +33,8 @@ describe('Task datasets as Parquet', () => {
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
         response.on('end', () => callback(null, Buffer.concat(chunks)));
       });
-  const register = (id: string, label: string, platform: 'x' | 'reddit') => {
-    const tasks = app.app.get(TasksService);
-    return tasks.registering((manager) =>
-      tasks.register(
-        '5ValidatorHotkeyForDatasets',
-        [{ id, platform, label, keyword: null, postStart: null, postEnd: null }],
-        1000,
-        manager,
-      ),
-    );
-  };
+  const register = (id: string, label: string, platform: 'x' | 'reddit') =>
+    registerTask(app.app, '5ValidatorHotkeyForDatasets', id, label, platform);
   const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
   /** The JSON lines dataset's items and the Parquet file's rows as DuckDB reads them. */

@@ -6,11 +6,11 @@ import { gunzipSync } from 'node:zlib';
 import { DataSource } from 'typeorm';
 import { Clock } from '../../src/common/clock/clock';
 import { datasetPath, TaskLifecycleService } from '../../src/modules/tasks/task-lifecycle.service';
-import { TasksService } from '../../src/modules/tasks/tasks.service';
 import { DataItem } from '../../src/network/protocol';
 import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
 import { matchesPlainly, startTestNetwork, TestNetwork } from '../support/network';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
+import { registerTask } from '../support/tasks';
 
 const DAY = 24 * 3600 * 1000;
 
@@ -46,17 +46,8 @@ describe('Scraping task lifecycle', () => {
   });
 
   const get = (path: string) => app.http.get(`/api/v1/${path}`).set('X-API-Key', TEST_MASTER_KEY);
-  const register = (id: string, label: string, platform: 'x' | 'reddit' = 'x') => {
-    const tasks = app.app.get(TasksService);
-    return tasks.registering((manager) =>
-      tasks.register(
-        '5ValidatorHotkeyForTasks',
-        [{ id, platform, label, keyword: null, postStart: null, postEnd: null }],
-        1000,
-        manager,
-      ),
-    );
-  };
+  const register = (id: string, label: string, platform: 'x' | 'reddit' = 'x') =>
+    registerTask(app.app, '5ValidatorHotkeyForTasks', id, label, platform);
 
   it('runs a task from registration to a downloadable dataset of what miners served', async () => {
     await register('bitcoin-x', '#bitcoin');

@@ -1,13 +1,6 @@
 import { Body, Controller, Get, HttpCode, Post, Query, Res } from '@nestjs/common';
 import type { Response } from 'express';
-import {
-  ApiBody,
-  ApiExtraModels,
-  ApiOkResponse,
-  ApiOperation,
-  ApiTags,
-  getSchemaPath,
-} from '@nestjs/swagger';
+import { ApiBody, ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RequireKey, RequireValidatorKey } from '../../common/auth/access.decorators';
 import {
   ApiErrorResponses,
@@ -15,12 +8,12 @@ import {
   JSON_BODY_ERRORS,
   validationCase,
 } from '../../common/errors/error-responses';
+import { MAX_DESIRABILITY_JOBS } from '../../config/environment-variables';
 import { DesirabilityRequestPipe } from './desirability-request.pipe';
 import { DesirabilityService } from './desirability.service';
-import { MAX_DESIRABILITY_JOBS } from '../../config/environment-variables';
 import { ParsedSubmission } from './desirability.types';
 import { DesirabilityJobDto, LegacyDesirabilityDto } from './dto/desirability-job.dto';
-import { DesirabilityRequestDto } from './dto/desirability-request.dto';
+import { DESIRABILITY_ITEM_SCHEMA, DesirabilityRequestDto } from './dto/desirability-request.dto';
 import { DesirabilitySubmittedDto } from './dto/desirability-submitted.dto';
 import { GetDesirabilitiesQueryDto } from './dto/get-desirabilities-query.dto';
 
@@ -82,16 +75,7 @@ export class DesirabilityController {
       },
     },
     // A submission may mix both formats, and is answered as submitted: items of either kind.
-    schema: {
-      type: 'array',
-      maxItems: MAX_DESIRABILITY_JOBS,
-      items: {
-        oneOf: [
-          { $ref: getSchemaPath(DesirabilityJobDto) },
-          { $ref: getSchemaPath(LegacyDesirabilityDto) },
-        ],
-      },
-    },
+    schema: { type: 'array', maxItems: MAX_DESIRABILITY_JOBS, items: DESIRABILITY_ITEM_SCHEMA },
   })
   @ApiErrorResponses(
     errorCase(

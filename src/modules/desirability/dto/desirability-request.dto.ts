@@ -1,6 +1,15 @@
 import { ApiExtraModels, ApiProperty, ApiSchema, getSchemaPath } from '@nestjs/swagger';
+import type { SchemaObject } from '@nestjs/swagger';
 import { MAX_DESIRABILITY_JOBS } from '../../../config/environment-variables';
 import { DesirabilityJobDto, LegacyDesirabilityDto } from './desirability-job.dto';
+
+/** One job of a vote, in either format: a vote may mix them (and a submission is echoed so). */
+export const DESIRABILITY_ITEM_SCHEMA: SchemaObject = {
+  oneOf: [
+    { $ref: getSchemaPath(DesirabilityJobDto) },
+    { $ref: getSchemaPath(LegacyDesirabilityDto) },
+  ],
+};
 
 /** Documents the body only: it is checked by DesirabilityRequestPipe (the item is a union). */
 @ApiSchema({
@@ -18,12 +27,7 @@ export class DesirabilityRequestDto {
       'jobs (256 by default; each label of a legacy entry is a job).',
     type: 'array',
     maxItems: MAX_DESIRABILITY_JOBS,
-    items: {
-      oneOf: [
-        { $ref: getSchemaPath(DesirabilityJobDto) },
-        { $ref: getSchemaPath(LegacyDesirabilityDto) },
-      ],
-    },
+    items: DESIRABILITY_ITEM_SCHEMA,
     example: [
       {
         id: 'tao-x',

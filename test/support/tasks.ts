@@ -1,0 +1,24 @@
+import { INestApplication } from '@nestjs/common';
+import { TasksService } from '../../src/modules/tasks/tasks.service';
+
+/**
+ * Registers one scraping task as a validator's submission would (atomically, under the
+ * registration lock), without going through HTTP: for tests about what happens to tasks.
+ */
+export function registerTask(
+  app: INestApplication,
+  hotkey: string,
+  id: string,
+  label: string,
+  platform: 'x' | 'reddit' = 'x',
+): Promise<unknown> {
+  const tasks = app.get(TasksService);
+  return tasks.registering((manager) =>
+    tasks.register(
+      hotkey,
+      [{ id, platform, label, keyword: null, postStart: null, postEnd: null }],
+      1000,
+      manager,
+    ),
+  );
+}
