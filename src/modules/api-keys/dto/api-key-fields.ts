@@ -27,6 +27,7 @@ export const EXPIRES_AT_PROPERTY = {
 
 export const RATE_LIMIT_PROPERTY = {
   type: 'integer',
+  format: 'int32',
   nullable: true,
   minimum: RATE_LIMIT_MIN,
   maximum: RATE_LIMIT_MAX,

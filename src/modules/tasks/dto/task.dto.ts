@@ -58,6 +58,7 @@ export class TaskDatasetParquetDto {
 
   @ApiProperty({
     type: 'integer',
+    format: 'int64',
     description: 'Size of the Parquet file in bytes',
     example: 391204,
   })
