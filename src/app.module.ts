@@ -1,8 +1,8 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { AccessLevelGuard, ApiKeyGuard } from './common/auth/api-key.guard';
-import { AuthFailureLimiter } from './common/auth/auth-failure-limiter';
+import { AccessLevelGuard, ApiKeyGuard } from './modules/api-keys/api-key.guard';
+import { AuthFailureLimiter } from './modules/api-keys/auth-failure-limiter';
 import { LoggingModule } from './common/logging/logging.module';
 import { MetricsModule } from './common/metrics/metrics.module';
 import { RedisModule } from './common/redis/redis.module';
@@ -16,6 +16,7 @@ import { ApiKeysModule } from './modules/api-keys/api-keys.module';
 import { DataQueryModule } from './modules/data-query/data-query.module';
 import { DesirabilityModule } from './modules/desirability/desirability.module';
 import { HealthModule } from './modules/health/health.module';
+import { MetricsEndpointModule } from './modules/metrics/metrics-endpoint.module';
 import { MinersModule } from './modules/miners/miners.module';
 import { ReposModule } from './modules/repos/repos.module';
 import { StatsModule } from './modules/stats/stats.module';
@@ -37,7 +38,12 @@ export class AppModule {
         ClockModule,
         LoggingModule,
         MetricsModule,
-        TypeOrmModule.forRoot(buildDataSourceOptions(config.databaseUrl, config.database)),
+        MetricsEndpointModule,
+        TypeOrmModule.forRoot({
+          ...buildDataSourceOptions(config.databaseUrl, config.database),
+          // Each module registers its own entities (TypeOrmModule.forFeature).
+          autoLoadEntities: true,
+        }),
         RedisModule,
         ThrottlingModule,
         ApiKeysModule,

@@ -8,7 +8,7 @@ import { Sr25519Keypair } from '../../src/network/bittensor/keypair';
 import { loadValidatorKey } from '../../src/network/bittensor/validator-key';
 import { writeWalletHotkey } from '../../src/network/bittensor/wallet-file';
 import type { ApiKeyCreatedDto } from '../../src/modules/api-keys/dto/api-key-created.dto';
-import type { ApiKeyTier } from '../../src/modules/api-keys/api-key-tier';
+import type { ApiKeyTier } from '../../src/common/auth/api-key-tier';
 import { announcePort } from './child-server';
 
 /**

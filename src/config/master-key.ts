@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { generateApiKey } from '../modules/api-keys/api-key-secret';
+import { generateApiKey } from '../common/security/api-key-secret';
 
 export interface ResolvedMasterKey {
   key: string;

@@ -1,7 +1,5 @@
 import { DataSourceOptions } from 'typeorm';
 import { DatabaseTuning } from '../config/app-config';
-import { ApiKeyEntity } from '../modules/api-keys/api-key.entity';
-import { MinerEntity } from '../network/miner.entity';
 import { InitialSchema1763700000000 } from './migrations/1763700000000-InitialSchema';
 import { RepoNames1763800000000 } from './migrations/1763800000000-RepoNames';
 import { MinerIndex1763900000000 } from './migrations/1763900000000-MinerIndex';
@@ -13,7 +11,6 @@ import { TaskWeights1764400000000 } from './migrations/1764400000000-TaskWeights
 import { KeyExpiryAndLimits1764500000000 } from './migrations/1764500000000-KeyExpiryAndLimits';
 import { TaskParquetDatasets1764510000000 } from './migrations/1764510000000-TaskParquetDatasets';
 
-export const ENTITIES = [ApiKeyEntity, MinerEntity];
 export const MIGRATIONS = [
   InitialSchema1763700000000,
   RepoNames1763800000000,
@@ -30,6 +27,8 @@ export const MIGRATIONS = [
 /**
  * The one place that describes how we talk to Postgres, shared by the app, the TypeORM CLI
  * (ormconfig.ts) and the test setup. Migrations are explicit; `synchronize` stays off.
+ * No entities here: each module registers its own (TypeOrmModule.forFeature, loaded by the
+ * app's `autoLoadEntities`), and the migrations are plain SQL, which need none.
  */
 export function buildDataSourceOptions(
   url: string,
@@ -38,7 +37,6 @@ export function buildDataSourceOptions(
   return {
     type: 'postgres',
     url,
-    entities: ENTITIES,
     migrations: MIGRATIONS,
     migrationsTableName: 'migrations',
     synchronize: false,

@@ -1,4 +1,4 @@
-import { parseIsoDate } from './iso-date';
+import { parseIsoDate } from '../common/validation/iso-date';
 import { DataItem, DataSource } from './protocol';
 import { QueryMatcher } from './query-matcher';
 import { convertEntity } from './sn13/entities';

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
 import { JobsModule } from '../common/jobs/jobs.module';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
@@ -10,6 +11,7 @@ import { ChainMetagraphSource } from './metagraph/chain-metagraph-source';
 import { FileMetagraphSource } from './metagraph/file-metagraph-source';
 import { METAGRAPH_SOURCE, MetagraphSource } from './metagraph/metagraph-source';
 import { MetagraphService } from './metagraph/metagraph.service';
+import { MinerEntity } from './miner.entity';
 import { IndexSyncService } from './index/index-sync.service';
 import { MinerIndexRepository } from './index/miner-index.repository';
 import { MinersRepository } from './miners.repository';
@@ -20,7 +22,7 @@ import { MinerClient } from './transport/miner-client';
 
 /** The miner network. Other modules use NetworkService only. */
 @Module({
-  imports: [JobsModule],
+  imports: [JobsModule, TypeOrmModule.forFeature([MinerEntity])],
   providers: [
     NetworkService,
     IndexSyncService,

@@ -1,4 +1,4 @@
-import { ApiKeyTier } from '../../src/modules/api-keys/api-key-tier';
+import { ApiKeyTier } from '../../src/common/auth/api-key-tier';
 import { TEST_MASTER_KEY, TestApp } from './test-app';
 
 export interface CreatedKey {

@@ -1,4 +1,4 @@
-import { ApiKeyTier } from '../../modules/api-keys/api-key-tier';
+import { ApiKeyTier } from './api-key-tier';
 
 /** Who made an authenticated request; attached to the request by ApiKeyGuard. */
 export interface ApiKeyPrincipal {

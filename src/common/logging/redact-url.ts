@@ -1,4 +1,4 @@
-import { API_KEY_PREFIX, displayPrefix } from '../../modules/api-keys/api-key-secret';
+import { API_KEY_PREFIX, displayPrefix } from '../security/api-key-secret';
 import { REDACTED, SecretScanner } from '../security/secret-scanner';
 
 /** No secret is shorter (the master key and the metrics token need 16 characters at least). */

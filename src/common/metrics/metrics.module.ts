@@ -1,12 +1,13 @@
 import { Global, Module } from '@nestjs/common';
 import { DatabasePoolMetrics } from './database-pool.metrics';
-import { MetricsController } from './metrics.controller';
 import { MetricsService } from './metrics.service';
 
-/** Global: the code that produces events (miner client, quorum, jobs, guards) records them. */
+/**
+ * Global: the code that produces events (miner client, quorum, jobs, guards) records them. The
+ * endpoint that serves them is a feature (modules/metrics), so this floor imports nothing above.
+ */
 @Global()
 @Module({
-  controllers: [MetricsController],
   providers: [MetricsService, DatabasePoolMetrics],
   exports: [MetricsService],
 })

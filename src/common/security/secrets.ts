@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { API_KEY_PREFIX } from '../../modules/api-keys/api-key-secret';
+import { API_KEY_PREFIX } from './api-key-secret';
 import { SecretScanner } from './secret-scanner';
 
 /** Issued keys are not known in clear: anything shaped like one counts. */

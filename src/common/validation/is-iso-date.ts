@@ -1,5 +1,5 @@
 import { ValidateBy, ValidationOptions } from 'class-validator';
-import { parseIsoDate } from '../../network/iso-date';
+import { parseIsoDate } from './iso-date';
 
 /**
  * An ISO 8601 date or date-time (no zone = UTC), parsed by the same function the service uses,

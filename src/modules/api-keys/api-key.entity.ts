@@ -1,5 +1,5 @@
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
-import { ApiKeyTier } from './api-key-tier';
+import { ApiKeyTier } from '../../common/auth/api-key-tier';
 
 /** Only the SHA-256 of a key is stored; the key itself is shown once, at creation. */
 @Entity('api_keys')

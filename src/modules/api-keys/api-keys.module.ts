@@ -1,4 +1,6 @@
 import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { ApiKeyEntity } from './api-key.entity';
 import { ApiKeyUsageRecorder } from './api-key-usage.recorder';
 import { ApiKeysController } from './api-keys.controller';
 import { ApiKeysRepository } from './api-keys.repository';
@@ -6,6 +8,7 @@ import { ApiKeysService } from './api-keys.service';
 import { KeyChanges } from './key-changes';
 
 @Module({
+  imports: [TypeOrmModule.forFeature([ApiKeyEntity])],
   controllers: [ApiKeysController],
   providers: [ApiKeysService, ApiKeysRepository, ApiKeyUsageRecorder, KeyChanges],
   exports: [ApiKeysService],

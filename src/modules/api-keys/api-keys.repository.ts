@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, Repository } from 'typeorm';
 import { ApiKeyEntity } from './api-key.entity';
-import { ApiKeyTier } from './api-key-tier';
+import { ApiKeyTier } from '../../common/auth/api-key-tier';
 
 export interface NewApiKey {
   name: string;

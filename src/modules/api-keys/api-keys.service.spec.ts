@@ -3,7 +3,7 @@ import { Clock } from '../../common/clock/clock';
 import { AppConfig } from '../../config/app-config';
 import { ApiKeyEntity } from './api-key.entity';
 import { ApiKeyUsageRecorder } from './api-key-usage.recorder';
-import { hashApiKey } from './api-key-secret';
+import { hashApiKey } from '../../common/security/api-key-secret';
 import { ApiKeysRepository } from './api-keys.repository';
 import { ApiKeysService } from './api-keys.service';
 import { KeyChanges } from './key-changes';

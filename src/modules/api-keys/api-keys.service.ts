@@ -6,14 +6,14 @@ import { validationError } from '../../common/errors/validation-error-item';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { StatusDto } from '../../common/dto/status.dto';
-import { parseIsoDate } from '../../network/iso-date';
+import { parseIsoDate } from '../../common/validation/iso-date';
 import {
   API_KEY_PREFIX,
   displayPrefix,
   generateApiKey,
   hashApiKey,
   secretsEqual,
-} from './api-key-secret';
+} from '../../common/security/api-key-secret';
 import { ApiKeyEntity } from './api-key.entity';
 import { ApiKeyUsageRecorder } from './api-key-usage.recorder';
 import { ApiKeysRepository, ApiKeyChanges } from './api-keys.repository';

@@ -4,7 +4,7 @@ import { ResponseCache } from '../../common/cache/response-cache';
 import { validationError } from '../../common/errors/validation-error-item';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
-import { parseIsoDate } from '../../network/iso-date';
+import { parseIsoDate } from '../../common/validation/iso-date';
 import { NetworkService } from '../../network/network.service';
 import { NetworkQuery } from '../../network/protocol';
 import { DataQueryRequestDto } from './dto/data-query-request.dto';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ValidationErrorItem } from '../../common/errors/validation-error-item';
-import { parseIsoDate } from '../../network/iso-date';
+import { parseIsoDate } from '../../common/validation/iso-date';
 import { Loc, Platform, PLATFORMS } from './desirability.types';
 
 /** Longest task id: ids appear in URLs (`/api/v1/tasks/{id}`), hence also no slashes. */

@@ -1,4 +1,4 @@
-import { parseIsoDate } from '../iso-date';
+import { parseIsoDate } from '../../common/validation/iso-date';
 import { BucketKey, bucketEnd, bucketStart, DataItem, sourceFromId } from '../protocol';
 import { convertEntity } from '../sn13/entities';
 

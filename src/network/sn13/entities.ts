@@ -1,4 +1,4 @@
-import { parseIsoDate } from '../iso-date';
+import { parseIsoDate } from '../../common/validation/iso-date';
 import {
   DataItem,
   DataSource,

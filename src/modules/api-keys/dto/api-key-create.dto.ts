@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { IsIn, IsOptional } from 'class-validator';
-import { API_KEY_TIERS, ApiKeyTier } from '../api-key-tier';
+import { API_KEY_TIERS, ApiKeyTier } from '../../../common/auth/api-key-tier';
 import { ExpiresAtField, KeyNameField, NAME_PROPERTY, RateLimitField } from './api-key-fields';
 
 @ApiSchema({ name: 'APIKeyCreate' })

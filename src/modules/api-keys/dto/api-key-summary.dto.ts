@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { API_KEY_TIERS, ApiKeyTier } from '../api-key-tier';
+import { API_KEY_TIERS, ApiKeyTier } from '../../../common/auth/api-key-tier';
 import { EXPIRES_AT_PROPERTY, RATE_LIMIT_PROPERTY } from './api-key-fields';
 
 @ApiSchema({ name: 'APIKeySummary' })

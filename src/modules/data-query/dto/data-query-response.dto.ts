@@ -1,10 +1,5 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import {
-  DataItemDto,
-  dataItemsProperty,
-  RedditItemDto,
-  XItemDto,
-} from '../../../common/dto/data-item.dto';
+import { DataItemDto, dataItemsProperty, RedditItemDto, XItemDto } from './data-item.dto';
 import { MINER_FAILURE_REASONS, MinerFailureReason } from '../../../network/transport/miner-client';
 
 /** What each failure reason means, for the document; the compiler wants every reason here. */

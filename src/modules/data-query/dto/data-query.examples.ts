@@ -1,4 +1,4 @@
-import type { RedditItemDto, XItemDto } from '../../../common/dto/data-item.dto';
+import type { RedditItemDto, XItemDto } from './data-item.dto';
 import type { DataQueryRequestDto } from './data-query-request.dto';
 import type { DataQueryResponseDto, OnDemandMetaDto } from './data-query-response.dto';
 

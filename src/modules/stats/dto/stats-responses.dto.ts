@@ -4,7 +4,7 @@ import {
   dataItemsProperty,
   RedditItemDto,
   XItemDto,
-} from '../../../common/dto/data-item.dto';
+} from '../../data-query/dto/data-item.dto';
 
 @ApiSchema({ name: 'LabelSize' })
 export class LabelSizeDto {

@@ -9,12 +9,12 @@ import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
-import { secretsEqual } from '../../modules/api-keys/api-key-secret';
-import { ApiKeysService } from '../../modules/api-keys/api-keys.service';
-import { ACCESS_METADATA, AccessLevel } from './access.decorators';
-import { AuthenticatedRequest } from './api-key-principal';
+import { secretsEqual } from '../../common/security/api-key-secret';
+import { ApiKeysService } from './api-keys.service';
+import { ACCESS_METADATA, AccessLevel } from '../../common/auth/access.decorators';
+import { AuthenticatedRequest } from '../../common/auth/api-key-principal';
 import { AuthFailureLimiter } from './auth-failure-limiter';
-import { ERROR_DETAILS } from '../errors/error-details';
+import { ERROR_DETAILS } from '../../common/errors/error-details';
 
 /** Longest value we even try to look up; real keys are about 50 characters. */
 const MAX_KEY_LENGTH = 256;

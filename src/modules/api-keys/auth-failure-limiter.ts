@@ -3,8 +3,8 @@ import { InjectThrottlerStorage, ThrottlerStorage } from '@nestjs/throttler';
 import { LRUCache } from 'lru-cache';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
-import { MetricsService } from '../metrics/metrics.service';
-import { ERROR_DETAILS } from '../errors/error-details';
+import { MetricsService } from '../../common/metrics/metrics.service';
+import { ERROR_DETAILS } from '../../common/errors/error-details';
 
 /** A 429 that says when to come back (`Retry-After`, set by AllExceptionsFilter). */
 export class TooManyAuthFailuresException extends HttpException {

@@ -1,7 +1,7 @@
 import { Controller, Get, Header } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
-import { RequireMetricsAccess } from '../auth/access.decorators';
-import { MetricsService } from './metrics.service';
+import { RequireMetricsAccess } from '../../common/auth/access.decorators';
+import { MetricsService } from '../../common/metrics/metrics.service';
 
 /** Prometheus' text exposition format, version 0.0.4 (what prom-client writes). */
 const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';

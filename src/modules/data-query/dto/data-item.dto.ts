@@ -1,5 +1,12 @@
 import { ApiProperty, ApiPropertyOptions, ApiSchema, getSchemaPath } from '@nestjs/swagger';
-import { MAX_LABEL_LENGTH, RedditItem, XItem, XMedia, XTweet, XUser } from '../../network/protocol';
+import {
+  MAX_LABEL_LENGTH,
+  RedditItem,
+  XItem,
+  XMedia,
+  XTweet,
+  XUser,
+} from '../../../network/protocol';
 
 /**
  * The items on-demand queries and query_bucket answer with (and task datasets hold), as the
