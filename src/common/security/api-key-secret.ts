@@ -10,7 +10,12 @@ export function generateApiKey(prefix = API_KEY_PREFIX): string {
 }
 
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key, 'utf8').digest('hex');
+  return secretDigest(key).toString('hex');
+}
+
+/** SHA-256 of a secret: fixed length, so comparing two reveals neither content nor length. */
+export function secretDigest(secret: string): Buffer {
+  return createHash('sha256').update(secret, 'utf8').digest();
 }
 
 export function displayPrefix(key: string): string {
@@ -19,7 +24,5 @@ export function displayPrefix(key: string): string {
 
 /** Compares fixed-length digests so neither the content nor the length of a secret leaks. */
 export function secretsEqual(candidate: string, secret: string): boolean {
-  const a = createHash('sha256').update(candidate, 'utf8').digest();
-  const b = createHash('sha256').update(secret, 'utf8').digest();
-  return timingSafeEqual(a, b);
+  return timingSafeEqual(secretDigest(candidate), secretDigest(secret));
 }

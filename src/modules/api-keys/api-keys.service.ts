@@ -1,3 +1,4 @@
+import { timingSafeEqual } from 'node:crypto';
 import { ConflictException, Injectable, NotFoundException } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { ApiKeyPrincipal } from '../../common/auth/api-key-principal';
@@ -12,7 +13,7 @@ import {
   displayPrefix,
   generateApiKey,
   hashApiKey,
-  secretsEqual,
+  secretDigest,
 } from '../../common/security/api-key-secret';
 import { ApiKeyEntity } from './api-key.entity';
 import { ApiKeyUsageRecorder } from './api-key-usage.recorder';
@@ -36,7 +37,8 @@ export type Authentication = ApiKeyPrincipal | 'expired' | null;
 
 @Injectable()
 export class ApiKeysService {
-  private readonly masterKey: string;
+  /** Digest of the master key, made once: each request's key is hashed once, and only once. */
+  private readonly masterDigest: Buffer;
   /**
    * Known keys by hash, trusted for `keyCacheTtlMs`: the hot path needs no query once a key is
    * cached. A change through another replica (deactivation, new expiry or limit) drops the key at
@@ -53,7 +55,7 @@ export class ApiKeysService {
     @InjectConfig() config: AppConfig,
   ) {
     if (!config.masterKey) throw new Error('The master key must be resolved before the app starts');
-    this.masterKey = config.masterKey;
+    this.masterDigest = secretDigest(config.masterKey);
     const ttl = config.auth.keyCacheTtlMs;
     this.cache =
       ttl > 0
@@ -68,9 +70,11 @@ export class ApiKeysService {
 
   /** Resolves a presented key: its principal, `expired` past its expiry, null if unknown or inactive. */
   async authenticate(presented: string): Promise<Authentication> {
-    if (secretsEqual(presented, this.masterKey)) return MASTER;
+    // One digest serves both the constant-time master comparison and the lookup by hash.
+    const digest = secretDigest(presented);
+    if (timingSafeEqual(digest, this.masterDigest)) return MASTER;
     if (!presented.startsWith(API_KEY_PREFIX)) return null;
-    const hash = hashApiKey(presented);
+    const hash = digest.toString('hex');
     const key = this.cache ? await this.cache.fetch(hash) : await this.repository.findByHash(hash);
     if (!key?.isActive) return null;
     if (key.expiresAt && key.expiresAt <= this.clock.now()) return 'expired';
