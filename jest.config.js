@@ -1,22 +1,39 @@
-// One `npm test` runs both projects. The e2e project shares one fresh database per run,
-// created (and migrated) by the global setup and dropped by the teardown.
+// Three tiers (docs/decisions.md, "Test tiers"); `npm test` runs all of them.
+//   unit    src/**/*.spec.ts: no Postgres, no Redis; a spec that opens a connection to either fails.
+//   medium  test/medium/**/*.medium-spec.ts: a repository or service against a real Postgres, no HTTP.
+//   e2e     test/e2e/**/*.e2e-spec.ts: the real app over HTTP on loopback.
+// The medium and e2e projects share one fresh database per run, created (and migrated) by the
+// global setup and dropped by the teardown. The hooks are set per project, not at the top
+// level: jest runs a project's hook only when a test of that project is selected, and the same
+// file named by two projects once (a set of paths), so a unit-only run never needs Postgres.
 // tsconfig.jest.json sets isolatedModules: ts-jest only transpiles; `npm run check` type-checks.
 const tsJest = ['ts-jest', { tsconfig: 'tsconfig.jest.json' }];
 
-/** @type {import('jest').Config} */
-module.exports = {
+const withDatabase = {
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+};
+
+/** @type {import('jest').Config} */
+module.exports = {
   testTimeout: 30000,
-  // The global setup/teardown are TypeScript too.
-  transform: { '^.+\\.ts$': tsJest },
   projects: [
     {
       displayName: 'unit',
       rootDir: __dirname,
       testEnvironment: 'node',
-      testMatch: ['<rootDir>/src/**/*.spec.ts'],
+      testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/support/**/*.spec.ts'],
+      setupFiles: ['<rootDir>/test/support/unit-guard.ts'],
       transform: { '^.+\\.ts$': tsJest },
+    },
+    {
+      displayName: 'medium',
+      rootDir: __dirname,
+      testEnvironment: 'node',
+      testMatch: ['<rootDir>/test/medium/**/*.medium-spec.ts'],
+      transform: { '^.+\\.ts$': tsJest },
+      ...withDatabase,
+      testTimeout: 60000,
     },
     {
       displayName: 'e2e',
@@ -24,6 +41,7 @@ module.exports = {
       testEnvironment: 'node',
       testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
       transform: { '^.+\\.ts$': tsJest },
+      ...withDatabase,
       testTimeout: 60000,
     },
   ],

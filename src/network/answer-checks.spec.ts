@@ -6,7 +6,6 @@ import {
   credibilityScore,
   isUsableAnswer,
   mergeAnswers,
-  nextCredibility,
 } from './answer-checks';
 import { DataItem, RedditItem, XItem } from './protocol';
 import { compileQuery } from './query-matcher';
@@ -273,35 +272,5 @@ describe(credibilityScore.name, () => {
 
   it('scores an answer whose every item was dropped 0', () => {
     expect(credibilityScore(answerOf(1, [], 5), new Map())).toBe(0);
-  });
-});
-
-describe(nextCredibility.name, () => {
-  it('moves the current value towards the score by alpha', () => {
-    expect(nextCredibility(0.5, 1, 0.2)).toBeCloseTo(0.6, 10);
-    expect(nextCredibility(0.5, 0, 0.2)).toBeCloseTo(0.4, 10);
-    expect(nextCredibility(0.8, 0.8, 0.3)).toBeCloseTo(0.8, 10);
-  });
-
-  it('keeps the current value with alpha 0 and takes the score with alpha 1', () => {
-    expect(nextCredibility(0.42, 1, 0)).toBe(0.42);
-    expect(nextCredibility(0.42, 0.1, 1)).toBe(0.1);
-  });
-
-  it('converges on a steady score', () => {
-    let credibility = 0.5;
-    for (let round = 0; round < 100; round++) credibility = nextCredibility(credibility, 1, 0.1);
-    expect(credibility).toBeCloseTo(1, 4);
-  });
-
-  it('stays within 0..1 even from out-of-range inputs', () => {
-    expect(nextCredibility(1, 1.5, 0.5)).toBe(1);
-    expect(nextCredibility(1.4, 1, 0.1)).toBe(1);
-    expect(nextCredibility(0, -1, 0.5)).toBe(0);
-    expect(nextCredibility(-0.3, 0, 0.1)).toBe(0);
-  });
-
-  it('rounds to six decimals so that stored values stay stable', () => {
-    expect(nextCredibility(0.1, 0.2, 1 / 3)).toBe(0.133333);
   });
 });

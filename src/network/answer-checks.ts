@@ -94,11 +94,6 @@ export function credibilityScore(
   return validShare * (0.5 + 0.5 * corroboratedShare);
 }
 
-/** Exponential moving average, kept within 0..1. */
-export function nextCredibility(current: number, score: number, alpha: number): number {
-  return Math.min(1, Math.max(0, round(current + alpha * (score - current), 6)));
-}
-
 function round(value: number, digits = 4): number {
   const factor = 10 ** digits;
   return Math.round(value * factor) / factor;

@@ -1,4 +1,3 @@
-import { nextCredibility } from './answer-checks';
 import { foldObservation } from './miners.repository';
 
 describe(foldObservation.name, () => {
@@ -13,10 +12,6 @@ describe(foldObservation.name, () => {
         start,
       );
       expect(start * update!.decay + update!.add).toBeCloseTo(stepwise, 12);
-      expect(nextCredibility(start, scores[0], alpha)).toBeCloseTo(
-        start + alpha * (scores[0] - start),
-        4,
-      );
     }
     expect(update!.uid).toBe(7);
   });

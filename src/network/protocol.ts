@@ -7,8 +7,6 @@
 
 export type DataSource = 'X' | 'REDDIT';
 
-export const DATA_SOURCES: readonly DataSource[] = ['X', 'REDDIT'];
-
 /** Numeric source ids used in the miner index, as in the original network. */
 export type SourceId = 1 | 2;
 

@@ -10,6 +10,9 @@ import { createDatabase, isReachable } from './database';
 const LOCAL_SERVER = 'postgres://postgres@127.0.0.1:5432/postgres';
 
 /**
+ * Set on the medium and e2e projects (jest.config.js), so jest runs it once per run that
+ * selects a test of either, and never for a unit-only run.
+ *
  * Gives this run its own fresh, migrated database on a real Postgres: TEST_DATABASE_URL or
  * DATABASE_URL if set, else the local server on 127.0.0.1:5432 if it answers, else an embedded
  * one. Workers find it in TEST_RUN_DATABASE_URL; the teardown drops it.

@@ -371,6 +371,12 @@ describe(parseDesirabilityRequest.name, () => {
       ]);
     });
 
+    it('rejects a label that repeats another of the same entry, at the repetition', () => {
+      expect(violationsOf(legacy({ 'r/Bitcoin': 1, '/bitcoin': 1 }))).toEqual([
+        { loc: [...ROOT, 0, 'label_weights', '/bitcoin'], type: 'value_error' },
+      ]);
+    });
+
     it('rejects a job whose id equals a label’s generated id', () => {
       const id = legacyJobId('x', '#tao');
       expect(violationsOf(legacy({ '#tao': 1 }, 'x'), job({ id }, { label: '#ai' }))).toEqual([

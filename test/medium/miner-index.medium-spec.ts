@@ -4,7 +4,7 @@ import { IndexRow } from '../../src/network/index/compressed-index';
 import { MinerIndexRepository } from '../../src/network/index/miner-index.repository';
 import { MinersRepository } from '../../src/network/miners.repository';
 import { SourceId } from '../../src/network/protocol';
-import { startTestApp, TestApp } from '../support/test-app';
+import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
 
 const UIDS = [0, 1, 2];
 const LABELS = ['#a', '#b', 'r/c', 'r/d', null];
@@ -33,15 +33,18 @@ const operation = fc.oneof(
 );
 
 describe(MinerIndexRepository.name, () => {
-  let app: TestApp;
+  let medium: MediumDatabase;
   let database: DataSource;
   let repository: MinerIndexRepository;
+  let miners: MinersRepository;
 
   beforeAll(async () => {
-    app = await startTestApp({ INDEX_SYNC_ON_START: 'false' }, { ownDatabase: true });
-    database = app.app.get(DataSource);
-    repository = app.app.get(MinerIndexRepository);
-    await app.app.get(MinersRepository).syncNeurons(
+    // A database of its own: the spec owns the miners table and the network totals.
+    medium = await openMediumDatabase({ own: 'index' });
+    database = medium.dataSource;
+    repository = new MinerIndexRepository(database);
+    miners = new MinersRepository(database);
+    await miners.syncNeurons(
       UIDS.map((uid) => ({
         uid,
         hotkey: `hotkey-${uid}`,
@@ -53,7 +56,7 @@ describe(MinerIndexRepository.name, () => {
       })),
     );
   });
-  afterAll(() => app.close());
+  afterAll(() => medium.close());
 
   /** Every aggregate, and the same figures recomputed from the index by GROUP BY. */
   async function aggregatesAndGroupBys() {
@@ -131,9 +134,9 @@ describe(MinerIndexRepository.name, () => {
             expect(await indexOf(op.replace)).toHaveLength(op.rows.length);
           } else {
             // Through the service's own path, which moves the adjusted totals incrementally.
-            await app.app
-              .get(MinersRepository)
-              .applyCredibilityUpdates([{ uid: op.credibility, decay: 0, add: op.value }]);
+            await miners.applyCredibilityUpdates([
+              { uid: op.credibility, decay: 0, add: op.value },
+            ]);
           }
         }
         await expectAggregatesExact();

@@ -1,0 +1,18 @@
+import Redis from 'ioredis';
+import { Client } from 'pg';
+
+/**
+ * Set up before every unit spec (jest.config.js): the unit tier runs without Postgres and
+ * Redis, so opening a connection to either fails the spec at once, with where to move it,
+ * instead of passing on a machine that happens to run both. Patched in the spec's own module
+ * registry, so the other tiers, which share jest's workers, keep the real clients.
+ */
+const UNIT_TIER_REFUSAL =
+  'a unit spec may not open a database connection: test it in the medium tier (test/medium)';
+
+Client.prototype.connect = function refusePostgres(): never {
+  throw new Error(`Postgres: ${UNIT_TIER_REFUSAL}`);
+};
+Redis.prototype.connect = function refuseRedis(): never {
+  throw new Error(`Redis: ${UNIT_TIER_REFUSAL}`);
+};
