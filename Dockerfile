@@ -1,16 +1,37 @@
 # syntax=docker/dockerfile:1
-# Build stage: full dependencies, compile TypeScript.
 # Node 24 (an LTS release in support; Node 20 reached its end of life in April 2026).
-FROM node:24-bookworm-slim AS build
+# Sources stage: full dependencies and the sources both builds compile.
+FROM node:24-bookworm-slim AS sources
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci
-COPY tsconfig.json tsconfig.build.json nest-cli.json ormconfig.ts ./
+COPY tsconfig.json tsconfig.build.json tsconfig.dev.json nest-cli.json ormconfig.ts ./
 COPY src ./src
-COPY bench ./bench
+
+# Build stage: the production build only (tsconfig.build.json: src/ without src/devnet, no
+# bench, no tests), then production dependencies only.
+FROM sources AS build
 RUN npm run build && npm prune --omit=dev
 
-# Runtime stage: production dependencies and compiled code only, as a non-root user.
+# The simulated subnet (docker compose --profile devnet): the development build of the devnet,
+# a separate image target so that the default image holds no simulator.
+FROM sources AS devnet-build
+COPY bench ./bench
+RUN npm run build:dev && npm prune --omit=dev
+
+FROM node:24-bookworm-slim AS devnet
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=devnet-build --chown=node:node /app/node_modules ./node_modules
+COPY --from=devnet-build --chown=node:node /app/dist-dev ./dist-dev
+COPY --chown=node:node package.json ./
+# /devnet: the devnet profile's volume (a new named volume takes this directory's owner).
+RUN mkdir -p /devnet && chown node:node /devnet
+USER node
+CMD ["node", "dist-dev/src/devnet/cli.js"]
+
+# Runtime stage (the default target, last): production dependencies and the production build
+# only, as a non-root user.
 FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
@@ -18,8 +39,7 @@ COPY --from=build --chown=node:node /app/node_modules ./node_modules
 COPY --from=build --chown=node:node /app/dist ./dist
 COPY --chown=node:node package.json ./
 COPY --chown=node:node config/default-desirabilities.json ./config/default-desirabilities.json
-# /devnet: the devnet profile's volume (a new named volume takes this directory's owner).
-RUN mkdir -p /app/.data /devnet && chown node:node /app/.data /devnet
+RUN mkdir -p /app/.data && chown node:node /app/.data
 USER node
 EXPOSE 3000
 HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \

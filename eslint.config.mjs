@@ -3,7 +3,7 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   // test/generated-client/ is type-checked by its own e2e test, against types generated then.
-  { ignores: ['dist/**', 'node_modules/**', '.data/**', 'coverage/**', '*.js', '*.mjs', 'test/generated-client/**'] },
+  { ignores: ['dist/**', 'dist-dev/**', 'node_modules/**', '.data/**', 'coverage/**', '*.js', '*.mjs', 'test/generated-client/**'] },
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {

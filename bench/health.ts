@@ -5,7 +5,8 @@
  * service's resident memory, idle and after the load.
  * Run: npm run bench:health [-- --seconds 5 --connections 10 --rounds 3 --warmup 2 --idle 60 --profile]
  * (or BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_ROUNDS, BENCH_WARMUP_SECONDS, BENCH_IDLE_SECONDS).
- * The service runs as `node dist/src/main.js`; the floors run as children of this script
+ * The service runs as `node dist-dev/src/main.js` (main.ts, the production entry point, compiled
+ * by `npm run build:dev` beside the benchmark); the floors run as children of this script
  * (--serve-node / --serve-nest). --profile writes a V8 CPU profile of the service
  * (`node --cpu-prof`) and prints where.
  */
@@ -288,7 +289,7 @@ function report(options: LoadOptions, rounds: Record<Target, Round[]>, found: Fi
     `machine:  ${machineLine()}`,
     `load:     autocannon on 127.0.0.1, ${options.connections} connections, ${options.warmupSeconds} s warm-up ` +
       `per target, then ${options.rounds} rounds of ${options.seconds} s alternating the targets; medians over rounds`,
-    `service:  node dist/src/main.js, LOG_LEVEL=info ${settings.join(' ')}`,
+    `service:  node dist-dev/src/main.js, LOG_LEVEL=info ${settings.join(' ')}`,
     `          full path: helmet, request id, metrics, key check (cached), throttler, access guard, ` +
       `one pino line per request`,
     `          throttler: ${found.redis ? `Redis (${found.redis}), as deployed` : 'in memory (no Redis answered on REDIS_URL or 127.0.0.1:6379)'}; ` +

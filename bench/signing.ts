@@ -16,7 +16,7 @@ import {
   sr25519Sign,
   sr25519Verify,
 } from '@polkadot/util-crypto';
-import { AxonGuard } from '../src/network/bittensor/axon-checks';
+import { AxonGuard } from '../src/devnet/axon-checks';
 import {
   buildSignedRequest,
   EMPTY_BODY_HASH,

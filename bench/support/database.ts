@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createDatabase, dropDatabase, isReachable } from '../../src/database/database-server';
+import { createDatabase, dropDatabase, isReachable } from './database-server';
 import { startEmbeddedPostgres } from '../../src/database/embedded-postgres';
 
 export { dropDatabase, isReachable };

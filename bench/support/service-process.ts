@@ -20,7 +20,7 @@ export interface ServiceProcessOptions {
 }
 
 /**
- * The compiled service (`npm run build` ran first) as a process of its own, exactly what a
+ * The compiled service (main.ts, which `npm run build:dev` compiled beside the benchmarks) as a process of its own, exactly what a
  * deployment runs, on a random loopback port; resolves once it answers.
  */
 export async function startServiceProcess(

@@ -18,8 +18,7 @@ const PRODUCTION = {
 };
 const NO_SOURCE_IN_PRODUCTION =
   'SUBTENSOR_URL, METAGRAPH_FILE: one is required when NODE_ENV=production ' +
-  '(SUBTENSOR_URL=wss://entrypoint-finney.opentensor.ai:443 reads subnet NETUID from the chain); ' +
-  'production never starts the simulated devnet unless DEVNET_MINERS is set';
+  '(SUBTENSOR_URL=wss://entrypoint-finney.opentensor.ai:443 reads subnet NETUID from the chain)';
 const LOOPBACK = { publicUnicast: false, cidrs: ['127.0.0.0/8', '::1/128'] };
 const HOUR_MS = 3_600_000;
 
@@ -79,13 +78,17 @@ describe(loadConfig.name, () => {
       ['test', { NODE_ENV: 'test' }, 0],
       ['development with a chain', { SUBTENSOR_URL: 'ws://127.0.0.1:9944' }, 0],
       ['development with a file', { METAGRAPH_FILE: '/tmp/metagraph.json' }, 0],
-      [
-        'production when asked by name',
-        { ...PRODUCTION, SUBTENSOR_URL: '', DEVNET_MINERS: '4' },
-        4,
-      ],
+      ['test when asked by name', { NODE_ENV: 'test', DEVNET_MINERS: '4' }, 4],
     ])('starts simulated miners in %s: %s', (_, env, miners) => {
       expect(loadConfig(env as Record<string, string>).network.devnetMiners).toBe(miners);
+    });
+
+    it('refuses DEVNET_MINERS in production: the devnet is not in the production build', () => {
+      expect(problemsOf({ ...PRODUCTION, SUBTENSOR_URL: '', DEVNET_MINERS: '4' })).toEqual([
+        'DEVNET_MINERS: production never starts the simulated devnet; run it on its own ' +
+          '(`npm run devnet -- --metagraph <file>`) and set METAGRAPH_FILE to its metagraph',
+      ]);
+      expect(loadConfig({ ...PRODUCTION, DEVNET_MINERS: '0' }).network.devnetMiners).toBe(0);
     });
   });
 

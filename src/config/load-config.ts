@@ -138,23 +138,31 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
 const WALLET_VARIABLES = ['BT_WALLET_PATH', 'BT_WALLET_NAME', 'BT_WALLET_HOTKEY'];
 
 /**
- * One metagraph source at most; in production one is required, unless the simulated network
- * was asked for by name (DEVNET_MINERS), so that no deployment serves made-up data by default.
+ * One metagraph source at most; in production one is required, so that no deployment serves
+ * made-up data. The simulated devnet is a development tool outside the production build: a
+ * production gateway in front of it reads the metagraph file the devnet writes.
  */
 function metagraphSourceProblems(vars: EnvironmentVariables): string[] {
   if (vars.SUBTENSOR_URL && vars.METAGRAPH_FILE)
     return ['SUBTENSOR_URL, METAGRAPH_FILE: set one metagraph source, not both'];
-  const hasSource = vars.SUBTENSOR_URL || vars.METAGRAPH_FILE || vars.DEVNET_MINERS;
-  if (vars.NODE_ENV === 'production' && !hasSource)
+  if (vars.NODE_ENV !== 'production') return [];
+  if (vars.DEVNET_MINERS)
+    return [
+      'DEVNET_MINERS: production never starts the simulated devnet; run it on its own ' +
+        '(`npm run devnet -- --metagraph <file>`) and set METAGRAPH_FILE to its metagraph',
+    ];
+  if (!vars.SUBTENSOR_URL && !vars.METAGRAPH_FILE)
     return [
       'SUBTENSOR_URL, METAGRAPH_FILE: one is required when NODE_ENV=production ' +
-        '(SUBTENSOR_URL=wss://entrypoint-finney.opentensor.ai:443 reads subnet NETUID from the chain); ' +
-        'production never starts the simulated devnet unless DEVNET_MINERS is set',
+        '(SUBTENSOR_URL=wss://entrypoint-finney.opentensor.ai:443 reads subnet NETUID from the chain)',
     ];
   return [];
 }
 
-/** Simulated miners to start: only without a metagraph source, and by default only in development. */
+/**
+ * Simulated miners for the development entry point (`npm start`) to start: only without a
+ * metagraph source, by default only in development, never in production.
+ */
 function devnetMiners(vars: EnvironmentVariables): number {
   if (vars.SUBTENSOR_URL || vars.METAGRAPH_FILE) return 0;
   return vars.DEVNET_MINERS ?? (vars.NODE_ENV === 'development' ? 8 : 0);

@@ -6,10 +6,10 @@ import { writeGatewayWallet } from './gateway-wallet';
 
 /**
  * Runs the simulated miner network on its own:
- *   node dist/src/devnet/cli.js --miners 8 --seed 7 --faults "2:hang,3:fabricate"
+ *   node dist-dev/src/devnet/cli.js --miners 8 --seed 7 --faults "2:hang,3:fabricate"
  */
 
-const USAGE = `Usage: node dist/src/devnet/cli.js [options]
+const USAGE = `Usage: node dist-dev/src/devnet/cli.js [options]
   --miners <n>        number of miners (default 8)
   --seed <n>          seed of the corpus, keys and faults (default 1)
   --host <host>       loopback address to bind (default 127.0.0.1)

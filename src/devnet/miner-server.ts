@@ -1,6 +1,6 @@
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
-import { AxonGuard } from '../network/bittensor/axon-checks';
+import { AxonGuard } from './axon-checks';
 import { DataItem } from '../network/protocol';
 import { compileQuery } from '../network/query-matcher';
 import { WireDataEntity } from '../network/sn13/entities';

@@ -1,11 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
-import {
-  REPO_NAME_COLUMN,
-  RepoFileFormat,
-  repoFileFormatOf,
-} from '../modules/repos/repo-file-reader';
+import { dirname, extname } from 'node:path';
 import { loadWhenUsed } from '../common/load-when-used';
 
 /**
@@ -27,6 +22,20 @@ export const SAMPLE_REPO_NAMES: readonly (string | null)[] = [
   'devnet-miner-3/x_dataset_3',
 ];
 
+/**
+ * The formats of the original's validation file that the gateway reads (HF_RESULTS_PATH). The
+ * devnet writes them on its own, from the outside format, not from the gateway's reader:
+ * src/modules/repos/repo-file-reader.spec.ts reads every format written here back.
+ */
+export type ValidationFileFormat = 'parquet' | 'csv' | 'jsonl';
+
+function formatOf(path: string): ValidationFileFormat {
+  const extension = extname(path).toLowerCase();
+  if (extension === '.parquet' || extension === '.csv')
+    return extension.slice(1) as 'parquet' | 'csv';
+  return 'jsonl';
+}
+
 interface ValidationRow {
   uid: number;
   hotkey: string;
@@ -35,13 +44,13 @@ interface ValidationRow {
 
 /**
  * Writes `names` (default SAMPLE_REPO_NAMES) as a validation file with columns `uid`, `hotkey`
- * and `repo_name`, in the format of the file's extension (.parquet, .csv, .jsonl/.ndjson)
+ * and `repo_name`, in the format of the file's extension (.parquet, .csv, else JSON lines)
  * unless `format` says otherwise. The file is replaced atomically (written beside it, then
  * renamed), as the service expects of every writer; its directory is created if needed.
  */
 export async function writeSampleRepoNames(
   path: string,
-  format: RepoFileFormat = repoFileFormatOf(path),
+  format: ValidationFileFormat = formatOf(path),
   names: readonly (string | null)[] = SAMPLE_REPO_NAMES,
 ): Promise<void> {
   const rows: ValidationRow[] = names.map((name, uid) => ({
@@ -67,7 +76,7 @@ async function writeParquet(path: string, rows: readonly ValidationRow[]): Promi
   const schema = new ParquetSchema({
     uid: { type: 'INT32' },
     hotkey: { type: 'UTF8' },
-    [REPO_NAME_COLUMN]: { type: 'UTF8', optional: true, compression: 'SNAPPY' },
+    repo_name: { type: 'UTF8', optional: true, compression: 'SNAPPY' },
   });
   const writer = await ParquetWriter.openFile(schema, path);
   for (const row of rows) {
@@ -84,7 +93,7 @@ function toCsv(rows: readonly ValidationRow[]): string {
     return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
   };
   const lines = rows.map((row) => [row.uid, row.hotkey, row.repo_name].map(cell).join(','));
-  return [`uid,hotkey,${REPO_NAME_COLUMN}`, ...lines].join('\n') + '\n';
+  return ['uid,hotkey,repo_name', ...lines].join('\n') + '\n';
 }
 
 function toJsonLines(rows: readonly ValidationRow[]): string {

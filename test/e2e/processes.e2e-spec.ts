@@ -8,6 +8,7 @@ import { findLeaks, runSecretsCampaign, SecretsResult } from '../../bench/suppor
 import { raceRound, runRaceRound } from '../../bench/support/registration-race';
 import {
   AppProcess,
+  buildDevelopmentEntry,
   buildService,
   jsonLogs,
   processValidatorHotkey,
@@ -18,8 +19,9 @@ import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/da
 import { startTestNetwork, TestNetwork } from '../support/network';
 import { TEST_MASTER_KEY, testRedisPrefix, testRedisUrl } from '../support/test-app';
 
-// The compiled service as real processes (what `npm start` and the Docker image run), sharing
-// one Postgres and one Redis as replicas behind a load balancer do.
+// The compiled service as real processes (what `npm run start:prod` and the Docker image run),
+// sharing one Postgres and one Redis as replicas behind a load balancer do; and the development
+// entry point `npm start` runs.
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
@@ -426,8 +428,10 @@ describe('A production process and its miners', () => {
   });
 
   it('says network "devnet" in health and system-status when the miners are simulated', async () => {
-    // DEVNET_MINERS asks for the simulated network by name: the only way production starts it.
-    const app = await startAppProcess({ DATABASE_URL: database.url, DEVNET_MINERS: '2' });
+    // As docker compose's devnet profile runs it: the devnet on its own, its metagraph file
+    // read by a production gateway (which never starts a devnet itself).
+    const network = await startTestNetwork(2, 7, [processValidatorHotkey()]);
+    const app = await startAppProcess({ DATABASE_URL: database.url, ...network.env });
     try {
       const health = await call(app, '/api/v1/health', TEST_MASTER_KEY);
       expect(health.body).toMatchObject({ status: 'healthy', network: 'devnet' });
@@ -436,6 +440,36 @@ describe('A production process and its miners', () => {
         network: 'devnet',
         components: { chain: { status: 'disabled' }, miners: { available: 2 } },
       });
+    } finally {
+      expect(await app.stop()).toBe(0);
+      await network.stop();
+    }
+  });
+});
+
+describe('The development entry point (npm start)', () => {
+  let database: Awaited<ReturnType<typeof ownDatabase>>;
+
+  beforeAll(async () => {
+    buildDevelopmentEntry();
+    database = await ownDatabase('development');
+  }, 120_000);
+  afterAll(() => database?.drop());
+
+  it('runs a devnet of 8 miners beside the service, whose first query returns data', async () => {
+    const app = await startAppProcess({ DATABASE_URL: database.url }, 'development');
+    try {
+      const health = await call(app, '/api/v1/health', TEST_MASTER_KEY);
+      expect(health.body).toMatchObject({ status: 'healthy', network: 'devnet' });
+      const status = await call(app, '/api/v1/monitoring/system-status', TEST_MASTER_KEY);
+      expect(status.body).toMatchObject({ components: { miners: { available: 8 } } });
+      const query = await call(app, '/api/v1/on_demand_data_request', TEST_MASTER_KEY, {
+        method: 'POST',
+        body: { source: 'x', keywords: ['#bitcoin'] },
+      });
+      expect(query.status).toBe(200);
+      expect((query.body as { data: unknown[] }).data.length).toBeGreaterThan(0);
+      expect(app.lines.join('\n')).toContain('SIMULATED devnet of 8 miners');
     } finally {
       expect(await app.stop()).toBe(0);
     }

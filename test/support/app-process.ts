@@ -21,15 +21,39 @@ export function processValidatorHotkey(): string {
 const ROOT = resolve(__dirname, '../..');
 // Inside the project, so that the compiled code resolves the project's node_modules.
 const BUILD_DIR = join(ROOT, 'node_modules', '.cache', 'validator-gateway-e2e');
+const DEV_BUILD_DIR = join(ROOT, 'node_modules', '.cache', 'validator-gateway-e2e-dev');
+
+/** The production entry point (dist/src/main.js), or the development one `npm start` runs. */
+export type AppEntry = 'production' | 'development';
+
+const ENTRIES: Record<AppEntry, { script: string; nodeEnv: string }> = {
+  production: { script: join(BUILD_DIR, 'src', 'main.js'), nodeEnv: 'production' },
+  development: {
+    script: join(DEV_BUILD_DIR, 'src', 'devnet', 'start-with-devnet.js'),
+    nodeEnv: 'development',
+  },
+};
 
 /**
  * Compiles the service as `npm run build` does (into a cache directory, not dist/), so that
  * tests can run it as real processes, exactly the entry point a deployment runs.
  */
 export function buildService(): void {
+  compile('tsconfig.build.json', BUILD_DIR);
+}
+
+/**
+ * Compiles the development build as `npm run build:dev` does, for the development entry point;
+ * without its type check, which `npm run check` makes.
+ */
+export function buildDevelopmentEntry(): void {
+  compile('tsconfig.dev.json', DEV_BUILD_DIR, '--noCheck');
+}
+
+function compile(project: string, outDir: string, ...options: string[]): void {
   execFileSync(
     process.execPath,
-    [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', BUILD_DIR],
+    [require.resolve('typescript/bin/tsc'), '-p', project, '--outDir', outDir, ...options],
     { cwd: ROOT, stdio: 'pipe' },
   );
 }
@@ -49,20 +73,24 @@ export interface AppProcess {
 
 /**
  * Starts `node dist/src/main.js` (the compiled service) in production mode on a free loopback
- * port and waits until it answers. `env` adds to (or overrides) a minimal production setup:
- * a btwallet hotkey file for the validator key, miners allowed on loopback only.
+ * port and waits until it answers; or, with `entry` 'development', what `npm start` runs, in
+ * development mode. `env` adds to (or overrides) a minimal setup: a btwallet hotkey file for
+ * the validator key, miners allowed on loopback only.
  */
-export async function startAppProcess(env: Record<string, string>): Promise<AppProcess> {
+export async function startAppProcess(
+  env: Record<string, string>,
+  entry: AppEntry = 'production',
+): Promise<AppProcess> {
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'gateway-process-'));
   writeWalletHotkey(join(dataDir, 'wallets', 'default', 'hotkeys', 'default'), {
     seed: PROCESS_KEY_SEED,
   });
-  const child = spawn(process.execPath, [join(BUILD_DIR, 'src', 'main.js')], {
+  const child = spawn(process.execPath, [ENTRIES[entry].script], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH,
-      NODE_ENV: 'production',
+      NODE_ENV: ENTRIES[entry].nodeEnv,
       HOST: '127.0.0.1',
       PORT: String(port),
       MASTER_KEY: TEST_MASTER_KEY,

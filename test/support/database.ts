@@ -6,7 +6,7 @@ export {
   isReachable,
   onServer,
   withDatabase,
-} from '../../src/database/database-server';
+} from '../../bench/support/database-server';
 
 /** The database of this test run, as published by the global setup to every worker. */
 export function testDatabaseUrl(): string {

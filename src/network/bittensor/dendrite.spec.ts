@@ -1,5 +1,5 @@
 import { loadVectors } from '../../../test/support/bittensor-fixtures';
-import { AxonGuard } from './axon-checks';
+import { AxonGuard } from '../../devnet/axon-checks';
 import {
   buildSignedRequest,
   DENDRITE_VERSION,

@@ -4,7 +4,7 @@ import { createHash, randomUUID } from 'node:crypto';
  * The request a Bittensor dendrite sends to an axon (bittensor `dendrite.py`, `synapse.py`):
  * `POST http://{ip}:{port}/{Synapse}` with the synapse as JSON in the body and the terminals'
  * details, the body hash and the signature in `bt_header_*` headers. Pure functions: the miner
- * client sends what they build, the devnet axons check it (axon-checks.ts).
+ * client sends what they build, the devnet axons check it (devnet/axon-checks.ts).
  */
 
 /** The version a bittensor 10.2.0 dendrite sends; ≥ 7002000 selects the current nonce rules. */

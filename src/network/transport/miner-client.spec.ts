@@ -10,7 +10,7 @@ import { Logger } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock';
 import { MetricsService } from '../../common/metrics/metrics.service';
 import { loadConfig } from '../../config/load-config';
-import { AxonGuard, AxonVerdict } from '../bittensor/axon-checks';
+import { AxonGuard, AxonVerdict } from '../../devnet/axon-checks';
 import { DENDRITE_VERSION, EMPTY_BODY_HASH } from '../bittensor/dendrite';
 import { cryptoReady, Sr25519Keypair } from '../bittensor/keypair';
 import { ValidatorIdentity } from '../bittensor/validator-identity';

@@ -1,6 +1,6 @@
 import { IncomingHttpHeaders } from 'node:http';
-import { verifySignature } from './keypair';
-import { EMPTY_BODY_HASH, signatureMessage } from './dendrite';
+import { verifySignature } from '../network/bittensor/keypair';
+import { EMPTY_BODY_HASH, signatureMessage } from '../network/bittensor/dendrite';
 
 /**
  * The checks a Bittensor axon makes of every request before its handler runs (bittensor

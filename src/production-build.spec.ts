@@ -1,0 +1,68 @@
+import { dirname, relative, resolve } from 'node:path';
+import ts from 'typescript';
+
+const ROOT = resolve(__dirname, '..');
+
+/**
+ * The project's files tsc compiles for a tsconfig: those it includes, and every project file
+ * they import (an import overrides the tsconfig's exclude).
+ */
+function compiledFiles(project: string): string[] {
+  const parsed = ts.getParsedCommandLineOfConfigFile(
+    resolve(ROOT, project),
+    {},
+    {
+      ...ts.sys,
+      onUnRecoverableConfigFileDiagnostic: (diagnostic) => {
+        throw new Error(ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
+      },
+    },
+  );
+  const files = new Set<string>();
+  for (const file of parsed?.fileNames ?? []) importedBy(relative(ROOT, file), files);
+  return [...files];
+}
+
+/** `entry` and the project files it imports, directly or not (relative imports), into `seen`. */
+function importedBy(entry: string, seen = new Set<string>()): Set<string> {
+  const visit = (file: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    const text = ts.sys.readFile(resolve(ROOT, file)) ?? '';
+    for (const imported of ts.preProcessFile(text, true, true).importedFiles) {
+      if (!imported.fileName.startsWith('.')) continue;
+      const target = relative(ROOT, resolve(ROOT, dirname(file), imported.fileName));
+      const found = [`${target}.ts`, `${target}/index.ts`].find((name) =>
+        ts.sys.fileExists(resolve(ROOT, name)),
+      );
+      if (found) visit(found);
+    }
+  };
+  visit(entry);
+  return seen;
+}
+
+const NOT_PRODUCTION = /^(src\/devnet\/|bench\/|test\/|dev\/)|\.spec\.ts$|\.e2e-spec\.ts$/;
+
+describe('The production build (tsconfig.build.json)', () => {
+  it('compiles the service, its migrations and ormconfig, and no devnet, bench or test file', () => {
+    const files = compiledFiles('tsconfig.build.json');
+
+    expect(files).toEqual(expect.arrayContaining(['src/main.ts', 'ormconfig.ts']));
+    expect(files.some((file) => file.startsWith('src/database/migrations/'))).toBe(true);
+    expect(files.filter((file) => NOT_PRODUCTION.test(file))).toEqual([]);
+  });
+
+  it('has an entry point (main.ts) that imports no devnet file, even indirectly', () => {
+    const imported = [...importedBy('src/main.ts')];
+
+    expect(imported).toContain('src/gateway.ts');
+    expect(imported.filter((file) => file.startsWith('src/devnet/'))).toEqual([]);
+  });
+
+  it('leaves the devnet to the development build, whose entry point runs it', () => {
+    expect([...importedBy('src/devnet/start-with-devnet.ts')]).toEqual(
+      expect.arrayContaining(['src/gateway.ts', 'src/devnet/devnet.ts']),
+    );
+  });
+});
