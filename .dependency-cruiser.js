@@ -8,14 +8,6 @@
  * `src`, branch i15-devnet). Each is named so nothing else can slip through, and listed in
  * docs/decisions.md; delete the entry when its import is gone.
  */
-const WAITING_FOR_THE_DEVNET_MOVE = {
-  // The devnet imports synapse-names from here (three files), so it moves down to common only
-  // when the devnet is out of src.
-  groundFloor: '^src/network/sn13/synapse-names[.]ts$',
-  // The devnet's repo-names file reads a repo list with the product's reader.
-  simulator: '^src/devnet/repo-names-file[.]ts$',
-};
-
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
@@ -25,10 +17,7 @@ module.exports = {
         'common, config and database sit below every feature: they import nothing from modules, network or devnet.',
       severity: 'error',
       from: { path: '^src/(common|config|database)/' },
-      to: {
-        path: '^src/(modules|network|devnet)/',
-        pathNot: WAITING_FOR_THE_DEVNET_MOVE.groundFloor,
-      },
+      to: { path: '^src/(modules|network|devnet)/' },
     },
     {
       name: 'product-imports-the-simulator',
@@ -43,7 +32,7 @@ module.exports = {
       comment:
         'The devnet plays the miners: it may share the wire protocol (network) but not the features (modules).',
       severity: 'error',
-      from: { path: '^src/devnet/', pathNot: WAITING_FOR_THE_DEVNET_MOVE.simulator },
+      from: { path: '^src/devnet/' },
       to: { path: '^src/modules/' },
     },
     {

@@ -1,5 +1,5 @@
 import ipaddr from 'ipaddr.js';
-import { SYNAPSE_NAMES, SynapseName } from '../network/sn13/synapse-names';
+import { SYNAPSE_NAMES, SynapseName } from '../common/synapse-names';
 
 /**
  * Parsers of the settings that bound what the gateway may do to miners: which addresses it may

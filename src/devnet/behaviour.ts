@@ -1,4 +1,4 @@
-import { SYNAPSE_NAMES, SynapseName } from '../network/sn13/synapse-names';
+import { SYNAPSE_NAMES, SynapseName } from '../common/synapse-names';
 
 /**
  * How a simulated miner misbehaves. An empty object is an honest, instant miner that enforces

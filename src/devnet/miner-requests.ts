@@ -1,6 +1,6 @@
 import { BucketKey, DataSource, normalizeLabel, sourceFromId, SourceId } from '../network/protocol';
 import { parseIsoDate } from '../network/query-matcher';
-import { SynapseName } from '../network/sn13/synapse-names';
+import { SynapseName } from '../common/synapse-names';
 
 /**
  * Reads a synapse's inputs from the request body, as the subnet's pydantic models would: a field

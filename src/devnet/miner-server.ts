@@ -4,7 +4,7 @@ import { AxonGuard } from './axon-checks';
 import { DataItem } from '../network/protocol';
 import { compileQuery } from '../network/query-matcher';
 import { WireDataEntity } from '../network/sn13/entities';
-import { SYNAPSE_NAMES, SynapseName } from '../network/sn13/synapse-names';
+import { SYNAPSE_NAMES, SynapseName } from '../common/synapse-names';
 import { hasFaults, MinerBehaviour, validateBehaviour } from './behaviour';
 import { readBody, sendJson, sendText, streamJsonArray } from './http-util';
 import {

@@ -20,7 +20,7 @@ import { DataItem, DataSource, NetworkQuery, SourceId } from './protocol';
 import { compileQuery, QueryMatcher } from './query-matcher';
 import { LateResult, QuorumOutcome, runQuorum } from './quorum';
 import { onDemandRequestFields, OnDemandRequestFields, readEntityList } from './sn13/messages';
-import { SYNAPSE_NAMES, SynapseName } from './sn13/synapse-names';
+import { SYNAPSE_NAMES, SynapseName } from '../common/synapse-names';
 import { CallBudgets } from './transport/call-budgets';
 import { NeuronListing, neuronListing } from './neuron-listing';
 import {

@@ -1,5 +1,5 @@
 import { MinerEntity } from './miner.entity';
-import { SynapseName } from './sn13/synapse-names';
+import { SynapseName } from '../common/synapse-names';
 import { BudgetLeft } from './transport/call-budgets';
 
 /**

@@ -3,7 +3,7 @@ import { Clock } from '../../common/clock/clock';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { CallBudget } from '../../config/miner-network-settings';
-import { SynapseName } from '../sn13/synapse-names';
+import { SynapseName } from '../../common/synapse-names';
 import { CallBudgetRepository } from './call-budget.repository';
 
 export interface BudgetLeft {

@@ -15,7 +15,7 @@ import { DENDRITE_VERSION, EMPTY_BODY_HASH } from '../bittensor/dendrite';
 import { cryptoReady, Sr25519Keypair } from '../bittensor/keypair';
 import { ValidatorIdentity } from '../bittensor/validator-identity';
 import { getDataEntityBucketFields, getMinerIndexFields } from '../sn13/messages';
-import { SYNAPSE_NAMES, SynapseName } from '../sn13/synapse-names';
+import { SYNAPSE_NAMES, SynapseName } from '../../common/synapse-names';
 import { CallBudgets } from './call-budgets';
 import { MinerCallError, MinerClient, MinerFailureReason, MinerTarget } from './miner-client';
 

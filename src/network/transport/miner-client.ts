@@ -24,7 +24,7 @@ import { InjectConfig } from '../../config/config.module';
 import { AxonTarget, buildSignedRequest, newTerminal } from '../bittensor/dendrite';
 import { ValidatorIdentity } from '../bittensor/validator-identity';
 import { WrongAnswerError } from '../sn13/messages';
-import { SynapseName } from '../sn13/synapse-names';
+import { SynapseName } from '../../common/synapse-names';
 import { AddressPolicy, AddressRefusedError } from './address-policy';
 import { CallBudgets } from './call-budgets';
 import { MinerCooldowns } from './miner-cooldowns';
