@@ -1,3 +1,6 @@
+import { MinerIndexRepository } from '../../src/network/index/miner-index.repository';
+import { MinerIndexService } from '../../src/network/index/miner-index.service';
+import { MinerEntity } from '../../src/network/miner.entity';
 import { foldObservation, MinersRepository } from '../../src/network/miners.repository';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
 
@@ -7,8 +10,9 @@ describe(MinersRepository.name, () => {
 
   beforeAll(async () => {
     // A database of its own: the spec owns the miners table.
-    medium = await openMediumDatabase({ own: 'miners' });
-    miners = new MinersRepository(medium.dataSource);
+    medium = await openMediumDatabase({ own: 'miners', entities: [MinerEntity] });
+    const index = new MinerIndexService(new MinerIndexRepository(medium.dataSource));
+    miners = new MinersRepository(medium.dataSource, index);
   });
   afterAll(() => medium.close());
 
