@@ -169,8 +169,8 @@ export class MinersRepository {
    * Applies credibility updates — each `credibility × decay + add`, which is what a run of
    * exponential-moving-average steps folds into (see `CredibilityUpdate`) — and, in the same
    * transaction, has the miner index move the credibility-adjusted totals by each miner's
-   * change times its per-label and per-hour totals, so the stats stay exact at once. In SQL, so that replicas
-   * updating the same miner do not overwrite each other.
+   * change times its per-label and per-hour totals, so the stats stay exact at once. In SQL, so
+   * that replicas updating the same miner do not overwrite each other.
    */
   async applyCredibilityUpdates(
     updates: readonly CredibilityUpdate[],
