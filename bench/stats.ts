@@ -27,10 +27,10 @@ import { runMigrations } from '../src/database/migrate';
 import { writeMetagraphFile } from '../src/devnet/metagraph';
 import { createRng, deriveSeed, Rng, WeightedPicker } from '../src/devnet/rng';
 import type { LabelBytesDto } from '../src/modules/stats/dto/stats-responses.dto';
-import { StatsRepository } from '../src/modules/stats/stats.repository';
 import { IndexRow, parseCompressedIndex } from '../src/network/index/compressed-index';
 import { readCompressedIndex } from '../src/network/sn13/messages';
 import { MinerIndexRepository } from '../src/network/index/miner-index.repository';
+import { MinerIndexService } from '../src/network/index/miner-index.service';
 import { MinersRepository } from '../src/network/miners.repository';
 import {
   CompressedLabelBuckets,
@@ -353,8 +353,8 @@ interface Endpoint {
   path: string;
   /** The original's query over the index, and its parameters. */
   baseline: { sql: string; params: unknown[] };
-  /** The service's SQL for the same answer (StatsRepository), called in-process. */
-  repository: (stats: StatsRepository) => Promise<unknown>;
+  /** The service's SQL for the same answer (MinerIndexRepository), called in-process. */
+  repository: (stats: MinerIndexRepository) => Promise<unknown>;
   /** Compares the HTTP answer with the GROUP BY's rows; a problem, or undefined when equal. */
   compare: (body: unknown, rows: Record<string, unknown>[]) => string | undefined;
 }
@@ -497,7 +497,7 @@ async function timeCalls(call: () => Promise<unknown>, count: number): Promise<n
   return times;
 }
 
-/** A DataSource stand-in for StatsRepository that remembers its last SQL (for EXPLAIN). */
+/** A DataSource stand-in for MinerIndexRepository that remembers its last SQL (for EXPLAIN). */
 function capturing(dataSource: DataSource) {
   const last = { sql: '', params: [] as unknown[] };
   const proxy = {
@@ -506,7 +506,7 @@ function capturing(dataSource: DataSource) {
       return dataSource.query(sql, params);
     },
   };
-  return { stats: new StatsRepository(proxy as unknown as DataSource), last };
+  return { stats: new MinerIndexRepository(proxy as unknown as DataSource), last };
 }
 
 async function explain(client: Client, sql: string, params: unknown[]): Promise<string[]> {
@@ -553,7 +553,9 @@ async function benchmark() {
 
     progress(`miners: registering ${options.miners} with syncNeurons`);
     const uids = Array.from({ length: options.miners }, (_, uid) => uid);
-    await new MinersRepository(dataSource).syncNeurons(uids.map(neuronOf));
+    const repository = new MinerIndexRepository(dataSource);
+    const index = new MinerIndexService(repository);
+    await new MinersRepository(dataSource, index).syncNeurons(uids.map(neuronOf));
     // Before any index row exists, so the aggregates are weighted right from the first replace.
     await dataSource.query(
       'UPDATE miners m SET credibility = c.value FROM unnest($1::int[], $2::float8[]) AS c(uid, value) WHERE m.uid = c.uid',
@@ -565,7 +567,6 @@ async function benchmark() {
       `ingest: ${options.miners} miners × ${formatInt(options.buckets)} buckets, ` +
         `concurrency ${options.concurrency.join(',')} in interleaved blocks`,
     );
-    const repository = new MinerIndexRepository(dataSource);
     const instrumented = instrument(repository);
     const load = await ingest(repository, now);
     // Steady state: the next sync replaces indexes that exist (DELETE of the old rows, deltas
@@ -908,7 +909,7 @@ function report(result: Awaited<ReturnType<typeof benchmark>>): boolean {
         ...diagnostics(result.control),
       ],
     ]),
-    '(speed-up = GROUP BY p50 / ours p50 over HTTP; our SQL = the StatsRepository call in-process, no HTTP;',
+    '(speed-up = GROUP BY p50 / ours p50 over HTTP; our SQL = the MinerIndexRepository call in-process, no HTTP;',
     ` > ${TARGET_P99_MS} ms = timed requests over the p99 target; app CPU = CPU the service process used ` +
       'per request (/proc);',
     ' bench delay = event-loop delay p99 of this process while timing; control = the health endpoint, same ' +
@@ -933,7 +934,7 @@ function report(result: Awaited<ReturnType<typeof benchmark>>): boolean {
       .filter((r) => !r.endpoint.name.endsWith('reddit'))
       .flatMap((r) => [
         '',
-        `-- ${r.endpoint.name}: ours (StatsRepository SQL)`,
+        `-- ${r.endpoint.name}: ours (MinerIndexRepository SQL)`,
         ...r.ourPlan,
         `-- ${r.endpoint.name}: GROUP BY (warm-up run)`,
         ...r.baselinePlan,

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, Repository } from 'typeorm';
+import { DataSource, Repository } from 'typeorm';
 import { returningRows } from '../database/returning-rows';
-import { lockAggregates } from './index/aggregates-lock';
+import { MinerIndexService } from './index/miner-index.service';
 import { MinerEntity, MinerState } from './miner.entity';
 import { MetagraphNeuron } from './protocol';
 
@@ -60,7 +60,10 @@ export function foldObservation(
 export class MinersRepository {
   private readonly miners: Repository<MinerEntity>;
 
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly index: MinerIndexService,
+  ) {
     this.miners = dataSource.getRepository(MinerEntity);
   }
 
@@ -165,16 +168,16 @@ export class MinersRepository {
   /**
    * Applies credibility updates — each `credibility × decay + add`, which is what a run of
    * exponential-moving-average steps folds into (see `CredibilityUpdate`) — and, in the same
-   * transaction, moves the credibility-adjusted aggregates by each miner's change times its
-   * per-label and per-hour totals, so the stats stay exact at once. In SQL, so that replicas
-   * updating the same miner do not overwrite each other.
+   * transaction, has the miner index move the credibility-adjusted totals by each miner's
+   * change times its per-label and per-hour totals, so the stats stay exact at once. In SQL, so
+   * that replicas updating the same miner do not overwrite each other.
    */
   async applyCredibilityUpdates(
     updates: readonly CredibilityUpdate[],
   ): Promise<Map<number, number>> {
     if (updates.length === 0) return new Map();
     return this.dataSource.transaction(async (manager) => {
-      await lockAggregates(manager);
+      await this.index.lockTotals(manager);
       const rows = returningRows<{ uid: number; old: number; credibility: number }>(
         await manager.query(
           `UPDATE miners AS m
@@ -187,7 +190,7 @@ export class MinersRepository {
       );
       const changed = rows.filter((row) => row.credibility !== row.old);
       if (changed.length > 0)
-        await propagateCredibility(
+        await this.index.propagateCredibility(
           manager,
           changed.map((row) => row.uid),
           changed.map((row) => row.credibility - row.old),
@@ -195,28 +198,4 @@ export class MinersRepository {
       return new Map(rows.map((row) => [row.uid, row.credibility]));
     });
   }
-}
-
-/** Adds each miner's credibility change times its totals to the adjusted network totals. */
-async function propagateCredibility(
-  manager: EntityManager,
-  uids: number[],
-  deltas: number[],
-): Promise<void> {
-  await manager.query(
-    `UPDATE label_totals AS t SET adj_bytes = t.adj_bytes + d.adj
-     FROM (SELECT m.source, m.label_id, sum(m.bytes * c.delta) AS adj
-           FROM miner_label_totals m JOIN unnest($1::int[], $2::float8[]) AS c(uid, delta) ON c.uid = m.miner_uid
-           GROUP BY m.source, m.label_id) AS d
-     WHERE t.source = d.source AND t.label_id = d.label_id`,
-    [uids, deltas],
-  );
-  await manager.query(
-    `UPDATE bucket_totals AS t SET adj_bytes = t.adj_bytes + d.adj
-     FROM (SELECT m.source, m.time_bucket, sum(m.bytes * c.delta) AS adj
-           FROM miner_bucket_totals m JOIN unnest($1::int[], $2::float8[]) AS c(uid, delta) ON c.uid = m.miner_uid
-           GROUP BY m.source, m.time_bucket) AS d
-     WHERE t.source = d.source AND t.time_bucket = d.time_bucket`,
-    [uids, deltas],
-  );
 }

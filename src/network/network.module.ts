@@ -12,8 +12,8 @@ import { FileMetagraphSource } from './metagraph/file-metagraph-source';
 import { METAGRAPH_SOURCE, MetagraphSource } from './metagraph/metagraph-source';
 import { MetagraphService } from './metagraph/metagraph.service';
 import { MinerEntity } from './miner.entity';
-import { IndexSyncService } from './index/index-sync.service';
-import { MinerIndexRepository } from './index/miner-index.repository';
+import { IndexSyncService } from './index-sync.service';
+import { MinerIndexModule } from './index/miner-index.module';
 import { MinersRepository } from './miners.repository';
 import { NetworkService } from './network.service';
 import { CallBudgetRepository } from './transport/call-budget.repository';
@@ -22,11 +22,10 @@ import { MinerClient } from './transport/miner-client';
 
 /** The miner network. Other modules use NetworkService only. */
 @Module({
-  imports: [JobsModule, TypeOrmModule.forFeature([MinerEntity])],
+  imports: [JobsModule, MinerIndexModule, TypeOrmModule.forFeature([MinerEntity])],
   providers: [
     NetworkService,
     IndexSyncService,
-    MinerIndexRepository,
     MetagraphService,
     MinerClient,
     MinersRepository,

@@ -9,25 +9,35 @@ import {
   isUsableAnswer,
   mergeAnswers,
 } from './answer-checks';
-import { BucketAnswer, BucketHolder, BucketReader } from './buckets/bucket-reader';
+import { BucketAnswer, BucketHolder, BucketReader, FetchOutcome } from './buckets/bucket-reader';
 import { CredibilityRecorder, MinerScore } from './credibility-recorder';
+import { IndexRow, InvalidIndexError, parseCompressedIndex } from './index/compressed-index';
 import { LatencyTracker } from './latency-tracker';
 import { MetagraphService } from './metagraph/metagraph.service';
 import { MinerEntity } from './miner.entity';
 import { rankMinersForQuery } from './miner-selection';
 import { MinerCounts, MinersRepository } from './miners.repository';
-import { DataItem, DataSource, NetworkQuery, SourceId } from './protocol';
+import { BucketKey, DataItem, DataSource, NetworkQuery, SourceId } from './protocol';
 import { compileQuery, QueryMatcher } from './query-matcher';
 import { LateResult, QuorumOutcome, runQuorum } from './quorum';
-import { onDemandRequestFields, OnDemandRequestFields, readEntityList } from './sn13/messages';
+import {
+  getMinerIndexFields,
+  onDemandRequestFields,
+  OnDemandRequestFields,
+  readCompressedIndex,
+  readEntityList,
+  WrongAnswerError,
+} from './sn13/messages';
 import { SYNAPSE_NAMES, SynapseName } from '../common/synapse-names';
 import { CallBudgets } from './transport/call-budgets';
 import { NeuronListing, neuronListing } from './neuron-listing';
 import {
   failureScore,
+  MinerCallError,
   MinerClient,
   MinerFailureReason,
   MinerTarget,
+  NOT_THE_MINERS_FAULT,
 } from './transport/miner-client';
 
 export interface NetworkQueryResult {
@@ -165,6 +175,42 @@ export class NetworkService implements OnModuleInit {
    */
   readBucket(source: SourceId, timeBucket: number, holders: BucketHolder[]): Promise<BucketAnswer> {
     return this.buckets.read(source, timeBucket, holders);
+  }
+
+  /**
+   * The miner's index (GetMinerIndex), parsed as of `now`. A malformed or oversize index is
+   * rejected (InvalidIndexError, WrongAnswerError) and, like a failed call that is the miner's
+   * fault, costs it credibility; the error is rethrown for the caller to count.
+   */
+  async fetchMinerIndex(miner: MinerEntity, now: Date): Promise<IndexRow[]> {
+    try {
+      const reply = await this.client.call(
+        targetOf(miner),
+        'GetMinerIndex',
+        getMinerIndexFields(),
+        this.config.network.indexSync.fetchTimeoutMs,
+      );
+      return parseCompressedIndex(readCompressedIndex(reply.body), now);
+    } catch (error) {
+      if (error instanceof InvalidIndexError || error instanceof WrongAnswerError)
+        this.credibility.record([{ uid: miner.uid, score: 0 }]);
+      else if (error instanceof MinerCallError && !NOT_THE_MINERS_FAULT.has(error.reason))
+        this.credibility.record([{ uid: miner.uid, score: failureScore(error.reason) }]);
+      throw error;
+    }
+  }
+
+  /**
+   * One bucket of the miner's, fetched and checked against its index claim exactly as
+   * query_bucket fetches it (the spot checks use this): moves its credibility, keeps the data.
+   */
+  fetchBucket(miner: MinerEntity, bucket: BucketKey, claimedBytes: number): Promise<FetchOutcome> {
+    return this.buckets.fetch(targetOf(miner), bucket, claimedBytes);
+  }
+
+  /** Forgets fetched buckets older than `date` (the network keeps 30 days of data). */
+  deleteBucketFetchesBefore(date: Date): Promise<void> {
+    return this.buckets.deleteFetchedBefore(date);
   }
 
   private async ask(

@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import { Clock } from '../../src/common/clock/clock';
-import { IndexSyncReport, IndexSyncService } from '../../src/network/index/index-sync.service';
+import { IndexSyncReport, IndexSyncService } from '../../src/network/index-sync.service';
 import { NetworkService } from '../../src/network/network.service';
 import { startTestNetwork, TestNetwork } from '../support/network';
 import { startTestApp, TEST_MASTER_KEY, TestApp, testValidatorHotkey } from '../support/test-app';

@@ -1,4 +1,4 @@
-import { IndexSyncService } from '../../src/network/index/index-sync.service';
+import { IndexSyncService } from '../../src/network/index-sync.service';
 import { MetagraphService } from '../../src/network/metagraph/metagraph.service';
 import { ChainReplay, startChainReplay } from '../support/chain-replay';
 import { isLocal, recordConnections } from '../support/connections';

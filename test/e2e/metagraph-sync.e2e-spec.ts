@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { writeMetagraphFile } from '../../src/devnet/metagraph';
-import { MinerIndexRepository } from '../../src/network/index/miner-index.repository';
+import { MinerIndexService } from '../../src/network/index/miner-index.service';
 import { MetagraphService } from '../../src/network/metagraph/metagraph.service';
 import { NetworkService } from '../../src/network/network.service';
 import { MetagraphNeuron } from '../../src/network/protocol';
@@ -85,7 +85,7 @@ describe('Applying a metagraph', () => {
   });
 
   it('starts a uid over when its hotkey changes: credibility 0.5, no index', async () => {
-    const indexes = app.app.get(MinerIndexRepository);
+    const indexes = app.app.get(MinerIndexService);
     for (const uid of [1, 2])
       await indexes.replaceMinerIndex(uid, [
         { source: 2, label: '#a', timeBucket: HOUR, bytes: 1000 },

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { IndexSyncService } from '../../src/network/index/index-sync.service';
+import { IndexSyncService } from '../../src/network/index-sync.service';
 import { createKey } from '../support/fixtures';
 import { eventually, sample, scrape } from '../support/metrics';
 import { startTestNetwork, TestNetwork } from '../support/network';

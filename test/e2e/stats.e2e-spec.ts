@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { IndexSyncService } from '../../src/network/index/index-sync.service';
+import { IndexSyncService } from '../../src/network/index-sync.service';
 import { foldObservation, MinersRepository } from '../../src/network/miners.repository';
 import { NetworkService } from '../../src/network/network.service';
 import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';

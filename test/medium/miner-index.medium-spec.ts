@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { DataSource } from 'typeorm';
 import { IndexRow } from '../../src/network/index/compressed-index';
 import { MinerIndexRepository } from '../../src/network/index/miner-index.repository';
+import { MinerIndexService } from '../../src/network/index/miner-index.service';
 import { MinersRepository } from '../../src/network/miners.repository';
 import { SourceId } from '../../src/network/protocol';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
@@ -43,7 +44,7 @@ describe(MinerIndexRepository.name, () => {
     medium = await openMediumDatabase({ own: 'index' });
     database = medium.dataSource;
     repository = new MinerIndexRepository(database);
-    miners = new MinersRepository(database);
+    miners = new MinersRepository(database, new MinerIndexService(repository));
     await miners.syncNeurons(
       UIDS.map((uid) => ({
         uid,

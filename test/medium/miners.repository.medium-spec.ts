@@ -1,3 +1,5 @@
+import { MinerIndexRepository } from '../../src/network/index/miner-index.repository';
+import { MinerIndexService } from '../../src/network/index/miner-index.service';
 import { MinerEntity } from '../../src/network/miner.entity';
 import { foldObservation, MinersRepository } from '../../src/network/miners.repository';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
@@ -9,7 +11,8 @@ describe(MinersRepository.name, () => {
   beforeAll(async () => {
     // A database of its own: the spec owns the miners table.
     medium = await openMediumDatabase({ own: 'miners', entities: [MinerEntity] });
-    miners = new MinersRepository(medium.dataSource);
+    const index = new MinerIndexService(new MinerIndexRepository(medium.dataSource));
+    miners = new MinersRepository(medium.dataSource, index);
   });
   afterAll(() => medium.close());
 

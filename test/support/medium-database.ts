@@ -1,4 +1,4 @@
-import { DataSource, type DataSourceOptions } from 'typeorm';
+import { DataSource, DataSourceOptions } from 'typeorm';
 import { buildDataSourceOptions } from '../../src/database/data-source-options';
 import { runMigrations } from '../../src/database/migrate';
 import { createDatabase, dropDatabase, scratchDatabaseName, testDatabaseUrl } from './database';
@@ -13,7 +13,7 @@ export interface MediumDatabase {
  * Connects a medium spec to Postgres without the app: the run's shared database, or with
  * `own` a fresh, migrated one of its own (for a spec that owns global state, such as the
  * miners table or the network totals), dropped on close (and by the teardown if it fails).
- * `entities`: those the spec's repositories use (in the app, each module registers its own).
+ * Modules register their entities in the app; a spec names those its repositories use.
  */
 export async function openMediumDatabase(
   options: { own?: string; entities?: DataSourceOptions['entities'] } = {},

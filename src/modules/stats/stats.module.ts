@@ -1,12 +1,12 @@
 import { Module } from '@nestjs/common';
+import { MinerIndexModule } from '../../network/index/miner-index.module';
 import { NetworkModule } from '../../network/network.module';
 import { StatsController } from './stats.controller';
-import { StatsRepository } from './stats.repository';
 import { StatsService } from './stats.service';
 
 @Module({
-  imports: [NetworkModule],
+  imports: [MinerIndexModule, NetworkModule],
   controllers: [StatsController],
-  providers: [StatsService, StatsRepository],
+  providers: [StatsService],
 })
 export class StatsModule {}

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { validationError } from '../../common/errors/validation-error-item';
 import { Source } from '../../common/source';
+import { MinerIndexService } from '../../network/index/miner-index.service';
 import { NetworkService } from '../../network/network.service';
 import {
   bucketEnd,
@@ -16,7 +17,6 @@ import {
   LabelSizeDto,
   QueryBucketResponseDto,
 } from './dto/stats-responses.dto';
-import { StatsRepository } from './stats.repository';
 
 /** Rows of the list endpoints (top labels, ages). */
 export const TOP_LIMIT = 1000;
@@ -25,19 +25,22 @@ const HOLDERS_CONSIDERED = 10;
 
 const SOURCE_IDS: Record<Source, SourceId> = { reddit: 1, x: 2 };
 
-/** Statistics over the miners' index, read from incrementally maintained aggregates. */
+/**
+ * Statistics over the miners' index, read through the miner index from its incrementally
+ * maintained totals; query_bucket's data comes from the network.
+ */
 @Injectable()
 export class StatsService {
   private readonly cache = new Map<string, { version: string; value: object }>();
 
   constructor(
-    private readonly repository: StatsRepository,
+    private readonly index: MinerIndexService,
     private readonly network: NetworkService,
   ) {}
 
   async topLabels(source: Source): Promise<LabelSizeDto[]> {
     return this.cached(`labels:${source}`, async () => {
-      const rows = await this.repository.topLabels(SOURCE_IDS[source], TOP_LIMIT);
+      const rows = await this.index.topLabels(SOURCE_IDS[source], TOP_LIMIT);
       return rows.map((row) => ({
         label_value: row.label_value,
         content_size_bytes: Number(row.content_size_bytes),
@@ -48,7 +51,7 @@ export class StatsService {
 
   async ages(source: Source): Promise<AgeSizeDto[]> {
     return this.cached(`ages:${source}`, async () => {
-      const rows = await this.repository.ages(SOURCE_IDS[source], TOP_LIMIT);
+      const rows = await this.index.ages(SOURCE_IDS[source], TOP_LIMIT);
       return rows.map((row) => ({
         time_bucket_id: row.time_bucket_id,
         content_size_bytes: Number(row.content_size_bytes),
@@ -62,7 +65,7 @@ export class StatsService {
    * of the totals bumps: one tiny query per request, never a stale answer.
    */
   private async cached<T extends object>(key: string, compute: () => Promise<T>): Promise<T> {
-    const version = await this.repository.aggregatesVersion();
+    const version = await this.index.totalsVersion();
     const entry = this.cache.get(key);
     if (entry?.version === version) return entry.value as T;
     const value = await compute();
@@ -73,7 +76,7 @@ export class StatsService {
   /** Unknown labels give zeros, not 404. */
   async bytesByLabel(label: string): Promise<LabelBytesDto> {
     const normalized = normalizeLabel(label);
-    const { bytes, adjBytes } = await this.repository.bytesByLabel(normalized);
+    const { bytes, adjBytes } = await this.index.bytesByLabel(normalized);
     return {
       label: normalized,
       total_bytes: bytes,
@@ -88,15 +91,15 @@ export class StatsService {
       throw validationError(['query', 'start_bucket'], 'start_bucket must not be after end_bucket');
     const sourceId = SOURCE_IDS[source];
     const label = query.label === undefined ? undefined : normalizeLabel(query.label);
-    const labelId = label === undefined ? undefined : await this.repository.labelId(label);
+    const labelId = label === undefined ? undefined : await this.index.labelId(label);
     const range = `buckets ${start}..${end}`;
     if (label !== undefined && labelId === undefined)
       return { status: 'error', message: `No data for label ${label} in ${range}` };
 
-    const bucket = await this.repository.latestBucket(sourceId, labelId, start, end);
+    const bucket = await this.index.latestBucket(sourceId, labelId, start, end);
     if (bucket === undefined)
       return { status: 'error', message: `No data for ${label ?? 'any label'} in ${range}` };
-    const holders = await this.repository.holders(sourceId, labelId, bucket, HOLDERS_CONSIDERED);
+    const holders = await this.index.holders(sourceId, labelId, bucket, HOLDERS_CONSIDERED);
     const answer = await this.network.readBucket(sourceId, bucket, holders);
     if (answer.status === 'error') return answer;
     return {

@@ -6,7 +6,7 @@ import type { PoolClient } from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { DataSource, EntityManager } from 'typeorm';
 import { returningRows } from '../../database/returning-rows';
-import { lockAggregates } from './aggregates-lock';
+import { SourceId } from '../protocol';
 import { binaryCopyChunks, COPY_COLUMNS } from './binary-copy';
 import { IndexRow } from './compressed-index';
 import {
@@ -20,6 +20,30 @@ import {
 
 /** Namespace of the per-miner advisory locks (the second key is the uid). */
 const MINER_LOCK_NAMESPACE = 7_013_001;
+/** Arbitrary constant shared by every writer of the network totals. */
+const TOTALS_LOCK_ID = 7_013_000_002;
+
+export interface LabelSizeRow {
+  label_value: string;
+  content_size_bytes: string;
+  adj_content_size_bytes: number;
+}
+
+export interface AgeSizeRow {
+  time_bucket_id: number;
+  content_size_bytes: string;
+  adj_content_size_bytes: number;
+}
+
+/** A miner holding a bucket, with the label and size its index claims for it. */
+export interface BucketHolder {
+  uid: number;
+  hotkey: string;
+  axonUrl: string;
+  labelId: number | null;
+  label: string | null;
+  bytes: number;
+}
 
 /** What the UPDATE of one aggregates table reports: rows updated, and those now at 0 bytes. */
 interface UpdatedTotals {
@@ -30,9 +54,12 @@ interface UpdatedTotals {
 }
 
 /**
- * The miners' index and the aggregates over it. Replacing one miner's index is one transaction:
- * its rows are swapped (bulk-loaded with binary COPY) and its old per-label and per-hour totals
- * are subtracted from the network totals and the new ones added, weighted by its credibility.
+ * Every read and write of the miners' index and the aggregates over it (labels, the per-miner
+ * and network totals, their version). Replacing one miner's index is one transaction: its rows
+ * are swapped (bulk-loaded with binary COPY) and its old per-label and per-hour totals are
+ * subtracted from the network totals and the new ones added, weighted by its credibility. The
+ * reads serve the stats endpoints from the totals and query_bucket through the index's lookup
+ * indexes; none of them scans the index.
  */
 @Injectable()
 export class MinerIndexRepository {
@@ -59,7 +86,7 @@ export class MinerIndexRepository {
       await this.copyRows(manager, partition, uid, rows, prepared.order, labelIds);
       await this.buildLookupIndex(manager, partition);
       const old = await this.swapTotals(manager, uid, prepared);
-      await lockAggregates(manager);
+      await this.lockTotals(manager);
       const [miner] = await manager
         .query<{ credibility: number }[]>(
           'UPDATE miners SET index_synced_at = now(), index_buckets = $2 WHERE uid = $1 RETURNING credibility',
@@ -74,6 +101,169 @@ export class MinerIndexRepository {
         miner.credibility,
       );
     });
+  }
+
+  /**
+   * Serializes the transactions that write the network totals (index replaces, credibility
+   * changes): they touch overlapping rows in different orders and would otherwise deadlock.
+   * Readers are never blocked. Released at commit or rollback. Whoever takes the lock is about
+   * to change the totals, so the version the readers' caches are keyed by moves on.
+   */
+  async lockTotals(manager: EntityManager): Promise<void> {
+    await manager.query('SELECT pg_advisory_xact_lock($1)', [TOTALS_LOCK_ID]);
+    await manager.query('UPDATE aggregates_version SET version = version + 1 WHERE id = 1');
+  }
+
+  /**
+   * Adds each miner's credibility change (`deltas[i]` for `uids[i]`) times its per-label and
+   * per-hour totals to the adjusted network totals, in the caller's transaction, which holds
+   * the totals lock.
+   */
+  async propagateCredibility(
+    manager: EntityManager,
+    uids: readonly number[],
+    deltas: readonly number[],
+  ): Promise<void> {
+    await manager.query(
+      `UPDATE label_totals AS t SET adj_bytes = t.adj_bytes + d.adj
+       FROM (SELECT m.source, m.label_id, sum(m.bytes * c.delta) AS adj
+             FROM miner_label_totals m JOIN unnest($1::int[], $2::float8[]) AS c(uid, delta) ON c.uid = m.miner_uid
+             GROUP BY m.source, m.label_id) AS d
+       WHERE t.source = d.source AND t.label_id = d.label_id`,
+      [uids, deltas],
+    );
+    await manager.query(
+      `UPDATE bucket_totals AS t SET adj_bytes = t.adj_bytes + d.adj
+       FROM (SELECT m.source, m.time_bucket, sum(m.bytes * c.delta) AS adj
+             FROM miner_bucket_totals m JOIN unnest($1::int[], $2::float8[]) AS c(uid, delta) ON c.uid = m.miner_uid
+             GROUP BY m.source, m.time_bucket) AS d
+       WHERE t.source = d.source AND t.time_bucket = d.time_bucket`,
+      [uids, deltas],
+    );
+  }
+
+  /** Changes whenever the totals change (see lockTotals). */
+  async aggregatesVersion(): Promise<string> {
+    const [row] = await this.dataSource.query<{ version: string }[]>(
+      'SELECT version FROM aggregates_version WHERE id = 1',
+    );
+    return row?.version ?? '0';
+  }
+
+  topLabels(source: SourceId, limit: number): Promise<LabelSizeRow[]> {
+    return this.dataSource.query(
+      `SELECT label AS label_value, bytes AS content_size_bytes, adj_bytes AS adj_content_size_bytes
+       FROM label_totals WHERE source = $1 AND bytes > 0
+       ORDER BY adj_bytes DESC, label
+       LIMIT $2`,
+      [source, limit],
+    );
+  }
+
+  ages(source: SourceId, limit: number): Promise<AgeSizeRow[]> {
+    return this.dataSource.query(
+      `SELECT time_bucket AS time_bucket_id, bytes AS content_size_bytes, adj_bytes AS adj_content_size_bytes
+       FROM bucket_totals WHERE source = $1 AND bytes > 0
+       ORDER BY time_bucket DESC LIMIT $2`,
+      [source, limit],
+    );
+  }
+
+  async bytesByLabel(label: string): Promise<{ bytes: number; adjBytes: number }> {
+    const [row] = await this.dataSource.query<{ bytes: string | null; adj: number | null }[]>(
+      `SELECT sum(t.bytes) AS bytes, sum(t.adj_bytes) AS adj
+       FROM labels l JOIN label_totals t ON t.source IN (1, 2) AND t.label_id = l.id WHERE l.value = $1`,
+      [label],
+    );
+    return { bytes: Number(row?.bytes ?? 0), adjBytes: row?.adj ?? 0 };
+  }
+
+  async labelId(label: string): Promise<number | undefined> {
+    const [row] = await this.dataSource.query<{ id: number }[]>(
+      'SELECT id FROM labels WHERE value = $1',
+      [label],
+    );
+    return row?.id;
+  }
+
+  /** The newest hour in [from, to] holding data of the source (and label, when given). */
+  async latestBucket(
+    source: SourceId,
+    labelId: number | undefined,
+    from: number,
+    to: number,
+  ): Promise<number | undefined> {
+    const [row] =
+      labelId === undefined
+        ? await this.dataSource.query<{ bucket: number | null }[]>(
+            'SELECT max(time_bucket) AS bucket FROM bucket_totals WHERE source = $1 AND time_bucket BETWEEN $2 AND $3 AND bytes > 0',
+            [source, from, to],
+          )
+        : await this.dataSource.query<{ bucket: number | null }[]>(
+            'SELECT max(time_bucket) AS bucket FROM miner_index WHERE source = $1 AND label_id = $2 AND time_bucket BETWEEN $3 AND $4',
+            [source, labelId, from, to],
+          );
+    return row?.bucket ?? undefined;
+  }
+
+  /** Active miners holding the bucket, most credible first. */
+  async holders(
+    source: SourceId,
+    labelId: number | undefined,
+    bucket: number,
+    limit: number,
+  ): Promise<BucketHolder[]> {
+    if (labelId !== undefined) {
+      const rows = await this.dataSource.query<
+        { uid: number; hotkey: string; axon_url: string; bytes: string; label: string }[]
+      >(
+        `SELECT i.miner_uid AS uid, m.hotkey, m.axon_url, i.content_size_bytes AS bytes, l.value AS label
+         FROM miner_index i JOIN miners m ON m.uid = i.miner_uid JOIN labels l ON l.id = i.label_id
+         WHERE i.source = $1 AND i.label_id = $2 AND i.time_bucket = $3 AND m.state = 'active'
+           AND m.axon_url IS NOT NULL
+         ORDER BY m.credibility DESC, m.uid LIMIT $4`,
+        [source, labelId, bucket, limit],
+      );
+      return rows.map((row) => ({
+        uid: row.uid,
+        hotkey: row.hotkey,
+        axonUrl: row.axon_url,
+        labelId,
+        label: row.label,
+        bytes: Number(row.bytes),
+      }));
+    }
+    // Without a label: the hour's largest label at each of its most credible holders.
+    const rows = await this.dataSource.query<
+      {
+        uid: number;
+        hotkey: string;
+        axon_url: string;
+        label_id: number | null;
+        label: string | null;
+        bytes: string;
+      }[]
+    >(
+      `SELECT h.miner_uid AS uid, m.hotkey, m.axon_url, top.label_id, l.value AS label, top.content_size_bytes AS bytes
+       FROM miner_bucket_totals h
+       JOIN miners m ON m.uid = h.miner_uid
+       CROSS JOIN LATERAL (
+         SELECT i.label_id, i.content_size_bytes FROM miner_index i
+         WHERE i.miner_uid = h.miner_uid AND i.source = h.source AND i.time_bucket = h.time_bucket
+         ORDER BY i.content_size_bytes DESC LIMIT 1) top
+       LEFT JOIN labels l ON l.id = top.label_id
+       WHERE h.source = $1 AND h.time_bucket = $2 AND m.state = 'active' AND m.axon_url IS NOT NULL
+       ORDER BY m.credibility DESC, m.uid LIMIT $3`,
+      [source, bucket, limit],
+    );
+    return rows.map((row) => ({
+      uid: row.uid,
+      hotkey: row.hotkey,
+      axonUrl: row.axon_url,
+      labelId: row.label_id,
+      label: row.label,
+      bytes: Number(row.bytes),
+    }));
   }
 
   /** Label ids for every label in `rows`, creating the missing ones. */

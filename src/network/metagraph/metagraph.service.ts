@@ -5,7 +5,7 @@ import {
   OnApplicationBootstrap,
   OnModuleDestroy,
 } from '@nestjs/common';
-import { MinerIndexRepository } from '../index/miner-index.repository';
+import { MinerIndexService } from '../index/miner-index.service';
 import { MinerEntity } from '../miner.entity';
 import { MinersRepository, StoredMetagraph } from '../miners.repository';
 import { MetagraphFile, MetagraphNeuron } from '../protocol';
@@ -47,7 +47,7 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
   constructor(
     @Inject(METAGRAPH_SOURCE) private readonly source: MetagraphSource | null,
     private readonly repository: MinersRepository,
-    private readonly indexes: MinerIndexRepository,
+    private readonly index: MinerIndexService,
     private readonly client: MinerClient,
   ) {}
 
@@ -139,7 +139,7 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
       block: metagraph.block,
     });
     // A new hotkey on a uid is a new miner: what the old one claimed to hold is not its data.
-    for (const uid of hotkeyChanged) await this.indexes.replaceMinerIndex(uid, []);
+    for (const uid of hotkeyChanged) await this.index.replaceMinerIndex(uid, []);
     const refusedNote =
       refused.size > 0
         ? `; ${refused.size} axons outside MINER_ALLOWED_NETWORKS, never contacted` +

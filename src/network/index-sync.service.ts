@@ -5,27 +5,19 @@ import {
   OnApplicationBootstrap,
   OnModuleDestroy,
 } from '@nestjs/common';
-import { Clock } from '../../common/clock/clock';
-import { JobRunner } from '../../common/jobs/job-runner';
-import { MetricsService } from '../../common/metrics/metrics.service';
-import { PeriodicJob } from '../../common/jobs/periodic-job';
-import { AppConfig } from '../../config/app-config';
-import { InjectConfig } from '../../config/config.module';
-import { BucketReader } from '../buckets/bucket-reader';
-import { CredibilityRecorder } from '../credibility-recorder';
-import { MinerEntity } from '../miner.entity';
-import { NetworkService, targetOf } from '../network.service';
-import { MAX_DATA_AGE_DAYS } from '../protocol';
-import { getMinerIndexFields, readCompressedIndex, WrongAnswerError } from '../sn13/messages';
-import {
-  failureScore,
-  MinerCallError,
-  MinerClient,
-  MinerFailureReason,
-  NOT_THE_MINERS_FAULT,
-} from '../transport/miner-client';
-import { IndexRow, InvalidIndexError, parseCompressedIndex } from './compressed-index';
-import { MinerIndexRepository } from './miner-index.repository';
+import { Clock } from '../common/clock/clock';
+import { JobRunner } from '../common/jobs/job-runner';
+import { MetricsService } from '../common/metrics/metrics.service';
+import { PeriodicJob } from '../common/jobs/periodic-job';
+import { AppConfig } from '../config/app-config';
+import { InjectConfig } from '../config/config.module';
+import { IndexRow, InvalidIndexError } from './index/compressed-index';
+import { MinerIndexService } from './index/miner-index.service';
+import { MinerEntity } from './miner.entity';
+import { NetworkService } from './network.service';
+import { MAX_DATA_AGE_DAYS } from './protocol';
+import { WrongAnswerError } from './sn13/messages';
+import { MinerCallError, MinerFailureReason, NOT_THE_MINERS_FAULT } from './transport/miner-client';
 
 export const INDEX_SYNC_JOB = 'index-sync';
 
@@ -65,10 +57,7 @@ export class IndexSyncService
   constructor(
     jobs: JobRunner,
     private readonly network: NetworkService,
-    private readonly client: MinerClient,
-    private readonly buckets: BucketReader,
-    private readonly credibility: CredibilityRecorder,
-    private readonly repository: MinerIndexRepository,
+    private readonly index: MinerIndexService,
     private readonly clock: Clock,
     @InjectConfig() private readonly config: AppConfig,
     private readonly metrics: MetricsService,
@@ -132,7 +121,7 @@ export class IndexSyncService
     await Promise.all(Array.from({ length: this.config.network.indexSync.concurrency }, worker));
     report.spotChecks = await this.spotCheck(synced);
     const retention = MAX_DATA_AGE_DAYS * 24 * 3_600_000;
-    await this.buckets.deleteFetchedBefore(new Date(this.clock.now().getTime() - retention));
+    await this.network.deleteBucketFetchesBefore(new Date(this.clock.now().getTime() - retention));
     report.seconds = Math.round((performance.now() - started) / 10) / 100;
     this.logProgress(report, started);
     this.metrics.observeIndexSync({ ...report, seconds: (performance.now() - started) / 1000 });
@@ -144,14 +133,8 @@ export class IndexSyncService
     report: IndexSyncReport,
   ): Promise<IndexRow[] | undefined> {
     try {
-      const reply = await this.client.call(
-        targetOf(miner),
-        'GetMinerIndex',
-        getMinerIndexFields(),
-        this.config.network.indexSync.fetchTimeoutMs,
-      );
-      const rows = parseCompressedIndex(readCompressedIndex(reply.body), this.clock.now());
-      await this.repository.replaceMinerIndex(miner.uid, rows);
+      const rows = await this.network.fetchMinerIndex(miner, this.clock.now());
+      await this.index.replaceMinerIndex(miner.uid, rows);
       report.synced++;
       report.rows += rows.length;
       return rows;
@@ -159,7 +142,6 @@ export class IndexSyncService
       if (error instanceof InvalidIndexError || error instanceof WrongAnswerError) {
         report.rejected++;
         this.logger.warn(`miner ${miner.uid}: index rejected, previous one kept: ${error.message}`);
-        this.credibility.record([{ uid: miner.uid, score: 0 }]);
       } else if (error instanceof MinerCallError && NOT_THE_MINERS_FAULT.has(error.reason)) {
         report.skipped++;
         report.skippedReasons[error.reason] = (report.skippedReasons[error.reason] ?? 0) + 1;
@@ -168,7 +150,6 @@ export class IndexSyncService
         this.logger.warn(
           `miner ${miner.uid}: index not fetched (${error.reason}): ${error.message}`,
         );
-        this.credibility.record([{ uid: miner.uid, score: failureScore(error.reason) }]);
       } else {
         report.failed++;
         this.logger.error(`miner ${miner.uid}: index not stored: ${(error as Error).message}`);
@@ -192,7 +173,7 @@ export class IndexSyncService
       chosen.map(async ({ miner, rows }) => {
         const row = rows[Math.floor(Math.random() * rows.length)];
         const bucket = { source: row.source, label: row.label, timeBucket: row.timeBucket };
-        const outcome = await this.buckets.fetch(targetOf(miner), bucket, row.bytes);
+        const outcome = await this.network.fetchBucket(miner, bucket, row.bytes);
         if (!outcome.ok)
           return NOT_THE_MINERS_FAULT.has(outcome.reason)
             ? undefined

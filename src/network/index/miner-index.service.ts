@@ -1,0 +1,85 @@
+import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import { SourceId } from '../protocol';
+import { IndexRow } from './compressed-index';
+import {
+  AgeSizeRow,
+  BucketHolder,
+  LabelSizeRow,
+  MinerIndexRepository,
+} from './miner-index.repository';
+
+/**
+ * The miner index's public face: the one way in for everything that reads or writes the miners'
+ * index and its totals (the index sync, the metagraph sync, credibility changes, the stats).
+ */
+@Injectable()
+export class MinerIndexService {
+  constructor(private readonly repository: MinerIndexRepository) {}
+
+  /** Replaces one miner's index and its share of the totals; `[]` forgets the miner's index. */
+  replaceMinerIndex(uid: number, rows: readonly IndexRow[]): Promise<void> {
+    return this.repository.replaceMinerIndex(uid, rows);
+  }
+
+  /**
+   * For a transaction that changes miners' credibility: call `lockTotals` first (before the
+   * miners' rows are locked, as an index replace does), then `propagateCredibility` with each
+   * changed miner's difference, so that the adjusted totals move in the same transaction.
+   */
+  lockTotals(manager: EntityManager): Promise<void> {
+    return this.repository.lockTotals(manager);
+  }
+
+  propagateCredibility(
+    manager: EntityManager,
+    uids: readonly number[],
+    deltas: readonly number[],
+  ): Promise<void> {
+    return this.repository.propagateCredibility(manager, uids, deltas);
+  }
+
+  /** Changes whenever the totals change: what the stats' caches are keyed by. */
+  totalsVersion(): Promise<string> {
+    return this.repository.aggregatesVersion();
+  }
+
+  /** The source's labels by credibility-adjusted bytes, largest first. */
+  topLabels(source: SourceId, limit: number): Promise<LabelSizeRow[]> {
+    return this.repository.topLabels(source, limit);
+  }
+
+  /** The source's hours holding data, newest first. */
+  ages(source: SourceId, limit: number): Promise<AgeSizeRow[]> {
+    return this.repository.ages(source, limit);
+  }
+
+  /** Bytes of a (normalized) label over both sources; zeros for an unknown label. */
+  bytesByLabel(label: string): Promise<{ bytes: number; adjBytes: number }> {
+    return this.repository.bytesByLabel(label);
+  }
+
+  labelId(label: string): Promise<number | undefined> {
+    return this.repository.labelId(label);
+  }
+
+  /** The newest hour in [from, to] holding data of the source (and label, when given). */
+  latestBucket(
+    source: SourceId,
+    labelId: number | undefined,
+    from: number,
+    to: number,
+  ): Promise<number | undefined> {
+    return this.repository.latestBucket(source, labelId, from, to);
+  }
+
+  /** Active miners holding the bucket, most credible first. */
+  holders(
+    source: SourceId,
+    labelId: number | undefined,
+    bucket: number,
+    limit: number,
+  ): Promise<BucketHolder[]> {
+    return this.repository.holders(source, labelId, bucket, limit);
+  }
+}
