@@ -16,7 +16,9 @@ import { MetagraphService } from './metagraph/metagraph.service';
 import { MinerEntity } from './miner.entity';
 import { rankMinersForQuery } from './miner-selection';
 import { MinerCounts, MinersRepository } from './miners.repository';
-import { DataItem, DataSource, NetworkQuery, SourceId } from './protocol';
+import { Source } from '../common/source';
+import { DataItem, NetworkQuery } from './protocol';
+import { SourceId } from './sn13/sources';
 import { compileQuery, QueryMatcher } from './query-matcher';
 import { LateResult, QuorumOutcome, runQuorum } from './quorum';
 import { onDemandRequestFields, OnDemandRequestFields, readEntityList } from './sn13/messages';
@@ -171,7 +173,7 @@ export class NetworkService implements OnModuleInit {
     miner: MinerEntity,
     request: OnDemandRequestFields,
     matcher: QueryMatcher,
-    source: DataSource,
+    source: Source,
     signal: AbortSignal,
   ): Promise<CheckedAnswer> {
     const reply = await this.client.call(

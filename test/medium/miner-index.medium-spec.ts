@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { IndexRow } from '../../src/network/index/compressed-index';
 import { MinerIndexRepository } from '../../src/network/index/miner-index.repository';
 import { MinersRepository } from '../../src/network/miners.repository';
-import { SourceId } from '../../src/network/protocol';
+import { SourceId } from '../../src/network/sn13/sources';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
 
 const UIDS = [0, 1, 2];
