@@ -13,7 +13,7 @@ import { BucketAnswer, BucketHolder, BucketReader } from './buckets/bucket-reade
 import { CredibilityRecorder, MinerScore } from './credibility-recorder';
 import { LatencyTracker } from './latency-tracker';
 import { MetagraphService } from './metagraph/metagraph.service';
-import { MinerEntity } from './miner.entity';
+import { ServingMiner } from './miner.entity';
 import { rankMinersForQuery } from './miner-selection';
 import { MinerCounts, MinersRepository } from './miners.repository';
 import { Source } from '../common/source';
@@ -124,7 +124,7 @@ export class NetworkService implements OnModuleInit {
    * Miners that can be asked `synapse` now: serving data at an allowed address, not cut off by
    * an open circuit, and not refusing the synapse recently (a 404, 403 or 401 to it).
    */
-  availableMiners(synapse: SynapseName): MinerEntity[] {
+  availableMiners(synapse: SynapseName): ServingMiner[] {
     return this.metagraph
       .minersServingData()
       .filter(
@@ -170,7 +170,7 @@ export class NetworkService implements OnModuleInit {
   }
 
   private async ask(
-    miner: MinerEntity,
+    miner: ServingMiner,
     request: OnDemandRequestFields,
     matcher: QueryMatcher,
     source: Source,
@@ -226,8 +226,8 @@ export class NetworkService implements OnModuleInit {
 }
 
 /** What a call's target is, from the metagraph's entry. */
-export function targetOf(miner: MinerEntity): MinerTarget {
-  return { uid: miner.uid, hotkey: miner.hotkey, axonUrl: miner.axonUrl! };
+export function targetOf(miner: ServingMiner): MinerTarget {
+  return { uid: miner.uid, hotkey: miner.hotkey, axonUrl: miner.axonUrl };
 }
 
 function quorumResult(outcome: QuorumOutcome, quorum: number): QuorumResult {

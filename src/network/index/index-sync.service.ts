@@ -13,7 +13,7 @@ import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { BucketReader } from '../buckets/bucket-reader';
 import { CredibilityRecorder } from '../credibility-recorder';
-import { MinerEntity } from '../miner.entity';
+import { ServingMiner } from '../miner.entity';
 import { NetworkService, targetOf } from '../network.service';
 import { MAX_DATA_AGE_DAYS } from '../protocol';
 import { getMinerIndexFields, readCompressedIndex, WrongAnswerError } from '../sn13/messages';
@@ -43,7 +43,7 @@ export interface IndexSyncReport {
 }
 
 interface SyncedMiner {
-  miner: MinerEntity;
+  miner: ServingMiner;
   rows: IndexRow[];
 }
 
@@ -140,7 +140,7 @@ export class IndexSyncService
   }
 
   private async syncMiner(
-    miner: MinerEntity,
+    miner: ServingMiner,
     report: IndexSyncReport,
   ): Promise<IndexRow[] | undefined> {
     try {
