@@ -1,3 +1,4 @@
+import { MinerEntity } from '../../src/network/miner.entity';
 import { foldObservation, MinersRepository } from '../../src/network/miners.repository';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
 
@@ -7,7 +8,7 @@ describe(MinersRepository.name, () => {
 
   beforeAll(async () => {
     // A database of its own: the spec owns the miners table.
-    medium = await openMediumDatabase({ own: 'miners' });
+    medium = await openMediumDatabase({ own: 'miners', entities: [MinerEntity] });
     miners = new MinersRepository(medium.dataSource);
   });
   afterAll(() => medium.close());
