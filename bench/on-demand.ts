@@ -92,7 +92,7 @@ type Sample = { ms: number; at: number; meta: QueryMeta };
 /** What the gateway sends each miner for `{source: "x", keywords: [keyword], limit: 100}`. */
 const minerRequest = (index: number): OnDemandRequestFields =>
   onDemandRequestFields({
-    source: 'X',
+    source: 'x',
     usernames: [],
     keywords: [KEYWORDS[index % KEYWORDS.length]],
     startDate: null,

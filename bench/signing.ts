@@ -53,7 +53,7 @@ async function main(): Promise<void> {
   const axon = { ip: '203.0.113.7', port: 8091, hotkey: miner.address };
   const fields = {
     ...onDemandRequestFields({
-      source: 'X',
+      source: 'x',
       usernames: [],
       keywords: ['#bitcoin'],
       startDate: null,

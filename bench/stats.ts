@@ -38,9 +38,9 @@ import {
   MAX_DATA_AGE_DAYS,
   MAX_INDEX_BUCKETS,
   MetagraphNeuron,
-  SourceId,
   timeBucketId,
 } from '../src/network/protocol';
+import { SourceId } from '../src/network/sn13/sources';
 import { benchAppEnv, createApiKey, serveApp } from './support/app-server';
 import { forkServer } from './support/child-server';
 import { cleanupOnExit } from './support/cleanup';

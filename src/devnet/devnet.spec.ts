@@ -5,17 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildSignedRequest, SignedRequest } from '../network/bittensor/dendrite';
 import { cryptoReady, publicKeyOfAddress, Sr25519Keypair } from '../network/bittensor/keypair';
-import {
-  CompressedMinerIndex,
-  DataItem,
-  DataSource,
-  MetagraphFile,
-  sourceFromId,
-  sourceToId,
-  timeBucketId,
-} from '../network/protocol';
+import { CompressedMinerIndex, DataItem, MetagraphFile, timeBucketId } from '../network/protocol';
 import { compileQuery } from '../network/query-matcher';
 import { convertEntity } from '../network/sn13/entities';
+import { sourceOfId, toSourceName } from '../network/sn13/sources';
+import { Source } from '../common/source';
+import { sourceIdOf } from './miner-records';
 import { AxonAnswer, callAxon, sendSigned } from './axon-client';
 import { Devnet, DevnetMiner, startDevnet } from './devnet';
 import { devnetKeyUri } from './metagraph';
@@ -74,7 +69,7 @@ function field(answer: AxonAnswer, name: string): unknown {
 }
 
 /** The entities of an answer as the gateway reads them; every one must convert. */
-function decode(entities: unknown, source: DataSource): DataItem[] {
+function decode(entities: unknown, source: Source): DataItem[] {
   expect(Array.isArray(entities)).toBe(true);
   return (entities as unknown[]).map((entity) => {
     const converted = convertEntity(entity, source);
@@ -92,7 +87,7 @@ function readIndex(answer: AxonAnswer): CompressedMinerIndex {
 
 /** The honest answer, by brute force over what the miner holds. */
 function expectedAnswer(items: readonly DataItem[], request: OnDemandRequestFields): DataItem[] {
-  const matcher = compileQuery({ ...request, source: sourceFromId(request.source)! });
+  const matcher = compileQuery({ ...request, source: sourceOfId(request.source)! });
   return items
     .filter((item) => matcher.matches(item))
     .sort(
@@ -202,7 +197,7 @@ describe('startDevnet', () => {
     const sizes: number[] = [];
     for (const request of requests) {
       const answer = await call(miner, 'OnDemandRequest', { ...request });
-      const items = decode(field(answer, 'data'), sourceFromId(request.source)!);
+      const items = decode(field(answer, 'data'), sourceOfId(request.source)!);
       const expected = expectedAnswer(holdings, request);
       // Decoded, the entities are the corpus items themselves.
       expect(items).toEqual(expected);
@@ -217,7 +212,7 @@ describe('startDevnet', () => {
     const miner = devnet.miners[1];
     const holdings = devnet.corpus.holdingsOf(1);
     const ask = async (request: OnDemandRequestFields): Promise<string[]> =>
-      uris(decode(field(await call(miner, 'OnDemandRequest', { ...request }), 'data'), 'X'));
+      uris(decode(field(await call(miner, 'OnDemandRequest', { ...request }), 'data'), 'x'));
     const bitcoin = await ask(onDemand({ keywords: ['#bitcoin'], limit: 1000 }));
     const ethereum = await ask(onDemand({ keywords: ['#ethereum'], limit: 1000 }));
     const either = await ask(
@@ -235,9 +230,7 @@ describe('startDevnet', () => {
     const index = readIndex(await call(devnet.miners[2], 'GetMinerIndex', { version: 4 }));
     const expected = new Set<string>();
     for (const item of devnet.corpus.holdingsOf(2)) {
-      expected.add(
-        `${sourceToId(item.source)}|${item.label}|${timeBucketId(new Date(item.datetime))}`,
-      );
+      expected.add(`${sourceIdOf(item)}|${item.label}|${timeBucketId(new Date(item.datetime))}`);
     }
     const reported: string[] = [];
     for (const [sourceId, labels] of Object.entries(index.sources)) {
@@ -276,13 +269,13 @@ describe('startDevnet', () => {
         },
       });
       const entities = field(answer, 'data_entities') as { content_size_bytes: number }[];
-      const dataSource = sourceFromId(source)!;
-      const items = decode(entities, dataSource);
+      const asked = sourceOfId(source)!;
+      const items = decode(entities, asked);
       const held = devnet.corpus
         .holdingsOf(2)
         .filter(
           (item) =>
-            item.source === dataSource &&
+            item.source === toSourceName(asked) &&
             item.label === label &&
             timeBucketId(new Date(item.datetime)) === timeBucket,
         );

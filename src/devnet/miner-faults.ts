@@ -1,10 +1,5 @@
-import {
-  BucketKey,
-  CompressedMinerIndex,
-  DataItem,
-  bucketStart,
-  sourceFromId,
-} from '../network/protocol';
+import { BucketKey, CompressedMinerIndex, DataItem, bucketStart } from '../network/protocol';
+import { sourceOfId, toSourceName } from '../network/sn13/sources';
 import { ParsedKeyword, QueryMatcher } from '../network/query-matcher';
 import { WireDataEntity } from '../network/sn13/entities';
 import { randomBase62 } from './corpus-text';
@@ -215,7 +210,7 @@ export function fabricateEntities(
   bucket: BucketKey,
   templates: readonly DataItem[],
 ): WireDataEntity[] {
-  const source = sourceFromId(bucket.source);
+  const source = toSourceName(sourceOfId(bucket.source)!);
   const pool = templates.filter((item) => item.source === source);
   if (pool.length === 0) return [...honest];
   const outside = new Date(bucketStart(bucket.timeBucket).getTime() - rng.int(2, 48) * HOUR_MS);

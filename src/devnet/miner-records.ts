@@ -1,4 +1,5 @@
-import { DataItem, RedditItem, sourceToId, XItem } from '../network/protocol';
+import { DataItem, RedditItem, XItem } from '../network/protocol';
+import { sourceOfName, SourceId, toSourceId } from '../network/sn13/sources';
 import { WireDataEntity } from '../network/sn13/entities';
 
 /**
@@ -7,13 +8,18 @@ import { WireDataEntity } from '../network/sn13/entities';
  * a `DataEntity`. The gateway's sn13/entities.ts maps them back.
  */
 
+/** The subnet's id of the item's source. */
+export function sourceIdOf(item: DataItem): SourceId {
+  return toSourceId(sourceOfName(item.source)!);
+}
+
 /** The entity a miner serves for `item`. */
 export function toWireEntity(item: DataItem): WireDataEntity {
   const content = item.source === 'X' ? xRecord(item) : redditRecord(item);
   return {
     uri: item.uri,
     datetime: pythonDatetime(item.datetime),
-    source: sourceToId(item.source),
+    source: sourceIdOf(item),
     label: item.label === null ? null : { value: item.label },
     content,
     content_size_bytes: Buffer.byteLength(content),

@@ -1,4 +1,6 @@
-import { BucketKey, DataSource, normalizeLabel, sourceFromId, SourceId } from '../network/protocol';
+import { isRecord } from '../common/is-record';
+import { BucketKey, normalizeLabel } from '../network/protocol';
+import { sourceOfId, SourceId, SourceName, toSourceName } from '../network/sn13/sources';
 import { parseIsoDate } from '../network/query-matcher';
 import { SynapseName } from '../common/synapse-names';
 
@@ -13,7 +15,8 @@ export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
 const fail = (error: string): { ok: false; error: string } => ({ ok: false, error });
 
 export interface OnDemandInputs {
-  source: DataSource;
+  /** As the items this miner holds spell it. */
+  source: SourceName;
   usernames: string[];
   keywords: string[];
   keywordMode: 'all' | 'any';
@@ -54,8 +57,8 @@ export function parseMinerRequest(
 function parseOnDemand(body: Record<string, unknown>): Parsed<OnDemandInputs> {
   const { source, usernames = [], keywords = [], keyword_mode = 'all', url = null } = body;
   const { start_date = null, end_date = null, limit = 100 } = body;
-  const dataSource = typeof source === 'number' ? sourceFromId(source) : undefined;
-  if (!dataSource) return fail('source must be 1 (REDDIT) or 2 (X)');
+  const asked = typeof source === 'number' ? sourceOfId(source) : undefined;
+  if (!asked) return fail('source must be 1 (REDDIT) or 2 (X)');
   if (!isStringList(usernames, 10)) return fail('usernames must be at most 10 strings');
   if (!isStringList(keywords, 5)) return fail('keywords must be at most 5 strings');
   if (keyword_mode !== 'all' && keyword_mode !== 'any')
@@ -68,7 +71,7 @@ function parseOnDemand(body: Record<string, unknown>): Parsed<OnDemandInputs> {
   return {
     ok: true,
     value: {
-      source: dataSource,
+      source: toSourceName(asked),
       usernames,
       keywords,
       keywordMode: keyword_mode,
@@ -86,7 +89,7 @@ function parseBucketId(value: unknown): Parsed<BucketKey> {
   const { time_bucket: timeBucket, source, label } = value;
   if (!isRecord(timeBucket) || !Number.isInteger(timeBucket.id) || (timeBucket.id as number) < 1)
     return fail('data_entity_bucket_id.time_bucket.id must be a positive integer');
-  if (typeof source !== 'number' || sourceFromId(source) === undefined)
+  if (typeof source !== 'number' || sourceOfId(source) === undefined)
     return fail('data_entity_bucket_id.source must be 1 (REDDIT) or 2 (X)');
   if (
     label !== null &&
@@ -102,10 +105,6 @@ function parseBucketId(value: unknown): Parsed<BucketKey> {
       label: isRecord(label) ? normalizeLabel(label.value as string) : null,
     },
   };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function isStringList(value: unknown, max: number): value is string[] {

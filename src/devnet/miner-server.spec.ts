@@ -2,7 +2,9 @@ import { OnDemandRequestFields } from '../network/sn13/messages';
 import { randomUUID } from 'node:crypto';
 import { buildSignedRequest, SignedRequest, signatureMessage } from '../network/bittensor/dendrite';
 import { cryptoReady, Sr25519Keypair } from '../network/bittensor/keypair';
-import { CompressedMinerIndex, DataItem, DataSource, sourceFromId } from '../network/protocol';
+import { Source } from '../common/source';
+import { CompressedMinerIndex, DataItem } from '../network/protocol';
+import { sourceOfId } from '../network/sn13/sources';
 import { compileQuery } from '../network/query-matcher';
 import { convertEntity } from '../network/sn13/entities';
 import { MinerBehaviour } from './behaviour';
@@ -40,7 +42,7 @@ function query(overrides: Partial<OnDemandRequestFields> = {}): OnDemandRequestF
 }
 
 function matcherOf(request: OnDemandRequestFields): ReturnType<typeof compileQuery> {
-  return compileQuery({ ...request, source: sourceFromId(request.source)! });
+  return compileQuery({ ...request, source: sourceOfId(request.source)! });
 }
 
 function call(
@@ -82,7 +84,7 @@ function output(answer: AxonAnswer, name: string): unknown {
 }
 
 /** The entities that convert to items, and how many did not. */
-function decode(entities: unknown, source: DataSource): { items: DataItem[]; broken: number } {
+function decode(entities: unknown, source: Source): { items: DataItem[]; broken: number } {
   if (!Array.isArray(entities)) throw new Error(`not a list of entities: ${String(entities)}`);
   const items: DataItem[] = [];
   for (const entity of entities) {
@@ -103,7 +105,7 @@ describe(MinerServer.name, () => {
   const onDemand = async (request: OnDemandRequestFields): Promise<DataItem[]> => {
     const { items, broken } = decode(
       output(await call(faulty, 'OnDemandRequest', request), 'data'),
-      sourceFromId(request.source)!,
+      sourceOfId(request.source)!,
     );
     expect(broken).toBe(0);
     return items;
@@ -383,13 +385,13 @@ describe(MinerServer.name, () => {
       const honestAnswer = await onDemand(query({ keywords: ['#crypto'] }));
       misbehave({ wrongSchema: true });
       const answer = await call(faulty, 'OnDemandRequest', query({ keywords: ['#crypto'] }));
-      const broken = decode(output(answer, 'data'), 'X');
+      const broken = decode(output(answer, 'data'), 'x');
       expect(honestAnswer.length).toBeGreaterThan(7);
       expect(broken).toEqual({ items: [], broken: honestAnswer.length });
 
       const index = (await rawIndex()) as { sources: Record<string, unknown[]> };
       expect(index.sources['2']).toContainEqual(expect.objectContaining({ label: 42 }));
-      const entities = decode(await bucketEntities(), 'X');
+      const entities = decode(await bucketEntities(), 'x');
       expect(entities.items).toEqual([]);
       expect(entities.broken).toBeGreaterThan(0);
     });
@@ -425,7 +427,7 @@ describe(MinerServer.name, () => {
       misbehave({ fabricate: true });
       const index = await minerIndex();
       expect(index.sources['2']?.map((entry) => entry.label)).toContain('#fabricated_data');
-      const { items, broken } = decode(await bucketEntities(), 'X');
+      const { items, broken } = decode(await bucketEntities(), 'x');
       expect(broken).toBe(0);
       expect(items.some((item) => corpusUris.has(item.uri))).toBe(true);
       expect(items.some((item) => !corpusUris.has(item.uri))).toBe(true);

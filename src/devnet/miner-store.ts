@@ -3,15 +3,14 @@ import {
   CompressedLabelBuckets,
   CompressedMinerIndex,
   DataItem,
-  DataSource,
   normalizeLabel,
-  sourceToId,
   timeBucketId,
 } from '../network/protocol';
+import { SOURCE_NAMES, SourceName } from '../network/sn13/sources';
 import { compileQuery, parseIsoDate } from '../network/query-matcher';
 import { WireDataEntity } from '../network/sn13/entities';
 import { OnDemandInputs } from './miner-requests';
-import { toWireEntity } from './miner-records';
+import { sourceIdOf, toWireEntity } from './miner-records';
 
 /**
  * What an honest miner answers, precomputed from the items it holds: its items per source
@@ -36,9 +35,9 @@ function newestFirst(left: Dated, right: Dated): number {
 }
 
 export class MinerStore {
-  private readonly bySource: Record<DataSource, DataItem[]> = { X: [], REDDIT: [] };
+  private readonly bySource: Record<SourceName, DataItem[]> = { X: [], REDDIT: [] };
   /** Each source's item times (ms), newest first, parallel to `bySource`. */
-  private readonly times: Record<DataSource, number[]> = { X: [], REDDIT: [] };
+  private readonly times: Record<SourceName, number[]> = { X: [], REDDIT: [] };
   private readonly entities = new Map<string, WireDataEntity>();
   private readonly buckets = new Map<string, WireDataEntity[]>();
   private readonly index: CompressedMinerIndex;
@@ -48,7 +47,7 @@ export class MinerStore {
       this.bySource[item.source].push(item);
       this.entities.set(item.uri, toWireEntity(item));
     }
-    for (const source of ['X', 'REDDIT'] as const) {
+    for (const source of SOURCE_NAMES) {
       this.bySource[source].sort(newestFirst);
       this.times[source] = this.bySource[source].map((item) => Date.parse(item.datetime));
     }
@@ -56,7 +55,7 @@ export class MinerStore {
   }
 
   /** Every held item of the source, newest first. */
-  itemsOf(source: DataSource): readonly DataItem[] {
+  itemsOf(source: SourceName): readonly DataItem[] {
     return this.bySource[source];
   }
 
@@ -108,7 +107,7 @@ export class MinerStore {
     // source id → label → bucket → bytes
     const sizes = new Map<number, Map<string | null, Map<number, number>>>();
     for (const item of [...items].sort(newestFirst)) {
-      const sourceId = sourceToId(item.source);
+      const sourceId = sourceIdOf(item);
       const bucket = timeBucketId(new Date(item.datetime));
       const entity = this.entities.get(item.uri)!;
       const key = bucketKey(sourceId, item.label, bucket);

@@ -36,7 +36,7 @@ describe(checkAnswer.name, () => {
     const hashtag = xPosts.find((post) => post.label !== null)!.label!;
     const matcher = compileQuery({ source: 'X', keywords: [hashtag] });
 
-    const answer = checkAnswer(7, xPosts.map(toWireEntity), matcher, 'X');
+    const answer = checkAnswer(7, xPosts.map(toWireEntity), matcher, 'x');
 
     const tagged = xPosts.filter((post) =>
       post.tweet.hashtags.some((tag) => tag.toLowerCase() === hashtag),
@@ -51,7 +51,7 @@ describe(checkAnswer.name, () => {
   });
 
   it('converts the entities back to the items the miner stored', () => {
-    const answer = checkAnswer(1, xPosts.slice(0, 5).map(toWireEntity), everyXPost, 'X');
+    const answer = checkAnswer(1, xPosts.slice(0, 5).map(toWireEntity), everyXPost, 'x');
 
     expect(answer.valid).toEqual(xPosts.slice(0, 5));
   });
@@ -68,7 +68,7 @@ describe(checkAnswer.name, () => {
       42,
     ];
 
-    const answer = checkAnswer(1, entities, everyXPost, 'X');
+    const answer = checkAnswer(1, entities, everyXPost, 'x');
 
     expect(uris(answer.valid)).toEqual([good.uri]);
     expect(answer).toMatchObject({ returned: 7, dropped: 6 });
@@ -85,7 +85,7 @@ describe(checkAnswer.name, () => {
       { ...otherUrl, content: JSON.stringify({ ...record(otherUrl), url: good.uri }) },
     ];
 
-    const answer = checkAnswer(1, entities, everyXPost, 'X');
+    const answer = checkAnswer(1, entities, everyXPost, 'x');
 
     expect(uris(answer.valid)).toEqual([good.uri]);
     expect(answer).toMatchObject({ returned: 4, dropped: 3 });
@@ -94,7 +94,7 @@ describe(checkAnswer.name, () => {
   it('drops entities of the other source', () => {
     const entities = [...redditItems.slice(0, 3), xPosts[0]].map(toWireEntity);
 
-    const answer = checkAnswer(1, entities, everyXPost, 'X');
+    const answer = checkAnswer(1, entities, everyXPost, 'x');
 
     expect(uris(answer.valid)).toEqual([xPosts[0].uri]);
     expect(answer.dropped).toBe(3);
@@ -103,7 +103,7 @@ describe(checkAnswer.name, () => {
   it('drops an X record sent under the Reddit source id', () => {
     const disguised = { ...toWireEntity(xPosts[0]), source: 1 };
 
-    const answer = checkAnswer(1, [disguised], compileQuery({ source: 'REDDIT' }), 'REDDIT');
+    const answer = checkAnswer(1, [disguised], compileQuery({ source: 'REDDIT' }), 'reddit');
 
     expect(answer).toMatchObject({ valid: [], returned: 1, dropped: 1 });
   });
@@ -116,7 +116,7 @@ describe(checkAnswer.name, () => {
       1,
       [toWireEntity(first), toWireEntity(second), copy, toWireEntity(first)],
       everyXPost,
-      'X',
+      'x',
     );
 
     expect(answer.valid).toEqual([first, second]);
@@ -127,7 +127,7 @@ describe(checkAnswer.name, () => {
     const subreddit = redditItems[0].label;
     const matcher = compileQuery({ source: 'REDDIT', keywords: [subreddit] });
 
-    const answer = checkAnswer(2, redditItems.map(toWireEntity), matcher, 'REDDIT');
+    const answer = checkAnswer(2, redditItems.map(toWireEntity), matcher, 'reddit');
 
     const expected = redditItems.filter((item) => item.label === subreddit);
     expect(uris(answer.valid)).toEqual(uris(expected));
@@ -135,7 +135,7 @@ describe(checkAnswer.name, () => {
   });
 
   it('reports an empty answer as nothing returned and nothing dropped', () => {
-    expect(checkAnswer(3, [], everyXPost, 'X')).toEqual({
+    expect(checkAnswer(3, [], everyXPost, 'x')).toEqual({
       uid: 3,
       returned: 0,
       valid: [],

@@ -1,5 +1,6 @@
 import { parseIsoDate } from '../common/validation/iso-date';
-import { DataItem, DataSource } from './protocol';
+import { Source } from '../common/source';
+import { DataItem } from './protocol';
 import { QueryMatcher } from './query-matcher';
 import { convertEntity } from './sn13/entities';
 
@@ -20,7 +21,7 @@ export function checkAnswer(
   uid: number,
   entities: readonly unknown[],
   matcher: QueryMatcher,
-  source: DataSource,
+  source: Source,
 ): CheckedAnswer {
   const seen = new Set<string>();
   const valid: DataItem[] = [];

@@ -1,4 +1,5 @@
 import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
+import { WriteBuffer } from '../common/writes/write-buffer';
 import { AppConfig } from '../config/app-config';
 import { InjectConfig } from '../config/config.module';
 import { MetagraphService } from './metagraph/metagraph.service';
@@ -7,6 +8,11 @@ import { CredibilityUpdate, foldObservation, MinersRepository } from './miners.r
 
 /** How long observations of miners are gathered before they are written in one transaction. */
 const CREDIBILITY_FLUSH_MS = 500;
+
+/** A state change is written at once (next tick): it decides which miners are asked. */
+const STATE_FLUSH_MS = 0;
+
+type RecordedState = Exclude<MinerState, 'deregistered'>;
 
 export interface MinerScore {
   uid: number;
@@ -17,77 +23,58 @@ export interface MinerScore {
 /**
  * Writes what the gateway observes of miners: credibility (from answers, index syncs, spot
  * checks and bucket fetches) and state changes. Observations are folded per miner and written
- * together every CREDIBILITY_FLUSH_MS: one transaction for all the queries of that window.
- * Shutdown waits for what is pending.
+ * together every CREDIBILITY_FLUSH_MS: one transaction for all the queries of that window. The
+ * in-memory metagraph follows each write. Shutdown waits for what is pending.
  */
 @Injectable()
 export class CredibilityRecorder implements BeforeApplicationShutdown {
-  private readonly logger = new Logger(CredibilityRecorder.name);
-  /** Observations made after shutdown began are no longer recorded. */
-  private shuttingDown = false;
-  private readonly pendingWrites = new Set<Promise<void>>();
-  private readonly pendingScores = new Map<number, CredibilityUpdate>();
-  private flushTimer: NodeJS.Timeout | undefined;
+  private readonly scores: WriteBuffer<number, CredibilityUpdate>;
+  private readonly states: WriteBuffer<number, RecordedState>;
 
   constructor(
     private readonly repository: MinersRepository,
     private readonly metagraph: MetagraphService,
     @InjectConfig() private readonly config: AppConfig,
-  ) {}
+  ) {
+    const logger = new Logger(CredibilityRecorder.name);
+    this.scores = new WriteBuffer({
+      delayMs: CREDIBILITY_FLUSH_MS,
+      write: async (batch) =>
+        this.metagraph.updateCredibility(
+          await this.repository.applyCredibilityUpdates([...batch.values()]),
+        ),
+      what: 'credibility',
+      logger,
+    });
+    this.states = new WriteBuffer({
+      delayMs: STATE_FLUSH_MS,
+      write: async (batch) => {
+        for (const [uid, state] of batch) await this.repository.setState(uid, state);
+      },
+      what: 'miner state',
+      logger,
+    });
+  }
 
   async beforeApplicationShutdown(): Promise<void> {
-    this.shuttingDown = true;
-    await this.settled();
+    await Promise.all([this.scores.close(), this.states.close()]);
   }
 
   /** Resolves once the credibility and state writes made so far are stored. */
   async settled(): Promise<void> {
-    this.flush();
-    while (this.pendingWrites.size > 0) await Promise.all(this.pendingWrites);
+    await Promise.all([this.scores.settled(), this.states.settled()]);
   }
 
   record(scores: readonly MinerScore[]): void {
-    if (this.shuttingDown) return;
     const alpha = this.config.network.credibilityAlpha;
-    let added = false;
     for (const { uid, score } of scores) {
       if (score === null) continue;
-      this.pendingScores.set(uid, foldObservation(this.pendingScores.get(uid), uid, score, alpha));
-      added = true;
+      this.scores.add(uid, (pending) => foldObservation(pending, uid, score, alpha));
     }
-    if (added) this.flushTimer ??= setTimeout(() => this.flush(), CREDIBILITY_FLUSH_MS);
   }
 
-  recordState(uid: number, state: Exclude<MinerState, 'deregistered'>): void {
-    if (this.shuttingDown) return;
+  recordState(uid: number, state: RecordedState): void {
     this.metagraph.updateState(uid, state);
-    this.track(
-      this.repository
-        .setState(uid, state)
-        .catch((error: Error) =>
-          this.logger.warn(`could not record miner state: ${error.message}`),
-        ),
-    );
-  }
-
-  private flush(): void {
-    clearTimeout(this.flushTimer);
-    this.flushTimer = undefined;
-    const updates = [...this.pendingScores.values()];
-    this.pendingScores.clear();
-    if (updates.length === 0) return;
-    this.track(
-      this.repository
-        .applyCredibilityUpdates(updates)
-        .then((values) => this.metagraph.updateCredibility(values))
-        .catch((error: Error) =>
-          this.logger.warn(`could not record credibility: ${error.message}`),
-        ),
-    );
-  }
-
-  private track(write: Promise<void>): void {
-    this.pendingWrites.add(write);
-    void write.finally(() => this.pendingWrites.delete(write));
+    this.states.add(uid, () => state);
   }
 }

@@ -13,7 +13,7 @@ import { AppConfig } from '../config/app-config';
 import { InjectConfig } from '../config/config.module';
 import { IndexRow, InvalidIndexError } from './index/compressed-index';
 import { MinerIndexService } from './index/miner-index.service';
-import { MinerEntity } from './miner.entity';
+import { ServingMiner } from './miner.entity';
 import { NetworkService } from './network.service';
 import { MAX_DATA_AGE_DAYS } from './protocol';
 import { WrongAnswerError } from './sn13/messages';
@@ -35,7 +35,7 @@ export interface IndexSyncReport {
 }
 
 interface SyncedMiner {
-  miner: MinerEntity;
+  miner: ServingMiner;
   rows: IndexRow[];
 }
 
@@ -129,7 +129,7 @@ export class IndexSyncService
   }
 
   private async syncMiner(
-    miner: MinerEntity,
+    miner: ServingMiner,
     report: IndexSyncReport,
   ): Promise<IndexRow[] | undefined> {
     try {

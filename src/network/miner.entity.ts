@@ -43,3 +43,6 @@ export class MinerEntity {
   @Column({ name: 'updated_at', type: 'timestamptz' })
   updatedAt: Date;
 }
+
+/** A miner with an axon address (what the metagraph hands out for calls): it can be called. */
+export type ServingMiner = MinerEntity & { axonUrl: string };

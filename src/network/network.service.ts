@@ -14,10 +14,12 @@ import { CredibilityRecorder, MinerScore } from './credibility-recorder';
 import { IndexRow, InvalidIndexError, parseCompressedIndex } from './index/compressed-index';
 import { LatencyTracker } from './latency-tracker';
 import { MetagraphService } from './metagraph/metagraph.service';
-import { MinerEntity } from './miner.entity';
+import { ServingMiner } from './miner.entity';
 import { rankMinersForQuery } from './miner-selection';
 import { MinerCounts, MinersRepository } from './miners.repository';
-import { BucketKey, DataItem, DataSource, NetworkQuery, SourceId } from './protocol';
+import { Source } from '../common/source';
+import { BucketKey, DataItem, NetworkQuery } from './protocol';
+import { SourceId } from './sn13/sources';
 import { compileQuery, QueryMatcher } from './query-matcher';
 import { LateResult, QuorumOutcome, runQuorum } from './quorum';
 import {
@@ -132,7 +134,7 @@ export class NetworkService implements OnModuleInit {
    * Miners that can be asked `synapse` now: serving data at an allowed address, not cut off by
    * an open circuit, and not refusing the synapse recently (a 404, 403 or 401 to it).
    */
-  availableMiners(synapse: SynapseName): MinerEntity[] {
+  availableMiners(synapse: SynapseName): ServingMiner[] {
     return this.metagraph
       .minersServingData()
       .filter(
@@ -182,7 +184,7 @@ export class NetworkService implements OnModuleInit {
    * rejected (InvalidIndexError, WrongAnswerError) and, like a failed call that is the miner's
    * fault, costs it credibility; the error is rethrown for the caller to count.
    */
-  async fetchMinerIndex(miner: MinerEntity, now: Date): Promise<IndexRow[]> {
+  async fetchMinerIndex(miner: ServingMiner, now: Date): Promise<IndexRow[]> {
     try {
       const reply = await this.client.call(
         targetOf(miner),
@@ -204,7 +206,7 @@ export class NetworkService implements OnModuleInit {
    * One bucket of the miner's, fetched and checked against its index claim exactly as
    * query_bucket fetches it (the spot checks use this): moves its credibility, keeps the data.
    */
-  fetchBucket(miner: MinerEntity, bucket: BucketKey, claimedBytes: number): Promise<FetchOutcome> {
+  fetchBucket(miner: ServingMiner, bucket: BucketKey, claimedBytes: number): Promise<FetchOutcome> {
     return this.buckets.fetch(targetOf(miner), bucket, claimedBytes);
   }
 
@@ -214,10 +216,10 @@ export class NetworkService implements OnModuleInit {
   }
 
   private async ask(
-    miner: MinerEntity,
+    miner: ServingMiner,
     request: OnDemandRequestFields,
     matcher: QueryMatcher,
-    source: DataSource,
+    source: Source,
     signal: AbortSignal,
   ): Promise<CheckedAnswer> {
     const reply = await this.client.call(
@@ -270,8 +272,8 @@ export class NetworkService implements OnModuleInit {
 }
 
 /** What a call's target is, from the metagraph's entry. */
-export function targetOf(miner: MinerEntity): MinerTarget {
-  return { uid: miner.uid, hotkey: miner.hotkey, axonUrl: miner.axonUrl! };
+export function targetOf(miner: ServingMiner): MinerTarget {
+  return { uid: miner.uid, hotkey: miner.hotkey, axonUrl: miner.axonUrl };
 }
 
 function quorumResult(outcome: QuorumOutcome, quorum: number): QuorumResult {

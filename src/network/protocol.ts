@@ -5,30 +5,8 @@
  * `sn13/`; docs/miner-protocol.md describes both for people.
  */
 
-export type DataSource = 'X' | 'REDDIT';
-
-/** Numeric source ids used in the miner index, as in the original network. */
-export type SourceId = 1 | 2;
-
-export const SOURCE_IDS: Readonly<Record<DataSource, SourceId>> = { REDDIT: 1, X: 2 };
-
-export function sourceToId(source: DataSource): SourceId {
-  return SOURCE_IDS[source];
-}
-
-/** Accepts the id as a number or as the string key used in the index JSON (`"1"`, `"2"`). */
-export function sourceFromId(id: number | string): DataSource | undefined {
-  const numeric = typeof id === 'string' ? Number(id) : id;
-  if (numeric === SOURCE_IDS.REDDIT) return 'REDDIT';
-  if (numeric === SOURCE_IDS.X) return 'X';
-  return undefined;
-}
-
-/** Clients may write the source in any case (`x`, `Reddit`); items always carry it upper-case. */
-export function parseDataSource(value: string): DataSource | undefined {
-  const upper = value.trim().toUpperCase();
-  return upper === 'X' || upper === 'REDDIT' ? upper : undefined;
-}
+import { Source } from '../common/source';
+import { SourceId } from './sn13/sources';
 
 /** A miner index with more buckets than this is rejected by the gateway. */
 export const MAX_INDEX_BUCKETS = 350_000;
@@ -131,7 +109,7 @@ export interface CompressedMinerIndex {
 
 /** An on-demand query as the network answers it (the API's request, parsed and defaulted). */
 export interface NetworkQuery {
-  source: DataSource;
+  source: Source;
   usernames: string[];
   keywords: string[];
   startDate: Date | null;

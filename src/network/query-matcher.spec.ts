@@ -258,18 +258,18 @@ describe('compileQuery', () => {
 
 describe('parseKeyword', () => {
   it('recognises subreddit selectors on Reddit only', () => {
-    expect(parseKeyword('/r/Bitcoin', 'REDDIT')).toEqual({ kind: 'subreddit', label: 'r/bitcoin' });
-    expect(parseKeyword('/LocalLLaMA', 'REDDIT')).toEqual({
+    expect(parseKeyword('/r/Bitcoin', 'reddit')).toEqual({ kind: 'subreddit', label: 'r/bitcoin' });
+    expect(parseKeyword('/LocalLLaMA', 'reddit')).toEqual({
       kind: 'subreddit',
       label: 'r/localllama',
     });
-    expect(parseKeyword('/bitcoin', 'X')).toEqual({ kind: 'text', text: '/bitcoin' });
-    expect(parseKeyword('r/two words', 'REDDIT')).toEqual({ kind: 'text', text: 'r/two words' });
+    expect(parseKeyword('/bitcoin', 'x')).toEqual({ kind: 'text', text: '/bitcoin' });
+    expect(parseKeyword('r/two words', 'reddit')).toEqual({ kind: 'text', text: 'r/two words' });
   });
 
   it('recognises hashtags on X only', () => {
-    expect(parseKeyword(' #TAO ', 'X')).toEqual({ kind: 'hashtag', tag: '#tao' });
-    expect(parseKeyword('#tao', 'REDDIT')).toEqual({ kind: 'text', text: '#tao' });
-    expect(parseKeyword('#', 'X')).toEqual({ kind: 'text', text: '#' });
+    expect(parseKeyword(' #TAO ', 'x')).toEqual({ kind: 'hashtag', tag: '#tao' });
+    expect(parseKeyword('#tao', 'reddit')).toEqual({ kind: 'text', text: '#tao' });
+    expect(parseKeyword('#', 'x')).toEqual({ kind: 'text', text: '#' });
   });
 });

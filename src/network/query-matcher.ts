@@ -1,5 +1,7 @@
+import { isRecord } from '../common/is-record';
 import { parseIsoDate } from '../common/validation/iso-date';
-import { DataSource, parseDataSource } from './protocol';
+import { Source } from '../common/source';
+import { sourceOfName } from './sn13/sources';
 
 export { parseIsoDate };
 
@@ -28,7 +30,7 @@ export type ParsedKeyword =
   | { kind: 'subreddit'; label: string };
 
 export interface QueryMatcher {
-  readonly source: DataSource;
+  readonly source: Source;
   readonly start: Date | null;
   readonly end: Date | null;
   readonly usernames: readonly string[];
@@ -43,14 +45,14 @@ export class InvalidQueryError extends Error {
 // Reddit names are letters, digits and underscores; anything else stays a text keyword.
 const SUBREDDIT_SELECTOR = /^(?:\/?r\/|\/)([a-z0-9_]+)\/?$/i;
 
-export function parseKeyword(keyword: string, source: DataSource): ParsedKeyword {
+export function parseKeyword(keyword: string, source: Source): ParsedKeyword {
   const trimmed = keyword.trim();
   const lower = trimmed.toLowerCase();
-  if (source === 'REDDIT') {
+  if (source === 'reddit') {
     const selector = SUBREDDIT_SELECTOR.exec(trimmed);
     if (selector) return { kind: 'subreddit', label: `r/${selector[1].toLowerCase()}` };
   }
-  if (source === 'X' && lower.length > 1 && lower.startsWith('#')) {
+  if (source === 'x' && lower.length > 1 && lower.startsWith('#')) {
     return { kind: 'hashtag', tag: lower };
   }
   return { kind: 'text', text: lower };
@@ -70,7 +72,7 @@ function normalizeUsername(username: string): string {
 }
 
 export function compileQuery(query: MatchQuery): QueryMatcher {
-  const source = parseDataSource(query.source);
+  const source = sourceOfName(query.source);
   if (!source) throw new InvalidQueryError(`unknown source: ${query.source}`);
   const start = toBound(query.start_date, 'start_date');
   const end = toBound(query.end_date, 'end_date');
@@ -83,10 +85,6 @@ export function compileQuery(query: MatchQuery): QueryMatcher {
 
 type UnknownRecord = Record<string, unknown>;
 
-function isRecord(value: unknown): value is UnknownRecord {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function stringField(record: UnknownRecord, key: string): string | undefined {
   const value = record[key];
   return typeof value === 'string' ? value : undefined;
@@ -96,7 +94,7 @@ class CompiledQuery implements QueryMatcher {
   private readonly usernameSet: ReadonlySet<string>;
 
   constructor(
-    readonly source: DataSource,
+    readonly source: Source,
     readonly start: Date | null,
     readonly end: Date | null,
     readonly usernames: readonly string[],
@@ -108,7 +106,7 @@ class CompiledQuery implements QueryMatcher {
   matches(item: unknown): boolean {
     if (!isRecord(item)) return false;
     const source = stringField(item, 'source');
-    if (source === undefined || parseDataSource(source) !== this.source) return false;
+    if (source === undefined || sourceOfName(source) !== this.source) return false;
     return this.withinDates(item) && this.byAuthor(item) && this.hasKeywords(item);
   }
 
@@ -124,7 +122,7 @@ class CompiledQuery implements QueryMatcher {
 
   private byAuthor(item: UnknownRecord): boolean {
     if (this.usernameSet.size === 0) return true;
-    const holder = this.source === 'X' ? item.user : item;
+    const holder = this.source === 'x' ? item.user : item;
     const author = isRecord(holder) ? stringField(holder, 'username') : undefined;
     return author !== undefined && this.usernameSet.has(normalizeUsername(author));
   }
@@ -145,7 +143,7 @@ class CompiledQuery implements QueryMatcher {
   }
 
   private searchableText(item: UnknownRecord): string {
-    if (this.source === 'X') return (stringField(item, 'content') ?? '').toLowerCase();
+    if (this.source === 'x') return (stringField(item, 'content') ?? '').toLowerCase();
     // Joined with newlines so that a keyword cannot match across two fields.
     return ['title', 'body', 'content']
       .map((field) => stringField(item, field) ?? '')

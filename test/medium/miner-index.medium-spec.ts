@@ -4,7 +4,7 @@ import { IndexRow } from '../../src/network/index/compressed-index';
 import { MinerIndexRepository } from '../../src/network/index/miner-index.repository';
 import { MinerIndexService } from '../../src/network/index/miner-index.service';
 import { MinersRepository } from '../../src/network/miners.repository';
-import { SourceId } from '../../src/network/protocol';
+import { SourceId } from '../../src/network/sn13/sources';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
 
 const UIDS = [0, 1, 2];

@@ -1,37 +1,36 @@
 import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import { WriteBuffer } from '../../common/writes/write-buffer';
 import { ApiKeysRepository } from './api-keys.repository';
 
-const FLUSH_INTERVAL_MS = 5000;
+const FLUSH_DELAY_MS = 5000;
 
 /**
- * Collects `last_used_at` in memory and writes it in one statement every few seconds, so that
- * an authenticated request costs no database write.
+ * Collects `last_used_at` in memory and writes it in one statement a few seconds after the
+ * first use, so that an authenticated request costs no database write.
  */
 @Injectable()
 export class ApiKeyUsageRecorder implements OnModuleDestroy {
-  private readonly logger = new Logger(ApiKeyUsageRecorder.name);
-  private pending = new Map<string, Date>();
-  private readonly timer = setInterval(() => void this.flush(), FLUSH_INTERVAL_MS).unref();
+  private readonly lastUsed: WriteBuffer<string, Date>;
 
-  constructor(private readonly repository: ApiKeysRepository) {}
+  constructor(repository: ApiKeysRepository) {
+    this.lastUsed = new WriteBuffer({
+      delayMs: FLUSH_DELAY_MS,
+      write: (batch) => repository.recordLastUsed(batch),
+      what: 'key usage',
+      logger: new Logger(ApiKeyUsageRecorder.name),
+    });
+  }
 
   record(keyId: string, at = new Date()): void {
-    this.pending.set(keyId, at);
+    this.lastUsed.add(keyId, () => at);
   }
 
-  async flush(): Promise<void> {
-    if (this.pending.size === 0) return;
-    const batch = this.pending;
-    this.pending = new Map();
-    try {
-      await this.repository.recordLastUsed(batch);
-    } catch (error) {
-      this.logger.warn(`could not record key usage: ${(error as Error).message}`);
-    }
+  /** Resolves once the usage recorded so far is stored. */
+  settled(): Promise<void> {
+    return this.lastUsed.settled();
   }
 
-  async onModuleDestroy(): Promise<void> {
-    clearInterval(this.timer);
-    await this.flush();
+  onModuleDestroy(): Promise<void> {
+    return this.lastUsed.close();
   }
 }

@@ -62,10 +62,10 @@ export class ApiKeysRepository {
   }
 
   /** One statement for a whole batch of usage timestamps (see ApiKeyUsageRecorder). */
-  async recordLastUsed(lastUsed: Map<string, Date>): Promise<void> {
+  async recordLastUsed(lastUsed: ReadonlyMap<string, Date>): Promise<void> {
     if (lastUsed.size === 0) return;
     const ids = [...lastUsed.keys()];
-    const times = ids.map((id) => lastUsed.get(id)!.toISOString());
+    const times = [...lastUsed.values()].map((at) => at.toISOString());
     await this.keys.query(
       `UPDATE api_keys AS k SET last_used_at = GREATEST(k.last_used_at, u.used_at)
        FROM unnest($1::uuid[], $2::timestamptz[]) AS u(id, used_at)

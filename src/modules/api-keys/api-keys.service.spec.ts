@@ -36,7 +36,7 @@ function setUp(stored: Partial<ApiKeyEntity> = {}) {
     onChanged: (listener: (keyId: string) => void) => (announced = listener),
     publish: jest.fn(),
   };
-  const usage = { record: jest.fn(), flush: jest.fn() };
+  const usage = { record: jest.fn(), settled: jest.fn() };
   const clock = new Clock();
   const config = { masterKey: 'sk_master_unit_0123456789', auth: { keyCacheTtlMs: 60_000 } };
   const service = new ApiKeysService(

@@ -104,7 +104,7 @@ export class ApiKeysService {
   }
 
   async list(): Promise<ApiKeyListDto> {
-    await this.usage.flush();
+    await this.usage.settled();
     const keys = await this.repository.listAll();
     return { keys: keys.map(toSummary) };
   }
@@ -123,7 +123,7 @@ export class ApiKeysService {
       throw validationError(['body'], 'give at least one of name, expires_at and rate_limit');
     const key = await this.findById(id);
     if (!key) throw new NotFoundException('API key not found');
-    await this.usage.flush();
+    await this.usage.settled();
     // Only an active key is updated, so a deactivation racing this update wins.
     const updated = key.isActive ? await this.repository.updateActive(key.id, changes) : null;
     if (!updated) throw new ConflictException('API key is deactivated');

@@ -7,6 +7,7 @@ import { InjectConfig } from '../../config/config.module';
 import { parseIsoDate } from '../../common/validation/iso-date';
 import { NetworkService } from '../../network/network.service';
 import { NetworkQuery } from '../../network/protocol';
+import { toSourceName } from '../../network/sn13/sources';
 import { DataQueryRequestDto } from './dto/data-query-request.dto';
 import { DataQueryResponseDto } from './dto/data-query-response.dto';
 
@@ -41,7 +42,7 @@ export class DataQueryService {
       data: result.items,
       meta: {
         ...(result.error ? { error: result.error } : {}),
-        source: query.source,
+        source: toSourceName(query.source),
         miners_queried: result.minersQueried,
         miners_responded: result.minersResponded,
         miners_failed: result.minersFailed,
@@ -67,7 +68,7 @@ function toNetworkQuery(request: DataQueryRequestDto): NetworkQuery {
     throw validationError(['body', 'start_date'], 'start_date must not be after end_date');
   }
   return {
-    source: request.source === 'x' ? 'X' : 'REDDIT',
+    source: request.source,
     usernames: request.usernames ?? [],
     keywords: request.keywords ?? [],
     startDate,

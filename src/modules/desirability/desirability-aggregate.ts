@@ -1,4 +1,5 @@
-import { JobParamsView, JobView, LegacyDesirability, Platform } from './desirability.types';
+import { Source } from '../../common/source';
+import { JobParamsView, JobView, LegacyDesirability } from './desirability.types';
 
 /** Share of the aggregate that belongs to the network owner's default list. */
 export const OWNER_SHARE = 0.3;
@@ -98,7 +99,7 @@ export function aggregateDesirabilities(input: AggregateInput): JobView[] {
  * are left out; jobs sharing a label (differing in keyword or dates) add up under it.
  */
 export function toLegacyFormat(jobs: readonly JobView[]): LegacyDesirability[] {
-  const byPlatform = new Map<Platform, Map<string, number>>();
+  const byPlatform = new Map<Source, Map<string, number>>();
   for (const job of jobs) {
     if (job.params.label === null) continue;
     const labels = byPlatform.get(job.params.platform) ?? new Map<string, number>();

@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import { ValidationErrorItem } from '../../common/errors/validation-error-item';
 import { parseIsoDate } from '../../common/validation/iso-date';
-import { Loc, Platform, PLATFORMS } from './desirability.types';
+import { Source, SOURCES } from '../../common/source';
+import { normalizeLabel } from '../../network/protocol';
+import { Loc } from './desirability.types';
 
 /** Longest task id: ids appear in URLs (`/api/v1/tasks/{id}`), hence also no slashes. */
 export const MAX_ID_LENGTH = 80;
@@ -47,15 +49,11 @@ export class Issues {
   }
 }
 
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** `x` or `reddit` in any case (and surrounding spaces); undefined when invalid (reported). */
-export function parsePlatform(value: unknown, loc: Loc, issues: Issues): Platform | undefined {
+export function parseSource(value: unknown, loc: Loc, issues: Issues): Source | undefined {
   if (typeof value !== 'string') return issues.stringType(loc);
-  const platform = value.trim().toLowerCase();
-  if ((PLATFORMS as readonly string[]).includes(platform)) return platform as Platform;
+  const source = value.trim().toLowerCase();
+  if ((SOURCES as readonly string[]).includes(source)) return source as Source;
   issues.add(loc, 'enum', "Input should be 'x' or 'reddit'", { expected: "'x' or 'reddit'" });
   return undefined;
 }
@@ -91,15 +89,15 @@ export function parseId(value: unknown, loc: Loc, issues: Issues): string | unde
  */
 export function parseLabel(
   value: unknown,
-  platform: Platform | undefined,
+  platform: Source | undefined,
   loc: Loc,
   issues: Issues,
 ): string | null | undefined {
   if (value === null || value === undefined) return null;
   if (typeof value !== 'string') return issues.stringType(loc);
-  const text = value.trim().toLowerCase();
+  const text = normalizeLabel(value);
   if (!checkLength(text, MAX_TEXT_LENGTH, loc, issues) || !platform) return undefined;
-  const label = normalizeLabel(platform, text);
+  const label = canonicalJobLabel(platform, text);
   if (label === undefined) {
     const rule =
       platform === 'x'
@@ -110,8 +108,11 @@ export function parseLabel(
   return checkLength(label, MAX_TEXT_LENGTH, loc, issues) ? label : undefined;
 }
 
-/** The canonical form of a trimmed, lower-cased label; undefined when it breaks the rule. */
-export function normalizeLabel(platform: Platform, text: string): string | undefined {
+/**
+ * The canonical form of a normalized label (see `normalizeLabel`) under its source's rule for
+ * job labels; undefined when it breaks the rule.
+ */
+function canonicalJobLabel(platform: Source, text: string): string | undefined {
   if (platform === 'x') return /^#[^\s#]+$/.test(text) ? text : undefined;
   const subreddit = /^(?:\/?r\/|\/)([^\s/]+)$/.exec(text);
   return subreddit ? `r/${subreddit[1]}` : undefined;
@@ -141,7 +142,7 @@ export function parseDate(value: unknown, loc: Loc, issues: Issues): Date | null
  * The id a legacy entry's label gets: the same for the same platform and label in every
  * submission, readable, and within the id rules (at most 60 characters, no slashes).
  */
-export function legacyJobId(platform: Platform, label: string): string {
+export function legacyJobId(platform: Source, label: string): string {
   const slug = label
     .replace(/[^a-z0-9_]+/g, '-')
     .replace(/^-+|-+$/g, '')

@@ -1,16 +1,17 @@
 import { TaskJob } from '../tasks/task.types';
 import {
-  isPlainObject,
   Issues,
   legacyJobId,
   parseDate,
   parseId,
   parseKeyword,
   parseLabel,
-  parsePlatform,
+  parseSource,
   parseWeight,
 } from './desirability-fields';
-import { Loc, ParsedSubmission, ParseResult, Platform, WeightedJob } from './desirability.types';
+import { isRecord } from '../../common/is-record';
+import { Source } from '../../common/source';
+import { Loc, ParsedSubmission, ParseResult, WeightedJob } from './desirability.types';
 
 const REQUEST_FIELDS = ['desirabilities'];
 const JOB_FIELDS = ['id', 'weight', 'params'];
@@ -40,7 +41,7 @@ export function parseDesirabilityRequest(
   if (body === undefined || body === null) {
     return { ok: false, errors: [{ loc: ['body'], msg: 'Field required', type: 'missing' }] };
   }
-  if (!isPlainObject(body)) {
+  if (!isRecord(body)) {
     const msg = 'Input should be a valid dictionary or object to extract fields from';
     return { ok: false, errors: [{ loc: ['body'], msg, type: 'model_attributes_type' }] };
   }
@@ -97,13 +98,13 @@ export function parseDesirabilityList(
 function countJobs(items: readonly unknown[]): number {
   return items.reduce<number>((total, item) => {
     const weights =
-      isPlainObject(item) && !Object.hasOwn(item, 'params') ? item.label_weights : undefined;
-    return total + (isPlainObject(weights) ? Math.max(1, Object.keys(weights).length) : 1);
+      isRecord(item) && !Object.hasOwn(item, 'params') ? item.label_weights : undefined;
+    return total + (isRecord(weights) ? Math.max(1, Object.keys(weights).length) : 1);
   }, 0);
 }
 
 function parseItem(item: unknown, loc: Loc, issues: Issues): Draft[] {
-  if (!isPlainObject(item)) {
+  if (!isRecord(item)) {
     issues.dictType(loc);
     return [];
   }
@@ -123,8 +124,8 @@ function parseJobItem(item: Record<string, unknown>, loc: Loc, issues: Issues): 
 }
 
 function parseParams(value: unknown, loc: Loc, issues: Issues): Omit<TaskJob, 'id'> | undefined {
-  if (!isPlainObject(value)) return issues.dictType(loc);
-  const platform = required(value, 'platform', loc, issues, parsePlatform);
+  if (!isRecord(value)) return issues.dictType(loc);
+  const platform = required(value, 'platform', loc, issues, parseSource);
   const label = parseLabel(value.label, platform, [...loc, 'label'], issues);
   const keyword = parseKeyword(value.keyword, [...loc, 'keyword'], issues);
   const postStart = parseDate(value.post_start_datetime, [...loc, 'post_start_datetime'], issues);
@@ -149,7 +150,7 @@ function parseParams(value: unknown, loc: Loc, issues: Issues): Omit<TaskJob, 'i
 
 /** A legacy entry gives one job per label, with a generated id (same label, same id). */
 function parseLegacyItem(item: Record<string, unknown>, loc: Loc, issues: Issues): Draft[] {
-  const platform = required(item, 'source_name', loc, issues, parsePlatform);
+  const platform = required(item, 'source_name', loc, issues, parseSource);
   const drafts = required(item, 'label_weights', loc, issues, (weights, weightsLoc) =>
     parseLabelWeights(weights, platform, weightsLoc, issues),
   );
@@ -159,11 +160,11 @@ function parseLegacyItem(item: Record<string, unknown>, loc: Loc, issues: Issues
 
 function parseLabelWeights(
   value: unknown,
-  platform: Platform | undefined,
+  platform: Source | undefined,
   loc: Loc,
   issues: Issues,
 ): Draft[] | undefined {
-  if (!isPlainObject(value)) return issues.dictType(loc);
+  if (!isRecord(value)) return issues.dictType(loc);
   const entries = Object.entries(value);
   if (entries.length === 0) {
     const msg = 'Dictionary should have at least 1 item after validation';

@@ -1,8 +1,6 @@
+import { Source } from '../../common/source';
 import { ValidationErrorItem } from '../../common/errors/validation-error-item';
 import { TaskJob } from '../tasks/task.types';
-
-export const PLATFORMS = ['x', 'reddit'] as const;
-export type Platform = (typeof PLATFORMS)[number];
 
 /** A position in the request, FastAPI style: `["body", "desirabilities", 3, "params", "platform"]`. */
 export type Loc = (string | number)[];
@@ -20,7 +18,7 @@ export interface JobView {
 }
 
 export interface JobParamsView {
-  platform: Platform;
+  platform: Source;
   label: string | null;
   keyword: string | null;
   post_start_datetime: string | null;
@@ -29,7 +27,7 @@ export interface JobParamsView {
 
 /** One entry of the legacy format: `{source_name, label_weights: {label: weight}}`. */
 export interface LegacyDesirability {
-  source_name: Platform;
+  source_name: Source;
   label_weights: Record<string, number>;
 }
 

@@ -16,12 +16,7 @@ import {
   LabelSizeDto,
   QueryBucketResponseDto,
 } from './dto/stats-responses.dto';
-import {
-  LabelQueryDto,
-  QueryBucketQueryDto,
-  SourceParamDto,
-  SourceQueryDto,
-} from './dto/stats-requests.dto';
+import { LabelQueryDto, QueryBucketQueryDto, SourceDto } from './dto/stats-requests.dto';
 import { StatsService, TOP_LIMIT } from './stats.service';
 
 const SOURCE_PARAM = { name: 'source', enum: SOURCES, description: '`x` or `reddit`, in any case' };
@@ -53,7 +48,7 @@ export class StatsController {
     schema: { type: 'array', maxItems: TOP_LIMIT, items: { $ref: getSchemaPath(LabelSizeDto) } },
   })
   @ApiErrorResponses(unknownSource('path'))
-  topLabels(@Param() params: SourceParamDto): Promise<LabelSizeDto[]> {
+  topLabels(@Param() params: SourceDto): Promise<LabelSizeDto[]> {
     return this.stats.topLabels(params.source);
   }
 
@@ -67,7 +62,7 @@ export class StatsController {
     schema: { type: 'array', maxItems: TOP_LIMIT, items: { $ref: getSchemaPath(AgeSizeDto) } },
   })
   @ApiErrorResponses(unknownSource('query'))
-  ages(@Query() query: SourceQueryDto): Promise<AgeSizeDto[]> {
+  ages(@Query() query: SourceDto): Promise<AgeSizeDto[]> {
     return this.stats.ages(query.source);
   }
 
@@ -111,7 +106,7 @@ export class StatsController {
     }),
   )
   queryBucket(
-    @Param() params: SourceParamDto,
+    @Param() params: SourceDto,
     @Query() query: QueryBucketQueryDto,
   ): Promise<QueryBucketResponseDto> {
     return this.stats.queryBucket(params.source, query);

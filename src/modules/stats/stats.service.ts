@@ -3,13 +3,8 @@ import { validationError } from '../../common/errors/validation-error-item';
 import { Source } from '../../common/source';
 import { MinerIndexService } from '../../network/index/miner-index.service';
 import { NetworkService } from '../../network/network.service';
-import {
-  bucketEnd,
-  bucketStart,
-  normalizeLabel,
-  SourceId,
-  timeBucketId,
-} from '../../network/protocol';
+import { bucketEnd, bucketStart, normalizeLabel, timeBucketId } from '../../network/protocol';
+import { toSourceId, toSourceName } from '../../network/sn13/sources';
 import { QueryBucketQueryDto } from './dto/stats-requests.dto';
 import {
   AgeSizeDto,
@@ -22,8 +17,6 @@ import {
 export const TOP_LIMIT = 1000;
 /** Holders of a bucket considered, most credible first (the network asks those with budget). */
 const HOLDERS_CONSIDERED = 10;
-
-const SOURCE_IDS: Record<Source, SourceId> = { reddit: 1, x: 2 };
 
 /**
  * Statistics over the miners' index, read through the miner index from its incrementally
@@ -40,7 +33,7 @@ export class StatsService {
 
   async topLabels(source: Source): Promise<LabelSizeDto[]> {
     return this.cached(`labels:${source}`, async () => {
-      const rows = await this.index.topLabels(SOURCE_IDS[source], TOP_LIMIT);
+      const rows = await this.index.topLabels(toSourceId(source), TOP_LIMIT);
       return rows.map((row) => ({
         label_value: row.label_value,
         content_size_bytes: Number(row.content_size_bytes),
@@ -51,7 +44,7 @@ export class StatsService {
 
   async ages(source: Source): Promise<AgeSizeDto[]> {
     return this.cached(`ages:${source}`, async () => {
-      const rows = await this.index.ages(SOURCE_IDS[source], TOP_LIMIT);
+      const rows = await this.index.ages(toSourceId(source), TOP_LIMIT);
       return rows.map((row) => ({
         time_bucket_id: row.time_bucket_id,
         content_size_bytes: Number(row.content_size_bytes),
@@ -89,7 +82,7 @@ export class StatsService {
     const start = query.start_bucket ?? end - 24;
     if (start > end)
       throw validationError(['query', 'start_bucket'], 'start_bucket must not be after end_bucket');
-    const sourceId = SOURCE_IDS[source];
+    const sourceId = toSourceId(source);
     const label = query.label === undefined ? undefined : normalizeLabel(query.label);
     const labelId = label === undefined ? undefined : await this.index.labelId(label);
     const range = `buckets ${start}..${end}`;
@@ -111,7 +104,7 @@ export class StatsService {
         id: bucket,
         start: bucketStart(bucket).toISOString(),
         end: bucketEnd(bucket).toISOString(),
-        source: source === 'x' ? 'X' : 'REDDIT',
+        source: toSourceName(source),
         label: answer.label,
         expected_size: answer.claimedBytes,
       },

@@ -4,7 +4,9 @@ import { setImmediate } from 'node:timers/promises';
 import { createGunzip } from 'node:zlib';
 import type { FieldDefinition, SchemaDefinition } from '@dsnp/parquetjs';
 import { loadWhenUsed } from '../../common/load-when-used';
+import { Source } from '../../common/source';
 import { RedditItem, XItem } from '../../network/protocol';
+import { toSourceName } from '../../network/sn13/sources';
 import { writeFileAtomically, WrittenFile } from './atomic-file';
 
 /*
@@ -135,10 +137,7 @@ function redditRow(item: RedditItem): ParquetRow {
   };
 }
 
-const PLATFORMS = {
-  x: { columns: X_COLUMNS, source: 'X' },
-  reddit: { columns: REDDIT_COLUMNS, source: 'REDDIT' },
-} as const;
+const COLUMNS = { x: X_COLUMNS, reddit: REDDIT_COLUMNS } as const;
 
 /**
  * Writes the rows of a task's JSON lines dataset (`jsonlPath`, as compiled) to `path` as
@@ -148,11 +147,12 @@ const PLATFORMS = {
  * converting the same file write the same bytes.
  */
 export async function writeParquet(
-  platform: 'x' | 'reddit',
+  platform: Source,
   jsonlPath: string,
   path: string,
 ): Promise<WrittenFile & { rows: number }> {
-  const { columns, source } = PLATFORMS[platform];
+  const columns = COLUMNS[platform];
+  const source = toSourceName(platform);
   // Loaded here: most processes never write a dataset and should not carry the library.
   const { ParquetSchema, ParquetWriter } =
     loadWhenUsed<typeof import('@dsnp/parquetjs')>('@dsnp/parquetjs');

@@ -113,7 +113,7 @@ export class TaskLifecycleService
   private async collect(task: TaskRow, now: Date): Promise<void> {
     const end = task.post_end && task.post_end < now ? task.post_end : now;
     const result = await this.network.query({
-      source: task.platform === 'x' ? 'X' : 'REDDIT',
+      source: task.platform,
       usernames: [],
       keywords: [task.label, task.keyword].filter((keyword): keyword is string => keyword !== null),
       startDate: task.post_start,

@@ -1,3 +1,5 @@
+import { Source } from '../../common/source';
+
 /** States of a scraping task; see docs/decisions.md ("Scraping tasks") for the transitions. */
 export const TASK_STATES = ['active', 'compiling', 'completed', 'failed'] as const;
 export type TaskState = (typeof TASK_STATES)[number];
@@ -12,7 +14,7 @@ export const TASK_LIFETIME_MS = 7 * 24 * 3600 * 1000;
 /** A job of a validator's vote, normalized: what a task is registered from. */
 export interface TaskJob {
   id: string;
-  platform: 'x' | 'reddit';
+  platform: Source;
   /** Normalized: lower case; `#tag` for X, `r/name` for Reddit. */
   label: string | null;
   keyword: string | null;
@@ -22,7 +24,7 @@ export interface TaskJob {
 
 export interface TaskRow {
   id: string;
-  platform: 'x' | 'reddit';
+  platform: Source;
   label: string | null;
   keyword: string | null;
   post_start: Date | null;

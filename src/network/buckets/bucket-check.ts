@@ -1,5 +1,6 @@
 import { parseIsoDate } from '../../common/validation/iso-date';
-import { BucketKey, bucketEnd, bucketStart, DataItem, sourceFromId } from '../protocol';
+import { BucketKey, bucketEnd, bucketStart, DataItem } from '../protocol';
+import { sourceOfId } from '../sn13/sources';
 import { convertEntity } from '../sn13/entities';
 
 /** Claimed and returned sizes may differ this much (serialization details) before it counts. */
@@ -25,7 +26,7 @@ export function checkBucket(
   claimedBytes: number,
   entities: readonly unknown[],
 ): BucketCheckResult {
-  const source = sourceFromId(bucket.source)!;
+  const source = sourceOfId(bucket.source)!;
   const start = bucketStart(bucket.timeBucket).getTime();
   const end = bucketEnd(bucket.timeBucket).getTime();
   const uris = new Set<string>();

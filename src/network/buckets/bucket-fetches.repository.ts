@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { BucketKey, DataItem, SourceId } from '../protocol';
+import { BucketKey, DataItem } from '../protocol';
+import { SourceId } from '../sn13/sources';
 
 export interface StoredFetch {
   label: string | null;

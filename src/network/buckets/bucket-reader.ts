@@ -4,7 +4,8 @@ import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { CredibilityRecorder } from '../credibility-recorder';
 import { BucketCheckResult, checkBucket } from './bucket-check';
-import { BucketKey, DataItem, SourceId } from '../protocol';
+import { BucketKey, DataItem } from '../protocol';
+import { SourceId } from '../sn13/sources';
 import { getDataEntityBucketFields, readEntityList } from '../sn13/messages';
 import { CallBudgets } from '../transport/call-budgets';
 import {

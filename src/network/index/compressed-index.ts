@@ -1,11 +1,12 @@
+import { isRecord } from '../../common/is-record';
 import {
   MAX_DATA_AGE_DAYS,
   MAX_INDEX_BUCKETS,
   MAX_LABEL_LENGTH,
   normalizeLabel,
-  SourceId,
   timeBucketId,
 } from '../protocol';
+import { SourceId } from '../sn13/sources';
 
 /** One (source, label, hour) a miner claims to hold, with its size. */
 export interface IndexRow {
@@ -97,8 +98,4 @@ function parseLabel(value: unknown, where: string): string | null {
   if (label.length > MAX_LABEL_LENGTH)
     throw new InvalidIndexError(`${where}.label is longer than ${MAX_LABEL_LENGTH} characters`);
   return label;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

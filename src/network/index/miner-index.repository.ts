@@ -6,7 +6,7 @@ import type { PoolClient } from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { DataSource, EntityManager } from 'typeorm';
 import { returningRows } from '../../database/returning-rows';
-import { SourceId } from '../protocol';
+import { SourceId } from '../sn13/sources';
 import { binaryCopyChunks, COPY_COLUMNS } from './binary-copy';
 import { IndexRow } from './compressed-index';
 import {

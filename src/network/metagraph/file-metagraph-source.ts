@@ -1,3 +1,4 @@
+import { isRecord } from '../../common/is-record';
 import { readFile, unwatchFile, watchFile } from 'node:fs';
 import { promisify } from 'node:util';
 import { MetagraphNetwork } from '../miners.repository';
@@ -87,8 +88,4 @@ function parseNeuron(value: unknown, index: number): MetagraphNeuron {
     incentive,
     validator_permit: validatorPermit,
   };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -6,7 +6,7 @@ import {
   OnModuleDestroy,
 } from '@nestjs/common';
 import { MinerIndexService } from '../index/miner-index.service';
-import { MinerEntity } from '../miner.entity';
+import { MinerEntity, ServingMiner } from '../miner.entity';
 import { MinersRepository, StoredMetagraph } from '../miners.repository';
 import { MetagraphFile, MetagraphNeuron } from '../protocol';
 import { MinerClient } from '../transport/miner-client';
@@ -84,9 +84,9 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
   }
 
   /** Every miner that may be called (not validators), failing ones included; callers filter further. */
-  minersServingData(): MinerEntity[] {
+  minersServingData(): ServingMiner[] {
     return this.miners.filter(
-      (miner) =>
+      (miner): miner is ServingMiner =>
         !miner.validatorPermit &&
         miner.axonUrl !== null &&
         miner.state !== 'deregistered' &&

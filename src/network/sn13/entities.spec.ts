@@ -2,6 +2,7 @@ import { generateCorpus } from '../../devnet/corpus';
 import { toWireEntity } from '../../devnet/miner-records';
 import { DataItem, RedditItem, XItem } from '../protocol';
 import { convertEntity } from './entities';
+import { sourceOfName } from './sources';
 
 const corpus = generateCorpus({ seed: 3, size: { x: 300, reddit: 200 } });
 const xItem = corpus.items.find(
@@ -24,7 +25,7 @@ function entity(item: DataItem, change: (entity: Json, record: Json) => void = (
 describe(convertEntity.name, () => {
   it('maps every stored record of the corpus back to the item it was made from', () => {
     for (const item of corpus.items) {
-      const converted = convertEntity(toWireEntity(item), item.source);
+      const converted = convertEntity(toWireEntity(item), sourceOfName(item.source)!);
       expect(converted?.item).toEqual(item);
       expect(converted?.contentBytes).toBe(converted?.declaredBytes);
     }
@@ -34,7 +35,7 @@ describe(convertEntity.name, () => {
     const wire = toWireEntity(xItem);
     const record = JSON.parse(wire.content) as { timestamp: string };
     expect(record.timestamp).toMatch(/:00Z$/);
-    expect(convertEntity(wire, 'X')?.item.datetime).toBe(xItem.datetime);
+    expect(convertEntity(wire, 'x')?.item.datetime).toBe(xItem.datetime);
   });
 
   it('reads the nested shape some miners store for X, and fills what a record lacks with null', () => {
@@ -52,7 +53,7 @@ describe(convertEntity.name, () => {
       }),
       content_size_bytes: 0,
     };
-    const item = convertEntity(nested, 'X')?.item as XItem;
+    const item = convertEntity(nested, 'x')?.item as XItem;
     expect(item).toMatchObject({
       datetime: '2024-05-29T10:03:51.250Z',
       label: '#tao',
@@ -71,13 +72,13 @@ describe(convertEntity.name, () => {
     ];
     const item = convertEntity(
       entity(xItem, (_, record) => (record.media = urls)),
-      'X',
+      'x',
     )?.item as XItem;
     expect(item.media.map((media) => media.type)).toEqual(['photo', 'video', 'animated_gif']);
   });
 
   it('joins a Reddit post title and body into content, as the item shapes do', () => {
-    expect(convertEntity(toWireEntity(post), 'REDDIT')?.item).toMatchObject({
+    expect(convertEntity(toWireEntity(post), 'reddit')?.item).toMatchObject({
       title: post.title,
       content: post.body === '' ? post.title : `${post.title}\n\n${post.body}`,
       createdAt: post.datetime,
@@ -85,13 +86,13 @@ describe(convertEntity.name, () => {
   });
 
   it('gives every Reddit item both title and parentId: null for the one its kind lacks', () => {
-    expect(convertEntity(toWireEntity(post), 'REDDIT')?.item).toMatchObject({ parentId: null });
+    expect(convertEntity(toWireEntity(post), 'reddit')?.item).toMatchObject({ parentId: null });
     const comment = entity(post, (_, record) => {
       record.dataType = 'comment';
       record.parentId = post.id;
       delete record.title;
     });
-    expect(convertEntity(comment, 'REDDIT')?.item).toMatchObject({
+    expect(convertEntity(comment, 'reddit')?.item).toMatchObject({
       dataType: 'comment',
       title: null,
       parentId: post.id,
@@ -118,22 +119,22 @@ describe(convertEntity.name, () => {
     ['whose data type is unknown', post, (_, record) => (record.dataType = 'video')],
     ['whose body is not text', post, (_, record) => (record.body = null)],
   ])('refuses an entity %s', (_, item, change) => {
-    expect(convertEntity(entity(item, change), item.source)).toBeUndefined();
+    expect(convertEntity(entity(item, change), sourceOfName(item.source)!)).toBeUndefined();
   });
 
   it.each([null, 42, 'entity', [], { content: '{' }])('refuses %p without throwing', (value) => {
-    expect(convertEntity(value, 'X')).toBeUndefined();
+    expect(convertEntity(value, 'x')).toBeUndefined();
   });
 
   it('refuses content that is not a JSON object', () => {
     const wire = { ...toWireEntity(xItem), content: '[1, 2]' };
-    expect(convertEntity(wire, 'X')).toBeUndefined();
-    expect(convertEntity({ ...wire, content: 'not json' }, 'X')).toBeUndefined();
+    expect(convertEntity(wire, 'x')).toBeUndefined();
+    expect(convertEntity({ ...wire, content: 'not json' }, 'x')).toBeUndefined();
   });
 
   it('reports the declared and the true size of the record', () => {
     const wire = { ...toWireEntity(xItem), content_size_bytes: 3 };
-    expect(convertEntity(wire, 'X')).toMatchObject({
+    expect(convertEntity(wire, 'x')).toMatchObject({
       declaredBytes: 3,
       contentBytes: Buffer.byteLength(wire.content),
     });

@@ -1,13 +1,8 @@
+import { isRecord } from '../../common/is-record';
 import { parseIsoDate } from '../../common/validation/iso-date';
-import {
-  DataItem,
-  DataSource,
-  MAX_LABEL_LENGTH,
-  RedditItem,
-  sourceToId,
-  XItem,
-  XMedia,
-} from '../protocol';
+import { DataItem, MAX_LABEL_LENGTH, RedditItem, XItem, XMedia } from '../protocol';
+import { Source } from '../../common/source';
+import { toSourceId } from './sources';
 
 /**
  * Subnet 13's `DataEntity` as miners send it, and its conversion to the gateway's item shapes.
@@ -42,10 +37,10 @@ export interface ConvertedEntity {
 }
 
 /** Reads one entity of `source`; undefined when it is malformed or its record is. */
-export function convertEntity(value: unknown, source: DataSource): ConvertedEntity | undefined {
+export function convertEntity(value: unknown, source: Source): ConvertedEntity | undefined {
   if (!isRecord(value)) return undefined;
   const { uri, datetime, content, content_size_bytes: declared } = value;
-  if (value.source !== sourceToId(source)) return undefined;
+  if (value.source !== toSourceId(source)) return undefined;
   if (typeof uri !== 'string' || uri === '' || typeof content !== 'string') return undefined;
   if (!Number.isSafeInteger(declared) || (declared as number) < 0) return undefined;
   const time = typeof datetime === 'string' ? parseIsoDate(datetime) : undefined;
@@ -58,7 +53,7 @@ export function convertEntity(value: unknown, source: DataSource): ConvertedEnti
   }
   if (!isRecord(record)) return undefined;
   const item =
-    source === 'X'
+    source === 'x'
       ? xItemOf(record, uri, time.toISOString())
       : redditItemOf(record, uri, time.toISOString());
   if (!item) return undefined;
@@ -191,8 +186,4 @@ function count(value: unknown): number | undefined {
 
 function flag(value: unknown): boolean | undefined {
   return typeof value === 'boolean' ? value : undefined;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -1,5 +1,6 @@
 import { parseKeyword } from '../query-matcher';
-import { BucketKey, NetworkQuery, sourceToId } from '../protocol';
+import { BucketKey, NetworkQuery } from '../protocol';
+import { toSourceId } from './sources';
 import { WireDataLabel } from './entities';
 
 /**
@@ -63,7 +64,7 @@ export function onDemandRequestFields(query: NetworkQuery): OnDemandRequestField
   });
   return {
     version: PROTOCOL_VERSION,
-    source: sourceToId(query.source),
+    source: toSourceId(query.source),
     usernames: query.usernames,
     keywords: [
       ...keywords.filter((keyword) => keyword.first),

@@ -1,6 +1,7 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { DataItemDto, dataItemsProperty, RedditItemDto, XItemDto } from './data-item.dto';
 import { MINER_FAILURE_REASONS, MinerFailureReason } from '../../../network/transport/miner-client';
+import { SOURCE_NAMES, SourceName } from '../../../network/sn13/sources';
 
 /** What each failure reason means, for the document; the compiler wants every reason here. */
 const FAILURE_REASONS: Record<MinerFailureReason, string> = {
@@ -56,10 +57,10 @@ export class OnDemandMetaDto {
 
   @ApiProperty({
     description: 'The queried source, upper case',
-    enum: ['X', 'REDDIT'],
+    enum: SOURCE_NAMES,
     example: 'X',
   })
-  source: 'X' | 'REDDIT';
+  source: SourceName;
 
   @ApiProperty({ ...COUNT, description: 'Miners asked (hedges included)', example: 5 })
   miners_queried: number;

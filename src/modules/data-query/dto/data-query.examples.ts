@@ -1,6 +1,7 @@
 import type { RedditItemDto, XItemDto } from './data-item.dto';
 import type { DataQueryRequestDto } from './data-query-request.dto';
 import type { DataQueryResponseDto, OnDemandMetaDto } from './data-query-response.dto';
+import type { SourceName } from '../../../network/sn13/sources';
 
 /**
  * Examples of the on-demand operation. The request examples return items on the devnet that
@@ -84,7 +85,7 @@ const REDDIT_COMMENT: RedditItemDto = {
   parentId: 't3_x1y2z3',
 };
 
-function meta(source: 'X' | 'REDDIT', items: number): OnDemandMetaDto {
+function meta(source: SourceName, items: number): OnDemandMetaDto {
   return {
     source,
     miners_queried: 5,

@@ -4,12 +4,8 @@ import { IsInt, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'cla
 import { IsSource, Source } from '../../../common/source';
 import { NoNulCharacter } from '../../../common/validation/no-nul';
 
-export class SourceParamDto {
-  @IsSource()
-  source: Source;
-}
-
-export class SourceQueryDto {
+/** `source`, as a path parameter (`@Param()`) or a query parameter (`@Query()`). */
+export class SourceDto {
   @IsSource()
   source: Source;
 }

@@ -1,4 +1,5 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { SOURCE_NAMES, SourceName } from '../../../network/sn13/sources';
 import {
   DataItemDto,
   dataItemsProperty,
@@ -75,8 +76,8 @@ export class BucketDescriptionDto {
   @ApiProperty({ description: 'End of the hour (exclusive)', format: 'date-time' })
   end: string;
 
-  @ApiProperty({ enum: ['X', 'REDDIT'], example: 'X' })
-  source: 'X' | 'REDDIT';
+  @ApiProperty({ enum: SOURCE_NAMES, example: 'X' })
+  source: SourceName;
 
   @ApiPropertyOptional({ type: String, nullable: true, example: '#bitcoin' })
   label: string | null;

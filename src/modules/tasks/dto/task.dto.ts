@@ -1,10 +1,11 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { Source, SOURCES } from '../../../common/source';
 import { TASK_STATES, TaskState } from '../task.types';
 
 @ApiSchema({ name: 'TaskParams' })
 export class TaskParamsDto {
-  @ApiProperty({ enum: ['x', 'reddit'], example: 'x' })
-  platform: 'x' | 'reddit';
+  @ApiProperty({ enum: SOURCES, example: 'x' })
+  platform: Source;
 
   @ApiPropertyOptional({ type: String, nullable: true, example: '#tao' })
   label: string | null;

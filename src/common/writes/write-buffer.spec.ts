@@ -1,0 +1,61 @@
+import { Logger } from '@nestjs/common';
+import { WriteBuffer } from './write-buffer';
+
+function buffer(delayMs: number, write: (batch: ReadonlyMap<string, number>) => Promise<void>) {
+  const logger = new Logger('test');
+  const warn = jest.spyOn(logger, 'warn').mockImplementation(() => undefined);
+  return { writes: new WriteBuffer({ delayMs, write, what: 'sums', logger }), warn };
+}
+
+describe(WriteBuffer.name, () => {
+  it('folds the changes of one key and writes them in one batch after the delay', async () => {
+    const batches: Map<string, number>[] = [];
+    const { writes } = buffer(20, async (batch) => void batches.push(new Map(batch)));
+    writes.add('a', (sum = 0) => sum + 1);
+    writes.add('a', (sum = 0) => sum + 2);
+    writes.add('b', (sum = 0) => sum + 5);
+    expect(batches).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(batches).toEqual([
+      new Map([
+        ['a', 3],
+        ['b', 5],
+      ]),
+    ]);
+  });
+
+  it('settles only once the writes already started have ended', async () => {
+    let stored = 0;
+    const { writes } = buffer(10_000, async (batch) => {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      stored += batch.get('a') ?? 0;
+    });
+    writes.add('a', () => 7);
+    await writes.settled();
+    expect(stored).toBe(7);
+  });
+
+  it('writes what is pending on close and ignores later changes', async () => {
+    const batches: Map<string, number>[] = [];
+    const { writes } = buffer(10_000, async (batch) => void batches.push(new Map(batch)));
+    writes.add('a', () => 1);
+    await writes.close();
+    writes.add('a', () => 2);
+    await writes.settled();
+    expect(batches).toEqual([new Map([['a', 1]])]);
+  });
+
+  it('logs a failed write instead of throwing, and keeps writing later batches', async () => {
+    let calls = 0;
+    const { writes, warn } = buffer(0, async () => {
+      calls += 1;
+      if (calls === 1) throw new Error('database down');
+    });
+    writes.add('a', () => 1);
+    await writes.settled();
+    writes.add('a', () => 2);
+    await writes.settled();
+    expect(calls).toBe(2);
+    expect(warn).toHaveBeenCalledWith('could not record sums: database down');
+  });
+});

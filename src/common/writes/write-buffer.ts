@@ -1,0 +1,58 @@
+import { Logger } from '@nestjs/common';
+
+export interface WriteBufferOptions<K, V> {
+  /** How long the first change waits for others before the batch is written. */
+  delayMs: number;
+  /** Writes one batch; a failure is logged (as `could not record <what>`) and the batch dropped. */
+  write: (batch: ReadonlyMap<K, V>) => Promise<void>;
+  what: string;
+  logger: Logger;
+}
+
+/**
+ * Changes gathered in memory, folded per key, and written together `delayMs` after the first
+ * one: a request or a miner call then costs no database write of its own. The recorders of
+ * this service (`ApiKeyUsageRecorder`, `CredibilityRecorder`) hold one each; their shutdown
+ * hooks `close()` it, so nothing recorded before shutdown is lost.
+ */
+export class WriteBuffer<K, V> {
+  private pending = new Map<K, V>();
+  private timer: NodeJS.Timeout | undefined;
+  private readonly writes = new Set<Promise<void>>();
+  private closed = false;
+
+  constructor(private readonly options: WriteBufferOptions<K, V>) {}
+
+  /** Folds a change into what is pending for `key`; ignored once the buffer is closed. */
+  add(key: K, fold: (pending: V | undefined) => V): void {
+    if (this.closed) return;
+    this.pending.set(key, fold(this.pending.get(key)));
+    this.timer ??= setTimeout(() => this.flush(), this.options.delayMs).unref();
+  }
+
+  /** Writes what is pending now and resolves once every write started so far has ended. */
+  async settled(): Promise<void> {
+    this.flush();
+    while (this.writes.size > 0) await Promise.all(this.writes);
+  }
+
+  /** Refuses later changes and waits for the last writes. */
+  close(): Promise<void> {
+    this.closed = true;
+    return this.settled();
+  }
+
+  private flush(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.pending.size === 0) return;
+    const batch = this.pending;
+    this.pending = new Map();
+    const { write, what, logger } = this.options;
+    const written = write(batch).catch((error: Error) =>
+      logger.warn(`could not record ${what}: ${error.message}`),
+    );
+    this.writes.add(written);
+    void written.finally(() => this.writes.delete(written));
+  }
+}
