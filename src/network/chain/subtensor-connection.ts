@@ -1,4 +1,5 @@
 import type { ApiPromise } from '@polkadot/api';
+import { setImmediate } from 'node:timers/promises';
 import { ExponentialBackoff, IBackoff } from 'cockatiel';
 import { loadWhenUsed } from '../../common/load-when-used';
 
@@ -22,6 +23,9 @@ const SUBTENSOR_EXTENSIONS = {
 };
 
 /** Reconnect attempts wait 1 s, then about twice as long each time, up to a minute. */
+/** How long dropping a connection waits for its socket to close. */
+const CLOSE_WAIT_MS = 2000;
+
 const RECONNECT_BACKOFF = new ExponentialBackoff({ initialDelay: 1000, maxDelay: 60_000 });
 
 /**
@@ -125,9 +129,19 @@ export class SubtensorConnection {
     }
   }
 
+  /**
+   * disconnect() only starts the close handshake: the socket closes later, and then the client
+   * fails (and logs) what was still subscribed. Waiting for that (bounded) means nothing of a
+   * dropped connection still runs once drop returns: no late work after shutdown or a test.
+   */
   private async drop(api: ApiPromise): Promise<void> {
     if (this.api === api) this.api = undefined;
+    const closed = api.isConnected
+      ? new Promise<void>((resolve) => api.once('disconnected', () => resolve()))
+      : Promise.resolve();
     await api.disconnect().catch(() => undefined);
+    await withTimeout(closed, CLOSE_WAIT_MS, 'close').catch(() => undefined);
+    await setImmediate();
   }
 }
 
