@@ -1,7 +1,7 @@
 import { isRecord } from '../common/is-record';
 import { BucketKey, normalizeLabel } from '../network/protocol';
 import { sourceOfId, SourceId, SourceName, toSourceName } from '../network/sn13/sources';
-import { parseIsoDate } from '../network/query-matcher';
+import { parseIsoDate } from '../common/validation/iso-date';
 import { SynapseName } from '../common/synapse-names';
 
 /**

@@ -7,7 +7,8 @@ import {
   timeBucketId,
 } from '../network/protocol';
 import { SOURCE_NAMES, SourceName } from '../network/sn13/sources';
-import { compileQuery, parseIsoDate } from '../network/query-matcher';
+import { parseIsoDate } from '../common/validation/iso-date';
+import { compileQuery } from '../network/query-matcher';
 import { WireDataEntity } from '../network/sn13/entities';
 import { OnDemandInputs } from './miner-requests';
 import { sourceIdOf, toWireEntity } from './miner-records';

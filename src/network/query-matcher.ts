@@ -3,8 +3,6 @@ import { parseIsoDate } from '../common/validation/iso-date';
 import { Source } from '../common/source';
 import { sourceOfName } from './sn13/sources';
 
-export { parseIsoDate };
-
 /**
  * The rules deciding whether an item answers an on-demand query (docs/miner-protocol.md,
  * "Query matching"). The gateway runs them over what miners return, so `matches` takes untrusted
