@@ -178,7 +178,7 @@ describe(loadConfig.name, () => {
       expect(problems).toEqual([
         'DATABASE_URL: must be a postgres:// or postgresql:// URL',
         'MINER_ALLOWED_NETWORKS: "the-office" is not a CIDR range (e.g. 203.0.113.0/24), "public" or "loopback"',
-        'MINER_CALL_BUDGETS: "GetEverything" is not a synapse (GetMinerIndex, GetDataEntityBucket, OnDemandRequest)',
+        'MINER_CALL_BUDGETS: "GetEverything" is not a synapse (GetMinerIndex, GetDataEntityBucket, GetContentsByBuckets, OnDemandRequest)',
       ]);
     });
 

@@ -112,7 +112,7 @@ describe(parseCallBudgets.name, () => {
 
   it('refuses an unknown synapse, listing the known ones', () => {
     expect(() => parseCallBudgets('getminerindex=2/h')).toThrow(
-      '"getminerindex" is not a synapse (GetMinerIndex, GetDataEntityBucket, OnDemandRequest)',
+      '"getminerindex" is not a synapse (GetMinerIndex, GetDataEntityBucket, GetContentsByBuckets, OnDemandRequest)',
     );
   });
 

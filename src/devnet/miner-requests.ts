@@ -3,6 +3,7 @@ import { BucketKey, normalizeLabel } from '../network/protocol';
 import { sourceOfId, SourceId, SourceName, toSourceName } from '../network/sn13/sources';
 import { parseIsoDate } from '../common/validation/iso-date';
 import { SynapseName } from '../common/synapse-names';
+import { MAX_CONTENT_BUCKETS } from '../network/sn13/messages';
 
 /**
  * Reads a synapse's inputs from the request body, as the subnet's pydantic models would: a field
@@ -30,7 +31,9 @@ export type MinerRequest =
   | { synapse: 'OnDemandRequest'; query: OnDemandInputs }
   /** `version`: the protocol version asked for (absent: the miner fails, as a real one does). */
   | { synapse: 'GetMinerIndex'; version: number | null }
-  | { synapse: 'GetDataEntityBucket'; bucket: BucketKey };
+  | { synapse: 'GetDataEntityBucket'; bucket: BucketKey }
+  /** `buckets`: empty when more than 100 were asked (a real miner then answers nothing). */
+  | { synapse: 'GetContentsByBuckets'; buckets: BucketKey[] };
 
 export function parseMinerRequest(
   synapse: SynapseName,
@@ -50,6 +53,18 @@ export function parseMinerRequest(
     case 'GetDataEntityBucket': {
       const parsed = parseBucketId(body.data_entity_bucket_id);
       return parsed.ok ? { ok: true, value: { synapse, bucket: parsed.value } } : parsed;
+    }
+    case 'GetContentsByBuckets': {
+      const ids = body.data_entity_bucket_ids;
+      if (!Array.isArray(ids)) return fail('data_entity_bucket_ids must be a list');
+      const buckets: BucketKey[] = [];
+      for (const id of ids) {
+        const parsed = parseBucketId(id);
+        if (!parsed.ok) return parsed;
+        buckets.push(parsed.value);
+      }
+      const value = { synapse, buckets: buckets.length > MAX_CONTENT_BUCKETS ? [] : buckets };
+      return { ok: true, value };
     }
   }
 }

@@ -163,6 +163,32 @@ describe(MinerServer.name, () => {
     await devnet?.stop();
   });
 
+  it('serves stored records by bucket (GetContentsByBuckets), none for a null label or over 100 ids', async () => {
+    const { data_entity_bucket_id: labelled } = firstBucket() as { data_entity_bucket_id: object };
+    const unlabelled = { ...labelled, label: null };
+    const pairs = output(
+      await call(faulty, 'GetContentsByBuckets', {
+        version: 4,
+        data_entity_bucket_ids: [labelled, unlabelled],
+      }),
+      'bucket_ids_to_contents',
+    ) as [unknown, string[]][];
+    expect(pairs.map(([id]) => id)).toEqual([labelled, unlabelled]);
+    const entities = (await bucketEntities()) as { content: string }[];
+    expect(pairs[0][1]).toEqual(entities.map((entity) => entity.content));
+    expect(pairs[0][1].length).toBeGreaterThan(0);
+    expect(pairs[1][1]).toEqual([]);
+
+    const tooMany = output(
+      await call(faulty, 'GetContentsByBuckets', {
+        version: 4,
+        data_entity_bucket_ids: Array.from({ length: 101 }, () => labelled),
+      }),
+      'bucket_ids_to_contents',
+    );
+    expect(tooMany).toEqual([]);
+  });
+
   describe('checks every call as an axon does', () => {
     const fields = query({ limit: 1 });
 

@@ -1,7 +1,8 @@
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { AxonGuard } from './axon-checks';
-import { DataItem } from '../network/protocol';
+import { BucketKey, DataItem } from '../network/protocol';
+import { WireBucketId, wireBucketId } from '../network/sn13/messages';
 import { compileQuery } from '../network/query-matcher';
 import { WireDataEntity } from '../network/sn13/entities';
 import { SYNAPSE_NAMES, SynapseName } from '../common/synapse-names';
@@ -70,6 +71,7 @@ export const MIN_VALIDATOR_STAKE = 10_000;
 const CALL_LIMITS: Partial<Record<SynapseName, number>> = {
   GetMinerIndex: 2,
   GetDataEntityBucket: 2,
+  GetContentsByBuckets: 10,
 };
 const CALL_WINDOW_MS = 60 * 60_000;
 const MAX_REQUEST_BYTES = 1024 * 1024;
@@ -292,6 +294,8 @@ export class MinerServer {
         };
       case 'GetDataEntityBucket':
         return { data_entities: this.answerBucket(request, faults), version: 4 };
+      case 'GetContentsByBuckets':
+        return { bucket_ids_to_contents: this.answerContents(request.buckets), version: 4 };
     }
   }
 
@@ -335,6 +339,17 @@ export class MinerServer {
         this.options.templates,
       );
     return faults.wrongSchema ? entities.map(corruptEntity) : entities;
+  }
+
+  /**
+   * `[bucket id, [record JSON, …]]` per bucket asked. A real miner looks a null label up as the
+   * string 'NULL', so unlabeled buckets come back empty.
+   */
+  private answerContents(buckets: BucketKey[]): [WireBucketId, string[]][] {
+    return buckets.map((bucket) => [
+      wireBucketId(bucket),
+      bucket.label === null ? [] : this.store.bucket(bucket).map((entity) => entity.content),
+    ]);
   }
 
   private streamOversize(response: ServerResponse, synapse: SynapseName): Promise<void> {

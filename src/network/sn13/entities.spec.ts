@@ -1,7 +1,7 @@
 import { generateCorpus } from '../../devnet/corpus';
 import { toWireEntity } from '../../devnet/miner-records';
 import { DataItem, RedditItem, XItem } from '../protocol';
-import { convertEntity } from './entities';
+import { convertContent, convertEntity } from './entities';
 import { sourceOfName } from './sources';
 
 const corpus = generateCorpus({ seed: 3, size: { x: 300, reddit: 200 } });
@@ -138,5 +138,32 @@ describe(convertEntity.name, () => {
       declaredBytes: 3,
       contentBytes: Buffer.byteLength(wire.content),
     });
+  });
+});
+
+describe(convertContent.name, () => {
+  it('maps a bare stored record to its item, uri and time taken from the record (to the minute)', () => {
+    for (const item of corpus.items) {
+      const { content } = toWireEntity(item);
+      const converted = convertContent(content, sourceOfName(item.source)!);
+      const minute = new Date(item.datetime);
+      minute.setUTCSeconds(0, 0);
+      expect(converted?.item).toEqual({
+        ...item,
+        datetime: minute.toISOString(),
+        ...(item.source === 'REDDIT' ? { createdAt: minute.toISOString() } : {}),
+      });
+      expect(converted?.contentBytes).toBe(Buffer.byteLength(content));
+    }
+  });
+
+  it('refuses what is not a record of the source, or lacks its url or time', () => {
+    const { content } = toWireEntity(xItem);
+    const record = JSON.parse(content) as Json;
+    expect(convertContent(content, 'reddit')).toBeUndefined();
+    expect(convertContent(42, 'x')).toBeUndefined();
+    expect(convertContent('not json', 'x')).toBeUndefined();
+    expect(convertContent(JSON.stringify({ ...record, url: undefined }), 'x')).toBeUndefined();
+    expect(convertContent(JSON.stringify({ ...record, timestamp: 'soon' }), 'x')).toBeUndefined();
   });
 });

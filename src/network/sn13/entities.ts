@@ -65,6 +65,32 @@ export function convertEntity(value: unknown, source: Source): ConvertedEntity |
 }
 
 /**
+ * Reads one content of a GetContentsByBuckets answer (a stored record's JSON, with no entity
+ * around it): the uri is the record's `url`, the time its `timestamp` (X) or `createdAt`
+ * (Reddit). Undefined when the content is not a well-formed record of `source`.
+ */
+export function convertContent(content: unknown, source: Source): ConvertedEntity | undefined {
+  if (typeof content !== 'string') return undefined;
+  let record: unknown;
+  try {
+    record = JSON.parse(content);
+  } catch {
+    return undefined;
+  }
+  if (!isRecord(record)) return undefined;
+  const uri = text(record.url);
+  const stamp = text(source === 'x' ? record.timestamp : record.createdAt);
+  const time = stamp === undefined ? undefined : parseIsoDate(stamp);
+  if (!uri || !time) return undefined;
+  const datetime = time.toISOString();
+  const item =
+    source === 'x' ? xItemOf(record, uri, datetime) : redditItemOf(record, uri, datetime);
+  if (!item) return undefined;
+  const contentBytes = Buffer.byteLength(content);
+  return { item, declaredBytes: contentBytes, contentBytes };
+}
+
+/**
  * An `XContent` record (flat: `username`, `text`, `url`, `tweet_hashtags`, `user_*`, `tweet_id`,
  * counters, `media` as URLs). Some miners store the nested shape of the subnet's API instead
  * (`user: {…}`, `tweet: {…}`, `content`); its fields are read where the flat ones are missing.

@@ -37,6 +37,39 @@ export function getDataEntityBucketFields(bucket: BucketKey): {
   return { version: PROTOCOL_VERSION, data_entity_bucket_id: wireBucketId(bucket) };
 }
 
+/** A miner answers more bucket ids than this with nothing. */
+export const MAX_CONTENT_BUCKETS = 100;
+
+export function getContentsByBucketsFields(buckets: readonly BucketKey[]): {
+  version: number;
+  data_entity_bucket_ids: WireBucketId[];
+} {
+  if (buckets.length > MAX_CONTENT_BUCKETS)
+    throw new RangeError(`at most ${MAX_CONTENT_BUCKETS} buckets per GetContentsByBuckets call`);
+  return { version: PROTOCOL_VERSION, data_entity_bucket_ids: buckets.map(wireBucketId) };
+}
+
+/** One pair of a GetContentsByBuckets answer: the bucket id as the miner echoed it, and its contents. */
+export interface BucketContents {
+  /** Untrusted: the caller matches it against the buckets it asked for. */
+  bucketId: unknown;
+  /** Untrusted: each should be a stored record's JSON as a string. */
+  contents: unknown[];
+}
+
+/** `bucket_ids_to_contents`: a list of `[bucket id, [content, …]]` pairs. */
+export function readBucketContents(body: unknown): BucketContents[] {
+  const pairs = field(body, 'bucket_ids_to_contents');
+  if (!Array.isArray(pairs)) throw new WrongAnswerError('bucket_ids_to_contents is not a list');
+  return pairs.map((pair) => {
+    if (!Array.isArray(pair) || pair.length !== 2 || !Array.isArray(pair[1]))
+      throw new WrongAnswerError(
+        'bucket_ids_to_contents holds a pair that is not [id, [contents]]',
+      );
+    return { bucketId: pair[0] as unknown, contents: pair[1] as unknown[] };
+  });
+}
+
 export interface OnDemandRequestFields {
   version: number;
   source: number;

@@ -14,6 +14,9 @@ export class CallBudgetLeftDto {
   @ApiProperty({ nullable: true, type: 'integer', format: 'int32', minimum: 0, example: 1 })
   GetDataEntityBucket: number | null;
 
+  @ApiProperty({ nullable: true, type: 'integer', format: 'int32', minimum: 0, example: 8 })
+  GetContentsByBuckets: number | null;
+
   @ApiProperty({ nullable: true, type: 'integer', format: 'int32', minimum: 0, example: null })
   OnDemandRequest: number | null;
 }

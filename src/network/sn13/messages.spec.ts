@@ -1,0 +1,26 @@
+import { getContentsByBucketsFields, readBucketContents, WrongAnswerError } from './messages';
+
+describe('GetContentsByBuckets messages', () => {
+  const bucket = { source: 2 as const, label: '#tao', timeBucket: 490_000 };
+
+  it('asks for buckets by their wire ids, at most 100', () => {
+    expect(getContentsByBucketsFields([bucket])).toEqual({
+      version: 4,
+      data_entity_bucket_ids: [
+        { time_bucket: { id: 490_000 }, source: 2, label: { value: '#tao' } },
+      ],
+    });
+    expect(() => getContentsByBucketsFields(Array.from({ length: 101 }, () => bucket))).toThrow(
+      RangeError,
+    );
+  });
+
+  it('reads the answer as (bucket id, contents) pairs and refuses any other shape', () => {
+    const id = { time_bucket: { id: 1 }, source: 2, label: null };
+    expect(readBucketContents({ bucket_ids_to_contents: [[id, ['{}']]] })).toEqual([
+      { bucketId: id, contents: ['{}'] },
+    ]);
+    for (const body of [{}, { bucket_ids_to_contents: {} }, { bucket_ids_to_contents: [[id]] }])
+      expect(() => readBucketContents(body)).toThrow(WrongAnswerError);
+  });
+});
