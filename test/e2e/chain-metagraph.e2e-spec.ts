@@ -84,7 +84,12 @@ describe('The metagraph from a subtensor node', () => {
       validator_permit: false,
       // Public addresses, and this gateway may call loopback only.
       state: 'address_refused',
-      call_budget_left: { GetMinerIndex: 2, GetDataEntityBucket: 2, OnDemandRequest: null },
+      call_budget_left: {
+        GetMinerIndex: 2,
+        GetDataEntityBucket: 2,
+        GetContentsByBuckets: null,
+        OnDemandRequest: null,
+      },
     });
     expect(list.miners.filter((miner) => miner.axon !== null)).toHaveLength(827);
     expect(list.miners.filter((miner) => miner.validator_permit)).toHaveLength(12);
