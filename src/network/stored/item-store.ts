@@ -1,0 +1,81 @@
+import { BucketKey, DataItem } from '../protocol';
+import { SourceId } from '../sn13/sources';
+
+/**
+ * The store of items fetched from miners' stored data (GetContentsByBuckets, GetDataEntityBucket),
+ * shared by every replica: on-demand queries, query_bucket and the scraping tasks read from it,
+ * so nothing is fetched twice. An abstract class so that Nest can inject it by type (the
+ * Postgres repository implements it; unit tests of its users may pass a fake).
+ */
+export abstract class ItemStore {
+  /** Keeps one miner's checked delivery of one bucket: its items (merged by uri) and the fetch. */
+  abstract save(delivery: BucketDelivery): Promise<void>;
+
+  /** What was fetched of these buckets (labels: null = unlabeled), per bucket and miner. */
+  abstract fetches(
+    source: SourceId,
+    labels: readonly (string | null)[],
+    fromBucket: number,
+    toBucket: number,
+  ): Promise<BucketFetch[]>;
+
+  /** Stored items matching the query, newest first (datetime, then uri, descending), one per uri. */
+  abstract find(query: StoredItemQuery): Promise<StoredItem[]>;
+
+  /** Forgets items and fetches older than `date` (the network keeps 30 days). */
+  abstract deleteBefore(date: Date): Promise<void>;
+}
+
+/** One checked item: its bucket and the true byte size of the record the miner sent. */
+export interface ItemToStore {
+  item: DataItem;
+  timeBucket: number;
+  contentBytes: number;
+}
+
+/** One miner's checked delivery of one bucket. */
+export interface BucketDelivery {
+  bucket: BucketKey;
+  minerUid: number;
+  minerHotkey: string;
+  fetchedAt: Date;
+  /** What the miner's index claimed for the bucket when it was asked. */
+  claimedBytes: number;
+  /** Only items that passed the checks; may be empty (the fetch itself is still worth keeping). */
+  items: ItemToStore[];
+}
+
+/** What the store knows of one bucket as fetched from one miner (its newest fetch). */
+export interface BucketFetch {
+  bucket: BucketKey;
+  minerUid: number;
+  minerHotkey: string;
+  fetchedAt: Date;
+  claimedBytes: number;
+  /** Checked items kept from that fetch, and their record bytes. */
+  itemCount: number;
+  bytes: number;
+}
+
+export interface StoredItemQuery {
+  source: SourceId;
+  /** Labels to read (null = unlabeled items); undefined = every label. */
+  labels?: readonly (string | null)[];
+  /** Inclusive bounds on the item's datetime; `from` null = no lower bound. */
+  from: Date | null;
+  to: Date;
+  /** Lower-cased, without `@`; empty = any author. */
+  usernames: readonly string[];
+  /** Paging: only items strictly older than this (datetime, then uri); undefined = newest first. */
+  before?: { datetime: Date; uri: string };
+  limit: number;
+}
+
+export interface StoredItem {
+  item: DataItem;
+  /** True byte size of the record the item was read from. */
+  contentBytes: number;
+  /** Hotkeys of the miners that delivered it, and when it was last delivered. */
+  deliveredBy: string[];
+  fetchedAt: Date;
+}
