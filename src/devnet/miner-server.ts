@@ -1,7 +1,7 @@
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { AxonGuard } from './axon-checks';
-import { BucketKey, DataItem } from '../network/protocol';
+import { BucketKey, DataItem, timeBucketId } from '../network/protocol';
 import { WireBucketId, wireBucketId } from '../network/sn13/messages';
 import { compileQuery } from '../network/query-matcher';
 import { WireDataEntity } from '../network/sn13/entities';
@@ -11,12 +11,15 @@ import { readBody, sendJson, sendText, streamJsonArray } from './http-util';
 import {
   corruptEntity,
   corruptIndex,
+  corruptRecord,
   fabricateEntities,
   fabricateIndex,
   fabricateItems,
+  outsideTheHour,
   overclaimIndex,
+  underAnotherLabel,
 } from './miner-faults';
-import { toWireEntity } from './miner-records';
+import { sourceIdOf, toWireEntity } from './miner-records';
 import { MinerRequest, OnDemandInputs, parseMinerRequest } from './miner-requests';
 import { MinerStore } from './miner-store';
 import { createRng, deriveSeed, hashUnit, Rng } from './rng';
@@ -28,6 +31,14 @@ import { createRng, deriveSeed, hashUnit, Rng } from './rng';
  */
 
 export type RequestCounts = Record<SynapseName, number>;
+
+/** Calls of one synapse that arrived, and how many of them were refused with 403. */
+export interface SynapseCount {
+  calls: number;
+  refused: number;
+}
+
+export type CallCounts = Record<SynapseName, SynapseCount>;
 
 /** One call received, as the miner saw it. */
 export interface ReceivedCall {
@@ -59,6 +70,8 @@ export interface MinerServerOptions {
   /** Items to disguise fabricated answers as (usually the whole corpus). */
   templates: readonly DataItem[];
   behaviour?: MinerBehaviour;
+  /** 404 to OnDemandRequest whatever the behaviour (public subnet 13 miners since December 2025). */
+  storedOnly?: boolean;
   /** The caller's standing in the metagraph, or undefined for an unknown hotkey. */
   standing(hotkey: string): CallerStanding | undefined;
   /** The devnet's clock (ms): nonces, call windows and the request log use it. */
@@ -67,13 +80,14 @@ export interface MinerServerOptions {
 
 /** Subnet 13 miners blacklist callers with less stake than this. */
 export const MIN_VALIDATOR_STAKE = 10_000;
-/** Calls per validator hotkey per window (the subnet's limits 1 and 1, doubled for restarts). */
-const CALL_LIMITS: Partial<Record<SynapseName, number>> = {
+/** Calls per validator hotkey per window (the subnet's limits 1, 1 and 5, doubled for restarts). */
+export const CALL_LIMITS: Readonly<Partial<Record<SynapseName, number>>> = {
   GetMinerIndex: 2,
   GetDataEntityBucket: 2,
   GetContentsByBuckets: 10,
 };
-const CALL_WINDOW_MS = 60 * 60_000;
+/** The limits' windows are fixed: all counters reset together every hour from the miner's start. */
+export const CALL_WINDOW_MS = 60 * 60_000;
 const MAX_REQUEST_BYTES = 1024 * 1024;
 /** The gateway must refuse bodies over 16 MB; the oversize fault sends a little more than 17 MB. */
 export const OVERSIZE_BYTES = 17 * 1024 * 1024 + 256 * 1024;
@@ -89,8 +103,9 @@ export class MinerServer {
   private readonly latencyRng: Rng;
   private readonly contentRng: Rng;
   private readonly pendingWaits = new Set<() => void>();
-  /** Calls per `caller|synapse` in the current window, which starts at the miner's start. */
+  /** Calls per `caller|synapse` in the current window (windows follow from the miner's start). */
   private windowCalls = new Map<string, number>();
+  private readonly started: number;
   private windowStart: number;
   private currentBehaviour: MinerBehaviour;
   private baseUrl: string | undefined;
@@ -103,12 +118,16 @@ export class MinerServer {
     this.faultRng = createRng(deriveSeed(options.seed, 'miner', options.uid, 'faults'));
     this.latencyRng = createRng(deriveSeed(options.seed, 'miner', options.uid, 'latency'));
     this.contentRng = createRng(deriveSeed(options.seed, 'miner', options.uid, 'content'));
-    this.windowStart = options.clock();
+    this.started = options.clock();
+    this.windowStart = this.started;
     this.guard = new AxonGuard({
       hotkey: options.hotkey,
       serves: (synapse) =>
         SYNAPSE_NAMES.includes(synapse as SynapseName) &&
-        !(synapse === 'OnDemandRequest' && this.currentBehaviour.noOnDemand),
+        !(
+          synapse === 'OnDemandRequest' &&
+          (options.storedOnly || this.currentBehaviour.noOnDemand)
+        ),
       blacklist: (caller, synapse) => this.blacklist(caller, synapse as SynapseName),
       nowMs: options.clock,
     });
@@ -129,7 +148,12 @@ export class MinerServer {
     this.currentBehaviour = validateBehaviour({ ...behaviour });
   }
 
-  /** Every call received since the start, refused ones included. */
+  /** 404 to OnDemandRequest whatever the behaviour. */
+  get storedOnly(): boolean {
+    return this.options.storedOnly === true;
+  }
+
+  /** Every call received since the start (or the last resetCounts), refused ones included. */
   calls(): readonly ReceivedCall[] {
     return this.received;
   }
@@ -139,6 +163,25 @@ export class MinerServer {
     for (const { synapse } of this.received)
       if (synapse in counts) counts[synapse as SynapseName]++;
     return counts;
+  }
+
+  /** Per synapse: calls received and calls refused with 403 (a call still in progress has no status yet). */
+  callCounts(): CallCounts {
+    const counts = Object.fromEntries(
+      SYNAPSE_NAMES.map((name) => [name, { calls: 0, refused: 0 }]),
+    ) as CallCounts;
+    for (const { synapse, status } of this.received) {
+      const count = counts[synapse as SynapseName] as SynapseCount | undefined;
+      if (!count) continue;
+      count.calls++;
+      if (status === 403) count.refused++;
+    }
+    return counts;
+  }
+
+  /** Forgets the calls received so far (counts and log); the call limits' windows go on. */
+  resetCounts(): void {
+    this.received.length = 0;
   }
 
   /** Port 0 picks a free ephemeral port. Resolves with the miner's URL. */
@@ -184,7 +227,8 @@ export class MinerServer {
     const now = this.options.clock();
     if (now - this.windowStart >= CALL_WINDOW_MS) {
       this.windowCalls = new Map();
-      this.windowStart = now;
+      this.windowStart =
+        this.started + Math.floor((now - this.started) / CALL_WINDOW_MS) * CALL_WINDOW_MS;
     }
     const key = `${caller}|${synapse}`;
     const count = (this.windowCalls.get(key) ?? 0) + 1;
@@ -295,7 +339,10 @@ export class MinerServer {
       case 'GetDataEntityBucket':
         return { data_entities: this.answerBucket(request, faults), version: 4 };
       case 'GetContentsByBuckets':
-        return { bucket_ids_to_contents: this.answerContents(request.buckets), version: 4 };
+        return {
+          bucket_ids_to_contents: this.answerContents(request.buckets, faults),
+          version: 4,
+        };
     }
   }
 
@@ -329,15 +376,7 @@ export class MinerServer {
     request: Extract<MinerRequest, { synapse: 'GetDataEntityBucket' }>,
     faults: MinerBehaviour,
   ): unknown[] {
-    let entities: WireDataEntity[] = this.store.bucket(request.bucket);
-    if (faults.partial) entities = entities.filter((entity) => this.keeps(entity.uri));
-    if (faults.fabricate)
-      entities = fabricateEntities(
-        this.contentRng,
-        entities,
-        request.bucket,
-        this.options.templates,
-      );
+    const entities = this.bucketEntities(request.bucket, faults);
     return faults.wrongSchema ? entities.map(corruptEntity) : entities;
   }
 
@@ -345,11 +384,27 @@ export class MinerServer {
    * `[bucket id, [record JSON, …]]` per bucket asked. A real miner looks a null label up as the
    * string 'NULL', so unlabeled buckets come back empty.
    */
-  private answerContents(buckets: BucketKey[]): [WireBucketId, string[]][] {
-    return buckets.map((bucket) => [
-      wireBucketId(bucket),
-      bucket.label === null ? [] : this.store.bucket(bucket).map((entity) => entity.content),
-    ]);
+  private answerContents(buckets: BucketKey[], faults: MinerBehaviour): [WireBucketId, string[]][] {
+    return buckets.map((bucket) => {
+      if (bucket.label === null) return [wireBucketId(bucket), []];
+      const contents = this.bucketEntities(bucket, faults).map((entity) => entity.content);
+      return [wireBucketId(bucket), faults.wrongSchema ? contents.map(corruptRecord) : contents];
+    });
+  }
+
+  /** The stored records of a bucket, as this call's faults bend them. */
+  private bucketEntities(bucket: BucketKey, faults: MinerBehaviour): WireDataEntity[] {
+    let entities: WireDataEntity[];
+    if (faults.wrongHour || faults.wrongLabel) {
+      let items = [...this.store.bucketItems(bucket)];
+      if (faults.wrongHour) items = outsideTheHour(this.contentRng, items, bucket);
+      if (faults.wrongLabel) items = underAnotherLabel(items, bucket);
+      entities = items.map(toWireEntity);
+    } else entities = this.store.bucket(bucket);
+    if (faults.partial) entities = entities.filter((entity) => this.keeps(entity.uri));
+    if (faults.fabricate)
+      entities = fabricateEntities(this.contentRng, entities, bucket, this.options.templates);
+    return entities;
   }
 
   private streamOversize(response: ServerResponse, synapse: SynapseName): Promise<void> {
@@ -368,6 +423,21 @@ export class MinerServer {
     // The uri appears twice, as the entity's and as the record's url: both change.
     const element = (index: number): string =>
       entity.split(sample.uri).join(`${sample.uri}?copy=${index}`);
+    if (synapse === 'GetContentsByBuckets') {
+      // One bucket whose records (JSON strings) never end.
+      const record = toWireEntity(sample).content;
+      const bucket = JSON.stringify(
+        wireBucketId({
+          source: sourceIdOf(sample),
+          label: sample.label,
+          timeBucket: timeBucketId(new Date(sample.datetime)),
+        }),
+      );
+      const content = (index: number): string =>
+        JSON.stringify(record.split(sample.uri).join(`${sample.uri}?copy=${index}`));
+      const prefix = `{"bucket_ids_to_contents":[[${bucket},[`;
+      return streamJsonArray(response, prefix, content, ']]]}', OVERSIZE_BYTES);
+    }
     const prefix = synapse === 'OnDemandRequest' ? '{"data":[' : '{"data_entities":[';
     return streamJsonArray(response, prefix, element, ']}', OVERSIZE_BYTES);
   }
