@@ -1,13 +1,15 @@
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { AxonGuard } from './axon-checks';
-import { BucketKey, DataItem, timeBucketId } from '../network/protocol';
+import { CallLimits } from './call-limits';
+import { streamOversize } from './oversize-answer';
+import { BucketKey, DataItem } from '../network/protocol';
 import { WireBucketId, wireBucketId } from '../network/sn13/messages';
 import { compileQuery } from '../network/query-matcher';
 import { WireDataEntity } from '../network/sn13/entities';
 import { SYNAPSE_NAMES, SynapseName } from '../common/synapse-names';
 import { hasFaults, MinerBehaviour, validateBehaviour } from './behaviour';
-import { readBody, sendJson, sendText, streamJsonArray } from './http-util';
+import { readBody, sendJson, sendText } from './http-util';
 import {
   corruptEntity,
   corruptIndex,
@@ -19,7 +21,7 @@ import {
   overclaimIndex,
   underAnotherLabel,
 } from './miner-faults';
-import { sourceIdOf, toWireEntity } from './miner-records';
+import { toWireEntity } from './miner-records';
 import { MinerRequest, OnDemandInputs, parseMinerRequest } from './miner-requests';
 import { MinerStore } from './miner-store';
 import { createRng, deriveSeed, hashUnit, Rng } from './rng';
@@ -80,17 +82,7 @@ export interface MinerServerOptions {
 
 /** Subnet 13 miners blacklist callers with less stake than this. */
 export const MIN_VALIDATOR_STAKE = 10_000;
-/** Calls per validator hotkey per window (the subnet's limits 1, 1 and 5, doubled for restarts). */
-export const CALL_LIMITS: Readonly<Partial<Record<SynapseName, number>>> = {
-  GetMinerIndex: 2,
-  GetDataEntityBucket: 2,
-  GetContentsByBuckets: 10,
-};
-/** The limits' windows are fixed: all counters reset together every hour from the miner's start. */
-export const CALL_WINDOW_MS = 60 * 60_000;
 const MAX_REQUEST_BYTES = 1024 * 1024;
-/** The gateway must refuse bodies over 16 MB; the oversize fault sends a little more than 17 MB. */
-export const OVERSIZE_BYTES = 17 * 1024 * 1024 + 256 * 1024;
 
 export class MinerServer {
   readonly uid: number;
@@ -103,10 +95,7 @@ export class MinerServer {
   private readonly latencyRng: Rng;
   private readonly contentRng: Rng;
   private readonly pendingWaits = new Set<() => void>();
-  /** Calls per `caller|synapse` in the current window (windows follow from the miner's start). */
-  private windowCalls = new Map<string, number>();
-  private readonly started: number;
-  private windowStart: number;
+  private readonly limits: CallLimits;
   private currentBehaviour: MinerBehaviour;
   private baseUrl: string | undefined;
   private stopped = false;
@@ -118,8 +107,7 @@ export class MinerServer {
     this.faultRng = createRng(deriveSeed(options.seed, 'miner', options.uid, 'faults'));
     this.latencyRng = createRng(deriveSeed(options.seed, 'miner', options.uid, 'latency'));
     this.contentRng = createRng(deriveSeed(options.seed, 'miner', options.uid, 'content'));
-    this.started = options.clock();
-    this.windowStart = this.started;
+    this.limits = new CallLimits(options.clock());
     this.guard = new AxonGuard({
       hotkey: options.hotkey,
       serves: (synapse) =>
@@ -219,21 +207,13 @@ export class MinerServer {
     const behaviour = this.currentBehaviour;
     if (behaviour.blacklistAll) return 'every caller is blacklisted (blacklist-all)';
     const standing = caller === undefined ? undefined : this.options.standing(caller);
-    if (!standing) return `Unrecognized hotkey ${caller ?? '(none)'}`;
+    if (caller === undefined || !standing) return `Unrecognized hotkey ${caller ?? '(none)'}`;
     if (!standing.validatorPermit || standing.stake < MIN_VALIDATOR_STAKE)
       return `Hotkey ${caller} is not a validator`;
-    const limit = CALL_LIMITS[synapse];
-    if (behaviour.strictBudget === false || limit === undefined) return null;
-    const now = this.options.clock();
-    if (now - this.windowStart >= CALL_WINDOW_MS) {
-      this.windowCalls = new Map();
-      this.windowStart =
-        this.started + Math.floor((now - this.started) / CALL_WINDOW_MS) * CALL_WINDOW_MS;
-    }
-    const key = `${caller}|${synapse}`;
-    const count = (this.windowCalls.get(key) ?? 0) + 1;
-    this.windowCalls.set(key, count);
-    return count > limit ? `Hotkey ${caller} over eval period request limit for ${synapse}` : null;
+    if (behaviour.strictBudget === false) return null;
+    return this.limits.overLimit(caller, synapse, this.options.clock())
+      ? `Hotkey ${caller} over eval period request limit for ${synapse}`
+      : null;
   }
 
   private handle(request: IncomingMessage, response: ServerResponse): void {
@@ -277,7 +257,8 @@ export class MinerServer {
     // A hanging miner keeps the request open; stop() destroys the socket.
     if (faults.hang) return;
     if (faults.http500) return sendJson(response, 500, { message: 'Internal Server Error' });
-    if (faults.oversize) return this.streamOversize(response, synapse);
+    if (faults.oversize)
+      return streamOversize(response, synapse, this.options.items[0] ?? this.options.templates[0]);
     const outputs = this.answer(parsed.value, faults);
     if (outputs === 'error')
       return sendJson(response, 500, { message: 'Internal Server Error: no protocol version' });
@@ -405,40 +386,5 @@ export class MinerServer {
     if (faults.fabricate)
       entities = fabricateEntities(this.contentRng, entities, bucket, this.options.templates);
     return entities;
-  }
-
-  private streamOversize(response: ServerResponse, synapse: SynapseName): Promise<void> {
-    const sample = this.options.items[0] ?? this.options.templates[0];
-    if (synapse === 'GetMinerIndex' || !sample) {
-      const ids = Array.from({ length: 24 }, (_, offset) => 480_000 + offset);
-      const buckets = `"time_bucket_ids":[${ids.join(',')}],"sizes_bytes":[${ids.map(() => 4096).join(',')}]`;
-      // The index travels as a JSON string: its quotes are escaped inside the answer.
-      const element = (index: number): string =>
-        `{"label":"#oversize_${index}",${buckets}}`.replace(/"/g, '\\"');
-      const prefix = '{"compressed_index_serialized":"{\\"sources\\":{\\"2\\":[';
-      return streamJsonArray(response, prefix, element, ']}}"}', OVERSIZE_BYTES);
-    }
-    // Every element a copy of a real entity under a distinct uri: looks like a legitimate answer.
-    const entity = JSON.stringify(toWireEntity(sample));
-    // The uri appears twice, as the entity's and as the record's url: both change.
-    const element = (index: number): string =>
-      entity.split(sample.uri).join(`${sample.uri}?copy=${index}`);
-    if (synapse === 'GetContentsByBuckets') {
-      // One bucket whose records (JSON strings) never end.
-      const record = toWireEntity(sample).content;
-      const bucket = JSON.stringify(
-        wireBucketId({
-          source: sourceIdOf(sample),
-          label: sample.label,
-          timeBucket: timeBucketId(new Date(sample.datetime)),
-        }),
-      );
-      const content = (index: number): string =>
-        JSON.stringify(record.split(sample.uri).join(`${sample.uri}?copy=${index}`));
-      const prefix = `{"bucket_ids_to_contents":[[${bucket},[`;
-      return streamJsonArray(response, prefix, content, ']]]}', OVERSIZE_BYTES);
-    }
-    const prefix = synapse === 'OnDemandRequest' ? '{"data":[' : '{"data_entities":[';
-    return streamJsonArray(response, prefix, element, ']}', OVERSIZE_BYTES);
   }
 }

@@ -1,7 +1,8 @@
 import { DataSource } from 'typeorm';
 import { Clock } from '../../src/common/clock/clock';
 import { callAxon } from '../../src/devnet/axon-client';
-import { CALL_LIMITS, CALL_WINDOW_MS, ReceivedCall } from '../../src/devnet/miner-server';
+import { CALL_LIMITS, CALL_WINDOW_MS } from '../../src/devnet/call-limits';
+import { ReceivedCall } from '../../src/devnet/miner-server';
 import { Sr25519Keypair } from '../../src/network/bittensor/keypair';
 import { IndexSyncReport, IndexSyncService } from '../../src/network/index-sync.service';
 import { NetworkService } from '../../src/network/network.service';
@@ -213,7 +214,7 @@ describe('A miner that answers 403', () => {
     const second = await startTestApp({
       ...network.env,
       VALIDATOR_SHARES_HOTKEY: 'false',
-      DATABASE_URL: first.config.databaseUrl!,
+      DATABASE_URL: first.config.databaseUrl,
     });
     apps = [first, second];
   }, 60_000);
