@@ -65,6 +65,8 @@ export interface NetworkConfig {
   subtensor: SubtensorConfig | undefined;
   /** Simulated miners to start (only when neither source is set; 0 = none). */
   devnetMiners: number;
+  /** The simulated miners answer 404 to OnDemandRequest (public subnet 13 since December 2025). */
+  devnetStoredOnly: boolean;
   minersPerQuery: number;
   quorum: number;
   queryDeadlineMs: number;
@@ -73,6 +75,8 @@ export interface NetworkConfig {
   minerConcurrency: number;
   /** Where miners may be called (checked on the address actually connected to). */
   allowedNetworks: AllowedNetworks;
+  /** The subnet's validator signs with this hotkey too (the default budgets leave it its calls). */
+  validatorSharesHotkey: boolean;
   /** Calls per miner hotkey and synapse per window, shared by all replicas. */
   callBudgets: CallBudgets;
   /** Timeout of one GetDataEntityBucket call (spot checks, query_bucket). */

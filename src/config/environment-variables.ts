@@ -209,6 +209,10 @@ export class EnvironmentVariables {
   @Max(64)
   DEVNET_MINERS?: number;
 
+  /** The devnet of `npm start` answers 404 to OnDemandRequest, as today's subnet 13 miners do. */
+  @IsIn(['true', 'false'])
+  DEVNET_STORED_ONLY = 'false';
+
   @toInt()
   @IsInt()
   @Min(1)
@@ -247,9 +251,17 @@ export class EnvironmentVariables {
   @IsString()
   MINER_ALLOWED_NETWORKS?: string;
 
-  /** Calls per miner hotkey and synapse per window, shared by every replica. */
+  /**
+   * The subnet's validator signs with the gateway's hotkey: the default call budgets leave it
+   * the calls it spends evaluating each miner (1 GetMinerIndex and 1 GetDataEntityBucket an hour).
+   */
+  @IsIn(['true', 'false'])
+  VALIDATOR_SHARES_HOTKEY = 'true';
+
+  /** Per-synapse changes to the default budgets (calls per miner hotkey per window). */
+  @IsOptional()
   @IsString()
-  MINER_CALL_BUDGETS = 'GetMinerIndex=2/h,GetDataEntityBucket=2/h';
+  MINER_CALL_BUDGETS?: string;
 
   @toInt()
   @IsInt()

@@ -152,20 +152,72 @@ describe(loadConfig.name, () => {
       });
     });
 
-    it('budgets two index and two bucket calls per miner per hour by default', () => {
-      expect(loadConfig({}).network.callBudgets).toEqual({
-        GetMinerIndex: { calls: 2, windowMs: HOUR_MS },
-        GetDataEntityBucket: { calls: 2, windowMs: HOUR_MS },
+    it('leaves a validator on the same hotkey its calls by default: 1 index, 1 bucket, 8 bulk an hour', () => {
+      const { network } = loadConfig({});
+      expect(network.validatorSharesHotkey).toBe(true);
+      expect(network.callBudgets).toEqual({
+        GetMinerIndex: { calls: 1, windowMs: HOUR_MS },
+        GetDataEntityBucket: { calls: 1, windowMs: HOUR_MS },
+        GetContentsByBuckets: { calls: 8, windowMs: HOUR_MS },
       });
     });
 
-    it('reads MINER_CALL_BUDGETS', () => {
-      const config = loadConfig({ MINER_CALL_BUDGETS: 'GetMinerIndex=1/h,OnDemandRequest=30/10m' });
+    it("takes the miners' whole limits with VALIDATOR_SHARES_HOTKEY=false", () => {
+      const { network } = loadConfig({ VALIDATOR_SHARES_HOTKEY: 'false' });
+      expect(network.validatorSharesHotkey).toBe(false);
+      expect(network.callBudgets).toEqual({
+        GetMinerIndex: { calls: 2, windowMs: HOUR_MS },
+        GetDataEntityBucket: { calls: 2, windowMs: HOUR_MS },
+        GetContentsByBuckets: { calls: 10, windowMs: HOUR_MS },
+      });
+    });
+
+    it('reads MINER_CALL_BUDGETS over the defaults, synapse by synapse', () => {
+      const config = loadConfig({
+        VALIDATOR_SHARES_HOTKEY: 'false',
+        MINER_CALL_BUDGETS: 'GetMinerIndex=1/h,OnDemandRequest=30/10m,GetContentsByBuckets=none',
+      });
 
       expect(config.network.callBudgets).toEqual({
         GetMinerIndex: { calls: 1, windowMs: HOUR_MS },
+        GetDataEntityBucket: { calls: 2, windowMs: HOUR_MS },
         OnDemandRequest: { calls: 30, windowMs: 600_000 },
       });
+    });
+
+    it('refuses VALIDATOR_SHARES_HOTKEY other than true or false', () => {
+      expect(problemsOf({ VALIDATOR_SHARES_HOTKEY: 'yes' })).toEqual([
+        'VALIDATOR_SHARES_HOTKEY: VALIDATOR_SHARES_HOTKEY must be one of the following values: true, false',
+      ]);
+    });
+
+    it('refuses an index sync more frequent than the GetMinerIndex budget allows, saying the shortest', () => {
+      expect(problemsOf({ INDEX_SYNC_INTERVAL: '1800' })).toEqual([
+        'INDEX_SYNC_INTERVAL: 1800 s syncs more often than the GetMinerIndex budget of 1/h per miner allows; ' +
+          'set it to at least 3600, or raise the budget (the budget comes from MINER_CALL_BUDGETS over VALIDATOR_SHARES_HOTKEY=true)',
+      ]);
+      expect(
+        loadConfig({ INDEX_SYNC_INTERVAL: '1800', VALIDATOR_SHARES_HOTKEY: 'false' }).network
+          .indexSync.intervalMs,
+      ).toBe(1_800_000);
+      expect(
+        problemsOf({ INDEX_SYNC_INTERVAL: '120', MINER_CALL_BUDGETS: 'GetMinerIndex=30/h' }),
+      ).toEqual([]);
+      expect(
+        problemsOf({ INDEX_SYNC_INTERVAL: '10', MINER_CALL_BUDGETS: 'GetMinerIndex=none' }),
+      ).toEqual([]);
+    });
+
+    it('refuses budgets that leave the index sync or the spot checks no call at all', () => {
+      expect(
+        problemsOf({ MINER_CALL_BUDGETS: 'GetMinerIndex=0/h,GetDataEntityBucket=0/h' }),
+      ).toEqual([
+        'MINER_CALL_BUDGETS: GetMinerIndex=0/h allows no index call, so the miner index could never be synced (give it at least 1 call, or none for no budget)',
+        'INDEX_SPOT_CHECKS: spot checks call GetDataEntityBucket, whose budget of 0/h allows none; set INDEX_SPOT_CHECKS=0 or give GetDataEntityBucket a budget',
+      ]);
+      expect(
+        problemsOf({ MINER_CALL_BUDGETS: 'GetDataEntityBucket=0/h', INDEX_SPOT_CHECKS: '0' }),
+      ).toEqual([]);
     });
 
     it('reports bad network settings naming the variable, with every other problem at once', () => {
@@ -187,7 +239,7 @@ describe(loadConfig.name, () => {
         'MASTER_KEY: required when NODE_ENV=production',
         'DATABASE_URL: required when NODE_ENV=production',
         NO_SOURCE_IN_PRODUCTION,
-        'MINER_CALL_BUDGETS: "GetMinerIndex" must look like <Synapse>=<calls>/h (or /30m, /90s)',
+        'MINER_CALL_BUDGETS: "GetMinerIndex" must look like <Synapse>=<calls>/h (or /30m, /90s), or <Synapse>=none',
       ]);
     });
   });

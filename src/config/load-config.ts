@@ -5,6 +5,8 @@ import { EnvironmentVariables } from './environment-variables';
 import {
   AllowedNetworks,
   CallBudgets,
+  defaultCallBudgets,
+  describeBudget,
   parseAllowedNetworks,
   parseCallBudgets,
 } from './miner-network-settings';
@@ -38,9 +40,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       vars.MINER_ALLOWED_NETWORKS ?? (vars.NODE_ENV === 'production' ? 'public' : 'loopback'),
     ),
   );
+  const validatorSharesHotkey = vars.VALIDATOR_SHARES_HOTKEY === 'true';
   const callBudgets = parsed(problems, 'MINER_CALL_BUDGETS', () =>
-    parseCallBudgets(vars.MINER_CALL_BUDGETS),
+    parseCallBudgets(vars.MINER_CALL_BUDGETS ?? '', defaultCallBudgets(validatorSharesHotkey)),
   );
+  if (callBudgets) problems.push(...indexSyncProblems(vars, callBudgets));
   if (problems.length > 0) throw new ConfigError(problems);
 
   return {
@@ -102,6 +106,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
           }
         : undefined,
       devnetMiners: devnetMiners(vars),
+      devnetStoredOnly: vars.DEVNET_STORED_ONLY === 'true',
       minersPerQuery: vars.QUERY_MINERS,
       quorum: Math.min(vars.QUERY_QUORUM, vars.QUERY_MINERS),
       queryDeadlineMs: vars.QUERY_DEADLINE_MS,
@@ -109,6 +114,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       minerMaxResponseBytes: vars.MINER_MAX_RESPONSE_BYTES,
       minerConcurrency: vars.MINER_CONCURRENCY,
       allowedNetworks: allowedNetworks as AllowedNetworks,
+      validatorSharesHotkey,
       callBudgets: callBudgets as CallBudgets,
       bucketFetchTimeoutMs: vars.BUCKET_FETCH_TIMEOUT_MS,
       breakerFailures: vars.MINER_BREAKER_FAILURES,
@@ -166,6 +172,36 @@ function metagraphSourceProblems(vars: EnvironmentVariables): string[] {
 function devnetMiners(vars: EnvironmentVariables): number {
   if (vars.SUBTENSOR_URL || vars.METAGRAPH_FILE) return 0;
   return vars.DEVNET_MINERS ?? (vars.NODE_ENV === 'development' ? 8 : 0);
+}
+
+/**
+ * The index sync follows from the budgets: a sync takes one GetMinerIndex per miner, so syncing
+ * more often than the budget allows would find every miner without a call left (and, beside a
+ * validator on the same hotkey, take its calls); a spot check takes one GetDataEntityBucket.
+ * Refused at start rather than quietly slowed down, so the operator learns what the budget
+ * allows: INDEX_SYNC_INTERVAL is at least the budget's window divided by its calls.
+ */
+function indexSyncProblems(vars: EnvironmentVariables, budgets: CallBudgets): string[] {
+  const problems: string[] = [];
+  const index = budgets.GetMinerIndex;
+  const source = `the budget comes from MINER_CALL_BUDGETS over VALIDATOR_SHARES_HOTKEY=${vars.VALIDATOR_SHARES_HOTKEY}`;
+  if (index?.calls === 0)
+    problems.push(
+      `MINER_CALL_BUDGETS: GetMinerIndex=${describeBudget(index)} allows no index call, so the miner index could never be synced (give it at least 1 call, or none for no budget)`,
+    );
+  else if (index) {
+    const shortest = Math.ceil(index.windowMs / index.calls / 1000);
+    if (vars.INDEX_SYNC_INTERVAL < shortest)
+      problems.push(
+        `INDEX_SYNC_INTERVAL: ${vars.INDEX_SYNC_INTERVAL} s syncs more often than the GetMinerIndex budget of ${describeBudget(index)} per miner allows; set it to at least ${shortest}, or raise the budget (${source})`,
+      );
+  }
+  const bucket = budgets.GetDataEntityBucket;
+  if (bucket?.calls === 0 && vars.INDEX_SPOT_CHECKS > 0)
+    problems.push(
+      `INDEX_SPOT_CHECKS: spot checks call GetDataEntityBucket, whose budget of ${describeBudget(bucket)} allows none; set INDEX_SPOT_CHECKS=0 or give GetDataEntityBucket a budget`,
+    );
+  return problems;
 }
 
 /** Runs a parser of one variable; its error becomes a problem naming the variable. */

@@ -1,4 +1,9 @@
-import { parseAllowedNetworks, parseCallBudgets } from './miner-network-settings';
+import {
+  defaultCallBudgets,
+  describeBudget,
+  parseAllowedNetworks,
+  parseCallBudgets,
+} from './miner-network-settings';
 
 const HOUR_MS = 3_600_000;
 
@@ -61,6 +66,8 @@ describe(parseAllowedNetworks.name, () => {
 });
 
 describe(parseCallBudgets.name, () => {
+  const SHARED = defaultCallBudgets(true);
+
   it('reads calls per hour for each synapse', () => {
     expect(parseCallBudgets('GetMinerIndex=2/h,GetDataEntityBucket=1/h')).toEqual({
       GetMinerIndex: { calls: 2, windowMs: HOUR_MS },
@@ -90,10 +97,35 @@ describe(parseCallBudgets.name, () => {
     });
   });
 
-  it('leaves every synapse without a budget when nothing is listed, or none', () => {
-    expect(parseCallBudgets('')).toEqual({});
-    expect(parseCallBudgets(' , ')).toEqual({});
-    expect(parseCallBudgets('None')).toEqual({});
+  it('keeps the defaults when nothing is listed', () => {
+    expect(parseCallBudgets('', SHARED)).toEqual(SHARED);
+    expect(parseCallBudgets(' , ', SHARED)).toEqual(SHARED);
+  });
+
+  it('changes only the synapses it names, over the defaults', () => {
+    expect(parseCallBudgets('GetContentsByBuckets=5/h, OnDemandRequest=30/10m', SHARED)).toEqual({
+      GetMinerIndex: { calls: 1, windowMs: HOUR_MS },
+      GetDataEntityBucket: { calls: 1, windowMs: HOUR_MS },
+      GetContentsByBuckets: { calls: 5, windowMs: HOUR_MS },
+      OnDemandRequest: { calls: 30, windowMs: 600_000 },
+    });
+  });
+
+  it('removes one budget with <Synapse>=none, and every budget so far with none', () => {
+    expect(parseCallBudgets('GetContentsByBuckets=none', SHARED)).toEqual({
+      GetMinerIndex: { calls: 1, windowMs: HOUR_MS },
+      GetDataEntityBucket: { calls: 1, windowMs: HOUR_MS },
+    });
+    expect(parseCallBudgets('None', SHARED)).toEqual({});
+    expect(parseCallBudgets('none, GetMinerIndex=1/h', SHARED)).toEqual({
+      GetMinerIndex: { calls: 1, windowMs: HOUR_MS },
+    });
+  });
+
+  it('does not change the defaults it was given', () => {
+    const defaults = defaultCallBudgets(false);
+    parseCallBudgets('none,GetMinerIndex=5/h', defaults);
+    expect(defaults).toEqual(defaultCallBudgets(false));
   });
 
   it.each([
@@ -106,19 +138,51 @@ describe(parseCallBudgets.name, () => {
     '=2/h',
   ])('refuses %p, showing the expected form', (entry) => {
     expect(() => parseCallBudgets(`GetDataEntityBucket=2/h,${entry}`)).toThrow(
-      `"${entry}" must look like <Synapse>=<calls>/h (or /30m, /90s)`,
+      `"${entry}" must look like <Synapse>=<calls>/h (or /30m, /90s), or <Synapse>=none`,
     );
   });
 
-  it('refuses an unknown synapse, listing the known ones', () => {
-    expect(() => parseCallBudgets('getminerindex=2/h')).toThrow(
-      '"getminerindex" is not a synapse (GetMinerIndex, GetDataEntityBucket, GetContentsByBuckets, OnDemandRequest)',
-    );
-  });
+  it.each(['getminerindex=2/h', 'getminerindex=none'])(
+    'refuses an unknown synapse in %p, listing the known ones',
+    (entry) => {
+      expect(() => parseCallBudgets(entry)).toThrow(
+        '"getminerindex" is not a synapse (GetMinerIndex, GetDataEntityBucket, GetContentsByBuckets, OnDemandRequest)',
+      );
+    },
+  );
 
   it('refuses a window of zero length', () => {
     expect(() => parseCallBudgets('GetMinerIndex=2/0m')).toThrow(
       '"GetMinerIndex=2/0m": the window must be longer than 0',
     );
+  });
+});
+
+describe(defaultCallBudgets.name, () => {
+  it('leaves a validator on the same hotkey its index and bucket call of each hour', () => {
+    expect(defaultCallBudgets(true)).toEqual({
+      GetMinerIndex: { calls: 1, windowMs: HOUR_MS },
+      GetDataEntityBucket: { calls: 1, windowMs: HOUR_MS },
+      GetContentsByBuckets: { calls: 8, windowMs: HOUR_MS },
+    });
+  });
+
+  it("takes the miners' whole limits on a hotkey of its own", () => {
+    expect(defaultCallBudgets(false)).toEqual({
+      GetMinerIndex: { calls: 2, windowMs: HOUR_MS },
+      GetDataEntityBucket: { calls: 2, windowMs: HOUR_MS },
+      GetContentsByBuckets: { calls: 10, windowMs: HOUR_MS },
+    });
+  });
+});
+
+describe(describeBudget.name, () => {
+  it.each([
+    [{ calls: 1, windowMs: HOUR_MS }, '1/h'],
+    [{ calls: 3, windowMs: 2 * HOUR_MS }, '3/2h'],
+    [{ calls: 5, windowMs: 30 * 60_000 }, '5/30m'],
+    [{ calls: 10, windowMs: 90_000 }, '10/90s'],
+  ])('writes %p as %p', (budget, text) => {
+    expect(describeBudget(budget)).toBe(text);
   });
 });

@@ -4,7 +4,7 @@ import { SYNAPSE_NAMES, SynapseName } from '../common/synapse-names';
 /**
  * Parsers of the settings that bound what the gateway may do to miners: which addresses it may
  * connect to (MINER_ALLOWED_NETWORKS) and how many calls of each synapse a miner may receive
- * from it (MINER_CALL_BUDGETS). Each throws an Error whose message says what is wrong.
+ * from it (MINER_CALL_BUDGETS over the defaults of VALIDATOR_SHARES_HOTKEY). Each throws an Error whose message says what is wrong.
  */
 
 export interface AllowedNetworks {
@@ -54,22 +54,72 @@ export interface CallBudget {
 
 export type CallBudgets = Partial<Record<SynapseName, CallBudget>>;
 
-const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000 };
+const HOUR_MS = 3_600_000;
+const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: HOUR_MS };
 
-/** `GetMinerIndex=2/h,GetDataEntityBucket=2/h`; windows `h`, `30m`, `90s`; `none`: no budgets. */
-export function parseCallBudgets(text: string): CallBudgets {
-  const budgets: CallBudgets = {};
-  if (text.trim().toLowerCase() === 'none') return budgets;
+/**
+ * The default budgets per miner per hour. Miners allow a validator hotkey 2 GetMinerIndex,
+ * 2 GetDataEntityBucket and 10 GetContentsByBuckets per 60-minute window; the subnet's validator
+ * spends one GetMinerIndex and one GetDataEntityBucket of them per miner per evaluation (about
+ * hourly). Beside it on the same hotkey (VALIDATOR_SHARES_HOTKEY, the default) the gateway takes
+ * what is left, keeping a little margin on the bulk call; on a hotkey of its own, all of it.
+ */
+export function defaultCallBudgets(validatorSharesHotkey: boolean): CallBudgets {
+  const [index, bucket, contents] = validatorSharesHotkey ? [1, 1, 8] : [2, 2, 10];
+  return {
+    GetMinerIndex: { calls: index, windowMs: HOUR_MS },
+    GetDataEntityBucket: { calls: bucket, windowMs: HOUR_MS },
+    GetContentsByBuckets: { calls: contents, windowMs: HOUR_MS },
+  };
+}
+
+/**
+ * MINER_CALL_BUDGETS over `defaults`, entry by entry from the left: `<Synapse>=<calls>/<window>`
+ * sets that synapse's budget (windows `h`, `2h`, `30m`, `90s`), `<Synapse>=none` removes it
+ * (unlimited), and `none` alone removes every budget so far. Synapses not named keep their
+ * default, so `GetContentsByBuckets=5/h` changes that one budget only.
+ */
+export function parseCallBudgets(text: string, defaults: CallBudgets = {}): CallBudgets {
+  let budgets: CallBudgets = { ...defaults };
   for (const entry of text.split(',').map((part) => part.trim())) {
     if (entry === '') continue;
+    if (entry.toLowerCase() === 'none') {
+      budgets = {};
+      continue;
+    }
+    const [name, value] = entry.split('=', 2).map((part) => part.trim());
+    if (value?.toLowerCase() === 'none') {
+      delete budgets[synapseNamed(name)];
+      continue;
+    }
     const match = /^(\w+)\s*=\s*(\d+)\s*\/\s*(\d*)\s*([smh])$/.exec(entry);
-    if (!match) throw new Error(`"${entry}" must look like <Synapse>=<calls>/h (or /30m, /90s)`);
-    const [, name, calls, count, unit] = match;
-    if (!SYNAPSE_NAMES.includes(name as SynapseName))
-      throw new Error(`"${name}" is not a synapse (${SYNAPSE_NAMES.join(', ')})`);
+    if (!match)
+      throw new Error(
+        `"${entry}" must look like <Synapse>=<calls>/h (or /30m, /90s), or <Synapse>=none`,
+      );
+    const [, , calls, count, unit] = match;
+    const synapse = synapseNamed(name);
     const windowMs = Number(count === '' ? 1 : count) * UNIT_MS[unit];
     if (windowMs === 0) throw new Error(`"${entry}": the window must be longer than 0`);
-    budgets[name as SynapseName] = { calls: Number(calls), windowMs };
+    budgets[synapse] = { calls: Number(calls), windowMs };
   }
   return budgets;
+}
+
+function synapseNamed(name: string): SynapseName {
+  if (!SYNAPSE_NAMES.includes(name as SynapseName))
+    throw new Error(`"${name}" is not a synapse (${SYNAPSE_NAMES.join(', ')})`);
+  return name as SynapseName;
+}
+
+/** A budget as MINER_CALL_BUDGETS writes it: `1/h`, `3/2h`, `5/30m`, `10/90s`. */
+export function describeBudget(budget: CallBudget): string {
+  const { calls, windowMs } = budget;
+  const [count, unit] =
+    windowMs % HOUR_MS === 0
+      ? [windowMs / HOUR_MS, 'h']
+      : windowMs % 60_000 === 0
+        ? [windowMs / 60_000, 'm']
+        : [windowMs / 1000, 's'];
+  return `${calls}/${count === 1 ? '' : count}${unit}`;
 }

@@ -56,7 +56,24 @@ describe('parseFault', () => {
     expect(parseFault('http500')).toEqual({ http500: true });
     expect(parseFault('overclaim')).toEqual({ overclaimSizes: 3 });
     expect(parseFault('overclaim=1.5')).toEqual({ overclaimSizes: 1.5 });
+    expect(parseFault('wrongHour')).toEqual({ wrongHour: true });
+    expect(parseFault('wrong-hour')).toEqual({ wrongHour: true });
+    expect(parseFault('wrong_label')).toEqual({ wrongLabel: true });
     expect(parseFault('honest')).toEqual({});
+  });
+
+  it('reads every endpoint, the bulk contents call included', () => {
+    expect(parseFault('endpoints=ondemand+index+bucket+contents')).toEqual({
+      endpoints: [
+        'OnDemandRequest',
+        'GetMinerIndex',
+        'GetDataEntityBucket',
+        'GetContentsByBuckets',
+      ],
+    });
+    expect(parseFault('endpoints=GetContentsByBuckets')).toEqual({
+      endpoints: ['GetContentsByBuckets'],
+    });
   });
 
   it('reads the policies', () => {

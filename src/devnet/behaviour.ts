@@ -4,7 +4,8 @@ import { SYNAPSE_NAMES, SynapseName } from '../common/synapse-names';
  * How a simulated miner misbehaves. An empty object is an honest, instant miner that enforces
  * subnet 13's per-validator call limits. Latency is a property of the link and applies to every
  * call; the policies (`noOnDemand`, `strictBudget`, `blacklistAll`) to every call they name; the
- * other faults apply to a call with probability `faultRate`, and only on `endpoints`.
+ * other faults apply to a call with probability `faultRate`, and only on `endpoints`. The
+ * bucket synapses (GetDataEntityBucket, GetContentsByBuckets) bend their stored records alike.
  */
 export interface LatencyRange {
   min: number;
@@ -22,23 +23,31 @@ export interface MinerBehaviour {
   malformedJson?: boolean;
   /** 200 with a valid-looking JSON body streamed beyond 17 MB. */
   oversize?: boolean;
-  /** Items or entities with missing or wrong-typed required fields. */
+  /** Items, entities or stored records with missing or wrong-typed required fields. */
   wrongSchema?: boolean;
-  /** Items that do not match the query (dates, keywords, authors) with made-up uris. */
+  /**
+   * Items that do not match the query (dates, keywords, authors) with made-up uris; in a
+   * bucket, made-up records (uris nobody holds) dated outside its hour beside the real ones.
+   */
   fabricate?: boolean;
-  /** Only about half of the matching items. */
+  /** Only about half of the matching items, or of a bucket's records: far less than indexed. */
   partial?: boolean;
+  /** A bucket's records dated hours before the bucket's hour (real uris). */
+  wrongHour?: boolean;
+  /** A bucket's records under another label: hashtag or subreddit changed (real uris). */
+  wrongLabel?: boolean;
   /** Factor applied to the index's sizes_bytes; entities keep honest sizes. */
   overclaimSizes?: number;
   /** Probability (0..1) that the faults apply to a given call; default 1. */
   faultRate?: number;
-  /** Calls the faults apply to; default all three. */
+  /** Calls the faults apply to; default all four. */
   endpoints?: SynapseName[];
   /** 404 on OnDemandRequest, as public subnet 13 miners answer since December 2025. */
   noOnDemand?: boolean;
   /**
-   * Enforce subnet 13's limits per validator hotkey: 2 GetMinerIndex and 2 GetDataEntityBucket
-   * per fixed 60-minute window from the miner's start, 403 beyond. Default true.
+   * Enforce subnet 13's limits per validator hotkey: 2 GetMinerIndex, 2 GetDataEntityBucket and
+   * 10 GetContentsByBuckets per fixed 60-minute window from the miner's start, refused calls
+   * counted, 403 beyond. Default true.
    */
   strictBudget?: boolean;
   /** 403 to every caller. */
@@ -84,6 +93,8 @@ const FLAG_KEYS = [
   'wrongSchema',
   'fabricate',
   'partial',
+  'wrongHour',
+  'wrongLabel',
 ] as const;
 
 type FlagKey = (typeof FLAG_KEYS)[number];
@@ -105,6 +116,8 @@ const FLAGS: Readonly<Record<string, FlagKey>> = {
   schema: 'wrongSchema',
   fabricate: 'fabricate',
   partial: 'partial',
+  wronghour: 'wrongHour',
+  wronglabel: 'wrongLabel',
 };
 
 const ENDPOINT_ALIASES: Readonly<Record<string, SynapseName>> = {
@@ -114,6 +127,8 @@ const ENDPOINT_ALIASES: Readonly<Record<string, SynapseName>> = {
   index: 'GetMinerIndex',
   getdataentitybucket: 'GetDataEntityBucket',
   bucket: 'GetDataEntityBucket',
+  getcontentsbybuckets: 'GetContentsByBuckets',
+  contents: 'GetContentsByBuckets',
 };
 
 function parseNumber(text: string, what: string): number {
@@ -134,7 +149,8 @@ const POLICIES: Readonly<Record<string, MinerBehaviour>> = {
 
 /**
  * One fault: `hang`, `500`, `malformed`, `oversize`, `wrongSchema`, `fabricate`, `partial`,
- * `latency=200` or `latency=200-400`, `overclaim=3`, `rate=0.3`, `endpoints=ondemand+index`,
+ * `wrongHour`, `wrongLabel`, `latency=200` or `latency=200-400`, `overclaim=3`, `rate=0.3`,
+ * `endpoints=ondemand+index+bucket+contents`,
  * the policies `no-ondemand`, `strict-budget` (the default), `no-strict-budget` and
  * `blacklist-all`, or `honest` (no fault).
  */

@@ -21,6 +21,7 @@ describe('parseCliArguments', () => {
       validatorHotkeys: [],
       gatewayWallet: undefined,
       faults: new Map(),
+      storedOnly: false,
     });
   });
 
@@ -44,6 +45,7 @@ describe('parseCliArguments', () => {
       '/wallets',
       '--faults',
       '2:hang,3:latency=10-20',
+      '--stored-only',
     ]);
     expect(options).toEqual({
       miners: 4,
@@ -58,6 +60,7 @@ describe('parseCliArguments', () => {
         [2, { hang: true }],
         [3, { latencyMs: { min: 10, max: 20 } }],
       ]),
+      storedOnly: true,
     });
     expect(parseCliArguments(['--help'])).toBe('help');
   });
@@ -81,6 +84,7 @@ describe('parseCliArguments', () => {
     expect(() => parseCliArguments(['--miners', '2', '--faults', '5:hang'])).toThrow(/uid 5/);
     expect(() => parseCliArguments(['--validator-hotkeys', 'gateway'])).toThrow(/ss58/);
     expect(() => parseCliArguments(['--unknown'])).toThrow();
+    expect(() => parseCliArguments(['--stored-only=yes'])).toThrow();
   });
 });
 

@@ -23,10 +23,12 @@ const USAGE = `Usage: node dist-dev/src/devnet/cli.js [options]
                       write a test hotkey for the gateway as the btwallet file
                       <dir>/devnet/hotkeys/gateway (kept if present) and list it
                       as a validator: for a gateway in production mode (docker compose)
+  --stored-only       every miner answers 404 to OnDemandRequest, as public subnet 13
+                      miners do since December 2025 (stored data only)
   --faults <spec>     e.g. "2:hang,3:fabricate,4:latency=200-400,4:rate=0.5"
                       faults: hang 500 malformed oversize wrongSchema fabricate partial
-                      latency=<ms>|<min>-<max> overclaim=<factor> rate=<0..1>
-                      endpoints=ondemand+index+bucket honest
+                      wrongHour wrongLabel latency=<ms>|<min>-<max> overclaim=<factor>
+                      rate=<0..1> endpoints=ondemand+index+bucket+contents honest
                       policies: no-ondemand blacklist-all no-strict-budget`;
 
 interface CliOptions {
@@ -39,6 +41,7 @@ interface CliOptions {
   validatorHotkeys: string[];
   gatewayWallet: string | undefined;
   faults: Map<number, MinerBehaviour>;
+  storedOnly: boolean;
 }
 
 function integer(text: string, name: string, min: number, max: number): number {
@@ -74,6 +77,7 @@ export function parseCliArguments(argv: readonly string[]): CliOptions | 'help' 
       'validator-hotkeys': { type: 'string', default: '' },
       'gateway-wallet': { type: 'string' },
       faults: { type: 'string', default: '' },
+      'stored-only': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -98,6 +102,7 @@ export function parseCliArguments(argv: readonly string[]): CliOptions | 'help' 
     validatorHotkeys: hotkeys(values['validator-hotkeys']),
     gatewayWallet: values['gateway-wallet'],
     faults,
+    storedOnly: values['stored-only'],
   };
 }
 
@@ -134,6 +139,7 @@ async function main(): Promise<void> {
     repoNamesFile: join(dirname(options.metagraphFile), 'hf_validation.parquet'),
     validators: options.validators,
     validatorHotkeys,
+    storedOnly: options.storedOnly,
   });
   for (const miner of devnet.miners) {
     const held = devnet.corpus.holdingsOf(miner.uid).length;
@@ -143,7 +149,8 @@ async function main(): Promise<void> {
     );
   }
   process.stdout.write(
-    `devnet: ${devnet.miners.length} miners, ${devnet.corpus.items.length} items, seed ${options.seed}; ` +
+    `devnet: ${devnet.miners.length} miners, ${devnet.corpus.items.length} items, seed ${options.seed}` +
+      `${devnet.storedOnly ? ', stored data only (OnDemandRequest answers 404)' : ''}; ` +
       `metagraph written to ${devnet.metagraphFile}, repository names to ${devnet.repoNamesFile}\n`,
   );
   stopOnSignals(devnet);

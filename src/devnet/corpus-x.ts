@@ -71,7 +71,12 @@ function generateXPost(
   };
 }
 
-/** 0 to 3 distinct hashtags; a few written with capitals, as people do (`#Bitcoin`, `#AI`). */
+/**
+ * 0 to 3 distinct hashtags; a few written with capitals, as people do (`#Bitcoin`, `#AI`). A
+ * quarter of the posts have several, so a common tag is often not the first: miners file a post
+ * under its first tag only, and a `#crypto #bitcoin` post sits in the #crypto bucket, as on the
+ * real subnet (corpus.spec.ts holds the corpus to it).
+ */
 function pickHashtags(rng: Rng): string[] {
   const roll = rng.next();
   const count = roll < 0.15 ? 0 : roll < 0.75 ? 1 : roll < 0.93 ? 2 : 3;

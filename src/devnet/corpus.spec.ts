@@ -1,5 +1,6 @@
-import { RedditItem, XItem } from '../network/protocol';
+import { RedditItem, timeBucketId, XItem } from '../network/protocol';
 import { assignHoldings, DEFAULT_CORPUS_SIZE, floorToHour, generateCorpus } from './corpus';
+import { MinerStore } from './miner-store';
 
 const now = new Date('2024-06-01T00:00:00Z');
 const DAY_MS = 86_400_000;
@@ -83,6 +84,48 @@ describe('generateCorpus', () => {
     ]);
     expect(authors.size).toBeGreaterThan(150);
     expect(authors.size).toBeLessThanOrEqual(200);
+  });
+});
+
+describe('posts whose queried tag is not their first', () => {
+  // Miners file an X post under its first tag only: a query for #bitcoin that reads the #bitcoin
+  // buckets misses "#crypto #bitcoin". The corpus must hold such posts, recent ones included.
+  const laterTagged = (posts: XItem[], tag: string): XItem[] =>
+    posts.filter(
+      (post) =>
+        post.label !== tag && post.tweet.hashtags.some((each) => each.toLowerCase() === tag),
+    );
+
+  it.each([1, 5, 7, 11])('carries each common tag after another one (seed %i)', (seed) => {
+    const corpus = generateCorpus({ seed, now });
+    const posts = corpus.items.filter((item): item is XItem => item.source === 'X');
+    for (const tag of ['#bitcoin', '#crypto', '#ai', '#tao']) {
+      const later = laterTagged(posts, tag);
+      expect(later.length).toBeGreaterThan(20);
+      const lastDay = later.filter((post) => now.getTime() - Date.parse(post.datetime) < DAY_MS);
+      expect(lastDay.length).toBeGreaterThan(0);
+    }
+    const cryptoThenBitcoin = posts.filter(
+      (post) => post.label === '#crypto' && post.tweet.hashtags[1]?.toLowerCase() === '#bitcoin',
+    );
+    expect(cryptoThenBitcoin.length).toBeGreaterThan(5);
+  });
+
+  it("are filed by a miner's index under their first tag only", () => {
+    const corpus = generateCorpus({ seed: 7, now, size: { x: 900, reddit: 600 } });
+    const posts = corpus.items.filter((item): item is XItem => item.source === 'X');
+    const later = laterTagged(posts, '#bitcoin');
+    expect(later.length).toBeGreaterThan(20);
+    const store = new MinerStore(corpus.items);
+    for (const post of later) {
+      const timeBucket = timeBucketId(new Date(post.datetime));
+      const first = post.tweet.hashtags[0];
+      const under = (label: string) =>
+        store.bucket({ source: 2, label, timeBucket }).map((entity) => entity.uri);
+      expect(post.label).toBe(first.toLowerCase());
+      expect(under(first)).toContain(post.uri);
+      expect(under('#bitcoin')).not.toContain(post.uri);
+    }
   });
 });
 

@@ -340,10 +340,63 @@ describe('startDevnet', () => {
     expect(() => devnet.calls(9)).toThrow();
   });
 
+  it('counts calls and 403 refusals per synapse for tests, and forgets them on reset', async () => {
+    const miner = devnet.miners[1];
+    const stranger = Sr25519Keypair.fromUri('//Stranger');
+    devnet.resetCounts(1);
+    await call(miner, 'GetMinerIndex', { version: 4 });
+    await call(miner, 'GetMinerIndex', { version: 4 }, stranger);
+    await call(miner, 'GetContentsByBuckets', { version: 4, data_entity_bucket_ids: [] }, stranger);
+    await call(miner, 'Nope', {});
+
+    expect(devnet.callCounts(1)).toEqual({
+      GetMinerIndex: { calls: 2, refused: 1 },
+      GetDataEntityBucket: { calls: 0, refused: 0 },
+      GetContentsByBuckets: { calls: 1, refused: 1 },
+      OnDemandRequest: { calls: 0, refused: 0 },
+    });
+    expect(devnet.callCounts(0).GetMinerIndex.calls).toBeGreaterThan(0);
+    devnet.resetCounts();
+    for (const uid of [0, 1]) {
+      expect(devnet.calls(uid)).toEqual([]);
+      expect(devnet.callCounts(uid).GetMinerIndex).toEqual({ calls: 0, refused: 0 });
+      expect(devnet.requestCounts(uid).GetMinerIndex).toBe(0);
+    }
+    expect(() => devnet.callCounts(9)).toThrow();
+    expect(() => devnet.resetCounts(9)).toThrow();
+  });
+
   it('exposes which miners hold an item', () => {
     const item = devnet.corpus.holdingsOf(0)[0];
     expect(devnet.corpus.holdersOf(item.uri)).toContain(0);
     expect(devnet.corpus.holdersOf('https://x.com/nobody/status/1')).toEqual([]);
+  });
+
+  it('answers 404 to OnDemandRequest on every miner when stored-only, whatever the behaviour', async () => {
+    const stored = await startDevnet({
+      miners: [{}, { behaviour: { fabricate: true, strictBudget: false } }],
+      seed: SEED,
+      now,
+      validatorHotkeys: [gateway.address],
+      corpusSize: { x: 60, reddit: 40 },
+      storedOnly: true,
+    });
+    try {
+      expect(stored.storedOnly).toBe(true);
+      stored.setBehaviour(0, { noOnDemand: false });
+      for (const miner of stored.miners) {
+        expect((await call(miner, 'OnDemandRequest', { ...onDemand({}) })).status).toBe(404);
+        expect((await call(miner, 'GetMinerIndex', { version: 4 })).status).toBe(200);
+        const bulk = await call(miner, 'GetContentsByBuckets', {
+          version: 4,
+          data_entity_bucket_ids: [],
+        });
+        expect(bulk.status).toBe(200);
+      }
+      expect(devnet.storedOnly).toBe(false);
+    } finally {
+      await stored.stop();
+    }
   });
 
   it('refuses to bind anything but loopback', async () => {
@@ -399,6 +452,47 @@ describe('Devnet.advanceClock', () => {
     expect(await statuses(3)).toEqual([200, 200, 403]);
     const last = devnet.calls(0).at(-1)!;
     expect(last.at).toBeGreaterThanOrEqual(Date.now() + offset - 5_000);
+  });
+
+  it("resets every counter together each hour from the miner's start, not from a first call", async () => {
+    const other = await startDevnet({
+      miners: 1,
+      seed: 2,
+      now,
+      validatorHotkeys: [gateway.address],
+      corpusSize: { x: 20, reddit: 20 },
+    });
+    let shift = 0;
+    const ask = async (synapse: string, fields: Record<string, unknown>): Promise<number> =>
+      (
+        await callAxon({
+          url: other.miners[0].url,
+          hotkey: other.miners[0].hotkey,
+          synapse,
+          fields,
+          signer: gateway,
+          nowMs: Date.now() + shift,
+        })
+      ).status;
+    const index = () => ask('GetMinerIndex', { version: 4 });
+    const contents = () => ask('GetContentsByBuckets', { version: 4, data_entity_bucket_ids: [] });
+    try {
+      // Idle through the first window, then half an hour into the second.
+      shift += 90 * 60_000;
+      other.advanceClock(90 * 60_000);
+      expect([await index(), await index(), await index()]).toEqual([200, 200, 403]);
+      const bulk: number[] = [];
+      for (let sent = 0; sent < 11; sent++) bulk.push(await contents());
+      expect(bulk).toEqual([...Array<number>(10).fill(200), 403]);
+      // The third window opens two hours after the start, for every synapse at once.
+      shift += 30 * 60_000 + 2_000;
+      other.advanceClock(30 * 60_000 + 2_000);
+      expect([await index(), await contents()]).toEqual([200, 200]);
+      expect(other.callCounts(0).GetMinerIndex).toEqual({ calls: 4, refused: 1 });
+      expect(other.callCounts(0).GetContentsByBuckets).toEqual({ calls: 12, refused: 1 });
+    } finally {
+      await other.stop();
+    }
   });
 
   it("judges nonces by the devnet's clock", async () => {

@@ -4,7 +4,13 @@ import { DataItem, MetagraphFile, MetagraphNeuron } from '../network/protocol';
 import { MinerBehaviour } from './behaviour';
 import { assignHoldings, CorpusSize, generateCorpus } from './corpus';
 import { buildMetagraph, generateIdentities, writeMetagraphFile } from './metagraph';
-import { CallerStanding, MinerServer, ReceivedCall, RequestCounts } from './miner-server';
+import {
+  CallCounts,
+  CallerStanding,
+  MinerServer,
+  ReceivedCall,
+  RequestCounts,
+} from './miner-server';
 import { writeSampleRepoNames } from './repo-names-file';
 
 /**
@@ -40,6 +46,11 @@ export interface DevnetOptions {
    */
   validatorHotkeys?: readonly string[];
   corpusSize?: CorpusSize;
+  /**
+   * Every miner answers 404 to OnDemandRequest whatever its behaviour, as public subnet 13
+   * miners do since December 2025: only stored data (GetContentsByBuckets, GetDataEntityBucket).
+   */
+  storedOnly?: boolean;
 }
 
 export interface DevnetMiner {
@@ -71,9 +82,15 @@ export interface Devnet {
   /** Absolute path of the sample repository names file, or null when none was written. */
   readonly repoNamesFile: string | null;
   readonly corpus: DevnetCorpus;
+  /** Every miner answers 404 to OnDemandRequest (DevnetOptions.storedOnly). */
+  readonly storedOnly: boolean;
   setBehaviour(uid: number, behaviour: MinerBehaviour): void;
-  /** Calls received per synapse since the start (including refused ones). */
+  /** Calls received per synapse since the start or the last reset (including refused ones). */
   requestCounts(uid: number): RequestCounts;
+  /** Per synapse, calls received and calls refused with 403, since the start or the last reset. */
+  callCounts(uid: number): CallCounts;
+  /** Forgets the calls received so far, by one miner or by all (the call limits go on). */
+  resetCounts(uid?: number): void;
   /** Every call the miner received, with caller, status and time (on the devnet clock). */
   calls(uid: number): readonly ReceivedCall[];
   /** Moves the devnet's clock (nonce freshness, call windows) forward. */
@@ -121,6 +138,7 @@ export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
         items: holdings[uid],
         templates: corpus.items,
         behaviour: spec.behaviour,
+        storedOnly: options.storedOnly,
         standing: (hotkey) => standings.get(hotkey),
         clock,
       }),
@@ -188,8 +206,13 @@ export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
         return holders.get(uri) ?? [];
       },
     },
+    storedOnly: options.storedOnly === true,
     setBehaviour: (uid, behaviour) => serverOf(uid).setBehaviour(behaviour),
     requestCounts: (uid) => serverOf(uid).requestCounts(),
+    callCounts: (uid) => serverOf(uid).callCounts(),
+    resetCounts: (uid) => {
+      for (const server of uid === undefined ? servers : [serverOf(uid)]) server.resetCounts();
+    },
     calls: (uid) => serverOf(uid).calls(),
     advanceClock: (ms) => {
       clockOffset += ms;

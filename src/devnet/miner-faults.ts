@@ -5,7 +5,7 @@ import { WireDataEntity } from '../network/sn13/entities';
 import { randomBase62 } from './corpus-text';
 import { toWireEntity } from './miner-records';
 import { Rng } from './rng';
-import { SUBREDDITS } from './vocabulary';
+import { HASHTAGS, SUBREDDITS } from './vocabulary';
 
 /** How dishonest miners bend their answers: fabricated, corrupted or inflated content. */
 
@@ -218,4 +218,64 @@ export function fabricateEntities(
     toWireEntity(setDatetime(withMadeUpIdentity(rng, structuredClone(rng.pick(pool))), outside)),
   );
   return [...honest, ...fabricated];
+}
+
+/** The bucket's items dated 2 to 48 hours before its hour: real posts, the wrong time. */
+export function outsideTheHour(
+  rng: Rng,
+  items: readonly DataItem[],
+  bucket: BucketKey,
+): DataItem[] {
+  const start = bucketStart(bucket.timeBucket).getTime();
+  return items.map((item) =>
+    setDatetime(structuredClone(item), new Date(start - rng.int(2, 48) * HOUR_MS + 60_000)),
+  );
+}
+
+/**
+ * The bucket's items under another label: an X post's bucket tag replaced by another (so its
+ * first tag is not the bucket's), a Reddit item moved to another subreddit.
+ */
+export function underAnotherLabel(items: readonly DataItem[], bucket: BucketKey): DataItem[] {
+  const label = bucket.label?.toLowerCase() ?? null;
+  return items.map((original) => {
+    const item = structuredClone(original);
+    if (item.source === 'X') {
+      const other = HASHTAGS.find((entry) => entry.tag !== label)!.tag;
+      const tags = item.tweet.hashtags.map((tag) => (tag.toLowerCase() === label ? other : tag));
+      item.tweet.hashtags = [
+        ...new Set(tags[0]?.toLowerCase() === other ? tags : [other, ...tags]),
+      ];
+      if (label) item.content = item.content.replace(new RegExp(escapeRegExp(label), 'gi'), other);
+      if (!item.content.toLowerCase().includes(other)) item.content = `${item.content} ${other}`;
+      item.label = other;
+      return item;
+    }
+    const other = SUBREDDITS.find((entry) => `r/${entry.name.toLowerCase()}` !== label)!.name;
+    item.uri = item.uri.replace(item.communityName, `r/${other}`);
+    item.url = item.uri;
+    item.communityName = `r/${other}`;
+    item.label = `r/${other.toLowerCase()}`;
+    return item;
+  });
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** One of several schema breaks of a stored record (GetContentsByBuckets), chosen by position. */
+export function corruptRecord(content: string, variant: number): string {
+  const record = JSON.parse(content) as Mutable;
+  const isX = 'tweet_hashtags' in record;
+  switch (variant % 3) {
+    case 0:
+      return 'not a record';
+    case 1:
+      delete record[isX ? 'username' : 'id'];
+      return JSON.stringify(record);
+    default:
+      record[isX ? 'tweet_hashtags' : 'dataType'] = 42;
+      return JSON.stringify(record);
+  }
 }

@@ -3,10 +3,10 @@ import { randomUUID } from 'node:crypto';
 import { buildSignedRequest, SignedRequest, signatureMessage } from '../network/bittensor/dendrite';
 import { cryptoReady, Sr25519Keypair } from '../network/bittensor/keypair';
 import { Source } from '../common/source';
-import { CompressedMinerIndex, DataItem } from '../network/protocol';
+import { bucketStart, CompressedMinerIndex, DataItem } from '../network/protocol';
 import { sourceOfId } from '../network/sn13/sources';
 import { compileQuery } from '../network/query-matcher';
-import { convertEntity } from '../network/sn13/entities';
+import { convertContent, convertEntity } from '../network/sn13/entities';
 import { MinerBehaviour } from './behaviour';
 import { AxonAnswer, AxonCall, callAxon, sendSigned } from './axon-client';
 import { Devnet, DevnetMiner, startDevnet } from './devnet';
@@ -24,7 +24,14 @@ const stranger = Sr25519Keypair.fromUri('//Stranger');
 // Budget tests use keys of their own, so that their spent calls limit no other test.
 const budgetA = Sr25519Keypair.fromUri('//Gateway//budget-a');
 const budgetB = Sr25519Keypair.fromUri('//Gateway//budget-b');
+const budgetC = Sr25519Keypair.fromUri('//Gateway//budget-c');
 const INDEX = { version: 4 };
+
+interface WireBucket {
+  time_bucket: { id: number };
+  source: 1 | 2;
+  label: { value: string } | null;
+}
 
 function query(overrides: Partial<OnDemandRequestFields> = {}): OnDemandRequestFields {
   return {
@@ -135,6 +142,29 @@ describe(MinerServer.name, () => {
   const bucketEntities = async (): Promise<unknown> =>
     output(await call(faulty, 'GetDataEntityBucket', firstBucket()), 'data_entities');
 
+  /** The newest `count` buckets of a label in the honest index, as wire bucket ids. */
+  const bucketsOf = (source: 1 | 2, label: string, count: number): WireBucket[] => {
+    const entry = honestIndex.sources[String(source)]?.find((each) => each.label === label);
+    if (!entry) throw new Error(`no ${label} bucket`);
+    return entry.time_bucket_ids
+      .slice(-count)
+      .map((id) => ({ time_bucket: { id }, source, label: { value: label } }));
+  };
+
+  /** The contents the faulty miner sends for `buckets`, per bucket, decoded (or undefined). */
+  const contentsOf = async (buckets: WireBucket[]) => {
+    const pairs = output(
+      await call(faulty, 'GetContentsByBuckets', { version: 4, data_entity_bucket_ids: buckets }),
+      'bucket_ids_to_contents',
+    ) as [WireBucket, string[]][];
+    expect(pairs.map(([id]) => id)).toEqual(buckets);
+    return pairs.map(([id, contents]) => ({
+      id,
+      raw: contents,
+      records: contents.map((content) => convertContent(content, id.source === 2 ? 'x' : 'reddit')),
+    }));
+  };
+
   /** Faults only: the call budget has tests of its own and would cap these. */
   const misbehave = (behaviour: MinerBehaviour): void =>
     devnet.setBehaviour(FAULTY, { ...behaviour, strictBudget: false });
@@ -145,7 +175,7 @@ describe(MinerServer.name, () => {
       miners: 3,
       seed: SEED,
       now,
-      validatorHotkeys: [gateway.address, budgetA.address, budgetB.address],
+      validatorHotkeys: [gateway.address, budgetA.address, budgetB.address, budgetC.address],
       corpusSize: { x: 900, reddit: 600 },
     });
     [honest, policy, faulty] = [HONEST, POLICY, FAULTY].map((uid) => devnet.miners[uid]);
@@ -325,6 +355,19 @@ describe(MinerServer.name, () => {
       ]);
     });
 
+    it('allows each validator 10 GetContentsByBuckets calls per window, 403 beyond', async () => {
+      const fields = { version: 4, data_entity_bucket_ids: bucketsOf(2, '#bitcoin', 2) };
+      const results: number[] = [];
+      for (let sent = 0; sent < 12; sent++)
+        results.push(
+          (await call(policy, 'GetContentsByBuckets', fields, { signer: budgetC })).status,
+        );
+      expect(results).toEqual([...Array<number>(10).fill(200), 403, 403]);
+      const refused = await call(policy, 'GetContentsByBuckets', fields, { signer: budgetC });
+      expect(refused.body).toEqual({ message: expect.stringContaining('request limit') });
+      expect(devnet.callCounts(POLICY).GetContentsByBuckets.refused).toBeGreaterThanOrEqual(3);
+    });
+
     it('lets every call through with no-strict-budget', async () => {
       devnet.setBehaviour(POLICY, { strictBudget: false });
       for (let sent = 0; sent < 5; sent++) {
@@ -383,6 +426,10 @@ describe(MinerServer.name, () => {
         ['OnDemandRequest', query()],
         ['GetMinerIndex', INDEX],
         ['GetDataEntityBucket', firstBucket()],
+        [
+          'GetContentsByBuckets',
+          { version: 4, data_entity_bucket_ids: bucketsOf(2, '#bitcoin', 1) },
+        ],
       ] as const) {
         const answer = await call(faulty, synapse, fields);
         expect(answer.status).toBe(200);
@@ -397,6 +444,11 @@ describe(MinerServer.name, () => {
         ['OnDemandRequest', query({ limit: 1 }), 'data'],
         ['GetMinerIndex', INDEX, 'compressed_index_serialized'],
         ['GetDataEntityBucket', firstBucket(), 'data_entities'],
+        [
+          'GetContentsByBuckets',
+          { version: 4, data_entity_bucket_ids: bucketsOf(2, '#bitcoin', 1) },
+          'bucket_ids_to_contents',
+        ],
       ] as const) {
         const answer = await call(faulty, synapse, fields, { timeoutSeconds: 10 });
         expect(answer.status).toBe(200);
@@ -490,6 +542,109 @@ describe(MinerServer.name, () => {
       expect((await call(faulty, 'GetMinerIndex', INDEX)).status).toBe(500);
       expect((await call(faulty, 'OnDemandRequest', query())).status).toBe(200);
       expect((await call(faulty, 'GetDataEntityBucket', firstBucket())).status).toBe(200);
+    });
+
+    describe('on the bulk contents call (GetContentsByBuckets)', () => {
+      const X_BUCKETS = () => bucketsOf(2, '#bitcoin', 30);
+      const REDDIT_BUCKETS = () => bucketsOf(1, 'r/bitcoin', 30);
+      const hourOf = (id: WireBucket) => {
+        const start = bucketStart(id.time_bucket.id).getTime();
+        return (time: string) => Date.parse(time) >= start && Date.parse(time) < start + 3_600_000;
+      };
+
+      it('sends honest records of the bucket, its hour and label, without a fault', async () => {
+        for (const bucket of await contentsOf([...X_BUCKETS(), ...REDDIT_BUCKETS()])) {
+          const inHour = hourOf(bucket.id);
+          for (const record of bucket.records) {
+            expect(record).toBeDefined();
+            expect(corpusUris.has(record!.item.uri)).toBe(true);
+            expect(inHour(record!.item.datetime)).toBe(true);
+          }
+        }
+      });
+
+      it('sends only about half of the records with partial: far less than the index claims', async () => {
+        const honestAnswer = (await contentsOf(X_BUCKETS())).flatMap((bucket) => bucket.raw);
+        misbehave({ partial: true });
+        const partial = (await contentsOf(X_BUCKETS())).flatMap((bucket) => bucket.raw);
+        expect(partial.every((content) => honestAnswer.includes(content))).toBe(true);
+        expect(partial.length).toBeGreaterThan(honestAnswer.length * 0.3);
+        expect(partial.length).toBeLessThan(honestAnswer.length * 0.7);
+      });
+
+      it('dates every record outside the hour of its bucket with wrongHour, keeping real uris', async () => {
+        misbehave({ wrongHour: true });
+        const buckets = await contentsOf([...X_BUCKETS(), ...REDDIT_BUCKETS()]);
+        expect(buckets.flatMap((bucket) => bucket.raw).length).toBeGreaterThan(10);
+        for (const bucket of buckets) {
+          const inHour = hourOf(bucket.id);
+          for (const record of bucket.records) {
+            expect(corpusUris.has(record!.item.uri)).toBe(true);
+            expect(inHour(record!.item.datetime)).toBe(false);
+          }
+        }
+      });
+
+      it('files every record under another label with wrongLabel', async () => {
+        misbehave({ wrongLabel: true });
+        const buckets = await contentsOf([...X_BUCKETS(), ...REDDIT_BUCKETS()]);
+        expect(buckets.flatMap((bucket) => bucket.raw).length).toBeGreaterThan(10);
+        for (const bucket of buckets) {
+          const inHour = hourOf(bucket.id);
+          for (const record of bucket.records) {
+            const item = record!.item;
+            expect(inHour(item.datetime)).toBe(true);
+            if (item.source === 'X') {
+              expect(item.tweet.hashtags[0]?.toLowerCase()).not.toBe(bucket.id.label?.value);
+              expect(item.tweet.hashtags.map((tag) => tag.toLowerCase())).not.toContain('#bitcoin');
+            } else {
+              expect(item.communityName.toLowerCase()).not.toBe(bucket.id.label?.value);
+              expect(item.uri).toContain(item.communityName);
+            }
+          }
+        }
+      });
+
+      it('adds made-up records, dated outside the hour, to the real ones with fabricate', async () => {
+        misbehave({ fabricate: true });
+        for (const bucket of await contentsOf(bucketsOf(2, '#bitcoin', 3))) {
+          const inHour = hourOf(bucket.id);
+          const items = bucket.records.map((record) => record!.item);
+          const madeUp = items.filter((item) => !corpusUris.has(item.uri));
+          expect(madeUp.length).toBeGreaterThanOrEqual(3);
+          for (const item of madeUp) expect(inHour(item.datetime)).toBe(false);
+          expect(items.length).toBeGreaterThan(madeUp.length);
+        }
+      });
+
+      it('sends records that are not the subnet records with wrongSchema', async () => {
+        misbehave({ wrongSchema: true });
+        const buckets = await contentsOf(X_BUCKETS());
+        const records = buckets.flatMap((bucket) => bucket.records);
+        expect(records.length).toBeGreaterThan(3);
+        expect(records.every((record) => record === undefined)).toBe(true);
+      });
+
+      it('still answers nothing for an unlabeled bucket, whatever the fault', async () => {
+        misbehave({ fabricate: true, wrongHour: true });
+        const [unlabeled] = X_BUCKETS();
+        const [bucket] = await contentsOf([{ ...unlabeled, label: null }]);
+        expect(bucket.raw).toEqual([]);
+      });
+
+      it('applies the faults only where the endpoints say', async () => {
+        misbehave({ wrongHour: true, endpoints: ['GetDataEntityBucket'] });
+        const [bucket] = await contentsOf(X_BUCKETS().slice(-1));
+        expect(bucket.records.every((record) => hourOf(bucket.id)(record!.item.datetime))).toBe(
+          true,
+        );
+        const entities = decode(await bucketEntities(), 'x');
+        expect(entities.items.length).toBeGreaterThan(0);
+        const { time_bucket: time } = (firstBucket() as { data_entity_bucket_id: WireBucket })
+          .data_entity_bucket_id;
+        for (const item of entities.items)
+          expect(Date.parse(item.datetime)).toBeLessThan(bucketStart(time.id).getTime());
+      });
     });
 
     it('delays answers by the configured latency', async () => {

@@ -1,20 +1,25 @@
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { AxonGuard } from './axon-checks';
+import { CallLimits } from './call-limits';
+import { streamOversize } from './oversize-answer';
 import { BucketKey, DataItem } from '../network/protocol';
 import { WireBucketId, wireBucketId } from '../network/sn13/messages';
 import { compileQuery } from '../network/query-matcher';
 import { WireDataEntity } from '../network/sn13/entities';
 import { SYNAPSE_NAMES, SynapseName } from '../common/synapse-names';
 import { hasFaults, MinerBehaviour, validateBehaviour } from './behaviour';
-import { readBody, sendJson, sendText, streamJsonArray } from './http-util';
+import { readBody, sendJson, sendText } from './http-util';
 import {
   corruptEntity,
   corruptIndex,
+  corruptRecord,
   fabricateEntities,
   fabricateIndex,
   fabricateItems,
+  outsideTheHour,
   overclaimIndex,
+  underAnotherLabel,
 } from './miner-faults';
 import { toWireEntity } from './miner-records';
 import { MinerRequest, OnDemandInputs, parseMinerRequest } from './miner-requests';
@@ -28,6 +33,14 @@ import { createRng, deriveSeed, hashUnit, Rng } from './rng';
  */
 
 export type RequestCounts = Record<SynapseName, number>;
+
+/** Calls of one synapse that arrived, and how many of them were refused with 403. */
+export interface SynapseCount {
+  calls: number;
+  refused: number;
+}
+
+export type CallCounts = Record<SynapseName, SynapseCount>;
 
 /** One call received, as the miner saw it. */
 export interface ReceivedCall {
@@ -59,6 +72,8 @@ export interface MinerServerOptions {
   /** Items to disguise fabricated answers as (usually the whole corpus). */
   templates: readonly DataItem[];
   behaviour?: MinerBehaviour;
+  /** 404 to OnDemandRequest whatever the behaviour (public subnet 13 miners since December 2025). */
+  storedOnly?: boolean;
   /** The caller's standing in the metagraph, or undefined for an unknown hotkey. */
   standing(hotkey: string): CallerStanding | undefined;
   /** The devnet's clock (ms): nonces, call windows and the request log use it. */
@@ -67,16 +82,7 @@ export interface MinerServerOptions {
 
 /** Subnet 13 miners blacklist callers with less stake than this. */
 export const MIN_VALIDATOR_STAKE = 10_000;
-/** Calls per validator hotkey per window (the subnet's limits 1 and 1, doubled for restarts). */
-const CALL_LIMITS: Partial<Record<SynapseName, number>> = {
-  GetMinerIndex: 2,
-  GetDataEntityBucket: 2,
-  GetContentsByBuckets: 10,
-};
-const CALL_WINDOW_MS = 60 * 60_000;
 const MAX_REQUEST_BYTES = 1024 * 1024;
-/** The gateway must refuse bodies over 16 MB; the oversize fault sends a little more than 17 MB. */
-export const OVERSIZE_BYTES = 17 * 1024 * 1024 + 256 * 1024;
 
 export class MinerServer {
   readonly uid: number;
@@ -89,9 +95,7 @@ export class MinerServer {
   private readonly latencyRng: Rng;
   private readonly contentRng: Rng;
   private readonly pendingWaits = new Set<() => void>();
-  /** Calls per `caller|synapse` in the current window, which starts at the miner's start. */
-  private windowCalls = new Map<string, number>();
-  private windowStart: number;
+  private readonly limits: CallLimits;
   private currentBehaviour: MinerBehaviour;
   private baseUrl: string | undefined;
   private stopped = false;
@@ -103,12 +107,15 @@ export class MinerServer {
     this.faultRng = createRng(deriveSeed(options.seed, 'miner', options.uid, 'faults'));
     this.latencyRng = createRng(deriveSeed(options.seed, 'miner', options.uid, 'latency'));
     this.contentRng = createRng(deriveSeed(options.seed, 'miner', options.uid, 'content'));
-    this.windowStart = options.clock();
+    this.limits = new CallLimits(options.clock());
     this.guard = new AxonGuard({
       hotkey: options.hotkey,
       serves: (synapse) =>
         SYNAPSE_NAMES.includes(synapse as SynapseName) &&
-        !(synapse === 'OnDemandRequest' && this.currentBehaviour.noOnDemand),
+        !(
+          synapse === 'OnDemandRequest' &&
+          (options.storedOnly || this.currentBehaviour.noOnDemand)
+        ),
       blacklist: (caller, synapse) => this.blacklist(caller, synapse as SynapseName),
       nowMs: options.clock,
     });
@@ -129,7 +136,12 @@ export class MinerServer {
     this.currentBehaviour = validateBehaviour({ ...behaviour });
   }
 
-  /** Every call received since the start, refused ones included. */
+  /** 404 to OnDemandRequest whatever the behaviour. */
+  get storedOnly(): boolean {
+    return this.options.storedOnly === true;
+  }
+
+  /** Every call received since the start (or the last resetCounts), refused ones included. */
   calls(): readonly ReceivedCall[] {
     return this.received;
   }
@@ -139,6 +151,25 @@ export class MinerServer {
     for (const { synapse } of this.received)
       if (synapse in counts) counts[synapse as SynapseName]++;
     return counts;
+  }
+
+  /** Per synapse: calls received and calls refused with 403 (a call still in progress has no status yet). */
+  callCounts(): CallCounts {
+    const counts = Object.fromEntries(
+      SYNAPSE_NAMES.map((name) => [name, { calls: 0, refused: 0 }]),
+    ) as CallCounts;
+    for (const { synapse, status } of this.received) {
+      const count = counts[synapse as SynapseName] as SynapseCount | undefined;
+      if (!count) continue;
+      count.calls++;
+      if (status === 403) count.refused++;
+    }
+    return counts;
+  }
+
+  /** Forgets the calls received so far (counts and log); the call limits' windows go on. */
+  resetCounts(): void {
+    this.received.length = 0;
   }
 
   /** Port 0 picks a free ephemeral port. Resolves with the miner's URL. */
@@ -176,20 +207,13 @@ export class MinerServer {
     const behaviour = this.currentBehaviour;
     if (behaviour.blacklistAll) return 'every caller is blacklisted (blacklist-all)';
     const standing = caller === undefined ? undefined : this.options.standing(caller);
-    if (!standing) return `Unrecognized hotkey ${caller ?? '(none)'}`;
+    if (caller === undefined || !standing) return `Unrecognized hotkey ${caller ?? '(none)'}`;
     if (!standing.validatorPermit || standing.stake < MIN_VALIDATOR_STAKE)
       return `Hotkey ${caller} is not a validator`;
-    const limit = CALL_LIMITS[synapse];
-    if (behaviour.strictBudget === false || limit === undefined) return null;
-    const now = this.options.clock();
-    if (now - this.windowStart >= CALL_WINDOW_MS) {
-      this.windowCalls = new Map();
-      this.windowStart = now;
-    }
-    const key = `${caller}|${synapse}`;
-    const count = (this.windowCalls.get(key) ?? 0) + 1;
-    this.windowCalls.set(key, count);
-    return count > limit ? `Hotkey ${caller} over eval period request limit for ${synapse}` : null;
+    if (behaviour.strictBudget === false) return null;
+    return this.limits.overLimit(caller, synapse, this.options.clock())
+      ? `Hotkey ${caller} over eval period request limit for ${synapse}`
+      : null;
   }
 
   private handle(request: IncomingMessage, response: ServerResponse): void {
@@ -233,7 +257,8 @@ export class MinerServer {
     // A hanging miner keeps the request open; stop() destroys the socket.
     if (faults.hang) return;
     if (faults.http500) return sendJson(response, 500, { message: 'Internal Server Error' });
-    if (faults.oversize) return this.streamOversize(response, synapse);
+    if (faults.oversize)
+      return streamOversize(response, synapse, this.options.items[0] ?? this.options.templates[0]);
     const outputs = this.answer(parsed.value, faults);
     if (outputs === 'error')
       return sendJson(response, 500, { message: 'Internal Server Error: no protocol version' });
@@ -295,7 +320,10 @@ export class MinerServer {
       case 'GetDataEntityBucket':
         return { data_entities: this.answerBucket(request, faults), version: 4 };
       case 'GetContentsByBuckets':
-        return { bucket_ids_to_contents: this.answerContents(request.buckets), version: 4 };
+        return {
+          bucket_ids_to_contents: this.answerContents(request.buckets, faults),
+          version: 4,
+        };
     }
   }
 
@@ -329,15 +357,7 @@ export class MinerServer {
     request: Extract<MinerRequest, { synapse: 'GetDataEntityBucket' }>,
     faults: MinerBehaviour,
   ): unknown[] {
-    let entities: WireDataEntity[] = this.store.bucket(request.bucket);
-    if (faults.partial) entities = entities.filter((entity) => this.keeps(entity.uri));
-    if (faults.fabricate)
-      entities = fabricateEntities(
-        this.contentRng,
-        entities,
-        request.bucket,
-        this.options.templates,
-      );
+    const entities = this.bucketEntities(request.bucket, faults);
     return faults.wrongSchema ? entities.map(corruptEntity) : entities;
   }
 
@@ -345,30 +365,26 @@ export class MinerServer {
    * `[bucket id, [record JSON, …]]` per bucket asked. A real miner looks a null label up as the
    * string 'NULL', so unlabeled buckets come back empty.
    */
-  private answerContents(buckets: BucketKey[]): [WireBucketId, string[]][] {
-    return buckets.map((bucket) => [
-      wireBucketId(bucket),
-      bucket.label === null ? [] : this.store.bucket(bucket).map((entity) => entity.content),
-    ]);
+  private answerContents(buckets: BucketKey[], faults: MinerBehaviour): [WireBucketId, string[]][] {
+    return buckets.map((bucket) => {
+      if (bucket.label === null) return [wireBucketId(bucket), []];
+      const contents = this.bucketEntities(bucket, faults).map((entity) => entity.content);
+      return [wireBucketId(bucket), faults.wrongSchema ? contents.map(corruptRecord) : contents];
+    });
   }
 
-  private streamOversize(response: ServerResponse, synapse: SynapseName): Promise<void> {
-    const sample = this.options.items[0] ?? this.options.templates[0];
-    if (synapse === 'GetMinerIndex' || !sample) {
-      const ids = Array.from({ length: 24 }, (_, offset) => 480_000 + offset);
-      const buckets = `"time_bucket_ids":[${ids.join(',')}],"sizes_bytes":[${ids.map(() => 4096).join(',')}]`;
-      // The index travels as a JSON string: its quotes are escaped inside the answer.
-      const element = (index: number): string =>
-        `{"label":"#oversize_${index}",${buckets}}`.replace(/"/g, '\\"');
-      const prefix = '{"compressed_index_serialized":"{\\"sources\\":{\\"2\\":[';
-      return streamJsonArray(response, prefix, element, ']}}"}', OVERSIZE_BYTES);
-    }
-    // Every element a copy of a real entity under a distinct uri: looks like a legitimate answer.
-    const entity = JSON.stringify(toWireEntity(sample));
-    // The uri appears twice, as the entity's and as the record's url: both change.
-    const element = (index: number): string =>
-      entity.split(sample.uri).join(`${sample.uri}?copy=${index}`);
-    const prefix = synapse === 'OnDemandRequest' ? '{"data":[' : '{"data_entities":[';
-    return streamJsonArray(response, prefix, element, ']}', OVERSIZE_BYTES);
+  /** The stored records of a bucket, as this call's faults bend them. */
+  private bucketEntities(bucket: BucketKey, faults: MinerBehaviour): WireDataEntity[] {
+    let entities: WireDataEntity[];
+    if (faults.wrongHour || faults.wrongLabel) {
+      let items = [...this.store.bucketItems(bucket)];
+      if (faults.wrongHour) items = outsideTheHour(this.contentRng, items, bucket);
+      if (faults.wrongLabel) items = underAnotherLabel(items, bucket);
+      entities = items.map(toWireEntity);
+    } else entities = this.store.bucket(bucket);
+    if (faults.partial) entities = entities.filter((entity) => this.keeps(entity.uri));
+    if (faults.fabricate)
+      entities = fabricateEntities(this.contentRng, entities, bucket, this.options.templates);
+    return entities;
   }
 }

@@ -29,6 +29,12 @@ function bucketKey(sourceId: number, label: string | null, bucket: number): stri
   return JSON.stringify([sourceId, label, bucket]);
 }
 
+/** A bucket as the miner looks it up: its label lower-cased, as miners store labels. */
+function storeKeyOf(key: BucketKey): string {
+  const label = key.label === null ? null : normalizeLabel(key.label);
+  return bucketKey(key.source, label, key.timeBucket);
+}
+
 function newestFirst(left: Dated, right: Dated): number {
   const byDate = Date.parse(right.datetime) - Date.parse(left.datetime);
   // Ties broken by uri so the order never depends on insertion order.
@@ -41,6 +47,7 @@ export class MinerStore {
   private readonly times: Record<SourceName, number[]> = { X: [], REDDIT: [] };
   private readonly entities = new Map<string, WireDataEntity>();
   private readonly buckets = new Map<string, WireDataEntity[]>();
+  private readonly bucketItemLists = new Map<string, DataItem[]>();
   private readonly index: CompressedMinerIndex;
 
   constructor(items: readonly DataItem[]) {
@@ -100,8 +107,12 @@ export class MinerStore {
   }
 
   bucket(key: BucketKey): WireDataEntity[] {
-    const label = key.label === null ? null : normalizeLabel(key.label);
-    return this.buckets.get(bucketKey(key.source, label, key.timeBucket)) ?? [];
+    return this.buckets.get(storeKeyOf(key)) ?? [];
+  }
+
+  /** The items behind `bucket(key)`, in the same order. */
+  bucketItems(key: BucketKey): readonly DataItem[] {
+    return this.bucketItemLists.get(storeKeyOf(key)) ?? [];
   }
 
   private buildIndex(items: readonly DataItem[]): CompressedMinerIndex {
@@ -115,6 +126,9 @@ export class MinerStore {
       const entities = this.buckets.get(key) ?? [];
       entities.push(entity);
       this.buckets.set(key, entities);
+      const bucketItems = this.bucketItemLists.get(key) ?? [];
+      bucketItems.push(item);
+      this.bucketItemLists.set(key, bucketItems);
 
       const labels = sizes.get(sourceId) ?? new Map<string | null, Map<number, number>>();
       sizes.set(sourceId, labels);

@@ -7,7 +7,8 @@ import { startDevnet } from './devnet';
  * metagraph source (SUBTENSOR_URL, METAGRAPH_FILE) in development or when DEVNET_MINERS asks
  * for it, a simulated subnet on loopback so that the first query returns data. Its metagraph
  * lists the gateway's hotkey as a validator with stake, so its miners take the gateway's signed
- * calls; health says `network: devnet`. Not part of the production build (tsconfig.dev.json).
+ * calls; health says `network: devnet`. DEVNET_STORED_ONLY=true makes every miner answer 404 to
+ * OnDemandRequest, as today's subnet 13 miners do. Not part of the production build (tsconfig.dev.json).
  */
 runGateway(async (config, validatorHotkey) => {
   const directory = join(config.dataDir, 'devnet');
@@ -19,11 +20,13 @@ runGateway(async (config, validatorHotkey) => {
       ? undefined
       : join(directory, 'hf_validation.parquet'),
     validatorHotkeys: [validatorHotkey],
+    storedOnly: config.network.devnetStoredOnly,
   });
+  const storedOnly = devnet.storedOnly ? ', stored data only (DEVNET_STORED_ONLY)' : '';
   return {
     metagraphFile,
     repoNamesFile: devnet.repoNamesFile ?? undefined,
-    description: `SIMULATED devnet of ${devnet.miners.length} miners (set SUBTENSOR_URL for the real subnet)`,
+    description: `SIMULATED devnet of ${devnet.miners.length} miners${storedOnly} (set SUBTENSOR_URL for the real subnet)`,
     stop: () => devnet.stop(),
   };
 });

@@ -17,6 +17,7 @@ import { ServingMiner } from './miner.entity';
 import { NetworkService } from './network.service';
 import { MAX_DATA_AGE_DAYS } from './protocol';
 import { WrongAnswerError } from './sn13/messages';
+import { CallBudgets } from './transport/call-budgets';
 import { MinerCallError, MinerFailureReason, NOT_THE_MINERS_FAULT } from './transport/miner-client';
 
 export const INDEX_SYNC_JOB = 'index-sync';
@@ -39,12 +40,29 @@ interface SyncedMiner {
   rows: IndexRow[];
 }
 
+/** A miner to sync, and when its GetMinerIndex budget has a call again (ms; 0: now). */
+interface QueuedMiner {
+  miner: ServingMiner;
+  notBefore: number;
+}
+
+/**
+ * How long a sync waits at most for a miner whose index call frees up soon. Budgets are rolling
+ * windows: with 1 call an hour and a sync an hour, a miner called a little later in the last
+ * sync than in this one (or a sync started early by another replica, up to a tenth of the
+ * interval) would otherwise be skipped and refreshed only two hours apart.
+ */
+const MAX_BUDGET_WAIT_MS = 10 * 60_000;
+const BUDGET_POLL_MS = 1000;
+
 /**
  * The background job that keeps the miner index fresh: every INDEX_SYNC_INTERVAL it fetches
  * GetMinerIndex from every available miner (bounded concurrency) and replaces each miner's rows
  * and aggregate contributions. A malformed or oversize index is rejected (the previous one
- * stays) and costs credibility; a miner without budget left is skipped. Then a few miners are
- * spot-checked bucket by bucket.
+ * stays) and costs credibility. The sync follows the GetMinerIndex budget (the configuration
+ * refuses an interval shorter than it allows): miners with a call left go first, a miner whose
+ * call frees up within a sixth of the interval (at most 10 minutes) is waited for, the others
+ * are skipped. Then a few miners with a GetDataEntityBucket call left are spot-checked.
  */
 @Injectable()
 export class IndexSyncService
@@ -58,6 +76,7 @@ export class IndexSyncService
     jobs: JobRunner,
     private readonly network: NetworkService,
     private readonly index: MinerIndexService,
+    private readonly budgets: CallBudgets,
     private readonly clock: Clock,
     @InjectConfig() private readonly config: AppConfig,
     private readonly metrics: MetricsService,
@@ -107,9 +126,12 @@ export class IndexSyncService
     };
     const synced: SyncedMiner[] = [];
     let lastLog = started;
-    const queue = [...miners];
+    const queue = await this.inBudgetOrder(miners);
     const worker = async () => {
-      for (let miner = queue.shift(); miner && !this.stopping; miner = queue.shift()) {
+      for (let next = queue.shift(); next && !this.stopping; next = queue.shift()) {
+        await this.waitForBudget(next.notBefore);
+        if (this.stopping) break;
+        const { miner } = next;
         const rows = await this.syncMiner(miner, report);
         if (rows) synced.push({ miner, rows });
         if (performance.now() - lastLog > 5000 || queue.length === 0) {
@@ -126,6 +148,40 @@ export class IndexSyncService
     this.logProgress(report, started);
     this.metrics.observeIndexSync({ ...report, seconds: (performance.now() - started) / 1000 });
     return report;
+  }
+
+  /** Miners with an index call left first, then the others by when they have one again. */
+  private async inBudgetOrder(miners: ServingMiner[]): Promise<QueuedMiner[]> {
+    const left = await this.budgets
+      .left(
+        miners.map((miner) => miner.hotkey),
+        'GetMinerIndex',
+      )
+      // Postgres away: every call will say so (no budget can be taken either).
+      .catch(() => new Map<string, { left: number; nextAt: Date | null }>());
+    const queued = miners.map((miner) => {
+      const budget = left.get(miner.hotkey);
+      const waits = budget !== undefined && budget.left === 0 && budget.nextAt !== null;
+      return { miner, notBefore: waits ? budget.nextAt!.getTime() : 0 };
+    });
+    // Stable: the ready ones keep their order.
+    return queued.sort((a, b) => a.notBefore - b.notBefore);
+  }
+
+  /**
+   * Waits until `notBefore` when it is near (see MAX_BUDGET_WAIT_MS), on the service's clock;
+   * a miner further off is called at once and refused by its budget (skipped, never contacted).
+   */
+  private async waitForBudget(notBefore: number): Promise<void> {
+    const { intervalMs } = this.config.network.indexSync;
+    const longest = Math.min(MAX_BUDGET_WAIT_MS, intervalMs / 6);
+    if (notBefore - this.clock.now().getTime() > longest) return;
+    for (
+      let remaining = notBefore - this.clock.now().getTime();
+      remaining > 0 && !this.stopping;
+      remaining = notBefore - this.clock.now().getTime()
+    )
+      await sleep(Math.min(remaining, BUDGET_POLL_MS));
   }
 
   private async syncMiner(
@@ -165,7 +221,19 @@ export class IndexSyncService
    */
   private async spotCheck(synced: SyncedMiner[]): Promise<IndexSyncReport['spotChecks']> {
     const largest = this.config.network.minerMaxResponseBytes / 2;
+    // A check takes the miner's GetDataEntityBucket call (beside a validator on the same
+    // hotkey, its only one of the hour): only miners with one left are checked.
+    const askable = new Set(
+      this.network.availableMiners('GetDataEntityBucket').map((miner) => miner.uid),
+    );
+    const left = await this.budgets
+      .left(
+        synced.map(({ miner }) => miner.hotkey),
+        'GetDataEntityBucket',
+      )
+      .catch(() => new Map<string, { left: number }>());
     const candidates = synced
+      .filter(({ miner }) => askable.has(miner.uid) && (left.get(miner.hotkey)?.left ?? 0) > 0)
       .map(({ miner, rows }) => ({ miner, rows: rows.filter((row) => row.bytes <= largest) }))
       .filter((entry) => entry.rows.length > 0);
     const chosen = shuffle(candidates).slice(0, this.config.network.indexSync.spotChecks);
@@ -201,6 +269,10 @@ export class IndexSyncService
         (report.skipped > 0 ? `, ${report.skipped} skipped (${skipped})` : ''),
     );
   }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
 function shuffle<T>(items: T[]): T[] {

@@ -132,7 +132,8 @@ export class NetworkService implements OnModuleInit {
 
   /**
    * Miners that can be asked `synapse` now: serving data at an allowed address, not cut off by
-   * an open circuit, and not refusing the synapse recently (a 404, 403 or 401 to it).
+   * an open circuit, and not refusing the synapse recently (a 404 or 401 to it, or a 403 to a
+   * synapse without a budget; a 403 to a budgeted one spends its budget: CallBudgets.left).
    */
   availableMiners(synapse: SynapseName): ServingMiner[] {
     return this.metagraph

@@ -1,13 +1,24 @@
 import { DataSource } from 'typeorm';
 import { Clock } from '../../src/common/clock/clock';
+import { callAxon } from '../../src/devnet/axon-client';
+import { CALL_LIMITS, CALL_WINDOW_MS } from '../../src/devnet/call-limits';
+import { ReceivedCall } from '../../src/devnet/miner-server';
+import { Sr25519Keypair } from '../../src/network/bittensor/keypair';
 import { IndexSyncReport, IndexSyncService } from '../../src/network/index-sync.service';
 import { NetworkService } from '../../src/network/network.service';
+import { SynapseName } from '../../src/common/synapse-names';
 import { startTestNetwork, TestNetwork } from '../support/network';
-import { startTestApp, TEST_MASTER_KEY, TestApp, testValidatorHotkey } from '../support/test-app';
+import {
+  startTestApp,
+  TEST_MASTER_KEY,
+  TEST_VALIDATOR_URI,
+  TestApp,
+  testValidatorHotkey,
+} from '../support/test-app';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
-const BUDGETED = ['GetMinerIndex', 'GetDataEntityBucket'];
+const STORED: SynapseName[] = ['GetMinerIndex', 'GetDataEntityBucket', 'GetContentsByBuckets'];
 
 interface BucketAnswer {
   status: 'success' | 'error';
@@ -16,34 +27,101 @@ interface BucketAnswer {
   message?: string;
 }
 
+interface MinerListing {
+  uid: number;
+  call_budget_left: Record<SynapseName, number | null>;
+}
+
+async function listMiners(app: TestApp): Promise<MinerListing[]> {
+  const answer = await app.http.get('/api/v1/miners').set('X-API-Key', TEST_MASTER_KEY).expect(200);
+  return (answer.body as { miners: MinerListing[] }).miners;
+}
+
+/** Runs the index sync now, as if its interval had passed. */
+async function syncNow(app: TestApp): Promise<IndexSyncReport> {
+  await app.app.get(DataSource).query(`DELETE FROM job_runs WHERE name = 'index-sync'`);
+  const report = await app.app.get(IndexSyncService).runIfDue();
+  await app.app.get(NetworkService).settled();
+  return report!;
+}
+
+/** Calls per miner window (fixed hours from the devnet's start) and synapse. */
+function perWindow(calls: readonly ReceivedCall[], start: number): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const call of calls) {
+    const key = `${Math.floor((call.at - start) / CALL_WINDOW_MS)}|${call.synapse}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return counts;
+}
+
 /**
- * Miners allow a validator hotkey 2 GetMinerIndex and 2 GetDataEntityBucket calls an hour and
- * penalise more. Over a simulated hour and ten minutes (the gateway's and the devnet's clocks
- * moved together), index syncs with spot checks and query_bucket requests keep running; no
- * miner may ever receive more than its budget in any hour, and the devnet, which enforces the
- * subnet's limits, must never have to refuse the gateway.
+ * The gateway beside the subnet's validator, both signing with one hotkey (the default,
+ * VALIDATOR_SHARES_HOTKEY=true). Miners allow that hotkey 2 GetMinerIndex and 2
+ * GetDataEntityBucket per fixed hour from their start and refuse more with 403; the validator
+ * evaluates each miner once an hour with one of each. Over a simulated hour and ten minutes
+ * (the gateway's and the devnet's clocks moved together), index syncs with spot checks and
+ * query_bucket requests keep running: the gateway must leave the validator its calls, so that
+ * neither is ever refused.
  */
-describe('Per-miner call budgets over a simulated hour', () => {
+describe('Call budgets shared with a validator on the same hotkey', () => {
   let network: TestNetwork;
   let app: TestApp;
+  let devnetStart: number;
+  let offset = 0;
+  const validator = Sr25519Keypair.fromUri(TEST_VALIDATOR_URI);
+  const validatorStatuses: number[] = [];
+  /** The calls the miners received from the validator (the gateway was idle meanwhile). */
+  const validatorCalls = new Set<ReceivedCall>();
   const reports: { minute: number; report: IndexSyncReport }[] = [];
   const buckets: { minute: number; answer: BucketAnswer }[] = [];
 
+  /** The validator's evaluation of every miner: one index and one bucket call, as it does. */
+  async function evaluate(): Promise<void> {
+    for (const miner of network.devnet.miners) {
+      const call = (synapse: string, fields: Record<string, unknown>) =>
+        callAxon({
+          url: miner.url,
+          hotkey: miner.hotkey,
+          synapse,
+          fields,
+          signer: validator,
+          nowMs: Date.now() + offset,
+        });
+      const bucket = {
+        time_bucket: { id: Math.floor((Date.now() + offset) / HOUR) - 1 },
+        source: 2,
+        label: { value: '#bitcoin' },
+      };
+      for (const [synapse, fields] of [
+        ['GetMinerIndex', { version: 4 }],
+        ['GetDataEntityBucket', { version: 4, data_entity_bucket_id: bucket }],
+      ] as const) {
+        validatorStatuses.push((await call(synapse, fields)).status);
+        validatorCalls.add(network.devnet.calls(miner.uid).at(-1)!);
+      }
+    }
+  }
+
   beforeAll(async () => {
+    devnetStart = Date.now();
     network = await startTestNetwork(3);
-    app = await startTestApp({ ...network.env, INDEX_SPOT_CHECKS: '3' }, { ownDatabase: true });
-    const database = app.app.get(DataSource);
-    const sync = app.app.get(IndexSyncService);
+    // A spot check takes the miner's only bucket call of the hour: one, so that query_bucket
+    // finds the other miners' calls (in a real subnet, 5 checks leave hundreds of miners).
+    app = await startTestApp({ ...network.env, INDEX_SPOT_CHECKS: '1' }, { ownDatabase: true });
     const queryBucket = async (path: string) =>
       (await app.http.get(path).set('X-API-Key', TEST_MASTER_KEY).expect(200)).body as BucketAnswer;
-    for (let minute = 0; minute <= 70; minute += 10) {
-      if (minute > 0) {
-        app.app.get(Clock).advance(10 * MINUTE);
-        network.devnet.advanceClock(10 * MINUTE);
+    // Not minute 50: the sync would wait (in real time) for budgets freeing up ten minutes later.
+    let minute = 0;
+    for (const next of [0, 10, 20, 30, 40, 60, 70]) {
+      if (next > minute) {
+        app.app.get(Clock).advance((next - minute) * MINUTE);
+        network.devnet.advanceClock((next - minute) * MINUTE);
+        offset += (next - minute) * MINUTE;
+        minute = next;
       }
       // The job runs once per interval; the test runs it at every step of simulated time.
-      await database.query(`DELETE FROM job_runs WHERE name = 'index-sync'`);
-      reports.push({ minute, report: (await sync.runIfDue())! });
+      reports.push({ minute, report: await syncNow(app) });
       for (const path of [
         'query_bucket/x?label=%23bitcoin',
         'query_bucket/reddit',
@@ -51,6 +129,8 @@ describe('Per-miner call budgets over a simulated hour', () => {
       ])
         buckets.push({ minute, answer: await queryBucket(`/api/v1/${path}`) });
       await app.app.get(NetworkService).settled();
+      // The validator evaluates once in each of the miners' hours.
+      if (minute === 30 || minute === 70) await evaluate();
     }
   }, 120_000);
 
@@ -59,33 +139,47 @@ describe('Per-miner call budgets over a simulated hour', () => {
     await network.stop();
   });
 
-  it('never gives a miner more than its budget in any hour, and is never refused', () => {
-    const gateway = testValidatorHotkey();
+  it('leaves the validator its calls: no miner ever refuses the hotkey, the gateway or the validator', () => {
+    expect(validatorStatuses).toHaveLength(2 * 2 * 3);
+    expect(validatorStatuses.every((status) => status === 200)).toBe(true);
+    const hotkey = testValidatorHotkey();
     for (const miner of network.devnet.miners) {
-      const calls = network.devnet.calls(miner.uid).filter((call) => call.caller === gateway);
+      const calls = network.devnet.calls(miner.uid).filter((call) => call.caller === hotkey);
       expect(calls.filter((call) => call.status !== 200)).toEqual([]);
-      for (const synapse of BUDGETED) {
-        const times = calls.filter((call) => call.synapse === synapse).map((call) => call.at);
-        for (const start of times) {
-          const inHour = times.filter((at) => at >= start && at < start + HOUR);
-          expect(inHour.length).toBeLessThanOrEqual(2);
-        }
+      for (const synapse of STORED)
+        expect(network.devnet.callCounts(miner.uid)[synapse].refused).toBe(0);
+      // Within the miners' own limits in each of their hours, the validator's calls included.
+      for (const [key, count] of perWindow(calls, devnetStart)) {
+        const synapse = key.split('|')[1] as SynapseName;
+        expect(count).toBeLessThanOrEqual(CALL_LIMITS[synapse]!);
       }
-      // The budget was the limit: each miner got both of its index calls in the first hour.
-      const firstHour = calls.filter(
-        (call) => call.synapse === 'GetMinerIndex' && call.at < calls[0].at + HOUR,
-      );
-      expect(firstHour).toHaveLength(2);
     }
   });
 
-  it('skips miners without budget in the sync, saying so, and syncs them again an hour later', () => {
+  it('takes one index and at most one bucket call of each miner in any hour', () => {
+    for (const miner of network.devnet.miners) {
+      const ours = network.devnet
+        .calls(miner.uid)
+        .filter((call) => call.caller === testValidatorHotkey() && !validatorCalls.has(call));
+      for (const synapse of ['GetMinerIndex', 'GetDataEntityBucket']) {
+        const times = ours.filter((call) => call.synapse === synapse).map((call) => call.at);
+        for (const start of times) {
+          const inHour = times.filter((at) => at >= start && at < start + HOUR);
+          expect(inHour.length).toBeLessThanOrEqual(1);
+        }
+      }
+      // The budget was the limit: each miner got its index call in the first hour, and again.
+      expect(ours.filter((call) => call.synapse === 'GetMinerIndex')).toHaveLength(2);
+    }
+  });
+
+  it('syncs every miner hourly, skipping the sync in between for want of budget', () => {
+    expect(reports.map(({ minute }) => minute)).toEqual([0, 10, 20, 30, 40, 60, 70]);
     expect(reports[0].report).toMatchObject({ synced: 3, skipped: 0 });
-    expect(reports[1].report).toMatchObject({ synced: 3, skipped: 0 });
-    for (const { report } of reports.filter(({ minute }) => minute >= 20 && minute < 60))
+    expect(reports[0].report.spotChecks).toHaveLength(1);
+    for (const { report } of reports.filter(({ minute }) => minute > 0 && minute < 60))
       expect(report).toMatchObject({ synced: 0, skipped: 3, skippedReasons: { no_budget: 3 } });
-    const later = reports.filter(({ minute }) => minute >= 60);
-    expect(later.some(({ report }) => report.synced === 3)).toBe(true);
+    expect(reports.find(({ minute }) => minute === 60)?.report).toMatchObject({ synced: 3 });
   });
 
   it('answers query_bucket from what was fetched before when it may not call', () => {
@@ -97,4 +191,75 @@ describe('Per-miner call budgets over a simulated hour', () => {
     for (const { answer } of buckets.filter(({ answer }) => answer.status === 'error'))
       expect(answer.message).toMatch(/may be asked for it|still sending/);
   });
+});
+
+/**
+ * Whatever the gateway counted, a miner's 403 says its limit for the hotkey is reached (a
+ * validator on the same hotkey spent more than expected, a restart of ours): the gateway must
+ * not call that synapse of that miner again until the miner's window has surely reset, on any
+ * replica, and the listing must say so.
+ */
+describe('A miner that answers 403', () => {
+  const REFUSING = 1;
+  let network: TestNetwork;
+  let apps: TestApp[];
+
+  beforeAll(async () => {
+    network = await startTestNetwork([{}, { behaviour: { blacklistAll: true } }, {}]);
+    const first = await startTestApp(
+      { ...network.env, VALIDATOR_SHARES_HOTKEY: 'false' },
+      { ownDatabase: true },
+    );
+    // A second replica on the same database.
+    const second = await startTestApp({
+      ...network.env,
+      VALIDATOR_SHARES_HOTKEY: 'false',
+      DATABASE_URL: first.config.databaseUrl,
+    });
+    apps = [first, second];
+  }, 60_000);
+
+  afterAll(async () => {
+    // The second replica first: the first one drops the database when it closes.
+    for (const app of [...(apps ?? [])].reverse()) await app.close();
+    await network.stop();
+  });
+
+  const advance = (ms: number) => {
+    for (const app of apps) app.app.get(Clock).advance(ms);
+    network.devnet.advanceClock(ms);
+  };
+  const listed = async (app: TestApp, uid: number) =>
+    (await listMiners(app)).find((miner) => miner.uid === uid)!.call_budget_left;
+
+  it('has that synapse not called again for an hour by any replica, and listed as 0 left', async () => {
+    const first = await syncNow(apps[0]);
+    expect(first).toMatchObject({ synced: 2, skipped: 1, skippedReasons: { blacklisted: 1 } });
+    expect(network.devnet.callCounts(REFUSING).GetMinerIndex).toEqual({ calls: 1, refused: 1 });
+    for (const app of apps) {
+      expect(await listed(app, REFUSING)).toEqual({
+        GetMinerIndex: 0,
+        GetDataEntityBucket: 2,
+        GetContentsByBuckets: 10,
+        OnDemandRequest: null,
+      });
+      expect((await listed(app, 0)).GetMinerIndex).toBe(1);
+    }
+
+    // Both replicas sync again within the hour: the budget refuses before any call is sent.
+    advance(30 * MINUTE);
+    expect(await syncNow(apps[0])).toMatchObject({ synced: 2, skippedReasons: { no_budget: 1 } });
+    expect(await syncNow(apps[1])).toMatchObject({ synced: 0, skippedReasons: { no_budget: 3 } });
+    advance(29 * MINUTE);
+    expect((await listed(apps[1], REFUSING)).GetMinerIndex).toBe(0);
+    expect(network.devnet.callCounts(REFUSING).GetMinerIndex).toEqual({ calls: 1, refused: 1 });
+
+    // An hour after the 403 the miner's window has surely reset: it is asked again.
+    advance(MINUTE + 1_000);
+    network.devnet.setBehaviour(REFUSING, {});
+    expect((await listed(apps[1], REFUSING)).GetMinerIndex).toBe(2);
+    expect(await syncNow(apps[1])).toMatchObject({ synced: 3, skipped: 0 });
+    expect(network.devnet.callCounts(REFUSING).GetMinerIndex).toEqual({ calls: 2, refused: 1 });
+    expect((await listed(apps[0], REFUSING)).GetMinerIndex).toBe(1);
+  }, 60_000);
 });

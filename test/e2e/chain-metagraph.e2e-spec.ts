@@ -84,10 +84,11 @@ describe('The metagraph from a subtensor node', () => {
       validator_permit: false,
       // Public addresses, and this gateway may call loopback only.
       state: 'address_refused',
+      // The default budgets beside a validator on the same hotkey (VALIDATOR_SHARES_HOTKEY).
       call_budget_left: {
-        GetMinerIndex: 2,
-        GetDataEntityBucket: 2,
-        GetContentsByBuckets: null,
+        GetMinerIndex: 1,
+        GetDataEntityBucket: 1,
+        GetContentsByBuckets: 8,
         OnDemandRequest: null,
       },
     });

@@ -120,6 +120,8 @@ describe('Two service processes on one Postgres and one Redis', () => {
       REDIS_URL: testRedisUrl(),
       REDIS_KEY_PREFIX: testRedisPrefix(),
       INDEX_SYNC_ON_START: 'true',
+      // The miners' whole limits (2 of each an hour), which the replicas race for.
+      VALIDATOR_SHARES_HOTKEY: 'false',
       RATE_LIMIT_REGULAR: '20',
       KEY_CACHE_TTL_MS: '1000',
     };

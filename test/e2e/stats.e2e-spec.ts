@@ -11,6 +11,9 @@ const MANUAL_SYNC = {
   INDEX_SYNC_ON_START: 'false',
   INDEX_SPOT_CHECKS: '10',
   QUERY_CACHE_TTL_SECONDS: '0',
+  // Every miner is spot-checked: beside a validator (1 bucket call an hour) that would leave
+  // query_bucket no call. This gateway has the hotkey to itself.
+  VALIDATOR_SHARES_HOTKEY: 'false',
 };
 
 interface LabelRow {

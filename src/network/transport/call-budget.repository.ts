@@ -40,6 +40,20 @@ export class CallBudgetRepository {
     });
   }
 
+  /**
+   * Counts `limit` calls at `at`, replacing those counted before: the window is full until `at`
+   * plus the window. Never moves a fuller window's end earlier (a later call or fill stays).
+   */
+  async fill(hotkey: string, synapse: string, at: Date, limit: number): Promise<void> {
+    await this.dataSource.query(
+      `INSERT INTO miner_call_budgets AS budget (miner_hotkey, synapse, calls)
+       VALUES ($1, $2, array_fill($3::timestamptz, ARRAY[$4::int]))
+       ON CONFLICT (miner_hotkey, synapse) DO UPDATE SET calls = array_fill(
+         GREATEST($3::timestamptz, (SELECT max(c) FROM unnest(budget.calls) AS c)), ARRAY[$4::int])`,
+      [hotkey, synapse, at, limit],
+    );
+  }
+
   /** The calls to each miner within the window ending at `at` (miners never called are absent). */
   async recentCalls(
     hotkeys: readonly string[],

@@ -14,11 +14,18 @@ export interface BudgetLeft {
 }
 
 /**
+ * Subnet 13 miners count a validator hotkey's calls in fixed 60-minute windows from their own
+ * start, which the gateway cannot see: after a miner's 403, its window has surely reset an hour
+ * later (or one budget window later, when the budget's window is longer).
+ */
+export const MINER_WINDOW_MS = 60 * 60_000;
+
+/**
  * MINER_CALL_BUDGETS: how many calls of a synapse each miner may receive from this validator
  * hotkey per window, counted over a rolling window (never more than the budget in any window
  * of that length, whatever the miner's own fixed windows are), shared by all replicas through
  * Postgres, and surviving restarts. A call is taken before it is sent: miners count a call
- * when it arrives, even one they refuse.
+ * when it arrives, even one they refuse. A miner's 403 spends the rest of the budget (`spend`).
  */
 @Injectable()
 export class CallBudgets {
@@ -45,6 +52,24 @@ export class CallBudgets {
       budget.windowMs,
     );
     return granted;
+  }
+
+  /**
+   * The miner refused `synapse` with 403: whatever we counted, its limit for our hotkey is
+   * reached (the co-located validator's calls, a restart of ours, a miner counting differently).
+   * Marks the budget spent, for every replica, until the miner's window can have reset: for the
+   * longer of an hour and the budget's window from now. Returns when calls may resume, or
+   * undefined when the synapse has no budget (nothing to spend).
+   */
+  async spend(hotkey: string, synapse: SynapseName): Promise<Date | undefined> {
+    const budget = this.budgetOf(synapse);
+    if (!budget) return undefined;
+    const at = this.clock.now().getTime();
+    // Calls dated `windowMs` before the end stay counted until the end: the window is full.
+    const until = at + Math.max(MINER_WINDOW_MS, budget.windowMs);
+    if (budget.calls > 0)
+      await this.repository.fill(hotkey, synapse, new Date(until - budget.windowMs), budget.calls);
+    return new Date(until);
   }
 
   /** What each miner has left of its budget for `synapse` now. */

@@ -28,6 +28,7 @@ const BREAKER_COOLDOWN_MS = 300;
 /** One call at a time per miner, so the bulkhead queue holds 4 (concurrency × 4). */
 const CONCURRENCY = 1;
 const MINUTE_MS = 60_000;
+const HOUR_MS = 60 * MINUTE_MS;
 
 interface ReceivedRequest {
   method: string | undefined;
@@ -197,7 +198,10 @@ describe(MinerClient.name, () => {
   let clock: Clock;
   let metrics: MetricsService;
   let granted: boolean;
-  let budgets: { take: jest.Mock<Promise<boolean>, [string, SynapseName]> };
+  let budgets: {
+    take: jest.Mock<Promise<boolean>, [string, SynapseName]>;
+    spend: jest.Mock<Promise<Date | undefined>, [string, SynapseName]>;
+  };
   let logs: { log: jest.SpyInstance; warn: jest.SpyInstance };
 
   function createClient(env: Record<string, string> = {}): MinerClient {
@@ -232,6 +236,12 @@ describe(MinerClient.name, () => {
     granted = true;
     budgets = {
       take: jest.fn((_hotkey: string, _synapse: SynapseName) => Promise.resolve(granted)),
+      // As CallBudgets with the default budgets: OnDemandRequest has none.
+      spend: jest.fn((_hotkey: string, synapse: SynapseName) =>
+        Promise.resolve(
+          synapse === 'OnDemandRequest' ? undefined : new Date(clock.now().getTime() + HOUR_MS),
+        ),
+      ),
     };
     logs = {
       log: jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined),
@@ -357,32 +367,83 @@ describe(MinerClient.name, () => {
     });
 
     it.each([
-      ['not served (404)', { serves: [] }, 'not_served', 60 * MINUTE_MS],
+      ['not served (404)', { serves: [] }, 'GetMinerIndex', 'not_served', 60 * MINUTE_MS],
       [
-        'blacklisted (403)',
+        'blacklisted (403) without a budget',
         { blacklist: 'Hotkey is not a validator' },
+        'OnDemandRequest',
         'blacklisted',
         15 * MINUTE_MS,
       ],
-      ['unauthorized (401)', { hotkey: OTHER_MINER }, 'unauthorized', 5 * MINUTE_MS],
+      [
+        'unauthorized (401)',
+        { hotkey: OTHER_MINER },
+        'GetMinerIndex',
+        'unauthorized',
+        5 * MINUTE_MS,
+      ],
     ] as const)(
       'asks a synapse refused as %s again only after its cooldown',
-      async (_, options: AxonOptions, reason, cooldownMs) => {
+      async (_, options: AxonOptions, synapse, reason, cooldownMs) => {
         const axon = await startAxon(options);
         const target = axon.target();
-        expect(await failureOf(client.call(target, 'GetMinerIndex', {}, 2_000))).toBe(reason);
+        expect(await failureOf(client.call(target, synapse, {}, 2_000))).toBe(reason);
 
         clock.advance(cooldownMs - 1_000);
-        expect(client.mayAsk(MINER, 'GetMinerIndex')).toBe(false);
-        expect(await failureOf(client.call(target, 'GetMinerIndex', {}, 2_000))).toBe(reason);
+        expect(client.mayAsk(MINER, synapse)).toBe(false);
+        expect(await failureOf(client.call(target, synapse, {}, 2_000))).toBe(reason);
         expect(axon.received).toHaveLength(1);
 
         clock.advance(1_000);
-        expect(client.mayAsk(MINER, 'GetMinerIndex')).toBe(true);
-        expect(await failureOf(client.call(target, 'GetMinerIndex', {}, 2_000))).toBe(reason);
+        expect(client.mayAsk(MINER, synapse)).toBe(true);
+        expect(await failureOf(client.call(target, synapse, {}, 2_000))).toBe(reason);
         expect(axon.received).toHaveLength(2);
       },
     );
+
+    it('spends the budget of a synapse refused with 403, instead of a cooldown of its own', async () => {
+      const axon = await startAxon({ blacklist: 'over eval period request limit' });
+
+      const reason = await failureOf(client.call(axon.target(), 'GetContentsByBuckets', {}, 2_000));
+
+      expect(reason).toBe('blacklisted');
+      expect(budgets.spend.mock.calls).toEqual([[MINER, 'GetContentsByBuckets']]);
+      // The budget, shared by every replica, is what keeps the miner from being called again.
+      expect(client.mayAsk(MINER, 'GetContentsByBuckets')).toBe(true);
+      granted = false;
+      expect(await failureOf(client.call(axon.target(), 'GetContentsByBuckets', {}, 2_000))).toBe(
+        'no_budget',
+      );
+      expect(axon.received).toHaveLength(1);
+      expect(logs.warn).toHaveBeenCalledWith(
+        expect.stringMatching(
+          /refused our GetContentsByBuckets call \(403\): .*over eval period request limit.*budget counts as spent until/,
+        ),
+      );
+    });
+
+    it('falls back to a cooldown when the spent budget cannot be recorded', async () => {
+      const axon = await startAxon({ blacklist: 'over eval period request limit' });
+      budgets.spend.mockRejectedValueOnce(new Error('connection refused'));
+
+      expect(await failureOf(client.call(axon.target(), 'GetMinerIndex', {}, 2_000))).toBe(
+        'blacklisted',
+      );
+
+      expect(client.mayAsk(MINER, 'GetMinerIndex')).toBe(false);
+      expect(await failureOf(client.call(axon.target(), 'GetMinerIndex', {}, 2_000))).toBe(
+        'blacklisted',
+      );
+      expect(axon.received).toHaveLength(1);
+    });
+
+    it.each([404, 401])('spends no budget on a %i', async (status) => {
+      const axon = await startAxon(status === 404 ? { serves: [] } : { hotkey: OTHER_MINER });
+
+      await failureOf(client.call(axon.target(), 'GetMinerIndex', {}, 2_000));
+
+      expect(budgets.spend).not.toHaveBeenCalled();
+    });
 
     it('reports the refusal with the status and the axon message', async () => {
       const axon = await startAxon({ blacklist: 'Hotkey is not a validator' });
@@ -405,14 +466,14 @@ describe(MinerClient.name, () => {
     });
 
     it('logs a refusal of a miner at most once an hour', async () => {
-      const axon = await startAxon({ blacklist: 'over eval period request limit' });
-      const call = () => failureOf(client.call(axon.target(), 'GetMinerIndex', {}, 2_000));
+      const axon = await startAxon({ blacklist: 'Hotkey is not a validator' });
+      const call = () => failureOf(client.call(axon.target(), 'OnDemandRequest', {}, 2_000));
 
       await call();
       clock.advance(15 * MINUTE_MS);
       await call();
       expect(logs.warn).toHaveBeenCalledTimes(1);
-      expect(logs.warn.mock.calls[0][0]).toMatch(/blacklists our GetMinerIndex calls \(403\)/);
+      expect(logs.warn.mock.calls[0][0]).toMatch(/blacklists our OnDemandRequest calls \(403\)/);
 
       clock.advance(45 * MINUTE_MS);
       await call();

@@ -110,8 +110,10 @@ type Refusal = 'not_served' | 'blacklisted' | 'unauthorized';
 /**
  * How long a synapse is not asked of a miner after it refused it: a 404 means the miner does
  * not serve it (public subnet 13 miners dropped OnDemandRequest); a 403 that its blacklist or
- * its budget for our hotkey refuses us (its window resets within the hour); a 401 that it
- * could not verify us (our clock, or our hotkey missing from its metagraph).
+ * its limit for our hotkey refuses us; a 401 that it could not verify us (our clock, or our
+ * hotkey missing from its metagraph). A 403 to a synapse with a call budget spends the budget
+ * instead (CallBudgets.spend: for every replica, until the miner's window has reset); the
+ * cooldown is for a 403 to a synapse without one, where there is nothing to spend.
  */
 const COOLDOWN_MS: Record<Refusal, number> = {
   not_served: 60 * 60_000,
@@ -296,7 +298,7 @@ export class MinerClient implements OnModuleDestroy {
     });
     if (response.statusCode !== 200) {
       const message = errorMessage(await readCapped(response.body, ERROR_BODY_BYTES, true));
-      throw this.refusal(miner, synapse, response.statusCode, message);
+      throw await this.refusal(miner, synapse, response.statusCode, message);
     }
     const text = await readCapped(
       response.body,
@@ -312,23 +314,29 @@ export class MinerClient implements OnModuleDestroy {
   }
 
   /** What a non-200 status means, with the cooldowns and the once-an-hour logs it calls for. */
-  private refusal(
+  private async refusal(
     miner: MinerTarget,
     synapse: SynapseName,
     status: number,
     message: string,
-  ): MinerCallError {
+  ): Promise<MinerCallError> {
     const refusal = STATUS_REFUSALS[status];
     if (!refusal) {
       if (status === 408) return new MinerCallError('timeout', 'the axon timed out (408)');
       if (status === 503) return new MinerCallError('busy', 'the axon is busy (503)');
       return new MinerCallError('http_error', `HTTP ${status}`);
     }
-    this.cooldowns.start(miner.hotkey, synapse, refusal, COOLDOWN_MS[refusal]);
+    const spentUntil = refusal === 'blacklisted' ? await this.spendBudget(miner, synapse) : null;
+    if (!spentUntil) this.cooldowns.start(miner.hotkey, synapse, refusal, COOLDOWN_MS[refusal]);
     if (this.cooldowns.shouldLog(`${miner.hotkey}|${synapse}|${refusal}`, LOG_EVERY_MS)) {
       const who = `miner ${miner.uid} (${miner.hotkey})`;
       if (refusal === 'not_served')
         this.logger.log(`${who} does not serve ${synapse} (404): not asked again for an hour`);
+      else if (refusal === 'blacklisted' && spentUntil)
+        this.logger.warn(
+          `${who} refused our ${synapse} call (403): ${message}. Its ${synapse} budget counts ` +
+            `as spent until ${spentUntil.toISOString()}: its own window will have reset`,
+        );
       else if (refusal === 'blacklisted')
         this.logger.warn(`${who} blacklists our ${synapse} calls (403): ${message}`);
       else
@@ -339,6 +347,21 @@ export class MinerClient implements OnModuleDestroy {
         );
     }
     return new MinerCallError(refusal, `HTTP ${status}: ${message}`);
+  }
+
+  /**
+   * After a 403: the synapse's budget at this miner is spent until the miner's window has reset
+   * (null without a budget). Should Postgres be away, this replica falls back to a cooldown.
+   */
+  private async spendBudget(miner: MinerTarget, synapse: SynapseName): Promise<Date | null> {
+    try {
+      return (await this.budgets.spend(miner.hotkey, synapse)) ?? null;
+    } catch (error) {
+      this.logger.warn(
+        `miner ${miner.uid}: its 403 to ${synapse} could not be recorded in its budget: ${(error as Error).message}`,
+      );
+      return null;
+    }
   }
 }
 

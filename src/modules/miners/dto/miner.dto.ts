@@ -5,7 +5,8 @@ import { NEURON_STATES, NeuronState } from '../../../network/neuron-listing';
   name: 'CallBudgetLeft',
   description:
     'Calls of each synapse the neuron may still receive from this validator hotkey in the current window ' +
-    '(MINER_CALL_BUDGETS, shared by every replica); null when the synapse has no budget',
+    '(VALIDATOR_SHARES_HOTKEY and MINER_CALL_BUDGETS, shared by every replica; 0 for an hour after ' +
+    'the miner refused the synapse with 403); null when the synapse has no budget',
 })
 export class CallBudgetLeftDto {
   @ApiProperty({ nullable: true, type: 'integer', format: 'int32', minimum: 0, example: 2 })

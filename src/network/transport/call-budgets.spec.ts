@@ -1,0 +1,188 @@
+import { Clock } from '../../common/clock/clock';
+import { loadConfig } from '../../config/load-config';
+import { CallBudgetRepository } from './call-budget.repository';
+import { CallBudgets, MINER_WINDOW_MS } from './call-budgets';
+
+const MINUTE_MS = 60_000;
+const HOUR_MS = 60 * MINUTE_MS;
+
+/**
+ * The repository as Postgres behaves, in memory: the rolling window over the calls of each
+ * (miner, synapse). Its SQL is checked against a real Postgres in the medium spec.
+ */
+class FakeRepository {
+  readonly rows = new Map<string, Date[]>();
+
+  reserve(hotkey: string, synapse: string, at: Date, limit: number, windowMs: number) {
+    const calls = this.inWindow(hotkey, synapse, at, windowMs);
+    const granted = calls.length < limit;
+    if (granted) calls.push(at);
+    this.rows.set(`${hotkey}|${synapse}`, calls);
+    return Promise.resolve({ granted, calls });
+  }
+
+  fill(hotkey: string, synapse: string, at: Date, limit: number) {
+    const latest = Math.max(
+      at.getTime(),
+      ...(this.rows.get(`${hotkey}|${synapse}`) ?? []).map(Number),
+    );
+    this.rows.set(
+      `${hotkey}|${synapse}`,
+      Array.from({ length: limit }, () => new Date(latest)),
+    );
+    return Promise.resolve();
+  }
+
+  recentCalls(hotkeys: readonly string[], synapse: string, at: Date, windowMs: number) {
+    const found = new Map<string, Date[]>();
+    for (const hotkey of hotkeys)
+      if (this.rows.has(`${hotkey}|${synapse}`))
+        found.set(
+          hotkey,
+          this.inWindow(hotkey, synapse, at, windowMs).sort((a, b) => a.getTime() - b.getTime()),
+        );
+    return Promise.resolve(found);
+  }
+
+  private inWindow(hotkey: string, synapse: string, at: Date, windowMs: number): Date[] {
+    const calls = this.rows.get(`${hotkey}|${synapse}`) ?? [];
+    return calls.filter((call) => call.getTime() > at.getTime() - windowMs);
+  }
+}
+
+/** Time stands still between the steps of a test, so that a millisecond before the end is one. */
+class StillClock extends Clock {
+  private at = Date.parse('2026-01-10T12:00:00Z');
+
+  override now(): Date {
+    return new Date(this.at);
+  }
+
+  override advance(ms: number): void {
+    this.at += ms;
+  }
+}
+
+describe(CallBudgets.name, () => {
+  let clock: Clock;
+  let repository: FakeRepository;
+
+  function budgets(env: Record<string, string> = {}): CallBudgets {
+    return new CallBudgets(repository as unknown as CallBudgetRepository, clock, loadConfig(env));
+  }
+
+  beforeEach(() => {
+    clock = new StillClock();
+    repository = new FakeRepository();
+  });
+
+  it('gives each miner its budget of calls per window, then none until the oldest call leaves it', async () => {
+    const shared = budgets({ VALIDATOR_SHARES_HOTKEY: 'false' });
+    const started = clock.now().getTime();
+
+    expect(await shared.take('miner', 'GetMinerIndex')).toBe(true);
+    clock.advance(10 * MINUTE_MS);
+    expect(await shared.take('miner', 'GetMinerIndex')).toBe(true);
+    expect(await shared.take('miner', 'GetMinerIndex')).toBe(false);
+    expect(await shared.take('other', 'GetMinerIndex')).toBe(true);
+
+    const left = await shared.left(['miner', 'other', 'never'], 'GetMinerIndex');
+    expect(left.get('miner')).toEqual({ left: 0, nextAt: new Date(started + HOUR_MS) });
+    expect(left.get('other')?.left).toBe(1);
+    expect(left.get('never')).toEqual({ left: 2, nextAt: null });
+
+    clock.advance(50 * MINUTE_MS);
+    expect(await shared.take('miner', 'GetMinerIndex')).toBe(true);
+    expect(await shared.take('miner', 'GetMinerIndex')).toBe(false);
+  });
+
+  it('counts the default budgets beside a validator: 1 index, 1 bucket and 8 bulk calls', async () => {
+    const beside = budgets();
+    const taken = async (
+      synapse: 'GetMinerIndex' | 'GetDataEntityBucket' | 'GetContentsByBuckets',
+    ) => {
+      let count = 0;
+      while (count < 20 && (await beside.take('miner', synapse))) count++;
+      return count;
+    };
+
+    expect(await taken('GetMinerIndex')).toBe(1);
+    expect(await taken('GetDataEntityBucket')).toBe(1);
+    expect(await taken('GetContentsByBuckets')).toBe(8);
+  });
+
+  it('leaves a synapse without a budget free and unlimited', async () => {
+    const beside = budgets();
+
+    for (let call = 0; call < 50; call++)
+      expect(await beside.take('miner', 'OnDemandRequest')).toBe(true);
+    expect((await beside.left(['miner'], 'OnDemandRequest')).get('miner')).toEqual({
+      left: Infinity,
+      nextAt: null,
+    });
+    expect(repository.rows.size).toBe(0);
+    expect(await beside.spend('miner', 'OnDemandRequest')).toBeUndefined();
+  });
+
+  describe('spend (a 403 from the miner)', () => {
+    it('leaves no call for a whole hour from the refusal, whatever was counted', async () => {
+      const beside = budgets();
+      const refusedAt = clock.now().getTime();
+
+      const until = await beside.spend('miner', 'GetContentsByBuckets');
+
+      expect(until).toEqual(new Date(refusedAt + HOUR_MS));
+      expect((await beside.left(['miner'], 'GetContentsByBuckets')).get('miner')).toEqual({
+        left: 0,
+        nextAt: until,
+      });
+      clock.advance(HOUR_MS - 1);
+      expect(await beside.take('miner', 'GetContentsByBuckets')).toBe(false);
+      clock.advance(1);
+      expect((await beside.left(['miner'], 'GetContentsByBuckets')).get('miner')?.left).toBe(8);
+      expect(await beside.take('miner', 'GetContentsByBuckets')).toBe(true);
+    });
+
+    it("waits out the miner's hour even when the budget's window is shorter", async () => {
+      const short = budgets({ MINER_CALL_BUDGETS: 'GetContentsByBuckets=4/15m' });
+      const refusedAt = clock.now().getTime();
+
+      expect(await short.spend('miner', 'GetContentsByBuckets')).toEqual(
+        new Date(refusedAt + MINER_WINDOW_MS),
+      );
+
+      clock.advance(45 * MINUTE_MS);
+      expect(await short.take('miner', 'GetContentsByBuckets')).toBe(false);
+      expect((await short.left(['miner'], 'GetContentsByBuckets')).get('miner')).toEqual({
+        left: 0,
+        nextAt: new Date(refusedAt + MINER_WINDOW_MS),
+      });
+      clock.advance(15 * MINUTE_MS);
+      expect(await short.take('miner', 'GetContentsByBuckets')).toBe(true);
+    });
+
+    it("waits the budget's window when it is longer than an hour", async () => {
+      const long = budgets({
+        MINER_CALL_BUDGETS: 'GetMinerIndex=3/2h',
+        INDEX_SYNC_INTERVAL: '2400',
+      });
+      const refusedAt = clock.now().getTime();
+
+      expect(await long.spend('miner', 'GetMinerIndex')).toEqual(new Date(refusedAt + 2 * HOUR_MS));
+      clock.advance(2 * HOUR_MS - 1);
+      expect(await long.take('miner', 'GetMinerIndex')).toBe(false);
+      clock.advance(1);
+      expect(await long.take('miner', 'GetMinerIndex')).toBe(true);
+    });
+
+    it('spends only the synapse refused, at that miner', async () => {
+      const beside = budgets();
+
+      await beside.spend('miner', 'GetDataEntityBucket');
+
+      expect(await beside.take('miner', 'GetMinerIndex')).toBe(true);
+      expect(await beside.take('other', 'GetDataEntityBucket')).toBe(true);
+      expect(await beside.take('miner', 'GetDataEntityBucket')).toBe(false);
+    });
+  });
+});
