@@ -61,11 +61,12 @@ export class DataQueryRequestDto {
 
   @ApiPropertyOptional({
     description:
-      'How `keywords` combine, as in the hosted API: `all` = an item satisfies every keyword, `any` = at least ' +
-      'one. Either way `usernames` and the dates still apply (AND): an item must be by one of the usernames and ' +
-      'satisfy the keywords by this mode.',
+      'How `keywords` combine, as in the hosted API: `all` (when absent) = an item satisfies every keyword, ' +
+      '`any` = at least one. Either way `usernames` and the dates still apply (AND): an item must be by one of ' +
+      'the usernames and satisfy the keywords by this mode.',
+    // No `default` in the document: generators such as openapi-typescript make a field with one
+    // required in the request type, and clients should not have to send it.
     enum: KEYWORD_MODES,
-    default: 'all',
     example: 'all',
   })
   @IsOptional()

@@ -95,6 +95,8 @@ export class OnDemandMetaDto {
       'the checks (well formed and matching the query; an empty answer passes). `0/0` when none answered. ' +
       '(The hosted API counts the sampled items it re-scraped instead; the string has the same form.)',
     pattern: '^[0-9]+/[0-9]+$',
+    // Two int32 counts and the slash.
+    maxLength: 21,
     example: '3/4',
   })
   validation_success_rate: string;
