@@ -22,8 +22,9 @@ export const CONTENT_SIZE_BYTES = {
     'tasks collected across that upgrade).',
 } as const;
 
+/** Miners' URLs are passed on as the record holds them: no `format` is promised for them. */
 export const URLS = {
   type: 'array',
-  items: { type: 'string', format: 'uri' },
+  items: { type: 'string' },
   nullable: true,
 } as const;

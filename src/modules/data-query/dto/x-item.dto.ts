@@ -42,14 +42,12 @@ export class XUserDto implements XUser {
 
   @ApiProperty({
     ...TEXT,
-    format: 'uri',
     example: 'https://pbs.twimg.com/profile_images/1420000001/AbCd1234_normal.jpg',
   })
   profile_image_url: string | null;
 
   @ApiProperty({
     ...TEXT,
-    format: 'uri',
     example: 'https://pbs.twimg.com/profile_banners/1420000001/1712345678',
   })
   cover_picture_url: string | null;
