@@ -95,6 +95,7 @@ const minerRequest = (index: number): OnDemandRequestFields =>
     source: 'x',
     usernames: [],
     keywords: [KEYWORDS[index % KEYWORDS.length]],
+    keywordMode: 'all',
     startDate: null,
     endDate: new Date(),
     limit: 100,

@@ -56,6 +56,7 @@ async function main(): Promise<void> {
       source: 'x',
       usernames: [],
       keywords: ['#bitcoin'],
+      keywordMode: 'all',
       startDate: null,
       endDate: new Date(),
       limit: 100,

@@ -1,11 +1,23 @@
 import { RedditItem } from '../network/protocol';
-import { fillTemplate, recentDate, sentences, slugify } from './corpus-text';
+import { redditExtras } from './corpus-extras';
+import { fillTemplate, recentDate, sentences, slugify, toMinute } from './corpus-text';
 import { Rng, WeightedPicker } from './rng';
 import { COMMENT_OPENERS, SUBREDDITS, TITLES } from './vocabulary';
 
-/** Synthetic Reddit posts and comments; every comment answers a post of the same subreddit. */
+/**
+ * Synthetic Reddit posts and comments; every comment answers a post of the same subreddit. Scores
+ * and media come from a separate random stream (`extras`, corpus-extras.ts).
+ */
 
 const subredditPicker = WeightedPicker.zipf(SUBREDDITS, 0.9);
+// Filled in by `redditExtras` once the items are made; the record's size by corpus.ts.
+const NO_EXTRAS = {
+  media: null,
+  is_nsfw: null,
+  score: null,
+  upvote_ratio: null,
+  num_comments: null,
+};
 const POST_SHARE = 0.4;
 
 export function generateRedditItems(
@@ -13,6 +25,7 @@ export function generateRedditItems(
   now: Date,
   count: number,
   usernames: WeightedPicker<string>,
+  extras: Rng,
 ): RedditItem[] {
   const postCount = count === 0 ? 0 : Math.max(1, Math.round(count * POST_SHARE));
   const posts: RedditItem[] = [];
@@ -23,7 +36,12 @@ export function generateRedditItems(
   for (let index = 0; index < count - postCount; index++) {
     comments.push(generateComment(rng, now, index, rng.pick(posts), usernames.pick(rng)));
   }
-  return [...posts, ...comments];
+  return [...posts, ...comments].map((item) => ({
+    ...item,
+    ...redditExtras(extras, item.dataType, item.body),
+    // Kept last, as the items put it.
+    content: item.content,
+  }));
 }
 
 /** Base-36 ids that grow with the index (so they never collide) plus some noise. */
@@ -44,16 +62,18 @@ function generatePost(rng: Rng, now: Date, index: number, username: string): Red
     datetime,
     source: 'REDDIT',
     label: `r/${subreddit.name.toLowerCase()}`,
-    content: body === '' ? title : `${title}\n\n${body}`,
+    content_size_bytes: 0,
     id: `t3_${shortId}`,
     url: uri,
     username,
     communityName: `r/${subreddit.name}`,
     body,
-    title,
-    createdAt: datetime,
+    createdAt: toMinute(datetime),
     dataType: 'post',
+    title,
     parentId: null,
+    ...NO_EXTRAS,
+    content: body === '' ? title : `${title}\n\n${body}`,
   };
 }
 
@@ -78,15 +98,17 @@ function generateComment(
     datetime,
     source: 'REDDIT',
     label: post.label,
-    content: body,
+    content_size_bytes: 0,
     id: `t1_${shortId}`,
     url: uri,
     username,
     communityName: post.communityName,
     body,
-    title: null,
-    createdAt: datetime,
+    createdAt: toMinute(datetime),
     dataType: 'comment',
+    title: null,
     parentId: post.id,
+    ...NO_EXTRAS,
+    content: body,
   };
 }

@@ -47,3 +47,10 @@ export function recentDate(rng: Rng, now: Date): Date {
   const ageSeconds = 1 + Math.floor(Math.pow(rng.next(), 1.4) * windowSeconds);
   return new Date(now.getTime() - ageSeconds * 1000);
 }
+
+/** An ISO time rounded down to the minute, as miners keep the time in their records. */
+export function toMinute(iso: string): string {
+  const date = new Date(iso);
+  date.setUTCSeconds(0, 0);
+  return date.toISOString();
+}

@@ -1,9 +1,14 @@
-import { XItem, XMedia, XUser } from '../network/protocol';
+import { XItem, XUser } from '../network/protocol';
+import { profileExtras, withoutNewerFields, xPostExtras } from './corpus-extras';
 import { capitalize, randomBase62, recentDate, sentences } from './corpus-text';
 import { Rng, WeightedPicker } from './rng';
 import { HASHTAGS, TOPIC_WORDS, Topic } from './vocabulary';
 
-/** Synthetic X posts with the metadata miners scrape (user, tweet counters, media). */
+/**
+ * Synthetic X posts with the metadata miners scrape (user, tweet counters, media). The fields
+ * newer scrapers add come from a separate random stream (`extras`, corpus-extras.ts), so that
+ * adding them left the rest of the corpus as it was.
+ */
 
 // Twitter snowflake epoch: ids sort by time like real ones.
 const SNOWFLAKE_EPOCH_MS = 1_288_834_974_657n;
@@ -16,10 +21,11 @@ export function generateXPosts(
   now: Date,
   count: number,
   authors: WeightedPicker<XUser>,
+  extras: Rng,
 ): XItem[] {
   const posts: XItem[] = [];
   for (let index = 0; index < count; index++) {
-    posts.push(generateXPost(rng, now, index, authors, posts));
+    posts.push(generateXPost(rng, now, index, authors, posts, extras));
   }
   return posts;
 }
@@ -30,6 +36,7 @@ function generateXPost(
   index: number,
   authors: WeightedPicker<XUser>,
   earlier: readonly XItem[],
+  extras: Rng,
 ): XItem {
   const user = authors.pick(rng);
   const datetime = recentDate(rng, now);
@@ -48,27 +55,39 @@ function generateXPost(
   if (repliedTo) text = `@${repliedTo.user.username} ${text}`;
 
   const reach = Math.sqrt((user.followers_count ?? 0) + 1);
-  return {
-    uri: `https://x.com/${user.username}/status/${id}`,
+  const likes = Math.floor(reach * rng.next() * 3);
+  const post: XItem = {
+    text,
     datetime: datetime.toISOString(),
+    uri: `https://x.com/${user.username}/status/${id}`,
     source: 'X',
     label: hashtags.length > 0 ? hashtags[0].toLowerCase() : null,
-    content: text,
-    user: { ...user },
+    // The record's size, set once the whole corpus is made (corpus.ts).
+    content_size_bytes: 0,
     tweet: {
       id,
-      like_count: Math.floor(reach * rng.next() * 3),
+      like_count: likes,
       retweet_count: Math.floor(reach * rng.next() * 0.5),
       reply_count: Math.floor(reach * rng.next() * 0.3),
       quote_count: Math.floor(reach * rng.next() * 0.1),
+      view_count: null,
+      bookmark_count: null,
+      language: null,
       hashtags,
       is_retweet: isRetweet,
       is_reply: isReply,
       is_quote: isQuote,
       conversation_id: repliedTo ? repliedTo.tweet.conversation_id : id,
+      in_reply_to_user_id: null,
+      in_reply_to_username: null,
+      quoted_tweet_id: null,
     },
-    media: rng.chance(0.25) ? generateMedia(rng, id) : [],
+    user: { ...user },
+    media: rng.chance(0.25) ? generateMedia(rng, id) : null,
+    content: text,
   };
+  const extra = xPostExtras(extras, post, repliedTo, earlier);
+  return extra ? { ...post, tweet: { ...post.tweet, ...extra } } : withoutNewerFields(post);
 }
 
 /**
@@ -98,26 +117,20 @@ function snowflake(datetime: Date, sequence: number): string {
   return ((milliseconds << 22n) | BigInt(sequence & 0x3fffff)).toString();
 }
 
-function generateMedia(rng: Rng, tweetId: string): XMedia[] {
-  const media: XMedia[] = [];
+/** Photo, video and GIF URLs on X's media hosts, as records list them. */
+function generateMedia(rng: Rng, tweetId: string): string[] {
+  const media: string[] = [];
   const count = rng.chance(0.2) ? 2 : 1;
   for (let index = 0; index < count; index++) {
     const roll = rng.next();
     if (roll < 0.8) {
-      media.push({
-        url: `https://pbs.twimg.com/media/${randomBase62(rng, 15)}.jpg`,
-        type: 'photo',
-      });
+      media.push(`https://pbs.twimg.com/media/${randomBase62(rng, 15)}.jpg`);
     } else if (roll < 0.95) {
-      media.push({
-        url: `https://video.twimg.com/ext_tw_video/${tweetId}/pu/vid/720x1280/${randomBase62(rng, 16)}.mp4`,
-        type: 'video',
-      });
+      media.push(
+        `https://video.twimg.com/ext_tw_video/${tweetId}/pu/vid/720x1280/${randomBase62(rng, 16)}.mp4`,
+      );
     } else {
-      media.push({
-        url: `https://video.twimg.com/tweet_video/${randomBase62(rng, 15)}.mp4`,
-        type: 'animated_gif',
-      });
+      media.push(`https://video.twimg.com/tweet_video/${randomBase62(rng, 15)}.mp4`);
     }
   }
   return media;
@@ -137,18 +150,21 @@ const FIRST_NAMES = [
 ];
 
 /** A stable profile per author; posts copy it, so the same author looks the same everywhere. */
-export function generateProfile(rng: Rng, username: string, index: number): XUser {
+export function generateProfile(rng: Rng, username: string, index: number, extras: Rng): XUser {
   const followers = Math.floor(Math.pow(10, 1 + rng.next() * 5));
   const words = username.split(/[_\d]+/).filter((word) => word !== '');
   const displayName = rng.chance(0.4)
     ? `${rng.pick(FIRST_NAMES)} | ${words.map(capitalize).join(' ')}`
     : words.map(capitalize).join(' ');
+  const id = String(1_000_000_000 + index * 7_919_113 + rng.int(0, 7_919_112));
+  const verified = followers > 100_000 ? rng.chance(0.6) : rng.chance(0.03);
   return {
+    id,
     username,
     display_name: displayName,
-    id: String(1_000_000_000 + index * 7_919_113 + rng.int(0, 7_919_112)),
-    verified: followers > 100_000 ? rng.chance(0.6) : rng.chance(0.03),
+    verified,
     followers_count: followers,
     following_count: rng.int(10, 3000),
+    ...profileExtras(extras, id, followers),
   };
 }

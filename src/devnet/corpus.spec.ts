@@ -1,6 +1,7 @@
 import { RedditItem, timeBucketId, XItem } from '../network/protocol';
 import { assignHoldings, DEFAULT_CORPUS_SIZE, floorToHour, generateCorpus } from './corpus';
 import { MinerStore } from './miner-store';
+import { toWireEntity } from './miner-records';
 
 const now = new Date('2024-06-01T00:00:00Z');
 const DAY_MS = 86_400_000;
@@ -40,7 +41,8 @@ describe('generateCorpus', () => {
   it('labels X posts with their first hashtag, lower-cased, or null', () => {
     for (const post of xPosts) {
       expect(post.label).toBe(post.tweet.hashtags[0]?.toLowerCase() ?? null);
-      for (const tag of post.tweet.hashtags) expect(post.content).toContain(tag);
+      for (const tag of post.tweet.hashtags) expect(post.text).toContain(tag);
+      expect(post.content).toBe(post.text);
       expect(post.uri).toBe(`https://x.com/${post.user.username}/status/${post.tweet.id}`);
     }
     const counts = xPosts.map((post) => post.tweet.hashtags.length);
@@ -75,6 +77,39 @@ describe('generateCorpus', () => {
       expect(post.content.startsWith(post.title ?? '?')).toBe(true);
       expect(post.parentId).toBeNull();
     }
+  });
+
+  it('sizes every item as its stored record', () => {
+    for (const item of corpus.items)
+      expect(item.content_size_bytes).toBe(Buffer.byteLength(toWireEntity(item).content));
+  });
+
+  it('gives most records the fields newer scrapers add, and leaves them null on some', () => {
+    const share = <T>(items: readonly T[], has: (item: T) => boolean) =>
+      items.filter(has).length / items.length;
+    const viewed = share(xPosts, (post) => post.tweet.view_count !== null);
+    expect(viewed).toBeGreaterThan(0.6);
+    expect(viewed).toBeLessThan(0.9);
+    for (const post of xPosts.filter((post) => post.tweet.view_count === null)) {
+      expect(post.tweet.language).toBeNull();
+      expect(post.user.user_blue_verified).toBeNull();
+      expect(post.user.profile_image_url).toBeNull();
+    }
+    const replies = xPosts.filter((post) => post.tweet.is_reply && post.tweet.language !== null);
+    expect(replies.length).toBeGreaterThan(50);
+    for (const reply of replies)
+      expect(reply.tweet.in_reply_to_username).toEqual(expect.any(String));
+    expect(share(xPosts, (post) => post.tweet.quoted_tweet_id !== null)).toBeGreaterThan(0.02);
+    expect(share(xPosts, (post) => post.media !== null)).toBeGreaterThan(0.15);
+
+    const scored = share(redditItems, (item) => item.score !== null);
+    expect(scored).toBeGreaterThan(0.6);
+    expect(scored).toBeLessThan(0.9);
+    for (const comment of redditItems.filter((item) => item.dataType === 'comment'))
+      expect([comment.upvote_ratio, comment.num_comments]).toEqual([null, null]);
+    const posts = redditItems.filter((item) => item.dataType === 'post' && item.score !== null);
+    for (const post of posts) expect(post.upvote_ratio).toBeGreaterThan(0.5);
+    expect(posts.some((post) => post.media !== null)).toBe(true);
   });
 
   it('has about 200 authors', () => {

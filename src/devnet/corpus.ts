@@ -1,6 +1,7 @@
 import { DataItem, XUser } from '../network/protocol';
 import { generateRedditItems } from './corpus-reddit';
 import { generateProfile, generateXPosts } from './corpus-x';
+import { withRecordSize } from './miner-records';
 import { createRng, deriveSeed, hashUnit, Rng, WeightedPicker } from './rng';
 import { NAME_FIRST_PARTS, NAME_SECOND_PARTS } from './vocabulary';
 
@@ -41,23 +42,35 @@ export function generateCorpus(options: CorpusOptions): Corpus {
   const size = options.size ?? DEFAULT_CORPUS_SIZE;
   const seed = options.seed;
   // Separate streams, so that changing the Reddit size does not change the X posts.
-  const profiles = generateProfiles(createRng(deriveSeed(seed, 'authors')), DEFAULT_AUTHOR_COUNT);
+  // The fields newer scrapers record have streams of their own (corpus-extras.ts).
+  const profiles = generateProfiles(
+    createRng(deriveSeed(seed, 'authors')),
+    DEFAULT_AUTHOR_COUNT,
+    createRng(deriveSeed(seed, 'authors', 'extras')),
+  );
   const authorPicker = WeightedPicker.zipf(profiles, 0.8);
   const usernamePicker = WeightedPicker.zipf(
     profiles.map((profile) => profile.username),
     0.8,
   );
-  const xPosts = generateXPosts(createRng(deriveSeed(seed, 'x')), now, size.x, authorPicker);
+  const xPosts = generateXPosts(
+    createRng(deriveSeed(seed, 'x')),
+    now,
+    size.x,
+    authorPicker,
+    createRng(deriveSeed(seed, 'x', 'extras')),
+  );
   const redditItems = generateRedditItems(
     createRng(deriveSeed(seed, 'reddit')),
     now,
     size.reddit,
     usernamePicker,
+    createRng(deriveSeed(seed, 'reddit', 'extras')),
   );
-  return { seed, now, items: [...xPosts, ...redditItems] };
+  return { seed, now, items: [...xPosts, ...redditItems].map(withRecordSize) };
 }
 
-function generateProfiles(rng: Rng, count: number): XUser[] {
+function generateProfiles(rng: Rng, count: number, extras: Rng): XUser[] {
   const usernames = new Set<string>();
   while (usernames.size < count) {
     const separator = rng.chance(0.5) ? '_' : '';
@@ -66,7 +79,7 @@ function generateProfiles(rng: Rng, count: number): XUser[] {
       `${rng.pick(NAME_FIRST_PARTS)}${separator}${rng.pick(NAME_SECOND_PARTS)}${digits}`,
     );
   }
-  return [...usernames].map((username, index) => generateProfile(rng, username, index));
+  return [...usernames].map((username, index) => generateProfile(rng, username, index, extras));
 }
 
 /**

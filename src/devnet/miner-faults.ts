@@ -107,7 +107,8 @@ function withoutKeyword(item: DataItem, parsed: ParsedKeyword): DataItem {
   }
   const needle = parsed.kind === 'hashtag' ? parsed.tag : parsed.text;
   if (item.source === 'X') {
-    item.content = stripAll(item.content, needle);
+    item.text = stripAll(item.text, needle);
+    item.content = item.text;
     item.tweet.hashtags = item.tweet.hashtags.filter((tag) => tag.toLowerCase() !== needle);
     item.label = item.tweet.hashtags[0]?.toLowerCase() ?? null;
     return item;

@@ -1,6 +1,7 @@
 import { DataItem, RedditItem, XItem } from '../network/protocol';
 import { sourceOfName, SourceId, toSourceId } from '../network/sn13/sources';
 import { WireDataEntity } from '../network/sn13/entities';
+import { toMinute } from './corpus-text';
 
 /**
  * What a subnet 13 miner stores and serves, made from the devnet's corpus items: the stored
@@ -13,9 +14,19 @@ export function sourceIdOf(item: DataItem): SourceId {
   return toSourceId(sourceOfName(item.source)!);
 }
 
+/** The stored record of `item` (a JSON string), as a miner keeps it. */
+export function recordOf(item: DataItem): string {
+  return item.source === 'X' ? xRecord(item) : redditRecord(item);
+}
+
+/** The item with `content_size_bytes` set to its record's byte length, as the gateway reads it. */
+export function withRecordSize<T extends DataItem>(item: T): T {
+  return { ...item, content_size_bytes: Buffer.byteLength(recordOf(item)) };
+}
+
 /** The entity a miner serves for `item`. */
 export function toWireEntity(item: DataItem): WireDataEntity {
-  const content = item.source === 'X' ? xRecord(item) : redditRecord(item);
+  const content = recordOf(item);
   return {
     uri: item.uri,
     datetime: pythonDatetime(item.datetime),
@@ -27,18 +38,19 @@ export function toWireEntity(item: DataItem): WireDataEntity {
 }
 
 /**
- * `XContent`, serialized by pydantic v2 (compact JSON, `None` fields left out). The record's
- * timestamp is rounded down to the minute, as miners store it; the entity keeps the second.
+ * `XContent` (its fields in the model's order), serialized by pydantic v2 (compact JSON, `None`
+ * fields left out). The record's timestamp is rounded down to the minute, as miners store it;
+ * the entity keeps the second.
  */
 function xRecord(item: XItem): string {
   const { user, tweet } = item;
   const record: Record<string, unknown> = {
     username: user.username,
-    text: item.content,
+    text: item.text,
     url: item.uri,
     timestamp: pythonDatetime(toMinute(item.datetime)),
     tweet_hashtags: tweet.hashtags,
-    media: item.media.length > 0 ? item.media.map((entry) => entry.url) : null,
+    media: item.media,
     user_id: user.id,
     user_display_name: user.display_name,
     user_verified: user.verified,
@@ -46,10 +58,21 @@ function xRecord(item: XItem): string {
     is_reply: tweet.is_reply,
     is_quote: tweet.is_quote,
     conversation_id: tweet.conversation_id,
+    in_reply_to_user_id: tweet.in_reply_to_user_id,
+    language: tweet.language,
+    in_reply_to_username: tweet.in_reply_to_username,
+    quoted_tweet_id: tweet.quoted_tweet_id,
     like_count: tweet.like_count,
     retweet_count: tweet.retweet_count,
     reply_count: tweet.reply_count,
     quote_count: tweet.quote_count,
+    view_count: tweet.view_count,
+    bookmark_count: tweet.bookmark_count,
+    user_blue_verified: user.user_blue_verified,
+    user_description: user.user_description,
+    user_location: user.user_location,
+    profile_image_url: user.profile_image_url,
+    cover_picture_url: user.cover_picture_url,
     user_followers_count: user.followers_count,
     user_following_count: user.following_count,
     // Not an XContent field; scrapers add it and validators drop it before parsing.
@@ -69,19 +92,16 @@ function redditRecord(item: RedditItem): string {
     username: item.username,
     communityName: item.communityName,
     body: item.body,
-    createdAt: pythonDatetime(toMinute(item.datetime), '+00:00'),
+    createdAt: pythonDatetime(toMinute(item.createdAt), '+00:00'),
     dataType: item.dataType,
     title: item.title,
     parentId: item.parentId,
-    media: null,
-    is_nsfw: false,
+    media: item.media,
+    is_nsfw: item.is_nsfw,
+    score: item.score,
+    upvote_ratio: item.upvote_ratio,
+    num_comments: item.num_comments,
   });
-}
-
-function toMinute(iso: string): string {
-  const date = new Date(iso);
-  date.setUTCSeconds(0, 0);
-  return date.toISOString();
 }
 
 /** Python's ISO form of a UTC datetime: no fraction when it is zero, microseconds otherwise. */

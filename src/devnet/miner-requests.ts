@@ -1,5 +1,5 @@
 import { isRecord } from '../common/is-record';
-import { BucketKey, normalizeLabel } from '../network/protocol';
+import { BucketKey, KeywordMode, normalizeLabel } from '../network/protocol';
 import { sourceOfId, SourceId, SourceName, toSourceName } from '../network/sn13/sources';
 import { parseIsoDate } from '../common/validation/iso-date';
 import { SynapseName } from '../common/synapse-names';
@@ -20,7 +20,7 @@ export interface OnDemandInputs {
   source: SourceName;
   usernames: string[];
   keywords: string[];
-  keywordMode: 'all' | 'any';
+  keyword_mode: KeywordMode;
   url: string | null;
   start_date: string | null;
   end_date: string | null;
@@ -89,7 +89,7 @@ function parseOnDemand(body: Record<string, unknown>): Parsed<OnDemandInputs> {
       source: toSourceName(asked),
       usernames,
       keywords,
-      keywordMode: keyword_mode,
+      keyword_mode,
       url,
       start_date,
       end_date,

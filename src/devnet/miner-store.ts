@@ -82,15 +82,8 @@ export class MinerStore {
     // The date range by binary search over the sorted times (the matcher would parse every
     // item's date on every call: most of a simulated miner's time), the rest by the rules.
     const items = this.inRange(query);
-    const base = { ...query, keywords: [] as string[], start_date: null, end_date: null };
-    if (query.keywordMode === 'all' || query.keywords.length === 0) {
-      const matcher = compileQuery({ ...base, keywords: query.keywords });
-      return items.filter((item) => matcher.matches(item));
-    }
-    const matchers = query.keywords.map((keyword) =>
-      compileQuery({ ...base, keywords: [keyword] }),
-    );
-    return items.filter((item) => matchers.some((matcher) => matcher.matches(item)));
+    const matcher = compileQuery({ ...query, start_date: null, end_date: null });
+    return items.filter((item) => matcher.matches(item));
   }
 
   private inRange(query: OnDemandInputs): DataItem[] {

@@ -110,7 +110,7 @@ describe(checkAnswer.name, () => {
 
   it('keeps only the first copy of a uri repeated within one answer', () => {
     const [first, second] = xPosts;
-    const copy = toWireEntity({ ...first, content: `${first.content} (again)` });
+    const copy = toWireEntity({ ...first, text: `${first.text} (again)` });
 
     const answer = checkAnswer(
       1,

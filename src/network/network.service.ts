@@ -18,7 +18,7 @@ import { ServingMiner } from './miner.entity';
 import { rankMinersForQuery } from './miner-selection';
 import { MinerCounts, MinersRepository } from './miners.repository';
 import { Source } from '../common/source';
-import { BucketKey, DataItem, NetworkQuery } from './protocol';
+import { AnswerOrigin, BucketKey, DataItem, NetworkQuery } from './protocol';
 import { SourceId } from './sn13/sources';
 import { compileQuery, QueryMatcher } from './query-matcher';
 import { LateResult, QuorumOutcome, runQuorum } from './quorum';
@@ -45,8 +45,13 @@ import {
 export interface NetworkQueryResult {
   items: DataItem[];
   error?: string;
+  origin: AnswerOrigin;
   minersQueried: number;
   minersResponded: number;
+  /** Miners that answered with no items at all. */
+  minersEmpty: number;
+  /** Miners that answered with only items that passed the checks (an empty answer passes). */
+  minersPassedChecks: number;
   minersFailed: { count: number; reasons: Partial<Record<MinerFailureReason, number>> };
   itemsDroppedInvalid: number;
   consensus: number;
@@ -154,6 +159,7 @@ export class NetworkService implements OnModuleInit {
 
     const matcher = compileQuery({
       ...query,
+      keyword_mode: query.keywordMode,
       start_date: query.startDate,
       end_date: query.endDate,
     });
@@ -299,8 +305,11 @@ function summarize(
   return {
     items,
     error: noAnswer ? error : undefined,
+    origin: 'live',
     minersQueried: outcome.queried.length,
     minersResponded: outcome.answers.length,
+    minersEmpty: outcome.answers.filter((answer) => answer.returned === 0).length,
+    minersPassedChecks: outcome.answers.filter((answer) => answer.dropped === 0).length,
     minersFailed: {
       count: outcome.failures.size + (outcome.deadlineReached ? outcome.unanswered.length : 0),
       reasons,
@@ -316,8 +325,11 @@ function emptyResult(error: string): NetworkQueryResult {
   return {
     items: [],
     error,
+    origin: 'live',
     minersQueried: 0,
     minersResponded: 0,
+    minersEmpty: 0,
+    minersPassedChecks: 0,
     minersFailed: { count: 0, reasons: {} },
     itemsDroppedInvalid: 0,
     consensus: 0,

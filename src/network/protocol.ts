@@ -24,15 +24,22 @@ export function normalizeLabel(label: string): string {
 // ---------------------------------------------------------------------------------------------
 // Items
 
-// Fields a miner's stored record may lack are null (sn13/entities.ts maps the records).
+// The shapes of the subnet's hosted on-demand API (`api_version` 1.0), built from the miner's
+// stored record by sn13/entities.ts. Fields a record lacks are null, never made up.
 
 export interface XUser {
+  id: string | null;
+  /** Handle, without `@`. */
   username: string;
   display_name: string | null;
-  id: string | null;
   verified: boolean | null;
+  user_blue_verified: boolean | null;
   followers_count: number | null;
   following_count: number | null;
+  user_description: string | null;
+  user_location: string | null;
+  profile_image_url: string | null;
+  cover_picture_url: string | null;
 }
 
 export interface XTweet {
@@ -41,30 +48,41 @@ export interface XTweet {
   retweet_count: number | null;
   reply_count: number | null;
   quote_count: number | null;
+  view_count: number | null;
+  bookmark_count: number | null;
+  /** As X tags it (`en`, `ja`, `und`…). */
+  language: string | null;
   /** As written in the text (case preserved), each starting with `#`. */
   hashtags: string[];
   is_retweet: boolean | null;
   is_reply: boolean | null;
   is_quote: boolean | null;
   conversation_id: string | null;
-}
-
-export interface XMedia {
-  url: string;
-  type: 'photo' | 'video' | 'animated_gif';
+  in_reply_to_user_id: string | null;
+  in_reply_to_username: string | null;
+  quoted_tweet_id: string | null;
 }
 
 export interface XItem {
-  uri: string;
+  /** The text of the post. */
+  text: string;
   /** ISO 8601 UTC. */
   datetime: string;
+  uri: string;
   source: 'X';
   /** First hashtag, lower-cased; null when the post has none. */
   label: string | null;
-  content: string;
-  user: XUser;
+  /**
+   * UTF-8 byte length of the stored record the item was read from; null only on items a
+   * release before the hosted-API shapes stored (see legacy-items.ts).
+   */
+  content_size_bytes: number | null;
   tweet: XTweet;
-  media: XMedia[];
+  user: XUser;
+  /** URLs of photos and videos, as the record lists them; null when it lists none. */
+  media: string[] | null;
+  /** @deprecated The same as `text` (the gateway's name for it before the hosted-API shapes). */
+  content: string;
 }
 
 export interface RedditItem {
@@ -73,8 +91,8 @@ export interface RedditItem {
   source: 'REDDIT';
   /** `r/<subreddit>`, lower-cased. */
   label: string;
-  /** Posts: title, blank line, body. Comments: the body. */
-  content: string;
+  /** As on X items. */
+  content_size_bytes: number | null;
   /** Reddit fullname: `t3_…` for posts, `t1_…` for comments. */
   id: string;
   url: string;
@@ -82,12 +100,21 @@ export interface RedditItem {
   /** `r/<Subreddit>` as Reddit spells it. */
   communityName: string;
   body: string;
-  /** Posts: the title; comments: null (the hosted API's items have both fields on every item). */
-  title: string | null;
+  /** The record's time, to the minute as miners store it (`datetime` keeps the second). */
   createdAt: string;
   dataType: 'post' | 'comment';
+  /** Posts: the title; comments: null (the hosted API's items have both fields on every item). */
+  title: string | null;
   /** Comments: the `id` of the post commented on; posts: null. */
   parentId: string | null;
+  media: string[] | null;
+  is_nsfw: boolean | null;
+  score: number | null;
+  /** 0..1. */
+  upvote_ratio: number | null;
+  num_comments: number | null;
+  /** @deprecated Posts: title, blank line, body. Comments: the body. */
+  content: string;
 }
 
 export type DataItem = XItem | RedditItem;
@@ -107,15 +134,27 @@ export interface CompressedMinerIndex {
   sources: Partial<Record<string, CompressedLabelBuckets[]>>;
 }
 
+/**
+ * How a query's keywords combine: `all` = an item satisfies every keyword, `any` = at least one.
+ * Usernames combine with the keywords by AND in both modes.
+ */
+export const KEYWORD_MODES = ['all', 'any'] as const;
+export type KeywordMode = (typeof KEYWORD_MODES)[number];
+
 /** An on-demand query as the network answers it (the API's request, parsed and defaulted). */
 export interface NetworkQuery {
   source: Source;
   usernames: string[];
   keywords: string[];
+  keywordMode: KeywordMode;
   startDate: Date | null;
   endDate: Date;
   limit: number;
 }
+
+/** Where an on-demand answer came from: `live` OnDemandRequest calls, or the miners' stored data. */
+export const ANSWER_ORIGINS = ['live', 'stored'] as const;
+export type AnswerOrigin = (typeof ANSWER_ORIGINS)[number];
 
 /** One (source, label, hour) of a miner's data: what GetDataEntityBucket asks for. */
 export interface BucketKey {

@@ -3,32 +3,46 @@ import { compileQuery, InvalidQueryError, MatchQuery, parseKeyword } from './que
 
 function xItem(overrides: Partial<XItem> = {}): XItem {
   return {
-    uri: 'https://x.com/Alice/status/1',
+    text: 'Bitcoin halving is near #Bitcoin',
     datetime: '2024-05-01T12:00:00.000Z',
+    uri: 'https://x.com/Alice/status/1',
     source: 'X',
     label: '#bitcoin',
-    content: 'Bitcoin halving is near #Bitcoin',
-    user: {
-      username: 'Alice',
-      display_name: 'Alice Tao',
-      id: '42',
-      verified: false,
-      followers_count: 10,
-      following_count: 5,
-    },
+    content_size_bytes: 300,
     tweet: {
       id: '1',
       like_count: 0,
       retweet_count: 0,
       reply_count: 0,
       quote_count: 0,
+      view_count: null,
+      bookmark_count: null,
+      language: 'en',
       hashtags: ['#Bitcoin', '#TAO'],
       is_retweet: false,
       is_reply: false,
       is_quote: false,
       conversation_id: '1',
+      in_reply_to_user_id: null,
+      in_reply_to_username: null,
+      quoted_tweet_id: null,
     },
-    media: [],
+    user: {
+      id: '42',
+      username: 'Alice',
+      display_name: 'Alice Tao',
+      verified: false,
+      user_blue_verified: null,
+      followers_count: 10,
+      following_count: 5,
+      user_description: 'Not a trader',
+      user_location: null,
+      profile_image_url: null,
+      cover_picture_url: null,
+    },
+    media: null,
+    // The deprecated alias, made to differ so that a test shows which field is searched.
+    content: 'deprecated alias',
     ...overrides,
   };
 }
@@ -39,16 +53,22 @@ function redditItem(overrides: Partial<RedditItem> = {}): RedditItem {
     datetime: '2024-05-01T12:00:00.000Z',
     source: 'REDDIT',
     label: 'r/bitcoin',
-    content: 'ETF approved\n\nThe price moved a lot',
+    content_size_bytes: 250,
     id: 't3_abc',
     url: 'https://www.reddit.com/r/Bitcoin/comments/abc/title/',
     username: 'Bob_99',
     communityName: 'r/Bitcoin',
     body: 'The price moved a lot',
-    title: 'ETF approved',
     createdAt: '2024-05-01T12:00:00.000Z',
     dataType: 'post',
+    title: 'ETF approved',
     parentId: null,
+    media: null,
+    is_nsfw: false,
+    score: 12,
+    upvote_ratio: 0.93,
+    num_comments: 4,
+    content: 'ETF approved\n\nThe price moved a lot',
     ...overrides,
   };
 }
@@ -176,6 +196,11 @@ describe('compileQuery', () => {
       expect(matches({ source: 'x', keywords: ['alice'] }, xItem())).toBe(false);
     });
 
+    it('searches `text`, not the deprecated `content` alias', () => {
+      expect(matches({ source: 'x', keywords: ['halving'] }, xItem())).toBe(true);
+      expect(matches({ source: 'x', keywords: ['deprecated'] }, xItem())).toBe(false);
+    });
+
     it('matches #tags in the X text or in the hashtag list', () => {
       expect(matches({ source: 'x', keywords: ['#bitcoin'] }, xItem())).toBe(true);
       // '#tao' is only in the hashtag list (as '#TAO').
@@ -193,9 +218,7 @@ describe('compileQuery', () => {
     });
 
     it('does not match a keyword across two fields', () => {
-      expect(
-        matches({ source: 'reddit', keywords: ['approved the'] }, redditItem({ content: '' })),
-      ).toBe(false);
+      expect(matches({ source: 'reddit', keywords: ['approved the'] }, redditItem())).toBe(false);
     });
 
     it('treats r/name, /r/name and /name as subreddit selectors on Reddit', () => {
@@ -219,6 +242,45 @@ describe('compileQuery', () => {
 
     it('ignores blank keywords', () => {
       expect(matches({ source: 'x', keywords: ['  '] }, xItem())).toBe(true);
+    });
+  });
+
+  describe('keyword_mode', () => {
+    it('is `all` by default: every keyword must hold', () => {
+      const keywords = ['halving', 'ethereum'];
+      expect(matches({ source: 'x', keywords }, xItem())).toBe(false);
+      expect(matches({ source: 'x', keywords, keyword_mode: 'all' }, xItem())).toBe(false);
+      expect(matches({ source: 'x', keywords, keyword_mode: null }, xItem())).toBe(false);
+    });
+
+    it('with `any`, one keyword of any kind is enough', () => {
+      const any = (keywords: string[], item: unknown, source = 'x') =>
+        matches({ source, keywords, keyword_mode: 'any' }, item);
+      expect(any(['ethereum', 'halving'], xItem())).toBe(true);
+      expect(any(['ethereum', '#tao'], xItem())).toBe(true);
+      expect(any(['ethereum', '#eth'], xItem())).toBe(false);
+      expect(any(['r/ethereum', 'etf'], redditItem(), 'reddit')).toBe(true);
+      expect(any(['r/bitcoin', 'nothing here'], redditItem(), 'reddit')).toBe(true);
+      expect(any(['r/ethereum', 'nothing here'], redditItem(), 'reddit')).toBe(false);
+    });
+
+    it('keeps usernames and dates as conditions of their own (AND) in both modes', () => {
+      const query: MatchQuery = {
+        source: 'x',
+        usernames: ['bob'],
+        keywords: ['halving', 'ethereum'],
+        keyword_mode: 'any',
+      };
+      expect(matches(query, xItem())).toBe(false);
+      expect(matches({ ...query, usernames: ['alice'] }, xItem())).toBe(true);
+      expect(matches({ ...query, usernames: ['alice'], end_date: '2024-04-30' }, xItem())).toBe(
+        false,
+      );
+    });
+
+    it('refuses an unknown mode', () => {
+      const query = { source: 'x', keyword_mode: 'most' } as unknown as MatchQuery;
+      expect(() => compileQuery(query)).toThrow(InvalidQueryError);
     });
   });
 

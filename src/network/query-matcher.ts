@@ -1,6 +1,7 @@
 import { isRecord } from '../common/is-record';
 import { parseIsoDate } from '../common/validation/iso-date';
 import { Source } from '../common/source';
+import { KEYWORD_MODES, KeywordMode } from './protocol';
 import { sourceOfName } from './sn13/sources';
 
 /**
@@ -14,6 +15,8 @@ export interface MatchQuery {
   source: string;
   usernames?: readonly string[] | null;
   keywords?: readonly string[] | null;
+  /** `all` (the default): an item satisfies every keyword; `any`: at least one. */
+  keyword_mode?: KeywordMode | null;
   /** Inclusive bounds; a missing bound is open. Strings are ISO 8601, without a zone meaning UTC. */
   start_date?: Date | string | null;
   end_date?: Date | string | null;
@@ -33,6 +36,7 @@ export interface QueryMatcher {
   readonly end: Date | null;
   readonly usernames: readonly string[];
   readonly keywords: readonly ParsedKeyword[];
+  readonly keywordMode: KeywordMode;
   matches(item: unknown): boolean;
 }
 
@@ -78,7 +82,10 @@ export function compileQuery(query: MatchQuery): QueryMatcher {
   const keywords = (query.keywords ?? [])
     .map((keyword) => parseKeyword(keyword, source))
     .filter((keyword) => keyword.kind !== 'text' || keyword.text !== '');
-  return new CompiledQuery(source, start, end, usernames, keywords);
+  const keywordMode = query.keyword_mode ?? 'all';
+  if (!KEYWORD_MODES.includes(keywordMode))
+    throw new InvalidQueryError(`unknown keyword_mode: ${String(keywordMode)}`);
+  return new CompiledQuery(source, start, end, usernames, keywords, keywordMode);
 }
 
 type UnknownRecord = Record<string, unknown>;
@@ -97,6 +104,7 @@ class CompiledQuery implements QueryMatcher {
     readonly end: Date | null,
     readonly usernames: readonly string[],
     readonly keywords: readonly ParsedKeyword[],
+    readonly keywordMode: KeywordMode,
   ) {
     this.usernameSet = new Set(usernames);
   }
@@ -128,7 +136,7 @@ class CompiledQuery implements QueryMatcher {
   private hasKeywords(item: UnknownRecord): boolean {
     if (this.keywords.length === 0) return true;
     const text = this.searchableText(item);
-    return this.keywords.every((keyword) => {
+    const holds = (keyword: ParsedKeyword): boolean => {
       switch (keyword.kind) {
         case 'text':
           return text.includes(keyword.text);
@@ -137,13 +145,15 @@ class CompiledQuery implements QueryMatcher {
         case 'subreddit':
           return this.subreddits(item).has(keyword.label);
       }
-    });
+    };
+    return this.keywordMode === 'all' ? this.keywords.every(holds) : this.keywords.some(holds);
   }
 
   private searchableText(item: UnknownRecord): string {
-    if (this.source === 'x') return (stringField(item, 'content') ?? '').toLowerCase();
-    // Joined with newlines so that a keyword cannot match across two fields.
-    return ['title', 'body', 'content']
+    if (this.source === 'x') return (stringField(item, 'text') ?? '').toLowerCase();
+    // Joined with newlines so that a keyword cannot match across two fields. The deprecated
+    // `content` is title and body again: searching it would add only matches across the two.
+    return ['title', 'body']
       .map((field) => stringField(item, field) ?? '')
       .join('\n')
       .toLowerCase();

@@ -74,6 +74,20 @@ describe('Error responses', () => {
     ]);
   });
 
+  it('accepts keyword_mode `all` or `any` only, as written', async () => {
+    for (const keyword_mode of ['some', 'ANY', 1, ['any']]) {
+      const response = await query({ source: 'x', keywords: ['a'], keyword_mode }).expect(422);
+      expect(response.body.detail).toEqual([
+        {
+          loc: ['body', 'keyword_mode'],
+          msg: "Input should be 'all' or 'any'",
+          type: 'enum',
+          ctx: { expected: "'all' or 'any'" },
+        },
+      ]);
+    }
+  });
+
   it('forbids unknown fields', async () => {
     const response = await query({ source: 'x', limt: 5 }).expect(422);
     expect(response.body.detail).toEqual([

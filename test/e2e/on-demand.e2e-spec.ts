@@ -2,7 +2,8 @@ import { rename, writeFile } from 'node:fs/promises';
 import { DataSource } from 'typeorm';
 import { writeMetagraphFile } from '../../src/devnet/metagraph';
 import { NetworkService } from '../../src/network/network.service';
-import { DataItem } from '../../src/network/protocol';
+import { toWireEntity } from '../../src/devnet/miner-records';
+import { DataItem, RedditItem, XItem } from '../../src/network/protocol';
 import { ExpectedQuery, matchesPlainly, startTestNetwork, TestNetwork } from '../support/network';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 
@@ -141,6 +142,192 @@ describe('On-demand queries against honest miners', () => {
       expect(comment.parentId).toMatch(/^t3_/);
     }
   });
+
+  it('with keyword_mode "any", returns every item holding at least one keyword', async () => {
+    // Tags with fewer posts than the limit together, so the answer is not cut.
+    const keywords = ['#ethereum', '#solana'];
+    const items = await expectExactly(
+      { source: 'x', keywords, keyword_mode: 'any' },
+      { source: 'X', keywords, keywordMode: 'any' },
+    );
+    const both = expectedUris({ source: 'X', keywords });
+    const ethereum = expectedUris({ source: 'X', keywords: ['#ethereum'] });
+    expect(items.length).toBeLessThan(1000);
+    expect(items.length).toBeGreaterThan(ethereum.length);
+    expect(ethereum.length).toBeGreaterThan(both.length);
+  });
+
+  it('keeps usernames as a condition of their own (AND) in both keyword modes', async () => {
+    // The author with the most X posts: some hold the keywords, others do not.
+    const counts = new Map<string, number>();
+    for (const item of network.devnet.corpus.items)
+      if (item.source === 'X')
+        counts.set(item.user.username, (counts.get(item.user.username) ?? 0) + 1);
+    const author = [...counts].sort((a, b) => b[1] - a[1])[0][0];
+    for (const [keywordMode, keywords] of [
+      ['any', ['#bitcoin', '#ai']],
+      ['all', ['#bitcoin']],
+    ] as const) {
+      const expected: Parameters<typeof expectedUris>[0] = {
+        source: 'X',
+        usernames: [author],
+        keywords: [...keywords],
+        keywordMode,
+      };
+      const items = (await expectExactly(
+        { source: 'x', usernames: [author], keywords, keyword_mode: keywordMode },
+        expected,
+      )) as XItem[];
+      expect(items.every((item) => item.user.username === author)).toBe(true);
+      // Neither condition alone: the author wrote other posts, others wrote with the keywords.
+      expect(items.length).toBeLessThan(counts.get(author)!);
+      const anyAuthor = expectedUris({ ...expected, usernames: [] });
+      expect(items.length).toBeLessThan(anyAuthor.length);
+    }
+  });
+
+  /** Every field the hosted on-demand API's items carry (api_version 1.0). */
+  const X_FIELDS = [
+    'text',
+    'datetime',
+    'uri',
+    'source',
+    'label',
+    'content_size_bytes',
+    'tweet',
+    'user',
+    'media',
+  ];
+  const TWEET_FIELDS = [
+    'id',
+    'like_count',
+    'retweet_count',
+    'reply_count',
+    'quote_count',
+    'view_count',
+    'bookmark_count',
+    'language',
+    'hashtags',
+    'is_retweet',
+    'is_reply',
+    'is_quote',
+    'conversation_id',
+    'in_reply_to_user_id',
+    'in_reply_to_username',
+    'quoted_tweet_id',
+  ];
+  const USER_FIELDS = [
+    'id',
+    'username',
+    'display_name',
+    'verified',
+    'user_blue_verified',
+    'followers_count',
+    'following_count',
+    'user_description',
+    'user_location',
+    'profile_image_url',
+    'cover_picture_url',
+  ];
+  const REDDIT_FIELDS = [
+    'uri',
+    'datetime',
+    'source',
+    'label',
+    'content_size_bytes',
+    'id',
+    'url',
+    'username',
+    'communityName',
+    'body',
+    'createdAt',
+    'dataType',
+    'title',
+    'parentId',
+    'media',
+    'is_nsfw',
+    'score',
+    'upvote_ratio',
+    'num_comments',
+  ];
+  const sorted = (keys: string[]) => [...keys].sort();
+
+  /** The corpus item of a returned one, and the byte length of the record the miners sent for it. */
+  function sentRecord(uri: string): { item: DataItem; bytes: number } {
+    const item = network.devnet.corpus.items.find((entry) => entry.uri === uri)!;
+    return { item, bytes: Buffer.byteLength(toWireEntity(item).content) };
+  }
+
+  it('answers X items with every field of the hosted API, null where the record lacks it', async () => {
+    const response = await query({ source: 'x', keywords: ['#bitcoin'], limit: 1000 });
+    const items = response.body.data as XItem[];
+    for (const item of items) {
+      // The hosted API's fields, plus `content`, the deprecated alias of `text`.
+      expect(sorted(Object.keys(item))).toEqual(sorted([...X_FIELDS, 'content']));
+      expect(sorted(Object.keys(item.tweet))).toEqual(sorted(TWEET_FIELDS));
+      expect(sorted(Object.keys(item.user))).toEqual(sorted(USER_FIELDS));
+      const record = sentRecord(item.uri);
+      expect(item).toEqual(record.item);
+      expect(item.content_size_bytes).toBe(record.bytes);
+      expect(item.content).toBe(item.text);
+    }
+    // Records with and without the newer fields, with and without media, were both answered.
+    const some = (has: (item: XItem) => boolean) => [
+      items.some(has),
+      items.some((item) => !has(item)),
+    ];
+    expect(some((item) => item.tweet.view_count !== null)).toEqual([true, true]);
+    expect(some((item) => item.user.user_blue_verified !== null)).toEqual([true, true]);
+    expect(some((item) => item.media !== null)).toEqual([true, true]);
+    const withMedia = items.find((item) => item.media !== null)!;
+    expect(withMedia.media!.every((url) => typeof url === 'string')).toBe(true);
+  });
+
+  it('answers Reddit items flat, with every field of the hosted API, null where the record lacks it', async () => {
+    const response = await query({ source: 'reddit', limit: 1000 });
+    const items = response.body.data as RedditItem[];
+    for (const item of items) {
+      expect(sorted(Object.keys(item))).toEqual(sorted([...REDDIT_FIELDS, 'content']));
+      const record = sentRecord(item.uri);
+      expect(item).toEqual(record.item);
+      expect(item.content_size_bytes).toBe(record.bytes);
+      expect(item.createdAt).toMatch(/:00\.000Z$/);
+    }
+    const some = (has: (item: RedditItem) => boolean) => [
+      items.some(has),
+      items.some((item) => !has(item)),
+    ];
+    expect(some((item) => item.score !== null)).toEqual([true, true]);
+    expect(some((item) => item.upvote_ratio !== null)).toEqual([true, true]);
+    expect(items.some((item) => item.media !== null)).toBe(true);
+  });
+
+  it("reports the hosted API's meta beside the gateway's own", async () => {
+    const response = await query({ source: 'reddit', keywords: ['r/bitcoin'], limit: 5 });
+    expect(response.body.meta).toMatchObject({
+      miners_queried: 3,
+      miners_responded: 3,
+      non_responsive_miners: 0,
+      empty_response_miners: 0,
+      validation_success_rate: '3/3',
+      items_returned: 5,
+      api_version: '1.0',
+      no_data_available: false,
+      origin: 'live',
+    });
+    const none = await query({ source: 'x', keywords: ['#no_post_has_this_tag'] });
+    expect(none.body).toMatchObject({
+      status: 'success',
+      data: [],
+      meta: {
+        miners_responded: 3,
+        empty_response_miners: 3,
+        validation_success_rate: '3/3',
+        items_returned: 0,
+        no_data_available: true,
+      },
+    });
+  });
 });
 
 describe('On-demand queries when miners hang or lie', () => {
@@ -216,6 +403,15 @@ describe('On-demand queries when miners hang or lie', () => {
     });
     expect(response.body.meta.items_dropped_invalid).toBeGreaterThan(0);
     expect(response.body.meta.deadline_reached).toBe(true);
+    // Answered: the three honest miners, the corrupting and the fabricating one; only the
+    // honest answers passed the checks. The other four failed or were still silent.
+    expect(response.body.meta).toMatchObject({
+      miners_queried: 9,
+      miners_responded: 5,
+      non_responsive_miners: 4,
+      validation_success_rate: '3/5',
+      no_data_available: false,
+    });
 
     // Credibility is written just after the answer; the hanging miner's when its call times out.
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -248,7 +444,14 @@ describe('On-demand error contract', () => {
     expect(await queryNetwork(0)).toMatchObject({
       status: 'error',
       data: [],
-      meta: { error: 'No miners available' },
+      meta: {
+        error: 'No miners available',
+        non_responsive_miners: 0,
+        validation_success_rate: '0/0',
+        api_version: '1.0',
+        no_data_available: true,
+        origin: 'live',
+      },
     });
   });
 
@@ -314,6 +517,20 @@ describe('On-demand speed and caching', () => {
       .set('X-API-Key', TEST_MASTER_KEY)
       .expect(200);
     expect(response.body.miners_available).toBe(5);
+  });
+
+  it('keeps queries that differ only in keyword_mode apart in the cache', async () => {
+    const body = { source: 'x', keywords: ['#bitcoin', '#ai'], limit: 1000 };
+    const post = (sent: object) =>
+      app.http.post(ENDPOINT).set('X-API-Key', TEST_MASTER_KEY).send(sent).expect(200);
+    const all = await post(body);
+    const any = await post({ ...body, keyword_mode: 'any' });
+    expect(any.body.meta.cache_hit).toBe(false);
+    expect(any.body.data.length).toBeGreaterThan(all.body.data.length);
+    // `all` written out is the default: the same query.
+    const explicit = await post({ ...body, keyword_mode: 'all' });
+    expect(explicit.body.meta.cache_hit).toBe(true);
+    expect(explicit.body.data).toEqual(all.body.data);
   });
 });
 

@@ -100,14 +100,31 @@ describe('Task datasets as Parquet', () => {
   it('types the X columns: lists as lists, datetimes as timestamps, counts as integers', async () => {
     const { items, read } = await bothFormats('btc-x');
     expect(read.columns).toMatchObject({
+      username: 'VARCHAR',
+      text: 'VARCHAR',
       tweet_hashtags: 'VARCHAR[]',
-      media: 'STRUCT(url VARCHAR, "type" VARCHAR)[]',
+      timestamp: 'TIMESTAMP',
+      media: 'VARCHAR[]',
       user_followers_count: 'BIGINT',
-      tweet_is_retweet: 'BOOLEAN',
+      view_count: 'BIGINT',
+      is_retweet: 'BOOLEAN',
     });
-    // The devnet's items do carry lists, so the comparison above saw non-empty ones.
-    expect(items.some((item) => item.source === 'X' && item.media.length > 0)).toBe(true);
-    expect(items.some((item) => item.source === 'X' && item.tweet.hashtags.length > 1)).toBe(true);
+    // The devnet's items do carry lists and the newer fields, so the comparison above saw them
+    // filled as well as null.
+    const posts = items.filter((item) => item.source === 'X');
+    expect(posts.some((post) => post.media !== null)).toBe(true);
+    expect(posts.some((post) => post.media === null)).toBe(true);
+    expect(posts.some((post) => post.tweet.hashtags.length > 1)).toBe(true);
+    expect(posts.some((post) => post.tweet.view_count !== null)).toBe(true);
+    expect(posts.some((post) => post.tweet.view_count === null)).toBe(true);
+  });
+
+  it('holds the items in the hosted API shape in the JSON lines dataset, as the corpus has them', async () => {
+    for (const id of ['btc-x', 'sub-reddit']) {
+      const { items } = await bothFormats(id);
+      const corpus = new Map(network.devnet.corpus.items.map((item) => [item.uri, item]));
+      for (const item of items) expect(item).toEqual(corpus.get(item.uri));
+    }
   });
 
   it('types the Reddit columns: createdAt a timestamp, title and parentId null where a kind lacks them', async () => {

@@ -26,8 +26,11 @@ function failure(operation: string, status: number, body: unknown): Error {
 /** One line about an item, whichever network it came from. */
 export function describeItem(item: OnDemandItem): string {
   // `source` discriminates the item types: each branch sees its own typed fields.
-  const about = item.source === 'X' ? item.tweet.hashtags.join(' ') : item.communityName;
-  return `${item.datetime} ${item.source} ${item.uri} ${about}`;
+  const about =
+    item.source === 'X'
+      ? `${item.tweet.hashtags.join(' ')} (${item.text.length} chars, ${item.media?.length ?? 0} media)`
+      : `${item.communityName} (score ${item.score ?? '?'})`;
+  return `${item.datetime} ${item.source} ${item.uri} ${about} ${item.content_size_bytes ?? '?'} bytes`;
 }
 
 export interface Tour {
@@ -89,7 +92,7 @@ export async function tour(
   if (miners.error) throw failure('miners', miners.response.status, miners.error);
 
   const x = await gateway.POST('/api/v1/on_demand_data_request', {
-    body: { source: 'x', keywords: ['#bitcoin'], limit: 20 },
+    body: { source: 'x', keywords: ['#bitcoin', '#ai'], keyword_mode: 'any', limit: 20 },
   });
   if (x.error) throw failure('query X', x.response.status, x.error);
   const reddit = await gateway.POST('/api/v1/on_demand_data_request', {

@@ -42,6 +42,8 @@ export interface ExpectedQuery {
   source: 'X' | 'REDDIT';
   usernames?: string[];
   keywords?: string[];
+  /** `all` (default) or `any`. */
+  keywordMode?: 'all' | 'any';
   start?: Date;
   end?: Date;
 }
@@ -61,7 +63,8 @@ export function matchesPlainly(item: DataItem, query: ExpectedQuery): boolean {
     !query.usernames.some((name) => name.replace(/^@/, '').toLowerCase() === author)
   )
     return false;
-  return (query.keywords ?? []).every((keyword) => {
+  const keywords = query.keywords ?? [];
+  const holds = (keyword: string): boolean => {
     const lower = keyword.toLowerCase();
     if (item.source === 'REDDIT') {
       const selector = /^(?:\/?r\/|\/)([a-z0-9_]+)$/i.exec(keyword);
@@ -70,8 +73,9 @@ export function matchesPlainly(item: DataItem, query: ExpectedQuery): boolean {
     }
     const hashtags = item.tweet.hashtags.map((tag) => tag.toLowerCase());
     return (
-      item.content.toLowerCase().includes(lower) ||
-      (lower.startsWith('#') && hashtags.includes(lower))
+      item.text.toLowerCase().includes(lower) || (lower.startsWith('#') && hashtags.includes(lower))
     );
-  });
+  };
+  if (keywords.length === 0) return true;
+  return query.keywordMode === 'any' ? keywords.some(holds) : keywords.every(holds);
 }

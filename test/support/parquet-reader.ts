@@ -38,32 +38,119 @@ function plain(value: unknown): unknown {
   return value;
 }
 
+type ItemJson = Record<string, unknown>;
+type Column = string | ((item: ItemJson) => unknown);
+
+/** Where an item keeps a column's value: a path (`user.username`) or a function. */
+const TO_MINUTE: Column = (item) => {
+  const date = new Date(item.datetime as string);
+  date.setUTCSeconds(0, 0);
+  return date.toISOString();
+};
+
 /**
- * An item of a JSON lines dataset as the flat row the Parquet file should hold: nested objects'
- * fields joined with `_` (`user.username` → `user_username`), lists kept, everything else as is.
+ * The columns of the subnet's own Parquet datasets (the miners' record field names, plus `uri`,
+ * `label` and `datetime`), written out plainly and independently of the writer, with where an
+ * item of the JSON lines dataset holds each value.
  */
-export function flattenItem(item: object): Record<string, unknown> {
-  const row: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(item)) {
-    if (value !== null && typeof value === 'object' && !Array.isArray(value))
-      for (const [inner, nested] of Object.entries(value)) row[`${key}_${inner}`] = nested;
-    else row[key] = value;
-  }
-  return row;
+const RECORD_COLUMNS: Record<'X' | 'REDDIT', Record<string, Column>> = {
+  X: {
+    uri: 'uri',
+    label: 'label',
+    datetime: 'datetime',
+    username: 'user.username',
+    text: 'text',
+    tweet_hashtags: 'tweet.hashtags',
+    // Records keep the time to the minute.
+    timestamp: TO_MINUTE,
+    url: 'uri',
+    media: 'media',
+    user_id: 'user.id',
+    user_display_name: 'user.display_name',
+    user_verified: 'user.verified',
+    tweet_id: 'tweet.id',
+    is_reply: 'tweet.is_reply',
+    is_quote: 'tweet.is_quote',
+    conversation_id: 'tweet.conversation_id',
+    in_reply_to_user_id: 'tweet.in_reply_to_user_id',
+    language: 'tweet.language',
+    in_reply_to_username: 'tweet.in_reply_to_username',
+    quoted_tweet_id: 'tweet.quoted_tweet_id',
+    like_count: 'tweet.like_count',
+    retweet_count: 'tweet.retweet_count',
+    reply_count: 'tweet.reply_count',
+    quote_count: 'tweet.quote_count',
+    view_count: 'tweet.view_count',
+    bookmark_count: 'tweet.bookmark_count',
+    user_blue_verified: 'user.user_blue_verified',
+    user_description: 'user.user_description',
+    user_location: 'user.user_location',
+    profile_image_url: 'user.profile_image_url',
+    cover_picture_url: 'user.cover_picture_url',
+    user_followers_count: 'user.followers_count',
+    user_following_count: 'user.following_count',
+    is_retweet: 'tweet.is_retweet',
+  },
+  REDDIT: Object.fromEntries(
+    [
+      'uri',
+      'label',
+      'datetime',
+      'id',
+      'url',
+      'username',
+      'communityName',
+      'body',
+      'createdAt',
+      'dataType',
+      'title',
+      'parentId',
+      'media',
+      'is_nsfw',
+      'score',
+      'upvote_ratio',
+      'num_comments',
+    ].map((name) => [name, name]),
+  ),
+};
+
+/** Item fields the subnet's datasets have no column for: the file is of one source, and the rest are the API's. */
+const NOT_IN_DATASETS = new Set(['source', 'content', 'content_size_bytes']);
+
+function valueAt(item: ItemJson, column: Column): unknown {
+  if (typeof column === 'function') return column(item);
+  let value: unknown = item;
+  for (const key of column.split('.')) value = (value as ItemJson | undefined)?.[key];
+  return value;
+}
+
+/** Paths of every value of the item (`user.username`), lists as values. */
+function leafPaths(item: ItemJson, prefix = ''): string[] {
+  return Object.entries(item).flatMap(([key, value]) =>
+    value !== null && typeof value === 'object' && !Array.isArray(value)
+      ? leafPaths(value as ItemJson, `${prefix}${key}.`)
+      : [`${prefix}${key}`],
+  );
 }
 
 /**
- * The JSON lines items, column by column as the Parquet file's columns: every field of every
- * item must be a column (nothing dropped), and a column an item lacks reads as null.
+ * The JSON lines items as the rows the Parquet file should hold, column by column: the file must
+ * have exactly the subnet's columns for the source, and every field of every item must be read
+ * by one of them (nothing dropped) unless the subnet's datasets have no place for it.
  */
 export function expectedRows(
   items: readonly object[],
   columns: Record<string, string>,
 ): Record<string, unknown>[] {
-  return items.map((item) => {
-    const flat = flattenItem(item);
-    const missing = Object.keys(flat).filter((field) => !(field in columns));
-    if (missing.length > 0) throw new Error(`fields without a column: ${missing.join(', ')}`);
-    return Object.fromEntries(Object.keys(columns).map((column) => [column, flat[column] ?? null]));
+  return items.map((value) => {
+    const item = value as ItemJson;
+    const table = RECORD_COLUMNS[item.source as 'X' | 'REDDIT'];
+    const names = Object.keys(columns);
+    if (names.join() !== Object.keys(table).join())
+      throw new Error(`columns ${names.join()} are not ${Object.keys(table).join()}`);
+    const read = new Set(Object.values(table).filter((column) => typeof column === 'string'));
+    const dropped = leafPaths(item).filter((path) => !read.has(path) && !NOT_IN_DATASETS.has(path));
+    if (dropped.length > 0) throw new Error(`fields without a column: ${dropped.join(', ')}`);
+    return Object.fromEntries(names.map((name) => [name, valueAt(item, table[name]) ?? null]));
   });
 }

@@ -45,6 +45,9 @@ export class DataQueryService {
         source: toSourceName(query.source),
         miners_queried: result.minersQueried,
         miners_responded: result.minersResponded,
+        non_responsive_miners: result.minersQueried - result.minersResponded,
+        empty_response_miners: result.minersEmpty,
+        validation_success_rate: `${result.minersPassedChecks}/${result.minersResponded}`,
         miners_failed: result.minersFailed,
         items_returned: result.items.length,
         items_dropped_invalid: result.itemsDroppedInvalid,
@@ -53,6 +56,9 @@ export class DataQueryService {
         deadline_reached: result.deadlineReached,
         processing_time_ms: elapsed(started),
         cache_hit: false,
+        api_version: '1.0',
+        no_data_available: result.items.length === 0,
+        origin: result.origin,
       },
     };
     if (!result.error)
@@ -71,6 +77,7 @@ function toNetworkQuery(request: DataQueryRequestDto): NetworkQuery {
     source: request.source,
     usernames: request.usernames ?? [],
     keywords: request.keywords ?? [],
+    keywordMode: request.keyword_mode ?? 'all',
     startDate,
     endDate,
     limit: request.limit ?? DEFAULT_LIMIT,
@@ -85,6 +92,7 @@ function cacheKey(request: DataQueryRequestDto): string {
       .map((name) => name.trim().replace(/^@/, '').toLowerCase())
       .sort(),
     keywords: (request.keywords ?? []).map((keyword) => keyword.trim().toLowerCase()).sort(),
+    keyword_mode: request.keyword_mode ?? 'all',
     start_date: request.start_date ?? null,
     end_date: request.end_date ?? null,
     limit: request.limit ?? DEFAULT_LIMIT,

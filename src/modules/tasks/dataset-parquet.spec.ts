@@ -3,87 +3,119 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expectedRows, readParquet } from '../../../test/support/parquet-reader';
-import { DataItem, RedditItem, XItem } from '../../network/protocol';
+import { currentItemShape, StoredItemShape } from '../../network/legacy-items';
+import { RedditItem, XItem } from '../../network/protocol';
 import { parquetPathBeside, writeParquet } from './dataset-parquet';
 import { writeJsonLines } from './dataset-writer';
 
+const TEXT = 'Line one\nline "two"\r\n\u2028 🚀 #Bitcoin #ai';
+
 const FULL_X: XItem = {
-  uri: 'https://x.com/alice/status/1900000000000000001',
+  // Line breaks, quotes, U+2028 and astral characters survive both formats.
+  text: TEXT,
   datetime: '2026-11-01T10:20:30.456Z',
+  uri: 'https://x.com/alice/status/1900000000000000001',
   source: 'X',
   label: '#bitcoin',
-  // Line breaks, quotes, U+2028 and astral characters survive both formats.
-  content: 'Line one\nline "two"\r\n\u2028 🚀 #Bitcoin #ai',
-  user: {
-    username: 'alice',
-    display_name: 'Alice Ω',
-    id: '123456789012345678',
-    verified: true,
-    followers_count: 3_000_000_000,
-    following_count: 12,
-  },
+  content_size_bytes: 811,
   tweet: {
     id: '1900000000000000001',
     like_count: 5,
     retweet_count: 0,
     reply_count: 1,
     quote_count: 2,
+    view_count: 9_000_000_000,
+    bookmark_count: 3,
+    language: 'en',
     hashtags: ['#Bitcoin', '#ai'],
     is_retweet: false,
     is_reply: true,
     is_quote: false,
     conversation_id: '1899999999999999999',
+    in_reply_to_user_id: '42',
+    in_reply_to_username: 'bob',
+    quoted_tweet_id: null,
   },
-  media: [
-    { url: 'https://pbs.twimg.com/media/a.jpg', type: 'photo' },
-    { url: 'https://video.twimg.com/ext_tw_video/b.mp4', type: 'video' },
-  ],
+  user: {
+    id: '123456789012345678',
+    username: 'alice',
+    display_name: 'Alice Ω',
+    verified: true,
+    user_blue_verified: false,
+    followers_count: 3_000_000_000,
+    following_count: 12,
+    user_description: 'Ω and 🚀',
+    user_location: 'Lisbon',
+    profile_image_url: 'https://pbs.twimg.com/profile_images/1/a_normal.jpg',
+    cover_picture_url: 'https://pbs.twimg.com/profile_banners/1/2',
+  },
+  media: ['https://pbs.twimg.com/media/a.jpg', 'https://video.twimg.com/ext_tw_video/b.mp4'],
+  content: TEXT,
 };
 
 const SPARSE_X: XItem = {
-  ...FULL_X,
-  uri: 'https://x.com/bob/status/1900000000000000002',
+  text: '',
   datetime: '2026-11-01T11:00:00.000Z',
+  uri: 'https://x.com/bob/status/1900000000000000002',
+  source: 'X',
   label: null,
-  content: '',
-  user: {
-    username: 'bob',
-    display_name: null,
-    id: null,
-    verified: null,
-    followers_count: null,
-    following_count: null,
-  },
+  content_size_bytes: 120,
   tweet: {
     id: '1900000000000000002',
     like_count: null,
     retweet_count: null,
     reply_count: null,
     quote_count: null,
+    view_count: null,
+    bookmark_count: null,
+    language: null,
     hashtags: [],
     is_retweet: null,
     is_reply: null,
     is_quote: null,
     conversation_id: null,
+    in_reply_to_user_id: null,
+    in_reply_to_username: null,
+    quoted_tweet_id: null,
   },
-  media: [],
+  user: {
+    id: null,
+    username: 'bob',
+    display_name: null,
+    verified: null,
+    user_blue_verified: null,
+    followers_count: null,
+    following_count: null,
+    user_description: null,
+    user_location: null,
+    profile_image_url: null,
+    cover_picture_url: null,
+  },
+  media: null,
+  content: '',
 };
 
 const POST: RedditItem = {
   uri: 'https://www.reddit.com/r/Bitcoin/comments/abc/title/',
-  datetime: '2026-11-01T09:00:00.000Z',
+  datetime: '2026-11-01T09:00:12.000Z',
   source: 'REDDIT',
   label: 'r/bitcoin',
-  content: 'A title\n\nA body',
+  content_size_bytes: 300,
   id: 't3_abc',
   url: 'https://www.reddit.com/r/Bitcoin/comments/abc/title/',
   username: 'carol',
   communityName: 'r/Bitcoin',
   body: 'A body',
-  title: 'A title',
   createdAt: '2026-11-01T09:00:00.000Z',
   dataType: 'post',
+  title: 'A title',
   parentId: null,
+  media: ['https://i.redd.it/abc.jpeg'],
+  is_nsfw: false,
+  score: 187,
+  upvote_ratio: 0.94,
+  num_comments: 23,
+  content: 'A title\n\nA body',
 };
 
 const COMMENT: RedditItem = {
@@ -91,16 +123,22 @@ const COMMENT: RedditItem = {
   datetime: '2026-11-01T09:05:00.000Z',
   source: 'REDDIT',
   label: 'r/bitcoin',
-  content: 'A reply',
+  content_size_bytes: 250,
   id: 't1_def',
   url: 'https://www.reddit.com/r/Bitcoin/comments/abc/title/def/',
   username: 'dave',
   communityName: 'r/Bitcoin',
   body: 'A reply',
-  title: null,
   createdAt: '2026-11-01T09:05:00.000Z',
   dataType: 'comment',
+  title: null,
   parentId: 't3_abc',
+  media: null,
+  is_nsfw: null,
+  score: -2,
+  upvote_ratio: null,
+  num_comments: null,
+  content: 'A reply',
 };
 
 describe('writeParquet', () => {
@@ -108,7 +146,7 @@ describe('writeParquet', () => {
   beforeEach(() => (directory = mkdtempSync(join(tmpdir(), 'dataset-parquet-'))));
   afterEach(() => rmSync(directory, { recursive: true, force: true }));
 
-  async function jsonLines(name: string, items: DataItem[]): Promise<string> {
+  async function jsonLines(name: string, items: StoredItemShape[]): Promise<string> {
     async function* rows() {
       for (const item of items) yield { uri: item.uri, datetime: new Date(item.datetime), item };
     }
@@ -122,15 +160,46 @@ describe('writeParquet', () => {
     const { columns, rows } = await readParquet(join(directory, 'x.parquet'));
     expect(columns).toMatchObject({
       uri: 'VARCHAR',
-      datetime: 'TIMESTAMP',
       label: 'VARCHAR',
-      user_verified: 'BOOLEAN',
-      user_followers_count: 'BIGINT',
-      tweet_id: 'VARCHAR',
+      datetime: 'TIMESTAMP',
+      username: 'VARCHAR',
+      text: 'VARCHAR',
       tweet_hashtags: 'VARCHAR[]',
-      media: 'STRUCT(url VARCHAR, "type" VARCHAR)[]',
+      timestamp: 'TIMESTAMP',
+      media: 'VARCHAR[]',
+      user_verified: 'BOOLEAN',
+      tweet_id: 'VARCHAR',
+      view_count: 'BIGINT',
+      user_followers_count: 'BIGINT',
     });
     expect(rows).toEqual(expectedRows([FULL_X, SPARSE_X], columns));
+    expect(rows.map((row) => [row.timestamp, row.media])).toEqual([
+      ['2026-11-01T10:20:00.000Z', FULL_X.media],
+      ['2026-11-01T11:00:00.000Z', null],
+    ]);
+  });
+
+  it('writes rows of a file compiled by an earlier release in the current columns', async () => {
+    const legacy = {
+      uri: FULL_X.uri,
+      datetime: FULL_X.datetime,
+      source: 'X' as const,
+      label: FULL_X.label,
+      content: TEXT,
+      user: { ...SPARSE_X.user, username: 'alice', followers_count: 7 },
+      tweet: { ...SPARSE_X.tweet, id: FULL_X.tweet.id, hashtags: ['#Bitcoin'] },
+      media: [{ url: 'https://pbs.twimg.com/media/a.jpg', type: 'photo' }],
+    };
+    const source = await jsonLines('legacy', [legacy]);
+    await writeParquet('x', source, parquetPathBeside(source));
+    const { columns, rows } = await readParquet(join(directory, 'legacy.parquet'));
+    expect(rows).toEqual(expectedRows([currentItemShape(legacy)], columns));
+    expect(rows[0]).toMatchObject({
+      text: TEXT,
+      user_followers_count: 7,
+      media: ['https://pbs.twimg.com/media/a.jpg'],
+      view_count: null,
+    });
   });
 
   it('writes Reddit posts and comments, the field a kind lacks as null', async () => {
@@ -143,6 +212,11 @@ describe('writeParquet', () => {
       communityName: 'VARCHAR',
       title: 'VARCHAR',
       parentId: 'VARCHAR',
+      media: 'VARCHAR[]',
+      is_nsfw: 'BOOLEAN',
+      score: 'BIGINT',
+      upvote_ratio: 'DOUBLE',
+      num_comments: 'BIGINT',
     });
     expect(rows).toEqual(expectedRows([POST, COMMENT], columns));
     expect(rows.map((row) => [row.title, row.parentId])).toEqual([

@@ -5,16 +5,19 @@ import { createGunzip } from 'node:zlib';
 import type { FieldDefinition, SchemaDefinition } from '@dsnp/parquetjs';
 import { loadWhenUsed } from '../../common/load-when-used';
 import { Source } from '../../common/source';
+import { currentItemShape, StoredItemShape } from '../../network/legacy-items';
 import { RedditItem, XItem } from '../../network/protocol';
 import { toSourceName } from '../../network/sn13/sources';
 import { writeFileAtomically, WrittenFile } from './atomic-file';
 
 /*
- * A task's dataset as Parquet: one row per item, the item's fields as flat, typed columns (nested
- * objects' fields joined with `_`: `user.username` is `user_username`), lists as Parquet LIST
- * columns, datetimes as UTC timestamps (milliseconds, as items carry them). A task collects one
- * platform, so each file has that platform's columns only. The columns are listed in the README
- * ("Scraping tasks"); docs/decisions.md says why this writer and these types.
+ * A task's dataset as Parquet, in the columns of the subnet's own Parquet datasets: one row per
+ * item, flat, named as the miners' stored records name their fields (`username`, `text`,
+ * `tweet_hashtags`, `user_followers_count`…; Reddit's `communityName`, `createdAt`…) plus
+ * `uri`, `label` and `datetime`, so a query written for those files runs on ours. Lists are
+ * Parquet LIST columns, datetimes UTC timestamps (milliseconds, as items carry them). A task
+ * collects one platform, so each file has that platform's columns only. The README ("Scraping
+ * tasks") lists them; docs/decisions.md says why this writer and these types.
  */
 
 // Gzip: every Parquet reader reads it, and the file comes out no larger than the gzip JSON lines
@@ -25,54 +28,74 @@ const text = (optional = false): FieldDefinition => ({
   compression: 'GZIP',
 });
 const integer = (): FieldDefinition => ({ type: 'INT64', optional: true, compression: 'GZIP' });
+const double = (): FieldDefinition => ({ type: 'DOUBLE', optional: true, compression: 'GZIP' });
 const flag = (): FieldDefinition => ({ type: 'BOOLEAN', optional: true, compression: 'GZIP' });
 const timestamp = (): FieldDefinition => ({ type: 'TIMESTAMP_MILLIS', compression: 'GZIP' });
 /** A LIST in the standard three-level layout (`<name>.list.element`), which readers map to lists. */
-const list = (element: FieldDefinition): FieldDefinition => ({
+const list = (element: FieldDefinition, optional = false): FieldDefinition => ({
   type: 'LIST',
+  optional,
   fields: { list: { repeated: true, fields: { element } } },
 });
 
-const COMMON_COLUMNS: SchemaDefinition = {
-  uri: text(),
-  datetime: timestamp(),
-  source: text(),
-  label: text(true),
-  content: text(),
-};
-
+/** `XContent`'s fields, in the model's order, after the entity's `uri`, `label` and `datetime`. */
 const X_COLUMNS: SchemaDefinition = {
-  ...COMMON_COLUMNS,
-  user_username: text(),
-  user_display_name: text(true),
+  uri: text(),
+  label: text(true),
+  datetime: timestamp(),
+  username: text(),
+  text: text(),
+  tweet_hashtags: list(text()),
+  timestamp: timestamp(),
+  url: text(),
+  media: list(text(), true),
   user_id: text(true),
+  user_display_name: text(true),
   user_verified: flag(),
+  tweet_id: text(),
+  is_reply: flag(),
+  is_quote: flag(),
+  conversation_id: text(true),
+  in_reply_to_user_id: text(true),
+  language: text(true),
+  in_reply_to_username: text(true),
+  quoted_tweet_id: text(true),
+  like_count: integer(),
+  retweet_count: integer(),
+  reply_count: integer(),
+  quote_count: integer(),
+  view_count: integer(),
+  bookmark_count: integer(),
+  user_blue_verified: flag(),
+  user_description: text(true),
+  user_location: text(true),
+  profile_image_url: text(true),
+  cover_picture_url: text(true),
   user_followers_count: integer(),
   user_following_count: integer(),
-  tweet_id: text(),
-  tweet_like_count: integer(),
-  tweet_retweet_count: integer(),
-  tweet_reply_count: integer(),
-  tweet_quote_count: integer(),
-  tweet_hashtags: list(text()),
-  tweet_is_retweet: flag(),
-  tweet_is_reply: flag(),
-  tweet_is_quote: flag(),
-  tweet_conversation_id: text(true),
-  media: list({ fields: { url: text(), type: text() } }),
+  // Not an XContent field; scrapers that record it store it under this name.
+  is_retweet: flag(),
 };
 
+/** `RedditContent`'s fields by alias, after the entity's `uri`, `label` and `datetime`. */
 const REDDIT_COLUMNS: SchemaDefinition = {
-  ...COMMON_COLUMNS,
+  uri: text(),
+  label: text(true),
+  datetime: timestamp(),
   id: text(),
   url: text(),
   username: text(),
   communityName: text(),
   body: text(),
-  title: text(true),
   createdAt: timestamp(),
   dataType: text(),
+  title: text(true),
   parentId: text(true),
+  media: list(text(), true),
+  is_nsfw: flag(),
+  score: integer(),
+  upvote_ratio: double(),
+  num_comments: integer(),
 };
 
 /*
@@ -89,51 +112,72 @@ function listOf<T>(values: readonly T[]): { list: { element: T }[] } {
   return { list: values.map((element) => ({ element })) };
 }
 
+/** Records keep the post's time to the minute (miners round it); `datetime` keeps the second. */
+function toMinute(iso: string): Date {
+  const date = new Date(iso);
+  date.setUTCSeconds(0, 0);
+  return date;
+}
+
 function xRow(item: XItem): ParquetRow {
   const { user, tweet } = item;
   return {
     uri: item.uri,
-    datetime: new Date(item.datetime),
-    source: item.source,
     label: item.label,
-    content: item.content,
-    user_username: user.username,
-    user_display_name: user.display_name,
+    datetime: new Date(item.datetime),
+    username: user.username,
+    text: item.text,
+    tweet_hashtags: listOf(tweet.hashtags),
+    timestamp: toMinute(item.datetime),
+    url: item.uri,
+    media: item.media === null ? null : listOf(item.media),
     user_id: user.id,
+    user_display_name: user.display_name,
     user_verified: user.verified,
+    tweet_id: tweet.id,
+    is_reply: tweet.is_reply,
+    is_quote: tweet.is_quote,
+    conversation_id: tweet.conversation_id,
+    in_reply_to_user_id: tweet.in_reply_to_user_id,
+    language: tweet.language,
+    in_reply_to_username: tweet.in_reply_to_username,
+    quoted_tweet_id: tweet.quoted_tweet_id,
+    like_count: tweet.like_count,
+    retweet_count: tweet.retweet_count,
+    reply_count: tweet.reply_count,
+    quote_count: tweet.quote_count,
+    view_count: tweet.view_count,
+    bookmark_count: tweet.bookmark_count,
+    user_blue_verified: user.user_blue_verified,
+    user_description: user.user_description,
+    user_location: user.user_location,
+    profile_image_url: user.profile_image_url,
+    cover_picture_url: user.cover_picture_url,
     user_followers_count: user.followers_count,
     user_following_count: user.following_count,
-    tweet_id: tweet.id,
-    tweet_like_count: tweet.like_count,
-    tweet_retweet_count: tweet.retweet_count,
-    tweet_reply_count: tweet.reply_count,
-    tweet_quote_count: tweet.quote_count,
-    tweet_hashtags: listOf(tweet.hashtags),
-    tweet_is_retweet: tweet.is_retweet,
-    tweet_is_reply: tweet.is_reply,
-    tweet_is_quote: tweet.is_quote,
-    tweet_conversation_id: tweet.conversation_id,
-    media: listOf(item.media.map(({ url, type }) => ({ url, type }))),
+    is_retweet: tweet.is_retweet,
   };
 }
 
 function redditRow(item: RedditItem): ParquetRow {
   return {
     uri: item.uri,
-    datetime: new Date(item.datetime),
-    source: item.source,
     label: item.label,
-    content: item.content,
+    datetime: new Date(item.datetime),
     id: item.id,
     url: item.url,
     username: item.username,
     communityName: item.communityName,
     body: item.body,
-    // Posts have no parent and comments no title: absent (or null) in JSON, null here.
-    title: item.title ?? null,
     createdAt: new Date(item.createdAt),
     dataType: item.dataType,
-    parentId: item.parentId ?? null,
+    title: item.title,
+    parentId: item.parentId,
+    media: item.media === null ? null : listOf(item.media),
+    is_nsfw: item.is_nsfw,
+    score: item.score,
+    upvote_ratio: item.upvote_ratio,
+    num_comments: item.num_comments,
   };
 }
 
@@ -174,7 +218,8 @@ export async function writeParquet(
     try {
       for await (const line of lines) {
         if (line === '') continue;
-        const item = JSON.parse(line) as XItem | RedditItem;
+        // A file compiled by an earlier release holds the earlier item shapes.
+        const item = currentItemShape(JSON.parse(line) as StoredItemShape);
         if (item.source !== source)
           throw new Error(`row ${rows + 1} is a ${item.source} item in a ${source} dataset`);
         await writer.appendRow(item.source === 'X' ? xRow(item) : redditRow(item));

@@ -12,6 +12,7 @@ import { inPool } from '../../common/jobs/in-pool';
 import { PeriodicJob } from '../../common/jobs/periodic-job';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
+import { currentItemShape, StoredItemShape } from '../../network/legacy-items';
 import { NetworkService } from '../../network/network.service';
 import { DatasetParquetService } from './dataset-parquet.service';
 import { DatasetRow, writeJsonLines, writeManifest } from './dataset-writer';
@@ -116,6 +117,7 @@ export class TaskLifecycleService
       source: task.platform,
       usernames: [],
       keywords: [task.label, task.keyword].filter((keyword): keyword is string => keyword !== null),
+      keywordMode: 'all',
       startDate: task.post_start,
       endDate: end,
       limit: this.config.tasks.collectLimit,
@@ -161,7 +163,8 @@ export class TaskLifecycleService
         after?.datetime ?? null,
         PAGE_SIZE,
       );
-      yield* page;
+      // Rows collected by an earlier release hold the earlier item shapes.
+      yield* page.map((row) => ({ ...row, item: currentItemShape(row.item as StoredItemShape) }));
       if (page.length < PAGE_SIZE) return;
       after = page[page.length - 1];
     }

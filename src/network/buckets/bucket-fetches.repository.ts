@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { currentItemShape, StoredItemShape } from '../legacy-items';
 import { BucketKey, DataItem } from '../protocol';
 import { SourceId } from '../sn13/sources';
 
@@ -52,7 +53,7 @@ export class BucketFetchesRepository {
         miner_hotkey: string;
         fetched_at: Date;
         claimed_bytes: string;
-        items: DataItem[];
+        items: StoredItemShape[];
       }[]
     >(
       `SELECT label, miner_uid, miner_hotkey, fetched_at, claimed_bytes, items FROM bucket_fetches
@@ -68,7 +69,8 @@ export class BucketFetchesRepository {
       minerHotkey: row.miner_hotkey,
       fetchedAt: row.fetched_at,
       claimedBytes: Number(row.claimed_bytes),
-      items: row.items,
+      // Fetches kept by an earlier release hold the earlier item shapes.
+      items: row.items.map(currentItemShape),
     };
   }
 

@@ -6,7 +6,8 @@ import { sourceOfName } from './sources';
 
 const corpus = generateCorpus({ seed: 3, size: { x: 300, reddit: 200 } });
 const xItem = corpus.items.find(
-  (item): item is XItem => item.source === 'X' && item.media.length > 0,
+  (item): item is XItem =>
+    item.source === 'X' && item.media !== null && item.tweet.view_count !== null,
 )!;
 const post = corpus.items.find(
   (item): item is RedditItem => item.source === 'REDDIT' && item.dataType === 'post',
@@ -47,41 +48,124 @@ describe(convertEntity.name, () => {
       content: JSON.stringify({
         content: 'gm #TAO',
         url: xItem.uri,
-        user: { username: 'someone' },
-        tweet: { hashtags: ['#TAO'], like_count: 3 },
+        user: { username: 'someone', user_blue_verified: true },
+        tweet: { hashtags: ['#TAO'], like_count: 3, view_count: 90, language: 'en' },
         media: [{ url: 'https://video.twimg.com/tweet_video/abc.mp4', type: 'animated_gif' }],
       }),
       content_size_bytes: 0,
     };
     const item = convertEntity(nested, 'x')?.item as XItem;
     expect(item).toMatchObject({
+      text: 'gm #TAO',
       datetime: '2024-05-29T10:03:51.250Z',
       label: '#tao',
+      content_size_bytes: Buffer.byteLength(nested.content),
+      user: {
+        username: 'someone',
+        display_name: null,
+        verified: null,
+        user_blue_verified: true,
+        user_location: null,
+      },
+      tweet: {
+        id: xItem.tweet.id,
+        like_count: 3,
+        view_count: 90,
+        language: 'en',
+        retweet_count: null,
+        bookmark_count: null,
+        is_retweet: null,
+        quoted_tweet_id: null,
+      },
+      media: ['https://video.twimg.com/tweet_video/abc.mp4'],
       content: 'gm #TAO',
-      user: { username: 'someone', display_name: null, verified: null },
-      tweet: { id: xItem.tweet.id, like_count: 3, retweet_count: null, is_retweet: null },
-      media: [{ url: 'https://video.twimg.com/tweet_video/abc.mp4', type: 'animated_gif' }],
     });
   });
 
-  it('tells photos, videos and GIFs apart by their host paths', () => {
-    const urls = [
-      'https://pbs.twimg.com/media/abc.jpg',
-      'https://video.twimg.com/ext_tw_video/1/pu/vid/720x1280/abc.mp4',
-      'https://video.twimg.com/tweet_video/abc.mp4',
-    ];
+  it('answers every hosted-API field of a record with only the required ones, as null', () => {
+    const bare = entity(xItem, (_, record) => {
+      for (const key of Object.keys(record))
+        if (!['username', 'text', 'url', 'timestamp', 'tweet_hashtags'].includes(key))
+          delete record[key];
+    });
+    const item = convertEntity(bare, 'x')?.item as XItem;
+    expect(item.media).toBeNull();
+    expect(item.tweet.id).toBe(xItem.tweet.id);
+    const { id, hashtags, ...tweet } = item.tweet;
+    const { username, ...user } = item.user;
+    expect([id, username, hashtags]).toEqual([
+      xItem.tweet.id,
+      xItem.user.username,
+      xItem.tweet.hashtags,
+    ]);
+    for (const value of [...Object.values(tweet), ...Object.values(user)]) expect(value).toBeNull();
+    expect(Object.keys(tweet)).toHaveLength(14);
+    expect(Object.keys(user)).toHaveLength(10);
+  });
+
+  it('reads mistyped optional fields as null rather than refusing the record', () => {
     const item = convertEntity(
-      entity(xItem, (_, record) => (record.media = urls)),
+      entity(xItem, (_, record) => {
+        record.view_count = '12k';
+        record.language = 7;
+        record.user_blue_verified = 'yes';
+      }),
       'x',
     )?.item as XItem;
-    expect(item.media.map((media) => media.type)).toEqual(['photo', 'video', 'animated_gif']);
+    expect(item.tweet).toMatchObject({ view_count: null, language: null });
+    expect(item.user.user_blue_verified).toBeNull();
+  });
+
+  it('keeps media as the URLs the record lists, and null when it lists none', () => {
+    const urls = [
+      'https://pbs.twimg.com/media/abc.jpg',
+      'https://video.twimg.com/tweet_video/x.mp4',
+    ];
+    const withMedia = entity(xItem, (_, record) => (record.media = urls));
+    expect((convertEntity(withMedia, 'x')?.item as XItem).media).toEqual(urls);
+    const without = entity(xItem, (_, record) => delete record.media);
+    expect((convertEntity(without, 'x')?.item as XItem).media).toBeNull();
+  });
+
+  it('gives content_size_bytes the true byte length of the record, not the declared one', () => {
+    const wire = {
+      ...entity(xItem, (_, record) => (record.text = 'ünïcödé ✓')),
+      content_size_bytes: 3,
+    };
+    expect(convertEntity(wire, 'x')?.item.content_size_bytes).toBe(Buffer.byteLength(wire.content));
+    expect(Buffer.byteLength(wire.content)).toBeGreaterThan(wire.content.length);
+  });
+
+  it('reads the scores and media of a Reddit record, null where it has none or they are out of range', () => {
+    const scored = entity(post, (_, record) => {
+      Object.assign(record, { media: ['https://i.redd.it/a.jpeg'], is_nsfw: true, score: -3 });
+      Object.assign(record, { upvote_ratio: 0.5, num_comments: 12 });
+    });
+    expect(convertEntity(scored, 'reddit')?.item).toMatchObject({
+      media: ['https://i.redd.it/a.jpeg'],
+      is_nsfw: true,
+      score: -3,
+      upvote_ratio: 0.5,
+      num_comments: 12,
+    });
+    const bare = entity(post, (_, record) => {
+      for (const key of ['media', 'is_nsfw', 'score', 'num_comments']) delete record[key];
+      record.upvote_ratio = 1.5;
+    });
+    expect(convertEntity(bare, 'reddit')?.item).toMatchObject({
+      media: null,
+      is_nsfw: null,
+      score: null,
+      upvote_ratio: null,
+      num_comments: null,
+    });
   });
 
   it('joins a Reddit post title and body into content, as the item shapes do', () => {
     expect(convertEntity(toWireEntity(post), 'reddit')?.item).toMatchObject({
       title: post.title,
       content: post.body === '' ? post.title : `${post.title}\n\n${post.body}`,
-      createdAt: post.datetime,
+      createdAt: post.createdAt,
     });
   });
 
@@ -114,10 +198,13 @@ describe(convertEntity.name, () => {
     ['whose record has no text', xItem, (_, record) => (record.text = 42)],
     ['whose hashtags are not strings', xItem, (_, record) => (record.tweet_hashtags = [1])],
     ['whose media is not a list of URLs', xItem, (_, record) => (record.media = 'a.jpg')],
+    ['whose media list holds something else', xItem, (_, record) => (record.media = [1])],
+    ['whose Reddit media is not a list', post, (_, record) => (record.media = 'a.jpg')],
     ['whose record has no id', post, (_, record) => delete record.id],
     ['whose community lacks r/', post, (_, record) => (record.communityName = 'Bitcoin')],
     ['whose data type is unknown', post, (_, record) => (record.dataType = 'video')],
     ['whose body is not text', post, (_, record) => (record.body = null)],
+    ['whose record has no createdAt', post, (_, record) => delete record.createdAt],
   ])('refuses an entity %s', (_, item, change) => {
     expect(convertEntity(entity(item, change), sourceOfName(item.source)!)).toBeUndefined();
   });

@@ -1,4 +1,36 @@
-import { getContentsByBucketsFields, readBucketContents, WrongAnswerError } from './messages';
+import {
+  getContentsByBucketsFields,
+  onDemandRequestFields,
+  readBucketContents,
+  WrongAnswerError,
+} from './messages';
+
+describe(onDemandRequestFields.name, () => {
+  const query = {
+    source: 'reddit' as const,
+    usernames: ['hodl_forever'],
+    keywords: ['halving', '/r/Bitcoin'],
+    keywordMode: 'any' as const,
+    startDate: null,
+    endDate: new Date('2026-11-20T12:00:00Z'),
+    limit: 50,
+  };
+
+  it('sends the keyword mode asked for, and subreddit selectors first as r/name', () => {
+    expect(onDemandRequestFields(query)).toEqual({
+      version: 4,
+      source: 1,
+      usernames: ['hodl_forever'],
+      keywords: ['r/bitcoin', 'halving'],
+      keyword_mode: 'any',
+      url: null,
+      start_date: null,
+      end_date: '2026-11-20T12:00:00.000Z',
+      limit: 50,
+    });
+    expect(onDemandRequestFields({ ...query, keywordMode: 'all' }).keyword_mode).toBe('all');
+  });
+});
 
 describe('GetContentsByBuckets messages', () => {
   const bucket = { source: 2 as const, label: '#tao', timeBucket: 490_000 };

@@ -1,5 +1,5 @@
 import { parseKeyword } from '../query-matcher';
-import { BucketKey, NetworkQuery } from '../protocol';
+import { BucketKey, KeywordMode, NetworkQuery } from '../protocol';
 import { toSourceId } from './sources';
 import { WireDataLabel } from './entities';
 
@@ -75,7 +75,7 @@ export interface OnDemandRequestFields {
   source: number;
   usernames: string[];
   keywords: string[];
-  keyword_mode: 'all' | 'any';
+  keyword_mode: KeywordMode;
   url: string | null;
   start_date: string | null;
   end_date: string | null;
@@ -83,8 +83,8 @@ export interface OnDemandRequestFields {
 }
 
 /**
- * Our query as an `OnDemandRequest`. `keyword_mode` is `all`: an item answers only when it
- * holds every keyword (our matching rule). Miners read a Reddit query's first keyword as the
+ * Our query as an `OnDemandRequest`, `keyword_mode` as the client asked (`all`: every keyword,
+ * `any`: at least one; usernames AND keywords either way, as miners filter). Miners read a Reddit query's first keyword as the
  * subreddit, so subreddit selectors (`r/x`, `/r/x`, `/x`) are sent first, as `r/x`. Whatever
  * a miner returns is checked against our own rules anyway.
  */
@@ -103,7 +103,7 @@ export function onDemandRequestFields(query: NetworkQuery): OnDemandRequestField
       ...keywords.filter((keyword) => keyword.first),
       ...keywords.filter((keyword) => !keyword.first),
     ].map((keyword) => keyword.wire),
-    keyword_mode: 'all',
+    keyword_mode: query.keywordMode,
     url: null,
     start_date: query.startDate?.toISOString() ?? null,
     end_date: query.endDate.toISOString(),

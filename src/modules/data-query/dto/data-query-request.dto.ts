@@ -2,6 +2,7 @@ import { ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import {
   ArrayMaxSize,
   IsArray,
+  IsIn,
   IsInt,
   IsOptional,
   IsString,
@@ -12,14 +13,17 @@ import {
 } from 'class-validator';
 import { IsIsoDate } from '../../../common/validation/is-iso-date';
 import { IsSource, Source } from '../../../common/source';
+import { KEYWORD_MODES, KeywordMode } from '../../../network/protocol';
 
 @ApiSchema({
   name: 'DataQueryRequest',
   description:
     'An item matches when it is from `source`, inside [`start_date`, `end_date`], authored by any of `usernames` ' +
-    '(case-insensitive, leading `@` optional) and contains every keyword (case-insensitive). For X a `#tag` keyword ' +
-    'also matches the hashtag list; for Reddit a keyword written `r/<name>`, `/r/<name>` or `/<name>` selects the ' +
-    'subreddit. Items come newest first, deduplicated by `uri`, at most `limit`.',
+    '(case-insensitive, leading `@` optional) and satisfies the keywords (case-insensitive): every one of them, or ' +
+    'at least one with `keyword_mode: "any"`. The conditions combine by AND: with usernames and keywords, an item ' +
+    'must be by one of the usernames and satisfy the keywords. For X a `#tag` keyword also matches the hashtag ' +
+    'list; for Reddit a keyword written `r/<name>`, `/r/<name>` or `/<name>` selects the subreddit. Items come ' +
+    'newest first, deduplicated by `uri`, at most `limit`.',
 })
 export class DataQueryRequestDto {
   @IsSource()
@@ -41,7 +45,7 @@ export class DataQueryRequestDto {
   usernames?: string[];
 
   @ApiPropertyOptional({
-    description: 'Keywords that must all appear',
+    description: 'Keywords: all must hold, or at least one with `keyword_mode: "any"`',
     type: 'array',
     items: { type: 'string', minLength: 1, maxLength: 140 },
     maxItems: 5,
@@ -54,6 +58,20 @@ export class DataQueryRequestDto {
   @MinLength(1, { each: true })
   @MaxLength(140, { each: true })
   keywords?: string[];
+
+  @ApiPropertyOptional({
+    description:
+      'How `keywords` combine, as in the hosted API: `all` (when absent) = an item satisfies every keyword, ' +
+      '`any` = at least one. Either way `usernames` and the dates still apply (AND): an item must be by one of ' +
+      'the usernames and satisfy the keywords by this mode.',
+    // No `default` in the document: generators such as openapi-typescript make a field with one
+    // required in the request type, and clients should not have to send it.
+    enum: KEYWORD_MODES,
+    example: 'all',
+  })
+  @IsOptional()
+  @IsIn(KEYWORD_MODES)
+  keyword_mode?: KeywordMode;
 
   @ApiPropertyOptional({
     description:

@@ -1,7 +1,10 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { DataItemDto, dataItemsProperty, RedditItemDto, XItemDto } from './data-item.dto';
+import { DataItemDto, dataItemsProperty } from './data-item.dto';
+import { RedditItemDto } from './reddit-item.dto';
+import { XItemDto } from './x-item.dto';
 import { MINER_FAILURE_REASONS, MinerFailureReason } from '../../../network/transport/miner-client';
 import { SOURCE_NAMES, SourceName } from '../../../network/sn13/sources';
+import { ANSWER_ORIGINS, AnswerOrigin } from '../../../network/protocol';
 
 /** What each failure reason means, for the document; the compiler wants every reason here. */
 const FAILURE_REASONS: Record<MinerFailureReason, string> = {
@@ -47,7 +50,13 @@ export class MinersFailedDto {
   reasons: Partial<Record<MinerFailureReason, number>>;
 }
 
-@ApiSchema({ name: 'OnDemandMeta', description: 'How the answer was obtained' })
+@ApiSchema({
+  name: 'OnDemandMeta',
+  description:
+    "How the answer was obtained: the hosted API's fields (`miners_queried`, `miners_responded`, " +
+    '`non_responsive_miners`, `empty_response_miners`, `validation_success_rate`, `items_returned`, ' +
+    '`processing_time_ms`, `api_version`, `no_data_available`) beside the gateway’s own.',
+})
 export class OnDemandMetaDto {
   @ApiPropertyOptional({
     description: 'Why there are no items; present only when `status` is `error`',
@@ -67,6 +76,30 @@ export class OnDemandMetaDto {
 
   @ApiProperty({ ...COUNT, description: 'Miners that answered in time', example: 4 })
   miners_responded: number;
+
+  @ApiProperty({
+    ...COUNT,
+    description:
+      'Asked miners without an answer when the response was made (`miners_queried` − `miners_responded`): ' +
+      'failed or refused calls, and miners still silent at the deadline or when the quorum was reached',
+    example: 1,
+  })
+  non_responsive_miners: number;
+
+  @ApiProperty({ ...COUNT, description: 'Miners that answered with no items at all', example: 0 })
+  empty_response_miners: number;
+
+  @ApiProperty({
+    description:
+      '`n/m`: of the `m` miners that answered (`miners_responded`), `n` answered only items that passed ' +
+      'the checks (well formed and matching the query; an empty answer passes). `0/0` when none answered. ' +
+      '(The hosted API counts the sampled items it re-scraped instead; the string has the same form.)',
+    pattern: '^[0-9]+/[0-9]+$',
+    // Two int32 counts and the slash.
+    maxLength: 21,
+    example: '3/4',
+  })
+  validation_success_rate: string;
 
   @ApiProperty({ type: MinersFailedDto })
   miners_failed: MinersFailedDto;
@@ -109,6 +142,30 @@ export class OnDemandMetaDto {
     example: false,
   })
   cache_hit: boolean;
+
+  @ApiProperty({
+    description: 'Version of the answer shape: `1.0`, the hosted on-demand API’s',
+    enum: ['1.0'],
+    example: '1.0',
+  })
+  api_version: '1.0';
+
+  @ApiProperty({
+    description:
+      'True when `data` is empty: nothing matched, or `status` is `error`. Always present (the hosted API ' +
+      'sends it only when true); its clients are told to check it.',
+    example: false,
+  })
+  no_data_available: boolean;
+
+  @ApiProperty({
+    description:
+      '`live`: answered by asking miners (OnDemandRequest); `stored`: answered from the data miners store ' +
+      '(GetContentsByBuckets)',
+    enum: ANSWER_ORIGINS,
+    example: 'live',
+  })
+  origin: AnswerOrigin;
 }
 
 @ApiSchema({ name: 'DataQueryResponse' })

@@ -1,4 +1,5 @@
-import type { RedditItemDto, XItemDto } from './data-item.dto';
+import type { RedditItemDto } from './reddit-item.dto';
+import type { XItemDto } from './x-item.dto';
 import type { DataQueryRequestDto } from './data-query-request.dto';
 import type { DataQueryResponseDto, OnDemandMetaDto } from './data-query-response.dto';
 import type { SourceName } from '../../../network/sn13/sources';
@@ -20,35 +21,52 @@ export const QUERY_REQUEST_EXAMPLES: Record<
     summary: 'Posts and comments of r/Bitcoin',
     value: { source: 'reddit', keywords: ['r/Bitcoin'], limit: 10 },
   },
+  xAnyKeyword: {
+    summary: 'X posts with #bitcoin or #ethereum (keyword_mode any)',
+    value: { source: 'x', keywords: ['#bitcoin', '#ethereum'], keyword_mode: 'any', limit: 10 },
+  },
 };
 
 const X_ITEM: XItemDto = {
-  uri: 'https://x.com/satoshi_fan/status/1861234567890123456',
+  text: 'Block reward halves again soon. #Bitcoin #crypto',
   datetime: '2026-11-20T14:03:51.000Z',
+  uri: 'https://x.com/satoshi_fan/status/1861234567890123456',
   source: 'X',
   label: '#bitcoin',
-  content: 'Block reward halves again soon. #Bitcoin #crypto',
-  user: {
-    username: 'satoshi_fan',
-    display_name: 'Satoshi Fan',
-    id: '1420000001',
-    verified: false,
-    followers_count: 1523,
-    following_count: 311,
-  },
+  content_size_bytes: 612,
   tweet: {
     id: '1861234567890123456',
     like_count: 42,
     retweet_count: 7,
     reply_count: 3,
     quote_count: 1,
+    view_count: 5310,
+    bookmark_count: 4,
+    language: 'en',
     hashtags: ['#Bitcoin', '#crypto'],
     is_retweet: false,
     is_reply: false,
     is_quote: false,
     conversation_id: '1861234567890123456',
+    in_reply_to_user_id: null,
+    in_reply_to_username: null,
+    quoted_tweet_id: null,
   },
-  media: [{ url: 'https://pbs.twimg.com/media/GdA1b2C3.jpg', type: 'photo' }],
+  user: {
+    id: '1420000001',
+    username: 'satoshi_fan',
+    display_name: 'Satoshi Fan',
+    verified: false,
+    user_blue_verified: true,
+    followers_count: 1523,
+    following_count: 311,
+    user_description: 'Stacking sats since 2017.',
+    user_location: null,
+    profile_image_url: 'https://pbs.twimg.com/profile_images/1420000001/AbCd1234_normal.jpg',
+    cover_picture_url: null,
+  },
+  media: ['https://pbs.twimg.com/media/GdA1b2C3.jpg'],
+  content: 'Block reward halves again soon. #Bitcoin #crypto',
 };
 
 const REDDIT_POST: RedditItemDto = {
@@ -56,16 +74,22 @@ const REDDIT_POST: RedditItemDto = {
   datetime: '2026-11-20T14:03:51.000Z',
   source: 'REDDIT',
   label: 'r/bitcoin',
-  content: 'Halving day\n\nWhat are you all expecting this time?',
+  content_size_bytes: 402,
   id: 't3_x1y2z3',
   url: 'https://www.reddit.com/r/Bitcoin/comments/x1y2z3/halving_day/',
   username: 'hodl_forever',
   communityName: 'r/Bitcoin',
   body: 'What are you all expecting this time?',
-  title: 'Halving day',
-  createdAt: '2026-11-20T14:03:51.000Z',
+  createdAt: '2026-11-20T14:03:00.000Z',
   dataType: 'post',
+  title: 'Halving day',
   parentId: null,
+  media: null,
+  is_nsfw: false,
+  score: 187,
+  upvote_ratio: 0.94,
+  num_comments: 23,
+  content: 'Halving day\n\nWhat are you all expecting this time?',
 };
 
 const REDDIT_COMMENT: RedditItemDto = {
@@ -73,16 +97,22 @@ const REDDIT_COMMENT: RedditItemDto = {
   datetime: '2026-11-20T15:10:02.000Z',
   source: 'REDDIT',
   label: 'r/bitcoin',
-  content: 'Same as last time: nothing, then everything.',
+  content_size_bytes: 371,
   id: 't1_k9l8m7',
   url: 'https://www.reddit.com/r/Bitcoin/comments/x1y2z3/comment/k9l8m7/',
   username: 'stack_sats',
   communityName: 'r/Bitcoin',
   body: 'Same as last time: nothing, then everything.',
-  title: null,
-  createdAt: '2026-11-20T15:10:02.000Z',
+  createdAt: '2026-11-20T15:10:00.000Z',
   dataType: 'comment',
+  title: null,
   parentId: 't3_x1y2z3',
+  media: null,
+  is_nsfw: false,
+  score: 31,
+  upvote_ratio: null,
+  num_comments: null,
+  content: 'Same as last time: nothing, then everything.',
 };
 
 function meta(source: SourceName, items: number): OnDemandMetaDto {
@@ -90,6 +120,9 @@ function meta(source: SourceName, items: number): OnDemandMetaDto {
     source,
     miners_queried: 5,
     miners_responded: 4,
+    non_responsive_miners: 1,
+    empty_response_miners: 0,
+    validation_success_rate: '4/4',
     miners_failed: { count: 1, reasons: { timeout: 1 } },
     items_returned: items,
     items_dropped_invalid: 0,
@@ -98,6 +131,9 @@ function meta(source: SourceName, items: number): OnDemandMetaDto {
     deadline_reached: false,
     processing_time_ms: 212,
     cache_hit: false,
+    api_version: '1.0',
+    no_data_available: items === 0,
+    origin: 'live',
   };
 }
 
@@ -123,6 +159,8 @@ export const QUERY_RESPONSE_EXAMPLES: Record<
         error: 'No miners available',
         miners_queried: 0,
         miners_responded: 0,
+        non_responsive_miners: 0,
+        validation_success_rate: '0/0',
         miners_failed: { count: 0, reasons: {} },
         consensus: 0,
         processing_time_ms: 1,

@@ -1,11 +1,8 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { SOURCE_NAMES, SourceName } from '../../../network/sn13/sources';
-import {
-  DataItemDto,
-  dataItemsProperty,
-  RedditItemDto,
-  XItemDto,
-} from '../../data-query/dto/data-item.dto';
+import { DataItemDto, dataItemsProperty } from '../../data-query/dto/data-item.dto';
+import { RedditItemDto } from '../../data-query/dto/reddit-item.dto';
+import { XItemDto } from '../../data-query/dto/x-item.dto';
 
 @ApiSchema({ name: 'LabelSize' })
 export class LabelSizeDto {

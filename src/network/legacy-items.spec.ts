@@ -1,0 +1,104 @@
+import { currentItemShape, StoredItemShape } from './legacy-items';
+import { DataItem, RedditItem, XItem } from './protocol';
+
+/** An X item as releases before the hosted-API shapes stored it. */
+const LEGACY_X = {
+  uri: 'https://x.com/alice/status/1',
+  datetime: '2026-11-01T10:20:30.000Z',
+  source: 'X',
+  label: '#bitcoin',
+  content: 'gm #Bitcoin',
+  user: {
+    username: 'alice',
+    display_name: 'Alice',
+    id: '7',
+    verified: false,
+    followers_count: 10,
+    following_count: 2,
+  },
+  tweet: {
+    id: '1',
+    like_count: 3,
+    retweet_count: 0,
+    reply_count: 0,
+    quote_count: 0,
+    hashtags: ['#Bitcoin'],
+    is_retweet: false,
+    is_reply: false,
+    is_quote: false,
+    conversation_id: '1',
+  },
+  media: [{ url: 'https://pbs.twimg.com/media/a.jpg', type: 'photo' }],
+} as const satisfies StoredItemShape;
+
+/** A Reddit comment as the first releases stored it: no `title` at all. */
+const LEGACY_COMMENT = {
+  uri: 'https://www.reddit.com/r/Bitcoin/comments/abc/comment/def/',
+  datetime: '2026-11-01T09:05:10.000Z',
+  source: 'REDDIT',
+  label: 'r/bitcoin',
+  content: 'A reply',
+  id: 't1_def',
+  url: 'https://www.reddit.com/r/Bitcoin/comments/abc/comment/def/',
+  username: 'dave',
+  communityName: 'r/Bitcoin',
+  body: 'A reply',
+  createdAt: '2026-11-01T09:05:10.000Z',
+  dataType: 'comment',
+  parentId: 't3_abc',
+} as const;
+
+describe(currentItemShape.name, () => {
+  it('answers an X item of the earlier shape in the current one, what it lacked as null', () => {
+    const item = currentItemShape(LEGACY_X) as XItem;
+    expect(item).toEqual({
+      text: 'gm #Bitcoin',
+      datetime: LEGACY_X.datetime,
+      uri: LEGACY_X.uri,
+      source: 'X',
+      label: '#bitcoin',
+      content_size_bytes: null,
+      tweet: {
+        ...LEGACY_X.tweet,
+        view_count: null,
+        bookmark_count: null,
+        language: null,
+        in_reply_to_user_id: null,
+        in_reply_to_username: null,
+        quoted_tweet_id: null,
+      },
+      user: {
+        ...LEGACY_X.user,
+        user_blue_verified: null,
+        user_description: null,
+        user_location: null,
+        profile_image_url: null,
+        cover_picture_url: null,
+      },
+      media: ['https://pbs.twimg.com/media/a.jpg'],
+      content: 'gm #Bitcoin',
+    });
+    expect(currentItemShape({ ...LEGACY_X, media: [] }).media).toBeNull();
+  });
+
+  it('answers a Reddit item of an earlier shape with title and the newer fields null', () => {
+    const item = currentItemShape(LEGACY_COMMENT as unknown as StoredItemShape) as RedditItem;
+    expect(item).toMatchObject({
+      title: null,
+      parentId: 't3_abc',
+      content_size_bytes: null,
+      media: null,
+      is_nsfw: null,
+      score: null,
+      upvote_ratio: null,
+      num_comments: null,
+      content: 'A reply',
+    });
+  });
+
+  it('leaves an item of the current shape as it is', () => {
+    const current = currentItemShape(LEGACY_X);
+    const sized: DataItem = { ...current, content_size_bytes: 120 };
+    expect(currentItemShape(sized)).toBe(sized);
+  });
+});
