@@ -197,6 +197,44 @@ describe(ItemStoreRepository.name, () => {
     expect(await find({ before })).toEqual([]);
   });
 
+  it('fills a page past hidden rows and pages through duplicates exactly once', async () => {
+    // Five uris under hours 0 and 2 (their hour-0 rows hidden), five only under hour 1.
+    const ids = [1, 2, 3, 4, 5].map(String);
+    await store.save(
+      delivery(
+        'hotkey-1',
+        ids.map((id) => xPost(id, 10 + Number(id), '#a')),
+      ),
+    );
+    await store.save(
+      delivery(
+        'hotkey-2',
+        ids.map((id) => xPost(id, 130 + Number(id), '#b')),
+      ),
+    );
+    await store.save(
+      delivery(
+        'hotkey-1',
+        ids.map((id) => xPost(`h${id}`, 70 + Number(id), '#c')),
+      ),
+    );
+
+    const seen: string[] = [];
+    let before: StoredItemQuery['before'];
+    for (;;) {
+      const page = await find({ before, limit: 3 });
+      seen.push(...page.map(({ item }) => item.uri.split('/').pop()!));
+      if (page.length < 3) break;
+      const last = page[page.length - 1].item;
+      before = { datetime: new Date(last.datetime), uri: last.uri };
+    }
+    expect(seen).toEqual(['5', '4', '3', '2', '1', 'h5', 'h4', 'h3', 'h2', 'h1']);
+    // A page whose rows are all hidden is read past, not returned empty.
+    const afterAll = { datetime: new Date(xPost('x', 60, null).datetime), uri: '' };
+    expect(await find({ before: afterAll, limit: 2 })).toEqual([]);
+    expect(await uris({ labels: ['#a', '#c'], limit: 4 })).toHaveLength(4);
+  });
+
   it('keeps the newest fetch of each bucket per miner', async () => {
     const bucket = { source: 2 as const, label: '#a', timeBucket: DAY_BUCKET };
     const at = (hour: number) => new Date(bucketStart(DAY_BUCKET + hour));

@@ -6,20 +6,34 @@ export interface SqlStatement {
   parameters: unknown[];
 }
 
+/** A row of the page query: the stored item, its keys, and whether a newer row hides it. */
+export interface PageRow {
+  item: unknown;
+  content_bytes: number;
+  delivered_by: string[];
+  last_fetched_at: Date;
+  datetime: Date;
+  uri: string;
+  hidden: boolean;
+}
+
 /**
- * The SQL of ItemStore.find. One page, newest first, is the head of an index range, never a
- * sort of everything that matches:
+ * The SQL of one page of ItemStore.find (`limit` rows at most, newest first). The page is the
+ * head of an index range, never a sort of everything that matches:
  * - the query is split into branches, one per label (or per author when usernames are given,
- *   authors being far fewer items than a hot label), each an equality on the leading column of
- *   an index in the page's order (`stored_items_label`, `_username`; `_time` without either),
- *   so each branch reads at most `limit` rows per partition, merged in order;
+ *   authors having far fewer items than a hot label), each an equality on the leading column of
+ *   an index in the page's order (`stored_items_label`, `_username`; `_time` without either), so
+ *   a branch reads at most `limit` rows per partition, merged in order;
  * - the time bounds also bound `time_bucket`, so only the days in range are planned at all;
  * - paging is a keyset on (datetime, uri), inside the index order.
- * A uri stored under two hours (miners disagreeing on its time) is returned once: from its
- * newest row among those the query matches. The NOT EXISTS probes the primary key of the
- * partitions between the row's hour and the query's end only (pruned at run time).
+ * A uri stored under two hours (miners disagreeing on its time) must come back once: from its
+ * newest row among those the query matches. Each row of the page says whether such a newer row
+ * exists (`hidden`), probing the primary key of the partitions between its hour and the query's
+ * end (pruned at run time). The probe runs on the page only, after the LIMIT: inside the scan
+ * it would make the planner cost every candidate row with it and sort them all. The caller drops
+ * hidden rows and, when that leaves the page short, reads on from the page's last row.
  */
-export function findItemsSql(query: StoredItemQuery): SqlStatement {
+export function findPageSql(query: StoredItemQuery): SqlStatement {
   const parameters: unknown[] = [];
   const parameter = (value: unknown, cast: string) => {
     parameters.push(value);
@@ -34,22 +48,16 @@ export function findItemsSql(query: StoredItemQuery): SqlStatement {
   const usernames = [...new Set(query.usernames)];
   const labelsParameter = query.labels && parameter(named, 'text[]');
   const usernamesParameter = usernames.length > 0 && parameter(usernames, 'text[]');
-
-  /** The filters every returned row, and every row that could hide it, must pass. */
-  const matches = (alias: string): string[] => {
-    const conditions = [`${alias}.source = ${source}`, `${alias}.datetime <= ${to}`];
-    if (labelsParameter) {
-      const anyNamed = `${alias}.label = ANY(${labelsParameter})`;
-      conditions.push(withNull ? `(${anyNamed} OR ${alias}.label IS NULL)` : anyNamed);
-    }
-    if (usernamesParameter) conditions.push(`${alias}.username = ANY(${usernamesParameter})`);
-    return conditions;
+  const labelFilter = (alias: string) => {
+    const anyNamed = `${alias}.label = ANY(${labelsParameter})`;
+    return withNull ? `(${anyNamed} OR ${alias}.label IS NULL)` : anyNamed;
   };
 
-  const bounds = [`s.time_bucket <= ${toBucket}`];
+  const bounds = [`s.source = ${source}`, `s.datetime <= ${to}`, `s.time_bucket <= ${toBucket}`];
+  const fromBucket = query.from && parameter(timeBucketId(query.from), 'integer');
   if (query.from) {
     bounds.push(`s.datetime >= ${parameter(query.from.toISOString(), 'timestamptz')}`);
-    bounds.push(`s.time_bucket >= ${parameter(timeBucketId(query.from), 'integer')}`);
+    bounds.push(`s.time_bucket >= ${fromBucket}`);
   }
   if (query.before) {
     const datetime = parameter(query.before.datetime.toISOString(), 'timestamptz');
@@ -57,33 +65,49 @@ export function findItemsSql(query: StoredItemQuery): SqlStatement {
     bounds.push(`(s.datetime, s.uri) < (${datetime}, ${uri})`);
     bounds.push(`s.time_bucket <= ${parameter(timeBucketId(query.before.datetime), 'integer')}`);
   }
-  const newest = `NOT EXISTS (SELECT FROM stored_items n
-      WHERE n.source = s.source AND n.uri = s.uri
-        AND n.time_bucket > s.time_bucket AND n.time_bucket <= ${toBucket}
-        AND ${matches('n').join(' AND ')})`;
   const limit = parameter(query.limit, 'integer');
 
-  const branch = (
-    equality: string | undefined,
-  ) => `(SELECT s.item, s.content_bytes, s.delivered_by, s.last_fetched_at, s.datetime, s.uri
+  // A branch's equality replaces the filter on its column: stating both would make the planner
+  // count the condition twice and underestimate the rows.
+  const branch = (equality: string[]) => `SELECT s.item, s.content_bytes, s.delivered_by,
+           s.last_fetched_at, s.datetime, s.uri, s.time_bucket
     FROM stored_items s
-    WHERE ${[...(equality ? [equality] : []), ...matches('s'), ...bounds, newest].join('\n      AND ')}
-    ORDER BY s.datetime DESC, s.uri DESC LIMIT ${limit})`;
-
+    WHERE ${[...equality, ...bounds].join(' AND ')}
+    ORDER BY s.datetime DESC, s.uri DESC LIMIT ${limit}`;
   let branches: string[];
   if (usernamesParameter)
-    branches = usernames.map((username) => branch(`s.username = ${parameter(username, 'text')}`));
+    branches = usernames.map((username) =>
+      branch([
+        `s.username = ${parameter(username, 'text')}`,
+        ...(labelsParameter ? [labelFilter('s')] : []),
+      ]),
+    );
   else if (query.labels)
     branches = [
-      ...named.map((label) => branch(`s.label = ${parameter(label, 'text')}`)),
-      ...(withNull ? [branch('s.label IS NULL')] : []),
+      ...named.map((label) => branch([`s.label = ${parameter(label, 'text')}`])),
+      ...(withNull ? [branch(['s.label IS NULL'])] : []),
     ];
-  else branches = [branch(undefined)];
-
-  const sql =
+  else branches = [branch([])];
+  const page =
     branches.length === 1
-      ? branches[0].slice(1, -1)
-      : `SELECT * FROM (${branches.join('\n  UNION ALL ')}) AS b
+      ? branches[0]
+      : `SELECT * FROM (${branches.map((sql) => `(${sql})`).join(' UNION ALL ')}) AS b
          ORDER BY datetime DESC, uri DESC LIMIT ${limit}`;
+
+  const newer = [
+    'n.source = p.source_id',
+    'n.uri = p.uri',
+    'n.time_bucket > p.time_bucket',
+    `n.time_bucket <= ${toBucket}`,
+    // Implied by the row's own bound; stated so that the plan holds only the range's days.
+    ...(fromBucket ? [`n.time_bucket >= ${fromBucket}`] : []),
+    `n.datetime <= ${to}`,
+    ...(labelsParameter ? [labelFilter('n')] : []),
+    ...(usernamesParameter ? [`n.username = ANY(${usernamesParameter})`] : []),
+  ];
+  const sql = `SELECT p.item, p.content_bytes, p.delivered_by, p.last_fetched_at, p.datetime, p.uri,
+         EXISTS (SELECT FROM stored_items n WHERE ${newer.join(' AND ')}) AS hidden
+    FROM (SELECT ${source} AS source_id, page.* FROM (${page}) AS page) AS p
+    ORDER BY p.datetime DESC, p.uri DESC`;
   return { sql, parameters };
 }

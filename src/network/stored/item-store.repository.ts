@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { DataItem, MAX_LABEL_LENGTH, normalizeLabel, timeBucketId } from '../protocol';
 import { SourceId } from '../sn13/sources';
-import { findItemsSql } from './find-items-sql';
+import { findPageSql, PageRow } from './find-items-sql';
 import { dayOfBucket, ItemPartitions } from './item-partitions';
 import { BucketDelivery, BucketFetch, ItemStore, StoredItem, StoredItemQuery } from './item-store';
 
@@ -80,18 +80,29 @@ export class ItemStoreRepository implements ItemStore {
     }));
   }
 
+  /** Page after page until `limit` rows are visible (one page unless rows were hidden). */
   async find(query: StoredItemQuery): Promise<StoredItem[]> {
-    if (query.labels?.length === 0 || query.limit <= 0) return [];
-    const { sql, parameters } = findItemsSql(query);
-    const rows = await this.dataSource.query<
-      { item: DataItem; content_bytes: number; delivered_by: string[]; last_fetched_at: Date }[]
-    >(sql, parameters);
-    return rows.map((row) => ({
-      item: row.item,
-      contentBytes: row.content_bytes,
-      deliveredBy: row.delivered_by,
-      fetchedAt: row.last_fetched_at,
-    }));
+    if (query.labels?.length === 0) return [];
+    const found: StoredItem[] = [];
+    let before = query.before;
+    while (found.length < query.limit) {
+      const limit = query.limit - found.length;
+      const { sql, parameters } = findPageSql({ ...query, before, limit });
+      const rows = await this.dataSource.query<PageRow[]>(sql, parameters);
+      for (const row of rows) {
+        if (row.hidden) continue;
+        found.push({
+          item: row.item as DataItem,
+          contentBytes: row.content_bytes,
+          deliveredBy: row.delivered_by,
+          fetchedAt: row.last_fetched_at,
+        });
+      }
+      if (rows.length < limit) break;
+      const last = rows[rows.length - 1];
+      before = { datetime: last.datetime, uri: last.uri };
+    }
+    return found;
   }
 
   /**
