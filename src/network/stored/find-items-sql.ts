@@ -18,8 +18,8 @@ export interface PageRow {
 }
 
 /**
- * The SQL of one page of ItemStore.find (`limit` rows at most, newest first). The page is the
- * head of an index range, never a sort of everything that matches:
+ * The SQL of one page of ItemStore.find (`limit` rows at most, newest first, strictly before
+ * `query.before`). The page is the head of an index range, never a sort of all that matches:
  * - the query is split into branches, one per label (or per author when usernames are given,
  *   authors having far fewer items than a hot label), each an equality on the leading column of
  *   an index in the page's order (`stored_items_label`, `_username`; `_time` without either), so
@@ -27,13 +27,16 @@ export interface PageRow {
  * - the time bounds also bound `time_bucket`, so only the days in range are planned at all;
  * - paging is a keyset on (datetime, uri), inside the index order.
  * A uri stored under two hours (miners disagreeing on its time) must come back once: from its
- * newest row among those the query matches. Each row of the page says whether such a newer row
- * exists (`hidden`), probing the primary key of the partitions between its hour and the query's
- * end (pruned at run time). The probe runs on the page only, after the LIMIT: inside the scan
- * it would make the planner cost every candidate row with it and sort them all. The caller drops
- * hidden rows and, when that leaves the page short, reads on from the page's last row.
+ * newest row among those the query matches. Such a newer row sorts before the older one, so the
+ * caller, reading pages in order, drops a uri it has already seen; only rows at or above the
+ * caller's own cursor (`seenFrom`: returned by earlier calls) cannot be seen that way, and each
+ * row of the page says whether one of those hides it (`hidden`), probing the primary key of the
+ * partitions from the cursor's day on. Without a cursor (a first page) there is no probe.
  */
-export function findPageSql(query: StoredItemQuery): SqlStatement {
+export function findPageSql(
+  query: StoredItemQuery,
+  seenFrom: StoredItemQuery['before'],
+): SqlStatement {
   const parameters: unknown[] = [];
   const parameter = (value: unknown, cast: string) => {
     parameters.push(value);
@@ -46,18 +49,22 @@ export function findPageSql(query: StoredItemQuery): SqlStatement {
   const named = [...new Set(query.labels?.filter((label): label is string => label !== null))];
   const withNull = query.labels?.includes(null) ?? false;
   const usernames = [...new Set(query.usernames)];
-  const labelsParameter = query.labels && parameter(named, 'text[]');
-  const usernamesParameter = usernames.length > 0 && parameter(usernames, 'text[]');
+  // Postgres refuses a parameter no clause uses (it cannot tell its type): made on first use.
+  const once = (make: () => string) => {
+    let made: string | undefined;
+    return () => (made ??= make());
+  };
+  const labelsParameter = once(() => parameter(named, 'text[]'));
+  const usernamesParameter = once(() => parameter(usernames, 'text[]'));
   const labelFilter = (alias: string) => {
-    const anyNamed = `${alias}.label = ANY(${labelsParameter})`;
+    const anyNamed = `${alias}.label = ANY(${labelsParameter()})`;
     return withNull ? `(${anyNamed} OR ${alias}.label IS NULL)` : anyNamed;
   };
 
   const bounds = [`s.source = ${source}`, `s.datetime <= ${to}`, `s.time_bucket <= ${toBucket}`];
-  const fromBucket = query.from && parameter(timeBucketId(query.from), 'integer');
   if (query.from) {
     bounds.push(`s.datetime >= ${parameter(query.from.toISOString(), 'timestamptz')}`);
-    bounds.push(`s.time_bucket >= ${fromBucket}`);
+    bounds.push(`s.time_bucket >= ${parameter(timeBucketId(query.from), 'integer')}`);
   }
   if (query.before) {
     const datetime = parameter(query.before.datetime.toISOString(), 'timestamptz');
@@ -75,11 +82,11 @@ export function findPageSql(query: StoredItemQuery): SqlStatement {
     WHERE ${[...equality, ...bounds].join(' AND ')}
     ORDER BY s.datetime DESC, s.uri DESC LIMIT ${limit}`;
   let branches: string[];
-  if (usernamesParameter)
+  if (usernames.length > 0)
     branches = usernames.map((username) =>
       branch([
         `s.username = ${parameter(username, 'text')}`,
-        ...(labelsParameter ? [labelFilter('s')] : []),
+        ...(query.labels ? [labelFilter('s')] : []),
       ]),
     );
   else if (query.labels)
@@ -94,19 +101,25 @@ export function findPageSql(query: StoredItemQuery): SqlStatement {
       : `SELECT * FROM (${branches.map((sql) => `(${sql})`).join(' UNION ALL ')}) AS b
          ORDER BY datetime DESC, uri DESC LIMIT ${limit}`;
 
-  const newer = [
-    'n.source = p.source_id',
-    'n.uri = p.uri',
-    'n.time_bucket > p.time_bucket',
-    `n.time_bucket <= ${toBucket}`,
-    // Implied by the row's own bound; stated so that the plan holds only the range's days.
-    ...(fromBucket ? [`n.time_bucket >= ${fromBucket}`] : []),
-    `n.datetime <= ${to}`,
-    ...(labelsParameter ? [labelFilter('n')] : []),
-    ...(usernamesParameter ? [`n.username = ANY(${usernamesParameter})`] : []),
-  ];
+  let hidden = 'false';
+  if (seenFrom) {
+    const datetime = parameter(seenFrom.datetime.toISOString(), 'timestamptz');
+    const uri = parameter(seenFrom.uri, 'text');
+    const newer = [
+      'n.source = p.source_id',
+      'n.uri = p.uri',
+      'n.time_bucket > p.time_bucket',
+      `n.time_bucket >= ${parameter(timeBucketId(seenFrom.datetime), 'integer')}`,
+      `n.time_bucket <= ${toBucket}`,
+      `(n.datetime, n.uri) >= (${datetime}, ${uri})`,
+      `n.datetime <= ${to}`,
+      ...(query.labels ? [labelFilter('n')] : []),
+      ...(usernames.length > 0 ? [`n.username = ANY(${usernamesParameter()})`] : []),
+    ];
+    hidden = `EXISTS (SELECT FROM stored_items n WHERE ${newer.join(' AND ')})`;
+  }
   const sql = `SELECT p.item, p.content_bytes, p.delivered_by, p.last_fetched_at, p.datetime, p.uri,
-         EXISTS (SELECT FROM stored_items n WHERE ${newer.join(' AND ')}) AS hidden
+         ${hidden} AS hidden
     FROM (SELECT ${source} AS source_id, page.* FROM (${page}) AS page) AS p
     ORDER BY p.datetime DESC, p.uri DESC`;
   return { sql, parameters };

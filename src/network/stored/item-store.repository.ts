@@ -80,17 +80,22 @@ export class ItemStoreRepository implements ItemStore {
     }));
   }
 
-  /** Page after page until `limit` rows are visible (one page unless rows were hidden). */
+  /**
+   * Page after page until `limit` items are kept (one page unless duplicates were dropped): a
+   * uri already kept in this call, or hidden by a row before the caller's cursor, is skipped.
+   */
   async find(query: StoredItemQuery): Promise<StoredItem[]> {
     if (query.labels?.length === 0) return [];
     const found: StoredItem[] = [];
+    const seen = new Set<string>();
     let before = query.before;
     while (found.length < query.limit) {
       const limit = query.limit - found.length;
-      const { sql, parameters } = findPageSql({ ...query, before, limit });
+      const { sql, parameters } = findPageSql({ ...query, before, limit }, query.before);
       const rows = await this.dataSource.query<PageRow[]>(sql, parameters);
       for (const row of rows) {
-        if (row.hidden) continue;
+        if (row.hidden || seen.has(row.uri)) continue;
+        seen.add(row.uri);
         found.push({
           item: row.item as DataItem,
           contentBytes: row.content_bytes,
