@@ -100,8 +100,9 @@ export class BucketReader {
 
   /**
    * query_bucket's answer for an hour of a source, from `holders` (most credible first): the
-   * stored items of the bucket's newest fetch if it is younger than an hour; else a holder with budget left, asked within
-   * QUERY_DEADLINE_MS (a slower one finishes in the background and is kept for the next ask);
+   * stored items of the bucket's newest fetch if it is younger than an hour; else a holder with
+   * budget left, asked within QUERY_DEADLINE_MS (a slower one finishes in the background and is
+   * kept for the next ask);
    * else the newest earlier fetch, however old. An answer from the store holds every stored item
    * of the bucket, whichever miner delivered it.
    */
