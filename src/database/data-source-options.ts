@@ -10,6 +10,7 @@ import { MetagraphState1764300000000 } from './migrations/1764300000000-Metagrap
 import { TaskWeights1764400000000 } from './migrations/1764400000000-TaskWeights';
 import { KeyExpiryAndLimits1764500000000 } from './migrations/1764500000000-KeyExpiryAndLimits';
 import { TaskParquetDatasets1764510000000 } from './migrations/1764510000000-TaskParquetDatasets';
+import { ItemStore1764600000000 } from './migrations/1764600000000-ItemStore';
 
 export const MIGRATIONS = [
   InitialSchema1763700000000,
@@ -22,6 +23,7 @@ export const MIGRATIONS = [
   TaskWeights1764400000000,
   KeyExpiryAndLimits1764500000000,
   TaskParquetDatasets1764510000000,
+  ItemStore1764600000000,
 ];
 
 /**

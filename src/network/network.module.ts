@@ -3,7 +3,6 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { JobsModule } from '../common/jobs/jobs.module';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
-import { BucketFetchesRepository } from './buckets/bucket-fetches.repository';
 import { BucketReader } from './buckets/bucket-reader';
 import { CredibilityRecorder } from './credibility-recorder';
 import { SubtensorConnection } from './chain/subtensor-connection';
@@ -16,6 +15,8 @@ import { IndexSyncService } from './index-sync.service';
 import { MinerIndexModule } from './index/miner-index.module';
 import { MinersRepository } from './miners.repository';
 import { NetworkService } from './network.service';
+import { ItemStore } from './stored/item-store';
+import { ItemStoreRepository } from './stored/item-store.repository';
 import { CallBudgetRepository } from './transport/call-budget.repository';
 import { CallBudgets } from './transport/call-budgets';
 import { MinerClient } from './transport/miner-client';
@@ -31,7 +32,7 @@ import { MinerClient } from './transport/miner-client';
     MinersRepository,
     CredibilityRecorder,
     BucketReader,
-    BucketFetchesRepository,
+    { provide: ItemStore, useClass: ItemStoreRepository },
     CallBudgets,
     CallBudgetRepository,
     {

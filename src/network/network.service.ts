@@ -217,7 +217,10 @@ export class NetworkService implements OnModuleInit {
     return this.buckets.fetch(targetOf(miner), bucket, claimedBytes);
   }
 
-  /** Forgets fetched buckets older than `date` (the network keeps 30 days of data). */
+  /**
+   * Forgets the stored items and bucket fetches older than `date` (the network keeps 30 days of
+   * data), whole days at a time (the item store drops daily partitions).
+   */
   deleteBucketFetchesBefore(date: Date): Promise<void> {
     return this.buckets.deleteFetchedBefore(date);
   }

@@ -30,7 +30,10 @@ describe(checkBucket.name, () => {
     const entities = [entity('1'), entity('2')];
     const result = checkBucket(bucket, sizeOf(entities), entities);
     expect(result).toMatchObject({ score: 1, problems: [] });
-    expect(result.items.map((item) => (item as XItem).tweet.id)).toEqual(['1', '2']);
+    expect(result.items.map(({ item }) => (item as XItem).tweet.id)).toEqual(['1', '2']);
+    expect(result.items.map(({ contentBytes }) => contentBytes)).toEqual(
+      entities.map((e) => e.content_size_bytes),
+    );
   });
 
   it('tolerates a small difference between claimed and returned bytes', () => {

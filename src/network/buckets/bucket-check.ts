@@ -1,7 +1,8 @@
 import { parseIsoDate } from '../../common/validation/iso-date';
-import { BucketKey, bucketEnd, bucketStart, DataItem } from '../protocol';
+import { BucketKey, bucketEnd, bucketStart } from '../protocol';
 import { sourceOfId } from '../sn13/sources';
 import { convertEntity } from '../sn13/entities';
+import { ItemToStore } from '../stored/item-store';
 
 /** Claimed and returned sizes may differ this much (serialization details) before it counts. */
 export const SIZE_TOLERANCE = 0.1;
@@ -10,8 +11,8 @@ export interface BucketCheckResult {
   /** 0..1: how far the returned bucket supports what the index claimed. */
   score: number;
   problems: string[];
-  /** The entities that belong to the bucket, as items. */
-  items: DataItem[];
+  /** The entities that belong to the bucket, as items with the byte size of their record. */
+  items: ItemToStore[];
 }
 
 /**
@@ -30,7 +31,7 @@ export function checkBucket(
   const start = bucketStart(bucket.timeBucket).getTime();
   const end = bucketEnd(bucket.timeBucket).getTime();
   const uris = new Set<string>();
-  const items: DataItem[] = [];
+  const items: ItemToStore[] = [];
   let returnedBytes = 0;
 
   for (const entity of entities) {
@@ -46,7 +47,7 @@ export function checkBucket(
       !uris.has(item.uri);
     uris.add(item.uri);
     if (!belongs) continue;
-    items.push(item);
+    items.push({ item, timeBucket: bucket.timeBucket, contentBytes });
     returnedBytes += declaredBytes;
   }
   const problems: string[] = [];

@@ -4,9 +4,10 @@ import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { CredibilityRecorder } from '../credibility-recorder';
 import { BucketCheckResult, checkBucket } from './bucket-check';
-import { BucketKey, DataItem } from '../protocol';
+import { BucketKey, bucketEnd, bucketStart, DataItem } from '../protocol';
 import { SourceId } from '../sn13/sources';
 import { getDataEntityBucketFields, readEntityList } from '../sn13/messages';
+import { BucketDelivery, BucketFetch, ItemStore } from '../stored/item-store';
 import { CallBudgets } from '../transport/call-budgets';
 import {
   failureReasonOf,
@@ -15,7 +16,6 @@ import {
   MinerFailureReason,
   MinerTarget,
 } from '../transport/miner-client';
-import { BucketFetchesRepository, StoredFetch } from './bucket-fetches.repository';
 
 /** A miner holding a bucket, with the label and size its index claims for it. */
 export interface BucketHolder extends MinerTarget {
@@ -24,7 +24,7 @@ export interface BucketHolder extends MinerTarget {
 }
 
 export type FetchOutcome =
-  | { ok: true; check: BucketCheckResult; fetched: StoredFetch }
+  | { ok: true; check: BucketCheckResult; delivery: BucketDelivery }
   | { ok: false; reason: MinerFailureReason; message: string };
 
 export type BucketAnswer =
@@ -44,11 +44,14 @@ export type BucketAnswer =
 const FRESH_MS = 60 * 60_000;
 /** Holders with budget left that query_bucket asks, one after the other. */
 const HOLDERS_TRIED = 3;
+/** A miner sends at most this many entities for a bucket: all of a stored bucket fits. */
+const BUCKET_ITEMS_LIMIT = 200_000;
 
 /**
  * GetDataEntityBucket, the call miners allow a validator twice an hour: fetches a bucket,
  * checks it against the miner's index claim, moves the miner's credibility and keeps what
- * belongs, so that query_bucket can answer from it instead of spending the miner's budget again.
+ * belongs in the item store, so that query_bucket (and the on-demand queries) can answer from it
+ * instead of spending the miner's budget again.
  */
 @Injectable()
 export class BucketReader {
@@ -57,7 +60,7 @@ export class BucketReader {
   constructor(
     private readonly client: MinerClient,
     private readonly budgets: CallBudgets,
-    private readonly repository: BucketFetchesRepository,
+    private readonly store: ItemStore,
     private readonly credibility: CredibilityRecorder,
     private readonly clock: Clock,
     @InjectConfig() private readonly config: AppConfig,
@@ -80,8 +83,8 @@ export class BucketReader {
     }
     const check = checkBucket(bucket, claimedBytes, entities);
     this.credibility.record([{ uid: miner.uid, score: check.score }]);
-    const fetched: StoredFetch = {
-      label: bucket.label,
+    const delivery: BucketDelivery = {
+      bucket,
       minerUid: miner.uid,
       minerHotkey: miner.hotkey,
       fetchedAt: this.clock.now(),
@@ -89,24 +92,30 @@ export class BucketReader {
       items: check.items,
     };
     // Not keeping it (Postgres away) is no fault of the miner's: the answer stands.
-    await this.repository
-      .save(bucket, fetched)
+    await this.store
+      .save(delivery)
       .catch((error: Error) => this.logger.warn(`bucket fetch not kept: ${error.message}`));
-    return { ok: true, check, fetched };
+    return { ok: true, check, delivery };
   }
 
   /**
-   * query_bucket's answer for an hour of a source, from `holders` (most credible first): a
-   * fetch younger than an hour if there is one; else a holder with budget left, asked within
-   * QUERY_DEADLINE_MS (a slower one finishes in the background and is kept for the next ask);
-   * else the newest earlier fetch, however old.
+   * query_bucket's answer for an hour of a source, from `holders` (most credible first): the
+   * stored items of the bucket's newest fetch if it is younger than an hour; else a holder with
+   * budget left, asked within QUERY_DEADLINE_MS (a slower one finishes in the background and is
+   * kept for the next ask);
+   * else the newest earlier fetch, however old. An answer from the store holds every stored item
+   * of the bucket, whichever miner delivered it.
    */
   async read(source: SourceId, timeBucket: number, holders: BucketHolder[]): Promise<BucketAnswer> {
     const labels = [...new Set(holders.map((holder) => holder.label))];
-    const stored =
-      labels.length > 0 ? await this.repository.newest(source, timeBucket, labels) : undefined;
+    const [stored] =
+      labels.length > 0
+        ? (await this.store.fetches(source, labels, timeBucket, timeBucket)).sort(
+            (a, b) => b.fetchedAt.getTime() - a.fetchedAt.getTime(),
+          )
+        : [];
     if (stored && this.clock.now().getTime() - stored.fetchedAt.getTime() < FRESH_MS)
-      return answerFrom(stored, true);
+      return this.answerFromStore(stored);
 
     const callable = holders.filter((holder) =>
       this.client.mayAsk(holder.hotkey, 'GetDataEntityBucket'),
@@ -123,15 +132,15 @@ export class BucketReader {
         this.config.network.queryDeadlineMs,
       );
       if (outcome === 'late') {
-        if (stored) return answerFrom(stored, true);
+        if (stored) return this.answerFromStore(stored);
         return {
           status: 'error',
           message: `Miner ${holder.uid} is still sending bucket ${timeBucket}; ask again shortly, it will be answered from what it sent`,
         };
       }
-      if (outcome.ok) return answerFrom(outcome.fetched, false);
+      if (outcome.ok) return answerFrom(outcome.delivery, newestFirst(outcome.delivery), false);
     }
-    if (stored) return answerFrom(stored, true);
+    if (stored) return this.answerFromStore(stored);
     if (withBudget.length === 0 && holders.length > 0) {
       const next = [...left.values()]
         .map((entry) => entry.nextAt?.getTime() ?? Infinity)
@@ -147,21 +156,51 @@ export class BucketReader {
 
   /** Data older than the network's 30-day retention is worth nothing. */
   deleteFetchedBefore(date: Date): Promise<void> {
-    return this.repository.deleteFetchedBefore(date);
+    return this.store.deleteBefore(date);
+  }
+
+  /** The stored items of the fetched bucket, newest first, as fetched before this request. */
+  private async answerFromStore(fetch: BucketFetch): Promise<BucketAnswer> {
+    const { bucket } = fetch;
+    const stored = await this.store.find({
+      source: bucket.source,
+      labels: [bucket.label],
+      from: bucketStart(bucket.timeBucket),
+      to: new Date(bucketEnd(bucket.timeBucket).getTime() - 1),
+      usernames: [],
+      limit: BUCKET_ITEMS_LIMIT,
+    });
+    return answerFrom(
+      fetch,
+      stored.map(({ item }) => item),
+      true,
+    );
   }
 }
 
 /** `cached`: the fetch was made before this request. */
-function answerFrom(stored: StoredFetch, cached: boolean): BucketAnswer {
+function answerFrom(
+  fetch: Pick<BucketFetch, 'bucket' | 'minerUid' | 'minerHotkey' | 'claimedBytes' | 'fetchedAt'>,
+  items: DataItem[],
+  cached: boolean,
+): BucketAnswer {
   return {
     status: 'success',
     cached,
-    miner: { uid: stored.minerUid, hotkey: stored.minerHotkey },
-    label: stored.label,
-    claimedBytes: stored.claimedBytes,
-    fetchedAt: stored.fetchedAt,
-    items: stored.items,
+    miner: { uid: fetch.minerUid, hotkey: fetch.minerHotkey },
+    label: fetch.bucket.label,
+    claimedBytes: fetch.claimedBytes,
+    fetchedAt: fetch.fetchedAt,
+    items,
   };
+}
+
+/** A fresh delivery's items in the store's order (datetime, then uri, descending). */
+function newestFirst(delivery: BucketDelivery): DataItem[] {
+  const byTime = (item: DataItem) => Date.parse(item.datetime);
+  return delivery.items
+    .map(({ item }) => item)
+    .sort((a, b) => byTime(b) - byTime(a) || (a.uri < b.uri ? 1 : a.uri > b.uri ? -1 : 0));
 }
 
 /** The promise's value, or 'late' after `ms` (the promise carries on regardless). */

@@ -1,0 +1,349 @@
+/**
+ * The item store at benchmark size: `seedItemStore` fills `stored_items` with N items (default
+ * 10 million) spread over the network's 30 days, both sources, with a Zipf label distribution
+ * (a few hot labels such as #bitcoin and r/bitcoin, thousands of cold ones, unlabeled X posts)
+ * and skewed authors (the r-th most active has posts in proportion to 1/√r);
+ * `measureStoreHits` times ItemStore.find for store hits.
+ * The rows are generated in SQL (generate_series), a day at a time, into a bare table that is
+ * indexed after loading and then attached as that day's partition: building an index over
+ * loaded rows is several times faster than maintaining it row by row.
+ * Standalone (a throwaway database, seeded, measured, dropped):
+ *   npm run build:dev && node dist-dev/bench/support/item-store-seed.js [--items 10000000]
+ *     [--requests 2000]
+ */
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { DataSource } from 'typeorm';
+import { buildDataSourceOptions } from '../../src/database/data-source-options';
+import { runMigrations } from '../../src/database/migrate';
+import { MAX_DATA_AGE_DAYS, timeBucketId } from '../../src/network/protocol';
+import { dayOfBucket, partitionName } from '../../src/network/stored/item-partitions';
+import { ItemStore, StoredItemQuery } from '../../src/network/stored/item-store';
+import { ItemStoreRepository } from '../../src/network/stored/item-store.repository';
+import { cleanupOnExit } from './cleanup';
+import { acquireDatabase } from './database';
+import { numberSetting, percentile, runPool } from './measure';
+import { commandLine, formatInt, machineLine, progress, table } from './report';
+
+const DAY_MS = 86_400_000;
+const HOT_X = ['#bitcoin', '#crypto', '#ai', '#btc', '#eth', '#solana', '#trump', '#stocks'];
+const HOT_REDDIT = ['r/bitcoin', 'r/wallstreetbets', 'r/cryptocurrency', 'r/politics'];
+
+export interface SeedOptions {
+  items?: number;
+  /** The newest item's time; items go back MAX_DATA_AGE_DAYS from it. Default: now. */
+  now?: Date;
+  /** Distinct labels per source (Zipf, rank 1 the hottest). */
+  labels?: number;
+  authors?: number;
+  /** Share of X posts without a hashtag (the unlabeled bucket). */
+  unlabeledShare?: number;
+  /** Days loaded at once (each on its own connection). */
+  concurrency?: number;
+  seed?: number;
+}
+
+export interface SeedReport {
+  items: number;
+  partitions: number;
+  seconds: number;
+}
+
+/**
+ * Fills an empty store (no partition may exist for the days it seeds: it never replaces data).
+ * With Zipf(1) over 2,000 labels the hottest label of each source holds about 9 % of its
+ * labelled items: about 410 k #bitcoin posts in 10 million items, about 14 k a day.
+ */
+export async function seedItemStore(
+  dataSource: DataSource,
+  options: SeedOptions = {},
+): Promise<SeedReport> {
+  const started = performance.now();
+  const items = options.items ?? 10_000_000;
+  const end = (options.now ?? new Date()).getTime();
+  const start = end - MAX_DATA_AGE_DAYS * DAY_MS;
+  const firstDay = dayOfBucket(timeBucketId(new Date(start)));
+  const lastDay = dayOfBucket(timeBucketId(new Date(end)));
+  const days = Array.from({ length: lastDay - firstDay + 1 }, (_, index) => firstDay + index);
+
+  const [{ count }] = await dataSource.query<{ count: number }[]>(
+    `SELECT count(*)::int AS count FROM pg_inherits WHERE inhparent = 'stored_items'::regclass`,
+  );
+  if (count > 0) throw new Error('seedItemStore fills an empty store; stored_items has partitions');
+
+  let next = 0;
+  await runPool(days.length, options.concurrency ?? 2, async (index) => {
+    const day = days[index];
+    const from = Math.max(start, day * DAY_MS);
+    const to = Math.min(end, (day + 1) * DAY_MS);
+    const share = Math.round((items * (to - from)) / (end - start));
+    const first = next;
+    next += share;
+    await seedDay(dataSource, day, from, to, first, share, options);
+    progress(`item store: ${partitionName(day)} seeded (${formatInt(next)} items so far)`);
+  });
+  await dataSource.query('ANALYZE stored_items');
+  return { items: next, partitions: days.length, seconds: (performance.now() - started) / 1000 };
+}
+
+async function seedDay(
+  dataSource: DataSource,
+  day: number,
+  from: number,
+  to: number,
+  first: number,
+  count: number,
+  options: SeedOptions,
+): Promise<void> {
+  const name = partitionName(day);
+  const runner = dataSource.createQueryRunner();
+  await runner.connect();
+  try {
+    await runner.query(`SET maintenance_work_mem = '256MB'`);
+    await runner.query(`SELECT setseed($1)`, [(((options.seed ?? 17) * 7919 + day) % 1000) / 1000]);
+    await runner.query(`CREATE TABLE ${name} (LIKE stored_items INCLUDING DEFAULTS)`);
+    await runner.query(
+      `INSERT INTO ${name}
+       SELECT source, uri, time_bucket, datetime, label, username, item, content_bytes,
+              ARRAY['5Miner' || (i % 200)], datetime + interval '2 hours', datetime + interval '3 hours'
+       FROM (${itemsSql()}) AS items`,
+      [
+        first,
+        from,
+        to,
+        options.labels ?? 2000,
+        options.authors ?? 100_000,
+        options.unlabeledShare ?? 0.1,
+        count,
+      ],
+    );
+    await runner.query(`ALTER TABLE ${name} ADD PRIMARY KEY (source, uri, time_bucket)`);
+    for (const columns of [
+      'source, label, datetime DESC, uri DESC',
+      'source, datetime DESC, uri DESC',
+      'source, username, datetime DESC, uri DESC',
+    ])
+      await runner.query(`CREATE INDEX ON ${name} (${columns})`);
+    // The bound as a constraint first, so that attaching does not scan the rows to prove it.
+    const lower = day * 24;
+    await runner.query(
+      `ALTER TABLE ${name} ADD CONSTRAINT ${name}_bound CHECK (time_bucket >= ${lower} AND time_bucket < ${lower + 24})`,
+    );
+    await runner.query(
+      `ALTER TABLE stored_items ATTACH PARTITION ${name} FOR VALUES FROM (${lower}) TO (${lower + 24})`,
+    );
+    await runner.query(`ALTER TABLE ${name} DROP CONSTRAINT ${name}_bound`);
+    await runner.query(`VACUUM (ANALYZE) ${name}`);
+  } finally {
+    await runner.release();
+  }
+}
+
+const X_TIME = `to_char(datetime AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const quoted = (labels: string[]) => labels.map((label) => `'${label}'`).join(', ');
+
+/**
+ * The rows of one day, in layers: ids and sources ($1 first id, $7 count), then the random
+ * draws (time in [$2, $3) ms rounded down to the minute, Zipf label rank over $4 labels, author
+ * rank over $5 skewed as 1/√r, unlabeled X share $6), then names, then the item as the gateway keeps it.
+ */
+function itemsSql(): string {
+  return `
+    SELECT i, source, datetime, label, username, time_bucket, content_bytes,
+           CASE source WHEN 2 THEN 'https://x.com/' || username || '/status/' || i
+                       ELSE 'https://www.reddit.com/' || label || '/comments/' || i || '/' END AS uri,
+           CASE source WHEN 2 THEN jsonb_build_object(
+             'uri', 'https://x.com/' || username || '/status/' || i,
+             'datetime', ${X_TIME}, 'source', 'X', 'label', label, 'content', text,
+             'user', jsonb_build_object('username', username, 'display_name', initcap(username),
+               'id', (i % 100000)::text, 'verified', i % 9 = 0,
+               'followers_count', i % 5000, 'following_count', i % 700),
+             'tweet', jsonb_build_object('id', i::text, 'like_count', i % 300,
+               'retweet_count', i % 40, 'reply_count', i % 25, 'quote_count', i % 5,
+               'hashtags', CASE WHEN label IS NULL THEN '[]'::jsonb ELSE jsonb_build_array(label) END,
+               'is_retweet', false, 'is_reply', i % 4 = 0, 'is_quote', false,
+               'conversation_id', i::text),
+             'media', '[]'::jsonb)
+           ELSE jsonb_build_object(
+             'uri', 'https://www.reddit.com/' || label || '/comments/' || i || '/',
+             'datetime', ${X_TIME}, 'source', 'REDDIT', 'label', label, 'content', text,
+             'id', 't3_' || i, 'url', 'https://www.reddit.com/' || label || '/comments/' || i || '/',
+             'username', username, 'communityName', label, 'body', text, 'title', left(text, 60),
+             'createdAt', ${X_TIME}, 'dataType', 'post', 'parentId', null)
+           END AS item
+    FROM (
+      SELECT *, floor(extract(epoch FROM datetime) / 3600)::int AS time_bucket,
+             300 + (i % 700)::int AS content_bytes,
+             CASE WHEN label_rank IS NULL THEN NULL
+                  WHEN source = 2 THEN coalesce((ARRAY[${quoted(HOT_X)}])[label_rank], '#tag' || label_rank)
+                  ELSE coalesce((ARRAY[${quoted(HOT_REDDIT)}])[label_rank], 'r/sub' || label_rank) END AS label,
+             'user' || author_rank AS username
+      FROM (
+        SELECT i, source,
+               to_timestamp(floor(($2::float8 + random() * ($3::float8 - $2::float8)) / 60000) * 60) AS datetime,
+               CASE WHEN source = 2 AND random() < $6::float8 THEN NULL
+                    ELSE floor(exp(random() * ln($4::float8)))::int END AS label_rank,
+               1 + floor($5::float8 * random() ^ 2)::int AS author_rank,
+               repeat(md5(i::text) || ' ', 4) || 'stored post number ' || i AS text
+        FROM (SELECT i, CASE WHEN i % 2 = 0 THEN 2 ELSE 1 END AS source
+              FROM generate_series($1::bigint, $1::bigint + $7::bigint - 1) AS i) AS g) AS draws) AS named`;
+}
+
+export interface StoreHitTimes {
+  name: string;
+  requests: number;
+  p50: number;
+  p99: number;
+  max: number;
+  /** Mean items per answer: an empty answer would be a fast answer to the wrong question. */
+  items: number;
+}
+
+/**
+ * Times `find` on the seeded store, one request at a time (the latency of one store hit, not
+ * throughput): a hot label over the last 24 h, limit 100, newest first, its window ending at a
+ * random minute of the last hour so that requests do not all read the same rows; and beside it,
+ * for context, the next page of that query, a cold label over 30 days, any label, an author.
+ */
+export async function measureStoreHits(
+  store: ItemStore,
+  options: { now: Date; requests?: number; warmup?: number },
+): Promise<StoreHitTimes[]> {
+  const requests = options.requests ?? 2000;
+  const now = options.now.getTime();
+  const window = (random: number) => {
+    const to = new Date(now - Math.floor(random * 60) * 60_000);
+    return { to, from: new Date(to.getTime() - DAY_MS) };
+  };
+  const base = { source: 2 as const, usernames: [], limit: 100 };
+  const kinds: { name: string; query: (random: number) => Promise<StoredItemQuery> }[] = [
+    {
+      name: 'hot label #bitcoin, last 24 h, limit 100',
+      query: (random) => Promise.resolve({ ...base, labels: ['#bitcoin'], ...window(random) }),
+    },
+    {
+      name: '  its second page (before the first page)',
+      query: async (random) => {
+        const query = { ...base, labels: ['#bitcoin'], ...window(random) };
+        const page = await store.find(query);
+        const last = page[page.length - 1]?.item;
+        return { ...query, before: last && { datetime: new Date(last.datetime), uri: last.uri } };
+      },
+    },
+    {
+      name: 'cold label, 30 days, limit 100',
+      query: (random) =>
+        Promise.resolve({
+          ...base,
+          labels: [`#tag${500 + Math.floor(random * 1000)}`],
+          from: null,
+          to: new Date(now),
+        }),
+    },
+    {
+      name: 'any label, last 24 h, limit 100',
+      query: (random) => Promise.resolve({ ...base, ...window(random) }),
+    },
+    {
+      name: 'one author, 30 days, limit 100',
+      query: (random) =>
+        Promise.resolve({
+          ...base,
+          usernames: [`user${1 + Math.floor(random * 50)}`],
+          from: null,
+          to: new Date(now),
+        }),
+    },
+  ];
+  const results: StoreHitTimes[] = [];
+  for (const kind of kinds) {
+    const times: number[] = [];
+    let items = 0;
+    const warmup = options.warmup ?? 100;
+    for (let index = 0; index < warmup + requests; index++) {
+      const query = await kind.query(Math.random());
+      const started = performance.now();
+      const found = await store.find(query);
+      const elapsed = performance.now() - started;
+      if (index < warmup) continue;
+      times.push(elapsed);
+      items += found.length;
+    }
+    results.push({
+      name: kind.name,
+      requests,
+      p50: percentile(times, 0.5),
+      p99: percentile(times, 0.99),
+      max: Math.max(...times),
+      items: items / requests,
+    });
+  }
+  return results;
+}
+
+/** Seeds a throwaway database, measures, prints, drops it. */
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: { items: { type: 'string' }, requests: { type: 'string' } },
+  });
+  const items = numberSetting(values.items, 'items', 10_000_000, true);
+  const requests = numberSetting(values.requests, 'requests', 2000, true);
+  const cleanup = cleanupOnExit();
+  const database = await acquireDatabase('bench_item_store');
+  cleanup.push(() => database.release());
+  if (database.persistent)
+    throw new Error('the seed needs a throwaway database: unset DATABASE_URL');
+  const dataSource = new DataSource({
+    ...buildDataSourceOptions(database.url, { poolSize: 4, statementTimeoutMs: 0 }),
+  });
+  cleanup.push(async () => {
+    if (dataSource.isInitialized) await dataSource.destroy();
+  });
+  try {
+    await dataSource.initialize();
+    await runMigrations(dataSource);
+    const now = new Date();
+    progress(`seeding ${formatInt(items)} items into ${database.description}`);
+    const seeded = await seedItemStore(dataSource, { items, now });
+    const [{ size }] = await dataSource.query<{ size: string }[]>(
+      `SELECT pg_size_pretty(sum(pg_total_relation_size(inhrelid))) AS size
+       FROM pg_inherits WHERE inhparent = 'stored_items'::regclass`,
+    );
+    const times = await measureStoreHits(new ItemStoreRepository(dataSource), { now, requests });
+    const ms = (value: number) => value.toFixed(2);
+    console.log(`${commandLine()}\n${machineLine()}\n`);
+    console.log(
+      `Seeded ${formatInt(seeded.items)} items in ${seeded.partitions} daily partitions ` +
+        `(${size} with indexes) in ${seeded.seconds.toFixed(0)} s\n`,
+    );
+    console.log(
+      table([
+        [
+          'ItemStore.find (repository, one at a time)',
+          'requests',
+          'p50 ms',
+          'p99 ms',
+          'max ms',
+          'items',
+        ],
+        ...times.map((row) => [
+          row.name,
+          String(row.requests),
+          ms(row.p50),
+          ms(row.p99),
+          ms(row.max),
+          row.items.toFixed(0),
+        ]),
+      ]),
+    );
+  } finally {
+    await cleanup.run();
+  }
+}
+
+if (require.main === module) {
+  main().catch((error: unknown) => {
+    console.error(error);
+    process.exitCode = 1;
+  });
+}

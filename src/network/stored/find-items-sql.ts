@@ -1,0 +1,126 @@
+import { timeBucketId } from '../protocol';
+import { StoredItemQuery } from './item-store';
+
+export interface SqlStatement {
+  sql: string;
+  parameters: unknown[];
+}
+
+/** A row of the page query: the stored item, its keys, and whether a newer row hides it. */
+export interface PageRow {
+  item: unknown;
+  content_bytes: number;
+  delivered_by: string[];
+  last_fetched_at: Date;
+  datetime: Date;
+  uri: string;
+  hidden: boolean;
+}
+
+/**
+ * The SQL of one page of ItemStore.find (`limit` rows at most, newest first, strictly before
+ * `query.before`). The page is the head of an index range, never a sort of all that matches:
+ * - the query is split into branches, one per label (or per author when usernames are given,
+ *   authors having far fewer items than a hot label), each an equality on the leading column of
+ *   an index in the page's order (`stored_items_label`, `_username`; `_time` without either), so
+ *   a branch reads at most `limit` rows per partition, merged in order;
+ * - the time bounds also bound `time_bucket`, so only the days in range are planned at all;
+ * - paging is a keyset on (datetime, uri), inside the index order.
+ * A uri stored under two hours (miners disagreeing on its time) must come back once: from its
+ * newest row among those the query matches. Such a newer row sorts before the older one, so the
+ * caller, reading pages in order, drops a uri it has already seen; only rows at or above the
+ * caller's own cursor (`seenFrom`: returned by earlier calls) cannot be seen that way, and each
+ * row of the page says whether one of those hides it (`hidden`), probing the primary key of the
+ * partitions from the cursor's day on. Without a cursor (a first page) there is no probe.
+ */
+export function findPageSql(
+  query: StoredItemQuery,
+  seenFrom: StoredItemQuery['before'],
+): SqlStatement {
+  const parameters: unknown[] = [];
+  const parameter = (value: unknown, cast: string) => {
+    parameters.push(value);
+    return `$${parameters.length}::${cast}`;
+  };
+  const source = parameter(query.source, 'smallint');
+  const to = parameter(query.to.toISOString(), 'timestamptz');
+  const toBucket = parameter(timeBucketId(query.to), 'integer');
+
+  const named = [...new Set(query.labels?.filter((label): label is string => label !== null))];
+  const withNull = query.labels?.includes(null) ?? false;
+  const usernames = [...new Set(query.usernames)];
+  // Postgres refuses a parameter no clause uses (it cannot tell its type): made on first use.
+  const once = (make: () => string) => {
+    let made: string | undefined;
+    return () => (made ??= make());
+  };
+  const labelsParameter = once(() => parameter(named, 'text[]'));
+  const usernamesParameter = once(() => parameter(usernames, 'text[]'));
+  const labelFilter = (alias: string) => {
+    const anyNamed = `${alias}.label = ANY(${labelsParameter()})`;
+    return withNull ? `(${anyNamed} OR ${alias}.label IS NULL)` : anyNamed;
+  };
+
+  const bounds = [`s.source = ${source}`, `s.datetime <= ${to}`, `s.time_bucket <= ${toBucket}`];
+  if (query.from) {
+    bounds.push(`s.datetime >= ${parameter(query.from.toISOString(), 'timestamptz')}`);
+    bounds.push(`s.time_bucket >= ${parameter(timeBucketId(query.from), 'integer')}`);
+  }
+  if (query.before) {
+    const datetime = parameter(query.before.datetime.toISOString(), 'timestamptz');
+    const uri = parameter(query.before.uri, 'text');
+    bounds.push(`(s.datetime, s.uri) < (${datetime}, ${uri})`);
+    bounds.push(`s.time_bucket <= ${parameter(timeBucketId(query.before.datetime), 'integer')}`);
+  }
+  const limit = parameter(query.limit, 'integer');
+
+  // A branch's equality replaces the filter on its column: stating both would make the planner
+  // count the condition twice and underestimate the rows.
+  const branch = (equality: string[]) => `SELECT s.item, s.content_bytes, s.delivered_by,
+           s.last_fetched_at, s.datetime, s.uri, s.time_bucket
+    FROM stored_items s
+    WHERE ${[...equality, ...bounds].join(' AND ')}
+    ORDER BY s.datetime DESC, s.uri DESC LIMIT ${limit}`;
+  let branches: string[];
+  if (usernames.length > 0)
+    branches = usernames.map((username) =>
+      branch([
+        `s.username = ${parameter(username, 'text')}`,
+        ...(query.labels ? [labelFilter('s')] : []),
+      ]),
+    );
+  else if (query.labels)
+    branches = [
+      ...named.map((label) => branch([`s.label = ${parameter(label, 'text')}`])),
+      ...(withNull ? [branch(['s.label IS NULL'])] : []),
+    ];
+  else branches = [branch([])];
+  const page =
+    branches.length === 1
+      ? branches[0]
+      : `SELECT * FROM (${branches.map((sql) => `(${sql})`).join(' UNION ALL ')}) AS b
+         ORDER BY datetime DESC, uri DESC LIMIT ${limit}`;
+
+  let hidden = 'false';
+  if (seenFrom) {
+    const datetime = parameter(seenFrom.datetime.toISOString(), 'timestamptz');
+    const uri = parameter(seenFrom.uri, 'text');
+    const newer = [
+      'n.source = p.source_id',
+      'n.uri = p.uri',
+      'n.time_bucket > p.time_bucket',
+      `n.time_bucket >= ${parameter(timeBucketId(seenFrom.datetime), 'integer')}`,
+      `n.time_bucket <= ${toBucket}`,
+      `(n.datetime, n.uri) >= (${datetime}, ${uri})`,
+      `n.datetime <= ${to}`,
+      ...(query.labels ? [labelFilter('n')] : []),
+      ...(usernames.length > 0 ? [`n.username = ANY(${usernamesParameter()})`] : []),
+    ];
+    hidden = `EXISTS (SELECT FROM stored_items n WHERE ${newer.join(' AND ')})`;
+  }
+  const sql = `SELECT p.item, p.content_bytes, p.delivered_by, p.last_fetched_at, p.datetime, p.uri,
+         ${hidden} AS hidden
+    FROM (SELECT ${source} AS source_id, page.* FROM (${page}) AS page) AS p
+    ORDER BY p.datetime DESC, p.uri DESC`;
+  return { sql, parameters };
+}

@@ -1,0 +1,238 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { DataItem, MAX_LABEL_LENGTH, normalizeLabel, timeBucketId } from '../protocol';
+import { SourceId } from '../sn13/sources';
+import { findPageSql, PageRow } from './find-items-sql';
+import { currentItemShape, StoredItemShape } from '../legacy-items';
+import { dayOfBucket, ItemPartitions } from './item-partitions';
+import { BucketDelivery, BucketFetch, ItemStore, StoredItem, StoredItemQuery } from './item-store';
+
+/** What an insert into a partitioned table says when no partition takes the row. */
+const NO_PARTITION = '23514';
+
+/** One item as its row is written: keys first, in the order rows are locked. */
+interface ItemRow {
+  uri: string;
+  timeBucket: number;
+  datetime: string;
+  label: string | null;
+  username: string;
+  json: string;
+  contentBytes: number;
+}
+
+/**
+ * The item store in Postgres (`stored_items`, partitioned by day, and
+ * `stored_bucket_fetches`; see the ItemStore migration). A delivery is one transaction: its
+ * items in one INSERT from arrays, merged by (source, uri, hour) with the miners that sent them
+ * before, and the fetch row. The first record stored for an item is kept; later deliveries add
+ * their miner and time.
+ */
+@Injectable()
+export class ItemStoreRepository implements ItemStore {
+  private readonly partitions: ItemPartitions;
+
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+    this.partitions = new ItemPartitions(dataSource);
+  }
+
+  async save(delivery: BucketDelivery): Promise<void> {
+    const rows = itemRows(delivery);
+    const write = async () => {
+      await this.partitions.ensure(new Set(rows.map((row) => dayOfBucket(row.timeBucket))));
+      await this.dataSource.transaction(async (manager) => {
+        if (rows.length > 0) await insertItems(manager, delivery, rows);
+        await upsertFetch(manager, delivery, rows);
+      });
+    };
+    await write().catch(async (error: { code?: string }) => {
+      // A partition we knew was dropped meanwhile by another replica's retention run.
+      if (error.code !== NO_PARTITION) throw error;
+      this.partitions.forget();
+      await write();
+    });
+  }
+
+  async fetches(
+    source: SourceId,
+    labels: readonly (string | null)[],
+    fromBucket: number,
+    toBucket: number,
+  ): Promise<BucketFetch[]> {
+    const named = labels.filter((label): label is string => label !== null);
+    if (labels.length === 0) return [];
+    const rows = await this.dataSource.query<FetchRow[]>(
+      `SELECT label, time_bucket, miner_uid, miner_hotkey, fetched_at, claimed_bytes, item_count, bytes
+       FROM stored_bucket_fetches
+       WHERE source = $1 AND time_bucket BETWEEN $2 AND $3
+         AND (label = ANY($4::text[]) OR ($5 AND label IS NULL))
+       ORDER BY time_bucket DESC, fetched_at DESC`,
+      [source, fromBucket, toBucket, named, named.length < labels.length],
+    );
+    return rows.map((row) => ({
+      bucket: { source, label: row.label, timeBucket: row.time_bucket },
+      minerUid: row.miner_uid,
+      minerHotkey: row.miner_hotkey,
+      fetchedAt: row.fetched_at,
+      claimedBytes: Number(row.claimed_bytes),
+      itemCount: row.item_count,
+      bytes: Number(row.bytes),
+    }));
+  }
+
+  /**
+   * Page after page until `limit` items are kept (one page unless duplicates were dropped): a
+   * uri already kept in this call, or hidden by a row before the caller's cursor, is skipped.
+   */
+  async find(query: StoredItemQuery): Promise<StoredItem[]> {
+    if (query.labels?.length === 0) return [];
+    const found: StoredItem[] = [];
+    const seen = new Set<string>();
+    let before = query.before;
+    while (found.length < query.limit) {
+      const limit = query.limit - found.length;
+      const { sql, parameters } = findPageSql({ ...query, before, limit }, query.before);
+      const rows = await this.dataSource.query<PageRow[]>(sql, parameters);
+      for (const row of rows) {
+        if (row.hidden || seen.has(row.uri)) continue;
+        seen.add(row.uri);
+        found.push({
+          // Rows moved from bucket_fetches keep the shape of their release.
+          item: currentItemShape(row.item as StoredItemShape),
+          contentBytes: row.content_bytes,
+          deliveredBy: row.delivered_by,
+          fetchedAt: row.last_fetched_at,
+        });
+      }
+      if (rows.length < limit) break;
+      const last = rows[rows.length - 1];
+      before = { datetime: last.datetime, uri: last.uri };
+    }
+    return found;
+  }
+
+  /**
+   * Drops whole days: every partition whose hours all lie before `date`'s day, and the fetches of
+   * those hours, so that items and fetches go together. What remains of `date`'s own day before
+   * `date` goes with the next day's run.
+   */
+  async deleteBefore(date: Date): Promise<void> {
+    const day = dayOfBucket(timeBucketId(date));
+    await this.partitions.dropBefore(day);
+    await this.dataSource.query('DELETE FROM stored_bucket_fetches WHERE time_bucket < $1', [
+      day * 24,
+    ]);
+  }
+}
+
+interface FetchRow {
+  label: string | null;
+  time_bucket: number;
+  miner_uid: number;
+  miner_hotkey: string;
+  fetched_at: Date;
+  claimed_bytes: string;
+  item_count: number;
+  bytes: string;
+}
+
+/**
+ * The delivery's items as rows, one per (uri, hour) (a second one in the same statement would
+ * be an error for ON CONFLICT), sorted by key so that concurrent deliveries of the same bucket
+ * lock rows in the same order and cannot deadlock. The hour is the item's own (the checks made
+ * sure it is the bucket's); an item whose time cannot be read has no place in a store
+ * partitioned by time and is left out.
+ */
+function itemRows(delivery: BucketDelivery): ItemRow[] {
+  const rows = new Map<string, ItemRow>();
+  for (const { item, contentBytes } of delivery.items) {
+    const time = Date.parse(item.datetime);
+    if (Number.isNaN(time)) continue;
+    const timeBucket = timeBucketId(new Date(time));
+    const key = `${timeBucket} ${item.uri}`;
+    if (rows.has(key)) continue;
+    rows.set(key, {
+      uri: item.uri,
+      timeBucket,
+      datetime: new Date(time).toISOString(),
+      label: item.label === null ? null : normalizeLabel(item.label).slice(0, MAX_LABEL_LENGTH),
+      username: authorOf(item),
+      json: JSON.stringify(item),
+      contentBytes,
+    });
+  }
+  return [...rows.values()].sort(
+    (a, b) => a.timeBucket - b.timeBucket || (a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0),
+  );
+}
+
+/** Lower-cased, without `@`, as usernames are queried; X keeps it under `user`. */
+function authorOf(item: DataItem): string {
+  const holder = 'user' in item ? item.user : item;
+  const name = typeof holder?.username === 'string' ? holder.username : '';
+  return name.trim().replace(/^@/, '').toLowerCase();
+}
+
+async function insertItems(
+  manager: EntityManager,
+  delivery: BucketDelivery,
+  rows: ItemRow[],
+): Promise<void> {
+  const column = <K extends keyof ItemRow>(key: K) => rows.map((row) => row[key]);
+  await manager.query(
+    `INSERT INTO stored_items AS s (source, uri, time_bucket, datetime, label, username, item,
+                                    content_bytes, delivered_by, first_fetched_at, last_fetched_at)
+     SELECT $1, u.uri, u.time_bucket, u.datetime, u.label, u.username, u.item::jsonb,
+            u.content_bytes, ARRAY[$2::text], $3, $3
+     FROM unnest($4::text[], $5::int[], $6::timestamptz[], $7::text[], $8::text[], $9::text[], $10::int[])
+       AS u(uri, time_bucket, datetime, label, username, item, content_bytes)
+     ON CONFLICT (source, uri, time_bucket) DO UPDATE SET
+       delivered_by = CASE WHEN $2 = ANY(s.delivered_by) THEN s.delivered_by
+                           ELSE s.delivered_by || $2::text END,
+       first_fetched_at = least(s.first_fetched_at, EXCLUDED.first_fetched_at),
+       last_fetched_at = greatest(s.last_fetched_at, EXCLUDED.last_fetched_at)`,
+    [
+      delivery.bucket.source,
+      delivery.minerHotkey,
+      delivery.fetchedAt,
+      column('uri'),
+      column('timeBucket'),
+      column('datetime'),
+      column('label'),
+      column('username'),
+      column('json'),
+      column('contentBytes'),
+    ],
+  );
+}
+
+/** The newest fetch per bucket and miner: a late answer to an older call does not replace it. */
+async function upsertFetch(
+  manager: EntityManager,
+  delivery: BucketDelivery,
+  rows: ItemRow[],
+): Promise<void> {
+  const { bucket } = delivery;
+  await manager.query(
+    `INSERT INTO stored_bucket_fetches AS f (source, label, time_bucket, miner_hotkey, miner_uid,
+                                             fetched_at, claimed_bytes, item_count, bytes)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+     ON CONFLICT ON CONSTRAINT stored_bucket_fetches_key DO UPDATE SET
+       miner_uid = EXCLUDED.miner_uid, fetched_at = EXCLUDED.fetched_at,
+       claimed_bytes = EXCLUDED.claimed_bytes, item_count = EXCLUDED.item_count,
+       bytes = EXCLUDED.bytes
+     WHERE f.fetched_at <= EXCLUDED.fetched_at`,
+    [
+      bucket.source,
+      bucket.label,
+      bucket.timeBucket,
+      delivery.minerHotkey,
+      delivery.minerUid,
+      delivery.fetchedAt,
+      delivery.claimedBytes,
+      rows.length,
+      rows.reduce((sum, row) => sum + row.contentBytes, 0),
+    ],
+  );
+}

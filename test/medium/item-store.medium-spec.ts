@@ -1,0 +1,301 @@
+import { DataSource } from 'typeorm';
+import { generateCorpus } from '../../src/devnet/corpus';
+import {
+  BucketKey,
+  bucketStart,
+  DataItem,
+  RedditItem,
+  timeBucketId,
+  XItem,
+} from '../../src/network/protocol';
+import { SourceId } from '../../src/network/sn13/sources';
+import { BucketDelivery, StoredItemQuery } from '../../src/network/stored/item-store';
+import { ItemStoreRepository } from '../../src/network/stored/item-store.repository';
+import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
+
+const HOUR_MS = 3_600_000;
+const DAY_BUCKET = 20_400 * 24; // an hour that starts a day (2025-11-08T00:00Z)
+const corpus = generateCorpus({ seed: 17, size: { x: 5, reddit: 5 } }).items;
+const xTemplate = corpus.find((item): item is XItem => item.source === 'X')!;
+const redditTemplate = corpus.find((item): item is RedditItem => item.source === 'REDDIT')!;
+
+/** An X post at `minute` minutes after DAY_BUCKET's start. */
+function xPost(id: string, minute: number, label: string | null, username = 'Alice'): XItem {
+  const item = structuredClone(xTemplate);
+  item.uri = `https://x.com/${username}/status/${id}`;
+  item.tweet.id = id;
+  item.datetime = new Date(bucketStart(DAY_BUCKET).getTime() + minute * 60_000).toISOString();
+  item.label = label;
+  item.user.username = `@${username}`;
+  return item;
+}
+
+function redditPost(id: string, minute: number, label: string): RedditItem {
+  const item = structuredClone(redditTemplate);
+  item.uri = `https://www.reddit.com/${label}/comments/${id}/`;
+  item.url = item.uri;
+  item.id = `t3_${id}`;
+  item.datetime = new Date(bucketStart(DAY_BUCKET).getTime() + minute * 60_000).toISOString();
+  item.label = label;
+  return item;
+}
+
+function delivery(
+  hotkey: string,
+  items: DataItem[],
+  options: { at?: Date; bucket?: Partial<BucketKey> } = {},
+): BucketDelivery {
+  const first = items[0];
+  const source: SourceId = first?.source === 'REDDIT' ? 1 : 2;
+  return {
+    bucket: {
+      source,
+      label: first?.label ?? null,
+      timeBucket: first ? timeBucketId(new Date(first.datetime)) : DAY_BUCKET,
+      ...options.bucket,
+    },
+    minerUid: Number(hotkey.replace(/\D/g, '') || 0),
+    minerHotkey: hotkey,
+    fetchedAt: options.at ?? new Date('2023-11-09T00:00:00Z'),
+    claimedBytes: 1000,
+    items: items.map((item) => ({
+      item,
+      timeBucket: timeBucketId(new Date(item.datetime)),
+      contentBytes: 100 + item.uri.length,
+    })),
+  };
+}
+
+const FAR_END = new Date(bucketStart(DAY_BUCKET + 24 * 10));
+
+describe(ItemStoreRepository.name, () => {
+  let medium: MediumDatabase;
+  let database: DataSource;
+  let store: ItemStoreRepository;
+
+  // A database of its own: the spec drops partitions and reads the whole store.
+  beforeAll(async () => {
+    medium = await openMediumDatabase({ own: 'itemstore' });
+    database = medium.dataSource;
+    store = new ItemStoreRepository(database);
+  });
+  afterAll(() => medium.close());
+  afterEach(async () => {
+    await database.query('TRUNCATE stored_items, stored_bucket_fetches');
+  });
+
+  const find = (query: Partial<StoredItemQuery>) =>
+    store.find({ source: 2, from: null, to: FAR_END, usernames: [], limit: 1000, ...query });
+  const uris = async (query: Partial<StoredItemQuery>) =>
+    (await find(query)).map(({ item }) => item.uri);
+
+  it('keeps one item per uri, with every miner that delivered it', async () => {
+    const post = xPost('1', 5, '#a');
+    await store.save(delivery('hotkey-1', [post], { at: new Date('2023-11-09T00:00:00Z') }));
+    const changed = { ...structuredClone(post), text: 'a later copy' };
+    await store.save(delivery('hotkey-2', [changed], { at: new Date('2023-11-09T01:00:00Z') }));
+    await store.save(delivery('hotkey-1', [post], { at: new Date('2023-11-09T00:30:00Z') }));
+
+    const found = await find({});
+    expect(found).toHaveLength(1);
+    expect(found[0]).toEqual({
+      item: post,
+      contentBytes: 100 + post.uri.length,
+      deliveredBy: ['hotkey-1', 'hotkey-2'],
+      fetchedAt: new Date('2023-11-09T01:00:00Z'),
+    });
+  });
+
+  it('merges a uri delivered twice in one delivery', async () => {
+    await store.save(delivery('hotkey-1', [xPost('1', 5, '#a'), xPost('1', 5, '#a')]));
+    expect(await uris({})).toHaveLength(1);
+  });
+
+  it('finds by label, by the null label and by any label of the source', async () => {
+    await store.save(delivery('hotkey-1', [xPost('1', 1, '#a'), xPost('2', 2, '#a')]));
+    await store.save(delivery('hotkey-1', [xPost('3', 3, '#b')]));
+    await store.save(delivery('hotkey-1', [xPost('4', 4, null)]));
+    await store.save(delivery('hotkey-1', [redditPost('r1', 5, 'r/c')]));
+    const id = (uri: string) => uri.split('/').pop();
+
+    expect((await uris({ labels: ['#a'] })).map(id)).toEqual(['2', '1']);
+    expect((await uris({ labels: [null] })).map(id)).toEqual(['4']);
+    expect((await uris({ labels: ['#b', null] })).map(id)).toEqual(['4', '3']);
+    expect((await uris({})).map(id)).toEqual(['4', '3', '2', '1']);
+    expect(await uris({ labels: [] })).toEqual([]);
+    expect(await uris({ source: 1, labels: ['r/c'] })).toEqual([redditPost('r1', 5, 'r/c').uri]);
+    expect(await uris({ source: 1, labels: ['#a'] })).toEqual([]);
+  });
+
+  it('bounds the time range inclusively at both ends', async () => {
+    const posts = [1, 2, 3, 4].map((minute) => xPost(String(minute), minute, '#a'));
+    await store.save(delivery('hotkey-1', posts));
+    const at = (minute: number) => new Date(posts[0].datetime).getTime() + (minute - 1) * 60_000;
+
+    const between = await uris({ from: new Date(at(2)), to: new Date(at(3)) });
+    expect(between).toEqual([posts[2].uri, posts[1].uri]);
+    const inside = await uris({ from: new Date(at(2) + 1), to: new Date(at(3) - 1) });
+    expect(inside).toEqual([]);
+    expect(await uris({ to: new Date(at(2)) })).toEqual([posts[1].uri, posts[0].uri]);
+  });
+
+  it('filters by author, lower-cased and without @, alone or with labels', async () => {
+    await store.save(
+      delivery('hotkey-1', [xPost('1', 1, '#a', 'Alice'), xPost('2', 2, '#a', 'Bob')]),
+    );
+    await store.save(delivery('hotkey-1', [xPost('3', 3, '#b', 'ALICE')]));
+    await store.save(delivery('hotkey-1', [xPost('4', 4, '#c', 'carol')]));
+    const id = (uri: string) => uri.split('/').pop();
+
+    expect((await uris({ usernames: ['alice'] })).map(id)).toEqual(['3', '1']);
+    expect((await uris({ usernames: ['alice', 'carol'] })).map(id)).toEqual(['4', '3', '1']);
+    expect((await uris({ usernames: ['alice'], labels: ['#a'] })).map(id)).toEqual(['1']);
+    expect(await uris({ usernames: ['dave'] })).toEqual([]);
+  });
+
+  it('pages with `before` through every item exactly once, newest first', async () => {
+    // Many items share a minute (records are rounded to it), over three days and three labels.
+    const posts: XItem[] = [];
+    for (let index = 0; index < 240; index++)
+      posts.push(xPost(`p${index}`, (index % 40) * 90, ['#a', '#b', null][index % 3]));
+    for (const label of ['#a', '#b', null])
+      await store.save(
+        delivery(
+          'hotkey-1',
+          posts.filter((post) => post.label === label),
+        ),
+      );
+
+    for (const labels of [undefined, ['#a', null]]) {
+      const seen: string[] = [];
+      let before: StoredItemQuery['before'];
+      for (;;) {
+        const page = await find({ labels, before, limit: 7 });
+        if (page.length === 0) break;
+        seen.push(...page.map(({ item }) => item.uri));
+        const last = page[page.length - 1].item;
+        before = { datetime: new Date(last.datetime), uri: last.uri };
+      }
+      const expected = posts
+        .filter((post) => !labels || labels.includes(post.label))
+        .sort((a, b) => b.datetime.localeCompare(a.datetime) || (a.uri < b.uri ? 1 : -1))
+        .map((post) => post.uri);
+      expect(seen).toEqual(expected);
+    }
+  });
+
+  it('returns a uri stored under two hours once: its newest row the query matches', async () => {
+    const honest = xPost('1', 5, '#a');
+    const later = { ...xPost('1', 125, '#b') };
+    await store.save(delivery('hotkey-1', [honest]));
+    await store.save(delivery('hotkey-2', [later]));
+
+    expect(await find({})).toEqual([expect.objectContaining({ item: later })]);
+    expect(await find({ labels: ['#a'] })).toEqual([expect.objectContaining({ item: honest })]);
+    // A page that starts below the newer row does not bring the uri back.
+    const before = { datetime: new Date(xPost('0', 60, null).datetime), uri: '' };
+    expect(await find({ before })).toEqual([]);
+  });
+
+  it('fills a page past hidden rows and pages through duplicates exactly once', async () => {
+    // Five uris under hours 0 and 2 (their hour-0 rows hidden), five only under hour 1.
+    const ids = [1, 2, 3, 4, 5].map(String);
+    await store.save(
+      delivery(
+        'hotkey-1',
+        ids.map((id) => xPost(id, 10 + Number(id), '#a')),
+      ),
+    );
+    await store.save(
+      delivery(
+        'hotkey-2',
+        ids.map((id) => xPost(id, 130 + Number(id), '#b')),
+      ),
+    );
+    await store.save(
+      delivery(
+        'hotkey-1',
+        ids.map((id) => xPost(`h${id}`, 70 + Number(id), '#c')),
+      ),
+    );
+
+    const seen: string[] = [];
+    let before: StoredItemQuery['before'];
+    for (;;) {
+      const page = await find({ before, limit: 3 });
+      seen.push(...page.map(({ item }) => item.uri.split('/').pop()!));
+      if (page.length < 3) break;
+      const last = page[page.length - 1].item;
+      before = { datetime: new Date(last.datetime), uri: last.uri };
+    }
+    expect(seen).toEqual(['5', '4', '3', '2', '1', 'h5', 'h4', 'h3', 'h2', 'h1']);
+    // A page whose rows are all hidden is read past, not returned empty.
+    const afterAll = { datetime: new Date(xPost('x', 60, null).datetime), uri: '' };
+    expect(await find({ before: afterAll, limit: 2 })).toEqual([]);
+    expect(await uris({ labels: ['#a', '#c'], limit: 4 })).toHaveLength(4);
+  });
+
+  it('keeps the newest fetch of each bucket per miner', async () => {
+    const bucket = { source: 2 as const, label: '#a', timeBucket: DAY_BUCKET };
+    const at = (hour: number) => new Date(bucketStart(DAY_BUCKET + hour));
+    await store.save(delivery('hotkey-1', [xPost('1', 1, '#a')], { bucket, at: at(2) }));
+    await store.save(delivery('hotkey-1', [], { bucket, at: at(3) }));
+    // A late answer to an older call.
+    await store.save(delivery('hotkey-1', [xPost('2', 2, '#a')], { bucket, at: at(1) }));
+    await store.save(delivery('hotkey-2', [xPost('1', 1, '#a')], { bucket, at: at(1) }));
+    const unlabeled = { ...bucket, label: null };
+    await store.save(delivery('hotkey-3', [xPost('4', 4, null)], { bucket: unlabeled }));
+    await store.save(delivery('hotkey-3', [], { bucket: { ...bucket, timeBucket: 5 } }));
+
+    const fetches = await store.fetches(2, ['#a'], DAY_BUCKET, DAY_BUCKET);
+    expect(fetches).toEqual([
+      {
+        bucket,
+        minerUid: 1,
+        minerHotkey: 'hotkey-1',
+        fetchedAt: at(3),
+        claimedBytes: 1000,
+        itemCount: 0,
+        bytes: 0,
+      },
+      expect.objectContaining({ minerHotkey: 'hotkey-2', fetchedAt: at(1), itemCount: 1 }),
+    ]);
+    const withNull = await store.fetches(2, ['#a', null], DAY_BUCKET, DAY_BUCKET + 1);
+    expect(withNull.map((fetch) => fetch.minerHotkey).sort()).toEqual([
+      'hotkey-1',
+      'hotkey-2',
+      'hotkey-3',
+    ]);
+    expect(await store.fetches(1, ['#a', null], DAY_BUCKET, DAY_BUCKET)).toEqual([]);
+    expect(await store.fetches(2, [], DAY_BUCKET, DAY_BUCKET)).toEqual([]);
+  });
+
+  it('creates daily partitions on demand and drops whole days past the horizon', async () => {
+    const partitions = async () =>
+      (
+        await database.query<{ name: string }[]>(
+          `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+           WHERE i.inhparent = 'stored_items'::regclass ORDER BY 1`,
+        )
+      ).map((row) => row.name);
+    await store.deleteBefore(FAR_END);
+    expect(await partitions()).toEqual([]);
+    const dayD = xPost('d', 23 * 60 + 59, '#a');
+    const dayD1 = xPost('d1', 24 * 60, '#a');
+    await store.save(delivery('hotkey-1', [dayD]));
+    await store.save(delivery('hotkey-1', [dayD1]));
+    expect(await partitions()).toEqual(['stored_items_20251108', 'stored_items_20251109']);
+
+    // Another replica forgets day D while this one still knows its partition.
+    const replica = new ItemStoreRepository(database);
+    await replica.deleteBefore(new Date(new Date(dayD1.datetime).getTime() + 5 * HOUR_MS));
+    expect(await partitions()).toEqual(['stored_items_20251109']);
+    expect(await uris({})).toEqual([dayD1.uri]);
+    expect(await store.fetches(2, ['#a'], 0, DAY_BUCKET + 48)).toEqual([
+      expect.objectContaining({ bucket: expect.objectContaining({ timeBucket: DAY_BUCKET + 24 }) }),
+    ]);
+
+    await store.save(delivery('hotkey-1', [dayD]));
+    expect(await uris({})).toEqual([dayD1.uri, dayD.uri]);
+  });
+});
