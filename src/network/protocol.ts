@@ -115,6 +115,8 @@ export interface NetworkQuery {
   startDate: Date | null;
   endDate: Date;
   limit: number;
+  /** `all` (default): an item must hold every keyword; `any`: one of them is enough. */
+  keywordMode?: 'all' | 'any';
 }
 
 /** One (source, label, hour) of a miner's data: what GetDataEntityBucket asks for. */
