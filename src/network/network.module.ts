@@ -16,6 +16,8 @@ import { IndexSyncService } from './index-sync.service';
 import { MinerIndexModule } from './index/miner-index.module';
 import { MinersRepository } from './miners.repository';
 import { NetworkService } from './network.service';
+import { ContentsFetcher } from './stored/contents-fetcher';
+import { StoredDataService } from './stored/stored-data.service';
 import { CallBudgetRepository } from './transport/call-budget.repository';
 import { CallBudgets } from './transport/call-budgets';
 import { MinerClient } from './transport/miner-client';
@@ -34,6 +36,8 @@ import { MinerClient } from './transport/miner-client';
     BucketFetchesRepository,
     CallBudgets,
     CallBudgetRepository,
+    StoredDataService,
+    ContentsFetcher,
     {
       provide: METAGRAPH_SOURCE,
       inject: [APP_CONFIG],

@@ -31,6 +31,7 @@ import {
   WrongAnswerError,
 } from './sn13/messages';
 import { SYNAPSE_NAMES, SynapseName } from '../common/synapse-names';
+import { StoredAnswer, StoredDataService } from './stored/stored-data.service';
 import { CallBudgets } from './transport/call-budgets';
 import { NeuronListing, neuronListing } from './neuron-listing';
 import {
@@ -42,7 +43,17 @@ import {
   NOT_THE_MINERS_FAULT,
 } from './transport/miner-client';
 
+/** Where an on-demand answer came from: miners' OnDemandRequest, or their stored data. */
+export type QueryOrigin = 'live' | 'stored';
+
+/** What a stored-data answer reports beside the live one's counts. */
+export type StoredCounts = Pick<StoredAnswer, 'coverage' | 'buckets' | 'oldestFetchedAt'> & {
+  minersEmpty: number;
+  minersPassedChecks: number;
+};
+
 export interface NetworkQueryResult {
+  origin: QueryOrigin;
   items: DataItem[];
   error?: string;
   minersQueried: number;
@@ -52,6 +63,8 @@ export interface NetworkQueryResult {
   consensus: number;
   hedged: number;
   deadlineReached: boolean;
+  /** Present when `origin` is `stored`. */
+  stored?: StoredCounts;
 }
 
 /** Hedging delay before the network has enough latency samples to know its own p90. */
@@ -79,6 +92,7 @@ export class NetworkService implements OnModuleInit {
     private readonly budgets: CallBudgets,
     @InjectConfig() private readonly config: AppConfig,
     private readonly metrics: MetricsService,
+    private readonly storedData: StoredDataService,
   ) {}
 
   onModuleInit(): void {
@@ -143,7 +157,49 @@ export class NetworkService implements OnModuleInit {
       );
   }
 
+  /**
+   * Answers an on-demand query as ON_DEMAND_MODE says: `live` by the OnDemandRequest fan-out,
+   * `stored` from miners' stored data, `auto` live while an available miner serves
+   * OnDemandRequest and from stored data once none does (a miner answering 404 is not asked
+   * again for an hour; when every miner asked answers 404, the same query is answered from
+   * stored data at once).
+   */
   async query(query: NetworkQuery): Promise<NetworkQueryResult> {
+    const mode = this.config.network.onDemandMode;
+    if (mode === 'stored') return this.queryStored(query);
+    if (mode === 'auto' && this.availableMiners('OnDemandRequest').length === 0)
+      return this.queryStored(query);
+    const live = await this.queryLive(query);
+    if (mode === 'auto' && live.minersResponded === 0 && onlyNotServed(live))
+      return this.queryStored(query);
+    return live;
+  }
+
+  private async queryStored(query: NetworkQuery): Promise<NetworkQueryResult> {
+    const answer = await this.storedData.answer(query);
+    const { miners } = answer;
+    return {
+      origin: 'stored',
+      items: answer.items,
+      error: answer.error,
+      minersQueried: miners.queried,
+      minersResponded: miners.responded,
+      minersFailed: miners.failed,
+      itemsDroppedInvalid: answer.itemsDroppedInvalid,
+      consensus: answer.consensus,
+      hedged: 0,
+      deadlineReached: answer.deadlineReached,
+      stored: {
+        coverage: answer.coverage,
+        buckets: answer.buckets,
+        oldestFetchedAt: answer.oldestFetchedAt,
+        minersEmpty: miners.empty,
+        minersPassedChecks: miners.passedChecks,
+      },
+    };
+  }
+
+  private async queryLive(query: NetworkQuery): Promise<NetworkQueryResult> {
     const { minersPerQuery, quorum, queryDeadlineMs } = this.config.network;
     const candidates = rankMinersForQuery(this.availableMiners('OnDemandRequest'));
     if (candidates.length === 0) {
@@ -296,6 +352,7 @@ function summarize(
     ? 'No miner answered within the deadline'
     : 'Every queried miner failed';
   return {
+    origin: 'live',
     items,
     error: noAnswer ? error : undefined,
     minersQueried: outcome.queried.length,
@@ -311,8 +368,15 @@ function summarize(
   };
 }
 
+/** Every miner asked refused OnDemandRequest with 404 (and at least one was asked). */
+function onlyNotServed(result: NetworkQueryResult): boolean {
+  const reasons = Object.keys(result.minersFailed.reasons);
+  return reasons.length === 1 && reasons[0] === 'not_served';
+}
+
 function emptyResult(error: string): NetworkQueryResult {
   return {
+    origin: 'live',
     items: [],
     error,
     minersQueried: 0,
