@@ -8,7 +8,8 @@ import { ServingMiner } from './miner.entity';
 import { MinersRepository } from './miners.repository';
 import { NetworkService } from './network.service';
 import { NetworkQuery } from './protocol';
-import { StoredAnswer, StoredDataService } from './stored/stored-data.service';
+import { StoredAnswer } from './stored/stored-answer';
+import { StoredDataService } from './stored/stored-data.service';
 import { CallBudgets } from './transport/call-budgets';
 import { MinerCallError, MinerClient, MinerTarget } from './transport/miner-client';
 

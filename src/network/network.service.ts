@@ -31,7 +31,8 @@ import {
   WrongAnswerError,
 } from './sn13/messages';
 import { SYNAPSE_NAMES, SynapseName } from '../common/synapse-names';
-import { StoredAnswer, StoredDataService } from './stored/stored-data.service';
+import { StoredAnswer } from './stored/stored-answer';
+import { StoredDataService } from './stored/stored-data.service';
 import { CallBudgets } from './transport/call-budgets';
 import { NeuronListing, neuronListing } from './neuron-listing';
 import {
