@@ -138,4 +138,11 @@ describe(`${NetworkService.name} on-demand modes`, () => {
     expect(onDemandCalls).toHaveLength(asked);
     expect(stored.answer).toHaveBeenCalledTimes(2);
   });
+
+  it('auto: with no miner at all, gives the live path’s error rather than an empty answer', async () => {
+    const { service, stored } = setUp('auto', 0, 0);
+    const result = await service.query(QUERY);
+    expect(result).toMatchObject({ origin: 'live', error: 'No miners available' });
+    expect(stored.answer).not.toHaveBeenCalled();
+  });
 });

@@ -163,17 +163,30 @@ export class NetworkService implements OnModuleInit {
    * `stored` from miners' stored data, `auto` live while an available miner serves
    * OnDemandRequest and from stored data once none does (a miner answering 404 is not asked
    * again for an hour; when every miner asked answers 404, the same query is answered from
-   * stored data at once).
+   * stored data at once). With no miner to ask at all, `auto` gives the live path's error.
    */
   async query(query: NetworkQuery): Promise<NetworkQueryResult> {
     const mode = this.config.network.onDemandMode;
     if (mode === 'stored') return this.queryStored(query);
-    if (mode === 'auto' && this.availableMiners('OnDemandRequest').length === 0)
-      return this.queryStored(query);
+    if (mode === 'auto' && this.noneServesOnDemand()) return this.queryStored(query);
     const live = await this.queryLive(query);
     if (mode === 'auto' && live.minersResponded === 0 && onlyNotServed(live))
       return this.queryStored(query);
     return live;
+  }
+
+  /**
+   * Miners are there, but every one that could be asked refused OnDemandRequest with 404
+   * recently. With no miner at all (or none reachable) the live path says so instead.
+   */
+  private noneServesOnDemand(): boolean {
+    const serving = this.metagraph.minersServingData();
+    return (
+      this.availableMiners('OnDemandRequest').length === 0 &&
+      serving.some(
+        (miner) => this.client.refusalOf(miner.hotkey, 'OnDemandRequest') === 'not_served',
+      )
+    );
   }
 
   private async queryStored(query: NetworkQuery): Promise<NetworkQueryResult> {
