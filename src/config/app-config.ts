@@ -71,6 +71,10 @@ export interface NetworkConfig {
   quorum: number;
   queryDeadlineMs: number;
   queryCacheTtlSeconds: number;
+  /** How on-demand queries are answered (docs/decisions.md, "On-demand from stored data"). */
+  onDemandMode: OnDemandMode;
+  /** How long a fetch of the current hour answers stored-data queries without a new fetch. */
+  storedCurrentHourTtlMs: number;
   minerMaxResponseBytes: number;
   minerConcurrency: number;
   /** Where miners may be called (checked on the address actually connected to). */
@@ -88,6 +92,12 @@ export interface NetworkConfig {
   credibilityAlpha: number;
   indexSync: IndexSyncConfig;
 }
+
+/**
+ * `live`: the OnDemandRequest fan-out; `stored`: miners' stored data (GetContentsByBuckets);
+ * `auto`: live while some available miner serves OnDemandRequest, else stored.
+ */
+export type OnDemandMode = 'live' | 'stored' | 'auto';
 
 export interface DesirabilityConfig {
   /** Jobs per submission (legacy labels count as jobs). */

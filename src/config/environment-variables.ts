@@ -236,6 +236,16 @@ export class EnvironmentVariables {
   @Min(0)
   QUERY_CACHE_TTL_SECONDS = 60;
 
+  /** `live`: OnDemandRequest fan-out; `stored`: miners' stored data; `auto`: live where served. */
+  @IsIn(['live', 'stored', 'auto'])
+  ON_DEMAND_MODE = 'auto';
+
+  /** How long a fetch of the current hour's bucket answers queries from the store. */
+  @toInt()
+  @IsInt()
+  @Min(0)
+  STORED_CURRENT_HOUR_TTL_SECONDS = 300;
+
   @toInt()
   @IsInt()
   @Min(1024)

@@ -1,6 +1,6 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
-import { AppConfig } from './app-config';
+import { AppConfig, OnDemandMode } from './app-config';
 import { EnvironmentVariables } from './environment-variables';
 import {
   AllowedNetworks,
@@ -111,6 +111,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       quorum: Math.min(vars.QUERY_QUORUM, vars.QUERY_MINERS),
       queryDeadlineMs: vars.QUERY_DEADLINE_MS,
       queryCacheTtlSeconds: vars.QUERY_CACHE_TTL_SECONDS,
+      onDemandMode: vars.ON_DEMAND_MODE as OnDemandMode,
+      storedCurrentHourTtlMs: vars.STORED_CURRENT_HOUR_TTL_SECONDS * 1000,
       minerMaxResponseBytes: vars.MINER_MAX_RESPONSE_BYTES,
       minerConcurrency: vars.MINER_CONCURRENCY,
       allowedNetworks: allowedNetworks as AllowedNetworks,

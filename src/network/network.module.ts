@@ -17,6 +17,8 @@ import { MinersRepository } from './miners.repository';
 import { NetworkService } from './network.service';
 import { ItemStore } from './stored/item-store';
 import { ItemStoreRepository } from './stored/item-store.repository';
+import { ContentsFetcher } from './stored/contents-fetcher';
+import { StoredDataService } from './stored/stored-data.service';
 import { CallBudgetRepository } from './transport/call-budget.repository';
 import { CallBudgets } from './transport/call-budgets';
 import { MinerClient } from './transport/miner-client';
@@ -35,6 +37,8 @@ import { MinerClient } from './transport/miner-client';
     { provide: ItemStore, useClass: ItemStoreRepository },
     CallBudgets,
     CallBudgetRepository,
+    StoredDataService,
+    ContentsFetcher,
     {
       provide: METAGRAPH_SOURCE,
       inject: [APP_CONFIG],

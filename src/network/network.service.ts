@@ -31,6 +31,8 @@ import {
   WrongAnswerError,
 } from './sn13/messages';
 import { SYNAPSE_NAMES, SynapseName } from '../common/synapse-names';
+import { StoredAnswer } from './stored/stored-answer';
+import { StoredDataService } from './stored/stored-data.service';
 import { CallBudgets } from './transport/call-budgets';
 import { NeuronListing, neuronListing } from './neuron-listing';
 import {
@@ -41,6 +43,9 @@ import {
   MinerTarget,
   NOT_THE_MINERS_FAULT,
 } from './transport/miner-client';
+
+/** What a stored-data answer reports beside the live one's counts. */
+export type StoredCounts = Pick<StoredAnswer, 'coverage' | 'buckets' | 'oldestFetchedAt'>;
 
 export interface NetworkQueryResult {
   items: DataItem[];
@@ -57,6 +62,8 @@ export interface NetworkQueryResult {
   consensus: number;
   hedged: number;
   deadlineReached: boolean;
+  /** Present when `origin` is `stored`. */
+  stored?: StoredCounts;
 }
 
 /** Hedging delay before the network has enough latency samples to know its own p90. */
@@ -84,6 +91,7 @@ export class NetworkService implements OnModuleInit {
     private readonly budgets: CallBudgets,
     @InjectConfig() private readonly config: AppConfig,
     private readonly metrics: MetricsService,
+    private readonly storedData: StoredDataService,
   ) {}
 
   onModuleInit(): void {
@@ -149,7 +157,62 @@ export class NetworkService implements OnModuleInit {
       );
   }
 
+  /**
+   * Answers an on-demand query as ON_DEMAND_MODE says: `live` by the OnDemandRequest fan-out,
+   * `stored` from miners' stored data, `auto` live while an available miner serves
+   * OnDemandRequest and from stored data once none does (a miner answering 404 is not asked
+   * again for an hour; when every miner asked answers 404, the same query is answered from
+   * stored data at once). With no miner to ask at all, `auto` gives the live path's error.
+   */
   async query(query: NetworkQuery): Promise<NetworkQueryResult> {
+    const mode = this.config.network.onDemandMode;
+    if (mode === 'stored') return this.queryStored(query);
+    if (mode === 'auto' && this.noneServesOnDemand()) return this.queryStored(query);
+    const live = await this.queryLive(query);
+    if (mode === 'auto' && live.minersResponded === 0 && onlyNotServed(live))
+      return this.queryStored(query);
+    return live;
+  }
+
+  /**
+   * Miners are there, but every one that could be asked refused OnDemandRequest with 404
+   * recently. With no miner at all (or none reachable) the live path says so instead.
+   */
+  private noneServesOnDemand(): boolean {
+    const serving = this.metagraph.minersServingData();
+    return (
+      this.availableMiners('OnDemandRequest').length === 0 &&
+      serving.some(
+        (miner) => this.client.refusalOf(miner.hotkey, 'OnDemandRequest') === 'not_served',
+      )
+    );
+  }
+
+  private async queryStored(query: NetworkQuery): Promise<NetworkQueryResult> {
+    const answer = await this.storedData.answer(query);
+    const { miners } = answer;
+    return {
+      origin: 'stored',
+      items: answer.items,
+      error: answer.error,
+      minersQueried: miners.queried,
+      minersResponded: miners.responded,
+      minersEmpty: miners.empty,
+      minersPassedChecks: miners.passedChecks,
+      minersFailed: miners.failed,
+      itemsDroppedInvalid: answer.itemsDroppedInvalid,
+      consensus: answer.consensus,
+      hedged: 0,
+      deadlineReached: answer.deadlineReached,
+      stored: {
+        coverage: answer.coverage,
+        buckets: answer.buckets,
+        oldestFetchedAt: answer.oldestFetchedAt,
+      },
+    };
+  }
+
+  private async queryLive(query: NetworkQuery): Promise<NetworkQueryResult> {
     const { minersPerQuery, quorum, queryDeadlineMs } = this.config.network;
     const candidates = rankMinersForQuery(this.availableMiners('OnDemandRequest'));
     if (candidates.length === 0) {
@@ -322,6 +385,12 @@ function summarize(
     hedged: outcome.hedged,
     deadlineReached: outcome.deadlineReached,
   };
+}
+
+/** Every miner asked refused OnDemandRequest with 404 (and at least one was asked). */
+function onlyNotServed(result: NetworkQueryResult): boolean {
+  const reasons = Object.keys(result.minersFailed.reasons);
+  return reasons.length === 1 && reasons[0] === 'not_served';
 }
 
 function emptyResult(error: string): NetworkQueryResult {

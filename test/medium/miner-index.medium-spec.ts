@@ -193,4 +193,43 @@ describe(MinerIndexRepository.name, () => {
     expect(physical).toEqual(sorted);
     await expectAggregatesExact();
   });
+
+  it('lists the holders of labels over an hour range, newest hours first, most credible first', async () => {
+    await database.query(
+      `UPDATE miners SET axon_url = 'http://127.0.0.1:' || (9000 + uid), state = 'active',
+         credibility = CASE uid WHEN 0 THEN 0.5 WHEN 1 THEN 0.9 ELSE 0.7 END`,
+    );
+    const rows = (bytes: number): IndexRow[] => [
+      { source: 2, label: '#a', timeBucket: HOUR, bytes },
+      { source: 2, label: '#a', timeBucket: HOUR + 2, bytes: bytes + 1 },
+      { source: 2, label: '#b', timeBucket: HOUR + 2, bytes: bytes + 2 },
+      { source: 2, label: null, timeBucket: HOUR + 1, bytes: bytes + 3 },
+      { source: 2, label: '#c', timeBucket: HOUR + 3, bytes: bytes + 4 },
+      { source: 1, label: '#a', timeBucket: HOUR + 3, bytes: bytes + 5 },
+    ];
+    await Promise.all(UIDS.map((uid) => repository.replaceMinerIndex(uid, rows(100 * uid + 10))));
+    await miners.setState(2, 'failing');
+    const service = new MinerIndexService(repository);
+    const holdings = await service.holdings(2, ['#a', '#b', null], HOUR, HOUR + 3, 10);
+    expect(
+      holdings.map((row) => [row.timeBucket, row.label, row.uid, row.coldkey, row.bytes]),
+    ).toEqual([
+      [HOUR + 2, '#a', 1, 'coldkey-1', 111],
+      [HOUR + 2, '#a', 0, 'coldkey-0', 11],
+      [HOUR + 2, '#b', 1, 'coldkey-1', 112],
+      [HOUR + 2, '#b', 0, 'coldkey-0', 12],
+      [HOUR + 1, null, 1, 'coldkey-1', 113],
+      [HOUR + 1, null, 0, 'coldkey-0', 13],
+      [HOUR, '#a', 1, 'coldkey-1', 110],
+      [HOUR, '#a', 0, 'coldkey-0', 10],
+    ]);
+    expect(holdings[0]).toMatchObject({ hotkey: 'hotkey-1', axonUrl: 'http://127.0.0.1:9001' });
+    expect(holdings[0].credibility).toBeCloseTo(0.9);
+    // Paged by hours: the newest hour holding any, then on below it.
+    const newest = await service.holdings(2, ['#a', '#b'], HOUR, HOUR + 3, 1);
+    expect(new Set(newest.map((row) => row.timeBucket))).toEqual(new Set([HOUR + 2]));
+    expect(newest).toHaveLength(4);
+    expect(await service.holdings(2, ['#a'], HOUR, HOUR + 1, 5)).toHaveLength(2);
+    expect(await service.holdings(2, [], HOUR, HOUR + 3, 5)).toEqual([]);
+  });
 });

@@ -5,11 +5,11 @@ import { validationError } from '../../common/errors/validation-error-item';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { parseIsoDate } from '../../common/validation/iso-date';
-import { NetworkService } from '../../network/network.service';
+import { NetworkService, StoredCounts } from '../../network/network.service';
 import { NetworkQuery } from '../../network/protocol';
 import { toSourceName } from '../../network/sn13/sources';
 import { DataQueryRequestDto } from './dto/data-query-request.dto';
-import { DataQueryResponseDto } from './dto/data-query-response.dto';
+import { DataQueryResponseDto, StoredDataMetaDto } from './dto/data-query-response.dto';
 
 const DEFAULT_LIMIT = 100;
 
@@ -59,12 +59,24 @@ export class DataQueryService {
         api_version: '1.0',
         no_data_available: result.items.length === 0,
         origin: result.origin,
+        stored: result.stored ? storedMeta(result.stored) : null,
       },
     };
     if (!result.error)
       await this.cache.set(key, response, this.config.network.queryCacheTtlSeconds);
     return response;
   }
+}
+
+function storedMeta(stored: StoredCounts): StoredDataMetaDto {
+  return {
+    coverage: stored.coverage,
+    buckets_planned: stored.buckets.planned,
+    buckets_from_store: stored.buckets.fromStore,
+    buckets_fetched_now: stored.buckets.fetchedNow,
+    buckets_missing: stored.buckets.missing,
+    oldest_data_fetched_at: stored.oldestFetchedAt?.toISOString() ?? null,
+  };
 }
 
 function toNetworkQuery(request: DataQueryRequestDto): NetworkQuery {

@@ -55,14 +55,37 @@ export function checkBucket(
     problems.push(
       `${entities.length - items.length} of ${entities.length} entities do not belong to the bucket`,
     );
-  const sizeRatio =
-    claimedBytes === 0 ? (returnedBytes === 0 ? 1 : 0) : returnedBytes / claimedBytes;
-  if (Math.abs(1 - sizeRatio) > SIZE_TOLERANCE)
+  if (Math.abs(1 - sizeRatioOf(claimedBytes, returnedBytes)) > SIZE_TOLERANCE)
     problems.push(`claimed ${claimedBytes} bytes, returned ${returnedBytes}`);
+  return {
+    score: deliveryScore(entities.length, items.length, claimedBytes, returnedBytes),
+    problems,
+    items,
+  };
+}
 
-  const belongingShare =
-    entities.length === 0 ? (claimedBytes === 0 ? 1 : 0) : items.length / entities.length;
+/**
+ * How far a delivery of a bucket supports the index's claim for it, 0..1: the share of what
+ * was sent that belongs to the bucket, times how near the bytes that belong come to the claim
+ * (within SIZE_TOLERANCE counts as equal). With `moreIsFine`, sending more than claimed costs
+ * nothing (an index claim may be an hour older than the delivery).
+ */
+export function deliveryScore(
+  sent: number,
+  belonging: number,
+  claimedBytes: number,
+  belongingBytes: number,
+  moreIsFine = false,
+): number {
+  const sizeRatio = sizeRatioOf(claimedBytes, belongingBytes);
+  const belongingShare = sent === 0 ? (claimedBytes === 0 ? 1 : 0) : belonging / sent;
   const sizeScore =
-    Math.abs(1 - sizeRatio) <= SIZE_TOLERANCE ? 1 : Math.max(0, Math.min(sizeRatio, 1 / sizeRatio));
-  return { score: belongingShare * sizeScore, problems, items };
+    Math.abs(1 - sizeRatio) <= SIZE_TOLERANCE || (moreIsFine && sizeRatio > 1)
+      ? 1
+      : Math.max(0, Math.min(sizeRatio, 1 / sizeRatio));
+  return belongingShare * sizeScore;
+}
+
+function sizeRatioOf(claimedBytes: number, returnedBytes: number): number {
+  return claimedBytes === 0 ? (returnedBytes === 0 ? 1 : Infinity) : returnedBytes / claimedBytes;
 }

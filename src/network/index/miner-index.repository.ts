@@ -45,6 +45,20 @@ export interface BucketHolder {
   bytes: number;
 }
 
+/** One holder's claim on one (label, hour) bucket, with what choosing a holder weighs. */
+export interface BucketHolding {
+  timeBucket: number;
+  /** null: data without a label. */
+  label: string | null;
+  uid: number;
+  hotkey: string;
+  coldkey: string;
+  axonUrl: string;
+  credibility: number;
+  /** What the holder's index claims for the bucket. */
+  bytes: number;
+}
+
 /** What the UPDATE of one aggregates table reports: rows updated, and those now at 0 bytes. */
 interface UpdatedTotals {
   kind: 'label' | 'bucket';
@@ -262,6 +276,62 @@ export class MinerIndexRepository {
       axonUrl: row.axon_url,
       labelId: row.label_id,
       label: row.label,
+      bytes: Number(row.bytes),
+    }));
+  }
+
+  /**
+   * Who holds the labels' buckets in the newest `maxHours` hours of [from, to] that hold any
+   * (null in `labels`: unlabeled data), newest first, each bucket's active holders most
+   * credible first. Through each partition's (source, label_id, time_bucket) index.
+   */
+  async holdings(
+    source: SourceId,
+    labels: readonly (string | null)[],
+    from: number,
+    to: number,
+    maxHours: number,
+  ): Promise<BucketHolding[]> {
+    const named = labels.filter((label): label is string => label !== null);
+    const unlabeled = labels.includes(null);
+    if (named.length === 0 && !unlabeled) return [];
+    const rows = await this.dataSource.query<
+      {
+        time_bucket: number;
+        label: string | null;
+        uid: number;
+        hotkey: string;
+        coldkey: string;
+        axon_url: string;
+        credibility: number;
+        bytes: string;
+      }[]
+    >(
+      `WITH wanted AS (SELECT id FROM labels WHERE value = ANY($2::varchar[])),
+       held AS (
+         SELECT i.label_id, i.time_bucket, i.miner_uid, i.content_size_bytes
+         FROM miner_index i JOIN miners m ON m.uid = i.miner_uid
+         WHERE i.source = $1 AND i.time_bucket BETWEEN $4 AND $5
+           AND (i.label_id IN (SELECT id FROM wanted) OR ($3 AND i.label_id IS NULL))
+           AND m.state = 'active' AND m.axon_url IS NOT NULL),
+       newest AS (SELECT DISTINCT time_bucket FROM held ORDER BY time_bucket DESC LIMIT $6)
+       SELECT h.time_bucket, l.value AS label, h.miner_uid AS uid, m.hotkey, m.coldkey,
+              m.axon_url, m.credibility, h.content_size_bytes AS bytes
+       FROM held h
+       JOIN newest n ON n.time_bucket = h.time_bucket
+       JOIN miners m ON m.uid = h.miner_uid
+       LEFT JOIN labels l ON l.id = h.label_id
+       ORDER BY h.time_bucket DESC, l.value NULLS LAST, m.credibility DESC, h.miner_uid`,
+      [source, named, unlabeled, from, to, maxHours],
+    );
+    return rows.map((row) => ({
+      timeBucket: row.time_bucket,
+      label: row.label,
+      uid: row.uid,
+      hotkey: row.hotkey,
+      coldkey: row.coldkey,
+      axonUrl: row.axon_url,
+      credibility: row.credibility,
       bytes: Number(row.bytes),
     }));
   }

@@ -5,6 +5,7 @@ import { IndexRow } from './compressed-index';
 import {
   AgeSizeRow,
   BucketHolder,
+  BucketHolding,
   LabelSizeRow,
   MinerIndexRepository,
 } from './miner-index.repository';
@@ -81,5 +82,20 @@ export class MinerIndexService {
     limit: number,
   ): Promise<BucketHolder[]> {
     return this.repository.holders(source, labelId, bucket, limit);
+  }
+
+  /**
+   * Holders of the buckets of `labels` (null: unlabeled) in the newest `maxHours` hours of
+   * [from, to] holding any, newest first, most credible first within a bucket: what the
+   * stored-data on-demand path plans its fetches from. Page on with `to` below the oldest hour.
+   */
+  holdings(
+    source: SourceId,
+    labels: readonly (string | null)[],
+    from: number,
+    to: number,
+    maxHours: number,
+  ): Promise<BucketHolding[]> {
+    return this.repository.holdings(source, labels, from, to, maxHours);
   }
 }

@@ -39,6 +39,13 @@ describe(convertEntity.name, () => {
     expect(convertEntity(wire, 'x')?.item.datetime).toBe(xItem.datetime);
   });
 
+  it('files an X post whose first tag is a cashtag under the hashtag, as miners do', () => {
+    const wire = entity(xItem, (_, record) => {
+      record.tweet_hashtags = ['$AAPL', '#stocks'];
+    });
+    expect(convertEntity(wire, 'x')?.item.label).toBe('#aapl');
+  });
+
   it('reads the nested shape some miners store for X, and fills what a record lacks with null', () => {
     const nested = {
       uri: xItem.uri,

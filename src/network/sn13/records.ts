@@ -54,7 +54,7 @@ export function xItemOf(record: Json, place: RecordPlace): XItem | undefined {
     datetime: place.datetime,
     uri: place.uri,
     source: 'X',
-    label: hashtags.length > 0 ? labelOf(hashtags[0]) : null,
+    label: hashtags.length > 0 ? xLabelOf(hashtags[0]) : null,
     content_size_bytes: place.contentBytes,
     tweet: {
       id: tweetId,
@@ -154,6 +154,11 @@ function mediaOf(value: unknown): string[] | null | undefined {
 /** Labels are lower-cased and cut to 140 characters, as miners file them. */
 function labelOf(value: string): string {
   return value.trim().toLowerCase().slice(0, MAX_LABEL_LENGTH);
+}
+
+/** An X post is filed under its first tag, a cashtag as a hashtag (`$AAPL` → `#aapl`). */
+function xLabelOf(tag: string): string {
+  return labelOf(tag.trim().replace(/^\$/, '#'));
 }
 
 function text(value: unknown): string | undefined {

@@ -25,6 +25,55 @@ const FAILURE_REASONS: Record<MinerFailureReason, string> = {
 
 const COUNT = { type: 'integer', format: 'int32', minimum: 0 } as const;
 
+@ApiSchema({
+  name: 'StoredDataMeta',
+  description:
+    'How an answer from stored data was made: the hour buckets the query covers, where each came from, ' +
+    'and how old the data is',
+})
+export class StoredDataMetaDto {
+  @ApiProperty({
+    description:
+      '`complete`: the query names labels (X hashtags or cashtags, Reddit subreddits), and their buckets ' +
+      'were planned and fetched where needed; `partial`: it names none (or mixes them with other keywords ' +
+      'in `any` mode), so it was answered only from what the gateway already stored',
+    enum: ['complete', 'partial'],
+    example: 'complete',
+  })
+  coverage: 'complete' | 'partial';
+
+  @ApiProperty({ ...COUNT, description: 'Hour buckets planned for the answer', example: 6 })
+  buckets_planned: number;
+
+  @ApiProperty({
+    ...COUNT,
+    description: 'Of those, fresh in the store (no miner called)',
+    example: 4,
+  })
+  buckets_from_store: number;
+
+  @ApiProperty({ ...COUNT, description: 'Fetched from miners for this query', example: 2 })
+  buckets_fetched_now: number;
+
+  @ApiProperty({
+    ...COUNT,
+    description:
+      'Neither fresh in the store nor delivered before the deadline (no budget, no answer)',
+    example: 0,
+  })
+  buckets_missing: number;
+
+  @ApiProperty({
+    description:
+      'When the oldest data in `data` was fetched from a miner (null when `data` is empty)',
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    example: '2026-11-24T09:12:00.000Z',
+  })
+  oldest_data_fetched_at: string | null;
+}
+
 @ApiSchema({ name: 'MinersFailed' })
 export class MinersFailedDto {
   @ApiProperty({ ...COUNT, description: 'Queried miners that gave no usable answer', example: 1 })
@@ -166,6 +215,13 @@ export class OnDemandMetaDto {
     example: 'live',
   })
   origin: AnswerOrigin;
+
+  @ApiProperty({
+    description: 'Present when `origin` is `stored`; null for live answers',
+    type: StoredDataMetaDto,
+    nullable: true,
+  })
+  stored: StoredDataMetaDto | null;
 }
 
 @ApiSchema({ name: 'DataQueryResponse' })

@@ -134,6 +134,7 @@ function meta(source: SourceName, items: number): OnDemandMetaDto {
     api_version: '1.0',
     no_data_available: items === 0,
     origin: 'live',
+    stored: null,
   };
 }
 
@@ -148,6 +149,30 @@ export const QUERY_RESPONSE_EXAMPLES: Record<
   redditItems: {
     summary: 'A Reddit post (parentId null) and a comment (title null)',
     value: { status: 'success', data: [REDDIT_COMMENT, REDDIT_POST], meta: meta('REDDIT', 2) },
+  },
+  fromStoredData: {
+    summary: 'Answered from the data miners store (none serves OnDemandRequest)',
+    value: {
+      status: 'success',
+      data: [X_ITEM],
+      meta: {
+        ...meta('X', 1),
+        miners_queried: 2,
+        miners_responded: 2,
+        non_responsive_miners: 0,
+        validation_success_rate: '2/2',
+        miners_failed: { count: 0, reasons: {} },
+        origin: 'stored',
+        stored: {
+          coverage: 'complete',
+          buckets_planned: 6,
+          buckets_from_store: 4,
+          buckets_fetched_now: 2,
+          buckets_missing: 0,
+          oldest_data_fetched_at: '2026-11-24T09:12:00.000Z',
+        },
+      },
+    },
   },
   noMiner: {
     summary: 'No miner could be asked (still HTTP 200)',

@@ -1,0 +1,149 @@
+import { MetricsService } from '../common/metrics/metrics.service';
+import { SynapseName } from '../common/synapse-names';
+import { AppConfig, OnDemandMode } from '../config/app-config';
+import { BucketReader } from './buckets/bucket-reader';
+import { CredibilityRecorder } from './credibility-recorder';
+import { MetagraphService } from './metagraph/metagraph.service';
+import { ServingMiner } from './miner.entity';
+import { MinersRepository } from './miners.repository';
+import { NetworkService } from './network.service';
+import { NetworkQuery } from './protocol';
+import { StoredAnswer } from './stored/stored-answer';
+import { StoredDataService } from './stored/stored-data.service';
+import { CallBudgets } from './transport/call-budgets';
+import { MinerCallError, MinerClient, MinerTarget } from './transport/miner-client';
+
+const STORED: StoredAnswer = {
+  items: [],
+  coverage: 'complete',
+  buckets: { planned: 3, fromStore: 1, fetchedNow: 2, missing: 0 },
+  oldestFetchedAt: new Date('2026-01-15T10:00:00Z'),
+  miners: {
+    queried: 2,
+    responded: 2,
+    failed: { count: 0, reasons: {} },
+    empty: 1,
+    passedChecks: 1,
+  },
+  itemsDroppedInvalid: 4,
+  consensus: 0.5,
+  deadlineReached: false,
+};
+
+const QUERY: NetworkQuery = {
+  source: 'x',
+  usernames: [],
+  keywords: ['#tao'],
+  keywordMode: 'all',
+  startDate: null,
+  endDate: new Date(),
+  limit: 10,
+};
+
+/** Miners 1..count; `serving` of them answer OnDemandRequest (with nothing), the rest 404. */
+function setUp(mode: OnDemandMode, count: number, serving: number) {
+  const miners = Array.from(
+    { length: count },
+    (_, index) =>
+      ({
+        uid: index + 1,
+        hotkey: `hk${index + 1}`,
+        coldkey: `ck${index + 1}`,
+        axonUrl: `http://127.0.0.1:${9001 + index}`,
+        credibility: 0.9,
+        incentive: 0.1,
+        state: 'active',
+      }) as ServingMiner,
+  );
+  const refused = new Set<string>();
+  const onDemandCalls: number[] = [];
+  const client = {
+    mayAsk: (hotkey: string) => !refused.has(hotkey),
+    refusalOf: (hotkey: string) => (refused.has(hotkey) ? 'not_served' : undefined),
+    isCircuitOpen: () => false,
+    call: (target: MinerTarget, synapse: SynapseName) => {
+      onDemandCalls.push(target.uid);
+      if (synapse === 'OnDemandRequest' && target.uid > serving) {
+        refused.add(target.hotkey);
+        return Promise.reject(new MinerCallError('not_served', 'HTTP 404: not found'));
+      }
+      return Promise.resolve({ body: { data: [] }, latencyMs: 1 });
+    },
+  } as unknown as MinerClient;
+  const stored = { answer: jest.fn(() => Promise.resolve(STORED)) };
+  const config = {
+    network: { onDemandMode: mode, minersPerQuery: 3, quorum: 2, queryDeadlineMs: 2000 },
+  } as AppConfig;
+  const service = new NetworkService(
+    { minersServingData: () => miners } as unknown as MetagraphService,
+    client,
+    {} as MinersRepository,
+    { record: () => undefined, recordState: () => undefined } as unknown as CredibilityRecorder,
+    {} as BucketReader,
+    {} as CallBudgets,
+    config,
+    { recordQuorumOutcome: () => undefined } as unknown as MetricsService,
+    stored as unknown as StoredDataService,
+  );
+  return { service, stored, onDemandCalls };
+}
+
+describe(`${NetworkService.name} on-demand modes`, () => {
+  it('live: asks miners by OnDemandRequest, even when they refuse it', async () => {
+    const { service, stored } = setUp('live', 3, 0);
+    const result = await service.query(QUERY);
+    expect(result.origin).toBe('live');
+    expect(result.error).toMatch(/failed/);
+    expect(stored.answer).not.toHaveBeenCalled();
+  });
+
+  it('stored: answers from stored data, with its counts', async () => {
+    const { service, stored, onDemandCalls } = setUp('stored', 3, 3);
+    const result = await service.query(QUERY);
+    expect(onDemandCalls).toEqual([]);
+    expect(stored.answer).toHaveBeenCalledWith(QUERY);
+    expect(result).toMatchObject({
+      origin: 'stored',
+      minersQueried: 2,
+      minersResponded: 2,
+      itemsDroppedInvalid: 4,
+      consensus: 0.5,
+      hedged: 0,
+      stored: {
+        coverage: 'complete',
+        buckets: { planned: 3, fromStore: 1, fetchedNow: 2, missing: 0 },
+        oldestFetchedAt: STORED.oldestFetchedAt,
+        minersEmpty: 1,
+        minersPassedChecks: 1,
+      },
+    });
+  });
+
+  it('auto: live while a miner serves OnDemandRequest', async () => {
+    const { service, stored } = setUp('auto', 3, 3);
+    const result = await service.query(QUERY);
+    expect(result.origin).toBe('live');
+    expect(result.minersResponded).toBeGreaterThan(0);
+    expect(stored.answer).not.toHaveBeenCalled();
+  });
+
+  it('auto: when every miner asked answers 404, the same query is answered from stored data', async () => {
+    const { service, stored, onDemandCalls } = setUp('auto', 3, 0);
+    const first = await service.query(QUERY);
+    expect(first.origin).toBe('stored');
+    expect(onDemandCalls.length).toBeGreaterThan(0);
+    // Remembered: the next query asks no miner for OnDemandRequest.
+    const asked = onDemandCalls.length;
+    const second = await service.query(QUERY);
+    expect(second.origin).toBe('stored');
+    expect(onDemandCalls).toHaveLength(asked);
+    expect(stored.answer).toHaveBeenCalledTimes(2);
+  });
+
+  it('auto: with no miner at all, gives the live path’s error rather than an empty answer', async () => {
+    const { service, stored } = setUp('auto', 0, 0);
+    const result = await service.query(QUERY);
+    expect(result).toMatchObject({ origin: 'live', error: 'No miners available' });
+    expect(stored.answer).not.toHaveBeenCalled();
+  });
+});

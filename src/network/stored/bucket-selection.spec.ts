@@ -1,0 +1,132 @@
+import { BucketHolding } from '../index/miner-index.repository';
+import { timeBucketId } from '../protocol';
+import {
+  DEFAULT_RECORD_BYTES,
+  groupHoldings,
+  IndexedBucket,
+  recordBytesOf,
+  selectBuckets,
+} from './bucket-selection';
+import { BucketFetch } from './item-store';
+
+const NOW = new Date('2026-01-15T12:30:00Z');
+const CURRENT = timeBucketId(NOW);
+const TTL = 300_000;
+
+function holding(timeBucket: number, uid: number, bytes: number, label = '#tao'): BucketHolding {
+  return {
+    timeBucket,
+    label,
+    uid,
+    hotkey: `hk${uid}`,
+    coldkey: `ck${uid}`,
+    axonUrl: `http://127.0.0.1:${9000 + uid}`,
+    credibility: 0.9,
+    bytes,
+  };
+}
+
+function fetchOf(
+  timeBucket: number,
+  uid: number,
+  claimedBytes: number,
+  bytes: number,
+  itemCount: number,
+  fetchedAt = new Date(NOW.getTime() - 60_000),
+): BucketFetch {
+  return {
+    bucket: { source: 2, label: '#tao', timeBucket },
+    minerUid: uid,
+    minerHotkey: `hk${uid}`,
+    fetchedAt,
+    claimedBytes,
+    itemCount,
+    bytes,
+  };
+}
+
+/** Hours CURRENT, CURRENT-1, … each held by miners 1 and 2 with 10 kB. */
+function hours(count: number): IndexedBucket[] {
+  return groupHoldings(
+    2,
+    Array.from({ length: count }, (_, offset) => [
+      holding(CURRENT - offset, 1, 10_000),
+      holding(CURRENT - offset, 2, 10_000),
+    ]).flat(),
+  );
+}
+
+const options = { now: NOW, currentHourTtlMs: TTL, recordBytes: 1000, target: 100 };
+
+describe(selectBuckets.name, () => {
+  it('groups index rows into buckets, newest first', () => {
+    const buckets = groupHoldings(2, [
+      holding(CURRENT, 1, 5),
+      holding(CURRENT, 2, 5),
+      holding(CURRENT, 1, 5, '#btc'),
+      holding(CURRENT - 1, 3, 5),
+    ]);
+    expect(
+      buckets.map(({ bucket, holders }) => [bucket.label, bucket.timeBucket, holders.length]),
+    ).toEqual([
+      ['#tao', CURRENT, 2],
+      ['#btc', CURRENT, 1],
+      ['#tao', CURRENT - 1, 1],
+    ]);
+  });
+
+  it('takes the newest buckets until the sizes the index claims cover the target', () => {
+    // 10 kB at 1 kB a record: 10 items a bucket, so 25 items need 3 buckets.
+    const { selected, estimatedItems } = selectBuckets(hours(24), [], { ...options, target: 25 });
+    expect(selected.map((entry) => entry.bucket.timeBucket)).toEqual([
+      CURRENT,
+      CURRENT - 1,
+      CURRENT - 2,
+    ]);
+    expect(estimatedItems).toBe(30);
+    expect(selected.every((entry) => !entry.fromStore && entry.toAsk.length === 2)).toBe(true);
+  });
+
+  it('serves a past hour from the store while its holder still claims the size it was fetched at', () => {
+    const past = CURRENT - 1;
+    const fresh = selectBuckets(hours(2).slice(1), [fetchOf(past, 1, 10_000, 10_000, 8)], options);
+    expect(fresh.selected[0]).toMatchObject({ fromStore: true, toAsk: [], estimatedItems: 8 });
+
+    const grown = selectBuckets(hours(2).slice(1), [fetchOf(past, 1, 9_000, 9_000, 8)], options);
+    expect(grown.selected[0].fromStore).toBe(false);
+    expect(grown.selected[0].toAsk.map((holder) => holder.uid)).toEqual([1, 2]);
+  });
+
+  it('serves the current hour from the store for the TTL only', () => {
+    const young = fetchOf(CURRENT, 1, 10_000, 10_000, 10, new Date(NOW.getTime() - TTL + 1000));
+    const old = fetchOf(CURRENT, 1, 10_000, 10_000, 10, new Date(NOW.getTime() - TTL - 1000));
+    expect(selectBuckets(hours(1), [young], options).selected[0].fromStore).toBe(true);
+    expect(selectBuckets(hours(1), [old], options).selected[0].fromStore).toBe(false);
+  });
+
+  it('asks another holder when the stored fetch fell short of its claim, never the same one again', () => {
+    const past = CURRENT - 1;
+    const short = selectBuckets(hours(2).slice(1), [fetchOf(past, 1, 10_000, 2_000, 2)], options);
+    expect(short.selected[0].fromStore).toBe(false);
+    expect(short.selected[0].toAsk.map((holder) => holder.uid)).toEqual([2]);
+
+    const bothShort = selectBuckets(
+      hours(2).slice(1),
+      [fetchOf(past, 1, 10_000, 2_000, 2), fetchOf(past, 2, 10_000, 1_000, 1)],
+      options,
+    );
+    expect(bothShort.selected[0]).toMatchObject({ fromStore: true, estimatedItems: 2 });
+  });
+
+  it('ignores fetches from miners that no longer hold the bucket', () => {
+    const past = CURRENT - 1;
+    const gone = selectBuckets(hours(2).slice(1), [fetchOf(past, 7, 10_000, 10_000, 10)], options);
+    expect(gone.selected[0].fromStore).toBe(false);
+  });
+
+  it('estimates records from what the store measured, else a documented default', () => {
+    expect(recordBytesOf([])).toBe(DEFAULT_RECORD_BYTES);
+    expect(recordBytesOf([fetchOf(1, 1, 0, 3_000, 2), fetchOf(2, 1, 0, 1_000, 2)])).toBe(1000);
+    expect(recordBytesOf([fetchOf(1, 1, 0, 0, 0)])).toBe(DEFAULT_RECORD_BYTES);
+  });
+});

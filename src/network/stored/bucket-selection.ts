@@ -1,0 +1,118 @@
+import { SIZE_TOLERANCE } from '../buckets/bucket-check';
+import { BucketHolding } from '../index/miner-index.repository';
+import { BucketKey, timeBucketId } from '../protocol';
+import { SourceId } from '../sn13/sources';
+import { BucketFetch } from './item-store';
+
+/**
+ * Which buckets of a plan a query needs, newest first, and which of those the store already
+ * answers. Pure: the service reads the index and the store, this decides.
+ */
+
+/** A bucket as the miner index knows it: its holders, most credible first. */
+export interface IndexedBucket {
+  bucket: BucketKey;
+  holders: BucketHolding[];
+}
+
+export interface SelectedBucket extends IndexedBucket {
+  /** True when the store answers it: no miner is asked. */
+  fromStore: boolean;
+  /** Holders worth asking (those whose current claim was not fetched yet), when not from the store. */
+  toAsk: BucketHolding[];
+  estimatedItems: number;
+}
+
+export interface SelectionOptions {
+  now: Date;
+  /** How long a fetch of the current (still filling) hour stays fresh. */
+  currentHourTtlMs: number;
+  /** Bytes per stored record, to estimate a bucket's items from its claimed size. */
+  recordBytes: number;
+  /** Items wanted; buckets are taken, newest first, until their estimates reach it. */
+  target: number;
+}
+
+/**
+ * Bytes of one stored record when the store has nothing to measure yet: an `XContent` or a
+ * `RedditContent` serialized by a miner is about a kilobyte (the devnet's are 0.6–1.5 kB).
+ */
+export const DEFAULT_RECORD_BYTES = 1000;
+
+/** The index's rows (newest first) as buckets; rows of one bucket are adjacent. */
+export function groupHoldings(source: SourceId, rows: readonly BucketHolding[]): IndexedBucket[] {
+  const buckets: IndexedBucket[] = [];
+  for (const row of rows) {
+    const last = buckets.at(-1);
+    if (last && last.bucket.timeBucket === row.timeBucket && last.bucket.label === row.label)
+      last.holders.push(row);
+    else
+      buckets.push({
+        bucket: { source, label: row.label, timeBucket: row.timeBucket },
+        holders: [row],
+      });
+  }
+  return buckets;
+}
+
+/** Bytes per record as the store measured them (what was fetched), else the default. */
+export function recordBytesOf(fetches: readonly BucketFetch[]): number {
+  let bytes = 0;
+  let items = 0;
+  for (const fetch of fetches) {
+    bytes += fetch.bytes;
+    items += fetch.itemCount;
+  }
+  return items > 0 ? Math.max(1, bytes / items) : DEFAULT_RECORD_BYTES;
+}
+
+/**
+ * Takes buckets newest first until the items they are estimated to hold reach the target.
+ * A bucket is answered by the store when a fetch of it is up to date and complete, or when
+ * every holder's current claim was fetched already (asking again would teach nothing).
+ * A fetch is up to date while the holder's index still claims the size it claimed when
+ * fetched (a past hour: miners re-send their index about hourly), or, for the current hour,
+ * for `currentHourTtlMs`. Complete: it kept the claimed bytes, within SIZE_TOLERANCE.
+ */
+export function selectBuckets(
+  buckets: readonly IndexedBucket[],
+  fetches: readonly BucketFetch[],
+  options: SelectionOptions,
+): { selected: SelectedBucket[]; estimatedItems: number } {
+  const byBucket = new Map<string, BucketFetch[]>();
+  for (const fetch of fetches) {
+    const key = bucketKeyOf(fetch.bucket);
+    byBucket.set(key, [...(byBucket.get(key) ?? []), fetch]);
+  }
+  const currentHour = timeBucketId(options.now);
+  const selected: SelectedBucket[] = [];
+  let estimatedItems = 0;
+  for (const indexed of buckets) {
+    if (estimatedItems >= options.target) break;
+    const { bucket, holders } = indexed;
+    const current = bucket.timeBucket >= currentHour;
+    const upToDate = (byBucket.get(bucketKeyOf(bucket)) ?? []).filter((fetch) => {
+      if (current)
+        return options.now.getTime() - fetch.fetchedAt.getTime() < options.currentHourTtlMs;
+      const holder = holders.find((candidate) => candidate.uid === fetch.minerUid);
+      return holder !== undefined && holder.bytes === fetch.claimedBytes;
+    });
+    const fetched = new Set(upToDate.map((fetch) => fetch.minerUid));
+    const toAsk = holders.filter((holder) => !fetched.has(holder.uid) && holder.bytes > 0);
+    const fromStore = upToDate.some(isComplete) || toAsk.length === 0;
+    const items = fromStore
+      ? Math.max(0, ...upToDate.map((fetch) => fetch.itemCount))
+      : Math.ceil(Math.max(...holders.map((holder) => holder.bytes)) / options.recordBytes);
+    selected.push({ ...indexed, fromStore, toAsk: fromStore ? [] : toAsk, estimatedItems: items });
+    estimatedItems += items;
+  }
+  return { selected, estimatedItems };
+}
+
+export function bucketKeyOf(bucket: BucketKey): string {
+  return JSON.stringify([bucket.source, bucket.label, bucket.timeBucket]);
+}
+
+function isComplete(fetch: BucketFetch): boolean {
+  return fetch.bytes >= (1 - SIZE_TOLERANCE) * fetch.claimedBytes;
+}

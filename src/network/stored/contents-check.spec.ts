@@ -1,0 +1,233 @@
+import { bucketStart } from '../protocol';
+import { wireBucketId } from '../sn13/messages';
+import {
+  bucketOfWireId,
+  checkContents,
+  checkEntities,
+  MAX_CONTENT_BYTES,
+  uriAgrees,
+} from './contents-check';
+
+const HOUR = 490_000;
+const TAO = { source: 2 as const, label: '#tao', timeBucket: HOUR };
+const SUBREDDIT = { source: 1 as const, label: 'r/bittensor', timeBucket: HOUR };
+const minute = (offset: number) =>
+  new Date(bucketStart(HOUR).getTime() + offset * 60_000).toISOString();
+
+/** An `XContent` record as a miner stores it (compact JSON, time rounded to the minute). */
+function tweet(id: number, overrides: Record<string, unknown> = {}): string {
+  return JSON.stringify({
+    username: 'alice',
+    text: `post ${id} #TAO`,
+    url: `https://x.com/alice/status/${id}`,
+    timestamp: minute(id % 60),
+    tweet_hashtags: ['#TAO', '#bittensor'],
+    tweet_id: String(id),
+    ...overrides,
+  });
+}
+
+/** A `RedditContent` record by alias. */
+function post(id: string, overrides: Record<string, unknown> = {}): string {
+  return JSON.stringify({
+    id: `t3_${id}`,
+    url: `https://www.reddit.com/r/Bittensor/comments/${id}/a_title/`,
+    username: 'bob',
+    communityName: 'r/Bittensor',
+    body: 'body',
+    createdAt: minute(5),
+    dataType: 'post',
+    title: 'a title',
+    parentId: null,
+    ...overrides,
+  });
+}
+
+const bytes = (...contents: string[]) =>
+  contents.reduce((sum, content) => sum + Buffer.byteLength(content), 0);
+
+describe(checkContents.name, () => {
+  it('keeps well-formed records of the bucket, with their true sizes', () => {
+    const contents = [tweet(1), tweet(2)];
+    const checked = checkContents(
+      [{ bucket: TAO, claimedBytes: bytes(...contents) }],
+      [{ bucketId: wireBucketId(TAO), contents }],
+    );
+    expect(checked.deliveries).toHaveLength(1);
+    const [delivery] = checked.deliveries;
+    expect(delivery.items.map((entry) => entry.item.uri)).toEqual([
+      'https://x.com/alice/status/1',
+      'https://x.com/alice/status/2',
+    ]);
+    expect(delivery.items[0]).toMatchObject({ timeBucket: HOUR, contentBytes: bytes(tweet(1)) });
+    expect(delivery).toMatchObject({
+      returned: 2,
+      dropped: 0,
+      bytes: bytes(...contents),
+      score: 1,
+    });
+    expect(checked).toMatchObject({ returned: 2, dropped: 0, score: 1, problems: [] });
+  });
+
+  it('drops contents outside the hour, under another label, malformed, oversize or repeated', () => {
+    const good = tweet(1);
+    const bad = [
+      tweet(2, { timestamp: new Date(bucketStart(HOUR + 1).getTime()).toISOString() }),
+      tweet(3, { timestamp: new Date(bucketStart(HOUR).getTime() - 60_000).toISOString() }),
+      tweet(4, { tweet_hashtags: ['#bittensor', '#tao'] }),
+      tweet(5, { tweet_hashtags: [] }),
+      '{"username": "alice"',
+      JSON.stringify({ text: 'no url' }),
+      42,
+      tweet(6, { text: 'x'.repeat(MAX_CONTENT_BYTES) }),
+      good,
+    ];
+    const checked = checkContents(
+      [{ bucket: TAO, claimedBytes: bytes(good) }],
+      [{ bucketId: wireBucketId(TAO), contents: [good, ...bad] }],
+    );
+    expect(checked.deliveries[0].items).toHaveLength(1);
+    expect(checked).toMatchObject({ returned: 10, dropped: 9 });
+    expect(checked.score).toBeCloseTo(0.1);
+    expect(checked.problems).toEqual([`9 of 10 contents do not belong to bucket ${HOUR} #tao`]);
+  });
+
+  it('drops records whose uri does not name the item', () => {
+    const checked = checkContents(
+      [{ bucket: TAO, claimedBytes: 0 }],
+      [
+        {
+          bucketId: wireBucketId(TAO),
+          contents: [
+            tweet(1, { tweet_id: '999' }),
+            tweet(2, { url: 'ftp://x.com/alice/status/2' }),
+          ],
+        },
+      ],
+    );
+    expect(checked.dropped).toBe(2);
+  });
+
+  it('files a cashtag-first post under its hashtag, and Reddit items under their subreddit', () => {
+    const cash = tweet(1, { tweet_hashtags: ['$TAO'] });
+    const reddit = post('abc12');
+    expect(
+      checkContents(
+        [{ bucket: TAO, claimedBytes: bytes(cash) }],
+        [{ bucketId: wireBucketId(TAO), contents: [cash] }],
+      ).dropped,
+    ).toBe(0);
+    const checked = checkContents(
+      [{ bucket: SUBREDDIT, claimedBytes: bytes(reddit) }],
+      [
+        {
+          bucketId: wireBucketId(SUBREDDIT),
+          contents: [
+            reddit,
+            post('def34', { communityName: 'r/other' }),
+            post('zz', { id: 't3_other' }),
+          ],
+        },
+      ],
+    );
+    expect(checked.deliveries[0].items.map((entry) => entry.item.uri)).toEqual([
+      'https://www.reddit.com/r/Bittensor/comments/abc12/a_title/',
+    ]);
+    expect(checked.dropped).toBe(2);
+  });
+
+  it('drops everything under a bucket id that was not asked for, and scores it down', () => {
+    const other = { ...TAO, timeBucket: HOUR + 1 };
+    const contents = [tweet(1)];
+    const checked = checkContents(
+      [{ bucket: TAO, claimedBytes: bytes(...contents) }],
+      [
+        { bucketId: wireBucketId(TAO), contents },
+        { bucketId: wireBucketId(other), contents: [tweet(2), tweet(3), tweet(4)] },
+        { bucketId: 'nonsense', contents: [] },
+      ],
+    );
+    expect(checked.deliveries[0].items).toHaveLength(1);
+    expect(checked).toMatchObject({ returned: 4, dropped: 3 });
+    expect(checked.score).toBeCloseTo(0.25);
+  });
+
+  it('merges a bucket echoed twice, keeping one item per uri', () => {
+    const checked = checkContents(
+      [{ bucket: TAO, claimedBytes: bytes(tweet(1), tweet(2)) }],
+      [
+        { bucketId: wireBucketId(TAO), contents: [tweet(1)] },
+        { bucketId: wireBucketId(TAO), contents: [tweet(1), tweet(2)] },
+      ],
+    );
+    expect(checked.deliveries[0].items.map((entry) => entry.item.uri)).toHaveLength(2);
+    expect(checked.dropped).toBe(1);
+  });
+
+  it('costs a miner that delivers far less than its index claimed, not one that delivers more', () => {
+    const contents = [tweet(1)];
+    const short = checkContents(
+      [{ bucket: TAO, claimedBytes: 10 * bytes(...contents) }],
+      [{ bucketId: wireBucketId(TAO), contents }],
+    );
+    expect(short.score).toBeCloseTo(0.1);
+    const more = checkContents(
+      [{ bucket: TAO, claimedBytes: Math.floor(bytes(...contents) / 3) }],
+      [{ bucketId: wireBucketId(TAO), contents }],
+    );
+    expect(more.score).toBe(1);
+    const nothing = checkContents([{ bucket: TAO, claimedBytes: 5000 }], []);
+    expect(nothing.deliveries[0]).toMatchObject({ returned: 0, items: [], score: 0 });
+  });
+});
+
+describe(checkEntities.name, () => {
+  const unlabeled = { source: 2 as const, label: null, timeBucket: HOUR };
+  const entity = (content: string, declared = Buffer.byteLength(content)) => ({
+    uri: (JSON.parse(content) as { url: string }).url,
+    datetime: minute(1),
+    source: 2,
+    label: null,
+    content,
+    content_size_bytes: declared,
+  });
+
+  it('checks a GetDataEntityBucket answer by the same rules, declared sizes included', () => {
+    const plain = tweet(1, { tweet_hashtags: [] });
+    const checked = checkEntities({ bucket: unlabeled, claimedBytes: bytes(plain) }, [
+      entity(plain),
+      entity(tweet(2, { tweet_hashtags: [] }), 1),
+      entity(tweet(3)),
+    ]);
+    expect(checked.deliveries[0].items.map((entry) => entry.item.uri)).toEqual([
+      'https://x.com/alice/status/1',
+    ]);
+    expect(checked.dropped).toBe(2);
+  });
+});
+
+describe('bucket ids and uris', () => {
+  it('reads an echoed bucket id, refusing malformed ones', () => {
+    expect(bucketOfWireId(wireBucketId(TAO))).toEqual(TAO);
+    expect(bucketOfWireId({ time_bucket: { id: 1 }, source: 2, label: null })).toEqual({
+      source: 2,
+      label: null,
+      timeBucket: 1,
+    });
+    for (const bad of [
+      null,
+      {},
+      { time_bucket: { id: '1' }, source: 2 },
+      { ...wireBucketId(TAO), source: 3 },
+    ])
+      expect(bucketOfWireId(bad)).toBeUndefined();
+  });
+
+  it('wants an X uri to carry the tweet id as its status', () => {
+    const item = (uri: string, id: string) =>
+      ({ source: 'X', uri, tweet: { id } }) as unknown as Parameters<typeof uriAgrees>[0];
+    expect(uriAgrees(item('https://x.com/a/status/12', '12'))).toBe(true);
+    expect(uriAgrees(item('https://x.com/a/status/12', '13'))).toBe(false);
+    expect(uriAgrees(item('not a url', '12'))).toBe(false);
+  });
+});

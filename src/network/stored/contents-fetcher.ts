@@ -1,0 +1,120 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { Clock } from '../../common/clock/clock';
+import { AppConfig } from '../../config/app-config';
+import { InjectConfig } from '../../config/config.module';
+import { CredibilityRecorder } from '../credibility-recorder';
+import {
+  getContentsByBucketsFields,
+  getDataEntityBucketFields,
+  readBucketContents,
+  readEntityList,
+} from '../sn13/messages';
+import {
+  failureReasonOf,
+  failureScore,
+  MinerClient,
+  MinerFailureReason,
+} from '../transport/miner-client';
+import { bucketKeyOf } from './bucket-selection';
+import { CheckedContents, checkContents, checkEntities } from './contents-check';
+import { PlannedCall } from './holder-choice';
+import { ItemStore } from './item-store';
+
+/** What one call to a holder came to. */
+export interface CallReport {
+  uid: number;
+  /** Undefined when the miner answered; else why the call failed. */
+  failure?: MinerFailureReason;
+  /** Contents the miner sent, and those dropped by the checks. */
+  returned: number;
+  dropped: number;
+  /** 0..1, what the answer says of the miner (0 for its own failures). */
+  score: number | null;
+  /** Keys (bucketKeyOf) of the buckets whose delivery is now in the store. */
+  delivered: Set<string>;
+}
+
+/**
+ * Makes one planned call (GetContentsByBuckets, or GetDataEntityBucket for an unlabeled
+ * bucket), checks the answer, keeps each bucket's checked delivery in the item store and moves
+ * the miner's credibility. Never throws: a failure is reported.
+ */
+@Injectable()
+export class ContentsFetcher {
+  private readonly logger = new Logger(ContentsFetcher.name);
+
+  constructor(
+    private readonly client: MinerClient,
+    private readonly store: ItemStore,
+    private readonly credibility: CredibilityRecorder,
+    private readonly clock: Clock,
+    @InjectConfig() private readonly config: AppConfig,
+  ) {}
+
+  async run(call: PlannedCall): Promise<CallReport> {
+    const { holder } = call;
+    let checked: CheckedContents;
+    try {
+      checked = await this.ask(call);
+    } catch (error) {
+      const failure = failureReasonOf(error);
+      const score = failureScore(failure);
+      this.credibility.record([{ uid: holder.uid, score }]);
+      return { uid: holder.uid, failure, returned: 0, dropped: 0, score, delivered: new Set() };
+    }
+    this.credibility.record([{ uid: holder.uid, score: checked.score }]);
+    const fetchedAt = this.clock.now();
+    const delivered = new Set<string>();
+    await Promise.all(
+      checked.deliveries.map(async (delivery) => {
+        try {
+          await this.store.save({
+            bucket: delivery.bucket,
+            minerUid: holder.uid,
+            minerHotkey: holder.hotkey,
+            fetchedAt,
+            claimedBytes: delivery.claimedBytes,
+            items: delivery.items,
+          });
+          delivered.add(bucketKeyOf(delivery.bucket));
+        } catch (error) {
+          // Not keeping it (Postgres away) is no fault of the miner's.
+          this.logger.warn(`delivery of miner ${holder.uid} not kept: ${(error as Error).message}`);
+        }
+      }),
+    );
+    return {
+      uid: holder.uid,
+      returned: checked.returned,
+      dropped: checked.dropped,
+      score: checked.score,
+      delivered,
+    };
+  }
+
+  private async ask(call: PlannedCall): Promise<CheckedContents> {
+    const timeoutMs = this.config.network.bucketFetchTimeoutMs;
+    const target = {
+      uid: call.holder.uid,
+      hotkey: call.holder.hotkey,
+      axonUrl: call.holder.axonUrl,
+    };
+    if (call.synapse === 'GetDataEntityBucket') {
+      const [asked] = call.buckets;
+      const reply = await this.client.call(
+        target,
+        'GetDataEntityBucket',
+        getDataEntityBucketFields(asked.bucket),
+        timeoutMs,
+      );
+      return checkEntities(asked, readEntityList(reply.body, 'data_entities'));
+    }
+    const reply = await this.client.call(
+      target,
+      'GetContentsByBuckets',
+      getContentsByBucketsFields(call.buckets.map((asked) => asked.bucket)),
+      timeoutMs,
+    );
+    return checkContents(call.buckets, readBucketContents(reply.body));
+  }
+}

@@ -1,0 +1,107 @@
+import { DataItem } from '../protocol';
+import { MinerFailureReason } from '../transport/miner-client';
+import { SelectedBucket } from './bucket-selection';
+import { CallReport } from './contents-fetcher';
+import { PlannedCall } from './holder-choice';
+import { StoredItem } from './item-store';
+import { StoredQueryPlan } from './query-plan';
+
+/** How an answer from stored data was obtained: what `meta` reports beside the items. */
+export interface StoredAnswer {
+  items: DataItem[];
+  /** Set when nothing could be answered because no holder could be asked or answered. */
+  error?: string;
+  /** `partial`: the query names no label (or `any` mixes in other keywords): only stored items. */
+  coverage: 'complete' | 'partial';
+  buckets: { planned: number; fromStore: number; fetchedNow: number; missing: number };
+  /** When the oldest fetch among the returned items was made (null: no items). */
+  oldestFetchedAt: Date | null;
+  miners: {
+    queried: number;
+    responded: number;
+    failed: { count: number; reasons: Partial<Record<MinerFailureReason, number>> };
+    /** Answered with no content at all. */
+    empty: number;
+    /** Answered, and every content passed the checks and every bucket its claimed size. */
+    passedChecks: number;
+  };
+  itemsDroppedInvalid: number;
+  /** Share of the returned items delivered by at least two miners. */
+  consensus: number;
+  deadlineReached: boolean;
+}
+
+/** One query's fetches: its calls, the reports of those that ended, the buckets kept. */
+export interface FetchRound {
+  calls: PlannedCall[];
+  /** Reports of the calls that have ended. */
+  reports: Map<PlannedCall, CallReport>;
+  /** Buckets whose fetch has ended: true when a delivery of it is in the store. */
+  delivered: Map<string, boolean>;
+  done: Promise<void>;
+}
+
+/** The answer and its counts, once the fetch round is over or the deadline passed. */
+export function summarize(
+  plan: StoredQueryPlan,
+  selected: readonly SelectedBucket[],
+  round: FetchRound,
+  stored: readonly StoredItem[],
+  deadlineReached: boolean,
+): StoredAnswer {
+  const fromStore = selected.filter((bucket) => bucket.fromStore).length;
+  const fetchedNow = [...round.delivered.values()].filter(Boolean).length;
+  const missing = selected.length - fromStore - fetchedNow;
+
+  const queried = new Set(round.calls.map((call) => call.holder.uid));
+  const responded = new Set<number>();
+  const empty = new Set<number>();
+  const failedChecks = new Set<number>();
+  const reasons: Partial<Record<MinerFailureReason, number>> = {};
+  const failed = new Set<number>();
+  let dropped = 0;
+  for (const call of round.calls) {
+    const report = round.reports.get(call);
+    const uid = call.holder.uid;
+    const failure = report ? report.failure : 'timeout';
+    if (failure) {
+      if (!failed.has(uid)) reasons[failure] = (reasons[failure] ?? 0) + 1;
+      failed.add(uid);
+      continue;
+    }
+    responded.add(uid);
+    dropped += report!.dropped;
+    if (report!.returned === 0) empty.add(uid);
+    if (report!.score !== 1) failedChecks.add(uid);
+  }
+  const items = stored.map((entry) => entry.item);
+  const corroborated = stored.filter((entry) => entry.deliveredBy.length >= 2).length;
+  const oldest = stored.reduce<Date | null>(
+    (min, entry) => (min === null || entry.fetchedAt < min ? entry.fetchedAt : min),
+    null,
+  );
+  const nothingAnswered = items.length === 0 && missing > 0 && fromStore === 0 && fetchedNow === 0;
+  return {
+    items,
+    error: nothingAnswered ? whyMissing(round, missing) : undefined,
+    coverage: plan.coverage,
+    buckets: { planned: selected.length, fromStore, fetchedNow, missing },
+    oldestFetchedAt: oldest,
+    miners: {
+      queried: queried.size,
+      responded: responded.size,
+      failed: { count: [...failed].filter((uid) => !responded.has(uid)).length, reasons },
+      empty: empty.size,
+      passedChecks: [...responded].filter((uid) => !failedChecks.has(uid)).length,
+    },
+    itemsDroppedInvalid: dropped,
+    consensus: items.length === 0 ? 0 : Math.round((corroborated / items.length) * 1e4) / 1e4,
+    deadlineReached,
+  };
+}
+
+function whyMissing(round: FetchRound, missing: number): string {
+  if (round.calls.length === 0)
+    return `None of the ${missing} buckets holding this query's data can be fetched now: their holders' call budgets are spent or they refused recently, and the store has no copy`;
+  return `No miner holding this query's data answered in time (${round.calls.length} asked)`;
+}

@@ -1,0 +1,395 @@
+import { Clock } from '../../common/clock/clock';
+import { AppConfig } from '../../config/app-config';
+import { CredibilityRecorder, MinerScore } from '../credibility-recorder';
+import { BucketHolding } from '../index/miner-index.repository';
+import { MinerIndexService } from '../index/miner-index.service';
+import { BucketKey, bucketStart, NetworkQuery, timeBucketId } from '../protocol';
+import { wireBucketId, WireBucketId } from '../sn13/messages';
+import { SynapseName } from '../../common/synapse-names';
+import { CallBudgets } from '../transport/call-budgets';
+import { MinerCallError, MinerClient, MinerReply, MinerTarget } from '../transport/miner-client';
+import { bucketKeyOf, DEFAULT_RECORD_BYTES } from './bucket-selection';
+import { ContentsFetcher } from './contents-fetcher';
+import { BucketDelivery, BucketFetch, ItemStore, StoredItem, StoredItemQuery } from './item-store';
+import { StoredDataService } from './stored-data.service';
+
+const DEADLINE_MS = 300;
+const NOW_HOUR = timeBucketId(new Date());
+/** Past hours only: their freshness does not depend on when the test runs. */
+const HOURS = [NOW_HOUR - 1, NOW_HOUR - 2, NOW_HOUR - 3];
+
+/** The store's contract kept in memory, one row per uri, filed under the bucket's label. */
+class MemoryItemStore extends ItemStore {
+  readonly items = new Map<string, StoredItem & { label: string | null; source: number }>();
+  readonly fetchRows = new Map<string, BucketFetch>();
+  saves = 0;
+
+  save(delivery: BucketDelivery): Promise<void> {
+    this.saves++;
+    let bytes = 0;
+    for (const { item, contentBytes } of delivery.items) {
+      bytes += contentBytes;
+      const old = this.items.get(item.uri);
+      const deliveredBy = [...new Set([...(old?.deliveredBy ?? []), delivery.minerHotkey])];
+      this.items.set(item.uri, {
+        item,
+        contentBytes,
+        deliveredBy,
+        fetchedAt: delivery.fetchedAt,
+        label: delivery.bucket.label,
+        source: delivery.bucket.source,
+      });
+    }
+    this.fetchRows.set(`${bucketKeyOf(delivery.bucket)}|${delivery.minerUid}`, {
+      bucket: delivery.bucket,
+      minerUid: delivery.minerUid,
+      minerHotkey: delivery.minerHotkey,
+      fetchedAt: delivery.fetchedAt,
+      claimedBytes: delivery.claimedBytes,
+      itemCount: delivery.items.length,
+      bytes,
+    });
+    return Promise.resolve();
+  }
+
+  fetches(
+    source: number,
+    labels: readonly (string | null)[],
+    from: number,
+    to: number,
+  ): Promise<BucketFetch[]> {
+    return Promise.resolve(
+      [...this.fetchRows.values()].filter(
+        ({ bucket }) =>
+          bucket.source === source &&
+          labels.includes(bucket.label) &&
+          bucket.timeBucket >= from &&
+          bucket.timeBucket <= to,
+      ),
+    );
+  }
+
+  find(query: StoredItemQuery): Promise<StoredItem[]> {
+    const time = (entry: StoredItem) => Date.parse(entry.item.datetime);
+    const rows = [...this.items.values()]
+      .filter(
+        (entry) =>
+          entry.source === query.source &&
+          (query.labels === undefined || query.labels.includes(entry.label)) &&
+          (query.from === null || time(entry) >= query.from.getTime()) &&
+          time(entry) <= query.to.getTime() &&
+          (query.usernames.length === 0 ||
+            query.usernames.includes(
+              entry.item.source === 'X' ? entry.item.user.username.toLowerCase() : '',
+            )) &&
+          (query.before === undefined ||
+            time(entry) < query.before.datetime.getTime() ||
+            (time(entry) === query.before.datetime.getTime() && entry.item.uri < query.before.uri)),
+      )
+      .sort((a, b) => time(b) - time(a) || (b.item.uri < a.item.uri ? -1 : 1));
+    return Promise.resolve(rows.slice(0, query.limit));
+  }
+
+  deleteBefore(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+/**
+ * An `XContent` record in the hour, filed under `tag` (its first hashtag), padded to about the
+ * size the planner assumes of a record (DEFAULT_RECORD_BYTES).
+ */
+function tweet(id: number, hour: number, tag: string, username = 'alice'): string {
+  return JSON.stringify({
+    username,
+    text: `post ${id} ${tag} ${'.'.repeat(DEFAULT_RECORD_BYTES - 250)}`,
+    url: `https://x.com/${username}/status/${id}`,
+    timestamp: new Date(bucketStart(hour).getTime() + (id % 60) * 60_000).toISOString(),
+    tweet_hashtags: [tag],
+    tweet_id: String(id),
+  });
+}
+
+interface FakeMiner {
+  uid: number;
+  coldkey: string;
+  credibility: number;
+  /** Contents by bucket key. */
+  holds: Map<string, string[]>;
+  /** What the miner sends instead of what it holds, for the buckets asked. */
+  answer?: (asked: WireBucketId[]) => [WireBucketId, unknown[]][];
+  delayMs?: number;
+  fails?: MinerCallError;
+}
+
+const bytes = (contents: readonly string[]) =>
+  contents.reduce((sum, content) => sum + Buffer.byteLength(content), 0);
+
+function bucket(label: string, timeBucket: number): BucketKey {
+  return { source: 2, label, timeBucket };
+}
+
+/** Miner `uid` holds 10 posts in each hour of HOURS under `tag`: the same posts as its peers. */
+function miner(uid: number, tag = '#tao'): FakeMiner {
+  const holds = new Map<string, string[]>();
+  const firstId = tag === '#tao' ? 1 : 5001;
+  HOURS.forEach((hour, index) =>
+    holds.set(
+      bucketKeyOf(bucket(tag, hour)),
+      Array.from({ length: 10 }, (_, n) => tweet(firstId + index * 100 + n, hour, tag)),
+    ),
+  );
+  const coldkey = `ck${uid}`;
+  return { uid, coldkey, credibility: 0.9, holds };
+}
+
+function setUp(miners: FakeMiner[], options: { callsLeft?: number } = {}) {
+  const calls: { uid: number; synapse: SynapseName; buckets: number }[] = [];
+  const scores: MinerScore[] = [];
+  const store = new MemoryItemStore();
+  const byUid = new Map(miners.map((entry) => [entry.uid, entry]));
+  const client = {
+    mayAsk: () => true,
+    isCircuitOpen: () => false,
+    async call(
+      target: MinerTarget,
+      synapse: SynapseName,
+      fields: Record<string, unknown>,
+    ): Promise<MinerReply> {
+      const fake = byUid.get(target.uid)!;
+      const asked = fields.data_entity_bucket_ids as WireBucketId[];
+      calls.push({ uid: target.uid, synapse, buckets: asked.length });
+      if (fake.delayMs) await new Promise((resolve) => setTimeout(resolve, fake.delayMs));
+      if (fake.fails) throw fake.fails;
+      const pairs =
+        fake.answer?.(asked) ??
+        asked.map((id): [WireBucketId, string[]] => [
+          id,
+          fake.holds.get(
+            bucketKeyOf({ source: 2, label: id.label!.value, timeBucket: id.time_bucket.id }),
+          ) ?? [],
+        ]);
+      return { body: { bucket_ids_to_contents: pairs }, latencyMs: 1 };
+    },
+  } as unknown as MinerClient;
+  const index = {
+    holdings: (_source: number, labels: readonly (string | null)[], from: number, to: number) => {
+      const rows: BucketHolding[] = [];
+      for (const fake of miners)
+        for (const [key, contents] of fake.holds) {
+          const [, label, timeBucket] = JSON.parse(key) as [number, string, number];
+          if (!labels.includes(label) || timeBucket < from || timeBucket > to) continue;
+          rows.push({
+            timeBucket,
+            label,
+            uid: fake.uid,
+            hotkey: `hk${fake.uid}`,
+            coldkey: fake.coldkey,
+            axonUrl: `http://127.0.0.1:${9000 + fake.uid}`,
+            credibility: fake.credibility,
+            bytes: bytes(contents),
+          });
+        }
+      rows.sort((a, b) => b.timeBucket - a.timeBucket || b.credibility - a.credibility);
+      return Promise.resolve(rows);
+    },
+  } as unknown as MinerIndexService;
+  const budgets = {
+    left: (hotkeys: string[]) =>
+      Promise.resolve(
+        new Map(hotkeys.map((hotkey) => [hotkey, { left: options.callsLeft ?? 8, nextAt: null }])),
+      ),
+  } as unknown as CallBudgets;
+  const credibility = {
+    record: (observed: MinerScore[]) => scores.push(...observed),
+  } as unknown as CredibilityRecorder;
+  const config = {
+    network: {
+      queryDeadlineMs: DEADLINE_MS,
+      minersPerQuery: 5,
+      minerMaxResponseBytes: 16 * 1024 * 1024,
+      storedCurrentHourTtlMs: 300_000,
+      bucketFetchTimeoutMs: 5000,
+    },
+  } as AppConfig;
+  const clock = new Clock();
+  const fetcher = new ContentsFetcher(client, store, credibility, clock, config);
+  const service = new StoredDataService(index, store, fetcher, client, budgets, clock, config);
+  return { service, store, calls, scores };
+}
+
+function query(overrides: Partial<NetworkQuery> = {}): NetworkQuery {
+  return {
+    source: 'x',
+    usernames: [],
+    keywords: ['#tao'],
+    keywordMode: 'all',
+    startDate: null,
+    endDate: new Date(),
+    limit: 15,
+    ...overrides,
+  };
+}
+
+describe(StoredDataService.name, () => {
+  it('fetches the newest buckets the limit needs, one call per holder, and answers from the store', async () => {
+    const { service, calls, store, scores } = setUp([miner(1), miner(2)]);
+    const answer = await service.answer(query());
+    // 15 items at about 10 a bucket: the two newest hours, from both holders (corroboration).
+    expect(calls).toEqual([
+      { uid: 1, synapse: 'GetContentsByBuckets', buckets: 2 },
+      { uid: 2, synapse: 'GetContentsByBuckets', buckets: 2 },
+    ]);
+    expect(store.fetchRows.size).toBe(4);
+    expect(answer.items).toHaveLength(15);
+    const times = answer.items.map((item) => Date.parse(item.datetime));
+    expect([...times].sort((a, b) => b - a)).toEqual(times);
+    expect(answer).toMatchObject({
+      coverage: 'complete',
+      buckets: { planned: 2, fromStore: 0, fetchedNow: 2, missing: 0 },
+      miners: { queried: 2, responded: 2, empty: 0, passedChecks: 2, failed: { count: 0 } },
+      itemsDroppedInvalid: 0,
+      consensus: 1,
+      deadlineReached: false,
+    });
+    expect(answer.oldestFetchedAt).toBeInstanceOf(Date);
+    expect(scores).toEqual([
+      { uid: 1, score: 1 },
+      { uid: 2, score: 1 },
+    ]);
+  });
+
+  it('answers the same query again from the store without calling a miner', async () => {
+    const { service, calls } = setUp([miner(1), miner(2)]);
+    const first = await service.answer(query());
+    const again = await service.answer(query());
+    expect(calls).toHaveLength(2);
+    expect(again.items).toEqual(first.items);
+    expect(again.buckets).toEqual({ planned: 2, fromStore: 2, fetchedNow: 0, missing: 0 });
+    expect(again.miners.queried).toBe(0);
+  });
+
+  it('drops what a miner sends outside the bucket’s hour or label, and costs it credibility', async () => {
+    const liar = miner(2);
+    liar.answer = (asked) =>
+      asked.map((id, n) => [
+        id,
+        [
+          tweet(90_000 + n, id.time_bucket.id - 5, '#tao'),
+          tweet(91_000 + n, id.time_bucket.id, '#other'),
+          'garbage',
+        ],
+      ]);
+    const { service, scores } = setUp([miner(1), liar]);
+    const answer = await service.answer(query({ limit: 100 }));
+    expect(answer.items.every((item) => !/status\/9\d{4}$/.test(item.uri))).toBe(true);
+    expect(answer.items).toHaveLength(30);
+    expect(answer.itemsDroppedInvalid).toBe(9);
+    expect(answer.miners).toMatchObject({ responded: 2, passedChecks: 1 });
+    expect(answer.consensus).toBe(0);
+    expect(scores.find((score) => score.uid === 2)?.score).toBe(0);
+    expect(scores.find((score) => score.uid === 1)?.score).toBe(1);
+  });
+
+  it('answers at the deadline with what arrived; a late delivery still lands in the store', async () => {
+    const slow = miner(2);
+    slow.delayMs = DEADLINE_MS + 200;
+    const fast = miner(1);
+    fast.holds.clear();
+    const { service, store } = setUp([fast, slow]);
+    const answer = await service.answer(query());
+    expect(answer).toMatchObject({
+      items: [],
+      deadlineReached: true,
+      buckets: { planned: 2, fetchedNow: 0, missing: 2 },
+      miners: { queried: 1, responded: 0, failed: { count: 1, reasons: { timeout: 1 } } },
+    });
+    expect(answer.error).toMatch(/answered in time/);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(store.items.size).toBe(20);
+  });
+
+  it('fetches a bucket once for concurrent queries of this process', async () => {
+    const slow = miner(1);
+    slow.delayMs = 50;
+    const { service, calls } = setUp([slow]);
+    const [one, two] = await Promise.all([service.answer(query()), service.answer(query())]);
+    expect(calls).toHaveLength(1);
+    expect(one.items).toHaveLength(15);
+    expect(two.items).toEqual(one.items);
+    expect(two.buckets.fetchedNow).toBe(2);
+  });
+
+  it('without a label fetches nothing and answers, partially, from what is stored', async () => {
+    const { service, calls } = setUp([miner(1), miner(2, '#btc')]);
+    await service.answer(query({ keywords: ['#tao'], limit: 5 }));
+    await service.answer(query({ keywords: ['#btc'], limit: 5 }));
+    const before = calls.length;
+    const answer = await service.answer(query({ keywords: ['post'], limit: 100 }));
+    expect(calls).toHaveLength(before);
+    expect(answer.coverage).toBe('partial');
+    expect(answer.buckets.planned).toBe(0);
+    expect(new Set(answer.items.map((item) => item.label))).toEqual(new Set(['#tao', '#btc']));
+  });
+
+  it('filters by username in the store and by keyword, all or any, up to the limit', async () => {
+    const mixed = miner(1);
+    const hour = HOURS[0];
+    mixed.holds.set(bucketKeyOf(bucket('#tao', hour)), [
+      tweet(1, hour, '#tao', 'alice'),
+      tweet(2, hour, '#tao', 'bob'),
+      JSON.parse(
+        JSON.stringify(tweet(3, hour, '#tao', 'bob')).replace('post 3', 'post 3 moon'),
+      ) as string,
+    ]);
+    const { service } = setUp([mixed]);
+    const bob = await service.answer(query({ usernames: ['@Bob'], limit: 100 }));
+    expect(bob.items.map((item) => item.uri).sort()).toEqual([
+      'https://x.com/bob/status/2',
+      'https://x.com/bob/status/3',
+    ]);
+    const moon = await service.answer(query({ keywords: ['#tao', 'moon'], limit: 100 }));
+    expect(moon.items.map((item) => item.uri)).toEqual(['https://x.com/bob/status/3']);
+    const any = await service.answer(
+      query({ keywords: ['#nothing', 'moon'], keywordMode: 'any', limit: 100 }),
+    );
+    expect(any.coverage).toBe('partial');
+    expect(any.items.map((item) => item.uri)).toEqual(['https://x.com/bob/status/3']);
+  });
+
+  it('asks no miner whose budget is spent, and says why when nothing is stored', async () => {
+    const { service, calls } = setUp([miner(1)], { callsLeft: 0 });
+    const answer = await service.answer(query());
+    expect(calls).toHaveLength(0);
+    expect(answer.items).toEqual([]);
+    expect(answer.buckets).toMatchObject({ planned: 2, missing: 2 });
+    expect(answer.error).toMatch(/call budgets are spent/);
+  });
+
+  it('counts a miner that refuses or fails, and one that sends nothing', async () => {
+    const refusing = miner(1);
+    refusing.fails = new MinerCallError('blacklisted', 'HTTP 403');
+    const empty = miner(2);
+    empty.answer = (asked) => asked.map((id) => [id, []]);
+    const { service, scores } = setUp([refusing, empty]);
+    const answer = await service.answer(query());
+    expect(answer.miners).toMatchObject({
+      queried: 2,
+      responded: 1,
+      empty: 1,
+      passedChecks: 0,
+      failed: { count: 1, reasons: { blacklisted: 1 } },
+    });
+    // A refusal says nothing of the miner; an empty answer to a claimed bucket does.
+    expect(scores.filter((entry) => entry.score !== null)).toEqual([{ uid: 2, score: 0 }]);
+  });
+});
+
+// The fake builds its own wire ids; keep it honest about the real shape.
+it('the fake miners echo wire bucket ids', () => {
+  expect(wireBucketId(bucket('#tao', 1))).toEqual({
+    time_bucket: { id: 1 },
+    source: 2,
+    label: { value: '#tao' },
+  });
+});

@@ -1,0 +1,216 @@
+import { Injectable } from '@nestjs/common';
+import { Clock } from '../../common/clock/clock';
+import { parseIsoDate } from '../../common/validation/iso-date';
+import { AppConfig } from '../../config/app-config';
+import { InjectConfig } from '../../config/config.module';
+import { MinerIndexService } from '../index/miner-index.service';
+import { NetworkQuery } from '../protocol';
+import { CallBudgets } from '../transport/call-budgets';
+import { MinerClient } from '../transport/miner-client';
+import {
+  bucketKeyOf,
+  groupHoldings,
+  recordBytesOf,
+  SelectedBucket,
+  selectBuckets,
+} from './bucket-selection';
+import { CallReport, ContentsFetcher } from './contents-fetcher';
+import { BucketToFetch, chooseHolders, PlannedCall, StoredSynapse } from './holder-choice';
+import { ItemStore, StoredItem } from './item-store';
+import { planStoredQuery, StoredQueryPlan } from './query-plan';
+import { FetchRound, StoredAnswer, summarize } from './stored-answer';
+
+/** Hours of the index read at once while buckets are selected; at most MAX_PAGES pages. */
+const HOURS_PER_PAGE = 72;
+const MAX_PAGES = 10;
+/**
+ * Stored items read to find `limit` matching ones: filters the store cannot apply (keywords)
+ * are applied to at most this many, newest first (a `partial` query scans the source's newest).
+ */
+const MAX_SCANNED = 20_000;
+const READ_PAGE = 500;
+/**
+ * Claimed bytes per call, as a share of MINER_MAX_RESPONSE_BYTES: contents travel as JSON
+ * strings inside JSON (quotes escaped, non-ASCII as \u escapes in Reddit records).
+ */
+const RESPONSE_HEADROOM = 0.5;
+
+/**
+ * Answers on-demand queries from what miners have stored (docs/decisions.md, "On-demand from
+ * stored data"): plans the query's buckets, takes those the store holds fresh, fetches the
+ * newest missing ones from their holders (checked, kept in the shared item store), and at
+ * QUERY_DEADLINE_MS answers from the store with what arrived; later deliveries still land there.
+ */
+@Injectable()
+export class StoredDataService {
+  /** Buckets being fetched by this process, so that concurrent queries do not fetch twice. */
+  private readonly inFlight = new Map<string, Promise<boolean>>();
+
+  constructor(
+    private readonly index: MinerIndexService,
+    private readonly store: ItemStore,
+    private readonly fetcher: ContentsFetcher,
+    private readonly client: MinerClient,
+    private readonly budgets: CallBudgets,
+    private readonly clock: Clock,
+    @InjectConfig() private readonly config: AppConfig,
+  ) {}
+
+  async answer(query: NetworkQuery): Promise<StoredAnswer> {
+    const deadline = waitFor(this.config.network.queryDeadlineMs);
+    try {
+      const plan = planStoredQuery(query, this.clock.now());
+      const selected = await this.selectBuckets(plan);
+      const missing = selected.filter((bucket) => !bucket.fromStore);
+      const fetch = await this.fetch(missing);
+      const reachedDeadline = await Promise.race([
+        fetch.done.then(() => false),
+        deadline.promise.then(() => true),
+      ]);
+      const stored = plan.from <= plan.to ? await this.read(plan) : [];
+      return summarize(plan, selected, fetch, stored, reachedDeadline);
+    } finally {
+      deadline.cancel();
+    }
+  }
+
+  /** The plan's buckets, newest first, as many as the index says `target` items need. */
+  private async selectBuckets(plan: StoredQueryPlan): Promise<SelectedBucket[]> {
+    if (plan.labels.length === 0) return [];
+    const now = this.clock.now();
+    const selected: SelectedBucket[] = [];
+    let wanted = plan.target;
+    let to = plan.toBucket;
+    for (let page = 0; page < MAX_PAGES && wanted > 0 && to >= plan.fromBucket; page++) {
+      const rows = await this.index.holdings(
+        plan.sourceId,
+        plan.labels,
+        plan.fromBucket,
+        to,
+        HOURS_PER_PAGE,
+      );
+      if (rows.length === 0) break;
+      const oldest = rows[rows.length - 1].timeBucket;
+      const fetches = await this.store.fetches(plan.sourceId, plan.labels, oldest, to);
+      const chosen = selectBuckets(groupHoldings(plan.sourceId, rows), fetches, {
+        now,
+        currentHourTtlMs: this.config.network.storedCurrentHourTtlMs,
+        recordBytes: recordBytesOf(fetches),
+        target: wanted,
+      });
+      selected.push(...chosen.selected);
+      wanted -= chosen.estimatedItems;
+      to = oldest - 1;
+    }
+    return selected;
+  }
+
+  /**
+   * Calls the holders of the missing buckets (a bucket another query of this process is
+   * fetching is awaited instead); `done` settles when every call has.
+   */
+  private async fetch(missing: readonly SelectedBucket[]): Promise<FetchRound> {
+    const reports = new Map<PlannedCall, CallReport>();
+    const delivered = new Map<string, boolean>();
+    const waits: Promise<unknown>[] = [];
+    const wanted: BucketToFetch[] = [];
+    // Claimed before the first await, so that a concurrent query sees them as in flight.
+    const claimed = new Map<string, (delivered: Promise<boolean>) => void>();
+    for (const selected of missing) {
+      const key = bucketKeyOf(selected.bucket);
+      const running = this.inFlight.get(key);
+      if (running) {
+        waits.push(running.then((ok) => delivered.set(key, ok)));
+        continue;
+      }
+      wanted.push({ bucket: selected.bucket, holders: this.callable(selected) });
+      const outcome = new Promise<boolean>((resolve) =>
+        claimed.set(key, (result) => resolve(result)),
+      );
+      this.inFlight.set(key, outcome);
+      waits.push(
+        outcome.then((ok) => {
+          delivered.set(key, ok);
+          this.inFlight.delete(key);
+        }),
+      );
+    }
+    let calls: PlannedCall[] = [];
+    try {
+      calls = chooseHolders(wanted, {
+        callsLeft: await this.callsLeft(wanted),
+        maxCalls: 2 * this.config.network.minersPerQuery,
+        maxBytesPerCall: this.config.network.minerMaxResponseBytes * RESPONSE_HEADROOM,
+        corroborate: true,
+      }).calls;
+    } finally {
+      const runs = calls.map((call) =>
+        this.fetcher.run(call).then((report) => reports.set(call, report).get(call)!),
+      );
+      for (const [key, settle] of claimed) {
+        const its = runs.filter((_, index) =>
+          calls[index].buckets.some((asked) => bucketKeyOf(asked.bucket) === key),
+        );
+        settle(Promise.all(its).then((done) => done.some((report) => report.delivered.has(key))));
+      }
+      waits.push(...runs);
+    }
+    const done = Promise.all(waits).then(() => undefined);
+    return { calls, reports, delivered, done };
+  }
+
+  /** Holders the client may call now for the bucket's synapse. */
+  private callable(selected: SelectedBucket) {
+    const synapse = synapseOf(selected);
+    return selected.toAsk.filter(
+      (holder) =>
+        !this.client.isCircuitOpen(holder.uid) && this.client.mayAsk(holder.hotkey, synapse),
+    );
+  }
+
+  /** Calls each holder has left, by synapse, read once for the whole round. */
+  private async callsLeft(
+    wanted: readonly BucketToFetch[],
+  ): Promise<(hotkey: string, synapse: StoredSynapse) => number> {
+    const hotkeys = [...new Set(wanted.flatMap((entry) => entry.holders.map((h) => h.hotkey)))];
+    const left = new Map<StoredSynapse, Map<string, { left: number }>>();
+    for (const synapse of ['GetContentsByBuckets', 'GetDataEntityBucket'] as const)
+      if (hotkeys.length > 0) left.set(synapse, await this.budgets.left(hotkeys, synapse));
+    return (hotkey, synapse) => left.get(synapse)?.get(hotkey)?.left ?? 0;
+  }
+
+  /** The answer: matching stored items, newest first, until `limit` or the store runs out. */
+  private async read(plan: StoredQueryPlan): Promise<StoredItem[]> {
+    const kept: StoredItem[] = [];
+    let before: { datetime: Date; uri: string } | undefined;
+    for (let scanned = 0; kept.length < plan.limit && scanned < MAX_SCANNED;) {
+      const page = await this.store.find({
+        source: plan.sourceId,
+        labels: plan.readLabels,
+        from: plan.from,
+        to: plan.to,
+        usernames: plan.usernames,
+        before,
+        limit: READ_PAGE,
+      });
+      scanned += page.length;
+      for (const stored of page)
+        if (kept.length < plan.limit && plan.matches(stored.item)) kept.push(stored);
+      if (page.length < READ_PAGE) break;
+      const last = page[page.length - 1].item;
+      before = { datetime: parseIsoDate(last.datetime)!, uri: last.uri };
+    }
+    return kept;
+  }
+}
+
+function synapseOf(selected: SelectedBucket): StoredSynapse {
+  return selected.bucket.label === null ? 'GetDataEntityBucket' : 'GetContentsByBuckets';
+}
+
+/** A timer as a promise, cancellable so that it holds nothing once the answer is out. */
+function waitFor(ms: number): { promise: Promise<void>; cancel: () => void } {
+  let timer: NodeJS.Timeout | undefined;
+  const promise = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
+  return { promise, cancel: () => clearTimeout(timer) };
+}
