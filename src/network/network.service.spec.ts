@@ -109,12 +109,12 @@ describe(`${NetworkService.name} on-demand modes`, () => {
       itemsDroppedInvalid: 4,
       consensus: 0.5,
       hedged: 0,
+      minersEmpty: 1,
+      minersPassedChecks: 1,
       stored: {
         coverage: 'complete',
         buckets: { planned: 3, fromStore: 1, fetchedNow: 2, missing: 0 },
         oldestFetchedAt: STORED.oldestFetchedAt,
-        minersEmpty: 1,
-        minersPassedChecks: 1,
       },
     });
   });

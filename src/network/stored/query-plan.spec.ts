@@ -104,11 +104,11 @@ describe(planStoredQuery.name, () => {
   });
 
   it('matches items by the query rules, every keyword or any of them', () => {
-    const item = (content: string, hashtags: string[]) => ({
+    const item = (text: string, hashtags: string[]) => ({
       source: 'X',
       uri: 'https://x.com/alice/status/1',
       datetime: '2026-01-15T12:00:00Z',
-      content,
+      text,
       user: { username: 'Alice' },
       tweet: { hashtags },
     });

@@ -1,0 +1,164 @@
+import { DataSource } from 'typeorm';
+import { IndexSyncService } from '../../src/network/index-sync.service';
+import { NetworkService } from '../../src/network/network.service';
+import { DataItem, timeBucketId } from '../../src/network/protocol';
+import { matchesPlainly, startTestNetwork, TestNetwork } from '../support/network';
+import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
+
+const ENDPOINT = '/api/v1/on_demand_data_request';
+const SETTINGS = { QUERY_CACHE_TTL_SECONDS: '0', INDEX_SPOT_CHECKS: '0' };
+
+/** A devnet whose miners all answer 404 to OnDemandRequest, and an app that has synced their indexes. */
+async function storedOnly(miners: { fabricate?: boolean }[]) {
+  const network = await startTestNetwork(
+    miners.map(({ fabricate }) => ({ behaviour: { noOnDemand: true, fabricate } })),
+  );
+  const app = await startTestApp({ ...network.env, ...SETTINGS }, { ownDatabase: true });
+  await app.app.get(IndexSyncService).runIfDue();
+  await app.app.get(NetworkService).settled();
+  return { network, app };
+}
+
+function contentsCalls(network: TestNetwork): number {
+  return network.devnet.miners.reduce(
+    (sum, miner) => sum + network.devnet.requestCounts(miner.uid).GetContentsByBuckets,
+    0,
+  );
+}
+
+async function credibility(app: TestApp): Promise<Map<number, number>> {
+  const rows = await app.app
+    .get(DataSource)
+    .query<{ uid: number; credibility: number }[]>('SELECT uid, credibility FROM miners');
+  return new Map(rows.map((row) => [row.uid, row.credibility]));
+}
+
+describe('On-demand from stored data, on a devnet where no miner serves OnDemandRequest', () => {
+  let network: TestNetwork;
+  let app: TestApp;
+
+  beforeAll(async () => {
+    ({ network, app } = await storedOnly([{}, {}, {}, {}]));
+  });
+  afterAll(async () => {
+    await app?.close();
+    await network?.stop();
+  });
+
+  const query = (body: object) =>
+    app.http.post(ENDPOINT).set('X-API-Key', TEST_MASTER_KEY).send(body).expect(200);
+  const corpus = () => new Map(network.devnet.corpus.items.map((item) => [item.uri, item]));
+
+  /** Every item is a corpus item, unchanged in what the gateway reads, newest first. */
+  function expectCheckedItems(items: DataItem[]) {
+    const known = corpus();
+    for (const item of items)
+      expect(known.get(item.uri)).toMatchObject({ uri: item.uri, label: item.label });
+    const times = items.map((item) => Date.parse(item.datetime));
+    expect([...times].sort((a, b) => b - a)).toEqual(times);
+  }
+
+  it('answers an X hashtag query with checked stored items (origin stored)', async () => {
+    const response = await query({ source: 'X', keywords: ['#bitcoin'], limit: 20 });
+    expect(response.body.status).toBe('success');
+    expect(response.body.meta.origin).toBe('stored');
+    const items = response.body.data as DataItem[];
+    expect(items).toHaveLength(20);
+    expectCheckedItems(items);
+    for (const item of items) {
+      expect(item.label).toBe('#bitcoin');
+      expect(matchesPlainly(item, { source: 'X', keywords: ['#bitcoin'] })).toBe(true);
+    }
+    expect(contentsCalls(network)).toBeGreaterThan(0);
+  });
+
+  it('answers the same query again without calling any miner', async () => {
+    const before = contentsCalls(network);
+    const first = await query({ source: 'X', keywords: ['#bitcoin'], limit: 20 });
+    expect(contentsCalls(network)).toBe(before);
+    expect((first.body.data as DataItem[]).length).toBe(20);
+  });
+
+  it('answers a Reddit subreddit query, in any spelling of the subreddit', async () => {
+    for (const keyword of ['r/Bitcoin', '/r/bitcoin', '/Bitcoin']) {
+      const response = await query({ source: 'reddit', keywords: [keyword], limit: 10 });
+      expect(response.body.meta.origin).toBe('stored');
+      const items = response.body.data as DataItem[];
+      expect(items.length).toBeGreaterThan(0);
+      expectCheckedItems(items);
+      for (const item of items) expect(item.label).toBe('r/bitcoin');
+    }
+  });
+
+  it('filters by username and by keyword, in both keyword modes', async () => {
+    const base = (await query({ source: 'X', keywords: ['#bitcoin'], limit: 20 })).body
+      .data as DataItem[];
+    const author = base[0].source === 'X' ? base[0].user.username : '';
+    const byAuthor = (
+      await query({ source: 'X', keywords: ['#bitcoin'], usernames: [`@${author.toUpperCase()}`] })
+    ).body.data as DataItem[];
+    expect(byAuthor.map((item) => item.uri)).toContain(base[0].uri);
+    for (const item of byAuthor)
+      expect(item.source === 'X' && item.user.username.toLowerCase()).toBe(author.toLowerCase());
+
+    const word = base[0].content.split(/\s+/).find((token) => /^[a-z]{4,}$/i.test(token))!;
+    const all = (
+      await query({ source: 'X', keywords: ['#bitcoin', word], keyword_mode: 'all', limit: 100 })
+    ).body.data as DataItem[];
+    expect(all.map((item) => item.uri)).toContain(base[0].uri);
+    for (const item of all)
+      expect(matchesPlainly(item, { source: 'X', keywords: ['#bitcoin', word] })).toBe(true);
+
+    const any = await query({
+      source: 'X',
+      keywords: ['#bitcoin', '#doesnotexist'],
+      keyword_mode: 'any',
+      limit: 100,
+    });
+    expect((any.body.data as DataItem[]).map((item) => item.uri)).toContain(base[0].uri);
+  });
+
+  it('answers a query without a label from what is stored, and fetches nothing', async () => {
+    const before = contentsCalls(network);
+    const response = await query({ source: 'X', keywords: ['bitcoin'], limit: 10 });
+    expect(contentsCalls(network)).toBe(before);
+    expect(response.body.status).toBe('success');
+    expectCheckedItems(response.body.data as DataItem[]);
+  });
+});
+
+describe('On-demand from stored data with a miner that fabricates', () => {
+  const FABRICATOR = 1;
+  let network: TestNetwork;
+  let app: TestApp;
+
+  beforeAll(async () => {
+    ({ network, app } = await storedOnly([{}, { fabricate: true }]));
+  });
+  afterAll(async () => {
+    await app?.close();
+    await network?.stop();
+  });
+
+  it('returns none of its bad items and lowers its credibility', async () => {
+    const before = await credibility(app);
+    const response = await app.http
+      .post(ENDPOINT)
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .send({ source: 'X', keywords: ['#crypto'], limit: 30 })
+      .expect(200);
+    expect(network.devnet.requestCounts(FABRICATOR).GetContentsByBuckets).toBeGreaterThan(0);
+    const known = new Set(network.devnet.corpus.items.map((item) => item.uri));
+    const items = response.body.data as DataItem[];
+    expect(items.length).toBeGreaterThan(0);
+    for (const item of items) {
+      expect(known.has(item.uri)).toBe(true);
+      expect(timeBucketId(new Date(item.datetime))).toBeLessThan(timeBucketId(new Date()));
+    }
+    expect(response.body.meta.items_dropped_invalid).toBeGreaterThan(0);
+    await app.app.get(NetworkService).settled();
+    const after = await credibility(app);
+    expect(after.get(FABRICATOR)!).toBeLessThan(before.get(FABRICATOR)!);
+    expect(after.get(FABRICATOR)!).toBeLessThan(after.get(0)!);
+  });
+});
