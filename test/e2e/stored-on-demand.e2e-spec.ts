@@ -1,17 +1,20 @@
 import { DataSource } from 'typeorm';
+import { MinerBehaviour } from '../../src/devnet/behaviour';
+import { TaskLifecycleService } from '../../src/modules/tasks/task-lifecycle.service';
 import { IndexSyncService } from '../../src/network/index-sync.service';
 import { NetworkService } from '../../src/network/network.service';
 import { DataItem, timeBucketId } from '../../src/network/protocol';
 import { matchesPlainly, startTestNetwork, TestNetwork } from '../support/network';
+import { registerTask } from '../support/tasks';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 
 const ENDPOINT = '/api/v1/on_demand_data_request';
 const SETTINGS = { QUERY_CACHE_TTL_SECONDS: '0', INDEX_SPOT_CHECKS: '0' };
 
 /** A devnet whose miners all answer 404 to OnDemandRequest, and an app that has synced their indexes. */
-async function storedOnly(miners: { fabricate?: boolean }[]) {
+async function storedOnly(miners: MinerBehaviour[]) {
   const network = await startTestNetwork(
-    miners.map(({ fabricate }) => ({ behaviour: { noOnDemand: true, fabricate } })),
+    miners.map((behaviour) => ({ behaviour: { ...behaviour, noOnDemand: true } })),
   );
   const app = await startTestApp({ ...network.env, ...SETTINGS }, { ownDatabase: true });
   await app.app.get(IndexSyncService).runIfDue();
@@ -125,40 +128,92 @@ describe('On-demand from stored data, on a devnet where no miner serves OnDemand
     expect(response.body.status).toBe('success');
     expectCheckedItems(response.body.data as DataItem[]);
   });
+
+  it("collects a scraping task's items through the same store, calling no miner for what it holds", async () => {
+    const answered = (await query({ source: 'X', keywords: ['#bitcoin'], limit: 50 })).body
+      .data as DataItem[];
+    const before = contentsCalls(network);
+    await registerTask(app.app, '5ValidatorHotkeyForStoredTasks', 'stored-btc', '#bitcoin');
+    const lifecycle = app.app.get(TaskLifecycleService);
+    expect(await lifecycle.collectDue()).toBe(1);
+    const rows = await app.app
+      .get(DataSource)
+      .query<{ uri: string }[]>('SELECT uri FROM task_items WHERE task_id = $1', ['stored-btc']);
+    const collected = new Set(rows.map((row) => row.uri));
+    for (const item of answered) expect(collected.has(item.uri)).toBe(true);
+    expect(contentsCalls(network)).toBe(before);
+  });
 });
 
-describe('On-demand from stored data with a miner that fabricates', () => {
-  const FABRICATOR = 1;
+describe('On-demand from stored data with miners that lie', () => {
+  const LIARS = { 1: 'fabricate', 2: 'wrongHour', 3: 'wrongLabel' } as const;
   let network: TestNetwork;
   let app: TestApp;
 
   beforeAll(async () => {
-    ({ network, app } = await storedOnly([{}, { fabricate: true }]));
+    ({ network, app } = await storedOnly([
+      {},
+      { fabricate: true },
+      { wrongHour: true },
+      { wrongLabel: true },
+    ]));
   });
   afterAll(async () => {
     await app?.close();
     await network?.stop();
   });
 
-  it('returns none of its bad items and lowers its credibility', async () => {
+  it('returns none of their bad items and lowers their credibility', async () => {
     const before = await credibility(app);
-    const response = await app.http
-      .post(ENDPOINT)
-      .set('X-API-Key', TEST_MASTER_KEY)
-      .send({ source: 'X', keywords: ['#crypto'], limit: 30 })
-      .expect(200);
-    expect(network.devnet.requestCounts(FABRICATOR).GetContentsByBuckets).toBeGreaterThan(0);
-    const known = new Set(network.devnet.corpus.items.map((item) => item.uri));
-    const items = response.body.data as DataItem[];
-    expect(items.length).toBeGreaterThan(0);
-    for (const item of items) {
-      expect(known.has(item.uri)).toBe(true);
-      expect(timeBucketId(new Date(item.datetime))).toBeLessThan(timeBucketId(new Date()));
+    const corpus = new Map(network.devnet.corpus.items.map((item) => [item.uri, item]));
+    let dropped = 0;
+    for (const tag of ['#crypto', '#bitcoin', '#ai', '#ethereum']) {
+      const response = await app.http
+        .post(ENDPOINT)
+        .set('X-API-Key', TEST_MASTER_KEY)
+        .send({ source: 'X', keywords: [tag], limit: 30 })
+        .expect(200);
+      expect(response.body.meta.origin).toBe('stored');
+      dropped += response.body.meta.items_dropped_invalid as number;
+      for (const item of response.body.data as DataItem[]) {
+        // Every item is a corpus item as miners store it: its label and its hour unchanged.
+        const original = corpus.get(item.uri);
+        expect(original).toBeDefined();
+        expect(item.label).toBe(tag);
+        expect(item.label).toBe(original!.label);
+        expect(timeBucketId(new Date(item.datetime))).toBe(
+          timeBucketId(new Date(original!.datetime)),
+        );
+      }
     }
-    expect(response.body.meta.items_dropped_invalid).toBeGreaterThan(0);
+    expect(dropped).toBeGreaterThan(0);
     await app.app.get(NetworkService).settled();
     const after = await credibility(app);
-    expect(after.get(FABRICATOR)!).toBeLessThan(before.get(FABRICATOR)!);
-    expect(after.get(FABRICATOR)!).toBeLessThan(after.get(0)!);
+    for (const [uid, fault] of Object.entries(LIARS)) {
+      const called = network.devnet.requestCounts(Number(uid)).GetContentsByBuckets;
+      expect({ fault, called: called > 0 }).toEqual({ fault, called: true });
+      expect({ fault, lower: after.get(Number(uid))! < before.get(Number(uid))! }).toEqual({
+        fault,
+        lower: true,
+      });
+      expect(after.get(Number(uid))!).toBeLessThan(after.get(0)!);
+    }
+  });
+
+  it('answers query_bucket from the store for a bucket an on-demand query fetched', async () => {
+    const before = network.devnet.miners.map(
+      (miner) => network.devnet.requestCounts(miner.uid).GetDataEntityBucket,
+    );
+    const response = await app.http
+      .get('/api/v1/query_bucket/x?label=%23bitcoin')
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .expect(200);
+    expect(response.body).toMatchObject({ status: 'success', cached: true });
+    expect(
+      network.devnet.miners.map(
+        (miner) => network.devnet.requestCounts(miner.uid).GetDataEntityBucket,
+      ),
+    ).toEqual(before);
+    for (const item of response.body.data as DataItem[]) expect(item.label).toBe('#bitcoin');
   });
 });
