@@ -59,7 +59,7 @@ export class DataQueryService {
         api_version: '1.0',
         no_data_available: result.items.length === 0,
         origin: result.origin,
-        stored: result.stored ? storedMeta(result.stored) : null,
+        ...(result.stored ? { stored: storedMeta(result.stored) } : {}),
       },
     };
     if (!result.error)

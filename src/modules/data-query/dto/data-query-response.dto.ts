@@ -216,12 +216,11 @@ export class OnDemandMetaDto {
   })
   origin: AnswerOrigin;
 
-  @ApiProperty({
-    description: 'Present when `origin` is `stored`; null for live answers',
+  @ApiPropertyOptional({
+    description: 'Present when `origin` is `stored` (absent from live answers)',
     type: StoredDataMetaDto,
-    nullable: true,
   })
-  stored: StoredDataMetaDto | null;
+  stored?: StoredDataMetaDto;
 }
 
 @ApiSchema({ name: 'DataQueryResponse' })

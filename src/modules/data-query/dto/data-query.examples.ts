@@ -134,7 +134,6 @@ function meta(source: SourceName, items: number): OnDemandMetaDto {
     api_version: '1.0',
     no_data_available: items === 0,
     origin: 'live',
-    stored: null,
   };
 }
 
