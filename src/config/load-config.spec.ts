@@ -248,9 +248,11 @@ describe(loadConfig.name, () => {
     const SETTING = '2026-01-01T00:00:00Z@1767225600000x60';
 
     it.each(['development', 'test'])('runs the clock simulated in %s', (nodeEnv) => {
-      expect(loadConfig({ NODE_ENV: nodeEnv, CLOCK_SIMULATION: SETTING }).clockSimulation).toEqual(
-        { startMs: Date.parse('2026-01-01T00:00:00Z'), anchorMs: 1767225600000, rate: 60 },
-      );
+      expect(loadConfig({ NODE_ENV: nodeEnv, CLOCK_SIMULATION: SETTING }).clockSimulation).toEqual({
+        startMs: Date.parse('2026-01-01T00:00:00Z'),
+        anchorMs: 1767225600000,
+        rate: 60,
+      });
     });
 
     it('is off unless set', () => {

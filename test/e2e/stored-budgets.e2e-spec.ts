@@ -236,7 +236,7 @@ describe('Two gateway processes answering 300 stored-data queries over a simulat
       for (const [synapse, budget] of Object.entries(BUDGETS)) {
         const calls = budgetedCalls(miner.uid).filter((call) => call.synapse === synapse);
         const statuses = calls.map((call) => call.status).filter((status) => status !== 200);
-        if (calls.length > budget!)
+        if (calls.length > budget)
           violations.push(`miner ${miner.uid}: ${calls.length} ${synapse} calls, budget ${budget}`);
         if (counts[synapse as SynapseName].refused > 0 || statuses.length > 0)
           violations.push(`miner ${miner.uid}: ${synapse} answered ${statuses.join(', ')}`);
