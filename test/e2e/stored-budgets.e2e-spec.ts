@@ -52,14 +52,15 @@ interface QueryAnswer {
     error?: string;
     origin: 'live' | 'stored';
     miners_queried: number;
-    stored: {
+    /** Absent from live answers. */
+    stored?: {
       coverage: 'complete' | 'partial';
       buckets_planned: number;
       buckets_from_store: number;
       buckets_fetched_now: number;
       buckets_missing: number;
       oldest_data_fetched_at: string | null;
-    } | null;
+    };
   };
 }
 
