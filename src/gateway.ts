@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { config as loadDotEnv } from 'dotenv';
 import { Logger } from 'nestjs-pino';
 import { createApp } from './bootstrap';
+import { formatClockSimulation } from './common/clock/clock-simulation';
 import { installGracefulShutdown } from './common/lifecycle/graceful-shutdown';
 import { AppConfig } from './config/app-config';
 import { ConfigError, loadConfig } from './config/load-config';
@@ -112,6 +113,10 @@ function printBanner(
     `  Miners:       ${minersOrigin(config, simulated)}`,
     `  Validator:    ${validator.keypair.address}   (${validator.created ? 'generated: ' : ''}${validator.origin})`,
   ];
+  if (config.clockSimulation)
+    lines.push(
+      `  Clock:        SIMULATED (CLOCK_SIMULATION=${formatClockSimulation(config.clockSimulation)}, tests only)`,
+    );
   // The generated development key is shown once, on the stdout of the start that created it.
   if (master.created)
     lines.push(`  Master key:   ${master.key}   (generated, saved to ${master.file})`);

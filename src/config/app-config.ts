@@ -1,4 +1,5 @@
 import type { DestinationStream } from 'pino';
+import type { ClockSimulation } from '../common/clock/clock-simulation';
 import { AllowedNetworks, CallBudgets } from './miner-network-settings';
 
 /** The typed configuration the rest of the code reads; only `load-config.ts` reads `process.env`. */
@@ -37,6 +38,8 @@ export interface AppConfig {
   tasks: TasksConfig;
   /** The network owner's default desirability list (JSON), weighted 30 % in the aggregate. */
   defaultDesirabilitiesFile: string;
+  /** CLOCK_SIMULATION (tests only, never in production): the Clock's simulated time. */
+  clockSimulation?: ClockSimulation;
 }
 
 export interface ValidatorKeySettings {

@@ -213,6 +213,11 @@ export class EnvironmentVariables {
   @IsIn(['true', 'false'])
   DEVNET_STORED_ONLY = 'false';
 
+  /** Tests only: the process's time runs simulated (common/clock/clock-simulation.ts). */
+  @IsOptional()
+  @IsString()
+  CLOCK_SIMULATION?: string;
+
   @toInt()
   @IsInt()
   @Min(1)

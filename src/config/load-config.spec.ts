@@ -244,6 +244,34 @@ describe(loadConfig.name, () => {
     });
   });
 
+  describe('CLOCK_SIMULATION', () => {
+    const SETTING = '2026-01-01T00:00:00Z@1767225600000x60';
+
+    it.each(['development', 'test'])('runs the clock simulated in %s', (nodeEnv) => {
+      expect(loadConfig({ NODE_ENV: nodeEnv, CLOCK_SIMULATION: SETTING }).clockSimulation).toEqual({
+        startMs: Date.parse('2026-01-01T00:00:00Z'),
+        anchorMs: 1767225600000,
+        rate: 60,
+      });
+    });
+
+    it('is off unless set', () => {
+      expect(loadConfig({}).clockSimulation).toBeUndefined();
+    });
+
+    it('refuses it in production, beside the other problems', () => {
+      expect(problemsOf({ ...PRODUCTION, CLOCK_SIMULATION: SETTING })).toEqual([
+        'CLOCK_SIMULATION: for tests only (it moves the time call budgets are counted in); refused when NODE_ENV=production',
+      ]);
+    });
+
+    it('names what is wrong with a malformed setting', () => {
+      expect(problemsOf({ NODE_ENV: 'test', CLOCK_SIMULATION: 'fast' })).toEqual([
+        expect.stringMatching(/^CLOCK_SIMULATION: must be <simulated start ISO 8601>@/),
+      ]);
+    });
+  });
+
   describe('validator key', () => {
     it('reads the key URI and the expected hotkey', () => {
       const config = loadConfig({

@@ -1,5 +1,6 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
+import { ClockSimulation, parseClockSimulation } from '../common/clock/clock-simulation';
 import { AppConfig, OnDemandMode } from './app-config';
 import { EnvironmentVariables } from './environment-variables';
 import {
@@ -45,6 +46,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     parseCallBudgets(vars.MINER_CALL_BUDGETS ?? '', defaultCallBudgets(validatorSharesHotkey)),
   );
   if (callBudgets) problems.push(...indexSyncProblems(vars, callBudgets));
+  const clockSimulation = vars.CLOCK_SIMULATION
+    ? clockSimulationOf(problems, vars.NODE_ENV, vars.CLOCK_SIMULATION)
+    : undefined;
   if (problems.length > 0) throw new ConfigError(problems);
 
   return {
@@ -132,6 +136,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     },
     repos: { hfResultsPath: vars.HF_RESULTS_PATH },
     defaultDesirabilitiesFile: vars.DEFAULT_DESIRABILITIES_FILE,
+    ...(clockSimulation ? { clockSimulation } : {}),
     tasks: {
       collectIntervalMs: vars.TASK_COLLECT_INTERVAL * 1000,
       collectLimit: vars.TASK_COLLECT_LIMIT,
@@ -165,6 +170,24 @@ function metagraphSourceProblems(vars: EnvironmentVariables): string[] {
         '(SUBTENSOR_URL=wss://entrypoint-finney.opentensor.ai:443 reads subnet NETUID from the chain)',
     ];
   return [];
+}
+
+/**
+ * CLOCK_SIMULATION moves the process's time, and with it every call budget, cooldown and
+ * freshness the gateway keeps: a test tool that production refuses to start with.
+ */
+function clockSimulationOf(
+  problems: string[],
+  nodeEnv: EnvironmentVariables['NODE_ENV'],
+  text: string,
+): ClockSimulation | undefined {
+  if (nodeEnv === 'production') {
+    problems.push(
+      'CLOCK_SIMULATION: for tests only (it moves the time call budgets are counted in); refused when NODE_ENV=production',
+    );
+    return undefined;
+  }
+  return parsed(problems, 'CLOCK_SIMULATION', () => parseClockSimulation(text));
 }
 
 /**

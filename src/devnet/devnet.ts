@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { cryptoReady } from '../network/bittensor/keypair';
 import { DataItem, MetagraphFile, MetagraphNeuron } from '../network/protocol';
 import { MinerBehaviour } from './behaviour';
-import { assignHoldings, CorpusSize, generateCorpus } from './corpus';
+import { assignHoldings, CorpusSize, floorToHour, generateCorpus } from './corpus';
 import { buildMetagraph, generateIdentities, writeMetagraphFile } from './metagraph';
 import {
   CallCounts,
@@ -28,8 +28,14 @@ export interface DevnetOptions {
   miners: number | readonly MinerSpec[];
   /** Determines the corpus, keys, stakes and the faults' random draws. Default 1. */
   seed?: number;
-  /** The corpus spans the 30 days before it. Default: the current time floored to the hour. */
+  /** The corpus spans the 30 days before it. Default: the clock's time floored to the hour. */
   now?: Date;
+  /**
+   * The devnet's time in milliseconds (nonce freshness, call windows, the request log), before
+   * `advanceClock`. Default: the real time; a test running gateways under CLOCK_SIMULATION
+   * gives the same simulated time (common/clock/clock-simulation.ts).
+   */
+  clock?: () => number;
   /** Loopback only. Default 127.0.0.1. */
   host?: string;
   /** 0 (default): ephemeral ports; otherwise miner i listens on basePort + i. */
@@ -118,13 +124,18 @@ export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
       ? Array.from({ length: options.miners }, () => ({}))
       : options.miners;
   await cryptoReady();
-  const corpus = generateCorpus({ seed, now: options.now, size: options.corpusSize });
+  const baseClock = options.clock ?? Date.now;
+  const corpus = generateCorpus({
+    seed,
+    now: options.now ?? floorToHour(new Date(baseClock())),
+    size: options.corpusSize,
+  });
   const holdings = assignHoldings(corpus, specs.length).map((indexes) =>
     indexes.map((index) => corpus.items[index]),
   );
   const identities = generateIdentities(seed, specs.length, options.validators ?? 2);
   let clockOffset = 0;
-  const clock = (): number => Date.now() + clockOffset;
+  const clock = (): number => baseClock() + clockOffset;
   // What every miner knows of its callers: the metagraph, filled in once it is built.
   const standings = new Map<string, CallerStanding>();
 

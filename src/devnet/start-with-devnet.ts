@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { simulatedTime } from '../common/clock/clock-simulation';
 import { runGateway } from '../gateway';
 import { startDevnet } from './devnet';
 
@@ -13,6 +14,7 @@ import { startDevnet } from './devnet';
 runGateway(async (config, validatorHotkey) => {
   const directory = join(config.dataDir, 'devnet');
   const metagraphFile = join(directory, 'metagraph.json');
+  const simulation = config.clockSimulation;
   const devnet = await startDevnet({
     miners: config.network.devnetMiners,
     metagraphFile,
@@ -21,6 +23,9 @@ runGateway(async (config, validatorHotkey) => {
       : join(directory, 'hf_validation.parquet'),
     validatorHotkeys: [validatorHotkey],
     storedOnly: config.network.devnetStoredOnly,
+    // The miners keep the gateway's time (CLOCK_SIMULATION), or their nonce checks and call
+    // windows would disagree with its calls.
+    clock: simulation ? () => simulatedTime(simulation, Date.now()) : undefined,
   });
   const storedOnly = devnet.storedOnly ? ', stored data only (DEVNET_STORED_ONLY)' : '';
   return {

@@ -1,8 +1,16 @@
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Sr25519Keypair } from '../../src/network/bittensor/keypair';
 import { writeWalletHotkey } from '../../src/network/bittensor/wallet-file';
@@ -36,10 +44,40 @@ const ENTRIES: Record<AppEntry, { script: string; nodeEnv: string }> = {
 
 /**
  * Compiles the service as `npm run build` does (into a cache directory, not dist/), so that
- * tests can run it as real processes, exactly the entry point a deployment runs.
+ * tests can run it as real processes, exactly the entry point a deployment runs. Once per test
+ * run: spec files running at once in other workers would otherwise rewrite the files under
+ * each other's processes.
  */
 export function buildService(): void {
-  compile('tsconfig.build.json', BUILD_DIR);
+  onceThisRun(BUILD_DIR, () => compile('tsconfig.build.json', BUILD_DIR));
+}
+
+/** Runs `build` unless it ran in this jest run already (the run's database names the run). */
+function onceThisRun(outDir: string, build: () => void): void {
+  const run = process.env.TEST_RUN_DATABASE_NAME;
+  if (!run) return build();
+  const marker = join(outDir, '.test-run');
+  const lock = `${outDir}.lock`;
+  const deadline = Date.now() + 180_000;
+  mkdirSync(dirname(outDir), { recursive: true });
+  // mkdir is atomic: one worker builds, the others wait for it and find the marker.
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      if (Date.now() > deadline) throw new Error(`${lock} held for 3 minutes: remove it if stale`);
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+    }
+  }
+  try {
+    if (existsSync(marker) && readFileSync(marker, 'utf8') === run) return;
+    build();
+    writeFileSync(marker, run);
+  } finally {
+    rmdirSync(lock);
+  }
 }
 
 /**

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Devnet, MinerSpec, startDevnet } from '../../src/devnet/devnet';
+import { Devnet, DevnetOptions, MinerSpec, startDevnet } from '../../src/devnet/devnet';
 import { DataItem } from '../../src/network/protocol';
 import { testValidatorHotkey } from './test-app';
 
@@ -15,11 +15,13 @@ export interface TestNetwork {
 /**
  * A devnet of real axons on loopback, with its metagraph in a temporary file. Its metagraph
  * lists `validatorHotkeys` (default: the test apps' key) as validators whose calls miners take.
+ * `options`: every miner stored-only, or the devnet's clock (that of CLOCK_SIMULATION).
  */
 export async function startTestNetwork(
   miners: number | MinerSpec[],
   seed = 7,
   validatorHotkeys: readonly string[] = [testValidatorHotkey()],
+  options: Pick<DevnetOptions, 'storedOnly' | 'clock'> = {},
 ): Promise<TestNetwork> {
   const directory = mkdtempSync(join(tmpdir(), 'gateway-devnet-'));
   const devnet = await startDevnet({
@@ -27,6 +29,7 @@ export async function startTestNetwork(
     seed,
     metagraphFile: join(directory, 'metagraph.json'),
     validatorHotkeys,
+    ...options,
   });
   return {
     devnet,

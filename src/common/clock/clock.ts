@@ -1,15 +1,24 @@
-import { Global, Injectable, Module } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
+import { AppConfig } from '../../config/app-config';
+import { APP_CONFIG } from '../../config/config.module';
+import { ClockSimulation, simulatedTime } from './clock-simulation';
 
 /**
- * The time the service believes it is. Everything with a lifetime (scraping tasks) asks this
- * instead of `new Date()`, so tests can move a task through seven days without waiting.
+ * The time the service believes it is. Everything with a lifetime (scraping tasks, call
+ * budgets, cooldowns, stored-data freshness) asks this instead of `new Date()`, so tests can
+ * move a task through seven days without waiting: in one process with `advance`, across
+ * processes with CLOCK_SIMULATION (clock-simulation.ts). Timers (deadlines, timeouts, job
+ * intervals) stay in real time. Provided by ClockModule, built from the configuration.
  */
-@Injectable()
 export class Clock {
   private offsetMs = 0;
 
+  constructor(private readonly simulation?: ClockSimulation) {}
+
   now(): Date {
-    return new Date(Date.now() + this.offsetMs);
+    const real = Date.now();
+    const base = this.simulation ? simulatedTime(this.simulation, real) : real;
+    return new Date(base + this.offsetMs);
   }
 
   /** Moves this process's clock forward (tests only). */
@@ -19,5 +28,14 @@ export class Clock {
 }
 
 @Global()
-@Module({ providers: [Clock], exports: [Clock] })
+@Module({
+  providers: [
+    {
+      provide: Clock,
+      useFactory: (config: AppConfig) => new Clock(config.clockSimulation),
+      inject: [APP_CONFIG],
+    },
+  ],
+  exports: [Clock],
+})
 export class ClockModule {}

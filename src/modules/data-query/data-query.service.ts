@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { ResponseCache } from '../../common/cache/response-cache';
+import { Clock } from '../../common/clock/clock';
 import { validationError } from '../../common/errors/validation-error-item';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
@@ -18,6 +19,7 @@ export class DataQueryService {
   constructor(
     private readonly network: NetworkService,
     private readonly cache: ResponseCache,
+    private readonly clock: Clock,
     @InjectConfig() private readonly config: AppConfig,
   ) {}
 
@@ -27,7 +29,7 @@ export class DataQueryService {
    */
   async query(request: DataQueryRequestDto): Promise<DataQueryResponseDto> {
     const started = performance.now();
-    const query = toNetworkQuery(request);
+    const query = toNetworkQuery(request, this.clock.now());
     const key = cacheKey(request);
     const cached = await this.cache.get<DataQueryResponseDto>(key);
     if (cached)
@@ -79,9 +81,10 @@ function storedMeta(stored: StoredCounts): StoredDataMetaDto {
   };
 }
 
-function toNetworkQuery(request: DataQueryRequestDto): NetworkQuery {
+/** Without `end_date`, the query ends now: on the service's clock, as the stored data's hours. */
+function toNetworkQuery(request: DataQueryRequestDto, now: Date): NetworkQuery {
   const startDate = request.start_date ? parseIsoDate(request.start_date)! : null;
-  const endDate = request.end_date ? parseIsoDate(request.end_date)! : new Date();
+  const endDate = request.end_date ? parseIsoDate(request.end_date)! : now;
   if (startDate && startDate > endDate) {
     throw validationError(['body', 'start_date'], 'start_date must not be after end_date');
   }
