@@ -10,6 +10,8 @@
  *   BENCH_REQUESTS, BENCH_WARMUP_REQUESTS, BENCH_CONCURRENCY, BENCH_DIRECT_REQUESTS,
  *   BENCH_ACTIVE_TASKS).
  * The service and the devnet run as children of this script (--serve-app, --serve-devnet).
+ * With --stored: on-demand from miners' stored data instead, store hits at 10 million stored
+ * items and first fetches (see support/stored-bench.ts for its flags).
  */
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -32,6 +34,8 @@ import { acquireDatabase } from './support/database';
 import { forkDevnet, serveDevnet, timeMinerCalls, timeQuorum } from './support/devnet-server';
 import { numberSetting, percentile, runPool, trackUsage } from './support/measure';
 import { commandLine, machineLine, ordinal, progress, table, tally } from './support/report';
+import { storedBenchmark, storedOptions } from './support/stored-bench';
+import { storedReport } from './support/stored-report';
 
 const PATH = '/api/v1/on_demand_data_request';
 /** The head of the corpus' Zipf-ordered hashtags: every miner holds items for each. */
@@ -51,6 +55,9 @@ const { values: flags } = parseArgs({
     concurrency: text,
     direct: text,
     'active-tasks': text,
+    stored: { type: 'boolean' },
+    items: text,
+    'first-fetches': text,
   },
 });
 const setting = (flag: string | undefined, name: string, fallback: number): number =>
@@ -375,6 +382,11 @@ function withTasksLines(
 async function main(): Promise<void> {
   if (flags['serve-app']) return serveApp();
   if (flags['serve-devnet']) return serveDevnet();
+  if (flags.stored) {
+    const stored = await storedBenchmark(__filename, storedOptions(flags));
+    process.stdout.write(storedReport(stored));
+    process.exit(stored.failures.length === 0 ? 0 : 1);
+  }
   const result = await benchmark();
   report(result);
   // Explicit exit: a lingering handle (keep-alive socket, hung miner call) must not hang the run.

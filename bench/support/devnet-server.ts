@@ -5,8 +5,9 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { callAxon } from '../../src/devnet/axon-client';
 import { MinerBehaviour } from '../../src/devnet/behaviour';
+import { CorpusSize } from '../../src/devnet/corpus';
 import { startDevnet } from '../../src/devnet/devnet';
-import { RequestCounts } from '../../src/devnet/miner-server';
+import { CallCounts, RequestCounts } from '../../src/devnet/miner-server';
 import { Sr25519Keypair } from '../../src/network/bittensor/keypair';
 import { MetagraphFile } from '../../src/network/protocol';
 import { OnDemandRequestFields, readEntityList } from '../../src/network/sn13/messages';
@@ -19,7 +20,14 @@ interface DevnetSpec {
   metagraphFile: string;
   /** Validators outside the devnet whose calls its miners take (the benchmarked service's). */
   validatorHotkeys: string[];
+  /** Every miner answers 404 to OnDemandRequest (only stored data is served). */
+  storedOnly?: boolean;
+  /** The corpus the miners share; default the devnet's (3,000 X posts, 2,000 Reddit items). */
+  corpusSize?: CorpusSize;
 }
+
+/** What a devnet child may start beside its miners' behaviours. */
+export type DevnetExtras = Pick<DevnetSpec, 'storedOnly' | 'corpusSize'>;
 
 /** One devnet miner as a caller needs it. */
 export interface DevnetAxon {
@@ -34,6 +42,8 @@ export interface DevnetChild extends ChildServer {
   axons: DevnetAxon[];
   /** Calls each miner (by uid) received so far, asked of the child over IPC. */
   requestCounts(): Promise<RequestCounts[]>;
+  /** Per synapse, calls each miner (by uid) received and refused with 403 so far. */
+  callCounts(): Promise<CallCounts[]>;
 }
 
 /**
@@ -46,12 +56,13 @@ export async function forkDevnet(
   flag: string,
   behaviours: MinerBehaviour[],
   validatorHotkeys: string[],
+  extras: DevnetExtras = {},
 ): Promise<DevnetChild> {
   const directory = mkdtempSync(join(tmpdir(), 'bench-devnet-'));
   const removeDirectory = (): void => rmSync(directory, { recursive: true, force: true });
   try {
     const metagraphFile = join(directory, 'metagraph.json');
-    const spec: DevnetSpec = { behaviours, metagraphFile, validatorHotkeys };
+    const spec: DevnetSpec = { behaviours, metagraphFile, validatorHotkeys, ...extras };
     const env = { ...process.env, BENCH_DEVNET: JSON.stringify(spec) };
     const server = await forkServer(script, [flag], env, 30_000);
     try {
@@ -61,9 +72,10 @@ export async function forkDevnet(
         if (!neuron?.axon_url) throw new Error(`devnet: no axon for miner ${uid}`);
         return { url: neuron.axon_url, hotkey: neuron.hotkey };
       });
-      const requestCounts = (): Promise<RequestCounts[]> => askCounts(server.child);
+      const requestCounts = () => ask<RequestCounts[]>(server.child, 'counts');
+      const callCounts = () => ask<CallCounts[]>(server.child, 'call-counts');
       const stop = (): Promise<void> => server.stop().finally(removeDirectory);
-      return { ...server, metagraphFile, axons, requestCounts, stop };
+      return { ...server, metagraphFile, axons, requestCounts, callCounts, stop };
     } catch (error) {
       await server.stop();
       throw error;
@@ -74,15 +86,16 @@ export async function forkDevnet(
   }
 }
 
-function askCounts(child: ChildProcess): Promise<RequestCounts[]> {
+/** Asks the child for `question` (`counts`, `call-counts`); its answer carries that key. */
+function ask<T>(child: ChildProcess, question: 'counts' | 'call-counts'): Promise<T> {
   return new Promise((resolve) => {
     const onMessage = (message: unknown): void => {
-      if (typeof message !== 'object' || message === null || !('counts' in message)) return;
+      if (typeof message !== 'object' || message === null || !(question in message)) return;
       child.off('message', onMessage);
-      resolve(message.counts as RequestCounts[]);
+      resolve((message as Record<string, unknown>)[question] as T);
     };
     child.on('message', onMessage);
-    child.send('counts');
+    child.send(question);
   });
 }
 
@@ -94,12 +107,16 @@ export async function serveDevnet(): Promise<void> {
     miners,
     metagraphFile: spec.metagraphFile,
     validatorHotkeys: spec.validatorHotkeys,
+    storedOnly: spec.storedOnly,
+    corpusSize: spec.corpusSize,
   });
   // stop() also ends the hung requests, which would otherwise hold the gateway's sockets.
   process.once('SIGTERM', () => void devnet.stop().finally(() => process.exit(0)));
   process.on('message', (message) => {
-    if (message !== 'counts') return;
-    process.send?.({ counts: devnet.miners.map(({ uid }) => devnet.requestCounts(uid)) });
+    if (message === 'counts')
+      process.send?.({ counts: devnet.miners.map(({ uid }) => devnet.requestCounts(uid)) });
+    if (message === 'call-counts')
+      process.send?.({ 'call-counts': devnet.miners.map(({ uid }) => devnet.callCounts(uid)) });
   });
   announceReady(Number(new URL(devnet.miners[0].url).port));
 }

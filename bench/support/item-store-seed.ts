@@ -28,6 +28,11 @@ import { commandLine, formatInt, machineLine, progress, table } from './report';
 const DAY_MS = 86_400_000;
 const HOT_X = ['#bitcoin', '#crypto', '#ai', '#btc', '#eth', '#solana', '#trump', '#stocks'];
 const HOT_REDDIT = ['r/bitcoin', 'r/wallstreetbets', 'r/cryptocurrency', 'r/politics'];
+/** The hottest labels of each source, hottest first (the rest are `#tag<rank>`, `r/sub<rank>`). */
+export const SEEDED_HOT_LABELS: { source: 'x' | 'reddit'; label: string }[] = [
+  ...HOT_X.map((label) => ({ source: 'x' as const, label })),
+  ...HOT_REDDIT.map((label) => ({ source: 'reddit' as const, label })),
+];
 
 export interface SeedOptions {
   items?: number;

@@ -270,6 +270,32 @@ describe(ItemStoreRepository.name, () => {
     expect(await store.fetches(2, [], DAY_BUCKET, DAY_BUCKET)).toEqual([]);
   });
 
+  it("keeps a call's deliveries together: every bucket's items and fetch, one miner only", async () => {
+    const hour = (post: DataItem) => timeBucketId(new Date(post.datetime));
+    const a = [xPost('1', 1, '#a'), xPost('2', 2, '#a')];
+    const b = [xPost('3', 61, '#b')];
+    const reddit = [redditPost('r1', 5, 'r/c')];
+    await store.save(
+      delivery('hotkey-1', a),
+      delivery('hotkey-1', b),
+      delivery('hotkey-1', reddit),
+      delivery('hotkey-1', [], { bucket: { label: '#empty' } }),
+    );
+    expect(await uris({ labels: ['#a', '#b'] })).toEqual([b[0].uri, a[1].uri, a[0].uri]);
+    expect(await uris({ source: 1 })).toEqual([reddit[0].uri]);
+    const fetches = await store.fetches(2, ['#a', '#b', '#empty'], 0, DAY_BUCKET + 48);
+    expect(
+      fetches.map((fetch) => [fetch.bucket.label, fetch.bucket.timeBucket, fetch.itemCount]).sort(),
+    ).toEqual([
+      ['#a', hour(a[0]), 2],
+      ['#b', hour(b[0]), 1],
+      ['#empty', DAY_BUCKET, 0],
+    ]);
+    await expect(store.save(delivery('hotkey-1', a), delivery('hotkey-2', b))).rejects.toThrow(
+      /one miner/,
+    );
+  });
+
   it('creates daily partitions on demand and drops whole days past the horizon', async () => {
     const partitions = async () =>
       (

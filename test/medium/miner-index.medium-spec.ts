@@ -208,6 +208,11 @@ describe(MinerIndexRepository.name, () => {
       { source: 1, label: '#a', timeBucket: HOUR + 3, bytes: bytes + 5 },
     ];
     await Promise.all(UIDS.map((uid) => repository.replaceMinerIndex(uid, rows(100 * uid + 10))));
+    // An hour only a failing miner holds is not among the newest hours.
+    await repository.replaceMinerIndex(2, [
+      ...rows(210),
+      { source: 2, label: '#a', timeBucket: HOUR + 3, bytes: 7 },
+    ]);
     await miners.setState(2, 'failing');
     const service = new MinerIndexService(repository);
     const holdings = await service.holdings(2, ['#a', '#b', null], HOUR, HOUR + 3, 10);

@@ -283,7 +283,10 @@ export class MinerIndexRepository {
   /**
    * Who holds the labels' buckets in the newest `maxHours` hours of [from, to] that hold any
    * (null in `labels`: unlabeled data), newest first, each bucket's active holders most
-   * credible first. Through each partition's (source, label_id, time_bucket) index.
+   * credible first. Each label is read as its own range of each partition's (source, label_id,
+   * time_bucket) index, newest hours first: the newest hours are found by reading only as far
+   * back as they reach (not every hour of the range: a hot label has holders in each of its
+   * 720 hours), then their holders are read from the hour where those end.
    */
   async holdings(
     source: SourceId,
@@ -295,6 +298,23 @@ export class MinerIndexRepository {
     const named = labels.filter((label): label is string => label !== null);
     const unlabeled = labels.includes(null);
     if (named.length === 0 && !unlabeled) return [];
+    // One branch per kind of label, each an equality on the index's label_id (an OR of both
+    // kinds, or an IN over a subquery, would read the whole hour range of every label).
+    const perLabel = (select: string, from: (labelCondition: string) => string) =>
+      [
+        ...(named.length > 0
+          ? [
+              `SELECT ${select.replace('$LABEL', 'w.value')}
+              FROM wanted w CROSS JOIN LATERAL (${from('i.label_id = w.id')}) AS h`,
+            ]
+          : []),
+        ...(unlabeled
+          ? [
+              `SELECT ${select.replace('$LABEL', 'NULL::varchar')}
+              FROM (${from('i.label_id IS NULL')}) AS h`,
+            ]
+          : []),
+      ].join(' UNION ALL ');
     const rows = await this.dataSource.query<
       {
         time_bucket: number;
@@ -307,22 +327,31 @@ export class MinerIndexRepository {
         bytes: string;
       }[]
     >(
-      `WITH wanted AS (SELECT id FROM labels WHERE value = ANY($2::varchar[])),
-       held AS (
-         SELECT i.label_id, i.time_bucket, i.miner_uid, i.content_size_bytes
-         FROM miner_index i JOIN miners m ON m.uid = i.miner_uid
-         WHERE i.source = $1 AND i.time_bucket BETWEEN $4 AND $5
-           AND (i.label_id IN (SELECT id FROM wanted) OR ($3 AND i.label_id IS NULL))
-           AND m.state = 'active' AND m.axon_url IS NOT NULL),
-       newest AS (SELECT DISTINCT time_bucket FROM held ORDER BY time_bucket DESC LIMIT $6)
-       SELECT h.time_bucket, l.value AS label, h.miner_uid AS uid, m.hotkey, m.coldkey,
+      `WITH active AS MATERIALIZED (
+         SELECT uid FROM miners WHERE state = 'active' AND axon_url IS NOT NULL),
+       wanted AS MATERIALIZED (SELECT id, value FROM labels WHERE value = ANY($2::varchar[])),
+       hours AS (${perLabel(
+         'h.time_bucket',
+         (condition) => `SELECT DISTINCT i.time_bucket FROM miner_index i
+           WHERE i.source = $1 AND ${condition} AND i.time_bucket BETWEEN $3 AND $4
+             AND i.miner_uid IN (SELECT uid FROM active)
+           ORDER BY i.time_bucket DESC LIMIT $5`,
+       )}),
+       oldest AS (SELECT min(time_bucket) AS hour FROM (
+         SELECT DISTINCT time_bucket FROM hours ORDER BY time_bucket DESC LIMIT $5) AS newest),
+       held AS (${perLabel(
+         '$LABEL AS label, h.*',
+         (condition) => `SELECT i.time_bucket, i.miner_uid, i.content_size_bytes
+           FROM miner_index i
+           WHERE i.source = $1 AND ${condition}
+             AND i.time_bucket BETWEEN (SELECT hour FROM oldest) AND $4`,
+       )})
+       SELECT h.time_bucket, h.label, h.miner_uid AS uid, m.hotkey, m.coldkey,
               m.axon_url, m.credibility, h.content_size_bytes AS bytes
-       FROM held h
-       JOIN newest n ON n.time_bucket = h.time_bucket
-       JOIN miners m ON m.uid = h.miner_uid
-       LEFT JOIN labels l ON l.id = h.label_id
-       ORDER BY h.time_bucket DESC, l.value NULLS LAST, m.credibility DESC, h.miner_uid`,
-      [source, named, unlabeled, from, to, maxHours],
+       FROM held h JOIN miners m ON m.uid = h.miner_uid
+       WHERE m.state = 'active' AND m.axon_url IS NOT NULL
+       ORDER BY h.time_bucket DESC, h.label NULLS LAST, m.credibility DESC, h.miner_uid`,
+      [source, named, from, to, maxHours],
     );
     return rows.map((row) => ({
       timeBucket: row.time_bucket,

@@ -65,24 +65,22 @@ export class ContentsFetcher {
     this.credibility.record([{ uid: holder.uid, score: checked.score }]);
     const fetchedAt = this.clock.now();
     const delivered = new Set<string>();
-    await Promise.all(
-      checked.deliveries.map(async (delivery) => {
-        try {
-          await this.store.save({
-            bucket: delivery.bucket,
-            minerUid: holder.uid,
-            minerHotkey: holder.hotkey,
-            fetchedAt,
-            claimedBytes: delivery.claimedBytes,
-            items: delivery.items,
-          });
-          delivered.add(bucketKeyOf(delivery.bucket));
-        } catch (error) {
-          // Not keeping it (Postgres away) is no fault of the miner's.
-          this.logger.warn(`delivery of miner ${holder.uid} not kept: ${(error as Error).message}`);
-        }
-      }),
-    );
+    try {
+      await this.store.save(
+        ...checked.deliveries.map((delivery) => ({
+          bucket: delivery.bucket,
+          minerUid: holder.uid,
+          minerHotkey: holder.hotkey,
+          fetchedAt,
+          claimedBytes: delivery.claimedBytes,
+          items: delivery.items,
+        })),
+      );
+      for (const delivery of checked.deliveries) delivered.add(bucketKeyOf(delivery.bucket));
+    } catch (error) {
+      // Not keeping it (Postgres away) is no fault of the miner's.
+      this.logger.warn(`delivery of miner ${holder.uid} not kept: ${(error as Error).message}`);
+    }
     return {
       uid: holder.uid,
       returned: checked.returned,

@@ -13,6 +13,7 @@ const NO_PARTITION = '23514';
 
 /** One item as its row is written: keys first, in the order rows are locked. */
 interface ItemRow {
+  source: SourceId;
   uri: string;
   timeBucket: number;
   datetime: string;
@@ -24,10 +25,12 @@ interface ItemRow {
 
 /**
  * The item store in Postgres (`stored_items`, partitioned by day, and
- * `stored_bucket_fetches`; see the ItemStore migration). A delivery is one transaction: its
- * items in one INSERT from arrays, merged by (source, uri, hour) with the miners that sent them
- * before, and the fetch row. The first record stored for an item is kept; later deliveries add
- * their miner and time.
+ * `stored_bucket_fetches`; see the ItemStore migration). A call's deliveries are one
+ * transaction: their items in one INSERT from arrays, merged by (source, uri, hour) with the
+ * miners that sent them before, and their fetch rows in another (one transaction per bucket
+ * cost a first fetch of a day of buckets tens of milliseconds after the slowest miner
+ * answered). The first record stored for an item is kept; later deliveries add their miner
+ * and time.
  */
 @Injectable()
 export class ItemStoreRepository implements ItemStore {
@@ -37,13 +40,24 @@ export class ItemStoreRepository implements ItemStore {
     this.partitions = new ItemPartitions(dataSource);
   }
 
-  async save(delivery: BucketDelivery): Promise<void> {
-    const rows = itemRows(delivery);
+  async save(...deliveries: BucketDelivery[]): Promise<void> {
+    if (deliveries.length === 0) return;
+    const [{ minerHotkey, fetchedAt }] = deliveries;
+    if (
+      deliveries.some(
+        (delivery) =>
+          delivery.minerHotkey !== minerHotkey ||
+          delivery.fetchedAt.getTime() !== fetchedAt.getTime(),
+      )
+    )
+      throw new Error('save keeps the deliveries of one call: one miner, one fetch time');
+    const perBucket = deliveries.map((delivery) => ({ delivery, rows: itemRows(delivery) }));
+    const rows = uniqueRows(perBucket.flatMap((entry) => entry.rows));
     const write = async () => {
       await this.partitions.ensure(new Set(rows.map((row) => dayOfBucket(row.timeBucket))));
       await this.dataSource.transaction(async (manager) => {
-        if (rows.length > 0) await insertItems(manager, delivery, rows);
-        await upsertFetch(manager, delivery, rows);
+        if (rows.length > 0) await insertItems(manager, minerHotkey, fetchedAt, rows);
+        await upsertFetches(manager, perBucket);
       });
     };
     await write().catch(async (error: { code?: string }) => {
@@ -139,10 +153,9 @@ interface FetchRow {
 
 /**
  * The delivery's items as rows, one per (uri, hour) (a second one in the same statement would
- * be an error for ON CONFLICT), sorted by key so that concurrent deliveries of the same bucket
- * lock rows in the same order and cannot deadlock. The hour is the item's own (the checks made
- * sure it is the bucket's); an item whose time cannot be read has no place in a store
- * partitioned by time and is left out.
+ * be an error for ON CONFLICT). The hour is the item's own (the checks made sure it is the
+ * bucket's); an item whose time cannot be read has no place in a store partitioned by time and
+ * is left out.
  */
 function itemRows(delivery: BucketDelivery): ItemRow[] {
   const rows = new Map<string, ItemRow>();
@@ -153,6 +166,7 @@ function itemRows(delivery: BucketDelivery): ItemRow[] {
     const key = `${timeBucket} ${item.uri}`;
     if (rows.has(key)) continue;
     rows.set(key, {
+      source: delivery.bucket.source,
       uri: item.uri,
       timeBucket,
       datetime: new Date(time).toISOString(),
@@ -162,8 +176,20 @@ function itemRows(delivery: BucketDelivery): ItemRow[] {
       contentBytes,
     });
   }
-  return [...rows.values()].sort(
-    (a, b) => a.timeBucket - b.timeBucket || (a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0),
+  return [...rows.values()];
+}
+
+/**
+ * The rows of all the deliveries, one per (source, uri, hour), sorted by key so that
+ * concurrent deliveries of the same items lock rows in the same order and cannot deadlock.
+ */
+function uniqueRows(rows: readonly ItemRow[]): ItemRow[] {
+  const unique = new Map(rows.map((row) => [`${row.source} ${row.timeBucket} ${row.uri}`, row]));
+  return [...unique.values()].sort(
+    (a, b) =>
+      a.source - b.source ||
+      a.timeBucket - b.timeBucket ||
+      (a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0),
   );
 }
 
@@ -176,26 +202,28 @@ function authorOf(item: DataItem): string {
 
 async function insertItems(
   manager: EntityManager,
-  delivery: BucketDelivery,
+  minerHotkey: string,
+  fetchedAt: Date,
   rows: ItemRow[],
 ): Promise<void> {
   const column = <K extends keyof ItemRow>(key: K) => rows.map((row) => row[key]);
   await manager.query(
     `INSERT INTO stored_items AS s (source, uri, time_bucket, datetime, label, username, item,
                                     content_bytes, delivered_by, first_fetched_at, last_fetched_at)
-     SELECT $1, u.uri, u.time_bucket, u.datetime, u.label, u.username, u.item::jsonb,
-            u.content_bytes, ARRAY[$2::text], $3, $3
-     FROM unnest($4::text[], $5::int[], $6::timestamptz[], $7::text[], $8::text[], $9::text[], $10::int[])
-       AS u(uri, time_bucket, datetime, label, username, item, content_bytes)
+     SELECT u.source, u.uri, u.time_bucket, u.datetime, u.label, u.username, u.item::jsonb,
+            u.content_bytes, ARRAY[$1::text], $2, $2
+     FROM unnest($3::smallint[], $4::text[], $5::int[], $6::timestamptz[], $7::text[], $8::text[],
+                 $9::text[], $10::int[])
+       AS u(source, uri, time_bucket, datetime, label, username, item, content_bytes)
      ON CONFLICT (source, uri, time_bucket) DO UPDATE SET
-       delivered_by = CASE WHEN $2 = ANY(s.delivered_by) THEN s.delivered_by
-                           ELSE s.delivered_by || $2::text END,
+       delivered_by = CASE WHEN $1 = ANY(s.delivered_by) THEN s.delivered_by
+                           ELSE s.delivered_by || $1::text END,
        first_fetched_at = least(s.first_fetched_at, EXCLUDED.first_fetched_at),
        last_fetched_at = greatest(s.last_fetched_at, EXCLUDED.last_fetched_at)`,
     [
-      delivery.bucket.source,
-      delivery.minerHotkey,
-      delivery.fetchedAt,
+      minerHotkey,
+      fetchedAt,
+      column('source'),
       column('uri'),
       column('timeBucket'),
       column('datetime'),
@@ -207,32 +235,45 @@ async function insertItems(
   );
 }
 
-/** The newest fetch per bucket and miner: a late answer to an older call does not replace it. */
-async function upsertFetch(
+/**
+ * The newest fetch per bucket and miner: a late answer to an older call does not replace it.
+ * Each delivery counts its own items (one per uri and hour), whatever the others hold.
+ */
+async function upsertFetches(
   manager: EntityManager,
-  delivery: BucketDelivery,
-  rows: ItemRow[],
+  perBucket: readonly { delivery: BucketDelivery; rows: ItemRow[] }[],
 ): Promise<void> {
-  const { bucket } = delivery;
+  // One row per bucket (the same bucket twice in one statement would be an ON CONFLICT error).
+  const fetches = [
+    ...new Map(
+      perBucket.map((entry) => [JSON.stringify(entry.delivery.bucket), entry] as const),
+    ).values(),
+  ];
+  const column = <T>(pick: (entry: (typeof fetches)[number]) => T) => fetches.map(pick);
   await manager.query(
     `INSERT INTO stored_bucket_fetches AS f (source, label, time_bucket, miner_hotkey, miner_uid,
                                              fetched_at, claimed_bytes, item_count, bytes)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+     SELECT u.source, u.label, u.time_bucket, u.miner_hotkey, u.miner_uid, u.fetched_at,
+            u.claimed_bytes, u.item_count, u.bytes
+     FROM unnest($1::smallint[], $2::text[], $3::int[], $4::text[], $5::int[], $6::timestamptz[],
+                 $7::bigint[], $8::int[], $9::bigint[])
+       AS u(source, label, time_bucket, miner_hotkey, miner_uid, fetched_at, claimed_bytes,
+            item_count, bytes)
      ON CONFLICT ON CONSTRAINT stored_bucket_fetches_key DO UPDATE SET
        miner_uid = EXCLUDED.miner_uid, fetched_at = EXCLUDED.fetched_at,
        claimed_bytes = EXCLUDED.claimed_bytes, item_count = EXCLUDED.item_count,
        bytes = EXCLUDED.bytes
      WHERE f.fetched_at <= EXCLUDED.fetched_at`,
     [
-      bucket.source,
-      bucket.label,
-      bucket.timeBucket,
-      delivery.minerHotkey,
-      delivery.minerUid,
-      delivery.fetchedAt,
-      delivery.claimedBytes,
-      rows.length,
-      rows.reduce((sum, row) => sum + row.contentBytes, 0),
+      column(({ delivery }) => delivery.bucket.source),
+      column(({ delivery }) => delivery.bucket.label),
+      column(({ delivery }) => delivery.bucket.timeBucket),
+      column(({ delivery }) => delivery.minerHotkey),
+      column(({ delivery }) => delivery.minerUid),
+      column(({ delivery }) => delivery.fetchedAt),
+      column(({ delivery }) => delivery.claimedBytes),
+      column(({ rows }) => rows.length),
+      column(({ rows }) => rows.reduce((sum, row) => sum + row.contentBytes, 0)),
     ],
   );
 }

@@ -8,8 +8,11 @@ import { SourceId } from '../sn13/sources';
  * Postgres repository implements it; unit tests of its users may pass a fake).
  */
 export abstract class ItemStore {
-  /** Keeps one miner's checked delivery of one bucket: its items (merged by uri) and the fetch. */
-  abstract save(delivery: BucketDelivery): Promise<void>;
+  /**
+   * Keeps one call's checked deliveries (one miner's, fetched at one time), each of one bucket:
+   * their items (merged by uri) and each bucket's fetch, together.
+   */
+  abstract save(...deliveries: BucketDelivery[]): Promise<void>;
 
   /** What was fetched of these buckets (labels: null = unlabeled), per bucket and miner. */
   abstract fetches(

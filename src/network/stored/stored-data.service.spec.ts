@@ -24,7 +24,12 @@ class MemoryItemStore extends ItemStore {
   readonly fetchRows = new Map<string, BucketFetch>();
   saves = 0;
 
-  save(delivery: BucketDelivery): Promise<void> {
+  save(...deliveries: BucketDelivery[]): Promise<void> {
+    for (const delivery of deliveries) this.keep(delivery);
+    return Promise.resolve();
+  }
+
+  private keep(delivery: BucketDelivery): void {
     this.saves++;
     let bytes = 0;
     for (const { item, contentBytes } of delivery.items) {
@@ -49,7 +54,6 @@ class MemoryItemStore extends ItemStore {
       itemCount: delivery.items.length,
       bytes,
     });
-    return Promise.resolve();
   }
 
   fetches(
@@ -355,6 +359,27 @@ describe(StoredDataService.name, () => {
     );
     expect(any.coverage).toBe('partial');
     expect(any.items.map((item) => item.uri)).toEqual(['https://x.com/bob/status/3']);
+  });
+
+  it('reads a store hit in one page of the limit, and pages on while filters reject items', async () => {
+    const moon = miner(1);
+    const hour = HOURS[2];
+    const contents = moon.holds.get(bucketKeyOf(bucket('#tao', hour)))!;
+    // The oldest post of the oldest hour is the only one saying "moon".
+    contents[0] = contents[0].replace('post 201', 'post 201 moon');
+    const { service, store } = setUp([moon]);
+    await service.answer(query({ limit: 30 }));
+    const limits: number[] = [];
+    const find = store.find.bind(store);
+    store.find = (asked) => (limits.push(asked.limit), find(asked));
+    const hit = await service.answer(query({ limit: 15 }));
+    expect(hit.items).toHaveLength(15);
+    expect(limits).toEqual([15]);
+    limits.length = 0;
+    const filtered = await service.answer(query({ keywords: ['#tao', 'moon'], limit: 5 }));
+    expect(filtered.items.map((item) => item.uri)).toEqual(['https://x.com/alice/status/201']);
+    // The plan's target first (4 × the limit: the filter thins the label out), then larger pages.
+    expect(limits).toEqual([20, 500]);
   });
 
   it('asks no miner whose budget is spent, and says why when nothing is stored', async () => {

@@ -4,7 +4,7 @@ import { parseIsoDate } from '../../common/validation/iso-date';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { MinerIndexService } from '../index/miner-index.service';
-import { NetworkQuery } from '../protocol';
+import { BucketKey, NetworkQuery } from '../protocol';
 import { CallBudgets } from '../transport/call-budgets';
 import { MinerClient } from '../transport/miner-client';
 import {
@@ -161,29 +161,44 @@ export class StoredDataService {
 
   /** Holders the client may call now for the bucket's synapse. */
   private callable(selected: SelectedBucket) {
-    const synapse = synapseOf(selected);
+    const synapse = synapseOf(selected.bucket);
     return selected.toAsk.filter(
       (holder) =>
         !this.client.isCircuitOpen(holder.uid) && this.client.mayAsk(holder.hotkey, synapse),
     );
   }
 
-  /** Calls each holder has left, by synapse, read once for the whole round. */
+  /**
+   * Calls each holder has left, by synapse, read once for the whole round: only for the
+   * synapses the wanted buckets need, both at once (the round's calls wait for them).
+   */
   private async callsLeft(
     wanted: readonly BucketToFetch[],
   ): Promise<(hotkey: string, synapse: StoredSynapse) => number> {
     const hotkeys = [...new Set(wanted.flatMap((entry) => entry.holders.map((h) => h.hotkey)))];
-    const left = new Map<StoredSynapse, Map<string, { left: number }>>();
-    for (const synapse of ['GetContentsByBuckets', 'GetDataEntityBucket'] as const)
-      if (hotkeys.length > 0) left.set(synapse, await this.budgets.left(hotkeys, synapse));
+    const synapses = [...new Set(wanted.map((entry) => synapseOf(entry.bucket)))];
+    const left = new Map(
+      hotkeys.length === 0
+        ? []
+        : await Promise.all(
+            synapses.map(
+              async (synapse) => [synapse, await this.budgets.left(hotkeys, synapse)] as const,
+            ),
+          ),
+    );
     return (hotkey, synapse) => left.get(synapse)?.get(hotkey)?.left ?? 0;
   }
 
-  /** The answer: matching stored items, newest first, until `limit` or the store runs out. */
+  /**
+   * The answer: matching stored items, newest first, until `limit` or the store runs out. The
+   * first page is as large as the plan's target (the limit, unless filters the store cannot
+   * apply thin the items out): a store hit reads little more than it returns.
+   */
   private async read(plan: StoredQueryPlan): Promise<StoredItem[]> {
     const kept: StoredItem[] = [];
     let before: { datetime: Date; uri: string } | undefined;
     for (let scanned = 0; kept.length < plan.limit && scanned < MAX_SCANNED;) {
+      const pageSize = before ? READ_PAGE : Math.min(READ_PAGE, plan.target);
       const page = await this.store.find({
         source: plan.sourceId,
         labels: plan.readLabels,
@@ -191,12 +206,12 @@ export class StoredDataService {
         to: plan.to,
         usernames: plan.usernames,
         before,
-        limit: READ_PAGE,
+        limit: pageSize,
       });
       scanned += page.length;
       for (const stored of page)
         if (kept.length < plan.limit && plan.matches(stored.item)) kept.push(stored);
-      if (page.length < READ_PAGE) break;
+      if (page.length < pageSize) break;
       const last = page[page.length - 1].item;
       before = { datetime: parseIsoDate(last.datetime)!, uri: last.uri };
     }
@@ -204,8 +219,8 @@ export class StoredDataService {
   }
 }
 
-function synapseOf(selected: SelectedBucket): StoredSynapse {
-  return selected.bucket.label === null ? 'GetDataEntityBucket' : 'GetContentsByBuckets';
+function synapseOf(bucket: BucketKey): StoredSynapse {
+  return bucket.label === null ? 'GetDataEntityBucket' : 'GetContentsByBuckets';
 }
 
 /** A timer as a promise, cancellable so that it holds nothing once the answer is out. */

@@ -1,0 +1,394 @@
+/**
+ * `npm run bench:on-demand -- --stored`: on-demand from miners' stored data (ON_DEMAND_MODE=stored)
+ * on the real service over HTTP on loopback, against a throwaway Postgres whose item store holds
+ * N seeded items (default 10 million, seeded once per run) and a --stored-only devnet whose
+ * miners have fixed latencies.
+ * - Store hits: hot-label queries whose buckets are fresh in the store (no miner may be called),
+ *   one at a time and a few in flight, beside ItemStore.find alone. Target: p99 ≤ 50 ms.
+ * - First fetches: queries none of whose buckets the store holds, one at a time, each timed
+ *   against the slowest miner it called (GetContentsByBuckets timed directly). Target: p99 ≤
+ *   that miner's latency + 50 ms.
+ * Both print the miner calls per query, from the devnet's counters.
+ * Run: npm run bench:on-demand -- --stored [--items 200000 --latencies 50,150,300
+ *   --requests 1000 --warmup 50 --concurrency 4 --first-fetches 200 --direct 30]
+ *   (or BENCH_ITEMS, BENCH_LATENCIES, BENCH_REQUESTS, BENCH_WARMUP_REQUESTS, BENCH_CONCURRENCY,
+ *   BENCH_FIRST_FETCHES, BENCH_DIRECT_REQUESTS).
+ */
+import os from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { DataSource } from 'typeorm';
+import { SYNAPSE_NAMES, SynapseName } from '../../src/common/synapse-names';
+import { buildDataSourceOptions } from '../../src/database/data-source-options';
+import { runMigrations } from '../../src/database/migrate';
+import { callAxon } from '../../src/devnet/axon-client';
+import { MinerBehaviour } from '../../src/devnet/behaviour';
+import { CorpusSize } from '../../src/devnet/corpus';
+import { CallCounts } from '../../src/devnet/miner-server';
+import { cryptoReady, Sr25519Keypair } from '../../src/network/bittensor/keypair';
+import { timeBucketId } from '../../src/network/protocol';
+import { getContentsByBucketsFields, readBucketContents } from '../../src/network/sn13/messages';
+import { toSourceId } from '../../src/network/sn13/sources';
+import { ItemStoreRepository } from '../../src/network/stored/item-store.repository';
+import { benchAppEnv, benchValidatorKey, createApiKey, deactivateApiKey } from './app-server';
+import { forkServer } from './child-server';
+import { cleanupOnExit } from './cleanup';
+import { acquireDatabase } from './database';
+import { DevnetAxon, DevnetChild, forkDevnet } from './devnet-server';
+import { seedItemStore } from './item-store-seed';
+import { numberSetting, percentile, runPool, trackUsage } from './measure';
+import { formatInt, progress } from './report';
+import {
+  FIRST_FETCH_LABELS,
+  firstFetchQuery,
+  QueryBody,
+  seedFreshFetches,
+  storeHitQuery,
+} from './stored-queries';
+
+const PATH = '/api/v1/on_demand_data_request';
+/** Ten times the devnet's default: a first fetch of a day of one label carries tens of items. */
+export const CORPUS: CorpusSize = { x: 30_000, reddit: 20_000 };
+/**
+ * A first fetch per query and miner: the default budgets (8 GetContentsByBuckets an hour beside
+ * a validator) would refuse all but the first few. Printed in the report.
+ */
+export const BENCH_BUDGETS = 'GetContentsByBuckets=1000000/h';
+const UNTIMED = 3;
+
+export interface StoredFlags {
+  items?: string;
+  latencies?: string;
+  requests?: string;
+  warmup?: string;
+  concurrency?: string;
+  'first-fetches'?: string;
+  direct?: string;
+}
+
+export type StoredOptions = ReturnType<typeof storedOptions>;
+
+export function storedOptions(flags: StoredFlags, env: NodeJS.ProcessEnv = process.env) {
+  const setting = (flag: string | undefined, name: string, fallback: number): number =>
+    numberSetting(flag ?? env[name], name, fallback, true);
+  return {
+    items: setting(flags.items, 'BENCH_ITEMS', 10_000_000),
+    latencies: (flags.latencies ?? env.BENCH_LATENCIES ?? '50,150,300')
+      .split(',')
+      .map((value) => numberSetting(value.trim(), 'BENCH_LATENCIES', 0, true, true)),
+    requests: setting(flags.requests, 'BENCH_REQUESTS', 1000),
+    warmup: setting(flags.warmup, 'BENCH_WARMUP_REQUESTS', 50),
+    concurrency: setting(flags.concurrency, 'BENCH_CONCURRENCY', 4),
+    firstFetches: setting(flags['first-fetches'], 'BENCH_FIRST_FETCHES', 200),
+    direct: setting(flags.direct, 'BENCH_DIRECT_REQUESTS', 30),
+  };
+}
+
+/** The fields of an answer read here (see DataQueryResponseDto). */
+export interface Answer {
+  status: string;
+  data: unknown[];
+  meta: {
+    origin: string;
+    cache_hit: boolean;
+    processing_time_ms: number;
+    miners_queried: number;
+    stored: {
+      buckets_planned: number;
+      buckets_from_store: number;
+      buckets_fetched_now: number;
+      buckets_missing: number;
+    } | null;
+  };
+}
+
+export interface StoreHitSample {
+  ms: number;
+  range: string;
+  answer: Answer;
+}
+
+export interface FirstFetchSample {
+  ms: number;
+  label: string;
+  answer: Answer;
+  /** Calls each miner (by uid) received during the query, by synapse. */
+  calls: Record<SynapseName, number>[];
+}
+
+export interface Phase<T> {
+  samples: T[];
+  seconds: number;
+}
+
+/** Runs the benchmark and returns what the report needs; cleans up before returning or failing. */
+export async function storedBenchmark(script: string, options: StoredOptions) {
+  const cleanup = cleanupOnExit();
+  try {
+    const database = await acquireDatabase('bench_on_demand_stored');
+    cleanup.push(database.release);
+    if (database.persistent)
+      throw new Error('--stored seeds a throwaway database: unset DATABASE_URL');
+    const dataSource = new DataSource(
+      buildDataSourceOptions(database.url, { poolSize: 4, statementTimeoutMs: 0 }),
+    );
+    cleanup.push(async () => void (dataSource.isInitialized && (await dataSource.destroy())));
+    await dataSource.initialize();
+    await runMigrations(dataSource);
+    progress(`seeding ${formatInt(options.items)} items into ${database.description}`);
+    const seeded = await seedItemStore(dataSource, { items: options.items, now: new Date() });
+    const storeSize = await sizeOfStore(dataSource);
+
+    await cryptoReady();
+    const signer = benchValidatorKey();
+    const behaviours: MinerBehaviour[] = options.latencies.map((latencyMs) => ({
+      latencyMs,
+      strictBudget: false,
+    }));
+    const devnet = await forkDevnet(script, '--serve-devnet', behaviours, [signer.address], {
+      storedOnly: true,
+      corpusSize: CORPUS,
+    });
+    cleanup.push(devnet.stop);
+    progress(`direct: ${options.direct} GetContentsByBuckets calls to each miner, one at a time`);
+    const direct = await Promise.all(
+      devnet.axons.map((axon) => timeContentsCalls(axon, signer, options.direct)),
+    );
+
+    const { env, masterKey } = benchAppEnv(database.url);
+    Object.assign(env, {
+      METAGRAPH_FILE: devnet.metagraphFile,
+      DEVNET_MINERS: '0',
+      ON_DEMAND_MODE: 'stored',
+      QUERY_CACHE_TTL_SECONDS: '0',
+      INDEX_SYNC_ON_START: 'true',
+      // Spot checks would call GetDataEntityBucket beside the queries' calls being counted.
+      INDEX_SPOT_CHECKS: '0',
+      MINER_CALL_BUDGETS: BENCH_BUDGETS,
+    });
+    const app = await forkServer(script, ['--serve-app'], env, 120_000);
+    cleanup.push(app.stop);
+    const key = await createApiKey(app.url, masterKey, 'bench-on-demand-stored', 'validator');
+    if (database.persistent) cleanup.push(() => deactivateApiKey(app.url, masterKey, key.id));
+    progress('waiting for the index sync');
+    await waitForIndexSync(app.url, masterKey);
+    const freshFetches = await seedFreshFetches(dataSource);
+    const send = (body: QueryBody) => post(`${app.url}${PATH}`, key.key, body);
+
+    const failures: string[] = [];
+    const loads = [os.loadavg()[0]];
+    const storeHits = await measureStoreHits(dataSource, devnet, send, options, failures);
+    progress(`first fetches: ${options.firstFetches} queries, one at a time`);
+    const usage = trackUsage([app.child.pid, devnet.child.pid]);
+    const firstFetches = await measureFirstFetches(devnet, send, options, failures);
+    const used = usage();
+    loads.push(os.loadavg()[0]);
+    const refused = (await devnet.callCounts()).reduce((sum, counts) => sum + refusals(counts), 0);
+    return {
+      options,
+      env,
+      database: database.description,
+      seeded,
+      storeSize,
+      freshFetches,
+      behaviours,
+      direct,
+      storeHits,
+      firstFetches,
+      refused,
+      used,
+      loads,
+      failures,
+    };
+  } finally {
+    await cleanup.run();
+  }
+}
+
+export type StoredResult = Awaited<ReturnType<typeof storedBenchmark>>;
+
+/**
+ * Store hits, after a warm-up: ItemStore.find alone for the same questions (the floor), then the
+ * endpoint one at a time and `concurrency` in flight; the devnet's counters before and after
+ * (warm-up included) say whether any miner was called.
+ */
+async function measureStoreHits(
+  dataSource: DataSource,
+  devnet: DevnetChild,
+  send: (body: QueryBody) => Promise<{ ms: number; answer?: Answer; error?: string }>,
+  options: StoredOptions,
+  failures: string[],
+) {
+  const before = await devnet.callCounts();
+  const now = () => new Date();
+  const store = new ItemStoreRepository(dataSource);
+  progress(`store hits: ${options.requests} reads of ItemStore.find alone`);
+  const floor: number[] = [];
+  for (let index = 0; index < options.warmup + options.requests; index++) {
+    const { find } = storeHitQuery(index, now(), Math.random());
+    const started = performance.now();
+    await store.find(find);
+    if (index >= options.warmup) floor.push(performance.now() - started);
+  }
+  const run = async (count: number, concurrency: number): Promise<Phase<StoreHitSample>> => {
+    const samples: StoreHitSample[] = [];
+    const start = performance.now();
+    await runPool(count, concurrency, async (index) => {
+      const query = storeHitQuery(index, now(), Math.random());
+      const { ms, answer, error } = await send(query.body);
+      const problem = error ?? storeHitProblem(answer!);
+      if (problem) failures.push(`store hit ${JSON.stringify(query.body)}: ${problem}`);
+      else samples.push({ ms, range: query.range, answer: answer! });
+    });
+    return { samples, seconds: (performance.now() - start) / 1000 };
+  };
+  progress(`store hits: ${options.warmup} warm-up queries`);
+  await run(options.warmup, 1);
+  progress(`store hits: ${options.requests} queries one at a time`);
+  const sequential = await run(options.requests, 1);
+  progress(`store hits: ${options.requests} queries, ${options.concurrency} in flight`);
+  const concurrent = await run(options.requests, options.concurrency);
+  const calls = callsBetween(before, await devnet.callCounts());
+  const queries = options.warmup * 2 + options.requests * 2;
+  return { floor, sequential, concurrent, calls, queries };
+}
+
+function storeHitProblem(answer: Answer): string | undefined {
+  const stored = answer.meta.stored;
+  if (answer.status !== 'success') return `status ${answer.status}`;
+  if (answer.meta.cache_hit) return 'a cache hit despite QUERY_CACHE_TTL_SECONDS=0';
+  if (answer.meta.origin !== 'stored' || !stored) return `origin ${answer.meta.origin}`;
+  if (stored.buckets_fetched_now > 0 || stored.buckets_missing > 0)
+    return `not a store hit: ${JSON.stringify(stored)}`;
+  if (answer.data.length === 0) return 'no item';
+  return undefined;
+}
+
+/** First fetches one at a time, each with the calls it made (the devnet's counters around it). */
+async function measureFirstFetches(
+  devnet: DevnetChild,
+  send: (body: QueryBody) => Promise<{ ms: number; answer?: Answer; error?: string }>,
+  options: StoredOptions,
+  failures: string[],
+): Promise<Phase<FirstFetchSample> & { nothingToFetch: number }> {
+  const samples: FirstFetchSample[] = [];
+  let nothingToFetch = 0;
+  const start = performance.now();
+  // Each day of each label is asked once: a query that planned no bucket is not a first fetch.
+  for (let index = 0; samples.length < options.firstFetches; index++) {
+    if (index >= 29 * FIRST_FETCH_LABELS.length)
+      throw new Error(`only ${samples.length} of the ${index} first fetches found a bucket`);
+    const { body, label } = firstFetchQuery(index, new Date());
+    const before = await devnet.callCounts();
+    const { ms, answer, error } = await send(body);
+    const calls = callsBetween(before, await devnet.callCounts());
+    const stored = answer?.meta.stored;
+    if (error || !answer || !stored || answer.meta.origin !== 'stored') {
+      failures.push(`first fetch ${JSON.stringify(body)}: ${error ?? JSON.stringify(answer)}`);
+      continue;
+    }
+    if (stored.buckets_planned === 0) {
+      nothingToFetch++;
+      continue;
+    }
+    if (stored.buckets_from_store > 0)
+      failures.push(`first fetch ${label}: ${stored.buckets_from_store} buckets from the store`);
+    if (!calls.some((counts) => counts.GetContentsByBuckets + counts.GetDataEntityBucket > 0)) {
+      failures.push(`first fetch ${label}: ${stored.buckets_planned} buckets, no miner called`);
+      continue;
+    }
+    samples.push({ ms, label, answer, calls });
+  }
+  return { samples, seconds: (performance.now() - start) / 1000, nothingToFetch };
+}
+
+/** One query, timed until its whole answer is read; a transport or parse error is reported. */
+export async function post(
+  url: string,
+  apiKey: string,
+  body: QueryBody,
+): Promise<{ ms: number; answer?: Answer; error?: string }> {
+  const started = performance.now();
+  try {
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'X-API-Key': apiKey, 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const text = await response.text();
+    const ms = performance.now() - started;
+    if (response.status !== 200)
+      return { ms, error: `HTTP ${response.status} ${text.slice(0, 300)}` };
+    return { ms, answer: JSON.parse(text) as Answer };
+  } catch (error) {
+    return { ms: performance.now() - started, error: String(error) };
+  }
+}
+
+/**
+ * A miner's own latency for the kind of call a first fetch makes: GetContentsByBuckets for a
+ * day of a first-fetch label (its answer read as the gateway reads it), signed by the gateway's
+ * key, one at a time after UNTIMED untimed calls.
+ */
+export async function timeContentsCalls(axon: DevnetAxon, signer: Sr25519Keypair, count: number) {
+  const { source, label } = FIRST_FETCH_LABELS[0];
+  const last = timeBucketId(new Date()) - 24;
+  const buckets = Array.from({ length: 24 }, (_, hour) => ({
+    source: toSourceId(source),
+    label,
+    timeBucket: last - hour,
+  }));
+  const fields = getContentsByBucketsFields(buckets);
+  const times: number[] = [];
+  for (let index = 0; index < UNTIMED + count; index++) {
+    const started = performance.now();
+    const answer = await callAxon({
+      ...axon,
+      synapse: 'GetContentsByBuckets',
+      fields: { ...fields },
+      signer,
+      timeoutSeconds: 10,
+    });
+    if (answer.status !== 200) throw new Error(`${axon.url}: ${answer.status} ${answer.text}`);
+    readBucketContents(answer.body);
+    if (index >= UNTIMED) times.push(performance.now() - started);
+  }
+  return { p50: percentile(times, 0.5), p99: percentile(times, 0.99) };
+}
+
+/** Polls the service's metrics until its first index sync has completed. */
+export async function waitForIndexSync(url: string, masterKey: string, timeoutMs = 120_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const metrics = await fetch(`${url}/metrics`, { headers: { 'X-API-Key': masterKey } });
+    const text = await metrics.text();
+    const last = /^gateway_index_sync_last_completed_timestamp_seconds (\S+)/m.exec(text)?.[1];
+    if (last !== undefined && Number(last) > 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  throw new Error(`no index sync within ${timeoutMs} ms`);
+}
+
+async function sizeOfStore(dataSource: DataSource): Promise<string> {
+  const [{ size }] = await dataSource.query<{ size: string }[]>(
+    `SELECT pg_size_pretty(sum(pg_total_relation_size(inhrelid))) AS size
+     FROM pg_inherits WHERE inhparent = 'stored_items'::regclass`,
+  );
+  return size;
+}
+
+/** Calls per miner and synapse between two readings of the devnet's counters. */
+function callsBetween(before: CallCounts[], after: CallCounts[]): Record<SynapseName, number>[] {
+  return after.map(
+    (counts, uid) =>
+      Object.fromEntries(
+        SYNAPSE_NAMES.map((synapse) => [
+          synapse,
+          counts[synapse].calls - before[uid][synapse].calls,
+        ]),
+      ) as Record<SynapseName, number>,
+  );
+}
+
+function refusals(counts: CallCounts): number {
+  return SYNAPSE_NAMES.reduce((sum, synapse) => sum + counts[synapse].refused, 0);
+}
