@@ -18,8 +18,11 @@ export interface AggregateInput {
   votes: readonly Vote[];
   /** Stake by validator hotkey, from the metagraph. */
   stakes: ReadonlyMap<string, number>;
-  /** Only jobs whose task is active weigh. */
-  activeTaskIds: ReadonlySet<string>;
+  /**
+   * Only jobs whose task is active weigh (local votes: their jobs are our tasks). Absent: every
+   * job weighs (votes read from the network name no task of ours).
+   */
+  activeTaskIds?: ReadonlySet<string>;
 }
 
 /**
@@ -79,7 +82,8 @@ export function aggregateDesirabilities(input: AggregateInput): JobView[] {
   for (const vote of input.votes) {
     const share = shares.get(vote.hotkey)!;
     for (const job of vote.jobs) {
-      if (input.activeTaskIds.has(job.id)) add(job, VALIDATORS_SHARE * share * job.weight, false);
+      if (input.activeTaskIds?.has(job.id) ?? true)
+        add(job, VALIDATORS_SHARE * share * job.weight, false);
     }
   }
 
