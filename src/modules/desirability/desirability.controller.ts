@@ -151,7 +151,10 @@ export class DesirabilityController {
       'commitment that counts as no vote with the reason (not a SHA, no permit, the commit or file missing from ' +
       'the Gravity repository, a file breaking the submission rules, a withdrawn vote).',
   })
-  @ApiOkResponse({ type: NetworkDesirabilitiesDto })
+  @ApiOkResponse({
+    type: NetworkDesirabilitiesDto,
+    description: 'The aggregate’s source; for the network, its age and who counted',
+  })
   networkStatus(): Promise<NetworkDesirabilitiesDto> {
     return this.desirability.networkStatus();
   }

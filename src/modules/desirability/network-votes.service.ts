@@ -12,9 +12,6 @@ import {
 import { NetworkVote, readNetworkVote } from './network-vote';
 import { NetworkVotesRepository } from './network-votes.repository';
 
-/** A `?hotkey=` lookup fetches the repository again only if no fetch started this recently. */
-const LOOKUP_FETCH_FRESHNESS_MS = 10_000;
-
 /** A validator's submission on the network: its commitment and the vote at that commit. */
 export interface NetworkSubmission {
   hotkey: string;
@@ -65,9 +62,9 @@ export class NetworkVotesService {
       throw new NotFoundException(
         `No desirabilities submitted by hotkey ${hotkey}: its commitment (${at}) is no vote: ${commitment.problem}`,
       );
-    const vote = await unavailableAs503(
-      this.voteAt(hotkey, commitment.sha, Date.now() - LOOKUP_FETCH_FRESHNESS_MS),
-    );
+    // A commit not known yet is fetched for (sharing a fetch that started since the request did):
+    // a validator commits its SHA on chain after pushing it, so it may be seconds old.
+    const vote = await unavailableAs503(this.voteAt(hotkey, commitment.sha, Date.now()));
     if (!vote.ok)
       throw new NotFoundException(
         `No desirabilities submitted by hotkey ${hotkey}: ${commitment.sha} (${at}) is no vote: ${vote.reason}`,
