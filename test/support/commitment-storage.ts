@@ -15,7 +15,15 @@ export class CommitmentStorage {
   private readonly entries = new Map<string, string>();
 
   constructor(metadataHex: string) {
-    this.registry.setMetadata(new Metadata(this.registry, metadataHex as `0x${string}`));
+    // Subtensor's two extensions carry no data (as SubtensorConnection declares them).
+    this.registry.setMetadata(
+      new Metadata(this.registry, metadataHex as `0x${string}`),
+      undefined,
+      {
+        SubtensorTransactionExtension: { extrinsic: {}, payload: {} },
+        DrandPriority: { extrinsic: {}, payload: {} },
+      },
+    );
   }
 
   /** The text as one `Raw<length>` item: a 40-character SHA is a `Raw40`. */
