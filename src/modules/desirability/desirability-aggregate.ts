@@ -54,8 +54,9 @@ interface Merged {
 
 /**
  * weight(job) = 0.3 × owner(job) + 0.7 × Σ_validators share(v) × vote_v(job), counting only
- * active tasks of the votes. Jobs with the same params are one job whatever their ids: it is
- * listed under the owner's id if the owner has it, else under the id that contributed most.
+ * active tasks of the votes when `activeTaskIds` is given. Jobs with the same params are one
+ * job whatever their ids: it is listed under the owner's id if the owner has it, else under the
+ * id that contributed most.
  * Sorted by weight, heaviest first (ties by id); weights have 12 significant digits.
  */
 export function aggregateDesirabilities(input: AggregateInput): JobView[] {
