@@ -27,6 +27,7 @@ export interface AppConfig {
   bodyLimit: string;
   httpServer: HttpServerConfig;
   desirability: DesirabilityConfig;
+  gravity: GravityConfig;
   corsOrigins: string[];
   /** Bound on draining in-flight requests at SIGTERM before connections are cut. */
   shutdownTimeoutMs: number;
@@ -107,6 +108,17 @@ export interface DesirabilityConfig {
   maxJobs: number;
   /** Active tasks per validator hotkey. */
   maxActiveTasks: number;
+  /** How often the network's aggregate is read again (chain commitments and Gravity files). */
+  syncIntervalMs: number;
+}
+
+/** The subnet's Gravity repository: `validator_preferences/<hotkey>.json` at committed SHAs. */
+export interface GravityConfig {
+  /** file://, https:// or ssh://; absent: votes are not read from (nor published to) the network. */
+  repoUrl: string | undefined;
+  branch: string;
+  /** GRAVITY_TOKEN, for https:// only: a secret, never logged. */
+  token: string | undefined;
 }
 
 export interface HttpServerConfig {

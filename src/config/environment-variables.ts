@@ -306,6 +306,28 @@ export class EnvironmentVariables {
   @Matches(/\.json$/i, { message: 'must name a .json file' })
   DEFAULT_DESIRABILITIES_FILE = 'config/default-desirabilities.json';
 
+  /** Seconds between two reads of the network's desirability aggregate (chain and Gravity). */
+  @toInt()
+  @IsInt()
+  @Min(1)
+  @Max(86400)
+  DESIRABILITY_SYNC_INTERVAL = 1200;
+
+  /** The subnet's Gravity repository, where validators' votes are read from (file, https, ssh). */
+  @IsOptional()
+  @Matches(/^(https|ssh|file):\/\/\S+$/, {
+    message: 'must be an https://, ssh:// or file:// URL of a git repository',
+  })
+  GRAVITY_REPO_URL?: string;
+
+  @Matches(/^(?!-)(?!.*\.\.)[\w./-]{1,100}$/, { message: 'must be a git branch name' })
+  GRAVITY_BRANCH = 'main';
+
+  /** Token for an https:// GRAVITY_REPO_URL (sent as a header, never logged). */
+  @IsOptional()
+  @IsString()
+  GRAVITY_TOKEN?: string;
+
   /** Seconds between two syncs of the miners' indexes. */
   @toInt()
   @IsInt()

@@ -40,6 +40,30 @@ describe(loadConfig.name, () => {
     });
   });
 
+  it('reads the network votes settings, local by default, and refuses bad ones', () => {
+    const defaults = loadConfig({});
+    expect(defaults.gravity).toEqual({ repoUrl: undefined, branch: 'main', token: undefined });
+    expect(defaults.desirability.syncIntervalMs).toBe(1_200_000);
+    const set = loadConfig({
+      GRAVITY_REPO_URL: 'https://github.com/macrocosm-os/gravity',
+      GRAVITY_TOKEN: 'ghp_0123456789abcdef',
+      DESIRABILITY_SYNC_INTERVAL: '60',
+    });
+    expect(set.gravity.repoUrl).toBe('https://github.com/macrocosm-os/gravity');
+    expect(set.desirability.syncIntervalMs).toBe(60_000);
+    expect(
+      problemsOf({
+        GRAVITY_REPO_URL: 'git@github.com:macrocosm-os/gravity.git',
+        GRAVITY_BRANCH: '--upload-pack=x',
+        DESIRABILITY_SYNC_INTERVAL: '0',
+      }),
+    ).toEqual([
+      'DESIRABILITY_SYNC_INTERVAL: DESIRABILITY_SYNC_INTERVAL must not be less than 1',
+      'GRAVITY_REPO_URL: must be an https://, ssh:// or file:// URL of a git repository',
+      'GRAVITY_BRANCH: must be a git branch name',
+    ]);
+  });
+
   it('refuses production without a master key, a database or a metagraph source, naming each', () => {
     expect(problemsOf({ NODE_ENV: 'production' })).toEqual([
       'MASTER_KEY: required when NODE_ENV=production',

@@ -78,6 +78,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     desirability: {
       maxJobs: vars.DESIRABILITY_MAX_JOBS,
       maxActiveTasks: vars.DESIRABILITY_MAX_ACTIVE_TASKS,
+      syncIntervalMs: vars.DESIRABILITY_SYNC_INTERVAL * 1000,
+    },
+    gravity: {
+      repoUrl: vars.GRAVITY_REPO_URL,
+      branch: vars.GRAVITY_BRANCH,
+      token: vars.GRAVITY_TOKEN,
     },
     httpServer: {
       headersTimeoutMs: vars.HTTP_HEADERS_TIMEOUT_MS,

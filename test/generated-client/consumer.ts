@@ -44,6 +44,7 @@ export interface Tour {
   redditItems: string[];
   tasksRegistered: string[];
   desirabilities: number;
+  aggregateSource: string;
   repoNames: number;
   topLabels: number;
   ages: number;
@@ -110,6 +111,9 @@ export async function tour(
   if (voted.error) throw failure('vote', voted.response.status, voted.error);
   const votes = await gateway.GET('/api/v1/get_desirabilities');
   if (votes.error) throw failure('votes', votes.response.status, votes.error);
+  const aggregateSource = await gateway.GET('/api/v1/desirabilities/network');
+  if (aggregateSource.error)
+    throw failure('aggregate source', aggregateSource.response.status, aggregateSource.error);
 
   const repos = await gateway.GET('/api/v1/list_repo_names');
   if (repos.error) throw failure('repo names', repos.response.status, repos.error);
@@ -164,6 +168,7 @@ export async function tour(
     redditItems: reddit.data.data?.map(describeItem) ?? [],
     tasksRegistered: voted.data.tasks,
     desirabilities: votes.data.length,
+    aggregateSource: aggregateSource.data.source,
     repoNames: repos.data.count,
     topLabels: top.data.length,
     ages: ages.data.length,

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { AddressInfo } from 'node:net';
 import { WebSocket, WebSocketServer } from 'ws';
 import { fixturePath } from './bittensor-fixtures';
+import { CommitmentStorage } from './commitment-storage';
 
 /**
  * A subtensor node on 127.0.0.1 that answers the recorded finney calls
@@ -12,6 +13,10 @@ import { fixturePath } from './bittensor-fixtures';
  * `mode` switches the node's behaviour while it runs: `silent` takes calls and never answers,
  * `garbage` answers every runtime call with bytes that decode to nothing, `empty` answers every
  * runtime call with an empty list (a subnet without neurons).
+ *
+ * Storage reads (`state_getStorage`, `state_getKeysPaged`, `state_getKeys`,
+ * `state_queryStorageAt`) answer what the test put there; today `Commitments.CommitmentOf`
+ * entries, through `setCommitment` (./commitment-storage.ts). Any other key reads as absent.
  */
 export type ReplayMode = 'answer' | 'silent' | 'garbage' | 'empty';
 
@@ -22,6 +27,14 @@ export interface ChainReplay {
   /** The runtime API calls made (`NeuronInfoRuntimeApi_get_neurons_lite`, …), in order. */
   readonly runtimeCalls: string[];
   mode: ReplayMode;
+  /**
+   * Makes `hotkey`'s commitment under `netuid` the text `sha40` as one `Raw<length>` item (a
+   * real SHA: `Raw40`), made at `block`, as `Commitments.set_commitment` leaves it.
+   */
+  setCommitment(netuid: number, hotkey: string, sha40: string, block: number): void;
+  /** As setCommitment with any `info.fields` (`[{ Sha256: '0x…' }]`, two items, none). */
+  setCommitmentFields(netuid: number, hotkey: string, fields: unknown[], block: number): void;
+  clearCommitment(netuid: number, hotkey: string): void;
   /** Drops every open connection (the node restarts; clients reconnect). */
   dropConnections(): void;
   stop(): Promise<void>;
@@ -62,6 +75,8 @@ export async function startChainReplay(): Promise<ChainReplay> {
   runtimeAnswers.set('Metadata_metadata_versions:', '0x080e0000000f000000');
   runtimeAnswers.set('Metadata_metadata_at_version:0f000000', metadataV15);
 
+  const storage = new CommitmentStorage(metadataV14);
+
   const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   const calls: string[] = [];
@@ -73,6 +88,11 @@ export async function startChainReplay(): Promise<ChainReplay> {
     calls,
     runtimeCalls,
     mode: 'answer',
+    setCommitment: (netuid, hotkey, sha40, block) =>
+      storage.setCommitment(netuid, hotkey, sha40, block),
+    setCommitmentFields: (netuid, hotkey, fields, block) =>
+      storage.setFields(netuid, hotkey, fields, block),
+    clearCommitment: (netuid, hotkey) => storage.clear(netuid, hotkey),
     dropConnections: () => server.clients.forEach((client) => client.terminate()),
     stop: async () => {
       server.clients.forEach((client) => client.terminate());
@@ -108,6 +128,25 @@ export async function startChainReplay(): Promise<ChainReplay> {
         return { result: metadataV14 };
       case 'state_call':
         return runtimeCall(String(params[0]), String((params[1] as string) ?? ''));
+      case 'state_getStorage':
+      case 'state_getStorageAt':
+        return { result: storage.value(String(params[0])) };
+      case 'state_getKeysPaged':
+      case 'state_getKeysPagedAt':
+        return {
+          result: storage.keys(String(params[0]), Number(params[1]), params[2] as string | null),
+        };
+      case 'state_getKeys':
+        return { result: storage.keys(String(params[0]), Infinity, null) };
+      case 'state_queryStorageAt':
+        return {
+          result: [
+            {
+              block: head,
+              changes: (params[0] as string[]).map((key) => [key, storage.value(key)]),
+            },
+          ],
+        };
       default:
         return { error: { code: -32601, message: `Method not found: ${request.method}` } };
     }
