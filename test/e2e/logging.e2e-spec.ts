@@ -62,7 +62,7 @@ describe('Structured logs', () => {
     await completionOf(id);
   });
 
-  it('gives a request rejected by the body parser a request id too', async () => {
+  it('gives a request rejected by the body parser a request id and a log line too', async () => {
     const response = await app.http
       .post('/api/v1/keys')
       .set('X-API-Key', TEST_MASTER_KEY)
@@ -70,6 +70,8 @@ describe('Structured logs', () => {
       .send('{"name": ')
       .expect(422);
     expect(response.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    const line = await completionOf(response.headers['x-request-id']);
+    expect(line.msg).toMatch(/^POST \/api\/v1\/keys 422 \d+ms$/);
   });
 
   it('carries the request id on lines logged by the code handling the request', async () => {
