@@ -108,6 +108,20 @@ describe('Rate limits shared through Redis', () => {
     expect(second.headers['x-ratelimit-remaining']).toBe('98');
   });
 
+  it('keeps counting exactly after Redis forgot the script (a restart or SCRIPT FLUSH)', async () => {
+    const { key } = await createKey(apps[0]);
+    await apps[0].http.get('/api/v1/health').set('X-API-Key', key).expect(200);
+    const redis = new Redis(testRedisUrl());
+    try {
+      await redis.script('FLUSH');
+    } finally {
+      await redis.quit();
+    }
+    // The script is sent by its SHA; the NOSCRIPT answer makes the client send it again.
+    const second = await apps[1].http.get('/api/v1/health').set('X-API-Key', key).expect(200);
+    expect(second.headers['x-ratelimit-remaining']).toBe('98');
+  });
+
   it('keeps its counters under REDIS_KEY_PREFIX, apart from other deployments', async () => {
     const { key, id } = await createKey(apps[0]);
     await apps[0].http.get('/api/v1/health').set('X-API-Key', key).expect(200);
