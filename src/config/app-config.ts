@@ -27,6 +27,7 @@ export interface AppConfig {
   bodyLimit: string;
   httpServer: HttpServerConfig;
   desirability: DesirabilityConfig;
+  publication: PublicationConfig;
   corsOrigins: string[];
   /** Bound on draining in-flight requests at SIGTERM before connections are cut. */
   shutdownTimeoutMs: number;
@@ -107,6 +108,23 @@ export interface DesirabilityConfig {
   maxJobs: number;
   /** Active tasks per validator hotkey. */
   maxActiveTasks: number;
+}
+
+export interface PublicationConfig {
+  /** Unset (no GRAVITY_REPO_URL): votes are not published. */
+  gravity: GravityConfig | undefined;
+  intervalMs: number;
+  retryMs: number;
+  retryMaxMs: number;
+  leaseMs: number;
+}
+
+export interface GravityConfig {
+  /** https://, ssh:// or file://; never carries a credential. */
+  repoUrl: string;
+  branch: string;
+  /** GRAVITY_TOKEN: a secret, sent as an HTTP header to https remotes only; never logged. */
+  token: string | undefined;
 }
 
 export interface HttpServerConfig {

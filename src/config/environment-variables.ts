@@ -201,6 +201,49 @@ export class EnvironmentVariables {
   @Min(100)
   SUBTENSOR_TIMEOUT_MS = 30000;
 
+  /**
+   * The Gravity repository votes are published to (`validator_preferences/<hotkey>.json`):
+   * https:// (token in GRAVITY_TOKEN), ssh:// or file://. Unset: votes stay local.
+   */
+  @IsOptional()
+  @Matches(/^(https:\/\/[^\s@/]+\/\S+|ssh:\/\/\S+|file:\/\/\/\S+)$/, {
+    message:
+      'must be an https:// URL without credentials (the token goes in GRAVITY_TOKEN), an ssh:// URL or a file:/// path',
+  })
+  GRAVITY_REPO_URL?: string;
+
+  @Matches(/^(?!-)(?!.*\.\.)[\w./-]{1,100}(?<![./])$/, { message: 'must be a git branch name' })
+  GRAVITY_BRANCH = 'main';
+
+  /** A token with write access to GRAVITY_REPO_URL (https only); a secret, never logged. */
+  @IsOptional()
+  @IsString()
+  @MinLength(8, { message: 'must be at least 8 characters' })
+  GRAVITY_TOKEN?: string;
+
+  /** Milliseconds between two looks for a publication to make (the worker also wakes on a vote). */
+  @toInt()
+  @IsInt()
+  @Min(100)
+  PUBLICATION_INTERVAL_MS = 5000;
+
+  /** First wait after a failed attempt (one block); doubles up to PUBLICATION_RETRY_MAX_MS. */
+  @toInt()
+  @IsInt()
+  @Min(100)
+  PUBLICATION_RETRY_MS = 12000;
+
+  @toInt()
+  @IsInt()
+  @Min(100)
+  PUBLICATION_RETRY_MAX_MS = 3_600_000;
+
+  /** How long a replica's claim on a publication holds before another may take it over. */
+  @toInt()
+  @IsInt()
+  @Min(1000)
+  PUBLICATION_LEASE_MS = 600_000;
+
   /** Unset: 8 simulated miners in development when no metagraph source is set, else none. */
   @IsOptional()
   @toInt()

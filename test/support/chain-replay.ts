@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { AddressInfo } from 'node:net';
 import { WebSocket, WebSocketServer } from 'ws';
 import { fixturePath } from './bittensor-fixtures';
+import { ChainBasics, ChainExtrinsics, ExtrinsicsStandIn } from './chain-extrinsics';
 
 /**
  * A subtensor node on 127.0.0.1 that answers the recorded finney calls
@@ -22,6 +23,8 @@ export interface ChainReplay {
   /** The runtime API calls made (`NeuronInfoRuntimeApi_get_neurons_lite`, …), in order. */
   readonly runtimeCalls: string[];
   mode: ReplayMode;
+  /** Signed extrinsics: what was submitted, and how the next ones are answered. */
+  readonly extrinsics: ChainExtrinsics;
   /** Drops every open connection (the node restarts; clients reconnect). */
   dropConnections(): void;
   stop(): Promise<void>;
@@ -67,12 +70,20 @@ export async function startChainReplay(): Promise<ChainReplay> {
   const calls: string[] = [];
   const runtimeCalls: string[] = [];
   let subscriptions = 0;
+  const extrinsics = new ExtrinsicsStandIn({
+    metadataV14,
+    genesisHash: FINNEY_GENESIS,
+    head,
+    header: header as ChainBasics['header'],
+    runtimeVersion: runtimeVersion as ChainBasics['runtimeVersion'],
+  });
 
   const replay: ChainReplay = {
     url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}`,
     calls,
     runtimeCalls,
     mode: 'answer',
+    extrinsics,
     dropConnections: () => server.clients.forEach((client) => client.terminate()),
     stop: async () => {
       server.clients.forEach((client) => client.terminate());
@@ -148,6 +159,7 @@ export async function startChainReplay(): Promise<ChainReplay> {
       }
       calls.push(request.method);
       if (replay.mode === 'silent') return;
+      if (extrinsics.handle(request, (message) => socket.send(JSON.stringify(message)))) return;
       if (/_subscribe/.test(request.method)) return subscribe(socket, request);
       if (/_unsubscribe/.test(request.method)) {
         socket.send(JSON.stringify({ jsonrpc: '2.0', id: request.id, result: true }));
