@@ -41,6 +41,11 @@ export interface ChainExtrinsics {
    * (System.ExtrinsicFailed): by default the rate-limit error this runtime has.
    */
   failNext(count: number, error?: string): void;
+  /**
+   * Submissions get no answer and are not included while set (a node that takes the call and
+   * then goes quiet): the submitter is left waiting, as across a crash or a restart.
+   */
+  holdSubmissions: boolean;
   /** The commitment stored when a set_commitment succeeds (shared with CommitmentOf serving). */
   setCommitment(netuid: number, hotkey: string, sha: string, block: number): void;
 }
@@ -73,6 +78,7 @@ const SYSTEM_EVENTS_KEY = u8aToHex(
 export class ExtrinsicsStandIn implements ChainExtrinsics {
   readonly submitted: SubmittedExtrinsic[] = [];
   readonly commitments = new Map<string, { block: number; sha: string }>();
+  holdSubmissions = false;
   private readonly registry = new TypeRegistry();
   private readonly metadata: Metadata;
   private readonly blocks = new Map<
@@ -121,32 +127,10 @@ export class ExtrinsicsStandIn implements ChainExtrinsics {
         reply(u8aToHex(bnToU8a(this.nonces.get(account) ?? 0, { bitLength: 32 })));
         return true;
       }
-      case 'author_submitExtrinsic': {
-        const included = this.include(String(params[0]));
-        if ('error' in included) send({ jsonrpc: '2.0', id: request.id, error: included.error });
-        else reply(included.txHash);
+      case 'author_submitExtrinsic':
+      case 'author_submitAndWatchExtrinsic':
+        if (!this.holdSubmissions) return this.submit(request, send);
         return true;
-      }
-      case 'author_submitAndWatchExtrinsic': {
-        const included = this.include(String(params[0]));
-        if ('error' in included) {
-          send({ jsonrpc: '2.0', id: request.id, error: included.error });
-          return true;
-        }
-        const subscription = `ext${++this.subscriptions}`;
-        reply(subscription);
-        for (const result of [
-          'ready',
-          { inBlock: included.blockHash },
-          { finalized: included.blockHash },
-        ])
-          send({
-            jsonrpc: '2.0',
-            method: 'author_extrinsicUpdate',
-            params: { subscription, result },
-          });
-        return true;
-      }
       case 'author_unwatchExtrinsic':
         reply(true);
         return true;
@@ -175,6 +159,24 @@ export class ExtrinsicsStandIn implements ChainExtrinsics {
       default:
         return false;
     }
+  }
+
+  private submit(request: RpcRequest, send: Send): boolean {
+    const included = this.include(String(request.params?.[0]));
+    if ('error' in included) {
+      send({ jsonrpc: '2.0', id: request.id, error: included.error });
+      return true;
+    }
+    if (request.method === 'author_submitExtrinsic') {
+      send({ jsonrpc: '2.0', id: request.id, result: included.txHash });
+      return true;
+    }
+    const subscription = `ext${++this.subscriptions}`;
+    send({ jsonrpc: '2.0', id: request.id, result: subscription });
+    const updates = ['ready', { inBlock: included.blockHash }, { finalized: included.blockHash }];
+    for (const result of updates)
+      send({ jsonrpc: '2.0', method: 'author_extrinsicUpdate', params: { subscription, result } });
+    return true;
   }
 
   private include(hex: string): { txHash: string; blockHash: string } | { error: unknown } {
