@@ -44,6 +44,7 @@ export interface Tour {
   redditItems: string[];
   tasksRegistered: string[];
   desirabilities: number;
+  publication: string;
   repoNames: number;
   topLabels: number;
   ages: number;
@@ -110,6 +111,9 @@ export async function tour(
   if (voted.error) throw failure('vote', voted.response.status, voted.error);
   const votes = await gateway.GET('/api/v1/get_desirabilities');
   if (votes.error) throw failure('votes', votes.response.status, votes.error);
+  const publication = await gateway.GET('/api/v1/desirabilities/publication');
+  if (publication.error)
+    throw failure('publication', publication.response.status, publication.error);
 
   const repos = await gateway.GET('/api/v1/list_repo_names');
   if (repos.error) throw failure('repo names', repos.response.status, repos.error);
@@ -164,6 +168,7 @@ export async function tour(
     redditItems: reddit.data.data?.map(describeItem) ?? [],
     tasksRegistered: voted.data.tasks,
     desirabilities: votes.data.length,
+    publication: publication.data.state,
     repoNames: repos.data.count,
     topLabels: top.data.length,
     ages: ages.data.length,
