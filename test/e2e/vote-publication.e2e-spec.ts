@@ -146,6 +146,7 @@ describe('Publishing the vote to the network', () => {
   });
 
   it('pushes the normalized vote on top of a commit pushed meanwhile, and commits its SHA on chain', async () => {
+    expect(await publication()).toMatchObject({ state: 'none', hotkey, attempts: 0 });
     const { body, file } = vote('a');
     const submitted = await submit(body).expect(200);
     expect(submitted.body).toMatchObject({ publication: 'pending', tasks: ['tao-a', 'btc-a'] });

@@ -46,7 +46,7 @@ export class PublicationService implements OnModuleInit {
       );
     this.metrics.gauge(
       'desirability_publication',
-      'This validator’s vote publication by state (1 for the current one): disabled, pending, pushed, committed, failed',
+      'This validator’s vote publication by state (1 for the current one): disabled, none, pending, pushed, committed, failed',
       ['state'],
       async () => {
         const current = (await this.status()).state;
@@ -105,7 +105,7 @@ export class PublicationService implements OnModuleInit {
     const repository = this.repositoryName();
     if (!row)
       return {
-        state: 'pending',
+        state: 'none',
         hotkey,
         repository,
         message: 'No vote submitted yet',

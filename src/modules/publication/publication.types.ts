@@ -1,16 +1,23 @@
 /**
  * Where a vote's publication stands: `disabled` (no Gravity repository or no chain configured:
- * votes stay local), `pending` (to push), `pushed` (in the Gravity repository, to commit on
+ * votes stay local), `none` (no vote submitted yet), `pending` (to push), `pushed` (in the Gravity repository, to commit on
  * chain), `committed` (its SHA is on chain), `failed` (the last attempt failed; retried at
  * `next_attempt_at`, from the push or, with a SHA, from the chain commitment).
  */
-export const PUBLICATION_STATES = ['disabled', 'pending', 'pushed', 'committed', 'failed'] as const;
+export const PUBLICATION_STATES = [
+  'disabled',
+  'none',
+  'pending',
+  'pushed',
+  'committed',
+  'failed',
+] as const;
 export type PublicationState = (typeof PUBLICATION_STATES)[number];
 
 /** A row of `desirability_publications`: the newest vote of a hotkey and its publication. */
 export interface PublicationRow {
   hotkey: string;
-  state: Exclude<PublicationState, 'disabled'>;
+  state: Exclude<PublicationState, 'disabled' | 'none'>;
   /** Counts the hotkey's votes: a worker publishing version n learns that n + 1 replaced it. */
   version: number;
   /** The file pushed as `validator_preferences/<hotkey>.json`. */

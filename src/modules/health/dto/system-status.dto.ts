@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { PUBLICATION_STATES } from '../../publication/publication.types';
 
 export type ComponentState = 'healthy' | 'unhealthy' | 'degraded' | 'disabled';
 
@@ -109,7 +110,7 @@ export class PublicationComponentStatusDto extends ComponentStatusDto {
   declare status: ComponentState;
 
   @ApiProperty({
-    enum: ['disabled', 'pending', 'pushed', 'committed', 'failed'],
+    enum: PUBLICATION_STATES,
     description:
       'The vote’s publication state (GET /api/v1/desirabilities/publication has the details)',
     example: 'committed',
