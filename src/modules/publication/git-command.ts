@@ -36,7 +36,7 @@ export function runGit(
   options: GitRunOptions,
 ): Promise<string> {
   const env = {
-    ...process.env,
+    ...inherited(),
     GIT_TERMINAL_PROMPT: '0',
     GIT_CONFIG_NOSYSTEM: '1',
     GIT_CONFIG_GLOBAL: '/dev/null',
@@ -64,6 +64,31 @@ export function runGit(
     child.stdin?.on('error', () => undefined);
     child.stdin?.end(options.input ?? '');
   });
+}
+
+/**
+ * Variables that would point git at another repository, index or object store than `-C dir`:
+ * dropped from the environment the service was started with (a shell with GIT_DIR exported).
+ */
+const REPOSITORY_VARIABLES = new Set([
+  'GIT_DIR',
+  'GIT_WORK_TREE',
+  'GIT_INDEX_FILE',
+  'GIT_OBJECT_DIRECTORY',
+  'GIT_ALTERNATE_OBJECT_DIRECTORIES',
+  'GIT_COMMON_DIR',
+  'GIT_NAMESPACE',
+  'GIT_CONFIG',
+  'GIT_CONFIG_PARAMETERS',
+  'GIT_CONFIG_COUNT',
+]);
+
+function inherited(): NodeJS.ProcessEnv {
+  return Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([name]) => !REPOSITORY_VARIABLES.has(name) && !/^GIT_CONFIG_(KEY|VALUE)_\d+$/.test(name),
+    ),
+  );
 }
 
 /** Replaces every secret in `text` with `***`. */
