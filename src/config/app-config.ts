@@ -27,6 +27,7 @@ export interface AppConfig {
   bodyLimit: string;
   httpServer: HttpServerConfig;
   desirability: DesirabilityConfig;
+  gravity: GravityConfig;
   publication: PublicationConfig;
   corsOrigins: string[];
   /** Bound on draining in-flight requests at SIGTERM before connections are cut. */
@@ -108,23 +109,25 @@ export interface DesirabilityConfig {
   maxJobs: number;
   /** Active tasks per validator hotkey. */
   maxActiveTasks: number;
+  /** How often the network's aggregate is read again (chain commitments and Gravity files). */
+  syncIntervalMs: number;
 }
 
+/** The subnet's Gravity repository: `validator_preferences/<hotkey>.json` at committed SHAs. */
+export interface GravityConfig {
+  /** file://, https:// or ssh://, never with a credential; absent: votes are not read from (nor published to) the network. */
+  repoUrl: string | undefined;
+  branch: string;
+  /** GRAVITY_TOKEN, for https:// only: a secret, never logged. */
+  token: string | undefined;
+}
+
+/** Publishing our vote to the Gravity repository (config.gravity) and the chain. */
 export interface PublicationConfig {
-  /** Unset (no GRAVITY_REPO_URL): votes are not published. */
-  gravity: GravityConfig | undefined;
   intervalMs: number;
   retryMs: number;
   retryMaxMs: number;
   leaseMs: number;
-}
-
-export interface GravityConfig {
-  /** https://, ssh:// or file://; never carries a credential. */
-  repoUrl: string;
-  branch: string;
-  /** GRAVITY_TOKEN: a secret, sent as an HTTP header to https remotes only; never logged. */
-  token: string | undefined;
 }
 
 export interface HttpServerConfig {

@@ -202,8 +202,9 @@ export class EnvironmentVariables {
   SUBTENSOR_TIMEOUT_MS = 30000;
 
   /**
-   * The Gravity repository votes are published to (`validator_preferences/<hotkey>.json`):
-   * https:// (token in GRAVITY_TOKEN), ssh:// or file://. Unset: votes stay local.
+   * The subnet's Gravity repository (`validator_preferences/<hotkey>.json`): validators' votes
+   * are read from it and ours is published to it. https:// (token in GRAVITY_TOKEN), ssh:// or
+   * file://. Unset: votes stay local.
    */
   @IsOptional()
   @Matches(/^(https:\/\/[^\s@/]+\/\S+|ssh:\/\/\S+|file:\/\/\/\S+)$/, {
@@ -215,7 +216,7 @@ export class EnvironmentVariables {
   @Matches(/^(?!-)(?!.*\.\.)[\w./-]{1,100}(?<![./])$/, { message: 'must be a git branch name' })
   GRAVITY_BRANCH = 'main';
 
-  /** A token with write access to GRAVITY_REPO_URL (https only); a secret, never logged. */
+  /** A token for an https:// GRAVITY_REPO_URL (write access to publish); a secret, never logged. */
   @IsOptional()
   @IsString()
   @MinLength(8, { message: 'must be at least 8 characters' })
@@ -348,6 +349,13 @@ export class EnvironmentVariables {
   @IsString()
   @Matches(/\.json$/i, { message: 'must name a .json file' })
   DEFAULT_DESIRABILITIES_FILE = 'config/default-desirabilities.json';
+
+  /** Seconds between two reads of the network's desirability aggregate (chain and Gravity). */
+  @toInt()
+  @IsInt()
+  @Min(1)
+  @Max(86400)
+  DESIRABILITY_SYNC_INTERVAL = 1200;
 
   /** Seconds between two syncs of the miners' indexes. */
   @toInt()

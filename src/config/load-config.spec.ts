@@ -40,6 +40,30 @@ describe(loadConfig.name, () => {
     });
   });
 
+  it('reads the network votes settings, local by default, and refuses bad ones', () => {
+    const defaults = loadConfig({});
+    expect(defaults.gravity).toEqual({ repoUrl: undefined, branch: 'main', token: undefined });
+    expect(defaults.desirability.syncIntervalMs).toBe(1_200_000);
+    const set = loadConfig({
+      GRAVITY_REPO_URL: 'https://github.com/macrocosm-os/gravity',
+      GRAVITY_TOKEN: 'ghp_0123456789abcdef',
+      DESIRABILITY_SYNC_INTERVAL: '60',
+    });
+    expect(set.gravity.repoUrl).toBe('https://github.com/macrocosm-os/gravity');
+    expect(set.desirability.syncIntervalMs).toBe(60_000);
+    expect(
+      problemsOf({
+        GRAVITY_REPO_URL: 'git@github.com:macrocosm-os/gravity.git',
+        GRAVITY_BRANCH: '--upload-pack=x',
+        DESIRABILITY_SYNC_INTERVAL: '0',
+      }),
+    ).toEqual([
+      expect.stringMatching(/^GRAVITY_REPO_URL: must be an https:\/\/ URL/),
+      'GRAVITY_BRANCH: must be a git branch name',
+      'DESIRABILITY_SYNC_INTERVAL: DESIRABILITY_SYNC_INTERVAL must not be less than 1',
+    ]);
+  });
+
   it('refuses production without a master key, a database or a metagraph source, naming each', () => {
     expect(problemsOf({ NODE_ENV: 'production' })).toEqual([
       'MASTER_KEY: required when NODE_ENV=production',
@@ -331,10 +355,11 @@ describe(loadConfig.name, () => {
       },
     );
   });
+
   describe('vote publication', () => {
     it('is off without a Gravity repository, with the defaults otherwise', () => {
+      expect(loadConfig({}).gravity.repoUrl).toBeUndefined();
       expect(loadConfig({}).publication).toEqual({
-        gravity: undefined,
         intervalMs: 5000,
         retryMs: 12000,
         retryMaxMs: 3_600_000,
@@ -348,7 +373,7 @@ describe(loadConfig.name, () => {
         'ssh://git@github.com/macrocosm-os/gravity.git',
         'file:///srv/git/gravity.git',
       ])
-        expect(loadConfig({ GRAVITY_REPO_URL: url }).publication.gravity).toEqual({
+        expect(loadConfig({ GRAVITY_REPO_URL: url }).gravity).toEqual({
           repoUrl: url,
           branch: 'main',
           token: undefined,
@@ -358,7 +383,7 @@ describe(loadConfig.name, () => {
         GRAVITY_BRANCH: 'votes/validator-1',
         GRAVITY_TOKEN: 'ghp_secret_token',
       });
-      expect(config.publication.gravity).toMatchObject({
+      expect(config.gravity).toMatchObject({
         branch: 'votes/validator-1',
         token: 'ghp_secret_token',
       });

@@ -78,11 +78,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     desirability: {
       maxJobs: vars.DESIRABILITY_MAX_JOBS,
       maxActiveTasks: vars.DESIRABILITY_MAX_ACTIVE_TASKS,
+      syncIntervalMs: vars.DESIRABILITY_SYNC_INTERVAL * 1000,
+    },
+    gravity: {
+      repoUrl: vars.GRAVITY_REPO_URL,
+      branch: vars.GRAVITY_BRANCH,
+      token: vars.GRAVITY_TOKEN,
     },
     publication: {
-      gravity: vars.GRAVITY_REPO_URL
-        ? { repoUrl: vars.GRAVITY_REPO_URL, branch: vars.GRAVITY_BRANCH, token: vars.GRAVITY_TOKEN }
-        : undefined,
       intervalMs: vars.PUBLICATION_INTERVAL_MS,
       retryMs: vars.PUBLICATION_RETRY_MS,
       retryMaxMs: Math.max(vars.PUBLICATION_RETRY_MAX_MS, vars.PUBLICATION_RETRY_MS),

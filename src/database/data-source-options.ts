@@ -12,6 +12,7 @@ import { KeyExpiryAndLimits1764500000000 } from './migrations/1764500000000-KeyE
 import { TaskParquetDatasets1764510000000 } from './migrations/1764510000000-TaskParquetDatasets';
 import { ItemStore1764600000000 } from './migrations/1764600000000-ItemStore';
 import { DesirabilityPublications1764710000000 } from './migrations/1764710000000-DesirabilityPublications';
+import { NetworkDesirabilities1764720000000 } from './migrations/1764720000000-NetworkDesirabilities';
 
 export const MIGRATIONS = [
   InitialSchema1763700000000,
@@ -26,6 +27,7 @@ export const MIGRATIONS = [
   TaskParquetDatasets1764510000000,
   ItemStore1764600000000,
   DesirabilityPublications1764710000000,
+  NetworkDesirabilities1764720000000,
 ];
 
 /**

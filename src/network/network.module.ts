@@ -5,7 +5,9 @@ import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { BucketReader } from './buckets/bucket-reader';
 import { CredibilityRecorder } from './credibility-recorder';
+import { ChainCommitmentsService, SUBTENSOR_CONNECTION } from './chain/chain-commitments.service';
 import { SubtensorConnection } from './chain/subtensor-connection';
+import { GRAVITY_REPOSITORY, GravityRepository } from './gravity/gravity-repository';
 import { ChainMetagraphSource } from './metagraph/chain-metagraph-source';
 import { FileMetagraphSource } from './metagraph/file-metagraph-source';
 import { METAGRAPH_SOURCE, MetagraphSource } from './metagraph/metagraph-source';
@@ -23,7 +25,10 @@ import { CallBudgetRepository } from './transport/call-budget.repository';
 import { CallBudgets } from './transport/call-budgets';
 import { MinerClient } from './transport/miner-client';
 
-/** The miner network. Other modules use NetworkService only. */
+/**
+ * The miner network. Other modules use NetworkService, the chain (its commitments, and the
+ * connection to sign extrinsics on) and the Gravity repository only.
+ */
 @Module({
   imports: [JobsModule, MinerIndexModule, TypeOrmModule.forFeature([MinerEntity])],
   providers: [
@@ -39,24 +44,47 @@ import { MinerClient } from './transport/miner-client';
     CallBudgetRepository,
     StoredDataService,
     ContentsFetcher,
+    ChainCommitmentsService,
+    {
+      provide: SUBTENSOR_CONNECTION,
+      inject: [APP_CONFIG],
+      useFactory: subtensorConnection,
+    },
+    { provide: GRAVITY_REPOSITORY, inject: [APP_CONFIG], useFactory: gravityRepository },
     {
       provide: METAGRAPH_SOURCE,
-      inject: [APP_CONFIG],
+      inject: [APP_CONFIG, SUBTENSOR_CONNECTION],
       useFactory: metagraphSource,
     },
   ],
-  exports: [NetworkService],
+  exports: [NetworkService, ChainCommitmentsService, SUBTENSOR_CONNECTION, GRAVITY_REPOSITORY],
 })
 export class NetworkModule {}
 
+/** One connection to the node (SUBTENSOR_URL) for the metagraph and the commitments. */
+function subtensorConnection(config: AppConfig): SubtensorConnection | null {
+  const { subtensor } = config.network;
+  return subtensor ? new SubtensorConnection(subtensor.url, subtensor.timeoutMs) : null;
+}
+
+/**
+ * One clone of the Gravity repository (GRAVITY_REPO_URL) for reading validators' votes and
+ * publishing ours; null without a repository.
+ */
+function gravityRepository(config: AppConfig): GravityRepository | null {
+  const { repoUrl, branch, token } = config.gravity;
+  return repoUrl
+    ? new GravityRepository({ repoUrl, branch, token, dataDir: config.dataDir })
+    : null;
+}
+
 /** Without a source the service still starts, with the miners it already knows. */
-function metagraphSource(config: AppConfig): MetagraphSource | null {
+function metagraphSource(
+  config: AppConfig,
+  connection: SubtensorConnection | null,
+): MetagraphSource | null {
   const { subtensor, metagraphFile } = config.network;
-  if (subtensor)
-    return new ChainMetagraphSource(
-      new SubtensorConnection(subtensor.url, subtensor.timeoutMs),
-      config.netuid,
-      subtensor,
-    );
+  if (subtensor && connection)
+    return new ChainMetagraphSource(connection, config.netuid, subtensor);
   return metagraphFile ? new FileMetagraphSource(metagraphFile) : null;
 }

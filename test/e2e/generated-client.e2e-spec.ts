@@ -129,6 +129,7 @@ describe('a client generated from the served OpenAPI document', () => {
       keyLimit: 500,
       tasksRegistered: ['team-bitcoin'],
       publication: 'disabled',
+      aggregateSource: 'local',
       deactivated: 'success',
     });
     // The discriminated item types: X items show their hashtags, Reddit items their community.

@@ -182,10 +182,17 @@ describe('Publishing the vote to the network', () => {
     expect(raw40(0)).toBe(sha);
     expect(status.block_number).toBe(extrinsic.blockNumber);
     expect(status.block_hash).toBe(extrinsic.blockHash);
-    expect(replay.extrinsics.commitments.get(`${NETUID}:${hotkey}`)).toEqual({
-      block: extrinsic.blockNumber,
-      sha,
-    });
+
+    // Read back through the reading half: our CommitmentOf names the SHA, the file there is the
+    // vote, and it is our latest one.
+    const onNetwork = await app.http
+      .get(`/api/v1/get_desirabilities?hotkey=${hotkey}`)
+      .set('X-API-Key', validatorKey)
+      .expect(200);
+    expect(onNetwork.headers['x-commitment-sha']).toBe(sha);
+    expect(onNetwork.headers['x-commitment-block']).toBe(String(extrinsic.blockNumber));
+    expect(onNetwork.headers['x-vote-published']).toBe('true');
+    expect(onNetwork.body).toEqual(JSON.parse(file));
 
     // Each task records the block that registered it on the network.
     for (const id of ['tao-a', 'btc-a']) {
@@ -298,6 +305,7 @@ describe('Publishing the vote to the network', () => {
       await second?.close();
       second = undefined;
       replay.extrinsics.holdSubmissions = false;
+      replay.extrinsics.silentInclusions = false;
       rmSync(secondDir, { recursive: true, force: true });
     });
 
@@ -348,6 +356,34 @@ describe('Publishing the vote to the network', () => {
       expect(ourCommits()).toHaveLength(pushes + 1);
       expect(replay.extrinsics.submitted).toHaveLength(extrinsics + 1);
       expect(raw40(extrinsics)).toBe(pushed);
+    });
+
+    it('records a commitment the chain took before a restart, without submitting it again', async () => {
+      const extrinsics = replay.extrinsics.submitted.length;
+      // The node includes the commitment; the process stops before it hears of the block.
+      replay.extrinsics.silentInclusions = true;
+      await submit(vote('g').body).expect(200);
+      const running = worker().runOnce();
+      await eventually(async () =>
+        expect(replay.extrinsics.submitted).toHaveLength(extrinsics + 1),
+      );
+      await app.close();
+      await running;
+
+      replay.extrinsics.silentInclusions = false;
+      app = await startTestApp(environment());
+      const resumed = await publication();
+      expect(resumed.state).toBe('failed');
+      await afterRetryDelay();
+      await worker().runOnce();
+      const included = replay.extrinsics.submitted[extrinsics];
+      expect(await publication()).toMatchObject({
+        state: 'committed',
+        commit_sha: resumed.commit_sha,
+        block_number: included.blockNumber,
+      });
+      expect(raw40(extrinsics)).toBe(resumed.commit_sha);
+      expect(replay.extrinsics.submitted).toHaveLength(extrinsics + 1);
     });
   });
 

@@ -45,6 +45,7 @@ export interface Tour {
   tasksRegistered: string[];
   desirabilities: number;
   publication: string;
+  aggregateSource: string;
   repoNames: number;
   topLabels: number;
   ages: number;
@@ -114,6 +115,9 @@ export async function tour(
   const publication = await gateway.GET('/api/v1/desirabilities/publication');
   if (publication.error)
     throw failure('publication', publication.response.status, publication.error);
+  const aggregateSource = await gateway.GET('/api/v1/desirabilities/network');
+  if (aggregateSource.error)
+    throw failure('aggregate source', aggregateSource.response.status, aggregateSource.error);
 
   const repos = await gateway.GET('/api/v1/list_repo_names');
   if (repos.error) throw failure('repo names', repos.response.status, repos.error);
@@ -169,6 +173,7 @@ export async function tour(
     tasksRegistered: voted.data.tasks,
     desirabilities: votes.data.length,
     publication: publication.data.state,
+    aggregateSource: aggregateSource.data.source,
     repoNames: repos.data.count,
     topLabels: top.data.length,
     ages: ages.data.length,

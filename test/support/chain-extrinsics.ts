@@ -1,6 +1,7 @@
 import { Metadata, TypeRegistry } from '@polkadot/types';
 import type { Extrinsic } from '@polkadot/types/interfaces';
 import { bnToU8a, compactToU8a, hexToU8a, u8aConcat, u8aToHex, u8aToString } from '@polkadot/util';
+import { CommitmentStorage } from './commitment-storage';
 import {
   blake2AsU8a,
   decodeAddress,
@@ -34,8 +35,6 @@ export interface SubmittedExtrinsic {
 
 export interface ChainExtrinsics {
   readonly submitted: SubmittedExtrinsic[];
-  /** `CommitmentOf` as the chain would hold it after the successful extrinsics: key `${netuid}:${ss58}`. */
-  readonly commitments: Map<string, { block: number; sha: string }>;
   /**
    * Answers the next `count` extrinsics with a Commitments dispatch error in their block
    * (System.ExtrinsicFailed): by default the rate-limit error this runtime has.
@@ -46,8 +45,11 @@ export interface ChainExtrinsics {
    * then goes quiet): the submitter is left waiting, as across a crash or a restart.
    */
   holdSubmissions: boolean;
-  /** The commitment stored when a set_commitment succeeds (shared with CommitmentOf serving). */
-  setCommitment(netuid: number, hotkey: string, sha: string, block: number): void;
+  /**
+   * Submissions are included (their commitment stored) but the submitter hears nothing after
+   * `ready` while set: the process stops between the chain taking the commitment and its record.
+   */
+  silentInclusions: boolean;
 }
 
 export interface ChainBasics {
@@ -77,8 +79,8 @@ const SYSTEM_EVENTS_KEY = u8aToHex(
 
 export class ExtrinsicsStandIn implements ChainExtrinsics {
   readonly submitted: SubmittedExtrinsic[] = [];
-  readonly commitments = new Map<string, { block: number; sha: string }>();
   holdSubmissions = false;
+  silentInclusions = false;
   private readonly registry = new TypeRegistry();
   private readonly metadata: Metadata;
   private readonly blocks = new Map<
@@ -91,7 +93,11 @@ export class ExtrinsicsStandIn implements ChainExtrinsics {
   private parentHash: string;
   private subscriptions = 0;
 
-  constructor(readonly chain: ChainBasics) {
+  constructor(
+    readonly chain: ChainBasics,
+    /** CommitmentOf storage: a successful set_commitment lands there, as on the chain. */
+    private readonly storage: CommitmentStorage,
+  ) {
     this.metadata = new Metadata(this.registry, chain.metadataV14 as `0x${string}`);
     this.registry.setMetadata(this.metadata, undefined, SUBTENSOR_EXTENSIONS);
     this.blockNumber = Number(chain.header.number);
@@ -107,10 +113,6 @@ export class ExtrinsicsStandIn implements ChainExtrinsics {
         `the recorded runtime has no Commitments error ${error}: ${[...names.keys()].join(', ')}`,
       );
     this.failures = { left: count, error: chosen };
-  }
-
-  setCommitment(netuid: number, hotkey: string, sha: string, block: number): void {
-    this.commitments.set(`${netuid}:${hotkey}`, { block, sha });
   }
 
   /** Answers the request if it is one of ours; false lets the replay answer it. */
@@ -173,7 +175,9 @@ export class ExtrinsicsStandIn implements ChainExtrinsics {
     }
     const subscription = `ext${++this.subscriptions}`;
     send({ jsonrpc: '2.0', id: request.id, result: subscription });
-    const updates = ['ready', { inBlock: included.blockHash }, { finalized: included.blockHash }];
+    const updates = this.silentInclusions
+      ? ['ready']
+      : ['ready', { inBlock: included.blockHash }, { finalized: included.blockHash }];
     for (const result of updates)
       send({ jsonrpc: '2.0', method: 'author_extrinsicUpdate', params: { subscription, result } });
     return true;
@@ -220,7 +224,9 @@ export class ExtrinsicsStandIn implements ChainExtrinsics {
         info: { fields: Record<string, string>[] };
       };
       const raw = info.fields[0]?.raw40 ?? info.fields[0]?.Raw40;
-      if (raw) this.setCommitment(netuid, signer, u8aToString(hexToU8a(raw)), this.blockNumber);
+      // Stored where CommitmentOf is read from: what we commit reads back as the chain has it.
+      if (raw)
+        this.storage.setCommitment(netuid, signer, u8aToString(hexToU8a(raw)), this.blockNumber);
     }
     this.submitted.push({
       signer,

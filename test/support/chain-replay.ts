@@ -3,6 +3,7 @@ import { AddressInfo } from 'node:net';
 import { WebSocket, WebSocketServer } from 'ws';
 import { fixturePath } from './bittensor-fixtures';
 import { ChainBasics, ChainExtrinsics, ExtrinsicsStandIn } from './chain-extrinsics';
+import { CommitmentStorage } from './commitment-storage';
 
 /**
  * A subtensor node on 127.0.0.1 that answers the recorded finney calls
@@ -13,6 +14,10 @@ import { ChainBasics, ChainExtrinsics, ExtrinsicsStandIn } from './chain-extrins
  * `mode` switches the node's behaviour while it runs: `silent` takes calls and never answers,
  * `garbage` answers every runtime call with bytes that decode to nothing, `empty` answers every
  * runtime call with an empty list (a subnet without neurons).
+ *
+ * Storage reads (`state_getStorage`, `state_getKeysPaged`, `state_getKeys`,
+ * `state_queryStorageAt`) answer what the test put there; today `Commitments.CommitmentOf`
+ * entries, through `setCommitment` (./commitment-storage.ts). Any other key reads as absent.
  */
 export type ReplayMode = 'answer' | 'silent' | 'garbage' | 'empty';
 
@@ -23,8 +28,19 @@ export interface ChainReplay {
   /** The runtime API calls made (`NeuronInfoRuntimeApi_get_neurons_lite`, …), in order. */
   readonly runtimeCalls: string[];
   mode: ReplayMode;
-  /** Signed extrinsics: what was submitted, and how the next ones are answered. */
+  /**
+   * Signed extrinsics: what was submitted, and how the next ones are answered. A successful
+   * `set_commitment` is stored as setCommitment stores one: read back through CommitmentOf.
+   */
   readonly extrinsics: ChainExtrinsics;
+  /**
+   * Makes `hotkey`'s commitment under `netuid` the text `sha40` as one `Raw<length>` item (a
+   * real SHA: `Raw40`), made at `block`, as `Commitments.set_commitment` leaves it.
+   */
+  setCommitment(netuid: number, hotkey: string, sha40: string, block: number): void;
+  /** As setCommitment with any `info.fields` (`[{ Sha256: '0x…' }]`, two items, none). */
+  setCommitmentFields(netuid: number, hotkey: string, fields: unknown[], block: number): void;
+  clearCommitment(netuid: number, hotkey: string): void;
   /** Drops every open connection (the node restarts; clients reconnect). */
   dropConnections(): void;
   stop(): Promise<void>;
@@ -65,18 +81,23 @@ export async function startChainReplay(): Promise<ChainReplay> {
   runtimeAnswers.set('Metadata_metadata_versions:', '0x080e0000000f000000');
   runtimeAnswers.set('Metadata_metadata_at_version:0f000000', metadataV15);
 
+  const storage = new CommitmentStorage(metadataV14);
+
   const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   const calls: string[] = [];
   const runtimeCalls: string[] = [];
   let subscriptions = 0;
-  const extrinsics = new ExtrinsicsStandIn({
-    metadataV14,
-    genesisHash: FINNEY_GENESIS,
-    head,
-    header: header as ChainBasics['header'],
-    runtimeVersion: runtimeVersion as ChainBasics['runtimeVersion'],
-  });
+  const extrinsics = new ExtrinsicsStandIn(
+    {
+      metadataV14,
+      genesisHash: FINNEY_GENESIS,
+      head,
+      header: header as ChainBasics['header'],
+      runtimeVersion: runtimeVersion as ChainBasics['runtimeVersion'],
+    },
+    storage,
+  );
 
   const replay: ChainReplay = {
     url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}`,
@@ -84,6 +105,11 @@ export async function startChainReplay(): Promise<ChainReplay> {
     runtimeCalls,
     mode: 'answer',
     extrinsics,
+    setCommitment: (netuid, hotkey, sha40, block) =>
+      storage.setCommitment(netuid, hotkey, sha40, block),
+    setCommitmentFields: (netuid, hotkey, fields, block) =>
+      storage.setFields(netuid, hotkey, fields, block),
+    clearCommitment: (netuid, hotkey) => storage.clear(netuid, hotkey),
     dropConnections: () => server.clients.forEach((client) => client.terminate()),
     stop: async () => {
       server.clients.forEach((client) => client.terminate());
@@ -119,6 +145,25 @@ export async function startChainReplay(): Promise<ChainReplay> {
         return { result: metadataV14 };
       case 'state_call':
         return runtimeCall(String(params[0]), String((params[1] as string) ?? ''));
+      case 'state_getStorage':
+      case 'state_getStorageAt':
+        return { result: storage.value(String(params[0])) };
+      case 'state_getKeysPaged':
+      case 'state_getKeysPagedAt':
+        return {
+          result: storage.keys(String(params[0]), Number(params[1]), params[2] as string | null),
+        };
+      case 'state_getKeys':
+        return { result: storage.keys(String(params[0]), Infinity, null) };
+      case 'state_queryStorageAt':
+        return {
+          result: [
+            {
+              block: head,
+              changes: (params[0] as string[]).map((key) => [key, storage.value(key)]),
+            },
+          ],
+        };
       default:
         return { error: { code: -32601, message: `Method not found: ${request.method}` } };
     }

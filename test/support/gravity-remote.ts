@@ -1,24 +1,30 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
 /**
- * A stand-in for the Gravity repository: a bare git repository in a temporary directory,
- * reached over file://, into which "other validators" push their files through a clone of
- * their own, as they would on GitHub.
+ * A stand-in for the subnet's Gravity repository: a bare git repository in a temporary
+ * directory, reached as `file://`, into which "other validators" push through a clone of their
+ * own, as they would on GitHub. Nothing here leaves the machine.
  */
 export interface GravityRemote {
-  /** `file:///…/gravity.git` */
+  /** The `file://` URL of the bare repository (GRAVITY_REPO_URL). */
   url: string;
-  /** Another validator pushes its file (a commit on `main`); answers the new head. */
+  /**
+   * Someone else writes these files (path → text) on the branch, on top of whatever was pushed
+   * meanwhile (our gateway's commits included), commits and pushes; returns the commit SHA.
+   */
+  commit(files: Record<string, string>, message?: string): string;
+  /** Another validator pushes its preferences file; returns the new head. */
   pushAs(hotkey: string, content: string): string;
+  /** The SHA the remote's branch points at. */
   head(): string;
   /** Parents of a commit. */
   parents(sha: string): string[];
-  /** The file of `hotkey` at `sha`, or undefined when the commit has none. */
+  /** The preferences file of `hotkey` at `sha`, or undefined when the commit has none. */
   fileAt(sha: string, hotkey: string): string | undefined;
-  /** Commits on `main` (newest first) that changed the file of `hotkey`. */
+  /** Commits on the branch (newest first) that changed the preferences file of `hotkey`. */
   commitsOf(hotkey: string): string[];
   remove(): void;
 }
@@ -30,12 +36,15 @@ const IDENTITY = {
   GIT_COMMITTER_EMAIL: 'validator@example.invalid',
   GIT_CONFIG_GLOBAL: '/dev/null',
   GIT_CONFIG_NOSYSTEM: '1',
+  GIT_TERMINAL_PROMPT: '0',
 };
 
-export function createGravityRemote(): GravityRemote {
+const fileOf = (hotkey: string) => `validator_preferences/${hotkey}.json`;
+
+export function createGravityRemote(branch = 'main'): GravityRemote {
   const root = mkdtempSync(join(tmpdir(), 'gravity-remote-'));
   const bare = join(root, 'gravity.git');
-  const clone = join(root, 'someone-else');
+  const work = join(root, 'someone-else');
   const git = (dir: string, ...args: string[]) =>
     execFileSync('git', ['-C', dir, ...args], {
       env: { ...process.env, ...IDENTITY },
@@ -43,28 +52,30 @@ export function createGravityRemote(): GravityRemote {
       stdio: ['ignore', 'pipe', 'pipe'],
     }).trim();
   mkdirSync(bare);
-  git(bare, 'init', '--quiet', '--bare', '--initial-branch=main');
-  mkdirSync(clone);
-  git(clone, 'init', '--quiet', '--initial-branch=main');
-  writeFileSync(join(clone, 'README.md'), 'Gravity: validators’ preferences\n');
-  git(clone, 'add', 'README.md');
-  git(clone, 'commit', '--quiet', '-m', 'Initial commit');
-  git(clone, 'push', '--quiet', bare, 'main:main');
+  git(bare, 'init', '--quiet', '--bare', `--initial-branch=${branch}`);
+  mkdirSync(work);
+  git(work, 'init', '--quiet', `--initial-branch=${branch}`);
+  writeFileSync(join(work, 'README.md'), 'Gravity: validators’ preferences\n');
+  git(work, 'add', 'README.md');
+  git(work, 'commit', '--quiet', '-m', 'Initial commit');
+  git(work, 'push', '--quiet', bare, `${branch}:${branch}`);
 
-  const fileOf = (hotkey: string) => `validator_preferences/${hotkey}.json`;
-  return {
+  const remote: GravityRemote = {
     url: `file://${bare}`,
-    pushAs(hotkey, content) {
-      git(clone, 'pull', '--quiet', '--ff-only', bare, 'main');
-      const path = join(clone, fileOf(hotkey));
-      mkdirSync(dirname(path), { recursive: true });
-      writeFileSync(path, content);
-      git(clone, 'add', fileOf(hotkey));
-      git(clone, 'commit', '--quiet', '-m', `Add ${hotkey} preferences JSON file`);
-      git(clone, 'push', '--quiet', bare, 'main:main');
-      return git(bare, 'rev-parse', 'main');
+    commit(files, message = 'Update validator preferences') {
+      git(work, 'pull', '--quiet', '--ff-only', bare, branch);
+      for (const [path, text] of Object.entries(files)) {
+        mkdirSync(dirname(join(work, path)), { recursive: true });
+        writeFileSync(join(work, path), text);
+        git(work, 'add', path);
+      }
+      git(work, 'commit', '--quiet', '--allow-empty', '-m', message);
+      git(work, 'push', '--quiet', bare, `${branch}:${branch}`);
+      return git(bare, 'rev-parse', branch);
     },
-    head: () => git(bare, 'rev-parse', 'main'),
+    pushAs: (hotkey, content) =>
+      remote.commit({ [fileOf(hotkey)]: content }, `Add ${hotkey} preferences JSON file`),
+    head: () => git(bare, 'rev-parse', branch),
     parents: (sha) => git(bare, 'rev-list', '--parents', '-n', '1', sha).split(' ').slice(1),
     fileAt(sha, hotkey) {
       try {
@@ -74,7 +85,8 @@ export function createGravityRemote(): GravityRemote {
       }
     },
     commitsOf: (hotkey) =>
-      git(bare, 'log', '--format=%H', 'main', '--', fileOf(hotkey)).split('\n').filter(Boolean),
+      git(bare, 'log', '--format=%H', branch, '--', fileOf(hotkey)).split('\n').filter(Boolean),
     remove: () => rmSync(root, { recursive: true, force: true }),
   };
+  return remote;
 }

@@ -3,14 +3,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Module } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { LoggerModule, Params } from 'nestjs-pino';
-import { destination, type DestinationStream } from 'pino';
+import { pino, destination, type DestinationStream, type Logger as PinoRoot } from 'pino';
 import type PinoPretty from 'pino-pretty';
 import { AppConfig } from '../../config/app-config';
 import { loadWhenUsed } from '../load-when-used';
 import { APP_CONFIG } from '../../config/config.module';
 import { SecretScanner } from '../security/secret-scanner';
 import { secretScannerFor, secretScannerOf } from '../security/secrets';
-import { redactUrl } from './redact-url';
 
 /** The X-Request-Id values honoured; anything else is replaced by a new UUID. */
 export const REQUEST_ID_PATTERN = /^[\w.:-]{1,128}$/;
@@ -37,7 +36,7 @@ export function requestId(
 
 /**
  * Express middleware installed first (app.setup.ts): gives the request its id before anything
- * can answer it, the body parser included. pino-http then keeps `req.id` as it is.
+ * can answer it, the body parser included.
  */
 export function assignRequestId(request: Request, response: Response, next: NextFunction): void {
   request.id ??= requestId(request, response, secretScannerOf(request));
@@ -77,45 +76,52 @@ function destinationFor(config: AppConfig): DestinationStream {
   });
 }
 
-function loggerParams(config: AppConfig): Params {
+/**
+ * The one pino logger of the process: Nest's Logger (nestjs-pino) and the request lines
+ * (request-logging.ts) both write through it.
+ */
+function createRootLogger(config: AppConfig): PinoRoot {
   const scanner = secretScannerFor(config);
-  const options: NonNullable<Params['pinoHttp']> = {
-    level: config.logLevel,
-    genReqId: (request, response) => requestId(request, response, scanner),
-    // The last line of defence: every line is scanned as written, and a token holding a secret
-    // (in any encoding: see SecretScanner) is replaced, whatever put it there (an error message
-    // quoting input, a stack trace, a future log call).
-    hooks: { streamWrite: (line) => scanner.scrub(line) },
-    // Every line logged while handling a request carries `req` (id, method, redacted url): the
-    // request-scoped logger of nestjs-pino. Headers and bodies are never serialized, so keys,
-    // tokens and the bodies of key requests (which hold new keys) never reach the log; the
-    // redaction is a second line of defence should a header ever be logged.
-    redact: {
-      paths: ['req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers.cookie'],
-      censor: '[redacted]',
+  return pino(
+    {
+      level: config.logLevel,
+      // The last line of defence: every line is scanned as written, and a token holding a secret
+      // (in any encoding: see SecretScanner) is replaced, whatever put it there (an error message
+      // quoting input, a stack trace, a future log call).
+      hooks: { streamWrite: (line) => scanner.scrub(line) },
+      // Lines logged while handling a request carry `req` (id, method, redacted url): see
+      // request-logging.ts. Headers and bodies are never serialized, so keys, tokens and the
+      // bodies of key requests (which hold new keys) never reach the log; the redaction is a
+      // second line of defence should a header ever be logged.
+      redact: {
+        paths: ['req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers.cookie'],
+        censor: '[redacted]',
+      },
     },
-    // Applied to the request and response themselves (not to pino-http's copies of them, which
-    // copy every header first): a line carries the request's id, method and redacted URL, and
-    // the response's status. Response headers are left out: the same dozen on every response,
-    // they made each line three times as long (and every line is scanned for secrets).
-    wrapSerializers: false,
-    serializers: {
-      req: (req: Request) => ({
-        id: req.id,
-        method: req.method,
-        url: redactUrl(req.originalUrl ?? req.url, scanner),
-      }),
-      res: (res: ServerResponse) => ({ statusCode: res.statusCode }),
-    },
-    customSuccessMessage: (req, res, time) =>
-      `${req.method} ${redactUrl(req.url, scanner)} ${res.statusCode} ${Math.round(time)}ms`,
-    customErrorMessage: (req, res) =>
-      `${req.method} ${redactUrl(req.url, scanner)} ${res.statusCode} failed`,
-  };
-  return { pinoHttp: [options, destinationFor(config)] };
+    destinationFor(config),
+  );
 }
 
+/** The root pino logger, for the request-logging middleware (app.setup.ts). */
+export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
+
 @Module({
-  imports: [LoggerModule.forRootAsync({ inject: [APP_CONFIG], useFactory: loggerParams })],
+  providers: [{ provide: ROOT_LOGGER, inject: [APP_CONFIG], useFactory: createRootLogger }],
+  exports: [ROOT_LOGGER],
+})
+class RootLoggerModule {}
+
+@Module({
+  imports: [
+    RootLoggerModule,
+    LoggerModule.forRootAsync({
+      imports: [RootLoggerModule],
+      inject: [ROOT_LOGGER],
+      // Requests are logged by our own middleware (request-logging.ts), not by nestjs-pino's
+      // pino-http middleware: hence no routes.
+      useFactory: (logger: PinoRoot): Params => ({ pinoHttp: { logger }, forRoutes: [] }),
+    }),
+  ],
+  exports: [RootLoggerModule],
 })
 export class LoggingModule {}

@@ -20,8 +20,8 @@ export function httpMetricsMiddleware(metrics: MetricsService) {
 
 function routeOf(request: Request): string {
   // Express sets `req.route` to the matched route; it is still there when the response ends.
-  // A wildcard is not an endpoint: it is the route of catch-all middleware (nestjs-pino's) or
-  // of Nest's not-found handler, left behind when no endpoint matched.
+  // A wildcard is not an endpoint: it is the route of catch-all middleware or of Nest's
+  // not-found handler, left behind when no endpoint matched.
   const path = (request.route as { path?: unknown } | undefined)?.path;
   return typeof path === 'string' && !path.includes('*')
     ? `${request.baseUrl}${path}`

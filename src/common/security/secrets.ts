@@ -6,13 +6,17 @@ import { SecretScanner } from './secret-scanner';
 const ISSUED_KEY = new RegExp(`${API_KEY_PREFIX}[A-Za-z0-9_-]{20,}`);
 const ISSUED_KEY_MIN_LENGTH = API_KEY_PREFIX.length + 20;
 
-/** The scanner of this deployment's secrets: the master key, the metrics token, issued keys. */
+/**
+ * The scanner of this deployment's secrets: the master key, the metrics token, the Gravity
+ * repository's token, issued keys.
+ */
 export function secretScannerFor(config: {
   masterKey?: string;
   metricsToken?: string;
+  gravity?: { token?: string };
 }): SecretScanner {
   return new SecretScanner(
-    [config.masterKey, config.metricsToken],
+    [config.masterKey, config.metricsToken, config.gravity?.token],
     ISSUED_KEY,
     ISSUED_KEY_MIN_LENGTH,
   );

@@ -18,8 +18,11 @@ export interface AggregateInput {
   votes: readonly Vote[];
   /** Stake by validator hotkey, from the metagraph. */
   stakes: ReadonlyMap<string, number>;
-  /** Only jobs whose task is active weigh. */
-  activeTaskIds: ReadonlySet<string>;
+  /**
+   * Only jobs whose task is active weigh (local votes: their jobs are our tasks). Absent: every
+   * job weighs (votes read from the network name no task of ours).
+   */
+  activeTaskIds?: ReadonlySet<string>;
 }
 
 /**
@@ -51,8 +54,9 @@ interface Merged {
 
 /**
  * weight(job) = 0.3 × owner(job) + 0.7 × Σ_validators share(v) × vote_v(job), counting only
- * active tasks of the votes. Jobs with the same params are one job whatever their ids: it is
- * listed under the owner's id if the owner has it, else under the id that contributed most.
+ * active tasks of the votes when `activeTaskIds` is given. Jobs with the same params are one
+ * job whatever their ids: it is listed under the owner's id if the owner has it, else under the
+ * id that contributed most.
  * Sorted by weight, heaviest first (ties by id); weights have 12 significant digits.
  */
 export function aggregateDesirabilities(input: AggregateInput): JobView[] {
@@ -79,7 +83,8 @@ export function aggregateDesirabilities(input: AggregateInput): JobView[] {
   for (const vote of input.votes) {
     const share = shares.get(vote.hotkey)!;
     for (const job of vote.jobs) {
-      if (input.activeTaskIds.has(job.id)) add(job, VALIDATORS_SHARE * share * job.weight, false);
+      if (input.activeTaskIds?.has(job.id) ?? true)
+        add(job, VALIDATORS_SHARE * share * job.weight, false);
     }
   }
 

@@ -16,6 +16,7 @@ import { DesirabilityJobDto, LegacyDesirabilityDto } from './dto/desirability-jo
 import { DESIRABILITY_ITEM_SCHEMA, DesirabilityRequestDto } from './dto/desirability-request.dto';
 import { DesirabilitySubmittedDto } from './dto/desirability-submitted.dto';
 import { GetDesirabilitiesQueryDto } from './dto/get-desirabilities-query.dto';
+import { NetworkDesirabilitiesDto } from './dto/network-desirabilities.dto';
 
 @ApiTags('Scraping tasks')
 @ApiExtraModels(DesirabilityJobDto, LegacyDesirabilityDto)
@@ -63,7 +64,13 @@ export class DesirabilityController {
     description:
       'With `hotkey`: that validator’s current submission, exactly as submitted (unscaled). Without: a page ' +
       '(`limit`, `offset`; the total in `X-Total-Count`) of the aggregate, heaviest first: the owner’s default list weighted 0.3 plus every validator’s vote weighted ' +
-      '0.7 × its share of the voters’ stake, counting only jobs whose task is active; identical jobs add up.',
+      '0.7 × its share of the voters’ stake; identical jobs add up.\n\n' +
+      'With a chain and a Gravity repository configured (SUBTENSOR_URL, GRAVITY_REPO_URL) both read the network: a ' +
+      'submission is the validator’s `validator_preferences/<hotkey>.json` at the git SHA it committed on chain ' +
+      '(`X-Commitment-Sha`, `X-Commitment-Block`); the aggregate is rebuilt every DESIRABILITY_SYNC_INTERVAL from every ' +
+      'validator with a permit and a commitment, and the last good one is served (`Age`, `X-Aggregate-Computed-At`; ' +
+      'who counted and why others did not: `GET /api/v1/desirabilities/network`). Without, the votes stored in this ' +
+      'gateway, counting only jobs whose task is active.',
   })
   @ApiOkResponse({
     description:
@@ -73,6 +80,32 @@ export class DesirabilityController {
         description: 'Jobs in the whole aggregate (or in the submission, with `hotkey`)',
         schema: { type: 'integer', format: 'int32', minimum: 0 },
       },
+      'X-Aggregate-Source': {
+        description: 'Without `hotkey`: `network` (read from the chain and Gravity) or `local`',
+        schema: { type: 'string', enum: ['network', 'local'] },
+      },
+      'X-Aggregate-Computed-At': {
+        description: 'Without `hotkey`, network aggregate: when it was computed',
+        schema: { type: 'string', format: 'date-time' },
+      },
+      Age: {
+        description: 'Without `hotkey`, network aggregate: seconds since it was computed',
+        schema: { type: 'integer', minimum: 0 },
+      },
+      'X-Commitment-Sha': {
+        description: 'With `hotkey`, network: the git SHA the validator committed on chain',
+        schema: { type: 'string', pattern: '^[0-9a-f]{40}$' },
+      },
+      'X-Commitment-Block': {
+        description: 'With `hotkey`, network: the block of that commitment',
+        schema: { type: 'integer', minimum: 0 },
+      },
+      'X-Vote-Published': {
+        description:
+          'With this gateway’s own hotkey, network: whether the committed vote is the latest local vote ' +
+          '(`false` while a newer vote is being published)',
+        schema: { type: 'string', enum: ['true', 'false'] },
+      },
     },
     // A submission may mix both formats, and is answered as submitted: items of either kind.
     schema: { type: 'array', maxItems: MAX_DESIRABILITY_JOBS, items: DESIRABILITY_ITEM_SCHEMA },
@@ -81,8 +114,14 @@ export class DesirabilityController {
     errorCase(
       404,
       'noSubmission',
-      'The hotkey has no current submission',
+      'The hotkey has no current submission (network: no commitment, or one that is no vote; the detail says why)',
       'No desirabilities submitted by hotkey 5F4tQyWrhfGVcNhoqeiNsR6KjD4wMZ2kfhLj4oHYuyHbZAc3',
+    ),
+    errorCase(
+      503,
+      'networkUnavailable',
+      'Network: the chain or the Gravity repository cannot be read now, or no aggregate was computed yet',
+      "The network's desirability aggregate has not been computed yet (its first read from the chain and the Gravity repository is pending)",
     ),
     validationCase('unknownFormat', 'A `format` other than jobs or legacy', {
       loc: ['query', 'format'],
@@ -95,8 +134,28 @@ export class DesirabilityController {
     @Query() query: GetDesirabilitiesQueryDto,
     @Res({ passthrough: true }) response: Response,
   ): Promise<unknown[]> {
-    const { items, total } = await this.desirability.get(query);
+    const { items, total, headers } = await this.desirability.get(query);
     response.setHeader('X-Total-Count', String(total));
+    for (const [name, value] of Object.entries(headers)) response.setHeader(name, value);
     return items;
+  }
+
+  @Get('desirabilities/network')
+  @RequireKey()
+  @ApiOperation({
+    operationId: 'getNetworkDesirabilities',
+    summary: 'How the aggregate desirability list is made',
+    description:
+      'Where the aggregate of `get_desirabilities` comes from (`network` or `local`); for the network: when it was ' +
+      'computed and its age, the validators counted with their stake, share and committed SHA, and every ' +
+      'commitment that counts as no vote with the reason (not a SHA, no permit, the commit or file missing from ' +
+      'the Gravity repository, a file breaking the submission rules, a withdrawn vote).',
+  })
+  @ApiOkResponse({
+    type: NetworkDesirabilitiesDto,
+    description: 'The aggregate’s source; for the network, its age and who counted',
+  })
+  networkStatus(): Promise<NetworkDesirabilitiesDto> {
+    return this.desirability.networkStatus();
   }
 }

@@ -39,6 +39,15 @@ export class DesirabilityRepository {
     return rows[0]?.submitted;
   }
 
+  /** The vote's normalized jobs, or undefined when the validator has none. */
+  async findJobs(hotkey: string): Promise<JobView[] | undefined> {
+    const rows = await this.dataSource.query<{ jobs: JobView[] }[]>(
+      'SELECT jobs FROM desirability_votes WHERE hotkey = $1',
+      [hotkey],
+    );
+    return rows[0]?.jobs;
+  }
+
   listVotes(): Promise<Vote[]> {
     return this.dataSource.query('SELECT hotkey, jobs FROM desirability_votes ORDER BY hotkey');
   }

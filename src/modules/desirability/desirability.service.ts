@@ -1,4 +1,4 @@
-import { Injectable, NotFoundException, OnModuleInit } from '@nestjs/common';
+import { Injectable, NotFoundException, ServiceUnavailableException } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock';
 import { RequestValidationException } from '../../common/errors/validation-error-item';
 import { AppConfig } from '../../config/app-config';
@@ -7,23 +7,34 @@ import { ValidatorIdentity } from '../../network/bittensor/validator-identity';
 import { NetworkService } from '../../network/network.service';
 import { PublicationService } from '../publication/publication.service';
 import { TasksService } from '../tasks/tasks.service';
-import { loadDefaultDesirabilities } from './default-desirabilities';
 import { aggregateDesirabilities, toLegacyFormat } from './desirability-aggregate';
 import { DesirabilityRepository } from './desirability.repository';
 import { JobView, ParsedSubmission, toJobView } from './desirability.types';
 import { DesirabilitySubmittedDto } from './dto/desirability-submitted.dto';
 import { GetDesirabilitiesQueryDto } from './dto/get-desirabilities-query.dto';
+import { NetworkDesirabilitiesDto } from './dto/network-desirabilities.dto';
+import { NetworkAggregateService } from './network-aggregate.service';
+import { sameVote } from './network-vote';
+import { NetworkVotesService } from './network-votes.service';
+import { OwnerDesirabilities } from './owner-desirabilities';
 
 const DEFAULT_PAGE = 100;
 
+/** An answer of get_desirabilities: one page, the total, and headers saying where it comes from. */
+export interface DesirabilitiesAnswer {
+  items: unknown[];
+  total: number;
+  headers: Record<string, string>;
+}
+
 /**
  * Validators' votes (desirabilities) and the aggregate list miners are directed by: the owner's
- * default list at 30 %, the votes at 70 % split by stake (see desirability-aggregate.ts).
+ * default list at 30 %, the votes at 70 % split by stake (see desirability-aggregate.ts). With
+ * a chain and a Gravity repository configured, votes and the aggregate are the network's
+ * (NetworkVotesService, NetworkAggregateService); without, the votes stored here.
  */
 @Injectable()
-export class DesirabilityService implements OnModuleInit {
-  private ownerJobs: JobView[] = [];
-
+export class DesirabilityService {
   constructor(
     private readonly repository: DesirabilityRepository,
     private readonly tasks: TasksService,
@@ -31,12 +42,11 @@ export class DesirabilityService implements OnModuleInit {
     private readonly clock: Clock,
     private readonly identity: ValidatorIdentity,
     private readonly publication: PublicationService,
+    private readonly owner: OwnerDesirabilities,
+    private readonly networkVotes: NetworkVotesService,
+    private readonly networkAggregate: NetworkAggregateService,
     @InjectConfig() private readonly config: AppConfig,
   ) {}
-
-  async onModuleInit(): Promise<void> {
-    this.ownerJobs = await loadDefaultDesirabilities(this.config.defaultDesirabilitiesFile);
-  }
 
   /**
    * Makes the submission this validator's current vote: registers its jobs as tasks and
@@ -108,31 +118,110 @@ export class DesirabilityService implements OnModuleInit {
    * A validator's submission as submitted, or one page of the aggregate list (heaviest first)
    * in the requested format, with the aggregate's total number of jobs.
    */
-  async get(query: GetDesirabilitiesQueryDto): Promise<{ items: unknown[]; total: number }> {
-    if (query.hotkey !== undefined) {
-      const submitted = await this.repository.findSubmitted(query.hotkey);
-      if (!submitted)
-        throw new NotFoundException(`No desirabilities submitted by hotkey ${query.hotkey}`);
-      return { items: submitted, total: submitted.length };
-    }
-    const jobs = await this.aggregate();
+  async get(query: GetDesirabilitiesQueryDto): Promise<DesirabilitiesAnswer> {
+    const network = this.networkVotes.enabled;
+    if (query.hotkey !== undefined)
+      return network ? this.networkSubmission(query.hotkey) : this.localSubmission(query.hotkey);
+    const { jobs, headers } = network
+      ? await this.networkAggregateJobs()
+      : { jobs: await this.localAggregate(), headers: { 'X-Aggregate-Source': 'local' } };
     const offset = query.offset ?? 0;
     const page = jobs.slice(offset, offset + (query.limit ?? DEFAULT_PAGE));
-    return { items: query.format === 'legacy' ? toLegacyFormat(page) : page, total: jobs.length };
+    const items = query.format === 'legacy' ? toLegacyFormat(page) : page;
+    return { items, total: jobs.length, headers };
   }
 
-  async aggregate(): Promise<JobView[]> {
+  /** How the aggregate is made: its source, age, and which validators count and why not. */
+  async networkStatus(): Promise<NetworkDesirabilitiesDto> {
+    const syncInterval = this.config.desirability.syncIntervalMs / 1000;
+    if (!this.networkVotes.enabled)
+      return { source: 'local', sync_interval_seconds: syncInterval, validators: [], skipped: [] };
+    const stored = await this.networkAggregate.stored();
+    const attempt = this.networkAggregate.lastAttempt;
+    return {
+      source: 'network',
+      ...(stored
+        ? {
+            computed_at: stored.computedAt.toISOString(),
+            age_seconds: this.ageSeconds(stored.computedAt),
+            ...(stored.block !== null ? { block: stored.block } : {}),
+          }
+        : {}),
+      sync_interval_seconds: syncInterval,
+      validators: stored?.validators ?? [],
+      skipped: stored?.skipped ?? [],
+      ...(attempt
+        ? {
+            last_attempt: {
+              ok: attempt.ok,
+              at: attempt.at.toISOString(),
+              ...(attempt.error ? { error: attempt.error } : {}),
+            },
+          }
+        : {}),
+    };
+  }
+
+  private async localSubmission(hotkey: string): Promise<DesirabilitiesAnswer> {
+    const submitted = await this.repository.findSubmitted(hotkey);
+    if (!submitted) throw new NotFoundException(`No desirabilities submitted by hotkey ${hotkey}`);
+    return { items: submitted, total: submitted.length, headers: {} };
+  }
+
+  /** The validator's file at its committed SHA; for our own hotkey, whether it is our latest vote. */
+  private async networkSubmission(hotkey: string): Promise<DesirabilitiesAnswer> {
+    const submission = await this.networkVotes.submissionOf(hotkey);
+    const headers: Record<string, string> = {
+      'X-Commitment-Sha': submission.sha,
+      'X-Commitment-Block': String(submission.block),
+    };
+    if (hotkey === this.identity.hotkey) {
+      const local = (await this.repository.findJobs(hotkey)) ?? [];
+      headers['X-Vote-Published'] = String(sameVote(local, submission.vote.jobs));
+    }
+    return { items: submission.submitted, total: submission.submitted.length, headers };
+  }
+
+  private async networkAggregateJobs(): Promise<{
+    jobs: JobView[];
+    headers: Record<string, string>;
+  }> {
+    const stored = await this.networkAggregate.stored();
+    if (!stored) {
+      const failure = this.networkAggregate.lastAttempt?.error;
+      throw new ServiceUnavailableException(
+        "The network's desirability aggregate has not been computed yet" +
+          (failure
+            ? `: ${failure}`
+            : ' (its first read from the chain and the Gravity repository is pending)'),
+      );
+    }
+    return {
+      jobs: stored.jobs,
+      headers: {
+        'X-Aggregate-Source': 'network',
+        'X-Aggregate-Computed-At': stored.computedAt.toISOString(),
+        Age: String(this.ageSeconds(stored.computedAt)),
+      },
+    };
+  }
+
+  private async localAggregate(): Promise<JobView[]> {
     await this.network.whenReady();
     const [votes, activeTaskIds] = await Promise.all([
       this.repository.listVotes(),
       this.tasks.activeTaskIds(),
     ]);
     return aggregateDesirabilities({
-      owner: this.ownerJobs,
+      owner: this.owner.jobs,
       votes,
       stakes: this.network.validatorStakes(),
       activeTaskIds,
     });
+  }
+
+  private ageSeconds(since: Date): number {
+    return Math.max(0, Math.floor((this.clock.now().getTime() - since.getTime()) / 1000));
   }
 }
 

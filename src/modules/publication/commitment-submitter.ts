@@ -26,10 +26,10 @@ export class CommitmentRateLimitedError extends Error {
   override readonly name = 'CommitmentRateLimitedError';
 }
 
-/** Where the commitment was included. */
+/** Where the commitment was included (no hash when it was found in storage, not submitted). */
 export interface Inclusion {
   blockNumber: number;
-  blockHash: string;
+  blockHash: string | null;
 }
 
 /**

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import {
   BeforeApplicationShutdown,
+  Inject,
   Injectable,
   Logger,
   OnApplicationBootstrap,
@@ -12,10 +13,14 @@ import { MetricsService } from '../../common/metrics/metrics.service';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { ValidatorIdentity } from '../../network/bittensor/validator-identity';
+import {
+  ChainCommitmentsService,
+  SUBTENSOR_CONNECTION,
+} from '../../network/chain/chain-commitments.service';
 import { SubtensorConnection } from '../../network/chain/subtensor-connection';
+import { GRAVITY_REPOSITORY, GravityRepository } from '../../network/gravity/gravity-repository';
 import { TasksService } from '../tasks/tasks.service';
-import { CommitmentRateLimitedError, CommitmentSubmitter } from './commitment-submitter';
-import { GravityRepository } from './gravity-repository';
+import { CommitmentRateLimitedError, CommitmentSubmitter, Inclusion } from './commitment-submitter';
 import { PublicationRepository } from './publication.repository';
 import { PublicationService } from './publication.service';
 import { Claim, PublicationRow, retryDelay } from './publication.types';
@@ -25,7 +30,8 @@ import { Claim, PublicationRow, retryDelay } from './publication.types';
  * replica at a time, for PUBLICATION_LEASE_MS), pushes its file to the Gravity repository,
  * records the SHA, commits the SHA on chain and waits for the block. Every step is recorded in
  * Postgres before the next, so a restart resumes where it stopped: a vote already pushed is
- * committed with its stored SHA, never pushed again. A failure is retried after a wait that
+ * committed with its stored SHA, never pushed again, and a SHA our CommitmentOf already holds
+ * (submitted just before a restart) is recorded, not submitted again. A failure is retried after a wait that
  * doubles per failure (PUBLICATION_RETRY_MS up to PUBLICATION_RETRY_MAX_MS); the chain's rate
  * limit is such a wait, not a failure. A vote replaced while being published is dropped for
  * the newer one.
@@ -37,9 +43,6 @@ export class PublicationWorker
   private readonly logger = new Logger(PublicationWorker.name);
   /** Names this replica's claims (a restarted process is another claimant). */
   private readonly claimant = `${hostname().slice(0, 40)}:${process.pid}:${randomBytes(4).toString('hex')}`;
-  /** The Gravity clone (undefined when publication is disabled); tests reach `beforePush`. */
-  readonly gravity: GravityRepository | undefined;
-  private readonly connection: SubtensorConnection | undefined;
   private readonly submitter: CommitmentSubmitter | undefined;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
@@ -52,18 +55,17 @@ export class PublicationWorker
     private readonly tasks: TasksService,
     private readonly metrics: MetricsService,
     private readonly clock: Clock,
+    private readonly commitments: ChainCommitmentsService,
     identity: ValidatorIdentity,
+    /** The Gravity clone the votes are read from too (null: disabled); tests reach `beforePush`. */
+    @Inject(GRAVITY_REPOSITORY) readonly gravity: GravityRepository | null,
+    /** The node connection the metagraph and commitments are read through (null: no chain). */
+    @Inject(SUBTENSOR_CONNECTION) private readonly connection: SubtensorConnection | null,
     @InjectConfig() private readonly config: AppConfig,
   ) {
     this.hotkey = identity.hotkey;
-    const { gravity } = config.publication;
-    const subtensor = config.network.subtensor;
-    if (!publication.enabled || !gravity || !subtensor) return;
-    this.gravity = new GravityRepository(gravity, config.dataDir);
-    // A connection of its own: the metagraph reads keep theirs, and a commitment waiting for
-    // its block (seconds) never holds them up.
-    this.connection = new SubtensorConnection(subtensor.url, subtensor.timeoutMs);
-    this.submitter = new CommitmentSubmitter(this.connection, identity.keypair, config.netuid);
+    if (!publication.enabled || !gravity || !connection) return;
+    this.submitter = new CommitmentSubmitter(connection, identity.keypair, config.netuid);
   }
 
   onApplicationBootstrap(): void {
@@ -75,8 +77,9 @@ export class PublicationWorker
   async onModuleDestroy(): Promise<void> {
     this.stopping = true;
     clearInterval(this.timer);
-    // An attempt waiting on the chain ends now (and is recorded as failed, to be retried).
-    await this.connection?.close();
+    // An attempt waiting on the chain ends now (and is recorded as failed, to be retried). The
+    // connection is shared and the whole application is stopping: closing it twice is harmless.
+    if (this.running) await this.connection?.close();
   }
 
   beforeApplicationShutdown(): Promise<void> | undefined {
@@ -121,7 +124,7 @@ export class PublicationWorker
       }
       step = 'commit';
       this.metrics.recordPublicationAttempt('commit');
-      const inclusion = await this.submitter!.commit(sha);
+      const inclusion = (await this.alreadyCommitted(sha)) ?? (await this.submitter!.commit(sha));
       const now = this.clock.now();
       const committed = await this.repository.transaction(async (manager) => {
         if (!(await this.repository.recordCommitted(claim, inclusion, now, manager))) return false;
@@ -136,6 +139,18 @@ export class PublicationWorker
     } catch (error) {
       await this.retryLater(row, claim, step, error as Error);
     }
+  }
+
+  /**
+   * Our CommitmentOf when it already names `sha`: the commitment was submitted (and included)
+   * before a restart cut the worker off from recording it, or the vote's file is unchanged
+   * since an earlier commitment. Then there is nothing to submit.
+   */
+  private async alreadyCommitted(sha: string): Promise<Inclusion | undefined> {
+    const current = await this.commitments.of(this.hotkey);
+    if (current?.sha !== sha) return undefined;
+    this.logger.log(`commitment of ${sha} already on chain (block ${current.block}): recorded`);
+    return { blockNumber: current.block, blockHash: null };
   }
 
   private async retryLater(

@@ -85,7 +85,7 @@ export class PublicationRepository {
   /** The claimed version is on chain: done, claim released. */
   async recordCommitted(
     claim: Claim,
-    inclusion: { blockNumber: number; blockHash: string },
+    inclusion: { blockNumber: number; blockHash: string | null },
     now: Date,
     manager: EntityManager,
   ): Promise<boolean> {

@@ -115,15 +115,15 @@ export class PublicationService implements OnModuleInit {
   }
 
   private repositoryName(): string {
-    const gravity = this.config.publication.gravity;
-    return gravity ? `${gravity.repoUrl}#${gravity.branch}` : '';
+    const { repoUrl, branch } = this.config.gravity;
+    return repoUrl ? `${repoUrl}#${branch}` : '';
   }
 }
 
 /** Why publication is off, or undefined when both the repository and the chain are set. */
 function disabledReason(config: AppConfig): string | undefined {
   const missing = [
-    config.publication.gravity ? undefined : 'GRAVITY_REPO_URL',
+    config.gravity.repoUrl ? undefined : 'GRAVITY_REPO_URL',
     config.network.subtensor ? undefined : 'SUBTENSOR_URL',
   ].filter((name): name is string => name !== undefined);
   return missing.length ? `${missing.join(' and ')} not set` : undefined;

@@ -1,5 +1,5 @@
 import type { ApiPromise } from '@polkadot/api';
-import { ChainReplay, startChainReplay } from '../../../test/support/chain-replay';
+import { useConnectedChainReplay } from '../../../test/support/connected-chain-replay';
 import { ChainMetagraphReader, readMechagraph, readNeuronsLite } from './chain-metagraph';
 import { SubtensorConnection } from './subtensor-connection';
 
@@ -16,21 +16,11 @@ async function readOnce<T>(url: string, read: (api: ApiPromise) => Promise<T>): 
 }
 
 describe('ChainMetagraphReader against the recorded finney node', () => {
-  let replay: ChainReplay;
-  let connection: SubtensorConnection;
-
-  beforeAll(async () => {
-    replay = await startChainReplay();
-    connection = new SubtensorConnection(replay.url, 10_000);
-  });
-  afterAll(async () => {
-    await connection.close();
-    await replay.stop();
-  });
+  const chain = useConnectedChainReplay();
 
   it('reads netuid 1: 1,024 neurons, 827 serving an axon, 12 validator permits', async () => {
     const reader = new ChainMetagraphReader();
-    const metagraph = await connection.use((api) => reader.read(api, 1));
+    const metagraph = await chain.connection.use((api) => reader.read(api, 1));
     expect(metagraph.block).toBe(6_852_690);
     expect(metagraph.neurons).toHaveLength(1024);
     expect(metagraph.neurons[0]).toMatchObject({
@@ -50,12 +40,12 @@ describe('ChainMetagraphReader against the recorded finney node', () => {
 
   it('falls back to get_neurons_lite when the node refuses the selective call, once per runtime', async () => {
     const reader = new ChainMetagraphReader();
-    replay.runtimeCalls.length = 0;
+    chain.replay.runtimeCalls.length = 0;
     // Fresh connections: one client shares an answer at the same block among calls.
-    await readOnce(replay.url, (api) => reader.read(api, 1));
-    await readOnce(replay.url, (api) => reader.read(api, 1));
+    await readOnce(chain.replay.url, (api) => reader.read(api, 1));
+    await readOnce(chain.replay.url, (api) => reader.read(api, 1));
     expect(reader.lastMethod).toBe('get_neurons_lite');
-    expect(replay.runtimeCalls).toEqual([
+    expect(chain.replay.runtimeCalls).toEqual([
       'SubnetInfoRuntimeApi_get_selective_mechagraph',
       'NeuronInfoRuntimeApi_get_neurons_lite',
       'NeuronInfoRuntimeApi_get_neurons_lite',
@@ -63,7 +53,7 @@ describe('ChainMetagraphReader against the recorded finney node', () => {
   });
 
   it('decodes the mechagraph to the same neurons as get_neurons_lite', async () => {
-    const { lite, graph } = await connection.use(async (api) => {
+    const { lite, graph } = await chain.connection.use(async (api) => {
       const at = await api.at((await api.rpc.chain.getHeader()).hash);
       return {
         lite: await readNeuronsLite(at, 1),
@@ -84,13 +74,13 @@ describe('ChainMetagraphReader against the recorded finney node', () => {
   });
 
   it('refuses an answer that decodes to nothing', async () => {
-    replay.mode = 'garbage';
+    chain.replay.mode = 'garbage';
     try {
       await expect(
-        readOnce(replay.url, (api) => new ChainMetagraphReader().read(api, 1)),
+        readOnce(chain.replay.url, (api) => new ChainMetagraphReader().read(api, 1)),
       ).rejects.toThrow();
     } finally {
-      replay.mode = 'answer';
+      chain.replay.mode = 'answer';
     }
   });
 });

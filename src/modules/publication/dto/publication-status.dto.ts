@@ -52,6 +52,8 @@ export class PublicationStatusDto {
   block_number?: number;
 
   @ApiPropertyOptional({
+    description:
+      'Hash of that block; absent when the commitment was found on chain (made before a restart) rather than seen included',
     example: '0xd13b4bc4d1facfd54debfe05cacd593daf0a0c1cf69a4713eda3fec7d8c4d2a7',
   })
   block_hash?: string;

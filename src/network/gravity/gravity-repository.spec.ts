@@ -4,8 +4,8 @@ import { createServer, Server } from 'node:https';
 import { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GitError } from './git-command';
-import { GravityRepository } from './gravity-repository';
+import { GitError } from './git';
+import { GravityRepository, GravityUnavailableError } from './gravity-repository';
 
 const TOKEN = 'ghp_test_token_0123456789abcdef';
 const HEADER = `Basic ${Buffer.from(`x-access-token:${TOKEN}`).toString('base64')}`;
@@ -72,10 +72,12 @@ describe(GravityRepository.name, () => {
   it('sends the token as an HTTP header and never repeats it in an error', async () => {
     if (!server) return console.warn('openssl is missing: the https test is skipped');
     const { port } = server.address() as AddressInfo;
-    const repository = new GravityRepository(
-      { repoUrl: `https://127.0.0.1:${port}/gravity.git`, branch: 'main', token: TOKEN },
-      join(directory, 'data'),
-    );
+    const repository = new GravityRepository({
+      repoUrl: `https://127.0.0.1:${port}/gravity.git`,
+      branch: 'main',
+      token: TOKEN,
+      dataDir: join(directory, 'data'),
+    });
     process.env.GIT_SSL_NO_VERIFY = 'true';
     let failure: unknown;
     try {
@@ -86,15 +88,17 @@ describe(GravityRepository.name, () => {
       delete process.env.GIT_SSL_NO_VERIFY;
     }
     expect(authorizations).toContain(HEADER);
-    expect(failure).toBeInstanceOf(GitError);
-    const { message, output } = failure as GitError;
-    expect(message).toContain('refused ***');
-    for (const text of [message, output]) {
+    expect(failure).toBeInstanceOf(GravityUnavailableError);
+    const cause = (failure as Error).cause as GitError;
+    expect(cause).toBeInstanceOf(GitError);
+    const { message } = failure as Error;
+    expect(message).toContain('refused [redacted]');
+    for (const text of [message, cause.message, cause.output]) {
       expect(text).not.toContain(TOKEN);
       expect(text).not.toContain(HEADER.slice('Basic '.length));
     }
     // Nor is it written anywhere in the clone.
-    const config = readFileSync(join(directory, 'data', 'gravity', 'config'), 'utf8');
+    const config = readFileSync(join(repository.directory, 'config'), 'utf8');
     expect(config).not.toContain(TOKEN);
   });
 });

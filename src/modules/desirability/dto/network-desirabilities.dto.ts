@@ -1,0 +1,116 @@
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+
+const HOTKEY_EXAMPLE = '5F4tQyWrhfGVcNhoqeiNsR6KjD4wMZ2kfhLj4oHYuyHbZAc3';
+const SHA_EXAMPLE = '3f786850e387550fdab836ed7e6dc881de23001b';
+
+@ApiSchema({
+  name: 'CountedValidator',
+  description: 'A validator whose vote is in the aggregate',
+})
+export class CountedValidatorDto {
+  @ApiProperty({ example: HOTKEY_EXAMPLE })
+  hotkey: string;
+
+  @ApiProperty({ description: 'Stake in TAO, from the metagraph', example: 120345.5 })
+  stake: number;
+
+  @ApiProperty({
+    description: 'Its part of the validators’ 70 %: its stake over the counted validators’ stake',
+    example: 0.25,
+  })
+  share: number;
+
+  @ApiProperty({ description: 'The commit it committed on chain', example: SHA_EXAMPLE })
+  sha: string;
+
+  @ApiProperty({ description: 'The block of its commitment', example: 6852690 })
+  block: number;
+
+  @ApiProperty({ description: 'Jobs in its vote', example: 12 })
+  jobs: number;
+}
+
+@ApiSchema({
+  name: 'SkippedValidator',
+  description: 'A commitment that counts as no vote, and why',
+})
+export class SkippedValidatorDto {
+  @ApiProperty({ example: HOTKEY_EXAMPLE })
+  hotkey: string;
+
+  @ApiProperty({
+    example: `commit ${SHA_EXAMPLE} is not in the Gravity repository`,
+    description:
+      'Not a git SHA, no validator permit, the commit or the file missing from the repository, ' +
+      'a file breaking the submission rules, or a withdrawn vote',
+  })
+  reason: string;
+
+  @ApiPropertyOptional({ description: 'The SHA committed, when it is one', example: SHA_EXAMPLE })
+  sha?: string;
+
+  @ApiPropertyOptional({ description: 'The block of its commitment', example: 6852690 })
+  block?: number;
+}
+
+@ApiSchema({ name: 'AggregateAttempt' })
+export class AggregateAttemptDto {
+  @ApiProperty({ example: false })
+  ok: boolean;
+
+  @ApiProperty({ format: 'date-time', example: '2026-01-05T12:00:00.000Z' })
+  at: string;
+
+  @ApiPropertyOptional({ example: 'The chain cannot be read now: no answer within 30000 ms' })
+  error?: string;
+}
+
+@ApiSchema({
+  name: 'NetworkDesirabilities',
+  description: 'How the aggregate of `get_desirabilities` was made',
+})
+export class NetworkDesirabilitiesDto {
+  @ApiProperty({
+    enum: ['network', 'local'],
+    example: 'network',
+    description:
+      '`network`: validators’ commitments on chain and their files in the Gravity repository ' +
+      '(SUBTENSOR_URL and GRAVITY_REPO_URL set); `local`: the votes stored in this gateway’s database',
+  })
+  source: 'network' | 'local';
+
+  @ApiPropertyOptional({
+    format: 'date-time',
+    description: 'When the aggregate served was computed (network only; absent before the first)',
+    example: '2026-01-05T12:00:00.000Z',
+  })
+  computed_at?: string;
+
+  @ApiPropertyOptional({ description: 'Seconds since `computed_at`', example: 310 })
+  age_seconds?: number;
+
+  @ApiPropertyOptional({
+    description: 'The metagraph block the stakes were read at',
+    example: 6852690,
+  })
+  block?: number;
+
+  @ApiProperty({ description: 'DESIRABILITY_SYNC_INTERVAL, in seconds', example: 1200 })
+  sync_interval_seconds: number;
+
+  @ApiProperty({ type: [CountedValidatorDto], description: 'Validators counted (network only)' })
+  validators: CountedValidatorDto[];
+
+  @ApiProperty({
+    type: [SkippedValidatorDto],
+    description: 'Commitments that count as no vote (network only)',
+  })
+  skipped: SkippedValidatorDto[];
+
+  @ApiPropertyOptional({
+    type: AggregateAttemptDto,
+    description:
+      'This replica’s latest attempt (a failed one leaves the last good aggregate served)',
+  })
+  last_attempt?: AggregateAttemptDto;
+}

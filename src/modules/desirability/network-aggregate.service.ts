@@ -1,0 +1,157 @@
+import {
+  BeforeApplicationShutdown,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+  OnModuleDestroy,
+} from '@nestjs/common';
+import { Clock } from '../../common/clock/clock';
+import { JobRunner } from '../../common/jobs/job-runner';
+import { PeriodicJob } from '../../common/jobs/periodic-job';
+import { AppConfig } from '../../config/app-config';
+import { InjectConfig } from '../../config/config.module';
+import { ChainCommitmentsService } from '../../network/chain/chain-commitments.service';
+import { NetworkService } from '../../network/network.service';
+import { aggregateDesirabilities, stakeShares, Vote } from './desirability-aggregate';
+import { NetworkVotesService } from './network-votes.service';
+import {
+  CountedValidator,
+  NetworkVotesRepository,
+  SkippedValidator,
+  StoredNetworkAggregate,
+} from './network-votes.repository';
+import { OwnerDesirabilities } from './owner-desirabilities';
+
+export const NETWORK_AGGREGATE_JOB = 'network-desirabilities';
+
+/** The outcome of this process's latest attempt to compute the aggregate. */
+export interface AggregateAttempt {
+  ok: boolean;
+  at: Date;
+  error?: string;
+}
+
+/**
+ * The network's aggregate desirability list, rebuilt every DESIRABILITY_SYNC_INTERVAL by one
+ * replica: every commitment under NETUID, the vote at each committed SHA, the stakes of the
+ * validators with a permit (the metagraph), and the owner's default list. Kept in Postgres: a
+ * read that fails (node or repository out of reach) leaves the last good aggregate in service.
+ */
+@Injectable()
+export class NetworkAggregateService
+  implements OnApplicationBootstrap, OnModuleDestroy, BeforeApplicationShutdown
+{
+  private readonly logger = new Logger(NetworkAggregateService.name);
+  private readonly job: PeriodicJob<{ counted: number; skipped: number }>;
+  lastAttempt: AggregateAttempt | undefined;
+
+  constructor(
+    private readonly votes: NetworkVotesService,
+    private readonly commitments: ChainCommitmentsService,
+    private readonly repository: NetworkVotesRepository,
+    private readonly network: NetworkService,
+    private readonly owner: OwnerDesirabilities,
+    private readonly clock: Clock,
+    jobs: JobRunner,
+    @InjectConfig() config: AppConfig,
+  ) {
+    this.job = new PeriodicJob(
+      jobs,
+      NETWORK_AGGREGATE_JOB,
+      config.desirability.syncIntervalMs,
+      () => this.compute(),
+      this.logger,
+    );
+  }
+
+  onApplicationBootstrap(): void {
+    if (this.votes.enabled) this.job.start(this.network.whenReady());
+  }
+
+  onModuleDestroy(): void {
+    this.job.stop();
+  }
+
+  beforeApplicationShutdown(): Promise<void> {
+    return this.job.settled();
+  }
+
+  /** Runs the job now unless another replica runs it or ran it within the interval (tests). */
+  runIfDue(): ReturnType<PeriodicJob<unknown>['runIfDue']> {
+    return this.job.runIfDue();
+  }
+
+  stored(): Promise<StoredNetworkAggregate | undefined> {
+    return this.repository.findAggregate();
+  }
+
+  /** Reads every vote and stores the new aggregate; throws (storing nothing) if a read fails. */
+  private async compute(): Promise<{ counted: number; skipped: number }> {
+    const started = Date.now();
+    try {
+      const aggregate = await this.read(started);
+      await this.repository.saveAggregate(aggregate);
+      this.lastAttempt = { ok: true, at: this.clock.now() };
+      const skipped = aggregate.skipped.map((entry) => `${entry.hotkey}: ${entry.reason}`);
+      this.logger.log(
+        `network desirabilities: ${aggregate.jobs.length} jobs from ${aggregate.validators.length} ` +
+          `validators` +
+          (skipped.length > 0 ? `; no vote from ${skipped.length}: ${skipped.join('; ')}` : ''),
+      );
+      return { counted: aggregate.validators.length, skipped: aggregate.skipped.length };
+    } catch (error) {
+      this.lastAttempt = { ok: false, at: this.clock.now(), error: (error as Error).message };
+      throw error;
+    }
+  }
+
+  private async read(started: number): Promise<StoredNetworkAggregate> {
+    const commitments = await this.commitments.all();
+    const stakes = this.network.validatorStakes();
+    const skipped: SkippedValidator[] = [];
+    const voted: { vote: Vote; sha: string; block: number }[] = [];
+    for (const commitment of commitments) {
+      const { hotkey, block } = commitment;
+      if (commitment.sha === undefined) {
+        skipped.push({ hotkey, block, reason: commitment.problem });
+        continue;
+      }
+      const { sha } = commitment;
+      if (!stakes.has(hotkey)) {
+        skipped.push({ hotkey, sha, block, reason: 'no validator permit on the subnet' });
+        continue;
+      }
+      // One fetch of the repository per run at most: later unknown commits are not in it either.
+      const vote = await this.votes.voteAt(hotkey, sha, started);
+      if (!vote.ok) skipped.push({ hotkey, sha, block, reason: vote.reason });
+      else if (vote.jobs.length === 0)
+        skipped.push({ hotkey, sha, block, reason: 'the vote is withdrawn (an empty list)' });
+      else voted.push({ vote: { hotkey, jobs: vote.jobs }, sha, block });
+    }
+    const shares = stakeShares(
+      voted.map(({ vote }) => vote.hotkey),
+      stakes,
+    );
+    const validators: CountedValidator[] = voted.map(({ vote, sha, block }) => ({
+      hotkey: vote.hotkey,
+      stake: stakes.get(vote.hotkey) ?? 0,
+      share: Number((shares.get(vote.hotkey) ?? 0).toPrecision(12)),
+      sha,
+      block,
+      jobs: vote.jobs.length,
+    }));
+    const jobs = aggregateDesirabilities({
+      owner: this.owner.jobs,
+      votes: voted.map(({ vote }) => vote),
+      stakes,
+    });
+    const metagraph = await this.network.metagraphStatus();
+    return {
+      computedAt: this.clock.now(),
+      block: metagraph.stored?.block ?? null,
+      jobs,
+      validators,
+      skipped,
+    };
+  }
+}

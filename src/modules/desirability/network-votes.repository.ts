@@ -1,0 +1,97 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { JobView } from './desirability.types';
+
+/** A validator counted in the network aggregate. */
+export interface CountedValidator {
+  hotkey: string;
+  stake: number;
+  /** Its part of the validators' 70 %. */
+  share: number;
+  sha: string;
+  block: number;
+  jobs: number;
+}
+
+/** A validator with a commitment that is no vote, and why. */
+export interface SkippedValidator {
+  hotkey: string;
+  reason: string;
+  sha?: string;
+  block?: number;
+}
+
+/** The network aggregate as last computed. */
+export interface StoredNetworkAggregate {
+  computedAt: Date;
+  /** The chain's block the stakes were read at (the metagraph's), when known. */
+  block: number | null;
+  jobs: JobView[];
+  validators: CountedValidator[];
+  skipped: SkippedValidator[];
+}
+
+/**
+ * `gravity_files`: preferences files fetched from the Gravity repository, by hotkey and commit
+ * (a commit never changes, so each is fetched once). `network_desirabilities`: the last good
+ * network aggregate.
+ */
+@Injectable()
+export class NetworkVotesRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** The cached file: its text, null when the commit has no such file, undefined when not cached. */
+  async findFile(hotkey: string, sha: string): Promise<string | null | undefined> {
+    const rows = await this.dataSource.query<{ content: string | null }[]>(
+      'SELECT content FROM gravity_files WHERE hotkey = $1 AND sha = $2',
+      [hotkey, sha],
+    );
+    return rows.length === 0 ? undefined : rows[0].content;
+  }
+
+  async saveFile(hotkey: string, sha: string, content: string | null): Promise<void> {
+    await this.dataSource.query(
+      `INSERT INTO gravity_files (hotkey, sha, content) VALUES ($1, $2, $3)
+       ON CONFLICT (hotkey, sha) DO NOTHING`,
+      [hotkey, sha, content],
+    );
+  }
+
+  async saveAggregate(aggregate: StoredNetworkAggregate): Promise<void> {
+    await this.dataSource.query(
+      `INSERT INTO network_desirabilities (id, computed_at, block, jobs, validators, skipped)
+       VALUES (1, $1, $2, $3::jsonb, $4::jsonb, $5::jsonb)
+       ON CONFLICT (id) DO UPDATE SET computed_at = EXCLUDED.computed_at, block = EXCLUDED.block,
+         jobs = EXCLUDED.jobs, validators = EXCLUDED.validators, skipped = EXCLUDED.skipped`,
+      [
+        aggregate.computedAt.toISOString(),
+        aggregate.block,
+        JSON.stringify(aggregate.jobs),
+        JSON.stringify(aggregate.validators),
+        JSON.stringify(aggregate.skipped),
+      ],
+    );
+  }
+
+  async findAggregate(): Promise<StoredNetworkAggregate | undefined> {
+    const rows = await this.dataSource.query<
+      {
+        computed_at: Date;
+        block: number | null;
+        jobs: JobView[];
+        validators: CountedValidator[];
+        skipped: SkippedValidator[];
+      }[]
+    >('SELECT computed_at, block, jobs, validators, skipped FROM network_desirabilities');
+    const [row] = rows;
+    if (!row) return undefined;
+    return {
+      computedAt: new Date(row.computed_at),
+      block: row.block,
+      jobs: row.jobs,
+      validators: row.validators,
+      skipped: row.skipped,
+    };
+  }
+}

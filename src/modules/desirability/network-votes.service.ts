@@ -1,0 +1,110 @@
+import { Inject, Injectable, NotFoundException, ServiceUnavailableException } from '@nestjs/common';
+import { AppConfig } from '../../config/app-config';
+import { InjectConfig } from '../../config/config.module';
+import { ChainCommitmentsService } from '../../network/chain/chain-commitments.service';
+import { ChainUnavailableError } from '../../network/chain/subtensor-connection';
+import {
+  GRAVITY_REPOSITORY,
+  GravityRepository,
+  GravityUnavailableError,
+  PREFERENCES_FOLDER,
+  PreferencesAtCommit,
+} from '../../network/gravity/gravity-repository';
+import { NetworkVote, readNetworkVote } from './network-vote';
+import { NetworkVotesRepository } from './network-votes.repository';
+
+/** A validator's submission on the network: its commitment and the vote at that commit. */
+export interface NetworkSubmission {
+  hotkey: string;
+  sha: string;
+  block: number;
+  submitted: unknown[];
+  vote: Extract<NetworkVote, { ok: true }>;
+}
+
+/**
+ * Validators' votes as the network holds them: the SHA a validator committed on chain, and its
+ * `validator_preferences/<hotkey>.json` at that commit in the Gravity repository. Each file is
+ * fetched once and kept in Postgres. Reading the network needs both SUBTENSOR_URL and
+ * GRAVITY_REPO_URL; without them votes are local (`enabled` is false).
+ */
+@Injectable()
+export class NetworkVotesService {
+  constructor(
+    private readonly commitments: ChainCommitmentsService,
+    private readonly repository: NetworkVotesRepository,
+    @Inject(GRAVITY_REPOSITORY) readonly gravity: GravityRepository | null,
+    @InjectConfig() private readonly config: AppConfig,
+  ) {}
+
+  get enabled(): boolean {
+    return this.commitments.available && this.gravity !== null;
+  }
+
+  /**
+   * `hotkey`'s current submission on the network. 404 when it has no commitment or what it
+   * committed is no vote (the detail says why); 503 when the chain or the repository is out of
+   * reach.
+   */
+  async submissionOf(hotkey: string): Promise<NetworkSubmission> {
+    const commitment = await unavailableAs503(this.commitments.of(hotkey));
+    if (!commitment)
+      throw new NotFoundException(
+        `No desirabilities submitted by hotkey ${hotkey}: it has no commitment on subnet ${this.config.netuid}`,
+      );
+    const at = `committed at block ${commitment.block}`;
+    if (commitment.sha === undefined)
+      throw new NotFoundException(
+        `No desirabilities submitted by hotkey ${hotkey}: its commitment (${at}) is no vote: ${commitment.problem}`,
+      );
+    // A commit not known yet is fetched for (sharing a fetch that started since the request did):
+    // a validator commits its SHA on chain after pushing it, so it may be seconds old.
+    const vote = await unavailableAs503(this.voteAt(hotkey, commitment.sha, Date.now()));
+    if (!vote.ok)
+      throw new NotFoundException(
+        `No desirabilities submitted by hotkey ${hotkey}: ${commitment.sha} (${at}) is no vote: ${vote.reason}`,
+      );
+    return {
+      hotkey,
+      sha: commitment.sha,
+      block: commitment.block,
+      submitted: vote.submitted,
+      vote,
+    };
+  }
+
+  /**
+   * The vote in `hotkey`'s preferences file at `sha`: from the cache, else from the repository
+   * (fetching it unless a fetch started at or after `fetchedSince`). Throws
+   * GravityUnavailableError when the repository cannot be read.
+   */
+  async voteAt(hotkey: string, sha: string, fetchedSince: number): Promise<NetworkVote> {
+    const path = `${PREFERENCES_FOLDER}/${hotkey}.json`;
+    if (!this.gravity)
+      throw new GravityUnavailableError('no Gravity repository (GRAVITY_REPO_URL)');
+    const cached = await this.repository.findFile(hotkey, sha);
+    let file: PreferencesAtCommit;
+    if (cached !== undefined) {
+      file = cached === null ? { kind: 'no-file' } : { kind: 'file', text: cached };
+    } else {
+      file = await this.gravity.preferencesAt(hotkey, sha, fetchedSince);
+      // What a commit holds never changes; a commit not found yet may still be pushed.
+      if (file.kind === 'file') await this.repository.saveFile(hotkey, sha, file.text);
+      if (file.kind === 'no-file') await this.repository.saveFile(hotkey, sha, null);
+    }
+    return readNetworkVote(file, path, sha);
+  }
+}
+
+/** The chain or the repository out of reach: a 503 saying which. */
+async function unavailableAs503<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (error instanceof ChainUnavailableError)
+      throw new ServiceUnavailableException(`The chain cannot be read now: ${error.message}`);
+    if (error instanceof GravityUnavailableError)
+      throw new ServiceUnavailableException(error.message);
+    throw error;
+  }
+}

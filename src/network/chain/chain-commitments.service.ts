@@ -1,0 +1,38 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { AppConfig } from '../../config/app-config';
+import { InjectConfig } from '../../config/config.module';
+import { ChainCommitment, readCommitment, readCommitments } from './commitments';
+import { SubtensorConnection } from './subtensor-connection';
+
+export const SUBTENSOR_CONNECTION = Symbol('SUBTENSOR_CONNECTION');
+
+/**
+ * Validators' commitments on subnet NETUID, read through the node the metagraph is read from
+ * (one connection). Without SUBTENSOR_URL there is no chain: `available` is false.
+ */
+@Injectable()
+export class ChainCommitmentsService {
+  constructor(
+    @Inject(SUBTENSOR_CONNECTION) private readonly connection: SubtensorConnection | null,
+    @InjectConfig() private readonly config: AppConfig,
+  ) {}
+
+  get available(): boolean {
+    return this.connection !== null;
+  }
+
+  /** Every commitment under NETUID, by hotkey. Throws ChainUnavailableError when the node cannot be used. */
+  all(): Promise<ChainCommitment[]> {
+    return this.chain().use((api) => readCommitments(api, this.config.netuid));
+  }
+
+  /** One hotkey's commitment, or undefined. Throws ChainUnavailableError when the node cannot be used. */
+  of(hotkey: string): Promise<ChainCommitment | undefined> {
+    return this.chain().use((api) => readCommitment(api, this.config.netuid, hotkey));
+  }
+
+  private chain(): SubtensorConnection {
+    if (!this.connection) throw new Error('no chain configured (SUBTENSOR_URL)');
+    return this.connection;
+  }
+}

@@ -1,0 +1,33 @@
+import { redactGit, runGit } from './git';
+
+describe(redactGit.name, () => {
+  it('removes URL credentials and the given secrets', () => {
+    expect(
+      redactGit('fatal: could not read from https://user:s3cr3t-token@github.com/x/y', [
+        's3cr3t-token',
+      ]),
+    ).toBe('fatal: could not read from https://[redacted]@github.com/x/y');
+    expect(redactGit('Basic abc tok-123456', ['tok-123456'])).toBe('Basic abc [redacted]');
+  });
+});
+
+describe(runGit.name, () => {
+  it('reports git’s own message, without the credentials of a URL', async () => {
+    await expect(
+      runGit(['ls-remote', 'file:///nonexistent/user:pw@repo'], { timeoutMs: 10_000 }),
+    ).rejects.toThrow(/^git ls-remote: /);
+    await expect(
+      runGit(['-C', '/nonexistent-directory', 'status'], { timeoutMs: 10_000 }),
+    ).rejects.toMatchObject({ exitCode: 128 });
+  });
+});
+
+describe('runGit’s environment', () => {
+  afterEach(() => delete process.env.GIT_DIR);
+
+  it('writes the input to git, and ignores a GIT_DIR the service was started with', async () => {
+    process.env.GIT_DIR = '/nonexistent-repository';
+    const blob = await runGit(['hash-object', '--stdin'], { timeoutMs: 10_000, input: '[]' });
+    expect(blob.trim()).toBe('0637a088a01e8ddab3bf3fa98dbe804cbde1a0dc');
+  });
+});
