@@ -59,12 +59,17 @@ export class CommitmentSubmitter {
           });
           let stop: (() => void) | undefined;
           let settled = false;
+          // A connection lost while watching ends the wait: the watch never resumes on another.
+          const lost = () =>
+            settle(() => reject(new Error('the connection to the node closed before inclusion')));
           const settle = (outcome: () => void) => {
             if (settled) return;
             settled = true;
+            api.off('disconnected', lost);
             stop?.();
             outcome();
           };
+          api.on('disconnected', lost);
           const onStatus = (result: SubmittableResult) => {
             const { status } = result;
             if (status.isInBlock || status.isFinalized) {
