@@ -1,7 +1,6 @@
 import { Metadata, TypeRegistry } from '@polkadot/types';
 import type { Extrinsic } from '@polkadot/types/interfaces';
 import { bnToU8a, compactToU8a, hexToU8a, u8aConcat, u8aToHex, u8aToString } from '@polkadot/util';
-import { CommitmentStorage } from './commitment-storage';
 import {
   blake2AsU8a,
   decodeAddress,
@@ -9,6 +8,7 @@ import {
   sr25519Verify,
   xxhashAsU8a,
 } from '@polkadot/util-crypto';
+import { CommitmentStorage, recordedRegistry } from './commitment-storage';
 
 /**
  * The part of the chain stand-in (chain-replay.ts) that takes signed extrinsics: it decodes
@@ -69,10 +69,6 @@ interface RpcRequest {
 
 type Send = (message: unknown) => void;
 
-const SUBTENSOR_EXTENSIONS = {
-  SubtensorTransactionExtension: { extrinsic: {}, payload: {} },
-  DrandPriority: { extrinsic: {}, payload: {} },
-};
 const SYSTEM_EVENTS_KEY = u8aToHex(
   u8aConcat(xxhashAsU8a('System', 128), xxhashAsU8a('Events', 128)),
 );
@@ -81,7 +77,7 @@ export class ExtrinsicsStandIn implements ChainExtrinsics {
   readonly submitted: SubmittedExtrinsic[] = [];
   holdSubmissions = false;
   silentInclusions = false;
-  private readonly registry = new TypeRegistry();
+  private readonly registry: TypeRegistry;
   private readonly metadata: Metadata;
   private readonly blocks = new Map<
     string,
@@ -98,8 +94,7 @@ export class ExtrinsicsStandIn implements ChainExtrinsics {
     /** CommitmentOf storage: a successful set_commitment lands there, as on the chain. */
     private readonly storage: CommitmentStorage,
   ) {
-    this.metadata = new Metadata(this.registry, chain.metadataV14 as `0x${string}`);
-    this.registry.setMetadata(this.metadata, undefined, SUBTENSOR_EXTENSIONS);
+    ({ registry: this.registry, metadata: this.metadata } = recordedRegistry(chain.metadataV14));
     this.blockNumber = Number(chain.header.number);
     this.parentHash = chain.head;
   }
