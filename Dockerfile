@@ -35,6 +35,9 @@ CMD ["node", "dist-dev/src/devnet/cli.js"]
 FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
+# git (and ssh for ssh:// remotes) publishes votes to the Gravity repository (GRAVITY_REPO_URL).
+RUN apt-get update && apt-get install -y --no-install-recommends git openssh-client ca-certificates \
+  && rm -rf /var/lib/apt/lists/*
 COPY --from=build --chown=node:node /app/node_modules ./node_modules
 COPY --from=build --chown=node:node /app/dist ./dist
 COPY --chown=node:node package.json ./

@@ -28,6 +28,7 @@ export interface AppConfig {
   httpServer: HttpServerConfig;
   desirability: DesirabilityConfig;
   gravity: GravityConfig;
+  publication: PublicationConfig;
   corsOrigins: string[];
   /** Bound on draining in-flight requests at SIGTERM before connections are cut. */
   shutdownTimeoutMs: number;
@@ -114,11 +115,19 @@ export interface DesirabilityConfig {
 
 /** The subnet's Gravity repository: `validator_preferences/<hotkey>.json` at committed SHAs. */
 export interface GravityConfig {
-  /** file://, https:// or ssh://; absent: votes are not read from (nor published to) the network. */
+  /** file://, https:// or ssh://, never with a credential; absent: votes are not read from (nor published to) the network. */
   repoUrl: string | undefined;
   branch: string;
   /** GRAVITY_TOKEN, for https:// only: a secret, never logged. */
   token: string | undefined;
+}
+
+/** Publishing our vote to the Gravity repository (config.gravity) and the chain. */
+export interface PublicationConfig {
+  intervalMs: number;
+  retryMs: number;
+  retryMaxMs: number;
+  leaseMs: number;
 }
 
 export interface HttpServerConfig {

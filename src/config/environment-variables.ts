@@ -201,6 +201,50 @@ export class EnvironmentVariables {
   @Min(100)
   SUBTENSOR_TIMEOUT_MS = 30000;
 
+  /**
+   * The subnet's Gravity repository (`validator_preferences/<hotkey>.json`): validators' votes
+   * are read from it and ours is published to it. https:// (token in GRAVITY_TOKEN), ssh:// or
+   * file://. Unset: votes stay local.
+   */
+  @IsOptional()
+  @Matches(/^(https:\/\/[^\s@/]+\/\S+|ssh:\/\/\S+|file:\/\/\/\S+)$/, {
+    message:
+      'must be an https:// URL without credentials (the token goes in GRAVITY_TOKEN), an ssh:// URL or a file:/// path',
+  })
+  GRAVITY_REPO_URL?: string;
+
+  @Matches(/^(?!-)(?!.*\.\.)[\w./-]{1,100}(?<![./])$/, { message: 'must be a git branch name' })
+  GRAVITY_BRANCH = 'main';
+
+  /** A token for an https:// GRAVITY_REPO_URL (write access to publish); a secret, never logged. */
+  @IsOptional()
+  @IsString()
+  @MinLength(8, { message: 'must be at least 8 characters' })
+  GRAVITY_TOKEN?: string;
+
+  /** Milliseconds between two looks for a publication to make (the worker also wakes on a vote). */
+  @toInt()
+  @IsInt()
+  @Min(100)
+  PUBLICATION_INTERVAL_MS = 5000;
+
+  /** First wait after a failed attempt (one block); doubles up to PUBLICATION_RETRY_MAX_MS. */
+  @toInt()
+  @IsInt()
+  @Min(100)
+  PUBLICATION_RETRY_MS = 12000;
+
+  @toInt()
+  @IsInt()
+  @Min(100)
+  PUBLICATION_RETRY_MAX_MS = 3_600_000;
+
+  /** How long a replica's claim on a publication holds before another may take it over. */
+  @toInt()
+  @IsInt()
+  @Min(1000)
+  PUBLICATION_LEASE_MS = 600_000;
+
   /** Unset: 8 simulated miners in development when no metagraph source is set, else none. */
   @IsOptional()
   @toInt()
@@ -312,21 +356,6 @@ export class EnvironmentVariables {
   @Min(1)
   @Max(86400)
   DESIRABILITY_SYNC_INTERVAL = 1200;
-
-  /** The subnet's Gravity repository, where validators' votes are read from (file, https, ssh). */
-  @IsOptional()
-  @Matches(/^(https|ssh|file):\/\/\S+$/, {
-    message: 'must be an https://, ssh:// or file:// URL of a git repository',
-  })
-  GRAVITY_REPO_URL?: string;
-
-  @Matches(/^(?!-)(?!.*\.\.)[\w./-]{1,100}$/, { message: 'must be a git branch name' })
-  GRAVITY_BRANCH = 'main';
-
-  /** Token for an https:// GRAVITY_REPO_URL (sent as a header, never logged). */
-  @IsOptional()
-  @IsString()
-  GRAVITY_TOKEN?: string;
 
   /** Seconds between two syncs of the miners' indexes. */
   @toInt()

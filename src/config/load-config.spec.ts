@@ -58,9 +58,9 @@ describe(loadConfig.name, () => {
         DESIRABILITY_SYNC_INTERVAL: '0',
       }),
     ).toEqual([
-      'DESIRABILITY_SYNC_INTERVAL: DESIRABILITY_SYNC_INTERVAL must not be less than 1',
-      'GRAVITY_REPO_URL: must be an https://, ssh:// or file:// URL of a git repository',
+      expect.stringMatching(/^GRAVITY_REPO_URL: must be an https:\/\/ URL/),
       'GRAVITY_BRANCH: must be a git branch name',
+      'DESIRABILITY_SYNC_INTERVAL: DESIRABILITY_SYNC_INTERVAL must not be less than 1',
     ]);
   });
 
@@ -354,5 +354,55 @@ describe(loadConfig.name, () => {
         ]);
       },
     );
+  });
+
+  describe('vote publication', () => {
+    it('is off without a Gravity repository, with the defaults otherwise', () => {
+      expect(loadConfig({}).gravity.repoUrl).toBeUndefined();
+      expect(loadConfig({}).publication).toEqual({
+        intervalMs: 5000,
+        retryMs: 12000,
+        retryMaxMs: 3_600_000,
+        leaseMs: 600_000,
+      });
+    });
+
+    it('takes https, ssh and file repositories, the branch and the token', () => {
+      for (const url of [
+        'https://github.com/macrocosm-os/gravity',
+        'ssh://git@github.com/macrocosm-os/gravity.git',
+        'file:///srv/git/gravity.git',
+      ])
+        expect(loadConfig({ GRAVITY_REPO_URL: url }).gravity).toEqual({
+          repoUrl: url,
+          branch: 'main',
+          token: undefined,
+        });
+      const config = loadConfig({
+        GRAVITY_REPO_URL: 'https://github.com/macrocosm-os/gravity',
+        GRAVITY_BRANCH: 'votes/validator-1',
+        GRAVITY_TOKEN: 'ghp_secret_token',
+      });
+      expect(config.gravity).toMatchObject({
+        branch: 'votes/validator-1',
+        token: 'ghp_secret_token',
+      });
+    });
+
+    it('refuses a credential in the URL, plain http and a bad branch, without repeating the URL', () => {
+      const problems = problemsOf({
+        GRAVITY_REPO_URL: 'https://user:ghp_leaked@github.com/macrocosm-os/gravity',
+        GRAVITY_BRANCH: '-delete',
+      });
+      expect(problems).toHaveLength(2);
+      expect(problems[0]).toMatch(
+        /^GRAVITY_REPO_URL: must be an https:\/\/ URL without credentials/,
+      );
+      expect(problems[1]).toMatch(/^GRAVITY_BRANCH: /);
+      expect(problems.join('\n')).not.toContain('ghp_leaked');
+      expect(
+        problemsOf({ GRAVITY_REPO_URL: 'http://github.com/macrocosm-os/gravity' }),
+      ).toHaveLength(1);
+    });
   });
 });

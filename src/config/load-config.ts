@@ -85,6 +85,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       branch: vars.GRAVITY_BRANCH,
       token: vars.GRAVITY_TOKEN,
     },
+    publication: {
+      intervalMs: vars.PUBLICATION_INTERVAL_MS,
+      retryMs: vars.PUBLICATION_RETRY_MS,
+      retryMaxMs: Math.max(vars.PUBLICATION_RETRY_MAX_MS, vars.PUBLICATION_RETRY_MS),
+      leaseMs: vars.PUBLICATION_LEASE_MS,
+    },
     httpServer: {
       headersTimeoutMs: vars.HTTP_HEADERS_TIMEOUT_MS,
       requestTimeoutMs: vars.HTTP_REQUEST_TIMEOUT_MS,

@@ -11,6 +11,7 @@ import { TaskWeights1764400000000 } from './migrations/1764400000000-TaskWeights
 import { KeyExpiryAndLimits1764500000000 } from './migrations/1764500000000-KeyExpiryAndLimits';
 import { TaskParquetDatasets1764510000000 } from './migrations/1764510000000-TaskParquetDatasets';
 import { ItemStore1764600000000 } from './migrations/1764600000000-ItemStore';
+import { DesirabilityPublications1764710000000 } from './migrations/1764710000000-DesirabilityPublications';
 import { NetworkDesirabilities1764720000000 } from './migrations/1764720000000-NetworkDesirabilities';
 
 export const MIGRATIONS = [
@@ -25,6 +26,7 @@ export const MIGRATIONS = [
   KeyExpiryAndLimits1764500000000,
   TaskParquetDatasets1764510000000,
   ItemStore1764600000000,
+  DesirabilityPublications1764710000000,
   NetworkDesirabilities1764720000000,
 ];
 

@@ -7,6 +7,7 @@ import { BucketReader } from './buckets/bucket-reader';
 import { CredibilityRecorder } from './credibility-recorder';
 import { ChainCommitmentsService, SUBTENSOR_CONNECTION } from './chain/chain-commitments.service';
 import { SubtensorConnection } from './chain/subtensor-connection';
+import { GRAVITY_REPOSITORY, GravityRepository } from './gravity/gravity-repository';
 import { ChainMetagraphSource } from './metagraph/chain-metagraph-source';
 import { FileMetagraphSource } from './metagraph/file-metagraph-source';
 import { METAGRAPH_SOURCE, MetagraphSource } from './metagraph/metagraph-source';
@@ -24,7 +25,10 @@ import { CallBudgetRepository } from './transport/call-budget.repository';
 import { CallBudgets } from './transport/call-budgets';
 import { MinerClient } from './transport/miner-client';
 
-/** The miner network. Other modules use NetworkService (and the chain's commitments) only. */
+/**
+ * The miner network. Other modules use NetworkService, the chain (its commitments, and the
+ * connection to sign extrinsics on) and the Gravity repository only.
+ */
 @Module({
   imports: [JobsModule, MinerIndexModule, TypeOrmModule.forFeature([MinerEntity])],
   providers: [
@@ -46,13 +50,14 @@ import { MinerClient } from './transport/miner-client';
       inject: [APP_CONFIG],
       useFactory: subtensorConnection,
     },
+    { provide: GRAVITY_REPOSITORY, inject: [APP_CONFIG], useFactory: gravityRepository },
     {
       provide: METAGRAPH_SOURCE,
       inject: [APP_CONFIG, SUBTENSOR_CONNECTION],
       useFactory: metagraphSource,
     },
   ],
-  exports: [NetworkService, ChainCommitmentsService],
+  exports: [NetworkService, ChainCommitmentsService, SUBTENSOR_CONNECTION, GRAVITY_REPOSITORY],
 })
 export class NetworkModule {}
 
@@ -60,6 +65,17 @@ export class NetworkModule {}
 function subtensorConnection(config: AppConfig): SubtensorConnection | null {
   const { subtensor } = config.network;
   return subtensor ? new SubtensorConnection(subtensor.url, subtensor.timeoutMs) : null;
+}
+
+/**
+ * One clone of the Gravity repository (GRAVITY_REPO_URL) for reading validators' votes and
+ * publishing ours; null without a repository.
+ */
+function gravityRepository(config: AppConfig): GravityRepository | null {
+  const { repoUrl, branch, token } = config.gravity;
+  return repoUrl
+    ? new GravityRepository({ repoUrl, branch, token, dataDir: config.dataDir })
+    : null;
 }
 
 /** Without a source the service still starts, with the miners it already knows. */

@@ -109,8 +109,10 @@ describe('Desirability submissions', () => {
     const ethereum = legacyJobId('reddit', 'r/ethereum');
     expect(response.body).toEqual({
       status: 'success',
-      message: `Vote of ${HOTKEY} saved: 3 jobs (3 newly registered tasks)`,
+      message: `Vote of ${HOTKEY} saved: 3 jobs (3 newly registered tasks); local only, not published to the network (GRAVITY_REPO_URL and SUBTENSOR_URL not set)`,
       tasks: ['mixed-tao', bitcoin, ethereum],
+      // Without a Gravity repository and a chain (the devnet default), the vote stays local.
+      publication: 'disabled',
     });
     for (const id of response.body.tasks)
       expect((await registration(id)).registered_by).toBe(HOTKEY);
@@ -219,8 +221,9 @@ describe('Desirability submissions', () => {
     const withdrawn = await submit({ desirabilities: [] }).expect(200);
     expect(withdrawn.body).toEqual({
       status: 'success',
-      message: `Vote of ${HOTKEY} withdrawn`,
+      message: `Vote of ${HOTKEY} withdrawn; local only, not published to the network (GRAVITY_REPO_URL and SUBTENSOR_URL not set)`,
       tasks: [],
+      publication: 'disabled',
     });
     const missing = await get(`?hotkey=${HOTKEY}`).expect(404);
     expect(missing.body).toMatchObject({
@@ -255,7 +258,9 @@ describe('Desirability submissions', () => {
       desirabilities: [job('kept-registration', 2, '#kept'), job('kept-new', 1, '#new')],
     }).expect(200);
     expect(again.body.tasks).toEqual(['kept-registration', 'kept-new']);
-    expect(again.body.message).toBe(`Vote of ${HOTKEY} saved: 2 jobs (1 newly registered task)`);
+    expect(again.body.message).toBe(
+      `Vote of ${HOTKEY} saved: 2 jobs (1 newly registered task); local only, not published to the network (GRAVITY_REPO_URL and SUBTENSOR_URL not set)`,
+    );
     expect(await registration('kept-registration')).toEqual(first);
   });
 

@@ -128,6 +128,7 @@ describe('a client generated from the served OpenAPI document', () => {
       miners: 3,
       keyLimit: 500,
       tasksRegistered: ['team-bitcoin'],
+      publication: 'disabled',
       aggregateSource: 'local',
       deactivated: 'success',
     });

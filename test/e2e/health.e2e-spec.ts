@@ -43,6 +43,8 @@ describe('Health', () => {
         redis: { status: 'disabled' },
         miners: { available: 0, total: 0, serving: 0, validators: 0 },
         chain: { status: 'disabled', block: null, last_read_at: null, age_seconds: null },
+        // No GRAVITY_REPO_URL, no SUBTENSOR_URL: votes stay local.
+        publication: { status: 'disabled', state: 'disabled' },
       },
     });
   });

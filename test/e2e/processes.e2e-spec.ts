@@ -472,6 +472,25 @@ describe('The development entry point (npm start)', () => {
       expect(query.status).toBe(200);
       expect((query.body as { data: unknown[] }).data.length).toBeGreaterThan(0);
       expect(app.lines.join('\n')).toContain('SIMULATED devnet of 8 miners');
+
+      // No Gravity repository, no chain: a vote stays local, and the service says so.
+      expect(app.lines.join('\n')).toContain(
+        'Vote publication disabled: GRAVITY_REPO_URL and SUBTENSOR_URL not set; votes stay local to this gateway',
+      );
+      const validator = await createKey(app, 'voter', 'validator');
+      const voted = await call(app, '/api/v1/set_desirabilities', validator, {
+        method: 'POST',
+        body: {
+          desirabilities: [
+            { id: 'local-tao', weight: 1, params: { platform: 'x', label: '#tao' } },
+          ],
+        },
+      });
+      expect(voted.status).toBe(200);
+      expect(voted.body).toMatchObject({ publication: 'disabled' });
+      expect((voted.body as { message: string }).message).toContain('local only, not published');
+      const publication = await call(app, '/api/v1/desirabilities/publication', validator);
+      expect(publication.body).toMatchObject({ state: 'disabled' });
     } finally {
       expect(await app.stop()).toBe(0);
     }

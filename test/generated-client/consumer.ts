@@ -44,6 +44,7 @@ export interface Tour {
   redditItems: string[];
   tasksRegistered: string[];
   desirabilities: number;
+  publication: string;
   aggregateSource: string;
   repoNames: number;
   topLabels: number;
@@ -111,6 +112,9 @@ export async function tour(
   if (voted.error) throw failure('vote', voted.response.status, voted.error);
   const votes = await gateway.GET('/api/v1/get_desirabilities');
   if (votes.error) throw failure('votes', votes.response.status, votes.error);
+  const publication = await gateway.GET('/api/v1/desirabilities/publication');
+  if (publication.error)
+    throw failure('publication', publication.response.status, publication.error);
   const aggregateSource = await gateway.GET('/api/v1/desirabilities/network');
   if (aggregateSource.error)
     throw failure('aggregate source', aggregateSource.response.status, aggregateSource.error);
@@ -168,6 +172,7 @@ export async function tour(
     redditItems: reddit.data.data?.map(describeItem) ?? [],
     tasksRegistered: voted.data.tasks,
     desirabilities: votes.data.length,
+    publication: publication.data.state,
     aggregateSource: aggregateSource.data.source,
     repoNames: repos.data.count,
     topLabels: top.data.length,

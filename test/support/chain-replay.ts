@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { AddressInfo } from 'node:net';
 import { WebSocket, WebSocketServer } from 'ws';
 import { fixturePath } from './bittensor-fixtures';
+import { ChainBasics, ChainExtrinsics, ExtrinsicsStandIn } from './chain-extrinsics';
 import { CommitmentStorage } from './commitment-storage';
 
 /**
@@ -27,6 +28,11 @@ export interface ChainReplay {
   /** The runtime API calls made (`NeuronInfoRuntimeApi_get_neurons_lite`, …), in order. */
   readonly runtimeCalls: string[];
   mode: ReplayMode;
+  /**
+   * Signed extrinsics: what was submitted, and how the next ones are answered. A successful
+   * `set_commitment` is stored as setCommitment stores one: read back through CommitmentOf.
+   */
+  readonly extrinsics: ChainExtrinsics;
   /**
    * Makes `hotkey`'s commitment under `netuid` the text `sha40` as one `Raw<length>` item (a
    * real SHA: `Raw40`), made at `block`, as `Commitments.set_commitment` leaves it.
@@ -82,12 +88,23 @@ export async function startChainReplay(): Promise<ChainReplay> {
   const calls: string[] = [];
   const runtimeCalls: string[] = [];
   let subscriptions = 0;
+  const extrinsics = new ExtrinsicsStandIn(
+    {
+      metadataV14,
+      genesisHash: FINNEY_GENESIS,
+      head,
+      header: header as ChainBasics['header'],
+      runtimeVersion: runtimeVersion as ChainBasics['runtimeVersion'],
+    },
+    storage,
+  );
 
   const replay: ChainReplay = {
     url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}`,
     calls,
     runtimeCalls,
     mode: 'answer',
+    extrinsics,
     setCommitment: (netuid, hotkey, sha40, block) =>
       storage.setCommitment(netuid, hotkey, sha40, block),
     setCommitmentFields: (netuid, hotkey, fields, block) =>
@@ -187,6 +204,7 @@ export async function startChainReplay(): Promise<ChainReplay> {
       }
       calls.push(request.method);
       if (replay.mode === 'silent') return;
+      if (extrinsics.handle(request, (message) => socket.send(JSON.stringify(message)))) return;
       if (/_subscribe/.test(request.method)) return subscribe(socket, request);
       if (/_unsubscribe/.test(request.method)) {
         socket.send(JSON.stringify({ jsonrpc: '2.0', id: request.id, result: true }));

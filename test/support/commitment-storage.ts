@@ -10,20 +10,12 @@ import { xxhashAsU8a } from '@polkadot/util-crypto';
  * the recorded runtime's metadata (the registry the client decodes them with).
  */
 export class CommitmentStorage {
-  private readonly registry = new TypeRegistry();
+  private readonly registry: TypeRegistry;
   /** Storage key (hex) → value (hex). */
   private readonly entries = new Map<string, string>();
 
   constructor(metadataHex: string) {
-    // Subtensor's two extensions carry no data (as SubtensorConnection declares them).
-    this.registry.setMetadata(
-      new Metadata(this.registry, metadataHex as `0x${string}`),
-      undefined,
-      {
-        SubtensorTransactionExtension: { extrinsic: {}, payload: {} },
-        DrandPriority: { extrinsic: {}, payload: {} },
-      },
-    );
+    this.registry = recordedRegistry(metadataHex).registry;
   }
 
   /** The text as one `Raw<length>` item: a 40-character SHA is a `Raw40`. */
@@ -72,4 +64,21 @@ function storageKey(netuid: number, hotkey: string): string {
       account,
     ),
   );
+}
+
+/**
+ * A type registry of the recorded runtime, as the client builds it: its metadata, and
+ * Subtensor's two transaction extensions, which carry no data (as SubtensorConnection declares them).
+ */
+export function recordedRegistry(metadataHex: string): {
+  registry: TypeRegistry;
+  metadata: Metadata;
+} {
+  const registry = new TypeRegistry();
+  const metadata = new Metadata(registry, metadataHex as `0x${string}`);
+  registry.setMetadata(metadata, undefined, {
+    SubtensorTransactionExtension: { extrinsic: {}, payload: {} },
+    DrandPriority: { extrinsic: {}, payload: {} },
+  });
+  return { registry, metadata };
 }

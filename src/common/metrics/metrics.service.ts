@@ -86,6 +86,19 @@ export class MetricsService implements OnModuleInit {
     registers: [this.registry],
   });
 
+  private readonly publicationAttempts = new Counter({
+    name: `${METRIC_PREFIX}desirability_publication_attempts_total`,
+    help: 'Attempts to publish this validator’s vote, by step: push (to the Gravity repository), commit (on chain)',
+    labelNames: ['step'] as const,
+    registers: [this.registry],
+  });
+  private readonly publicationFailures = new Counter({
+    name: `${METRIC_PREFIX}desirability_publication_failures_total`,
+    help: 'Publication attempts that did not finish, by step and reason (rate_limited: the chain asked to wait; error)',
+    labelNames: ['step', 'reason'] as const,
+    registers: [this.registry],
+  });
+
   onModuleInit(): void {
     // Process metrics: RSS, heap, event loop lag, GC, handles. Not in the constructor, so that
     // unit tests building a MetricsService by hand start no monitors.
@@ -138,6 +151,14 @@ export class MetricsService implements OnModuleInit {
     this.indexSyncMiners.inc({ result: 'failed' }, report.failed);
     this.indexSyncMiners.inc({ result: 'skipped' }, report.skipped);
     this.indexSyncLast.set(Date.now() / 1000);
+  }
+
+  recordPublicationAttempt(step: 'push' | 'commit'): void {
+    this.publicationAttempts.inc({ step });
+  }
+
+  recordPublicationFailure(step: 'push' | 'commit', reason: 'rate_limited' | 'error'): void {
+    this.publicationFailures.inc({ step, reason });
   }
 
   /**

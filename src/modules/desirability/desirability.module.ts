@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { JobsModule } from '../../common/jobs/jobs.module';
 import { NetworkModule } from '../../network/network.module';
+import { PublicationModule } from '../publication/publication.module';
 import { TasksModule } from '../tasks/tasks.module';
 import { DesirabilityController } from './desirability.controller';
 import { DesirabilityRepository } from './desirability.repository';
@@ -11,7 +12,7 @@ import { NetworkVotesService } from './network-votes.service';
 import { OwnerDesirabilities } from './owner-desirabilities';
 
 @Module({
-  imports: [JobsModule, NetworkModule, TasksModule],
+  imports: [JobsModule, NetworkModule, TasksModule, PublicationModule],
   controllers: [DesirabilityController],
   providers: [
     DesirabilityService,

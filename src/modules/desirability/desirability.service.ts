@@ -5,6 +5,7 @@ import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { ValidatorIdentity } from '../../network/bittensor/validator-identity';
 import { NetworkService } from '../../network/network.service';
+import { PublicationService } from '../publication/publication.service';
 import { TasksService } from '../tasks/tasks.service';
 import { aggregateDesirabilities, toLegacyFormat } from './desirability-aggregate';
 import { DesirabilityRepository } from './desirability.repository';
@@ -40,6 +41,7 @@ export class DesirabilityService {
     private readonly network: NetworkService,
     private readonly clock: Clock,
     private readonly identity: ValidatorIdentity,
+    private readonly publication: PublicationService,
     private readonly owner: OwnerDesirabilities,
     private readonly networkVotes: NetworkVotesService,
     private readonly networkAggregate: NetworkAggregateService,
@@ -56,11 +58,17 @@ export class DesirabilityService {
   async submit(submission: ParsedSubmission): Promise<DesirabilitySubmittedDto> {
     const hotkey = this.identity.hotkey;
     if (submission.jobs.length === 0) {
-      await this.tasks.registering(async (manager) => {
+      const publication = await this.tasks.registering(async (manager) => {
         await this.repository.deleteVote(hotkey, manager);
         await this.tasks.setWeights(hotkey, [], manager);
+        return this.publication.enqueue(hotkey, [], manager);
       });
-      return { status: 'success', message: `Vote of ${hotkey} withdrawn`, tasks: [] };
+      return {
+        status: 'success',
+        message: `Vote of ${hotkey} withdrawn; ${this.publication.submittedMessage(publication)}`,
+        tasks: [],
+        publication,
+      };
     }
     const jobs = submission.jobs.map(toJobView);
     const registration = await this.tasks.registering(async (manager) => {
@@ -79,8 +87,10 @@ export class DesirabilityService {
           manager,
         );
         await this.tasks.setWeights(hotkey, submission.jobs, manager);
+        // Queued with the vote it publishes: stored together or not at all.
+        return { ...outcome, publication: await this.publication.enqueue(hotkey, jobs, manager) };
       }
-      return outcome;
+      return { ...outcome, publication: undefined };
     });
     if (registration.conflicts.length > 0) {
       throw new RequestValidationException(
@@ -93,10 +103,14 @@ export class DesirabilityService {
       );
     }
     const registered = registration.registered.length;
+    const publication = registration.publication!;
     return {
       status: 'success',
-      message: `Vote of ${hotkey} saved: ${plural(jobs.length, 'job')} (${plural(registered, 'newly registered task')})`,
+      message:
+        `Vote of ${hotkey} saved: ${plural(jobs.length, 'job')} (${plural(registered, 'newly registered task')}); ` +
+        this.publication.submittedMessage(publication),
       tasks: jobs.map((job) => job.id),
+      publication,
     };
   }
 

@@ -1,9 +1,10 @@
-import { Injectable, NotFoundException, ServiceUnavailableException } from '@nestjs/common';
+import { Inject, Injectable, NotFoundException, ServiceUnavailableException } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { ChainCommitmentsService } from '../../network/chain/chain-commitments.service';
 import { ChainUnavailableError } from '../../network/chain/subtensor-connection';
 import {
+  GRAVITY_REPOSITORY,
   GravityRepository,
   GravityUnavailableError,
   PREFERENCES_FOLDER,
@@ -29,21 +30,15 @@ export interface NetworkSubmission {
  */
 @Injectable()
 export class NetworkVotesService {
-  readonly gravity: GravityRepository | undefined;
-
   constructor(
     private readonly commitments: ChainCommitmentsService,
     private readonly repository: NetworkVotesRepository,
+    @Inject(GRAVITY_REPOSITORY) readonly gravity: GravityRepository | null,
     @InjectConfig() private readonly config: AppConfig,
-  ) {
-    const { repoUrl, branch, token } = config.gravity;
-    this.gravity = repoUrl
-      ? new GravityRepository({ repoUrl, branch, token, dataDir: config.dataDir })
-      : undefined;
-  }
+  ) {}
 
   get enabled(): boolean {
-    return this.commitments.available && this.gravity !== undefined;
+    return this.commitments.available && this.gravity !== null;
   }
 
   /**

@@ -1,11 +1,12 @@
 import { Module } from '@nestjs/common';
 import { NetworkModule } from '../../network/network.module';
+import { PublicationModule } from '../publication/publication.module';
 import { HealthController } from './health.controller';
 import { HealthRepository } from './health.repository';
 import { HealthService } from './health.service';
 
 @Module({
-  imports: [NetworkModule],
+  imports: [NetworkModule, PublicationModule],
   controllers: [HealthController],
   providers: [HealthService, HealthRepository],
 })

@@ -6,12 +6,14 @@ import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { ValidatorIdentity } from '../../network/bittensor/validator-identity';
 import { NetworkService } from '../../network/network.service';
+import { PublicationService } from '../publication/publication.service';
 import { HealthResponseDto } from './dto/health-response.dto';
 import {
   ChainStatusDto,
   ComponentStatusDto,
   MinersStatusDto,
   Network,
+  PublicationComponentStatusDto,
   SystemStatusDto,
 } from './dto/system-status.dto';
 import { HealthRepository } from './health.repository';
@@ -24,6 +26,7 @@ interface ComponentChecks {
   redis: ComponentStatusDto;
   miners: MinersStatusDto;
   chain: ChainStatusDto;
+  publication: PublicationComponentStatusDto;
 }
 
 interface Checks {
@@ -46,6 +49,7 @@ export class HealthService {
     private readonly network: NetworkService,
     private readonly redis: RedisConnection,
     private readonly identity: ValidatorIdentity,
+    private readonly publication: PublicationService,
     @InjectConfig() private readonly config: AppConfig,
   ) {}
 
@@ -67,7 +71,8 @@ export class HealthService {
     const degraded =
       components.redis.status === 'degraded' ||
       components.miners.status !== 'healthy' ||
-      components.chain.status === 'degraded';
+      components.chain.status === 'degraded' ||
+      components.publication.status === 'degraded';
     return {
       status:
         components.database.status !== 'healthy' ? 'unhealthy' : degraded ? 'degraded' : 'healthy',
@@ -84,15 +89,16 @@ export class HealthService {
   }
 
   private async runChecks(): Promise<Checks> {
-    const [database, redis, miners, metagraph] = await Promise.all([
+    const [database, redis, miners, metagraph, publication] = await Promise.all([
       timed(() => this.repository.ping()),
       this.checkRedis(),
       this.checkMiners(),
       this.network.metagraphStatus().catch(() => undefined),
+      this.checkPublication(),
     ]);
     const stored = metagraph?.stored;
     return {
-      components: { database, redis, miners, chain: this.chainStatus(metagraph) },
+      components: { database, redis, miners, chain: this.chainStatus(metagraph), publication },
       network: stored?.network ?? this.configuredNetwork(),
     };
   }
@@ -119,6 +125,34 @@ export class HealthService {
       age_seconds: fromChain ? Math.round((Date.now() - fromChain.readAt.getTime()) / 1000) : null,
       ...(lastAttempt?.ok ? {} : { error: lastAttempt?.error ?? 'not read yet' }),
     };
+  }
+
+  /** A failed publication is retried on its own: `degraded` until an attempt succeeds. */
+  private async checkPublication(): Promise<PublicationComponentStatusDto> {
+    try {
+      const status = await this.publication.status();
+      return {
+        status:
+          status.state === 'disabled'
+            ? 'disabled'
+            : status.state === 'failed'
+              ? 'degraded'
+              : 'healthy',
+        latency_ms: null,
+        state: status.state,
+        ...(status.commit_sha ? { commit_sha: status.commit_sha } : {}),
+        ...(status.block_number !== undefined ? { block_number: status.block_number } : {}),
+        ...(status.next_attempt_at ? { next_attempt_at: status.next_attempt_at } : {}),
+        ...(status.last_error ? { error: status.last_error } : {}),
+      };
+    } catch (error) {
+      return {
+        status: 'degraded',
+        latency_ms: null,
+        state: 'pending',
+        error: `publication state unreadable: ${(error as Error).message}`,
+      };
+    }
   }
 
   /**

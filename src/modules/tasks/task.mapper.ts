@@ -25,6 +25,15 @@ export function toTaskDto(task: TaskRow, now: Date, lateAfterMs: number): TaskDt
     },
     registered_by: task.registered_by,
     registered_at: task.registered_at.toISOString(),
+    ...(task.network_block !== null && task.network_registered_at && task.network_commit_sha
+      ? {
+          network_registration: {
+            block: Number(task.network_block),
+            registered_at: task.network_registered_at.toISOString(),
+            commit_sha: task.network_commit_sha,
+          },
+        }
+      : {}),
     expires_at: task.expires_at.toISOString(),
     progress: {
       items_collected: task.items_collected,

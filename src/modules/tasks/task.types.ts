@@ -49,6 +49,10 @@ export interface TaskRow {
   parquet_file: string | null;
   parquet_bytes: string | null;
   parquet_sha256: string | null;
+  /** Set when a vote naming the task was first committed on chain (vote publication). */
+  network_block: string | null;
+  network_registered_at: Date | null;
+  network_commit_sha: string | null;
 }
 
 /** A completed task: its JSON lines dataset is written. */

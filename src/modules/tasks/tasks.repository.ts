@@ -118,6 +118,23 @@ export class TasksRepository {
     );
   }
 
+  /**
+   * The tasks of a vote that was just committed on chain: registered on the network in that
+   * block, unless an earlier commitment registered them already (the first one counts).
+   */
+  async recordNetworkRegistration(
+    ids: readonly string[],
+    registration: { block: number; at: Date; commitSha: string },
+    manager: EntityManager,
+  ): Promise<void> {
+    await manager.query(
+      `UPDATE scraping_tasks
+       SET network_block = $2, network_registered_at = $3, network_commit_sha = $4
+       WHERE id = ANY($1::varchar[]) AND network_block IS NULL`,
+      [ids, registration.block, registration.at.toISOString(), registration.commitSha],
+    );
+  }
+
   /** Active tasks not collected within `lateAfterMs` (and registered longer ago than that). */
   async countBehind(now: Date, lateAfterMs: number): Promise<number> {
     const [row] = await this.dataSource.query<{ count: number }[]>(

@@ -103,6 +103,15 @@ export class TasksService {
     return this.repository.setWeights(hotkey, jobs, manager);
   }
 
+  /** Records, inside the caller's transaction, the block a vote naming these tasks was committed in. */
+  recordNetworkRegistration(
+    ids: readonly string[],
+    registration: { block: number; at: Date; commitSha: string },
+    manager: EntityManager,
+  ): Promise<void> {
+    return this.repository.recordNetworkRegistration(ids, registration, manager);
+  }
+
   /** Runs `work` in a transaction holding the registration lock (one registration at a time). */
   registering<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
     return this.repository.transaction(async (manager) => {

@@ -53,17 +53,26 @@ export class SubtensorConnection {
    */
   async use<T>(read: (api: ApiPromise) => Promise<T>): Promise<T> {
     try {
-      return await this.useOnce(read);
+      return await this.useOnce(read, this.timeoutMs);
     } catch (error) {
       if (!(error instanceof ConnectionLostError)) throw error;
-      return this.useOnce(read);
+      return this.useOnce(read, this.timeoutMs);
     }
   }
 
-  private async useOnce<T>(read: (api: ApiPromise) => Promise<T>): Promise<T> {
+  /**
+   * Runs `work` once, bounded by `timeoutMs` instead of the connection's own bound: for work
+   * that waits on the chain rather than on the node (an extrinsic's inclusion in a block), and
+   * that must not be repeated on a new connection when the connection drops.
+   */
+  async useLong<T>(work: (api: ApiPromise) => Promise<T>, timeoutMs: number): Promise<T> {
+    return this.useOnce(work, timeoutMs);
+  }
+
+  private async useOnce<T>(read: (api: ApiPromise) => Promise<T>, timeoutMs: number): Promise<T> {
     const api = await this.connected();
     try {
-      return await withTimeout(read(api), this.timeoutMs, 'no answer');
+      return await withTimeout(read(api), timeoutMs, 'no answer');
     } catch (error) {
       // A node that stops answering mid-call is dropped: its socket may be wedged.
       if (error instanceof ChainUnavailableError) await this.drop(api);

@@ -21,3 +21,13 @@ describe(runGit.name, () => {
     ).rejects.toMatchObject({ exitCode: 128 });
   });
 });
+
+describe('runGit’s environment', () => {
+  afterEach(() => delete process.env.GIT_DIR);
+
+  it('writes the input to git, and ignores a GIT_DIR the service was started with', async () => {
+    process.env.GIT_DIR = '/nonexistent-repository';
+    const blob = await runGit(['hash-object', '--stdin'], { timeoutMs: 10_000, input: '[]' });
+    expect(blob.trim()).toBe('0637a088a01e8ddab3bf3fa98dbe804cbde1a0dc');
+  });
+});

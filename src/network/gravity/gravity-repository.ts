@@ -10,9 +10,16 @@ export const MAX_PREFERENCES_BYTES = 32 * 1024 * 1024;
 
 const FETCH_TIMEOUT_MS = 120_000;
 const READ_TIMEOUT_MS = 15_000;
+/** A push of one small commit; a stuck remote is given up. */
+const PUSH_TIMEOUT_MS = 120_000;
+/** Pushes refused because the remote moved, redone on top of it, before publish fails. */
+const PUSH_ATTEMPTS = 5;
 const SHA = /^[0-9a-f]{40}$/;
 /** An ss58 address: base58, so it is safe as a file name. */
 const HOTKEY = /^[1-9A-HJ-NP-Za-km-z]{40,60}$/;
+
+/** Nest token of the one GravityRepository (null without GRAVITY_REPO_URL). */
+export const GRAVITY_REPOSITORY = Symbol('GRAVITY_REPOSITORY');
 
 /** What the repository holds for a hotkey at a commit. */
 export type PreferencesAtCommit =
@@ -28,6 +35,17 @@ export class GravityUnavailableError extends Error {
   override readonly name = 'GravityUnavailableError';
 }
 
+/** What `publish` left on the branch. */
+export interface PushResult {
+  /** The commit whose tree holds the file: ours, or the remote's head when it held it already. */
+  sha: string;
+  /** False when the remote already had exactly this file: nothing was committed. */
+  pushed: boolean;
+}
+
+/** The remote refused the push because its branch moved since our fetch. */
+class PushRejectedError extends GitError {}
+
 export interface GravitySettings {
   repoUrl: string;
   branch: string;
@@ -37,20 +55,32 @@ export interface GravitySettings {
 }
 
 /**
- * A local bare clone of the Gravity repository, fetched on demand: `git fetch` of the branch
- * when a commit is not known yet (at most one fetch at a time, shared by the callers waiting),
- * then `git show <sha>:validator_preferences/<hotkey>.json`. The URL is given on each fetch and
- * never stored in the clone; an https token is sent as a header through the environment.
+ * A local bare clone of the Gravity repository, private to this service, for reading
+ * validators' files and publishing ours. Reading: `git fetch` of the branch when a commit is not
+ * known yet (at most one fetch at a time, shared by the callers waiting), then `git show
+ * <sha>:validator_preferences/<hotkey>.json`. Publishing: our file becomes one commit on top of
+ * the fetched branch, built with git's plumbing (blob, an index file of our own, tree, commit),
+ * never in a checkout, then pushed. The URL is given on each fetch and push and never stored in
+ * the clone; an https token is sent as a header through the environment.
  */
 export class GravityRepository {
   readonly directory: string;
   private fetching: Promise<void> | undefined;
   private lastFetchStartedAt = 0;
   private initialized: Promise<void> | undefined;
+  private readonly secrets: string[];
+
+  /**
+   * Runs between our fetch and our push (tests: another validator pushing just then). Never set
+   * in production.
+   */
+  beforePush: (() => Promise<void>) | undefined;
 
   constructor(private readonly settings: GravitySettings) {
     const id = createHash('sha256').update(settings.repoUrl).digest('hex').slice(0, 16);
     this.directory = resolve(join(settings.dataDir, 'gravity', id));
+    const basic = this.basicCredential();
+    this.secrets = [settings.token, basic].filter((secret): secret is string => !!secret);
   }
 
   /** The repository as it may be shown: no credentials. */
@@ -98,11 +128,94 @@ export class GravityRepository {
 
   private async fetchOnce(): Promise<void> {
     this.lastFetchStartedAt = Date.now();
+    await this.init();
     const { repoUrl, branch } = this.settings;
-    await this.git(
-      ['fetch', '--quiet', '--no-tags', repoUrl, `+refs/heads/${branch}:refs/heads/${branch}`],
-      FETCH_TIMEOUT_MS,
-    );
+    try {
+      await this.git(
+        ['fetch', '--quiet', '--no-tags', repoUrl, `+refs/heads/${branch}:refs/heads/${branch}`],
+        FETCH_TIMEOUT_MS,
+      );
+    } catch (error) {
+      // A new repository without the branch yet: nothing to read, and publish starts it.
+      if (/couldn't find remote ref/i.test(causeOutput(error))) return;
+      throw error;
+    }
+  }
+
+  /**
+   * Makes `content` the file of `hotkey` on the branch: fetches the branch, commits the file on
+   * top of it unless it holds exactly that already, and pushes. A push refused because someone
+   * pushed meanwhile is redone on top of the new head, up to PUSH_ATTEMPTS times.
+   */
+  async publish(hotkey: string, content: string): Promise<PushResult> {
+    if (!HOTKEY.test(hotkey)) throw new Error(`not an ss58 hotkey: ${hotkey}`);
+    await this.init();
+    const path = `${PREFERENCES_FOLDER}/${hotkey}.json`;
+    for (let attempt = 1; ; attempt += 1) {
+      await this.fetch();
+      const head = await this.revision(`refs/heads/${this.settings.branch}^{commit}`);
+      const blob = (
+        await this.git(['hash-object', '-w', '--stdin'], READ_TIMEOUT_MS, undefined, {
+          input: content,
+        })
+      ).trim();
+      if (head && (await this.revision(`${head}:${path}`)) === blob)
+        return { sha: head, pushed: false };
+      const commit = await this.commitOnto(
+        head,
+        path,
+        blob,
+        `Update ${hotkey} preferences JSON file`,
+      );
+      await this.beforePush?.();
+      try {
+        await this.push(commit);
+        return { sha: commit, pushed: true };
+      } catch (error) {
+        if (!(error instanceof PushRejectedError) || attempt >= PUSH_ATTEMPTS) throw error;
+      }
+    }
+  }
+
+  /** The object a revision names, or null when there is none. */
+  private async revision(name: string): Promise<string | null> {
+    try {
+      return (await this.git(['rev-parse', '--verify', '--quiet', name], READ_TIMEOUT_MS)).trim();
+    } catch (error) {
+      if (error instanceof GitError && error.exitCode !== undefined) return null;
+      throw error;
+    }
+  }
+
+  /** A commit of `head`'s tree with `path` set to `blob` (an index file of our own, no checkout). */
+  private async commitOnto(
+    head: string | null,
+    path: string,
+    blob: string,
+    message: string,
+  ): Promise<string> {
+    const env = { GIT_INDEX_FILE: join(this.directory, 'publish-index') };
+    const git = async (args: string[], extra: Record<string, string> = env) =>
+      (await this.git(args, READ_TIMEOUT_MS, undefined, { env: extra })).trim();
+    await git(head ? ['read-tree', head] : ['read-tree', '--empty']);
+    await git(['update-index', '--add', '--cacheinfo', `100644,${blob},${path}`]);
+    const tree = await git(['write-tree']);
+    return git(['commit-tree', tree, ...(head ? ['-p', head] : []), '-m', message], AUTHOR);
+  }
+
+  private async push(commit: string): Promise<void> {
+    const { repoUrl, branch } = this.settings;
+    try {
+      await this.git(
+        ['push', '--porcelain', repoUrl, `${commit}:refs/heads/${branch}`],
+        PUSH_TIMEOUT_MS,
+      );
+    } catch (error) {
+      const output = causeOutput(error);
+      if (/\[(remote )?rejected\]|non-fast-forward|fetch first/i.test(output))
+        throw new PushRejectedError(`push refused, the branch moved: ${output}`, 1, output);
+      throw error;
+    }
   }
 
   private init(): Promise<void> {
@@ -134,29 +247,59 @@ export class GravityRepository {
     }
   }
 
-  private async git(args: string[], timeoutMs: number, maxOutputBytes?: number): Promise<string> {
+  /**
+   * A local command failing is a GitError; the remote out of reach (a fetch or a push failing,
+   * or git not running to an end) is a GravityUnavailableError whose cause is git's error.
+   */
+  private async git(
+    args: string[],
+    timeoutMs: number,
+    maxOutputBytes?: number,
+    extra: { env?: Record<string, string>; input?: string } = {},
+  ): Promise<string> {
     try {
       return await runGit(['-C', this.directory, ...args], {
         timeoutMs,
         maxOutputBytes,
         config: this.authConfig(),
-        secrets: [this.settings.token],
+        secrets: this.secrets,
+        ...extra,
       });
     } catch (error) {
-      if (error instanceof GitError && error.exitCode !== undefined && args[0] !== 'fetch')
-        throw error;
+      const remote = args[0] === 'fetch' || args[0] === 'push';
+      if (error instanceof GitError && error.exitCode !== undefined && !remote) throw error;
       throw new GravityUnavailableError(
         `Gravity repository ${this.description}: ${(error as Error).message}`,
+        { cause: error },
       );
     }
   }
 
   /** An https token as GitHub takes it (basic auth, any user name), for this repository's host only. */
   private authConfig(): Record<string, string> {
-    const { token, repoUrl } = this.settings;
-    if (!token || !repoUrl.startsWith('https://')) return {};
-    const basic = Buffer.from(`x-access-token:${token}`).toString('base64');
-    const origin = new URL(repoUrl).origin;
+    const basic = this.basicCredential();
+    if (!basic) return {};
+    const origin = new URL(this.settings.repoUrl).origin;
     return { [`http.${origin}/.extraHeader`]: `Authorization: Basic ${basic}` };
   }
+
+  private basicCredential(): string | undefined {
+    const { token, repoUrl } = this.settings;
+    if (!token || !repoUrl.startsWith('https://')) return undefined;
+    return Buffer.from(`x-access-token:${token}`).toString('base64');
+  }
 }
+
+/** git's own output behind a failure (a GitError, or the one a GravityUnavailableError wraps). */
+function causeOutput(error: unknown): string {
+  const git = error instanceof GitError ? error : (error as Error | undefined)?.cause;
+  return git instanceof GitError ? git.output : '';
+}
+
+/** Who our commits are by: the service, not whoever runs it (no global git identity is read). */
+const AUTHOR = {
+  GIT_AUTHOR_NAME: 'validator-gateway',
+  GIT_AUTHOR_EMAIL: 'validator-gateway@users.noreply.github.com',
+  GIT_COMMITTER_NAME: 'validator-gateway',
+  GIT_COMMITTER_EMAIL: 'validator-gateway@users.noreply.github.com',
+};

@@ -6,7 +6,10 @@ export class DesirabilitySubmittedDto {
   @ApiProperty({ enum: ['success'], example: 'success' })
   status: 'success';
 
-  @ApiProperty({ example: 'Vote of 5F… saved: 2 jobs (1 newly registered task)' })
+  @ApiProperty({
+    example:
+      'Vote of 5F… saved: 2 jobs (1 newly registered task); publication to the network pending (GET /api/v1/desirabilities/publication)',
+  })
   message: string;
 
   @ApiProperty({
@@ -16,4 +19,14 @@ export class DesirabilitySubmittedDto {
     example: ['tao-x', 'reddit-r-bittensor_-5d6f3c1a9b2e'],
   })
   tasks: string[];
+
+  @ApiProperty({
+    enum: ['pending', 'disabled'],
+    description:
+      '`pending`: the vote will be pushed to the Gravity repository and committed on chain in the ' +
+      'background (follow it at GET /api/v1/desirabilities/publication); `disabled`: GRAVITY_REPO_URL or ' +
+      'SUBTENSOR_URL is not set, and the vote is local to this gateway only',
+    example: 'pending',
+  })
+  publication: 'pending' | 'disabled';
 }

@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { PUBLICATION_STATES } from '../../publication/publication.types';
 
 export type ComponentState = 'healthy' | 'unhealthy' | 'degraded' | 'disabled';
 
@@ -97,6 +98,35 @@ export class ChainStatusDto extends ComponentStatusDto {
   age_seconds: number | null;
 }
 
+@ApiSchema({ name: 'PublicationComponentStatus' })
+export class PublicationComponentStatusDto extends ComponentStatusDto {
+  @ApiProperty({
+    description:
+      '`disabled` without GRAVITY_REPO_URL or SUBTENSOR_URL (votes stay local); `degraded` while the last ' +
+      'attempt to publish the vote failed (it is retried); `healthy` otherwise',
+    enum: ['healthy', 'degraded', 'disabled'],
+    example: 'healthy',
+  })
+  declare status: ComponentState;
+
+  @ApiProperty({
+    enum: PUBLICATION_STATES,
+    description:
+      'The vote’s publication state (GET /api/v1/desirabilities/publication has the details)',
+    example: 'committed',
+  })
+  state: string;
+
+  @ApiPropertyOptional({ pattern: '^[0-9a-f]{40}$', description: 'The Gravity commit of the vote' })
+  commit_sha?: string;
+
+  @ApiPropertyOptional({ description: 'Block the vote was committed in', example: 6852691 })
+  block_number?: number;
+
+  @ApiPropertyOptional({ format: 'date-time', description: 'When the next attempt is due' })
+  next_attempt_at?: string;
+}
+
 @ApiSchema({ name: 'SystemComponents' })
 export class SystemComponentsDto {
   @ApiProperty({ type: ComponentStatusDto })
@@ -117,6 +147,13 @@ export class SystemComponentsDto {
     description: 'The subtensor node the metagraph is read from',
   })
   chain: ChainStatusDto;
+
+  @ApiProperty({
+    type: PublicationComponentStatusDto,
+    description:
+      'Publication of this validator’s vote to the network (Gravity repository, chain commitment)',
+  })
+  publication: PublicationComponentStatusDto;
 }
 
 @ApiSchema({ name: 'SystemStatus' })

@@ -20,6 +20,27 @@ export class TaskParamsDto {
   post_end_datetime: string | null;
 }
 
+@ApiSchema({
+  name: 'TaskNetworkRegistration',
+  description:
+    'When the task reached the network: the first vote naming it that was pushed to the Gravity ' +
+    'repository and committed on chain (see GET /api/v1/desirabilities/publication)',
+})
+export class TaskNetworkRegistrationDto {
+  @ApiProperty({ description: 'Block the vote’s commitment was included in', example: 6852691 })
+  block: number;
+
+  @ApiProperty({ format: 'date-time', description: 'When the inclusion was seen' })
+  registered_at: string;
+
+  @ApiProperty({
+    description: 'The Gravity commit the commitment names',
+    pattern: '^[0-9a-f]{40}$',
+    example: '3f786850e387550fdab836ed7e6dc881de23001b',
+  })
+  commit_sha: string;
+}
+
 @ApiSchema({ name: 'TaskProgress' })
 export class TaskProgressDto {
   @ApiProperty({
@@ -144,6 +165,14 @@ export class TaskDto {
 
   @ApiProperty({ format: 'date-time' })
   registered_at: string;
+
+  @ApiPropertyOptional({
+    type: TaskNetworkRegistrationDto,
+    description:
+      'Present once a vote naming the task was committed on chain; absent while the vote is local ' +
+      'only (publication disabled) or not published yet',
+  })
+  network_registration?: TaskNetworkRegistrationDto;
 
   @ApiProperty({ format: 'date-time', description: 'End of the seven active days' })
   expires_at: string;

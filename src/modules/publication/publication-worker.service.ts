@@ -1,0 +1,182 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import {
+  BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+  OnModuleDestroy,
+} from '@nestjs/common';
+import { Clock } from '../../common/clock/clock';
+import { MetricsService } from '../../common/metrics/metrics.service';
+import { AppConfig } from '../../config/app-config';
+import { InjectConfig } from '../../config/config.module';
+import { ValidatorIdentity } from '../../network/bittensor/validator-identity';
+import {
+  ChainCommitmentsService,
+  SUBTENSOR_CONNECTION,
+} from '../../network/chain/chain-commitments.service';
+import { SubtensorConnection } from '../../network/chain/subtensor-connection';
+import { GRAVITY_REPOSITORY, GravityRepository } from '../../network/gravity/gravity-repository';
+import { TasksService } from '../tasks/tasks.service';
+import { CommitmentRateLimitedError, CommitmentSubmitter, Inclusion } from './commitment-submitter';
+import { PublicationRepository } from './publication.repository';
+import { PublicationService } from './publication.service';
+import { Claim, PublicationRow, retryDelay } from './publication.types';
+
+/**
+ * Publishes the queued vote in the background, every PUBLICATION_INTERVAL_MS: claims it (one
+ * replica at a time, for PUBLICATION_LEASE_MS), pushes its file to the Gravity repository,
+ * records the SHA, commits the SHA on chain and waits for the block. Every step is recorded in
+ * Postgres before the next, so a restart resumes where it stopped: a vote already pushed is
+ * committed with its stored SHA, never pushed again, and a SHA our CommitmentOf already holds
+ * (submitted just before a restart) is recorded, not submitted again. A failure is retried after a wait that
+ * doubles per failure (PUBLICATION_RETRY_MS up to PUBLICATION_RETRY_MAX_MS); the chain's rate
+ * limit is such a wait, not a failure. A vote replaced while being published is dropped for
+ * the newer one.
+ */
+@Injectable()
+export class PublicationWorker
+  implements OnApplicationBootstrap, OnModuleDestroy, BeforeApplicationShutdown
+{
+  private readonly logger = new Logger(PublicationWorker.name);
+  /** Names this replica's claims (a restarted process is another claimant). */
+  private readonly claimant = `${hostname().slice(0, 40)}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  private readonly submitter: CommitmentSubmitter | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopping = false;
+  private readonly hotkey: string;
+
+  constructor(
+    private readonly repository: PublicationRepository,
+    private readonly publication: PublicationService,
+    private readonly tasks: TasksService,
+    private readonly metrics: MetricsService,
+    private readonly clock: Clock,
+    private readonly commitments: ChainCommitmentsService,
+    identity: ValidatorIdentity,
+    /** The Gravity clone the votes are read from too (null: disabled); tests reach `beforePush`. */
+    @Inject(GRAVITY_REPOSITORY) readonly gravity: GravityRepository | null,
+    /** The node connection the metagraph and commitments are read through (null: no chain). */
+    @Inject(SUBTENSOR_CONNECTION) private readonly connection: SubtensorConnection | null,
+    @InjectConfig() private readonly config: AppConfig,
+  ) {
+    this.hotkey = identity.hotkey;
+    if (!publication.enabled || !gravity || !connection) return;
+    this.submitter = new CommitmentSubmitter(connection, identity.keypair, config.netuid);
+  }
+
+  onApplicationBootstrap(): void {
+    if (!this.publication.enabled) return;
+    this.timer = setInterval(() => void this.runOnce(), this.config.publication.intervalMs);
+    this.timer.unref();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.stopping = true;
+    clearInterval(this.timer);
+    // An attempt waiting on the chain ends now (and is recorded as failed, to be retried). The
+    // connection is shared and the whole application is stopping: closing it twice is harmless.
+    if (this.running) await this.connection?.close();
+  }
+
+  beforeApplicationShutdown(): Promise<void> | undefined {
+    return this.running;
+  }
+
+  /** Publishes what is due, if this replica gets the claim (also used by tests). */
+  runOnce(): Promise<void> {
+    if (!this.publication.enabled || this.stopping) return Promise.resolve();
+    this.running ??= this.drain()
+      .catch((error: Error) => this.logger.warn(`vote publication: ${error.message}`))
+      .finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  private async drain(): Promise<void> {
+    while (!this.stopping) {
+      const now = this.clock.now();
+      const until = new Date(now.getTime() + this.config.publication.leaseMs);
+      const row = await this.repository.claim(this.hotkey, this.claimant, now, until);
+      if (!row) return;
+      await this.advance(row);
+    }
+  }
+
+  private async advance(row: PublicationRow): Promise<void> {
+    const claim: Claim = { hotkey: row.hotkey, version: row.version, claimant: this.claimant };
+    let step: 'push' | 'commit' = 'push';
+    try {
+      let sha = row.commit_sha?.trim();
+      if (!sha) {
+        this.metrics.recordPublicationAttempt('push');
+        const pushed = await this.gravity!.publish(row.hotkey, row.content);
+        sha = pushed.sha;
+        this.logger.log(
+          pushed.pushed
+            ? `vote ${row.version} pushed to the Gravity repository: ${sha}`
+            : `vote ${row.version} already in the Gravity repository at ${sha}: nothing to push`,
+        );
+        if (!(await this.repository.recordPushed(claim, sha, this.clock.now())))
+          return this.replaced(claim);
+      }
+      step = 'commit';
+      this.metrics.recordPublicationAttempt('commit');
+      const inclusion = (await this.alreadyCommitted(sha)) ?? (await this.submitter!.commit(sha));
+      const now = this.clock.now();
+      const committed = await this.repository.transaction(async (manager) => {
+        if (!(await this.repository.recordCommitted(claim, inclusion, now, manager))) return false;
+        const registration = { block: inclusion.blockNumber, at: now, commitSha: sha };
+        await this.tasks.recordNetworkRegistration(row.task_ids, registration, manager);
+        return true;
+      });
+      if (!committed) return this.replaced(claim);
+      this.logger.log(
+        `vote ${row.version} committed on chain in block ${inclusion.blockNumber}: ${sha}`,
+      );
+    } catch (error) {
+      await this.retryLater(row, claim, step, error as Error);
+    }
+  }
+
+  /**
+   * Our CommitmentOf when it already names `sha`: the commitment was submitted (and included)
+   * before a restart cut the worker off from recording it, or the vote's file is unchanged
+   * since an earlier commitment. Then there is nothing to submit.
+   */
+  private async alreadyCommitted(sha: string): Promise<Inclusion | undefined> {
+    const current = await this.commitments.of(this.hotkey);
+    if (current?.sha !== sha) return undefined;
+    this.logger.log(`commitment of ${sha} already on chain (block ${current.block}): recorded`);
+    return { blockNumber: current.block, blockHash: null };
+  }
+
+  private async retryLater(
+    row: PublicationRow,
+    claim: Claim,
+    step: 'push' | 'commit',
+    error: Error,
+  ): Promise<void> {
+    const rateLimited = error instanceof CommitmentRateLimitedError;
+    this.metrics.recordPublicationFailure(step, rateLimited ? 'rate_limited' : 'error');
+    const { retryMs, retryMaxMs } = this.config.publication;
+    const now = this.clock.now();
+    const next = new Date(now.getTime() + retryDelay(row.attempts, retryMs, retryMaxMs));
+    const reason = rateLimited
+      ? `rate limited by the chain: ${error.message}`
+      : `${step} failed: ${error.message}`;
+    this.logger.warn(`vote ${row.version}: ${reason}; next attempt at ${next.toISOString()}`);
+    // Rate limited: still pushed, only waiting. A failed commit keeps its SHA (resumed there).
+    const state = rateLimited ? 'pushed' : 'failed';
+    if (!(await this.repository.recordRetry(claim, state, reason, next, now)))
+      await this.repository.release(claim);
+  }
+
+  /** A newer vote replaced the one this worker was publishing: the next claim takes it. */
+  private async replaced(claim: Claim): Promise<void> {
+    this.logger.log(`vote ${claim.version} was replaced by a newer vote before it was published`);
+    await this.repository.release(claim);
+  }
+}

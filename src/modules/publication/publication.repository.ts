@@ -1,0 +1,146 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { returningRows } from '../../database/returning-rows';
+import { Claim, PublicationRow } from './publication.types';
+
+/**
+ * `desirability_publications`: one row per hotkey, its newest vote and how far its publication
+ * got. Every change a worker makes names the version it claimed, so that a worker whose vote
+ * was replaced meanwhile changes nothing.
+ */
+@Injectable()
+export class PublicationRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /**
+   * Makes this vote the one to publish, inside the caller's transaction (the one storing the
+   * vote): a newer vote replaces whatever was pending, pushed or committed, and restarts from
+   * the push. A claim held by a worker stays: that worker finds its version replaced.
+   */
+  async enqueue(
+    hotkey: string,
+    content: string,
+    taskIds: readonly string[],
+    now: Date,
+    dueAt: Date,
+    manager: EntityManager,
+  ): Promise<void> {
+    await manager.query(
+      `INSERT INTO desirability_publications
+         (hotkey, state, version, content, task_ids, voted_at, next_attempt_at, updated_at)
+       VALUES ($1, 'pending', 1, $2, $3::text[], $4, $5, $4)
+       ON CONFLICT (hotkey) DO UPDATE SET
+         state = 'pending', version = desirability_publications.version + 1,
+         content = EXCLUDED.content, task_ids = EXCLUDED.task_ids, voted_at = EXCLUDED.voted_at,
+         attempts = 0, next_attempt_at = EXCLUDED.next_attempt_at, commit_sha = NULL,
+         pushed_at = NULL, block_number = NULL, block_hash = NULL, committed_at = NULL,
+         last_error = NULL, updated_at = EXCLUDED.updated_at`,
+      [hotkey, content, taskIds, now.toISOString(), dueAt.toISOString()],
+    );
+  }
+
+  async find(hotkey: string): Promise<PublicationRow | undefined> {
+    const rows = await this.dataSource.query<PublicationRow[]>(
+      'SELECT * FROM desirability_publications WHERE hotkey = $1',
+      [hotkey],
+    );
+    return rows[0];
+  }
+
+  /**
+   * Claims the hotkey's publication if it is due and nobody holds it (or a claim expired: its
+   * replica died). The row lock with SKIP LOCKED lets exactly one of several replicas asking at
+   * once have it; the others get nothing and go back to sleep.
+   */
+  async claim(
+    hotkey: string,
+    claimant: string,
+    now: Date,
+    until: Date,
+  ): Promise<PublicationRow | undefined> {
+    const result: unknown = await this.dataSource.query(
+      `UPDATE desirability_publications SET claimed_by = $2, claimed_until = $4
+       WHERE hotkey = (
+         SELECT hotkey FROM desirability_publications
+         WHERE hotkey = $1 AND state <> 'committed' AND next_attempt_at <= $3
+           AND (claimed_until IS NULL OR claimed_until < $3)
+         FOR UPDATE SKIP LOCKED)
+       RETURNING *`,
+      [hotkey, claimant, now.toISOString(), until.toISOString()],
+    );
+    return returningRows<PublicationRow>(result)[0];
+  }
+
+  /** The push of the claimed version succeeded; false when a newer vote replaced it. */
+  async recordPushed(claim: Claim, sha: string, now: Date): Promise<boolean> {
+    return this.update(
+      claim,
+      `state = 'pushed', commit_sha = $4, pushed_at = $5, attempts = 0, last_error = NULL,
+       updated_at = $5`,
+      [sha, now.toISOString()],
+    );
+  }
+
+  /** The claimed version is on chain: done, claim released. */
+  async recordCommitted(
+    claim: Claim,
+    inclusion: { blockNumber: number; blockHash: string | null },
+    now: Date,
+    manager: EntityManager,
+  ): Promise<boolean> {
+    return this.update(
+      claim,
+      `state = 'committed', block_number = $4, block_hash = $5, committed_at = $6, attempts = 0,
+       last_error = NULL, claimed_by = NULL, claimed_until = NULL, updated_at = $6`,
+      [inclusion.blockNumber, inclusion.blockHash, now.toISOString()],
+      manager,
+    );
+  }
+
+  /**
+   * An attempt that did not finish: retried at `nextAttemptAt`, claim released. `state` is
+   * `failed`, or the current state when the chain only asked to wait (its rate limit).
+   */
+  async recordRetry(
+    claim: Claim,
+    state: 'failed' | 'pending' | 'pushed',
+    error: string,
+    nextAttemptAt: Date,
+    now: Date,
+  ): Promise<boolean> {
+    return this.update(
+      claim,
+      `state = $4, last_error = $5, next_attempt_at = $6, attempts = attempts + 1,
+       claimed_by = NULL, claimed_until = NULL, updated_at = $7`,
+      [state, error.slice(0, 2000), nextAttemptAt.toISOString(), now.toISOString()],
+    );
+  }
+
+  /** Lets go of a claim (the vote was replaced, or this replica is stopping). */
+  async release(claim: Claim): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE desirability_publications SET claimed_by = NULL, claimed_until = NULL
+       WHERE hotkey = $1 AND claimed_by = $2`,
+      [claim.hotkey, claim.claimant],
+    );
+  }
+
+  transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    return this.dataSource.transaction(work);
+  }
+
+  private async update(
+    claim: Claim,
+    assignments: string,
+    values: unknown[],
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<boolean> {
+    const rows = await manager.query<[unknown[], number]>(
+      `UPDATE desirability_publications SET ${assignments}
+       WHERE hotkey = $1 AND version = $2 AND claimed_by = $3`,
+      [claim.hotkey, claim.version, claim.claimant, ...values],
+    );
+    return rows[1] > 0;
+  }
+}

@@ -1,0 +1,155 @@
+import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import { Clock } from '../../common/clock/clock';
+import { MetricsService } from '../../common/metrics/metrics.service';
+import { AppConfig } from '../../config/app-config';
+import { InjectConfig } from '../../config/config.module';
+import { ValidatorIdentity } from '../../network/bittensor/validator-identity';
+import { PublicationStatusDto } from './dto/publication-status.dto';
+import { PublicationRepository } from './publication.repository';
+import {
+  PUBLICATION_STATES,
+  PublicationRow,
+  PublicationState,
+  publishedFile,
+} from './publication.types';
+
+/**
+ * Publishing this validator's vote to the network, as the subnet's validators do: the vote's
+ * file pushed to the Gravity repository, its commit SHA committed on chain. The vote is queued
+ * in the transaction that stores it; PublicationWorker does the rest in the background.
+ */
+@Injectable()
+export class PublicationService implements OnModuleInit {
+  private readonly logger = new Logger(PublicationService.name);
+  /** Why votes are not published (unset: they are). */
+  readonly disabledReason: string | undefined;
+
+  constructor(
+    private readonly repository: PublicationRepository,
+    private readonly identity: ValidatorIdentity,
+    private readonly clock: Clock,
+    private readonly metrics: MetricsService,
+    @InjectConfig() private readonly config: AppConfig,
+  ) {
+    this.disabledReason = disabledReason(config);
+  }
+
+  onModuleInit(): void {
+    if (this.disabledReason)
+      this.logger.log(
+        `Vote publication disabled: ${this.disabledReason}; votes stay local to this gateway`,
+      );
+    else
+      this.logger.log(
+        `Votes of ${this.identity.hotkey} are published to ${this.repositoryName()} and committed on chain (netuid ${this.config.netuid})`,
+      );
+    this.metrics.gauge(
+      'desirability_publication',
+      'This validator’s vote publication by state (1 for the current one): disabled, none, pending, pushed, committed, failed',
+      ['state'],
+      async () => {
+        const current = (await this.status()).state;
+        return PUBLICATION_STATES.map((state) => ({
+          labels: { state },
+          value: state === current ? 1 : 0,
+        }));
+      },
+      (error) => this.logger.warn(`could not read the publication state: ${error.message}`),
+    );
+  }
+
+  get enabled(): boolean {
+    return this.disabledReason === undefined;
+  }
+
+  /**
+   * Queues the vote (normalized jobs; none withdraws it) for publication inside the caller's
+   * transaction, replacing any vote not yet published. Answers what the caller is told.
+   */
+  async enqueue(
+    hotkey: string,
+    jobs: readonly { id: string }[],
+    manager: EntityManager,
+  ): Promise<Extract<PublicationState, 'pending' | 'disabled'>> {
+    if (!this.enabled) return 'disabled';
+    const now = this.clock.now();
+    await this.repository.enqueue(
+      hotkey,
+      publishedFile(jobs),
+      jobs.map((job) => job.id),
+      now,
+      now,
+      manager,
+    );
+    return 'pending';
+  }
+
+  /** A sentence for the caller of set_desirabilities about where the vote goes. */
+  submittedMessage(state: 'pending' | 'disabled'): string {
+    return state === 'disabled'
+      ? `local only, not published to the network (${this.disabledReason})`
+      : `publication to the network pending (GET /api/v1/desirabilities/publication)`;
+  }
+
+  async status(): Promise<PublicationStatusDto> {
+    const hotkey = this.identity.hotkey;
+    if (!this.enabled)
+      return {
+        state: 'disabled',
+        hotkey,
+        message: `Votes stay local to this gateway: ${this.disabledReason}`,
+        attempts: 0,
+      };
+    const row = await this.repository.find(hotkey);
+    const repository = this.repositoryName();
+    if (!row)
+      return {
+        state: 'none',
+        hotkey,
+        repository,
+        message: 'No vote submitted yet',
+        attempts: 0,
+      };
+    return toStatusDto(row, repository);
+  }
+
+  private repositoryName(): string {
+    const { repoUrl, branch } = this.config.gravity;
+    return repoUrl ? `${repoUrl}#${branch}` : '';
+  }
+}
+
+/** Why publication is off, or undefined when both the repository and the chain are set. */
+function disabledReason(config: AppConfig): string | undefined {
+  const missing = [
+    config.gravity.repoUrl ? undefined : 'GRAVITY_REPO_URL',
+    config.network.subtensor ? undefined : 'SUBTENSOR_URL',
+  ].filter((name): name is string => name !== undefined);
+  return missing.length ? `${missing.join(' and ')} not set` : undefined;
+}
+
+function toStatusDto(row: PublicationRow, repository: string): PublicationStatusDto {
+  const sha = row.commit_sha?.trim();
+  const messages: Record<PublicationRow['state'], string> = {
+    pending: 'The vote is waiting to be pushed to the Gravity repository',
+    pushed: `The vote is in the Gravity repository at ${sha}; its commitment on chain is next`,
+    committed: `The vote is on the network: commit ${sha} committed on chain in block ${row.block_number}`,
+    failed: `The last attempt failed; retried at ${row.next_attempt_at.toISOString()}`,
+  };
+  return {
+    state: row.state,
+    hotkey: row.hotkey,
+    message: messages[row.state],
+    repository,
+    voted_at: row.voted_at.toISOString(),
+    ...(sha ? { commit_sha: sha } : {}),
+    ...(row.pushed_at ? { pushed_at: row.pushed_at.toISOString() } : {}),
+    ...(row.block_number !== null ? { block_number: Number(row.block_number) } : {}),
+    ...(row.block_hash ? { block_hash: row.block_hash } : {}),
+    ...(row.committed_at ? { committed_at: row.committed_at.toISOString() } : {}),
+    ...(row.last_error ? { last_error: row.last_error } : {}),
+    ...(row.state !== 'committed' ? { next_attempt_at: row.next_attempt_at.toISOString() } : {}),
+    attempts: row.attempts,
+  };
+}

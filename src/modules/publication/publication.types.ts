@@ -1,0 +1,60 @@
+/**
+ * Where a vote's publication stands: `disabled` (no Gravity repository or no chain configured:
+ * votes stay local), `none` (no vote submitted yet), `pending` (to push), `pushed` (in the Gravity repository, to commit on
+ * chain), `committed` (its SHA is on chain), `failed` (the last attempt failed; retried at
+ * `next_attempt_at`, from the push or, with a SHA, from the chain commitment).
+ */
+export const PUBLICATION_STATES = [
+  'disabled',
+  'none',
+  'pending',
+  'pushed',
+  'committed',
+  'failed',
+] as const;
+export type PublicationState = (typeof PUBLICATION_STATES)[number];
+
+/** A row of `desirability_publications`: the newest vote of a hotkey and its publication. */
+export interface PublicationRow {
+  hotkey: string;
+  state: Exclude<PublicationState, 'disabled' | 'none'>;
+  /** Counts the hotkey's votes: a worker publishing version n learns that n + 1 replaced it. */
+  version: number;
+  /** The file pushed as `validator_preferences/<hotkey>.json`. */
+  content: string;
+  task_ids: string[];
+  voted_at: Date;
+  /** Consecutive failed attempts (the backoff's exponent); 0 after progress. */
+  attempts: number;
+  next_attempt_at: Date;
+  claimed_by: string | null;
+  claimed_until: Date | null;
+  commit_sha: string | null;
+  pushed_at: Date | null;
+  block_number: string | null;
+  block_hash: string | null;
+  committed_at: Date | null;
+  last_error: string | null;
+  updated_at: Date;
+}
+
+/** A claimed publication: this worker may advance it until `claimed_until`. */
+export interface Claim {
+  hotkey: string;
+  version: number;
+  claimant: string;
+}
+
+/**
+ * The vote as the subnet's validators publish it: the normalized jobs list, indented by four
+ * spaces as their uploader writes it (`json.dumps(jobs, indent=4)`), no trailing newline. An
+ * empty list withdraws the vote.
+ */
+export function publishedFile(jobs: readonly unknown[]): string {
+  return JSON.stringify(jobs, null, 4);
+}
+
+/** The wait before attempt `attempts + 1`: `first` doubled per failure, at most `max`. */
+export function retryDelay(attempts: number, first: number, max: number): number {
+  return Math.min(max, first * 2 ** Math.min(attempts, 30));
+}

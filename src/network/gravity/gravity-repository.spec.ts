@@ -1,0 +1,104 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, Server } from 'node:https';
+import { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GitError } from './git';
+import { GravityRepository, GravityUnavailableError } from './gravity-repository';
+
+const TOKEN = 'ghp_test_token_0123456789abcdef';
+const HEADER = `Basic ${Buffer.from(`x-access-token:${TOKEN}`).toString('base64')}`;
+
+/** A pkt-line of git's smart HTTP protocol: 4 hex digits of length (itself included), then text. */
+function pktLine(text: string): string {
+  return `${(text.length + 4).toString(16).padStart(4, '0')}${text}`;
+}
+
+/** A self-signed certificate for 127.0.0.1 (openssl), or undefined when openssl is missing. */
+function selfSigned(directory: string): { key: Buffer; cert: Buffer } | undefined {
+  try {
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-keyout',
+        join(directory, 'key.pem'),
+        '-out',
+        join(directory, 'cert.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
+  } catch {
+    return undefined;
+  }
+  return {
+    key: readFileSync(join(directory, 'key.pem')),
+    cert: readFileSync(join(directory, 'cert.pem')),
+  };
+}
+
+describe(GravityRepository.name, () => {
+  let directory: string;
+  let server: Server | undefined;
+  const authorizations: (string | undefined)[] = [];
+
+  beforeAll(async () => {
+    directory = mkdtempSync(join(tmpdir(), 'gravity-https-'));
+    const tls = selfSigned(directory);
+    if (!tls) return;
+    // A remote that reads the credential and answers with an error quoting it back, as a
+    // misconfigured proxy might: what git prints of it must not carry the token.
+    server = createServer(tls, (request, response) => {
+      authorizations.push(request.headers.authorization);
+      response.writeHead(200, { 'Content-Type': 'application/x-git-upload-pack-advertisement' });
+      response.end(pktLine(`ERR refused ${TOKEN} (${HEADER})\n`));
+    });
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => server?.close(resolve) ?? resolve(undefined));
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  it('sends the token as an HTTP header and never repeats it in an error', async () => {
+    if (!server) return console.warn('openssl is missing: the https test is skipped');
+    const { port } = server.address() as AddressInfo;
+    const repository = new GravityRepository({
+      repoUrl: `https://127.0.0.1:${port}/gravity.git`,
+      branch: 'main',
+      token: TOKEN,
+      dataDir: join(directory, 'data'),
+    });
+    process.env.GIT_SSL_NO_VERIFY = 'true';
+    let failure: unknown;
+    try {
+      await repository.publish('5F4tQyWrhfGVcNhoqeiNsR6KjD4wMZ2kfhLj4oHYuyHbZAc3', '[]');
+    } catch (error) {
+      failure = error;
+    } finally {
+      delete process.env.GIT_SSL_NO_VERIFY;
+    }
+    expect(authorizations).toContain(HEADER);
+    expect(failure).toBeInstanceOf(GravityUnavailableError);
+    const cause = (failure as Error).cause as GitError;
+    expect(cause).toBeInstanceOf(GitError);
+    const { message } = failure as Error;
+    expect(message).toContain('refused [redacted]');
+    for (const text of [message, cause.message, cause.output]) {
+      expect(text).not.toContain(TOKEN);
+      expect(text).not.toContain(HEADER.slice('Basic '.length));
+    }
+    // Nor is it written anywhere in the clone.
+    const config = readFileSync(join(repository.directory, 'config'), 'utf8');
+    expect(config).not.toContain(TOKEN);
+  });
+});

@@ -1,0 +1,394 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { hexToU8a, u8aToString } from '@polkadot/util';
+import { DataSource } from 'typeorm';
+import { PublicationWorker } from '../../src/modules/publication/publication-worker.service';
+import { ChainReplay, startChainReplay } from '../support/chain-replay';
+import { isLocal, recordConnections } from '../support/connections';
+import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
+import { createKey } from '../support/fixtures';
+import { createGravityRemote, GravityRemote } from '../support/gravity-remote';
+import { eventually, sample, scrape } from '../support/metrics';
+import { startTestApp, TEST_MASTER_KEY, TestApp, testValidatorHotkey } from '../support/test-app';
+
+/**
+ * Publishing this validator's vote to the network against stand-ins on loopback: the Gravity
+ * repository is a bare git repository reached over file://, into which another validator has
+ * pushed already; the chain is the recorded finney runtime (chain-replay.ts), which takes
+ * signed extrinsics, checks their signature and includes them in blocks of its own.
+ */
+const NETUID = 1;
+const OTHER_VALIDATOR = '5DkMmXtWf16RNdusZGCrJ7ca7ADPgRnZLVWCWbgA7s7sy1AQ';
+const LATE_VALIDATOR = '5F4tQyWrhfGVcNhoqeiNsR6KjD4wMZ2kfhLj4oHYuyHbZAc3';
+const OTHER_FILE = JSON.stringify([{ id: 'other', weight: 1, params: { platform: 'x' } }]);
+
+interface PublicationStatus {
+  state: string;
+  hotkey: string;
+  commit_sha?: string;
+  block_number?: number;
+  block_hash?: string;
+  last_error?: string;
+  next_attempt_at?: string;
+  attempts: number;
+}
+
+/** A vote and the file the subnet's validators would publish for it (normalized, indent 4). */
+function vote(suffix: string, weights: [number, number] = [3, 1]) {
+  const body = {
+    desirabilities: [
+      { id: `tao-${suffix}`, weight: weights[0], params: { platform: 'x', label: '#TAO' } },
+      {
+        id: `btc-${suffix}`,
+        weight: weights[1],
+        params: { platform: 'Reddit', label: '/r/Bitcoin', keyword: ' halving ' },
+      },
+    ],
+  };
+  const total = weights[0] + weights[1];
+  const file = [
+    {
+      id: `tao-${suffix}`,
+      weight: weights[0] / total,
+      params: {
+        platform: 'x',
+        label: '#tao',
+        keyword: null,
+        post_start_datetime: null,
+        post_end_datetime: null,
+      },
+    },
+    {
+      id: `btc-${suffix}`,
+      weight: weights[1] / total,
+      params: {
+        platform: 'reddit',
+        label: 'r/bitcoin',
+        keyword: 'halving',
+        post_start_datetime: null,
+        post_end_datetime: null,
+      },
+    },
+  ];
+  return { body, file: JSON.stringify(file, null, 4) };
+}
+
+describe('Publishing the vote to the network', () => {
+  const serverUrl = () => process.env.TEST_RUN_SERVER_URL!;
+  const databaseName = scratchDatabaseName('publish');
+  const hotkey = testValidatorHotkey();
+  let databaseUrl: string;
+  let database: DataSource;
+  let replay: ChainReplay;
+  let remote: GravityRemote;
+  let dataDir: string;
+  let app: TestApp;
+  let validatorKey: string;
+  let connections: ReturnType<typeof recordConnections>;
+
+  const environment = (directory = dataDir) => ({
+    DATABASE_URL: databaseUrl,
+    SUBTENSOR_URL: replay.url,
+    SUBTENSOR_TIMEOUT_MS: '8000',
+    NETUID: String(NETUID),
+    GRAVITY_REPO_URL: remote.url,
+    DATA_DIR: directory,
+    // The tests run the worker themselves (runOnce); retries are due within a tenth of a second.
+    PUBLICATION_INTERVAL_MS: '3600000',
+    PUBLICATION_RETRY_MS: '100',
+    PUBLICATION_LEASE_MS: '1000',
+    TASK_LIFECYCLE_TICK: '86400',
+    METAGRAPH_SYNC_INTERVAL: '3600',
+  });
+  const worker = (which = app) => which.app.get(PublicationWorker);
+  const submit = (body: object, which = app) =>
+    which.http.post('/api/v1/set_desirabilities').set('X-API-Key', validatorKey).send(body);
+  const publication = async (which = app) =>
+    (
+      await which.http
+        .get('/api/v1/desirabilities/publication')
+        .set('X-API-Key', validatorKey)
+        .expect(200)
+    ).body as PublicationStatus;
+  const ourCommits = () => remote.commitsOf(hotkey);
+  const raw40 = (index: number) => {
+    const args = replay.extrinsics.submitted[index].args as {
+      info: { fields: Record<string, string>[] };
+    };
+    return u8aToString(hexToU8a(args.info.fields[0].raw40));
+  };
+  const afterRetryDelay = () => new Promise((resolve) => setTimeout(resolve, 1500));
+
+  beforeAll(async () => {
+    connections = recordConnections();
+    databaseUrl = await createDatabase(serverUrl(), databaseName);
+    database = new DataSource({ type: 'postgres', url: databaseUrl });
+    await database.initialize();
+    replay = await startChainReplay();
+    remote = createGravityRemote();
+    remote.pushAs(OTHER_VALIDATOR, OTHER_FILE);
+    dataDir = mkdtempSync(join(tmpdir(), 'gateway-publish-'));
+    app = await startTestApp(environment());
+    validatorKey = (await createKey(app, { tier: 'validator' })).key;
+  }, 60_000);
+  afterAll(async () => {
+    await app?.close();
+    await database?.destroy();
+    await replay?.stop();
+    await dropDatabase(serverUrl(), databaseName);
+    remote?.remove();
+    rmSync(dataDir, { recursive: true, force: true });
+    connections.stop();
+  });
+  beforeEach(() => {
+    worker().gravity!.beforePush = undefined;
+  });
+
+  it('pushes the normalized vote on top of a commit pushed meanwhile, and commits its SHA on chain', async () => {
+    expect(await publication()).toMatchObject({ state: 'none', hotkey, attempts: 0 });
+    const { body, file } = vote('a');
+    const submitted = await submit(body).expect(200);
+    expect(submitted.body).toMatchObject({ publication: 'pending', tasks: ['tao-a', 'btc-a'] });
+    expect(submitted.body.message).toContain('publication to the network pending');
+    expect(await publication()).toMatchObject({ state: 'pending', hotkey, attempts: 0 });
+
+    // Another validator pushes between our fetch and our push: ours is refused, then redone.
+    let someoneElse: string | undefined;
+    worker().gravity!.beforePush = async () => {
+      someoneElse ??= remote.pushAs(LATE_VALIDATOR, OTHER_FILE);
+    };
+    await worker().runOnce();
+
+    const status = await publication();
+    expect(status).toMatchObject({ state: 'committed', attempts: 0 });
+    const sha = status.commit_sha!;
+    expect(remote.head()).toBe(sha);
+    expect(remote.parents(sha)).toEqual([someoneElse]);
+    expect(remote.fileAt(sha, hotkey)).toBe(file);
+    expect(remote.fileAt(sha, OTHER_VALIDATOR)).toBe(OTHER_FILE);
+    expect(remote.fileAt(sha, LATE_VALIDATOR)).toBe(OTHER_FILE);
+
+    // commitments.setCommitment(netuid, Raw40(sha)), signed by the hotkey, signature checked.
+    expect(replay.extrinsics.submitted).toHaveLength(1);
+    const [extrinsic] = replay.extrinsics.submitted;
+    expect(extrinsic).toMatchObject({
+      signer: hotkey,
+      call: 'commitments.setCommitment',
+      signatureValid: true,
+      outcome: 'success',
+    });
+    expect(extrinsic.args.netuid).toBe(NETUID);
+    expect(raw40(0)).toBe(sha);
+    expect(status.block_number).toBe(extrinsic.blockNumber);
+    expect(status.block_hash).toBe(extrinsic.blockHash);
+
+    // Read back through the reading half: our CommitmentOf names the SHA, the file there is the
+    // vote, and it is our latest one.
+    const onNetwork = await app.http
+      .get(`/api/v1/get_desirabilities?hotkey=${hotkey}`)
+      .set('X-API-Key', validatorKey)
+      .expect(200);
+    expect(onNetwork.headers['x-commitment-sha']).toBe(sha);
+    expect(onNetwork.headers['x-commitment-block']).toBe(String(extrinsic.blockNumber));
+    expect(onNetwork.headers['x-vote-published']).toBe('true');
+    expect(onNetwork.body).toEqual(JSON.parse(file));
+
+    // Each task records the block that registered it on the network.
+    for (const id of ['tao-a', 'btc-a']) {
+      const task = await app.http
+        .get(`/api/v1/tasks/${id}`)
+        .set('X-API-Key', TEST_MASTER_KEY)
+        .expect(200);
+      expect(task.body.network_registration).toEqual({
+        block: extrinsic.blockNumber,
+        registered_at: expect.any(String),
+        commit_sha: sha,
+      });
+    }
+  });
+
+  it('shows the state in system-status and metrics', async () => {
+    const status = await app.http
+      .get('/api/v1/monitoring/system-status')
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .expect(200);
+    expect(status.body.components.publication).toMatchObject({
+      status: 'healthy',
+      state: 'committed',
+      commit_sha: remote.head(),
+      block_number: replay.extrinsics.submitted[0].blockNumber,
+    });
+    const metrics = await scrape(app);
+    expect(sample(metrics, 'gateway_desirability_publication', { state: 'committed' })).toBe(1);
+    expect(sample(metrics, 'gateway_desirability_publication', { state: 'pending' })).toBe(0);
+    expect(
+      sample(metrics, 'gateway_desirability_publication_attempts_total', { step: 'push' }),
+    ).toBe(1);
+    expect(
+      sample(metrics, 'gateway_desirability_publication_attempts_total', { step: 'commit' }),
+    ).toBe(1);
+  });
+
+  it('commits the remote head without an empty commit when the file is unchanged', async () => {
+    const before = ourCommits();
+    await submit(vote('a').body).expect(200);
+    const head = remote.pushAs(LATE_VALIDATOR, '[]');
+    await worker().runOnce();
+    const status = await publication();
+    expect(status).toMatchObject({ state: 'committed', commit_sha: head });
+    expect(ourCommits()).toEqual(before);
+    expect(raw40(replay.extrinsics.submitted.length - 1)).toBe(head);
+  });
+
+  it('publishes only the last of three quick votes', async () => {
+    const pushes = ourCommits().length;
+    const extrinsics = replay.extrinsics.submitted.length;
+    for (const suffix of ['b1', 'b2', 'b3']) await submit(vote(suffix).body).expect(200);
+    await worker().runOnce();
+    const status = await publication();
+    expect(status.state).toBe('committed');
+    expect(ourCommits()).toHaveLength(pushes + 1);
+    expect(remote.fileAt(status.commit_sha!, hotkey)).toBe(vote('b3').file);
+    expect(replay.extrinsics.submitted).toHaveLength(extrinsics + 1);
+    expect(raw40(extrinsics)).toBe(status.commit_sha);
+  });
+
+  it('waits and retries when the chain answers with its commitment rate limit', async () => {
+    const pushes = ourCommits().length;
+    const extrinsics = replay.extrinsics.submitted.length;
+    replay.extrinsics.failNext(2);
+    await submit(vote('c').body).expect(200);
+
+    await worker().runOnce();
+    const waiting = await publication();
+    expect(waiting).toMatchObject({ state: 'pushed', attempts: 1 });
+    expect(waiting.last_error).toMatch(/rate limited by the chain: commitments\.\w+/);
+    expect(Date.parse(waiting.next_attempt_at!)).toBeGreaterThan(Date.now() - 1000);
+    // Not due yet: nothing happens.
+    await worker().runOnce();
+    expect((await publication()).attempts).toBe(1);
+
+    await afterRetryDelay();
+    await worker().runOnce();
+    expect(await publication()).toMatchObject({ state: 'pushed', attempts: 2 });
+    await afterRetryDelay();
+    await worker().runOnce();
+    const status = await publication();
+    expect(status).toMatchObject({ state: 'committed', attempts: 0 });
+
+    // One push; three submissions of the same SHA, the first two refused.
+    expect(ourCommits()).toHaveLength(pushes + 1);
+    const outcomes = replay.extrinsics.submitted.slice(extrinsics).map((ext) => ext.outcome);
+    expect(outcomes).toHaveLength(3);
+    expect(outcomes[2]).toBe('success');
+    expect(outcomes.slice(0, 2).every((outcome) => outcome !== 'success')).toBe(true);
+    for (let index = extrinsics; index < extrinsics + 3; index += 1)
+      expect(raw40(index)).toBe(status.commit_sha);
+    const metrics = await scrape(app);
+    expect(
+      sample(metrics, 'gateway_desirability_publication_failures_total', {
+        step: 'commit',
+        reason: 'rate_limited',
+      }),
+    ).toBe(2);
+  });
+
+  describe('across replicas and restarts', () => {
+    let second: TestApp | undefined;
+    let secondDir: string;
+
+    beforeEach(() => {
+      secondDir = mkdtempSync(join(tmpdir(), 'gateway-publish-second-'));
+    });
+    afterEach(async () => {
+      await second?.close();
+      second = undefined;
+      replay.extrinsics.holdSubmissions = false;
+      replay.extrinsics.silentInclusions = false;
+      rmSync(secondDir, { recursive: true, force: true });
+    });
+
+    it('publishes once when two replicas try at the same time', async () => {
+      second = await startTestApp(environment(secondDir));
+      const pushes = ourCommits().length;
+      const extrinsics = replay.extrinsics.submitted.length;
+      await submit(vote('d').body).expect(200);
+      await Promise.all([worker().runOnce(), worker(second).runOnce()]);
+      expect((await publication(second)).state).toBe('committed');
+      expect(ourCommits()).toHaveLength(pushes + 1);
+      expect(replay.extrinsics.submitted).toHaveLength(extrinsics + 1);
+    });
+
+    it("takes over a dead replica's claim once its lease ran out", async () => {
+      await submit(vote('e').body).expect(200);
+      await database.query(
+        `UPDATE desirability_publications
+         SET claimed_by = 'a replica that died', claimed_until = now() + interval '1 second'`,
+      );
+      await worker().runOnce();
+      expect((await publication()).state).toBe('pending');
+      await afterRetryDelay();
+      await worker().runOnce();
+      expect((await publication()).state).toBe('committed');
+    });
+
+    it('finishes a publication interrupted between push and commit once, without pushing again', async () => {
+      const pushes = ourCommits().length;
+      const extrinsics = replay.extrinsics.submitted.length;
+      // The node takes the commitment and never answers: the process is stopped meanwhile.
+      replay.extrinsics.holdSubmissions = true;
+      await submit(vote('f').body).expect(200);
+      const running = worker().runOnce();
+      await eventually(async () => expect((await publication()).state).toBe('pushed'));
+      const pushed = (await publication()).commit_sha;
+      expect(ourCommits()).toHaveLength(pushes + 1);
+      await app.close();
+      await running;
+
+      replay.extrinsics.holdSubmissions = false;
+      app = await startTestApp(environment());
+      const resumed = await publication();
+      expect(resumed).toMatchObject({ state: 'failed', commit_sha: pushed });
+      await afterRetryDelay();
+      await worker().runOnce();
+      expect(await publication()).toMatchObject({ state: 'committed', commit_sha: pushed });
+      expect(ourCommits()).toHaveLength(pushes + 1);
+      expect(replay.extrinsics.submitted).toHaveLength(extrinsics + 1);
+      expect(raw40(extrinsics)).toBe(pushed);
+    });
+
+    it('records a commitment the chain took before a restart, without submitting it again', async () => {
+      const extrinsics = replay.extrinsics.submitted.length;
+      // The node includes the commitment; the process stops before it hears of the block.
+      replay.extrinsics.silentInclusions = true;
+      await submit(vote('g').body).expect(200);
+      const running = worker().runOnce();
+      await eventually(async () =>
+        expect(replay.extrinsics.submitted).toHaveLength(extrinsics + 1),
+      );
+      await app.close();
+      await running;
+
+      replay.extrinsics.silentInclusions = false;
+      app = await startTestApp(environment());
+      const resumed = await publication();
+      expect(resumed.state).toBe('failed');
+      await afterRetryDelay();
+      await worker().runOnce();
+      const included = replay.extrinsics.submitted[extrinsics];
+      expect(await publication()).toMatchObject({
+        state: 'committed',
+        commit_sha: resumed.commit_sha,
+        block_number: included.blockNumber,
+      });
+      expect(raw40(extrinsics)).toBe(resumed.commit_sha);
+      expect(replay.extrinsics.submitted).toHaveLength(extrinsics + 1);
+    });
+  });
+
+  it('never connects anywhere but loopback', () => {
+    expect(connections.destinations.length).toBeGreaterThan(0);
+    expect(connections.destinations.filter((destination) => !isLocal(destination))).toEqual([]);
+  });
+});
