@@ -20,9 +20,14 @@ import { ItemStore, StoredItem } from './item-store';
 import { planStoredQuery, StoredQueryPlan } from './query-plan';
 import { FetchRound, StoredAnswer, summarize } from './stored-answer';
 
-/** Hours of the index read at once while buckets are selected; at most MAX_PAGES pages. */
+/**
+ * Hours of the index read at once while buckets are selected: a first page of a few hours (a
+ * store hit of a busy label needs one to a few; each hour read is a row per holder, in the index
+ * and in the fetch rows), then larger ones; at most MAX_PAGES pages (about 30 days).
+ */
+const FIRST_PAGE_HOURS = 12;
 const HOURS_PER_PAGE = 72;
-const MAX_PAGES = 10;
+const MAX_PAGES = 11;
 /**
  * Stored items read to find `limit` matching ones: filters the store cannot apply (keywords)
  * are applied to at most this many, newest first (a `partial` query scans the source's newest).
@@ -88,7 +93,7 @@ export class StoredDataService {
         plan.labels,
         plan.fromBucket,
         to,
-        HOURS_PER_PAGE,
+        page === 0 ? FIRST_PAGE_HOURS : HOURS_PER_PAGE,
       );
       if (rows.length === 0) break;
       const oldest = rows[rows.length - 1].timeBucket;
