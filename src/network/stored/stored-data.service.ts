@@ -23,9 +23,11 @@ import { FetchRound, StoredAnswer, summarize } from './stored-answer';
 /**
  * Hours of the index read at once while buckets are selected: a first page of a few hours (a
  * store hit of a busy label needs one to a few; each hour read is a row per holder, in the index
- * and in the fetch rows), then larger ones; at most MAX_PAGES pages (about 30 days).
+ * and in the fetch rows), or of the whole range when it is a day or less (one read instead of
+ * two for a day's first fetch), then larger pages; at most MAX_PAGES pages (about 30 days).
  */
 const FIRST_PAGE_HOURS = 12;
+const WHOLE_RANGE_HOURS = 24;
 const HOURS_PER_PAGE = 72;
 const MAX_PAGES = 11;
 /**
@@ -87,13 +89,15 @@ export class StoredDataService {
     const selected: SelectedBucket[] = [];
     let wanted = plan.target;
     let to = plan.toBucket;
+    const rangeHours = plan.toBucket - plan.fromBucket + 1;
+    const firstPage = rangeHours <= WHOLE_RANGE_HOURS ? rangeHours : FIRST_PAGE_HOURS;
     for (let page = 0; page < MAX_PAGES && wanted > 0 && to >= plan.fromBucket; page++) {
       const rows = await this.index.holdings(
         plan.sourceId,
         plan.labels,
         plan.fromBucket,
         to,
-        page === 0 ? FIRST_PAGE_HOURS : HOURS_PER_PAGE,
+        page === 0 ? firstPage : HOURS_PER_PAGE,
       );
       if (rows.length === 0) break;
       const oldest = rows[rows.length - 1].timeBucket;
