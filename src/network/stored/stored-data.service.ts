@@ -92,16 +92,22 @@ export class StoredDataService {
     const rangeHours = plan.toBucket - plan.fromBucket + 1;
     const firstPage = rangeHours <= WHOLE_RANGE_HOURS ? rangeHours : FIRST_PAGE_HOURS;
     for (let page = 0; page < MAX_PAGES && wanted > 0 && to >= plan.fromBucket; page++) {
-      const rows = await this.index.holdings(
-        plan.sourceId,
-        plan.labels,
-        plan.fromBucket,
-        to,
-        page === 0 ? firstPage : HOURS_PER_PAGE,
-      );
+      // A page of the whole range needs the fetch rows of the whole range: read at once.
+      const whole = page === 0 && firstPage === rangeHours;
+      const [rows, wholeFetches] = await Promise.all([
+        this.index.holdings(
+          plan.sourceId,
+          plan.labels,
+          plan.fromBucket,
+          to,
+          page === 0 ? firstPage : HOURS_PER_PAGE,
+        ),
+        whole ? this.store.fetches(plan.sourceId, plan.labels, plan.fromBucket, to) : undefined,
+      ]);
       if (rows.length === 0) break;
       const oldest = rows[rows.length - 1].timeBucket;
-      const fetches = await this.store.fetches(plan.sourceId, plan.labels, oldest, to);
+      const fetches =
+        wholeFetches ?? (await this.store.fetches(plan.sourceId, plan.labels, oldest, to));
       const chosen = selectBuckets(groupHoldings(plan.sourceId, rows), fetches, {
         now,
         currentHourTtlMs: this.config.network.storedCurrentHourTtlMs,
