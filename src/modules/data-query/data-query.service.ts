@@ -31,7 +31,9 @@ export class DataQueryService {
     const started = performance.now();
     const query = toNetworkQuery(request, this.clock.now());
     const key = cacheKey(request);
-    const cached = await this.cache.get<DataQueryResponseDto>(key);
+    const ttl = this.config.network.queryCacheTtlSeconds;
+    // No cache (a TTL of 0): nothing to look up.
+    const cached = ttl > 0 ? await this.cache.get<DataQueryResponseDto>(key) : undefined;
     if (cached)
       return {
         ...cached,
@@ -64,8 +66,7 @@ export class DataQueryService {
         ...(result.stored ? { stored: storedMeta(result.stored) } : {}),
       },
     };
-    if (!result.error)
-      await this.cache.set(key, response, this.config.network.queryCacheTtlSeconds);
+    if (!result.error) await this.cache.set(key, response, ttl);
     return response;
   }
 }

@@ -1,5 +1,6 @@
 import { timeBucketId } from '../protocol';
 import { StoredItemQuery } from './item-store';
+import { dayOfBucket } from './item-partitions';
 
 export interface SqlStatement {
   sql: string;
@@ -24,7 +25,10 @@ export interface PageRow {
  *   authors having far fewer items than a hot label), each an equality on the leading column of
  *   an index in the page's order (`stored_items_label`, `_username`; `_time` without either), so
  *   a branch reads at most `limit` rows per partition, merged in order;
- * - the time bounds also bound `time_bucket`, so only the days in range are planned at all;
+ * - the time bounds also bound `time_bucket`, so only the days in range are planned at all:
+ *   to whole days (partition bounds), so that inside a partition the bound holds for every row
+ *   and the planner does not count the time range twice (it then thought an hour held a few
+ *   rows and read and sorted all of them instead of the head of the index);
  * - paging is a keyset on (datetime, uri), inside the index order.
  * A uri stored under two hours (miners disagreeing on its time) must come back once: from its
  * newest row among those the query matches. Such a newer row sorts before the older one, so the
@@ -44,7 +48,6 @@ export function findPageSql(
   };
   const source = parameter(query.source, 'smallint');
   const to = parameter(query.to.toISOString(), 'timestamptz');
-  const toBucket = parameter(timeBucketId(query.to), 'integer');
 
   const named = [...new Set(query.labels?.filter((label): label is string => label !== null))];
   const withNull = query.labels?.includes(null) ?? false;
@@ -61,16 +64,19 @@ export function findPageSql(
     return withNull ? `(${anyNamed} OR ${alias}.label IS NULL)` : anyNamed;
   };
 
-  const bounds = [`s.source = ${source}`, `s.datetime <= ${to}`, `s.time_bucket <= ${toBucket}`];
+  const toDay = parameter(dayEnd(timeBucketId(query.to)), 'integer');
+  const bounds = [`s.source = ${source}`, `s.datetime <= ${to}`, `s.time_bucket < ${toDay}`];
   if (query.from) {
     bounds.push(`s.datetime >= ${parameter(query.from.toISOString(), 'timestamptz')}`);
-    bounds.push(`s.time_bucket >= ${parameter(timeBucketId(query.from), 'integer')}`);
+    bounds.push(`s.time_bucket >= ${parameter(dayStart(timeBucketId(query.from)), 'integer')}`);
   }
   if (query.before) {
     const datetime = parameter(query.before.datetime.toISOString(), 'timestamptz');
     const uri = parameter(query.before.uri, 'text');
     bounds.push(`(s.datetime, s.uri) < (${datetime}, ${uri})`);
-    bounds.push(`s.time_bucket <= ${parameter(timeBucketId(query.before.datetime), 'integer')}`);
+    bounds.push(
+      `s.time_bucket < ${parameter(dayEnd(timeBucketId(query.before.datetime)), 'integer')}`,
+    );
   }
   const limit = parameter(query.limit, 'integer');
 
@@ -110,7 +116,7 @@ export function findPageSql(
       'n.uri = p.uri',
       'n.time_bucket > p.time_bucket',
       `n.time_bucket >= ${parameter(timeBucketId(seenFrom.datetime), 'integer')}`,
-      `n.time_bucket <= ${toBucket}`,
+      `n.time_bucket < ${toDay}`,
       `(n.datetime, n.uri) >= (${datetime}, ${uri})`,
       `n.datetime <= ${to}`,
       ...(query.labels ? [labelFilter('n')] : []),
@@ -123,4 +129,13 @@ export function findPageSql(
     FROM (SELECT ${source} AS source_id, page.* FROM (${page}) AS page) AS p
     ORDER BY p.datetime DESC, p.uri DESC`;
   return { sql, parameters };
+}
+
+/** The first hour of `timeBucket`'s day, and the first of the next: a partition's bounds. */
+function dayStart(timeBucket: number): number {
+  return dayOfBucket(timeBucket) * 24;
+}
+
+function dayEnd(timeBucket: number): number {
+  return dayStart(timeBucket) + 24;
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { DataItem, MAX_LABEL_LENGTH, normalizeLabel, timeBucketId } from '../protocol';
 import { SourceId } from '../sn13/sources';
 import { findPageSql, PageRow } from './find-items-sql';
@@ -26,11 +26,10 @@ interface ItemRow {
 /**
  * The item store in Postgres (`stored_items`, partitioned by day, and
  * `stored_bucket_fetches`; see the ItemStore migration). A call's deliveries are one
- * transaction: their items in one INSERT from arrays, merged by (source, uri, hour) with the
- * miners that sent them before, and their fetch rows in another (one transaction per bucket
- * cost a first fetch of a day of buckets tens of milliseconds after the slowest miner
- * answered). The first record stored for an item is kept; later deliveries add their miner
- * and time.
+ * statement (see saveSql): their items, merged by (source, uri, hour) with the miners that sent
+ * them before, and their fetch rows (one transaction per bucket cost a first fetch of a day of
+ * buckets tens of milliseconds after the slowest miner answered). The first record stored for
+ * an item is kept; later deliveries add their miner and time.
  */
 @Injectable()
 export class ItemStoreRepository implements ItemStore {
@@ -55,10 +54,8 @@ export class ItemStoreRepository implements ItemStore {
     const rows = uniqueRows(perBucket.flatMap((entry) => entry.rows));
     const write = async () => {
       await this.partitions.ensure(new Set(rows.map((row) => dayOfBucket(row.timeBucket))));
-      await this.dataSource.transaction(async (manager) => {
-        if (rows.length > 0) await insertItems(manager, minerHotkey, fetchedAt, rows);
-        await upsertFetches(manager, perBucket);
-      });
+      const { sql, parameters } = saveSql(minerHotkey, fetchedAt, rows, perBucket);
+      await this.dataSource.query(sql, parameters);
     };
     await write().catch(async (error: { code?: string }) => {
       // A partition we knew was dropped meanwhile by another replica's retention run.
@@ -200,80 +197,75 @@ function authorOf(item: DataItem): string {
   return name.trim().replace(/^@/, '').toLowerCase();
 }
 
-async function insertItems(
-  manager: EntityManager,
+/**
+ * The call's items and its fetch rows in one statement (one round trip, atomic as a
+ * transaction of both; BEGIN, two statements and COMMIT were four on the path of a first fetch
+ * after its slowest miner answered). Items: one INSERT from arrays, merged by (source, uri, hour)
+ * with the miners that sent them before. Fetches: the newest per bucket and miner (a late answer
+ * to an older call does not replace it); each delivery counts its own items (one per uri and
+ * hour), whatever the others hold.
+ */
+function saveSql(
   minerHotkey: string,
   fetchedAt: Date,
-  rows: ItemRow[],
-): Promise<void> {
-  const column = <K extends keyof ItemRow>(key: K) => rows.map((row) => row[key]);
-  await manager.query(
-    `INSERT INTO stored_items AS s (source, uri, time_bucket, datetime, label, username, item,
-                                    content_bytes, delivered_by, first_fetched_at, last_fetched_at)
-     SELECT u.source, u.uri, u.time_bucket, u.datetime, u.label, u.username, u.item::jsonb,
-            u.content_bytes, ARRAY[$1::text], $2, $2
-     FROM unnest($3::smallint[], $4::text[], $5::int[], $6::timestamptz[], $7::text[], $8::text[],
-                 $9::text[], $10::int[])
-       AS u(source, uri, time_bucket, datetime, label, username, item, content_bytes)
-     ON CONFLICT (source, uri, time_bucket) DO UPDATE SET
-       delivered_by = CASE WHEN $1 = ANY(s.delivered_by) THEN s.delivered_by
-                           ELSE s.delivered_by || $1::text END,
-       first_fetched_at = least(s.first_fetched_at, EXCLUDED.first_fetched_at),
-       last_fetched_at = greatest(s.last_fetched_at, EXCLUDED.last_fetched_at)`,
-    [
-      minerHotkey,
-      fetchedAt,
-      column('source'),
-      column('uri'),
-      column('timeBucket'),
-      column('datetime'),
-      column('label'),
-      column('username'),
-      column('json'),
-      column('contentBytes'),
-    ],
-  );
-}
-
-/**
- * The newest fetch per bucket and miner: a late answer to an older call does not replace it.
- * Each delivery counts its own items (one per uri and hour), whatever the others hold.
- */
-async function upsertFetches(
-  manager: EntityManager,
+  rows: readonly ItemRow[],
   perBucket: readonly { delivery: BucketDelivery; rows: ItemRow[] }[],
-): Promise<void> {
+): { sql: string; parameters: unknown[] } {
+  const column = <K extends keyof ItemRow>(key: K) => rows.map((row) => row[key]);
   // One row per bucket (the same bucket twice in one statement would be an ON CONFLICT error).
   const fetches = [
     ...new Map(
       perBucket.map((entry) => [JSON.stringify(entry.delivery.bucket), entry] as const),
     ).values(),
   ];
-  const column = <T>(pick: (entry: (typeof fetches)[number]) => T) => fetches.map(pick);
-  await manager.query(
-    `INSERT INTO stored_bucket_fetches AS f (source, label, time_bucket, miner_hotkey, miner_uid,
+  const fetchColumn = <T>(pick: (entry: (typeof fetches)[number]) => T) => fetches.map(pick);
+  const sql = `WITH items AS (
+       INSERT INTO stored_items AS s (source, uri, time_bucket, datetime, label, username, item,
+                                      content_bytes, delivered_by, first_fetched_at,
+                                      last_fetched_at)
+       SELECT u.source, u.uri, u.time_bucket, u.datetime, u.label, u.username, u.item::jsonb,
+              u.content_bytes, ARRAY[$1::text], $2, $2
+       FROM unnest($3::smallint[], $4::text[], $5::int[], $6::timestamptz[], $7::text[],
+                   $8::text[], $9::text[], $10::int[])
+         AS u(source, uri, time_bucket, datetime, label, username, item, content_bytes)
+       ON CONFLICT (source, uri, time_bucket) DO UPDATE SET
+         delivered_by = CASE WHEN $1 = ANY(s.delivered_by) THEN s.delivered_by
+                             ELSE s.delivered_by || $1::text END,
+         first_fetched_at = least(s.first_fetched_at, EXCLUDED.first_fetched_at),
+         last_fetched_at = greatest(s.last_fetched_at, EXCLUDED.last_fetched_at))
+     INSERT INTO stored_bucket_fetches AS f (source, label, time_bucket, miner_hotkey, miner_uid,
                                              fetched_at, claimed_bytes, item_count, bytes)
      SELECT u.source, u.label, u.time_bucket, u.miner_hotkey, u.miner_uid, u.fetched_at,
             u.claimed_bytes, u.item_count, u.bytes
-     FROM unnest($1::smallint[], $2::text[], $3::int[], $4::text[], $5::int[], $6::timestamptz[],
-                 $7::bigint[], $8::int[], $9::bigint[])
+     FROM unnest($11::smallint[], $12::text[], $13::int[], $14::text[], $15::int[],
+                 $16::timestamptz[], $17::bigint[], $18::int[], $19::bigint[])
        AS u(source, label, time_bucket, miner_hotkey, miner_uid, fetched_at, claimed_bytes,
             item_count, bytes)
      ON CONFLICT ON CONSTRAINT stored_bucket_fetches_key DO UPDATE SET
        miner_uid = EXCLUDED.miner_uid, fetched_at = EXCLUDED.fetched_at,
        claimed_bytes = EXCLUDED.claimed_bytes, item_count = EXCLUDED.item_count,
        bytes = EXCLUDED.bytes
-     WHERE f.fetched_at <= EXCLUDED.fetched_at`,
-    [
-      column(({ delivery }) => delivery.bucket.source),
-      column(({ delivery }) => delivery.bucket.label),
-      column(({ delivery }) => delivery.bucket.timeBucket),
-      column(({ delivery }) => delivery.minerHotkey),
-      column(({ delivery }) => delivery.minerUid),
-      column(({ delivery }) => delivery.fetchedAt),
-      column(({ delivery }) => delivery.claimedBytes),
-      column(({ rows }) => rows.length),
-      column(({ rows }) => rows.reduce((sum, row) => sum + row.contentBytes, 0)),
-    ],
-  );
+     WHERE f.fetched_at <= EXCLUDED.fetched_at`;
+  const parameters = [
+    minerHotkey,
+    fetchedAt,
+    column('source'),
+    column('uri'),
+    column('timeBucket'),
+    column('datetime'),
+    column('label'),
+    column('username'),
+    column('json'),
+    column('contentBytes'),
+    fetchColumn(({ delivery }) => delivery.bucket.source),
+    fetchColumn(({ delivery }) => delivery.bucket.label),
+    fetchColumn(({ delivery }) => delivery.bucket.timeBucket),
+    fetchColumn(({ delivery }) => delivery.minerHotkey),
+    fetchColumn(({ delivery }) => delivery.minerUid),
+    fetchColumn(({ delivery }) => delivery.fetchedAt),
+    fetchColumn(({ delivery }) => delivery.claimedBytes),
+    fetchColumn(({ rows: own }) => own.length),
+    fetchColumn(({ rows: own }) => own.reduce((sum, row) => sum + row.contentBytes, 0)),
+  ];
+  return { sql, parameters };
 }

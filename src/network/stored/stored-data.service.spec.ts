@@ -361,7 +361,7 @@ describe(StoredDataService.name, () => {
     expect(any.items.map((item) => item.uri)).toEqual(['https://x.com/bob/status/3']);
   });
 
-  it('reads a store hit in one page of the limit, and pages on while filters reject items', async () => {
+  it('reads a store hit in one page of the limit from the chosen hours, and pages on while filters reject items', async () => {
     const moon = miner(1);
     const hour = HOURS[2];
     const contents = moon.holds.get(bucketKeyOf(bucket('#tao', hour)))!;
@@ -370,16 +370,41 @@ describe(StoredDataService.name, () => {
     const { service, store } = setUp([moon]);
     await service.answer(query({ limit: 30 }));
     const limits: number[] = [];
+    const froms: (Date | null)[] = [];
     const find = store.find.bind(store);
-    store.find = (asked) => (limits.push(asked.limit), find(asked));
+    store.find = (asked) => (limits.push(asked.limit), froms.push(asked.from), find(asked));
     const hit = await service.answer(query({ limit: 15 }));
     expect(hit.items).toHaveLength(15);
     expect(limits).toEqual([15]);
+    // No dates: only the two newest hours (10 posts each) are read, not the 30 days.
+    expect(froms).toEqual([bucketStart(HOURS[1])]);
     limits.length = 0;
+    froms.length = 0;
     const filtered = await service.answer(query({ keywords: ['#tao', 'moon'], limit: 5 }));
     expect(filtered.items.map((item) => item.uri)).toEqual(['https://x.com/alice/status/201']);
-    // The plan's target first (4 × the limit: the filter thins the label out), then larger pages.
+    // The plan's target first (4 × the limit: the filter thins the label out) from the chosen
+    // hours, then larger pages over the rest of the range.
     expect(limits).toEqual([20, 500]);
+    expect(froms[0]).toEqual(bucketStart(HOURS[1]));
+    expect(froms[1]!.getTime()).toBeLessThan(bucketStart(HOURS[2]).getTime());
+  });
+
+  it('reads the range older than the chosen hours when they hold fewer items than claimed', async () => {
+    const { service, store } = setUp([miner(1)]);
+    await service.answer(query({ limit: 30 }));
+    // The newest hour's items are gone from the store (dropped, say), its fetch row remains.
+    for (const [uri, entry] of store.items)
+      if (timeBucketId(new Date(entry.item.datetime)) === HOURS[0]) store.items.delete(uri);
+    const froms: (Date | null)[] = [];
+    const find = store.find.bind(store);
+    store.find = (asked) => (froms.push(asked.from), find(asked));
+    const hit = await service.answer(query({ limit: 10 }));
+    expect(hit.buckets.fromStore).toBe(1);
+    expect(hit.items).toHaveLength(10);
+    expect(new Set(hit.items.map((item) => timeBucketId(new Date(item.datetime))))).toEqual(
+      new Set([HOURS[1]]),
+    );
+    expect(froms[0]).toEqual(bucketStart(HOURS[0]));
   });
 
   it('asks no miner whose budget is spent, and says why when nothing is stored', async () => {

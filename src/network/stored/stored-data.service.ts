@@ -20,15 +20,23 @@ import { ItemStore, StoredItem } from './item-store';
 import { planStoredQuery, StoredQueryPlan } from './query-plan';
 import { FetchRound, StoredAnswer, summarize } from './stored-answer';
 
-/** Hours of the index read at once while buckets are selected; at most MAX_PAGES pages. */
+/**
+ * Hours of the index read at once while buckets are selected: a first page of a few hours (a
+ * store hit of a busy label needs one to a few; each hour read is a row per holder, in the index
+ * and in the fetch rows), or of the whole range when it is a day or less (one read instead of
+ * two for a day's first fetch), then larger pages; at most MAX_PAGES pages (about 30 days).
+ */
+const FIRST_PAGE_HOURS = 12;
+const WHOLE_RANGE_HOURS = 24;
 const HOURS_PER_PAGE = 72;
-const MAX_PAGES = 10;
+const MAX_PAGES = 11;
 /**
  * Stored items read to find `limit` matching ones: filters the store cannot apply (keywords)
  * are applied to at most this many, newest first (a `partial` query scans the source's newest).
  */
 const MAX_SCANNED = 20_000;
 const READ_PAGE = 500;
+const HOUR_MS = 3_600_000;
 /**
  * Claimed bytes per call, as a share of MINER_MAX_RESPONSE_BYTES: contents travel as JSON
  * strings inside JSON (quotes escaped, non-ASCII as \u escapes in Reddit records).
@@ -67,7 +75,7 @@ export class StoredDataService {
         fetch.done.then(() => false),
         deadline.promise.then(() => true),
       ]);
-      const stored = plan.from <= plan.to ? await this.read(plan) : [];
+      const stored = plan.from <= plan.to ? await this.read(plan, selected) : [];
       return summarize(plan, selected, fetch, stored, reachedDeadline);
     } finally {
       deadline.cancel();
@@ -81,17 +89,25 @@ export class StoredDataService {
     const selected: SelectedBucket[] = [];
     let wanted = plan.target;
     let to = plan.toBucket;
+    const rangeHours = plan.toBucket - plan.fromBucket + 1;
+    const firstPage = rangeHours <= WHOLE_RANGE_HOURS ? rangeHours : FIRST_PAGE_HOURS;
     for (let page = 0; page < MAX_PAGES && wanted > 0 && to >= plan.fromBucket; page++) {
-      const rows = await this.index.holdings(
-        plan.sourceId,
-        plan.labels,
-        plan.fromBucket,
-        to,
-        HOURS_PER_PAGE,
-      );
+      // A page of the whole range needs the fetch rows of the whole range: read at once.
+      const whole = page === 0 && firstPage === rangeHours;
+      const [rows, wholeFetches] = await Promise.all([
+        this.index.holdings(
+          plan.sourceId,
+          plan.labels,
+          plan.fromBucket,
+          to,
+          page === 0 ? firstPage : HOURS_PER_PAGE,
+        ),
+        whole ? this.store.fetches(plan.sourceId, plan.labels, plan.fromBucket, to) : undefined,
+      ]);
       if (rows.length === 0) break;
       const oldest = rows[rows.length - 1].timeBucket;
-      const fetches = await this.store.fetches(plan.sourceId, plan.labels, oldest, to);
+      const fetches =
+        wholeFetches ?? (await this.store.fetches(plan.sourceId, plan.labels, oldest, to));
       const chosen = selectBuckets(groupHoldings(plan.sourceId, rows), fetches, {
         now,
         currentHourTtlMs: this.config.network.storedCurrentHourTtlMs,
@@ -191,18 +207,29 @@ export class StoredDataService {
 
   /**
    * The answer: matching stored items, newest first, until `limit` or the store runs out. The
-   * first page is as large as the plan's target (the limit, unless filters the store cannot
-   * apply thin the items out): a store hit reads little more than it returns.
+   * hours the selection chose (newest first, as many as the plan's target needs) are read first,
+   * so that Postgres plans and reads only their days' partitions (a query without dates spans
+   * 31); when they do not give `limit` items, later pages read the rest of the range, older
+   * than what was read. The first page is as large as the plan's target (the limit, unless filters the store
+   * cannot apply thin the items out): a store hit reads little more than it returns.
    */
-  private async read(plan: StoredQueryPlan): Promise<StoredItem[]> {
+  private async read(
+    plan: StoredQueryPlan,
+    selected: readonly SelectedBucket[],
+  ): Promise<StoredItem[]> {
     const kept: StoredItem[] = [];
+    const chosenFrom =
+      selected.length === 0
+        ? plan.from
+        : new Date(Math.min(...selected.map((chosen) => chosen.bucket.timeBucket)) * HOUR_MS);
+    let from = chosenFrom > plan.from ? chosenFrom : plan.from;
     let before: { datetime: Date; uri: string } | undefined;
     for (let scanned = 0; kept.length < plan.limit && scanned < MAX_SCANNED;) {
       const pageSize = before ? READ_PAGE : Math.min(READ_PAGE, plan.target);
       const page = await this.store.find({
         source: plan.sourceId,
         labels: plan.readLabels,
-        from: plan.from,
+        from,
         to: plan.to,
         usernames: plan.usernames,
         before,
@@ -211,9 +238,12 @@ export class StoredDataService {
       scanned += page.length;
       for (const stored of page)
         if (kept.length < plan.limit && plan.matches(stored.item)) kept.push(stored);
-      if (page.length < pageSize) break;
-      const last = page[page.length - 1].item;
-      before = { datetime: parseIsoDate(last.datetime)!, uri: last.uri };
+      const last = page.at(-1)?.item;
+      if (last) before = { datetime: parseIsoDate(last.datetime)!, uri: last.uri };
+      if (page.length < pageSize && from === plan.from) break;
+      // Past the first page, the rest of the range: older than what was read.
+      before ??= { datetime: from, uri: '' };
+      from = plan.from;
     }
     return kept;
   }
