@@ -7,6 +7,7 @@ import { loadWhenUsed } from '../../common/load-when-used';
 import { Source } from '../../common/source';
 import { currentItemShape, StoredItemShape } from '../../network/legacy-items';
 import { RedditItem, XItem } from '../../network/protocol';
+import { xContentFields } from '../../network/sn13/records';
 import { toSourceName } from '../../network/sn13/sources';
 import { writeFileAtomically, WrittenFile } from './atomic-file';
 
@@ -120,42 +121,13 @@ function toMinute(iso: string): Date {
 }
 
 function xRow(item: XItem): ParquetRow {
-  const { user, tweet } = item;
   return {
     uri: item.uri,
     label: item.label,
     datetime: new Date(item.datetime),
-    username: user.username,
-    text: item.text,
-    tweet_hashtags: listOf(tweet.hashtags),
-    timestamp: toMinute(item.datetime),
-    url: item.uri,
+    ...xContentFields(item, toMinute(item.datetime)),
+    tweet_hashtags: listOf(item.tweet.hashtags),
     media: item.media === null ? null : listOf(item.media),
-    user_id: user.id,
-    user_display_name: user.display_name,
-    user_verified: user.verified,
-    tweet_id: tweet.id,
-    is_reply: tweet.is_reply,
-    is_quote: tweet.is_quote,
-    conversation_id: tweet.conversation_id,
-    in_reply_to_user_id: tweet.in_reply_to_user_id,
-    language: tweet.language,
-    in_reply_to_username: tweet.in_reply_to_username,
-    quoted_tweet_id: tweet.quoted_tweet_id,
-    like_count: tweet.like_count,
-    retweet_count: tweet.retweet_count,
-    reply_count: tweet.reply_count,
-    quote_count: tweet.quote_count,
-    view_count: tweet.view_count,
-    bookmark_count: tweet.bookmark_count,
-    user_blue_verified: user.user_blue_verified,
-    user_description: user.user_description,
-    user_location: user.user_location,
-    profile_image_url: user.profile_image_url,
-    cover_picture_url: user.cover_picture_url,
-    user_followers_count: user.followers_count,
-    user_following_count: user.following_count,
-    is_retweet: tweet.is_retweet,
   };
 }
 

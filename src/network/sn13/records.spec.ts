@@ -1,0 +1,67 @@
+import { XItem } from '../protocol';
+import { xContentFields, xItemOf } from './records';
+
+const ITEM: XItem = {
+  text: 'Halving soon #bitcoin $btc',
+  content: 'Halving soon #bitcoin $btc',
+  datetime: '2026-11-20T10:15:42.000Z',
+  uri: 'https://x.com/satoshi_fan/status/1859000000000000001',
+  source: 'X',
+  label: '#bitcoin',
+  content_size_bytes: 1234,
+  media: ['https://pbs.twimg.com/media/abc.jpg'],
+  tweet: {
+    id: '1859000000000000001',
+    like_count: 12,
+    retweet_count: 3,
+    reply_count: 1,
+    quote_count: 0,
+    view_count: 420,
+    bookmark_count: 2,
+    language: 'en',
+    hashtags: ['#bitcoin', '$btc'],
+    is_retweet: false,
+    is_reply: true,
+    is_quote: false,
+    conversation_id: '1858999999999999999',
+    in_reply_to_user_id: '42',
+    in_reply_to_username: 'someone',
+    quoted_tweet_id: null,
+  },
+  user: {
+    id: '1001',
+    username: 'satoshi_fan',
+    display_name: 'Satoshi Fan',
+    verified: false,
+    user_blue_verified: true,
+    user_description: 'numbers go up',
+    user_location: null,
+    profile_image_url: 'https://pbs.twimg.com/profile_images/1.jpg',
+    cover_picture_url: null,
+    followers_count: 100,
+    following_count: 50,
+  },
+};
+
+describe('xContentFields', () => {
+  it('writes the XContent fields in the model order, the timestamp as given', () => {
+    const fields = xContentFields(ITEM, 'T');
+    expect(Object.keys(fields).slice(0, 6)).toEqual([
+      'username',
+      'text',
+      'url',
+      'timestamp',
+      'tweet_hashtags',
+      'media',
+    ]);
+    expect(fields.timestamp).toBe('T');
+  });
+
+  it('reads back as the same item (xItemOf)', () => {
+    const record = JSON.parse(
+      JSON.stringify(xContentFields(ITEM, '2026-11-20T10:15:00Z')),
+    ) as Record<string, unknown>;
+    const place = { uri: ITEM.uri, datetime: ITEM.datetime, contentBytes: 1234 };
+    expect(xItemOf(record, place)).toEqual(ITEM);
+  });
+});
