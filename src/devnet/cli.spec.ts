@@ -86,6 +86,13 @@ describe('parseCliArguments', () => {
     expect(() => parseCliArguments(['--unknown'])).toThrow();
     expect(() => parseCliArguments(['--stored-only=yes'])).toThrow();
   });
+
+  it('takes DEVNET_STORED_ONLY=true from the environment as --stored-only', () => {
+    const options = parseCliArguments([], { DEVNET_STORED_ONLY: 'true' });
+    expect(options !== 'help' && options.storedOnly).toBe(true);
+    const plain = parseCliArguments([], { DEVNET_STORED_ONLY: 'false' });
+    expect(plain !== 'help' && plain.storedOnly).toBe(false);
+  });
 });
 
 describe('writeGatewayWallet', () => {

@@ -24,7 +24,8 @@ const USAGE = `Usage: node dist-dev/src/devnet/cli.js [options]
                       <dir>/devnet/hotkeys/gateway (kept if present) and list it
                       as a validator: for a gateway in production mode (docker compose)
   --stored-only       every miner answers 404 to OnDemandRequest, as public subnet 13
-                      miners do since December 2025 (stored data only)
+                      miners do since December 2025 (stored data only); also
+                      DEVNET_STORED_ONLY=true in the environment
   --faults <spec>     e.g. "2:hang,3:fabricate,4:latency=200-400,4:rate=0.5"
                       faults: hang 500 malformed oversize wrongSchema fabricate partial
                       wrongHour wrongLabel latency=<ms>|<min>-<max> overclaim=<factor>
@@ -64,7 +65,10 @@ function hotkeys(text: string): string[] {
   return list;
 }
 
-export function parseCliArguments(argv: readonly string[]): CliOptions | 'help' {
+export function parseCliArguments(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+): CliOptions | 'help' {
   const { values } = parseArgs({
     args: [...argv],
     options: {
@@ -77,7 +81,8 @@ export function parseCliArguments(argv: readonly string[]): CliOptions | 'help' 
       'validator-hotkeys': { type: 'string', default: '' },
       'gateway-wallet': { type: 'string' },
       faults: { type: 'string', default: '' },
-      'stored-only': { type: 'boolean', default: false },
+      // DEVNET_STORED_ONLY=true (docker-compose) does the same as the flag.
+      'stored-only': { type: 'boolean', default: env.DEVNET_STORED_ONLY === 'true' },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -109,7 +114,7 @@ export function parseCliArguments(argv: readonly string[]): CliOptions | 'help' 
 async function main(): Promise<void> {
   let options: CliOptions | 'help';
   try {
-    options = parseCliArguments(process.argv.slice(2));
+    options = parseCliArguments(process.argv.slice(2), process.env);
   } catch (error) {
     process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n\n${USAGE}\n`);
     process.exitCode = 2;
