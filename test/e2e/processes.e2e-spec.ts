@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
@@ -102,6 +103,17 @@ async function until<T>(probe: () => Promise<T | undefined>, timeoutMs: number):
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
     await sleep(50);
   }
+}
+
+/** A GET on a connection of its own (never a pooled keep-alive one): rejects when refused. */
+function newConnection(url: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const request = get(url, { agent: false }, (response) => {
+      response.resume();
+      resolve(response.statusCode ?? 0);
+    });
+    request.on('error', reject);
+  });
 }
 
 beforeAll(() => buildService(), 120_000);
@@ -368,8 +380,13 @@ describe('A service process on SIGTERM', () => {
       await sleep(400);
       const signalled = Date.now();
       process.kill(app.pid, 'SIGTERM');
-      await sleep(200);
-      await expect(fetch(`${app.url}/openapi.json`)).rejects.toThrow();
+      // Once the process has taken the signal (a loaded machine may take longer than a fixed
+      // sleep), a new connection is refused.
+      await until(
+        () => Promise.resolve(app.lines.some((line) => line.includes('draining')) || undefined),
+        5_000,
+      );
+      await expect(newConnection(`${app.url}/openapi.json`)).rejects.toThrow();
 
       const answer = await inFlight;
       expect(answer.status).toBe(200);
