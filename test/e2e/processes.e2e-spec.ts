@@ -15,6 +15,7 @@ import {
   processValidatorHotkey,
   startAppProcess,
 } from '../support/app-process';
+import { until } from '../support/until';
 import { checkedFetch } from '../support/contract';
 import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
 import { startTestNetwork, TestNetwork } from '../support/network';
@@ -93,16 +94,6 @@ async function ownDatabase(label: string) {
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)];
-}
-
-async function until<T>(probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await sleep(50);
-  }
 }
 
 /** A GET on a connection of its own (never a pooled keep-alive one): rejects when refused. */

@@ -9,6 +9,7 @@ import {
   processValidatorHotkey,
   startAppProcess,
 } from '../support/app-process';
+import { until } from '../support/until';
 import { checkedFetch } from '../support/contract';
 import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
 import { startTestNetwork, TestNetwork } from '../support/network';
@@ -71,16 +72,6 @@ interface Outcome {
 }
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
-
-async function until<T>(probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await sleep(100);
-  }
-}
 
 /**
  * 300 distinct queries: every X hashtag and subreddit, newest first and over six 4-day ranges
@@ -163,12 +154,16 @@ describe('Two gateway processes answering 300 stored-data queries over a simulat
       startAppProcess({ ...env, ON_DEMAND_MODE: 'stored' }),
     ]);
     // One of them syncs the miners' indexes (and spot-checks some) at start.
-    await until(async () => {
-      const { rows } = await database.query<{ status: string }>(
-        `SELECT status FROM job_runs WHERE name = 'index-sync'`,
-      );
-      return rows[0]?.status === 'succeeded' ? true : undefined;
-    }, 30_000);
+    await until(
+      async () => {
+        const { rows } = await database.query<{ status: string }>(
+          `SELECT status FROM job_runs WHERE name = 'index-sync'`,
+        );
+        return rows[0]?.status === 'succeeded' ? true : undefined;
+      },
+      30_000,
+      100,
+    );
 
     const queries = distinctQueries(
       network.devnet.corpus.now.getTime(),
