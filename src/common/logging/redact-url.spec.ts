@@ -54,3 +54,23 @@ describe(redactUrl.name, () => {
     expect(redact(undefined)).toBeUndefined();
   });
 });
+
+describe(`${redactUrl.name}: URLs remembered as clean`, () => {
+  it('answers a repeated clean URL the same, and never remembers one that held a secret', () => {
+    const url = '/api/v1/health?x=1';
+    expect(redact(url)).toBe(url);
+    expect(redact(url)).toBe(url);
+    const leaking = `/api/v1/tasks/${MASTER}/dataset`;
+    expect(redact(leaking)).toBe('/api/v1/tasks/[redacted]/dataset');
+    expect(redact(leaking)).toBe('/api/v1/tasks/[redacted]/dataset');
+  });
+
+  it('remembers per scanner: a URL clean for one set of secrets is still checked for another', () => {
+    // A route word (kept by the first scanner) that is the second scanner's secret.
+    const word = 'abcdefghijklmnopqrstu';
+    const url = `/api/v1/${word}`;
+    expect(redact(url)).toBe(url);
+    const other = new SecretScanner([word], /sk_live_[\w-]{20,}/, 28);
+    expect(redactUrl(url, other)).toBe('/api/v1/[redacted]');
+  });
+});

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { API_KEY_PREFIX, displayPrefix } from '../security/api-key-secret';
 import { REDACTED, SecretScanner } from '../security/secret-scanner';
 
@@ -18,6 +19,32 @@ const ROUTE_WORD = /^[a-z][a-z0-9_]{0,63}$/;
  */
 export function redactUrl(url: string | undefined, scanner: SecretScanner): string | undefined {
   if (url === undefined) return undefined;
+  const clean = cleanUrlsOf(scanner);
+  if (clean.has(url)) return url;
+  const redacted = redactedUrl(url, scanner);
+  if (redacted === url && url.length <= LONGEST_REMEMBERED_URL) clean.set(url, true);
+  return redacted;
+}
+
+/**
+ * URLs found to hold nothing to redact, per scanner (tests build apps with different secrets):
+ * most requests repeat a few URLs (`/api/v1/health`). Only such URLs are remembered, never one
+ * that held a secret, and only short ones, so the memo holds no secret and stays small.
+ */
+const CLEAN_URLS = new WeakMap<SecretScanner, LRUCache<string, true>>();
+const CLEAN_URLS_REMEMBERED = 1000;
+const LONGEST_REMEMBERED_URL = 200;
+
+function cleanUrlsOf(scanner: SecretScanner): LRUCache<string, true> {
+  let clean = CLEAN_URLS.get(scanner);
+  if (!clean) {
+    clean = new LRUCache({ max: CLEAN_URLS_REMEMBERED });
+    CLEAN_URLS.set(scanner, clean);
+  }
+  return clean;
+}
+
+function redactedUrl(url: string, scanner: SecretScanner): string {
   const queryAt = url.indexOf('?');
   const path = queryAt === -1 ? url : url.slice(0, queryAt);
   const segments = path.split('/').map((segment) => redactSegment(segment, scanner));

@@ -50,18 +50,18 @@ class RequestScope implements Store {
 
 /**
  * Express middleware, installed right after the request id (app.setup.ts), so that every answered
- * request gets one line, a request the body parser refused included:
+ * request gets one line (written by `requestLines`: see logging.module.ts), a request the body parser refused included:
  * `{"req":{id,method,url},"res":{"statusCode"},"responseTime","msg":"GET /api/v1/health 200 3ms"}`;
  * a 5xx, or a response cut off before it finished, says `failed` in place of the time.
  */
-export function requestLogging(root: Logger, scanner: SecretScanner) {
+export function requestLogging(root: Logger, requestLines: Logger, scanner: SecretScanner) {
   return (request: Request, response: Response, next: NextFunction): void => {
     const started = performance.now();
     let logged = false;
     const complete = () => {
       if (logged) return;
       logged = true;
-      logCompletion(root, scanner, request, response, performance.now() - started);
+      logCompletion(requestLines, scanner, request, response, performance.now() - started);
     };
     response.once('finish', complete);
     response.once('close', complete);
@@ -70,19 +70,19 @@ export function requestLogging(root: Logger, scanner: SecretScanner) {
 }
 
 function logCompletion(
-  root: Logger,
+  requestLines: Logger,
   scanner: SecretScanner,
   request: IncomingMessage,
   response: ServerResponse,
   milliseconds: number,
 ): void {
-  if (!root.isLevelEnabled('info')) return;
+  if (!requestLines.isLevelEnabled('info')) return;
   const req = loggedRequest(request, scanner);
   const responseTime = Math.round(milliseconds);
   const { statusCode } = response;
   const failed = statusCode >= 500 || !response.writableFinished;
   const outcome = failed ? 'failed' : `${responseTime}ms`;
-  root.info(
+  requestLines.info(
     { req, res: { statusCode }, responseTime },
     `${req.method} ${req.url} ${statusCode} ${outcome}`,
   );

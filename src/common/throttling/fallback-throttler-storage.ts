@@ -1,6 +1,7 @@
 import { Logger, OnApplicationShutdown } from '@nestjs/common';
-import { ThrottlerStorage, ThrottlerStorageService } from '@nestjs/throttler';
+import { ThrottlerStorage } from '@nestjs/throttler';
 import { RedisConnection } from '../redis/redis-connection';
+import { MemoryThrottlerStorage } from './memory-throttler-storage';
 
 type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
 
@@ -13,7 +14,7 @@ type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>
  */
 export class FallbackThrottlerStorage implements ThrottlerStorage, OnApplicationShutdown {
   private readonly logger = new Logger('RateLimitStorage');
-  private readonly local = new ThrottlerStorageService();
+  private readonly local = new MemoryThrottlerStorage();
   private usingLocal = false;
 
   constructor(

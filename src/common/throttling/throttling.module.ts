@@ -5,11 +5,12 @@ import { APP_CONFIG } from '../../config/config.module';
 import { AuthenticatedRequest } from '../auth/api-key-principal';
 import { RedisConnection } from '../redis/redis-connection';
 import { FallbackThrottlerStorage } from './fallback-throttler-storage';
+import { MemoryThrottlerStorage } from './memory-throttler-storage';
 import { RedisThrottlerStorage } from './redis-throttler-storage';
 
 /**
  * One hourly budget per key (not per route), sized by the key's own limit, else by its class.
- * Counts live in memory, or in Redis when REDIS_URL is set so that every replica draws from the
+ * Counts live in memory (MemoryThrottlerStorage), or in Redis when REDIS_URL is set so that every replica draws from the
  * same budget, whatever the limit of each key (RedisThrottlerStorage updates the count and the
  * block in one Lua script, so admission is exact).
  * While Redis is unreachable, counts fall back to this process' memory (FallbackThrottlerStorage).
@@ -42,7 +43,7 @@ import { RedisThrottlerStorage } from './redis-throttler-storage';
             `ratelimit:${throttlerName}:${tracker}`,
           storage: redis.client
             ? new FallbackThrottlerStorage(redis, new RedisThrottlerStorage(redis.client))
-            : undefined,
+            : new MemoryThrottlerStorage(),
         };
       },
     }),

@@ -1,0 +1,90 @@
+import Redis from 'ioredis';
+import { MemoryThrottlerStorage } from '../../src/common/throttling/memory-throttler-storage';
+import {
+  MAX_HITS_PER_CALL,
+  RedisThrottlerStorage,
+} from '../../src/common/throttling/redis-throttler-storage';
+import { testRedisPrefix, testRedisUrl } from '../support/test-app';
+
+/**
+ * The two rate-limit storages against each other: the same hits give the same answers (a key's
+ * budget means the same with and without Redis), and Redis counts hits sent together exactly.
+ */
+describe('Rate-limit storages', () => {
+  let redis: Redis;
+  let scripts: number;
+
+  beforeAll(() => {
+    redis = new Redis(testRedisUrl(), { keyPrefix: testRedisPrefix() });
+    const send = redis.sendCommand.bind(redis);
+    redis.sendCommand = ((command: { name: string }, ...rest: unknown[]) => {
+      if (command.name === 'evalsha' || command.name === 'eval') scripts += 1;
+      return (send as (...args: unknown[]) => unknown)(command, ...rest);
+    }) as typeof redis.sendCommand;
+  });
+  afterAll(() => redis.quit());
+  beforeEach(() => (scripts = 0));
+
+  it('answer alike, hit for hit, through a window, a block and the next window', async () => {
+    const memory = new MemoryThrottlerStorage();
+    const shared = new RedisThrottlerStorage(redis);
+    const key = `ratelimit:default:alike-${Date.now()}`;
+    // 1.5 s windows and blocks: whole seconds are what the answers report.
+    const hit = (storage: MemoryThrottlerStorage | RedisThrottlerStorage) =>
+      storage.increment(key, 1500, 2, 1500, 'default');
+    const answers = async () => Promise.all([hit(memory), hit(shared)]);
+    try {
+      for (const expected of [
+        { totalHits: 1, isBlocked: false },
+        { totalHits: 2, isBlocked: false },
+        { totalHits: 3, isBlocked: true },
+      ]) {
+        const [inMemory, inRedis] = await answers();
+        expect(inMemory).toEqual(inRedis);
+        expect(inRedis).toMatchObject(expected);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1600));
+      const [inMemory, inRedis] = await answers();
+      expect(inMemory).toEqual(inRedis);
+      expect(inRedis).toMatchObject({ totalHits: 1, isBlocked: false, timeToBlockExpire: 0 });
+    } finally {
+      memory.onApplicationShutdown();
+    }
+  });
+
+  it('counts hits sent together exactly, in one script call per batch of them', async () => {
+    const storage = new RedisThrottlerStorage(redis);
+    const keys = [1, 2, 3].map((n) => `ratelimit:default:batch-${Date.now()}-${n}`);
+    const hits = 200;
+    const records = await Promise.all(
+      Array.from({ length: hits }, (_, i) =>
+        storage.increment(keys[i % 3], 60_000, 50, 60_000, 'default'),
+      ),
+    );
+    for (const [index, key] of keys.entries()) {
+      const own = records.filter((_, i) => i % 3 === index);
+      // Each hit got its own count: 1..n in order, blocked past 50.
+      expect(own.map((record) => record.totalHits)).toEqual(own.map((_, i) => i + 1));
+      expect(own.filter((record) => !record.isBlocked)).toHaveLength(50);
+      expect(await redis.get(`{${key}:default}:hits`)).toBe(String(own.length));
+    }
+    // NOSCRIPT on a fresh connection may add one call per batch.
+    expect(scripts).toBeLessThanOrEqual(2 * Math.ceil(hits / MAX_HITS_PER_CALL));
+  });
+
+  it('fails every hit of a batch when Redis does, so that each falls back on its own', async () => {
+    const broken = new Redis('redis://127.0.0.1:1', {
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      enableOfflineQueue: false,
+    });
+    const storage = new RedisThrottlerStorage(broken);
+    const outcomes = await Promise.allSettled(
+      [1, 2, 3].map(() =>
+        storage.increment('ratelimit:default:down', 60_000, 5, 60_000, 'default'),
+      ),
+    );
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    broken.disconnect();
+  });
+});
