@@ -20,7 +20,7 @@ describe('Rate-limit storages', () => {
     redis.sendCommand = ((command: { name: string }, ...rest: unknown[]) => {
       if (command.name === 'evalsha' || command.name === 'eval') scripts += 1;
       return (send as (...args: unknown[]) => unknown)(command, ...rest);
-    }) as typeof redis.sendCommand;
+    });
   });
   afterAll(() => redis.quit());
   beforeEach(() => (scripts = 0));
