@@ -17,10 +17,10 @@ describe('Rate-limit storages', () => {
   beforeAll(() => {
     redis = new Redis(testRedisUrl(), { keyPrefix: testRedisPrefix() });
     const send = redis.sendCommand.bind(redis);
-    redis.sendCommand = ((command: { name: string }, ...rest: unknown[]) => {
+    redis.sendCommand = (command: { name: string }, ...rest: unknown[]) => {
       if (command.name === 'evalsha' || command.name === 'eval') scripts += 1;
       return (send as (...args: unknown[]) => unknown)(command, ...rest);
-    });
+    };
   });
   afterAll(() => redis.quit());
   beforeEach(() => (scripts = 0));
