@@ -35,6 +35,8 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
   app.use(httpMetricsMiddleware(app.get(MetricsService)));
   // Responses are dynamic JSON: an ETag would cost a hash per response and never match.
   app.set('etag', false);
+  // Not set at all, rather than set by Express and removed by helmet on every response.
+  app.disable('x-powered-by');
   app.use(securityHeaders({ contentSecurityPolicy: false, crossOriginEmbedderPolicy: false }));
   if (config.corsOrigins.length > 0)
     app.enableCors({ origin: config.corsOrigins, exposedHeaders: EXPOSED_HEADERS });

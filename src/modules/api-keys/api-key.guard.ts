@@ -38,7 +38,7 @@ export class ApiKeyGuard implements CanActivate {
 
     const request = context.switchToHttp().getRequest<Request & AuthenticatedRequest>();
     // Before any lookup: a locked-out address costs no database round trip, whatever it sends.
-    this.failures.refuseIfLockedOut(request.ip ?? 'unknown');
+    this.failures.refuseIfLockedOut(() => request.ip ?? 'unknown');
     const presented = request.headers['x-api-key'];
     const missing = typeof presented !== 'string' || presented.length === 0;
     if (access === 'metrics' && (await this.metricsTokenAccepted(request, missing))) return true;
@@ -94,11 +94,28 @@ export class AccessLevelGuard implements CanActivate {
   }
 }
 
+/**
+ * Access levels of the routes met so far, by controller and handler: decorators are read once
+ * per route, not per request (they cannot change after start-up).
+ */
+const accessLevels = new WeakMap<object, Map<object, AccessLevel>>();
+
 function accessLevelOf(reflector: Reflector, context: ExecutionContext): AccessLevel {
-  return (
-    reflector.getAllAndOverride<AccessLevel | undefined>(ACCESS_METADATA, [
-      context.getHandler(),
-      context.getClass(),
-    ]) ?? 'key'
-  );
+  const controller = context.getClass();
+  const handler = context.getHandler();
+  let levels = accessLevels.get(controller);
+  if (!levels) {
+    levels = new Map();
+    accessLevels.set(controller, levels);
+  }
+  let level = levels.get(handler);
+  if (level === undefined) {
+    level =
+      reflector.getAllAndOverride<AccessLevel | undefined>(ACCESS_METADATA, [
+        handler,
+        controller,
+      ]) ?? 'key';
+    levels.set(handler, level);
+  }
+  return level;
 }

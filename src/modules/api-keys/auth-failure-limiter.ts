@@ -30,8 +30,14 @@ export class AuthFailureLimiter {
     private readonly metrics: MetricsService,
   ) {}
 
-  /** Throws the 429 when this address is locked out (as far as this process knows). */
-  refuseIfLockedOut(ip: string): void {
+  /**
+   * Throws the 429 when this address is locked out (as far as this process knows). Takes the
+   * address as a function: working it out (Express reads X-Forwarded-For against the trusted
+   * proxies) is skipped while no address is locked out, which is nearly always.
+   */
+  refuseIfLockedOut(ipOf: () => string): void {
+    if (this.lockedUntil.size === 0) return;
+    const ip = ipOf();
     const until = this.lockedUntil.get(ip);
     if (until === undefined) return;
     const seconds = Math.ceil((until - Date.now()) / 1000);
