@@ -6,7 +6,7 @@ import { AuthFailureLimiter } from './modules/api-keys/auth-failure-limiter';
 import { LoggingModule } from './common/logging/logging.module';
 import { MetricsModule } from './common/metrics/metrics.module';
 import { RedisModule } from './common/redis/redis.module';
-import { KeyThrottlerGuard } from './common/throttling/key-throttler.guard';
+import { RateLimitGuard } from './common/throttling/rate-limit.guard';
 import { ThrottlingModule } from './common/throttling/throttling.module';
 import { ClockModule } from './common/clock/clock';
 import { AppConfig } from './config/app-config';
@@ -59,7 +59,7 @@ export class AppModule {
         AuthFailureLimiter,
         // Order matters: authenticate, then charge the key's budget, then check its privilege.
         { provide: APP_GUARD, useClass: ApiKeyGuard },
-        { provide: APP_GUARD, useClass: KeyThrottlerGuard },
+        { provide: APP_GUARD, useClass: RateLimitGuard },
         { provide: APP_GUARD, useClass: AccessLevelGuard },
       ],
     };

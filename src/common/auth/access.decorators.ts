@@ -1,7 +1,7 @@
 import { applyDecorators, SetMetadata } from '@nestjs/common';
 import { ApiExtension, ApiSecurity } from '@nestjs/swagger';
-import { SkipThrottle } from '@nestjs/throttler';
 import { ApiErrorResponses, ERROR_CASES, ErrorCase } from '../errors/error-responses';
+import { SkipRateLimit } from '../throttling/rate-limit-storage';
 
 export const ACCESS_METADATA = 'access';
 export type AccessLevel = 'public' | 'key' | 'validator' | 'master' | 'metrics';
@@ -43,7 +43,7 @@ export const RequireMasterKey = () => keyAccess('master', ERROR_CASES.needsMaste
 export const RequireMetricsAccess = () =>
   applyDecorators(
     SetMetadata(ACCESS_METADATA, 'metrics'),
-    SkipThrottle(),
+    SkipRateLimit(),
     ApiSecurity(API_KEY_SECURITY),
     ApiSecurity(METRICS_TOKEN_SECURITY),
     ApiErrorResponses(

@@ -1,8 +1,8 @@
-import { ThrottlerStorage } from '@nestjs/throttler';
 import { RedisConnection } from '../redis/redis-connection';
 import { FallbackThrottlerStorage } from './fallback-throttler-storage';
+import { RateLimitStorage } from './rate-limit-storage';
 
-function storageWith(connected: boolean, shared: ThrottlerStorage['increment']) {
+function storageWith(connected: boolean, shared: RateLimitStorage['increment']) {
   const redis = { ready: () => (connected ? {} : null) } as unknown as RedisConnection;
   return new FallbackThrottlerStorage(redis, { increment: shared });
 }

@@ -1,9 +1,7 @@
 import { Logger, OnApplicationShutdown } from '@nestjs/common';
-import { ThrottlerStorage } from '@nestjs/throttler';
 import { RedisConnection } from '../redis/redis-connection';
 import { MemoryThrottlerStorage } from './memory-throttler-storage';
-
-type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
+import { RateLimitRecord, RateLimitStorage } from './rate-limit-storage';
 
 /**
  * Rate-limit counts in Redis (shared by every replica), and in this process' memory while
@@ -12,14 +10,14 @@ type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>
  * across N replicas). Counts made in memory stay there; once ioredis has reconnected, the
  * Redis counts (whatever of the window is left) are used again.
  */
-export class FallbackThrottlerStorage implements ThrottlerStorage, OnApplicationShutdown {
+export class FallbackThrottlerStorage implements RateLimitStorage, OnApplicationShutdown {
   private readonly logger = new Logger('RateLimitStorage');
   private readonly local = new MemoryThrottlerStorage();
   private usingLocal = false;
 
   constructor(
     private readonly redis: RedisConnection,
-    private readonly shared: ThrottlerStorage,
+    private readonly shared: RateLimitStorage,
   ) {}
 
   async increment(
@@ -27,11 +25,11 @@ export class FallbackThrottlerStorage implements ThrottlerStorage, OnApplication
     ttl: number,
     limit: number,
     blockDuration: number,
-    throttlerName: string,
-  ): Promise<ThrottlerStorageRecord> {
+    scope: string,
+  ): Promise<RateLimitRecord> {
     if (this.redis.ready()) {
       try {
-        const record = await this.shared.increment(key, ttl, limit, blockDuration, throttlerName);
+        const record = await this.shared.increment(key, ttl, limit, blockDuration, scope);
         this.switchTo(false);
         return record;
       } catch (error) {
@@ -40,7 +38,7 @@ export class FallbackThrottlerStorage implements ThrottlerStorage, OnApplication
     } else {
       this.switchTo(true, 'not connected');
     }
-    return this.local.increment(key, ttl, limit, blockDuration, throttlerName);
+    return this.local.increment(key, ttl, limit, blockDuration, scope);
   }
 
   onApplicationShutdown(): void {

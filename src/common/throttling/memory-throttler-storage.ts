@@ -1,7 +1,5 @@
 import type { OnApplicationShutdown } from '@nestjs/common';
-import type { ThrottlerStorage } from '@nestjs/throttler';
-
-type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
+import type { RateLimitRecord, RateLimitStorage } from './rate-limit-storage';
 
 interface Counter {
   hits: number;
@@ -19,10 +17,10 @@ const PRUNE_INTERVAL_MS = 60_000;
  * (FallbackThrottlerStorage). The rules of RedisThrottlerStorage's script, step for step, so
  * that a key's budget means the same in both: a fixed window started by its first hit, and a
  * block of `blockDuration` once the count passes the limit.
- * It replaced @nestjs/throttler's in-memory storage, which kept a timer per hit: a million hits
+ * It replaced @nestjs/throttler's in-memory storage (with the library's guard), which kept a timer per hit: a million hits
  * in a window were a million timers, and arming one cost more than the rest of the count.
  */
-export class MemoryThrottlerStorage implements ThrottlerStorage, OnApplicationShutdown {
+export class MemoryThrottlerStorage implements RateLimitStorage, OnApplicationShutdown {
   private readonly counters = new Map<string, Counter>();
   private readonly pruning = setInterval(() => this.prune(), PRUNE_INTERVAL_MS).unref();
 
@@ -33,16 +31,16 @@ export class MemoryThrottlerStorage implements ThrottlerStorage, OnApplicationSh
     ttl: number,
     limit: number,
     blockDuration: number,
-    throttlerName: string,
-  ): Promise<ThrottlerStorageRecord> {
-    return Promise.resolve(this.hit(`${key}:${throttlerName}`, ttl, limit, blockDuration));
+    scope: string,
+  ): Promise<RateLimitRecord> {
+    return Promise.resolve(this.hit(`${key}:${scope}`, ttl, limit, blockDuration));
   }
 
   onApplicationShutdown(): void {
     clearInterval(this.pruning);
   }
 
-  private hit(id: string, ttl: number, limit: number, blockDuration: number) {
+  private hit(id: string, ttl: number, limit: number, blockDuration: number): RateLimitRecord {
     const now = this.now();
     let counter = this.counters.get(id);
     if (!counter) {

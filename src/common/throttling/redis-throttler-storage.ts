@@ -1,7 +1,5 @@
-import type { ThrottlerStorage } from '@nestjs/throttler';
 import type Redis from 'ioredis';
-
-type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
+import type { RateLimitRecord, RateLimitStorage } from './rate-limit-storage';
 
 /**
  * Hits, each counted in its window (a fixed window that starts with its first hit), with a
@@ -64,7 +62,7 @@ interface PendingHit {
   ttl: number;
   limit: number;
   blockDuration: number;
-  resolve: (record: ThrottlerStorageRecord) => void;
+  resolve: (record: RateLimitRecord) => void;
   reject: (error: unknown) => void;
 }
 
@@ -75,7 +73,7 @@ interface PendingHit {
  * A system call is the largest cost of a hit on a small VM; waiting for the turn's end
  * (setImmediate) costs no measurable latency. Every request still waits for its own count.
  */
-export class RedisThrottlerStorage implements ThrottlerStorage {
+export class RedisThrottlerStorage implements RateLimitStorage {
   private readonly redis: Redis & HitsCommand;
   private pending: PendingHit[] = [];
 
@@ -89,13 +87,13 @@ export class RedisThrottlerStorage implements ThrottlerStorage {
     ttl: number,
     limit: number,
     blockDuration: number,
-    throttlerName: string,
-  ): Promise<ThrottlerStorageRecord> {
+    scope: string,
+  ): Promise<RateLimitRecord> {
     return new Promise((resolve, reject) => {
       if (this.pending.length === 0) setImmediate(() => this.flush());
       this.pending.push({
-        hitsKey: `{${key}:${throttlerName}}:hits`,
-        blockKey: `{${key}:${throttlerName}}:blocked`,
+        hitsKey: `{${key}:${scope}}:hits`,
+        blockKey: `{${key}:${scope}}:blocked`,
         ttl,
         limit,
         blockDuration,
@@ -122,7 +120,7 @@ export class RedisThrottlerStorage implements ThrottlerStorage {
   }
 }
 
-function recordOf(answers: number[], index: number): ThrottlerStorageRecord {
+function recordOf(answers: number[], index: number): RateLimitRecord {
   const [totalHits, toExpire, blocked, toBlockExpire] = answers.slice(4 * index, 4 * index + 4);
   return {
     totalHits,

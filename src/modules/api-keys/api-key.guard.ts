@@ -14,6 +14,7 @@ import { ApiKeysService } from './api-keys.service';
 import { ACCESS_METADATA, AccessLevel } from '../../common/auth/access.decorators';
 import { AuthenticatedRequest } from '../../common/auth/api-key-principal';
 import { AuthFailureLimiter } from './auth-failure-limiter';
+import { routeMetadata } from '../../common/route-metadata';
 import { ERROR_DETAILS } from '../../common/errors/error-details';
 
 /** Longest value we even try to look up; real keys are about 50 characters. */
@@ -94,28 +95,6 @@ export class AccessLevelGuard implements CanActivate {
   }
 }
 
-/**
- * Access levels of the routes met so far, by controller and handler: decorators are read once
- * per route, not per request (they cannot change after start-up).
- */
-const accessLevels = new WeakMap<object, Map<object, AccessLevel>>();
-
 function accessLevelOf(reflector: Reflector, context: ExecutionContext): AccessLevel {
-  const controller = context.getClass();
-  const handler = context.getHandler();
-  let levels = accessLevels.get(controller);
-  if (!levels) {
-    levels = new Map();
-    accessLevels.set(controller, levels);
-  }
-  let level = levels.get(handler);
-  if (level === undefined) {
-    level =
-      reflector.getAllAndOverride<AccessLevel | undefined>(ACCESS_METADATA, [
-        handler,
-        controller,
-      ]) ?? 'key';
-    levels.set(handler, level);
-  }
-  return level;
+  return routeMetadata<AccessLevel>(reflector, context, ACCESS_METADATA) ?? 'key';
 }

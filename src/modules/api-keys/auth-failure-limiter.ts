@@ -1,10 +1,13 @@
 import { HttpException, HttpStatus, Injectable } from '@nestjs/common';
-import { InjectThrottlerStorage, ThrottlerStorage } from '@nestjs/throttler';
 import { LRUCache } from 'lru-cache';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { MetricsService } from '../../common/metrics/metrics.service';
 import { ERROR_DETAILS } from '../../common/errors/error-details';
+import {
+  InjectRateLimitStorage,
+  RateLimitStorage,
+} from '../../common/throttling/rate-limit-storage';
 
 /** A 429 that says when to come back (`Retry-After`, set by AllExceptionsFilter). */
 export class TooManyAuthFailuresException extends HttpException {
@@ -25,7 +28,7 @@ export class AuthFailureLimiter {
   private readonly lockedUntil = new LRUCache<string, number>({ max: 100_000 });
 
   constructor(
-    @InjectThrottlerStorage() private readonly storage: ThrottlerStorage,
+    @InjectRateLimitStorage() private readonly storage: RateLimitStorage,
     @InjectConfig() private readonly config: AppConfig,
     private readonly metrics: MetricsService,
   ) {}

@@ -1,0 +1,68 @@
+import {
+  CanActivate,
+  ExecutionContext,
+  HttpException,
+  HttpStatus,
+  Injectable,
+} from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { Response } from 'express';
+import { AppConfig } from '../../config/app-config';
+import { InjectConfig } from '../../config/config.module';
+import { ApiKeyPrincipal, AuthenticatedRequest } from '../auth/api-key-principal';
+import { ERROR_DETAILS } from '../errors/error-details';
+import { MetricsService } from '../metrics/metrics.service';
+import { routeMetadata } from '../route-metadata';
+import { setRateLimitHeaders } from './rate-limit-headers';
+import { InjectRateLimitStorage, RateLimitStorage, SKIP_RATE_LIMIT } from './rate-limit-storage';
+
+/**
+ * One budget per key per window, across all routes, sized by the key's own limit, else by its
+ * class. Runs after ApiKeyGuard, so it sees the authenticated key: every authenticated request
+ * is counted exactly once, against its key. Public routes (docs) carry no key and are skipped,
+ * as are routes marked @SkipRateLimit (the metrics scrape).
+ * Going over the budget starts a cool-down of one window: 429 with Retry-After until it ends.
+ */
+@Injectable()
+export class RateLimitGuard implements CanActivate {
+  private readonly windowMs: number;
+
+  constructor(
+    @InjectRateLimitStorage() private readonly storage: RateLimitStorage,
+    @InjectConfig() private readonly config: AppConfig,
+    private readonly reflector: Reflector,
+    private readonly metrics: MetricsService,
+  ) {
+    this.windowMs = config.rateLimits.windowSeconds * 1000;
+  }
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const key = context.switchToHttp().getRequest<AuthenticatedRequest>().apiKey;
+    if (!key || routeMetadata<boolean>(this.reflector, context, SKIP_RATE_LIMIT)) return true;
+    const limit = this.limitOf(key);
+    const record = await this.storage.increment(
+      `ratelimit:default:${key.id}`,
+      this.windowMs,
+      limit,
+      this.windowMs,
+      'default',
+    );
+    const response = context.switchToHttp().getResponse<Response>();
+    setRateLimitHeaders(response, {
+      limit,
+      remaining: record.isBlocked ? 0 : limit - record.totalHits,
+      resetSeconds: record.isBlocked ? Math.max(1, record.timeToBlockExpire) : record.timeToExpire,
+      windowSeconds: this.config.rateLimits.windowSeconds,
+    });
+    if (!record.isBlocked) return true;
+    this.metrics.recordRateLimitRejection(key.isMaster ? 'master' : key.tier);
+    response.setHeader('Retry-After', Math.max(1, record.timeToBlockExpire));
+    throw new HttpException({ detail: ERROR_DETAILS.rateLimited }, HttpStatus.TOO_MANY_REQUESTS);
+  }
+
+  /** A key's own limit (set by the master key) overrides its class's budget. */
+  private limitOf(key: ApiKeyPrincipal): number {
+    const { regularPerWindow, validatorPerWindow } = this.config.rateLimits;
+    return key.rateLimit ?? (key.tier === 'validator' ? validatorPerWindow : regularPerWindow);
+  }
+}
