@@ -20,25 +20,29 @@ export class FallbackThrottlerStorage implements RateLimitStorage, OnApplication
     private readonly shared: RateLimitStorage,
   ) {}
 
-  async increment(
+  increment(
     key: string,
     ttl: number,
     limit: number,
     blockDuration: number,
     scope: string,
   ): Promise<RateLimitRecord> {
-    if (this.redis.ready()) {
-      try {
-        const record = await this.shared.increment(key, ttl, limit, blockDuration, scope);
+    const local = () => this.local.increment(key, ttl, limit, blockDuration, scope);
+    if (!this.redis.ready()) {
+      this.switchTo(true, 'not connected');
+      return local();
+    }
+    // Chained, not awaited: this runs on every request, and each await is one more promise.
+    return this.shared.increment(key, ttl, limit, blockDuration, scope).then(
+      (record) => {
         this.switchTo(false);
         return record;
-      } catch (error) {
-        this.switchTo(true, (error as Error).message);
-      }
-    } else {
-      this.switchTo(true, 'not connected');
-    }
-    return this.local.increment(key, ttl, limit, blockDuration, scope);
+      },
+      (error: Error) => {
+        this.switchTo(true, error.message);
+        return local();
+      },
+    );
   }
 
   onApplicationShutdown(): void {

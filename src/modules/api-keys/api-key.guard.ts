@@ -10,7 +10,7 @@ import type { Request } from 'express';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { secretsEqual } from '../../common/security/api-key-secret';
-import { ApiKeysService } from './api-keys.service';
+import { ApiKeysService, Authentication } from './api-keys.service';
 import { ACCESS_METADATA, AccessLevel } from '../../common/auth/access.decorators';
 import { AuthenticatedRequest } from '../../common/auth/api-key-principal';
 import { AuthFailureLimiter } from './auth-failure-limiter';
@@ -33,7 +33,8 @@ export class ApiKeyGuard implements CanActivate {
     @InjectConfig() private readonly config: AppConfig,
   ) {}
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  /** Synchronous unless the key has to be looked up, or a failure recorded. */
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const access = accessLevelOf(this.reflector, context);
     if (access === 'public') return true;
 
@@ -42,18 +43,27 @@ export class ApiKeyGuard implements CanActivate {
     this.failures.refuseIfLockedOut(() => request.ip ?? 'unknown');
     const presented = request.headers['x-api-key'];
     const missing = typeof presented !== 'string' || presented.length === 0;
-    if (access === 'metrics' && (await this.metricsTokenAccepted(request, missing))) return true;
+    if (access === 'metrics') {
+      const accepted = this.metricsTokenAccepted(request, missing);
+      if (accepted !== false) return accepted;
+    }
     if (missing) throw new UnauthorizedException(ERROR_DETAILS.missingKey);
 
-    const principal =
-      presented.length <= MAX_KEY_LENGTH ? await this.keys.authenticate(presented) : null;
+    const authentication =
+      presented.length <= MAX_KEY_LENGTH ? this.keys.authenticate(presented) : null;
+    return authentication instanceof Promise
+      ? authentication.then((found) => this.admit(request, found))
+      : this.admit(request, authentication);
+  }
+
+  private admit(
+    request: Request & AuthenticatedRequest,
+    authentication: Authentication,
+  ): true | Promise<never> {
     // A genuine key past its expiry guesses nothing: not a failure towards the address's lockout.
-    if (principal === 'expired') throw new UnauthorizedException(ERROR_DETAILS.keyExpired);
-    if (!principal) {
-      await this.failures.recordFailure(request.ip ?? 'unknown');
-      throw new UnauthorizedException(ERROR_DETAILS.invalidKey);
-    }
-    request.apiKey = principal;
+    if (authentication === 'expired') throw new UnauthorizedException(ERROR_DETAILS.keyExpired);
+    if (!authentication) return this.refuse(request, ERROR_DETAILS.invalidKey);
+    request.apiKey = authentication;
     return true;
   }
 
@@ -61,14 +71,19 @@ export class ApiKeyGuard implements CanActivate {
    * True when the request carries the metrics token. A wrong bearer token without a key is a
    * failed authentication (it counts towards the address's limit, like a wrong key).
    */
-  private async metricsTokenAccepted(request: Request, keyMissing: boolean): Promise<boolean> {
+  private metricsTokenAccepted(request: Request, keyMissing: boolean): boolean | Promise<never> {
     const bearer = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1];
     const token = this.config.metricsToken;
     if (bearer === undefined) return false;
     if (token && bearer.length <= MAX_KEY_LENGTH && secretsEqual(bearer, token)) return true;
     if (!keyMissing) return false;
+    return this.refuse(request, ERROR_DETAILS.invalidMetricsToken);
+  }
+
+  /** A failed authentication: counted towards the address's lockout, then answered 401. */
+  private async refuse(request: Request, detail: string): Promise<never> {
     await this.failures.recordFailure(request.ip ?? 'unknown');
-    throw new UnauthorizedException(ERROR_DETAILS.invalidMetricsToken);
+    throw new UnauthorizedException(detail);
   }
 }
 

@@ -52,15 +52,26 @@ function setUp(stored: Partial<ApiKeyEntity> = {}) {
 describe(ApiKeysService.name, () => {
   it('refuses a cached key as expired from the instant of its expiry, not from the next lookup', async () => {
     const { service, repository, clock } = setUp({ expiresAt: new Date(Date.now() + 5000) });
-    await expect(service.authenticate(KEY)).resolves.toMatchObject({ id: ID, rateLimit: null });
+    expect(await service.authenticate(KEY)).toMatchObject({ id: ID, rateLimit: null });
     clock.advance(5000);
-    await expect(service.authenticate(KEY)).resolves.toBe('expired');
+    expect(await service.authenticate(KEY)).toBe('expired');
     expect(repository.findByHash).toHaveBeenCalledTimes(1);
+  });
+
+  it('answers the master key and a cached key at once; looks up the others through a promise', async () => {
+    const { service, repository } = setUp();
+    expect(service.authenticate('sk_master_unit_0123456789')).toMatchObject({ isMaster: true });
+    const first = service.authenticate(KEY);
+    expect(first).toBeInstanceOf(Promise);
+    expect(await first).toMatchObject({ id: ID });
+    expect(service.authenticate(KEY)).toMatchObject({ id: ID });
+    expect(await service.authenticate(`${KEY}x`)).toBeNull();
+    expect(repository.findByHash).toHaveBeenCalledTimes(2);
   });
 
   it("carries the key's own limit to the principal", async () => {
     const { service } = setUp({ rateLimit: 42 });
-    await expect(service.authenticate(KEY)).resolves.toMatchObject({ rateLimit: 42 });
+    expect(await service.authenticate(KEY)).toMatchObject({ rateLimit: 42 });
   });
 
   it('drops a cached key when another replica announces a change to it', async () => {

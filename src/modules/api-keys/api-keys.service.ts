@@ -68,14 +68,24 @@ export class ApiKeysService {
     changes.onChanged((keyId) => this.forget(keyId));
   }
 
-  /** Resolves a presented key: its principal, `expired` past its expiry, null if unknown or inactive. */
-  async authenticate(presented: string): Promise<Authentication> {
+  /**
+   * Resolves a presented key: its principal, `expired` past its expiry, null if unknown or
+   * inactive. The master key and cached keys (nearly every request) are answered at once, not
+   * through a promise, so that ApiKeyGuard stays synchronous on the hot path.
+   */
+  authenticate(presented: string): Authentication | Promise<Authentication> {
     // One digest serves both the constant-time master comparison and the lookup by hash.
     const digest = secretDigest(presented);
     if (timingSafeEqual(digest, this.masterDigest)) return MASTER;
     if (!presented.startsWith(API_KEY_PREFIX)) return null;
     const hash = digest.toString('hex');
-    const key = this.cache ? await this.cache.fetch(hash) : await this.repository.findByHash(hash);
+    const cached = this.cache?.get(hash);
+    if (cached) return this.authenticationOf(cached);
+    const found = this.cache ? this.cache.fetch(hash) : this.repository.findByHash(hash);
+    return found.then((key) => this.authenticationOf(key ?? undefined));
+  }
+
+  private authenticationOf(key: ApiKeyEntity | undefined): Authentication {
     if (!key?.isActive) return null;
     if (key.expiresAt && key.expiresAt <= this.clock.now()) return 'expired';
     this.usage.record(key.id);
