@@ -9,7 +9,7 @@ import { jsonBodies } from './common/http/json-bodies';
 import { repairPathEncoding } from './common/http/percent-encoding';
 import { securityHeaders } from './common/http/security-headers';
 import { RequestValidationPipe } from './common/errors/request-validation.pipe';
-import { assignRequestId, REQUEST_LINE_LOGGER, ROOT_LOGGER } from './common/logging/logging.module';
+import { REQUEST_LINE_LOGGER, ROOT_LOGGER } from './common/logging/logging.module';
 import { requestLogging } from './common/logging/request-logging';
 import { httpMetricsMiddleware } from './common/metrics/http-metrics.middleware';
 import { MetricsService } from './common/metrics/metrics.service';
@@ -30,7 +30,6 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
   answerClientErrors(app.getHttpServer(), config.httpServer, app.get(Logger));
   // First, before body parsing: a request rejected by the body parser still gets its
   // X-Request-Id, its log line, and is counted.
-  app.use(assignRequestId);
   app.use(requestLogging(app.get(ROOT_LOGGER), app.get(REQUEST_LINE_LOGGER), scanner));
   app.use(httpMetricsMiddleware(app.get(MetricsService)));
   // Responses are dynamic JSON: an ETag would cost a hash per response and never match.

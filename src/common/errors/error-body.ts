@@ -3,7 +3,7 @@ import { requestId } from '../logging/logging.module';
 import { secretScannerOf } from '../security/secrets';
 
 /**
- * The request id to put in an error body: the one `assignRequestId` (the first middleware, see
+ * The request id to put in an error body: the one `requestLogging` (the first middleware, see
  * app.setup.ts) gave the request and sent as `X-Request-Id`, so the header and the body agree.
  * Assigned here the same way should an error ever be answered without that middleware.
  */

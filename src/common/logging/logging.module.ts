@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Module } from '@nestjs/common';
-import type { NextFunction, Request, Response } from 'express';
 import { LoggerModule, Params } from 'nestjs-pino';
 import { pino, destination, type DestinationStream, type Logger as PinoRoot } from 'pino';
 import type PinoPretty from 'pino-pretty';
@@ -9,7 +8,7 @@ import { AppConfig } from '../../config/app-config';
 import { loadWhenUsed } from '../load-when-used';
 import { APP_CONFIG } from '../../config/config.module';
 import { SecretScanner } from '../security/secret-scanner';
-import { secretScannerFor, secretScannerOf } from '../security/secrets';
+import { secretScannerFor } from '../security/secrets';
 
 /** The X-Request-Id values honoured; anything else is replaced by a new UUID. */
 export const REQUEST_ID_PATTERN = /^[\w.:-]{1,128}$/;
@@ -32,15 +31,6 @@ export function requestId(
   const id = sane ? incoming : randomUUID();
   response.setHeader('X-Request-Id', id);
   return id;
-}
-
-/**
- * Express middleware installed first (app.setup.ts): gives the request its id before anything
- * can answer it, the body parser included.
- */
-export function assignRequestId(request: Request, response: Response, next: NextFunction): void {
-  request.id ??= requestId(request, response, secretScannerOf(request));
-  next();
 }
 
 /**

@@ -3,7 +3,9 @@ import { performance } from 'node:perf_hooks';
 import type { NextFunction, Request, Response } from 'express';
 import { Store, storage } from 'nestjs-pino/storage';
 import type { Logger } from 'pino';
+import { whenResponseDone } from '../http/response-done';
 import { SecretScanner } from '../security/secret-scanner';
+import { requestId } from './logging.module';
 import { redactUrl } from './redact-url';
 
 /** What a log line says of a request: its id, method and redacted URL. Never headers or body. */
@@ -16,7 +18,7 @@ export interface LoggedRequest {
 export function loggedRequest(request: IncomingMessage, scanner: SecretScanner): LoggedRequest {
   const { id, originalUrl } = request as Request;
   return {
-    // Always a string: assignRequestId (logging.module.ts) runs first.
+    // Always a string: requestLogging gives every request its id first.
     id: id as string | undefined,
     method: request.method,
     url: redactUrl(originalUrl ?? request.url, scanner),
@@ -49,22 +51,18 @@ class RequestScope implements Store {
 }
 
 /**
- * Express middleware, installed right after the request id (app.setup.ts), so that every answered
- * request gets one line (written by `requestLines`: see logging.module.ts), a request the body parser refused included:
+ * Express middleware, installed first (app.setup.ts): gives the request its id (requestId) before
+ * anything can answer it, the body parser included, and every answered request gets one line (written by `requestLines`: see logging.module.ts), a request the body parser refused included:
  * `{"req":{id,method,url},"res":{"statusCode"},"responseTime","msg":"GET /api/v1/health 200 3ms"}`;
  * a 5xx, or a response cut off before it finished, says `failed` in place of the time.
  */
 export function requestLogging(root: Logger, requestLines: Logger, scanner: SecretScanner) {
   return (request: Request, response: Response, next: NextFunction): void => {
     const started = performance.now();
-    let logged = false;
-    const complete = () => {
-      if (logged) return;
-      logged = true;
-      logCompletion(requestLines, scanner, request, response, performance.now() - started);
-    };
-    response.once('finish', complete);
-    response.once('close', complete);
+    request.id ??= requestId(request, response, scanner);
+    whenResponseDone(response, () =>
+      logCompletion(requestLines, scanner, request, response, performance.now() - started),
+    );
     storage.run(new RequestScope(root, request, scanner), next);
   };
 }

@@ -1,4 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
+import { whenResponseDone } from '../http/response-done';
 import { MetricsService, UNMATCHED_ROUTE } from './metrics.service';
 
 /**
@@ -10,7 +11,9 @@ import { MetricsService, UNMATCHED_ROUTE } from './metrics.service';
 export function httpMetricsMiddleware(metrics: MetricsService) {
   return (request: Request, response: Response, next: NextFunction): void => {
     const started = process.hrtime.bigint();
-    response.once('finish', () => {
+    whenResponseDone(response, () => {
+      // A response the client closed before it finished was not answered.
+      if (!response.writableFinished) return;
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       metrics.observeRequest(request.method, routeOf(request), response.statusCode, seconds);
     });
