@@ -6,6 +6,7 @@ import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
 import { bodyParserErrorHandler } from './common/errors/body-parser-errors';
 import { answerClientErrors } from './common/http/client-errors';
 import { jsonBodies } from './common/http/json-bodies';
+import { middlewareChain } from './common/http/middleware-chain';
 import { repairPathEncoding } from './common/http/percent-encoding';
 import { securityHeaders } from './common/http/security-headers';
 import { RequestValidationPipe } from './common/errors/request-validation.pipe';
@@ -28,21 +29,30 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
   const scanner = secretScannerFor(config);
   attachSecretScanner(app.getHttpAdapter().getInstance().locals, scanner);
   answerClientErrors(app.getHttpServer(), config.httpServer, app.get(Logger));
-  // First, before body parsing: a request rejected by the body parser still gets its
-  // X-Request-Id, its log line, and is counted.
-  app.use(requestLogging(app.get(ROOT_LOGGER), app.get(REQUEST_LINE_LOGGER), scanner));
-  app.use(httpMetricsMiddleware(app.get(MetricsService)));
   // Responses are dynamic JSON: an ETag would cost a hash per response and never match.
   app.set('etag', false);
   // Not set at all, rather than set by Express and removed by helmet on every response.
   app.disable('x-powered-by');
-  app.use(securityHeaders({ contentSecurityPolicy: false, crossOriginEmbedderPolicy: false }));
+  // Each chain is one layer of Express's router (middleware-chain.ts), in this order.
+  app.use(
+    middlewareChain(
+      // First, before body parsing: a request rejected by the body parser still gets its
+      // X-Request-Id, its log line, and is counted.
+      requestLogging(app.get(ROOT_LOGGER), app.get(REQUEST_LINE_LOGGER), scanner),
+      httpMetricsMiddleware(app.get(MetricsService)),
+      securityHeaders({ contentSecurityPolicy: false, crossOriginEmbedderPolicy: false }),
+    ),
+  );
   if (config.corsOrigins.length > 0)
     app.enableCors({ origin: config.corsOrigins, exposedHeaders: EXPOSED_HEADERS });
-  app.use(repairPathEncoding);
-  app.use(jsonBodies(config.bodyLimit));
-  app.use(bodyParserErrorHandler);
-  app.use(refuseMisplacedSecrets(scanner));
+  app.use(
+    middlewareChain(
+      repairPathEncoding,
+      jsonBodies(config.bodyLimit),
+      bodyParserErrorHandler,
+      refuseMisplacedSecrets(scanner),
+    ),
+  );
   app.useGlobalPipes(new RequestValidationPipe());
   app.useGlobalFilters(new AllExceptionsFilter());
   setupSwagger(app);
