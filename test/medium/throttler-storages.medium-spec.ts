@@ -31,7 +31,7 @@ describe('Rate-limit storages', () => {
     const key = `ratelimit:default:alike-${Date.now()}`;
     // 1.5 s windows and blocks: whole seconds are what the answers report.
     const hit = (storage: MemoryThrottlerStorage | RedisThrottlerStorage) =>
-      storage.increment(key, 1500, 2, 1500, 'default');
+      storage.increment({ key, scope: 'default', ttl: 1500, limit: 2, blockDuration: 1500 });
     const answers = async () => Promise.all([hit(memory), hit(shared)]);
     try {
       for (const expected of [
@@ -58,7 +58,13 @@ describe('Rate-limit storages', () => {
     const hits = 200;
     const records = await Promise.all(
       Array.from({ length: hits }, (_, i) =>
-        storage.increment(keys[i % 3], 60_000, 50, 60_000, 'default'),
+        storage.increment({
+          key: keys[i % 3],
+          scope: 'default',
+          ttl: 60_000,
+          limit: 50,
+          blockDuration: 60_000,
+        }),
       ),
     );
     for (const [index, key] of keys.entries()) {
@@ -81,7 +87,13 @@ describe('Rate-limit storages', () => {
     const storage = new RedisThrottlerStorage(broken);
     const outcomes = await Promise.allSettled(
       [1, 2, 3].map(() =>
-        storage.increment('ratelimit:default:down', 60_000, 5, 60_000, 'default'),
+        storage.increment({
+          key: 'ratelimit:default:down',
+          scope: 'default',
+          ttl: 60_000,
+          limit: 5,
+          blockDuration: 60_000,
+        }),
       ),
     );
     expect(outcomes.map((outcome) => outcome.status)).toEqual(['rejected', 'rejected', 'rejected']);

@@ -9,7 +9,13 @@ function storageWith(connected: boolean, shared: RateLimitStorage['increment']) 
 
 const record = { totalHits: 7, timeToExpire: 60, isBlocked: false, timeToBlockExpire: 0 };
 const hit = (storage: FallbackThrottlerStorage) =>
-  storage.increment('ratelimit:default:k', 60_000, 2, 60_000, 'default');
+  storage.increment({
+    key: 'ratelimit:default:k',
+    scope: 'default',
+    ttl: 60_000,
+    limit: 2,
+    blockDuration: 60_000,
+  });
 
 describe(FallbackThrottlerStorage.name, () => {
   it('counts in Redis while it answers', async () => {

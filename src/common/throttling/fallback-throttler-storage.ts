@@ -1,7 +1,7 @@
 import { Logger, OnApplicationShutdown } from '@nestjs/common';
 import { RedisConnection } from '../redis/redis-connection';
 import { MemoryThrottlerStorage } from './memory-throttler-storage';
-import { RateLimitRecord, RateLimitStorage } from './rate-limit-storage';
+import { RateLimitHit, RateLimitRecord, RateLimitStorage } from './rate-limit-storage';
 
 /**
  * Rate-limit counts in Redis (shared by every replica), and in this process' memory while
@@ -20,20 +20,14 @@ export class FallbackThrottlerStorage implements RateLimitStorage, OnApplication
     private readonly shared: RateLimitStorage,
   ) {}
 
-  increment(
-    key: string,
-    ttl: number,
-    limit: number,
-    blockDuration: number,
-    scope: string,
-  ): Promise<RateLimitRecord> {
-    const local = () => this.local.increment(key, ttl, limit, blockDuration, scope);
+  increment(hit: RateLimitHit): Promise<RateLimitRecord> {
+    const local = () => this.local.increment(hit);
     if (!this.redis.ready()) {
       this.switchTo(true, 'not connected');
       return local();
     }
     // Chained, not awaited: this runs on every request, and each await is one more promise.
-    return this.shared.increment(key, ttl, limit, blockDuration, scope).then(
+    return this.shared.increment(hit).then(
       (record) => {
         this.switchTo(false);
         return record;

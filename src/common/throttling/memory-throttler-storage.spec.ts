@@ -1,10 +1,24 @@
 import { MemoryThrottlerStorage } from './memory-throttler-storage';
 
+const ONE_PER_WINDOW = {
+  key: 'ratelimit:default:k',
+  scope: 'default',
+  ttl: 10_000,
+  limit: 1,
+  blockDuration: 5_000,
+};
+
 describe(MemoryThrottlerStorage.name, () => {
   let now = 1_000_000;
   let storage: MemoryThrottlerStorage;
   const hit = (limit = 2, ttl = 10_000, block = 5_000) =>
-    storage.increment('ratelimit:default:k', ttl, limit, block, 'default');
+    storage.increment({
+      key: 'ratelimit:default:k',
+      scope: 'default',
+      ttl,
+      limit,
+      blockDuration: block,
+    });
 
   beforeEach(() => {
     now = 1_000_000;
@@ -46,12 +60,12 @@ describe(MemoryThrottlerStorage.name, () => {
   it('keeps keys and throttlers apart', async () => {
     await hit(1);
     expect(
-      await storage.increment('ratelimit:default:other', 10_000, 1, 5_000, 'default'),
+      await storage.increment({ ...ONE_PER_WINDOW, key: 'ratelimit:default:other' }),
     ).toMatchObject({
       totalHits: 1,
       isBlocked: false,
     });
-    expect(await storage.increment('ratelimit:default:k', 10_000, 1, 5_000, 'auth')).toMatchObject({
+    expect(await storage.increment({ ...ONE_PER_WINDOW, scope: 'auth' })).toMatchObject({
       totalHits: 1,
     });
   });

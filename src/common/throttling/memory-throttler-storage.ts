@@ -1,5 +1,5 @@
 import type { OnApplicationShutdown } from '@nestjs/common';
-import type { RateLimitRecord, RateLimitStorage } from './rate-limit-storage';
+import type { RateLimitHit, RateLimitRecord, RateLimitStorage } from './rate-limit-storage';
 
 interface Counter {
   hits: number;
@@ -26,21 +26,16 @@ export class MemoryThrottlerStorage implements RateLimitStorage, OnApplicationSh
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  increment(
-    key: string,
-    ttl: number,
-    limit: number,
-    blockDuration: number,
-    scope: string,
-  ): Promise<RateLimitRecord> {
-    return Promise.resolve(this.hit(`${key}:${scope}`, ttl, limit, blockDuration));
+  increment(hit: RateLimitHit): Promise<RateLimitRecord> {
+    return Promise.resolve(this.hit(hit));
   }
 
   onApplicationShutdown(): void {
     clearInterval(this.pruning);
   }
 
-  private hit(id: string, ttl: number, limit: number, blockDuration: number): RateLimitRecord {
+  private hit({ key, scope, ttl, limit, blockDuration }: RateLimitHit): RateLimitRecord {
+    const id = `${key}:${scope}`;
     const now = this.now();
     let counter = this.counters.get(id);
     if (!counter) {

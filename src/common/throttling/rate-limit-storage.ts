@@ -10,19 +10,21 @@ export interface RateLimitRecord {
   timeToBlockExpire: number;
 }
 
-/**
- * Counts hits per key: a fixed window of `ttl` ms started by its first hit, and a block of
- * `blockDuration` ms once the count passes `limit`. `scope` names the budget (`default` for
- * the keys' budgets, `auth-failures` for failed authentications); it is part of the stored key.
- */
+/** One hit to count. */
+export interface RateLimitHit {
+  key: string;
+  /** `default` for the keys' budgets, `auth-failures` for failed authentications; part of the stored key. */
+  scope: string;
+  /** The window, in ms, started by its first hit. */
+  ttl: number;
+  limit: number;
+  /** The block, in ms, started once the count passes `limit`. */
+  blockDuration: number;
+}
+
+/** Counts hits per key and scope: a fixed window, and a block once the count passes the limit. */
 export interface RateLimitStorage {
-  increment(
-    key: string,
-    ttl: number,
-    limit: number,
-    blockDuration: number,
-    scope: string,
-  ): Promise<RateLimitRecord>;
+  increment(hit: RateLimitHit): Promise<RateLimitRecord>;
 }
 
 /** The process' one storage (ThrottlingModule): Redis with a fallback, or memory. */

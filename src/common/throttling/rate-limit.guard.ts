@@ -40,13 +40,14 @@ export class RateLimitGuard implements CanActivate {
     const key = context.switchToHttp().getRequest<AuthenticatedRequest>().apiKey;
     if (!key || routeMetadata<boolean>(this.reflector, context, SKIP_RATE_LIMIT)) return true;
     const limit = this.limitOf(key);
-    const record = await this.storage.increment(
-      `ratelimit:default:${key.id}`,
-      this.windowMs,
+    const record = await this.storage.increment({
+      key: `ratelimit:default:${key.id}`,
+      scope: 'default',
+      ttl: this.windowMs,
       limit,
-      this.windowMs,
-      'default',
-    );
+      // Going over the budget starts a cool-down of one window.
+      blockDuration: this.windowMs,
+    });
     const response = context.switchToHttp().getResponse<Response>();
     setRateLimitHeaders(response, {
       limit,

@@ -1,5 +1,5 @@
 import type Redis from 'ioredis';
-import type { RateLimitRecord, RateLimitStorage } from './rate-limit-storage';
+import type { RateLimitHit, RateLimitRecord, RateLimitStorage } from './rate-limit-storage';
 
 /**
  * Hits, each counted in its window (a fixed window that starts with its first hit), with a
@@ -56,12 +56,7 @@ interface HitsCommand {
   throttleHits(...args: (string | number)[]): Promise<number[]>;
 }
 
-interface PendingHit {
-  hitsKey: string;
-  blockKey: string;
-  ttl: number;
-  limit: number;
-  blockDuration: number;
+interface PendingHit extends RateLimitHit {
   resolve: (record: RateLimitRecord) => void;
   reject: (error: unknown) => void;
 }
@@ -82,24 +77,10 @@ export class RedisThrottlerStorage implements RateLimitStorage {
     this.redis = redis as Redis & HitsCommand;
   }
 
-  increment(
-    key: string,
-    ttl: number,
-    limit: number,
-    blockDuration: number,
-    scope: string,
-  ): Promise<RateLimitRecord> {
+  increment(hit: RateLimitHit): Promise<RateLimitRecord> {
     return new Promise((resolve, reject) => {
       if (this.pending.length === 0) setImmediate(() => this.flush());
-      this.pending.push({
-        hitsKey: `{${key}:${scope}}:hits`,
-        blockKey: `{${key}:${scope}}:blocked`,
-        ttl,
-        limit,
-        blockDuration,
-        resolve,
-        reject,
-      });
+      this.pending.push({ ...hit, resolve, reject });
     });
   }
 
@@ -111,7 +92,11 @@ export class RedisThrottlerStorage implements RateLimitStorage {
   }
 
   private send(hits: PendingHit[]): void {
-    const keys = hits.flatMap((hit) => [hit.hitsKey, hit.blockKey]);
+    // Hash tags keep a key's two entries in one slot.
+    const keys = hits.flatMap(({ key, scope }) => [
+      `{${key}:${scope}}:hits`,
+      `{${key}:${scope}}:blocked`,
+    ]);
     const args = hits.flatMap((hit) => [hit.ttl, hit.limit, hit.blockDuration]);
     this.redis.throttleHits(keys.length, ...keys, ...args).then(
       (answers) => hits.forEach((hit, i) => hit.resolve(recordOf(answers, i))),

@@ -56,13 +56,13 @@ export class AuthFailureLimiter {
   async recordFailure(ip: string): Promise<void> {
     const { failureLimit, failureWindowSeconds } = this.config.auth;
     const windowMs = failureWindowSeconds * 1000;
-    const result = await this.storage.increment(
-      `authfail:${ip}`,
-      windowMs,
-      failureLimit,
-      windowMs,
-      'auth-failures',
-    );
+    const result = await this.storage.increment({
+      key: `authfail:${ip}`,
+      scope: 'auth-failures',
+      ttl: windowMs,
+      limit: failureLimit,
+      blockDuration: windowMs,
+    });
     if (result.isBlocked) {
       const seconds = Math.max(1, Math.ceil(result.timeToBlockExpire));
       this.lockedUntil.set(ip, Date.now() + seconds * 1000);
