@@ -8,6 +8,8 @@ type Middleware = RequestHandler | ErrorRequestHandler;
  * error handler (four parameters) of the chain, else out of the chain with the error; without
  * an error, error handlers are skipped. Express's router costs about a microsecond per layer
  * per request (path matching, parameter processing), as much as the cheap middleware itself.
+ * Only for middleware mounted on every path that never calls `next('route')` or `next('router')`
+ * (which Express would take as skips, and this chain as errors).
  */
 export function middlewareChain(...handlers: Middleware[]): RequestHandler {
   return (request: Request, response: Response, next: NextFunction): void => {
