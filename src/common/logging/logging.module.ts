@@ -67,7 +67,7 @@ function destinationFor(config: AppConfig): DestinationStream {
 }
 
 /** The two pino loggers of the process, writing to one destination. */
-export interface Loggers {
+interface Loggers {
   /** Nest's Logger (nestjs-pino) and every line but the request lines. */
   root: PinoRoot;
   /** The one line per request (request-logging.ts). */

@@ -52,7 +52,8 @@ class RequestScope implements Store {
 
 /**
  * Express middleware, installed first (app.setup.ts): gives the request its id (requestId) before
- * anything can answer it, the body parser included, and every answered request gets one line (written by `requestLines`: see logging.module.ts), a request the body parser refused included:
+ * anything can answer it, the body parser included, and writes one line (through `requestLines`:
+ * see logging.module.ts) for every answered request, one the body parser refused included:
  * `{"req":{id,method,url},"res":{"statusCode"},"responseTime","msg":"GET /api/v1/health 200 3ms"}`;
  * a 5xx, or a response cut off before it finished, says `failed` in place of the time.
  */

@@ -11,14 +11,7 @@ const ONE_PER_WINDOW = {
 describe(MemoryThrottlerStorage.name, () => {
   let now = 1_000_000;
   let storage: MemoryThrottlerStorage;
-  const hit = (limit = 2, ttl = 10_000, block = 5_000) =>
-    storage.increment({
-      key: 'ratelimit:default:k',
-      scope: 'default',
-      ttl,
-      limit,
-      blockDuration: block,
-    });
+  const hit = (limit = 2) => storage.increment({ ...ONE_PER_WINDOW, limit });
 
   beforeEach(() => {
     now = 1_000_000;

@@ -17,8 +17,9 @@ const PRUNE_INTERVAL_MS = 60_000;
  * (FallbackThrottlerStorage). The rules of RedisThrottlerStorage's script, step for step, so
  * that a key's budget means the same in both: a fixed window started by its first hit, and a
  * block of `blockDuration` once the count passes the limit.
- * It replaced @nestjs/throttler's in-memory storage (with the library's guard), which kept a timer per hit: a million hits
- * in a window were a million timers, and arming one cost more than the rest of the count.
+ * It replaced @nestjs/throttler's in-memory storage (with the library's guard), which kept a
+ * timer per hit: a million hits in a window were a million timers, and arming one cost more than
+ * the rest of the count.
  */
 export class MemoryThrottlerStorage implements RateLimitStorage, OnApplicationShutdown {
   private readonly counters = new Map<string, Counter>();
