@@ -9,6 +9,7 @@ import {
 import type { Request, Response } from 'express';
 import { isDatabaseUnavailable } from './database-unavailable';
 import { requestIdOf, sendError } from './error-body';
+import { ReportException } from './report-exception';
 import { ERROR_DETAILS } from './error-details';
 
 /**
@@ -27,6 +28,10 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const response = context.getResponse<Response>();
     if (response.headersSent) return;
 
+    if (exception instanceof ReportException) {
+      response.status(exception.getStatus()).json(exception.report);
+      return;
+    }
     if (exception instanceof HttpException) {
       const status = exception.getStatus();
       const retryAfter = (exception as { retryAfterSeconds?: unknown }).retryAfterSeconds;

@@ -1,33 +1,65 @@
-import { EventEmitter } from 'node:events';
-import type { ServerResponse } from 'node:http';
+import { once } from 'node:events';
+import { createServer, request, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { whenResponseDone } from './response-done';
 
-const fakeResponse = () => new EventEmitter() as unknown as ServerResponse & EventEmitter;
+/** What the listeners saw, per response: their order, and whether the response was sent. */
+interface Seen {
+  calls: string[];
+  finished: boolean[];
+}
+
+/** A loopback server that watches each response with two listeners, then lets `answer` reply. */
+async function watchingServer(answer: (response: ServerResponse) => void): Promise<{
+  server: Server;
+  port: number;
+  seen: Promise<Seen>;
+}> {
+  let resolve!: (seen: Seen) => void;
+  const seen = new Promise<Seen>((done) => (resolve = done));
+  const server = createServer((_request, response) => {
+    const result: Seen = { calls: [], finished: [] };
+    const record = (name: string) => () => {
+      result.calls.push(name);
+      result.finished.push(response.writableFinished);
+      if (result.calls.length === 2) setImmediate(() => resolve(result));
+    };
+    whenResponseDone(response, record('log'));
+    whenResponseDone(response, record('metrics'));
+    expect(response.listenerCount('close')).toBe(1);
+    answer(response);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return { server, port: (server.address() as AddressInfo).port, seen };
+}
 
 describe(whenResponseDone.name, () => {
-  it('calls every listener once, on finish, even when close follows', () => {
-    const response = fakeResponse();
-    const calls: string[] = [];
-    whenResponseDone(response, () => calls.push('log'));
-    whenResponseDone(response, () => calls.push('metrics'));
-    response.emit('finish');
-    response.emit('close');
-    expect(calls).toEqual(['log', 'metrics']);
+  it('calls every listener once, in order, when the response has been sent', async () => {
+    const { server, port, seen } = await watchingServer((response) => response.end('ok'));
+    try {
+      const got = await fetch(`http://127.0.0.1:${port}/`);
+      expect(await got.text()).toBe('ok');
+      expect(await seen).toEqual({ calls: ['log', 'metrics'], finished: [true, true] });
+    } finally {
+      server.close();
+    }
   });
 
-  it('calls them on close when the response never finished (the client went away)', () => {
-    const response = fakeResponse();
-    const calls: string[] = [];
-    whenResponseDone(response, () => calls.push('log'));
-    response.emit('close');
-    response.emit('finish');
-    expect(calls).toEqual(['log']);
-  });
-
-  it('adds one pair of listeners per response, however many callers', () => {
-    const response = fakeResponse();
-    for (let i = 0; i < 3; i++) whenResponseDone(response, () => undefined);
-    expect(response.listenerCount('finish')).toBe(1);
-    expect(response.listenerCount('close')).toBe(1);
+  it('calls them once, unfinished, when the client goes away before the answer', async () => {
+    const { server, port, seen } = await watchingServer((response) => {
+      response.write('partial');
+      // Never ended: the client below goes away after the first bytes.
+    });
+    try {
+      const client = request({ host: '127.0.0.1', port, path: '/' });
+      client.on('error', () => undefined);
+      client.on('response', (response) => response.once('data', () => client.destroy()));
+      client.end();
+      expect(await seen).toEqual({ calls: ['log', 'metrics'], finished: [false, false] });
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
   });
 });

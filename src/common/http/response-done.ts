@@ -7,10 +7,10 @@ interface Watched {
 }
 
 /**
- * Calls `listener` once the response has finished or closed, whichever comes first (a client
- * that went away closes it unfinished: `response.writableFinished` tells). One pair of listeners
- * per response, however many callers (request logging, metrics), rather than a pair each: this
- * runs on every request.
+ * Calls `listener` once the response is done: sent (`response.writableFinished`), or cut off
+ * because the client went away. Node emits `close` on a response in both cases, once, so one
+ * listener per response serves every caller (request logging, metrics): this runs on every
+ * request.
  */
 export function whenResponseDone(response: ServerResponse, listener: () => void): void {
   const watched = response as ServerResponse & Watched;
@@ -21,12 +21,7 @@ export function whenResponseDone(response: ServerResponse, listener: () => void)
   }
   const listeners = [listener];
   watched[DONE] = listeners;
-  let called = false;
-  const done = () => {
-    if (called) return;
-    called = true;
+  response.on('close', () => {
     for (const each of listeners) each();
-  };
-  response.on('finish', done);
-  response.on('close', done);
+  });
 }

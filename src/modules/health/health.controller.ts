@@ -1,4 +1,4 @@
-import { Controller, Get, Res } from '@nestjs/common';
+import { Controller, Get, HttpStatus } from '@nestjs/common';
 import {
   ApiExtraModels,
   ApiOkResponse,
@@ -8,9 +8,9 @@ import {
   getSchemaPath,
 } from '@nestjs/swagger';
 import type { ResponseObject } from '@nestjs/swagger';
-import type { Response } from 'express';
 import { RequireKey, RequireMasterKey } from '../../common/auth/access.decorators';
 import { ERROR_CASES, ErrorDetailDto, errorResponse } from '../../common/errors/error-responses';
+import { ReportException } from '../../common/errors/report-exception';
 import { HealthResponseDto } from './dto/health-response.dto';
 import { SystemStatusDto } from './dto/system-status.dto';
 import { HealthService } from './health.service';
@@ -51,6 +51,13 @@ const UNHEALTHY_RESPONSE: ResponseObject = {
   },
 };
 
+/** An unhealthy report is answered 503, with the report as the body. */
+function answerHealth(health: HealthResponseDto): HealthResponseDto {
+  if (health.status !== 'healthy')
+    throw new ReportException(health, HttpStatus.SERVICE_UNAVAILABLE);
+  return health;
+}
+
 @ApiTags('Health')
 @ApiExtraModels(HealthResponseDto, ErrorDetailDto)
 @Controller('api/v1')
@@ -66,10 +73,9 @@ export class HealthController {
   })
   @ApiOkResponse({ type: HealthResponseDto, description: 'The service is healthy' })
   @ApiResponse({ status: 503, ...UNHEALTHY_RESPONSE })
-  async getHealth(@Res({ passthrough: true }) response: Response): Promise<HealthResponseDto> {
-    const health = await this.health.health();
-    if (health.status !== 'healthy') response.status(503);
-    return health;
+  getHealth(): HealthResponseDto | Promise<HealthResponseDto> {
+    const health = this.health.health();
+    return health instanceof Promise ? health.then(answerHealth) : answerHealth(health);
   }
 
   @Get('monitoring/system-status')
