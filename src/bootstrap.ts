@@ -3,6 +3,7 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import { DataSource } from 'typeorm';
 import { AppModule } from './app.module';
 import { configureApp } from './app.setup';
+import { ExpressServerAdapter } from './common/http/express-server-adapter';
 import { AppConfig } from './config/app-config';
 import { buildDataSourceOptions } from './database/data-source-options';
 import { runMigrations } from './database/migrate';
@@ -18,10 +19,11 @@ export type ResolvedConfig = AppConfig & {
 /** Migrates the database, then builds the configured app (not yet listening). */
 export async function createApp(config: ResolvedConfig): Promise<NestExpressApplication> {
   await migrate(config.databaseUrl);
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
-    bodyParser: false,
-    bufferLogs: true,
-  });
+  const app = await NestFactory.create<NestExpressApplication>(
+    AppModule.forRoot(config),
+    new ExpressServerAdapter(),
+    { bodyParser: false, bufferLogs: true },
+  );
   configureApp(app, config);
   return app;
 }
