@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export const API_KEY_PREFIX = 'sk_live_';
 /** How much of a key is kept to show in listings: the prefix and four random characters. */
@@ -13,9 +13,12 @@ export function hashApiKey(key: string): string {
   return secretDigest(key).toString('hex');
 }
 
-/** SHA-256 of a secret: fixed length, so comparing two reveals neither content nor length. */
+/**
+ * SHA-256 of a secret: fixed length, so comparing two reveals neither content nor length. Runs
+ * on every request (the presented key); the one-shot `hash` costs about half of a `Hash` object.
+ */
 export function secretDigest(secret: string): Buffer {
-  return createHash('sha256').update(secret, 'utf8').digest();
+  return hash('sha256', secret, 'buffer');
 }
 
 export function displayPrefix(key: string): string {
