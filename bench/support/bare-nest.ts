@@ -1,6 +1,7 @@
 import { Controller, Get, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { NestExpressApplication } from '@nestjs/platform-express';
+import { ExpressAdapter, NestExpressApplication } from '@nestjs/platform-express';
+import { ExpressServerAdapter } from '../../src/common/http/express-server-adapter';
 import { announcePort } from './child-server';
 
 /**
@@ -25,16 +26,18 @@ class BareController {
 class BareModule {}
 
 /**
- * Child side: the second floor the service is compared with: a Nest 11 app on the same
- * Express adapter with one GET route and nothing else (no body parser, middleware, guards,
- * pipes, filters or request logging). What separates it from bare node:http is what Nest and
- * Express cost by themselves; what separates the service from it is what the service adds.
+ * Child side: the floor the service is compared with: a Nest 11 app with one GET route and
+ * nothing else (no body parser, middleware, guards, pipes, filters or request logging), on the
+ * service's own Express adapter (`ExpressServerAdapter`), or with `stock`, on Nest's. What
+ * separates it from bare node:http is what Nest and Express cost by themselves; what separates
+ * the service from it (same adapter) is what the service adds.
  */
-export async function serveBareNest(): Promise<void> {
-  const app = await NestFactory.create<NestExpressApplication>(BareModule, {
-    bodyParser: false,
-    logger: ['error', 'warn'],
-  });
+export async function serveBareNest(adapter: 'service' | 'stock'): Promise<void> {
+  const app = await NestFactory.create<NestExpressApplication>(
+    BareModule,
+    adapter === 'service' ? new ExpressServerAdapter() : new ExpressAdapter(),
+    { bodyParser: false, logger: ['error', 'warn'] },
+  );
   await app.listen(0, '127.0.0.1');
   announcePort(app.getHttpServer());
 }
