@@ -56,7 +56,8 @@ interface HitsCommand {
   throttleHits(...args: (string | number)[]): Promise<number[]>;
 }
 
-interface PendingHit extends RateLimitHit {
+interface PendingHit {
+  hit: RateLimitHit;
   resolve: (record: RateLimitRecord) => void;
   reject: (error: unknown) => void;
 }
@@ -79,38 +80,45 @@ export class RedisThrottlerStorage implements RateLimitStorage {
 
   increment(hit: RateLimitHit): Promise<RateLimitRecord> {
     return new Promise((resolve, reject) => {
-      if (this.pending.length === 0) setImmediate(() => this.flush());
-      this.pending.push({ ...hit, resolve, reject });
+      if (this.pending.length === 0) setImmediate(this.flush);
+      this.pending.push({ hit, resolve, reject });
     });
   }
 
-  private flush(): void {
+  private readonly flush = (): void => {
     const hits = this.pending;
     this.pending = [];
     for (let start = 0; start < hits.length; start += MAX_HITS_PER_CALL)
       this.send(hits.slice(start, start + MAX_HITS_PER_CALL));
-  }
+  };
 
+  /** Plain loops: this runs once per turn under load, over every hit of the turn. */
   private send(hits: PendingHit[]): void {
-    // Hash tags keep a key's two entries in one slot.
-    const keys = hits.flatMap(({ key, scope }) => [
-      `{${key}:${scope}}:hits`,
-      `{${key}:${scope}}:blocked`,
-    ]);
-    const args = hits.flatMap((hit) => [hit.ttl, hit.limit, hit.blockDuration]);
+    const keys: string[] = [];
+    const args: number[] = [];
+    for (const { hit } of hits) {
+      // Hash tags keep a key's two entries in one slot.
+      const tag = `{${hit.key}:${hit.scope}}`;
+      keys.push(`${tag}:hits`, `${tag}:blocked`);
+      args.push(hit.ttl, hit.limit, hit.blockDuration);
+    }
     this.redis.throttleHits(keys.length, ...keys, ...args).then(
-      (answers) => hits.forEach((hit, i) => hit.resolve(recordOf(answers, i))),
-      (error: unknown) => hits.forEach((hit) => hit.reject(error)),
+      (answers) => {
+        for (let i = 0; i < hits.length; i++) hits[i].resolve(recordOf(answers, 4 * i));
+      },
+      (error: unknown) => {
+        for (const pending of hits) pending.reject(error);
+      },
     );
   }
 }
 
-function recordOf(answers: number[], index: number): RateLimitRecord {
-  const [totalHits, toExpire, blocked, toBlockExpire] = answers.slice(4 * index, 4 * index + 4);
+/** The record of the hit whose four answers start at `at`. */
+function recordOf(answers: number[], at: number): RateLimitRecord {
   return {
-    totalHits,
-    timeToExpire: Math.ceil(toExpire / 1000),
-    isBlocked: blocked === 1,
-    timeToBlockExpire: Math.ceil(toBlockExpire / 1000),
+    totalHits: answers[at],
+    timeToExpire: Math.ceil(answers[at + 1] / 1000),
+    isBlocked: answers[at + 2] === 1,
+    timeToBlockExpire: Math.ceil(answers[at + 3] / 1000),
   };
 }
