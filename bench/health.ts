@@ -8,8 +8,8 @@
  * (or BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_ROUNDS, BENCH_WARMUP_SECONDS, BENCH_IDLE_SECONDS).
  * The service runs as `node dist-dev/src/main.js` (main.ts, the production entry point, compiled
  * by `npm run build:dev` beside the benchmark); the floors run as children of this script
- * (--serve-node / --serve-nest / --serve-stock-nest). --profile writes a V8 CPU profile of the service
- * (`node --cpu-prof`) and prints where.
+ * (--serve-node / --serve-nest / --serve-stock-nest). --profile writes a V8 CPU profile of the
+ * service (`node --cpu-prof`) and prints where.
  */
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -224,14 +224,8 @@ async function loadRounds(
     );
     if (target === 'service') serviceResponses += warmUp.responses;
   }
-  const rounds = Object.fromEntries(TARGETS.map((t) => [t, []])) as unknown as Record<
-    Target,
-    Round[]
-  >;
-  const cpu = Object.fromEntries(TARGETS.map((t) => [t, []])) as unknown as Record<
-    Target,
-    number[]
-  >;
+  const rounds = perTarget<Round>();
+  const cpu = perTarget<number>();
   for (let index = 1; index <= options.rounds; index += 1) {
     for (const target of TARGETS) {
       const name = `round ${index}/${options.rounds} ${target}`;
@@ -246,6 +240,11 @@ async function loadRounds(
     }
   }
   return { rounds, serviceResponses, cpu };
+}
+
+/** An empty list per target. */
+function perTarget<T>(): Record<Target, T[]> {
+  return Object.fromEntries(TARGETS.map((target) => [target, [] as T[]])) as Record<Target, T[]>;
 }
 
 /** The service's per-request log lines for the benchmarked route: real pino JSON lines. */
