@@ -29,7 +29,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (response.headersSent) return;
 
     if (exception instanceof ReportException) {
-      response.status(exception.getStatus()).json(exception.report);
+      response.status(exception.getStatus()).json(exception.getResponse());
       return;
     }
     if (exception instanceof HttpException) {

@@ -7,10 +7,7 @@ import { HttpException } from '@nestjs/common';
  * pipeline (five promises) on every call, and health is polled hard.
  */
 export class ReportException extends HttpException {
-  constructor(
-    readonly report: object,
-    status: number,
-  ) {
+  constructor(report: object, status: number) {
     super(report, status);
   }
 }
