@@ -16,6 +16,12 @@ const withDatabase = {
 
 /** @type {import('jest').Config} */
 module.exports = {
+  // Two suites at a time, whatever the machine. Jest's default (one fewer than the CPUs) runs a
+  // 2-CPU machine's suites one after the other, and most e2e time is spent waiting on the
+  // processes a suite starts (gateways, devnets, Postgres): two at once halve the run there.
+  // Suites that own global state take a database of their own and Redis keys under their own
+  // prefix, so that two can run side by side (docs/decisions.md, "Test tiers").
+  maxWorkers: 2,
   testTimeout: 30000,
   projects: [
     {
