@@ -28,7 +28,11 @@ module.exports = {
       displayName: 'unit',
       rootDir: __dirname,
       testEnvironment: 'node',
-      testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/support/**/*.spec.ts'],
+      testMatch: [
+        '<rootDir>/src/**/*.spec.ts',
+        '<rootDir>/test/support/**/*.spec.ts',
+        '<rootDir>/bench/**/*.spec.ts',
+      ],
       setupFiles: ['<rootDir>/test/support/unit-guard.ts'],
       transform: { '^.+\\.ts$': tsJest },
     },

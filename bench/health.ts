@@ -8,8 +8,9 @@
  * (or BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_ROUNDS, BENCH_WARMUP_SECONDS, BENCH_IDLE_SECONDS).
  * The service runs as `node dist-dev/src/main.js` (main.ts, the production entry point, compiled
  * by `npm run build:dev` beside the benchmark); the floors run as children of this script
- * (--serve-node / --serve-nest / --serve-stock-nest). --profile writes a V8 CPU profile of the
- * service (`node --cpu-prof`) and prints where.
+ * (--serve-node / --serve-nest / --serve-stock-nest). --profile writes V8 CPU profiles
+ * (`node --cpu-prof`) of the service and of the bare Nest floor, and prints where and how much CPU
+ * each was busy per response over the measured rounds.
  */
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,8 +25,14 @@ import {
   deactivateApiKey,
 } from './support/app-server';
 import { serveBareNest } from './support/bare-nest';
-import { fixedResponseEnv, forkServer, serveFixedResponse } from './support/child-server';
+import {
+  ChildServer,
+  fixedResponseEnv,
+  forkServer,
+  serveFixedResponse,
+} from './support/child-server';
 import { cleanupOnExit } from './support/cleanup';
+import { busyMicros, ClockSpan, monotonicMicros } from './support/cpu-profile';
 import { acquireDatabase } from './support/database';
 import {
   LoadOptions,
@@ -100,8 +107,18 @@ interface Findings {
   /** Share of one core the server used during each of its rounds. */
   cpu: Record<Target, number[]>;
   responses: number;
-  profile?: string;
+  profiles: Profile[];
 }
+
+/** Where `--profile` wrote a target's CPU profile, and its busy CPU per response in the rounds. */
+interface Profile {
+  target: Target;
+  dir: string;
+  microsPerResponse: number;
+}
+
+/** The targets `--profile` profiles: the service and the floor it is judged by. */
+const PROFILED: readonly Target[] = ['service', 'bare Nest'];
 
 /**
  * Seconds the service stays idle after start-up before its RSS is read: start-up grows V8's
@@ -135,10 +152,15 @@ async function benchmark(options: LoadOptions): Promise<void> {
     cleanups.push(() => Promise.resolve(rmSync(scratch, { recursive: true, force: true })));
     const logFile = join(scratch, 'service.log');
     const log = openSync(logFile, 'w');
-    const profileDir = flags.profile ? mkdtempSync(join(tmpdir(), 'bench-health-profile-')) : '';
+    const profileRoot = flags.profile ? mkdtempSync(join(tmpdir(), 'bench-health-profile-')) : '';
+    const profileDir = (target: Target): string => join(profileRoot, target.replace(' ', '-'));
+    const profileArgs = (target: Target): string[] =>
+      profileRoot && PROFILED.includes(target)
+        ? ['--cpu-prof', `--cpu-prof-dir=${profileDir(target)}`]
+        : [];
     const service = await startServiceProcess(env, {
       stdout: log,
-      nodeArgs: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+      nodeArgs: profileArgs('service'),
     });
     closeSync(log);
     let serviceStopped = false;
@@ -165,13 +187,15 @@ async function benchmark(options: LoadOptions): Promise<void> {
     const floorEnv = fixedResponseEnv(first.text, first.contentType);
     const targets = { service: serviceTarget } as Record<Target, LoadTarget>;
     const pids = { service: service.child.pid } as Record<Target, number | undefined>;
+    const floors = {} as Record<Target, ChildServer>;
     for (const [target, flag] of [
       ['bare node', '--serve-node'],
       ['stock Nest', '--serve-stock-nest'],
       ['bare Nest', '--serve-nest'],
     ] as const) {
-      const floor = await forkServer(__filename, [flag], floorEnv, 20_000);
+      const floor = await forkServer(__filename, [flag], floorEnv, 20_000, profileArgs(target));
       cleanups.push(floor.stop);
+      floors[target] = floor;
       targets[target] = { url: `${floor.url}${HEALTH_PATH}`, headers: {} };
       pids[target] = floor.child.pid;
       const echo = await probe(targets[target]);
@@ -179,24 +203,33 @@ async function benchmark(options: LoadOptions): Promise<void> {
         throw new Error(`${target}: differs: ${echo.status} ${echo.contentType} ${echo.text}`);
     }
 
-    const { rounds, serviceResponses, cpu } = await loadRounds(targets, pids, options);
+    const load = await loadRounds(targets, pids, options);
     const afterLoad = memoryMb(service.child.pid);
     const peak = memoryMb(service.child.pid, 'VmHWM');
     // Stopped here so that its log is complete (and its CPU profile written).
     serviceStopped = true;
     await service.stop();
+    if (profileRoot) await floors['bare Nest'].stop();
     const logLines = countRequestLines(logFile);
-    report(options, rounds, {
+    const profiles = profileRoot
+      ? PROFILED.map((target) => ({
+          target,
+          dir: profileDir(target),
+          microsPerResponse:
+            busyMicros(profileDir(target), load.spans[target]) / load.roundResponses[target],
+        }))
+      : [];
+    report(options, load.rounds, {
       database: database.description,
       redis,
       bodyBytes: Buffer.byteLength(first.text),
       rss: { started, idle, afterLoad, peak },
       idleSeconds,
       logLines,
-      cpu,
+      cpu: load.cpu,
       // The load's and the probe's.
-      responses: serviceResponses + 1,
-      profile: profileDir || undefined,
+      responses: load.serviceResponses + 1,
+      profiles,
     });
   } finally {
     await cleanups.run();
@@ -210,8 +243,12 @@ async function loadRounds(
   options: LoadOptions,
 ): Promise<{
   rounds: Record<Target, Round[]>;
+  /** The service's responses, warm-up included (each wrote a log line). */
   serviceResponses: number;
   cpu: Record<Target, number[]>;
+  /** When each target's measured rounds ran, and how many responses they had. */
+  spans: Record<Target, ClockSpan[]>;
+  roundResponses: Record<Target, number>;
 }> {
   let serviceResponses = 0;
   for (const target of TARGETS) {
@@ -226,12 +263,17 @@ async function loadRounds(
   }
   const rounds = perTarget<Round>();
   const cpu = perTarget<number>();
+  const spans = perTarget<ClockSpan>();
+  const roundResponses = Object.fromEntries(TARGETS.map((t) => [t, 0])) as Record<Target, number>;
   for (let index = 1; index <= options.rounds; index += 1) {
     for (const target of TARGETS) {
       const name = `round ${index}/${options.rounds} ${target}`;
       const usage = trackUsage([pids[target]]);
+      const start = monotonicMicros();
       const round = await measure(name, targets[target], options.seconds, options.connections);
+      spans[target].push({ start, end: monotonicMicros() });
       rounds[target].push(round);
+      roundResponses[target] += round.responses;
       cpu[target].push(usage().cpu[0]);
       if (target === 'service') serviceResponses += round.responses;
       progress(
@@ -239,7 +281,7 @@ async function loadRounds(
       );
     }
   }
-  return { rounds, serviceResponses, cpu };
+  return { rounds, serviceResponses, cpu, spans, roundResponses };
 }
 
 /** An empty list per target. */
@@ -320,7 +362,10 @@ function report(options: LoadOptions, rounds: Record<Target, Round[]>, found: Fi
       `peak ${peak.toFixed(0)} MB`,
     `service ≥ ${100 * TARGET_SHARE_OF_NEST} % of bare Nest (same adapter): ${met(share >= TARGET_SHARE_OF_NEST)} (${(100 * share).toFixed(1)} %)`,
     `idle RSS ≤ ${TARGET_IDLE_RSS_MB} MB: ${met(idle <= TARGET_IDLE_RSS_MB)} (${idle.toFixed(0)} MB)`,
-    ...(found.profile ? [`CPU profile of the service: ${found.profile}`] : []),
+    ...found.profiles.map(
+      ({ target, dir, microsPerResponse }) =>
+        `CPU profile of ${target}: ${dir}; main thread busy ${microsPerResponse.toFixed(1)} µs per response in the rounds`,
+    ),
     ...TARGETS.flatMap((target) => driftWarning(target, rounds[target])),
     '',
   ];

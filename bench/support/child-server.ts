@@ -17,14 +17,20 @@ export interface ChildServer {
  * Forks `script` with `args` as a server child and waits until it reports its port over IPC.
  * Servers run in their own process so that the load generator in the parent does not share
  * (and skew) their event loop. The child's stdout goes to our stderr: stdout stays the report.
+ * `nodeArgs` are options for node itself (e.g. `--cpu-prof`), after the parent's own.
  */
 export function forkServer(
   script: string,
   args: string[],
   env: NodeJS.ProcessEnv,
   timeoutMs: number,
+  nodeArgs: string[] = [],
 ): Promise<ChildServer> {
-  const child = fork(script, args, { env, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+  const child = fork(script, args, {
+    env,
+    execArgv: [...process.execArgv, ...nodeArgs],
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+  });
   child.stdout?.pipe(process.stderr);
   const server: ChildServer = { child, url: '', stop: () => stopChild(child) };
   return new Promise<ChildServer>((resolve, reject) => {
