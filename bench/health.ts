@@ -153,7 +153,8 @@ async function benchmark(options: LoadOptions): Promise<void> {
     const logFile = join(scratch, 'service.log');
     const log = openSync(logFile, 'w');
     const profileRoot = flags.profile ? mkdtempSync(join(tmpdir(), 'bench-health-profile-')) : '';
-    const profileDir = (target: Target): string => join(profileRoot, target.replace(' ', '-'));
+    const profileDir = (target: Target): string =>
+      join(profileRoot, target.replace(' ', '-').toLowerCase());
     const profileArgs = (target: Target): string[] =>
       profileRoot && PROFILED.includes(target)
         ? ['--cpu-prof', `--cpu-prof-dir=${profileDir(target)}`]

@@ -37,7 +37,7 @@ describe('busyMicros', () => {
 
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('reads the same clock as the profiled process', () => {
+  it('reads the clock the profiled process stamps its spans with', () => {
     expect(spans.busy.start).toBeGreaterThan(before);
     expect(spans.idle.end).toBeLessThan(monotonicMicros());
   });
@@ -46,7 +46,9 @@ describe('busyMicros', () => {
     const busy = busyMicros(dir, [spans.busy]);
     const idle = busyMicros(dir, [spans.idle]);
     expect(busy).toBeGreaterThan(0.85 * 300_000);
-    expect(busy).toBeLessThanOrEqual(spans.busy.end - spans.busy.start + 2_000);
+    // Nothing from before the span (the child's start-up) or after it; a sample's interval may
+    // begin before the span, so a little slack.
+    expect(busy).toBeLessThanOrEqual(spans.busy.end - spans.busy.start + 10_000);
     expect(idle).toBeLessThan(0.1 * 300_000);
     expect(busyMicros(dir, [spans.busy, spans.idle])).toBe(busy + idle);
   });
