@@ -251,7 +251,7 @@ async function loadRounds(
   spans: Record<Target, ClockSpan[]>;
   roundResponses: Record<Target, number>;
 }> {
-  let serviceResponses = 0;
+  let serviceWarmUpResponses = 0;
   for (const target of TARGETS) {
     progress(`warm-up ${target}: ${options.warmupSeconds} s`);
     const warmUp = await measure(
@@ -260,7 +260,7 @@ async function loadRounds(
       options.warmupSeconds,
       options.connections,
     );
-    if (target === 'service') serviceResponses += warmUp.responses;
+    if (target === 'service') serviceWarmUpResponses += warmUp.responses;
   }
   const rounds = perTarget<Round>();
   const cpu = perTarget<number>();
@@ -276,12 +276,12 @@ async function loadRounds(
       rounds[target].push(round);
       roundResponses[target] += round.responses;
       cpu[target].push(usage().cpu[0]);
-      if (target === 'service') serviceResponses += round.responses;
       progress(
         `${name}: ${formatInt(round.rps)} req/s, p50 ${formatMs(round.p50)} ms, p99 ${formatMs(round.p99)} ms`,
       );
     }
   }
+  const serviceResponses = serviceWarmUpResponses + roundResponses.service;
   return { rounds, serviceResponses, cpu, spans, roundResponses };
 }
 
