@@ -12,6 +12,7 @@ import {
 import { isRecord } from '../../common/is-record';
 import { Source } from '../../common/source';
 import { Loc, ParsedSubmission, ParseResult, WeightedJob } from './desirability.types';
+import { DesirabilityItem } from './dto/desirability-request.dto';
 
 const REQUEST_FIELDS = ['desirabilities'];
 const JOB_FIELDS = ['id', 'weight', 'params'];
@@ -87,7 +88,7 @@ export function parseDesirabilityList(
   return {
     ok: true,
     value: {
-      submitted: value as unknown[],
+      submitted: value as DesirabilityItem[],
       jobs: normalizeWeights(drafts),
       locs: drafts.map((draft) => draft.loc),
     },

@@ -13,7 +13,11 @@ import { DesirabilityRequestPipe } from './desirability-request.pipe';
 import { DesirabilityService } from './desirability.service';
 import { ParsedSubmission } from './desirability.types';
 import { DesirabilityJobDto, LegacyDesirabilityDto } from './dto/desirability-job.dto';
-import { DESIRABILITY_ITEM_SCHEMA, DesirabilityRequestDto } from './dto/desirability-request.dto';
+import {
+  DESIRABILITY_ITEM_SCHEMA,
+  DesirabilityItem,
+  DesirabilityRequestDto,
+} from './dto/desirability-request.dto';
 import { DesirabilitySubmittedDto } from './dto/desirability-submitted.dto';
 import { GetDesirabilitiesQueryDto } from './dto/get-desirabilities-query.dto';
 import { NetworkDesirabilitiesDto } from './dto/network-desirabilities.dto';
@@ -133,7 +137,7 @@ export class DesirabilityController {
   async get(
     @Query() query: GetDesirabilitiesQueryDto,
     @Res({ passthrough: true }) response: Response,
-  ): Promise<unknown[]> {
+  ): Promise<DesirabilityItem[]> {
     const { items, total, headers } = await this.desirability.get(query);
     response.setHeader('X-Total-Count', String(total));
     for (const [name, value] of Object.entries(headers)) response.setHeader(name, value);

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { Vote } from './desirability-aggregate';
 import { JobView } from './desirability.types';
+import { DesirabilityItem } from './dto/desirability-request.dto';
 
 /** Validators' current votes (`desirability_votes`), one row per hotkey. */
 @Injectable()
@@ -12,7 +13,7 @@ export class DesirabilityRepository {
   /** Makes this the validator's current vote, replacing the previous one in one statement. */
   async saveVote(
     hotkey: string,
-    submitted: unknown[],
+    submitted: DesirabilityItem[],
     jobs: JobView[],
     now: Date,
     manager: EntityManager,
@@ -31,8 +32,8 @@ export class DesirabilityRepository {
   }
 
   /** The vote as it was submitted (unscaled), or undefined when the validator has none. */
-  async findSubmitted(hotkey: string): Promise<unknown[] | undefined> {
-    const rows = await this.dataSource.query<{ submitted: unknown[] }[]>(
+  async findSubmitted(hotkey: string): Promise<DesirabilityItem[] | undefined> {
+    const rows = await this.dataSource.query<{ submitted: DesirabilityItem[] }[]>(
       'SELECT submitted FROM desirability_votes WHERE hotkey = $1',
       [hotkey],
     );

@@ -1,6 +1,7 @@
 import { Source } from '../../common/source';
 import { ValidationErrorItem } from '../../common/errors/validation-error-item';
 import { TaskJob } from '../tasks/task.types';
+import { DesirabilityItem } from './dto/desirability-request.dto';
 
 /** A position in the request, FastAPI style: `["body", "desirabilities", 3, "params", "platform"]`. */
 export type Loc = (string | number)[];
@@ -34,7 +35,7 @@ export interface LegacyDesirability {
 /** A valid submission: what was sent, and the jobs it stands for. */
 export interface ParsedSubmission {
   /** The `desirabilities` list exactly as submitted (unscaled). */
-  submitted: unknown[];
+  submitted: DesirabilityItem[];
   /** In submission order (a legacy entry gives one job per label), weights summing to 1. */
   jobs: WeightedJob[];
   /** Where each job came from, for errors found later (task registration conflicts). */

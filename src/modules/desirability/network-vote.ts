@@ -4,6 +4,7 @@ import { PreferencesAtCommit } from '../../network/gravity/gravity-repository';
 import { paramsKey } from './desirability-aggregate';
 import { parseDesirabilityList } from './desirability-parser';
 import { JobView, toJobView } from './desirability.types';
+import { DesirabilityItem } from './dto/desirability-request.dto';
 
 /** Violations quoted in a reason; the rest are counted. */
 const QUOTED_VIOLATIONS = 3;
@@ -15,7 +16,7 @@ const WEIGHT_TOLERANCE = 1e-9;
  * `jobs` its normalized jobs (empty: the vote was withdrawn). Or why it is no vote.
  */
 export type NetworkVote =
-  { ok: true; submitted: unknown[]; jobs: JobView[] } | { ok: false; reason: string };
+  { ok: true; submitted: DesirabilityItem[]; jobs: JobView[] } | { ok: false; reason: string };
 
 /**
  * Checks a preferences file by the submission rules (either format, weights > 0, …). An empty

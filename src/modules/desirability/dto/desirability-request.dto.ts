@@ -3,7 +3,13 @@ import type { SchemaObject } from '@nestjs/swagger';
 import { MAX_DESIRABILITY_JOBS } from '../../../config/environment-variables';
 import { DesirabilityJobDto, LegacyDesirabilityDto } from './desirability-job.dto';
 
-/** One job of a vote, in either format: a vote may mix them (and a submission is echoed so). */
+/**
+ * One entry of a vote as submitted, in either format: a vote may mix them, and a submission is
+ * answered back exactly as sent (the parser checked that each entry is one of the two).
+ */
+export type DesirabilityItem = DesirabilityJobDto | LegacyDesirabilityDto;
+
+/** The schema of a DesirabilityItem. */
 export const DESIRABILITY_ITEM_SCHEMA: SchemaObject = {
   oneOf: [
     { $ref: getSchemaPath(DesirabilityJobDto) },
