@@ -37,7 +37,7 @@ const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 
 /** Every operation of `/openapi.json`, each with response validators over its components. */
 export function readOperations(document: OpenApiDocument): Operation[] {
-  const components = toJsonSchemaBounds(document.components ?? {});
+  const components = closeObjects(toJsonSchemaBounds(document.components ?? {}));
   const operations: Operation[] = [];
   for (const [template, item] of Object.entries(document.paths)) {
     for (const method of METHODS) {
@@ -213,7 +213,7 @@ export class ResponseValidators {
       for (const [key, response] of Object.entries(this.responses)) {
         const json = Object.keys(response.content ?? {}).find(isJson);
         const schema = json && response.content![json].schema;
-        if (schema) schemas[key] = { schema: toJsonSchemaBounds(schema) as Schema };
+        if (schema) schemas[key] = { schema: closeObjects(toJsonSchemaBounds(schema)) as Schema };
       }
       this.bodyValidator = this.compile(schemas);
     }
@@ -306,5 +306,20 @@ function toJsonSchemaBounds<T>(value: T): T {
       delete copy[bound];
     } else if (copy[flag] === false) delete copy[flag];
   }
+  return copy as T;
+}
+
+/**
+ * A copy in which every object schema with `properties` and no `additionalProperties` of its
+ * own forbids other members: an answer carrying a field the document does not name is a drift
+ * the check must catch. The served document stays open (clients may expect new fields); only
+ * the check is closed. Sound here because no schema merges partial objects with `allOf`.
+ */
+function closeObjects<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(closeObjects) as T;
+  if (typeof value !== 'object' || value === null) return value;
+  const copy: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) copy[key] = closeObjects(item);
+  if ('properties' in copy && !('additionalProperties' in copy)) copy.additionalProperties = false;
   return copy as T;
 }

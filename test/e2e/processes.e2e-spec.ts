@@ -286,6 +286,7 @@ describe('Two service processes on one Postgres and one Redis', () => {
             TEST_MASTER_KEY,
             processValidatorHotkey(),
             race,
+            (url, init) => checkedFetch(apps[0].contract, url, init),
           );
           totals = {
             submissions: totals.submissions + outcome.submissions,
@@ -547,6 +548,8 @@ describe('A production process and the secrets planted in its requests', () => {
       ...result.bodies,
     ]);
     expect(leaks).toEqual([]);
+    // Every answer, planted secret and all, is one the OpenAPI document describes.
+    expect(result.offDocument).toEqual([]);
     // The scan had something to scan: a line per request (the body parser's refusals aside).
     expect(app.lines.length).toBeGreaterThan(runs * 0.8);
   }, 120_000);

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { Agent } from 'node:http';
 import fc from 'fast-check';
 import { OpenApiDocument, readOperations } from '../openapi';
+import { checkResponse } from './oracle';
 import { RawRequest, send } from './send';
 
 /**
@@ -264,6 +265,8 @@ export interface SecretsResult {
   statuses: Map<number, number>;
   /** Response bodies (with where they came from), for findLeaks. */
   bodies: { where: string; text: string }[];
+  /** Requests without an answer, or answered off the OpenAPI document (none expected). */
+  offDocument: { where: string; problems: string[] }[];
 }
 
 /** Sends `numRuns` planted requests (4 at a time) and collects the answers. */
@@ -273,7 +276,8 @@ export async function runSecretsCampaign(
   options: { numRuns: number; seed: number },
 ): Promise<SecretsResult> {
   const document = (await (await fetch(`${baseUrl}/openapi.json`)).json()) as OpenApiDocument;
-  const routes: Route[] = readOperations(document).map(({ method, template }) => ({
+  const operations = readOperations(document);
+  const routes: Route[] = operations.map(({ method, template }) => ({
     method,
     template,
   }));
@@ -289,23 +293,29 @@ export async function runSecretsCampaign(
     byPosition: new Map(),
     statuses: new Map(),
     bodies: [],
+    offDocument: [],
   };
   try {
     let next = 0;
     const worker = async () => {
       while (next < cases.length) {
         const planted = cases[next++];
-        const response = await send(baseUrl, planted.request, agent, 20_000).catch(
-          (error: Error) => ({ status: 0, body: Buffer.from(`(no answer: ${error.message})`) }),
-        );
+        const where = `response to ${planted.request.method} ${planted.request.path.slice(0, 80)} (${planted.position}, ${planted.encoding})`;
         result.requests += 1;
         result.planted += 1;
         result.byPosition.set(planted.position, (result.byPosition.get(planted.position) ?? 0) + 1);
-        result.statuses.set(response.status, (result.statuses.get(response.status) ?? 0) + 1);
-        result.bodies.push({
-          where: `response to ${planted.request.method} ${planted.request.path.slice(0, 80)} (${planted.position}, ${planted.encoding})`,
-          text: response.body.toString('utf8'),
-        });
+        let status = 0;
+        let problems: string[];
+        try {
+          const response = await send(baseUrl, planted.request, agent, 20_000);
+          status = response.status;
+          result.bodies.push({ where, text: response.body.toString('utf8') });
+          problems = checkResponse(operations, planted.request, response);
+        } catch (error) {
+          problems = [`no answer: ${(error as Error).message}`];
+        }
+        result.statuses.set(status, (result.statuses.get(status) ?? 0) + 1);
+        if (problems.length > 0) result.offDocument.push({ where, problems });
       }
     };
     await Promise.all([worker(), worker(), worker(), worker()]);

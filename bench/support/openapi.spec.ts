@@ -1,0 +1,119 @@
+import { Answer, OpenApiDocument, readOperations, responseProblems } from './openapi';
+
+/** A one-operation document: an item with a nested part, a 404 error, a documented header. */
+const DOCUMENT: OpenApiDocument = {
+  openapi: '3.0.0',
+  info: { title: 'check', version: '1' },
+  paths: {
+    '/items/{id}': {
+      get: {
+        responses: {
+          '200': {
+            description: 'an item',
+            headers: {
+              'X-Request-Id': { required: true, schema: { type: 'string' } },
+              'X-Count': { schema: { type: 'integer', minimum: 0 } },
+            },
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/Item' } } },
+          },
+          '404': {
+            description: 'unknown id',
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  required: ['detail'],
+                  properties: { detail: { type: 'string' } },
+                },
+              },
+            },
+          },
+        },
+      },
+    },
+  },
+  components: {
+    schemas: {
+      Item: {
+        type: 'object',
+        required: ['id', 'part'],
+        properties: {
+          id: { type: 'integer', format: 'int32' },
+          part: {
+            type: 'object',
+            properties: { name: { type: 'string' } },
+          },
+          labels: { type: 'object', additionalProperties: { type: 'number' } },
+        },
+      },
+    },
+  },
+};
+
+const [operation] = readOperations(DOCUMENT);
+
+function answer(overrides: Partial<Answer>): Answer {
+  return {
+    method: 'GET',
+    status: 200,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'x-request-id': 'r1' },
+    body: { id: 1, part: { name: 'a' }, labels: { x: 1 } },
+    ...overrides,
+  };
+}
+
+describe('The check of an answer against the OpenAPI document', () => {
+  it('passes an answer the document describes', () => {
+    expect(responseProblems(operation, answer({}))).toEqual([]);
+    expect(
+      responseProblems(operation, answer({ status: 404, body: { detail: 'No item 7' } })),
+    ).toEqual([]);
+  });
+
+  it('names an undocumented status', () => {
+    expect(responseProblems(operation, answer({ status: 409 }))).toEqual([
+      'status 409 is not documented (documented: 200, 404)',
+    ]);
+  });
+
+  it('names a content type other than the declared one', () => {
+    const headers = { 'content-type': 'text/plain', 'x-request-id': 'r1' };
+    expect(responseProblems(operation, answer({ headers })).join()).toMatch(
+      /Content-Type text\/plain; the document declares application\/json/,
+    );
+  });
+
+  it('names a body off its schema', () => {
+    expect(responseProblems(operation, answer({ body: { id: '1', part: {} } })).join()).toMatch(
+      /body does not match the schema of 200/,
+    );
+  });
+
+  it('names a field the document does not have, at any depth', () => {
+    for (const body of [
+      { id: 1, part: {}, extra: true },
+      { id: 1, part: { name: 'a', extra: true } },
+      { detail: 'No item 7', extra: true },
+    ]) {
+      const status = 'detail' in body ? 404 : 200;
+      expect(responseProblems(operation, answer({ status, body })).join()).toMatch(
+        /must NOT have additional properties/,
+      );
+    }
+  });
+
+  it('keeps a declared map open', () => {
+    const body = { id: 1, part: {}, labels: { any: 1, other: 2 } };
+    expect(responseProblems(operation, answer({ body }))).toEqual([]);
+  });
+
+  it('names a missing required header and a header off its schema', () => {
+    expect(
+      responseProblems(operation, answer({ headers: { 'content-type': 'application/json' } })),
+    ).toEqual(['required header X-Request-Id is missing']);
+    const headers = { 'content-type': 'application/json', 'x-request-id': 'r', 'x-count': '-1' };
+    expect(responseProblems(operation, answer({ headers })).join()).toMatch(
+      /a header does not match its schema/,
+    );
+  });
+});
