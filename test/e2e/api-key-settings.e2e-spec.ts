@@ -61,20 +61,97 @@ describe('API key expiry and own rate limits', () => {
     expect(response.body.detail).toEqual([{ loc: ['body', 'expires_at'], type, msg }]);
   });
 
+  // ISO 8601 allows all of these, RFC 3339 (OpenAPI's `date-time`) none.
   it.each([
-    [0, 'greater_than_equal'],
-    [1_000_001, 'less_than_equal'],
-    [1.5, 'int_parsing'],
-    ['10', 'int_parsing'],
-  ])('refuses rate_limit %j with a 422 %s at ["body","rate_limit"]', async (value, type) => {
+    '2099-01-01 00:00:00Z',
+    '2099-01-01T00:00:00+0200',
+    '2099-01-01T00:00Z',
+    '2099-01-01T00:00:00,5Z',
+    '2099-01-01T00:00:00 Z',
+    ' 2099-01-01T00:00:00Z',
+    '2099-01-01T00:00:00+24:00',
+    '2099-01-01T00:00:00+02',
+  ])('refuses expires_at %j, not RFC 3339, with a 422 value_error', async (expiresAt) => {
     const response = await app.http
+      .post('/api/v1/keys')
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .send({ name: 'bad expiry', expires_at: expiresAt })
+      .expect(422);
+    expect(response.body.detail).toEqual([
+      {
+        loc: ['body', 'expires_at'],
+        type: 'value_error',
+        msg: 'Value error, must be an RFC 3339 date-time with its UTC offset, e.g. 2026-12-31T23:59:59Z',
+      },
+    ]);
+  });
+
+  it.each([
+    ['2099-01-01T12:00:00Z', '2099-01-01T12:00:00.000Z'],
+    ['2099-01-01t12:00:00z', '2099-01-01T12:00:00.000Z'],
+    ['2099-01-01T12:00:00.123456789+05:30', '2099-01-01T06:30:00.123Z'],
+    ['2099-01-01T12:00:00-00:00', '2099-01-01T12:00:00.000Z'],
+  ])('accepts the RFC 3339 date-time %s as expires_at', async (expiresAt, stored) => {
+    const created = await app.http
+      .post('/api/v1/keys')
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .send({ name: 'rfc 3339', expires_at: expiresAt })
+      .expect(200);
+    expect(created.body.expires_at).toBe(stored);
+    const changed = await patch(created.body.id, { expires_at: expiresAt }).expect(200);
+    expect(changed.body.expires_at).toBe(stored);
+  });
+
+  it('refuses a PATCH expires_at that is not RFC 3339 with the same 422', async () => {
+    const { id } = await createKey(app);
+    const response = await patch(id, { expires_at: '2099-01-01 00:00:00Z' }).expect(422);
+    expect(response.body.detail).toEqual([
+      expect.objectContaining({ loc: ['body', 'expires_at'], type: 'value_error' }),
+    ]);
+  });
+
+  const NOT_AN_INTEGER = 'Input should be a valid integer';
+  const NOT_PARSED = 'Input should be a valid integer, unable to parse string as an integer';
+  it.each([
+    [0, 'greater_than_equal', 'Input should be greater than or equal to 1'],
+    [1_000_001, 'less_than_equal', 'Input should be less than or equal to 1000000'],
+    [1.5, 'int_from_float', 'Input should be a valid integer, got a number with a fractional part'],
+    [true, 'int_type', NOT_AN_INTEGER],
+    [false, 'int_type', NOT_AN_INTEGER],
+    [{}, 'int_type', NOT_AN_INTEGER],
+    [[10], 'int_type', NOT_AN_INTEGER],
+    ['ten', 'int_parsing', NOT_PARSED],
+    ['1e3', 'int_parsing', NOT_PARSED],
+    ['10.0', 'int_parsing', NOT_PARSED],
+    ['', 'int_parsing', NOT_PARSED],
+  ])('refuses rate_limit %j with a 422 %s at ["body","rate_limit"]', async (value, type, msg) => {
+    const { id } = await createKey(app);
+    const created = await app.http
       .post('/api/v1/keys')
       .set('X-API-Key', TEST_MASTER_KEY)
       .send({ name: 'bad limit', rate_limit: value })
       .expect(422);
-    expect(response.body.detail).toEqual([
-      expect.objectContaining({ loc: ['body', 'rate_limit'], type }),
-    ]);
+    const changed = await patch(id, { rate_limit: value }).expect(422);
+    for (const response of [created, changed])
+      expect(response.body.detail).toEqual([
+        {
+          loc: ['body', 'rate_limit'],
+          type,
+          msg,
+          ...(type.endsWith('_equal') ? { ctx: expect.any(Object) } : {}),
+        },
+      ]);
+  });
+
+  it('reads a rate_limit string of decimal digits as the integer, as pydantic does', async () => {
+    const created = await app.http
+      .post('/api/v1/keys')
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .send({ name: 'string limit', rate_limit: '10' })
+      .expect(200);
+    expect(created.body.rate_limit).toBe(10);
+    const changed = await patch(created.body.id, { rate_limit: '20' }).expect(200);
+    expect(changed.body.rate_limit).toBe(20);
   });
 
   it('answers 401 "API key expired" once the expiry passes, without locking its client out', async () => {
