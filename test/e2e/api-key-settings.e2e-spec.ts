@@ -1,6 +1,13 @@
+import Redis from 'ioredis';
 import { Clock } from '../../src/common/clock/clock';
 import { createKey } from '../support/fixtures';
-import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
+import {
+  startTestApp,
+  TEST_MASTER_KEY,
+  TestApp,
+  testRedisPrefix,
+  testRedisUrl,
+} from '../support/test-app';
 
 // Keys for real teams: an expiry and a budget of their own, set at creation or changed later.
 
@@ -193,6 +200,48 @@ describe('API key expiry and own rate limits', () => {
     expect(refused.headers['ratelimit']).toBe(`"default";r=0;t=${retryAfter}`);
   });
 
+  /** `count` requests with the key, each answered `status`. */
+  const spend = async (key: string, count: number, status = 200) => {
+    for (let i = 0; i < count; i++) await health(key).expect(status);
+  };
+
+  it('lifts a running cool-down at once when PATCH raises the limit above the count, which stays', async () => {
+    const { key, id } = await createKey(app, { rate_limit: 3 });
+    await spend(key, 3);
+    await spend(key, 1, 429);
+    await patch(id, { rate_limit: 1_000_000 }).expect(200);
+    const lifted = await health(key).expect(200);
+    expect(lifted.headers['x-ratelimit-limit']).toBe('1000000');
+    // 3 admitted, 1 refused and this one: nothing of the window was forgotten.
+    expect(lifted.headers['x-ratelimit-remaining']).toBe(String(1_000_000 - 5));
+    expect(Number(lifted.headers['x-ratelimit-reset'])).toBeLessThanOrEqual(3600);
+    expect(lifted.headers['retry-after']).toBeUndefined();
+  });
+
+  it("lifts it when PATCH clears the limit to the class's larger budget", async () => {
+    const { key, id } = await createKey(app, { rate_limit: 2 });
+    await spend(key, 2);
+    await spend(key, 1, 429);
+    await patch(id, { rate_limit: null }).expect(200);
+    const lifted = await health(key).expect(200);
+    expect(lifted.headers['x-ratelimit-limit']).toBe('100');
+    expect(lifted.headers['x-ratelimit-remaining']).toBe('96');
+  });
+
+  it('keeps the cool-down while the new limit is not above the count: lowering is not escaped by PATCH', async () => {
+    const { key, id } = await createKey(app, { rate_limit: 10 });
+    await spend(key, 3);
+    await patch(id, { rate_limit: 2 }).expect(200);
+    await spend(key, 1, 429); // 4 counted
+    await patch(id, { rate_limit: 4 }).expect(200);
+    const still = await health(key).expect(429); // 5 counted
+    expect(still.headers['x-ratelimit-limit']).toBe('4');
+    expect(still.headers['x-ratelimit-remaining']).toBe('0');
+    expect(still.headers['retry-after']).toBe(still.headers['x-ratelimit-reset']);
+    await patch(id, { rate_limit: 10 }).expect(200);
+    expect((await health(key).expect(200)).headers['x-ratelimit-remaining']).toBe('4');
+  });
+
   it('changes name, expiry and limit with PATCH, and null clears expiry and limit', async () => {
     const { key, id } = await createKey(app, { name: 'before' });
     await health(key).expect(200); // cached now: the change must still show at once
@@ -263,6 +312,47 @@ describe('API key expiry and own rate limits', () => {
   it('refuses a full key in the PATCH path (keys go in X-API-Key only)', async () => {
     const { key } = await createKey(app);
     await patch(key, { name: 'x' }).expect(400);
+  });
+});
+
+describe('A raised key limit across replicas sharing Redis', () => {
+  let apps: TestApp[];
+  let redis: Redis;
+  const prefix = testRedisPrefix();
+
+  beforeAll(async () => {
+    redis = new Redis(testRedisUrl(), { keyPrefix: prefix });
+    // No key cache: each replica reads the key's limit at every request, so that what is
+    // tested is where the block lives, not how fast a replica hears of the change.
+    const shared = { REDIS_URL: testRedisUrl(), REDIS_KEY_PREFIX: prefix, KEY_CACHE_TTL_MS: '0' };
+    apps = await Promise.all([startTestApp(shared), startTestApp(shared)]);
+  });
+  afterAll(async () => {
+    await Promise.all(apps.map((app) => app.close()));
+    await redis.quit();
+  });
+
+  const health = (app: TestApp, key: string) =>
+    app.http.get('/api/v1/health').set('X-API-Key', key);
+
+  it('lifts the cool-down for every replica, in Redis, and keeps the shared count', async () => {
+    const { key, id } = await createKey(apps[0], { rate_limit: 2 });
+    const entry = `{ratelimit:default:${id}:default}`;
+    await health(apps[0], key).expect(200);
+    await health(apps[1], key).expect(200);
+    await health(apps[0], key).expect(429);
+    expect(await redis.exists(`${entry}:blocked`)).toBe(1);
+
+    await apps[0].http
+      .patch(`/api/v1/keys/${id}`)
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .send({ rate_limit: 1_000_000 })
+      .expect(200);
+    const lifted = await health(apps[1], key).expect(200);
+    expect(lifted.headers['x-ratelimit-remaining']).toBe(String(1_000_000 - 4));
+    expect(await redis.exists(`${entry}:blocked`)).toBe(0);
+    expect(await redis.get(`${entry}:hits`)).toBe('4');
+    await health(apps[0], key).expect(200);
   });
 });
 
