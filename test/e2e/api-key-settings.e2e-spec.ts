@@ -1,6 +1,13 @@
+import Redis from 'ioredis';
 import { Clock } from '../../src/common/clock/clock';
 import { createKey } from '../support/fixtures';
-import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
+import {
+  startTestApp,
+  TEST_MASTER_KEY,
+  TestApp,
+  testRedisPrefix,
+  testRedisUrl,
+} from '../support/test-app';
 
 // Keys for real teams: an expiry and a budget of their own, set at creation or changed later.
 
@@ -61,20 +68,97 @@ describe('API key expiry and own rate limits', () => {
     expect(response.body.detail).toEqual([{ loc: ['body', 'expires_at'], type, msg }]);
   });
 
+  // ISO 8601 allows all of these, RFC 3339 (OpenAPI's `date-time`) none.
   it.each([
-    [0, 'greater_than_equal'],
-    [1_000_001, 'less_than_equal'],
-    [1.5, 'int_parsing'],
-    ['10', 'int_parsing'],
-  ])('refuses rate_limit %j with a 422 %s at ["body","rate_limit"]', async (value, type) => {
+    '2099-01-01 00:00:00Z',
+    '2099-01-01T00:00:00+0200',
+    '2099-01-01T00:00Z',
+    '2099-01-01T00:00:00,5Z',
+    '2099-01-01T00:00:00 Z',
+    ' 2099-01-01T00:00:00Z',
+    '2099-01-01T00:00:00+24:00',
+    '2099-01-01T00:00:00+02',
+  ])('refuses expires_at %j, not RFC 3339, with a 422 value_error', async (expiresAt) => {
     const response = await app.http
+      .post('/api/v1/keys')
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .send({ name: 'bad expiry', expires_at: expiresAt })
+      .expect(422);
+    expect(response.body.detail).toEqual([
+      {
+        loc: ['body', 'expires_at'],
+        type: 'value_error',
+        msg: 'Value error, must be an RFC 3339 date-time with its UTC offset, e.g. 2026-12-31T23:59:59Z',
+      },
+    ]);
+  });
+
+  it.each([
+    ['2099-01-01T12:00:00Z', '2099-01-01T12:00:00.000Z'],
+    ['2099-01-01t12:00:00z', '2099-01-01T12:00:00.000Z'],
+    ['2099-01-01T12:00:00.123456789+05:30', '2099-01-01T06:30:00.123Z'],
+    ['2099-01-01T12:00:00-00:00', '2099-01-01T12:00:00.000Z'],
+  ])('accepts the RFC 3339 date-time %s as expires_at', async (expiresAt, stored) => {
+    const created = await app.http
+      .post('/api/v1/keys')
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .send({ name: 'rfc 3339', expires_at: expiresAt })
+      .expect(200);
+    expect(created.body.expires_at).toBe(stored);
+    const changed = await patch(created.body.id, { expires_at: expiresAt }).expect(200);
+    expect(changed.body.expires_at).toBe(stored);
+  });
+
+  it('refuses a PATCH expires_at that is not RFC 3339 with the same 422', async () => {
+    const { id } = await createKey(app);
+    const response = await patch(id, { expires_at: '2099-01-01 00:00:00Z' }).expect(422);
+    expect(response.body.detail).toEqual([
+      expect.objectContaining({ loc: ['body', 'expires_at'], type: 'value_error' }),
+    ]);
+  });
+
+  const NOT_AN_INTEGER = 'Input should be a valid integer';
+  const NOT_PARSED = 'Input should be a valid integer, unable to parse string as an integer';
+  it.each([
+    [0, 'greater_than_equal', 'Input should be greater than or equal to 1'],
+    [1_000_001, 'less_than_equal', 'Input should be less than or equal to 1000000'],
+    [1.5, 'int_from_float', 'Input should be a valid integer, got a number with a fractional part'],
+    [true, 'int_type', NOT_AN_INTEGER],
+    [false, 'int_type', NOT_AN_INTEGER],
+    [{}, 'int_type', NOT_AN_INTEGER],
+    [[10], 'int_type', NOT_AN_INTEGER],
+    ['ten', 'int_parsing', NOT_PARSED],
+    ['1e3', 'int_parsing', NOT_PARSED],
+    ['10.0', 'int_parsing', NOT_PARSED],
+    ['', 'int_parsing', NOT_PARSED],
+  ])('refuses rate_limit %j with a 422 %s at ["body","rate_limit"]', async (value, type, msg) => {
+    const { id } = await createKey(app);
+    const created = await app.http
       .post('/api/v1/keys')
       .set('X-API-Key', TEST_MASTER_KEY)
       .send({ name: 'bad limit', rate_limit: value })
       .expect(422);
-    expect(response.body.detail).toEqual([
-      expect.objectContaining({ loc: ['body', 'rate_limit'], type }),
-    ]);
+    const changed = await patch(id, { rate_limit: value }).expect(422);
+    for (const response of [created, changed])
+      expect(response.body.detail).toEqual([
+        {
+          loc: ['body', 'rate_limit'],
+          type,
+          msg,
+          ...(type.endsWith('_equal') ? { ctx: expect.any(Object) } : {}),
+        },
+      ]);
+  });
+
+  it('reads a rate_limit string of decimal digits as the integer, as pydantic does', async () => {
+    const created = await app.http
+      .post('/api/v1/keys')
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .send({ name: 'string limit', rate_limit: '10' })
+      .expect(200);
+    expect(created.body.rate_limit).toBe(10);
+    const changed = await patch(created.body.id, { rate_limit: '20' }).expect(200);
+    expect(changed.body.rate_limit).toBe(20);
   });
 
   it('answers 401 "API key expired" once the expiry passes, without locking its client out', async () => {
@@ -114,6 +198,48 @@ describe('API key expiry and own rate limits', () => {
     expect(refused.headers['x-ratelimit-reset']).toBe(retryAfter);
     expect(refused.headers['ratelimit-policy']).toBe('"default";q=3;w=3600');
     expect(refused.headers['ratelimit']).toBe(`"default";r=0;t=${retryAfter}`);
+  });
+
+  /** `count` requests with the key, each answered `status`. */
+  const spend = async (key: string, count: number, status = 200) => {
+    for (let i = 0; i < count; i++) await health(key).expect(status);
+  };
+
+  it('lifts a running cool-down at once when PATCH raises the limit above the count, which stays', async () => {
+    const { key, id } = await createKey(app, { rate_limit: 3 });
+    await spend(key, 3);
+    await spend(key, 1, 429);
+    await patch(id, { rate_limit: 1_000_000 }).expect(200);
+    const lifted = await health(key).expect(200);
+    expect(lifted.headers['x-ratelimit-limit']).toBe('1000000');
+    // 3 admitted, 1 refused and this one: nothing of the window was forgotten.
+    expect(lifted.headers['x-ratelimit-remaining']).toBe(String(1_000_000 - 5));
+    expect(Number(lifted.headers['x-ratelimit-reset'])).toBeLessThanOrEqual(3600);
+    expect(lifted.headers['retry-after']).toBeUndefined();
+  });
+
+  it("lifts it when PATCH clears the limit to the class's larger budget", async () => {
+    const { key, id } = await createKey(app, { rate_limit: 2 });
+    await spend(key, 2);
+    await spend(key, 1, 429);
+    await patch(id, { rate_limit: null }).expect(200);
+    const lifted = await health(key).expect(200);
+    expect(lifted.headers['x-ratelimit-limit']).toBe('100');
+    expect(lifted.headers['x-ratelimit-remaining']).toBe('96');
+  });
+
+  it('keeps the cool-down while the new limit is not above the count: lowering is not escaped by PATCH', async () => {
+    const { key, id } = await createKey(app, { rate_limit: 10 });
+    await spend(key, 3);
+    await patch(id, { rate_limit: 2 }).expect(200);
+    await spend(key, 1, 429); // 4 counted
+    await patch(id, { rate_limit: 4 }).expect(200);
+    const still = await health(key).expect(429); // 5 counted
+    expect(still.headers['x-ratelimit-limit']).toBe('4');
+    expect(still.headers['x-ratelimit-remaining']).toBe('0');
+    expect(still.headers['retry-after']).toBe(still.headers['x-ratelimit-reset']);
+    await patch(id, { rate_limit: 10 }).expect(200);
+    expect((await health(key).expect(200)).headers['x-ratelimit-remaining']).toBe('4');
   });
 
   it('changes name, expiry and limit with PATCH, and null clears expiry and limit', async () => {
@@ -186,6 +312,47 @@ describe('API key expiry and own rate limits', () => {
   it('refuses a full key in the PATCH path (keys go in X-API-Key only)', async () => {
     const { key } = await createKey(app);
     await patch(key, { name: 'x' }).expect(400);
+  });
+});
+
+describe('A raised key limit across replicas sharing Redis', () => {
+  let apps: TestApp[];
+  let redis: Redis;
+  const prefix = testRedisPrefix();
+
+  beforeAll(async () => {
+    redis = new Redis(testRedisUrl(), { keyPrefix: prefix });
+    // No key cache: each replica reads the key's limit at every request, so that what is
+    // tested is where the block lives, not how fast a replica hears of the change.
+    const shared = { REDIS_URL: testRedisUrl(), REDIS_KEY_PREFIX: prefix, KEY_CACHE_TTL_MS: '0' };
+    apps = await Promise.all([startTestApp(shared), startTestApp(shared)]);
+  });
+  afterAll(async () => {
+    await Promise.all(apps.map((app) => app.close()));
+    await redis.quit();
+  });
+
+  const health = (app: TestApp, key: string) =>
+    app.http.get('/api/v1/health').set('X-API-Key', key);
+
+  it('lifts the cool-down for every replica, in Redis, and keeps the shared count', async () => {
+    const { key, id } = await createKey(apps[0], { rate_limit: 2 });
+    const entry = `{ratelimit:default:${id}:default}`;
+    await health(apps[0], key).expect(200);
+    await health(apps[1], key).expect(200);
+    await health(apps[0], key).expect(429);
+    expect(await redis.exists(`${entry}:blocked`)).toBe(1);
+
+    await apps[0].http
+      .patch(`/api/v1/keys/${id}`)
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .send({ rate_limit: 1_000_000 })
+      .expect(200);
+    const lifted = await health(apps[1], key).expect(200);
+    expect(lifted.headers['x-ratelimit-remaining']).toBe(String(1_000_000 - 4));
+    expect(await redis.exists(`${entry}:blocked`)).toBe(0);
+    expect(await redis.get(`${entry}:hits`)).toBe('4');
+    await health(apps[0], key).expect(200);
   });
 });
 

@@ -1,5 +1,5 @@
 import { createKey } from '../support/fixtures';
-import { startTestApp, TestApp } from '../support/test-app';
+import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 
 describe('Error responses', () => {
   let app: TestApp;
@@ -126,6 +126,57 @@ describe('Error responses', () => {
       detail: 'Request body too large',
       request_id: response.headers['x-request-id'],
     });
+  });
+
+  // `+` in a query string is a space; %2B is the plus sign.
+  it.each([
+    ['/api/v1/tasks?limit=0x10', 'limit'],
+    ['/api/v1/tasks?limit=1e2', 'limit'],
+    ['/api/v1/tasks?limit=%2B5', 'limit'],
+    ['/api/v1/tasks?limit=+5', 'limit'],
+    ['/api/v1/tasks?limit=%205', 'limit'],
+    ['/api/v1/tasks?limit=5%20', 'limit'],
+    ['/api/v1/tasks?limit=', 'limit'],
+    ['/api/v1/tasks?limit=1.5', 'limit'],
+    ['/api/v1/tasks?limit=5.0', 'limit'],
+    ['/api/v1/tasks?offset=9007199254740993', 'offset'],
+    ['/api/v1/tasks?offset=Infinity', 'offset'],
+    ['/api/v1/query_bucket/x?start_bucket=1e5', 'start_bucket'],
+    ['/api/v1/query_bucket/x?end_bucket=0b11', 'end_bucket'],
+    ['/api/v1/get_desirabilities?limit=1e2', 'limit'],
+    ['/api/v1/get_desirabilities?offset=0x1', 'offset'],
+    ['/api/v1/miners?uid=1e1', 'uid'],
+    ['/api/v1/miners?uid=--1', 'uid'],
+  ])('refuses %s as int_parsing: integers are decimal digits', async (path, field) => {
+    const response = await app.http.get(path).set('X-API-Key', TEST_MASTER_KEY).expect(422);
+    expect(response.body).toEqual({
+      detail: [
+        {
+          loc: ['query', field],
+          msg: 'Input should be a valid integer, unable to parse string as an integer',
+          type: 'int_parsing',
+        },
+      ],
+      request_id: response.headers['x-request-id'],
+    });
+  });
+
+  it('reads decimal digits with a minus sign or leading zeros as the integer', async () => {
+    await app.http.get('/api/v1/tasks?limit=007&offset=0').set('X-API-Key', key).expect(200);
+    const negative = await app.http
+      .get('/api/v1/miners?uid=-1')
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .expect(422);
+    expect(negative.body.detail).toEqual([
+      expect.objectContaining({ loc: ['query', 'uid'], type: 'greater_than_equal' }),
+    ]);
+    const large = await app.http
+      .get('/api/v1/tasks?offset=9007199254740991')
+      .set('X-API-Key', key)
+      .expect(422);
+    expect(large.body.detail).toEqual([
+      expect.objectContaining({ loc: ['query', 'offset'], type: 'less_than_equal' }),
+    ]);
   });
 
   it('validates query and path parameters with `query`/`path` locations', async () => {

@@ -52,6 +52,42 @@ describe('Rate-limit storages', () => {
     }
   });
 
+  it('answer alike when a limit raised above the count lifts a block, or a lowered one keeps it', async () => {
+    const memory = new MemoryThrottlerStorage();
+    const shared = new RedisThrottlerStorage(redis);
+    const key = `ratelimit:default:raised-${Date.now()}`;
+    // A window shorter than the block, so that a block can outlive its window.
+    const hit = (storage: MemoryThrottlerStorage | RedisThrottlerStorage, limit: number) =>
+      storage.increment({ key, scope: 'default', ttl: 1000, limit, blockDuration: 60_000 });
+    const answers = async (limit: number) => Promise.all([hit(memory, limit), hit(shared, limit)]);
+    try {
+      for (const [limit, expected] of [
+        [2, { totalHits: 1, isBlocked: false }],
+        [2, { totalHits: 2, isBlocked: false }],
+        [2, { totalHits: 3, isBlocked: true }],
+        [3, { totalHits: 4, isBlocked: true }],
+        [4, { totalHits: 5, isBlocked: true }],
+        [6, { totalHits: 6, isBlocked: false }],
+        [2, { totalHits: 7, isBlocked: true }],
+      ] as const) {
+        const [inMemory, inRedis] = await answers(limit);
+        expect(inMemory).toEqual(inRedis);
+        expect(inRedis).toMatchObject(expected);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      for (const [limit, expected] of [
+        [2, { totalHits: 1, isBlocked: true }],
+        [3, { totalHits: 2, isBlocked: false }],
+      ] as const) {
+        const [inMemory, inRedis] = await answers(limit);
+        expect(inMemory).toEqual(inRedis);
+        expect(inRedis).toMatchObject(expected);
+      }
+    } finally {
+      memory.onApplicationShutdown();
+    }
+  });
+
   it('counts hits sent together exactly, in one script call per batch of them', async () => {
     const storage = new RedisThrottlerStorage(redis);
     const keys = [1, 2, 3].map((n) => `ratelimit:default:batch-${Date.now()}-${n}`);

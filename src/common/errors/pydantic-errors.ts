@@ -1,7 +1,25 @@
 import { getMetadataStorage, ValidationError } from 'class-validator';
 import { ValidationErrorItem } from './validation-error-item';
 
-type Describe = (constraint: never) => { type: string; msg: string; ctx?: Record<string, unknown> };
+type Describe = (
+  constraint: never,
+  value: unknown,
+) => { type: string; msg: string; ctx?: Record<string, unknown> };
+
+/** What pydantic says of a value an `int` field cannot take depends on what the value is. */
+function notAnInteger(value: unknown) {
+  if (typeof value === 'string')
+    return {
+      type: 'int_parsing',
+      msg: 'Input should be a valid integer, unable to parse string as an integer',
+    };
+  if (typeof value === 'number')
+    return {
+      type: 'int_from_float',
+      msg: 'Input should be a valid integer, got a number with a fractional part',
+    };
+  return { type: 'int_type', msg: 'Input should be a valid integer' };
+}
 
 /**
  * class-validator constraint name → pydantic v2 error type and message, so our 422 bodies read
@@ -11,10 +29,7 @@ type Describe = (constraint: never) => { type: string; msg: string; ctx?: Record
 const TYPE_CHECKS: Record<string, Describe> = {
   isDefined: () => ({ type: 'missing', msg: 'Field required' }),
   isString: () => ({ type: 'string_type', msg: 'Input should be a valid string' }),
-  isInt: () => ({
-    type: 'int_parsing',
-    msg: 'Input should be a valid integer, unable to parse string as an integer',
-  }),
+  isInt: (_, value) => notAnInteger(value),
   isNumber: () => ({
     type: 'float_parsing',
     msg: 'Input should be a valid number, unable to parse string as a number',
@@ -96,7 +111,7 @@ function describeError(
 
   if (names.length > 0) {
     if (error.value === undefined && !('whitelistValidation' in constraints)) {
-      items.push({ loc, ...TYPE_CHECKS.isDefined(undefined as never) });
+      items.push({ loc, ...TYPE_CHECKS.isDefined(undefined as never, undefined) });
     } else {
       items.push(...describeConstraints(error, loc, names));
     }
@@ -129,15 +144,20 @@ function describeConstraints(
     if (failing)
       items.push({
         loc: [...loc, index],
-        ...describe(failing, rules.get(failing)?.constraints, error),
+        ...describe(failing, rules.get(failing)?.constraints, error, value),
       });
   });
   return items;
 }
 
-function describe(name: string, constraints: unknown[] | undefined, error: ValidationError) {
+function describe(
+  name: string,
+  constraints: unknown[] | undefined,
+  error: ValidationError,
+  value: unknown = error.value,
+) {
   const known = TYPE_CHECKS[name] ?? CONSTRAINTS[name];
-  if (known) return known(constraints?.[0] as never);
+  if (known) return known(constraints?.[0] as never, value);
   const context = error.contexts?.[name] as { type?: string } | undefined;
   const message = error.constraints?.[name] ?? 'invalid value';
   return { type: context?.type ?? 'value_error', msg: `Value error, ${message}` };

@@ -50,6 +50,43 @@ describe(MemoryThrottlerStorage.name, () => {
     expect(await hit()).toMatchObject({ totalHits: 1, isBlocked: false, timeToBlockExpire: 0 });
   });
 
+  it('lifts a block at the first hit under a limit raised above the count, which it keeps', async () => {
+    await hit(2);
+    await hit(2);
+    expect(await hit(2)).toMatchObject({ totalHits: 3, isBlocked: true });
+    expect(await hit(3)).toMatchObject({ totalHits: 4, isBlocked: true });
+    expect(await hit(5)).toEqual({
+      totalHits: 5,
+      timeToExpire: 10,
+      isBlocked: false,
+      timeToBlockExpire: 0,
+    });
+    expect(await hit(5)).toMatchObject({ totalHits: 6, isBlocked: true, timeToBlockExpire: 5 });
+  });
+
+  it('keeps a block under a lowered limit, or one raised but not above the count', async () => {
+    await hit(4);
+    await hit(4);
+    expect(await hit(1)).toMatchObject({ totalHits: 3, isBlocked: true });
+    expect(await hit(1)).toMatchObject({ totalHits: 4, isBlocked: true });
+    expect(await hit(4)).toMatchObject({ totalHits: 5, isBlocked: true });
+    expect(await hit(5)).toMatchObject({ totalHits: 6, isBlocked: true });
+  });
+
+  it('keeps a block that outlived its window under the same limit, not under a raised one', async () => {
+    const longBlock = (limit: number) =>
+      storage.increment({ ...ONE_PER_WINDOW, limit, ttl: 1_000, blockDuration: 5_000 });
+    await longBlock(1);
+    expect(await longBlock(1)).toMatchObject({ totalHits: 2, isBlocked: true });
+    now += 2_000;
+    expect(await longBlock(1)).toMatchObject({
+      totalHits: 1,
+      isBlocked: true,
+      timeToBlockExpire: 3,
+    });
+    expect(await longBlock(3)).toMatchObject({ totalHits: 2, isBlocked: false });
+  });
+
   it('keeps keys and throttlers apart', async () => {
     await hit(1);
     expect(

@@ -7,6 +7,8 @@ interface Counter {
   windowEnds: number;
   /** When the block ends, epoch ms; 0 while not blocked. */
   blockEnds: number;
+  /** The limit the block was started under. */
+  blockLimit: number;
 }
 
 /** How often counters whose window and block have both ended are dropped. */
@@ -15,8 +17,9 @@ const PRUNE_INTERVAL_MS = 60_000;
 /**
  * Rate-limit counts in this process: without Redis (one replica), and while Redis is down
  * (FallbackThrottlerStorage). The rules of RedisThrottlerStorage's script, step for step, so
- * that a key's budget means the same in both: a fixed window started by its first hit, and a
- * block of `blockDuration` once the count passes the limit.
+ * that a key's budget means the same in both: a fixed window started by its first hit, a block
+ * of `blockDuration` once the count passes the limit, ended early by a hit under a higher limit
+ * that the count does not pass.
  * It replaced @nestjs/throttler's in-memory storage (with the library's guard), which kept a
  * timer per hit: a million hits in a window were a million timers, and arming one cost more than
  * the rest of the count.
@@ -40,7 +43,7 @@ export class MemoryThrottlerStorage implements RateLimitStorage, OnApplicationSh
     const now = this.now();
     let counter = this.counters.get(id);
     if (!counter) {
-      counter = { hits: 0, windowEnds: 0, blockEnds: 0 };
+      counter = { hits: 0, windowEnds: 0, blockEnds: 0, blockLimit: 0 };
       this.counters.set(id, counter);
     }
     if (counter.windowEnds <= now) {
@@ -50,7 +53,12 @@ export class MemoryThrottlerStorage implements RateLimitStorage, OnApplicationSh
     counter.hits += 1;
     // Redis drops a block key when it runs out; a count still past the limit blocks again.
     if (counter.blockEnds <= now) counter.blockEnds = 0;
-    if (counter.blockEnds === 0 && counter.hits > limit) counter.blockEnds = now + blockDuration;
+    // A limit raised above the count since the block started ends it (the count stays).
+    if (counter.hits <= limit && limit > counter.blockLimit) counter.blockEnds = 0;
+    if (counter.blockEnds === 0 && counter.hits > limit) {
+      counter.blockEnds = now + blockDuration;
+      counter.blockLimit = limit;
+    }
     const isBlocked = counter.blockEnds !== 0;
     return {
       totalHits: counter.hits,

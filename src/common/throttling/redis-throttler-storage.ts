@@ -4,12 +4,14 @@ import type { RateLimitHit, RateLimitRecord, RateLimitStorage } from './rate-lim
 /**
  * Hits, each counted in its window (a fixed window that starts with its first hit), with a
  * block of `blockDuration` started once the count passes the limit. A block that has run out
- * starts a new window. For hit i (from 1): KEYS[2i-1] hits, KEYS[2i] block; ARGV[3i-2..3i]
- * ttl ms, limit, block ms. Answers, per hit, {hits, ms to the window's end, blocked 0|1, ms to
- * the block's end}, flattened. The hits of one call are counted one after the other, exactly as
- * if sent alone, and Redis runs the script atomically.
- * The same keys and rules as @nest-lab/throttler-storage-redis (which this replaced), so
- * replicas of both versions share budgets during a rolling upgrade.
+ * starts a new window. The block holds the limit it was started under: a hit under a higher
+ * limit that the count does not pass (a key's limit raised by PATCH, a larger class budget)
+ * ends it, and the count stays. For hit i (from 1): KEYS[2i-1] hits, KEYS[2i] block;
+ * ARGV[3i-2..3i] ttl ms, limit, block ms. Answers, per hit, {hits, ms to the window's end,
+ * blocked 0|1, ms to the block's end}, flattened. The hits of one call are counted one after the
+ * other, exactly as if sent alone, and Redis runs the script atomically.
+ * The same keys as @nest-lab/throttler-storage-redis (which this replaced). Blocks set before
+ * they held their limit hold 1, and are read as blocks under a limit of 1.
  */
 const HITS_SCRIPT = `
 local answers = {}
@@ -25,12 +27,16 @@ for i = 1, #KEYS / 2 do
     toExpire = ttl
   end
   local blocked = redis.call('GET', blockKey)
+  if blocked and hits <= limit and limit > (tonumber(blocked) or 0) then
+    redis.call('DEL', blockKey)
+    blocked = false
+  end
   local toBlockExpire = 0
   if blocked then
     toBlockExpire = redis.call('PTTL', blockKey)
   elseif hits > limit then
-    redis.call('SET', blockKey, 1, 'PX', blockDuration)
-    blocked = '1'
+    redis.call('SET', blockKey, limit, 'PX', blockDuration)
+    blocked = true
     toBlockExpire = blockDuration
   end
   if blocked and toBlockExpire <= 0 then

@@ -1,5 +1,5 @@
 import { ValidateBy, ValidationOptions } from 'class-validator';
-import { parseIsoDate } from './iso-date';
+import { parseIsoDate, parseRfc3339DateTime } from './iso-date';
 
 /**
  * An ISO 8601 date or date-time (no zone = UTC), parsed by the same function the service uses,
@@ -20,25 +20,21 @@ export function IsIsoDate(options?: ValidationOptions): PropertyDecorator {
   );
 }
 
-/** A time of day followed by a zone: `Z` or an offset such as `+02:00`. */
-const TIME_WITH_OFFSET =
-  /[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?\s*(?:Z|[+-]\d{2}(?::?\d{2})?)$/i;
-
 /**
- * An ISO 8601 date-time with its UTC offset (`2026-12-31T23:59:59Z`): for instants a client
- * sets, where a zoneless value would silently mean UTC to us and local time to the client.
+ * An RFC 3339 date-time (`2026-12-31T23:59:59Z`, `…+02:00`): for instants a client sets, where a
+ * zoneless value would silently mean UTC to us and local time to the client. The OpenAPI
+ * document declares them `format: date-time`, which is RFC 3339: ISO 8601's other forms (a space
+ * for `T`, `+0200`, no seconds) would be accepted here yet refused by clients' own validators.
  */
-export function IsIsoDateTimeWithOffset(options?: ValidationOptions): PropertyDecorator {
+export function IsRfc3339DateTime(options?: ValidationOptions): PropertyDecorator {
   return ValidateBy(
     {
-      name: 'isIsoDateTimeWithOffset',
+      name: 'isRfc3339DateTime',
       validator: {
         validate: (value: unknown) =>
-          typeof value === 'string' &&
-          TIME_WITH_OFFSET.test(value.trim()) &&
-          parseIsoDate(value) !== undefined,
+          typeof value === 'string' && parseRfc3339DateTime(value) !== undefined,
         defaultMessage: () =>
-          'must be an ISO 8601 date-time with a UTC offset, e.g. 2026-12-31T23:59:59Z',
+          'must be an RFC 3339 date-time with its UTC offset, e.g. 2026-12-31T23:59:59Z',
       },
     },
     options,

@@ -1,4 +1,4 @@
-import { parseIsoDate } from './iso-date';
+import { parseIsoDate, parseRfc3339DateTime } from './iso-date';
 
 describe('parseIsoDate', () => {
   it('parses dates, date-times, fractions and zones', () => {
@@ -18,6 +18,38 @@ describe('parseIsoDate', () => {
   it('refuses what is not a calendar date', () => {
     for (const text of ['', '2024', '2024-13-01', '2023-02-29', '2024-05-01T24:00', '01/05/2024']) {
       expect(parseIsoDate(text)).toBeUndefined();
+    }
+  });
+});
+
+describe('parseRfc3339DateTime', () => {
+  it('reads RFC 3339 date-times, T and Z in either case', () => {
+    expect(parseRfc3339DateTime('2024-05-01T10:20:30Z')?.toISOString()).toBe(
+      '2024-05-01T10:20:30.000Z',
+    );
+    expect(parseRfc3339DateTime('2024-05-01t10:20:30.5z')?.toISOString()).toBe(
+      '2024-05-01T10:20:30.500Z',
+    );
+    expect(parseRfc3339DateTime('2024-05-01T10:20:30-01:30')?.toISOString()).toBe(
+      '2024-05-01T11:50:30.000Z',
+    );
+  });
+
+  it('refuses the ISO 8601 forms RFC 3339 leaves out, and impossible dates', () => {
+    for (const text of [
+      '2024-05-01',
+      '2024-05-01T10:20:30',
+      '2024-05-01 10:20:30Z',
+      '2024-05-01T10:20Z',
+      '2024-05-01T10:20:30+0200',
+      '2024-05-01T10:20:30+02',
+      '2024-05-01T10:20:30,5Z',
+      '2024-05-01T10:20:30+23:60',
+      '2024-05-01T10:20:30.Z',
+      ' 2024-05-01T10:20:30Z',
+      '2023-02-29T00:00:00Z',
+    ]) {
+      expect(parseRfc3339DateTime(text)).toBeUndefined();
     }
   });
 });

@@ -29,6 +29,19 @@ export function parseIsoDate(value: string): Date | undefined {
   return new Date(utc - zoneOffsetMinutes(zone) * 60_000);
 }
 
+/**
+ * RFC 3339's date-time, which OpenAPI's `format: date-time` names: `T` between date and time,
+ * seconds, an optional fraction after a point, and `Z` or `±HH:MM` (T and Z in either case, as
+ * RFC 3339 allows). Fractions beyond nanoseconds are refused, as parseIsoDate refuses them.
+ */
+const RFC_3339_DATE_TIME =
+  /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/i;
+
+/** An RFC 3339 date-time as its instant; undefined for anything else or an impossible date. */
+export function parseRfc3339DateTime(value: string): Date | undefined {
+  return RFC_3339_DATE_TIME.test(value) ? parseIsoDate(value) : undefined;
+}
+
 function zoneOffsetMinutes(zone: string | undefined): number {
   if (!zone || zone.toUpperCase() === 'Z') return 0;
   const sign = zone.startsWith('-') ? -1 : 1;

@@ -64,7 +64,8 @@ export class ApiKeysController {
     description:
       'Changes the name, the expiry or the own rate limit of an active key, by its id. Absent fields ' +
       'stay as they are; `null` clears `expires_at` or `rate_limit`. Effective on every replica ' +
-      'within one second. A deactivated key cannot be changed (409).',
+      'within one second. A limit raised above the requests already counted in the window ends a ' +
+      'running cool-down (429) at once; the count stays. A deactivated key cannot be changed (409).',
   })
   @ApiParam({ name: 'id', description: 'The id of the key (as listed)', format: 'uuid' })
   @ApiOkResponse({ type: ApiKeySummaryDto, description: 'The key as it now is' })

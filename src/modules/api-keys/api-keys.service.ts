@@ -7,7 +7,7 @@ import { validationError } from '../../common/errors/validation-error-item';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { StatusDto } from '../../common/dto/status.dto';
-import { parseIsoDate } from '../../common/validation/iso-date';
+import { parseRfc3339DateTime } from '../../common/validation/iso-date';
 import {
   API_KEY_PREFIX,
   displayPrefix,
@@ -165,7 +165,7 @@ export class ApiKeysService {
   /** `expires_at` as an instant (null clears, undefined leaves as is); past instants are a 422. */
   private futureExpiry(value: string | null | undefined): Date | null | undefined {
     if (value === undefined || value === null) return value;
-    const instant = parseIsoDate(value)!;
+    const instant = parseRfc3339DateTime(value)!;
     if (instant <= this.clock.now())
       throw validationError(
         ['body', 'expires_at'],

@@ -1,7 +1,8 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsInt, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
-import { IsIsoDateTimeWithOffset } from '../../../common/validation/is-iso-date';
+import { IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { IsInteger } from '../../../common/validation/is-integer';
+import { IsRfc3339DateTime } from '../../../common/validation/is-iso-date';
 import { NoNulCharacter } from '../../../common/validation/no-nul';
 
 /** Bounds of a key's own budget per rate-limit window (also a CHECK in the database). */
@@ -46,11 +47,11 @@ export const ExpiresAtField = () =>
   applyDecorators(
     ApiPropertyOptional({
       ...EXPIRES_AT_PROPERTY,
-      description: `${EXPIRES_AT_PROPERTY.description}. An ISO 8601 date-time with its UTC offset, in the future.`,
+      description: `${EXPIRES_AT_PROPERTY.description}. An RFC 3339 date-time with its UTC offset (\`Z\` or \`+02:00\`), in the future.`,
     }),
     IsOptional(),
     IsString(),
-    IsIsoDateTimeWithOffset(),
+    IsRfc3339DateTime(),
   );
 
 /** Optional; null means the key class's budget. */
@@ -58,7 +59,7 @@ export const RateLimitField = () =>
   applyDecorators(
     ApiPropertyOptional(RATE_LIMIT_PROPERTY),
     IsOptional(),
-    IsInt(),
+    IsInteger(),
     Min(RATE_LIMIT_MIN),
     Max(RATE_LIMIT_MAX),
   );

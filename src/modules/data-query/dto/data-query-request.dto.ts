@@ -3,7 +3,6 @@ import {
   ArrayMaxSize,
   IsArray,
   IsIn,
-  IsInt,
   IsOptional,
   IsString,
   Max,
@@ -11,6 +10,7 @@ import {
   Min,
   MinLength,
 } from 'class-validator';
+import { IsInteger } from '../../../common/validation/is-integer';
 import { IsIsoDate } from '../../../common/validation/is-iso-date';
 import { IsSource, Source } from '../../../common/source';
 import { KEYWORD_MODES, KeywordMode } from '../../../network/protocol';
@@ -106,7 +106,7 @@ export class DataQueryRequestDto {
     example: 100,
   })
   @IsOptional()
-  @IsInt()
+  @IsInteger()
   @Min(1)
   @Max(1000)
   limit?: number;

@@ -1,6 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { IsIn, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { IsInteger } from '../../../common/validation/is-integer';
 import { NoNulCharacter } from '../../../common/validation/no-nul';
 
 export class GetDesirabilitiesQueryDto {
@@ -39,8 +39,7 @@ export class GetDesirabilitiesQueryDto {
     default: 100,
   })
   @IsOptional()
-  @Type(() => Number)
-  @IsInt()
+  @IsInteger()
   @Min(1)
   @Max(1000)
   limit?: number;
@@ -54,8 +53,7 @@ export class GetDesirabilitiesQueryDto {
     default: 0,
   })
   @IsOptional()
-  @Type(() => Number)
-  @IsInt()
+  @IsInteger()
   @Min(0)
   @Max(1_000_000)
   offset?: number;

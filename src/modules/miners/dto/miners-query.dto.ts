@@ -1,7 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, Max, Min } from 'class-validator';
+import { IsIn, IsOptional, Max, Min } from 'class-validator';
 import { NEURON_STATES, NeuronState } from '../../../network/neuron-listing';
+import { IsInteger } from '../../../common/validation/is-integer';
 
 export class MinersQueryDto {
   @ApiPropertyOptional({ enum: NEURON_STATES, description: 'Only neurons in this state' })
@@ -17,8 +17,7 @@ export class MinersQueryDto {
     format: 'int32',
   })
   @IsOptional()
-  @Type(() => Number)
-  @IsInt()
+  @IsInteger()
   @Min(0)
   @Max(65535)
   uid?: number;

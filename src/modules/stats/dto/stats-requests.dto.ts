@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsInt, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
 import { IsSource, Source } from '../../../common/source';
+import { IsInteger } from '../../../common/validation/is-integer';
 import { NoNulCharacter } from '../../../common/validation/no-nul';
 
 /** `source`, as a path parameter (`@Param()`) or a query parameter (`@Query()`). */
@@ -47,8 +47,7 @@ export class QueryBucketQueryDto {
     maximum: MAX_BUCKET,
   })
   @IsOptional()
-  @Type(() => Number)
-  @IsInt()
+  @IsInteger()
   @Min(0)
   @Max(MAX_BUCKET)
   start_bucket?: number;
@@ -62,8 +61,7 @@ export class QueryBucketQueryDto {
     maximum: MAX_BUCKET,
   })
   @IsOptional()
-  @Type(() => Number)
-  @IsInt()
+  @IsInteger()
   @Min(0)
   @Max(MAX_BUCKET)
   end_bucket?: number;

@@ -1,7 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, Max, Min } from 'class-validator';
+import { IsIn, IsOptional, Max, Min } from 'class-validator';
 import { TASK_STATES, TaskState } from '../task.types';
+import { IsInteger } from '../../../common/validation/is-integer';
 
 export class TaskListQueryDto {
   @ApiPropertyOptional({ enum: TASK_STATES, description: 'Only tasks in this state' })
@@ -17,8 +17,7 @@ export class TaskListQueryDto {
     default: 100,
   })
   @IsOptional()
-  @Type(() => Number)
-  @IsInt()
+  @IsInteger()
   @Min(1)
   @Max(500)
   limit?: number;
@@ -32,8 +31,7 @@ export class TaskListQueryDto {
     default: 0,
   })
   @IsOptional()
-  @Type(() => Number)
-  @IsInt()
+  @IsInteger()
   @Min(0)
   @Max(2147483647)
   offset?: number;

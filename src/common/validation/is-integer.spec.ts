@@ -1,0 +1,71 @@
+import { IsOptional, Max, Min } from 'class-validator';
+import { RequestValidationPipe } from '../errors/request-validation.pipe';
+import { RequestValidationException, ValidationErrorItem } from '../errors/validation-error-item';
+import { decimalInteger, IsInteger } from './is-integer';
+
+class Page {
+  @IsOptional()
+  @IsInteger()
+  @Min(-5)
+  @Max(1000)
+  limit?: number;
+}
+
+async function validated(
+  value: unknown,
+  type: 'body' | 'query',
+): Promise<Page | ValidationErrorItem[]> {
+  try {
+    return (await new RequestValidationPipe().transform(
+      { limit: value },
+      {
+        type,
+        metatype: Page,
+      },
+    )) as Page;
+  } catch (error) {
+    if (error instanceof RequestValidationException) return error.errors;
+    throw error;
+  }
+}
+
+const NOT_PARSED = 'Input should be a valid integer, unable to parse string as an integer';
+
+describe(IsInteger.name, () => {
+  it.each(['42', '007', '-5', '0', '-0'])('reads %j as its integer', (text) => {
+    expect(decimalInteger(text)).toBe(Math.abs(Number(text)) === 0 ? 0 : Number(text));
+    expect(Object.is(decimalInteger(text), -0)).toBe(false);
+  });
+
+  it.each(['', ' 5', '5 ', '+5', '0x10', '1e2', '1.5', '5.0', '1_000', '٣', '9007199254740993'])(
+    'leaves %j as it came',
+    (text) => expect(decimalInteger(text)).toBe(text),
+  );
+
+  it.each(['body', 'query'] as const)('reads digits in a %s into the number', async (type) => {
+    expect(await validated('17', type)).toEqual(Object.assign(new Page(), { limit: 17 }));
+    expect(await validated(17, type)).toEqual(Object.assign(new Page(), { limit: 17 }));
+  });
+
+  it.each([
+    ['1e2', 'int_parsing', NOT_PARSED],
+    ['', 'int_parsing', NOT_PARSED],
+    [1.5, 'int_from_float', 'Input should be a valid integer, got a number with a fractional part'],
+    [true, 'int_type', 'Input should be a valid integer'],
+    [{ a: 1 }, 'int_type', 'Input should be a valid integer'],
+    [['1'], 'int_type', 'Input should be a valid integer'],
+  ])('refuses %j as pydantic does: %s, and nothing else', async (value, type, msg) => {
+    expect(await validated(value, 'body')).toEqual([{ loc: ['body', 'limit'], type, msg }]);
+  });
+
+  it('checks the bounds of what it read', async () => {
+    expect(await validated('-6', 'query')).toEqual([
+      {
+        loc: ['query', 'limit'],
+        type: 'greater_than_equal',
+        msg: 'Input should be greater than or equal to -5',
+        ctx: { ge: -5 },
+      },
+    ]);
+  });
+});
