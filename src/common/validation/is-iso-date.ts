@@ -25,7 +25,7 @@ const TIME_WITH_OFFSET =
   /[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?\s*(?:Z|[+-]\d{2}(?::?\d{2})?)$/i;
 
 /**
- * An ISO 8601 date-time with its UTC offset (`2026-12-31T23:59:59Z`): for instants a client
+ * An ISO 8601 date-time with its UTC offset (`2099-12-31T23:59:59Z`): for instants a client
  * sets, where a zoneless value would silently mean UTC to us and local time to the client.
  */
 export function IsIsoDateTimeWithOffset(options?: ValidationOptions): PropertyDecorator {
@@ -38,7 +38,7 @@ export function IsIsoDateTimeWithOffset(options?: ValidationOptions): PropertyDe
           TIME_WITH_OFFSET.test(value.trim()) &&
           parseIsoDate(value) !== undefined,
         defaultMessage: () =>
-          'must be an ISO 8601 date-time with a UTC offset, e.g. 2026-12-31T23:59:59Z',
+          'must be an ISO 8601 date-time with a UTC offset, e.g. 2099-12-31T23:59:59Z',
       },
     },
     options,
