@@ -1,6 +1,9 @@
 import { Answer, OpenApiDocument, readOperations, responseProblems } from './openapi';
 
-/** A one-operation document: an item with a nested part, a 404 error, a documented header. */
+/**
+ * A one-operation document: an item with a nested part, a 404 error, documented headers, one
+ * of them shared (in `components.headers`) and listed on the 200 only.
+ */
 const DOCUMENT: OpenApiDocument = {
   openapi: '3.0.0',
   info: { title: 'check', version: '1' },
@@ -13,6 +16,7 @@ const DOCUMENT: OpenApiDocument = {
             headers: {
               'X-Request-Id': { required: true, schema: { type: 'string' } },
               'X-Count': { schema: { type: 'integer', minimum: 0 } },
+              'X-RateLimit-Limit': { $ref: '#/components/headers/X-RateLimit-Limit' },
             },
             content: { 'application/json': { schema: { $ref: '#/components/schemas/Item' } } },
           },
@@ -33,6 +37,7 @@ const DOCUMENT: OpenApiDocument = {
     },
   },
   components: {
+    headers: { 'X-RateLimit-Limit': { schema: { type: 'integer', format: 'int64' } } },
     schemas: {
       Item: {
         type: 'object',
@@ -115,5 +120,17 @@ describe('The check of an answer against the OpenAPI document', () => {
     expect(responseProblems(operation, answer({ headers })).join()).toMatch(
       /a header does not match its schema/,
     );
+  });
+
+  it('names a shared header sent on a response that does not list it', () => {
+    const headers = {
+      'content-type': 'application/json',
+      'x-request-id': 'r1',
+      'x-ratelimit-limit': '100',
+    };
+    expect(responseProblems(operation, answer({ headers }))).toEqual([]);
+    expect(
+      responseProblems(operation, answer({ status: 404, headers, body: { detail: 'No item 7' } })),
+    ).toEqual(['header X-RateLimit-Limit was sent, but the document does not list it on 404']);
   });
 });

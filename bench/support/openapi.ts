@@ -18,6 +18,11 @@ export interface Operation {
   bodySchema?: Schema | OpenAPIV3.ReferenceObject;
   /** The documented responses by key: a status (`200`), a range (`4XX`) or `default`. */
   responses: Record<string, OpenAPIV3.ResponseObject>;
+  /**
+   * The headers the document defines once (`components.headers`) and lists on each response
+   * that carries them: sent on a response that does not list them, they are a problem.
+   */
+  sharedHeaders: readonly string[];
   /** Schema validators for bodies and headers, compiled on first use. */
   validators: ResponseValidators;
 }
@@ -38,6 +43,7 @@ const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 /** Every operation of `/openapi.json`, each with response validators over its components. */
 export function readOperations(document: OpenApiDocument): Operation[] {
   const components = closeObjects(toJsonSchemaBounds(document.components ?? {}));
+  const sharedHeaders = Object.keys(document.components?.headers ?? {});
   const operations: Operation[] = [];
   for (const [template, item] of Object.entries(document.paths)) {
     for (const method of METHODS) {
@@ -53,6 +59,7 @@ export function readOperations(document: OpenApiDocument): Operation[] {
         parameters: (operation.parameters ?? []) as OpenAPIV3.ParameterObject[],
         bodySchema: body?.content['application/json']?.schema,
         responses,
+        sharedHeaders,
         validators: new ResponseValidators(responses, components),
       });
     }
@@ -100,7 +107,9 @@ export function resolveSchema(
 /**
  * What in `answer` the operation's documented responses do not describe: an undocumented
  * status, a Content-Type other than the declared one, a JSON body off its schema, a required
- * header missing or a documented header off its schema. Empty when the answer is described.
+ * header missing, a documented header off its schema, or one of the document's shared headers
+ * (`components.headers`) sent where the response does not list it. Empty when the answer is
+ * described.
  */
 export function responseProblems(operation: Operation, answer: Answer): string[] {
   const key = responseKey(operation.responses, answer.status);
@@ -170,6 +179,12 @@ function headerProblems(operation: Operation, key: string, answer: Answer): stri
     const present = answer.headers[name.toLowerCase()] !== undefined;
     if (!present && (header as OpenAPIV3.HeaderObject).required)
       problems.push(`required header ${name} is missing`);
+  }
+  const listed = new Set(Object.keys(documented).map((name) => name.toLowerCase()));
+  for (const name of operation.sharedHeaders) {
+    const lower = name.toLowerCase();
+    if (answer.headers[lower] !== undefined && !listed.has(lower))
+      problems.push(`header ${name} was sent, but the document does not list it on ${key}`);
   }
   const validator = operation.validators.headers(key);
   if (!validator) return problems;

@@ -21,6 +21,8 @@ const WALLET_NAME = /^(?!\.{1,2}$)[\w.-]{1,64}$/;
 /** The environment schema. `.env.example` documents every variable listed here. */
 /** The most DESIRABILITY_MAX_JOBS may be: the bound the OpenAPI document gives for a vote's size. */
 export const MAX_DESIRABILITY_JOBS = 100_000;
+/** The most DESIRABILITY_SYNC_INTERVAL may be (a day): the bound the document gives for it. */
+export const MAX_DESIRABILITY_SYNC_INTERVAL = 86400;
 
 export class EnvironmentVariables {
   @IsIn(['development', 'production', 'test'])
@@ -354,7 +356,7 @@ export class EnvironmentVariables {
   @toInt()
   @IsInt()
   @Min(1)
-  @Max(86400)
+  @Max(MAX_DESIRABILITY_SYNC_INTERVAL)
   DESIRABILITY_SYNC_INTERVAL = 1200;
 
   /** Seconds between two syncs of the miners' indexes. */

@@ -88,7 +88,7 @@ describe('API key expiry and own rate limits', () => {
       {
         loc: ['body', 'expires_at'],
         type: 'value_error',
-        msg: 'Value error, must be an RFC 3339 date-time with its UTC offset, e.g. 2026-12-31T23:59:59Z',
+        msg: 'Value error, must be an RFC 3339 date-time with its UTC offset, e.g. 2099-12-31T23:59:59Z',
       },
     ]);
   });

@@ -44,6 +44,29 @@ describe('Rate limits (in-memory storage)', () => {
     expect(forbidden.headers['x-ratelimit-remaining']).toBe('98');
   });
 
+  it('neither counts nor answers with the rate-limit headers what is refused before the key is checked', async () => {
+    const { key } = await createKey(app);
+    const post = () => app.http.post('/api/v1/on_demand_data_request').set('X-API-Key', key);
+    const refused = [
+      await app.http
+        .get(`/api/v1/get_bytes_by_label?label=${key}`)
+        .set('X-API-Key', key)
+        .expect(400),
+      await post()
+        .send({ source: 'x', keywords: ['k'.repeat(2 * 1024 * 1024)] })
+        .expect(413),
+      await post().set('Content-Type', 'application/json; charset=utf-16').send('{}').expect(415),
+      await post().set('Content-Type', 'application/json').send('{"source": x}').expect(422),
+    ];
+    for (const response of refused)
+      expect({
+        status: response.status,
+        headers: Object.keys(response.headers).filter((name) => /ratelimit/i.test(name)),
+      }).toEqual({ status: response.status, headers: [] });
+    const counted = await app.http.get('/api/v1/health').set('X-API-Key', key).expect(200);
+    expect(counted.headers['x-ratelimit-remaining']).toBe('99');
+  });
+
   it('admits exactly 100 of 150 concurrent requests with a regular key', async () => {
     const { key } = await createKey(app);
     const statuses = await burst([app], key, 150);

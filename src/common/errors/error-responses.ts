@@ -180,6 +180,30 @@ export const ERROR_CASES = {
   ),
 } as const;
 
+/**
+ * The cases answered before the key's budget is counted: by the body reader, the misplaced-secret
+ * check or authentication (app.setup.ts, ApiKeyGuard). They never carry the rate-limit headers.
+ */
+const BEFORE_THE_BUDGET: ReadonlySet<ErrorCase> = new Set([
+  ERROR_CASES.misplacedSecret,
+  ERROR_CASES.malformedBody,
+  ERROR_CASES.missingKey,
+  ERROR_CASES.invalidKey,
+  ERROR_CASES.keyExpired,
+  ERROR_CASES.invalidMetricsToken,
+  ERROR_CASES.bodyTooLarge,
+  ERROR_CASES.unsupportedEncoding,
+  ERROR_CASES.invalidJson,
+  ERROR_CASES.tooManyAuthFailures,
+]);
+
+/**
+ * Marks a response whose every case is answered before the key's budget is counted: the
+ * document's finishing step (common/openapi) leaves the rate-limit headers off it, then drops
+ * the mark.
+ */
+export const BEFORE_THE_BUDGET_EXTENSION = 'x-before-the-budget';
+
 /** What a bare status stands for in ApiErrorResponses; other statuses need their cases. */
 const STANDARD_CASES: Partial<Record<number, ErrorCase[]>> = {
   400: [ERROR_CASES.misplacedSecret, ERROR_CASES.malformedBody],
@@ -254,6 +278,9 @@ export function errorResponse(status: number, cases: readonly ErrorCase[]): Resp
   return {
     description: DESCRIPTIONS[status] ?? 'Error',
     content: { 'application/json': { schema: { $ref: getSchemaPath(schema) }, examples } },
+    ...(cases.every((error) => BEFORE_THE_BUDGET.has(error))
+      ? { [BEFORE_THE_BUDGET_EXTENSION]: true }
+      : {}),
   };
 }
 

@@ -6,7 +6,7 @@ import {
   METRICS_TOKEN_SECURITY,
   RATE_LIMITED_EXTENSION,
 } from '../auth/access.decorators';
-import { STANDARD_RESPONSES } from '../errors/error-responses';
+import { BEFORE_THE_BUDGET_EXTENSION, STANDARD_RESPONSES } from '../errors/error-responses';
 import { API_VERSION } from '../version';
 import { RATE_LIMIT_HEADERS, REQUEST_ID_HEADERS, RETRY_AFTER_HEADERS } from './response-headers';
 
@@ -37,8 +37,9 @@ const SERVER = {
 /**
  * The OpenAPI document of the app: what the decorators say, plus the facts true of every
  * operation, added here so no operation can miss them: the 500 and 503 answers and the headers
- * of every response (X-Request-Id; the rate-limit headers on rate-limited operations;
- * Retry-After on 429). The served `/openapi.json` and the committed docs/openapi.json are this.
+ * of every response (X-Request-Id; the rate-limit headers on rate-limited operations, except
+ * on responses answered before the key's budget is counted; Retry-After on 429). The served
+ * `/openapi.json` and the committed docs/openapi.json are this.
  */
 export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   const builder = new DocumentBuilder()
@@ -83,6 +84,11 @@ function finish(document: OpenAPIObject): OpenAPIObject {
         if (response) addHeaders(Number(status), response, rateLimited);
     }
   }
+  // Only now: a class-level decorator's response is one object shared by the class's operations.
+  for (const item of Object.values(document.paths))
+    for (const operation of operationsOf(item))
+      for (const response of Object.values(operation.responses))
+        if (response) Reflect.deleteProperty(response, BEFORE_THE_BUDGET_EXTENSION);
   return document;
 }
 
@@ -98,10 +104,11 @@ function addHeaders(
   rateLimited: boolean,
 ): void {
   if ('$ref' in response) return;
+  // 400, 401, 413, 415 and a body that is not JSON are answered before the budget is counted.
+  const beforeTheBudget = Reflect.get(response, BEFORE_THE_BUDGET_EXTENSION) === true;
   const names = [
     ...Object.keys(REQUEST_ID_HEADERS),
-    // A 401 is answered before the key's budget is counted: never with the rate-limit headers.
-    ...(rateLimited && status !== 401 ? Object.keys(RATE_LIMIT_HEADERS) : []),
+    ...(rateLimited && !beforeTheBudget ? Object.keys(RATE_LIMIT_HEADERS) : []),
     ...(status === 429 ? Object.keys(RETRY_AFTER_HEADERS) : []),
   ];
   response.headers = {

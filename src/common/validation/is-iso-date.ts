@@ -21,7 +21,7 @@ export function IsIsoDate(options?: ValidationOptions): PropertyDecorator {
 }
 
 /**
- * An RFC 3339 date-time (`2026-12-31T23:59:59Z`, `…+02:00`): for instants a client sets, where a
+ * An RFC 3339 date-time (`2099-12-31T23:59:59Z`, `…+02:00`): for instants a client sets, where a
  * zoneless value would silently mean UTC to us and local time to the client. The OpenAPI
  * document declares them `format: date-time`, which is RFC 3339: ISO 8601's other forms (a space
  * for `T`, `+0200`, no seconds) would be accepted here yet refused by clients' own validators.
@@ -34,7 +34,7 @@ export function IsRfc3339DateTime(options?: ValidationOptions): PropertyDecorato
         validate: (value: unknown) =>
           typeof value === 'string' && parseRfc3339DateTime(value) !== undefined,
         defaultMessage: () =>
-          'must be an RFC 3339 date-time with its UTC offset, e.g. 2026-12-31T23:59:59Z',
+          'must be an RFC 3339 date-time with its UTC offset, e.g. 2099-12-31T23:59:59Z',
       },
     },
     options,

@@ -94,7 +94,7 @@ export class DesirabilityController {
       },
       Age: {
         description: 'Without `hotkey`, network aggregate: seconds since it was computed',
-        schema: { type: 'integer', minimum: 0 },
+        schema: { type: 'integer', format: 'int64', minimum: 0 },
       },
       'X-Commitment-Sha': {
         description: 'With `hotkey`, network: the git SHA the validator committed on chain',
@@ -102,7 +102,7 @@ export class DesirabilityController {
       },
       'X-Commitment-Block': {
         description: 'With `hotkey`, network: the block of that commitment',
-        schema: { type: 'integer', minimum: 0 },
+        schema: { type: 'integer', format: 'int64', minimum: 0 },
       },
       'X-Vote-Published': {
         description:

@@ -23,7 +23,7 @@ export const EXPIRES_AT_PROPERTY = {
   nullable: true,
   description:
     'When the key stops working (then `401 {"detail": "API key expired"}`); null = never',
-  example: '2026-12-31T23:59:59Z',
+  example: '2099-12-31T23:59:59Z',
 } as const;
 
 export const RATE_LIMIT_PROPERTY = {

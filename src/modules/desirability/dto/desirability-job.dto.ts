@@ -73,6 +73,8 @@ export class DesirabilityJobDto {
     description:
       'Relative weight, > 0. The weights of a submission are normalized to sum to 1; in the ' +
       'aggregate, the job’s share of the whole list.',
+    type: 'number',
+    format: 'double',
     exclusiveMinimum: true,
     minimum: 0,
     example: 1,

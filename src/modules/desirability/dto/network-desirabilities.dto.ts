@@ -1,7 +1,17 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import {
+  MAX_DESIRABILITY_JOBS,
+  MAX_DESIRABILITY_SYNC_INTERVAL,
+} from '../../../config/environment-variables';
 
 const HOTKEY_EXAMPLE = '5F4tQyWrhfGVcNhoqeiNsR6KjD4wMZ2kfhLj4oHYuyHbZAc3';
 const SHA_EXAMPLE = '3f786850e387550fdab836ed7e6dc881de23001b';
+const BLOCK = { type: 'integer', format: 'int64', minimum: 0 } as const;
+/**
+ * Validators counted: each is a distinct neuron of the chain's metagraph (network mode needs
+ * SUBTENSOR_URL), and uids are u16 on chain.
+ */
+const MAX_COUNTED_VALIDATORS = 65_536;
 
 @ApiSchema({
   name: 'CountedValidator',
@@ -11,10 +21,20 @@ export class CountedValidatorDto {
   @ApiProperty({ example: HOTKEY_EXAMPLE })
   hotkey: string;
 
-  @ApiProperty({ description: 'Stake in TAO, from the metagraph', example: 120345.5 })
+  @ApiProperty({
+    type: 'number',
+    format: 'double',
+    minimum: 0,
+    description: 'Stake in TAO, from the metagraph',
+    example: 120345.5,
+  })
   stake: number;
 
   @ApiProperty({
+    type: 'number',
+    format: 'double',
+    minimum: 0,
+    maximum: 1,
     description: 'Its part of the validators’ 70 %: its stake over the counted validators’ stake',
     example: 0.25,
   })
@@ -23,10 +43,17 @@ export class CountedValidatorDto {
   @ApiProperty({ description: 'The commit it committed on chain', example: SHA_EXAMPLE })
   sha: string;
 
-  @ApiProperty({ description: 'The block of its commitment', example: 6852690 })
+  @ApiProperty({ ...BLOCK, description: 'The block of its commitment', example: 6852690 })
   block: number;
 
-  @ApiProperty({ description: 'Jobs in its vote', example: 12 })
+  @ApiProperty({
+    type: 'integer',
+    format: 'int32',
+    minimum: 1,
+    maximum: MAX_DESIRABILITY_JOBS,
+    description: 'Jobs in its vote (a vote is read by the submission rules)',
+    example: 12,
+  })
   jobs: number;
 }
 
@@ -49,7 +76,7 @@ export class SkippedValidatorDto {
   @ApiPropertyOptional({ description: 'The SHA committed, when it is one', example: SHA_EXAMPLE })
   sha?: string;
 
-  @ApiPropertyOptional({ description: 'The block of its commitment', example: 6852690 })
+  @ApiPropertyOptional({ ...BLOCK, description: 'The block of its commitment', example: 6852690 })
   block?: number;
 }
 
@@ -86,19 +113,37 @@ export class NetworkDesirabilitiesDto {
   })
   computed_at?: string;
 
-  @ApiPropertyOptional({ description: 'Seconds since `computed_at`', example: 310 })
+  @ApiPropertyOptional({
+    type: 'integer',
+    format: 'int64',
+    minimum: 0,
+    description: 'Whole seconds since `computed_at`',
+    example: 310,
+  })
   age_seconds?: number;
 
   @ApiPropertyOptional({
+    ...BLOCK,
     description: 'The metagraph block the stakes were read at',
     example: 6852690,
   })
   block?: number;
 
-  @ApiProperty({ description: 'DESIRABILITY_SYNC_INTERVAL, in seconds', example: 1200 })
+  @ApiProperty({
+    type: 'integer',
+    format: 'int32',
+    minimum: 1,
+    maximum: MAX_DESIRABILITY_SYNC_INTERVAL,
+    description: 'DESIRABILITY_SYNC_INTERVAL, in seconds',
+    example: 1200,
+  })
   sync_interval_seconds: number;
 
-  @ApiProperty({ type: [CountedValidatorDto], description: 'Validators counted (network only)' })
+  @ApiProperty({
+    type: [CountedValidatorDto],
+    maxItems: MAX_COUNTED_VALIDATORS,
+    description: 'Validators counted (network only)',
+  })
   validators: CountedValidatorDto[];
 
   @ApiProperty({

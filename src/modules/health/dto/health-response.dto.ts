@@ -18,6 +18,9 @@ export class HealthResponseDto {
   timestamp: string;
 
   @ApiProperty({
+    type: 'integer',
+    format: 'int32',
+    minimum: 0,
     description: 'Miners that are not validators and not currently failing',
     example: 8,
   })
@@ -26,7 +29,13 @@ export class HealthResponseDto {
   @ApiProperty({ description: 'API version', default: '1.0.0', example: '1.0.0' })
   version: string;
 
-  @ApiProperty({ description: 'Network UID of the subnet', example: 13 })
+  @ApiProperty({
+    type: 'integer',
+    format: 'int32',
+    minimum: 0,
+    description: 'Network UID of the subnet (NETUID)',
+    example: 13,
+  })
   netuid: number;
 
   @ApiProperty({

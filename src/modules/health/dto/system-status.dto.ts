@@ -3,16 +3,23 @@ import { PUBLICATION_STATES } from '../../publication/publication.types';
 
 export type ComponentState = 'healthy' | 'unhealthy' | 'degraded' | 'disabled';
 
+/** Neurons of the metagraph, counted. */
+const NEURONS = { type: 'integer', format: 'int32', minimum: 0 } as const;
+/** A chain block number: int64, as in every schema that carries one (MinerList.block). */
+const BLOCK = { type: 'integer', format: 'int64', minimum: 0 } as const;
+
 @ApiSchema({ name: 'ComponentStatus' })
 export class ComponentStatusDto {
   @ApiProperty({ enum: ['healthy', 'unhealthy', 'degraded', 'disabled'], example: 'healthy' })
   status: ComponentState;
 
   @ApiPropertyOptional({
-    description: 'Round-trip time of the check in milliseconds',
+    description: 'Round-trip time of the check in milliseconds, to two decimals',
     example: 1.2,
     nullable: true,
-    type: Number,
+    type: 'number',
+    format: 'double',
+    minimum: 0,
   })
   latency_ms: number | null;
 
@@ -39,22 +46,28 @@ export const NETWORK_PROPERTY = {
 @ApiSchema({ name: 'MinersStatus' })
 export class MinersStatusDto extends ComponentStatusDto {
   @ApiProperty({
+    ...NEURONS,
     description:
       'Miners that may be called now: no validator permit, an axon at an allowed address, circuit closed',
     example: 8,
   })
   available: number;
 
-  @ApiProperty({ description: 'Registered neurons, validators included', example: 256 })
+  @ApiProperty({ ...NEURONS, description: 'Registered neurons, validators included', example: 256 })
   total: number;
 
-  @ApiProperty({ description: 'Registered neurons that serve an axon', example: 230 })
+  @ApiProperty({ ...NEURONS, description: 'Registered neurons that serve an axon', example: 230 })
   serving: number;
 
-  @ApiProperty({ description: 'Registered neurons with a validator permit', example: 64 })
+  @ApiProperty({
+    ...NEURONS,
+    description: 'Registered neurons with a validator permit',
+    example: 64,
+  })
   validators: number;
 
   @ApiProperty({
+    ...NEURONS,
     description:
       'Miners whose axon address is outside MINER_ALLOWED_NETWORKS (private, loopback, link-local…): never contacted',
     example: 0,
@@ -74,10 +87,10 @@ export class ChainStatusDto extends ComponentStatusDto {
   declare status: ComponentState;
 
   @ApiPropertyOptional({
+    ...BLOCK,
     description: 'Block the metagraph in use was read at',
     example: 6852690,
     nullable: true,
-    type: Number,
   })
   block: number | null;
 
@@ -89,11 +102,13 @@ export class ChainStatusDto extends ComponentStatusDto {
   })
   last_read_at: string | null;
 
+  // No minimum: last_read_at may come from another replica whose clock is ahead.
   @ApiPropertyOptional({
-    description: 'Seconds since last_read_at',
+    description: 'Seconds since last_read_at, rounded',
     example: 42,
     nullable: true,
-    type: Number,
+    type: 'integer',
+    format: 'int64',
   })
   age_seconds: number | null;
 }
@@ -120,7 +135,11 @@ export class PublicationComponentStatusDto extends ComponentStatusDto {
   @ApiPropertyOptional({ pattern: '^[0-9a-f]{40}$', description: 'The Gravity commit of the vote' })
   commit_sha?: string;
 
-  @ApiPropertyOptional({ description: 'Block the vote was committed in', example: 6852691 })
+  @ApiPropertyOptional({
+    ...BLOCK,
+    description: 'Block the vote was committed in',
+    example: 6852691,
+  })
   block_number?: number;
 
   @ApiPropertyOptional({ format: 'date-time', description: 'When the next attempt is due' })
@@ -164,7 +183,13 @@ export class SystemStatusDto {
   @ApiProperty({ format: 'date-time' })
   timestamp: string;
 
-  @ApiProperty({ description: 'Seconds since this instance started', example: 3600 })
+  @ApiProperty({
+    type: 'integer',
+    format: 'int64',
+    minimum: 0,
+    description: 'Seconds since this instance started, rounded',
+    example: 3600,
+  })
   uptime_seconds: number;
 
   @ApiProperty({ example: '1.0.0' })

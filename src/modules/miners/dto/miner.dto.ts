@@ -48,16 +48,33 @@ export class MinerDto {
   })
   axon: string | null;
 
-  @ApiProperty({ description: 'Stake in TAO', example: 2.557172316 })
+  @ApiProperty({
+    type: 'number',
+    format: 'double',
+    minimum: 0,
+    description: 'Stake in TAO',
+    example: 2.557172316,
+  })
   stake: number;
 
-  @ApiProperty({ description: 'Share of the subnet incentive, 0..1', example: 0.0123 })
+  @ApiProperty({
+    type: 'number',
+    format: 'double',
+    minimum: 0,
+    maximum: 1,
+    description: 'Share of the subnet incentive, 0..1',
+    example: 0.0123,
+  })
   incentive: number;
 
   @ApiProperty({ example: false })
   validator_permit: boolean;
 
   @ApiProperty({
+    type: 'number',
+    format: 'double',
+    minimum: 0,
+    maximum: 1,
     description: 'How trustworthy its answers have been, 0..1 (0.5 for a neuron never checked)',
     example: 0.5,
   })

@@ -46,6 +46,9 @@ export class PublicationStatusDto {
   pushed_at?: string;
 
   @ApiPropertyOptional({
+    type: 'integer',
+    format: 'int64',
+    minimum: 0,
     description: 'Block the commitment was included in (once committed)',
     example: 6852691,
   })
@@ -73,6 +76,12 @@ export class PublicationStatusDto {
   })
   next_attempt_at?: string;
 
-  @ApiProperty({ description: 'Consecutive failed attempts', example: 0 })
+  @ApiProperty({
+    type: 'integer',
+    format: 'int32',
+    minimum: 0,
+    description: 'Consecutive failed attempts',
+    example: 0,
+  })
   attempts: number;
 }

@@ -2,7 +2,13 @@ import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 
 @ApiSchema({ name: 'RepoNamesResponse' })
 export class RepoNamesResponseDto {
-  @ApiProperty({ description: 'Number of repository names', example: 2 })
+  @ApiProperty({
+    type: 'integer',
+    format: 'int32',
+    minimum: 0,
+    description: 'Number of repository names',
+    example: 2,
+  })
   count: number;
 
   @ApiProperty({

@@ -38,9 +38,13 @@ export class QueryBucketQueryDto {
   @NoNulCharacter()
   label?: string;
 
+  // No example: a fixed bucket id falls out of the data's range within days, and try-it-out
+  // would send it; without one the default range (the last 25 complete hours) is queried.
   @ApiPropertyOptional({
-    description: 'First time bucket id (hours since the epoch); default end_bucket − 24',
-    example: 494276,
+    description:
+      'First time bucket id, inclusive. A bucket id is an hour counted from the Unix epoch (UTC): ' +
+      'floor(unix seconds / 3600), e.g. `Math.floor(Date.now() / 3_600_000)` for the current hour. ' +
+      'Default: end_bucket − 24',
     type: 'integer',
     format: 'int32',
     minimum: 0,
@@ -53,8 +57,9 @@ export class QueryBucketQueryDto {
   start_bucket?: number;
 
   @ApiPropertyOptional({
-    description: 'Last time bucket id; default the current bucket − 1',
-    example: 494300,
+    description:
+      'Last time bucket id, inclusive (see start_bucket). Default: the current bucket − 1, the ' +
+      'last complete hour',
     type: 'integer',
     format: 'int32',
     minimum: 0,

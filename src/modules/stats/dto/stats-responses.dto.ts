@@ -4,6 +4,11 @@ import { DataItemDto, dataItemsProperty } from '../../data-query/dto/data-item.d
 import { RedditItemDto } from '../../data-query/dto/reddit-item.dto';
 import { XItemDto } from '../../data-query/dto/x-item.dto';
 
+/** Sums of the miners' index (Postgres bigint), as whole bytes. */
+const BYTES = { type: 'integer', format: 'int64', minimum: 0 } as const;
+/** floor(unix seconds / 3600): a Postgres integer, like the query's bucket bounds. */
+const BUCKET_ID = { type: 'integer', format: 'int32', minimum: 0 } as const;
+
 @ApiSchema({ name: 'LabelSize' })
 export class LabelSizeDto {
   @ApiProperty({
@@ -12,11 +17,17 @@ export class LabelSizeDto {
   })
   label_value: string;
 
-  @ApiProperty({ description: 'Bytes held by all miners under this label', example: 123456789 })
+  @ApiProperty({
+    ...BYTES,
+    description: 'Bytes held by all miners under this label',
+    example: 123456789,
+  })
   content_size_bytes: number;
 
   @ApiProperty({
-    description: 'Bytes weighted by the credibility (0..1) of the miner holding them',
+    ...BYTES,
+    description:
+      'Bytes weighted by the credibility (0..1) of the miner holding them, rounded to a whole byte',
     example: 98765432,
   })
   adj_content_size_bytes: number;
@@ -25,16 +36,17 @@ export class LabelSizeDto {
 @ApiSchema({ name: 'AgeSize' })
 export class AgeSizeDto {
   @ApiProperty({
+    ...BUCKET_ID,
     description:
       'Time bucket id = floor(unix seconds / 3600), i.e. whole hours since the epoch (UTC)',
     example: 494300,
   })
   time_bucket_id: number;
 
-  @ApiProperty({ example: 123456789 })
+  @ApiProperty({ ...BYTES, example: 123456789 })
   content_size_bytes: number;
 
-  @ApiProperty({ example: 98765432 })
+  @ApiProperty({ ...BYTES, example: 98765432 })
   adj_content_size_bytes: number;
 }
 
@@ -43,11 +55,18 @@ export class LabelBytesDto {
   @ApiProperty({ description: 'The normalized label', example: '#bitcoin' })
   label: string;
 
-  @ApiProperty({ description: 'Sum of content size bytes for the label', example: 123456789 })
+  @ApiProperty({
+    ...BYTES,
+    description: 'Sum of content size bytes for the label',
+    example: 123456789,
+  })
   total_bytes: number;
 
   @ApiProperty({
-    description: 'Sum of credibility-adjusted bytes for the label',
+    type: 'number',
+    format: 'double',
+    minimum: 0,
+    description: 'Sum of credibility-adjusted bytes for the label, to two decimals',
     example: 98765432.5,
   })
   adj_total_bytes: number;
@@ -58,13 +77,24 @@ export class BucketMinerDto {
   @ApiProperty({ example: '5F4tQyWrhfGVcNhoqeiNsR6KjD4wMZ2kfhLj4oHYuyHbZAc3' })
   hotkey: string;
 
-  @ApiProperty({ example: 12 })
+  @ApiProperty({
+    description: "The miner's uid (a u16 on chain)",
+    type: 'integer',
+    format: 'int32',
+    minimum: 0,
+    maximum: 65535,
+    example: 12,
+  })
   uid: number;
 }
 
 @ApiSchema({ name: 'BucketDescription' })
 export class BucketDescriptionDto {
-  @ApiProperty({ description: 'Time bucket id: floor(unix seconds / 3600)', example: 494300 })
+  @ApiProperty({
+    ...BUCKET_ID,
+    description: 'Time bucket id: floor(unix seconds / 3600)',
+    example: 494300,
+  })
   id: number;
 
   @ApiProperty({ description: 'First instant of the hour (inclusive)', format: 'date-time' })
@@ -80,6 +110,7 @@ export class BucketDescriptionDto {
   label: string | null;
 
   @ApiProperty({
+    ...BYTES,
     description: 'Bytes the miner claims for this bucket in its index',
     example: 48213,
   })

@@ -2,6 +2,9 @@ import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { Source, SOURCES } from '../../../common/source';
 import { TASK_STATES, TaskState } from '../task.types';
 
+/** Counts the tasks table keeps as Postgres integers. */
+const COUNT = { type: 'integer', format: 'int32', minimum: 0 } as const;
+
 @ApiSchema({ name: 'TaskParams' })
 export class TaskParamsDto {
   @ApiProperty({ enum: SOURCES, example: 'x' })
@@ -27,7 +30,13 @@ export class TaskParamsDto {
     'repository and committed on chain (see GET /api/v1/desirabilities/publication)',
 })
 export class TaskNetworkRegistrationDto {
-  @ApiProperty({ description: 'Block the vote’s commitment was included in', example: 6852691 })
+  @ApiProperty({
+    type: 'integer',
+    format: 'int64',
+    minimum: 0,
+    description: 'Block the vote’s commitment was included in',
+    example: 6852691,
+  })
   block: number;
 
   @ApiProperty({ format: 'date-time', description: 'When the inclusion was seen' })
@@ -44,18 +53,26 @@ export class TaskNetworkRegistrationDto {
 @ApiSchema({ name: 'TaskProgress' })
 export class TaskProgressDto {
   @ApiProperty({
+    ...COUNT,
     description: 'Distinct items collected so far (deduplicated by uri)',
     example: 1250,
   })
   items_collected: number;
 
-  @ApiProperty({ description: 'Collection rounds run', example: 42 })
+  @ApiProperty({ ...COUNT, description: 'Collection rounds run', example: 42 })
   collections: number;
 
   @ApiPropertyOptional({ type: String, format: 'date-time', nullable: true })
   last_collected_at: string | null;
 
-  @ApiProperty({ description: 'Share of the seven-day lifetime elapsed, 0..1', example: 0.25 })
+  @ApiProperty({
+    type: 'number',
+    format: 'double',
+    minimum: 0,
+    maximum: 1,
+    description: 'Share of the seven-day lifetime elapsed, 0..1',
+    example: 0.25,
+  })
   lifetime_elapsed: number;
 
   @ApiProperty({
@@ -104,10 +121,16 @@ export class TaskDatasetDto {
   })
   content_type: string;
 
-  @ApiProperty({ example: 1250 })
+  @ApiProperty({ ...COUNT, description: 'Items in the file, one a line', example: 1250 })
   rows: number;
 
-  @ApiProperty({ description: 'Size of the file in bytes', example: 482113 })
+  @ApiProperty({
+    type: 'integer',
+    format: 'int64',
+    minimum: 0,
+    description: 'Size of the file in bytes',
+    example: 482113,
+  })
   bytes: number;
 
   @ApiProperty({
