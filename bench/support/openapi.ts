@@ -1,5 +1,6 @@
 import OpenAPIResponseValidator from 'openapi-response-validator';
 import type { OpenAPIV3 } from 'openapi-types';
+import { ERROR_DETAILS } from '../../src/common/errors/error-details';
 import { MISPLACED_SECRET_DETAIL } from '../../src/common/security/refuse-misplaced-secrets';
 
 export type OpenApiDocument = OpenAPIV3.Document;
@@ -151,16 +152,24 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 /** What the body reader answers for a body it cannot take: too large, encoding, bad JSON. */
 const BODY_STATUSES = new Set([413, 415, 422]);
 
+/** What Node's HTTP parser answers before any route: timeouts and oversized headers. */
+const PARSER_STATUSES = new Set([408, 431]);
+
 /**
  * What is wrong with an answer to a path no operation has: it must be 404, unless it was
- * refused before routing: a body the reader cannot take (413, 415, 422), or a secret outside
- * the authentication headers (400, README "Secrets").
+ * refused before routing: by Node's HTTP parser (400 for a request it cannot read, 408, 431),
+ * a body the reader cannot take (413, 415, 422), or a secret outside the authentication
+ * headers (400, README "Secrets").
  */
 export function unroutedProblems(method: string, status: number, body: unknown): string[] {
-  if (status === 404) return [];
+  if (status === 404 || PARSER_STATUSES.has(status)) return [];
   if (BODY_METHODS.has(method) && BODY_STATUSES.has(status)) return [];
   const detail = (body as { detail?: unknown } | undefined)?.detail;
-  if (status === 400 && detail === MISPLACED_SECRET_DETAIL) return [];
+  if (
+    status === 400 &&
+    (detail === MISPLACED_SECRET_DETAIL || detail === ERROR_DETAILS.malformedRequest)
+  )
+    return [];
   return [`status ${status} for a path no operation has (want 404)`];
 }
 

@@ -16,6 +16,10 @@ export const ERROR_DETAILS = {
   bodyTooLarge: 'Request body too large',
   unsupportedEncoding: 'Unsupported request body encoding',
   malformedBody: 'Malformed request body',
+  malformedRequest: 'Malformed HTTP request',
+  headersTooLarge: 'Request headers too large',
+  headersTimeout: 'Request headers not received in time',
+  requestTimeout: 'Request not received in time',
   databaseUnavailable: 'Database unavailable, try again shortly',
   internalError: 'Internal server error',
 } as const;

@@ -109,6 +109,30 @@ export const ERROR_CASES = {
     'A body that cannot be read',
     ERROR_DETAILS.malformedBody,
   ),
+  malformedRequest: errorCase(
+    400,
+    'malformedRequest',
+    'A request line or header Node’s HTTP parser cannot read',
+    ERROR_DETAILS.malformedRequest,
+  ),
+  headersTimeout: errorCase(
+    408,
+    'headersTimeout',
+    'Headers not all sent within HTTP_HEADERS_TIMEOUT_MS',
+    ERROR_DETAILS.headersTimeout,
+  ),
+  requestTimeout: errorCase(
+    408,
+    'requestTimeout',
+    'The request (its body included) not all sent within HTTP_REQUEST_TIMEOUT_MS',
+    ERROR_DETAILS.requestTimeout,
+  ),
+  headersTooLarge: errorCase(
+    431,
+    'headersTooLarge',
+    'The request line and headers over 16 KB',
+    ERROR_DETAILS.headersTooLarge,
+  ),
   missingKey: errorCase(401, 'missingKey', 'No X-API-Key header', ERROR_DETAILS.missingKey),
   invalidKey: errorCase(401, 'invalidKey', 'Unknown or deactivated key', ERROR_DETAILS.invalidKey),
   keyExpired: errorCase(401, 'keyExpired', 'A key past its `expires_at`', ERROR_DETAILS.keyExpired),
@@ -187,6 +211,10 @@ export const ERROR_CASES = {
 const BEFORE_THE_BUDGET: ReadonlySet<ErrorCase> = new Set([
   ERROR_CASES.misplacedSecret,
   ERROR_CASES.malformedBody,
+  ERROR_CASES.malformedRequest,
+  ERROR_CASES.headersTimeout,
+  ERROR_CASES.requestTimeout,
+  ERROR_CASES.headersTooLarge,
   ERROR_CASES.missingKey,
   ERROR_CASES.invalidKey,
   ERROR_CASES.keyExpired,
@@ -206,7 +234,7 @@ export const BEFORE_THE_BUDGET_EXTENSION = 'x-before-the-budget';
 
 /** What a bare status stands for in ApiErrorResponses; other statuses need their cases. */
 const STANDARD_CASES: Partial<Record<number, ErrorCase[]>> = {
-  400: [ERROR_CASES.misplacedSecret, ERROR_CASES.malformedBody],
+  400: [ERROR_CASES.misplacedSecret, ERROR_CASES.malformedBody, ERROR_CASES.malformedRequest],
   401: [ERROR_CASES.missingKey, ERROR_CASES.invalidKey, ERROR_CASES.keyExpired],
   413: [ERROR_CASES.bodyTooLarge],
   415: [ERROR_CASES.unsupportedEncoding],
@@ -221,16 +249,20 @@ export const JSON_BODY_ERRORS = [413, 415, ERROR_CASES.invalidJson] as const;
 const DESCRIPTIONS: Record<number, string> = {
   400:
     'A secret (an API key or token) sent outside the X-API-Key and Authorization headers: the request ' +
-    'was not processed; or a request the server could not read',
+    'was not processed; or a request (its line, headers or body) the server could not read',
   401:
     'No key (`Missing API key`), an unknown or deactivated one (`Invalid API key`), or one past its ' +
     'expiry (`API key expired`)',
   403: 'The key is valid but lacks the privilege this operation needs',
   404: 'Not found',
+  408:
+    'The client did not send its headers within HTTP_HEADERS_TIMEOUT_MS, or its whole request within ' +
+    'HTTP_REQUEST_TIMEOUT_MS; the connection is closed',
   409: 'Conflict with the current state of the resource',
   413: 'Request body too large (over BODY_LIMIT)',
   415: 'Unsupported body encoding (a charset other than UTF-8, or a compressed body)',
   422: 'Validation error: every failing field at once',
+  431: 'The request line and headers are over 16 KB (Node’s limit); the connection is closed',
   429:
     'Rate limit exceeded (`Retry-After` says when to come back), or too many failed authentications ' +
     'from this address',
@@ -284,8 +316,13 @@ export function errorResponse(status: number, cases: readonly ErrorCase[]): Resp
   };
 }
 
-/** The responses every operation has, added where an operation does not document its own. */
+/**
+ * The responses every operation has, added where an operation does not document its own: Node's
+ * HTTP server answers 408 and 431 (common/http/client-errors.ts) before any route is known.
+ */
 export const STANDARD_RESPONSES: Readonly<Record<number, ResponseObject>> = {
+  408: errorResponse(408, [ERROR_CASES.headersTimeout, ERROR_CASES.requestTimeout]),
+  431: errorResponse(431, [ERROR_CASES.headersTooLarge]),
   500: errorResponse(500, [ERROR_CASES.internalError]),
   503: errorResponse(503, [ERROR_CASES.databaseUnavailable]),
 };

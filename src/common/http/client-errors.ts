@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { LoggerService } from '@nestjs/common';
+import { ERROR_DETAILS } from '../errors/error-details';
 
 export interface HttpServerLimits {
   /** Time a client has to send the request headers. */
@@ -12,11 +13,11 @@ export interface HttpServerLimits {
 
 /** Node's parser errors, by code: what they mean to the client. */
 const ANSWERS: Record<string, { status: number; detail: string }> = {
-  HPE_HEADER_OVERFLOW: { status: 431, detail: 'Request headers too large' },
-  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, detail: 'Request not received in time' },
-  ERR_HTTP_HEADERS_TIMEOUT: { status: 408, detail: 'Request headers not received in time' },
+  HPE_HEADER_OVERFLOW: { status: 431, detail: ERROR_DETAILS.headersTooLarge },
+  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, detail: ERROR_DETAILS.requestTimeout },
+  ERR_HTTP_HEADERS_TIMEOUT: { status: 408, detail: ERROR_DETAILS.headersTimeout },
 };
-const MALFORMED = { status: 400, detail: 'Malformed HTTP request' };
+const MALFORMED = { status: 400, detail: ERROR_DETAILS.malformedRequest };
 
 /**
  * Errors raised by Node's HTTP parser (a malformed request line, oversized headers, a client
