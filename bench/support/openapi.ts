@@ -271,6 +271,30 @@ export class ResponseValidators {
   }
 }
 
+/**
+ * A check of values against `schemas` (by name), read as the answer checks read them: $refs into
+ * the document's components, formats checked, objects closed. Compiled once for all of them.
+ */
+export function schemaCheck(
+  document: OpenApiDocument,
+  schemas: Record<string, Schema | OpenAPIV3.ReferenceObject>,
+): (name: string, value: unknown) => string[] {
+  const validator = new OpenAPIResponseValidator({
+    responses: Object.fromEntries(
+      Object.entries(schemas).map(([name, schema]) => [
+        name,
+        { schema: closeObjects(toJsonSchemaBounds(schema)) as Schema },
+      ]),
+    ),
+    components: closeObjects(toJsonSchemaBounds(document.components ?? {})),
+    customFormats: FORMATS,
+  });
+  return (name, value) => {
+    const invalid = validator.validateResponse(name, structuredClone(value));
+    return invalid ? [schemaErrors(invalid)] : [];
+  };
+}
+
 /** The string formats the document uses, checked (ajv alone ignores unknown formats). */
 const FORMATS = {
   'date-time': (value: string) =>

@@ -1,4 +1,6 @@
 import { readFile, writeFile } from 'node:fs/promises';
+import type { OpenAPIV3 } from 'openapi-types';
+import { OpenApiDocument, resolveSchema, schemaCheck } from '../../bench/support/openapi';
 import { canonicalJson, OPENAPI_SNAPSHOT, redoclyProblems } from '../support/openapi-snapshot';
 import { startTestApp, TestApp } from '../support/test-app';
 
@@ -76,6 +78,86 @@ function numericSchemas(document: {
   return found;
 }
 
+type SchemaOrRef = OpenAPIV3.SchemaObject | OpenAPIV3.ReferenceObject;
+
+interface DocumentedExample {
+  where: string;
+  schema: SchemaOrRef;
+  value: unknown;
+}
+
+/**
+ * The value Swagger UI shows for `schema`: its example (or default, or first enum value), else one
+ * assembled from its properties' (the first branch of a union, one item of a list). Undefined
+ * when nothing is given.
+ */
+function sample(document: OpenApiDocument, schema: SchemaOrRef | undefined, depth = 0): unknown {
+  if (!schema || depth > 20) return undefined;
+  if ('$ref' in schema) return sample(document, resolveSchema(document, schema), depth + 1);
+  if (schema.example !== undefined) return schema.example;
+  if (schema.default !== undefined) return schema.default;
+  if (schema.enum) return schema.enum[0];
+  const [branch] = schema.allOf ?? schema.oneOf ?? schema.anyOf ?? [];
+  if (branch) return sample(document, branch, depth + 1);
+  if (schema.type === 'array') {
+    const item = sample(document, schema.items, depth + 1);
+    return item === undefined ? undefined : [item];
+  }
+  if (!schema.properties) return undefined;
+  const assembled: Record<string, unknown> = {};
+  for (const [name, property] of Object.entries(schema.properties)) {
+    const value = sample(document, property, depth + 1);
+    if (value !== undefined) assembled[name] = value;
+  }
+  return assembled;
+}
+
+/** Every example of the document, given or assembled, with the schema it illustrates. */
+function documentedExamples(document: OpenApiDocument): DocumentedExample[] {
+  const found: DocumentedExample[] = [];
+  const add = (where: string, schema: SchemaOrRef | undefined, value: unknown) => {
+    if (schema && value !== undefined) found.push({ where, schema, value });
+  };
+  const media = (where: string, content: Record<string, OpenAPIV3.MediaTypeObject> = {}) => {
+    const json = content['application/json'];
+    if (!json) return;
+    const examples = Object.entries(json.examples ?? {});
+    for (const [name, example] of examples)
+      add(`${where} example ${name}`, json.schema, (example as OpenAPIV3.ExampleObject).value);
+    if (examples.length === 0) add(where, json.schema, sample(document, json.schema));
+  };
+  const headers = (where: string, all: OpenAPIV3.ResponseObject['headers'] = {}) => {
+    for (const [name, header] of Object.entries(all))
+      if (!('$ref' in header)) add(`${where} header ${name}`, header.schema, header.example);
+  };
+  for (const name of Object.keys(document.components?.schemas ?? {})) {
+    const schema = { $ref: `#/components/schemas/${name}` };
+    add(`schema ${name}`, schema, sample(document, schema));
+  }
+  headers('components', document.components?.headers);
+  for (const [path, item] of Object.entries(document.paths))
+    for (const [method, operation] of Object.entries(item ?? {}) as [
+      string,
+      OpenAPIV3.OperationObject,
+    ][]) {
+      const where = `${method.toUpperCase()} ${path}`;
+      for (const parameter of (operation.parameters ?? []) as OpenAPIV3.ParameterObject[])
+        add(
+          `${where} parameter ${parameter.name}`,
+          parameter.schema,
+          parameter.example ?? sample(document, parameter.schema),
+        );
+      const body = operation.requestBody as OpenAPIV3.RequestBodyObject | undefined;
+      media(`${where} body`, body?.content);
+      for (const [status, response] of Object.entries(operation.responses)) {
+        const answer = response as OpenAPIV3.ResponseObject;
+        media(`${where} ${status}`, answer.content);
+        headers(`${where} ${status}`, answer.headers);
+      }
+    }
+  return found;
+}
+
 describe('The served OpenAPI document', () => {
   let app: TestApp;
   let document: Parameters<typeof numericSchemas>[0];
@@ -110,5 +192,18 @@ describe('The served OpenAPI document', () => {
     expect(unformatted).toEqual([]);
     const fractional = numeric.filter(({ type }) => type === 'number').map(({ where }) => where);
     expect(fractional.sort()).toEqual(FRACTIONAL);
+  });
+
+  it('gives examples that match their schemas, those Swagger UI assembles from fields included', () => {
+    const examples = documentedExamples(document as unknown as OpenApiDocument);
+    expect(examples.length).toBeGreaterThan(300);
+    const check = schemaCheck(
+      document as unknown as OpenApiDocument,
+      Object.fromEntries(examples.map(({ schema }, index) => [String(index), schema])),
+    );
+    const wrong = examples.flatMap(({ where, value }, index) =>
+      check(String(index), value).map((problem) => `${where}: ${problem}`),
+    );
+    expect(wrong).toEqual([]);
   });
 });

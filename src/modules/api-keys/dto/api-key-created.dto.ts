@@ -13,7 +13,11 @@ export class ApiKeyCreatedDto {
   @ApiProperty({ example: 'analytics-team' })
   name: string;
 
-  @ApiProperty({ description: 'Identifier of the key (usable for deactivation)', format: 'uuid' })
+  @ApiProperty({
+    description: 'Identifier of the key (usable for deactivation)',
+    format: 'uuid',
+    example: '0b7d5a8e-3c4f-4e1a-9f2b-6d8c1e0a4b37',
+  })
   id: string;
 
   @ApiProperty({ enum: API_KEY_TIERS, example: 'regular' })

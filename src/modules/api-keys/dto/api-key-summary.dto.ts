@@ -4,7 +4,7 @@ import { EXPIRES_AT_PROPERTY, RATE_LIMIT_PROPERTY } from './api-key-fields';
 
 @ApiSchema({ name: 'APIKeySummary' })
 export class ApiKeySummaryDto {
-  @ApiProperty({ format: 'uuid' })
+  @ApiProperty({ format: 'uuid', example: '0b7d5a8e-3c4f-4e1a-9f2b-6d8c1e0a4b37' })
   id: string;
 
   @ApiProperty({ example: 'analytics-team' })
@@ -19,7 +19,7 @@ export class ApiKeySummaryDto {
   @ApiProperty({ enum: API_KEY_TIERS, example: 'regular' })
   tier: ApiKeyTier;
 
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty({ format: 'date-time', example: '2026-11-21T12:00:00.000Z' })
   created_at: string;
 
   @ApiPropertyOptional({

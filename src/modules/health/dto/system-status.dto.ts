@@ -180,7 +180,7 @@ export class SystemStatusDto {
   @ApiProperty({ enum: ['healthy', 'degraded', 'unhealthy'], example: 'healthy' })
   status: 'healthy' | 'degraded' | 'unhealthy';
 
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty({ format: 'date-time', example: '2026-11-24T12:00:00.000Z' })
   timestamp: string;
 
   @ApiProperty({

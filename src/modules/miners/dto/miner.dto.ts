@@ -91,10 +91,11 @@ export class MinerDto {
   state: NeuronState;
 
   @ApiProperty({
-    description: 'When a metagraph read last listed it',
+    description: 'When a metagraph read last listed it; null when none has yet',
     format: 'date-time',
     nullable: true,
     type: String,
+    example: '2026-11-24T12:00:00.000Z',
   })
   last_seen_at: string | null;
 

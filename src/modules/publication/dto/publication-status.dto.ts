@@ -20,10 +20,16 @@ export class PublicationStatusDto {
   })
   state: PublicationState;
 
-  @ApiProperty({ description: 'What the state means for this vote, in a sentence' })
+  @ApiProperty({
+    description: 'What the state means for this vote, in a sentence',
+    example: 'No vote submitted yet',
+  })
   message: string;
 
-  @ApiProperty({ description: 'The validator hotkey the vote is published under' })
+  @ApiProperty({
+    description: 'The validator hotkey the vote is published under',
+    example: '5F4tQyWrhfGVcNhoqeiNsR6KjD4wMZ2kfhLj4oHYuyHbZAc3',
+  })
   hotkey: string;
 
   @ApiPropertyOptional({

@@ -97,10 +97,18 @@ export class BucketDescriptionDto {
   })
   id: number;
 
-  @ApiProperty({ description: 'First instant of the hour (inclusive)', format: 'date-time' })
+  @ApiProperty({
+    description: 'First instant of the hour (inclusive)',
+    format: 'date-time',
+    example: '2026-05-22T20:00:00.000Z',
+  })
   start: string;
 
-  @ApiProperty({ description: 'End of the hour (exclusive)', format: 'date-time' })
+  @ApiProperty({
+    description: 'End of the hour (exclusive)',
+    format: 'date-time',
+    example: '2026-05-22T21:00:00.000Z',
+  })
   end: string;
 
   @ApiProperty({ enum: SOURCE_NAMES, example: 'X' })

@@ -39,7 +39,11 @@ export class TaskNetworkRegistrationDto {
   })
   block: number;
 
-  @ApiProperty({ format: 'date-time', description: 'When the inclusion was seen' })
+  @ApiProperty({
+    format: 'date-time',
+    description: 'When the inclusion was seen',
+    example: '2026-11-24T12:05:00.000Z',
+  })
   registered_at: string;
 
   @ApiProperty({
@@ -183,10 +187,13 @@ export class TaskDto {
   @ApiProperty({ type: TaskParamsDto })
   params: TaskParamsDto;
 
-  @ApiProperty({ description: 'Hotkey of the validator that registered it' })
+  @ApiProperty({
+    description: 'Hotkey of the validator that registered it',
+    example: '5F4tQyWrhfGVcNhoqeiNsR6KjD4wMZ2kfhLj4oHYuyHbZAc3',
+  })
   registered_by: string;
 
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty({ format: 'date-time', example: '2026-11-24T12:00:00.000Z' })
   registered_at: string;
 
   @ApiPropertyOptional({
@@ -197,7 +204,11 @@ export class TaskDto {
   })
   network_registration?: TaskNetworkRegistrationDto;
 
-  @ApiProperty({ format: 'date-time', description: 'End of the seven active days' })
+  @ApiProperty({
+    format: 'date-time',
+    description: 'End of the seven active days',
+    example: '2026-12-01T12:00:00.000Z',
+  })
   expires_at: string;
 
   @ApiProperty({ type: TaskProgressDto })
