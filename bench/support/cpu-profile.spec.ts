@@ -47,8 +47,9 @@ describe('busyMicros', () => {
     const idle = busyMicros(dir, [spans.idle]);
     expect(busy).toBeGreaterThan(0.85 * 300_000);
     // Nothing from before the span (the child's start-up) or after it; a sample's interval may
-    // begin before the span, so a little slack.
-    expect(busy).toBeLessThanOrEqual(spans.busy.end - spans.busy.start + 10_000);
+    // begin before the span, so one interval of slack, which a loaded machine stretches (13 ms
+    // was seen during a full run under strace).
+    expect(busy).toBeLessThanOrEqual(spans.busy.end - spans.busy.start + 25_000);
     expect(idle).toBeLessThan(0.1 * 300_000);
     expect(busyMicros(dir, [spans.busy, spans.idle])).toBe(busy + idle);
   });

@@ -25,7 +25,8 @@ export function recordConnections(): { destinations: Destination[]; stop: () => 
   return { destinations, stop: () => spy.mockRestore() };
 }
 
-function destinationOf(args: unknown[]): Destination {
+/** Where `Socket.prototype.connect` was asked to connect, from any of its call forms. */
+export function destinationOf(args: unknown[]): Destination {
   const [first, second] = args;
   if (Array.isArray(first)) return destinationOf(first);
   if (typeof first === 'object' && first !== null) {
@@ -48,6 +49,14 @@ function destinationOf(args: unknown[]): Destination {
 /** Loopback, or a local socket: nothing that leaves the machine. */
 export function isLocal(destination: Destination): boolean {
   if (destination.path !== undefined) return true;
-  const host = destination.host ?? 'localhost';
-  return host === 'localhost' || host === '::1' || host.startsWith('127.');
+  const host = (destination.host ?? 'localhost').replace(/^\[(.*)\]$/, '$1');
+  return (
+    host === 'localhost' ||
+    host === '::1' ||
+    host.startsWith('127.') ||
+    host.startsWith('::ffff:127.') ||
+    // The unspecified address, dialled, is this machine.
+    host === '0.0.0.0' ||
+    host === '::'
+  );
 }

@@ -60,6 +60,9 @@ export async function startTestApp(
     NODE_ENV: 'test',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     DEVNET_MINERS: '0',
+    // Said, not left to NODE_ENV's default: some tests read recorded metagraphs whose axons are
+    // real public machines (and test/support/loopback-only.ts refuses any such connection).
+    MINER_ALLOWED_NETWORKS: 'loopback',
     // Index syncs run when a test asks for them (or sets INDEX_SYNC_ON_START itself).
     INDEX_SYNC_ON_START: 'false',
     // Apps meant to share Redis state pass one prefix (testRedisPrefix); the rest are isolated.
