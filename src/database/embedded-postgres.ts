@@ -46,7 +46,15 @@ export async function startEmbeddedPostgres(
     onError: (error: unknown) => log(`embedded postgres: ${String(error)}`),
   });
   if (!existsSync(resolve(databaseDir, 'PG_VERSION'))) await server.initialise();
-  await server.start();
+  // The package rejects with nothing when Postgres exits at start: say what was tried.
+  await server.start().catch((error: unknown) => {
+    throw new Error(
+      `The embedded Postgres (data in ${databaseDir}) did not start on port ${port}` +
+        (error instanceof Error ? `: ${error.message}` : '') +
+        '. Another server may hold the port: set EMBEDDED_POSTGRES_PORT, or DATABASE_URL to use ' +
+        'a Postgres of your own.',
+    );
+  });
   await ensureDatabase(port, database);
   return {
     url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`,
