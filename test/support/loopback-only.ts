@@ -26,12 +26,12 @@ function install(): string[] {
   const connect = prototype.connect;
   prototype.connect = function loopbackOnly(this: Socket, ...args: unknown[]) {
     const destination = destinationOf(args);
-    if (isLocal(destination)) return connect.apply(this, args);
+    if (isLocal(destination)) return connect.apply(this, args as Parameters<typeof connect>);
     refused.push(where(destination));
     const error = new Error(`${where(destination)}: a test may connect to loopback only`);
     process.nextTick(() => this.destroy(error));
     return this;
-  } as typeof connect;
+  };
   prototype[GUARD] = refused;
   return refused;
 }
