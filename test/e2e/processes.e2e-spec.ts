@@ -535,14 +535,19 @@ describe('A production process and the secrets planted in its requests', () => {
   // A sample of `npm run bench:secrets` (10,000 cases): set SECRETS_FUZZ_RUNS to vary it.
   const runs = Number(process.env.SECRETS_FUZZ_RUNS ?? 300);
   let database: Awaited<ReturnType<typeof ownDatabase>>;
+  let directory: string;
   let metagraph: string;
 
   beforeAll(async () => {
     database = await ownDatabase('secrets');
-    metagraph = join(mkdtempSync(join(tmpdir(), 'secrets-')), 'metagraph.json');
+    directory = mkdtempSync(join(tmpdir(), 'secrets-'));
+    metagraph = join(directory, 'metagraph.json');
     writeFileSync(metagraph, JSON.stringify({ netuid: 13, block: 0, neurons: [] }));
   });
-  afterAll(() => database?.drop());
+  afterAll(async () => {
+    await database?.drop();
+    rmSync(directory, { recursive: true, force: true });
+  });
 
   it(`never writes or answers a secret, in any encoding, over ${runs} planted requests`, async () => {
     const metricsToken = `metrics-${randomBytes(16).toString('hex')}`;
