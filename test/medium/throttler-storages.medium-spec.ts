@@ -59,9 +59,18 @@ describe('Rate-limit storages', () => {
     // A window shorter than the block, so that a block can outlive its window.
     const hit = (storage: MemoryThrottlerStorage | RedisThrottlerStorage, limit: number) =>
       storage.increment({ key, scope: 'default', ttl: 1000, limit, blockDuration: 60_000 });
-    const answers = async (limit: number) => Promise.all([hit(memory, limit), hit(shared, limit)]);
+    // Each step: a hit under `limit` to both storages, which answer alike, and as expected.
+    const steps = async (
+      all: readonly (readonly [number, { totalHits: number; isBlocked: boolean }])[],
+    ) => {
+      for (const [limit, expected] of all) {
+        const [inMemory, inRedis] = await Promise.all([hit(memory, limit), hit(shared, limit)]);
+        expect(inMemory).toEqual(inRedis);
+        expect(inRedis).toMatchObject(expected);
+      }
+    };
     try {
-      for (const [limit, expected] of [
+      await steps([
         [2, { totalHits: 1, isBlocked: false }],
         [2, { totalHits: 2, isBlocked: false }],
         [2, { totalHits: 3, isBlocked: true }],
@@ -69,20 +78,12 @@ describe('Rate-limit storages', () => {
         [4, { totalHits: 5, isBlocked: true }],
         [6, { totalHits: 6, isBlocked: false }],
         [2, { totalHits: 7, isBlocked: true }],
-      ] as const) {
-        const [inMemory, inRedis] = await answers(limit);
-        expect(inMemory).toEqual(inRedis);
-        expect(inRedis).toMatchObject(expected);
-      }
+      ]);
       await new Promise((resolve) => setTimeout(resolve, 1100));
-      for (const [limit, expected] of [
+      await steps([
         [2, { totalHits: 1, isBlocked: true }],
         [3, { totalHits: 2, isBlocked: false }],
-      ] as const) {
-        const [inMemory, inRedis] = await answers(limit);
-        expect(inMemory).toEqual(inRedis);
-        expect(inRedis).toMatchObject(expected);
-      }
+      ]);
     } finally {
       memory.onApplicationShutdown();
     }

@@ -1,9 +1,6 @@
 import { matchOperation, Operation, responseProblems, unroutedProblems } from '../openapi';
 import { RawRequest, RawResponse } from './send';
 
-/** Node's default limit on the request line plus headers; past it Node answers 431 itself. */
-const NODE_MAX_HEADER_BYTES = 16 * 1024;
-
 /**
  * What every answer must satisfy, whatever was sent: no 5xx, an X-Request-Id, 4xx bodies in
  * the documented error shape, and, for a routed request, a status the operation documents and
@@ -14,10 +11,6 @@ export function checkResponse(
   request: RawRequest,
   response: RawResponse,
 ): string[] {
-  if (headerBytes(request) > NODE_MAX_HEADER_BYTES - 512) {
-    // Over (or within a margin of) the limit: Node's own 431, before the app, is expected.
-    if (response.status === 431) return [];
-  }
   const problems: string[] = [];
   const { status } = response;
   if (status >= 500) problems.push(`status ${status}`);
@@ -60,12 +53,4 @@ function parseJson(body: Buffer): unknown {
   } catch {
     return undefined;
   }
-}
-
-function headerBytes(request: RawRequest): number {
-  let bytes = request.method.length + request.path.length + 12;
-  for (const [name, value] of Object.entries(request.headers)) {
-    for (const item of [value].flat()) bytes += name.length + Buffer.byteLength(item) + 4;
-  }
-  return bytes;
 }
