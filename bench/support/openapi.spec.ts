@@ -1,4 +1,12 @@
-import { Answer, OpenApiDocument, readOperations, responseProblems } from './openapi';
+import { ERROR_DETAILS } from '../../src/common/errors/error-details';
+import { MISPLACED_SECRET_DETAIL } from '../../src/common/security/refuse-misplaced-secrets';
+import {
+  Answer,
+  OpenApiDocument,
+  readOperations,
+  responseProblems,
+  unroutedProblems,
+} from './openapi';
 
 /**
  * A one-operation document: an item with a nested part, a 404 error, documented headers, one
@@ -132,5 +140,20 @@ describe('The check of an answer against the OpenAPI document', () => {
     expect(
       responseProblems(operation, answer({ status: 404, headers, body: { detail: 'No item 7' } })),
     ).toEqual(['header X-RateLimit-Limit was sent, but the document does not list it on 404']);
+  });
+
+  it('holds a path no operation has to 404, or to a refusal that comes before routing', () => {
+    expect(unroutedProblems('GET', 404, { detail: 'Not Found' })).toEqual([]);
+    for (const detail of [MISPLACED_SECRET_DETAIL, ERROR_DETAILS.malformedRequest])
+      expect(unroutedProblems('GET', 400, { detail })).toEqual([]);
+    expect(unroutedProblems('HEAD', 400, undefined)).toEqual([]);
+    expect(unroutedProblems('GET', 431, { detail: ERROR_DETAILS.headersTooLarge })).toEqual([]);
+    expect(unroutedProblems('POST', 413, { detail: ERROR_DETAILS.bodyTooLarge })).toEqual([]);
+    expect(unroutedProblems('GET', 400, { detail: 'Something else' })).toEqual([
+      'status 400 for a path no operation has (want 404)',
+    ]);
+    expect(unroutedProblems('GET', 413, { detail: ERROR_DETAILS.bodyTooLarge })).toEqual([
+      'status 413 for a path no operation has (want 404)',
+    ]);
   });
 });

@@ -165,11 +165,9 @@ export function unroutedProblems(method: string, status: number, body: unknown):
   if (status === 404 || PARSER_STATUSES.has(status)) return [];
   if (BODY_METHODS.has(method) && BODY_STATUSES.has(status)) return [];
   const detail = (body as { detail?: unknown } | undefined)?.detail;
-  if (
-    status === 400 &&
-    (detail === MISPLACED_SECRET_DETAIL || detail === ERROR_DETAILS.malformedRequest)
-  )
-    return [];
+  const refusals: unknown[] = [MISPLACED_SECRET_DETAIL, ERROR_DETAILS.malformedRequest];
+  // A HEAD answer has no body to tell the two 400s apart; both are refusals before routing.
+  if (status === 400 && (method === 'HEAD' || refusals.includes(detail))) return [];
   return [`status ${status} for a path no operation has (want 404)`];
 }
 

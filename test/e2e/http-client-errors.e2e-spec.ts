@@ -78,6 +78,18 @@ describe("Errors of Node's HTTP parser", () => {
     checkAgainstDocument('/api/v1/health', answer);
   });
 
+  it('answers a HEAD with headers over 16 KB with a 431 and no body, as HEAD answers are', async () => {
+    const answer = await exchange(port, (socket) =>
+      socket.write(
+        `HEAD /api/v1/health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+      ),
+    );
+    const [head, body] = answer.split('\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1\.1 431 /);
+    expect(head).toMatch(/\r\nX-Request-Id: [0-9a-f-]{36}\r\n/i);
+    expect(body).toBe('');
+  });
+
   it('answers a client too slow to send its headers with a 408', async () => {
     const started = Date.now();
     const answer = parse(

@@ -51,7 +51,17 @@ export function answerClientErrors(
         `Content-Length: ${Buffer.byteLength(body)}\r\n` +
         `X-Request-Id: ${id}\r\n` +
         'Connection: close\r\n\r\n' +
-        body,
+        (isHead(error) ? '' : body),
     );
   });
+}
+
+/**
+ * Whether the refused request is a HEAD, whose answer has headers only (a body after them breaks
+ * the client's parser). The parser's error carries the bytes it was reading; they start with
+ * the request line when the request came in one piece, as almost all do. When they do not,
+ * the body is sent, as before.
+ */
+function isHead(error: NodeJS.ErrnoException & { rawPacket?: Buffer }): boolean {
+  return error.rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
 }
