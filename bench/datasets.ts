@@ -8,14 +8,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
+import { benchFlags } from './support/flags';
 import { generateCorpus } from '../src/devnet/corpus';
 import { writeParquet } from '../src/modules/tasks/dataset-parquet';
 import { DatasetRow, writeJsonLines } from '../src/modules/tasks/dataset-writer';
 import { numberSetting, percentile } from './support/measure';
 import { commandLine, formatInt, machineLine, table } from './support/report';
 
-const { values: flags } = parseArgs({
+const { values: flags } = benchFlags({
   options: { rows: { type: 'string' }, rounds: { type: 'string' } },
 });
 const rowCount = numberSetting(flags.rows ?? process.env.BENCH_ROWS, 'BENCH_ROWS', 20_000, true);

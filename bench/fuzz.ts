@@ -6,7 +6,7 @@
  * Run: npm run bench:fuzz [-- --runs 10000 --seed 42] (or BENCH_FUZZ_RUNS, BENCH_FUZZ_SEED).
  * The service and the devnet run as children of this script (--serve-app, --serve-devnet).
  */
-import { parseArgs } from 'node:util';
+import { benchFlags } from './support/flags';
 import { MinerBehaviour } from '../src/devnet/behaviour';
 import { benchAppEnv, benchValidatorKey, serveApp } from './support/app-server';
 import { forkServer } from './support/child-server';
@@ -18,7 +18,7 @@ import { numberSetting } from './support/measure';
 import { commandLine, machineLine, progress, table } from './support/report';
 
 const text = { type: 'string' } as const;
-const { values: flags } = parseArgs({
+const { values: flags } = benchFlags({
   options: {
     'serve-app': { type: 'boolean' },
     'serve-devnet': { type: 'boolean' },

@@ -16,7 +16,7 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { parseArgs } from 'node:util';
+import { benchFlags } from './support/flags';
 import type { HealthResponseDto } from '../src/modules/health/dto/health-response.dto';
 import {
   BENCH_APP_SETTINGS,
@@ -61,7 +61,7 @@ type Target = (typeof TARGETS)[number];
 const TARGET_SHARE_OF_NEST = 0.8;
 const TARGET_IDLE_RSS_MB = 150;
 
-const { values: flags } = parseArgs({
+const { values: flags } = benchFlags({
   options: {
     'serve-node': { type: 'boolean' },
     'serve-nest': { type: 'boolean' },

@@ -15,7 +15,7 @@
  */
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
+import { benchFlags } from './support/flags';
 import { loadConfig } from '../src/config/load-config';
 import { describeBehaviour, MinerBehaviour } from '../src/devnet/behaviour';
 import { HASHTAGS } from '../src/devnet/vocabulary';
@@ -44,7 +44,7 @@ const MARGIN_MS = 50;
 const UNTIMED = 3;
 
 const text = { type: 'string' } as const;
-const { values: flags } = parseArgs({
+const { values: flags } = benchFlags({
   options: {
     'serve-app': { type: 'boolean' },
     'serve-devnet': { type: 'boolean' },

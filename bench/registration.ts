@@ -7,7 +7,7 @@
  * Run: npm run bench:registration [-- --rounds 300 --seed 42] (or BENCH_RACE_ROUNDS, BENCH_RACE_SEED).
  */
 import fc from 'fast-check';
-import { parseArgs } from 'node:util';
+import { benchFlags } from './support/flags';
 import { benchAppEnv, benchValidatorKey } from './support/app-server';
 import { cleanupOnExit } from './support/cleanup';
 import { acquireDatabase } from './support/database';
@@ -17,7 +17,7 @@ import { raceRound, runRaceRound } from './support/registration-race';
 import { commandLine, formatInt, machineLine, progress } from './support/report';
 import { startServiceProcess } from './support/service-process';
 
-const { values: flags } = parseArgs({
+const { values: flags } = benchFlags({
   options: { rounds: { type: 'string' }, seed: { type: 'string' } },
 });
 const rounds = numberSetting(

@@ -8,7 +8,7 @@
  * Run: npm run bench:secrets [-- --runs 10000 --seed 42] (or BENCH_SECRETS_RUNS, BENCH_SECRETS_SEED).
  */
 import { randomBytes } from 'node:crypto';
-import { parseArgs } from 'node:util';
+import { benchFlags } from './support/flags';
 import { benchAppEnv } from './support/app-server';
 import { cleanupOnExit } from './support/cleanup';
 import { acquireDatabase } from './support/database';
@@ -17,7 +17,7 @@ import { numberSetting } from './support/measure';
 import { commandLine, formatInt, machineLine, progress, table } from './support/report';
 import { startServiceProcess } from './support/service-process';
 
-const { values: flags } = parseArgs({
+const { values: flags } = benchFlags({
   options: { runs: { type: 'string' }, seed: { type: 'string' } },
 });
 const runs = numberSetting(

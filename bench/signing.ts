@@ -6,7 +6,7 @@
  * Run: npm run bench:signing [-- --calls 500 --rounds 7] (or BENCH_CALLS, BENCH_ROUNDS).
  */
 import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
+import { benchFlags } from './support/flags';
 import { stringToU8a, u8aToHex } from '@polkadot/util';
 import {
   keyExtractSuri,
@@ -28,7 +28,7 @@ import { onDemandRequestFields } from '../src/network/sn13/messages';
 import { numberSetting, percentile } from './support/measure';
 import { commandLine, machineLine, table } from './support/report';
 
-const { values: flags } = parseArgs({
+const { values: flags } = benchFlags({
   options: { calls: { type: 'string' }, rounds: { type: 'string' } },
 });
 const calls = numberSetting(flags.calls ?? process.env.BENCH_CALLS, 'BENCH_CALLS', 500, true);

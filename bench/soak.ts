@@ -10,7 +10,7 @@
  */
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
+import { benchFlags } from './support/flags';
 import { describeBehaviour, MinerBehaviour } from '../src/devnet/behaviour';
 import { benchAppEnv, benchValidatorKey, createApiKey, serveApp } from './support/app-server';
 import { forkServer } from './support/child-server';
@@ -23,7 +23,7 @@ import { Context, KEYWORDS, planAt, Sample, send } from './support/soak-traffic'
 import { commandLine, formatInt, machineLine, progress, table, tally } from './support/report';
 
 const text = { type: 'string' } as const;
-const { values: flags } = parseArgs({
+const { values: flags } = benchFlags({
   options: {
     'serve-app': { type: 'boolean' },
     'serve-devnet': { type: 'boolean' },

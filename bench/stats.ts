@@ -19,7 +19,7 @@ import { rm } from 'node:fs/promises';
 import os, { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
+import { benchFlags } from './support/flags';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { buildDataSourceOptions } from '../src/database/data-source-options';
@@ -64,7 +64,7 @@ const HTTP_WARMUP = 20;
 const HEALTH_PATH = '/api/v1/health';
 
 const text = { type: 'string' } as const;
-const { values: flags } = parseArgs({
+const { values: flags } = benchFlags({
   options: {
     'serve-app': { type: 'boolean' },
     miners: text,

@@ -12,7 +12,7 @@
  *     [--requests 2000]
  */
 import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
+import { benchFlags } from './flags';
 import { DataSource } from 'typeorm';
 import { buildDataSourceOptions } from '../../src/database/data-source-options';
 import { runMigrations } from '../../src/database/migrate';
@@ -288,7 +288,7 @@ export async function measureStoreHits(
 
 /** Seeds a throwaway database, measures, prints, drops it. */
 async function main(): Promise<void> {
-  const { values } = parseArgs({
+  const { values } = benchFlags({
     options: { items: { type: 'string' }, requests: { type: 'string' } },
   });
   const items = numberSetting(values.items, 'items', 10_000_000, true);
