@@ -1,3 +1,4 @@
+import { checkedFetch } from '../support/contract';
 import { createKey } from '../support/fixtures';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 
@@ -117,6 +118,65 @@ describe('Error responses', () => {
       expect.objectContaining({ loc: ['body'], type: 'model_attributes_type' }),
     ]);
   });
+
+  // FastAPI's rule for which bodies are JSON: none named, or application/json or */*+json.
+  it.each([
+    ['no Content-Type', undefined],
+    ['application/vnd.api+json', 'application/vnd.api+json'],
+    ['APPLICATION/JSON; charset=utf-8', 'APPLICATION/JSON; charset=utf-8'],
+  ])('reads a body with %s as JSON', async (_name, contentType) => {
+    // A byte array: fetch names no Content-Type for it unless told.
+    const response = await checkedFetch(app.contract, `${app.url}/api/v1/on_demand_data_request`, {
+      method: 'POST',
+      headers: { 'X-API-Key': key, ...(contentType ? { 'Content-Type': contentType } : {}) },
+      body: new TextEncoder().encode('{"source": "x", "limit": 0}'),
+    });
+    expect(response.status).toBe(422);
+    expect(((await response.json()) as { detail: unknown }).detail).toEqual([
+      expect.objectContaining({ loc: ['body', 'limit'], type: 'greater_than_equal' }),
+    ]);
+  });
+
+  // curl -d without -H 'Content-Type: application/json' sends a form: the body is there, but
+  // it is not JSON; FastAPI validates its bytes and answers `model_attributes_type`.
+  it.each([
+    ['/api/v1/on_demand_data_request', 'application/x-www-form-urlencoded'],
+    ['/api/v1/on_demand_data_request', 'text/plain'],
+    ['/api/v1/set_desirabilities', 'application/x-www-form-urlencoded'],
+    ['/api/v1/keys', 'text/plain; charset=utf-8'],
+  ])('answers a %s body sent as %s with model_attributes_type', async (path, contentType) => {
+    const response = await app.http
+      .post(path)
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .set('Content-Type', contentType)
+      .send('{"source": "x", "keywords": ["#bitcoin"]}')
+      .expect(422);
+    expect(response.body).toEqual({
+      detail: [
+        {
+          loc: ['body'],
+          msg: 'Input should be a valid dictionary or object to extract fields from',
+          type: 'model_attributes_type',
+        },
+      ],
+      request_id: response.headers['x-request-id'],
+    });
+  });
+
+  it.each(['text/plain', 'application/json'])(
+    'answers an empty %s body as missing',
+    async (type) => {
+      const response = await app.http
+        .post('/api/v1/on_demand_data_request')
+        .set('X-API-Key', key)
+        .set('Content-Type', type)
+        .send('')
+        .expect(422);
+      expect(response.body.detail).toEqual([
+        { loc: ['body'], msg: 'Field required', type: 'missing' },
+      ]);
+    },
+  );
 
   it('answers an oversized body with 413', async () => {
     const response = await query({ source: 'x', keywords: ['k'.repeat(2 * 1024 * 1024)] }).expect(

@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import { json, RequestHandler } from 'express';
+import { json, raw, RequestHandler } from 'express';
 
 /** Only these methods carry a body here; FastAPI ignores the body of the others, and so do we. */
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
@@ -16,17 +16,30 @@ const MAX_JSON_DEPTH = 64;
  * nested deeper than MAX_JSON_DEPTH is refused like malformed JSON (422 `json_invalid`):
  * class-transformer walks bodies recursively and overflows the stack on thousands of levels,
  * which JSON.parse accepts.
+ *
+ * Which bodies are JSON is FastAPI's rule: a body without a Content-Type (or an empty one), or an
+ * `application/json` or `application/*+json` one. Any other body (a form, plain text) is kept as
+ * its text, as FastAPI keeps its bytes, so validation answers it as it answers `42`: 422
+ * `model_attributes_type` at `body`, not `missing` as if nothing had been sent.
  */
 export function jsonBodies(limit: string): RequestHandler {
-  const parse = json({ limit, inflate: false, strict: false, verify: requireUtf8 });
+  const parse = json({ limit, inflate: false, strict: false, verify: readBody, type: any });
+  const readOther = raw({ limit, inflate: false, type: any });
   return (request, response, next) => {
     if (!BODY_METHODS.has(request.method)) return next();
-    const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(
-      request.headers['content-type'] ?? '',
-    )?.[1];
+    const contentType = request.headers['content-type'];
+    const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType ?? '')?.[1];
     if (charset !== undefined && !/^utf-?8$/i.test(charset))
       return next(notUtf8(`charset ${charset}`));
+    if (contentType && !isJsonMediaType(contentType)) {
+      return readOther(request, response, (error?: unknown) => {
+        const bytes: unknown = request.body;
+        request.body = Buffer.isBuffer(bytes) && bytes.length > 0 ? bytes.toString() : undefined;
+        next(error);
+      });
+    }
     parse(request, response, (error?: unknown) => {
+      if (emptyBodies.has(request)) request.body = undefined;
       if (error || jsonDepth(request.body) <= MAX_JSON_DEPTH) return next(error);
       const tooDeep = Object.assign(new Error(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`), {
         type: 'entity.parse.failed',
@@ -37,11 +50,25 @@ export function jsonBodies(limit: string): RequestHandler {
   };
 }
 
+/** Every request that reaches a parser here has a body to read as that parser reads it. */
+const any = (): boolean => true;
+
+/** `application/json` or `application/<anything>+json`, parameters aside. */
+function isJsonMediaType(contentType: string): boolean {
+  const mediaType = contentType.split(';', 1)[0].trim().toLowerCase();
+  return mediaType === 'application/json' || /^application\/[^/]+\+json$/.test(mediaType);
+}
+
+/** Requests sent with an empty body: body-parser reads one as `{}`, FastAPI as no body (missing). */
+const emptyBodies = new WeakSet<object>();
+
 /**
- * UTF-16 and UTF-32 text is often valid UTF-8 byte by byte (ASCII with NULs between): they
- * are told apart as RFC 4627 does, by a NUL among the first two bytes, or by their BOM.
+ * Notes an empty body, and requires UTF-8. UTF-16 and UTF-32 text is often valid UTF-8 byte by
+ * byte (ASCII with NULs between): they are told apart as RFC 4627 does, by a NUL among the first
+ * two bytes, or by their BOM.
  */
-function requireUtf8(_request: unknown, _response: unknown, body: Buffer): void {
+function readBody(request: object, _response: unknown, body: Buffer): void {
+  if (body.length === 0) emptyBodies.add(request);
   const wide =
     body.length >= 2 &&
     (body[0] === 0 ||
