@@ -18,12 +18,15 @@ const toInt = () => Type(() => Number);
 /** Wallet and hotkey names are file names: no separators, not `.` or `..`. */
 const WALLET_NAME = /^(?!\.{1,2}$)[\w.-]{1,64}$/;
 
-/** The environment schema. `.env.example` documents every variable listed here. */
 /** The most DESIRABILITY_MAX_JOBS may be: the bound the OpenAPI document gives for a vote's size. */
 export const MAX_DESIRABILITY_JOBS = 100_000;
 /** The most DESIRABILITY_SYNC_INTERVAL may be (a day): the bound the document gives for it. */
 export const MAX_DESIRABILITY_SYNC_INTERVAL = 86400;
 
+/**
+ * The environment schema. `.env.example` and the README's Configuration table document every
+ * variable listed here (environment-documentation.spec.ts holds them to it).
+ */
 export class EnvironmentVariables {
   @IsIn(['development', 'production', 'test'])
   NODE_ENV: 'development' | 'production' | 'test' = 'development';

@@ -83,6 +83,8 @@ describe('parseCliArguments', () => {
     expect(() => parseCliArguments(['--miners', 'many'])).toThrow(/miners/);
     expect(() => parseCliArguments(['--miners', '2', '--faults', '5:hang'])).toThrow(/uid 5/);
     expect(() => parseCliArguments(['--validator-hotkeys', 'gateway'])).toThrow(/ss58/);
+    expect(() => parseCliArguments(['--validator-hotkeys', ''])).toThrow(/is empty/);
+    expect(() => parseCliArguments(['--validator-hotkeys', ' , '])).toThrow(/is empty/);
     expect(() => parseCliArguments(['--unknown'])).toThrow();
     expect(() => parseCliArguments(['--stored-only=yes'])).toThrow();
   });

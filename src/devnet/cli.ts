@@ -53,11 +53,18 @@ function integer(text: string, name: string, min: number, max: number): number {
   return value;
 }
 
-function hotkeys(text: string): string[] {
+function hotkeys(text: string | undefined): string[] {
+  if (text === undefined) return [];
   const list = text
     .split(',')
     .map((entry) => entry.trim())
     .filter((entry) => entry !== '');
+  // Given but empty: most likely a command substitution that failed, and miners that would then
+  // refuse the gateway (403 blacklisted) while it spends its hourly budgets on them.
+  if (list.length === 0)
+    throw new Error(
+      '--validator-hotkeys is empty: give one or more ss58 addresses, or leave it out',
+    );
   for (const hotkey of list) {
     if (!/^5[1-9A-HJ-NP-Za-km-z]{47}$/.test(hotkey))
       throw new Error(`--validator-hotkeys: "${hotkey}" is not an ss58 address`);
@@ -78,7 +85,7 @@ export function parseCliArguments(
       'base-port': { type: 'string', default: '0' },
       metagraph: { type: 'string', default: './.data/devnet/metagraph.json' },
       validators: { type: 'string', default: '2' },
-      'validator-hotkeys': { type: 'string', default: '' },
+      'validator-hotkeys': { type: 'string' },
       'gateway-wallet': { type: 'string' },
       faults: { type: 'string', default: '' },
       // DEVNET_STORED_ONLY=true (docker-compose) does the same as the flag.

@@ -1,0 +1,52 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { getMetadataStorage } from 'class-validator';
+import { EnvironmentVariables } from './environment-variables';
+
+const ROOT = join(__dirname, '..', '..');
+/** Read by docker-compose only (the host directory mounted at /wallets), never by the service. */
+const COMPOSE_ONLY = ['WALLETS_DIR'];
+
+/** Every variable the schema validates: each field carries a class-validator decorator. */
+function schemaVariables(): string[] {
+  const metadata = getMetadataStorage().getTargetValidationMetadatas(
+    EnvironmentVariables,
+    '',
+    true,
+    false,
+  );
+  return [...new Set(metadata.map((entry) => entry.propertyName))].sort();
+}
+
+/** `NAME=` lines of .env.example, set or commented out (`# NAME=`). */
+function envExampleVariables(): string[] {
+  const text = readFileSync(join(ROOT, '.env.example'), 'utf8');
+  return [...text.matchAll(/^#? ?([A-Z][A-Z0-9_]+)=/gm)].map((match) => match[1]).sort();
+}
+
+/** Names in the first column of the README's Configuration table (`A` / `B` rows name two). */
+function readmeTableVariables(): string[] {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## Configuration'));
+  const table = section.slice(0, section.indexOf('\n## '));
+  const firstColumns = [...table.matchAll(/^\| ([^|]+) \|/gm)].map((match) => match[1]);
+  return firstColumns.flatMap((cell) =>
+    [...cell.matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((m) => m[1]),
+  );
+}
+
+describe('Environment variables, as documented', () => {
+  const variables = schemaVariables();
+
+  it('finds the schema', () => {
+    expect(variables).toEqual(expect.arrayContaining(['NODE_ENV', 'DATABASE_URL', 'MASTER_KEY']));
+  });
+
+  it('.env.example names every variable the service reads, and no other', () => {
+    expect(envExampleVariables()).toEqual([...variables, ...COMPOSE_ONLY].sort());
+  });
+
+  it("the README's Configuration table names every variable, and no other", () => {
+    expect([...new Set(readmeTableVariables())].sort()).toEqual(variables);
+  });
+});
