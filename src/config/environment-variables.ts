@@ -23,6 +23,12 @@ const WALLET_NAME = /^(?!\.{1,2}$)[\w.-]{1,64}$/;
 export const MAX_DESIRABILITY_JOBS = 100_000;
 /** The most DESIRABILITY_SYNC_INTERVAL may be (a day): the bound the document gives for it. */
 export const MAX_DESIRABILITY_SYNC_INTERVAL = 86400;
+/**
+ * Default cap of a GetMinerIndex answer: the largest honest index, 350,000 buckets each under a
+ * label of its own of 140 characters, is 214 bytes a bucket nested in the answer, 74.9 MB
+ * (docs/miner-protocol.md, "Answer sizes"); 96 MiB leaves room for spaced JSON and the envelope.
+ */
+export const DEFAULT_MINER_MAX_INDEX_RESPONSE_BYTES = 96 * 1024 * 1024;
 
 export class EnvironmentVariables {
   @IsIn(['development', 'production', 'test'])
@@ -301,6 +307,12 @@ export class EnvironmentVariables {
   @IsInt()
   @Min(1024)
   MINER_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
+
+  /** GetMinerIndex answers only: an honest index of 350,000 buckets outgrows the cap above. */
+  @toInt()
+  @IsInt()
+  @Min(1024)
+  MINER_MAX_INDEX_RESPONSE_BYTES = DEFAULT_MINER_MAX_INDEX_RESPONSE_BYTES;
 
   @toInt()
   @IsInt()
