@@ -12,6 +12,7 @@ import {
   Min,
   MinLength,
 } from 'class-validator';
+import { DEFAULT_MINER_MAX_INDEX_RESPONSE_BYTES } from './miner-answer-sizes';
 
 const toInt = () => Type(() => Number);
 
@@ -23,12 +24,6 @@ const WALLET_NAME = /^(?!\.{1,2}$)[\w.-]{1,64}$/;
 export const MAX_DESIRABILITY_JOBS = 100_000;
 /** The most DESIRABILITY_SYNC_INTERVAL may be (a day): the bound the document gives for it. */
 export const MAX_DESIRABILITY_SYNC_INTERVAL = 86400;
-/**
- * Default cap of a GetMinerIndex answer: the largest honest index, 350,000 buckets each under a
- * label of its own of 140 characters, is 214 bytes a bucket nested in the answer, 74.9 MB
- * (docs/miner-protocol.md, "Answer sizes"); 96 MiB leaves room for spaced JSON and the envelope.
- */
-export const DEFAULT_MINER_MAX_INDEX_RESPONSE_BYTES = 96 * 1024 * 1024;
 
 export class EnvironmentVariables {
   @IsIn(['development', 'production', 'test'])

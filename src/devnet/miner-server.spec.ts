@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { buildSignedRequest, SignedRequest, signatureMessage } from '../network/bittensor/dendrite';
 import { cryptoReady, Sr25519Keypair } from '../network/bittensor/keypair';
 import { Source } from '../common/source';
-import { DEFAULT_MINER_MAX_INDEX_RESPONSE_BYTES } from '../config/environment-variables';
+import { DEFAULT_MINER_MAX_INDEX_RESPONSE_BYTES } from '../config/miner-answer-sizes';
 import { bucketStart, CompressedMinerIndex, DataItem } from '../network/protocol';
 import { sourceOfId } from '../network/sn13/sources';
 import { compileQuery } from '../network/query-matcher';

@@ -1,6 +1,6 @@
 import { ServerResponse } from 'node:http';
 import { SynapseName } from '../common/synapse-names';
-import { DEFAULT_MINER_MAX_INDEX_RESPONSE_BYTES } from '../config/environment-variables';
+import { DEFAULT_MINER_MAX_INDEX_RESPONSE_BYTES } from '../config/miner-answer-sizes';
 import { DataItem, timeBucketId } from '../network/protocol';
 import { wireBucketId } from '../network/sn13/messages';
 import { streamJsonArray } from './http-util';

@@ -2,7 +2,7 @@ import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { Clock } from '../../common/clock/clock';
 import { MetricsService } from '../../common/metrics/metrics.service';
-import { DEFAULT_MINER_MAX_INDEX_RESPONSE_BYTES } from '../../config/environment-variables';
+import { DEFAULT_MINER_MAX_INDEX_RESPONSE_BYTES } from '../../config/miner-answer-sizes';
 import { loadConfig } from '../../config/load-config';
 import { cryptoReady, Sr25519Keypair } from '../bittensor/keypair';
 import { ValidatorIdentity } from '../bittensor/validator-identity';
