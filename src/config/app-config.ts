@@ -80,7 +80,9 @@ export interface NetworkConfig {
   onDemandMode: OnDemandMode;
   /** How long a fetch of the current hour answers stored-data queries without a new fetch. */
   storedCurrentHourTtlMs: number;
+  /** Largest answer read from a miner, but for GetMinerIndex, which has its own. */
   minerMaxResponseBytes: number;
+  minerMaxIndexResponseBytes: number;
   minerConcurrency: number;
   /** Where miners may be called (checked on the address actually connected to). */
   allowedNetworks: AllowedNetworks;

@@ -12,6 +12,7 @@ import {
   Min,
   MinLength,
 } from 'class-validator';
+import { DEFAULT_MINER_MAX_INDEX_RESPONSE_BYTES } from './miner-answer-sizes';
 
 const toInt = () => Type(() => Number);
 
@@ -304,6 +305,12 @@ export class EnvironmentVariables {
   @IsInt()
   @Min(1024)
   MINER_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
+
+  /** GetMinerIndex answers only: an honest index of 350,000 buckets outgrows the cap above. */
+  @toInt()
+  @IsInt()
+  @Min(1024)
+  MINER_MAX_INDEX_RESPONSE_BYTES = DEFAULT_MINER_MAX_INDEX_RESPONSE_BYTES;
 
   @toInt()
   @IsInt()

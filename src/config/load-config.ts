@@ -130,6 +130,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       onDemandMode: vars.ON_DEMAND_MODE as OnDemandMode,
       storedCurrentHourTtlMs: vars.STORED_CURRENT_HOUR_TTL_SECONDS * 1000,
       minerMaxResponseBytes: vars.MINER_MAX_RESPONSE_BYTES,
+      minerMaxIndexResponseBytes: vars.MINER_MAX_INDEX_RESPONSE_BYTES,
       minerConcurrency: vars.MINER_CONCURRENCY,
       allowedNetworks: allowedNetworks as AllowedNetworks,
       validatorSharesHotkey,

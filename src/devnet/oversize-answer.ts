@@ -1,5 +1,6 @@
 import { ServerResponse } from 'node:http';
 import { SynapseName } from '../common/synapse-names';
+import { DEFAULT_MINER_MAX_INDEX_RESPONSE_BYTES } from '../config/miner-answer-sizes';
 import { DataItem, timeBucketId } from '../network/protocol';
 import { wireBucketId } from '../network/sn13/messages';
 import { streamJsonArray } from './http-util';
@@ -8,9 +9,13 @@ import { sourceIdOf, toWireEntity } from './miner-records';
 /** The gateway must refuse bodies over 16 MB; the oversize fault sends a little more than 17 MB. */
 export const OVERSIZE_BYTES = 17 * 1024 * 1024 + 256 * 1024;
 
+/** An index has a cap of its own, far larger (an honest one can be 75 MB): 1 MiB past it. */
+export const OVERSIZE_INDEX_BYTES = DEFAULT_MINER_MAX_INDEX_RESPONSE_BYTES + 1024 * 1024;
+
 /**
- * The `oversize` fault: a valid-looking answer of the synapse streamed past OVERSIZE_BYTES, made
- * of copies of `sample` under distinct uris (an index of made-up labels without one).
+ * The `oversize` fault: a valid-looking answer of the synapse streamed past OVERSIZE_BYTES
+ * (OVERSIZE_INDEX_BYTES for GetMinerIndex), made of copies of `sample` under distinct uris (an
+ * index of made-up labels without one).
  */
 export function streamOversize(
   response: ServerResponse,
@@ -24,7 +29,8 @@ export function streamOversize(
     const element = (index: number): string =>
       `{"label":"#oversize_${index}",${buckets}}`.replace(/"/g, '\\"');
     const prefix = '{"compressed_index_serialized":"{\\"sources\\":{\\"2\\":[';
-    return streamJsonArray(response, prefix, element, ']}}"}', OVERSIZE_BYTES);
+    const bytes = synapse === 'GetMinerIndex' ? OVERSIZE_INDEX_BYTES : OVERSIZE_BYTES;
+    return streamJsonArray(response, prefix, element, ']}}"}', bytes);
   }
   const copy = (text: string, index: number): string =>
     text.split(sample.uri).join(`${sample.uri}?copy=${index}`);

@@ -96,6 +96,24 @@ describe(currentItemShape.name, () => {
     });
   });
 
+  it('takes the `@` off the handles of X items stored before handles were normalized', () => {
+    const current = currentItemShape(LEGACY_X) as XItem;
+    const stored: XItem = {
+      ...current,
+      content_size_bytes: 120,
+      user: { ...current.user, username: '@alice' },
+      tweet: { ...current.tweet, in_reply_to_username: '@bob' },
+    };
+    const read = currentItemShape(stored) as XItem;
+    expect(read.user.username).toBe('alice');
+    expect(read.tweet.in_reply_to_username).toBe('bob');
+    const legacy = currentItemShape({
+      ...LEGACY_X,
+      user: { ...LEGACY_X.user, username: '@alice' },
+    });
+    expect((legacy as XItem).user.username).toBe('alice');
+  });
+
   it('leaves an item of the current shape as it is', () => {
     const current = currentItemShape(LEGACY_X);
     const sized: DataItem = { ...current, content_size_bytes: 120 };

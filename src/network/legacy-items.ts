@@ -1,11 +1,12 @@
-import { DataItem, RedditItem, XItem } from './protocol';
+import { DataItem, RedditItem, XItem, xHandle } from './protocol';
 
 /**
  * Items as releases before the hosted-API shapes stored them (task rows, bucket fetches): X
  * items had `content` but no `text`, `media` as `{url, type}` objects (empty when none) and
  * none of the newer fields; no item had `content_size_bytes`. `currentItemShape` reads either
- * shape and answers the current one: media as URLs (null when none) and every field the old
- * shape did not keep null, never made up (docs/decisions.md, "Items in the hosted API's shape").
+ * shape and answers the current one: media as URLs (null when none), every field the old shape
+ * did not keep null, never made up, and X handles without `@` (docs/decisions.md, "Items in the
+ * hosted API's shape").
  */
 
 interface LegacyXItem {
@@ -42,8 +43,20 @@ type LegacyRedditItem = Omit<
 export type StoredItemShape = DataItem | LegacyXItem | LegacyRedditItem;
 
 export function currentItemShape(item: StoredItemShape): DataItem {
-  if ('content_size_bytes' in item) return item;
-  return item.source === 'X' ? currentX(item) : currentReddit(item);
+  if (!('content_size_bytes' in item))
+    return item.source === 'X' ? withHandles(currentX(item)) : currentReddit(item);
+  return item.source === 'X' ? withHandles(item) : item;
+}
+
+/** X handles without `@` (xHandle): items stored before they were normalized may have it. */
+function withHandles(item: XItem): XItem {
+  const replyTo = item.tweet.in_reply_to_username;
+  if (!item.user.username.startsWith('@') && !replyTo?.startsWith('@')) return item;
+  return {
+    ...item,
+    user: { ...item.user, username: xHandle(item.user.username) },
+    tweet: { ...item.tweet, in_reply_to_username: replyTo === null ? null : xHandle(replyTo) },
+  };
 }
 
 function currentX(item: LegacyXItem): XItem {

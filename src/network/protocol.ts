@@ -29,7 +29,7 @@ export function normalizeLabel(label: string): string {
 
 export interface XUser {
   id: string | null;
-  /** Handle, without `@`. */
+  /** Handle, without `@` (xHandle). */
   username: string;
   display_name: string | null;
   verified: boolean | null;
@@ -118,6 +118,23 @@ export interface RedditItem {
 }
 
 export type DataItem = XItem | RedditItem;
+
+/**
+ * An X handle as items carry it: without `@`. Miners' records hold either form (the subnet's
+ * apidojo scraper stores `author.userName` bare, its older and on-demand scrapers `@name`; its
+ * validator compares them with the `@` removed); the item shape documents the bare handle.
+ */
+export function xHandle(name: string): string {
+  return name.startsWith('@') ? name.slice(1) : name;
+}
+
+/**
+ * An author as queries compare it (X handle or Reddit user): trimmed, without `@`, lower-cased.
+ * The matcher, the stored-data plan and the item store's `username` column all use this one.
+ */
+export function authorKey(name: string): string {
+  return xHandle(name.trim()).toLowerCase();
+}
 
 // ---------------------------------------------------------------------------------------------
 // The compressed miner index (GetMinerIndex answers it as a JSON string)

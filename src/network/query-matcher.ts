@@ -1,7 +1,7 @@
 import { isRecord } from '../common/is-record';
 import { parseIsoDate } from '../common/validation/iso-date';
 import { Source } from '../common/source';
-import { KEYWORD_MODES, KeywordMode } from './protocol';
+import { authorKey, KEYWORD_MODES, KeywordMode } from './protocol';
 import { sourceOfName } from './sn13/sources';
 
 /**
@@ -69,16 +69,12 @@ function toBound(value: Date | string | null | undefined, field: string): Date |
   return date;
 }
 
-function normalizeUsername(username: string): string {
-  return username.trim().replace(/^@/, '').toLowerCase();
-}
-
 export function compileQuery(query: MatchQuery): QueryMatcher {
   const source = sourceOfName(query.source);
   if (!source) throw new InvalidQueryError(`unknown source: ${query.source}`);
   const start = toBound(query.start_date, 'start_date');
   const end = toBound(query.end_date, 'end_date');
-  const usernames = (query.usernames ?? []).map(normalizeUsername).filter((name) => name !== '');
+  const usernames = (query.usernames ?? []).map(authorKey).filter((name) => name !== '');
   const keywords = (query.keywords ?? [])
     .map((keyword) => parseKeyword(keyword, source))
     .filter((keyword) => keyword.kind !== 'text' || keyword.text !== '');
@@ -130,7 +126,7 @@ class CompiledQuery implements QueryMatcher {
     if (this.usernameSet.size === 0) return true;
     const holder = this.source === 'x' ? item.user : item;
     const author = isRecord(holder) ? stringField(holder, 'username') : undefined;
-    return author !== undefined && this.usernameSet.has(normalizeUsername(author));
+    return author !== undefined && this.usernameSet.has(authorKey(author));
   }
 
   private hasKeywords(item: UnknownRecord): boolean {

@@ -22,11 +22,11 @@ const redditTemplate = corpus.find((item): item is RedditItem => item.source ===
 /** An X post at `minute` minutes after DAY_BUCKET's start. */
 function xPost(id: string, minute: number, label: string | null, username = 'Alice'): XItem {
   const item = structuredClone(xTemplate);
-  item.uri = `https://x.com/${username}/status/${id}`;
+  item.uri = `https://x.com/${username.replace(/^@/, '')}/status/${id}`;
   item.tweet.id = id;
   item.datetime = new Date(bucketStart(DAY_BUCKET).getTime() + minute * 60_000).toISOString();
   item.label = label;
-  item.user.username = `@${username}`;
+  item.user.username = username;
   return item;
 }
 
@@ -141,7 +141,7 @@ describe(ItemStoreRepository.name, () => {
 
   it('filters by author, lower-cased and without @, alone or with labels', async () => {
     await store.save(
-      delivery('hotkey-1', [xPost('1', 1, '#a', 'Alice'), xPost('2', 2, '#a', 'Bob')]),
+      delivery('hotkey-1', [xPost('1', 1, '#a', '@Alice'), xPost('2', 2, '#a', 'Bob')]),
     );
     await store.save(delivery('hotkey-1', [xPost('3', 3, '#b', 'ALICE')]));
     await store.save(delivery('hotkey-1', [xPost('4', 4, '#c', 'carol')]));
@@ -182,6 +182,14 @@ describe(ItemStoreRepository.name, () => {
         .map((post) => post.uri);
       expect(seen).toEqual(expected);
     }
+  });
+
+  it('answers a handle stored with `@` (before items were normalized) without it', async () => {
+    await store.save(delivery('hotkey-1', [xPost('1', 1, '#a', '@Alice')]));
+
+    const [stored] = await find({});
+
+    expect((stored.item as XItem).user.username).toBe('Alice');
   });
 
   it('returns a uri stored under two hours once: its newest row the query matches', async () => {

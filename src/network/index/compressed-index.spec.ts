@@ -51,7 +51,12 @@ describe(parseCompressedIndex.name, () => {
   it.each([
     ['not an object', 'nope'],
     ['no sources', {}],
-    ['an unknown source id', { sources: { '3': [] } }],
+    ['a source key that is not a number', { sources: { youtube: [] } }],
+    ['an unserved source whose entries are not a list', { sources: { '3': {} } }],
+    [
+      'an unserved source without bucket lists',
+      { sources: { '3': [{ label: 'x', sizes_bytes: [1] }] } },
+    ],
     ['entries that are not a list', { sources: { '1': {} } }],
     [
       'mismatched lists',
@@ -77,12 +82,52 @@ describe(parseCompressedIndex.name, () => {
         },
       },
     ],
-    [
-      'buckets in the future',
-      { sources: { '2': [{ label: '#a', time_bucket_ids: [hour + 5], sizes_bytes: [1] }] } },
-    ],
   ])('rejects an index with %s', (_case, index) => {
     expect(() => parseCompressedIndex(index, now)).toThrow(InvalidIndexError);
+  });
+
+  it('ignores sources the gateway does not serve (YouTube is 3, 4 to 7 are reserved)', () => {
+    const entry = (label: string) => ({ label, time_bucket_ids: [hour], sizes_bytes: [9] });
+    const rows = parseCompressedIndex(
+      {
+        sources: {
+          '2': [entry('#tao')],
+          '3': [
+            entry('#ytc_c_UCabcDEF'),
+            { label: null, time_bucket_ids: [hour], sizes_bytes: [] },
+          ],
+          '7': [entry('anything')],
+        },
+      },
+      now,
+    );
+    expect(rows).toEqual([{ source: 2, label: '#tao', timeBucket: hour, bytes: 9 }]);
+  });
+
+  it('counts the buckets of unserved sources toward the cap', () => {
+    const ids = Array.from({ length: MAX_INDEX_BUCKETS }, () => hour);
+    const youtube = { label: '#ytc_v_x', time_bucket_ids: ids, sizes_bytes: ids.map(() => 1) };
+    const reddit = { label: 'r/a', time_bucket_ids: [hour], sizes_bytes: [1] };
+    expect(() => parseCompressedIndex({ sources: { '1': [reddit], '3': [youtube] } }, now)).toThrow(
+      /more than 350000 buckets/,
+    );
+  });
+
+  it('skips a bucket later than the next hour and keeps the rest of the index', () => {
+    const rows = parseCompressedIndex(
+      {
+        sources: {
+          '2': [
+            { label: '#a', time_bucket_ids: [hour + 5, hour + 1, hour], sizes_bytes: [1, 2, 3] },
+          ],
+        },
+      },
+      now,
+    );
+    expect(rows).toEqual([
+      { source: 2, label: '#a', timeBucket: hour + 1, bytes: 2 },
+      { source: 2, label: '#a', timeBucket: hour, bytes: 3 },
+    ]);
   });
 
   it(`rejects an index claiming more than ${MAX_INDEX_BUCKETS} buckets`, () => {

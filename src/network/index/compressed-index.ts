@@ -24,70 +24,80 @@ export class InvalidIndexError extends Error {
 /**
  * Validates a miner's compressed index (format in docs/miner-protocol.md) and flattens it.
  * Rejects the whole index when it is malformed or claims more than MAX_INDEX_BUCKETS buckets:
- * the miner's previous index then stays. Buckets older than the retention are worth nothing and
- * are skipped; labels are normalized, and entries that collide after normalization are summed.
+ * the miner's previous index then stays. Sources the gateway does not serve (YouTube, the
+ * subnet's reserved ids) are left out, but their buckets count toward the cap, as the subnet's
+ * validator counts them: an index cannot hide its size there. Buckets older than the retention
+ * are worth nothing and are skipped, and so are buckets later than the next hour (a miner's
+ * clock or a source's timestamp ahead of ours; the subnet's validator does not check this, so
+ * one such bucket must not cost the whole index). Labels are normalized, and entries that
+ * collide after normalization are summed.
  */
 export function parseCompressedIndex(value: unknown, now: Date): IndexRow[] {
   if (!isRecord(value) || !isRecord(value.sources))
     throw new InvalidIndexError('expected an object with `sources`');
-  const oldest = timeBucketId(now) - MAX_DATA_AGE_DAYS * 24;
-  const newest = timeBucketId(now) + 1;
+  const hours = {
+    oldest: timeBucketId(now) - MAX_DATA_AGE_DAYS * 24,
+    newest: timeBucketId(now) + 1,
+  };
   // Rows by (source, label), then by hour: one string key per entry rather than per bucket
   // (this runs over up to 350 k buckets per miner on the ingest path).
   const groups = new Map<string, Map<number, IndexRow>>();
   let claimed = 0;
 
   for (const [sourceKey, entries] of Object.entries(value.sources)) {
-    if (sourceKey !== '1' && sourceKey !== '2')
-      throw new InvalidIndexError(`unknown source id ${sourceKey}`);
+    // The subnet parses the keys as integers: anything else is malformed, not a new source.
+    if (!/^\d+$/.test(sourceKey))
+      throw new InvalidIndexError(`source id ${sourceKey} is not a number`);
     if (!Array.isArray(entries)) throw new InvalidIndexError(`sources.${sourceKey} is not a list`);
-    const source = Number(sourceKey) as SourceId;
+    const source = sourceKey === '1' || sourceKey === '2' ? (Number(sourceKey) as SourceId) : null;
     for (const [index, entry] of entries.entries()) {
       const where = `sources.${sourceKey}[${index}]`;
       if (!isRecord(entry)) throw new InvalidIndexError(`${where} is not an object`);
-      const label = parseLabel(entry.label, where);
-      const { time_bucket_ids: buckets, sizes_bytes: sizes } = entry;
-      if (!Array.isArray(buckets) || !Array.isArray(sizes) || buckets.length !== sizes.length) {
-        throw new InvalidIndexError(
-          `${where}: time_bucket_ids and sizes_bytes must be lists of equal length`,
-        );
-      }
-      claimed += buckets.length;
+      if (!Array.isArray(entry.time_bucket_ids))
+        throw new InvalidIndexError(`${where}.time_bucket_ids is not a list`);
+      claimed += entry.time_bucket_ids.length;
       if (claimed > MAX_INDEX_BUCKETS)
         throw new InvalidIndexError(`more than ${MAX_INDEX_BUCKETS} buckets`);
-      const groupKey = `${source}|${label ?? ''}`;
-      let rows = groups.get(groupKey);
-      if (!rows) groups.set(groupKey, (rows = new Map<number, IndexRow>()));
-      for (let i = 0; i < buckets.length; i++) {
-        const bucket: unknown = buckets[i];
-        const bytes: unknown = sizes[i];
-        if (
-          !Number.isSafeInteger(bucket) ||
-          !Number.isSafeInteger(bytes) ||
-          (bytes as number) < 0
-        ) {
-          throw new InvalidIndexError(
-            `${where}: bucket ${i} is not a whole hour with a non-negative size`,
-          );
-        }
-        if ((bucket as number) > newest)
-          throw new InvalidIndexError(`${where}: bucket ${String(bucket)} is in the future`);
-        if ((bucket as number) < oldest || bytes === 0) continue;
-        const row = rows.get(bucket as number);
-        if (row) row.bytes += bytes as number;
-        else
-          rows.set(bucket as number, {
-            source,
-            label,
-            timeBucket: bucket as number,
-            bytes: bytes as number,
-          });
-      }
+      if (source !== null) addEntry(groups, source, entry, where, hours);
     }
   }
   const result: IndexRow[] = [];
   for (const rows of groups.values()) for (const row of rows.values()) result.push(row);
   return result;
+}
+
+/** One entry of a served source, its buckets checked and added to its (source, label) group. */
+function addEntry(
+  groups: Map<string, Map<number, IndexRow>>,
+  source: SourceId,
+  entry: Record<string, unknown>,
+  where: string,
+  hours: { oldest: number; newest: number },
+): void {
+  const label = parseLabel(entry.label, where);
+  const { time_bucket_ids: buckets, sizes_bytes: sizes } = entry;
+  if (!Array.isArray(buckets) || !Array.isArray(sizes) || buckets.length !== sizes.length) {
+    throw new InvalidIndexError(
+      `${where}: time_bucket_ids and sizes_bytes must be lists of equal length`,
+    );
+  }
+  const groupKey = `${source}|${label ?? ''}`;
+  let rows = groups.get(groupKey);
+  if (!rows) groups.set(groupKey, (rows = new Map<number, IndexRow>()));
+  for (let i = 0; i < buckets.length; i++) {
+    const bucket: unknown = buckets[i];
+    const bytes: unknown = sizes[i];
+    if (!Number.isSafeInteger(bucket) || !Number.isSafeInteger(bytes) || (bytes as number) < 0) {
+      throw new InvalidIndexError(
+        `${where}: bucket ${i} is not a whole hour with a non-negative size`,
+      );
+    }
+    const hour = bucket as number;
+    if (hour < hours.oldest || hour > hours.newest || bytes === 0) continue;
+    const row = rows.get(hour);
+    if (row) row.bytes += bytes as number;
+    else rows.set(hour, { source, label, timeBucket: hour, bytes: bytes as number });
+  }
 }
 
 function parseLabel(value: unknown, where: string): string | null {

@@ -25,10 +25,22 @@ describe(onDemandRequestFields.name, () => {
       keyword_mode: 'any',
       url: null,
       start_date: null,
-      end_date: '2026-11-20T12:00:00.000Z',
+      end_date: '2026-11-20T12:00:00+00:00',
       limit: 50,
     });
     expect(onDemandRequestFields({ ...query, keywordMode: 'all' }).keyword_mode).toBe('all');
+  });
+
+  // Miners read them with datetime.fromisoformat, which refuses a `Z` before Python 3.11 and
+  // reads every form datetime.isoformat() writes: `+00:00`, microseconds only when not zero.
+  it('writes dates as Python writes them, which every Python miner can read', () => {
+    const fields = onDemandRequestFields({
+      ...query,
+      startDate: new Date('2026-11-19T08:30:15.250Z'),
+      endDate: new Date('2026-11-20T12:00:00.000Z'),
+    });
+    expect(fields.start_date).toBe('2026-11-19T08:30:15.250000+00:00');
+    expect(fields.end_date).toBe('2026-11-20T12:00:00+00:00');
   });
 });
 

@@ -65,3 +65,24 @@ describe('xContentFields', () => {
     expect(xItemOf(record, place)).toEqual(ITEM);
   });
 });
+
+describe(xItemOf.name, () => {
+  const place = { uri: ITEM.uri, datetime: ITEM.datetime, contentBytes: 1234 };
+  const recordWith = (fields: Record<string, unknown>) => ({
+    ...(JSON.parse(JSON.stringify(xContentFields(ITEM, '2026-11-20T10:15:00Z'))) as object),
+    ...fields,
+  });
+
+  it('gives the handle without the `@` some scrapers store, as the item shape documents it', () => {
+    const item = xItemOf(
+      recordWith({ username: '@satoshi_fan', in_reply_to_username: '@someone' }),
+      place,
+    );
+    expect(item?.user.username).toBe('satoshi_fan');
+    expect(item?.tweet.in_reply_to_username).toBe('someone');
+  });
+
+  it('refuses a record whose username is a bare `@`', () => {
+    expect(xItemOf(recordWith({ username: '@' }), place)).toBeUndefined();
+  });
+});

@@ -1,6 +1,6 @@
 import { isRecord } from '../../common/is-record';
 import { parseIsoDate } from '../../common/validation/iso-date';
-import { MAX_LABEL_LENGTH, RedditItem, XItem } from '../protocol';
+import { MAX_LABEL_LENGTH, RedditItem, XItem, xHandle } from '../protocol';
 
 /**
  * A miner's stored record (`XContent`, `RedditContent` by alias) as the item of the subnet's
@@ -27,7 +27,8 @@ type Json = Record<string, unknown>;
 export function xItemOf(record: Json, place: RecordPlace): XItem | undefined {
   const user = isRecord(record.user) ? record.user : {};
   const tweet = isRecord(record.tweet) ? record.tweet : {};
-  const username = text(record.username) ?? text(user.username);
+  const stored = text(record.username) ?? text(user.username);
+  const username = stored === undefined ? undefined : xHandle(stored);
   const body = text(record.text) ?? text(record.content);
   const url = text(record.url) ?? text(record.uri);
   const hashtags = record.tweet_hashtags ?? tweet.hashtags ?? [];
@@ -47,6 +48,7 @@ export function xItemOf(record: Json, place: RecordPlace): XItem | undefined {
     count(record[flat]) ?? count(user[nested]) ?? null;
   const tweetText = (flat: string, nested = flat) =>
     text(record[flat]) ?? text(tweet[nested]) ?? null;
+  const repliedTo = tweetText('in_reply_to_username');
   const tweetFlag = (name: string) => flag(record[name]) ?? flag(tweet[name]) ?? null;
   const tweetCount = (name: string) => count(record[name]) ?? count(tweet[name]) ?? null;
   return {
@@ -72,7 +74,7 @@ export function xItemOf(record: Json, place: RecordPlace): XItem | undefined {
       is_quote: tweetFlag('is_quote'),
       conversation_id: tweetText('conversation_id'),
       in_reply_to_user_id: tweetText('in_reply_to_user_id'),
-      in_reply_to_username: tweetText('in_reply_to_username'),
+      in_reply_to_username: repliedTo === null ? null : xHandle(repliedTo),
       quoted_tweet_id: tweetText('quoted_tweet_id'),
     },
     user: {

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { DataItem, MAX_LABEL_LENGTH, normalizeLabel, timeBucketId } from '../protocol';
+import { authorKey, DataItem, MAX_LABEL_LENGTH, normalizeLabel, timeBucketId } from '../protocol';
 import { SourceId } from '../sn13/sources';
 import { findPageSql, PageRow } from './find-items-sql';
 import { currentItemShape, StoredItemShape } from '../legacy-items';
@@ -193,8 +193,7 @@ function uniqueRows(rows: readonly ItemRow[]): ItemRow[] {
 /** Lower-cased, without `@`, as usernames are queried; X keeps it under `user`. */
 function authorOf(item: DataItem): string {
   const holder = 'user' in item ? item.user : item;
-  const name = typeof holder?.username === 'string' ? holder.username : '';
-  return name.trim().replace(/^@/, '').toLowerCase();
+  return authorKey(typeof holder?.username === 'string' ? holder.username : '');
 }
 
 /**

@@ -1,5 +1,6 @@
 import { Source } from '../../common/source';
 import {
+  authorKey,
   MAX_DATA_AGE_DAYS,
   MAX_LABEL_LENGTH,
   NetworkQuery,
@@ -70,9 +71,7 @@ export function planStoredQuery(query: NetworkQuery, now: Date): StoredQueryPlan
   const horizon = new Date(now.getTime() - MAX_DATA_AGE_DAYS * 24 * HOUR_MS);
   const from = query.startDate && query.startDate > horizon ? query.startDate : horizon;
   const to = query.endDate < now ? query.endDate : now;
-  const usernames = query.usernames
-    .map((name) => name.trim().replace(/^@/, '').toLowerCase())
-    .filter((name) => name !== '');
+  const usernames = query.usernames.map(authorKey).filter((name) => name !== '');
   const filtered =
     usernames.length > 0 || (mode === 'all' ? others > 0 || labels.length > 1 : false);
   return {

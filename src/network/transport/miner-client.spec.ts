@@ -503,10 +503,12 @@ describe(MinerClient.name, () => {
       );
     });
 
+    // GetDataEntityBucket: MINER_MAX_RESPONSE_BYTES caps every synapse but GetMinerIndex
+    // (index-answer-size.spec.ts).
     it('accepts a body exactly at the size cap', async () => {
       const axon = await startAxon({ answer: jsonOf(MAX_RESPONSE_BYTES) });
 
-      const reply = await client.call(axon.target(), 'GetMinerIndex', {}, 2_000);
+      const reply = await client.call(axon.target(), 'GetDataEntityBucket', {}, 2_000);
 
       expect(reply.body).toHaveLength(MAX_RESPONSE_BYTES - 2);
     });
@@ -514,7 +516,7 @@ describe(MinerClient.name, () => {
     it('classifies a body one byte over the cap as oversize', async () => {
       const axon = await startAxon({ answer: jsonOf(MAX_RESPONSE_BYTES + 1) });
 
-      expect(await failureOf(client.call(axon.target(), 'GetMinerIndex', {}, 2_000))).toBe(
+      expect(await failureOf(client.call(axon.target(), 'GetDataEntityBucket', {}, 2_000))).toBe(
         'oversize',
       );
     });
@@ -522,7 +524,7 @@ describe(MinerClient.name, () => {
     it('classifies a streamed body growing past the cap as oversize', async () => {
       const axon = await startAxon({ answer: stream });
 
-      expect(await failureOf(client.call(axon.target(), 'GetMinerIndex', {}, 2_000))).toBe(
+      expect(await failureOf(client.call(axon.target(), 'GetDataEntityBucket', {}, 2_000))).toBe(
         'oversize',
       );
     });
@@ -531,7 +533,7 @@ describe(MinerClient.name, () => {
       const axon = await startAxon({ answer: declared });
       const started = performance.now();
 
-      const reason = await failureOf(client.call(axon.target(), 'GetMinerIndex', {}, 1_500));
+      const reason = await failureOf(client.call(axon.target(), 'GetDataEntityBucket', {}, 1_500));
 
       expect(reason).toBe('oversize');
       expect(performance.now() - started).toBeLessThan(1_000);

@@ -302,7 +302,7 @@ export class MinerClient implements OnModuleDestroy {
     }
     const text = await readCapped(
       response.body,
-      this.config.network.minerMaxResponseBytes,
+      this.maxResponseBytes(synapse),
       false,
       Number(response.headers['content-length'] ?? 0),
     );
@@ -311,6 +311,15 @@ export class MinerClient implements OnModuleDestroy {
     } catch {
       throw new MinerCallError('malformed', 'response is not JSON');
     }
+  }
+
+  /**
+   * An honest index of 350,000 buckets can be several times the other answers' cap
+   * (docs/miner-protocol.md, "Answer sizes"): GetMinerIndex has a cap of its own.
+   */
+  private maxResponseBytes(synapse: SynapseName): number {
+    const { minerMaxIndexResponseBytes, minerMaxResponseBytes } = this.config.network;
+    return synapse === 'GetMinerIndex' ? minerMaxIndexResponseBytes : minerMaxResponseBytes;
   }
 
   /** What a non-200 status means, with the cooldowns and the once-an-hour logs it calls for. */

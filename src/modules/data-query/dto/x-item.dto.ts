@@ -109,7 +109,11 @@ export class XTweetDto implements XTweet {
   @ApiProperty({ ...TEXT, description: 'Replies: the id of the author replied to', example: null })
   in_reply_to_user_id: string | null;
 
-  @ApiProperty({ ...TEXT, description: 'Replies: the handle replied to', example: null })
+  @ApiProperty({
+    ...TEXT,
+    description: 'Replies: the handle replied to, without `@`',
+    example: null,
+  })
   in_reply_to_username: string | null;
 
   @ApiProperty({ ...TEXT, description: 'Quotes: the id of the quoted post', example: null })
