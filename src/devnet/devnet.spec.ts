@@ -148,7 +148,7 @@ describe('startDevnet', () => {
     expect(validators).toEqual(devnet.validators);
     expect(validators.map((neuron) => neuron.uid)).toEqual([3, 4, 5]);
     expect(neurons[5]).toMatchObject({ hotkey: gateway.address, axon_url: null });
-    const largestMinerStake = Math.max(...neurons.slice(0, 3).map((neuron) => neuron.stake));
+    const largestMinerStake = Math.max(...neurons.slice(0, 3).map((neuron) => neuron.stake ?? 0));
     for (const validator of validators) {
       expect(validator.axon_url).toBeNull();
       expect(validator.stake).toBeGreaterThanOrEqual(MIN_VALIDATOR_STAKE);

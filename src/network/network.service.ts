@@ -111,8 +111,8 @@ export class NetworkService implements OnModuleInit {
     return this.metagraph.ready;
   }
 
-  /** Stake of each validator (validator permit) in the metagraph, by hotkey. */
-  validatorStakes(): Map<string, number> {
+  /** Stake of each validator (validator permit) in the metagraph, by hotkey (null: unknown). */
+  validatorStakes(): Map<string, number | null> {
     return new Map(
       this.metagraph.validators().map((validator) => [validator.hotkey, validator.stake]),
     );

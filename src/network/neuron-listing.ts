@@ -23,7 +23,8 @@ export interface NeuronListing {
   coldkey: string;
   /** `host:port` of its axon, or null when it serves none. */
   axon: string | null;
-  stake: number;
+  /** Total stake in TAO; null when unknown. */
+  stake: number | null;
   incentive: number;
   validatorPermit: boolean;
   credibility: number;

@@ -19,6 +19,7 @@ interface MinerList {
     uid: number;
     hotkey: string;
     axon: string | null;
+    stake: number | null;
     state: string;
     validator_permit: boolean;
     call_budget_left: Record<string, number | null>;
@@ -94,6 +95,9 @@ describe('The metagraph from a subtensor node', () => {
     });
     expect(list.miners.filter((miner) => miner.axon !== null)).toHaveLength(827);
     expect(list.miners.filter((miner) => miner.validator_permit)).toHaveLength(12);
+    // Total stake (the replay refuses the 7-field mechagraph: get_neurons_lite and
+    // get_subnet_state are read), not get_neurons_lite's own 960 TAO.
+    expect(list.miners[24].stake).toBeCloseTo(58_036.81, 2);
   });
 
   it('filters by state and uid, and refuses an unknown state', async () => {
@@ -182,6 +186,19 @@ describe('The metagraph from a subtensor node', () => {
       await afterCheckCache();
       expect((await systemStatus()).components.chain).toMatchObject({ status: 'healthy' });
     });
+  });
+
+  // Last before the restart: the app's reader remembers the refusal for this runtime.
+  it('stores stakes as unknown when the node gives no total stake', async () => {
+    replay.refusedCalls.add('SubnetInfoRuntimeApi_get_subnet_state');
+    try {
+      await app.app.get(MetagraphService).sync();
+      const list = await listMiners();
+      expect(list.miners).toHaveLength(1024);
+      expect(list.miners.filter((miner) => miner.stake !== null)).toEqual([]);
+    } finally {
+      replay.refusedCalls.clear();
+    }
   });
 
   it('serves the stored metagraph after a restart while the node is down', async () => {

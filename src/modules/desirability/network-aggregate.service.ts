@@ -134,7 +134,7 @@ export class NetworkAggregateService
     );
     const validators: CountedValidator[] = voted.map(({ vote, sha, block }) => ({
       hotkey: vote.hotkey,
-      stake: stakes.get(vote.hotkey) ?? 0,
+      stake: stakes.get(vote.hotkey) ?? null,
       share: Number((shares.get(vote.hotkey) ?? 0).toPrecision(12)),
       sha,
       block,

@@ -25,10 +25,12 @@ export class CountedValidatorDto {
     type: 'number',
     format: 'double',
     minimum: 0,
-    description: 'Stake in TAO, from the metagraph',
+    nullable: true,
+    description:
+      'Total stake in TAO, from the metagraph; null when the metagraph has no stakes (validators then share equally)',
     example: 120345.5,
   })
-  stake: number;
+  stake: number | null;
 
   @ApiProperty({
     type: 'number',

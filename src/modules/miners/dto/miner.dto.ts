@@ -52,10 +52,12 @@ export class MinerDto {
     type: 'number',
     format: 'double',
     minimum: 0,
-    description: 'Stake in TAO',
+    nullable: true,
+    description:
+      'Total stake in TAO; null when the chain node gave no total stake (it answered only get_neurons_lite)',
     example: 2.557172316,
   })
-  stake: number;
+  stake: number | null;
 
   @ApiProperty({
     type: 'number',
