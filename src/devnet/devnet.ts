@@ -168,8 +168,7 @@ export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
   for (const neuron of metagraph.neurons)
     standings.set(neuron.hotkey, {
       validatorPermit: neuron.validator_permit,
-      // The devnet's own metagraph always has stakes.
-      stake: neuron.stake ?? 0,
+      stake: neuron.stake,
     });
   const metagraphFile = options.metagraphFile ? resolve(options.metagraphFile) : null;
   const repoNamesFile = options.repoNamesFile ? resolve(options.repoNamesFile) : null;

@@ -111,7 +111,10 @@ export class NetworkService implements OnModuleInit {
     return this.metagraph.ready;
   }
 
-  /** Stake of each validator (validator permit) in the metagraph, by hotkey (null: unknown). */
+  /**
+   * Stake of each validator (permit and VALIDATOR_MIN_STAKE) in the metagraph, by hotkey (null:
+   * unknown): only they vote, as in the subnet's Gravity (data-universe `get_validator_data`).
+   */
   validatorStakes(): Map<string, number | null> {
     return new Map(
       this.metagraph.validators().map((validator) => [validator.hotkey, validator.stake]),
@@ -119,7 +122,7 @@ export class NetworkService implements OnModuleInit {
   }
 
   countMiners(): Promise<MinerCounts> {
-    return this.repository.countMiners();
+    return this.repository.countMiners(this.config.network.validatorMinStake);
   }
 
   /** Where the metagraph comes from, how the latest read went, and what is stored. */
@@ -140,7 +143,9 @@ export class NetworkService implements OnModuleInit {
         ),
       ),
     );
-    return miners.map((miner) => neuronListing(miner, budgets));
+    return miners.map((miner) =>
+      neuronListing(miner, budgets, this.config.network.validatorMinStake),
+    );
   }
 
   /**

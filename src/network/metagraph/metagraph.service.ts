@@ -5,6 +5,9 @@ import {
   OnApplicationBootstrap,
   OnModuleDestroy,
 } from '@nestjs/common';
+import { isValidator } from '../../common/validator-standing';
+import { AppConfig } from '../../config/app-config';
+import { InjectConfig } from '../../config/config.module';
 import { MinerIndexService } from '../index/miner-index.service';
 import { MinerEntity, ServingMiner } from '../miner.entity';
 import { MinersRepository, StoredMetagraph } from '../miners.repository';
@@ -49,6 +52,7 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
     private readonly repository: MinersRepository,
     private readonly index: MinerIndexService,
     private readonly client: MinerClient,
+    @InjectConfig() private readonly config: AppConfig,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -83,20 +87,27 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
     return this.syncing;
   }
 
-  /** Every miner that may be called (not validators), failing ones included; callers filter further. */
+  /**
+   * Every miner that may be called, failing ones included; callers filter further. A permit
+   * holder under VALIDATOR_MIN_STAKE is a miner to the subnet, so it is one here too.
+   */
   minersServingData(): ServingMiner[] {
     return this.miners.filter(
       (miner): miner is ServingMiner =>
-        !miner.validatorPermit &&
+        !this.isValidator(miner) &&
         miner.axonUrl !== null &&
         miner.state !== 'deregistered' &&
         miner.state !== 'address_refused',
     );
   }
 
-  /** Validators with their stake, for stake-weighted aggregation. */
+  /** Validators (permit and VALIDATOR_MIN_STAKE) with their stake, for stake-weighted aggregation. */
   validators(): MinerEntity[] {
-    return this.miners.filter((miner) => miner.validatorPermit && miner.state !== 'deregistered');
+    return this.miners.filter((miner) => this.isValidator(miner) && miner.state !== 'deregistered');
+  }
+
+  isValidator(miner: MinerEntity): boolean {
+    return isValidator(miner, this.config.network.validatorMinStake);
   }
 
   /** Applies credibility values just written to the database to the in-memory copy. */

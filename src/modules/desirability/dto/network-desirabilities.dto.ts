@@ -70,7 +70,7 @@ export class SkippedValidatorDto {
   @ApiProperty({
     example: `commit ${SHA_EXAMPLE} is not in the Gravity repository`,
     description:
-      'Not a git SHA, no validator permit, the commit or the file missing from the repository, ' +
+      'Not a git SHA, not a validator (a permit and VALIDATOR_MIN_STAKE), the commit or the file missing from the repository, ' +
       'a file breaking the submission rules, or a withdrawn vote',
   })
   reason: string;

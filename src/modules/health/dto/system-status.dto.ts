@@ -48,7 +48,7 @@ export class MinersStatusDto extends ComponentStatusDto {
   @ApiProperty({
     ...NEURONS,
     description:
-      'Miners that may be called now: no validator permit, an axon at an allowed address, circuit closed',
+      'Miners that may be called now: not validators, an axon at an allowed address, circuit closed',
     example: 8,
   })
   available: number;
@@ -61,7 +61,9 @@ export class MinersStatusDto extends ComponentStatusDto {
 
   @ApiProperty({
     ...NEURONS,
-    description: 'Registered neurons with a validator permit',
+    description:
+      'Registered validators: a validator permit and at least VALIDATOR_MIN_STAKE TAO of stake (a permit holder ' +
+      'with less is a miner, as on subnet 13)',
     example: 64,
   })
   validators: number;

@@ -85,7 +85,8 @@ export class MinerDto {
   @ApiProperty({
     enum: NEURON_STATES,
     description:
-      '`validator`: has a validator permit, never asked for data. `not_serving`: no axon. `address_refused`: its ' +
+      '`validator`: a validator permit and at least VALIDATOR_MIN_STAKE TAO of stake, never asked for data (a ' +
+      'permit holder with less is a miner). `not_serving`: no axon. `address_refused`: its ' +
       'axon is outside MINER_ALLOWED_NETWORKS and is never contacted. `failing`: its circuit is open after ' +
       'consecutive failures. `active`: may be called.',
     example: 'active',
