@@ -13,6 +13,7 @@ import { BucketAnswer, BucketHolder, BucketReader, FetchOutcome } from './bucket
 import { CredibilityRecorder, MinerScore } from './credibility-recorder';
 import { IndexRow, InvalidIndexError, parseCompressedIndex } from './index/compressed-index';
 import { LatencyTracker } from './latency-tracker';
+import { HotkeyCheck } from './metagraph/hotkey-standing';
 import { MetagraphService } from './metagraph/metagraph.service';
 import { ServingMiner } from './miner.entity';
 import { rankMinersForQuery } from './miner-selection';
@@ -123,6 +124,11 @@ export class NetworkService implements OnModuleInit {
 
   countMiners(): Promise<MinerCounts> {
     return this.repository.countMiners(this.config.network.validatorMinStake);
+  }
+
+  /** Whether this gateway's hotkey is a validator in the metagraph in use (null: none loaded). */
+  hotkeyCheck(): HotkeyCheck | null {
+    return this.metagraph.hotkeyCheck();
   }
 
   /** Where the metagraph comes from, how the latest read went, and what is stored. */

@@ -147,6 +147,8 @@ describe('The metagraph from a subtensor node', () => {
       validators: PERMITS - 1,
       available: 0,
       address_refused: expect.any(Number),
+      // The test apps' hotkey is no neuron of the recording.
+      hotkey_standing: 'not_registered',
     });
   });
 

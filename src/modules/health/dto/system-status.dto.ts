@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { HOTKEY_STANDINGS, HotkeyStanding } from '../../../network/metagraph/hotkey-standing';
 import { PUBLICATION_STATES } from '../../publication/publication.types';
 
 export type ComponentState = 'healthy' | 'unhealthy' | 'degraded' | 'disabled';
@@ -75,6 +76,18 @@ export class MinersStatusDto extends ComponentStatusDto {
     example: 0,
   })
   address_refused: number;
+
+  @ApiProperty({
+    enum: HOTKEY_STANDINGS,
+    nullable: true,
+    type: String,
+    description:
+      'This gateway’s hotkey in the metagraph in use: `validator` (a validator permit and VALIDATOR_MIN_STAKE), ' +
+      'else `not_registered`, `no_permit` or `stake_too_low`, and the miners component is `degraded`: miners ' +
+      'answer validators only, so every call would be refused (403). null before any metagraph was read',
+    example: 'validator',
+  })
+  hotkey_standing: HotkeyStanding | null;
 }
 
 @ApiSchema({ name: 'ChainStatus' })
