@@ -12,6 +12,7 @@ import {
   Min,
   MinLength,
 } from 'class-validator';
+import { DEFAULT_VALIDATOR_MIN_STAKE } from '../common/validator-standing';
 import { DEFAULT_MINER_MAX_INDEX_RESPONSE_BYTES } from './miner-answer-sizes';
 
 const toInt = () => Type(() => Number);
@@ -328,6 +329,15 @@ export class EnvironmentVariables {
    */
   @IsIn(['true', 'false'])
   VALIDATOR_SHARES_HOTKEY = 'true';
+
+  /**
+   * TAO of total stake a neuron with a validator permit needs to count as a validator (below it,
+   * a miner), as subnet 13's code decides: its miners refuse calls from anyone else.
+   */
+  @Type(() => Number)
+  @IsNumber({}, { message: 'must be a number of TAO' })
+  @Min(0)
+  VALIDATOR_MIN_STAKE = DEFAULT_VALIDATOR_MIN_STAKE;
 
   /** Per-synapse changes to the default budgets (calls per miner hotkey per window). */
   @IsOptional()

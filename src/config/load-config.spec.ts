@@ -209,6 +209,17 @@ describe(loadConfig.name, () => {
       });
     });
 
+    it("counts a permit holder as a validator from subnet 13's 10,000 TAO, or VALIDATOR_MIN_STAKE", () => {
+      expect(loadConfig({}).network.validatorMinStake).toBe(10_000);
+      expect(loadConfig({ VALIDATOR_MIN_STAKE: '4096.5' }).network.validatorMinStake).toBe(4096.5);
+      expect(problemsOf({ VALIDATOR_MIN_STAKE: 'lots' })).toContain(
+        'VALIDATOR_MIN_STAKE: must be a number of TAO',
+      );
+      expect(problemsOf({ VALIDATOR_MIN_STAKE: '-1' })).toEqual([
+        'VALIDATOR_MIN_STAKE: VALIDATOR_MIN_STAKE must not be less than 0',
+      ]);
+    });
+
     it('refuses VALIDATOR_SHARES_HOTKEY other than true or false', () => {
       expect(problemsOf({ VALIDATOR_SHARES_HOTKEY: 'yes' })).toEqual([
         'VALIDATOR_SHARES_HOTKEY: VALIDATOR_SHARES_HOTKEY must be one of the following values: true, false',

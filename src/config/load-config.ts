@@ -134,6 +134,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       minerConcurrency: vars.MINER_CONCURRENCY,
       allowedNetworks: allowedNetworks as AllowedNetworks,
       validatorSharesHotkey,
+      validatorMinStake: vars.VALIDATOR_MIN_STAKE,
       callBudgets: callBudgets as CallBudgets,
       bucketFetchTimeoutMs: vars.BUCKET_FETCH_TIMEOUT_MS,
       breakerFailures: vars.MINER_BREAKER_FAILURES,

@@ -13,6 +13,7 @@ import { TaskParquetDatasets1764510000000 } from './migrations/1764510000000-Tas
 import { ItemStore1764600000000 } from './migrations/1764600000000-ItemStore';
 import { DesirabilityPublications1764710000000 } from './migrations/1764710000000-DesirabilityPublications';
 import { NetworkDesirabilities1764720000000 } from './migrations/1764720000000-NetworkDesirabilities';
+import { UnknownStake1764731000000 } from './migrations/1764731000000-UnknownStake';
 
 export const MIGRATIONS = [
   InitialSchema1763700000000,
@@ -28,6 +29,7 @@ export const MIGRATIONS = [
   ItemStore1764600000000,
   DesirabilityPublications1764710000000,
   NetworkDesirabilities1764720000000,
+  UnknownStake1764731000000,
 ];
 
 /**

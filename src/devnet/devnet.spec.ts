@@ -14,7 +14,7 @@ import { sourceIdOf } from './miner-records';
 import { AxonAnswer, callAxon, sendSigned } from './axon-client';
 import { Devnet, DevnetMiner, startDevnet } from './devnet';
 import { devnetKeyUri } from './metagraph';
-import { MIN_VALIDATOR_STAKE } from './miner-server';
+import { DEFAULT_VALIDATOR_MIN_STAKE } from '../common/validator-standing';
 
 const now = new Date('2024-06-01T00:00:00Z');
 const SEED = 11;
@@ -148,10 +148,10 @@ describe('startDevnet', () => {
     expect(validators).toEqual(devnet.validators);
     expect(validators.map((neuron) => neuron.uid)).toEqual([3, 4, 5]);
     expect(neurons[5]).toMatchObject({ hotkey: gateway.address, axon_url: null });
-    const largestMinerStake = Math.max(...neurons.slice(0, 3).map((neuron) => neuron.stake));
+    const largestMinerStake = Math.max(...neurons.slice(0, 3).map((neuron) => neuron.stake ?? 0));
     for (const validator of validators) {
       expect(validator.axon_url).toBeNull();
-      expect(validator.stake).toBeGreaterThanOrEqual(MIN_VALIDATOR_STAKE);
+      expect(validator.stake).toBeGreaterThanOrEqual(DEFAULT_VALIDATOR_MIN_STAKE);
       expect(validator.stake).toBeGreaterThan(largestMinerStake);
     }
   });

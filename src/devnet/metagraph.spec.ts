@@ -6,7 +6,7 @@ import {
   EXTRA_VALIDATOR_STAKE,
   generateIdentities,
 } from './metagraph';
-import { MIN_VALIDATOR_STAKE } from './miner-server';
+import { DEFAULT_VALIDATOR_MIN_STAKE } from '../common/validator-standing';
 
 describe('generateIdentities', () => {
   it('is the same for the same seed and differs for another', () => {
@@ -62,7 +62,7 @@ describe('buildMetagraph', () => {
       expect.objectContaining({ uid: 3, hotkey: gateway, axon_url: null, validator_permit: true }),
       expect.objectContaining({ uid: 4, hotkey: other, axon_url: null, validator_permit: true }),
     ]);
-    expect(EXTRA_VALIDATOR_STAKE).toBeGreaterThanOrEqual(MIN_VALIDATOR_STAKE);
+    expect(EXTRA_VALIDATOR_STAKE).toBeGreaterThanOrEqual(DEFAULT_VALIDATOR_MIN_STAKE);
     expect(metagraph.neurons[3].stake).toBe(EXTRA_VALIDATOR_STAKE);
     expect(metagraph.neurons[0].axon_url).toBe('http://127.0.0.1:9000');
   });

@@ -8,6 +8,11 @@ import { WireBucketId, wireBucketId } from '../network/sn13/messages';
 import { compileQuery } from '../network/query-matcher';
 import { WireDataEntity } from '../network/sn13/entities';
 import { SYNAPSE_NAMES, SynapseName } from '../common/synapse-names';
+import {
+  DEFAULT_VALIDATOR_MIN_STAKE,
+  isValidator,
+  ValidatorStanding,
+} from '../common/validator-standing';
 import { hasFaults, MinerBehaviour, validateBehaviour } from './behaviour';
 import { readBody, sendJson, sendText } from './http-util';
 import {
@@ -54,11 +59,7 @@ export interface ReceivedCall {
 }
 
 /** What a miner knows of the caller from its metagraph. */
-export interface CallerStanding {
-  validatorPermit: boolean;
-  /** In TAO. */
-  stake: number;
-}
+export type CallerStanding = ValidatorStanding;
 
 export interface MinerServerOptions {
   uid: number;
@@ -80,8 +81,6 @@ export interface MinerServerOptions {
   clock(): number;
 }
 
-/** Subnet 13 miners blacklist callers with less stake than this. */
-export const MIN_VALIDATOR_STAKE = 10_000;
 const MAX_REQUEST_BYTES = 1024 * 1024;
 
 export class MinerServer {
@@ -208,7 +207,8 @@ export class MinerServer {
     if (behaviour.blacklistAll) return 'every caller is blacklisted (blacklist-all)';
     const standing = caller === undefined ? undefined : this.options.standing(caller);
     if (caller === undefined || !standing) return `Unrecognized hotkey ${caller ?? '(none)'}`;
-    if (!standing.validatorPermit || standing.stake < MIN_VALIDATOR_STAKE)
+    // Subnet 13's miners run with its default minimum, whatever the gateway is configured with.
+    if (!isValidator(standing, DEFAULT_VALIDATOR_MIN_STAKE))
       return `Hotkey ${caller} is not a validator`;
     if (behaviour.strictBudget === false) return null;
     return this.limits.overLimit(caller, synapse, this.options.clock())

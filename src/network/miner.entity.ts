@@ -21,8 +21,9 @@ export class MinerEntity {
   @Column({ name: 'axon_url', type: 'varchar', length: 256, nullable: true })
   axonUrl: string | null;
 
-  @Column({ type: 'double precision' })
-  stake: number;
+  /** Total stake in TAO; null when the metagraph source could not give it. */
+  @Column({ type: 'double precision', nullable: true })
+  stake: number | null;
 
   @Column({ type: 'double precision' })
   incentive: number;

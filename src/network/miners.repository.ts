@@ -27,9 +27,9 @@ export interface MinerCounts {
   total: number;
   /** Registered neurons with an axon. */
   serving: number;
-  /** Registered neurons with a validator permit. */
+  /** Registered validators: a validator permit and the minimum stake (or an unknown stake). */
   validators: number;
-  /** Miners that may be called now: no validator permit, an axon, state `active`. */
+  /** Miners that may be called now: not validators, an axon, state `active`. */
   available: number;
   /** Miners whose axon is outside MINER_ALLOWED_NETWORKS. */
   addressRefused: number;
@@ -67,14 +67,17 @@ export class MinersRepository {
     this.miners = dataSource.getRepository(MinerEntity);
   }
 
-  async countMiners(): Promise<MinerCounts> {
+  /** Counts as common/validator-standing.ts's isValidator decides, written in SQL. */
+  async countMiners(validatorMinStake: number): Promise<MinerCounts> {
     const [row] = await this.dataSource.query<MinerCounts[]>(
       `SELECT count(*)::int AS total,
               count(*) FILTER (WHERE axon_url IS NOT NULL)::int AS serving,
-              count(*) FILTER (WHERE validator_permit)::int AS validators,
-              count(*) FILTER (WHERE NOT validator_permit AND axon_url IS NOT NULL AND state = 'active')::int AS available,
-              count(*) FILTER (WHERE NOT validator_permit AND state = 'address_refused')::int AS "addressRefused"
-       FROM miners WHERE state <> 'deregistered'`,
+              count(*) FILTER (WHERE validator)::int AS validators,
+              count(*) FILTER (WHERE NOT validator AND axon_url IS NOT NULL AND state = 'active')::int AS available,
+              count(*) FILTER (WHERE NOT validator AND state = 'address_refused')::int AS "addressRefused"
+       FROM (SELECT *, validator_permit AND (stake IS NULL OR stake >= $1) AS validator
+             FROM miners WHERE state <> 'deregistered') AS registered`,
+      [validatorMinStake],
     );
     return row;
   }

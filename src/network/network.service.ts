@@ -13,6 +13,7 @@ import { BucketAnswer, BucketHolder, BucketReader, FetchOutcome } from './bucket
 import { CredibilityRecorder, MinerScore } from './credibility-recorder';
 import { IndexRow, InvalidIndexError, parseCompressedIndex } from './index/compressed-index';
 import { LatencyTracker } from './latency-tracker';
+import { HotkeyCheck } from './metagraph/hotkey-standing';
 import { MetagraphService } from './metagraph/metagraph.service';
 import { ServingMiner } from './miner.entity';
 import { rankMinersForQuery } from './miner-selection';
@@ -111,15 +112,23 @@ export class NetworkService implements OnModuleInit {
     return this.metagraph.ready;
   }
 
-  /** Stake of each validator (validator permit) in the metagraph, by hotkey. */
-  validatorStakes(): Map<string, number> {
+  /**
+   * Stake of each validator (permit and VALIDATOR_MIN_STAKE) in the metagraph, by hotkey (null:
+   * unknown): only they vote, as in the subnet's Gravity (data-universe `get_validator_data`).
+   */
+  validatorStakes(): Map<string, number | null> {
     return new Map(
       this.metagraph.validators().map((validator) => [validator.hotkey, validator.stake]),
     );
   }
 
   countMiners(): Promise<MinerCounts> {
-    return this.repository.countMiners();
+    return this.repository.countMiners(this.config.network.validatorMinStake);
+  }
+
+  /** Whether this gateway's hotkey is a validator in the metagraph in use (null: none loaded). */
+  hotkeyCheck(): HotkeyCheck | null {
+    return this.metagraph.hotkeyCheck();
   }
 
   /** Where the metagraph comes from, how the latest read went, and what is stored. */
@@ -140,7 +149,9 @@ export class NetworkService implements OnModuleInit {
         ),
       ),
     );
-    return miners.map((miner) => neuronListing(miner, budgets));
+    return miners.map((miner) =>
+      neuronListing(miner, budgets, this.config.network.validatorMinStake),
+    );
   }
 
   /**

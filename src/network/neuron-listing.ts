@@ -1,10 +1,11 @@
+import { isValidator } from '../common/validator-standing';
 import { MinerEntity } from './miner.entity';
 import { SynapseName } from '../common/synapse-names';
 import { BudgetLeft } from './transport/call-budgets';
 
 /**
- * What a neuron is to the gateway: `validator` (validator permit: never asked for data),
- * `not_serving` (no axon), `address_refused` (axon outside MINER_ALLOWED_NETWORKS, never
+ * What a neuron is to the gateway: `validator` (validator permit and VALIDATOR_MIN_STAKE: never
+ * asked for data; a permit holder with less stake is a miner), `not_serving` (no axon), `address_refused` (axon outside MINER_ALLOWED_NETWORKS, never
  * contacted), `failing` (its circuit is open) or `active`.
  */
 export const NEURON_STATES = [
@@ -23,7 +24,8 @@ export interface NeuronListing {
   coldkey: string;
   /** `host:port` of its axon, or null when it serves none. */
   axon: string | null;
-  stake: number;
+  /** Total stake in TAO; null when unknown. */
+  stake: number | null;
   incentive: number;
   validatorPermit: boolean;
   credibility: number;
@@ -33,8 +35,8 @@ export interface NeuronListing {
   callBudgetLeft: Record<SynapseName, number | null>;
 }
 
-export function neuronState(miner: MinerEntity): NeuronState {
-  if (miner.validatorPermit) return 'validator';
+export function neuronState(miner: MinerEntity, validatorMinStake: number): NeuronState {
+  if (isValidator(miner, validatorMinStake)) return 'validator';
   if (miner.axonUrl === null) return 'not_serving';
   if (miner.state === 'address_refused' || miner.state === 'failing') return miner.state;
   return 'active';
@@ -43,6 +45,7 @@ export function neuronState(miner: MinerEntity): NeuronState {
 export function neuronListing(
   miner: MinerEntity,
   budgets: ReadonlyMap<SynapseName, ReadonlyMap<string, BudgetLeft>>,
+  validatorMinStake: number,
 ): NeuronListing {
   const callBudgetLeft = {} as Record<SynapseName, number | null>;
   for (const [synapse, left] of budgets) {
@@ -58,7 +61,7 @@ export function neuronListing(
     incentive: miner.incentive,
     validatorPermit: miner.validatorPermit,
     credibility: miner.credibility,
-    state: neuronState(miner),
+    state: neuronState(miner, validatorMinStake),
     lastSeenAt: miner.lastSeenAt,
     callBudgetLeft,
   };

@@ -209,8 +209,11 @@ export interface MetagraphNeuron {
   coldkey: string;
   /** `http://host:port` of the neuron's axon; null when it serves none (most validators). */
   axon_url: string | null;
-  /** In TAO. */
-  stake: number;
+  /**
+   * Total stake in TAO (what the subnet weighs); null when the source could not give it (a node
+   * answering only get_neurons_lite: docs/decisions.md, "The metagraph from the chain").
+   */
+  stake: number | null;
   /** 0..1; miners' incentives sum to about 1. */
   incentive: number;
   validator_permit: boolean;

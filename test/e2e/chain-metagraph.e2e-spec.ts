@@ -1,5 +1,6 @@
 import { IndexSyncService } from '../../src/network/index-sync.service';
 import { MetagraphService } from '../../src/network/metagraph/metagraph.service';
+import { NetworkService } from '../../src/network/network.service';
 import { ChainReplay, startChainReplay } from '../support/chain-replay';
 import { isLocal, recordConnections } from '../support/connections';
 import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
@@ -11,6 +12,9 @@ import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
  * may call loopback only, and every connection this process opens is checked.
  */
 const UID0_HOTKEY = '5DkMmXtWf16RNdusZGCrJ7ca7ADPgRnZLVWCWbgA7s7sy1AQ';
+/** Neurons of the recording with a validator permit; uid 496 has 5,770 TAO, under 10,000. */
+const PERMITS = 12;
+const LOW_STAKE_UID = 496;
 
 interface MinerList {
   block: number | null;
@@ -19,6 +23,7 @@ interface MinerList {
     uid: number;
     hotkey: string;
     axon: string | null;
+    stake: number | null;
     state: string;
     validator_permit: boolean;
     call_budget_left: Record<string, number | null>;
@@ -93,11 +98,27 @@ describe('The metagraph from a subtensor node', () => {
       },
     });
     expect(list.miners.filter((miner) => miner.axon !== null)).toHaveLength(827);
-    expect(list.miners.filter((miner) => miner.validator_permit)).toHaveLength(12);
+    expect(list.miners.filter((miner) => miner.validator_permit)).toHaveLength(PERMITS);
+    // Total stake (the replay refuses the 7-field mechagraph: get_neurons_lite and
+    // get_subnet_state are read), not get_neurons_lite's own 960 TAO.
+    expect(list.miners[24].stake).toBeCloseTo(58_036.81, 2);
+  });
+
+  it('counts a permit holder under 10,000 TAO of stake as a miner, as subnet 13 does', async () => {
+    const validators = (await listMiners('?state=validator')).miners;
+    expect(validators).toHaveLength(PERMITS - 1);
+    expect(validators.every((miner) => miner.stake! >= 10_000)).toBe(true);
+    const [lowStake] = (await listMiners(`?uid=${LOW_STAKE_UID}`)).miners;
+    expect(lowStake).toMatchObject({ validator_permit: true, stake: expect.closeTo(5_770.07, 2) });
+    expect(lowStake.state).not.toBe('validator');
+    // Only validators vote: the stakes that weigh the aggregate leave it out.
+    const stakes = app.app.get(NetworkService).validatorStakes();
+    expect(stakes.size).toBe(PERMITS - 1);
+    expect(stakes.has(lowStake.hotkey)).toBe(false);
   });
 
   it('filters by state and uid, and refuses an unknown state', async () => {
-    expect((await listMiners('?state=validator')).miners).toHaveLength(12);
+    expect((await listMiners('?state=validator')).miners).toHaveLength(PERMITS - 1);
     const [only] = (await listMiners('?uid=0')).miners;
     expect(only.hotkey).toBe(UID0_HOTKEY);
     expect((await listMiners('?uid=0&state=validator')).miners).toEqual([]);
@@ -123,9 +144,11 @@ describe('The metagraph from a subtensor node', () => {
     expect(status.components.miners).toMatchObject({
       total: 1024,
       serving: 827,
-      validators: 12,
+      validators: PERMITS - 1,
       available: 0,
       address_refused: expect.any(Number),
+      // The test apps' hotkey is no neuron of the recording.
+      hotkey_standing: 'not_registered',
     });
   });
 
@@ -182,6 +205,21 @@ describe('The metagraph from a subtensor node', () => {
       await afterCheckCache();
       expect((await systemStatus()).components.chain).toMatchObject({ status: 'healthy' });
     });
+  });
+
+  // Last before the restart: the app's reader remembers the refusal for this runtime.
+  it('stores stakes as unknown when the node gives no total stake', async () => {
+    replay.refusedCalls.add('SubnetInfoRuntimeApi_get_subnet_state');
+    try {
+      await app.app.get(MetagraphService).sync();
+      const list = await listMiners();
+      expect(list.miners).toHaveLength(1024);
+      expect(list.miners.filter((miner) => miner.stake !== null)).toEqual([]);
+      // Stakes unknown: the permit decides (docs/decisions.md, "The metagraph from the chain").
+      expect((await listMiners('?state=validator')).miners).toHaveLength(PERMITS);
+    } finally {
+      replay.refusedCalls.clear();
+    }
   });
 
   it('serves the stored metagraph after a restart while the node is down', async () => {

@@ -314,8 +314,9 @@ describe('The aggregate desirability list', () => {
       DATABASE_URL: await createDatabase(process.env.TEST_RUN_SERVER_URL!, databaseName),
     };
     const [first, second] = network.devnet.validators;
-    const [big, small] = first.stake >= second.stake ? [first, second] : [second, first];
-    stakes = { big: big.stake, small: small.stake };
+    // The devnet's metagraph always has stakes.
+    const [big, small] = first.stake! >= second.stake! ? [first, second] : [second, first];
+    stakes = { big: big.stake!, small: small.stake! };
     // Each app signs as one of the devnet's validators (their keys derive from public URIs).
     const start = (uri: string) =>
       startTestApp(appEnvironment(directory, { ...env, VALIDATOR_HOTKEY_URI: uri }));

@@ -61,7 +61,7 @@ describe('Applying a metagraph', () => {
       neuron(0),
       neuron(1),
       neuron(2),
-      neuron(3, { axon_url: null, validator_permit: true, stake: 5000 }),
+      neuron(3, { axon_url: null, validator_permit: true, stake: 50_000 }),
     ]);
     app = await startTestApp({ METAGRAPH_FILE: file }, { ownDatabase: true });
     database = app.app.get(DataSource);
@@ -81,7 +81,7 @@ describe('Applying a metagraph', () => {
       'validator',
     ]);
     // The stake shares of the desirability aggregate come from here.
-    expect(app.app.get(NetworkService).validatorStakes()).toEqual(new Map([['hotkey-3', 5000]]));
+    expect(app.app.get(NetworkService).validatorStakes()).toEqual(new Map([['hotkey-3', 50_000]]));
   });
 
   it('starts a uid over when its hotkey changes: credibility 0.5, no index', async () => {
@@ -96,7 +96,7 @@ describe('Applying a metagraph', () => {
       neuron(0),
       neuron(1, { hotkey: 'hotkey-1-new-owner' }),
       neuron(2),
-      neuron(3, { axon_url: null, validator_permit: true, stake: 5000 }),
+      neuron(3, { axon_url: null, validator_permit: true, stake: 50_000 }),
     ]);
     await sync();
 

@@ -18,6 +18,10 @@ const NETUID = 1;
 const PREFERENCES = (hotkey: string) => `validator_preferences/${hotkey}.json`;
 /** A neuron of the recording without a validator permit. */
 const NO_PERMIT_HOTKEY = '5DkMmXtWf16RNdusZGCrJ7ca7ADPgRnZLVWCWbgA7s7sy1AQ';
+/** A neuron of the recording with a validator permit but 5,770 TAO: a miner to subnet 13. */
+const LOW_STAKE_UID = 496;
+const NOT_A_VALIDATOR =
+  'not a validator on the subnet (a validator permit and 10,000 TAO of stake)';
 /** A Raw40 commitment that is no SHA. */
 const NOT_A_SHA = 'not a sha, but forty characters long....';
 
@@ -58,6 +62,7 @@ describe('The network’s votes and aggregate (chain commitments and the Gravity
   let app: TestApp;
   let connections: ReturnType<typeof recordConnections>;
   let validators: { hotkey: string; stake: number }[];
+  let lowStake: { hotkey: string; stake: number; validator_permit: boolean };
   let commitA: string;
   let commitB: string;
 
@@ -100,6 +105,7 @@ describe('The network’s votes and aggregate (chain commitments and the Gravity
       miners: { hotkey: string; stake: number }[];
     };
     validators = miners.miners.slice(0, 7);
+    [lowStake] = (await get(`/api/v1/miners?uid=${LOW_STAKE_UID}`).expect(200)).body.miners;
     const [a, b, , , e, f] = validators.map((validator) => validator.hotkey);
 
     // First commit: A and B vote. Second: A changes its mind (the branch head moves, its
@@ -138,9 +144,11 @@ describe('The network’s votes and aggregate (chain commitments and the Gravity
     replay.setCommitment(NETUID, f, commitB, 105);
     replay.setCommitment(NETUID, NO_PERMIT_HOTKEY, commitA, 106);
     replay.setCommitmentFields(NETUID, g, [{ Sha256: `0x${'11'.repeat(32)}` }], 107);
+    expect(lowStake).toMatchObject({ validator_permit: true, stake: expect.closeTo(5_770.07, 2) });
+    replay.setCommitment(NETUID, lowStake.hotkey, commitA, 108);
 
     const status = await eventually(
-      (candidate) => candidate.validators.length === 2 && candidate.skipped.length === 6,
+      (candidate) => candidate.validators.length === 2 && candidate.skipped.length === 7,
     );
     const [stakeA, stakeB] = [validators[0].stake, validators[1].stake];
     const shareA = stakeA / (stakeA + stakeB);
@@ -160,8 +168,9 @@ describe('The network’s votes and aggregate (chain commitments and the Gravity
       [f]: expect.stringContaining(
         'breaks the submission rules: [0,"weight"]: Input should be greater than 0',
       ),
-      [NO_PERMIT_HOTKEY]: 'no validator permit on the subnet',
+      [NO_PERMIT_HOTKEY]: NOT_A_VALIDATOR,
       [g]: 'the commitment is a Sha256, not a Raw40 git SHA',
+      [lowStake.hotkey]: NOT_A_VALIDATOR,
     });
 
     // By hand: owner 0.3 × ½ each; A's 0.7 × shareA × (¾ #tao, ¼ #eth); B's 0.7 × shareB × r/bitcoin.

@@ -28,6 +28,8 @@ export interface ChainReplay {
   /** The runtime API calls made (`NeuronInfoRuntimeApi_get_neurons_lite`, …), in order. */
   readonly runtimeCalls: string[];
   mode: ReplayMode;
+  /** Runtime methods answered with an error whatever their arguments, as a node without them answers. */
+  readonly refusedCalls: Set<string>;
   /**
    * Signed extrinsics: what was submitted, and how the next ones are answered. A successful
    * `set_commitment` is stored as setCommitment stores one: read back through CommitmentOf.
@@ -104,6 +106,7 @@ export async function startChainReplay(): Promise<ChainReplay> {
     calls,
     runtimeCalls,
     mode: 'answer',
+    refusedCalls: new Set(),
     extrinsics,
     setCommitment: (netuid, hotkey, sha40, block) =>
       storage.setCommitment(netuid, hotkey, sha40, block),
@@ -174,7 +177,9 @@ export async function startChainReplay(): Promise<ChainReplay> {
     if (replay.mode === 'garbage' && !method.startsWith('Metadata_'))
       return { result: '0x01ffffffff0badc0de' };
     if (replay.mode === 'empty' && !method.startsWith('Metadata_')) return { result: '0x00' };
-    const result = runtimeAnswers.get(`${method}:${stripHex(data)}`);
+    const result = replay.refusedCalls.has(method)
+      ? undefined
+      : runtimeAnswers.get(`${method}:${stripHex(data)}`);
     if (result === undefined)
       return { error: { code: 1002, message: `Execution failed: ${method} not recorded` } };
     return { result };

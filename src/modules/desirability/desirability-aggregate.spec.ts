@@ -51,6 +51,18 @@ describe(stakeShares.name, () => {
   it('splits equally when no voter has stake', () => {
     expect(Object.fromEntries(stakeShares(['a', 'b'], new Map()))).toEqual({ a: 0.5, b: 0.5 });
   });
+
+  it('splits equally among the validators when the metagraph has no stakes', () => {
+    const stakes = new Map([
+      ['a', null],
+      ['b', null],
+    ]);
+    expect(Object.fromEntries(stakeShares(['a', 'b', 'ghost'], stakes))).toEqual({
+      a: 0.5,
+      b: 0.5,
+      ghost: 0,
+    });
+  });
 });
 
 describe(aggregateDesirabilities.name, () => {

@@ -16,8 +16,8 @@ export interface AggregateInput {
   /** The owner's default list, normalized; standing jobs, always included. */
   owner: readonly JobView[];
   votes: readonly Vote[];
-  /** Stake by validator hotkey, from the metagraph. */
-  stakes: ReadonlyMap<string, number>;
+  /** Stake by validator hotkey, from the metagraph (null: unknown). */
+  stakes: ReadonlyMap<string, number | null>;
   /**
    * Only jobs whose task is active weigh (local votes: their jobs are our tasks). Absent: every
    * job weighs (votes read from the network name no task of ours).
@@ -27,13 +27,18 @@ export interface AggregateInput {
 
 /**
  * Each voter's share of the validators' part: its stake over the voters' total stake. A voter
- * missing from the metagraph (or without a validator permit) has stake 0. When no voter has
- * stake, they share equally, so that votes still count on a network without stake data.
+ * missing from `stakes` (not a validator) has stake 0. When no voter has stake, they share
+ * equally, so that votes still count on a network without stake data. When the metagraph gave
+ * no stakes (null), the validators among the voters share equally and the others get nothing.
  */
 export function stakeShares(
   hotkeys: readonly string[],
-  stakes: ReadonlyMap<string, number>,
+  stakes: ReadonlyMap<string, number | null>,
 ): Map<string, number> {
+  if (hotkeys.some((hotkey) => stakes.get(hotkey) === null)) {
+    const validators = hotkeys.filter((hotkey) => stakes.has(hotkey)).length;
+    return new Map(hotkeys.map((hotkey) => [hotkey, stakes.has(hotkey) ? 1 / validators : 0]));
+  }
   const stakeOf = (hotkey: string) => {
     const stake = stakes.get(hotkey) ?? 0;
     return Number.isFinite(stake) && stake > 0 ? stake : 0;

@@ -53,7 +53,7 @@ export class NetworkAggregateService
     private readonly owner: OwnerDesirabilities,
     private readonly clock: Clock,
     jobs: JobRunner,
-    @InjectConfig() config: AppConfig,
+    @InjectConfig() private readonly config: AppConfig,
   ) {
     this.job = new PeriodicJob(
       jobs,
@@ -118,7 +118,9 @@ export class NetworkAggregateService
       }
       const { sha } = commitment;
       if (!stakes.has(hotkey)) {
-        skipped.push({ hotkey, sha, block, reason: 'no validator permit on the subnet' });
+        const minStake = this.config.network.validatorMinStake.toLocaleString('en');
+        const reason = `not a validator on the subnet (a validator permit and ${minStake} TAO of stake)`;
+        skipped.push({ hotkey, sha, block, reason });
         continue;
       }
       // One fetch of the repository per run at most: later unknown commits are not in it either.
@@ -134,7 +136,7 @@ export class NetworkAggregateService
     );
     const validators: CountedValidator[] = voted.map(({ vote, sha, block }) => ({
       hotkey: vote.hotkey,
-      stake: stakes.get(vote.hotkey) ?? 0,
+      stake: stakes.get(vote.hotkey) ?? null,
       share: Number((shares.get(vote.hotkey) ?? 0).toPrecision(12)),
       sha,
       block,

@@ -6,7 +6,8 @@ import { JobView } from './desirability.types';
 /** A validator counted in the network aggregate. */
 export interface CountedValidator {
   hotkey: string;
-  stake: number;
+  /** Null when the metagraph has no stakes. */
+  stake: number | null;
   /** Its part of the validators' 70 %. */
   share: number;
   sha: string;

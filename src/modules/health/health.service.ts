@@ -184,9 +184,12 @@ export class HealthService {
     const status = await timed(async () => {
       counts = await this.network.countMiners();
     });
-    const state =
-      status.status === 'healthy' && counts.available === 0 ? 'degraded' : status.status;
+    const hotkey = this.network.hotkeyCheck();
+    const degraded = counts.available === 0 || hotkey?.problem !== undefined;
+    const state = status.status === 'healthy' && degraded ? 'degraded' : status.status;
     return {
+      // Unless the count itself failed (its error comes after and wins).
+      ...(hotkey?.problem ? { error: hotkey.problem } : {}),
       ...status,
       status: state,
       available: counts.available,
@@ -194,6 +197,7 @@ export class HealthService {
       serving: counts.serving,
       validators: counts.validators,
       address_refused: counts.addressRefused,
+      hotkey_standing: hotkey?.standing ?? null,
     };
   }
 }

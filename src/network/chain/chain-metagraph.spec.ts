@@ -1,6 +1,6 @@
 import type { ApiPromise } from '@polkadot/api';
 import { useConnectedChainReplay } from '../../../test/support/connected-chain-replay';
-import { ChainMetagraphReader, readMechagraph, readNeuronsLite } from './chain-metagraph';
+import { ChainMetagraphReader, readMechagraph } from './chain-metagraph';
 import { SubtensorConnection } from './subtensor-connection';
 
 /** The recording answers get_selective_mechagraph only for every one of its 74 fields. */
@@ -38,39 +38,57 @@ describe('ChainMetagraphReader against the recorded finney node', () => {
     expect(incentives).toBeLessThan(1.01);
   });
 
-  it('falls back to get_neurons_lite when the node refuses the selective call, once per runtime', async () => {
+  it('falls back to get_neurons_lite with get_subnet_state when the node refuses the selective call, once per runtime', async () => {
     const reader = new ChainMetagraphReader();
     chain.replay.runtimeCalls.length = 0;
     // Fresh connections: one client shares an answer at the same block among calls.
     await readOnce(chain.replay.url, (api) => reader.read(api, 1));
     await readOnce(chain.replay.url, (api) => reader.read(api, 1));
-    expect(reader.lastMethod).toBe('get_neurons_lite');
+    expect(reader.lastMethod).toBe('get_neurons_lite+get_subnet_state');
     expect(chain.replay.runtimeCalls).toEqual([
       'SubnetInfoRuntimeApi_get_selective_mechagraph',
       'NeuronInfoRuntimeApi_get_neurons_lite',
+      'SubnetInfoRuntimeApi_get_subnet_state',
       'NeuronInfoRuntimeApi_get_neurons_lite',
+      'SubnetInfoRuntimeApi_get_subnet_state',
     ]);
   });
 
-  it('decodes the mechagraph to the same neurons as get_neurons_lite', async () => {
-    const { lite, graph } = await chain.connection.use(async (api) => {
+  it('decodes the mechagraph to the same neurons as the fallback, total stakes included', async () => {
+    const { graph, fallback } = await chain.connection.use(async (api) => {
       const at = await api.at((await api.rpc.chain.getHeader()).hash);
       return {
-        lite: await readNeuronsLite(at, 1),
         graph: await readMechagraph(at, 1, ALL_FIELDS.slice(), 0),
+        fallback: await new ChainMetagraphReader().read(api, 1),
       };
     });
     expect(graph.block).toBe(6_852_690);
-    const essentials = (neurons: typeof lite) =>
-      neurons.map(({ uid, hotkey, coldkey, axon_url, validator_permit, incentive }) => ({
-        uid,
-        hotkey,
-        coldkey,
-        axon_url,
-        validator_permit,
-        incentive,
-      }));
-    expect(essentials(graph.neurons)).toEqual(essentials(lite));
+    expect(fallback.neurons).toEqual(graph.neurons);
+    // get_neurons_lite's own `stake` lists the owner's alpha only: 960 and 297 TAO here.
+    expect(graph.neurons[24].stake).toBeCloseTo(58_036.81, 2);
+    expect(graph.neurons[447].stake).toBeCloseTo(68_340.01, 2);
+  });
+
+  it('leaves stakes unknown when the node refuses get_subnet_state too, once per runtime', async () => {
+    const reader = new ChainMetagraphReader();
+    chain.replay.runtimeCalls.length = 0;
+    chain.replay.refusedCalls.add('SubnetInfoRuntimeApi_get_subnet_state');
+    try {
+      await readOnce(chain.replay.url, (api) => reader.read(api, 1));
+      const metagraph = await readOnce(chain.replay.url, (api) => reader.read(api, 1));
+      expect(reader.lastMethod).toBe('get_neurons_lite');
+      expect(metagraph.neurons).toHaveLength(1024);
+      expect(metagraph.neurons.filter((neuron) => neuron.stake !== null)).toEqual([]);
+      expect(metagraph.neurons.filter((neuron) => neuron.validator_permit)).toHaveLength(12);
+      expect(chain.replay.runtimeCalls).toEqual([
+        'SubnetInfoRuntimeApi_get_selective_mechagraph',
+        'NeuronInfoRuntimeApi_get_neurons_lite',
+        'SubnetInfoRuntimeApi_get_subnet_state',
+        'NeuronInfoRuntimeApi_get_neurons_lite',
+      ]);
+    } finally {
+      chain.replay.refusedCalls.clear();
+    }
   });
 
   it('refuses an answer that decodes to nothing', async () => {

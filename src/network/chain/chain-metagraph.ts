@@ -23,17 +23,25 @@ export const MECHAGRAPH_FIELDS = [
 /** The client, or its view at one block: what the reads below need of either. */
 type Decoded = Pick<ApiDecoration<'promise'>, 'call' | 'registry'>;
 
+/** How a read was made: the mechagraph, or get_neurons_lite with or without total stakes. */
+export type MetagraphMethod =
+  'get_selective_mechagraph' | 'get_neurons_lite+get_subnet_state' | 'get_neurons_lite';
+
 /**
  * Reads a subnet's metagraph through the runtime API at the node's best block:
- * `get_selective_mechagraph` for the fields above (one small answer), or `get_neurons_lite` on a
- * runtime without it, or whose node refuses the call. A refusal is remembered per runtime
- * version, so a node that cannot answer the first is not asked twice.
+ * `get_selective_mechagraph` for the fields above (one small answer), or on a runtime without
+ * it (or whose node refuses the call) `get_neurons_lite` with the total stakes of
+ * `get_subnet_state`, as the SDK's own metagraph does. get_neurons_lite's `stake` lists only
+ * the owner's own stake, not the total the subnet weighs: a node that refuses get_subnet_state
+ * too leaves stakes unknown (null) rather than wrong. Refusals are remembered per runtime
+ * version, so a node that cannot answer a call is not asked it twice.
  */
 export class ChainMetagraphReader {
   private readonly refusedSelective = new Set<number>();
+  private readonly refusedSubnetState = new Set<number>();
 
   /** How the last read was made (for logs and tests). */
-  lastMethod: 'get_selective_mechagraph' | 'get_neurons_lite' | undefined;
+  lastMethod: MetagraphMethod | undefined;
 
   /**
    * Reads at the node's best block (not at a fixed block hash: the client would share such an
@@ -48,19 +56,45 @@ export class ChainMetagraphReader {
     let block = header.number.toNumber();
     const indexes = this.refusedSelective.has(spec) ? undefined : selectiveIndexes(at);
     if (indexes) {
-      try {
-        ({ neurons, block } = await readMechagraph(at, netuid, indexes, block));
+      const graph = await unlessRefused(readMechagraph(at, netuid, indexes, block), () =>
+        this.refusedSelective.add(spec),
+      );
+      if (graph) {
+        ({ neurons, block } = graph);
         this.lastMethod = 'get_selective_mechagraph';
-      } catch (error) {
-        if (!isNodeRefusal(error)) throw error;
-        this.refusedSelective.add(spec);
       }
     }
-    if (!neurons) {
-      neurons = await readNeuronsLite(at, netuid);
-      this.lastMethod = 'get_neurons_lite';
-    }
+    neurons ??= await this.readFallback(at, netuid, spec);
     return { netuid, block, updated_at: new Date().toISOString(), neurons };
+  }
+
+  /** get_neurons_lite, with get_subnet_state's total stakes unless the node refuses it. */
+  private async readFallback(
+    at: Decoded,
+    netuid: number,
+    spec: number,
+  ): Promise<MetagraphNeuron[]> {
+    const neurons = await readNeuronsLite(at, netuid);
+    this.lastMethod = 'get_neurons_lite';
+    // No neurons, no stakes to read (an empty answer is judged as it is: MetagraphService).
+    if (neurons.length === 0 || this.refusedSubnetState.has(spec)) return neurons;
+    const stakes = await unlessRefused(readSubnetStakes(at, netuid), () =>
+      this.refusedSubnetState.add(spec),
+    );
+    if (!stakes) return neurons;
+    this.lastMethod = 'get_neurons_lite+get_subnet_state';
+    return withTotalStakes(neurons, stakes);
+  }
+}
+
+/** The call's answer, or undefined (after `onRefusal`) when the node refused it. */
+async function unlessRefused<T>(call: Promise<T>, onRefusal: () => void): Promise<T | undefined> {
+  try {
+    return await call;
+  } catch (error) {
+    if (!isNodeRefusal(error)) throw error;
+    onRefusal();
+    return undefined;
   }
 }
 
@@ -122,7 +156,11 @@ export async function readMechagraph(
   return { neurons, block };
 }
 
-/** Reads every neuron with `get_neurons_lite(netuid)`; stake is the sum over its stakers. */
+/**
+ * Reads every neuron with `get_neurons_lite(netuid)`. Stake is left unknown (null): the answer's
+ * `stake` lists only the owner's own stake on the subnet (uid 24 of the recording: 960 TAO of
+ * its 58,037 total), which would misjudge validators and their votes.
+ */
 export async function readNeuronsLite(at: Decoded, netuid: number): Promise<MetagraphNeuron[]> {
   const answer = (await at.call.neuronInfoRuntimeApi.getNeuronsLite(
     netuid,
@@ -132,12 +170,45 @@ export async function readNeuronsLite(at: Decoded, netuid: number): Promise<Meta
     hotkey: neuron.hotkey.toString(),
     coldkey: neuron.coldkey.toString(),
     axon_url: axonUrl(chainAxon(neuron.axonInfo)),
-    stake:
-      [...neuron.stake].reduce((sum, [, amount]) => sum + Number(amount.toString()), 0) /
-      RAO_PER_TAO,
+    stake: null,
     incentive: neuron.incentive.toNumber() / U16_MAX,
     validator_permit: neuron.validatorPermit.isTrue,
   }));
+}
+
+/** Each uid's hotkey and total stake (TAO) from `get_subnet_state(netuid)`. */
+export async function readSubnetStakes(
+  at: Decoded,
+  netuid: number,
+): Promise<{ hotkeys: string[]; stakes: number[] }> {
+  const answer = (await at.call.subnetInfoRuntimeApi.getSubnetState(netuid)) as unknown as OptionOf<
+    Record<'hotkeys' | 'totalStake', Iterable<Codec>>
+  >;
+  if (answer.isNone) throw new Error(`subnet ${netuid} does not exist on this chain`);
+  const state = answer.unwrap();
+  return {
+    hotkeys: [...state.hotkeys].map((hotkey) => hotkey.toString()),
+    stakes: [...state.totalStake].map((stake) => Number(stake.toString()) / RAO_PER_TAO),
+  };
+}
+
+/**
+ * The neurons with their total stakes. The two calls are made at the best block one after the
+ * other: if a uid changed hands in between, the read is refused (and retried) rather than
+ * giving one neuron another's stake.
+ */
+function withTotalStakes(
+  neurons: MetagraphNeuron[],
+  { hotkeys, stakes }: { hotkeys: string[]; stakes: number[] },
+): MetagraphNeuron[] {
+  const mismatch = neurons.find((neuron) => hotkeys[neuron.uid] !== neuron.hotkey);
+  if (mismatch || hotkeys.length !== neurons.length || stakes.length !== hotkeys.length)
+    throw new Error(
+      'get_neurons_lite and get_subnet_state disagree on the hotkeys' +
+        (mismatch ? ` (uid ${mismatch.uid})` : '') +
+        ': the metagraph changed between them',
+    );
+  return neurons.map((neuron) => ({ ...neuron, stake: stakes[neuron.uid] }));
 }
 
 interface OptionOf<T> {
@@ -151,7 +222,6 @@ interface NeuronLite {
   hotkey: Codec;
   coldkey: Codec;
   axonInfo: Codec;
-  stake: Iterable<[Codec, Codec]>;
   incentive: { toNumber(): number };
   validatorPermit: { isTrue: boolean };
 }

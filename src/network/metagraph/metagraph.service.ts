@@ -5,11 +5,16 @@ import {
   OnApplicationBootstrap,
   OnModuleDestroy,
 } from '@nestjs/common';
+import { isValidator } from '../../common/validator-standing';
+import { AppConfig } from '../../config/app-config';
+import { InjectConfig } from '../../config/config.module';
+import { ValidatorIdentity } from '../bittensor/validator-identity';
 import { MinerIndexService } from '../index/miner-index.service';
 import { MinerEntity, ServingMiner } from '../miner.entity';
 import { MinersRepository, StoredMetagraph } from '../miners.repository';
 import { MetagraphFile, MetagraphNeuron } from '../protocol';
 import { MinerClient } from '../transport/miner-client';
+import { checkHotkey, HotkeyCheck } from './hotkey-standing';
 import { METAGRAPH_SOURCE, MetagraphSource } from './metagraph-source';
 
 /** Reload from the database this often, to see credibility moved by other replicas. */
@@ -40,6 +45,8 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
   private refreshTimer: NodeJS.Timeout | undefined;
   private syncing: Promise<void> = Promise.resolve();
   private lastAttempt: MetagraphSyncAttempt | undefined;
+  /** The own hotkey's standing last logged (undefined: none yet), so that it is logged once per change. */
+  private loggedStanding: HotkeyCheck['standing'] | null | undefined;
   private markReady: () => void = () => undefined;
   /** Settles once the first sync (successful or not) has loaded the miners. */
   readonly ready = new Promise<void>((resolve) => (this.markReady = resolve));
@@ -49,6 +56,8 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
     private readonly repository: MinersRepository,
     private readonly index: MinerIndexService,
     private readonly client: MinerClient,
+    @InjectConfig() private readonly config: AppConfig,
+    private readonly identity: ValidatorIdentity,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -83,20 +92,33 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
     return this.syncing;
   }
 
-  /** Every miner that may be called (not validators), failing ones included; callers filter further. */
+  /**
+   * Every miner that may be called, failing ones included; callers filter further. A permit
+   * holder under VALIDATOR_MIN_STAKE is a miner to the subnet, so it is one here too.
+   */
   minersServingData(): ServingMiner[] {
     return this.miners.filter(
       (miner): miner is ServingMiner =>
-        !miner.validatorPermit &&
+        !this.isValidator(miner) &&
         miner.axonUrl !== null &&
         miner.state !== 'deregistered' &&
         miner.state !== 'address_refused',
     );
   }
 
-  /** Validators with their stake, for stake-weighted aggregation. */
+  /** Validators (permit and VALIDATOR_MIN_STAKE) with their stake, for stake-weighted aggregation. */
   validators(): MinerEntity[] {
-    return this.miners.filter((miner) => miner.validatorPermit && miner.state !== 'deregistered');
+    return this.miners.filter((miner) => this.isValidator(miner) && miner.state !== 'deregistered');
+  }
+
+  isValidator(miner: MinerEntity): boolean {
+    return isValidator(miner, this.config.network.validatorMinStake);
+  }
+
+  /** Whether this gateway's hotkey is a validator in the metagraph in use (null: none loaded). */
+  hotkeyCheck(): HotkeyCheck | null {
+    const { netuid, network } = this.config;
+    return checkHotkey(this.miners, this.identity.hotkey, netuid, network.validatorMinStake);
   }
 
   /** Applies credibility values just written to the database to the in-memory copy. */
@@ -128,6 +150,19 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
       }
     }
     await this.reload();
+    this.logHotkeyStanding();
+  }
+
+  /** A warning when the hotkey stops being (or starts as no) validator; one line per change. */
+  private logHotkeyStanding(): void {
+    const check = this.hotkeyCheck();
+    const standing = check?.standing ?? null;
+    if (standing === this.loggedStanding) return;
+    const before = this.loggedStanding;
+    this.loggedStanding = standing;
+    if (check?.problem) this.logger.warn(check.problem);
+    else if (standing === 'validator' && before !== undefined && before !== null)
+      this.logger.log(`this gateway's hotkey ${this.identity.hotkey} is a validator again`);
   }
 
   private async apply(source: MetagraphSource, metagraph: MetagraphFile): Promise<void> {

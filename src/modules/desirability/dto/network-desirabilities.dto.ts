@@ -25,10 +25,12 @@ export class CountedValidatorDto {
     type: 'number',
     format: 'double',
     minimum: 0,
-    description: 'Stake in TAO, from the metagraph',
+    nullable: true,
+    description:
+      'Total stake in TAO, from the metagraph; null when the metagraph has no stakes (validators then share equally)',
     example: 120345.5,
   })
-  stake: number;
+  stake: number | null;
 
   @ApiProperty({
     type: 'number',
@@ -68,7 +70,7 @@ export class SkippedValidatorDto {
   @ApiProperty({
     example: `commit ${SHA_EXAMPLE} is not in the Gravity repository`,
     description:
-      'Not a git SHA, no validator permit, the commit or the file missing from the repository, ' +
+      'Not a git SHA, not a validator (a permit and VALIDATOR_MIN_STAKE), the commit or the file missing from the repository, ' +
       'a file breaking the submission rules, or a withdrawn vote',
   })
   reason: string;

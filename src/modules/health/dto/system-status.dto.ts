@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { HOTKEY_STANDINGS, HotkeyStanding } from '../../../network/metagraph/hotkey-standing';
 import { PUBLICATION_STATES } from '../../publication/publication.types';
 
 export type ComponentState = 'healthy' | 'unhealthy' | 'degraded' | 'disabled';
@@ -48,7 +49,7 @@ export class MinersStatusDto extends ComponentStatusDto {
   @ApiProperty({
     ...NEURONS,
     description:
-      'Miners that may be called now: no validator permit, an axon at an allowed address, circuit closed',
+      'Miners that may be called now: not validators, an axon at an allowed address, circuit closed',
     example: 8,
   })
   available: number;
@@ -61,7 +62,9 @@ export class MinersStatusDto extends ComponentStatusDto {
 
   @ApiProperty({
     ...NEURONS,
-    description: 'Registered neurons with a validator permit',
+    description:
+      'Registered validators: a validator permit and at least VALIDATOR_MIN_STAKE TAO of stake (a permit holder ' +
+      'with less is a miner, as on subnet 13)',
     example: 64,
   })
   validators: number;
@@ -73,6 +76,18 @@ export class MinersStatusDto extends ComponentStatusDto {
     example: 0,
   })
   address_refused: number;
+
+  @ApiProperty({
+    enum: HOTKEY_STANDINGS,
+    nullable: true,
+    type: String,
+    description:
+      'This gateway’s hotkey in the metagraph in use: `validator` (a validator permit and VALIDATOR_MIN_STAKE), ' +
+      'else `not_registered`, `no_permit` or `stake_too_low`, and the miners component is `degraded`: miners ' +
+      'answer validators only, so every call would be refused (403). null before any metagraph was read',
+    example: 'validator',
+  })
+  hotkey_standing: HotkeyStanding | null;
 }
 
 @ApiSchema({ name: 'ChainStatus' })

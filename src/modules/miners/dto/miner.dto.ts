@@ -52,10 +52,12 @@ export class MinerDto {
     type: 'number',
     format: 'double',
     minimum: 0,
-    description: 'Stake in TAO',
+    nullable: true,
+    description:
+      'Total stake in TAO; null when the chain node gave no total stake (it answered only get_neurons_lite)',
     example: 2.557172316,
   })
-  stake: number;
+  stake: number | null;
 
   @ApiProperty({
     type: 'number',
@@ -83,7 +85,8 @@ export class MinerDto {
   @ApiProperty({
     enum: NEURON_STATES,
     description:
-      '`validator`: has a validator permit, never asked for data. `not_serving`: no axon. `address_refused`: its ' +
+      '`validator`: a validator permit and at least VALIDATOR_MIN_STAKE TAO of stake, never asked for data (a ' +
+      'permit holder with less is a miner). `not_serving`: no axon. `address_refused`: its ' +
       'axon is outside MINER_ALLOWED_NETWORKS and is never contacted. `failing`: its circuit is open after ' +
       'consecutive failures. `active`: may be called.',
     example: 'active',

@@ -1,0 +1,51 @@
+import { isValidator } from '../../common/validator-standing';
+import { MinerEntity } from '../miner.entity';
+
+/**
+ * Where this gateway's own hotkey stands on the subnet. Miners answer validators only (wire
+ * spec §3): with any standing but `validator`, every call is refused 403 and spends its budget.
+ */
+export const HOTKEY_STANDINGS = [
+  'validator',
+  'not_registered',
+  'no_permit',
+  'stake_too_low',
+] as const;
+export type HotkeyStanding = (typeof HOTKEY_STANDINGS)[number];
+
+export interface HotkeyCheck {
+  standing: HotkeyStanding;
+  /** What is wrong and what it costs, for the log and system-status; absent for `validator`. */
+  problem?: string;
+}
+
+/** The hotkey's standing in the registered neurons; null when no metagraph is loaded yet. */
+export function checkHotkey(
+  miners: readonly MinerEntity[],
+  hotkey: string,
+  netuid: number,
+  minStake: number,
+): HotkeyCheck | null {
+  const registered = miners.filter((miner) => miner.state !== 'deregistered');
+  if (registered.length === 0) return null;
+  const own = registered.find((miner) => miner.hotkey === hotkey);
+  if (own && isValidator(own, minStake)) return { standing: 'validator' };
+  const refused = 'so miners refuse every call (403) and its call budgets are spent for nothing';
+  const subject = `this gateway's hotkey ${hotkey}`;
+  if (!own)
+    return {
+      standing: 'not_registered',
+      problem: `${subject} is not registered on netuid ${netuid}, ${refused}`,
+    };
+  if (!own.validatorPermit)
+    return {
+      standing: 'no_permit',
+      problem: `${subject} (uid ${own.uid}) has no validator permit on netuid ${netuid}, ${refused}`,
+    };
+  return {
+    standing: 'stake_too_low',
+    problem:
+      `${subject} (uid ${own.uid}) has ${own.stake} TAO of stake on netuid ${netuid}, under ` +
+      `the ${minStake} a validator needs (VALIDATOR_MIN_STAKE), ${refused}`,
+  };
+}

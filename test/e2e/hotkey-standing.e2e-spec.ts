@@ -1,0 +1,143 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { writeMetagraphFile } from '../../src/devnet/metagraph';
+import { MetagraphService } from '../../src/network/metagraph/metagraph.service';
+import { MetagraphNeuron } from '../../src/network/protocol';
+import {
+  startTestApp,
+  TEST_MASTER_KEY,
+  TEST_VALIDATOR_URI,
+  TestApp,
+  testValidatorHotkey,
+} from '../support/test-app';
+
+/** Collects the warnings the app logs (JSON lines). */
+class WarningCapture extends Writable {
+  private text = '';
+  override _write(chunk: Buffer | string, _encoding: string, done: () => void): void {
+    this.text += chunk.toString();
+    done();
+  }
+  get raw(): string {
+    return this.text;
+  }
+  warnings(): string[] {
+    return this.text
+      .split('\n')
+      .filter((line) => line.length > 0)
+      .map((line) => JSON.parse(line) as { level: number; msg: string })
+      .filter((line) => line.level === 40)
+      .map((line) => line.msg);
+  }
+}
+
+const miner: MetagraphNeuron = {
+  uid: 0,
+  hotkey: 'miner-hotkey-0',
+  coldkey: 'miner-coldkey-0',
+  axon_url: 'http://127.0.0.1:9',
+  stake: 10,
+  incentive: 1,
+  validator_permit: false,
+};
+
+/**
+ * Miners answer validators only (a permit and 10,000 TAO): a gateway whose own hotkey is not one
+ * would have every call refused. The metagraph sync says so once per change, and system-status
+ * shows it.
+ */
+describe("The gateway's own hotkey on the subnet", () => {
+  const directory = mkdtempSync(join(tmpdir(), 'hotkey-standing-'));
+  const file = join(directory, 'metagraph.json');
+  const capture = new WarningCapture();
+  let app: TestApp;
+
+  const writeWithOwn = (own: Partial<MetagraphNeuron> | null) =>
+    writeMetagraphFile(file, {
+      netuid: 13,
+      block: 100,
+      updated_at: new Date().toISOString(),
+      neurons: [
+        miner,
+        ...(own
+          ? [
+              {
+                ...miner,
+                uid: 1,
+                hotkey: testValidatorHotkey(),
+                coldkey: 'gateway-coldkey',
+                axon_url: null,
+                ...own,
+              },
+            ]
+          : []),
+      ],
+    });
+  const sync = () => app.app.get(MetagraphService).sync();
+  const minersStatus = async () => {
+    // Past the 1 s cache of the health checks.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const response = await app.http
+      .get('/api/v1/monitoring/system-status')
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .expect(200);
+    return response.body.components.miners as {
+      status: string;
+      error?: string;
+      hotkey_standing: string | null;
+    };
+  };
+
+  beforeAll(async () => {
+    await writeWithOwn(null);
+    app = await startTestApp(
+      { METAGRAPH_FILE: file, LOG_LEVEL: 'warn', INDEX_SYNC_ON_START: 'false' },
+      { ownDatabase: true, logDestination: capture },
+    );
+  });
+  afterAll(async () => {
+    await app.close();
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  it('warns once when the hotkey is not registered, and reports it in system-status', async () => {
+    await sync();
+    await sync();
+    const notRegistered = capture.warnings().filter((line) => /not registered/.test(line));
+    expect(notRegistered).toEqual([
+      `this gateway's hotkey ${testValidatorHotkey()} is not registered on netuid 13, ` +
+        'so miners refuse every call (403) and its call budgets are spent for nothing',
+    ]);
+    expect(await minersStatus()).toMatchObject({
+      status: 'degraded',
+      hotkey_standing: 'not_registered',
+      error: notRegistered[0],
+    });
+  });
+
+  it('warns again on each change: a permit with too little stake, then no permit', async () => {
+    await writeWithOwn({ validator_permit: true, stake: 5_770 });
+    await sync();
+    expect(await minersStatus()).toMatchObject({ hotkey_standing: 'stake_too_low' });
+    await writeWithOwn({ validator_permit: false, stake: 50_000 });
+    await sync();
+    await sync();
+    expect(await minersStatus()).toMatchObject({ hotkey_standing: 'no_permit' });
+    const warnings = capture.warnings();
+    expect(
+      warnings.filter((line) => /5770 TAO of stake on netuid 13, under the 10000/.test(line)),
+    ).toHaveLength(1);
+    expect(warnings.filter((line) => /has no validator permit/.test(line))).toHaveLength(1);
+  });
+
+  it('is healthy as a validator, and never logs the key', async () => {
+    await writeWithOwn({ validator_permit: true, stake: 50_000 });
+    await sync();
+    const status = await minersStatus();
+    expect(status).toMatchObject({ status: 'healthy', hotkey_standing: 'validator' });
+    expect(status.error).toBeUndefined();
+    expect(capture.raw).not.toContain(TEST_VALIDATOR_URI);
+  });
+});
