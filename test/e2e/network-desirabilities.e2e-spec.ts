@@ -161,7 +161,7 @@ describe('The network’s votes and aggregate (chain commitments and the Gravity
         'breaks the submission rules: [0,"weight"]: Input should be greater than 0',
       ),
       [NO_PERMIT_HOTKEY]: 'no validator permit on the subnet',
-      [g]: 'the commitment is a Sha256, not a Raw40 git SHA',
+      [g]: 'the commitment is a Sha256, not raw bytes (a git SHA)',
     });
 
     // By hand: owner 0.3 × ½ each; A's 0.7 × shareA × (¾ #tao, ¼ #eth); B's 0.7 × shareB × r/bitcoin.
