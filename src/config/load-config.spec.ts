@@ -176,13 +176,14 @@ describe(loadConfig.name, () => {
       });
     });
 
-    it('leaves a validator on the same hotkey its calls by default: 1 index, 1 bucket, 8 bulk an hour', () => {
+    it('leaves a validator on the same hotkey its calls by default: 1 index, 1 bucket, 8 bulk, 8 on-demand an hour', () => {
       const { network } = loadConfig({});
       expect(network.validatorSharesHotkey).toBe(true);
       expect(network.callBudgets).toEqual({
         GetMinerIndex: { calls: 1, windowMs: HOUR_MS },
         GetDataEntityBucket: { calls: 1, windowMs: HOUR_MS },
         GetContentsByBuckets: { calls: 8, windowMs: HOUR_MS },
+        OnDemandRequest: { calls: 8, windowMs: HOUR_MS },
       });
     });
 
@@ -193,6 +194,7 @@ describe(loadConfig.name, () => {
         GetMinerIndex: { calls: 2, windowMs: HOUR_MS },
         GetDataEntityBucket: { calls: 2, windowMs: HOUR_MS },
         GetContentsByBuckets: { calls: 10, windowMs: HOUR_MS },
+        OnDemandRequest: { calls: 10, windowMs: HOUR_MS },
       });
     });
 

@@ -241,7 +241,7 @@ describe('A miner that answers 403', () => {
         GetMinerIndex: 0,
         GetDataEntityBucket: 2,
         GetContentsByBuckets: 10,
-        OnDemandRequest: null,
+        OnDemandRequest: 10,
       });
       expect((await listed(app, 0)).GetMinerIndex).toBe(1);
     }
@@ -262,4 +262,62 @@ describe('A miner that answers 403', () => {
     expect(network.devnet.callCounts(REFUSING).GetMinerIndex).toEqual({ calls: 2, refused: 1 });
     expect((await listed(apps[0], REFUSING)).GetMinerIndex).toBe(1);
   }, 60_000);
+});
+
+/**
+ * Miners limit OnDemandRequest like the other synapses (common/protocol.py: 5 per window,
+ * doubled, refused calls counted): live queries stay within the budget, ask only miners with a
+ * call left, and say so when none has one.
+ */
+describe('The OnDemandRequest budget', () => {
+  let network: TestNetwork;
+  let app: TestApp;
+
+  beforeAll(async () => {
+    network = await startTestNetwork(2);
+    app = await startTestApp(
+      {
+        ...network.env,
+        QUERY_MINERS: '2',
+        QUERY_QUORUM: '2',
+        QUERY_CACHE_TTL_SECONDS: '0',
+        MINER_CALL_BUDGETS: 'OnDemandRequest=2/h',
+      },
+      { ownDatabase: true },
+    );
+  });
+  afterAll(async () => {
+    await app.close();
+    await network.stop();
+  });
+
+  const query = async () =>
+    (
+      await app.http
+        .post('/api/v1/on_demand_data_request')
+        .set('X-API-Key', TEST_MASTER_KEY)
+        .send({ source: 'x', keywords: ['#bitcoin'] })
+        .expect(200)
+    ).body as { status: string; meta: { error?: string; miners_queried: number } };
+
+  /** What the devnet's miners have left of the budget, as the listing says. */
+  const onDemandLeft = async () => {
+    const uids = new Set(network.devnet.miners.map((miner) => miner.uid));
+    return (await listMiners(app))
+      .filter((miner) => uids.has(miner.uid))
+      .map((miner) => miner.call_budget_left.OnDemandRequest);
+  };
+
+  it('keeps live queries within it, asks no miner beyond it, and says when it is spent', async () => {
+    expect(await onDemandLeft()).toEqual([2, 2]);
+    for (let round = 0; round < 2; round++) expect((await query()).status).toBe('success');
+
+    const spent = await query();
+    expect(spent.status).toBe('error');
+    expect(spent.meta.error).toMatch(/spent this validator's OnDemandRequest budget/);
+    expect(spent.meta.miners_queried).toBe(0);
+    for (const miner of network.devnet.miners)
+      expect(network.devnet.requestCounts(miner.uid).OnDemandRequest).toBe(2);
+    expect(await onDemandLeft()).toEqual([0, 0]);
+  });
 });

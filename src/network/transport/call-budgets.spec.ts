@@ -1,4 +1,5 @@
 import { Clock } from '../../common/clock/clock';
+import { SynapseName } from '../../common/synapse-names';
 import { loadConfig } from '../../config/load-config';
 import { CallBudgetRepository } from './call-budget.repository';
 import { CallBudgets, MINER_WINDOW_MS } from './call-budgets';
@@ -96,11 +97,9 @@ describe(CallBudgets.name, () => {
     expect(await shared.take('miner', 'GetMinerIndex')).toBe(false);
   });
 
-  it('counts the default budgets beside a validator: 1 index, 1 bucket and 8 bulk calls', async () => {
+  it('counts the default budgets beside a validator: 1 index, 1 bucket, 8 bulk and 8 on-demand calls', async () => {
     const beside = budgets();
-    const taken = async (
-      synapse: 'GetMinerIndex' | 'GetDataEntityBucket' | 'GetContentsByBuckets',
-    ) => {
+    const taken = async (synapse: SynapseName) => {
       let count = 0;
       while (count < 20 && (await beside.take('miner', synapse))) count++;
       return count;
@@ -109,10 +108,11 @@ describe(CallBudgets.name, () => {
     expect(await taken('GetMinerIndex')).toBe(1);
     expect(await taken('GetDataEntityBucket')).toBe(1);
     expect(await taken('GetContentsByBuckets')).toBe(8);
+    expect(await taken('OnDemandRequest')).toBe(8);
   });
 
   it('leaves a synapse without a budget free and unlimited', async () => {
-    const beside = budgets();
+    const beside = budgets({ MINER_CALL_BUDGETS: 'OnDemandRequest=none' });
 
     for (let call = 0; call < 50; call++)
       expect(await beside.take('miner', 'OnDemandRequest')).toBe(true);
