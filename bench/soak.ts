@@ -90,7 +90,7 @@ async function benchmark() {
       // and none on OnDemandRequest, which the devnet does not limit: the soak's queries go live.
       INDEX_SYNC_ON_START: 'true',
       INDEX_SYNC_INTERVAL: '120',
-      MINER_CALL_BUDGETS: 'GetMinerIndex=30/h,OnDemandRequest=none',
+      MINER_CALL_BUDGETS: 'GetMinerIndex=40/h,OnDemandRequest=none',
       RATE_LIMIT_REGULAR: '1000000000',
       QUERY_CACHE_TTL_SECONDS: '5',
       ...(redis ? { REDIS_URL: redis } : {}),
