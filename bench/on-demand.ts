@@ -205,7 +205,13 @@ async function benchmark() {
     cleanup.push(devnet.stop);
     const { env, masterKey } = benchAppEnv(database.url);
     // No cache: every query must reach the miners. DEVNET_MINERS=0: our devnet is the network.
-    Object.assign(env, { METAGRAPH_FILE: devnet.metagraphFile, QUERY_CACHE_TTL_SECONDS: '0' });
+    // No OnDemandRequest budget: its default (8 per miner an hour) would end the run after a few
+    // dozen queries, and the devnet does not limit the synapse.
+    Object.assign(env, {
+      METAGRAPH_FILE: devnet.metagraphFile,
+      QUERY_CACHE_TTL_SECONDS: '0',
+      MINER_CALL_BUDGETS: 'OnDemandRequest=none',
+    });
     env.DEVNET_MINERS = '0';
     // The index sync runs every 20 min, and at start unless told not to: at start it would
     // overlap the run (DB writes, CPU) and measure that job instead. Set it to 'true' to see.
@@ -312,7 +318,7 @@ function report(result: Awaited<ReturnType<typeof benchmark>>): void {
       'QUERY_CACHE_TTL_SECONDS=0: no cache, every query goes to the miners',
     `          LOG_LEVEL=${env.LOG_LEVEL} RATE_LIMIT_VALIDATOR=${env.RATE_LIMIT_VALIDATOR} ` +
       `RATE_LIMIT_WINDOW_SECONDS=${env.RATE_LIMIT_WINDOW_SECONDS} DEVNET_MINERS=0 ` +
-      `INDEX_SYNC_ON_START=${env.INDEX_SYNC_ON_START}, validator key`,
+      `INDEX_SYNC_ON_START=${env.INDEX_SYNC_ON_START} MINER_CALL_BUDGETS=${env.MINER_CALL_BUDGETS}, validator key`,
     `load:     fetch, ${options.warmup} warm-up + ${options.requests} measured queries, ` +
       `${options.concurrency} in flight, source x, limit 100, keywords ${KEYWORDS.join(' ')}`,
     `database: ${run.database}`,

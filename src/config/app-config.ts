@@ -92,6 +92,8 @@ export interface NetworkConfig {
   validatorMinStake: number;
   /** Calls per miner hotkey and synapse per window, shared by all replicas. */
   callBudgets: CallBudgets;
+  /** How much longer than written every budget's window is counted (calls arrive late). */
+  callBudgetMarginMs: number;
   /** Timeout of one GetDataEntityBucket call (spot checks, query_bucket). */
   bucketFetchTimeoutMs: number;
   /** Consecutive failures that open a miner's circuit, and how long it stays open. */

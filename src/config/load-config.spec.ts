@@ -176,13 +176,14 @@ describe(loadConfig.name, () => {
       });
     });
 
-    it('leaves a validator on the same hotkey its calls by default: 1 index, 1 bucket, 8 bulk an hour', () => {
+    it('leaves a validator on the same hotkey its calls by default: 1 index, 1 bucket, 8 bulk, 8 on-demand an hour', () => {
       const { network } = loadConfig({});
       expect(network.validatorSharesHotkey).toBe(true);
       expect(network.callBudgets).toEqual({
         GetMinerIndex: { calls: 1, windowMs: HOUR_MS },
         GetDataEntityBucket: { calls: 1, windowMs: HOUR_MS },
         GetContentsByBuckets: { calls: 8, windowMs: HOUR_MS },
+        OnDemandRequest: { calls: 8, windowMs: HOUR_MS },
       });
     });
 
@@ -193,6 +194,7 @@ describe(loadConfig.name, () => {
         GetMinerIndex: { calls: 2, windowMs: HOUR_MS },
         GetDataEntityBucket: { calls: 2, windowMs: HOUR_MS },
         GetContentsByBuckets: { calls: 10, windowMs: HOUR_MS },
+        OnDemandRequest: { calls: 10, windowMs: HOUR_MS },
       });
     });
 
@@ -226,17 +228,31 @@ describe(loadConfig.name, () => {
       ]);
     });
 
+    it('counts every budget window five minutes longer by default, or MINER_CALL_BUDGET_MARGIN_SECONDS', () => {
+      expect(loadConfig({}).network.callBudgetMarginMs).toBe(300_000);
+      expect(loadConfig({ MINER_CALL_BUDGET_MARGIN_SECONDS: '0' }).network.callBudgetMarginMs).toBe(
+        0,
+      );
+      expect(problemsOf({ MINER_CALL_BUDGET_MARGIN_SECONDS: '-1' })).toEqual([
+        'MINER_CALL_BUDGET_MARGIN_SECONDS: MINER_CALL_BUDGET_MARGIN_SECONDS must not be less than 0',
+      ]);
+    });
+
     it('refuses an index sync more frequent than the GetMinerIndex budget allows, saying the shortest', () => {
-      expect(problemsOf({ INDEX_SYNC_INTERVAL: '1800' })).toEqual([
-        'INDEX_SYNC_INTERVAL: 1800 s syncs more often than the GetMinerIndex budget of 1/h per miner allows; ' +
-          'set it to at least 3600, or raise the budget (the budget comes from MINER_CALL_BUDGETS over VALIDATOR_SHARES_HOTKEY=true)',
+      expect(problemsOf({ INDEX_SYNC_INTERVAL: '3600' })).toEqual([
+        'INDEX_SYNC_INTERVAL: 3600 s syncs more often than the GetMinerIndex budget of 1/h per miner allows ' +
+          '(its window counted 300 s longer, MINER_CALL_BUDGET_MARGIN_SECONDS); ' +
+          'set it to at least 3900, or raise the budget (the budget comes from MINER_CALL_BUDGETS over VALIDATOR_SHARES_HOTKEY=true)',
       ]);
       expect(
-        loadConfig({ INDEX_SYNC_INTERVAL: '1800', VALIDATOR_SHARES_HOTKEY: 'false' }).network
+        loadConfig({ INDEX_SYNC_INTERVAL: '1950', VALIDATOR_SHARES_HOTKEY: 'false' }).network
           .indexSync.intervalMs,
-      ).toBe(1_800_000);
+      ).toBe(1_950_000);
       expect(
-        problemsOf({ INDEX_SYNC_INTERVAL: '120', MINER_CALL_BUDGETS: 'GetMinerIndex=30/h' }),
+        problemsOf({ INDEX_SYNC_INTERVAL: '3600', MINER_CALL_BUDGET_MARGIN_SECONDS: '0' }),
+      ).toEqual([]);
+      expect(
+        problemsOf({ INDEX_SYNC_INTERVAL: '130', MINER_CALL_BUDGETS: 'GetMinerIndex=30/h' }),
       ).toEqual([]);
       expect(
         problemsOf({ INDEX_SYNC_INTERVAL: '10', MINER_CALL_BUDGETS: 'GetMinerIndex=none' }),

@@ -136,6 +136,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       validatorSharesHotkey,
       validatorMinStake: vars.VALIDATOR_MIN_STAKE,
       callBudgets: callBudgets as CallBudgets,
+      callBudgetMarginMs: vars.MINER_CALL_BUDGET_MARGIN_SECONDS * 1000,
       bucketFetchTimeoutMs: vars.BUCKET_FETCH_TIMEOUT_MS,
       breakerFailures: vars.MINER_BREAKER_FAILURES,
       breakerCooldownMs: vars.MINER_BREAKER_COOLDOWN_MS,
@@ -218,7 +219,8 @@ function devnetMiners(vars: EnvironmentVariables): number {
  * more often than the budget allows would find every miner without a call left (and, beside a
  * validator on the same hotkey, take its calls); a spot check takes one GetDataEntityBucket.
  * Refused at start rather than quietly slowed down, so the operator learns what the budget
- * allows: INDEX_SYNC_INTERVAL is at least the budget's window divided by its calls.
+ * allows: INDEX_SYNC_INTERVAL is at least the budget's window, as counted (with
+ * MINER_CALL_BUDGET_MARGIN_SECONDS), divided by its calls.
  */
 function indexSyncProblems(vars: EnvironmentVariables, budgets: CallBudgets): string[] {
   const problems: string[] = [];
@@ -229,10 +231,11 @@ function indexSyncProblems(vars: EnvironmentVariables, budgets: CallBudgets): st
       `MINER_CALL_BUDGETS: GetMinerIndex=${describeBudget(index)} allows no index call, so the miner index could never be synced (give it at least 1 call, or none for no budget)`,
     );
   else if (index) {
-    const shortest = Math.ceil(index.windowMs / index.calls / 1000);
+    const margin = vars.MINER_CALL_BUDGET_MARGIN_SECONDS;
+    const shortest = Math.ceil((index.windowMs / 1000 + margin) / index.calls);
     if (vars.INDEX_SYNC_INTERVAL < shortest)
       problems.push(
-        `INDEX_SYNC_INTERVAL: ${vars.INDEX_SYNC_INTERVAL} s syncs more often than the GetMinerIndex budget of ${describeBudget(index)} per miner allows; set it to at least ${shortest}, or raise the budget (${source})`,
+        `INDEX_SYNC_INTERVAL: ${vars.INDEX_SYNC_INTERVAL} s syncs more often than the GetMinerIndex budget of ${describeBudget(index)} per miner allows (its window counted ${margin} s longer, MINER_CALL_BUDGET_MARGIN_SECONDS); set it to at least ${shortest}, or raise the budget (${source})`,
       );
   }
   const bucket = budgets.GetDataEntityBucket;

@@ -115,6 +115,7 @@ describe(parseCallBudgets.name, () => {
     expect(parseCallBudgets('GetContentsByBuckets=none', SHARED)).toEqual({
       GetMinerIndex: { calls: 1, windowMs: HOUR_MS },
       GetDataEntityBucket: { calls: 1, windowMs: HOUR_MS },
+      OnDemandRequest: { calls: 8, windowMs: HOUR_MS },
     });
     expect(parseCallBudgets('None', SHARED)).toEqual({});
     expect(parseCallBudgets('none, GetMinerIndex=1/h', SHARED)).toEqual({
@@ -164,6 +165,7 @@ describe(defaultCallBudgets.name, () => {
       GetMinerIndex: { calls: 1, windowMs: HOUR_MS },
       GetDataEntityBucket: { calls: 1, windowMs: HOUR_MS },
       GetContentsByBuckets: { calls: 8, windowMs: HOUR_MS },
+      OnDemandRequest: { calls: 8, windowMs: HOUR_MS },
     });
   });
 
@@ -172,6 +174,7 @@ describe(defaultCallBudgets.name, () => {
       GetMinerIndex: { calls: 2, windowMs: HOUR_MS },
       GetDataEntityBucket: { calls: 2, windowMs: HOUR_MS },
       GetContentsByBuckets: { calls: 10, windowMs: HOUR_MS },
+      OnDemandRequest: { calls: 10, windowMs: HOUR_MS },
     });
   });
 });

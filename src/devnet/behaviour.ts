@@ -46,8 +46,8 @@ export interface MinerBehaviour {
   noOnDemand?: boolean;
   /**
    * Enforce subnet 13's limits per validator hotkey: 2 GetMinerIndex, 2 GetDataEntityBucket and
-   * 10 GetContentsByBuckets per fixed 60-minute window from the miner's start, refused calls
-   * counted, 403 beyond. Default true.
+   * 10 GetContentsByBuckets per window (from the miner's start; the first call an hour or more
+   * after a window's start starts the next), refused calls counted, 403 beyond. Default true.
    */
   strictBudget?: boolean;
   /** 403 to every caller. */

@@ -454,7 +454,9 @@ describe('Devnet.advanceClock', () => {
     expect(last.at).toBeGreaterThanOrEqual(Date.now() + offset - 5_000);
   });
 
-  it("resets every counter together each hour from the miner's start, not from a first call", async () => {
+  // neurons/miner.py default_blacklist: the counters are cleared by the first call an hour or
+  // more after the last clearing, and that call starts the next window.
+  it('resets every counter together at the first call an hour after the last reset, which starts the next window', async () => {
     const other = await startDevnet({
       miners: 1,
       seed: 2,
@@ -477,19 +479,24 @@ describe('Devnet.advanceClock', () => {
     const index = () => ask('GetMinerIndex', { version: 4 });
     const contents = () => ask('GetContentsByBuckets', { version: 4, data_entity_bucket_ids: [] });
     try {
-      // Idle through the first window, then half an hour into the second.
-      shift += 90 * 60_000;
-      other.advanceClock(90 * 60_000);
+      const wait = (ms: number) => {
+        shift += ms;
+        other.advanceClock(ms);
+      };
+      // Idle through the first hour: the first call, 90 minutes in, starts the second window.
+      wait(90 * 60_000);
       expect([await index(), await index(), await index()]).toEqual([200, 200, 403]);
       const bulk: number[] = [];
       for (let sent = 0; sent < 11; sent++) bulk.push(await contents());
       expect(bulk).toEqual([...Array<number>(10).fill(200), 403]);
-      // The third window opens two hours after the start, for every synapse at once.
-      shift += 30 * 60_000 + 2_000;
-      other.advanceClock(30 * 60_000 + 2_000);
+      // Two hours after the start that window is half an hour old: still counting.
+      wait(30 * 60_000 + 2_000);
+      expect([await index(), await contents()]).toEqual([403, 403]);
+      // An hour after the call that started it, the next call clears every counter at once.
+      wait(30 * 60_000);
       expect([await index(), await contents()]).toEqual([200, 200]);
-      expect(other.callCounts(0).GetMinerIndex).toEqual({ calls: 4, refused: 1 });
-      expect(other.callCounts(0).GetContentsByBuckets).toEqual({ calls: 12, refused: 1 });
+      expect(other.callCounts(0).GetMinerIndex).toEqual({ calls: 5, refused: 2 });
+      expect(other.callCounts(0).GetContentsByBuckets).toEqual({ calls: 13, refused: 2 });
     } finally {
       await other.stop();
     }

@@ -40,8 +40,11 @@ const QUERY: NetworkQuery = {
   limit: 10,
 };
 
-/** Miners 1..count; `serving` of them answer OnDemandRequest (with nothing), the rest 404. */
-function setUp(mode: OnDemandMode, count: number, serving: number) {
+/**
+ * Miners 1..count; `serving` of them answer OnDemandRequest (with nothing), the rest 404. The
+ * OnDemandRequest budget leaves each miner a call unless `spent` names it.
+ */
+function setUp(mode: OnDemandMode, count: number, serving: number, spent: number[] = []) {
   const miners = Array.from(
     { length: count },
     (_, index) =>
@@ -80,7 +83,18 @@ function setUp(mode: OnDemandMode, count: number, serving: number) {
     {} as MinersRepository,
     { record: () => undefined, recordState: () => undefined } as unknown as CredibilityRecorder,
     {} as BucketReader,
-    {} as CallBudgets,
+    {
+      budgetOf: () => ({ calls: 8, windowMs: 3_600_000 }),
+      left: (hotkeys: string[]) =>
+        Promise.resolve(
+          new Map(
+            hotkeys.map((hotkey) => [
+              hotkey,
+              { left: spent.some((uid) => `hk${uid}` === hotkey) ? 0 : 3, nextAt: null },
+            ]),
+          ),
+        ),
+    } as unknown as CallBudgets,
     config,
     { recordQuorumOutcome: () => undefined } as unknown as MetricsService,
     stored as unknown as StoredDataService,
@@ -95,6 +109,21 @@ describe(`${NetworkService.name} on-demand modes`, () => {
     expect(result.origin).toBe('live');
     expect(result.error).toMatch(/failed/);
     expect(stored.answer).not.toHaveBeenCalled();
+  });
+
+  it('live: asks only miners with an OnDemandRequest call left in their budget', async () => {
+    const { service, onDemandCalls } = setUp('live', 3, 3, [1, 3]);
+    await service.query(QUERY);
+    expect(onDemandCalls).toEqual([2]);
+  });
+
+  it('live: says the budget is spent when no miner has a call left', async () => {
+    const { service, onDemandCalls } = setUp('live', 2, 2, [1, 2]);
+    const result = await service.query(QUERY);
+    expect(onDemandCalls).toEqual([]);
+    expect(result.error).toBe(
+      "No miners available: all 2 have spent this validator's OnDemandRequest budget for the hour (MINER_CALL_BUDGETS)",
+    );
   });
 
   it('stored: answers from stored data, with its counts', async () => {

@@ -225,10 +225,15 @@ export class NetworkService implements OnModuleInit {
 
   private async queryLive(query: NetworkQuery): Promise<NetworkQueryResult> {
     const { minersPerQuery, quorum, queryDeadlineMs } = this.config.network;
-    const candidates = rankMinersForQuery(this.availableMiners('OnDemandRequest'));
+    const available = this.availableMiners('OnDemandRequest');
+    const candidates = rankMinersForQuery(await this.withBudgetLeft(available));
     if (candidates.length === 0) {
       this.metrics.recordQuorumOutcome('no_miners');
-      return emptyResult(this.whyNoMiners());
+      return emptyResult(
+        available.length > 0
+          ? `No miners available: all ${available.length} have spent this validator's OnDemandRequest budget for the hour (MINER_CALL_BUDGETS)`
+          : this.whyNoMiners(),
+      );
     }
 
     const matcher = compileQuery({
@@ -319,6 +324,19 @@ export class NetworkService implements OnModuleInit {
     // Marked failing by another replica's circuit: this one just had an answer.
     if (miner.state === 'failing') this.credibility.recordState(miner.uid, 'active');
     return checkAnswer(miner.uid, entities, matcher, source);
+  }
+
+  /**
+   * The miners with an OnDemandRequest call left in their budget (all of them without one): a
+   * miner without would only be a `no_budget` failure taking a place among the query's miners.
+   */
+  private async withBudgetLeft(miners: ServingMiner[]): Promise<ServingMiner[]> {
+    if (!this.budgets.budgetOf('OnDemandRequest') || miners.length === 0) return miners;
+    const left = await this.budgets.left(
+      miners.map((miner) => miner.hotkey),
+      'OnDemandRequest',
+    );
+    return miners.filter((miner) => left.get(miner.hotkey)!.left > 0);
   }
 
   /** Says plainly why no miner can be asked, above all when none serves on-demand queries. */

@@ -45,11 +45,26 @@ async function syncNow(app: TestApp): Promise<IndexSyncReport> {
   return report!;
 }
 
-/** Calls per miner window (fixed hours from the devnet's start) and synapse. */
-function perWindow(calls: readonly ReceivedCall[], start: number): Map<string, number> {
+/**
+ * The hotkey's calls per miner window and synapse. A miner's window starts at its start, and
+ * again at the first call an hour or more after the last start (neurons/miner.py
+ * default_blacklist), whoever sends it: `calls` are all the miner received, in order.
+ */
+function perWindow(
+  calls: readonly ReceivedCall[],
+  start: number,
+  hotkey: string,
+): Map<string, number> {
   const counts = new Map<string, number>();
+  let windowStart = start;
+  let window = 0;
   for (const call of calls) {
-    const key = `${Math.floor((call.at - start) / CALL_WINDOW_MS)}|${call.synapse}`;
+    if (call.at - windowStart >= CALL_WINDOW_MS) {
+      windowStart = call.at;
+      window += 1;
+    }
+    if (call.caller !== hotkey) continue;
+    const key = `${window}|${call.synapse}`;
     counts.set(key, (counts.get(key) ?? 0) + 1);
   }
   return counts;
@@ -58,9 +73,9 @@ function perWindow(calls: readonly ReceivedCall[], start: number): Map<string, n
 /**
  * The gateway beside the subnet's validator, both signing with one hotkey (the default,
  * VALIDATOR_SHARES_HOTKEY=true). Miners allow that hotkey 2 GetMinerIndex and 2
- * GetDataEntityBucket per fixed hour from their start and refuse more with 403; the validator
- * evaluates each miner once an hour with one of each. Over a simulated hour and ten minutes
- * (the gateway's and the devnet's clocks moved together), index syncs with spot checks and
+ * GetDataEntityBucket per window (an hour or more: see perWindow) and refuse more with 403; the
+ * validator evaluates each miner once an hour with one of each. Over a simulated hour and
+ * sixteen minutes (the gateway's and the devnet's clocks moved together), index syncs with spot checks and
  * query_bucket requests keep running: the gateway must leave the validator its calls, so that
  * neither is ever refused.
  */
@@ -111,9 +126,10 @@ describe('Call budgets shared with a validator on the same hotkey', () => {
     app = await startTestApp({ ...network.env, INDEX_SPOT_CHECKS: '1' }, { ownDatabase: true });
     const queryBucket = async (path: string) =>
       (await app.http.get(path).set('X-API-Key', TEST_MASTER_KEY).expect(200)).body as BucketAnswer;
-    // Not minute 50: the sync would wait (in real time) for budgets freeing up ten minutes later.
+    // The index call frees up an hour and the margin (5 minutes) after the first sync: not
+    // minute 60, where the sync would wait (in real time) for it, but 66.
     let minute = 0;
-    for (const next of [0, 10, 20, 30, 40, 60, 70]) {
+    for (const next of [0, 10, 20, 30, 40, 66, 76]) {
       if (next > minute) {
         app.app.get(Clock).advance((next - minute) * MINUTE);
         network.devnet.advanceClock((next - minute) * MINUTE);
@@ -129,8 +145,8 @@ describe('Call budgets shared with a validator on the same hotkey', () => {
       ])
         buckets.push({ minute, answer: await queryBucket(`/api/v1/${path}`) });
       await app.app.get(NetworkService).settled();
-      // The validator evaluates once in each of the miners' hours.
-      if (minute === 30 || minute === 70) await evaluate();
+      // The validator evaluates once in each of the miners' windows (the second starts at 66).
+      if (minute === 30 || minute === 76) await evaluate();
     }
   }, 120_000);
 
@@ -149,7 +165,8 @@ describe('Call budgets shared with a validator on the same hotkey', () => {
       for (const synapse of STORED)
         expect(network.devnet.callCounts(miner.uid)[synapse].refused).toBe(0);
       // Within the miners' own limits in each of their hours, the validator's calls included.
-      for (const [key, count] of perWindow(calls, devnetStart)) {
+      const all = network.devnet.calls(miner.uid);
+      for (const [key, count] of perWindow(all, devnetStart, hotkey)) {
         const synapse = key.split('|')[1] as SynapseName;
         expect(count).toBeLessThanOrEqual(CALL_LIMITS[synapse]!);
       }
@@ -173,13 +190,14 @@ describe('Call budgets shared with a validator on the same hotkey', () => {
     }
   });
 
-  it('syncs every miner hourly, skipping the sync in between for want of budget', () => {
-    expect(reports.map(({ minute }) => minute)).toEqual([0, 10, 20, 30, 40, 60, 70]);
+  it('syncs every miner once an hour and the margin, skipping the syncs in between for want of budget', () => {
+    expect(reports.map(({ minute }) => minute)).toEqual([0, 10, 20, 30, 40, 66, 76]);
     expect(reports[0].report).toMatchObject({ synced: 3, skipped: 0 });
     expect(reports[0].report.spotChecks).toHaveLength(1);
-    for (const { report } of reports.filter(({ minute }) => minute > 0 && minute < 60))
+    for (const { report } of reports.filter(({ minute }) => minute > 0 && minute < 66))
       expect(report).toMatchObject({ synced: 0, skipped: 3, skippedReasons: { no_budget: 3 } });
-    expect(reports.find(({ minute }) => minute === 60)?.report).toMatchObject({ synced: 3 });
+    expect(reports.find(({ minute }) => minute === 66)?.report).toMatchObject({ synced: 3 });
+    expect(reports.find(({ minute }) => minute === 76)?.report).toMatchObject({ synced: 0 });
   });
 
   it('answers query_bucket from what was fetched before when it may not call', () => {
@@ -232,7 +250,7 @@ describe('A miner that answers 403', () => {
   const listed = async (app: TestApp, uid: number) =>
     (await listMiners(app)).find((miner) => miner.uid === uid)!.call_budget_left;
 
-  it('has that synapse not called again for an hour by any replica, and listed as 0 left', async () => {
+  it('has that synapse not called again for an hour and the margin by any replica, and listed as 0 left', async () => {
     const first = await syncNow(apps[0]);
     expect(first).toMatchObject({ synced: 2, skipped: 1, skippedReasons: { blacklisted: 1 } });
     expect(network.devnet.callCounts(REFUSING).GetMinerIndex).toEqual({ calls: 1, refused: 1 });
@@ -241,7 +259,7 @@ describe('A miner that answers 403', () => {
         GetMinerIndex: 0,
         GetDataEntityBucket: 2,
         GetContentsByBuckets: 10,
-        OnDemandRequest: null,
+        OnDemandRequest: 10,
       });
       expect((await listed(app, 0)).GetMinerIndex).toBe(1);
     }
@@ -250,11 +268,12 @@ describe('A miner that answers 403', () => {
     advance(30 * MINUTE);
     expect(await syncNow(apps[0])).toMatchObject({ synced: 2, skippedReasons: { no_budget: 1 } });
     expect(await syncNow(apps[1])).toMatchObject({ synced: 0, skippedReasons: { no_budget: 3 } });
-    advance(29 * MINUTE);
+    advance(34 * MINUTE);
     expect((await listed(apps[1], REFUSING)).GetMinerIndex).toBe(0);
     expect(network.devnet.callCounts(REFUSING).GetMinerIndex).toEqual({ calls: 1, refused: 1 });
 
-    // An hour after the 403 the miner's window has surely reset: it is asked again.
+    // An hour after the 403 the miner's window has surely reset; with the margin (5 minutes)
+    // the budget is whole again: it is asked again.
     advance(MINUTE + 1_000);
     network.devnet.setBehaviour(REFUSING, {});
     expect((await listed(apps[1], REFUSING)).GetMinerIndex).toBe(2);
@@ -262,4 +281,62 @@ describe('A miner that answers 403', () => {
     expect(network.devnet.callCounts(REFUSING).GetMinerIndex).toEqual({ calls: 2, refused: 1 });
     expect((await listed(apps[0], REFUSING)).GetMinerIndex).toBe(1);
   }, 60_000);
+});
+
+/**
+ * Miners limit OnDemandRequest like the other synapses (common/protocol.py: 5 per window,
+ * doubled, refused calls counted): live queries stay within the budget, ask only miners with a
+ * call left, and say so when none has one.
+ */
+describe('The OnDemandRequest budget', () => {
+  let network: TestNetwork;
+  let app: TestApp;
+
+  beforeAll(async () => {
+    network = await startTestNetwork(2);
+    app = await startTestApp(
+      {
+        ...network.env,
+        QUERY_MINERS: '2',
+        QUERY_QUORUM: '2',
+        QUERY_CACHE_TTL_SECONDS: '0',
+        MINER_CALL_BUDGETS: 'OnDemandRequest=2/h',
+      },
+      { ownDatabase: true },
+    );
+  });
+  afterAll(async () => {
+    await app.close();
+    await network.stop();
+  });
+
+  const query = async () =>
+    (
+      await app.http
+        .post('/api/v1/on_demand_data_request')
+        .set('X-API-Key', TEST_MASTER_KEY)
+        .send({ source: 'x', keywords: ['#bitcoin'] })
+        .expect(200)
+    ).body as { status: string; meta: { error?: string; miners_queried: number } };
+
+  /** What the devnet's miners have left of the budget, as the listing says. */
+  const onDemandLeft = async () => {
+    const uids = new Set(network.devnet.miners.map((miner) => miner.uid));
+    return (await listMiners(app))
+      .filter((miner) => uids.has(miner.uid))
+      .map((miner) => miner.call_budget_left.OnDemandRequest);
+  };
+
+  it('keeps live queries within it, asks no miner beyond it, and says when it is spent', async () => {
+    expect(await onDemandLeft()).toEqual([2, 2]);
+    for (let round = 0; round < 2; round++) expect((await query()).status).toBe('success');
+
+    const spent = await query();
+    expect(spent.status).toBe('error');
+    expect(spent.meta.error).toMatch(/spent this validator's OnDemandRequest budget/);
+    expect(spent.meta.miners_queried).toBe(0);
+    for (const miner of network.devnet.miners)
+      expect(network.devnet.requestCounts(miner.uid).OnDemandRequest).toBe(2);
+    expect(await onDemandLeft()).toEqual([0, 0]);
+  });
 });

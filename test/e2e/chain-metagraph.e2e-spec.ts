@@ -94,7 +94,7 @@ describe('The metagraph from a subtensor node', () => {
         GetMinerIndex: 1,
         GetDataEntityBucket: 1,
         GetContentsByBuckets: 8,
-        OnDemandRequest: null,
+        OnDemandRequest: 8,
       },
     });
     expect(list.miners.filter((miner) => miner.axon !== null)).toHaveLength(827);

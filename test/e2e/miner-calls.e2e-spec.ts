@@ -158,10 +158,12 @@ describe('Miners that refuse the gateway', () => {
       expect(second.body.meta.miners_queried).toBe(1);
       expect([0, 1, 2].map(asked)).toEqual(counts);
 
+      // The 403 spent miner 2's OnDemandRequest budget (a default since miners limit the synapse).
       const text = logs.join('');
       expect(text).toContain('does not serve OnDemandRequest (404)');
-      expect(text).toContain('blacklists our OnDemandRequest calls (403)');
-      expect(text.match(/blacklists our OnDemandRequest/g)).toHaveLength(1);
+      expect(text).toContain('refused our OnDemandRequest call (403)');
+      expect(text.match(/refused our OnDemandRequest call \(403\)/g)).toHaveLength(1);
+      expect(text).toContain('Its OnDemandRequest budget counts as spent until');
 
       const metrics = await app.http.get('/metrics').set('X-API-Key', TEST_MASTER_KEY).expect(200);
       expect(metrics.text).toMatch(

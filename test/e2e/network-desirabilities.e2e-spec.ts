@@ -169,7 +169,7 @@ describe('The network’s votes and aggregate (chain commitments and the Gravity
         'breaks the submission rules: [0,"weight"]: Input should be greater than 0',
       ),
       [NO_PERMIT_HOTKEY]: NOT_A_VALIDATOR,
-      [g]: 'the commitment is a Sha256, not a Raw40 git SHA',
+      [g]: 'the commitment is a Sha256, not raw bytes (a git SHA)',
       [lowStake.hotkey]: NOT_A_VALIDATOR,
     });
 

@@ -31,6 +31,9 @@ describe('Collecting scraping tasks', () => {
         TASK_LIFECYCLE_TICK: String(TICK_S),
         TASK_COLLECT_CONCURRENCY: '2',
         TASK_COLLECT_PER_MINUTE: '3000',
+        // Collections are on-demand queries: more than the miners' OnDemandRequest budget of an
+        // hour. This suite is about the collection budget; the miners' is tested elsewhere.
+        MINER_CALL_BUDGETS: 'OnDemandRequest=none',
       },
       { ownDatabase: true },
     );

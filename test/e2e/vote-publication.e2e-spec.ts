@@ -254,6 +254,51 @@ describe('Publishing the vote to the network', () => {
     expect(raw40(extrinsics)).toBe(status.commit_sha);
   });
 
+  // The subnet's reader of the repository fails on a job without a label and then ignores every
+  // vote (docs/decisions.md, "Keyword-only jobs are not published").
+  it('leaves keyword-only jobs out of the published file, keeps them stored and says so', async () => {
+    const { body } = vote('c');
+    const keywordOnly = {
+      id: 'halving-c',
+      weight: 4,
+      params: { platform: 'x', keyword: 'halving' },
+    };
+    const submitted = await submit({
+      desirabilities: [...body.desirabilities, keywordOnly],
+    }).expect(200);
+    expect(submitted.body).toMatchObject({
+      tasks: ['tao-c', 'btc-c', 'halving-c'],
+      publication: 'pending',
+      not_published: ['halving-c'],
+    });
+    expect(submitted.body.message).toContain('not published');
+    expect(submitted.body.message).toContain('halving-c');
+
+    await worker().runOnce();
+    const status = await publication();
+    expect(status.state).toBe('committed');
+    const file = JSON.parse(remote.fileAt(status.commit_sha!, hotkey)!) as {
+      id: string;
+      weight: number;
+      params: { label: string | null };
+    }[];
+    expect(file.map((job) => job.id)).toEqual(['tao-c', 'btc-c']);
+    expect(file.every((job) => job.params.label !== null)).toBe(true);
+    expect(file.map((job) => job.weight)).toEqual([3 / 8, 1 / 8]);
+
+    const task = (id: string) =>
+      app.http.get(`/api/v1/tasks/${id}`).set('X-API-Key', TEST_MASTER_KEY).expect(200);
+    expect((await task('halving-c')).body.network_registration).toBeUndefined();
+    expect((await task('tao-c')).body.network_registration).toMatchObject({
+      commit_sha: status.commit_sha,
+    });
+    const stored = await app.http
+      .get(`/api/v1/get_desirabilities?hotkey=${hotkey}`)
+      .set('X-API-Key', validatorKey)
+      .expect(200);
+    expect(stored.headers['x-vote-published']).toBe('true');
+  });
+
   it('waits and retries when the chain answers with its commitment rate limit', async () => {
     const pushes = ourCommits().length;
     const extrinsics = replay.extrinsics.submitted.length;

@@ -5,18 +5,25 @@ import { CallBudgetRepository } from '../../src/network/transport/call-budget.re
 import { CallBudgets } from '../../src/network/transport/call-budgets';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
 
-const MINUTE_MS = 60_000;
+const SECOND_MS = 1000;
+const MINUTE_MS = 60 * SECOND_MS;
 const HOUR_MS = 60 * MINUTE_MS;
+/** The default MINER_CALL_BUDGET_MARGIN_SECONDS. */
+const MARGIN_MS = 5 * MINUTE_MS;
+/**
+ * Postgres's clock runs on between the steps of a test (by milliseconds): an expectation at a
+ * window's edge keeps this much on either side of it.
+ */
+const SLACK_MS = SECOND_MS;
 
-class StillClock extends Clock {
-  private at = Date.parse('2026-01-10T12:00:00Z');
-
-  override now(): Date {
-    return new Date(this.at);
+/** A replica whose machine's clock is `skewMs` off: what its own time would date calls at. */
+class SkewedClock extends Clock {
+  constructor(private readonly skewMs: number) {
+    super();
   }
 
-  override advance(ms: number): void {
-    this.at += ms;
+  override now(): Date {
+    return new Date(Date.now() + this.skewMs);
   }
 }
 
@@ -36,7 +43,7 @@ describe(`${CallBudgets.name} on Postgres`, () => {
 
   it('never grants more than the budget to concurrent takers (replicas share the row)', async () => {
     const miner = `miner-${randomUUID()}`;
-    const replicas = [budgets(new StillClock()), budgets(new StillClock())];
+    const replicas = [budgets(new Clock()), budgets(new Clock())];
 
     const granted = await Promise.all(
       Array.from({ length: 24 }, (_, call) =>
@@ -47,23 +54,59 @@ describe(`${CallBudgets.name} on Postgres`, () => {
     expect(granted.filter(Boolean)).toHaveLength(8);
   });
 
-  it('after a 403, leaves no call for an hour on every replica, then the whole budget', async () => {
+  // Before, each replica dated a call by its own clock: one running 70 minutes behind saw the
+  // other's call of a minute ago outside the hour, and sent a second one into the same window.
+  it("dates calls by Postgres's clock, so replicas whose clocks disagree still share one window", async () => {
     const miner = `miner-${randomUUID()}`;
-    const clock = new StillClock();
+    const [ahead, behind] = [
+      budgets(new SkewedClock(0)),
+      budgets(new SkewedClock(-70 * MINUTE_MS)),
+    ];
+
+    expect(await ahead.take(miner, 'GetMinerIndex')).toBe(true);
+    expect(await behind.take(miner, 'GetMinerIndex')).toBe(false);
+    expect((await behind.left([miner], 'GetMinerIndex')).get(miner)?.left).toBe(0);
+
+    const other = `miner-${randomUUID()}`;
+    expect(await behind.take(other, 'GetMinerIndex')).toBe(true);
+    expect(await ahead.take(other, 'GetMinerIndex')).toBe(false);
+    const [call] = (await repository.recentCalls([other], 'GetMinerIndex', 0, HOUR_MS)).get(other)!;
+    expect(Math.abs(call.getTime() - Date.now())).toBeLessThan(10 * SECOND_MS);
+  });
+
+  it('counts the window the margin longer: a call a bare hour after the last is refused', async () => {
+    const miner = `miner-${randomUUID()}`;
+    const clock = new Clock();
+    const [first, second] = [budgets(clock), budgets(clock)];
+    expect(await first.take(miner, 'GetMinerIndex')).toBe(true);
+
+    clock.advance(HOUR_MS + SLACK_MS);
+    expect(await second.take(miner, 'GetMinerIndex')).toBe(false);
+    clock.advance(MARGIN_MS - 2 * SLACK_MS);
+    expect(await second.take(miner, 'GetMinerIndex')).toBe(false);
+    clock.advance(2 * SLACK_MS);
+    expect(await second.take(miner, 'GetMinerIndex')).toBe(true);
+  });
+
+  it('after a 403, leaves no call for an hour and the margin on every replica, then the whole budget', async () => {
+    const miner = `miner-${randomUUID()}`;
+    const clock = new Clock();
     const [first, second] = [budgets(clock), budgets(clock)];
     expect(await first.take(miner, 'GetContentsByBuckets')).toBe(true);
     clock.advance(20 * MINUTE_MS);
 
-    const until = await first.spend(miner, 'GetContentsByBuckets');
+    const before = Date.now() + clock.shiftMs();
+    const until = (await first.spend(miner, 'GetContentsByBuckets'))!;
 
-    expect(until).toEqual(new Date(clock.now().getTime() + HOUR_MS));
+    expect(until.getTime() - before).toBeGreaterThanOrEqual(HOUR_MS + MARGIN_MS - SLACK_MS);
+    expect(until.getTime() - before).toBeLessThanOrEqual(HOUR_MS + MARGIN_MS + SLACK_MS);
     expect((await second.left([miner], 'GetContentsByBuckets')).get(miner)).toEqual({
       left: 0,
       nextAt: until,
     });
-    clock.advance(HOUR_MS - 1);
+    clock.advance(HOUR_MS + MARGIN_MS - 2 * SLACK_MS);
     expect(await second.take(miner, 'GetContentsByBuckets')).toBe(false);
-    clock.advance(1);
+    clock.advance(3 * SLACK_MS);
     expect((await second.left([miner], 'GetContentsByBuckets')).get(miner)).toEqual({
       left: 8,
       nextAt: null,
@@ -72,35 +115,30 @@ describe(`${CallBudgets.name} on Postgres`, () => {
 
   it("counts future-dated calls when the budget's window is shorter than the miner's hour", async () => {
     const miner = `miner-${randomUUID()}`;
-    const clock = new StillClock();
+    const clock = new Clock();
     const short = budgets(clock, { MINER_CALL_BUDGETS: 'GetContentsByBuckets=3/15m' });
-    const refusedAt = clock.now().getTime();
 
-    await short.spend(miner, 'GetContentsByBuckets');
+    const until = (await short.spend(miner, 'GetContentsByBuckets'))!;
 
-    clock.advance(50 * MINUTE_MS);
+    clock.advance(55 * MINUTE_MS);
     expect(await short.take(miner, 'GetContentsByBuckets')).toBe(false);
     expect((await short.left([miner], 'GetContentsByBuckets')).get(miner)).toEqual({
       left: 0,
-      nextAt: new Date(refusedAt + HOUR_MS),
+      nextAt: until,
     });
-    clock.advance(10 * MINUTE_MS);
+    clock.advance(10 * MINUTE_MS + SLACK_MS);
     expect(await short.take(miner, 'GetContentsByBuckets')).toBe(true);
   });
 
   it('never moves the end of a full window earlier', async () => {
     const miner = `miner-${randomUUID()}`;
-    const later = new Date('2026-01-10T13:00:00Z');
+    const now = (await repository.now(0)).getTime();
+    const later = new Date(now + HOUR_MS);
     await repository.fill(miner, 'GetMinerIndex', later, 1);
 
-    await repository.fill(miner, 'GetMinerIndex', new Date('2026-01-10T12:30:00Z'), 2);
+    await repository.fill(miner, 'GetMinerIndex', new Date(now + 30 * MINUTE_MS), 2);
 
-    const calls = await repository.recentCalls(
-      [miner],
-      'GetMinerIndex',
-      new Date('2026-01-10T12:45:00Z'),
-      HOUR_MS,
-    );
+    const calls = await repository.recentCalls([miner], 'GetMinerIndex', 45 * MINUTE_MS, HOUR_MS);
     expect(calls.get(miner)).toEqual([later, later]);
   });
 });

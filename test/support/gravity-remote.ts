@@ -18,6 +18,11 @@ export interface GravityRemote {
   commit(files: Record<string, string>, message?: string): string;
   /** Another validator pushes its preferences file; returns the new head. */
   pushAs(hotkey: string, content: string): string;
+  /**
+   * As pushAs, on another branch started from the main branch's head (which does not move);
+   * returns that branch's new head.
+   */
+  pushAsOnBranch(other: string, hotkey: string, content: string): string;
   /** The SHA the remote's branch points at. */
   head(): string;
   /** Parents of a commit. */
@@ -75,6 +80,17 @@ export function createGravityRemote(branch = 'main'): GravityRemote {
     },
     pushAs: (hotkey, content) =>
       remote.commit({ [fileOf(hotkey)]: content }, `Add ${hotkey} preferences JSON file`),
+    pushAsOnBranch(other, hotkey, content) {
+      git(work, 'pull', '--quiet', '--ff-only', bare, branch);
+      git(work, 'checkout', '--quiet', '-B', other);
+      mkdirSync(dirname(join(work, fileOf(hotkey))), { recursive: true });
+      writeFileSync(join(work, fileOf(hotkey)), content);
+      git(work, 'add', fileOf(hotkey));
+      git(work, 'commit', '--quiet', '-m', `Add ${hotkey} preferences JSON file`);
+      git(work, 'push', '--quiet', bare, `${other}:${other}`);
+      git(work, 'checkout', '--quiet', branch);
+      return git(bare, 'rev-parse', other);
+    },
     head: () => git(bare, 'rev-parse', branch),
     parents: (sha) => git(bare, 'rev-list', '--parents', '-n', '1', sha).split(' ').slice(1),
     fileAt(sha, hotkey) {

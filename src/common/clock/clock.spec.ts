@@ -33,6 +33,21 @@ describe(Clock.name, () => {
     expect(clock.now().toISOString()).toBe('2026-01-01T01:01:00.000Z');
   });
 
+  it('runs as far from the machine as simulated and advanced: 0 without either, whatever the machine says', () => {
+    jest.useFakeTimers({ now: START });
+    const real = new Clock();
+    expect(real.shiftMs()).toBe(0);
+    jest.setSystemTime(START - 45 * MINUTE);
+    expect(real.shiftMs()).toBe(0);
+    real.advance(5 * MINUTE);
+    expect(real.shiftMs()).toBe(5 * MINUTE);
+
+    const anchor = Date.parse('2025-06-01T12:00:00Z');
+    jest.setSystemTime(anchor + 1000);
+    const simulated = new Clock({ startMs: START, anchorMs: anchor, rate: 60 });
+    expect(simulated.shiftMs()).toBe(simulated.now().getTime() - Date.now());
+  });
+
   it('gives two processes started apart the same time when they share the setting', () => {
     const anchor = Date.parse('2025-06-01T12:00:00Z');
     const setting = formatClockSimulation({ startMs: START, anchorMs: anchor, rate: 90 });

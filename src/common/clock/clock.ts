@@ -16,9 +16,21 @@ export class Clock {
   constructor(private readonly simulation?: ClockSimulation) {}
 
   now(): Date {
+    return new Date(this.timeAt(Date.now()));
+  }
+
+  /**
+   * How far this clock runs from the machine's: 0 in production (CLOCK_SIMULATION is refused
+   * there, `advance` is for tests), whatever the machine's clock says. A time read from another clock (Postgres's `clock_timestamp()`) is
+   * moved by it to be this clock's time, so that simulated time reaches what is timed there too.
+   */
+  shiftMs(): number {
     const real = Date.now();
-    const base = this.simulation ? simulatedTime(this.simulation, real) : real;
-    return new Date(base + this.offsetMs);
+    return this.timeAt(real) - real;
+  }
+
+  private timeAt(real: number): number {
+    return (this.simulation ? simulatedTime(this.simulation, real) : real) + this.offsetMs;
   }
 
   /** Moves this process's clock forward (tests only). */

@@ -6,6 +6,7 @@ import { InjectConfig } from '../../config/config.module';
 import { ValidatorIdentity } from '../../network/bittensor/validator-identity';
 import { NetworkService } from '../../network/network.service';
 import { PublicationService } from '../publication/publication.service';
+import { publishableJobs } from '../publication/publication.types';
 import { TasksService } from '../tasks/tasks.service';
 import { aggregateDesirabilities, toLegacyFormat } from './desirability-aggregate';
 import { DesirabilityRepository } from './desirability.repository';
@@ -68,7 +69,7 @@ export class DesirabilityService {
         status: 'success',
         message: `Vote of ${hotkey} withdrawn; ${this.publication.submittedMessage(publication)}`,
         tasks: [],
-        publication,
+        publication: publication.state,
       };
     }
     const jobs = submission.jobs.map(toJobView);
@@ -111,7 +112,8 @@ export class DesirabilityService {
         `Vote of ${hotkey} saved: ${plural(jobs.length, 'job')} (${plural(registered, 'newly registered task')}); ` +
         this.publication.submittedMessage(publication),
       tasks: jobs.map((job) => job.id),
-      publication,
+      publication: publication.state,
+      ...(publication.keptLocal.length > 0 ? { not_published: publication.keptLocal } : {}),
     };
   }
 
@@ -177,7 +179,8 @@ export class DesirabilityService {
       'X-Commitment-Block': String(submission.block),
     };
     if (hotkey === this.identity.hotkey) {
-      const local = (await this.repository.findJobs(hotkey)) ?? [];
+      // Only the jobs a vote publishes are on the network (publishableJobs).
+      const local = publishableJobs((await this.repository.findJobs(hotkey)) ?? []).published;
       headers['X-Vote-Published'] = String(sameVote(local, submission.vote.jobs));
     }
     return { items: submission.submitted, total: submission.submitted.length, headers };

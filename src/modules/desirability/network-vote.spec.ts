@@ -56,4 +56,10 @@ describe(sameVote.name, () => {
     expect(sameVote([], [])).toBe(true);
     expect(sameVote(local, [])).toBe(false);
   });
+
+  it('compares the published part of a vote by its weights normalized, as the network is read', () => {
+    const published = [job('a', 0.3), job('b', 0.1, '#btc')];
+    expect(sameVote(published, [job('a', 0.75), job('b', 0.25, '#btc')])).toBe(true);
+    expect(sameVote(published, [job('a', 0.5), job('b', 0.5, '#btc')])).toBe(false);
+  });
 });

@@ -66,8 +66,10 @@ export function sameVote(local: readonly JobView[], network: readonly JobView[])
   if (local.length !== network.length) return false;
   const key = (job: JobView) => `${job.id}\u0000${paramsKey(job.params)}`;
   const weights = new Map(network.map((job) => [key(job), job.weight]));
+  // The local jobs may be part of a vote (its published jobs): their weights sum to less than 1.
+  const total = local.reduce((sum, job) => sum + job.weight, 0);
   return local.every((job) => {
     const weight = weights.get(key(job));
-    return weight !== undefined && Math.abs(weight - job.weight) <= WEIGHT_TOLERANCE;
+    return weight !== undefined && Math.abs(weight - job.weight / total) <= WEIGHT_TOLERANCE;
   });
 }

@@ -11,8 +11,16 @@ import {
   PUBLICATION_STATES,
   PublicationRow,
   PublicationState,
+  PublishableJob,
+  publishableJobs,
   publishedFile,
 } from './publication.types';
+
+/** Where a stored vote goes, and which of its jobs stay local (see publishableJobs). */
+export interface QueuedVote {
+  state: Extract<PublicationState, 'pending' | 'disabled'>;
+  keptLocal: string[];
+}
 
 /**
  * Publishing this validator's vote to the network, as the subnet's validators do: the vote's
@@ -65,31 +73,38 @@ export class PublicationService implements OnModuleInit {
 
   /**
    * Queues the vote (normalized jobs; none withdraws it) for publication inside the caller's
-   * transaction, replacing any vote not yet published. Answers what the caller is told.
+   * transaction, replacing any vote not yet published: its jobs with a label (publishableJobs).
+   * Answers what the caller is told, with the ids of the jobs left out of the published file.
    */
   async enqueue(
     hotkey: string,
-    jobs: readonly { id: string }[],
+    jobs: readonly PublishableJob[],
     manager: EntityManager,
-  ): Promise<Extract<PublicationState, 'pending' | 'disabled'>> {
-    if (!this.enabled) return 'disabled';
+  ): Promise<QueuedVote> {
+    if (!this.enabled) return { state: 'disabled', keptLocal: [] };
+    const { published, keptLocal } = publishableJobs(jobs);
     const now = this.clock.now();
     await this.repository.enqueue(
       hotkey,
-      publishedFile(jobs),
-      jobs.map((job) => job.id),
+      publishedFile(published),
+      published.map((job) => job.id),
       now,
       now,
       manager,
     );
-    return 'pending';
+    return { state: 'pending', keptLocal };
   }
 
   /** A sentence for the caller of set_desirabilities about where the vote goes. */
-  submittedMessage(state: 'pending' | 'disabled'): string {
-    return state === 'disabled'
-      ? `local only, not published to the network (${this.disabledReason})`
-      : `publication to the network pending (GET /api/v1/desirabilities/publication)`;
+  submittedMessage({ state, keptLocal }: QueuedVote): string {
+    if (state === 'disabled')
+      return `local only, not published to the network (${this.disabledReason})`;
+    const pending = `publication to the network pending (GET /api/v1/desirabilities/publication)`;
+    if (keptLocal.length === 0) return pending;
+    return (
+      `${pending}; keyword-only jobs kept here but not published, as the subnet's validators ` +
+      `cannot read a job without a label: ${keptLocal.join(', ')}`
+    );
   }
 
   async status(): Promise<PublicationStatusDto> {

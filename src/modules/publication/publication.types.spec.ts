@@ -1,4 +1,4 @@
-import { publishedFile, retryDelay } from './publication.types';
+import { publishableJobs, publishedFile, retryDelay } from './publication.types';
 
 describe(retryDelay.name, () => {
   it('doubles the first wait per failure, up to the longest', () => {
@@ -16,5 +16,19 @@ describe(publishedFile.name, () => {
         '            "platform": "x",\n            "label": "#tao"\n        }\n    }\n]',
     );
     expect(publishedFile([])).toBe('[]');
+  });
+});
+
+describe(publishableJobs.name, () => {
+  it('keeps keyword-only jobs (no label) out of the published vote, by id, in order', () => {
+    const jobs = [
+      { id: 'tao', params: { label: '#tao', keyword: null } },
+      { id: 'halving', params: { label: null, keyword: 'halving' } },
+      { id: 'btc', params: { label: 'r/bitcoin', keyword: 'etf' } },
+      { id: 'merge', params: { label: null, keyword: 'merge' } },
+    ];
+    const { published, keptLocal } = publishableJobs(jobs);
+    expect(published.map((job) => job.id)).toEqual(['tao', 'btc']);
+    expect(keptLocal).toEqual(['halving', 'merge']);
   });
 });

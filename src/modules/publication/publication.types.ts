@@ -54,6 +54,30 @@ export function publishedFile(jobs: readonly unknown[]): string {
   return JSON.stringify(jobs, null, 4);
 }
 
+/** What the vote's file needs of a job: its id, and whether it names a label. */
+export interface PublishableJob {
+  id: string;
+  params: { label: string | null };
+}
+
+/**
+ * The jobs of a vote that go into its published file, and the ids of those that stay local: a
+ * job without a label (keyword only). The subnet's reader of the Gravity repository cannot take
+ * one: its retrieval (dynamic_desirability/desirability_retrieval.py) builds `Job(label=…)` with
+ * `label: str` (rewards/data.py), and older ones call `len(label)`; either error makes every
+ * validator that reads the repository fall back to the owner's default list, ignoring every vote.
+ * Such jobs stay stored and registered as tasks here (docs/decisions.md, "Keyword-only jobs are
+ * not published").
+ */
+export function publishableJobs<J extends PublishableJob>(
+  jobs: readonly J[],
+): { published: J[]; keptLocal: string[] } {
+  return {
+    published: jobs.filter((job) => job.params.label !== null),
+    keptLocal: jobs.filter((job) => job.params.label === null).map((job) => job.id),
+  };
+}
+
 /** The wait before attempt `attempts + 1`: `first` doubled per failure, at most `max`. */
 export function retryDelay(attempts: number, first: number, max: number): number {
   return Math.min(max, first * 2 ** Math.min(attempts, 30));

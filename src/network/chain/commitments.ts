@@ -3,6 +3,8 @@ import type { Codec } from '@polkadot/types/types';
 
 /** A git commit SHA as a validator commits it: 40 hex characters. */
 const SHA = /^[0-9a-f]{40}$/i;
+/** The `Data` variants that hold bytes as they are (`Raw0`..`Raw128`); the others are hashes or none. */
+const RAW = /^Raw\d+$/;
 
 /**
  * A validator's commitment on the subnet (`Commitments.CommitmentOf(netuid, hotkey)`): the
@@ -35,8 +37,10 @@ export async function readCommitment(
 }
 
 /**
- * A vote is `info.fields` holding exactly one `Raw40` whose bytes are a SHA in ASCII (what the
- * subnet's uploader commits). Anything else is kept with the reason it is no vote.
+ * A vote is the first item of `info.fields` when it is raw bytes (`Raw0`..`Raw128`) spelling a
+ * SHA in ASCII: the subnet's readers (dynamic_desirability/chain_utils.py, the SDK's
+ * get_commitment) take the first field whatever follows it. Its uploader commits one `Raw40`; a
+ * hash variant (`Sha256`, …) is no text, so it is no vote. Anything else is kept with the reason.
  */
 export function decodeCommitment(
   hotkey: string,
@@ -45,12 +49,14 @@ export function decodeCommitment(
   if (value.isNone) return undefined;
   const registration = value.unwrap();
   const block = Number(registration.block.toString());
-  const fields = [...registration.info.fields];
-  if (fields.length !== 1)
-    return { hotkey, block, problem: `the commitment has ${fields.length} fields, not one Raw40` };
-  const [field] = fields;
-  if (field.type !== 'Raw40')
-    return { hotkey, block, problem: `the commitment is a ${field.type}, not a Raw40 git SHA` };
+  const [field] = registration.info.fields;
+  if (!field) return { hotkey, block, problem: 'the commitment has no fields' };
+  if (!RAW.test(field.type))
+    return {
+      hotkey,
+      block,
+      problem: `the commitment is a ${field.type}, not raw bytes (a git SHA)`,
+    };
   const text = Buffer.from(field.value.toU8a(true)).toString('latin1');
   if (!SHA.test(text))
     return { hotkey, block, problem: 'the commitment is not a git SHA (40 hex characters)' };

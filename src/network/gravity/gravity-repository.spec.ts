@@ -4,6 +4,7 @@ import { createServer, Server } from 'node:https';
 import { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createGravityRemote, GravityRemote } from '../../../test/support/gravity-remote';
 import { GitError } from './git';
 import { GravityRepository, GravityUnavailableError } from './gravity-repository';
 
@@ -100,5 +101,65 @@ describe(GravityRepository.name, () => {
     // Nor is it written anywhere in the clone.
     const config = readFileSync(join(repository.directory, 'config'), 'utf8');
     expect(config).not.toContain(TOKEN);
+  });
+});
+
+/** Reading votes from a local bare repository (file://), as the subnet's reader would. */
+describe(`${GravityRepository.name} reading votes`, () => {
+  const HOTKEY = '5F4tQyWrhfGVcNhoqeiNsR6KjD4wMZ2kfhLj4oHYuyHbZAc3';
+  let remote: GravityRemote;
+  let dataDir: string;
+  let repository: GravityRepository;
+
+  beforeEach(() => {
+    remote = createGravityRemote('main');
+    dataDir = mkdtempSync(join(tmpdir(), 'gravity-read-'));
+    repository = new GravityRepository({
+      repoUrl: remote.url,
+      branch: 'main',
+      token: undefined,
+      dataDir,
+    });
+  });
+  afterEach(() => {
+    remote.remove();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  // dynamic_desirability/desirability_retrieval.py get_json runs `git fetch --all` and checks
+  // the committed SHA out: a vote committed on any branch is read.
+  it('reads a file at a commit on another branch than the one it publishes on', async () => {
+    const sha = remote.pushAsOnBranch('side', HOTKEY, '[{"id": "a"}]');
+
+    expect(await repository.preferencesAt(HOTKEY, sha, Date.now())).toEqual({
+      kind: 'file',
+      text: '[{"id": "a"}]',
+    });
+    expect(remote.head()).not.toBe(sha);
+  });
+
+  it('says no-commit for a SHA on no branch, fetching each once for callers of one pass', async () => {
+    const since = Date.now();
+    const missing = '0123456789abcdef0123456789abcdef01234567';
+
+    expect(await repository.preferencesAt(HOTKEY, missing, since)).toEqual({ kind: 'no-commit' });
+    // A second vote naming a branch commit made since: this pass fetched already, so it is not seen.
+    const later = remote.pushAsOnBranch('side', HOTKEY, '[]');
+    expect(await repository.preferencesAt(HOTKEY, later, since)).toEqual({ kind: 'no-commit' });
+    expect(await repository.preferencesAt(HOTKEY, later, Date.now() + 1)).toEqual({
+      kind: 'file',
+      text: '[]',
+    });
+  });
+
+  it('leaves the branch it publishes on where the remote has it', async () => {
+    remote.pushAsOnBranch('side', HOTKEY, '[]');
+    const other = remote.pushAs('5GrwvaEF5zXb26Fz9rcQpDWS57CtERHpNehXCPcNoHGKutQY', '[]');
+    await repository.preferencesAt(HOTKEY, other, Date.now());
+
+    const published = await repository.publish(HOTKEY, '[{"id": "b"}]');
+
+    expect(remote.parents(published.sha)).toEqual([other]);
+    expect(remote.fileAt(remote.head(), HOTKEY)).toBe('[{"id": "b"}]');
   });
 });

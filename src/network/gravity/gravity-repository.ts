@@ -15,6 +15,8 @@ const PUSH_TIMEOUT_MS = 120_000;
 /** Pushes refused because the remote moved, redone on top of it, before publish fails. */
 const PUSH_ATTEMPTS = 5;
 const SHA = /^[0-9a-f]{40}$/;
+/** Every branch of the remote, kept apart from our own branch ref. */
+const BRANCHES_REFSPEC = '+refs/heads/*:refs/remotes/gravity/*';
 /** An ss58 address: base58, so it is safe as a file name. */
 const HOTKEY = /^[1-9A-HJ-NP-Za-km-z]{40,60}$/;
 
@@ -27,7 +29,7 @@ export type PreferencesAtCommit =
   /** The commit exists and has no such file: final, a commit never changes. */
   | { kind: 'no-file' }
   | { kind: 'too-large'; bytes: number }
-  /** The commit is not in the repository (after a fetch of the branch). */
+  /** The commit is on none of the repository's branches (after fetching them all). */
   | { kind: 'no-commit' };
 
 /** The repository could not be reached or read. */
@@ -57,7 +59,9 @@ export interface GravitySettings {
 /**
  * A local bare clone of the Gravity repository, private to this service, for reading
  * validators' files and publishing ours. Reading: `git fetch` of the branch when a commit is not
- * known yet (at most one fetch at a time, shared by the callers waiting), then `git show
+ * known yet, then of every branch when it is still unknown (the subnet's reader runs `git fetch
+ * --all` and checks the SHA out, so a vote committed on any branch counts); at most one fetch of
+ * each at a time, shared by the callers waiting; then `git show
  * <sha>:validator_preferences/<hotkey>.json`. Publishing: our file becomes one commit on top of
  * the fetched branch, built with git's plumbing (blob, an index file of our own, tree, commit),
  * never in a checkout, then pushed. The URL is given on each fetch and push and never stored in
@@ -67,6 +71,8 @@ export class GravityRepository {
   readonly directory: string;
   private fetching: Promise<void> | undefined;
   private lastFetchStartedAt = 0;
+  private fetchingBranches: Promise<void> | undefined;
+  private lastBranchesFetchStartedAt = 0;
   private initialized: Promise<void> | undefined;
   private readonly secrets: string[];
 
@@ -92,7 +98,8 @@ export class GravityRepository {
 
   /**
    * The preferences file of `hotkey` at commit `sha`. A commit not in the clone is fetched for,
-   * unless a fetch started at or after `fetchedSince` (epoch ms): it would not have it either.
+   * on the branch and then on every branch, unless a fetch of the same started at or after
+   * `fetchedSince` (epoch ms): it would not have it either.
    */
   async preferencesAt(
     hotkey: string,
@@ -104,6 +111,8 @@ export class GravityRepository {
     await this.init();
     if (!(await this.hasCommit(sha))) {
       if (this.lastFetchStartedAt < fetchedSince) await this.fetch();
+      if (!(await this.hasCommit(sha)) && this.lastBranchesFetchStartedAt < fetchedSince)
+        await this.fetchAllBranches();
       if (!(await this.hasCommit(sha))) return { kind: 'no-commit' };
     }
     const object = `${sha}:${PREFERENCES_FOLDER}/${hotkey}.json`;
@@ -140,6 +149,26 @@ export class GravityRepository {
       if (/couldn't find remote ref/i.test(causeOutput(error))) return;
       throw error;
     }
+  }
+
+  /**
+   * Fetches every branch of the remote, as the subnet's reader does (`git fetch --all`), into
+   * refs of their own (`refs/remotes/gravity/*`): the branch we publish on stays ours to move.
+   */
+  private fetchAllBranches(): Promise<void> {
+    this.fetchingBranches ??= this.fetchAllBranchesOnce().finally(
+      () => (this.fetchingBranches = undefined),
+    );
+    return this.fetchingBranches;
+  }
+
+  private async fetchAllBranchesOnce(): Promise<void> {
+    this.lastBranchesFetchStartedAt = Date.now();
+    await this.init();
+    await this.git(
+      ['fetch', '--quiet', '--no-tags', '--prune', this.settings.repoUrl, BRANCHES_REFSPEC],
+      FETCH_TIMEOUT_MS,
+    );
   }
 
   /**

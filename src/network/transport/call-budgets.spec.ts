@@ -1,19 +1,30 @@
 import { Clock } from '../../common/clock/clock';
+import { SynapseName } from '../../common/synapse-names';
 import { loadConfig } from '../../config/load-config';
 import { CallBudgetRepository } from './call-budget.repository';
 import { CallBudgets, MINER_WINDOW_MS } from './call-budgets';
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 60 * MINUTE_MS;
+/** The default MINER_CALL_BUDGET_MARGIN_SECONDS: every window is counted this much longer. */
+const MARGIN_MS = 5 * MINUTE_MS;
+/** The database's clock, standing still between the steps of a test. */
+const DATABASE_NOW = Date.parse('2026-01-10T12:00:00Z');
 
 /**
  * The repository as Postgres behaves, in memory: the rolling window over the calls of each
- * (miner, synapse). Its SQL is checked against a real Postgres in the medium spec.
+ * (miner, synapse), dated by the database's clock moved by the process clock's shift. Its SQL
+ * is checked against a real Postgres in the medium spec.
  */
 class FakeRepository {
   readonly rows = new Map<string, Date[]>();
 
-  reserve(hotkey: string, synapse: string, at: Date, limit: number, windowMs: number) {
+  now(shiftMs: number) {
+    return Promise.resolve(new Date(DATABASE_NOW + shiftMs));
+  }
+
+  reserve(hotkey: string, synapse: string, shiftMs: number, limit: number, windowMs: number) {
+    const at = new Date(DATABASE_NOW + shiftMs);
     const calls = this.inWindow(hotkey, synapse, at, windowMs);
     const granted = calls.length < limit;
     if (granted) calls.push(at);
@@ -33,7 +44,8 @@ class FakeRepository {
     return Promise.resolve();
   }
 
-  recentCalls(hotkeys: readonly string[], synapse: string, at: Date, windowMs: number) {
+  recentCalls(hotkeys: readonly string[], synapse: string, shiftMs: number, windowMs: number) {
+    const at = new Date(DATABASE_NOW + shiftMs);
     const found = new Map<string, Date[]>();
     for (const hotkey of hotkeys)
       if (this.rows.has(`${hotkey}|${synapse}`))
@@ -50,19 +62,6 @@ class FakeRepository {
   }
 }
 
-/** Time stands still between the steps of a test, so that a millisecond before the end is one. */
-class StillClock extends Clock {
-  private at = Date.parse('2026-01-10T12:00:00Z');
-
-  override now(): Date {
-    return new Date(this.at);
-  }
-
-  override advance(ms: number): void {
-    this.at += ms;
-  }
-}
-
 describe(CallBudgets.name, () => {
   let clock: Clock;
   let repository: FakeRepository;
@@ -72,13 +71,13 @@ describe(CallBudgets.name, () => {
   }
 
   beforeEach(() => {
-    clock = new StillClock();
+    // Time moves by `advance` only: the database's clock stands still, the shift grows.
+    clock = new Clock();
     repository = new FakeRepository();
   });
 
-  it('gives each miner its budget of calls per window, then none until the oldest call leaves it', async () => {
+  it('gives each miner its budget of calls per window and margin, then none until the oldest call leaves it', async () => {
     const shared = budgets({ VALIDATOR_SHARES_HOTKEY: 'false' });
-    const started = clock.now().getTime();
 
     expect(await shared.take('miner', 'GetMinerIndex')).toBe(true);
     clock.advance(10 * MINUTE_MS);
@@ -87,20 +86,42 @@ describe(CallBudgets.name, () => {
     expect(await shared.take('other', 'GetMinerIndex')).toBe(true);
 
     const left = await shared.left(['miner', 'other', 'never'], 'GetMinerIndex');
-    expect(left.get('miner')).toEqual({ left: 0, nextAt: new Date(started + HOUR_MS) });
+    expect(left.get('miner')).toEqual({
+      left: 0,
+      nextAt: new Date(DATABASE_NOW + HOUR_MS + MARGIN_MS),
+    });
     expect(left.get('other')?.left).toBe(1);
     expect(left.get('never')).toEqual({ left: 2, nextAt: null });
 
     clock.advance(50 * MINUTE_MS);
+    expect(await shared.take('miner', 'GetMinerIndex')).toBe(false);
+    clock.advance(MARGIN_MS);
     expect(await shared.take('miner', 'GetMinerIndex')).toBe(true);
     expect(await shared.take('miner', 'GetMinerIndex')).toBe(false);
   });
 
-  it('counts the default budgets beside a validator: 1 index, 1 bucket and 8 bulk calls', async () => {
+  // A call counted an hour after the previous one may arrive at the miner a little earlier than
+  // an hour after it (a slow connect delayed the previous one): one window of the miner's.
+  it('refuses a call a bare hour after the last one, and grants it once the margin has passed', async () => {
     const beside = budgets();
-    const taken = async (
-      synapse: 'GetMinerIndex' | 'GetDataEntityBucket' | 'GetContentsByBuckets',
-    ) => {
+    expect(await beside.take('miner', 'GetMinerIndex')).toBe(true);
+
+    clock.advance(HOUR_MS);
+    expect(await beside.take('miner', 'GetMinerIndex')).toBe(false);
+    clock.advance(MARGIN_MS - 1);
+    expect(await beside.take('miner', 'GetMinerIndex')).toBe(false);
+    clock.advance(1);
+    expect(await beside.take('miner', 'GetMinerIndex')).toBe(true);
+
+    const bare = budgets({ MINER_CALL_BUDGET_MARGIN_SECONDS: '0' });
+    expect(await bare.take('other', 'GetMinerIndex')).toBe(true);
+    clock.advance(HOUR_MS);
+    expect(await bare.take('other', 'GetMinerIndex')).toBe(true);
+  });
+
+  it('counts the default budgets beside a validator: 1 index, 1 bucket, 8 bulk and 8 on-demand calls', async () => {
+    const beside = budgets();
+    const taken = async (synapse: SynapseName) => {
       let count = 0;
       while (count < 20 && (await beside.take('miner', synapse))) count++;
       return count;
@@ -109,10 +130,11 @@ describe(CallBudgets.name, () => {
     expect(await taken('GetMinerIndex')).toBe(1);
     expect(await taken('GetDataEntityBucket')).toBe(1);
     expect(await taken('GetContentsByBuckets')).toBe(8);
+    expect(await taken('OnDemandRequest')).toBe(8);
   });
 
   it('leaves a synapse without a budget free and unlimited', async () => {
-    const beside = budgets();
+    const beside = budgets({ MINER_CALL_BUDGETS: 'OnDemandRequest=none' });
 
     for (let call = 0; call < 50; call++)
       expect(await beside.take('miner', 'OnDemandRequest')).toBe(true);
@@ -125,18 +147,17 @@ describe(CallBudgets.name, () => {
   });
 
   describe('spend (a 403 from the miner)', () => {
-    it('leaves no call for a whole hour from the refusal, whatever was counted', async () => {
+    it('leaves no call for a whole hour and the margin from the refusal, whatever was counted', async () => {
       const beside = budgets();
-      const refusedAt = clock.now().getTime();
 
       const until = await beside.spend('miner', 'GetContentsByBuckets');
 
-      expect(until).toEqual(new Date(refusedAt + HOUR_MS));
+      expect(until).toEqual(new Date(DATABASE_NOW + HOUR_MS + MARGIN_MS));
       expect((await beside.left(['miner'], 'GetContentsByBuckets')).get('miner')).toEqual({
         left: 0,
         nextAt: until,
       });
-      clock.advance(HOUR_MS - 1);
+      clock.advance(HOUR_MS + MARGIN_MS - 1);
       expect(await beside.take('miner', 'GetContentsByBuckets')).toBe(false);
       clock.advance(1);
       expect((await beside.left(['miner'], 'GetContentsByBuckets')).get('miner')?.left).toBe(8);
@@ -145,31 +166,30 @@ describe(CallBudgets.name, () => {
 
     it("waits out the miner's hour even when the budget's window is shorter", async () => {
       const short = budgets({ MINER_CALL_BUDGETS: 'GetContentsByBuckets=4/15m' });
-      const refusedAt = clock.now().getTime();
+      const end = DATABASE_NOW + MINER_WINDOW_MS + MARGIN_MS;
 
-      expect(await short.spend('miner', 'GetContentsByBuckets')).toEqual(
-        new Date(refusedAt + MINER_WINDOW_MS),
-      );
+      expect(await short.spend('miner', 'GetContentsByBuckets')).toEqual(new Date(end));
 
       clock.advance(45 * MINUTE_MS);
       expect(await short.take('miner', 'GetContentsByBuckets')).toBe(false);
       expect((await short.left(['miner'], 'GetContentsByBuckets')).get('miner')).toEqual({
         left: 0,
-        nextAt: new Date(refusedAt + MINER_WINDOW_MS),
+        nextAt: new Date(end),
       });
-      clock.advance(15 * MINUTE_MS);
+      clock.advance(15 * MINUTE_MS + MARGIN_MS);
       expect(await short.take('miner', 'GetContentsByBuckets')).toBe(true);
     });
 
     it("waits the budget's window when it is longer than an hour", async () => {
       const long = budgets({
         MINER_CALL_BUDGETS: 'GetMinerIndex=3/2h',
-        INDEX_SYNC_INTERVAL: '2400',
+        INDEX_SYNC_INTERVAL: '2500',
       });
-      const refusedAt = clock.now().getTime();
 
-      expect(await long.spend('miner', 'GetMinerIndex')).toEqual(new Date(refusedAt + 2 * HOUR_MS));
-      clock.advance(2 * HOUR_MS - 1);
+      expect(await long.spend('miner', 'GetMinerIndex')).toEqual(
+        new Date(DATABASE_NOW + 2 * HOUR_MS + MARGIN_MS),
+      );
+      clock.advance(2 * HOUR_MS + MARGIN_MS - 1);
       expect(await long.take('miner', 'GetMinerIndex')).toBe(false);
       clock.advance(1);
       expect(await long.take('miner', 'GetMinerIndex')).toBe(true);

@@ -14,18 +14,26 @@ export interface BudgetLeft {
 }
 
 /**
- * Subnet 13 miners count a validator hotkey's calls in fixed 60-minute windows from their own
- * start, which the gateway cannot see: after a miner's 403, its window has surely reset an hour
- * later (or one budget window later, when the budget's window is longer).
+ * How long a subnet 13 miner counts a validator hotkey's calls before it starts again. Its code
+ * (neurons/miner.py default_blacklist) keeps one set of counters, cleared all together by the
+ * first call that arrives 60 minutes or more after the last clearing (at its start); that call
+ * starts the next window. So a window holds only calls that arrived within 60 minutes of its
+ * start, and a call arriving 60 minutes after any other is never counted with it. After a
+ * miner's 403 its window has surely ended an hour later (or one budget window later, when the
+ * budget's window is longer).
  */
 export const MINER_WINDOW_MS = 60 * 60_000;
 
 /**
  * MINER_CALL_BUDGETS: how many calls of a synapse each miner may receive from this validator
  * hotkey per window, counted over a rolling window (never more than the budget in any window
- * of that length, whatever the miner's own fixed windows are), shared by all replicas through
+ * of that length, whatever the miner's own windows are), shared by all replicas through
  * Postgres, and surviving restarts. A call is taken before it is sent: miners count a call
- * when it arrives, even one they refuse. A miner's 403 spends the rest of the budget (`spend`).
+ * when it arrives, even one they refuse. Two things would put two of our calls into one of a
+ * miner's windows: a call that arrives later than it was counted (a connect may take 10 s) and
+ * replicas whose clocks disagree. So every window is counted MINER_CALL_BUDGET_MARGIN_SECONDS
+ * longer than written, and calls are dated by Postgres's clock, the one clock all replicas
+ * share. A miner's 403 spends the rest of the budget (`spend`).
  */
 @Injectable()
 export class CallBudgets {
@@ -43,13 +51,12 @@ export class CallBudgets {
   async take(hotkey: string, synapse: SynapseName): Promise<boolean> {
     const budget = this.budgetOf(synapse);
     if (!budget) return true;
-    const at = this.clock.now();
     const { granted } = await this.repository.reserve(
       hotkey,
       synapse,
-      at,
+      this.clock.shiftMs(),
       budget.calls,
-      budget.windowMs,
+      this.windowOf(budget),
     );
     return granted;
   }
@@ -58,17 +65,23 @@ export class CallBudgets {
    * The miner refused `synapse` with 403: whatever we counted, its limit for our hotkey is
    * reached (the co-located validator's calls, a restart of ours, a miner counting differently).
    * Marks the budget spent, for every replica, until the miner's window can have reset: for the
-   * longer of an hour and the budget's window from now. Returns when calls may resume, or
-   * undefined when the synapse has no budget (nothing to spend).
+   * longer of an hour and the budget's window from now, and the margin. Returns when calls may
+   * resume, or undefined when the synapse has no budget (nothing to spend).
    */
   async spend(hotkey: string, synapse: SynapseName): Promise<Date | undefined> {
     const budget = this.budgetOf(synapse);
     if (!budget) return undefined;
-    const at = this.clock.now().getTime();
-    // Calls dated `windowMs` before the end stay counted until the end: the window is full.
-    const until = at + Math.max(MINER_WINDOW_MS, budget.windowMs);
+    const at = (await this.repository.now(this.clock.shiftMs())).getTime();
+    const until =
+      at + Math.max(MINER_WINDOW_MS, budget.windowMs) + this.config.network.callBudgetMarginMs;
+    // Calls dated a (counted) window before the end stay counted until the end: the window is full.
     if (budget.calls > 0)
-      await this.repository.fill(hotkey, synapse, new Date(until - budget.windowMs), budget.calls);
+      await this.repository.fill(
+        hotkey,
+        synapse,
+        new Date(until - this.windowOf(budget)),
+        budget.calls,
+      );
     return new Date(until);
   }
 
@@ -77,8 +90,13 @@ export class CallBudgets {
     const budget = this.budgetOf(synapse);
     if (!budget)
       return new Map(hotkeys.map((hotkey) => [hotkey, { left: Infinity, nextAt: null }]));
-    const at = this.clock.now();
-    const recent = await this.repository.recentCalls(hotkeys, synapse, at, budget.windowMs);
+    const windowMs = this.windowOf(budget);
+    const recent = await this.repository.recentCalls(
+      hotkeys,
+      synapse,
+      this.clock.shiftMs(),
+      windowMs,
+    );
     return new Map(
       hotkeys.map((hotkey) => {
         const calls = recent.get(hotkey) ?? [];
@@ -87,10 +105,15 @@ export class CallBudgets {
           hotkey,
           {
             left: Math.max(0, budget.calls - calls.length),
-            nextAt: oldest ? new Date(oldest.getTime() + budget.windowMs) : null,
+            nextAt: oldest ? new Date(oldest.getTime() + windowMs) : null,
           },
         ];
       }),
     );
+  }
+
+  /** The window a budget is counted over: as written, and the margin for late arrivals. */
+  private windowOf(budget: CallBudget): number {
+    return budget.windowMs + this.config.network.callBudgetMarginMs;
   }
 }

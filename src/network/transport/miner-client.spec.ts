@@ -236,7 +236,7 @@ describe(MinerClient.name, () => {
     granted = true;
     budgets = {
       take: jest.fn((_hotkey: string, _synapse: SynapseName) => Promise.resolve(granted)),
-      // As CallBudgets with the default budgets: OnDemandRequest has none.
+      // As CallBudgets with OnDemandRequest=none: a synapse without a budget has nothing to spend.
       spend: jest.fn((_hotkey: string, synapse: SynapseName) =>
         Promise.resolve(
           synapse === 'OnDemandRequest' ? undefined : new Date(clock.now().getTime() + HOUR_MS),

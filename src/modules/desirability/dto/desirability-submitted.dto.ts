@@ -1,4 +1,4 @@
-import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { MAX_DESIRABILITY_JOBS } from '../../../config/environment-variables';
 
 @ApiSchema({ name: 'DesirabilitySubmitted' })
@@ -29,4 +29,17 @@ export class DesirabilitySubmittedDto {
     example: 'pending',
   })
   publication: 'pending' | 'disabled';
+
+  @ApiPropertyOptional({
+    description:
+      'Present when `publication` is `pending` and the vote has keyword-only jobs (no label): ' +
+      'their ids. They are stored and registered as tasks here, but left out of the vote ' +
+      'published to the network: the subnet’s validators read the Gravity repository with code ' +
+      'that fails on a job without a label and then ignores every vote (docs/decisions.md, ' +
+      '"Keyword-only jobs are not published")',
+    type: [String],
+    maxItems: MAX_DESIRABILITY_JOBS,
+    example: ['halving-x'],
+  })
+  not_published?: string[];
 }

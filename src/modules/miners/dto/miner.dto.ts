@@ -18,7 +18,7 @@ export class CallBudgetLeftDto {
   @ApiProperty({ nullable: true, type: 'integer', format: 'int32', minimum: 0, example: 8 })
   GetContentsByBuckets: number | null;
 
-  @ApiProperty({ nullable: true, type: 'integer', format: 'int32', minimum: 0, example: null })
+  @ApiProperty({ nullable: true, type: 'integer', format: 'int32', minimum: 0, example: 8 })
   OnDemandRequest: number | null;
 }
 
