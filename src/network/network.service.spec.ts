@@ -169,6 +169,22 @@ describe(`${NetworkService.name} on-demand modes`, () => {
     expect(stored.answer).toHaveBeenCalledTimes(2);
   });
 
+  it('auto: while every serving miner has spent its OnDemandRequest budget, answers from stored data', async () => {
+    const { service, stored, onDemandCalls } = setUp('auto', 2, 2, [1, 2]);
+    const result = await service.query(QUERY);
+    expect(onDemandCalls).toEqual([]);
+    expect(stored.answer).toHaveBeenCalledWith(QUERY);
+    expect(result.origin).toBe('stored');
+  });
+
+  it('auto: live again as soon as one miner has a call left', async () => {
+    const { service, stored, onDemandCalls } = setUp('auto', 2, 2, [1]);
+    const result = await service.query(QUERY);
+    expect(onDemandCalls).toEqual([2]);
+    expect(result.origin).toBe('live');
+    expect(stored.answer).not.toHaveBeenCalled();
+  });
+
   it('auto: with no miner at all, gives the live path’s error rather than an empty answer', async () => {
     const { service, stored } = setUp('auto', 0, 0);
     const result = await service.query(QUERY);

@@ -173,13 +173,19 @@ export class NetworkService implements OnModuleInit {
    * `stored` from miners' stored data, `auto` live while an available miner serves
    * OnDemandRequest and from stored data once none does (a miner answering 404 is not asked
    * again for an hour; when every miner asked answers 404, the same query is answered from
-   * stored data at once). With no miner to ask at all, `auto` gives the live path's error.
+   * stored data at once). `auto` also answers from stored data while every miner that serves
+   * it has spent this validator's OnDemandRequest budget for the hour (stored data has budgets
+   * of its own). With no miner to ask at all, `auto` gives the live path's error.
    */
   async query(query: NetworkQuery): Promise<NetworkQueryResult> {
     const mode = this.config.network.onDemandMode;
     if (mode === 'stored') return this.queryStored(query);
     if (mode === 'auto' && this.noneServesOnDemand()) return this.queryStored(query);
-    const live = await this.queryLive(query);
+    const available = this.availableMiners('OnDemandRequest');
+    const withCallsLeft = await this.withBudgetLeft(available);
+    if (mode === 'auto' && available.length > 0 && withCallsLeft.length === 0)
+      return this.queryStored(query);
+    const live = await this.queryLive(query, available, withCallsLeft);
     if (mode === 'auto' && live.minersResponded === 0 && onlyNotServed(live))
       return this.queryStored(query);
     return live;
@@ -223,10 +229,14 @@ export class NetworkService implements OnModuleInit {
     };
   }
 
-  private async queryLive(query: NetworkQuery): Promise<NetworkQueryResult> {
+  /** The OnDemandRequest fan-out over `withCallsLeft`, those of the `available` miners with budget. */
+  private async queryLive(
+    query: NetworkQuery,
+    available: ServingMiner[],
+    withCallsLeft: ServingMiner[],
+  ): Promise<NetworkQueryResult> {
     const { minersPerQuery, quorum, queryDeadlineMs } = this.config.network;
-    const available = this.availableMiners('OnDemandRequest');
-    const candidates = rankMinersForQuery(await this.withBudgetLeft(available));
+    const candidates = rankMinersForQuery(withCallsLeft);
     if (candidates.length === 0) {
       this.metrics.recordQuorumOutcome('no_miners');
       return emptyResult(
