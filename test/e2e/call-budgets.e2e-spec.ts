@@ -285,58 +285,75 @@ describe('A miner that answers 403', () => {
 
 /**
  * Miners limit OnDemandRequest like the other synapses (common/protocol.py: 5 per window,
- * doubled, refused calls counted): live queries stay within the budget, ask only miners with a
- * call left, and say so when none has one.
+ * doubled, refused calls counted): live queries stay within the budget and ask only miners with
+ * a call left; when none has one, `live` says so and `auto` answers from stored data.
  */
-describe('The OnDemandRequest budget', () => {
-  let network: TestNetwork;
-  let app: TestApp;
+describe.each(['live', 'auto'] as const)(
+  'The OnDemandRequest budget, ON_DEMAND_MODE=%s',
+  (mode) => {
+    let network: TestNetwork;
+    let app: TestApp;
 
-  beforeAll(async () => {
-    network = await startTestNetwork(2);
-    app = await startTestApp(
-      {
-        ...network.env,
-        QUERY_MINERS: '2',
-        QUERY_QUORUM: '2',
-        QUERY_CACHE_TTL_SECONDS: '0',
-        MINER_CALL_BUDGETS: 'OnDemandRequest=2/h',
-      },
-      { ownDatabase: true },
-    );
-  });
-  afterAll(async () => {
-    await app.close();
-    await network.stop();
-  });
+    beforeAll(async () => {
+      network = await startTestNetwork(2);
+      app = await startTestApp(
+        {
+          ...network.env,
+          ON_DEMAND_MODE: mode,
+          QUERY_MINERS: '2',
+          QUERY_QUORUM: '2',
+          QUERY_CACHE_TTL_SECONDS: '0',
+          MINER_CALL_BUDGETS: 'OnDemandRequest=2/h',
+        },
+        { ownDatabase: true },
+      );
+    });
+    afterAll(async () => {
+      await app.close();
+      await network.stop();
+    });
 
-  const query = async () =>
-    (
-      await app.http
-        .post('/api/v1/on_demand_data_request')
-        .set('X-API-Key', TEST_MASTER_KEY)
-        .send({ source: 'x', keywords: ['#bitcoin'] })
-        .expect(200)
-    ).body as { status: string; meta: { error?: string; miners_queried: number } };
+    const query = async () =>
+      (
+        await app.http
+          .post('/api/v1/on_demand_data_request')
+          .set('X-API-Key', TEST_MASTER_KEY)
+          .send({ source: 'x', keywords: ['#bitcoin'] })
+          .expect(200)
+      ).body as {
+        status: string;
+        meta: { error?: string; miners_queried: number; origin: string };
+      };
 
-  /** What the devnet's miners have left of the budget, as the listing says. */
-  const onDemandLeft = async () => {
-    const uids = new Set(network.devnet.miners.map((miner) => miner.uid));
-    return (await listMiners(app))
-      .filter((miner) => uids.has(miner.uid))
-      .map((miner) => miner.call_budget_left.OnDemandRequest);
-  };
+    /** What the devnet's miners have left of the budget, as the listing says. */
+    const onDemandLeft = async () => {
+      const uids = new Set(network.devnet.miners.map((miner) => miner.uid));
+      return (await listMiners(app))
+        .filter((miner) => uids.has(miner.uid))
+        .map((miner) => miner.call_budget_left.OnDemandRequest);
+    };
 
-  it('keeps live queries within it, asks no miner beyond it, and says when it is spent', async () => {
-    expect(await onDemandLeft()).toEqual([2, 2]);
-    for (let round = 0; round < 2; round++) expect((await query()).status).toBe('success');
+    it('keeps live queries within it and asks no miner beyond it', async () => {
+      expect(await onDemandLeft()).toEqual([2, 2]);
+      for (let round = 0; round < 2; round++) {
+        const answer = await query();
+        expect(answer.status).toBe('success');
+        expect(answer.meta.origin).toBe('live');
+      }
 
-    const spent = await query();
-    expect(spent.status).toBe('error');
-    expect(spent.meta.error).toMatch(/spent this validator's OnDemandRequest budget/);
-    expect(spent.meta.miners_queried).toBe(0);
-    for (const miner of network.devnet.miners)
-      expect(network.devnet.requestCounts(miner.uid).OnDemandRequest).toBe(2);
-    expect(await onDemandLeft()).toEqual([0, 0]);
-  });
-});
+      const spent = await query();
+      for (const miner of network.devnet.miners)
+        expect(network.devnet.requestCounts(miner.uid).OnDemandRequest).toBe(2);
+      expect(await onDemandLeft()).toEqual([0, 0]);
+      if (mode === 'live') {
+        // Said, not answered: live mode has nothing else to ask.
+        expect(spent.status).toBe('error');
+        expect(spent.meta.error).toMatch(/spent this validator's OnDemandRequest budget/);
+        expect(spent.meta.miners_queried).toBe(0);
+      } else {
+        // auto: the miners' stored data answers while their on-demand calls are spent.
+        expect(spent.meta.origin).toBe('stored');
+      }
+    });
+  },
+);
