@@ -20,9 +20,10 @@ export class Clock {
   }
 
   /**
-   * How far this clock runs from the machine's: 0 in production (CLOCK_SIMULATION is refused
-   * there, `advance` is for tests), whatever the machine's clock says. A time read from another clock (Postgres's `clock_timestamp()`) is
-   * moved by it to be this clock's time, so that simulated time reaches what is timed there too.
+   * How far this clock runs ahead of the machine's: 0 in production (CLOCK_SIMULATION is
+   * refused there, and `advance` is for tests). A time read from another clock (Postgres's
+   * `clock_timestamp()`) is moved by it to this clock's time, so that simulated time reaches
+   * what is timed there too.
    */
   shiftMs(): number {
     const real = Date.now();
