@@ -6,8 +6,8 @@ import { CredibilityRecorder } from './credibility-recorder';
 import { MetagraphService } from './metagraph/metagraph.service';
 import { ServingMiner } from './miner.entity';
 import { MinersRepository } from './miners.repository';
-import { NetworkService } from './network.service';
-import { NetworkQuery } from './protocol';
+import { NetworkService, PARTIAL_AND_EMPTY } from './network.service';
+import { DataItem, NetworkQuery } from './protocol';
 import { StoredAnswer } from './stored/stored-answer';
 import { StoredDataService } from './stored/stored-data.service';
 import { CallBudgets } from './transport/call-budgets';
@@ -146,6 +146,25 @@ describe(`${NetworkService.name} on-demand modes`, () => {
         oldestFetchedAt: STORED.oldestFetchedAt,
       },
     });
+  });
+
+  it('stored: an answer that could only read the store and found nothing is an error, not "no data"', async () => {
+    const { service, stored } = setUp('stored', 3, 3);
+    stored.answer.mockResolvedValueOnce({ ...STORED, coverage: 'partial' });
+    const result = await service.query({ ...QUERY, keywords: ['dollar'] });
+    expect(result.items).toEqual([]);
+    expect(result.error).toBe(PARTIAL_AND_EMPTY);
+  });
+
+  it('stored: a partial answer with items, or a complete one without, is no error', async () => {
+    const { service, stored } = setUp('stored', 3, 3);
+    stored.answer.mockResolvedValueOnce({
+      ...STORED,
+      coverage: 'partial',
+      items: [{ uri: 'https://x.com/a/status/1' } as DataItem],
+    });
+    expect((await service.query(QUERY)).error).toBeUndefined();
+    expect((await service.query(QUERY)).error).toBeUndefined();
   });
 
   it('auto: live while a miner serves OnDemandRequest', async () => {

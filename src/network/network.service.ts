@@ -208,10 +208,14 @@ export class NetworkService implements OnModuleInit {
   private async queryStored(query: NetworkQuery): Promise<NetworkQueryResult> {
     const answer = await this.storedData.answer(query);
     const { miners } = answer;
+    // Nothing found where nothing could be fetched is not "no data": say so, rather than a
+    // success with `no_data_available` that clients of the hosted API read as "none exists".
+    const unlooked =
+      answer.coverage === 'partial' && answer.items.length === 0 ? PARTIAL_AND_EMPTY : undefined;
     return {
       origin: 'stored',
       items: answer.items,
-      error: answer.error,
+      error: answer.error ?? unlooked,
       minersQueried: miners.queried,
       minersResponded: miners.responded,
       minersEmpty: miners.empty,
@@ -427,6 +431,11 @@ function summarize(
 }
 
 /** Every miner asked refused OnDemandRequest with 404 (and at least one was asked). */
+export const PARTIAL_AND_EMPTY =
+  'Only data already stored by this gateway was searched, and none matched: the query names no label ' +
+  '(an X #hashtag or $cashtag, a Reddit r/subreddit) whose hours could be fetched from miners, who ' +
+  'do not take on-demand queries now. Add a label to its keywords.';
+
 function onlyNotServed(result: NetworkQueryResult): boolean {
   const reasons = Object.keys(result.minersFailed.reasons);
   return reasons.length === 1 && reasons[0] === 'not_served';

@@ -36,7 +36,8 @@ export class StoredDataMetaDto {
     description:
       '`complete`: the query names labels (X hashtags or cashtags, Reddit subreddits), and their buckets ' +
       'were planned and fetched where needed; `partial`: it names none (or mixes them with other keywords ' +
-      'in `any` mode), so it was answered only from what the gateway already stored',
+      'in `any` mode), so it was answered only from what the gateway already stored (and when that ' +
+      'holds nothing, `status` is `error` and `meta.error` says so: not "no data", which was not looked for)',
     enum: ['complete', 'partial'],
     example: 'complete',
   })
