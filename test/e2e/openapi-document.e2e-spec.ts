@@ -158,6 +158,11 @@ function documentedExamples(document: OpenApiDocument): DocumentedExample[] {
   return found;
 }
 
+/** An operation as far as its JSON request body goes. */
+interface RequestBodies {
+  requestBody: { content: { 'application/json': { schema: object } } };
+}
+
 describe('The served OpenAPI document', () => {
   let app: TestApp;
   let document: Parameters<typeof numericSchemas>[0];
@@ -192,6 +197,25 @@ describe('The served OpenAPI document', () => {
     expect(unformatted).toEqual([]);
     const fractional = numeric.filter(({ type }) => type === 'number').map(({ where }) => where);
     expect(fractional.sort()).toEqual(FRACTIONAL);
+  });
+
+  // The service refuses unknown body fields (422 extra_forbidden); a validator generated from the
+  // document must refuse them too.
+  it.each([
+    ['/api/v1/on_demand_data_request', 'post', { source: 'x', keywords: ['#tao'], keyword: 'x' }],
+    ['/api/v1/keys', 'post', { name: 'ci', toString: 'x' }],
+    ['/api/v1/keys/{id}', 'patch', { rate_limit: 5, limit: 5 }],
+    [
+      '/api/v1/set_desirabilities',
+      'post',
+      { desirabilities: [{ id: 't', weight: 1, params: { label: '#a', platform: 'x', tag: 1 } }] },
+    ],
+  ])('closes the request body of %s %s to fields it does not declare', (path, method, body) => {
+    const paths = (document as unknown as { paths: Record<string, Record<string, RequestBodies>> })
+      .paths;
+    const schema = paths[path][method].requestBody.content['application/json'].schema;
+    const check = schemaCheck(document as unknown as OpenApiDocument, { body: schema });
+    expect(check('body', body).join('\n')).toMatch(/additional/i);
   });
 
   it('gives examples that match their schemas, those Swagger UI assembles from fields included', () => {

@@ -1,6 +1,11 @@
 import { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import type { OperationObject, ReferenceObject, ResponseObject } from '@nestjs/swagger';
+import type {
+  OperationObject,
+  ReferenceObject,
+  ResponseObject,
+  SchemaObject,
+} from '@nestjs/swagger';
 import {
   API_KEY_SECURITY,
   METRICS_TOKEN_SECURITY,
@@ -84,12 +89,54 @@ function finish(document: OpenAPIObject): OpenAPIObject {
         if (response) addHeaders(Number(status), response, rateLimited);
     }
   }
+  closeRequestBodies(document);
   // Only now: a class-level decorator's response is one object shared by the class's operations.
   for (const item of Object.values(document.paths))
     for (const operation of operationsOf(item))
       for (const response of Object.values(operation.responses))
         if (response) Reflect.deleteProperty(response, BEFORE_THE_BUDGET_EXTENSION);
   return document;
+}
+
+/**
+ * Request bodies refuse fields they do not declare (422 `extra_forbidden`, as the original's
+ * models do), at every level: their object schemas say so with `additionalProperties: false`,
+ * so that a client or validator generated from the document refuses what the service would. A
+ * map (`label_weights`) keeps its own `additionalProperties`. A schema a response shares (a
+ * vote, shown as submitted) is closed too: what it shows passed the same check.
+ */
+function closeRequestBodies(document: OpenAPIObject): void {
+  const schemas = document.components?.schemas ?? {};
+  const visited = new Set<string>();
+  const close = (schema: SchemaObject | ReferenceObject | undefined): void => {
+    if (!schema) return;
+    if ('$ref' in schema) {
+      const name = schema.$ref.slice(schema.$ref.lastIndexOf('/') + 1);
+      if (visited.has(name)) return;
+      visited.add(name);
+      close(schemas[name]);
+      return;
+    }
+    if (schema.allOf) throw new Error('a request schema uses allOf, which a closed schema breaks');
+    if (schema.properties && schema.additionalProperties === undefined)
+      schema.additionalProperties = false;
+    const map =
+      typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined;
+    for (const child of [
+      ...Object.values(schema.properties ?? {}),
+      schema.items,
+      ...(schema.oneOf ?? []),
+      ...(schema.anyOf ?? []),
+      map,
+    ])
+      close(child);
+  };
+  for (const item of Object.values(document.paths))
+    for (const operation of operationsOf(item)) {
+      const body = operation.requestBody;
+      if (body && !('$ref' in body))
+        for (const media of Object.values(body.content)) close(media.schema);
+    }
 }
 
 function operationsOf(item: OpenAPIObject['paths'][string]): OperationObject[] {
