@@ -1,10 +1,11 @@
 import { INestApplication } from '@nestjs/common';
 import { NestExpressApplication } from '@nestjs/platform-express';
-import { SwaggerModule } from '@nestjs/swagger';
+import { OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
 import { bodyParserErrorHandler } from './common/errors/body-parser-errors';
 import { answerClientErrors } from './common/http/client-errors';
+import { allowedMethodsOf } from './common/http/allowed-methods';
 import { jsonBodies } from './common/http/json-bodies';
 import { middlewareChain } from './common/http/middleware-chain';
 import { repairPathEncoding } from './common/http/percent-encoding';
@@ -54,13 +55,13 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
     ),
   );
   app.useGlobalPipes(new RequestValidationPipe());
-  app.useGlobalFilters(new AllExceptionsFilter());
-  setupSwagger(app);
+  const document = setupSwagger(app);
+  app.useGlobalFilters(new AllExceptionsFilter(allowedMethodsOf(document)));
 }
 
 const EXPOSED_HEADERS = [...RATE_LIMIT_HEADER_NAMES, 'X-Request-Id', 'X-Total-Count'];
 
-function setupSwagger(app: INestApplication): void {
+function setupSwagger(app: INestApplication): OpenAPIObject {
   const document = buildOpenApiDocument(app);
   SwaggerModule.setup('docs', app, document, {
     jsonDocumentUrl: 'openapi.json',
@@ -68,4 +69,5 @@ function setupSwagger(app: INestApplication): void {
     customSiteTitle: 'Data Universe Validator API',
     swaggerOptions: { persistAuthorization: true },
   });
+  return document;
 }

@@ -1,6 +1,7 @@
 import { ERROR_DETAILS } from '../../src/common/errors/error-details';
 import { MISPLACED_SECRET_DETAIL } from '../../src/common/security/refuse-misplaced-secrets';
 import {
+  allowedMethods,
   Answer,
   OpenApiDocument,
   readOperations,
@@ -143,17 +144,40 @@ describe('The check of an answer against the OpenAPI document', () => {
   });
 
   it('holds a path no operation has to 404, or to a refusal that comes before routing', () => {
-    expect(unroutedProblems('GET', 404, { detail: 'Not Found' })).toEqual([]);
+    const unrouted = (method: string, status: number, body: unknown) =>
+      unroutedProblems({ method, status, headers: {}, body }, []);
+    expect(unrouted('GET', 404, { detail: 'Not Found' })).toEqual([]);
     for (const detail of [MISPLACED_SECRET_DETAIL, ERROR_DETAILS.malformedRequest])
-      expect(unroutedProblems('GET', 400, { detail })).toEqual([]);
-    expect(unroutedProblems('HEAD', 400, undefined)).toEqual([]);
-    expect(unroutedProblems('GET', 431, { detail: ERROR_DETAILS.headersTooLarge })).toEqual([]);
-    expect(unroutedProblems('POST', 413, { detail: ERROR_DETAILS.bodyTooLarge })).toEqual([]);
-    expect(unroutedProblems('GET', 400, { detail: 'Something else' })).toEqual([
+      expect(unrouted('GET', 400, { detail })).toEqual([]);
+    expect(unrouted('HEAD', 400, undefined)).toEqual([]);
+    expect(unrouted('GET', 431, { detail: ERROR_DETAILS.headersTooLarge })).toEqual([]);
+    expect(unrouted('POST', 413, { detail: ERROR_DETAILS.bodyTooLarge })).toEqual([]);
+    expect(unrouted('GET', 400, { detail: 'Something else' })).toEqual([
       'status 400 for a path no operation has (want 404)',
     ]);
-    expect(unroutedProblems('GET', 413, { detail: ERROR_DETAILS.bodyTooLarge })).toEqual([
+    expect(unrouted('GET', 413, { detail: ERROR_DETAILS.bodyTooLarge })).toEqual([
       'status 413 for a path no operation has (want 404)',
     ]);
+  });
+
+  it('holds a known path asked with a method it lacks to 405, with Allow naming its methods', () => {
+    const allowed = ['GET', 'HEAD', 'POST'];
+    const answered = (status: number, allow?: string) =>
+      unroutedProblems(
+        { method: 'DELETE', status, headers: allow ? { allow } : {}, body: { detail: 'x' } },
+        allowed,
+      );
+    expect(answered(405, 'POST, GET, HEAD')).toEqual([]);
+    expect(answered(404)).toEqual([
+      'status 404 for DELETE on a path with GET, HEAD, POST (want 405)',
+    ]);
+    expect(answered(405, 'GET')).toEqual(['405 with Allow: GET (want GET, HEAD, POST)']);
+    expect(answered(405)).toEqual(['405 with Allow: (none) (want GET, HEAD, POST)']);
+  });
+
+  it('finds the methods a path has, HEAD with GET', () => {
+    const operations = readOperations(DOCUMENT);
+    expect(allowedMethods(operations, '/ITEMS/7/')).toEqual(['GET', 'HEAD']);
+    expect(allowedMethods(operations, '/items')).toEqual([]);
   });
 });

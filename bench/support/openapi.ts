@@ -79,17 +79,34 @@ export function matchOperation(
   pathname: string,
 ): Operation | undefined {
   const wanted = method === 'HEAD' ? 'GET' : method;
-  const segments = pathname.replace(/(.)\/$/, '$1').split('/');
-  // A literal segment wins over a parameter (`/tasks/x` is not `/tasks/{id}/dataset`).
+  const segments = pathSegments(pathname);
   return operations.find(
-    (operation) =>
-      operation.method === wanted &&
-      operation.segments.length === segments.length &&
-      operation.segments.every((part, index) =>
-        part.startsWith('{')
-          ? segments[index] !== ''
-          : part.toLowerCase() === segments[index].toLowerCase(),
-      ),
+    (operation) => operation.method === wanted && pathMatches(operation, segments),
+  );
+}
+
+/** The methods the document has for a path, whichever was asked (HEAD wherever GET is). */
+export function allowedMethods(operations: readonly Operation[], pathname: string): string[] {
+  const segments = pathSegments(pathname);
+  const methods = operations
+    .filter((operation) => pathMatches(operation, segments))
+    .flatMap(({ method }) => (method === 'GET' ? ['GET', 'HEAD'] : [method]));
+  return [...new Set(methods)];
+}
+
+function pathSegments(pathname: string): string[] {
+  return pathname.replace(/(.)\/$/, '$1').split('/');
+}
+
+// A literal segment wins over a parameter (`/tasks/x` is not `/tasks/{id}/dataset`).
+function pathMatches(operation: Operation, segments: string[]): boolean {
+  return (
+    operation.segments.length === segments.length &&
+    operation.segments.every((part, index) =>
+      part.startsWith('{')
+        ? segments[index] !== ''
+        : part.toLowerCase() === segments[index].toLowerCase(),
+    )
   );
 }
 
@@ -156,19 +173,30 @@ const BODY_STATUSES = new Set([413, 415, 422]);
 const PARSER_STATUSES = new Set([408, 431]);
 
 /**
- * What is wrong with an answer to a path no operation has: it must be 404, unless it was
- * refused before routing: by Node's HTTP parser (400 for a request it cannot read, 408, 431),
- * a body the reader cannot take (413, 415, 422), or a secret outside the authentication
- * headers (400, README "Secrets").
+ * What is wrong with an answer to a request no operation has: it must be 404 for a path no
+ * operation has, and 405 with `Allow` naming them (`allowed`) for a path whose operations
+ * have other methods, unless it was refused before routing: by Node's HTTP parser (400 for a
+ * request it cannot read, 408, 431), a body the reader cannot take (413, 415, 422), or a
+ * secret outside the authentication headers (400, README "Secrets").
  */
-export function unroutedProblems(method: string, status: number, body: unknown): string[] {
-  if (status === 404 || PARSER_STATUSES.has(status)) return [];
+export function unroutedProblems(answer: Answer, allowed: readonly string[]): string[] {
+  const { method, status, body } = answer;
+  if (PARSER_STATUSES.has(status)) return [];
   if (BODY_METHODS.has(method) && BODY_STATUSES.has(status)) return [];
   const detail = (body as { detail?: unknown } | undefined)?.detail;
   const refusals: unknown[] = [MISPLACED_SECRET_DETAIL, ERROR_DETAILS.malformedRequest];
   // A HEAD answer has no body to tell the two 400s apart; both are refusals before routing.
   if (status === 400 && (method === 'HEAD' || refusals.includes(detail))) return [];
-  return [`status ${status} for a path no operation has (want 404)`];
+  if (allowed.length === 0)
+    return status === 404 ? [] : [`status ${status} for a path no operation has (want 404)`];
+  const want = [...allowed].sort().join(', ');
+  if (status !== 405) return [`status ${status} for ${method} on a path with ${want} (want 405)`];
+  const allow = String(answer.headers.allow ?? '(none)');
+  const sent = allow
+    .split(/\s*,\s*/)
+    .sort()
+    .join(', ');
+  return sent === want ? [] : [`405 with Allow: ${allow} (want ${want})`];
 }
 
 /** The documented response for a status: exact, then its range (`4XX`), then `default`. */

@@ -268,6 +268,24 @@ describe('Error responses', () => {
     });
   });
 
+  it.each([
+    ['delete', '/api/v1/health', 'GET, HEAD'],
+    ['put', '/api/v1/keys', 'GET, HEAD, POST'],
+    ['get', '/api/v1/on_demand_data_request', 'POST'],
+    ['post', '/API/V1/TASKS/some-task/', 'GET, HEAD'],
+    ['options', '/api/v1/keys/3f1c/deactivate', 'POST'],
+  ] as const)(
+    "answers %s %s, a path with other methods, with FastAPI's 405 and Allow",
+    async (method, path, allow) => {
+      const response = await app.http[method](path).expect(405);
+      expect(response.headers.allow).toBe(allow);
+      expect(response.body).toEqual({
+        detail: 'Method Not Allowed',
+        request_id: response.headers['x-request-id'],
+      });
+    },
+  );
+
   it('rejects an unparsable date and a start after the end on the right field', async () => {
     const unparsable = await query({ source: 'x', start_date: 'yesterday' }).expect(422);
     expect(unparsable.body.detail).toEqual([

@@ -7,6 +7,7 @@ import {
   readOperations,
   responseProblems,
   unroutedProblems,
+  allowedMethods,
 } from '../../bench/support/openapi';
 
 /**
@@ -53,11 +54,11 @@ export class ApiContract {
     const { pathname, search } = new URL(url);
     if (OUTSIDE_THE_DOCUMENT.some(({ path }) => path.test(pathname))) return;
     const operation = matchOperation(this.operations, answer.method, pathname);
-    // A path no operation has (a deliberate probe) must answer as such: 404, or a refusal
-    // that comes before routing.
+    // A request no operation has (a deliberate probe) must answer as such: 404 (405 for a
+    // known path), or a refusal that comes before routing.
     const problems = operation
       ? responseProblems(operation, answer)
-      : unroutedProblems(answer.method, answer.status, answer.body);
+      : unroutedProblems(answer, allowedMethods(this.operations, pathname));
     if (problems.length === 0) return;
     const name = operation?.name ?? `${answer.method} ${pathname} (no operation)`;
     throw new ContractViolation(

@@ -1,4 +1,10 @@
-import { matchOperation, Operation, responseProblems, unroutedProblems } from '../openapi';
+import {
+  allowedMethods,
+  matchOperation,
+  Operation,
+  responseProblems,
+  unroutedProblems,
+} from '../openapi';
 import { RawRequest, RawResponse } from './send';
 
 /**
@@ -23,8 +29,9 @@ export function checkResponse(
 
   const pathname = request.path.split('?')[0];
   const operation = matchOperation(operations, request.method, pathname);
-  if (!operation) return [...problems, ...unroutedProblems(request.method, status, body)];
   const answer = { method: request.method, status, headers: response.headers, body };
+  if (!operation)
+    return [...problems, ...unroutedProblems(answer, allowedMethods(operations, pathname))];
   problems.push(...responseProblems(operation, answer));
   return problems;
 }

@@ -7,6 +7,7 @@ import {
   Logger,
 } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import type { AllowedMethods } from '../http/allowed-methods';
 import { isDatabaseUnavailable } from './database-unavailable';
 import { requestIdOf, sendError } from './error-body';
 import { ReportException } from './report-exception';
@@ -16,11 +17,14 @@ import { ERROR_DETAILS } from './error-details';
  * The single place that shapes error responses: `{"detail": "...", "request_id": "..."}` for
  * ordinary errors, the 422 list for validation (built by RequestValidationException), a 503 when
  * Postgres cannot be reached, and a bare 500 for anything unexpected; the full error goes to the
- * log under the request id, never to the client.
+ * log under the request id, never to the client. `allowedMethods` tells a path no route has
+ * (404) from one asked with a method it lacks (405 with `Allow`, as FastAPI answers).
  */
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {
   private readonly logger = new Logger(AllExceptionsFilter.name);
+
+  constructor(private readonly allowedMethods: AllowedMethods = () => []) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const context = host.switchToHttp();
@@ -34,9 +38,17 @@ export class AllExceptionsFilter implements ExceptionFilter {
     }
     if (exception instanceof HttpException) {
       const status = exception.getStatus();
+      const allowed = isUnrouted(exception) ? this.allowedMethods(request.path) : [];
+      if (allowed.length > 0) {
+        response.setHeader('Allow', allowed.join(', '));
+        sendError(request, response, HttpStatus.METHOD_NOT_ALLOWED, {
+          detail: ERROR_DETAILS.methodNotAllowed,
+        });
+        return;
+      }
       const retryAfter = (exception as { retryAfterSeconds?: unknown }).retryAfterSeconds;
       if (typeof retryAfter === 'number') response.setHeader('Retry-After', String(retryAfter));
-      sendError(request, response, status, httpExceptionBody(exception, status));
+      sendError(request, response, status, httpExceptionBody(exception));
       return;
     }
     if (isDatabaseUnavailable(exception)) {
@@ -59,10 +71,15 @@ export class AllExceptionsFilter implements ExceptionFilter {
   }
 }
 
-function httpExceptionBody(exception: HttpException, status: number): { detail: unknown } {
+function httpExceptionBody(exception: HttpException): { detail: unknown } {
   const body = exception.getResponse();
   if (typeof body === 'object' && body !== null && 'detail' in body) return body;
   // Nest's own router answers unknown routes with "Cannot GET /x"; FastAPI says "Not Found".
-  if (status === 404 && exception.message.startsWith('Cannot ')) return { detail: 'Not Found' };
+  if (isUnrouted(exception)) return { detail: 'Not Found' };
   return { detail: exception.message };
+}
+
+/** Nest's answer to a request no route took: a 404 "Cannot GET /x". */
+function isUnrouted(exception: HttpException): boolean {
+  return exception.getStatus() === 404 && exception.message.startsWith('Cannot ');
 }

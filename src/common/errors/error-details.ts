@@ -20,6 +20,8 @@ export const ERROR_DETAILS = {
   headersTooLarge: 'Request headers too large',
   headersTimeout: 'Request headers not received in time',
   requestTimeout: 'Request not received in time',
+  /** A known path asked with a method it lacks: FastAPI's text. */
+  methodNotAllowed: 'Method Not Allowed',
   databaseUnavailable: 'Database unavailable, try again shortly',
   internalError: 'Internal server error',
 } as const;
