@@ -108,6 +108,17 @@ describe(checkAnswer.name, () => {
     expect(answer).toMatchObject({ valid: [], returned: 1, dropped: 1 });
   });
 
+  it('drops entities whose uri does not name the item (answers become stored task items)', () => {
+    const [good, script, other] = xPosts.slice(0, 3).map((post) => structuredClone(post));
+    script.uri = 'javascript:alert(1)//x.com/a/status/' + script.tweet.id;
+    other.uri = `https://x.com/${other.user.username}/status/${good.tweet.id}`;
+
+    const answer = checkAnswer(1, [good, script, other].map(toWireEntity), everyXPost, 'x');
+
+    expect(uris(answer.valid)).toEqual([good.uri]);
+    expect(answer.dropped).toBe(2);
+  });
+
   it('keeps only the first copy of a uri repeated within one answer', () => {
     const [first, second] = xPosts;
     const copy = toWireEntity({ ...first, text: `${first.text} (again)` });

@@ -1,5 +1,6 @@
 import { parseIsoDate } from '../common/validation/iso-date';
 import { Source } from '../common/source';
+import { uriAgrees } from './item-uri';
 import { DataItem } from './protocol';
 import { QueryMatcher } from './query-matcher';
 import { convertEntity } from './sn13/entities';
@@ -13,8 +14,8 @@ export interface CheckedAnswer {
 }
 
 /**
- * Converts a miner's entities to items and keeps those that are well formed and match the query;
- * drops the rest (and repeats of a uri within the same answer, which would otherwise inflate
+ * Converts a miner's entities to items and keeps those that are well formed, carry a uri that
+ * names them (answers become a task's stored items) and match the query; drops the rest (and repeats of a uri within the same answer, which would otherwise inflate
  * corroboration).
  */
 export function checkAnswer(
@@ -27,7 +28,7 @@ export function checkAnswer(
   const valid: DataItem[] = [];
   for (const entity of entities) {
     const item = convertEntity(entity, source)?.item;
-    if (!item || !matcher.matches(item) || seen.has(item.uri)) continue;
+    if (!item || !uriAgrees(item) || !matcher.matches(item) || seen.has(item.uri)) continue;
     seen.add(item.uri);
     valid.push(item);
   }

@@ -106,6 +106,20 @@ describe(ItemStoreRepository.name, () => {
     });
   });
 
+  it('never stores an item whose uri does not name it, whichever caller saves it', async () => {
+    const script = { ...xPost('1', 5, '#a'), uri: 'javascript:alert(1)//x.com/a/status/1' };
+    const otherPost = { ...xPost('2', 6, '#a'), uri: 'https://x.com/Alice/status/3' };
+    const elsewhere = 'https://www.reddit.com/r/a/comments/r8/';
+    const reddit = { ...redditPost('r9', 7, 'r/a'), uri: elsewhere, url: elsewhere };
+    await store.save(delivery('hotkey-1', [script, otherPost, xPost('4', 8, '#a')]));
+    await store.save(delivery('hotkey-1', [reddit]));
+
+    expect(await uris({})).toEqual(['https://x.com/Alice/status/4']);
+    expect(await uris({ source: 1 })).toEqual([]);
+    const [fetch] = await store.fetches(2, ['#a'], DAY_BUCKET, DAY_BUCKET);
+    expect(fetch.itemCount).toBe(1);
+  });
+
   it('merges a uri delivered twice in one delivery', async () => {
     await store.save(delivery('hotkey-1', [xPost('1', 5, '#a'), xPost('1', 5, '#a')]));
     expect(await uris({})).toHaveLength(1);
@@ -157,7 +171,7 @@ describe(ItemStoreRepository.name, () => {
     // Many items share a minute (records are rounded to it), over three days and three labels.
     const posts: XItem[] = [];
     for (let index = 0; index < 240; index++)
-      posts.push(xPost(`p${index}`, (index % 40) * 90, ['#a', '#b', null][index % 3]));
+      posts.push(xPost(`${1000 + index}`, (index % 40) * 90, ['#a', '#b', null][index % 3]));
     for (const label of ['#a', '#b', null])
       await store.save(
         delivery(
@@ -206,7 +220,7 @@ describe(ItemStoreRepository.name, () => {
   });
 
   it('fills a page past hidden rows and pages through duplicates exactly once', async () => {
-    // Five uris under hours 0 and 2 (their hour-0 rows hidden), five only under hour 1.
+    // Five uris under hours 0 and 2 (tweet ids are digits: a uri must name its post) (their hour-0 rows hidden), five only under hour 1.
     const ids = [1, 2, 3, 4, 5].map(String);
     await store.save(
       delivery(
@@ -223,7 +237,7 @@ describe(ItemStoreRepository.name, () => {
     await store.save(
       delivery(
         'hotkey-1',
-        ids.map((id) => xPost(`h${id}`, 70 + Number(id), '#c')),
+        ids.map((id) => xPost(`9${id}`, 70 + Number(id), '#c')),
       ),
     );
 
@@ -236,7 +250,7 @@ describe(ItemStoreRepository.name, () => {
       const last = page[page.length - 1].item;
       before = { datetime: new Date(last.datetime), uri: last.uri };
     }
-    expect(seen).toEqual(['5', '4', '3', '2', '1', 'h5', 'h4', 'h3', 'h2', 'h1']);
+    expect(seen).toEqual(['5', '4', '3', '2', '1', '95', '94', '93', '92', '91']);
     // A page whose rows are all hidden is read past, not returned empty.
     const afterAll = { datetime: new Date(xPost('x', 60, null).datetime), uri: '' };
     expect(await find({ before: afterAll, limit: 2 })).toEqual([]);
@@ -314,8 +328,8 @@ describe(ItemStoreRepository.name, () => {
       ).map((row) => row.name);
     await store.deleteBefore(FAR_END);
     expect(await partitions()).toEqual([]);
-    const dayD = xPost('d', 23 * 60 + 59, '#a');
-    const dayD1 = xPost('d1', 24 * 60, '#a');
+    const dayD = xPost('71', 23 * 60 + 59, '#a');
+    const dayD1 = xPost('72', 24 * 60, '#a');
     await store.save(delivery('hotkey-1', [dayD]));
     await store.save(delivery('hotkey-1', [dayD1]));
     expect(await partitions()).toEqual(['stored_items_20251108', 'stored_items_20251109']);

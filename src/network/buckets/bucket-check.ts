@@ -1,4 +1,5 @@
 import { parseIsoDate } from '../../common/validation/iso-date';
+import { uriAgrees } from '../item-uri';
 import { BucketKey, bucketEnd, bucketStart } from '../protocol';
 import { sourceOfId } from '../sn13/sources';
 import { convertEntity } from '../sn13/entities';
@@ -17,7 +18,8 @@ export interface BucketCheckResult {
 
 /**
  * Checks a miner's GetDataEntityBucket answer against its own index: every entity must be a
- * well-formed record that belongs to the bucket (hour, source, label), uris must be unique, each
+ * well-formed record that belongs to the bucket (hour, source, label) with a uri that names it
+ * (item-uri.ts; such a uri is stored and served), uris must be unique, each
  * entity's declared size must be the byte length of the record it carries, and together they
  * must add up to the size the index claimed for that bucket, within SIZE_TOLERANCE. An
  * over-claiming miner fails the last check.
@@ -44,6 +46,7 @@ export function checkBucket(
       time < end &&
       item.label === bucket.label &&
       declaredBytes === contentBytes &&
+      uriAgrees(item) &&
       !uris.has(item.uri);
     uris.add(item.uri);
     if (!belongs) continue;

@@ -1,12 +1,6 @@
 import { bucketStart } from '../protocol';
 import { wireBucketId } from '../sn13/messages';
-import {
-  bucketOfWireId,
-  checkContents,
-  checkEntities,
-  MAX_CONTENT_BYTES,
-  uriAgrees,
-} from './contents-check';
+import { bucketOfWireId, checkContents, checkEntities, MAX_CONTENT_BYTES } from './contents-check';
 
 const HOUR = 490_000;
 const TAO = { source: 2 as const, label: '#tao', timeBucket: HOUR };
@@ -206,7 +200,7 @@ describe(checkEntities.name, () => {
   });
 });
 
-describe('bucket ids and uris', () => {
+describe('bucket ids', () => {
   it('reads an echoed bucket id, refusing malformed ones', () => {
     expect(bucketOfWireId(wireBucketId(TAO))).toEqual(TAO);
     expect(bucketOfWireId({ time_bucket: { id: 1 }, source: 2, label: null })).toEqual({
@@ -221,13 +215,5 @@ describe('bucket ids and uris', () => {
       { ...wireBucketId(TAO), source: 3 },
     ])
       expect(bucketOfWireId(bad)).toBeUndefined();
-  });
-
-  it('wants an X uri to carry the tweet id as its status', () => {
-    const item = (uri: string, id: string) =>
-      ({ source: 'X', uri, tweet: { id } }) as unknown as Parameters<typeof uriAgrees>[0];
-    expect(uriAgrees(item('https://x.com/a/status/12', '12'))).toBe(true);
-    expect(uriAgrees(item('https://x.com/a/status/12', '13'))).toBe(false);
-    expect(uriAgrees(item('not a url', '12'))).toBe(false);
   });
 });

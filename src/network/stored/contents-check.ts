@@ -2,6 +2,7 @@ import { isRecord } from '../../common/is-record';
 import { Source } from '../../common/source';
 import { parseIsoDate } from '../../common/validation/iso-date';
 import { deliveryScore } from '../buckets/bucket-check';
+import { uriAgrees } from '../item-uri';
 import { BucketKey, bucketEnd, bucketStart, DataItem, MAX_LABEL_LENGTH } from '../protocol';
 import { BucketContents, wireBucketId } from '../sn13/messages';
 import { ConvertedEntity, convertContent, convertEntity } from '../sn13/entities';
@@ -168,26 +169,6 @@ export function filedLabel(item: DataItem): string | null {
   if (first === undefined) return null;
   const lower = first.trim().toLowerCase();
   return (lower.startsWith('$') ? `#${lower.slice(1)}` : lower).slice(0, MAX_LABEL_LENGTH);
-}
-
-/**
- * The uri is the record's own url (convertContent takes it from there, and Reddit items carry
- * it twice); it must also be a web address naming the item: an X post's `/status/<id>` is its
- * tweet id, a Reddit url holds the post's or comment's id.
- */
-export function uriAgrees(item: DataItem): boolean {
-  let url: URL;
-  try {
-    url = new URL(item.uri);
-  } catch {
-    return false;
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return false;
-  if (item.source === 'X') {
-    const status = /\/status\/(\d+)/.exec(url.pathname)?.[1];
-    return status === item.tweet.id;
-  }
-  return item.url === item.uri && url.pathname.split('/').includes(item.id.replace(/^t\d_/, ''));
 }
 
 /** The bucket a miner's echoed bucket id names, or undefined when it is not a well-formed id. */
