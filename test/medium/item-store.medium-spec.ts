@@ -35,6 +35,7 @@ function redditPost(id: string, minute: number, label: string): RedditItem {
   item.uri = `https://www.reddit.com/${label}/comments/${id}/`;
   item.url = item.uri;
   item.id = `t3_${id}`;
+  item.communityName = label;
   item.datetime = new Date(bucketStart(DAY_BUCKET).getTime() + minute * 60_000).toISOString();
   item.label = label;
   return item;
@@ -111,13 +112,27 @@ describe(ItemStoreRepository.name, () => {
     const otherPost = { ...xPost('2', 6, '#a'), uri: 'https://x.com/Alice/status/3' };
     const elsewhere = 'https://www.reddit.com/r/a/comments/r8/';
     const reddit = { ...redditPost('r9', 7, 'r/a'), uri: elsewhere, url: elsewhere };
-    await store.save(delivery('hotkey-1', [script, otherPost, xPost('4', 8, '#a')]));
+    const evilHost = { ...xPost('6', 9, '#a'), uri: 'https://evil.example/Alice/status/6' };
+    await store.save(delivery('hotkey-1', [script, otherPost, evilHost, xPost('4', 8, '#a')]));
     await store.save(delivery('hotkey-1', [reddit]));
 
     expect(await uris({})).toEqual(['https://x.com/Alice/status/4']);
     expect(await uris({ source: 1 })).toEqual([]);
     const [fetch] = await store.fetches(2, ['#a'], DAY_BUCKET, DAY_BUCKET);
     expect(fetch.itemCount).toBe(1);
+  });
+
+  it('stores one post under its canonical uri however miners spell it', async () => {
+    const post = xPost('5', 5, '#a', 'alice');
+    await store.save(delivery('hotkey-1', [{ ...post, uri: 'https://x.com/ALICE/status/5' }]));
+    await store.save(
+      delivery('hotkey-2', [{ ...post, uri: 'https://twitter.com/alice/status/5?s=20' }]),
+    );
+    await store.save(delivery('hotkey-3', [post]));
+
+    const found = await find({});
+    expect(found.map(({ item }) => item.uri)).toEqual(['https://x.com/alice/status/5']);
+    expect(found[0].deliveredBy).toEqual(['hotkey-1', 'hotkey-2', 'hotkey-3']);
   });
 
   it('merges a uri delivered twice in one delivery', async () => {

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { uriAgrees } from '../../network/item-uri';
+import { canonicalItem } from '../../network/item-uri';
 import { DataItem } from '../../network/protocol';
 import { CompiledDataset, ParquetFile } from './dataset-writer';
 import { TaskJob, TaskRow, TaskState } from './task.types';
@@ -163,10 +163,11 @@ export class TasksRepository {
 
   /**
    * Stores newly seen items (dedupe by uri within the task) and returns how many were new. An
-   * item whose uri does not name it is left out, whichever path brought it (see item-uri.ts).
+   * item whose uri does not name it is left out, whichever path brought it, and the others are
+   * kept under their uri's canonical form, so one post is one task item (see item-uri.ts).
    */
   async addItems(taskId: string, offered: readonly DataItem[], now: Date): Promise<number> {
-    const items = offered.filter(uriAgrees);
+    const items = offered.flatMap((item) => canonicalItem(item) ?? []);
     const added = await this.dataSource.transaction(async (manager) => {
       const rows = await manager.query<{ uri: string }[]>(
         `INSERT INTO task_items (task_id, uri, datetime, item, collected_at)

@@ -95,10 +95,33 @@ describe(checkContents.name, () => {
           contents: [
             tweet(1, { tweet_id: '999' }),
             tweet(2, { url: 'ftp://x.com/alice/status/2' }),
+            tweet(3, { url: 'https://evil.example/alice/status/3' }),
+            tweet(4, { url: 'https://x.com/mallory/status/4' }),
+            post('p5', { url: 'https://evilreddit.com/r/Bittensor/comments/p5/' }),
           ],
         },
       ],
     );
+    expect(checked.dropped).toBe(5);
+  });
+
+  it('keeps one post whatever its uri spelling, under the canonical uri', () => {
+    const checked = checkContents(
+      [{ bucket: TAO, claimedBytes: 0 }],
+      [
+        {
+          bucketId: wireBucketId(TAO),
+          contents: [
+            tweet(7, { url: 'https://twitter.com/alice/status/7?s=20' }),
+            tweet(7, { url: 'https://x.com/ALICE/status/7' }),
+            tweet(7),
+          ],
+        },
+      ],
+    );
+    expect(checked.deliveries[0].items.map(({ item }) => item.uri)).toEqual([
+      'https://x.com/alice/status/7',
+    ]);
     expect(checked.dropped).toBe(2);
   });
 

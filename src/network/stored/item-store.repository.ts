@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { authorKey, DataItem, MAX_LABEL_LENGTH, normalizeLabel, timeBucketId } from '../protocol';
 import { SourceId } from '../sn13/sources';
 import { findPageSql, PageRow } from './find-items-sql';
-import { uriAgrees } from '../item-uri';
+import { canonicalItem } from '../item-uri';
 import { currentItemShape, StoredItemShape } from '../legacy-items';
 import { dayOfBucket, ItemPartitions } from './item-partitions';
 import { BucketDelivery, BucketFetch, ItemStore, StoredItem, StoredItemQuery } from './item-store';
@@ -153,15 +153,17 @@ interface FetchRow {
  * The delivery's items as rows, one per (uri, hour) (a second one in the same statement would
  * be an error for ON CONFLICT). The hour is the item's own (the checks made sure it is the
  * bucket's); an item whose time cannot be read has no place in a store partitioned by time and
- * is left out, as is one whose uri does not name it: every path into the store is checked
+ * is left out, as is one whose uri does not name it (the others are kept under their uri's
+ * canonical form, so one post is one row however miners spell it): every path is checked
  * (the callers drop and count such items against the miner first), and this is the one place
  * none of them can skip.
  */
 function itemRows(delivery: BucketDelivery): ItemRow[] {
   const rows = new Map<string, ItemRow>();
-  for (const { item, contentBytes } of delivery.items) {
-    const time = Date.parse(item.datetime);
-    if (Number.isNaN(time) || !uriAgrees(item)) continue;
+  for (const { item: offered, contentBytes } of delivery.items) {
+    const item = canonicalItem(offered);
+    const time = item ? Date.parse(item.datetime) : NaN;
+    if (!item || Number.isNaN(time)) continue;
     const timeBucket = timeBucketId(new Date(time));
     const key = `${timeBucket} ${item.uri}`;
     if (rows.has(key)) continue;
