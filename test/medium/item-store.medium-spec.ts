@@ -90,11 +90,15 @@ describe(ItemStoreRepository.name, () => {
   const uris = async (query: Partial<StoredItemQuery>) =>
     (await find(query)).map(({ item }) => item.uri);
 
-  it('keeps one item per uri, with every miner that delivered it', async () => {
+  it('keeps one item per uri, with every miner whose copy agrees on its content', async () => {
     const post = xPost('1', 5, '#a');
     await store.save(delivery('hotkey-1', [post], { at: new Date('2023-11-09T00:00:00Z') }));
-    const changed = { ...structuredClone(post), text: 'a later copy' };
-    await store.save(delivery('hotkey-2', [changed], { at: new Date('2023-11-09T01:00:00Z') }));
+    // A later scrape: more likes, a new profile picture, the handle stored with `@`.
+    const rescraped = structuredClone(post);
+    rescraped.tweet.like_count = 1_000;
+    rescraped.user.profile_image_url = 'https://pbs.twimg.com/new.jpg';
+    rescraped.user.username = '@Alice';
+    await store.save(delivery('hotkey-2', [rescraped], { at: new Date('2023-11-09T01:00:00Z') }));
     await store.save(delivery('hotkey-1', [post], { at: new Date('2023-11-09T00:30:00Z') }));
 
     const found = await find({});
@@ -105,6 +109,28 @@ describe(ItemStoreRepository.name, () => {
       deliveredBy: ['hotkey-1', 'hotkey-2'],
       fetchedAt: new Date('2023-11-09T01:00:00Z'),
     });
+  });
+
+  it('does not count a copy whose content differs as corroboration, and keeps the first', async () => {
+    const post = xPost('1', 5, '#a');
+    await store.save(delivery('hotkey-1', [post], { at: new Date('2023-11-09T00:00:00Z') }));
+    const other = { ...structuredClone(post), text: 'words the author never wrote #a' };
+    await store.save(delivery('hotkey-2', [other], { at: new Date('2023-11-09T01:00:00Z') }));
+    const thread = redditPost('r1', 5, 'r/a');
+    await store.save(delivery('hotkey-1', [thread]));
+    await store.save(delivery('hotkey-2', [{ ...thread, title: 'another title' }]));
+    await store.save(delivery('hotkey-3', [{ ...thread, score: 99, num_comments: 7 }]));
+
+    expect(await find({})).toEqual([
+      expect.objectContaining({
+        item: post,
+        deliveredBy: ['hotkey-1'],
+        fetchedAt: new Date('2023-11-09T00:00:00Z'),
+      }),
+    ]);
+    expect(await find({ source: 1 })).toEqual([
+      expect.objectContaining({ item: thread, deliveredBy: ['hotkey-1', 'hotkey-3'] }),
+    ]);
   });
 
   it('never stores an item whose uri does not name it, whichever caller saves it', async () => {
