@@ -108,6 +108,32 @@ describe(checkAnswer.name, () => {
     expect(answer).toMatchObject({ valid: [], returned: 1, dropped: 1 });
   });
 
+  it('drops a post sent twice in one answer under two spellings of its uri', () => {
+    const [post] = xPosts;
+    const respelled = post.uri.replace('https://x.com/', 'https://twitter.com/') + '?s=20';
+
+    const answer = checkAnswer(
+      1,
+      [post, { ...post, uri: respelled }].map(toWireEntity),
+      everyXPost,
+      'x',
+    );
+
+    expect(uris(answer.valid)).toEqual([post.uri]);
+    expect(answer.dropped).toBe(1);
+  });
+
+  it('drops entities whose uri does not name the item (answers become stored task items)', () => {
+    const [good, script, other] = xPosts.slice(0, 3).map((post) => structuredClone(post));
+    script.uri = 'javascript:alert(1)//x.com/a/status/' + script.tweet.id;
+    other.uri = `https://x.com/${other.user.username}/status/${good.tweet.id}`;
+
+    const answer = checkAnswer(1, [good, script, other].map(toWireEntity), everyXPost, 'x');
+
+    expect(uris(answer.valid)).toEqual([good.uri]);
+    expect(answer.dropped).toBe(2);
+  });
+
   it('keeps only the first copy of a uri repeated within one answer', () => {
     const [first, second] = xPosts;
     const copy = toWireEntity({ ...first, text: `${first.text} (again)` });
@@ -169,18 +195,42 @@ describe(mergeAnswers.name, () => {
   const c = postAt(2, '2024-05-20T12:00:00.000Z');
   const d = postAt(3, '2024-05-20T13:00:00.000Z');
 
-  it('deduplicates items by uri across answers and counts how many answers held each', () => {
+  it('deduplicates items by post across answers and counts how many answers held each', () => {
     const merged = mergeAnswers([answerOf(1, [a, b]), answerOf(2, [b, c]), answerOf(3, [b])], 10);
 
     expect(merged.items).toHaveLength(3);
     expect(new Set(uris(merged.items))).toEqual(new Set([a.uri, b.uri, c.uri]));
     expect(merged.holders).toEqual(
       new Map([
-        [a.uri, 1],
-        [b.uri, 3],
-        [c.uri, 1],
+        [`X ${a.tweet.id}`, 1],
+        [`X ${b.tweet.id}`, 3],
+        [`X ${c.tweet.id}`, 1],
       ]),
     );
+  });
+
+  it('merges one post sent under differently spelled uris as one corroborated item', () => {
+    const post = {
+      ...xPosts[0],
+      uri: 'https://x.com/a/status/123',
+      tweet: { ...xPosts[0].tweet, id: '123' },
+    };
+    post.user = { ...post.user, username: 'a' };
+    const spellings = [
+      'https://x.com/a/status/123',
+      'https://x.com/A/status/123',
+      'https://twitter.com/a/status/123?s=20',
+    ];
+    const answers = spellings.map((uri, index) =>
+      checkAnswer(index + 1, [toWireEntity({ ...post, uri })], everyXPost, 'x'),
+    );
+
+    const merged = mergeAnswers(answers, 10);
+
+    expect(answers.map((answer) => answer.dropped)).toEqual([0, 0, 0]);
+    expect(uris(merged.items)).toEqual(['https://x.com/a/status/123']);
+    expect(merged.consensus).toBe(1);
+    expect(credibilityScore(answers[2], merged.holders)).toBe(1);
   });
 
   it('orders the result newest first whatever order the answers came in', () => {

@@ -1,5 +1,6 @@
 import { parseIsoDate } from '../common/validation/iso-date';
 import { Source } from '../common/source';
+import { canonicalItem, itemKey } from './item-uri';
 import { DataItem } from './protocol';
 import { QueryMatcher } from './query-matcher';
 import { convertEntity } from './sn13/entities';
@@ -13,9 +14,10 @@ export interface CheckedAnswer {
 }
 
 /**
- * Converts a miner's entities to items and keeps those that are well formed and match the query;
- * drops the rest (and repeats of a uri within the same answer, which would otherwise inflate
- * corroboration).
+ * Converts a miner's entities to items and keeps those that are well formed, carry a uri that
+ * names them (answers become a task's stored items; kept in canonical form) and match the
+ * query; drops the rest (and repeats of a post within the same answer, however its uri is
+ * spelled, which would otherwise inflate corroboration).
  */
 export function checkAnswer(
   uid: number,
@@ -26,9 +28,10 @@ export function checkAnswer(
   const seen = new Set<string>();
   const valid: DataItem[] = [];
   for (const entity of entities) {
-    const item = convertEntity(entity, source)?.item;
-    if (!item || !matcher.matches(item) || seen.has(item.uri)) continue;
-    seen.add(item.uri);
+    const converted = convertEntity(entity, source)?.item;
+    const item = converted && canonicalItem(converted);
+    if (!item || !matcher.matches(item) || seen.has(itemKey(item))) continue;
+    seen.add(itemKey(item));
     valid.push(item);
   }
   return { uid, returned: entities.length, valid, dropped: entities.length - valid.length };
@@ -41,35 +44,38 @@ export function isUsableAnswer(answer: CheckedAnswer): boolean {
 
 export interface MergedItems {
   items: DataItem[];
-  /** How many answers held each uri. */
+  /** How many answers held each post (by itemKey: one post whatever its uri's spelling). */
   holders: Map<string, number>;
   /** Share of the returned items held by at least two miners (0 when nothing is returned). */
   consensus: number;
 }
 
 /**
- * Merges the valid items of every answer, deduplicated by uri. When `limit` cuts, items held by
- * more miners win (then newer ones); what is returned is ordered newest first.
+ * Merges the valid items of every answer, deduplicated by post (itemKey), the first copy kept.
+ * When `limit` cuts, items held by more miners win (then newer ones); what is returned is
+ * ordered newest first.
  */
 export function mergeAnswers(answers: readonly CheckedAnswer[], limit: number): MergedItems {
   const holders = new Map<string, number>();
-  const byUri = new Map<string, DataItem>();
+  const byKey = new Map<string, DataItem>();
   for (const answer of answers) {
     for (const item of answer.valid) {
-      holders.set(item.uri, (holders.get(item.uri) ?? 0) + 1);
-      if (!byUri.has(item.uri)) byUri.set(item.uri, item);
+      const key = itemKey(item);
+      holders.set(key, (holders.get(key) ?? 0) + 1);
+      if (!byKey.has(key)) byKey.set(key, item);
     }
   }
   // Parsed once per item (zoneless = UTC, unlike Date.parse): sorting is the hot part of a query.
   const times = new Map(
-    [...byUri.values()].map((item) => [item.uri, parseIsoDate(item.datetime)!.getTime()]),
+    [...byKey.values()].map((item) => [item, parseIsoDate(item.datetime)!.getTime()]),
   );
-  const time = (item: DataItem) => times.get(item.uri)!;
-  const kept = [...byUri.values()]
-    .sort((a, b) => holders.get(b.uri)! - holders.get(a.uri)! || time(b) - time(a))
+  const time = (item: DataItem) => times.get(item)!;
+  const held = (item: DataItem) => holders.get(itemKey(item))!;
+  const kept = [...byKey.values()]
+    .sort((a, b) => held(b) - held(a) || time(b) - time(a))
     .slice(0, limit)
     .sort((a, b) => time(b) - time(a) || a.uri.localeCompare(b.uri));
-  const corroborated = kept.filter((item) => holders.get(item.uri)! >= 2).length;
+  const corroborated = kept.filter((item) => held(item) >= 2).length;
   return {
     items: kept,
     holders,
@@ -90,7 +96,7 @@ export function credibilityScore(
   if (!answer) return 0;
   if (answer.returned === 0) return null;
   const validShare = answer.valid.length / answer.returned;
-  const corroborated = answer.valid.filter((item) => (holders.get(item.uri) ?? 0) >= 2).length;
+  const corroborated = answer.valid.filter((item) => (holders.get(itemKey(item)) ?? 0) >= 2).length;
   const corroboratedShare = answer.valid.length === 0 ? 0 : corroborated / answer.valid.length;
   return validShare * (0.5 + 0.5 * corroboratedShare);
 }

@@ -35,6 +35,7 @@ function redditPost(id: string, minute: number, label: string): RedditItem {
   item.uri = `https://www.reddit.com/${label}/comments/${id}/`;
   item.url = item.uri;
   item.id = `t3_${id}`;
+  item.communityName = label;
   item.datetime = new Date(bucketStart(DAY_BUCKET).getTime() + minute * 60_000).toISOString();
   item.label = label;
   return item;
@@ -89,11 +90,15 @@ describe(ItemStoreRepository.name, () => {
   const uris = async (query: Partial<StoredItemQuery>) =>
     (await find(query)).map(({ item }) => item.uri);
 
-  it('keeps one item per uri, with every miner that delivered it', async () => {
+  it('keeps one item per uri, with every miner whose copy agrees on its content', async () => {
     const post = xPost('1', 5, '#a');
     await store.save(delivery('hotkey-1', [post], { at: new Date('2023-11-09T00:00:00Z') }));
-    const changed = { ...structuredClone(post), text: 'a later copy' };
-    await store.save(delivery('hotkey-2', [changed], { at: new Date('2023-11-09T01:00:00Z') }));
+    // A later scrape: more likes, a new profile picture, the handle stored with `@`.
+    const rescraped = structuredClone(post);
+    rescraped.tweet.like_count = 1_000;
+    rescraped.user.profile_image_url = 'https://pbs.twimg.com/new.jpg';
+    rescraped.user.username = '@Alice';
+    await store.save(delivery('hotkey-2', [rescraped], { at: new Date('2023-11-09T01:00:00Z') }));
     await store.save(delivery('hotkey-1', [post], { at: new Date('2023-11-09T00:30:00Z') }));
 
     const found = await find({});
@@ -104,6 +109,56 @@ describe(ItemStoreRepository.name, () => {
       deliveredBy: ['hotkey-1', 'hotkey-2'],
       fetchedAt: new Date('2023-11-09T01:00:00Z'),
     });
+  });
+
+  it('does not count a copy whose content differs as corroboration, and keeps the first', async () => {
+    const post = xPost('1', 5, '#a');
+    await store.save(delivery('hotkey-1', [post], { at: new Date('2023-11-09T00:00:00Z') }));
+    const other = { ...structuredClone(post), text: 'words the author never wrote #a' };
+    await store.save(delivery('hotkey-2', [other], { at: new Date('2023-11-09T01:00:00Z') }));
+    const thread = redditPost('r1', 5, 'r/a');
+    await store.save(delivery('hotkey-1', [thread]));
+    await store.save(delivery('hotkey-2', [{ ...thread, title: 'another title' }]));
+    await store.save(delivery('hotkey-3', [{ ...thread, score: 99, num_comments: 7 }]));
+
+    expect(await find({})).toEqual([
+      expect.objectContaining({
+        item: post,
+        deliveredBy: ['hotkey-1'],
+        fetchedAt: new Date('2023-11-09T00:00:00Z'),
+      }),
+    ]);
+    expect(await find({ source: 1 })).toEqual([
+      expect.objectContaining({ item: thread, deliveredBy: ['hotkey-1', 'hotkey-3'] }),
+    ]);
+  });
+
+  it('never stores an item whose uri does not name it, whichever caller saves it', async () => {
+    const script = { ...xPost('1', 5, '#a'), uri: 'javascript:alert(1)//x.com/a/status/1' };
+    const otherPost = { ...xPost('2', 6, '#a'), uri: 'https://x.com/Alice/status/3' };
+    const elsewhere = 'https://www.reddit.com/r/a/comments/r8/';
+    const reddit = { ...redditPost('r9', 7, 'r/a'), uri: elsewhere, url: elsewhere };
+    const evilHost = { ...xPost('6', 9, '#a'), uri: 'https://evil.example/Alice/status/6' };
+    await store.save(delivery('hotkey-1', [script, otherPost, evilHost, xPost('4', 8, '#a')]));
+    await store.save(delivery('hotkey-1', [reddit]));
+
+    expect(await uris({})).toEqual(['https://x.com/Alice/status/4']);
+    expect(await uris({ source: 1 })).toEqual([]);
+    const [fetch] = await store.fetches(2, ['#a'], DAY_BUCKET, DAY_BUCKET);
+    expect(fetch.itemCount).toBe(1);
+  });
+
+  it('stores one post under its canonical uri however miners spell it', async () => {
+    const post = xPost('5', 5, '#a', 'alice');
+    await store.save(delivery('hotkey-1', [{ ...post, uri: 'https://x.com/ALICE/status/5' }]));
+    await store.save(
+      delivery('hotkey-2', [{ ...post, uri: 'https://twitter.com/alice/status/5?s=20' }]),
+    );
+    await store.save(delivery('hotkey-3', [post]));
+
+    const found = await find({});
+    expect(found.map(({ item }) => item.uri)).toEqual(['https://x.com/alice/status/5']);
+    expect(found[0].deliveredBy).toEqual(['hotkey-1', 'hotkey-2', 'hotkey-3']);
   });
 
   it('merges a uri delivered twice in one delivery', async () => {
@@ -157,7 +212,7 @@ describe(ItemStoreRepository.name, () => {
     // Many items share a minute (records are rounded to it), over three days and three labels.
     const posts: XItem[] = [];
     for (let index = 0; index < 240; index++)
-      posts.push(xPost(`p${index}`, (index % 40) * 90, ['#a', '#b', null][index % 3]));
+      posts.push(xPost(`${1000 + index}`, (index % 40) * 90, ['#a', '#b', null][index % 3]));
     for (const label of ['#a', '#b', null])
       await store.save(
         delivery(
@@ -206,7 +261,7 @@ describe(ItemStoreRepository.name, () => {
   });
 
   it('fills a page past hidden rows and pages through duplicates exactly once', async () => {
-    // Five uris under hours 0 and 2 (their hour-0 rows hidden), five only under hour 1.
+    // Five uris under hours 0 and 2 (tweet ids are digits: a uri must name its post) (their hour-0 rows hidden), five only under hour 1.
     const ids = [1, 2, 3, 4, 5].map(String);
     await store.save(
       delivery(
@@ -223,7 +278,7 @@ describe(ItemStoreRepository.name, () => {
     await store.save(
       delivery(
         'hotkey-1',
-        ids.map((id) => xPost(`h${id}`, 70 + Number(id), '#c')),
+        ids.map((id) => xPost(`9${id}`, 70 + Number(id), '#c')),
       ),
     );
 
@@ -236,7 +291,7 @@ describe(ItemStoreRepository.name, () => {
       const last = page[page.length - 1].item;
       before = { datetime: new Date(last.datetime), uri: last.uri };
     }
-    expect(seen).toEqual(['5', '4', '3', '2', '1', 'h5', 'h4', 'h3', 'h2', 'h1']);
+    expect(seen).toEqual(['5', '4', '3', '2', '1', '95', '94', '93', '92', '91']);
     // A page whose rows are all hidden is read past, not returned empty.
     const afterAll = { datetime: new Date(xPost('x', 60, null).datetime), uri: '' };
     expect(await find({ before: afterAll, limit: 2 })).toEqual([]);
@@ -314,8 +369,8 @@ describe(ItemStoreRepository.name, () => {
       ).map((row) => row.name);
     await store.deleteBefore(FAR_END);
     expect(await partitions()).toEqual([]);
-    const dayD = xPost('d', 23 * 60 + 59, '#a');
-    const dayD1 = xPost('d1', 24 * 60, '#a');
+    const dayD = xPost('71', 23 * 60 + 59, '#a');
+    const dayD1 = xPost('72', 24 * 60, '#a');
     await store.save(delivery('hotkey-1', [dayD]));
     await store.save(delivery('hotkey-1', [dayD1]));
     expect(await partitions()).toEqual(['stored_items_20251108', 'stored_items_20251109']);

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { canonicalItem } from '../../network/item-uri';
 import { DataItem } from '../../network/protocol';
 import { CompiledDataset, ParquetFile } from './dataset-writer';
 import { TaskJob, TaskRow, TaskState } from './task.types';
@@ -160,8 +161,13 @@ export class TasksRepository {
     );
   }
 
-  /** Stores newly seen items (dedupe by uri within the task) and returns how many were new. */
-  async addItems(taskId: string, items: readonly DataItem[], now: Date): Promise<number> {
+  /**
+   * Stores newly seen items (dedupe by uri within the task) and returns how many were new. An
+   * item whose uri does not name it is left out, whichever path brought it, and the others are
+   * kept under their uri's canonical form, so one post is one task item (see item-uri.ts).
+   */
+  async addItems(taskId: string, offered: readonly DataItem[], now: Date): Promise<number> {
+    const items = offered.flatMap((item) => canonicalItem(item) ?? []);
     const added = await this.dataSource.transaction(async (manager) => {
       const rows = await manager.query<{ uri: string }[]>(
         `INSERT INTO task_items (task_id, uri, datetime, item, collected_at)

@@ -65,6 +65,36 @@ describe(checkBucket.name, () => {
     expect(result.problems[0]).toBe('6 of 7 entities do not belong to the bucket');
   });
 
+  it('drops and counts entities whose uri does not name the post, so they are never stored', () => {
+    const good = entity('1');
+    const entities = [
+      good,
+      entity('2', (item) => (item.uri = 'javascript:alert(2)//x.com/a/status/2')),
+      entity('3', (item) => (item.uri = `https://x.com/${item.user.username}/status/4`)),
+    ];
+    const result = checkBucket(bucket, good.content_size_bytes, entities);
+    expect(result.items.map(({ item }) => (item as XItem).tweet.id)).toEqual(['1']);
+    expect(result.score).toBeCloseTo(1 / 3, 5);
+    expect(result.problems[0]).toBe('2 of 3 entities do not belong to the bucket');
+  });
+
+  it('keeps uris in canonical form and counts a respelled repeat as a duplicate', () => {
+    const good = entity(
+      '1',
+      (item) => (item.uri = item.uri.replace('https://x.com/', 'https://twitter.com/') + '?s=20'),
+    );
+    const entities = [
+      good,
+      entity('1'),
+      entity('2', (item) => (item.uri = `https://evil.example/${item.user.username}/status/2`)),
+    ];
+    const result = checkBucket(bucket, good.content_size_bytes, entities);
+    expect(result.items.map(({ item }) => item.uri)).toEqual([
+      `https://x.com/${template.user.username}/status/1`,
+    ]);
+    expect(result.problems[0]).toBe('2 of 3 entities do not belong to the bucket');
+  });
+
   it('scores an empty answer 1 when nothing was claimed, else 0', () => {
     expect(checkBucket(bucket, 0, []).score).toBe(1);
     expect(checkBucket(bucket, 10, []).score).toBe(0);

@@ -1,4 +1,5 @@
 import { parseIsoDate } from '../../common/validation/iso-date';
+import { canonicalItem, itemKey } from '../item-uri';
 import { BucketKey, bucketEnd, bucketStart } from '../protocol';
 import { sourceOfId } from '../sn13/sources';
 import { convertEntity } from '../sn13/entities';
@@ -17,7 +18,9 @@ export interface BucketCheckResult {
 
 /**
  * Checks a miner's GetDataEntityBucket answer against its own index: every entity must be a
- * well-formed record that belongs to the bucket (hour, source, label), uris must be unique, each
+ * well-formed record that belongs to the bucket (hour, source, label) with a uri that names it
+ * (item-uri.ts; such a uri is stored and served, in its canonical form), posts must be unique
+ * (however their uris are spelled), each
  * entity's declared size must be the byte length of the record it carries, and together they
  * must add up to the size the index claimed for that bucket, within SIZE_TOLERANCE. An
  * over-claiming miner fails the last check.
@@ -30,22 +33,25 @@ export function checkBucket(
   const source = sourceOfId(bucket.source)!;
   const start = bucketStart(bucket.timeBucket).getTime();
   const end = bucketEnd(bucket.timeBucket).getTime();
-  const uris = new Set<string>();
+  const keys = new Set<string>();
   const items: ItemToStore[] = [];
   let returnedBytes = 0;
 
   for (const entity of entities) {
     const converted = convertEntity(entity, source);
     if (!converted) continue;
-    const { item, declaredBytes, contentBytes } = converted;
+    const { declaredBytes, contentBytes } = converted;
+    const item = canonicalItem(converted.item);
+    if (!item) continue;
     const time = parseIsoDate(item.datetime)!.getTime();
+    const key = itemKey(item);
     const belongs =
       time >= start &&
       time < end &&
       item.label === bucket.label &&
       declaredBytes === contentBytes &&
-      !uris.has(item.uri);
-    uris.add(item.uri);
+      !keys.has(key);
+    keys.add(key);
     if (!belongs) continue;
     items.push({ item, timeBucket: bucket.timeBucket, contentBytes });
     returnedBytes += declaredBytes;

@@ -1,12 +1,6 @@
 import { bucketStart } from '../protocol';
 import { wireBucketId } from '../sn13/messages';
-import {
-  bucketOfWireId,
-  checkContents,
-  checkEntities,
-  MAX_CONTENT_BYTES,
-  uriAgrees,
-} from './contents-check';
+import { bucketOfWireId, checkContents, checkEntities, MAX_CONTENT_BYTES } from './contents-check';
 
 const HOUR = 490_000;
 const TAO = { source: 2 as const, label: '#tao', timeBucket: HOUR };
@@ -101,10 +95,33 @@ describe(checkContents.name, () => {
           contents: [
             tweet(1, { tweet_id: '999' }),
             tweet(2, { url: 'ftp://x.com/alice/status/2' }),
+            tweet(3, { url: 'https://evil.example/alice/status/3' }),
+            tweet(4, { url: 'https://x.com/mallory/status/4' }),
+            post('p5', { url: 'https://evilreddit.com/r/Bittensor/comments/p5/' }),
           ],
         },
       ],
     );
+    expect(checked.dropped).toBe(5);
+  });
+
+  it('keeps one post whatever its uri spelling, under the canonical uri', () => {
+    const checked = checkContents(
+      [{ bucket: TAO, claimedBytes: 0 }],
+      [
+        {
+          bucketId: wireBucketId(TAO),
+          contents: [
+            tweet(7, { url: 'https://twitter.com/alice/status/7?s=20' }),
+            tweet(7, { url: 'https://x.com/ALICE/status/7' }),
+            tweet(7),
+          ],
+        },
+      ],
+    );
+    expect(checked.deliveries[0].items.map(({ item }) => item.uri)).toEqual([
+      'https://x.com/alice/status/7',
+    ]);
     expect(checked.dropped).toBe(2);
   });
 
@@ -206,7 +223,7 @@ describe(checkEntities.name, () => {
   });
 });
 
-describe('bucket ids and uris', () => {
+describe('bucket ids', () => {
   it('reads an echoed bucket id, refusing malformed ones', () => {
     expect(bucketOfWireId(wireBucketId(TAO))).toEqual(TAO);
     expect(bucketOfWireId({ time_bucket: { id: 1 }, source: 2, label: null })).toEqual({
@@ -221,13 +238,5 @@ describe('bucket ids and uris', () => {
       { ...wireBucketId(TAO), source: 3 },
     ])
       expect(bucketOfWireId(bad)).toBeUndefined();
-  });
-
-  it('wants an X uri to carry the tweet id as its status', () => {
-    const item = (uri: string, id: string) =>
-      ({ source: 'X', uri, tweet: { id } }) as unknown as Parameters<typeof uriAgrees>[0];
-    expect(uriAgrees(item('https://x.com/a/status/12', '12'))).toBe(true);
-    expect(uriAgrees(item('https://x.com/a/status/12', '13'))).toBe(false);
-    expect(uriAgrees(item('not a url', '12'))).toBe(false);
   });
 });

@@ -2,6 +2,7 @@ import { isRecord } from '../../common/is-record';
 import { Source } from '../../common/source';
 import { parseIsoDate } from '../../common/validation/iso-date';
 import { deliveryScore } from '../buckets/bucket-check';
+import { canonicalItem, itemKey } from '../item-uri';
 import { BucketKey, bucketEnd, bucketStart, DataItem, MAX_LABEL_LENGTH } from '../protocol';
 import { BucketContents, wireBucketId } from '../sn13/messages';
 import { ConvertedEntity, convertContent, convertEntity } from '../sn13/entities';
@@ -14,7 +15,8 @@ import { ItemToStore } from './item-store';
  * Checks a miner's GetContentsByBuckets answer. Miners are untrusted: a content is kept only
  * when it is a well-formed stored record of the bucket's source, dated inside the bucket's hour,
  * filed under the bucket's label, with a uri that agrees with the record, within the size caps,
- * in a bucket that was asked for, and not a repeat of a uri already kept. What fails is dropped
+ * in a bucket that was asked for, and not a repeat of a post already kept (item-uri.ts's
+ * itemKey). Kept items carry their uri in canonical form. What fails is dropped
  * and lowers the miner's score, as does delivering far less than its index claimed.
  */
 
@@ -109,7 +111,7 @@ function checkPairs(
           ? checkedItem(read, content, delivery.bucket, seen)
           : undefined;
       if (!item) continue;
-      seen.add(item.item.uri);
+      seen.add(itemKey(item.item));
       delivery.items.push(item);
       delivery.bytes += item.contentBytes;
     }
@@ -136,7 +138,10 @@ function checkPairs(
   return { deliveries: list, returned, dropped, score, problems };
 }
 
-/** The kept item, or undefined when the content fails a check (or repeats a kept uri). */
+/**
+ * The kept item, its uri in canonical form, or undefined when the content fails a check (or
+ * repeats a kept post, however its uri is spelled).
+ */
 function checkedItem(
   read: Reader,
   content: unknown,
@@ -146,14 +151,15 @@ function checkedItem(
   const source = sourceOfId(bucket.source);
   const converted = source === undefined ? undefined : read(content, source);
   if (!converted || converted.contentBytes > MAX_CONTENT_BYTES) return undefined;
-  const { item } = converted;
+  const item = canonicalItem(converted.item);
+  if (!item) return undefined;
   const time = parseIsoDate(item.datetime)!.getTime();
   if (
     time < bucketStart(bucket.timeBucket).getTime() ||
     time >= bucketEnd(bucket.timeBucket).getTime()
   )
     return undefined;
-  if (filedLabel(item) !== bucket.label || !uriAgrees(item) || seen.has(item.uri)) return undefined;
+  if (filedLabel(item) !== bucket.label || seen.has(itemKey(item))) return undefined;
   return { item, timeBucket: bucket.timeBucket, contentBytes: converted.contentBytes };
 }
 
@@ -168,26 +174,6 @@ export function filedLabel(item: DataItem): string | null {
   if (first === undefined) return null;
   const lower = first.trim().toLowerCase();
   return (lower.startsWith('$') ? `#${lower.slice(1)}` : lower).slice(0, MAX_LABEL_LENGTH);
-}
-
-/**
- * The uri is the record's own url (convertContent takes it from there, and Reddit items carry
- * it twice); it must also be a web address naming the item: an X post's `/status/<id>` is its
- * tweet id, a Reddit url holds the post's or comment's id.
- */
-export function uriAgrees(item: DataItem): boolean {
-  let url: URL;
-  try {
-    url = new URL(item.uri);
-  } catch {
-    return false;
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return false;
-  if (item.source === 'X') {
-    const status = /\/status\/(\d+)/.exec(url.pathname)?.[1];
-    return status === item.tweet.id;
-  }
-  return item.url === item.uri && url.pathname.split('/').includes(item.id.replace(/^t\d_/, ''));
 }
 
 /** The bucket a miner's echoed bucket id names, or undefined when it is not a well-formed id. */

@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { authorKey, DataItem, MAX_LABEL_LENGTH, normalizeLabel, timeBucketId } from '../protocol';
 import { SourceId } from '../sn13/sources';
 import { findPageSql, PageRow } from './find-items-sql';
+import { canonicalItem } from '../item-uri';
 import { currentItemShape, StoredItemShape } from '../legacy-items';
 import { dayOfBucket, ItemPartitions } from './item-partitions';
 import { BucketDelivery, BucketFetch, ItemStore, StoredItem, StoredItemQuery } from './item-store';
@@ -29,7 +30,8 @@ interface ItemRow {
  * statement (see saveSql): their items, merged by (source, uri, hour) with the miners that sent
  * them before, and their fetch rows (one transaction per bucket cost a first fetch of a day of
  * buckets tens of milliseconds after the slowest miner answered). The first record stored for
- * an item is kept; later deliveries add their miner and time.
+ * an item is kept; later deliveries add their miner and time only when their content agrees
+ * (contentOf), so a copy that differs never counts as corroboration.
  */
 @Injectable()
 export class ItemStoreRepository implements ItemStore {
@@ -152,13 +154,17 @@ interface FetchRow {
  * The delivery's items as rows, one per (uri, hour) (a second one in the same statement would
  * be an error for ON CONFLICT). The hour is the item's own (the checks made sure it is the
  * bucket's); an item whose time cannot be read has no place in a store partitioned by time and
- * is left out.
+ * is left out, as is one whose uri does not name it (the others are kept under their uri's
+ * canonical form, so one post is one row however miners spell it): every path is checked
+ * (the callers drop and count such items against the miner first), and this is the one place
+ * none of them can skip.
  */
 function itemRows(delivery: BucketDelivery): ItemRow[] {
   const rows = new Map<string, ItemRow>();
-  for (const { item, contentBytes } of delivery.items) {
-    const time = Date.parse(item.datetime);
-    if (Number.isNaN(time)) continue;
+  for (const { item: offered, contentBytes } of delivery.items) {
+    const item = canonicalItem(offered);
+    const time = item ? Date.parse(item.datetime) : NaN;
+    if (!item || Number.isNaN(time)) continue;
     const timeBucket = timeBucketId(new Date(time));
     const key = `${timeBucket} ${item.uri}`;
     if (rows.has(key)) continue;
@@ -197,10 +203,26 @@ function authorOf(item: DataItem): string {
 }
 
 /**
+ * What two miners' copies of one post must agree on to corroborate it, as SQL over a stored
+ * item's jsonb: what the post says and who said it where (X: text, author; Reddit: body, title,
+ * author, subreddit, kind, parent). Left out, as they legitimately differ between scrapes: the
+ * engagement counts, the author's profile, media urls (scrapers spell them differently), the
+ * time (the hour is in the key; the entity keeps the second, the record the minute) and the size.
+ * Handles compare lower-cased and without `@`; rows of older releases carry `content`.
+ */
+function contentOf(item: string): string {
+  return `jsonb_build_array(coalesce(${item}->>'text', ${item}->>'content'),
+            ltrim(lower(coalesce(${item}->'user'->>'username', ${item}->>'username')), '@'),
+            ${item}->>'body', ${item}->>'title', lower(${item}->>'communityName'),
+            ${item}->>'dataType', ${item}->>'parentId')`;
+}
+
+/**
  * The call's items and its fetch rows in one statement (one round trip, atomic as a
  * transaction of both; BEGIN, two statements and COMMIT were four on the path of a first fetch
  * after its slowest miner answered). Items: one INSERT from arrays, merged by (source, uri, hour)
- * with the miners that sent them before. Fetches: the newest per bucket and miner (a late answer
+ * with the miners that sent them before, when their content agrees (contentOf); a disagreeing
+ * copy leaves the row as it was. Fetches: the newest per bucket and miner (a late answer
  * to an older call does not replace it); each delivery counts its own items (one per uri and
  * hour), whatever the others hold.
  */
@@ -231,7 +253,8 @@ function saveSql(
          delivered_by = CASE WHEN $1 = ANY(s.delivered_by) THEN s.delivered_by
                              ELSE s.delivered_by || $1::text END,
          first_fetched_at = least(s.first_fetched_at, EXCLUDED.first_fetched_at),
-         last_fetched_at = greatest(s.last_fetched_at, EXCLUDED.last_fetched_at))
+         last_fetched_at = greatest(s.last_fetched_at, EXCLUDED.last_fetched_at)
+       WHERE ${contentOf('s.item')} = ${contentOf('EXCLUDED.item')})
      INSERT INTO stored_bucket_fetches AS f (source, label, time_bucket, miner_hotkey, miner_uid,
                                              fetched_at, claimed_bytes, item_count, bytes)
      SELECT u.source, u.label, u.time_bucket, u.miner_hotkey, u.miner_uid, u.fetched_at,

@@ -1,0 +1,78 @@
+import { DataItem } from './protocol';
+
+/**
+ * The one uri check every item from a miner passes before it is answered or stored (the item
+ * store, a task's items), and the uri's canonical form. Miners are untrusted, and a uri is what
+ * clients follow, so it must be the web address of the very record it comes with:
+ * - X: `https://x.com/<username>/status/<id>` (twitter.com too), the username the record's
+ *   (case-insensitively, without `@`), the id its tweet id. Upstream's validator accepted
+ *   twitter.com beside x.com until 2024-12-27 and only x.com since (scraping/x/utils.py,
+ *   is_valid_twitter_url): it scores miners, we keep data, and a twitter.com address of the
+ *   record's own post names the same post on X's own host, so it is kept, under the x.com form.
+ * - Reddit: https on reddit.com or one of its subdomains (upstream accepts any host holding
+ *   "reddit.com", which an `evilreddit.com` holds too), `/r/<subreddit>/comments/<post id>/…`
+ *   under the record's subreddit, with the record's id (its fullname without `t3_`/`t1_`): a
+ *   post's as the post id, a comment's after it. The record's `url` must be the same uri.
+ * The canonical form drops the query, the fragment and host variants, so that one post is one
+ * uri wherever it is stored (the item store and task items are unique by uri).
+ */
+export function canonicalUri(item: DataItem): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(item.uri);
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== 'https:' || url.port !== '' || url.username !== '' || url.password !== '')
+    return undefined;
+  return item.source === 'X' ? xUri(url, item.user.username, item.tweet.id) : redditUri(url, item);
+}
+
+/** True when the item's uri names it (see canonicalUri). */
+export function uriAgrees(item: DataItem): boolean {
+  return canonicalUri(item) !== undefined;
+}
+
+/** The item with its uri (and a Reddit item's url) in canonical form; undefined if it disagrees. */
+export function canonicalItem<T extends DataItem>(item: T): T | undefined {
+  const uri = canonicalUri(item);
+  if (uri === undefined) return undefined;
+  if (uri === item.uri) return item;
+  return item.source === 'X' ? { ...item, uri } : { ...item, uri, url: uri };
+}
+
+/**
+ * What makes two items the same post, whatever their uris' spelling: an X post's tweet id, a
+ * Reddit post's or comment's fullname. Answers are merged and corroboration counted on it.
+ */
+export function itemKey(item: DataItem): string {
+  return item.source === 'X' ? `X ${item.tweet.id}` : `REDDIT ${item.id}`;
+}
+
+const X_HOSTS = new Set(['x.com', 'www.x.com', 'twitter.com', 'www.twitter.com']);
+/** A handle's characters (X allows 15; older handles and upstream's `\w+` may be longer). */
+const X_STATUS_PATH = /^\/([A-Za-z0-9_]{1,50})\/status\/(\d{1,20})\/?$/;
+
+function xUri(url: URL, username: string, tweetId: string): string | undefined {
+  if (!X_HOSTS.has(url.hostname)) return undefined;
+  const match = X_STATUS_PATH.exec(url.pathname);
+  if (!match || match[2] !== tweetId) return undefined;
+  const handle = username.replace(/^@/, '');
+  if (match[1].toLowerCase() !== handle.toLowerCase()) return undefined;
+  // The record's spelling: honest records of one post agree on it, uris may not.
+  return `https://x.com/${handle}/status/${tweetId}`;
+}
+
+function redditUri(url: URL, item: Extract<DataItem, { source: 'REDDIT' }>): string | undefined {
+  if (item.url !== item.uri) return undefined;
+  if (url.hostname !== 'reddit.com' && !url.hostname.endsWith('.reddit.com')) return undefined;
+  const segments = url.pathname.split('/').filter((segment) => segment !== '');
+  const [r, subreddit, comments, postId, ...rest] = segments;
+  const community = item.communityName.replace(/^r\//i, '').toLowerCase();
+  if (r !== 'r' || subreddit?.toLowerCase() !== community || comments !== 'comments')
+    return undefined;
+  const id = item.id.replace(/^t\d_/, '');
+  const named = item.dataType === 'post' ? postId === id : rest.includes(id);
+  if (!named || segments.some((segment) => !/^[\w%.~-]+$/.test(segment))) return undefined;
+  return `https://www.reddit.com/${segments.join('/')}/`;
+}
