@@ -11,6 +11,12 @@ import { SourceId } from './sn13/sources';
 /** A miner index with more buckets than this is rejected by the gateway. */
 export const MAX_INDEX_BUCKETS = 350_000;
 
+/**
+ * The most a bucket may hold: the subnet's DATA_ENTITY_BUCKET_SIZE_LIMIT_BYTES (128 MiB). Miners
+ * report larger buckets at this size; a claim above it is not a bucket the subnet can serve.
+ */
+export const MAX_BUCKET_BYTES = 128 * 1024 * 1024;
+
 /** Data older than this is worth nothing to the network. */
 export const MAX_DATA_AGE_DAYS = 30;
 
