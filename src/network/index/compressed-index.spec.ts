@@ -128,6 +128,15 @@ describe(parseCompressedIndex.name, () => {
     expect(rows).toEqual([{ source: 2, label: '#ai', timeBucket: hour, bytes: MAX_BUCKET_BYTES }]);
   });
 
+  it('counts a label’s length in code points: 81 astral characters are not over 140', () => {
+    const label = `#${'\u{1D41B}'.repeat(80)}`;
+    const rows = parseCompressedIndex(
+      { sources: { '2': [{ label, time_bucket_ids: [hour], sizes_bytes: [9] }] } },
+      now,
+    );
+    expect(rows).toEqual([{ source: 2, label, timeBucket: hour, bytes: 9 }]);
+  });
+
   it('ignores sources the gateway does not serve (YouTube is 3, 4 to 7 are reserved)', () => {
     const entry = (label: string) => ({ label, time_bucket_ids: [hour], sizes_bytes: [9] });
     const rows = parseCompressedIndex(

@@ -3,6 +3,7 @@ import {
   MAX_BUCKET_BYTES,
   MAX_DATA_AGE_DAYS,
   MAX_INDEX_BUCKETS,
+  labelLength,
   MAX_LABEL_LENGTH,
   normalizeLabel,
   timeBucketId,
@@ -122,7 +123,7 @@ function parseLabel(value: unknown, where: string): string | null {
   if (typeof value !== 'string') throw new InvalidIndexError(`${where}.label is not a string`);
   const label = normalizeLabel(value);
   if (label.length === 0) return null;
-  if (label.length > MAX_LABEL_LENGTH)
+  if (labelLength(label) > MAX_LABEL_LENGTH)
     throw new InvalidIndexError(`${where}.label is longer than ${MAX_LABEL_LENGTH} characters`);
   return label;
 }
