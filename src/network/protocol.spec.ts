@@ -1,4 +1,22 @@
-import { bucketEnd, bucketStart, timeBucketId } from './protocol';
+import { bucketEnd, bucketStart, cutLabel, labelLength, timeBucketId } from './protocol';
+
+/** A character outside the Basic Multilingual Plane: one code point, two UTF-16 units. */
+const ASTRAL = '\u{1D41B}';
+
+describe('label lengths', () => {
+  it('counts code points, as the subnet (Python) and Postgres do', () => {
+    expect(labelLength(`#${ASTRAL.repeat(80)}`)).toBe(81);
+    expect(labelLength('#tao')).toBe(4);
+  });
+
+  it('cuts to 140 code points, never inside a surrogate pair', () => {
+    const cut = cutLabel(`#${ASTRAL.repeat(150)}`);
+    expect(cut).toBe(`#${ASTRAL.repeat(139)}`);
+    expect(cut).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/);
+    expect(cutLabel(`#${'a'.repeat(200)}`)).toBe(`#${'a'.repeat(139)}`);
+    expect(cutLabel('#tao')).toBe('#tao');
+  });
+});
 
 describe('time buckets', () => {
   it('counts whole hours since the epoch', () => {

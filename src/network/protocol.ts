@@ -11,6 +11,12 @@ import { SourceId } from './sn13/sources';
 /** A miner index with more buckets than this is rejected by the gateway. */
 export const MAX_INDEX_BUCKETS = 350_000;
 
+/**
+ * The most a bucket may hold: the subnet's DATA_ENTITY_BUCKET_SIZE_LIMIT_BYTES (128 MiB). Miners
+ * report larger buckets at this size; a claim above it is not a bucket the subnet can serve.
+ */
+export const MAX_BUCKET_BYTES = 128 * 1024 * 1024;
+
 /** Data older than this is worth nothing to the network. */
 export const MAX_DATA_AGE_DAYS = 30;
 
@@ -19,6 +25,32 @@ export const MAX_LABEL_LENGTH = 140;
 
 export function normalizeLabel(label: string): string {
   return label.trim().toLowerCase();
+}
+
+/**
+ * A label's length in code points, as the subnet counts it (Python's `len`) and as Postgres'
+ * varchar(140) does; JavaScript's `length` counts UTF-16 units, two per astral character.
+ */
+export function labelLength(label: string): number {
+  let length = 0;
+  for (const _character of label) length++;
+  return length;
+}
+
+/**
+ * The label cut to MAX_LABEL_LENGTH code points, as miners cut theirs (Python slicing): a cut by
+ * UTF-16 units would keep fewer characters and could end in half a surrogate pair.
+ */
+export function cutLabel(label: string): string {
+  // At most 140 units is at most 140 code points: the common case needs no walk.
+  if (label.length <= MAX_LABEL_LENGTH) return label;
+  let cut = '';
+  let length = 0;
+  for (const character of label) {
+    if (length++ === MAX_LABEL_LENGTH) break;
+    cut += character;
+  }
+  return cut;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash, randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -143,7 +143,11 @@ describe('Scraping task lifecycle', () => {
       .get(DataSource)
       .query(`UPDATE scraping_tasks SET state = 'compiling' WHERE id = 'ai-x'`);
     const path = datasetPath(dataDir, 'ai-x');
-    writeFileSync(`${path}.partial`, 'half a file');
+    // Partial files are named per writer; this one has not been written to for hours.
+    const partial = `${path}.${randomUUID()}.partial`;
+    const hoursAgo = new Date(Date.now() - 3 * 3_600_000);
+    writeFileSync(partial, 'half a file');
+    utimesSync(partial, hoursAgo, hoursAgo);
     await get('tasks/ai-x/dataset').expect(409);
     await app.close();
 
@@ -152,7 +156,7 @@ describe('Scraping task lifecycle', () => {
     await app.app.get(TaskLifecycleService).runOnce();
     const task = (await get('tasks/ai-x').expect(200)).body;
     expect(task.state).toBe('completed');
-    expect(existsSync(`${path}.partial`)).toBe(false);
+    expect(existsSync(partial)).toBe(false);
     const download = await get('tasks/ai-x/dataset').expect(200);
     expect(download.headers['x-content-sha256']).toBe(task.dataset.sha256);
   });

@@ -182,6 +182,14 @@ describe(ItemStoreRepository.name, () => {
     expect(await uris({ source: 1, labels: ['#a'] })).toEqual([]);
   });
 
+  it('files a label over 140 code points under its first 140, astral characters whole', async () => {
+    const astral = '\u{1D41B}';
+    const cut = `#${astral.repeat(139)}`;
+    const post = xPost('1', 1, `#${astral.repeat(150)}`);
+    await store.save(delivery('hotkey-1', [post], { bucket: { label: cut } }));
+    expect(await uris({ labels: [cut] })).toEqual([post.uri]);
+  });
+
   it('bounds the time range inclusively at both ends', async () => {
     const posts = [1, 2, 3, 4].map((minute) => xPost(String(minute), minute, '#a'));
     await store.save(delivery('hotkey-1', posts));

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
@@ -48,4 +48,30 @@ export async function writeFileAtomically(
     throw error;
   }
   return { bytes: (await stat(path)).size, sha256: hash.digest('hex') };
+}
+
+/**
+ * A partial file not written to for this long belongs to no live writer: writers write as they
+ * go (a page of rows, a row group), so this is a crashed one's.
+ */
+export const STALE_PARTIAL_MS = 60 * 60_000;
+
+/**
+ * Removes the partial files a crashed writer of `path` left (`<path>.<uuid>.partial`, and the
+ * `<path>.partial` of releases before the names were unique), unless written to within
+ * STALE_PARTIAL_MS: another replica may be writing one right now.
+ */
+export async function removeStalePartials(path: string, now: Date): Promise<void> {
+  const prefix = `${basename(path)}.`;
+  const names = await readdir(dirname(path)).catch(() => [] as string[]);
+  for (const name of names) {
+    if (!name.startsWith(prefix) || !name.endsWith('.partial')) continue;
+    const file = join(dirname(path), name);
+    const modified = await stat(file).then(
+      (info) => info.mtimeMs,
+      () => undefined,
+    );
+    if (modified !== undefined && now.getTime() - modified > STALE_PARTIAL_MS)
+      await rm(file, { force: true });
+  }
 }

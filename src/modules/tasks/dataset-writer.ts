@@ -42,9 +42,11 @@ export interface DatasetManifest {
 
 /**
  * Writes a task's items as gzip-compressed JSON lines (one item per line, in the order given:
- * oldest first). The file is written as `<path>.partial` and renamed once complete (only the
- * lifecycle job, one replica at a time, compiles): a crash mid-compile leaves no file that looks
- * complete, and compiling again simply starts over.
+ * oldest first). The file is written as `<path>.<uuid>.partial` and renamed once complete: a
+ * crash mid-compile leaves no file that looks complete, and compiling again starts over. The
+ * name is unique to this writer because the job lock is a session advisory lock: when its
+ * connection drops mid-compile, another replica may compile the same task at once, and a shared
+ * partial file would interleave both writers' bytes under a hash neither recorded.
  */
 export async function writeJsonLines(
   path: string,
@@ -61,10 +63,8 @@ export async function writeJsonLines(
       yield `${JSON.stringify(row.item)}\n`;
     }
   }
-  const written = await writeFileAtomically(
-    path,
-    (output) => pipeline(Readable.from(lines()), createGzip(), output),
-    `${path}.partial`,
+  const written = await writeFileAtomically(path, (output) =>
+    pipeline(Readable.from(lines()), createGzip(), output),
   );
   return { ...written, file: path, rows: count, start, end };
 }

@@ -14,6 +14,8 @@ import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { currentItemShape, StoredItemShape } from '../../network/legacy-items';
 import { NetworkService } from '../../network/network.service';
+import { removeStalePartials } from './atomic-file';
+import { parquetPathBeside } from './dataset-parquet';
 import { DatasetParquetService } from './dataset-parquet.service';
 import { DatasetRow, writeJsonLines, writeManifest } from './dataset-writer';
 import { TaskRow } from './task.types';
@@ -135,6 +137,9 @@ export class TaskLifecycleService
   private async compile(task: TaskRow): Promise<void> {
     const path = datasetPath(this.config.dataDir, task.id);
     try {
+      // On the real clock: file times are the file system's, not the service's clock.
+      await removeStalePartials(path, new Date());
+      await removeStalePartials(parquetPathBeside(path), new Date());
       const jsonl = await writeJsonLines(path, this.pages(task.id));
       const dataset = { ...jsonl, parquet: await this.parquet.tryWrite(task, jsonl) };
       const now = this.clock.now();

@@ -1,4 +1,4 @@
-import { MAX_INDEX_BUCKETS, timeBucketId } from '../protocol';
+import { MAX_BUCKET_BYTES, MAX_INDEX_BUCKETS, timeBucketId } from '../protocol';
 import { InvalidIndexError, parseCompressedIndex } from './compressed-index';
 
 const now = new Date('2026-11-21T12:30:00Z');
@@ -82,8 +82,59 @@ describe(parseCompressedIndex.name, () => {
         },
       },
     ],
+    [
+      'a bucket claimed over the subnet’s 128 MiB cap',
+      {
+        sources: {
+          '2': [{ label: '#tao', time_bucket_ids: [hour, hour - 1], sizes_bytes: [500, 1e12] }],
+        },
+      },
+    ],
+    [
+      'an over-cap bucket in an hour it would skip',
+      {
+        sources: {
+          '2': [{ label: '#tao', time_bucket_ids: [hour - 31 * 24], sizes_bytes: [1e12] }],
+        },
+      },
+    ],
+    [
+      'an over-cap bucket in a source it does not serve',
+      {
+        sources: {
+          '2': [{ label: '#tao', time_bucket_ids: [hour], sizes_bytes: [500] }],
+          '3': [
+            { label: '#ytc_c_x', time_bucket_ids: [hour], sizes_bytes: [MAX_BUCKET_BYTES + 1] },
+          ],
+        },
+      },
+    ],
   ])('rejects an index with %s', (_case, index) => {
     expect(() => parseCompressedIndex(index, now)).toThrow(InvalidIndexError);
+  });
+
+  it('keeps a bucket at the cap, and caps entries that sum over it after normalization', () => {
+    const rows = parseCompressedIndex(
+      {
+        sources: {
+          '2': [
+            { label: '#AI', time_bucket_ids: [hour], sizes_bytes: [MAX_BUCKET_BYTES] },
+            { label: '#ai', time_bucket_ids: [hour], sizes_bytes: [7] },
+          ],
+        },
+      },
+      now,
+    );
+    expect(rows).toEqual([{ source: 2, label: '#ai', timeBucket: hour, bytes: MAX_BUCKET_BYTES }]);
+  });
+
+  it('counts a label’s length in code points: 81 astral characters are not over 140', () => {
+    const label = `#${'\u{1D41B}'.repeat(80)}`;
+    const rows = parseCompressedIndex(
+      { sources: { '2': [{ label, time_bucket_ids: [hour], sizes_bytes: [9] }] } },
+      now,
+    );
+    expect(rows).toEqual([{ source: 2, label, timeBucket: hour, bytes: 9 }]);
   });
 
   it('ignores sources the gateway does not serve (YouTube is 3, 4 to 7 are reserved)', () => {

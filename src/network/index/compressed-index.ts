@@ -1,7 +1,9 @@
 import { isRecord } from '../../common/is-record';
 import {
+  MAX_BUCKET_BYTES,
   MAX_DATA_AGE_DAYS,
   MAX_INDEX_BUCKETS,
+  labelLength,
   MAX_LABEL_LENGTH,
   normalizeLabel,
   timeBucketId,
@@ -30,7 +32,12 @@ export class InvalidIndexError extends Error {
  * are worth nothing and are skipped, and so are buckets later than the next hour (a miner's
  * clock or a source's timestamp ahead of ours; the subnet's validator does not check this, so
  * one such bucket must not cost the whole index). Labels are normalized, and entries that
- * collide after normalization are summed.
+ * collide after normalization are summed (at most MAX_BUCKET_BYTES).
+ *
+ * A bucket claimed larger than MAX_BUCKET_BYTES, in any source and at any hour, rejects the
+ * whole index: the subnet's validator stores such an index but cannot read it back
+ * (ScorableDataEntityBucket refuses the size), so the miner fails its evaluations until it sends
+ * one within the cap. Honest miners report a larger bucket at the cap.
  */
 export function parseCompressedIndex(value: unknown, now: Date): IndexRow[] {
   if (!isRecord(value) || !isRecord(value.sources))
@@ -58,6 +65,7 @@ export function parseCompressedIndex(value: unknown, now: Date): IndexRow[] {
       claimed += entry.time_bucket_ids.length;
       if (claimed > MAX_INDEX_BUCKETS)
         throw new InvalidIndexError(`more than ${MAX_INDEX_BUCKETS} buckets`);
+      rejectOverCap(entry.sizes_bytes, where);
       if (source !== null) addEntry(groups, source, entry, where, hours);
     }
   }
@@ -95,9 +103,19 @@ function addEntry(
     const hour = bucket as number;
     if (hour < hours.oldest || hour > hours.newest || bytes === 0) continue;
     const row = rows.get(hour);
-    if (row) row.bytes += bytes as number;
+    if (row) row.bytes = Math.min(MAX_BUCKET_BYTES, row.bytes + (bytes as number));
     else rows.set(hour, { source, label, timeBucket: hour, bytes: bytes as number });
   }
+}
+
+/** Checked for every source, served or not: the subnet's validator reads them all back. */
+function rejectOverCap(sizes: unknown, where: string): void {
+  if (!Array.isArray(sizes)) return;
+  const index = sizes.findIndex((bytes) => typeof bytes === 'number' && bytes > MAX_BUCKET_BYTES);
+  if (index >= 0)
+    throw new InvalidIndexError(
+      `${where}: bucket ${index} claims ${String(sizes[index])} bytes, over the subnet's ${MAX_BUCKET_BYTES}-byte bucket cap`,
+    );
 }
 
 function parseLabel(value: unknown, where: string): string | null {
@@ -105,7 +123,7 @@ function parseLabel(value: unknown, where: string): string | null {
   if (typeof value !== 'string') throw new InvalidIndexError(`${where}.label is not a string`);
   const label = normalizeLabel(value);
   if (label.length === 0) return null;
-  if (label.length > MAX_LABEL_LENGTH)
+  if (labelLength(label) > MAX_LABEL_LENGTH)
     throw new InvalidIndexError(`${where}.label is longer than ${MAX_LABEL_LENGTH} characters`);
   return label;
 }

@@ -82,6 +82,12 @@ describe(xItemOf.name, () => {
     expect(item?.tweet.in_reply_to_username).toBe('someone');
   });
 
+  it('files the post under its first tag cut to 140 code points, as miners cut it', () => {
+    const astral = '\u{1D41B}';
+    const item = xItemOf(recordWith({ tweet_hashtags: [`#${astral.repeat(150)}`] }), place);
+    expect(item?.label).toBe(`#${astral.repeat(139)}`);
+  });
+
   it('refuses a record whose username is a bare `@`', () => {
     expect(xItemOf(recordWith({ username: '@' }), place)).toBeUndefined();
   });

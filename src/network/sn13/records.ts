@@ -1,6 +1,6 @@
 import { isRecord } from '../../common/is-record';
 import { parseIsoDate } from '../../common/validation/iso-date';
-import { MAX_LABEL_LENGTH, RedditItem, XItem, xHandle } from '../protocol';
+import { cutLabel, RedditItem, XItem, xHandle } from '../protocol';
 
 /**
  * A miner's stored record (`XContent`, `RedditContent` by alias) as the item of the subnet's
@@ -155,7 +155,7 @@ function mediaOf(value: unknown): string[] | null | undefined {
 
 /** Labels are lower-cased and cut to 140 characters, as miners file them. */
 function labelOf(value: string): string {
-  return value.trim().toLowerCase().slice(0, MAX_LABEL_LENGTH);
+  return cutLabel(value.trim().toLowerCase());
 }
 
 /** An X post is filed under its first tag, a cashtag as a hashtag (`$AAPL` → `#aapl`). */

@@ -1,5 +1,5 @@
 import { BucketHolding } from '../index/miner-index.repository';
-import { timeBucketId } from '../protocol';
+import { MAX_BUCKET_BYTES, timeBucketId } from '../protocol';
 import {
   DEFAULT_RECORD_BYTES,
   groupHoldings,
@@ -56,7 +56,13 @@ function hours(count: number): IndexedBucket[] {
   );
 }
 
-const options = { now: NOW, currentHourTtlMs: TTL, recordBytes: 1000, target: 100 };
+const options = {
+  now: NOW,
+  currentHourTtlMs: TTL,
+  recordBytes: 1000,
+  target: 100,
+  maxClaimBytes: 8 * 1024 * 1024,
+};
 
 describe(selectBuckets.name, () => {
   it('groups index rows into buckets, newest first', () => {
@@ -85,6 +91,33 @@ describe(selectBuckets.name, () => {
     ]);
     expect(estimatedItems).toBe(30);
     expect(selected.every((entry) => !entry.fromStore && entry.toAsk.length === 2)).toBe(true);
+  });
+
+  it('estimates from the claims of holders that can be asked, not from one inflated claim', () => {
+    // A third holder claims the subnet's cap (too large to ask) in all 24 hours, a fourth 8 MiB
+    // (askable, but one against two): 50 items still need 5 buckets of 10.
+    const withLiars = (liarBytes: number[]) =>
+      groupHoldings(
+        2,
+        Array.from({ length: 24 }, (_, offset) => [
+          holding(CURRENT - offset, 1, 10_000),
+          holding(CURRENT - offset, 2, 10_000),
+          ...liarBytes.map((bytes, n) => holding(CURRENT - offset, 3 + n, bytes)),
+        ]).flat(),
+      );
+    for (const liars of [[MAX_BUCKET_BYTES], [MAX_BUCKET_BYTES, options.maxClaimBytes]]) {
+      const { selected } = selectBuckets(withLiars(liars), [], { ...options, target: 50 });
+      expect(selected.map((entry) => entry.estimatedItems)).toEqual([10, 10, 10, 10, 10]);
+    }
+  });
+
+  it('estimates no items for a bucket no holder can be asked for, and moves on', () => {
+    const buckets = groupHoldings(2, [
+      holding(CURRENT, 3, MAX_BUCKET_BYTES),
+      holding(CURRENT - 1, 1, 10_000),
+    ]);
+    const { selected } = selectBuckets(buckets, [], { ...options, target: 10 });
+    expect(selected.map((entry) => entry.estimatedItems)).toEqual([0, 10]);
   });
 
   it('serves a past hour from the store while its holder still claims the size it was fetched at', () => {

@@ -31,6 +31,8 @@ export interface SelectionOptions {
   recordBytes: number;
   /** Items wanted; buckets are taken, newest first, until their estimates reach it. */
   target: number;
+  /** The largest claim a holder can be asked for (holder-choice's `maxBytesPerCall`). */
+  maxClaimBytes: number;
 }
 
 /**
@@ -102,11 +104,24 @@ export function selectBuckets(
     const fromStore = upToDate.some(isComplete) || toAsk.length === 0;
     const items = fromStore
       ? Math.max(0, ...upToDate.map((fetch) => fetch.itemCount))
-      : Math.ceil(Math.max(...holders.map((holder) => holder.bytes)) / options.recordBytes);
+      : Math.ceil(askableClaim(holders, options.maxClaimBytes) / options.recordBytes);
     selected.push({ ...indexed, fromStore, toAsk: fromStore ? [] : toAsk, estimatedItems: items });
     estimatedItems += items;
   }
   return { selected, estimatedItems };
+}
+
+/**
+ * The claim a bucket's items are estimated from: the lower median of the claims of holders that
+ * can be asked (0 when none can: nothing will be fetched). Not the largest claim: one holder
+ * inflating its claim would make a bucket look like many and the planner pick too few buckets.
+ */
+export function askableClaim(holders: readonly BucketHolding[], maxClaimBytes: number): number {
+  const claims = holders
+    .map((holder) => holder.bytes)
+    .filter((bytes) => bytes > 0 && bytes <= maxClaimBytes)
+    .sort((a, b) => a - b);
+  return claims.length === 0 ? 0 : claims[Math.floor((claims.length - 1) / 2)];
 }
 
 export function bucketKeyOf(bucket: BucketKey): string {

@@ -41,6 +41,17 @@ const bytes = (...contents: string[]) =>
   contents.reduce((sum, content) => sum + Buffer.byteLength(content), 0);
 
 describe(checkContents.name, () => {
+  it('keeps a post whose first tag is over 140 code points in the bucket of its cut label', () => {
+    const astral = '\u{1D41B}';
+    const content = tweet(3, { tweet_hashtags: [`#${astral.repeat(150)}`] });
+    const bucket = { ...TAO, label: `#${astral.repeat(139)}` };
+    const checked = checkContents(
+      [{ bucket, claimedBytes: bytes(content) }],
+      [{ bucketId: wireBucketId(bucket), contents: [content] }],
+    );
+    expect(checked.deliveries[0]?.items).toHaveLength(1);
+  });
+
   it('keeps well-formed records of the bucket, with their true sizes', () => {
     const contents = [tweet(1), tweet(2)];
     const checked = checkContents(

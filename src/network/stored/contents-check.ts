@@ -3,7 +3,7 @@ import { Source } from '../../common/source';
 import { parseIsoDate } from '../../common/validation/iso-date';
 import { deliveryScore } from '../buckets/bucket-check';
 import { canonicalItem, itemKey } from '../item-uri';
-import { BucketKey, bucketEnd, bucketStart, DataItem, MAX_LABEL_LENGTH } from '../protocol';
+import { BucketKey, bucketEnd, bucketStart, cutLabel, DataItem } from '../protocol';
 import { BucketContents, wireBucketId } from '../sn13/messages';
 import { ConvertedEntity, convertContent, convertEntity } from '../sn13/entities';
 import { sourceOfId } from '../sn13/sources';
@@ -173,7 +173,7 @@ export function filedLabel(item: DataItem): string | null {
   const first = item.tweet.hashtags[0];
   if (first === undefined) return null;
   const lower = first.trim().toLowerCase();
-  return (lower.startsWith('$') ? `#${lower.slice(1)}` : lower).slice(0, MAX_LABEL_LENGTH);
+  return cutLabel(lower.startsWith('$') ? `#${lower.slice(1)}` : lower);
 }
 
 /** The bucket a miner's echoed bucket id names, or undefined when it is not a well-formed id. */

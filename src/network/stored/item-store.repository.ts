@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { authorKey, DataItem, MAX_LABEL_LENGTH, normalizeLabel, timeBucketId } from '../protocol';
+import { authorKey, cutLabel, DataItem, normalizeLabel, timeBucketId } from '../protocol';
 import { SourceId } from '../sn13/sources';
 import { findPageSql, PageRow } from './find-items-sql';
 import { canonicalItem } from '../item-uri';
@@ -173,7 +173,7 @@ function itemRows(delivery: BucketDelivery): ItemRow[] {
       uri: item.uri,
       timeBucket,
       datetime: new Date(time).toISOString(),
-      label: item.label === null ? null : normalizeLabel(item.label).slice(0, MAX_LABEL_LENGTH),
+      label: item.label === null ? null : cutLabel(normalizeLabel(item.label)),
       username: authorOf(item),
       json: JSON.stringify(item),
       contentBytes,

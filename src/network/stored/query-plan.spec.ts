@@ -39,6 +39,10 @@ describe(planStoredQuery.name, () => {
 
   it('cuts a label to 140 characters, as miners do', () => {
     expect(labelOfKeyword(`#${'a'.repeat(200)}`, 'x')).toHaveLength(140);
+    // 140 code points (Python's slicing), not 140 UTF-16 units ending in half a pair.
+    const astral = '\u{1D41B}';
+    expect(labelOfKeyword(`#${astral.repeat(150)}`, 'x')).toBe(`#${astral.repeat(139)}`);
+    expect(labelOfKeyword(`$${astral.repeat(150)}`, 'x')).toBe(`#${astral.repeat(139)}`);
   });
 
   it('maps dates to hour buckets, floor(unix seconds / 3600)', () => {

@@ -1,8 +1,8 @@
 import { Source } from '../../common/source';
 import {
   authorKey,
+  cutLabel,
   MAX_DATA_AGE_DAYS,
-  MAX_LABEL_LENGTH,
   NetworkQuery,
   normalizeLabel,
   timeBucketId,
@@ -98,9 +98,9 @@ export function planStoredQuery(query: NetworkQuery, now: Date): StoredQueryPlan
 export function labelOfKeyword(keyword: string, source: Source): string | undefined {
   const trimmed = keyword.trim();
   if (source === 'x' && /^\$\S/.test(trimmed))
-    return normalizeLabel(`#${trimmed.slice(1)}`).slice(0, MAX_LABEL_LENGTH);
+    return cutLabel(normalizeLabel(`#${trimmed.slice(1)}`));
   const parsed = parseKeyword(trimmed, source);
-  if (parsed.kind === 'hashtag') return parsed.tag.slice(0, MAX_LABEL_LENGTH);
+  if (parsed.kind === 'hashtag') return cutLabel(parsed.tag);
   if (parsed.kind === 'subreddit') return parsed.label;
   return undefined;
 }

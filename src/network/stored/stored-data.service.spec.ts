@@ -3,7 +3,7 @@ import { AppConfig } from '../../config/app-config';
 import { CredibilityRecorder, MinerScore } from '../credibility-recorder';
 import { BucketHolding } from '../index/miner-index.repository';
 import { MinerIndexService } from '../index/miner-index.service';
-import { BucketKey, bucketStart, NetworkQuery, timeBucketId } from '../protocol';
+import { BucketKey, bucketStart, MAX_BUCKET_BYTES, NetworkQuery, timeBucketId } from '../protocol';
 import { wireBucketId, WireBucketId } from '../sn13/messages';
 import { SynapseName } from '../../common/synapse-names';
 import { CallBudgets } from '../transport/call-budgets';
@@ -124,6 +124,8 @@ interface FakeMiner {
   answer?: (asked: WireBucketId[]) => [WireBucketId, unknown[]][];
   delayMs?: number;
   fails?: MinerCallError;
+  /** What its index claims for each bucket, instead of the size of what it holds. */
+  claims?: number;
 }
 
 const bytes = (contents: readonly string[]) =>
@@ -191,7 +193,7 @@ function setUp(miners: FakeMiner[], options: { callsLeft?: number } = {}) {
             coldkey: fake.coldkey,
             axonUrl: `http://127.0.0.1:${9000 + fake.uid}`,
             credibility: fake.credibility,
-            bytes: bytes(contents),
+            bytes: fake.claims ?? bytes(contents),
           });
         }
       rows.sort((a, b) => b.timeBucket - a.timeBucket || b.credibility - a.credibility);
@@ -261,6 +263,15 @@ describe(StoredDataService.name, () => {
       { uid: 1, score: 1 },
       { uid: 2, score: 1 },
     ]);
+  });
+
+  it('plans as many buckets when a holder claims the subnet’s cap for every hour', async () => {
+    const liar = { ...miner(3), claims: MAX_BUCKET_BYTES };
+    const { service, calls } = setUp([miner(1), miner(2), liar]);
+    const answer = await service.answer(query());
+    expect(answer.items).toHaveLength(15);
+    expect(answer.buckets).toMatchObject({ planned: 2, fetchedNow: 2, missing: 0 });
+    expect(calls.map((call) => call.uid).sort()).toEqual([1, 2]);
   });
 
   it('answers the same query again from the store without calling a miner', async () => {

@@ -113,6 +113,7 @@ export class StoredDataService {
         currentHourTtlMs: this.config.network.storedCurrentHourTtlMs,
         recordBytes: recordBytesOf(fetches),
         target: wanted,
+        maxClaimBytes: this.maxBytesPerCall(),
       });
       selected.push(...chosen.selected);
       wanted -= chosen.estimatedItems;
@@ -156,7 +157,7 @@ export class StoredDataService {
       calls = chooseHolders(wanted, {
         callsLeft: await this.callsLeft(wanted),
         maxCalls: 2 * this.config.network.minersPerQuery,
-        maxBytesPerCall: this.config.network.minerMaxResponseBytes * RESPONSE_HEADROOM,
+        maxBytesPerCall: this.maxBytesPerCall(),
         corroborate: true,
       }).calls;
     } finally {
@@ -173,6 +174,11 @@ export class StoredDataService {
     }
     const done = Promise.all(waits).then(() => undefined);
     return { calls, reports, delivered, done };
+  }
+
+  /** The largest claim one call may carry: a holder claiming more is never asked. */
+  private maxBytesPerCall(): number {
+    return this.config.network.minerMaxResponseBytes * RESPONSE_HEADROOM;
   }
 
   /** Holders the client may call now for the bucket's synapse. */

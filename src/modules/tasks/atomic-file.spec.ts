@@ -1,0 +1,37 @@
+import { mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { removeStalePartials, STALE_PARTIAL_MS } from './atomic-file';
+
+describe(removeStalePartials.name, () => {
+  let directory: string;
+  beforeEach(() => (directory = mkdtempSync(join(tmpdir(), 'atomic-file-'))));
+  afterEach(() => rmSync(directory, { recursive: true, force: true }));
+
+  it("removes the file's partials no writer touched for an hour, and nothing else", async () => {
+    const path = join(directory, 'task.jsonl.gz');
+    const old = new Date(Date.now() - STALE_PARTIAL_MS - 60_000);
+    const files = {
+      crashed: 'task.jsonl.gz.1b4e28ba-2fa1-11d2-883f-0016d3cca427.partial',
+      legacy: 'task.jsonl.gz.partial',
+      crashedManifest: 'task.jsonl.gz.manifest.json.5c2e4f9a-0b1d-4c3e-9f8a-7d6e5c4b3a21.partial',
+      live: 'task.jsonl.gz.9f1c7a52-3d4e-4b6f-8a9b-0c1d2e3f4a5b.partial',
+      otherTask: 'task2.jsonl.gz.1b4e28ba-2fa1-11d2-883f-0016d3cca427.partial',
+      dataset: 'task.jsonl.gz',
+    };
+    for (const [role, name] of Object.entries(files)) {
+      writeFileSync(join(directory, name), role);
+      if (role !== 'live') utimesSync(join(directory, name), old, old);
+    }
+    await removeStalePartials(path, new Date());
+    expect(readdirSync(directory).sort()).toEqual(
+      [files.live, files.otherTask, files.dataset].sort(),
+    );
+  });
+
+  it('does nothing when the directory does not exist yet', async () => {
+    await expect(
+      removeStalePartials(join(directory, 'none', 'task.jsonl.gz'), new Date()),
+    ).resolves.toBeUndefined();
+  });
+});
