@@ -25,7 +25,7 @@ export class DataQueryController {
     description:
       'Asks several miners at once (at most 2 per coldkey), returns as soon as a quorum has answered or at the ' +
       'deadline, and checks every item: wrong-shaped or non-matching items are dropped and cost the miner ' +
-      'credibility. Items of all answering miners are merged, deduplicated by `uri`; when `limit` cuts, items held ' +
+      'credibility. Items of all answering miners are merged, one per post (its canonical `uri`); when `limit` cuts, items held ' +
       'by more miners win. Identical queries within 60 s are served from a cache (`meta.cache_hit`). When no miner ' +
       'is available or every miner fails, the answer is still HTTP 200 with `status: "error"` and `meta.error`.',
   })

@@ -23,7 +23,7 @@ import { KEYWORD_MODES, KeywordMode } from '../../../network/protocol';
     'at least one with `keyword_mode: "any"`. The conditions combine by AND: with usernames and keywords, an item ' +
     'must be by one of the usernames and satisfy the keywords. For X a `#tag` keyword also matches the hashtag ' +
     'list; for Reddit a keyword written `r/<name>`, `/r/<name>` or `/<name>` selects the subreddit. Items come ' +
-    'newest first, deduplicated by `uri`, at most `limit`.',
+    'newest first, one per post (an X post by its id, a Reddit item by its id, under its canonical `uri`), at most `limit`.',
 })
 export class DataQueryRequestDto {
   @IsSource()
