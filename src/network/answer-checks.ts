@@ -49,9 +49,14 @@ export interface MergedItems {
 
 /**
  * Merges the valid items of every answer, deduplicated by uri. When `limit` cuts, items held by
- * more miners win (then newer ones); what is returned is ordered newest first.
+ * more miners win (then newer ones), or with `newestFirst` the newest win; what is returned is
+ * ordered newest first.
  */
-export function mergeAnswers(answers: readonly CheckedAnswer[], limit: number): MergedItems {
+export function mergeAnswers(
+  answers: readonly CheckedAnswer[],
+  limit: number,
+  newestFirst = false,
+): MergedItems {
   const holders = new Map<string, number>();
   const byUri = new Map<string, DataItem>();
   for (const answer of answers) {
@@ -66,7 +71,12 @@ export function mergeAnswers(answers: readonly CheckedAnswer[], limit: number): 
   );
   const time = (item: DataItem) => times.get(item.uri)!;
   const kept = [...byUri.values()]
-    .sort((a, b) => holders.get(b.uri)! - holders.get(a.uri)! || time(b) - time(a))
+    .sort(
+      (a, b) =>
+        (newestFirst ? 0 : holders.get(b.uri)! - holders.get(a.uri)!) ||
+        time(b) - time(a) ||
+        a.uri.localeCompare(b.uri),
+    )
     .slice(0, limit)
     .sort((a, b) => time(b) - time(a) || a.uri.localeCompare(b.uri));
   const corroborated = kept.filter((item) => holders.get(item.uri)! >= 2).length;

@@ -262,7 +262,7 @@ export class NetworkService implements OnModuleInit {
     );
     setTimeout(() => stragglers.abort(), Math.max(STRAGGLER_GRACE_MS, 2 * hedgeAfterMs)).unref();
     this.metrics.recordQuorumOutcome(quorumResult(outcome, quorum));
-    const merged = mergeAnswers(outcome.answers, query.limit);
+    const merged = mergeAnswers(outcome.answers, query.limit, query.newestFirst);
     this.recordCredibility(outcome, merged.holders);
     return summarize(outcome, merged.items, merged.consensus);
   }

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { DataItem } from '../../network/protocol';
+import { CollectionProgress } from './collection-paging';
 import { CompiledDataset, ParquetFile } from './dataset-writer';
 import { TaskJob, TaskRow, TaskState } from './task.types';
 
@@ -160,8 +161,16 @@ export class TasksRepository {
     );
   }
 
-  /** Stores newly seen items (dedupe by uri within the task) and returns how many were new. */
-  async addItems(taskId: string, items: readonly DataItem[], now: Date): Promise<number> {
+  /**
+   * Stores newly seen items (dedupe by uri within the task) and where the collection got to,
+   * and returns how many were new.
+   */
+  async addItems(
+    taskId: string,
+    items: readonly DataItem[],
+    progress: CollectionProgress,
+    now: Date,
+  ): Promise<number> {
     const added = await this.dataSource.transaction(async (manager) => {
       const rows = await manager.query<{ uri: string }[]>(
         `INSERT INTO task_items (task_id, uri, datetime, item, collected_at)
@@ -176,8 +185,18 @@ export class TasksRepository {
         ],
       );
       await manager.query(
-        `UPDATE scraping_tasks SET items_collected = items_collected + $2, collections = collections + 1, last_collected_at = $3 WHERE id = $1`,
-        [taskId, rows.length, now.toISOString()],
+        `UPDATE scraping_tasks SET items_collected = items_collected + $2, collections = collections + 1, last_collected_at = $3,
+           collect_head = $4, collect_cursor = $5, collect_floor = $6, collect_back_next = $7
+         WHERE id = $1`,
+        [
+          taskId,
+          rows.length,
+          now.toISOString(),
+          progress.head?.toISOString() ?? null,
+          progress.cursor?.toISOString() ?? null,
+          progress.floor?.toISOString() ?? null,
+          progress.backNext,
+        ],
       );
       return rows.length;
     });
