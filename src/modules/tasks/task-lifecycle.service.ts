@@ -117,16 +117,21 @@ export class TaskLifecycleService
     const progress = progressOf(task);
     const page = nextPage(task, progress, now);
     const { collectLimit } = this.config.tasks;
-    const result = await this.network.query({
-      source: task.platform,
-      usernames: [],
-      keywords: [task.label, task.keyword].filter((keyword): keyword is string => keyword !== null),
-      keywordMode: 'all',
-      startDate: page.start,
-      endDate: page.end,
-      limit: collectLimit,
-      newestFirst: true,
-    });
+    const result = await this.network.query(
+      {
+        source: task.platform,
+        usernames: [],
+        keywords: [task.label, task.keyword].filter(
+          (keyword): keyword is string => keyword !== null,
+        ),
+        keywordMode: 'all',
+        startDate: page.start,
+        endDate: page.end,
+        limit: collectLimit,
+        newestFirst: true,
+      },
+      { for: 'task' },
+    );
     if (result.error) {
       this.logger.warn(`task ${task.id}: nothing collected: ${result.error}`);
       return;
