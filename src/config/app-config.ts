@@ -188,6 +188,8 @@ export interface TasksConfig {
   /** Collections in flight at once, and started per minute (across replicas). */
   collectConcurrency: number;
   collectPerMinute: number;
+  /** Share (0..1) of each miner's call budgets kept for users' queries: tasks take calls above it. */
+  budgetReserve: number;
   /** How often the lifecycle job wakes up to collect and compile what is due. */
   tickMs: number;
   /** Failed compile attempts before a task is `failed`. */

@@ -457,6 +457,16 @@ export class EnvironmentVariables {
   @Max(6000)
   TASK_COLLECT_PER_MINUTE = 20;
 
+  /**
+   * Share of each miner's call budget (MINER_CALL_BUDGETS) that only users' queries take: a
+   * task's collection calls a miner only while more than this share is left.
+   */
+  @Type(() => Number)
+  @IsNumber()
+  @Min(0)
+  @Max(1)
+  TASK_BUDGET_RESERVE = 0.5;
+
   @toInt()
   @IsInt()
   @Min(1)

@@ -157,6 +157,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       collectLimit: vars.TASK_COLLECT_LIMIT,
       collectConcurrency: vars.TASK_COLLECT_CONCURRENCY,
       collectPerMinute: vars.TASK_COLLECT_PER_MINUTE,
+      budgetReserve: vars.TASK_BUDGET_RESERVE,
       tickMs: vars.TASK_LIFECYCLE_TICK * 1000,
       maxCompileAttempts: vars.TASK_MAX_COMPILE_ATTEMPTS,
     },

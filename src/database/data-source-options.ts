@@ -14,6 +14,7 @@ import { ItemStore1764600000000 } from './migrations/1764600000000-ItemStore';
 import { DesirabilityPublications1764710000000 } from './migrations/1764710000000-DesirabilityPublications';
 import { NetworkDesirabilities1764720000000 } from './migrations/1764720000000-NetworkDesirabilities';
 import { UnknownStake1764731000000 } from './migrations/1764731000000-UnknownStake';
+import { TaskCollectionPaging1764740000000 } from './migrations/1764740000000-TaskCollectionPaging';
 
 export const MIGRATIONS = [
   InitialSchema1763700000000,
@@ -30,6 +31,7 @@ export const MIGRATIONS = [
   DesirabilityPublications1764710000000,
   NetworkDesirabilities1764720000000,
   UnknownStake1764731000000,
+  TaskCollectionPaging1764740000000,
 ];
 
 /**

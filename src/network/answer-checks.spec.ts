@@ -252,6 +252,13 @@ describe(mergeAnswers.name, () => {
     expect(uris(merged.items)).toEqual(uris([b, a]));
   });
 
+  it('keeps the newest items when the limit cuts and newestFirst asks so, however held', () => {
+    const answers = [answerOf(1, [a, b, d]), answerOf(2, [a, b]), answerOf(3, [c])];
+
+    expect(uris(mergeAnswers(answers, 2).items)).toEqual(uris([b, a]));
+    expect(uris(mergeAnswers(answers, 2, true).items)).toEqual(uris([d, c]));
+  });
+
   it('keeps the newer items when the limit cuts among equally held ones', () => {
     const merged = mergeAnswers([answerOf(1, [a, b, c]), answerOf(2, [d])], 2);
 

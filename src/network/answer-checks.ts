@@ -52,10 +52,15 @@ export interface MergedItems {
 
 /**
  * Merges the valid items of every answer, deduplicated by post (itemKey), the first copy kept.
- * When `limit` cuts, items held by more miners win (then newer ones); what is returned is
+ * When `limit` cuts, items held by more miners win (then newer ones), or with `newestFirst` the
+ * newest win; what is returned is
  * ordered newest first.
  */
-export function mergeAnswers(answers: readonly CheckedAnswer[], limit: number): MergedItems {
+export function mergeAnswers(
+  answers: readonly CheckedAnswer[],
+  limit: number,
+  newestFirst = false,
+): MergedItems {
   const holders = new Map<string, number>();
   const byKey = new Map<string, DataItem>();
   for (const answer of answers) {
@@ -72,7 +77,10 @@ export function mergeAnswers(answers: readonly CheckedAnswer[], limit: number): 
   const time = (item: DataItem) => times.get(item)!;
   const held = (item: DataItem) => holders.get(itemKey(item))!;
   const kept = [...byKey.values()]
-    .sort((a, b) => held(b) - held(a) || time(b) - time(a))
+    .sort(
+      (a, b) =>
+        (newestFirst ? 0 : held(b) - held(a)) || time(b) - time(a) || a.uri.localeCompare(b.uri),
+    )
     .slice(0, limit)
     .sort((a, b) => time(b) - time(a) || a.uri.localeCompare(b.uri));
   const corroborated = kept.filter((item) => held(item) >= 2).length;

@@ -35,6 +35,7 @@ import { SYNAPSE_NAMES, SynapseName } from '../common/synapse-names';
 import { StoredAnswer } from './stored/stored-answer';
 import { StoredDataService } from './stored/stored-data.service';
 import { CallBudgets } from './transport/call-budgets';
+import { asTaskCalls } from './transport/call-priority';
 import { NeuronListing, neuronListing } from './neuron-listing';
 import {
   failureScore,
@@ -176,8 +177,17 @@ export class NetworkService implements OnModuleInit {
    * stored data at once). `auto` also answers from stored data while every miner that serves
    * it has spent this validator's OnDemandRequest budget for the hour (stored data has budgets
    * of its own). With no miner to ask at all, `auto` gives the live path's error.
+   * `for: 'task'` (a scraping task's collection) calls a miner only while more than the users'
+   * reserve of its budget is left (TASK_BUDGET_RESERVE): users' queries come first.
    */
-  async query(query: NetworkQuery): Promise<NetworkQueryResult> {
+  query(
+    query: NetworkQuery,
+    caller: { for: 'user' | 'task' } = { for: 'user' },
+  ): Promise<NetworkQueryResult> {
+    return caller.for === 'task' ? asTaskCalls(() => this.answer(query)) : this.answer(query);
+  }
+
+  private async answer(query: NetworkQuery): Promise<NetworkQueryResult> {
     const mode = this.config.network.onDemandMode;
     if (mode === 'stored') return this.queryStored(query);
     if (mode === 'auto' && this.noneServesOnDemand()) return this.queryStored(query);
@@ -266,7 +276,7 @@ export class NetworkService implements OnModuleInit {
     );
     setTimeout(() => stragglers.abort(), Math.max(STRAGGLER_GRACE_MS, 2 * hedgeAfterMs)).unref();
     this.metrics.recordQuorumOutcome(quorumResult(outcome, quorum));
-    const merged = mergeAnswers(outcome.answers, query.limit);
+    const merged = mergeAnswers(outcome.answers, query.limit, query.newestFirst);
     this.recordCredibility(outcome, merged.holders);
     return summarize(outcome, merged.items, merged.consensus);
   }

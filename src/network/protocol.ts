@@ -199,6 +199,12 @@ export interface NetworkQuery {
   startDate: Date | null;
   endDate: Date;
   limit: number;
+  /**
+   * When the limit cuts a live answer, keep the newest items rather than the best corroborated:
+   * for a caller paging back by time (task collection), which takes the oldest item returned
+   * as the end of its next page and must not skip newer items left out.
+   */
+  newestFirst?: boolean;
 }
 
 /** Where an on-demand answer came from: `live` OnDemandRequest calls, or the miners' stored data. */

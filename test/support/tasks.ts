@@ -11,14 +11,10 @@ export function registerTask(
   id: string,
   label: string,
   platform: 'x' | 'reddit' = 'x',
+  window: { postStart: Date | null; postEnd: Date | null } = { postStart: null, postEnd: null },
 ): Promise<unknown> {
   const tasks = app.get(TasksService);
   return tasks.registering((manager) =>
-    tasks.register(
-      hotkey,
-      [{ id, platform, label, keyword: null, postStart: null, postEnd: null }],
-      1000,
-      manager,
-    ),
+    tasks.register(hotkey, [{ id, platform, label, keyword: null, ...window }], 1000, manager),
   );
 }

@@ -7,14 +7,16 @@ import {
   OnModuleDestroy,
 } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock';
+import { parseIsoDate } from '../../common/validation/iso-date';
 import { JobRunner } from '../../common/jobs/job-runner';
 import { inPool } from '../../common/jobs/in-pool';
 import { PeriodicJob } from '../../common/jobs/periodic-job';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { currentItemShape, StoredItemShape } from '../../network/legacy-items';
-import { NetworkService } from '../../network/network.service';
+import { NetworkQueryResult, NetworkService } from '../../network/network.service';
 import { removeStalePartials } from './atomic-file';
+import { afterPage, CollectionProgress, nextPage } from './collection-paging';
 import { parquetPathBeside } from './dataset-parquet';
 import { DatasetParquetService } from './dataset-parquet.service';
 import { DatasetRow, writeJsonLines, writeManifest } from './dataset-writer';
@@ -114,23 +116,40 @@ export class TaskLifecycleService
   }
 
   private async collect(task: TaskRow, now: Date): Promise<void> {
-    const end = task.post_end && task.post_end < now ? task.post_end : now;
-    const result = await this.network.query({
-      source: task.platform,
-      usernames: [],
-      keywords: [task.label, task.keyword].filter((keyword): keyword is string => keyword !== null),
-      keywordMode: 'all',
-      startDate: task.post_start,
-      endDate: end,
-      limit: this.config.tasks.collectLimit,
-    });
+    const progress = progressOf(task);
+    const page = nextPage(task, progress, now);
+    const { collectLimit } = this.config.tasks;
+    const result = await this.network.query(
+      {
+        source: task.platform,
+        usernames: [],
+        keywords: [task.label, task.keyword].filter(
+          (keyword): keyword is string => keyword !== null,
+        ),
+        keywordMode: 'all',
+        startDate: page.start,
+        endDate: page.end,
+        limit: collectLimit,
+        newestFirst: true,
+      },
+      { for: 'task' },
+    );
     if (result.error) {
       this.logger.warn(`task ${task.id}: nothing collected: ${result.error}`);
       return;
     }
-    const added = await this.repository.addItems(task.id, result.items, now);
+    const outcome = {
+      full: result.items.length >= collectLimit,
+      completeFrom: completeFrom(result),
+    };
+    const added = await this.repository.addItems(
+      task.id,
+      result.items,
+      afterPage(progress, page, outcome),
+      now,
+    );
     this.logger.log(
-      `task ${task.id}: ${added} new items (${result.items.length} returned by ${result.minersResponded} miners)`,
+      `task ${task.id}: ${added} new items (${result.items.length} returned by ${result.minersResponded} miners, ${page.kind} page)`,
     );
   }
 
@@ -174,6 +193,21 @@ export class TaskLifecycleService
       after = page[page.length - 1];
     }
   }
+}
+
+function progressOf(task: TaskRow): CollectionProgress {
+  return {
+    head: task.collect_head,
+    cursor: task.collect_cursor,
+    floor: task.collect_floor,
+    backNext: task.collect_back_next,
+  };
+}
+
+/** The oldest item's time: asked newest first, the answer holds everything found after it. */
+function completeFrom(result: NetworkQueryResult): Date | null {
+  if (result.items.length === 0) return null;
+  return new Date(Math.min(...result.items.map((item) => parseIsoDate(item.datetime)!.getTime())));
 }
 
 /** Where a task's dataset lives; the id is encoded so that no id can leave the directory. */

@@ -36,6 +36,11 @@ export interface TaskRow {
   items_collected: number;
   collections: number;
   last_collected_at: Date | null;
+  /** Collection progress: see collection-paging.ts. */
+  collect_head: Date | null;
+  collect_cursor: Date | null;
+  collect_floor: Date | null;
+  collect_back_next: boolean;
   compile_attempts: number;
   completed_at: Date | null;
   failure_reason: string | null;

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { canonicalItem } from '../../network/item-uri';
 import { DataItem } from '../../network/protocol';
+import { CollectionProgress } from './collection-paging';
 import { CompiledDataset, ParquetFile } from './dataset-writer';
 import { TaskJob, TaskRow, TaskState } from './task.types';
 
@@ -162,11 +163,17 @@ export class TasksRepository {
   }
 
   /**
-   * Stores newly seen items (dedupe by uri within the task) and returns how many were new. An
-   * item whose uri does not name it is left out, whichever path brought it, and the others are
-   * kept under their uri's canonical form, so one post is one task item (see item-uri.ts).
+   * Stores newly seen items (dedupe by uri within the task) and where the collection got to,
+   * and returns how many were new. An item whose uri does not name it is left out, whichever
+   * path brought it, and the others are kept under their uri's canonical form, so one post is
+   * one task item (see item-uri.ts).
    */
-  async addItems(taskId: string, offered: readonly DataItem[], now: Date): Promise<number> {
+  async addItems(
+    taskId: string,
+    offered: readonly DataItem[],
+    progress: CollectionProgress,
+    now: Date,
+  ): Promise<number> {
     const items = offered.flatMap((item) => canonicalItem(item) ?? []);
     const added = await this.dataSource.transaction(async (manager) => {
       const rows = await manager.query<{ uri: string }[]>(
@@ -182,8 +189,18 @@ export class TasksRepository {
         ],
       );
       await manager.query(
-        `UPDATE scraping_tasks SET items_collected = items_collected + $2, collections = collections + 1, last_collected_at = $3 WHERE id = $1`,
-        [taskId, rows.length, now.toISOString()],
+        `UPDATE scraping_tasks SET items_collected = items_collected + $2, collections = collections + 1, last_collected_at = $3,
+           collect_head = $4, collect_cursor = $5, collect_floor = $6, collect_back_next = $7
+         WHERE id = $1`,
+        [
+          taskId,
+          rows.length,
+          now.toISOString(),
+          progress.head?.toISOString() ?? null,
+          progress.cursor?.toISOString() ?? null,
+          progress.floor?.toISOString() ?? null,
+          progress.backNext,
+        ],
       );
       return rows.length;
     });

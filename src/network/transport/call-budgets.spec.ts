@@ -3,6 +3,7 @@ import { SynapseName } from '../../common/synapse-names';
 import { loadConfig } from '../../config/load-config';
 import { CallBudgetRepository } from './call-budget.repository';
 import { CallBudgets, MINER_WINDOW_MS } from './call-budgets';
+import { asTaskCalls } from './call-priority';
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 60 * MINUTE_MS;
@@ -131,6 +132,38 @@ describe(CallBudgets.name, () => {
     expect(await taken('GetDataEntityBucket')).toBe(1);
     expect(await taken('GetContentsByBuckets')).toBe(8);
     expect(await taken('OnDemandRequest')).toBe(8);
+  });
+
+  describe("users' reserve (TASK_BUDGET_RESERVE)", () => {
+    it("lets tasks' calls take a miner's budget only down to the reserve, users' calls the rest", async () => {
+      const shared = budgets();
+      let tasks = 0;
+      while (tasks < 20 && (await asTaskCalls(() => shared.take('miner', 'OnDemandRequest'))))
+        tasks++;
+
+      expect(tasks).toBe(4);
+      expect((await shared.left(['miner'], 'OnDemandRequest')).get('miner')!.left).toBe(4);
+      expect(
+        (await asTaskCalls(() => shared.left(['miner'], 'OnDemandRequest'))).get('miner')!.left,
+      ).toBe(0);
+      for (let call = 0; call < 4; call++)
+        expect(await shared.take('miner', 'OnDemandRequest')).toBe(true);
+      expect(await shared.take('miner', 'OnDemandRequest')).toBe(false);
+    });
+
+    it('keeps a share rounded up, and nothing at 0', async () => {
+      const taken = async (env: Record<string, string>) => {
+        const shared = budgets(env);
+        let count = 0;
+        while (count < 20 && (await shared.take('miner', 'GetContentsByBuckets', true))) count++;
+        repository.rows.clear();
+        return count;
+      };
+
+      expect(await taken({ TASK_BUDGET_RESERVE: '0.3' })).toBe(5);
+      expect(await taken({ TASK_BUDGET_RESERVE: '0' })).toBe(8);
+      expect(await taken({ TASK_BUDGET_RESERVE: '1' })).toBe(0);
+    });
   });
 
   it('leaves a synapse without a budget free and unlimited', async () => {

@@ -5,6 +5,7 @@ import { InjectConfig } from '../../config/config.module';
 import { CallBudget } from '../../config/miner-network-settings';
 import { SynapseName } from '../../common/synapse-names';
 import { CallBudgetRepository } from './call-budget.repository';
+import { isTaskCall } from './call-priority';
 
 export interface BudgetLeft {
   /** Calls the miner may still receive now (Infinity when the synapse has no budget). */
@@ -34,6 +35,10 @@ export const MINER_WINDOW_MS = 60 * 60_000;
  * replicas whose clocks disagree. So every window is counted MINER_CALL_BUDGET_MARGIN_SECONDS
  * longer than written, and calls are dated by Postgres's clock, the one clock all replicas
  * share. A miner's 403 spends the rest of the budget (`spend`).
+ *
+ * Scraping tasks' calls (call-priority.ts) leave a share of every budget to users' queries: a
+ * task's call is taken only while more than TASK_BUDGET_RESERVE of the budget is left, and a
+ * task sees only what is left above it (`left`), so it picks miners it may call.
  */
 @Injectable()
 export class CallBudgets {
@@ -47,18 +52,26 @@ export class CallBudgets {
     return this.config.network.callBudgets[synapse];
   }
 
-  /** Takes one call of the miner's budget; false when none is left. Free without a budget. */
-  async take(hotkey: string, synapse: SynapseName): Promise<boolean> {
+  /**
+   * Takes one call of the miner's budget; false when none is left (for a task's call: none
+   * above the users' reserve). Free without a budget.
+   */
+  async take(hotkey: string, synapse: SynapseName, forTask = isTaskCall()): Promise<boolean> {
     const budget = this.budgetOf(synapse);
     if (!budget) return true;
     const { granted } = await this.repository.reserve(
       hotkey,
       synapse,
       this.clock.shiftMs(),
-      budget.calls,
+      budget.calls - (forTask ? this.usersReserve(budget) : 0),
       this.windowOf(budget),
     );
     return granted;
+  }
+
+  /** The calls of a budget only users' queries take: TASK_BUDGET_RESERVE of it, rounded up. */
+  usersReserve(budget: CallBudget): number {
+    return Math.ceil(budget.calls * this.config.tasks.budgetReserve);
   }
 
   /**
@@ -85,12 +98,17 @@ export class CallBudgets {
     return new Date(until);
   }
 
-  /** What each miner has left of its budget for `synapse` now. */
-  async left(hotkeys: readonly string[], synapse: SynapseName): Promise<Map<string, BudgetLeft>> {
+  /** What each miner has left of its budget for `synapse` now (for a task: above the reserve). */
+  async left(
+    hotkeys: readonly string[],
+    synapse: SynapseName,
+    forTask = isTaskCall(),
+  ): Promise<Map<string, BudgetLeft>> {
     const budget = this.budgetOf(synapse);
     if (!budget)
       return new Map(hotkeys.map((hotkey) => [hotkey, { left: Infinity, nextAt: null }]));
     const windowMs = this.windowOf(budget);
+    const limit = budget.calls - (forTask ? this.usersReserve(budget) : 0);
     const recent = await this.repository.recentCalls(
       hotkeys,
       synapse,
@@ -104,7 +122,7 @@ export class CallBudgets {
         return [
           hotkey,
           {
-            left: Math.max(0, budget.calls - calls.length),
+            left: Math.max(0, limit - calls.length),
             nextAt: oldest ? new Date(oldest.getTime() + windowMs) : null,
           },
         ];

@@ -17,6 +17,7 @@ import { ValidatorIdentity } from '../bittensor/validator-identity';
 import { getDataEntityBucketFields, getMinerIndexFields } from '../sn13/messages';
 import { SYNAPSE_NAMES, SynapseName } from '../../common/synapse-names';
 import { CallBudgets } from './call-budgets';
+import { asTaskCalls } from './call-priority';
 import { MinerCallError, MinerClient, MinerFailureReason, MinerTarget } from './miner-client';
 
 const GATEWAY = Sr25519Keypair.fromUri('//Gateway');
@@ -199,7 +200,7 @@ describe(MinerClient.name, () => {
   let metrics: MetricsService;
   let granted: boolean;
   let budgets: {
-    take: jest.Mock<Promise<boolean>, [string, SynapseName]>;
+    take: jest.Mock<Promise<boolean>, [string, SynapseName, boolean?]>;
     spend: jest.Mock<Promise<Date | undefined>, [string, SynapseName]>;
   };
   let logs: { log: jest.SpyInstance; warn: jest.SpyInstance };
@@ -235,7 +236,9 @@ describe(MinerClient.name, () => {
     metrics = new MetricsService();
     granted = true;
     budgets = {
-      take: jest.fn((_hotkey: string, _synapse: SynapseName) => Promise.resolve(granted)),
+      take: jest.fn((_hotkey: string, _synapse: SynapseName, _forTask?: boolean) =>
+        Promise.resolve(granted),
+      ),
       // As CallBudgets with OnDemandRequest=none: a synapse without a budget has nothing to spend.
       spend: jest.fn((_hotkey: string, synapse: SynapseName) =>
         Promise.resolve(
@@ -577,7 +580,17 @@ describe(MinerClient.name, () => {
 
       await client.call(axon.target(), 'GetDataEntityBucket', {}, 2_000);
 
-      expect(budgets.take.mock.calls).toEqual([[MINER, 'GetDataEntityBucket']]);
+      expect(budgets.take.mock.calls).toEqual([[MINER, 'GetDataEntityBucket', false]]);
+    });
+
+    it("takes it as a task's when called for a task, even once its bulkhead queued it", async () => {
+      const oneAtATime = createClient({ MINER_CONCURRENCY: '1' });
+      const axon = await startAxon();
+      const call = () => oneAtATime.call(axon.target(), 'GetDataEntityBucket', {}, 2_000);
+
+      await Promise.all([call(), asTaskCalls(call), call()]);
+
+      expect(budgets.take.mock.calls.map((call) => call[2]).sort()).toEqual([false, false, true]);
     });
 
     it('fails as no_budget without the miner receiving anything when none is left', async () => {

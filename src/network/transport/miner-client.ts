@@ -27,6 +27,7 @@ import { WrongAnswerError } from '../sn13/messages';
 import { SynapseName } from '../../common/synapse-names';
 import { AddressPolicy, AddressRefusedError } from './address-policy';
 import { CallBudgets } from './call-budgets';
+import { isTaskCall } from './call-priority';
 import { MinerCooldowns } from './miner-cooldowns';
 
 export interface MinerTarget {
@@ -182,6 +183,8 @@ export class MinerClient implements OnModuleDestroy {
     signal?: AbortSignal,
   ): Promise<MinerReply> {
     const started = performance.now();
+    // Read now: the bulkhead's queue may run the call later, from another call's context.
+    const forTask = isTaskCall();
     try {
       const refused = this.cooldowns.active(miner.hotkey, synapse);
       if (refused) throw new MinerCallError(refused, `${synapse} refused recently (${refused})`);
@@ -192,7 +195,7 @@ export class MinerClient implements OnModuleDestroy {
         breaker,
         timeout(timeoutMs, TimeoutStrategy.Aggressive),
       ).execute(
-        (context) => this.send(miner, axon, synapse, fields, timeoutMs, context.signal),
+        (context) => this.send(miner, axon, synapse, fields, timeoutMs, context.signal, forTask),
         signal ? AbortSignal.any([this.shutdown.signal, signal]) : this.shutdown.signal,
       );
       const latencyMs = performance.now() - started;
@@ -274,13 +277,17 @@ export class MinerClient implements OnModuleDestroy {
     fields: Record<string, unknown>,
     timeoutMs: number,
     signal: AbortSignal,
+    forTask: boolean,
   ): Promise<unknown> {
     // IP literals (all a chain lists) are refused here; host names when they resolve, at
     // connect time, after the budget was taken: a wasted call, never an extra one.
     if (isIP(axon.ip) && !this.addresses.allows(axon.ip))
       throw new MinerCallError('address_refused', new AddressRefusedError(axon.ip).message);
-    if (!(await this.budgets.take(miner.hotkey, synapse)))
-      throw new MinerCallError('no_budget', `no ${synapse} call left in this miner's budget`);
+    if (!(await this.budgets.take(miner.hotkey, synapse, forTask)))
+      throw new MinerCallError(
+        'no_budget',
+        `no ${synapse} call left in this miner's budget${forTask ? " beyond users' reserve" : ''}`,
+      );
     const signed = buildSignedRequest(
       synapse,
       fields,

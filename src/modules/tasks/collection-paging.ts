@@ -1,0 +1,90 @@
+/**
+ * Where a task's next collection looks, and what it learned. A collection asks for the newest
+ * `limit` items of a time range; asking the whole window every time returns the same newest
+ * items, so a task whose window lies in the past would stop at one page. Instead a task pages
+ * back through its window (each page ends where the previous one was complete) and, while its
+ * window includes the present, alternates those pages with one of what is new since the last.
+ * Stored in Postgres (scraping_tasks.collect_*), so it survives restarts and every replica
+ * continues from the same place.
+ */
+export interface CollectionProgress {
+  /** End of the latest newest-first page: what is newer is new. Null before the first. */
+  head: Date | null;
+  /** End (inclusive) of the next page back; null when nothing is left to page back through. */
+  cursor: Date | null;
+  /** Start (inclusive) of the pages back: where the range being paged through begins. */
+  floor: Date | null;
+  /** Whether the next collection pages back (alternation while the window is open). */
+  backNext: boolean;
+}
+
+export const NO_PROGRESS: CollectionProgress = {
+  head: null,
+  cursor: null,
+  floor: null,
+  backNext: false,
+};
+
+/** One collection's range: a query's start (null: none) and end dates, both inclusive. */
+export interface CollectionPage {
+  kind: 'newest' | 'back';
+  start: Date | null;
+  end: Date;
+}
+
+/** What a page's answer says about the range it asked. */
+export interface PageOutcome {
+  /** The answer held `limit` items: there may be older ones in the range. */
+  full: boolean;
+  /** The time from which the answer holds everything it found (to the page's end). */
+  completeFrom: Date | null;
+}
+
+interface TaskWindow {
+  post_start: Date | null;
+  post_end: Date | null;
+}
+
+/** The window's end as of `now`: the task's post end, or now while that is ahead. */
+export function windowEnd(task: TaskWindow, now: Date): Date {
+  return task.post_end && task.post_end < now ? task.post_end : now;
+}
+
+export function nextPage(
+  task: TaskWindow,
+  progress: CollectionProgress,
+  now: Date,
+): CollectionPage {
+  const end = windowEnd(task, now);
+  const nothingNew = progress.head !== null && progress.head >= end;
+  if (progress.cursor && (progress.backNext || nothingNew))
+    return { kind: 'back', start: progress.floor, end: progress.cursor };
+  // A window paged through to its start is walked again from the top: miners may have scraped
+  // older posts since (uri dedupe keeps the dataset free of repeats).
+  const start = progress.head && !nothingNew ? progress.head : task.post_start;
+  return { kind: 'newest', start, end };
+}
+
+export function afterPage(
+  progress: CollectionProgress,
+  page: CollectionPage,
+  outcome: PageOutcome,
+): CollectionProgress {
+  const more = outcome.full && outcome.completeFrom !== null;
+  if (page.kind === 'newest') {
+    // A full page leaves older items of its range to page back through. While an earlier range
+    // is still being paged through, they are left out: one range at a time keeps the pages
+    // reaching further back, where a busy label's new items would otherwise restart them.
+    const startsPaging = more && !progress.cursor;
+    const cursor = startsPaging ? outcome.completeFrom : progress.cursor;
+    const floor = startsPaging ? page.start : progress.floor;
+    return { head: page.end, cursor, floor, backNext: cursor !== null };
+  }
+  if (!more) return { ...progress, cursor: null, floor: null, backNext: false };
+  // More items at one instant than a page holds would stop the cursor: step past the instant.
+  const cursor =
+    outcome.completeFrom! < page.end ? outcome.completeFrom! : new Date(page.end.getTime() - 1);
+  if (progress.floor && cursor < progress.floor)
+    return { ...progress, cursor: null, floor: null, backNext: false };
+  return { ...progress, cursor, backNext: false };
+}
