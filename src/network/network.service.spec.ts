@@ -130,7 +130,7 @@ describe(`${NetworkService.name} on-demand modes`, () => {
     const { service, stored, onDemandCalls } = setUp('stored', 3, 3);
     const result = await service.query(QUERY);
     expect(onDemandCalls).toEqual([]);
-    expect(stored.answer).toHaveBeenCalledWith(QUERY);
+    expect(stored.answer).toHaveBeenCalledWith(QUERY, false);
     expect(result).toMatchObject({
       origin: 'stored',
       minersQueried: 2,
@@ -167,6 +167,12 @@ describe(`${NetworkService.name} on-demand modes`, () => {
     expect((await service.query(QUERY)).error).toBeUndefined();
   });
 
+  it("passes a task's query on as one, so its calls leave users their reserve", async () => {
+    const { service, stored } = setUp('stored', 3, 3);
+    await service.query(QUERY, { for: 'task' });
+    expect(stored.answer).toHaveBeenCalledWith(QUERY, true);
+  });
+
   it('auto: live while a miner serves OnDemandRequest', async () => {
     const { service, stored } = setUp('auto', 3, 3);
     const result = await service.query(QUERY);
@@ -192,7 +198,7 @@ describe(`${NetworkService.name} on-demand modes`, () => {
     const { service, stored, onDemandCalls } = setUp('auto', 2, 2, [1, 2]);
     const result = await service.query(QUERY);
     expect(onDemandCalls).toEqual([]);
-    expect(stored.answer).toHaveBeenCalledWith(QUERY);
+    expect(stored.answer).toHaveBeenCalledWith(QUERY, false);
     expect(result.origin).toBe('stored');
   });
 

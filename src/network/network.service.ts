@@ -35,7 +35,6 @@ import { SYNAPSE_NAMES, SynapseName } from '../common/synapse-names';
 import { StoredAnswer } from './stored/stored-answer';
 import { StoredDataService } from './stored/stored-data.service';
 import { CallBudgets } from './transport/call-budgets';
-import { asTaskCalls } from './transport/call-priority';
 import { NeuronListing, neuronListing } from './neuron-listing';
 import {
   failureScore,
@@ -180,24 +179,21 @@ export class NetworkService implements OnModuleInit {
    * `for: 'task'` (a scraping task's collection) calls a miner only while more than the users'
    * reserve of its budget is left (TASK_BUDGET_RESERVE): users' queries come first.
    */
-  query(
+  async query(
     query: NetworkQuery,
     caller: { for: 'user' | 'task' } = { for: 'user' },
   ): Promise<NetworkQueryResult> {
-    return caller.for === 'task' ? asTaskCalls(() => this.answer(query)) : this.answer(query);
-  }
-
-  private async answer(query: NetworkQuery): Promise<NetworkQueryResult> {
+    const forTask = caller.for === 'task';
     const mode = this.config.network.onDemandMode;
-    if (mode === 'stored') return this.queryStored(query);
-    if (mode === 'auto' && this.noneServesOnDemand()) return this.queryStored(query);
+    if (mode === 'stored') return this.queryStored(query, forTask);
+    if (mode === 'auto' && this.noneServesOnDemand()) return this.queryStored(query, forTask);
     const available = this.availableMiners('OnDemandRequest');
-    const withCallsLeft = await this.withBudgetLeft(available);
+    const withCallsLeft = await this.withBudgetLeft(available, forTask);
     if (mode === 'auto' && available.length > 0 && withCallsLeft.length === 0)
-      return this.queryStored(query);
-    const live = await this.queryLive(query, available, withCallsLeft);
+      return this.queryStored(query, forTask);
+    const live = await this.queryLive(query, available, withCallsLeft, forTask);
     if (mode === 'auto' && live.minersResponded === 0 && onlyNotServed(live))
-      return this.queryStored(query);
+      return this.queryStored(query, forTask);
     return live;
   }
 
@@ -215,8 +211,8 @@ export class NetworkService implements OnModuleInit {
     );
   }
 
-  private async queryStored(query: NetworkQuery): Promise<NetworkQueryResult> {
-    const answer = await this.storedData.answer(query);
+  private async queryStored(query: NetworkQuery, forTask: boolean): Promise<NetworkQueryResult> {
+    const answer = await this.storedData.answer(query, forTask);
     const { miners } = answer;
     // Nothing found where nothing could be fetched is not "no data": say so, rather than a
     // success with `no_data_available` that clients of the hosted API read as "none exists".
@@ -248,6 +244,7 @@ export class NetworkService implements OnModuleInit {
     query: NetworkQuery,
     available: ServingMiner[],
     withCallsLeft: ServingMiner[],
+    forTask: boolean,
   ): Promise<NetworkQueryResult> {
     const { minersPerQuery, quorum, queryDeadlineMs } = this.config.network;
     const candidates = rankMinersForQuery(withCallsLeft);
@@ -271,7 +268,7 @@ export class NetworkService implements OnModuleInit {
     const stragglers = new AbortController();
     const outcome = await runQuorum(
       { candidates, fanout: minersPerQuery, quorum, deadlineMs: queryDeadlineMs, hedgeAfterMs },
-      (miner) => this.ask(miner, request, matcher, query.source, stragglers.signal),
+      (miner) => this.ask(miner, request, matcher, query.source, stragglers.signal, forTask),
       (late) => this.recordLate(late),
     );
     setTimeout(() => stragglers.abort(), Math.max(STRAGGLER_GRACE_MS, 2 * hedgeAfterMs)).unref();
@@ -334,6 +331,7 @@ export class NetworkService implements OnModuleInit {
     matcher: QueryMatcher,
     source: Source,
     signal: AbortSignal,
+    forTask: boolean,
   ): Promise<CheckedAnswer> {
     const reply = await this.client.call(
       targetOf(miner),
@@ -341,6 +339,7 @@ export class NetworkService implements OnModuleInit {
       { ...request },
       this.config.network.queryDeadlineMs,
       signal,
+      forTask,
     );
     // A body without the list throws WrongAnswerError: the miner's wrong_schema.
     const entities = readEntityList(reply.body, 'data');
@@ -353,12 +352,14 @@ export class NetworkService implements OnModuleInit {
   /**
    * The miners with an OnDemandRequest call left in their budget (all of them without one): a
    * miner without would only be a `no_budget` failure taking a place among the query's miners.
+   * A task's query sees only what is left above the users' reserve.
    */
-  private async withBudgetLeft(miners: ServingMiner[]): Promise<ServingMiner[]> {
+  private async withBudgetLeft(miners: ServingMiner[], forTask: boolean): Promise<ServingMiner[]> {
     if (!this.budgets.budgetOf('OnDemandRequest') || miners.length === 0) return miners;
     const left = await this.budgets.left(
       miners.map((miner) => miner.hotkey),
       'OnDemandRequest',
+      forTask,
     );
     return miners.filter((miner) => left.get(miner.hotkey)!.left > 0);
   }

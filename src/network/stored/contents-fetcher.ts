@@ -51,11 +51,12 @@ export class ContentsFetcher {
     @InjectConfig() private readonly config: AppConfig,
   ) {}
 
-  async run(call: PlannedCall): Promise<CallReport> {
+  /** `forTask`: a scraping task's call, which leaves users their reserve of the budget. */
+  async run(call: PlannedCall, forTask = false): Promise<CallReport> {
     const { holder } = call;
     let checked: CheckedContents;
     try {
-      checked = await this.ask(call);
+      checked = await this.ask(call, forTask);
     } catch (error) {
       const failure = failureReasonOf(error);
       const score = failureScore(failure);
@@ -90,7 +91,7 @@ export class ContentsFetcher {
     };
   }
 
-  private async ask(call: PlannedCall): Promise<CheckedContents> {
+  private async ask(call: PlannedCall, forTask: boolean): Promise<CheckedContents> {
     const timeoutMs = this.config.network.bucketFetchTimeoutMs;
     const target = {
       uid: call.holder.uid,
@@ -104,6 +105,8 @@ export class ContentsFetcher {
         'GetDataEntityBucket',
         getDataEntityBucketFields(asked.bucket),
         timeoutMs,
+        undefined,
+        forTask,
       );
       return checkEntities(asked, readEntityList(reply.body, 'data_entities'));
     }
@@ -112,6 +115,8 @@ export class ContentsFetcher {
       'GetContentsByBuckets',
       getContentsByBucketsFields(call.buckets.map((asked) => asked.bucket)),
       timeoutMs,
+      undefined,
+      forTask,
     );
     return checkContents(call.buckets, readBucketContents(reply.body));
   }

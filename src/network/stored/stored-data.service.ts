@@ -64,13 +64,14 @@ export class StoredDataService {
     @InjectConfig() private readonly config: AppConfig,
   ) {}
 
-  async answer(query: NetworkQuery): Promise<StoredAnswer> {
+  /** `forTask`: a scraping task's query, whose calls leave users their reserve of each budget. */
+  async answer(query: NetworkQuery, forTask = false): Promise<StoredAnswer> {
     const deadline = waitFor(this.config.network.queryDeadlineMs);
     try {
       const plan = planStoredQuery(query, this.clock.now());
       const selected = await this.selectBuckets(plan);
       const missing = selected.filter((bucket) => !bucket.fromStore);
-      const fetch = await this.fetch(missing);
+      const fetch = await this.fetch(missing, forTask);
       const reachedDeadline = await Promise.race([
         fetch.done.then(() => false),
         deadline.promise.then(() => true),
@@ -126,7 +127,7 @@ export class StoredDataService {
    * Calls the holders of the missing buckets (a bucket another query of this process is
    * fetching is awaited instead); `done` settles when every call has.
    */
-  private async fetch(missing: readonly SelectedBucket[]): Promise<FetchRound> {
+  private async fetch(missing: readonly SelectedBucket[], forTask: boolean): Promise<FetchRound> {
     const reports = new Map<PlannedCall, CallReport>();
     const delivered = new Map<string, boolean>();
     const waits: Promise<unknown>[] = [];
@@ -155,14 +156,14 @@ export class StoredDataService {
     let calls: PlannedCall[] = [];
     try {
       calls = chooseHolders(wanted, {
-        callsLeft: await this.callsLeft(wanted),
+        callsLeft: await this.callsLeft(wanted, forTask),
         maxCalls: 2 * this.config.network.minersPerQuery,
         maxBytesPerCall: this.maxBytesPerCall(),
         corroborate: true,
       }).calls;
     } finally {
       const runs = calls.map((call) =>
-        this.fetcher.run(call).then((report) => reports.set(call, report).get(call)!),
+        this.fetcher.run(call, forTask).then((report) => reports.set(call, report).get(call)!),
       );
       for (const [key, settle] of claimed) {
         const its = runs.filter((_, index) =>
@@ -196,6 +197,7 @@ export class StoredDataService {
    */
   private async callsLeft(
     wanted: readonly BucketToFetch[],
+    forTask: boolean,
   ): Promise<(hotkey: string, synapse: StoredSynapse) => number> {
     const hotkeys = [...new Set(wanted.flatMap((entry) => entry.holders.map((h) => h.hotkey)))];
     const synapses = [...new Set(wanted.map((entry) => synapseOf(entry.bucket)))];
@@ -204,7 +206,8 @@ export class StoredDataService {
         ? []
         : await Promise.all(
             synapses.map(
-              async (synapse) => [synapse, await this.budgets.left(hotkeys, synapse)] as const,
+              async (synapse) =>
+                [synapse, await this.budgets.left(hotkeys, synapse, forTask)] as const,
             ),
           ),
     );

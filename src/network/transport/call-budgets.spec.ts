@@ -3,7 +3,6 @@ import { SynapseName } from '../../common/synapse-names';
 import { loadConfig } from '../../config/load-config';
 import { CallBudgetRepository } from './call-budget.repository';
 import { CallBudgets, MINER_WINDOW_MS } from './call-budgets';
-import { asTaskCalls } from './call-priority';
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 60 * MINUTE_MS;
@@ -138,14 +137,11 @@ describe(CallBudgets.name, () => {
     it("lets tasks' calls take a miner's budget only down to the reserve, users' calls the rest", async () => {
       const shared = budgets();
       let tasks = 0;
-      while (tasks < 20 && (await asTaskCalls(() => shared.take('miner', 'OnDemandRequest'))))
-        tasks++;
+      while (tasks < 20 && (await shared.take('miner', 'OnDemandRequest', true))) tasks++;
 
       expect(tasks).toBe(4);
       expect((await shared.left(['miner'], 'OnDemandRequest')).get('miner')!.left).toBe(4);
-      expect(
-        (await asTaskCalls(() => shared.left(['miner'], 'OnDemandRequest'))).get('miner')!.left,
-      ).toBe(0);
+      expect((await shared.left(['miner'], 'OnDemandRequest', true)).get('miner')!.left).toBe(0);
       for (let call = 0; call < 4; call++)
         expect(await shared.take('miner', 'OnDemandRequest')).toBe(true);
       expect(await shared.take('miner', 'OnDemandRequest')).toBe(false);

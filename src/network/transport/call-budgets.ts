@@ -5,7 +5,6 @@ import { InjectConfig } from '../../config/config.module';
 import { CallBudget } from '../../config/miner-network-settings';
 import { SynapseName } from '../../common/synapse-names';
 import { CallBudgetRepository } from './call-budget.repository';
-import { isTaskCall } from './call-priority';
 
 export interface BudgetLeft {
   /** Calls the miner may still receive now (Infinity when the synapse has no budget). */
@@ -36,7 +35,7 @@ export const MINER_WINDOW_MS = 60 * 60_000;
  * longer than written, and calls are dated by Postgres's clock, the one clock all replicas
  * share. A miner's 403 spends the rest of the budget (`spend`).
  *
- * Scraping tasks' calls (call-priority.ts) leave a share of every budget to users' queries: a
+ * Scraping tasks' calls (`forTask`) leave a share of every budget to users' queries: a
  * task's call is taken only while more than TASK_BUDGET_RESERVE of the budget is left, and a
  * task sees only what is left above it (`left`), so it picks miners it may call.
  */
@@ -56,7 +55,7 @@ export class CallBudgets {
    * Takes one call of the miner's budget; false when none is left (for a task's call: none
    * above the users' reserve). Free without a budget.
    */
-  async take(hotkey: string, synapse: SynapseName, forTask = isTaskCall()): Promise<boolean> {
+  async take(hotkey: string, synapse: SynapseName, forTask = false): Promise<boolean> {
     const budget = this.budgetOf(synapse);
     if (!budget) return true;
     const { granted } = await this.repository.reserve(
@@ -102,7 +101,7 @@ export class CallBudgets {
   async left(
     hotkeys: readonly string[],
     synapse: SynapseName,
-    forTask = isTaskCall(),
+    forTask = false,
   ): Promise<Map<string, BudgetLeft>> {
     const budget = this.budgetOf(synapse);
     if (!budget)

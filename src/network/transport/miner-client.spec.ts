@@ -17,7 +17,6 @@ import { ValidatorIdentity } from '../bittensor/validator-identity';
 import { getDataEntityBucketFields, getMinerIndexFields } from '../sn13/messages';
 import { SYNAPSE_NAMES, SynapseName } from '../../common/synapse-names';
 import { CallBudgets } from './call-budgets';
-import { asTaskCalls } from './call-priority';
 import { MinerCallError, MinerClient, MinerFailureReason, MinerTarget } from './miner-client';
 
 const GATEWAY = Sr25519Keypair.fromUri('//Gateway');
@@ -586,9 +585,10 @@ describe(MinerClient.name, () => {
     it("takes it as a task's when called for a task, even once its bulkhead queued it", async () => {
       const oneAtATime = createClient({ MINER_CONCURRENCY: '1' });
       const axon = await startAxon();
-      const call = () => oneAtATime.call(axon.target(), 'GetDataEntityBucket', {}, 2_000);
+      const call = (forTask = false) =>
+        oneAtATime.call(axon.target(), 'GetDataEntityBucket', {}, 2_000, undefined, forTask);
 
-      await Promise.all([call(), asTaskCalls(call), call()]);
+      await Promise.all([call(), call(true), call()]);
 
       expect(budgets.take.mock.calls.map((call) => call[2]).sort()).toEqual([false, false, true]);
     });

@@ -27,7 +27,6 @@ import { WrongAnswerError } from '../sn13/messages';
 import { SynapseName } from '../../common/synapse-names';
 import { AddressPolicy, AddressRefusedError } from './address-policy';
 import { CallBudgets } from './call-budgets';
-import { isTaskCall } from './call-priority';
 import { MinerCooldowns } from './miner-cooldowns';
 
 export interface MinerTarget {
@@ -173,7 +172,8 @@ export class MinerClient implements OnModuleDestroy {
 
   /**
    * Calls `synapse` on the miner with the synapse's own `fields`. `signal` lets the caller give
-   * up early (a query's stragglers); that counts as a timeout.
+   * up early (a query's stragglers); that counts as a timeout. `forTask`: a scraping task's
+   * call, taken only while more than the users' reserve of the budget is left.
    */
   async call(
     miner: MinerTarget,
@@ -181,10 +181,9 @@ export class MinerClient implements OnModuleDestroy {
     fields: Record<string, unknown>,
     timeoutMs: number,
     signal?: AbortSignal,
+    forTask = false,
   ): Promise<MinerReply> {
     const started = performance.now();
-    // Read now: the bulkhead's queue may run the call later, from another call's context.
-    const forTask = isTaskCall();
     try {
       const refused = this.cooldowns.active(miner.hotkey, synapse);
       if (refused) throw new MinerCallError(refused, `${synapse} refused recently (${refused})`);
