@@ -142,7 +142,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       breakerCooldownMs: vars.MINER_BREAKER_COOLDOWN_MS,
       credibilityAlpha: vars.CREDIBILITY_ALPHA,
       indexSync: {
-        intervalMs: vars.INDEX_SYNC_INTERVAL * 1000,
+        intervalMs: indexSyncSeconds(vars, callBudgets!) * 1000,
         onStart: vars.INDEX_SYNC_ON_START === 'true',
         concurrency: vars.INDEX_SYNC_CONCURRENCY,
         fetchTimeoutMs: vars.INDEX_FETCH_TIMEOUT_MS,
@@ -216,12 +216,40 @@ function devnetMiners(vars: EnvironmentVariables): number {
 }
 
 /**
+ * The shortest index sync interval the GetMinerIndex budget allows, in seconds: its window
+ * divided by its calls, `bare` and with MINER_CALL_BUDGET_MARGIN_SECONDS (`counted`, as the
+ * budget counts it); undefined without a budget.
+ */
+function shortestIndexSync(
+  vars: EnvironmentVariables,
+  budgets: CallBudgets,
+): { bare: number; counted: number } | undefined {
+  const index = budgets.GetMinerIndex;
+  if (!index || index.calls === 0) return undefined;
+  const windowSeconds = index.windowMs / 1000;
+  return {
+    bare: Math.ceil(windowSeconds / index.calls),
+    counted: Math.ceil((windowSeconds + vars.MINER_CALL_BUDGET_MARGIN_SECONDS) / index.calls),
+  };
+}
+
+/**
+ * INDEX_SYNC_INTERVAL, raised to what the budget counts when it lies within the margin: 3600,
+ * the default before the margin existed (and written in many a .env), syncs every 3900 s rather
+ * than failing to start; a sync sooner would find every miner's call not yet back.
+ */
+function indexSyncSeconds(vars: EnvironmentVariables, budgets: CallBudgets): number {
+  const shortest = shortestIndexSync(vars, budgets);
+  return Math.max(vars.INDEX_SYNC_INTERVAL, shortest?.counted ?? 0);
+}
+
+/**
  * The index sync follows from the budgets: a sync takes one GetMinerIndex per miner, so syncing
  * more often than the budget allows would find every miner without a call left (and, beside a
  * validator on the same hotkey, take its calls); a spot check takes one GetDataEntityBucket.
  * Refused at start rather than quietly slowed down, so the operator learns what the budget
- * allows: INDEX_SYNC_INTERVAL is at least the budget's window, as counted (with
- * MINER_CALL_BUDGET_MARGIN_SECONDS), divided by its calls.
+ * allows: INDEX_SYNC_INTERVAL is at least the budget's window divided by its calls (an
+ * interval within MINER_CALL_BUDGET_MARGIN_SECONDS of that is raised, indexSyncSeconds).
  */
 function indexSyncProblems(vars: EnvironmentVariables, budgets: CallBudgets): string[] {
   const problems: string[] = [];
@@ -232,11 +260,10 @@ function indexSyncProblems(vars: EnvironmentVariables, budgets: CallBudgets): st
       `MINER_CALL_BUDGETS: GetMinerIndex=${describeBudget(index)} allows no index call, so the miner index could never be synced (give it at least 1 call, or none for no budget)`,
     );
   else if (index) {
-    const margin = vars.MINER_CALL_BUDGET_MARGIN_SECONDS;
-    const shortest = Math.ceil((index.windowMs / 1000 + margin) / index.calls);
-    if (vars.INDEX_SYNC_INTERVAL < shortest)
+    const shortest = shortestIndexSync(vars, budgets)!;
+    if (vars.INDEX_SYNC_INTERVAL < shortest.bare)
       problems.push(
-        `INDEX_SYNC_INTERVAL: ${vars.INDEX_SYNC_INTERVAL} s syncs more often than the GetMinerIndex budget of ${describeBudget(index)} per miner allows (its window counted ${margin} s longer, MINER_CALL_BUDGET_MARGIN_SECONDS); set it to at least ${shortest}, or raise the budget (${source})`,
+        `INDEX_SYNC_INTERVAL: ${vars.INDEX_SYNC_INTERVAL} s syncs more often than the GetMinerIndex budget of ${describeBudget(index)} per miner allows (its window counted ${vars.MINER_CALL_BUDGET_MARGIN_SECONDS} s longer, MINER_CALL_BUDGET_MARGIN_SECONDS); set it to at least ${shortest.counted}, or raise the budget (${source})`,
       );
   }
   const bucket = budgets.GetDataEntityBucket;

@@ -167,6 +167,14 @@ describe(`${NetworkService.name} on-demand modes`, () => {
     expect((await service.query(QUERY)).error).toBeUndefined();
   });
 
+  it("counts a task's stored collection that could not look as an empty one, not an error", async () => {
+    const { service, stored } = setUp('stored', 3, 3);
+    stored.answer.mockResolvedValueOnce({ ...STORED, coverage: 'partial' });
+    const result = await service.query({ ...QUERY, keywords: ['dollar'] }, { for: 'task' });
+    expect(result.items).toEqual([]);
+    expect(result.error).toBeUndefined();
+  });
+
   it("passes a task's query on as one, so its calls leave users their reserve", async () => {
     const { service, stored } = setUp('stored', 3, 3);
     await service.query(QUERY, { for: 'task' });

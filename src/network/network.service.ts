@@ -214,10 +214,14 @@ export class NetworkService implements OnModuleInit {
   private async queryStored(query: NetworkQuery, forTask: boolean): Promise<NetworkQueryResult> {
     const answer = await this.storedData.answer(query, forTask);
     const { miners } = answer;
-    // Nothing found where nothing could be fetched is not "no data": say so, rather than a
-    // success with `no_data_available` that clients of the hosted API read as "none exists".
+    // Nothing found where nothing could be fetched is not "no data": say so to a user, rather
+    // than a success with `no_data_available` that clients of the hosted API read as "none
+    // exists". A task's collection is an empty one, counted as such (an error would have the
+    // task retried at every tick, ahead of the others).
     const unlooked =
-      answer.coverage === 'partial' && answer.items.length === 0 ? PARTIAL_AND_EMPTY : undefined;
+      !forTask && answer.coverage === 'partial' && answer.items.length === 0
+        ? PARTIAL_AND_EMPTY
+        : undefined;
     return {
       origin: 'stored',
       items: answer.items,
