@@ -1,4 +1,4 @@
-import { DataItem } from './protocol';
+import { DataItem, xHandle } from './protocol';
 
 /**
  * The one uri check every item from a miner passes before it is answered or stored (the item
@@ -57,7 +57,7 @@ function xUri(url: URL, username: string, tweetId: string): string | undefined {
   if (!X_HOSTS.has(url.hostname)) return undefined;
   const match = X_STATUS_PATH.exec(url.pathname);
   if (!match || match[2] !== tweetId) return undefined;
-  const handle = username.replace(/^@/, '');
+  const handle = xHandle(username);
   if (match[1].toLowerCase() !== handle.toLowerCase()) return undefined;
   // The record's spelling: honest records of one post agree on it, uris may not.
   return `https://x.com/${handle}/status/${tweetId}`;

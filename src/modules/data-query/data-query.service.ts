@@ -7,7 +7,7 @@ import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { parseIsoDate } from '../../common/validation/iso-date';
 import { NetworkService, StoredCounts } from '../../network/network.service';
-import { NetworkQuery } from '../../network/protocol';
+import { authorKey, NetworkQuery } from '../../network/protocol';
 import { toSourceName } from '../../network/sn13/sources';
 import { DataQueryRequestDto } from './dto/data-query-request.dto';
 import { DataQueryResponseDto, StoredDataMetaDto } from './dto/data-query-response.dto';
@@ -104,9 +104,7 @@ function toNetworkQuery(request: DataQueryRequestDto, now: Date): NetworkQuery {
 function cacheKey(request: DataQueryRequestDto): string {
   const normalized = {
     source: request.source,
-    usernames: (request.usernames ?? [])
-      .map((name) => name.trim().replace(/^@/, '').toLowerCase())
-      .sort(),
+    usernames: (request.usernames ?? []).map(authorKey).sort(),
     keywords: (request.keywords ?? []).map((keyword) => keyword.trim().toLowerCase()).sort(),
     keyword_mode: request.keyword_mode ?? 'all',
     start_date: request.start_date ?? null,
