@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { getMetadataStorage } from 'class-validator';
+import { load } from 'js-yaml';
 import { EnvironmentVariables } from './environment-variables';
 
 const ROOT = join(__dirname, '..', '..');
-/** Read by docker-compose only (the host directory mounted at /wallets), never by the service. */
-const COMPOSE_ONLY = ['WALLETS_DIR'];
+/** Read by docker-compose only (host directories it mounts), never by the service. */
+const COMPOSE_ONLY = ['HF_RESULTS_DIR', 'WALLETS_DIR'];
 
 /** Every variable the schema validates: each field carries a class-validator decorator. */
 function schemaVariables(): string[] {
@@ -48,5 +49,19 @@ describe('Environment variables, as documented', () => {
 
   it("the README's Configuration table names every variable, and no other", () => {
     expect([...new Set(readmeTableVariables())].sort()).toEqual(variables);
+  });
+
+  it('docker-compose gives the api service every setting of .env, and sets only known ones', () => {
+    const compose = load(readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8')) as {
+      services: Record<string, { env_file?: string; environment?: Record<string, unknown> }>;
+    };
+    for (const name of ['api', 'api-devnet']) {
+      const service = compose.services[name];
+      expect(
+        Object.keys(service.environment ?? {}).filter((key) => !variables.includes(key)),
+      ).toEqual([]);
+    }
+    // Without it, settings of .env (GRAVITY_REPO_URL, TASK_*, …) never reached the container.
+    expect(compose.services.api.env_file).toBe('.env');
   });
 });
