@@ -180,6 +180,7 @@ describe('API key expiry and own rate limits', () => {
     for (let i = 0; i < 5; i++) {
       const expired = await health(key).expect(401);
       expect(expired.body).toMatchObject({ detail: 'API key expired' });
+      expect(expired.headers['www-authenticate']).toBe('APIKey header="X-API-Key"');
       // Refused before the rate limit: neither counted nor told a budget.
       expect(expired.headers['x-ratelimit-remaining']).toBeUndefined();
     }
