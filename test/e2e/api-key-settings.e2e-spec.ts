@@ -59,6 +59,12 @@ describe('API key expiry and own rate limits', () => {
     [{ expires_at: '2099-01-01' }, 'value_error', expect.stringContaining('UTC offset')],
     [{ expires_at: 'tomorrow' }, 'value_error', expect.stringContaining('UTC offset')],
     [{ expires_at: 4102444800 }, 'string_type', 'Input should be a valid string'],
+    // The year 10000 in UTC: RFC 3339 cannot write it (toISOString made it +010000-…).
+    [
+      { expires_at: '9999-12-31T23:59:59-23:59' },
+      'value_error',
+      'Value error, must not be later than 9999-12-31T23:59:59Z once in UTC',
+    ],
   ])('refuses expires_at %j with a 422 at ["body","expires_at"]', async (body, type, msg) => {
     const response = await app.http
       .post('/api/v1/keys')
@@ -113,6 +119,10 @@ describe('API key expiry and own rate limits', () => {
     const { id } = await createKey(app);
     const response = await patch(id, { expires_at: '2099-01-01 00:00:00Z' }).expect(422);
     expect(response.body.detail).toEqual([
+      expect.objectContaining({ loc: ['body', 'expires_at'], type: 'value_error' }),
+    ]);
+    const far = await patch(id, { expires_at: '9999-12-31T23:59:59-23:59' }).expect(422);
+    expect(far.body.detail).toEqual([
       expect.objectContaining({ loc: ['body', 'expires_at'], type: 'value_error' }),
     ]);
   });
@@ -170,6 +180,7 @@ describe('API key expiry and own rate limits', () => {
     for (let i = 0; i < 5; i++) {
       const expired = await health(key).expect(401);
       expect(expired.body).toMatchObject({ detail: 'API key expired' });
+      expect(expired.headers['www-authenticate']).toBe('APIKey header="X-API-Key"');
       // Refused before the rate limit: neither counted nor told a budget.
       expect(expired.headers['x-ratelimit-remaining']).toBeUndefined();
     }

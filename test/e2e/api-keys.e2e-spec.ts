@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { createKey } from '../support/fixtures';
+import { steadyLoad } from '../support/steady-load';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 
 describe('API keys', () => {
@@ -128,5 +129,30 @@ describe('API keys', () => {
       .set('X-API-Key', validator.key)
       .expect(200);
     expect(response.headers['x-ratelimit-limit']).toBe('1000');
+  });
+});
+
+describe('A key changed while it is in use', () => {
+  let app: TestApp;
+
+  beforeAll(async () => {
+    // A cache entry of 1 ms: nearly every request looks the key up, so changes land mid-lookup.
+    app = await startTestApp({ KEY_CACHE_TTL_MS: '1', RATE_LIMIT_REGULAR: '1000000' });
+  });
+  afterAll(() => app.close());
+
+  it('answers every request using it, none with a 500, while the same process changes it', async () => {
+    const { key, id } = await createKey(app);
+    const load = steadyLoad(app, [{ name: 'health', path: '/api/v1/health', key }], 8);
+    for (let round = 0; round < 100; round++)
+      await app.http
+        .patch(`/api/v1/keys/${id}`)
+        .set('X-API-Key', TEST_MASTER_KEY)
+        .send({ name: `round ${round}` })
+        .expect(200);
+    const samples = await load.stop();
+    const statuses = new Map<number, number>();
+    for (const { status } of samples) statuses.set(status, (statuses.get(status) ?? 0) + 1);
+    expect(Object.fromEntries(statuses)).toEqual({ 200: samples.length });
   });
 });

@@ -10,17 +10,40 @@ describe('Authentication', () => {
   });
   afterAll(() => app.close());
 
-  it('answers 401 "Missing API key" without the header', async () => {
+  // RFC 9110 §15.5.2: a 401 names how to authenticate (here, and on the expired key's 401 in
+  // api-key-settings; the answer checker holds every documented 401 to the header).
+  const CHALLENGE = 'APIKey header="X-API-Key"';
+
+  it('answers 401 "Missing API key" without the header, with the challenge', async () => {
     const response = await app.http.get('/api/v1/health').expect(401);
     expect(response.body).toMatchObject({ detail: 'Missing API key' });
+    expect(response.headers['www-authenticate']).toBe(CHALLENGE);
   });
 
-  it('answers 401 "Invalid API key" for an unknown key', async () => {
+  it('answers 401 "Invalid API key" for an unknown key, with the challenge', async () => {
     const response = await app.http
       .get('/api/v1/health')
       .set('X-API-Key', 'sk_live_not-a-real-key')
       .expect(401);
     expect(response.body).toMatchObject({ detail: 'Invalid API key' });
+    expect(response.headers['www-authenticate']).toBe(CHALLENGE);
+  });
+
+  it('documents the challenge on every 401, and nowhere else', async () => {
+    type Operation = { responses: Record<string, { headers?: object }> };
+    const paths: Record<string, Record<string, Operation>> = (
+      await app.http.get('/openapi.json').expect(200)
+    ).body.paths;
+    const header = { $ref: '#/components/headers/WWW-Authenticate' };
+    for (const item of Object.values(paths))
+      for (const operation of Object.values(item))
+        for (const [status, response] of Object.entries(operation.responses))
+          expect([status, response.headers]).toEqual([
+            status,
+            status === '401'
+              ? expect.objectContaining({ 'WWW-Authenticate': header })
+              : expect.not.objectContaining({ 'WWW-Authenticate': header }),
+          ]);
   });
 
   it('accepts the master key and a regular key on ordinary operations', async () => {

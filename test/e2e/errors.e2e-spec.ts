@@ -291,6 +291,17 @@ describe('Error responses', () => {
     expect(unparsable.body.detail).toEqual([
       expect.objectContaining({ loc: ['body', 'start_date'], type: 'value_error' }),
     ]);
+    // Past year 9999 in UTC, which RFC 3339 (and the miners' Python) cannot write.
+    for (const field of ['start_date', 'end_date']) {
+      const far = await query({ source: 'x', [field]: '9999-12-31T23:59:59-23:59' }).expect(422);
+      expect(far.body.detail).toEqual([
+        {
+          loc: ['body', field],
+          msg: 'Value error, must not be later than 9999-12-31T23:59:59Z once in UTC',
+          type: 'value_error',
+        },
+      ]);
+    }
     const reversed = await query({
       source: 'x',
       start_date: '2026-11-20',

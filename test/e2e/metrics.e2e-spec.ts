@@ -16,9 +16,10 @@ describe('GET /metrics', () => {
   afterAll(() => app.close());
 
   describe('access', () => {
-    it('answers 401 without credentials, in the usual error shape', async () => {
+    it('answers 401 without credentials, in the usual error shape, with both challenges', async () => {
       const response = await app.http.get('/metrics').expect(401);
       expect(response.body).toMatchObject({ detail: 'Missing API key' });
+      expect(response.headers['www-authenticate']).toBe('APIKey header="X-API-Key", Bearer');
     });
 
     it('answers 403 to a key that is not the master key', async () => {
@@ -35,6 +36,9 @@ describe('GET /metrics', () => {
         .set('Authorization', 'Bearer not-the-metrics-token')
         .expect(401);
       expect(wrongToken.body).toMatchObject({ detail: 'Invalid metrics token' });
+      expect(wrongToken.headers['www-authenticate']).toBe(
+        'APIKey header="X-API-Key", Bearer error="invalid_token"',
+      );
       const unknownKey = await app.http.get('/metrics').set('X-API-Key', 'sk_live_unknown');
       expect(unknownKey.status).toBe(401);
       expect(unknownKey.body).toMatchObject({ detail: 'Invalid API key' });

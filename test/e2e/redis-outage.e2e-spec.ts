@@ -1,5 +1,6 @@
 import Redis from 'ioredis';
 import { ResponseCache } from '../../src/common/cache/response-cache';
+import { REDIS_COMMAND_TIMEOUT_MS, REDIS_REST_MS } from '../../src/common/redis/redis-connection';
 import { createKey } from '../support/fixtures';
 import { steadyLoad } from '../support/steady-load';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
@@ -126,5 +127,79 @@ describe('Redis outage', () => {
     const resumed = await health(during.key).expect(200);
     expect(resumed.headers['x-ratelimit-remaining']).toBe(String(BUDGET - 1));
     expect(await hitsInRedis(during.id)).toBe(1);
+  }, 60_000);
+});
+
+describe('A Redis that hangs', () => {
+  let redis: ThrowawayRedis;
+  let app: TestApp;
+  let inspector: Redis;
+
+  beforeAll(async () => {
+    redis = await startThrowawayRedis();
+    app = await startTestApp({
+      REDIS_URL: redis.url,
+      REDIS_KEY_PREFIX: PREFIX,
+      RATE_LIMIT_REGULAR: '100000',
+      AUTH_FAILURE_LIMIT: '100000',
+    });
+    inspector = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+    inspector.on('error', () => undefined);
+  }, 60_000);
+  afterAll(async () => {
+    redis?.resume();
+    inspector?.disconnect();
+    await app?.close();
+    await redis?.stop();
+  });
+
+  const health = (key: string) => app.http.get('/api/v1/health').set('X-API-Key', key);
+  const hitsInRedis = async (keyId: string) =>
+    Number(await inspector.get(`${PREFIX}{ratelimit:default:${keyId}:default}:hits`));
+  const timed = async (request: () => Promise<unknown>) => {
+    const started = Date.now();
+    await request();
+    return Date.now() - started;
+  };
+
+  it('waits for it once, then answers at normal latency from memory, and shares counts again once it answers', async () => {
+    const { key, id } = await createKey(app);
+    await health(key).expect(200);
+    expect(await hitsInRedis(id)).toBe(1);
+
+    redis.pause();
+    // The first request finds out: its count times out, and is made in memory.
+    expect(await timed(() => health(key).expect(200))).toBeGreaterThanOrEqual(
+      REDIS_COMMAND_TIMEOUT_MS - 50,
+    );
+    // The rest do not wait, past the end of a rest too (its PING is not a request's).
+    const latencies: number[] = [];
+    const until = Date.now() + REDIS_REST_MS + 1500;
+    while (Date.now() < until) {
+      latencies.push(await timed(() => health(key).expect(200)));
+      // Failed logins are counted in the same storage, and do not wait either.
+      latencies.push(await timed(() => health('sk_live_not-a-real-key').expect(401)));
+      // And the on-demand query cache reads process memory.
+      latencies.push(await timed(() => app.app.get(ResponseCache).get('hanging-test')));
+      await sleep(50);
+    }
+    console.log(`redis hanging: ${latencies.length} requests, max ${Math.max(...latencies)} ms`);
+    expect(Math.max(...latencies)).toBeLessThan(REDIS_COMMAND_TIMEOUT_MS / 2);
+
+    // Answering again (it also answers what was sent to it meanwhile): counts are shared again.
+    redis.resume();
+    const deadline = Date.now() + REDIS_REST_MS + 5000;
+    let before = await hitsInRedis(id);
+    for (;;) {
+      await health(key).expect(200);
+      const now = await hitsInRedis(id);
+      if (now > before) break;
+      if (Date.now() > deadline) throw new Error('counts never went back to Redis');
+      before = now;
+      await sleep(100);
+    }
+    const shared = await hitsInRedis(id);
+    for (let i = 0; i < 3; i++) await health(key).expect(200);
+    expect(await hitsInRedis(id)).toBe(shared + 3);
   }, 60_000);
 });

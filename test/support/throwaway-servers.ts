@@ -100,6 +100,10 @@ export interface ThrowawayRedis {
   stop(): Promise<void>;
   /** Starts a fresh server on the same port (no persistence: it comes back empty). */
   start(): Promise<void>;
+  /** Freezes the server (SIGSTOP): connections stay open, nothing is answered. */
+  pause(): void;
+  /** Lets a paused server run again (SIGCONT); what was sent meanwhile is then answered. */
+  resume(): void;
 }
 
 export async function startThrowawayRedis(): Promise<ThrowawayRedis> {
@@ -119,6 +123,8 @@ export async function startThrowawayRedis(): Promise<ThrowawayRedis> {
     url: `redis://127.0.0.1:${port}`,
     port,
     start,
+    pause: () => child?.kill('SIGSTOP'),
+    resume: () => child?.kill('SIGCONT'),
     async stop() {
       const stopping = child;
       child = undefined;

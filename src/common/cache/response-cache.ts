@@ -15,12 +15,12 @@ export class ResponseCache {
   constructor(private readonly redis: RedisConnection) {}
 
   async get<T>(key: string): Promise<T | undefined> {
+    const client = this.redis.ready();
     try {
-      const client = this.redis.ready();
       const text = client ? await client.get(key) : this.local.get(key);
       return text ? (JSON.parse(text) as T) : undefined;
     } catch (error) {
-      this.logger.warn(`cache read failed: ${(error as Error).message}`);
+      this.failed(client, 'read', error as Error);
       return undefined;
     }
   }
@@ -28,12 +28,18 @@ export class ResponseCache {
   async set(key: string, value: unknown, ttlSeconds: number): Promise<void> {
     if (ttlSeconds <= 0) return;
     const text = JSON.stringify(value);
+    const client = this.redis.ready();
     try {
-      const client = this.redis.ready();
       if (client) await client.set(key, text, 'EX', ttlSeconds);
       else this.local.set(key, text, { ttl: ttlSeconds * 1000 });
     } catch (error) {
-      this.logger.warn(`cache write failed: ${(error as Error).message}`);
+      this.failed(client, 'write', error as Error);
     }
+  }
+
+  /** A failed Redis command rests Redis (RedisConnection.failed), so the next ones do not wait. */
+  private failed(client: unknown, what: 'read' | 'write', error: Error): void {
+    if (client) this.redis.failed(error.message);
+    this.logger.warn(`cache ${what} failed: ${error.message}`);
   }
 }

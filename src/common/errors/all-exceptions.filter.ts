@@ -7,6 +7,7 @@ import {
   Logger,
 } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { AuthenticationRequiredException } from '../auth/authentication-required';
 import type { AllowedMethods } from '../http/allowed-methods';
 import { isDatabaseUnavailable } from './database-unavailable';
 import { requestIdOf, sendError } from './error-body';
@@ -48,6 +49,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
       }
       const retryAfter = (exception as { retryAfterSeconds?: unknown }).retryAfterSeconds;
       if (typeof retryAfter === 'number') response.setHeader('Retry-After', String(retryAfter));
+      if (exception instanceof AuthenticationRequiredException)
+        response.setHeader('WWW-Authenticate', exception.challenge);
       sendError(request, response, status, httpExceptionBody(exception));
       return;
     }

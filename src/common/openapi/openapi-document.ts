@@ -13,7 +13,12 @@ import {
 } from '../auth/access.decorators';
 import { BEFORE_THE_BUDGET_EXTENSION, STANDARD_RESPONSES } from '../errors/error-responses';
 import { API_VERSION } from '../version';
-import { RATE_LIMIT_HEADERS, REQUEST_ID_HEADERS, RETRY_AFTER_HEADERS } from './response-headers';
+import {
+  AUTHENTICATE_HEADERS,
+  RATE_LIMIT_HEADERS,
+  REQUEST_ID_HEADERS,
+  RETRY_AFTER_HEADERS,
+} from './response-headers';
 
 /** Every tag an operation may carry (`@ApiTags`), in the order readers meet them. */
 const TAGS: Record<string, string> = {
@@ -43,7 +48,8 @@ const SERVER = {
  * The OpenAPI document of the app: what the decorators say, plus the facts true of every
  * operation, added here so no operation can miss them: the 500 and 503 answers and the headers
  * of every response (X-Request-Id; the rate-limit headers on rate-limited operations, except
- * on responses answered before the key's budget is counted; Retry-After on 429). The served
+ * on responses answered before the key's budget is counted; Retry-After on 429;
+ * WWW-Authenticate on 401). The served
  * `/openapi.json` and the committed docs/openapi.json are this.
  */
 export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
@@ -76,7 +82,12 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
 
 function finish(document: OpenAPIObject): OpenAPIObject {
   const components = (document.components ??= {});
-  components.headers = { ...REQUEST_ID_HEADERS, ...RATE_LIMIT_HEADERS, ...RETRY_AFTER_HEADERS };
+  components.headers = {
+    ...REQUEST_ID_HEADERS,
+    ...RATE_LIMIT_HEADERS,
+    ...RETRY_AFTER_HEADERS,
+    ...AUTHENTICATE_HEADERS,
+  };
   for (const [path, item] of Object.entries(document.paths)) {
     for (const operation of operationsOf(item)) {
       for (const tag of operation.tags ?? [])
@@ -157,6 +168,7 @@ function addHeaders(
     ...Object.keys(REQUEST_ID_HEADERS),
     ...(rateLimited && !beforeTheBudget ? Object.keys(RATE_LIMIT_HEADERS) : []),
     ...(status === 429 ? Object.keys(RETRY_AFTER_HEADERS) : []),
+    ...(status === 401 ? Object.keys(AUTHENTICATE_HEADERS) : []),
   ];
   response.headers = {
     ...response.headers,

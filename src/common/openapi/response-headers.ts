@@ -1,4 +1,9 @@
 import type { HeaderObject } from '@nestjs/swagger';
+import {
+  API_KEY_CHALLENGE,
+  METRICS_CHALLENGE,
+  WRONG_METRICS_TOKEN_CHALLENGE,
+} from '../auth/authentication-required';
 import { REQUEST_ID_PATTERN } from '../logging/logging.module';
 
 /**
@@ -73,5 +78,20 @@ export const RETRY_AFTER_HEADERS: Record<string, HeaderObject> = {
     description: 'Seconds to wait before trying again',
     required: true,
     schema: { ...SECONDS, minimum: 1, example: 3600 },
+  },
+};
+
+/** On every 401: how to authenticate (RFC 9110 §11.6.1), set by the API-key guard. */
+export const AUTHENTICATE_HEADERS: Record<string, HeaderObject> = {
+  'WWW-Authenticate': {
+    description:
+      'The challenge: `APIKey header="X-API-Key"` (send a key in that header); on `/metrics` also ' +
+      '`Bearer` (the metrics token, RFC 6750), with `error="invalid_token"` after a wrong one',
+    required: true,
+    schema: {
+      type: 'string',
+      enum: [API_KEY_CHALLENGE, METRICS_CHALLENGE, WRONG_METRICS_TOKEN_CHALLENGE],
+      example: API_KEY_CHALLENGE,
+    },
   },
 };

@@ -1,4 +1,4 @@
-import { Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import Redis from 'ioredis';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
@@ -6,11 +6,22 @@ import { InjectConfig } from '../../config/config.module';
 /** Timeouts of every Redis call: users fall back (rate limits, cache) rather than wait longer. */
 export const REDIS_CONNECT_TIMEOUT_MS = 2000;
 export const REDIS_COMMAND_TIMEOUT_MS = 1000;
+/** How long Redis is left alone after a command of ours failed, before a PING asks again. */
+export const REDIS_REST_MS = 2000;
 
 /** The shared Redis connection, or none when REDIS_URL is unset (single-replica mode). */
 @Injectable()
 export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
   readonly client: Redis | null;
+  private readonly logger = new Logger('Redis');
+  /**
+   * 0 while Redis answers; after a failed command, the time (Date.now()) until which it is not
+   * used. A Redis that is connected but does not answer (stopped, swamped) fails each command
+   * only at REDIS_COMMAND_TIMEOUT_MS: without this rest every request would wait that long.
+   */
+  private restUntil = 0;
+  /** True while the one PING that asks whether Redis answers again is out. */
+  private probing = false;
 
   constructor(@InjectConfig() config: AppConfig) {
     this.client = config.redisUrl
@@ -48,11 +59,47 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
   }
 
   /**
-   * The client when it is connected, else null: while Redis is down callers use their
-   * in-process fallback at once instead of queueing a command that would only time out.
+   * The client when it is connected and has not failed lately, else null: while Redis is down
+   * or hanging callers use their in-process fallback at once instead of a command that would
+   * only time out. Runs on every request: while Redis answers it costs one number comparison.
    */
   ready(): Redis | null {
+    if (this.restUntil !== 0) return this.probe();
     return this.client?.status === 'ready' ? this.client : null;
+  }
+
+  /** True while Redis is not used after a failed command (system status says so). */
+  resting(): boolean {
+    return this.restUntil !== 0;
+  }
+
+  /**
+   * Called by whoever got an error or a timeout from a command: Redis is not used for
+   * REDIS_REST_MS, then one PING at a time asks whether it answers again.
+   */
+  failed(reason: string): void {
+    if (this.restUntil === 0)
+      this.logger.warn(`Redis command failed (${reason}): not used until it answers a PING`);
+    this.restUntil = Date.now() + REDIS_REST_MS;
+  }
+
+  /** Null while resting; once the rest is over, sends the one PING that ends it if answered. */
+  private probe(): null {
+    const client = this.client;
+    if (this.probing || Date.now() < this.restUntil || client?.status !== 'ready') return null;
+    this.probing = true;
+    client.ping().then(
+      () => {
+        this.probing = false;
+        this.restUntil = 0;
+        this.logger.log('Redis answers again');
+      },
+      () => {
+        this.probing = false;
+        this.restUntil = Date.now() + REDIS_REST_MS;
+      },
+    );
+    return null;
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -2,9 +2,13 @@ import { RedisConnection } from '../redis/redis-connection';
 import { FallbackThrottlerStorage } from './fallback-throttler-storage';
 import { RateLimitStorage } from './rate-limit-storage';
 
-function storageWith(connected: boolean, shared: RateLimitStorage['increment']) {
-  const redis = { ready: () => (connected ? {} : null) } as unknown as RedisConnection;
-  return new FallbackThrottlerStorage(redis, { increment: shared });
+function storageWith(
+  connected: boolean,
+  shared: RateLimitStorage['increment'],
+  failed = jest.fn(),
+) {
+  const redis = { ready: () => (connected ? {} : null), failed };
+  return new FallbackThrottlerStorage(redis as unknown as RedisConnection, { increment: shared });
 }
 
 const record = { totalHits: 7, timeToExpire: 60, isBlocked: false, timeToBlockExpire: 0 };
@@ -27,10 +31,14 @@ describe(FallbackThrottlerStorage.name, () => {
   });
 
   it('counts in process memory when a Redis command fails, with the same limit and block', async () => {
-    const storage = storageWith(true, jest.fn().mockRejectedValue(new Error('Command timed out')));
+    const failed = jest.fn();
+    const timedOut = jest.fn().mockRejectedValue(new Error('Command timed out'));
+    const storage = storageWith(true, timedOut, failed);
     expect((await hit(storage)).totalHits).toBe(1);
     expect((await hit(storage)).isBlocked).toBe(false);
     expect((await hit(storage)).isBlocked).toBe(true);
+    // Reported, so that the connection rests Redis instead of waiting on it at every request.
+    expect(failed).toHaveBeenCalledWith('Command timed out');
     storage.onApplicationShutdown();
   });
 

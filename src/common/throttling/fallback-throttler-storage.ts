@@ -5,10 +5,11 @@ import { RateLimitHit, RateLimitRecord, RateLimitStorage } from './rate-limit-st
 
 /**
  * Rate-limit counts in Redis (shared by every replica), and in this process' memory while
- * Redis is unreachable, so that a Redis outage costs exactness, not availability: during the
- * outage each replica admits up to the full budget of a key on its own (at most N × budget
- * across N replicas). Counts made in memory stay there; once ioredis has reconnected, the
- * Redis counts (whatever of the window is left) are used again.
+ * Redis is unreachable or resting after a failed command (RedisConnection.ready), so that a
+ * Redis outage costs exactness, not availability: during the outage each replica admits up to
+ * the full budget of a key on its own (at most N × budget across N replicas). Counts made in
+ * memory stay there; once Redis answers again, the Redis counts (whatever of the window is
+ * left) are used again.
  */
 export class FallbackThrottlerStorage implements RateLimitStorage, OnApplicationShutdown {
   private readonly logger = new Logger('RateLimitStorage');
@@ -23,7 +24,7 @@ export class FallbackThrottlerStorage implements RateLimitStorage, OnApplication
   increment(hit: RateLimitHit): Promise<RateLimitRecord> {
     const local = () => this.local.increment(hit);
     if (!this.redis.ready()) {
-      this.switchTo(true, 'not connected');
+      this.switchTo(true, 'not connected, or resting after a failure');
       return local();
     }
     // Chained, not awaited: this runs on every request, and each await is one more promise.
@@ -33,6 +34,7 @@ export class FallbackThrottlerStorage implements RateLimitStorage, OnApplication
         return record;
       },
       (error: Error) => {
+        this.redis.failed(error.message);
         this.switchTo(true, error.message);
         return local();
       },

@@ -1,5 +1,5 @@
 import { ValidateBy, ValidationOptions } from 'class-validator';
-import { parseIsoDate, parseRfc3339DateTime } from './iso-date';
+import { dateRefusal, parseIsoDate, parseRfc3339DateTime } from './iso-date';
 
 /**
  * An ISO 8601 date or date-time (no zone = UTC), parsed by the same function the service uses,
@@ -12,8 +12,11 @@ export function IsIsoDate(options?: ValidationOptions): PropertyDecorator {
       validator: {
         validate: (value: unknown) =>
           typeof value === 'string' && parseIsoDate(value) !== undefined,
-        defaultMessage: () =>
-          'must be an ISO 8601 date or date-time, e.g. 2026-11-20 or 2026-11-20T12:00:00Z',
+        defaultMessage: (args) =>
+          dateRefusal(
+            args?.value,
+            'must be an ISO 8601 date or date-time, e.g. 2026-11-20 or 2026-11-20T12:00:00Z',
+          ),
       },
     },
     options,
@@ -33,8 +36,11 @@ export function IsRfc3339DateTime(options?: ValidationOptions): PropertyDecorato
       validator: {
         validate: (value: unknown) =>
           typeof value === 'string' && parseRfc3339DateTime(value) !== undefined,
-        defaultMessage: () =>
-          'must be an RFC 3339 date-time with its UTC offset, e.g. 2099-12-31T23:59:59Z',
+        defaultMessage: (args) =>
+          dateRefusal(
+            args?.value,
+            'must be an RFC 3339 date-time with its UTC offset, e.g. 2099-12-31T23:59:59Z',
+          ),
       },
     },
     options,

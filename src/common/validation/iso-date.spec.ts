@@ -1,4 +1,4 @@
-import { parseIsoDate, parseRfc3339DateTime } from './iso-date';
+import { dateRefusal, parseIsoDate, parseRfc3339DateTime } from './iso-date';
 
 describe('parseIsoDate', () => {
   it('parses dates, date-times, fractions and zones', () => {
@@ -13,6 +13,30 @@ describe('parseIsoDate', () => {
     expect(parseIsoDate('2024-05-01T10:20:30+00:00')?.toISOString()).toBe(
       '2024-05-01T10:20:30.000Z',
     );
+  });
+
+  it('reads the last instant of year 9999 in UTC, and refuses any later one (no RFC 3339 for it)', () => {
+    expect(parseIsoDate('9999-12-31T23:59:59.999Z')?.toISOString()).toBe(
+      '9999-12-31T23:59:59.999Z',
+    );
+    expect(parseIsoDate('9999-12-31T23:59:59+23:59')?.toISOString()).toBe(
+      '9999-12-31T00:00:59.000Z',
+    );
+    for (const text of [
+      '9999-12-31T23:59:59-23:59',
+      '9999-12-31T23:59:59-00:01',
+      '9999-12-31T23:30-01',
+    ])
+      expect(parseIsoDate(text)).toBeUndefined();
+    expect(parseRfc3339DateTime('9999-12-31T23:59:59-23:59')).toBeUndefined();
+  });
+
+  it('says why a date past year 9999 is refused, and the expected form for anything else', () => {
+    expect(dateRefusal('9999-12-31T23:59:59-23:59', 'expected form')).toBe(
+      'must not be later than 9999-12-31T23:59:59Z once in UTC',
+    );
+    expect(dateRefusal('tomorrow', 'expected form')).toBe('expected form');
+    expect(dateRefusal(42, 'expected form')).toBe('expected form');
   });
 
   it('refuses what is not a calendar date', () => {

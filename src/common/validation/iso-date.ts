@@ -4,11 +4,36 @@ const ISO_DATE =
   /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
 
 /**
+ * The last instant a date-time may name: RFC 3339 (OpenAPI's `date-time`) has four-digit years,
+ * and `toISOString` writes a later instant as `+010000-…`, which clients' parsers refuse. A zone
+ * can carry a date at the end of 9999 into 10000 (`9999-12-31T23:59:59-23:59`). (Years before 100
+ * never parse: Date.UTC reads them as 19xx, which the round trip refuses.)
+ */
+const LAST_INSTANT = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/**
  * Strict ISO 8601 parsing where a value without a zone is UTC (JavaScript's `Date` would read a
  * zoneless date-time as local time, which would make answers depend on the server's zone).
- * Returns undefined for anything that is not a real calendar date.
+ * Returns undefined for anything that is not a real calendar date, or is past year 9999 in UTC.
  */
 export function parseIsoDate(value: string): Date | undefined {
+  const instant = instantOf(value);
+  return instant === undefined || instant > LAST_INSTANT ? undefined : new Date(instant);
+}
+
+/**
+ * What a refused date's error says: `expected` (the form the field takes), unless the value has
+ * that form but names an instant past year 9999 in UTC. One message wherever a date is read.
+ */
+export function dateRefusal(value: unknown, expected: string): string {
+  const instant = typeof value === 'string' ? instantOf(value) : undefined;
+  return instant !== undefined && instant > LAST_INSTANT
+    ? 'must not be later than 9999-12-31T23:59:59Z once in UTC'
+    : expected;
+}
+
+/** The instant (ms) an ISO 8601 date or date-time names, whatever its year; undefined if none. */
+function instantOf(value: string): number | undefined {
   const parts = ISO_DATE.exec(value.trim());
   if (!parts) return undefined;
   const [, year, month, day, hour = '0', minute = '0', second = '0', fraction = '', zone] = parts;
@@ -26,7 +51,7 @@ export function parseIsoDate(value: string): Date | undefined {
   ) {
     return undefined;
   }
-  return new Date(utc - zoneOffsetMinutes(zone) * 60_000);
+  return utc - zoneOffsetMinutes(zone) * 60_000;
 }
 
 /**

@@ -1,10 +1,4 @@
-import {
-  CanActivate,
-  ExecutionContext,
-  ForbiddenException,
-  Injectable,
-  UnauthorizedException,
-} from '@nestjs/common';
+import { CanActivate, ExecutionContext, ForbiddenException, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { AppConfig } from '../../config/app-config';
@@ -16,6 +10,12 @@ import { AuthenticatedRequest } from '../../common/auth/api-key-principal';
 import { AuthFailureLimiter } from './auth-failure-limiter';
 import { routeMetadata } from '../../common/route-metadata';
 import { ERROR_DETAILS } from '../../common/errors/error-details';
+import {
+  API_KEY_CHALLENGE,
+  AuthenticationRequiredException,
+  METRICS_CHALLENGE,
+  WRONG_METRICS_TOKEN_CHALLENGE,
+} from '../../common/auth/authentication-required';
 
 /** Longest value we even try to look up; real keys are about 50 characters. */
 const MAX_KEY_LENGTH = 256;
@@ -47,22 +47,25 @@ export class ApiKeyGuard implements CanActivate {
       const accepted = this.metricsTokenAccepted(request, missing);
       if (accepted !== false) return accepted;
     }
-    if (missing) throw new UnauthorizedException(ERROR_DETAILS.missingKey);
+    if (missing)
+      throw new AuthenticationRequiredException(ERROR_DETAILS.missingKey, challengeOf(access));
 
     const authentication =
       presented.length <= MAX_KEY_LENGTH ? this.keys.authenticate(presented) : null;
     return authentication instanceof Promise
-      ? authentication.then((found) => this.admit(request, found))
-      : this.admit(request, authentication);
+      ? authentication.then((found) => this.admit(request, found, access))
+      : this.admit(request, authentication, access);
   }
 
   private admit(
     request: Request & AuthenticatedRequest,
     authentication: Authentication,
+    access: AccessLevel,
   ): true | Promise<never> {
     // A genuine key past its expiry guesses nothing: not a failure towards the address's lockout.
-    if (authentication === 'expired') throw new UnauthorizedException(ERROR_DETAILS.keyExpired);
-    if (!authentication) return this.refuse(request, ERROR_DETAILS.invalidKey);
+    if (authentication === 'expired')
+      throw new AuthenticationRequiredException(ERROR_DETAILS.keyExpired, challengeOf(access));
+    if (!authentication) return this.refuse(request, ERROR_DETAILS.invalidKey, challengeOf(access));
     request.apiKey = authentication;
     return true;
   }
@@ -77,14 +80,19 @@ export class ApiKeyGuard implements CanActivate {
     if (bearer === undefined) return false;
     if (token && bearer.length <= MAX_KEY_LENGTH && secretsEqual(bearer, token)) return true;
     if (!keyMissing) return false;
-    return this.refuse(request, ERROR_DETAILS.invalidMetricsToken);
+    return this.refuse(request, ERROR_DETAILS.invalidMetricsToken, WRONG_METRICS_TOKEN_CHALLENGE);
   }
 
   /** A failed authentication: counted towards the address's lockout, then answered 401. */
-  private async refuse(request: Request, detail: string): Promise<never> {
+  private async refuse(request: Request, detail: string, challenge: string): Promise<never> {
     await this.failures.recordFailure(request.ip ?? 'unknown');
-    throw new UnauthorizedException(detail);
+    throw new AuthenticationRequiredException(detail, challenge);
   }
+}
+
+/** How a 401 on a route of this access level says to authenticate (`WWW-Authenticate`). */
+function challengeOf(access: AccessLevel): string {
+  return access === 'metrics' ? METRICS_CHALLENGE : API_KEY_CHALLENGE;
 }
 
 /**

@@ -30,6 +30,7 @@ function setUp(stored: Partial<ApiKeyEntity> = {}) {
     findByHash: jest.fn(async (hash: string) => (hash === key.keyHash ? { ...key } : null)),
     findById: jest.fn(async (id: string) => (id === key.id ? { ...key } : null)),
     updateActive: jest.fn(),
+    deactivate: jest.fn(),
   };
   let announced: (keyId: string) => void = () => undefined;
   const changes = {
@@ -82,6 +83,24 @@ describe(ApiKeysService.name, () => {
     announce(ID);
     await service.authenticate(KEY);
     expect(repository.findByHash).toHaveBeenCalledTimes(2);
+  });
+
+  it('answers a lookup racing a change made here with the changed key, and does not cache the old one', async () => {
+    const { service, repository, key } = setUp();
+    // The lookup reads the key as it was before the deactivation, and answers after it.
+    let answerOldRow: () => void = () => undefined;
+    repository.findByHash.mockImplementationOnce(
+      (hash: string) =>
+        new Promise((resolve) => {
+          answerOldRow = () => resolve(hash === key.keyHash ? { ...key } : null);
+        }),
+    );
+    const racing = service.authenticate(KEY);
+    key.isActive = false;
+    await service.deactivate(ID);
+    answerOldRow();
+    await expect(racing).resolves.toBeNull();
+    expect(await service.authenticate(KEY)).toBeNull();
   });
 
   it('answers 409 when a deactivation wins the race with an update, and announces nothing', async () => {

@@ -62,7 +62,12 @@ export class ApiKeysService {
         ? new LRUCache<string, ApiKeyEntity>({
             max: 10_000,
             ttl,
-            fetchMethod: async (hash) => (await this.repository.findByHash(hash)) ?? undefined,
+            // A change made here deletes the key's entry (announce), and deleting an entry aborts
+            // its lookup in flight, whose waiters would then fail with lru-cache's "deleted" (a
+            // 500). Ignored instead: the lookup reads the key again (lookUp) and its waiters get
+            // that answer; it is not cached, the entry being gone.
+            ignoreFetchAbort: true,
+            fetchMethod: (hash, _stale, { signal }) => this.lookUp(hash, signal),
           })
         : undefined;
     changes.onChanged((keyId) => this.forget(keyId));
@@ -83,6 +88,16 @@ export class ApiKeysService {
     if (cached) return this.authenticationOf(cached);
     const found = this.cache ? this.cache.fetch(hash) : this.repository.findByHash(hash);
     return found.then((key) => this.authenticationOf(key ?? undefined));
+  }
+
+  /**
+   * The key by hash, for the cache. Aborted means the key changed here while it was read: the
+   * row read may be the old one, so it is read again, after the change.
+   */
+  private async lookUp(hash: string, signal: AbortSignal): Promise<ApiKeyEntity | undefined> {
+    const key = await this.repository.findByHash(hash);
+    if (!signal.aborted) return key ?? undefined;
+    return (await this.repository.findByHash(hash)) ?? undefined;
   }
 
   private authenticationOf(key: ApiKeyEntity | undefined): Authentication {

@@ -50,7 +50,10 @@ export class KeyChanges implements OnModuleInit, OnApplicationShutdown {
     await this.redis
       .ready()
       ?.publish(this.channel, keyId)
-      .catch((error: Error) => this.logger.warn(`key change not published: ${error.message}`));
+      .catch((error: Error) => {
+        this.redis.failed(error.message);
+        this.logger.warn(`key change not published: ${error.message}`);
+      });
   }
 
   async onApplicationShutdown(): Promise<void> {

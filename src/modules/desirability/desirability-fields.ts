@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ValidationErrorItem } from '../../common/errors/validation-error-item';
-import { parseIsoDate } from '../../common/validation/iso-date';
+import { dateRefusal, parseIsoDate } from '../../common/validation/iso-date';
 import { Source, SOURCES } from '../../common/source';
 import { normalizeLabel } from '../../network/protocol';
 import { Loc } from './desirability.types';
@@ -133,7 +133,10 @@ export function parseDate(value: unknown, loc: Loc, issues: Issues): Date | null
   const date = parseIsoDate(value);
   if (!date) {
     const example = 'e.g. 2026-11-20 or 2026-11-20T12:00:00Z';
-    return issues.value(loc, `must be an ISO 8601 date or date-time, ${example}`);
+    return issues.value(
+      loc,
+      dateRefusal(value, `must be an ISO 8601 date or date-time, ${example}`),
+    );
   }
   return date;
 }

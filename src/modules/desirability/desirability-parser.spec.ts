@@ -169,6 +169,12 @@ describe(parseDesirabilityRequest.name, () => {
         'value_error',
       ],
       [
+        'an end date past year 9999 in UTC',
+        { post_end_datetime: '9999-12-31T23:59:59-00:01' },
+        [...params, 'post_end_datetime'],
+        'value_error',
+      ],
+      [
         'a date that is no string',
         { post_end_datetime: 1700000000 },
         [...params, 'post_end_datetime'],
