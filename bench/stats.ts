@@ -4,7 +4,8 @@
  * the rate at which the project's own ingest path (the GetMinerIndex answer parsed, its
  * `compressed_index_serialized` string parsed, parseCompressedIndex + replaceMinerIndex, as the
  * index sync job does) loads it. Targets: p99 ≤ 20 ms, ≥ 100× faster than the GROUP BY,
- * ingest ≥ 300 k rows/s.
+ * ingest ≥ 300 k rows/s. Then query_bucket's holder lookup (MinerIndexRepository.holders), with
+ * and without a label, beside the old query without one (bench/support/holder-lookup.ts).
  * Run: npm run bench:stats [-- --miners 250 --buckets 80000 --labels 5000 --concurrency 1,2,4
  *   --resync 10 --requests 500 --baseline-runs 5 --seed 42] (or BENCH_STATS_MINERS,
  *   BENCH_STATS_BUCKETS, BENCH_STATS_LABELS, BENCH_STATS_CONCURRENCY, BENCH_STATS_RESYNC,
@@ -47,6 +48,7 @@ import { cleanupOnExit } from './support/cleanup';
 import { acquireDatabase, LOCAL_SERVER_URL } from './support/database';
 import { numberSetting, percentile, runPool, trackUsage, Usage } from './support/measure';
 import { commandLine, formatInt, machineLine, progress, table } from './support/report';
+import { holderLookupReport, holderLookupsMatch, timeHolderLookups } from './support/holder-lookup';
 
 const HOURS = MAX_DATA_AGE_DAYS * 24;
 /** Targets of the task. */
@@ -684,9 +686,31 @@ async function benchmark() {
           `GROUP BY p50 ${percentile(baseline, 0.5).toFixed(0)} ms${mismatch ? `, MISMATCH ${mismatch}` : ''}`,
       );
     }
+    progress(
+      `query_bucket holder lookups: ours ${options.requests} runs each, old query ${options.baselineRuns}`,
+    );
+    const hour = timeBucketId(now) - 1;
+    const holderLookups = await timeHolderLookups(
+      client,
+      stats,
+      last,
+      [
+        { name: 'x, no label, last complete hour', source: 2, labelId: undefined, hour },
+        { name: 'reddit, no label, 300 h back', source: 1, labelId: undefined, hour: hour - 299 },
+        {
+          name: `x, ${popular}, last complete hour`,
+          source: 2,
+          labelId: await stats.labelId(popular),
+          hour,
+        },
+      ],
+      options.requests,
+      options.baselineRuns,
+    );
     return {
       load,
       instrumented,
+      holderLookups,
       resync,
       churn,
       loadAverages,
@@ -940,9 +964,10 @@ function report(result: Awaited<ReturnType<typeof benchmark>>): boolean {
         ...r.baselinePlan,
       ]),
     '',
+    ...holderLookupReport(result.holderLookups),
   ];
   process.stdout.write(lines.join('\n'));
-  return mismatches.length === 0 && countOk;
+  return mismatches.length === 0 && countOk && holderLookupsMatch(result.holderLookups);
 }
 
 async function main(): Promise<void> {
