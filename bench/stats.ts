@@ -36,6 +36,7 @@ import { MinersRepository } from '../src/network/miners.repository';
 import {
   CompressedLabelBuckets,
   CompressedMinerIndex,
+  MAX_BUCKET_BYTES,
   MAX_DATA_AGE_DAYS,
   MAX_INDEX_BUCKETS,
   MetagraphNeuron,
@@ -114,7 +115,8 @@ let claimed = new Uint8Array(0);
  * The index miner `uid` sends (GetMinerIndex), deterministic in (seed, generation, uid): exactly
  * `options.buckets` distinct (source, label, hour) buckets, labels Zipf-distributed (exponent
  * 0.9–1.2 per miner, so popular labels are everyone's and the tail differs), hours skewed towards
- * the present, sizes log-normal and never 0 (a 0 would be dropped by the parser).
+ * the present, sizes log-normal, at most the 128 MiB bucket cap (a larger claim rejects the
+ * index) and never 0 (a 0 would be dropped by the parser).
  */
 function generateIndex(uid: number, nowBucket: number, generation: string): CompressedMinerIndex {
   const rng = createRng(deriveSeed(options.seed, 'stats-miner', generation, uid));
@@ -155,7 +157,11 @@ function generateIndex(uid: number, nowBucket: number, generation: string): Comp
 
 function logNormalSize(rng: Rng): number {
   const normal = Math.sqrt(-2 * Math.log(1 - rng.next())) * Math.cos(2 * Math.PI * rng.next());
-  return Math.min(1e9, Math.max(1, Math.round(SIZE_MEDIAN * Math.exp(SIZE_SIGMA * normal))));
+  // At most the subnet's bucket cap: a claim over it rejects the whole index.
+  return Math.min(
+    MAX_BUCKET_BYTES,
+    Math.max(1, Math.round(SIZE_MEDIAN * Math.exp(SIZE_SIGMA * normal))),
+  );
 }
 
 /** Credibility 0.05–1, most miners fairly credible, a few not at all. */
@@ -859,7 +865,7 @@ function report(result: Awaited<ReturnType<typeof benchmark>>): boolean {
     `data:     ${options.miners} miners (syncNeurons; credibility 0.05–1 set by UPDATE before ingest) × ` +
       `${formatInt(options.buckets)} buckets (${X_SHARE * 100}% X, rest Reddit); ${formatInt(options.labels)} labels ` +
       `per source, Zipf (exponent 0.9–1.2 per miner); ${HOURS} hours, skewed to recent; sizes log-normal ` +
-      `(median ${SIZE_MEDIAN / 1000} kB, σ ${SIZE_SIGMA}, all > 0); seed ${options.seed}`,
+      `(median ${SIZE_MEDIAN / 1000} kB, σ ${SIZE_SIGMA}, all > 0 and ≤ 128 MiB); seed ${options.seed}`,
     `          generation ${load.generationSeconds.toFixed(1)} s (before each block, outside the ingest timing)`,
     `app:      LOG_LEVEL=${result.env.LOG_LEVEL} RATE_LIMIT_VALIDATOR=${result.env.RATE_LIMIT_VALIDATOR} ` +
       `RATE_LIMIT_WINDOW_SECONDS=${result.env.RATE_LIMIT_WINDOW_SECONDS} METAGRAPH_FILE=<the loaded miners> ` +
