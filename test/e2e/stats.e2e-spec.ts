@@ -216,6 +216,29 @@ describe('Statistics over the synced miner index', () => {
     expect(response.body).toEqual({ status: 'error', message: expect.stringContaining('No data') });
   });
 
+  it('starts query_bucket at bucket 0 when end_bucket − 24 would be before it', async () => {
+    const response = await get('query_bucket/reddit?end_bucket=5').expect(200);
+    expect(response.body).toEqual({
+      status: 'error',
+      message: 'No data for any label in buckets 0..5',
+    });
+  });
+
+  it('rejects an empty or whitespace-only query_bucket label with 422', async () => {
+    const empty = await get('query_bucket/x?label=').expect(422);
+    expect(empty.body.detail).toEqual([
+      expect.objectContaining({ loc: ['query', 'label'], type: 'string_too_short' }),
+    ]);
+    const blank = await get('query_bucket/x?label=%20%09%20').expect(422);
+    expect(blank.body.detail).toEqual([
+      {
+        loc: ['query', 'label'],
+        msg: 'Value error, label must not be only whitespace',
+        type: 'value_error',
+      },
+    ]);
+  });
+
   it('rejects an unknown source and non-integer buckets with 422', async () => {
     const path = await get('get_top_labels_by_source/facebook').expect(422);
     expect(path.body.detail).toEqual([expect.objectContaining({ loc: ['path', 'source'] })]);
