@@ -12,8 +12,10 @@ const MANUAL_SYNC = {
   INDEX_SPOT_CHECKS: '10',
   QUERY_CACHE_TTL_SECONDS: '0',
   // Every miner is spot-checked: beside a validator (1 bucket call an hour) that would leave
-  // query_bucket no call. This gateway has the hotkey to itself.
+  // query_bucket no call. This gateway has the hotkey to itself, and query_bucket may take the
+  // last calls that two rounds of checks leave (no share kept for a third).
   VALIDATOR_SHARES_HOTKEY: 'false',
+  INDEX_SPOT_CHECK_RESERVE: '0',
 };
 
 interface LabelRow {
