@@ -4,7 +4,8 @@
  * the rate at which the project's own ingest path (the GetMinerIndex answer parsed, its
  * `compressed_index_serialized` string parsed, parseCompressedIndex + replaceMinerIndex, as the
  * index sync job does) loads it. Targets: p99 ≤ 20 ms, ≥ 100× faster than the GROUP BY,
- * ingest ≥ 300 k rows/s.
+ * ingest ≥ 300 k rows/s. Then query_bucket's holder lookup (MinerIndexRepository.holders), with
+ * and without a label, beside the old query without one (bench/support/holder-lookup.ts).
  * Run: npm run bench:stats [-- --miners 250 --buckets 80000 --labels 5000 --concurrency 1,2,4
  *   --resync 10 --requests 500 --baseline-runs 5 --seed 42] (or BENCH_STATS_MINERS,
  *   BENCH_STATS_BUCKETS, BENCH_STATS_LABELS, BENCH_STATS_CONCURRENCY, BENCH_STATS_RESYNC,
@@ -35,6 +36,7 @@ import { MinersRepository } from '../src/network/miners.repository';
 import {
   CompressedLabelBuckets,
   CompressedMinerIndex,
+  MAX_BUCKET_BYTES,
   MAX_DATA_AGE_DAYS,
   MAX_INDEX_BUCKETS,
   MetagraphNeuron,
@@ -47,6 +49,7 @@ import { cleanupOnExit } from './support/cleanup';
 import { acquireDatabase, LOCAL_SERVER_URL } from './support/database';
 import { numberSetting, percentile, runPool, trackUsage, Usage } from './support/measure';
 import { commandLine, formatInt, machineLine, progress, table } from './support/report';
+import { holderLookupReport, holderLookupsMatch, timeHolderLookups } from './support/holder-lookup';
 
 const HOURS = MAX_DATA_AGE_DAYS * 24;
 /** Targets of the task. */
@@ -112,7 +115,8 @@ let claimed = new Uint8Array(0);
  * The index miner `uid` sends (GetMinerIndex), deterministic in (seed, generation, uid): exactly
  * `options.buckets` distinct (source, label, hour) buckets, labels Zipf-distributed (exponent
  * 0.9–1.2 per miner, so popular labels are everyone's and the tail differs), hours skewed towards
- * the present, sizes log-normal and never 0 (a 0 would be dropped by the parser).
+ * the present, sizes log-normal, at most the 128 MiB bucket cap (a larger claim rejects the
+ * index) and never 0 (a 0 would be dropped by the parser).
  */
 function generateIndex(uid: number, nowBucket: number, generation: string): CompressedMinerIndex {
   const rng = createRng(deriveSeed(options.seed, 'stats-miner', generation, uid));
@@ -153,7 +157,11 @@ function generateIndex(uid: number, nowBucket: number, generation: string): Comp
 
 function logNormalSize(rng: Rng): number {
   const normal = Math.sqrt(-2 * Math.log(1 - rng.next())) * Math.cos(2 * Math.PI * rng.next());
-  return Math.min(1e9, Math.max(1, Math.round(SIZE_MEDIAN * Math.exp(SIZE_SIGMA * normal))));
+  // At most the subnet's bucket cap: a claim over it rejects the whole index.
+  return Math.min(
+    MAX_BUCKET_BYTES,
+    Math.max(1, Math.round(SIZE_MEDIAN * Math.exp(SIZE_SIGMA * normal))),
+  );
 }
 
 /** Credibility 0.05–1, most miners fairly credible, a few not at all. */
@@ -684,9 +692,31 @@ async function benchmark() {
           `GROUP BY p50 ${percentile(baseline, 0.5).toFixed(0)} ms${mismatch ? `, MISMATCH ${mismatch}` : ''}`,
       );
     }
+    progress(
+      `query_bucket holder lookups: ours ${options.requests} runs each, old query ${options.baselineRuns}`,
+    );
+    const hour = timeBucketId(now) - 1;
+    const holderLookups = await timeHolderLookups(
+      client,
+      stats,
+      last,
+      [
+        { name: 'x, no label, last complete hour', source: 2, labelId: undefined, hour },
+        { name: 'reddit, no label, 300 h back', source: 1, labelId: undefined, hour: hour - 299 },
+        {
+          name: `x, ${popular}, last complete hour`,
+          source: 2,
+          labelId: await stats.labelId(popular),
+          hour,
+        },
+      ],
+      options.requests,
+      options.baselineRuns,
+    );
     return {
       load,
       instrumented,
+      holderLookups,
       resync,
       churn,
       loadAverages,
@@ -835,7 +865,7 @@ function report(result: Awaited<ReturnType<typeof benchmark>>): boolean {
     `data:     ${options.miners} miners (syncNeurons; credibility 0.05–1 set by UPDATE before ingest) × ` +
       `${formatInt(options.buckets)} buckets (${X_SHARE * 100}% X, rest Reddit); ${formatInt(options.labels)} labels ` +
       `per source, Zipf (exponent 0.9–1.2 per miner); ${HOURS} hours, skewed to recent; sizes log-normal ` +
-      `(median ${SIZE_MEDIAN / 1000} kB, σ ${SIZE_SIGMA}, all > 0); seed ${options.seed}`,
+      `(median ${SIZE_MEDIAN / 1000} kB, σ ${SIZE_SIGMA}, all > 0 and ≤ 128 MiB); seed ${options.seed}`,
     `          generation ${load.generationSeconds.toFixed(1)} s (before each block, outside the ingest timing)`,
     `app:      LOG_LEVEL=${result.env.LOG_LEVEL} RATE_LIMIT_VALIDATOR=${result.env.RATE_LIMIT_VALIDATOR} ` +
       `RATE_LIMIT_WINDOW_SECONDS=${result.env.RATE_LIMIT_WINDOW_SECONDS} METAGRAPH_FILE=<the loaded miners> ` +
@@ -940,9 +970,10 @@ function report(result: Awaited<ReturnType<typeof benchmark>>): boolean {
         ...r.baselinePlan,
       ]),
     '',
+    ...holderLookupReport(result.holderLookups),
   ];
   process.stdout.write(lines.join('\n'));
-  return mismatches.length === 0 && countOk;
+  return mismatches.length === 0 && countOk && holderLookupsMatch(result.holderLookups);
 }
 
 async function main(): Promise<void> {

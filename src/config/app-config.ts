@@ -158,6 +158,11 @@ export interface IndexSyncConfig {
   fetchTimeoutMs: number;
   /** Miners whose freshly synced index is spot-checked with GetDataEntityBucket per sync. */
   spotChecks: number;
+  /**
+   * Share (0..1) of the miners whose last GetDataEntityBucket call query_bucket leaves to the
+   * spot checks (0 when there are none).
+   */
+  spotCheckReserve: number;
 }
 
 export interface RateLimitConfig {

@@ -425,6 +425,17 @@ export class EnvironmentVariables {
   @Min(0)
   INDEX_SPOT_CHECKS = 5;
 
+  /**
+   * Share of the miners whose GetDataEntityBucket call users' query_bucket leaves to the spot
+   * checks: it takes a miner's last call only while more than this share of the miners that
+   * can be asked (rounded up) have one left.
+   */
+  @Type(() => Number)
+  @IsNumber()
+  @Min(0)
+  @Max(1)
+  INDEX_SPOT_CHECK_RESERVE = 0.5;
+
   /** Seconds between two collections of an active task. */
   @toInt()
   @IsInt()

@@ -278,6 +278,17 @@ describe(loadConfig.name, () => {
       ).toEqual([]);
     });
 
+    it("keeps half the miners' bucket calls for the spot checks, none without spot checks", () => {
+      const reserve = (env: Record<string, string>) =>
+        loadConfig(env).network.indexSync.spotCheckReserve;
+      expect(reserve({})).toBe(0.5);
+      expect(reserve({ INDEX_SPOT_CHECK_RESERVE: '0.2' })).toBe(0.2);
+      expect(reserve({ INDEX_SPOT_CHECK_RESERVE: '0.2', INDEX_SPOT_CHECKS: '0' })).toBe(0);
+      expect(problemsOf({ INDEX_SPOT_CHECK_RESERVE: '1.5' })).toEqual([
+        expect.stringMatching(/^INDEX_SPOT_CHECK_RESERVE: /),
+      ]);
+    });
+
     it('reports bad network settings naming the variable, with every other problem at once', () => {
       const problems = problemsOf({
         DATABASE_URL: 'mysql://x',

@@ -147,6 +147,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
         concurrency: vars.INDEX_SYNC_CONCURRENCY,
         fetchTimeoutMs: vars.INDEX_FETCH_TIMEOUT_MS,
         spotChecks: vars.INDEX_SPOT_CHECKS,
+        // Without spot checks there is nothing to keep calls for.
+        spotCheckReserve: vars.INDEX_SPOT_CHECKS > 0 ? vars.INDEX_SPOT_CHECK_RESERVE : 0,
       },
     },
     repos: { hfResultsPath: vars.HF_RESULTS_PATH },

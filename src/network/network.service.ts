@@ -284,10 +284,13 @@ export class NetworkService implements OnModuleInit {
 
   /**
    * The entities of one hour of a source, for query_bucket: from the holders (most credible
-   * first, each with the label and size its index claims), or from an earlier fetch.
+   * first, each with the label and size its index claims), or from an earlier fetch. A miner's
+   * last GetDataEntityBucket call is taken only while the spot checks keep their share of the
+   * miners that can be asked it (INDEX_SPOT_CHECK_RESERVE).
    */
   readBucket(source: SourceId, timeBucket: number, holders: BucketHolder[]): Promise<BucketAnswer> {
-    return this.buckets.read(source, timeBucket, holders);
+    const network = this.availableMiners('GetDataEntityBucket').map((miner) => miner.hotkey);
+    return this.buckets.read(source, timeBucket, holders, network);
   }
 
   /**

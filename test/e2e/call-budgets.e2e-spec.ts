@@ -123,7 +123,12 @@ describe('Call budgets shared with a validator on the same hotkey', () => {
     network = await startTestNetwork(3);
     // A spot check takes the miner's only bucket call of the hour: one, so that query_bucket
     // finds the other miners' calls (in a real subnet, 5 checks leave hundreds of miners).
-    app = await startTestApp({ ...network.env, INDEX_SPOT_CHECKS: '1' }, { ownDatabase: true });
+    // Users may take every bucket call the spot checks leave (no reserve): what is held to the
+    // budget here is the validator's share, not the spot checks'.
+    app = await startTestApp(
+      { ...network.env, INDEX_SPOT_CHECKS: '1', INDEX_SPOT_CHECK_RESERVE: '0' },
+      { ownDatabase: true },
+    );
     const queryBucket = async (path: string) =>
       (await app.http.get(path).set('X-API-Key', TEST_MASTER_KEY).expect(200)).body as BucketAnswer;
     // The index call frees up an hour and the margin (5 minutes) after the first sync: not
@@ -209,6 +214,60 @@ describe('Call budgets shared with a validator on the same hotkey', () => {
     for (const { answer } of buckets.filter(({ answer }) => answer.status === 'error'))
       expect(answer.message).toMatch(/may be asked for it|still sending/);
   });
+});
+
+/**
+ * Beside a validator each miner allows the gateway one GetDataEntityBucket an hour, which the
+ * index spot checks and users' query_bucket both take. However many buckets users ask for,
+ * query_bucket leaves the spot checks their share of the miners (INDEX_SPOT_CHECK_RESERVE, half):
+ * a key's requests must not switch the checks off network-wide.
+ */
+describe("The spot checks' share of the bucket calls", () => {
+  let network: TestNetwork;
+  let app: TestApp;
+
+  beforeAll(async () => {
+    network = await startTestNetwork(6);
+    app = await startTestApp({ ...network.env, INDEX_SPOT_CHECKS: '1' }, { ownDatabase: true });
+  });
+  afterAll(async () => {
+    await app.close();
+    await network.stop();
+  });
+
+  it('leaves half the miners their call however many buckets query_bucket is asked for, and says why it fetches none', async () => {
+    const report = await syncNow(app);
+    expect(report).toMatchObject({ synced: 6 });
+    expect(report.spotChecks).toHaveLength(1);
+    const hours = await app.app
+      .get(DataSource)
+      .query<{ hour: number }[]>(
+        'SELECT DISTINCT time_bucket AS hour FROM miner_index WHERE source = 2 ORDER BY 1 DESC LIMIT 8',
+      );
+    expect(hours).toHaveLength(8);
+    const answers: BucketAnswer[] = [];
+    for (const { hour } of hours) {
+      const response = await app.http
+        .get(`/api/v1/query_bucket/x?start_bucket=${hour}&end_bucket=${hour}`)
+        .set('X-API-Key', TEST_MASTER_KEY)
+        .expect(200);
+      answers.push(response.body as BucketAnswer);
+    }
+
+    const uids = new Set(network.devnet.miners.map((miner) => miner.uid));
+    const left = (await listMiners(app))
+      .filter((miner) => uids.has(miner.uid))
+      .map((miner) => miner.call_budget_left.GetDataEntityBucket);
+    // 6 miners, half kept: 3 keep their call; the spot check took one, users the other two.
+    expect(left.filter((calls) => calls! > 0)).toHaveLength(3);
+    const fetched = answers.filter((answer) => answer.status === 'success' && !answer.cached);
+    expect(fetched).toHaveLength(2);
+    const kept = answers.filter((answer) => /kept for the index spot checks/.test(answer.message!));
+    expect(kept.length).toBeGreaterThan(0);
+    expect(kept[0].message).toMatch(
+      /^Bucket \d+ is in the index \(its most credible holder, miner \d+, claims \d+ bytes under .+\), but its items cannot be fetched now: .+; ask again after \d{4}-/,
+    );
+  }, 60_000);
 });
 
 /**

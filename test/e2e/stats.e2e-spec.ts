@@ -12,8 +12,10 @@ const MANUAL_SYNC = {
   INDEX_SPOT_CHECKS: '10',
   QUERY_CACHE_TTL_SECONDS: '0',
   // Every miner is spot-checked: beside a validator (1 bucket call an hour) that would leave
-  // query_bucket no call. This gateway has the hotkey to itself.
+  // query_bucket no call. This gateway has the hotkey to itself, and query_bucket may take the
+  // last calls that two rounds of checks leave (no share kept for a third).
   VALIDATOR_SHARES_HOTKEY: 'false',
+  INDEX_SPOT_CHECK_RESERVE: '0',
 };
 
 interface LabelRow {
@@ -214,6 +216,29 @@ describe('Statistics over the synced miner index', () => {
   it('answers query_bucket with status error when nothing is in range', async () => {
     const response = await get('query_bucket/reddit?start_bucket=1&end_bucket=2').expect(200);
     expect(response.body).toEqual({ status: 'error', message: expect.stringContaining('No data') });
+  });
+
+  it('starts query_bucket at bucket 0 when end_bucket − 24 would be before it', async () => {
+    const response = await get('query_bucket/reddit?end_bucket=5').expect(200);
+    expect(response.body).toEqual({
+      status: 'error',
+      message: 'No data for any label in buckets 0..5',
+    });
+  });
+
+  it('rejects an empty or whitespace-only query_bucket label with 422', async () => {
+    const empty = await get('query_bucket/x?label=').expect(422);
+    expect(empty.body.detail).toEqual([
+      expect.objectContaining({ loc: ['query', 'label'], type: 'string_too_short' }),
+    ]);
+    const blank = await get('query_bucket/x?label=%20%09%20').expect(422);
+    expect(blank.body.detail).toEqual([
+      {
+        loc: ['query', 'label'],
+        msg: 'Value error, label must not be only whitespace',
+        type: 'value_error',
+      },
+    ]);
   });
 
   it('rejects an unknown source and non-integer buckets with 422', async () => {

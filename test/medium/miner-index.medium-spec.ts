@@ -83,11 +83,17 @@ describe(MinerIndexRepository.name, () => {
         await query(`SELECT miner_uid, source, label_id, sum(content_size_bytes)::text AS bytes
         FROM miner_index WHERE label_id IS NOT NULL GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`),
       minerBuckets: await query(
-        `SELECT miner_uid, source, time_bucket, bytes::text FROM miner_bucket_totals ORDER BY 1, 2, 3`,
+        `SELECT miner_uid, source, time_bucket, bytes::text, largest_bytes::text FROM miner_bucket_totals ORDER BY 1, 2, 3`,
       ),
       minerBucketsGroupBy:
-        await query(`SELECT miner_uid, source, time_bucket, sum(content_size_bytes)::text AS bytes
+        await query(`SELECT miner_uid, source, time_bucket, sum(content_size_bytes)::text AS bytes,
+          max(content_size_bytes)::text AS largest_bytes
         FROM miner_index GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`),
+      // The hour's largest bucket kept in the miner's totals is one the index holds.
+      largestNotInIndex: await query(`SELECT t.miner_uid, t.source, t.time_bucket
+        FROM miner_bucket_totals t WHERE NOT EXISTS (SELECT FROM miner_index i
+          WHERE i.miner_uid = t.miner_uid AND i.source = t.source AND i.time_bucket = t.time_bucket
+            AND i.label_id IS NOT DISTINCT FROM t.largest_label_id AND i.content_size_bytes = t.largest_bytes)`),
     };
   }
 
@@ -117,6 +123,7 @@ describe(MinerIndexRepository.name, () => {
     expectSameTotals(all.buckets, all.bucketsGroupBy);
     expect(all.minerLabels).toEqual(all.minerLabelsGroupBy);
     expect(all.minerBuckets).toEqual(all.minerBucketsGroupBy);
+    expect(all.largestNotInIndex).toEqual([]);
   }
 
   async function indexOf(uid: number) {
@@ -236,5 +243,45 @@ describe(MinerIndexRepository.name, () => {
     expect(newest).toHaveLength(4);
     expect(await service.holdings(2, ['#a'], HOUR, HOUR + 1, 5)).toHaveLength(2);
     expect(await service.holdings(2, [], HOUR, HOUR + 3, 5)).toEqual([]);
+  });
+  it('finds the largest bucket of an hour at its most credible holders without reading their index', async () => {
+    await database.query(
+      `UPDATE miners SET axon_url = 'http://127.0.0.1:' || (9000 + uid), state = 'active',
+         credibility = CASE uid WHEN 0 THEN 0.5 WHEN 1 THEN 0.9 ELSE 0.7 END`,
+    );
+    // Many labels over many hours, as a real index has: the hour asked for is one of them.
+    const rows = (uid: number): IndexRow[] =>
+      Array.from({ length: 400 }, (_, i) => i).flatMap((i) => [
+        { source: 2, label: `#l${i}`, timeBucket: HOUR + (i % 10), bytes: 1000 + i },
+        { source: 1, label: `r/l${i}`, timeBucket: HOUR + (i % 10), bytes: 5000 + i + uid },
+      ]);
+    await repository.replaceMinerIndex(0, rows(0));
+    await repository.replaceMinerIndex(1, [
+      ...rows(1),
+      { source: 2, label: null, timeBucket: HOUR + 3, bytes: 9000 },
+    ]);
+    await repository.replaceMinerIndex(2, rows(2));
+    // Every statement the repository sends, to be explained below.
+    const sent: { sql: string; params: unknown[] }[] = [];
+    const recording = new MinerIndexRepository({
+      query: (sql: string, params: unknown[] = []) => {
+        sent.push({ sql, params });
+        return database.query(sql, params);
+      },
+    } as unknown as DataSource);
+
+    const holders = await recording.holders(2, undefined, HOUR + 3, 2);
+
+    expect(holders.map(({ uid, label, bytes }) => ({ uid, label, bytes }))).toEqual([
+      { uid: 1, label: null, bytes: 9000 },
+      { uid: 2, label: '#l393', bytes: 1393 },
+    ]);
+    const [{ sql, params }] = sent;
+    const [{ 'QUERY PLAN': plan }] = await database.query<{ 'QUERY PLAN': unknown }[]>(
+      `EXPLAIN (FORMAT JSON) ${sql}`,
+      params,
+    );
+    const relations = JSON.stringify(plan).match(/"Relation Name":"[^"]+"/g) ?? [];
+    expect(relations.filter((relation) => relation.includes('miner_index'))).toEqual([]);
   });
 });

@@ -89,7 +89,7 @@ export class StatsController {
     summary: 'Fetch the latest bucket in a range from the most credible miner holding it',
     description:
       'Bucket ids are whole hours since the Unix epoch (UTC): floor(unix seconds / 3600). Defaults: `end_bucket` = ' +
-      'the current bucket − 1, `start_bucket` = `end_bucket` − 24. Finds the newest bucket in the range (for the ' +
+      'the current bucket − 1, `start_bucket` = `end_bucket` − 24 (at least 0). Finds the newest bucket in the range (for the ' +
       'label, if given) and fetches its entities from the most credible miner holding it.',
   })
   @ApiParam(SOURCE_PARAM)
@@ -102,6 +102,11 @@ export class StatsController {
     validationCase('startAfterEnd', '`start_bucket` after `end_bucket`', {
       loc: ['query', 'start_bucket'],
       msg: 'Value error, start_bucket must not be after end_bucket',
+      type: 'value_error',
+    }),
+    validationCase('blankLabel', 'A `label` of spaces only', {
+      loc: ['query', 'label'],
+      msg: 'Value error, label must not be only whitespace',
       type: 'value_error',
     }),
   )

@@ -79,11 +79,15 @@ export class StatsService {
 
   async queryBucket(source: Source, query: QueryBucketQueryDto): Promise<QueryBucketResponseDto> {
     const end = query.end_bucket ?? timeBucketId(new Date()) - 1;
-    const start = query.start_bucket ?? end - 24;
+    // Bucket ids start at 0, as start_bucket's own minimum says.
+    const start = query.start_bucket ?? Math.max(0, end - 24);
     if (start > end)
       throw validationError(['query', 'start_bucket'], 'start_bucket must not be after end_bucket');
     const sourceId = toSourceId(source);
     const label = query.label === undefined ? undefined : normalizeLabel(query.label);
+    // An empty label is refused by the request's rules; one of spaces only is empty once trimmed.
+    if (label === '')
+      throw validationError(['query', 'label'], 'label must not be only whitespace');
     const labelId = label === undefined ? undefined : await this.index.labelId(label);
     const range = `buckets ${start}..${end}`;
     if (label !== undefined && labelId === undefined)

@@ -4,11 +4,12 @@ import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { CredibilityRecorder } from '../credibility-recorder';
 import { BucketCheckResult, checkBucket } from './bucket-check';
+import { SpotCheckReserve } from './spot-check-reserve';
 import { BucketKey, bucketEnd, bucketStart, DataItem } from '../protocol';
 import { SourceId } from '../sn13/sources';
 import { getDataEntityBucketFields, readEntityList } from '../sn13/messages';
 import { BucketDelivery, BucketFetch, ItemStore } from '../stored/item-store';
-import { CallBudgets } from '../transport/call-budgets';
+import { BudgetLeft, CallBudgets } from '../transport/call-budgets';
 import {
   failureReasonOf,
   failureScore,
@@ -102,11 +103,17 @@ export class BucketReader {
    * query_bucket's answer for an hour of a source, from `holders` (most credible first): the
    * stored items of the bucket's newest fetch if it is younger than an hour; else a holder with
    * budget left, asked within QUERY_DEADLINE_MS (a slower one finishes in the background and is
-   * kept for the next ask);
-   * else the newest earlier fetch, however old. An answer from the store holds every stored item
-   * of the bucket, whichever miner delivered it.
+   * kept for the next ask), a miner's last call only while the spot checks keep their share of
+   * the `network` (the hotkeys that can be asked GetDataEntityBucket: SpotCheckReserve); else
+   * the newest earlier fetch, however old. An answer from the store holds every stored item of
+   * the bucket, whichever miner delivered it.
    */
-  async read(source: SourceId, timeBucket: number, holders: BucketHolder[]): Promise<BucketAnswer> {
+  async read(
+    source: SourceId,
+    timeBucket: number,
+    holders: BucketHolder[],
+    network: readonly string[],
+  ): Promise<BucketAnswer> {
     const labels = [...new Set(holders.map((holder) => holder.label))];
     const [stored] =
       labels.length > 0
@@ -120,12 +127,18 @@ export class BucketReader {
     const callable = holders.filter((holder) =>
       this.client.mayAsk(holder.hotkey, 'GetDataEntityBucket'),
     );
-    const left = await this.budgets.left(
-      callable.map((holder) => holder.hotkey),
-      'GetDataEntityBucket',
-    );
+    const counted = [...new Set([...network, ...callable.map((holder) => holder.hotkey)])];
+    const left = await this.budgets.left(counted, 'GetDataEntityBucket');
     const withBudget = callable.filter((holder) => left.get(holder.hotkey)!.left > 0);
-    for (const holder of withBudget.slice(0, HOLDERS_TRIED)) {
+    const reserve = new SpotCheckReserve(
+      left,
+      counted,
+      this.config.network.indexSync.spotCheckReserve,
+    );
+    const asked: BucketHolder[] = [];
+    for (const holder of withBudget)
+      if (asked.length < HOLDERS_TRIED && reserve.take(holder.hotkey)) asked.push(holder);
+    for (const holder of asked) {
       const bucket = { source, label: holder.label, timeBucket };
       const outcome = await withDeadline(
         this.fetch(holder, bucket, holder.bytes),
@@ -142,13 +155,22 @@ export class BucketReader {
     }
     if (stored) return this.answerFromStore(stored);
     if (withBudget.length === 0 && holders.length > 0) {
-      const next = [...left.values()]
-        .map((entry) => entry.nextAt?.getTime() ?? Infinity)
-        .reduce((a, b) => Math.min(a, b), Infinity);
-      const when = Number.isFinite(next) ? ` before ${new Date(next).toISOString()}` : '';
+      const next = nextCallAt(callable.map((holder) => left.get(holder.hotkey)!));
+      const when = next ? ` before ${next.toISOString()}` : '';
       return {
         status: 'error',
         message: `No miner holding bucket ${timeBucket} may be asked for it${when} (their GetDataEntityBucket budget is used or they refused it), and it was not fetched before`,
+      };
+    }
+    if (asked.length === 0 && holders.length > 0) {
+      const [best] = holders;
+      const next = nextCallAt([...left.values()].filter((entry) => entry.left === 0));
+      return {
+        status: 'error',
+        message:
+          `Bucket ${timeBucket} is in the index (its most credible holder, miner ${best.uid}, claims ${best.bytes} bytes under ${best.label ?? 'no label'}), ` +
+          "but its items cannot be fetched now: the miners' GetDataEntityBucket calls left are kept for the index spot checks, " +
+          `and it was not fetched before; ask again ${next ? `after ${next.toISOString()}` : 'later'}`,
       };
     }
     return { status: 'error', message: `No miner holding bucket ${timeBucket} answered` };
@@ -201,6 +223,14 @@ function newestFirst(delivery: BucketDelivery): DataItem[] {
   return delivery.items
     .map(({ item }) => item)
     .sort((a, b) => byTime(b) - byTime(a) || (a.uri < b.uri ? 1 : a.uri > b.uri ? -1 : 0));
+}
+
+/** The earliest time one of the budgets has a call again, if any will. */
+function nextCallAt(budgets: readonly BudgetLeft[]): Date | undefined {
+  const next = budgets
+    .map((entry) => entry.nextAt?.getTime() ?? Infinity)
+    .reduce((a, b) => Math.min(a, b), Infinity);
+  return Number.isFinite(next) ? new Date(next) : undefined;
 }
 
 /** The promise's value, or 'late' after `ms` (the promise carries on regardless). */

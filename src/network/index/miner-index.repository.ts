@@ -10,12 +10,14 @@ import { SourceId } from '../sn13/sources';
 import { binaryCopyChunks, COPY_COLUMNS } from './binary-copy';
 import { IndexRow } from './compressed-index';
 import {
+  NO_LABEL,
   PreparedIndex,
   prepareIndex,
   Totals,
   totalsColumns,
   totalsDifference,
   totalsFromColumns,
+  totalsKey,
 } from './prepared-index';
 
 /** Namespace of the per-miner advisory locks (the second key is the uid). */
@@ -73,7 +75,7 @@ interface UpdatedTotals {
  * are swapped (bulk-loaded with binary COPY) and its old per-label and per-hour totals are
  * subtracted from the network totals and the new ones added, weighted by its credibility. The
  * reads serve the stats endpoints from the totals and query_bucket through the index's lookup
- * indexes; none of them scans the index.
+ * indexes (or, without a label, the per-miner hour totals); none of them scans the index.
  */
 @Injectable()
 export class MinerIndexRepository {
@@ -247,7 +249,9 @@ export class MinerIndexRepository {
         bytes: Number(row.bytes),
       }));
     }
-    // Without a label: the hour's largest label at each of its most credible holders.
+    // Without a label: the hour's largest bucket at each of its most credible holders, as kept
+    // in their totals (the index's lookup is by label first, so it cannot find it by hour). The
+    // holders are chosen before their labels are read: a few lookups, not a join over every label.
     const rows = await this.dataSource.query<
       {
         uid: number;
@@ -258,16 +262,14 @@ export class MinerIndexRepository {
         bytes: string;
       }[]
     >(
-      `SELECT h.miner_uid AS uid, m.hotkey, m.axon_url, top.label_id, l.value AS label, top.content_size_bytes AS bytes
-       FROM miner_bucket_totals h
-       JOIN miners m ON m.uid = h.miner_uid
-       CROSS JOIN LATERAL (
-         SELECT i.label_id, i.content_size_bytes FROM miner_index i
-         WHERE i.miner_uid = h.miner_uid AND i.source = h.source AND i.time_bucket = h.time_bucket
-         ORDER BY i.content_size_bytes DESC LIMIT 1) top
-       LEFT JOIN labels l ON l.id = top.label_id
-       WHERE h.source = $1 AND h.time_bucket = $2 AND m.state = 'active' AND m.axon_url IS NOT NULL
-       ORDER BY m.credibility DESC, m.uid LIMIT $3`,
+      `SELECT h.uid, h.hotkey, h.axon_url, h.label_id, l.value AS label, h.bytes
+       FROM (SELECT t.miner_uid AS uid, m.hotkey, m.axon_url, m.credibility,
+                    t.largest_label_id AS label_id, t.largest_bytes AS bytes
+             FROM miner_bucket_totals t JOIN miners m ON m.uid = t.miner_uid
+             WHERE t.source = $1 AND t.time_bucket = $2 AND m.state = 'active' AND m.axon_url IS NOT NULL
+             ORDER BY m.credibility DESC, m.uid LIMIT $3) AS h
+       LEFT JOIN labels l ON l.id = h.label_id
+       ORDER BY h.credibility DESC, h.uid`,
       [source, bucket, limit],
     );
     return rows.map((row) => ({
@@ -462,10 +464,20 @@ export class MinerIndexRepository {
       [uid, labels.sources, labels.ids, labels.bytes],
     );
     const buckets = totalsColumns(fresh.buckets);
+    const largest = buckets.ids.map((hour, i) =>
+      fresh.largest.get(totalsKey(buckets.sources[i], hour))!,
+    );
     await manager.query(
-      `INSERT INTO miner_bucket_totals (miner_uid, source, time_bucket, bytes)
-       SELECT $1, * FROM unnest($2::smallint[], $3::int[], $4::bigint[])`,
-      [uid, buckets.sources, buckets.ids, buckets.bytes],
+      `INSERT INTO miner_bucket_totals (miner_uid, source, time_bucket, bytes, largest_label_id, largest_bytes)
+       SELECT $1, * FROM unnest($2::smallint[], $3::int[], $4::bigint[], $5::int[], $6::bigint[])`,
+      [
+        uid,
+        buckets.sources,
+        buckets.ids,
+        buckets.bytes,
+        largest.map((bucket) => (bucket.labelId === NO_LABEL ? null : bucket.labelId)),
+        largest.map((bucket) => bucket.bytes),
+      ],
     );
     return {
       labels: oldLabels

@@ -90,6 +90,32 @@ describe(prepareIndex.name, () => {
     );
   });
 
+  it("keeps each hour's largest bucket, the first listed among equals", () => {
+    fc.assert(
+      fc.property(rowsArbitrary, (rows) => {
+        const largest = new Map<number, { labelId: number; bytes: number }>();
+        for (const row of rows) {
+          const hour = totalsKey(row.source, row.timeBucket);
+          if (row.bytes > (largest.get(hour)?.bytes ?? 0))
+            largest.set(hour, {
+              labelId: row.label === null ? 0 : labelIds.get(row.label)!,
+              bytes: row.bytes,
+            });
+        }
+        expect(prepareIndex(rows, labelIds).largest).toEqual(largest);
+      }),
+    );
+    const tied = prepareIndex(
+      [
+        { source: 2, label: '#a', timeBucket: 7, bytes: 5 },
+        { source: 2, label: null, timeBucket: 7, bytes: 5 },
+        { source: 2, label: '#b', timeBucket: 7, bytes: 5 },
+      ],
+      labelIds,
+    );
+    expect(tied.largest.get(totalsKey(2, 7))).toEqual({ labelId: 2, bytes: 5 });
+  });
+
   it('rejects a label without an id', () => {
     expect(() =>
       prepareIndex([{ source: 1, label: '#nope', timeBucket: 1, bytes: 1 }], labelIds),

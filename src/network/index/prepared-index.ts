@@ -8,7 +8,7 @@ import { IndexRow } from './compressed-index';
 export type Totals = Map<number, number>;
 
 /** Label id of unlabeled rows in keys (label ids start at 1). */
-const NO_LABEL = 0;
+export const NO_LABEL = 0;
 
 /** `id * 2 + (source − 1)`: source is 1 (Reddit) or 2 (X). */
 export function totalsKey(source: number, id: number): number {
@@ -25,6 +25,12 @@ export interface PreparedIndex {
   labels: Totals;
   /** Per (source, hour). */
   buckets: Totals;
+  /**
+   * Per (source, hour), the hour's largest bucket: its label id (NO_LABEL for unlabeled data)
+   * and bytes. query_bucket without a label fetches it, and reads it from the miner's totals
+   * (an index lookup by hour would read every row of the miner's partition).
+   */
+  largest: Map<number, { labelId: number; bytes: number }>;
 }
 
 /**
@@ -38,6 +44,8 @@ export function prepareIndex(
   /** (source, label id) key → the [start, end) ranges of its runs of rows. */
   const runs = new Map<number, number[]>();
   const buckets: Totals = new Map();
+  /** (source, hour) key → index of its largest row (the first listed, among equals). */
+  const largestRow = new Map<number, number>();
   for (let start = 0; start < rows.length;) {
     const { source, label } = rows[start];
     let end = start;
@@ -45,6 +53,8 @@ export function prepareIndex(
       const row = rows[end];
       const key = totalsKey(source, row.timeBucket);
       buckets.set(key, (buckets.get(key) ?? 0) + row.bytes);
+      const largest = largestRow.get(key);
+      if (largest === undefined || row.bytes > rows[largest].bytes) largestRow.set(key, end);
     }
     const key = totalsKey(source, label === null ? NO_LABEL : labelIdOf(labelIds, label));
     const ranges = runs.get(key);
@@ -64,7 +74,12 @@ export function prepareIndex(
     for (let i = first; i < next; i++) bytes += rows[order[i]].bytes;
     labels.set(key, bytes);
   }
-  return { order, labels, buckets };
+  const largest = new Map<number, { labelId: number; bytes: number }>();
+  for (const [key, index] of largestRow) {
+    const { label, bytes } = rows[index];
+    largest.set(key, { labelId: label === null ? NO_LABEL : labelIdOf(labelIds, label), bytes });
+  }
+  return { order, labels, buckets, largest };
 }
 
 /**

@@ -28,12 +28,14 @@ const MAX_BUCKET = 2147483647;
 
 export class QueryBucketQueryDto {
   @ApiPropertyOptional({
-    description: 'Only buckets of this label',
+    description: 'Only buckets of this label; trimmed and lower-cased, and not empty once trimmed',
+    minLength: 1,
     maxLength: 140,
     example: '#bitcoin',
   })
   @IsOptional()
   @IsString()
+  @MinLength(1)
   @MaxLength(140)
   @NoNulCharacter()
   label?: string;
@@ -44,7 +46,7 @@ export class QueryBucketQueryDto {
     description:
       'First time bucket id, inclusive. A bucket id is an hour counted from the Unix epoch (UTC): ' +
       'floor(unix seconds / 3600), e.g. `Math.floor(Date.now() / 3_600_000)` for the current hour. ' +
-      'Default: end_bucket − 24',
+      'Default: end_bucket − 24, or 0 when that is negative',
     type: 'integer',
     format: 'int32',
     minimum: 0,
