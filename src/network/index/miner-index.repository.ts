@@ -10,7 +10,6 @@ import { SourceId } from '../sn13/sources';
 import { binaryCopyChunks, COPY_COLUMNS } from './binary-copy';
 import { IndexRow } from './compressed-index';
 import {
-  PreparedIndex,
   prepareIndex,
   Totals,
   totalsColumns,
@@ -59,6 +58,12 @@ export interface BucketHolding {
   bytes: number;
 }
 
+/** A miner's own totals: per (source, label id) and per (source, hour). */
+interface MinerTotals {
+  labels: Totals;
+  buckets: Totals;
+}
+
 /** What the UPDATE of one aggregates table reports: rows updated, and those now at 0 bytes. */
 interface UpdatedTotals {
   kind: 'label' | 'bucket';
@@ -71,8 +76,9 @@ interface UpdatedTotals {
  * Every read and write of the miners' index and the aggregates over it (labels, the per-miner
  * and network totals, their version). Replacing one miner's index is one transaction: its rows
  * are swapped (bulk-loaded with binary COPY) and its old per-label and per-hour totals are
- * subtracted from the network totals and the new ones added, weighted by its credibility. The
- * reads serve the stats endpoints from the totals and query_bucket through the index's lookup
+ * subtracted from the network totals and the new ones added, weighted by its credibility.
+ * Dropping an index (a uid deregistered or given a new hotkey) subtracts what goes the same
+ * way. The reads serve the stats endpoints from the totals and query_bucket through the index's lookup
  * indexes; none of them scans the index.
  */
 @Injectable()
@@ -154,6 +160,25 @@ export class MinerIndexRepository {
        WHERE t.source = d.source AND t.time_bucket = d.time_bucket`,
       [uids, deltas],
     );
+  }
+
+  /**
+   * Forgets the indexes of those of `uids` that hold one, in the caller's transaction: for a
+   * transaction that deregisters uids or gives them new hotkeys. Call it before that
+   * transaction takes the totals lock or touches a miner's row (the order an index replace
+   * takes its locks in). Each index leaves the network totals at its miner's credibility as it
+   * stands, the one its bytes are counted at, so the caller may change the credibility after.
+   * Returns the uids whose index was dropped.
+   */
+  async dropIndexes(manager: EntityManager, uids: readonly number[]): Promise<number[]> {
+    const [{ holding }] = await manager.query<{ holding: number[] }[]>(
+      `SELECT coalesce(array_agg(DISTINCT miner_uid ORDER BY miner_uid), '{}') AS holding
+       FROM miner_bucket_totals WHERE miner_uid = ANY($1::int[])`,
+      [uids],
+    );
+    await this.lockMiners(manager, holding);
+    await this.dropLocked(manager, holding);
+    return holding;
   }
 
   /** Changes whenever the totals change (see lockTotals). */
@@ -391,8 +416,7 @@ export class MinerIndexRepository {
    * locks the parent table, which must not last for a whole replace.
    */
   private async ensurePartition(uid: number): Promise<string> {
-    if (!Number.isSafeInteger(uid) || uid < 0) throw new Error(`invalid miner uid ${uid}`);
-    const name = `miner_index_p${uid}`;
+    const name = partitionOf(uid);
     if (!this.partitions.has(uid)) {
       await this.dataSource
         .query(`CREATE TABLE IF NOT EXISTS ${name} PARTITION OF miner_index FOR VALUES IN (${uid})`)
@@ -442,8 +466,15 @@ export class MinerIndexRepository {
   private async swapTotals(
     manager: EntityManager,
     uid: number,
-    fresh: PreparedIndex,
-  ): Promise<{ labels: Totals; buckets: Totals }> {
+    fresh: MinerTotals,
+  ): Promise<MinerTotals> {
+    const old = await this.takeTotals(manager, uid);
+    await this.putTotals(manager, uid, fresh);
+    return old;
+  }
+
+  /** Deletes the miner's own totals and returns them. */
+  private async takeTotals(manager: EntityManager, uid: number): Promise<MinerTotals> {
     const [oldLabels] = returningRows<{ sources: number[]; label_ids: number[]; bytes: string[] }>(
       await manager.query(
         'DELETE FROM miner_label_arrays WHERE miner_uid = $1 RETURNING sources, label_ids, bytes',
@@ -456,6 +487,20 @@ export class MinerIndexRepository {
         [uid],
       ),
     );
+    return {
+      labels: oldLabels
+        ? totalsFromColumns(oldLabels.sources, oldLabels.label_ids, oldLabels.bytes)
+        : new Map<number, number>(),
+      buckets: totalsFromColumns(
+        oldBuckets.map((row) => row.source),
+        oldBuckets.map((row) => row.time_bucket),
+        oldBuckets.map((row) => row.bytes),
+      ),
+    };
+  }
+
+  /** Writes the miner's own totals (after takeTotals). */
+  private async putTotals(manager: EntityManager, uid: number, fresh: MinerTotals): Promise<void> {
     const labels = totalsColumns(fresh.labels);
     await manager.query(
       'INSERT INTO miner_label_arrays (miner_uid, sources, label_ids, bytes) VALUES ($1, $2::smallint[], $3::int[], $4::bigint[])',
@@ -467,16 +512,48 @@ export class MinerIndexRepository {
        SELECT $1, * FROM unnest($2::smallint[], $3::int[], $4::bigint[])`,
       [uid, buckets.sources, buckets.ids, buckets.bytes],
     );
-    return {
-      labels: oldLabels
-        ? totalsFromColumns(oldLabels.sources, oldLabels.label_ids, oldLabels.bytes)
-        : new Map<number, number>(),
-      buckets: totalsFromColumns(
-        oldBuckets.map((row) => row.source),
-        oldBuckets.map((row) => row.time_bucket),
-        oldBuckets.map((row) => row.bytes),
+  }
+
+  /** Per-miner locks, in uid order: two holders of several cannot wait for each other. */
+  private async lockMiners(manager: EntityManager, uids: readonly number[]): Promise<void> {
+    for (const uid of [...uids].sort((a, b) => a - b))
+      await manager.query('SELECT pg_advisory_xact_lock($1, $2)', [MINER_LOCK_NAMESPACE, uid]);
+  }
+
+  /** Empties the partitions of miners whose locks the caller holds, and subtracts their totals. */
+  private async dropLocked(manager: EntityManager, uids: readonly number[]): Promise<void> {
+    // Every TRUNCATE before the totals lock is taken: each may wait for readers of its partition.
+    for (const uid of uids) await manager.query(`TRUNCATE ${partitionOf(uid)}`);
+    for (const uid of uids)
+      await this.subtractFromNetwork(manager, uid, await this.takeTotals(manager, uid), 'all');
+  }
+
+  /**
+   * Takes `gone` (bytes that left a miner's index: `rows` rows, or all of them) out of the
+   * network totals, at the miner's credibility read under the totals lock, as a replace does.
+   */
+  private async subtractFromNetwork(
+    manager: EntityManager,
+    uid: number,
+    gone: MinerTotals,
+    rows: number | 'all',
+  ): Promise<void> {
+    await this.lockTotals(manager);
+    const [miner] = returningRows<{ credibility: number }>(
+      await manager.query(
+        `UPDATE miners SET index_buckets = CASE WHEN $2::int IS NULL THEN 0 ELSE greatest(0, index_buckets - $2::int) END
+         WHERE uid = $1 RETURNING credibility`,
+        [uid, rows === 'all' ? null : rows],
       ),
-    };
+    );
+    if (!miner) throw new Error(`unknown miner ${uid}`);
+    const none: Totals = new Map();
+    await this.applyDeltas(
+      manager,
+      totalsDifference(none, gone.labels),
+      totalsDifference(none, gone.buckets),
+      miner.credibility,
+    );
   }
 
   /**
@@ -556,4 +633,10 @@ export class MinerIndexRepository {
       );
     }
   }
+}
+
+/** The table holding one miner's rows (created on first use by ensurePartition). */
+function partitionOf(uid: number): string {
+  if (!Number.isSafeInteger(uid) || uid < 0) throw new Error(`invalid miner uid ${uid}`);
+  return `miner_index_p${uid}`;
 }
