@@ -2,13 +2,19 @@ import { readFile } from 'node:fs/promises';
 import { DataSource } from 'typeorm';
 import { writeMetagraphFile } from '../../src/devnet/metagraph';
 import { IndexSyncService } from '../../src/network/index-sync.service';
+import { MinerIndexService } from '../../src/network/index/miner-index.service';
 import { MetagraphService } from '../../src/network/metagraph/metagraph.service';
 import { NetworkService } from '../../src/network/network.service';
-import { MetagraphFile } from '../../src/network/protocol';
+import { MAX_DATA_AGE_DAYS, MetagraphFile, timeBucketId } from '../../src/network/protocol';
+import { SourceId } from '../../src/network/sn13/sources';
 import { startTestNetwork, TestNetwork } from '../support/network';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 
-/** What the statistics stop counting: deregistered uids. */
+const FAILING_INDEX = { http500: true, endpoints: ['GetMinerIndex' as const] };
+/** The oldest hour whose data is worth anything now. */
+const oldestUseful = () => timeBucketId(new Date()) - MAX_DATA_AGE_DAYS * 24;
+
+/** What the statistics stop counting: deregistered uids, stale indexes, hours past 30 days. */
 describe('Index retention', () => {
   let network: TestNetwork;
   let app: TestApp;
@@ -80,5 +86,51 @@ describe('Index retention', () => {
     const after = await indexedBytes();
     expect(after.has(2)).toBe(false);
     expect((await ages()).bytes).toBe(sum(after.values()));
+  });
+
+  it('drops the index of a miner whose index has not synced for three intervals', async () => {
+    network.devnet.setBehaviour(1, FAILING_INDEX);
+    await database.query(
+      `UPDATE miners SET index_synced_at = now() - interval '3 hours 20 minutes' WHERE uid = 1`,
+    );
+
+    const report = await sync();
+
+    expect(report.failed).toBe(1);
+    expect(report.staleDropped).toEqual([1]);
+    const after = await indexedBytes();
+    expect([...after.keys()]).toEqual([0]);
+    expect((await ages()).bytes).toBe(sum(after.values()));
+  });
+
+  it('removes the hours older than 30 days of an index its miner did not refresh', async () => {
+    const oldest = oldestUseful();
+    const rows = await database.query<
+      { source: SourceId; label: string | null; timeBucket: number; bytes: string }[]
+    >(
+      `SELECT i.source, l.value AS label, i.time_bucket AS "timeBucket", i.content_size_bytes::text AS bytes
+       FROM miner_index i LEFT JOIN labels l ON l.id = i.label_id WHERE i.miner_uid = 0`,
+    );
+    const kept = rows.map((row) => ({ ...row, bytes: Number(row.bytes) }));
+    // As if the miner had claimed these hours when they were younger.
+    await app.app
+      .get(MinerIndexService)
+      .replaceMinerIndex(0, [
+        ...kept,
+        { source: 2, label: '#old', timeBucket: oldest - 2, bytes: 5000 },
+        { source: 1, label: null, timeBucket: oldest - 1, bytes: 7000 },
+      ]);
+    expect((await ages()).oldest).toBe(oldest - 2);
+    network.devnet.setBehaviour(0, FAILING_INDEX);
+
+    const report = await sync();
+
+    // Not refreshed: failing, or out of GetMinerIndex calls for the hour.
+    expect(report.synced).toBe(0);
+    const listed = await ages();
+    expect(listed.oldest).toBeGreaterThanOrEqual(oldestUseful());
+    expect(listed.bytes).toBe(sum((await indexedBytes()).values()));
+    expect((await get('get_bytes_by_label?label=%23old').expect(200)).body.total_bytes).toBe(0);
+    expect(report.oldRowsDropped).toBeGreaterThanOrEqual(2);
   });
 });

@@ -11,6 +11,7 @@ import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
 
 const UIDS = [0, 1, 2];
 const HOUR = 490_000;
+const THREE_HOURS_MS = 3 * 3_600_000;
 
 /** Each miner holds every label in each of six hours, sizes by uid. */
 function rowsOf(uid: number): IndexRow[] {
@@ -39,6 +40,8 @@ const operation = fc.oneof(
   fc.record({ credibility: fc.constantFrom(...UIDS), value: fc.double({ min: 0, max: 1 }) }),
   fc.record({ newHotkey: fc.constantFrom(...UIDS) }),
   fc.record({ deregister: fc.constantFrom(...UIDS) }),
+  fc.record({ stale: fc.constantFrom(...UIDS) }),
+  fc.record({ hoursBefore: fc.integer({ min: HOUR, max: HOUR + 6 }) }),
 );
 
 describe('Dropping miner indexes', () => {
@@ -156,6 +159,41 @@ describe('Dropping miner indexes', () => {
     expect(Number(bytes)).toBe(rowsOf(1).reduce((sum, row) => sum + row.bytes, 0));
   });
 
+  it('drops the indexes not synced within the age given, at their credibility', async () => {
+    await setCredibility(1, 0.3);
+    await database.query(
+      `UPDATE miners SET index_synced_at = now() - interval '3 hours 1 minute' WHERE uid = 1`,
+    );
+    await database.query(
+      `UPDATE miners SET index_synced_at = now() - interval '2 hours 59 minutes' WHERE uid = 2`,
+    );
+
+    expect(await index.dropStaleIndexes(THREE_HOURS_MS)).toEqual([1]);
+
+    expect([await indexedRows(0), await indexedRows(1), await indexedRows(2)]).toEqual([
+      rowsOf(0).length,
+      0,
+      rowsOf(2).length,
+    ]);
+    await expectAggregatesExact(database);
+    expect(await index.dropStaleIndexes(THREE_HOURS_MS)).toEqual([]);
+  });
+
+  it('removes the hours before the one given from every index, and their bytes from the totals', async () => {
+    await setCredibility(2, 0.9);
+
+    // Three labels (one of them none) in each of the hours HOUR and HOUR + 1, for three miners.
+    expect(await index.dropHoursBefore(HOUR + 2)).toBe(18);
+
+    const hours = await database.query<{ hour: number }[]>(
+      'SELECT DISTINCT time_bucket AS hour FROM miner_index ORDER BY 1',
+    );
+    expect(hours.map((row) => row.hour)).toEqual([HOUR + 2, HOUR + 3, HOUR + 4, HOUR + 5]);
+    expect((await minerRow(2)).index_buckets).toBe(rowsOf(2).length - 6);
+    await expectAggregatesExact(database);
+    expect(await index.dropHoursBefore(HOUR + 2)).toBe(0);
+  });
+
   it('keeps every aggregate equal to a GROUP BY over the index through replaces, credibility changes and drops', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(operation, { minLength: 1, maxLength: 5 }), async (operations) => {
@@ -167,11 +205,19 @@ describe('Dropping miner indexes', () => {
           } else if ('newHotkey' in op) {
             hotkeys.set(op.newHotkey, `hotkey-${op.newHotkey}-${renames++}`);
             await applyMetagraph();
-          } else {
+          } else if ('deregister' in op) {
             // At most one uid away at a time; the one away before comes back.
             hotkeys = new Map(UIDS.map((uid) => [uid, hotkeys.get(uid) ?? `back-${renames++}`]));
             hotkeys.delete(op.deregister);
             await applyMetagraph();
+          } else if ('stale' in op) {
+            await database.query(
+              `UPDATE miners SET index_synced_at = now() - interval '1 day' WHERE uid = $1`,
+              [op.stale],
+            );
+            await index.dropStaleIndexes(THREE_HOURS_MS);
+          } else {
+            await index.dropHoursBefore(op.hoursBefore);
           }
         }
         await expectAggregatesExact(database);

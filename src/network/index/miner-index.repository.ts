@@ -64,6 +64,14 @@ interface MinerTotals {
   buckets: Totals;
 }
 
+/** A row deleted from a miner's partition. */
+interface RemovedRow {
+  source: number;
+  label_id: number | null;
+  time_bucket: number;
+  bytes: string;
+}
+
 /** What the UPDATE of one aggregates table reports: rows updated, and those now at 0 bytes. */
 interface UpdatedTotals {
   kind: 'label' | 'bucket';
@@ -77,8 +85,8 @@ interface UpdatedTotals {
  * and network totals, their version). Replacing one miner's index is one transaction: its rows
  * are swapped (bulk-loaded with binary COPY) and its old per-label and per-hour totals are
  * subtracted from the network totals and the new ones added, weighted by its credibility.
- * Dropping an index (a uid deregistered or given a new hotkey) subtracts what goes the same
- * way. The reads serve the stats endpoints from the totals and query_bucket through the index's lookup
+ * Dropping an index (a uid deregistered, given a new hotkey, or not synced for long) or its
+ * hours older than the subnet values subtracts what goes the same way. The reads serve the stats endpoints from the totals and query_bucket through the index's lookup
  * indexes; none of them scans the index.
  */
 @Injectable()
@@ -179,6 +187,79 @@ export class MinerIndexRepository {
     await this.lockMiners(manager, holding);
     await this.dropLocked(manager, holding);
     return holding;
+  }
+
+  /**
+   * Drops, in one transaction, the indexes whose last successful sync is older than `maxAgeMs`
+   * by the database's clock (the one that dates the syncs), or was never recorded. Returns the
+   * uids whose index was dropped.
+   */
+  async dropStaleIndexes(maxAgeMs: number): Promise<number[]> {
+    const stale = async (manager: EntityManager) =>
+      (
+        await manager.query<{ uid: number }[]>(
+          `SELECT m.uid FROM miners m
+           WHERE (m.index_synced_at IS NULL OR m.index_synced_at < now() - make_interval(secs => $1 / 1000.0))
+             AND EXISTS (SELECT FROM miner_bucket_totals t WHERE t.miner_uid = m.uid)
+           ORDER BY m.uid`,
+          [maxAgeMs],
+        )
+      ).map((row) => row.uid);
+    const candidates = await stale(this.dataSource.manager);
+    if (candidates.length === 0) return [];
+    return this.dataSource.transaction(async (manager) => {
+      await this.lockMiners(manager, candidates);
+      // A replace that held one of the locks until now has just synced its miner.
+      const still = (await stale(manager)).filter((uid) => candidates.includes(uid));
+      await this.dropLocked(manager, still);
+      return still;
+    });
+  }
+
+  /**
+   * Removes the hours before `hour` from every miner's index, and their bytes from the totals,
+   * one miner per transaction. Returns how many rows went.
+   */
+  async dropHoursBefore(hour: number): Promise<number> {
+    const holders = await this.dataSource.query<{ uid: number }[]>(
+      'SELECT DISTINCT miner_uid AS uid FROM miner_bucket_totals WHERE time_bucket < $1 ORDER BY 1',
+      [hour],
+    );
+    let removed = 0;
+    for (const { uid } of holders) {
+      removed += await this.dataSource.transaction(async (manager) => {
+        await this.lockMiners(manager, [uid]);
+        const rows = returningRows<RemovedRow>(
+          await manager.query(
+            `DELETE FROM ${partitionOf(uid)} WHERE time_bucket < $1
+             RETURNING source, label_id, time_bucket, content_size_bytes AS bytes`,
+            [hour],
+          ),
+        );
+        if (rows.length === 0) return 0;
+        const labeled = rows.filter((row) => row.label_id !== null);
+        const gone: MinerTotals = {
+          labels: totalsFromColumns(
+            labeled.map((row) => row.source),
+            labeled.map((row) => row.label_id!),
+            labeled.map((row) => row.bytes),
+          ),
+          buckets: totalsFromColumns(
+            rows.map((row) => row.source),
+            rows.map((row) => row.time_bucket),
+            rows.map((row) => row.bytes),
+          ),
+        };
+        const old = await this.takeTotals(manager, uid);
+        await this.putTotals(manager, uid, {
+          labels: totalsDifference(old.labels, gone.labels),
+          buckets: totalsDifference(old.buckets, gone.buckets),
+        });
+        await this.subtractFromNetwork(manager, uid, gone, rows.length);
+        return rows.length;
+      });
+    }
+    return removed;
   }
 
   /** Changes whenever the totals change (see lockTotals). */

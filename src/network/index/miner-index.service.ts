@@ -33,6 +33,16 @@ export class MinerIndexService {
     return this.repository.dropIndexes(manager, uids);
   }
 
+  /** Drops the indexes not synced successfully within `maxAgeMs`; returns their uids. */
+  dropStaleIndexes(maxAgeMs: number): Promise<number[]> {
+    return this.repository.dropStaleIndexes(maxAgeMs);
+  }
+
+  /** Removes the hours before `hour` from every index; returns how many rows went. */
+  dropHoursBefore(hour: number): Promise<number> {
+    return this.repository.dropHoursBefore(hour);
+  }
+
   /**
    * For a transaction that changes miners' credibility: call `lockTotals` first (before the
    * miners' rows are locked, as an index replace does), then `propagateCredibility` with each
