@@ -86,8 +86,9 @@ interface UpdatedTotals {
  * are swapped (bulk-loaded with binary COPY) and its old per-label and per-hour totals are
  * subtracted from the network totals and the new ones added, weighted by its credibility.
  * Dropping an index (a uid deregistered, given a new hotkey, or not synced for long) or its
- * hours older than the subnet values subtracts what goes the same way. The reads serve the stats endpoints from the totals and query_bucket through the index's lookup
- * indexes; none of them scans the index.
+ * hours older than the subnet values subtracts what goes the same way. The reads serve the
+ * stats endpoints from the totals and query_bucket through the index's lookup indexes; none of
+ * them scans the index.
  */
 @Injectable()
 export class MinerIndexRepository {
