@@ -15,7 +15,7 @@ import { IndexRow, InvalidIndexError } from './index/compressed-index';
 import { MinerIndexService } from './index/miner-index.service';
 import { ServingMiner } from './miner.entity';
 import { NetworkService } from './network.service';
-import { MAX_DATA_AGE_DAYS } from './protocol';
+import { MAX_DATA_AGE_DAYS, oldestUsefulBucket } from './protocol';
 import { WrongAnswerError } from './sn13/messages';
 import { CallBudgets } from './transport/call-budgets';
 import { MinerCallError, MinerFailureReason, NOT_THE_MINERS_FAULT } from './transport/miner-client';
@@ -33,6 +33,10 @@ export interface IndexSyncReport {
   rows: number;
   seconds: number;
   spotChecks: { uid: number; score: number; problems: string[] }[];
+  /** Uids whose index was dropped: no successful sync for STALE_AFTER_SYNCS intervals. */
+  staleDropped: number[];
+  /** Index rows of hours older than MAX_DATA_AGE_DAYS removed. */
+  oldRowsDropped: number;
 }
 
 interface SyncedMiner {
@@ -56,13 +60,22 @@ const MAX_BUDGET_WAIT_MS = 10 * 60_000;
 const BUDGET_POLL_MS = 1000;
 
 /**
+ * A miner's index is dropped once its last successful sync is this many intervals old: two
+ * syncs missed in a row (a call refused, a transient failure) keep it, the third drops it.
+ * What a miner that stopped answering claimed is no longer evidence of what it holds.
+ */
+export const STALE_AFTER_SYNCS = 3;
+
+/**
  * The background job that keeps the miner index fresh: every INDEX_SYNC_INTERVAL it fetches
  * GetMinerIndex from every available miner (bounded concurrency) and replaces each miner's rows
  * and aggregate contributions. A malformed or oversize index is rejected (the previous one
  * stays) and costs credibility. The sync follows the GetMinerIndex budget (the configuration
  * refuses an interval shorter than it allows): miners with a call left go first, a miner whose
  * call frees up within a sixth of the interval (at most 10 minutes) is waited for, the others
- * are skipped. Then a few miners with a GetDataEntityBucket call left are spot-checked.
+ * are skipped. Then a few miners with a GetDataEntityBucket call left are spot-checked, the
+ * indexes not synced for STALE_AFTER_SYNCS intervals are dropped, and the hours that have grown
+ * older than MAX_DATA_AGE_DAYS since their miner's last sync are removed.
  */
 @Injectable()
 export class IndexSyncService
@@ -123,6 +136,8 @@ export class IndexSyncService
       rows: 0,
       seconds: 0,
       spotChecks: [],
+      staleDropped: [],
+      oldRowsDropped: 0,
     };
     const synced: SyncedMiner[] = [];
     let lastLog = started;
@@ -142,12 +157,27 @@ export class IndexSyncService
     };
     await Promise.all(Array.from({ length: this.config.network.indexSync.concurrency }, worker));
     report.spotChecks = await this.spotCheck(synced);
-    const retention = MAX_DATA_AGE_DAYS * 24 * 3_600_000;
-    await this.network.deleteBucketFetchesBefore(new Date(this.clock.now().getTime() - retention));
+    await this.dropOutdated(report);
     report.seconds = Math.round((performance.now() - started) / 10) / 100;
     this.logProgress(report, started);
     this.metrics.observeIndexSync({ ...report, seconds: (performance.now() - started) / 1000 });
     return report;
+  }
+
+  /** What no longer counts: stale indexes, hours past the retention, old bucket fetches. */
+  private async dropOutdated(report: IndexSyncReport): Promise<void> {
+    const now = this.clock.now();
+    report.staleDropped = await this.index.dropStaleIndexes(
+      STALE_AFTER_SYNCS * this.config.network.indexSync.intervalMs,
+    );
+    if (report.staleDropped.length > 0)
+      this.logger.warn(
+        `indexes of uids ${report.staleDropped.join(', ')} dropped: no successful index sync ` +
+          `for ${STALE_AFTER_SYNCS} intervals`,
+      );
+    report.oldRowsDropped = await this.index.dropHoursBefore(oldestUsefulBucket(now));
+    const retention = MAX_DATA_AGE_DAYS * 24 * 3_600_000;
+    await this.network.deleteBucketFetchesBefore(new Date(now.getTime() - retention));
   }
 
   /** Miners with an index call left first, then the others by when they have one again. */

@@ -1,10 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, Repository } from 'typeorm';
+import { DataSource, EntityManager, Repository } from 'typeorm';
 import { returningRows } from '../database/returning-rows';
 import { MinerIndexService } from './index/miner-index.service';
 import { MinerEntity, MinerState } from './miner.entity';
 import { MetagraphNeuron } from './protocol';
+
+/** Arbitrary constant: the advisory lock that serializes applying metagraphs across replicas. */
+const METAGRAPH_LOCK_ID = 7_013_000_004;
+/** A new miner's credibility (the column's default): neither trusted nor distrusted yet. */
+const STARTING_CREDIBILITY = 0.5;
 
 /** Where an applied metagraph came from. */
 export interface MetagraphOrigin {
@@ -88,23 +93,39 @@ export class MinersRepository {
 
   /**
    * Brings the table in line with a metagraph in one transaction, and records where it came
-   * from. A uid whose hotkey changed was re-registered by someone else: its credibility starts
-   * over, and its uid is returned (its index must go too). Uids missing from the metagraph are
-   * marked deregistered, not deleted (their history stays). Neurons whose axon address is
-   * refused (`refused` uids) are marked `address_refused`.
+   * from. A uid whose hotkey changed was re-registered by someone else: what the old miner
+   * claimed to hold is not the new one's, so its index goes and its credibility starts over.
+   * Uids missing from the metagraph are marked deregistered, not deleted (their history stays),
+   * and their index goes too. Both indexes leave the statistics at the credibility they were
+   * counted at (see MinerIndexService.dropIndexes). Neurons whose axon address is refused
+   * (`refused` uids) are marked `address_refused`.
    */
   async syncNeurons(
     neurons: readonly MetagraphNeuron[],
     refused: ReadonlySet<number> = new Set(),
     origin?: MetagraphOrigin,
-  ): Promise<{ hotkeyChanged: number[] }> {
+  ): Promise<{ hotkeyChanged: number[]; indexesDropped: number[] }> {
     return this.dataSource.transaction(async (manager) => {
-      const changed = await manager.query<{ uid: number }[]>(
-        `SELECT m.uid FROM miners m JOIN unnest($1::int[], $2::varchar[]) AS n(uid, hotkey)
-           ON n.uid = m.uid
-         WHERE m.hotkey <> n.hotkey`,
-        [neurons.map((n) => n.uid), neurons.map((n) => n.hotkey)],
-      );
+      // Replicas apply metagraphs one at a time, so the uids found changing here are those that
+      // change below.
+      await manager.query('SELECT pg_advisory_xact_lock($1)', [METAGRAPH_LOCK_ID]);
+      const uids = neurons.map((n) => n.uid);
+      const changed = (
+        await manager.query<{ uid: number }[]>(
+          `SELECT m.uid FROM miners m JOIN unnest($1::int[], $2::varchar[]) AS n(uid, hotkey)
+             ON n.uid = m.uid
+           WHERE m.hotkey <> n.hotkey`,
+          [uids, neurons.map((n) => n.hotkey)],
+        )
+      ).map((row) => row.uid);
+      const gone = (
+        await manager.query<{ uid: number }[]>(
+          'SELECT uid FROM miners WHERE NOT (uid = ANY($1::int[]))',
+          [uids],
+        )
+      ).map((row) => row.uid);
+      const indexesDropped = await this.index.dropIndexes(manager, [...changed, ...gone]);
+      if (changed.length > 0) await this.startOver(manager, changed);
       if (neurons.length > 0) {
         await manager.query(
           `INSERT INTO miners (uid, hotkey, coldkey, axon_url, stake, incentive, validator_permit, state, last_seen_at, updated_at)
@@ -114,7 +135,6 @@ export class MinersRepository {
                        $7::bool[], $8::bool[])
                 AS n(uid, hotkey, coldkey, axon_url, stake, incentive, validator_permit, refused)
            ON CONFLICT (uid) DO UPDATE SET
-             credibility = CASE WHEN miners.hotkey = EXCLUDED.hotkey THEN miners.credibility ELSE 0.5 END,
              state = CASE WHEN EXCLUDED.state = 'address_refused' THEN 'address_refused'
                           WHEN miners.hotkey = EXCLUDED.hotkey AND miners.state = 'failing' THEN 'failing'
                           ELSE 'active' END,
@@ -122,7 +142,7 @@ export class MinersRepository {
              stake = EXCLUDED.stake, incentive = EXCLUDED.incentive, validator_permit = EXCLUDED.validator_permit,
              last_seen_at = now(), updated_at = now()`,
           [
-            neurons.map((n) => n.uid),
+            uids,
             neurons.map((n) => n.hotkey),
             neurons.map((n) => n.coldkey),
             neurons.map((n) => n.axon_url),
@@ -136,7 +156,7 @@ export class MinersRepository {
       await manager.query(
         `UPDATE miners SET state = 'deregistered', updated_at = now()
          WHERE state <> 'deregistered' AND NOT (uid = ANY($1::int[]))`,
-        [neurons.map((n) => n.uid)],
+        [uids],
       );
       if (origin)
         await manager.query(
@@ -146,8 +166,33 @@ export class MinersRepository {
              block = EXCLUDED.block, neurons = EXCLUDED.neurons, read_at = EXCLUDED.read_at`,
           [origin.network, origin.source, origin.block, neurons.length],
         );
-      return { hotkeyChanged: changed.map((row) => row.uid) };
+      return { hotkeyChanged: changed, indexesDropped };
     });
+  }
+
+  /**
+   * Credibility back to where a new miner starts, under the totals lock and moving the adjusted
+   * totals, as every credibility change does: their indexes were just dropped, so this moves
+   * nothing, unless an index replace committed one in between.
+   */
+  private async startOver(manager: EntityManager, uids: readonly number[]): Promise<void> {
+    await this.index.lockTotals(manager);
+    const rows = returningRows<{ uid: number; old: number }>(
+      await manager.query(
+        `UPDATE miners AS m SET credibility = $2, updated_at = now()
+         FROM miners AS before
+         WHERE m.uid = ANY($1::int[]) AND before.uid = m.uid
+         RETURNING m.uid, before.credibility AS old`,
+        [uids, STARTING_CREDIBILITY],
+      ),
+    );
+    const moved = rows.filter((row) => row.old !== STARTING_CREDIBILITY);
+    if (moved.length > 0)
+      await this.index.propagateCredibility(
+        manager,
+        moved.map((row) => row.uid),
+        moved.map((row) => STARTING_CREDIBILITY - row.old),
+      );
   }
 
   /** The last metagraph applied (by any replica, before any restart), if one ever was. */

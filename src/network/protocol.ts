@@ -228,6 +228,11 @@ export function timeBucketId(date: Date): number {
   return Math.floor(date.getTime() / HOUR_MS);
 }
 
+/** The oldest hour whose data is worth anything at `now` (MAX_DATA_AGE_DAYS back). */
+export function oldestUsefulBucket(now: Date): number {
+  return timeBucketId(now) - MAX_DATA_AGE_DAYS * 24;
+}
+
 /** First instant of the bucket (inclusive). */
 export function bucketStart(id: number): Date {
   return new Date(id * HOUR_MS);

@@ -96,6 +96,20 @@ describe('GET /api/v1/list_repo_names', () => {
       });
     });
 
+    it('lists names without surrounding white space, each once', async () => {
+      await writeSampleRepoNames(path, 'parquet', [
+        ' ann/padded ',
+        'ann/padded',
+        ' no_dataset_provided ',
+        '   ',
+        '\tzoe/padded\n',
+      ]);
+      await eventually(app, {
+        status: 200,
+        body: { count: 2, repo_names: ['ann/padded', 'zoe/padded'] },
+      });
+    });
+
     it('keeps serving the last good list when the file is deleted', async () => {
       await writeSampleRepoNames(path, 'parquet', ['kept/one', 'kept/two']);
       await eventually(app, {

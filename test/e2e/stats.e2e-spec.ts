@@ -233,11 +233,7 @@ describe('Statistics over the synced miner index', () => {
     ]);
     const blank = await get('query_bucket/x?label=%20%09%20').expect(422);
     expect(blank.body.detail).toEqual([
-      {
-        loc: ['query', 'label'],
-        msg: 'Value error, label must not be only whitespace',
-        type: 'value_error',
-      },
+      expect.objectContaining({ loc: ['query', 'label'], type: 'string_too_short' }),
     ]);
   });
 

@@ -5,6 +5,7 @@ import { MinerIndexRepository } from '../../src/network/index/miner-index.reposi
 import { MinerIndexService } from '../../src/network/index/miner-index.service';
 import { MinersRepository } from '../../src/network/miners.repository';
 import { SourceId } from '../../src/network/sn13/sources';
+import { aggregatesAndGroupBys, expectAggregatesExact } from '../support/index-aggregates';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
 
 const UIDS = [0, 1, 2];
@@ -59,73 +60,6 @@ describe(MinerIndexRepository.name, () => {
   });
   afterAll(() => medium.close());
 
-  /** Every aggregate, and the same figures recomputed from the index by GROUP BY. */
-  async function aggregatesAndGroupBys() {
-    const query = (sql: string) => database.query<Record<string, string | number>[]>(sql);
-    return {
-      labels: await query(`SELECT source, label_id, label, bytes::text, adj_bytes AS adj
-        FROM label_totals ORDER BY 1, 2`),
-      labelsGroupBy:
-        await query(`SELECT i.source, i.label_id, l.value AS label, sum(i.content_size_bytes)::text AS bytes,
-          sum(i.content_size_bytes * m.credibility) AS adj
-        FROM miner_index i JOIN miners m ON m.uid = i.miner_uid JOIN labels l ON l.id = i.label_id
-        GROUP BY 1, 2, 3 ORDER BY 1, 2`),
-      buckets: await query(`SELECT source, time_bucket, bytes::text, adj_bytes AS adj
-        FROM bucket_totals ORDER BY 1, 2`),
-      bucketsGroupBy:
-        await query(`SELECT i.source, i.time_bucket, sum(i.content_size_bytes)::text AS bytes,
-          sum(i.content_size_bytes * m.credibility) AS adj
-        FROM miner_index i JOIN miners m ON m.uid = i.miner_uid GROUP BY 1, 2 ORDER BY 1, 2`),
-      minerLabels: await query(
-        `SELECT miner_uid, source, label_id, bytes::text FROM miner_label_totals ORDER BY 1, 2, 3`,
-      ),
-      minerLabelsGroupBy:
-        await query(`SELECT miner_uid, source, label_id, sum(content_size_bytes)::text AS bytes
-        FROM miner_index WHERE label_id IS NOT NULL GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`),
-      minerBuckets: await query(
-        `SELECT miner_uid, source, time_bucket, bytes::text, largest_bytes::text FROM miner_bucket_totals ORDER BY 1, 2, 3`,
-      ),
-      minerBucketsGroupBy:
-        await query(`SELECT miner_uid, source, time_bucket, sum(content_size_bytes)::text AS bytes,
-          max(content_size_bytes)::text AS largest_bytes
-        FROM miner_index GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`),
-      // The hour's largest bucket kept in the miner's totals is one the index holds.
-      largestNotInIndex: await query(`SELECT t.miner_uid, t.source, t.time_bucket
-        FROM miner_bucket_totals t WHERE NOT EXISTS (SELECT FROM miner_index i
-          WHERE i.miner_uid = t.miner_uid AND i.source = t.source AND i.time_bucket = t.time_bucket
-            AND i.label_id IS NOT DISTINCT FROM t.largest_label_id AND i.content_size_bytes = t.largest_bytes)`),
-    };
-  }
-
-  /**
-   * Keys and bytes exactly; adjusted bytes within 1e-9 relative plus one byte absolute. They are
-   * doubles updated incrementally, so their rounding error follows the largest totals that ever
-   * passed through the row (here up to 3 miners × 40 rows × 2^40 bytes, an ulp of 1/32), not
-   * the current value: a total that fell from 1e12 to a few kB keeps a residue near 1e-5. A lost or
-   * doubled contribution shows in the exact raw bytes compared above.
-   */
-  function expectSameTotals(
-    ours: Record<string, string | number>[],
-    groupBy: Record<string, string | number>[],
-  ) {
-    const withoutAdj = (rows: Record<string, string | number>[]) =>
-      rows.map(({ adj: _adj, ...rest }) => rest);
-    expect(withoutAdj(ours)).toEqual(withoutAdj(groupBy));
-    ours.forEach((row, i) => {
-      const expected = Number(groupBy[i].adj);
-      expect(Math.abs(Number(row.adj) - expected)).toBeLessThanOrEqual(1e-9 * expected + 1);
-    });
-  }
-
-  async function expectAggregatesExact() {
-    const all = await aggregatesAndGroupBys();
-    expectSameTotals(all.labels, all.labelsGroupBy);
-    expectSameTotals(all.buckets, all.bucketsGroupBy);
-    expect(all.minerLabels).toEqual(all.minerLabelsGroupBy);
-    expect(all.minerBuckets).toEqual(all.minerBucketsGroupBy);
-    expect(all.largestNotInIndex).toEqual([]);
-  }
-
   async function indexOf(uid: number) {
     return database.query<Record<string, unknown>[]>(
       `SELECT source, label_id, time_bucket, content_size_bytes FROM miner_index WHERE miner_uid = $1 ORDER BY 1, 2, 3`,
@@ -147,7 +81,7 @@ describe(MinerIndexRepository.name, () => {
             ]);
           }
         }
-        await expectAggregatesExact();
+        await expectAggregatesExact(database);
       }),
       { numRuns: 25 },
     );
@@ -161,11 +95,11 @@ describe(MinerIndexRepository.name, () => {
       ]);
     await Promise.all(UIDS.map((uid) => repository.replaceMinerIndex(uid, rows(uid))));
     await Promise.all(UIDS.map((uid) => repository.replaceMinerIndex(uid, rows(uid + 1))));
-    await expectAggregatesExact();
+    await expectAggregatesExact(database);
   });
 
   it('leaves the previous index and every total untouched when a replace fails midway', async () => {
-    const before = { index: await indexOf(2), all: await aggregatesAndGroupBys() };
+    const before = { index: await indexOf(2), all: await aggregatesAndGroupBys(database) };
     // The replace fails at its last step (no miner row to update), after the TRUNCATE, the
     // COPY, the index build and the swap of the miner's own totals.
     await database.query('UPDATE miners SET uid = 999 WHERE uid = 2');
@@ -177,7 +111,7 @@ describe(MinerIndexRepository.name, () => {
       await database.query('UPDATE miners SET uid = 2 WHERE uid = 999');
     }
     expect(await indexOf(2)).toEqual(before.index);
-    expect(await aggregatesAndGroupBys()).toEqual(before.all);
+    expect(await aggregatesAndGroupBys(database)).toEqual(before.all);
   });
 
   it('stores the rows of a partition in the order of its lookup index', async () => {
@@ -198,7 +132,7 @@ describe(MinerIndexRepository.name, () => {
         a.time_bucket - b.time_bucket,
     );
     expect(physical).toEqual(sorted);
-    await expectAggregatesExact();
+    await expectAggregatesExact(database);
   });
 
   it('lists the holders of labels over an hour range, newest hours first, most credible first', async () => {

@@ -47,6 +47,14 @@ const TYPE_CHECKS: Record<string, Describe> = {
   whitelistValidation: () => ({ type: 'extra_forbidden', msg: 'Extra inputs are not permitted' }),
 };
 
+function stringTooShort(n: number) {
+  return {
+    type: 'string_too_short',
+    msg: `String should have at least ${n} character${n === 1 ? '' : 's'}`,
+    ctx: { min_length: n },
+  };
+}
+
 const CONSTRAINTS: Record<string, Describe> = {
   max: (le: number) => ({
     type: 'less_than_equal',
@@ -63,11 +71,9 @@ const CONSTRAINTS: Record<string, Describe> = {
     msg: `String should have at most ${n} character${n === 1 ? '' : 's'}`,
     ctx: { max_length: n },
   }),
-  minLength: (n: number) => ({
-    type: 'string_too_short',
-    msg: `String should have at least ${n} character${n === 1 ? '' : 's'}`,
-    ctx: { min_length: n },
-  }),
+  minLength: (n: number) => stringTooShort(n),
+  // Blank is empty once trimmed (common/validation/not-blank.ts).
+  notBlank: () => stringTooShort(1),
   arrayMaxSize: (n: number) => ({
     type: 'too_long',
     msg: `List should have at most ${n} item${n === 1 ? '' : 's'} after validation`,

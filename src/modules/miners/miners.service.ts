@@ -4,6 +4,12 @@ import { NetworkService } from '../../network/network.service';
 import { MinerDto, MinerListDto } from './dto/miner.dto';
 import { MinersQueryDto } from './dto/miners-query.dto';
 
+/**
+ * Credibility is shown to four decimals: it is a running average of doubles, and its last
+ * digits are float noise (0.6000000000000001), not information. The stored value is untouched.
+ */
+const CREDIBILITY_DECIMALS = 4;
+
 @Injectable()
 export class MinersService {
   constructor(private readonly network: NetworkService) {}
@@ -34,9 +40,14 @@ function toDto(neuron: NeuronListing): MinerDto {
     stake: neuron.stake,
     incentive: neuron.incentive,
     validator_permit: neuron.validatorPermit,
-    credibility: neuron.credibility,
+    credibility: roundTo(neuron.credibility, CREDIBILITY_DECIMALS),
     state: neuron.state,
     last_seen_at: neuron.lastSeenAt?.toISOString() ?? null,
     call_budget_left: neuron.callBudgetLeft,
   };
+}
+
+function roundTo(value: number, decimals: number): number {
+  const scale = 10 ** decimals;
+  return Math.round(value * scale) / scale;
 }

@@ -16,8 +16,8 @@ export class ReposController {
     operationId: 'listRepoNames',
     summary: "Names of the miners' published dataset repositories",
     description:
-      'Sorted (by code point) and unique, from the validation data file at `HF_RESULTS_PATH`, without `no_dataset_provided` ' +
-      'and empty values; an empty list when no file is configured. 503 while the configured file has never been read successfully.',
+      'Sorted (by code point) and unique, from the validation data file at `HF_RESULTS_PATH`, trimmed of surrounding white ' +
+      'space, without `no_dataset_provided` and empty values; an empty list when no file is configured. 503 while the configured file has never been read successfully.',
   })
   @ApiOkResponse({ type: RepoNamesResponseDto, description: 'The repository names' })
   @ApiErrorResponses(

@@ -22,14 +22,14 @@ const POLL_INTERVAL_MS = 1000;
 /** How long start-up waits for the first ingest before going on with it in the background. */
 const BOOTSTRAP_WAIT_MS = 5000;
 
-/** Whether a `repo_name` value of the validation file belongs in the list. */
-export function isListedRepoName(value: string | null): value is string {
-  return (
-    value !== null &&
-    value.trim() !== '' &&
-    value !== NO_DATASET_PROVIDED &&
-    value.length <= MAX_NAME_LENGTH
-  );
+/**
+ * The name a `repo_name` value of the validation file puts in the list, without surrounding
+ * white space (` a/b ` and `a/b` are one repository); undefined when it puts none.
+ */
+export function listedRepoName(value: string | null): string | undefined {
+  const name = value?.trim();
+  if (!name || name === NO_DATASET_PROVIDED || name.length > MAX_NAME_LENGTH) return undefined;
+  return name;
 }
 
 /**
@@ -95,7 +95,8 @@ export class ReposService implements OnApplicationBootstrap, OnModuleDestroy {
     const listed = async function* (): AsyncGenerator<string> {
       for await (const value of readRepoNames(path)) {
         rows += 1;
-        if (isListedRepoName(value)) yield value;
+        const name = listedRepoName(value);
+        if (name !== undefined) yield name;
       }
     };
     try {

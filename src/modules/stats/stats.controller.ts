@@ -78,6 +78,12 @@ export class StatsController {
       msg: 'Field required',
       type: 'missing',
     }),
+    validationCase('blankLabel', 'An empty `label`, or only white space', {
+      loc: ['query', 'label'],
+      msg: 'String should have at least 1 character',
+      type: 'string_too_short',
+      ctx: { min_length: 1 },
+    }),
   )
   bytesByLabel(@Query() query: LabelQueryDto): Promise<LabelBytesDto> {
     return this.stats.bytesByLabel(query.label);
@@ -104,10 +110,11 @@ export class StatsController {
       msg: 'Value error, start_bucket must not be after end_bucket',
       type: 'value_error',
     }),
-    validationCase('blankLabel', 'A `label` of spaces only', {
+    validationCase('blankLabel', 'An empty `label`, or only white space', {
       loc: ['query', 'label'],
-      msg: 'Value error, label must not be only whitespace',
-      type: 'value_error',
+      msg: 'String should have at least 1 character',
+      type: 'string_too_short',
+      ctx: { min_length: 1 },
     }),
   )
   queryBucket(

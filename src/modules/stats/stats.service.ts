@@ -85,9 +85,6 @@ export class StatsService {
       throw validationError(['query', 'start_bucket'], 'start_bucket must not be after end_bucket');
     const sourceId = toSourceId(source);
     const label = query.label === undefined ? undefined : normalizeLabel(query.label);
-    // An empty label is refused by the request's rules; one of spaces only is empty once trimmed.
-    if (label === '')
-      throw validationError(['query', 'label'], 'label must not be only whitespace');
     const labelId = label === undefined ? undefined : await this.index.labelId(label);
     const range = `buckets ${start}..${end}`;
     if (label !== undefined && labelId === undefined)

@@ -1,11 +1,11 @@
 import { isRecord } from '../../common/is-record';
 import {
   MAX_BUCKET_BYTES,
-  MAX_DATA_AGE_DAYS,
   MAX_INDEX_BUCKETS,
   labelLength,
   MAX_LABEL_LENGTH,
   normalizeLabel,
+  oldestUsefulBucket,
   timeBucketId,
 } from '../protocol';
 import { SourceId } from '../sn13/sources';
@@ -43,7 +43,7 @@ export function parseCompressedIndex(value: unknown, now: Date): IndexRow[] {
   if (!isRecord(value) || !isRecord(value.sources))
     throw new InvalidIndexError('expected an object with `sources`');
   const hours = {
-    oldest: timeBucketId(now) - MAX_DATA_AGE_DAYS * 24,
+    oldest: oldestUsefulBucket(now),
     newest: timeBucketId(now) + 1,
   };
   // Rows by (source, label), then by hour: one string key per entry rather than per bucket

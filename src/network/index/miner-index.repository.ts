@@ -11,7 +11,6 @@ import { binaryCopyChunks, COPY_COLUMNS } from './binary-copy';
 import { IndexRow } from './compressed-index';
 import {
   NO_LABEL,
-  PreparedIndex,
   prepareIndex,
   Totals,
   totalsColumns,
@@ -61,6 +60,25 @@ export interface BucketHolding {
   bytes: number;
 }
 
+/** A miner's own totals: per (source, label id) and per (source, hour). */
+interface MinerTotals {
+  labels: Totals;
+  buckets: Totals;
+}
+
+/** A miner's own totals as kept: with each hour's largest bucket (see PreparedIndex). */
+interface KeptTotals extends MinerTotals {
+  largest: Map<number, { labelId: number; bytes: number }>;
+}
+
+/** A row deleted from a miner's partition. */
+interface RemovedRow {
+  source: number;
+  label_id: number | null;
+  time_bucket: number;
+  bytes: string;
+}
+
 /** What the UPDATE of one aggregates table reports: rows updated, and those now at 0 bytes. */
 interface UpdatedTotals {
   kind: 'label' | 'bucket';
@@ -73,9 +91,11 @@ interface UpdatedTotals {
  * Every read and write of the miners' index and the aggregates over it (labels, the per-miner
  * and network totals, their version). Replacing one miner's index is one transaction: its rows
  * are swapped (bulk-loaded with binary COPY) and its old per-label and per-hour totals are
- * subtracted from the network totals and the new ones added, weighted by its credibility. The
- * reads serve the stats endpoints from the totals and query_bucket through the index's lookup
- * indexes (or, without a label, the per-miner hour totals); none of them scans the index.
+ * subtracted from the network totals and the new ones added, weighted by its credibility.
+ * Dropping an index (a uid deregistered, given a new hotkey, or not synced for long) or its
+ * hours older than the subnet values subtracts what goes the same way. The reads serve the
+ * stats endpoints from the totals and query_bucket through the index's lookup indexes (or,
+ * without a label, the per-miner hour totals); none of them scans the index.
  */
 @Injectable()
 export class MinerIndexRepository {
@@ -156,6 +176,100 @@ export class MinerIndexRepository {
        WHERE t.source = d.source AND t.time_bucket = d.time_bucket`,
       [uids, deltas],
     );
+  }
+
+  /**
+   * Forgets the indexes of those of `uids` that hold one, in the caller's transaction: for a
+   * transaction that deregisters uids or gives them new hotkeys. Call it before that
+   * transaction takes the totals lock or touches a miner's row (the order an index replace
+   * takes its locks in). Each index leaves the network totals at its miner's credibility as it
+   * stands, the one its bytes are counted at, so the caller may change the credibility after.
+   * Returns the uids whose index was dropped.
+   */
+  async dropIndexes(manager: EntityManager, uids: readonly number[]): Promise<number[]> {
+    const [{ holding }] = await manager.query<{ holding: number[] }[]>(
+      `SELECT coalesce(array_agg(DISTINCT miner_uid ORDER BY miner_uid), '{}') AS holding
+       FROM miner_bucket_totals WHERE miner_uid = ANY($1::int[])`,
+      [uids],
+    );
+    await this.lockMiners(manager, holding);
+    await this.dropLocked(manager, holding);
+    return holding;
+  }
+
+  /**
+   * Drops, in one transaction, the indexes whose last successful sync is older than `maxAgeMs`
+   * by the database's clock (the one that dates the syncs), or was never recorded. Returns the
+   * uids whose index was dropped.
+   */
+  async dropStaleIndexes(maxAgeMs: number): Promise<number[]> {
+    const stale = async (manager: EntityManager) =>
+      (
+        await manager.query<{ uid: number }[]>(
+          `SELECT m.uid FROM miners m
+           WHERE (m.index_synced_at IS NULL OR m.index_synced_at < now() - make_interval(secs => $1 / 1000.0))
+             AND EXISTS (SELECT FROM miner_bucket_totals t WHERE t.miner_uid = m.uid)
+           ORDER BY m.uid`,
+          [maxAgeMs],
+        )
+      ).map((row) => row.uid);
+    const candidates = await stale(this.dataSource.manager);
+    if (candidates.length === 0) return [];
+    return this.dataSource.transaction(async (manager) => {
+      await this.lockMiners(manager, candidates);
+      // A replace that held one of the locks until now has just synced its miner.
+      const still = (await stale(manager)).filter((uid) => candidates.includes(uid));
+      await this.dropLocked(manager, still);
+      return still;
+    });
+  }
+
+  /**
+   * Removes the hours before `hour` from every miner's index, and their bytes from the totals,
+   * one miner per transaction. Returns how many rows went.
+   */
+  async dropHoursBefore(hour: number): Promise<number> {
+    const holders = await this.dataSource.query<{ uid: number }[]>(
+      'SELECT DISTINCT miner_uid AS uid FROM miner_bucket_totals WHERE time_bucket < $1 ORDER BY 1',
+      [hour],
+    );
+    let removed = 0;
+    for (const { uid } of holders) {
+      removed += await this.dataSource.transaction(async (manager) => {
+        await this.lockMiners(manager, [uid]);
+        const rows = returningRows<RemovedRow>(
+          await manager.query(
+            `DELETE FROM ${partitionOf(uid)} WHERE time_bucket < $1
+             RETURNING source, label_id, time_bucket, content_size_bytes AS bytes`,
+            [hour],
+          ),
+        );
+        if (rows.length === 0) return 0;
+        const labeled = rows.filter((row) => row.label_id !== null);
+        const gone: MinerTotals = {
+          labels: totalsFromColumns(
+            labeled.map((row) => row.source),
+            labeled.map((row) => row.label_id!),
+            labeled.map((row) => row.bytes),
+          ),
+          buckets: totalsFromColumns(
+            rows.map((row) => row.source),
+            rows.map((row) => row.time_bucket),
+            rows.map((row) => row.bytes),
+          ),
+        };
+        const old = await this.takeTotals(manager, uid);
+        // Whole hours go: the largest bucket of each hour left stays what it was.
+        await this.putTotals(manager, uid, {
+          labels: totalsDifference(old.labels, gone.labels),
+          buckets: totalsDifference(old.buckets, gone.buckets),
+          largest: old.largest,
+        });
+        await this.subtractFromNetwork(manager, uid, gone, rows.length);
+        return rows.length;
+      });
+    }
+    return removed;
   }
 
   /** Changes whenever the totals change (see lockTotals). */
@@ -393,8 +507,7 @@ export class MinerIndexRepository {
    * locks the parent table, which must not last for a whole replace.
    */
   private async ensurePartition(uid: number): Promise<string> {
-    if (!Number.isSafeInteger(uid) || uid < 0) throw new Error(`invalid miner uid ${uid}`);
-    const name = `miner_index_p${uid}`;
+    const name = partitionOf(uid);
     if (!this.partitions.has(uid)) {
       await this.dataSource
         .query(`CREATE TABLE IF NOT EXISTS ${name} PARTITION OF miner_index FOR VALUES IN (${uid})`)
@@ -444,20 +557,54 @@ export class MinerIndexRepository {
   private async swapTotals(
     manager: EntityManager,
     uid: number,
-    fresh: PreparedIndex,
-  ): Promise<{ labels: Totals; buckets: Totals }> {
+    fresh: KeptTotals,
+  ): Promise<MinerTotals> {
+    const old = await this.takeTotals(manager, uid);
+    await this.putTotals(manager, uid, fresh);
+    return old;
+  }
+
+  /** Deletes the miner's own totals and returns them. */
+  private async takeTotals(manager: EntityManager, uid: number): Promise<KeptTotals> {
     const [oldLabels] = returningRows<{ sources: number[]; label_ids: number[]; bytes: string[] }>(
       await manager.query(
         'DELETE FROM miner_label_arrays WHERE miner_uid = $1 RETURNING sources, label_ids, bytes',
         [uid],
       ),
     );
-    const oldBuckets = returningRows<{ source: number; time_bucket: number; bytes: string }>(
+    const oldBuckets = returningRows<{
+      source: number;
+      time_bucket: number;
+      bytes: string;
+      largest_label_id: number | null;
+      largest_bytes: string;
+    }>(
       await manager.query(
-        'DELETE FROM miner_bucket_totals WHERE miner_uid = $1 RETURNING source, time_bucket, bytes',
+        `DELETE FROM miner_bucket_totals WHERE miner_uid = $1
+         RETURNING source, time_bucket, bytes, largest_label_id, largest_bytes`,
         [uid],
       ),
     );
+    return {
+      labels: oldLabels
+        ? totalsFromColumns(oldLabels.sources, oldLabels.label_ids, oldLabels.bytes)
+        : new Map<number, number>(),
+      buckets: totalsFromColumns(
+        oldBuckets.map((row) => row.source),
+        oldBuckets.map((row) => row.time_bucket),
+        oldBuckets.map((row) => row.bytes),
+      ),
+      largest: new Map(
+        oldBuckets.map((row) => [
+          totalsKey(row.source, row.time_bucket),
+          { labelId: row.largest_label_id ?? NO_LABEL, bytes: Number(row.largest_bytes) },
+        ]),
+      ),
+    };
+  }
+
+  /** Writes the miner's own totals (after takeTotals). */
+  private async putTotals(manager: EntityManager, uid: number, fresh: KeptTotals): Promise<void> {
     const labels = totalsColumns(fresh.labels);
     await manager.query(
       'INSERT INTO miner_label_arrays (miner_uid, sources, label_ids, bytes) VALUES ($1, $2::smallint[], $3::int[], $4::bigint[])',
@@ -479,16 +626,48 @@ export class MinerIndexRepository {
         largest.map((bucket) => bucket.bytes),
       ],
     );
-    return {
-      labels: oldLabels
-        ? totalsFromColumns(oldLabels.sources, oldLabels.label_ids, oldLabels.bytes)
-        : new Map<number, number>(),
-      buckets: totalsFromColumns(
-        oldBuckets.map((row) => row.source),
-        oldBuckets.map((row) => row.time_bucket),
-        oldBuckets.map((row) => row.bytes),
+  }
+
+  /** Per-miner locks, in uid order: two holders of several cannot wait for each other. */
+  private async lockMiners(manager: EntityManager, uids: readonly number[]): Promise<void> {
+    for (const uid of [...uids].sort((a, b) => a - b))
+      await manager.query('SELECT pg_advisory_xact_lock($1, $2)', [MINER_LOCK_NAMESPACE, uid]);
+  }
+
+  /** Empties the partitions of miners whose locks the caller holds, and subtracts their totals. */
+  private async dropLocked(manager: EntityManager, uids: readonly number[]): Promise<void> {
+    // Every TRUNCATE before the totals lock is taken: each may wait for readers of its partition.
+    for (const uid of uids) await manager.query(`TRUNCATE ${partitionOf(uid)}`);
+    for (const uid of uids)
+      await this.subtractFromNetwork(manager, uid, await this.takeTotals(manager, uid), 'all');
+  }
+
+  /**
+   * Takes `gone` (bytes that left a miner's index: `rows` rows, or all of them) out of the
+   * network totals, at the miner's credibility read under the totals lock, as a replace does.
+   */
+  private async subtractFromNetwork(
+    manager: EntityManager,
+    uid: number,
+    gone: MinerTotals,
+    rows: number | 'all',
+  ): Promise<void> {
+    await this.lockTotals(manager);
+    const [miner] = returningRows<{ credibility: number }>(
+      await manager.query(
+        `UPDATE miners SET index_buckets = CASE WHEN $2::int IS NULL THEN 0 ELSE greatest(0, index_buckets - $2::int) END
+         WHERE uid = $1 RETURNING credibility`,
+        [uid, rows === 'all' ? null : rows],
       ),
-    };
+    );
+    if (!miner) throw new Error(`unknown miner ${uid}`);
+    const none: Totals = new Map();
+    await this.applyDeltas(
+      manager,
+      totalsDifference(none, gone.labels),
+      totalsDifference(none, gone.buckets),
+      miner.credibility,
+    );
   }
 
   /**
@@ -568,4 +747,10 @@ export class MinerIndexRepository {
       );
     }
   }
+}
+
+/** The table holding one miner's rows (created on first use by ensurePartition). */
+function partitionOf(uid: number): string {
+  if (!Number.isSafeInteger(uid) || uid < 0) throw new Error(`invalid miner uid ${uid}`);
+  return `miner_index_p${uid}`;
 }

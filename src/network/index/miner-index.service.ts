@@ -24,6 +24,26 @@ export class MinerIndexService {
   }
 
   /**
+   * For a transaction that deregisters uids or gives them new hotkeys: forgets the indexes of
+   * `uids` (those that hold one) in it. Call it first, before `lockTotals` or any write to a
+   * miner's row; each index leaves the totals at the credibility its bytes are counted at, so
+   * the transaction may reset the credibility afterwards. Returns the uids whose index went.
+   */
+  dropIndexes(manager: EntityManager, uids: readonly number[]): Promise<number[]> {
+    return this.repository.dropIndexes(manager, uids);
+  }
+
+  /** Drops the indexes not synced successfully within `maxAgeMs`; returns their uids. */
+  dropStaleIndexes(maxAgeMs: number): Promise<number[]> {
+    return this.repository.dropStaleIndexes(maxAgeMs);
+  }
+
+  /** Removes the hours before `hour` from every index; returns how many rows went. */
+  dropHoursBefore(hour: number): Promise<number> {
+    return this.repository.dropHoursBefore(hour);
+  }
+
+  /**
    * For a transaction that changes miners' credibility: call `lockTotals` first (before the
    * miners' rows are locked, as an index replace does), then `propagateCredibility` with each
    * changed miner's difference, so that the adjusted totals move in the same transaction.

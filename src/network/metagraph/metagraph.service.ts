@@ -9,7 +9,6 @@ import { isValidator } from '../../common/validator-standing';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { ValidatorIdentity } from '../bittensor/validator-identity';
-import { MinerIndexService } from '../index/miner-index.service';
 import { MinerEntity, ServingMiner } from '../miner.entity';
 import { MinersRepository, StoredMetagraph } from '../miners.repository';
 import { MetagraphFile, MetagraphNeuron } from '../protocol';
@@ -54,7 +53,6 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
   constructor(
     @Inject(METAGRAPH_SOURCE) private readonly source: MetagraphSource | null,
     private readonly repository: MinersRepository,
-    private readonly index: MinerIndexService,
     private readonly client: MinerClient,
     @InjectConfig() private readonly config: AppConfig,
     private readonly identity: ValidatorIdentity,
@@ -168,13 +166,11 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
   private async apply(source: MetagraphSource, metagraph: MetagraphFile): Promise<void> {
     await this.refuseIfSuspicious(metagraph);
     const refused = await this.refusedAxons(metagraph.neurons);
-    const { hotkeyChanged } = await this.repository.syncNeurons(metagraph.neurons, refused, {
-      network: source.networkOf(metagraph),
-      source: source.description,
-      block: metagraph.block,
-    });
-    // A new hotkey on a uid is a new miner: what the old one claimed to hold is not its data.
-    for (const uid of hotkeyChanged) await this.index.replaceMinerIndex(uid, []);
+    const { hotkeyChanged, indexesDropped } = await this.repository.syncNeurons(
+      metagraph.neurons,
+      refused,
+      { network: source.networkOf(metagraph), source: source.description, block: metagraph.block },
+    );
     const refusedNote =
       refused.size > 0
         ? `; ${refused.size} axons outside MINER_ALLOWED_NETWORKS, never contacted` +
@@ -182,9 +178,13 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
         : '';
     const replacedNote =
       hotkeyChanged.length > 0 ? `; new hotkeys on uids ${hotkeyChanged.join(', ')}` : '';
+    const droppedNote =
+      indexesDropped.length > 0
+        ? `; indexes of uids ${indexesDropped.join(', ')} dropped (deregistered or new hotkey)`
+        : '';
     this.logger.log(
       `metagraph from ${source.description} at block ${metagraph.block}: ` +
-        `${metagraph.neurons.length} neurons${refusedNote}${replacedNote}`,
+        `${metagraph.neurons.length} neurons${refusedNote}${replacedNote}${droppedNote}`,
     );
   }
 

@@ -77,7 +77,8 @@ export class MinerDto {
     format: 'double',
     minimum: 0,
     maximum: 1,
-    description: 'How trustworthy its answers have been, 0..1 (0.5 for a neuron never checked)',
+    description:
+      'How trustworthy its answers have been, 0..1, to four decimals (0.5 for a neuron never checked)',
     example: 0.5,
   })
   credibility: number;

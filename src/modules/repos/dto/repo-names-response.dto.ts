@@ -12,7 +12,8 @@ export class RepoNamesResponseDto {
   count: number;
 
   @ApiProperty({
-    description: 'Sorted, unique repository names (without `no_dataset_provided`)',
+    description:
+      'Sorted, unique repository names, without surrounding white space (and without `no_dataset_provided`)',
     type: [String],
     example: ['alice/x-dataset', 'bob/reddit-dataset'],
   })

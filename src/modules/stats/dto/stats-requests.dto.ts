@@ -1,8 +1,9 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import { IsSource, Source } from '../../../common/source';
 import { IsInteger } from '../../../common/validation/is-integer';
 import { NoNulCharacter } from '../../../common/validation/no-nul';
+import { NotBlank } from '../../../common/validation/not-blank';
 
 /** `source`, as a path parameter (`@Param()`) or a query parameter (`@Query()`). */
 export class SourceDto {
@@ -12,12 +13,15 @@ export class SourceDto {
 
 export class LabelQueryDto {
   @ApiProperty({
-    description: 'Label; trimmed and lower-cased before lookup',
+    description:
+      'Label; trimmed and lower-cased before lookup. Empty or only white space: 422 `string_too_short`',
     example: '#bitcoin',
+    minLength: 1,
     maxLength: 140,
+    pattern: '\\S',
   })
   @IsString()
-  @MinLength(1)
+  @NotBlank()
   @MaxLength(140)
   @NoNulCharacter()
   label: string;
@@ -28,14 +32,16 @@ const MAX_BUCKET = 2147483647;
 
 export class QueryBucketQueryDto {
   @ApiPropertyOptional({
-    description: 'Only buckets of this label; trimmed and lower-cased, and not empty once trimmed',
+    description:
+      'Only buckets of this label; trimmed and lower-cased. Empty or only white space: 422 `string_too_short`',
     minLength: 1,
     maxLength: 140,
+    pattern: '\\S',
     example: '#bitcoin',
   })
   @IsOptional()
   @IsString()
-  @MinLength(1)
+  @NotBlank()
   @MaxLength(140)
   @NoNulCharacter()
   label?: string;

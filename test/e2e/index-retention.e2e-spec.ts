@@ -1,0 +1,136 @@
+import { readFile } from 'node:fs/promises';
+import { DataSource } from 'typeorm';
+import { writeMetagraphFile } from '../../src/devnet/metagraph';
+import { IndexSyncService } from '../../src/network/index-sync.service';
+import { MinerIndexService } from '../../src/network/index/miner-index.service';
+import { MetagraphService } from '../../src/network/metagraph/metagraph.service';
+import { NetworkService } from '../../src/network/network.service';
+import { MAX_DATA_AGE_DAYS, MetagraphFile, timeBucketId } from '../../src/network/protocol';
+import { SourceId } from '../../src/network/sn13/sources';
+import { startTestNetwork, TestNetwork } from '../support/network';
+import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
+
+const FAILING_INDEX = { http500: true, endpoints: ['GetMinerIndex' as const] };
+/** The oldest hour whose data is worth anything now. */
+const oldestUseful = () => timeBucketId(new Date()) - MAX_DATA_AGE_DAYS * 24;
+
+/** What the statistics stop counting: deregistered uids, stale indexes, hours past 30 days. */
+describe('Index retention', () => {
+  let network: TestNetwork;
+  let app: TestApp;
+  let database: DataSource;
+
+  beforeAll(async () => {
+    network = await startTestNetwork(3);
+    app = await startTestApp(
+      { ...network.env, VALIDATOR_SHARES_HOTKEY: 'false' },
+      { ownDatabase: true },
+    );
+    database = app.app.get(DataSource);
+    await sync();
+  });
+  afterAll(async () => {
+    await app.close();
+    await network.stop();
+  });
+
+  /** Runs the sync now, as if the interval had passed. */
+  async function sync() {
+    await database.query('DELETE FROM job_runs');
+    const report = await app.app.get(IndexSyncService).runIfDue();
+    await app.app.get(NetworkService).settled();
+    return report!;
+  }
+  const get = (path: string) => app.http.get(`/api/v1/${path}`).set('X-API-Key', TEST_MASTER_KEY);
+
+  /** Bytes per uid in the index. */
+  async function indexedBytes(): Promise<Map<number, number>> {
+    const rows = await database.query<{ uid: number; bytes: string }[]>(
+      'SELECT miner_uid AS uid, sum(content_size_bytes)::text AS bytes FROM miner_index GROUP BY 1',
+    );
+    return new Map(rows.map((row) => [row.uid, Number(row.bytes)]));
+  }
+
+  /** Bytes over every hour /ages lists, both sources, and the oldest hour listed. */
+  async function ages(): Promise<{ bytes: number; oldest: number }> {
+    let bytes = 0;
+    let oldest = Infinity;
+    for (const source of ['x', 'reddit']) {
+      const rows = (await get(`ages?source=${source}`).expect(200)).body as {
+        time_bucket_id: number;
+        content_size_bytes: number;
+      }[];
+      for (const row of rows) {
+        bytes += row.content_size_bytes;
+        oldest = Math.min(oldest, row.time_bucket_id);
+      }
+    }
+    return { bytes, oldest };
+  }
+
+  const sum = (values: Iterable<number>) => [...values].reduce((total, value) => total + value, 0);
+
+  it('stops counting a uid once the metagraph no longer lists it', async () => {
+    const before = await indexedBytes();
+    expect([...before.keys()].sort()).toEqual([0, 1, 2]);
+    expect((await ages()).bytes).toBe(sum(before.values()));
+
+    const file = network.env.METAGRAPH_FILE;
+    const metagraph = JSON.parse(await readFile(file, 'utf8')) as MetagraphFile;
+    await writeMetagraphFile(file, {
+      ...metagraph,
+      neurons: metagraph.neurons.filter((neuron) => neuron.uid !== 2),
+    });
+    await app.app.get(MetagraphService).sync();
+
+    const after = await indexedBytes();
+    expect(after.has(2)).toBe(false);
+    expect((await ages()).bytes).toBe(sum(after.values()));
+  });
+
+  it('drops the index of a miner whose index has not synced for three intervals', async () => {
+    network.devnet.setBehaviour(1, FAILING_INDEX);
+    await database.query(
+      `UPDATE miners SET index_synced_at = now() - interval '3 hours 20 minutes' WHERE uid = 1`,
+    );
+
+    const report = await sync();
+
+    expect(report.failed).toBe(1);
+    expect(report.staleDropped).toEqual([1]);
+    const after = await indexedBytes();
+    expect([...after.keys()]).toEqual([0]);
+    expect((await ages()).bytes).toBe(sum(after.values()));
+  });
+
+  it('removes the hours older than 30 days of an index its miner did not refresh', async () => {
+    const oldest = oldestUseful();
+    const rows = await database.query<
+      { source: SourceId; label: string | null; timeBucket: number; bytes: string }[]
+    >(
+      `SELECT i.source, l.value AS label, i.time_bucket AS "timeBucket", i.content_size_bytes::text AS bytes
+       FROM miner_index i LEFT JOIN labels l ON l.id = i.label_id WHERE i.miner_uid = 0`,
+    );
+    const kept = rows.map((row) => ({ ...row, bytes: Number(row.bytes) }));
+    // As if the miner had claimed these hours when they were younger.
+    await app.app
+      .get(MinerIndexService)
+      .replaceMinerIndex(0, [
+        ...kept,
+        { source: 2, label: '#old', timeBucket: oldest - 2, bytes: 5000 },
+        { source: 1, label: null, timeBucket: oldest - 1, bytes: 7000 },
+      ]);
+    expect((await ages()).oldest).toBe(oldest - 2);
+    network.devnet.setBehaviour(0, FAILING_INDEX);
+
+    const report = await sync();
+
+    // Not refreshed: failing, or out of GetMinerIndex calls for the hour.
+    expect(report.synced).toBe(0);
+    const listed = await ages();
+    expect(listed.oldest).toBeGreaterThanOrEqual(oldestUseful());
+    expect(listed.bytes).toBe(sum((await indexedBytes()).values()));
+    expect((await get('get_bytes_by_label?label=%23old').expect(200)).body.total_bytes).toBe(0);
+    expect(report.oldRowsDropped).toBeGreaterThanOrEqual(2);
+  });
+});

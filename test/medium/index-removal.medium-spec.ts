@@ -1,0 +1,228 @@
+import fc from 'fast-check';
+import { DataSource } from 'typeorm';
+import { IndexRow } from '../../src/network/index/compressed-index';
+import { MinerIndexRepository } from '../../src/network/index/miner-index.repository';
+import { MinerIndexService } from '../../src/network/index/miner-index.service';
+import { MinersRepository } from '../../src/network/miners.repository';
+import { MetagraphNeuron } from '../../src/network/protocol';
+import { SourceId } from '../../src/network/sn13/sources';
+import { expectAggregatesExact } from '../support/index-aggregates';
+import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
+
+const UIDS = [0, 1, 2];
+const HOUR = 490_000;
+const THREE_HOURS_MS = 3 * 3_600_000;
+
+/** Each miner holds every label in each of six hours, sizes by uid. */
+function rowsOf(uid: number): IndexRow[] {
+  return ['#a', 'r/b', null].flatMap((label, i) =>
+    Array.from({ length: 6 }, (_, hour) => ({
+      source: (i % 2) + 1,
+      label,
+      timeBucket: HOUR + hour,
+      bytes: 1000 * (uid + 1) + 10 * i + hour,
+    })),
+  ) as IndexRow[];
+}
+
+const indexRows = fc.uniqueArray(
+  fc.record({
+    source: fc.constantFrom<SourceId>(1, 2),
+    label: fc.constantFrom('#a', '#b', 'r/c', null),
+    timeBucket: fc.integer({ min: HOUR, max: HOUR + 5 }),
+    bytes: fc.integer({ min: 1, max: 2 ** 40 }),
+  }),
+  { maxLength: 30, selector: (row) => `${row.source}|${row.label}|${row.timeBucket}` },
+);
+
+const operation = fc.oneof(
+  fc.record({ replace: fc.constantFrom(...UIDS), rows: indexRows }),
+  fc.record({ credibility: fc.constantFrom(...UIDS), value: fc.double({ min: 0, max: 1 }) }),
+  fc.record({ newHotkey: fc.constantFrom(...UIDS) }),
+  fc.record({ deregister: fc.constantFrom(...UIDS) }),
+  fc.record({ stale: fc.constantFrom(...UIDS) }),
+  fc.record({ hoursBefore: fc.integer({ min: HOUR, max: HOUR + 6 }) }),
+);
+
+describe('Dropping miner indexes', () => {
+  let medium: MediumDatabase;
+  let database: DataSource;
+  let index: MinerIndexService;
+  let miners: MinersRepository;
+  /** The metagraph as the tests change it: uid → hotkey (absent: deregistered). */
+  let hotkeys: Map<number, string>;
+  let renames = 0;
+
+  beforeAll(async () => {
+    // A database of its own: the spec owns the miners table and the network totals.
+    medium = await openMediumDatabase({ own: 'index-removal' });
+    database = medium.dataSource;
+    index = new MinerIndexService(new MinerIndexRepository(database));
+    miners = new MinersRepository(database, index);
+  });
+  afterAll(() => medium.close());
+
+  beforeEach(async () => {
+    hotkeys = new Map(UIDS.map((uid) => [uid, `hotkey-${uid}-${renames++}`]));
+    await applyMetagraph();
+    for (const uid of UIDS) await index.replaceMinerIndex(uid, rowsOf(uid));
+  });
+
+  function applyMetagraph() {
+    const neurons: MetagraphNeuron[] = [...hotkeys].map(([uid, hotkey]) => ({
+      uid,
+      hotkey,
+      coldkey: `coldkey-${uid}`,
+      axon_url: null,
+      stake: 1,
+      incentive: 0.1,
+      validator_permit: false,
+    }));
+    return miners.syncNeurons(neurons);
+  }
+
+  /** Sets a credibility the way the service does, moving the adjusted totals. */
+  const setCredibility = (uid: number, value: number) =>
+    miners.applyCredibilityUpdates([{ uid, decay: 0, add: value }]);
+
+  async function indexedRows(uid: number): Promise<number> {
+    const [{ count }] = await database.query<{ count: number }[]>(
+      'SELECT count(*)::int AS count FROM miner_index WHERE miner_uid = $1',
+      [uid],
+    );
+    return count;
+  }
+
+  async function minerRow(uid: number) {
+    const [row] = await database.query<
+      { hotkey: string; credibility: number; state: string; index_buckets: number }[]
+    >('SELECT hotkey, credibility, state, index_buckets FROM miners WHERE uid = $1', [uid]);
+    return row;
+  }
+
+  async function smallestAdjusted(): Promise<number> {
+    const [{ least }] = await database.query<{ least: number }[]>(
+      `SELECT least((SELECT min(adj_bytes) FROM label_totals), (SELECT min(adj_bytes) FROM bucket_totals)) AS least`,
+    );
+    return least;
+  }
+
+  it.each([0.6, 0.3])(
+    'drops the index of a uid whose hotkey changes at the credibility it was counted at (%s), and starts it over',
+    async (credibility) => {
+      await setCredibility(0, 0.8);
+      await setCredibility(1, credibility);
+      await expectAggregatesExact(database);
+
+      hotkeys.set(1, 'hotkey-1-new-owner');
+      const { hotkeyChanged, indexesDropped } = await applyMetagraph();
+
+      expect({ hotkeyChanged, indexesDropped }).toEqual({
+        hotkeyChanged: [1],
+        indexesDropped: [1],
+      });
+      expect(await minerRow(1)).toMatchObject({
+        hotkey: 'hotkey-1-new-owner',
+        credibility: 0.5,
+        index_buckets: 0,
+      });
+      expect(await indexedRows(1)).toBe(0);
+      await expectAggregatesExact(database);
+      expect(await smallestAdjusted()).toBeGreaterThan(0);
+      // The others keep their index and credibility.
+      expect(await indexedRows(0)).toBe(rowsOf(0).length);
+      expect((await minerRow(0)).credibility).toBe(0.8);
+    },
+  );
+
+  it('drops the index of a uid that leaves the metagraph, and of one deregistered before', async () => {
+    await setCredibility(2, 0.7);
+    // As an earlier version left it: deregistered, its index still counted.
+    await database.query(`UPDATE miners SET state = 'deregistered' WHERE uid = 0`);
+    hotkeys.delete(0);
+    hotkeys.delete(2);
+
+    const { indexesDropped } = await applyMetagraph();
+
+    expect(indexesDropped).toEqual([0, 2]);
+    expect(await minerRow(2)).toMatchObject({ state: 'deregistered', credibility: 0.7 });
+    expect([await indexedRows(0), await indexedRows(1), await indexedRows(2)]).toEqual([
+      0,
+      rowsOf(1).length,
+      0,
+    ]);
+    await expectAggregatesExact(database);
+    // Only uid 1 is counted now.
+    const [{ bytes }] = await database.query<{ bytes: string }[]>(
+      'SELECT sum(bytes)::text AS bytes FROM bucket_totals',
+    );
+    expect(Number(bytes)).toBe(rowsOf(1).reduce((sum, row) => sum + row.bytes, 0));
+  });
+
+  it('drops the indexes not synced within the age given, at their credibility', async () => {
+    await setCredibility(1, 0.3);
+    await database.query(
+      `UPDATE miners SET index_synced_at = now() - interval '3 hours 1 minute' WHERE uid = 1`,
+    );
+    await database.query(
+      `UPDATE miners SET index_synced_at = now() - interval '2 hours 59 minutes' WHERE uid = 2`,
+    );
+
+    expect(await index.dropStaleIndexes(THREE_HOURS_MS)).toEqual([1]);
+
+    expect([await indexedRows(0), await indexedRows(1), await indexedRows(2)]).toEqual([
+      rowsOf(0).length,
+      0,
+      rowsOf(2).length,
+    ]);
+    await expectAggregatesExact(database);
+    expect(await index.dropStaleIndexes(THREE_HOURS_MS)).toEqual([]);
+  });
+
+  it('removes the hours before the one given from every index, and their bytes from the totals', async () => {
+    await setCredibility(2, 0.9);
+
+    // Three labels (one of them none) in each of the hours HOUR and HOUR + 1, for three miners.
+    expect(await index.dropHoursBefore(HOUR + 2)).toBe(18);
+
+    const hours = await database.query<{ hour: number }[]>(
+      'SELECT DISTINCT time_bucket AS hour FROM miner_index ORDER BY 1',
+    );
+    expect(hours.map((row) => row.hour)).toEqual([HOUR + 2, HOUR + 3, HOUR + 4, HOUR + 5]);
+    expect((await minerRow(2)).index_buckets).toBe(rowsOf(2).length - 6);
+    await expectAggregatesExact(database);
+    expect(await index.dropHoursBefore(HOUR + 2)).toBe(0);
+  });
+
+  it('keeps every aggregate equal to a GROUP BY over the index through replaces, credibility changes and drops', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(operation, { minLength: 1, maxLength: 5 }), async (operations) => {
+        for (const op of operations) {
+          if ('replace' in op) {
+            if (hotkeys.has(op.replace)) await index.replaceMinerIndex(op.replace, op.rows);
+          } else if ('credibility' in op) {
+            await setCredibility(op.credibility, op.value);
+          } else if ('newHotkey' in op) {
+            hotkeys.set(op.newHotkey, `hotkey-${op.newHotkey}-${renames++}`);
+            await applyMetagraph();
+          } else if ('deregister' in op) {
+            // At most one uid away at a time; the one away before comes back.
+            hotkeys = new Map(UIDS.map((uid) => [uid, hotkeys.get(uid) ?? `back-${renames++}`]));
+            hotkeys.delete(op.deregister);
+            await applyMetagraph();
+          } else if ('stale' in op) {
+            await database.query(
+              `UPDATE miners SET index_synced_at = now() - interval '1 day' WHERE uid = $1`,
+              [op.stale],
+            );
+            await index.dropStaleIndexes(THREE_HOURS_MS);
+          } else {
+            await index.dropHoursBefore(op.hoursBefore);
+          }
+        }
+        await expectAggregatesExact(database);
+      }),
+      { numRuns: 20 },
+    );
+  });
+});
