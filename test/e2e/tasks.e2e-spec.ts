@@ -199,6 +199,16 @@ describe('Scraping task lifecycle', () => {
     ).toHaveLength(task.dataset.rows + 1);
     const parquet = await download(`${path}/dataset?format=parquet`).expect(200);
     expect(parquet.headers['x-content-sha256']).toBe(task.dataset.parquet.sha256);
+    // Named by the id: in ASCII (`_` for the rest) for every client, as it is in filename*.
+    const ascii = `w_ ird \\"id\\" ${'_'.repeat(68)}`;
+    for (const [response, extension] of [
+      [jsonl, 'jsonl.gz'],
+      [parquet, 'parquet'],
+    ] as const)
+      expect(response.headers['content-disposition']).toBe(
+        `attachment; filename="${ascii}.${extension}"; ` +
+          `filename*=UTF-8''${encodeURIComponent(id)}.${extension}`,
+      );
     // Ids whose names fit keep them: the datasets compiled before are where they were.
     expect(basename(datasetPath(dataDir, 'bitcoin-x'))).toBe('bitcoin-x.jsonl.gz');
     expect(basename(datasetPath(dataDir, 'é'.repeat(31)))).toBe(

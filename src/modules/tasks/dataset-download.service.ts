@@ -6,6 +6,7 @@ import {
   ServiceUnavailableException,
   StreamableFile,
 } from '@nestjs/common';
+import contentDisposition from 'content-disposition';
 import { DatasetParquetService } from './dataset-parquet.service';
 import { DATASET_CONTENT_TYPES } from './task.mapper';
 import { DatasetFormat, isCompleted } from './task.types';
@@ -39,7 +40,7 @@ export class DatasetDownloadService {
     const body = new StreamableFile(createReadStream(file), {
       type: DATASET_CONTENT_TYPES[format],
       length,
-      disposition: `attachment; filename="${encodeURIComponent(id)}.${EXTENSIONS[format]}"`,
+      disposition: attachment(`${task.id}.${EXTENSIONS[format]}`),
     });
     return { file: body, sha256 };
   }
@@ -55,4 +56,14 @@ export class DatasetDownloadService {
       );
     return size;
   }
+}
+
+/**
+ * `attachment; filename="<name>"` (RFC 6266). A name that is not ASCII (ids may hold any
+ * printable character) also goes as `filename*=UTF-8''<percent-encoded>` (RFC 8187), which
+ * browsers prefer, after an ASCII `filename` (other characters as `_`) for the clients that do
+ * not read it. Quotes and backslashes are escaped in `filename`.
+ */
+function attachment(name: string): string {
+  return contentDisposition(name, { fallback: name.replace(/[^\x20-\x7e]/g, '_') });
 }

@@ -83,7 +83,10 @@ export class TasksController {
         schema: { type: 'string', pattern: '^[0-9a-f]{64}$' },
       },
       'Content-Disposition': {
-        description: '`attachment; filename="<id>.jsonl.gz"` or `"<id>.parquet"`',
+        description:
+          '`attachment; filename="<id>.jsonl.gz"` or `"<id>.parquet"`; for an id that is not ASCII, ' +
+          "`filename` holds it with `_` for the other characters, followed by `filename*=UTF-8''` and " +
+          'the name percent-encoded (RFC 6266, RFC 8187)',
         schema: { type: 'string' },
       },
     },
