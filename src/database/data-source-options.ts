@@ -15,6 +15,7 @@ import { DesirabilityPublications1764710000000 } from './migrations/176471000000
 import { NetworkDesirabilities1764720000000 } from './migrations/1764720000000-NetworkDesirabilities';
 import { UnknownStake1764731000000 } from './migrations/1764731000000-UnknownStake';
 import { TaskCollectionPaging1764740000000 } from './migrations/1764740000000-TaskCollectionPaging';
+import { TaskFailureReasons1764750000000 } from './migrations/1764750000000-TaskFailureReasons';
 import { LargestBucketPerHour1764752000000 } from './migrations/1764752000000-LargestBucketPerHour';
 
 export const MIGRATIONS = [
@@ -33,6 +34,7 @@ export const MIGRATIONS = [
   NetworkDesirabilities1764720000000,
   UnknownStake1764731000000,
   TaskCollectionPaging1764740000000,
+  TaskFailureReasons1764750000000,
   LargestBucketPerHour1764752000000,
 ];
 

@@ -59,6 +59,7 @@ describe('parseFault', () => {
     expect(parseFault('wrongHour')).toEqual({ wrongHour: true });
     expect(parseFault('wrong-hour')).toEqual({ wrongHour: true });
     expect(parseFault('wrong_label')).toEqual({ wrongLabel: true });
+    expect(parseFault('broken-text')).toEqual({ brokenText: true });
     expect(parseFault('honest')).toEqual({});
   });
 

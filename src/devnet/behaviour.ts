@@ -36,6 +36,11 @@ export interface MinerBehaviour {
   wrongHour?: boolean;
   /** A bucket's records under another label: hashtag or subreddit changed (real uris). */
   wrongLabel?: boolean;
+  /**
+   * Records whose text (X `text`, Reddit `body`) holds U+0000 and unpaired UTF-16 surrogates, as
+   * broken scrapers store them; otherwise honest.
+   */
+  brokenText?: boolean;
   /** Factor applied to the index's sizes_bytes; entities keep honest sizes. */
   overclaimSizes?: number;
   /** Probability (0..1) that the faults apply to a given call; default 1. */
@@ -95,6 +100,7 @@ const FLAG_KEYS = [
   'partial',
   'wrongHour',
   'wrongLabel',
+  'brokenText',
 ] as const;
 
 type FlagKey = (typeof FLAG_KEYS)[number];
@@ -118,6 +124,7 @@ const FLAGS: Readonly<Record<string, FlagKey>> = {
   partial: 'partial',
   wronghour: 'wrongHour',
   wronglabel: 'wrongLabel',
+  brokentext: 'brokenText',
 };
 
 const ENDPOINT_ALIASES: Readonly<Record<string, SynapseName>> = {
@@ -149,7 +156,8 @@ const POLICIES: Readonly<Record<string, MinerBehaviour>> = {
 
 /**
  * One fault: `hang`, `500`, `malformed`, `oversize`, `wrongSchema`, `fabricate`, `partial`,
- * `wrongHour`, `wrongLabel`, `latency=200` or `latency=200-400`, `overclaim=3`, `rate=0.3`,
+ * `wrongHour`, `wrongLabel`, `brokenText`, `latency=200` or `latency=200-400`, `overclaim=3`,
+ * `rate=0.3`,
  * `endpoints=ondemand+index+bucket+contents`,
  * the policies `no-ondemand`, `strict-budget` (the default), `no-strict-budget` and
  * `blacklist-all`, or `honest` (no fault).

@@ -28,7 +28,8 @@ const USAGE = `Usage: node dist-dev/src/devnet/cli.js [options]
                       DEVNET_STORED_ONLY=true in the environment
   --faults <spec>     e.g. "2:hang,3:fabricate,4:latency=200-400,4:rate=0.5"
                       faults: hang 500 malformed oversize wrongSchema fabricate partial
-                      wrongHour wrongLabel latency=<ms>|<min>-<max> overclaim=<factor>
+                      wrongHour wrongLabel brokenText latency=<ms>|<min>-<max>
+                      overclaim=<factor>
                       rate=<0..1> endpoints=ondemand+index+bucket+contents honest
                       policies: no-ondemand blacklist-all no-strict-budget`;
 

@@ -130,6 +130,19 @@ function stripAll(text: string, needle: string): string {
   return result;
 }
 
+/**
+ * What a broken scraper adds to a record's text: U+0000 and a high and a low surrogate, each
+ * unpaired. JSON carries them (as `\u0000`, `\ud800`, `\udc00`); Postgres stores none of them.
+ */
+export const BROKEN_TEXT = ' a\u0000b \ud800 \udc00';
+
+/** A copy of the item whose record's text (X `text`, Reddit `body`) ends in BROKEN_TEXT. */
+export function withBrokenText(item: DataItem): DataItem {
+  return item.source === 'X'
+    ? { ...item, text: `${item.text}${BROKEN_TEXT}` }
+    : { ...item, body: `${item.body}${BROKEN_TEXT}` };
+}
+
 /** One of several schema breaks per entity, chosen by position so every kind shows up. */
 export function corruptEntity(entity: WireDataEntity, variant: number): unknown {
   const copy = { ...entity } as unknown as Mutable;

@@ -12,6 +12,7 @@ import { MinerBehaviour } from './behaviour';
 import { AxonAnswer, AxonCall, callAxon, sendSigned } from './axon-client';
 import { Devnet, DevnetMiner, startDevnet } from './devnet';
 import { devnetKeyUri } from './metagraph';
+import { BROKEN_TEXT } from './miner-faults';
 import { MinerServer } from './miner-server';
 
 const now = new Date('2024-06-01T00:00:00Z');
@@ -605,6 +606,18 @@ describe(MinerServer.name, () => {
               expect(item.uri).toContain(item.communityName);
             }
           }
+        }
+      });
+
+      it('ends the text of every record in U+0000 and unpaired surrogates with brokenText', async () => {
+        misbehave({ brokenText: true });
+        const contents = (await contentsOf([...X_BUCKETS(), ...REDDIT_BUCKETS()])).flatMap(
+          (bucket) => bucket.raw,
+        );
+        expect(contents.length).toBeGreaterThan(10);
+        for (const content of contents) {
+          const record = JSON.parse(content) as { text?: string; body?: string };
+          expect((record.text ?? record.body)?.endsWith(BROKEN_TEXT)).toBe(true);
         }
       });
 

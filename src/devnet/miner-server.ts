@@ -25,6 +25,7 @@ import {
   outsideTheHour,
   overclaimIndex,
   underAnotherLabel,
+  withBrokenText,
 } from './miner-faults';
 import { toWireEntity } from './miner-records';
 import { MinerRequest, OnDemandInputs, parseMinerRequest } from './miner-requests';
@@ -342,7 +343,9 @@ export class MinerServer {
       const made = fabricateItems(this.contentRng, matcher, templates, count, this.options.now);
       return made.map(toWireEntity);
     }
-    const entities = items.map((item) => this.store.entityOf(item));
+    const entities = items.map((item) =>
+      faults.brokenText ? toWireEntity(withBrokenText(item)) : this.store.entityOf(item),
+    );
     return faults.wrongSchema ? entities.map(corruptEntity) : entities;
   }
 
@@ -376,10 +379,11 @@ export class MinerServer {
   /** The stored records of a bucket, as this call's faults bend them. */
   private bucketEntities(bucket: BucketKey, faults: MinerBehaviour): WireDataEntity[] {
     let entities: WireDataEntity[];
-    if (faults.wrongHour || faults.wrongLabel) {
+    if (faults.wrongHour || faults.wrongLabel || faults.brokenText) {
       let items = [...this.store.bucketItems(bucket)];
       if (faults.wrongHour) items = outsideTheHour(this.contentRng, items, bucket);
       if (faults.wrongLabel) items = underAnotherLabel(items, bucket);
+      if (faults.brokenText) items = items.map(withBrokenText);
       entities = items.map(toWireEntity);
     } else entities = this.store.bucket(bucket);
     if (faults.partial) entities = entities.filter((entity) => this.keeps(entity.uri));

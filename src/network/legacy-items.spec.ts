@@ -119,4 +119,30 @@ describe(currentItemShape.name, () => {
     const sized: DataItem = { ...current, content_size_bytes: 120 };
     expect(currentItemShape(sized)).toBe(sized);
   });
+
+  it('answers counts that are not safe integers as null, as records are read from miners', () => {
+    const current = currentItemShape(LEGACY_X) as XItem;
+    const stored: XItem = {
+      ...current,
+      content_size_bytes: 120,
+      tweet: { ...current.tweet, like_count: 1.5, view_count: 2 ** 63, reply_count: 7 },
+      user: { ...current.user, followers_count: -(2 ** 60) },
+    };
+    const read = currentItemShape(stored) as XItem;
+    expect(read.tweet).toMatchObject({ like_count: null, view_count: null, reply_count: 7 });
+    expect(read.user.followers_count).toBeNull();
+    expect(read.user.following_count).toBe(2);
+    const legacy = currentItemShape({
+      ...LEGACY_X,
+      tweet: { ...LEGACY_X.tweet, retweet_count: 0.5 },
+    }) as XItem;
+    expect(legacy.tweet.retweet_count).toBeNull();
+    const reddit = currentItemShape({
+      ...(currentItemShape(LEGACY_COMMENT as unknown as StoredItemShape) as RedditItem),
+      content_size_bytes: 80,
+      score: 2.5,
+      num_comments: 3,
+    }) as RedditItem;
+    expect(reddit).toMatchObject({ score: null, num_comments: 3 });
+  });
 });

@@ -1,12 +1,13 @@
 import { DataItem, RedditItem, XItem, xHandle } from './protocol';
+import { count } from './sn13/records';
 
 /**
  * Items as releases before the hosted-API shapes stored them (task rows, bucket fetches): X
  * items had `content` but no `text`, `media` as `{url, type}` objects (empty when none) and
  * none of the newer fields; no item had `content_size_bytes`. `currentItemShape` reads either
  * shape and answers the current one: media as URLs (null when none), every field the old shape
- * did not keep null, never made up, and X handles without `@` (docs/decisions.md, "Items in the
- * hosted API's shape").
+ * did not keep null, never made up, X handles without `@`, and counts as records.ts reads them
+ * (docs/decisions.md, "Items in the hosted API's shape").
  */
 
 interface LegacyXItem {
@@ -44,8 +45,45 @@ export type StoredItemShape = DataItem | LegacyXItem | LegacyRedditItem;
 
 export function currentItemShape(item: StoredItemShape): DataItem {
   if (!('content_size_bytes' in item))
-    return item.source === 'X' ? withHandles(currentX(item)) : currentReddit(item);
-  return item.source === 'X' ? withHandles(item) : item;
+    return item.source === 'X' ? withCounts(withHandles(currentX(item))) : currentReddit(item);
+  return item.source === 'X' ? withCounts(withHandles(item)) : withRedditCounts(item);
+}
+
+const TWEET_COUNTS = [
+  'like_count',
+  'retweet_count',
+  'reply_count',
+  'quote_count',
+  'view_count',
+  'bookmark_count',
+] as const;
+const USER_COUNTS = ['followers_count', 'following_count'] as const;
+const REDDIT_COUNTS = ['score', 'num_comments'] as const;
+
+/**
+ * Counts that are safe integers, the others null, as records.ts reads them from miners: rows
+ * stored by earlier releases may hold a fraction (1.5) or a number past 2^53 (2^63), which the
+ * Parquet datasets' INT64 columns refuse (docs/decisions.md, "Scraping task lifecycle").
+ */
+function withCounts(item: XItem): XItem {
+  const tweet = countsOf(item.tweet, TWEET_COUNTS);
+  const user = countsOf(item.user, USER_COUNTS);
+  return tweet === item.tweet && user === item.user ? item : { ...item, tweet, user };
+}
+
+function withRedditCounts(item: RedditItem): RedditItem {
+  return countsOf(item, REDDIT_COUNTS);
+}
+
+/** `holder` itself when its counts are sound (nearly always), else a copy with the others null. */
+function countsOf<T extends Record<K, number | null>, K extends string>(
+  holder: T,
+  keys: readonly K[],
+): T {
+  if (keys.every((key) => holder[key] === null || count(holder[key]) !== undefined)) return holder;
+  const sound = { ...holder };
+  for (const key of keys) (sound as Record<K, number | null>)[key] = count(holder[key]) ?? null;
+  return sound;
 }
 
 /** X handles without `@` (xHandle): items stored before they were normalized may have it. */

@@ -1,12 +1,14 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { DataSource } from 'typeorm';
 import { Clock } from '../../src/common/clock/clock';
-import { datasetPath, TaskLifecycleService } from '../../src/modules/tasks/task-lifecycle.service';
-import { DataItem } from '../../src/network/protocol';
+import { datasetPath } from '../../src/modules/tasks/dataset-path';
+import { PARQUET_RETRY_MS } from '../../src/modules/tasks/dataset-parquet.service';
+import { TaskLifecycleService } from '../../src/modules/tasks/task-lifecycle.service';
+import { DataItem, XItem } from '../../src/network/protocol';
 import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
 import { startTestNetwork, TestNetwork } from '../support/network';
 import { expectedRows, readParquet } from '../support/parquet-reader';
@@ -294,5 +296,70 @@ describe('Task datasets as Parquet', () => {
     expect(document.components.schemas.TaskDataset.properties.parquet).toEqual(
       expect.objectContaining({ allOf: [{ $ref: '#/components/schemas/TaskDatasetParquet' }] }),
     );
+  });
+
+  it('writes counts no INT64 holds, stored by an earlier release, as null in both formats', async () => {
+    await register('odd-counts', '#bitcoin', 'x');
+    const lifecycle = app.app.get(TaskLifecycleService);
+    await lifecycle.collectDue();
+    const database = app.app.get(DataSource);
+    const [fraction, huge] = await database.query<{ uri: string }[]>(
+      `SELECT uri FROM task_items WHERE task_id = 'odd-counts' ORDER BY uri LIMIT 2`,
+    );
+    const setCount = (uri: string, path: string, value: string) =>
+      database.query(
+        `UPDATE task_items SET item = jsonb_set(item, $2::text[], $3::jsonb) WHERE task_id = 'odd-counts' AND uri = $1`,
+        [uri, path, value],
+      );
+    await setCount(fraction.uri, '{tweet,like_count}', '1.5');
+    await setCount(huge.uri, '{user,followers_count}', '9223372036854775808');
+    await database.query(
+      `UPDATE scraping_tasks SET expires_at = registered_at WHERE id = 'odd-counts'`,
+    );
+    expect(await lifecycle.compileExpired()).toBe(1);
+
+    const task = (await get('tasks/odd-counts').expect(200)).body;
+    expect(task.dataset).toHaveProperty('parquet');
+    const { items, read } = await bothFormats('odd-counts');
+    const byUri = new Map(items.map((item) => [item.uri, item as XItem]));
+    expect(byUri.get(fraction.uri)?.tweet.like_count).toBeNull();
+    expect(byUri.get(huge.uri)?.user.followers_count).toBeNull();
+    expect(read.rows).toEqual(expectedRows(items, read.columns));
+  });
+
+  it('answers 503 when the Parquet file cannot be written, and tries again only an hour later', async () => {
+    const task = (await get('tasks/odd-counts').expect(200)).body;
+    const path = datasetPath(dataDir, 'odd-counts');
+    const parquetFile = path.replace(/\.jsonl\.gz$/, '.parquet');
+    // As a task completed before Parquet existed, whose JSON lines file cannot be converted.
+    unlinkSync(parquetFile);
+    await app.app
+      .get(DataSource)
+      .query(
+        `UPDATE scraping_tasks SET parquet_file = NULL, parquet_bytes = NULL, parquet_sha256 = NULL WHERE id = 'odd-counts'`,
+      );
+    const jsonl = readFileSync(path);
+    writeFileSync(path, gzipSync('not a JSON line\n'));
+    const unavailable = {
+      detail:
+        "The Parquet file of task 'odd-counts' could not be written on this server; it is tried " +
+        'again an hour after the failure. The JSON lines dataset (format=jsonl) holds the same rows',
+      request_id: expect.any(String),
+    };
+    try {
+      const failed = await get('tasks/odd-counts/dataset?format=parquet').expect(503);
+      expect(failed.headers['content-type']).toMatch(/^application\/json/);
+      expect(failed.body).toEqual(unavailable);
+    } finally {
+      writeFileSync(path, jsonl);
+    }
+    // Within the hour the failure stands, though converting would now succeed.
+    const again = await get('tasks/odd-counts/dataset?format=parquet').expect(503);
+    expect(again.body).toEqual(unavailable);
+    expect(existsSync(parquetFile)).toBe(false);
+
+    app.app.get(Clock).advance(PARQUET_RETRY_MS);
+    const written = await download('tasks/odd-counts/dataset?format=parquet').expect(200);
+    expect(written.headers['x-content-sha256']).toBe(task.dataset.parquet.sha256);
   });
 });

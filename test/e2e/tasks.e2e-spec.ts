@@ -1,11 +1,12 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { DataSource } from 'typeorm';
 import { Clock } from '../../src/common/clock/clock';
-import { datasetPath, TaskLifecycleService } from '../../src/modules/tasks/task-lifecycle.service';
+import { datasetPath } from '../../src/modules/tasks/dataset-path';
+import { TaskLifecycleService } from '../../src/modules/tasks/task-lifecycle.service';
 import { DataItem } from '../../src/network/protocol';
 import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
 import { matchesPlainly, startTestNetwork, TestNetwork } from '../support/network';
@@ -48,6 +49,20 @@ describe('Scraping task lifecycle', () => {
   const get = (path: string) => app.http.get(`/api/v1/${path}`).set('X-API-Key', TEST_MASTER_KEY);
   const register = (id: string, label: string, platform: 'x' | 'reddit' = 'x') =>
     registerTask(app.app, '5ValidatorHotkeyForTasks', id, label, platform);
+  /** Ends the task's seven days now, without moving the clock the other tasks share. */
+  const expireNow = (id: string) =>
+    app.app
+      .get(DataSource)
+      .query('UPDATE scraping_tasks SET expires_at = registered_at WHERE id = $1', [id]);
+  /** The body as the exact bytes sent. */
+  const download = (path: string) =>
+    get(path)
+      .buffer(true)
+      .parse((response, callback) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => callback(null, Buffer.concat(chunks)));
+      });
 
   it('runs a task from registration to a downloadable dataset of what miners served', async () => {
     await register('bitcoin-x', '#bitcoin');
@@ -159,5 +174,65 @@ describe('Scraping task lifecycle', () => {
     expect(existsSync(partial)).toBe(false);
     const download = await get('tasks/ai-x/dataset').expect(200);
     expect(download.headers['x-content-sha256']).toBe(task.dataset.sha256);
+  });
+
+  it('compiles and serves the dataset of an id too long, percent-encoded, for a file name', async () => {
+    // 80 characters, as job ids may have: 555 bytes percent-encoded, over a file name's 255.
+    const id = `wé ird "id" ${'é'.repeat(28)}${'数据'.repeat(20)}`;
+    await register(id, '#bitcoin');
+    const lifecycle = app.app.get(TaskLifecycleService);
+    await lifecycle.collectDue();
+    await expireNow(id);
+    await lifecycle.compileExpired();
+
+    const path = `tasks/${encodeURIComponent(id)}`;
+    const task = (await get(path).expect(200)).body;
+    expect(task).toMatchObject({ id, state: 'completed' });
+    expect(task).not.toHaveProperty('failure_reason');
+    expect(basename(datasetPath(dataDir, id))).toMatch(/^sha256=[0-9a-f]{64}\.jsonl\.gz$/);
+    const jsonl = await download(`${path}/dataset`).expect(200);
+    expect(jsonl.headers['x-content-sha256']).toBe(task.dataset.sha256);
+    expect(
+      gunzipSync(jsonl.body as Buffer)
+        .toString('utf8')
+        .split('\n'),
+    ).toHaveLength(task.dataset.rows + 1);
+    const parquet = await download(`${path}/dataset?format=parquet`).expect(200);
+    expect(parquet.headers['x-content-sha256']).toBe(task.dataset.parquet.sha256);
+    // Named by the id: in ASCII (`_` for the rest) for every client, as it is in filename*.
+    const ascii = `w_ ird \\"id\\" ${'_'.repeat(68)}`;
+    for (const [response, extension] of [
+      [jsonl, 'jsonl.gz'],
+      [parquet, 'parquet'],
+    ] as const)
+      expect(response.headers['content-disposition']).toBe(
+        `attachment; filename="${ascii}.${extension}"; ` +
+          `filename*=UTF-8''${encodeURIComponent(id)}.${extension}`,
+      );
+    // Ids whose names fit keep them: the datasets compiled before are where they were.
+    expect(basename(datasetPath(dataDir, 'bitcoin-x'))).toBe('bitcoin-x.jsonl.gz');
+    expect(basename(datasetPath(dataDir, 'é'.repeat(31)))).toBe(
+      `${encodeURIComponent('é'.repeat(31))}.jsonl.gz`,
+    );
+  });
+
+  it("says why a compile failed without naming the server's directories", async () => {
+    await register('no-room-x', '#ai');
+    const lifecycle = app.app.get(TaskLifecycleService);
+    await lifecycle.collectDue();
+    await expireNow('no-room-x');
+    // A file where the datasets directory should be: writing any dataset fails.
+    const directory = join(dataDir, 'datasets');
+    renameSync(directory, `${directory}-aside`);
+    writeFileSync(directory, '');
+    try {
+      await lifecycle.compileExpired();
+    } finally {
+      rmSync(directory);
+      renameSync(`${directory}-aside`, directory);
+    }
+    const task = (await get('tasks/no-room-x').expect(200)).body;
+    expect(task.state).toBe('compiling');
+    expect(task.failure_reason).toBe("EEXIST: file already exists, mkdir 'datasets'");
   });
 });

@@ -6,12 +6,22 @@ import {
   ServiceUnavailableException,
   StreamableFile,
 } from '@nestjs/common';
+import contentDisposition from 'content-disposition';
 import { DatasetParquetService } from './dataset-parquet.service';
+import { ParquetFile } from './dataset-writer';
 import { DATASET_CONTENT_TYPES } from './task.mapper';
-import { DatasetFormat, isCompleted } from './task.types';
+import { CompletedTask, DatasetFormat, isCompleted } from './task.types';
 import { TasksService } from './tasks.service';
 
 const EXTENSIONS: Record<DatasetFormat, string> = { jsonl: 'jsonl.gz', parquet: 'parquet' };
+
+/** The 503 of a Parquet file that could not be written (documented on the operation). */
+export function parquetUnavailable(id: string): string {
+  return (
+    `The Parquet file of task '${id}' could not be written on this server; it is tried again ` +
+    'an hour after the failure. The JSON lines dataset (format=jsonl) holds the same rows'
+  );
+}
 
 /** Streams completed datasets; never a file that is not recorded as complete. */
 @Injectable()
@@ -32,16 +42,22 @@ export class DatasetDownloadService {
     await this.sizeOf(task.dataset_file, id);
     const { file, sha256 } =
       format === 'parquet'
-        ? await this.parquet.ensure(task)
+        ? await this.parquetOf(task, id)
         : { file: task.dataset_file, sha256: task.dataset_sha256 };
     // Sized first: a read stream opened on a missing file would fail with nobody listening.
     const length = await this.sizeOf(file, id);
     const body = new StreamableFile(createReadStream(file), {
       type: DATASET_CONTENT_TYPES[format],
       length,
-      disposition: `attachment; filename="${encodeURIComponent(id)}.${EXTENSIONS[format]}"`,
+      disposition: attachment(`${task.id}.${EXTENSIONS[format]}`),
     });
     return { file: body, sha256 };
+  }
+
+  private async parquetOf(task: CompletedTask, id: string): Promise<ParquetFile> {
+    const parquet = await this.parquet.ensure(task);
+    if (!parquet) throw new ServiceUnavailableException(parquetUnavailable(id));
+    return parquet;
   }
 
   private async sizeOf(file: string, id: string): Promise<number> {
@@ -55,4 +71,14 @@ export class DatasetDownloadService {
       );
     return size;
   }
+}
+
+/**
+ * `attachment; filename="<name>"` (RFC 6266). A name that is not ASCII (ids may hold any
+ * printable character) also goes as `filename*=UTF-8''<percent-encoded>` (RFC 8187), which
+ * browsers prefer, after an ASCII `filename` (other characters as `_`) for the clients that do
+ * not read it. Quotes and backslashes are escaped in `filename`.
+ */
+function attachment(name: string): string {
+  return contentDisposition(name, { fallback: name.replace(/[^\x20-\x7e]/g, '_') });
 }

@@ -1,8 +1,15 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { Clock } from '../../common/clock/clock';
 import { parquetPathBeside, writeParquet } from './dataset-parquet';
 import { CompiledDataset, JsonLinesFile, ParquetFile, writeManifest } from './dataset-writer';
 import { CompletedTask, TaskRow } from './task.types';
 import { TasksRepository } from './tasks.repository';
+
+/**
+ * How long a failed Parquet conversion stands: until then a download is answered that the file
+ * could not be written, without converting again (a conversion reads the whole dataset).
+ */
+export const PARQUET_RETRY_MS = 60 * 60_000;
 
 /**
  * The Parquet file of a completed task. Compiling writes it beside the JSON lines file; a task
@@ -14,30 +21,39 @@ import { TasksRepository } from './tasks.repository';
 export class DatasetParquetService {
   private readonly logger = new Logger(DatasetParquetService.name);
   /** Conversions in progress here, by task id: concurrent downloads share one. */
-  private readonly converting = new Map<string, Promise<ParquetFile>>();
+  private readonly converting = new Map<string, Promise<ParquetFile | null>>();
+  /** When a conversion last failed here (ms), by task id; kept PARQUET_RETRY_MS. */
+  private readonly failedAt = new Map<string, number>();
 
-  constructor(private readonly repository: TasksRepository) {}
+  constructor(
+    private readonly repository: TasksRepository,
+    private readonly clock: Clock,
+  ) {}
 
   /** Writes the Parquet file of a dataset being compiled; null (logged) when that fails. */
   async tryWrite(task: TaskRow, jsonl: JsonLinesFile): Promise<ParquetFile | null> {
     try {
       return await this.write(task, jsonl.file, jsonl.rows);
     } catch (error) {
-      this.logger.error(
-        `task ${task.id}: Parquet file not written (written at its first Parquet download): ${(error as Error).message}`,
-      );
+      this.recordFailure(task.id, error as Error);
       return null;
     }
   }
 
-  /** The Parquet file of a completed task, written now if it has none yet. */
-  ensure(task: CompletedTask): Promise<ParquetFile> {
+  /**
+   * The Parquet file of a completed task, written now if it has none yet; null when it cannot
+   * be written: the conversion failed now or within PARQUET_RETRY_MS.
+   */
+  ensure(task: CompletedTask): Promise<ParquetFile | null> {
     if (task.parquet_file && task.parquet_sha256)
       return Promise.resolve({
         file: task.parquet_file,
         bytes: Number(task.parquet_bytes),
         sha256: task.parquet_sha256,
       });
+    const failedAt = this.failedAt.get(task.id);
+    if (failedAt !== undefined && this.clock.now().getTime() - failedAt < PARQUET_RETRY_MS)
+      return Promise.resolve(null);
     let converting = this.converting.get(task.id);
     if (!converting) {
       converting = this.convert(task).finally(() => this.converting.delete(task.id));
@@ -46,8 +62,15 @@ export class DatasetParquetService {
     return converting;
   }
 
-  private async convert(task: CompletedTask): Promise<ParquetFile> {
-    const parquet = await this.write(task, task.dataset_file, task.dataset_rows ?? 0);
+  private async convert(task: CompletedTask): Promise<ParquetFile | null> {
+    let parquet: ParquetFile;
+    try {
+      parquet = await this.write(task, task.dataset_file, task.dataset_rows ?? 0);
+    } catch (error) {
+      this.recordFailure(task.id, error as Error);
+      return null;
+    }
+    this.failedAt.delete(task.id);
     await this.repository.recordParquet(task.id, parquet);
     await writeManifest(task.id, compiledDatasetOf(task, parquet), task.completed_at ?? new Date());
     this.logger.log(`task ${task.id}: Parquet file written on first download`);
@@ -61,6 +84,17 @@ export class DatasetParquetService {
     if (written.rows !== rows)
       throw new Error(`the Parquet file has ${written.rows} rows, the JSON lines file ${rows}`);
     return { file, bytes: written.bytes, sha256: written.sha256 };
+  }
+
+  /** Remembers the failure for PARQUET_RETRY_MS, forgetting those older (the map stays small). */
+  private recordFailure(taskId: string, error: Error): void {
+    const now = this.clock.now().getTime();
+    for (const [id, at] of this.failedAt)
+      if (now - at >= PARQUET_RETRY_MS) this.failedAt.delete(id);
+    this.failedAt.set(taskId, now);
+    this.logger.error(
+      `task ${taskId}: Parquet file not written (tried again at a download an hour from now): ${error.message}`,
+    );
   }
 }
 

@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { basename } from 'node:path';
 import {
   BeforeApplicationShutdown,
   Injectable,
@@ -17,6 +17,7 @@ import { currentItemShape, StoredItemShape } from '../../network/legacy-items';
 import { NetworkQueryResult, NetworkService } from '../../network/network.service';
 import { removeStalePartials } from './atomic-file';
 import { afterPage, CollectionProgress, nextPage } from './collection-paging';
+import { datasetPath } from './dataset-path';
 import { parquetPathBeside } from './dataset-parquet';
 import { DatasetParquetService } from './dataset-parquet.service';
 import { DatasetRow, writeJsonLines, writeManifest } from './dataset-writer';
@@ -172,7 +173,7 @@ export class TaskLifecycleService
       this.logger.error(`task ${task.id}: compile failed: ${(error as Error).message}`);
       await this.repository.recordCompileFailure(
         task.id,
-        (error as Error).message,
+        failureReasonOf(error as Error),
         this.config.tasks.maxCompileAttempts,
       );
     }
@@ -210,7 +211,16 @@ function completeFrom(result: NetworkQueryResult): Date | null {
   return new Date(Math.min(...result.items.map((item) => parseIsoDate(item.datetime)!.getTime())));
 }
 
-/** Where a task's dataset lives; the id is encoded so that no id can leave the directory. */
-export function datasetPath(dataDir: string, taskId: string): string {
-  return join(dataDir, 'datasets', `${encodeURIComponent(taskId)}.jsonl.gz`);
+/**
+ * Why a compile failed, as the task's `failure_reason` tells anyone with a key: the error
+ * without the server's directories. Node's file errors name the path they failed on
+ * (`ENOSPC: no space left on device, write '/srv/data/datasets/…'`); the file's own name is
+ * kept, the directories it is in are not. The log keeps the whole message.
+ */
+function failureReasonOf(error: Error): string {
+  const { path, dest } = error as NodeJS.ErrnoException & { dest?: unknown };
+  let reason = error.message;
+  for (const file of [path, dest])
+    if (typeof file === 'string' && file !== '') reason = reason.split(file).join(basename(file));
+  return reason;
 }

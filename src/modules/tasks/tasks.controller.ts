@@ -3,7 +3,7 @@ import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger'
 import type { Response } from 'express';
 import { RequireKey } from '../../common/auth/access.decorators';
 import { ApiErrorResponses, errorCase, validationCase } from '../../common/errors/error-responses';
-import { DatasetDownloadService } from './dataset-download.service';
+import { DatasetDownloadService, parquetUnavailable } from './dataset-download.service';
 import { DatasetQueryDto } from './dto/dataset-query.dto';
 import { DATASET_CONTENT_TYPES } from './task.mapper';
 import { TaskDto, TaskListDto } from './dto/task.dto';
@@ -66,7 +66,9 @@ export class TasksController {
       'One item per row, oldest first: gzip-compressed JSON lines (`format=jsonl`, the default) or Parquet ' +
       '(`format=parquet`: flat typed columns, lists as Parquet lists, datetimes as UTC timestamps; the ' +
       'columns are listed in the README). `Content-Length` and `X-Content-SHA256` (hex SHA-256 of the ' +
-      "file, as in the task's `dataset`) are set. 409 while the task is not completed.",
+      "file, as in the task's `dataset`) are set. 409 while the task is not completed. 503 when the " +
+      'Parquet file could not be written: for an hour after a failure the answer stands without a new ' +
+      'attempt; the JSON lines dataset holds the same rows.',
   })
   @ApiParam(TASK_ID)
   // The 200's media types are declared here only: errors stay JSON (`@ApiProduces` would declare
@@ -83,7 +85,10 @@ export class TasksController {
         schema: { type: 'string', pattern: '^[0-9a-f]{64}$' },
       },
       'Content-Disposition': {
-        description: '`attachment; filename="<id>.jsonl.gz"` or `"<id>.parquet"`',
+        description:
+          '`attachment; filename="<id>.jsonl.gz"` or `"<id>.parquet"`; for an id that is not ASCII, ' +
+          "`filename` holds it with `_` for the other characters, followed by `filename*=UTF-8''` and " +
+          'the name percent-encoded (RFC 6266, RFC 8187)',
         schema: { type: 'string' },
       },
     },
@@ -107,6 +112,12 @@ export class TasksController {
       'fileMissing',
       'The file is not on this server',
       "The dataset file of task 'tao-x' is missing on this server",
+    ),
+    errorCase(
+      503,
+      'parquetNotWritten',
+      'The Parquet file could not be written (tried again an hour after a failure)',
+      parquetUnavailable('tao-x'),
     ),
   )
   async download(

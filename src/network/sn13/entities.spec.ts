@@ -39,6 +39,26 @@ describe(convertEntity.name, () => {
     expect(convertEntity(wire, 'x')?.item.datetime).toBe(xItem.datetime);
   });
 
+  it('drops U+0000 and replaces unpaired surrogates in every string of the item', () => {
+    const wire = entity(xItem, (_, record) => {
+      record.text = 'a\u0000b \ud800 \udc00 🚀';
+      record.user_display_name = '\udc00Bob\u0000';
+      record.tweet_hashtags = ['#tao\u0000', '#ok'];
+    });
+    // JSON.stringify writes them as `\u0000`, `\ud800`: the escapes Postgres refuses in jsonb.
+    expect(wire.content).toContain('\\u0000');
+    const item = convertEntity(wire, 'x')?.item as XItem;
+    expect(item.text).toBe('ab \ufffd \ufffd 🚀');
+    expect(item.content).toBe(item.text);
+    expect(item.user.display_name).toBe('\ufffdBob');
+    expect(item.tweet.hashtags).toEqual(['#tao', '#ok']);
+    expect(item.label).toBe('#tao');
+    const comment = entity(post, (_, record) => {
+      record.body = 'x\ud83d';
+    });
+    expect((convertContent(comment.content, 'reddit')?.item as RedditItem).body).toBe('x\ufffd');
+  });
+
   it('files an X post whose first tag is a cashtag under the hashtag, as miners do', () => {
     const wire = entity(xItem, (_, record) => {
       record.tweet_hashtags = ['$AAPL', '#stocks'];

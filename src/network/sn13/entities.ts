@@ -4,6 +4,7 @@ import { DataItem } from '../protocol';
 import { Source } from '../../common/source';
 import { RecordPlace, redditItemOf, xItemOf } from './records';
 import { toSourceId } from './sources';
+import { storableItem } from './well-formed';
 
 /**
  * Subnet 13's `DataEntity` as miners send it, and its conversion to the gateway's item shapes.
@@ -53,7 +54,8 @@ export function convertEntity(value: unknown, source: Source): ConvertedEntity |
   }
   if (!isRecord(record)) return undefined;
   const contentBytes = Buffer.byteLength(content);
-  const item = itemOf(record, source, { uri, datetime: time.toISOString(), contentBytes });
+  const place = { uri, datetime: time.toISOString(), contentBytes };
+  const item = itemOf(record, source, place, [content, uri]);
   if (!item) return undefined;
   return { item, declaredBytes: declared as number, contentBytes };
 }
@@ -77,17 +79,24 @@ export function convertContent(content: unknown, source: Source): ConvertedEntit
   const time = stamp === undefined ? undefined : parseIsoDate(stamp);
   if (!uri || !time) return undefined;
   const contentBytes = Buffer.byteLength(content);
-  const item = itemOf(record, source, { uri, datetime: time.toISOString(), contentBytes });
+  const place = { uri, datetime: time.toISOString(), contentBytes };
+  const item = itemOf(record, source, place, [content]);
   if (!item) return undefined;
   return { item, declaredBytes: contentBytes, contentBytes };
 }
 
+/**
+ * The one place every item from a miner is made, and made storable from the texts it was read
+ * from (well-formed.ts).
+ */
 function itemOf(
   record: Record<string, unknown>,
   source: Source,
   place: RecordPlace,
+  texts: readonly string[],
 ): DataItem | undefined {
-  return source === 'x' ? xItemOf(record, place) : redditItemOf(record, place);
+  const item = source === 'x' ? xItemOf(record, place) : redditItemOf(record, place);
+  return item && storableItem(item, texts);
 }
 
 function text(value: unknown): string | undefined {

@@ -167,7 +167,8 @@ function text(value: unknown): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
-function count(value: unknown): number | undefined {
+/** A count as items carry it: a safe integer (one every reader takes exactly), else undefined. */
+export function count(value: unknown): number | undefined {
   return Number.isSafeInteger(value) ? (value as number) : undefined;
 }
 

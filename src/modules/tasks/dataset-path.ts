@@ -1,0 +1,29 @@
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+
+/** The most bytes a file name may have (Linux's NAME_MAX, and most other file systems'). */
+const NAME_MAX = 255;
+
+/**
+ * The longest name written beside a dataset: the manifest's partial file (see atomic-file.ts),
+ * 68 bytes after the dataset's own name. The Parquet file's and its partial's are shorter.
+ */
+const LONGEST_SUFFIX = `.jsonl.gz.manifest.json.${'0'.repeat(36)}.partial`;
+
+/**
+ * Where a task's dataset lives: `DATA_DIR/datasets/<name>.jsonl.gz`, its Parquet file and
+ * manifest beside it. The name is the id percent-encoded, so that no id can leave the directory.
+ * An id of 80 characters encodes to up to 960 bytes (`é` is 6, a CJK character 9, an emoji
+ * 12), over the file system's 255: such an id's files are named by its digest
+ * (`sha256=<hex>`) instead. `=` is percent-encoded in every id, so no id's own name is a digest
+ * name. Ids whose names fit keep them, as every dataset compiled before was named so.
+ */
+export function datasetPath(dataDir: string, taskId: string): string {
+  return join(dataDir, 'datasets', `${datasetName(taskId)}.jsonl.gz`);
+}
+
+function datasetName(taskId: string): string {
+  const encoded = encodeURIComponent(taskId);
+  if (encoded.length + LONGEST_SUFFIX.length <= NAME_MAX) return encoded;
+  return `sha256=${createHash('sha256').update(taskId).digest('hex')}`;
+}
