@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import { Sr25519Keypair } from '../network/bittensor/keypair';
 import { MetagraphFile, MetagraphNeuron } from '../network/protocol';
 import { createRng, deriveSeed } from './rng';
+import { roundTo } from '../common/round-to';
 
 /** Deterministic keys, stakes and incentives for the devnet, and the metagraph file. */
 
@@ -64,17 +65,14 @@ export function generateIdentities(
       uid,
       hotkey: addressOf(devnetKeyUri(seed, isMiner ? 'miner' : 'validator', uid)),
       coldkey: coldkeyFor(group),
-      stake: isMiner ? round(10 + rng.next() * 2990, 4) : round(50_000 + rng.next() * 450_000, 4),
-      incentive: isMiner ? round(weights[uid] / totalWeight, 6) : 0,
+      stake: isMiner
+        ? roundTo(10 + rng.next() * 2990, 4)
+        : roundTo(50_000 + rng.next() * 450_000, 4),
+      incentive: isMiner ? roundTo(weights[uid] / totalWeight, 6) : 0,
       validatorPermit: !isMiner,
     });
   }
   return identities;
-}
-
-function round(value: number, decimals: number): number {
-  const factor = 10 ** decimals;
-  return Math.round(value * factor) / factor;
 }
 
 /** Stake of a validator from outside the devnet: enough for miners to take its calls. */

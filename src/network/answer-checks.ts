@@ -4,6 +4,7 @@ import { canonicalItem, itemKey } from './item-uri';
 import { DataItem } from './protocol';
 import { QueryMatcher } from './query-matcher';
 import { convertEntity } from './sn13/entities';
+import { roundTo } from '../common/round-to';
 
 /** One miner's answer after every item was checked. */
 export interface CheckedAnswer {
@@ -87,7 +88,7 @@ export function mergeAnswers(
   return {
     items: kept,
     holders,
-    consensus: kept.length === 0 ? 0 : round(corroborated / kept.length),
+    consensus: kept.length === 0 ? 0 : roundTo(corroborated / kept.length, 4),
   };
 }
 
@@ -107,9 +108,4 @@ export function credibilityScore(
   const corroborated = answer.valid.filter((item) => (holders.get(itemKey(item)) ?? 0) >= 2).length;
   const corroboratedShare = answer.valid.length === 0 ? 0 : corroborated / answer.valid.length;
   return validShare * (0.5 + 0.5 * corroboratedShare);
-}
-
-function round(value: number, digits = 4): number {
-  const factor = 10 ** digits;
-  return Math.round(value * factor) / factor;
 }

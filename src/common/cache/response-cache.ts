@@ -16,11 +16,19 @@ export class ResponseCache {
 
   async get<T>(key: string): Promise<T | undefined> {
     const client = this.redis.ready();
+    let text: string | null | undefined;
     try {
-      const text = client ? await client.get(key) : this.local.get(key);
-      return text ? (JSON.parse(text) as T) : undefined;
+      text = client ? await client.get(key) : this.local.get(key);
     } catch (error) {
       this.failed(client, 'read', error as Error);
+      return undefined;
+    }
+    if (!text) return undefined;
+    // A value that does not parse is a miss, not a Redis failure: Redis answered.
+    try {
+      return JSON.parse(text) as T;
+    } catch {
+      this.logger.warn('a cache entry is not JSON: read as a miss');
       return undefined;
     }
   }

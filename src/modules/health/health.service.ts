@@ -17,6 +17,7 @@ import {
   SystemStatusDto,
 } from './dto/system-status.dto';
 import { HealthRepository } from './health.repository';
+import { roundTo } from '../../common/round-to';
 
 const CHECK_CACHE_MS = 1000;
 const CHECK_TIMEOUT_MS = 1000;
@@ -217,18 +218,14 @@ async function timed(check: () => Promise<unknown>): Promise<ComponentStatusDto>
         );
       }),
     ]);
-    return { status: 'healthy', latency_ms: round(performance.now() - started) };
+    return { status: 'healthy', latency_ms: roundTo(performance.now() - started, 2) };
   } catch (error) {
     return {
       status: 'unhealthy',
-      latency_ms: round(performance.now() - started),
+      latency_ms: roundTo(performance.now() - started, 2),
       error: (error as Error).message,
     };
   } finally {
     clearTimeout(timer);
   }
-}
-
-function round(ms: number): number {
-  return Math.round(ms * 100) / 100;
 }

@@ -3,6 +3,7 @@ import { NeuronListing } from '../../network/neuron-listing';
 import { NetworkService } from '../../network/network.service';
 import { MinerDto, MinerListDto } from './dto/miner.dto';
 import { MinersQueryDto } from './dto/miners-query.dto';
+import { roundTo } from '../../common/round-to';
 
 /**
  * Credibility is shown to four decimals: it is a running average of doubles, and its last
@@ -45,9 +46,4 @@ function toDto(neuron: NeuronListing): MinerDto {
     last_seen_at: neuron.lastSeenAt?.toISOString() ?? null,
     call_budget_left: neuron.callBudgetLeft,
   };
-}
-
-function roundTo(value: number, decimals: number): number {
-  const scale = 10 ** decimals;
-  return Math.round(value * scale) / scale;
 }

@@ -12,6 +12,7 @@ import {
   LabelSizeDto,
   QueryBucketResponseDto,
 } from './dto/stats-responses.dto';
+import { roundTo } from '../../common/round-to';
 
 /** Rows of the list endpoints (top labels, ages). */
 export const TOP_LIMIT = 1000;
@@ -73,7 +74,7 @@ export class StatsService {
     return {
       label: normalized,
       total_bytes: bytes,
-      adj_total_bytes: Math.round(adjBytes * 100) / 100,
+      adj_total_bytes: roundTo(adjBytes, 2),
     };
   }
 

@@ -1,5 +1,6 @@
 import { TaskDto } from './dto/task.dto';
 import { DatasetFormat, TASK_LIFETIME_MS, TaskRow } from './task.types';
+import { roundTo } from '../../common/round-to';
 
 /** `application/vnd.apache.parquet`: the media type registered for Parquet (IANA, 2024). */
 export const DATASET_CONTENT_TYPES: Record<DatasetFormat, string> = {
@@ -39,7 +40,7 @@ export function toTaskDto(task: TaskRow, now: Date, lateAfterMs: number): TaskDt
       items_collected: task.items_collected,
       collections: task.collections,
       last_collected_at: task.last_collected_at?.toISOString() ?? null,
-      lifetime_elapsed: Math.round(Math.min(1, Math.max(0, elapsed)) * 1000) / 1000,
+      lifetime_elapsed: roundTo(Math.min(1, Math.max(0, elapsed)), 3),
       collection_behind: running && now.getTime() - lastCollection > lateAfterMs,
     },
     ...(task.state === 'completed' && task.dataset_sha256
