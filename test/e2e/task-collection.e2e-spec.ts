@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DataSource } from 'typeorm';
 import { Clock } from '../../src/common/clock/clock';
 import { TaskLifecycleService } from '../../src/modules/tasks/task-lifecycle.service';
 import { scrape } from '../support/metrics';
@@ -34,6 +35,8 @@ describe('Collecting scraping tasks', () => {
         // Collections are on-demand queries: more than the miners' OnDemandRequest budget of an
         // hour. This suite is about the collection budget; the miners' is tested elsewhere.
         MINER_CALL_BUDGETS: 'OnDemandRequest=none',
+        // Miners made to fail below answer again at once, not after a breaker's cool-down.
+        MINER_BREAKER_FAILURES: '1000',
       },
       { ownDatabase: true },
     );
@@ -96,5 +99,46 @@ describe('Collecting scraping tasks', () => {
     progress = await byId();
     for (const id of lightest)
       expect(progress.get(id)).toMatchObject({ collections: 1, collection_behind: false });
+  });
+
+  it('tries a task whose collection failed again after a backoff, not at every tick', async () => {
+    await app.http
+      .post('/api/v1/set_desirabilities')
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .send({
+        desirabilities: [
+          { id: 'unlucky', weight: 1, params: { platform: 'x', label: '#bitcoin' } },
+        ],
+      })
+      .expect(200);
+    const lifecycle = app.app.get(TaskLifecycleService);
+    const clock = app.app.get(Clock);
+    const tick = () => clock.advance(TICK_S * 1000 + 1);
+    const collections = async () => (await byId()).get('unlucky')?.collections;
+    for (let uid = 0; uid < MINERS; uid++) network.devnet.setBehaviour(uid, { http500: true });
+    try {
+      expect(await lifecycle.collectDue(10)).toBe(1);
+      expect(await collections()).toBe(0);
+      // First failure: a tick's wait; second: two ticks.
+      expect(await lifecycle.collectDue(10)).toBe(0);
+      tick();
+      expect(await lifecycle.collectDue(10)).toBe(1);
+      tick();
+      expect(await lifecycle.collectDue(10)).toBe(0);
+      tick();
+      expect(await lifecycle.collectDue(10)).toBe(1);
+    } finally {
+      for (let uid = 0; uid < MINERS; uid++) network.devnet.setBehaviour(uid, {});
+    }
+    // Third failure: four ticks; then a collection that works, and the count starts again.
+    clock.advance(4 * TICK_S * 1000 + 1);
+    expect(await lifecycle.collectDue(10)).toBe(1);
+    expect(await collections()).toBe(1);
+    const [row] = await app.app
+      .get(DataSource)
+      .query<{ collect_failures: number }[]>(
+        `SELECT collect_failures FROM scraping_tasks WHERE id = 'unlucky'`,
+      );
+    expect(row.collect_failures).toBe(0);
   });
 });

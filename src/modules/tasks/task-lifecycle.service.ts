@@ -89,17 +89,21 @@ export class TaskLifecycleService
    * the job runs again only once a tick passed since the last pass ended.)
    */
   async collectDue(budget = this.passBudget()): Promise<number> {
-    const { collectIntervalMs, collectConcurrency } = this.config.tasks;
+    const { collectIntervalMs, collectConcurrency, tickMs } = this.config.tasks;
     const now = this.clock.now();
-    const due = await this.repository.dueForCollection(now, collectIntervalMs, budget);
+    // A failed collection is tried again a tick later, then after 2, 4, … ticks (at most an
+    // interval): tried at every tick, it went ahead of the tasks that could be collected and
+    // spent their share of the miners' calls.
+    const due = await this.repository.dueForCollection(now, collectIntervalMs, tickMs, budget);
     await inPool(
       due,
       collectConcurrency,
       () => this.stopping,
       (task) =>
-        this.collect(task, now).catch((error: Error) =>
-          this.logger.warn(`task ${task.id}: collection failed: ${error.message}`),
-        ),
+        this.collect(task, now).catch(async (error: Error) => {
+          this.logger.warn(`task ${task.id}: collection failed: ${error.message}`);
+          await this.repository.recordCollectionFailure(task.id, now).catch(() => undefined);
+        }),
     );
     return due.length;
   }
@@ -137,6 +141,7 @@ export class TaskLifecycleService
     );
     if (result.error) {
       this.logger.warn(`task ${task.id}: nothing collected: ${result.error}`);
+      await this.repository.recordCollectionFailure(task.id, now);
       return;
     }
     const outcome = {

@@ -41,6 +41,9 @@ export interface TaskRow {
   collect_cursor: Date | null;
   collect_floor: Date | null;
   collect_back_next: boolean;
+  /** Failed collections in a row (reset by one that succeeds), and when the last one failed. */
+  collect_failures: number;
+  collect_failed_at: Date | null;
   compile_attempts: number;
   completed_at: Date | null;
   failure_reason: string | null;

@@ -152,13 +152,33 @@ export class TasksRepository {
    * Active tasks due for collection (not collected within `intervalMs`), at most `limit`,
    * heaviest first, then the longest waiting.
    */
-  dueForCollection(now: Date, intervalMs: number, limit: number): Promise<TaskRow[]> {
+  /**
+   * Active tasks whose last collection is an interval old, heaviest first. One whose collection
+   * failed waits `retryMs` × 2^(failures − 1), at most an interval, after the failure.
+   */
+  dueForCollection(
+    now: Date,
+    intervalMs: number,
+    retryMs: number,
+    limit: number,
+  ): Promise<TaskRow[]> {
     return this.dataSource.query(
       `SELECT * FROM scraping_tasks WHERE state = 'active' AND expires_at > $1
          AND (last_collected_at IS NULL OR last_collected_at <= $1::timestamptz - make_interval(secs => $2 / 1000.0))
+         AND (collect_failed_at IS NULL OR collect_failed_at <= $1::timestamptz
+              - make_interval(secs => least($2, $3 * power(2, least(collect_failures, 30) - 1)) / 1000.0))
        ORDER BY weight DESC, last_collected_at NULLS FIRST, id
-       LIMIT $3`,
-      [now.toISOString(), intervalMs, limit],
+       LIMIT $4`,
+      [now.toISOString(), intervalMs, retryMs, limit],
+    );
+  }
+
+  /** A collection that failed: counted, and the task waits before the next (dueForCollection). */
+  async recordCollectionFailure(taskId: string, now: Date): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE scraping_tasks SET collect_failures = collect_failures + 1, collect_failed_at = $2
+       WHERE id = $1`,
+      [taskId, now.toISOString()],
     );
   }
 
@@ -190,6 +210,7 @@ export class TasksRepository {
       );
       await manager.query(
         `UPDATE scraping_tasks SET items_collected = items_collected + $2, collections = collections + 1, last_collected_at = $3,
+           collect_failures = 0, collect_failed_at = NULL,
            collect_head = $4, collect_cursor = $5, collect_floor = $6, collect_back_next = $7
          WHERE id = $1`,
         [
