@@ -100,6 +100,9 @@ export class NetworkService implements OnModuleInit {
       this.credibility.recordState(uid, open ? 'failing' : 'active'),
     );
     this.client.onAddressRefused((uid) => this.credibility.recordState(uid, 'address_refused'));
+    this.budgets.setCheckedNetwork(() =>
+      this.availableMiners('GetDataEntityBucket').map((miner) => miner.hotkey),
+    );
   }
 
   /** Resolves once the credibility and state writes made so far are stored. */
@@ -286,11 +289,10 @@ export class NetworkService implements OnModuleInit {
    * The entities of one hour of a source, for query_bucket: from the holders (most credible
    * first, each with the label and size its index claims), or from an earlier fetch. A miner's
    * last GetDataEntityBucket call is taken only while the spot checks keep their share of the
-   * miners that can be asked it (INDEX_SPOT_CHECK_RESERVE).
+   * miners that can be asked it (INDEX_SPOT_CHECK_RESERVE, checked by CallBudgets).
    */
   readBucket(source: SourceId, timeBucket: number, holders: BucketHolder[]): Promise<BucketAnswer> {
-    const network = this.availableMiners('GetDataEntityBucket').map((miner) => miner.hotkey);
-    return this.buckets.read(source, timeBucket, holders, network);
+    return this.buckets.read(source, timeBucket, holders);
   }
 
   /**
@@ -321,7 +323,7 @@ export class NetworkService implements OnModuleInit {
    * query_bucket fetches it (the spot checks use this): moves its credibility, keeps the data.
    */
   fetchBucket(miner: ServingMiner, bucket: BucketKey, claimedBytes: number): Promise<FetchOutcome> {
-    return this.buckets.fetch(targetOf(miner), bucket, claimedBytes);
+    return this.buckets.fetch(targetOf(miner), bucket, claimedBytes, 'check');
   }
 
   /**
@@ -346,7 +348,7 @@ export class NetworkService implements OnModuleInit {
       { ...request },
       this.config.network.queryDeadlineMs,
       signal,
-      forTask,
+      forTask ? 'task' : 'user',
     );
     // A body without the list throws WrongAnswerError: the miner's wrong_schema.
     const entities = readEntityList(reply.body, 'data');
@@ -366,7 +368,7 @@ export class NetworkService implements OnModuleInit {
     const left = await this.budgets.left(
       miners.map((miner) => miner.hotkey),
       'OnDemandRequest',
-      forTask,
+      forTask ? 'task' : 'user',
     );
     return miners.filter((miner) => left.get(miner.hotkey)!.left > 0);
   }

@@ -51,7 +51,7 @@ describe(`${CallBudgets.name} on Postgres`, () => {
       ),
     );
 
-    expect(granted.filter(Boolean)).toHaveLength(8);
+    expect(granted.filter((take) => take.granted)).toHaveLength(8);
   });
 
   // Before, each replica dated a call by its own clock: one running 70 minutes behind saw the
@@ -63,13 +63,13 @@ describe(`${CallBudgets.name} on Postgres`, () => {
       budgets(new SkewedClock(-70 * MINUTE_MS)),
     ];
 
-    expect(await ahead.take(miner, 'GetMinerIndex')).toBe(true);
-    expect(await behind.take(miner, 'GetMinerIndex')).toBe(false);
+    expect((await ahead.take(miner, 'GetMinerIndex')).granted).toBe(true);
+    expect((await behind.take(miner, 'GetMinerIndex')).granted).toBe(false);
     expect((await behind.left([miner], 'GetMinerIndex')).get(miner)?.left).toBe(0);
 
     const other = `miner-${randomUUID()}`;
-    expect(await behind.take(other, 'GetMinerIndex')).toBe(true);
-    expect(await ahead.take(other, 'GetMinerIndex')).toBe(false);
+    expect((await behind.take(other, 'GetMinerIndex')).granted).toBe(true);
+    expect((await ahead.take(other, 'GetMinerIndex')).granted).toBe(false);
     const [call] = (await repository.recentCalls([other], 'GetMinerIndex', 0, HOUR_MS)).get(other)!;
     expect(Math.abs(call.getTime() - Date.now())).toBeLessThan(10 * SECOND_MS);
   });
@@ -78,21 +78,21 @@ describe(`${CallBudgets.name} on Postgres`, () => {
     const miner = `miner-${randomUUID()}`;
     const clock = new Clock();
     const [first, second] = [budgets(clock), budgets(clock)];
-    expect(await first.take(miner, 'GetMinerIndex')).toBe(true);
+    expect((await first.take(miner, 'GetMinerIndex')).granted).toBe(true);
 
     clock.advance(HOUR_MS + SLACK_MS);
-    expect(await second.take(miner, 'GetMinerIndex')).toBe(false);
+    expect((await second.take(miner, 'GetMinerIndex')).granted).toBe(false);
     clock.advance(MARGIN_MS - 2 * SLACK_MS);
-    expect(await second.take(miner, 'GetMinerIndex')).toBe(false);
+    expect((await second.take(miner, 'GetMinerIndex')).granted).toBe(false);
     clock.advance(2 * SLACK_MS);
-    expect(await second.take(miner, 'GetMinerIndex')).toBe(true);
+    expect((await second.take(miner, 'GetMinerIndex')).granted).toBe(true);
   });
 
   it('after a 403, leaves no call for an hour and the margin on every replica, then the whole budget', async () => {
     const miner = `miner-${randomUUID()}`;
     const clock = new Clock();
     const [first, second] = [budgets(clock), budgets(clock)];
-    expect(await first.take(miner, 'GetContentsByBuckets')).toBe(true);
+    expect((await first.take(miner, 'GetContentsByBuckets')).granted).toBe(true);
     clock.advance(20 * MINUTE_MS);
 
     const before = Date.now() + clock.shiftMs();
@@ -105,7 +105,7 @@ describe(`${CallBudgets.name} on Postgres`, () => {
       nextAt: until,
     });
     clock.advance(HOUR_MS + MARGIN_MS - 2 * SLACK_MS);
-    expect(await second.take(miner, 'GetContentsByBuckets')).toBe(false);
+    expect((await second.take(miner, 'GetContentsByBuckets')).granted).toBe(false);
     clock.advance(3 * SLACK_MS);
     expect((await second.left([miner], 'GetContentsByBuckets')).get(miner)).toEqual({
       left: 8,
@@ -121,13 +121,13 @@ describe(`${CallBudgets.name} on Postgres`, () => {
     const until = (await short.spend(miner, 'GetContentsByBuckets'))!;
 
     clock.advance(55 * MINUTE_MS);
-    expect(await short.take(miner, 'GetContentsByBuckets')).toBe(false);
+    expect((await short.take(miner, 'GetContentsByBuckets')).granted).toBe(false);
     expect((await short.left([miner], 'GetContentsByBuckets')).get(miner)).toEqual({
       left: 0,
       nextAt: until,
     });
     clock.advance(10 * MINUTE_MS + SLACK_MS);
-    expect(await short.take(miner, 'GetContentsByBuckets')).toBe(true);
+    expect((await short.take(miner, 'GetContentsByBuckets')).granted).toBe(true);
   });
 
   it('never moves the end of a full window earlier', async () => {
@@ -140,5 +140,54 @@ describe(`${CallBudgets.name} on Postgres`, () => {
 
     const calls = await repository.recentCalls([miner], 'GetMinerIndex', 45 * MINUTE_MS, HOUR_MS);
     expect(calls.get(miner)).toEqual([later, later]);
+  });
+
+  describe("the spot checks' share of the bucket calls (INDEX_SPOT_CHECK_RESERVE)", () => {
+    /** Miners allowing one GetDataEntityBucket an hour (beside a validator), half kept. */
+    function network(size: number) {
+      const hotkeys = Array.from({ length: size }, () => `miner-${randomUUID()}`);
+      const replica = () => {
+        const shared = budgets(new Clock(), { MINER_CALL_BUDGETS: 'GetDataEntityBucket=1/h' });
+        shared.setCheckedNetwork(() => hotkeys);
+        return shared;
+      };
+      return { hotkeys, replicas: [replica(), replica()] };
+    }
+
+    // Every user-triggered GetDataEntityBucket (query_bucket, the stored on-demand path, a
+    // task's collection) is taken here: before, only query_bucket checked the share, from a
+    // snapshot read per request, so concurrent requests each took the same spare last calls.
+    it("refuses users' and tasks' last calls beyond the share, also when taken at once by two replicas", async () => {
+      const { hotkeys, replicas } = network(10);
+
+      const takes = await Promise.all(
+        hotkeys.map((hotkey, index) =>
+          replicas[index % 2].take(hotkey, 'GetDataEntityBucket', index < 8 ? 'user' : 'task'),
+        ),
+      );
+
+      // 10 miners, 5 keep their call; tasks have none to take beyond users' reserve of 1.
+      expect(takes.filter((take) => take.granted)).toHaveLength(5);
+      expect(takes.filter((take) => take.kept)).toHaveLength(3);
+      const left = await replicas[0].left(hotkeys, 'GetDataEntityBucket');
+      expect([...left.values()].filter((budget) => budget.left > 0)).toHaveLength(5);
+    });
+
+    it('leaves the spot checks free to take the kept calls, and says when a call frees up', async () => {
+      const { hotkeys, replicas } = network(4);
+      const [shared] = replicas;
+
+      expect((await shared.take(hotkeys[0], 'GetDataEntityBucket')).granted).toBe(true);
+      expect((await shared.take(hotkeys[1], 'GetDataEntityBucket')).granted).toBe(true);
+      const kept = await shared.take(hotkeys[2], 'GetDataEntityBucket');
+      expect(kept).toMatchObject({ granted: false, kept: true });
+      const [first] = (
+        await repository.recentCalls([hotkeys[0]], 'GetDataEntityBucket', 0, HOUR_MS + MARGIN_MS)
+      ).get(hotkeys[0])!;
+      expect(kept.freeAt).toEqual(new Date(first.getTime() + HOUR_MS + MARGIN_MS));
+
+      expect((await shared.take(hotkeys[2], 'GetDataEntityBucket', 'check')).granted).toBe(true);
+      expect((await shared.take(hotkeys[3], 'GetDataEntityBucket', 'check')).granted).toBe(true);
+    });
   });
 });

@@ -4,15 +4,15 @@ import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { CredibilityRecorder } from '../credibility-recorder';
 import { BucketCheckResult, checkBucket } from './bucket-check';
-import { SpotCheckReserve } from './spot-check-reserve';
 import { BucketKey, bucketEnd, bucketStart, DataItem } from '../protocol';
 import { SourceId } from '../sn13/sources';
 import { getDataEntityBucketFields, readEntityList } from '../sn13/messages';
 import { BucketDelivery, BucketFetch, ItemStore } from '../stored/item-store';
-import { BudgetLeft, CallBudgets } from '../transport/call-budgets';
+import { BudgetLeft, CallBudgets, CallPurpose } from '../transport/call-budgets';
 import {
   failureReasonOf,
   failureScore,
+  KeptForChecksError,
   MinerClient,
   MinerFailureReason,
   MinerTarget,
@@ -26,7 +26,13 @@ export interface BucketHolder extends MinerTarget {
 
 export type FetchOutcome =
   | { ok: true; check: BucketCheckResult; delivery: BucketDelivery }
-  | { ok: false; reason: MinerFailureReason; message: string };
+  | {
+      ok: false;
+      reason: MinerFailureReason;
+      message: string;
+      /** Set when the miner's last call is kept for the spot checks: when one frees up. */
+      keptForChecks?: { freeAt: Date | null };
+    };
 
 export type BucketAnswer =
   | {
@@ -67,7 +73,13 @@ export class BucketReader {
     @InjectConfig() private readonly config: AppConfig,
   ) {}
 
-  async fetch(miner: MinerTarget, bucket: BucketKey, claimedBytes: number): Promise<FetchOutcome> {
+  /** `purpose`: a user's (query_bucket) or the spot checks' ('check') fetch (CallBudgets). */
+  async fetch(
+    miner: MinerTarget,
+    bucket: BucketKey,
+    claimedBytes: number,
+    purpose: CallPurpose = 'user',
+  ): Promise<FetchOutcome> {
     let entities: unknown[];
     try {
       const reply = await this.client.call(
@@ -75,12 +87,17 @@ export class BucketReader {
         'GetDataEntityBucket',
         getDataEntityBucketFields(bucket),
         this.config.network.bucketFetchTimeoutMs,
+        undefined,
+        purpose,
       );
       entities = readEntityList(reply.body, 'data_entities');
     } catch (error) {
       const reason = failureReasonOf(error);
       this.credibility.record([{ uid: miner.uid, score: failureScore(reason) }]);
-      return { ok: false, reason, message: (error as Error).message };
+      const message = (error as Error).message;
+      if (error instanceof KeptForChecksError)
+        return { ok: false, reason, message, keptForChecks: { freeAt: error.freeAt } };
+      return { ok: false, reason, message };
     }
     const check = checkBucket(bucket, claimedBytes, entities);
     this.credibility.record([{ uid: miner.uid, score: check.score }]);
@@ -103,17 +120,13 @@ export class BucketReader {
    * query_bucket's answer for an hour of a source, from `holders` (most credible first): the
    * stored items of the bucket's newest fetch if it is younger than an hour; else a holder with
    * budget left, asked within QUERY_DEADLINE_MS (a slower one finishes in the background and is
-   * kept for the next ask), a miner's last call only while the spot checks keep their share of
-   * the `network` (the hotkeys that can be asked GetDataEntityBucket: SpotCheckReserve); else
-   * the newest earlier fetch, however old. An answer from the store holds every stored item of
-   * the bucket, whichever miner delivered it.
+   * kept for the next ask), up to HOLDERS_TRIED of them; a miner's last call only while the spot
+   * checks keep their share of the network (CallBudgets refuses it otherwise, and the holders
+   * with only a last call left are skipped from then on); else the newest earlier fetch,
+   * however old. An answer from the store holds every stored item of the bucket, whichever
+   * miner delivered it.
    */
-  async read(
-    source: SourceId,
-    timeBucket: number,
-    holders: BucketHolder[],
-    network: readonly string[],
-  ): Promise<BucketAnswer> {
+  async read(source: SourceId, timeBucket: number, holders: BucketHolder[]): Promise<BucketAnswer> {
     const labels = [...new Set(holders.map((holder) => holder.label))];
     const [stored] =
       labels.length > 0
@@ -127,18 +140,16 @@ export class BucketReader {
     const callable = holders.filter((holder) =>
       this.client.mayAsk(holder.hotkey, 'GetDataEntityBucket'),
     );
-    const counted = [...new Set([...network, ...callable.map((holder) => holder.hotkey)])];
-    const left = await this.budgets.left(counted, 'GetDataEntityBucket');
-    const withBudget = callable.filter((holder) => left.get(holder.hotkey)!.left > 0);
-    const reserve = new SpotCheckReserve(
-      left,
-      counted,
-      this.config.network.indexSync.spotCheckReserve,
+    const left = await this.budgets.left(
+      callable.map((holder) => holder.hotkey),
+      'GetDataEntityBucket',
     );
-    const asked: BucketHolder[] = [];
-    for (const holder of withBudget)
-      if (asked.length < HOLDERS_TRIED && reserve.take(holder.hotkey)) asked.push(holder);
-    for (const holder of asked) {
+    const withBudget = callable.filter((holder) => left.get(holder.hotkey)!.left > 0);
+    let tried = 0;
+    let kept: { freeAt: Date | null } | undefined;
+    for (const holder of withBudget) {
+      if (tried === HOLDERS_TRIED) break;
+      if (kept && left.get(holder.hotkey)!.left === 1) continue;
       const bucket = { source, label: holder.label, timeBucket };
       const outcome = await withDeadline(
         this.fetch(holder, bucket, holder.bytes),
@@ -152,6 +163,8 @@ export class BucketReader {
         };
       }
       if (outcome.ok) return answerFrom(outcome.delivery, newestFirst(outcome.delivery), false);
+      if (outcome.keptForChecks) kept = outcome.keptForChecks;
+      else tried += 1;
     }
     if (stored) return this.answerFromStore(stored);
     if (withBudget.length === 0 && holders.length > 0) {
@@ -162,9 +175,9 @@ export class BucketReader {
         message: `No miner holding bucket ${timeBucket} may be asked for it${when} (their GetDataEntityBucket budget is used or they refused it), and it was not fetched before`,
       };
     }
-    if (asked.length === 0 && holders.length > 0) {
+    if (kept && tried === 0 && holders.length > 0) {
       const [best] = holders;
-      const next = nextCallAt([...left.values()].filter((entry) => entry.left === 0));
+      const next = kept.freeAt;
       return {
         status: 'error',
         message:

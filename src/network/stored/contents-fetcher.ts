@@ -51,7 +51,10 @@ export class ContentsFetcher {
     @InjectConfig() private readonly config: AppConfig,
   ) {}
 
-  /** `forTask`: a scraping task's call, which leaves users their reserve of the budget. */
+  /**
+   * `forTask`: a scraping task's call, which leaves users their reserve of the budget; users'
+   * and tasks' GetDataEntityBucket calls leave the spot checks theirs (CallBudgets).
+   */
   async run(call: PlannedCall, forTask = false): Promise<CallReport> {
     const { holder } = call;
     let checked: CheckedContents;
@@ -106,7 +109,7 @@ export class ContentsFetcher {
         getDataEntityBucketFields(asked.bucket),
         timeoutMs,
         undefined,
-        forTask,
+        forTask ? 'task' : 'user',
       );
       return checkEntities(asked, readEntityList(reply.body, 'data_entities'));
     }
@@ -116,7 +119,7 @@ export class ContentsFetcher {
       getContentsByBucketsFields(call.buckets.map((asked) => asked.bucket)),
       timeoutMs,
       undefined,
-      forTask,
+      forTask ? 'task' : 'user',
     );
     return checkContents(call.buckets, readBucketContents(reply.body));
   }

@@ -207,7 +207,10 @@ export class StoredDataService {
         : await Promise.all(
             synapses.map(
               async (synapse) =>
-                [synapse, await this.budgets.left(hotkeys, synapse, forTask)] as const,
+                [
+                  synapse,
+                  await this.budgets.left(hotkeys, synapse, forTask ? 'task' : 'user'),
+                ] as const,
             ),
           ),
     );

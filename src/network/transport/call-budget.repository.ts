@@ -10,6 +10,29 @@ import { DataSource } from 'typeorm';
 const DATABASE_NOW = (shift: string) =>
   `(clock_timestamp() + make_interval(secs => ${shift}::float8 / 1000.0))`;
 
+/** Arbitrary constant: the advisory lock that serializes takes under a NetworkReserve. */
+const NETWORK_RESERVE_LOCK_ID = 7_013_000_005;
+
+/**
+ * A share of the network that keeps its last call of a synapse: a call that would leave the
+ * miner none is granted only while more than `keep` of the `network` have one.
+ */
+export interface NetworkReserve {
+  /** The hotkeys of the miners that can be asked the synapse, the one taking among them. */
+  network: readonly string[];
+  keep: number;
+  /** The synapse's whole budget: a miner with that many calls in the window has none left. */
+  budget: number;
+}
+
+export interface Reservation {
+  granted: boolean;
+  /** Refused only because the call was the miner's last and the reserve keeps it. */
+  kept: boolean;
+  /** When kept: the earliest time a miner of the network without a call has one again. */
+  freeAt: Date | null;
+}
+
 /** The calls made to each miner per synapse, kept in Postgres so every replica counts them. */
 @Injectable()
 export class CallBudgetRepository {
@@ -27,8 +50,12 @@ export class CallBudgetRepository {
   /**
    * Records a call now (the database's time, read once the row is locked) unless `limit` calls
    * already fall within the window ending now. One transaction holding the (miner, synapse)
-   * row's lock, so concurrent replicas never both take the last call. Returns whether it was
-   * recorded and the calls now inside the window.
+   * row's lock, so concurrent replicas never both take the last call. With a `reserve`, a call
+   * that would be the miner's last is also refused while no more than `keep` miners of the
+   * network have one: takes under a reserve hold one lock, so concurrent requests and replicas
+   * never both count the same spare miner (uncontended: a user's or task's take of the
+   * reserved synapse, a few a second at most). The network is counted in one query that
+   * returns a count, not a row per miner.
    */
   reserve(
     hotkey: string,
@@ -36,8 +63,11 @@ export class CallBudgetRepository {
     shiftMs: number,
     limit: number,
     windowMs: number,
-  ): Promise<{ granted: boolean; calls: Date[] }> {
+    reserve?: NetworkReserve,
+  ): Promise<Reservation> {
     return this.dataSource.transaction(async (manager) => {
+      if (reserve)
+        await manager.query('SELECT pg_advisory_xact_lock($1)', [NETWORK_RESERVE_LOCK_ID]);
       await manager.query(
         `INSERT INTO miner_call_budgets (miner_hotkey, synapse, calls) VALUES ($1, $2, '{}')
          ON CONFLICT DO NOTHING`,
@@ -51,13 +81,30 @@ export class CallBudgetRepository {
         shiftMs,
       ]);
       const calls = row.calls.filter((call) => call.getTime() > at.getTime() - windowMs);
-      const granted = calls.length < limit;
+      const withinBudget = calls.length < limit;
+      let kept = false;
+      let freeAt: Date | null = null;
+      if (withinBudget && reserve && calls.length + 1 >= reserve.budget) {
+        const [spent] = await manager.query<{ without: number; free_at: Date | null }[]>(
+          `SELECT count(*)::int AS without, min(oldest) + make_interval(secs => $4 / 1000.0) AS free_at
+           FROM (SELECT min(c) AS oldest, count(c) AS calls
+                 FROM miner_call_budgets, unnest(calls) AS c
+                 WHERE synapse = $2 AND miner_hotkey = ANY($1::varchar[])
+                   AND c > $3::timestamptz - make_interval(secs => $4 / 1000.0)
+                 GROUP BY miner_hotkey) AS counted
+           WHERE calls >= $5`,
+          [reserve.network, synapse, at, windowMs, reserve.budget],
+        );
+        kept = reserve.network.length - spent.without <= reserve.keep;
+        if (kept) freeAt = spent.free_at;
+      }
+      const granted = withinBudget && !kept;
       if (granted) calls.push(at);
       await manager.query(
         'UPDATE miner_call_budgets SET calls = $3 WHERE miner_hotkey = $1 AND synapse = $2',
         [hotkey, synapse, calls],
       );
-      return { granted, calls };
+      return { granted, kept, freeAt };
     });
   }
 

@@ -29,7 +29,7 @@ class FakeRepository {
     const granted = calls.length < limit;
     if (granted) calls.push(at);
     this.rows.set(`${hotkey}|${synapse}`, calls);
-    return Promise.resolve({ granted, calls });
+    return Promise.resolve({ granted, kept: false, freeAt: null });
   }
 
   fill(hotkey: string, synapse: string, at: Date, limit: number) {
@@ -79,11 +79,11 @@ describe(CallBudgets.name, () => {
   it('gives each miner its budget of calls per window and margin, then none until the oldest call leaves it', async () => {
     const shared = budgets({ VALIDATOR_SHARES_HOTKEY: 'false' });
 
-    expect(await shared.take('miner', 'GetMinerIndex')).toBe(true);
+    expect((await shared.take('miner', 'GetMinerIndex')).granted).toBe(true);
     clock.advance(10 * MINUTE_MS);
-    expect(await shared.take('miner', 'GetMinerIndex')).toBe(true);
-    expect(await shared.take('miner', 'GetMinerIndex')).toBe(false);
-    expect(await shared.take('other', 'GetMinerIndex')).toBe(true);
+    expect((await shared.take('miner', 'GetMinerIndex')).granted).toBe(true);
+    expect((await shared.take('miner', 'GetMinerIndex')).granted).toBe(false);
+    expect((await shared.take('other', 'GetMinerIndex')).granted).toBe(true);
 
     const left = await shared.left(['miner', 'other', 'never'], 'GetMinerIndex');
     expect(left.get('miner')).toEqual({
@@ -94,36 +94,36 @@ describe(CallBudgets.name, () => {
     expect(left.get('never')).toEqual({ left: 2, nextAt: null });
 
     clock.advance(50 * MINUTE_MS);
-    expect(await shared.take('miner', 'GetMinerIndex')).toBe(false);
+    expect((await shared.take('miner', 'GetMinerIndex')).granted).toBe(false);
     clock.advance(MARGIN_MS);
-    expect(await shared.take('miner', 'GetMinerIndex')).toBe(true);
-    expect(await shared.take('miner', 'GetMinerIndex')).toBe(false);
+    expect((await shared.take('miner', 'GetMinerIndex')).granted).toBe(true);
+    expect((await shared.take('miner', 'GetMinerIndex')).granted).toBe(false);
   });
 
   // A call counted an hour after the previous one may arrive at the miner a little earlier than
   // an hour after it (a slow connect delayed the previous one): one window of the miner's.
   it('refuses a call a bare hour after the last one, and grants it once the margin has passed', async () => {
     const beside = budgets();
-    expect(await beside.take('miner', 'GetMinerIndex')).toBe(true);
+    expect((await beside.take('miner', 'GetMinerIndex')).granted).toBe(true);
 
     clock.advance(HOUR_MS);
-    expect(await beside.take('miner', 'GetMinerIndex')).toBe(false);
+    expect((await beside.take('miner', 'GetMinerIndex')).granted).toBe(false);
     clock.advance(MARGIN_MS - 1);
-    expect(await beside.take('miner', 'GetMinerIndex')).toBe(false);
+    expect((await beside.take('miner', 'GetMinerIndex')).granted).toBe(false);
     clock.advance(1);
-    expect(await beside.take('miner', 'GetMinerIndex')).toBe(true);
+    expect((await beside.take('miner', 'GetMinerIndex')).granted).toBe(true);
 
     const bare = budgets({ MINER_CALL_BUDGET_MARGIN_SECONDS: '0' });
-    expect(await bare.take('other', 'GetMinerIndex')).toBe(true);
+    expect((await bare.take('other', 'GetMinerIndex')).granted).toBe(true);
     clock.advance(HOUR_MS);
-    expect(await bare.take('other', 'GetMinerIndex')).toBe(true);
+    expect((await bare.take('other', 'GetMinerIndex')).granted).toBe(true);
   });
 
   it('counts the default budgets beside a validator: 1 index, 1 bucket, 8 bulk and 8 on-demand calls', async () => {
     const beside = budgets();
     const taken = async (synapse: SynapseName) => {
       let count = 0;
-      while (count < 20 && (await beside.take('miner', synapse))) count++;
+      while (count < 20 && (await beside.take('miner', synapse)).granted) count++;
       return count;
     };
 
@@ -137,21 +137,22 @@ describe(CallBudgets.name, () => {
     it("lets tasks' calls take a miner's budget only down to the reserve, users' calls the rest", async () => {
       const shared = budgets();
       let tasks = 0;
-      while (tasks < 20 && (await shared.take('miner', 'OnDemandRequest', true))) tasks++;
+      while (tasks < 20 && (await shared.take('miner', 'OnDemandRequest', 'task')).granted) tasks++;
 
       expect(tasks).toBe(4);
       expect((await shared.left(['miner'], 'OnDemandRequest')).get('miner')!.left).toBe(4);
-      expect((await shared.left(['miner'], 'OnDemandRequest', true)).get('miner')!.left).toBe(0);
+      expect((await shared.left(['miner'], 'OnDemandRequest', 'task')).get('miner')!.left).toBe(0);
       for (let call = 0; call < 4; call++)
-        expect(await shared.take('miner', 'OnDemandRequest')).toBe(true);
-      expect(await shared.take('miner', 'OnDemandRequest')).toBe(false);
+        expect((await shared.take('miner', 'OnDemandRequest')).granted).toBe(true);
+      expect((await shared.take('miner', 'OnDemandRequest')).granted).toBe(false);
     });
 
     it('keeps a share rounded up, and nothing at 0', async () => {
       const taken = async (env: Record<string, string>) => {
         const shared = budgets(env);
         let count = 0;
-        while (count < 20 && (await shared.take('miner', 'GetContentsByBuckets', true))) count++;
+        while (count < 20 && (await shared.take('miner', 'GetContentsByBuckets', 'task')).granted)
+          count++;
         repository.rows.clear();
         return count;
       };
@@ -166,7 +167,7 @@ describe(CallBudgets.name, () => {
     const beside = budgets({ MINER_CALL_BUDGETS: 'OnDemandRequest=none' });
 
     for (let call = 0; call < 50; call++)
-      expect(await beside.take('miner', 'OnDemandRequest')).toBe(true);
+      expect((await beside.take('miner', 'OnDemandRequest')).granted).toBe(true);
     expect((await beside.left(['miner'], 'OnDemandRequest')).get('miner')).toEqual({
       left: Infinity,
       nextAt: null,
@@ -187,10 +188,10 @@ describe(CallBudgets.name, () => {
         nextAt: until,
       });
       clock.advance(HOUR_MS + MARGIN_MS - 1);
-      expect(await beside.take('miner', 'GetContentsByBuckets')).toBe(false);
+      expect((await beside.take('miner', 'GetContentsByBuckets')).granted).toBe(false);
       clock.advance(1);
       expect((await beside.left(['miner'], 'GetContentsByBuckets')).get('miner')?.left).toBe(8);
-      expect(await beside.take('miner', 'GetContentsByBuckets')).toBe(true);
+      expect((await beside.take('miner', 'GetContentsByBuckets')).granted).toBe(true);
     });
 
     it("waits out the miner's hour even when the budget's window is shorter", async () => {
@@ -200,13 +201,13 @@ describe(CallBudgets.name, () => {
       expect(await short.spend('miner', 'GetContentsByBuckets')).toEqual(new Date(end));
 
       clock.advance(45 * MINUTE_MS);
-      expect(await short.take('miner', 'GetContentsByBuckets')).toBe(false);
+      expect((await short.take('miner', 'GetContentsByBuckets')).granted).toBe(false);
       expect((await short.left(['miner'], 'GetContentsByBuckets')).get('miner')).toEqual({
         left: 0,
         nextAt: new Date(end),
       });
       clock.advance(15 * MINUTE_MS + MARGIN_MS);
-      expect(await short.take('miner', 'GetContentsByBuckets')).toBe(true);
+      expect((await short.take('miner', 'GetContentsByBuckets')).granted).toBe(true);
     });
 
     it("waits the budget's window when it is longer than an hour", async () => {
@@ -219,9 +220,9 @@ describe(CallBudgets.name, () => {
         new Date(DATABASE_NOW + 2 * HOUR_MS + MARGIN_MS),
       );
       clock.advance(2 * HOUR_MS + MARGIN_MS - 1);
-      expect(await long.take('miner', 'GetMinerIndex')).toBe(false);
+      expect((await long.take('miner', 'GetMinerIndex')).granted).toBe(false);
       clock.advance(1);
-      expect(await long.take('miner', 'GetMinerIndex')).toBe(true);
+      expect((await long.take('miner', 'GetMinerIndex')).granted).toBe(true);
     });
 
     it('spends only the synapse refused, at that miner', async () => {
@@ -229,9 +230,9 @@ describe(CallBudgets.name, () => {
 
       await beside.spend('miner', 'GetDataEntityBucket');
 
-      expect(await beside.take('miner', 'GetMinerIndex')).toBe(true);
-      expect(await beside.take('other', 'GetDataEntityBucket')).toBe(true);
-      expect(await beside.take('miner', 'GetDataEntityBucket')).toBe(false);
+      expect((await beside.take('miner', 'GetMinerIndex')).granted).toBe(true);
+      expect((await beside.take('other', 'GetDataEntityBucket')).granted).toBe(true);
+      expect((await beside.take('miner', 'GetDataEntityBucket')).granted).toBe(false);
     });
   });
 });

@@ -4,7 +4,16 @@ import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { CallBudget } from '../../config/miner-network-settings';
 import { SynapseName } from '../../common/synapse-names';
-import { CallBudgetRepository } from './call-budget.repository';
+import { CallBudgetRepository, NetworkReserve, Reservation } from './call-budget.repository';
+
+/**
+ * Who a call is for: a user's request, a scraping task's collection (after users) or the
+ * gateway's own index spot check (which users and tasks leave a share of the network).
+ */
+export type CallPurpose = 'user' | 'task' | 'check';
+
+/** The synapse the index spot checks call, of which users and tasks leave them a share. */
+const CHECKED_SYNAPSE: SynapseName = 'GetDataEntityBucket';
 
 export interface BudgetLeft {
   /** Calls the miner may still receive now (Infinity when the synapse has no budget). */
@@ -35,12 +44,21 @@ export const MINER_WINDOW_MS = 60 * 60_000;
  * longer than written, and calls are dated by Postgres's clock, the one clock all replicas
  * share. A miner's 403 spends the rest of the budget (`spend`).
  *
- * Scraping tasks' calls (`forTask`) leave a share of every budget to users' queries: a
- * task's call is taken only while more than TASK_BUDGET_RESERVE of the budget is left, and a
- * task sees only what is left above it (`left`), so it picks miners it may call.
+ * The calls are taken in order of purpose (`CallPurpose`), each reserve checked where the call
+ * is taken so that no caller can skip it:
+ * - scraping tasks' calls leave a share of every budget to users' queries: a task's call is
+ *   taken only while more than TASK_BUDGET_RESERVE of the budget is left, and a task sees only
+ *   what is left above it (`left`), so it picks miners it may call;
+ * - users' and tasks' GetDataEntityBucket calls leave the index spot checks a share of the
+ *   network (INDEX_SPOT_CHECK_RESERVE): beside a validator a miner allows one such call an
+ *   hour, and a check can only pick a miner that still has it, so a miner's last call is taken
+ *   only while more than that share of the miners that can be asked (rounded up) would still
+ *   have one after it. Atomic in Postgres (CallBudgetRepository.reserve).
  */
 @Injectable()
 export class CallBudgets {
+  private checkedNetwork: () => readonly string[] = () => [];
+
   constructor(
     private readonly repository: CallBudgetRepository,
     private readonly clock: Clock,
@@ -52,20 +70,34 @@ export class CallBudgets {
   }
 
   /**
-   * Takes one call of the miner's budget; false when none is left (for a task's call: none
-   * above the users' reserve). Free without a budget.
+   * The hotkeys of the miners the spot checks may ask (the metagraph's, less those refusing the
+   * synapse or with an open circuit): NetworkService sets it, as the metagraph sits above the
+   * client that takes calls. Unset, no share is kept.
    */
-  async take(hotkey: string, synapse: SynapseName, forTask = false): Promise<boolean> {
+  setCheckedNetwork(network: () => readonly string[]): void {
+    this.checkedNetwork = network;
+  }
+
+  /**
+   * Takes one call of the miner's budget, if `purpose` may: not granted when none is left (for
+   * a task: none above the users' reserve) or, `kept`, when the spot checks' share keeps it.
+   * Free without a budget.
+   */
+  async take(
+    hotkey: string,
+    synapse: SynapseName,
+    purpose: CallPurpose = 'user',
+  ): Promise<Reservation> {
     const budget = this.budgetOf(synapse);
-    if (!budget) return true;
-    const { granted } = await this.repository.reserve(
+    if (!budget) return { granted: true, kept: false, freeAt: null };
+    return this.repository.reserve(
       hotkey,
       synapse,
       this.clock.shiftMs(),
-      budget.calls - (forTask ? this.usersReserve(budget) : 0),
+      budget.calls - (purpose === 'task' ? this.usersReserve(budget) : 0),
       this.windowOf(budget),
+      this.networkReserve(hotkey, synapse, budget, purpose),
     );
-    return granted;
   }
 
   /** The calls of a budget only users' queries take: TASK_BUDGET_RESERVE of it, rounded up. */
@@ -101,13 +133,13 @@ export class CallBudgets {
   async left(
     hotkeys: readonly string[],
     synapse: SynapseName,
-    forTask = false,
+    purpose: CallPurpose = 'user',
   ): Promise<Map<string, BudgetLeft>> {
     const budget = this.budgetOf(synapse);
     if (!budget)
       return new Map(hotkeys.map((hotkey) => [hotkey, { left: Infinity, nextAt: null }]));
     const windowMs = this.windowOf(budget);
-    const limit = budget.calls - (forTask ? this.usersReserve(budget) : 0);
+    const limit = budget.calls - (purpose === 'task' ? this.usersReserve(budget) : 0);
     const recent = await this.repository.recentCalls(
       hotkeys,
       synapse,
@@ -127,6 +159,21 @@ export class CallBudgets {
         ];
       }),
     );
+  }
+
+  /** The spot checks' share of the network, which a user's or task's call must leave them. */
+  private networkReserve(
+    hotkey: string,
+    synapse: SynapseName,
+    budget: CallBudget,
+    purpose: CallPurpose,
+  ): NetworkReserve | undefined {
+    const share = this.config.network.indexSync.spotCheckReserve;
+    if (synapse !== CHECKED_SYNAPSE || purpose === 'check' || share === 0) return undefined;
+    const checked = this.checkedNetwork();
+    if (checked.length === 0) return undefined;
+    const network = [...new Set([...checked, hotkey])];
+    return { network, keep: Math.ceil(network.length * share), budget: budget.calls };
   }
 
   /** The window a budget is counted over: as written, and the margin for late arrivals. */

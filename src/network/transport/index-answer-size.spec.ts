@@ -56,7 +56,10 @@ describe('the size cap of a GetMinerIndex answer', () => {
   let identity: ValidatorIdentity;
 
   function createClient(env: Record<string, string> = {}): MinerClient {
-    const budgets = { take: () => Promise.resolve(true), spend: () => Promise.resolve(undefined) };
+    const budgets = {
+      take: () => Promise.resolve({ granted: true, kept: false, freeAt: null }),
+      spend: () => Promise.resolve(undefined),
+    };
     const client = new MinerClient(
       loadConfig(env),
       new MetricsService(),

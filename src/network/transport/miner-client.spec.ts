@@ -16,7 +16,8 @@ import { cryptoReady, Sr25519Keypair } from '../bittensor/keypair';
 import { ValidatorIdentity } from '../bittensor/validator-identity';
 import { getDataEntityBucketFields, getMinerIndexFields } from '../sn13/messages';
 import { SYNAPSE_NAMES, SynapseName } from '../../common/synapse-names';
-import { CallBudgets } from './call-budgets';
+import { CallBudgets, CallPurpose } from './call-budgets';
+import { Reservation } from './call-budget.repository';
 import { MinerCallError, MinerClient, MinerFailureReason, MinerTarget } from './miner-client';
 
 const GATEWAY = Sr25519Keypair.fromUri('//Gateway');
@@ -199,7 +200,7 @@ describe(MinerClient.name, () => {
   let metrics: MetricsService;
   let granted: boolean;
   let budgets: {
-    take: jest.Mock<Promise<boolean>, [string, SynapseName, boolean?]>;
+    take: jest.Mock<Promise<Reservation>, [string, SynapseName, CallPurpose?]>;
     spend: jest.Mock<Promise<Date | undefined>, [string, SynapseName]>;
   };
   let logs: { log: jest.SpyInstance; warn: jest.SpyInstance };
@@ -235,8 +236,8 @@ describe(MinerClient.name, () => {
     metrics = new MetricsService();
     granted = true;
     budgets = {
-      take: jest.fn((_hotkey: string, _synapse: SynapseName, _forTask?: boolean) =>
-        Promise.resolve(granted),
+      take: jest.fn((_hotkey: string, _synapse: SynapseName, _purpose?: CallPurpose) =>
+        Promise.resolve({ granted, kept: false, freeAt: null }),
       ),
       // As CallBudgets with OnDemandRequest=none: a synapse without a budget has nothing to spend.
       spend: jest.fn((_hotkey: string, synapse: SynapseName) =>
@@ -579,18 +580,22 @@ describe(MinerClient.name, () => {
 
       await client.call(axon.target(), 'GetDataEntityBucket', {}, 2_000);
 
-      expect(budgets.take.mock.calls).toEqual([[MINER, 'GetDataEntityBucket', false]]);
+      expect(budgets.take.mock.calls).toEqual([[MINER, 'GetDataEntityBucket', 'user']]);
     });
 
     it("takes it as a task's when called for a task, even once its bulkhead queued it", async () => {
       const oneAtATime = createClient({ MINER_CONCURRENCY: '1' });
       const axon = await startAxon();
-      const call = (forTask = false) =>
-        oneAtATime.call(axon.target(), 'GetDataEntityBucket', {}, 2_000, undefined, forTask);
+      const call = (purpose: CallPurpose = 'user') =>
+        oneAtATime.call(axon.target(), 'GetDataEntityBucket', {}, 2_000, undefined, purpose);
 
-      await Promise.all([call(), call(true), call()]);
+      await Promise.all([call(), call('task'), call()]);
 
-      expect(budgets.take.mock.calls.map((call) => call[2]).sort()).toEqual([false, false, true]);
+      expect(budgets.take.mock.calls.map((call) => call[2]).sort()).toEqual([
+        'task',
+        'user',
+        'user',
+      ]);
     });
 
     it('fails as no_budget without the miner receiving anything when none is left', async () => {

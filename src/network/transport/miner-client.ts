@@ -26,7 +26,7 @@ import { ValidatorIdentity } from '../bittensor/validator-identity';
 import { WrongAnswerError } from '../sn13/messages';
 import { SynapseName } from '../../common/synapse-names';
 import { AddressPolicy, AddressRefusedError } from './address-policy';
-import { CallBudgets } from './call-budgets';
+import { CallBudgets, CallPurpose } from './call-budgets';
 import { MinerCooldowns } from './miner-cooldowns';
 
 export interface MinerTarget {
@@ -97,6 +97,22 @@ export class MinerCallError extends Error {
   ) {
     super(message);
     this.name = 'MinerCallError';
+  }
+}
+
+/**
+ * A `no_budget` refusal of a miner's last GetDataEntityBucket call, kept for the index spot
+ * checks (INDEX_SPOT_CHECK_RESERVE); `freeAt`: when a miner without one has one again.
+ */
+export class KeptForChecksError extends MinerCallError {
+  constructor(
+    synapse: SynapseName,
+    readonly freeAt: Date | null,
+  ) {
+    super(
+      'no_budget',
+      `the miner's last ${synapse} call is kept for the index spot checks (INDEX_SPOT_CHECK_RESERVE)`,
+    );
   }
 }
 
@@ -172,8 +188,9 @@ export class MinerClient implements OnModuleDestroy {
 
   /**
    * Calls `synapse` on the miner with the synapse's own `fields`. `signal` lets the caller give
-   * up early (a query's stragglers); that counts as a timeout. `forTask`: a scraping task's
-   * call, taken only while more than the users' reserve of the budget is left.
+   * up early (a query's stragglers); that counts as a timeout. `purpose`: whose call it is,
+   * which reserves of the budget it must leave (CallBudgets: a task's leaves users theirs,
+   * users' and tasks' leave the spot checks theirs).
    */
   async call(
     miner: MinerTarget,
@@ -181,7 +198,7 @@ export class MinerClient implements OnModuleDestroy {
     fields: Record<string, unknown>,
     timeoutMs: number,
     signal?: AbortSignal,
-    forTask = false,
+    purpose: CallPurpose = 'user',
   ): Promise<MinerReply> {
     const started = performance.now();
     try {
@@ -194,7 +211,7 @@ export class MinerClient implements OnModuleDestroy {
         breaker,
         timeout(timeoutMs, TimeoutStrategy.Aggressive),
       ).execute(
-        (context) => this.send(miner, axon, synapse, fields, timeoutMs, context.signal, forTask),
+        (context) => this.send(miner, axon, synapse, fields, timeoutMs, context.signal, purpose),
         signal ? AbortSignal.any([this.shutdown.signal, signal]) : this.shutdown.signal,
       );
       const latencyMs = performance.now() - started;
@@ -276,16 +293,18 @@ export class MinerClient implements OnModuleDestroy {
     fields: Record<string, unknown>,
     timeoutMs: number,
     signal: AbortSignal,
-    forTask: boolean,
+    purpose: CallPurpose,
   ): Promise<unknown> {
     // IP literals (all a chain lists) are refused here; host names when they resolve, at
     // connect time, after the budget was taken: a wasted call, never an extra one.
     if (isIP(axon.ip) && !this.addresses.allows(axon.ip))
       throw new MinerCallError('address_refused', new AddressRefusedError(axon.ip).message);
-    if (!(await this.budgets.take(miner.hotkey, synapse, forTask)))
+    const taken = await this.budgets.take(miner.hotkey, synapse, purpose);
+    if (taken.kept) throw new KeptForChecksError(synapse, taken.freeAt);
+    if (!taken.granted)
       throw new MinerCallError(
         'no_budget',
-        `no ${synapse} call left in this miner's budget${forTask ? " beyond users' reserve" : ''}`,
+        `no ${synapse} call left in this miner's budget${purpose === 'task' ? " beyond users' reserve" : ''}`,
       );
     const signed = buildSignedRequest(
       synapse,
