@@ -17,6 +17,7 @@ import { UnknownStake1764731000000 } from './migrations/1764731000000-UnknownSta
 import { TaskCollectionPaging1764740000000 } from './migrations/1764740000000-TaskCollectionPaging';
 import { TaskFailureReasons1764750000000 } from './migrations/1764750000000-TaskFailureReasons';
 import { LargestBucketPerHour1764752000000 } from './migrations/1764752000000-LargestBucketPerHour';
+import { IndexMissedSyncs1764760000000 } from './migrations/1764760000000-IndexMissedSyncs';
 import { TaskCollectionFailures1764770000000 } from './migrations/1764770000000-TaskCollectionFailures';
 
 export const MIGRATIONS = [
@@ -37,6 +38,7 @@ export const MIGRATIONS = [
   TaskCollectionPaging1764740000000,
   TaskFailureReasons1764750000000,
   LargestBucketPerHour1764752000000,
+  IndexMissedSyncs1764760000000,
   TaskCollectionFailures1764770000000,
 ];
 

@@ -33,7 +33,7 @@ export interface IndexSyncReport {
   rows: number;
   seconds: number;
   spotChecks: { uid: number; score: number; problems: string[] }[];
-  /** Uids whose index was dropped: no successful sync for STALE_AFTER_SYNCS intervals. */
+  /** Uids whose index was dropped: STALE_AFTER_SYNCS syncs in a row missed by its own fault. */
   staleDropped: number[];
   /** Index rows of hours older than MAX_DATA_AGE_DAYS removed. */
   oldRowsDropped: number;
@@ -60,9 +60,11 @@ const MAX_BUDGET_WAIT_MS = 10 * 60_000;
 const BUDGET_POLL_MS = 1000;
 
 /**
- * A miner's index is dropped once its last successful sync is this many intervals old: two
- * syncs missed in a row (a call refused, a transient failure) keep it, the third drops it.
- * What a miner that stopped answering claimed is no longer evidence of what it holds.
+ * A miner's index is dropped once it has missed this many syncs in a row by its own fault (a
+ * failed call, a rejected index, an open circuit): two keep it, the third drops it. What a
+ * miner that stopped answering claimed is no longer evidence of what it holds. Counted in
+ * syncs, not time: a gateway that was down, or a call not made for want of budget, is not the
+ * miner's doing.
  */
 export const STALE_AFTER_SYNCS = 3;
 
@@ -74,8 +76,10 @@ export const STALE_AFTER_SYNCS = 3;
  * refuses an interval shorter than it allows): miners with a call left go first, a miner whose
  * call frees up within a sixth of the interval (at most 10 minutes) is waited for, the others
  * are skipped. Then a few miners with a GetDataEntityBucket call left are spot-checked, the
- * indexes not synced for STALE_AFTER_SYNCS intervals are dropped, and the hours that have grown
- * older than MAX_DATA_AGE_DAYS since their miner's last sync are removed.
+ * indexes of miners that missed STALE_AFTER_SYNCS syncs in a row are dropped, and the hours
+ * that have grown older than MAX_DATA_AGE_DAYS since their miner's last sync are removed. A
+ * run cut short by shutdown does none of that: it reached only some miners, and the calls it
+ * aborted would count as the miners' failures.
  */
 @Injectable()
 export class IndexSyncService
@@ -140,6 +144,7 @@ export class IndexSyncService
       oldRowsDropped: 0,
     };
     const synced: SyncedMiner[] = [];
+    const missed = this.network.minersWithOpenCircuit().map((miner) => miner.uid);
     let lastLog = started;
     const queue = await this.inBudgetOrder(miners);
     const worker = async () => {
@@ -147,7 +152,7 @@ export class IndexSyncService
         await this.waitForBudget(next.notBefore);
         if (this.stopping) break;
         const { miner } = next;
-        const rows = await this.syncMiner(miner, report);
+        const rows = await this.syncMiner(miner, report, missed);
         if (rows) synced.push({ miner, rows });
         if (performance.now() - lastLog > 5000 || queue.length === 0) {
           lastLog = performance.now();
@@ -156,24 +161,27 @@ export class IndexSyncService
       }
     };
     await Promise.all(Array.from({ length: this.config.network.indexSync.concurrency }, worker));
-    report.spotChecks = await this.spotCheck(synced);
-    await this.dropOutdated(report);
+    if (!this.stopping) report.spotChecks = await this.spotCheck(synced);
+    // Checked after the spot checks too: shutdown aborts their calls.
+    if (!this.stopping) await this.dropOutdated(report, missed);
     report.seconds = Math.round((performance.now() - started) / 10) / 100;
     this.logProgress(report, started);
     this.metrics.observeIndexSync({ ...report, seconds: (performance.now() - started) / 1000 });
     return report;
   }
 
-  /** What no longer counts: stale indexes, hours past the retention, old bucket fetches. */
-  private async dropOutdated(report: IndexSyncReport): Promise<void> {
+  /**
+   * Counts the syncs the `missed` uids missed by their own fault, then drops what no longer
+   * counts: stale indexes, hours past the retention, old bucket fetches.
+   */
+  private async dropOutdated(report: IndexSyncReport, missed: readonly number[]): Promise<void> {
     const now = this.clock.now();
-    report.staleDropped = await this.index.dropStaleIndexes(
-      STALE_AFTER_SYNCS * this.config.network.indexSync.intervalMs,
-    );
+    await this.index.countMissedSyncs(missed);
+    report.staleDropped = await this.index.dropStaleIndexes(STALE_AFTER_SYNCS);
     if (report.staleDropped.length > 0)
       this.logger.warn(
-        `indexes of uids ${report.staleDropped.join(', ')} dropped: no successful index sync ` +
-          `for ${STALE_AFTER_SYNCS} intervals`,
+        `indexes of uids ${report.staleDropped.join(', ')} dropped: ${STALE_AFTER_SYNCS} ` +
+          'index syncs in a row missed by their own fault',
       );
     report.oldRowsDropped = await this.index.dropHoursBefore(oldestUsefulBucket(now));
     const retention = MAX_DATA_AGE_DAYS * 24 * 3_600_000;
@@ -214,9 +222,11 @@ export class IndexSyncService
       await sleep(Math.min(remaining, BUDGET_POLL_MS));
   }
 
+  /** Syncs one miner; adds its uid to `missed` when the sync failed by the miner's fault. */
   private async syncMiner(
     miner: ServingMiner,
     report: IndexSyncReport,
+    missed: number[],
   ): Promise<IndexRow[] | undefined> {
     try {
       const rows = await this.network.fetchMinerIndex(miner, this.clock.now());
@@ -227,16 +237,19 @@ export class IndexSyncService
     } catch (error) {
       if (error instanceof InvalidIndexError || error instanceof WrongAnswerError) {
         report.rejected++;
+        missed.push(miner.uid);
         this.logger.warn(`miner ${miner.uid}: index rejected, previous one kept: ${error.message}`);
       } else if (error instanceof MinerCallError && NOT_THE_MINERS_FAULT.has(error.reason)) {
         report.skipped++;
         report.skippedReasons[error.reason] = (report.skippedReasons[error.reason] ?? 0) + 1;
       } else if (error instanceof MinerCallError) {
         report.failed++;
+        missed.push(miner.uid);
         this.logger.warn(
           `miner ${miner.uid}: index not fetched (${error.reason}): ${error.message}`,
         );
       } else {
+        // Ours (Postgres away…): the miner answered.
         report.failed++;
         this.logger.error(`miner ${miner.uid}: index not stored: ${(error as Error).message}`);
       }

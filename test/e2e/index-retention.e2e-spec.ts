@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { DataSource } from 'typeorm';
 import { writeMetagraphFile } from '../../src/devnet/metagraph';
 import { IndexSyncService } from '../../src/network/index-sync.service';
+import { IndexRow } from '../../src/network/index/compressed-index';
 import { MinerIndexService } from '../../src/network/index/miner-index.service';
 import { MetagraphService } from '../../src/network/metagraph/metagraph.service';
 import { NetworkService } from '../../src/network/network.service';
@@ -10,7 +11,9 @@ import { SourceId } from '../../src/network/sn13/sources';
 import { startTestNetwork, TestNetwork } from '../support/network';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 
-const FAILING_INDEX = { http500: true, endpoints: ['GetMinerIndex' as const] };
+/** Miners that answer every call: the tests sync more often than subnet 13's limits allow. */
+const UNLIMITED = { strictBudget: false };
+const FAILING_INDEX = { ...UNLIMITED, http500: true, endpoints: ['GetMinerIndex' as const] };
 /** The oldest hour whose data is worth anything now. */
 const oldestUseful = () => timeBucketId(new Date()) - MAX_DATA_AGE_DAYS * 24;
 
@@ -21,9 +24,15 @@ describe('Index retention', () => {
   let database: DataSource;
 
   beforeAll(async () => {
-    network = await startTestNetwork(3);
+    network = await startTestNetwork([{ behaviour: UNLIMITED }, { behaviour: UNLIMITED }, {}]);
     app = await startTestApp(
-      { ...network.env, VALIDATOR_SHARES_HOTKEY: 'false' },
+      {
+        ...network.env,
+        VALIDATOR_SHARES_HOTKEY: 'false',
+        MINER_CALL_BUDGETS: 'GetMinerIndex=100/h',
+        // Only the syncs count the misses here: no circuit opens after three failures.
+        MINER_BREAKER_FAILURES: '100',
+      },
       { ownDatabase: true },
     );
     database = app.app.get(DataSource);
@@ -88,19 +97,55 @@ describe('Index retention', () => {
     expect((await ages()).bytes).toBe(sum(after.values()));
   });
 
-  it('drops the index of a miner whose index has not synced for three intervals', async () => {
-    network.devnet.setBehaviour(1, FAILING_INDEX);
-    await database.query(
-      `UPDATE miners SET index_synced_at = now() - interval '3 hours 20 minutes' WHERE uid = 1`,
+  /** The miner's count of index syncs missed in a row by its own fault. */
+  async function missedSyncs(uid: number): Promise<number> {
+    const [row] = await database.query<{ missed: number }[]>(
+      'SELECT index_missed_syncs AS missed FROM miners WHERE uid = $1',
+      [uid],
     );
+    return row.missed;
+  }
 
-    const report = await sync();
+  /** As after the gateway was down for days: every index's last sync is long past. */
+  const outage = () =>
+    database.query(`UPDATE miners SET index_synced_at = now() - interval '4 days'`);
 
-    expect(report.failed).toBe(1);
-    expect(report.staleDropped).toEqual([1]);
+  it('drops the index of a miner at its third failed sync in a row, not at its first after an outage', async () => {
+    await outage();
+    network.devnet.setBehaviour(1, FAILING_INDEX);
+
+    const first = await sync();
+
+    expect({ failed: first.failed, staleDropped: first.staleDropped }).toEqual({
+      failed: 1,
+      staleDropped: [],
+    });
+    expect([...(await indexedBytes()).keys()].sort()).toEqual([0, 1]);
+    expect(await missedSyncs(1)).toBe(1);
+    expect(await missedSyncs(0)).toBe(0);
+
+    expect((await sync()).staleDropped).toEqual([]);
+    const third = await sync();
+
+    expect(third.staleDropped).toEqual([1]);
     const after = await indexedBytes();
     expect([...after.keys()]).toEqual([0]);
     expect((await ages()).bytes).toBe(sum(after.values()));
+  });
+
+  it('does not count a sync the miner refused without fault as missed', async () => {
+    network.devnet.setBehaviour(1, UNLIMITED);
+    expect((await sync()).synced).toBe(2);
+    expect(await missedSyncs(1)).toBe(0);
+    await outage();
+    network.devnet.setBehaviour(1, { ...UNLIMITED, blacklistAll: true });
+
+    const reports = [await sync(), await sync(), await sync()];
+
+    expect(reports.map((report) => report.staleDropped)).toEqual([[], [], []]);
+    expect(reports[0].skippedReasons).toEqual({ blacklisted: 1 });
+    expect(await missedSyncs(1)).toBe(0);
+    expect([...(await indexedBytes()).keys()].sort()).toEqual([0, 1]);
   });
 
   it('removes the hours older than 30 days of an index its miner did not refresh', async () => {
@@ -132,5 +177,44 @@ describe('Index retention', () => {
     expect(listed.bytes).toBe(sum((await indexedBytes()).values()));
     expect((await get('get_bytes_by_label?label=%23old').expect(200)).body.total_bytes).toBe(0);
     expect(report.oldRowsDropped).toBeGreaterThanOrEqual(2);
+  });
+
+  /** Uid 0's index as stored, with two hours past 30 days added as if claimed when younger. */
+  async function withOldHours(): Promise<IndexRow[]> {
+    const oldest = oldestUseful();
+    const rows = await database.query<
+      { source: SourceId; label: string | null; timeBucket: number; bytes: string }[]
+    >(
+      `SELECT i.source, l.value AS label, i.time_bucket AS "timeBucket", i.content_size_bytes::text AS bytes
+       FROM miner_index i LEFT JOIN labels l ON l.id = i.label_id
+       WHERE i.miner_uid = 0 AND i.time_bucket >= $1`,
+      [oldest],
+    );
+    return [
+      ...rows.map((row) => ({ ...row, bytes: Number(row.bytes) })),
+      { source: 2, label: '#old', timeBucket: oldest - 2, bytes: 5000 },
+      { source: 1, label: null, timeBucket: oldest - 1, bytes: 7000 },
+    ];
+  }
+
+  // Last: the service stays stopped.
+  it('drops nothing in a sync stopped by shutdown', async () => {
+    const service = app.app.get(IndexSyncService);
+    await app.app.get(MinerIndexService).replaceMinerIndex(0, await withOldHours());
+    await outage();
+    await database.query('UPDATE miners SET index_missed_syncs = 2 WHERE uid = 0');
+    const before = await indexedBytes();
+    // Its third failure in a row arrives after the shutdown began.
+    network.devnet.setBehaviour(0, { ...FAILING_INDEX, latencyMs: 1500 });
+
+    await database.query('DELETE FROM job_runs');
+    const running = service.runIfDue();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    service.onModuleDestroy();
+    const report = (await running)!;
+
+    expect(report).toMatchObject({ failed: 1, staleDropped: [], oldRowsDropped: 0 });
+    expect(await indexedBytes()).toEqual(before);
+    expect(await missedSyncs(0)).toBe(2);
   });
 });

@@ -11,7 +11,6 @@ import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
 
 const UIDS = [0, 1, 2];
 const HOUR = 490_000;
-const THREE_HOURS_MS = 3 * 3_600_000;
 
 /** Each miner holds every label in each of six hours, sizes by uid. */
 function rowsOf(uid: number): IndexRow[] {
@@ -159,16 +158,18 @@ describe('Dropping miner indexes', () => {
     expect(Number(bytes)).toBe(rowsOf(1).reduce((sum, row) => sum + row.bytes, 0));
   });
 
-  it('drops the indexes not synced within the age given, at their credibility', async () => {
+  it('drops the indexes of miners that missed the syncs given in a row, at their credibility, whatever their age', async () => {
     await setCredibility(1, 0.3);
-    await database.query(
-      `UPDATE miners SET index_synced_at = now() - interval '3 hours 1 minute' WHERE uid = 1`,
-    );
-    await database.query(
-      `UPDATE miners SET index_synced_at = now() - interval '2 hours 59 minutes' WHERE uid = 2`,
-    );
+    // Long past, as after an outage of the gateway: the age does not count.
+    await database.query(`UPDATE miners SET index_synced_at = now() - interval '4 days'`);
+    await index.countMissedSyncs([1, 2]);
+    await index.countMissedSyncs([1, 2]);
+    expect(await index.dropStaleIndexes(3)).toEqual([]);
+    await index.countMissedSyncs([1, 2]);
+    // A successful sync starts the count over.
+    await index.replaceMinerIndex(2, rowsOf(2));
 
-    expect(await index.dropStaleIndexes(THREE_HOURS_MS)).toEqual([1]);
+    expect(await index.dropStaleIndexes(3)).toEqual([1]);
 
     expect([await indexedRows(0), await indexedRows(1), await indexedRows(2)]).toEqual([
       rowsOf(0).length,
@@ -176,7 +177,7 @@ describe('Dropping miner indexes', () => {
       rowsOf(2).length,
     ]);
     await expectAggregatesExact(database);
-    expect(await index.dropStaleIndexes(THREE_HOURS_MS)).toEqual([]);
+    expect(await index.dropStaleIndexes(3)).toEqual([]);
   });
 
   it('removes the hours before the one given from every index, and their bytes from the totals', async () => {
@@ -211,11 +212,10 @@ describe('Dropping miner indexes', () => {
             hotkeys.delete(op.deregister);
             await applyMetagraph();
           } else if ('stale' in op) {
-            await database.query(
-              `UPDATE miners SET index_synced_at = now() - interval '1 day' WHERE uid = $1`,
-              [op.stale],
-            );
-            await index.dropStaleIndexes(THREE_HOURS_MS);
+            await database.query('UPDATE miners SET index_missed_syncs = 3 WHERE uid = $1', [
+              op.stale,
+            ]);
+            await index.dropStaleIndexes(3);
           } else {
             await index.dropHoursBefore(op.hoursBefore);
           }

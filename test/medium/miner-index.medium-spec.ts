@@ -1,9 +1,10 @@
 import fc from 'fast-check';
 import { DataSource } from 'typeorm';
-import { IndexRow } from '../../src/network/index/compressed-index';
+import { IndexRow, parseCompressedIndex } from '../../src/network/index/compressed-index';
 import { MinerIndexRepository } from '../../src/network/index/miner-index.repository';
 import { MinerIndexService } from '../../src/network/index/miner-index.service';
 import { MinersRepository } from '../../src/network/miners.repository';
+import { timeBucketId } from '../../src/network/protocol';
 import { SourceId } from '../../src/network/sn13/sources';
 import { aggregatesAndGroupBys, expectAggregatesExact } from '../support/index-aggregates';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
@@ -85,6 +86,23 @@ describe(MinerIndexRepository.name, () => {
       }),
       { numRuns: 25 },
     );
+  });
+
+  it('stores an index whose labels Postgres cannot store, without those entries', async () => {
+    const now = new Date();
+    const entry = (label: string, bytes: number) =>
+      `{"label": "${label}", "time_bucket_ids": [${timeBucketId(now)}], "sizes_bytes": [${bytes}]}`;
+    // As a miner's JSON carries them: escapes of U+0000 and of unpaired surrogates.
+    const body = `{"sources": {"2": [${entry('#nul\\u0000', 1)}, ${entry('#lone\\ud83d', 2)}, ${entry('#kept', 4)}], "1": [${entry('r/\\udc00', 8)}]}}`;
+
+    await repository.replaceMinerIndex(0, parseCompressedIndex(JSON.parse(body), now));
+
+    const stored = await database.query<{ label: string; bytes: string }[]>(
+      `SELECT l.value AS label, i.content_size_bytes::text AS bytes
+       FROM miner_index i JOIN labels l ON l.id = i.label_id WHERE i.miner_uid = 0`,
+    );
+    expect(stored).toEqual([{ label: '#kept', bytes: '4' }]);
+    await expectAggregatesExact(database);
   });
 
   it('keeps the totals exact when miners replace their indexes concurrently', async () => {

@@ -188,4 +188,38 @@ describe(parseCompressedIndex.name, () => {
       parseCompressedIndex({ sources: { '1': [{ ...entry, label: 'r/a' }], '2': [entry] } }, now),
     ).toThrow(/more than 350000 buckets/);
   });
+
+  it('leaves out entries whose label Postgres cannot store (U+0000, unpaired surrogates), and keeps the rest', () => {
+    const entry = (label: string, bytes: number) => ({
+      label,
+      time_bucket_ids: [hour],
+      sizes_bytes: [bytes],
+    });
+    const rows = parseCompressedIndex(
+      {
+        sources: {
+          '2': [entry('#a\u0000', 1), entry('#a', 2), entry('#\ud83d', 4), entry('#😀', 8)],
+          '1': [entry('r/b\udc00x', 16)],
+        },
+      },
+      now,
+    );
+    // Not merged into #a: the miner holds #a\u0000 as a bucket of its own.
+    expect(rows).toEqual([
+      { source: 2, label: '#a', timeBucket: hour, bytes: 2 },
+      { source: 2, label: '#😀', timeBucket: hour, bytes: 8 },
+    ]);
+  });
+
+  it('counts the buckets of entries left out for their label toward the cap', () => {
+    const ids = Array.from({ length: MAX_INDEX_BUCKETS / 2 + 1 }, () => hour);
+    const entry = (label: string) => ({
+      label,
+      time_bucket_ids: ids,
+      sizes_bytes: ids.map(() => 1),
+    });
+    expect(() =>
+      parseCompressedIndex({ sources: { '2': [entry('#a'), entry('#b\u0000')] } }, now),
+    ).toThrow(/more than 350000 buckets/);
+  });
 });

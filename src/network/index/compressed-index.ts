@@ -9,6 +9,7 @@ import {
   timeBucketId,
 } from '../protocol';
 import { SourceId } from '../sn13/sources';
+import { isStorableText } from '../sn13/well-formed';
 
 /** One (source, label, hour) a miner claims to hold, with its size. */
 export interface IndexRow {
@@ -32,7 +33,9 @@ export class InvalidIndexError extends Error {
  * are worth nothing and are skipped, and so are buckets later than the next hour (a miner's
  * clock or a source's timestamp ahead of ours; the subnet's validator does not check this, so
  * one such bucket must not cost the whole index). Labels are normalized, and entries that
- * collide after normalization are summed (at most MAX_BUCKET_BYTES).
+ * collide after normalization are summed (at most MAX_BUCKET_BYTES). An entry whose label
+ * Postgres cannot store (U+0000, an unpaired surrogate) is left out, its buckets still counted
+ * toward the cap: stored, the label made every replace of the miner's index fail.
  *
  * A bucket claimed larger than MAX_BUCKET_BYTES, in any source and at any hour, rejects the
  * whole index: the subnet's validator stores such an index but cannot read it back
@@ -83,6 +86,7 @@ function addEntry(
   hours: { oldest: number; newest: number },
 ): void {
   const label = parseLabel(entry.label, where);
+  if (label === UNSTORABLE) return;
   const { time_bucket_ids: buckets, sizes_bytes: sizes } = entry;
   if (!Array.isArray(buckets) || !Array.isArray(sizes) || buckets.length !== sizes.length) {
     throw new InvalidIndexError(
@@ -118,9 +122,20 @@ function rejectOverCap(sizes: unknown, where: string): void {
     );
 }
 
-function parseLabel(value: unknown, where: string): string | null {
+/** A label Postgres cannot store: see parseLabel. */
+const UNSTORABLE = Symbol('unstorable label');
+
+/**
+ * The entry's label, normalized; null for none. UNSTORABLE for a label holding U+0000 or an
+ * unpaired surrogate, which JSON carries and Postgres refuses (well-formed.ts). Not cleaned as
+ * item text is: the cleaned label would name a bucket the miner does not hold under that name
+ * (or merge into a real label's claim), so what the gateway asked for it, or a spot check
+ * picked from it, would be answered wrong through no fault of the miner's.
+ */
+function parseLabel(value: unknown, where: string): string | null | typeof UNSTORABLE {
   if (value === null || value === undefined) return null;
   if (typeof value !== 'string') throw new InvalidIndexError(`${where}.label is not a string`);
+  if (!isStorableText(value)) return UNSTORABLE;
   const label = normalizeLabel(value);
   if (label.length === 0) return null;
   if (labelLength(label) > MAX_LABEL_LENGTH)

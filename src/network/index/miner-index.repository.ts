@@ -92,10 +92,10 @@ interface UpdatedTotals {
  * and network totals, their version). Replacing one miner's index is one transaction: its rows
  * are swapped (bulk-loaded with binary COPY) and its old per-label and per-hour totals are
  * subtracted from the network totals and the new ones added, weighted by its credibility.
- * Dropping an index (a uid deregistered, given a new hotkey, or not synced for long) or its
- * hours older than the subnet values subtracts what goes the same way. The reads serve the
- * stats endpoints from the totals and query_bucket through the index's lookup indexes (or,
- * without a label, the per-miner hour totals); none of them scans the index.
+ * Dropping an index (a uid deregistered, given a new hotkey, or missing syncs by its own
+ * fault) or its hours older than the subnet values subtracts what goes the same way. The reads
+ * serve the stats endpoints from the totals and query_bucket through the index's lookup indexes
+ * (or, without a label, the per-miner hour totals); none of them scans the index.
  */
 @Injectable()
 export class MinerIndexRepository {
@@ -125,7 +125,8 @@ export class MinerIndexRepository {
       await this.lockTotals(manager);
       const [miner] = await manager
         .query<{ credibility: number }[]>(
-          'UPDATE miners SET index_synced_at = now(), index_buckets = $2 WHERE uid = $1 RETURNING credibility',
+          `UPDATE miners SET index_synced_at = now(), index_buckets = $2, index_missed_syncs = 0
+           WHERE uid = $1 RETURNING credibility`,
           [uid, rows.length],
         )
         .then((result) => returningRows<{ credibility: number }>(result));
@@ -197,20 +198,28 @@ export class MinerIndexRepository {
     return holding;
   }
 
+  /** Counts one more index sync missed by its miner's own fault for each of `uids`. */
+  async countMissedSyncs(uids: readonly number[]): Promise<void> {
+    if (uids.length === 0) return;
+    await this.dataSource.query(
+      'UPDATE miners SET index_missed_syncs = index_missed_syncs + 1 WHERE uid = ANY($1::int[])',
+      [uids],
+    );
+  }
+
   /**
-   * Drops, in one transaction, the indexes whose last successful sync is older than `maxAgeMs`
-   * by the database's clock (the one that dates the syncs), or was never recorded. Returns the
-   * uids whose index was dropped.
+   * Drops, in one transaction, the indexes of the miners that have missed `missedSyncs` index
+   * syncs in a row by their own fault. Returns the uids whose index was dropped.
    */
-  async dropStaleIndexes(maxAgeMs: number): Promise<number[]> {
+  async dropStaleIndexes(missedSyncs: number): Promise<number[]> {
     const stale = async (manager: EntityManager) =>
       (
         await manager.query<{ uid: number }[]>(
           `SELECT m.uid FROM miners m
-           WHERE (m.index_synced_at IS NULL OR m.index_synced_at < now() - make_interval(secs => $1 / 1000.0))
+           WHERE m.index_missed_syncs >= $1
              AND EXISTS (SELECT FROM miner_bucket_totals t WHERE t.miner_uid = m.uid)
            ORDER BY m.uid`,
-          [maxAgeMs],
+          [missedSyncs],
         )
       ).map((row) => row.uid);
     const candidates = await stale(this.dataSource.manager);

@@ -33,9 +33,17 @@ export class MinerIndexService {
     return this.repository.dropIndexes(manager, uids);
   }
 
-  /** Drops the indexes not synced successfully within `maxAgeMs`; returns their uids. */
-  dropStaleIndexes(maxAgeMs: number): Promise<number[]> {
-    return this.repository.dropStaleIndexes(maxAgeMs);
+  /** Counts one more index sync missed by its miner's own fault for each of `uids`. */
+  countMissedSyncs(uids: readonly number[]): Promise<void> {
+    return this.repository.countMissedSyncs(uids);
+  }
+
+  /**
+   * Drops the indexes of the miners that missed `missedSyncs` syncs in a row by their own
+   * fault (a successful sync starts the count over); returns their uids.
+   */
+  dropStaleIndexes(missedSyncs: number): Promise<number[]> {
+    return this.repository.dropStaleIndexes(missedSyncs);
   }
 
   /** Removes the hours before `hour` from every index; returns how many rows went. */

@@ -26,7 +26,7 @@ export function storableItem<T>(item: T, sources: readonly string[]): T {
 }
 
 function isPlain(text: string): boolean {
-  return !text.includes('\u0000') && text.isWellFormed() && !SUSPECT_ESCAPE.test(text);
+  return isStorableText(text) && !SUSPECT_ESCAPE.test(text);
 }
 
 /** The value with every string in it well formed; the value itself when none needed it. */
@@ -49,8 +49,13 @@ function clean(value: unknown): unknown {
   return copy ?? value;
 }
 
+/** True when Postgres can store the text as it is: no U+0000, no unpaired surrogate. */
+export function isStorableText(text: string): boolean {
+  return !text.includes('\u0000') && text.isWellFormed();
+}
+
 /** The text without U+0000 and with U+FFFD for each unpaired surrogate. */
 function wellFormedText(text: string): string {
-  if (!text.includes('\u0000') && text.isWellFormed()) return text;
+  if (isStorableText(text)) return text;
   return text.replaceAll('\u0000', '').toWellFormed();
 }
