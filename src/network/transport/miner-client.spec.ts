@@ -806,6 +806,23 @@ describe(MinerClient.name, () => {
       ]);
     });
 
+    it('says the circuit is open only during the cooldown, so that callers who ask first try the miner again', async () => {
+      let failing = true;
+      const axon = await startAxon({
+        answer: (response, synapse) =>
+          failing ? statusOf(500)(response, synapse) : echo(response, synapse),
+      });
+      await failBreakerFailuresTimes(axon.target(), 'GetMinerIndex');
+      expect(client.isCircuitOpen(1)).toBe(true);
+      failing = false;
+
+      await sleep(BREAKER_COOLDOWN_MS + 50);
+      // What the index sync and the query fan-out ask before calling a miner.
+      expect(client.isCircuitOpen(1)).toBe(false);
+      await client.call(axon.target(), 'GetMinerIndex', {}, 2_000);
+      expect(client.isCircuitOpen(1)).toBe(false);
+    });
+
     it('opens again when the first call after the cooldown fails', async () => {
       const axon = await startAxon({ answer: statusOf(500) });
       await failBreakerFailuresTimes(axon.target(), 'GetMinerIndex');

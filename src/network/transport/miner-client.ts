@@ -164,6 +164,8 @@ type RefusedListener = (uid: number) => void;
 export class MinerClient implements OnModuleDestroy {
   private readonly logger = new Logger(MinerClient.name);
   private readonly policies = new Map<number, MinerPolicies>();
+  /** When each miner's circuit last opened (see isCircuitOpen). */
+  private readonly circuitOpenedAt = new Map<number, number>();
   private readonly circuitListeners: CircuitListener[] = [];
   private readonly refusedListeners: RefusedListener[] = [];
   /** Aborted at shutdown: calls in flight end at once instead of at their timeout. */
@@ -249,9 +251,17 @@ export class MinerClient implements OnModuleDestroy {
     return this.addresses.permits(host);
   }
 
-  /** True while the miner's circuit is open (it failed repeatedly and is being left alone). */
+  /**
+   * True while the miner's circuit is open and its cooldown lasts (it failed repeatedly and is
+   * being left alone). Once the cooldown is over the breaker stays `Open` until a call tries the
+   * miner (cockatiel half-opens on the next call): callers that asked the breaker's state and
+   * skipped the miner never called it again, and the miner was left out until a restart.
+   */
   isCircuitOpen(uid: number): boolean {
-    return this.policies.get(uid)?.breaker.state === CircuitState.Open;
+    if (this.policies.get(uid)?.breaker.state !== CircuitState.Open) return false;
+    return (
+      Date.now() - (this.circuitOpenedAt.get(uid) ?? 0) < this.config.network.breakerCooldownMs
+    );
   }
 
   onCircuitChange(listener: CircuitListener): void {
@@ -278,7 +288,11 @@ export class MinerClient implements OnModuleDestroy {
         ),
         { halfOpenAfter: breakerCooldownMs, breaker: new ConsecutiveBreaker(breakerFailures) },
       );
-      breaker.onBreak(() => this.circuitListeners.forEach((listener) => listener(uid, true)));
+      breaker.onBreak(() => {
+        // On cockatiel's clock (Date.now), as its cooldown is.
+        this.circuitOpenedAt.set(uid, Date.now());
+        this.circuitListeners.forEach((listener) => listener(uid, true));
+      });
       breaker.onReset(() => this.circuitListeners.forEach((listener) => listener(uid, false)));
       policies = { bulkhead: bulkhead(minerConcurrency, minerConcurrency * 4), breaker };
       this.policies.set(uid, policies);
