@@ -176,7 +176,10 @@ export class IndexSyncService
    */
   private async dropOutdated(report: IndexSyncReport, missed: readonly number[]): Promise<void> {
     const now = this.clock.now();
-    await this.index.countMissedSyncs(missed);
+    // A run that reached no miner at all (each one failed, none answered even with an index we
+    // rejected) says more about our own network than about theirs: three such runs would have
+    // dropped every index.
+    if (report.synced + report.rejected > 0) await this.index.countMissedSyncs(missed);
     report.staleDropped = await this.index.dropStaleIndexes(STALE_AFTER_SYNCS);
     if (report.staleDropped.length > 0)
       this.logger.warn(

@@ -148,6 +148,30 @@ describe('Index retention', () => {
     expect([...(await indexedBytes()).keys()].sort()).toEqual([0, 1]);
   });
 
+  it('counts nothing in syncs that reached no miner at all: more likely our network than theirs', async () => {
+    await outage();
+    network.devnet.setBehaviour(0, FAILING_INDEX);
+    network.devnet.setBehaviour(1, FAILING_INDEX);
+    try {
+      const reports = [await sync(), await sync(), await sync()];
+
+      // Uid 0 fails; uid 1 is still in the cooldown of its refusal above (skipped, not asked).
+      expect(
+        reports.map(({ synced, rejected, failed, staleDropped }) => ({
+          synced,
+          rejected,
+          failed,
+          staleDropped,
+        })),
+      ).toEqual(Array(3).fill({ synced: 0, rejected: 0, failed: 1, staleDropped: [] }));
+      expect(await missedSyncs(0)).toBe(0);
+      expect([...(await indexedBytes()).keys()].sort()).toEqual([0, 1]);
+    } finally {
+      network.devnet.setBehaviour(0, UNLIMITED);
+      network.devnet.setBehaviour(1, { ...UNLIMITED, blacklistAll: true });
+    }
+  });
+
   it('removes the hours older than 30 days of an index its miner did not refresh', async () => {
     const oldest = oldestUseful();
     const rows = await database.query<
