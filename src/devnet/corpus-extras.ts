@@ -1,6 +1,7 @@
 import { RedditItem, XItem, XTweet, XUser } from '../network/protocol';
 import { randomBase62 } from './corpus-text';
 import { Rng } from './rng';
+import { roundTo } from '../common/round-to';
 
 /**
  * The record fields newer scrapers add (view and bookmark counts, language, reply and quote
@@ -121,7 +122,7 @@ export function redditExtras(
     is_nsfw: extras.chance(0.02),
     score: Math.floor(Math.exp(extras.next() * 8)),
     // Two decimals, below 1: Python would write 1 as `1.0`, which JSON.stringify cannot.
-    upvote_ratio: Math.round((0.55 + 0.44 * extras.next()) * 100) / 100,
+    upvote_ratio: roundTo(0.55 + 0.44 * extras.next(), 2),
     num_comments: Math.floor(Math.exp(extras.next() * 5.5)) - 1,
   };
 }

@@ -19,6 +19,7 @@ import { MAX_DATA_AGE_DAYS, oldestUsefulBucket } from './protocol';
 import { WrongAnswerError } from './sn13/messages';
 import { CallBudgets } from './transport/call-budgets';
 import { MinerCallError, MinerFailureReason, NOT_THE_MINERS_FAULT } from './transport/miner-client';
+import { roundTo } from '../common/round-to';
 
 export const INDEX_SYNC_JOB = 'index-sync';
 
@@ -144,7 +145,7 @@ export class IndexSyncService
       oldRowsDropped: 0,
     };
     const synced: SyncedMiner[] = [];
-    const missed = this.network.minersWithOpenCircuit().map((miner) => miner.uid);
+    const missed: number[] = [];
     let lastLog = started;
     const queue = await this.inBudgetOrder(miners);
     const worker = async () => {
@@ -164,7 +165,7 @@ export class IndexSyncService
     if (!this.stopping) report.spotChecks = await this.spotCheck(synced);
     // Checked after the spot checks too: shutdown aborts their calls.
     if (!this.stopping) await this.dropOutdated(report, missed);
-    report.seconds = Math.round((performance.now() - started) / 10) / 100;
+    report.seconds = roundTo((performance.now() - started) / 1000, 2);
     this.logProgress(report, started);
     this.metrics.observeIndexSync({ ...report, seconds: (performance.now() - started) / 1000 });
     return report;

@@ -171,13 +171,6 @@ export class NetworkService implements OnModuleInit {
       );
   }
 
-  /** Miners serving data that are not asked anything while their circuit is open. */
-  minersWithOpenCircuit(): ServingMiner[] {
-    return this.metagraph
-      .minersServingData()
-      .filter((miner) => this.client.isCircuitOpen(miner.uid));
-  }
-
   /**
    * Answers an on-demand query as ON_DEMAND_MODE says: `live` by the OnDemandRequest fan-out,
    * `stored` from miners' stored data, `auto` live while an available miner serves

@@ -211,6 +211,26 @@ describe(parseCompressedIndex.name, () => {
     ]);
   });
 
+  it('checks an entry left out for its label as any other: a malformed one rejects the index', () => {
+    const unstorable = '#b\u0000';
+    const parse = (entry: Record<string, unknown>) => () =>
+      parseCompressedIndex({ sources: { '2': [{ label: unstorable, ...entry }] } }, now);
+    expect(parse({ time_bucket_ids: [hour], sizes_bytes: [] })).toThrow(/equal length/);
+    expect(parse({ time_bucket_ids: [hour], sizes_bytes: [-1] })).toThrow(/non-negative size/);
+    expect(() =>
+      parseCompressedIndex(
+        {
+          sources: {
+            '2': [
+              { label: `#${'x'.repeat(200)}\u0000`, time_bucket_ids: [hour], sizes_bytes: [1] },
+            ],
+          },
+        },
+        now,
+      ),
+    ).toThrow(/longer than/);
+  });
+
   it('counts the buckets of entries left out for their label toward the cap', () => {
     const ids = Array.from({ length: MAX_INDEX_BUCKETS / 2 + 1 }, () => hour);
     const entry = (label: string) => ({

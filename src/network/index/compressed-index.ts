@@ -86,16 +86,19 @@ function addEntry(
   hours: { oldest: number; newest: number },
 ): void {
   const label = parseLabel(entry.label, where);
-  if (label === UNSTORABLE) return;
   const { time_bucket_ids: buckets, sizes_bytes: sizes } = entry;
   if (!Array.isArray(buckets) || !Array.isArray(sizes) || buckets.length !== sizes.length) {
     throw new InvalidIndexError(
       `${where}: time_bucket_ids and sizes_bytes must be lists of equal length`,
     );
   }
-  const groupKey = `${source}|${label ?? ''}`;
-  let rows = groups.get(groupKey);
-  if (!rows) groups.set(groupKey, (rows = new Map<number, IndexRow>()));
+  // An entry Postgres cannot store is checked as every other is, and then left out.
+  let rows: Map<number, IndexRow> | undefined;
+  if (label !== UNSTORABLE) {
+    const groupKey = `${source}|${label ?? ''}`;
+    rows = groups.get(groupKey);
+    if (!rows) groups.set(groupKey, (rows = new Map<number, IndexRow>()));
+  }
   for (let i = 0; i < buckets.length; i++) {
     const bucket: unknown = buckets[i];
     const bytes: unknown = sizes[i];
@@ -105,10 +108,16 @@ function addEntry(
       );
     }
     const hour = bucket as number;
-    if (hour < hours.oldest || hour > hours.newest || bytes === 0) continue;
+    if (!rows || hour < hours.oldest || hour > hours.newest || bytes === 0) continue;
     const row = rows.get(hour);
     if (row) row.bytes = Math.min(MAX_BUCKET_BYTES, row.bytes + (bytes as number));
-    else rows.set(hour, { source, label, timeBucket: hour, bytes: bytes as number });
+    else
+      rows.set(hour, {
+        source,
+        label: label as string | null,
+        timeBucket: hour,
+        bytes: bytes as number,
+      });
   }
 }
 
@@ -135,10 +144,9 @@ const UNSTORABLE = Symbol('unstorable label');
 function parseLabel(value: unknown, where: string): string | null | typeof UNSTORABLE {
   if (value === null || value === undefined) return null;
   if (typeof value !== 'string') throw new InvalidIndexError(`${where}.label is not a string`);
-  if (!isStorableText(value)) return UNSTORABLE;
   const label = normalizeLabel(value);
-  if (label.length === 0) return null;
   if (labelLength(label) > MAX_LABEL_LENGTH)
     throw new InvalidIndexError(`${where}.label is longer than ${MAX_LABEL_LENGTH} characters`);
-  return label;
+  if (!isStorableText(value)) return UNSTORABLE;
+  return label.length === 0 ? null : label;
 }

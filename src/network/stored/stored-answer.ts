@@ -5,6 +5,7 @@ import { CallReport } from './contents-fetcher';
 import { PlannedCall } from './holder-choice';
 import { StoredItem } from './item-store';
 import { StoredQueryPlan } from './query-plan';
+import { roundTo } from '../../common/round-to';
 
 /** How an answer from stored data was obtained: what `meta` reports beside the items. */
 export interface StoredAnswer {
@@ -95,7 +96,7 @@ export function summarize(
       passedChecks: [...responded].filter((uid) => !failedChecks.has(uid)).length,
     },
     itemsDroppedInvalid: dropped,
-    consensus: items.length === 0 ? 0 : Math.round((corroborated / items.length) * 1e4) / 1e4,
+    consensus: items.length === 0 ? 0 : roundTo(corroborated / items.length, 4),
     deadlineReached,
   };
 }
