@@ -12,6 +12,9 @@ import { CallBudgetRepository, NetworkReserve, Reservation } from './call-budget
  */
 export type CallPurpose = 'user' | 'task' | 'check';
 
+/** Whose query a call answers: a user's or a scraping task's (the spot checks call on their own). */
+export type QueryPurpose = Exclude<CallPurpose, 'check'>;
+
 /** The synapse the index spot checks call, of which users and tasks leave them a share. */
 const CHECKED_SYNAPSE: SynapseName = 'GetDataEntityBucket';
 
