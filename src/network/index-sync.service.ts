@@ -288,7 +288,7 @@ export class IndexSyncService
       chosen.map(async ({ miner, rows }) => {
         const row = rows[Math.floor(Math.random() * rows.length)];
         const bucket = { source: row.source, label: row.label, timeBucket: row.timeBucket };
-        const outcome = await this.network.fetchBucket(miner, bucket, row.bytes);
+        const outcome = await this.network.spotCheckBucket(miner, bucket, row.bytes);
         if (!outcome.ok)
           return NOT_THE_MINERS_FAULT.has(outcome.reason)
             ? undefined

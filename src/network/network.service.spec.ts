@@ -130,7 +130,7 @@ describe(`${NetworkService.name} on-demand modes`, () => {
     const { service, stored, onDemandCalls } = setUp('stored', 3, 3);
     const result = await service.query(QUERY);
     expect(onDemandCalls).toEqual([]);
-    expect(stored.answer).toHaveBeenCalledWith(QUERY, false);
+    expect(stored.answer).toHaveBeenCalledWith(QUERY, 'user');
     expect(result).toMatchObject({
       origin: 'stored',
       minersQueried: 2,
@@ -170,15 +170,15 @@ describe(`${NetworkService.name} on-demand modes`, () => {
   it("counts a task's stored collection that could not look as an empty one, not an error", async () => {
     const { service, stored } = setUp('stored', 3, 3);
     stored.answer.mockResolvedValueOnce({ ...STORED, coverage: 'partial' });
-    const result = await service.query({ ...QUERY, keywords: ['dollar'] }, { for: 'task' });
+    const result = await service.query({ ...QUERY, keywords: ['dollar'] }, 'task');
     expect(result.items).toEqual([]);
     expect(result.error).toBeUndefined();
   });
 
   it("passes a task's query on as one, so its calls leave users their reserve", async () => {
     const { service, stored } = setUp('stored', 3, 3);
-    await service.query(QUERY, { for: 'task' });
-    expect(stored.answer).toHaveBeenCalledWith(QUERY, true);
+    await service.query(QUERY, 'task');
+    expect(stored.answer).toHaveBeenCalledWith(QUERY, 'task');
   });
 
   it('auto: live while a miner serves OnDemandRequest', async () => {
@@ -206,7 +206,7 @@ describe(`${NetworkService.name} on-demand modes`, () => {
     const { service, stored, onDemandCalls } = setUp('auto', 2, 2, [1, 2]);
     const result = await service.query(QUERY);
     expect(onDemandCalls).toEqual([]);
-    expect(stored.answer).toHaveBeenCalledWith(QUERY, false);
+    expect(stored.answer).toHaveBeenCalledWith(QUERY, 'user');
     expect(result.origin).toBe('stored');
   });
 

@@ -34,7 +34,7 @@ import {
 import { SYNAPSE_NAMES, SynapseName } from '../common/synapse-names';
 import { StoredAnswer } from './stored/stored-answer';
 import { StoredDataService } from './stored/stored-data.service';
-import { CallBudgets } from './transport/call-budgets';
+import { CallBudgets, QueryPurpose } from './transport/call-budgets';
 import { NeuronListing, neuronListing } from './neuron-listing';
 import {
   failureScore,
@@ -179,24 +179,20 @@ export class NetworkService implements OnModuleInit {
    * stored data at once). `auto` also answers from stored data while every miner that serves
    * it has spent this validator's OnDemandRequest budget for the hour (stored data has budgets
    * of its own). With no miner to ask at all, `auto` gives the live path's error.
-   * `for: 'task'` (a scraping task's collection) calls a miner only while more than the users'
-   * reserve of its budget is left (TASK_BUDGET_RESERVE): users' queries come first.
+   * A `task`'s query (a scraping task's collection) calls a miner only while more than the
+   * users' reserve of its budget is left (TASK_BUDGET_RESERVE): users' queries come first.
    */
-  async query(
-    query: NetworkQuery,
-    caller: { for: 'user' | 'task' } = { for: 'user' },
-  ): Promise<NetworkQueryResult> {
-    const forTask = caller.for === 'task';
+  async query(query: NetworkQuery, purpose: QueryPurpose = 'user'): Promise<NetworkQueryResult> {
     const mode = this.config.network.onDemandMode;
-    if (mode === 'stored') return this.queryStored(query, forTask);
-    if (mode === 'auto' && this.noneServesOnDemand()) return this.queryStored(query, forTask);
+    if (mode === 'stored') return this.queryStored(query, purpose);
+    if (mode === 'auto' && this.noneServesOnDemand()) return this.queryStored(query, purpose);
     const available = this.availableMiners('OnDemandRequest');
-    const withCallsLeft = await this.withBudgetLeft(available, forTask);
+    const withCallsLeft = await this.withBudgetLeft(available, purpose);
     if (mode === 'auto' && available.length > 0 && withCallsLeft.length === 0)
-      return this.queryStored(query, forTask);
-    const live = await this.queryLive(query, available, withCallsLeft, forTask);
+      return this.queryStored(query, purpose);
+    const live = await this.queryLive(query, available, withCallsLeft, purpose);
     if (mode === 'auto' && live.minersResponded === 0 && onlyNotServed(live))
-      return this.queryStored(query, forTask);
+      return this.queryStored(query, purpose);
     return live;
   }
 
@@ -214,15 +210,18 @@ export class NetworkService implements OnModuleInit {
     );
   }
 
-  private async queryStored(query: NetworkQuery, forTask: boolean): Promise<NetworkQueryResult> {
-    const answer = await this.storedData.answer(query, forTask);
+  private async queryStored(
+    query: NetworkQuery,
+    purpose: QueryPurpose,
+  ): Promise<NetworkQueryResult> {
+    const answer = await this.storedData.answer(query, purpose);
     const { miners } = answer;
     // Nothing found where nothing could be fetched is not "no data": say so to a user, rather
     // than a success with `no_data_available` that clients of the hosted API read as "none
     // exists". A task's collection is an empty one, counted as such (an error would have the
     // task retried at every tick, ahead of the others).
     const unlooked =
-      !forTask && answer.coverage === 'partial' && answer.items.length === 0
+      purpose === 'user' && answer.coverage === 'partial' && answer.items.length === 0
         ? PARTIAL_AND_EMPTY
         : undefined;
     return {
@@ -251,7 +250,7 @@ export class NetworkService implements OnModuleInit {
     query: NetworkQuery,
     available: ServingMiner[],
     withCallsLeft: ServingMiner[],
-    forTask: boolean,
+    purpose: QueryPurpose,
   ): Promise<NetworkQueryResult> {
     const { minersPerQuery, quorum, queryDeadlineMs } = this.config.network;
     const candidates = rankMinersForQuery(withCallsLeft);
@@ -275,7 +274,7 @@ export class NetworkService implements OnModuleInit {
     const stragglers = new AbortController();
     const outcome = await runQuorum(
       { candidates, fanout: minersPerQuery, quorum, deadlineMs: queryDeadlineMs, hedgeAfterMs },
-      (miner) => this.ask(miner, request, matcher, query.source, stragglers.signal, forTask),
+      (miner) => this.ask(miner, request, matcher, query.source, stragglers.signal, purpose),
       (late) => this.recordLate(late),
     );
     setTimeout(() => stragglers.abort(), Math.max(STRAGGLER_GRACE_MS, 2 * hedgeAfterMs)).unref();
@@ -319,10 +318,15 @@ export class NetworkService implements OnModuleInit {
   }
 
   /**
-   * One bucket of the miner's, fetched and checked against its index claim exactly as
-   * query_bucket fetches it (the spot checks use this): moves its credibility, keeps the data.
+   * The index spot check of one bucket of the miner's, fetched and checked against its index
+   * claim exactly as query_bucket fetches it: moves its credibility, keeps the data. Its call is
+   * the checks' own ('check'), exempt from the share users leave them: for spot checks only.
    */
-  fetchBucket(miner: ServingMiner, bucket: BucketKey, claimedBytes: number): Promise<FetchOutcome> {
+  spotCheckBucket(
+    miner: ServingMiner,
+    bucket: BucketKey,
+    claimedBytes: number,
+  ): Promise<FetchOutcome> {
     return this.buckets.fetch(targetOf(miner), bucket, claimedBytes, 'check');
   }
 
@@ -340,7 +344,7 @@ export class NetworkService implements OnModuleInit {
     matcher: QueryMatcher,
     source: Source,
     signal: AbortSignal,
-    forTask: boolean,
+    purpose: QueryPurpose,
   ): Promise<CheckedAnswer> {
     const reply = await this.client.call(
       targetOf(miner),
@@ -348,7 +352,7 @@ export class NetworkService implements OnModuleInit {
       { ...request },
       this.config.network.queryDeadlineMs,
       signal,
-      forTask ? 'task' : 'user',
+      purpose,
     );
     // A body without the list throws WrongAnswerError: the miner's wrong_schema.
     const entities = readEntityList(reply.body, 'data');
@@ -363,12 +367,15 @@ export class NetworkService implements OnModuleInit {
    * miner without would only be a `no_budget` failure taking a place among the query's miners.
    * A task's query sees only what is left above the users' reserve.
    */
-  private async withBudgetLeft(miners: ServingMiner[], forTask: boolean): Promise<ServingMiner[]> {
+  private async withBudgetLeft(
+    miners: ServingMiner[],
+    purpose: QueryPurpose,
+  ): Promise<ServingMiner[]> {
     if (!this.budgets.budgetOf('OnDemandRequest') || miners.length === 0) return miners;
     const left = await this.budgets.left(
       miners.map((miner) => miner.hotkey),
       'OnDemandRequest',
-      forTask ? 'task' : 'user',
+      purpose,
     );
     return miners.filter((miner) => left.get(miner.hotkey)!.left > 0);
   }

@@ -32,7 +32,8 @@ describe(`${CallBudgets.name} on Postgres`, () => {
   let repository: CallBudgetRepository;
 
   beforeAll(async () => {
-    medium = await openMediumDatabase();
+    // Its own database: the spot checks' share reads the miners table.
+    medium = await openMediumDatabase({ own: 'call-budgets' });
     repository = new CallBudgetRepository(medium.dataSource);
   });
   afterAll(() => medium.close());
@@ -143,11 +144,36 @@ describe(`${CallBudgets.name} on Postgres`, () => {
   });
 
   describe("the spot checks' share of the bucket calls (INDEX_SPOT_CHECK_RESERVE)", () => {
-    /** Miners allowing one GetDataEntityBucket an hour (beside a validator), half kept. */
-    function network(size: number) {
+    let nextUid = 0;
+
+    /** Registers miners, `indexed` of them with an index (the ones the spot checks can pick). */
+    async function registerMiners(size: number, indexed = size): Promise<string[]> {
       const hotkeys = Array.from({ length: size }, () => `miner-${randomUUID()}`);
+      await medium.dataSource.query(
+        `INSERT INTO miners (uid, hotkey, coldkey, incentive, validator_permit, credibility,
+                             state, updated_at, index_buckets)
+         SELECT uid, hotkey, 'coldkey', 0, false, 0.5, 'active', now(), buckets
+         FROM unnest($1::int[], $2::varchar[], $3::int[]) AS m(uid, hotkey, buckets)`,
+        [
+          hotkeys.map(() => nextUid++),
+          hotkeys,
+          hotkeys.map((_, index) => (index < indexed ? 12 : 0)),
+        ],
+      );
+      return hotkeys;
+    }
+
+    /**
+     * Miners allowing one GetDataEntityBucket an hour (beside a validator), half kept, on two
+     * replicas; tasks have no users' reserve to leave, so they meet the spot checks' share.
+     */
+    async function network(size: number, indexed = size) {
+      const hotkeys = await registerMiners(size, indexed);
       const replica = () => {
-        const shared = budgets(new Clock(), { MINER_CALL_BUDGETS: 'GetDataEntityBucket=1/h' });
+        const shared = budgets(new Clock(), {
+          MINER_CALL_BUDGETS: 'GetDataEntityBucket=1/h',
+          TASK_BUDGET_RESERVE: '0',
+        });
         shared.setCheckedNetwork(() => hotkeys);
         return shared;
       };
@@ -158,23 +184,59 @@ describe(`${CallBudgets.name} on Postgres`, () => {
     // task's collection) is taken here: before, only query_bucket checked the share, from a
     // snapshot read per request, so concurrent requests each took the same spare last calls.
     it("refuses users' and tasks' last calls beyond the share, also when taken at once by two replicas", async () => {
-      const { hotkeys, replicas } = network(10);
+      const { hotkeys, replicas } = await network(10);
 
       const takes = await Promise.all(
-        hotkeys.map((hotkey, index) =>
-          replicas[index % 2].take(hotkey, 'GetDataEntityBucket', index < 8 ? 'user' : 'task'),
-        ),
+        hotkeys
+          .slice(0, 8)
+          .map((hotkey, index) => replicas[index % 2].take(hotkey, 'GetDataEntityBucket', 'user')),
+      );
+      const tasks = await Promise.all(
+        hotkeys
+          .slice(8)
+          .map((hotkey, index) => replicas[index % 2].take(hotkey, 'GetDataEntityBucket', 'task')),
       );
 
-      // 10 miners, 5 keep their call; tasks have none to take beyond users' reserve of 1.
+      // 10 miners, 5 keep their call: users took the other 5, tasks meet the share too.
       expect(takes.filter((take) => take.granted)).toHaveLength(5);
       expect(takes.filter((take) => take.kept)).toHaveLength(3);
+      expect(tasks).toEqual([
+        expect.objectContaining({ granted: false, kept: true }),
+        expect.objectContaining({ granted: false, kept: true }),
+      ]);
       const left = await replicas[0].left(hotkeys, 'GetDataEntityBucket');
       expect([...left.values()].filter((budget) => budget.left > 0)).toHaveLength(5);
     });
 
+    // Before, every askable miner counted: those without an index (never synced, dead) are never
+    // spot-checked, so they always had their call and filled the share alone.
+    it('counts only the miners with an index, the ones the spot checks can pick', async () => {
+      const { hotkeys, replicas } = await network(10, 6);
+      const [shared] = replicas;
+
+      const takes = [];
+      for (const hotkey of hotkeys.slice(0, 6))
+        takes.push(await shared.take(hotkey, 'GetDataEntityBucket'));
+
+      // 6 miners with an index, 3 keep their call.
+      expect(takes.map((take) => take.granted)).toEqual([true, true, true, false, false, false]);
+      // A miner without an index is not one the checks could use: its call is taken freely.
+      expect((await shared.take(hotkeys[9], 'GetDataEntityBucket')).granted).toBe(true);
+    });
+
+    it('keeps the last call of a miner with an index while the network is not known yet', async () => {
+      const [hotkey] = await registerMiners(1);
+      const unknown = budgets(new Clock(), { MINER_CALL_BUDGETS: 'GetDataEntityBucket=1/h' });
+
+      expect(await unknown.take(hotkey, 'GetDataEntityBucket')).toMatchObject({
+        granted: false,
+        kept: true,
+      });
+      expect((await unknown.take(hotkey, 'GetDataEntityBucket', 'check')).granted).toBe(true);
+    });
+
     it('leaves the spot checks free to take the kept calls, and says when a call frees up', async () => {
-      const { hotkeys, replicas } = network(4);
+      const { hotkeys, replicas } = await network(4);
       const [shared] = replicas;
 
       expect((await shared.take(hotkeys[0], 'GetDataEntityBucket')).granted).toBe(true);

@@ -137,7 +137,7 @@ export class TaskLifecycleService
         limit: collectLimit,
         newestFirst: true,
       },
-      { for: 'task' },
+      'task',
     );
     if (result.error) {
       this.logger.warn(`task ${task.id}: nothing collected: ${result.error}`);

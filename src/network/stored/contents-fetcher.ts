@@ -15,6 +15,7 @@ import {
   MinerClient,
   MinerFailureReason,
 } from '../transport/miner-client';
+import { QueryPurpose } from '../transport/call-budgets';
 import { bucketKeyOf } from './bucket-selection';
 import { CheckedContents, checkContents, checkEntities } from './contents-check';
 import { PlannedCall } from './holder-choice';
@@ -52,14 +53,14 @@ export class ContentsFetcher {
   ) {}
 
   /**
-   * `forTask`: a scraping task's call, which leaves users their reserve of the budget; users'
-   * and tasks' GetDataEntityBucket calls leave the spot checks theirs (CallBudgets).
+   * `purpose`: a task's call leaves users their reserve of the budget; users' and tasks'
+   * GetDataEntityBucket calls leave the spot checks theirs (CallBudgets).
    */
-  async run(call: PlannedCall, forTask = false): Promise<CallReport> {
+  async run(call: PlannedCall, purpose: QueryPurpose = 'user'): Promise<CallReport> {
     const { holder } = call;
     let checked: CheckedContents;
     try {
-      checked = await this.ask(call, forTask);
+      checked = await this.ask(call, purpose);
     } catch (error) {
       const failure = failureReasonOf(error);
       const score = failureScore(failure);
@@ -94,7 +95,7 @@ export class ContentsFetcher {
     };
   }
 
-  private async ask(call: PlannedCall, forTask: boolean): Promise<CheckedContents> {
+  private async ask(call: PlannedCall, purpose: QueryPurpose): Promise<CheckedContents> {
     const timeoutMs = this.config.network.bucketFetchTimeoutMs;
     const target = {
       uid: call.holder.uid,
@@ -109,7 +110,7 @@ export class ContentsFetcher {
         getDataEntityBucketFields(asked.bucket),
         timeoutMs,
         undefined,
-        forTask ? 'task' : 'user',
+        purpose,
       );
       return checkEntities(asked, readEntityList(reply.body, 'data_entities'));
     }
@@ -119,7 +120,7 @@ export class ContentsFetcher {
       getContentsByBucketsFields(call.buckets.map((asked) => asked.bucket)),
       timeoutMs,
       undefined,
-      forTask ? 'task' : 'user',
+      purpose,
     );
     return checkContents(call.buckets, readBucketContents(reply.body));
   }

@@ -5,7 +5,7 @@ import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { MinerIndexService } from '../index/miner-index.service';
 import { BucketKey, NetworkQuery } from '../protocol';
-import { CallBudgets } from '../transport/call-budgets';
+import { CallBudgets, QueryPurpose } from '../transport/call-budgets';
 import { MinerClient } from '../transport/miner-client';
 import {
   bucketKeyOf,
@@ -64,14 +64,14 @@ export class StoredDataService {
     @InjectConfig() private readonly config: AppConfig,
   ) {}
 
-  /** `forTask`: a scraping task's query, whose calls leave users their reserve of each budget. */
-  async answer(query: NetworkQuery, forTask = false): Promise<StoredAnswer> {
+  /** `purpose`: a task's query's calls leave users their reserve of each budget. */
+  async answer(query: NetworkQuery, purpose: QueryPurpose = 'user'): Promise<StoredAnswer> {
     const deadline = waitFor(this.config.network.queryDeadlineMs);
     try {
       const plan = planStoredQuery(query, this.clock.now());
       const selected = await this.selectBuckets(plan);
       const missing = selected.filter((bucket) => !bucket.fromStore);
-      const fetch = await this.fetch(missing, forTask);
+      const fetch = await this.fetch(missing, purpose);
       const reachedDeadline = await Promise.race([
         fetch.done.then(() => false),
         deadline.promise.then(() => true),
@@ -127,7 +127,10 @@ export class StoredDataService {
    * Calls the holders of the missing buckets (a bucket another query of this process is
    * fetching is awaited instead); `done` settles when every call has.
    */
-  private async fetch(missing: readonly SelectedBucket[], forTask: boolean): Promise<FetchRound> {
+  private async fetch(
+    missing: readonly SelectedBucket[],
+    purpose: QueryPurpose,
+  ): Promise<FetchRound> {
     const reports = new Map<PlannedCall, CallReport>();
     const delivered = new Map<string, boolean>();
     const waits: Promise<unknown>[] = [];
@@ -156,14 +159,14 @@ export class StoredDataService {
     let calls: PlannedCall[] = [];
     try {
       calls = chooseHolders(wanted, {
-        callsLeft: await this.callsLeft(wanted, forTask),
+        callsLeft: await this.callsLeft(wanted, purpose),
         maxCalls: 2 * this.config.network.minersPerQuery,
         maxBytesPerCall: this.maxBytesPerCall(),
         corroborate: true,
       }).calls;
     } finally {
       const runs = calls.map((call) =>
-        this.fetcher.run(call, forTask).then((report) => reports.set(call, report).get(call)!),
+        this.fetcher.run(call, purpose).then((report) => reports.set(call, report).get(call)!),
       );
       for (const [key, settle] of claimed) {
         const its = runs.filter((_, index) =>
@@ -197,7 +200,7 @@ export class StoredDataService {
    */
   private async callsLeft(
     wanted: readonly BucketToFetch[],
-    forTask: boolean,
+    purpose: QueryPurpose,
   ): Promise<(hotkey: string, synapse: StoredSynapse) => number> {
     const hotkeys = [...new Set(wanted.flatMap((entry) => entry.holders.map((h) => h.hotkey)))];
     const synapses = [...new Set(wanted.map((entry) => synapseOf(entry.bucket)))];
@@ -207,10 +210,7 @@ export class StoredDataService {
         : await Promise.all(
             synapses.map(
               async (synapse) =>
-                [
-                  synapse,
-                  await this.budgets.left(hotkeys, synapse, forTask ? 'task' : 'user'),
-                ] as const,
+                [synapse, await this.budgets.left(hotkeys, synapse, purpose)] as const,
             ),
           ),
     );

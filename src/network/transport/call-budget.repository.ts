@@ -15,12 +15,16 @@ const NETWORK_RESERVE_LOCK_ID = 7_013_000_005;
 
 /**
  * A share of the network that keeps its last call of a synapse: a call that would leave the
- * miner none is granted only while more than `keep` of the `network` have one.
+ * miner none is granted only while more than `keep` of the network have one. The network is
+ * the miners of `askable` with an index (miners.index_buckets > 0): the spot checks pick only
+ * those, so a miner without one (never synced, dropped, dead) always has its call left and
+ * would otherwise fill the share alone. A miner without an index takes its last call freely.
  */
 export interface NetworkReserve {
   /** The hotkeys of the miners that can be asked the synapse, the one taking among them. */
-  network: readonly string[];
-  keep: number;
+  askable: readonly string[];
+  /** How many of a network of `size` miners with an index keep their call. */
+  keep: (size: number) => number;
   /** The synapse's whole budget: a miner with that many calls in the window has none left. */
   budget: number;
 }
@@ -85,18 +89,25 @@ export class CallBudgetRepository {
       let kept = false;
       let freeAt: Date | null = null;
       if (withinBudget && reserve && calls.length + 1 >= reserve.budget) {
-        const [spent] = await manager.query<{ without: number; free_at: Date | null }[]>(
-          `SELECT count(*)::int AS without, min(oldest) + make_interval(secs => $4 / 1000.0) AS free_at
-           FROM (SELECT min(c) AS oldest, count(c) AS calls
-                 FROM miner_call_budgets, unnest(calls) AS c
-                 WHERE synapse = $2 AND miner_hotkey = ANY($1::varchar[])
-                   AND c > $3::timestamptz - make_interval(secs => $4 / 1000.0)
-                 GROUP BY miner_hotkey) AS counted
-           WHERE calls >= $5`,
-          [reserve.network, synapse, at, windowMs, reserve.budget],
+        const [network] = await manager.query<
+          { size: number; taker: number; without: number; free_at: Date | null }[]
+        >(
+          `SELECT count(*)::int AS size,
+                  count(*) FILTER (WHERE miner.hotkey = $6)::int AS taker,
+                  count(*) FILTER (WHERE counted.calls >= $5)::int AS without,
+                  min(counted.oldest) FILTER (WHERE counted.calls >= $5)
+                    + make_interval(secs => $4 / 1000.0) AS free_at
+           FROM miners AS miner
+           LEFT JOIN (SELECT miner_hotkey, min(c) AS oldest, count(c) AS calls
+                      FROM miner_call_budgets, unnest(calls) AS c
+                      WHERE synapse = $2 AND miner_hotkey = ANY($1::varchar[])
+                        AND c > $3::timestamptz - make_interval(secs => $4 / 1000.0)
+                      GROUP BY miner_hotkey) AS counted ON counted.miner_hotkey = miner.hotkey
+           WHERE miner.hotkey = ANY($1::varchar[]) AND miner.index_buckets > 0`,
+          [reserve.askable, synapse, at, windowMs, reserve.budget, hotkey],
         );
-        kept = reserve.network.length - spent.without <= reserve.keep;
-        if (kept) freeAt = spent.free_at;
+        kept = network.taker > 0 && network.size - network.without <= reserve.keep(network.size);
+        if (kept) freeAt = network.free_at;
       }
       const granted = withinBudget && !kept;
       if (granted) calls.push(at);

@@ -1,8 +1,8 @@
 import { Clock } from '../../common/clock/clock';
 import { SynapseName } from '../../common/synapse-names';
 import { loadConfig } from '../../config/load-config';
-import { CallBudgetRepository } from './call-budget.repository';
-import { CallBudgets, MINER_WINDOW_MS } from './call-budgets';
+import { CallBudgetRepository, NetworkReserve } from './call-budget.repository';
+import { CallBudgets, CallPurpose, MINER_WINDOW_MS } from './call-budgets';
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 60 * MINUTE_MS;
@@ -18,12 +18,22 @@ const DATABASE_NOW = Date.parse('2026-01-10T12:00:00Z');
  */
 class FakeRepository {
   readonly rows = new Map<string, Date[]>();
+  /** The spot checks' share each take was given (the medium spec applies it in Postgres). */
+  readonly reserves: (NetworkReserve | undefined)[] = [];
 
   now(shiftMs: number) {
     return Promise.resolve(new Date(DATABASE_NOW + shiftMs));
   }
 
-  reserve(hotkey: string, synapse: string, shiftMs: number, limit: number, windowMs: number) {
+  reserve(
+    hotkey: string,
+    synapse: string,
+    shiftMs: number,
+    limit: number,
+    windowMs: number,
+    reserve?: NetworkReserve,
+  ) {
+    this.reserves.push(reserve);
     const at = new Date(DATABASE_NOW + shiftMs);
     const calls = this.inWindow(hotkey, synapse, at, windowMs);
     const granted = calls.length < limit;
@@ -160,6 +170,53 @@ describe(CallBudgets.name, () => {
       expect(await taken({ TASK_BUDGET_RESERVE: '0.3' })).toBe(5);
       expect(await taken({ TASK_BUDGET_RESERVE: '0' })).toBe(8);
       expect(await taken({ TASK_BUDGET_RESERVE: '1' })).toBe(0);
+    });
+  });
+
+  describe("the spot checks' share (INDEX_SPOT_CHECK_RESERVE)", () => {
+    const bucket = (purpose: CallPurpose, env: Record<string, string> = {}, network?: string[]) => {
+      const shared = budgets(env);
+      if (network) shared.setCheckedNetwork(() => network);
+      return shared.take('miner-a', 'GetDataEntityBucket', purpose);
+    };
+    const reserve = () => repository.reserves.at(-1);
+
+    it("asks users' and tasks' GetDataEntityBucket calls to leave it, with the taker among the network", async () => {
+      await bucket('user', {}, ['miner-b', 'miner-c']);
+      expect(reserve()).toMatchObject({ askable: ['miner-b', 'miner-c', 'miner-a'], budget: 1 });
+      await bucket('task', {}, ['miner-a', 'miner-b']);
+      expect(reserve()?.askable).toEqual(['miner-a', 'miner-b']);
+    });
+
+    it("exempts the spot checks' own calls and other synapses", async () => {
+      await bucket('check', {}, ['miner-b']);
+      expect(reserve()).toBeUndefined();
+      const shared = budgets();
+      shared.setCheckedNetwork(() => ['miner-b']);
+      await shared.take('miner-a', 'GetContentsByBuckets', 'user');
+      expect(reserve()).toBeUndefined();
+    });
+
+    it('keeps no share at 0, or without spot checks', async () => {
+      await bucket('user', { INDEX_SPOT_CHECK_RESERVE: '0' }, ['miner-b']);
+      expect(reserve()).toBeUndefined();
+      await bucket('user', { INDEX_SPOT_CHECKS: '0' }, ['miner-b']);
+      expect(reserve()).toBeUndefined();
+    });
+
+    it('counts the taker alone while no network is set', async () => {
+      await bucket('user');
+      expect(reserve()?.askable).toEqual(['miner-a']);
+      expect(reserve()?.keep(1)).toBe(1);
+    });
+
+    it.each([
+      ['0.5', [0, 1, 1, 2, 3, 50]],
+      ['0.25', [0, 1, 1, 1, 2, 25]],
+      ['1', [0, 1, 2, 3, 6, 100]],
+    ])('keeps a share of %s of the network rounded up', async (share, kept) => {
+      await bucket('user', { INDEX_SPOT_CHECK_RESERVE: share }, ['miner-b']);
+      expect([0, 1, 2, 3, 6, 100].map((size) => reserve()!.keep(size))).toEqual(kept);
     });
   });
 

@@ -12,6 +12,9 @@ import { CallBudgetRepository, NetworkReserve, Reservation } from './call-budget
  */
 export type CallPurpose = 'user' | 'task' | 'check';
 
+/** Whose query a call answers: a user's or a scraping task's (the spot checks call on their own). */
+export type QueryPurpose = Exclude<CallPurpose, 'check'>;
+
 /** The synapse the index spot checks call, of which users and tasks leave them a share. */
 const CHECKED_SYNAPSE: SynapseName = 'GetDataEntityBucket';
 
@@ -53,7 +56,9 @@ export const MINER_WINDOW_MS = 60 * 60_000;
  *   network (INDEX_SPOT_CHECK_RESERVE): beside a validator a miner allows one such call an
  *   hour, and a check can only pick a miner that still has it, so a miner's last call is taken
  *   only while more than that share of the miners that can be asked (rounded up) would still
- *   have one after it. Atomic in Postgres (CallBudgetRepository.reserve).
+ *   have one after it. That network is the askable miners with an index (the only ones the
+ *   checks pick); the miner taking is always among the askable, so before the metagraph is
+ *   known an indexed miner's last call is kept. Atomic in Postgres (CallBudgetRepository.reserve).
  */
 @Injectable()
 export class CallBudgets {
@@ -70,9 +75,10 @@ export class CallBudgets {
   }
 
   /**
-   * The hotkeys of the miners the spot checks may ask (the metagraph's, less those refusing the
-   * synapse or with an open circuit): NetworkService sets it, as the metagraph sits above the
-   * client that takes calls. Unset, no share is kept.
+   * The hotkeys of the miners that may be asked the checked synapse (the metagraph's, less those
+   * refusing it or with an open circuit): NetworkService sets it, as the metagraph sits above
+   * the client that takes calls. Of these, the share counts those with an index (the ones the
+   * spot checks can pick: CallBudgetRepository.reserve).
    */
   setCheckedNetwork(network: () => readonly string[]): void {
     this.checkedNetwork = network;
@@ -170,10 +176,9 @@ export class CallBudgets {
   ): NetworkReserve | undefined {
     const share = this.config.network.indexSync.spotCheckReserve;
     if (synapse !== CHECKED_SYNAPSE || purpose === 'check' || share === 0) return undefined;
-    const checked = this.checkedNetwork();
-    if (checked.length === 0) return undefined;
-    const network = [...new Set([...checked, hotkey])];
-    return { network, keep: Math.ceil(network.length * share), budget: budget.calls };
+    // Before the metagraph is known the taker alone is the network: its last call is kept.
+    const askable = [...new Set([...this.checkedNetwork(), hotkey])];
+    return { askable, keep: (size) => Math.ceil(size * share), budget: budget.calls };
   }
 
   /** The window a budget is counted over: as written, and the margin for late arrivals. */

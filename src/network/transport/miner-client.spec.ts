@@ -823,6 +823,43 @@ describe(MinerClient.name, () => {
       expect(client.isCircuitOpen(1)).toBe(false);
     });
 
+    it('keeps the circuit as it was when the budget refuses the first call after the cooldown', async () => {
+      const axon = await startAxon({ answer: statusOf(500) });
+      const changes: [number, boolean][] = [];
+      client.onCircuitChange((uid, open) => changes.push([uid, open]));
+      await failBreakerFailuresTimes(axon.target(), 'GetDataEntityBucket');
+      await sleep(BREAKER_COOLDOWN_MS + 50);
+
+      granted = false;
+      expect(await failureOf(client.call(axon.target(), 'GetDataEntityBucket', {}, 2_000))).toBe(
+        'no_budget',
+      );
+      expect(changes).toEqual([[1, true]]);
+
+      // The next call that reaches the miner is still the half-open trial: one failure reopens.
+      granted = true;
+      expect(await failureOf(client.call(axon.target(), 'GetDataEntityBucket', {}, 2_000))).toBe(
+        'http_error',
+      );
+      expect(client.isCircuitOpen(1)).toBe(true);
+      expect(changes).toEqual([
+        [1, true],
+        [1, true],
+      ]);
+      expect(axon.received).toHaveLength(BREAKER_FAILURES + 1);
+    });
+
+    it('takes no call of the budget while the circuit is open', async () => {
+      const axon = await startAxon({ answer: statusOf(500) });
+      await failBreakerFailuresTimes(axon.target(), 'GetDataEntityBucket');
+
+      expect(await failureOf(client.call(axon.target(), 'GetDataEntityBucket', {}, 2_000))).toBe(
+        'circuit_open',
+      );
+
+      expect(budgets.take).toHaveBeenCalledTimes(BREAKER_FAILURES);
+    });
+
     it('opens again when the first call after the cooldown fails', async () => {
       const axon = await startAxon({ answer: statusOf(500) });
       await failBreakerFailuresTimes(axon.target(), 'GetMinerIndex');

@@ -208,12 +208,19 @@ export class MinerClient implements OnModuleDestroy {
       if (refused) throw new MinerCallError(refused, `${synapse} refused recently (${refused})`);
       const axon = axonOf(miner);
       const { bulkhead: limiter, breaker } = this.policiesFor(miner.uid);
-      const body = await wrap(
-        limiter,
-        breaker,
-        timeout(timeoutMs, TimeoutStrategy.Aggressive),
-      ).execute(
-        (context) => this.send(miner, axon, synapse, fields, timeoutMs, context.signal, purpose),
+      const guarded = wrap(breaker, timeout(timeoutMs, TimeoutStrategy.Aggressive));
+      // The budget is taken outside the breaker: in cockatiel's half-open trial any outcome it
+      // does not count as a failure closes the circuit, so a call we refused ourselves (no
+      // budget, a refused address) would close a dead miner's circuit without calling it.
+      const body = await limiter.execute(
+        async (context) => {
+          this.refuseOpenCircuit(miner.uid);
+          await this.takeBudget(miner, axon, synapse, purpose);
+          return guarded.execute(
+            (inner) => this.send(miner, axon, synapse, fields, timeoutMs, inner.signal),
+            context.signal,
+          );
+        },
         signal ? AbortSignal.any([this.shutdown.signal, signal]) : this.shutdown.signal,
       );
       const latencyMs = performance.now() - started;
@@ -300,15 +307,19 @@ export class MinerClient implements OnModuleDestroy {
     return policies;
   }
 
-  private async send(
+  /** Fails as circuit_open during the cooldown, before a call of the budget is taken for it. */
+  private refuseOpenCircuit(uid: number): void {
+    if (this.isCircuitOpen(uid))
+      throw new MinerCallError('circuit_open', 'circuit open after repeated failures');
+  }
+
+  /** Refuses a call we may not send (a refused address, no call left in the budget). */
+  private async takeBudget(
     miner: MinerTarget,
     axon: AxonTarget,
     synapse: SynapseName,
-    fields: Record<string, unknown>,
-    timeoutMs: number,
-    signal: AbortSignal,
     purpose: CallPurpose,
-  ): Promise<unknown> {
+  ): Promise<void> {
     // IP literals (all a chain lists) are refused here; host names when they resolve, at
     // connect time, after the budget was taken: a wasted call, never an extra one.
     if (isIP(axon.ip) && !this.addresses.allows(axon.ip))
@@ -320,6 +331,16 @@ export class MinerClient implements OnModuleDestroy {
         'no_budget',
         `no ${synapse} call left in this miner's budget${purpose === 'task' ? " beyond users' reserve" : ''}`,
       );
+  }
+
+  private async send(
+    miner: MinerTarget,
+    axon: AxonTarget,
+    synapse: SynapseName,
+    fields: Record<string, unknown>,
+    timeoutMs: number,
+    signal: AbortSignal,
+  ): Promise<unknown> {
     const signed = buildSignedRequest(
       synapse,
       fields,
