@@ -4,7 +4,7 @@ import { callAxon } from '../../src/devnet/axon-client';
 import { CALL_LIMITS, CALL_WINDOW_MS } from '../../src/devnet/call-limits';
 import { ReceivedCall } from '../../src/devnet/miner-server';
 import { Sr25519Keypair } from '../../src/network/bittensor/keypair';
-import { IndexSyncReport, IndexSyncService } from '../../src/network/index-sync.service';
+import { IndexSyncReport } from '../../src/network/index-sync.service';
 import { NetworkService } from '../../src/network/network.service';
 import { SynapseName } from '../../src/common/synapse-names';
 import { startTestNetwork, TestNetwork } from '../support/network';
@@ -15,6 +15,7 @@ import {
   TestApp,
   testValidatorHotkey,
 } from '../support/test-app';
+import { syncIndexNow } from '../support/index-sync';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -35,14 +36,6 @@ interface MinerListing {
 async function listMiners(app: TestApp): Promise<MinerListing[]> {
   const answer = await app.http.get('/api/v1/miners').set('X-API-Key', TEST_MASTER_KEY).expect(200);
   return (answer.body as { miners: MinerListing[] }).miners;
-}
-
-/** Runs the index sync now, as if its interval had passed. */
-async function syncNow(app: TestApp): Promise<IndexSyncReport> {
-  await app.app.get(DataSource).query(`DELETE FROM job_runs WHERE name = 'index-sync'`);
-  const report = await app.app.get(IndexSyncService).runIfDue();
-  await app.app.get(NetworkService).settled();
-  return report!;
 }
 
 /**
@@ -142,7 +135,7 @@ describe('Call budgets shared with a validator on the same hotkey', () => {
         minute = next;
       }
       // The job runs once per interval; the test runs it at every step of simulated time.
-      reports.push({ minute, report: await syncNow(app) });
+      reports.push({ minute, report: await syncIndexNow(app) });
       for (const path of [
         'query_bucket/x?label=%23bitcoin',
         'query_bucket/reddit',
@@ -236,7 +229,7 @@ describe("The spot checks' share of the bucket calls", () => {
   });
 
   it('leaves half the miners their call however many buckets query_bucket is asked for, and says why it fetches none', async () => {
-    const report = await syncNow(app);
+    const report = await syncIndexNow(app);
     expect(report).toMatchObject({ synced: 6 });
     expect(report.spotChecks).toHaveLength(1);
     const hours = await app.app
@@ -310,7 +303,7 @@ describe('A miner that answers 403', () => {
     (await listMiners(app)).find((miner) => miner.uid === uid)!.call_budget_left;
 
   it('has that synapse not called again for an hour and the margin by any replica, and listed as 0 left', async () => {
-    const first = await syncNow(apps[0]);
+    const first = await syncIndexNow(apps[0]);
     expect(first).toMatchObject({ synced: 2, skipped: 1, skippedReasons: { blacklisted: 1 } });
     expect(network.devnet.callCounts(REFUSING).GetMinerIndex).toEqual({ calls: 1, refused: 1 });
     for (const app of apps) {
@@ -325,8 +318,14 @@ describe('A miner that answers 403', () => {
 
     // Both replicas sync again within the hour: the budget refuses before any call is sent.
     advance(30 * MINUTE);
-    expect(await syncNow(apps[0])).toMatchObject({ synced: 2, skippedReasons: { no_budget: 1 } });
-    expect(await syncNow(apps[1])).toMatchObject({ synced: 0, skippedReasons: { no_budget: 3 } });
+    expect(await syncIndexNow(apps[0])).toMatchObject({
+      synced: 2,
+      skippedReasons: { no_budget: 1 },
+    });
+    expect(await syncIndexNow(apps[1])).toMatchObject({
+      synced: 0,
+      skippedReasons: { no_budget: 3 },
+    });
     advance(34 * MINUTE);
     expect((await listed(apps[1], REFUSING)).GetMinerIndex).toBe(0);
     expect(network.devnet.callCounts(REFUSING).GetMinerIndex).toEqual({ calls: 1, refused: 1 });
@@ -336,7 +335,7 @@ describe('A miner that answers 403', () => {
     advance(MINUTE + 1_000);
     network.devnet.setBehaviour(REFUSING, {});
     expect((await listed(apps[1], REFUSING)).GetMinerIndex).toBe(2);
-    expect(await syncNow(apps[1])).toMatchObject({ synced: 3, skipped: 0 });
+    expect(await syncIndexNow(apps[1])).toMatchObject({ synced: 3, skipped: 0 });
     expect(network.devnet.callCounts(REFUSING).GetMinerIndex).toEqual({ calls: 2, refused: 1 });
     expect((await listed(apps[0], REFUSING)).GetMinerIndex).toBe(1);
   }, 60_000);

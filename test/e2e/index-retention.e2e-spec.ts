@@ -5,11 +5,11 @@ import { IndexSyncService } from '../../src/network/index-sync.service';
 import { IndexRow } from '../../src/network/index/compressed-index';
 import { MinerIndexService } from '../../src/network/index/miner-index.service';
 import { MetagraphService } from '../../src/network/metagraph/metagraph.service';
-import { NetworkService } from '../../src/network/network.service';
 import { MAX_DATA_AGE_DAYS, MetagraphFile, timeBucketId } from '../../src/network/protocol';
 import { SourceId } from '../../src/network/sn13/sources';
 import { startTestNetwork, TestNetwork } from '../support/network';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
+import { syncIndexNow } from '../support/index-sync';
 
 /** Miners that answer every call: the tests sync more often than subnet 13's limits allow. */
 const UNLIMITED = { strictBudget: false };
@@ -43,13 +43,7 @@ describe('Index retention', () => {
     await network.stop();
   });
 
-  /** Runs the sync now, as if the interval had passed. */
-  async function sync() {
-    await database.query('DELETE FROM job_runs');
-    const report = await app.app.get(IndexSyncService).runIfDue();
-    await app.app.get(NetworkService).settled();
-    return report!;
-  }
+  const sync = () => syncIndexNow(app);
   const get = (path: string) => app.http.get(`/api/v1/${path}`).set('X-API-Key', TEST_MASTER_KEY);
 
   /** Bytes per uid in the index. */

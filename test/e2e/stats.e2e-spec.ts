@@ -5,6 +5,7 @@ import { NetworkService } from '../../src/network/network.service';
 import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
 import { startTestNetwork, TestNetwork } from '../support/network';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
+import { syncIndexNow } from '../support/index-sync';
 
 const OVERCLAIMER = 3;
 const MANUAL_SYNC = {
@@ -40,15 +41,7 @@ describe('Statistics over the synced miner index', () => {
     await network.stop();
   });
 
-  /** Runs the sync now, as if the interval had passed. */
-  async function sync() {
-    await database.query('DELETE FROM job_runs');
-    const report = await app.app.get(IndexSyncService).runIfDue();
-    expect(report).toBeDefined();
-    // Spot-check scores are written just after the sync.
-    await app.app.get(NetworkService).settled();
-    return report!;
-  }
+  const sync = () => syncIndexNow(app);
   const get = (path: string) => app.http.get(`/api/v1/${path}`).set('X-API-Key', TEST_MASTER_KEY);
 
   /** The original's full GROUP BY over the index: the answer the aggregates must equal. */
