@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Clock } from '../../src/common/clock/clock';
 import { loadConfig } from '../../src/config/load-config';
-import { CallBudgetRepository } from '../../src/network/transport/call-budget.repository';
+import {
+  CallBudgetRepository,
+  NETWORK_RESERVE_LOCK_ID,
+} from '../../src/network/transport/call-budget.repository';
 import { CallBudgets } from '../../src/network/transport/call-budgets';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
 
@@ -233,6 +236,28 @@ describe(`${CallBudgets.name} on Postgres`, () => {
         kept: true,
       });
       expect((await unknown.take(hotkey, 'GetDataEntityBucket', 'check')).granted).toBe(true);
+    });
+
+    // Before, a check took its call without the share's lock: between a user's count of the
+    // network (the checked miner still holding its call) and that user's call, so both were
+    // granted and one miner fewer than the share kept its call.
+    it("has a spot check's take wait for a user's or task's take in progress", async () => {
+      const { hotkeys, replicas } = await network(2);
+      const other = medium.dataSource.createQueryRunner();
+      await other.connect();
+      try {
+        await other.query('SELECT pg_advisory_lock($1)', [NETWORK_RESERVE_LOCK_ID]);
+        let done = false;
+        const check = replicas[0]
+          .take(hotkeys[0], 'GetDataEntityBucket', 'check')
+          .finally(() => (done = true));
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(done).toBe(false);
+        await other.query('SELECT pg_advisory_unlock($1)', [NETWORK_RESERVE_LOCK_ID]);
+        expect((await check).granted).toBe(true);
+      } finally {
+        await other.release();
+      }
     });
 
     it('leaves the spot checks free to take the kept calls, and says when a call frees up', async () => {

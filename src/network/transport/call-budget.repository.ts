@@ -10,8 +10,8 @@ import { DataSource } from 'typeorm';
 const DATABASE_NOW = (shift: string) =>
   `(clock_timestamp() + make_interval(secs => ${shift}::float8 / 1000.0))`;
 
-/** Arbitrary constant: the advisory lock that serializes takes under a NetworkReserve. */
-const NETWORK_RESERVE_LOCK_ID = 7_013_000_005;
+/** Arbitrary constant: the advisory lock that serializes takes of a reserved synapse. */
+export const NETWORK_RESERVE_LOCK_ID = 7_013_000_005;
 
 /**
  * A share of the network that keeps its last call of a synapse: a call that would leave the
@@ -59,7 +59,8 @@ export class CallBudgetRepository {
    * network have one: takes under a reserve hold one lock, so concurrent requests and replicas
    * never both count the same spare miner (uncontended: a user's or task's take of the
    * reserved synapse, a few a second at most). The network is counted in one query that
-   * returns a count, not a row per miner.
+   * returns a count, not a row per miner. `lockNetwork` takes that lock without a reserve: the
+   * spot checks' own takes, which must not slip between another take's count and its call.
    */
   reserve(
     hotkey: string,
@@ -68,9 +69,10 @@ export class CallBudgetRepository {
     limit: number,
     windowMs: number,
     reserve?: NetworkReserve,
+    lockNetwork = reserve !== undefined,
   ): Promise<Reservation> {
     return this.dataSource.transaction(async (manager) => {
-      if (reserve)
+      if (lockNetwork)
         await manager.query('SELECT pg_advisory_xact_lock($1)', [NETWORK_RESERVE_LOCK_ID]);
       await manager.query(
         `INSERT INTO miner_call_budgets (miner_hotkey, synapse, calls) VALUES ($1, $2, '{}')

@@ -20,6 +20,8 @@ class FakeRepository {
   readonly rows = new Map<string, Date[]>();
   /** The spot checks' share each take was given (the medium spec applies it in Postgres). */
   readonly reserves: (NetworkReserve | undefined)[] = [];
+  /** Whether each take held the network's lock. */
+  readonly locks: boolean[] = [];
 
   now(shiftMs: number) {
     return Promise.resolve(new Date(DATABASE_NOW + shiftMs));
@@ -32,8 +34,10 @@ class FakeRepository {
     limit: number,
     windowMs: number,
     reserve?: NetworkReserve,
+    lockNetwork = reserve !== undefined,
   ) {
     this.reserves.push(reserve);
+    this.locks.push(lockNetwork);
     const at = new Date(DATABASE_NOW + shiftMs);
     const calls = this.inWindow(hotkey, synapse, at, windowMs);
     const granted = calls.length < limit;
@@ -195,6 +199,14 @@ describe(CallBudgets.name, () => {
       shared.setCheckedNetwork(() => ['miner-b']);
       await shared.take('miner-a', 'GetContentsByBuckets', 'user');
       expect(reserve()).toBeUndefined();
+    });
+
+    it("has the spot checks' own calls wait for the share's lock, other synapses not", async () => {
+      await bucket('check', {}, ['miner-b']);
+      await bucket('user', {}, ['miner-b']);
+      await bucket('check', { INDEX_SPOT_CHECK_RESERVE: '0' }, ['miner-b']);
+      await budgets().take('miner-a', 'GetContentsByBuckets', 'user');
+      expect(repository.locks).toEqual([true, true, false, false]);
     });
 
     it('keeps no share at 0, or without spot checks', async () => {

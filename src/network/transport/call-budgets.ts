@@ -103,6 +103,9 @@ export class CallBudgets {
       budget.calls - (purpose === 'task' ? this.usersReserve(budget) : 0),
       this.windowOf(budget),
       this.networkReserve(hotkey, synapse, budget, purpose),
+      // A spot check's take waits for a user's or task's in progress, which counted the checked
+      // miner as one keeping its call: taken in between, the share would be one miner short.
+      this.isReserved(synapse),
     );
   }
 
@@ -174,11 +177,16 @@ export class CallBudgets {
     budget: CallBudget,
     purpose: CallPurpose,
   ): NetworkReserve | undefined {
+    if (purpose === 'check' || !this.isReserved(synapse)) return undefined;
     const share = this.config.network.indexSync.spotCheckReserve;
-    if (synapse !== CHECKED_SYNAPSE || purpose === 'check' || share === 0) return undefined;
     // Before the metagraph is known the taker alone is the network: its last call is kept.
     const askable = [...new Set([...this.checkedNetwork(), hotkey])];
     return { askable, keep: (size) => Math.ceil(size * share), budget: budget.calls };
+  }
+
+  /** True for the synapse whose calls leave the spot checks a share (none at a share of 0). */
+  private isReserved(synapse: SynapseName): boolean {
+    return synapse === CHECKED_SYNAPSE && this.config.network.indexSync.spotCheckReserve > 0;
   }
 
   /** The window a budget is counted over: as written, and the margin for late arrivals. */
