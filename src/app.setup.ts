@@ -34,6 +34,8 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
   app.set('etag', false);
   // Not set at all, rather than set by Express and removed by helmet on every response.
   app.disable('x-powered-by');
+  // req.ip is the client behind the trusted proxies (TRUST_PROXY), for the failed-login limit.
+  app.set('trust proxy', config.trustProxy);
   // Each chain is one layer of Express's router (middleware-chain.ts), in this order.
   app.use(
     middlewareChain(
