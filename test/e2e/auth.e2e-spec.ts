@@ -30,6 +30,20 @@ describe('Authentication', () => {
     expect(response.headers['www-authenticate']).toBe(CHALLENGE);
   });
 
+  it('says where the key goes when it came as a bearer token, with the challenge', async () => {
+    const { key } = await createKey(app);
+    for (const authorization of [`Bearer ${key}`, key]) {
+      const response = await app.http
+        .get('/api/v1/health')
+        .set('Authorization', authorization)
+        .expect(401);
+      expect(response.body).toMatchObject({
+        detail: 'Missing API key: send it in the X-API-Key header, not Authorization',
+      });
+      expect(response.headers['www-authenticate']).toBe(CHALLENGE);
+    }
+  });
+
   it('documents the challenge on every 401, and nowhere else', async () => {
     type Operation = { responses: Record<string, { headers?: object }> };
     const paths: Record<string, Record<string, Operation>> = (

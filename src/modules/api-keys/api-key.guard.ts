@@ -49,7 +49,10 @@ export class ApiKeyGuard implements CanActivate {
       if (accepted !== false) return accepted;
     }
     if (missing)
-      throw new AuthenticationRequiredException(ERROR_DETAILS.missingKey, challengeOf(access));
+      throw new AuthenticationRequiredException(
+        missingKeyDetail(request, access),
+        challengeOf(access),
+      );
 
     const authentication =
       presented.length <= MAX_KEY_LENGTH ? this.keys.authenticate(presented) : null;
@@ -98,6 +101,16 @@ export class ApiKeyGuard implements CanActivate {
     await this.failures.recordFailure(request.ip ?? 'unknown', presentedKey);
     throw new AuthenticationRequiredException(detail, challenge);
   }
+}
+
+/**
+ * A request without X-API-Key but with an Authorization header most likely sent its key as
+ * `Bearer <key>`: said so, but on /metrics, where a bearer token is the metrics token.
+ */
+function missingKeyDetail(request: Request, access: AccessLevel): string {
+  return access !== 'metrics' && request.headers.authorization
+    ? ERROR_DETAILS.keyInAuthorization
+    : ERROR_DETAILS.missingKey;
 }
 
 /** How a 401 on a route of this access level says to authenticate (`WWW-Authenticate`). */
