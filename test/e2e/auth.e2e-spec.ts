@@ -96,6 +96,24 @@ describe('Authentication', () => {
     expect(allowed.status).not.toBe(401);
   });
 
+  it('points the bare address to the documentation, without a key', async () => {
+    const pointer = await app.http
+      .get('/')
+      .expect(200)
+      .expect('Content-Type', /^application\/json/);
+    expect(pointer.body).toEqual({
+      name: 'Data Universe Validator API',
+      docs: '/docs',
+      openapi: '/openapi.json',
+    });
+    expect(pointer.headers['x-request-id']).toBeDefined();
+    await app.http.get(pointer.body.openapi).expect(200);
+    await app.http.get(pointer.body.docs).redirects(1).expect(200);
+    // The way to the document, not an operation of it (test/support/contract.ts).
+    const document = (await app.http.get('/openapi.json').expect(200)).body;
+    expect(Object.keys(document.paths)).not.toContain('/');
+  });
+
   it('serves the documentation without a key', async () => {
     await app.http.get('/openapi.json').expect(200);
     const docs = await app.http.get('/docs').redirects(1).expect(200);
