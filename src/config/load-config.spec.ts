@@ -40,6 +40,37 @@ describe(loadConfig.name, () => {
     });
   });
 
+  it('trusts no proxy by default, and reads TRUST_PROXY in the forms Express takes', () => {
+    expect(loadConfig({}).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '0' }).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(
+      loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8,2001:db8::1, 192.168.0.0/255.255.0.0' })
+        .trustProxy,
+    ).toEqual(['loopback', '10.0.0.0/8', '2001:db8::1', '192.168.0.0/255.255.0.0']);
+  });
+
+  it('refuses a TRUST_PROXY Express would not read, and true (anyone could fake their address)', () => {
+    const guide =
+      'give false, a hop count, or comma-separated addresses, CIDRs, loopback, linklocal or uniquelocal';
+    expect(problemsOf({ TRUST_PROXY: 'loopback, the-balancer' })).toEqual([
+      `TRUST_PROXY: invalid IP address: the-balancer: ${guide}`,
+    ]);
+    expect(problemsOf({ TRUST_PROXY: '10.0.0.0/33' })).toEqual([
+      `TRUST_PROXY: invalid range on address: 10.0.0.0/33: ${guide}`,
+    ]);
+    expect(problemsOf({ TRUST_PROXY: 'loopback,' })).toEqual([
+      'TRUST_PROXY: an empty entry in the list (two commas, or one at an end)',
+    ]);
+    expect(problemsOf({ TRUST_PROXY: '65' })).toEqual([
+      'TRUST_PROXY: 65 hops: give at most 64 (usually 1, the load balancer)',
+    ]);
+    expect(problemsOf({ TRUST_PROXY: 'true' })).toEqual([
+      expect.stringMatching(/^TRUST_PROXY: true would trust X-Forwarded-For from anyone/),
+    ]);
+  });
+
   it('reads the network votes settings, local by default, and refuses bad ones', () => {
     const defaults = loadConfig({});
     expect(defaults.gravity).toEqual({ repoUrl: undefined, branch: 'main', token: undefined });

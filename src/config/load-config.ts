@@ -11,6 +11,7 @@ import {
   parseAllowedNetworks,
   parseCallBudgets,
 } from './miner-network-settings';
+import { parseTrustProxy, TrustProxy } from './trust-proxy';
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -40,6 +41,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     parseAllowedNetworks(
       vars.MINER_ALLOWED_NETWORKS ?? (vars.NODE_ENV === 'production' ? 'public' : 'loopback'),
     ),
+  );
+  const trustProxy = parsed(problems, 'TRUST_PROXY', () =>
+    parseTrustProxy(vars.TRUST_PROXY ?? 'false'),
   );
   const validatorSharesHotkey = vars.VALIDATOR_SHARES_HOTKEY === 'true';
   const callBudgets = parsed(problems, 'MINER_CALL_BUDGETS', () =>
@@ -95,6 +99,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       headersTimeoutMs: vars.HTTP_HEADERS_TIMEOUT_MS,
       requestTimeoutMs: vars.HTTP_REQUEST_TIMEOUT_MS,
     },
+    trustProxy: trustProxy as TrustProxy,
     corsOrigins: vars.CORS_ORIGINS ? vars.CORS_ORIGINS.split(',').map((o) => o.trim()) : [],
     shutdownTimeoutMs: vars.SHUTDOWN_TIMEOUT_MS,
     rateLimits: {
