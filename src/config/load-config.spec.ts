@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig } from './load-config';
+import { ConfigError, configWarnings, loadConfig } from './load-config';
 
 function problemsOf(env: Record<string, string>): string[] {
   try {
@@ -175,6 +175,22 @@ describe(loadConfig.name, () => {
     );
   });
 
+  it('says a number that is not one is not, and nothing more', () => {
+    expect(problemsOf({ RATE_LIMIT_REGULAR: 'abc', CREDIBILITY_ALPHA: 'x' })).toEqual([
+      'RATE_LIMIT_REGULAR: RATE_LIMIT_REGULAR must be an integer number',
+      'CREDIBILITY_ALPHA: CREDIBILITY_ALPHA must be a number conforming to the specified constraints',
+    ]);
+  });
+
+  it('refuses the sample master key of .env.example in production, saying how to make one', () => {
+    expect(problemsOf({ ...PRODUCTION, MASTER_KEY: 'change-me-to-a-long-random-string' })).toEqual([
+      'MASTER_KEY: the sample value of .env.example is public, refused when NODE_ENV=production; generate one: openssl rand -hex 32',
+    ]);
+    expect(loadConfig({ MASTER_KEY: 'change-me-to-a-long-random-string' }).masterKey).toBe(
+      'change-me-to-a-long-random-string',
+    );
+  });
+
   it('reads numbers and lists from their string form', () => {
     const config = loadConfig({
       PORT: '8080',
@@ -341,6 +357,66 @@ describe(loadConfig.name, () => {
         NO_SOURCE_IN_PRODUCTION,
         'MINER_CALL_BUDGETS: "GetMinerIndex" must look like <Synapse>=<calls>/h (or /30m, /90s), or <Synapse>=none',
       ]);
+    });
+  });
+
+  describe("budgets above the miners' limits", () => {
+    const OVER = [
+      'GetContentsByBuckets=20/h,GetMinerIndex=5/h,GetDataEntityBucket=4/h',
+      'none',
+      'GetMinerIndex=1/30m',
+    ];
+
+    it.each(OVER)(
+      'refuses %s in production, naming MINER_CALL_BUDGETS and VALIDATOR_SHARES_HOTKEY',
+      (budgets) => {
+        const problems = problemsOf({
+          ...PRODUCTION,
+          MINER_CALL_BUDGETS: budgets,
+          ...(budgets === 'none' ? { INDEX_SYNC_INTERVAL: '60' } : {}),
+        });
+        expect(problems.length).toBeGreaterThan(0);
+        for (const problem of problems) {
+          expect(problem).toMatch(/^MINER_CALL_BUDGETS: /);
+          expect(problem).toContain('VALIDATOR_SHARES_HOTKEY=true');
+        }
+      },
+    );
+
+    it('takes the defaults and budgets within the limits in production', () => {
+      expect(problemsOf(PRODUCTION)).toEqual([]);
+      expect(
+        problemsOf({
+          ...PRODUCTION,
+          MINER_CALL_BUDGETS: 'GetMinerIndex=1/2h,GetContentsByBuckets=10/h',
+          INDEX_SYNC_INTERVAL: '7500',
+        }),
+      ).toEqual([]);
+      expect(
+        problemsOf({
+          ...PRODUCTION,
+          VALIDATOR_SHARES_HOTKEY: 'false',
+          MINER_CALL_BUDGETS: 'GetMinerIndex=1/30m',
+        }),
+      ).toEqual([]);
+    });
+
+    it('starts in development, tests and in front of a loopback devnet, with a warning', () => {
+      for (const env of [
+        { MINER_CALL_BUDGETS: 'GetMinerIndex=1/30m' },
+        { NODE_ENV: 'test', MINER_CALL_BUDGETS: 'GetMinerIndex=1/30m' },
+        {
+          ...PRODUCTION,
+          MINER_ALLOWED_NETWORKS: 'loopback',
+          MINER_CALL_BUDGETS: 'GetMinerIndex=1/30m',
+        },
+      ])
+        expect(configWarnings(loadConfig(env))).toEqual([
+          expect.stringMatching(
+            /^MINER_CALL_BUDGETS: GetMinerIndex=1\/30m can send a miner 2 calls/,
+          ),
+        ]);
+      expect(configWarnings(loadConfig({}))).toEqual([]);
     });
   });
 
