@@ -301,6 +301,20 @@ describe(`${NetworkService.name} on-demand modes`, () => {
     expect(stored.answer).toHaveBeenCalledTimes(1);
   });
 
+  it('auto: once miners answered 404, a round where no miner seen serving answered is answered from stored data', async () => {
+    const faults: Record<number, MinerFailureReason> = {};
+    const { service, stored, onDemandCalls } = setUp('auto', 3, 1, [], faults);
+    expect((await service.query(QUERY)).origin).toBe('live');
+    // Miner 1, the one seen serving, stops answering: its round has no 404 in it.
+    faults[1] = 'timeout';
+    onDemandCalls.length = 0;
+    const result = await service.query(QUERY);
+    expect(onDemandCalls).toEqual([1]);
+    expect(result.origin).toBe('stored');
+    expect(result.error).toBeUndefined();
+    expect(stored.answer).toHaveBeenCalledTimes(1);
+  });
+
   it('auto: while every serving miner has spent its OnDemandRequest budget, answers from stored data', async () => {
     const { service, stored, onDemandCalls } = setUp('auto', 2, 2, [1, 2]);
     const result = await service.query(QUERY);

@@ -191,9 +191,9 @@ export class NetworkService implements OnModuleInit {
    *   available miners seen answering OnDemandRequest in the last hour (SERVED_MEMORY_MS, per
    *   process) might: live with those alone, and with none, from stored data at once, rather
    *   than waiting out the timeouts of miners that are dead or never served it;
-   * - a live round in which no miner answered and at least one answered 404 is answered again
-   *   from stored data, whatever the other miners' failures (the real network always has
-   *   unreachable miners);
+   * - a live round in which no miner answered and at least one answered 404 (or, once some
+   *   have, one in which none of the miners seen serving answered) is answered again from stored
+   *   data, whatever the other miners' failures (the real network always has unreachable miners);
    * - while every miner that might serve it has spent this validator's OnDemandRequest budget
    *   for the hour, from stored data (it has budgets of its own);
    * - with no miner to ask at all (none registered, none reachable, and no 404 seen), the live
@@ -205,8 +205,11 @@ export class NetworkService implements OnModuleInit {
     const mode = this.config.network.onDemandMode;
     if (mode === 'stored') return this.queryStored(query, purpose);
     const available = this.availableMiners('OnDemandRequest');
-    const askable = mode === 'auto' ? this.mightServeOnDemand(available) : available;
-    if (askable === undefined) return this.queryStored(query, purpose);
+    const { askable, refusedSome } =
+      mode === 'auto'
+        ? this.mightServeOnDemand(available)
+        : { askable: available, refusedSome: false };
+    if (refusedSome && askable.length === 0) return this.queryStored(query, purpose);
     const withCallsLeft = await this.withBudgetLeft(askable, purpose);
     if (mode === 'auto' && askable.length > 0 && withCallsLeft.length === 0)
       return this.queryStored(query, purpose);
@@ -214,7 +217,7 @@ export class NetworkService implements OnModuleInit {
     if (
       mode === 'auto' &&
       live.minersResponded === 0 &&
-      (live.minersFailed.reasons.not_served ?? 0) > 0
+      (refusedSome || (live.minersFailed.reasons.not_served ?? 0) > 0)
     )
       return this.queryStored(query, purpose);
     return live;
@@ -222,20 +225,22 @@ export class NetworkService implements OnModuleInit {
 
   /**
    * The `available` miners that might serve OnDemandRequest: all of them while no miner in the
-   * metagraph is refusing it with 404; once some are, those seen answering it within
-   * SERVED_MEMORY_MS. Undefined when some refuse it and none of the available was seen
-   * answering: nothing to go live for.
+   * metagraph is refusing it with 404; once some are (`refusedSome`), those seen answering it
+   * within SERVED_MEMORY_MS (none: nothing to go live for).
    */
-  private mightServeOnDemand(available: ServingMiner[]): ServingMiner[] | undefined {
+  private mightServeOnDemand(available: ServingMiner[]): {
+    askable: ServingMiner[];
+    refusedSome: boolean;
+  } {
     const refusedSome = this.metagraph
       .minersServingData()
       .some((miner) => this.client.refusalOf(miner.hotkey, 'OnDemandRequest') === 'not_served');
-    if (!refusedSome) return available;
+    if (!refusedSome) return { askable: available, refusedSome };
     const since = this.clock.now().getTime() - SERVED_MEMORY_MS;
-    const seen = available.filter(
+    const askable = available.filter(
       (miner) => (this.servedOnDemandAt.get(miner.hotkey) ?? -Infinity) > since,
     );
-    return seen.length > 0 ? seen : undefined;
+    return { askable, refusedSome };
   }
 
   private async queryStored(
