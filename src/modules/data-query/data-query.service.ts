@@ -61,7 +61,8 @@ export class DataQueryService {
         processing_time_ms: elapsed(started),
         cache_hit: false,
         api_version: '1.0',
-        no_data_available: result.items.length === 0,
+        // "Nothing matched" only: the hosted API's clients read it so, and an error looked for nothing.
+        no_data_available: !result.error && result.items.length === 0,
         origin: result.origin,
         ...(result.stored ? { stored: storedMeta(result.stored) } : {}),
       },
