@@ -15,6 +15,7 @@ import { ConfigError, configWarnings, loadConfig } from './config/load-config';
 import { resolveMasterKey } from './config/master-key';
 import { EmbeddedDatabase, startEmbeddedPostgres } from './database/embedded-postgres';
 import { loadValidatorKey, ValidatorKey } from './network/bittensor/validator-key';
+import { nodeAddress } from './network/chain/subtensor-connection';
 
 /**
  * A network started beside the gateway in place of a metagraph source. The development entry
@@ -183,7 +184,8 @@ function printBanner(facts: BannerFacts, master: ReturnType<typeof resolveMaster
 
 function minersOrigin(config: AppConfig, simulated: SimulatedNetwork | undefined): string {
   if (simulated) return simulated.description;
-  if (config.network.subtensor) return `subnet ${config.netuid} read from SUBTENSOR_URL`;
+  if (config.network.subtensor)
+    return `subnet ${config.netuid} read from SUBTENSOR_URL (${nodeAddress(config.network.subtensor.url)}; the log names its chain)`;
   if (config.network.metagraphFile) return 'METAGRAPH_FILE';
   return config.network.devnetMiners > 0
     ? 'none (no metagraph source; `npm start` runs a simulated devnet beside the gateway)'
