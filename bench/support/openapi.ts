@@ -165,6 +165,18 @@ export function responseProblems(operation: Operation, answer: Answer): string[]
   return problems;
 }
 
+/** Served, but not API operations: answers here are not checked, for the reason given. */
+const OUTSIDE_THE_DOCUMENT: readonly { path: RegExp; why: string }[] = [
+  { path: /^\/openapi\.json$/, why: 'the document itself' },
+  { path: /^\/docs(\/.*)?$/, why: 'the Swagger UI page and its assets (HTML, JS, CSS)' },
+  { path: /^\/$/, why: 'the pointer to the two above, for whoever opens the bare address' },
+];
+
+/** True for a path the service serves outside the document (OUTSIDE_THE_DOCUMENT). */
+export function isOutsideTheDocument(pathname: string): boolean {
+  return OUTSIDE_THE_DOCUMENT.some(({ path }) => path.test(pathname));
+}
+
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 /** What the body reader answers for a body it cannot take: too large, encoding, bad JSON. */
 const BODY_STATUSES = new Set([413, 415, 422]);

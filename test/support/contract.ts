@@ -1,6 +1,7 @@
 import supertest from 'supertest';
 import {
   Answer,
+  isOutsideTheDocument,
   matchOperation,
   OpenApiDocument,
   Operation,
@@ -15,13 +16,6 @@ import {
  * against the OpenAPI document the app serves, so the document cannot drift from behaviour
  * (docs/decisions.md, "Validating every e2e answer").
  */
-
-/** Served, but not API operations: answers here are not checked, for the reason given. */
-const OUTSIDE_THE_DOCUMENT: readonly { path: RegExp; why: string }[] = [
-  { path: /^\/openapi\.json$/, why: 'the document itself' },
-  { path: /^\/docs(\/.*)?$/, why: 'the Swagger UI page and its assets (HTML, JS, CSS)' },
-  { path: /^\/$/, why: 'the pointer to the two above, for whoever opens the bare address' },
-];
 
 /** Why a test opted out, set by `outsideContract` on one request. */
 const OPT_OUT = Symbol('outsideContract');
@@ -53,7 +47,7 @@ export class ApiContract {
   /** Throws a ContractViolation naming the operation, the status and what does not match. */
   check(url: string, answer: Answer): void {
     const { pathname, search } = new URL(url);
-    if (OUTSIDE_THE_DOCUMENT.some(({ path }) => path.test(pathname))) return;
+    if (isOutsideTheDocument(pathname)) return;
     const operation = matchOperation(this.operations, answer.method, pathname);
     // A request no operation has (a deliberate probe) must answer as such: 404 (405 for a
     // known path), or a refusal that comes before routing.

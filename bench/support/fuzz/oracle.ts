@@ -1,5 +1,6 @@
 import {
   allowedMethods,
+  isOutsideTheDocument,
   matchOperation,
   Operation,
   responseProblems,
@@ -28,6 +29,7 @@ export function checkResponse(
   if (status >= 400 && hasBody) problems.push(...errorShapeProblems(body));
 
   const pathname = request.path.split('?')[0];
+  if (isOutsideTheDocument(pathname)) return problems;
   const operation = matchOperation(operations, request.method, pathname);
   const answer = { method: request.method, status, headers: response.headers, body };
   if (!operation)
