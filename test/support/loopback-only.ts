@@ -1,5 +1,13 @@
-import { Socket } from 'node:net';
-import { Destination, destinationOf, isLocal } from './connections';
+import dgram from 'node:dgram';
+import dns, { LookupAddress } from 'node:dns';
+import { isIP, LookupFunction, Socket } from 'node:net';
+import {
+  bareHost,
+  Destination,
+  destinationOf,
+  isLocalhostName,
+  isLoopbackAddress,
+} from './connections';
 
 /**
  * Set up around every spec of every tier (jest.config.js): tests talk to 127.0.0.1 and localhost
@@ -7,6 +15,15 @@ import { Destination, destinationOf, isLocal } from './connections';
  * other host is refused before it is dialled (the socket fails as an unreachable host would),
  * and the spec then fails, naming it, even where the code under test took the failure in its
  * stride (a miner call counted as failed, say).
+ *
+ * Refused, and recorded:
+ * - a TCP connection to an IP literal outside the loopback ranges (not decided on the host
+ *   string: `127.attacker.example` is a name);
+ * - a TCP connection to a name that resolves to any address outside them, whichever lookup
+ *   resolved it (the default or the caller's `lookup` option);
+ * - dns.lookup and dns.promises.lookup of any name but localhost (IP literals resolve to
+ *   themselves and are answered), so that no name is resolved through the machine's resolver;
+ * - a UDP datagram (dgram send or connect) to anywhere but loopback or localhost.
  * Node's modules are shared by the specs a worker runs, so the guard is installed once per
  * worker; each spec file checks only the refusals made while it ran.
  */
@@ -18,20 +35,142 @@ function where({ host, port }: Destination): string {
   return `${host ?? 'localhost'}:${port ?? '?'}`;
 }
 
+function refusal(what: string, code = 'ECONNREFUSED'): Error {
+  return Object.assign(new Error(`${what}: a test may connect to loopback only`), { code });
+}
+
+type LookupCallback = (
+  error: Error | null,
+  address: string | LookupAddress[],
+  family?: number,
+) => void;
+
+/** `lookup`, checked: an answer with any address outside loopback fails the connection. */
+function checkedLookup(
+  lookup: LookupFunction | undefined,
+  destination: Destination,
+  refused: string[],
+): LookupFunction {
+  type Resolve = (hostname: string, options: dns.LookupOptions, callback: LookupCallback) => void;
+  const checked: Resolve = (hostname, options, callback) => {
+    const resolve = lookup ?? dns.lookup;
+    resolve(hostname, options, (error, address, family) => {
+      if (error) return callback(error, address, family);
+      const addresses = Array.isArray(address) ? address.map((one) => one.address) : [address];
+      const outside = addresses.find((one) => !isLoopbackAddress(one));
+      if (outside === undefined && addresses.length > 0) return callback(null, address, family);
+      const what = `${where(destination)} (resolved to ${outside ?? 'nothing'})`;
+      refused.push(what);
+      callback(refusal(what, 'ENOTFOUND'), '', 4);
+    });
+  };
+  return checked;
+}
+
+type ConnectOptions = { host?: string; port?: number; lookup?: LookupFunction };
+
+/** `Socket.prototype.connect`'s arguments with `lookup` replaced in their options. */
+function withLookup(args: unknown[], replace: (lookup?: LookupFunction) => LookupFunction) {
+  const [first, ...rest] = args;
+  if (Array.isArray(first)) {
+    // net.createConnection's normalized form: the array (and its marker) is kept.
+    const options = first[0] as ConnectOptions;
+    first[0] = { ...options, lookup: replace(options.lookup) };
+    return args;
+  }
+  if (typeof first === 'object' && first !== null) {
+    const options = first as ConnectOptions;
+    return [{ ...options, lookup: replace(options.lookup) }, ...rest];
+  }
+  // connect(port[, host][, listener])
+  const host = typeof rest[0] === 'string' ? rest[0] : undefined;
+  const listener = rest.filter((arg) => typeof arg === 'function');
+  return [{ port: Number(first), host, lookup: replace() }, ...listener];
+}
+
+function guardConnections(refused: string[]): void {
+  const prototype = Socket.prototype as GuardedSocket;
+  const connect = prototype.connect;
+  prototype.connect = function loopbackOnly(this: Socket, ...args: unknown[]) {
+    const destination = destinationOf(args);
+    const apply = (actual: unknown[]) => connect.apply(this, actual as Parameters<typeof connect>);
+    if (destination.path !== undefined) return apply(args);
+    const host = bareHost(destination.host ?? 'localhost');
+    if (isIP(host) === 0)
+      // A name goes wherever its lookup says: the lookup's answer decides.
+      return apply(withLookup(args, (lookup) => checkedLookup(lookup, destination, refused)));
+    if (isLoopbackAddress(host)) return apply(args);
+    refused.push(where(destination));
+    const error = refusal(where(destination));
+    process.nextTick(() => this.destroy(error));
+    return this;
+  };
+}
+
+/** Names a test may resolve: localhost, and IP literals (which resolve to themselves). */
+function resolvable(hostname: unknown): boolean {
+  return typeof hostname === 'string' && (isLocalhostName(hostname) || isIP(hostname) !== 0);
+}
+
+function lookupRefusal(hostname: unknown, refused: string[]): Error {
+  const what = `${String(hostname)} (lookup)`;
+  refused.push(what);
+  return Object.assign(refusal(what, 'ENOTFOUND'), { hostname });
+}
+
+function guardLookups(refused: string[]): void {
+  const lookup = dns.lookup;
+  dns.lookup = function loopbackLookup(hostname: string, ...rest: unknown[]) {
+    if (resolvable(hostname)) return (lookup as (...args: unknown[]) => void)(hostname, ...rest);
+    const callback = rest.find((arg) => typeof arg === 'function') as (error: Error) => void;
+    const error = lookupRefusal(hostname, refused);
+    process.nextTick(() => callback(error));
+  } as typeof dns.lookup;
+  // util.promisify(dns.lookup) resolves to { address, family } through these.
+  for (const symbol of Object.getOwnPropertySymbols(lookup))
+    Object.defineProperty(dns.lookup, symbol, Object.getOwnPropertyDescriptor(lookup, symbol)!);
+  const promises = dns.promises;
+  const promisedLookup = promises.lookup;
+  promises.lookup = async function loopbackLookup(hostname: string, ...rest: unknown[]) {
+    if (resolvable(hostname))
+      return (promisedLookup as (...args: unknown[]) => Promise<unknown>)(hostname, ...rest);
+    throw lookupRefusal(hostname, refused);
+  } as typeof promises.lookup;
+}
+
+/** Where a dgram send or connect goes: its first non-numeric string after the message. */
+function datagramAddress(args: unknown[], from: number): string | undefined {
+  return args
+    .slice(from)
+    .find((arg): arg is string => typeof arg === 'string' && Number.isNaN(Number(arg)));
+}
+
+function guardDatagrams(refused: string[]): void {
+  const prototype = dgram.Socket.prototype;
+  const guard = <F extends (...args: never[]) => unknown>(original: F, from: number): F =>
+    function loopbackDatagram(this: dgram.Socket, ...args: unknown[]) {
+      const address = datagramAddress(args, from);
+      const local = address === undefined || isLoopbackAddress(address) || isLocalhostName(address);
+      if (local) return (original as unknown as (...a: unknown[]) => unknown).apply(this, args);
+      const what = `udp ${address}`;
+      refused.push(what);
+      const error = refusal(what);
+      const callback = args.find((arg) => typeof arg === 'function') as
+        ((error: Error) => void) | undefined;
+      process.nextTick(() => (callback ? callback(error) : this.emit('error', error)));
+    } as unknown as F;
+  prototype.send = guard(prototype.send, 1);
+  prototype.connect = guard(prototype.connect, 0);
+}
+
 function install(): string[] {
   const prototype = Socket.prototype as GuardedSocket;
   const installed = prototype[GUARD];
   if (installed) return installed;
   const refused: string[] = [];
-  const connect = prototype.connect;
-  prototype.connect = function loopbackOnly(this: Socket, ...args: unknown[]) {
-    const destination = destinationOf(args);
-    if (isLocal(destination)) return connect.apply(this, args as Parameters<typeof connect>);
-    refused.push(where(destination));
-    const error = new Error(`${where(destination)}: a test may connect to loopback only`);
-    process.nextTick(() => this.destroy(error));
-    return this;
-  };
+  guardConnections(refused);
+  guardLookups(refused);
+  guardDatagrams(refused);
   prototype[GUARD] = refused;
   return refused;
 }
