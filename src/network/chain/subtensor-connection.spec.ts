@@ -40,7 +40,9 @@ describe(SubtensorConnection.name, () => {
     afterAll(() => replay.stop());
 
     it('gives up on a node that stops answering, and reconnects on the next use', async () => {
-      const connection = new SubtensorConnection(replay.url, 1000);
+      // Connecting (metadata decoded included) is given all the time a loaded machine needs;
+      // the read of a silent node is what is bounded at 1000 ms.
+      const connection = new SubtensorConnection(replay.url, 1000, 60_000);
       try {
         const header = (api: Parameters<Parameters<typeof connection.use>[0]>[0]) =>
           api.rpc.chain.getHeader().then((value) => value.number.toNumber());
@@ -57,6 +59,6 @@ describe(SubtensorConnection.name, () => {
         replay.mode = 'answer';
         await connection.close();
       }
-    });
+    }, 120_000);
   });
 });

@@ -32,7 +32,8 @@ const RECONNECT_BACKOFF = new ExponentialBackoff({ initialDelay: 1000, maxDelay:
  * One websocket connection to a subtensor node through @polkadot/api, opened on first use. A
  * node that drops the connection, refuses it or stops answering is let go; the next use
  * reconnects, but not before a backoff that grows with each failed attempt. Every use is
- * bounded by `timeoutMs`, connecting included, so a stuck node never holds a caller.
+ * bounded by `timeoutMs`, connecting included (connecting by `connectTimeoutMs`, the same
+ * unless given), so a stuck node never holds a caller.
  */
 export class SubtensorConnection {
   private api: ApiPromise | undefined;
@@ -45,6 +46,7 @@ export class SubtensorConnection {
   constructor(
     readonly url: string,
     private readonly timeoutMs: number,
+    private readonly connectTimeoutMs = timeoutMs,
   ) {}
 
   /**
@@ -108,7 +110,7 @@ export class SubtensorConnection {
     // No result cache: each read is of a new block, and answers are hundreds of kilobytes.
     const { ApiPromise, WsProvider } =
       loadWhenUsed<typeof import('@polkadot/api')>('@polkadot/api');
-    const provider = new WsProvider(this.url, 0, undefined, this.timeoutMs, 0);
+    const provider = new WsProvider(this.url, 0, undefined, this.connectTimeoutMs, 0);
     try {
       await provider.connect();
       const api = await withTimeout(
@@ -118,7 +120,7 @@ export class SubtensorConnection {
           throwOnConnect: true,
           signedExtensions: SUBTENSOR_EXTENSIONS,
         }),
-        this.timeoutMs,
+        this.connectTimeoutMs,
         'could not connect',
       );
       provider.on('disconnected', () => void this.drop(api));
