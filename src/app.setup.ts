@@ -15,6 +15,7 @@ import { REQUEST_LINE_LOGGER, ROOT_LOGGER } from './common/logging/logging.modul
 import { requestLogging } from './common/logging/request-logging';
 import { httpMetricsMiddleware } from './common/metrics/http-metrics.middleware';
 import { MetricsService } from './common/metrics/metrics.service';
+import { DOCS_PATH, OPENAPI_JSON_PATH, serveDocsPointer } from './common/openapi/docs-pointer';
 import { buildOpenApiDocument } from './common/openapi/openapi-document';
 import { refuseMisplacedSecrets } from './common/security/refuse-misplaced-secrets';
 import { attachSecretScanner, secretScannerFor } from './common/security/secrets';
@@ -34,6 +35,8 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
   app.set('etag', false);
   // Not set at all, rather than set by Express and removed by helmet on every response.
   app.disable('x-powered-by');
+  // req.ip is the client behind the trusted proxies (TRUST_PROXY), for the failed-login limit.
+  app.set('trust proxy', config.trustProxy);
   // Each chain is one layer of Express's router (middleware-chain.ts), in this order.
   app.use(
     middlewareChain(
@@ -56,6 +59,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
   );
   app.useGlobalPipes(new RequestValidationPipe());
   const document = setupSwagger(app);
+  serveDocsPointer(app);
   app.useGlobalFilters(new AllExceptionsFilter(allowedMethodsOf(document)));
 }
 
@@ -63,8 +67,8 @@ const EXPOSED_HEADERS = [...RATE_LIMIT_HEADER_NAMES, 'X-Request-Id', 'X-Total-Co
 
 function setupSwagger(app: INestApplication): OpenAPIObject {
   const document = buildOpenApiDocument(app);
-  SwaggerModule.setup('docs', app, document, {
-    jsonDocumentUrl: 'openapi.json',
+  SwaggerModule.setup(DOCS_PATH, app, document, {
+    jsonDocumentUrl: OPENAPI_JSON_PATH,
     raw: ['json'],
     customSiteTitle: 'Data Universe Validator API',
     swaggerOptions: { persistAuthorization: true },

@@ -4,11 +4,18 @@ import { Logger } from 'nestjs-pino';
 import { createApp } from './bootstrap';
 import { formatClockSimulation } from './common/clock/clock-simulation';
 import { installGracefulShutdown } from './common/lifecycle/graceful-shutdown';
+import {
+  databaseFailure,
+  listenFailure,
+  StartupError,
+  withoutPassword,
+} from './common/lifecycle/startup-failure';
 import { AppConfig } from './config/app-config';
-import { ConfigError, loadConfig } from './config/load-config';
+import { ConfigError, configWarnings, loadConfig } from './config/load-config';
 import { resolveMasterKey } from './config/master-key';
 import { EmbeddedDatabase, startEmbeddedPostgres } from './database/embedded-postgres';
 import { loadValidatorKey, ValidatorKey } from './network/bittensor/validator-key';
+import { nodeAddress } from './network/chain/subtensor-connection';
 
 /**
  * A network started beside the gateway in place of a metagraph source. The development entry
@@ -34,11 +41,12 @@ export type SimulatedNetworkStarter = (
 /**
  * The process entry of the gateway, shared by both entry points: reads the environment, starts
  * the embedded Postgres when no DATABASE_URL is set, then the app, and prints the banner. Any
- * start-up failure is printed and exits with 1.
+ * start-up failure is printed and exits with 1: a known one (the configuration, the database,
+ * the port) as one line naming its setting, any other with its stack.
  */
 export function runGateway(simulate?: SimulatedNetworkStarter): void {
   startGateway(simulate).catch((error: unknown) => {
-    if (error instanceof ConfigError) {
+    if (error instanceof ConfigError || error instanceof StartupError) {
       process.stderr.write(`${error.message}\n`);
     } else {
       process.stderr.write(
@@ -77,46 +85,96 @@ async function startGateway(simulate: SimulatedNetworkStarter | undefined): Prom
     repos = { hfResultsPath: repos.hfResultsPath ?? simulated.repoNamesFile };
   }
 
-  const app = await createApp({
-    ...config,
-    network,
-    repos,
-    databaseUrl,
-    masterKey: master.key,
-    validatorKeypair: validator.keypair,
-  });
-  await app.listen(config.port, config.host);
+  const stopStarted = async () => {
+    await simulated?.stop();
+    await embedded?.stop();
+  };
+  let app: Awaited<ReturnType<typeof createApp>>;
+  try {
+    app = await createApp({
+      ...config,
+      network,
+      repos,
+      databaseUrl,
+      masterKey: master.key,
+      validatorKeypair: validator.keypair,
+    });
+  } catch (error) {
+    await stopStarted();
+    throw databaseFailure(
+      error,
+      config.databaseUrl
+        ? `DATABASE_URL=${withoutPassword(config.databaseUrl)}`
+        : `the embedded Postgres (EMBEDDED_POSTGRES_PORT=${config.embeddedPostgresPort})`,
+    );
+  }
+  try {
+    await app.listen(config.port, config.host);
+  } catch (error) {
+    await app.close();
+    await stopStarted();
+    throw listenFailure(error, config.host, config.port);
+  }
+  const logger = app.get(Logger);
   installGracefulShutdown(app, {
     timeoutMs: config.shutdownTimeoutMs,
-    logger: app.get(Logger),
-    afterClose: async () => {
-      await simulated?.stop();
-      await embedded?.stop();
-    },
+    logger,
+    afterClose: stopStarted,
   });
-  printBanner(config, embedded !== undefined, master, validator, simulated);
+  for (const warning of configWarnings(config)) logger.warn(warning, 'Config');
+  const facts = bannerFacts(config, embedded !== undefined, validator, simulated);
+  // Production logs one JSON object per line on stdout: the banner is one of them.
+  if (config.nodeEnv === 'production') logger.log(facts, 'Gateway');
+  else printBanner(facts, master);
 }
 
-function printBanner(
+/** What the start banner says, as the fields of production's JSON line. */
+interface BannerFacts {
+  msg: string;
+  url: string;
+  docs: string;
+  openapi: string;
+  database: string;
+  miners: string;
+  validator: string;
+  validatorOrigin: string;
+  clockSimulation?: string;
+}
+
+function bannerFacts(
   config: AppConfig,
   embedded: boolean,
-  master: ReturnType<typeof resolveMasterKey>,
   validator: ValidatorKey,
   simulated: SimulatedNetwork | undefined,
-): void {
+): BannerFacts {
   const base = `http://localhost:${config.port}`;
+  return {
+    msg: `Validator gateway listening on ${base}`,
+    url: base,
+    docs: `${base}/docs`,
+    openapi: `${base}/openapi.json`,
+    database: embedded ? 'embedded Postgres under the data directory' : 'DATABASE_URL',
+    miners: minersOrigin(config, simulated),
+    validator: validator.keypair.address,
+    validatorOrigin: `${validator.created ? 'generated: ' : ''}${validator.origin}`,
+    ...(config.clockSimulation
+      ? { clockSimulation: formatClockSimulation(config.clockSimulation) }
+      : {}),
+  };
+}
+
+/** The human banner of development and tests, on stdout. */
+function printBanner(facts: BannerFacts, master: ReturnType<typeof resolveMasterKey>): void {
   const lines = [
     '',
-    `  Validator gateway listening on ${base}`,
-    `  Swagger UI:   ${base}/docs   (OpenAPI: ${base}/openapi.json)`,
-    `  Database:     ${embedded ? 'embedded Postgres under the data directory' : 'DATABASE_URL'}`,
-    `  Miners:       ${minersOrigin(config, simulated)}`,
-    `  Validator:    ${validator.keypair.address}   (${validator.created ? 'generated: ' : ''}${validator.origin})`,
+    `  ${facts.msg}`,
+    `  Swagger UI:   ${facts.docs}   (OpenAPI: ${facts.openapi})`,
+    `  Database:     ${facts.database}`,
+    `  Miners:       ${facts.miners}`,
+    `  Validator:    ${facts.validator}   (${facts.validatorOrigin})`,
   ];
-  if (config.clockSimulation)
-    lines.push(
-      `  Clock:        SIMULATED (CLOCK_SIMULATION=${formatClockSimulation(config.clockSimulation)}, tests only)`,
-    );
+  if (facts.clockSimulation)
+    lines.push(`  Clock:        SIMULATED (CLOCK_SIMULATION=${facts.clockSimulation}, tests only)`);
   // The generated development key is shown once, on the stdout of the start that created it.
   if (master.created)
     lines.push(`  Master key:   ${master.key}   (generated, saved to ${master.file})`);
@@ -126,7 +184,8 @@ function printBanner(
 
 function minersOrigin(config: AppConfig, simulated: SimulatedNetwork | undefined): string {
   if (simulated) return simulated.description;
-  if (config.network.subtensor) return `subnet ${config.netuid} read from SUBTENSOR_URL`;
+  if (config.network.subtensor)
+    return `subnet ${config.netuid} read from SUBTENSOR_URL (${nodeAddress(config.network.subtensor.url)}; the log names its chain)`;
   if (config.network.metagraphFile) return 'METAGRAPH_FILE';
   return config.network.devnetMiners > 0
     ? 'none (no metagraph source; `npm start` runs a simulated devnet beside the gateway)'

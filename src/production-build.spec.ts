@@ -1,4 +1,7 @@
-import { dirname, relative, resolve } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
 import ts from 'typescript';
 
 const ROOT = resolve(__dirname, '..');
@@ -64,5 +67,38 @@ describe('The production build (tsconfig.build.json)', () => {
     expect([...importedBy('src/devnet/start-with-devnet.ts')]).toEqual(
       expect.arrayContaining(['src/gateway.ts', 'src/devnet/devnet.ts']),
     );
+  });
+});
+
+describe('npm run start:prod', () => {
+  /** What NODE_ENV `npm run start:prod` gives the entry point, run from a copy of package.json. */
+  function nodeEnvOfStartProd(nodeEnv: string | undefined): string {
+    const directory = mkdtempSync(join(tmpdir(), 'start-prod-'));
+    try {
+      copyFileSync(resolve(ROOT, 'package.json'), join(directory, 'package.json'));
+      mkdirSync(join(directory, 'dist', 'src'), { recursive: true });
+      writeFileSync(
+        join(directory, 'dist', 'src', 'main.js'),
+        'process.stdout.write(`NODE_ENV=${process.env.NODE_ENV}\\n`);',
+      );
+      const env: NodeJS.ProcessEnv = { ...process.env };
+      delete env.NODE_ENV;
+      if (nodeEnv !== undefined) env.NODE_ENV = nodeEnv;
+      const output = execFileSync('npm', ['run', '--silent', 'start:prod'], {
+        cwd: directory,
+        env,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
+      return /NODE_ENV=(.*)/.exec(output)?.[1] ?? output;
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
+  }
+
+  it('runs the entry point in production unless NODE_ENV says otherwise', () => {
+    expect(nodeEnvOfStartProd(undefined)).toBe('production');
+    expect(nodeEnvOfStartProd('')).toBe('production');
+    expect(nodeEnvOfStartProd('development')).toBe('development');
   });
 });

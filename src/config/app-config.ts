@@ -1,6 +1,7 @@
 import type { DestinationStream } from 'pino';
 import type { ClockSimulation } from '../common/clock/clock-simulation';
 import { AllowedNetworks, CallBudgets } from './miner-network-settings';
+import type { TrustProxy } from './trust-proxy';
 
 /** The typed configuration the rest of the code reads; only `load-config.ts` reads `process.env`. */
 export interface AppConfig {
@@ -30,6 +31,11 @@ export interface AppConfig {
   gravity: GravityConfig;
   publication: PublicationConfig;
   corsOrigins: string[];
+  /**
+   * The proxies whose X-Forwarded-For is believed (Express's `trust proxy`, set by app.setup.ts):
+   * `req.ip`, which failed logins are counted by, is the client behind them. `false`: the peer.
+   */
+  trustProxy: TrustProxy;
   /** Bound on draining in-flight requests at SIGTERM before connections are cut. */
   shutdownTimeoutMs: number;
   rateLimits: RateLimitConfig;

@@ -109,6 +109,11 @@ export class EnvironmentVariables {
   @IsString()
   CORS_ORIGINS?: string;
 
+  /** The proxies in front (Express's `trust proxy`): req.ip is then read from X-Forwarded-For. */
+  @IsOptional()
+  @IsString()
+  TRUST_PROXY?: string;
+
   /** On SIGTERM, how long in-flight requests may run before their connections are cut. */
   @toInt()
   @IsInt()

@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig } from './load-config';
+import { ConfigError, configWarnings, loadConfig } from './load-config';
 
 function problemsOf(env: Record<string, string>): string[] {
   try {
@@ -38,6 +38,37 @@ describe(loadConfig.name, () => {
       validatorPerWindow: 1000,
       windowSeconds: 3600,
     });
+  });
+
+  it('trusts no proxy by default, and reads TRUST_PROXY in the forms Express takes', () => {
+    expect(loadConfig({}).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '0' }).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(
+      loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8,2001:db8::1, 192.168.0.0/255.255.0.0' })
+        .trustProxy,
+    ).toEqual(['loopback', '10.0.0.0/8', '2001:db8::1', '192.168.0.0/255.255.0.0']);
+  });
+
+  it('refuses a TRUST_PROXY Express would not read, and true (anyone could fake their address)', () => {
+    const guide =
+      'give false, a hop count, or comma-separated addresses, CIDRs, loopback, linklocal or uniquelocal';
+    expect(problemsOf({ TRUST_PROXY: 'loopback, the-balancer' })).toEqual([
+      `TRUST_PROXY: invalid IP address: the-balancer: ${guide}`,
+    ]);
+    expect(problemsOf({ TRUST_PROXY: '10.0.0.0/33' })).toEqual([
+      `TRUST_PROXY: invalid range on address: 10.0.0.0/33: ${guide}`,
+    ]);
+    expect(problemsOf({ TRUST_PROXY: 'loopback,' })).toEqual([
+      'TRUST_PROXY: an empty entry in the list (two commas, or one at an end)',
+    ]);
+    expect(problemsOf({ TRUST_PROXY: '65' })).toEqual([
+      'TRUST_PROXY: 65 hops: give at most 64 (usually 1, the load balancer)',
+    ]);
+    expect(problemsOf({ TRUST_PROXY: 'true' })).toEqual([
+      expect.stringMatching(/^TRUST_PROXY: true would trust X-Forwarded-For from anyone/),
+    ]);
   });
 
   it('reads the network votes settings, local by default, and refuses bad ones', () => {
@@ -141,6 +172,22 @@ describe(loadConfig.name, () => {
         expect.stringMatching(/^RATE_LIMIT_REGULAR: /),
         'MASTER_KEY: must be at least 16 characters (use a long random value)',
       ]),
+    );
+  });
+
+  it('says a number that is not one is not, and nothing more', () => {
+    expect(problemsOf({ RATE_LIMIT_REGULAR: 'abc', CREDIBILITY_ALPHA: 'x' })).toEqual([
+      'RATE_LIMIT_REGULAR: RATE_LIMIT_REGULAR must be an integer number',
+      'CREDIBILITY_ALPHA: CREDIBILITY_ALPHA must be a number conforming to the specified constraints',
+    ]);
+  });
+
+  it('refuses the sample master key of .env.example in production, saying how to make one', () => {
+    expect(problemsOf({ ...PRODUCTION, MASTER_KEY: 'change-me-to-a-long-random-string' })).toEqual([
+      'MASTER_KEY: the sample value of .env.example is public, refused when NODE_ENV=production; generate one: openssl rand -hex 32',
+    ]);
+    expect(loadConfig({ MASTER_KEY: 'change-me-to-a-long-random-string' }).masterKey).toBe(
+      'change-me-to-a-long-random-string',
     );
   });
 
@@ -310,6 +357,66 @@ describe(loadConfig.name, () => {
         NO_SOURCE_IN_PRODUCTION,
         'MINER_CALL_BUDGETS: "GetMinerIndex" must look like <Synapse>=<calls>/h (or /30m, /90s), or <Synapse>=none',
       ]);
+    });
+  });
+
+  describe("budgets above the miners' limits", () => {
+    const OVER = [
+      'GetContentsByBuckets=20/h,GetMinerIndex=5/h,GetDataEntityBucket=4/h',
+      'none',
+      'GetMinerIndex=1/30m',
+    ];
+
+    it.each(OVER)(
+      'refuses %s in production, naming MINER_CALL_BUDGETS and VALIDATOR_SHARES_HOTKEY',
+      (budgets) => {
+        const problems = problemsOf({
+          ...PRODUCTION,
+          MINER_CALL_BUDGETS: budgets,
+          ...(budgets === 'none' ? { INDEX_SYNC_INTERVAL: '60' } : {}),
+        });
+        expect(problems.length).toBeGreaterThan(0);
+        for (const problem of problems) {
+          expect(problem).toMatch(/^MINER_CALL_BUDGETS: /);
+          expect(problem).toContain('VALIDATOR_SHARES_HOTKEY=true');
+        }
+      },
+    );
+
+    it('takes the defaults and budgets within the limits in production', () => {
+      expect(problemsOf(PRODUCTION)).toEqual([]);
+      expect(
+        problemsOf({
+          ...PRODUCTION,
+          MINER_CALL_BUDGETS: 'GetMinerIndex=1/2h,GetContentsByBuckets=10/h',
+          INDEX_SYNC_INTERVAL: '7500',
+        }),
+      ).toEqual([]);
+      expect(
+        problemsOf({
+          ...PRODUCTION,
+          VALIDATOR_SHARES_HOTKEY: 'false',
+          MINER_CALL_BUDGETS: 'GetMinerIndex=1/30m',
+        }),
+      ).toEqual([]);
+    });
+
+    it('starts in development, tests and in front of a loopback devnet, with a warning', () => {
+      for (const env of [
+        { MINER_CALL_BUDGETS: 'GetMinerIndex=1/30m' },
+        { NODE_ENV: 'test', MINER_CALL_BUDGETS: 'GetMinerIndex=1/30m' },
+        {
+          ...PRODUCTION,
+          MINER_ALLOWED_NETWORKS: 'loopback',
+          MINER_CALL_BUDGETS: 'GetMinerIndex=1/30m',
+        },
+      ])
+        expect(configWarnings(loadConfig(env))).toEqual([
+          expect.stringMatching(
+            /^MINER_CALL_BUDGETS: GetMinerIndex=1\/30m can send a miner 2 calls/,
+          ),
+        ]);
+      expect(configWarnings(loadConfig({}))).toEqual([]);
     });
   });
 

@@ -3,6 +3,7 @@ import { validateSync } from 'class-validator';
 import { ClockSimulation, parseClockSimulation } from '../common/clock/clock-simulation';
 import { AppConfig, OnDemandMode } from './app-config';
 import { EnvironmentVariables } from './environment-variables';
+import { callBudgetExcesses, loopbackOnly } from './miner-call-limits';
 import {
   AllowedNetworks,
   CallBudgets,
@@ -11,6 +12,7 @@ import {
   parseAllowedNetworks,
   parseCallBudgets,
 } from './miner-network-settings';
+import { parseTrustProxy, TrustProxy } from './trust-proxy';
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -29,10 +31,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   );
   const vars = plainToInstance(EnvironmentVariables, raw, { excludeExtraneousValues: false });
   const problems = validateSync(vars, { skipMissingProperties: false }).flatMap((error) =>
-    Object.values(error.constraints ?? {}).map((message) => `${error.property}: ${message}`),
+    typeFirst(error.constraints ?? {}).map((message) => `${error.property}: ${message}`),
   );
   if (vars.NODE_ENV === 'production') {
     if (!vars.MASTER_KEY) problems.push('MASTER_KEY: required when NODE_ENV=production');
+    else if (SAMPLE_MASTER_KEYS.includes(vars.MASTER_KEY))
+      problems.push(
+        `MASTER_KEY: the sample value of .env.example is public, refused when NODE_ENV=production; generate one: ${MASTER_KEY_COMMAND}`,
+      );
     if (!vars.DATABASE_URL) problems.push('DATABASE_URL: required when NODE_ENV=production');
   }
   problems.push(...metagraphSourceProblems(vars));
@@ -41,11 +47,29 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       vars.MINER_ALLOWED_NETWORKS ?? (vars.NODE_ENV === 'production' ? 'public' : 'loopback'),
     ),
   );
+  const trustProxy = parsed(problems, 'TRUST_PROXY', () =>
+    parseTrustProxy(vars.TRUST_PROXY ?? 'false'),
+  );
   const validatorSharesHotkey = vars.VALIDATOR_SHARES_HOTKEY === 'true';
   const callBudgets = parsed(problems, 'MINER_CALL_BUDGETS', () =>
     parseCallBudgets(vars.MINER_CALL_BUDGETS ?? '', defaultCallBudgets(validatorSharesHotkey)),
   );
   if (callBudgets) problems.push(...indexSyncProblems(vars, callBudgets));
+  // Production in front of the subnet's miners: a budget above their limits is refused. In
+  // development and tests, or in front of a devnet on loopback only, configWarnings says it.
+  if (
+    callBudgets &&
+    allowedNetworks &&
+    vars.NODE_ENV === 'production' &&
+    !loopbackOnly(allowedNetworks)
+  )
+    problems.push(
+      ...callBudgetExcesses(
+        callBudgets,
+        validatorSharesHotkey,
+        vars.MINER_CALL_BUDGET_MARGIN_SECONDS * 1000,
+      ),
+    );
   const clockSimulation = vars.CLOCK_SIMULATION
     ? clockSimulationOf(problems, vars.NODE_ENV, vars.CLOCK_SIMULATION)
     : undefined;
@@ -95,6 +119,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       headersTimeoutMs: vars.HTTP_HEADERS_TIMEOUT_MS,
       requestTimeoutMs: vars.HTTP_REQUEST_TIMEOUT_MS,
     },
+    trustProxy: trustProxy as TrustProxy,
     corsOrigins: vars.CORS_ORIGINS ? vars.CORS_ORIGINS.split(',').map((o) => o.trim()) : [],
     shutdownTimeoutMs: vars.SHUTDOWN_TIMEOUT_MS,
     rateLimits: {
@@ -167,6 +192,32 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
 }
 
 const WALLET_VARIABLES = ['BT_WALLET_PATH', 'BT_WALLET_NAME', 'BT_WALLET_HOTKEY'];
+
+/** A command that makes a master key (README, .env.example and the refusal say it). */
+export const MASTER_KEY_COMMAND = 'openssl rand -hex 32';
+
+/** Master keys published as examples (.env.example until it left the value empty): known to all. */
+const SAMPLE_MASTER_KEYS = ['change-me-to-a-long-random-string'];
+
+/**
+ * What a loaded configuration allows but should not, said as a warning at start: budgets above
+ * the miners' limits (refused in production in front of the subnet's miners, loadConfig).
+ */
+export function configWarnings(config: AppConfig): string[] {
+  const { callBudgets, validatorSharesHotkey, callBudgetMarginMs } = config.network;
+  return callBudgetExcesses(callBudgets, validatorSharesHotkey, callBudgetMarginMs);
+}
+
+/**
+ * A variable's failed constraints, the type's alone when it is not even of its type: `abc` is
+ * not an integer, and "must not be less than 1" beside that would mislead.
+ */
+function typeFirst(constraints: Record<string, string>): string[] {
+  const typeChecks = ['isInt', 'isNumber'].filter((name) => name in constraints);
+  return (typeChecks.length > 0 ? typeChecks : Object.keys(constraints)).map(
+    (name) => constraints[name],
+  );
+}
 
 /**
  * One metagraph source at most; in production one is required, so that no deployment serves

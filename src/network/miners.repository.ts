@@ -126,6 +126,7 @@ export class MinersRepository {
       ).map((row) => row.uid);
       const indexesDropped = await this.index.dropIndexes(manager, [...changed, ...gone]);
       if (changed.length > 0) await this.startOver(manager, changed);
+      await this.releaseMovedHotkeys(manager, uids, neurons, changed);
       if (neurons.length > 0) {
         await manager.query(
           `INSERT INTO miners (uid, hotkey, coldkey, axon_url, stake, incentive, validator_permit, state, last_seen_at, updated_at)
@@ -168,6 +169,31 @@ export class MinersRepository {
         );
       return { hotkeyChanged: changed, indexesDropped };
     });
+  }
+
+  /**
+   * Frees the hotkeys the upsert below gives to other uids (miners_hotkey_idx is unique, and
+   * checked row by row): a hotkey re-registered at a new uid while a row still held it failed
+   * the sync, and every later one. A uid gone from the metagraph whose hotkey is now at another
+   * uid is deleted (the hotkey is listed there; only deregistered rows are lost); a uid whose
+   * hotkey changed holds a placeholder until the upsert writes its new one, so hotkeys that
+   * swap uids never meet. Both lost their index above.
+   */
+  private async releaseMovedHotkeys(
+    manager: EntityManager,
+    uids: readonly number[],
+    neurons: readonly MetagraphNeuron[],
+    changed: readonly number[],
+  ): Promise<void> {
+    await manager.query(
+      'DELETE FROM miners WHERE NOT (uid = ANY($1::int[])) AND hotkey = ANY($2::varchar[])',
+      [uids, neurons.map((n) => n.hotkey)],
+    );
+    // '#' is outside SS58's alphabet, so no hotkey is ever spelled like a placeholder.
+    if (changed.length > 0)
+      await manager.query(`UPDATE miners SET hotkey = '#' || uid WHERE uid = ANY($1::int[])`, [
+        changed,
+      ]);
   }
 
   /**

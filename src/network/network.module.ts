@@ -16,6 +16,7 @@ import { MinerEntity } from './miner.entity';
 import { IndexSyncService } from './index-sync.service';
 import { MinerIndexModule } from './index/miner-index.module';
 import { MinersRepository } from './miners.repository';
+import { NetworkMetrics } from './network-metrics';
 import { NetworkService } from './network.service';
 import { ItemStore } from './stored/item-store';
 import { ItemStoreRepository } from './stored/item-store.repository';
@@ -33,6 +34,7 @@ import { MinerClient } from './transport/miner-client';
   imports: [JobsModule, MinerIndexModule, TypeOrmModule.forFeature([MinerEntity])],
   providers: [
     NetworkService,
+    NetworkMetrics,
     IndexSyncService,
     MetagraphService,
     MinerClient,

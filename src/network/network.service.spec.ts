@@ -1,3 +1,4 @@
+import { Clock } from '../common/clock/clock';
 import { MetricsService } from '../common/metrics/metrics.service';
 import { SynapseName } from '../common/synapse-names';
 import { AppConfig, OnDemandMode } from '../config/app-config';
@@ -6,16 +7,27 @@ import { CredibilityRecorder } from './credibility-recorder';
 import { MetagraphService } from './metagraph/metagraph.service';
 import { ServingMiner } from './miner.entity';
 import { MinersRepository } from './miners.repository';
-import { NetworkService, PARTIAL_AND_EMPTY } from './network.service';
+import {
+  indexNotLoaded,
+  NetworkService,
+  PARTIAL_AND_EMPTY,
+  SERVED_MEMORY_MS,
+} from './network.service';
 import { DataItem, NetworkQuery } from './protocol';
 import { StoredAnswer } from './stored/stored-answer';
 import { StoredDataService } from './stored/stored-data.service';
 import { CallBudgets } from './transport/call-budgets';
-import { MinerCallError, MinerClient, MinerTarget } from './transport/miner-client';
+import {
+  MinerCallError,
+  MinerClient,
+  MinerFailureReason,
+  MinerTarget,
+} from './transport/miner-client';
 
 const STORED: StoredAnswer = {
   items: [],
   coverage: 'complete',
+  indexLoaded: true,
   buckets: { planned: 3, fromStore: 1, fetchedNow: 2, missing: 0 },
   oldestFetchedAt: new Date('2026-01-15T10:00:00Z'),
   miners: {
@@ -40,11 +52,20 @@ const QUERY: NetworkQuery = {
   limit: 10,
 };
 
+const INDEX_SYNC = { intervalMs: 3_900_000, onStart: true, fetchTimeoutMs: 120_000 };
+
 /**
- * Miners 1..count; `serving` of them answer OnDemandRequest (with nothing), the rest 404. The
+ * Miners 1..count; `serving` of them answer OnDemandRequest (with nothing), the rest 404, but
+ * for those `faults` names, which fail so (unreachable, silent) for every synapse. The
  * OnDemandRequest budget leaves each miner a call unless `spent` names it.
  */
-function setUp(mode: OnDemandMode, count: number, serving: number, spent: number[] = []) {
+function setUp(
+  mode: OnDemandMode,
+  count: number,
+  serving: number,
+  spent: number[] = [],
+  faults: Record<number, MinerFailureReason> = {},
+) {
   const miners = Array.from(
     { length: count },
     (_, index) =>
@@ -66,6 +87,8 @@ function setUp(mode: OnDemandMode, count: number, serving: number, spent: number
     isCircuitOpen: () => false,
     call: (target: MinerTarget, synapse: SynapseName) => {
       onDemandCalls.push(target.uid);
+      const fault = faults[target.uid];
+      if (fault) return Promise.reject(new MinerCallError(fault, fault));
       if (synapse === 'OnDemandRequest' && target.uid > serving) {
         refused.add(target.hotkey);
         return Promise.reject(new MinerCallError('not_served', 'HTTP 404: not found'));
@@ -75,8 +98,16 @@ function setUp(mode: OnDemandMode, count: number, serving: number, spent: number
   } as unknown as MinerClient;
   const stored = { answer: jest.fn(() => Promise.resolve(STORED)) };
   const config = {
-    network: { onDemandMode: mode, minersPerQuery: 3, quorum: 2, queryDeadlineMs: 2000 },
+    network: {
+      onDemandMode: mode,
+      minersPerQuery: 3,
+      quorum: 2,
+      queryDeadlineMs: 2000,
+      indexSync: INDEX_SYNC,
+    },
   } as AppConfig;
+  let now = Date.parse('2026-01-15T12:00:00Z');
+  const clock = { now: () => new Date(now) } as Clock;
   const service = new NetworkService(
     { minersServingData: () => miners } as unknown as MetagraphService,
     client,
@@ -98,8 +129,10 @@ function setUp(mode: OnDemandMode, count: number, serving: number, spent: number
     config,
     { recordQuorumOutcome: () => undefined } as unknown as MetricsService,
     stored as unknown as StoredDataService,
+    clock,
   );
-  return { service, stored, onDemandCalls };
+  const advance = (ms: number) => (now += ms);
+  return { service, stored, onDemandCalls, refused, advance };
 }
 
 describe(`${NetworkService.name} on-demand modes`, () => {
@@ -167,6 +200,29 @@ describe(`${NetworkService.name} on-demand modes`, () => {
     expect((await service.query(QUERY)).error).toBeUndefined();
   });
 
+  it('stored: a labelled answer that found nothing because no index is loaded is an error saying so', async () => {
+    const { service, stored } = setUp('stored', 3, 3);
+    const unindexed: StoredAnswer = {
+      ...STORED,
+      indexLoaded: false,
+      coverage: 'partial',
+      buckets: { planned: 0, fromStore: 0, fetchedNow: 0, missing: 0 },
+    };
+    stored.answer.mockResolvedValueOnce(unindexed);
+    const result = await service.query(QUERY);
+    expect(result.items).toEqual([]);
+    expect(result.error).toBe(indexNotLoaded(INDEX_SYNC));
+    expect(result.error).toMatch(/index is not loaded yet.*try again in a few minutes/);
+    // What the store holds is still answered; a task's collection is an empty one.
+    stored.answer.mockResolvedValueOnce({
+      ...unindexed,
+      items: [{ uri: 'https://x.com/a/status/1' } as DataItem],
+    });
+    expect((await service.query(QUERY)).error).toBeUndefined();
+    stored.answer.mockResolvedValueOnce(unindexed);
+    expect((await service.query(QUERY, 'task')).error).toBeUndefined();
+  });
+
   it("counts a task's stored collection that could not look as an empty one, not an error", async () => {
     const { service, stored } = setUp('stored', 3, 3);
     stored.answer.mockResolvedValueOnce({ ...STORED, coverage: 'partial' });
@@ -200,6 +256,63 @@ describe(`${NetworkService.name} on-demand modes`, () => {
     expect(second.origin).toBe('stored');
     expect(onDemandCalls).toHaveLength(asked);
     expect(stored.answer).toHaveBeenCalledTimes(2);
+  });
+
+  it('auto: a round where no miner answered and one answered 404 is answered from stored data, whatever the other failures', async () => {
+    const { service, stored, onDemandCalls } = setUp('auto', 4, 0, [], {
+      3: 'network',
+      4: 'timeout',
+    });
+    const result = await service.query(QUERY);
+    expect([...onDemandCalls].sort()).toEqual([1, 2, 3, 4]);
+    expect(result.origin).toBe('stored');
+    expect(result.error).toBeUndefined();
+    expect(stored.answer).toHaveBeenCalledTimes(1);
+  });
+
+  it('auto: once miners answered 404, miners never seen answering OnDemandRequest are no reason to go live', async () => {
+    const { service, stored, onDemandCalls } = setUp('auto', 4, 0, [], {
+      3: 'network',
+      4: 'timeout',
+    });
+    await service.query(QUERY);
+    const asked = onDemandCalls.length;
+    // 1 and 2 are in their 404 cooldown; 3 and 4 (dead) are still available, but never served.
+    const second = await service.query(QUERY);
+    expect(onDemandCalls).toHaveLength(asked);
+    expect(second.origin).toBe('stored');
+    expect(stored.answer).toHaveBeenCalledTimes(2);
+  });
+
+  it('auto: once miners answered 404, goes live with the miners seen answering OnDemandRequest only, for an hour', async () => {
+    const { service, stored, onDemandCalls, advance } = setUp('auto', 4, 1, [], { 3: 'network' });
+    const first = await service.query(QUERY);
+    expect(first).toMatchObject({ origin: 'live', minersResponded: 1 });
+    onDemandCalls.length = 0;
+    const second = await service.query(QUERY);
+    expect(second).toMatchObject({ origin: 'live', minersResponded: 1 });
+    expect(onDemandCalls).toEqual([1]);
+    // An hour without hearing from it: it no longer counts as serving.
+    advance(SERVED_MEMORY_MS + 1);
+    onDemandCalls.length = 0;
+    const third = await service.query(QUERY);
+    expect(third.origin).toBe('stored');
+    expect(onDemandCalls).toEqual([]);
+    expect(stored.answer).toHaveBeenCalledTimes(1);
+  });
+
+  it('auto: once miners answered 404, a round where no miner seen serving answered is answered from stored data', async () => {
+    const faults: Record<number, MinerFailureReason> = {};
+    const { service, stored, onDemandCalls } = setUp('auto', 3, 1, [], faults);
+    expect((await service.query(QUERY)).origin).toBe('live');
+    // Miner 1, the one seen serving, stops answering: its round has no 404 in it.
+    faults[1] = 'timeout';
+    onDemandCalls.length = 0;
+    const result = await service.query(QUERY);
+    expect(onDemandCalls).toEqual([1]);
+    expect(result.origin).toBe('stored');
+    expect(result.error).toBeUndefined();
+    expect(stored.answer).toHaveBeenCalledTimes(1);
   });
 
   it('auto: while every serving miner has spent its OnDemandRequest budget, answers from stored data', async () => {

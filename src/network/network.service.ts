@@ -1,4 +1,5 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Clock } from '../common/clock/clock';
 import { AppConfig } from '../config/app-config';
 import { InjectConfig } from '../config/config.module';
 import { MetricsService, QuorumResult } from '../common/metrics/metrics.service';
@@ -76,12 +77,20 @@ const INITIAL_HEDGE_MS = 1000;
  */
 const STRAGGLER_GRACE_MS = 1000;
 /**
+ * How long a miner that answered OnDemandRequest is remembered as one that serves it (per
+ * process): as long as a 404 keeps a miner from being asked it again (MinerClient's cooldown),
+ * so that both sides of what `auto` knows age alike.
+ */
+export const SERVED_MEMORY_MS = 60 * 60_000;
+/**
  * The miner network's public face: other modules call this, never the repositories or the
  * client. Answers on-demand queries with a hedged quorum fan-out and checks every item.
  */
 @Injectable()
 export class NetworkService implements OnModuleInit {
   private readonly latencies = new LatencyTracker();
+  /** When each miner (by hotkey) last answered OnDemandRequest with a list of entities. */
+  private readonly servedOnDemandAt = new Map<string, number>();
 
   constructor(
     private readonly metagraph: MetagraphService,
@@ -93,6 +102,7 @@ export class NetworkService implements OnModuleInit {
     @InjectConfig() private readonly config: AppConfig,
     private readonly metrics: MetricsService,
     private readonly storedData: StoredDataService,
+    private readonly clock: Clock,
   ) {}
 
   onModuleInit(): void {
@@ -173,41 +183,64 @@ export class NetworkService implements OnModuleInit {
 
   /**
    * Answers an on-demand query as ON_DEMAND_MODE says: `live` by the OnDemandRequest fan-out,
-   * `stored` from miners' stored data, `auto` live while an available miner serves
-   * OnDemandRequest and from stored data once none does (a miner answering 404 is not asked
-   * again for an hour; when every miner asked answers 404, the same query is answered from
-   * stored data at once). `auto` also answers from stored data while every miner that serves
-   * it has spent this validator's OnDemandRequest budget for the hour (stored data has budgets
-   * of its own). With no miner to ask at all, `auto` gives the live path's error.
+   * `stored` from miners' stored data, `auto` live while a miner might serve OnDemandRequest and
+   * from stored data otherwise. In `auto` (docs/decisions.md, "On-demand from stored data"):
+   * - while no miner has refused OnDemandRequest with 404, every available miner might serve it
+   *   (the devnet's case): live;
+   * - once some have (a 404 keeps a miner from being asked again for an hour), only the
+   *   available miners seen answering OnDemandRequest in the last hour (SERVED_MEMORY_MS, per
+   *   process) might: live with those alone, and with none, from stored data at once, rather
+   *   than waiting out the timeouts of miners that are dead or never served it;
+   * - a live round in which no miner answered and at least one answered 404 (or, once some
+   *   have, one in which none of the miners seen serving answered) is answered again from stored
+   *   data, whatever the other miners' failures (the real network always has unreachable miners);
+   * - while every miner that might serve it has spent this validator's OnDemandRequest budget
+   *   for the hour, from stored data (it has budgets of its own);
+   * - with no miner to ask at all (none registered, none reachable, and no 404 seen), the live
+   *   path's error: an empty stored answer would hide it.
    * A `task`'s query (a scraping task's collection) calls a miner only while more than the
    * users' reserve of its budget is left (TASK_BUDGET_RESERVE): users' queries come first.
    */
   async query(query: NetworkQuery, purpose: QueryPurpose = 'user'): Promise<NetworkQueryResult> {
     const mode = this.config.network.onDemandMode;
     if (mode === 'stored') return this.queryStored(query, purpose);
-    if (mode === 'auto' && this.noneServesOnDemand()) return this.queryStored(query, purpose);
     const available = this.availableMiners('OnDemandRequest');
-    const withCallsLeft = await this.withBudgetLeft(available, purpose);
-    if (mode === 'auto' && available.length > 0 && withCallsLeft.length === 0)
+    const { askable, refusedSome } =
+      mode === 'auto'
+        ? this.mightServeOnDemand(available)
+        : { askable: available, refusedSome: false };
+    if (refusedSome && askable.length === 0) return this.queryStored(query, purpose);
+    const withCallsLeft = await this.withBudgetLeft(askable, purpose);
+    if (mode === 'auto' && askable.length > 0 && withCallsLeft.length === 0)
       return this.queryStored(query, purpose);
-    const live = await this.queryLive(query, available, withCallsLeft, purpose);
-    if (mode === 'auto' && live.minersResponded === 0 && onlyNotServed(live))
+    const live = await this.queryLive(query, askable, withCallsLeft, purpose);
+    if (
+      mode === 'auto' &&
+      live.minersResponded === 0 &&
+      (refusedSome || (live.minersFailed.reasons.not_served ?? 0) > 0)
+    )
       return this.queryStored(query, purpose);
     return live;
   }
 
   /**
-   * Miners are there, but every one that could be asked refused OnDemandRequest with 404
-   * recently. With no miner at all (or none reachable) the live path says so instead.
+   * The `available` miners that might serve OnDemandRequest: all of them while no miner in the
+   * metagraph is refusing it with 404; once some are (`refusedSome`), those seen answering it
+   * within SERVED_MEMORY_MS (none: nothing to go live for).
    */
-  private noneServesOnDemand(): boolean {
-    const serving = this.metagraph.minersServingData();
-    return (
-      this.availableMiners('OnDemandRequest').length === 0 &&
-      serving.some(
-        (miner) => this.client.refusalOf(miner.hotkey, 'OnDemandRequest') === 'not_served',
-      )
+  private mightServeOnDemand(available: ServingMiner[]): {
+    askable: ServingMiner[];
+    refusedSome: boolean;
+  } {
+    const refusedSome = this.metagraph
+      .minersServingData()
+      .some((miner) => this.client.refusalOf(miner.hotkey, 'OnDemandRequest') === 'not_served');
+    if (!refusedSome) return { askable: available, refusedSome };
+    const since = this.clock.now().getTime() - SERVED_MEMORY_MS;
+    const askable = available.filter(
+      (miner) => (this.servedOnDemandAt.get(miner.hotkey) ?? -Infinity) > since,
     );
+    return { askable, refusedSome };
   }
 
   private async queryStored(
@@ -220,10 +253,15 @@ export class NetworkService implements OnModuleInit {
     // than a success with `no_data_available` that clients of the hosted API read as "none
     // exists". A task's collection is an empty one, counted as such (an error would have the
     // task retried at every tick, ahead of the others).
+    // The same when the labels' holders are unknown because no miner's index is loaded.
     const unlooked =
-      purpose === 'user' && answer.coverage === 'partial' && answer.items.length === 0
-        ? PARTIAL_AND_EMPTY
-        : undefined;
+      purpose !== 'user' || answer.items.length > 0
+        ? undefined
+        : !answer.indexLoaded
+          ? indexNotLoaded(this.config.network.indexSync)
+          : answer.coverage === 'partial'
+            ? PARTIAL_AND_EMPTY
+            : undefined;
     return {
       origin: 'stored',
       items: answer.items,
@@ -356,6 +394,7 @@ export class NetworkService implements OnModuleInit {
     );
     // A body without the list throws WrongAnswerError: the miner's wrong_schema.
     const entities = readEntityList(reply.body, 'data');
+    this.servedOnDemandAt.set(miner.hotkey, this.clock.now().getTime());
     this.latencies.record(reply.latencyMs);
     // Marked failing by another replica's circuit: this one just had an answer.
     if (miner.state === 'failing') this.credibility.recordState(miner.uid, 'active');
@@ -457,15 +496,30 @@ function summarize(
   };
 }
 
-/** Every miner asked refused OnDemandRequest with 404 (and at least one was asked). */
+/** A user's stored answer that could search only the gateway's store, and found nothing. */
 export const PARTIAL_AND_EMPTY =
   'Only data already stored by this gateway was searched, and none matched: the query names no label ' +
   '(an X #hashtag or $cashtag, a Reddit r/subreddit) whose hours could be fetched from miners, who ' +
   'do not take on-demand queries now. Add a label to its keywords.';
 
-function onlyNotServed(result: NetworkQueryResult): boolean {
-  const reasons = Object.keys(result.minersFailed.reasons);
-  return reasons.length === 1 && reasons[0] === 'not_served';
+/**
+ * A user's labelled stored answer that found nothing while no miner's index is loaded
+ * (StoredAnswer.indexLoaded): which miners hold the labels is not known, so this is no "no data".
+ */
+export function indexNotLoaded(sync: {
+  intervalMs: number;
+  onStart: boolean;
+  fetchTimeoutMs: number;
+}): string {
+  const minutes = Math.round(sync.intervalMs / 60_000);
+  const when = sync.onStart
+    ? `The index sync runs at start and every ${minutes} minutes, and reading one miner's index can take up to ${Math.round(sync.fetchTimeoutMs / 1000)} s: try again in a few minutes.`
+    : `The index sync runs every ${minutes} minutes, not at start (INDEX_SYNC_ON_START=false): try again after the first one.`;
+  return (
+    "The miners' data index is not loaded yet (no miner's index has been read, or every miner's " +
+    "index sync failed), so which miners hold this query's labels is not known: only data already " +
+    `stored by this gateway was searched, and none matched. ${when}`
+  );
 }
 
 function emptyResult(error: string): NetworkQueryResult {

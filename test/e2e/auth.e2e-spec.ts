@@ -1,4 +1,5 @@
 import { DataSource, Logger } from 'typeorm';
+import { ApiKeysService } from '../../src/modules/api-keys/api-keys.service';
 import { createKey } from '../support/fixtures';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 
@@ -27,6 +28,20 @@ describe('Authentication', () => {
       .expect(401);
     expect(response.body).toMatchObject({ detail: 'Invalid API key' });
     expect(response.headers['www-authenticate']).toBe(CHALLENGE);
+  });
+
+  it('says where the key goes when it came as a bearer token, with the challenge', async () => {
+    const { key } = await createKey(app);
+    for (const authorization of [`Bearer ${key}`, key]) {
+      const response = await app.http
+        .get('/api/v1/health')
+        .set('Authorization', authorization)
+        .expect(401);
+      expect(response.body).toMatchObject({
+        detail: 'Missing API key: send it in the X-API-Key header, not Authorization',
+      });
+      expect(response.headers['www-authenticate']).toBe(CHALLENGE);
+    }
   });
 
   it('documents the challenge on every 401, and nowhere else', async () => {
@@ -79,6 +94,24 @@ describe('Authentication', () => {
       .send(body);
     expect(allowed.status).not.toBe(403);
     expect(allowed.status).not.toBe(401);
+  });
+
+  it('points the bare address to the documentation, without a key', async () => {
+    const pointer = await app.http
+      .get('/')
+      .expect(200)
+      .expect('Content-Type', /^application\/json/);
+    expect(pointer.body).toEqual({
+      name: 'Data Universe Validator API',
+      docs: '/docs',
+      openapi: '/openapi.json',
+    });
+    expect(pointer.headers['x-request-id']).toBeDefined();
+    await app.http.get(pointer.body.openapi).expect(200);
+    await app.http.get(pointer.body.docs).redirects(1).expect(200);
+    // The way to the document, not an operation of it (test/support/contract.ts).
+    const document = (await app.http.get('/openapi.json').expect(200)).body;
+    expect(Object.keys(document.paths)).not.toContain('/');
   });
 
   it('serves the documentation without a key', async () => {
@@ -152,5 +185,115 @@ describe('A locked-out address', () => {
       dataSource.logger = original;
     }
     expect(keyQueries).toBe(0);
+  });
+});
+
+describe('A locked-out address, to keys admitted before', () => {
+  let app: TestApp;
+
+  beforeAll(async () => {
+    app = await startTestApp({ AUTH_FAILURE_LIMIT: '5', AUTH_FAILURE_WINDOW_SECONDS: '60' });
+  });
+  afterAll(() => app.close());
+
+  it('lets an issued key that worked before through, and refuses new keys and the master key', async () => {
+    const working = await createKey(app);
+    const unused = await createKey(app);
+    await app.http.get('/api/v1/health').set('X-API-Key', working.key).expect(200);
+    for (let attempt = 0; attempt < 5; attempt++)
+      await app.http.get('/api/v1/health').set('X-API-Key', `sk_live_guess_${attempt}`).expect(401);
+    await app.http.get('/api/v1/health').set('X-API-Key', 'sk_live_guess_5').expect(429);
+
+    // The team's working client behind the same address goes on working...
+    await app.http.get('/api/v1/health').set('X-API-Key', working.key).expect(200);
+    // ...but a key never admitted is not looked up (that would answer guesses), nor is the
+    // master key, the one secret chosen by hand, let through.
+    await app.http.get('/api/v1/health').set('X-API-Key', unused.key).expect(429);
+    await app.http.get('/api/v1/health').set('X-API-Key', TEST_MASTER_KEY).expect(429);
+    await app.http.get('/api/v1/health').set('X-API-Key', 'sk_live_guess_6').expect(429);
+
+    // Deactivated since, the key fails like any other and is let through no more.
+    await app.app.get(ApiKeysService).deactivate(working.id);
+    await app.http.get('/api/v1/health').set('X-API-Key', working.key).expect(429);
+    await app.http.get('/api/v1/health').set('X-API-Key', working.key).expect(429);
+  });
+});
+
+describe('Behind a proxy', () => {
+  const PROXY_ENV = { AUTH_FAILURE_LIMIT: '5', AUTH_FAILURE_WINDOW_SECONDS: '60' };
+  const GUESSER = '203.0.113.9';
+  const COLLEAGUE = '198.51.100.7';
+
+  /** Locks GUESSER out: 5 wrong keys answered 401, the 6th 429. */
+  async function lockOutGuesser(app: TestApp): Promise<void> {
+    for (let attempt = 0; attempt < 5; attempt++)
+      await app.http
+        .get('/api/v1/health')
+        .set('X-Forwarded-For', GUESSER)
+        .set('X-API-Key', `sk_live_bad${attempt}`)
+        .expect(401);
+    await app.http
+      .get('/api/v1/health')
+      .set('X-Forwarded-For', GUESSER)
+      .set('X-API-Key', 'sk_live_bad5')
+      .expect(429);
+  }
+
+  describe('without TRUST_PROXY', () => {
+    let app: TestApp;
+
+    beforeAll(async () => {
+      app = await startTestApp(PROXY_ENV);
+    });
+    afterAll(() => app.close());
+
+    it('ignores X-Forwarded-For: a made-up one does not dodge the lockout', async () => {
+      const { key } = await createKey(app);
+      await lockOutGuesser(app);
+      await app.http
+        .get('/api/v1/health')
+        .set('X-Forwarded-For', COLLEAGUE)
+        .set('X-API-Key', 'sk_live_bad6')
+        .expect(429);
+      await app.http
+        .get('/api/v1/health')
+        .set('X-Forwarded-For', COLLEAGUE)
+        .set('X-API-Key', key)
+        .expect(429);
+    });
+  });
+
+  describe('with TRUST_PROXY=loopback', () => {
+    let app: TestApp;
+
+    beforeAll(async () => {
+      app = await startTestApp({ ...PROXY_ENV, TRUST_PROXY: 'loopback' });
+    });
+    afterAll(() => app.close());
+
+    it("counts each client's failures apart, so one client's guesses lock out no other", async () => {
+      const { key } = await createKey(app);
+      await lockOutGuesser(app);
+      // The colleague behind the same proxy (the peer, 127.0.0.1) is another client.
+      await app.http
+        .get('/api/v1/health')
+        .set('X-Forwarded-For', COLLEAGUE)
+        .set('X-API-Key', key)
+        .expect(200);
+      for (let attempt = 0; attempt < 5; attempt++)
+        await app.http
+          .get('/api/v1/health')
+          .set('X-Forwarded-For', COLLEAGUE)
+          .set('X-API-Key', `sk_live_typo${attempt}`)
+          .expect(401);
+      // An address prepended by the guesser is not believed: the proxy appended the real one.
+      await app.http
+        .get('/api/v1/health')
+        .set('X-Forwarded-For', `192.0.2.1, ${GUESSER}`)
+        .set('X-API-Key', 'sk_live_bad7')
+        .expect(429);
+      // The proxy itself, without the header, is a client of its own.
+      await app.http.get('/api/v1/health').set('X-API-Key', TEST_MASTER_KEY).expect(200);
+    });
   });
 });

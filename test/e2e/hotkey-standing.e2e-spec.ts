@@ -13,7 +13,7 @@ import {
   testValidatorHotkey,
 } from '../support/test-app';
 
-/** Collects the warnings the app logs (JSON lines). */
+/** Collects the lines the app logs (JSON lines). */
 class WarningCapture extends Writable {
   private text = '';
   override _write(chunk: Buffer | string, _encoding: string, done: () => void): void {
@@ -24,11 +24,17 @@ class WarningCapture extends Writable {
     return this.text;
   }
   warnings(): string[] {
+    return this.at(40);
+  }
+  infos(): string[] {
+    return this.at(30);
+  }
+  private at(level: number): string[] {
     return this.text
       .split('\n')
       .filter((line) => line.length > 0)
       .map((line) => JSON.parse(line) as { level: number; msg: string })
-      .filter((line) => line.level === 40)
+      .filter((line) => line.level === level)
       .map((line) => line.msg);
   }
 }
@@ -93,7 +99,7 @@ describe("The gateway's own hotkey on the subnet", () => {
   beforeAll(async () => {
     await writeWithOwn(null);
     app = await startTestApp(
-      { METAGRAPH_FILE: file, LOG_LEVEL: 'warn', INDEX_SYNC_ON_START: 'false' },
+      { METAGRAPH_FILE: file, LOG_LEVEL: 'info', INDEX_SYNC_ON_START: 'false' },
       { ownDatabase: true, logDestination: capture },
     );
   });
@@ -132,12 +138,17 @@ describe("The gateway's own hotkey on the subnet", () => {
     expect(warnings.filter((line) => /has no validator permit/.test(line))).toHaveLength(1);
   });
 
-  it('is healthy as a validator, and never logs the key', async () => {
-    await writeWithOwn({ validator_permit: true, stake: 50_000 });
+  it('is healthy as a validator, says so once with its uid, permit and stake, and never logs the key', async () => {
+    await writeWithOwn({ validator_permit: true, stake: 50_000.123 });
+    await sync();
     await sync();
     const status = await minersStatus();
     expect(status).toMatchObject({ status: 'healthy', hotkey_standing: 'validator' });
     expect(status.error).toBeUndefined();
+    expect(capture.infos().filter((line) => /this gateway's hotkey/.test(line))).toEqual([
+      `this gateway's hotkey ${testValidatorHotkey()} is a validator on netuid 13: ` +
+        'uid 1, validator permit, stake 50000.12 TAO',
+    ]);
     expect(capture.raw).not.toContain(TEST_VALIDATOR_URI);
   });
 });

@@ -133,6 +133,27 @@ describe('GET /metrics', () => {
     );
   });
 
+  it('counts on-demand answers by origin and status, errors included (all HTTP 200)', async () => {
+    const series = (origin: string, status: string) => ({ origin, status });
+    const before = await scrape(app);
+    // No metagraph: the live path answers `status: "error"` (no miners), with HTTP 200.
+    const response = await app.http
+      .post('/api/v1/on_demand_data_request')
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .send({ source: 'x', keywords: ['#bitcoin'] })
+      .expect(200);
+    expect(response.body).toMatchObject({ status: 'error', meta: { origin: 'live' } });
+    const after = await scrape(app);
+    const name = 'gateway_on_demand_answers_total';
+    expect(sample(after, name, series('live', 'error'))).toBe(
+      sample(before, name, series('live', 'error'))! + 1,
+    );
+    // Every series is there from the start, at 0 until counted.
+    for (const origin of ['live', 'stored'])
+      expect(sample(after, name, series(origin, 'success'))).toBe(0);
+    expect(sample(after, name, series('stored', 'error'))).toBe(0);
+  });
+
   it('reports task states and pool usage as gauges, and prefixed process metrics', async () => {
     const text = await scrape(app);
     for (const state of ['active', 'compiling', 'completed', 'failed'])
@@ -192,6 +213,9 @@ describe('GET /metrics with the miner network', () => {
       }),
     ).toBeUndefined();
     expect(sample(text, 'gateway_quorum_outcomes_total', { outcome: 'quorum' })).toBe(1);
+    expect(
+      sample(text, 'gateway_on_demand_answers_total', { origin: 'live', status: 'success' }),
+    ).toBe(1);
   });
 
   it('records an index sync: its duration, rows and miners', async () => {

@@ -457,7 +457,7 @@ describe('On-demand error contract', () => {
         non_responsive_miners: 0,
         validation_success_rate: '0/0',
         api_version: '1.0',
-        no_data_available: true,
+        no_data_available: false,
         origin: 'live',
       },
     });

@@ -217,3 +217,123 @@ describe('On-demand from stored data with miners that lie', () => {
     for (const item of response.body.data as DataItem[]) expect(item.label).toBe('#bitcoin');
   });
 });
+
+/**
+ * ON_DEMAND_MODE=auto where, as on the public network, miners answer 404 to OnDemandRequest and
+ * some miners never answer at all: the dead ones must not keep users' queries on the live path.
+ */
+describe('ON_DEMAND_MODE=auto with miners that answer 404 beside one that never answers', () => {
+  const DEADLINE_MS = 3000;
+  const HANGER = 4;
+  let network: TestNetwork;
+  let app: TestApp;
+
+  beforeAll(async () => {
+    network = await startTestNetwork([
+      ...Array.from({ length: 4 }, () => ({ behaviour: { noOnDemand: true } })),
+      // Serves its index and stored data, but never answers OnDemandRequest.
+      { behaviour: { hang: true, endpoints: ['OnDemandRequest' as const] } },
+    ]);
+    app = await startTestApp(
+      {
+        ...network.env,
+        ...SETTINGS,
+        ON_DEMAND_MODE: 'auto',
+        QUERY_MINERS: '5',
+        QUERY_DEADLINE_MS: String(DEADLINE_MS),
+      },
+      { ownDatabase: true },
+    );
+    await app.app.get(IndexSyncService).runIfDue();
+    await app.app.get(NetworkService).settled();
+  });
+  afterAll(async () => {
+    await app?.close();
+    await network?.stop();
+  });
+
+  const query = (keyword: string) =>
+    app.http
+      .post(ENDPOINT)
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .send({ source: 'X', keywords: [keyword], limit: 10 })
+      .expect(200);
+  const onDemandCalls = (uid: number) => network.devnet.requestCounts(uid).OnDemandRequest;
+
+  it('answers the live round in which no miner answered and some answered 404 from stored data', async () => {
+    const response = await query('#bitcoin');
+    for (const miner of network.devnet.miners) expect(onDemandCalls(miner.uid)).toBe(1);
+    expect(response.body).toMatchObject({
+      status: 'success',
+      meta: { origin: 'stored', no_data_available: false },
+    });
+    expect((response.body.data as DataItem[]).length).toBeGreaterThan(0);
+  });
+
+  it('then goes to stored data at once: a miner never seen answering OnDemandRequest is no reason to go live', async () => {
+    for (const keyword of ['#ai', '#crypto', '#ethereum']) {
+      const response = await query(keyword);
+      expect(response.body).toMatchObject({ status: 'success', meta: { origin: 'stored' } });
+      expect(response.body.meta.processing_time_ms).toBeLessThan(DEADLINE_MS);
+    }
+    expect(onDemandCalls(HANGER)).toBe(1);
+  });
+});
+
+describe('A labelled query while no miner index is loaded', () => {
+  let network: TestNetwork;
+  let app: TestApp;
+
+  beforeAll(async () => {
+    network = await startTestNetwork([{}, {}], 7, undefined, { storedOnly: true });
+    // Test apps do not sync at start (INDEX_SYNC_ON_START=false): no index until the test runs one.
+    app = await startTestApp(
+      { ...network.env, ...SETTINGS, ON_DEMAND_MODE: 'stored' },
+      { ownDatabase: true },
+    );
+  });
+  afterAll(async () => {
+    await app?.close();
+    await network?.stop();
+  });
+
+  const query = (keyword: string) =>
+    app.http
+      .post(ENDPOINT)
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .send({ source: 'X', keywords: [keyword], limit: 10 })
+      .expect(200);
+
+  it('is an error that says the index is not loaded yet, not a "no data" success', async () => {
+    const response = await query('#bitcoin');
+    expect(response.body).toMatchObject({
+      status: 'error',
+      data: [],
+      meta: {
+        origin: 'stored',
+        no_data_available: false,
+        stored: { coverage: 'partial', buckets_planned: 0 },
+      },
+    });
+    expect(response.body.meta.error).toMatch(
+      /data index is not loaded yet.*INDEX_SYNC_ON_START=false.*try again/,
+    );
+  });
+
+  it('once an index is loaded, answers the label, and a label nobody holds is a true "no data"', async () => {
+    await app.app.get(IndexSyncService).runIfDue();
+    await app.app.get(NetworkService).settled();
+    const held = await query('#bitcoin');
+    expect(held.body).toMatchObject({
+      status: 'success',
+      meta: { stored: { coverage: 'complete' } },
+    });
+    expect((held.body.data as DataItem[]).length).toBeGreaterThan(0);
+    const none = await query('#no_post_has_this_tag');
+    expect(none.body).toMatchObject({
+      status: 'success',
+      data: [],
+      meta: { no_data_available: true, stored: { coverage: 'complete', buckets_planned: 0 } },
+    });
+  });
+});

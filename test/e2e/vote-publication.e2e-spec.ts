@@ -95,9 +95,12 @@ describe('Publishing the vote to the network', () => {
     NETUID: String(NETUID),
     GRAVITY_REPO_URL: remote.url,
     DATA_DIR: directory,
-    // The tests run the worker themselves (runOnce); retries are due within a tenth of a second.
+    // The tests run the worker themselves (runOnce); a retry is due 0.8–1 s after a failure:
+    // long enough that a check made right after it still finds it not due on a loaded machine
+    // (at 0.1 s it sometimes was), short enough for afterRetryDelay.
     PUBLICATION_INTERVAL_MS: '3600000',
-    PUBLICATION_RETRY_MS: '100',
+    PUBLICATION_RETRY_MS: '800',
+    PUBLICATION_RETRY_MAX_MS: '1000',
     PUBLICATION_LEASE_MS: '1000',
     TASK_LIFECYCLE_TICK: '86400',
     METAGRAPH_SYNC_INTERVAL: '3600',

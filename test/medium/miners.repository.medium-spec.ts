@@ -30,6 +30,45 @@ describe(MinersRepository.name, () => {
     await miners.syncNeurons(neurons);
   }
 
+  describe('syncNeurons', () => {
+    const neuron = (uid: number, hotkey: string) => ({
+      uid,
+      hotkey,
+      coldkey: `coldkey-${hotkey}`,
+      axon_url: null,
+      stake: 1,
+      incentive: 0.1,
+      validator_permit: false,
+    });
+    const hotkeys = async () =>
+      Object.fromEntries((await miners.listAll()).map((miner) => [miner.uid, miner.hotkey]));
+
+    // miners_hotkey_idx is unique: a hotkey arriving at a new uid while a row still held it
+    // failed the whole sync, and every later one, so the metagraph stayed as it was for good.
+    it('applies a hotkey that moved to another uid, the old uid gone from the metagraph', async () => {
+      await miners.syncNeurons([neuron(0, 'moving'), neuron(1, 'staying')]);
+
+      await miners.syncNeurons([neuron(1, 'staying'), neuron(2, 'moving')]);
+
+      expect(await hotkeys()).toEqual({ 1: 'staying', 2: 'moving' });
+    });
+
+    it('applies hotkeys that swapped uids, and a hotkey moving onto a uid that changed hands', async () => {
+      await miners.syncNeurons([neuron(0, 'a'), neuron(1, 'b'), neuron(2, 'c')]);
+
+      const { hotkeyChanged } = await miners.syncNeurons([
+        neuron(0, 'b'),
+        neuron(1, 'a'),
+        neuron(2, 'd'),
+      ]);
+      expect(hotkeyChanged.sort()).toEqual([0, 1, 2]);
+      expect(await hotkeys()).toEqual({ 0: 'b', 1: 'a', 2: 'd' });
+
+      await miners.syncNeurons([neuron(0, 'c'), neuron(1, 'a')]);
+      expect(await hotkeys()).toEqual({ 0: 'c', 1: 'a', 2: 'd' });
+    });
+  });
+
   describe('applyCredibilityUpdates', () => {
     it('moves credibility by a run of observations as one EMA step per observation', async () => {
       await freshMiners(1, 'ema');

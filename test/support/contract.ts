@@ -20,6 +20,7 @@ import {
 const OUTSIDE_THE_DOCUMENT: readonly { path: RegExp; why: string }[] = [
   { path: /^\/openapi\.json$/, why: 'the document itself' },
   { path: /^\/docs(\/.*)?$/, why: 'the Swagger UI page and its assets (HTML, JS, CSS)' },
+  { path: /^\/$/, why: 'the pointer to the two above, for whoever opens the bare address' },
 ];
 
 /** Why a test opted out, set by `outsideContract` on one request. */

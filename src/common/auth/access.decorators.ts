@@ -46,9 +46,12 @@ export const RequireMetricsAccess = () =>
     SkipRateLimit(),
     ApiSecurity(API_KEY_SECURITY),
     ApiSecurity(METRICS_TOKEN_SECURITY),
+    // Not the standard 401s: here a bearer token in Authorization is the metrics token.
     ApiErrorResponses(
       400,
-      401,
+      ERROR_CASES.missingKey,
+      ERROR_CASES.invalidKey,
+      ERROR_CASES.keyExpired,
       ERROR_CASES.invalidMetricsToken,
       ERROR_CASES.needsMetricsAccess,
       ERROR_CASES.tooManyAuthFailures,

@@ -5,6 +5,8 @@
  */
 export const ERROR_DETAILS = {
   missingKey: 'Missing API key',
+  /** No X-API-Key, but an Authorization header: the usual mistake (`Bearer <key>`). */
+  keyInAuthorization: 'Missing API key: send it in the X-API-Key header, not Authorization',
   invalidKey: 'Invalid API key',
   keyExpired: 'API key expired',
   invalidMetricsToken: 'Invalid metrics token',

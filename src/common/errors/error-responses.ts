@@ -134,6 +134,12 @@ export const ERROR_CASES = {
     ERROR_DETAILS.headersTooLarge,
   ),
   missingKey: errorCase(401, 'missingKey', 'No X-API-Key header', ERROR_DETAILS.missingKey),
+  keyInAuthorization: errorCase(
+    401,
+    'keyInAuthorization',
+    'No X-API-Key header, but an Authorization header (`Bearer <key>`)',
+    ERROR_DETAILS.keyInAuthorization,
+  ),
   invalidKey: errorCase(401, 'invalidKey', 'Unknown or deactivated key', ERROR_DETAILS.invalidKey),
   keyExpired: errorCase(401, 'keyExpired', 'A key past its `expires_at`', ERROR_DETAILS.keyExpired),
   invalidMetricsToken: errorCase(
@@ -216,6 +222,7 @@ const BEFORE_THE_BUDGET: ReadonlySet<ErrorCase> = new Set([
   ERROR_CASES.requestTimeout,
   ERROR_CASES.headersTooLarge,
   ERROR_CASES.missingKey,
+  ERROR_CASES.keyInAuthorization,
   ERROR_CASES.invalidKey,
   ERROR_CASES.keyExpired,
   ERROR_CASES.invalidMetricsToken,
@@ -235,7 +242,12 @@ export const BEFORE_THE_BUDGET_EXTENSION = 'x-before-the-budget';
 /** What a bare status stands for in ApiErrorResponses; other statuses need their cases. */
 const STANDARD_CASES: Partial<Record<number, ErrorCase[]>> = {
   400: [ERROR_CASES.misplacedSecret, ERROR_CASES.malformedBody, ERROR_CASES.malformedRequest],
-  401: [ERROR_CASES.missingKey, ERROR_CASES.invalidKey, ERROR_CASES.keyExpired],
+  401: [
+    ERROR_CASES.missingKey,
+    ERROR_CASES.keyInAuthorization,
+    ERROR_CASES.invalidKey,
+    ERROR_CASES.keyExpired,
+  ],
   413: [ERROR_CASES.bodyTooLarge],
   415: [ERROR_CASES.unsupportedEncoding],
   429: [ERROR_CASES.rateLimited, ERROR_CASES.tooManyAuthFailures],
@@ -251,8 +263,10 @@ const DESCRIPTIONS: Record<number, string> = {
     'A secret (an API key or token) sent outside the X-API-Key and Authorization headers: the request ' +
     'was not processed; or a request (its line, headers or body) the server could not read',
   401:
-    'No key (`Missing API key`), an unknown or deactivated one (`Invalid API key`), or one past its ' +
-    'expiry (`API key expired`)',
+    'No key (`Missing API key`, or `Missing API key: send it in the X-API-Key header, not ' +
+    'Authorization` when an Authorization header came instead, but on `/metrics`, which takes a ' +
+    'bearer token), an unknown or deactivated one (`Invalid API key`), or one past its expiry ' +
+    '(`API key expired`)',
   403: 'The key is valid but lacks the privilege this operation needs',
   404: 'Not found',
   408:

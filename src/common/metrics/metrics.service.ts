@@ -8,6 +8,9 @@ export const UNMATCHED_ROUTE = 'unmatched';
 
 export type KeyClass = 'regular' | 'validator' | 'master' | 'unauthenticated';
 export type QuorumResult = 'quorum' | 'partial' | 'no_answer' | 'no_miners';
+/** Where an on-demand answer came from (`meta.origin`) and its `status`: 2 × 2 series. */
+export type OnDemandOrigin = 'live' | 'stored';
+export type OnDemandStatus = 'success' | 'error';
 
 /** Seconds; an on-demand query may legitimately take up to its 10 s deadline. */
 const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -63,6 +66,12 @@ export class MetricsService implements OnModuleInit {
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
+  private readonly onDemandAnswers = new Counter({
+    name: `${METRIC_PREFIX}on_demand_answers_total`,
+    help: 'On-demand answers given (all HTTP 200), by origin (live: the OnDemandRequest fan-out; stored: miners’ stored data) and status (success, error), cache hits included',
+    labelNames: ['origin', 'status'] as const,
+    registers: [this.registry],
+  });
   private readonly indexSyncDuration = new Histogram({
     name: `${METRIC_PREFIX}index_sync_duration_seconds`,
     help: 'Duration of miner index syncs run by this instance',
@@ -99,6 +108,13 @@ export class MetricsService implements OnModuleInit {
     registers: [this.registry],
   });
 
+  constructor() {
+    // Every series from the start, at 0: an alert on errors sees the first one as a change.
+    for (const origin of ['live', 'stored'] as const)
+      for (const status of ['success', 'error'] as const)
+        this.onDemandAnswers.inc({ origin, status }, 0);
+  }
+
   onModuleInit(): void {
     // Process metrics: RSS, heap, event loop lag, GC, handles. Not in the constructor, so that
     // unit tests building a MetricsService by hand start no monitors.
@@ -134,6 +150,10 @@ export class MetricsService implements OnModuleInit {
 
   recordQuorumOutcome(outcome: QuorumResult): void {
     this.quorumOutcomes.inc({ outcome });
+  }
+
+  recordOnDemandAnswer(origin: OnDemandOrigin, status: OnDemandStatus): void {
+    this.onDemandAnswers.inc({ origin, status });
   }
 
   observeIndexSync(report: {

@@ -39,33 +39,41 @@ export class ApiKeyGuard implements CanActivate {
     if (access === 'public') return true;
 
     const request = context.switchToHttp().getRequest<Request & AuthenticatedRequest>();
-    // Before any lookup: a locked-out address costs no database round trip, whatever it sends.
-    this.failures.refuseIfLockedOut(() => request.ip ?? 'unknown');
     const presented = request.headers['x-api-key'];
     const missing = typeof presented !== 'string' || presented.length === 0;
+    // Before any lookup: a locked-out address costs no database round trip, whatever it sends
+    // (but for a key already admitted here, which is not looked up to be recognised).
+    this.failures.refuseIfLockedOut(() => request.ip ?? 'unknown', missing ? undefined : presented);
     if (access === 'metrics') {
       const accepted = this.metricsTokenAccepted(request, missing);
       if (accepted !== false) return accepted;
     }
     if (missing)
-      throw new AuthenticationRequiredException(ERROR_DETAILS.missingKey, challengeOf(access));
+      throw new AuthenticationRequiredException(
+        missingKeyDetail(request, access),
+        challengeOf(access),
+      );
 
     const authentication =
       presented.length <= MAX_KEY_LENGTH ? this.keys.authenticate(presented) : null;
     return authentication instanceof Promise
-      ? authentication.then((found) => this.admit(request, found, access))
-      : this.admit(request, authentication, access);
+      ? authentication.then((found) => this.admit(request, presented, found, access))
+      : this.admit(request, presented, authentication, access);
   }
 
   private admit(
     request: Request & AuthenticatedRequest,
+    presented: string,
     authentication: Authentication,
     access: AccessLevel,
   ): true | Promise<never> {
     // A genuine key past its expiry guesses nothing: not a failure towards the address's lockout.
     if (authentication === 'expired')
       throw new AuthenticationRequiredException(ERROR_DETAILS.keyExpired, challengeOf(access));
-    if (!authentication) return this.refuse(request, ERROR_DETAILS.invalidKey, challengeOf(access));
+    if (!authentication)
+      return this.refuse(request, ERROR_DETAILS.invalidKey, challengeOf(access), presented);
+    // Not the master key: operator-chosen, it is the one secret a guesser might find.
+    if (!authentication.isMaster) this.failures.recordAdmission(presented);
     request.apiKey = authentication;
     return true;
   }
@@ -84,10 +92,25 @@ export class ApiKeyGuard implements CanActivate {
   }
 
   /** A failed authentication: counted towards the address's lockout, then answered 401. */
-  private async refuse(request: Request, detail: string, challenge: string): Promise<never> {
-    await this.failures.recordFailure(request.ip ?? 'unknown');
+  private async refuse(
+    request: Request,
+    detail: string,
+    challenge: string,
+    presentedKey?: string,
+  ): Promise<never> {
+    await this.failures.recordFailure(request.ip ?? 'unknown', presentedKey);
     throw new AuthenticationRequiredException(detail, challenge);
   }
+}
+
+/**
+ * A request without X-API-Key but with an Authorization header most likely sent its key as
+ * `Bearer <key>`: said so, but on /metrics, where a bearer token is the metrics token.
+ */
+function missingKeyDetail(request: Request, access: AccessLevel): string {
+  return access !== 'metrics' && request.headers.authorization
+    ? ERROR_DETAILS.keyInAuthorization
+    : ERROR_DETAILS.missingKey;
 }
 
 /** How a 401 on a route of this access level says to authenticate (`WWW-Authenticate`). */

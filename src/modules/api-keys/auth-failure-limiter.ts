@@ -1,3 +1,4 @@
+import { hash } from 'node:crypto';
 import { HttpException, HttpStatus, Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { AppConfig } from '../../config/app-config';
@@ -22,10 +23,17 @@ export class TooManyAuthFailuresException extends HttpException {
  * is remembered by this process until its lockout ends, so that its requests are answered
  * before any key is looked up: guessing costs the database nothing while locked out. (Another
  * replica learns of the lockout at the address's next failure there.)
+ *
+ * An issued key this process has admitted before is let through its address's lockout, so that
+ * one client's wrong keys do not lock out the working clients behind the same NAT or proxy
+ * (docs/decisions.md, "Brute force"). Recognised by its digest, without a lookup: keys never
+ * seen here, and the master key, still get the 429.
  */
 @Injectable()
 export class AuthFailureLimiter {
   private readonly lockedUntil = new LRUCache<string, number>({ max: 100_000 });
+  /** Digests of issued keys that authenticated in this process, most recent kept. */
+  private readonly admittedKeys = new LRUCache<string, true>({ max: 100_000 });
 
   constructor(
     @InjectRateLimitStorage() private readonly storage: RateLimitStorage,
@@ -34,11 +42,12 @@ export class AuthFailureLimiter {
   ) {}
 
   /**
-   * Throws the 429 when this address is locked out (as far as this process knows). Takes the
-   * address as a function: working it out (Express reads X-Forwarded-For against the trusted
-   * proxies) is skipped while no address is locked out, which is nearly always.
+   * Throws the 429 when this address is locked out (as far as this process knows), unless it
+   * presents a key admitted before (`presentedKey`, from X-API-Key). Takes the address as a
+   * function: working it out (Express reads X-Forwarded-For against the trusted proxies) is
+   * skipped while no address is locked out, which is nearly always.
    */
-  refuseIfLockedOut(ipOf: () => string): void {
+  refuseIfLockedOut(ipOf: () => string, presentedKey: string | undefined): void {
     if (this.lockedUntil.size === 0) return;
     const ip = ipOf();
     const until = this.lockedUntil.get(ip);
@@ -48,12 +57,23 @@ export class AuthFailureLimiter {
       this.lockedUntil.delete(ip);
       return;
     }
+    if (presentedKey !== undefined && this.admittedKeys.has(digestOf(presentedKey))) return;
     this.metrics.recordRateLimitRejection('unauthenticated');
     throw new TooManyAuthFailuresException(seconds);
   }
 
-  /** Records one failure; throws 429 when this address has failed too often. */
-  async recordFailure(ip: string): Promise<void> {
+  /** Remembers an issued key that authenticated, to let it through its address's lockouts. */
+  recordAdmission(issuedKey: string): void {
+    this.admittedKeys.set(digestOf(issuedKey), true);
+  }
+
+  /**
+   * Records one failure; throws 429 when this address has failed too often. A presented key
+   * that fails (deactivated since) is no longer let through lockouts.
+   */
+  async recordFailure(ip: string, presentedKey?: string): Promise<void> {
+    if (presentedKey !== undefined && this.admittedKeys.size > 0)
+      this.admittedKeys.delete(digestOf(presentedKey));
     const { failureLimit, failureWindowSeconds } = this.config.auth;
     const windowMs = failureWindowSeconds * 1000;
     const result = await this.storage.increment({
@@ -70,4 +90,9 @@ export class AuthFailureLimiter {
       throw new TooManyAuthFailuresException(seconds);
     }
   }
+}
+
+/** What identifies an admitted key here: its SHA-256, never the key itself. */
+function digestOf(key: string): string {
+  return hash('sha256', key, 'base64');
 }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { ResponseCache } from '../../common/cache/response-cache';
 import { Clock } from '../../common/clock/clock';
+import { MetricsService } from '../../common/metrics/metrics.service';
 import { validationError } from '../../common/errors/validation-error-item';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
@@ -21,6 +22,7 @@ export class DataQueryService {
     private readonly cache: ResponseCache,
     private readonly clock: Clock,
     @InjectConfig() private readonly config: AppConfig,
+    private readonly metrics: MetricsService,
   ) {}
 
   /**
@@ -34,11 +36,13 @@ export class DataQueryService {
     const ttl = this.config.network.queryCacheTtlSeconds;
     // No cache (a TTL of 0): nothing to look up.
     const cached = ttl > 0 ? await this.cache.get<DataQueryResponseDto>(key) : undefined;
-    if (cached)
+    if (cached) {
+      this.metrics.recordOnDemandAnswer(cached.meta.origin, cached.status);
       return {
         ...cached,
         meta: { ...cached.meta, cache_hit: true, processing_time_ms: elapsed(started) },
       };
+    }
 
     const result = await this.network.query(query);
     const response: DataQueryResponseDto = {
@@ -61,11 +65,13 @@ export class DataQueryService {
         processing_time_ms: elapsed(started),
         cache_hit: false,
         api_version: '1.0',
-        no_data_available: result.items.length === 0,
+        // "Nothing matched" only: the hosted API's clients read it so, and an error looked for nothing.
+        no_data_available: !result.error && result.items.length === 0,
         origin: result.origin,
         ...(result.stored ? { stored: storedMeta(result.stored) } : {}),
       },
     };
+    this.metrics.recordOnDemandAnswer(result.origin, response.status);
     if (!result.error) await this.cache.set(key, response, ttl);
     return response;
   }

@@ -108,14 +108,14 @@ export class HealthService {
       this.network.metagraphStatus().catch(() => undefined),
       this.checkPublication(),
     ]);
-    const stored = metagraph?.stored;
     return {
       components: { database, redis, miners, chain: this.chainStatus(metagraph), publication },
-      network: stored?.network ?? this.configuredNetwork(),
+      // null until a metagraph was read (as documented), even with a source configured.
+      network: metagraph ? (metagraph.stored?.network ?? null) : this.configuredNetwork(),
     };
   }
 
-  /** Without the stored metagraph (database away), what the configuration says. */
+  /** When the stored metagraph cannot be read (database away), what the configuration says. */
   private configuredNetwork(): Network | null {
     if (this.config.network.subtensor) return 'subtensor';
     return this.config.network.metagraphFile ? 'file' : null;
@@ -124,14 +124,23 @@ export class HealthService {
   private chainStatus(
     metagraph: Awaited<ReturnType<NetworkService['metagraphStatus']>> | undefined,
   ): ChainStatusDto {
-    const disabled = { latency_ms: null, block: null, last_read_at: null, age_seconds: null };
+    const disabled = {
+      latency_ms: null,
+      chain_name: null,
+      genesis_hash: null,
+      block: null,
+      last_read_at: null,
+      age_seconds: null,
+    };
     if (!this.config.network.subtensor) return { status: 'disabled', ...disabled };
     if (!metagraph) return { status: 'degraded', ...disabled, error: 'database unavailable' };
-    const { lastAttempt, stored } = metagraph;
+    const { lastAttempt, stored, chain } = metagraph;
     const fromChain = stored?.network === 'subtensor' ? stored : undefined;
     return {
       status: lastAttempt?.ok ? 'healthy' : 'degraded',
       latency_ms: null,
+      chain_name: chain?.chain ?? null,
+      genesis_hash: chain?.genesisHash ?? null,
       block: fromChain?.block ?? null,
       last_read_at: fromChain?.readAt.toISOString() ?? null,
       age_seconds: fromChain ? Math.round((Date.now() - fromChain.readAt.getTime()) / 1000) : null,

@@ -8,6 +8,7 @@ import { ValidatorIdentity } from '../../network/bittensor/validator-identity';
 import { PublicationStatusDto } from './dto/publication-status.dto';
 import { PublicationRepository } from './publication.repository';
 import {
+  publicationDisabled,
   PUBLICATION_STATES,
   PublicationRow,
   PublicationState,
@@ -32,6 +33,8 @@ export class PublicationService implements OnModuleInit {
   private readonly logger = new Logger(PublicationService.name);
   /** Why votes are not published (unset: they are). */
   readonly disabledReason: string | undefined;
+  /** Disabled by a setting that cannot work (said as a warning), not by one left unset. */
+  private readonly misconfigured: boolean;
 
   constructor(
     private readonly repository: PublicationRepository,
@@ -40,12 +43,14 @@ export class PublicationService implements OnModuleInit {
     private readonly metrics: MetricsService,
     @InjectConfig() private readonly config: AppConfig,
   ) {
-    this.disabledReason = disabledReason(config);
+    const disabled = publicationDisabled(config);
+    this.disabledReason = disabled?.reason;
+    this.misconfigured = disabled?.misconfigured ?? false;
   }
 
   onModuleInit(): void {
     if (this.disabledReason)
-      this.logger.log(
+      this.logger[this.misconfigured ? 'warn' : 'log'](
         `Vote publication disabled: ${this.disabledReason}; votes stay local to this gateway`,
       );
     else
@@ -136,14 +141,6 @@ export class PublicationService implements OnModuleInit {
 }
 
 /** Why publication is off, or undefined when both the repository and the chain are set. */
-function disabledReason(config: AppConfig): string | undefined {
-  const missing = [
-    config.gravity.repoUrl ? undefined : 'GRAVITY_REPO_URL',
-    config.network.subtensor ? undefined : 'SUBTENSOR_URL',
-  ].filter((name): name is string => name !== undefined);
-  return missing.length ? `${missing.join(' and ')} not set` : undefined;
-}
-
 function toStatusDto(row: PublicationRow, repository: string): PublicationStatusDto {
   const sha = row.commit_sha?.trim();
   const messages: Record<PublicationRow['state'], string> = {

@@ -1,4 +1,9 @@
-import { publishableJobs, publishedFile, retryDelay } from './publication.types';
+import {
+  publicationDisabled,
+  publishableJobs,
+  publishedFile,
+  retryDelay,
+} from './publication.types';
 
 describe(retryDelay.name, () => {
   it('doubles the first wait per failure, up to the longest', () => {
@@ -30,5 +35,40 @@ describe(publishableJobs.name, () => {
     const { published, keptLocal } = publishableJobs(jobs);
     expect(published.map((job) => job.id)).toEqual(['tao', 'btc']);
     expect(keptLocal).toEqual(['halving', 'merge']);
+  });
+});
+
+describe(publicationDisabled.name, () => {
+  const subtensor = { url: 'wss://node.example:443', syncIntervalMs: 1, timeoutMs: 1 };
+  const settings = (repoUrl: string | undefined, token?: string, chain = true) =>
+    ({
+      gravity: { repoUrl, branch: 'main', token },
+      network: { subtensor: chain ? subtensor : undefined },
+    }) as unknown as Parameters<typeof publicationDisabled>[0];
+
+  it('publishes with an https repository and its token, an ssh repository or a file', () => {
+    expect(
+      publicationDisabled(settings('https://github.com/o/r', 'ghp_0123456789')),
+    ).toBeUndefined();
+    expect(publicationDisabled(settings('ssh://git@github.com/o/r.git'))).toBeUndefined();
+    expect(publicationDisabled(settings('file:///srv/gravity.git'))).toBeUndefined();
+  });
+
+  it('does not publish, saying so as a misconfiguration, to an https repository without a token', () => {
+    expect(publicationDisabled(settings('https://github.com/o/r'))).toEqual({
+      reason:
+        'GRAVITY_TOKEN not set, and an https:// GRAVITY_REPO_URL cannot be pushed to without it (set a token with write access, or use an ssh:// URL)',
+      misconfigured: true,
+    });
+  });
+
+  it('names what is unset, not as a misconfiguration', () => {
+    expect(publicationDisabled(settings(undefined, undefined, false))).toEqual({
+      reason: 'GRAVITY_REPO_URL and SUBTENSOR_URL not set',
+      misconfigured: false,
+    });
+    expect(publicationDisabled(settings('https://github.com/o/r', undefined, false))?.reason).toBe(
+      'SUBTENSOR_URL not set',
+    );
   });
 });

@@ -1,5 +1,7 @@
+import { AppConfig } from '../../config/app-config';
+
 /**
- * Where a vote's publication stands: `disabled` (no Gravity repository or no chain configured:
+ * Where a vote's publication stands: `disabled` (no Gravity repository or no chain configured, or no token for https:
  * votes stay local), `none` (no vote submitted yet), `pending` (to push), `pushed` (in the Gravity repository, to commit on
  * chain), `committed` (its SHA is on chain), `failed` (the last attempt failed; retried at
  * `next_attempt_at`, from the push or, with a SHA, from the chain commitment).
@@ -81,4 +83,30 @@ export function publishableJobs<J extends PublishableJob>(
 /** The wait before attempt `attempts + 1`: `first` doubled per failure, at most `max`. */
 export function retryDelay(attempts: number, first: number, max: number): number {
   return Math.min(max, first * 2 ** Math.min(attempts, 30));
+}
+
+/**
+ * Why votes cannot be published with this configuration, if they cannot: the repository or the
+ * chain unset, or (`misconfigured`) an https:// repository without GRAVITY_TOKEN. Git runs with
+ * no credential helper, no prompt and no credential in the URL (network/gravity/git.ts), so such
+ * a repository can be read (the network's votes) but never pushed to; publishing would fail at
+ * every attempt. ssh:// (the process's key) and file:/// need no token.
+ */
+export function publicationDisabled(
+  config: Pick<AppConfig, 'gravity' | 'network'>,
+): { reason: string; misconfigured: boolean } | undefined {
+  const { repoUrl, token } = config.gravity;
+  const missing = [
+    repoUrl ? undefined : 'GRAVITY_REPO_URL',
+    config.network.subtensor ? undefined : 'SUBTENSOR_URL',
+  ].filter((name): name is string => name !== undefined);
+  if (missing.length) return { reason: `${missing.join(' and ')} not set`, misconfigured: false };
+  if (repoUrl!.startsWith('https://') && !token)
+    return {
+      reason:
+        'GRAVITY_TOKEN not set, and an https:// GRAVITY_REPO_URL cannot be pushed to without it ' +
+        '(set a token with write access, or use an ssh:// URL)',
+      misconfigured: true,
+    };
+  return undefined;
 }

@@ -49,11 +49,25 @@ describe('ChainMetagraphReader against the recorded finney node', () => {
   it(
     'falls back to get_neurons_lite with get_subnet_state when the node refuses the selective call, once per runtime',
     async () => {
-      const reader = new ChainMetagraphReader();
+      const refusals: string[] = [];
+      const reader = new ChainMetagraphReader((call, error) =>
+        refusals.push(`${call}: ${error.message}`),
+      );
       chain.replay.runtimeCalls.length = 0;
-      // Fresh connections: one client shares an answer at the same block among calls.
-      await readOnce(chain.replay.url, (api) => reader.read(api, 1));
-      await readOnce(chain.replay.url, (api) => reader.read(api, 1));
+      // The client's own line for the refusal (`RPC-CORE: call(…)`, plain text) is not printed.
+      const consoleError = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+      try {
+        // Fresh connections: one client shares an answer at the same block among calls.
+        await readOnce(chain.replay.url, (api) => reader.read(api, 1));
+        await readOnce(chain.replay.url, (api) => reader.read(api, 1));
+        expect(consoleError).not.toHaveBeenCalled();
+      } finally {
+        consoleError.mockRestore();
+      }
+      expect(refusals).toEqual([
+        'SubnetInfoRuntimeApi_get_selective_mechagraph: ' +
+          '1002: Execution failed: SubnetInfoRuntimeApi_get_selective_mechagraph not recorded',
+      ]);
       expect(reader.lastMethod).toBe('get_neurons_lite+get_subnet_state');
       expect(chain.replay.runtimeCalls).toEqual([
         'SubnetInfoRuntimeApi_get_selective_mechagraph',

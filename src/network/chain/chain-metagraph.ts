@@ -43,6 +43,9 @@ export class ChainMetagraphReader {
   /** How the last read was made (for logs and tests). */
   lastMethod: MetagraphMethod | undefined;
 
+  /** `onRefusal` hears of each refusal remembered: the runtime call and the node's error. */
+  constructor(private readonly onRefusal: (call: string, error: Error) => void = () => undefined) {}
+
   /**
    * Reads at the node's best block (not at a fixed block hash: the client would share such an
    * answer between reads for a while). The mechagraph names its block; get_neurons_lite does
@@ -56,9 +59,10 @@ export class ChainMetagraphReader {
     let block = header.number.toNumber();
     const indexes = this.refusedSelective.has(spec) ? undefined : selectiveIndexes(at);
     if (indexes) {
-      const graph = await unlessRefused(readMechagraph(at, netuid, indexes, block), () =>
-        this.refusedSelective.add(spec),
-      );
+      const graph = await unlessRefused(readMechagraph(at, netuid, indexes, block), (error) => {
+        this.refusedSelective.add(spec);
+        this.onRefusal('SubnetInfoRuntimeApi_get_selective_mechagraph', error);
+      });
       if (graph) {
         ({ neurons, block } = graph);
         this.lastMethod = 'get_selective_mechagraph';
@@ -78,9 +82,10 @@ export class ChainMetagraphReader {
     this.lastMethod = 'get_neurons_lite';
     // No neurons, no stakes to read (an empty answer is judged as it is: MetagraphService).
     if (neurons.length === 0 || this.refusedSubnetState.has(spec)) return neurons;
-    const stakes = await unlessRefused(readSubnetStakes(at, netuid), () =>
-      this.refusedSubnetState.add(spec),
-    );
+    const stakes = await unlessRefused(readSubnetStakes(at, netuid), (error) => {
+      this.refusedSubnetState.add(spec);
+      this.onRefusal('SubnetInfoRuntimeApi_get_subnet_state', error);
+    });
     if (!stakes) return neurons;
     this.lastMethod = 'get_neurons_lite+get_subnet_state';
     return withTotalStakes(neurons, stakes);
@@ -88,12 +93,15 @@ export class ChainMetagraphReader {
 }
 
 /** The call's answer, or undefined (after `onRefusal`) when the node refused it. */
-async function unlessRefused<T>(call: Promise<T>, onRefusal: () => void): Promise<T | undefined> {
+async function unlessRefused<T>(
+  call: Promise<T>,
+  onRefusal: (error: Error) => void,
+): Promise<T | undefined> {
   try {
     return await call;
   } catch (error) {
     if (!isNodeRefusal(error)) throw error;
-    onRefusal();
+    onRefusal(error as Error);
     return undefined;
   }
 }

@@ -2,6 +2,11 @@ import { AddressInfo, createServer, Server } from 'node:net';
 import { ChainReplay, startChainReplay } from '../../../test/support/chain-replay';
 import { ChainUnavailableError, SubtensorConnection } from './subtensor-connection';
 
+/** The replay answers: a bound for connecting and reading that a loaded machine meets. */
+const CONNECTION_TIMEOUT_MS = 60_000;
+
+const FINNEY_GENESIS = '0x2f0555cc76fc2840a25a6ea3b9637146806f1f44b090c175ffde2a7e5ab36c03';
+
 describe(SubtensorConnection.name, () => {
   describe('against a node that refuses every connection', () => {
     let server: Server;
@@ -39,10 +44,74 @@ describe(SubtensorConnection.name, () => {
     });
     afterAll(() => replay.stop());
 
+    it('logs which chain it reached, with the address but not its credentials', async () => {
+      const logger = { log: jest.fn(), warn: jest.fn() };
+      const port = new URL(replay.url).port;
+      const connection = new SubtensorConnection(
+        `ws://gateway:s3cret-token@127.0.0.1:${port}`,
+        CONNECTION_TIMEOUT_MS,
+        logger,
+      );
+      try {
+        expect(connection.identity).toBeUndefined();
+        expect(connection.isConnected).toBe(false);
+        await connection.use(async () => undefined);
+        expect(connection.isConnected).toBe(true);
+        expect(connection.identity).toEqual({
+          chain: 'Bittensor',
+          genesisHash: FINNEY_GENESIS,
+          bestBlock: 6_852_690,
+        });
+        expect(logger.log.mock.calls).toEqual([
+          [
+            `connected to subtensor ws://127.0.0.1:${port}: chain Bittensor, ` +
+              `genesis ${FINNEY_GENESIS}, best block 6852690`,
+          ],
+        ]);
+        expect(logger.warn).not.toHaveBeenCalled();
+      } finally {
+        await connection.close();
+      }
+      expect(connection.isConnected).toBe(false);
+    });
+
+    it('names the node by its address, without credentials, in the errors it throws', async () => {
+      const port = new URL(replay.url).port;
+      const connection = new SubtensorConnection(
+        `ws://gateway:s3cret-token@127.0.0.1:${port}`,
+        CONNECTION_TIMEOUT_MS,
+        { log: () => undefined, warn: () => undefined },
+      );
+      // The client's own line for the dropped call names the URL as given: not ours to change.
+      const consoleError = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+      try {
+        // Dropped under both the read and its retry on a new connection.
+        const error = await connection
+          .use(async (api) => {
+            replay.dropConnections();
+            return api.rpc.chain.getHeader();
+          })
+          .catch((caught: Error) => caught);
+        expect(error).toBeInstanceOf(ChainUnavailableError);
+        expect((error as Error).message).toMatch(
+          new RegExp(`^connection lost: disconnected from ws://127\\.0\\.0\\.1:${port}: `),
+        );
+        expect((error as Error).message).not.toContain('s3cret-token');
+      } finally {
+        consoleError.mockRestore();
+        await connection.close();
+      }
+    });
+
     it('gives up on a node that stops answering, and reconnects on the next use', async () => {
       // Connecting (metadata decoded included) is given all the time a loaded machine needs;
       // the read of a silent node is what is bounded at 1000 ms.
-      const connection = new SubtensorConnection(replay.url, 1000, 60_000);
+      const connection = new SubtensorConnection(
+        replay.url,
+        1000,
+        undefined,
+        CONNECTION_TIMEOUT_MS,
+      );
       try {
         const header = (api: Parameters<Parameters<typeof connection.use>[0]>[0]) =>
           api.rpc.chain.getHeader().then((value) => value.number.toNumber());

@@ -1,5 +1,6 @@
 import type { ApiPromise } from '@polkadot/api';
 import { setImmediate } from 'node:timers/promises';
+import { Logger, LoggerService } from '@nestjs/common';
 import { ExponentialBackoff, IBackoff } from 'cockatiel';
 import { loadWhenUsed } from '../../common/load-when-used';
 
@@ -22,11 +23,56 @@ const SUBTENSOR_EXTENSIONS = {
   DrandPriority: { extrinsic: {}, payload: {} },
 };
 
-/** Reconnect attempts wait 1 s, then about twice as long each time, up to a minute. */
+/**
+ * `state_call` (every runtime API call) with the client's own error line switched off: it would
+ * print `RPC-CORE: call(…): Bytes:: 1002: …` to stderr as plain text, among our JSON lines,
+ * and @polkadot/util's logger writes to the console with no way to route it. The error still
+ * rejects the call: the caller logs it (a refusal the metagraph reader handles is a warning).
+ */
+const QUIET_RPC = {
+  state: {
+    // @polkadot/types' own definition of state_call (interfaces/state/rpc), plus noErrorLog.
+    call: {
+      alias: ['state_callAt'],
+      description: 'Perform a call to a builtin on the chain',
+      params: [
+        { name: 'method', type: 'Text' },
+        { name: 'data', type: 'Bytes' },
+        { isHistoric: true, isOptional: true, name: 'at', type: 'BlockHash' },
+      ],
+      type: 'Bytes',
+      noErrorLog: true,
+    },
+  },
+};
+
 /** How long dropping a connection waits for its socket to close. */
 const CLOSE_WAIT_MS = 2000;
 
+/** Reconnect attempts wait 1 s, then about twice as long each time, up to a minute. */
 const RECONNECT_BACKOFF = new ExponentialBackoff({ initialDelay: 1000, maxDelay: 60_000 });
+
+/**
+ * Which chain a connection reached, read as it connects: operators see a testnet or a local
+ * node given as SUBTENSOR_URL at once (finney's genesis is `0x2f0555cc…`).
+ */
+export interface ChainIdentity {
+  /**
+   * The node's `system_chain` (`Bittensor` on finney), up to 256 characters; null when it
+   * answered an empty name.
+   */
+  chain: string | null;
+  /** The hash of block 0, as 0x-prefixed hex. */
+  genesisHash: string;
+  /** The node's best block when the connection was made; null when its header was not read. */
+  bestBlock: number | null;
+}
+
+/** A node names its chain as it likes: no more than this is kept. */
+const CHAIN_NAME_MAX = 256;
+
+/** What the connection logs: a line per new connection (Nest's Logger, so pino's JSON). */
+export type ConnectionLogger = Pick<LoggerService, 'log' | 'warn'>;
 
 /**
  * One websocket connection to a subtensor node through @polkadot/api, opened on first use. A
@@ -42,12 +88,29 @@ export class SubtensorConnection {
   private retryAt = 0;
   private failedAttempts = 0;
   private closed = false;
+  private lastIdentity: ChainIdentity | undefined;
 
   constructor(
     readonly url: string,
     private readonly timeoutMs: number,
+    private readonly logger: ConnectionLogger = new Logger(SubtensorConnection.name),
     private readonly connectTimeoutMs = timeoutMs,
   ) {}
+
+  /** The node's scheme and host, for logs: the URL may carry credentials. */
+  get address(): string {
+    return nodeAddress(this.url);
+  }
+
+  /** The chain of the latest connection made (kept while reconnecting); undefined before one. */
+  get identity(): ChainIdentity | undefined {
+    return this.lastIdentity;
+  }
+
+  /** Whether a connection is open now (it is opened on first use, and kept between uses). */
+  get isConnected(): boolean {
+    return this.api?.isConnected ?? false;
+  }
 
   /**
    * Runs `read` against the node. Throws ChainUnavailableError when the node cannot be used. A
@@ -80,7 +143,7 @@ export class SubtensorConnection {
       if (error instanceof ChainUnavailableError) await this.drop(api);
       else if (!api.isConnected) {
         await this.drop(api);
-        throw new ConnectionLostError(`connection lost: ${(error as Error).message}`);
+        throw new ConnectionLostError(`connection lost: ${this.redacted(error)}`);
       }
       throw error;
     }
@@ -119,6 +182,7 @@ export class SubtensorConnection {
           noInitWarn: true,
           throwOnConnect: true,
           signedExtensions: SUBTENSOR_EXTENSIONS,
+          rpc: QUIET_RPC,
         }),
         this.connectTimeoutMs,
         'could not connect',
@@ -128,6 +192,7 @@ export class SubtensorConnection {
       this.backoff = undefined;
       this.failedAttempts = 0;
       this.retryAt = 0;
+      await this.identify(api);
       return api;
     } catch (error) {
       await provider.disconnect().catch(() => undefined);
@@ -136,8 +201,44 @@ export class SubtensorConnection {
       this.retryAt = Date.now() + this.backoff.duration;
       throw error instanceof ChainUnavailableError
         ? error
-        : new ChainUnavailableError(`could not connect: ${(error as Error).message}`);
+        : new ChainUnavailableError(`could not connect: ${this.redacted(error)}`);
     }
+  }
+
+  /**
+   * The client names the node by the URL as given (`disconnected from wss://user:token@…`):
+   * our errors, which reach the log and system-status, name it by its address only.
+   */
+  private redacted(error: unknown): string {
+    return (error as Error).message.split(this.url).join(this.address);
+  }
+
+  /**
+   * Logs which chain the new connection reached: name, genesis, best block and the address
+   * without credentials. A genesis other than the previous connection's is a warning: the
+   * node behind SUBTENSOR_URL now serves another chain.
+   */
+  private async identify(api: ApiPromise): Promise<void> {
+    const bestBlock = await withTimeout(
+      api.rpc.chain.getHeader(),
+      this.connectTimeoutMs,
+      'no header',
+    )
+      .then((header) => header.number.toNumber())
+      .catch(() => null);
+    const before = this.lastIdentity;
+    const identity: ChainIdentity = {
+      chain: api.runtimeChain.toString().slice(0, CHAIN_NAME_MAX) || null,
+      genesisHash: api.genesisHash.toHex(),
+      bestBlock,
+    };
+    this.lastIdentity = identity;
+    const line =
+      `connected to subtensor ${this.address}: chain ${identity.chain ?? '(no name)'}, ` +
+      `genesis ${identity.genesisHash}, best block ${bestBlock ?? 'unknown'}`;
+    if (before && before.genesisHash !== identity.genesisHash)
+      this.logger.warn(`${line}; the previous connection reached genesis ${before.genesisHash}`);
+    else this.logger.log(line);
   }
 
   /**
@@ -162,4 +263,14 @@ function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> 
     timer = setTimeout(() => reject(new ChainUnavailableError(`${what} within ${ms} ms`)), ms);
   });
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** A node URL may carry credentials (`wss://user:token@host`, `?apikey=`): only scheme and host are shown. */
+export function nodeAddress(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.host}`;
+  } catch {
+    return 'the configured node';
+  }
 }

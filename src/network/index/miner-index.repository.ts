@@ -405,6 +405,15 @@ export class MinerIndexRepository {
     }));
   }
 
+  /** Whether an active miner with an axon (those `holdings` reads) holds index rows. */
+  async anyIndexLoaded(): Promise<boolean> {
+    const [row] = await this.dataSource.query<{ loaded: boolean }[]>(
+      `SELECT EXISTS (SELECT 1 FROM miners
+         WHERE index_buckets > 0 AND state = 'active' AND axon_url IS NOT NULL) AS loaded`,
+    );
+    return row.loaded;
+  }
+
   /**
    * Who holds the labels' buckets in the newest `maxHours` hours of [from, to] that hold any
    * (null in `labels`: unlabeled data), newest first, each bucket's active holders most

@@ -113,6 +113,15 @@ export class MinerIndexService {
   }
 
   /**
+   * Whether any miner's index is loaded: some miner the stored-data path may ask (active, with
+   * an axon) has index rows (miners.index_buckets > 0). False before the first index sync has
+   * stored one, and once every index was dropped (each missed its syncs, or was emptied).
+   */
+  anyIndexLoaded(): Promise<boolean> {
+    return this.repository.anyIndexLoaded();
+  }
+
+  /**
    * Holders of the buckets of `labels` (null: unlabeled) in the newest `maxHours` hours of
    * [from, to] holding any, newest first, most credible first within a bucket: what the
    * stored-data on-demand path plans its fetches from. Page on with `to` below the oldest hour.

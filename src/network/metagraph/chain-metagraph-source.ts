@@ -1,6 +1,7 @@
+import { Logger } from '@nestjs/common';
 import { SubtensorConfig } from '../../config/app-config';
 import { ChainMetagraphReader } from '../chain/chain-metagraph';
-import { SubtensorConnection } from '../chain/subtensor-connection';
+import { ChainIdentity, SubtensorConnection } from '../chain/subtensor-connection';
 import { MetagraphNetwork } from '../miners.repository';
 import { MetagraphFile } from '../protocol';
 import { MetagraphSource } from './metagraph-source';
@@ -14,7 +15,14 @@ const FIRST_RETRY_MS = 5000;
  * in use meanwhile (MetagraphService never applies a failed read).
  */
 export class ChainMetagraphSource implements MetagraphSource {
-  private readonly reader = new ChainMetagraphReader();
+  private readonly logger = new Logger(ChainMetagraphSource.name);
+  /** A refused call is asked no more on that runtime: one warning each, through our logger. */
+  private readonly reader = new ChainMetagraphReader((call, error) =>
+    this.logger.warn(
+      `subtensor ${this.connection.address} refused ${call} (${error.message}); ` +
+        'the metagraph is read with the calls it answers',
+    ),
+  );
   private failedReads = 0;
 
   constructor(
@@ -24,7 +32,11 @@ export class ChainMetagraphSource implements MetagraphSource {
   ) {}
 
   get description(): string {
-    return `subtensor ${nodeAddress(this.settings.url)} netuid ${this.netuid}`;
+    return `subtensor ${this.connection.address} netuid ${this.netuid}`;
+  }
+
+  get chain(): ChainIdentity | undefined {
+    return this.connection.identity;
   }
 
   networkOf(): MetagraphNetwork {
@@ -63,15 +75,5 @@ export class ChainMetagraphSource implements MetagraphSource {
   private nextDelay(): number {
     if (this.failedReads === 0) return this.settings.syncIntervalMs;
     return Math.min(this.settings.syncIntervalMs, FIRST_RETRY_MS * 2 ** (this.failedReads - 1));
-  }
-}
-
-/** A node URL may carry credentials (`wss://user:token@host`, `?apikey=`): only scheme and host are shown. */
-function nodeAddress(url: string): string {
-  try {
-    const parsed = new URL(url);
-    return `${parsed.protocol}//${parsed.host}`;
-  } catch {
-    return 'the configured node';
   }
 }

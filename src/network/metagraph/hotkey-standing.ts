@@ -15,6 +15,8 @@ export type HotkeyStanding = (typeof HOTKEY_STANDINGS)[number];
 
 export interface HotkeyCheck {
   standing: HotkeyStanding;
+  /** The hotkey's neuron, when it is registered. */
+  neuron?: { uid: number; validatorPermit: boolean; stake: number | null };
   /** What is wrong and what it costs, for the log and system-status; absent for `validator`. */
   problem?: string;
 }
@@ -29,7 +31,12 @@ export function checkHotkey(
   const registered = miners.filter((miner) => miner.state !== 'deregistered');
   if (registered.length === 0) return null;
   const own = registered.find((miner) => miner.hotkey === hotkey);
-  if (own && isValidator(own, minStake)) return { standing: 'validator' };
+  const neuron = own && {
+    uid: own.uid,
+    validatorPermit: own.validatorPermit,
+    stake: own.stake,
+  };
+  if (own && isValidator(own, minStake)) return { standing: 'validator', neuron };
   const refused = 'so miners refuse every call (403) and its call budgets are spent for nothing';
   const subject = `this gateway's hotkey ${hotkey}`;
   if (!own)
@@ -40,10 +47,12 @@ export function checkHotkey(
   if (!own.validatorPermit)
     return {
       standing: 'no_permit',
+      neuron,
       problem: `${subject} (uid ${own.uid}) has no validator permit on netuid ${netuid}, ${refused}`,
     };
   return {
     standing: 'stake_too_low',
+    neuron,
     problem:
       `${subject} (uid ${own.uid}) has ${own.stake} TAO of stake on netuid ${netuid}, under ` +
       `the ${minStake} a validator needs (VALIDATOR_MIN_STAKE), ${refused}`,

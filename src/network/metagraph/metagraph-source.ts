@@ -1,10 +1,13 @@
 import { MetagraphFile } from '../protocol';
 import { MetagraphNetwork } from '../miners.repository';
+import type { ChainIdentity } from '../chain/subtensor-connection';
 
 /** Where the metagraph comes from: a JSON file (FileMetagraphSource) or a subtensor node. */
 export interface MetagraphSource {
   /** Human-readable origin, for logs and system-status. */
   readonly description: string;
+  /** The chain a subtensor source's connection reached (undefined before any, and for files). */
+  readonly chain?: ChainIdentity;
   /** What kind of network the source describes (a file written by the devnet says `devnet`). */
   networkOf(metagraph: MetagraphFile): MetagraphNetwork;
   read(): Promise<MetagraphFile>;

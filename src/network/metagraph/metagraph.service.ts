@@ -13,6 +13,8 @@ import { MinerEntity, ServingMiner } from '../miner.entity';
 import { MinersRepository, StoredMetagraph } from '../miners.repository';
 import { MetagraphFile, MetagraphNeuron } from '../protocol';
 import { MinerClient } from '../transport/miner-client';
+import { ChainIdentity } from '../chain/subtensor-connection';
+import { roundTo } from '../../common/round-to';
 import { checkHotkey, HotkeyCheck } from './hotkey-standing';
 import { METAGRAPH_SOURCE, MetagraphSource } from './metagraph-source';
 
@@ -44,8 +46,8 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
   private refreshTimer: NodeJS.Timeout | undefined;
   private syncing: Promise<void> = Promise.resolve();
   private lastAttempt: MetagraphSyncAttempt | undefined;
-  /** The own hotkey's standing last logged (undefined: none yet), so that it is logged once per change. */
-  private loggedStanding: HotkeyCheck['standing'] | null | undefined;
+  /** The own hotkey's standing and uid last logged (undefined: none yet): one line per change. */
+  private loggedStanding: string | undefined;
   private markReady: () => void = () => undefined;
   /** Settles once the first sync (successful or not) has loaded the miners. */
   readonly ready = new Promise<void>((resolve) => (this.markReady = resolve));
@@ -71,14 +73,19 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
     await this.source?.close?.();
   }
 
-  /** The source, the latest attempt to read it (null without a source) and what is stored. */
+  /**
+   * The source, the chain its connection reached (null without one), the latest attempt to read
+   * it (null without a source) and what is stored.
+   */
   async status(): Promise<{
     source: string | null;
+    chain: ChainIdentity | null;
     lastAttempt: MetagraphSyncAttempt | null;
     stored: StoredMetagraph | undefined;
   }> {
     return {
       source: this.source?.description ?? null,
+      chain: this.source?.chain ?? null,
       lastAttempt: this.lastAttempt ?? null,
       stored: await this.repository.lastMetagraph(),
     };
@@ -143,7 +150,7 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
         const message = (error as Error).message;
         this.lastAttempt = { ok: false, at: new Date(), error: message };
         this.logger.error(
-          `metagraph from ${this.source.description} not applied, keeping the stored one: ${message}`,
+          `metagraph from ${this.source.description} not applied, ${await this.whatStaysInUse()}: ${message}`,
         );
       }
     }
@@ -151,16 +158,38 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
     this.logHotkeyStanding();
   }
 
-  /** A warning when the hotkey stops being (or starts as no) validator; one line per change. */
+  /** After a failed read: the stored metagraph stays in use, or there is none yet. */
+  private async whatStaysInUse(): Promise<string> {
+    let stored: StoredMetagraph | undefined;
+    try {
+      stored = await this.repository.lastMetagraph();
+    } catch {
+      return 'keeping what is stored (the database did not say what)';
+    }
+    if (stored)
+      return `keeping the stored one (block ${stored.block}, read at ${stored.readAt.toISOString()})`;
+    return 'and none is stored yet: no miners to call until a read succeeds';
+  }
+
+  /**
+   * One line when the hotkey's standing is first known and at each change of standing or uid:
+   * info as a validator (uid, permit, stake), else a warning saying what it costs.
+   */
   private logHotkeyStanding(): void {
     const check = this.hotkeyCheck();
-    const standing = check?.standing ?? null;
-    if (standing === this.loggedStanding) return;
-    const before = this.loggedStanding;
-    this.loggedStanding = standing;
-    if (check?.problem) this.logger.warn(check.problem);
-    else if (standing === 'validator' && before !== undefined && before !== null)
-      this.logger.log(`this gateway's hotkey ${this.identity.hotkey} is a validator again`);
+    if (!check) return;
+    const logged = `${check.standing} ${check.neuron?.uid ?? ''}`;
+    if (logged === this.loggedStanding) return;
+    this.loggedStanding = logged;
+    if (check.problem !== undefined || !check.neuron) {
+      this.logger.warn(check.problem ?? `this gateway's hotkey stands as ${check.standing}`);
+      return;
+    }
+    const { uid, stake } = check.neuron;
+    this.logger.log(
+      `this gateway's hotkey ${this.identity.hotkey} is a validator on netuid ${this.config.netuid}: ` +
+        `uid ${uid}, validator permit, stake ${stake === null ? 'unknown (the node gave none: the permit decides)' : `${roundTo(stake, 2)} TAO`}`,
+    );
   }
 
   private async apply(source: MetagraphSource, metagraph: MetagraphFile): Promise<void> {

@@ -12,8 +12,16 @@ export interface StoredAnswer {
   items: DataItem[];
   /** Set when nothing could be answered because no holder could be asked or answered. */
   error?: string;
-  /** `partial`: the query names no label (or `any` mixes in other keywords): only stored items. */
+  /**
+   * `partial`: the query names no label (or `any` mixes in other keywords), or no miner's index
+   * is loaded (`indexLoaded`): only stored items.
+   */
   coverage: 'complete' | 'partial';
+  /**
+   * False when the query's labels have no bucket in the index because no miner's index is
+   * loaded (MinerIndexService.anyIndexLoaded), not because no miner holds them.
+   */
+  indexLoaded: boolean;
   buckets: { planned: number; fromStore: number; fetchedNow: number; missing: number };
   /** When the oldest fetch among the returned items was made (null: no items). */
   oldestFetchedAt: Date | null;
@@ -49,6 +57,7 @@ export function summarize(
   round: FetchRound,
   stored: readonly StoredItem[],
   deadlineReached: boolean,
+  indexLoaded = true,
 ): StoredAnswer {
   const fromStore = selected.filter((bucket) => bucket.fromStore).length;
   const fetchedNow = [...round.delivered.values()].filter(Boolean).length;
@@ -85,7 +94,8 @@ export function summarize(
   return {
     items,
     error: nothingAnswered ? whyMissing(round, missing) : undefined,
-    coverage: plan.coverage,
+    coverage: indexLoaded ? plan.coverage : 'partial',
+    indexLoaded,
     buckets: { planned: selected.length, fromStore, fetchedNow, missing },
     oldestFetchedAt: oldest,
     miners: {

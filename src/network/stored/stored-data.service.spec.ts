@@ -149,7 +149,7 @@ function miner(uid: number, tag = '#tao'): FakeMiner {
   return { uid, coldkey, credibility: 0.9, holds };
 }
 
-function setUp(miners: FakeMiner[], options: { callsLeft?: number } = {}) {
+function setUp(miners: FakeMiner[], options: { callsLeft?: number; indexLoaded?: boolean } = {}) {
   const calls: { uid: number; synapse: SynapseName; buckets: number }[] = [];
   const scores: MinerScore[] = [];
   const store = new MemoryItemStore();
@@ -199,6 +199,7 @@ function setUp(miners: FakeMiner[], options: { callsLeft?: number } = {}) {
       rows.sort((a, b) => b.timeBucket - a.timeBucket || b.credibility - a.credibility);
       return Promise.resolve(rows);
     },
+    anyIndexLoaded: () => Promise.resolve(options.indexLoaded ?? miners.length > 0),
   } as unknown as MinerIndexService;
   const budgets = {
     left: (hotkeys: string[]) =>
@@ -416,6 +417,38 @@ describe(StoredDataService.name, () => {
       new Set([HOURS[1]]),
     );
     expect(froms[0]).toEqual(bucketStart(HOURS[0]));
+  });
+
+  it('says when a labelled query found no bucket because no index is loaded', async () => {
+    const { service } = setUp([], { indexLoaded: false });
+    const empty = await service.answer(query());
+    expect(empty).toMatchObject({
+      items: [],
+      indexLoaded: false,
+      coverage: 'partial',
+      buckets: { planned: 0, fromStore: 0, fetchedNow: 0, missing: 0 },
+    });
+    expect(empty.error).toBeUndefined();
+  });
+
+  it('with no index loaded any more, still answers what the store holds of the labels', async () => {
+    const holders = [miner(1), miner(2)];
+    const { service } = setUp(holders);
+    const fetched = await service.answer(query());
+    expect(fetched.items).toHaveLength(15);
+    holders.length = 0; // every index dropped: anyIndexLoaded() is false
+    const again = await service.answer(query());
+    expect(again).toMatchObject({ indexLoaded: false, coverage: 'partial' });
+    expect(again.items).toEqual(fetched.items);
+  });
+
+  it('a labelled query that no miner of a loaded index holds is a true "no data"', async () => {
+    const { service } = setUp([], { indexLoaded: true });
+    expect(await service.answer(query())).toMatchObject({
+      items: [],
+      indexLoaded: true,
+      coverage: 'complete',
+    });
   });
 
   it('asks no miner whose budget is spent, and says why when nothing is stored', async () => {

@@ -70,6 +70,9 @@ export class StoredDataService {
     try {
       const plan = planStoredQuery(query, this.clock.now());
       const selected = await this.selectBuckets(plan);
+      // No bucket of the labels: none held, or no index loaded to say who holds them.
+      const indexLoaded =
+        plan.labels.length === 0 || selected.length > 0 || (await this.index.anyIndexLoaded());
       const missing = selected.filter((bucket) => !bucket.fromStore);
       const fetch = await this.fetch(missing, purpose);
       const reachedDeadline = await Promise.race([
@@ -77,7 +80,7 @@ export class StoredDataService {
         deadline.promise.then(() => true),
       ]);
       const stored = plan.from <= plan.to ? await this.read(plan, selected) : [];
-      return summarize(plan, selected, fetch, stored, reachedDeadline);
+      return summarize(plan, selected, fetch, stored, reachedDeadline, indexLoaded);
     } finally {
       deadline.cancel();
     }

@@ -37,7 +37,10 @@ export class StoredDataMetaDto {
       '`complete`: the query names labels (X hashtags or cashtags, Reddit subreddits), and their buckets ' +
       'were planned and fetched where needed; `partial`: it names none (or mixes them with other keywords ' +
       'in `any` mode), so it was answered only from what the gateway already stored (and when that ' +
-      'holds nothing, `status` is `error` and `meta.error` says so: not "no data", which was not looked for)',
+      'holds nothing, `status` is `error` and `meta.error` says so: not "no data", which was not looked for). ' +
+      'Also `partial` when no miner’s data index is loaded yet (none synced since the start, or every ' +
+      'sync failed): which miners hold the labels is not known, so only stored items answer, and when there ' +
+      'are none `status` is `error` with a `meta.error` that says when to try again',
     enum: ['complete', 'partial'],
     example: 'complete',
   })
@@ -202,7 +205,9 @@ export class OnDemandMetaDto {
 
   @ApiProperty({
     description:
-      'True when `data` is empty: nothing matched, or `status` is `error`. Always present (the hosted API ' +
+      'True only when `status` is `success` and `data` is empty: the miners (or the stored data) were ' +
+      'searched and nothing matched. False on every `error` (miners unreachable, no index loaded yet…: ' +
+      'nothing was looked for, so it is no "no data"; see `meta.error`). Always present (the hosted API ' +
       'sends it only when true); its clients are told to check it.',
     example: false,
   })

@@ -173,8 +173,17 @@ export const QUERY_RESPONSE_EXAMPLES: Record<
       },
     },
   },
+  noMatch: {
+    summary: 'Nothing matched: the only answer where no_data_available is true',
+    value: {
+      status: 'success',
+      data: [],
+      meta: { ...meta('X', 0), empty_response_miners: 4 },
+    },
+  },
   noMiner: {
-    summary: 'No miner could be asked (still HTTP 200)',
+    summary:
+      'No miner could be asked (still HTTP 200; no_data_available false: nothing was looked for)',
     value: {
       status: 'error',
       data: [],
@@ -188,6 +197,7 @@ export const QUERY_RESPONSE_EXAMPLES: Record<
         miners_failed: { count: 0, reasons: {} },
         consensus: 0,
         processing_time_ms: 1,
+        no_data_available: false,
       },
     },
   },

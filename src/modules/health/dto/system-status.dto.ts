@@ -101,6 +101,29 @@ export class ChainStatusDto extends ComponentStatusDto {
   })
   declare status: ComponentState;
 
+  @ApiProperty({
+    description:
+      'The chain the node says it serves (`system_chain`), as read when this instance last connected; null ' +
+      'before any connection',
+    example: 'Bittensor',
+    maxLength: 256,
+    nullable: true,
+    type: String,
+  })
+  chain_name: string | null;
+
+  @ApiProperty({
+    description:
+      'The hash of the chain’s block 0, as read when this instance last connected (finney: ' +
+      '`0x2f0555cc76fc2840a25a6ea3b9637146806f1f44b090c175ffde2a7e5ab36c03`); null before any connection',
+    pattern: '^0x[0-9a-f]{64}$',
+    maxLength: 66,
+    example: '0x2f0555cc76fc2840a25a6ea3b9637146806f1f44b090c175ffde2a7e5ab36c03',
+    nullable: true,
+    type: String,
+  })
+  genesis_hash: string | null;
+
   @ApiPropertyOptional({
     ...BLOCK,
     description: 'Block the metagraph in use was read at',

@@ -11,7 +11,7 @@ export class PublicationStatusDto {
   @ApiProperty({
     enum: PUBLICATION_STATES,
     description:
-      '`disabled`: GRAVITY_REPO_URL or SUBTENSOR_URL is not set, votes stay local to this gateway; ' +
+      '`disabled`: GRAVITY_REPO_URL or SUBTENSOR_URL is not set (or GRAVITY_TOKEN, for an https:// repository), votes stay local to this gateway; ' +
       '`none`: no vote submitted yet; ' +
       '`pending`: to be pushed; `pushed`: in the repository, its SHA to be committed on chain; ' +
       '`committed`: on chain, in `block_number`; `failed`: the last attempt failed (`last_error`), ' +

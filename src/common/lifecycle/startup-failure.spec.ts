@@ -1,0 +1,57 @@
+import { databaseFailure, listenFailure, StartupError, withoutPassword } from './startup-failure';
+
+const codeError = (message: string, code: string) => Object.assign(new Error(message), { code });
+
+describe(databaseFailure.name, () => {
+  const setting = `DATABASE_URL=${withoutPassword('postgres://gateway:s3cret@db:5432/gateway')}`;
+
+  it('names the setting, without its password, for the errors of an unusable database', () => {
+    const failure = databaseFailure(
+      codeError('password authentication failed for user "gateway"', '28P01'),
+      setting,
+    );
+    expect(failure).toBeInstanceOf(StartupError);
+    expect((failure as Error).message).toBe(
+      'Startup failed: cannot use the database of DATABASE_URL=postgres://gateway:***@db:5432/gateway: password authentication failed for user "gateway"',
+    );
+    expect(
+      (
+        databaseFailure(
+          new Error('Connection terminated due to connection timeout'),
+          setting,
+        ) as Error
+      ).message,
+    ).toMatch(/connection timeout$/);
+    const refused = new AggregateError([
+      codeError('connect ECONNREFUSED ::1:5432', 'ECONNREFUSED'),
+    ]);
+    expect((databaseFailure(refused, setting) as Error).message).toMatch(/ECONNREFUSED ::1:5432$/);
+  });
+
+  it('leaves any other error as it is, stack and all', () => {
+    const other = codeError('relation "x" does not exist', '42P01');
+    expect(databaseFailure(other, setting)).toBe(other);
+  });
+});
+
+describe(listenFailure.name, () => {
+  it('names PORT and HOST for a port it cannot listen on, and leaves other errors', () => {
+    expect(
+      (listenFailure(codeError('listen EACCES', 'EACCES'), '0.0.0.0', 80) as Error).message,
+    ).toBe(
+      'Startup failed: cannot listen on PORT=80 HOST=0.0.0.0: not allowed to listen on this port (ports below 1024 need privileges) (EACCES)',
+    );
+    const other = new Error('boom');
+    expect(listenFailure(other, '0.0.0.0', 80)).toBe(other);
+  });
+});
+
+describe(withoutPassword.name, () => {
+  it('hides the password only, and says so of a value that is not a URL', () => {
+    expect(withoutPassword('postgres://u@h/d')).toBe('postgres://u@h/d');
+    expect(withoutPassword('postgresql://u:p%40ss@h:1/d?sslmode=require')).toBe(
+      'postgresql://u:***@h:1/d?sslmode=require',
+    );
+    expect(withoutPassword('postgres://u:p@[bad')).toBe('(not a URL)');
+  });
+});

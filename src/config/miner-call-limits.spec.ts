@@ -1,0 +1,124 @@
+import {
+  callBudgetExcesses,
+  loopbackOnly,
+  minerCallCeiling,
+  mostCallsPerMinerWindow,
+} from './miner-call-limits';
+import {
+  defaultCallBudgets,
+  parseAllowedNetworks,
+  parseCallBudgets,
+} from './miner-network-settings';
+
+const MARGIN_MS = 300_000;
+const budget = (text: string) => parseCallBudgets(`GetMinerIndex=${text}`).GetMinerIndex!;
+
+describe(mostCallsPerMinerWindow.name, () => {
+  it.each([
+    ['1/h', MARGIN_MS, 1],
+    ['1/h', 0, 1],
+    ['2/h', MARGIN_MS, 2],
+    ['2/2h', MARGIN_MS, 2],
+    ['1/30m', MARGIN_MS, 2],
+    // A window counted exactly 30 minutes: calls at 0 and 30 minutes meet in one hour.
+    ['1/30m', 0, 2],
+    ['1/55m', MARGIN_MS, 1],
+    ['1/54m', MARGIN_MS, 2],
+    ['10/20m', MARGIN_MS, 30],
+    ['1/90s', 0, 40],
+    ['0/h', MARGIN_MS, 0],
+  ])('lets %s (margin %d ms) send a miner %d calls within 60 minutes', (text, margin, most) => {
+    expect(mostCallsPerMinerWindow(budget(text), margin)).toBe(most);
+  });
+});
+
+describe(minerCallCeiling.name, () => {
+  it("leaves the validator's evaluation its index and bucket calls, and all bulk and on-demand calls to the gateway", () => {
+    expect(
+      ['GetMinerIndex', 'GetDataEntityBucket', 'GetContentsByBuckets', 'OnDemandRequest'].map(
+        (synapse) => [
+          minerCallCeiling(synapse as never, true),
+          minerCallCeiling(synapse as never, false),
+        ],
+      ),
+    ).toEqual([
+      [1, 2],
+      [1, 2],
+      [10, 10],
+      [10, 10],
+    ]);
+  });
+});
+
+describe(callBudgetExcesses.name, () => {
+  const excesses = (text: string, shares = true, margin = MARGIN_MS) =>
+    callBudgetExcesses(parseCallBudgets(text, defaultCallBudgets(shares)), shares, margin);
+
+  it('finds none in the defaults, beside a validator or not', () => {
+    expect(excesses('')).toEqual([]);
+    expect(excesses('', false)).toEqual([]);
+  });
+
+  it('takes 1/h for GetMinerIndex beside a validator, and 10/h for the bulk call and on-demand', () => {
+    expect(
+      excesses(
+        'GetMinerIndex=1/h,GetDataEntityBucket=1/h,GetContentsByBuckets=10/h,OnDemandRequest=10/h',
+      ),
+    ).toEqual([]);
+  });
+
+  it('takes 2/2h on a hotkey of its own only: the two calls may come together', () => {
+    expect(excesses('GetMinerIndex=2/2h', false)).toEqual([]);
+    expect(excesses('GetMinerIndex=2/2h')).toEqual([
+      expect.stringMatching(
+        /^MINER_CALL_BUDGETS: GetMinerIndex=2\/2h can send a miner 2 calls within 60 minutes/,
+      ),
+    ]);
+    expect(excesses('GetMinerIndex=1/2h')).toEqual([]);
+  });
+
+  it('finds 1/30m for GetMinerIndex beside a validator, counting its margin', () => {
+    expect(excesses('GetMinerIndex=1/30m')).toEqual([
+      'MINER_CALL_BUDGETS: GetMinerIndex=1/30m can send a miner 2 calls within 60 minutes (its window counted 300 s longer, MINER_CALL_BUDGET_MARGIN_SECONDS), but miners allow this hotkey 1 GetMinerIndex per 60 minutes beside the validator on the same hotkey (VALIDATOR_SHARES_HOTKEY=true: their 2 less the 1 of its evaluation); give it at most 1/h (or fewer calls over a longer window)',
+    ]);
+    // On a hotkey of its own the gateway has both calls.
+    expect(excesses('GetMinerIndex=1/30m', false)).toEqual([]);
+  });
+
+  it('finds each synapse above its limit, the audit’s budgets among them', () => {
+    const found = excesses('GetContentsByBuckets=20/h,GetMinerIndex=5/h,GetDataEntityBucket=4/h');
+    expect(found.map((line) => line.split(' can send')[0])).toEqual([
+      'MINER_CALL_BUDGETS: GetMinerIndex=5/h',
+      'MINER_CALL_BUDGETS: GetDataEntityBucket=4/h',
+      'MINER_CALL_BUDGETS: GetContentsByBuckets=20/h',
+    ]);
+    expect(excesses('GetContentsByBuckets=11/h', false)).toHaveLength(1);
+    expect(excesses('GetMinerIndex=2/h', false)).toEqual([]);
+    expect(excesses('GetMinerIndex=3/h', false)).toHaveLength(1);
+  });
+
+  it('finds a removed budget for every synapse miners limit', () => {
+    expect(excesses('none')).toHaveLength(4);
+    const [line] = excesses('OnDemandRequest=none', false);
+    expect(line).toBe(
+      'MINER_CALL_BUDGETS: OnDemandRequest has no budget (none), but miners allow this hotkey 10 OnDemandRequest per 60 minutes (VALIDATOR_SHARES_HOTKEY=false: their whole limit); an unlimited gateway takes more and the miner refuses the rest of its window with 403',
+    );
+    expect(excesses('GetMinerIndex=none')[0]).toMatch(
+      /, the validator's evaluation included \(the miner is scored as failing it\)$/,
+    );
+  });
+});
+
+describe(loopbackOnly.name, () => {
+  it.each([
+    ['loopback', true],
+    ['127.0.0.1', true],
+    ['::1', true],
+    ['public', false],
+    ['loopback,public', false],
+    ['loopback,10.0.0.0/8', false],
+    ['127.0.0.0/4', false],
+  ])('%s: %s', (text, expected) => {
+    expect(loopbackOnly(parseAllowedNetworks(text))).toBe(expected);
+  });
+});

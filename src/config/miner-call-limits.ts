@@ -1,0 +1,111 @@
+import { SYNAPSE_NAMES, SynapseName } from '../common/synapse-names';
+import { AllowedNetworks, CallBudget, CallBudgets, describeBudget } from './miner-network-settings';
+
+/**
+ * How long a subnet 13 miner counts a validator hotkey's calls: one set of counters, cleared
+ * together by the first call that arrives 60 minutes or more after the last clearing (its
+ * neurons/miner.py default_blacklist). A window is half-open: a call 60 minutes after another
+ * is never counted with it.
+ */
+export const MINER_LIMIT_WINDOW_MS = 60 * 60_000;
+
+/**
+ * What a miner allows one validator hotkey per window (bittensor-wire.md §3: common/protocol.py
+ * REQUEST_LIMIT_BY_TYPE_PER_PERIOD, doubled "to account for restarts"); refused calls count.
+ */
+export const MINER_LIMITS: Readonly<Record<SynapseName, number>> = {
+  GetMinerIndex: 2,
+  GetDataEntityBucket: 2,
+  GetContentsByBuckets: 10,
+  OnDemandRequest: 10,
+};
+
+/**
+ * What the subnet's validator spends of them per miner per window when it evaluates the miner
+ * (about hourly), signing with the same hotkey as the gateway (VALIDATOR_SHARES_HOTKEY): one
+ * index and one bucket; its evaluation never sends the bulk call nor on-demand.
+ */
+export const VALIDATOR_EVALUATION_CALLS: Readonly<Record<SynapseName, number>> = {
+  GetMinerIndex: 1,
+  GetDataEntityBucket: 1,
+  GetContentsByBuckets: 0,
+  OnDemandRequest: 0,
+};
+
+/**
+ * The most calls of a synapse the gateway may send a miner within one of its windows: the
+ * miner's limit, less the validator's evaluation when it shares the hotkey (1/1/10/10; without
+ * it 2/2/10/10). Above it a call is refused, and beside a validator its evaluation, whose 403
+ * scores the miner as failing. The defaults keep 2 of the 10 bulk and on-demand calls as a
+ * margin (defaultCallBudgets); spending them hurts no evaluation, so it is not refused.
+ */
+export function minerCallCeiling(synapse: SynapseName, validatorSharesHotkey: boolean): number {
+  return MINER_LIMITS[synapse] - (validatorSharesHotkey ? VALIDATOR_EVALUATION_CALLS[synapse] : 0);
+}
+
+/**
+ * The most calls a budget of N calls per window W lets the gateway send a miner within one of
+ * the miner's 60-minute windows. CallBudgets counts W + margin (W'), and grants a call while
+ * fewer than N calls lie in the W' before it: so any half-open span of W' holds at most N, and
+ * a 60-minute window, covered by ceil(60 min / W') such spans, holds at most N × ceil(60 min /
+ * W'). Bursts of N at 0, W', 2W', … reach it. So 1/h (W' 65 min) sends 1; 1/30m (35 min) 2;
+ * 2/2h 2; 10/20m (25 min) 30.
+ */
+export function mostCallsPerMinerWindow(budget: CallBudget, marginMs: number): number {
+  return budget.calls * Math.ceil(MINER_LIMIT_WINDOW_MS / (budget.windowMs + marginMs));
+}
+
+/**
+ * The budgets (MINER_CALL_BUDGETS over the defaults of VALIDATOR_SHARES_HOTKEY) that would let
+ * the gateway send a miner more calls of a synapse within one of its windows than
+ * minerCallCeiling, or that remove the budget of a synapse miners limit: one sentence each.
+ */
+export function callBudgetExcesses(
+  budgets: CallBudgets,
+  validatorSharesHotkey: boolean,
+  marginMs: number,
+): string[] {
+  const beside = validatorSharesHotkey
+    ? `beside the validator on the same hotkey (VALIDATOR_SHARES_HOTKEY=true: `
+    : `(VALIDATOR_SHARES_HOTKEY=false: `;
+  return SYNAPSE_NAMES.flatMap((synapse) => {
+    const ceiling = minerCallCeiling(synapse, validatorSharesHotkey);
+    const allowed =
+      `miners allow this hotkey ${ceiling} ${synapse} per 60 minutes ${beside}` +
+      (validatorSharesHotkey
+        ? `their ${MINER_LIMITS[synapse]} less the ${VALIDATOR_EVALUATION_CALLS[synapse]} of its evaluation)`
+        : `their whole limit)`);
+    const budget = budgets[synapse];
+    if (!budget)
+      return [
+        `MINER_CALL_BUDGETS: ${synapse} has no budget (none), but ${allowed}; an unlimited gateway ` +
+          `takes more and the miner refuses the rest of its window with 403` +
+          (validatorSharesHotkey && VALIDATOR_EVALUATION_CALLS[synapse] > 0
+            ? `, the validator's evaluation included (the miner is scored as failing it)`
+            : ''),
+      ];
+    const most = mostCallsPerMinerWindow(budget, marginMs);
+    if (most <= ceiling) return [];
+    return [
+      `MINER_CALL_BUDGETS: ${synapse}=${describeBudget(budget)} can send a miner ${most} calls ` +
+        `within 60 minutes (its window counted ${marginMs / 1000} s longer, ` +
+        `MINER_CALL_BUDGET_MARGIN_SECONDS), but ${allowed}; give it at most ` +
+        `${ceiling}/h (or fewer calls over a longer window)`,
+    ];
+  });
+}
+
+/**
+ * Whether the gateway may call miners on loopback only: a devnet on this machine (the
+ * benchmarks', docker-compose's devnet profile), never the subnet's miners, whose limits
+ * callBudgetExcesses guards.
+ */
+export function loopbackOnly(networks: AllowedNetworks): boolean {
+  return (
+    !networks.publicUnicast &&
+    networks.cidrs.every((cidr) => {
+      const ipv4 = /^127\.\d+\.\d+\.\d+\/(\d+)$/.exec(cidr);
+      return cidr === '::1/128' || (ipv4 !== null && Number(ipv4[1]) >= 8);
+    })
+  );
+}

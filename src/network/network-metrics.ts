@@ -1,0 +1,61 @@
+import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { MetricsService } from '../common/metrics/metrics.service';
+import { SUBTENSOR_CONNECTION } from './chain/chain-commitments.service';
+import { SubtensorConnection } from './chain/subtensor-connection';
+import { HOTKEY_STANDINGS } from './metagraph/hotkey-standing';
+import { MetagraphService } from './metagraph/metagraph.service';
+import { MinersRepository } from './miners.repository';
+
+/**
+ * Where the gateway stands on the network, read at scrape time: its hotkey's standing and the
+ * metagraph's read time (what system-status shows), and whether the node is connected.
+ */
+@Injectable()
+export class NetworkMetrics implements OnModuleInit {
+  private readonly logger = new Logger(NetworkMetrics.name);
+
+  constructor(
+    private readonly metrics: MetricsService,
+    private readonly metagraph: MetagraphService,
+    private readonly repository: MinersRepository,
+    @Inject(SUBTENSOR_CONNECTION) private readonly connection: SubtensorConnection | null,
+  ) {}
+
+  onModuleInit(): void {
+    this.metrics.gauge(
+      'hotkey_standing',
+      'This gateway’s hotkey in the metagraph in use (1 for the current standing): validator, not_registered, no_permit, stake_too_low; all 0 before any metagraph was read',
+      ['standing'],
+      // In memory: no database read.
+      () => {
+        const current = this.metagraph.hotkeyCheck()?.standing;
+        return Promise.resolve(
+          HOTKEY_STANDINGS.map((standing) => ({
+            labels: { standing },
+            value: standing === current ? 1 : 0,
+          })),
+        );
+      },
+      (error) => this.logger.warn(`could not read the hotkey's standing: ${error.message}`),
+    );
+    this.metrics.gauge(
+      'metagraph_last_read_timestamp_seconds',
+      'Unix time at which the metagraph in use was read (by any replica, before any restart); 0 before any was read',
+      [],
+      async () => {
+        const stored = await this.repository.lastMetagraph();
+        return [{ labels: {}, value: stored ? stored.readAt.getTime() / 1000 : 0 }];
+      },
+      (error) => this.logger.warn(`could not read the stored metagraph: ${error.message}`),
+    );
+    const connection = this.connection;
+    if (connection)
+      this.metrics.gauge(
+        'chain_connected',
+        'Whether this instance holds an open connection to the subtensor node (SUBTENSOR_URL): 1 or 0',
+        [],
+        () => Promise.resolve([{ labels: {}, value: connection.isConnected ? 1 : 0 }]),
+        (error) => this.logger.warn(`could not read the node connection: ${error.message}`),
+      );
+  }
+}

@@ -1,0 +1,103 @@
+import { createServer, Server } from 'node:net';
+import { AddressInfo } from 'node:net';
+import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
+import { buildService, jsonLogs, startAppProcess } from '../support/app-process';
+import { startTestNetwork } from '../support/network';
+import { processValidatorHotkey } from '../support/app-process';
+
+/** The error `startAppProcess` throws for a process that exited: its lines after the first. */
+async function failedStart(env: Record<string, string>): Promise<string[]> {
+  const error = await startAppProcess(env).then(
+    async (app) => {
+      await app.stop('SIGKILL');
+      throw new Error('the service started');
+    },
+    (failure: Error) => failure,
+  );
+  expect(error.message).toMatch(/^service exited with 1:/);
+  return error.message.split('\n').slice(1);
+}
+
+beforeAll(() => buildService(), 120_000);
+
+describe('A production process that cannot start', () => {
+  const serverUrl = () => process.env.TEST_RUN_SERVER_URL!;
+
+  it('names DATABASE_URL, without its password, in one line when the database does not exist', async () => {
+    const url = new URL(serverUrl());
+    url.password = 'not-a-real-password';
+    url.pathname = `/${scratchDatabaseName('missing')}`;
+    const lines = await failedStart({ DATABASE_URL: url.toString(), METAGRAPH_FILE: '/dev/null' });
+    expect(lines).toEqual([
+      expect.stringMatching(
+        /^Startup failed: cannot use the database of DATABASE_URL=postgres:\/\/[^@]*\*\*\*@[^ ]+: database "[^"]+" does not exist$/,
+      ),
+    ]);
+    expect(lines.join('\n')).not.toContain('not-a-real-password');
+  });
+
+  it('names PORT and HOST in one line when the port is in use', async () => {
+    const name = scratchDatabaseName('port');
+    const databaseUrl = await createDatabase(serverUrl(), name);
+    const busy: Server = createServer();
+    await new Promise<void>((done) => busy.listen(0, '127.0.0.1', done));
+    const port = (busy.address() as AddressInfo).port;
+    const network = await startTestNetwork(1, 7, [processValidatorHotkey()]);
+    try {
+      const lines = await failedStart({
+        DATABASE_URL: databaseUrl,
+        PORT: String(port),
+        ...network.env,
+      });
+      expect(lines.filter((line) => !line.startsWith('{'))).toEqual([
+        `Startup failed: cannot listen on PORT=${port} HOST=127.0.0.1: the port is already in use (another process listens on it) (EADDRINUSE)`,
+      ]);
+    } finally {
+      busy.close();
+      await network.stop();
+      await dropDatabase(serverUrl(), name);
+    }
+  });
+});
+
+describe('A production process that starts', () => {
+  it('writes its banner as one JSON log line, and a budget over the limits in front of a loopback devnet as a warning', async () => {
+    const name = scratchDatabaseName('banner');
+    const databaseUrl = await createDatabase(process.env.TEST_RUN_SERVER_URL!, name);
+    const network = await startTestNetwork(1, 7, [processValidatorHotkey()]);
+    const app = await startAppProcess({
+      DATABASE_URL: databaseUrl,
+      MINER_CALL_BUDGETS: 'GetMinerIndex=1/30m',
+      ...network.env,
+    });
+    try {
+      await new Promise((done) => setTimeout(done, 300));
+      const logs = jsonLogs(app);
+      expect(app.lines.filter((line) => !line.startsWith('{'))).toEqual([]);
+      expect(logs).toContainEqual(
+        expect.objectContaining({
+          level: 30,
+          context: 'Gateway',
+          msg: expect.stringMatching(/^Validator gateway listening on http:\/\/localhost:\d+$/),
+          docs: expect.stringMatching(/\/docs$/),
+          database: 'DATABASE_URL',
+          miners: 'METAGRAPH_FILE',
+          validator: processValidatorHotkey(),
+        }),
+      );
+      expect(logs).toContainEqual(
+        expect.objectContaining({
+          level: 40,
+          context: 'Config',
+          msg: expect.stringMatching(
+            /^MINER_CALL_BUDGETS: GetMinerIndex=1\/30m can send a miner 2 calls/,
+          ),
+        }),
+      );
+    } finally {
+      expect(await app.stop()).toBe(0);
+      await network.stop();
+      await dropDatabase(process.env.TEST_RUN_SERVER_URL!, name);
+    }
+  });
+});
