@@ -157,6 +157,7 @@ describe('A locked-out address', () => {
       .get('/api/v1/health')
       .set('X-API-Key', 'sk_live_guess_5')
       .expect(429);
+    expect(locked.headers['retry-after']).toMatch(/^\d+$/);
     expect(Number(locked.headers['retry-after'])).toBeGreaterThan(0);
     expect(Number(locked.headers['retry-after'])).toBeLessThanOrEqual(60);
 
@@ -175,7 +176,9 @@ describe('A locked-out address', () => {
           .get('/api/v1/health')
           .set('X-API-Key', `sk_live_guess_more_${attempt}`)
           .expect(429);
-        expect(answer.headers['retry-after']).toBeDefined();
+        // Whole seconds (RFC 9110 delay-seconds), within the lockout's 60 s window.
+        expect(answer.headers['retry-after']).toMatch(/^\d+$/);
+        expect(Number(answer.headers['retry-after'])).toBeLessThanOrEqual(60);
         expect(answer.body).toMatchObject({ detail: expect.stringMatching(/^Too many failed/) });
       }
     } finally {

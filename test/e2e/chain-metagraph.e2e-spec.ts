@@ -43,8 +43,9 @@ describe('The metagraph from a subtensor node', () => {
     SUBTENSOR_URL: replay.url,
     NETUID: '1',
     MINER_ALLOWED_NETWORKS: 'loopback',
-    // A read of 1,024 neurons takes a few seconds under jest; a silent node is given up after 8.
-    SUBTENSOR_TIMEOUT_MS: '8000',
+    // The replay always answers here, but a read of 1,024 neurons takes seconds under jest, and
+    // more on a loaded machine. The silent node is another app's, with a short bound.
+    SUBTENSOR_TIMEOUT_MS: '60000',
   });
   const listMiners = async (query = ''): Promise<MinerList> =>
     (await app.http.get(`/api/v1/miners${query}`).set('X-API-Key', TEST_MASTER_KEY).expect(200))
@@ -68,7 +69,7 @@ describe('The metagraph from a subtensor node', () => {
     databaseUrl = await createDatabase(serverUrl(), databaseName);
     replay = await startChainReplay();
     app = await startTestApp(chainEnv());
-  }, 60_000);
+  }, 120_000);
   afterAll(async () => {
     await app?.close();
     await replay?.stop();
@@ -167,6 +168,9 @@ describe('The metagraph from a subtensor node', () => {
   describe('a node that fails', () => {
     const syncAndExpectKept = async () => {
       await app.app.get(MetagraphService).sync();
+      return expectKept();
+    };
+    const expectKept = async () => {
       expect((await listMiners()).miners).toHaveLength(1024);
       await afterCheckCache();
       const status = await systemStatus();
@@ -183,10 +187,22 @@ describe('The metagraph from a subtensor node', () => {
     });
 
     it('keeps the last metagraph when the node stops answering', async () => {
+      // An app of its own, on the same database, whose node never answers: a short bound is
+      // waited out every time (the shared app's is generous, for reads on a loaded machine).
+      const shared = app;
       replay.mode = 'silent';
-      const chain = await syncAndExpectKept();
-      expect(chain.error).toMatch(/no answer within 8000 ms/);
-    }, 30_000);
+      try {
+        app = await startTestApp({ ...chainEnv(), SUBTENSOR_TIMEOUT_MS: '1000' });
+        try {
+          const chain = await expectKept();
+          expect(chain.error).toMatch(/could not connect within 1000 ms/);
+        } finally {
+          await app.close();
+        }
+      } finally {
+        app = shared;
+      }
+    });
 
     it('keeps the last metagraph when the node answers garbage', async () => {
       replay.mode = 'garbage';

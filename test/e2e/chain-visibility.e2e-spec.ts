@@ -144,13 +144,14 @@ describe('What operators see of the chain', () => {
           SUBTENSOR_URL: `ws://gateway:s3cret-token@127.0.0.1:${port}`,
           NETUID: '1',
           MINER_ALLOWED_NETWORKS: 'loopback',
-          SUBTENSOR_TIMEOUT_MS: '8000',
+          // The replay answers; reads of 1,024 neurons take seconds on a loaded machine.
+          SUBTENSOR_TIMEOUT_MS: '60000',
           LOG_LEVEL: 'info',
           INDEX_SYNC_ON_START: 'false',
         },
         { ownDatabase: true, logDestination: capture },
       );
-    }, 60_000);
+    }, 120_000);
     afterAll(() => app.close());
 
     it('logs the chain it reached: name, genesis, best block and the address without credentials', () => {

@@ -94,7 +94,8 @@ describe('The network’s votes and aggregate (chain commitments and the Gravity
       SUBTENSOR_URL: replay.url,
       NETUID: String(NETUID),
       MINER_ALLOWED_NETWORKS: 'loopback',
-      SUBTENSOR_TIMEOUT_MS: '8000',
+      // The replay answers; reads of 1,024 neurons take seconds on a loaded machine.
+      SUBTENSOR_TIMEOUT_MS: '60000',
       GRAVITY_REPO_URL: gravity.url,
       GRAVITY_BRANCH: 'main',
       DESIRABILITY_SYNC_INTERVAL: '1',

@@ -26,8 +26,6 @@ import { TEST_MASTER_KEY, testRedisPrefix, testRedisUrl } from '../support/test-
 // sharing one Postgres and one Redis as replicas behind a load balancer do; and the development
 // entry point `npm start` runs.
 
-const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
-
 interface Answer {
   status: number;
   body: unknown;
@@ -330,7 +328,14 @@ describe('Two service processes on one Postgres and one Redis', () => {
     const key = await createKey(apps[0], 'logged');
     await call(apps[0], '/api/v1/health', key, { headers: { 'X-Request-Id': 'replica-trace-42' } });
     await call(apps[0], `/api/v1/keys/${key}/deactivate`, TEST_MASTER_KEY, { method: 'POST' });
-    await sleep(200);
+    // Until both requests' lines are out (a loaded machine may take longer than a fixed sleep).
+    await until(async () => {
+      const text = jsonLogs(apps[0]).map((line) => JSON.stringify(line));
+      const out = ['replica-trace-42', '/deactivate'].every((what) =>
+        text.some((line) => line.includes(what)),
+      );
+      return out || undefined;
+    }, 10_000);
     const logs = jsonLogs(apps[0]);
     const traced = logs.filter((line) => JSON.stringify(line).includes('replica-trace-42'));
     expect(traced.length).toBeGreaterThan(0);
@@ -348,7 +353,7 @@ describe('A service process on SIGTERM', () => {
   let database: Awaited<ReturnType<typeof ownDatabase>>;
 
   beforeAll(async () => {
-    // Every miner call takes 1.5 s: long enough to send a signal while one is in flight.
+    // Every miner call takes 1.5 s: the signal is sent once a miner has the call, within that.
     network = await startTestNetwork(
       Array.from({ length: 3 }, () => ({ behaviour: { latencyMs: 1500 } })),
       7,
@@ -370,7 +375,15 @@ describe('A service process on SIGTERM', () => {
         method: 'POST',
         body: { source: 'x', keywords: ['#bitcoin'], limit: 10 },
       });
-      await sleep(400);
+      // The signal goes once a miner has the request's call, while it is still answering.
+      await until(
+        async () =>
+          [0, 1, 2].some((uid) =>
+            network.devnet.calls(uid).some((received) => received.synapse === 'OnDemandRequest'),
+          ) || undefined,
+        30_000,
+        10,
+      );
       const signalled = Date.now();
       process.kill(app.pid, 'SIGTERM');
       // Once the process has taken the signal (a loaded machine may take longer than a fixed

@@ -29,7 +29,8 @@ describe('Publishing the vote across a Postgres outage', () => {
     app = await startTestApp({
       DATABASE_URL: postgres.url,
       SUBTENSOR_URL: replay.url,
-      SUBTENSOR_TIMEOUT_MS: '8000',
+      // The replay answers; reads of 1,024 neurons take seconds on a loaded machine.
+      SUBTENSOR_TIMEOUT_MS: '60000',
       NETUID: '1',
       GRAVITY_REPO_URL: remote.url,
       DATA_DIR: dataDir,

@@ -90,7 +90,8 @@ describe('Publishing the vote to the network', () => {
   const environment = (directory = dataDir) => ({
     DATABASE_URL: databaseUrl,
     SUBTENSOR_URL: replay.url,
-    SUBTENSOR_TIMEOUT_MS: '8000',
+    // The replay answers; reads of 1,024 neurons take seconds on a loaded machine.
+    SUBTENSOR_TIMEOUT_MS: '60000',
     NETUID: String(NETUID),
     GRAVITY_REPO_URL: remote.url,
     DATA_DIR: directory,

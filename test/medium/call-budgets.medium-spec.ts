@@ -58,6 +58,23 @@ describe(`${CallBudgets.name} on Postgres`, () => {
     expect(granted.filter((take) => take.granted)).toHaveLength(8);
   });
 
+  it("leaves users' reserve to concurrent tasks' takers: half of a budget of 8 is 4 calls", async () => {
+    const miner = `miner-${randomUUID()}`;
+    const env = { MINER_CALL_BUDGETS: 'OnDemandRequest=8/h', TASK_BUDGET_RESERVE: '0.5' };
+    const replicas = [budgets(new Clock(), env), budgets(new Clock(), env)];
+
+    const granted = await Promise.all(
+      Array.from({ length: 24 }, (_, call) =>
+        replicas[call % 2].take(miner, 'OnDemandRequest', 'task'),
+      ),
+    );
+
+    expect(granted.filter((take) => take.granted)).toHaveLength(4);
+    // The reserve is users' to take.
+    const user = await replicas[0].take(miner, 'OnDemandRequest', 'user');
+    expect(user.granted).toBe(true);
+  });
+
   // Before, each replica dated a call by its own clock: one running 70 minutes behind saw the
   // other's call of a minute ago outside the hour, and sent a second one into the same window.
   it("dates calls by Postgres's clock, so replicas whose clocks disagree still share one window", async () => {

@@ -29,9 +29,10 @@ describe('Rate-limit storages', () => {
     const memory = new MemoryThrottlerStorage();
     const shared = new RedisThrottlerStorage(redis);
     const key = `ratelimit:default:alike-${Date.now()}`;
-    // 1.5 s windows and blocks: whole seconds are what the answers report.
+    // 5 s windows and blocks (whole seconds are what the answers report): wide enough to hold
+    // the Redis round trips of the three hits on a loaded machine.
     const hit = (storage: MemoryThrottlerStorage | RedisThrottlerStorage) =>
-      storage.increment({ key, scope: 'default', ttl: 1500, limit: 2, blockDuration: 1500 });
+      storage.increment({ key, scope: 'default', ttl: 5000, limit: 2, blockDuration: 5000 });
     const answers = async () => Promise.all([hit(memory), hit(shared)]);
     try {
       for (const expected of [
@@ -43,7 +44,7 @@ describe('Rate-limit storages', () => {
         expect(inMemory).toEqual(inRedis);
         expect(inRedis).toMatchObject(expected);
       }
-      await new Promise((resolve) => setTimeout(resolve, 1600));
+      await new Promise((resolve) => setTimeout(resolve, 5100));
       const [inMemory, inRedis] = await answers();
       expect(inMemory).toEqual(inRedis);
       expect(inRedis).toMatchObject({ totalHits: 1, isBlocked: false, timeToBlockExpire: 0 });
@@ -56,9 +57,10 @@ describe('Rate-limit storages', () => {
     const memory = new MemoryThrottlerStorage();
     const shared = new RedisThrottlerStorage(redis);
     const key = `ratelimit:default:raised-${Date.now()}`;
-    // A window shorter than the block, so that a block can outlive its window.
+    // A window shorter than the block, so that a block can outlive its window; 5 s, so that the
+    // window holds the seven steps' Redis round trips on a loaded machine.
     const hit = (storage: MemoryThrottlerStorage | RedisThrottlerStorage, limit: number) =>
-      storage.increment({ key, scope: 'default', ttl: 1000, limit, blockDuration: 60_000 });
+      storage.increment({ key, scope: 'default', ttl: 5000, limit, blockDuration: 60_000 });
     // Each step: a hit under `limit` to both storages, which answer alike, and as expected.
     const steps = async (
       all: readonly (readonly [number, { totalHits: number; isBlocked: boolean }])[],
@@ -79,7 +81,7 @@ describe('Rate-limit storages', () => {
         [6, { totalHits: 6, isBlocked: false }],
         [2, { totalHits: 7, isBlocked: true }],
       ]);
-      await new Promise((resolve) => setTimeout(resolve, 1100));
+      await new Promise((resolve) => setTimeout(resolve, 5100));
       await steps([
         [2, { totalHits: 1, isBlocked: true }],
         [3, { totalHits: 2, isBlocked: false }],

@@ -17,6 +17,7 @@ import { writeWalletHotkey } from '../../src/network/bittensor/wallet-file';
 import { ApiContract } from './contract';
 import { TEST_MASTER_KEY } from './test-app';
 import { freePort } from './throwaway-servers';
+import { GUARDED_NODE_ARGS, takeChildRefusal } from './loopback-guard';
 
 /** The seed of the validator key production test processes load from their wallet file. */
 const PROCESS_KEY_SEED = createHash('sha256').update('validator-gateway process tests').digest();
@@ -124,7 +125,8 @@ export async function startAppProcess(
   writeWalletHotkey(join(dataDir, 'wallets', 'default', 'hotkeys', 'default'), {
     seed: PROCESS_KEY_SEED,
   });
-  const child = spawn(process.execPath, [ENTRIES[entry].script], {
+  // The loopback guard runs in the process too: what it refuses fails the spec that started it.
+  const child = spawn(process.execPath, [...GUARDED_NODE_ARGS, ENTRIES[entry].script], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH,
@@ -144,7 +146,10 @@ export async function startAppProcess(
   });
   const lines: string[] = [];
   for (const stream of [child.stdout, child.stderr])
-    createInterface({ input: stream }).on('line', (line) => lines.push(line));
+    createInterface({ input: stream }).on('line', (line) => {
+      takeChildRefusal(line, child.pid);
+      lines.push(line);
+    });
   const exited = new Promise<number | string>((done) =>
     child.once('exit', (code, signal) => {
       rmSync(dataDir, { recursive: true, force: true });

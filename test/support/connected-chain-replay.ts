@@ -1,6 +1,11 @@
 import { SubtensorConnection } from '../../src/network/chain/subtensor-connection';
 import { ChainReplay, startChainReplay } from './chain-replay';
 
+/** How long one use of the replay may take: it always answers, however loaded the machine. */
+export const CHAIN_USE_TIMEOUT_MS = 60_000;
+/** A test that makes a few such uses. */
+export const CHAIN_TEST_TIMEOUT_MS = 120_000;
+
 /** The chain stand-in and one connection to it, shared by the tests of a describe block. */
 export interface ConnectedChainReplay {
   replay: ChainReplay;
@@ -15,7 +20,8 @@ export function useConnectedChainReplay(): ConnectedChainReplay {
   const chain = {} as ConnectedChainReplay;
   beforeAll(async () => {
     chain.replay = await startChainReplay();
-    chain.connection = new SubtensorConnection(chain.replay.url, 10_000);
+    // Generous: the replay answers, but a read of 1,024 neurons takes seconds on a loaded machine.
+    chain.connection = new SubtensorConnection(chain.replay.url, CHAIN_USE_TIMEOUT_MS);
   });
   afterAll(async () => {
     await chain.connection.close();

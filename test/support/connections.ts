@@ -1,4 +1,5 @@
-import { Socket } from 'node:net';
+import { isIP, Socket } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 export interface Destination {
   host: string | undefined;
@@ -46,17 +47,47 @@ export function destinationOf(args: unknown[]): Destination {
   };
 }
 
-/** Loopback, or a local socket: nothing that leaves the machine. */
+/**
+ * Loopback, or a local socket: nothing that leaves the machine. Decided on IP literals only
+ * (`127.attacker.example` is a name like any other); `localhost` (or no host, which Node takes
+ * as localhost) passes here as a name whose resolution ./loopback-only.ts checks when dialled.
+ */
 export function isLocal(destination: Destination): boolean {
   if (destination.path !== undefined) return true;
-  const host = (destination.host ?? 'localhost').replace(/^\[(.*)\]$/, '$1');
-  return (
-    host === 'localhost' ||
-    host === '::1' ||
-    host.startsWith('127.') ||
-    host.startsWith('::ffff:127.') ||
-    // The unspecified address, dialled, is this machine.
-    host === '0.0.0.0' ||
-    host === '::'
-  );
+  const host = bareHost(destination.host ?? 'localhost');
+  return isLoopbackAddress(host) || isLocalhostName(host);
+}
+
+/** A host without the brackets of an IPv6 literal in a URL (`[::1]` → `::1`). */
+export function bareHost(host: string): string {
+  return host.replace(/^\[(.*)\]$/, '$1');
+}
+
+/**
+ * An IP literal that stays on this machine: the loopback ranges (127.0.0.0/8, ::1), their
+ * IPv4-mapped form, or the unspecified address (dialled, it is this machine). A name is not.
+ */
+export function isLoopbackAddress(host: string): boolean {
+  const bare = bareHost(host);
+  if (isIP(bare) === 0) return false;
+  const range = ipaddr.process(bare).range();
+  return range === 'loopback' || range === 'unspecified';
+}
+
+/** The one name a test may resolve (and only to loopback addresses). */
+export function isLocalhostName(host: string): boolean {
+  return /^localhost\.?$/i.test(host);
+}
+
+/**
+ * Why a database URL given to the tests (TEST_DATABASE_URL, DATABASE_URL) would leave the
+ * machine, or undefined when its host is a loopback literal, localhost or a Unix socket.
+ */
+export function nonLoopbackDatabaseHost(url: string): string | undefined {
+  const match = /^[a-z][a-z0-9+.-]*:\/\/(?:[^@/?#]*@)?(\[[^\]]*\]|[^:/?#]*)/i.exec(url);
+  const query = url.includes('?') ? url.slice(url.indexOf('?') + 1) : '';
+  const host = (match?.[1] || new URLSearchParams(query).get('host')) ?? 'localhost';
+  if (host.startsWith('/')) return undefined;
+  const bare = decodeURIComponent(bareHost(host));
+  return isLoopbackAddress(bare) || isLocalhostName(bare) ? undefined : bare;
 }

@@ -5,6 +5,7 @@ import { DataSource } from 'typeorm';
 import { buildDataSourceOptions } from '../../src/database/data-source-options';
 import { startEmbeddedPostgres } from '../../src/database/embedded-postgres';
 import { runMigrations } from '../../src/database/migrate';
+import { nonLoopbackDatabaseHost } from './connections';
 import { createDatabase, isReachable } from './database';
 
 const LOCAL_SERVER = 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -14,11 +15,20 @@ const LOCAL_SERVER = 'postgres://postgres@127.0.0.1:5432/postgres';
  * selects a test of either, and never for a unit-only run.
  *
  * Gives this run its own fresh, migrated database on a real Postgres: TEST_DATABASE_URL or
- * DATABASE_URL if set, else the local server on 127.0.0.1:5432 if it answers, else an embedded
+ * DATABASE_URL if set (loopback or a Unix socket only), else the local server on 127.0.0.1:5432 if it answers, else an embedded
  * one. Workers find it in TEST_RUN_DATABASE_URL; the teardown drops it.
  */
 export default async function globalSetup(): Promise<void> {
   const configured = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL;
+  // Runs outside the specs' loopback guard (./loopback-only.ts): checked here instead.
+  for (const name of ['TEST_DATABASE_URL', 'DATABASE_URL']) {
+    const host = nonLoopbackDatabaseHost(process.env[name] ?? '');
+    if (process.env[name] && host !== undefined)
+      throw new Error(
+        `${name} points at ${host}: the tests create and drop databases, and connect to ` +
+          'loopback only. Unset it, or give a Postgres on 127.0.0.1, localhost or a Unix socket.',
+      );
+  }
   let serverUrl = configured ?? LOCAL_SERVER;
   if (!configured && !(await isReachable(LOCAL_SERVER))) {
     const directory = mkdtempSync(join(tmpdir(), 'validator-gateway-test-pg-'));

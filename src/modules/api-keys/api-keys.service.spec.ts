@@ -52,11 +52,20 @@ function setUp(stored: Partial<ApiKeyEntity> = {}) {
 
 describe(ApiKeysService.name, () => {
   it('refuses a cached key as expired from the instant of its expiry, not from the next lookup', async () => {
-    const { service, repository, clock } = setUp({ expiresAt: new Date(Date.now() + 5000) });
-    expect(await service.authenticate(KEY)).toMatchObject({ id: ID, rateLimit: null });
-    clock.advance(5000);
-    expect(await service.authenticate(KEY)).toBe('expired');
-    expect(repository.findByHash).toHaveBeenCalledTimes(1);
+    // Time stands still but for `advance`: 1 ms before the expiry, and at it, exactly.
+    const now = Date.parse('2026-11-20T12:00:00.000Z');
+    const frozen = jest.spyOn(Date, 'now').mockReturnValue(now);
+    try {
+      const { service, repository, clock } = setUp({ expiresAt: new Date(now + 5000) });
+      expect(await service.authenticate(KEY)).toMatchObject({ id: ID, rateLimit: null });
+      clock.advance(4999);
+      expect(await service.authenticate(KEY)).toMatchObject({ id: ID });
+      clock.advance(1);
+      expect(await service.authenticate(KEY)).toBe('expired');
+      expect(repository.findByHash).toHaveBeenCalledTimes(1);
+    } finally {
+      frozen.mockRestore();
+    }
   });
 
   it('answers the master key and a cached key at once; looks up the others through a promise', async () => {

@@ -2,6 +2,9 @@ import { AddressInfo, createServer, Server } from 'node:net';
 import { ChainReplay, startChainReplay } from '../../../test/support/chain-replay';
 import { ChainUnavailableError, SubtensorConnection } from './subtensor-connection';
 
+/** The replay answers: a bound for connecting and reading that a loaded machine meets. */
+const CONNECTION_TIMEOUT_MS = 60_000;
+
 const FINNEY_GENESIS = '0x2f0555cc76fc2840a25a6ea3b9637146806f1f44b090c175ffde2a7e5ab36c03';
 
 describe(SubtensorConnection.name, () => {
@@ -46,7 +49,7 @@ describe(SubtensorConnection.name, () => {
       const port = new URL(replay.url).port;
       const connection = new SubtensorConnection(
         `ws://gateway:s3cret-token@127.0.0.1:${port}`,
-        10_000,
+        CONNECTION_TIMEOUT_MS,
         logger,
       );
       try {
@@ -76,7 +79,7 @@ describe(SubtensorConnection.name, () => {
       const port = new URL(replay.url).port;
       const connection = new SubtensorConnection(
         `ws://gateway:s3cret-token@127.0.0.1:${port}`,
-        10_000,
+        CONNECTION_TIMEOUT_MS,
         { log: () => undefined, warn: () => undefined },
       );
       // The client's own line for the dropped call names the URL as given: not ours to change.
@@ -101,7 +104,14 @@ describe(SubtensorConnection.name, () => {
     });
 
     it('gives up on a node that stops answering, and reconnects on the next use', async () => {
-      const connection = new SubtensorConnection(replay.url, 1000);
+      // Connecting (metadata decoded included) is given all the time a loaded machine needs;
+      // the read of a silent node is what is bounded at 1000 ms.
+      const connection = new SubtensorConnection(
+        replay.url,
+        1000,
+        undefined,
+        CONNECTION_TIMEOUT_MS,
+      );
       try {
         const header = (api: Parameters<Parameters<typeof connection.use>[0]>[0]) =>
           api.rpc.chain.getHeader().then((value) => value.number.toNumber());
@@ -118,6 +128,6 @@ describe(SubtensorConnection.name, () => {
         replay.mode = 'answer';
         await connection.close();
       }
-    });
+    }, 120_000);
   });
 });

@@ -78,7 +78,8 @@ export type ConnectionLogger = Pick<LoggerService, 'log' | 'warn'>;
  * One websocket connection to a subtensor node through @polkadot/api, opened on first use. A
  * node that drops the connection, refuses it or stops answering is let go; the next use
  * reconnects, but not before a backoff that grows with each failed attempt. Every use is
- * bounded by `timeoutMs`, connecting included, so a stuck node never holds a caller.
+ * bounded by `timeoutMs`, connecting included (connecting by `connectTimeoutMs`, the same
+ * unless given), so a stuck node never holds a caller.
  */
 export class SubtensorConnection {
   private api: ApiPromise | undefined;
@@ -93,6 +94,7 @@ export class SubtensorConnection {
     readonly url: string,
     private readonly timeoutMs: number,
     private readonly logger: ConnectionLogger = new Logger(SubtensorConnection.name),
+    private readonly connectTimeoutMs = timeoutMs,
   ) {}
 
   /** The node's scheme and host, for logs: the URL may carry credentials. */
@@ -171,7 +173,7 @@ export class SubtensorConnection {
     // No result cache: each read is of a new block, and answers are hundreds of kilobytes.
     const { ApiPromise, WsProvider } =
       loadWhenUsed<typeof import('@polkadot/api')>('@polkadot/api');
-    const provider = new WsProvider(this.url, 0, undefined, this.timeoutMs, 0);
+    const provider = new WsProvider(this.url, 0, undefined, this.connectTimeoutMs, 0);
     try {
       await provider.connect();
       const api = await withTimeout(
@@ -182,7 +184,7 @@ export class SubtensorConnection {
           signedExtensions: SUBTENSOR_EXTENSIONS,
           rpc: QUIET_RPC,
         }),
-        this.timeoutMs,
+        this.connectTimeoutMs,
         'could not connect',
       );
       provider.on('disconnected', () => void this.drop(api));
@@ -217,7 +219,11 @@ export class SubtensorConnection {
    * node behind SUBTENSOR_URL now serves another chain.
    */
   private async identify(api: ApiPromise): Promise<void> {
-    const bestBlock = await withTimeout(api.rpc.chain.getHeader(), this.timeoutMs, 'no header')
+    const bestBlock = await withTimeout(
+      api.rpc.chain.getHeader(),
+      this.connectTimeoutMs,
+      'no header',
+    )
       .then((header) => header.number.toNumber())
       .catch(() => null);
     const before = this.lastIdentity;

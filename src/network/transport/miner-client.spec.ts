@@ -150,6 +150,8 @@ function axonError(response: ServerResponse, status: number, message: string): v
 
 /** The synapse back, its output filled: what a miner's handler returns. */
 const echo: Answer = (response, synapse) => json(response, 200, { ...synapse, data: [] });
+/** The reply to a GetMinerIndex call the axon answered with `echo`: the miner's answer, read. */
+const ECHOED_INDEX = { body: { name: 'GetMinerIndex', data: [] }, latencyMs: expect.any(Number) };
 const statusOf =
   (status: number, message = 'refused'): Answer =>
   (response) =>
@@ -365,7 +367,9 @@ describe(MinerClient.name, () => {
       expect(logs.log).toHaveBeenCalledWith(
         expect.stringContaining('does not serve OnDemandRequest'),
       );
-      await expect(client.call(target, 'GetMinerIndex', {}, 2_000)).resolves.toBeDefined();
+      await expect(client.call(target, 'GetMinerIndex', {}, 2_000)).resolves.toMatchObject(
+        ECHOED_INDEX,
+      );
       expect(axon.received).toHaveLength(2);
     });
 
@@ -723,7 +727,7 @@ describe(MinerClient.name, () => {
       expect(client.isCircuitOpen(2)).toBe(false);
       await expect(
         client.call(healthy.target(2), 'GetMinerIndex', {}, 2_000),
-      ).resolves.toBeDefined();
+      ).resolves.toMatchObject(ECHOED_INDEX);
     });
 
     it('counts only consecutive failures: a success in between starts the count again', async () => {
@@ -908,7 +912,9 @@ describe(MinerClient.name, () => {
       );
 
       expect(client.isCircuitOpen(1)).toBe(false);
-      await expect(client.call(axon.target(), 'GetMinerIndex', {}, 2_000)).resolves.toBeDefined();
+      await expect(client.call(axon.target(), 'GetMinerIndex', {}, 2_000)).resolves.toMatchObject(
+        ECHOED_INDEX,
+      );
     });
 
     it('keeps a separate bulkhead per miner', async () => {

@@ -1,0 +1,95 @@
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import { Controller, Get, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { Logger } from 'nestjs-pino';
+import { AppConfig } from '../../config/app-config';
+import { ConfigModule } from '../../config/config.module';
+import { LoggingModule, REQUEST_LINE_LOGGER, ROOT_LOGGER } from '../logging/logging.module';
+import { requestLogging } from '../logging/request-logging';
+import { secretScannerFor } from '../security/secrets';
+import { AllExceptionsFilter } from './all-exceptions.filter';
+import { ERROR_DETAILS } from './error-details';
+
+/** Collects what the app logs, as written. */
+class LogCapture extends Writable {
+  text = '';
+  override _write(chunk: Buffer | string, _encoding: string, done: () => void): void {
+    this.text += chunk.toString();
+    done();
+  }
+  lines(): { msg?: string; err?: { message?: string }; req?: { id?: string }; res?: unknown }[] {
+    return this.text
+      .split('\n')
+      .filter((line) => line.length > 0)
+      .map((line) => JSON.parse(line) as ReturnType<LogCapture['lines']>[number]);
+  }
+}
+
+@Controller()
+class FailingController {
+  @Get('boom')
+  boom(): never {
+    throw new Error('boom for the log');
+  }
+}
+
+/**
+ * An unexpected error while handling a request, through the app's request logging and its
+ * exception filter, as app.setup.ts wires them (moved from the logging e2e suite, which could
+ * only provoke a 500 by faking a service).
+ */
+describe(`${AllExceptionsFilter.name} and the request logging`, () => {
+  const capture = new LogCapture();
+  let app: NestExpressApplication;
+  let url: string;
+
+  beforeAll(async () => {
+    const config = {
+      nodeEnv: 'test',
+      logLevel: 'info',
+      logDestination: capture,
+      masterKey: 'sk_master_unit_filter_0123456789',
+    } as unknown as AppConfig;
+    @Module({
+      imports: [ConfigModule.forRoot(config), LoggingModule],
+      controllers: [FailingController],
+    })
+    class FailingModule {}
+    app = await NestFactory.create<NestExpressApplication>(FailingModule, { bufferLogs: true });
+    app.useLogger(app.get(Logger));
+    const scanner = secretScannerFor(config);
+    app.use(requestLogging(app.get(ROOT_LOGGER), app.get(REQUEST_LINE_LOGGER), scanner));
+    app.useGlobalFilters(new AllExceptionsFilter());
+    await app.listen(0, '127.0.0.1');
+    url = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`;
+  });
+  afterAll(() => app.close());
+
+  it('answers a bare 500 and logs the error under the request id, beside the request line', async () => {
+    const response = await fetch(`${url}/boom`, {
+      headers: { 'X-Request-Id': 'failing-request-7' },
+    });
+
+    expect(response.status).toBe(500);
+    expect(response.headers.get('x-request-id')).toBe('failing-request-7');
+    // The error stays in the log: the client learns nothing of it.
+    expect(await response.json()).toEqual({
+      detail: ERROR_DETAILS.internalError,
+      request_id: 'failing-request-7',
+    });
+    const lines = capture.lines().filter((line) => line.req?.id === 'failing-request-7');
+    // The filter's own line, logged through Nest's Logger while handling the request.
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        msg: 'unhandled error',
+        err: expect.objectContaining({ message: 'boom for the log' }),
+      }),
+    );
+    expect(lines).toContainEqual(expect.objectContaining({ msg: 'GET /boom 500 failed' }));
+    // Every line about a request names it.
+    for (const line of capture.lines().filter((entry) => 'res' in entry || 'req' in entry))
+      expect(typeof line.req?.id).toBe('string');
+  });
+});

@@ -1,0 +1,67 @@
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { GUARDED_NODE_ARGS, takeChildRefusal } from './loopback-guard';
+import { refusedConnections } from './loopback-only';
+
+/** Runs `script` in a node process guarded as ./app-process.ts starts the service. */
+function runGuarded(script: string): Promise<{ stdout: string[]; taken: string[]; pid: number }> {
+  const child = spawn(process.execPath, [...GUARDED_NODE_ARGS, '-e', script], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const stdout: string[] = [];
+  const taken: string[] = [];
+  createInterface({ input: child.stdout }).on('line', (line) => stdout.push(line));
+  createInterface({ input: child.stderr }).on('line', (line) => {
+    const refusal = takeChildRefusal(line, child.pid);
+    if (refusal) taken.push(refusal);
+  });
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', () => resolve({ stdout, taken, pid: child.pid! }));
+  });
+}
+
+describe('A process the tests start', () => {
+  afterEach(() => {
+    // Taken back, so that this spec's own refusals do not fail it.
+    refusedConnections.length = 0;
+  });
+
+  it('runs the loopback guard: refused, never dialled, and reported to the spec', async () => {
+    const { stdout, taken, pid } = await runGuarded(`
+      const net = require('node:net');
+      const socket = net.connect({ host: '203.0.113.9', port: 8091 });
+      console.log('connecting ' + socket.connecting);
+      socket.on('error', (error) => console.log(error.message));
+      require('node:dns').lookup('example.com', (error) => console.log('lookup ' + error.code));
+    `);
+
+    expect(stdout).toEqual(
+      expect.arrayContaining([
+        'connecting false',
+        '203.0.113.9:8091: a test may connect to loopback only',
+        'lookup ENOTFOUND',
+      ]),
+    );
+    const expected = [`process ${pid}: 203.0.113.9:8091`, `process ${pid}: example.com (lookup)`];
+    expect(taken.sort()).toEqual(expected.sort());
+    expect([...refusedConnections].sort()).toEqual(expected.sort());
+  });
+
+  it('goes on to loopback, and leaves the process to compile nothing more', async () => {
+    const { stdout, taken } = await runGuarded(`
+      const server = require('node:net').createServer((socket) => socket.end());
+      server.listen(0, '127.0.0.1', () => {
+        const socket = require('node:net').connect(server.address().port, '127.0.0.1');
+        socket.on('connect', () => {
+          console.log('connected');
+          console.log('ts hook ' + (require.extensions['.ts'] === undefined ? 'gone' : 'left'));
+          socket.destroy();
+          server.close();
+        });
+      });
+    `);
+    expect(stdout).toEqual(['connected', 'ts hook gone']);
+    expect(taken).toEqual([]);
+  });
+});
