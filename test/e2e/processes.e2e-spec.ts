@@ -125,7 +125,9 @@ describe('Two service processes on one Postgres and one Redis', () => {
       // The miners' whole limits (2 of each an hour), which the replicas race for.
       VALIDATOR_SHARES_HOTKEY: 'false',
       RATE_LIMIT_REGULAR: '20',
-      KEY_CACHE_TTL_MS: '1000',
+      // Far longer than the one second the key tests allow: only the announcement over Redis
+      // can make the other replica see a change in time.
+      KEY_CACHE_TTL_MS: '10000',
     };
     // Both start on an empty database at once: the migration lock lets one of them migrate.
     apps = await Promise.all([startAppProcess(env), startAppProcess(env)]);
@@ -171,14 +173,14 @@ describe('Two service processes on one Postgres and one Redis', () => {
     expect(remaining).toEqual(Array.from({ length: 13 }, (_, i) => i));
   });
 
-  it("see a key's new limit on both within half a second, 5 times over", async () => {
+  it("see a key's new limit on both within one second, 5 times over", async () => {
     const delays: number[] = [];
     for (let round = 0; round < 5; round++) {
       const { key, id } = await createKeyWithId(apps[0], `to-change-${round}`, 'regular', {
         rate_limit: 100,
       });
-      // Cached by both: only the announcement over Redis makes the other see the change in
-      // well under KEY_CACHE_TTL_MS (1000 here).
+      // Cached by both: only the announcement over Redis makes the other see the change
+      // before KEY_CACHE_TTL_MS (10 s here).
       for (const app of apps) expect((await call(app, '/api/v1/health', key)).status).toBe(200);
       const [through, other] = round % 2 === 0 ? apps : [apps[1], apps[0]];
       const started = Date.now();
@@ -196,7 +198,9 @@ describe('Two service processes on one Postgres and one Redis', () => {
         }, 5000),
       );
     }
-    expect(Math.max(...delays)).toBeLessThan(500);
+    // The README's promise; the bound was 0.5 s against a 1 s cache, which a loaded machine
+    // overran (515 ms) while a failed announcement could still have passed the other test.
+    expect(Math.max(...delays)).toBeLessThan(1000);
   });
 
   it('run the index sync once between them', async () => {
@@ -247,7 +251,7 @@ describe('Two service processes on one Postgres and one Redis', () => {
 
   it('see a deactivated key on both within one second, 20 times over', async () => {
     // The worst case: the key was just looked up (and cached) by both; KEY_CACHE_TTL_MS is
-    // 1000 here, so only the announcement over Redis can make the other one refuse in time.
+    // 10 s here, so only the announcement over Redis can make the other one refuse in time.
     const delays: number[] = [];
     for (let round = 0; round < 20; round++) {
       const key = await createKey(apps[0], `to-deactivate-${round}`);
