@@ -65,6 +65,8 @@ function setUp(
   serving: number,
   spent: number[] = [],
   faults: Record<number, MinerFailureReason> = {},
+  /** Milliseconds a miner's call takes before its fault. */
+  slowMs: Record<number, number> = {},
 ) {
   const miners = Array.from(
     { length: count },
@@ -88,7 +90,10 @@ function setUp(
     call: (target: MinerTarget, synapse: SynapseName) => {
       onDemandCalls.push(target.uid);
       const fault = faults[target.uid];
-      if (fault) return Promise.reject(new MinerCallError(fault, fault));
+      if (fault)
+        return new Promise((_, reject) =>
+          setTimeout(() => reject(new MinerCallError(fault, fault)), slowMs[target.uid] ?? 0),
+        );
       if (synapse === 'OnDemandRequest' && target.uid > serving) {
         refused.add(target.hotkey);
         return Promise.reject(new MinerCallError('not_served', 'HTTP 404: not found'));
@@ -163,7 +168,7 @@ describe(`${NetworkService.name} on-demand modes`, () => {
     const { service, stored, onDemandCalls } = setUp('stored', 3, 3);
     const result = await service.query(QUERY);
     expect(onDemandCalls).toEqual([]);
-    expect(stored.answer).toHaveBeenCalledWith(QUERY, 'user');
+    expect(stored.answer).toHaveBeenCalledWith(QUERY, 'user', 2000);
     expect(result).toMatchObject({
       origin: 'stored',
       minersQueried: 2,
@@ -234,7 +239,7 @@ describe(`${NetworkService.name} on-demand modes`, () => {
   it("passes a task's query on as one, so its calls leave users their reserve", async () => {
     const { service, stored } = setUp('stored', 3, 3);
     await service.query(QUERY, 'task');
-    expect(stored.answer).toHaveBeenCalledWith(QUERY, 'task');
+    expect(stored.answer).toHaveBeenCalledWith(QUERY, 'task', 2000);
   });
 
   it('auto: live while a miner serves OnDemandRequest', async () => {
@@ -268,6 +273,20 @@ describe(`${NetworkService.name} on-demand modes`, () => {
     expect(result.origin).toBe('stored');
     expect(result.error).toBeUndefined();
     expect(stored.answer).toHaveBeenCalledTimes(1);
+  });
+
+  // Before, the stored answer had a whole deadline of its own after the live round's: a silent
+  // miner held the response up to twice QUERY_DEADLINE_MS.
+  it('auto: a stored answer after a live round has what is left of the deadline', async () => {
+    const { service, stored } = setUp('auto', 3, 0, [], { 3: 'timeout' }, { 3: 400 });
+    await service.query(QUERY);
+    const [[, , deadlineMs]] = stored.answer.mock.calls as unknown as [unknown, unknown, number][];
+    expect(deadlineMs).toBeLessThanOrEqual(2000 - 400);
+    expect(deadlineMs).toBeGreaterThan(0);
+
+    // Without a live round first, the whole deadline.
+    await service.query(QUERY);
+    expect((stored.answer.mock.calls as unknown as unknown[][])[1][2]).toBe(2000);
   });
 
   it('auto: once miners answered 404, miners never seen answering OnDemandRequest are no reason to go live', async () => {
@@ -319,7 +338,7 @@ describe(`${NetworkService.name} on-demand modes`, () => {
     const { service, stored, onDemandCalls } = setUp('auto', 2, 2, [1, 2]);
     const result = await service.query(QUERY);
     expect(onDemandCalls).toEqual([]);
-    expect(stored.answer).toHaveBeenCalledWith(QUERY, 'user');
+    expect(stored.answer).toHaveBeenCalledWith(QUERY, 'user', 2000);
     expect(result.origin).toBe('stored');
   });
 

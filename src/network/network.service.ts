@@ -198,10 +198,14 @@ export class NetworkService implements OnModuleInit {
    *   for the hour, from stored data (it has budgets of its own);
    * - with no miner to ask at all (none registered, none reachable, and no 404 seen), the live
    *   path's error: an empty stored answer would hide it.
+   * A stored answer after a live round has what is left of QUERY_DEADLINE_MS, so that a silent
+   * miner never holds a response beyond it (the stored fetches it cannot wait for go on, their
+   * items kept for the next query).
    * A `task`'s query (a scraping task's collection) calls a miner only while more than the
    * users' reserve of its budget is left (TASK_BUDGET_RESERVE): users' queries come first.
    */
   async query(query: NetworkQuery, purpose: QueryPurpose = 'user'): Promise<NetworkQueryResult> {
+    const started = performance.now();
     const mode = this.config.network.onDemandMode;
     if (mode === 'stored') return this.queryStored(query, purpose);
     const available = this.availableMiners('OnDemandRequest');
@@ -218,8 +222,10 @@ export class NetworkService implements OnModuleInit {
       mode === 'auto' &&
       live.minersResponded === 0 &&
       (refusedSome || (live.minersFailed.reasons.not_served ?? 0) > 0)
-    )
-      return this.queryStored(query, purpose);
+    ) {
+      const left = this.config.network.queryDeadlineMs - (performance.now() - started);
+      return this.queryStored(query, purpose, Math.max(0, left));
+    }
     return live;
   }
 
@@ -246,8 +252,9 @@ export class NetworkService implements OnModuleInit {
   private async queryStored(
     query: NetworkQuery,
     purpose: QueryPurpose,
+    deadlineMs = this.config.network.queryDeadlineMs,
   ): Promise<NetworkQueryResult> {
-    const answer = await this.storedData.answer(query, purpose);
+    const answer = await this.storedData.answer(query, purpose, deadlineMs);
     const { miners } = answer;
     // Nothing found where nothing could be fetched is not "no data": say so to a user, rather
     // than a success with `no_data_available` that clients of the hosted API read as "none

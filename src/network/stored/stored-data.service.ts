@@ -64,9 +64,17 @@ export class StoredDataService {
     @InjectConfig() private readonly config: AppConfig,
   ) {}
 
-  /** `purpose`: a task's query's calls leave users their reserve of each budget. */
-  async answer(query: NetworkQuery, purpose: QueryPurpose = 'user'): Promise<StoredAnswer> {
-    const deadline = waitFor(this.config.network.queryDeadlineMs);
+  /**
+   * `purpose`: a task's query's calls leave users their reserve of each budget. `deadlineMs`:
+   * how long the answer may wait for its fetches (what is left of the query's deadline); fetches
+   * still running then go on, and their items are stored for the next query.
+   */
+  async answer(
+    query: NetworkQuery,
+    purpose: QueryPurpose = 'user',
+    deadlineMs = this.config.network.queryDeadlineMs,
+  ): Promise<StoredAnswer> {
+    const deadline = waitFor(deadlineMs);
     try {
       const plan = planStoredQuery(query, this.clock.now());
       const selected = await this.selectBuckets(plan);
