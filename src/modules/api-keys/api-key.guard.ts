@@ -73,7 +73,7 @@ export class ApiKeyGuard implements CanActivate {
     if (!authentication)
       return this.refuse(request, ERROR_DETAILS.invalidKey, challengeOf(access), presented);
     // Not the master key: operator-chosen, it is the one secret a guesser might find.
-    if (!authentication.isMaster) this.failures.recordAdmission(presented);
+    if (!authentication.isMaster) this.failures.recordAdmission(authentication.id, presented);
     request.apiKey = authentication;
     return true;
   }

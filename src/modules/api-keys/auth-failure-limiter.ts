@@ -32,8 +32,13 @@ export class TooManyAuthFailuresException extends HttpException {
 @Injectable()
 export class AuthFailureLimiter {
   private readonly lockedUntil = new LRUCache<string, number>({ max: 100_000 });
-  /** Digests of issued keys that authenticated in this process, most recent kept. */
-  private readonly admittedKeys = new LRUCache<string, true>({ max: 100_000 });
+  /** Issued keys that authenticated in this process, by digest (to their id), most recent kept. */
+  private readonly admittedKeys = new LRUCache<string, string>({ max: 100_000 });
+  /**
+   * The same keys by id (to their digest): a key already admitted is known by its id, so its
+   * later requests are not hashed a second time (ApiKeysService hashed it once already).
+   */
+  private readonly admittedIds = new LRUCache<string, string>({ max: 100_000 });
 
   constructor(
     @InjectRateLimitStorage() private readonly storage: RateLimitStorage,
@@ -63,8 +68,11 @@ export class AuthFailureLimiter {
   }
 
   /** Remembers an issued key that authenticated, to let it through its address's lockouts. */
-  recordAdmission(issuedKey: string): void {
-    this.admittedKeys.set(digestOf(issuedKey), true);
+  recordAdmission(keyId: string, issuedKey: string): void {
+    if (this.admittedIds.has(keyId)) return;
+    const digest = digestOf(issuedKey);
+    this.admittedKeys.set(digest, keyId);
+    this.admittedIds.set(keyId, digest);
   }
 
   /**
@@ -72,8 +80,14 @@ export class AuthFailureLimiter {
    * that fails (deactivated since) is no longer let through lockouts.
    */
   async recordFailure(ip: string, presentedKey?: string): Promise<void> {
-    if (presentedKey !== undefined && this.admittedKeys.size > 0)
-      this.admittedKeys.delete(digestOf(presentedKey));
+    if (presentedKey !== undefined && this.admittedKeys.size > 0) {
+      const digest = digestOf(presentedKey);
+      const keyId = this.admittedKeys.get(digest);
+      if (keyId !== undefined) {
+        this.admittedKeys.delete(digest);
+        this.admittedIds.delete(keyId);
+      }
+    }
     const { failureLimit, failureWindowSeconds } = this.config.auth;
     const windowMs = failureWindowSeconds * 1000;
     const result = await this.storage.increment({
