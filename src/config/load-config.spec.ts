@@ -418,6 +418,28 @@ describe(loadConfig.name, () => {
         ]);
       expect(configWarnings(loadConfig({}))).toEqual([]);
     });
+
+    // Before, only NODE_ENV=production was held to the limits: a development process allowed
+    // to dial public addresses could over-call the subnet's real miners with a warning.
+    it.each(['development', 'test'])(
+      'refuses them in %s too once miners beyond loopback can be reached',
+      (nodeEnv) => {
+        const problems = problemsOf({
+          NODE_ENV: nodeEnv,
+          MINER_ALLOWED_NETWORKS: 'public',
+          MINER_CALL_BUDGETS: 'GetMinerIndex=1/30m',
+        });
+        expect(problems).toEqual([
+          expect.stringMatching(/^MINER_CALL_BUDGETS: GetMinerIndex=1\/30m can send a miner 2/),
+        ]);
+      },
+    );
+
+    it('says only what is wrong with a margin that is no number', () => {
+      expect(problemsOf({ ...PRODUCTION, MINER_CALL_BUDGET_MARGIN_SECONDS: 'abc' })).toEqual([
+        expect.stringMatching(/^MINER_CALL_BUDGET_MARGIN_SECONDS: /),
+      ]);
+    });
   });
 
   describe('CLOCK_SIMULATION', () => {

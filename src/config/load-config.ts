@@ -55,21 +55,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     parseCallBudgets(vars.MINER_CALL_BUDGETS ?? '', defaultCallBudgets(validatorSharesHotkey)),
   );
   if (callBudgets) problems.push(...indexSyncProblems(vars, callBudgets));
-  // Production in front of the subnet's miners: a budget above their limits is refused. In
-  // development and tests, or in front of a devnet on loopback only, configWarnings says it.
+  // Wherever real miners can be reached (any network beyond loopback, in any NODE_ENV), a
+  // budget above their limits is refused. In front of a devnet on loopback only (development,
+  // tests, the benchmarks), configWarnings says it. A margin that is no number is already a
+  // problem of its own: the arithmetic with it would only add noise.
+  const marginSeconds = vars.MINER_CALL_BUDGET_MARGIN_SECONDS;
   if (
     callBudgets &&
     allowedNetworks &&
-    vars.NODE_ENV === 'production' &&
-    !loopbackOnly(allowedNetworks)
+    !loopbackOnly(allowedNetworks) &&
+    Number.isFinite(marginSeconds)
   )
-    problems.push(
-      ...callBudgetExcesses(
-        callBudgets,
-        validatorSharesHotkey,
-        vars.MINER_CALL_BUDGET_MARGIN_SECONDS * 1000,
-      ),
-    );
+    problems.push(...callBudgetExcesses(callBudgets, validatorSharesHotkey, marginSeconds * 1000));
   const clockSimulation = vars.CLOCK_SIMULATION
     ? clockSimulationOf(problems, vars.NODE_ENV, vars.CLOCK_SIMULATION)
     : undefined;
@@ -201,7 +198,7 @@ const SAMPLE_MASTER_KEYS = ['change-me-to-a-long-random-string'];
 
 /**
  * What a loaded configuration allows but should not, said as a warning at start: budgets above
- * the miners' limits (refused in production in front of the subnet's miners, loadConfig).
+ * the miners' limits (refused wherever real miners can be reached, loadConfig).
  */
 export function configWarnings(config: AppConfig): string[] {
   const { callBudgets, validatorSharesHotkey, callBudgetMarginMs } = config.network;
