@@ -47,11 +47,18 @@ describe(listenFailure.name, () => {
 });
 
 describe(withoutPassword.name, () => {
-  it('hides the password only, and says so of a value that is not a URL', () => {
+  it('hides the password and the query, and says so of a value that is not a URL', () => {
     expect(withoutPassword('postgres://u@h/d')).toBe('postgres://u@h/d');
     expect(withoutPassword('postgresql://u:p%40ss@h:1/d?sslmode=require')).toBe(
-      'postgresql://u:***@h:1/d?sslmode=require',
+      'postgresql://u:***@h:1/d',
     );
     expect(withoutPassword('postgres://u:p@[bad')).toBe('(not a URL)');
+  });
+
+  // pg reads a password from the query too: it was printed as it was.
+  it('never shows a password given in the query', () => {
+    expect(withoutPassword('postgres://u@127.0.0.1/db?password=s3cret&sslpassword=k3y')).toBe(
+      'postgres://u@127.0.0.1/db',
+    );
   });
 });

@@ -26,11 +26,15 @@ const DATABASE_ERROR_CODES = new Set([
   '57P03', // the server is starting up or shutting down
 ]);
 
-/** A connection URL as it may be shown: its password replaced by `***`. */
+/**
+ * A connection URL as it may be shown: its password replaced by `***`, and its query left out
+ * (pg also reads `?password=`, `sslpassword`, `sslkey` and more from it).
+ */
 export function withoutPassword(url: string): string {
   try {
     const parsed = new URL(url);
     if (parsed.password) parsed.password = '***';
+    parsed.search = '';
     return parsed.toString();
   } catch {
     return '(not a URL)';
