@@ -86,8 +86,12 @@ export function isLocalhostName(host: string): boolean {
 export function nonLoopbackDatabaseHost(url: string): string | undefined {
   const match = /^[a-z][a-z0-9+.-]*:\/\/(?:[^@/?#]*@)?(\[[^\]]*\]|[^:/?#]*)/i.exec(url);
   const query = url.includes('?') ? url.slice(url.indexOf('?') + 1) : '';
-  const host = (match?.[1] || new URLSearchParams(query).get('host')) ?? 'localhost';
-  if (host.startsWith('/')) return undefined;
-  const bare = decodeURIComponent(bareHost(host));
-  return isLoopbackAddress(bare) || isLocalhostName(bare) ? undefined : bare;
+  // Both must be local: pg lets `?host=` win over the URL's own host (`127.0.0.1/db?host=x`).
+  const hosts = [match?.[1] || 'localhost', ...new URLSearchParams(query).getAll('host')];
+  for (const host of hosts) {
+    if (host.startsWith('/')) continue;
+    const bare = decodeURIComponent(bareHost(host));
+    if (!isLoopbackAddress(bare) && !isLocalhostName(bare)) return bare;
+  }
+  return undefined;
 }

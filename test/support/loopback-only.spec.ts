@@ -181,4 +181,12 @@ describe('nonLoopbackDatabaseHost', () => {
       '127.attacker.example',
     );
   });
+
+  // pg lets the query's host win over the URL's: only the URL's was checked.
+  it("names a query's host that is not local, whatever the URL's own host", () => {
+    expect(nonLoopbackDatabaseHost('postgres://u@127.0.0.1/db?host=db.example.com')).toBe(
+      'db.example.com',
+    );
+    expect(nonLoopbackDatabaseHost('postgres://u@localhost/db?host=127.0.0.1')).toBeUndefined();
+  });
 });
