@@ -3,6 +3,7 @@ import { AddressInfo } from 'node:net';
 import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
 import { buildService, jsonLogs, startAppProcess } from '../support/app-process';
 import { startTestNetwork } from '../support/network';
+import { until } from '../support/until';
 import { processValidatorHotkey } from '../support/app-process';
 
 /** The error `startAppProcess` throws for a process that exited: its lines after the first. */
@@ -71,8 +72,13 @@ describe('A production process that starts', () => {
       ...network.env,
     });
     try {
-      await new Promise((done) => setTimeout(done, 300));
-      const logs = jsonLogs(app);
+      // The banner is written once the server listens, which may be just after it answered.
+      const logs = await until(() => {
+        const lines = jsonLogs(app);
+        return Promise.resolve(
+          lines.some((line) => line.context === 'Gateway') ? lines : undefined,
+        );
+      }, 10_000);
       expect(app.lines.filter((line) => !line.startsWith('{'))).toEqual([]);
       expect(logs).toContainEqual(
         expect.objectContaining({
