@@ -3,11 +3,10 @@ import { validateSync } from 'class-validator';
 import { ClockSimulation, parseClockSimulation } from '../common/clock/clock-simulation';
 import { AppConfig, OnDemandMode } from './app-config';
 import { EnvironmentVariables } from './environment-variables';
-import { callBudgetExcesses, loopbackOnly } from './miner-call-limits';
+import { callBudgetExcesses, defaultCallBudgets, loopbackOnly } from './miner-call-limits';
 import {
   AllowedNetworks,
   CallBudgets,
-  defaultCallBudgets,
   describeBudget,
   parseAllowedNetworks,
   parseCallBudgets,

@@ -1,14 +1,11 @@
 import {
   callBudgetExcesses,
+  defaultCallBudgets,
   loopbackOnly,
   minerCallCeiling,
   mostCallsPerMinerWindow,
 } from './miner-call-limits';
-import {
-  defaultCallBudgets,
-  parseAllowedNetworks,
-  parseCallBudgets,
-} from './miner-network-settings';
+import { parseAllowedNetworks, parseCallBudgets } from './miner-network-settings';
 
 const MARGIN_MS = 300_000;
 const budget = (text: string) => parseCallBudgets(`GetMinerIndex=${text}`).GetMinerIndex!;

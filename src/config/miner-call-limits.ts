@@ -44,6 +44,38 @@ export function minerCallCeiling(synapse: SynapseName, validatorSharesHotkey: bo
 }
 
 /**
+ * What the default budgets leave unspent of the ceiling beside a validator: 2 of the 10 bulk
+ * and on-demand calls, as the subnet doubles its own limits for restarts (a validator whose own
+ * API sends OnDemandRequest spends them; README, "Budgets shared with a validator").
+ */
+const DEFAULT_MARGIN_BESIDE_VALIDATOR: Readonly<Record<SynapseName, number>> = {
+  GetMinerIndex: 0,
+  GetDataEntityBucket: 0,
+  GetContentsByBuckets: 2,
+  OnDemandRequest: 2,
+};
+
+/**
+ * The default budgets per miner per hour: the ceiling (minerCallCeiling), and beside a
+ * validator on the same hotkey (VALIDATOR_SHARES_HOTKEY, the default) less a small margin:
+ * 1 GetMinerIndex, 1 GetDataEntityBucket, 8 GetContentsByBuckets, 8 OnDemandRequest; on a
+ * hotkey of its own, all of it (2, 2, 10, 10).
+ */
+export function defaultCallBudgets(validatorSharesHotkey: boolean): CallBudgets {
+  return Object.fromEntries(
+    SYNAPSE_NAMES.map((synapse) => [
+      synapse,
+      {
+        calls:
+          minerCallCeiling(synapse, validatorSharesHotkey) -
+          (validatorSharesHotkey ? DEFAULT_MARGIN_BESIDE_VALIDATOR[synapse] : 0),
+        windowMs: MINER_LIMIT_WINDOW_MS,
+      },
+    ]),
+  );
+}
+
+/**
  * The most calls a budget of N calls per window W lets the gateway send a miner within one of
  * the miner's 60-minute windows. CallBudgets counts W + margin (W'), and grants a call while
  * fewer than N calls lie in the W' before it: so any half-open span of W' holds at most N, and

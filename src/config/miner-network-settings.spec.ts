@@ -1,9 +1,5 @@
-import {
-  defaultCallBudgets,
-  describeBudget,
-  parseAllowedNetworks,
-  parseCallBudgets,
-} from './miner-network-settings';
+import { defaultCallBudgets } from './miner-call-limits';
+import { describeBudget, parseAllowedNetworks, parseCallBudgets } from './miner-network-settings';
 
 const HOUR_MS = 3_600_000;
 

@@ -58,25 +58,6 @@ const HOUR_MS = 3_600_000;
 const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: HOUR_MS };
 
 /**
- * The default budgets per miner per hour. Miners allow a validator hotkey 2 GetMinerIndex,
- * 2 GetDataEntityBucket, 10 GetContentsByBuckets and 10 OnDemandRequest per 60-minute window
- * (common/protocol.py REQUEST_LIMIT_BY_TYPE_PER_PERIOD, doubled); the subnet's validator spends
- * one GetMinerIndex and one GetDataEntityBucket of them per miner per evaluation (about hourly).
- * Beside it on the same hotkey (VALIDATOR_SHARES_HOTKEY, the default) the gateway takes what is
- * left, keeping a little margin on the calls the evaluation does not use (2 of 10, as the subnet
- * doubles its own limits for restarts); on a hotkey of its own, all of it.
- */
-export function defaultCallBudgets(validatorSharesHotkey: boolean): CallBudgets {
-  const [index, bucket, contents, onDemand] = validatorSharesHotkey ? [1, 1, 8, 8] : [2, 2, 10, 10];
-  return {
-    GetMinerIndex: { calls: index, windowMs: HOUR_MS },
-    GetDataEntityBucket: { calls: bucket, windowMs: HOUR_MS },
-    GetContentsByBuckets: { calls: contents, windowMs: HOUR_MS },
-    OnDemandRequest: { calls: onDemand, windowMs: HOUR_MS },
-  };
-}
-
-/**
  * MINER_CALL_BUDGETS over `defaults`, entry by entry from the left: `<Synapse>=<calls>/<window>`
  * sets that synapse's budget (windows `h`, `2h`, `30m`, `90s`), `<Synapse>=none` removes it
  * (unlimited), and `none` alone removes every budget so far. Synapses not named keep their

@@ -43,6 +43,7 @@ import {
   MinerClient,
   MinerFailureReason,
   MinerTarget,
+  NOT_SERVED_COOLDOWN_MS,
   NOT_THE_MINERS_FAULT,
 } from './transport/miner-client';
 
@@ -81,7 +82,7 @@ const STRAGGLER_GRACE_MS = 1000;
  * process): as long as a 404 keeps a miner from being asked it again (MinerClient's cooldown),
  * so that both sides of what `auto` knows age alike.
  */
-export const SERVED_MEMORY_MS = 60 * 60_000;
+export const SERVED_MEMORY_MS = NOT_SERVED_COOLDOWN_MS;
 /**
  * The miner network's public face: other modules call this, never the repositories or the
  * client. Answers on-demand queries with a hedged quorum fan-out and checks every item.

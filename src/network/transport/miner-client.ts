@@ -123,6 +123,9 @@ export interface MinerReply {
 
 type Refusal = 'not_served' | 'blacklisted' | 'unauthorized';
 
+/** How long a miner that answered a synapse with 404 is not asked it again. */
+export const NOT_SERVED_COOLDOWN_MS = 60 * 60_000;
+
 /**
  * How long a synapse is not asked of a miner after it refused it: a 404 means the miner does
  * not serve it (public subnet 13 miners dropped OnDemandRequest); a 403 that its blacklist or
@@ -132,7 +135,7 @@ type Refusal = 'not_served' | 'blacklisted' | 'unauthorized';
  * cooldown is for a 403 to a synapse without one, where there is nothing to spend.
  */
 const COOLDOWN_MS: Record<Refusal, number> = {
-  not_served: 60 * 60_000,
+  not_served: NOT_SERVED_COOLDOWN_MS,
   blacklisted: 15 * 60_000,
   unauthorized: 5 * 60_000,
 };
