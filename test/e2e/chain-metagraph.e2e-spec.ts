@@ -1,6 +1,7 @@
 import { IndexSyncService } from '../../src/network/index-sync.service';
 import { MetagraphService } from '../../src/network/metagraph/metagraph.service';
 import { NetworkService } from '../../src/network/network.service';
+import { systemStatus } from '../support/system-status';
 import { ChainReplay, startChainReplay } from '../support/chain-replay';
 import { isLocal, recordConnections } from '../support/connections';
 import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
@@ -50,17 +51,6 @@ describe('The metagraph from a subtensor node', () => {
   const listMiners = async (query = ''): Promise<MinerList> =>
     (await app.http.get(`/api/v1/miners${query}`).set('X-API-Key', TEST_MASTER_KEY).expect(200))
       .body as MinerList;
-  const systemStatus = async () =>
-    (
-      await app.http
-        .get('/api/v1/monitoring/system-status')
-        .set('X-API-Key', TEST_MASTER_KEY)
-        .expect(200)
-    ).body as {
-      status: string;
-      network: string;
-      components: { chain: Record<string, unknown>; miners: Record<string, unknown> };
-    };
   /** Past the 1 s cache of the health checks. */
   const afterCheckCache = () => new Promise((resolve) => setTimeout(resolve, 1100));
 
@@ -135,7 +125,7 @@ describe('The metagraph from a subtensor node', () => {
   });
 
   it('reports the chain and the miners in system-status', async () => {
-    const status = await systemStatus();
+    const status = await systemStatus(app);
     expect(status.network).toBe('subtensor');
     expect(status.components.chain).toMatchObject({
       status: 'healthy',
@@ -173,7 +163,7 @@ describe('The metagraph from a subtensor node', () => {
     const expectKept = async () => {
       expect((await listMiners()).miners).toHaveLength(1024);
       await afterCheckCache();
-      const status = await systemStatus();
+      const status = await systemStatus(app);
       expect(status.status).toBe('degraded');
       expect(status.components.chain).toMatchObject({
         status: 'degraded',
@@ -219,7 +209,7 @@ describe('The metagraph from a subtensor node', () => {
       replay.dropConnections();
       await app.app.get(MetagraphService).sync();
       await afterCheckCache();
-      expect((await systemStatus()).components.chain).toMatchObject({ status: 'healthy' });
+      expect((await systemStatus(app)).components.chain).toMatchObject({ status: 'healthy' });
     });
   });
 
@@ -246,7 +236,7 @@ describe('The metagraph from a subtensor node', () => {
       const list = await listMiners();
       expect(list.miners).toHaveLength(1024);
       expect(list.block).toBe(6_852_690);
-      expect((await systemStatus()).components.chain).toMatchObject({
+      expect((await systemStatus(app)).components.chain).toMatchObject({
         status: 'degraded',
         block: 6_852_690,
         last_read_at: expect.any(String),

@@ -1,9 +1,10 @@
 import { Writable } from 'node:stream';
+import { systemStatus } from '../support/system-status';
 import { ChainReplay, startChainReplay } from '../support/chain-replay';
 import { isLocal, recordConnections } from '../support/connections';
 import { createKey } from '../support/fixtures';
 import { sample, scrape } from '../support/metrics';
-import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
+import { startTestApp, TestApp } from '../support/test-app';
 
 /** Finney's genesis hash, as the replayed node answers it. */
 const FINNEY_GENESIS = '0x2f0555cc76fc2840a25a6ea3b9637146806f1f44b090c175ffde2a7e5ab36c03';
@@ -38,17 +39,6 @@ describe('What operators see of the chain', () => {
       miners_available: number;
     };
   };
-  const systemStatus = async (app: TestApp) =>
-    (
-      await app.http
-        .get('/api/v1/monitoring/system-status')
-        .set('X-API-Key', TEST_MASTER_KEY)
-        .expect(200)
-    ).body as {
-      status: string;
-      network: string | null;
-      components: { chain: Record<string, unknown>; miners: Record<string, unknown> };
-    };
   // One capture for both apps: nestjs-pino keeps the first app's logger for lines logged outside
   // a request, process-wide; each block empties it before its app starts.
   const capture = new LogCapture();
