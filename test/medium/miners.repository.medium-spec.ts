@@ -4,6 +4,19 @@ import { MinerEntity } from '../../src/network/miner.entity';
 import { foldObservation, MinersRepository } from '../../src/network/miners.repository';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
 
+/** A neuron of the metagraph at `uid` with `hotkey`, the rest alike for every one. */
+function neuron(uid: number, hotkey: string) {
+  return {
+    uid,
+    hotkey,
+    coldkey: `coldkey-${hotkey}`,
+    axon_url: null,
+    stake: 1,
+    incentive: 0.1,
+    validator_permit: false,
+  };
+}
+
 describe(MinersRepository.name, () => {
   let medium: MediumDatabase;
   let miners: MinersRepository;
@@ -18,28 +31,12 @@ describe(MinersRepository.name, () => {
 
   /** Registers uids 0..count-1 afresh, every one at the starting credibility of 0.5. */
   async function freshMiners(count: number, hotkeyPrefix: string) {
-    const neurons = Array.from({ length: count }, (_, uid) => ({
-      uid,
-      hotkey: `${hotkeyPrefix}-${uid}`,
-      coldkey: `coldkey-${uid}`,
-      axon_url: null,
-      stake: 1,
-      incentive: 0.1,
-      validator_permit: false,
-    }));
-    await miners.syncNeurons(neurons);
+    await miners.syncNeurons(
+      Array.from({ length: count }, (_, uid) => neuron(uid, `${hotkeyPrefix}-${uid}`)),
+    );
   }
 
   describe('syncNeurons', () => {
-    const neuron = (uid: number, hotkey: string) => ({
-      uid,
-      hotkey,
-      coldkey: `coldkey-${hotkey}`,
-      axon_url: null,
-      stake: 1,
-      incentive: 0.1,
-      validator_permit: false,
-    });
     const hotkeys = async () =>
       Object.fromEntries((await miners.listAll()).map((miner) => [miner.uid, miner.hotkey]));
 
