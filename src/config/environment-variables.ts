@@ -216,12 +216,14 @@ export class EnvironmentVariables {
   /**
    * The subnet's Gravity repository (`validator_preferences/<hotkey>.json`): validators' votes
    * are read from it and ours is published to it. https:// (token in GRAVITY_TOKEN), ssh:// or
-   * file://. Unset: votes stay local.
+   * file://. Unset: votes stay local. The URL is shown as given (git's errors, the publication
+   * status, the log), so nothing that could be a credential is taken: no user info, query or
+   * fragment in https://, no password in ssh://.
    */
   @IsOptional()
-  @Matches(/^(https:\/\/[^\s@/]+\/\S+|ssh:\/\/\S+|file:\/\/\/\S+)$/, {
+  @Matches(/^(https:\/\/[^\s@/]+\/[^\s?#]+|ssh:\/\/([^\s:@/]+@)?[^\s@/]+\/\S+|file:\/\/\/\S+)$/, {
     message:
-      'must be an https:// URL without credentials (the token goes in GRAVITY_TOKEN), an ssh:// URL or a file:/// path',
+      'must be an https:// URL without credentials or query (the token goes in GRAVITY_TOKEN), an ssh:// URL without a password or a file:/// path',
   })
   GRAVITY_REPO_URL?: string;
 

@@ -578,5 +578,24 @@ describe(loadConfig.name, () => {
         problemsOf({ GRAVITY_REPO_URL: 'http://github.com/macrocosm-os/gravity' }),
       ).toHaveLength(1);
     });
+
+    it('refuses a token in the query or the fragment of an https URL, and a password in an ssh URL', () => {
+      // Every such URL is shown as given: in git's errors, the publication status and the log.
+      for (const url of [
+        'https://github.com/macrocosm-os/gravity?access_token=ghp_leaked',
+        'https://github.com/macrocosm-os/gravity.git#ghp_leaked',
+        'ssh://git:ghp_leaked@github.com/macrocosm-os/gravity.git',
+      ]) {
+        const problems = problemsOf({ GRAVITY_REPO_URL: url });
+        expect(problems).toEqual([
+          expect.stringMatching(/^GRAVITY_REPO_URL: must be an https:\/\/ URL without credentials/),
+        ]);
+        expect(problems.join('\n')).not.toContain('ghp_leaked');
+      }
+      expect(
+        loadConfig({ GRAVITY_REPO_URL: 'ssh://git@github.com:22/macrocosm-os/gravity.git' }).gravity
+          .repoUrl,
+      ).toBe('ssh://git@github.com:22/macrocosm-os/gravity.git');
+    });
   });
 });

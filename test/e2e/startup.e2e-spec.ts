@@ -2,6 +2,9 @@ import { createServer, Server } from 'node:net';
 import { AddressInfo } from 'node:net';
 import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
 import { buildService, jsonLogs, startAppProcess } from '../support/app-process';
+import { startChainReplay } from '../support/chain-replay';
+import { checkedFetch } from '../support/contract';
+import { TEST_MASTER_KEY } from '../support/test-app';
 import { startTestNetwork } from '../support/network';
 import { until } from '../support/until';
 import { processValidatorHotkey } from '../support/app-process';
@@ -103,6 +106,51 @@ describe('A production process that starts', () => {
     } finally {
       expect(await app.stop()).toBe(0);
       await network.stop();
+      await dropDatabase(process.env.TEST_RUN_SERVER_URL!, name);
+    }
+  });
+
+  it("writes the chain client's own lines as JSON, without the tokens of SUBTENSOR_URL", async () => {
+    const name = scratchDatabaseName('node-tokens');
+    const databaseUrl = await createDatabase(process.env.TEST_RUN_SERVER_URL!, name);
+    const replay = await startChainReplay();
+    // Connecting times out, and the client then fails the calls it was still waiting for.
+    replay.mode = 'silent';
+    const port = new URL(replay.url).port;
+    const tokens = ['userinfo-token-5f0c2a9e1d', 'query-token-8b7e4d3c2a'];
+    const app = await startAppProcess({
+      DATABASE_URL: databaseUrl,
+      SUBTENSOR_URL: `ws://gateway:${tokens[0]}@127.0.0.1:${port}/?token=${tokens[1]}`,
+      NETUID: '1',
+      SUBTENSOR_TIMEOUT_MS: '1000',
+    });
+    try {
+      await until(
+        () => Promise.resolve(app.lines.some((line) => line.includes('API/INIT')) || undefined),
+        20_000,
+      );
+      expect(jsonLogs(app)).toContainEqual(
+        expect.objectContaining({
+          level: 50,
+          context: 'Polkadot',
+          msg: expect.stringMatching(
+            `^API/INIT: Error: FATAL: Unable to initialize the API: disconnected from ws://127\\.0\\.0\\.1:${port}: `,
+          ),
+        }),
+      );
+      expect(app.lines.filter((line) => !line.startsWith('{'))).toEqual([]);
+      const status = await checkedFetch(
+        app.contract,
+        `${app.url}/api/v1/monitoring/system-status`,
+        {
+          headers: { 'X-API-Key': TEST_MASTER_KEY },
+        },
+      );
+      const written = `${app.lines.join('\n')}\n${await status.text()}`;
+      for (const token of tokens) expect(written).not.toContain(token);
+    } finally {
+      expect(await app.stop()).toBe(0);
+      await replay.stop();
       await dropDatabase(process.env.TEST_RUN_SERVER_URL!, name);
     }
   });

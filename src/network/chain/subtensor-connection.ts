@@ -3,6 +3,8 @@ import { setImmediate } from 'node:timers/promises';
 import { Logger, LoggerService } from '@nestjs/common';
 import { ExponentialBackoff, IBackoff } from 'cockatiel';
 import { loadWhenUsed } from '../../common/load-when-used';
+import { nodeAddress, urlsAsAddresses } from './node-address';
+import { routePolkadotConsole } from './polkadot-console';
 
 /** The node cannot be used now: down, refusing, too slow, or waiting out a reconnect backoff. */
 export class ChainUnavailableError extends Error {
@@ -25,9 +27,9 @@ const SUBTENSOR_EXTENSIONS = {
 
 /**
  * `state_call` (every runtime API call) with the client's own error line switched off: it would
- * print `RPC-CORE: call(…): Bytes:: 1002: …` to stderr as plain text, among our JSON lines,
- * and @polkadot/util's logger writes to the console with no way to route it. The error still
- * rejects the call: the caller logs it (a refusal the metagraph reader handles is a warning).
+ * log `RPC-CORE: call(…): Bytes:: 1002: …` as an error (polkadot-console.ts) for every refusal
+ * the metagraph reader expects. The error still rejects the call: the caller logs it (a refusal
+ * the metagraph reader handles is a warning).
  */
 const QUIET_RPC = {
   state: {
@@ -173,6 +175,7 @@ export class SubtensorConnection {
     // No result cache: each read is of a new block, and answers are hundreds of kilobytes.
     const { ApiPromise, WsProvider } =
       loadWhenUsed<typeof import('@polkadot/api')>('@polkadot/api');
+    routePolkadotConsole(this.url);
     const provider = new WsProvider(this.url, 0, undefined, this.connectTimeoutMs, 0);
     try {
       await provider.connect();
@@ -210,7 +213,7 @@ export class SubtensorConnection {
    * our errors, which reach the log and system-status, name it by its address only.
    */
   private redacted(error: unknown): string {
-    return (error as Error).message.split(this.url).join(this.address);
+    return urlsAsAddresses((error as Error).message, [this.url]);
   }
 
   /**
@@ -263,14 +266,4 @@ function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> 
     timer = setTimeout(() => reject(new ChainUnavailableError(`${what} within ${ms} ms`)), ms);
   });
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
-}
-
-/** A node URL may carry credentials (`wss://user:token@host`, `?apikey=`): only scheme and host are shown. */
-export function nodeAddress(url: string): string {
-  try {
-    const parsed = new URL(url);
-    return `${parsed.protocol}//${parsed.host}`;
-  } catch {
-    return 'the configured node';
-  }
 }
