@@ -3,6 +3,7 @@ import { config as loadDotEnv } from 'dotenv';
 import { Logger } from 'nestjs-pino';
 import { createApp } from './bootstrap';
 import { formatClockSimulation } from './common/clock/clock-simulation';
+import { installCrashLogging } from './common/lifecycle/crash-logging';
 import { installGracefulShutdown } from './common/lifecycle/graceful-shutdown';
 import {
   databaseFailure,
@@ -116,6 +117,7 @@ async function startGateway(simulate: SimulatedNetworkStarter | undefined): Prom
     throw listenFailure(error, config.host, config.port);
   }
   const logger = app.get(Logger);
+  installCrashLogging(logger);
   installGracefulShutdown(app, {
     timeoutMs: config.shutdownTimeoutMs,
     logger,

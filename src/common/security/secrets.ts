@@ -8,18 +8,45 @@ const ISSUED_KEY_MIN_LENGTH = API_KEY_PREFIX.length + 20;
 
 /**
  * The scanner of this deployment's secrets: the master key, the metrics token, the Gravity
- * repository's token, issued keys.
+ * repository's token, the credentials in SUBTENSOR_URL, issued keys.
  */
 export function secretScannerFor(config: {
   masterKey?: string;
   metricsToken?: string;
   gravity?: { token?: string };
+  network?: { subtensor?: { url: string } };
 }): SecretScanner {
   return new SecretScanner(
-    [config.masterKey, config.metricsToken, config.gravity?.token],
+    [
+      config.masterKey,
+      config.metricsToken,
+      config.gravity?.token,
+      ...urlCredentials(config.network?.subtensor?.url),
+    ],
     ISSUED_KEY,
     ISSUED_KEY_MIN_LENGTH,
   );
+}
+
+/**
+ * What a node URL may carry as a secret: its user and password (`wss://user:token@host`) and its
+ * query values (`?token=…`, as hosted nodes take them). Our own lines name the node by scheme and
+ * host only (nodeAddress); this is the last line of defence for a line that names it otherwise.
+ * Short values (a user name such as `gateway`) are dropped by the scanner.
+ */
+export function urlCredentials(url: string | undefined): string[] {
+  if (!url || !URL.canParse(url)) return [];
+  const parsed = new URL(url);
+  const values = [parsed.username, parsed.password, ...parsed.searchParams.values()];
+  return values.flatMap((value) => (value ? [value, decoded(value)] : []));
+}
+
+function decoded(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
 }
 
 /** Where configureApp leaves the scanner for code outside Nest's injection (Express handlers). */
