@@ -122,6 +122,30 @@ describe('API keys', () => {
     ]);
   });
 
+  it('counts a name in characters (code points), as its column does: 422, never a 500', async () => {
+    const tooLong = {
+      loc: ['body', 'name'],
+      msg: 'String should have at most 100 characters',
+      type: 'string_too_long',
+      ctx: { max_length: 100 },
+    };
+    // validator.js' isLength leaves variation selectors out: these passed, and failed at the insert.
+    const created = await asMaster(app.http.post('/api/v1/keys'))
+      .send({ name: `${'a'.repeat(100)}\uFE0F` })
+      .expect(422);
+    expect(created.body.detail).toEqual([tooLong]);
+    const { id } = await createKey(app);
+    const renamed = await asMaster(app.http.patch(`/api/v1/keys/${id}`))
+      .send({ name: `${'b'.repeat(99)}\uFE0E\uFE0E` })
+      .expect(422);
+    expect(renamed.body.detail).toEqual([tooLong]);
+    // 100 emoji are 100 characters (200 UTF-16 units): they fit.
+    const emoji = await asMaster(app.http.post('/api/v1/keys'))
+      .send({ name: '😀'.repeat(100) })
+      .expect(200);
+    expect(emoji.body.name).toBe('😀'.repeat(100));
+  });
+
   it('gives validator keys the validator budget', async () => {
     const validator = await createKey(app, { tier: 'validator' });
     const response = await app.http

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ValidationErrorItem } from '../../common/errors/validation-error-item';
 import { dateRefusal, parseIsoDate } from '../../common/validation/iso-date';
+import { characterCount } from '../../common/validation/text-length';
 import { Source, SOURCES } from '../../common/source';
 import { normalizeLabel } from '../../network/protocol';
 import { Loc } from './desirability.types';
@@ -157,7 +158,7 @@ export function legacyJobId(platform: Source, label: string): string {
 
 /** Lengths count characters (code points), as pydantic and Postgres' varchar do; no NUL. */
 function checkLength(text: string, max: number, loc: Loc, issues: Issues): boolean {
-  const length = Array.from(text).length;
+  const length = characterCount(text);
   if (length === 0) {
     issues.add(loc, 'string_too_short', 'String should have at least 1 character', {
       min_length: 1,

@@ -1,9 +1,10 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { IsOptional, IsString, Max, Min } from 'class-validator';
 import { IsSource, Source } from '../../../common/source';
 import { IsInteger } from '../../../common/validation/is-integer';
 import { NoNulCharacter } from '../../../common/validation/no-nul';
 import { NotBlank } from '../../../common/validation/not-blank';
+import { MaxCharacters } from '../../../common/validation/text-length';
 
 /** `source`, as a path parameter (`@Param()`) or a query parameter (`@Query()`). */
 export class SourceDto {
@@ -22,7 +23,7 @@ export class LabelQueryDto {
   })
   @IsString()
   @NotBlank()
-  @MaxLength(140)
+  @MaxCharacters(140)
   @NoNulCharacter()
   label: string;
 }
@@ -42,7 +43,7 @@ export class QueryBucketQueryDto {
   @IsOptional()
   @IsString()
   @NotBlank()
-  @MaxLength(140)
+  @MaxCharacters(140)
   @NoNulCharacter()
   label?: string;
 
