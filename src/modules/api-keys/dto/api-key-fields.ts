@@ -3,7 +3,7 @@ import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString, Max, Min } from 'class-validator';
 import { IsInteger } from '../../../common/validation/is-integer';
 import { IsRfc3339DateTime } from '../../../common/validation/is-iso-date';
-import { NoNulCharacter } from '../../../common/validation/no-nul';
+import { StorableText } from '../../../common/validation/storable-text';
 import { MaxCharacters, MinCharacters } from '../../../common/validation/text-length';
 
 /** Bounds of a key's own budget per rate-limit window (also a CHECK in the database). */
@@ -41,7 +41,7 @@ export const RATE_LIMIT_PROPERTY = {
 
 /** The key's name as a client sends it. */
 export const KeyNameField = () =>
-  applyDecorators(IsString(), MinCharacters(1), MaxCharacters(100), NoNulCharacter());
+  applyDecorators(IsString(), MinCharacters(1), MaxCharacters(100), StorableText());
 
 /** Optional; null means no expiry. Being in the future is checked by the service's clock. */
 export const ExpiresAtField = () =>

@@ -1,7 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, Max, Min } from 'class-validator';
 import { IsInteger } from '../../../common/validation/is-integer';
-import { NoNulCharacter } from '../../../common/validation/no-nul';
+import { StorableText } from '../../../common/validation/storable-text';
 import { MaxCharacters, MinCharacters } from '../../../common/validation/text-length';
 
 export class GetDesirabilitiesQueryDto {
@@ -15,7 +15,7 @@ export class GetDesirabilitiesQueryDto {
   @IsString()
   @MinCharacters(1)
   @MaxCharacters(64)
-  @NoNulCharacter()
+  @StorableText()
   hotkey?: string;
 
   @ApiPropertyOptional({

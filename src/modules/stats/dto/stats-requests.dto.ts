@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString, Max, Min } from 'class-validator';
 import { IsSource, Source } from '../../../common/source';
 import { IsInteger } from '../../../common/validation/is-integer';
-import { NoNulCharacter } from '../../../common/validation/no-nul';
+import { StorableText } from '../../../common/validation/storable-text';
 import { NotBlank } from '../../../common/validation/not-blank';
 import { MaxCharacters } from '../../../common/validation/text-length';
 
@@ -24,7 +24,7 @@ export class LabelQueryDto {
   @IsString()
   @NotBlank()
   @MaxCharacters(140)
-  @NoNulCharacter()
+  @StorableText()
   label: string;
 }
 
@@ -44,7 +44,7 @@ export class QueryBucketQueryDto {
   @IsString()
   @NotBlank()
   @MaxCharacters(140)
-  @NoNulCharacter()
+  @StorableText()
   label?: string;
 
   // No example: a fixed bucket id falls out of the data's range within days, and try-it-out
