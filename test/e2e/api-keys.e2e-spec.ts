@@ -116,10 +116,31 @@ describe('API keys', () => {
       expect.objectContaining({ loc: ['body', 'name'], type: 'string_too_long' }),
       expect.objectContaining({ loc: ['body', 'tier'], type: 'enum' }),
     ]);
-    const empty = await asMaster(app.http.post('/api/v1/keys')).send({ name: '' }).expect(422);
-    expect(empty.body.detail).toEqual([
-      expect.objectContaining({ loc: ['body', 'name'], type: 'string_too_short' }),
-    ]);
+    for (const name of ['', '   ', ' \t\n']) {
+      const empty = await asMaster(app.http.post('/api/v1/keys')).send({ name }).expect(422);
+      expect(empty.body.detail).toEqual([
+        {
+          loc: ['body', 'name'],
+          msg: 'String should have at least 1 character',
+          type: 'string_too_short',
+          ctx: { min_length: 1 },
+        },
+      ]);
+    }
+  });
+
+  it('trims the white space around a name, on creation and rename', async () => {
+    const created = await asMaster(app.http.post('/api/v1/keys'))
+      .send({ name: '  analytics \n' })
+      .expect(200);
+    expect(created.body.name).toBe('analytics');
+    const renamed = await asMaster(app.http.patch(`/api/v1/keys/${created.body.id}`))
+      .send({ name: ' reporting ' })
+      .expect(200);
+    expect(renamed.body.name).toBe('reporting');
+    await asMaster(app.http.patch(`/api/v1/keys/${created.body.id}`))
+      .send({ name: '  ' })
+      .expect(422);
   });
 
   it('counts a name in characters (code points), as its column does: 422, never a 500', async () => {
