@@ -201,3 +201,53 @@ describe('A key changed while it is in use', () => {
     expect(Object.fromEntries(statuses)).toEqual({ 200: samples.length });
   });
 });
+
+describe("Key administration once the master key's budget is spent", () => {
+  let app: TestApp;
+
+  beforeAll(async () => {
+    // The master key has the validator budget: 2 requests per window here.
+    app = await startTestApp({ RATE_LIMIT_VALIDATOR: '2' });
+  });
+  afterAll(() => app.close());
+
+  const asMaster = (request: ReturnType<TestApp['http']['get']>) =>
+    request.set('X-API-Key', TEST_MASTER_KEY);
+  const rateLimitHeaders = (response: { headers: Record<string, string> }) =>
+    Object.keys(response.headers).filter((name) => /ratelimit|retry-after/i.test(name));
+
+  it('still creates, lists, changes and deactivates keys (the emergency lever), uncharged', async () => {
+    const leaked = await createKey(app);
+    await asMaster(app.http.get('/api/v1/health')).expect(200);
+    await asMaster(app.http.get('/api/v1/health')).expect(200);
+    await asMaster(app.http.get('/api/v1/health')).expect(429);
+
+    const answers = [
+      await asMaster(app.http.post(`/api/v1/keys/${leaked.id}/deactivate`)).expect(200),
+      await asMaster(app.http.post('/api/v1/keys')).send({ name: 'replacement' }).expect(200),
+      await asMaster(app.http.get('/api/v1/keys')).expect(200),
+    ];
+    const replacement = answers[1].body as { id: string; key: string };
+    answers.push(
+      await asMaster(app.http.patch(`/api/v1/keys/${replacement.id}`))
+        .send({ name: 'renamed' })
+        .expect(200),
+    );
+    for (const answer of answers) expect(rateLimitHeaders(answer)).toEqual([]);
+    await app.http.get('/api/v1/health').set('X-API-Key', leaked.key).expect(401);
+    // Every other operation keeps the master key's budget.
+    await asMaster(app.http.get('/api/v1/health')).expect(429);
+
+    // Another key gets its 403 there without being charged either.
+    const forbidden = await app.http
+      .get('/api/v1/keys')
+      .set('X-API-Key', replacement.key)
+      .expect(403);
+    expect(rateLimitHeaders(forbidden)).toEqual([]);
+    const counted = await app.http
+      .get('/api/v1/health')
+      .set('X-API-Key', replacement.key)
+      .expect(200);
+    expect(counted.headers['x-ratelimit-remaining']).toBe('99');
+  });
+});

@@ -74,7 +74,10 @@ describe('Rate limits (in-memory storage)', () => {
       .set('X-API-Key', key)
       .send({})
       .expect(422);
-    const forbidden = await app.http.get('/api/v1/keys').set('X-API-Key', key).expect(403);
+    const forbidden = await app.http
+      .get('/api/v1/monitoring/system-status')
+      .set('X-API-Key', key)
+      .expect(403);
     expect(forbidden.headers['x-ratelimit-remaining']).toBe('98');
   });
 
