@@ -286,6 +286,9 @@ describe('API key expiry and own rate limits', () => {
         msg: 'Value error, give at least one of name, expires_at and rate_limit',
       },
     ]);
+    // The document says so too, so that a generated client refuses `{}` before sending it.
+    const document = await app.http.get('/openapi.json').expect(200);
+    expect(document.body.components.schemas.APIKeyUpdate).toMatchObject({ minProperties: 1 });
     const nullName = await patch(id, { name: null }).expect(422);
     expect(nullName.body.detail).toEqual([
       expect.objectContaining({ loc: ['body', 'name'], type: 'string_type' }),
