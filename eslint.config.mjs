@@ -15,6 +15,21 @@ export default tseslint.config(
       '@typescript-eslint/no-extraneous-class': 'off',
       '@typescript-eslint/require-await': 'off',
       '@typescript-eslint/unbound-method': 'off',
+      // Lengths count code points, as pydantic and Postgres do: class-validator's length checks
+      // (validator.js isLength) leave out variation selectors, so a name they let through was
+      // too long for its column.
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: 'class-validator',
+              importNames: ['Length', 'MaxLength', 'MinLength', 'isLength', 'maxLength', 'minLength'],
+              message: 'Use MaxCharacters/MinCharacters (src/common/validation/text-length.ts).',
+            },
+          ],
+        },
+      ],
     },
   },
   {

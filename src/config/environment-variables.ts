@@ -1,18 +1,8 @@
 import 'reflect-metadata';
 import { Type } from 'class-transformer';
-import {
-  IsIn,
-  IsInt,
-  IsNumber,
-  IsOptional,
-  IsString,
-  Matches,
-  Max,
-  MaxLength,
-  Min,
-  MinLength,
-} from 'class-validator';
+import { IsIn, IsInt, IsNumber, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 import { DEFAULT_VALIDATOR_MIN_STAKE } from '../common/validator-standing';
+import { MaxCharacters, MinCharacters } from '../common/validation/text-length';
 import { DEFAULT_MINER_MAX_INDEX_RESPONSE_BYTES } from './miner-answer-sizes';
 
 const toInt = () => Type(() => Number);
@@ -56,7 +46,7 @@ export class EnvironmentVariables {
 
   @IsOptional()
   @IsString()
-  @MinLength(16, { message: 'must be at least 16 characters (use a long random value)' })
+  @MinCharacters(16, { message: 'must be at least 16 characters (use a long random value)' })
   MASTER_KEY?: string;
 
   @toInt()
@@ -67,7 +57,7 @@ export class EnvironmentVariables {
   /** When set, the address the validator's key must derive to (a guard against the wrong wallet). */
   @IsOptional()
   @IsString()
-  @MaxLength(64)
+  @MaxCharacters(64)
   VALIDATOR_HOTKEY?: string;
 
   /** A secret URI for the validator's key (mnemonic, 0x seed, //Alice); development and tests. */
@@ -99,7 +89,7 @@ export class EnvironmentVariables {
   /** Bearer token accepted by GET /metrics besides the master key (for Prometheus). */
   @IsOptional()
   @IsString()
-  @MinLength(16, { message: 'must be at least 16 characters (use a long random value)' })
+  @MinCharacters(16, { message: 'must be at least 16 characters (use a long random value)' })
   METRICS_TOKEN?: string;
 
   @Matches(/^\d+(b|kb|mb)$/i, { message: 'must look like 100kb or 1mb' })
@@ -233,7 +223,7 @@ export class EnvironmentVariables {
   /** A token for an https:// GRAVITY_REPO_URL (write access to publish); a secret, never logged. */
   @IsOptional()
   @IsString()
-  @MinLength(8, { message: 'must be at least 8 characters' })
+  @MinCharacters(8, { message: 'must be at least 8 characters' })
   GRAVITY_TOKEN?: string;
 
   /** Milliseconds between two looks for a publication to make (the worker also wakes on a vote). */

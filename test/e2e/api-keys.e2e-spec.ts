@@ -116,10 +116,55 @@ describe('API keys', () => {
       expect.objectContaining({ loc: ['body', 'name'], type: 'string_too_long' }),
       expect.objectContaining({ loc: ['body', 'tier'], type: 'enum' }),
     ]);
-    const empty = await asMaster(app.http.post('/api/v1/keys')).send({ name: '' }).expect(422);
-    expect(empty.body.detail).toEqual([
-      expect.objectContaining({ loc: ['body', 'name'], type: 'string_too_short' }),
-    ]);
+    for (const name of ['', '   ', ' \t\n']) {
+      const empty = await asMaster(app.http.post('/api/v1/keys')).send({ name }).expect(422);
+      expect(empty.body.detail).toEqual([
+        {
+          loc: ['body', 'name'],
+          msg: 'String should have at least 1 character',
+          type: 'string_too_short',
+          ctx: { min_length: 1 },
+        },
+      ]);
+    }
+  });
+
+  it('trims the white space around a name, on creation and rename', async () => {
+    const created = await asMaster(app.http.post('/api/v1/keys'))
+      .send({ name: '  analytics \n' })
+      .expect(200);
+    expect(created.body.name).toBe('analytics');
+    const renamed = await asMaster(app.http.patch(`/api/v1/keys/${created.body.id}`))
+      .send({ name: ' reporting ' })
+      .expect(200);
+    expect(renamed.body.name).toBe('reporting');
+    await asMaster(app.http.patch(`/api/v1/keys/${created.body.id}`))
+      .send({ name: '  ' })
+      .expect(422);
+  });
+
+  it('counts a name in characters (code points), as its column does: 422, never a 500', async () => {
+    const tooLong = {
+      loc: ['body', 'name'],
+      msg: 'String should have at most 100 characters',
+      type: 'string_too_long',
+      ctx: { max_length: 100 },
+    };
+    // validator.js' isLength leaves variation selectors out: these passed, and failed at the insert.
+    const created = await asMaster(app.http.post('/api/v1/keys'))
+      .send({ name: `${'a'.repeat(100)}\uFE0F` })
+      .expect(422);
+    expect(created.body.detail).toEqual([tooLong]);
+    const { id } = await createKey(app);
+    const renamed = await asMaster(app.http.patch(`/api/v1/keys/${id}`))
+      .send({ name: `${'b'.repeat(99)}\uFE0E\uFE0E` })
+      .expect(422);
+    expect(renamed.body.detail).toEqual([tooLong]);
+    // 100 emoji are 100 characters (200 UTF-16 units): they fit.
+    const emoji = await asMaster(app.http.post('/api/v1/keys'))
+      .send({ name: '😀'.repeat(100) })
+      .expect(200);
+    expect(emoji.body.name).toBe('😀'.repeat(100));
   });
 
   it('gives validator keys the validator budget', async () => {
@@ -154,5 +199,55 @@ describe('A key changed while it is in use', () => {
     const statuses = new Map<number, number>();
     for (const { status } of samples) statuses.set(status, (statuses.get(status) ?? 0) + 1);
     expect(Object.fromEntries(statuses)).toEqual({ 200: samples.length });
+  });
+});
+
+describe("Key administration once the master key's budget is spent", () => {
+  let app: TestApp;
+
+  beforeAll(async () => {
+    // The master key has the validator budget: 2 requests per window here.
+    app = await startTestApp({ RATE_LIMIT_VALIDATOR: '2' });
+  });
+  afterAll(() => app.close());
+
+  const asMaster = (request: ReturnType<TestApp['http']['get']>) =>
+    request.set('X-API-Key', TEST_MASTER_KEY);
+  const rateLimitHeaders = (response: { headers: Record<string, string> }) =>
+    Object.keys(response.headers).filter((name) => /ratelimit|retry-after/i.test(name));
+
+  it('still creates, lists, changes and deactivates keys (the emergency lever), uncharged', async () => {
+    const leaked = await createKey(app);
+    await asMaster(app.http.get('/api/v1/health')).expect(200);
+    await asMaster(app.http.get('/api/v1/health')).expect(200);
+    await asMaster(app.http.get('/api/v1/health')).expect(429);
+
+    const answers = [
+      await asMaster(app.http.post(`/api/v1/keys/${leaked.id}/deactivate`)).expect(200),
+      await asMaster(app.http.post('/api/v1/keys')).send({ name: 'replacement' }).expect(200),
+      await asMaster(app.http.get('/api/v1/keys')).expect(200),
+    ];
+    const replacement = answers[1].body as { id: string; key: string };
+    answers.push(
+      await asMaster(app.http.patch(`/api/v1/keys/${replacement.id}`))
+        .send({ name: 'renamed' })
+        .expect(200),
+    );
+    for (const answer of answers) expect(rateLimitHeaders(answer)).toEqual([]);
+    await app.http.get('/api/v1/health').set('X-API-Key', leaked.key).expect(401);
+    // Every other operation keeps the master key's budget.
+    await asMaster(app.http.get('/api/v1/health')).expect(429);
+
+    // Another key gets its 403 there without being charged either.
+    const forbidden = await app.http
+      .get('/api/v1/keys')
+      .set('X-API-Key', replacement.key)
+      .expect(403);
+    expect(rateLimitHeaders(forbidden)).toEqual([]);
+    const counted = await app.http
+      .get('/api/v1/health')
+      .set('X-API-Key', replacement.key)
+      .expect(200);
+    expect(counted.headers['x-ratelimit-remaining']).toBe('99');
   });
 });

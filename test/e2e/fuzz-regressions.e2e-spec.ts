@@ -1,6 +1,13 @@
 import { checkedFetch } from '../support/contract';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 
+/** How text Postgres cannot store (U+0000, an unpaired surrogate) is refused, wherever it comes. */
+const UNSTORABLE = {
+  type: 'string_pattern_mismatch',
+  msg: "String should match pattern '^[^\\x00\\ud800-\\udfff]*$'",
+  ctx: { pattern: '^[^\\x00\\ud800-\\udfff]*$' },
+};
+
 /** Defects the fuzzer (fuzz.e2e-spec.ts, npm run bench:fuzz) found, each pinned down here. */
 describe('fuzz findings', () => {
   let app: TestApp;
@@ -31,23 +38,37 @@ describe('fuzz findings', () => {
   it('refuses a NUL character in a key name, a hotkey and a label with a 422 on the field', async () => {
     const key = await post('/api/v1/keys', JSON.stringify({ name: 'a\u0000b' }));
     expect(key.status).toBe(422);
-    expect(key.body.detail[0]).toMatchObject({
-      loc: ['body', 'name'],
-      type: 'string_pattern_mismatch',
-    });
+    expect(key.body.detail).toEqual([{ loc: ['body', 'name'], ...UNSTORABLE }]);
     const vote = await app.http
       .get('/api/v1/get_desirabilities?hotkey=5F%00x')
       .set('X-API-Key', TEST_MASTER_KEY);
     expect(vote.status).toBe(422);
-    expect(vote.body.detail[0]).toMatchObject({ loc: ['query', 'hotkey'] });
+    expect(vote.body.detail).toEqual([{ loc: ['query', 'hotkey'], ...UNSTORABLE }]);
     for (const path of [
       '/api/v1/get_bytes_by_label?label=%00',
       '/api/v1/query_bucket/x?label=a%00',
     ]) {
       const stats = await app.http.get(path).set('X-API-Key', TEST_MASTER_KEY);
       expect(stats.status).toBe(422);
-      expect(stats.body.detail[0]).toMatchObject({ loc: ['query', 'label'] });
+      expect(stats.body.detail).toEqual([{ loc: ['query', 'label'], ...UNSTORABLE }]);
     }
+  });
+
+  it('refuses an unpaired surrogate in a key name as it refuses NUL (it was stored as U+FFFD)', async () => {
+    for (const name of ['x\ud800y', 'x\udc00', '\ud83d']) {
+      const created = await post('/api/v1/keys', JSON.stringify({ name }));
+      expect(created.status).toBe(422);
+      expect(created.body.detail).toEqual([{ loc: ['body', 'name'], ...UNSTORABLE }]);
+    }
+    const paired = await post('/api/v1/keys', JSON.stringify({ name: 'x\ud83d\ude00' }));
+    expect(paired.status).toBe(200);
+    expect(paired.body.name).toBe('x😀');
+    const renamed = await app.http
+      .patch(`/api/v1/keys/${paired.body.id}`)
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .send({ name: 'y\ud800' });
+    expect(renamed.status).toBe(422);
+    expect(renamed.body.detail).toEqual([{ loc: ['body', 'name'], ...UNSTORABLE }]);
   });
 
   it('refuses integers beyond what Postgres holds with a 422, not a 500', async () => {
@@ -80,11 +101,31 @@ describe('fuzz findings', () => {
       }),
     );
     expect(response.status).toBe(422);
-    expect(response.body.detail.map((item: { loc: unknown[] }) => item.loc)).toEqual([
-      ['body', 'desirabilities', 0, 'id'],
-      ['body', 'desirabilities', 0, 'params', 'keyword'],
-      ['body', 'desirabilities', 1, 'label_weights', '#b\u0000', '[key]'],
-    ]);
+    expect(response.body.detail).toEqual(
+      [
+        ['body', 'desirabilities', 0, 'id'],
+        ['body', 'desirabilities', 0, 'params', 'keyword'],
+        ['body', 'desirabilities', 1, 'label_weights', '#b\u0000', '[key]'],
+      ].map((loc) => ({ loc, ...UNSTORABLE })),
+    );
+  });
+
+  it('refuses unpaired surrogates in a submission as it refuses NUL', async () => {
+    const response = await post(
+      '/api/v1/set_desirabilities',
+      JSON.stringify({
+        desirabilities: [
+          { id: 'a\ud800', weight: 1, params: { platform: 'x', label: '#a', keyword: 'k\udfff' } },
+        ],
+      }),
+    );
+    expect(response.status).toBe(422);
+    expect(response.body.detail).toEqual(
+      [
+        ['body', 'desirabilities', 0, 'id'],
+        ['body', 'desirabilities', 0, 'params', 'keyword'],
+      ].map((loc) => ({ loc, ...UNSTORABLE })),
+    );
   });
 
   it('routes a path with a broken percent-encoding like any unknown id (FastAPI decodes leniently)', async () => {

@@ -11,6 +11,40 @@ async function burst(apps: TestApp[], key: string, count: number): Promise<numbe
 
 const count = (statuses: number[], status: number) => statuses.filter((s) => s === status).length;
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The audit's client, on 3 s windows: 3 requests per window, spent across the windows' seam;
+ * refused, it waits out the Retry-After it is told, and must then be admitted with its whole
+ * budget. It was refused again, with a new full Retry-After: the requests refused during the
+ * cool-down had been counted into a window started then, which outlived the cool-down. `apps`
+ * serve the requests in turn.
+ */
+async function obeyRetryAfter(apps: TestApp[]): Promise<void> {
+  const { key } = await createKey(apps[0], { rate_limit: 3 });
+  let turn = 0;
+  const send = () => apps[turn++ % apps.length].http.get('/api/v1/health').set('X-API-Key', key);
+  const start = Date.now();
+  const at = (ms: number) => sleep(Math.max(0, start + ms - Date.now()));
+  await send().expect(200);
+  await at(1800);
+  await send().expect(200);
+  await send().expect(200);
+  const first = await send().expect(429);
+  expect(first.headers['retry-after']).toBe('3');
+  // The first window is over; the cool-down is not.
+  await at(3300);
+  let refused = first;
+  for (let i = 0; i < 3; i++) refused = await send().expect(429);
+  expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(2);
+  await sleep(Number(refused.headers['retry-after']) * 1000 + 100);
+  // A new window, with the whole budget.
+  for (const remaining of ['2', '1', '0']) {
+    const admitted = await send().expect(200);
+    expect(admitted.headers['x-ratelimit-remaining']).toBe(remaining);
+  }
+}
+
 describe('Rate limits (in-memory storage)', () => {
   let app: TestApp;
 
@@ -40,7 +74,10 @@ describe('Rate limits (in-memory storage)', () => {
       .set('X-API-Key', key)
       .send({})
       .expect(422);
-    const forbidden = await app.http.get('/api/v1/keys').set('X-API-Key', key).expect(403);
+    const forbidden = await app.http
+      .get('/api/v1/monitoring/system-status')
+      .set('X-API-Key', key)
+      .expect(403);
     expect(forbidden.headers['x-ratelimit-remaining']).toBe('98');
   });
 
@@ -82,6 +119,15 @@ describe('Rate limits (in-memory storage)', () => {
     expect(Number(response.headers['retry-after'])).toBeGreaterThan(0);
     expect(response.headers['x-ratelimit-remaining']).toBe('0');
     expect(response.headers['x-ratelimit-limit']).toBe('100');
+  });
+
+  it('admits a client that waits out Retry-After, with its whole budget', async () => {
+    const shortWindows = await startTestApp({ RATE_LIMIT_WINDOW_SECONDS: '3' });
+    try {
+      await obeyRetryAfter([shortWindows]);
+    } finally {
+      await shortWindows.close();
+    }
   });
 
   it('keeps separate budgets per key', async () => {
@@ -129,6 +175,19 @@ describe('Rate limits shared through Redis', () => {
     await apps[0].http.get('/api/v1/health').set('X-API-Key', key).expect(200);
     const second = await apps[1].http.get('/api/v1/health').set('X-API-Key', key).expect(200);
     expect(second.headers['x-ratelimit-remaining']).toBe('98');
+  });
+
+  it('admits a client that waits out Retry-After, with its whole budget, on either instance', async () => {
+    const shared = { REDIS_URL: testRedisUrl(), REDIS_KEY_PREFIX: prefix };
+    const shortWindows = await Promise.all([
+      startTestApp({ ...shared, RATE_LIMIT_WINDOW_SECONDS: '3' }),
+      startTestApp({ ...shared, RATE_LIMIT_WINDOW_SECONDS: '3' }),
+    ]);
+    try {
+      await obeyRetryAfter(shortWindows);
+    } finally {
+      await Promise.all(shortWindows.map((app) => app.close()));
+    }
   });
 
   it('keeps counting exactly after Redis forgot the script (a restart or SCRIPT FLUSH)', async () => {

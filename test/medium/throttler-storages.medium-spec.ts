@@ -1,5 +1,6 @@
 import Redis from 'ioredis';
 import { MemoryThrottlerStorage } from '../../src/common/throttling/memory-throttler-storage';
+import type { RateLimitRecord } from '../../src/common/throttling/rate-limit-storage';
 import {
   MAX_HITS_PER_CALL,
   RedisThrottlerStorage,
@@ -30,7 +31,7 @@ describe('Rate-limit storages', () => {
     const shared = new RedisThrottlerStorage(redis);
     const key = `ratelimit:default:alike-${Date.now()}`;
     // 5 s windows and blocks (whole seconds are what the answers report): wide enough to hold
-    // the Redis round trips of the three hits on a loaded machine.
+    // the Redis round trips of the four hits on a loaded machine.
     const hit = (storage: MemoryThrottlerStorage | RedisThrottlerStorage) =>
       storage.increment({ key, scope: 'default', ttl: 5000, limit: 2, blockDuration: 5000 });
     const answers = async () => Promise.all([hit(memory), hit(shared)]);
@@ -38,7 +39,8 @@ describe('Rate-limit storages', () => {
       for (const expected of [
         { totalHits: 1, isBlocked: false },
         { totalHits: 2, isBlocked: false },
-        { totalHits: 3, isBlocked: true },
+        { totalHits: 2, isBlocked: true },
+        { totalHits: 2, isBlocked: true },
       ]) {
         const [inMemory, inRedis] = await answers();
         expect(inMemory).toEqual(inRedis);
@@ -57,8 +59,8 @@ describe('Rate-limit storages', () => {
     const memory = new MemoryThrottlerStorage();
     const shared = new RedisThrottlerStorage(redis);
     const key = `ratelimit:default:raised-${Date.now()}`;
-    // A window shorter than the block, so that a block can outlive its window; 5 s, so that the
-    // window holds the seven steps' Redis round trips on a loaded machine.
+    // A window shorter than the block, which the block extends; 5 s, so that the window holds the
+    // steps' Redis round trips on a loaded machine.
     const hit = (storage: MemoryThrottlerStorage | RedisThrottlerStorage, limit: number) =>
       storage.increment({ key, scope: 'default', ttl: 5000, limit, blockDuration: 60_000 });
     // Each step: a hit under `limit` to both storages, which answer alike, and as expected.
@@ -75,20 +77,93 @@ describe('Rate-limit storages', () => {
       await steps([
         [2, { totalHits: 1, isBlocked: false }],
         [2, { totalHits: 2, isBlocked: false }],
+        [2, { totalHits: 2, isBlocked: true }],
+        [2, { totalHits: 2, isBlocked: true }],
+        [1, { totalHits: 2, isBlocked: true }],
+        [3, { totalHits: 3, isBlocked: false }],
+        [3, { totalHits: 3, isBlocked: true }],
         [2, { totalHits: 3, isBlocked: true }],
-        [3, { totalHits: 4, isBlocked: true }],
-        [4, { totalHits: 5, isBlocked: true }],
-        [6, { totalHits: 6, isBlocked: false }],
-        [2, { totalHits: 7, isBlocked: true }],
       ]);
+      // Past the window's first end: the block made it last as long as itself, count and all.
       await new Promise((resolve) => setTimeout(resolve, 5100));
       await steps([
-        [2, { totalHits: 1, isBlocked: true }],
-        [3, { totalHits: 2, isBlocked: false }],
+        [3, { totalHits: 3, isBlocked: true }],
+        [4, { totalHits: 4, isBlocked: false }],
       ]);
     } finally {
       memory.onApplicationShutdown();
     }
+  });
+
+  it('admit a client that waits out Retry-After, alike (the audit: 3 per window, refused again)', async () => {
+    const memory = new MemoryThrottlerStorage();
+    const shared = new RedisThrottlerStorage(redis);
+    const key = `ratelimit:default:retry-after-${Date.now()}`;
+    // 2 s windows and cool-downs; the hits fall well inside whole seconds of them.
+    const hits = async (count: number) => {
+      const answers: RateLimitRecord[] = [];
+      for (let i = 0; i < count; i++) {
+        const [inMemory, inRedis] = await Promise.all(
+          [memory, shared].map((storage) =>
+            storage.increment({ key, scope: 'default', ttl: 2000, limit: 3, blockDuration: 2000 }),
+          ),
+        );
+        expect(inMemory.isBlocked).toBe(inRedis.isBlocked);
+        expect(inMemory.totalHits).toBe(inRedis.totalHits);
+        answers.push(inRedis);
+      }
+      return answers;
+    };
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    try {
+      const start = Date.now();
+      const since = (ms: number) => sleep(Math.max(0, start + ms - Date.now()));
+      await hits(1);
+      await since(1200);
+      const refused = (await hits(3))[2];
+      expect(refused).toMatchObject({ isBlocked: true, timeToBlockExpire: 2 });
+      // The first window has ended: hits refused now must not start the next one.
+      await since(2200);
+      const told = (await hits(3)).map((answer) => answer.isBlocked);
+      expect(told).toEqual([true, true, true]);
+      await since(1200 + 2000 + 100);
+      expect(await hits(3)).toEqual([
+        expect.objectContaining({ totalHits: 1, isBlocked: false }),
+        expect.objectContaining({ totalHits: 2, isBlocked: false }),
+        expect.objectContaining({ totalHits: 3, isBlocked: false }),
+      ]);
+    } finally {
+      memory.onApplicationShutdown();
+    }
+  });
+
+  it('read a block in its last millisecond (PTTL 0) as over, and keep the count: no reset there', async () => {
+    // A count at the limit in a window that outlives its block, as the script before this one
+    // left them; the first hit once the block is over must find the count (a new block), never
+    // a reset count, wherever it lands. The memory storage reads `ends <= now` the same way
+    // (memory-throttler-storage.spec.ts).
+    const storage = new RedisThrottlerStorage(redis);
+    const outcomes = new Set<string>();
+    for (let round = 0; round < 60; round++) {
+      const key = `ratelimit:default:edge-${Date.now()}-${round}`;
+      const tag = `{${key}:default}`;
+      await redis.set(`${tag}:hits`, 3, 'PX', 60_000);
+      await redis.set(`${tag}:blocked`, 3, 'PX', 2 + (round % 6));
+      let answer: RateLimitRecord;
+      do
+        answer = await storage.increment({
+          key,
+          scope: 'default',
+          ttl: 10_000,
+          limit: 3,
+          blockDuration: 100_000,
+        });
+      while (answer.isBlocked && answer.timeToBlockExpire < 100);
+      outcomes.add(JSON.stringify(answer));
+    }
+    expect([...outcomes]).toEqual([
+      JSON.stringify({ totalHits: 3, timeToExpire: 100, isBlocked: true, timeToBlockExpire: 100 }),
+    ]);
   });
 
   it('counts hits sent together exactly, in one script call per batch of them', async () => {
@@ -108,10 +183,10 @@ describe('Rate-limit storages', () => {
     );
     for (const [index, key] of keys.entries()) {
       const own = records.filter((_, i) => i % 3 === index);
-      // Each hit got its own count: 1..n in order, blocked past 50.
-      expect(own.map((record) => record.totalHits)).toEqual(own.map((_, i) => i + 1));
-      expect(own.filter((record) => !record.isBlocked)).toHaveLength(50);
-      expect(await redis.get(`{${key}:default}:hits`)).toBe(String(own.length));
+      // Each admitted hit got its own count, 1..50 in order; the rest were refused, uncounted.
+      expect(own.map((record) => record.totalHits)).toEqual(own.map((_, i) => Math.min(i + 1, 50)));
+      expect(own.map((record) => record.isBlocked)).toEqual(own.map((_, i) => i >= 50));
+      expect(await redis.get(`{${key}:default}:hits`)).toBe('50');
     }
     // NOSCRIPT on a fresh connection may add one call per batch.
     expect(scripts).toBeLessThanOrEqual(2 * Math.ceil(hits / MAX_HITS_PER_CALL));

@@ -27,14 +27,34 @@ const keyAccess = (access: AccessLevel, ...errors: ErrorCase[]) =>
     ApiErrorResponses(400, 401, 429, ...errors),
   );
 
+/**
+ * A key-authenticated operation charged to no budget: no rate-limit headers, and no 429 but an
+ * address's lockout after failed authentications.
+ */
+const unmeteredKeyAccess = (access: AccessLevel, ...errors: ErrorCase[]) =>
+  applyDecorators(
+    SetMetadata(ACCESS_METADATA, access),
+    SkipRateLimit(),
+    ApiSecurity(API_KEY_SECURITY),
+    ApiErrorResponses(400, 401, ERROR_CASES.tooManyAuthFailures, ...errors),
+  );
+
 /** Any active key. Sets both the guard's rule and the Swagger security entry. */
 export const RequireKey = () => keyAccess('key');
 
 /** A validator-class key or the master key; a regular key gets 403. */
 export const RequireValidatorKey = () => keyAccess('validator', ERROR_CASES.needsValidatorKey);
 
-/** Only the master key. */
-export const RequireMasterKey = () => keyAccess('master', ERROR_CASES.needsMasterKey);
+/**
+ * Only the master key. `rateLimited: false` for key administration: deactivating a leaked key is
+ * the emergency lever, and must work when the master key's budget is spent (by the incident, or
+ * by the scripts that share the key), so those operations are charged to no budget; every other
+ * operation keeps the master key's. Other keys get the 403 uncharged there, as on /metrics.
+ */
+export const RequireMasterKey = ({ rateLimited = true }: { rateLimited?: boolean } = {}) =>
+  rateLimited
+    ? keyAccess('master', ERROR_CASES.needsMasterKey)
+    : unmeteredKeyAccess('master', ERROR_CASES.needsMasterKey);
 
 /**
  * The master key, or `Authorization: Bearer <METRICS_TOKEN>` when that is set. Not charged to

@@ -4,6 +4,8 @@ import { Controller, Get, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger } from 'nestjs-pino';
+import { DatabaseError } from 'pg';
+import { QueryFailedError } from 'typeorm';
 import { AppConfig } from '../../config/app-config';
 import { ConfigModule } from '../../config/config.module';
 import { LoggingModule, REQUEST_LINE_LOGGER, ROOT_LOGGER } from '../logging/logging.module';
@@ -27,11 +29,29 @@ class LogCapture extends Writable {
   }
 }
 
+/** What a key's hash looks like: 64 hex digits. */
+const KEY_HASH = 'c0ffee'.padEnd(64, '42');
+const KEY_NAME = 'a name a client chose';
+const INSERT = 'INSERT INTO "api_keys"("name", "key_hash") VALUES ($1, $2)';
+
 @Controller()
 class FailingController {
   @Get('boom')
   boom(): never {
     throw new Error('boom for the log');
+  }
+
+  /** A failed insert as TypeORM reports it: pg's error, and the query with its parameters. */
+  @Get('query-failure')
+  queryFailure(): never {
+    const driverError = new DatabaseError(
+      'value too long for type character varying(100)',
+      0,
+      'error',
+    );
+    driverError.code = '22001';
+    driverError.detail = `Failing row contains (${KEY_NAME}, ${KEY_HASH}).`;
+    throw new QueryFailedError(INSERT, [KEY_NAME, KEY_HASH], driverError);
   }
 }
 
@@ -91,5 +111,23 @@ describe(`${AllExceptionsFilter.name} and the request logging`, () => {
     // Every line about a request names it.
     for (const line of capture.lines().filter((entry) => 'res' in entry || 'req' in entry))
       expect(typeof line.req?.id).toBe('string');
+  });
+
+  it("logs a failed query's class, message, code, stack and text, never its parameters", async () => {
+    const response = await fetch(`${url}/query-failure`, {
+      headers: { 'X-Request-Id': 'failing-query-3' },
+    });
+    expect(response.status).toBe(500);
+    const line = capture.lines().find((entry) => entry.req?.id === 'failing-query-3' && entry.err);
+    expect(line?.err).toEqual({
+      type: 'QueryFailedError',
+      message: 'value too long for type character varying(100)',
+      code: '22001',
+      query: INSERT,
+      stack: expect.stringMatching(/^QueryFailedError: value too long/),
+    });
+    // Neither the parameters nor pg's detail, which quotes them, anywhere in the log.
+    expect(capture.text).not.toContain(KEY_HASH);
+    expect(capture.text).not.toContain(KEY_NAME);
   });
 });

@@ -17,8 +17,9 @@ import { ERROR_DETAILS } from './error-details';
 /**
  * The single place that shapes error responses: `{"detail": "...", "request_id": "..."}` for
  * ordinary errors, the 422 list for validation (built by RequestValidationException), a 503 when
- * Postgres cannot be reached, and a bare 500 for anything unexpected; the full error goes to the
- * log under the request id, never to the client. `allowedMethods` tells a path no route has
+ * Postgres cannot be reached, and a bare 500 for anything unexpected; the error goes to the log
+ * under the request id (its class, message, code, stack and a failed query's text, never the
+ * query's parameters: logging/logged-error.ts), never to the client. `allowedMethods` tells a path no route has
  * (404) from one asked with a method it lacks (405 with `Allow`, as FastAPI answers).
  */
 @Catch()

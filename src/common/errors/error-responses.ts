@@ -284,6 +284,10 @@ const DESCRIPTIONS: Record<number, string> = {
   503: 'A dependency is unavailable (the database); retry shortly',
 };
 
+const LOCKOUT_DESCRIPTION =
+  'Too many failed authentications from this address (`Retry-After` says when to come back). ' +
+  "This operation is not charged to the key's budget: it is never answered `Rate limit exceeded`";
+
 /**
  * Documents the `{"detail": ..., "request_id": ...}` error responses an operation can give, one
  * example per case. A bare status stands for its standard cases (STANDARD_CASES); the cases of
@@ -321,8 +325,10 @@ export function errorResponse(status: number, cases: readonly ErrorCase[]): Resp
       { summary: error.summary, value: { detail: error.detail, request_id: REQUEST_ID_EXAMPLE } },
     ]),
   );
+  // An operation charged to no budget (key administration, /metrics) has only the lockout's 429.
+  const onlyTheLockout = status === 429 && !cases.includes(ERROR_CASES.rateLimited);
   return {
-    description: DESCRIPTIONS[status] ?? 'Error',
+    description: onlyTheLockout ? LOCKOUT_DESCRIPTION : (DESCRIPTIONS[status] ?? 'Error'),
     content: { 'application/json': { schema: { $ref: getSchemaPath(schema) }, examples } },
     ...(cases.every((error) => BEFORE_THE_BUDGET.has(error))
       ? { [BEFORE_THE_BUDGET_EXTENSION]: true }

@@ -7,10 +7,9 @@ import {
   IsOptional,
   IsString,
   Max,
-  MaxLength,
-  MinLength,
   ValidateNested,
 } from 'class-validator';
+import { MaxCharacters, MinCharacters } from '../validation/text-length';
 import { RequestValidationPipe } from './request-validation.pipe';
 import { RequestValidationException, ValidationErrorItem } from './validation-error-item';
 
@@ -21,7 +20,7 @@ class Params {
 
 class Job {
   @IsString()
-  @MaxLength(5)
+  @MaxCharacters(5)
   id: string;
 
   @ValidateNested()
@@ -42,7 +41,7 @@ class Body {
   @IsArray()
   @ArrayMaxSize(3)
   @IsString({ each: true })
-  @MinLength(1, { each: true })
+  @MinCharacters(1, { each: true })
   tags?: string[];
 
   @IsOptional()

@@ -1,4 +1,5 @@
 import { getMetadataStorage, ValidationError } from 'class-validator';
+import { STORABLE_TEXT_REFUSAL } from '../validation/storable-text';
 import { ValidationErrorItem } from './validation-error-item';
 
 type Describe = (
@@ -74,6 +75,7 @@ const CONSTRAINTS: Record<string, Describe> = {
   minLength: (n: number) => stringTooShort(n),
   // Blank is empty once trimmed (common/validation/not-blank.ts).
   notBlank: () => stringTooShort(1),
+  storableText: () => ({ ...STORABLE_TEXT_REFUSAL, ctx: { ...STORABLE_TEXT_REFUSAL.ctx } }),
   arrayMaxSize: (n: number) => ({
     type: 'too_long',
     msg: `List should have at most ${n} item${n === 1 ? '' : 's'} after validation`,

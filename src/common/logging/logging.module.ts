@@ -6,6 +6,7 @@ import { pino, destination, type DestinationStream, type Logger as PinoRoot } fr
 import type PinoPretty from 'pino-pretty';
 import { AppConfig } from '../../config/app-config';
 import { loadWhenUsed } from '../load-when-used';
+import { loggedError } from './logged-error';
 import { APP_CONFIG } from '../../config/config.module';
 import { SecretScanner } from '../security/secret-scanner';
 import { secretScannerFor } from '../security/secrets';
@@ -84,6 +85,9 @@ function createLoggers(config: AppConfig): Loggers {
       // (in any encoding: see SecretScanner) is replaced, whatever put it there (an error message
       // quoting input, a stack trace, a future log call).
       hooks: { streamWrite: (line) => scanner.scrub(line) },
+      // An error keeps its class, message, code, stack and a failed query's text, never the
+      // query's parameters (a key's hash, a client's text): see loggedError.
+      serializers: { err: loggedError },
       // Lines logged while handling a request carry `req` (id, method, redacted url): see
       // request-logging.ts. Headers and bodies are never serialized, so keys, tokens and the
       // bodies of key requests (which hold new keys) never reach the log; the redaction is a

@@ -29,7 +29,8 @@ const TAGS: Record<string, string> = {
   Statistics: "What the miners hold, from their indexes, and one bucket's items",
   Health: 'Health and per-component status',
   Miners: 'The neurons of the metagraph, as this gateway sees them',
-  'API keys': 'Issuing, listing and deactivating keys (master key)',
+  'API keys':
+    'Issuing, listing, changing and deactivating keys (master key; not rate-limited, so that a leaked key can be deactivated whatever the master key has spent)',
   Monitoring: 'Prometheus metrics',
 };
 

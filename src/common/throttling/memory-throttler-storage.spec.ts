@@ -1,17 +1,17 @@
 import { MemoryThrottlerStorage } from './memory-throttler-storage';
 
-const ONE_PER_WINDOW = {
+const HIT = {
   key: 'ratelimit:default:k',
   scope: 'default',
   ttl: 10_000,
-  limit: 1,
-  blockDuration: 5_000,
+  limit: 2,
+  blockDuration: 10_000,
 };
 
 describe(MemoryThrottlerStorage.name, () => {
   let now = 1_000_000;
   let storage: MemoryThrottlerStorage;
-  const hit = (limit = 2) => storage.increment({ ...ONE_PER_WINDOW, limit });
+  const hit = (limit = 2) => storage.increment({ ...HIT, limit });
 
   beforeEach(() => {
     now = 1_000_000;
@@ -32,71 +32,105 @@ describe(MemoryThrottlerStorage.name, () => {
     expect(await hit()).toMatchObject({ totalHits: 1, timeToExpire: 10, isBlocked: false });
   });
 
-  it('blocks for blockDuration once the count passes the limit, and keeps counting', async () => {
+  it('blocks for a window from the hit past the limit, without counting refused hits', async () => {
     await hit();
+    now += 4_000;
     await hit();
-    expect(await hit()).toMatchObject({ totalHits: 3, isBlocked: true, timeToBlockExpire: 5 });
+    // The window would end in 6 s; the cool-down is a whole window, and the window ends with it.
+    expect(await hit()).toEqual({
+      totalHits: 2,
+      timeToExpire: 10,
+      isBlocked: true,
+      timeToBlockExpire: 10,
+    });
     now += 2_000;
-    expect(await hit()).toMatchObject({ totalHits: 4, isBlocked: true, timeToBlockExpire: 3 });
+    expect(await hit()).toEqual({
+      totalHits: 2,
+      timeToExpire: 8,
+      isBlocked: true,
+      timeToBlockExpire: 8,
+    });
   });
 
-  it('blocks again when the block ends inside a window still past the limit (as Redis does)', async () => {
-    await hit();
-    await hit();
-    await hit();
+  it('admits a client that waits out Retry-After, with the full budget (the audit: 3 per 10 s)', async () => {
+    const three = () => storage.increment({ ...HIT, limit: 3 });
+    await three();
+    now += 6_000;
+    await three();
+    await three();
+    expect(await three()).toMatchObject({ isBlocked: true, timeToBlockExpire: 10 });
+    // The first window has ended; the hits refused in the cool-down start no new one.
     now += 5_000;
-    expect(await hit()).toMatchObject({ totalHits: 4, isBlocked: true, timeToBlockExpire: 5 });
+    for (let i = 0; i < 3; i++)
+      expect(await three()).toMatchObject({ isBlocked: true, timeToBlockExpire: 5 });
     now += 5_000;
-    expect(await hit()).toMatchObject({ totalHits: 1, isBlocked: false, timeToBlockExpire: 0 });
+    for (let count = 1; count <= 3; count++)
+      expect(await three()).toEqual({
+        totalHits: count,
+        timeToExpire: 10,
+        isBlocked: false,
+        timeToBlockExpire: 0,
+      });
+  });
+
+  it('ends a window and a cool-down at their last millisecond, as Redis reads PTTL 0', async () => {
+    await hit();
+    await hit();
+    expect(await hit()).toMatchObject({ isBlocked: true, timeToBlockExpire: 10 });
+    now += 9_999;
+    expect(await hit()).toMatchObject({ totalHits: 2, isBlocked: true, timeToBlockExpire: 1 });
+    now += 1;
+    expect(await hit()).toEqual({
+      totalHits: 1,
+      timeToExpire: 10,
+      isBlocked: false,
+      timeToBlockExpire: 0,
+    });
+  });
+
+  it('blocks until the window ends when that is later than blockDuration', async () => {
+    const short = () => storage.increment({ ...HIT, limit: 1, blockDuration: 2_000 });
+    await short();
+    now += 1_000;
+    expect(await short()).toMatchObject({ isBlocked: true, timeToBlockExpire: 9 });
+    now += 9_000;
+    expect(await short()).toMatchObject({ totalHits: 1, isBlocked: false });
   });
 
   it('lifts a block at the first hit under a limit raised above the count, which it keeps', async () => {
     await hit(2);
     await hit(2);
-    expect(await hit(2)).toMatchObject({ totalHits: 3, isBlocked: true });
-    expect(await hit(3)).toMatchObject({ totalHits: 4, isBlocked: true });
-    expect(await hit(5)).toEqual({
-      totalHits: 5,
+    expect(await hit(2)).toMatchObject({ totalHits: 2, isBlocked: true });
+    expect(await hit(2)).toMatchObject({ totalHits: 2, isBlocked: true });
+    expect(await hit(3)).toEqual({
+      totalHits: 3,
       timeToExpire: 10,
       isBlocked: false,
       timeToBlockExpire: 0,
     });
-    expect(await hit(5)).toMatchObject({ totalHits: 6, isBlocked: true, timeToBlockExpire: 5 });
+    expect(await hit(3)).toMatchObject({ totalHits: 3, isBlocked: true, timeToBlockExpire: 10 });
   });
 
   it('keeps a block under a lowered limit, or one raised but not above the count', async () => {
     await hit(4);
     await hit(4);
+    await hit(4);
     expect(await hit(1)).toMatchObject({ totalHits: 3, isBlocked: true });
-    expect(await hit(1)).toMatchObject({ totalHits: 4, isBlocked: true });
-    expect(await hit(4)).toMatchObject({ totalHits: 5, isBlocked: true });
-    expect(await hit(5)).toMatchObject({ totalHits: 6, isBlocked: true });
+    expect(await hit(3)).toMatchObject({ totalHits: 3, isBlocked: true });
+    expect(await hit(2)).toMatchObject({ totalHits: 3, isBlocked: true });
+    expect(await hit(4)).toMatchObject({ totalHits: 4, isBlocked: false });
   });
 
-  it('keeps a block that outlived its window under the same limit, not under a raised one', async () => {
-    const longBlock = (limit: number) =>
-      storage.increment({ ...ONE_PER_WINDOW, limit, ttl: 1_000, blockDuration: 5_000 });
-    await longBlock(1);
-    expect(await longBlock(1)).toMatchObject({ totalHits: 2, isBlocked: true });
-    now += 2_000;
-    expect(await longBlock(1)).toMatchObject({
-      totalHits: 1,
-      isBlocked: true,
-      timeToBlockExpire: 3,
-    });
-    expect(await longBlock(3)).toMatchObject({ totalHits: 2, isBlocked: false });
-  });
-
-  it('keeps keys and throttlers apart', async () => {
+  it('keeps keys and scopes apart', async () => {
     await hit(1);
-    expect(
-      await storage.increment({ ...ONE_PER_WINDOW, key: 'ratelimit:default:other' }),
-    ).toMatchObject({
+    expect(await hit(1)).toMatchObject({ isBlocked: true });
+    expect(await storage.increment({ ...HIT, key: 'ratelimit:default:other' })).toMatchObject({
       totalHits: 1,
       isBlocked: false,
     });
-    expect(await storage.increment({ ...ONE_PER_WINDOW, scope: 'auth' })).toMatchObject({
+    expect(await storage.increment({ ...HIT, scope: 'auth' })).toMatchObject({
       totalHits: 1,
+      isBlocked: false,
     });
   });
 });

@@ -2,24 +2,24 @@ import type { OnApplicationShutdown } from '@nestjs/common';
 import type { RateLimitHit, RateLimitRecord, RateLimitStorage } from './rate-limit-storage';
 
 interface Counter {
+  /** Hits admitted in the window; refused hits are not counted. */
   hits: number;
-  /** When the window (started by its first hit) ends, epoch ms. */
+  /** When the window (started by its first hit) ends, epoch ms; 0 before it starts. */
   windowEnds: number;
-  /** When the block ends, epoch ms; 0 while not blocked. */
+  /** When the cool-down ends, epoch ms; 0 while there is none. */
   blockEnds: number;
-  /** The limit the block was started under. */
+  /** The limit the cool-down was started under. */
   blockLimit: number;
 }
 
-/** How often counters whose window and block have both ended are dropped. */
+/** How often counters whose window and cool-down have both ended are dropped. */
 const PRUNE_INTERVAL_MS = 60_000;
 
 /**
  * Rate-limit counts in this process: without Redis (one replica), and while Redis is down
- * (FallbackThrottlerStorage). The rules of RedisThrottlerStorage's script, step for step, so
- * that a key's budget means the same in both: a fixed window started by its first hit, a block
- * of `blockDuration` once the count passes the limit, ended early by a hit under a higher limit
- * that the count does not pass.
+ * (FallbackThrottlerStorage). The rules of RedisThrottlerStorage's script, step for step and to
+ * the millisecond (a window or cool-down is over at its last millisecond, where Redis' PTTL
+ * answers 0), so that a key's budget means the same in both: see that script for the rules.
  * It replaced @nestjs/throttler's in-memory storage (with the library's guard), which kept a
  * timer per hit: a million hits in a window were a million timers, and arming one cost more than
  * the rest of the count.
@@ -46,23 +46,36 @@ export class MemoryThrottlerStorage implements RateLimitStorage, OnApplicationSh
       counter = { hits: 0, windowEnds: 0, blockEnds: 0, blockLimit: 0 };
       this.counters.set(id, counter);
     }
+    // 1. A window that has ended leaves no count.
     if (counter.windowEnds <= now) {
       counter.hits = 0;
-      counter.windowEnds = now + ttl;
+      counter.windowEnds = 0;
     }
-    counter.hits += 1;
-    // Redis drops a block key when it runs out; a count still past the limit blocks again.
+    // 2. A cool-down that has ended, or one under a limit since raised above the count, is over.
     if (counter.blockEnds <= now) counter.blockEnds = 0;
-    // A limit raised above the count since the block started ends it (the count stays).
-    if (counter.hits <= limit && limit > counter.blockLimit) counter.blockEnds = 0;
-    if (counter.blockEnds === 0 && counter.hits > limit) {
-      counter.blockEnds = now + blockDuration;
+    if (counter.blockEnds !== 0 && limit > counter.blockLimit && counter.hits < limit)
+      counter.blockEnds = 0;
+    if (counter.blockEnds === 0) {
+      // 3. Within the budget: admitted and counted; the first hit starts the window.
+      if (counter.hits < limit) {
+        counter.hits += 1;
+        if (counter.windowEnds === 0) counter.windowEnds = now + ttl;
+        return this.record(counter, now);
+      }
+      // 4. Over it: a cool-down starts, and it and the window end together, at the later end.
+      counter.blockEnds = Math.max(counter.windowEnds, now + blockDuration);
       counter.blockLimit = limit;
+      counter.windowEnds = counter.blockEnds;
     }
+    // 5. Refused, and not counted.
+    return this.record(counter, now);
+  }
+
+  private record(counter: Counter, now: number): RateLimitRecord {
     const isBlocked = counter.blockEnds !== 0;
     return {
       totalHits: counter.hits,
-      timeToExpire: Math.ceil((counter.windowEnds - now) / 1000),
+      timeToExpire: counter.windowEnds === 0 ? 0 : Math.ceil((counter.windowEnds - now) / 1000),
       isBlocked,
       timeToBlockExpire: isBlocked ? Math.ceil((counter.blockEnds - now) / 1000) : 0,
     };

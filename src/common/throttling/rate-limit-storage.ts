@@ -2,7 +2,7 @@ import { Inject, SetMetadata } from '@nestjs/common';
 
 /** What counting one hit answers. Times are whole seconds, rounded up. */
 export interface RateLimitRecord {
-  /** Hits counted in the current window, this one included. */
+  /** Hits admitted in the current window, this one if admitted; refused hits are not counted. */
   totalHits: number;
   timeToExpire: number;
   /** True while the key is in its cool-down: the hit is refused. */
@@ -18,11 +18,14 @@ export interface RateLimitHit {
   /** The window, in ms, started by its first hit. */
   ttl: number;
   limit: number;
-  /** The block, in ms, started once the count passes `limit`. */
+  /** The block, in ms, started by the hit past the limit; the window ends no earlier. */
   blockDuration: number;
 }
 
-/** Counts hits per key and scope: a fixed window, and a block once the count passes the limit. */
+/**
+ * Counts hits per key and scope: a fixed window, and a block started by the hit past the limit,
+ * after which a new window starts (RedisThrottlerStorage's script has the rules).
+ */
 export interface RateLimitStorage {
   increment(hit: RateLimitHit): Promise<RateLimitRecord>;
 }

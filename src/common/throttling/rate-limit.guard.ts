@@ -27,7 +27,9 @@ import {
  * class. Runs after ApiKeyGuard, so it sees the authenticated key: every authenticated request
  * is counted exactly once, against its key. Public routes (docs) carry no key and are skipped,
  * as are routes marked @SkipRateLimit (the metrics scrape).
- * Going over the budget starts a cool-down of one window: 429 with Retry-After until it ends.
+ * Going over the budget starts a cool-down of one window: 429 with Retry-After until it ends,
+ * then a new window with the full budget (refused requests are not counted), so that a client
+ * that waits out Retry-After is admitted.
  */
 @Injectable()
 export class RateLimitGuard implements CanActivate {

@@ -2,16 +2,23 @@ import type Redis from 'ioredis';
 import type { RateLimitHit, RateLimitRecord, RateLimitStorage } from './rate-limit-storage';
 
 /**
- * Hits, each counted in its window (a fixed window that starts with its first hit), with a
- * block of `blockDuration` started once the count passes the limit. A block that has run out
- * starts a new window. The block holds the limit it was started under: a hit under a higher
- * limit that the count does not pass (a key's limit raised by PATCH, a larger class budget)
- * ends it, and the count stays. For hit i (from 1): KEYS[2i-1] hits, KEYS[2i] block;
- * ARGV[3i-2..3i] ttl ms, limit, block ms. Answers, per hit, {hits, ms to the window's end,
- * blocked 0|1, ms to the block's end}, flattened. The hits of one call are counted one after the
- * other, exactly as if sent alone, and Redis runs the script atomically.
- * The same keys as @nest-lab/throttler-storage-redis (which this replaced). Blocks set before
- * they held their limit hold 1, and are read as blocks under a limit of 1.
+ * The rate-limit rules, per hit: a fixed window started by its first hit; hits are admitted
+ * while the count is under the limit, and counted; the hit that finds the budget spent starts a
+ * cool-down (a block) of `blockDuration`, or to the window's end if that is later, and the
+ * window ends with it. Refused hits are not counted. So `Retry-After` (the block's end) is the
+ * truth: a client that waits it out finds a new window with its full budget (refused hits had
+ * been counted into a window started during the block, which a client told `Retry-After: 6`
+ * found over-budget after 6 s, and got a new 10: found by an audit). The block holds the limit
+ * it was started under: a hit under a higher limit that the count is under (a key's limit
+ * raised by PATCH, a larger class budget) ends it, and the count stays. A window or block in
+ * its last millisecond (PTTL 0) is over, as the memory storage reads `ends <= now` (the script
+ * reset the count there, and only there, before).
+ * For hit i (from 1): KEYS[2i-1] hits, KEYS[2i] block; ARGV[3i-2..3i] ttl ms, limit, block ms.
+ * Answers, per hit, {hits admitted in the window, ms to the window's end, blocked 0|1, ms to the
+ * block's end}, flattened. The hits of one call are counted one after the other, exactly as if
+ * sent alone, and Redis runs the script atomically. MemoryThrottlerStorage follows it step for
+ * step. The same keys as @nest-lab/throttler-storage-redis (which this replaced); blocks set
+ * before they held their limit hold 1, and are read as blocks under a limit of 1.
  */
 const HITS_SCRIPT = `
 local answers = {}
@@ -20,32 +27,46 @@ for i = 1, #KEYS / 2 do
   local ttl = tonumber(ARGV[3 * i - 2])
   local limit = tonumber(ARGV[3 * i - 1])
   local blockDuration = tonumber(ARGV[3 * i])
-  local hits = redis.call('INCR', hitsKey)
+  -- 1. A window that has ended leaves no count.
   local toExpire = redis.call('PTTL', hitsKey)
-  if toExpire <= 0 then
-    redis.call('PEXPIRE', hitsKey, ttl)
-    toExpire = ttl
+  local hits = 0
+  if toExpire > 0 then
+    hits = tonumber(redis.call('GET', hitsKey))
+  else
+    toExpire = 0
   end
-  local blocked = redis.call('GET', blockKey)
-  if blocked and hits <= limit and limit > (tonumber(blocked) or 0) then
-    redis.call('DEL', blockKey)
-    blocked = false
+  -- 2. A block that has ended, or one under a limit since raised above the count, is over.
+  local blocked = false
+  local toBlockExpire = redis.call('PTTL', blockKey)
+  if toBlockExpire > 0 then
+    local blockLimit = tonumber(redis.call('GET', blockKey)) or 0
+    if limit > blockLimit and hits < limit then
+      redis.call('DEL', blockKey)
+    else
+      blocked = true
+    end
   end
-  local toBlockExpire = 0
-  if blocked then
-    toBlockExpire = redis.call('PTTL', blockKey)
-  elseif hits > limit then
-    redis.call('SET', blockKey, limit, 'PX', blockDuration)
-    blocked = true
-    toBlockExpire = blockDuration
+  if not blocked then
+    toBlockExpire = 0
+    if hits < limit then
+      -- 3. Within the budget: admitted and counted; the first hit starts the window.
+      hits = hits + 1
+      if toExpire > 0 then
+        redis.call('INCR', hitsKey)
+      else
+        redis.call('SET', hitsKey, hits, 'PX', ttl)
+        toExpire = ttl
+      end
+    else
+      -- 4. Over it: a block starts, and it and the window end together, at the later end.
+      toBlockExpire = math.max(toExpire, blockDuration)
+      redis.call('SET', blockKey, limit, 'PX', toBlockExpire)
+      redis.call('PEXPIRE', hitsKey, toBlockExpire)
+      toExpire = toBlockExpire
+      blocked = true
+    end
   end
-  if blocked and toBlockExpire <= 0 then
-    redis.call('DEL', blockKey)
-    redis.call('SET', hitsKey, 1, 'PX', ttl)
-    hits = 1
-    toExpire = ttl
-    blocked = false
-  end
+  -- 5. A blocked hit is refused, and not counted.
   answers[#answers + 1] = hits
   answers[#answers + 1] = toExpire
   answers[#answers + 1] = blocked and 1 or 0

@@ -17,7 +17,8 @@ import { ApiKeyUpdateDto } from './dto/api-key-update.dto';
 const KEY_NOT_FOUND = errorCase(404, 'keyNotFound', 'No key with this id', 'API key not found');
 
 @ApiTags('API keys')
-@RequireMasterKey()
+// Not rate-limited: the master key must be able to deactivate a leaked key whatever it has spent.
+@RequireMasterKey({ rateLimited: false })
 @Controller('api/v1/keys')
 export class ApiKeysController {
   constructor(private readonly keys: ApiKeysService) {}

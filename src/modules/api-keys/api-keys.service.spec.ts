@@ -101,12 +101,32 @@ describe(ApiKeysService.name, () => {
     repository.findByHash.mockImplementationOnce(
       (hash: string) =>
         new Promise((resolve) => {
-          answerOldRow = () => resolve(hash === key.keyHash ? { ...key } : null);
+          const oldRow = hash === key.keyHash ? { ...key } : null;
+          answerOldRow = () => resolve(oldRow);
         }),
     );
     const racing = service.authenticate(KEY);
     key.isActive = false;
     await service.deactivate(ID);
+    answerOldRow();
+    await expect(racing).resolves.toBeNull();
+    expect(await service.authenticate(KEY)).toBeNull();
+  });
+
+  it('does not cache the old row of a lookup in flight when another replica announces a change', async () => {
+    const { service, repository, key, announce } = setUp();
+    // The lookup reads the key as it was before the deactivation, and answers after it.
+    let answerOldRow: () => void = () => undefined;
+    repository.findByHash.mockImplementationOnce(
+      (hash: string) =>
+        new Promise((resolve) => {
+          const oldRow = hash === key.keyHash ? { ...key } : null;
+          answerOldRow = () => resolve(oldRow);
+        }),
+    );
+    const racing = service.authenticate(KEY);
+    key.isActive = false; // deactivated through another replica, which announces it
+    announce(ID);
     answerOldRow();
     await expect(racing).resolves.toBeNull();
     expect(await service.authenticate(KEY)).toBeNull();

@@ -46,6 +46,12 @@ export class ApiKeysService {
    * the same key share one query. Unknown keys are not cached, so a new key works at once.
    */
   private readonly cache: LRUCache<string, ApiKeyEntity> | undefined;
+  /**
+   * Hashes being looked up for the cache, with how many lookups of each are running: lru-cache's
+   * `entries()` leaves them out, so a change announced while one reads the key's old row must
+   * reach them some other way (forget).
+   */
+  private readonly lookingUp = new Map<string, number>();
 
   constructor(
     private readonly repository: ApiKeysRepository,
@@ -95,9 +101,16 @@ export class ApiKeysService {
    * row read may be the old one, so it is read again, after the change.
    */
   private async lookUp(hash: string, signal: AbortSignal): Promise<ApiKeyEntity | undefined> {
-    const key = await this.repository.findByHash(hash);
-    if (!signal.aborted) return key ?? undefined;
-    return (await this.repository.findByHash(hash)) ?? undefined;
+    this.lookingUp.set(hash, (this.lookingUp.get(hash) ?? 0) + 1);
+    try {
+      const key = await this.repository.findByHash(hash);
+      if (!signal.aborted) return key ?? undefined;
+      return (await this.repository.findByHash(hash)) ?? undefined;
+    } finally {
+      const running = this.lookingUp.get(hash)! - 1;
+      if (running === 0) this.lookingUp.delete(hash);
+      else this.lookingUp.set(hash, running);
+    }
   }
 
   private authenticationOf(key: ApiKeyEntity | undefined): Authentication {
@@ -171,10 +184,17 @@ export class ApiKeysService {
     await this.changes.publish(key.id);
   }
 
-  /** Drops a key from the cache by its id (announced by the replica that changed it). */
+  /**
+   * Drops a key from the cache by its id (announced by the replica that changed it), and every
+   * lookup in flight: which key one reads is known only once it has read it, and it may have read
+   * the old row, which it would then cache for `keyCacheTtlMs` (found by an audit). Dropped, each
+   * reads its key again and answers that, uncached (lookUp), as for a change made here; this
+   * costs a second read only to the lookups running when a change is announced.
+   */
   private forget(keyId: string): void {
     if (!this.cache) return;
     for (const [hash, key] of this.cache.entries()) if (key.id === keyId) this.cache.delete(hash);
+    for (const hash of [...this.lookingUp.keys()]) this.cache.delete(hash);
   }
 
   /** `expires_at` as an instant (null clears, undefined leaves as is); past instants are a 422. */

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { ValidationErrorItem } from '../../common/errors/validation-error-item';
 import { dateRefusal, parseIsoDate } from '../../common/validation/iso-date';
+import { isStorableText, STORABLE_TEXT_REFUSAL } from '../../common/validation/storable-text';
+import { characterCount } from '../../common/validation/text-length';
 import { Source, SOURCES } from '../../common/source';
 import { normalizeLabel } from '../../network/protocol';
 import { Loc } from './desirability.types';
@@ -155,9 +157,12 @@ export function legacyJobId(platform: Source, label: string): string {
   return [platform, slug, digest].filter((part) => part.length > 0).join('-');
 }
 
-/** Lengths count characters (code points), as pydantic and Postgres' varchar do; no NUL. */
+/**
+ * Lengths count characters (code points), as pydantic and Postgres' varchar do; the text must be
+ * storable (no U+0000, no unpaired surrogate), refused as every DTO refuses it.
+ */
 function checkLength(text: string, max: number, loc: Loc, issues: Issues): boolean {
-  const length = Array.from(text).length;
+  const length = characterCount(text);
   if (length === 0) {
     issues.add(loc, 'string_too_short', 'String should have at least 1 character', {
       min_length: 1,
@@ -170,9 +175,10 @@ function checkLength(text: string, max: number, loc: Loc, issues: Issues): boole
     });
     return false;
   }
-  // Postgres cannot store U+0000 (found by fuzzing: it was a 500 at the insert).
-  if (text.includes('\u0000')) {
-    issues.add(loc, 'string_pattern_mismatch', 'String must not contain the NUL character');
+  // U+0000 was a 500 at the insert (found by fuzzing); an unpaired surrogate a 500 in jsonb.
+  if (!isStorableText(text)) {
+    const { type, msg, ctx } = STORABLE_TEXT_REFUSAL;
+    issues.add(loc, type, msg, { ...ctx });
     return false;
   }
   return true;

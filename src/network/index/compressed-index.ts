@@ -9,7 +9,7 @@ import {
   timeBucketId,
 } from '../protocol';
 import { SourceId } from '../sn13/sources';
-import { isStorableText } from '../sn13/well-formed';
+import { isStorableText } from '../../common/validation/storable-text';
 
 /** One (source, label, hour) a miner claims to hold, with its size. */
 export interface IndexRow {

@@ -1,3 +1,5 @@
+import { isStorableText } from '../../common/validation/storable-text';
+
 /**
  * Text from miners as Postgres can store it. JSON carries U+0000 and unpaired UTF-16 surrogates
  * (`\u0000`, `\ud800`), which a record's strings may hold (broken scrapers, text cut inside an
@@ -47,11 +49,6 @@ function clean(value: unknown): unknown {
     (copy as Record<string, unknown>)[key] = cleaned;
   }
   return copy ?? value;
-}
-
-/** True when Postgres can store the text as it is: no U+0000, no unpaired surrogate. */
-export function isStorableText(text: string): boolean {
-  return !text.includes('\u0000') && text.isWellFormed();
 }
 
 /** The text without U+0000 and with U+FFFD for each unpaired surrogate. */

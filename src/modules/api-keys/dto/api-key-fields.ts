@@ -1,18 +1,23 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { Transform } from 'class-transformer';
+import { IsOptional, IsString, Max, Min } from 'class-validator';
 import { IsInteger } from '../../../common/validation/is-integer';
 import { IsRfc3339DateTime } from '../../../common/validation/is-iso-date';
-import { NoNulCharacter } from '../../../common/validation/no-nul';
+import { StorableText } from '../../../common/validation/storable-text';
+import { MaxCharacters, MinCharacters } from '../../../common/validation/text-length';
 
 /** Bounds of a key's own budget per rate-limit window (also a CHECK in the database). */
 export const RATE_LIMIT_MIN = 1;
 export const RATE_LIMIT_MAX = 1_000_000;
 
 export const NAME_PROPERTY = {
-  description: 'A name to recognise the key by',
+  description:
+    'A name to recognise the key by; white space around it is trimmed. Empty or only white ' +
+    'space: 422 `string_too_short`',
   minLength: 1,
   maxLength: 100,
+  pattern: '\\S',
   example: 'analytics-team',
 } as const;
 
@@ -38,9 +43,20 @@ export const RATE_LIMIT_PROPERTY = {
   example: 5000,
 } as const;
 
-/** The key's name as a client sends it. */
+/**
+ * The key's name, trimmed (as pydantic's `str_strip_whitespace` would): a name of white space
+ * only is refused as the empty one is, `string_too_short`, rather than listed as a blank.
+ */
 export const KeyNameField = () =>
-  applyDecorators(IsString(), MinLength(1), MaxLength(100), NoNulCharacter());
+  applyDecorators(
+    Transform(({ value }: { value: unknown }) =>
+      typeof value === 'string' ? value.trim() : value,
+    ),
+    IsString(),
+    MinCharacters(1),
+    MaxCharacters(100),
+    StorableText(),
+  );
 
 /** Optional; null means no expiry. Being in the future is checked by the service's clock. */
 export const ExpiresAtField = () =>

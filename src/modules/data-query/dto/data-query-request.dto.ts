@@ -1,17 +1,8 @@
 import { ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import {
-  ArrayMaxSize,
-  IsArray,
-  IsIn,
-  IsOptional,
-  IsString,
-  Max,
-  MaxLength,
-  Min,
-  MinLength,
-} from 'class-validator';
+import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString, Max, Min } from 'class-validator';
 import { IsInteger } from '../../../common/validation/is-integer';
 import { IsIsoDate } from '../../../common/validation/is-iso-date';
+import { MaxCharacters, MinCharacters } from '../../../common/validation/text-length';
 import { IsSource, Source } from '../../../common/source';
 import { KEYWORD_MODES, KeywordMode } from '../../../network/protocol';
 
@@ -40,8 +31,8 @@ export class DataQueryRequestDto {
   @IsArray()
   @ArrayMaxSize(10)
   @IsString({ each: true })
-  @MinLength(1, { each: true })
-  @MaxLength(140, { each: true })
+  @MinCharacters(1, { each: true })
+  @MaxCharacters(140, { each: true })
   usernames?: string[];
 
   @ApiPropertyOptional({
@@ -55,8 +46,8 @@ export class DataQueryRequestDto {
   @IsArray()
   @ArrayMaxSize(5)
   @IsString({ each: true })
-  @MinLength(1, { each: true })
-  @MaxLength(140, { each: true })
+  @MinCharacters(1, { each: true })
+  @MaxCharacters(140, { each: true })
   keywords?: string[];
 
   @ApiPropertyOptional({

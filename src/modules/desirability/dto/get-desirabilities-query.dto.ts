@@ -1,7 +1,8 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { IsIn, IsOptional, IsString, Max, Min } from 'class-validator';
 import { IsInteger } from '../../../common/validation/is-integer';
-import { NoNulCharacter } from '../../../common/validation/no-nul';
+import { StorableText } from '../../../common/validation/storable-text';
+import { MaxCharacters, MinCharacters } from '../../../common/validation/text-length';
 
 export class GetDesirabilitiesQueryDto {
   @ApiPropertyOptional({
@@ -12,9 +13,9 @@ export class GetDesirabilitiesQueryDto {
   })
   @IsOptional()
   @IsString()
-  @MinLength(1)
-  @MaxLength(64)
-  @NoNulCharacter()
+  @MinCharacters(1)
+  @MaxCharacters(64)
+  @StorableText()
   hotkey?: string;
 
   @ApiPropertyOptional({

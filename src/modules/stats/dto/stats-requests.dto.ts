@@ -1,9 +1,10 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { IsOptional, IsString, Max, Min } from 'class-validator';
 import { IsSource, Source } from '../../../common/source';
 import { IsInteger } from '../../../common/validation/is-integer';
-import { NoNulCharacter } from '../../../common/validation/no-nul';
+import { StorableText } from '../../../common/validation/storable-text';
 import { NotBlank } from '../../../common/validation/not-blank';
+import { MaxCharacters } from '../../../common/validation/text-length';
 
 /** `source`, as a path parameter (`@Param()`) or a query parameter (`@Query()`). */
 export class SourceDto {
@@ -22,8 +23,8 @@ export class LabelQueryDto {
   })
   @IsString()
   @NotBlank()
-  @MaxLength(140)
-  @NoNulCharacter()
+  @MaxCharacters(140)
+  @StorableText()
   label: string;
 }
 
@@ -42,8 +43,8 @@ export class QueryBucketQueryDto {
   @IsOptional()
   @IsString()
   @NotBlank()
-  @MaxLength(140)
-  @NoNulCharacter()
+  @MaxCharacters(140)
+  @StorableText()
   label?: string;
 
   // No example: a fixed bucket id falls out of the data's range within days, and try-it-out

@@ -1,0 +1,45 @@
+import { ValidateBy, ValidationOptions } from 'class-validator';
+
+/**
+ * The length of a text in characters as pydantic and Postgres' `varchar(n)` count them: code
+ * points. `length` counts UTF-16 units (an emoji is two), and class-validator's MaxLength
+ * (validator.js `isLength`) leaves out variation selectors (U+FE0E, U+FE0F), so a name it let
+ * through was too long for its column: a 500 at the insert (found by an audit).
+ */
+export function characterCount(text: string): number {
+  let count = 0;
+  // The string iterator steps by code point (an unpaired surrogate is one step).
+  for (const _ of text) count += 1;
+  return count;
+}
+
+/**
+ * At most `max` characters (code points). Reported as pydantic's `string_too_long` (the
+ * constraint keeps class-validator's name, `maxLength`, which pydantic-errors.ts maps).
+ */
+export const MaxCharacters = (max: number, options?: ValidationOptions) =>
+  ValidateBy(
+    {
+      name: 'maxLength',
+      constraints: [max],
+      validator: {
+        validate: (value: unknown) => typeof value === 'string' && characterCount(value) <= max,
+        defaultMessage: () => `must be at most ${max} characters`,
+      },
+    },
+    options,
+  );
+
+/** At least `min` characters (code points); pydantic's `string_too_short`. */
+export const MinCharacters = (min: number, options?: ValidationOptions) =>
+  ValidateBy(
+    {
+      name: 'minLength',
+      constraints: [min],
+      validator: {
+        validate: (value: unknown) => typeof value === 'string' && characterCount(value) >= min,
+        defaultMessage: () => `must be at least ${min} characters`,
+      },
+    },
+    options,
+  );
