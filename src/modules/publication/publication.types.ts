@@ -1,3 +1,4 @@
+import { PythonFloat, pythonIsoDate, pythonJsonDumps } from '../../common/python-json';
 import { AppConfig } from '../../config/app-config';
 
 /**
@@ -47,13 +48,44 @@ export interface Claim {
   claimant: string;
 }
 
+/** A job of a vote as it is published: normalized, its dates as ISO 8601 text (or null). */
+export interface PublishedJob {
+  id: string;
+  weight: number;
+  params: {
+    platform: string;
+    label: string | null;
+    keyword: string | null;
+    post_start_datetime: string | null;
+    post_end_datetime: string | null;
+  };
+}
+
 /**
- * The vote as the subnet's validators publish it: the normalized jobs list, indented by four
- * spaces as their uploader writes it (`json.dumps(jobs, indent=4)`), no trailing newline. An
- * empty list withdraws the vote.
+ * The vote's file as the subnet's uploader writes one (dynamic_desirability/data.py
+ * `normalize_preferences`: `json.dumps([job.model_dump() …], indent=4)`, no newline at the end):
+ * its `Job` fields in their order (`id`, `weight`, `params`), `JobParams`' in theirs (`keyword`,
+ * `platform`, `label`, the dates), weights as Python floats (`1.0`), non-ASCII escaped. Dates as
+ * `datetime.isoformat()` writes them (`+00:00`): the reader parses them with
+ * `datetime.fromisoformat`, which before Python 3.11 refuses a `Z` and then drops the bound.
+ * An empty list withdraws the vote.
  */
-export function publishedFile(jobs: readonly unknown[]): string {
-  return JSON.stringify(jobs, null, 4);
+export function publishedFile(jobs: readonly PublishedJob[]): string {
+  const date = (iso: string | null) => (iso === null ? null : pythonIsoDate(new Date(iso)));
+  return pythonJsonDumps(
+    jobs.map(({ id, weight, params }) => ({
+      id,
+      weight: new PythonFloat(weight),
+      params: {
+        keyword: params.keyword,
+        platform: params.platform,
+        label: params.label,
+        post_start_datetime: date(params.post_start_datetime),
+        post_end_datetime: date(params.post_end_datetime),
+      },
+    })),
+    4,
+  );
 }
 
 /** What the vote's file needs of a job: its id, and whether it names a label. */
