@@ -181,6 +181,7 @@ describe('Publishing the vote to the network', () => {
     const sha = status.commit_sha!;
     expect(remote.head()).toBe(sha);
     expect(remote.parents(sha)).toEqual([someoneElse]);
+    expect(remote.message(sha)).toBe(`Add ${hotkey} preferences JSON file`);
     expect(remote.fileAt(sha, hotkey)).toBe(file);
     expect(remote.fileAt(sha, OTHER_VALIDATOR)).toBe(OTHER_FILE);
     expect(remote.fileAt(sha, LATE_VALIDATOR)).toBe(OTHER_FILE);

@@ -190,12 +190,8 @@ export class GravityRepository {
       ).trim();
       if (head && (await this.revision(`${head}:${path}`)) === blob)
         return { sha: head, pushed: false };
-      const commit = await this.commitOnto(
-        head,
-        path,
-        blob,
-        `Update ${hotkey} preferences JSON file`,
-      );
+      // The subnet's uploader's message (desirability_uploader.py, upload_to_github).
+      const commit = await this.commitOnto(head, path, blob, `Add ${hotkey} preferences JSON file`);
       await this.beforePush?.();
       try {
         await this.push(commit);
