@@ -112,6 +112,31 @@ export function publishableJobs<J extends PublishableJob>(
   };
 }
 
+/**
+ * Why a worker's write for its claim changed no row, from the row as it is now: a newer vote
+ * replaced the claimed one (its version moved on), or the claim ran out (PUBLICATION_LEASE_MS)
+ * and another replica took the same vote over. The first is the normal course of a new vote;
+ * the second means an attempt outlasted the lease, which an operator should see.
+ */
+export function lostClaim(
+  claim: Claim,
+  now: Pick<PublicationRow, 'version' | 'claimed_by'> | undefined,
+): { replaced: boolean; message: string } {
+  if (!now || Number(now.version) !== claim.version)
+    return {
+      replaced: true,
+      message: `vote ${claim.version} was replaced by a newer vote before it was published`,
+    };
+  const holder =
+    now.claimed_by === null ? 'another replica' : `another replica (${now.claimed_by})`;
+  return {
+    replaced: false,
+    message:
+      `vote ${claim.version}: this replica's claim ran out (PUBLICATION_LEASE_MS) before it ` +
+      `recorded its step, and ${holder} took the publication over; its record stands`,
+  };
+}
+
 /** The wait before attempt `attempts + 1`: `first` doubled per failure, at most `max`. */
 export function retryDelay(attempts: number, first: number, max: number): number {
   return Math.min(max, first * 2 ** Math.min(attempts, 30));
