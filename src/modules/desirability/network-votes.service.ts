@@ -12,14 +12,14 @@ import {
 } from '../../network/gravity/gravity-repository';
 import { NetworkVote, readNetworkVote } from './network-vote';
 import { NetworkVotesRepository } from './network-votes.repository';
-import { DesirabilityItem } from './dto/desirability-request.dto';
+import { SubmittedItem } from './dto/desirability-request.dto';
 
 /** A validator's submission on the network: its commitment and the vote at that commit. */
 export interface NetworkSubmission {
   hotkey: string;
   sha: string;
   block: number;
-  submitted: DesirabilityItem[];
+  submitted: SubmittedItem[];
   vote: Extract<NetworkVote, { ok: true }>;
 }
 
