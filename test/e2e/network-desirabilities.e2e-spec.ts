@@ -60,6 +60,13 @@ interface NetworkStatus {
   last_attempt?: { ok: boolean; at: string; error?: string };
 }
 
+/** F's job on H's label (below), with dates of its own: the subnet merges them, F's first. */
+const F_CAFE = {
+  ...params('x', '#caf\u00e9'),
+  post_start_datetime: '2025-01-01T00:00:00.000Z',
+  post_end_datetime: '2025-02-01T00:00:00.000Z',
+};
+
 /**
  * A file as the subnet's uploader writes it (`json.dumps(indent=4)` of its models: `keyword`
  * first, non-ASCII escaped), with what its users type and our submission rules would refuse: a
@@ -172,8 +179,8 @@ describe('The network’s votes and aggregate (chain commitments and the Gravity
     const [a, b, , , e, f] = validators.map((validator) => validator.hotkey);
 
     // First commit: A and B vote. Second: A changes its mind (the branch head moves, its
-    // commitment stays on the first), E's file is not JSON, F's only job weighs 0 (counted by
-    // the subnet's reader: F takes its share, and adds nothing). Third: H's file as uploaded.
+    // commitment stays on the first), E's file is not JSON, F's first job weighs 0 (counted by
+    // the subnet's reader, adding nothing). Third: H's file as uploaded.
     commitA = gravity.commit({
       [PREFERENCES(a)]: JSON.stringify(VOTE_A, null, 4),
       [PREFERENCES(b)]: JSON.stringify(VOTE_B, null, 4),
@@ -183,7 +190,10 @@ describe('The network’s votes and aggregate (chain commitments and the Gravity
         { id: 'a-later', weight: 1, params: params('x', '#later') },
       ]),
       [PREFERENCES(e)]: '{"not json',
-      [PREFERENCES(f)]: JSON.stringify([{ id: 'f-zero', weight: 0, params: params('x', '#zero') }]),
+      [PREFERENCES(f)]: JSON.stringify([
+        { id: 'f-zero', weight: 0, params: params('x', '#zero') },
+        { id: 'f-cafe', weight: 0.5, params: F_CAFE },
+      ]),
     });
     commitC = gravity.commit({ [PREFERENCES(validators[7].hotkey)]: UPLOADED });
   }, 60_000);
@@ -228,7 +238,7 @@ describe('The network’s votes and aggregate (chain commitments and the Gravity
           share: round(shareF),
           sha: commitB,
           block: 105,
-          jobs: 0,
+          jobs: 1,
           notes: [
             'entry 0 (id "f-zero"): a weight that is not above 0 adds nothing here (the subnet would subtract a negative one)',
           ],
@@ -254,22 +264,23 @@ describe('The network’s votes and aggregate (chain commitments and the Gravity
         params: params('reddit', 'r/bitcoin'),
       },
       { id: 'a-eth', weight: round(0.7 * shareA * 0.25), params: params('x', '#eth') },
+      { id: 'f-cafe', weight: round(0.7 * shareF * 0.5), params: F_CAFE },
     ].sort((x, y) => y.weight - x.weight);
     const answer = await get('/api/v1/get_desirabilities').expect(200);
     expect(answer.body).toEqual(expected);
     expect(answer.headers['x-aggregate-source']).toBe('network');
-    expect(answer.headers['x-total-count']).toBe('3');
+    expect(answer.headers['x-total-count']).toBe('4');
     expect(Number(answer.headers.age)).toBeGreaterThanOrEqual(0);
     expect(answer.headers['x-aggregate-computed-at']).toBe(status.computed_at);
   }, 30_000);
 
-  it('reads a file as the subnet’s reader does: the jobs it does not count are left out, not the whole file, and weights stay as written', async () => {
+  it('reads a file as the subnet’s reader does: the jobs it does not count are left out, not the whole file, weights stay as written, and a job is merged with another validator’s by the subnet’s key', async () => {
     const [a, b, , , , f, , h] = validators.map((validator) => validator.hotkey);
     replay.setCommitment(NETUID, h, commitC, 109);
     const status = await eventually((candidate) => candidate.validators.length === 4);
     const stakes = [0, 1, 5, 7].map((index) => validators[index].stake);
     const total = stakes.reduce((sum, stake) => sum + stake, 0);
-    const [shareA, shareB, , shareH] = stakes.map((stake) => stake / total);
+    const [shareA, shareB, shareF, shareH] = stakes.map((stake) => stake / total);
     expect(status.validators.find((validator) => validator.hotkey === h)).toEqual({
       hotkey: h,
       stake: stakes[3],
@@ -292,7 +303,8 @@ describe('The network’s votes and aggregate (chain commitments and the Gravity
     expect(submission.headers['x-commitment-sha']).toBe(commitC);
 
     // H's two x jobs weigh 0.1 and 0.05 of its share, as written: the rest of its 0.3 goes to
-    // jobs this gateway does not count, and its unspent share to nobody.
+    // jobs this gateway does not count, and its unspent share to nobody. Its #café is F's
+    // (the same keyword, platform and label): one job with the dates of F, the first by uid.
     const expected = [
       { id: 'owner-tao', weight: round(0.15 + 0.7 * shareA * 0.75), params: params('x', '#tao') },
       {
@@ -302,13 +314,9 @@ describe('The network’s votes and aggregate (chain commitments and the Gravity
       },
       { id: 'a-eth', weight: round(0.7 * shareA * 0.25), params: params('x', '#eth') },
       {
-        id: 'cafe',
-        weight: round(0.7 * shareH * 0.1),
-        params: {
-          ...params('x', '#caf\u00e9'),
-          post_start_datetime: '2025-03-01T00:00:00.000Z',
-          post_end_datetime: '2025-04-01T00:00:00.000Z',
-        },
+        id: shareF * 0.5 >= shareH * 0.1 ? 'f-cafe' : 'cafe',
+        weight: round(0.7 * (shareF * 0.5 + shareH * 0.1)),
+        params: F_CAFE,
       },
       {
         id: 'btc',
