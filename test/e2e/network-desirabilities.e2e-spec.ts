@@ -174,7 +174,7 @@ describe('The network’s votes and aggregate (chain commitments and the Gravity
     const miners = (await get('/api/v1/miners?state=validator').expect(200)).body as {
       miners: { hotkey: string; stake: number }[];
     };
-    validators = miners.miners.slice(0, 8);
+    validators = miners.miners.slice(0, 9);
     [lowStake] = (await get(`/api/v1/miners?uid=${LOW_STAKE_UID}`).expect(200)).body.miners;
     const [a, b, , , e, f] = validators.map((validator) => validator.hotkey);
 
@@ -195,7 +195,11 @@ describe('The network’s votes and aggregate (chain commitments and the Gravity
         { id: 'f-cafe', weight: 0.5, params: F_CAFE },
       ]),
     });
-    commitC = gravity.commit({ [PREFERENCES(validators[7].hotkey)]: UPLOADED });
+    commitC = gravity.commit({
+      [PREFERENCES(validators[7].hotkey)]: UPLOADED,
+      // A NUL byte, which no JSON text holds raw, nor can Postgres store.
+      [PREFERENCES(validators[8].hotkey)]: '[{"id": "nul\u0000"}]',
+    });
   }, 60_000);
 
   afterAll(async () => {
@@ -326,6 +330,21 @@ describe('The network’s votes and aggregate (chain commitments and the Gravity
     ].sort((x, y) => y.weight - x.weight);
     expect((await get('/api/v1/get_desirabilities').expect(200)).body).toEqual(expected);
   }, 30_000);
+
+  it('says a file holding a NUL byte is no vote, and goes on reading the others', async () => {
+    const nul = validators[8].hotkey;
+    replay.setCommitment(NETUID, nul, commitC, 110);
+    const status = await eventually((candidate) =>
+      candidate.skipped.some((entry) => entry.hotkey === nul),
+    );
+    expect(status.last_attempt?.ok).toBe(true);
+    expect(status.validators).toHaveLength(4);
+    expect(status.skipped.find((entry) => entry.hotkey === nul)?.reason).toBe(
+      `${PREFERENCES(nul)} at ${commitC} is not valid JSON: it holds a NUL character`,
+    );
+    const lookup = await get(`/api/v1/get_desirabilities?hotkey=${nul}`).expect(404);
+    expect(lookup.body.detail).toMatch(/is no vote: .* it holds a NUL character$/);
+  });
 
   it('answers a validator’s submission at its committed SHA, not at the branch head', async () => {
     const [a] = validators.map((validator) => validator.hotkey);

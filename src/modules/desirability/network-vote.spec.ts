@@ -147,6 +147,10 @@ describe(readNetworkVote.name, () => {
     expect(reason({ kind: 'no-commit' })).toBe(`commit ${SHA} is not in the Gravity repository`);
     expect(reason({ kind: 'no-file' })).toBe(`commit ${SHA} has no ${PATH}`);
     expect(reason({ kind: 'file', text: '{' })).toMatch(/is not valid JSON/);
+    // JSON.parse would quote the raw NUL into the reason, which Postgres cannot store.
+    expect(reason({ kind: 'file', text: '\u0000[]' })).toBe(
+      `${PATH} at ${SHA} is not valid JSON: it holds a NUL character`,
+    );
     expect(reason(file({ jobs: [] }))).toBe(`${PATH} at ${SHA} is not a list of jobs`);
     expect(reason(file([{ source_name: 'x', label_weights: { '#tao': [0.5, null] } }]))).toBe(
       `${PATH} at ${SHA} is no vote: entry 0, label "#tao": the weight is not a number ` +

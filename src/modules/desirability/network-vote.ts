@@ -32,6 +32,10 @@ export function readNetworkVote(file: PreferencesAtCommit, path: string, sha: st
     case 'too-large':
       return { ok: false, reason: `${path} at ${sha} is too large (${file.bytes} bytes)` };
   }
+  // No JSON text holds it raw; said here, since JSON.parse would quote it into the reason,
+  // which Postgres cannot store.
+  if (file.text.includes('\u0000'))
+    return { ok: false, reason: `${path} at ${sha} is not valid JSON: it holds a NUL character` };
   let value: unknown;
   try {
     value = JSON.parse(file.text);
