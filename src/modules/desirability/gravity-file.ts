@@ -200,7 +200,7 @@ function leftOut(candidate: Candidate): string | undefined {
 function toJob(candidate: Candidate, notes: string[]): JobView {
   const [start, end] = candidate.dates.map((value, index) => {
     if (value === null) return null;
-    const date = pythonIsoDate(value);
+    const date = readPythonDate(value);
     const field = index === 0 ? 'post_start_datetime' : 'post_end_datetime';
     if (!date)
       notes.push(
@@ -226,7 +226,7 @@ function toJob(candidate: Candidate, notes: string[]): JobView {
  * A date as `datetime.fromisoformat` reads it: the ISO 8601 forms parseIsoDate takes (a zone
  * or none, meaning UTC), and the hour alone (`2025-03-01T00`), which Python takes too.
  */
-function pythonIsoDate(value: string): Date | undefined {
+function readPythonDate(value: string): Date | undefined {
   const hourOnly = /^(\d{4}-\d{2}-\d{2}[T ]\d{2})$/.exec(value);
   return parseIsoDate(hourOnly ? `${hourOnly[1]}:00` : value);
 }
