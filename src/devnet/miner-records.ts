@@ -1,3 +1,4 @@
+import { pythonJsonDumps } from '../common/python-json';
 import { DataItem, RedditItem, XItem } from '../network/protocol';
 import { sourceOfName, SourceId, toSourceId } from '../network/sn13/sources';
 import { WireDataEntity } from '../network/sn13/entities';
@@ -53,7 +54,7 @@ function xRecord(item: XItem): string {
  * separators, non-ASCII escaped, `None` as null), its time rounded down to the minute.
  */
 function redditRecord(item: RedditItem): string {
-  return pythonJson({
+  return pythonJsonDumps({
     id: item.id,
     url: item.uri,
     username: item.username,
@@ -77,21 +78,4 @@ function pythonDatetime(iso: string, zone = 'Z'): string {
   return fraction && Number(fraction) !== 0
     ? `${seconds}.${fraction.padEnd(6, '0')}${zone}`
     : `${seconds}${zone}`;
-}
-
-/** `json.dumps` with its defaults (separators `, ` and `: `, `ensure_ascii`). */
-function pythonJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(pythonJson).join(', ')}]`;
-  if (value !== null && typeof value === 'object')
-    return `{${Object.entries(value)
-      .map(([key, entry]) => `${asciiJson(key)}: ${pythonJson(entry)}`)
-      .join(', ')}}`;
-  return typeof value === 'string' ? asciiJson(value) : JSON.stringify(value);
-}
-
-function asciiJson(text: string): string {
-  return JSON.stringify(text).replace(
-    /[\u007f-\uffff]/g,
-    (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
 }

@@ -128,7 +128,8 @@ export class NetworkService implements OnModuleInit {
 
   /**
    * Stake of each validator (permit and VALIDATOR_MIN_STAKE) in the metagraph, by hotkey (null:
-   * unknown): only they vote, as in the subnet's Gravity (data-universe `get_validator_data`).
+   * unknown), in uid order: only they vote, as in the subnet's Gravity (data-universe
+   * `get_validator_data`, which lists them in that order).
    */
   validatorStakes(): Map<string, number | null> {
     return new Map(

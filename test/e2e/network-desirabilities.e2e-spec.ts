@@ -29,9 +29,17 @@ const OWNER_LIST = [
   { id: 'owner-tao', weight: 1, params: { platform: 'x', label: '#tao' } },
   { id: 'owner-btc', weight: 1, params: { platform: 'reddit', label: 'r/bitcoin' } },
 ];
+/** Params as the subnet's uploader writes them: every field (its reader skips a job without one). */
+const params = (platform: string, label: string) => ({
+  keyword: null,
+  platform,
+  label,
+  post_start_datetime: null,
+  post_end_datetime: null,
+});
 const VOTE_A = [
-  { id: 'a-tao', weight: 3, params: { platform: 'x', label: '#tao' } },
-  { id: 'a-eth', weight: 1, params: { platform: 'x', label: '#eth' } },
+  { id: 'a-tao', weight: 3, params: params('x', '#tao') },
+  { id: 'a-eth', weight: 1, params: params('x', '#eth') },
 ];
 const VOTE_B = [{ source_name: 'reddit', label_weights: { 'r/bitcoin': 1 } }];
 
@@ -39,18 +47,78 @@ interface NetworkStatus {
   source: string;
   computed_at?: string;
   age_seconds?: number;
-  validators: { hotkey: string; stake: number; share: number; sha: string; block: number }[];
+  validators: {
+    hotkey: string;
+    stake: number;
+    share: number;
+    sha: string;
+    block: number;
+    jobs: number;
+    notes?: string[];
+  }[];
   skipped: { hotkey: string; reason: string; sha?: string; block?: number }[];
   last_attempt?: { ok: boolean; at: string; error?: string };
 }
 
-const params = (platform: string, label: string) => ({
-  platform,
-  label,
-  keyword: null,
-  post_start_datetime: null,
-  post_end_datetime: null,
-});
+/** F's job on H's label (below), with dates of its own: the subnet merges them, F's first. */
+const F_CAFE = {
+  ...params('x', '#caf\u00e9'),
+  post_start_datetime: '2025-01-01T00:00:00.000Z',
+  post_end_datetime: '2025-02-01T00:00:00.000Z',
+};
+
+/**
+ * A file as the subnet's uploader writes it (`json.dumps(indent=4)` of its models: `keyword`
+ * first, non-ASCII escaped), with what its users type and our submission rules would refuse: a
+ * youtube job, an X label without `#`, dates in Python's forms, platform `X` (written by hand:
+ * the uploader lower-cases it), and weights summing to 0.3, which the subnet takes as they are.
+ */
+const UPLOADED = `[
+    {
+        "id": "cafe",
+        "weight": 0.1,
+        "params": {
+            "keyword": null,
+            "platform": "x",
+            "label": "#caf\\u00e9",
+            "post_start_datetime": "2025-03-01T00",
+            "post_end_datetime": "2025-04-01T00:00:00+00:00"
+        }
+    },
+    {
+        "id": "yt",
+        "weight": 0.1,
+        "params": {
+            "keyword": null,
+            "platform": "youtube",
+            "label": "@bittensor",
+            "post_start_datetime": null,
+            "post_end_datetime": null
+        }
+    },
+    {
+        "id": "btc",
+        "weight": 0.05,
+        "params": {
+            "keyword": "etf",
+            "platform": "x",
+            "label": "bitcoin",
+            "post_start_datetime": null,
+            "post_end_datetime": null
+        }
+    },
+    {
+        "id": "upper",
+        "weight": 0.05,
+        "params": {
+            "keyword": null,
+            "platform": "X",
+            "label": "#tao",
+            "post_start_datetime": null,
+            "post_end_datetime": null
+        }
+    }
+]`;
 
 describe('The network’s votes and aggregate (chain commitments and the Gravity repository)', () => {
   const serverUrl = () => process.env.TEST_RUN_SERVER_URL!;
@@ -65,6 +133,7 @@ describe('The network’s votes and aggregate (chain commitments and the Gravity
   let lowStake: { hotkey: string; stake: number; validator_permit: boolean };
   let commitA: string;
   let commitB: string;
+  let commitC: string;
 
   const get = (path: string) => app.http.get(path).set('X-API-Key', TEST_MASTER_KEY);
   const networkStatus = async () =>
@@ -105,24 +174,31 @@ describe('The network’s votes and aggregate (chain commitments and the Gravity
     const miners = (await get('/api/v1/miners?state=validator').expect(200)).body as {
       miners: { hotkey: string; stake: number }[];
     };
-    validators = miners.miners.slice(0, 7);
+    validators = miners.miners.slice(0, 9);
     [lowStake] = (await get(`/api/v1/miners?uid=${LOW_STAKE_UID}`).expect(200)).body.miners;
     const [a, b, , , e, f] = validators.map((validator) => validator.hotkey);
 
     // First commit: A and B vote. Second: A changes its mind (the branch head moves, its
-    // commitment stays on the first), E's file is not JSON, F's breaks the submission rules.
+    // commitment stays on the first), E's file is not JSON, F's first job weighs 0 (counted by
+    // the subnet's reader, adding nothing). Third: H's file as uploaded.
     commitA = gravity.commit({
       [PREFERENCES(a)]: JSON.stringify(VOTE_A, null, 4),
       [PREFERENCES(b)]: JSON.stringify(VOTE_B, null, 4),
     });
     commitB = gravity.commit({
       [PREFERENCES(a)]: JSON.stringify([
-        { id: 'a-later', weight: 1, params: { platform: 'x', label: '#later' } },
+        { id: 'a-later', weight: 1, params: params('x', '#later') },
       ]),
       [PREFERENCES(e)]: '{"not json',
       [PREFERENCES(f)]: JSON.stringify([
-        { id: 'f-zero', weight: 0, params: { platform: 'x', label: '#zero' } },
+        { id: 'f-zero', weight: 0, params: params('x', '#zero') },
+        { id: 'f-cafe', weight: 0.5, params: F_CAFE },
       ]),
+    });
+    commitC = gravity.commit({
+      [PREFERENCES(validators[7].hotkey)]: UPLOADED,
+      // A NUL byte, which no JSON text holds raw, nor can Postgres store.
+      [PREFERENCES(validators[8].hotkey)]: '[{"id": "nul\u0000"}]',
     });
   }, 60_000);
 
@@ -149,16 +225,28 @@ describe('The network’s votes and aggregate (chain commitments and the Gravity
     replay.setCommitment(NETUID, lowStake.hotkey, commitA, 108);
 
     const status = await eventually(
-      (candidate) => candidate.validators.length === 2 && candidate.skipped.length === 7,
+      (candidate) => candidate.validators.length === 3 && candidate.skipped.length === 6,
     );
-    const [stakeA, stakeB] = [validators[0].stake, validators[1].stake];
-    const shareA = stakeA / (stakeA + stakeB);
-    const shareB = stakeB / (stakeA + stakeB);
+    const [stakeA, stakeB, stakeF] = [0, 1, 5].map((index) => validators[index].stake);
+    const shareA = stakeA / (stakeA + stakeB + stakeF);
+    const shareB = stakeB / (stakeA + stakeB + stakeF);
+    const shareF = stakeF / (stakeA + stakeB + stakeF);
     expect(status.source).toBe('network');
     expect(status.validators).toEqual(
       [
         { hotkey: a, stake: stakeA, share: round(shareA), sha: commitA, block: 100, jobs: 2 },
         { hotkey: b, stake: stakeB, share: round(shareB), sha: commitA, block: 101, jobs: 1 },
+        {
+          hotkey: f,
+          stake: stakeF,
+          share: round(shareF),
+          sha: commitB,
+          block: 105,
+          jobs: 1,
+          notes: [
+            'entry 0 (id "f-zero"): a weight that is not above 0 adds nothing here (the subnet would subtract a negative one)',
+          ],
+        },
       ].sort((x, y) => (x.hotkey < y.hotkey ? -1 : 1)),
     );
     const reasons = Object.fromEntries(status.skipped.map((entry) => [entry.hotkey, entry.reason]));
@@ -166,9 +254,6 @@ describe('The network’s votes and aggregate (chain commitments and the Gravity
       [c]: 'the commitment is not a git SHA (40 hex characters)',
       [d]: `commit ${'f'.repeat(40)} is not in the Gravity repository`,
       [e]: expect.stringMatching(new RegExp(`^${PREFERENCES(e)} at ${commitB} is not valid JSON`)),
-      [f]: expect.stringContaining(
-        'breaks the submission rules: [0,"weight"]: Input should be greater than 0',
-      ),
       [NO_PERMIT_HOTKEY]: NOT_A_VALIDATOR,
       [g]: 'the commitment is a Sha256, not raw bytes (a git SHA)',
       [lowStake.hotkey]: NOT_A_VALIDATOR,
@@ -183,18 +268,87 @@ describe('The network’s votes and aggregate (chain commitments and the Gravity
         params: params('reddit', 'r/bitcoin'),
       },
       { id: 'a-eth', weight: round(0.7 * shareA * 0.25), params: params('x', '#eth') },
+      { id: 'f-cafe', weight: round(0.7 * shareF * 0.5), params: F_CAFE },
     ].sort((x, y) => y.weight - x.weight);
     const answer = await get('/api/v1/get_desirabilities').expect(200);
     expect(answer.body).toEqual(expected);
     expect(answer.headers['x-aggregate-source']).toBe('network');
-    expect(answer.headers['x-total-count']).toBe('3');
+    expect(answer.headers['x-total-count']).toBe('4');
     expect(Number(answer.headers.age)).toBeGreaterThanOrEqual(0);
     expect(answer.headers['x-aggregate-computed-at']).toBe(status.computed_at);
   }, 30_000);
 
+  it('reads a file as the subnet’s reader does: the jobs it does not count are left out, not the whole file, weights stay as written, and a job is merged with another validator’s by the subnet’s key', async () => {
+    const [a, b, , , , f, , h] = validators.map((validator) => validator.hotkey);
+    replay.setCommitment(NETUID, h, commitC, 109);
+    const status = await eventually((candidate) => candidate.validators.length === 4);
+    const stakes = [0, 1, 5, 7].map((index) => validators[index].stake);
+    const total = stakes.reduce((sum, stake) => sum + stake, 0);
+    const [shareA, shareB, shareF, shareH] = stakes.map((stake) => stake / total);
+    expect(status.validators.find((validator) => validator.hotkey === h)).toEqual({
+      hotkey: h,
+      stake: stakes[3],
+      share: round(shareH),
+      sha: commitC,
+      block: 109,
+      jobs: 2,
+      notes: [
+        'entry 1 (id "yt"): platform "youtube" is not one this gateway serves (x, reddit)',
+        'entry 3 (id "upper"): platform "X": the subnet\'s lookup counts "x" and "reddit" only, in lower case',
+      ],
+    });
+    expect(status.validators.map((validator) => validator.hotkey).sort()).toEqual(
+      [a, b, f, h].sort(),
+    );
+
+    // The file exactly as it is (the youtube job included), as the subnet's lookup answers it.
+    const submission = await get(`/api/v1/get_desirabilities?hotkey=${h}`).expect(200);
+    expect(submission.body).toEqual(JSON.parse(UPLOADED));
+    expect(submission.headers['x-commitment-sha']).toBe(commitC);
+
+    // H's two x jobs weigh 0.1 and 0.05 of its share, as written: the rest of its 0.3 goes to
+    // jobs this gateway does not count, and its unspent share to nobody. Its #café is F's
+    // (the same keyword, platform and label): one job with the dates of F, the first by uid.
+    const expected = [
+      { id: 'owner-tao', weight: round(0.15 + 0.7 * shareA * 0.75), params: params('x', '#tao') },
+      {
+        id: 'owner-btc',
+        weight: round(0.15 + 0.7 * shareB),
+        params: params('reddit', 'r/bitcoin'),
+      },
+      { id: 'a-eth', weight: round(0.7 * shareA * 0.25), params: params('x', '#eth') },
+      {
+        id: shareF * 0.5 >= shareH * 0.1 ? 'f-cafe' : 'cafe',
+        weight: round(0.7 * (shareF * 0.5 + shareH * 0.1)),
+        params: F_CAFE,
+      },
+      {
+        id: 'btc',
+        weight: round(0.7 * shareH * 0.05),
+        params: { ...params('x', 'bitcoin'), keyword: 'etf' },
+      },
+    ].sort((x, y) => y.weight - x.weight);
+    expect((await get('/api/v1/get_desirabilities').expect(200)).body).toEqual(expected);
+  }, 30_000);
+
+  it('says a file holding a NUL byte is no vote, and goes on reading the others', async () => {
+    const nul = validators[8].hotkey;
+    replay.setCommitment(NETUID, nul, commitC, 110);
+    const status = await eventually((candidate) =>
+      candidate.skipped.some((entry) => entry.hotkey === nul),
+    );
+    expect(status.last_attempt?.ok).toBe(true);
+    expect(status.validators).toHaveLength(4);
+    expect(status.skipped.find((entry) => entry.hotkey === nul)?.reason).toBe(
+      `${PREFERENCES(nul)} at ${commitC} is not valid JSON: it holds a NUL character`,
+    );
+    const lookup = await get(`/api/v1/get_desirabilities?hotkey=${nul}`).expect(404);
+    expect(lookup.body.detail).toMatch(/is no vote: .* it holds a NUL character$/);
+  });
+
   it('answers a validator’s submission at its committed SHA, not at the branch head', async () => {
     const [a] = validators.map((validator) => validator.hotkey);
-    expect(gravity.head()).toBe(commitB);
+    expect(gravity.head()).not.toBe(commitA);
     const answer = await get(`/api/v1/get_desirabilities?hotkey=${a}`).expect(200);
     expect(answer.body).toEqual(VOTE_A);
     expect(answer.headers['x-commitment-sha']).toBe(commitA);
@@ -216,7 +370,7 @@ describe('The network’s votes and aggregate (chain commitments and the Gravity
 
   it('says whether our own latest vote is the one published', async () => {
     const own = testValidatorHotkey();
-    const vote = [{ id: 'own-tao', weight: 2, params: { platform: 'x', label: '#tao' } }];
+    const vote = [{ id: 'own-tao', weight: 2, params: params('x', '#tao') }];
     await get('/api/v1/get_desirabilities'); // any earlier state is irrelevant
     await app.http
       .post('/api/v1/set_desirabilities')
@@ -238,7 +392,7 @@ describe('The network’s votes and aggregate (chain commitments and the Gravity
       .send({
         desirabilities: [
           { ...vote[0], weight: 1 },
-          { id: 'own-eth', weight: 1, params: { platform: 'x', label: '#eth' } },
+          { id: 'own-eth', weight: 1, params: params('x', '#eth') },
         ],
       })
       .expect(200);
@@ -251,7 +405,7 @@ describe('The network’s votes and aggregate (chain commitments and the Gravity
     await replay.stop();
     const status = await eventually((candidate) => candidate.last_attempt?.ok === false);
     expect(status.last_attempt?.error).toEqual(expect.any(String));
-    expect(status.validators).toHaveLength(2);
+    expect(status.validators).toHaveLength(4);
     await new Promise((resolve) => setTimeout(resolve, 1100));
     const after = await get('/api/v1/get_desirabilities').expect(200);
     expect(after.body).toEqual(before.body);

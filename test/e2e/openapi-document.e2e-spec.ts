@@ -17,6 +17,8 @@ const FRACTIONAL = [
   'CountedValidator.share',
   'CountedValidator.stake', // TAO
   'DesirabilityJob.weight',
+  'GravityJob.weight', // a network file's job, as written
+  'GravityLegacyDesirability.label_weights.*',
   'LabelBytes.adj_total_bytes', // credibility-weighted, to two decimals
   'LegacyDesirability.label_weights.*',
   'Miner.credibility',

@@ -34,44 +34,56 @@ interface PublicationStatus {
   attempts: number;
 }
 
-/** A vote and the file the subnet's validators would publish for it (normalized, indent 4). */
-function vote(suffix: string, weights: [number, number] = [3, 1]) {
+/**
+ * A vote, and the file the subnet's uploader writes for it (dynamic_desirability/data.py:
+ * `json.dumps` of its models, indent 4): normalized, `JobParams`' fields in their order, weights
+ * as Python floats, non-ASCII escaped, dates as `datetime.isoformat()` writes them (every
+ * Python's `fromisoformat` reads them; 3.10 refuses a `Z`).
+ */
+function vote(suffix: string) {
   const body = {
     desirabilities: [
-      { id: `tao-${suffix}`, weight: weights[0], params: { platform: 'x', label: '#TAO' } },
+      { id: `tao-${suffix}`, weight: 3, params: { platform: 'x', label: '#TAO' } },
       {
         id: `btc-${suffix}`,
-        weight: weights[1],
-        params: { platform: 'Reddit', label: '/r/Bitcoin', keyword: ' halving ' },
+        weight: 1,
+        params: {
+          platform: 'Reddit',
+          label: '/r/Bitcoin',
+          keyword: ' caf\u00e9 halving ',
+          post_start_datetime: '2026-01-01T00:00:00Z',
+          post_end_datetime: '2026-02-01T12:30:00.250+02:00',
+        },
       },
     ],
   };
-  const total = weights[0] + weights[1];
   const file = [
-    {
-      id: `tao-${suffix}`,
-      weight: weights[0] / total,
-      params: {
-        platform: 'x',
-        label: '#tao',
-        keyword: null,
-        post_start_datetime: null,
-        post_end_datetime: null,
-      },
-    },
-    {
-      id: `btc-${suffix}`,
-      weight: weights[1] / total,
-      params: {
-        platform: 'reddit',
-        label: 'r/bitcoin',
-        keyword: 'halving',
-        post_start_datetime: null,
-        post_end_datetime: null,
-      },
-    },
-  ];
-  return { body, file: JSON.stringify(file, null, 4) };
+    '[',
+    '    {',
+    `        "id": "tao-${suffix}",`,
+    '        "weight": 0.75,',
+    '        "params": {',
+    '            "keyword": null,',
+    '            "platform": "x",',
+    '            "label": "#tao",',
+    '            "post_start_datetime": null,',
+    '            "post_end_datetime": null',
+    '        }',
+    '    },',
+    '    {',
+    `        "id": "btc-${suffix}",`,
+    '        "weight": 0.25,',
+    '        "params": {',
+    '            "keyword": "caf\\u00e9 halving",',
+    '            "platform": "reddit",',
+    '            "label": "r/bitcoin",',
+    '            "post_start_datetime": "2026-01-01T00:00:00+00:00",',
+    '            "post_end_datetime": "2026-02-01T10:30:00.250000+00:00"',
+    '        }',
+    '    }',
+    ']',
+  ].join('\n');
+  return { body, file };
 }
 
 describe('Publishing the vote to the network', () => {
@@ -169,6 +181,7 @@ describe('Publishing the vote to the network', () => {
     const sha = status.commit_sha!;
     expect(remote.head()).toBe(sha);
     expect(remote.parents(sha)).toEqual([someoneElse]);
+    expect(remote.message(sha)).toBe(`Add ${hotkey} preferences JSON file`);
     expect(remote.fileAt(sha, hotkey)).toBe(file);
     expect(remote.fileAt(sha, OTHER_VALIDATOR)).toBe(OTHER_FILE);
     expect(remote.fileAt(sha, LATE_VALIDATOR)).toBe(OTHER_FILE);

@@ -27,6 +27,8 @@ export interface GravityRemote {
   head(): string;
   /** Parents of a commit. */
   parents(sha: string): string[];
+  /** A commit's message. */
+  message(sha: string): string;
   /** The preferences file of `hotkey` at `sha`, or undefined when the commit has none. */
   fileAt(sha: string, hotkey: string): string | undefined;
   /** Commits on the branch (newest first) that changed the preferences file of `hotkey`. */
@@ -93,6 +95,7 @@ export function createGravityRemote(branch = 'main'): GravityRemote {
     },
     head: () => git(bare, 'rev-parse', branch),
     parents: (sha) => git(bare, 'rev-list', '--parents', '-n', '1', sha).split(' ').slice(1),
+    message: (sha) => git(bare, 'log', '-1', '--format=%B', sha),
     fileAt(sha, hotkey) {
       try {
         return git(bare, 'show', `${sha}:${fileOf(hotkey)}`);

@@ -1,4 +1,9 @@
-import { aggregateDesirabilities, stakeShares, toLegacyFormat } from './desirability-aggregate';
+import {
+  aggregateDesirabilities,
+  stakeShares,
+  subnetJobKey,
+  toLegacyFormat,
+} from './desirability-aggregate';
 import { JobParamsView, JobView } from './desirability.types';
 
 function params(label: string | null, extra: Partial<JobParamsView> = {}): JobParamsView {
@@ -157,6 +162,38 @@ describe(aggregateDesirabilities.name, () => {
       'plain',
       'owner-btc',
       'owner-reddit',
+    ]);
+  });
+
+  // The network's votes: the subnet's reader keys jobs on (keyword, platform, label) and keeps
+  // the params of the first it meets (desirability_retrieval.py, calculate_total_weights).
+  it('merges jobs differing only in their dates by the subnet’s key, keeping the first’s dates', () => {
+    const march = { post_start_datetime: '2026-03-01T00:00:00.000Z' };
+    const votes = [
+      {
+        hotkey: 'a',
+        jobs: [job('a-btc', 0.5, '#bitcoin', march), job('a-tao', 0.5, '#tao', march)],
+      },
+      {
+        hotkey: 'b',
+        jobs: [job('b-tao', 1, '#tao', { post_end_datetime: '2026-04-01T00:00:00.000Z' })],
+      },
+    ];
+    const result = aggregateDesirabilities({
+      owner: OWNER,
+      votes,
+      stakes: new Map([
+        ['a', 1],
+        ['b', 1],
+      ]),
+      jobKey: subnetJobKey,
+    });
+    // 0.3 × 0.75 + 0.7 × ½ × 0.5 under the owner's #bitcoin (its params: no dates);
+    // 0.7 × ½ × (0.5 + 1) under a's dates, met first, listed under b's id (the larger part).
+    expect(result).toEqual([
+      job('b-tao', 0.525, '#tao', march),
+      job('owner-btc', 0.4, '#bitcoin'),
+      job('owner-reddit', 0.075, 'r/bitcoin'),
     ]);
   });
 

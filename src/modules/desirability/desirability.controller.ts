@@ -14,16 +14,22 @@ import { DesirabilityService } from './desirability.service';
 import { ParsedSubmission } from './desirability.types';
 import { DesirabilityJobDto, LegacyDesirabilityDto } from './dto/desirability-job.dto';
 import {
-  DESIRABILITY_ITEM_SCHEMA,
-  DesirabilityItem,
   DesirabilityRequestDto,
+  SUBMITTED_ITEM_SCHEMA,
+  SubmittedItem,
 } from './dto/desirability-request.dto';
 import { DesirabilitySubmittedDto } from './dto/desirability-submitted.dto';
 import { GetDesirabilitiesQueryDto } from './dto/get-desirabilities-query.dto';
+import { GravityJobDto, GravityLegacyDesirabilityDto } from './dto/gravity-entry.dto';
 import { NetworkDesirabilitiesDto } from './dto/network-desirabilities.dto';
 
 @ApiTags('Scraping tasks')
-@ApiExtraModels(DesirabilityJobDto, LegacyDesirabilityDto)
+@ApiExtraModels(
+  DesirabilityJobDto,
+  LegacyDesirabilityDto,
+  GravityJobDto,
+  GravityLegacyDesirabilityDto,
+)
 @Controller('api/v1')
 export class DesirabilityController {
   constructor(private readonly desirability: DesirabilityService) {}
@@ -66,13 +72,15 @@ export class DesirabilityController {
     operationId: 'getDesirabilities',
     summary: "A validator's submission, or the current aggregate desirability list",
     description:
-      'With `hotkey`: that validator’s current submission, exactly as submitted (unscaled). Without: a page ' +
+      'With `hotkey`: that validator’s current submission, exactly as submitted (unscaled; from the network, the ' +
+      'file as written, which may hold jobs this gateway does not count: `GravityJob`). Without: a page ' +
       '(`limit`, `offset`; the total in `X-Total-Count`) of the aggregate, heaviest first: the owner’s default list weighted 0.3 plus every validator’s vote weighted ' +
-      '0.7 × its share of the voters’ stake; identical jobs add up.\n\n' +
+      '0.7 × its share of the voters’ stake; identical jobs add up (network: the same keyword, platform and label).\n\n' +
       'With a chain and a Gravity repository configured (SUBTENSOR_URL, GRAVITY_REPO_URL) both read the network: a ' +
       'submission is the validator’s `validator_preferences/<hotkey>.json` at the git SHA it committed on chain ' +
       '(`X-Commitment-Sha`, `X-Commitment-Block`); the aggregate is rebuilt every DESIRABILITY_SYNC_INTERVAL from every ' +
-      'validator with a permit and a commitment, and the last good one is served (`Age`, `X-Aggregate-Computed-At`; ' +
+      'validator with a permit and a commitment, its votes read as the subnet’s validators read them and combined by ' +
+      'this formula (not the subnet’s: docs/decisions.md, "The formula"), and the last good one is served (`Age`, `X-Aggregate-Computed-At`; ' +
       'who counted and why others did not: `GET /api/v1/desirabilities/network`). Without, the votes stored in this ' +
       'gateway, counting only jobs whose task is active.',
   })
@@ -111,8 +119,9 @@ export class DesirabilityController {
         schema: { type: 'string', enum: ['true', 'false'] },
       },
     },
-    // A submission may mix both formats, and is answered as submitted: items of either kind.
-    schema: { type: 'array', maxItems: MAX_DESIRABILITY_JOBS, items: DESIRABILITY_ITEM_SCHEMA },
+    // A submission may mix both formats, and is answered as submitted: items of either kind; a
+    // network file, as written: items in the subnet's uploaders' shapes.
+    schema: { type: 'array', maxItems: MAX_DESIRABILITY_JOBS, items: SUBMITTED_ITEM_SCHEMA },
   })
   @ApiErrorResponses(
     errorCase(
@@ -137,7 +146,7 @@ export class DesirabilityController {
   async get(
     @Query() query: GetDesirabilitiesQueryDto,
     @Res({ passthrough: true }) response: Response,
-  ): Promise<DesirabilityItem[]> {
+  ): Promise<SubmittedItem[]> {
     const { items, total, headers } = await this.desirability.get(query);
     response.setHeader('X-Total-Count', String(total));
     for (const [name, value] of Object.entries(headers)) response.setHeader(name, value);
@@ -153,7 +162,8 @@ export class DesirabilityController {
       'Where the aggregate of `get_desirabilities` comes from (`network` or `local`); for the network: when it was ' +
       'computed and its age, the validators counted with their stake, share and committed SHA, and every ' +
       'commitment that counts as no vote with the reason (not a SHA, no permit, the commit or file missing from ' +
-      'the Gravity repository, a file breaking the submission rules, a withdrawn vote).',
+      'the Gravity repository, a file the subnet’s reader would fail on or its uploaders never write, a withdrawn ' +
+      'vote); for each validator counted, the entries of its file not counted, and why.',
   })
   @ApiOkResponse({
     type: NetworkDesirabilitiesDto,

@@ -12,7 +12,7 @@ import { aggregateDesirabilities, toLegacyFormat } from './desirability-aggregat
 import { DesirabilityRepository } from './desirability.repository';
 import { JobView, ParsedSubmission, toJobView } from './desirability.types';
 import { DesirabilitySubmittedDto } from './dto/desirability-submitted.dto';
-import { DesirabilityItem } from './dto/desirability-request.dto';
+import { SubmittedItem } from './dto/desirability-request.dto';
 import { GetDesirabilitiesQueryDto } from './dto/get-desirabilities-query.dto';
 import { NetworkDesirabilitiesDto } from './dto/network-desirabilities.dto';
 import { NetworkAggregateService } from './network-aggregate.service';
@@ -24,7 +24,7 @@ const DEFAULT_PAGE = 100;
 
 /** An answer of get_desirabilities: one page, the total, and headers saying where it comes from. */
 export interface DesirabilitiesAnswer {
-  items: DesirabilityItem[];
+  items: SubmittedItem[];
   total: number;
   headers: Record<string, string>;
 }

@@ -12,7 +12,7 @@ import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { ChainCommitmentsService } from '../../network/chain/chain-commitments.service';
 import { NetworkService } from '../../network/network.service';
-import { aggregateDesirabilities, stakeShares, Vote } from './desirability-aggregate';
+import { aggregateDesirabilities, stakeShares, subnetJobKey, Vote } from './desirability-aggregate';
 import { NetworkVotesService } from './network-votes.service';
 import {
   CountedValidator,
@@ -92,12 +92,7 @@ export class NetworkAggregateService
       const aggregate = await this.read(started);
       await this.repository.saveAggregate(aggregate);
       this.lastAttempt = { ok: true, at: this.clock.now() };
-      const skipped = aggregate.skipped.map((entry) => `${entry.hotkey}: ${entry.reason}`);
-      this.logger.log(
-        `network desirabilities: ${aggregate.jobs.length} jobs from ${aggregate.validators.length} ` +
-          `validators` +
-          (skipped.length > 0 ? `; no vote from ${skipped.length}: ${skipped.join('; ')}` : ''),
-      );
+      this.logger.log(summary(aggregate));
       return { counted: aggregate.validators.length, skipped: aggregate.skipped.length };
     } catch (error) {
       this.lastAttempt = { ok: false, at: this.clock.now(), error: (error as Error).message };
@@ -109,7 +104,7 @@ export class NetworkAggregateService
     const commitments = await this.commitments.all();
     const stakes = this.network.validatorStakes();
     const skipped: SkippedValidator[] = [];
-    const voted: { vote: Vote; sha: string; block: number }[] = [];
+    const voted: { vote: Vote; sha: string; block: number; notes: string[] }[] = [];
     for (const commitment of commitments) {
       const { hotkey, block } = commitment;
       if (commitment.sha === undefined) {
@@ -126,26 +121,35 @@ export class NetworkAggregateService
       // One fetch of the repository per run at most: later unknown commits are not in it either.
       const vote = await this.votes.voteAt(hotkey, sha, started);
       if (!vote.ok) skipped.push({ hotkey, sha, block, reason: vote.reason });
-      else if (vote.jobs.length === 0)
+      else if (vote.submitted.length === 0)
         skipped.push({ hotkey, sha, block, reason: 'the vote is withdrawn (an empty list)' });
-      else voted.push({ vote: { hotkey, jobs: vote.jobs }, sha, block });
+      // A file the subnet's reader counts takes its validator's share even when none of its
+      // jobs is one we count (a youtube vote): that share is not handed to the others.
+      else voted.push({ vote: { hotkey, jobs: vote.jobs }, sha, block, notes: vote.notes });
     }
     const shares = stakeShares(
       voted.map(({ vote }) => vote.hotkey),
       stakes,
     );
-    const validators: CountedValidator[] = voted.map(({ vote, sha, block }) => ({
+    const validators: CountedValidator[] = voted.map(({ vote, sha, block, notes }) => ({
       hotkey: vote.hotkey,
       stake: stakes.get(vote.hotkey) ?? null,
       share: Number((shares.get(vote.hotkey) ?? 0).toPrecision(12)),
       sha,
       block,
       jobs: vote.jobs.length,
+      ...(notes.length > 0 ? { notes } : {}),
     }));
+    // In uid order (the metagraph's, as `stakes` lists them), as the subnet's reader meets the
+    // validators: merged jobs keep the dates of the first.
+    const uids = new Map([...stakes.keys()].map((hotkey, index) => [hotkey, index]));
     const jobs = aggregateDesirabilities({
       owner: this.owner.jobs,
-      votes: voted.map(({ vote }) => vote),
+      votes: voted
+        .map(({ vote }) => vote)
+        .sort((a, b) => uids.get(a.hotkey)! - uids.get(b.hotkey)!),
       stakes,
+      jobKey: subnetJobKey,
     });
     const metagraph = await this.network.metagraphStatus();
     return {
@@ -156,4 +160,30 @@ export class NetworkAggregateService
       skipped,
     };
   }
+}
+
+/**
+ * The job's log line: the aggregate's size, the commitments that are no vote and why, and the
+ * entries left out of counted files (the first three of each validator).
+ */
+function summary(aggregate: StoredNetworkAggregate): string {
+  const { jobs, validators, skipped } = aggregate;
+  const parts = [
+    `network desirabilities: ${jobs.length} jobs from ${validators.length} validators`,
+  ];
+  if (skipped.length > 0)
+    parts.push(
+      `no vote from ${skipped.length}: ` +
+        skipped.map(({ hotkey, reason }) => `${hotkey}: ${reason}`).join('; '),
+    );
+  const noted = validators.flatMap(({ hotkey, notes = [] }) =>
+    notes.length === 0
+      ? []
+      : [
+          `${hotkey}: ${notes.slice(0, 3).join('; ')}` +
+            (notes.length > 3 ? ` (and ${notes.length - 3} more)` : ''),
+        ],
+  );
+  if (noted.length > 0) parts.push(`entries left out: ${noted.join('; ')}`);
+  return parts.join('; ');
 }

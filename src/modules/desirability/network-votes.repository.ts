@@ -12,7 +12,10 @@ export interface CountedValidator {
   share: number;
   sha: string;
   block: number;
+  /** Jobs of its file counted (0: none is one we count; its share still counts). */
   jobs: number;
+  /** Entries of its file not counted, or counted otherwise than written, and why. */
+  notes?: string[];
 }
 
 /** A validator with a commitment that is no vote, and why. */

@@ -12,14 +12,14 @@ import {
 } from '../../network/gravity/gravity-repository';
 import { NetworkVote, readNetworkVote } from './network-vote';
 import { NetworkVotesRepository } from './network-votes.repository';
-import { DesirabilityItem } from './dto/desirability-request.dto';
+import { SubmittedItem } from './dto/desirability-request.dto';
 
 /** A validator's submission on the network: its commitment and the vote at that commit. */
 export interface NetworkSubmission {
   hotkey: string;
   sha: string;
   block: number;
-  submitted: DesirabilityItem[];
+  submitted: SubmittedItem[];
   vote: Extract<NetworkVote, { ok: true }>;
 }
 
@@ -89,8 +89,10 @@ export class NetworkVotesService {
       file = cached === null ? { kind: 'no-file' } : { kind: 'file', text: cached };
     } else {
       file = await this.gravity.preferencesAt(hotkey, sha, fetchedSince);
-      // What a commit holds never changes; a commit not found yet may still be pushed.
-      if (file.kind === 'file') await this.repository.saveFile(hotkey, sha, file.text);
+      // What a commit holds never changes; a commit not found yet may still be pushed. A text
+      // holding U+0000 is no JSON, and Postgres cannot store it: read again from the clone.
+      if (file.kind === 'file' && !file.text.includes('\u0000'))
+        await this.repository.saveFile(hotkey, sha, file.text);
       if (file.kind === 'no-file') await this.repository.saveFile(hotkey, sha, null);
     }
     return readNetworkVote(file, path, sha);

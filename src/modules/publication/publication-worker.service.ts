@@ -23,7 +23,7 @@ import { TasksService } from '../tasks/tasks.service';
 import { CommitmentRateLimitedError, CommitmentSubmitter, Inclusion } from './commitment-submitter';
 import { PublicationRepository } from './publication.repository';
 import { PublicationService } from './publication.service';
-import { Claim, PublicationRow, retryDelay } from './publication.types';
+import { Claim, lostClaim, PublicationRow, retryDelay } from './publication.types';
 
 /**
  * Publishes the queued vote in the background, every PUBLICATION_INTERVAL_MS: claims it (one
@@ -120,7 +120,7 @@ export class PublicationWorker
             : `vote ${row.version} already in the Gravity repository at ${sha}: nothing to push`,
         );
         if (!(await this.repository.recordPushed(claim, sha, this.clock.now())))
-          return this.replaced(claim);
+          return this.lost(claim);
       }
       step = 'commit';
       this.metrics.recordPublicationAttempt('commit');
@@ -132,7 +132,7 @@ export class PublicationWorker
         await this.tasks.recordNetworkRegistration(row.task_ids, registration, manager);
         return true;
       });
-      if (!committed) return this.replaced(claim);
+      if (!committed) return this.lost(claim);
       this.logger.log(
         `vote ${row.version} committed on chain in block ${inclusion.blockNumber}: ${sha}`,
       );
@@ -171,12 +171,17 @@ export class PublicationWorker
     // Rate limited: still pushed, only waiting. A failed commit keeps its SHA (resumed there).
     const state = rateLimited ? 'pushed' : 'failed';
     if (!(await this.repository.recordRetry(claim, state, reason, next, now)))
-      await this.repository.release(claim);
+      await this.lost(claim);
   }
 
-  /** A newer vote replaced the one this worker was publishing: the next claim takes it. */
-  private async replaced(claim: Claim): Promise<void> {
-    this.logger.log(`vote ${claim.version} was replaced by a newer vote before it was published`);
+  /**
+   * This worker's claim no longer holds (a newer vote replaced its vote, or its lease ran out and
+   * another replica took over): it says which and lets go; the next claim takes what is due.
+   */
+  private async lost(claim: Claim): Promise<void> {
+    const { replaced, message } = lostClaim(claim, await this.repository.find(claim.hotkey));
+    if (replaced) this.logger.log(message);
+    else this.logger.warn(message);
     await this.repository.release(claim);
   }
 }

@@ -12,7 +12,7 @@ import {
   PUBLICATION_STATES,
   PublicationRow,
   PublicationState,
-  PublishableJob,
+  PublishedJob,
   publishableJobs,
   publishedFile,
 } from './publication.types';
@@ -83,7 +83,7 @@ export class PublicationService implements OnModuleInit {
    */
   async enqueue(
     hotkey: string,
-    jobs: readonly PublishableJob[],
+    jobs: readonly PublishedJob[],
     manager: EntityManager,
   ): Promise<QueuedVote> {
     if (!this.enabled) return { state: 'disabled', keptLocal: [] };

@@ -14,11 +14,53 @@ describe(retryDelay.name, () => {
 });
 
 describe(publishedFile.name, () => {
-  it('writes the jobs as the subnet’s uploader does: indented by four spaces, no newline at the end', () => {
-    const file = publishedFile([{ id: 'a', weight: 1, params: { platform: 'x', label: '#tao' } }]);
+  const job = (id: string, weight: number, start: string | null, end: string | null) => ({
+    id,
+    weight,
+    params: {
+      platform: 'x',
+      label: '#caf\u00e9',
+      keyword: 'halving',
+      post_start_datetime: start,
+      post_end_datetime: end,
+    },
+  });
+
+  // What the subnet's uploader writes for the same vote (json.dumps of its pydantic models,
+  // indent=4): fields in the models' order, floats as repr writes them, non-ASCII escaped, and
+  // the dates in the form every Python's datetime.fromisoformat reads (3.10 refuses a Z).
+  it('writes the jobs as the subnet’s uploader does, dates as datetime.isoformat() writes them', () => {
+    const file = publishedFile([
+      job('a', 1, '2026-01-01T00:00:00.000Z', '2026-02-01T12:30:00.250Z'),
+      job('b', 1.5e-5, null, null),
+    ]);
     expect(file).toBe(
-      '[\n    {\n        "id": "a",\n        "weight": 1,\n        "params": {\n' +
-        '            "platform": "x",\n            "label": "#tao"\n        }\n    }\n]',
+      [
+        '[',
+        '    {',
+        '        "id": "a",',
+        '        "weight": 1.0,',
+        '        "params": {',
+        '            "keyword": "halving",',
+        '            "platform": "x",',
+        '            "label": "#caf\\u00e9",',
+        '            "post_start_datetime": "2026-01-01T00:00:00+00:00",',
+        '            "post_end_datetime": "2026-02-01T12:30:00.250000+00:00"',
+        '        }',
+        '    },',
+        '    {',
+        '        "id": "b",',
+        '        "weight": 1.5e-05,',
+        '        "params": {',
+        '            "keyword": "halving",',
+        '            "platform": "x",',
+        '            "label": "#caf\\u00e9",',
+        '            "post_start_datetime": null,',
+        '            "post_end_datetime": null',
+        '        }',
+        '    }',
+        ']',
+      ].join('\n'),
     );
     expect(publishedFile([])).toBe('[]');
   });

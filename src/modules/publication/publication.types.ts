@@ -1,3 +1,4 @@
+import { PythonFloat, pythonIsoDate, pythonJsonDumps } from '../../common/python-json';
 import { AppConfig } from '../../config/app-config';
 
 /**
@@ -47,13 +48,44 @@ export interface Claim {
   claimant: string;
 }
 
+/** A job of a vote as it is published: normalized, its dates as ISO 8601 text (or null). */
+export interface PublishedJob {
+  id: string;
+  weight: number;
+  params: {
+    platform: string;
+    label: string | null;
+    keyword: string | null;
+    post_start_datetime: string | null;
+    post_end_datetime: string | null;
+  };
+}
+
 /**
- * The vote as the subnet's validators publish it: the normalized jobs list, indented by four
- * spaces as their uploader writes it (`json.dumps(jobs, indent=4)`), no trailing newline. An
- * empty list withdraws the vote.
+ * The vote's file as the subnet's uploader writes one (dynamic_desirability/data.py
+ * `normalize_preferences`: `json.dumps([job.model_dump() …], indent=4)`, no newline at the end):
+ * its `Job` fields in their order (`id`, `weight`, `params`), `JobParams`' in theirs (`keyword`,
+ * `platform`, `label`, the dates), weights as Python floats (`1.0`), non-ASCII escaped. Dates as
+ * `datetime.isoformat()` writes them (`+00:00`): the reader parses them with
+ * `datetime.fromisoformat`, which before Python 3.11 refuses a `Z` and then drops the bound.
+ * An empty list withdraws the vote.
  */
-export function publishedFile(jobs: readonly unknown[]): string {
-  return JSON.stringify(jobs, null, 4);
+export function publishedFile(jobs: readonly PublishedJob[]): string {
+  const date = (iso: string | null) => (iso === null ? null : pythonIsoDate(new Date(iso)));
+  return pythonJsonDumps(
+    jobs.map(({ id, weight, params }) => ({
+      id,
+      weight: new PythonFloat(weight),
+      params: {
+        keyword: params.keyword,
+        platform: params.platform,
+        label: params.label,
+        post_start_datetime: date(params.post_start_datetime),
+        post_end_datetime: date(params.post_end_datetime),
+      },
+    })),
+    4,
+  );
 }
 
 /** What the vote's file needs of a job: its id, and whether it names a label. */
@@ -77,6 +109,31 @@ export function publishableJobs<J extends PublishableJob>(
   return {
     published: jobs.filter((job) => job.params.label !== null),
     keptLocal: jobs.filter((job) => job.params.label === null).map((job) => job.id),
+  };
+}
+
+/**
+ * Why a worker's write for its claim changed no row, from the row as it is now: a newer vote
+ * replaced the claimed one (its version moved on), or the claim ran out (PUBLICATION_LEASE_MS)
+ * and another replica took the same vote over. The first is the normal course of a new vote;
+ * the second means an attempt outlasted the lease, which an operator should see.
+ */
+export function lostClaim(
+  claim: Claim,
+  now: Pick<PublicationRow, 'version' | 'claimed_by'> | undefined,
+): { replaced: boolean; message: string } {
+  if (!now || Number(now.version) !== claim.version)
+    return {
+      replaced: true,
+      message: `vote ${claim.version} was replaced by a newer vote before it was published`,
+    };
+  const holder =
+    now.claimed_by === null ? 'another replica' : `another replica (${now.claimed_by})`;
+  return {
+    replaced: false,
+    message:
+      `vote ${claim.version}: this replica's claim ran out (PUBLICATION_LEASE_MS) before it ` +
+      `recorded its step, and ${holder} took the publication over; its record stands`,
   };
 }
 

@@ -1,9 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, Server } from 'node:https';
 import { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createGravityRemote, GravityRemote } from '../../../test/support/gravity-remote';
 import { GitError } from './git';
 import { GravityRepository, GravityUnavailableError } from './gravity-repository';
@@ -154,6 +155,26 @@ describe(`${GravityRepository.name} reading votes`, () => {
       kind: 'file',
       text: '[]',
     });
+  });
+
+  // The remote's hook stands for a protected branch (GitHub answers "protected branch hook
+  // declined" or a pre-receive hook's refusal): the same push would be refused again.
+  it('fails at once, with the repository’s reason, when a hook refuses the push', async () => {
+    const calls = join(dataDir, 'hook-calls');
+    writeFileSync(
+      join(fileURLToPath(remote.url), 'hooks', 'pre-receive'),
+      `#!/bin/sh\necho refused >> '${calls}'\n` +
+        `echo 'GH006: Protected branch update failed for refs/heads/main.' >&2\nexit 1\n`,
+      { mode: 0o755 },
+    );
+
+    const failure = await repository.publish(HOTKEY, '[]').catch((error: Error) => error);
+
+    expect(failure).toBeInstanceOf(GravityUnavailableError);
+    expect((failure as Error).message).toMatch(
+      /push refused, not retried: \[remote rejected\] \(pre-receive hook declined\); remote: GH006: Protected branch update failed/,
+    );
+    expect(readFileSync(calls, 'utf8')).toBe('refused\n');
   });
 
   it('leaves the branch it publishes on where the remote has it', async () => {

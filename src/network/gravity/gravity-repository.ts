@@ -45,6 +45,16 @@ export interface PushResult {
   pushed: boolean;
 }
 
+/**
+ * A refusal saying the branch moved since our fetch: `[rejected]` (fetch first, non-fast-forward,
+ * stale info), or `[remote rejected]` when the remote lost a race for the branch's lock, as
+ * GitHub answers two pushes at once (`cannot lock ref`, `failed to update ref`, `incorrect old
+ * value provided`). Any other `[remote rejected]` is a hook's or a rule's refusal (`pre-receive
+ * hook declined`, a protected branch), which no retry changes.
+ */
+const BRANCH_MOVED =
+  /\[rejected\]|\[remote rejected\] \((cannot lock ref|failed to update ref|incorrect old value)/i;
+
 /** The remote refused the push because its branch moved since our fetch. */
 class PushRejectedError extends GitError {}
 
@@ -190,12 +200,8 @@ export class GravityRepository {
       ).trim();
       if (head && (await this.revision(`${head}:${path}`)) === blob)
         return { sha: head, pushed: false };
-      const commit = await this.commitOnto(
-        head,
-        path,
-        blob,
-        `Update ${hotkey} preferences JSON file`,
-      );
+      // The subnet's uploader's message (desirability_uploader.py, upload_to_github).
+      const commit = await this.commitOnto(head, path, blob, `Add ${hotkey} preferences JSON file`);
       await this.beforePush?.();
       try {
         await this.push(commit);
@@ -241,9 +247,20 @@ export class GravityRepository {
       );
     } catch (error) {
       const output = causeOutput(error);
-      if (/\[(remote )?rejected\]|non-fast-forward|fetch first/i.test(output))
+      if (BRANCH_MOVED.test(output))
         throw new PushRejectedError(`push refused, the branch moved: ${output}`, 1, output);
-      throw error;
+      const refusal = /\[remote rejected\][^\n]*/i.exec(output);
+      if (!refusal) throw error;
+      // A hook (a protected branch, a permission) said no: pushing again would hear the same.
+      const remote = output
+        .split('\n')
+        .filter((line) => line.startsWith('remote:'))
+        .map((line) => line.trim());
+      throw new GravityUnavailableError(
+        `Gravity repository ${this.description}: push refused, not retried: ` +
+          [refusal[0].trim(), ...remote].join('; '),
+        { cause: error },
+      );
     }
   }
 

@@ -1,3 +1,4 @@
+import { pythonIsoDate } from '../../common/python-json';
 import { parseKeyword } from '../query-matcher';
 import { BucketKey, KeywordMode, NetworkQuery } from '../protocol';
 import { toSourceId } from './sources';
@@ -109,17 +110,6 @@ export function onDemandRequestFields(query: NetworkQuery): OnDemandRequestField
     end_date: pythonIsoDate(query.endDate),
     limit: query.limit,
   };
-}
-
-/**
- * A UTC date as Python's `datetime.isoformat()` writes it: `+00:00`, and microseconds only when
- * not zero. Miners parse the dates with `datetime.fromisoformat`, which before Python 3.11 (the
- * subnet asks for 3.10 or later) refuses `toISOString()`'s `Z` and reads whatever isoformat writes.
- */
-function pythonIsoDate(date: Date): string {
-  const iso = date.toISOString();
-  const milliseconds = iso.slice(20, 23);
-  return `${iso.slice(0, 19)}${milliseconds === '000' ? '' : `.${milliseconds}000`}+00:00`;
 }
 
 export class WrongAnswerError extends Error {

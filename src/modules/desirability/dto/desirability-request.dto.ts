@@ -2,6 +2,7 @@ import { ApiExtraModels, ApiProperty, ApiSchema, getSchemaPath } from '@nestjs/s
 import type { SchemaObject } from '@nestjs/swagger';
 import { MAX_DESIRABILITY_JOBS } from '../../../config/environment-variables';
 import { DesirabilityJobDto, LegacyDesirabilityDto } from './desirability-job.dto';
+import { GravityJobDto, GravityLegacyDesirabilityDto } from './gravity-entry.dto';
 
 /**
  * One entry of a vote as submitted, in either format: a vote may mix them, and a submission is
@@ -14,6 +15,25 @@ export const DESIRABILITY_ITEM_SCHEMA: SchemaObject = {
   oneOf: [
     { $ref: getSchemaPath(DesirabilityJobDto) },
     { $ref: getSchemaPath(LegacyDesirabilityDto) },
+  ],
+};
+
+/**
+ * An entry of a vote as `get_desirabilities?hotkey=` answers it: as submitted here, or, from
+ * the network, as written in the validator's file, which may hold entries our rules refuse.
+ */
+export type SubmittedItem = DesirabilityItem | GravityJobDto | GravityLegacyDesirabilityDto;
+
+/**
+ * The schema of a SubmittedItem (`anyOf`: an entry of either format is also in the uploader's
+ * shape).
+ */
+export const SUBMITTED_ITEM_SCHEMA: SchemaObject = {
+  anyOf: [
+    { $ref: getSchemaPath(DesirabilityJobDto) },
+    { $ref: getSchemaPath(LegacyDesirabilityDto) },
+    { $ref: getSchemaPath(GravityJobDto) },
+    { $ref: getSchemaPath(GravityLegacyDesirabilityDto) },
   ],
 };
 

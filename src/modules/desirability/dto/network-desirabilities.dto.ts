@@ -51,12 +51,24 @@ export class CountedValidatorDto {
   @ApiProperty({
     type: 'integer',
     format: 'int32',
-    minimum: 1,
+    minimum: 0,
     maximum: MAX_DESIRABILITY_JOBS,
-    description: 'Jobs in its vote (a vote is read by the submission rules)',
+    description:
+      'Jobs of its file counted, as the subnet’s reader counts them (0 when none is on x or reddit: its share ' +
+      'still counts, as the subnet’s reader counts it)',
     example: 12,
   })
   jobs: number;
+
+  @ApiPropertyOptional({
+    type: [String],
+    maxItems: MAX_DESIRABILITY_JOBS,
+    description:
+      'Entries of its file not counted (a platform this gateway does not serve, what the subnet’s reader ' +
+      'skips) or counted otherwise than written (a date Python cannot read), one sentence each; absent when none',
+    example: ['entry 2 (id "yt-1"): platform "youtube" is not one this gateway serves (x, reddit)'],
+  })
+  notes?: string[];
 }
 
 @ApiSchema({
@@ -71,7 +83,7 @@ export class SkippedValidatorDto {
     example: `commit ${SHA_EXAMPLE} is not in the Gravity repository`,
     description:
       'Not a git SHA, not a validator (a permit and VALIDATOR_MIN_STAKE), the commit or the file missing from the repository, ' +
-      'a file breaking the submission rules, or a withdrawn vote',
+      'a file the subnet’s reader would fail on or its uploaders never write, or a withdrawn vote',
   })
   reason: string;
 

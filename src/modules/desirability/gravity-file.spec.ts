@@ -1,0 +1,132 @@
+import { legacyJobId } from './desirability-fields';
+import { readGravityFile } from './gravity-file';
+
+const params = (overrides: Record<string, unknown> = {}) => ({
+  keyword: null,
+  platform: 'x',
+  label: '#tao',
+  post_start_datetime: null,
+  post_end_datetime: null,
+  ...overrides,
+});
+const read = (entries: unknown[]) => readGravityFile(entries, 100);
+const notes = (entries: unknown[]) => {
+  const reading = read(entries);
+  return reading.ok ? reading.notes : reading.reason;
+};
+const refusal = (entries: unknown[]) => {
+  const reading = read(entries);
+  return reading.ok ? undefined : reading.reason;
+};
+
+describe(readGravityFile.name, () => {
+  it('leaves out, one by one, the jobs the subnet’s reader skips or its lookup ignores', () => {
+    const entries = [
+      { id: 'kept', weight: 0.5, params: params() },
+      { id: 'no-keyword', weight: 0.1, params: { platform: 'x', label: '#a' } },
+      { id: 'long', weight: 0.1, params: params({ label: `#${'a'.repeat(140)}` }) },
+      { id: 'zero', weight: 0, params: params() },
+      { id: 'a/b', weight: 0.1, params: params() },
+      { id: 'nul', weight: 0.1, params: params({ label: '#a\u0000' }) },
+      { source_name: 'x', label_weights: { '#tao': 1 } },
+      { id: 'no-params', weight: 0.1 },
+    ];
+    const reading = read(entries);
+    expect(reading.ok && reading.jobs.map((job) => job.id)).toEqual(['kept']);
+    expect(notes(entries)).toEqual([
+      'entry 1 (id "no-keyword"): the subnet\'s reader skips a job whose params lack keyword',
+      'entry 2 (id "long"): the subnet\'s reader skips a label over 140 characters',
+      'entry 3 (id "zero"): a weight that is not above 0 adds nothing here (the subnet would subtract a negative one)',
+      'entry 4 (id "a/b"): no id this gateway can list it under (1..80 printable characters, no slashes)',
+      'entry 5 (id "nul"): text holding U+0000 or an unpaired surrogate, which cannot be stored',
+      "entry 6: the subnet's reader skips a legacy entry in a file whose first entry is a job",
+      'entry 7 (id "no-params"): the subnet\'s reader skips a job without params',
+    ]);
+  });
+
+  it('takes a missing weight as 1 and the dates Python’s fromisoformat reads; a date it cannot read is dropped', () => {
+    const reading = read([
+      {
+        id: 'a',
+        params: params({
+          post_start_datetime: '2025-03-01 06',
+          post_end_datetime: 'next week',
+        }),
+      },
+    ]);
+    expect(reading).toEqual({
+      ok: true,
+      jobs: [
+        {
+          id: 'a',
+          weight: 1,
+          params: {
+            platform: 'x',
+            label: '#tao',
+            keyword: null,
+            post_start_datetime: '2025-03-01T06:00:00.000Z',
+            post_end_datetime: null,
+          },
+        },
+      ],
+      notes: [
+        'entry 0 (id "a"): post_end_datetime "next week" is no date Python\'s fromisoformat reads: ' +
+          'counted without it, as the subnet’s reader drops it',
+      ],
+    });
+  });
+
+  it('keeps the jobs of a platform counted in any case in a legacy file, ids generated from the label as written', () => {
+    const reading = read([
+      { source_name: 'x', label_weights: { '#TAO': 0.25, '#btc': 0.25 } },
+      { source_name: 'Reddit', label_weights: { 'r/tao': 0.5 } },
+    ]);
+    expect(reading.ok && reading.jobs.map(({ id, params }) => [id, params.label])).toEqual([
+      [legacyJobId('x', '#TAO'), '#TAO'],
+      [legacyJobId('x', '#btc'), '#btc'],
+    ]);
+    expect(reading.ok && reading.notes).toEqual([
+      'entry 1, label "r/tao": platform "Reddit": the subnet\'s lookup counts "x" and "reddit" only, in lower case',
+    ]);
+  });
+
+  it('refuses what makes the subnet’s reader fail, and what its uploaders never write', () => {
+    expect(refusal([{ id: 'a', weight: 1, params: params({ label: null, keyword: 'tao' }) }])).toBe(
+      'entry 0 (id "a"): the label is null (the subnet\'s reader fails on a job without a label)',
+    );
+    expect(refusal([{ id: 'a', weight: '1', params: params() }])).toBe(
+      'entry 0 (id "a"): the weight is not a number (the subnet\'s reader fails on it)',
+    );
+    expect(refusal([{ id: 'a', weight: 1e400, params: params() }])).toBe(
+      'entry 0 (id "a"): the weight is not a finite number',
+    );
+    expect(
+      refusal([
+        { source_name: 'x', label_weights: { '#tao': 1 } },
+        { id: 'a', weight: 1, params: params() },
+      ]),
+    ).toMatch(/^entry 1: the subnet's reader fails on an entry without source_name/);
+    expect(refusal([{ id: 'a', weight: 1, params: params(), note: 'mine' }])).toBe(
+      'entry 0: "note", which the subnet\'s uploader never writes',
+    );
+    expect(refusal(['#tao'])).toBe('entry 0 is not an object');
+    expect(
+      readGravityFile(
+        Array.from({ length: 3 }, (_, index) => ({ id: `j${index}`, weight: 1, params: params() })),
+        2,
+      ),
+    ).toEqual({ ok: false, reason: 'it has 3 jobs, more than 2' });
+  });
+
+  it('keeps a vote’s weights as written up to a sum of 1, and scales them down to 1 above', () => {
+    const weights = (values: number[]) => {
+      const reading = read(
+        values.map((weight, index) => ({ id: `j${index}`, weight, params: params() })),
+      );
+      return reading.ok ? reading.jobs.map((job) => job.weight) : [];
+    };
+    expect(weights([0.1, 0.2])).toEqual([0.1, 0.2]);
+    expect(weights([3, 1])).toEqual([0.75, 0.25]);
+    expect(weights([1e308, 1e308])).toEqual([0.5, 0.5]);
+  });
+});
