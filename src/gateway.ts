@@ -109,6 +109,8 @@ async function startGateway(simulate: SimulatedNetworkStarter | undefined): Prom
         : `the embedded Postgres (EMBEDDED_POSTGRES_PORT=${config.embeddedPostgresPort})`,
     );
   }
+  const logger = app.get(Logger);
+  installCrashLogging(logger);
   try {
     await app.listen(config.port, config.host);
   } catch (error) {
@@ -116,8 +118,6 @@ async function startGateway(simulate: SimulatedNetworkStarter | undefined): Prom
     await stopStarted();
     throw listenFailure(error, config.host, config.port);
   }
-  const logger = app.get(Logger);
-  installCrashLogging(logger);
   installGracefulShutdown(app, {
     timeoutMs: config.shutdownTimeoutMs,
     logger,

@@ -26,4 +26,17 @@ describe('installCrashLogging', () => {
     expect(lines).toEqual([[{ err: 'a string' }, 'unhandled promise rejection: exiting', 'Crash']]);
     expect(exits).toEqual([1]);
   });
+
+  it('exits with 1 even when the logger throws', () => {
+    const events = new EventEmitter();
+    const exits: number[] = [];
+    const logger = {
+      fatal: () => {
+        throw new Error('stream closed');
+      },
+    } as unknown as LoggerService;
+    installCrashLogging(logger, { events, exit: (code) => exits.push(code) });
+    expect(() => events.emit('uncaughtException', new Error('x'))).toThrow('stream closed');
+    expect(exits).toEqual([1]);
+  });
 });

@@ -18,8 +18,12 @@ export function installCrashLogging(logger: LoggerService, options: CrashLogging
   const exit = options.exit ?? ((code: number) => process.exit(code));
   const events = options.events ?? process;
   const crash = (what: string) => (error: unknown) => {
-    logger.fatal?.({ err: error }, `${what}: exiting`, 'Crash');
-    exit(1);
+    // A logger that throws here must not turn the exit into Node's 7 (a throw in the handler).
+    try {
+      logger.fatal?.({ err: error }, `${what}: exiting`, 'Crash');
+    } finally {
+      exit(1);
+    }
   };
   events.on('uncaughtException', crash('uncaught exception'));
   events.on('unhandledRejection', crash('unhandled promise rejection'));

@@ -29,17 +29,25 @@ export function secretScannerFor(config: {
 }
 
 /**
- * What a node URL may carry as a secret: its user and password (`wss://user:token@host`) and its
- * query values (`?token=…`, as hosted nodes take them). Our own lines name the node by scheme and
- * host only (nodeAddress); this is the last line of defence for a line that names it otherwise.
- * Short values (a user name such as `gateway`) are dropped by the scanner.
+ * What a node URL may carry as a secret: its password (`wss://user:token@host`), its user when it
+ * has no password (`wss://token@host`), and the values of query parameters named as credentials
+ * (`?token=…`, `?api_key=…`, as hosted nodes take them). Nothing else: the scanner also refuses
+ * requests holding a secret, so a plain user name or `?network=bittensor` must stay out of it.
+ * Our own lines name the node by scheme and host only (nodeAddress); this is the last line of
+ * defence for a line that names it otherwise.
  */
 export function urlCredentials(url: string | undefined): string[] {
   if (!url || !URL.canParse(url)) return [];
   const parsed = new URL(url);
-  const values = [parsed.username, parsed.password, ...parsed.searchParams.values()];
-  return values.flatMap((value) => (value ? [value, decoded(value)] : []));
+  const user = parsed.password ? parsed.password : parsed.username;
+  const values = [user && decoded(user)];
+  for (const [name, value] of parsed.searchParams)
+    if (CREDENTIAL_NAME.test(name)) values.push(value);
+  return values.filter((value): value is string => !!value);
 }
+
+/** Query parameter names that carry a credential: token, access_token, apikey, api-key, secret, auth, password, … */
+const CREDENTIAL_NAME = /token|key|secret|auth|pass|sig/i;
 
 function decoded(value: string): string {
   try {

@@ -173,9 +173,10 @@ export class SubtensorConnection {
   private async connect(): Promise<ApiPromise> {
     // autoConnectMs 0: reconnecting is ours to pace (the provider's own retries never back off).
     // No result cache: each read is of a new block, and answers are hundreds of kilobytes.
+    // Before the client is loaded: its modules may warn as they load (duplicate versions, …).
+    routePolkadotConsole(this.url);
     const { ApiPromise, WsProvider } =
       loadWhenUsed<typeof import('@polkadot/api')>('@polkadot/api');
-    routePolkadotConsole(this.url);
     const provider = new WsProvider(this.url, 0, undefined, this.connectTimeoutMs, 0);
     try {
       await provider.connect();
