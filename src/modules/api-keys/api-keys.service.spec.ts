@@ -50,6 +50,22 @@ function setUp(stored: Partial<ApiKeyEntity> = {}) {
   return { service, repository, changes, clock, key, announce: (id: string) => announced(id) };
 }
 
+/**
+ * Holds the next lookup by hash until the returned function is called, then answers what it read
+ * when it began: the key as it was then (null for any other hash), as a query racing a change does.
+ */
+function holdNextLookup({ repository, key }: ReturnType<typeof setUp>): () => void {
+  let answer: () => void = () => undefined;
+  repository.findByHash.mockImplementationOnce(
+    (hash: string) =>
+      new Promise((resolve) => {
+        const read = hash === key.keyHash ? { ...key } : null;
+        answer = () => resolve(read);
+      }),
+  );
+  return () => answer();
+}
+
 describe(ApiKeysService.name, () => {
   it('refuses a cached key as expired from the instant of its expiry, not from the next lookup', async () => {
     // Time stands still but for `advance`: 1 ms before the expiry, and at it, exactly.
@@ -95,16 +111,10 @@ describe(ApiKeysService.name, () => {
   });
 
   it('answers a lookup racing a change made here with the changed key, and does not cache the old one', async () => {
-    const { service, repository, key } = setUp();
+    const unit = setUp();
+    const { service, key } = unit;
     // The lookup reads the key as it was before the deactivation, and answers after it.
-    let answerOldRow: () => void = () => undefined;
-    repository.findByHash.mockImplementationOnce(
-      (hash: string) =>
-        new Promise((resolve) => {
-          const oldRow = hash === key.keyHash ? { ...key } : null;
-          answerOldRow = () => resolve(oldRow);
-        }),
-    );
+    const answerOldRow = holdNextLookup(unit);
     const racing = service.authenticate(KEY);
     key.isActive = false;
     await service.deactivate(ID);
@@ -114,22 +124,39 @@ describe(ApiKeysService.name, () => {
   });
 
   it('does not cache the old row of a lookup in flight when another replica announces a change', async () => {
-    const { service, repository, key, announce } = setUp();
+    const unit = setUp();
+    const { service, key, announce } = unit;
     // The lookup reads the key as it was before the deactivation, and answers after it.
-    let answerOldRow: () => void = () => undefined;
-    repository.findByHash.mockImplementationOnce(
-      (hash: string) =>
-        new Promise((resolve) => {
-          const oldRow = hash === key.keyHash ? { ...key } : null;
-          answerOldRow = () => resolve(oldRow);
-        }),
-    );
+    const answerOldRow = holdNextLookup(unit);
     const racing = service.authenticate(KEY);
     key.isActive = false; // deactivated through another replica, which announces it
     announce(ID);
     answerOldRow();
     await expect(racing).resolves.toBeNull();
     expect(await service.authenticate(KEY)).toBeNull();
+  });
+
+  it('answers an unknown key as unknown, not with an error, when a change is announced during its lookup', async () => {
+    // lru-cache's fetch rejected with "deleted" here (the guard's 500, no failure counted).
+    const unit = setUp();
+    const { service, repository, announce } = unit;
+    const answerNothing = holdNextLookup(unit);
+    const racing = service.authenticate(`${KEY}x`);
+    announce(ID);
+    answerNothing();
+    await expect(racing).resolves.toBeNull();
+    expect(repository.findByHash).toHaveBeenCalledTimes(2); // read again after the change
+  });
+
+  it('shares one query between concurrent lookups of a key, and caches its answer', async () => {
+    const unit = setUp();
+    const { service, repository } = unit;
+    const answer = holdNextLookup(unit);
+    const both = Promise.all([service.authenticate(KEY), service.authenticate(KEY)]);
+    answer();
+    expect(await both).toMatchObject([{ id: ID }, { id: ID }]);
+    expect(service.authenticate(KEY)).toMatchObject({ id: ID });
+    expect(repository.findByHash).toHaveBeenCalledTimes(1);
   });
 
   it('answers 409 when a deactivation wins the race with an update, and announces nothing', async () => {

@@ -42,16 +42,23 @@ export class ApiKeysService {
   /**
    * Known keys by hash, trusted for `keyCacheTtlMs`: the hot path needs no query once a key is
    * cached. A change through another replica (deactivation, new expiry or limit) drops the key at
-   * once when it is announced over Redis (KeyChanges), else within the TTL. Concurrent misses for
-   * the same key share one query. Unknown keys are not cached, so a new key works at once.
+   * once when it is announced over Redis (KeyChanges), else within the TTL. Unknown keys are not
+   * cached, so a new key works at once.
    */
   private readonly cache: LRUCache<string, ApiKeyEntity> | undefined;
   /**
-   * Hashes being looked up for the cache, with how many lookups of each are running: lru-cache's
-   * `entries()` leaves them out, so a change announced while one reads the key's old row must
-   * reach them some other way (forget).
+   * Lookups running, by hash: concurrent misses for the same key share one query. Kept out of the
+   * cache: lru-cache's own `fetch` rejects its waiters with "deleted" when its entry is deleted
+   * mid-lookup and the lookup found nothing (an unknown key), which the guard answered with a 500
+   * instead of a counted 401 (found by a review).
    */
-  private readonly lookingUp = new Map<string, number>();
+  private readonly lookingUp = new Map<string, Promise<ApiKeyEntity | null>>();
+  /**
+   * How many key changes this process has seen (made here or announced). A lookup that sees it move
+   * while it reads may have read a changed key's old row: which key it reads is known only once it
+   * has read it (a change is announced by id), so it reads again and caches nothing (lookUp).
+   */
+  private changesSeen = 0;
 
   constructor(
     private readonly repository: ApiKeysRepository,
@@ -63,19 +70,7 @@ export class ApiKeysService {
     if (!config.masterKey) throw new Error('The master key must be resolved before the app starts');
     this.masterDigest = secretDigest(config.masterKey);
     const ttl = config.auth.keyCacheTtlMs;
-    this.cache =
-      ttl > 0
-        ? new LRUCache<string, ApiKeyEntity>({
-            max: 10_000,
-            ttl,
-            // A change made here deletes the key's entry (announce), and deleting an entry aborts
-            // its lookup in flight, whose waiters would then fail with lru-cache's "deleted" (a
-            // 500). Ignored instead: the lookup reads the key again (lookUp) and its waiters get
-            // that answer; it is not cached, the entry being gone.
-            ignoreFetchAbort: true,
-            fetchMethod: (hash, _stale, { signal }) => this.lookUp(hash, signal),
-          })
-        : undefined;
+    this.cache = ttl > 0 ? new LRUCache<string, ApiKeyEntity>({ max: 10_000, ttl }) : undefined;
     changes.onChanged((keyId) => this.forget(keyId));
   }
 
@@ -92,25 +87,31 @@ export class ApiKeysService {
     const hash = digest.toString('hex');
     const cached = this.cache?.get(hash);
     if (cached) return this.authenticationOf(cached);
-    const found = this.cache ? this.cache.fetch(hash) : this.repository.findByHash(hash);
+    const found = this.cache ? this.lookUp(hash) : this.repository.findByHash(hash);
     return found.then((key) => this.authenticationOf(key ?? undefined));
   }
 
-  /**
-   * The key by hash, for the cache. Aborted means the key changed here while it was read: the
-   * row read may be the old one, so it is read again, after the change.
-   */
-  private async lookUp(hash: string, signal: AbortSignal): Promise<ApiKeyEntity | undefined> {
-    this.lookingUp.set(hash, (this.lookingUp.get(hash) ?? 0) + 1);
-    try {
-      const key = await this.repository.findByHash(hash);
-      if (!signal.aborted) return key ?? undefined;
-      return (await this.repository.findByHash(hash)) ?? undefined;
-    } finally {
-      const running = this.lookingUp.get(hash)! - 1;
-      if (running === 0) this.lookingUp.delete(hash);
-      else this.lookingUp.set(hash, running);
+  /** The key by hash through the cache's lookups: one query for concurrent misses of a key. */
+  private lookUp(hash: string): Promise<ApiKeyEntity | null> {
+    let lookup = this.lookingUp.get(hash);
+    if (!lookup) {
+      lookup = this.readForCache(hash).finally(() => this.lookingUp.delete(hash));
+      this.lookingUp.set(hash, lookup);
     }
+    return lookup;
+  }
+
+  /**
+   * Reads the key and caches it, unless a change was seen while it was read: the row read may
+   * then be the old one, so the key is read again, after the change, and that answer is not
+   * cached (a further change may have raced it). Only the lookups running at a change read twice.
+   */
+  private async readForCache(hash: string): Promise<ApiKeyEntity | null> {
+    const seen = this.changesSeen;
+    const key = await this.repository.findByHash(hash);
+    if (seen !== this.changesSeen) return this.repository.findByHash(hash);
+    if (key) this.cache!.set(hash, key);
+    return key;
   }
 
   private authenticationOf(key: ApiKeyEntity | undefined): Authentication {
@@ -180,21 +181,19 @@ export class ApiKeysService {
 
   /** Drops the key here at once and tells the other replicas to do the same. */
   private async announce(key: ApiKeyEntity): Promise<void> {
-    this.cache?.delete(key.keyHash);
+    this.forget(key.id);
     await this.changes.publish(key.id);
   }
 
   /**
-   * Drops a key from the cache by its id (announced by the replica that changed it), and every
-   * lookup in flight: which key one reads is known only once it has read it, and it may have read
-   * the old row, which it would then cache for `keyCacheTtlMs` (found by an audit). Dropped, each
-   * reads its key again and answers that, uncached (lookUp), as for a change made here; this
-   * costs a second read only to the lookups running when a change is announced.
+   * Drops a changed key from the cache by its id (changed here, or announced by the replica that
+   * changed it), and marks every lookup in flight as having raced a change (`changesSeen`): one
+   * that had read the old row cached it for `keyCacheTtlMs` (found by an audit).
    */
   private forget(keyId: string): void {
+    this.changesSeen += 1;
     if (!this.cache) return;
     for (const [hash, key] of this.cache.entries()) if (key.id === keyId) this.cache.delete(hash);
-    for (const hash of [...this.lookingUp.keys()]) this.cache.delete(hash);
   }
 
   /** `expires_at` as an instant (null clears, undefined leaves as is); past instants are a 422. */
