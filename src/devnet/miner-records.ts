@@ -1,4 +1,4 @@
-import { pythonJsonDumps } from '../common/python-json';
+import { pythonIsoDate, pythonJsonDumps } from '../common/python-json';
 import { DataItem, RedditItem, XItem } from '../network/protocol';
 import { sourceOfName, SourceId, toSourceId } from '../network/sn13/sources';
 import { WireDataEntity } from '../network/sn13/entities';
@@ -60,7 +60,7 @@ function redditRecord(item: RedditItem): string {
     username: item.username,
     communityName: item.communityName,
     body: item.body,
-    createdAt: pythonDatetime(toMinute(item.createdAt), '+00:00'),
+    createdAt: pythonIsoDate(new Date(toMinute(item.createdAt))),
     dataType: item.dataType,
     title: item.title,
     parentId: item.parentId,
@@ -72,10 +72,13 @@ function redditRecord(item: RedditItem): string {
   });
 }
 
-/** Python's ISO form of a UTC datetime: no fraction when it is zero, microseconds otherwise. */
-function pythonDatetime(iso: string, zone = 'Z'): string {
+/**
+ * Python's ISO form of a UTC datetime as pydantic v2 writes it (`Z`): no fraction when it is
+ * zero, microseconds otherwise. (`datetime.isoformat()`'s `+00:00` form is pythonIsoDate.)
+ */
+function pythonDatetime(iso: string): string {
   const [seconds, fraction] = iso.replace(/Z$/, '').split('.');
   return fraction && Number(fraction) !== 0
-    ? `${seconds}.${fraction.padEnd(6, '0')}${zone}`
-    : `${seconds}${zone}`;
+    ? `${seconds}.${fraction.padEnd(6, '0')}Z`
+    : `${seconds}Z`;
 }

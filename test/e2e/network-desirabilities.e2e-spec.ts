@@ -6,6 +6,7 @@ import { isLocal, recordConnections } from '../support/connections';
 import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
 import { createGravityRemote, GravityRemote } from '../support/gravity-remote';
 import { startTestApp, TEST_MASTER_KEY, TestApp, testValidatorHotkey } from '../support/test-app';
+import { UPLOADED_VOTE } from '../support/uploaded-vote';
 
 /**
  * Reading the network's votes: validators' commitments on a chain stand-in (the recorded
@@ -60,65 +61,25 @@ interface NetworkStatus {
   last_attempt?: { ok: boolean; at: string; error?: string };
 }
 
-/** F's job on H's label (below), with dates of its own: the subnet merges them, F's first. */
+/**
+ * F's jobs on H's label (UPLOADED_VOTE): one with dates of its own, a job apart (the subnet's
+ * reader keys jobs on all five params), one with H's dates as H wrote them, merged with H's.
+ */
 const F_CAFE = {
   ...params('x', '#caf\u00e9'),
   post_start_datetime: '2025-01-01T00:00:00.000Z',
   post_end_datetime: '2025-02-01T00:00:00.000Z',
 };
-
-/**
- * A file as the subnet's uploader writes it (`json.dumps(indent=4)` of its models: `keyword`
- * first, non-ASCII escaped), with what its users type and our submission rules would refuse: a
- * youtube job, an X label without `#`, dates in Python's forms, platform `X` (written by hand:
- * the uploader lower-cases it), and weights summing to 0.3, which the subnet takes as they are.
- */
-const UPLOADED = `[
-    {
-        "id": "cafe",
-        "weight": 0.1,
-        "params": {
-            "keyword": null,
-            "platform": "x",
-            "label": "#caf\\u00e9",
-            "post_start_datetime": "2025-03-01T00",
-            "post_end_datetime": "2025-04-01T00:00:00+00:00"
-        }
-    },
-    {
-        "id": "yt",
-        "weight": 0.1,
-        "params": {
-            "keyword": null,
-            "platform": "youtube",
-            "label": "@bittensor",
-            "post_start_datetime": null,
-            "post_end_datetime": null
-        }
-    },
-    {
-        "id": "btc",
-        "weight": 0.05,
-        "params": {
-            "keyword": "etf",
-            "platform": "x",
-            "label": "bitcoin",
-            "post_start_datetime": null,
-            "post_end_datetime": null
-        }
-    },
-    {
-        "id": "upper",
-        "weight": 0.05,
-        "params": {
-            "keyword": null,
-            "platform": "X",
-            "label": "#tao",
-            "post_start_datetime": null,
-            "post_end_datetime": null
-        }
-    }
-]`;
+const H_CAFE_AS_WRITTEN = {
+  ...params('x', '#caf\u00e9'),
+  post_start_datetime: '2025-03-01T00',
+  post_end_datetime: '2025-04-01T00:00:00+00:00',
+};
+const H_CAFE = {
+  ...params('x', '#caf\u00e9'),
+  post_start_datetime: '2025-03-01T00:00:00.000Z',
+  post_end_datetime: '2025-04-01T00:00:00.000Z',
+};
 
 describe('The network’s votes and aggregate (chain commitments and the Gravity repository)', () => {
   const serverUrl = () => process.env.TEST_RUN_SERVER_URL!;
@@ -192,11 +153,12 @@ describe('The network’s votes and aggregate (chain commitments and the Gravity
       [PREFERENCES(e)]: '{"not json',
       [PREFERENCES(f)]: JSON.stringify([
         { id: 'f-zero', weight: 0, params: params('x', '#zero') },
-        { id: 'f-cafe', weight: 0.5, params: F_CAFE },
+        { id: 'f-cafe', weight: 0.25, params: F_CAFE },
+        { id: 'f-cafe-march', weight: 0.25, params: H_CAFE_AS_WRITTEN },
       ]),
     });
     commitC = gravity.commit({
-      [PREFERENCES(validators[7].hotkey)]: UPLOADED,
+      [PREFERENCES(validators[7].hotkey)]: UPLOADED_VOTE,
       // A NUL byte, which no JSON text holds raw, nor can Postgres store.
       [PREFERENCES(validators[8].hotkey)]: '[{"id": "nul\u0000"}]',
     });
@@ -242,7 +204,7 @@ describe('The network’s votes and aggregate (chain commitments and the Gravity
           share: round(shareF),
           sha: commitB,
           block: 105,
-          jobs: 1,
+          jobs: 2,
           notes: [
             'entry 0 (id "f-zero"): a weight that is not above 0 adds nothing here (the subnet would subtract a negative one)',
           ],
@@ -268,17 +230,18 @@ describe('The network’s votes and aggregate (chain commitments and the Gravity
         params: params('reddit', 'r/bitcoin'),
       },
       { id: 'a-eth', weight: round(0.7 * shareA * 0.25), params: params('x', '#eth') },
-      { id: 'f-cafe', weight: round(0.7 * shareF * 0.5), params: F_CAFE },
-    ].sort((x, y) => y.weight - x.weight);
+      { id: 'f-cafe', weight: round(0.7 * shareF * 0.25), params: F_CAFE },
+      { id: 'f-cafe-march', weight: round(0.7 * shareF * 0.25), params: H_CAFE },
+    ].sort((x, y) => y.weight - x.weight || (x.id < y.id ? -1 : 1));
     const answer = await get('/api/v1/get_desirabilities').expect(200);
     expect(answer.body).toEqual(expected);
     expect(answer.headers['x-aggregate-source']).toBe('network');
-    expect(answer.headers['x-total-count']).toBe('4');
+    expect(answer.headers['x-total-count']).toBe('5');
     expect(Number(answer.headers.age)).toBeGreaterThanOrEqual(0);
     expect(answer.headers['x-aggregate-computed-at']).toBe(status.computed_at);
   }, 30_000);
 
-  it('reads a file as the subnet’s reader does: the jobs it does not count are left out, not the whole file, weights stay as written, and a job is merged with another validator’s by the subnet’s key', async () => {
+  it('reads a file as the subnet’s reader does: the jobs it does not count are left out, not the whole file, weights stay as written, and a job is merged with another validator’s when its five params are the same', async () => {
     const [a, b, , , , f, , h] = validators.map((validator) => validator.hotkey);
     replay.setCommitment(NETUID, h, commitC, 109);
     const status = await eventually((candidate) => candidate.validators.length === 4);
@@ -303,12 +266,12 @@ describe('The network’s votes and aggregate (chain commitments and the Gravity
 
     // The file exactly as it is (the youtube job included), as the subnet's lookup answers it.
     const submission = await get(`/api/v1/get_desirabilities?hotkey=${h}`).expect(200);
-    expect(submission.body).toEqual(JSON.parse(UPLOADED));
+    expect(submission.body).toEqual(JSON.parse(UPLOADED_VOTE));
     expect(submission.headers['x-commitment-sha']).toBe(commitC);
 
     // H's two x jobs weigh 0.1 and 0.05 of its share, as written: the rest of its 0.3 goes to
-    // jobs this gateway does not count, and its unspent share to nobody. Its #café is F's
-    // (the same keyword, platform and label): one job with the dates of F, the first by uid.
+    // jobs this gateway does not count, and its unspent share to nobody. Its #café is one job
+    // with F's of the same dates, apart from F's of other dates.
     const expected = [
       { id: 'owner-tao', weight: round(0.15 + 0.7 * shareA * 0.75), params: params('x', '#tao') },
       {
@@ -317,17 +280,19 @@ describe('The network’s votes and aggregate (chain commitments and the Gravity
         params: params('reddit', 'r/bitcoin'),
       },
       { id: 'a-eth', weight: round(0.7 * shareA * 0.25), params: params('x', '#eth') },
+      { id: 'f-cafe', weight: round(0.7 * shareF * 0.25), params: F_CAFE },
       {
-        id: shareF * 0.5 >= shareH * 0.1 ? 'f-cafe' : 'cafe',
-        weight: round(0.7 * (shareF * 0.5 + shareH * 0.1)),
-        params: F_CAFE,
+        // The larger contribution's id (ties: the smaller id).
+        id: shareF * 0.25 > shareH * 0.1 ? 'f-cafe-march' : 'cafe',
+        weight: round(0.7 * (shareF * 0.25 + shareH * 0.1)),
+        params: H_CAFE,
       },
       {
         id: 'btc',
         weight: round(0.7 * shareH * 0.05),
         params: { ...params('x', 'bitcoin'), keyword: 'etf' },
       },
-    ].sort((x, y) => y.weight - x.weight);
+    ].sort((x, y) => y.weight - x.weight || (x.id < y.id ? -1 : 1));
     expect((await get('/api/v1/get_desirabilities').expect(200)).body).toEqual(expected);
   }, 30_000);
 

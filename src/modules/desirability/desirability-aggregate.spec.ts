@@ -1,9 +1,4 @@
-import {
-  aggregateDesirabilities,
-  stakeShares,
-  subnetJobKey,
-  toLegacyFormat,
-} from './desirability-aggregate';
+import { aggregateDesirabilities, stakeShares, toLegacyFormat } from './desirability-aggregate';
 import { JobParamsView, JobView } from './desirability.types';
 
 function params(label: string | null, extra: Partial<JobParamsView> = {}): JobParamsView {
@@ -165,9 +160,9 @@ describe(aggregateDesirabilities.name, () => {
     ]);
   });
 
-  // The network's votes: the subnet's reader keys jobs on (keyword, platform, label) and keeps
-  // the params of the first it meets (desirability_retrieval.py, calculate_total_weights).
-  it('merges jobs differing only in their dates by the subnet’s key, keeping the first’s dates', () => {
+  // The subnet's reader keys jobs on all five params (desirability_retrieval.py at 000322e2,
+  // create_job_key): two windows on one label are two jobs there too.
+  it('keeps jobs differing only in their dates apart, and merges those with the same five params', () => {
     const march = { post_start_datetime: '2026-03-01T00:00:00.000Z' };
     const votes = [
       {
@@ -176,7 +171,10 @@ describe(aggregateDesirabilities.name, () => {
       },
       {
         hotkey: 'b',
-        jobs: [job('b-tao', 1, '#tao', { post_end_datetime: '2026-04-01T00:00:00.000Z' })],
+        jobs: [
+          job('b-tao', 0.5, '#tao', { post_end_datetime: '2026-04-01T00:00:00.000Z' }),
+          job('b-tao-march', 0.5, '#tao', march),
+        ],
       },
     ];
     const result = aggregateDesirabilities({
@@ -186,15 +184,18 @@ describe(aggregateDesirabilities.name, () => {
         ['a', 1],
         ['b', 1],
       ]),
-      jobKey: subnetJobKey,
     });
-    // 0.3 × 0.75 + 0.7 × ½ × 0.5 under the owner's #bitcoin (its params: no dates);
-    // 0.7 × ½ × (0.5 + 1) under a's dates, met first, listed under b's id (the larger part).
-    expect(result).toEqual([
-      job('b-tao', 0.525, '#tao', march),
-      job('owner-btc', 0.4, '#bitcoin'),
-      job('owner-reddit', 0.075, 'r/bitcoin'),
-    ]);
+    // 0.7 × ½ × (0.5 + 0.5) for #tao from March (ties: the smaller id); 0.7 × ½ × 0.5 for each
+    // of the others, the owner's undated #bitcoin apart from a's dated one.
+    expect(result).toEqual(
+      [
+        job('owner-btc', 0.225, '#bitcoin'),
+        job('a-tao', 0.35, '#tao', march),
+        job('a-btc', 0.175, '#bitcoin', march),
+        job('b-tao', 0.175, '#tao', { post_end_datetime: '2026-04-01T00:00:00.000Z' }),
+        job('owner-reddit', 0.075, 'r/bitcoin'),
+      ].sort((x, y) => y.weight - x.weight || (x.id < y.id ? -1 : 1)),
+    );
   });
 
   it('leaves out jobs only voters without a share asked for', () => {

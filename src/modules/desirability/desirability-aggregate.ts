@@ -23,12 +23,6 @@ export interface AggregateInput {
    * job weighs (votes read from the network name no task of ours).
    */
   activeTaskIds?: ReadonlySet<string>;
-  /**
-   * What makes two jobs one: `paramsKey` (all five params; local votes, whose jobs are tasks)
-   * by default, or `subnetJobKey` (the network's votes, merged as the subnet's reader merges
-   * them). Jobs merged keep the params of the first: the owner's, then the votes' in order.
-   */
-  jobKey?: (params: JobParamsView) => string;
 }
 
 /**
@@ -65,15 +59,15 @@ interface Merged {
 
 /**
  * weight(job) = 0.3 × owner(job) + 0.7 × Σ_validators share(v) × vote_v(job), counting only
- * active tasks of the votes when `activeTaskIds` is given. Jobs with the same key (`jobKey`) are
- * one job whatever their ids: it is listed under the owner's id if the owner has it, else under
- * the id that contributed most.
+ * active tasks of the votes when `activeTaskIds` is given. Jobs with the same five params
+ * (`paramsKey`, the subnet reader's `create_job_key`) are one job whatever their ids: it is
+ * listed under the owner's id if the owner has it, else under the id that contributed most.
  * Sorted by weight, heaviest first (ties by id); weights have 12 significant digits.
  */
 export function aggregateDesirabilities(input: AggregateInput): JobView[] {
   const merged = new Map<string, Merged>();
   const add = (job: JobView, weight: number, fromOwner: boolean) => {
-    const key = (input.jobKey ?? paramsKey)(job.params);
+    const key = paramsKey(job.params);
     const entry = merged.get(key) ?? {
       params: job.params,
       weight: 0,
@@ -130,14 +124,10 @@ export function toLegacyFormat(jobs: readonly JobView[]): LegacyDesirability[] {
 }
 
 /**
- * The subnet reader's key of a job (`desirability_retrieval.py`, `calculate_total_weights`:
- * `(keyword, platform, label)`): jobs differing only in their dates are one job there, with the
- * dates of the first it met.
+ * What makes two jobs one: all five params, as the subnet's reader keys them
+ * (`desirability_retrieval.py` `create_job_key`, data-universe 000322e2), and as our tasks are
+ * told apart (two windows on one label are two tasks).
  */
-export function subnetJobKey(params: JobParamsView): string {
-  return JSON.stringify([params.keyword, params.platform, params.label]);
-}
-
 export function paramsKey(params: JobParamsView): string {
   return JSON.stringify([
     params.platform,

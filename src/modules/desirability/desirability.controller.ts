@@ -75,7 +75,7 @@ export class DesirabilityController {
       'With `hotkey`: that validator’s current submission, exactly as submitted (unscaled; from the network, the ' +
       'file as written, which may hold jobs this gateway does not count: `GravityJob`). Without: a page ' +
       '(`limit`, `offset`; the total in `X-Total-Count`) of the aggregate, heaviest first: the owner’s default list weighted 0.3 plus every validator’s vote weighted ' +
-      '0.7 × its share of the voters’ stake; identical jobs add up (network: the same keyword, platform and label).\n\n' +
+      '0.7 × its share of the voters’ stake; identical jobs (the same five params) add up.\n\n' +
       'With a chain and a Gravity repository configured (SUBTENSOR_URL, GRAVITY_REPO_URL) both read the network: a ' +
       'submission is the validator’s `validator_preferences/<hotkey>.json` at the git SHA it committed on chain ' +
       '(`X-Commitment-Sha`, `X-Commitment-Block`); the aggregate is rebuilt every DESIRABILITY_SYNC_INTERVAL from every ' +

@@ -44,7 +44,7 @@ describe(readGravityFile.name, () => {
     ]);
   });
 
-  it('takes a missing weight as 1 and the dates Python’s fromisoformat reads; a date it cannot read is dropped', () => {
+  it('takes a missing weight as 1 and the dates the subnet’s parse_iso_date reads; a date it cannot read is dropped', () => {
     const reading = read([
       {
         id: 'a',
@@ -70,9 +70,53 @@ describe(readGravityFile.name, () => {
         },
       ],
       notes: [
-        'entry 0 (id "a"): post_end_datetime "next week" is no date Python\'s fromisoformat reads: ' +
-          'counted without it, as the subnet’s reader drops it',
+        'entry 0 (id "a"): post_end_datetime "next week" is no date the subnet\'s reader reads ' +
+          '(parse_iso_date): counted without it, as the reader drops it',
       ],
+    });
+  });
+
+  // The reader skips a job without params or keys, or with a long label, before it reads the
+  // weight: such a job's weight, whatever it is, does not make the file fail.
+  it('skips the jobs the subnet’s reader skips before reading their weight', () => {
+    const entries = [
+      { id: 'a', weight: 1, params: params() },
+      { id: 'b', weight: 'x' },
+      { id: 'c', weight: 'x', params: { platform: 'x', label: '#c' } },
+      { id: 'd', weight: [1, '2025-01-01'], params: params({ label: `#${'é'.repeat(140)}` }) },
+    ];
+    expect(notes(entries)).toEqual([
+      'entry 1 (id "b"): the subnet\'s reader skips a job without params',
+      'entry 2 (id "c"): the subnet\'s reader skips a job whose params lack keyword',
+      'entry 3 (id "d"): the subnet\'s reader skips a label over 140 characters',
+    ]);
+    expect(
+      notes([{ source_name: 'x', label_weights: { '#a': 1, [`#${'a'.repeat(140)}`]: 'x' } }]),
+    ).toEqual([
+      `entry 0, label "#${'a'.repeat(140)}": the subnet's reader skips a label over 140 characters`,
+    ]);
+    // A label of 140 characters, one of them outside the BMP (two UTF-16 units), is counted.
+    const emoji = read([
+      { id: 'e', weight: 1, params: params({ label: `#${'a'.repeat(138)}😀` }) },
+    ]);
+    expect(emoji.ok && emoji.jobs.map((job) => job.id)).toEqual(['e']);
+  });
+
+  it('reads a date ending in Z as the subnet’s parse_iso_date does (as +00:00)', () => {
+    const reading = read([
+      {
+        id: 'a',
+        weight: 1,
+        params: params({
+          post_start_datetime: '2025-03-01T00:00:00Z',
+          post_end_datetime: '2025-04-01T00:00:00+00:00',
+        }),
+      },
+    ]);
+    expect(reading.ok && reading.notes).toEqual([]);
+    expect(reading.ok && reading.jobs[0].params).toMatchObject({
+      post_start_datetime: '2025-03-01T00:00:00.000Z',
+      post_end_datetime: '2025-04-01T00:00:00.000Z',
     });
   });
 
@@ -92,7 +136,7 @@ describe(readGravityFile.name, () => {
 
   it('refuses what makes the subnet’s reader fail, and what its uploaders never write', () => {
     expect(refusal([{ id: 'a', weight: 1, params: params({ label: null, keyword: 'tao' }) }])).toBe(
-      'entry 0 (id "a"): the label is null (the subnet\'s reader fails on a job without a label)',
+      'entry 0 (id "a"): the label is null (the subnet\'s lookup fails on a job without a label)',
     );
     expect(refusal([{ id: 'a', weight: '1', params: params() }])).toBe(
       'entry 0 (id "a"): the weight is not a number (the subnet\'s reader fails on it)',

@@ -2,6 +2,7 @@ import { isRecord } from '../../common/is-record';
 import { Source } from '../../common/source';
 import { parseIsoDate } from '../../common/validation/iso-date';
 import { isStorableText } from '../../common/validation/storable-text';
+import { characterCount } from '../../common/validation/text-length';
 import {
   Issues,
   legacyJobId,
@@ -13,8 +14,8 @@ import { JobView } from './desirability.types';
 
 /**
  * Reading another validator's preferences file as the subnet's reader takes it
- * (data-universe `dynamic_desirability/desirability_retrieval.py`, `calculate_total_weights`
- * and `to_lookup`), not by our submission rules: those are for what we accept from our clients,
+ * (data-universe `dynamic_desirability/desirability_retrieval.py` at 000322e2, the newest
+ * version we can read: `calculate_total_weights` and `to_lookup`), not by our submission rules: those are for what we accept from our clients,
  * and refused whole files the subnet counts. What the reader skips, or its lookup ignores, is
  * left out here too, one entry at a time, with the reason; what would make the reader fail
  * (and every validator reading the repository fall back to the owner's list), or what the
@@ -81,13 +82,13 @@ export function readGravityFile(entries: readonly unknown[], maxJobs: number): G
 }
 
 /** The reader converts the whole file from the legacy format when its first entry is one. */
-function isLegacyEntry(entry: unknown): boolean {
+function isLegacyEntry(entry: unknown): entry is Record<string, unknown> {
   return isRecord(entry) && LEGACY_FIELDS.every((field) => Object.hasOwn(entry, field));
 }
 
-function legacyCandidates(entry: unknown, index: number): Candidate[] {
+function legacyCandidates(entry: unknown, index: number): (Candidate | string)[] {
   const at = `entry ${index}`;
-  if (!isRecord(entry) || !LEGACY_FIELDS.every((field) => Object.hasOwn(entry, field)))
+  if (!isLegacyEntry(entry))
     throw new Refusal(
       `${at}: the subnet's reader fails on an entry without source_name and label_weights ` +
         'in a file whose first entry is in the legacy format',
@@ -98,6 +99,9 @@ function legacyCandidates(entry: unknown, index: number): Candidate[] {
   if (!isRecord(weights)) throw new Refusal(`${at}: label_weights is not an object`);
   return Object.entries(weights).map(([label, weight]) => {
     const name = `${at}, label ${JSON.stringify(label)}`;
+    // The reader converts every label to a job, then skips a long label before the weight.
+    const skipped = longLabel(label);
+    if (skipped) return `${name}: ${skipped}`;
     finiteWeight(weight, name);
     const id = COUNTED_PLATFORMS.includes(platform as Source)
       ? legacyJobId(platform as Source, label)
@@ -121,7 +125,8 @@ function jobCandidate(entry: unknown, index: number): Candidate | string {
   const { id, weight = 1, params } = entry;
   if (id !== undefined && typeof id !== 'string') throw new Refusal(`${at}: the id is not text`);
   const name = id === undefined ? at : `${at} (id ${JSON.stringify(id)})`;
-  finiteWeight(weight, name);
+  // The reader's order: it skips a job without params or keys, then one with a long label,
+  // and only then reads the weight (which fails it when not a number).
   if (!Object.hasOwn(entry, 'params'))
     return `${name}: the subnet's reader skips a job without params`;
   if (!isRecord(params)) throw new Refusal(`${name}: params is not an object`);
@@ -129,11 +134,16 @@ function jobCandidate(entry: unknown, index: number): Candidate | string {
   const missing = KEYED_PARAMS.filter((field) => !Object.hasOwn(params, field));
   if (missing.length > 0)
     return `${name}: the subnet's reader skips a job whose params lack ${missing.join(', ')}`;
+  const skipped = longLabel(params.label);
+  if (skipped) return `${name}: ${skipped}`;
+  finiteWeight(weight, name);
   const { platform, label, keyword, post_start_datetime: start, post_end_datetime: end } = params;
   if (typeof platform !== 'string') throw new Refusal(`${name}: the platform is not text`);
+  // The reader's aggregate passes a job without a label (it checks a label's length only when
+  // there is one), but its lookup fails on it: `rewards/data.py` Job's label is text.
   if (typeof label !== 'string')
     throw new Refusal(
-      `${name}: the label is ${label === null ? 'null' : 'not text'} (the subnet's reader ` +
+      `${name}: the label is ${label === null ? 'null' : 'not text'} (the subnet's lookup ` +
         'fails on a job without a label)',
     );
   for (const [field, value] of [
@@ -153,6 +163,16 @@ function jobCandidate(entry: unknown, index: number): Candidate | string {
     keyword: text(keyword),
     dates: [text(start), text(end)],
   };
+}
+
+/**
+ * Why the reader skips a label: over MAX_LABEL_LENGTH characters (code points, as Python's
+ * `len`), checked only when there is a label (a truthy one: not null, not empty).
+ */
+function longLabel(label: unknown): string | undefined {
+  return typeof label === 'string' && characterCount(label) > MAX_TEXT_LENGTH
+    ? `the subnet's reader skips a label over ${MAX_TEXT_LENGTH} characters`
+    : undefined;
 }
 
 /**
@@ -182,11 +202,8 @@ function leftOut(candidate: Candidate): string | undefined {
     return platform.toLowerCase() === 'x' || platform.toLowerCase() === 'reddit'
       ? `platform ${JSON.stringify(platform)}: the subnet's lookup counts "x" and "reddit" only, in lower case`
       : `platform ${JSON.stringify(platform)} is not one this gateway serves (x, reddit)`;
-  const length = (value: string) => Array.from(value).length;
-  if (length(label) > MAX_TEXT_LENGTH)
-    return `the subnet's reader skips a label over ${MAX_TEXT_LENGTH} characters`;
   if (label.length === 0) return 'an empty label names no data';
-  if (keyword !== null && (keyword.length === 0 || length(keyword) > MAX_TEXT_LENGTH))
+  if (keyword !== null && (keyword.length === 0 || characterCount(keyword) > MAX_TEXT_LENGTH))
     return `a keyword of 1..${MAX_TEXT_LENGTH} characters only (the subnet's uploader's rule)`;
   if (id === undefined || parseId(id, [], new Issues()) === undefined)
     return `no id this gateway can list it under (1..${MAX_ID_LENGTH} printable characters, no slashes)`;
@@ -204,8 +221,8 @@ function toJob(candidate: Candidate, notes: string[]): JobView {
     const field = index === 0 ? 'post_start_datetime' : 'post_end_datetime';
     if (!date)
       notes.push(
-        `${candidate.name}: ${field} ${JSON.stringify(value)} is no date Python's fromisoformat ` +
-          'reads: counted without it, as the subnet’s reader drops it',
+        `${candidate.name}: ${field} ${JSON.stringify(value)} is no date the subnet's reader ` +
+          'reads (parse_iso_date): counted without it, as the reader drops it',
       );
     return date?.toISOString() ?? null;
   });
@@ -223,8 +240,10 @@ function toJob(candidate: Candidate, notes: string[]): JobView {
 }
 
 /**
- * A date as `datetime.fromisoformat` reads it: the ISO 8601 forms parseIsoDate takes (a zone
- * or none, meaning UTC), and the hour alone (`2025-03-01T00`), which Python takes too.
+ * A date as the reader's `datetime_to_timebucket` reads it (data-universe
+ * `common/utils.py` `parse_iso_date`: a final `Z` read as `+00:00`, then
+ * `datetime.fromisoformat`): the ISO 8601 forms parseIsoDate takes (`Z`, an offset or no zone,
+ * meaning UTC), and the hour alone (`2025-03-01T00`), which Python takes too.
  */
 function readPythonDate(value: string): Date | undefined {
   const hourOnly = /^(\d{4}-\d{2}-\d{2}[T ]\d{2})$/.exec(value);

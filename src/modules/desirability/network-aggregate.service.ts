@@ -12,7 +12,7 @@ import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { ChainCommitmentsService } from '../../network/chain/chain-commitments.service';
 import { NetworkService } from '../../network/network.service';
-import { aggregateDesirabilities, stakeShares, subnetJobKey, Vote } from './desirability-aggregate';
+import { aggregateDesirabilities, stakeShares, Vote } from './desirability-aggregate';
 import { NetworkVotesService } from './network-votes.service';
 import {
   CountedValidator,
@@ -140,16 +140,10 @@ export class NetworkAggregateService
       jobs: vote.jobs.length,
       ...(notes.length > 0 ? { notes } : {}),
     }));
-    // In uid order (the metagraph's, as `stakes` lists them), as the subnet's reader meets the
-    // validators: merged jobs keep the dates of the first.
-    const uids = new Map([...stakes.keys()].map((hotkey, index) => [hotkey, index]));
     const jobs = aggregateDesirabilities({
       owner: this.owner.jobs,
-      votes: voted
-        .map(({ vote }) => vote)
-        .sort((a, b) => uids.get(a.hotkey)! - uids.get(b.hotkey)!),
+      votes: voted.map(({ vote }) => vote),
       stakes,
-      jobKey: subnetJobKey,
     });
     const metagraph = await this.network.metagraphStatus();
     return {

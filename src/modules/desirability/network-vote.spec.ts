@@ -1,4 +1,5 @@
 import { readNetworkVote, sameVote } from './network-vote';
+import { UPLOADED_VOTE } from '../../../test/support/uploaded-vote';
 
 const SHA = '3f786850e387550fdab836ed7e6dc881de23001b';
 const PATH = 'validator_preferences/5F.json';
@@ -16,64 +17,12 @@ const job = (id: string, weight: number, label = '#tao') => ({
   params: { ...params('x', label), platform: 'x' as const },
 });
 
-/**
- * A file as the subnet's uploader writes one (json.dumps(indent=4) of its models: `keyword`
- * first, non-ASCII escaped), its user having typed the dates and labels below, with weights
- * summing to 0.3: the subnet's formula takes a vote's weights as they are.
- */
-const UPLOADED = `[
-    {
-        "id": "cafe",
-        "weight": 0.1,
-        "params": {
-            "keyword": null,
-            "platform": "x",
-            "label": "#caf\\u00e9",
-            "post_start_datetime": "2025-03-01T00",
-            "post_end_datetime": "2025-04-01T00:00:00+00:00"
-        }
-    },
-    {
-        "id": "yt",
-        "weight": 0.1,
-        "params": {
-            "keyword": null,
-            "platform": "youtube",
-            "label": "@bittensor",
-            "post_start_datetime": null,
-            "post_end_datetime": null
-        }
-    },
-    {
-        "id": "btc",
-        "weight": 0.05,
-        "params": {
-            "keyword": "etf",
-            "platform": "x",
-            "label": "bitcoin",
-            "post_start_datetime": null,
-            "post_end_datetime": null
-        }
-    },
-    {
-        "id": "upper",
-        "weight": 0.05,
-        "params": {
-            "keyword": null,
-            "platform": "X",
-            "label": "#tao",
-            "post_start_datetime": null,
-            "post_end_datetime": null
-        }
-    }
-]`;
-
 describe(readNetworkVote.name, () => {
   it('reads a file as the subnet’s reader does: skips the jobs it does not count, keeps weights and labels as written', () => {
-    const vote = readNetworkVote({ kind: 'file', text: UPLOADED }, PATH, SHA);
+    const vote = readNetworkVote({ kind: 'file', text: UPLOADED_VOTE }, PATH, SHA);
     expect(vote).toEqual({
       ok: true,
-      submitted: JSON.parse(UPLOADED),
+      submitted: JSON.parse(UPLOADED_VOTE),
       jobs: [
         {
           id: 'cafe',
