@@ -6,7 +6,7 @@ import { isLocal, recordConnections } from '../support/connections';
 import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
 import { createGravityRemote, GravityRemote } from '../support/gravity-remote';
 import { startTestApp, TEST_MASTER_KEY, TestApp, testValidatorHotkey } from '../support/test-app';
-import { UPLOADED_VOTE } from '../support/uploaded-vote';
+import { UPLOADED_VOTE, uploadedParams } from '../support/uploaded-vote';
 
 /**
  * Reading the network's votes: validators' commitments on a chain stand-in (the recorded
@@ -30,14 +30,13 @@ const OWNER_LIST = [
   { id: 'owner-tao', weight: 1, params: { platform: 'x', label: '#tao' } },
   { id: 'owner-btc', weight: 1, params: { platform: 'reddit', label: 'r/bitcoin' } },
 ];
-/** Params as the subnet's uploader writes them: every field (its reader skips a job without one). */
-const params = (platform: string, label: string) => ({
-  keyword: null,
-  platform,
-  label,
-  post_start_datetime: null,
-  post_end_datetime: null,
-});
+const params = uploadedParams;
+/** The aggregate's jobs of the owner (½ each), A (¾ #tao, ¼ #eth) and B (r/bitcoin), by hand. */
+const ownerABJobs = (shareA: number, shareB: number) => [
+  { id: 'owner-tao', weight: round(0.15 + 0.7 * shareA * 0.75), params: params('x', '#tao') },
+  { id: 'owner-btc', weight: round(0.15 + 0.7 * shareB), params: params('reddit', 'r/bitcoin') },
+  { id: 'a-eth', weight: round(0.7 * shareA * 0.25), params: params('x', '#eth') },
+];
 const VOTE_A = [
   { id: 'a-tao', weight: 3, params: params('x', '#tao') },
   { id: 'a-eth', weight: 1, params: params('x', '#eth') },
@@ -223,13 +222,7 @@ describe('The network’s votes and aggregate (chain commitments and the Gravity
 
     // By hand: owner 0.3 × ½ each; A's 0.7 × shareA × (¾ #tao, ¼ #eth); B's 0.7 × shareB × r/bitcoin.
     const expected = [
-      { id: 'owner-tao', weight: round(0.15 + 0.7 * shareA * 0.75), params: params('x', '#tao') },
-      {
-        id: 'owner-btc',
-        weight: round(0.15 + 0.7 * shareB),
-        params: params('reddit', 'r/bitcoin'),
-      },
-      { id: 'a-eth', weight: round(0.7 * shareA * 0.25), params: params('x', '#eth') },
+      ...ownerABJobs(shareA, shareB),
       { id: 'f-cafe', weight: round(0.7 * shareF * 0.25), params: F_CAFE },
       { id: 'f-cafe-march', weight: round(0.7 * shareF * 0.25), params: H_CAFE },
     ].sort((x, y) => y.weight - x.weight || (x.id < y.id ? -1 : 1));
@@ -273,13 +266,7 @@ describe('The network’s votes and aggregate (chain commitments and the Gravity
     // jobs this gateway does not count, and its unspent share to nobody. Its #café is one job
     // with F's of the same dates, apart from F's of other dates.
     const expected = [
-      { id: 'owner-tao', weight: round(0.15 + 0.7 * shareA * 0.75), params: params('x', '#tao') },
-      {
-        id: 'owner-btc',
-        weight: round(0.15 + 0.7 * shareB),
-        params: params('reddit', 'r/bitcoin'),
-      },
-      { id: 'a-eth', weight: round(0.7 * shareA * 0.25), params: params('x', '#eth') },
+      ...ownerABJobs(shareA, shareB),
       { id: 'f-cafe', weight: round(0.7 * shareF * 0.25), params: F_CAFE },
       {
         // The larger contribution's id (ties: the smaller id).

@@ -1,16 +1,10 @@
 import { readNetworkVote, sameVote } from './network-vote';
-import { UPLOADED_VOTE } from '../../../test/support/uploaded-vote';
+import { UPLOADED_VOTE, uploadedParams } from '../../../test/support/uploaded-vote';
 
 const SHA = '3f786850e387550fdab836ed7e6dc881de23001b';
 const PATH = 'validator_preferences/5F.json';
 const file = (value: unknown) => ({ kind: 'file' as const, text: JSON.stringify(value) });
-const params = (platform: string, label: string) => ({
-  keyword: null,
-  platform,
-  label,
-  post_start_datetime: null,
-  post_end_datetime: null,
-});
+const params = uploadedParams;
 const job = (id: string, weight: number, label = '#tao') => ({
   id,
   weight,
