@@ -1,12 +1,13 @@
-import { bucketEnd, bucketStart, cutLabel, labelLength, timeBucketId } from './protocol';
+import { characterCount } from '../common/validation/text-length';
+import { bucketEnd, bucketStart, cutLabel, timeBucketId } from './protocol';
 
 /** A character outside the Basic Multilingual Plane: one code point, two UTF-16 units. */
 const ASTRAL = '\u{1D41B}';
 
 describe('label lengths', () => {
   it('counts code points, as the subnet (Python) and Postgres do', () => {
-    expect(labelLength(`#${ASTRAL.repeat(80)}`)).toBe(81);
-    expect(labelLength('#tao')).toBe(4);
+    expect(characterCount(`#${ASTRAL.repeat(80)}`)).toBe(81);
+    expect(characterCount('#tao')).toBe(4);
   });
 
   it('cuts to 140 code points, never inside a surrogate pair', () => {

@@ -28,16 +28,6 @@ export function normalizeLabel(label: string): string {
 }
 
 /**
- * A label's length in code points, as the subnet counts it (Python's `len`) and as Postgres'
- * varchar(140) does; JavaScript's `length` counts UTF-16 units, two per astral character.
- */
-export function labelLength(label: string): number {
-  let length = 0;
-  for (const _character of label) length++;
-  return length;
-}
-
-/**
  * The label cut to MAX_LABEL_LENGTH code points, as miners cut theirs (Python slicing): a cut by
  * UTF-16 units would keep fewer characters and could end in half a surrogate pair.
  */

@@ -13,6 +13,7 @@ import { isRecord } from '../../common/is-record';
 import { Source } from '../../common/source';
 import { Loc, ParsedSubmission, ParseResult, WeightedJob } from './desirability.types';
 import { DesirabilityItem } from './dto/desirability-request.dto';
+import { summedWeights } from './weight-sum';
 
 const REQUEST_FIELDS = ['desirabilities'];
 const JOB_FIELDS = ['id', 'weight', 'params'];
@@ -202,17 +203,8 @@ function checkUniqueIds(drafts: readonly Draft[], issues: Issues): void {
 
 /** Weights over their sum; huge weights, whose sum would overflow, are scaled down first. */
 function normalizeWeights(drafts: readonly Draft[]): WeightedJob[] {
-  let weights = drafts.map((draft) => draft.weight!);
-  if (!Number.isFinite(sum(weights))) {
-    const largest = Math.max(...weights);
-    weights = weights.map((weight) => weight / largest);
-  }
-  const total = sum(weights);
+  const { weights, total } = summedWeights(drafts.map((draft) => draft.weight!));
   return drafts.map((draft, index) => ({ ...draft.job!, weight: weights[index] / total }));
-}
-
-function sum(values: readonly number[]): number {
-  return values.reduce((total, value) => total + value, 0);
 }
 
 function required<T>(

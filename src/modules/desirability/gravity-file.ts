@@ -11,6 +11,7 @@ import {
   parseId,
 } from './desirability-fields';
 import { JobView } from './desirability.types';
+import { summedWeights } from './weight-sum';
 
 /**
  * Reading another validator's preferences file as the subnet's reader takes it
@@ -252,16 +253,7 @@ function readPythonDate(value: string): Date | undefined {
 
 /** Weights as written while they sum to at most 1; above, divided by their sum. */
 function scaledDown(jobs: JobView[]): JobView[] {
-  let weights = jobs.map((job) => job.weight);
-  if (!Number.isFinite(sum(weights))) {
-    const largest = Math.max(...weights);
-    weights = weights.map((weight) => weight / largest);
-  }
-  const total = sum(weights);
+  const { weights, total } = summedWeights(jobs.map((job) => job.weight));
   const scale = total > 1 ? total : 1;
   return jobs.map((job, index) => ({ ...job, weight: weights[index] / scale }));
-}
-
-function sum(values: readonly number[]): number {
-  return values.reduce((total, value) => total + value, 0);
 }

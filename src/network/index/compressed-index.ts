@@ -2,7 +2,6 @@ import { isRecord } from '../../common/is-record';
 import {
   MAX_BUCKET_BYTES,
   MAX_INDEX_BUCKETS,
-  labelLength,
   MAX_LABEL_LENGTH,
   normalizeLabel,
   oldestUsefulBucket,
@@ -10,6 +9,7 @@ import {
 } from '../protocol';
 import { SourceId } from '../sn13/sources';
 import { isStorableText } from '../../common/validation/storable-text';
+import { characterCount } from '../../common/validation/text-length';
 
 /** One (source, label, hour) a miner claims to hold, with its size. */
 export interface IndexRow {
@@ -145,7 +145,7 @@ function parseLabel(value: unknown, where: string): string | null | typeof UNSTO
   if (value === null || value === undefined) return null;
   if (typeof value !== 'string') throw new InvalidIndexError(`${where}.label is not a string`);
   const label = normalizeLabel(value);
-  if (labelLength(label) > MAX_LABEL_LENGTH)
+  if (characterCount(label) > MAX_LABEL_LENGTH)
     throw new InvalidIndexError(`${where}.label is longer than ${MAX_LABEL_LENGTH} characters`);
   if (!isStorableText(value)) return UNSTORABLE;
   return label.length === 0 ? null : label;
