@@ -15,9 +15,9 @@ export interface GravityRemote {
    * Someone else writes these files (path → text) on the branch, on top of whatever was pushed
    * meanwhile (our gateway's commits included), commits and pushes; returns the commit SHA.
    */
-  commit(files: Record<string, string>, message?: string): string;
+  commit(files: Record<string, string | Buffer>, message?: string): string;
   /** Another validator pushes its preferences file; returns the new head. */
-  pushAs(hotkey: string, content: string): string;
+  pushAs(hotkey: string, content: string | Buffer): string;
   /**
    * As pushAs, on another branch started from the main branch's head (which does not move);
    * returns that branch's new head.

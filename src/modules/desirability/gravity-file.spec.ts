@@ -120,6 +120,51 @@ describe(readGravityFile.name, () => {
     });
   });
 
+  // What CPython 3.10.13 answers for parse_iso_date(value) (a final Z as +00:00, then
+  // datetime.fromisoformat): the subnet declares Python 3.10 (setup.py, ruff's py310), whose
+  // fromisoformat every later version also reads; 3.11 reads more (.5, +0530), 3.10 drops those.
+  it('reads a date exactly when the subnet’s parse_iso_date reads it under Python 3.10', () => {
+    const start = (value: string) => {
+      const reading = read([
+        { id: 'a', weight: 1, params: params({ post_start_datetime: value }) },
+      ]);
+      return reading.ok ? reading.jobs[0].params.post_start_datetime : 'refused';
+    };
+    expect(
+      [
+        '2025-03-01T06Z',
+        '2025-03-01T06+05:30',
+        '2025-03-01_06:30:15',
+        '2025-03-01T06:30:15-05:30:15',
+        '2025-03-01T06:30:15.250+01:00',
+        '2025-03-01T06:30:15 +01:00',
+        '2025-03-01T06:30:15+05:75',
+        '2025-03-01',
+      ].map(start),
+    ).toEqual([
+      '2025-03-01T06:00:00.000Z',
+      '2025-03-01T00:30:00.000Z',
+      '2025-03-01T06:30:15.000Z',
+      '2025-03-01T12:00:30.000Z',
+      '2025-03-01T05:30:15.250Z',
+      '2025-03-01T05:30:15.000Z',
+      '2025-03-01T00:15:15.000Z',
+      '2025-03-01T00:00:00.000Z',
+    ]);
+    // No Python reads the first three; 3.10 reads none of the others.
+    expect(
+      [
+        '2025-03-01T06:30:15z',
+        ' 2025-03-01',
+        '2025-03-01T06:30:15+24:00',
+        '2025-03-01T06:30:15.5Z',
+        '2025-03-01T06:30:15+0530',
+        '2025-03-01T06:30:15,500',
+        '2025-03-01T06\u00e9+05:30',
+      ].map(start),
+    ).toEqual([null, null, null, null, null, null, null]);
+  });
+
   it('keeps the jobs of a platform counted in any case in a legacy file, ids generated from the label as written', () => {
     const reading = read([
       { source_name: 'x', label_weights: { '#TAO': 0.25, '#btc': 0.25 } },

@@ -1,6 +1,6 @@
 import { isRecord } from '../../common/is-record';
+import { pythonFromIsoFormat } from '../../common/python-json';
 import { Source } from '../../common/source';
-import { parseIsoDate } from '../../common/validation/iso-date';
 import { isStorableText } from '../../common/validation/storable-text';
 import { characterCount } from '../../common/validation/text-length';
 import {
@@ -243,12 +243,10 @@ function toJob(candidate: Candidate, notes: string[]): JobView {
 /**
  * A date as the reader's `datetime_to_timebucket` reads it (data-universe
  * `common/utils.py` `parse_iso_date`: a final `Z` read as `+00:00`, then
- * `datetime.fromisoformat`): the ISO 8601 forms parseIsoDate takes (`Z`, an offset or no zone,
- * meaning UTC), and the hour alone (`2025-03-01T00`), which Python takes too.
+ * `datetime.fromisoformat`, Python 3.10's: pythonFromIsoFormat).
  */
 function readPythonDate(value: string): Date | undefined {
-  const hourOnly = /^(\d{4}-\d{2}-\d{2}[T ]\d{2})$/.exec(value);
-  return parseIsoDate(hourOnly ? `${hourOnly[1]}:00` : value);
+  return pythonFromIsoFormat(value.endsWith('Z') ? `${value.slice(0, -1)}+00:00` : value);
 }
 
 /** Weights as written while they sum to at most 1; above, divided by their sum. */

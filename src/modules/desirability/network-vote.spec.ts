@@ -89,6 +89,9 @@ describe(readNetworkVote.name, () => {
     };
     expect(reason({ kind: 'no-commit' })).toBe(`commit ${SHA} is not in the Gravity repository`);
     expect(reason({ kind: 'no-file' })).toBe(`commit ${SHA} has no ${PATH}`);
+    expect(reason({ kind: 'not-utf8' })).toBe(
+      `${PATH} at ${SHA} is not UTF-8 text (the subnet's reader fails on it)`,
+    );
     expect(reason({ kind: 'file', text: '{' })).toMatch(/is not valid JSON/);
     // JSON.parse would quote the raw NUL into the reason, which Postgres cannot store.
     expect(reason({ kind: 'file', text: '\u0000[]' })).toBe(

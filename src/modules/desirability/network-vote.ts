@@ -31,6 +31,11 @@ export function readNetworkVote(file: PreferencesAtCommit, path: string, sha: st
       return { ok: false, reason: `commit ${sha} has no ${path}` };
     case 'too-large':
       return { ok: false, reason: `${path} at ${sha} is too large (${file.bytes} bytes)` };
+    case 'not-utf8':
+      return {
+        ok: false,
+        reason: `${path} at ${sha} is not UTF-8 text (the subnet's reader fails on it)`,
+      };
   }
   // No JSON text holds it raw; said here, since JSON.parse would quote it into the reason,
   // which Postgres cannot store.

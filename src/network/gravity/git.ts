@@ -26,6 +26,8 @@ export interface GitOptions {
   input?: string;
   /** Removed from any message (a token, the header made of it). */
   secrets?: readonly (string | undefined)[];
+  /** How the output is decoded: `latin1` keeps every byte as one character (a file's bytes). */
+  encoding?: 'utf8' | 'latin1';
 }
 
 /**
@@ -64,7 +66,7 @@ export function runGit(args: readonly string[], options: GitOptions): Promise<st
         env,
         timeout: options.timeoutMs,
         maxBuffer: options.maxOutputBytes ?? 1024 * 1024,
-        encoding: 'utf8',
+        encoding: options.encoding ?? 'utf8',
         windowsHide: true,
       },
       (error, stdout, stderr) => {

@@ -143,6 +143,18 @@ describe(`${GravityRepository.name} reading votes`, () => {
     expect(remote.head()).not.toBe(sha);
   });
 
+  // The subnet's reader opens the file as UTF-8 text (desirability_retrieval.py get_json at
+  // 000322e2: open(file_path, 'r'), json.load): bytes that are not UTF-8 raise
+  // UnicodeDecodeError, which get_json does not catch, and run_retrieval falls back to
+  // default.json for every vote. The file must not be read with U+FFFD in their place.
+  it('says not-utf8 for a file whose bytes are not UTF-8 text', async () => {
+    const sha = remote.pushAs(HOTKEY, Buffer.from('[{"id": "caf\u00e9"}]', 'latin1'));
+
+    expect(await repository.preferencesAt(HOTKEY, sha, Date.now())).toEqual({
+      kind: 'not-utf8',
+    });
+  });
+
   it('says no-commit for a SHA on no branch, fetching each once for callers of one pass', async () => {
     const since = Date.now();
     const missing = '0123456789abcdef0123456789abcdef01234567';

@@ -29,6 +29,8 @@ export type PreferencesAtCommit =
   /** The commit exists and has no such file: final, a commit never changes. */
   | { kind: 'no-file' }
   | { kind: 'too-large'; bytes: number }
+  /** The file's bytes are not UTF-8 text, which the subnet's reader opens it as. */
+  | { kind: 'not-utf8' }
   /** The commit is on none of the repository's branches (after fetching them all). */
   | { kind: 'no-commit' };
 
@@ -135,8 +137,20 @@ export class GravityRepository {
     if (size === undefined) return { kind: 'no-file' };
     const bytes = Number(size.trim());
     if (bytes > MAX_PREFERENCES_BYTES) return { kind: 'too-large', bytes };
-    const text = await this.git(['show', object], READ_TIMEOUT_MS, bytes + 1024);
-    return { kind: 'file', text };
+    const raw = await this.git(['show', object], READ_TIMEOUT_MS, bytes + 1024, {
+      encoding: 'latin1',
+    });
+    // Decoded as the subnet's reader decodes it (open(path, 'r') in a UTF-8 locale): a byte
+    // that is not UTF-8 fails it, where Node's decoding would put U+FFFD in its place. A BOM is
+    // kept, as Python keeps it (json.load then fails on it, as JSON.parse does).
+    try {
+      const text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(
+        Buffer.from(raw, 'latin1'),
+      );
+      return { kind: 'file', text };
+    } catch {
+      return { kind: 'not-utf8' };
+    }
   }
 
   /** Fetches the branch now (callers waiting share one fetch). */
@@ -301,7 +315,7 @@ export class GravityRepository {
     args: string[],
     timeoutMs: number,
     maxOutputBytes?: number,
-    extra: { env?: Record<string, string>; input?: string } = {},
+    extra: { env?: Record<string, string>; input?: string; encoding?: 'latin1' } = {},
   ): Promise<string> {
     try {
       return await runGit(['-C', this.directory, ...args], {
