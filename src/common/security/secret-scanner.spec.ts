@@ -62,4 +62,14 @@ describe(SecretScanner.name, () => {
     // One character short of the secret cannot hold it, in any encoding.
     expect(shortScanner.contains(short.slice(1))).toBe(false);
   });
+
+  it('redacts a secret made with characters no token is made of, as written', () => {
+    // A password in SUBTENSOR_URL keeps `!`, `$` and `*` unencoded; a MASTER_KEY may hold any.
+    const secret = 'pa$$w0rd!horse*battery';
+    const punctuated = new SecretScanner([secret], /sk_live_[\w-]{20,}/, 28);
+    const line = `{"msg":"disconnected from wss://gateway:${secret}@node.example/: 1006"}`;
+    expect(punctuated.contains(line)).toBe(true);
+    expect(punctuated.scrub(line)).not.toContain(secret);
+    expect(punctuated.contains(punctuated.scrub(line))).toBe(false);
+  });
 });

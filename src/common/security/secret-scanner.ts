@@ -45,7 +45,13 @@ export class SecretScanner {
   /** The text with every token that holds a secret replaced by `[redacted]`. */
   scrub(text: string): string {
     if (!this.contains(text)) return text;
-    return text.replace(this.tokens, (token) => (this.tokenHolds(token) ? REDACTED : token));
+    const scrubbed = text.replace(this.tokens, (token) =>
+      this.tokenHolds(token) ? REDACTED : token,
+    );
+    // A secret holding a character no token is made of (`!`, `$`, `*`: a password in
+    // SUBTENSOR_URL, a MASTER_KEY) spans tokens, none of which holds it whole: as written, it
+    // is replaced where it stands.
+    return this.exact.reduce((result, secret) => result.split(secret).join(REDACTED), scrubbed);
   }
 
   private tokenHolds(token: string): boolean {

@@ -23,6 +23,20 @@ describe('secretScannerFor', () => {
     expect(scanner.contains('p@ss-w0rd-0123456789')).toBe(true);
   });
 
+  it('finds the credentials as written in the URL too: a query value with `+`, an encoded password', () => {
+    // URLSearchParams reads `+` as a space, and a password is decoded: the client's lines quote
+    // the URL as given, which holds neither decoded form.
+    for (const [url, written] of [
+      ['wss://node.example/ws?apikey=Zm9vYmFy+YmF6cXV4/dGVzdA==', 'Zm9vYmFy+YmF6cXV4/dGVzdA=='],
+      ['wss://u:p%40ss!w0rd-0123456789@node.example/', 'p%40ss!w0rd-0123456789'],
+    ]) {
+      const scanner = secretScannerFor({ network: { subtensor: { url } } });
+      const scrubbed = scanner.scrub(`disconnected from ${url}: 1006`);
+      expect(scrubbed).toContain('[redacted]');
+      expect(scrubbed).not.toContain(written);
+    }
+  });
+
   it('takes nothing else of the URL: the user beside a password, other query values', () => {
     // The scanner also refuses requests that hold a secret: `validator` or `bittensor` in it
     // would refuse a keyword `#bittensor` and redact `validator_preferences` from the log.

@@ -40,10 +40,17 @@ export function urlCredentials(url: string | undefined): string[] {
   if (!url || !URL.canParse(url)) return [];
   const parsed = new URL(url);
   const user = parsed.password ? parsed.password : parsed.username;
-  const values = [user && decoded(user)];
-  for (const [name, value] of parsed.searchParams)
-    if (CREDENTIAL_NAME.test(name)) values.push(value);
-  return values.filter((value): value is string => !!value);
+  // Each as written and decoded: the client's lines quote the URL as given (`p%40ss`, a
+  // base64 `+`), which holds neither decoded form (`p@ss`; URLSearchParams reads `+` as a space).
+  const values = [user, decoded(user)];
+  for (const parameter of parsed.search.slice(1).split('&')) {
+    const at = parameter.indexOf('=');
+    if (at === -1) continue;
+    const value = parameter.slice(at + 1);
+    if (CREDENTIAL_NAME.test(decoded(parameter.slice(0, at))))
+      values.push(value, decoded(value.replace(/\+/g, ' ')));
+  }
+  return [...new Set(values.filter((value) => !!value))];
 }
 
 /** Query parameter names that carry a credential: token, access_token, apikey, api-key, secret, auth, password, … */
