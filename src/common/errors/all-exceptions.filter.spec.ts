@@ -41,6 +41,14 @@ class FailingController {
     throw new Error('boom for the log');
   }
 
+  /** An error pino's serializer cannot read (it tags every error it reads). */
+  @Get('frozen')
+  frozen(): never {
+    const error = new Error('frozen for the log');
+    Object.freeze(error);
+    throw error;
+  }
+
   /** A failed insert as TypeORM reports it: pg's error, and the query with its parameters. */
   @Get('query-failure')
   queryFailure(): never {
@@ -111,6 +119,20 @@ describe(`${AllExceptionsFilter.name} and the request logging`, () => {
     // Every line about a request names it.
     for (const line of capture.lines().filter((entry) => 'res' in entry || 'req' in entry))
       expect(typeof line.req?.id).toBe('string');
+  });
+
+  it('answers the documented 500 and logs an error that cannot be read as usual', async () => {
+    // The serializer threw on it: the line logged the serializer's own TypeError in its place.
+    const response = await fetch(`${url}/frozen`, { headers: { 'X-Request-Id': 'frozen-5' } });
+    expect(response.status).toBe(500);
+    expect(await response.json()).toEqual({
+      detail: ERROR_DETAILS.internalError,
+      request_id: 'frozen-5',
+    });
+    const line = capture.lines().find((entry) => entry.req?.id === 'frozen-5' && entry.err);
+    expect(line?.err).toEqual(
+      expect.objectContaining({ type: 'Error', message: 'frozen for the log', unreadable: true }),
+    );
   });
 
   it("logs a failed query's class, message, code, stack and text, never its parameters", async () => {

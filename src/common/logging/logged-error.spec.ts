@@ -1,4 +1,5 @@
 import { DatabaseError } from 'pg';
+import { pino } from 'pino';
 import { QueryFailedError } from 'typeorm';
 import { LoggedError, loggedError } from './logged-error';
 
@@ -131,5 +132,50 @@ describe(loggedError.name, () => {
   it('keeps nothing but the class of an object without a message, and a text as it is', () => {
     expect(loggedError({ keyHash: KEY_HASH, rows: [KEY_HASH] })).toEqual({ type: 'Object' });
     expect(loggedError('a text the code wrote')).toBe('a text the code wrote');
+  });
+
+  describe('an error it cannot read as usual', () => {
+    // Each threw out of the serializer, and so out of the logging call: the error was lost.
+    const frozen = Object.freeze(new Error('frozen'));
+    const throwingGetter = Object.defineProperty(new Error('getter'), 'code', {
+      get: () => {
+        throw new Error(`read ${KEY_HASH}`);
+      },
+    });
+    const holdingItself = new AggregateError([], 'holds itself');
+    (holdingItself.errors as unknown[]).push(holdingItself);
+
+    it.each([
+      ['frozen (pino tags the errors it reads)', frozen, 'Error', 'frozen'],
+      ['with a getter that throws', throwingGetter, 'Error', 'getter'],
+      ['an aggregate holding itself', holdingItself, 'AggregateError', 'holds itself'],
+    ])('is logged by its class, message and stack: %s', (_, error, type, message) => {
+      const logged = loggedError(error) as LoggedError;
+      expect(logged).toEqual({ type, message, stack: error.stack, unreadable: true });
+      expect(JSON.stringify(logged)).not.toContain(KEY_HASH);
+    });
+
+    it('is logged by its class alone when even that much cannot be read', () => {
+      const hostile = new Proxy(new Error('hidden'), {
+        get: () => {
+          throw new Error('no reading');
+        },
+      });
+      expect(loggedError(hostile)).toEqual({ type: 'Object', unreadable: true });
+    });
+
+    it('still gives a pino logger its line', () => {
+      const lines: string[] = [];
+      const logger = pino(
+        { serializers: { err: loggedError } },
+        { write: (line: string) => void lines.push(line) },
+      );
+      logger.error({ err: frozen }, 'failed');
+      logger.error({ err: holdingItself }, 'failed');
+      expect(lines.map((line) => (JSON.parse(line) as { err: LoggedError }).err.type)).toEqual([
+        'Error',
+        'AggregateError',
+      ]);
+    });
   });
 });

@@ -25,6 +25,8 @@ export interface LoggedError {
   cause?: LoggedError;
   /** An AggregateError's errors (a value that is not an object is kept as it is, as at the top). */
   aggregateErrors?: unknown[];
+  /** Reading it as usual threw: only its class, message and stack, where they could be read. */
+  unreadable?: true;
 }
 
 /** Fields kept as they are when they hold text: pg's and Node's, which name, never quote. */
@@ -58,7 +60,36 @@ const MAX_NESTING = 4;
  */
 export function loggedError(error: unknown): unknown {
   // A string or a number says only what the code that logged it wrote.
-  return typeof error === 'object' && error !== null ? logged(error, 0, false) : error;
+  if (typeof error !== 'object' || error === null) return error;
+  try {
+    return logged(error, 0, false);
+  } catch {
+    return unreadable(error);
+  }
+}
+
+/**
+ * An error whose reading threw (a frozen one, which pino's serializer tags; a getter that
+ * throws; an aggregate holding itself, which pino's follows without end). A serializer that
+ * throws makes the logging call throw: the error was lost (a request's 500 logged the
+ * serializer's own TypeError in its place).
+ */
+function unreadable(error: object): LoggedError {
+  const result: LoggedError = { type: readSafely(() => typeOf(error)) ?? 'Object' };
+  const message = readSafely(() => (error as { message?: unknown }).message);
+  const stack = readSafely(() => (error as { stack?: unknown }).stack);
+  if (typeof message === 'string') result.message = message;
+  if (typeof stack === 'string') result.stack = stack;
+  result.unreadable = true;
+  return result;
+}
+
+function readSafely<T>(read: () => T): T | undefined {
+  try {
+    return read();
+  } catch {
+    return undefined;
+  }
 }
 
 function logged(error: object, nesting: number, isCause: boolean): LoggedError {
