@@ -298,6 +298,34 @@ describe('The network’s votes and aggregate (chain commitments and the Gravity
     expect(lookup.body.detail).toMatch(/is no vote: .* it holds a NUL character$/);
   });
 
+  it('answers a counted file with entries the subnet’s reader skips as written, as the document says', async () => {
+    const d = validators[3].hotkey;
+    // Skipped before their weight is read, so anything may stand there: the file still counts.
+    const file = [
+      { id: 'd-tao', weight: 0.5, params: params('x', '#tao') },
+      { id: 'no-params', weight: 'x' },
+      { id: 'no-label', weight: [0.1], params: { platform: 'x', keyword: 7 } },
+      { id: 'long', weight: 'x', params: params('x', `#${'a'.repeat(140)}`) },
+      { source_name: 5, label_weights: 'x' },
+    ];
+    const commit = gravity.commit({ [PREFERENCES(d)]: JSON.stringify(file) });
+    replay.setCommitment(NETUID, d, commit, 111);
+    try {
+      const status = await eventually((candidate) =>
+        candidate.validators.some((v) => v.hotkey === d),
+      );
+      expect(status.validators.find((validator) => validator.hotkey === d)?.jobs).toBe(1);
+      // Checked against the served document, as every answer of these tests is: GravityJob's
+      // typed weight and params did not fit these entries.
+      const answer = await get(`/api/v1/get_desirabilities?hotkey=${d}`).expect(200);
+      expect(answer.body).toEqual(file);
+    } finally {
+      // D's vote goes again (no file at commit A), for the tests after this one.
+      replay.setCommitment(NETUID, d, commitA, 112);
+      await eventually((candidate) => candidate.skipped.some((entry) => entry.hotkey === d));
+    }
+  }, 30_000);
+
   it('answers a validator’s submission at its committed SHA, not at the branch head', async () => {
     const [a] = validators.map((validator) => validator.hotkey);
     expect(gravity.head()).not.toBe(commitA);

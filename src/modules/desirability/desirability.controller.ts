@@ -73,7 +73,8 @@ export class DesirabilityController {
     summary: "A validator's submission, or the current aggregate desirability list",
     description:
       'With `hotkey`: that validator’s current submission, exactly as submitted (unscaled; from the network, the ' +
-      'file as written, which may hold jobs this gateway does not count: `GravityJob`). Without: a page ' +
+      'file as written, which may hold jobs this gateway does not count, `GravityJob`, and entries the subnet’s reader ' +
+      'skips, `GravitySkippedEntry`). Without: a page ' +
       '(`limit`, `offset`; the total in `X-Total-Count`) of the aggregate, heaviest first: the owner’s default list weighted 0.3 plus every validator’s vote weighted ' +
       '0.7 × its share of the voters’ stake; identical jobs (the same five params) add up.\n\n' +
       'With a chain and a Gravity repository configured (SUBTENSOR_URL, GRAVITY_REPO_URL) both read the network: a ' +

@@ -2,7 +2,12 @@ import { ApiExtraModels, ApiProperty, ApiSchema, getSchemaPath } from '@nestjs/s
 import type { SchemaObject } from '@nestjs/swagger';
 import { MAX_DESIRABILITY_JOBS } from '../../../config/environment-variables';
 import { DesirabilityJobDto, LegacyDesirabilityDto } from './desirability-job.dto';
-import { GravityJobDto, GravityLegacyDesirabilityDto } from './gravity-entry.dto';
+import {
+  GravityJobDto,
+  GravityLegacyDesirabilityDto,
+  GravitySkippedEntry,
+  GRAVITY_SKIPPED_ENTRY_SCHEMA,
+} from './gravity-entry.dto';
 
 /**
  * One entry of a vote as submitted, in either format: a vote may mix them, and a submission is
@@ -22,7 +27,8 @@ export const DESIRABILITY_ITEM_SCHEMA: SchemaObject = {
  * An entry of a vote as `get_desirabilities?hotkey=` answers it: as submitted here, or, from
  * the network, as written in the validator's file, which may hold entries our rules refuse.
  */
-export type SubmittedItem = DesirabilityItem | GravityJobDto | GravityLegacyDesirabilityDto;
+export type SubmittedItem =
+  DesirabilityItem | GravityJobDto | GravityLegacyDesirabilityDto | GravitySkippedEntry;
 
 /**
  * The schema of a SubmittedItem (`anyOf`: an entry of either format is also in the uploader's
@@ -34,6 +40,7 @@ export const SUBMITTED_ITEM_SCHEMA: SchemaObject = {
     { $ref: getSchemaPath(LegacyDesirabilityDto) },
     { $ref: getSchemaPath(GravityJobDto) },
     { $ref: getSchemaPath(GravityLegacyDesirabilityDto) },
+    GRAVITY_SKIPPED_ENTRY_SCHEMA,
   ],
 };
 

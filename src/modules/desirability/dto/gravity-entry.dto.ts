@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import type { SchemaObject } from '@nestjs/swagger';
 import { MAX_DESIRABILITY_JOBS } from '../../../config/environment-variables';
 
 /**
@@ -71,3 +72,23 @@ export class GravityLegacyDesirabilityDto {
   })
   label_weights: Record<string, number>;
 }
+
+/**
+ * An entry the subnet's reader skips before reading its values: a job without params or without
+ * keyword, platform or label, a label over 140 characters, a legacy entry in a file of jobs. The
+ * file still counts, and `?hotkey=` answers it as written, so its values can be any JSON: neither
+ * GravityJob's number nor its text describes them. An open object, documented as one, rather
+ * than typed fields the answer does not keep to (`additionalProperties: true`: generators type
+ * an object without properties as an empty one otherwise).
+ */
+export type GravitySkippedEntry = Record<string, unknown>;
+
+export const GRAVITY_SKIPPED_ENTRY_SCHEMA: SchemaObject = {
+  title: 'GravitySkippedEntry',
+  description:
+    'With `hotkey`, network: an entry the subnet’s reader skips (a job without params or without keyword, ' +
+    'platform or label; a label over 140 characters; a legacy entry in a file of jobs), as written: its ' +
+    'values are unchecked and may be of any JSON type. `GET /api/v1/desirabilities/network` lists it with why.',
+  type: 'object',
+  additionalProperties: true,
+};
