@@ -186,6 +186,10 @@ describe(readGravityFile.name, () => {
     expect(refusal([{ id: 'a', weight: '1', params: params() }])).toBe(
       'entry 0 (id "a"): the weight is not a number (the subnet\'s reader fails on it)',
     );
+    // Python adds True as 1: the reader would count it, but no uploader writes one.
+    expect(refusal([{ id: 'a', weight: true, params: params() }])).toBe(
+      'entry 0 (id "a"): the weight is true, which the subnet\'s uploaders never write',
+    );
     expect(refusal([{ id: 'a', weight: 1e400, params: params() }])).toBe(
       'entry 0 (id "a"): the weight is not a finite number',
     );

@@ -179,8 +179,11 @@ function longLabel(label: unknown): string | undefined {
 /**
  * A weight the reader can add: a number (it fails on any other, such as the first uploader's
  * `[weight, date]` pairs), and a finite one (JSON's `1e400` is infinite in either language).
+ * `true` and `false` it adds as 1 and 0 (Python's bool is an int), but no uploader writes one.
  */
 function finiteWeight(weight: unknown, name: string): asserts weight is number {
+  if (typeof weight === 'boolean')
+    throw new Refusal(`${name}: the weight is ${weight}, which the subnet's uploaders never write`);
   if (typeof weight !== 'number')
     throw new Refusal(`${name}: the weight is not a number (the subnet's reader fails on it)`);
   if (!Number.isFinite(weight)) throw new Refusal(`${name}: the weight is not a finite number`);
