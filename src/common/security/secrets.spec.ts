@@ -37,6 +37,16 @@ describe('secretScannerFor', () => {
     }
   });
 
+  it('finds a key a hosted node takes in its path, and leaves route names out', () => {
+    const key = '5c1d3e2a-0f4b-4c8e-9a7d-1b2c3d4e5f60';
+    const url = `wss://api-bittensor-mainnet.node.example/${key}`;
+    expect(urlCredentials(url)).toEqual([key]);
+    const scanner = secretScannerFor({ network: { subtensor: { url } } });
+    expect(scanner.scrub(`Invalid URL ${url}`)).not.toContain(key);
+    for (const route of ['/ws', '/public/rpc', '/bittensor-finney/archive', '/v1/ws-endpoint-node'])
+      expect(urlCredentials(`wss://node.example${route}`)).toEqual([]);
+  });
+
   it('takes nothing else of the URL: the user beside a password, other query values', () => {
     // The scanner also refuses requests that hold a secret: `validator` or `bittensor` in it
     // would refuse a keyword `#bittensor` and redact `validator_preferences` from the log.

@@ -31,7 +31,8 @@ export function secretScannerFor(config: {
 /**
  * What a node URL may carry as a secret: its password (`wss://user:token@host`), its user when it
  * has no password (`wss://token@host`), and the values of query parameters named as credentials
- * (`?token=…`, `?api_key=…`, as hosted nodes take them). Nothing else: the scanner also refuses
+ * (`?token=…`, `?api_key=…`, as hosted nodes take them), and a path segment that looks like a key
+ * (some hosted nodes take it as the path: `wss://…/<key>`). Nothing else: the scanner also refuses
  * requests holding a secret, so a plain user name or `?network=bittensor` must stay out of it.
  * Our own lines name the node by scheme and host only (nodeAddress); this is the last line of
  * defence for a line that names it otherwise.
@@ -50,8 +51,17 @@ export function urlCredentials(url: string | undefined): string[] {
     if (CREDENTIAL_NAME.test(decoded(parameter.slice(0, at))))
       values.push(value, decoded(value.replace(/\+/g, ' ')));
   }
+  for (const segment of parsed.pathname.split('/'))
+    if (PATH_KEY.test(segment)) values.push(segment, decoded(segment));
   return [...new Set(values.filter((value) => !!value))];
 }
+
+/**
+ * A path segment taken for a key: 20 characters or more of a key's alphabet, a digit among them
+ * (a UUID, hex, base64url). Route names (`ws`, `public`, `bittensor-finney`) are shorter or have
+ * no digit, and must stay out: the scanner refuses requests that hold a secret.
+ */
+const PATH_KEY = /^(?=[^/]*\d)[\w%.~+=-]{20,}$/;
 
 /** Query parameter names that carry a credential: token, access_token, apikey, api-key, secret, auth, password, … */
 const CREDENTIAL_NAME = /token|key|secret|auth|pass|sig/i;
