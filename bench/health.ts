@@ -3,14 +3,16 @@
  * limits when a Redis answers, one `info` log line per request) beside floors returning the same
  * JSON: a bare node:http server, and a bare Nest route on the service's Express adapter
  * (ExpressServerAdapter), the floor of the target; and, for reference, the same route on Nest's
- * stock Express adapter. Also the service's resident memory, idle and after the load.
+ * stock Express adapter; and the least path: the same bare route behind the least code that does
+ * what the target counts as the full path (least-path.ts), the most any implementation of it can
+ * reach here. Also the service's resident memory, idle and after the load.
  * Run: npm run bench:health [-- --seconds 5 --connections 10 --rounds 3 --warmup 2 --idle 60 --profile]
  * (or BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_ROUNDS, BENCH_WARMUP_SECONDS, BENCH_IDLE_SECONDS).
  * The service runs as `node dist-dev/src/main.js` (main.ts, the production entry point, compiled
  * by `npm run build:dev` beside the benchmark); the floors run as children of this script
- * (--serve-node / --serve-nest / --serve-stock-nest). --profile writes V8 CPU profiles
- * (`node --cpu-prof`) of the service and of the bare Nest floor, and prints where and how much CPU
- * each was busy per response over the measured rounds.
+ * (--serve-node / --serve-nest / --serve-stock-nest / --serve-least-path). --profile writes V8
+ * CPU profiles (`node --cpu-prof`) of the service, the bare Nest floor and the least path, and
+ * prints where and how much CPU each was busy per response over the measured rounds.
  */
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,6 +27,7 @@ import {
   deactivateApiKey,
 } from './support/app-server';
 import { serveBareNest } from './support/bare-nest';
+import { leastPath, leastPathEnv, leastPathSettings } from './support/least-path';
 import {
   ChildServer,
   fixedResponseEnv,
@@ -52,7 +55,7 @@ import { commandLine, formatInt, formatMs, machineLine, progress, table } from '
 import { startServiceProcess } from './support/service-process';
 
 const HEALTH_PATH = '/api/v1/health';
-const TARGETS = ['bare node', 'stock Nest', 'bare Nest', 'service'] as const;
+const TARGETS = ['bare node', 'stock Nest', 'bare Nest', 'least path', 'service'] as const;
 type Target = (typeof TARGETS)[number];
 /**
  * The targets of issue 14: the service at ≥ 80 % of the bare Nest route on the same Express
@@ -66,6 +69,7 @@ const { values: flags } = benchFlags({
     'serve-node': { type: 'boolean' },
     'serve-nest': { type: 'boolean' },
     'serve-stock-nest': { type: 'boolean' },
+    'serve-least-path': { type: 'boolean' },
     profile: { type: 'boolean' },
     idle: { type: 'string' },
     seconds: { type: 'string' },
@@ -117,8 +121,8 @@ interface Profile {
   microsPerResponse: number;
 }
 
-/** The targets `--profile` profiles: the service and the floor it is judged by. */
-const PROFILED: readonly Target[] = ['service', 'bare Nest'];
+/** The targets `--profile` profiles: the service, the floor it is judged by, and the least path. */
+const PROFILED: readonly Target[] = ['service', 'bare Nest', 'least path'];
 
 /**
  * Seconds the service stays idle after start-up before its RSS is read: start-up grows V8's
@@ -186,6 +190,12 @@ async function benchmark(options: LoadOptions): Promise<void> {
 
     // The floors answer with this very body and content type, so all send the same payload.
     const floorEnv = fixedResponseEnv(first.text, first.contentType);
+    const leastEnv = leastPathEnv({
+      apiKey: key.key,
+      limit: Number(BENCH_APP_SETTINGS.RATE_LIMIT_VALIDATOR),
+      windowSeconds: Number(BENCH_APP_SETTINGS.RATE_LIMIT_WINDOW_SECONDS),
+      logFile: join(scratch, 'least-path.log'),
+    });
     const targets = { service: serviceTarget } as Record<Target, LoadTarget>;
     const pids = { service: service.child.pid } as Record<Target, number | undefined>;
     const floors = {} as Record<Target, ChildServer>;
@@ -193,15 +203,26 @@ async function benchmark(options: LoadOptions): Promise<void> {
       ['bare node', '--serve-node'],
       ['stock Nest', '--serve-stock-nest'],
       ['bare Nest', '--serve-nest'],
+      ['least path', '--serve-least-path'],
     ] as const) {
-      const floor = await forkServer(__filename, [flag], floorEnv, 20_000, profileArgs(target));
+      const least = target === 'least path';
+      const env = least ? { ...floorEnv, ...leastEnv } : floorEnv;
+      const floor = await forkServer(__filename, [flag], env, 20_000, profileArgs(target));
       cleanups.push(floor.stop);
       floors[target] = floor;
-      targets[target] = { url: `${floor.url}${HEALTH_PATH}`, headers: {} };
+      targets[target] = {
+        url: `${floor.url}${HEALTH_PATH}`,
+        headers: least ? serviceTarget.headers : {},
+      };
       pids[target] = floor.child.pid;
       const echo = await probe(targets[target]);
       if (echo.status !== 200 || echo.text !== first.text || echo.contentType !== first.contentType)
         throw new Error(`${target}: differs: ${echo.status} ${echo.contentType} ${echo.text}`);
+      // The least path sends every header the service sends, so both write the same bytes.
+      if (least && echo.headerNames.join() !== first.headerNames.join())
+        throw new Error(
+          `least path: headers differ: ${echo.headerNames.join()} vs the service's ${first.headerNames.join()}`,
+        );
     }
 
     const load = await loadRounds(targets, pids, options);
@@ -210,7 +231,8 @@ async function benchmark(options: LoadOptions): Promise<void> {
     // Stopped here so that its log is complete (and its CPU profile written).
     serviceStopped = true;
     await service.stop();
-    if (profileRoot) await floors['bare Nest'].stop();
+    if (profileRoot)
+      for (const target of PROFILED) if (target !== 'service') await floors[target].stop();
     const logLines = countRequestLines(logFile);
     const profiles = profileRoot
       ? PROFILED.map((target) => ({
@@ -351,10 +373,15 @@ function report(options: LoadOptions, rounds: Record<Target, Round[]>, found: Fi
     `          log: ${formatInt(found.logLines)} request lines written (JSON, to a file) for ${formatInt(found.responses)} responses`,
     `bare Nest: NestFactory.create on the service's Express adapter (ExpressServerAdapter), one GET route, no body parser, middleware or guards`,
     `stock Nest: the same on Nest's own ExpressAdapter (for reference: what the adapter saves)`,
+    `least path: bare Nest behind one middleware doing the least the full path needs (key digest in a map, window count in a map, ` +
+      `request id, the service's headers, counter + histogram, one pino line to a buffered file): about the most any implementation can reach`,
     `database: ${found.database}`,
     '',
     table(rows),
     '',
+    `least path/bare Nest: req/s ${(summary['least path'].rps / summary['bare Nest'].rps).toFixed(3)} ` +
+      `(what the full path's behaviours cost by themselves); service/least path: req/s ` +
+      `${(summary.service.rps / summary['least path'].rps).toFixed(3)} (what the service's way of doing them costs)`,
     `service/bare Nest: req/s ${share.toFixed(3)}; service/stock Nest: req/s ` +
       `${(summary.service.rps / summary['stock Nest'].rps).toFixed(3)}; service/bare node: req/s ` +
       `${(summary.service.rps / summary['bare node'].rps).toFixed(3)}`,
@@ -392,6 +419,8 @@ async function main(): Promise<void> {
   if (flags['serve-node']) return serveFixedResponse();
   if (flags['serve-nest']) return serveBareNest('service');
   if (flags['serve-stock-nest']) return serveBareNest('stock');
+  if (flags['serve-least-path'])
+    return serveBareNest('service', leastPath(leastPathSettings()).middleware);
   await benchmark(loadOptions(flags));
   // Explicit exit: a lingering handle (pg pool, keep-alive socket) must not hang the run.
   process.exit(0);

@@ -1,6 +1,7 @@
 import { Controller, Get, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ExpressAdapter, NestExpressApplication } from '@nestjs/platform-express';
+import type { RequestHandler } from 'express';
 import { ExpressServerAdapter } from '../../src/common/http/express-server-adapter';
 import { announcePort } from './child-server';
 
@@ -30,14 +31,23 @@ class BareModule {}
  * nothing else (no body parser, middleware, guards, pipes, filters or request logging), on the
  * service's own Express adapter (`ExpressServerAdapter`), or with `stock`, on Nest's. What
  * separates it from bare node:http is what Nest and Express cost by themselves; what separates
- * the service from it (same adapter) is what the service adds.
+ * the service from it (same adapter) is what the service adds. `middleware`, when given, runs in
+ * front of the route (the least path: least-path.ts).
  */
-export async function serveBareNest(adapter: 'service' | 'stock'): Promise<void> {
+export async function serveBareNest(
+  adapter: 'service' | 'stock',
+  middleware?: RequestHandler,
+): Promise<void> {
   const app = await NestFactory.create<NestExpressApplication>(
     BareModule,
     adapter === 'service' ? new ExpressServerAdapter() : new ExpressAdapter(),
     { bodyParser: false, logger: ['error', 'warn'] },
   );
+  if (middleware) {
+    // As the service: no ETag (a hash per response), so that both send the same headers.
+    app.set('etag', false);
+    app.use(middleware);
+  }
   await app.listen(0, '127.0.0.1');
   // Exit on SIGTERM rather than die of it: V8 writes a `--cpu-prof` profile only on exit.
   process.once('SIGTERM', () => process.exit(0));

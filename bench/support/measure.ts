@@ -106,6 +106,8 @@ export async function measure(
 export interface Probe {
   status: number;
   contentType: string;
+  /** The response's header names, lower case and sorted. */
+  headerNames: string[];
   text: string;
 }
 
@@ -113,7 +115,9 @@ export interface Probe {
 export async function probe(target: LoadTarget): Promise<Probe> {
   const response = await fetch(target.url, { headers: target.headers });
   const contentType = response.headers.get('content-type') ?? '';
-  return { status: response.status, contentType, text: await response.text() };
+  // Sorted, lower case (fetch's Headers iterate so).
+  const headerNames = [...response.headers.keys()];
+  return { status: response.status, contentType, headerNames, text: await response.text() };
 }
 
 export function median(values: number[]): number {

@@ -13,7 +13,7 @@ export type OnDemandOrigin = 'live' | 'stored';
 export type OnDemandStatus = 'success' | 'error';
 
 /** Seconds; an on-demand query may legitimately take up to its 10 s deadline. */
-const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+export const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 /** Fewer buckets per miner series: up to 256 miners × 3 endpoints. */
 const MINER_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 const SYNC_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1200, 3600];
