@@ -5,6 +5,8 @@ import { createApp } from './bootstrap';
 import { formatClockSimulation } from './common/clock/clock-simulation';
 import { installCrashLogging } from './common/lifecycle/crash-logging';
 import { installGracefulShutdown } from './common/lifecycle/graceful-shutdown';
+import { SecretScanner } from './common/security/secret-scanner';
+import { secretScannerFor } from './common/security/secrets';
 import {
   databaseFailure,
   listenFailure,
@@ -42,26 +44,44 @@ export type SimulatedNetworkStarter = (
 /**
  * The process entry of the gateway, shared by both entry points: reads the environment, starts
  * the embedded Postgres when no DATABASE_URL is set, then the app, and prints the banner. Any
- * start-up failure is printed and exits with 1: a known one (the configuration, the database,
- * the port) as one line naming its setting, any other with its stack.
+ * start-up failure is printed (startupFailureText) and exits with 1.
  */
 export function runGateway(simulate?: SimulatedNetworkStarter): void {
-  startGateway(simulate).catch((error: unknown) => {
-    if (error instanceof ConfigError || error instanceof StartupError) {
-      process.stderr.write(`${error.message}\n`);
-    } else {
-      process.stderr.write(
-        `Startup failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-      );
-    }
+  const started: StartingGateway = {};
+  startGateway(simulate, started).catch((error: unknown) => {
+    process.stderr.write(`${startupFailureText(error, started.scanner)}\n`);
     process.exit(1);
   });
 }
 
-async function startGateway(simulate: SimulatedNetworkStarter | undefined): Promise<void> {
+/** What a start that failed had got to, for its message. */
+interface StartingGateway {
+  /** The scanner for the configuration's secrets, once the configuration is read. */
+  scanner?: SecretScanner;
+}
+
+/**
+ * A known failure (the configuration, the database, the port) as one line naming its setting,
+ * any other with its stack. Printed to stderr, not through the logger (which may not exist yet),
+ * so the scanner the logger would use replaces the secrets it knows (the master key, tokens, the
+ * node's credentials, issued keys): an unknown failure's message or stack can quote anything.
+ */
+export function startupFailureText(error: unknown, scanner: SecretScanner | undefined): string {
+  const text =
+    error instanceof ConfigError || error instanceof StartupError
+      ? error.message
+      : `Startup failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`;
+  return scanner ? scanner.scrub(text) : text;
+}
+
+async function startGateway(
+  simulate: SimulatedNetworkStarter | undefined,
+  started: StartingGateway,
+): Promise<void> {
   loadDotEnv();
   const config = loadConfig();
   const master = resolveMasterKey(config.masterKey, config.dataDir);
+  started.scanner = secretScannerFor({ ...config, masterKey: master.key });
   const validator = await loadValidatorKey(config.validatorKey, config.nodeEnv, config.dataDir);
 
   let embedded: EmbeddedDatabase | undefined;
