@@ -23,10 +23,15 @@ export class SecretScanner {
     private readonly keyPattern: RegExp,
     keyMinLength: number,
   ) {
-    // Short values are no secrets worth the name (and would match everywhere).
-    this.exact = secrets.filter(
-      (secret): secret is string => !!secret && secret.length >= MIN_SECRET,
-    );
+    // Short values are no secrets worth the name (and would match everywhere). A secret holding
+    // `"`, `\` or a control character is written escaped in a JSON log line (`\"`, `\\`):
+    // looked for in that form too.
+    this.exact = secrets
+      .filter((secret): secret is string => !!secret && secret.length >= MIN_SECRET)
+      .flatMap((secret) => {
+        const escaped = JSON.stringify(secret).slice(1, -1);
+        return escaped === secret ? [secret] : [secret, escaped];
+      });
     this.shortest = Math.max(
       MIN_SECRET,
       Math.min(keyMinLength, ...this.exact.map((secret) => secret.length)),
