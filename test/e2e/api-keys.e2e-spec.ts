@@ -141,6 +141,18 @@ describe('API keys', () => {
     await asMaster(app.http.patch(`/api/v1/keys/${created.body.id}`))
       .send({ name: '  ' })
       .expect(422);
+    // As pydantic trims (Unicode White_Space): NEL is white space, a byte-order mark is not.
+    await asMaster(app.http.patch(`/api/v1/keys/${created.body.id}`))
+      .send({ name: '\u0085\u3000' })
+      .expect(422);
+    const marked = await asMaster(app.http.patch(`/api/v1/keys/${created.body.id}`))
+      .send({ name: '\uFEFFreporting\u0085' })
+      .expect(200);
+    expect(marked.body.name).toBe('\uFEFFreporting');
+    const onlyMark = await asMaster(app.http.patch(`/api/v1/keys/${created.body.id}`))
+      .send({ name: '\uFEFF' })
+      .expect(200);
+    expect(onlyMark.body.name).toBe('\uFEFF');
   });
 
   it('counts a name in characters (code points), as its column does: 422, never a 500', async () => {

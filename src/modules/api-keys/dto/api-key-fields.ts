@@ -17,7 +17,10 @@ export const NAME_PROPERTY = {
     'space: 422 `string_too_short`',
   minLength: 1,
   maxLength: 100,
-  pattern: '\\S',
+  // A character outside Unicode's White_Space (what the trim removes), in a form every regex
+  // engine reads alike, without the Unicode flag: JavaScript's \s leaves U+0085 out and takes
+  // U+FEFF in.
+  pattern: '[^\\s\\u0085]|\\uFEFF',
   example: 'analytics-team',
 } as const;
 
@@ -43,14 +46,18 @@ export const RATE_LIMIT_PROPERTY = {
   example: 5000,
 } as const;
 
+const OUTER_WHITE_SPACE = /^\p{White_Space}+|\p{White_Space}+$/gu;
+
 /**
- * The key's name, trimmed (as pydantic's `str_strip_whitespace` would): a name of white space
- * only is refused as the empty one is, `string_too_short`, rather than listed as a blank.
+ * The key's name, trimmed as pydantic's `str_strip_whitespace` trims (Rust's `str::trim`: the
+ * Unicode White_Space characters, so U+0085 but not U+FEFF, where JavaScript's `trim()` does the
+ * opposite): a name of white space only is refused as the empty one is, `string_too_short`,
+ * rather than listed as a blank.
  */
 export const KeyNameField = () =>
   applyDecorators(
     Transform(({ value }: { value: unknown }) =>
-      typeof value === 'string' ? value.trim() : value,
+      typeof value === 'string' ? value.replace(OUTER_WHITE_SPACE, '') : value,
     ),
     IsString(),
     MinCharacters(1),
