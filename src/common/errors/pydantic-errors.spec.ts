@@ -9,6 +9,7 @@ import {
   Max,
   ValidateNested,
 } from 'class-validator';
+import { StorableText } from '../validation/storable-text';
 import { MaxCharacters, MinCharacters } from '../validation/text-length';
 import { RequestValidationPipe } from './request-validation.pipe';
 import { RequestValidationException, ValidationErrorItem } from './validation-error-item';
@@ -49,6 +50,12 @@ class Body {
   @ValidateNested({ each: true })
   @Type(() => Job)
   jobs?: Job[];
+
+  @IsOptional()
+  @IsString()
+  @StorableText()
+  @MaxCharacters(5)
+  label?: string;
 }
 
 async function errorsFor(
@@ -115,6 +122,22 @@ describe(RequestValidationPipe.name, () => {
     expect(await errorsFor({ name: 'a', tags: 'a' })).toEqual([
       { loc: ['body', 'tags'], msg: 'Input should be a valid list', type: 'list_type' },
     ]);
+  });
+
+  it('reports one error for a field failing several checks, the first pydantic makes', async () => {
+    // Too long and not storable: pydantic checks the length first.
+    expect(await errorsFor({ name: 'a', label: 'abc\u0000def' })).toEqual([
+      {
+        loc: ['body', 'label'],
+        msg: 'String should have at most 5 characters',
+        type: 'string_too_long',
+        ctx: { max_length: 5 },
+      },
+    ]);
+    // Short enough: then its pattern (text Postgres can store).
+    const [unstorable, ...rest] = await errorsFor({ name: 'a', label: 'a\u0000' });
+    expect(unstorable).toMatchObject({ loc: ['body', 'label'], type: 'string_pattern_mismatch' });
+    expect(rest).toEqual([]);
   });
 
   it('points into nested lists with integer indexes', async () => {

@@ -139,11 +139,11 @@ function describeConstraints(
   // A wrong type (or an unknown field) is all pydantic reports about a field.
   if (whole.length > 0 && rank(whole[0]) <= 0)
     return [{ loc, ...describe(whole[0], rules.get(whole[0])?.constraints, error) }];
-
-  const items: ValidationErrorItem[] = whole.map((name) => ({
-    loc,
-    ...describe(name, rules.get(name)?.constraints, error),
-  }));
+  // Else it stops at the field's first failing check (its bounds, then its pattern, then its
+  // own validators): one error for the field itself.
+  const items: ValidationErrorItem[] = whole
+    .slice(0, 1)
+    .map((name) => ({ loc, ...describe(name, rules.get(name)?.constraints, error) }));
   // `each: true` rules are checked per element, so each error points at the element's index.
   const perElement = ordered.filter((name) => !whole.includes(name));
   if (perElement.length === 0) return items;
@@ -171,9 +171,12 @@ function describe(
   return { type: context?.type ?? 'value_error', msg: `Value error, ${message}` };
 }
 
+/** The order pydantic checks a field in: unknown field, type, bounds, pattern, validators. */
 function rank(name: string): number {
   if (name === 'whitelistValidation') return -1;
-  return name in TYPE_CHECKS ? 0 : 1;
+  if (name in TYPE_CHECKS) return 0;
+  if (name === 'storableText') return 2;
+  return name in CONSTRAINTS ? 1 : 3;
 }
 
 interface RuleMetadata {
