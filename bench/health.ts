@@ -3,9 +3,8 @@
  * limits when a Redis answers, one `info` log line per request) beside floors returning the same
  * JSON: a bare node:http server, and a bare Nest route on the service's Express adapter
  * (ExpressServerAdapter), the floor of the target; and, for reference, the same route on Nest's
- * stock Express adapter; and the least path: the same bare route behind the least code that does
- * what the target counts as the full path (least-path.ts), the most any implementation of it can
- * reach here. Also the service's resident memory, idle and after the load.
+ * stock Express adapter; and the least path: the same bare route behind the plainest code that
+ * does what the target counts as the full path (least-path.ts). Also the service's resident memory, idle and after the load.
  * Run: npm run bench:health [-- --seconds 5 --connections 10 --rounds 3 --warmup 2 --idle 60 --profile]
  * (or BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_ROUNDS, BENCH_WARMUP_SECONDS, BENCH_IDLE_SECONDS).
  * The service runs as `node dist-dev/src/main.js` (main.ts, the production entry point, compiled
@@ -374,14 +373,14 @@ function report(options: LoadOptions, rounds: Record<Target, Round[]>, found: Fi
     `bare Nest: NestFactory.create on the service's Express adapter (ExpressServerAdapter), one GET route, no body parser, middleware or guards`,
     `stock Nest: the same on Nest's own ExpressAdapter (for reference: what the adapter saves)`,
     `least path: bare Nest behind one middleware doing the least the full path needs (key digest in a map, window count in a map, ` +
-      `request id, the service's headers, counter + histogram, one pino line to a buffered file): about the most any implementation can reach`,
+      `request id, the service's headers, counter + histogram, one pino line to a buffered file): the plainest way, with the service's libraries`,
     `database: ${found.database}`,
     '',
     table(rows),
     '',
     `least path/bare Nest: req/s ${(summary['least path'].rps / summary['bare Nest'].rps).toFixed(3)} ` +
-      `(what the full path's behaviours cost by themselves); service/least path: req/s ` +
-      `${(summary.service.rps / summary['least path'].rps).toFixed(3)} (what the service's way of doing them costs)`,
+      `(what the full path's behaviours cost, done the plainest way); service/least path: req/s ` +
+      `${(summary.service.rps / summary['least path'].rps).toFixed(3)} (what the service's way of doing them, and what it does besides, costs)`,
     `service/bare Nest: req/s ${share.toFixed(3)}; service/stock Nest: req/s ` +
       `${(summary.service.rps / summary['stock Nest'].rps).toFixed(3)}; service/bare node: req/s ` +
       `${(summary.service.rps / summary['bare node'].rps).toFixed(3)}`,

@@ -39,7 +39,8 @@ describe('startupFailureText', () => {
     );
   });
 
-  it('prints what it is given before the configuration is read, when there is no scanner yet', () => {
-    expect(startupFailureText('boom', undefined)).toBe('Startup failed: boom');
+  it('replaces issued keys before the configuration is read, when no other secret is known yet', () => {
+    const key = `sk_live_${'A1b2C3d4'.repeat(5)}`;
+    expect(startupFailureText(`boom ${key}`, undefined)).toBe('Startup failed: boom [redacted]');
   });
 });

@@ -66,12 +66,16 @@ interface StartingGateway {
  * so the scanner the logger would use replaces the secrets it knows (the master key, tokens, the
  * node's credentials, issued keys): an unknown failure's message or stack can quote anything.
  */
-export function startupFailureText(error: unknown, scanner: SecretScanner | undefined): string {
+export function startupFailureText(
+  error: unknown,
+  // Before the configuration is read, issued keys are still known by their shape.
+  scanner: SecretScanner = secretScannerFor({}),
+): string {
   const text =
     error instanceof ConfigError || error instanceof StartupError
       ? error.message
       : `Startup failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`;
-  return scanner ? scanner.scrub(text) : text;
+  return scanner.scrub(text);
 }
 
 async function startGateway(

@@ -44,8 +44,10 @@ export async function serveBareNest(
     { bodyParser: false, logger: ['error', 'warn'] },
   );
   if (middleware) {
-    // As the service: no ETag (a hash per response), so that both send the same headers.
+    // As the service: no ETag (a hash per response) and no X-Powered-By (which helmet's headers
+    // would remove again), so that both send the same headers.
     app.set('etag', false);
+    app.disable('x-powered-by');
     app.use(middleware);
   }
   await app.listen(0, '127.0.0.1');

@@ -40,7 +40,7 @@ describe('the least path', () => {
 
   const get = (key?: string) => fetch(url, { headers: key ? { 'X-API-Key': key } : {} });
 
-  it('refuses an unknown key, counts a known one, and refuses it over its limit', async () => {
+  it('refuses an unknown key, counts a known one, refuses it over its limit, and counts, times and logs every answer', async () => {
     expect((await get('sk_live_wrong')).status).toBe(401);
     expect((await get()).status).toBe(401);
 
@@ -54,9 +54,8 @@ describe('the least path', () => {
 
     expect((await get(KEY)).status).toBe(200);
     expect((await get(KEY)).status).toBe(429);
-  });
 
-  it('counts, times and logs every answered request', async () => {
+    // Every answer, refusals included, is counted, timed and logged.
     // A response is counted and logged on its `close`, which may come just after the client
     // has read it.
     const answered = async () =>

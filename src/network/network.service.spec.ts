@@ -281,8 +281,8 @@ describe(`${NetworkService.name} on-demand modes`, () => {
     const { service, stored } = setUp('auto', 3, 0, [], { 3: 'timeout' }, { 3: 400 });
     await service.query(QUERY);
     const [[, , deadlineMs]] = stored.answer.mock.calls as unknown as [unknown, unknown, number][];
-    // Node's timers run on libuv's millisecond clock, cached at the loop's turn, so the 400 ms
-    // timeout can end a fraction of a millisecond early by performance.now() (CI saw 399.95).
+    // Node's timers count whole milliseconds of libuv's clock, so the 400 ms timeout can end a
+    // fraction of a millisecond early by performance.now() (CI saw 399.95).
     expect(deadlineMs).toBeLessThanOrEqual(2000 - 400 + 1);
     expect(deadlineMs).toBeGreaterThan(0);
 

@@ -9,6 +9,7 @@ import {
   Max,
   ValidateNested,
 } from 'class-validator';
+import { NotBlank } from '../validation/not-blank';
 import { StorableText } from '../validation/storable-text';
 import { MaxCharacters, MinCharacters } from '../validation/text-length';
 import { RequestValidationPipe } from './request-validation.pipe';
@@ -51,10 +52,13 @@ class Body {
   @Type(() => Job)
   jobs?: Job[];
 
+  // As the stats' labels are checked (stats-requests.dto.ts): class-validator lists a field's
+  // failures bottom-up, so the order pydantic reports them in is the ranking's doing.
   @IsOptional()
   @IsString()
-  @StorableText()
+  @NotBlank()
   @MaxCharacters(5)
+  @StorableText()
   label?: string;
 }
 
@@ -138,6 +142,35 @@ describe(RequestValidationPipe.name, () => {
     const [unstorable, ...rest] = await errorsFor({ name: 'a', label: 'a\u0000' });
     expect(unstorable).toMatchObject({ loc: ['body', 'label'], type: 'string_pattern_mismatch' });
     expect(rest).toEqual([]);
+    // Only white space, and too long: pydantic strips it, then finds it too short.
+    expect(await errorsFor({ name: 'a', label: ' '.repeat(6) })).toEqual([
+      {
+        loc: ['body', 'label'],
+        msg: 'String should have at least 1 character',
+        type: 'string_too_short',
+        ctx: { min_length: 1 },
+      },
+    ]);
+  });
+
+  it('reports a list too long alone, as pydantic stops reading it there', async () => {
+    expect(await errorsFor({ name: 'a', tags: ['', '', '', ''] })).toEqual([
+      {
+        loc: ['body', 'tags'],
+        msg: 'List should have at most 3 items after validation, not 4',
+        type: 'too_long',
+        ctx: { field_type: 'List', max_length: 3, actual_length: 4 },
+      },
+    ]);
+    // Within bounds, each item reports its own error.
+    expect(await errorsFor({ name: 'a', tags: ['a', ''] })).toEqual([
+      {
+        loc: ['body', 'tags', 1],
+        msg: 'String should have at least 1 character',
+        type: 'string_too_short',
+        ctx: { min_length: 1 },
+      },
+    ]);
   });
 
   it('points into nested lists with integer indexes', async () => {

@@ -76,16 +76,23 @@ const CONSTRAINTS: Record<string, Describe> = {
   // Blank is empty once trimmed (common/validation/not-blank.ts).
   notBlank: () => stringTooShort(1),
   storableText: () => ({ ...STORABLE_TEXT_REFUSAL, ctx: { ...STORABLE_TEXT_REFUSAL.ctx } }),
-  arrayMaxSize: (n: number) => ({
-    type: 'too_long',
-    msg: `List should have at most ${n} item${n === 1 ? '' : 's'} after validation`,
-    ctx: { max_length: n },
-  }),
-  arrayMinSize: (n: number) => ({
-    type: 'too_short',
-    msg: `List should have at least ${n} item${n === 1 ? '' : 's'} after validation`,
-    ctx: { min_length: n },
-  }),
+  // pydantic's words and context for a list's length, its actual length included.
+  arrayMaxSize: (n: number, value) => {
+    const actual = Array.isArray(value) ? value.length : 0;
+    return {
+      type: 'too_long',
+      msg: `List should have at most ${n} item${n === 1 ? '' : 's'} after validation, not ${actual}`,
+      ctx: { field_type: 'List', max_length: n, actual_length: actual },
+    };
+  },
+  arrayMinSize: (n: number, value) => {
+    const actual = Array.isArray(value) ? value.length : 0;
+    return {
+      type: 'too_short',
+      msg: `List should have at least ${n} item${n === 1 ? '' : 's'} after validation, not ${actual}`,
+      ctx: { field_type: 'List', min_length: n, actual_length: actual },
+    };
+  },
   isIn: (values: unknown[]) => {
     const expected = values.map((v) => `'${String(v)}'`);
     const text =
@@ -136,11 +143,14 @@ function describeConstraints(
   const rules = findMetadata(error);
   const ordered = [...names].sort((a, b) => rank(a) - rank(b));
   const whole = ordered.filter((name) => !(rules.get(name)?.each && Array.isArray(error.value)));
-  // A wrong type (or an unknown field) is all pydantic reports about a field.
-  if (whole.length > 0 && rank(whole[0]) <= 0)
-    return [{ loc, ...describe(whole[0], rules.get(whole[0])?.constraints, error) }];
-  // Else it stops at the field's first failing check (its bounds, then its pattern, then its
-  // own validators): one error for the field itself.
+  // A wrong type (or an unknown field) is all pydantic reports about a field, and so is a list
+  // too long (pydantic stops reading it there, dropping what its items' errors were).
+  if (whole.length > 0 && (rank(whole[0]) <= 0 || whole.includes('arrayMaxSize'))) {
+    const first = rank(whole[0]) <= 0 ? whole[0] : 'arrayMaxSize';
+    return [{ loc, ...describe(first, rules.get(first)?.constraints, error) }];
+  }
+  // Else it stops at the field's first failing check (a lower bound, then an upper one, then
+  // the pattern, then its own validators): one error for the field itself.
   const items: ValidationErrorItem[] = whole
     .slice(0, 1)
     .map((name) => ({ loc, ...describe(name, rules.get(name)?.constraints, error) }));
@@ -171,13 +181,19 @@ function describe(
   return { type: context?.type ?? 'value_error', msg: `Value error, ${message}` };
 }
 
-/** The order pydantic checks a field in: unknown field, type, bounds, pattern, validators. */
+/**
+ * The order pydantic checks a field in: unknown field, type, lower bounds (a text's after its
+ * white space is stripped: `notBlank`), upper bounds, pattern, the field's own validators.
+ */
 function rank(name: string): number {
   if (name === 'whitelistValidation') return -1;
   if (name in TYPE_CHECKS) return 0;
-  if (name === 'storableText') return 2;
-  return name in CONSTRAINTS ? 1 : 3;
+  if (LOWER_BOUNDS.has(name)) return 1;
+  if (name === 'storableText') return 3;
+  return name in CONSTRAINTS ? 2 : 4;
 }
+
+const LOWER_BOUNDS = new Set(['minLength', 'notBlank', 'arrayMinSize', 'min']);
 
 interface RuleMetadata {
   each: boolean;

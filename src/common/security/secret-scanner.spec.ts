@@ -73,15 +73,20 @@ describe(SecretScanner.name, () => {
     expect(punctuated.contains(punctuated.scrub(line))).toBe(false);
   });
 
-  it('redacts a secret holding a quote or a backslash as a JSON line writes it, escaped', () => {
-    const secret = 'pass"word\\with-quotes';
-    const quoted = new SecretScanner([secret], /sk_live_[\w-]{20,}/, 28);
-    const line = JSON.stringify({ msg: `disconnected from wss://gateway:${secret}@node.example/` });
-    expect(line).not.toContain(secret);
-    expect(quoted.contains(line)).toBe(true);
-    const scrubbed = quoted.scrub(line);
-    expect(JSON.parse(scrubbed)).toEqual({ msg: expect.stringContaining(REDACTED) });
-    expect(scrubbed).not.toContain(JSON.stringify(secret).slice(1, -1));
-    expect(JSON.parse(scrubbed).msg).not.toContain(secret);
-  });
+  it.each(['pass"word\\with-quotes', '"abcdefghijk', '\\abcdefghijk', 'abcdefghijk"'])(
+    'redacts a secret holding a quote or a backslash (%s) as a JSON line writes it, escaped',
+    (secret) => {
+      const quoted = new SecretScanner([secret], /sk_live_[\w-]{20,}/, 28);
+      const line = JSON.stringify({
+        msg: `disconnected from wss://gateway:${secret}@node.example/`,
+      });
+      expect(line).not.toContain(JSON.stringify(secret));
+      expect(quoted.contains(line)).toBe(true);
+      const scrubbed = quoted.scrub(line);
+      // Still a JSON line, without the secret in either form.
+      expect(JSON.parse(scrubbed)).toEqual({ msg: expect.stringContaining(REDACTED) });
+      expect(scrubbed).not.toContain(JSON.stringify(secret).slice(1, -1));
+      expect((JSON.parse(scrubbed) as { msg: string }).msg).not.toContain(secret);
+    },
+  );
 });

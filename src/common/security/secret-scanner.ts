@@ -31,7 +31,11 @@ export class SecretScanner {
       .flatMap((secret) => {
         const escaped = JSON.stringify(secret).slice(1, -1);
         return escaped === secret ? [secret] : [secret, escaped];
-      });
+      })
+      // Longest first: a secret beginning with `"` is also found inside its escaped form, and
+      // replacing it there first would leave a lone `\` before `[redacted]`, a line no longer
+      // JSON.
+      .sort((a, b) => b.length - a.length);
     this.shortest = Math.max(
       MIN_SECRET,
       Math.min(keyMinLength, ...this.exact.map((secret) => secret.length)),

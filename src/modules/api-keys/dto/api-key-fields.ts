@@ -6,6 +6,10 @@ import { IsInteger } from '../../../common/validation/is-integer';
 import { IsRfc3339DateTime } from '../../../common/validation/is-iso-date';
 import { StorableText } from '../../../common/validation/storable-text';
 import { MaxCharacters, MinCharacters } from '../../../common/validation/text-length';
+import {
+  NOT_ONLY_WHITE_SPACE_PATTERN,
+  trimWhiteSpace,
+} from '../../../common/validation/white-space';
 
 /** Bounds of a key's own budget per rate-limit window (also a CHECK in the database). */
 export const RATE_LIMIT_MIN = 1;
@@ -17,10 +21,8 @@ export const NAME_PROPERTY = {
     'space: 422 `string_too_short`',
   minLength: 1,
   maxLength: 100,
-  // A character outside Unicode's White_Space (what the trim removes), in a form every regex
-  // engine reads alike, without the Unicode flag: JavaScript's \s leaves U+0085 out and takes
-  // U+FEFF in.
-  pattern: '[^\\s\\u0085]|\\uFEFF',
+  // A character the trim keeps.
+  pattern: NOT_ONLY_WHITE_SPACE_PATTERN,
   example: 'analytics-team',
 } as const;
 
@@ -46,18 +48,15 @@ export const RATE_LIMIT_PROPERTY = {
   example: 5000,
 } as const;
 
-const OUTER_WHITE_SPACE = /^\p{White_Space}+|\p{White_Space}+$/gu;
-
 /**
- * The key's name, trimmed as pydantic's `str_strip_whitespace` trims (Rust's `str::trim`: the
- * Unicode White_Space characters, so U+0085 but not U+FEFF, where JavaScript's `trim()` does the
- * opposite): a name of white space only is refused as the empty one is, `string_too_short`,
- * rather than listed as a blank.
+ * The key's name, trimmed as pydantic's `str_strip_whitespace` trims (trimWhiteSpace): a name of
+ * white space only is refused as the empty one is, `string_too_short`, rather than listed as a
+ * blank.
  */
 export const KeyNameField = () =>
   applyDecorators(
     Transform(({ value }: { value: unknown }) =>
-      typeof value === 'string' ? value.replace(OUTER_WHITE_SPACE, '') : value,
+      typeof value === 'string' ? trimWhiteSpace(value) : value,
     ),
     IsString(),
     MinCharacters(1),
