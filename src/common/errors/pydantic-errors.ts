@@ -76,23 +76,8 @@ const CONSTRAINTS: Record<string, Describe> = {
   // Blank is empty once trimmed (common/validation/not-blank.ts).
   notBlank: () => stringTooShort(1),
   storableText: () => ({ ...STORABLE_TEXT_REFUSAL, ctx: { ...STORABLE_TEXT_REFUSAL.ctx } }),
-  // pydantic's words and context for a list's length, its actual length included.
-  arrayMaxSize: (n: number, value) => {
-    const actual = Array.isArray(value) ? value.length : 0;
-    return {
-      type: 'too_long',
-      msg: `List should have at most ${n} item${n === 1 ? '' : 's'} after validation, not ${actual}`,
-      ctx: { field_type: 'List', max_length: n, actual_length: actual },
-    };
-  },
-  arrayMinSize: (n: number, value) => {
-    const actual = Array.isArray(value) ? value.length : 0;
-    return {
-      type: 'too_short',
-      msg: `List should have at least ${n} item${n === 1 ? '' : 's'} after validation, not ${actual}`,
-      ctx: { field_type: 'List', min_length: n, actual_length: actual },
-    };
-  },
+  arrayMaxSize: (n: number, value) => listLength('max', n, value),
+  arrayMinSize: (n: number, value) => listLength('min', n, value),
   isIn: (values: unknown[]) => {
     const expected = values.map((v) => `'${String(v)}'`);
     const text =
@@ -106,6 +91,17 @@ const CONSTRAINTS: Record<string, Describe> = {
     msg: 'Input should be a valid datetime or date',
   }),
 };
+
+/** pydantic's words and context for a list's length, its actual length included. */
+function listLength(bound: 'min' | 'max', n: number, value: unknown) {
+  const actual = Array.isArray(value) ? value.length : 0;
+  const [type, words] = bound === 'max' ? ['too_long', 'at most'] : ['too_short', 'at least'];
+  return {
+    type,
+    msg: `List should have ${words} ${n} item${n === 1 ? '' : 's'} after validation, not ${actual}`,
+    ctx: { field_type: 'List', [`${bound}_length`]: n, actual_length: actual },
+  };
+}
 
 /** Flattens class-validator's error tree into one pydantic-style item per failing location. */
 export function toPydanticErrors(
