@@ -4,7 +4,8 @@
  * JSON: a bare node:http server, and a bare Nest route on the service's Express adapter
  * (ExpressServerAdapter), the floor of the target; and, for reference, the same route on Nest's
  * stock Express adapter; and the least path: the same bare route behind the plainest code that
- * does what the target counts as the full path (least-path.ts). Also the service's resident memory, idle and after the load.
+ * does what the target counts as the full path (least-path.ts). Also the service's resident
+ * memory, idle and after the load.
  * Run: npm run bench:health [-- --seconds 5 --connections 10 --rounds 3 --warmup 2 --idle 60 --profile]
  * (or BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_ROUNDS, BENCH_WARMUP_SECONDS, BENCH_IDLE_SECONDS).
  * The service runs as `node dist-dev/src/main.js` (main.ts, the production entry point, compiled

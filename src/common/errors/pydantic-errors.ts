@@ -141,10 +141,11 @@ function describeConstraints(
   const whole = ordered.filter((name) => !(rules.get(name)?.each && Array.isArray(error.value)));
   // A wrong type (or an unknown field) is all pydantic reports about a field, and so is a list
   // too long (pydantic stops reading it there, dropping what its items' errors were).
-  if (whole.length > 0 && (rank(whole[0]) <= 0 || whole.includes('arrayMaxSize'))) {
-    const first = rank(whole[0]) <= 0 ? whole[0] : 'arrayMaxSize';
-    return [{ loc, ...describe(first, rules.get(first)?.constraints, error) }];
-  }
+  const alone =
+    whole.length > 0 && rank(whole[0]) <= 0
+      ? whole[0]
+      : whole.find((name) => name === 'arrayMaxSize');
+  if (alone) return [{ loc, ...describe(alone, rules.get(alone)?.constraints, error) }];
   // Else it stops at the field's first failing check (a lower bound, then an upper one, then
   // the pattern, then its own validators): one error for the field itself.
   const items: ValidationErrorItem[] = whole
