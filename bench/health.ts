@@ -3,15 +3,17 @@
  * limits when a Redis answers, one `info` log line per request) beside floors returning the same
  * JSON: a bare node:http server, and a bare Nest route on the service's Express adapter
  * (ExpressServerAdapter), the floor of the target; and, for reference, the same route on Nest's
- * stock Express adapter; and the least path: the same bare route behind the plainest code that
- * does what the target counts as the full path (least-path.ts). Also the service's resident
- * memory, idle and after the load.
+ * stock Express adapter; the least path: the same bare route behind the plainest code that
+ * does what the target counts as the full path (least-path.ts); and the lean path: the same
+ * again with the least work we found, the count exact across replicas in Redis (lean-path.ts).
+ * Also the service's resident memory, idle and after the load.
  * Run: npm run bench:health [-- --seconds 5 --connections 10 --rounds 3 --warmup 2 --idle 60 --profile]
  * (or BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_ROUNDS, BENCH_WARMUP_SECONDS, BENCH_IDLE_SECONDS).
  * The service runs as `node dist-dev/src/main.js` (main.ts, the production entry point, compiled
  * by `npm run build:dev` beside the benchmark); the floors run as children of this script
- * (--serve-node / --serve-nest / --serve-stock-nest / --serve-least-path). --profile writes V8
- * CPU profiles (`node --cpu-prof`) of the service, the bare Nest floor and the least path, and
+ * (--serve-node / --serve-nest / --serve-stock-nest / --serve-least-path / --serve-lean-path).
+ * --profile writes V8 CPU profiles (`node --cpu-prof`) of the service, the bare Nest floor and
+ * the least and lean paths, and
  * prints where and how much CPU each was busy per response over the measured rounds.
  */
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
@@ -27,6 +29,7 @@ import {
   deactivateApiKey,
 } from './support/app-server';
 import { serveBareNest } from './support/bare-nest';
+import { leanPath, leanPathEnv, leanPathSettings } from './support/lean-path';
 import { leastPath, leastPathEnv, leastPathSettings } from './support/least-path';
 import {
   ChildServer,
@@ -55,7 +58,14 @@ import { commandLine, formatInt, formatMs, machineLine, progress, table } from '
 import { startServiceProcess } from './support/service-process';
 
 const HEALTH_PATH = '/api/v1/health';
-const TARGETS = ['bare node', 'stock Nest', 'bare Nest', 'least path', 'service'] as const;
+const TARGETS = [
+  'bare node',
+  'stock Nest',
+  'bare Nest',
+  'least path',
+  'lean path',
+  'service',
+] as const;
 type Target = (typeof TARGETS)[number];
 /**
  * The targets of issue 14: the service at ≥ 80 % of the bare Nest route on the same Express
@@ -70,6 +80,7 @@ const { values: flags } = benchFlags({
     'serve-nest': { type: 'boolean' },
     'serve-stock-nest': { type: 'boolean' },
     'serve-least-path': { type: 'boolean' },
+    'serve-lean-path': { type: 'boolean' },
     profile: { type: 'boolean' },
     idle: { type: 'string' },
     seconds: { type: 'string' },
@@ -121,8 +132,8 @@ interface Profile {
   microsPerResponse: number;
 }
 
-/** The targets `--profile` profiles: the service, the floor it is judged by, and the least path. */
-const PROFILED: readonly Target[] = ['service', 'bare Nest', 'least path'];
+/** The targets `--profile` profiles: the service, the floor it is judged by, and the two paths. */
+const PROFILED: readonly Target[] = ['service', 'bare Nest', 'least path', 'lean path'];
 
 /**
  * Seconds the service stays idle after start-up before its RSS is read: start-up grows V8's
@@ -196,6 +207,16 @@ async function benchmark(options: LoadOptions): Promise<void> {
       windowSeconds: Number(BENCH_APP_SETTINGS.RATE_LIMIT_WINDOW_SECONDS),
       logFile: join(scratch, 'least-path.log'),
     });
+    const leanEnv = {
+      ...leastPathEnv({
+        apiKey: key.key,
+        limit: Number(BENCH_APP_SETTINGS.RATE_LIMIT_VALIDATOR),
+        windowSeconds: Number(BENCH_APP_SETTINGS.RATE_LIMIT_WINDOW_SECONDS),
+        logFile: join(scratch, 'lean-path.log'),
+      }),
+      // Its own count, beside the service's: the two are measured apart, not against one budget.
+      ...leanPathEnv(redis, `bench-health-${process.pid}-${key.id}`),
+    };
     const targets = { service: serviceTarget } as Record<Target, LoadTarget>;
     const pids = { service: service.child.pid } as Record<Target, number | undefined>;
     const floors = {} as Record<Target, ChildServer>;
@@ -204,9 +225,11 @@ async function benchmark(options: LoadOptions): Promise<void> {
       ['stock Nest', '--serve-stock-nest'],
       ['bare Nest', '--serve-nest'],
       ['least path', '--serve-least-path'],
+      ['lean path', '--serve-lean-path'],
     ] as const) {
-      const least = target === 'least path';
-      const env = least ? { ...floorEnv, ...leastEnv } : floorEnv;
+      const least = target === 'least path' || target === 'lean path';
+      const pathEnv = target === 'least path' ? leastEnv : leanEnv;
+      const env = least ? { ...floorEnv, ...pathEnv } : floorEnv;
       const floor = await forkServer(__filename, [flag], env, 20_000, profileArgs(target));
       cleanups.push(floor.stop);
       floors[target] = floor;
@@ -218,10 +241,10 @@ async function benchmark(options: LoadOptions): Promise<void> {
       const echo = await probe(targets[target]);
       if (echo.status !== 200 || echo.text !== first.text || echo.contentType !== first.contentType)
         throw new Error(`${target}: differs: ${echo.status} ${echo.contentType} ${echo.text}`);
-      // The least path sends every header the service sends, so both write the same bytes.
+      // The two paths send every header the service sends, so all write the same bytes.
       if (least && echo.headerNames.join() !== first.headerNames.join())
         throw new Error(
-          `least path: headers differ: ${echo.headerNames.join()} vs the service's ${first.headerNames.join()}`,
+          `${target}: headers differ: ${echo.headerNames.join()} vs the service's ${first.headerNames.join()}`,
         );
     }
 
@@ -353,6 +376,7 @@ function report(options: LoadOptions, rounds: Record<Target, Round[]>, found: Fi
     ]);
   }
   const share = summary.service.rps / summary['bare Nest'].rps;
+  const leanShare = summary['lean path'].rps / summary['bare Nest'].rps;
   const { started, idle, afterLoad, peak } = found.rss;
   const met = (ok: boolean): string => (ok ? 'MET' : 'MISSED');
   const settings = Object.entries(BENCH_APP_SETTINGS)
@@ -375,6 +399,8 @@ function report(options: LoadOptions, rounds: Record<Target, Round[]>, found: Fi
     `stock Nest: the same on Nest's own ExpressAdapter (for reference: what the adapter saves)`,
     `least path: bare Nest behind one middleware doing the least the full path needs (key digest in a map, window count in a map, ` +
       `request id, the service's headers, counter + histogram, one pino line to a buffered file): the plainest way, with the service's libraries`,
+    `lean path: the same with the least work we found: the count in ${found.redis ? 'Redis, exact across replicas' : 'memory (no Redis answered)'} ` +
+      `(the service's own storage), counts and histogram in arrays, the JSON line built by hand; whether 80 % is reachable at all`,
     `database: ${found.database}`,
     '',
     table(rows),
@@ -382,6 +408,9 @@ function report(options: LoadOptions, rounds: Record<Target, Round[]>, found: Fi
     `least path/bare Nest: req/s ${(summary['least path'].rps / summary['bare Nest'].rps).toFixed(3)} ` +
       `(what the full path's behaviours cost, done the plainest way); service/least path: req/s ` +
       `${(summary.service.rps / summary['least path'].rps).toFixed(3)} (what the service's way of doing them, and what it does besides, costs)`,
+    `lean path/bare Nest: req/s ${leanShare.toFixed(3)} (the target's behaviours with the least work we found: ` +
+      `${leanShare >= TARGET_SHARE_OF_NEST ? 'within' : 'beyond'} ${100 * TARGET_SHARE_OF_NEST} %); service/lean path: req/s ` +
+      `${(summary.service.rps / summary['lean path'].rps).toFixed(3)}`,
     `service/bare Nest: req/s ${share.toFixed(3)}; service/stock Nest: req/s ` +
       `${(summary.service.rps / summary['stock Nest'].rps).toFixed(3)}; service/bare node: req/s ` +
       `${(summary.service.rps / summary['bare node'].rps).toFixed(3)}`,
@@ -426,6 +455,8 @@ async function main(): Promise<void> {
   if (flags['serve-stock-nest']) return serveBareNest('stock');
   if (flags['serve-least-path'])
     return serveBareNest('service', leastPath(leastPathSettings()).middleware);
+  if (flags['serve-lean-path'])
+    return serveBareNest('service', leanPath(leanPathSettings()).middleware);
   await benchmark(loadOptions(flags));
   // Explicit exit: a lingering handle (pg pool, keep-alive socket) must not hang the run.
   process.exit(0);

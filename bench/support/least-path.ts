@@ -8,7 +8,7 @@ import { REQUEST_BUCKETS } from '../../src/common/metrics/metrics.service';
 import { setRateLimitHeaders } from '../../src/common/throttling/rate-limit-headers';
 
 /** The key the least path accepts, and where it writes its request lines (see leastPathEnv). */
-interface LeastPathSettings {
+export interface LeastPathSettings {
   apiKey: string;
   limit: number;
   windowSeconds: number;
