@@ -424,11 +424,11 @@ function report(options: LoadOptions, rounds: Record<Target, Round[]>, found: Fi
         `CPU profile of ${target}: ${dir}; main thread busy ${microsPerResponse.toFixed(1)} µs per response in the rounds`,
     ),
     ...TARGETS.flatMap((target) => driftWarning(target, rounds[target])),
-    // The least path is the bare route plus work: faster than it only when the floor's run was
+    // Each path is the bare route plus work: faster than it only when the floor's run was
     // disturbed, which makes every ratio against it wrong.
-    ...(summary['least path'].rps > summary['bare Nest'].rps
-      ? ['warning:  the least path outran bare Nest: the floor was disturbed; run again']
-      : []),
+    ...(['least path', 'lean path'] as const)
+      .filter((path) => summary[path].rps > summary['bare Nest'].rps)
+      .map((path) => `warning:  the ${path} outran bare Nest: the floor was disturbed; run again`),
     '',
   ];
   process.stdout.write(lines.join('\n'));
