@@ -13,8 +13,8 @@
  * by `npm run build:dev` beside the benchmark); the floors run as children of this script
  * (--serve-node / --serve-nest / --serve-stock-nest / --serve-least-path / --serve-lean-path).
  * --profile writes V8 CPU profiles (`node --cpu-prof`) of the service, the bare Nest floor and
- * the least and lean paths, and
- * prints where and how much CPU each was busy per response over the measured rounds.
+ * the least and lean paths, and prints where and how much CPU each was busy per response over
+ * the measured rounds.
  */
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -201,21 +201,21 @@ async function benchmark(options: LoadOptions): Promise<void> {
 
     // The floors answer with this very body and content type, so all send the same payload.
     const floorEnv = fixedResponseEnv(first.text, first.contentType);
-    const leastEnv = leastPathEnv({
-      apiKey: key.key,
-      limit: Number(BENCH_APP_SETTINGS.RATE_LIMIT_VALIDATOR),
-      windowSeconds: Number(BENCH_APP_SETTINGS.RATE_LIMIT_WINDOW_SECONDS),
-      logFile: join(scratch, 'least-path.log'),
-    });
-    const leanEnv = {
-      ...leastPathEnv({
+    // The service's key and budget; each path writes its request lines to a file of its own.
+    const pathEnv = (logName: string): NodeJS.ProcessEnv =>
+      leastPathEnv({
         apiKey: key.key,
         limit: Number(BENCH_APP_SETTINGS.RATE_LIMIT_VALIDATOR),
         windowSeconds: Number(BENCH_APP_SETTINGS.RATE_LIMIT_WINDOW_SECONDS),
-        logFile: join(scratch, 'lean-path.log'),
-      }),
-      // Its own count, beside the service's: the two are measured apart, not against one budget.
-      ...leanPathEnv(redis, `bench-health-${process.pid}-${key.id}`),
+        logFile: join(scratch, logName),
+      });
+    const pathEnvs: Partial<Record<Target, NodeJS.ProcessEnv>> = {
+      'least path': pathEnv('least-path.log'),
+      'lean path': {
+        ...pathEnv('lean-path.log'),
+        // Its own count, beside the service's: the two are measured apart, not against one budget.
+        ...leanPathEnv(redis, `bench-health-${process.pid}-${key.id}`),
+      },
     };
     const targets = { service: serviceTarget } as Record<Target, LoadTarget>;
     const pids = { service: service.child.pid } as Record<Target, number | undefined>;
@@ -227,22 +227,21 @@ async function benchmark(options: LoadOptions): Promise<void> {
       ['least path', '--serve-least-path'],
       ['lean path', '--serve-lean-path'],
     ] as const) {
-      const least = target === 'least path' || target === 'lean path';
-      const pathEnv = target === 'least path' ? leastEnv : leanEnv;
-      const env = least ? { ...floorEnv, ...pathEnv } : floorEnv;
+      const path = pathEnvs[target];
+      const env = { ...floorEnv, ...path };
       const floor = await forkServer(__filename, [flag], env, 20_000, profileArgs(target));
       cleanups.push(floor.stop);
       floors[target] = floor;
       targets[target] = {
         url: `${floor.url}${HEALTH_PATH}`,
-        headers: least ? serviceTarget.headers : {},
+        headers: path ? serviceTarget.headers : {},
       };
       pids[target] = floor.child.pid;
       const echo = await probe(targets[target]);
       if (echo.status !== 200 || echo.text !== first.text || echo.contentType !== first.contentType)
         throw new Error(`${target}: differs: ${echo.status} ${echo.contentType} ${echo.text}`);
       // The two paths send every header the service sends, so all write the same bytes.
-      if (least && echo.headerNames.join() !== first.headerNames.join())
+      if (path && echo.headerNames.join() !== first.headerNames.join())
         throw new Error(
           `${target}: headers differ: ${echo.headerNames.join()} vs the service's ${first.headerNames.join()}`,
         );

@@ -6,7 +6,10 @@ import type { NextFunction, Request, Response } from 'express';
 import Redis from 'ioredis';
 import { securityHeaders } from '../../src/common/http/security-headers';
 import { REQUEST_BUCKETS } from '../../src/common/metrics/metrics.service';
-import { setRateLimitHeaders } from '../../src/common/throttling/rate-limit-headers';
+import {
+  rateLimitState,
+  setRateLimitHeaders,
+} from '../../src/common/throttling/rate-limit-headers';
 import type { RateLimitStorage } from '../../src/common/throttling/rate-limit-storage';
 import { MemoryThrottlerStorage } from '../../src/common/throttling/memory-throttler-storage';
 import { RedisThrottlerStorage } from '../../src/common/throttling/redis-throttler-storage';
@@ -127,12 +130,7 @@ export function leanPath(settings: LeanPathSettings): LeanPath {
       blockDuration: windowMs,
     };
     storage.increment(hit).then((record) => {
-      setRateLimitHeaders(response, {
-        limit: known.limit,
-        remaining: record.isBlocked ? 0 : known.limit - record.totalHits,
-        resetSeconds: record.isBlocked ? record.timeToBlockExpire : record.timeToExpire,
-        windowSeconds: settings.windowSeconds,
-      });
+      setRateLimitHeaders(response, rateLimitState(known.limit, record, settings.windowSeconds));
       if (!record.isBlocked) return next();
       response.setHeader('Retry-After', Math.max(1, record.timeToBlockExpire));
       response.status(429).json({ detail: 'Rate limit exceeded' });

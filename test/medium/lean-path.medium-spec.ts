@@ -16,9 +16,10 @@ interface Replica {
   url: string;
 }
 
-// bench:health's lean path (bench/support/lean-path.ts), here for its Redis. It is the floor that says whether 80 % of the bare route is reachable at all: it
-// must do every piece of work the target counts, the count exact across replicas included, or
-// it would prove a target reachable that is not.
+// bench:health's lean path (bench/support/lean-path.ts), in this tier for its Redis. It is the
+// floor that says whether 80 % of the bare route is reachable at all: it must do every piece of
+// work the target counts, the count exact across replicas included, or it would prove a target
+// reachable that is not.
 describe('the lean path', () => {
   const dir = mkdtempSync(join(tmpdir(), 'lean-path-spec-'));
   // Two replicas sharing one count in Redis, each logging to its own file.

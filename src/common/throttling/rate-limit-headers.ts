@@ -1,4 +1,5 @@
 import type { Response } from 'express';
+import type { RateLimitRecord } from './rate-limit-storage';
 
 /** The one budget every key has, named in the IETF fields (one policy: one budget per key). */
 export const RATE_LIMIT_POLICY = 'default';
@@ -21,6 +22,20 @@ export interface RateLimitState {
   /** Seconds until the quota resets: the window's end, or the cool-down's end once over budget. */
   resetSeconds: number;
   windowSeconds: number;
+}
+
+/** The budget after a counted hit: over it, nothing remains until the cool-down ends. */
+export function rateLimitState(
+  limit: number,
+  record: RateLimitRecord,
+  windowSeconds: number,
+): RateLimitState {
+  return {
+    limit,
+    remaining: record.isBlocked ? 0 : limit - record.totalHits,
+    resetSeconds: record.isBlocked ? Math.max(1, record.timeToBlockExpire) : record.timeToExpire,
+    windowSeconds,
+  };
 }
 
 /**

@@ -13,7 +13,7 @@ import { ApiKeyPrincipal, AuthenticatedRequest } from '../auth/api-key-principal
 import { ERROR_DETAILS } from '../errors/error-details';
 import { MetricsService } from '../metrics/metrics.service';
 import { routeMetadata } from '../route-metadata';
-import { setRateLimitHeaders } from './rate-limit-headers';
+import { rateLimitState, setRateLimitHeaders } from './rate-limit-headers';
 import {
   InjectRateLimitStorage,
   RateLimitHit,
@@ -68,12 +68,10 @@ export class RateLimitGuard implements CanActivate {
     record: RateLimitRecord,
     response: Response,
   ): true {
-    setRateLimitHeaders(response, {
-      limit,
-      remaining: record.isBlocked ? 0 : limit - record.totalHits,
-      resetSeconds: record.isBlocked ? Math.max(1, record.timeToBlockExpire) : record.timeToExpire,
-      windowSeconds: this.config.rateLimits.windowSeconds,
-    });
+    setRateLimitHeaders(
+      response,
+      rateLimitState(limit, record, this.config.rateLimits.windowSeconds),
+    );
     if (!record.isBlocked) return true;
     this.metrics.recordRateLimitRejection(key.isMaster ? 'master' : key.tier);
     response.setHeader('Retry-After', Math.max(1, record.timeToBlockExpire));
