@@ -44,7 +44,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
       // X-Request-Id, its log line, and is counted.
       requestLogging(app.get(ROOT_LOGGER), app.get(REQUEST_LINE_LOGGER), scanner),
       httpMetricsMiddleware(app.get(MetricsService)),
-      securityHeaders({ contentSecurityPolicy: false, crossOriginEmbedderPolicy: false }),
+      securityHeaders(`/${DOCS_PATH}`),
     ),
   );
   if (config.corsOrigins.length > 0)

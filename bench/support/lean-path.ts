@@ -73,10 +73,7 @@ export function leanPath(settings: LeanPathSettings): LeanPath {
   const storage: RateLimitStorage = redis
     ? new RedisThrottlerStorage(redis)
     : new MemoryThrottlerStorage();
-  const headers = securityHeaders({
-    contentSecurityPolicy: false,
-    crossOriginEmbedderPolicy: false,
-  });
+  const headers = securityHeaders();
   const windowMs = settings.windowSeconds * 1000;
   const tallies = new Map<number, StatusTally>();
   const log = lineWriter(settings.logFile);

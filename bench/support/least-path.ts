@@ -79,10 +79,7 @@ export function leastPath(settings: LeastPathSettings): LeastPath {
   });
   const file = destination({ dest: settings.logFile, minLength: 4096, periodicFlush: 100 });
   const lines = pino({ level: 'info' }, file);
-  const headers = securityHeaders({
-    contentSecurityPolicy: false,
-    crossOriginEmbedderPolicy: false,
-  });
+  const headers = securityHeaders();
   const windowMs = settings.windowSeconds * 1000;
 
   const middleware = (request: Request, response: Response, next: NextFunction): void => {

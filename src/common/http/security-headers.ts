@@ -3,13 +3,42 @@ import type { NextFunction, Request, Response } from 'express';
 import helmet, { HelmetOptions } from 'helmet';
 
 /**
- * helmet's security headers, set per request in one pass. Which headers helmet sets depends on
- * its options only, never on the request, so they are read once, at start-up, by running helmet
- * against a response that records what it is told; helmet itself runs a dozen middleware
- * functions per request.
+ * The headers every answer carries, JSON included (OWASP's REST Security Cheat Sheet): HSTS,
+ * `nosniff`, `X-Frame-Options` and `Cross-Origin-Resource-Policy`. No CSP and no COEP, which the
+ * Swagger UI needs neither of.
  */
-export function securityHeaders(options: HelmetOptions) {
-  const set: [string, OutgoingHttpHeader][] = [];
+export const API_HEADER_OPTIONS: HelmetOptions = {
+  contentSecurityPolicy: false,
+  crossOriginEmbedderPolicy: false,
+  // The rest act on a page a browser shows (its opener, referrer, prefetches, downloads, legacy
+  // XSS filter, Flash policies): sent on the documentation's pages, not on JSON.
+  crossOriginOpenerPolicy: false,
+  originAgentCluster: false,
+  referrerPolicy: false,
+  xDnsPrefetchControl: false,
+  xDownloadOptions: false,
+  xPermittedCrossDomainPolicies: false,
+  xXssProtection: false,
+};
+
+/** helmet's full set (no CSP, no COEP): for the Swagger UI's pages. */
+export const PAGE_HEADER_OPTIONS: HelmetOptions = {
+  contentSecurityPolicy: false,
+  crossOriginEmbedderPolicy: false,
+};
+
+interface HeaderList {
+  set: [string, OutgoingHttpHeader][];
+  removed: string[];
+}
+
+/**
+ * Which headers helmet sets depends on its options only, never on the request, so they are read
+ * once, at start-up, by running helmet against a response that records what it is told; helmet
+ * itself runs a dozen middleware functions per request.
+ */
+function headersOf(options: HelmetOptions): HeaderList {
+  const set: HeaderList['set'] = [];
   const removed: string[] = [];
   const recorder = {
     setHeader: (name: string, value: OutgoingHttpHeader) => void set.push([name, value]),
@@ -21,7 +50,22 @@ export function securityHeaders(options: HelmetOptions) {
   });
   if (!ran)
     throw new Error('helmet did not pass a bare response on: its headers cannot be precomputed');
-  return (_request: Request, response: Response, next: NextFunction): void => {
+  return { set, removed };
+}
+
+/**
+ * helmet's security headers, set per request in one pass: API_HEADER_OPTIONS' on every answer,
+ * PAGE_HEADER_OPTIONS' under `pagesPath` (the documentation) when given.
+ */
+export function securityHeaders(pagesPath?: string) {
+  const api = headersOf(API_HEADER_OPTIONS);
+  const pages = headersOf(PAGE_HEADER_OPTIONS);
+  const isPage = (url: string): boolean =>
+    pagesPath !== undefined &&
+    url.startsWith(pagesPath) &&
+    (url.length === pagesPath.length || '/?#'.includes(url[pagesPath.length]));
+  return (request: Request, response: Response, next: NextFunction): void => {
+    const { set, removed } = isPage(request.url) ? pages : api;
     for (const [name, value] of set) response.setHeader(name, value);
     for (const name of removed) response.removeHeader(name);
     next();
