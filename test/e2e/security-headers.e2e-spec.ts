@@ -1,7 +1,7 @@
 import { createKey } from '../support/fixtures';
 import { startTestApp, TestApp } from '../support/test-app';
 
-/** What every answer carries, JSON included (no CSP, no COEP: the Swagger UI needs neither). */
+/** What every answer carries, JSON included (no CSP and no COEP, as from the start). */
 const API_HEADERS = {
   'cross-origin-resource-policy': 'same-origin',
   'strict-transport-security': 'max-age=31536000; includeSubDomains',

@@ -4,10 +4,10 @@ import helmet, { HelmetOptions } from 'helmet';
 
 /**
  * The headers every answer carries, JSON included (OWASP's REST Security Cheat Sheet): HSTS,
- * `nosniff`, `X-Frame-Options` and `Cross-Origin-Resource-Policy`. No CSP and no COEP, which the
- * Swagger UI needs neither of.
+ * `nosniff`, `X-Frame-Options` and `Cross-Origin-Resource-Policy`. No CSP and no COEP anywhere,
+ * as from the start: the Swagger UI has not been tried under them.
  */
-export const API_HEADER_OPTIONS: HelmetOptions = {
+const API_HEADER_OPTIONS: HelmetOptions = {
   contentSecurityPolicy: false,
   crossOriginEmbedderPolicy: false,
   // The rest act on a page a browser shows (its opener, referrer, prefetches, downloads, legacy
@@ -22,7 +22,7 @@ export const API_HEADER_OPTIONS: HelmetOptions = {
 };
 
 /** helmet's full set (no CSP, no COEP): for the Swagger UI's pages. */
-export const PAGE_HEADER_OPTIONS: HelmetOptions = {
+const PAGE_HEADER_OPTIONS: HelmetOptions = {
   contentSecurityPolicy: false,
   crossOriginEmbedderPolicy: false,
 };
@@ -63,7 +63,7 @@ export function securityHeaders(pagesPath?: string) {
   const isPage = (url: string): boolean =>
     pagesPath !== undefined &&
     url.startsWith(pagesPath) &&
-    (url.length === pagesPath.length || '/?#'.includes(url[pagesPath.length]));
+    (url.length === pagesPath.length || '/?'.includes(url[pagesPath.length]));
   return (request: Request, response: Response, next: NextFunction): void => {
     const { set, removed } = isPage(request.url) ? pages : api;
     for (const [name, value] of set) response.setHeader(name, value);
