@@ -4,7 +4,9 @@ import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { NextFunction, Request, Response } from 'express';
 import Redis from 'ioredis';
+import { ERROR_DETAILS } from '../../src/common/errors/error-details';
 import { securityHeaders } from '../../src/common/http/security-headers';
+import { LOG_BUFFER_BYTES, LOG_FLUSH_MS } from '../../src/common/logging/logging.module';
 import { REQUEST_BUCKETS } from '../../src/common/metrics/metrics.service';
 import {
   rateLimitState,
@@ -49,10 +51,6 @@ export interface LeanPath {
   /** Writes out the request lines still buffered, closes the log file and the Redis connection. */
   close(): Promise<void>;
 }
-
-/** Buffered request lines are written out at this size, or after this long, as the service does. */
-const LOG_CHUNK = 4096;
-const LOG_FLUSH_MS = 100;
 
 /**
  * The lean path: what issue 14's target counts as the full path, with the least work we found,
@@ -116,7 +114,7 @@ export function leanPath(settings: LeanPathSettings): LeanPath {
     const presented = request.headers['x-api-key'];
     const known = typeof presented === 'string' ? keys.get(hash('sha256', presented)) : undefined;
     if (!known) {
-      response.status(401).json({ detail: 'Invalid API key' });
+      response.status(401).json({ detail: ERROR_DETAILS.invalidKey });
       return;
     }
     const hit = {
@@ -130,7 +128,7 @@ export function leanPath(settings: LeanPathSettings): LeanPath {
       setRateLimitHeaders(response, rateLimitState(known.limit, record, settings.windowSeconds));
       if (!record.isBlocked) return next();
       response.setHeader('Retry-After', Math.max(1, record.timeToBlockExpire));
-      response.status(429).json({ detail: 'Rate limit exceeded' });
+      response.status(429).json({ detail: ERROR_DETAILS.rateLimited });
     }, next);
   };
 
@@ -162,7 +160,7 @@ function lineWriter(file: string): { line(fields: string): void; close(): void }
   return {
     line(fields) {
       buffered += `${prefix}${fields}\n`;
-      if (buffered.length >= LOG_CHUNK) flush();
+      if (buffered.length >= LOG_BUFFER_BYTES) flush();
     },
     close() {
       clearInterval(timer);

@@ -3,7 +3,9 @@ import { performance } from 'node:perf_hooks';
 import type { NextFunction, Request, Response } from 'express';
 import { destination, pino } from 'pino';
 import { Counter, Histogram, Registry } from 'prom-client';
+import { ERROR_DETAILS } from '../../src/common/errors/error-details';
 import { securityHeaders } from '../../src/common/http/security-headers';
+import { LOG_BUFFER_BYTES, LOG_FLUSH_MS } from '../../src/common/logging/logging.module';
 import { REQUEST_BUCKETS } from '../../src/common/metrics/metrics.service';
 import { setRateLimitHeaders } from '../../src/common/throttling/rate-limit-headers';
 
@@ -77,7 +79,11 @@ export function leastPath(settings: LeastPathSettings): LeastPath {
     buckets: REQUEST_BUCKETS,
     registers: [registry],
   });
-  const file = destination({ dest: settings.logFile, minLength: 4096, periodicFlush: 100 });
+  const file = destination({
+    dest: settings.logFile,
+    minLength: LOG_BUFFER_BYTES,
+    periodicFlush: LOG_FLUSH_MS,
+  });
   const lines = pino({ level: 'info' }, file);
   const headers = securityHeaders();
   const windowMs = settings.windowSeconds * 1000;
@@ -107,7 +113,7 @@ export function leastPath(settings: LeastPathSettings): LeastPath {
     const digest = typeof key === 'string' ? hash('sha256', key) : '';
     const known = keys.get(digest);
     if (!known) {
-      response.status(401).json({ detail: 'Invalid API key' });
+      response.status(401).json({ detail: ERROR_DETAILS.invalidKey });
       return;
     }
     const now = Date.now();
@@ -123,7 +129,7 @@ export function leastPath(settings: LeastPathSettings): LeastPath {
     };
     setRateLimitHeaders(response, state);
     if (window.count > known.limit) {
-      response.status(429).json({ detail: 'Rate limit exceeded' });
+      response.status(429).json({ detail: ERROR_DETAILS.rateLimited });
       return;
     }
     next();

@@ -39,8 +39,8 @@ export function requestId(
  * request lines) have gathered. Writing each line on its own cost a system call per request,
  * the largest single cost of a request's logging. The buffer is flushed on exit.
  */
-const LOG_FLUSH_MS = 100;
-const LOG_BUFFER_BYTES = 4096;
+export const LOG_FLUSH_MS = 100;
+export const LOG_BUFFER_BYTES = 4096;
 
 /**
  * JSON lines (pino) in production and tests; in development, pino-pretty's human-readable
