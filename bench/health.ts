@@ -5,15 +5,17 @@
  * (ExpressServerAdapter), the floor of the target; and, for reference, the same route on Nest's
  * stock Express adapter; the least path: the same bare route behind the plainest code that
  * does what the target counts as the full path (least-path.ts); and the lean path: the same
- * again with the least work we found, the count exact across replicas in Redis (lean-path.ts).
+ * again with the least work we found, the count exact across replicas in Redis (lean-path.ts);
+ * and the lean path in guards: the lean path's work in the service's structure (request scope,
+ * key check and count in Nest's global guards), what that structure costs by itself.
  * Also the service's resident memory, idle and after the load.
  * Run: npm run bench:health [-- --seconds 5 --connections 10 --rounds 3 --warmup 2 --idle 60 --profile]
  * (or BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_ROUNDS, BENCH_WARMUP_SECONDS, BENCH_IDLE_SECONDS).
  * The service runs as `node dist-dev/src/main.js` (main.ts, the production entry point, compiled
  * by `npm run build:dev` beside the benchmark); the floors run as children of this script
- * (--serve-node / --serve-nest / --serve-stock-nest / --serve-least-path / --serve-lean-path).
- * --profile writes V8 CPU profiles (`node --cpu-prof`) of the service, the bare Nest floor and
- * the least and lean paths, and prints where and how much CPU each was busy per response over
+ * (--serve-node / --serve-nest / --serve-stock-nest / --serve-least-path / --serve-lean-path /
+ * --serve-lean-guards). --profile writes V8 CPU profiles (`node --cpu-prof`) of the service, the
+ * bare Nest floor and the three paths, and prints where and how much CPU each was busy per response over
  * the measured rounds.
  */
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
@@ -64,6 +66,7 @@ const TARGETS = [
   'bare Nest',
   'least path',
   'lean path',
+  'lean in guards',
   'service',
 ] as const;
 type Target = (typeof TARGETS)[number];
@@ -81,6 +84,7 @@ const { values: flags } = benchFlags({
     'serve-stock-nest': { type: 'boolean' },
     'serve-least-path': { type: 'boolean' },
     'serve-lean-path': { type: 'boolean' },
+    'serve-lean-guards': { type: 'boolean' },
     profile: { type: 'boolean' },
     idle: { type: 'string' },
     seconds: { type: 'string' },
@@ -133,7 +137,13 @@ interface Profile {
 }
 
 /** The targets `--profile` profiles: the service, the floor it is judged by, and the two paths. */
-const PROFILED: readonly Target[] = ['service', 'bare Nest', 'least path', 'lean path'];
+const PROFILED: readonly Target[] = [
+  'service',
+  'bare Nest',
+  'least path',
+  'lean path',
+  'lean in guards',
+];
 
 /**
  * Seconds the service stays idle after start-up before its RSS is read: start-up grows V8's
@@ -169,7 +179,7 @@ async function benchmark(options: LoadOptions): Promise<void> {
     const log = openSync(logFile, 'w');
     const profileRoot = flags.profile ? mkdtempSync(join(tmpdir(), 'bench-health-profile-')) : '';
     const profileDir = (target: Target): string =>
-      join(profileRoot, target.replace(' ', '-').toLowerCase());
+      join(profileRoot, target.replaceAll(' ', '-').toLowerCase());
     const profileArgs = (target: Target): string[] =>
       profileRoot && PROFILED.includes(target)
         ? ['--cpu-prof', `--cpu-prof-dir=${profileDir(target)}`]
@@ -216,6 +226,10 @@ async function benchmark(options: LoadOptions): Promise<void> {
         // Its own count, beside the service's: the two are measured apart, not against one budget.
         ...leanPathEnv(redis, `bench-health-${process.pid}-${key.id}`),
       },
+      'lean in guards': {
+        ...pathEnv('lean-guards.log'),
+        ...leanPathEnv(redis, `bench-health-guards-${process.pid}-${key.id}`),
+      },
     };
     const targets = { service: serviceTarget } as Record<Target, LoadTarget>;
     const pids = { service: service.child.pid } as Record<Target, number | undefined>;
@@ -226,6 +240,7 @@ async function benchmark(options: LoadOptions): Promise<void> {
       ['bare Nest', '--serve-nest'],
       ['least path', '--serve-least-path'],
       ['lean path', '--serve-lean-path'],
+      ['lean in guards', '--serve-lean-guards'],
     ] as const) {
       const path = pathEnvs[target];
       const env = { ...floorEnv, ...path };
@@ -376,6 +391,9 @@ function report(options: LoadOptions, rounds: Record<Target, Round[]>, found: Fi
   }
   const share = summary.service.rps / summary['bare Nest'].rps;
   const leanShare = summary['lean path'].rps / summary['bare Nest'].rps;
+  const guardsShare = summary['lean in guards'].rps / summary['bare Nest'].rps;
+  const within = (ratio: number): string =>
+    `${ratio >= TARGET_SHARE_OF_NEST ? 'within' : 'beyond'} ${100 * TARGET_SHARE_OF_NEST} %`;
   const { started, idle, afterLoad, peak } = found.rss;
   const met = (ok: boolean): string => (ok ? 'MET' : 'MISSED');
   const settings = Object.entries(BENCH_APP_SETTINGS)
@@ -400,6 +418,8 @@ function report(options: LoadOptions, rounds: Record<Target, Round[]>, found: Fi
       `request id, the service's headers, counter + histogram, one pino line to a buffered file): the plainest way, with the service's libraries`,
     `lean path: the same with the least work we found: the count in ${found.redis ? 'Redis, exact across replicas' : 'memory (no Redis answered)'} ` +
       `(the service's own storage), counts and histogram in arrays, the JSON line built by hand; whether 80 % is reachable at all`,
+    `lean in guards: the lean path's work in the service's structure: each request in the request scope (nestjs-pino's ` +
+      `AsyncLocalStorage), the key check, the count and a privilege check as three global Nest guards`,
     `database: ${found.database}`,
     '',
     table(rows),
@@ -408,8 +428,9 @@ function report(options: LoadOptions, rounds: Record<Target, Round[]>, found: Fi
       `(what the full path's behaviours cost, done the plainest way); service/least path: req/s ` +
       `${(summary.service.rps / summary['least path'].rps).toFixed(3)} (what the service's way of doing them, and what it does besides, costs)`,
     `lean path/bare Nest: req/s ${leanShare.toFixed(3)} (the target's behaviours with the least work we found: ` +
-      `${leanShare >= TARGET_SHARE_OF_NEST ? 'within' : 'beyond'} ${100 * TARGET_SHARE_OF_NEST} %); service/lean path: req/s ` +
-      `${(summary.service.rps / summary['lean path'].rps).toFixed(3)}`,
+      `${within(leanShare)}); service/lean path: req/s ${(summary.service.rps / summary['lean path'].rps).toFixed(3)}`,
+    `lean in guards/bare Nest: req/s ${guardsShare.toFixed(3)} (the same in the service's structure: ${within(guardsShare)}); ` +
+      `service/lean in guards: req/s ${(summary.service.rps / summary['lean in guards'].rps).toFixed(3)}`,
     `service/bare Nest: req/s ${share.toFixed(3)}; service/stock Nest: req/s ` +
       `${(summary.service.rps / summary['stock Nest'].rps).toFixed(3)}; service/bare node: req/s ` +
       `${(summary.service.rps / summary['bare node'].rps).toFixed(3)}`,
@@ -425,7 +446,7 @@ function report(options: LoadOptions, rounds: Record<Target, Round[]>, found: Fi
     ...TARGETS.flatMap((target) => driftWarning(target, rounds[target])),
     // Each path is the bare route plus work: faster than it only when the floor's run was
     // disturbed, which makes every ratio against it wrong.
-    ...(['least path', 'lean path'] as const)
+    ...(['least path', 'lean path', 'lean in guards'] as const)
       .filter((path) => summary[path].rps > summary['bare Nest'].rps)
       .map((path) => `warning:  the ${path} outran bare Nest: the floor was disturbed; run again`),
     '',
@@ -456,6 +477,10 @@ async function main(): Promise<void> {
     return serveBareNest('service', leastPath(leastPathSettings()).middleware);
   if (flags['serve-lean-path'])
     return serveBareNest('service', leanPath(leanPathSettings()).middleware);
+  if (flags['serve-lean-guards']) {
+    const lean = leanPath(leanPathSettings(), true);
+    return serveBareNest('service', lean.middleware, lean.guards);
+  }
   await benchmark(loadOptions(flags));
   // Explicit exit: a lingering handle (pg pool, keep-alive socket) must not hang the run.
   process.exit(0);

@@ -1,5 +1,5 @@
-import { Controller, Get, Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
+import { CanActivate, Controller, Get, Module } from '@nestjs/common';
+import { APP_GUARD, NestFactory } from '@nestjs/core';
 import { ExpressAdapter, NestExpressApplication } from '@nestjs/platform-express';
 import type { RequestHandler } from 'express';
 import { ExpressServerAdapter } from '../../src/common/http/express-server-adapter';
@@ -26,20 +26,44 @@ class BareController {
 @Module({ controllers: [BareController] })
 class BareModule {}
 
+/** The bare module with `guards` as global guards, in order (the lean path in guards). */
+function guardedModule(guards: CanActivate[]) {
+  @Module({
+    controllers: [BareController],
+    providers: guards.map((guard) => ({ provide: APP_GUARD, useValue: guard })),
+  })
+  class GuardedModule {}
+  return GuardedModule;
+}
+
 /**
  * Child side: the floor the service is compared with: a Nest 11 app with one GET route and
  * nothing else (no body parser, middleware, guards, pipes, filters or request logging), on the
  * service's own Express adapter (`ExpressServerAdapter`), or with `stock`, on Nest's. What
  * separates it from bare node:http is what Nest and Express cost by themselves; what separates
  * the service from it (same adapter) is what the service adds. `middleware`, when given, runs in
- * front of the route (the least path: least-path.ts).
+ * front of the route (the least path: least-path.ts), and `guards` as its global guards.
  */
 export async function serveBareNest(
   adapter: 'service' | 'stock',
   middleware?: RequestHandler,
+  guards: CanActivate[] = [],
 ): Promise<void> {
+  const app = await createBareNest(adapter, middleware, guards);
+  await app.listen(0, '127.0.0.1');
+  // Exit on SIGTERM rather than die of it: V8 writes a `--cpu-prof` profile only on exit.
+  process.once('SIGTERM', () => process.exit(0));
+  announcePort(app.getHttpServer());
+}
+
+/** The bare Nest app, not yet listening (serveBareNest; the lean path's spec). */
+export async function createBareNest(
+  adapter: 'service' | 'stock',
+  middleware?: RequestHandler,
+  guards: CanActivate[] = [],
+): Promise<NestExpressApplication> {
   const app = await NestFactory.create<NestExpressApplication>(
-    BareModule,
+    guards.length > 0 ? guardedModule(guards) : BareModule,
     adapter === 'service' ? new ExpressServerAdapter() : new ExpressAdapter(),
     { bodyParser: false, logger: ['error', 'warn'] },
   );
@@ -50,8 +74,5 @@ export async function serveBareNest(
     app.disable('x-powered-by');
     app.use(middleware);
   }
-  await app.listen(0, '127.0.0.1');
-  // Exit on SIGTERM rather than die of it: V8 writes a `--cpu-prof` profile only on exit.
-  process.once('SIGTERM', () => process.exit(0));
-  announcePort(app.getHttpServer());
+  return app;
 }

@@ -2,8 +2,18 @@ import { hash, randomUUID } from 'node:crypto';
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
+import {
+  CanActivate,
+  ExecutionContext,
+  ForbiddenException,
+  HttpException,
+  HttpStatus,
+} from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
 import type { NextFunction, Request, Response } from 'express';
 import Redis from 'ioredis';
+import { Store, storage as requestScope } from 'nestjs-pino/storage';
+import { ACCESS_METADATA, AccessLevel } from '../../src/common/auth/access.decorators';
 import { ERROR_DETAILS } from '../../src/common/errors/error-details';
 import { securityHeaders } from '../../src/common/http/security-headers';
 import { LOG_BUFFER_BYTES, LOG_FLUSH_MS } from '../../src/common/logging/logging.module';
@@ -12,9 +22,14 @@ import {
   rateLimitState,
   setRateLimitHeaders,
 } from '../../src/common/throttling/rate-limit-headers';
-import type { RateLimitStorage } from '../../src/common/throttling/rate-limit-storage';
+import {
+  RateLimitRecord,
+  RateLimitStorage,
+  SKIP_RATE_LIMIT,
+} from '../../src/common/throttling/rate-limit-storage';
 import { MemoryThrottlerStorage } from '../../src/common/throttling/memory-throttler-storage';
 import { RedisThrottlerStorage } from '../../src/common/throttling/redis-throttler-storage';
+import { routeMetadata } from '../../src/common/route-metadata';
 import { LeastPathSettings, leastPathSettings } from './least-path';
 
 /** The least path's settings, and where the counts are kept. */
@@ -45,12 +60,26 @@ interface StatusTally {
 }
 
 export interface LeanPath {
+  /** Express middleware, in front of the route. */
   middleware: (request: Request, response: Response, next: NextFunction) => void;
+  /** Nest's global guards the key check and count run in (`inGuards`); else none. */
+  guards: CanActivate[];
   /** The answers counted so far, per status. */
   tallies: ReadonlyMap<number, StatusTally>;
   /** Writes out the request lines still buffered, closes the log file and the Redis connection. */
   close(): Promise<void>;
 }
+
+/** A key the lean path knows: its budget per window. */
+interface LeanKey {
+  limit: number;
+}
+
+/**
+ * The request scope's store: what the scope costs is its propagation through every promise of
+ * the request, not what it holds.
+ */
+const REQUEST_SCOPE = {} as Store;
 
 /**
  * The lean path: what issue 14's target counts as the full path, with the least work we found,
@@ -64,9 +93,17 @@ export interface LeanPath {
  * JSON line per request in the service's shape, built by hand and written per 4 KiB. Not here,
  * as in the least path: a key read from the database, the secret scanner, handler log lines
  * carrying `req`, Nest guards, answers in the documented shapes.
+ *
+ * `inGuards`: the same work in the service's structure, which the service keeps for reasons of
+ * its own (docs/decisions.md): the request in the request scope handler log lines take `req`
+ * from (nestjs-pino's AsyncLocalStorage), the key check and the count in Nest's global guards,
+ * where route metadata says which routes are public or uncounted, and the privilege check as a
+ * third guard. It says what that structure costs by itself.
  */
-export function leanPath(settings: LeanPathSettings): LeanPath {
-  const keys = new Map([[hash('sha256', settings.apiKey), { limit: settings.limit }]]);
+export function leanPath(settings: LeanPathSettings, inGuards = false): LeanPath {
+  const keys = new Map<string, LeanKey>([
+    [hash('sha256', settings.apiKey), { limit: settings.limit }],
+  ]);
   const redis = settings.redisUrl ? new Redis(settings.redisUrl) : undefined;
   const storage: RateLimitStorage = redis
     ? new RedisThrottlerStorage(redis)
@@ -94,7 +131,8 @@ export function leanPath(settings: LeanPathSettings): LeanPath {
     found.sumSeconds += seconds;
   };
 
-  const middleware = (request: Request, response: Response, next: NextFunction): void => {
+  /** Request id, security headers, and the count, histogram and line once the answer is done. */
+  const receive = (request: Request, response: Response): void => {
     const started = performance.now();
     const id = randomUUID();
     response.setHeader('X-Request-Id', id);
@@ -111,29 +149,51 @@ export function leanPath(settings: LeanPathSettings): LeanPath {
       );
     });
     headers(request, response, () => undefined);
+  };
+
+  const keyOf = (request: Request): LeanKey | undefined => {
     const presented = request.headers['x-api-key'];
-    const known = typeof presented === 'string' ? keys.get(hash('sha256', presented)) : undefined;
-    if (!known) {
-      response.status(401).json({ detail: ERROR_DETAILS.invalidKey });
-      return;
-    }
-    const hit = {
+    return typeof presented === 'string' ? keys.get(hash('sha256', presented)) : undefined;
+  };
+
+  const countHit = (key: LeanKey): Promise<RateLimitRecord> =>
+    storage.increment({
       key: `ratelimit:lean:${settings.keyId}`,
       scope: 'default',
       ttl: windowMs,
-      limit: known.limit,
+      limit: key.limit,
       blockDuration: windowMs,
-    };
-    storage.increment(hit).then((record) => {
-      setRateLimitHeaders(response, rateLimitState(known.limit, record, settings.windowSeconds));
-      if (!record.isBlocked) return next();
-      response.setHeader('Retry-After', Math.max(1, record.timeToBlockExpire));
-      response.status(429).json({ detail: ERROR_DETAILS.rateLimited });
-    }, next);
+    });
+
+  /** Sets the rate-limit headers of a counted hit; false (and Retry-After) over the budget. */
+  const admitted = (key: LeanKey, record: RateLimitRecord, response: Response): boolean => {
+    setRateLimitHeaders(response, rateLimitState(key.limit, record, settings.windowSeconds));
+    if (record.isBlocked) response.setHeader('Retry-After', Math.max(1, record.timeToBlockExpire));
+    return !record.isBlocked;
   };
+
+  const middleware = inGuards
+    ? (request: Request, response: Response, next: NextFunction): void =>
+        requestScope.run(REQUEST_SCOPE, () => {
+          receive(request, response);
+          next();
+        })
+    : (request: Request, response: Response, next: NextFunction): void => {
+        receive(request, response);
+        const key = keyOf(request);
+        if (!key) {
+          response.status(401).json({ detail: ERROR_DETAILS.invalidKey });
+          return;
+        }
+        countHit(key).then((record) => {
+          if (admitted(key, record, response)) next();
+          else response.status(429).json({ detail: ERROR_DETAILS.rateLimited });
+        }, next);
+      };
 
   return {
     middleware,
+    guards: inGuards ? leanGuards(keyOf, countHit, admitted) : [],
     tallies,
     close: async () => {
       log.close();
@@ -141,6 +201,54 @@ export function leanPath(settings: LeanPathSettings): LeanPath {
       await redis?.quit();
     },
   };
+}
+
+type LeanRequest = Request & { leanKey?: LeanKey };
+
+/**
+ * The lean path's key check and count as the service's three global guards do them: each reads
+ * the route's metadata (once per route: routeMetadata), the count is a promise, a refusal an
+ * exception. The privilege check has nothing to refuse on this route but is asked all the same.
+ */
+function leanGuards(
+  keyOf: (request: Request) => LeanKey | undefined,
+  countHit: (key: LeanKey) => Promise<RateLimitRecord>,
+  admitted: (key: LeanKey, record: RateLimitRecord, response: Response) => boolean,
+): CanActivate[] {
+  const reflector = new Reflector();
+  const access = (context: ExecutionContext) =>
+    routeMetadata<AccessLevel>(reflector, context, ACCESS_METADATA);
+  const keyGuard: CanActivate = {
+    canActivate(context) {
+      if (access(context) === 'public') return true;
+      const request = context.switchToHttp().getRequest<LeanRequest>();
+      request.leanKey = keyOf(request);
+      if (!request.leanKey)
+        throw new HttpException({ detail: ERROR_DETAILS.invalidKey }, HttpStatus.UNAUTHORIZED);
+      return true;
+    },
+  };
+  const countGuard: CanActivate = {
+    canActivate(context) {
+      const { leanKey } = context.switchToHttp().getRequest<LeanRequest>();
+      if (!leanKey || routeMetadata<boolean>(reflector, context, SKIP_RATE_LIMIT)) return true;
+      const response = context.switchToHttp().getResponse<Response>();
+      return countHit(leanKey).then((record) => {
+        if (admitted(leanKey, record, response)) return true;
+        throw new HttpException(
+          { detail: ERROR_DETAILS.rateLimited },
+          HttpStatus.TOO_MANY_REQUESTS,
+        );
+      });
+    },
+  };
+  const privilegeGuard: CanActivate = {
+    canActivate(context) {
+      if (access(context) === 'master') throw new ForbiddenException(ERROR_DETAILS.needsMasterKey);
+      return true;
+    },
+  };
+  return [keyGuard, countGuard, privilegeGuard];
 }
 
 /**

@@ -4,7 +4,11 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { CanActivate } from '@nestjs/common';
+import type { NestExpressApplication } from '@nestjs/platform-express';
 import express from 'express';
+import { storage as requestScope } from 'nestjs-pino/storage';
+import { createBareNest } from '../../bench/support/bare-nest';
 import { LeanPath, leanPath } from '../../bench/support/lean-path';
 import { testRedisUrl } from '../support/test-app';
 
@@ -109,5 +113,81 @@ describe('the lean path', () => {
     const all = [...lines('a'), ...lines('b')];
     expect(new Set(all.map(({ req }) => req.id)).size).toBe(6);
     expect(all.every(({ level, req }) => level === 30 && req.url === '/api/v1/health')).toBe(true);
+  });
+});
+
+// The lean path in guards: the same work in the service's structure. It tells what that
+// structure costs, so it must be the structure: each request in the request scope, the key
+// check and the count in Nest's global guards, refusals as exceptions.
+describe('the lean path in guards', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'lean-guards-spec-'));
+  let lean: LeanPath;
+  let app: NestExpressApplication;
+  let url: string;
+  /** Whether each request reached the guards in the request scope. */
+  const scoped: boolean[] = [];
+
+  beforeAll(async () => {
+    lean = leanPath(
+      {
+        apiKey: KEY,
+        limit: 2,
+        windowSeconds: 60,
+        logFile: join(dir, 'guards.log'),
+        redisUrl: testRedisUrl(),
+        keyId: randomUUID(),
+      },
+      true,
+    );
+    const probe: CanActivate = {
+      canActivate: () => {
+        scoped.push(requestScope.getStore() !== undefined);
+        return true;
+      },
+    };
+    app = await createBareNest('service', lean.middleware, [...lean.guards, probe]);
+    await app.listen(0, '127.0.0.1');
+    url = `${await app.getUrl()}/api/v1/health`;
+  });
+
+  afterAll(async () => {
+    await app.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const get = (key?: string) => fetch(url, { headers: key ? { 'X-API-Key': key } : {} });
+
+  it('refuses an unknown key in a guard, counts in a guard, refuses over the limit, and logs every answer', async () => {
+    const refused = await get('sk_live_wrong');
+    expect(refused.status).toBe(401);
+    expect(await refused.json()).toEqual({ detail: 'Invalid API key' });
+    expect(refused.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+
+    const first = await get(KEY);
+    expect(first.status).toBe(200);
+    expect(first.headers.get('x-ratelimit-remaining')).toBe('1');
+    expect(first.headers.get('ratelimit-policy')).toBe('"default";q=2;w=60');
+    expect(first.headers.get('x-content-type-options')).toBe('nosniff');
+    expect((await get(KEY)).status).toBe(200);
+    const over = await get(KEY);
+    expect(over.status).toBe(429);
+    expect(over.headers.get('retry-after')).toBe('60');
+    expect(await over.json()).toEqual({ detail: 'Rate limit exceeded' });
+    // Only admitted requests reach the probe, the last guard; each in the request scope.
+    expect(scoped).toEqual([true, true]);
+
+    for (let tries = 0; tries < 100 && lean.tallies.get(429)?.count !== 1; tries += 1)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    await lean.close();
+    const messages = readFileSync(join(dir, 'guards.log'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as { msg: string }).msg.replace(/ \d+ms$/, ''));
+    expect(messages).toEqual([
+      'GET /api/v1/health 401',
+      'GET /api/v1/health 200',
+      'GET /api/v1/health 200',
+      'GET /api/v1/health 429',
+    ]);
   });
 });
