@@ -1,3 +1,4 @@
+import type { ClientBase } from 'pg';
 import { DataSourceOptions } from 'typeorm';
 import { DatabaseTuning } from '../config/app-config';
 import { InitialSchema1763700000000 } from './migrations/1763700000000-InitialSchema';
@@ -75,6 +76,23 @@ export function buildDataSourceOptions(
       keepAlive: true,
       keepAliveInitialDelayMillis: 10000,
       application_name: 'validator-gateway',
+      onConnect: listenForErrors,
     },
   };
+}
+
+/**
+ * Gives every pooled connection an 'error' listener for its whole life. pg-pool listens while a
+ * connection is idle and TypeORM while a query runner holds it, but pg-pool hands a new
+ * connection out (and stops listening) inside the very socket read that completed it, and
+ * TypeORM starts listening a microtask later. When that read also brings Postgres's
+ * "terminating connection" (57P01: a restart or failover just as the connection completes), the
+ * 'error' event finds nobody, and an unheard 'error' throws: the process would end (seen once in
+ * postgres-outage.e2e-spec on CI; test/medium/pool-errors.medium-spec.ts shows the moment). With
+ * the hook, pg-pool also hands the connection out a microtask later. The connection is still
+ * dropped: its next query fails (a 503, as anywhere in an outage), and pg-pool discards a
+ * connection that can no longer be queried when it is released.
+ */
+export function listenForErrors(client: ClientBase): void {
+  client.on('error', () => undefined);
 }
