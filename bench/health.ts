@@ -15,8 +15,8 @@
  * by `npm run build:dev` beside the benchmark); the floors run as children of this script
  * (--serve-node / --serve-nest / --serve-stock-nest / --serve-least-path / --serve-lean-path /
  * --serve-lean-guards). --profile writes V8 CPU profiles (`node --cpu-prof`) of the service, the
- * bare Nest floor and the three paths, and prints where and how much CPU each was busy per response over
- * the measured rounds.
+ * bare Nest floor and the three paths, and prints where and how much CPU each was busy per
+ * response over the measured rounds.
  */
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -136,7 +136,7 @@ interface Profile {
   microsPerResponse: number;
 }
 
-/** The targets `--profile` profiles: the service, the floor it is judged by, and the two paths. */
+/** The targets `--profile` profiles: the service, the floor it is judged by, the three paths. */
 const PROFILED: readonly Target[] = [
   'service',
   'bare Nest',
