@@ -372,10 +372,19 @@ function report(options: LoadOptions, rounds: Record<Target, Round[]>, found: Fi
       'p50 ms',
       'p99 ms',
       'server CPU',
+      'CPU µs/response',
       'bytes/response',
       'req/s per round',
     ],
   ];
+  // CPU time per response moves less with the machine's noise than req/s does: each round's
+  // server CPU (every thread, from /proc) over its responses, median over rounds.
+  const cpuMicros = Object.fromEntries(
+    TARGETS.map((target) => [
+      target,
+      median(found.cpu[target].map((share, i) => (1e6 * share) / rounds[target][i].rps)),
+    ]),
+  ) as Record<Target, number>;
   for (const target of TARGETS) {
     const s = summary[target];
     const perRound = rounds[target].map((r) => formatInt(r.rps)).join(' / ');
@@ -385,6 +394,7 @@ function report(options: LoadOptions, rounds: Record<Target, Round[]>, found: Fi
       formatMs(s.p50),
       formatMs(s.p99),
       `${(100 * median(found.cpu[target])).toFixed(0)} %`,
+      cpuMicros[target].toFixed(1),
       formatInt(s.bytesPerResponse),
       perRound,
     ]);
@@ -431,6 +441,10 @@ function report(options: LoadOptions, rounds: Record<Target, Round[]>, found: Fi
       `${within(leanShare)}); service/lean path: req/s ${(summary.service.rps / summary['lean path'].rps).toFixed(3)}`,
     `lean in guards/bare Nest: req/s ${guardsShare.toFixed(3)} (the same in the service's structure: ${within(guardsShare)}); ` +
       `service/lean in guards: req/s ${(summary.service.rps / summary['lean in guards'].rps).toFixed(3)}`,
+    `by CPU time per response (bare Nest's over each one's): lean path ` +
+      `${(cpuMicros['bare Nest'] / cpuMicros['lean path']).toFixed(3)}, lean in guards ` +
+      `${(cpuMicros['bare Nest'] / cpuMicros['lean in guards']).toFixed(3)}, service ` +
+      `${(cpuMicros['bare Nest'] / cpuMicros.service).toFixed(3)}`,
     `service/bare Nest: req/s ${share.toFixed(3)}; service/stock Nest: req/s ` +
       `${(summary.service.rps / summary['stock Nest'].rps).toFixed(3)}; service/bare node: req/s ` +
       `${(summary.service.rps / summary['bare node'].rps).toFixed(3)}`,
