@@ -55,7 +55,10 @@ export async function sendSigned(
 ): Promise<AxonAnswer> {
   const response = await fetch(request.url, {
     method: 'POST',
-    headers: request.headers,
+    // A connection per call. A kept-alive one can be closed by the axon (5 s idle, as uvicorn)
+    // just as the next call goes out on it: after an answer of tens of MB, parsing it can take
+    // that long on a loaded machine, and the call then failed with ECONNRESET.
+    headers: { ...request.headers, connection: 'close' },
     body: request.body,
     signal,
   });
