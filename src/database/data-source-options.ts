@@ -93,6 +93,6 @@ export function buildDataSourceOptions(
  * dropped: its next query fails (a 503, as anywhere in an outage), and pg-pool discards a
  * connection that can no longer be queried when it is released.
  */
-export function listenForErrors(client: ClientBase): void {
+function listenForErrors(client: ClientBase): void {
   client.on('error', () => undefined);
 }
