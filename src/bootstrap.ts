@@ -1,12 +1,10 @@
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
-import { DataSource } from 'typeorm';
 import { AppModule } from './app.module';
 import { configureApp } from './app.setup';
 import { ExpressServerAdapter } from './common/http/express-server-adapter';
 import { AppConfig } from './config/app-config';
-import { buildDataSourceOptions } from './database/data-source-options';
-import { runMigrations } from './database/migrate';
+import { migrateDatabase } from './database/migrate';
 import { Sr25519Keypair } from './network/bittensor/keypair';
 
 /** The configuration once the database, the master key and the validator's key are known. */
@@ -18,7 +16,7 @@ export type ResolvedConfig = AppConfig & {
 
 /** Migrates the database, then builds the configured app (not yet listening). */
 export async function createApp(config: ResolvedConfig): Promise<NestExpressApplication> {
-  await migrate(config.databaseUrl);
+  await migrateDatabase(config.databaseUrl, config.database.connectTimeoutMs);
   const app = await NestFactory.create<NestExpressApplication>(
     AppModule.forRoot(config),
     new ExpressServerAdapter(),
@@ -26,15 +24,4 @@ export async function createApp(config: ResolvedConfig): Promise<NestExpressAppl
   );
   configureApp(app, config);
   return app;
-}
-
-async function migrate(databaseUrl: string): Promise<void> {
-  // Two connections: one holds the migration lock while the other migrates.
-  const dataSource = new DataSource({ ...buildDataSourceOptions(databaseUrl), extra: { max: 2 } });
-  await dataSource.initialize();
-  try {
-    await runMigrations(dataSource);
-  } finally {
-    await dataSource.destroy();
-  }
 }

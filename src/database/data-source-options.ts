@@ -82,6 +82,21 @@ export function buildDataSourceOptions(
 }
 
 /**
+ * For migrating, whether at start-up (bootstrap.ts), from the command line (migrate-command.ts,
+ * ormconfig.ts) or in the test setup: two connections, one holding the migration lock while the
+ * other migrates, and no statement timeout. Waiting for the lock while another replica
+ * migrates, or a migration that moves a large table (ItemStore), may take longer than any answer
+ * should, and a migration cut off by a timeout fails the start or the upgrade. The other bounds
+ * (connecting, keepalive, the error listener) stay.
+ */
+export function buildMigrationDataSourceOptions(
+  url: string,
+  connectTimeoutMs?: number,
+): DataSourceOptions {
+  return buildDataSourceOptions(url, { poolSize: 2, statementTimeoutMs: 0, connectTimeoutMs });
+}
+
+/**
  * Gives every pooled connection an 'error' listener for its whole life. pg-pool listens while a
  * connection is idle and TypeORM while a query runner holds it, but pg-pool hands a new
  * connection out (and stops listening) inside the very socket read that completed it, and

@@ -1,7 +1,23 @@
 import { DataSource } from 'typeorm';
+import { buildMigrationDataSourceOptions } from './data-source-options';
 
 /** Arbitrary constant shared by every replica so that only one of them migrates at a time. */
-const MIGRATION_LOCK_ID = 7_013_000_001;
+export const MIGRATION_LOCK_ID = 7_013_000_001;
+
+/**
+ * Brings the database at `url` up to date on a connection of its own (no statement timeout:
+ * buildMigrationDataSourceOptions), under the migration lock. The one way the schema is
+ * migrated: at start-up, from the command line and in the test setup. Returns the names applied.
+ */
+export async function migrateDatabase(url: string, connectTimeoutMs?: number): Promise<string[]> {
+  const dataSource = new DataSource(buildMigrationDataSourceOptions(url, connectTimeoutMs));
+  await dataSource.initialize();
+  try {
+    return await runMigrations(dataSource);
+  } finally {
+    await dataSource.destroy();
+  }
+}
 
 /**
  * Runs pending migrations under a session-level advisory lock: replicas starting together

@@ -1,7 +1,10 @@
 import { once } from 'node:events';
 import { AddressInfo, createServer, Server, Socket } from 'node:net';
 import { Client, Pool, PoolConfig } from 'pg';
-import { buildDataSourceOptions } from '../../src/database/data-source-options';
+import {
+  buildDataSourceOptions,
+  buildMigrationDataSourceOptions,
+} from '../../src/database/data-source-options';
 
 /** One message of Postgres's wire protocol: a type byte, a length, a body. */
 function message(type: string, body: Buffer): Buffer {
@@ -98,6 +101,15 @@ describe('pooled connections when Postgres terminates them', () => {
     expect(failed).toBe(true);
     // Not kept for the next caller.
     expect(pool.totalCount).toBe(0);
+    await pool.end();
+  });
+
+  it('throws nothing on the migrating connections either (start-up, command line, tests)', async () => {
+    const { extra } = buildMigrationDataSourceOptions(fake.url) as { extra: PoolConfig };
+    const { pool, failed } = await connectAsTypeOrm(extra);
+
+    expect(unheard).toEqual([]);
+    expect(failed).toBe(true);
     await pool.end();
   });
 

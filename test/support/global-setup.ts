@@ -1,10 +1,8 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DataSource } from 'typeorm';
-import { buildDataSourceOptions } from '../../src/database/data-source-options';
 import { startEmbeddedPostgres } from '../../src/database/embedded-postgres';
-import { runMigrations } from '../../src/database/migrate';
+import { migrateDatabase } from '../../src/database/migrate';
 import { nonLoopbackDatabaseHost } from './connections';
 import { createDatabase, isReachable } from './database';
 
@@ -39,10 +37,7 @@ export default async function globalSetup(): Promise<void> {
   }
   const name = `gateway_test_${Date.now()}_${process.pid}`;
   const url = await createDatabase(serverUrl, name);
-  const dataSource = new DataSource({ ...buildDataSourceOptions(url), extra: { max: 2 } });
-  await dataSource.initialize();
-  await runMigrations(dataSource);
-  await dataSource.destroy();
+  await migrateDatabase(url);
 
   process.env.TEST_RUN_SERVER_URL = serverUrl;
   process.env.TEST_RUN_DATABASE_NAME = name;

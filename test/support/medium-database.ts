@@ -1,6 +1,6 @@
 import { DataSource, DataSourceOptions } from 'typeorm';
 import { buildDataSourceOptions } from '../../src/database/data-source-options';
-import { runMigrations } from '../../src/database/migrate';
+import { migrateDatabase } from '../../src/database/migrate';
 import { createDatabase, dropDatabase, scratchDatabaseName, testDatabaseUrl } from './database';
 
 /** A connection for a medium spec: repositories and services take `dataSource` directly. */
@@ -21,12 +21,12 @@ export async function openMediumDatabase(
   const serverUrl = process.env.TEST_RUN_SERVER_URL!;
   const own = options.own === undefined ? undefined : scratchDatabaseName(options.own);
   const url = own ? await createDatabase(serverUrl, own) : testDatabaseUrl();
+  if (own) await migrateDatabase(url);
   const dataSource = new DataSource({
     ...buildDataSourceOptions(url, { poolSize: 4 }),
     entities: options.entities ?? [],
   });
   await dataSource.initialize();
-  if (own) await runMigrations(dataSource);
   return {
     dataSource,
     close: async () => {

@@ -1,0 +1,31 @@
+import { config as loadDotEnv } from 'dotenv';
+import { loadConfig } from '../config/load-config';
+import { migrateDatabase } from './migrate';
+
+/**
+ * `npm run migration:run`: migrates DATABASE_URL as a separate step, the way a replica does at
+ * start-up (migrateDatabase): under the replicas' migration lock, so that a replica starting
+ * meanwhile waits rather than racing it, and with no statement timeout.
+ */
+export async function migrateFromCommandLine(env: NodeJS.ProcessEnv): Promise<string[]> {
+  const config = loadConfig(env);
+  if (!config.databaseUrl)
+    throw new Error('DATABASE_URL must be set to run migrations from the CLI');
+  return migrateDatabase(config.databaseUrl, config.database.connectTimeoutMs);
+}
+
+if (require.main === module) {
+  loadDotEnv();
+  migrateFromCommandLine(process.env).then(
+    (applied) => {
+      const names = applied.length > 0 ? applied.join(', ') : 'none (the schema is up to date)';
+      process.stdout.write(`migrations applied: ${names}\n`);
+    },
+    (error: unknown) => {
+      process.stderr.write(
+        `migration failed: ${error instanceof Error ? error.message : String(error)}\n`,
+      );
+      process.exitCode = 1;
+    },
+  );
+}
