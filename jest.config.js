@@ -7,6 +7,9 @@
 // level: jest runs a project's hook only when a test of that project is selected, and the same
 // file named by two projects once (a set of paths), so a unit-only run never needs Postgres.
 // tsconfig.jest.json sets isolatedModules: ts-jest only transpiles; `npm run check` type-checks.
+// Every tier runs in test/support/test-environment.ts: jest's node environment, which also closes
+// the connections Node's fetch keeps alive when a spec file ends (else a worker can outlive its
+// last file and be killed: "A worker process has failed to exit gracefully").
 const { existsSync, readdirSync, readFileSync } = require('node:fs');
 const { join } = require('node:path');
 
@@ -60,7 +63,7 @@ module.exports = {
     {
       displayName: 'unit',
       rootDir: __dirname,
-      testEnvironment: 'node',
+      testEnvironment: '<rootDir>/test/support/test-environment.ts',
       testMatch: [
         '<rootDir>/src/**/*.spec.ts',
         '<rootDir>/test/support/**/*.spec.ts',
@@ -74,7 +77,7 @@ module.exports = {
     {
       displayName: 'medium',
       rootDir: __dirname,
-      testEnvironment: 'node',
+      testEnvironment: '<rootDir>/test/support/test-environment.ts',
       testMatch: ['<rootDir>/test/medium/**/*.medium-spec.ts'],
       transform: { '^.+\\.ts$': tsJest },
       testPathIgnorePatterns,
@@ -85,7 +88,7 @@ module.exports = {
     {
       displayName: 'e2e',
       rootDir: __dirname,
-      testEnvironment: 'node',
+      testEnvironment: '<rootDir>/test/support/test-environment.ts',
       testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
       transform: { '^.+\\.ts$': tsJest },
       testPathIgnorePatterns,
