@@ -2,16 +2,25 @@ import { config as loadDotEnv } from 'dotenv';
 import { loadConfig } from '../config/load-config';
 import { migrateDatabase } from './migrate';
 
+/** The database the migration commands act on (DATABASE_URL), with its connect timeout. */
+export function commandLineDatabase(env: NodeJS.ProcessEnv): {
+  url: string;
+  connectTimeoutMs: number;
+} {
+  const config = loadConfig(env);
+  if (!config.databaseUrl)
+    throw new Error('DATABASE_URL must be set to run migrations from the CLI');
+  return { url: config.databaseUrl, connectTimeoutMs: config.database.connectTimeoutMs };
+}
+
 /**
  * `npm run migration:run`: migrates DATABASE_URL as a separate step, the way a replica does at
  * start-up (migrateDatabase): under the replicas' migration lock, so that a replica starting
  * meanwhile waits rather than racing it, and with no statement timeout.
  */
 export async function migrateFromCommandLine(env: NodeJS.ProcessEnv): Promise<string[]> {
-  const config = loadConfig(env);
-  if (!config.databaseUrl)
-    throw new Error('DATABASE_URL must be set to run migrations from the CLI');
-  return migrateDatabase(config.databaseUrl, config.database.connectTimeoutMs);
+  const { url, connectTimeoutMs } = commandLineDatabase(env);
+  return migrateDatabase(url, connectTimeoutMs);
 }
 
 if (require.main === module) {
