@@ -99,6 +99,11 @@ class FakeAxon {
     return this.received.map((request) => request.verdict);
   }
 
+  /** Closes the connections that wait for a next request, as an axon does after its keep-alive. */
+  closeIdle(): void {
+    this.server.closeIdleConnections();
+  }
+
   /** Ends hung responses too: they would keep jest from exiting. */
   async stop(): Promise<void> {
     this.server.closeAllConnections();
@@ -575,6 +580,36 @@ describe(MinerClient.name, () => {
       axons.splice(axons.indexOf(closed), 1);
 
       expect(await failureOf(client.call(target, 'GetMinerIndex', {}, 2_000))).toBe('network');
+    });
+  });
+
+  describe('connections', () => {
+    /** Until undici has the last call's connection back in its pool (until then it opens another). */
+    const IDLE_MS = 50;
+
+    it('reuses the connection of the last call to the same axon', async () => {
+      const axon = await startAxon();
+
+      await client.call(axon.target(), 'GetMinerIndex', {}, 2_000);
+      await sleep(IDLE_MS);
+      await client.call(axon.target(), 'GetMinerIndex', {}, 2_000);
+
+      expect(axon.connections).toBe(1);
+    });
+
+    // An axon closes a connection idle for its keep-alive (uvicorn: 5 s). When our event loop
+    // was busy (a large answer being parsed), the close may not be read yet as the next call
+    // goes out: on that connection it would fail as `network`, the miner's fault.
+    it('calls on a new connection when the axon closed the idle one before we noticed', async () => {
+      const axon = await startAxon();
+      await client.call(axon.target(), 'GetMinerIndex', {}, 2_000);
+      await sleep(IDLE_MS);
+
+      axon.closeIdle();
+      const reply = await client.call(axon.target(), 'GetMinerIndex', {}, 2_000);
+
+      expect(reply.body).toMatchObject({ name: 'GetMinerIndex', data: [] });
+      expect(axon.connections).toBe(2);
     });
   });
 
