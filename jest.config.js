@@ -9,7 +9,8 @@
 // tsconfig.jest.json sets isolatedModules: ts-jest only transpiles; `npm run check` type-checks.
 // Every tier runs in test/support/test-environment.ts: jest's node environment, which also closes
 // the connections Node's fetch keeps alive when a spec file ends (else a worker can outlive its
-// last file and be killed: "A worker process has failed to exit gracefully").
+// last file and be killed: "A worker process has failed to exit gracefully"); see also
+// workerIdleMemoryLimit below.
 const { existsSync, readdirSync, readFileSync } = require('node:fs');
 const { join } = require('node:path');
 
@@ -58,6 +59,11 @@ module.exports = {
   // Suites that own global state take a database of their own and Redis keys under their own
   // prefix, so that two can run side by side (docs/decisions.md, "Test tiers").
   maxWorkers: 2,
+  // A worker whose heap passed this after a spec file is replaced. Each spec file loads its own
+  // copy of Nest, polkadot and the rest; a worker that ran half the unit tier ended near 800 MB,
+  // and Node took over the 500 ms jest allows to free that much at exit ("A worker process has
+  // failed to exit gracefully", every test passing; docs/decisions.md, "Test tiers").
+  workerIdleMemoryLimit: '512MB',
   testTimeout: 30000,
   projects: [
     {
