@@ -19,7 +19,7 @@ import { reachableRedisUrl } from './support/redis';
 import { acquireDatabase } from './support/database';
 import { forkDevnet, serveDevnet } from './support/devnet-server';
 import { memoryMb, numberSetting, percentile } from './support/measure';
-import { Context, KEYWORDS, planAt, Sample, send } from './support/soak-traffic';
+import { closeTraffic, Context, KEYWORDS, planAt, Sample, send } from './support/soak-traffic';
 import { commandLine, formatInt, machineLine, progress, table, tally } from './support/report';
 
 const text = { type: 'string' } as const;
@@ -73,6 +73,7 @@ interface Minute {
 
 async function benchmark() {
   const cleanup = cleanupOnExit();
+  cleanup.push(closeTraffic);
   try {
     const database = await acquireDatabase('bench_soak');
     cleanup.push(database.release);
@@ -232,6 +233,8 @@ function report(result: Awaited<ReturnType<typeof benchmark>>): void {
       `QUERY_CACHE_TTL_SECONDS=5 RATE_LIMIT_WINDOW_SECONDS=${result.env.RATE_LIMIT_WINDOW_SECONDS}; ` +
       `Redis: ${result.redis ?? 'none (in-memory limits and cache)'}`,
     `database: ${result.database}`,
+    'traffic:  clients from 127.0.0.1; wrong keys from 127.0.0.2 (a guesser elsewhere, whose ' +
+      'lockout must not reach the clients)',
     `devnet:   ${BEHAVIOURS.map((b, uid) => `uid ${uid} ${describeBehaviour(b)}`).join('; ')}`,
     `miner calls: ${result.counts
       .map((c, uid) => `${uid}:${c.OnDemandRequest}/${c.GetMinerIndex}/${c.GetDataEntityBucket}`)

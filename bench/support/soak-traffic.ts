@@ -3,9 +3,25 @@
  * which statuses expected (bad input is sent on purpose), and how each one is timed.
  */
 import { performance } from 'node:perf_hooks';
+import { Agent, request } from 'undici';
 import { HASHTAGS } from '../../src/devnet/vocabulary';
 
 const REQUEST_TIMEOUT_MS = 30_000;
+
+/**
+ * Where requests come from: the clients' address, and another loopback address for the guesser
+ * of keys. The service locks an address out after AUTH_FAILURE_LIMIT failed keys a minute, the
+ * master key included (docs/decisions.md, "A locked-out address still serves the keys it was
+ * using"): guesses sent from the operator's own address locked the soak's key administration
+ * out with 429s.
+ */
+const CLIENTS = new Agent();
+const GUESSER = new Agent({ localAddress: '127.0.0.2' });
+
+/** Closes the connections the soak's requests keep alive. */
+export async function closeTraffic(): Promise<void> {
+  await Promise.all([CLIENTS.close(), GUESSER.close()]);
+}
 
 export const KEYWORDS = HASHTAGS.slice(0, 12).map(({ tag }) => tag);
 
@@ -17,6 +33,8 @@ export interface Plan {
   key: string;
   /** Statuses this request is meant to get (bad input is sent on purpose). */
   expected: number[];
+  /** Sent from the guesser's address (127.0.0.2) rather than the clients'. */
+  guess?: true;
 }
 
 export interface Context {
@@ -102,7 +120,7 @@ function badRoute(context: Context, n: number): Plan {
       expected: [422],
     },
     // After AUTH_FAILURE_LIMIT (20) failed keys a minute from one address: 429 (brute-force guard).
-    { ...get('bad', '/api/v1/health', 'sk_live_not_a_key'), expected: [401, 429] },
+    { ...get('bad', '/api/v1/health', 'sk_live_not_a_key'), expected: [401, 429], guess: true },
     { ...get('bad', '/api/v1/keys', context.regularKey), expected: [403] },
     {
       name: 'bad',
@@ -132,15 +150,16 @@ export async function send(context: Context, plan: Plan, minute: number): Promis
   const started = performance.now();
   let status: string;
   try {
-    const response = await fetch(`${context.url}${plan.path}`, {
+    const response = await request(`${context.url}${plan.path}`, {
       method: plan.method,
       headers: { 'X-API-Key': plan.key, 'Content-Type': 'application/json' },
       body: plan.body === undefined ? undefined : JSON.stringify(plan.body),
       signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      dispatcher: plan.guess ? GUESSER : CLIENTS,
     });
-    const body = await response.text();
-    status = String(response.status);
-    if (plan.name === 'keys_create' && response.status === 200)
+    const body = await response.body.text();
+    status = String(response.statusCode);
+    if (plan.name === 'keys_create' && response.statusCode === 200)
       context.created.push((JSON.parse(body) as { key: string }).key);
   } catch (error) {
     status = `error:${(error as Error).name}`;
