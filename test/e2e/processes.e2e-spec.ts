@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { get } from 'node:http';
-import { AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
@@ -522,30 +521,6 @@ describe('The development entry point (npm start)', () => {
       expect(await app.stop()).toBe(0);
     }
   });
-
-  it('names the port when its embedded Postgres cannot start there, and what to set', async () => {
-    // Another program holds the port, on every local address.
-    const holder = createServer();
-    await new Promise<void>((done) =>
-      holder.listen({ port: 0, host: '::', ipv6Only: false }, done),
-    );
-    const port = (holder.address() as AddressInfo).port;
-    // Readable by the system user the package runs Postgres as (we run as root here).
-    const dataDir = mkdtempSync(join(tmpdir(), 'embedded-'));
-    chmodSync(dataDir, 0o755);
-    try {
-      await expect(
-        startAppProcess({ EMBEDDED_POSTGRES_PORT: String(port), DATA_DIR: dataDir }, 'development'),
-      ).rejects.toThrow(
-        new RegExp(
-          `service exited with 1:[\\s\\S]*did not start on port ${port}[\\s\\S]*set EMBEDDED_POSTGRES_PORT, or DATABASE_URL`,
-        ),
-      );
-    } finally {
-      holder.close();
-      rmSync(dataDir, { recursive: true, force: true });
-    }
-  }, 120_000);
 });
 
 describe('A production process and the secrets planted in its requests', () => {

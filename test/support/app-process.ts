@@ -16,7 +16,7 @@ import { Sr25519Keypair } from '../../src/network/bittensor/keypair';
 import { writeWalletHotkey } from '../../src/network/bittensor/wallet-file';
 import { ApiContract } from './contract';
 import { TEST_MASTER_KEY } from './test-app';
-import { freePort } from './throwaway-servers';
+import { freeListeningPort } from './throwaway-servers';
 import { GUARDED_NODE_ARGS, takeChildRefusal } from './loopback-guard';
 
 /** The seed of the validator key production test processes load from their wallet file. */
@@ -110,6 +110,11 @@ export interface AppProcess {
   stop(signal?: NodeJS.Signals): Promise<number | string>;
 }
 
+export interface AppProcessOptions {
+  /** Leads a process group of its own, as a shell's foreground job: signal it with -pid. */
+  processGroup?: boolean;
+}
+
 /**
  * Starts `node dist/src/main.js` (the compiled service) in production mode on a free loopback
  * port and waits until it answers; or, with `entry` 'development', what `npm start` runs, in
@@ -119,8 +124,9 @@ export interface AppProcess {
 export async function startAppProcess(
   env: Record<string, string>,
   entry: AppEntry = 'production',
+  options: AppProcessOptions = {},
 ): Promise<AppProcess> {
-  const port = await freePort();
+  const port = await freeListeningPort();
   const dataDir = mkdtempSync(join(tmpdir(), 'gateway-process-'));
   writeWalletHotkey(join(dataDir, 'wallets', 'default', 'hotkeys', 'default'), {
     seed: PROCESS_KEY_SEED,
@@ -143,6 +149,7 @@ export async function startAppProcess(
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.processGroup ?? false,
   });
   const lines: string[] = [];
   for (const stream of [child.stdout, child.stderr])
@@ -178,11 +185,13 @@ async function waitUntilListening(url: string, child: ChildProcess, lines: strin
     if (child.exitCode !== null)
       throw new Error(`service exited with ${child.exitCode}:\n${lines.join('\n')}`);
     try {
-      await fetch(`${url}/openapi.json`, { signal: AbortSignal.timeout(1000) });
-      return;
+      // Another server on the port (it lost the port to one) answers, but not with this.
+      const response = await fetch(`${url}/openapi.json`, { signal: AbortSignal.timeout(1000) });
+      if (response.ok) return;
     } catch {
-      await new Promise((done) => setTimeout(done, 100));
+      // Not listening yet.
     }
+    await new Promise((done) => setTimeout(done, 100));
   }
   throw new Error(`service did not answer within 30 s:\n${lines.join('\n')}`);
 }

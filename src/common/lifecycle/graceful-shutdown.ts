@@ -11,10 +11,14 @@ export interface GracefulShutdownOptions {
   exit?: (code: number) => void;
 }
 
-const SIGNALS = ['SIGTERM', 'SIGINT'] as const;
+/**
+ * SIGHUP too: a closed terminal sends it, and Node's default (exit at once, no `exit` event)
+ * would leave the embedded Postgres of `npm start` running, in its process group of its own.
+ */
+const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
 
 /**
- * On SIGTERM or SIGINT: stop accepting connections, let in-flight requests finish (bounded by
+ * On SIGTERM, SIGINT or SIGHUP: stop accepting connections, let in-flight requests finish (bounded by
  * `timeoutMs`), then close the app, whose shutdown hooks stop the background jobs (releasing
  * their advisory locks) and close the Postgres pool and the Redis connection. A second signal
  * exits at once.

@@ -1,0 +1,162 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { closeSync, existsSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** A Postgres server this process started, in a process group of its own. */
+export interface Postmaster {
+  readonly pid: number;
+  /** Fast shutdown (SIGINT): open sessions are ended, the data is checkpointed. */
+  stop(): Promise<void>;
+}
+
+export interface PostmasterOptions {
+  /** The `postgres` executable. */
+  binary: string;
+  databaseDir: string;
+  port: number;
+  /** The system user to run as (Postgres refuses root); none when we are not root. */
+  user?: { uid: number; gid: number };
+}
+
+/** The server's own log, beside its data: what it said when it did not start. */
+export const LOG_FILE = 'postgres.log';
+/** A log grown past this is started afresh (the server logs little: starts, stops, failures). */
+const LOG_LIMIT_BYTES = 10 * 1024 * 1024;
+const READY_TIMEOUT_MS = 60_000;
+const STOP_TIMEOUT_MS = 30_000;
+const POLL_MS = 50;
+
+/**
+ * Starts `postgres` in a process group of its own and resolves once it accepts connections.
+ *
+ * Own group: a Ctrl-C in the terminal signals the whole foreground group. Postgres in ours took
+ * it as a fast shutdown at once, ending the sessions of the drain the same signal started (the
+ * index sync's last writes failed). The server is stopped by `stop()`, after the app; should
+ * this process exit without calling it (a second Ctrl-C, a crash), it is stopped on `exit`.
+ *
+ * Ready: when its `postmaster.pid` names this child and says `ready`, as `pg_ctl -w` decides;
+ * connecting to the port could reach another server that holds it while ours fails to bind.
+ */
+export async function startPostmaster(options: PostmasterOptions): Promise<Postmaster> {
+  const logFile = join(options.databaseDir, LOG_FILE);
+  const log = openSync(logFile, isOver(logFile, LOG_LIMIT_BYTES) ? 'w' : 'a');
+  let child: ChildProcess;
+  try {
+    child = spawn(options.binary, ['-D', options.databaseDir, '-p', String(options.port)], {
+      ...options.user,
+      detached: true,
+      stdio: ['ignore', log, log],
+      windowsHide: true,
+    });
+  } finally {
+    closeSync(log);
+  }
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // Spawning can fail without a pid (ENOENT, EACCES): the error comes as an event.
+  const failed = new Promise<Error>((resolve) => child.once('error', resolve));
+  const stopOnExit = () => child.kill('SIGINT');
+  process.on('exit', stopOnExit);
+  // Without a pid it never ran (and emits no `exit`).
+  const running = () =>
+    child.pid !== undefined && child.exitCode === null && child.signalCode === null;
+
+  const stop = async () => {
+    process.removeListener('exit', stopOnExit);
+    if (!running()) return;
+    child.kill('SIGINT');
+    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+    await exited;
+    clearTimeout(timer);
+  };
+
+  const ready = await Promise.race([
+    waitUntilReady(options.databaseDir, child, running),
+    exited.then(() => new Error(`postgres exited with ${child.exitCode ?? child.signalCode}`)),
+    failed,
+  ]);
+  if (ready !== undefined) {
+    await stop();
+    const said = lastLines(logFile, 5);
+    throw new Error(`${ready.message}${said ? `; its log (${logFile}) ends: ${said}` : ''}`);
+  }
+  return { pid: child.pid!, stop };
+}
+
+async function waitUntilReady(
+  databaseDir: string,
+  child: ChildProcess,
+  running: () => boolean,
+): Promise<Error | undefined> {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  while (running()) {
+    if (isReady(databaseDir, child.pid)) return undefined;
+    if (Date.now() > deadline)
+      return new Error(`postgres did not accept connections within ${READY_TIMEOUT_MS} ms`);
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+  // The exit's own message wins the race.
+  return new Promise<never>(() => undefined);
+}
+
+/** Line 1 of postmaster.pid is the server's pid, line 8 its status (Postgres ≥ 10). */
+function isReady(databaseDir: string, pid: number | undefined): boolean {
+  try {
+    const lines = readFileSync(join(databaseDir, 'postmaster.pid'), 'utf8').split('\n');
+    return Number(lines[0]) === pid && lines[7]?.trim() === 'ready';
+  } catch {
+    return false;
+  }
+}
+
+function isOver(file: string, bytes: number): boolean {
+  try {
+    return statSync(file).size > bytes;
+  } catch {
+    return false;
+  }
+}
+
+function lastLines(file: string, count: number): string {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-count).join(' | ');
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * A parent killed with SIGKILL leaves its postmaster running (or its pid file behind), and the
+ * next start then fails. Stop such an orphan and clear the file before starting.
+ */
+export function removeStalePostmaster(databaseDir: string, log: (message: string) => void): void {
+  const pidFile = join(databaseDir, 'postmaster.pid');
+  if (!existsSync(pidFile)) return;
+  const pid = Number.parseInt(readFileSync(pidFile, 'utf8').split('\n')[0] ?? '', 10);
+  if (Number.isInteger(pid) && pid > 0 && isPostgres(pid)) {
+    log(`stopping orphaned embedded postgres (pid ${pid})`);
+    process.kill(pid, 'SIGQUIT');
+    const deadline = Date.now() + 5000;
+    while (isAlive(pid) && Date.now() < deadline)
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+    if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+  }
+  rmSync(pidFile, { force: true });
+}
+
+/** Guards against pid reuse: only a live process whose command line is postgres is stopped. */
+function isPostgres(pid: number): boolean {
+  try {
+    return isAlive(pid) && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('postgres');
+  } catch {
+    return isAlive(pid);
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

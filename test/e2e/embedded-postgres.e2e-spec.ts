@@ -1,0 +1,133 @@
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { once } from 'node:events';
+import { AddressInfo, connect, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from 'pg';
+import { buildDevelopmentEntry, startAppProcess } from '../support/app-process';
+import { freePort } from '../support/throwaway-servers';
+import { until } from '../support/until';
+
+/** What `npm start` runs without DATABASE_URL: its own Postgres under DATA_DIR. */
+describe('The development entry point with its embedded Postgres', () => {
+  let dataDir: string;
+
+  beforeAll(() => buildDevelopmentEntry(), 120_000);
+  beforeEach(() => {
+    dataDir = mkdtempSync(join(tmpdir(), 'embedded-'));
+    // Readable by the system user the package runs Postgres as (we run as root here).
+    chmodSync(dataDir, 0o755);
+  });
+  afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('on Ctrl-C during the index sync, lets the sync stop, then stops its Postgres and exits 0 with no error', async () => {
+    const port = await freePort();
+    // 24 miners synced one at a time: the sync runs for seconds, the signal comes within it.
+    const app = await startAppProcess(
+      {
+        DATA_DIR: dataDir,
+        EMBEDDED_POSTGRES_PORT: String(port),
+        DEVNET_MINERS: '24',
+        INDEX_SYNC_ON_START: 'true',
+        INDEX_SYNC_CONCURRENCY: '1',
+      },
+      'development',
+      // A terminal's Ctrl-C signals the whole foreground process group.
+      { processGroup: true },
+    );
+    const postgres = postmasterPid(dataDir);
+    const client = new Client(`postgres://postgres:postgres@127.0.0.1:${port}/validator`);
+    try {
+      await client.connect();
+      await until(async () => {
+        const { rows } = await client.query<{ status: string }>(
+          `SELECT status FROM job_runs WHERE name = 'index-sync'`,
+        );
+        return rows[0]?.status === 'running' || undefined;
+      }, 20_000);
+      await client.end();
+
+      process.kill(-app.pid, 'SIGINT');
+      expect(await app.exited).toBe(0);
+
+      const output = app.lines.join('\n');
+      expect(output).toContain('SIGINT: draining in-flight requests');
+      expect(output).toContain('shutdown complete');
+      // Its sessions were not ended under it: no write of the sync's failed.
+      expect(app.lines.filter((line) => /\b(ERROR|FATAL)\b|index not /.test(line))).toEqual([]);
+      expect(isAlive(postgres)).toBe(false);
+      expect(existsSync(join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
+    } finally {
+      await client.end().catch(() => undefined);
+      await app.stop('SIGKILL');
+      if (isAlive(postgres)) process.kill(postgres, 'SIGKILL');
+    }
+  }, 120_000);
+
+  it('on a second signal exits at once, and its Postgres still stops', async () => {
+    const app = await startAppProcess(
+      { DATA_DIR: dataDir, EMBEDDED_POSTGRES_PORT: String(await freePort()) },
+      'development',
+      { processGroup: true },
+    );
+    const postgres = postmasterPid(dataDir);
+    // A request whose body never ends keeps the drain waiting: the app is never closed, and
+    // so never stops its Postgres itself.
+    const socket = connect(Number(new URL(app.url).port), '127.0.0.1');
+    try {
+      await once(socket, 'connect');
+      socket.write(
+        'POST /api/v1/on_demand_data_request HTTP/1.1\r\nHost: 127.0.0.1\r\n' +
+          'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{',
+      );
+      process.kill(-app.pid, 'SIGINT');
+      const draining = () => app.lines.some((line) => line.includes('SIGINT: draining'));
+      await until(() => Promise.resolve(draining() || undefined), 10_000);
+      process.kill(-app.pid, 'SIGTERM');
+      expect(await app.exited).toBe(1);
+      expect(app.lines.join('\n')).toContain('SIGTERM again: exiting without waiting');
+      // Stopped by the process's `exit`: nothing else signals a server in a group of its own.
+      await until(() => Promise.resolve(!isAlive(postgres) || undefined), 10_000);
+    } finally {
+      socket.destroy();
+      await app.stop('SIGKILL');
+      if (isAlive(postgres)) process.kill(postgres, 'SIGKILL');
+    }
+  }, 120_000);
+
+  it('names the port when its embedded Postgres cannot start there, what it said and what to set', async () => {
+    // Another program holds the port, on every local address.
+    const holder = createServer();
+    await new Promise<void>((done) =>
+      holder.listen({ port: 0, host: '::', ipv6Only: false }, done),
+    );
+    const port = (holder.address() as AddressInfo).port;
+    try {
+      await expect(
+        startAppProcess({ EMBEDDED_POSTGRES_PORT: String(port), DATA_DIR: dataDir }, 'development'),
+      ).rejects.toThrow(
+        new RegExp(
+          `service exited with 1:[\\s\\S]*did not start on port ${port}: postgres exited with 1; ` +
+            `its log \\(${dataDir}/postgres/postgres.log\\) ends: [^\\n]*Address already in use` +
+            `[\\s\\S]*set EMBEDDED_POSTGRES_PORT, or DATABASE_URL`,
+        ),
+      );
+    } finally {
+      holder.close();
+    }
+  }, 120_000);
+});
+
+/** The server's pid, from the pid file it keeps in its data directory. */
+function postmasterPid(dataDir: string): number {
+  return Number(readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
