@@ -648,6 +648,24 @@ describe(MinerClient.name, () => {
       expect(axon.connections).toBe(0);
       expect(client.isCircuitOpen(1)).toBe(false);
     });
+
+    it('fails as no_budget, not network, when the budget cannot be read, without calling', async () => {
+      const axon = await startAxon();
+      budgets.take.mockRejectedValue(new Error('Connection terminated unexpectedly'));
+
+      for (let call = 0; call < BREAKER_FAILURES; call++) {
+        const failure = await client.call(axon.target(), 'GetMinerIndex', {}, 2_000).then(
+          () => undefined,
+          (error: MinerCallError) => error,
+        );
+        expect(failure).toMatchObject({
+          reason: 'no_budget',
+          message: expect.stringContaining('the call budget could not be read'),
+        });
+      }
+      expect(axon.connections).toBe(0);
+      expect(client.isCircuitOpen(1)).toBe(false);
+    });
   });
 
   describe('address safety', () => {

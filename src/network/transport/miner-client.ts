@@ -328,7 +328,17 @@ export class MinerClient implements OnModuleDestroy {
     // connect time, after the budget was taken: a wasted call, never an extra one.
     if (isIP(axon.ip) && !this.addresses.allows(axon.ip))
       throw new MinerCallError('address_refused', new AddressRefusedError(axon.ip).message);
-    const taken = await this.budgets.take(miner.hotkey, synapse, purpose);
+    const taken = await this.budgets
+      .take(miner.hotkey, synapse, purpose)
+      .catch((error: unknown) => {
+        // Postgres away: a call not counted could overspend the budget we share with the
+        // validator. Not sent, and not the miner's doing (it failed as `network` before, and
+        // an outage during the index sync cost every miner its credibility).
+        throw new MinerCallError(
+          'no_budget',
+          `${synapse} not sent: the call budget could not be read (${(error as Error).message})`,
+        );
+      });
     if (taken.kept) throw new KeptForChecksError(synapse, taken.freeAt);
     if (!taken.granted)
       throw new MinerCallError(

@@ -20,7 +20,8 @@ const FAILURE_REASONS: Record<MinerFailureReason, string> = {
   blacklisted: 'refused with 403: it blacklists this validator or its budget for it is spent',
   unauthorized: 'refused with 401: it could not verify this validator’s signature',
   address_refused: 'not called: its axon address is outside MINER_ALLOWED_NETWORKS',
-  no_budget: 'not called: this validator’s call budget for the miner is spent',
+  no_budget:
+    'not called: this validator’s call budget for the miner is spent, or could not be read (database unavailable)',
 };
 
 const COUNT = { type: 'integer', format: 'int32', minimum: 0 } as const;
