@@ -82,11 +82,11 @@ function onceThisRun(outDir: string, build: () => void): void {
 }
 
 /**
- * Compiles the development build as `npm run build:dev` does, for the development entry point;
- * without its type check, which `npm run check` makes.
+ * Compiles the development build as `npm run build:dev` does, for the development entry point,
+ * once per test run; without its type check, which `npm run check` makes.
  */
 export function buildDevelopmentEntry(): void {
-  compile('tsconfig.dev.json', DEV_BUILD_DIR, '--noCheck');
+  onceThisRun(DEV_BUILD_DIR, () => compile('tsconfig.dev.json', DEV_BUILD_DIR, '--noCheck'));
 }
 
 function compile(project: string, outDir: string, ...options: string[]): void {
