@@ -4,7 +4,10 @@ import { Logger } from 'nestjs-pino';
 import { createApp } from './bootstrap';
 import { formatClockSimulation } from './common/clock/clock-simulation';
 import { installCrashLogging } from './common/lifecycle/crash-logging';
-import { installGracefulShutdown } from './common/lifecycle/graceful-shutdown';
+import {
+  exitOnSignalWhileStarting,
+  installGracefulShutdown,
+} from './common/lifecycle/graceful-shutdown';
 import { SecretScanner } from './common/security/secret-scanner';
 import { secretScannerFor } from './common/security/secrets';
 import {
@@ -82,6 +85,7 @@ async function startGateway(
   simulate: SimulatedNetworkStarter | undefined,
   started: StartingGateway,
 ): Promise<void> {
+  const stopExitingOnSignal = exitOnSignalWhileStarting();
   loadDotEnv();
   const config = loadConfig();
   const master = resolveMasterKey(config.masterKey, config.dataDir);
@@ -147,6 +151,7 @@ async function startGateway(
     logger,
     afterClose: stopStarted,
   });
+  stopExitingOnSignal();
   for (const warning of configWarnings(config)) logger.warn(warning, 'Config');
   const facts = bannerFacts(config, embedded !== undefined, validator, simulated);
   // Production logs one JSON object per line on stdout: the banner is one of them.

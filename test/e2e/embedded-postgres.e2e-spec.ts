@@ -95,6 +95,30 @@ describe('The development entry point with its embedded Postgres', () => {
     }
   }, 120_000);
 
+  it('on Ctrl-C while it starts, before it listens, exits and its Postgres stops', async () => {
+    const starting = startAppProcess(
+      { DATA_DIR: dataDir, EMBEDDED_POSTGRES_PORT: String(await freePort()) },
+      'development',
+      { processGroup: true },
+    ).then(
+      async (app) => {
+        await app.stop('SIGKILL');
+        return new Error('the service started before the signal');
+      },
+      (error: Error) => error,
+    );
+    // Postgres ready, the app not listening yet: migrations and the devnet take seconds more.
+    const postgres = await until(() => Promise.resolve(readyPostmaster(dataDir)), 60_000, 10);
+    try {
+      // The gateway started the server: its parent, and the leader of the gateway's group.
+      process.kill(-parentOf(postgres), 'SIGINT');
+      expect((await starting).message).toMatch(/^service exited with 130:/);
+      await until(() => Promise.resolve(!isAlive(postgres) || undefined), 10_000);
+    } finally {
+      if (isAlive(postgres)) process.kill(postgres, 'SIGKILL');
+    }
+  }, 120_000);
+
   it('names the port when its embedded Postgres cannot start there, what it said and what to set', async () => {
     // Another program holds the port, on every local address.
     const holder = createServer();
@@ -121,6 +145,20 @@ describe('The development entry point with its embedded Postgres', () => {
 /** The server's pid, from the pid file it keeps in its data directory. */
 function postmasterPid(dataDir: string): number {
   return Number(readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
+}
+
+/** The server's pid once its pid file says it accepts connections. */
+function readyPostmaster(dataDir: string): number | undefined {
+  try {
+    const lines = readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n');
+    return lines[7]?.trim() === 'ready' ? Number(lines[0]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function parentOf(pid: number): number {
+  return Number(/^PPid:\s*(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]);
 }
 
 function isAlive(pid: number): boolean {

@@ -182,8 +182,10 @@ export async function startAppProcess(
 async function waitUntilListening(url: string, child: ChildProcess, lines: string[]) {
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null)
-      throw new Error(`service exited with ${child.exitCode}:\n${lines.join('\n')}`);
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(
+        `service exited with ${child.exitCode ?? child.signalCode}:\n${lines.join('\n')}`,
+      );
     try {
       // Another server on the port (it lost the port to one) answers, but not with this.
       const response = await fetch(`${url}/openapi.json`, { signal: AbortSignal.timeout(1000) });

@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import { constants } from 'node:os';
 import type { INestApplication, LoggerService } from '@nestjs/common';
 
 export interface GracefulShutdownOptions {
@@ -16,6 +17,20 @@ export interface GracefulShutdownOptions {
  * would leave the embedded Postgres of `npm start` running, in its process group of its own.
  */
 const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+
+/**
+ * Until the graceful shutdown is installed (the app is not listening yet), a signal ends the
+ * process at once, as Node's default does, but through `process.exit` (128 + the signal's
+ * number): Node's default skips the `exit` listeners, and the embedded Postgres, in a process
+ * group of its own, is stopped by one. Returns the function that takes these listeners off.
+ */
+export function exitOnSignalWhileStarting(): () => void {
+  const onSignal = (signal: NodeJS.Signals) => process.exit(128 + constants.signals[signal]);
+  for (const signal of SIGNALS) process.on(signal, onSignal);
+  return () => {
+    for (const signal of SIGNALS) process.removeListener(signal, onSignal);
+  };
+}
 
 /**
  * On SIGTERM, SIGINT or SIGHUP: stop accepting connections, let in-flight requests finish (bounded by
