@@ -4,10 +4,7 @@ import { Logger } from 'nestjs-pino';
 import { createApp } from './bootstrap';
 import { formatClockSimulation } from './common/clock/clock-simulation';
 import { installCrashLogging } from './common/lifecycle/crash-logging';
-import {
-  exitOnSignalWhileStarting,
-  installGracefulShutdown,
-} from './common/lifecycle/graceful-shutdown';
+import { exitOnSignal, installGracefulShutdown } from './common/lifecycle/graceful-shutdown';
 import { SecretScanner } from './common/security/secret-scanner';
 import { secretScannerFor } from './common/security/secrets';
 import {
@@ -85,7 +82,7 @@ async function startGateway(
   simulate: SimulatedNetworkStarter | undefined,
   started: StartingGateway,
 ): Promise<void> {
-  const stopExitingOnSignal = exitOnSignalWhileStarting();
+  const stopExitingOnSignal = exitOnSignal();
   loadDotEnv();
   const config = loadConfig();
   const master = resolveMasterKey(config.masterKey, config.dataDir);

@@ -1,6 +1,7 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { exitOnSignal } from '../../src/common/lifecycle/graceful-shutdown';
 import { startEmbeddedPostgres } from '../../src/database/embedded-postgres';
 import { migrateDatabase } from '../../src/database/migrate';
 import { nonLoopbackDatabaseHost } from './connections';
@@ -32,7 +33,16 @@ export default async function globalSetup(): Promise<void> {
     const directory = mkdtempSync(join(tmpdir(), 'validator-gateway-test-pg-'));
     const port = 55000 + Math.floor(Math.random() * 5000);
     const embedded = await startEmbeddedPostgres(directory, port, 'postgres');
-    globalThis.__EMBEDDED_POSTGRES__ = embedded;
+    // Stopped by the teardown, which then removes its cluster (tens of MB per run).
+    globalThis.__EMBEDDED_POSTGRES__ = {
+      url: embedded.url,
+      stop: async () => {
+        await embedded.stop();
+        rmSync(directory, { recursive: true, force: true });
+      },
+    };
+    // Jest dies of a Ctrl-C without its `exit` listeners, the one that stops this server among them.
+    exitOnSignal();
     serverUrl = embedded.url;
   }
   const name = `gateway_test_${Date.now()}_${process.pid}`;

@@ -19,12 +19,12 @@ export interface GracefulShutdownOptions {
 const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
 
 /**
- * Until the graceful shutdown is installed (the app is not listening yet), a signal ends the
- * process at once, as Node's default does, but through `process.exit` (128 + the signal's
- * number): Node's default skips the `exit` listeners, and the embedded Postgres, in a process
- * group of its own, is stopped by one. Returns the function that takes these listeners off.
+ * Until the returned function is called, a signal ends the process at once, as Node's default
+ * does, but through `process.exit` (128 + the signal's number): Node's default skips the `exit`
+ * listeners, and the embedded Postgres, in a process group of its own, is stopped by one. For a
+ * process with nothing to drain: the gateway while it starts, the test run's setup.
  */
-export function exitOnSignalWhileStarting(): () => void {
+export function exitOnSignal(): () => void {
   const onSignal = (signal: NodeJS.Signals) => process.exit(128 + constants.signals[signal]);
   for (const signal of SIGNALS) process.on(signal, onSignal);
   return () => {
@@ -33,8 +33,8 @@ export function exitOnSignalWhileStarting(): () => void {
 }
 
 /**
- * On SIGTERM, SIGINT or SIGHUP: stop accepting connections, let in-flight requests finish (bounded by
- * `timeoutMs`), then close the app, whose shutdown hooks stop the background jobs (releasing
+ * On SIGTERM, SIGINT or SIGHUP: stop accepting connections, let in-flight requests finish
+ * (bounded by `timeoutMs`), then close the app, whose shutdown hooks stop the background jobs (releasing
  * their advisory locks) and close the Postgres pool and the Redis connection. A second signal
  * exits at once.
  */
