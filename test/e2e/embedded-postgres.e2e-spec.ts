@@ -55,6 +55,11 @@ describe('The development entry point with its embedded Postgres', () => {
       expect(output).toContain('shutdown complete');
       // Its sessions were not ended under it: no write of the sync's failed.
       expect(app.lines.filter((line) => /\b(ERROR|FATAL)\b|index not /.test(line))).toEqual([]);
+      // The signal came within the sync, which stopped before its last miner.
+      const synced = app.lines
+        .map((line) => /index sync: (\d+)\/24 miners/.exec(line)?.[1])
+        .filter((done) => done !== undefined);
+      expect(Number(synced.at(-1))).toBeLessThan(24);
       expect(isAlive(postgres)).toBe(false);
       expect(existsSync(join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
     } finally {
