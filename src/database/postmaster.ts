@@ -4,7 +4,6 @@ import { join } from 'node:path';
 
 /** A Postgres server this process started, in a process group of its own. */
 export interface Postmaster {
-  readonly pid: number;
   /** Fast shutdown (SIGINT): open sessions are ended, the data is checkpointed. */
   stop(): Promise<void>;
 }
@@ -19,7 +18,7 @@ export interface PostmasterOptions {
 }
 
 /** The server's own log, beside its data: what it said when it did not start. */
-export const LOG_FILE = 'postgres.log';
+const LOG_FILE = 'postgres.log';
 /** A log grown past this is started afresh (the server logs little: starts, stops, failures). */
 const LOG_LIMIT_BYTES = 10 * 1024 * 1024;
 const READY_TIMEOUT_MS = 60_000;
@@ -79,7 +78,7 @@ export async function startPostmaster(options: PostmasterOptions): Promise<Postm
     const said = lastLines(logFile, 5);
     throw new Error(`${ready.message}${said ? `; its log (${logFile}) ends: ${said}` : ''}`);
   }
-  return { pid: child.pid!, stop };
+  return { stop };
 }
 
 async function waitUntilReady(

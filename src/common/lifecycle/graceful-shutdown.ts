@@ -34,9 +34,9 @@ export function exitOnSignal(): () => void {
 
 /**
  * On SIGTERM, SIGINT or SIGHUP: stop accepting connections, let in-flight requests finish
- * (bounded by `timeoutMs`), then close the app, whose shutdown hooks stop the background jobs (releasing
- * their advisory locks) and close the Postgres pool and the Redis connection. A second signal
- * exits at once.
+ * (bounded by `timeoutMs`), then close the app, whose shutdown hooks stop the background jobs
+ * (releasing their advisory locks) and close the Postgres pool and the Redis connection. A
+ * second signal exits at once.
  */
 export function installGracefulShutdown(
   app: INestApplication,
