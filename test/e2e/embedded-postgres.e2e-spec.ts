@@ -4,6 +4,7 @@ import { AddressInfo, connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
+import { isAlive, readPidFile } from '../../src/database/postmaster';
 import { buildDevelopmentEntry, startAppProcess } from '../support/app-process';
 import { freePort } from '../support/throwaway-servers';
 import { until } from '../support/until';
@@ -149,28 +150,15 @@ describe('The development entry point with its embedded Postgres', () => {
 
 /** The server's pid, from the pid file it keeps in its data directory. */
 function postmasterPid(dataDir: string): number {
-  return Number(readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
+  return readPidFile(join(dataDir, 'postgres'))!.pid;
 }
 
 /** The server's pid once its pid file says it accepts connections. */
 function readyPostmaster(dataDir: string): number | undefined {
-  try {
-    const lines = readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n');
-    return lines[7]?.trim() === 'ready' ? Number(lines[0]) : undefined;
-  } catch {
-    return undefined;
-  }
+  const file = readPidFile(join(dataDir, 'postgres'));
+  return file?.ready ? file.pid : undefined;
 }
 
 function parentOf(pid: number): number {
   return Number(/^PPid:\s*(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]);
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
