@@ -1,5 +1,6 @@
 import type { DestinationStream } from 'pino';
 import type { ClockSimulation } from '../common/clock/clock-simulation';
+import type { RateLimitSettings } from '../common/throttling/rate-limit-settings';
 import { AllowedNetworks, CallBudgets } from './miner-network-settings';
 import type { TrustProxy } from './trust-proxy';
 
@@ -38,7 +39,7 @@ export interface AppConfig {
   trustProxy: TrustProxy;
   /** Bound on draining in-flight requests at SIGTERM before connections are cut. */
   shutdownTimeoutMs: number;
-  rateLimits: RateLimitConfig;
+  rateLimits: RateLimitSettings;
   auth: AuthConfig;
   database: DatabaseTuning;
   network: NetworkConfig;
@@ -169,12 +170,6 @@ export interface IndexSyncConfig {
    * spot checks (0 when there are none).
    */
   spotCheckReserve: number;
-}
-
-export interface RateLimitConfig {
-  regularPerWindow: number;
-  validatorPerWindow: number;
-  windowSeconds: number;
 }
 
 export interface AuthConfig {

@@ -1,6 +1,4 @@
 import { Global, Module } from '@nestjs/common';
-import { AppConfig } from '../../config/app-config';
-import { APP_CONFIG } from '../../config/config.module';
 import { ClockSimulation, simulatedTime } from './clock-simulation';
 
 /**
@@ -8,7 +6,7 @@ import { ClockSimulation, simulatedTime } from './clock-simulation';
  * budgets, cooldowns, stored-data freshness) asks this instead of `new Date()`, so tests can
  * move a task through seven days without waiting: in one process with `advance`, across
  * processes with CLOCK_SIMULATION (clock-simulation.ts). Timers (deadlines, timeouts, job
- * intervals) stay in real time. Provided by ClockModule, built from the configuration.
+ * intervals) stay in real time. Provided by ClockModule, built from CLOCK_SETTINGS.
  */
 export class Clock {
   private offsetMs = 0;
@@ -40,13 +38,19 @@ export class Clock {
   }
 }
 
+/** What the clock is built from; provided by ConfigModule (CLOCK_SIMULATION). */
+export interface ClockSettings {
+  simulation?: ClockSimulation;
+}
+export const CLOCK_SETTINGS = Symbol('CLOCK_SETTINGS');
+
 @Global()
 @Module({
   providers: [
     {
       provide: Clock,
-      useFactory: (config: AppConfig) => new Clock(config.clockSimulation),
-      inject: [APP_CONFIG],
+      useFactory: (settings: ClockSettings) => new Clock(settings.simulation),
+      inject: [CLOCK_SETTINGS],
     },
   ],
   exports: [Clock],

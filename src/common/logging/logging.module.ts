@@ -4,12 +4,21 @@ import { Module } from '@nestjs/common';
 import { LoggerModule, Params } from 'nestjs-pino';
 import { pino, destination, type DestinationStream, type Logger as PinoRoot } from 'pino';
 import type PinoPretty from 'pino-pretty';
-import { AppConfig } from '../../config/app-config';
 import { loadWhenUsed } from '../load-when-used';
 import { loggedError } from './logged-error';
-import { APP_CONFIG } from '../../config/config.module';
 import { SecretScanner } from '../security/secret-scanner';
-import { secretScannerFor } from '../security/secrets';
+
+/** How the process logs; provided by ConfigModule (LOG_LEVEL, NODE_ENV, the secrets). */
+export interface LoggingSettings {
+  level: string;
+  /** Development: pino-pretty's human-readable lines instead of JSON lines. */
+  pretty: boolean;
+  /** Where lines go instead of stdout (tests capture them). */
+  destination?: DestinationStream;
+  /** Scrubs every line but the request lines (which hold only values already cleared). */
+  scanner: SecretScanner;
+}
+export const LOGGING_SETTINGS = Symbol('LOGGING_SETTINGS');
 
 /** The X-Request-Id values honoured; anything else is replaced by a new UUID. */
 export const REQUEST_ID_PATTERN = /^[\w.:-]{1,128}$/;
@@ -48,11 +57,11 @@ export const LOG_BUFFER_BYTES = 4096;
  * dependency (pruned from the production image), so it is loaded only then; without it the
  * output stays JSON.
  */
-function destinationFor(config: AppConfig): DestinationStream {
+function destinationFor(settings: LoggingSettings): DestinationStream {
   const jsonLines = () =>
-    config.logDestination ??
+    settings.destination ??
     destination({ dest: 1, minLength: LOG_BUFFER_BYTES, periodicFlush: LOG_FLUSH_MS });
-  if (config.nodeEnv !== 'development') return jsonLines();
+  if (!settings.pretty) return jsonLines();
   let pretty: typeof PinoPretty;
   try {
     pretty = loadWhenUsed<typeof PinoPretty>('pino-pretty');
@@ -63,7 +72,7 @@ function destinationFor(config: AppConfig): DestinationStream {
   return pretty({
     singleLine: true,
     translateTime: 'SYS:HH:MM:ss.l',
-    destination: config.logDestination ?? 1,
+    destination: settings.destination ?? 1,
   });
 }
 
@@ -75,12 +84,12 @@ interface Loggers {
   requestLines: PinoRoot;
 }
 
-function createLoggers(config: AppConfig): Loggers {
-  const scanner = secretScannerFor(config);
-  const output = destinationFor(config);
+function createLoggers(settings: LoggingSettings): Loggers {
+  const { scanner } = settings;
+  const output = destinationFor(settings);
   const root = pino(
     {
-      level: config.logLevel,
+      level: settings.level,
       // The last line of defence: every line is scanned as written, and a token holding a secret
       // (in any encoding: see SecretScanner) is replaced, whatever put it there (an error message
       // quoting input, a stack trace, a future log call).
@@ -102,7 +111,7 @@ function createLoggers(config: AppConfig): Loggers {
   // A request line is made only of values already cleared of secrets by the scanner (the
   // redacted URL, a checked or generated request id, the method, numbers: loggedRequest), so it
   // skips the second scan of the whole line, which cost more than writing it.
-  const requestLines = pino({ level: config.logLevel }, output);
+  const requestLines = pino({ level: settings.level }, output);
   return { root, requestLines };
 }
 
@@ -114,7 +123,7 @@ export const REQUEST_LINE_LOGGER = Symbol('REQUEST_LINE_LOGGER');
 
 @Module({
   providers: [
-    { provide: LOGGERS, inject: [APP_CONFIG], useFactory: createLoggers },
+    { provide: LOGGERS, inject: [LOGGING_SETTINGS], useFactory: createLoggers },
     { provide: ROOT_LOGGER, inject: [LOGGERS], useFactory: (loggers: Loggers) => loggers.root },
     {
       provide: REQUEST_LINE_LOGGER,

@@ -1,7 +1,14 @@
-import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import Redis from 'ioredis';
-import { AppConfig } from '../../config/app-config';
-import { InjectConfig } from '../../config/config.module';
+
+/** Where Redis is; provided by ConfigModule (REDIS_URL, REDIS_KEY_PREFIX). */
+export interface RedisSettings {
+  /** None: single-replica mode, every user of Redis keeps its state in process. */
+  url: string | undefined;
+  /** Prepended to every key this service writes to Redis. */
+  keyPrefix: string;
+}
+export const REDIS_SETTINGS = Symbol('REDIS_SETTINGS');
 
 /** Timeouts of every Redis call: users fall back (rate limits, cache) rather than wait longer. */
 export const REDIS_CONNECT_TIMEOUT_MS = 2000;
@@ -23,16 +30,16 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
   /** True while the one PING that asks whether Redis answers again is out. */
   private probing = false;
 
-  constructor(@InjectConfig() config: AppConfig) {
-    this.client = config.redisUrl
-      ? new Redis(config.redisUrl, {
+  constructor(@Inject(REDIS_SETTINGS) settings: RedisSettings) {
+    this.client = settings.url
+      ? new Redis(settings.url, {
           // Fail commands quickly instead of queueing them while Redis is unreachable.
           maxRetriesPerRequest: 1,
           connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
           commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
           lazyConnect: false,
           // Applied by ioredis to every key, including the KEYS of the rate limiter's script.
-          keyPrefix: config.redisKeyPrefix,
+          keyPrefix: settings.keyPrefix,
         })
       : null;
     // ioredis reconnects by itself (every 2 s at most); the error event only needs a listener

@@ -3,17 +3,17 @@ import {
   ExecutionContext,
   HttpException,
   HttpStatus,
+  Inject,
   Injectable,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Response } from 'express';
-import { AppConfig } from '../../config/app-config';
-import { InjectConfig } from '../../config/config.module';
 import { ApiKeyPrincipal, AuthenticatedRequest } from '../auth/api-key-principal';
 import { ERROR_DETAILS } from '../errors/error-details';
 import { MetricsService } from '../metrics/metrics.service';
 import { routeMetadata } from '../route-metadata';
 import { rateLimitState, setRateLimitHeaders } from './rate-limit-headers';
+import { RATE_LIMIT_SETTINGS, RateLimitSettings } from './rate-limit-settings';
 import {
   InjectRateLimitStorage,
   RateLimitHit,
@@ -37,11 +37,11 @@ export class RateLimitGuard implements CanActivate {
 
   constructor(
     @InjectRateLimitStorage() private readonly storage: RateLimitStorage,
-    @InjectConfig() private readonly config: AppConfig,
+    @Inject(RATE_LIMIT_SETTINGS) private readonly settings: RateLimitSettings,
     private readonly reflector: Reflector,
     private readonly metrics: MetricsService,
   ) {
-    this.windowMs = config.rateLimits.windowSeconds * 1000;
+    this.windowMs = settings.windowSeconds * 1000;
   }
 
   /** Chains the count rather than awaiting it in an `async` method: two promises fewer a request. */
@@ -68,10 +68,7 @@ export class RateLimitGuard implements CanActivate {
     record: RateLimitRecord,
     response: Response,
   ): true {
-    setRateLimitHeaders(
-      response,
-      rateLimitState(limit, record, this.config.rateLimits.windowSeconds),
-    );
+    setRateLimitHeaders(response, rateLimitState(limit, record, this.settings.windowSeconds));
     if (!record.isBlocked) return true;
     this.metrics.recordRateLimitRejection(key.isMaster ? 'master' : key.tier);
     response.setHeader('Retry-After', Math.max(1, record.timeToBlockExpire));
@@ -80,7 +77,7 @@ export class RateLimitGuard implements CanActivate {
 
   /** A key's own limit (set by the master key) overrides its class's budget. */
   private limitOf(key: ApiKeyPrincipal): number {
-    const { regularPerWindow, validatorPerWindow } = this.config.rateLimits;
+    const { regularPerWindow, validatorPerWindow } = this.settings;
     return key.rateLimit ?? (key.tier === 'validator' ? validatorPerWindow : regularPerWindow);
   }
 }
