@@ -4,7 +4,7 @@
  * the rate at which the project's own ingest path (the GetMinerIndex answer parsed, its
  * `compressed_index_serialized` string parsed, parseCompressedIndex + replaceMinerIndex, as the
  * index sync job does) loads it. Targets: p99 ≤ 20 ms, ≥ 100× faster than the GROUP BY,
- * ingest ≥ 300 k rows/s. Then query_bucket's holder lookup (MinerIndexRepository.holders), with
+ * ingest ≥ 300 k rows/s. Then query_bucket's holder lookup (MinerIndexReadRepository.holders), with
  * and without a label, beside the old query without one (bench/support/holder-lookup.ts).
  * Run: npm run bench:stats [-- --miners 250 --buckets 80000 --labels 5000 --concurrency 1,2,4
  *   --resync 10 --requests 500 --baseline-runs 5 --seed 42] (or BENCH_STATS_MINERS,
@@ -30,6 +30,8 @@ import { createRng, deriveSeed, Rng, WeightedPicker } from '../src/devnet/rng';
 import type { LabelBytesDto } from '../src/modules/stats/dto/stats-responses.dto';
 import { IndexRow, parseCompressedIndex } from '../src/network/index/compressed-index';
 import { readCompressedIndex } from '../src/network/sn13/messages';
+import { IndexTotalsRepository } from '../src/network/index/index-totals.repository';
+import { MinerIndexReadRepository } from '../src/network/index/miner-index-read.repository';
 import { MinerIndexRepository } from '../src/network/index/miner-index.repository';
 import { MinerIndexService } from '../src/network/index/miner-index.service';
 import { MinersRepository } from '../src/network/miners.repository';
@@ -189,7 +191,7 @@ function neuronOf(uid: number): MetagraphNeuron {
 // Ingest, with per-step timings
 
 /**
- * The repository's private steps, in call order (wrapped on the instance, src untouched). The
+ * The repositories' steps, in call order (wrapped on the instances, src untouched). The
  * gaps between them are named too: in replaceMinerIndex, prepareIndex (ordering the rows and
  * summing the totals in JS) runs between resolveLabels and ensurePartition, the transaction's
  * BEGIN and the per-miner lock before copyRows, the aggregates lock and the UPDATE of the
@@ -221,11 +223,16 @@ type Step = (typeof STEPS)[number];
 
 const stepMarks = new AsyncLocalStorage<Marks>();
 
-/** Times each private step of replaceMinerIndex; false when its internals changed (no steps). */
-function instrument(repository: MinerIndexRepository): boolean {
-  const target = repository as unknown as Record<string, unknown>;
-  if (!STEP_METHODS.every((name) => typeof target[name] === 'function')) return false;
+/**
+ * Times each step of replaceMinerIndex, a method of the index's repository or of its totals
+ * repository; false when the internals changed (no steps).
+ */
+function instrument(repository: MinerIndexRepository, totals: IndexTotalsRepository): boolean {
+  const owners = [repository, totals] as unknown as Record<string, unknown>[];
+  const ownerOf = (name: string) => owners.find((owner) => typeof owner[name] === 'function');
+  if (!STEP_METHODS.every((name) => ownerOf(name))) return false;
   for (const name of STEP_METHODS) {
+    const target = ownerOf(name)!;
     const original = target[name] as (...args: unknown[]) => Promise<unknown>;
     target[name] = async function (this: unknown, ...args: unknown[]): Promise<unknown> {
       const marks = stepMarks.getStore();
@@ -361,8 +368,8 @@ interface Endpoint {
   path: string;
   /** The original's query over the index, and its parameters. */
   baseline: { sql: string; params: unknown[] };
-  /** The service's SQL for the same answer (MinerIndexRepository), called in-process. */
-  repository: (stats: MinerIndexRepository) => Promise<unknown>;
+  /** The service's SQL for the same answer (MinerIndexReadRepository), called in-process. */
+  repository: (stats: MinerIndexReadRepository) => Promise<unknown>;
   /** Compares the HTTP answer with the GROUP BY's rows; a problem, or undefined when equal. */
   compare: (body: unknown, rows: Record<string, unknown>[]) => string | undefined;
 }
@@ -505,7 +512,7 @@ async function timeCalls(call: () => Promise<unknown>, count: number): Promise<n
   return times;
 }
 
-/** A DataSource stand-in for MinerIndexRepository that remembers its last SQL (for EXPLAIN). */
+/** A DataSource stand-in for MinerIndexReadRepository that remembers its last SQL (for EXPLAIN). */
 function capturing(dataSource: DataSource) {
   const last = { sql: '', params: [] as unknown[] };
   const proxy = {
@@ -514,7 +521,7 @@ function capturing(dataSource: DataSource) {
       return dataSource.query(sql, params);
     },
   };
-  return { stats: new MinerIndexRepository(proxy as unknown as DataSource), last };
+  return { stats: new MinerIndexReadRepository(proxy as unknown as DataSource), last };
 }
 
 async function explain(client: Client, sql: string, params: unknown[]): Promise<string[]> {
@@ -561,8 +568,13 @@ async function benchmark() {
 
     progress(`miners: registering ${options.miners} with syncNeurons`);
     const uids = Array.from({ length: options.miners }, (_, uid) => uid);
-    const repository = new MinerIndexRepository(dataSource);
-    const index = new MinerIndexService(repository);
+    const totals = new IndexTotalsRepository();
+    const repository = new MinerIndexRepository(dataSource, totals);
+    const index = new MinerIndexService(
+      repository,
+      totals,
+      new MinerIndexReadRepository(dataSource),
+    );
     await new MinersRepository(dataSource, index).syncNeurons(uids.map(neuronOf));
     // Before any index row exists, so the aggregates are weighted right from the first replace.
     await dataSource.query(
@@ -575,7 +587,7 @@ async function benchmark() {
       `ingest: ${options.miners} miners × ${formatInt(options.buckets)} buckets, ` +
         `concurrency ${options.concurrency.join(',')} in interleaved blocks`,
     );
-    const instrumented = instrument(repository);
+    const instrumented = instrument(repository, totals);
     const load = await ingest(repository, now);
     // Steady state: the next sync replaces indexes that exist (DELETE of the old rows, deltas
     // that subtract as well as add), one miner at a time.
@@ -939,7 +951,7 @@ function report(result: Awaited<ReturnType<typeof benchmark>>): boolean {
         ...diagnostics(result.control),
       ],
     ]),
-    '(speed-up = GROUP BY p50 / ours p50 over HTTP; our SQL = the MinerIndexRepository call in-process, no HTTP;',
+    '(speed-up = GROUP BY p50 / ours p50 over HTTP; our SQL = the MinerIndexReadRepository call in-process, no HTTP;',
     ` > ${TARGET_P99_MS} ms = timed requests over the p99 target; app CPU = CPU the service process used ` +
       'per request (/proc);',
     ' bench delay = event-loop delay p99 of this process while timing; control = the health endpoint, same ' +
@@ -964,7 +976,7 @@ function report(result: Awaited<ReturnType<typeof benchmark>>): boolean {
       .filter((r) => !r.endpoint.name.endsWith('reddit'))
       .flatMap((r) => [
         '',
-        `-- ${r.endpoint.name}: ours (MinerIndexRepository SQL)`,
+        `-- ${r.endpoint.name}: ours (MinerIndexReadRepository SQL)`,
         ...r.ourPlan,
         `-- ${r.endpoint.name}: GROUP BY (warm-up run)`,
         ...r.baselinePlan,

@@ -1,6 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import { Client } from 'pg';
-import { BucketHolder, MinerIndexRepository } from '../../src/network/index/miner-index.repository';
+import {
+  BucketHolder,
+  MinerIndexReadRepository,
+} from '../../src/network/index/miner-index-read.repository';
 import { SourceId } from '../../src/network/sn13/sources';
 import { percentile } from './measure';
 import { table } from './report';
@@ -44,14 +47,14 @@ export interface HolderLookupResult {
 }
 
 /**
- * Times MinerIndexRepository.holders (the repository's SQL in-process, `runs` times after a few
+ * Times MinerIndexReadRepository.holders (the repository's SQL in-process, `runs` times after a few
  * untimed) and, without a label, the old query (`oldRuns` times after its EXPLAIN ANALYZE as
  * warm-up); the same holders must come back in the same order with the same claimed bytes (the
  * label may differ between equal sizes).
  */
 export async function timeHolderLookups(
   client: Client,
-  stats: MinerIndexRepository,
+  stats: MinerIndexReadRepository,
   lastSql: { sql: string; params: unknown[] },
   cases: readonly HolderLookupCase[],
   runs: number,
@@ -97,7 +100,7 @@ export function holderLookupReport(results: readonly HolderLookupResult[]): stri
     values.length > 0 ? ms(percentile(values, q)) : '-';
   const mismatches = results.filter((result) => result.mismatch);
   return [
-    `QUERY_BUCKET HOLDER LOOKUP: MinerIndexRepository.holders(source, label, hour, ${HOLDERS}) in-process, ` +
+    `QUERY_BUCKET HOLDER LOOKUP: MinerIndexReadRepository.holders(source, label, hour, ${HOLDERS}) in-process, ` +
       'vs the old query without a label (pg, EXPLAIN ANALYZE as warm-up)',
     '',
     table([

@@ -1,13 +1,13 @@
 import fc from 'fast-check';
 import { DataSource } from 'typeorm';
 import { IndexRow } from '../../src/network/index/compressed-index';
-import { MinerIndexRepository } from '../../src/network/index/miner-index.repository';
 import { MinerIndexService } from '../../src/network/index/miner-index.service';
 import { MinersRepository } from '../../src/network/miners.repository';
 import { MetagraphNeuron } from '../../src/network/protocol';
 import { SourceId } from '../../src/network/sn13/sources';
 import { expectAggregatesExact } from '../support/index-aggregates';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
+import { minerIndexOn } from '../support/miner-index';
 
 const UIDS = [0, 1, 2];
 const HOUR = 490_000;
@@ -56,7 +56,7 @@ describe('Dropping miner indexes', () => {
     // A database of its own: the spec owns the miners table and the network totals.
     medium = await openMediumDatabase({ own: 'index-removal' });
     database = medium.dataSource;
-    index = new MinerIndexService(new MinerIndexRepository(database));
+    index = minerIndexOn(database).service;
     miners = new MinersRepository(database, index);
   });
   afterAll(() => medium.close());

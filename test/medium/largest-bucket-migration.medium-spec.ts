@@ -1,10 +1,9 @@
 import { DataSource, QueryRunner } from 'typeorm';
 import { LargestBucketPerHour1764752000000 } from '../../src/database/migrations/1764752000000-LargestBucketPerHour';
 import { IndexRow } from '../../src/network/index/compressed-index';
-import { MinerIndexRepository } from '../../src/network/index/miner-index.repository';
-import { MinerIndexService } from '../../src/network/index/miner-index.service';
 import { MinersRepository } from '../../src/network/miners.repository';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
+import { minerIndexOn } from '../support/miner-index';
 
 const HOUR = 490_000;
 
@@ -36,8 +35,8 @@ describe(LargestBucketPerHour1764752000000.name, () => {
   });
 
   it("fills each miner's largest bucket per hour from its stored index", async () => {
-    const repository = new MinerIndexRepository(database);
-    await new MinersRepository(database, new MinerIndexService(repository)).syncNeurons(
+    const { repository, service } = minerIndexOn(database);
+    await new MinersRepository(database, service).syncNeurons(
       [0, 1].map((uid) => ({
         uid,
         hotkey: `hotkey-${uid}`,

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { DataSource } from 'typeorm';
 import { IndexRow, parseCompressedIndex } from '../../src/network/index/compressed-index';
+import { MinerIndexReadRepository } from '../../src/network/index/miner-index-read.repository';
 import { MinerIndexRepository } from '../../src/network/index/miner-index.repository';
 import { MinerIndexService } from '../../src/network/index/miner-index.service';
 import { MinersRepository } from '../../src/network/miners.repository';
@@ -8,6 +9,7 @@ import { timeBucketId } from '../../src/network/protocol';
 import { SourceId } from '../../src/network/sn13/sources';
 import { aggregatesAndGroupBys, expectAggregatesExact } from '../support/index-aggregates';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
+import { minerIndexOn } from '../support/miner-index';
 
 const UIDS = [0, 1, 2];
 const LABELS = ['#a', '#b', 'r/c', 'r/d', null];
@@ -35,18 +37,19 @@ const operation = fc.oneof(
   fc.record({ credibility: fc.constantFrom(...UIDS), value: fc.double({ min: 0, max: 1 }) }),
 );
 
-describe(MinerIndexRepository.name, () => {
+describe(`${MinerIndexRepository.name} and ${MinerIndexReadRepository.name}`, () => {
   let medium: MediumDatabase;
   let database: DataSource;
   let repository: MinerIndexRepository;
+  let service: MinerIndexService;
   let miners: MinersRepository;
 
   beforeAll(async () => {
     // A database of its own: the spec owns the miners table and the network totals.
     medium = await openMediumDatabase({ own: 'index' });
     database = medium.dataSource;
-    repository = new MinerIndexRepository(database);
-    miners = new MinersRepository(database, new MinerIndexService(repository));
+    ({ repository, service } = minerIndexOn(database));
+    miners = new MinersRepository(database, service);
     await miners.syncNeurons(
       UIDS.map((uid) => ({
         uid,
@@ -173,7 +176,6 @@ describe(MinerIndexRepository.name, () => {
       { source: 2, label: '#a', timeBucket: HOUR + 3, bytes: 7 },
     ]);
     await miners.setState(2, 'failing');
-    const service = new MinerIndexService(repository);
     const holdings = await service.holdings(2, ['#a', '#b', null], HOUR, HOUR + 3, 10);
     expect(
       holdings.map((row) => [row.timeBucket, row.label, row.uid, row.coldkey, row.bytes]),
@@ -215,7 +217,7 @@ describe(MinerIndexRepository.name, () => {
     await repository.replaceMinerIndex(2, rows(2));
     // Every statement the repository sends, to be explained below.
     const sent: { sql: string; params: unknown[] }[] = [];
-    const recording = new MinerIndexRepository({
+    const recording = new MinerIndexReadRepository({
       query: (sql: string, params: unknown[] = []) => {
         sent.push({ sql, params });
         return database.query(sql, params);

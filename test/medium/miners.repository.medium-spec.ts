@@ -1,8 +1,7 @@
-import { MinerIndexRepository } from '../../src/network/index/miner-index.repository';
-import { MinerIndexService } from '../../src/network/index/miner-index.service';
 import { MinerEntity } from '../../src/network/miner.entity';
 import { foldObservation, MinersRepository } from '../../src/network/miners.repository';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
+import { minerIndexOn } from '../support/miner-index';
 
 /** A neuron of the metagraph at `uid` with `hotkey`, the rest alike for every one. */
 function neuron(uid: number, hotkey: string) {
@@ -24,7 +23,7 @@ describe(MinersRepository.name, () => {
   beforeAll(async () => {
     // A database of its own: the spec owns the miners table.
     medium = await openMediumDatabase({ own: 'miners', entities: [MinerEntity] });
-    const index = new MinerIndexService(new MinerIndexRepository(medium.dataSource));
+    const index = minerIndexOn(medium.dataSource).service;
     miners = new MinersRepository(medium.dataSource, index);
   });
   afterAll(() => medium.close());

@@ -7,8 +7,10 @@ import {
   BucketHolder,
   BucketHolding,
   LabelSizeRow,
-  MinerIndexRepository,
-} from './miner-index.repository';
+  MinerIndexReadRepository,
+} from './miner-index-read.repository';
+import { IndexTotalsRepository } from './index-totals.repository';
+import { MinerIndexRepository } from './miner-index.repository';
 
 /**
  * The miner index's public face: the one way in for everything that reads or writes the miners'
@@ -16,7 +18,11 @@ import {
  */
 @Injectable()
 export class MinerIndexService {
-  constructor(private readonly repository: MinerIndexRepository) {}
+  constructor(
+    private readonly repository: MinerIndexRepository,
+    private readonly totals: IndexTotalsRepository,
+    private readonly reads: MinerIndexReadRepository,
+  ) {}
 
   /** Replaces one miner's index and its share of the totals; `[]` forgets the miner's index. */
   replaceMinerIndex(uid: number, rows: readonly IndexRow[]): Promise<void> {
@@ -57,7 +63,7 @@ export class MinerIndexService {
    * changed miner's difference, so that the adjusted totals move in the same transaction.
    */
   lockTotals(manager: EntityManager): Promise<void> {
-    return this.repository.lockTotals(manager);
+    return this.totals.lockTotals(manager);
   }
 
   propagateCredibility(
@@ -65,31 +71,31 @@ export class MinerIndexService {
     uids: readonly number[],
     deltas: readonly number[],
   ): Promise<void> {
-    return this.repository.propagateCredibility(manager, uids, deltas);
+    return this.totals.propagateCredibility(manager, uids, deltas);
   }
 
   /** Changes whenever the totals change: what the stats' caches are keyed by. */
   totalsVersion(): Promise<string> {
-    return this.repository.aggregatesVersion();
+    return this.reads.aggregatesVersion();
   }
 
   /** The source's labels by credibility-adjusted bytes, largest first. */
   topLabels(source: SourceId, limit: number): Promise<LabelSizeRow[]> {
-    return this.repository.topLabels(source, limit);
+    return this.reads.topLabels(source, limit);
   }
 
   /** The source's hours holding data, newest first. */
   ages(source: SourceId, limit: number): Promise<AgeSizeRow[]> {
-    return this.repository.ages(source, limit);
+    return this.reads.ages(source, limit);
   }
 
   /** Bytes of a (normalized) label over both sources; zeros for an unknown label. */
   bytesByLabel(label: string): Promise<{ bytes: number; adjBytes: number }> {
-    return this.repository.bytesByLabel(label);
+    return this.reads.bytesByLabel(label);
   }
 
   labelId(label: string): Promise<number | undefined> {
-    return this.repository.labelId(label);
+    return this.reads.labelId(label);
   }
 
   /** The newest hour in [from, to] holding data of the source (and label, when given). */
@@ -99,7 +105,7 @@ export class MinerIndexService {
     from: number,
     to: number,
   ): Promise<number | undefined> {
-    return this.repository.latestBucket(source, labelId, from, to);
+    return this.reads.latestBucket(source, labelId, from, to);
   }
 
   /** Active miners holding the bucket, most credible first. */
@@ -109,7 +115,7 @@ export class MinerIndexService {
     bucket: number,
     limit: number,
   ): Promise<BucketHolder[]> {
-    return this.repository.holders(source, labelId, bucket, limit);
+    return this.reads.holders(source, labelId, bucket, limit);
   }
 
   /**
@@ -118,7 +124,7 @@ export class MinerIndexService {
    * stored one, and once every index was dropped (each missed its syncs, or was emptied).
    */
   anyIndexLoaded(): Promise<boolean> {
-    return this.repository.anyIndexLoaded();
+    return this.reads.anyIndexLoaded();
   }
 
   /**
@@ -133,6 +139,6 @@ export class MinerIndexService {
     to: number,
     maxHours: number,
   ): Promise<BucketHolding[]> {
-    return this.repository.holdings(source, labels, from, to, maxHours);
+    return this.reads.holdings(source, labels, from, to, maxHours);
   }
 }

@@ -1,4 +1,4 @@
-import { BucketHolding } from '../index/miner-index.repository';
+import { BucketHolding } from '../index/miner-index-read.repository';
 import { MAX_BUCKET_BYTES, timeBucketId } from '../protocol';
 import {
   DEFAULT_RECORD_BYTES,

@@ -1,5 +1,5 @@
 import { SIZE_TOLERANCE } from '../buckets/bucket-check';
-import { BucketHolding } from '../index/miner-index.repository';
+import { BucketHolding } from '../index/miner-index-read.repository';
 import { BucketKey, timeBucketId } from '../protocol';
 import { SourceId } from '../sn13/sources';
 import { BucketFetch } from './item-store';

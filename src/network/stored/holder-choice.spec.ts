@@ -1,4 +1,4 @@
-import { BucketHolding } from '../index/miner-index.repository';
+import { BucketHolding } from '../index/miner-index-read.repository';
 import { BucketKey } from '../protocol';
 import {
   BucketToFetch,

@@ -1,4 +1,4 @@
-import { BucketHolding } from '../index/miner-index.repository';
+import { BucketHolding } from '../index/miner-index-read.repository';
 import { BucketKey } from '../protocol';
 import { MAX_CONTENT_BUCKETS } from '../sn13/messages';
 

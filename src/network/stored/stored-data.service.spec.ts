@@ -1,7 +1,7 @@
 import { Clock } from '../../common/clock/clock';
 import { AppConfig } from '../../config/app-config';
 import { CredibilityRecorder, MinerScore } from '../credibility-recorder';
-import { BucketHolding } from '../index/miner-index.repository';
+import { BucketHolding } from '../index/miner-index-read.repository';
 import { MinerIndexService } from '../index/miner-index.service';
 import { BucketKey, bucketStart, MAX_BUCKET_BYTES, NetworkQuery, timeBucketId } from '../protocol';
 import { wireBucketId, WireBucketId } from '../sn13/messages';

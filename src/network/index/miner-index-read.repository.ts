@@ -1,0 +1,269 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { SourceId } from '../sn13/sources';
+
+export interface LabelSizeRow {
+  label_value: string;
+  content_size_bytes: string;
+  adj_content_size_bytes: number;
+}
+
+export interface AgeSizeRow {
+  time_bucket_id: number;
+  content_size_bytes: string;
+  adj_content_size_bytes: number;
+}
+
+/** A miner holding a bucket, with the label and size its index claims for it. */
+export interface BucketHolder {
+  uid: number;
+  hotkey: string;
+  axonUrl: string;
+  labelId: number | null;
+  label: string | null;
+  bytes: number;
+}
+
+/** One holder's claim on one (label, hour) bucket, with what choosing a holder weighs. */
+export interface BucketHolding {
+  timeBucket: number;
+  /** null: data without a label. */
+  label: string | null;
+  uid: number;
+  hotkey: string;
+  coldkey: string;
+  axonUrl: string;
+  credibility: number;
+  /** What the holder's index claims for the bucket. */
+  bytes: number;
+}
+
+/**
+ * Every read of the miners' index and its totals: the stats endpoints read the network totals,
+ * query_bucket and stored-data answers find holders through the index's lookup indexes (or,
+ * without a label, the per-miner hour totals); none of them scans the index. The writes are
+ * MinerIndexRepository's.
+ */
+@Injectable()
+export class MinerIndexReadRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** Changes whenever the totals change (see lockTotals). */
+  async aggregatesVersion(): Promise<string> {
+    const [row] = await this.dataSource.query<{ version: string }[]>(
+      'SELECT version FROM aggregates_version WHERE id = 1',
+    );
+    return row?.version ?? '0';
+  }
+
+  topLabels(source: SourceId, limit: number): Promise<LabelSizeRow[]> {
+    return this.dataSource.query(
+      `SELECT label AS label_value, bytes AS content_size_bytes, adj_bytes AS adj_content_size_bytes
+       FROM label_totals WHERE source = $1 AND bytes > 0
+       ORDER BY adj_bytes DESC, label
+       LIMIT $2`,
+      [source, limit],
+    );
+  }
+
+  ages(source: SourceId, limit: number): Promise<AgeSizeRow[]> {
+    return this.dataSource.query(
+      `SELECT time_bucket AS time_bucket_id, bytes AS content_size_bytes, adj_bytes AS adj_content_size_bytes
+       FROM bucket_totals WHERE source = $1 AND bytes > 0
+       ORDER BY time_bucket DESC LIMIT $2`,
+      [source, limit],
+    );
+  }
+
+  async bytesByLabel(label: string): Promise<{ bytes: number; adjBytes: number }> {
+    const [row] = await this.dataSource.query<{ bytes: string | null; adj: number | null }[]>(
+      `SELECT sum(t.bytes) AS bytes, sum(t.adj_bytes) AS adj
+       FROM labels l JOIN label_totals t ON t.source IN (1, 2) AND t.label_id = l.id WHERE l.value = $1`,
+      [label],
+    );
+    return { bytes: Number(row?.bytes ?? 0), adjBytes: row?.adj ?? 0 };
+  }
+
+  async labelId(label: string): Promise<number | undefined> {
+    const [row] = await this.dataSource.query<{ id: number }[]>(
+      'SELECT id FROM labels WHERE value = $1',
+      [label],
+    );
+    return row?.id;
+  }
+
+  /** The newest hour in [from, to] holding data of the source (and label, when given). */
+  async latestBucket(
+    source: SourceId,
+    labelId: number | undefined,
+    from: number,
+    to: number,
+  ): Promise<number | undefined> {
+    const [row] =
+      labelId === undefined
+        ? await this.dataSource.query<{ bucket: number | null }[]>(
+            'SELECT max(time_bucket) AS bucket FROM bucket_totals WHERE source = $1 AND time_bucket BETWEEN $2 AND $3 AND bytes > 0',
+            [source, from, to],
+          )
+        : await this.dataSource.query<{ bucket: number | null }[]>(
+            'SELECT max(time_bucket) AS bucket FROM miner_index WHERE source = $1 AND label_id = $2 AND time_bucket BETWEEN $3 AND $4',
+            [source, labelId, from, to],
+          );
+    return row?.bucket ?? undefined;
+  }
+
+  /** Active miners holding the bucket, most credible first. */
+  async holders(
+    source: SourceId,
+    labelId: number | undefined,
+    bucket: number,
+    limit: number,
+  ): Promise<BucketHolder[]> {
+    if (labelId !== undefined) {
+      const rows = await this.dataSource.query<
+        { uid: number; hotkey: string; axon_url: string; bytes: string; label: string }[]
+      >(
+        `SELECT i.miner_uid AS uid, m.hotkey, m.axon_url, i.content_size_bytes AS bytes, l.value AS label
+         FROM miner_index i JOIN miners m ON m.uid = i.miner_uid JOIN labels l ON l.id = i.label_id
+         WHERE i.source = $1 AND i.label_id = $2 AND i.time_bucket = $3 AND m.state = 'active'
+           AND m.axon_url IS NOT NULL
+         ORDER BY m.credibility DESC, m.uid LIMIT $4`,
+        [source, labelId, bucket, limit],
+      );
+      return rows.map((row) => ({
+        uid: row.uid,
+        hotkey: row.hotkey,
+        axonUrl: row.axon_url,
+        labelId,
+        label: row.label,
+        bytes: Number(row.bytes),
+      }));
+    }
+    // Without a label: the hour's largest bucket at each of its most credible holders, as kept
+    // in their totals (the index's lookup is by label first, so it cannot find it by hour). The
+    // holders are chosen before their labels are read: a few lookups, not a join over every label.
+    const rows = await this.dataSource.query<
+      {
+        uid: number;
+        hotkey: string;
+        axon_url: string;
+        label_id: number | null;
+        label: string | null;
+        bytes: string;
+      }[]
+    >(
+      `SELECT h.uid, h.hotkey, h.axon_url, h.label_id, l.value AS label, h.bytes
+       FROM (SELECT t.miner_uid AS uid, m.hotkey, m.axon_url, m.credibility,
+                    t.largest_label_id AS label_id, t.largest_bytes AS bytes
+             FROM miner_bucket_totals t JOIN miners m ON m.uid = t.miner_uid
+             WHERE t.source = $1 AND t.time_bucket = $2 AND m.state = 'active' AND m.axon_url IS NOT NULL
+             ORDER BY m.credibility DESC, m.uid LIMIT $3) AS h
+       LEFT JOIN labels l ON l.id = h.label_id
+       ORDER BY h.credibility DESC, h.uid`,
+      [source, bucket, limit],
+    );
+    return rows.map((row) => ({
+      uid: row.uid,
+      hotkey: row.hotkey,
+      axonUrl: row.axon_url,
+      labelId: row.label_id,
+      label: row.label,
+      bytes: Number(row.bytes),
+    }));
+  }
+
+  /** Whether an active miner with an axon (those `holdings` reads) holds index rows. */
+  async anyIndexLoaded(): Promise<boolean> {
+    const [row] = await this.dataSource.query<{ loaded: boolean }[]>(
+      `SELECT EXISTS (SELECT 1 FROM miners
+         WHERE index_buckets > 0 AND state = 'active' AND axon_url IS NOT NULL) AS loaded`,
+    );
+    return row.loaded;
+  }
+
+  /**
+   * Who holds the labels' buckets in the newest `maxHours` hours of [from, to] that hold any
+   * (null in `labels`: unlabeled data), newest first, each bucket's active holders most
+   * credible first. Each label is read as its own range of each partition's (source, label_id,
+   * time_bucket) index, newest hours first: the newest hours are found by reading only as far
+   * back as they reach (not every hour of the range: a hot label has holders in each of its
+   * 720 hours), then their holders are read from the hour where those end.
+   */
+  async holdings(
+    source: SourceId,
+    labels: readonly (string | null)[],
+    from: number,
+    to: number,
+    maxHours: number,
+  ): Promise<BucketHolding[]> {
+    const named = labels.filter((label): label is string => label !== null);
+    const unlabeled = labels.includes(null);
+    if (named.length === 0 && !unlabeled) return [];
+    // One branch per kind of label, each an equality on the index's label_id (an OR of both
+    // kinds, or an IN over a subquery, would read the whole hour range of every label).
+    const perLabel = (select: string, from: (labelCondition: string) => string) =>
+      [
+        ...(named.length > 0
+          ? [
+              `SELECT ${select.replace('$LABEL', 'w.value')}
+              FROM wanted w CROSS JOIN LATERAL (${from('i.label_id = w.id')}) AS h`,
+            ]
+          : []),
+        ...(unlabeled
+          ? [
+              `SELECT ${select.replace('$LABEL', 'NULL::varchar')}
+              FROM (${from('i.label_id IS NULL')}) AS h`,
+            ]
+          : []),
+      ].join(' UNION ALL ');
+    const rows = await this.dataSource.query<
+      {
+        time_bucket: number;
+        label: string | null;
+        uid: number;
+        hotkey: string;
+        coldkey: string;
+        axon_url: string;
+        credibility: number;
+        bytes: string;
+      }[]
+    >(
+      `WITH active AS MATERIALIZED (
+         SELECT uid FROM miners WHERE state = 'active' AND axon_url IS NOT NULL),
+       wanted AS MATERIALIZED (SELECT id, value FROM labels WHERE value = ANY($2::varchar[])),
+       hours AS (${perLabel(
+         'h.time_bucket',
+         (condition) => `SELECT DISTINCT i.time_bucket FROM miner_index i
+           WHERE i.source = $1 AND ${condition} AND i.time_bucket BETWEEN $3 AND $4
+             AND i.miner_uid IN (SELECT uid FROM active)
+           ORDER BY i.time_bucket DESC LIMIT $5`,
+       )}),
+       oldest AS (SELECT min(time_bucket) AS hour FROM (
+         SELECT DISTINCT time_bucket FROM hours ORDER BY time_bucket DESC LIMIT $5) AS newest),
+       held AS (${perLabel(
+         '$LABEL AS label, h.*',
+         (condition) => `SELECT i.time_bucket, i.miner_uid, i.content_size_bytes
+           FROM miner_index i
+           WHERE i.source = $1 AND ${condition}
+             AND i.time_bucket BETWEEN (SELECT hour FROM oldest) AND $4`,
+       )})
+       SELECT h.time_bucket, h.label, h.miner_uid AS uid, m.hotkey, m.coldkey,
+              m.axon_url, m.credibility, h.content_size_bytes AS bytes
+       FROM held h JOIN miners m ON m.uid = h.miner_uid
+       WHERE m.state = 'active' AND m.axon_url IS NOT NULL
+       ORDER BY h.time_bucket DESC, h.label NULLS LAST, m.credibility DESC, h.miner_uid`,
+      [source, named, from, to, maxHours],
+    );
+    return rows.map((row) => ({
+      timeBucket: row.time_bucket,
+      label: row.label,
+      uid: row.uid,
+      hotkey: row.hotkey,
+      coldkey: row.coldkey,
+      axonUrl: row.axon_url,
+      credibility: row.credibility,
+      bytes: Number(row.bytes),
+    }));
+  }
+}

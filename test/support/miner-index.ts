@@ -1,0 +1,17 @@
+import { DataSource } from 'typeorm';
+import { IndexTotalsRepository } from '../../src/network/index/index-totals.repository';
+import { MinerIndexReadRepository } from '../../src/network/index/miner-index-read.repository';
+import { MinerIndexRepository } from '../../src/network/index/miner-index.repository';
+import { MinerIndexService } from '../../src/network/index/miner-index.service';
+
+/** The miner index's service and repositories on `dataSource`, wired as MinerIndexModule does. */
+export function minerIndexOn(dataSource: DataSource): {
+  repository: MinerIndexRepository;
+  reads: MinerIndexReadRepository;
+  service: MinerIndexService;
+} {
+  const totals = new IndexTotalsRepository();
+  const repository = new MinerIndexRepository(dataSource, totals);
+  const reads = new MinerIndexReadRepository(dataSource);
+  return { repository, reads, service: new MinerIndexService(repository, totals, reads) };
+}
