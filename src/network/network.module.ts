@@ -17,6 +17,7 @@ import { IndexSyncService } from './index-sync.service';
 import { MinerIndexModule } from './index/miner-index.module';
 import { MinersRepository } from './miners.repository';
 import { NetworkMetrics } from './network-metrics';
+import { LiveQueryService } from './live-query.service';
 import { NetworkService } from './network.service';
 import { ItemStore } from './stored/item-store';
 import { ItemStoreRepository } from './stored/item-store.repository';
@@ -34,6 +35,7 @@ import { MinerClient } from './transport/miner-client';
   imports: [JobsModule, MinerIndexModule, TypeOrmModule.forFeature([MinerEntity])],
   providers: [
     NetworkService,
+    LiveQueryService,
     NetworkMetrics,
     IndexSyncService,
     MetagraphService,

@@ -7,12 +7,8 @@ import { CredibilityRecorder } from './credibility-recorder';
 import { MetagraphService } from './metagraph/metagraph.service';
 import { ServingMiner } from './miner.entity';
 import { MinersRepository } from './miners.repository';
-import {
-  indexNotLoaded,
-  NetworkService,
-  PARTIAL_AND_EMPTY,
-  SERVED_MEMORY_MS,
-} from './network.service';
+import { LiveQueryService, SERVED_MEMORY_MS } from './live-query.service';
+import { indexNotLoaded, NetworkService, PARTIAL_AND_EMPTY } from './network.service';
 import { DataItem, NetworkQuery } from './protocol';
 import { StoredAnswer } from './stored/stored-answer';
 import { StoredDataService } from './stored/stored-data.service';
@@ -113,28 +109,42 @@ function setUp(
   } as AppConfig;
   let now = Date.parse('2026-01-15T12:00:00Z');
   const clock = { now: () => new Date(now) } as Clock;
-  const service = new NetworkService(
-    { minersServingData: () => miners } as unknown as MetagraphService,
-    client,
-    {} as MinersRepository,
-    { record: () => undefined, recordState: () => undefined } as unknown as CredibilityRecorder,
-    {} as BucketReader,
-    {
-      budgetOf: () => ({ calls: 8, windowMs: 3_600_000 }),
-      left: (hotkeys: string[]) =>
-        Promise.resolve(
-          new Map(
-            hotkeys.map((hotkey) => [
-              hotkey,
-              { left: spent.some((uid) => `hk${uid}` === hotkey) ? 0 : 3, nextAt: null },
-            ]),
-          ),
+  const metagraph = { minersServingData: () => miners } as unknown as MetagraphService;
+  const credibility = {
+    record: () => undefined,
+    recordState: () => undefined,
+  } as unknown as CredibilityRecorder;
+  const budgets = {
+    budgetOf: () => ({ calls: 8, windowMs: 3_600_000 }),
+    left: (hotkeys: string[]) =>
+      Promise.resolve(
+        new Map(
+          hotkeys.map((hotkey) => [
+            hotkey,
+            { left: spent.some((uid) => `hk${uid}` === hotkey) ? 0 : 3, nextAt: null },
+          ]),
         ),
-    } as unknown as CallBudgets,
+      ),
+  } as unknown as CallBudgets;
+  const live = new LiveQueryService(
+    metagraph,
+    client,
+    credibility,
+    budgets,
     config,
     { recordQuorumOutcome: () => undefined } as unknown as MetricsService,
-    stored as unknown as StoredDataService,
     clock,
+  );
+  const service = new NetworkService(
+    metagraph,
+    client,
+    {} as MinersRepository,
+    credibility,
+    {} as BucketReader,
+    budgets,
+    config,
+    stored as unknown as StoredDataService,
+    live,
   );
   const advance = (ms: number) => (now += ms);
   return { service, stored, onDemandCalls, refused, advance };

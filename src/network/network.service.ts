@@ -1,39 +1,19 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
-import { Clock } from '../common/clock/clock';
 import { AppConfig } from '../config/app-config';
 import { InjectConfig } from '../config/config.module';
-import { MetricsService, QuorumResult } from '../common/metrics/metrics.service';
-import {
-  checkAnswer,
-  CheckedAnswer,
-  credibilityScore,
-  isUsableAnswer,
-  mergeAnswers,
-} from './answer-checks';
 import { BucketAnswer, BucketHolder, BucketReader, FetchOutcome } from './buckets/bucket-reader';
-import { CredibilityRecorder, MinerScore } from './credibility-recorder';
+import { CredibilityRecorder } from './credibility-recorder';
 import { IndexRow, InvalidIndexError, parseCompressedIndex } from './index/compressed-index';
-import { LatencyTracker } from './latency-tracker';
+import { LiveQueryService } from './live-query.service';
 import { HotkeyCheck } from './metagraph/hotkey-standing';
 import { MetagraphService } from './metagraph/metagraph.service';
 import { ServingMiner } from './miner.entity';
-import { rankMinersForQuery } from './miner-selection';
 import { MinerCounts, MinersRepository } from './miners.repository';
-import { Source } from '../common/source';
-import { AnswerOrigin, BucketKey, DataItem, NetworkQuery } from './protocol';
+import { BucketKey, NetworkQuery } from './protocol';
+import { NetworkQueryResult } from './query-result';
 import { SourceId } from './sn13/sources';
-import { compileQuery, QueryMatcher } from './query-matcher';
-import { LateResult, QuorumOutcome, runQuorum } from './quorum';
-import {
-  getMinerIndexFields,
-  onDemandRequestFields,
-  OnDemandRequestFields,
-  readCompressedIndex,
-  readEntityList,
-  WrongAnswerError,
-} from './sn13/messages';
+import { getMinerIndexFields, readCompressedIndex, WrongAnswerError } from './sn13/messages';
 import { SYNAPSE_NAMES, SynapseName } from '../common/synapse-names';
-import { StoredAnswer } from './stored/stored-answer';
 import { StoredDataService } from './stored/stored-data.service';
 import { CallBudgets, QueryPurpose } from './transport/call-budgets';
 import { NeuronListing, neuronListing } from './neuron-listing';
@@ -41,58 +21,17 @@ import {
   failureScore,
   MinerCallError,
   MinerClient,
-  MinerFailureReason,
-  MinerTarget,
-  NOT_SERVED_COOLDOWN_MS,
   NOT_THE_MINERS_FAULT,
+  targetOf,
 } from './transport/miner-client';
 
-/** What a stored-data answer reports beside the live one's counts. */
-export type StoredCounts = Pick<StoredAnswer, 'coverage' | 'buckets' | 'oldestFetchedAt'>;
-
-export interface NetworkQueryResult {
-  items: DataItem[];
-  error?: string;
-  origin: AnswerOrigin;
-  minersQueried: number;
-  minersResponded: number;
-  /** Miners that answered with no items at all. */
-  minersEmpty: number;
-  /** Miners that answered with only items that passed the checks (an empty answer passes). */
-  minersPassedChecks: number;
-  minersFailed: { count: number; reasons: Partial<Record<MinerFailureReason, number>> };
-  itemsDroppedInvalid: number;
-  consensus: number;
-  hedged: number;
-  deadlineReached: boolean;
-  /** Present when `origin` is `stored`. */
-  stored?: StoredCounts;
-}
-
-/** Hedging delay before the network has enough latency samples to know its own p90. */
-const INITIAL_HEDGE_MS = 1000;
-/**
- * After the response, stragglers get this long (at least) before their calls are abandoned:
- * late answers still count for credibility, but a hung miner must not hold its connection
- * slots for the whole deadline. An abandoned call counts as a timeout.
- */
-const STRAGGLER_GRACE_MS = 1000;
-/**
- * How long a miner that answered OnDemandRequest is remembered as one that serves it (per
- * process): as long as a 404 keeps a miner from being asked it again (MinerClient's cooldown),
- * so that both sides of what `auto` knows age alike.
- */
-export const SERVED_MEMORY_MS = NOT_SERVED_COOLDOWN_MS;
 /**
  * The miner network's public face: other modules call this, never the repositories or the
- * client. Answers on-demand queries with a hedged quorum fan-out and checks every item.
+ * client. Answers on-demand queries live (LiveQueryService: a hedged quorum fan-out, every item
+ * checked) or from miners' stored data (StoredDataService), as ON_DEMAND_MODE says.
  */
 @Injectable()
 export class NetworkService implements OnModuleInit {
-  private readonly latencies = new LatencyTracker();
-  /** When each miner (by hotkey) last answered OnDemandRequest with a list of entities. */
-  private readonly servedOnDemandAt = new Map<string, number>();
-
   constructor(
     private readonly metagraph: MetagraphService,
     private readonly client: MinerClient,
@@ -101,9 +40,8 @@ export class NetworkService implements OnModuleInit {
     private readonly buckets: BucketReader,
     private readonly budgets: CallBudgets,
     @InjectConfig() private readonly config: AppConfig,
-    private readonly metrics: MetricsService,
     private readonly storedData: StoredDataService,
-    private readonly clock: Clock,
+    private readonly live: LiveQueryService,
   ) {}
 
   onModuleInit(): void {
@@ -213,13 +151,13 @@ export class NetworkService implements OnModuleInit {
     const available = this.availableMiners('OnDemandRequest');
     const { askable, refusedSome } =
       mode === 'auto'
-        ? this.mightServeOnDemand(available)
+        ? this.live.mightServeOnDemand(available)
         : { askable: available, refusedSome: false };
     if (refusedSome && askable.length === 0) return this.queryStored(query, purpose);
-    const withCallsLeft = await this.withBudgetLeft(askable, purpose);
+    const withCallsLeft = await this.live.withBudgetLeft(askable, purpose);
     if (mode === 'auto' && askable.length > 0 && withCallsLeft.length === 0)
       return this.queryStored(query, purpose);
-    const live = await this.queryLive(query, askable, withCallsLeft, purpose);
+    const live = await this.live.query(query, askable, withCallsLeft, purpose);
     if (
       mode === 'auto' &&
       live.minersResponded === 0 &&
@@ -229,26 +167,6 @@ export class NetworkService implements OnModuleInit {
       return this.queryStored(query, purpose, Math.max(0, left));
     }
     return live;
-  }
-
-  /**
-   * The `available` miners that might serve OnDemandRequest: all of them while no miner in the
-   * metagraph is refusing it with 404; once some are (`refusedSome`), those seen answering it
-   * within SERVED_MEMORY_MS (none: nothing to go live for).
-   */
-  private mightServeOnDemand(available: ServingMiner[]): {
-    askable: ServingMiner[];
-    refusedSome: boolean;
-  } {
-    const refusedSome = this.metagraph
-      .minersServingData()
-      .some((miner) => this.client.refusalOf(miner.hotkey, 'OnDemandRequest') === 'not_served');
-    if (!refusedSome) return { askable: available, refusedSome };
-    const since = this.clock.now().getTime() - SERVED_MEMORY_MS;
-    const askable = available.filter(
-      (miner) => (this.servedOnDemandAt.get(miner.hotkey) ?? -Infinity) > since,
-    );
-    return { askable, refusedSome };
   }
 
   private async queryStored(
@@ -290,45 +208,6 @@ export class NetworkService implements OnModuleInit {
         oldestFetchedAt: answer.oldestFetchedAt,
       },
     };
-  }
-
-  /** The OnDemandRequest fan-out over `withCallsLeft`, those of the `available` miners with budget. */
-  private async queryLive(
-    query: NetworkQuery,
-    available: ServingMiner[],
-    withCallsLeft: ServingMiner[],
-    purpose: QueryPurpose,
-  ): Promise<NetworkQueryResult> {
-    const { minersPerQuery, quorum, queryDeadlineMs } = this.config.network;
-    const candidates = rankMinersForQuery(withCallsLeft);
-    if (candidates.length === 0) {
-      this.metrics.recordQuorumOutcome('no_miners');
-      return emptyResult(
-        available.length > 0
-          ? `No miners available: all ${available.length} have spent this validator's OnDemandRequest budget for the hour (MINER_CALL_BUDGETS)`
-          : this.whyNoMiners(),
-      );
-    }
-
-    const matcher = compileQuery({
-      ...query,
-      keyword_mode: query.keywordMode,
-      start_date: query.startDate,
-      end_date: query.endDate,
-    });
-    const request = onDemandRequestFields(query);
-    const hedgeAfterMs = Math.min(this.latencies.quantile(0.9, INITIAL_HEDGE_MS), queryDeadlineMs);
-    const stragglers = new AbortController();
-    const outcome = await runQuorum(
-      { candidates, fanout: minersPerQuery, quorum, deadlineMs: queryDeadlineMs, hedgeAfterMs },
-      (miner) => this.ask(miner, request, matcher, query.source, stragglers.signal, purpose),
-      (late) => this.recordLate(late),
-    );
-    setTimeout(() => stragglers.abort(), Math.max(STRAGGLER_GRACE_MS, 2 * hedgeAfterMs)).unref();
-    this.metrics.recordQuorumOutcome(quorumResult(outcome, quorum));
-    const merged = mergeAnswers(outcome.answers, query.limit, query.newestFirst);
-    this.recordCredibility(outcome, merged.holders);
-    return summarize(outcome, merged.items, merged.consensus);
   }
 
   /**
@@ -384,125 +263,6 @@ export class NetworkService implements OnModuleInit {
   deleteBucketFetchesBefore(date: Date): Promise<void> {
     return this.buckets.deleteFetchedBefore(date);
   }
-
-  private async ask(
-    miner: ServingMiner,
-    request: OnDemandRequestFields,
-    matcher: QueryMatcher,
-    source: Source,
-    signal: AbortSignal,
-    purpose: QueryPurpose,
-  ): Promise<CheckedAnswer> {
-    const reply = await this.client.call(
-      targetOf(miner),
-      'OnDemandRequest',
-      { ...request },
-      this.config.network.queryDeadlineMs,
-      signal,
-      purpose,
-    );
-    // A body without the list throws WrongAnswerError: the miner's wrong_schema.
-    const entities = readEntityList(reply.body, 'data');
-    this.servedOnDemandAt.set(miner.hotkey, this.clock.now().getTime());
-    this.latencies.record(reply.latencyMs);
-    // Marked failing by another replica's circuit: this one just had an answer.
-    if (miner.state === 'failing') this.credibility.recordState(miner.uid, 'active');
-    return checkAnswer(miner.uid, entities, matcher, source);
-  }
-
-  /**
-   * The miners with an OnDemandRequest call left in their budget (all of them without one): a
-   * miner without would only be a `no_budget` failure taking a place among the query's miners.
-   * A task's query sees only what is left above the users' reserve.
-   */
-  private async withBudgetLeft(
-    miners: ServingMiner[],
-    purpose: QueryPurpose,
-  ): Promise<ServingMiner[]> {
-    if (!this.budgets.budgetOf('OnDemandRequest') || miners.length === 0) return miners;
-    const left = await this.budgets.left(
-      miners.map((miner) => miner.hotkey),
-      'OnDemandRequest',
-      purpose,
-    );
-    return miners.filter((miner) => left.get(miner.hotkey)!.left > 0);
-  }
-
-  /** Says plainly why no miner can be asked, above all when none serves on-demand queries. */
-  private whyNoMiners(): string {
-    const serving = this.metagraph.minersServingData();
-    const refusals = serving
-      .map((miner) => this.client.refusalOf(miner.hotkey, 'OnDemandRequest'))
-      .filter((reason) => reason !== undefined);
-    if (refusals.length === 0) return 'No miners available';
-    if (refusals.length === serving.length && refusals.every((reason) => reason === 'not_served'))
-      return (
-        `No available miner serves on-demand queries: all ${serving.length} answered 404 to ` +
-        'OnDemandRequest (public subnet 13 miners stopped serving it in December 2025)'
-      );
-    return `No miners available: ${refusals.length} of ${serving.length} refused OnDemandRequest recently (404: not served, 403: blacklisted, 401: unverified)`;
-  }
-
-  private recordCredibility(outcome: QuorumOutcome, holders: ReadonlyMap<string, number>): void {
-    const scores: MinerScore[] = [];
-    for (const answer of outcome.answers)
-      scores.push({ uid: answer.uid, score: credibilityScore(answer, holders) });
-    for (const [uid, reason] of outcome.failures) scores.push({ uid, score: failureScore(reason) });
-    this.credibility.record(scores);
-  }
-
-  /**
-   * A straggler's answer still counts for credibility, but without corroboration (the others'
-   * holdings are gone by then), so a late honest answer scores at most 0.5.
-   */
-  private recordLate(late: LateResult): void {
-    const score =
-      'failure' in late ? failureScore(late.failure) : credibilityScore(late.answer, new Map());
-    this.credibility.record([{ uid: late.uid, score }]);
-  }
-}
-
-/** What a call's target is, from the metagraph's entry. */
-export function targetOf(miner: ServingMiner): MinerTarget {
-  return { uid: miner.uid, hotkey: miner.hotkey, axonUrl: miner.axonUrl };
-}
-
-function quorumResult(outcome: QuorumOutcome, quorum: number): QuorumResult {
-  if (outcome.answers.filter(isUsableAnswer).length >= quorum) return 'quorum';
-  return outcome.answers.length > 0 ? 'partial' : 'no_answer';
-}
-
-function summarize(
-  outcome: QuorumOutcome,
-  items: DataItem[],
-  consensus: number,
-): NetworkQueryResult {
-  const reasons: Partial<Record<MinerFailureReason, number>> = {};
-  for (const reason of outcome.failures.values()) reasons[reason] = (reasons[reason] ?? 0) + 1;
-  // Silent at the deadline is, for this request, a timeout (the call itself ends later).
-  if (outcome.deadlineReached && outcome.unanswered.length > 0)
-    reasons.timeout = (reasons.timeout ?? 0) + outcome.unanswered.length;
-  const noAnswer = outcome.answers.length === 0;
-  const error = outcome.deadlineReached
-    ? 'No miner answered within the deadline'
-    : 'Every queried miner failed';
-  return {
-    items,
-    error: noAnswer ? error : undefined,
-    origin: 'live',
-    minersQueried: outcome.queried.length,
-    minersResponded: outcome.answers.length,
-    minersEmpty: outcome.answers.filter((answer) => answer.returned === 0).length,
-    minersPassedChecks: outcome.answers.filter((answer) => answer.dropped === 0).length,
-    minersFailed: {
-      count: outcome.failures.size + (outcome.deadlineReached ? outcome.unanswered.length : 0),
-      reasons,
-    },
-    itemsDroppedInvalid: outcome.answers.reduce((sum, answer) => sum + answer.dropped, 0),
-    consensus,
-    hedged: outcome.hedged,
-    deadlineReached: outcome.deadlineReached,
-  };
 }
 
 /** A user's stored answer that could search only the gateway's store, and found nothing. */
@@ -529,21 +289,4 @@ export function indexNotLoaded(sync: {
     "index sync failed), so which miners hold this query's labels is not known: only data already " +
     `stored by this gateway was searched, and none matched. ${when}`
   );
-}
-
-function emptyResult(error: string): NetworkQueryResult {
-  return {
-    items: [],
-    error,
-    origin: 'live',
-    minersQueried: 0,
-    minersResponded: 0,
-    minersEmpty: 0,
-    minersPassedChecks: 0,
-    minersFailed: { count: 0, reasons: {} },
-    itemsDroppedInvalid: 0,
-    consensus: 0,
-    hedged: 0,
-    deadlineReached: false,
-  };
 }

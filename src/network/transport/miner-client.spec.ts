@@ -18,7 +18,13 @@ import { getDataEntityBucketFields, getMinerIndexFields } from '../sn13/messages
 import { SYNAPSE_NAMES, SynapseName } from '../../common/synapse-names';
 import { CallBudgets, CallPurpose } from './call-budgets';
 import { Reservation } from './call-budget.repository';
-import { MinerCallError, MinerClient, MinerFailureReason, MinerTarget } from './miner-client';
+import {
+  failureScore,
+  MinerCallError,
+  MinerClient,
+  MinerFailureReason,
+  MinerTarget,
+} from './miner-client';
 
 const GATEWAY = Sr25519Keypair.fromUri('//Gateway');
 const MINER = Sr25519Keypair.fromUri('//Miner').address;
@@ -986,7 +992,7 @@ describe(MinerClient.name, () => {
   });
 
   describe('shutdown', () => {
-    it('ends calls in flight at once, without opening their circuit', async () => {
+    it("ends calls in flight at once as shutdown, not the miner's fault, without opening their circuit", async () => {
       const concurrent = createClient({ MINER_CONCURRENCY: String(BREAKER_FAILURES) });
       const axon = await startAxon({ answer: hang });
       const calls = Array.from({ length: BREAKER_FAILURES }, () =>
@@ -999,16 +1005,17 @@ describe(MinerClient.name, () => {
 
       const reasons = await Promise.all(calls);
       expect(performance.now() - started).toBeLessThan(500);
-      expect(reasons).toEqual(Array<MinerFailureReason>(BREAKER_FAILURES).fill('timeout'));
+      expect(reasons).toEqual(Array<MinerFailureReason>(BREAKER_FAILURES).fill('shutdown'));
+      expect(failureScore('shutdown')).toBeNull();
       expect(concurrent.isCircuitOpen(1)).toBe(false);
     });
 
-    it('sends nothing once shut down', async () => {
+    it('sends nothing once shut down, and says shutdown', async () => {
       const axon = await startAxon();
       client.onModuleDestroy();
 
-      await expect(client.call(axon.target(), 'GetMinerIndex', {}, 2_000)).rejects.toBeInstanceOf(
-        MinerCallError,
+      expect(await failureOf(client.call(axon.target(), 'GetMinerIndex', {}, 2_000))).toBe(
+        'shutdown',
       );
       expect(axon.received).toHaveLength(0);
     });

@@ -37,6 +37,11 @@ export interface MinerTarget {
   axonUrl: string;
 }
 
+/** A call's target from the metagraph's entry of a miner (its other fields left behind). */
+export function targetOf(miner: MinerTarget): MinerTarget {
+  return { uid: miner.uid, hotkey: miner.hotkey, axonUrl: miner.axonUrl };
+}
+
 /** Why a call to a miner failed; on-demand answers count them in `meta.miners_failed.reasons`. */
 export const MINER_FAILURE_REASONS = [
   'timeout',
@@ -52,15 +57,16 @@ export const MINER_FAILURE_REASONS = [
   'unauthorized',
   'address_refused',
   'no_budget',
+  'shutdown',
 ] as const;
 
 export type MinerFailureReason = (typeof MINER_FAILURE_REASONS)[number];
 
 /**
  * Failures that say nothing about the miner's honesty: we did not call it (our bulkhead, an
- * open circuit, no budget left, a refused address), or it refused us for reasons of its own
- * that are not faults (it does not serve the synapse, it blacklists us, it could not verify
- * us). They move no credibility and do not open the circuit.
+ * open circuit, no budget left, a refused address), we abandoned the call (our shutdown), or it
+ * refused us for reasons of its own that are not faults (it does not serve the synapse, it
+ * blacklists us, it could not verify us). They move no credibility and do not open the circuit.
  */
 export const NOT_THE_MINERS_FAULT: ReadonlySet<MinerFailureReason> = new Set([
   'busy',
@@ -70,7 +76,11 @@ export const NOT_THE_MINERS_FAULT: ReadonlySet<MinerFailureReason> = new Set([
   'unauthorized',
   'address_refused',
   'no_budget',
+  'shutdown',
 ]);
+
+/** What a call abandoned by our shutdown surfaces as before it is called `shutdown`. */
+const ABANDONED_AS: ReadonlySet<MinerFailureReason> = new Set(['timeout', 'network']);
 
 /** Why a call to a miner failed: an answer of the wrong shape is the miner's `wrong_schema`. */
 export function failureReasonOf(error: unknown): MinerFailureReason {
@@ -231,7 +241,13 @@ export class MinerClient implements OnModuleDestroy {
       this.metrics.observeMinerCall(miner.uid, synapse, latencyMs / 1000);
       return { body, latencyMs };
     } catch (error) {
-      const failure = classify(error, timeoutMs);
+      const classified = classify(error, timeoutMs);
+      // Our shutdown aborted the call (or refused it once begun): however the abort surfaced,
+      // it is no news of the miner, whose credibility the background jobs would otherwise cut.
+      const failure =
+        this.shutdown.signal.aborted && ABANDONED_AS.has(classified.reason)
+          ? new MinerCallError('shutdown', 'abandoned: this gateway is shutting down')
+          : classified;
       const seconds = NOT_CALLED.has(failure.reason)
         ? undefined
         : (performance.now() - started) / 1000;

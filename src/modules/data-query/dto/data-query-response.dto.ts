@@ -22,6 +22,8 @@ const FAILURE_REASONS: Record<MinerFailureReason, string> = {
   address_refused: 'not called: its axon address is outside MINER_ALLOWED_NETWORKS',
   no_budget:
     'not called: this validator’s call budget for the miner is spent, or could not be read (database unavailable)',
+  shutdown:
+    'abandoned: this gateway was shutting down (requests are answered before it stops its calls, so only its background jobs meet this)',
 };
 
 const COUNT = { type: 'integer', format: 'int32', minimum: 0 } as const;

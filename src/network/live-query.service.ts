@@ -1,0 +1,238 @@
+import { Injectable } from '@nestjs/common';
+import { Clock } from '../common/clock/clock';
+import { MetricsService, QuorumResult } from '../common/metrics/metrics.service';
+import { Source } from '../common/source';
+import { AppConfig } from '../config/app-config';
+import { InjectConfig } from '../config/config.module';
+import {
+  checkAnswer,
+  CheckedAnswer,
+  credibilityScore,
+  isUsableAnswer,
+  mergeAnswers,
+} from './answer-checks';
+import { CredibilityRecorder, MinerScore } from './credibility-recorder';
+import { LatencyTracker } from './latency-tracker';
+import { MetagraphService } from './metagraph/metagraph.service';
+import { ServingMiner } from './miner.entity';
+import { rankMinersForQuery } from './miner-selection';
+import { DataItem, NetworkQuery } from './protocol';
+import { compileQuery, QueryMatcher } from './query-matcher';
+import { emptyResult, NetworkQueryResult } from './query-result';
+import { LateResult, QuorumOutcome, runQuorum } from './quorum';
+import { onDemandRequestFields, OnDemandRequestFields, readEntityList } from './sn13/messages';
+import { CallBudgets, QueryPurpose } from './transport/call-budgets';
+import {
+  failureScore,
+  MinerClient,
+  MinerFailureReason,
+  NOT_SERVED_COOLDOWN_MS,
+  targetOf,
+} from './transport/miner-client';
+
+/** Hedging delay before the network has enough latency samples to know its own p90. */
+const INITIAL_HEDGE_MS = 1000;
+/**
+ * After the response, stragglers get this long (at least) before their calls are abandoned:
+ * late answers still count for credibility, but a hung miner must not hold its connection
+ * slots for the whole deadline. An abandoned call counts as a timeout.
+ */
+const STRAGGLER_GRACE_MS = 1000;
+/**
+ * How long a miner that answered OnDemandRequest is remembered as one that serves it (per
+ * process): as long as a 404 keeps a miner from being asked it again (MinerClient's cooldown),
+ * so that both sides of what `auto` knows age alike.
+ */
+export const SERVED_MEMORY_MS = NOT_SERVED_COOLDOWN_MS;
+
+/**
+ * The live path of on-demand queries: the OnDemandRequest fan-out to miners as a hedged quorum
+ * (quorum.ts), every item checked (answer-checks.ts), each miner's credibility moved by what it
+ * answered. NetworkService decides when a query goes live (ON_DEMAND_MODE) and asks this.
+ */
+@Injectable()
+export class LiveQueryService {
+  private readonly latencies = new LatencyTracker();
+  /** When each miner (by hotkey) last answered OnDemandRequest with a list of entities. */
+  private readonly servedOnDemandAt = new Map<string, number>();
+
+  constructor(
+    private readonly metagraph: MetagraphService,
+    private readonly client: MinerClient,
+    private readonly credibility: CredibilityRecorder,
+    private readonly budgets: CallBudgets,
+    @InjectConfig() private readonly config: AppConfig,
+    private readonly metrics: MetricsService,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * The `available` miners that might serve OnDemandRequest: all of them while no miner in the
+   * metagraph is refusing it with 404; once some are (`refusedSome`), those seen answering it
+   * within SERVED_MEMORY_MS (none: nothing to go live for).
+   */
+  mightServeOnDemand(available: ServingMiner[]): {
+    askable: ServingMiner[];
+    refusedSome: boolean;
+  } {
+    const refusedSome = this.metagraph
+      .minersServingData()
+      .some((miner) => this.client.refusalOf(miner.hotkey, 'OnDemandRequest') === 'not_served');
+    if (!refusedSome) return { askable: available, refusedSome };
+    const since = this.clock.now().getTime() - SERVED_MEMORY_MS;
+    const askable = available.filter(
+      (miner) => (this.servedOnDemandAt.get(miner.hotkey) ?? -Infinity) > since,
+    );
+    return { askable, refusedSome };
+  }
+
+  /** The OnDemandRequest fan-out over `withCallsLeft`, those of the `available` miners with budget. */
+  async query(
+    query: NetworkQuery,
+    available: ServingMiner[],
+    withCallsLeft: ServingMiner[],
+    purpose: QueryPurpose,
+  ): Promise<NetworkQueryResult> {
+    const { minersPerQuery, quorum, queryDeadlineMs } = this.config.network;
+    const candidates = rankMinersForQuery(withCallsLeft);
+    if (candidates.length === 0) {
+      this.metrics.recordQuorumOutcome('no_miners');
+      return emptyResult(
+        available.length > 0
+          ? `No miners available: all ${available.length} have spent this validator's OnDemandRequest budget for the hour (MINER_CALL_BUDGETS)`
+          : this.whyNoMiners(),
+      );
+    }
+
+    const matcher = compileQuery({
+      ...query,
+      keyword_mode: query.keywordMode,
+      start_date: query.startDate,
+      end_date: query.endDate,
+    });
+    const request = onDemandRequestFields(query);
+    const hedgeAfterMs = Math.min(this.latencies.quantile(0.9, INITIAL_HEDGE_MS), queryDeadlineMs);
+    const stragglers = new AbortController();
+    const outcome = await runQuorum(
+      { candidates, fanout: minersPerQuery, quorum, deadlineMs: queryDeadlineMs, hedgeAfterMs },
+      (miner) => this.ask(miner, request, matcher, query.source, stragglers.signal, purpose),
+      (late) => this.recordLate(late),
+    );
+    setTimeout(() => stragglers.abort(), Math.max(STRAGGLER_GRACE_MS, 2 * hedgeAfterMs)).unref();
+    this.metrics.recordQuorumOutcome(quorumResult(outcome, quorum));
+    const merged = mergeAnswers(outcome.answers, query.limit, query.newestFirst);
+    this.recordCredibility(outcome, merged.holders);
+    return summarize(outcome, merged.items, merged.consensus);
+  }
+
+  private async ask(
+    miner: ServingMiner,
+    request: OnDemandRequestFields,
+    matcher: QueryMatcher,
+    source: Source,
+    signal: AbortSignal,
+    purpose: QueryPurpose,
+  ): Promise<CheckedAnswer> {
+    const reply = await this.client.call(
+      targetOf(miner),
+      'OnDemandRequest',
+      { ...request },
+      this.config.network.queryDeadlineMs,
+      signal,
+      purpose,
+    );
+    // A body without the list throws WrongAnswerError: the miner's wrong_schema.
+    const entities = readEntityList(reply.body, 'data');
+    this.servedOnDemandAt.set(miner.hotkey, this.clock.now().getTime());
+    this.latencies.record(reply.latencyMs);
+    // Marked failing by another replica's circuit: this one just had an answer.
+    if (miner.state === 'failing') this.credibility.recordState(miner.uid, 'active');
+    return checkAnswer(miner.uid, entities, matcher, source);
+  }
+
+  /**
+   * The miners with an OnDemandRequest call left in their budget (all of them without one): a
+   * miner without would only be a `no_budget` failure taking a place among the query's miners.
+   * A task's query sees only what is left above the users' reserve.
+   */
+  async withBudgetLeft(miners: ServingMiner[], purpose: QueryPurpose): Promise<ServingMiner[]> {
+    if (!this.budgets.budgetOf('OnDemandRequest') || miners.length === 0) return miners;
+    const left = await this.budgets.left(
+      miners.map((miner) => miner.hotkey),
+      'OnDemandRequest',
+      purpose,
+    );
+    return miners.filter((miner) => left.get(miner.hotkey)!.left > 0);
+  }
+
+  /** Says plainly why no miner can be asked, above all when none serves on-demand queries. */
+  private whyNoMiners(): string {
+    const serving = this.metagraph.minersServingData();
+    const refusals = serving
+      .map((miner) => this.client.refusalOf(miner.hotkey, 'OnDemandRequest'))
+      .filter((reason) => reason !== undefined);
+    if (refusals.length === 0) return 'No miners available';
+    if (refusals.length === serving.length && refusals.every((reason) => reason === 'not_served'))
+      return (
+        `No available miner serves on-demand queries: all ${serving.length} answered 404 to ` +
+        'OnDemandRequest (public subnet 13 miners stopped serving it in December 2025)'
+      );
+    return `No miners available: ${refusals.length} of ${serving.length} refused OnDemandRequest recently (404: not served, 403: blacklisted, 401: unverified)`;
+  }
+
+  private recordCredibility(outcome: QuorumOutcome, holders: ReadonlyMap<string, number>): void {
+    const scores: MinerScore[] = [];
+    for (const answer of outcome.answers)
+      scores.push({ uid: answer.uid, score: credibilityScore(answer, holders) });
+    for (const [uid, reason] of outcome.failures) scores.push({ uid, score: failureScore(reason) });
+    this.credibility.record(scores);
+  }
+
+  /**
+   * A straggler's answer still counts for credibility, but without corroboration (the others'
+   * holdings are gone by then), so a late honest answer scores at most 0.5.
+   */
+  private recordLate(late: LateResult): void {
+    const score =
+      'failure' in late ? failureScore(late.failure) : credibilityScore(late.answer, new Map());
+    this.credibility.record([{ uid: late.uid, score }]);
+  }
+}
+
+function quorumResult(outcome: QuorumOutcome, quorum: number): QuorumResult {
+  if (outcome.answers.filter(isUsableAnswer).length >= quorum) return 'quorum';
+  return outcome.answers.length > 0 ? 'partial' : 'no_answer';
+}
+
+function summarize(
+  outcome: QuorumOutcome,
+  items: DataItem[],
+  consensus: number,
+): NetworkQueryResult {
+  const reasons: Partial<Record<MinerFailureReason, number>> = {};
+  for (const reason of outcome.failures.values()) reasons[reason] = (reasons[reason] ?? 0) + 1;
+  // Silent at the deadline is, for this request, a timeout (the call itself ends later).
+  if (outcome.deadlineReached && outcome.unanswered.length > 0)
+    reasons.timeout = (reasons.timeout ?? 0) + outcome.unanswered.length;
+  const noAnswer = outcome.answers.length === 0;
+  const error = outcome.deadlineReached
+    ? 'No miner answered within the deadline'
+    : 'Every queried miner failed';
+  return {
+    items,
+    error: noAnswer ? error : undefined,
+    origin: 'live',
+    minersQueried: outcome.queried.length,
+    minersResponded: outcome.answers.length,
+    minersEmpty: outcome.answers.filter((answer) => answer.returned === 0).length,
+    minersPassedChecks: outcome.answers.filter((answer) => answer.dropped === 0).length,
+    minersFailed: {
+      count: outcome.failures.size + (outcome.deadlineReached ? outcome.unanswered.length : 0),
+      reasons,
+    },
+    itemsDroppedInvalid: outcome.answers.reduce((sum, answer) => sum + answer.dropped, 0),
+    consensus,
+    hedged: outcome.hedged,
+    deadlineReached: outcome.deadlineReached,
+  };
+}

@@ -1,0 +1,43 @@
+import { StoredAnswer } from './stored/stored-answer';
+import { AnswerOrigin, DataItem } from './protocol';
+import { MinerFailureReason } from './transport/miner-client';
+
+/** What a stored-data answer reports beside the live one's counts. */
+export type StoredCounts = Pick<StoredAnswer, 'coverage' | 'buckets' | 'oldestFetchedAt'>;
+
+export interface NetworkQueryResult {
+  items: DataItem[];
+  error?: string;
+  origin: AnswerOrigin;
+  minersQueried: number;
+  minersResponded: number;
+  /** Miners that answered with no items at all. */
+  minersEmpty: number;
+  /** Miners that answered with only items that passed the checks (an empty answer passes). */
+  minersPassedChecks: number;
+  minersFailed: { count: number; reasons: Partial<Record<MinerFailureReason, number>> };
+  itemsDroppedInvalid: number;
+  consensus: number;
+  hedged: number;
+  deadlineReached: boolean;
+  /** Present when `origin` is `stored`. */
+  stored?: StoredCounts;
+}
+
+/** A live answer that asked no miner, with the reason. */
+export function emptyResult(error: string): NetworkQueryResult {
+  return {
+    items: [],
+    error,
+    origin: 'live',
+    minersQueried: 0,
+    minersResponded: 0,
+    minersEmpty: 0,
+    minersPassedChecks: 0,
+    minersFailed: { count: 0, reasons: {} },
+    itemsDroppedInvalid: 0,
+    consensus: 0,
+    hedged: 0,
+    deadlineReached: false,
+  };
+}
