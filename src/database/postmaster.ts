@@ -1,5 +1,6 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
+import type { Socket } from 'node:net';
 import { join } from 'node:path';
 
 /** A Postgres server this process started, in a process group of its own. */
@@ -31,7 +32,8 @@ const POLL_MS = 50;
  * Own group: a Ctrl-C in the terminal signals the whole foreground group. Postgres in ours took
  * it as a fast shutdown at once, ending the sessions of the drain the same signal started (the
  * index sync's last writes failed). The server is stopped by `stop()`, after the app; should
- * this process exit without calling it (a second Ctrl-C, a crash), it is stopped on `exit`.
+ * this process exit without calling it (a second Ctrl-C, a crash), it is stopped on `exit`;
+ * should it die without running even that (SIGKILL, the OOM killer), by its keeper.
  *
  * Ready: when its `postmaster.pid` names this child and says `ready`, as `pg_ctl -w` decides;
  * connecting to the port could reach another server that holds it while ours fails to bind.
@@ -53,7 +55,14 @@ export async function startPostmaster(options: PostmasterOptions): Promise<Postm
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   // Spawning can fail without a pid (ENOENT, EACCES): the error comes as an event.
   const failed = new Promise<Error>((resolve) => child.once('error', resolve));
-  const stopOnExit = () => child.kill('SIGINT');
+  const keeper = child.pid === undefined ? undefined : startKeeper(child.pid);
+  // Once the server is gone its pid may be reused: the keeper must not outlive it.
+  const dismissKeeper = () => keeper?.kill('SIGKILL');
+  child.once('exit', dismissKeeper);
+  const stopOnExit = () => {
+    dismissKeeper();
+    child.kill('SIGINT');
+  };
   process.on('exit', stopOnExit);
   // Without a pid it never ran (and emits no `exit`).
   const running = () =>
@@ -61,6 +70,7 @@ export async function startPostmaster(options: PostmasterOptions): Promise<Postm
 
   const stop = async () => {
     process.removeListener('exit', stopOnExit);
+    dismissKeeper();
     if (!running()) return;
     child.kill('SIGINT');
     const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
@@ -80,6 +90,31 @@ export async function startPostmaster(options: PostmasterOptions): Promise<Postm
   }
   return { stop };
 }
+
+/**
+ * Stops the server (SIGINT, a fast shutdown) when this process ends however it ends: `sh` reads
+ * a pipe whose writing end only this process holds, and the kernel closes that end when the
+ * process dies, SIGKILL included, which no `exit` listener survives. In a group of its own like
+ * the server, so a terminal's Ctrl-C leaves it alone. It signals only a live postgres (the pid
+ * may have been reused) and is killed once the server stops or is stopped by us. Without `sh`
+ * (an error event) there is no keeper; the next start stops an orphan (removeStalePostmaster).
+ */
+function startKeeper(pid: number): ChildProcess {
+  const keeper = spawn('/bin/sh', ['-c', KEEPER_SCRIPT, 'postgres-keeper', String(pid)], {
+    detached: true,
+    stdio: ['pipe', 'ignore', 'ignore'],
+    windowsHide: true,
+  });
+  keeper.once('error', () => undefined);
+  // Neither the keeper nor its pipe keeps this process alive.
+  keeper.unref();
+  (keeper.stdin as Socket | null)?.unref();
+  return keeper;
+}
+
+/** `read` returns at end of input: when this process is gone. */
+const KEEPER_SCRIPT =
+  'read -r _; if grep -q postgres "/proc/$1/cmdline" 2>/dev/null || [ ! -d /proc ]; then kill -INT "$1" 2>/dev/null; fi';
 
 async function waitUntilReady(
   databaseDir: string,

@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
 import { AddressInfo, connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -62,6 +62,8 @@ describe('The development entry point with its embedded Postgres', () => {
         .filter((done) => done !== undefined);
       expect(Number(synced.at(-1))).toBeLessThan(24);
       expect(isAlive(postgres)).toBe(false);
+      // Its keeper (the safety net for a SIGKILL) went with it.
+      expect(keepersOf(postgres)).toEqual([]);
       expect(existsSync(join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
     } finally {
       await client.end().catch(() => undefined);
@@ -96,6 +98,27 @@ describe('The development entry point with its embedded Postgres', () => {
       await until(() => Promise.resolve(!isAlive(postgres) || undefined), 10_000);
     } finally {
       socket.destroy();
+      await app.stop('SIGKILL');
+      if (isAlive(postgres)) process.kill(postgres, 'SIGKILL');
+    }
+  }, 120_000);
+
+  it('when killed outright (SIGKILL: no exit listener runs), its Postgres still stops', async () => {
+    const app = await startAppProcess(
+      { DATA_DIR: dataDir, EMBEDDED_POSTGRES_PORT: String(await freePort()) },
+      'development',
+      { processGroup: true },
+    );
+    const postgres = postmasterPid(dataDir);
+    try {
+      expect(keepersOf(postgres)).toHaveLength(1);
+      process.kill(-app.pid, 'SIGKILL');
+      expect(await app.exited).toBe('SIGKILL');
+      // A fast shutdown, by the keeper: the server removes its pid file as it stops.
+      await until(() => Promise.resolve(!isAlive(postgres) || undefined), 15_000);
+      expect(existsSync(join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
+      await until(() => Promise.resolve(keepersOf(postgres).length === 0 || undefined), 5_000);
+    } finally {
       await app.stop('SIGKILL');
       if (isAlive(postgres)) process.kill(postgres, 'SIGKILL');
     }
@@ -157,6 +180,21 @@ function postmasterPid(dataDir: string): number {
 function readyPostmaster(dataDir: string): number | undefined {
   const file = readPidFile(join(dataDir, 'postgres'));
   return file?.ready ? file.pid : undefined;
+}
+
+/** The pids of the processes keeping the server `pid` (postmaster.ts, startKeeper). */
+function keepersOf(pid: number): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((entry) => {
+      try {
+        const args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+        return args.includes('postgres-keeper') && args.includes(String(pid));
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
 }
 
 function parentOf(pid: number): number {
