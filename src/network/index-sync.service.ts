@@ -18,7 +18,11 @@ import { NetworkService } from './network.service';
 import { MAX_DATA_AGE_DAYS, oldestUsefulBucket } from './protocol';
 import { WrongAnswerError } from './sn13/messages';
 import { CallBudgets } from './transport/call-budgets';
-import { MinerCallError, MinerFailureReason, NOT_THE_MINERS_FAULT } from './transport/miner-client';
+import {
+  MinerCallError,
+  MinerFailureReason,
+  NOT_THE_MINERS_FAULT,
+} from './transport/miner-failures';
 import { roundTo } from '../common/round-to';
 
 export const INDEX_SYNC_JOB = 'index-sync';

@@ -13,12 +13,8 @@ import { DataItem, NetworkQuery } from './protocol';
 import { StoredAnswer } from './stored/stored-answer';
 import { StoredDataService } from './stored/stored-data.service';
 import { CallBudgets } from './transport/call-budgets';
-import {
-  MinerCallError,
-  MinerClient,
-  MinerFailureReason,
-  MinerTarget,
-} from './transport/miner-client';
+import { MinerClient, MinerTarget } from './transport/miner-client';
+import { MinerCallError, MinerFailureReason } from './transport/miner-failures';
 
 const STORED: StoredAnswer = {
   items: [],

@@ -17,13 +17,8 @@ import { SYNAPSE_NAMES, SynapseName } from '../common/synapse-names';
 import { StoredDataService } from './stored/stored-data.service';
 import { CallBudgets, QueryPurpose } from './transport/call-budgets';
 import { NeuronListing, neuronListing } from './neuron-listing';
-import {
-  failureScore,
-  MinerCallError,
-  MinerClient,
-  NOT_THE_MINERS_FAULT,
-  targetOf,
-} from './transport/miner-client';
+import { MinerClient, targetOf } from './transport/miner-client';
+import { failureScore, MinerCallError, NOT_THE_MINERS_FAULT } from './transport/miner-failures';
 
 /**
  * The miner network's public face: other modules call this, never the repositories or the

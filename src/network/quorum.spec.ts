@@ -1,5 +1,5 @@
 import { CheckedAnswer } from './answer-checks';
-import { MinerCallError, MinerFailureReason } from './transport/miner-client';
+import { MinerCallError, MinerFailureReason } from './transport/miner-failures';
 import { LateResult, QuorumOutcome, QuorumPlan, runQuorum } from './quorum';
 
 interface Miner {

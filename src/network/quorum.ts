@@ -1,5 +1,5 @@
 import { CheckedAnswer, isUsableAnswer } from './answer-checks';
-import { failureReasonOf, MinerFailureReason } from './transport/miner-client';
+import { failureReasonOf, MinerFailureReason } from './transport/miner-failures';
 
 export interface QuorumPlan<M extends { uid: number }> {
   /** Ranked: the first `fanout` are asked at once, the rest are spares in order. */

@@ -1,4 +1,4 @@
-import { MINER_FAILURE_REASONS } from '../../src/network/transport/miner-client';
+import { MINER_FAILURE_REASONS } from '../../src/network/transport/miner-failures';
 import { createKey } from '../support/fixtures';
 import { startTestNetwork, TestNetwork } from '../support/network';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';

@@ -9,14 +9,13 @@ import { SourceId } from '../sn13/sources';
 import { getDataEntityBucketFields, readEntityList } from '../sn13/messages';
 import { BucketDelivery, BucketFetch, ItemStore } from '../stored/item-store';
 import { BudgetLeft, CallBudgets, CallPurpose } from '../transport/call-budgets';
+import { MinerClient, MinerTarget } from '../transport/miner-client';
 import {
   failureReasonOf,
   failureScore,
   KeptForChecksError,
-  MinerClient,
   MinerFailureReason,
-  MinerTarget,
-} from '../transport/miner-client';
+} from '../transport/miner-failures';
 
 /** A miner holding a bucket, with the label and size its index claims for it. */
 export interface BucketHolder extends MinerTarget {

@@ -9,12 +9,8 @@ import {
   readBucketContents,
   readEntityList,
 } from '../sn13/messages';
-import {
-  failureReasonOf,
-  failureScore,
-  MinerClient,
-  MinerFailureReason,
-} from '../transport/miner-client';
+import { MinerClient } from '../transport/miner-client';
+import { failureReasonOf, failureScore, MinerFailureReason } from '../transport/miner-failures';
 import { QueryPurpose } from '../transport/call-budgets';
 import { bucketKeyOf } from './bucket-selection';
 import { CheckedContents, checkContents, checkEntities } from './contents-check';

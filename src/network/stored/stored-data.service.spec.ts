@@ -7,7 +7,8 @@ import { BucketKey, bucketStart, MAX_BUCKET_BYTES, NetworkQuery, timeBucketId } 
 import { wireBucketId, WireBucketId } from '../sn13/messages';
 import { SynapseName } from '../../common/synapse-names';
 import { CallBudgets } from '../transport/call-budgets';
-import { MinerCallError, MinerClient, MinerReply, MinerTarget } from '../transport/miner-client';
+import { MinerClient, MinerReply, MinerTarget } from '../transport/miner-client';
+import { MinerCallError } from '../transport/miner-failures';
 import { bucketKeyOf, DEFAULT_RECORD_BYTES } from './bucket-selection';
 import { ContentsFetcher } from './contents-fetcher';
 import { BucketDelivery, BucketFetch, ItemStore, StoredItem, StoredItemQuery } from './item-store';

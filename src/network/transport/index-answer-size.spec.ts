@@ -10,7 +10,8 @@ import { parseCompressedIndex } from '../index/compressed-index';
 import { MAX_INDEX_BUCKETS, MAX_LABEL_LENGTH, timeBucketId } from '../protocol';
 import { getMinerIndexFields, readCompressedIndex } from '../sn13/messages';
 import { CallBudgets } from './call-budgets';
-import { MinerCallError, MinerClient, MinerTarget } from './miner-client';
+import { MinerClient, MinerTarget } from './miner-client';
+import { MinerCallError } from './miner-failures';
 
 const MINER = Sr25519Keypair.fromUri('//Miner').address;
 const NOW = new Date();

@@ -18,13 +18,8 @@ import { getDataEntityBucketFields, getMinerIndexFields } from '../sn13/messages
 import { SYNAPSE_NAMES, SynapseName } from '../../common/synapse-names';
 import { CallBudgets, CallPurpose } from './call-budgets';
 import { Reservation } from './call-budget.repository';
-import {
-  failureScore,
-  MinerCallError,
-  MinerClient,
-  MinerFailureReason,
-  MinerTarget,
-} from './miner-client';
+import { MinerClient, MinerTarget } from './miner-client';
+import { failureScore, MinerCallError, MinerFailureReason } from './miner-failures';
 
 const GATEWAY = Sr25519Keypair.fromUri('//Gateway');
 const MINER = Sr25519Keypair.fromUri('//Miner').address;

@@ -10,9 +10,7 @@ import {
   CircuitState,
   ConsecutiveBreaker,
   handleWhen,
-  isBrokenCircuitError,
   isBulkheadRejectedError,
-  TaskCancelledError,
   timeout,
   TimeoutStrategy,
   wrap,
@@ -24,11 +22,18 @@ import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { AxonTarget, buildSignedRequest, newTerminal } from '../bittensor/dendrite';
 import { ValidatorIdentity } from '../bittensor/validator-identity';
-import { WrongAnswerError } from '../sn13/messages';
 import { SynapseName } from '../../common/synapse-names';
 import { AddressPolicy, AddressRefusedError } from './address-policy';
 import { CallBudgets, CallPurpose } from './call-budgets';
 import { MinerCooldowns } from './miner-cooldowns';
+import {
+  classify,
+  KeptForChecksError,
+  MinerCallError,
+  MinerFailureReason,
+  NOT_CALLED,
+  NOT_THE_MINERS_FAULT,
+} from './miner-failures';
 
 export interface MinerTarget {
   uid: number;
@@ -42,90 +47,8 @@ export function targetOf(miner: MinerTarget): MinerTarget {
   return { uid: miner.uid, hotkey: miner.hotkey, axonUrl: miner.axonUrl };
 }
 
-/** Why a call to a miner failed; on-demand answers count them in `meta.miners_failed.reasons`. */
-export const MINER_FAILURE_REASONS = [
-  'timeout',
-  'http_error',
-  'malformed',
-  'oversize',
-  'wrong_schema',
-  'network',
-  'circuit_open',
-  'busy',
-  'not_served',
-  'blacklisted',
-  'unauthorized',
-  'address_refused',
-  'no_budget',
-  'shutdown',
-] as const;
-
-export type MinerFailureReason = (typeof MINER_FAILURE_REASONS)[number];
-
-/**
- * Failures that say nothing about the miner's honesty: we did not call it (our bulkhead, an
- * open circuit, no budget left, a refused address), we abandoned the call (our shutdown), or it
- * refused us for reasons of its own that are not faults (it does not serve the synapse, it
- * blacklists us, it could not verify us). They move no credibility and do not open the circuit.
- */
-export const NOT_THE_MINERS_FAULT: ReadonlySet<MinerFailureReason> = new Set([
-  'busy',
-  'circuit_open',
-  'not_served',
-  'blacklisted',
-  'unauthorized',
-  'address_refused',
-  'no_budget',
-  'shutdown',
-]);
-
 /** What a call abandoned by our shutdown surfaces as before it is called `shutdown`. */
 const ABANDONED_AS: ReadonlySet<MinerFailureReason> = new Set(['timeout', 'network']);
-
-/** Why a call to a miner failed: an answer of the wrong shape is the miner's `wrong_schema`. */
-export function failureReasonOf(error: unknown): MinerFailureReason {
-  if (error instanceof MinerCallError) return error.reason;
-  return error instanceof WrongAnswerError ? 'wrong_schema' : 'network';
-}
-
-/** What a failure says of the miner: 0, or null (no news) when it is not the miner's fault. */
-export function failureScore(reason: MinerFailureReason): number | null {
-  return NOT_THE_MINERS_FAULT.has(reason) ? null : 0;
-}
-
-/** Failures that happen before the miner is called: no latency is recorded. */
-const NOT_CALLED: ReadonlySet<MinerFailureReason> = new Set([
-  'busy',
-  'circuit_open',
-  'address_refused',
-  'no_budget',
-]);
-
-export class MinerCallError extends Error {
-  constructor(
-    readonly reason: MinerFailureReason,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'MinerCallError';
-  }
-}
-
-/**
- * A `no_budget` refusal of a miner's last GetDataEntityBucket call, kept for the index spot
- * checks (INDEX_SPOT_CHECK_RESERVE); `freeAt`: when a miner without one has one again.
- */
-export class KeptForChecksError extends MinerCallError {
-  constructor(
-    synapse: SynapseName,
-    readonly freeAt: Date | null,
-  ) {
-    super(
-      'no_budget',
-      `the miner's last ${synapse} call is kept for the index spot checks (INDEX_SPOT_CHECK_RESERVE)`,
-    );
-  }
-}
 
 export interface MinerReply {
   body: unknown;
@@ -517,22 +440,4 @@ function errorMessage(text: string): string {
     // not JSON: fall through
   }
   return text.slice(0, 200) || 'no message';
-}
-
-function classify(error: unknown, timeoutMs: number): MinerCallError {
-  if (error instanceof MinerCallError) return error;
-  if (error instanceof AddressRefusedError || hasCode(error, 'ADDRESS_REFUSED'))
-    return new MinerCallError('address_refused', (error as Error).message);
-  if (isBulkheadRejectedError(error))
-    return new MinerCallError('busy', 'too many calls in flight to this miner');
-  if (isBrokenCircuitError(error))
-    return new MinerCallError('circuit_open', 'circuit open after repeated failures');
-  // Not cockatiel's isTaskCancelledError: in 3.2.1 it tests for the bulkhead error instead.
-  if (error instanceof TaskCancelledError)
-    return new MinerCallError('timeout', `no answer within ${timeoutMs} ms`);
-  return new MinerCallError('network', error instanceof Error ? error.message : String(error));
-}
-
-function hasCode(error: unknown, code: string): boolean {
-  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === code;
 }

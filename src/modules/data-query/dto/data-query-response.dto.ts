@@ -2,7 +2,10 @@ import { ApiExtraModels, ApiProperty, ApiPropertyOptional, ApiSchema } from '@ne
 import { DataItemDto, dataItemsProperty } from './data-item.dto';
 import { RedditItemDto } from './reddit-item.dto';
 import { XItemDto } from './x-item.dto';
-import { MINER_FAILURE_REASONS, MinerFailureReason } from '../../../network/transport/miner-client';
+import {
+  MINER_FAILURE_REASONS,
+  MinerFailureReason,
+} from '../../../network/transport/miner-failures';
 import { SOURCE_NAMES, SourceName } from '../../../network/sn13/sources';
 import { ANSWER_ORIGINS, AnswerOrigin } from '../../../network/protocol';
 
