@@ -141,6 +141,9 @@ export class TaskLifecycleService
       'task',
     );
     if (result.error) {
+      // Cut short by shutdown (the miner client abandoned its calls): not the task's failure,
+      // which would put its next collection off by a tick.
+      if (this.stopping) return;
       this.logger.warn(`task ${task.id}: nothing collected: ${result.error}`);
       await this.repository.recordCollectionFailure(task.id, now);
       return;
