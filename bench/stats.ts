@@ -44,7 +44,7 @@ import {
   MetagraphNeuron,
   timeBucketId,
 } from '../src/network/protocol';
-import { SourceId } from '../src/network/sn13/sources';
+import { SourceId } from '../src/network/sources';
 import { benchAppEnv, createApiKey, serveApp } from './support/app-server';
 import { forkServer } from './support/child-server';
 import { cleanupOnExit } from './support/cleanup';

@@ -4,7 +4,7 @@ import {
   BucketHolder,
   MinerIndexReadRepository,
 } from '../../src/network/index/miner-index-read.repository';
-import { SourceId } from '../../src/network/sn13/sources';
+import { SourceId } from '../../src/network/sources';
 import { percentile } from './measure';
 import { table } from './report';
 

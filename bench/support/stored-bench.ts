@@ -27,7 +27,7 @@ import { CallCounts } from '../../src/devnet/miner-server';
 import { cryptoReady, Sr25519Keypair } from '../../src/network/bittensor/keypair';
 import { timeBucketId } from '../../src/network/protocol';
 import { getContentsByBucketsFields, readBucketContents } from '../../src/network/sn13/messages';
-import { toSourceId } from '../../src/network/sn13/sources';
+import { toSourceId } from '../../src/network/sources';
 import { ItemStoreRepository } from '../../src/network/stored/item-store.repository';
 import { benchAppEnv, benchValidatorKey, createApiKey, deactivateApiKey } from './app-server';
 import { forkServer } from './child-server';

@@ -2,7 +2,7 @@ import { DataSource } from 'typeorm';
 import { Source } from '../../src/common/source';
 import { HASHTAGS, SUBREDDITS } from '../../src/devnet/vocabulary';
 import { MAX_DATA_AGE_DAYS, normalizeLabel } from '../../src/network/protocol';
-import { toSourceId } from '../../src/network/sn13/sources';
+import { toSourceId } from '../../src/network/sources';
 import { StoredItemQuery } from '../../src/network/stored/item-store';
 import { SEEDED_HOT_LABELS } from './item-store-seed';
 

@@ -8,7 +8,7 @@ import { cryptoReady, publicKeyOfAddress, Sr25519Keypair } from '../network/bitt
 import { CompressedMinerIndex, DataItem, MetagraphFile, timeBucketId } from '../network/protocol';
 import { compileQuery } from '../network/query-matcher';
 import { convertEntity } from '../network/sn13/entities';
-import { sourceOfId, toSourceName } from '../network/sn13/sources';
+import { sourceOfId, toSourceName } from '../network/sources';
 import { Source } from '../common/source';
 import { sourceIdOf } from './miner-records';
 import { AxonAnswer, callAxon, sendSigned } from './axon-client';

@@ -1,6 +1,7 @@
 import { BucketKey, CompressedMinerIndex, DataItem, bucketStart } from '../network/protocol';
-import { sourceOfId, toSourceName } from '../network/sn13/sources';
-import { ParsedKeyword, QueryMatcher } from '../network/query-matcher';
+import { sourceOfId, toSourceName } from '../network/sources';
+import { ParsedKeyword } from '../network/keywords';
+import { QueryMatcher } from '../network/query-matcher';
 import { WireDataEntity } from '../network/sn13/entities';
 import { randomBase62 } from './corpus-text';
 import { toWireEntity } from './miner-records';

@@ -1,6 +1,6 @@
 import { isRecord } from '../common/is-record';
 import { BucketKey, KeywordMode, normalizeLabel } from '../network/protocol';
-import { sourceOfId, SourceId, SourceName, toSourceName } from '../network/sn13/sources';
+import { sourceOfId, SourceId, SourceName, toSourceName } from '../network/sources';
 import { parseIsoDate } from '../common/validation/iso-date';
 import { SynapseName } from '../common/synapse-names';
 import { MAX_CONTENT_BUCKETS } from '../network/sn13/messages';

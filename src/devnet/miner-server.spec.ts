@@ -5,7 +5,7 @@ import { cryptoReady, Sr25519Keypair } from '../network/bittensor/keypair';
 import { Source } from '../common/source';
 import { DEFAULT_MINER_MAX_INDEX_RESPONSE_BYTES } from '../config/miner-answer-sizes';
 import { bucketStart, CompressedMinerIndex, DataItem } from '../network/protocol';
-import { sourceOfId } from '../network/sn13/sources';
+import { sourceOfId } from '../network/sources';
 import { compileQuery } from '../network/query-matcher';
 import { convertContent, convertEntity } from '../network/sn13/entities';
 import { MinerBehaviour } from './behaviour';

@@ -6,7 +6,7 @@ import {
   normalizeLabel,
   timeBucketId,
 } from '../network/protocol';
-import { SOURCE_NAMES, SourceName } from '../network/sn13/sources';
+import { SOURCE_NAMES, SourceName } from '../network/sources';
 import { parseIsoDate } from '../common/validation/iso-date';
 import { compileQuery } from '../network/query-matcher';
 import { WireDataEntity } from '../network/sn13/entities';

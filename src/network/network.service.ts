@@ -11,7 +11,7 @@ import { ServingMiner } from './miner.entity';
 import { MinerCounts, MinersRepository } from './miners.repository';
 import { BucketKey, NetworkQuery } from './protocol';
 import { NetworkQueryResult } from './query-result';
-import { SourceId } from './sn13/sources';
+import { SourceId } from './sources';
 import { getMinerIndexFields, readCompressedIndex, WrongAnswerError } from './sn13/messages';
 import { SYNAPSE_NAMES, SynapseName } from '../common/synapse-names';
 import { StoredDataService } from './stored/stored-data.service';

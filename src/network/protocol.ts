@@ -6,7 +6,7 @@
  */
 
 import { Source } from '../common/source';
-import { SourceId } from './sn13/sources';
+import { SourceId } from './sources';
 
 /** A miner index with more buckets than this is rejected by the gateway. */
 export const MAX_INDEX_BUCKETS = 350_000;

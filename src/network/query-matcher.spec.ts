@@ -1,5 +1,6 @@
 import { RedditItem, XItem } from './protocol';
-import { compileQuery, InvalidQueryError, MatchQuery, parseKeyword } from './query-matcher';
+import { parseKeyword } from './keywords';
+import { compileQuery, InvalidQueryError, MatchQuery } from './query-matcher';
 
 function xItem(overrides: Partial<XItem> = {}): XItem {
   return {

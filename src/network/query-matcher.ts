@@ -2,7 +2,8 @@ import { isRecord } from '../common/is-record';
 import { parseIsoDate } from '../common/validation/iso-date';
 import { Source } from '../common/source';
 import { authorKey, KEYWORD_MODES, KeywordMode } from './protocol';
-import { sourceOfName } from './sn13/sources';
+import { parseKeyword, ParsedKeyword } from './keywords';
+import { sourceOfName } from './sources';
 
 /**
  * The rules deciding whether an item answers an on-demand query (docs/miner-protocol.md,
@@ -22,14 +23,6 @@ export interface MatchQuery {
   end_date?: Date | string | null;
 }
 
-export type ParsedKeyword =
-  /** Case-insensitive substring of the item's text; `text` is lower-cased. */
-  | { kind: 'text'; text: string }
-  /** X only: in the text, or in the item's hashtag list. `tag` is lower-cased with its `#`. */
-  | { kind: 'hashtag'; tag: string }
-  /** Reddit only: the item's subreddit is `label` (`r/<name>`, lower-cased); not a text match. */
-  | { kind: 'subreddit'; label: string };
-
 export interface QueryMatcher {
   readonly source: Source;
   readonly start: Date | null;
@@ -42,22 +35,6 @@ export interface QueryMatcher {
 
 export class InvalidQueryError extends Error {
   override readonly name = 'InvalidQueryError';
-}
-
-// Reddit names are letters, digits and underscores; anything else stays a text keyword.
-const SUBREDDIT_SELECTOR = /^(?:\/?r\/|\/)([a-z0-9_]+)\/?$/i;
-
-export function parseKeyword(keyword: string, source: Source): ParsedKeyword {
-  const trimmed = keyword.trim();
-  const lower = trimmed.toLowerCase();
-  if (source === 'reddit') {
-    const selector = SUBREDDIT_SELECTOR.exec(trimmed);
-    if (selector) return { kind: 'subreddit', label: `r/${selector[1].toLowerCase()}` };
-  }
-  if (source === 'x' && lower.length > 1 && lower.startsWith('#')) {
-    return { kind: 'hashtag', tag: lower };
-  }
-  return { kind: 'text', text: lower };
 }
 
 function toBound(value: Date | string | null | undefined, field: string): Date | null {

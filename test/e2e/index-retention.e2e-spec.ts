@@ -6,7 +6,7 @@ import { IndexRow } from '../../src/network/index/compressed-index';
 import { MinerIndexService } from '../../src/network/index/miner-index.service';
 import { MetagraphService } from '../../src/network/metagraph/metagraph.service';
 import { MAX_DATA_AGE_DAYS, MetagraphFile, timeBucketId } from '../../src/network/protocol';
-import { SourceId } from '../../src/network/sn13/sources';
+import { SourceId } from '../../src/network/sources';
 import { startTestNetwork, TestNetwork } from '../support/network';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 import { syncIndexNow } from '../support/index-sync';

@@ -4,7 +4,7 @@ import { IndexRow } from '../../src/network/index/compressed-index';
 import { MinerIndexService } from '../../src/network/index/miner-index.service';
 import { MinersRepository } from '../../src/network/miners.repository';
 import { MetagraphNeuron } from '../../src/network/protocol';
-import { SourceId } from '../../src/network/sn13/sources';
+import { SourceId } from '../../src/network/sources';
 import { expectAggregatesExact } from '../support/index-aggregates';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
 import { minerIndexOn } from '../support/miner-index';

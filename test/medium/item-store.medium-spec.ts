@@ -8,7 +8,7 @@ import {
   timeBucketId,
   XItem,
 } from '../../src/network/protocol';
-import { SourceId } from '../../src/network/sn13/sources';
+import { SourceId } from '../../src/network/sources';
 import { BucketDelivery, StoredItemQuery } from '../../src/network/stored/item-store';
 import { ItemStoreRepository } from '../../src/network/stored/item-store.repository';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';

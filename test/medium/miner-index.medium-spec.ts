@@ -6,7 +6,7 @@ import { MinerIndexRepository } from '../../src/network/index/miner-index.reposi
 import { MinerIndexService } from '../../src/network/index/miner-index.service';
 import { MinersRepository } from '../../src/network/miners.repository';
 import { timeBucketId } from '../../src/network/protocol';
-import { SourceId } from '../../src/network/sn13/sources';
+import { SourceId } from '../../src/network/sources';
 import { aggregatesAndGroupBys, expectAggregatesExact } from '../support/index-aggregates';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
 import { minerIndexOn } from '../support/miner-index';

@@ -10,7 +10,7 @@ import { parseIsoDate } from '../../common/validation/iso-date';
 import { NetworkService } from '../../network/network.service';
 import { StoredCounts } from '../../network/query-result';
 import { authorKey, NetworkQuery } from '../../network/protocol';
-import { toSourceName } from '../../network/sn13/sources';
+import { toSourceName } from '../../network/sources';
 import { DataQueryRequestDto } from './dto/data-query-request.dto';
 import { DataQueryResponseDto, StoredDataMetaDto } from './dto/data-query-response.dto';
 

@@ -4,7 +4,7 @@ import { Source } from '../../common/source';
 import { MinerIndexService } from '../../network/index/miner-index.service';
 import { NetworkService } from '../../network/network.service';
 import { bucketEnd, bucketStart, normalizeLabel, timeBucketId } from '../../network/protocol';
-import { toSourceId, toSourceName } from '../../network/sn13/sources';
+import { toSourceId, toSourceName } from '../../network/sources';
 import { QueryBucketQueryDto } from './dto/stats-requests.dto';
 import {
   AgeSizeDto,

@@ -8,7 +8,7 @@ import { Source } from '../../common/source';
 import { currentItemShape, StoredItemShape } from '../../network/legacy-items';
 import { RedditItem, XItem } from '../../network/protocol';
 import { xContentFields } from '../../network/sn13/records';
-import { toSourceName } from '../../network/sn13/sources';
+import { toSourceName } from '../../network/sources';
 import { writeFileAtomically, WrittenFile } from './atomic-file';
 
 /*

@@ -5,7 +5,7 @@ import { InjectConfig } from '../../config/config.module';
 import { CredibilityRecorder } from '../credibility-recorder';
 import { BucketCheckResult, checkBucket } from './bucket-check';
 import { BucketKey, bucketEnd, bucketStart, DataItem } from '../protocol';
-import { SourceId } from '../sn13/sources';
+import { SourceId } from '../sources';
 import { getDataEntityBucketFields, readEntityList } from '../sn13/messages';
 import { BucketDelivery, BucketFetch, ItemStore } from '../stored/item-store';
 import { BudgetLeft, CallBudgets, CallPurpose } from '../transport/call-budgets';

@@ -7,7 +7,7 @@ import {
   oldestUsefulBucket,
   timeBucketId,
 } from '../protocol';
-import { SourceId } from '../sn13/sources';
+import { SourceId } from '../sources';
 import { isStorableText } from '../../common/validation/storable-text';
 import { characterCount } from '../../common/validation/text-length';
 

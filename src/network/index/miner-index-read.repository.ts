@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { SourceId } from '../sn13/sources';
+import { SourceId } from '../sources';
 
 export interface LabelSizeRow {
   label_value: string;

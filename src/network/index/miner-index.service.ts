@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { SourceId } from '../sn13/sources';
+import { SourceId } from '../sources';
 import { IndexRow } from './compressed-index';
 import {
   AgeSizeRow,

@@ -2,7 +2,7 @@ import { generateCorpus } from '../../devnet/corpus';
 import { toWireEntity } from '../../devnet/miner-records';
 import { DataItem, RedditItem, XItem } from '../protocol';
 import { convertContent, convertEntity } from './entities';
-import { sourceOfName } from './sources';
+import { sourceOfName } from '../sources';
 
 const corpus = generateCorpus({ seed: 3, size: { x: 300, reddit: 200 } });
 const xItem = corpus.items.find(

@@ -3,7 +3,7 @@ import { parseIsoDate } from '../../common/validation/iso-date';
 import { DataItem } from '../protocol';
 import { Source } from '../../common/source';
 import { RecordPlace, redditItemOf, xItemOf } from './records';
-import { toSourceId } from './sources';
+import { toSourceId } from '../sources';
 import { storableItem } from './well-formed';
 
 /**

@@ -1,7 +1,7 @@
 import { pythonIsoDate } from '../../common/python-json';
-import { parseKeyword } from '../query-matcher';
+import { parseKeyword } from '../keywords';
 import { BucketKey, KeywordMode, NetworkQuery } from '../protocol';
-import { toSourceId } from './sources';
+import { toSourceId } from '../sources';
 import { WireDataLabel } from './entities';
 
 /**

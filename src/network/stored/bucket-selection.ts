@@ -1,7 +1,7 @@
-import { SIZE_TOLERANCE } from '../buckets/bucket-check';
+import { SIZE_TOLERANCE } from '../delivery-score';
 import { BucketHolding } from '../index/miner-index-read.repository';
 import { BucketKey, timeBucketId } from '../protocol';
-import { SourceId } from '../sn13/sources';
+import { SourceId } from '../sources';
 import { BucketFetch } from './item-store';
 
 /**

@@ -1,12 +1,12 @@
 import { isRecord } from '../../common/is-record';
 import { Source } from '../../common/source';
 import { parseIsoDate } from '../../common/validation/iso-date';
-import { deliveryScore } from '../buckets/bucket-check';
+import { deliveryScore } from '../delivery-score';
 import { canonicalItem, itemKey } from '../item-uri';
 import { BucketKey, bucketEnd, bucketStart, cutLabel, DataItem } from '../protocol';
 import { BucketContents, wireBucketId } from '../sn13/messages';
 import { ConvertedEntity, convertContent, convertEntity } from '../sn13/entities';
-import { sourceOfId } from '../sn13/sources';
+import { sourceOfId } from '../sources';
 import { bucketKeyOf } from './bucket-selection';
 import { AskedBucket } from './holder-choice';
 import { ItemToStore } from './item-store';
@@ -32,7 +32,7 @@ export interface CheckedDelivery extends AskedBucket {
   dropped: number;
   /** Record bytes of the kept items. */
   bytes: number;
-  /** 0..1, bucket-check's delivery score (sending more than claimed is fine). */
+  /** 0..1, the delivery score (delivery-score.ts; sending more than claimed is fine). */
   score: number;
 }
 

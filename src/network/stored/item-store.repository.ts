@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { authorKey, cutLabel, DataItem, normalizeLabel, timeBucketId } from '../protocol';
-import { SourceId } from '../sn13/sources';
+import { SourceId } from '../sources';
 import { findPageSql, PageRow } from './find-items-sql';
 import { canonicalItem } from '../item-uri';
 import { currentItemShape, StoredItemShape } from '../legacy-items';

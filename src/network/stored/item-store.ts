@@ -1,5 +1,5 @@
 import { BucketKey, DataItem } from '../protocol';
-import { SourceId } from '../sn13/sources';
+import { SourceId } from '../sources';
 
 /**
  * The store of items fetched from miners' stored data (GetContentsByBuckets, GetDataEntityBucket),

@@ -7,8 +7,9 @@ import {
   normalizeLabel,
   timeBucketId,
 } from '../protocol';
-import { compileQuery, parseKeyword, QueryMatcher } from '../query-matcher';
-import { SourceId, toSourceId, toSourceName } from '../sn13/sources';
+import { parseKeyword } from '../keywords';
+import { compileQuery, QueryMatcher } from '../query-matcher';
+import { SourceId, toSourceId, toSourceName } from '../sources';
 
 /**
  * How an on-demand query is answered from miners' stored data: which (source, label, hour)

@@ -6,7 +6,7 @@ import {
   MINER_FAILURE_REASONS,
   MinerFailureReason,
 } from '../../../network/transport/miner-failures';
-import { SOURCE_NAMES, SourceName } from '../../../network/sn13/sources';
+import { SOURCE_NAMES, SourceName } from '../../../network/sources';
 import { ANSWER_ORIGINS, AnswerOrigin } from '../../../network/protocol';
 
 /** What each failure reason means, for the document; the compiler wants every reason here. */

@@ -2,7 +2,7 @@ import type { RedditItemDto } from './reddit-item.dto';
 import type { XItemDto } from './x-item.dto';
 import type { DataQueryRequestDto } from './data-query-request.dto';
 import type { DataQueryResponseDto, OnDemandMetaDto } from './data-query-response.dto';
-import type { SourceName } from '../../../network/sn13/sources';
+import type { SourceName } from '../../../network/sources';
 
 /**
  * Examples of the on-demand operation. The request examples return items on the devnet that

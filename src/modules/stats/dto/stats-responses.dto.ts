@@ -1,5 +1,5 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { SOURCE_NAMES, SourceName } from '../../../network/sn13/sources';
+import { SOURCE_NAMES, SourceName } from '../../../network/sources';
 import { DataItemDto, dataItemsProperty } from '../../data-query/dto/data-item.dto';
 import { RedditItemDto } from '../../data-query/dto/reddit-item.dto';
 import { XItemDto } from '../../data-query/dto/x-item.dto';

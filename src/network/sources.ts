@@ -1,4 +1,4 @@
-import { Source } from '../../common/source';
+import { Source } from '../common/source';
 
 /**
  * The wire forms of a data source. Inside the gateway a source is a `Source` (`'x' | 'reddit'`,
