@@ -84,7 +84,7 @@ export const STALE_AFTER_SYNCS = 3;
  * indexes of miners that missed STALE_AFTER_SYNCS syncs in a row are dropped, and the hours
  * that have grown older than MAX_DATA_AGE_DAYS since their miner's last sync are removed. A
  * run cut short by shutdown does none of that: it reached only some miners, and the calls it
- * aborted would count as the miners' failures.
+ * abandoned (`shutdown`, counted as skipped) say nothing of the others.
  */
 @Injectable()
 export class IndexSyncService
