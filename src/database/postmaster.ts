@@ -164,8 +164,9 @@ function lastLines(file: string, count: number): string {
 }
 
 /**
- * A parent killed with SIGKILL leaves its postmaster running (or its pid file behind), and the
- * next start then fails. Stop such an orphan and clear the file before starting.
+ * A server whose parent and keeper both died without stopping it (a killed process tree, a
+ * machine without `sh`) is left running, or its pid file behind, and the next start then fails.
+ * Stop such an orphan and clear the file before starting.
  */
 export function removeStalePostmaster(databaseDir: string, log: (message: string) => void): void {
   const file = readPidFile(databaseDir);

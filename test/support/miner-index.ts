@@ -7,11 +7,10 @@ import { MinerIndexService } from '../../src/network/index/miner-index.service';
 /** The miner index's service and repositories on `dataSource`, wired as MinerIndexModule does. */
 export function minerIndexOn(dataSource: DataSource): {
   repository: MinerIndexRepository;
-  reads: MinerIndexReadRepository;
   service: MinerIndexService;
 } {
   const totals = new IndexTotalsRepository();
   const repository = new MinerIndexRepository(dataSource, totals);
   const reads = new MinerIndexReadRepository(dataSource);
-  return { repository, reads, service: new MinerIndexService(repository, totals, reads) };
+  return { repository, service: new MinerIndexService(repository, totals, reads) };
 }

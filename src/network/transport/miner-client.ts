@@ -10,7 +10,6 @@ import {
   CircuitState,
   ConsecutiveBreaker,
   handleWhen,
-  isBulkheadRejectedError,
   timeout,
   TimeoutStrategy,
   wrap,
@@ -164,13 +163,7 @@ export class MinerClient implements OnModuleDestroy {
       this.metrics.observeMinerCall(miner.uid, synapse, latencyMs / 1000);
       return { body, latencyMs };
     } catch (error) {
-      const classified = classify(error, timeoutMs);
-      // Our shutdown aborted the call (or refused it once begun): however the abort surfaced,
-      // it is no news of the miner, whose credibility the background jobs would otherwise cut.
-      const failure =
-        this.shutdown.signal.aborted && ABANDONED_AS.has(classified.reason)
-          ? new MinerCallError('shutdown', 'abandoned: this gateway is shutting down')
-          : classified;
+      const failure = this.failureOf(error, timeoutMs);
       const seconds = NOT_CALLED.has(failure.reason)
         ? undefined
         : (performance.now() - started) / 1000;
@@ -179,6 +172,18 @@ export class MinerClient implements OnModuleDestroy {
         this.refusedListeners.forEach((listener) => listener(miner.uid));
       throw failure;
     }
+  }
+
+  /**
+   * What a failed call says, as the caller and the circuit see it. Once our shutdown aborted the
+   * call (or refused it once begun), however the abort surfaced it is `shutdown`: no news of the
+   * miner, whose credibility the background jobs would otherwise cut.
+   */
+  private failureOf(error: unknown, timeoutMs: number): MinerCallError {
+    const classified = classify(error, timeoutMs);
+    return this.shutdown.signal.aborted && ABANDONED_AS.has(classified.reason)
+      ? new MinerCallError('shutdown', 'abandoned: this gateway is shutting down')
+      : classified;
   }
 
   onModuleDestroy(): void {
@@ -227,15 +232,10 @@ export class MinerClient implements OnModuleDestroy {
     let policies = this.policies.get(uid);
     if (!policies) {
       const { minerConcurrency, breakerFailures, breakerCooldownMs } = this.config.network;
-      // Our own refusals, the miner's refusals of us and our own shutdown say nothing about
-      // the miner's health.
+      // Our own refusals (`busy` among them), the miner's refusals of us and our own shutdown
+      // say nothing about the miner's health.
       const breaker = circuitBreaker(
-        handleWhen(
-          (error) =>
-            !isBulkheadRejectedError(error) &&
-            !this.shutdown.signal.aborted &&
-            !NOT_THE_MINERS_FAULT.has(classify(error, 0).reason),
-        ),
+        handleWhen((error) => !NOT_THE_MINERS_FAULT.has(this.failureOf(error, 0).reason)),
         { halfOpenAfter: breakerCooldownMs, breaker: new ConsecutiveBreaker(breakerFailures) },
       );
       breaker.onBreak(() => {
