@@ -22,7 +22,8 @@ import { emptyResult, NetworkQueryResult } from './query-result';
 import { LateResult, QuorumOutcome, runQuorum } from './quorum';
 import { onDemandRequestFields, OnDemandRequestFields, readEntityList } from './sn13/messages';
 import { CallBudgets, QueryPurpose } from './transport/call-budgets';
-import { MinerClient, NOT_SERVED_COOLDOWN_MS, targetOf } from './transport/miner-client';
+import { MinerClient, targetOf } from './transport/miner-client';
+import { NOT_SERVED_COOLDOWN_MS } from './transport/miner-refusals';
 import { failureScore, MinerFailureReason } from './transport/miner-failures';
 
 /** Hedging delay before the network has enough latency samples to know its own p90. */

@@ -24,7 +24,7 @@ import { ValidatorIdentity } from '../bittensor/validator-identity';
 import { SynapseName } from '../../common/synapse-names';
 import { AddressPolicy, AddressRefusedError } from './address-policy';
 import { CallBudgets, CallPurpose } from './call-budgets';
-import { MinerCooldowns } from './miner-cooldowns';
+import { axonOf, errorMessage, readCapped } from './axon-http';
 import {
   classify,
   KeptForChecksError,
@@ -33,6 +33,7 @@ import {
   NOT_CALLED,
   NOT_THE_MINERS_FAULT,
 } from './miner-failures';
+import { MinerRefusals } from './miner-refusals';
 
 export interface MinerTarget {
   uid: number;
@@ -54,30 +55,6 @@ export interface MinerReply {
   latencyMs: number;
 }
 
-type Refusal = 'not_served' | 'blacklisted' | 'unauthorized';
-
-/** How long a miner that answered a synapse with 404 is not asked it again. */
-export const NOT_SERVED_COOLDOWN_MS = 60 * 60_000;
-
-/**
- * How long a synapse is not asked of a miner after it refused it: a 404 means the miner does
- * not serve it (public subnet 13 miners dropped OnDemandRequest); a 403 that its blacklist or
- * its limit for our hotkey refuses us; a 401 that it could not verify us (our clock, or our
- * hotkey missing from its metagraph). A 403 to a synapse with a call budget spends the budget
- * instead (CallBudgets.spend: for every replica, until the miner's window has reset); the
- * cooldown is for a 403 to a synapse without one, where there is nothing to spend.
- */
-const COOLDOWN_MS: Record<Refusal, number> = {
-  not_served: NOT_SERVED_COOLDOWN_MS,
-  blacklisted: 15 * 60_000,
-  unauthorized: 5 * 60_000,
-};
-const STATUS_REFUSALS: Readonly<Record<number, Refusal>> = {
-  404: 'not_served',
-  403: 'blacklisted',
-  401: 'unauthorized',
-};
-const LOG_EVERY_MS = 60 * 60_000;
 /** Error bodies are read for their message only. */
 const ERROR_BODY_BYTES = 4096;
 
@@ -92,9 +69,10 @@ type RefusedListener = (uid: number) => void;
 /**
  * Calls miners the way a Bittensor validator's dendrite does: each call signed with the
  * validator's hotkey (dendrite.ts), sent only to allowed addresses (address-policy.ts), within
- * the miner's call budget (call-budgets.ts). Per miner: bounded concurrency (a bulkhead), a
- * circuit breaker opened by consecutive faults, and per call a timeout and a cap on the
- * response size, all from cockatiel. The answer is returned unchecked: it is untrusted.
+ * the miner's call budget (call-budgets.ts), not while the miner's refusals say to wait
+ * (miner-refusals.ts). Per miner: bounded concurrency (a bulkhead), a circuit breaker opened by
+ * consecutive faults, and per call a timeout, all from cockatiel, and a cap on the response size
+ * (axon-http.ts). The answer is returned unchecked: it is untrusted.
  */
 @Injectable()
 export class MinerClient implements OnModuleDestroy {
@@ -108,7 +86,7 @@ export class MinerClient implements OnModuleDestroy {
   private readonly shutdown = new AbortController();
   private readonly addresses: AddressPolicy;
   private readonly agent: Dispatcher;
-  private readonly cooldowns: MinerCooldowns<Refusal>;
+  private readonly refusals: MinerRefusals;
 
   constructor(
     @InjectConfig() private readonly config: AppConfig,
@@ -121,7 +99,12 @@ export class MinerClient implements OnModuleDestroy {
     setMaxListeners(0, this.shutdown.signal);
     this.addresses = new AddressPolicy(config.network.allowedNetworks);
     this.agent = new Agent({ connect: this.addresses.connector(10_000) });
-    this.cooldowns = new MinerCooldowns(() => clock.now().getTime());
+    this.refusals = new MinerRefusals(
+      budgets,
+      () => identity.hotkey,
+      () => clock.now().getTime(),
+      this.logger,
+    );
   }
 
   /**
@@ -140,7 +123,7 @@ export class MinerClient implements OnModuleDestroy {
   ): Promise<MinerReply> {
     const started = performance.now();
     try {
-      const refused = this.cooldowns.active(miner.hotkey, synapse);
+      const refused = this.refusals.active(miner.hotkey, synapse);
       if (refused) throw new MinerCallError(refused, `${synapse} refused recently (${refused})`);
       const axon = axonOf(miner);
       const { bulkhead: limiter, breaker } = this.policiesFor(miner.uid);
@@ -193,12 +176,12 @@ export class MinerClient implements OnModuleDestroy {
 
   /** False while the miner is in a cooldown for this synapse (it refused it recently). */
   mayAsk(hotkey: string, synapse: SynapseName): boolean {
-    return this.cooldowns.active(hotkey, synapse) === undefined;
+    return this.refusals.active(hotkey, synapse) === undefined;
   }
 
   /** Why the miner is in a cooldown for this synapse (`not_served`: 404, …), if it is. */
   refusalOf(hotkey: string, synapse: SynapseName): MinerFailureReason | undefined {
-    return this.cooldowns.active(hotkey, synapse);
+    return this.refusals.active(hotkey, synapse);
   }
 
   /** True when `host` (an axon's) resolves only to addresses MINER_ALLOWED_NETWORKS allows. */
@@ -315,7 +298,7 @@ export class MinerClient implements OnModuleDestroy {
     });
     if (response.statusCode !== 200) {
       const message = errorMessage(await readCapped(response.body, ERROR_BODY_BYTES, true));
-      throw await this.refusal(miner, synapse, response.statusCode, message);
+      throw await this.refusals.ofStatus(miner, synapse, response.statusCode, message);
     }
     const text = await readCapped(
       response.body,
@@ -338,106 +321,4 @@ export class MinerClient implements OnModuleDestroy {
     const { minerMaxIndexResponseBytes, minerMaxResponseBytes } = this.config.network;
     return synapse === 'GetMinerIndex' ? minerMaxIndexResponseBytes : minerMaxResponseBytes;
   }
-
-  /** What a non-200 status means, with the cooldowns and the once-an-hour logs it calls for. */
-  private async refusal(
-    miner: MinerTarget,
-    synapse: SynapseName,
-    status: number,
-    message: string,
-  ): Promise<MinerCallError> {
-    const refusal = STATUS_REFUSALS[status];
-    if (!refusal) {
-      if (status === 408) return new MinerCallError('timeout', 'the axon timed out (408)');
-      if (status === 503) return new MinerCallError('busy', 'the axon is busy (503)');
-      return new MinerCallError('http_error', `HTTP ${status}`);
-    }
-    const spentUntil = refusal === 'blacklisted' ? await this.spendBudget(miner, synapse) : null;
-    if (!spentUntil) this.cooldowns.start(miner.hotkey, synapse, refusal, COOLDOWN_MS[refusal]);
-    if (this.cooldowns.shouldLog(`${miner.hotkey}|${synapse}|${refusal}`, LOG_EVERY_MS)) {
-      const who = `miner ${miner.uid} (${miner.hotkey})`;
-      if (refusal === 'not_served')
-        this.logger.log(`${who} does not serve ${synapse} (404): not asked again for an hour`);
-      else if (refusal === 'blacklisted' && spentUntil)
-        this.logger.warn(
-          `${who} refused our ${synapse} call (403): ${message}. Its ${synapse} budget counts ` +
-            `as spent until ${spentUntil.toISOString()}: its own window will have reset`,
-        );
-      else if (refusal === 'blacklisted')
-        this.logger.warn(`${who} blacklists our ${synapse} calls (403): ${message}`);
-      else
-        this.logger.warn(
-          `${who} could not verify our ${synapse} call (401): ${message}. Check this machine's ` +
-            `clock (nonces are nanoseconds of wall time) and that hotkey ${this.identity.hotkey} ` +
-            'is registered in the metagraph the miner sees',
-        );
-    }
-    return new MinerCallError(refusal, `HTTP ${status}: ${message}`);
-  }
-
-  /**
-   * After a 403: the synapse's budget at this miner is spent until the miner's window has reset
-   * (null without a budget). Should Postgres be away, this replica falls back to a cooldown.
-   */
-  private async spendBudget(miner: MinerTarget, synapse: SynapseName): Promise<Date | null> {
-    try {
-      return (await this.budgets.spend(miner.hotkey, synapse)) ?? null;
-    } catch (error) {
-      this.logger.warn(
-        `miner ${miner.uid}: its 403 to ${synapse} could not be recorded in its budget: ${(error as Error).message}`,
-      );
-      return null;
-    }
-  }
-}
-
-/** The axon as the signed headers name it, from the metagraph's `http://host:port`. */
-function axonOf(miner: MinerTarget): AxonTarget {
-  let url: URL;
-  try {
-    url = new URL(miner.axonUrl);
-  } catch {
-    throw new MinerCallError('network', `axon URL ${miner.axonUrl} is not a URL`);
-  }
-  const port = Number(url.port || 80);
-  return { ip: url.hostname.replace(/^\[|\]$/g, ''), port, hotkey: miner.hotkey };
-}
-
-/**
- * Reads the body, aborting as soon as it grows past `maxBytes` (never buffers more). With
- * `truncate`, keeps the first `maxBytes` instead of failing (error bodies).
- */
-async function readCapped(
-  body: AsyncIterable<Buffer> & { destroy(): unknown },
-  maxBytes: number,
-  truncate: boolean,
-  declared = 0,
-): Promise<string> {
-  if (declared > maxBytes && !truncate) {
-    body.destroy();
-    throw new MinerCallError('oversize', `response of ${declared} bytes exceeds ${maxBytes}`);
-  }
-  const chunks: Buffer[] = [];
-  let total = 0;
-  for await (const chunk of body) {
-    total += chunk.byteLength;
-    if (total > maxBytes) {
-      body.destroy();
-      if (truncate) break;
-      throw new MinerCallError('oversize', `response exceeds ${maxBytes} bytes`);
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-/** An axon's error body is `{"message": "..."}`; shortened, as it is the miner's text. */
-function errorMessage(text: string): string {
-  try {
-    const { message } = JSON.parse(text) as { message?: unknown };
-    if (typeof message === 'string') return message.slice(0, 200);
-  } catch {
-    // not JSON: fall through
-  }
-  return text.slice(0, 200) || 'no message';
 }
