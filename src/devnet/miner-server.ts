@@ -3,10 +3,7 @@ import { AddressInfo } from 'node:net';
 import { AxonGuard } from './axon-checks';
 import { CallLimits } from './call-limits';
 import { streamOversize } from './oversize-answer';
-import { BucketKey, DataItem } from '../network/protocol';
-import { WireBucketId, wireBucketId } from '../network/sn13/messages';
-import { compileQuery } from '../network/query-matcher';
-import { WireDataEntity } from '../network/sn13/entities';
+import { DataItem } from '../network/protocol';
 import { SYNAPSE_NAMES, SynapseName } from '../common/synapse-names';
 import {
   DEFAULT_VALIDATOR_MIN_STAKE,
@@ -15,27 +12,16 @@ import {
 } from '../common/validator-standing';
 import { hasFaults, MinerBehaviour, validateBehaviour } from './behaviour';
 import { readBody, sendJson, sendText } from './http-util';
-import {
-  corruptEntity,
-  corruptIndex,
-  corruptRecord,
-  fabricateEntities,
-  fabricateIndex,
-  fabricateItems,
-  outsideTheHour,
-  overclaimIndex,
-  underAnotherLabel,
-  withBrokenText,
-} from './miner-faults';
-import { toWireEntity } from './miner-records';
-import { MinerRequest, OnDemandInputs, parseMinerRequest } from './miner-requests';
+import { MinerAnswers } from './miner-answers';
+import { parseMinerRequest } from './miner-requests';
 import { MinerStore } from './miner-store';
-import { createRng, deriveSeed, hashUnit, Rng } from './rng';
+import { createRng, deriveSeed, Rng } from './rng';
 
 /**
  * One simulated subnet 13 miner: an HTTP server that checks every call as bittensor's axon does
  * (axon-checks.ts: 404, 400, 403 blacklist and call limits, 401 signature and nonce, body hash)
- * and answers the synapses in their real shapes from the items it holds.
+ * and answers the synapses in their real shapes from the items it holds (miner-answers.ts),
+ * with the faults, latency and refusals its behaviour asks for.
  */
 
 export type RequestCounts = Record<SynapseName, number>;
@@ -87,13 +73,12 @@ const MAX_REQUEST_BYTES = 1024 * 1024;
 export class MinerServer {
   readonly uid: number;
   private readonly server: Server;
-  private readonly store: MinerStore;
+  private readonly answers: MinerAnswers;
   private readonly guard: AxonGuard;
   private readonly received: ReceivedCall[] = [];
   // Separate streams so that, e.g., adding latency does not change which calls fail.
   private readonly faultRng: Rng;
   private readonly latencyRng: Rng;
-  private readonly contentRng: Rng;
   private readonly pendingWaits = new Set<() => void>();
   private readonly limits: CallLimits;
   private currentBehaviour: MinerBehaviour;
@@ -102,11 +87,17 @@ export class MinerServer {
 
   constructor(private readonly options: MinerServerOptions) {
     this.uid = options.uid;
-    this.store = new MinerStore(options.items);
     this.currentBehaviour = validateBehaviour({ ...options.behaviour });
     this.faultRng = createRng(deriveSeed(options.seed, 'miner', options.uid, 'faults'));
     this.latencyRng = createRng(deriveSeed(options.seed, 'miner', options.uid, 'latency'));
-    this.contentRng = createRng(deriveSeed(options.seed, 'miner', options.uid, 'content'));
+    this.answers = new MinerAnswers({
+      uid: options.uid,
+      seed: options.seed,
+      now: options.now,
+      store: new MinerStore(options.items),
+      templates: options.templates,
+      rng: createRng(deriveSeed(options.seed, 'miner', options.uid, 'content')),
+    });
     this.limits = new CallLimits(options.clock());
     this.guard = new AxonGuard({
       hotkey: options.hotkey,
@@ -260,7 +251,7 @@ export class MinerServer {
     if (faults.http500) return sendJson(response, 500, { message: 'Internal Server Error' });
     if (faults.oversize)
       return streamOversize(response, synapse, this.options.items[0] ?? this.options.templates[0]);
-    const outputs = this.answer(parsed.value, faults);
+    const outputs = this.answers.answer(parsed.value, faults);
     if (outputs === 'error')
       return sendJson(response, 500, { message: 'Internal Server Error: no protocol version' });
     const text = JSON.stringify({
@@ -304,91 +295,5 @@ export class MinerServer {
     const rate = behaviour.faultRate ?? 1;
     if (rate < 1 && this.faultRng.next() >= rate) return {};
     return behaviour;
-  }
-
-  /** The synapse's output fields, or 'error' where a real miner fails. */
-  private answer(request: MinerRequest, faults: MinerBehaviour): object | 'error' {
-    switch (request.synapse) {
-      case 'OnDemandRequest':
-        return { data: this.answerOnDemand(request.query, faults), version: 4 };
-      case 'GetMinerIndex':
-        // Real miners compare the version with 4: a missing one fails, an old one gets nothing.
-        if (request.version === null) return 'error';
-        return {
-          compressed_index_serialized: request.version < 4 ? null : this.serializedIndex(faults),
-          version: 4,
-        };
-      case 'GetDataEntityBucket':
-        return { data_entities: this.answerBucket(request, faults), version: 4 };
-      case 'GetContentsByBuckets':
-        return {
-          bucket_ids_to_contents: this.answerContents(request.buckets, faults),
-          version: 4,
-        };
-    }
-  }
-
-  private keeps(uri: string): boolean {
-    return hashUnit(this.options.seed, 'partial', this.uid, uri) < 0.5;
-  }
-
-  private answerOnDemand(query: OnDemandInputs, faults: MinerBehaviour): unknown[] {
-    let items = this.store.matching(query);
-    if (faults.partial) items = items.filter((item) => this.keeps(item.uri));
-    items = items.slice(0, query.limit);
-    if (faults.fabricate) {
-      const count = Math.min(query.limit, Math.max(items.length, 5));
-      const templates = this.options.templates.filter((item) => item.source === query.source);
-      const matcher = compileQuery(query);
-      const made = fabricateItems(this.contentRng, matcher, templates, count, this.options.now);
-      return made.map(toWireEntity);
-    }
-    const entities = items.map((item) =>
-      faults.brokenText ? toWireEntity(withBrokenText(item)) : this.store.entityOf(item),
-    );
-    return faults.wrongSchema ? entities.map(corruptEntity) : entities;
-  }
-
-  private serializedIndex(faults: MinerBehaviour): string {
-    let index = this.store.minerIndex();
-    if (faults.fabricate) index = fabricateIndex(index, this.options.now);
-    if (faults.overclaimSizes !== undefined) index = overclaimIndex(index, faults.overclaimSizes);
-    return JSON.stringify(faults.wrongSchema ? corruptIndex(index) : index);
-  }
-
-  private answerBucket(
-    request: Extract<MinerRequest, { synapse: 'GetDataEntityBucket' }>,
-    faults: MinerBehaviour,
-  ): unknown[] {
-    const entities = this.bucketEntities(request.bucket, faults);
-    return faults.wrongSchema ? entities.map(corruptEntity) : entities;
-  }
-
-  /**
-   * `[bucket id, [record JSON, …]]` per bucket asked. A real miner looks a null label up as the
-   * string 'NULL', so unlabeled buckets come back empty.
-   */
-  private answerContents(buckets: BucketKey[], faults: MinerBehaviour): [WireBucketId, string[]][] {
-    return buckets.map((bucket) => {
-      if (bucket.label === null) return [wireBucketId(bucket), []];
-      const contents = this.bucketEntities(bucket, faults).map((entity) => entity.content);
-      return [wireBucketId(bucket), faults.wrongSchema ? contents.map(corruptRecord) : contents];
-    });
-  }
-
-  /** The stored records of a bucket, as this call's faults bend them. */
-  private bucketEntities(bucket: BucketKey, faults: MinerBehaviour): WireDataEntity[] {
-    let entities: WireDataEntity[];
-    if (faults.wrongHour || faults.wrongLabel || faults.brokenText) {
-      let items = [...this.store.bucketItems(bucket)];
-      if (faults.wrongHour) items = outsideTheHour(this.contentRng, items, bucket);
-      if (faults.wrongLabel) items = underAnotherLabel(items, bucket);
-      if (faults.brokenText) items = items.map(withBrokenText);
-      entities = items.map(toWireEntity);
-    } else entities = this.store.bucket(bucket);
-    if (faults.partial) entities = entities.filter((entity) => this.keeps(entity.uri));
-    if (faults.fabricate)
-      entities = fabricateEntities(this.contentRng, entities, bucket, this.options.templates);
-    return entities;
   }
 }
