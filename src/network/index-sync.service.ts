@@ -11,6 +11,7 @@ import { MetricsService } from '../common/metrics/metrics.service';
 import { PeriodicJob } from '../common/jobs/periodic-job';
 import { AppConfig } from '../config/app-config';
 import { InjectConfig } from '../config/config.module';
+import { IndexSpotChecks, SpotCheckResult, SyncedMiner } from './index-spot-checks';
 import { IndexRow, InvalidIndexError } from './index/compressed-index';
 import { MinerIndexService } from './index/miner-index.service';
 import { ServingMiner } from './miner.entity';
@@ -37,16 +38,11 @@ export interface IndexSyncReport {
   skippedReasons: Partial<Record<MinerFailureReason, number>>;
   rows: number;
   seconds: number;
-  spotChecks: { uid: number; score: number; problems: string[] }[];
+  spotChecks: SpotCheckResult[];
   /** Uids whose index was dropped: STALE_AFTER_SYNCS syncs in a row missed by its own fault. */
   staleDropped: number[];
   /** Index rows of hours older than MAX_DATA_AGE_DAYS removed. */
   oldRowsDropped: number;
-}
-
-interface SyncedMiner {
-  miner: ServingMiner;
-  rows: IndexRow[];
 }
 
 /** A miner to sync, and when its GetMinerIndex budget has a call again (ms; 0: now). */
@@ -75,16 +71,16 @@ export const STALE_AFTER_SYNCS = 3;
 
 /**
  * The background job that keeps the miner index fresh: every INDEX_SYNC_INTERVAL it fetches
- * GetMinerIndex from every available miner (bounded concurrency) and replaces each miner's rows
- * and aggregate contributions. A malformed or oversize index is rejected (the previous one
- * stays) and costs credibility. The sync follows the GetMinerIndex budget (the configuration
- * refuses an interval shorter than it allows): miners with a call left go first, a miner whose
- * call frees up within a sixth of the interval (at most 10 minutes) is waited for, the others
- * are skipped. Then a few miners with a GetDataEntityBucket call left are spot-checked, the
- * indexes of miners that missed STALE_AFTER_SYNCS syncs in a row are dropped, and the hours
- * that have grown older than MAX_DATA_AGE_DAYS since their miner's last sync are removed. A
- * run cut short by shutdown does none of that: it reached only some miners, and the calls it
- * abandoned (`shutdown`, counted as skipped) say nothing of the others.
+ * GetMinerIndex from every available miner (bounded concurrency) and replaces each miner's rows and
+ * aggregate contributions. A malformed or oversize index is rejected (the previous one stays) and
+ * costs credibility. The sync follows the GetMinerIndex budget (the configuration refuses an
+ * interval shorter than it allows): miners with a call left go first, a miner whose call frees up
+ * within a sixth of the interval (at most 10 minutes) is waited for, the others are skipped. Then a
+ * few miners with a GetDataEntityBucket call left are spot-checked (index-spot-checks.ts), the
+ * indexes of miners that missed STALE_AFTER_SYNCS syncs in a row are dropped, and the hours that
+ * have grown older than MAX_DATA_AGE_DAYS since their miner's last sync are removed. A run cut
+ * short by shutdown does none of that: it reached only some miners, and the calls it abandoned
+ * (`shutdown`, counted as skipped) say nothing of the others.
  */
 @Injectable()
 export class IndexSyncService
@@ -99,6 +95,7 @@ export class IndexSyncService
     private readonly network: NetworkService,
     private readonly index: MinerIndexService,
     private readonly budgets: CallBudgets,
+    private readonly spotChecks: IndexSpotChecks,
     private readonly clock: Clock,
     @InjectConfig() private readonly config: AppConfig,
     private readonly metrics: MetricsService,
@@ -166,7 +163,7 @@ export class IndexSyncService
       }
     };
     await Promise.all(Array.from({ length: this.config.network.indexSync.concurrency }, worker));
-    if (!this.stopping) report.spotChecks = await this.spotCheck(synced);
+    if (!this.stopping) report.spotChecks = await this.spotChecks.check(synced);
     // Checked after the spot checks too: shutdown aborts their calls.
     if (!this.stopping) await this.dropOutdated(report, missed);
     report.seconds = roundTo((performance.now() - started) / 1000, 2);
@@ -265,47 +262,6 @@ export class IndexSyncService
     }
   }
 
-  /**
-   * Checks a random bucket of some freshly synced indexes against what the miner serves, all at
-   * once. Buckets too large for MINER_MAX_RESPONSE_BYTES are not picked: an honest miner would
-   * fail them.
-   */
-  private async spotCheck(synced: SyncedMiner[]): Promise<IndexSyncReport['spotChecks']> {
-    const largest = this.config.network.minerMaxResponseBytes / 2;
-    // A check takes the miner's GetDataEntityBucket call (beside a validator on the same
-    // hotkey, its only one of the hour): only miners with one left are checked.
-    const askable = new Set(
-      this.network.availableMiners('GetDataEntityBucket').map((miner) => miner.uid),
-    );
-    const left = await this.budgets
-      .left(
-        synced.map(({ miner }) => miner.hotkey),
-        'GetDataEntityBucket',
-      )
-      .catch(() => new Map<string, { left: number }>());
-    const candidates = synced
-      .filter(({ miner }) => askable.has(miner.uid) && (left.get(miner.hotkey)?.left ?? 0) > 0)
-      .map(({ miner, rows }) => ({ miner, rows: rows.filter((row) => row.bytes <= largest) }))
-      .filter((entry) => entry.rows.length > 0);
-    const chosen = shuffle(candidates).slice(0, this.config.network.indexSync.spotChecks);
-    const results = await Promise.all(
-      chosen.map(async ({ miner, rows }) => {
-        const row = rows[Math.floor(Math.random() * rows.length)];
-        const bucket = { source: row.source, label: row.label, timeBucket: row.timeBucket };
-        const outcome = await this.network.spotCheckBucket(miner, bucket, row.bytes);
-        if (!outcome.ok)
-          return NOT_THE_MINERS_FAULT.has(outcome.reason)
-            ? undefined
-            : { uid: miner.uid, score: 0, problems: [`bucket not fetched: ${outcome.message}`] };
-        return { uid: miner.uid, score: outcome.check.score, problems: outcome.check.problems };
-      }),
-    );
-    const checked = results.filter((result) => result !== undefined);
-    for (const { uid, problems } of checked)
-      if (problems.length > 0) this.logger.warn(`miner ${uid} spot check: ${problems.join('; ')}`);
-    return checked;
-  }
-
   private logProgress(report: IndexSyncReport, started: number): void {
     const seconds = (performance.now() - started) / 1000;
     const done = report.synced + report.rejected + report.failed + report.skipped;
@@ -324,13 +280,4 @@ export class IndexSyncService
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
-}
-
-function shuffle<T>(items: T[]): T[] {
-  const result = [...items];
-  for (let i = result.length - 1; i > 0; i--) {
-    const j = Math.floor(Math.random() * (i + 1));
-    [result[i], result[j]] = [result[j], result[i]];
-  }
-  return result;
 }

@@ -13,6 +13,7 @@ import { FileMetagraphSource } from './metagraph/file-metagraph-source';
 import { METAGRAPH_SOURCE, MetagraphSource } from './metagraph/metagraph-source';
 import { MetagraphService } from './metagraph/metagraph.service';
 import { MinerEntity } from './miner.entity';
+import { IndexSpotChecks } from './index-spot-checks';
 import { IndexSyncService } from './index-sync.service';
 import { MinerIndexModule } from './index/miner-index.module';
 import { MinersRepository } from './miners.repository';
@@ -38,6 +39,7 @@ import { MinerClient } from './transport/miner-client';
     LiveQueryService,
     NetworkMetrics,
     IndexSyncService,
+    IndexSpotChecks,
     MetagraphService,
     MinerClient,
     MinersRepository,

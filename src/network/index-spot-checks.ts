@@ -1,0 +1,87 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { AppConfig } from '../config/app-config';
+import { InjectConfig } from '../config/config.module';
+import { IndexRow } from './index/compressed-index';
+import { ServingMiner } from './miner.entity';
+import { NetworkService } from './network.service';
+import { CallBudgets } from './transport/call-budgets';
+import { NOT_THE_MINERS_FAULT } from './transport/miner-failures';
+
+/** A miner whose index a sync has just stored, with its rows. */
+export interface SyncedMiner {
+  miner: ServingMiner;
+  rows: IndexRow[];
+}
+
+/** One spot check's verdict (score 0: the bucket could not be fetched, by the miner's fault). */
+export interface SpotCheckResult {
+  uid: number;
+  score: number;
+  problems: string[];
+}
+
+/**
+ * The index sync's spot checks (INDEX_SPOT_CHECKS a run): does a miner serve what its fresh
+ * index claims? Each check fetches one random bucket of the index and checks it against the
+ * index's claim (NetworkService.spotCheckBucket), which moves the miner's credibility.
+ */
+@Injectable()
+export class IndexSpotChecks {
+  private readonly logger = new Logger(IndexSpotChecks.name);
+
+  constructor(
+    private readonly network: NetworkService,
+    private readonly budgets: CallBudgets,
+    @InjectConfig() private readonly config: AppConfig,
+  ) {}
+
+  /**
+   * Checks a random bucket of some freshly synced indexes against what the miner serves, all at
+   * once. Buckets too large for MINER_MAX_RESPONSE_BYTES are not picked: an honest miner would
+   * fail them.
+   */
+  async check(synced: SyncedMiner[]): Promise<SpotCheckResult[]> {
+    const largest = this.config.network.minerMaxResponseBytes / 2;
+    // A check takes the miner's GetDataEntityBucket call (beside a validator on the same
+    // hotkey, its only one of the hour): only miners with one left are checked.
+    const askable = new Set(
+      this.network.availableMiners('GetDataEntityBucket').map((miner) => miner.uid),
+    );
+    const left = await this.budgets
+      .left(
+        synced.map(({ miner }) => miner.hotkey),
+        'GetDataEntityBucket',
+      )
+      .catch(() => new Map<string, { left: number }>());
+    const candidates = synced
+      .filter(({ miner }) => askable.has(miner.uid) && (left.get(miner.hotkey)?.left ?? 0) > 0)
+      .map(({ miner, rows }) => ({ miner, rows: rows.filter((row) => row.bytes <= largest) }))
+      .filter((entry) => entry.rows.length > 0);
+    const chosen = shuffle(candidates).slice(0, this.config.network.indexSync.spotChecks);
+    const results = await Promise.all(
+      chosen.map(async ({ miner, rows }) => {
+        const row = rows[Math.floor(Math.random() * rows.length)];
+        const bucket = { source: row.source, label: row.label, timeBucket: row.timeBucket };
+        const outcome = await this.network.spotCheckBucket(miner, bucket, row.bytes);
+        if (!outcome.ok)
+          return NOT_THE_MINERS_FAULT.has(outcome.reason)
+            ? undefined
+            : { uid: miner.uid, score: 0, problems: [`bucket not fetched: ${outcome.message}`] };
+        return { uid: miner.uid, score: outcome.check.score, problems: outcome.check.problems };
+      }),
+    );
+    const checked = results.filter((result) => result !== undefined);
+    for (const { uid, problems } of checked)
+      if (problems.length > 0) this.logger.warn(`miner ${uid} spot check: ${problems.join('; ')}`);
+    return checked;
+  }
+}
+
+function shuffle<T>(items: T[]): T[] {
+  const result = [...items];
+  for (let i = result.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [result[i], result[j]] = [result[j], result[i]];
+  }
+  return result;
+}
