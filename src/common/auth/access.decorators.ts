@@ -1,6 +1,7 @@
 import { applyDecorators, SetMetadata } from '@nestjs/common';
 import { ApiExtension, ApiSecurity } from '@nestjs/swagger';
-import { ApiErrorResponses, ERROR_CASES, ErrorCase } from '../errors/error-responses';
+import { ApiErrorResponses } from '../errors/error-responses';
+import { ERROR_CASES, ErrorCase } from '../errors/error-cases';
 import { SkipRateLimit } from '../throttling/rate-limit-storage';
 
 export const ACCESS_METADATA = 'access';

@@ -1,6 +1,6 @@
 /**
  * The fixed `detail` texts of the service's errors. The code that answers them and the OpenAPI
- * examples (error-responses.ts) both read them from here, so the documented examples are the
+ * examples (error-cases.ts) both read them from here, so the documented examples are the
  * texts clients get.
  */
 export const ERROR_DETAILS = {

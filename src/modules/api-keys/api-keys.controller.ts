@@ -2,12 +2,8 @@ import { Body, Controller, Get, HttpCode, Param, Patch, Post } from '@nestjs/com
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { RequireMasterKey } from '../../common/auth/access.decorators';
 import { StatusDto } from '../../common/dto/status.dto';
-import {
-  ApiErrorResponses,
-  errorCase,
-  JSON_BODY_ERRORS,
-  validationCase,
-} from '../../common/errors/error-responses';
+import { ApiErrorResponses, JSON_BODY_ERRORS } from '../../common/errors/error-responses';
+import { errorCase, validationCase } from '../../common/errors/error-cases';
 import { ApiKeysService } from './api-keys.service';
 import { ApiKeyCreateDto } from './dto/api-key-create.dto';
 import { ApiKeyCreatedDto } from './dto/api-key-created.dto';

@@ -1,11 +1,8 @@
 import { Body, Controller, HttpCode, Post } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RequireKey } from '../../common/auth/access.decorators';
-import {
-  ApiErrorResponses,
-  JSON_BODY_ERRORS,
-  validationCase,
-} from '../../common/errors/error-responses';
+import { ApiErrorResponses, JSON_BODY_ERRORS } from '../../common/errors/error-responses';
+import { validationCase } from '../../common/errors/error-cases';
 import { DataQueryService } from './data-query.service';
 import { DataQueryRequestDto } from './dto/data-query-request.dto';
 import { DataQueryResponseDto } from './dto/data-query-response.dto';

@@ -2,12 +2,8 @@ import { Body, Controller, Get, HttpCode, Post, Query, Res } from '@nestjs/commo
 import type { Response } from 'express';
 import { ApiBody, ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RequireKey, RequireValidatorKey } from '../../common/auth/access.decorators';
-import {
-  ApiErrorResponses,
-  errorCase,
-  JSON_BODY_ERRORS,
-  validationCase,
-} from '../../common/errors/error-responses';
+import { ApiErrorResponses, JSON_BODY_ERRORS } from '../../common/errors/error-responses';
+import { errorCase, validationCase } from '../../common/errors/error-cases';
 import { MAX_DESIRABILITY_JOBS } from '../../config/environment-variables';
 import { DesirabilityRequestPipe } from './desirability-request.pipe';
 import { DesirabilityService } from './desirability.service';

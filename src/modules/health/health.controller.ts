@@ -9,7 +9,9 @@ import {
 } from '@nestjs/swagger';
 import type { ResponseObject } from '@nestjs/swagger';
 import { RequireKey, RequireMasterKey } from '../../common/auth/access.decorators';
-import { ERROR_CASES, ErrorDetailDto, errorResponse } from '../../common/errors/error-responses';
+import { ERROR_CASES } from '../../common/errors/error-cases';
+import { ErrorDetailDto } from '../../common/errors/error.dto';
+import { errorResponse } from '../../common/errors/error-responses';
 import { ReportException } from '../../common/errors/report-exception';
 import { HealthResponseDto } from './dto/health-response.dto';
 import { SystemStatusDto } from './dto/system-status.dto';

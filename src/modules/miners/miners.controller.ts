@@ -1,7 +1,8 @@
 import { Controller, Get, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RequireMasterKey } from '../../common/auth/access.decorators';
-import { ApiErrorResponses, validationCase } from '../../common/errors/error-responses';
+import { ApiErrorResponses } from '../../common/errors/error-responses';
+import { validationCase } from '../../common/errors/error-cases';
 import { MinerListDto } from './dto/miner.dto';
 import { MinersQueryDto } from './dto/miners-query.dto';
 import { MinersService } from './miners.service';

@@ -1,7 +1,8 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RequireKey } from '../../common/auth/access.decorators';
-import { ApiErrorResponses, errorCase } from '../../common/errors/error-responses';
+import { ApiErrorResponses } from '../../common/errors/error-responses';
+import { errorCase } from '../../common/errors/error-cases';
 import { RepoNamesResponseDto } from './dto/repo-names-response.dto';
 import { ReposService } from './repos.service';
 

@@ -8,7 +8,8 @@ import {
   getSchemaPath,
 } from '@nestjs/swagger';
 import { RequireKey } from '../../common/auth/access.decorators';
-import { ApiErrorResponses, validationCase } from '../../common/errors/error-responses';
+import { ApiErrorResponses } from '../../common/errors/error-responses';
+import { validationCase } from '../../common/errors/error-cases';
 import { SOURCES } from '../../common/source';
 import {
   AgeSizeDto,

@@ -2,7 +2,8 @@ import { Controller, Get, Param, Query, Res, StreamableFile } from '@nestjs/comm
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { RequireKey } from '../../common/auth/access.decorators';
-import { ApiErrorResponses, errorCase, validationCase } from '../../common/errors/error-responses';
+import { ApiErrorResponses } from '../../common/errors/error-responses';
+import { errorCase, validationCase } from '../../common/errors/error-cases';
 import { DatasetDownloadService, parquetUnavailable } from './dataset-download.service';
 import { DatasetQueryDto } from './dto/dataset-query.dto';
 import { DATASET_CONTENT_TYPES } from './task.mapper';

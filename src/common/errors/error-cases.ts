@@ -1,0 +1,168 @@
+import { MISPLACED_SECRET_DETAIL } from '../security/refuse-misplaced-secrets';
+import { ERROR_DETAILS } from './error-details';
+import { ValidationErrorItem } from './validation-error-item';
+
+/** One error an operation answers: its status and the `detail` of the body, as an example. */
+export interface ErrorCase {
+  status: number;
+  /** The example's key in the document. */
+  name: string;
+  summary: string;
+  detail: string | ValidationErrorItem[];
+}
+
+/** An error of `status` sending `detail`, documented as the example `name`. */
+export function errorCase(
+  status: number,
+  name: string,
+  summary: string,
+  detail: string,
+): ErrorCase {
+  return { status, name, summary, detail };
+}
+
+/** A 422 sending `items` (each as the service words it), documented as the example `name`. */
+export function validationCase(
+  name: string,
+  summary: string,
+  ...items: ValidationErrorItem[]
+): ErrorCase {
+  return { status: 422, name, summary, detail: items };
+}
+
+/** Errors many operations share, with the texts the service sends. */
+export const ERROR_CASES = {
+  misplacedSecret: errorCase(
+    400,
+    'misplacedSecret',
+    'A secret outside the X-API-Key and Authorization headers',
+    MISPLACED_SECRET_DETAIL,
+  ),
+  malformedBody: errorCase(
+    400,
+    'malformedBody',
+    'A body that cannot be read',
+    ERROR_DETAILS.malformedBody,
+  ),
+  malformedRequest: errorCase(
+    400,
+    'malformedRequest',
+    'A request line or header Node’s HTTP parser cannot read',
+    ERROR_DETAILS.malformedRequest,
+  ),
+  headersTimeout: errorCase(
+    408,
+    'headersTimeout',
+    'Headers not all sent within HTTP_HEADERS_TIMEOUT_MS',
+    ERROR_DETAILS.headersTimeout,
+  ),
+  requestTimeout: errorCase(
+    408,
+    'requestTimeout',
+    'The request (its body included) not all sent within HTTP_REQUEST_TIMEOUT_MS',
+    ERROR_DETAILS.requestTimeout,
+  ),
+  headersTooLarge: errorCase(
+    431,
+    'headersTooLarge',
+    'The request line and headers over 16 KB',
+    ERROR_DETAILS.headersTooLarge,
+  ),
+  missingKey: errorCase(401, 'missingKey', 'No X-API-Key header', ERROR_DETAILS.missingKey),
+  keyInAuthorization: errorCase(
+    401,
+    'keyInAuthorization',
+    'No X-API-Key header, but an Authorization header (`Bearer <key>`)',
+    ERROR_DETAILS.keyInAuthorization,
+  ),
+  invalidKey: errorCase(401, 'invalidKey', 'Unknown or deactivated key', ERROR_DETAILS.invalidKey),
+  keyExpired: errorCase(401, 'keyExpired', 'A key past its `expires_at`', ERROR_DETAILS.keyExpired),
+  invalidMetricsToken: errorCase(
+    401,
+    'invalidMetricsToken',
+    'A bearer token that is not METRICS_TOKEN',
+    ERROR_DETAILS.invalidMetricsToken,
+  ),
+  needsValidatorKey: errorCase(
+    403,
+    'needsValidatorKey',
+    'A regular key',
+    ERROR_DETAILS.needsValidatorKey,
+  ),
+  needsMasterKey: errorCase(
+    403,
+    'needsMasterKey',
+    'A key other than the master key',
+    ERROR_DETAILS.needsMasterKey,
+  ),
+  needsMetricsAccess: errorCase(
+    403,
+    'needsMetricsAccess',
+    'A key other than the master key',
+    ERROR_DETAILS.needsMetricsAccess,
+  ),
+  bodyTooLarge: errorCase(
+    413,
+    'bodyTooLarge',
+    'A body over BODY_LIMIT',
+    ERROR_DETAILS.bodyTooLarge,
+  ),
+  unsupportedEncoding: errorCase(
+    415,
+    'unsupportedEncoding',
+    'A charset other than UTF-8, or a compressed body',
+    ERROR_DETAILS.unsupportedEncoding,
+  ),
+  invalidJson: validationCase('invalidJson', 'A body that is not JSON', {
+    loc: ['body', 15],
+    msg: 'JSON decode error',
+    type: 'json_invalid',
+    ctx: { error: 'Expected double-quoted property name in JSON at position 15' },
+  }),
+  rateLimited: errorCase(
+    429,
+    'rateLimited',
+    "The key's budget is spent",
+    ERROR_DETAILS.rateLimited,
+  ),
+  tooManyAuthFailures: errorCase(
+    429,
+    'tooManyAuthFailures',
+    'Too many failed authentications from this address',
+    ERROR_DETAILS.tooManyAuthFailures,
+  ),
+  internalError: errorCase(
+    500,
+    'internalError',
+    'An unexpected error',
+    ERROR_DETAILS.internalError,
+  ),
+  databaseUnavailable: errorCase(
+    503,
+    'databaseUnavailable',
+    'Postgres does not answer (issued keys are looked up there too)',
+    ERROR_DETAILS.databaseUnavailable,
+  ),
+} as const;
+
+/**
+ * The cases answered before the key's budget is counted: by the body reader, the misplaced-secret
+ * check or authentication (app.setup.ts, ApiKeyGuard). They never carry the rate-limit headers.
+ */
+export const BEFORE_THE_BUDGET: ReadonlySet<ErrorCase> = new Set([
+  ERROR_CASES.misplacedSecret,
+  ERROR_CASES.malformedBody,
+  ERROR_CASES.malformedRequest,
+  ERROR_CASES.headersTimeout,
+  ERROR_CASES.requestTimeout,
+  ERROR_CASES.headersTooLarge,
+  ERROR_CASES.missingKey,
+  ERROR_CASES.keyInAuthorization,
+  ERROR_CASES.invalidKey,
+  ERROR_CASES.keyExpired,
+  ERROR_CASES.invalidMetricsToken,
+  ERROR_CASES.bodyTooLarge,
+  ERROR_CASES.unsupportedEncoding,
+  ERROR_CASES.invalidJson,
+  ERROR_CASES.tooManyAuthFailures,
+]);
