@@ -17,7 +17,7 @@ import { httpMetricsMiddleware } from './common/metrics/http-metrics.middleware'
 import { MetricsService } from './common/metrics/metrics.service';
 import { DOCS_PATH, OPENAPI_JSON_PATH, serveDocsPointer } from './common/openapi/docs-pointer';
 import { buildOpenApiDocument } from './common/openapi/openapi-document';
-import { refuseMisplacedSecrets } from './common/security/refuse-misplaced-secrets';
+import { refuseMisplacedSecrets } from './common/http/refuse-misplaced-secrets';
 import { attachSecretScanner, secretScannerFor } from './common/security/secrets';
 import { RATE_LIMIT_HEADER_NAMES } from './common/throttling/rate-limit-headers';
 import { AppConfig } from './config/app-config';

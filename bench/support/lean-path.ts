@@ -13,7 +13,7 @@ import { Reflector } from '@nestjs/core';
 import type { NextFunction, Request, Response } from 'express';
 import Redis from 'ioredis';
 import { Store, storage as requestScope } from 'nestjs-pino/storage';
-import { ACCESS_METADATA, AccessLevel } from '../../src/common/auth/access.decorators';
+import { ACCESS_METADATA, AccessLevel } from '../../src/common/access/access.decorators';
 import { ERROR_DETAILS } from '../../src/common/errors/error-details';
 import { securityHeaders } from '../../src/common/http/security-headers';
 import { LOG_BUFFER_BYTES, LOG_FLUSH_MS } from '../../src/common/logging/logging.module';

@@ -1,5 +1,4 @@
 import { ERROR_DETAILS } from '../../src/common/errors/error-details';
-import { MISPLACED_SECRET_DETAIL } from '../../src/common/security/refuse-misplaced-secrets';
 import {
   allowedMethods,
   Answer,
@@ -147,7 +146,7 @@ describe('The check of an answer against the OpenAPI document', () => {
     const unrouted = (method: string, status: number, body: unknown) =>
       unroutedProblems({ method, status, headers: {}, body }, []);
     expect(unrouted('GET', 404, { detail: 'Not Found' })).toEqual([]);
-    for (const detail of [MISPLACED_SECRET_DETAIL, ERROR_DETAILS.malformedRequest])
+    for (const detail of [ERROR_DETAILS.misplacedSecret, ERROR_DETAILS.malformedRequest])
       expect(unrouted('GET', 400, { detail })).toEqual([]);
     expect(unrouted('HEAD', 400, undefined)).toEqual([]);
     expect(unrouted('GET', 431, { detail: ERROR_DETAILS.headersTooLarge })).toEqual([]);

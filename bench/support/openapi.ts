@@ -1,7 +1,6 @@
 import OpenAPIResponseValidator from 'openapi-response-validator';
 import type { OpenAPIV3 } from 'openapi-types';
 import { ERROR_DETAILS } from '../../src/common/errors/error-details';
-import { MISPLACED_SECRET_DETAIL } from '../../src/common/security/refuse-misplaced-secrets';
 
 export type OpenApiDocument = OpenAPIV3.Document;
 export type Schema = OpenAPIV3.SchemaObject;
@@ -196,7 +195,7 @@ export function unroutedProblems(answer: Answer, allowed: readonly string[]): st
   if (PARSER_STATUSES.has(status)) return [];
   if (BODY_METHODS.has(method) && BODY_STATUSES.has(status)) return [];
   const detail = (body as { detail?: unknown } | undefined)?.detail;
-  const refusals: unknown[] = [MISPLACED_SECRET_DETAIL, ERROR_DETAILS.malformedRequest];
+  const refusals: unknown[] = [ERROR_DETAILS.misplacedSecret, ERROR_DETAILS.malformedRequest];
   // A HEAD answer has no body to tell the two 400s apart; both are refusals before routing.
   if (status === 400 && (method === 'HEAD' || refusals.includes(detail))) return [];
   if (allowed.length === 0)

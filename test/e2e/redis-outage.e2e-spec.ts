@@ -1,5 +1,5 @@
 import Redis from 'ioredis';
-import { ResponseCache } from '../../src/common/cache/response-cache';
+import { ResponseCache } from '../../src/common/redis/response-cache';
 import { REDIS_COMMAND_TIMEOUT_MS, REDIS_REST_MS } from '../../src/common/redis/redis-connection';
 import { createKey } from '../support/fixtures';
 import { steadyLoad } from '../support/steady-load';

@@ -8,11 +8,13 @@ import {
 } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { AuthenticationRequiredException } from '../auth/authentication-required';
-import type { AllowedMethods } from '../http/allowed-methods';
 import { isDatabaseUnavailable } from './database-unavailable';
 import { requestIdOf, sendError } from './error-body';
 import { ReportException } from './report-exception';
 import { ERROR_DETAILS } from './error-details';
+
+/** The methods some route has for a path (HEAD wherever GET is); none: no route has the path. */
+export type AllowedMethods = (path: string) => string[];
 
 /**
  * The single place that shapes error responses: `{"detail": "...", "request_id": "..."}` for

@@ -1,4 +1,3 @@
-import { MISPLACED_SECRET_DETAIL } from '../security/refuse-misplaced-secrets';
 import { ERROR_DETAILS } from './error-details';
 import { ValidationErrorItem } from './validation-error-item';
 
@@ -36,7 +35,7 @@ export const ERROR_CASES = {
     400,
     'misplacedSecret',
     'A secret outside the X-API-Key and Authorization headers',
-    MISPLACED_SECRET_DETAIL,
+    ERROR_DETAILS.misplacedSecret,
   ),
   malformedBody: errorCase(
     400,

@@ -1,7 +1,5 @@
 import type { OpenAPIObject } from '@nestjs/swagger';
-
-/** The methods some route has for a path (HEAD wherever GET is); none: no route has the path. */
-export type AllowedMethods = (path: string) => string[];
+import type { AllowedMethods } from '../errors/all-exceptions.filter';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
 

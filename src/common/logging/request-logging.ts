@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import type { NextFunction, Request, Response } from 'express';
 import { Store, storage } from 'nestjs-pino/storage';
 import type { Logger } from 'pino';
-import { whenResponseDone } from '../http/response-done';
+import { whenResponseDone } from '../response-done';
 import { SecretScanner } from '../security/secret-scanner';
 import { requestId } from './logging.module';
 import { redactUrl } from './redact-url';

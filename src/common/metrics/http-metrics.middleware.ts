@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { whenResponseDone } from '../http/response-done';
+import { whenResponseDone } from '../response-done';
 import { MetricsService, UNMATCHED_ROUTE } from './metrics.service';
 
 /**

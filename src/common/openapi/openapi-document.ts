@@ -10,7 +10,7 @@ import {
   API_KEY_SECURITY,
   METRICS_TOKEN_SECURITY,
   RATE_LIMITED_EXTENSION,
-} from '../auth/access.decorators';
+} from '../access/access.decorators';
 import { BEFORE_THE_BUDGET_EXTENSION, STANDARD_RESPONSES } from '../errors/error-responses';
 import { API_VERSION } from '../version';
 import {

@@ -1,5 +1,5 @@
 import { Global, Module } from '@nestjs/common';
-import { ResponseCache } from '../cache/response-cache';
+import { ResponseCache } from './response-cache';
 import { RedisConnection } from './redis-connection';
 
 /** Shared Redis connection (or none) and what is built on it. */

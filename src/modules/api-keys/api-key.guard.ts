@@ -5,7 +5,7 @@ import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { secretsEqual } from '../../common/security/api-key-secret';
 import { ApiKeysService, Authentication } from './api-keys.service';
-import { ACCESS_METADATA, AccessLevel } from '../../common/auth/access.decorators';
+import { ACCESS_METADATA, AccessLevel } from '../../common/access/access.decorators';
 import { AuthenticatedRequest } from '../../common/auth/api-key-principal';
 import { AuthFailureLimiter } from './auth-failure-limiter';
 import { routeMetadata } from '../../common/route-metadata';

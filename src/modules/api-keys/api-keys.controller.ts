@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
-import { RequireMasterKey } from '../../common/auth/access.decorators';
+import { RequireMasterKey } from '../../common/access/access.decorators';
 import { StatusDto } from '../../common/dto/status.dto';
 import { ApiErrorResponses, JSON_BODY_ERRORS } from '../../common/errors/error-responses';
 import { errorCase, validationCase } from '../../common/errors/error-cases';

@@ -1,6 +1,6 @@
 import { Body, Controller, HttpCode, Post } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { RequireKey } from '../../common/auth/access.decorators';
+import { RequireKey } from '../../common/access/access.decorators';
 import { ApiErrorResponses, JSON_BODY_ERRORS } from '../../common/errors/error-responses';
 import { validationCase } from '../../common/errors/error-cases';
 import { DataQueryService } from './data-query.service';

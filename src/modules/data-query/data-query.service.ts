@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { ResponseCache } from '../../common/cache/response-cache';
+import { ResponseCache } from '../../common/redis/response-cache';
 import { Clock } from '../../common/clock/clock';
 import { MetricsService } from '../../common/metrics/metrics.service';
 import { validationError } from '../../common/errors/validation-error-item';

@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Post, Query, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { ApiBody, ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { RequireKey, RequireValidatorKey } from '../../common/auth/access.decorators';
+import { RequireKey, RequireValidatorKey } from '../../common/access/access.decorators';
 import { ApiErrorResponses, JSON_BODY_ERRORS } from '../../common/errors/error-responses';
 import { errorCase, validationCase } from '../../common/errors/error-cases';
 import { MAX_DESIRABILITY_JOBS } from '../../config/environment-variables';

@@ -8,7 +8,7 @@ import {
   getSchemaPath,
 } from '@nestjs/swagger';
 import type { ResponseObject } from '@nestjs/swagger';
-import { RequireKey, RequireMasterKey } from '../../common/auth/access.decorators';
+import { RequireKey, RequireMasterKey } from '../../common/access/access.decorators';
 import { ERROR_CASES } from '../../common/errors/error-cases';
 import { ErrorDetailDto } from '../../common/errors/error.dto';
 import { errorResponse } from '../../common/errors/error-responses';

@@ -1,6 +1,6 @@
 import { Controller, Get, Header } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
-import { RequireMetricsAccess } from '../../common/auth/access.decorators';
+import { RequireMetricsAccess } from '../../common/access/access.decorators';
 import { MetricsService } from '../../common/metrics/metrics.service';
 
 /** Prometheus' text exposition format, version 0.0.4 (what prom-client writes). */

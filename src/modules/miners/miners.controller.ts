@@ -1,6 +1,6 @@
 import { Controller, Get, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { RequireMasterKey } from '../../common/auth/access.decorators';
+import { RequireMasterKey } from '../../common/access/access.decorators';
 import { ApiErrorResponses } from '../../common/errors/error-responses';
 import { validationCase } from '../../common/errors/error-cases';
 import { MinerListDto } from './dto/miner.dto';

@@ -1,6 +1,6 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { RequireValidatorKey } from '../../common/auth/access.decorators';
+import { RequireValidatorKey } from '../../common/access/access.decorators';
 import { PublicationStatusDto } from './dto/publication-status.dto';
 import { PublicationService } from './publication.service';
 

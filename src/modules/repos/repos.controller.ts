@@ -1,6 +1,6 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { RequireKey } from '../../common/auth/access.decorators';
+import { RequireKey } from '../../common/access/access.decorators';
 import { ApiErrorResponses } from '../../common/errors/error-responses';
 import { errorCase } from '../../common/errors/error-cases';
 import { RepoNamesResponseDto } from './dto/repo-names-response.dto';

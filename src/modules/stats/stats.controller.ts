@@ -7,7 +7,7 @@ import {
   ApiTags,
   getSchemaPath,
 } from '@nestjs/swagger';
-import { RequireKey } from '../../common/auth/access.decorators';
+import { RequireKey } from '../../common/access/access.decorators';
 import { ApiErrorResponses } from '../../common/errors/error-responses';
 import { validationCase } from '../../common/errors/error-cases';
 import { SOURCES } from '../../common/source';

@@ -1,7 +1,7 @@
 import { Controller, Get, Param, Query, Res, StreamableFile } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { RequireKey } from '../../common/auth/access.decorators';
+import { RequireKey } from '../../common/access/access.decorators';
 import { ApiErrorResponses } from '../../common/errors/error-responses';
 import { errorCase, validationCase } from '../../common/errors/error-cases';
 import { DatasetDownloadService, parquetUnavailable } from './dataset-download.service';

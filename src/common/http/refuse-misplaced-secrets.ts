@@ -1,15 +1,12 @@
 import { Logger } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { sendError } from '../errors/error-body';
+import { ERROR_DETAILS } from '../errors/error-details';
 import { redactUrl } from '../logging/redact-url';
-import { SecretScanner } from './secret-scanner';
+import { SecretScanner } from '../security/secret-scanner';
 
 /** The one place a key is expected outside the headers: the key to deactivate. */
 const KEY_PATH = /^\/api\/v1\/keys\/[^/]+\/deactivate\/?$/i;
-
-export const MISPLACED_SECRET_DETAIL =
-  'The request carries a secret (an API key or token) outside the X-API-Key and Authorization ' +
-  'headers, and was not processed: send keys in the X-API-Key header only';
 
 /**
  * Secrets belong in the X-API-Key or Authorization header. A request that carries one anywhere
@@ -35,6 +32,6 @@ export function refuseMisplacedSecrets(scanner: SecretScanner) {
       `${request.method} ${redactUrl(request.url, scanner)} 400: refused, it carries a secret ` +
         'outside the X-API-Key and Authorization headers',
     );
-    sendError(request, response, 400, { detail: MISPLACED_SECRET_DETAIL });
+    sendError(request, response, 400, { detail: ERROR_DETAILS.misplacedSecret });
   };
 }

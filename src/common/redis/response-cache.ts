@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
-import { RedisConnection } from '../redis/redis-connection';
+import { RedisConnection } from './redis-connection';
 
 /**
  * Short-lived cache of JSON responses: in Redis when REDIS_URL is set (shared by replicas),

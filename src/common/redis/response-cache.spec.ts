@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { RedisConnection } from '../redis/redis-connection';
+import { RedisConnection } from './redis-connection';
 import { ResponseCache } from './response-cache';
 
 /** A RedisConnection whose client answers `get` with `answer`; records failures reported. */
