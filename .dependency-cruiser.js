@@ -1,11 +1,39 @@
 // The import rules, run in `npm run check` (`npx depcruise src` alone shows the offending
-// imports): the ground floor (common, then config and database) imports nothing above it, the
-// product imports nothing from the simulator (devnet), and there are no import circles.
+// imports): the ground floor (common, then config and database) imports nothing above it,
+// common's own folders keep one order, the product imports nothing from the simulator (devnet),
+// and there are no import circles.
 // Type-only imports count: a type from above ties the floor to the building as much as a value.
+
+/**
+ * common's folders from the top floor down; every other part of common (its other folders, the
+ * files at its root) is below them. A part imports only what stands below it.
+ */
+const COMMON_FLOORS = [
+  ['openapi'],
+  ['access'],
+  ['http', 'throttling'],
+  ['errors'],
+  ['logging', 'metrics'],
+];
+
+const commonFloorRules = COMMON_FLOORS.map((floor, index) => {
+  const upToHere = COMMON_FLOORS.slice(0, index + 1).flat();
+  return {
+    name: `common-below-${floor.join('-')}`,
+    comment: `Inside common, only the floors above imports ${floor.join(' or ')} (the order: ${COMMON_FLOORS.map((f) => f.join(' and ')).join(', ')}, then the rest).`,
+    severity: 'error',
+    from: {
+      path: '^src/common/',
+      pathNot: [`^src/common/(${upToHere.join('|')})/`, '[.]spec[.]ts$'],
+    },
+    to: { path: `^src/common/(${floor.join('|')})/` },
+  };
+});
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
+    ...commonFloorRules,
     {
       name: 'ground-floor-imports-the-building',
       comment:
