@@ -3,10 +3,10 @@ import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { ChainCommitmentsService } from '../../network/chain/chain-commitments.service';
 import { ChainUnavailableError } from '../../network/chain/subtensor-connection';
+import { GravityUnavailableError } from '../../network/gravity/gravity-clone';
 import {
   GRAVITY_REPOSITORY,
   GravityRepository,
-  GravityUnavailableError,
   PREFERENCES_FOLDER,
   PreferencesAtCommit,
 } from '../../network/gravity/gravity-repository';

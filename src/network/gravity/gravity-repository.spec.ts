@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createGravityRemote, GravityRemote } from '../../../test/support/gravity-remote';
 import { GitError } from './git';
-import { GravityRepository, GravityUnavailableError } from './gravity-repository';
+import { GravityUnavailableError } from './gravity-clone';
+import { GravityRepository } from './gravity-repository';
 
 const TOKEN = 'ghp_test_token_0123456789abcdef';
 const HEADER = `Basic ${Buffer.from(`x-access-token:${TOKEN}`).toString('base64')}`;
