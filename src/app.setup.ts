@@ -11,14 +11,19 @@ import { middlewareChain } from './common/http/middleware-chain';
 import { repairPathEncoding } from './common/http/percent-encoding';
 import { securityHeaders } from './common/http/security-headers';
 import { RequestValidationPipe } from './common/errors/request-validation.pipe';
-import { REQUEST_LINE_LOGGER, ROOT_LOGGER } from './common/logging/logging.module';
+import {
+  LOGGING_SETTINGS,
+  LoggingSettings,
+  REQUEST_LINE_LOGGER,
+  ROOT_LOGGER,
+} from './common/logging/logging.module';
 import { requestLogging } from './common/logging/request-logging';
 import { httpMetricsMiddleware } from './common/metrics/http-metrics.middleware';
 import { MetricsService } from './common/metrics/metrics.service';
 import { DOCS_PATH, OPENAPI_JSON_PATH, serveDocsPointer } from './common/openapi/docs-pointer';
 import { buildOpenApiDocument } from './common/openapi/openapi-document';
 import { refuseMisplacedSecrets } from './common/http/refuse-misplaced-secrets';
-import { attachSecretScanner, secretScannerFor } from './common/security/secrets';
+import { attachSecretScanner } from './common/security/secrets';
 import { RATE_LIMIT_HEADER_NAMES } from './common/throttling/rate-limit-headers';
 import { AppConfig } from './config/app-config';
 
@@ -28,7 +33,8 @@ import { AppConfig } from './config/app-config';
  */
 export function configureApp(app: NestExpressApplication, config: AppConfig): void {
   app.useLogger(app.get(Logger));
-  const scanner = secretScannerFor(config);
+  // The scanner the loggers scrub with (ConfigModule builds it from the configuration's secrets).
+  const { scanner } = app.get<LoggingSettings>(LOGGING_SETTINGS);
   attachSecretScanner(app.getHttpAdapter().getInstance().locals, scanner);
   answerClientErrors(app.getHttpServer(), config.httpServer, app.get(Logger));
   // Responses are dynamic JSON: an ETag would cost a hash per response and never match.
