@@ -1,6 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import type { OpenAPIV3 } from 'openapi-types';
-import { OpenApiDocument, resolveSchema, schemaCheck } from '../../bench/support/openapi';
+import { OpenApiDocument, resolveSchema } from '../../bench/support/openapi';
+import { schemaCheck } from '../../bench/support/openapi-schemas';
 import { canonicalJson, OPENAPI_SNAPSHOT, redoclyProblems } from '../support/openapi-snapshot';
 import { startTestApp, TestApp } from '../support/test-app';
 
