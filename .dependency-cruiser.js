@@ -20,7 +20,7 @@ const commonFloorRules = COMMON_FLOORS.map((floor, index) => {
   const upToHere = COMMON_FLOORS.slice(0, index + 1).flat();
   return {
     name: `common-below-${floor.join('-')}`,
-    comment: `Inside common, only the floors above imports ${floor.join(' or ')} (the order: ${COMMON_FLOORS.map((f) => f.join(' and ')).join(', ')}, then the rest).`,
+    comment: `Inside common, only the floors above import ${floor.join(' or ')} (the order: ${COMMON_FLOORS.map((f) => f.join(' and ')).join(', ')}, then the rest).`,
     severity: 'error',
     from: {
       path: '^src/common/',

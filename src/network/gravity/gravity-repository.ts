@@ -134,11 +134,6 @@ export class GravityRepository {
     }
   }
 
-  /** Fetches the branch now (callers waiting share one fetch). */
-  fetch(): Promise<void> {
-    return this.clone.fetch();
-  }
-
   /**
    * Makes `content` the file of `hotkey` on the branch: fetches the branch, commits the file on
    * top of it unless it holds exactly that already, and pushes. A push refused because someone
