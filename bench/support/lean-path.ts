@@ -95,7 +95,7 @@ const REQUEST_SCOPE = {} as Store;
  * carrying `req`, Nest guards, answers in the documented shapes.
  *
  * `inGuards`: the same work in the service's structure, which the service keeps for reasons of
- * its own (docs/decisions.md): the request in the request scope handler log lines take `req`
+ * its own (docs/decisions.md, "The lean path in the service's structure"): the request in the request scope handler log lines take `req`
  * from (nestjs-pino's AsyncLocalStorage), the key check and the count in Nest's global guards,
  * where route metadata says which routes are public or uncounted, and the privilege check as a
  * third guard. It says what that structure costs by itself.

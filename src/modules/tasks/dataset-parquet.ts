@@ -18,7 +18,8 @@ import { writeFileAtomically, WrittenFile } from './atomic-file';
  * `uri`, `label` and `datetime`, so a query written for those files runs on ours. Lists are
  * Parquet LIST columns, datetimes UTC timestamps (milliseconds, as items carry them). A task
  * collects one platform, so each file has that platform's columns only. The README ("Scraping
- * tasks") lists them; docs/decisions.md says why this writer and these types.
+ * tasks") lists them. Why this writer: docs/decisions.md, "Parquet library"; why these types:
+ * docs/decisions.md, "Parquet datasets".
  */
 
 // Gzip: every Parquet reader reads it, and the file comes out no larger than the gzip JSON lines

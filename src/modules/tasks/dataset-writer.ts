@@ -36,7 +36,7 @@ export interface DatasetManifest {
   data_start: string | null;
   data_end: string | null;
   created_at: string;
-  /** The same rows as Parquet; null while it has not been written (see docs/decisions.md). */
+  /** The same rows as Parquet; null while it has not been written (docs/decisions.md, "Parquet too"). */
   parquet: { file: string; bytes: number; sha256: string } | null;
 }
 
