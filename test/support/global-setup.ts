@@ -4,6 +4,12 @@ import { join } from 'node:path';
 import { exitOnSignal } from '../../src/common/lifecycle/graceful-shutdown';
 import { startEmbeddedPostgres } from '../../src/database/embedded-postgres';
 import { migrateDatabase } from '../../src/database/migrate';
+import {
+  dropAbandonedRunDatabases,
+  removeAbandonedClusters,
+  RUN_CLUSTER_PREFIX,
+  runDatabaseName,
+} from './abandoned-runs';
 import { nonLoopbackDatabaseHost } from './connections';
 import { createDatabase, isReachable } from './database';
 
@@ -29,27 +35,39 @@ export default async function globalSetup(): Promise<void> {
       );
   }
   let serverUrl = configured ?? LOCAL_SERVER;
-  if (!configured && !(await isReachable(LOCAL_SERVER))) {
-    const directory = mkdtempSync(join(tmpdir(), 'validator-gateway-test-pg-'));
+  const embedded = !configured && !(await isReachable(LOCAL_SERVER));
+  report('embedded clusters', removeAbandonedClusters());
+  if (embedded) {
+    const directory = mkdtempSync(join(tmpdir(), RUN_CLUSTER_PREFIX));
     const port = 55000 + Math.floor(Math.random() * 5000);
-    const embedded = await startEmbeddedPostgres(directory, port, 'postgres');
+    const server = await startEmbeddedPostgres(directory, port, 'postgres');
     // Stopped by the teardown, which then removes its cluster (tens of MB per run).
     globalThis.__EMBEDDED_POSTGRES__ = {
-      url: embedded.url,
+      url: server.url,
       stop: async () => {
-        await embedded.stop();
+        await server.stop();
         rmSync(directory, { recursive: true, force: true });
       },
     };
     // Jest dies of a Ctrl-C without its `exit` listeners, the one that stops this server among them.
     exitOnSignal();
-    serverUrl = embedded.url;
+    serverUrl = server.url;
+  } else {
+    report('databases', await dropAbandonedRunDatabases(serverUrl));
   }
-  const name = `gateway_test_${Date.now()}_${process.pid}`;
+  const name = runDatabaseName(Date.now(), process.pid);
   const url = await createDatabase(serverUrl, name);
   await migrateDatabase(url);
 
   process.env.TEST_RUN_SERVER_URL = serverUrl;
   process.env.TEST_RUN_DATABASE_NAME = name;
   process.env.TEST_RUN_DATABASE_URL = url;
+}
+
+/** Names what the run cleared of killed runs (abandoned-runs.ts), for whoever wonders where it went. */
+function report(what: string, cleared: string[]): void {
+  if (cleared.length > 0)
+    process.stderr.write(
+      `\nCleared ${cleared.length} ${what} of killed test runs: ${cleared.join(', ')}\n`,
+    );
 }

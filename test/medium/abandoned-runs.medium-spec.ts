@@ -1,0 +1,87 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  ABANDONED_AFTER_MS,
+  dropAbandonedRunDatabases,
+  removeAbandonedClusters,
+  RUN_CLUSTER_PREFIX,
+  runDatabaseName,
+} from '../support/abandoned-runs';
+import { createDatabase, dropDatabase, onServer } from '../support/database';
+
+const HOUR = 3_600_000;
+
+/** A pid that was a process a moment ago and is none now. */
+function deadPid(): number {
+  const { pid } = spawnSync(process.execPath, ['-e', '']);
+  return pid;
+}
+
+async function databases(serverUrl: string, names: string[]): Promise<string[]> {
+  return onServer(serverUrl, async (client) => {
+    const { rows } = await client.query<{ datname: string }>(
+      'SELECT datname FROM pg_database WHERE datname = ANY($1) ORDER BY datname',
+      [names],
+    );
+    return rows.map((row) => row.datname);
+  });
+}
+
+describe('What killed test runs left behind', () => {
+  const serverUrl = process.env.TEST_RUN_SERVER_URL!;
+  const now = Date.now();
+  const dead = deadPid();
+  // A killed run of two hours ago, with a scratch database; one of two hours ago whose process
+  // lives (this one); a killed run that started a minute ago.
+  const killed = runDatabaseName(now - 2 * HOUR, dead);
+  const killedScratch = `${killed}_replicas_0a1b2c3d`;
+  const living = runDatabaseName(now - 2 * HOUR, process.pid);
+  const recent = runDatabaseName(now - 60_000, dead);
+  const all = [killed, killedScratch, living, recent].sort();
+
+  beforeAll(async () => {
+    for (const name of all) await createDatabase(serverUrl, name);
+  });
+
+  afterAll(async () => {
+    for (const name of all) await dropDatabase(serverUrl, name);
+  });
+
+  it("drops a killed run's databases once CI's limit has passed, and no other", async () => {
+    const dropped = await dropAbandonedRunDatabases(serverUrl, now);
+    expect(dropped).toEqual(expect.arrayContaining([killed, killedScratch]));
+    expect(dropped).not.toEqual(expect.arrayContaining([living]));
+    expect(dropped).not.toEqual(expect.arrayContaining([recent]));
+    expect(await databases(serverUrl, all)).toEqual([living, recent].sort());
+    // This run's own database is in use.
+    expect(await databases(serverUrl, [process.env.TEST_RUN_DATABASE_NAME!])).toHaveLength(1);
+  });
+
+  it('removes the embedded clusters no server runs in and nothing touched for that long', () => {
+    const folder = mkdtempSync(join(tmpdir(), 'abandoned-runs-'));
+    try {
+      const cluster = (name: string, age: number, serverPid?: number) => {
+        const directory = join(folder, name);
+        mkdirSync(directory);
+        writeFileSync(join(directory, 'PG_VERSION'), '18\n');
+        if (serverPid !== undefined)
+          writeFileSync(join(directory, 'postmaster.pid'), `${serverPid}\n${directory}\n`);
+        const seconds = (now - age) / 1000;
+        utimesSync(directory, seconds, seconds);
+        return directory;
+      };
+      const old = ABANDONED_AFTER_MS + HOUR;
+      const stopped = cluster(`${RUN_CLUSTER_PREFIX}stopped`, old);
+      const crashed = cluster(`${RUN_CLUSTER_PREFIX}crashed`, old, dead);
+      cluster(`${RUN_CLUSTER_PREFIX}serving`, old, process.pid);
+      cluster(`${RUN_CLUSTER_PREFIX}fresh`, 60_000);
+      cluster('someone-elses-pg-folder', old);
+
+      expect(removeAbandonedClusters(now, folder).sort()).toEqual([crashed, stopped].sort());
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,72 @@
+import { readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { isAlive, readPidFile } from '../../src/database/postmaster';
+import { dropDatabase, onServer } from './database';
+
+// A test run killed before its teardown (SIGKILL, the OOM killer, a closed terminal) leaves its
+// databases on the server, and with an embedded server its cluster under the temp folder (the
+// server itself its keeper stops: src/database/postmaster.ts). The next run's global setup
+// clears what such runs left: on a shared machine, tens of MB each, run after run.
+
+const RUN_DATABASE_PREFIX = 'gateway_test_';
+/** The cluster folders of runs on an embedded server: `<prefix><random>` under the temp folder. */
+export const RUN_CLUSTER_PREFIX = 'validator-gateway-test-pg-';
+/**
+ * CI's limit on a whole run. A run's leftovers are taken only once its process is gone and this
+ * long has passed, so that a run whose process this machine cannot see (another pid namespace
+ * sharing the server) is never cleared while it runs.
+ */
+export const ABANDONED_AFTER_MS = 90 * 60_000;
+
+/** A run's database: its start and its jest process, which say when it is abandoned. */
+export function runDatabaseName(startedAt: number, pid: number): string {
+  return `${RUN_DATABASE_PREFIX}${startedAt}_${pid}`;
+}
+
+const RUN_DATABASE = /^gateway_test_(\d+)_(\d+)(?:_|$)/;
+
+/**
+ * Drops the databases of runs whose process is gone and that started over ABANDONED_AFTER_MS
+ * ago: each run's own and its scratch databases (scratchDatabaseName). Returns their names.
+ */
+export async function dropAbandonedRunDatabases(
+  serverUrl: string,
+  now = Date.now(),
+): Promise<string[]> {
+  const names = await onServer(serverUrl, async (client) => {
+    const { rows } = await client.query<{ datname: string }>(
+      `SELECT datname FROM pg_database WHERE starts_with(datname, $1) ORDER BY datname DESC`,
+      [RUN_DATABASE_PREFIX],
+    );
+    return rows.map((row) => row.datname);
+  });
+  // Descending: a run's scratch databases (`<run>_…`) are dropped before the run's own.
+  const abandoned = names.filter((name) => {
+    const match = RUN_DATABASE.exec(name);
+    return match !== null && isAbandoned(Number(match[1]), Number(match[2]), now);
+  });
+  for (const name of abandoned) await dropDatabase(serverUrl, name);
+  return abandoned;
+}
+
+/**
+ * Removes the embedded clusters of killed runs: no server running in them, untouched for
+ * ABANDONED_AFTER_MS (a run's writes its folder's time; its server's stop, the pid file).
+ */
+export function removeAbandonedClusters(now = Date.now(), folder = tmpdir()): string[] {
+  const abandoned = readdirSync(folder)
+    .filter((name) => name.startsWith(RUN_CLUSTER_PREFIX))
+    .map((name) => join(folder, name))
+    .filter((directory) => {
+      const server = readPidFile(directory);
+      if (server && isAlive(server.pid)) return false;
+      return now - statSync(directory).mtimeMs > ABANDONED_AFTER_MS;
+    });
+  for (const directory of abandoned) rmSync(directory, { recursive: true, force: true });
+  return abandoned;
+}
+
+function isAbandoned(startedAt: number, pid: number, now: number): boolean {
+  return now - startedAt > ABANDONED_AFTER_MS && pid > 0 && !isAlive(pid);
+}
