@@ -6,6 +6,7 @@ import { toWireEntity } from '../../src/devnet/miner-records';
 import { DataItem, RedditItem, XItem } from '../../src/network/protocol';
 import { ExpectedQuery, matchesPlainly, startTestNetwork, TestNetwork } from '../support/network';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
+import { until } from '../support/until';
 
 const ENDPOINT = '/api/v1/on_demand_data_request';
 
@@ -421,10 +422,14 @@ describe('On-demand queries when miners hang or lie', () => {
       no_data_available: false,
     });
 
-    // Credibility is written just after the answer; the hanging miner's when its call times out.
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    await app.app.get(NetworkService).settled();
-    const after = await credibility();
+    // Credibility is written just after the answer; the hanging miner's once its own call has
+    // timed out, QUERY_DEADLINE_MS after it was sent: a moment after the answer, longer on a
+    // loaded machine (a fixed wait of 300 ms failed in CI).
+    const after = await until(async () => {
+      await app.app.get(NetworkService).settled();
+      const now = await credibility();
+      return now.get(faulty.hang)! < before.get(faulty.hang)! ? now : undefined;
+    }, 10_000);
     for (const uid of Object.values(faulty)) expect(after.get(uid)!).toBeLessThan(before.get(uid)!);
     for (const uid of [0, 1, 2]) expect(after.get(uid)!).toBeGreaterThanOrEqual(before.get(uid)!);
   });
