@@ -554,12 +554,8 @@ describe('Metagraph file', () => {
     const minersAvailable = async () =>
       (await app.http.get('/api/v1/health').set('X-API-Key', TEST_MASTER_KEY).expect(200)).body
         .miners_available as number;
-    const waitFor = async (expected: number) => {
-      for (let attempt = 0; attempt < 40 && (await minersAvailable()) !== expected; attempt++) {
-        await new Promise((resolve) => setTimeout(resolve, 150));
-      }
-      expect(await minersAvailable()).toBe(expected);
-    };
+    const waitFor = (expected: number) =>
+      until(async () => ((await minersAvailable()) === expected ? true : undefined), 6000, 150);
     try {
       expect(await minersAvailable()).toBe(4);
       const { metagraph } = network.devnet;

@@ -6,6 +6,7 @@ import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/da
 import { startTestNetwork, TestNetwork } from '../support/network';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 import { syncIndexNow } from '../support/index-sync';
+import { until } from '../support/until';
 
 const OVERCLAIMER = 3;
 const MANUAL_SYNC = {
@@ -259,13 +260,12 @@ describe('Index sync across replicas', () => {
     ]);
     try {
       const database = apps[0].app.get(DataSource);
-      for (let attempt = 0; attempt < 50; attempt++) {
+      await until(async () => {
         const [run] = await database.query<{ status: string }[]>(
           `SELECT status FROM job_runs WHERE name = 'index-sync'`,
         );
-        if (run?.status === 'succeeded') break;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+        return run?.status === 'succeeded' ? run : undefined;
+      }, 10_000);
       // Both instances also try again now: the interval has not passed, so neither runs.
       await Promise.all(apps.map((app) => app.app.get(IndexSyncService).runIfDue()));
       for (const miner of network.devnet.miners)
