@@ -17,8 +17,7 @@ import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { benchFlags } from './support/flags';
 import { loadConfig } from '../src/config/load-config';
-import { describeBehaviour, MinerBehaviour } from '../src/devnet/behaviour';
-import { HASHTAGS } from '../src/devnet/vocabulary';
+import { MinerBehaviour } from '../src/devnet/behaviour';
 import { cryptoReady } from '../src/network/bittensor/keypair';
 import { onDemandRequestFields, OnDemandRequestFields } from '../src/network/sn13/messages';
 import {
@@ -33,15 +32,20 @@ import { cleanupOnExit } from './support/cleanup';
 import { acquireDatabase } from './support/database';
 import { forkDevnet, serveDevnet, timeMinerCalls, timeQuorum } from './support/devnet-server';
 import { numberSetting, percentile, runPool, trackUsage } from './support/measure';
-import { commandLine, machineLine, ordinal, progress, table, tally } from './support/report';
+import { progress } from './support/report';
+import {
+  ON_DEMAND_PATH,
+  OnDemandOptions,
+  OnDemandRun,
+  QUERY_KEYWORDS,
+  QueryRun,
+  QueryMeta,
+  report,
+  Sample,
+  UNTIMED,
+} from './support/on-demand-report';
 import { storedBenchmark, storedOptions } from './support/stored-bench';
 import { storedReport } from './support/stored-report';
-
-const PATH = '/api/v1/on_demand_data_request';
-/** The head of the corpus' Zipf-ordered hashtags: every miner holds items for each. */
-const KEYWORDS = HASHTAGS.slice(0, 6).map(({ tag }) => tag);
-const MARGIN_MS = 50;
-const UNTIMED = 3;
 
 const text = { type: 'string' } as const;
 const { values: flags } = benchFlags({
@@ -62,7 +66,7 @@ const { values: flags } = benchFlags({
 });
 const setting = (flag: string | undefined, name: string, fallback: number): number =>
   numberSetting(flag ?? process.env[name], name, fallback, true);
-const options = {
+const options: OnDemandOptions = {
   // Fixed, not ranges: the latency of the miner completing the quorum is then known exactly.
   latencies: (flags.latencies ?? process.env.BENCH_LATENCIES ?? '40,80,120,160')
     .split(',')
@@ -83,25 +87,12 @@ const options = {
 /** Seconds between two collection passes while tasks are active (a pass spreads over it). */
 const TASK_TICK_S = 10;
 
-/** The fields of the endpoint's `meta` read here (see DataQueryService). */
-interface QueryMeta {
-  miners_queried: number;
-  miners_responded: number;
-  miners_failed: { count: number; reasons: Record<string, number> };
-  hedged_requests: number;
-  deadline_reached: boolean;
-  processing_time_ms: number;
-  cache_hit: boolean;
-}
-/** One measured query; `at` in seconds since the run started. */
-type Sample = { ms: number; at: number; meta: QueryMeta };
-
 /** What the gateway sends each miner for `{source: "x", keywords: [keyword], limit: 100}`. */
 const minerRequest = (index: number): OnDemandRequestFields =>
   onDemandRequestFields({
     source: 'x',
     usernames: [],
-    keywords: [KEYWORDS[index % KEYWORDS.length]],
+    keywords: [QUERY_KEYWORDS[index % QUERY_KEYWORDS.length]],
     keywordMode: 'all',
     startDate: null,
     endDate: new Date(),
@@ -112,11 +103,16 @@ const minerRequest = (index: number): OnDemandRequestFields =>
  * `count` queries, `options.concurrency` in flight, each timed alone (exact percentiles, meta
  * kept), rotating keywords. A bad answer goes to `failures` rather than throwing, to be counted.
  */
-async function query(url: string, apiKey: string, count: number, failures: string[]) {
+async function query(
+  url: string,
+  apiKey: string,
+  count: number,
+  failures: string[],
+): Promise<QueryRun> {
   const samples: Sample[] = [];
   const start = performance.now();
   await runPool(count, options.concurrency, async (index) => {
-    const keyword = KEYWORDS[index % KEYWORDS.length];
+    const keyword = QUERY_KEYWORDS[index % QUERY_KEYWORDS.length];
     const started = performance.now();
     try {
       const response = await fetch(url, {
@@ -157,7 +153,7 @@ async function measureWithTasks(
     const jobs = Array.from({ length: count }, (_, index) => ({
       id: `bench-task-${first + index}`,
       weight: 1 + ((first + index) % 7),
-      params: { platform: 'x', label: KEYWORDS[(first + index) % KEYWORDS.length] },
+      params: { platform: 'x', label: QUERY_KEYWORDS[(first + index) % QUERY_KEYWORDS.length] },
     }));
     const response = await fetch(`${url}/api/v1/set_desirabilities`, {
       method: 'POST',
@@ -176,7 +172,7 @@ async function measureWithTasks(
   const before = await devnet.requestCounts();
   const metricsBefore = await collections();
   progress(`measured with ${options.activeTasks} active tasks: ${options.requests} queries`);
-  const run = await query(`${url}${PATH}`, apiKey, options.requests, failures);
+  const run = await query(`${url}${ON_DEMAND_PATH}`, apiKey, options.requests, failures);
   const after = await devnet.requestCounts();
   const metricsAfter = await collections();
   const calls = after.reduce(
@@ -192,7 +188,7 @@ async function measureWithTasks(
 }
 
 /** Runs everything and returns what the report needs; cleans up before returning or failing. */
-async function benchmark() {
+async function benchmark(): Promise<OnDemandRun> {
   const cleanup = cleanupOnExit();
   try {
     const database = await acquireDatabase('bench_on_demand');
@@ -247,13 +243,13 @@ async function benchmark() {
     if (database.persistent) cleanup.push(() => deactivateApiKey(app.url, masterKey, key.id));
     const failures: string[] = [];
     progress(`warm-up: ${options.warmup} queries (the gateway learns its p90 for hedging)`);
-    await query(`${app.url}${PATH}`, key.key, options.warmup, failures);
+    await query(`${app.url}${ON_DEMAND_PATH}`, key.key, options.warmup, failures);
 
     progress(`measured: ${options.requests} queries, ${options.concurrency} in flight`);
     const countsBefore = await devnet.requestCounts();
     const loads = [os.loadavg()[0]];
     const usage = trackUsage([app.child.pid, devnet.child.pid]);
-    const run = await query(`${app.url}${PATH}`, key.key, options.requests, failures);
+    const run = await query(`${app.url}${ON_DEMAND_PATH}`, key.key, options.requests, failures);
     const used = usage();
     loads.push(os.loadavg()[0]);
     if (run.samples.length === 0) throw new Error(`no successful query: ${failures[0] ?? ''}`);
@@ -278,113 +274,6 @@ async function benchmark() {
   }
 }
 
-function report(result: Awaited<ReturnType<typeof benchmark>>): void {
-  const { samples, baseline, network, env, used, ...run } = result;
-  const ms = (value: number): string => value.toFixed(1);
-  const delta = (value: number): string => `${value < 0 ? '' : '+'}${ms(value)} ms`;
-  const pct = (share: number): string => `${(100 * share).toFixed(0)}%`;
-  const quantiles = (values: number[]): number[] =>
-    [0.5, 0.9, 0.99, 1].map((q) => percentile(values, q));
-  const times = samples.map((sample) => sample.ms);
-  const [p50, , p99] = quantiles(times);
-  const [ideal50, , ideal99] = quantiles(run.ideal.times);
-  const service = quantiles(samples.map((s) => s.meta.processing_time_ms));
-  const meta = (pick: (meta: QueryMeta) => number | boolean): string =>
-    tally(samples.map((sample) => pick(sample.meta)));
-  const reasons = samples.flatMap(({ meta }) =>
-    Object.entries(meta.miners_failed.reasons).flatMap(([why, n]) => Array<string>(n).fill(why)),
-  );
-  const minerRows = run.behaviours.map((behaviour, uid) => {
-    const direct = run.direct.find((entry) => entry.uid === uid);
-    const cells = direct ? [ms(direct.p50), ms(direct.p99)] : ['-', '-'];
-    return [`uid ${uid}`, describeBehaviour(behaviour), ...cells, String(run.calls[uid])];
-  });
-  const row = (name: string, times: number[], errors: number, seconds: number): string[] =>
-    [name, String(times.length), String(errors), (times.length / seconds).toFixed(1)].concat(
-      quantiles(times).map(ms),
-    );
-  const asked = Math.min(network.minersPerQuery, run.behaviours.length);
-  const spares = Math.min(run.behaviours.length, asked + network.minersPerQuery) - asked;
-  const slowest = [...samples].sort((a, b) => b.ms - a.ms).slice(0, 3);
-  const target = baseline.p50 + MARGIN_MS;
-  const lines = [
-    '',
-    `POST ${PATH}: the real service over a ${run.behaviours.length}-miner devnet on 127.0.0.1`,
-    `command:  ${commandLine()}`,
-    `machine:  ${machineLine()}; load average ${run.loads.map((l) => l.toFixed(2)).join(' → ')}` +
-      (run.loads[0] > os.cpus().length / 2 ? ' (a busy machine: expect noise)' : ''),
-    `gateway:  QUERY_MINERS=${network.minersPerQuery} QUERY_QUORUM=${network.quorum} ` +
-      `QUERY_DEADLINE_MS=${network.queryDeadlineMs} MINER_CONCURRENCY=${network.minerConcurrency}; ` +
-      'QUERY_CACHE_TTL_SECONDS=0: no cache, every query goes to the miners',
-    `          LOG_LEVEL=${env.LOG_LEVEL} RATE_LIMIT_VALIDATOR=${env.RATE_LIMIT_VALIDATOR} ` +
-      `RATE_LIMIT_WINDOW_SECONDS=${env.RATE_LIMIT_WINDOW_SECONDS} DEVNET_MINERS=0 ` +
-      `INDEX_SYNC_ON_START=${env.INDEX_SYNC_ON_START} MINER_CALL_BUDGETS=${env.MINER_CALL_BUDGETS}, validator key`,
-    `load:     fetch, ${options.warmup} warm-up + ${options.requests} measured queries, ` +
-      `${options.concurrency} in flight, source x, limit 100, keywords ${KEYWORDS.join(' ')}`,
-    `database: ${run.database}`,
-    '',
-    table([['miner', 'behaviour', 'direct p50 ms', 'direct p99 ms', 'calls in run'], ...minerRows]),
-    `(direct: ${options.direct} calls per miner, one at a time, after ${UNTIMED} untimed)`,
-    '',
-    table([
-      ['', 'requests', 'errors', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms'],
-      row('ideal quorum (no gateway) *', run.ideal.times, 0, run.ideal.seconds),
-      row(PATH, times, run.failures.length, run.seconds),
-    ]),
-    `* ${options.concurrency} at a time, each straight to the ${run.direct.length} healthy miners ` +
-      `until ${network.quorum} answered: what the devnet allows at this load`,
-    '',
-    `baseline: uid ${baseline.uid}, the ${ordinal(network.quorum)}-fastest healthy miner ` +
-      `(the quorum waits for it): direct p50 ${ms(baseline.p50)} ms, p99 ${ms(baseline.p99)} ms`,
-    `p99 − baseline: ${ms(p99 - baseline.p50)} ms over its p50 (${ms(p99 - baseline.p99)} over p99)`,
-    `target:   p99 ≤ baseline p50 + ${MARGIN_MS} ms = ${ms(target)} ms: ` +
-      `${p99 <= target ? 'MET' : 'MISSED'} (p99 ${ms(p99)} ms)`,
-    `gateway over the ideal quorum: p50 ${delta(p50 - ideal50)}, p99 ${delta(p99 - ideal99)}` +
-      (ideal99 > target
-        ? '; even the ideal quorum misses it: the devnet on this machine is the limit'
-        : ''),
-    '',
-    `meta:     miners_responded ${meta((m) => m.miners_responded)}; ` +
-      `miners_queried ${meta((m) => m.miners_queried)}`,
-    `          hedged_requests ${meta((m) => m.hedged_requests)} ` +
-      `(${spares} spare miners beyond the ${asked} asked); ` +
-      `deadline_reached ${meta((m) => m.deadline_reached)}`,
-    `          miners_failed reasons ${tally(reasons)}`,
-    `          processing_time_ms (inside the service) p50 ${service[0]}, ` +
-      `p90 ${service[1]}, p99 ${service[2]}`,
-    `slowest:  ${slowest.map((s) => `${ms(s.ms)} ms at ${s.at.toFixed(1)} s`).join(', ')}`,
-    `cpu:      service ${pct(used.cpu[0])}, devnet ${pct(used.cpu[1])} of a core; load ` +
-      `generator event loop ${pct(used.busy)} busy, delay p99 ${ms(used.delayP99)} ms`,
-    ...withTasksLines(result, target, (values) => percentile(values, 0.99), ms),
-    ...run.failures.slice(0, 5).map((failure) => `failure:  ${failure}`),
-    '',
-  ];
-  process.stdout.write(lines.join('\n'));
-}
-
-function withTasksLines(
-  result: Awaited<ReturnType<typeof benchmark>>,
-  target: number,
-  p99Of: (values: number[]) => number,
-  ms: (value: number) => string,
-): string[] {
-  const { withTasks, taskSettings } = result;
-  if (!withTasks) return [];
-  const p99 = p99Of(withTasks.samples.map((sample) => sample.ms));
-  const without = p99Of(result.samples.map((sample) => sample.ms));
-  const userCalls = withTasks.samples.reduce((sum, s) => sum + s.meta.miners_queried, 0);
-  return [
-    '',
-    `with ${options.activeTasks} active tasks being collected (TASK_COLLECT_PER_MINUTE=` +
-      `${taskSettings.collectPerMinute}, TASK_COLLECT_CONCURRENCY=${taskSettings.collectConcurrency}, ` +
-      `TASK_COLLECT_INTERVAL=60 s: always due):`,
-    `          p99 ${ms(p99)} ms with tasks vs ${ms(without)} ms without; target ${ms(target)} ms: ` +
-      `${p99 <= target ? 'MET' : 'MISSED'}`,
-    `          during it: ${withTasks.minerCalls} OnDemandRequest calls to the miners, ${userCalls} ` +
-      `of them the users' queries; tasks behind ${withTasks.behindBefore} → ${withTasks.behind}`,
-  ];
-}
-
 async function main(): Promise<void> {
   if (flags['serve-app']) return serveApp();
   if (flags['serve-devnet']) return serveDevnet();
@@ -394,7 +283,7 @@ async function main(): Promise<void> {
     process.exit(stored.failures.length === 0 ? 0 : 1);
   }
   const result = await benchmark();
-  report(result);
+  process.stdout.write(report(result, options));
   // Explicit exit: a lingering handle (keep-alive socket, hung miner call) must not hang the run.
   process.exit(result.failures.length === 0 ? 0 : 1);
 }
