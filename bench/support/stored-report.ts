@@ -3,7 +3,8 @@ import { SYNAPSE_NAMES, SynapseName } from '../../src/common/synapse-names';
 import { describeBehaviour } from '../../src/devnet/behaviour';
 import { percentile } from './measure';
 import { commandLine, formatInt, machineLine, table, tally } from './report';
-import { BENCH_BUDGETS, FirstFetchSample, Phase, StoredResult } from './stored-bench';
+import { BENCH_BUDGETS, StoredResult } from './stored-bench';
+import { FirstFetchSample, Phase } from './stored-phases';
 import { RANGE_NAMES, STORE_HIT_LABELS } from './stored-queries';
 
 const PATH = '/api/v1/on_demand_data_request';
