@@ -46,8 +46,16 @@ export async function dropAbandonedRunDatabases(
     const match = RUN_DATABASE.exec(name);
     return match !== null && isAbandoned(Number(match[1]), Number(match[2]), now);
   });
-  for (const name of abandoned) await dropDatabase(serverUrl, name);
-  return abandoned;
+  const dropped: string[] = [];
+  for (const name of abandoned) {
+    // Another run clearing the same leftovers at once: theirs to finish, never this run's failure.
+    const ok = await dropDatabase(serverUrl, name).then(
+      () => true,
+      () => false,
+    );
+    if (ok) dropped.push(name);
+  }
+  return dropped;
 }
 
 /**
@@ -61,7 +69,9 @@ export function removeAbandonedClusters(now = Date.now(), folder = tmpdir()): st
     .filter((directory) => {
       const server = readPidFile(directory);
       if (server && isAlive(server.pid)) return false;
-      return now - statSync(directory).mtimeMs > ABANDONED_AFTER_MS;
+      // Gone already: another run cleared it between the listing and here.
+      const touched = statSync(directory, { throwIfNoEntry: false })?.mtimeMs ?? now;
+      return now - touched > ABANDONED_AFTER_MS;
     });
   for (const directory of abandoned) rmSync(directory, { recursive: true, force: true });
   return abandoned;
