@@ -2,18 +2,7 @@ import { setMaxListeners } from 'node:events';
 import { isIP } from 'node:net';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
-import {
-  BulkheadPolicy,
-  bulkhead,
-  circuitBreaker,
-  CircuitBreakerPolicy,
-  CircuitState,
-  ConsecutiveBreaker,
-  handleWhen,
-  timeout,
-  TimeoutStrategy,
-  wrap,
-} from 'cockatiel';
+import { timeout, TimeoutStrategy, wrap } from 'cockatiel';
 import { Agent, Dispatcher, request } from 'undici';
 import { Clock } from '../../common/clock/clock';
 import { MetricsService } from '../../common/metrics/metrics.service';
@@ -25,6 +14,7 @@ import { SynapseName } from '../../common/synapse-names';
 import { AddressPolicy, AddressRefusedError } from './address-policy';
 import { CallBudgets, CallPurpose } from './call-budgets';
 import { axonOf, errorMessage, readCapped } from './axon-http';
+import { CircuitListener, MinerCircuits } from './miner-circuits';
 import {
   classify,
   KeptForChecksError,
@@ -58,29 +48,20 @@ export interface MinerReply {
 /** Error bodies are read for their message only. */
 const ERROR_BODY_BYTES = 4096;
 
-interface MinerPolicies {
-  bulkhead: BulkheadPolicy;
-  breaker: CircuitBreakerPolicy;
-}
-
-type CircuitListener = (uid: number, open: boolean) => void;
 type RefusedListener = (uid: number) => void;
 
 /**
  * Calls miners the way a Bittensor validator's dendrite does: each call signed with the
  * validator's hotkey (dendrite.ts), sent only to allowed addresses (address-policy.ts), within
  * the miner's call budget (call-budgets.ts), not while the miner's refusals say to wait
- * (miner-refusals.ts). Per miner: bounded concurrency (a bulkhead), a circuit breaker opened by
- * consecutive faults, and per call a timeout, all from cockatiel, and a cap on the response size
- * (axon-http.ts). The answer is returned unchecked: it is untrusted.
+ * (miner-refusals.ts). Per miner: bounded concurrency (a bulkhead) and a circuit breaker opened by
+ * consecutive faults (miner-circuits.ts); per call a timeout, all from cockatiel, and a cap on
+ * the response size (axon-http.ts). The answer is returned unchecked: it is untrusted.
  */
 @Injectable()
 export class MinerClient implements OnModuleDestroy {
   private readonly logger = new Logger(MinerClient.name);
-  private readonly policies = new Map<number, MinerPolicies>();
-  /** When each miner's circuit last opened (see isCircuitOpen). */
-  private readonly circuitOpenedAt = new Map<number, number>();
-  private readonly circuitListeners: CircuitListener[] = [];
+  private readonly circuits: MinerCircuits;
   private readonly refusedListeners: RefusedListener[] = [];
   /** Aborted at shutdown: calls in flight end at once instead of at their timeout. */
   private readonly shutdown = new AbortController();
@@ -99,6 +80,10 @@ export class MinerClient implements OnModuleDestroy {
     setMaxListeners(0, this.shutdown.signal);
     this.addresses = new AddressPolicy(config.network.allowedNetworks);
     this.agent = new Agent({ connect: this.addresses.connector(10_000) });
+    this.circuits = new MinerCircuits(
+      config.network,
+      (error) => !NOT_THE_MINERS_FAULT.has(this.failureOf(error, 0).reason),
+    );
     this.refusals = new MinerRefusals(
       budgets,
       () => identity.hotkey,
@@ -126,14 +111,14 @@ export class MinerClient implements OnModuleDestroy {
       const refused = this.refusals.active(miner.hotkey, synapse);
       if (refused) throw new MinerCallError(refused, `${synapse} refused recently (${refused})`);
       const axon = axonOf(miner);
-      const { bulkhead: limiter, breaker } = this.policiesFor(miner.uid);
+      const { bulkhead: limiter, breaker } = this.circuits.of(miner.uid);
       const guarded = wrap(breaker, timeout(timeoutMs, TimeoutStrategy.Aggressive));
       // The budget is taken outside the breaker: in cockatiel's half-open trial any outcome it
       // does not count as a failure closes the circuit, so a call we refused ourselves (no
       // budget, a refused address) would close a dead miner's circuit without calling it.
       const body = await limiter.execute(
         async (context) => {
-          this.refuseOpenCircuit(miner.uid);
+          this.circuits.refuseIfOpen(miner.uid);
           await this.takeBudget(miner, axon, synapse, purpose);
           return guarded.execute(
             (inner) => this.send(miner, axon, synapse, fields, timeoutMs, inner.signal),
@@ -189,54 +174,18 @@ export class MinerClient implements OnModuleDestroy {
     return this.addresses.permits(host);
   }
 
-  /**
-   * True while the miner's circuit is open and its cooldown lasts (it failed repeatedly and is
-   * being left alone). Once the cooldown is over the breaker stays `Open` until a call tries the
-   * miner (cockatiel half-opens on the next call): callers that asked the breaker's state and
-   * skipped the miner never called it again, and the miner was left out until a restart.
-   */
+  /** True while the miner's circuit is open and its cooldown lasts (MinerCircuits.isOpen). */
   isCircuitOpen(uid: number): boolean {
-    if (this.policies.get(uid)?.breaker.state !== CircuitState.Open) return false;
-    return (
-      Date.now() - (this.circuitOpenedAt.get(uid) ?? 0) < this.config.network.breakerCooldownMs
-    );
+    return this.circuits.isOpen(uid);
   }
 
   onCircuitChange(listener: CircuitListener): void {
-    this.circuitListeners.push(listener);
+    this.circuits.onChange(listener);
   }
 
   /** Called when a miner's address turned out to be outside MINER_ALLOWED_NETWORKS. */
   onAddressRefused(listener: RefusedListener): void {
     this.refusedListeners.push(listener);
-  }
-
-  private policiesFor(uid: number): MinerPolicies {
-    let policies = this.policies.get(uid);
-    if (!policies) {
-      const { minerConcurrency, breakerFailures, breakerCooldownMs } = this.config.network;
-      // Our own refusals (`busy` among them), the miner's refusals of us and our own shutdown
-      // say nothing about the miner's health.
-      const breaker = circuitBreaker(
-        handleWhen((error) => !NOT_THE_MINERS_FAULT.has(this.failureOf(error, 0).reason)),
-        { halfOpenAfter: breakerCooldownMs, breaker: new ConsecutiveBreaker(breakerFailures) },
-      );
-      breaker.onBreak(() => {
-        // On cockatiel's clock (Date.now), as its cooldown is.
-        this.circuitOpenedAt.set(uid, Date.now());
-        this.circuitListeners.forEach((listener) => listener(uid, true));
-      });
-      breaker.onReset(() => this.circuitListeners.forEach((listener) => listener(uid, false)));
-      policies = { bulkhead: bulkhead(minerConcurrency, minerConcurrency * 4), breaker };
-      this.policies.set(uid, policies);
-    }
-    return policies;
-  }
-
-  /** Fails as circuit_open during the cooldown, before a call of the budget is taken for it. */
-  private refuseOpenCircuit(uid: number): void {
-    if (this.isCircuitOpen(uid))
-      throw new MinerCallError('circuit_open', 'circuit open after repeated failures');
   }
 
   /** Refuses a call we may not send (a refused address, no call left in the budget). */

@@ -1,0 +1,83 @@
+import {
+  BulkheadPolicy,
+  bulkhead,
+  circuitBreaker,
+  CircuitBreakerPolicy,
+  CircuitState,
+  ConsecutiveBreaker,
+  handleWhen,
+} from 'cockatiel';
+import { MinerCallError } from './miner-failures';
+
+export interface MinerPolicies {
+  /** Bounded concurrency towards the miner, with a queue of four times as many calls. */
+  bulkhead: BulkheadPolicy;
+  /** Opened by consecutive faults of the miner's. */
+  breaker: CircuitBreakerPolicy;
+}
+
+export interface MinerCircuitSettings {
+  minerConcurrency: number;
+  breakerFailures: number;
+  breakerCooldownMs: number;
+}
+
+export type CircuitListener = (uid: number, open: boolean) => void;
+
+/**
+ * Each miner's bulkhead and circuit breaker (cockatiel's), made on its first call. Only failures
+ * `isMinersFault` accepts count towards opening a circuit: our own refusals, the miner's
+ * refusals of us and our own shutdown say nothing about the miner's health.
+ */
+export class MinerCircuits {
+  private readonly policies = new Map<number, MinerPolicies>();
+  /** When each miner's circuit last opened (see isOpen). */
+  private readonly openedAt = new Map<number, number>();
+  private readonly listeners: CircuitListener[] = [];
+
+  constructor(
+    private readonly settings: MinerCircuitSettings,
+    private readonly isMinersFault: (error: unknown) => boolean,
+  ) {}
+
+  of(uid: number): MinerPolicies {
+    let policies = this.policies.get(uid);
+    if (!policies) {
+      const { minerConcurrency, breakerFailures, breakerCooldownMs } = this.settings;
+      const breaker = circuitBreaker(handleWhen(this.isMinersFault), {
+        halfOpenAfter: breakerCooldownMs,
+        breaker: new ConsecutiveBreaker(breakerFailures),
+      });
+      breaker.onBreak(() => {
+        // On cockatiel's clock (Date.now), as its cooldown is.
+        this.openedAt.set(uid, Date.now());
+        this.listeners.forEach((listener) => listener(uid, true));
+      });
+      breaker.onReset(() => this.listeners.forEach((listener) => listener(uid, false)));
+      policies = { bulkhead: bulkhead(minerConcurrency, minerConcurrency * 4), breaker };
+      this.policies.set(uid, policies);
+    }
+    return policies;
+  }
+
+  /**
+   * True while the miner's circuit is open and its cooldown lasts (it failed repeatedly and is
+   * being left alone). Once the cooldown is over the breaker stays `Open` until a call tries the
+   * miner (cockatiel half-opens on the next call): callers that asked the breaker's state and
+   * skipped the miner never called it again, and the miner was left out until a restart.
+   */
+  isOpen(uid: number): boolean {
+    if (this.policies.get(uid)?.breaker.state !== CircuitState.Open) return false;
+    return Date.now() - (this.openedAt.get(uid) ?? 0) < this.settings.breakerCooldownMs;
+  }
+
+  /** Fails as circuit_open during the cooldown, before a call of the budget is taken for it. */
+  refuseIfOpen(uid: number): void {
+    if (this.isOpen(uid))
+      throw new MinerCallError('circuit_open', 'circuit open after repeated failures');
+  }
+
+  onChange(listener: CircuitListener): void {
+    this.listeners.push(listener);
+  }
+}
