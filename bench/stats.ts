@@ -14,13 +14,13 @@
  * Always a throwaway database (on DATABASE_URL's server if set, else the local server, else an
  * embedded Postgres): the run replaces the index of miners 0..N-1. The service runs as a child of
  * this script (--serve-app). Its parts: support/stats-index.ts (the synthetic indexes),
- * stats-ingest.ts (the timed load), stats-endpoints.ts (the endpoints and their GROUP BY),
+ * stats-ingest.ts (the timed load), stats-database.ts (what the database holds after it),
+ * stats-endpoints.ts (the endpoints, their GROUP BY and the timing of both),
  * stats-report.ts (the tables and targets).
  */
 import { rm } from 'node:fs/promises';
 import os, { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { buildDataSourceOptions } from '../src/database/data-source-options';
@@ -44,11 +44,11 @@ import {
   capturing,
   EndpointResult,
   endpoints,
-  explain,
   HEALTH_PATH,
-  timeCalls,
+  measureEndpoint,
   timeHttp,
 } from './support/stats-endpoints';
+import { readDatabaseFacts } from './support/stats-database';
 import { credibilityOf, HOURS, labelName, neuronOf } from './support/stats-index';
 import { ingest, ingestBlock, instrument } from './support/stats-ingest';
 import { report, StatsOptions, StatsRun } from './support/stats-report';
@@ -152,36 +152,7 @@ async function benchmark(): Promise<StatsRun> {
           `${resync.seconds.toFixed(1)} s = ${formatInt(resync.rows / resync.seconds)} rows/s`,
       );
     }
-    // How much the per-miner aggregate writes churned the small tables (dead rows until vacuum).
-    const churn = (
-      await client.query<{ relname: string; live: string; dead: string; upd: string }>(
-        `SELECT relname, n_live_tup AS live, n_dead_tup AS dead, n_tup_upd + n_tup_del AS upd
-         FROM pg_stat_user_tables WHERE relname IN ('label_totals', 'bucket_totals') ORDER BY relname`,
-      )
-    ).rows;
-
-    const vacuumStarted = performance.now();
-    progress('VACUUM ANALYZE (stable plans and visibility map for the GROUP BY; not ingest)');
-    await client.query('VACUUM ANALYZE');
-    const vacuumSeconds = (performance.now() - vacuumStarted) / 1000;
-    const [{ count }] = (await client.query<{ count: string }>('SELECT count(*) FROM miner_index'))
-      .rows;
-    const sizes = (
-      await client.query<{ name: string; bytes: string }>(
-        `SELECT 'database' AS name, pg_database_size(current_database()) AS bytes
-         UNION ALL SELECT 'miner_index heap', sum(pg_relation_size(relid)) FROM pg_partition_tree('miner_index') WHERE isleaf
-         UNION ALL SELECT 'miner_index indexes', sum(pg_indexes_size(relid)) FROM pg_partition_tree('miner_index') WHERE isleaf
-         UNION ALL SELECT 'miner totals', pg_total_relation_size('miner_label_arrays') + pg_total_relation_size('miner_bucket_totals')
-         UNION ALL SELECT 'aggregates', pg_total_relation_size('label_totals') + pg_total_relation_size('bucket_totals') + pg_total_relation_size('labels')`,
-      )
-    ).rows.map((row) => ({ name: row.name, bytes: Number(row.bytes) }));
-    const settings = (
-      await client.query<{ name: string; setting: string }>(
-        `SELECT name, current_setting(name) AS setting FROM pg_settings WHERE name IN
-         ('server_version', 'shared_buffers', 'work_mem', 'max_parallel_workers_per_gather',
-          'synchronous_commit', 'max_wal_size', 'jit') ORDER BY name`,
-      )
-    ).rows;
+    const facts = await readDatabaseFacts(client);
 
     const { env, masterKey } = benchAppEnv(database.url);
     // The metagraph lists the miners loaded above, and no index sync touches the loaded data
@@ -206,7 +177,15 @@ async function benchmark(): Promise<StatsRun> {
     const popular = labelName(2, 0);
     const rare = labelName(1, options.labels - 1);
     const results: EndpointResult[] = [];
-    const { stats, last } = capturing(dataSource);
+    const captured = capturing(dataSource);
+    const { stats, last } = captured;
+    const timing = {
+      app: { url: app.url, key: key.key, pid: app.child.pid },
+      client,
+      captured,
+      requests: options.requests,
+      baselineRuns: options.baselineRuns,
+    };
     // Control: the same pipeline (key check, throttler) answering a small cached body. Its p99 is
     // the floor this machine allows right now, whatever the stats endpoints do.
     progress(`control ${HEALTH_PATH}: ${options.requests} sequential requests over HTTP`);
@@ -217,37 +196,17 @@ async function benchmark(): Promise<StatsRun> {
       app.child.pid,
     );
     for (const endpoint of endpoints(popular, rare)) {
-      progress(`${endpoint.name}: ${options.requests} sequential requests over HTTP`);
-      const http = await timeHttp(
-        `${app.url}${endpoint.path}`,
-        key.key,
-        options.requests,
-        app.child.pid,
-      );
-      const sql = await timeCalls(() => endpoint.repository(stats), options.requests);
-      const ourPlan = await explain(client, last.sql, last.params);
       progress(
-        `${endpoint.name}: GROUP BY, EXPLAIN ANALYZE as warm-up + ${options.baselineRuns} runs`,
+        `${endpoint.name}: ${options.requests} sequential requests over HTTP, then the ` +
+          `GROUP BY (EXPLAIN ANALYZE as warm-up + ${options.baselineRuns} runs)`,
       );
-      const baselinePlan = await explain(client, endpoint.baseline.sql, endpoint.baseline.params);
-      const baseline: number[] = [];
-      let rows: Record<string, unknown>[] = [];
-      for (let run = 0; run < options.baselineRuns; run += 1) {
-        const started = performance.now();
-        rows = (
-          await client.query<Record<string, unknown>>(
-            endpoint.baseline.sql,
-            endpoint.baseline.params,
-          )
-        ).rows;
-        baseline.push(performance.now() - started);
-      }
-      const mismatch = endpoint.compare(http.body, rows);
-      results.push({ endpoint, http, sql, baseline, mismatch, ourPlan, baselinePlan });
+      const result = await measureEndpoint(endpoint, timing);
+      results.push(result);
       loadAverages.push(os.loadavg()[0]);
       progress(
-        `${endpoint.name}: ours p50 ${percentile(http.times, 0.5).toFixed(2)} ms, ` +
-          `GROUP BY p50 ${percentile(baseline, 0.5).toFixed(0)} ms${mismatch ? `, MISMATCH ${mismatch}` : ''}`,
+        `${endpoint.name}: ours p50 ${percentile(result.http.times, 0.5).toFixed(2)} ms, ` +
+          `GROUP BY p50 ${percentile(result.baseline, 0.5).toFixed(0)} ms` +
+          (result.mismatch ? `, MISMATCH ${result.mismatch}` : ''),
       );
     }
     progress(
@@ -276,12 +235,8 @@ async function benchmark(): Promise<StatsRun> {
       instrumented,
       holderLookups,
       resync,
-      churn,
       loadAverages,
-      count: Number(count),
-      vacuumSeconds,
-      sizes,
-      settings,
+      ...facts,
       results,
       control,
       env,

@@ -191,3 +191,41 @@ export interface EndpointResult {
   ourPlan: string[];
   baselinePlan: string[];
 }
+
+/** Where and how often bench:stats times an endpoint. */
+export interface EndpointTiming {
+  /** The service's base URL, an API key of it and its process (for its CPU time). */
+  app: { url: string; key: string; pid: number | undefined };
+  client: Client;
+  /** The repository whose last SQL is EXPLAINed (capturing). */
+  captured: ReturnType<typeof capturing>;
+  requests: number;
+  baselineRuns: number;
+}
+
+/**
+ * One endpoint: sequential requests over HTTP, the same SQL in-process, both plans, and the
+ * original's GROUP BY (EXPLAIN ANALYZE as its warm-up, then `baselineRuns` runs), its rows
+ * compared with the HTTP answer.
+ */
+export async function measureEndpoint(
+  endpoint: Endpoint,
+  timing: EndpointTiming,
+): Promise<EndpointResult> {
+  const { app, client, captured, requests, baselineRuns } = timing;
+  const http = await timeHttp(`${app.url}${endpoint.path}`, app.key, requests, app.pid);
+  const sql = await timeCalls(() => endpoint.repository(captured.stats), requests);
+  const ourPlan = await explain(client, captured.last.sql, captured.last.params);
+  const baselinePlan = await explain(client, endpoint.baseline.sql, endpoint.baseline.params);
+  const baseline: number[] = [];
+  let rows: Record<string, unknown>[] = [];
+  for (let run = 0; run < baselineRuns; run += 1) {
+    const started = performance.now();
+    rows = (
+      await client.query<Record<string, unknown>>(endpoint.baseline.sql, endpoint.baseline.params)
+    ).rows;
+    baseline.push(performance.now() - started);
+  }
+  const mismatch = endpoint.compare(http.body, rows);
+  return { endpoint, http, sql, baseline, mismatch, ourPlan, baselinePlan };
+}

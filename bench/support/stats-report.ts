@@ -2,6 +2,7 @@ import os from 'node:os';
 import { holderLookupReport, HolderLookupResult, holderLookupsMatch } from './holder-lookup';
 import { percentile } from './measure';
 import { commandLine, formatInt, machineLine, table } from './report';
+import { DatabaseFacts } from './stats-database';
 import { EndpointResult, HEALTH_PATH, HTTP_WARMUP, HttpRun } from './stats-endpoints';
 import { HOURS, SIZE_MEDIAN, SIZE_SIGMA, StatsShape, X_SHARE } from './stats-index';
 import { BlockRun, IngestRun, ROUNDS, STEP_METHODS, STEPS } from './stats-ingest';
@@ -22,21 +23,14 @@ export interface StatsOptions extends StatsShape {
 }
 
 /** What a bench:stats run measured (bench/stats.ts, benchmark). */
-export interface StatsRun {
+export interface StatsRun extends DatabaseFacts {
   load: IngestRun;
   /** False when the repositories' internals changed: no per-step timings. */
   instrumented: boolean;
   holderLookups: HolderLookupResult[];
   resync: BlockRun | undefined;
-  /** pg_stat_user_tables of the aggregates before VACUUM. */
-  churn: { relname: string; live: string; dead: string; upd: string }[];
   /** 1-minute load averages: at start, after ingest, after each endpoint. */
   loadAverages: number[];
-  /** SELECT count(*) FROM miner_index. */
-  count: number;
-  vacuumSeconds: number;
-  sizes: { name: string; bytes: number }[];
-  settings: { name: string; setting: string }[];
   results: EndpointResult[];
   /** The health endpoint over the same pipeline: the noise floor. */
   control: HttpRun;
