@@ -16,7 +16,8 @@
  * (--serve-node / --serve-nest / --serve-stock-nest / --serve-least-path / --serve-lean-path /
  * --serve-lean-guards). --profile writes V8 CPU profiles (`node --cpu-prof`) of the service, the
  * bare Nest floor and the three paths, and prints where and how much CPU each was busy per
- * response over the measured rounds. The table, ratios and verdicts: support/health-report.ts.
+ * response over the measured rounds. The interleaved rounds: support/health-rounds.ts; the table,
+ * ratios and verdicts: support/health-report.ts.
  */
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -40,23 +41,21 @@ import {
   serveFixedResponse,
 } from './support/child-server';
 import { cleanupOnExit } from './support/cleanup';
-import { busyMicros, ClockSpan, monotonicMicros } from './support/cpu-profile';
+import { busyMicros } from './support/cpu-profile';
 import { acquireDatabase } from './support/database';
 import {
   LoadOptions,
   LoadTarget,
   loadOptions,
-  measure,
   memoryMb,
   numberSetting,
   probe,
-  Round,
-  trackUsage,
 } from './support/measure';
 import { reachableRedisUrl } from './support/redis';
-import { formatInt, formatMs, progress } from './support/report';
+import { progress } from './support/report';
 import { startServiceProcess } from './support/service-process';
-import { HEALTH_PATH, report, Target, TARGETS } from './support/health-report';
+import { HEALTH_PATH, report, Target } from './support/health-report';
+import { loadRounds } from './support/health-rounds';
 
 const { values: flags } = benchFlags({
   options: {
@@ -254,59 +253,6 @@ async function benchmark(options: LoadOptions): Promise<void> {
   } finally {
     await cleanups.run();
   }
-}
-
-/** A warm-up per target, then rounds alternating targets: slow drifts of the machine hit all. */
-async function loadRounds(
-  targets: Record<Target, LoadTarget>,
-  pids: Record<Target, number | undefined>,
-  options: LoadOptions,
-): Promise<{
-  rounds: Record<Target, Round[]>;
-  /** The service's responses, warm-up included (each wrote a log line). */
-  serviceResponses: number;
-  cpu: Record<Target, number[]>;
-  /** When each target's measured rounds ran, and how many responses they had. */
-  spans: Record<Target, ClockSpan[]>;
-  roundResponses: Record<Target, number>;
-}> {
-  let serviceWarmUpResponses = 0;
-  for (const target of TARGETS) {
-    progress(`warm-up ${target}: ${options.warmupSeconds} s`);
-    const warmUp = await measure(
-      `warm-up ${target}`,
-      targets[target],
-      options.warmupSeconds,
-      options.connections,
-    );
-    if (target === 'service') serviceWarmUpResponses += warmUp.responses;
-  }
-  const rounds = perTarget<Round>();
-  const cpu = perTarget<number>();
-  const spans = perTarget<ClockSpan>();
-  const roundResponses = Object.fromEntries(TARGETS.map((t) => [t, 0])) as Record<Target, number>;
-  for (let index = 1; index <= options.rounds; index += 1) {
-    for (const target of TARGETS) {
-      const name = `round ${index}/${options.rounds} ${target}`;
-      const usage = trackUsage([pids[target]]);
-      const start = monotonicMicros();
-      const round = await measure(name, targets[target], options.seconds, options.connections);
-      spans[target].push({ start, end: monotonicMicros() });
-      rounds[target].push(round);
-      roundResponses[target] += round.responses;
-      cpu[target].push(usage().cpu[0]);
-      progress(
-        `${name}: ${formatInt(round.rps)} req/s, p50 ${formatMs(round.p50)} ms, p99 ${formatMs(round.p99)} ms`,
-      );
-    }
-  }
-  const serviceResponses = serviceWarmUpResponses + roundResponses.service;
-  return { rounds, serviceResponses, cpu, spans, roundResponses };
-}
-
-/** An empty list per target. */
-function perTarget<T>(): Record<Target, T[]> {
-  return Object.fromEntries(TARGETS.map((target) => [target, [] as T[]])) as Record<Target, T[]>;
 }
 
 /** The service's per-request log lines for the benchmarked route: real pino JSON lines. */
