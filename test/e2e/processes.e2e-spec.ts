@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import fc from 'fast-check';
-import { findLeaks, runSecretsCampaign, SecretsResult } from '../../bench/support/fuzz/secrets';
+import { findLeaks } from '../../bench/support/fuzz/secret-forms';
+import { runSecretsCampaign, SecretsResult } from '../../bench/support/fuzz/secrets';
 import { raceRound, runRaceRound } from '../../bench/support/registration-race';
 import {
   AppProcess,

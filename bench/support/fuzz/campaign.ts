@@ -3,7 +3,8 @@ import { performance } from 'node:perf_hooks';
 import fc from 'fast-check';
 import { checkResponse } from './oracle';
 import { OpenApiDocument, Operation, readOperations } from '../openapi';
-import { FuzzCase, FuzzContext, fuzzCase, keyHeaderValue } from './requests';
+import { FuzzContext, keyHeaderValue } from './headers';
+import { FuzzCase, fuzzCase } from './requests';
 import { RawRequest, send } from './send';
 
 /** Environment for the app under fuzz: budgets no fuzz run can exhaust, so answers stay varied. */
