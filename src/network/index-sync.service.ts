@@ -62,7 +62,7 @@ const BUDGET_POLL_MS = 1000;
 
 /**
  * A miner's index is dropped once it has missed this many syncs in a row by its own fault (a
- * failed call, a rejected index, an open circuit): two keep it, the third drops it. What a
+ * failed call, a rejected index, no axon served): two keep it, the third drops it. What a
  * miner that stopped answering claimed is no longer evidence of what it holds. Counted in
  * syncs, not time: a gateway that was down, or a call not made for want of budget, is not the
  * miner's doing.
@@ -173,15 +173,21 @@ export class IndexSyncService
   }
 
   /**
-   * Counts the syncs the `missed` uids missed by their own fault, then drops what no longer
-   * counts: stale indexes, hours past the retention, old bucket fetches.
+   * Counts the syncs the `missed` uids missed by their own fault, and the miners that serve no
+   * axon, then drops what no longer counts: stale indexes, hours past the retention, old bucket
+   * fetches.
    */
   private async dropOutdated(report: IndexSyncReport, missed: readonly number[]): Promise<void> {
     const now = this.clock.now();
     // A run that reached no miner at all (each one failed, none answered even with an index we
     // rejected) says more about our own network than about theirs: three such runs would have
-    // dropped every index.
-    if (report.synced + report.rejected > 0) await this.index.countMissedSyncs(missed);
+    // dropped every index. A miner without an axon is the chain's word, not our network's: it
+    // took its axon down (or never served one), and no validator can reach it either.
+    const reached = report.synced + report.rejected > 0;
+    await this.index.countMissedSyncs([
+      ...(reached ? missed : []),
+      ...this.network.minersWithoutAxon(),
+    ]);
     report.staleDropped = await this.index.dropStaleIndexes(STALE_AFTER_SYNCS);
     if (report.staleDropped.length > 0)
       this.logger.warn(

@@ -102,6 +102,11 @@ export class NetworkService implements OnModuleInit {
     );
   }
 
+  /** Uids of the registered miners that serve no axon: they cannot be asked anything. */
+  minersWithoutAxon(): number[] {
+    return this.metagraph.minersWithoutAxon().map((miner) => miner.uid);
+  }
+
   /**
    * Miners that can be asked `synapse` now: serving data at an allowed address, not cut off by
    * an open circuit, and not refusing the synapse recently (a 404 or 401 to it, or a 403 to a

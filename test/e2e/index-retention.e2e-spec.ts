@@ -167,6 +167,46 @@ describe('Index retention', () => {
     }
   });
 
+  it('drops the index of a miner that took its axon down at its third sync, and counts it while no miner answers', async () => {
+    const file = network.env.METAGRAPH_FILE;
+    const listed = JSON.parse(await readFile(file, 'utf8')) as MetagraphFile;
+    const withAxon = (uid: number, axonUrl: string | null) =>
+      writeMetagraphFile(file, {
+        ...listed,
+        neurons: listed.neurons.map((neuron) =>
+          neuron.uid === uid ? { ...neuron, axon_url: axonUrl } : neuron,
+        ),
+      });
+    const uid1Axon = listed.neurons.find((neuron) => neuron.uid === 1)!.axon_url;
+    expect([...(await indexedBytes()).keys()].sort()).toEqual([0, 1]);
+    await database.query('UPDATE miners SET index_missed_syncs = 0');
+    await withAxon(1, null);
+    await app.app.get(MetagraphService).sync();
+    const callsBefore = network.devnet.calls(1).length;
+    network.devnet.setBehaviour(0, FAILING_INDEX);
+    try {
+      // Uid 0 fails: no miner answers, yet a miner without an axon is the chain's word.
+      const first = await sync();
+      expect({ synced: first.synced, failed: first.failed }).toEqual({ synced: 0, failed: 1 });
+      expect([await missedSyncs(0), await missedSyncs(1)]).toEqual([0, 1]);
+      network.devnet.setBehaviour(0, UNLIMITED);
+
+      expect((await sync()).staleDropped).toEqual([]);
+      const third = await sync();
+
+      expect(third.staleDropped).toEqual([1]);
+      const after = await indexedBytes();
+      expect([...after.keys()]).toEqual([0]);
+      expect((await ages()).bytes).toBe(sum(after.values()));
+      // Never dialled: it has no address.
+      expect(network.devnet.calls(1).length).toBe(callsBefore);
+    } finally {
+      network.devnet.setBehaviour(0, UNLIMITED);
+      await withAxon(1, uid1Axon);
+      await app.app.get(MetagraphService).sync();
+    }
+  });
+
   it('removes the hours older than 30 days of an index its miner did not refresh', async () => {
     const oldest = oldestUseful();
     const rows = await database.query<

@@ -180,6 +180,21 @@ describe('Dropping miner indexes', () => {
     expect(await index.dropStaleIndexes(3)).toEqual([]);
   });
 
+  it("stops a miner's count of missed syncs at the column's top instead of failing the count", async () => {
+    await database.query('UPDATE miners SET index_missed_syncs = 32766 WHERE uid = 1');
+
+    await index.countMissedSyncs([0, 1]);
+    await index.countMissedSyncs([0, 1]);
+
+    const rows = await database.query<{ uid: number; missed: number }[]>(
+      'SELECT uid, index_missed_syncs AS missed FROM miners WHERE uid IN (0, 1) ORDER BY uid',
+    );
+    expect(rows).toEqual([
+      { uid: 0, missed: 2 },
+      { uid: 1, missed: 32767 },
+    ]);
+  });
+
   it('removes the hours before the one given from every index, and their bytes from the totals', async () => {
     await setCredibility(2, 0.9);
 

@@ -13,6 +13,8 @@ import { prepareIndex, totalsDifference, totalsFromColumns } from './prepared-in
 
 /** Namespace of the per-miner advisory locks (the second key is the uid). */
 const MINER_LOCK_NAMESPACE = 7_013_001;
+/** The largest `miners.index_missed_syncs` holds (a smallint). */
+const SMALLINT_MAX = 32_767;
 
 /** A row deleted from a miner's partition. */
 interface RemovedRow {
@@ -96,11 +98,16 @@ export class MinerIndexRepository {
     return holding;
   }
 
-  /** Counts one more index sync missed by its miner's own fault for each of `uids`. */
+  /**
+   * Counts one more index sync missed by its miner's own fault for each of `uids`. The count
+   * stops at smallint's top: a miner that never answers (or never serves an axon) is counted
+   * every sync for as long as it stays registered.
+   */
   async countMissedSyncs(uids: readonly number[]): Promise<void> {
     if (uids.length === 0) return;
     await this.dataSource.query(
-      'UPDATE miners SET index_missed_syncs = index_missed_syncs + 1 WHERE uid = ANY($1::int[])',
+      `UPDATE miners SET index_missed_syncs = LEAST(index_missed_syncs + 1, ${SMALLINT_MAX})
+       WHERE uid = ANY($1::int[])`,
       [uids],
     );
   }

@@ -111,6 +111,17 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
     );
   }
 
+  /**
+   * Registered miners that serve no axon (port or address 0 on the chain): nothing can be asked
+   * of them, by us or by any validator.
+   */
+  minersWithoutAxon(): MinerEntity[] {
+    return this.miners.filter(
+      (miner) =>
+        !this.isValidator(miner) && miner.axonUrl === null && miner.state !== 'deregistered',
+    );
+  }
+
   /** Validators (permit and VALIDATOR_MIN_STAKE) with their stake, for stake-weighted aggregation. */
   validators(): MinerEntity[] {
     return this.miners.filter((miner) => this.isValidator(miner) && miner.state !== 'deregistered');
