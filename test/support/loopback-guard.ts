@@ -24,6 +24,9 @@ import {
  *   resolved it (the default or the caller's `lookup` option);
  * - dns.lookup and dns.promises.lookup of any name but localhost (IP literals resolve to
  *   themselves and are answered), so that no name is resolved through the machine's resolver;
+ * - every query of the DNS client (dns.resolve*, dns.reverse, their promise forms and the
+ *   Resolver classes'), whatever the name: each one asks a DNS server, and a server on loopback
+ *   (a local stub resolver) forwards the question on; and dns.lookupService, any address;
  * - a UDP datagram (dgram send or connect) to anywhere but loopback or localhost.
  */
 const GUARD = Symbol.for('validator-gateway.loopbackOnly');
@@ -137,6 +140,64 @@ function guardLookups(refused: string[]): void {
   } as typeof promises.lookup;
 }
 
+/** The DNS client's queries (c-ares), on `dns`, `dns.promises` and both Resolver classes. */
+const RESOLVER_METHODS = [
+  'resolve',
+  'resolve4',
+  'resolve6',
+  'resolveAny',
+  'resolveCaa',
+  'resolveCname',
+  'resolveMx',
+  'resolveNaptr',
+  'resolveNs',
+  'resolvePtr',
+  'resolveSoa',
+  'resolveSrv',
+  'resolveTxt',
+  'reverse',
+] as const;
+
+function guardResolvers(refused: string[]): void {
+  const refuse = (name: unknown, method: string): Error => {
+    const what = `${String(name)} (${method})`;
+    refused.push(what);
+    return Object.assign(refusal(what), { hostname: name });
+  };
+  const later = (callback: unknown, error: Error) =>
+    process.nextTick(() => (callback as (error: Error) => void)(error));
+  // The module's functions are the default resolver's methods bound when dns loaded: each of
+  // them and the prototypes' are replaced.
+  const callbackTargets = [dns, dns.Resolver.prototype] as unknown as Record<string, unknown>[];
+  const promiseTargets = [dns.promises, dns.promises.Resolver.prototype] as unknown as Record<
+    string,
+    unknown
+  >[];
+  for (const method of RESOLVER_METHODS) {
+    for (const target of callbackTargets)
+      target[method] = function loopbackResolve(name: unknown, ...rest: unknown[]) {
+        later(
+          rest.find((arg) => typeof arg === 'function'),
+          refuse(name, method),
+        );
+      };
+    for (const target of promiseTargets)
+      target[method] = function loopbackResolve(name: unknown) {
+        return Promise.reject(refuse(name, method));
+      };
+  }
+  // A reverse lookup through the machine's resolver: a loopback address missing from
+  // /etc/hosts is asked of the DNS server too.
+  dns.lookupService = function loopbackLookupService(address: string, ...rest: unknown[]) {
+    later(
+      rest.find((arg) => typeof arg === 'function'),
+      refuse(address, 'lookupService'),
+    );
+  } as typeof dns.lookupService;
+  dns.promises.lookupService = (address: string) =>
+    Promise.reject(refuse(address, 'lookupService'));
+}
+
 /** Where a dgram send or connect goes: its first non-numeric string after the message. */
 function datagramAddress(args: unknown[], from: number): string | undefined {
   return args
@@ -180,6 +241,7 @@ export function installLoopbackGuard(onRefused?: (what: string) => void): string
   }
   guardConnections(refused);
   guardLookups(refused);
+  guardResolvers(refused);
   guardDatagrams(refused);
   prototype[GUARD] = refused;
   return refused;

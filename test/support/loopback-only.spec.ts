@@ -119,6 +119,60 @@ describe('Name lookups from tests', () => {
   });
 });
 
+describe('DNS queries from tests', () => {
+  afterEach(() => {
+    refusedConnections.length = 0;
+  });
+
+  /** The error a callback-style query ends with. */
+  const failureOf = (query: (callback: (error: Error | null) => void) => void) =>
+    new Promise<Error | null>((resolve) => query(resolve));
+
+  it('are refused whatever the name, before any server is asked, and recorded', async () => {
+    // A DNS server of our own on loopback: were a query sent, it would arrive here.
+    const server = createSocket('udp4');
+    const received: Buffer[] = [];
+    server.on('message', (message) => received.push(message));
+    await new Promise<void>((done) => server.bind(0, '127.0.0.1', done));
+    const resolver = new dns.Resolver();
+    resolver.setServers([`127.0.0.1:${server.address().port}`]);
+    const promised = new dns.promises.Resolver();
+    promised.setServers([`127.0.0.1:${server.address().port}`]);
+    try {
+      const refused = { code: 'ECONNREFUSED' };
+      expect(await failureOf((done) => resolver.resolve4('localhost', done))).toMatchObject(
+        refused,
+      );
+      await expect(promised.resolve('example.net', 'A')).rejects.toMatchObject(refused);
+      expect(await failureOf((done) => dns.resolve4('example.com', done))).toMatchObject(refused);
+      expect(await failureOf((done) => dns.resolve('example.com', 'MX', done))).toMatchObject(
+        refused,
+      );
+      await expect(dns.promises.resolveTxt('example.org')).rejects.toMatchObject(refused);
+      expect(await failureOf((done) => dns.reverse('203.0.113.1', done))).toMatchObject(refused);
+      expect(
+        await failureOf((done) => dns.lookupService('127.0.0.1', 22, (error) => done(error))),
+      ).toMatchObject(refused);
+      await expect(dns.promises.lookupService('203.0.113.1', 80)).rejects.toMatchObject(refused);
+      await new Promise((done) => setTimeout(done, 200));
+
+      expect(received).toEqual([]);
+      expect(refusedConnections).toEqual([
+        'localhost (resolve4)',
+        'example.net (resolve)',
+        'example.com (resolve4)',
+        'example.com (resolve)',
+        'example.org (resolveTxt)',
+        '203.0.113.1 (reverse)',
+        '127.0.0.1 (lookupService)',
+        '203.0.113.1 (lookupService)',
+      ]);
+    } finally {
+      server.close();
+    }
+  });
+});
+
 describe('Datagrams from tests', () => {
   afterEach(() => {
     refusedConnections.length = 0;
