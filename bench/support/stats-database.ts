@@ -2,10 +2,18 @@ import { performance } from 'node:perf_hooks';
 import { Client } from 'pg';
 import { progress } from './report';
 
+/** pg_stat_user_tables of one aggregate table: live and dead rows, updates and deletes. */
+interface ChurnRow {
+  relname: string;
+  live: string;
+  dead: string;
+  upd: string;
+}
+
 /** What bench:stats reports of the database once the index is loaded. */
 export interface DatabaseFacts {
-  /** pg_stat_user_tables of the aggregates before VACUUM. */
-  churn: { relname: string; live: string; dead: string; upd: string }[];
+  /** The aggregates' churn before VACUUM. */
+  churn: ChurnRow[];
   vacuumSeconds: number;
   /** SELECT count(*) FROM miner_index. */
   count: number;
@@ -20,7 +28,7 @@ export interface DatabaseFacts {
  */
 export async function readDatabaseFacts(client: Client): Promise<DatabaseFacts> {
   const churn = (
-    await client.query<{ relname: string; live: string; dead: string; upd: string }>(
+    await client.query<ChurnRow>(
       `SELECT relname, n_live_tup AS live, n_dead_tup AS dead, n_tup_upd + n_tup_del AS upd
        FROM pg_stat_user_tables WHERE relname IN ('label_totals', 'bucket_totals') ORDER BY relname`,
     )
@@ -42,7 +50,7 @@ export async function readDatabaseFacts(client: Client): Promise<DatabaseFacts> 
     )
   ).rows.map((row) => ({ name: row.name, bytes: Number(row.bytes) }));
   const settings = (
-    await client.query<{ name: string; setting: string }>(
+    await client.query<DatabaseFacts['settings'][number]>(
       `SELECT name, current_setting(name) AS setting FROM pg_settings WHERE name IN
        ('server_version', 'shared_buffers', 'work_mem', 'max_parallel_workers_per_gather',
         'synchronous_commit', 'max_wal_size', 'jit') ORDER BY name`,
