@@ -57,6 +57,10 @@ describe(AddressPolicy.name, () => {
       ['loopback mapped into IPv6', '::ffff:127.0.0.1'],
       ['a private address behind NAT64', '64:ff9b::a00:1'],
       ['a private address behind 6to4', '2002:a00:1::'],
+      ['a private address behind local-use NAT64 64:ff9b:1::/48', '64:ff9b:1::a00:1'],
+      ['site-local fec0::/10 (deprecated, not public)', 'fec0::1'],
+      ['IPv6 documentation 3fff::/20', '3fff::1'],
+      ['an SRv6 segment identifier 5f00::/16', '5f00::1'],
     ])('refuses %s (%s)', (_, address) => {
       expect(policy.allows(address)).toBe(false);
     });
