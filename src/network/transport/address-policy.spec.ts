@@ -61,6 +61,9 @@ describe(AddressPolicy.name, () => {
       ['site-local fec0::/10 (deprecated, not public)', 'fec0::1'],
       ['IPv6 documentation 3fff::/20', '3fff::1'],
       ['an SRv6 segment identifier 5f00::/16', '5f00::1'],
+      ['unassigned IPv6 beside the discard prefix', '100:0:0:1::1'],
+      ['unassigned IPv6 above global unicast', '4000::1'],
+      ['unassigned IPv6 below unique-local', 'e000::1'],
     ])('refuses %s (%s)', (_, address) => {
       expect(policy.allows(address)).toBe(false);
     });

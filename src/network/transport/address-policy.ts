@@ -79,12 +79,17 @@ export class AddressPolicy {
   }
 }
 
-/** The deprecated IPv4-compatible IPv6 range (`::a.b.c.d`), which embeds any IPv4 address. */
-const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96');
+/**
+ * IPv6 global unicast: all the address space IANA hands out for the internet. What ipaddr.js
+ * calls unicast also takes in the unassigned rest (`100:0:0:1::`, `4000::`, and the deprecated
+ * IPv4-compatible `::a.b.c.d`, which embeds any IPv4 address), routed wherever a local network
+ * sends it, never to a public miner.
+ */
+const IPV6_GLOBAL_UNICAST = ipaddr.parseCIDR('2000::/3');
 
 function isPublicUnicast(address: ipaddr.IPv4 | ipaddr.IPv6): boolean {
   if (address.range() !== 'unicast') return false;
-  return !(address.kind() === 'ipv6' && address.match(IPV4_COMPATIBLE));
+  return address.kind() === 'ipv4' || address.match(IPV6_GLOBAL_UNICAST);
 }
 
 export class AddressRefusedError extends Error {
