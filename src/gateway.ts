@@ -5,6 +5,7 @@ import { createApp } from './bootstrap';
 import { formatClockSimulation } from './common/clock/clock-simulation';
 import { installCrashLogging } from './common/lifecycle/crash-logging';
 import { exitOnSignal, installGracefulShutdown } from './common/lifecycle/graceful-shutdown';
+import { IdleMemoryTrim, systemSources } from './common/lifecycle/idle-memory';
 import { SecretScanner } from './common/security/secret-scanner';
 import { secretScannerFor } from './common/security/secrets';
 import {
@@ -143,10 +144,15 @@ async function startGateway(
     await stopStarted();
     throw listenFailure(error, config.host, config.port);
   }
+  const idleMemory = new IdleMemoryTrim(systemSources(app.getHttpServer()));
+  idleMemory.start(logger);
   installGracefulShutdown(app, {
     timeoutMs: config.shutdownTimeoutMs,
     logger,
-    afterClose: stopStarted,
+    afterClose: async () => {
+      idleMemory.stop();
+      await stopStarted();
+    },
   });
   stopExitingOnSignal();
   for (const warning of configWarnings(config)) logger.warn(warning, 'Config');

@@ -1,0 +1,134 @@
+import { createServer } from 'node:http';
+import type { LoggerService } from '@nestjs/common';
+import { exposedGc, IdleMemorySources, IdleMemoryTrim, systemSources } from './idle-memory';
+
+const MB = 1_048_576;
+const SETTINGS = { intervalMs: 1000, idleRequests: 4, idleUtilization: 0.02, growthBytes: 16 * MB };
+
+/**
+ * A process whose requests, utilisation and RSS the test sets; a collection brings RSS to
+ * `freedTo`.
+ */
+function fakeProcess(start: { utilization: number; rss: number; freedTo: number }) {
+  const state = { ...start, requests: 0, collections: 0 };
+  const sources: IdleMemorySources = {
+    requests: () => state.requests,
+    utilization: () => state.utilization,
+    rss: () => state.rss,
+    collect: () => {
+      state.collections += 1;
+      state.rss = state.freedTo;
+    },
+  };
+  return { state, trim: new IdleMemoryTrim(sources, SETTINGS) };
+}
+
+describe(IdleMemoryTrim.name, () => {
+  it('collects at the first idle interval after start-up, and says what it freed', () => {
+    const { state, trim } = fakeProcess({ utilization: 0.001, rss: 216 * MB, freedTo: 135 * MB });
+    expect(trim.check()).toEqual({
+      rssBefore: 216 * MB,
+      rssAfter: 135 * MB,
+      pauseMs: expect.any(Number) as number,
+    });
+    expect(state.collections).toBe(1);
+  });
+
+  it('leaves a busy process alone, however large', () => {
+    const { state, trim } = fakeProcess({ utilization: 0.02, rss: 500 * MB, freedTo: 135 * MB });
+    expect(trim.check()).toBeUndefined();
+    expect(state.collections).toBe(0);
+  });
+
+  it('leaves alone a process that served more than probes in the interval, however quiet', () => {
+    const { state, trim } = fakeProcess({ utilization: 0, rss: 500 * MB, freedTo: 135 * MB });
+    state.requests = 5;
+    expect(trim.check()).toBeUndefined();
+    expect(state.collections).toBe(0);
+    // The next interval, with a probe's four, is idle.
+    state.requests += 4;
+    expect(trim.check()?.rssAfter).toBe(135 * MB);
+  });
+
+  it('collects again only once RSS has grown past what the last collection left', () => {
+    const { state, trim } = fakeProcess({ utilization: 0, rss: 216 * MB, freedTo: 135 * MB });
+    trim.check();
+    state.rss = 135 * MB + 16 * MB - 1;
+    expect(trim.check()).toBeUndefined();
+    state.rss = 135 * MB + 16 * MB;
+    expect(trim.check()?.rssAfter).toBe(135 * MB);
+    expect(state.collections).toBe(2);
+  });
+
+  it('does not chase memory a collection cannot free', () => {
+    // Live data: the collection frees nothing, so the next idle intervals do not repeat it.
+    const { state, trim } = fakeProcess({ utilization: 0, rss: 300 * MB, freedTo: 300 * MB });
+    trim.check();
+    trim.check();
+    trim.check();
+    expect(state.collections).toBe(1);
+  });
+
+  it('checks on its interval without keeping the process up, and logs each collection', () => {
+    jest.useFakeTimers();
+    try {
+      const { state, trim } = fakeProcess({ utilization: 0, rss: 216 * MB, freedTo: 135 * MB });
+      const log = jest.fn();
+      trim.start({ log } as unknown as LoggerService);
+      jest.advanceTimersByTime(999);
+      expect(state.collections).toBe(0);
+      jest.advanceTimersByTime(1);
+      expect(state.collections).toBe(1);
+      expect(log).toHaveBeenCalledWith(
+        expect.stringMatching(/^idle: collected garbage, RSS 216 → 135 MB \(\d+ ms\)$/),
+        'IdleMemory',
+      );
+      trim.stop();
+      state.rss = 400 * MB;
+      jest.advanceTimersByTime(10_000);
+      expect(state.collections).toBe(1);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+});
+
+describe('the process itself', () => {
+  it("takes V8's gc without --expose-gc, and gives it to no other context", () => {
+    expect(exposedGc()).toEqual(expect.any(Function));
+    expect((globalThis as { gc?: unknown }).gc).toBeUndefined();
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { runInNewContext } = require('node:vm') as typeof import('node:vm');
+    expect(runInNewContext('typeof gc')).toBe('undefined');
+  });
+
+  it('frees garbage the heap still holds', () => {
+    expect(leaveGarbage(500_000)).toBe(500_000);
+    const before = process.memoryUsage().heapUsed;
+    systemSources(createServer()).collect();
+    expect(before - process.memoryUsage().heapUsed).toBeGreaterThan(20 * MB);
+  });
+
+  it("counts the server's requests", () => {
+    const server = createServer();
+    const sources = systemSources(server);
+    server.emit('request');
+    server.emit('request');
+    expect(sources.requests()).toBe(2);
+  });
+
+  it('reads an event-loop utilisation between 0 and 1', () => {
+    const sources = systemSources(createServer());
+    const busyUntil = Date.now() + 50;
+    while (Date.now() < busyUntil);
+    const utilization = sources.utilization();
+    expect(utilization).toBeGreaterThan(0);
+    expect(utilization).toBeLessThanOrEqual(1);
+  });
+});
+
+/** Allocates `count` small objects and drops them: garbage the heap holds until a collection. */
+function leaveGarbage(count: number): number {
+  const items = Array.from({ length: count }, (_, index) => ({ index, text: `item ${index}` }));
+  return items.length;
+}
