@@ -164,8 +164,17 @@ function guardResolvers(refused: string[]): void {
     refused.push(what);
     return Object.assign(refusal(what), { hostname: name });
   };
-  const later = (callback: unknown, error: Error) =>
-    process.nextTick(() => (callback as (error: Error) => void)(error));
+  // Each form fails the way its caller waits: the callback on the next tick, or the promise.
+  const refusingCallback = (method: string) =>
+    function loopbackResolve(name: unknown, ...rest: unknown[]) {
+      const callback = rest.find((arg) => typeof arg === 'function') as (error: Error) => void;
+      const error = refuse(name, method);
+      process.nextTick(() => callback(error));
+    };
+  const refusingPromise = (method: string) =>
+    function loopbackResolve(name: unknown) {
+      return Promise.reject(refuse(name, method));
+    };
   // The module's functions are the default resolver's methods bound when dns loaded: each of
   // them and the prototypes' are replaced.
   const callbackTargets = [dns, dns.Resolver.prototype] as unknown as Record<string, unknown>[];
@@ -174,28 +183,13 @@ function guardResolvers(refused: string[]): void {
     unknown
   >[];
   for (const method of RESOLVER_METHODS) {
-    for (const target of callbackTargets)
-      target[method] = function loopbackResolve(name: unknown, ...rest: unknown[]) {
-        later(
-          rest.find((arg) => typeof arg === 'function'),
-          refuse(name, method),
-        );
-      };
-    for (const target of promiseTargets)
-      target[method] = function loopbackResolve(name: unknown) {
-        return Promise.reject(refuse(name, method));
-      };
+    for (const target of callbackTargets) target[method] = refusingCallback(method);
+    for (const target of promiseTargets) target[method] = refusingPromise(method);
   }
   // A reverse lookup through the machine's resolver: a loopback address missing from
   // /etc/hosts is asked of the DNS server too.
-  dns.lookupService = function loopbackLookupService(address: string, ...rest: unknown[]) {
-    later(
-      rest.find((arg) => typeof arg === 'function'),
-      refuse(address, 'lookupService'),
-    );
-  } as typeof dns.lookupService;
-  dns.promises.lookupService = (address: string) =>
-    Promise.reject(refuse(address, 'lookupService'));
+  dns.lookupService = refusingCallback('lookupService') as typeof dns.lookupService;
+  dns.promises.lookupService = refusingPromise('lookupService');
 }
 
 /** Where a dgram send or connect goes: its first non-numeric string after the message. */

@@ -104,7 +104,7 @@ export class IdleMemoryTrim {
   start(logger: LoggerService): void {
     this.timer = setInterval(() => {
       const collection = this.check();
-      if (collection) logger.log(describe(collection), 'IdleMemory');
+      if (collection) logger.log(collectionLine(collection), 'IdleMemory');
     }, this.settings.intervalMs).unref();
   }
 
@@ -113,7 +113,7 @@ export class IdleMemoryTrim {
   }
 }
 
-function describe({ rssBefore, rssAfter, pauseMs }: Collection): string {
+function collectionLine({ rssBefore, rssAfter, pauseMs }: Collection): string {
   const mb = (bytes: number) => Math.round(bytes / 1_048_576);
   return `idle: collected garbage, RSS ${mb(rssBefore)} → ${mb(rssAfter)} MB (${Math.round(pauseMs)} ms)`;
 }

@@ -102,12 +102,8 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
    * holder under VALIDATOR_MIN_STAKE is a miner to the subnet, so it is one here too.
    */
   minersServingData(): ServingMiner[] {
-    return this.miners.filter(
-      (miner): miner is ServingMiner =>
-        !this.isValidator(miner) &&
-        miner.axonUrl !== null &&
-        miner.state !== 'deregistered' &&
-        miner.state !== 'address_refused',
+    return this.registeredMiners().filter(
+      (miner): miner is ServingMiner => miner.axonUrl !== null && miner.state !== 'address_refused',
     );
   }
 
@@ -116,9 +112,13 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
    * of them, by us or by any validator.
    */
   minersWithoutAxon(): MinerEntity[] {
+    return this.registeredMiners().filter((miner) => miner.axonUrl === null);
+  }
+
+  /** Neurons registered now that are miners, whatever their axon. */
+  private registeredMiners(): MinerEntity[] {
     return this.miners.filter(
-      (miner) =>
-        !this.isValidator(miner) && miner.axonUrl === null && miner.state !== 'deregistered',
+      (miner) => !this.isValidator(miner) && miner.state !== 'deregistered',
     );
   }
 
