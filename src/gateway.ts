@@ -5,7 +5,7 @@ import { createApp } from './bootstrap';
 import { formatClockSimulation } from './common/clock/clock-simulation';
 import { installCrashLogging } from './common/lifecycle/crash-logging';
 import { exitOnSignal, installGracefulShutdown } from './common/lifecycle/graceful-shutdown';
-import { IdleMemoryTrim, systemSources } from './common/lifecycle/idle-memory';
+import { startIdleMemoryTrim } from './common/lifecycle/idle-memory';
 import { SecretScanner } from './common/security/secret-scanner';
 import { secretScannerFor } from './common/security/secrets';
 import {
@@ -144,13 +144,12 @@ async function startGateway(
     await stopStarted();
     throw listenFailure(error, config.host, config.port);
   }
-  const idleMemory = new IdleMemoryTrim(systemSources(app.getHttpServer()));
-  idleMemory.start(logger);
+  const idleMemory = startIdleMemoryTrim(app.getHttpServer(), logger, config.idleMemoryCheckMs);
   installGracefulShutdown(app, {
     timeoutMs: config.shutdownTimeoutMs,
     logger,
     afterClose: async () => {
-      idleMemory.stop();
+      idleMemory?.stop();
       await stopStarted();
     },
   });

@@ -39,6 +39,8 @@ export interface AppConfig {
   trustProxy: TrustProxy;
   /** Bound on draining in-flight requests at SIGTERM before connections are cut. */
   shutdownTimeoutMs: number;
+  /** How often an idle process gives memory back (IdleMemoryTrim); 0 when turned off. */
+  idleMemoryCheckMs: number;
   rateLimits: RateLimitSettings;
   auth: AuthConfig;
   database: DatabaseTuning;

@@ -111,6 +111,13 @@ export class EnvironmentVariables {
   @Max(600000)
   SHUTDOWN_TIMEOUT_MS = 10000;
 
+  /** Seconds between the process's looks at its idle memory (common/lifecycle/idle-memory.ts); 0: off. */
+  @toInt()
+  @IsInt()
+  @Min(0)
+  @Max(3600)
+  IDLE_MEMORY_CHECK_SECONDS = 15;
+
   @toInt()
   @IsInt()
   @Min(1)

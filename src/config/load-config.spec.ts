@@ -202,6 +202,18 @@ describe(loadConfig.name, () => {
     expect(config.corsOrigins).toEqual(['https://a.example', 'https://b.example']);
   });
 
+  it('looks at idle memory every 15 s by default, on IDLE_MEMORY_CHECK_SECONDS, or never on 0', () => {
+    expect(loadConfig({}).idleMemoryCheckMs).toBe(15_000);
+    expect(loadConfig({ IDLE_MEMORY_CHECK_SECONDS: '60' }).idleMemoryCheckMs).toBe(60_000);
+    expect(loadConfig({ IDLE_MEMORY_CHECK_SECONDS: '0' }).idleMemoryCheckMs).toBe(0);
+    expect(() => loadConfig({ IDLE_MEMORY_CHECK_SECONDS: '3601' })).toThrow(
+      /IDLE_MEMORY_CHECK_SECONDS/,
+    );
+    expect(() => loadConfig({ IDLE_MEMORY_CHECK_SECONDS: '1.5' })).toThrow(
+      /IDLE_MEMORY_CHECK_SECONDS/,
+    );
+  });
+
   describe('miner network settings', () => {
     it('allows only public unicast addresses in production by default', () => {
       expect(loadConfig(PRODUCTION).network.allowedNetworks).toEqual({

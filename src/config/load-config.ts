@@ -118,6 +118,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     trustProxy: trustProxy as TrustProxy,
     corsOrigins: vars.CORS_ORIGINS ? vars.CORS_ORIGINS.split(',').map((o) => o.trim()) : [],
     shutdownTimeoutMs: vars.SHUTDOWN_TIMEOUT_MS,
+    idleMemoryCheckMs: vars.IDLE_MEMORY_CHECK_SECONDS * 1000,
     rateLimits: {
       regularPerWindow: vars.RATE_LIMIT_REGULAR,
       validatorPerWindow: vars.RATE_LIMIT_VALIDATOR,

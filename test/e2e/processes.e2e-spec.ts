@@ -474,6 +474,26 @@ describe('A production process and its miners', () => {
       await network.stop();
     }
   });
+
+  it('gives its memory back once idle, and says so (IDLE_MEMORY_CHECK_SECONDS)', async () => {
+    const network = await startTestNetwork(2, 7, [processValidatorHotkey()]);
+    const app = await startAppProcess({
+      DATABASE_URL: database.url,
+      ...network.env,
+      IDLE_MEMORY_CHECK_SECONDS: '1',
+    });
+    try {
+      // Nothing is asked of it: the first quiet second after start-up collects.
+      const line = await until(
+        () => Promise.resolve(jsonLogs(app).find((entry) => entry.context === 'IdleMemory')),
+        20_000,
+      );
+      expect(line.msg).toMatch(/^idle: collected garbage, RSS \d+ → \d+ MB \(\d+ ms\)$/);
+    } finally {
+      expect(await app.stop()).toBe(0);
+      await network.stop();
+    }
+  });
 });
 
 describe('The development entry point (npm start)', () => {

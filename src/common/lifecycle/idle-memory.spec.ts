@@ -1,15 +1,30 @@
 import { createServer } from 'node:http';
 import type { LoggerService } from '@nestjs/common';
-import { exposedGc, IdleMemorySources, IdleMemoryTrim, systemSources } from './idle-memory';
+import {
+  exposedGc,
+  IdleMemorySources,
+  IdleMemorySettings,
+  IdleMemoryTrim,
+  startIdleMemoryTrim,
+  systemSources,
+} from './idle-memory';
 
 const MB = 1_048_576;
-const SETTINGS = { intervalMs: 1000, idleRequests: 4, idleUtilization: 0.02, growthBytes: 16 * MB };
+const SETTINGS: IdleMemorySettings = {
+  intervalMs: 15_000,
+  idleRequestsPerMinute: 16,
+  idleUtilization: 0.02,
+  growthBytes: 16 * MB,
+};
 
 /**
  * A process whose requests, utilisation and RSS the test sets; a collection brings RSS to
  * `freedTo`.
  */
-function fakeProcess(start: { utilization: number; rss: number; freedTo: number }) {
+function fakeProcess(
+  start: { utilization: number; rss: number; freedTo: number },
+  settings = SETTINGS,
+) {
   const state = { ...start, requests: 0, collections: 0 };
   const sources: IdleMemorySources = {
     requests: () => state.requests,
@@ -20,7 +35,7 @@ function fakeProcess(start: { utilization: number; rss: number; freedTo: number 
       state.rss = state.freedTo;
     },
   };
-  return { state, trim: new IdleMemoryTrim(sources, SETTINGS) };
+  return { state, trim: new IdleMemoryTrim(sources, settings) };
 }
 
 describe(IdleMemoryTrim.name, () => {
@@ -50,6 +65,26 @@ describe(IdleMemoryTrim.name, () => {
     expect(trim.check()?.rssAfter).toBe(135 * MB);
   });
 
+  it('counts probes by their rate, whatever the interval', () => {
+    const minute = fakeProcess(
+      { utilization: 0, rss: 500 * MB, freedTo: 135 * MB },
+      { ...SETTINGS, intervalMs: 60_000 },
+    );
+    minute.state.requests = 17;
+    expect(minute.trim.check()).toBeUndefined();
+    minute.state.requests += 16;
+    expect(minute.trim.check()?.rssAfter).toBe(135 * MB);
+
+    // A second's interval: one request is more than probes at 16 a minute.
+    const second = fakeProcess(
+      { utilization: 0, rss: 500 * MB, freedTo: 135 * MB },
+      { ...SETTINGS, intervalMs: 1000 },
+    );
+    second.state.requests = 1;
+    expect(second.trim.check()).toBeUndefined();
+    expect(second.trim.check()?.rssAfter).toBe(135 * MB);
+  });
+
   it('collects again only once RSS has grown past what the last collection left', () => {
     const { state, trim } = fakeProcess({ utilization: 0, rss: 216 * MB, freedTo: 135 * MB });
     trim.check();
@@ -75,7 +110,7 @@ describe(IdleMemoryTrim.name, () => {
       const { state, trim } = fakeProcess({ utilization: 0, rss: 216 * MB, freedTo: 135 * MB });
       const log = jest.fn();
       trim.start({ log } as unknown as LoggerService);
-      jest.advanceTimersByTime(999);
+      jest.advanceTimersByTime(14_999);
       expect(state.collections).toBe(0);
       jest.advanceTimersByTime(1);
       expect(state.collections).toBe(1);
@@ -85,11 +120,30 @@ describe(IdleMemoryTrim.name, () => {
       );
       trim.stop();
       state.rss = 400 * MB;
-      jest.advanceTimersByTime(10_000);
+      jest.advanceTimersByTime(60_000);
       expect(state.collections).toBe(1);
     } finally {
       jest.useRealTimers();
     }
+  });
+});
+
+describe(startIdleMemoryTrim.name, () => {
+  it("starts on the interval given, counting the server's requests", () => {
+    const server = createServer();
+    const trim = startIdleMemoryTrim(server, { log: jest.fn() } as unknown as LoggerService, 5000);
+    try {
+      expect(trim).toBeInstanceOf(IdleMemoryTrim);
+      expect(server.listenerCount('request')).toBe(1);
+    } finally {
+      trim?.stop();
+    }
+  });
+
+  it('does nothing when turned off (IDLE_MEMORY_CHECK_SECONDS=0)', () => {
+    const server = createServer();
+    expect(startIdleMemoryTrim(server, {} as LoggerService, 0)).toBeUndefined();
+    expect(server.listenerCount('request')).toBe(0);
   });
 });
 

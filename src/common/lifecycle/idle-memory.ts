@@ -36,10 +36,10 @@ export interface IdleMemorySettings {
   /** How often the process looks at itself. */
   intervalMs: number;
   /**
-   * At most this many requests in one interval still count as idle: health probes and a metrics
-   * scrape, which come every few seconds whatever the traffic.
+   * Requests at this rate or under still count as idle: health probes and a metrics scrape,
+   * which come every few seconds whatever the traffic (16 a minute: 4 in 15 s).
    */
-  idleRequests: number;
+  idleRequestsPerMinute: number;
   /** Nor is an interval idle at or above this event-loop utilisation (background work). */
   idleUtilization: number;
   /** RSS growth over what the last collection left that makes another worth its pause. */
@@ -48,7 +48,7 @@ export interface IdleMemorySettings {
 
 export const IDLE_MEMORY_SETTINGS: IdleMemorySettings = {
   intervalMs: 15_000,
-  idleRequests: 4,
+  idleRequestsPerMinute: 16,
   idleUtilization: 0.02,
   growthBytes: 16 * 1024 * 1024,
 };
@@ -88,7 +88,7 @@ export class IdleMemoryTrim {
     const served = requests - this.requestsSeen;
     this.requestsSeen = requests;
     const busy =
-      served > this.settings.idleRequests ||
+      served > (this.settings.idleRequestsPerMinute * this.settings.intervalMs) / 60_000 ||
       this.sources.utilization() >= this.settings.idleUtilization;
     const rssBefore = this.sources.rss();
     if (busy || rssBefore < this.floor + this.settings.growthBytes) return undefined;
@@ -111,6 +111,21 @@ export class IdleMemoryTrim {
   stop(): void {
     clearInterval(this.timer);
   }
+}
+
+/**
+ * Starts giving this process's memory back every `intervalMs` (IDLE_MEMORY_CHECK_SECONDS),
+ * counting `server`'s requests; nothing when `intervalMs` is 0 (turned off).
+ */
+export function startIdleMemoryTrim(
+  server: Server,
+  logger: LoggerService,
+  intervalMs: number,
+): IdleMemoryTrim | undefined {
+  if (intervalMs === 0) return undefined;
+  const trim = new IdleMemoryTrim(systemSources(server), { ...IDLE_MEMORY_SETTINGS, intervalMs });
+  trim.start(logger);
+  return trim;
 }
 
 function collectionLine({ rssBefore, rssAfter, pauseMs }: Collection): string {
