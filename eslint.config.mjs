@@ -18,6 +18,8 @@ export default tseslint.config(
       // Lengths count code points, as pydantic and Postgres do: class-validator's length checks
       // (validator.js isLength) leave out variation selectors, so a name they let through was
       // too long for its column.
+      // Node 24's readline ends lines at U+2028 and U+2029, which JSON keeps inside strings: it
+      // cut dataset items in two on the image's runtime.
       'no-restricted-imports': [
         'error',
         {
@@ -27,6 +29,12 @@ export default tseslint.config(
               importNames: ['Length', 'MaxLength', 'MinLength', 'isLength', 'maxLength', 'minLength'],
               message: 'Use MaxCharacters/MinCharacters (src/common/validation/text-length.ts).',
             },
+            ...['readline', 'node:readline', 'readline/promises', 'node:readline/promises'].map(
+              (name) => ({
+                name,
+                message: 'Use textLines or forEachLine (src/common/text-lines.ts): readline splits JSON lines on Node 24.',
+              }),
+            ),
           ],
         },
       ],

@@ -1,7 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
+import { forEachLine } from '../../src/common/text-lines';
 
 export interface ServiceProcess {
   url: string;
@@ -35,7 +35,7 @@ export async function startServiceProcess(
   });
   const lines: string[] = [];
   for (const stream of [child.stdout, child.stderr])
-    if (stream) createInterface({ input: stream }).on('line', (line) => lines.push(line));
+    if (stream) forEachLine(stream, (line) => lines.push(line));
   const exited = once(child, 'exit') as Promise<[number | null]>;
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');

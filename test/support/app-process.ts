@@ -11,8 +11,8 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import { Sr25519Keypair } from '../../src/network/bittensor/keypair';
+import { forEachLine } from '../../src/common/text-lines';
 import { writeWalletHotkey } from '../../src/network/bittensor/wallet-file';
 import { ApiContract } from './contract';
 import { TEST_MASTER_KEY } from './test-app';
@@ -153,7 +153,7 @@ export async function startAppProcess(
   });
   const lines: string[] = [];
   for (const stream of [child.stdout, child.stderr])
-    createInterface({ input: stream }).on('line', (line) => {
+    forEachLine(stream, (line) => {
       takeChildRefusal(line, child.pid);
       lines.push(line);
     });

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
+import { forEachLine } from '../../src/common/text-lines';
 import { GUARDED_NODE_ARGS, takeChildRefusal } from './loopback-guard';
 import { refusedConnections } from './loopback-only';
 
@@ -10,8 +10,8 @@ function runGuarded(script: string): Promise<{ stdout: string[]; taken: string[]
   });
   const stdout: string[] = [];
   const taken: string[] = [];
-  createInterface({ input: child.stdout }).on('line', (line) => stdout.push(line));
-  createInterface({ input: child.stderr }).on('line', (line) => {
+  forEachLine(child.stdout, (line) => stdout.push(line));
+  forEachLine(child.stderr, (line) => {
     const refusal = takeChildRefusal(line, child.pid);
     if (refusal) taken.push(refusal);
   });

@@ -2,6 +2,7 @@ import { open } from 'node:fs/promises';
 import { extname } from 'node:path';
 import type { ParquetReader } from '@dsnp/parquetjs';
 import { loadWhenUsed } from '../../common/load-when-used';
+import { textLines } from '../../common/text-lines';
 
 /** The column (CSV, Parquet) or field (JSON lines) holding a miner's repository name. */
 export const REPO_NAME_COLUMN = 'repo_name';
@@ -98,7 +99,7 @@ async function* readCsv(path: string): AsyncGenerator<string | null> {
 
 async function* readJsonLines(path: string): AsyncGenerator<string | null> {
   let lineNumber = 0;
-  for await (const line of lines(textChunks(path))) {
+  for await (const line of textLines(textChunks(path))) {
     lineNumber += 1;
     if (line.trim() === '') continue;
     let row: unknown;
@@ -137,17 +138,6 @@ async function* textChunks(path: string): AsyncGenerator<string> {
   } finally {
     stream.destroy();
   }
-}
-
-/** Lines of the text, without their `\n` or `\r\n`. */
-async function* lines(chunks: AsyncIterable<string>): AsyncGenerator<string> {
-  let pending = '';
-  for await (const chunk of chunks) {
-    const parts = (pending + chunk).split('\n');
-    pending = parts.pop()!;
-    for (const part of parts) yield part.endsWith('\r') ? part.slice(0, -1) : part;
-  }
-  if (pending !== '') yield pending;
 }
 
 /** Characters that end a stretch of plain text outside quotes. */

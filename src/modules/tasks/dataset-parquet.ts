@@ -1,10 +1,10 @@
 import { createReadStream, WriteStream } from 'node:fs';
-import { createInterface } from 'node:readline';
 import { setImmediate } from 'node:timers/promises';
 import { createGunzip } from 'node:zlib';
 import type { FieldDefinition, SchemaDefinition } from '@dsnp/parquetjs';
 import { loadWhenUsed } from '../../common/load-when-used';
 import { Source } from '../../common/source';
+import { textLines } from '../../common/text-lines';
 import { currentItemShape, StoredItemShape } from '../../network/legacy-items';
 import { RedditItem, XItem } from '../../network/protocol';
 import { xContentFields } from '../../network/sn13/records';
@@ -184,12 +184,11 @@ export async function writeParquet(
       rowGroupSize: ROW_GROUP_SIZE,
     });
     const file = createReadStream(jsonlPath);
-    const input = file.pipe(createGunzip());
+    const input = file.pipe(createGunzip()).setEncoding('utf8');
     file.once('error', (error) => input.destroy(error));
-    // JSON.stringify escapes every line break inside a value: one line is one item.
-    const lines = createInterface({ input, crlfDelay: Infinity });
+    // JSON.stringify escapes every \n inside a value: one line is one item.
     try {
-      for await (const line of lines) {
+      for await (const line of textLines(input)) {
         if (line === '') continue;
         // A file compiled by an earlier release holds the earlier item shapes.
         const item = currentItemShape(JSON.parse(line) as StoredItemShape);
@@ -200,7 +199,7 @@ export async function writeParquet(
         if (rows % YIELD_EVERY_ROWS === 0) await setImmediate();
       }
     } finally {
-      // Closing the lines does not close the file they were read from.
+      // Leaving the lines early does not close the file they were read from.
       input.destroy();
       file.destroy();
     }
