@@ -3,7 +3,7 @@
 import { createInterface } from 'node:readline';
 import { PassThrough, Readable } from 'node:stream';
 import { setImmediate } from 'node:timers/promises';
-import { forEachLine, textLines } from './text-lines';
+import { forEachLine, jsonLine, textLines } from './text-lines';
 
 async function linesOf(chunks: string[]): Promise<string[]> {
   const lines: string[] = [];
@@ -60,5 +60,24 @@ describe(forEachLine.name, () => {
     stream.end('last\n');
     await setImmediate();
     expect(lines).toEqual(['{"msg":"a\u2028b 🚀"}', 'last']);
+  });
+});
+
+/** Every line break Python's str.splitlines knows, which is also every one Node 24's readline does. */
+const EVERY_LINE_BREAK = /\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]/;
+
+describe(jsonLine.name, () => {
+  it('is one line for any reader: U+0085, U+2028 and U+2029 escaped, the same value', () => {
+    const value = { text: 'a\u0085b\u2028c\u2029d\ne\rf\vg\fh\x1ci', [`key\u2028`]: ['\u2029'] };
+    const line = jsonLine(value);
+    expect(line.endsWith('\n')).toBe(true);
+    expect(line.slice(0, -1).split(EVERY_LINE_BREAK)).toHaveLength(1);
+    expect(line).toContain('a\\u0085b\\u2028c\\u2029d');
+    expect(JSON.parse(line)).toEqual(value);
+  });
+
+  it('is JSON.stringify otherwise, a backslash and "u2028" as text included', () => {
+    const value = { text: 'plain \\u2028 🚀 "quoted"', n: 1.5, none: null };
+    expect(jsonLine(value)).toBe(`${JSON.stringify(value)}\n`);
   });
 });

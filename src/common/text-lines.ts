@@ -21,6 +21,22 @@ export async function* textLines(chunks: AsyncIterable<string>): AsyncGenerator<
   if (pending !== '') yield pending;
 }
 
+/** Line breaks other than `\n`, `\r` and the controls, which JSON.stringify leaves raw in strings. */
+const UNESCAPED_BREAKS = /[\u0085\u2028\u2029]/g;
+
+/**
+ * `value` as one line of JSON lines, its `\n` included. U+0085, U+2028 and U+2029 are escaped
+ * (`\u2028`: the same JSON value), so that a reader splitting on every Unicode line break
+ * (Node 24's readline, Python's `str.splitlines`) still reads one value per line.
+ */
+export function jsonLine(value: unknown): string {
+  const json = JSON.stringify(value).replace(
+    UNESCAPED_BREAKS,
+    (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+  return `${json}\n`;
+}
+
 /**
  * Calls `handle` with each line of `stream` (UTF-8 text) as it arrives, until the stream ends
  * or fails: a child process's output, read by tests and benches as textLines reads a file.

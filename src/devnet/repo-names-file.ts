@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, extname } from 'node:path';
 import { loadWhenUsed } from '../common/load-when-used';
+import { jsonLine } from '../common/text-lines';
 
 /**
  * The devnet's validation results: one row per validated miner, in the shape of the original's
@@ -97,5 +98,5 @@ function toCsv(rows: readonly ValidationRow[]): string {
 }
 
 function toJsonLines(rows: readonly ValidationRow[]): string {
-  return rows.map((row) => JSON.stringify(row)).join('\n') + '\n';
+  return rows.map((row) => jsonLine(row)).join('');
 }

@@ -38,4 +38,21 @@ describe(writeJsonLines.name, () => {
     expect(new Set(writers).size).toBe(1);
     expect(readdirSync(directory)).toEqual(['task.jsonl.gz']);
   });
+
+  it('writes one item per line for readers that end lines at U+2028 too, the values unchanged', async () => {
+    const path = join(directory, 'task.jsonl.gz');
+    const items = [
+      { text: 'one\u2028two\u2029three\u0085four', n: 0 },
+      { text: 'line\nbreak\r\n', n: 1 },
+    ];
+    async function* rows(): AsyncGenerator<DatasetRow> {
+      for (const [n, item] of items.entries())
+        yield { uri: `u${n}`, datetime: new Date(Date.UTC(2026, 0, 1, 0, n)), item };
+    }
+    await writeJsonLines(path, rows());
+    const text = gunzipSync(readFileSync(path)).toString();
+    // Python's str.splitlines and Node 24's readline break at each of these.
+    const lines = text.split(/\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]/).filter(Boolean);
+    expect(lines.map((line) => JSON.parse(line) as unknown)).toEqual(items);
+  });
 });

@@ -2,6 +2,7 @@ import { basename } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
+import { jsonLine } from '../../common/text-lines';
 import { writeFileAtomically, WrittenFile } from './atomic-file';
 
 export interface DatasetRow {
@@ -60,7 +61,7 @@ export async function writeJsonLines(
       count++;
       start ??= row.datetime;
       end = row.datetime;
-      yield `${JSON.stringify(row.item)}\n`;
+      yield jsonLine(row.item);
     }
   }
   const written = await writeFileAtomically(path, (output) =>
