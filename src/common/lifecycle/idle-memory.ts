@@ -46,8 +46,8 @@ export interface IdleMemorySettings {
   growthBytes: number;
 }
 
-export const IDLE_MEMORY_SETTINGS: IdleMemorySettings = {
-  intervalMs: 15_000,
+/** The settings of the gateway's trim but its interval (IDLE_MEMORY_CHECK_SECONDS). */
+const IDLE_MEMORY_SETTINGS: Omit<IdleMemorySettings, 'intervalMs'> = {
   idleRequestsPerMinute: 16,
   idleUtilization: 0.02,
   growthBytes: 16 * 1024 * 1024,
@@ -74,7 +74,7 @@ export class IdleMemoryTrim {
 
   constructor(
     private readonly sources: IdleMemorySources,
-    private readonly settings: IdleMemorySettings = IDLE_MEMORY_SETTINGS,
+    private readonly settings: IdleMemorySettings,
   ) {}
 
   /**
