@@ -1,14 +1,10 @@
-// The test suite on the Node the Docker image runs (the Dockerfile's `FROM node:<major>`), where
-// CI and this machine run an older one. Node changes behaviour between majors (Node 24's
-// readline ends lines at U+2028, which cut dataset items in two; its own WebSocket replaces the
-// `ws` package under the chain client), and only a run on that Node shows it: docs/decisions.md,
-// "Supported Node versions".
-//
-//   node test/image-runtime.js [jest arguments]    the suite (or the given files and options)
-//   node test/image-runtime.js --if-other-node …   the same, but nothing when this process is
-//                                                  already on the image's major: `npm test` runs
-//                                                  the unit tier this way before every tier runs
-//                                                  on the machine's Node
+// `npm test`, what CI runs: the unit tier on this machine's Node, then every tier on the Node
+// the Docker image runs (the Dockerfile's `FROM node:<major>`), where CI and this machine run an
+// older one. What ships is tested on its own runtime: Node changes behaviour between majors
+// (Node 24's readline ends lines at U+2028, which cut dataset items in two; its own WebSocket
+// replaces the `ws` package under the chain client), and only a run on that Node shows it
+// (docs/decisions.md, "Supported Node versions"). On a machine already on the image's major,
+// the tiers run once. `npm test -- <jest arguments>` runs only those, on the image's Node.
 //
 // The binary is IMAGE_NODE when set (a path to a `node`), else the latest release of that major
 // from the npm registry (the `node-<platform>-<arch>` package: the image's `node:<major>` tag
@@ -21,7 +17,7 @@ const { existsSync, mkdirSync, readFileSync, renameSync, rmSync } = require('nod
 const { dirname, join } = require('node:path');
 
 const ROOT = join(__dirname, '..');
-const IF_OTHER_NODE = '--if-other-node';
+const JEST = join(ROOT, 'node_modules', 'jest', 'bin', 'jest.js');
 
 function imageMajor() {
   const from = /^FROM node:(\d+)/m.exec(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'));
@@ -65,35 +61,38 @@ function registryNode(major) {
   return binary;
 }
 
-function main() {
-  const major = imageMajor();
-  const args = process.argv.slice(2);
-  const ifOtherNode = args[0] === IF_OTHER_NODE;
-  const jestArgs = ifOtherNode ? args.slice(1) : args;
-  const onImageMajor = process.versions.node.split('.')[0] === major;
-  if (ifOtherNode && onImageMajor && !process.env.IMAGE_NODE) {
-    process.stderr.write(
-      `Node ${process.version} is the image's major: the tiers run on it once\n`,
-    );
-    return 0;
-  }
+/** Runs jest on `node`, first on PATH too: what the tests start (`process.execPath`, `node`). */
+function jest(node, args) {
+  const result = spawnSync(node, [JEST, ...args], {
+    cwd: ROOT,
+    stdio: 'inherit',
+    env: { ...process.env, PATH: `${dirname(node)}:${process.env.PATH}` },
+  });
+  return result.status ?? 1;
+}
+
+function imageNode(major, onImageMajor) {
   const node = process.env.IMAGE_NODE || (onImageMajor ? process.execPath : registryNode(major));
   const version = execFileSync(node, ['--version'], { encoding: 'utf8' }).trim();
   if (!version.startsWith(`v${major}.`))
     throw new Error(`${node} is Node ${version}, the image runs Node ${major}`);
-  const instead = node === process.execPath ? '' : `, not ${process.version}`;
-  process.stderr.write(`running the tests on Node ${version} (the image's)${instead}\n`);
-  // First on PATH too: what the tests start (`process.execPath`, `node`) runs on it as well.
-  const result = spawnSync(
-    node,
-    [join(ROOT, 'node_modules', 'jest', 'bin', 'jest.js'), ...jestArgs],
-    {
-      cwd: ROOT,
-      stdio: 'inherit',
-      env: { ...process.env, PATH: `${dirname(node)}:${process.env.PATH}` },
-    },
-  );
-  return result.status ?? 1;
+  return { node, version };
+}
+
+function main() {
+  const major = imageMajor();
+  const onImageMajor = process.versions.node.split('.')[0] === major;
+  const jestArgs = process.argv.slice(2);
+  // Resolved before anything runs: a Node that cannot be had fails the run at once.
+  const image = imageNode(major, onImageMajor);
+  if (jestArgs.length === 0 && !onImageMajor) {
+    process.stderr.write(`the unit tier on this machine's Node ${process.version}\n`);
+    const status = jest(process.execPath, ['--selectProjects', 'unit']);
+    if (status !== 0) return status;
+  }
+  const instead = image.node === process.execPath ? '' : `, not ${process.version}`;
+  process.stderr.write(`the tests on Node ${image.version}, the image's${instead}\n`);
+  return jest(image.node, jestArgs);
 }
 
 try {
