@@ -1,0 +1,126 @@
+import { spawnSync } from 'node:child_process';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const SCRIPT = join(__dirname, '..', 'image-runtime.js');
+const MACHINE_MAJOR = process.versions.node.split('.')[0];
+
+/**
+ * `npm test`'s runner in a project of its own: the Dockerfile names `imageMajor`, jest is a
+ * stand-in that writes down the Node it ran on and its arguments, and IMAGE_NODE (when given) a
+ * stand-in `node` reporting `imageVersion` that writes down what it was asked to run.
+ */
+function runTests(options: {
+  imageMajor: string;
+  imageVersion?: string;
+  args?: string[];
+  machineTierFails?: boolean;
+}) {
+  const project = mkdtempSync(join(tmpdir(), 'image-runtime-'));
+  try {
+    const record = join(project, 'record');
+    mkdirSync(join(project, 'test'));
+    mkdirSync(join(project, 'node_modules', 'jest', 'bin'), { recursive: true });
+    copyFileSync(SCRIPT, join(project, 'test', 'image-runtime.js'));
+    writeFileSync(join(project, 'Dockerfile'), `FROM node:${options.imageMajor}-bookworm-slim\n`);
+    writeFileSync(
+      join(project, 'node_modules', 'jest', 'bin', 'jest.js'),
+      "require('node:fs').appendFileSync(process.env.RECORD, " +
+        "`jest on ${process.version}: ${process.argv.slice(2).join(' ')}\\n`);\n" +
+        'process.exit(process.env.MACHINE_TIER_FAILS ? 1 : 0);\n',
+    );
+    const env: Record<string, string | undefined> = { ...process.env, RECORD: record };
+    delete env.IMAGE_NODE;
+    if (options.machineTierFails) env.MACHINE_TIER_FAILS = '1';
+    if (options.imageVersion) {
+      const bin = join(project, 'image-bin');
+      mkdirSync(bin);
+      env.IMAGE_NODE = join(bin, 'node');
+      writeFileSync(
+        env.IMAGE_NODE,
+        '#!/bin/sh\n' +
+          `if [ "$1" = "--version" ]; then echo ${options.imageVersion}; exit 0; fi\n` +
+          'echo "image node (PATH from ${PATH%%:*}): $*" >> "$RECORD"\n',
+      );
+      chmodSync(env.IMAGE_NODE, 0o755);
+    }
+    const run = spawnSync(
+      process.execPath,
+      [join(project, 'test', 'image-runtime.js'), ...(options.args ?? [])],
+      { cwd: project, env, encoding: 'utf8', timeout: 30_000 },
+    );
+    const ran = existsSync(record) ? readFileSync(record, 'utf8').trim().split('\n') : [];
+    const jest = join(project, 'node_modules', 'jest', 'bin', 'jest.js');
+    return {
+      status: run.status,
+      stderr: run.stderr,
+      ran: ran.map((line) =>
+        line.replaceAll(jest, 'jest').replaceAll(project, '<project>').trimEnd(),
+      ),
+    };
+  } finally {
+    rmSync(project, { recursive: true, force: true });
+  }
+}
+
+describe("npm test's runner (test/image-runtime.js)", () => {
+  // A major this process is not on, so that the image's Node is another one.
+  const otherMajor = MACHINE_MAJOR === '24' ? '26' : '24';
+
+  it("runs the unit tier on the machine's Node, then every tier on the image's", () => {
+    const run = runTests({ imageMajor: otherMajor, imageVersion: `v${otherMajor}.9.9` });
+    expect(run.status).toBe(0);
+    expect(run.ran).toEqual([
+      `jest on ${process.version}: --selectProjects unit`,
+      'image node (PATH from <project>/image-bin): jest',
+    ]);
+  });
+
+  it("does not run the image's tiers when the machine's unit tier fails", () => {
+    const run = runTests({
+      imageMajor: otherMajor,
+      imageVersion: `v${otherMajor}.9.9`,
+      machineTierFails: true,
+    });
+    expect(run.status).toBe(1);
+    expect(run.ran).toEqual([`jest on ${process.version}: --selectProjects unit`]);
+  });
+
+  it("runs the jest arguments given only, on the image's Node", () => {
+    const run = runTests({
+      imageMajor: otherMajor,
+      imageVersion: `v${otherMajor}.9.9`,
+      args: ['src/common/text-lines.spec.ts', '--verbose'],
+    });
+    expect(run.status).toBe(0);
+    expect(run.ran).toEqual([
+      'image node (PATH from <project>/image-bin): jest src/common/text-lines.spec.ts --verbose',
+    ]);
+  });
+
+  it("runs the tiers once on a machine already on the image's major, fetching nothing", () => {
+    const run = runTests({ imageMajor: MACHINE_MAJOR });
+    expect(run.status).toBe(0);
+    expect(run.ran).toEqual([`jest on ${process.version}:`]);
+    expect(run.stderr).not.toContain('fetching');
+  });
+
+  it('refuses an IMAGE_NODE of another major before any test runs, naming it', () => {
+    const run = runTests({ imageMajor: otherMajor, imageVersion: 'v23.1.0' });
+    expect(run.status).toBe(1);
+    expect(run.ran).toEqual([]);
+    expect(run.stderr).toMatch(
+      new RegExp(`image-bin/node is Node v23\\.1\\.0, the image runs Node ${otherMajor}`),
+    );
+  });
+});
