@@ -15,20 +15,20 @@ export default tseslint.config(
       '@typescript-eslint/no-extraneous-class': 'off',
       '@typescript-eslint/require-await': 'off',
       '@typescript-eslint/unbound-method': 'off',
-      // Lengths count code points, as pydantic and Postgres do: class-validator's length checks
-      // (validator.js isLength) leave out variation selectors, so a name they let through was
-      // too long for its column.
-      // Node 24's readline ends lines at U+2028 and U+2029, which JSON keeps inside strings: it
-      // cut dataset items in two on the image's runtime.
       'no-restricted-imports': [
         'error',
         {
           paths: [
+            // Lengths count code points, as pydantic and Postgres do: class-validator's length
+            // checks (validator.js isLength) leave out variation selectors, so a name they let
+            // through was too long for its column.
             {
               name: 'class-validator',
               importNames: ['Length', 'MaxLength', 'MinLength', 'isLength', 'maxLength', 'minLength'],
               message: 'Use MaxCharacters/MinCharacters (src/common/validation/text-length.ts).',
             },
+            // Node 24's readline ends lines at U+2028 and U+2029, which JSON keeps inside
+            // strings: it cut dataset items in two on the image's runtime.
             ...['readline', 'node:readline', 'readline/promises', 'node:readline/promises'].map(
               (name) => ({
                 name,

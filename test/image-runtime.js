@@ -72,7 +72,9 @@ function jest(node, args) {
 }
 
 function imageNode(major, onImageMajor) {
-  const node = process.env.IMAGE_NODE || (onImageMajor ? process.execPath : registryNode(major));
+  if (!process.env.IMAGE_NODE && onImageMajor)
+    return { node: process.execPath, version: process.version };
+  const node = process.env.IMAGE_NODE || registryNode(major);
   const version = execFileSync(node, ['--version'], { encoding: 'utf8' }).trim();
   if (!version.startsWith(`v${major}.`))
     throw new Error(`${node} is Node ${version}, the image runs Node ${major}`);
