@@ -23,6 +23,7 @@ import { MetricsService } from './common/metrics/metrics.service';
 import { DOCS_PATH, OPENAPI_JSON_PATH, serveDocsPointer } from './common/openapi/docs-pointer';
 import { buildOpenApiDocument } from './common/openapi/openapi-document';
 import { refuseMisplacedSecrets } from './common/http/refuse-misplaced-secrets';
+import { requireHost } from './common/http/require-host';
 import { attachSecretScanner } from './common/security/secrets';
 import { RATE_LIMIT_HEADER_NAMES } from './common/throttling/rate-limit-headers';
 import { AppConfig } from './config/app-config';
@@ -36,7 +37,6 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
   // The scanner the loggers scrub with (ConfigModule builds it from the configuration's secrets).
   const { scanner } = app.get<LoggingSettings>(LOGGING_SETTINGS);
   attachSecretScanner(app.getHttpAdapter().getInstance().locals, scanner);
-  answerClientErrors(app.getHttpServer(), config.httpServer, app.get(Logger));
   // Responses are dynamic JSON: an ETag would cost a hash per response and never match.
   app.set('etag', false);
   // Not set at all, rather than set by Express and removed by helmet on every response.
@@ -57,6 +57,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
     app.enableCors({ origin: config.corsOrigins, exposedHeaders: EXPOSED_HEADERS });
   app.use(
     middlewareChain(
+      requireHost,
       repairPathEncoding,
       jsonBodies(config.bodyLimit),
       bodyParserErrorHandler,
@@ -66,7 +67,9 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
   app.useGlobalPipes(new RequestValidationPipe());
   const document = setupSwagger(app);
   serveDocsPointer(app);
-  app.useGlobalFilters(new AllExceptionsFilter(allowedMethodsOf(document)));
+  const allowedMethods = allowedMethodsOf(document);
+  app.useGlobalFilters(new AllExceptionsFilter(allowedMethods));
+  answerClientErrors(app.getHttpServer(), config.httpServer, app.get(Logger), allowedMethods);
 }
 
 const EXPOSED_HEADERS = [...RATE_LIMIT_HEADER_NAMES, 'X-Request-Id', 'X-Total-Count'];

@@ -75,6 +75,33 @@ describe('Error responses', () => {
     ]);
   });
 
+  // A blank name or keyword asked for nothing, and the query answered everyone's posts.
+  it('refuses usernames that name nobody and blank keywords, each at its index', async () => {
+    const response = await query({
+      source: 'x',
+      usernames: ['alice', '@', '  ', ' @ ', '@@'],
+      keywords: ['ok', '   ', '\t'],
+    }).expect(422);
+    const nobody = {
+      type: 'value_error',
+      msg: 'Value error, must name an author: more than white space and a leading @',
+    };
+    const blank = {
+      type: 'string_too_short',
+      msg: 'String should have at least 1 character',
+      ctx: { min_length: 1 },
+    };
+    expect(response.body.detail).toEqual([
+      { loc: ['body', 'usernames', 1], ...nobody },
+      { loc: ['body', 'usernames', 2], ...nobody },
+      { loc: ['body', 'usernames', 3], ...nobody },
+      { loc: ['body', 'keywords', 1], ...blank },
+      { loc: ['body', 'keywords', 2], ...blank },
+    ]);
+    // `@@` names the author `@`, `#` and `r/` are text: each asks for something.
+    await query({ source: 'x', usernames: ['@@', 'a'], keywords: ['#'] }).expect(200);
+  });
+
   it('accepts keyword_mode `all` or `any` only, as written', async () => {
     for (const keyword_mode of ['some', 'ANY', 1, ['any']]) {
       const response = await query({ source: 'x', keywords: ['a'], keyword_mode }).expect(422);

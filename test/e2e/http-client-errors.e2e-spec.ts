@@ -1,5 +1,5 @@
 import { connect } from 'node:net';
-import { startTestApp, TestApp } from '../support/test-app';
+import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 
 /** Sends raw bytes and returns everything the server writes until it closes the connection. */
 function exchange(
@@ -105,5 +105,63 @@ describe("Errors of Node's HTTP parser", () => {
     });
     expect(Date.now() - started).toBeLessThan(4000);
     checkAgainstDocument('/api/v1/health', answer);
+  });
+});
+
+// Requests Node's server answered by itself, with an empty body and no request id (an audit).
+describe("Requests Node's HTTP server would answer by itself", () => {
+  let app: TestApp;
+  let port: number;
+
+  beforeAll(async () => {
+    app = await startTestApp();
+    port = Number(new URL(app.url).port);
+  });
+  afterAll(() => app.close());
+
+  const ask = (request: string) =>
+    exchange(port, (socket) => socket.write(request)).then((answer) => parse(answer));
+  const check = (method: string, path: string, answer: RawAnswer) =>
+    app.contract.check(`${app.url}${path}`, { method, ...answer });
+
+  it('answers an HTTP/1.1 request without Host with a 400 in the documented shape', async () => {
+    const answer = await ask(
+      `GET /api/v1/health HTTP/1.1\r\nX-API-Key: ${TEST_MASTER_KEY}\r\n\r\n`,
+    );
+    expect(answer).toMatchObject({
+      status: 400,
+      headers: { connection: 'close', 'x-request-id': expect.any(String) },
+      body: { detail: 'Malformed HTTP request', request_id: answer.headers['x-request-id'] },
+    });
+    check('GET', '/api/v1/health', answer);
+    // HTTP/1.0 has no Host to require.
+    const old = await ask(`GET /api/v1/health HTTP/1.0\r\nX-API-Key: ${TEST_MASTER_KEY}\r\n\r\n`);
+    expect(old.status).toBe(200);
+  });
+
+  it('handles a request with an Expect it does not know as any other (no 417)', async () => {
+    const answer = await ask(
+      'GET /api/v1/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n' +
+        `Expect: something-else\r\nX-API-Key: ${TEST_MASTER_KEY}\r\n\r\n`,
+    );
+    expect(answer).toMatchObject({ status: 200, body: { status: 'healthy' } });
+    check('GET', '/api/v1/health', answer);
+  });
+
+  it('answers CONNECT as a method the path lacks: 405 with Allow, or 404', async () => {
+    const known = await ask('CONNECT /api/v1/health HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(known).toMatchObject({
+      status: 405,
+      headers: { allow: 'GET, HEAD', 'x-request-id': expect.any(String) },
+      body: { detail: 'Method Not Allowed', request_id: known.headers['x-request-id'] },
+    });
+    check('CONNECT', '/api/v1/health', known);
+    const proxy = await ask('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+    expect(proxy).toMatchObject({ status: 404, body: { detail: 'Not Found' } });
+    check('CONNECT', '/', proxy);
+    // The server still answers afterwards.
+    expect((await app.http.get('/api/v1/health').set('X-API-Key', TEST_MASTER_KEY)).status).toBe(
+      200,
+    );
   });
 });

@@ -80,8 +80,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
 function httpExceptionBody(exception: HttpException): { detail: unknown } {
   const body = exception.getResponse();
   if (typeof body === 'object' && body !== null && 'detail' in body) return body;
-  // Nest's own router answers unknown routes with "Cannot GET /x"; FastAPI says "Not Found".
-  if (isUnrouted(exception)) return { detail: 'Not Found' };
+  if (isUnrouted(exception)) return { detail: ERROR_DETAILS.notFound };
   return { detail: exception.message };
 }
 

@@ -46,7 +46,7 @@ export const ERROR_CASES = {
   malformedRequest: errorCase(
     400,
     'malformedRequest',
-    'A request line or header Node’s HTTP parser cannot read',
+    'A request line or header Node’s HTTP parser cannot read, or an HTTP/1.1 request without Host',
     ERROR_DETAILS.malformedRequest,
   ),
   headersTimeout: errorCase(

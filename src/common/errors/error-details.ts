@@ -22,6 +22,8 @@ export const ERROR_DETAILS = {
   headersTooLarge: 'Request headers too large',
   headersTimeout: 'Request headers not received in time',
   requestTimeout: 'Request not received in time',
+  /** A path no operation has: FastAPI's text (Nest's own router says "Cannot GET /x"). */
+  notFound: 'Not Found',
   /** A known path asked with a method it lacks: FastAPI's text. */
   methodNotAllowed: 'Method Not Allowed',
   /** A secret outside the X-API-Key and Authorization headers (http/refuse-misplaced-secrets.ts). */

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES, Server } from 'node:http';
+import { IncomingMessage, STATUS_CODES, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { LoggerService } from '@nestjs/common';
+import type { AllowedMethods } from '../errors/all-exceptions.filter';
 import { ERROR_DETAILS } from '../errors/error-details';
 
 export interface HttpServerLimits {
@@ -20,40 +21,74 @@ const ANSWERS: Record<string, { status: number; detail: string }> = {
 const MALFORMED = { status: 400, detail: ERROR_DETAILS.malformedRequest };
 
 /**
- * Errors raised by Node's HTTP parser (a malformed request line, oversized headers, a client
- * too slow to send its request) happen before Express sees the request, and Node answers them
- * with an empty body. This answers them in the documented shape, `{"detail", "request_id"}`,
- * with the status Node would have used, and closes the connection. Nothing of the request is
- * echoed or logged (only the parser's error code).
+ * What Node's HTTP server would answer by itself, with an empty body and no request id, is
+ * answered in the documented shape, `{"detail", "request_id"}`, or handed to the app:
+ * - errors of its parser (a malformed request line, oversized headers, a client too slow to
+ *   send its request), before Express sees the request: the status Node would have used, and
+ *   the connection closed. Nothing of the request is echoed or logged (only the parser's code);
+ * - an HTTP/1.1 request without `Host` (RFC 9112: a 400): left to the app (`requireHost`), so
+ *   that its 400 is logged and counted like any other answer;
+ * - an `Expect` other than `100-continue`: Node answered 417, a status no operation has; RFC
+ *   9110 lets a server ignore an expectation it does not know (it MAY answer 417), so the
+ *   request is handled as any other;
+ * - `CONNECT`: Node closed the connection without a word. It is answered as any method a path
+ *   lacks: 405 with `Allow` on a known path, else 404 (a proxy's `host:port` is no path here).
  */
 export function answerClientErrors(
   server: Server,
   limits: HttpServerLimits,
   logger: LoggerService,
+  allowedMethods: AllowedMethods,
 ): void {
   server.headersTimeout = limits.headersTimeoutMs;
   server.requestTimeout = limits.requestTimeoutMs;
   // Node checks those timeouts on an interval (30 s by default, read when the server starts
   // listening): once a second, a slow client is cut off within a second of its limit.
   (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = 1000;
+  (server as Server & { requireHostHeader: boolean }).requireHostHeader = false;
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     if (error.code === 'ECONNRESET' || !socket.writable) {
       socket.destroy();
       return;
     }
     const { status, detail } = (error.code && ANSWERS[error.code]) || MALFORMED;
-    const id = randomUUID();
-    const body = JSON.stringify({ detail, request_id: id });
     logger.debug?.(`client error ${error.code ?? 'unknown'}: ${status}`, 'HttpServer');
-    socket.end(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
-        'Content-Type: application/json; charset=utf-8\r\n' +
-        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-        `X-Request-Id: ${id}\r\n` +
-        'Connection: close\r\n\r\n' +
-        (isHead(error) ? '' : body),
-    );
+    answerOnSocket(socket, status, detail, {}, !isHead(error));
   });
+  server.on('checkExpectation', (request, response) => server.emit('request', request, response));
+  server.on('connect', (request: IncomingMessage, socket: Duplex) => {
+    // Node hands the socket over without its own error listener: a reset must not crash us.
+    socket.on('error', () => socket.destroy());
+    const path = request.url?.startsWith('/') ? request.url.split('?')[0] : undefined;
+    const allowed = path === undefined ? [] : allowedMethods(path);
+    logger.debug?.(`CONNECT answered ${allowed.length > 0 ? 405 : 404}`, 'HttpServer');
+    if (allowed.length > 0)
+      answerOnSocket(socket, 405, ERROR_DETAILS.methodNotAllowed, { Allow: allowed.join(', ') });
+    else answerOnSocket(socket, 404, ERROR_DETAILS.notFound);
+  });
+}
+
+/** Writes a whole answer in the documented shape on a socket Node no longer serves, and closes it. */
+function answerOnSocket(
+  socket: Duplex,
+  status: number,
+  detail: string,
+  headers: Record<string, string> = {},
+  withBody = true,
+): void {
+  const id = randomUUID();
+  const body = JSON.stringify({ detail, request_id: id });
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
+      'Content-Type: application/json; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      Object.entries(headers)
+        .map(([name, value]) => `${name}: ${value}\r\n`)
+        .join('') +
+      `X-Request-Id: ${id}\r\n` +
+      'Connection: close\r\n\r\n' +
+      (withBody ? body : ''),
+  );
 }
 
 /**

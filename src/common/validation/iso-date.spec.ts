@@ -44,6 +44,18 @@ describe('parseIsoDate', () => {
       expect(parseIsoDate(text)).toBeUndefined();
     }
   });
+
+  it('refuses offsets of a day or more, and minutes past 59', () => {
+    for (const zone of ['+24:00', '-24', '+25:00', '+99:99', '+9999', '+23:60', '-0060']) {
+      expect(parseIsoDate(`2026-11-29T00:00:00${zone}`)).toBeUndefined();
+    }
+    expect(parseIsoDate('2026-11-29T00:00:00+23:59')?.toISOString()).toBe(
+      '2026-11-28T00:01:00.000Z',
+    );
+    expect(parseIsoDate('2026-11-29T00:00:00-2359')?.toISOString()).toBe(
+      '2026-11-29T23:59:00.000Z',
+    );
+  });
 });
 
 describe('parseRfc3339DateTime', () => {

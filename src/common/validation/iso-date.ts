@@ -1,7 +1,9 @@
 /** ISO 8601 dates as the miner protocol and the public API accept them. */
 
+// A zone is Z or an offset under 24 hours (±HH, ±HHMM, ±HH:MM), as Python's datetime allows:
+// `+25:00` or `+23:60` was read as an offset of over a day (found by an audit).
 const ISO_DATE =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
+  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?\s*(Z|[+-](?:[01]\d|2[0-3])(?::?[0-5]\d)?)?$/i;
 
 /**
  * The last instant a date-time may name: RFC 3339 (OpenAPI's `date-time`) has four-digit years,

@@ -10,14 +10,16 @@ export class ApiKeyCreateDto {
   name: string;
 
   @ApiPropertyOptional({
-    description: 'Key class: `regular` (100 requests/hour) or `validator` (1000 requests/hour)',
+    description:
+      'Key class: `regular` (100 requests/hour) or `validator` (1000 requests/hour); absent or `null`: `regular`',
     enum: API_KEY_TIERS,
     default: 'regular',
+    nullable: true,
     example: 'regular',
   })
   @IsOptional()
   @IsIn(API_KEY_TIERS)
-  tier?: ApiKeyTier;
+  tier?: ApiKeyTier | null;
 
   @ExpiresAtField()
   expires_at?: string | null;

@@ -2,9 +2,11 @@ import { ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString, Max, Min } from 'class-validator';
 import { IsInteger } from '../../../common/validation/is-integer';
 import { IsIsoDate } from '../../../common/validation/is-iso-date';
+import { NotBlank } from '../../../common/validation/not-blank';
 import { MaxCharacters, MinCharacters } from '../../../common/validation/text-length';
 import { IsSource, Source } from '../../../common/source';
 import { KEYWORD_MODES, KeywordMode } from '../../../network/protocol';
+import { AUTHOR_NAME_PATTERN, NamesAnAuthor } from './author-name';
 
 @ApiSchema({
   name: 'DataQueryRequest',
@@ -14,17 +16,21 @@ import { KEYWORD_MODES, KeywordMode } from '../../../network/protocol';
     'at least one with `keyword_mode: "any"`. The conditions combine by AND: with usernames and keywords, an item ' +
     'must be by one of the usernames and satisfy the keywords. For X a `#tag` keyword also matches the hashtag ' +
     'list; for Reddit a keyword written `r/<name>`, `/r/<name>` or `/<name>` selects the subreddit. Items come ' +
-    'newest first, one per post (an X post by its id, a Reddit item by its id, under its canonical `uri`), at most `limit`.',
+    'newest first, one per post (an X post by its id, a Reddit item by its id, under its canonical `uri`), at most `limit`. ' +
+    'Every field but `source` may be `null`, which is the same as leaving it out.',
 })
 export class DataQueryRequestDto {
   @IsSource()
   source: Source;
 
   @ApiPropertyOptional({
-    description: 'Authors to include (any of them)',
+    description:
+      'Authors to include (any of them). A name that is empty once trimmed and stripped of its leading `@` ' +
+      '(`""`, `"@"`, `" "`): 422 `value_error`',
     type: 'array',
-    items: { type: 'string', minLength: 1, maxLength: 140 },
+    items: { type: 'string', minLength: 1, maxLength: 140, pattern: AUTHOR_NAME_PATTERN },
     maxItems: 10,
+    nullable: true,
     example: ['elonmusk'],
   })
   @IsOptional()
@@ -33,13 +39,17 @@ export class DataQueryRequestDto {
   @IsString({ each: true })
   @MinCharacters(1, { each: true })
   @MaxCharacters(140, { each: true })
-  usernames?: string[];
+  @NamesAnAuthor({ each: true })
+  usernames?: string[] | null;
 
   @ApiPropertyOptional({
-    description: 'Keywords: all must hold, or at least one with `keyword_mode: "any"`',
+    description:
+      'Keywords: all must hold, or at least one with `keyword_mode: "any"`. Trimmed; empty or only white ' +
+      'space: 422 `string_too_short`',
     type: 'array',
-    items: { type: 'string', minLength: 1, maxLength: 140 },
+    items: { type: 'string', minLength: 1, maxLength: 140, pattern: '\\S' },
     maxItems: 5,
+    nullable: true,
     example: ['#bitcoin'],
   })
   @IsOptional()
@@ -47,8 +57,9 @@ export class DataQueryRequestDto {
   @ArrayMaxSize(5)
   @IsString({ each: true })
   @MinCharacters(1, { each: true })
+  @NotBlank({ each: true })
   @MaxCharacters(140, { each: true })
-  keywords?: string[];
+  keywords?: string[] | null;
 
   @ApiPropertyOptional({
     description:
@@ -58,11 +69,12 @@ export class DataQueryRequestDto {
     // No `default` in the document: generators such as openapi-typescript make a field with one
     // required in the request type, and clients should not have to send it.
     enum: KEYWORD_MODES,
+    nullable: true,
     example: 'all',
   })
   @IsOptional()
   @IsIn(KEYWORD_MODES)
-  keyword_mode?: KeywordMode;
+  keyword_mode?: KeywordMode | null;
 
   @ApiPropertyOptional({
     description:
@@ -94,11 +106,12 @@ export class DataQueryRequestDto {
     minimum: 1,
     maximum: 1000,
     default: 100,
+    nullable: true,
     example: 100,
   })
   @IsOptional()
   @IsInteger()
   @Min(1)
   @Max(1000)
-  limit?: number;
+  limit?: number | null;
 }
