@@ -1,4 +1,4 @@
-import { connect } from 'node:net';
+import { connect, Server, Socket } from 'node:net';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 
 /** Sends raw bytes and returns everything the server writes until it closes the connection. */
@@ -163,5 +163,28 @@ describe("Requests Node's HTTP server would answer by itself", () => {
     expect((await app.http.get('/api/v1/health').set('X-API-Key', TEST_MASTER_KEY)).status).toBe(
       200,
     );
+  });
+
+  it("closes a CONNECT's socket that the client keeps half open, within seconds", async () => {
+    const server = app.app.getHttpServer() as Server;
+    const serverSide = new Promise<Socket>((resolve) =>
+      server.once('connect', (_request: unknown, socket: Socket) => resolve(socket)),
+    );
+    const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: true }, () =>
+      socket.write('CONNECT /api/v1/health HTTP/1.1\r\nHost: x\r\n\r\n'),
+    );
+    try {
+      const head = await new Promise<string>((resolve) =>
+        socket.once('data', (chunk: Buffer) => resolve(chunk.toString('utf8'))),
+      );
+      expect(head).toMatch(/^HTTP\/1\.1 405 /);
+      // The server's side goes, although this client never closes its own.
+      const started = Date.now();
+      const ours = await serverSide;
+      if (!ours.destroyed) await new Promise((resolve) => ours.once('close', resolve));
+      expect(Date.now() - started).toBeLessThan(8_000);
+    } finally {
+      socket.destroy();
+    }
   });
 });

@@ -19,6 +19,8 @@ const ANSWERS: Record<string, { status: number; detail: string }> = {
   ERR_HTTP_HEADERS_TIMEOUT: { status: 408, detail: ERROR_DETAILS.headersTimeout },
 };
 const MALFORMED = { status: 400, detail: ERROR_DETAILS.malformedRequest };
+/** How long a CONNECT's socket stays open after its answer for the client to read it and close. */
+const CONNECT_LINGER_MS = 5_000;
 
 /**
  * What Node's HTTP server would answer by itself, with an empty body and no request id, is
@@ -57,8 +59,11 @@ export function answerClientErrors(
   });
   server.on('checkExpectation', (request, response) => server.emit('request', request, response));
   server.on('connect', (request: IncomingMessage, socket: Duplex) => {
-    // Node hands the socket over without its own error listener: a reset must not crash us.
+    // Node hands the socket over without its listeners: a reset must not crash us, and a client
+    // that keeps its side open after the answer must not keep the socket (allowHalfOpen).
     socket.on('error', () => socket.destroy());
+    const linger = setTimeout(() => socket.destroy(), CONNECT_LINGER_MS).unref();
+    socket.once('close', () => clearTimeout(linger));
     const path = request.url?.startsWith('/') ? request.url.split('?')[0] : undefined;
     const allowed = path === undefined ? [] : allowedMethods(path);
     logger.debug?.(`CONNECT answered ${allowed.length > 0 ? 405 : 404}`, 'HttpServer');
