@@ -110,6 +110,7 @@ describe('Desirability limits and paging', () => {
     expect(second.headers['x-total-count']).toBe(String(listed.length));
     const legacy = await page('?format=legacy&limit=1').expect(200);
     expect(legacy.body).toHaveLength(1);
+    expect(legacy.headers['x-total-count']).toBe(String(all.body.length));
     const refused = await page('?limit=1001').expect(422);
     expect(refused.body.detail[0]).toMatchObject({ loc: ['query', 'limit'] });
   });

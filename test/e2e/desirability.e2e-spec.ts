@@ -118,7 +118,10 @@ describe('Desirability submissions', () => {
       expect((await registration(id)).registered_by).toBe(HOTKEY);
 
     // Stored as submitted, and normalized: weights 3 : 0.5 : 0.5 over the whole submission.
-    expect((await get(`?hotkey=${HOTKEY}`).expect(200)).body).toEqual(body.desirabilities);
+    const submitted = await get(`?hotkey=${HOTKEY}`).expect(200);
+    expect(submitted.body).toEqual(body.desirabilities);
+    // Its jobs: a legacy entry counts one per label, as the submission rules count them.
+    expect(submitted.headers['x-total-count']).toBe('3');
     const [vote] = await database.query<{ jobs: JobEntry[] }[]>(
       'SELECT jobs FROM desirability_votes WHERE hotkey = $1',
       [HOTKEY],
@@ -206,6 +209,60 @@ describe('Desirability submissions', () => {
       job('all-at-once-kept', 1, '#kept'),
     ]);
     expect(await registration('c')).toBeUndefined();
+  });
+
+  it('pages the legacy format by label, so that a label is whole on one page', async () => {
+    // r/bitcoin is the heaviest label and, with a keyword, the lightest job too.
+    await submit({
+      desirabilities: [
+        job('paged-btc', 40, 'r/bitcoin'),
+        job('paged-tao', 30, '#tao'),
+        job('paged-ai', 20, '#ai'),
+        job('paged-btc-etf', 1, 'r/bitcoin', { keyword: 'etf' }),
+      ],
+    }).expect(200);
+    type Entry = { source_name: string; label_weights: Record<string, number> };
+    const whole = await get('?format=legacy').expect(200);
+    const labels = (entries: Entry[]) =>
+      entries.flatMap((entry) => Object.keys(entry.label_weights).map((label) => label));
+    expect(whole.headers['x-total-count']).toBe(String(labels(whole.body).length));
+    const pages: Entry[][] = [];
+    for (let offset = 0; offset < labels(whole.body).length; offset += 2)
+      pages.push((await get(`?format=legacy&limit=2&offset=${offset}`).expect(200)).body);
+    // Each label on one page only, with the weight the whole list gives it.
+    const paged = pages.flat().flatMap((entry) => Object.entries(entry.label_weights));
+    const unpaged = whole.body.flatMap((entry: Entry) => Object.entries(entry.label_weights));
+    // (The unpaged answer groups labels by platform; pages cut the list heaviest first.)
+    expect(paged.map(([label]) => label).sort()).toEqual(labels(whole.body).sort());
+    expect(Object.fromEntries(paged)).toEqual(Object.fromEntries(unpaged));
+    // The sum of its jobs as the jobs format lists them (0.7 × 40/91 and 0.7 × 1/91), to 12
+    // significant digits.
+    const jobs = (await get().expect(200)).body as JobEntry[];
+    const parts = jobs.filter((entry) => entry.params.label === 'r/bitcoin');
+    expect(parts).toHaveLength(2);
+    const sum = parts.reduce((total, entry) => total + entry.weight, 0);
+    const bitcoin = (whole.body as Entry[]).find((entry) => entry.source_name === 'reddit');
+    expect(bitcoin?.label_weights['r/bitcoin']).toBe(Number(sum.toPrecision(12)));
+    expect(sum).toBeCloseTo(0.7 * (41 / 91), 10);
+  });
+
+  it("refuses the ids '.' and '..', which no URL can hold as a path segment", async () => {
+    const response = await submit({
+      desirabilities: [job('.', 1, '#dot'), job('..', 1, '#dots'), job('...', 1, '#three')],
+    }).expect(422);
+    expect(response.body.detail).toEqual([
+      {
+        loc: [...ROOT, 0, 'id'],
+        msg: "Value error, id must not be '.' or '..'",
+        type: 'value_error',
+      },
+      {
+        loc: [...ROOT, 1, 'id'],
+        msg: "Value error, id must not be '.' or '..'",
+        type: 'value_error',
+      },
+    ]);
+    expect(await registration('...')).toBeUndefined();
   });
 
   it('replaces the previous vote, and an empty list withdraws it', async () => {

@@ -1,4 +1,9 @@
-import { aggregateDesirabilities, stakeShares, toLegacyFormat } from './desirability-aggregate';
+import {
+  aggregateDesirabilities,
+  legacyLabels,
+  stakeShares,
+  toLegacyFormat,
+} from './desirability-aggregate';
 import { JobParamsView, JobView } from './desirability.types';
 
 function params(label: string | null, extra: Partial<JobParamsView> = {}): JobParamsView {
@@ -211,7 +216,7 @@ describe(aggregateDesirabilities.name, () => {
   });
 });
 
-describe(toLegacyFormat.name, () => {
+describe('the legacy format', () => {
   it('groups labels by platform, adds up jobs sharing a label, and leaves out jobs without one', () => {
     const jobs = [
       job('a', 0.4, 'r/bitcoin'),
@@ -220,11 +225,41 @@ describe(toLegacyFormat.name, () => {
       job('d', 0.1, '#ai'),
       job('e', 0.05, '#ai', { keyword: 'agents' }),
     ];
-    const [reddit, x] = toLegacyFormat(jobs);
-    expect(toLegacyFormat(jobs)).toHaveLength(2);
+    const [reddit, x, ...rest] = toLegacyFormat(legacyLabels(jobs));
+    expect(rest).toEqual([]);
     expect(reddit).toEqual({ source_name: 'reddit', label_weights: { 'r/bitcoin': 0.4 } });
-    expect(x.source_name).toBe('x');
-    expect(Object.keys(x.label_weights)).toEqual(['#tao', '#ai']);
-    expect(x.label_weights['#ai']).toBeCloseTo(0.15, 12);
+    expect(x).toEqual({ source_name: 'x', label_weights: { '#tao': 0.3, '#ai': 0.15 } });
+  });
+
+  it('merges a label over the whole list before any page is cut, to 12 significant digits', () => {
+    // The heaviest job and the lightest share a label: a page of jobs held only part of it.
+    const jobs = [
+      job('a', 0.3, 'r/bitcoin'),
+      job('b', 0.25, '#tao'),
+      job('c', 0.2, '#ai'),
+      job('d', 0.15, '#btc'),
+      job('e', 0.0396666666667, 'r/bitcoin', { keyword: 'halving' }),
+      job('f', 0.0003, 'r/bitcoin', { keyword: 'etf' }),
+    ];
+    const labels = legacyLabels(jobs);
+    expect(labels.map(({ label, weight }) => [label, weight])).toEqual([
+      ['r/bitcoin', 0.339966666667],
+      ['#tao', 0.25],
+      ['#ai', 0.2],
+      ['#btc', 0.15],
+    ]);
+    const pages = [labels.slice(0, 2), labels.slice(2, 4)].map((page) => toLegacyFormat(page));
+    expect(pages).toEqual([
+      [
+        { source_name: 'reddit', label_weights: { 'r/bitcoin': 0.339966666667 } },
+        { source_name: 'x', label_weights: { '#tao': 0.25 } },
+      ],
+      [{ source_name: 'x', label_weights: { '#ai': 0.2, '#btc': 0.15 } }],
+    ]);
+  });
+
+  it('orders labels of equal weight by platform, then label', () => {
+    const jobs = [job('a', 0.5, '#b'), job('b', 0.5, 'r/a'), job('c', 0.5, '#a')];
+    expect(legacyLabels(jobs).map(({ label }) => label)).toEqual(['r/a', '#a', '#b']);
   });
 });

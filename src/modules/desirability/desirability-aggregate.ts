@@ -97,29 +97,58 @@ export function aggregateDesirabilities(input: AggregateInput): JobView[] {
     .filter((entry) => entry.weight > 0)
     .map((entry) => ({
       id: entry.ownerId ?? heaviestId(entry.byId),
-      // 12 significant digits: no floating-point noise (0.22499999999999998) in the list.
-      weight: Number(entry.weight.toPrecision(12)),
+      weight: significant(entry.weight),
       params: entry.params,
     }))
     .sort((a, b) => b.weight - a.weight || compare(a.id, b.id));
 }
 
+/** One label of the legacy shape: what the jobs sharing it weigh together. */
+export interface LegacyLabel {
+  platform: Source;
+  label: string;
+  weight: number;
+}
+
 /**
- * The legacy shape: per platform, label → weight. Jobs without a label cannot be expressed and
- * are left out; jobs sharing a label (differing in keyword or dates) add up under it.
+ * The aggregate as the legacy shape counts it: one entry per platform and label, the jobs
+ * sharing a label (differing in keyword or dates) added up; jobs without a label cannot be
+ * expressed and are left out. Heaviest first, ties by platform then label: the legacy format's
+ * pages are slices of this list, so that no label is split across two pages (a client merging
+ * pages into one map kept the last page's part; found by an audit).
  */
-export function toLegacyFormat(jobs: readonly JobView[]): LegacyDesirability[] {
-  const byPlatform = new Map<Source, Map<string, number>>();
+export function legacyLabels(jobs: readonly JobView[]): LegacyLabel[] {
+  const merged = new Map<string, LegacyLabel>();
   for (const job of jobs) {
     if (job.params.label === null) continue;
-    const labels = byPlatform.get(job.params.platform) ?? new Map<string, number>();
-    labels.set(job.params.label, (labels.get(job.params.label) ?? 0) + job.weight);
-    byPlatform.set(job.params.platform, labels);
+    const key = JSON.stringify([job.params.platform, job.params.label]);
+    const entry = merged.get(key);
+    if (entry) entry.weight += job.weight;
+    else
+      merged.set(key, {
+        platform: job.params.platform,
+        label: job.params.label,
+        weight: job.weight,
+      });
   }
-  // Platforms in order of their heaviest job (the jobs come sorted), labels heaviest first.
-  return [...byPlatform].map(([platform, labels]) => ({
+  return [...merged.values()]
+    .map((entry) => ({ ...entry, weight: significant(entry.weight) }))
+    .sort(
+      (a, b) => b.weight - a.weight || compare(a.platform, b.platform) || compare(a.label, b.label),
+    );
+}
+
+/** Labels (in their order) as legacy entries: one per platform, in order of its first label. */
+export function toLegacyFormat(labels: readonly LegacyLabel[]): LegacyDesirability[] {
+  const byPlatform = new Map<Source, Record<string, number>>();
+  for (const { platform, label, weight } of labels) {
+    const weights = byPlatform.get(platform) ?? {};
+    weights[label] = weight;
+    byPlatform.set(platform, weights);
+  }
+  return [...byPlatform].map(([platform, weights]) => ({
     source_name: platform,
-    label_weights: Object.fromEntries([...labels].sort(([a, x], [b, y]) => y - x || compare(a, b))),
+    label_weights: weights,
   }));
 }
 
@@ -144,4 +173,9 @@ function heaviestId(byId: ReadonlyMap<string, number>): string {
 
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** 12 significant digits: no floating-point noise (0.22499999999999998) in the lists. */
+function significant(weight: number): number {
+  return Number(weight.toPrecision(12));
 }

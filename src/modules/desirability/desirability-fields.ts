@@ -73,11 +73,15 @@ export function parseWeight(value: unknown, loc: Loc, issues: Issues): number | 
   return value;
 }
 
-/** A job id: 1..80 characters, without `/` or `\`. */
+/** A job id: 1..80 characters, without `/` or `\`, not `.` or `..`. */
 export function parseId(value: unknown, loc: Loc, issues: Issues): string | undefined {
   if (typeof value !== 'string') return issues.stringType(loc);
   if (!checkLength(value, MAX_ID_LENGTH, loc, issues)) return undefined;
   if (/[/\\]/.test(value)) return issues.value(loc, "id must not contain '/' or '\\'");
+  // A task's URLs hold its id as a path segment, and every URL parser (browsers, fetch, the
+  // generated clients) resolves `.` and `..` there, `%2E` too: `/tasks/./dataset` left the
+  // task (found by an audit). Tasks stored with such an id before are kept.
+  if (value === '.' || value === '..') return issues.value(loc, "id must not be '.' or '..'");
   // Ids are shown in lists, logs and file names: no line breaks, tabs or other controls.
   if (/[\p{Cc}\u2028\u2029]/u.test(value))
     return issues.value(loc, 'id must be printable: no control characters (CR, LF, TAB, …)');

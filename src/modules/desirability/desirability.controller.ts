@@ -86,7 +86,9 @@ export class DesirabilityController {
       'The submission of `hotkey` (as submitted), or one page of the aggregate in the requested format',
     headers: {
       'X-Total-Count': {
-        description: 'Jobs in the whole aggregate (or in the submission, with `hotkey`)',
+        description:
+          'Entries of the whole aggregate in the requested format: jobs, or labels with `format=legacy` (the unit ' +
+          '`limit` and `offset` count). With `hotkey`: the jobs of the submission, a legacy entry counting one per label',
         schema: { type: 'integer', format: 'int32', minimum: 0 },
       },
       'X-Aggregate-Source': {

@@ -1,6 +1,7 @@
 import { Injectable, NotFoundException, ServiceUnavailableException } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock';
 import { RequestValidationException } from '../../common/errors/validation-error-item';
+import { isRecord } from '../../common/is-record';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { ValidatorIdentity } from '../../network/bittensor/validator-identity';
@@ -8,7 +9,7 @@ import { NetworkService } from '../../network/network.service';
 import { PublicationService } from '../publication/publication.service';
 import { publishableJobs } from '../publication/publication.types';
 import { TasksService } from '../tasks/tasks.service';
-import { aggregateDesirabilities, toLegacyFormat } from './desirability-aggregate';
+import { aggregateDesirabilities, legacyLabels, toLegacyFormat } from './desirability-aggregate';
 import { DesirabilityRepository } from './desirability.repository';
 import { JobView, ParsedSubmission, toJobView } from './desirability.types';
 import { DesirabilitySubmittedDto } from './dto/desirability-submitted.dto';
@@ -129,9 +130,12 @@ export class DesirabilityService {
       ? await this.networkAggregateJobs()
       : { jobs: await this.localAggregate(), headers: { 'X-Aggregate-Source': 'local' } };
     const offset = query.offset ?? 0;
-    const page = jobs.slice(offset, offset + (query.limit ?? DEFAULT_PAGE));
-    const items = query.format === 'legacy' ? toLegacyFormat(page) : page;
-    return { items, total: jobs.length, headers };
+    const end = offset + (query.limit ?? DEFAULT_PAGE);
+    if (query.format !== 'legacy')
+      return { items: jobs.slice(offset, end), total: jobs.length, headers };
+    // The legacy format's entries are labels: pages and the total count them.
+    const labels = legacyLabels(jobs);
+    return { items: toLegacyFormat(labels.slice(offset, end)), total: labels.length, headers };
   }
 
   /** How the aggregate is made: its source, age, and which validators count and why not. */
@@ -168,7 +172,7 @@ export class DesirabilityService {
   private async localSubmission(hotkey: string): Promise<DesirabilitiesAnswer> {
     const submitted = await this.repository.findSubmitted(hotkey);
     if (!submitted) throw new NotFoundException(`No desirabilities submitted by hotkey ${hotkey}`);
-    return { items: submitted, total: submitted.length, headers: {} };
+    return { items: submitted, total: jobCount(submitted), headers: {} };
   }
 
   /** The validator's file at its committed SHA; for our own hotkey, whether it is our latest vote. */
@@ -183,7 +187,7 @@ export class DesirabilityService {
       const local = publishableJobs((await this.repository.findJobs(hotkey)) ?? []).published;
       headers['X-Vote-Published'] = String(sameVote(local, submission.vote.jobs));
     }
-    return { items: submission.submitted, total: submission.submitted.length, headers };
+    return { items: submission.submitted, total: jobCount(submission.submitted), headers };
   }
 
   private async networkAggregateJobs(): Promise<{
@@ -227,6 +231,17 @@ export class DesirabilityService {
   private ageSeconds(since: Date): number {
     return Math.max(0, Math.floor((this.clock.now().getTime() - since.getTime()) / 1000));
   }
+}
+
+/**
+ * The jobs of a submission as written: an entry of the jobs format is one, a legacy entry one
+ * per label (as the submission rules count them; it was one per entry, found by an audit).
+ */
+function jobCount(entries: readonly SubmittedItem[]): number {
+  return entries.reduce((count, entry) => {
+    const labels = (entry as { label_weights?: unknown }).label_weights;
+    return count + (isRecord(labels) ? Object.keys(labels).length : 1);
+  }, 0);
 }
 
 function plural(count: number, noun: string): string {

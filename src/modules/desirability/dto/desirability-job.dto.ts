@@ -62,7 +62,7 @@ export class DesirabilityJobParamsDto {
 export class DesirabilityJobDto {
   @ApiProperty({
     description:
-      'Task id: 1..80 characters, no `/` or `\\`, unique within a submission. Re-submitting an ' +
+      'Task id: 1..80 characters, no `/` or `\\`, not `.` or `..` (URLs resolve them), unique within a submission. Re-submitting an ' +
       'active task id with the same params keeps its registration.',
     maxLength: 80,
     example: 'tao-x',

@@ -31,7 +31,8 @@ export class GetDesirabilitiesQueryDto {
 
   @ApiPropertyOptional({
     description:
-      'Jobs per page of the aggregate (heaviest first, ties by id: stable across pages). The total is in the ' +
+      'Jobs per page of the aggregate (heaviest first, ties by id: stable across pages); with `format=legacy`, ' +
+      'labels (heaviest first, ties by platform then label), so that no label is split across pages. The total is in the ' +
       '`X-Total-Count` response header. Ignored with `hotkey`.',
     type: 'integer',
     format: 'int32',
@@ -46,7 +47,8 @@ export class GetDesirabilitiesQueryDto {
   limit?: number;
 
   @ApiPropertyOptional({
-    description: 'Jobs of the aggregate to skip. Ignored with `hotkey`.',
+    description:
+      'Jobs (labels with `format=legacy`) of the aggregate to skip. Ignored with `hotkey`.',
     type: 'integer',
     format: 'int32',
     minimum: 0,
