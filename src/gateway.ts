@@ -15,6 +15,7 @@ import {
   withoutPassword,
 } from './common/lifecycle/startup-failure';
 import { AppConfig } from './config/app-config';
+import { checkDataDirectory } from './config/data-directory';
 import { ConfigError, configWarnings, loadConfig } from './config/load-config';
 import { resolveMasterKey } from './config/master-key';
 import { EmbeddedDatabase, startEmbeddedPostgres } from './database/embedded-postgres';
@@ -86,6 +87,7 @@ async function startGateway(
   const stopExitingOnSignal = exitOnSignal();
   loadDotEnv();
   const config = loadConfig();
+  await checkDataDirectory(config.dataDir);
   const master = resolveMasterKey(config.masterKey, config.dataDir);
   started.scanner = secretScannerFor({ ...config, masterKey: master.key });
   const validator = await loadValidatorKey(config.validatorKey, config.nodeEnv, config.dataDir);

@@ -4,6 +4,7 @@ import { IsIn, IsInt, IsNumber, IsOptional, IsString, Matches, Max, Min } from '
 import { DEFAULT_VALIDATOR_MIN_STAKE } from '../common/validator-standing';
 import { MaxCharacters, MinCharacters } from '../common/validation/text-length';
 import { DEFAULT_MINER_MAX_INDEX_RESPONSE_BYTES } from './miner-answer-sizes';
+import { IsServiceUrl } from './service-url';
 
 const toInt = () => Type(() => Number);
 
@@ -33,11 +34,11 @@ export class EnvironmentVariables {
   PORT = 3000;
 
   @IsOptional()
-  @Matches(/^postgres(ql)?:\/\//, { message: 'must be a postgres:// or postgresql:// URL' })
+  @IsServiceUrl(['postgres:', 'postgresql:'], 'must be a postgres:// or postgresql:// URL', true)
   DATABASE_URL?: string;
 
   @IsOptional()
-  @Matches(/^rediss?:\/\//, { message: 'must be a redis:// or rediss:// URL' })
+  @IsServiceUrl(['redis:', 'rediss:'], 'must be a redis:// or rediss:// URL')
   REDIS_URL?: string;
 
   /** Prepended to every Redis key, so that several deployments can share one Redis. */
@@ -195,7 +196,7 @@ export class EnvironmentVariables {
 
   /** A subtensor node's websocket; the metagraph of NETUID is read from it. */
   @IsOptional()
-  @Matches(/^wss?:\/\/[^\s/]+/, { message: 'must be a ws:// or wss:// URL of a subtensor node' })
+  @IsServiceUrl(['ws:', 'wss:'], 'must be a ws:// or wss:// URL of a subtensor node')
   SUBTENSOR_URL?: string;
 
   /** Seconds between two reads of the metagraph from SUBTENSOR_URL. */

@@ -175,6 +175,24 @@ describe(loadConfig.name, () => {
     );
   });
 
+  // Such URLs passed, and their clients failed at start with the URL, password and all, in a
+  // stack on stderr, never naming the variable (an operator audit).
+  it.each([
+    ['REDIS_URL', 'redis://:Secret-Pw-1@127.0.0.1:notaport', 'a redis:// or rediss:// URL'],
+    ['REDIS_URL', 'redis://', 'a redis:// or rediss:// URL'],
+    ['DATABASE_URL', 'postgres://postgres:Secret-Pw-1@127.0.0.1:notaport/db', 'a postgres://'],
+    ['DATABASE_URL', 'postgres://postgres:Secret%Pw-1@127.0.0.1:5432/db', 'a postgres://'],
+    ['SUBTENSOR_URL', 'ws://127.0.0.1:notaport', 'a ws:// or wss:// URL'],
+  ])('refuses %s=%s, naming the variable and not the value', (name, url, words) => {
+    const problems = problemsOf({ [name]: url });
+    expect(problems).toEqual([expect.stringContaining(`${name}: must be ${words}`)]);
+    expect(problems.join('')).not.toContain('Secret');
+  });
+
+  it('takes a Postgres URL that names a socket rather than a host', () => {
+    expect(problemsOf({ DATABASE_URL: 'postgresql:///gateway?host=/run/postgresql' })).toEqual([]);
+  });
+
   it('says a number that is not one is not, and nothing more', () => {
     expect(problemsOf({ RATE_LIMIT_REGULAR: 'abc', CREDIBILITY_ALPHA: 'x' })).toEqual([
       'RATE_LIMIT_REGULAR: RATE_LIMIT_REGULAR must be an integer number',

@@ -1,4 +1,7 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { AddressInfo } from 'node:net';
 import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
 import { buildService, jsonLogs, startAppProcess } from '../support/app-process';
@@ -38,6 +41,35 @@ describe('A production process that cannot start', () => {
       ),
     ]);
     expect(lines.join('\n')).not.toContain('not-a-real-password');
+  });
+
+  it('names DATA_DIR in one line when datasets cannot be written under it', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'gateway-startup-')), 'a-file');
+    writeFileSync(file, '');
+    try {
+      const lines = await failedStart({
+        DATA_DIR: file,
+        DATABASE_URL: serverUrl(),
+        METAGRAPH_FILE: '/dev/null',
+      });
+      expect(lines).toEqual([
+        `Startup failed: DATA_DIR=${file}: cannot write datasets under it (ENOTDIR)`,
+      ]);
+    } finally {
+      rmSync(dirname(file), { recursive: true, force: true });
+    }
+  });
+
+  it('names a REDIS_URL that does not parse, in one line and without its password', async () => {
+    const lines = await failedStart({
+      REDIS_URL: 'redis://:Not-A-Real-Password@127.0.0.1:notaport',
+      DATABASE_URL: serverUrl(),
+      METAGRAPH_FILE: '/dev/null',
+    });
+    expect(lines).toEqual([
+      'Invalid configuration:',
+      '  - REDIS_URL: must be a redis:// or rediss:// URL',
+    ]);
   });
 
   it('names PORT and HOST in one line when the port is in use', async () => {
