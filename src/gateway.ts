@@ -1,3 +1,4 @@
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { config as loadDotEnv } from 'dotenv';
 import { Logger } from 'nestjs-pino';
@@ -157,7 +158,9 @@ async function startGateway(
   });
   stopExitingOnSignal();
   for (const warning of configWarnings(config)) logger.warn(warning, 'Config');
-  const facts = bannerFacts(config, embedded !== undefined, validator, simulated);
+  // The port listened on: PORT=0 takes a free one (the banner said `localhost:0`).
+  const { port } = app.getHttpServer().address() as AddressInfo;
+  const facts = bannerFacts({ ...config, port }, embedded !== undefined, validator, simulated);
   // Production logs one JSON object per line on stdout: the banner is one of them.
   if (config.nodeEnv === 'production') logger.log(facts, 'Gateway');
   else printBanner(facts, master);

@@ -189,6 +189,19 @@ describe(loadConfig.name, () => {
     expect(problems.join('')).not.toContain('Secret');
   });
 
+  it.each(['0b', '1023b', '0kb', '0MB'])(
+    'refuses BODY_LIMIT=%s, which refuses every body',
+    (limit) => {
+      expect(problemsOf({ BODY_LIMIT: limit })).toEqual([
+        'BODY_LIMIT: must be at least 1kb (a smaller limit refuses ordinary requests with 413)',
+      ]);
+    },
+  );
+
+  it.each(['1024b', '1kb', '2MB'])('takes BODY_LIMIT=%s', (limit) => {
+    expect(problemsOf({ BODY_LIMIT: limit })).toEqual([]);
+  });
+
   it('takes a Postgres URL that names a socket rather than a host', () => {
     expect(problemsOf({ DATABASE_URL: 'postgresql:///gateway?host=/run/postgresql' })).toEqual([]);
   });

@@ -40,7 +40,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       );
     if (!vars.DATABASE_URL) problems.push('DATABASE_URL: required when NODE_ENV=production');
   }
-  problems.push(...metagraphSourceProblems(vars));
+  problems.push(...metagraphSourceProblems(vars), ...bodyLimitProblems(vars.BODY_LIMIT));
   const allowedNetworks = parsed(problems, 'MINER_ALLOWED_NETWORKS', () =>
     parseAllowedNetworks(
       vars.MINER_ALLOWED_NETWORKS ?? (vars.NODE_ENV === 'production' ? 'public' : 'loopback'),
@@ -221,6 +221,19 @@ function typeFirst(constraints: Record<string, string>): string[] {
  * made-up data. The simulated devnet is a development tool outside the production build: a
  * production gateway in front of it reads the metagraph file the devnet writes.
  */
+/** Under this, ordinary requests are refused: a vote of one job is about 200 bytes. */
+const LEAST_BODY_LIMIT_BYTES = 1024;
+const BYTE_UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 * 1024 };
+
+/** `0b` passed, and every request with a body was a 413 (an operator audit). */
+function bodyLimitProblems(limit: string): string[] {
+  const parts = /^(\d+)(b|kb|mb)$/i.exec(limit);
+  // A limit of another form is refused by its own rule.
+  if (!parts || Number(parts[1]) * BYTE_UNITS[parts[2].toLowerCase()] >= LEAST_BODY_LIMIT_BYTES)
+    return [];
+  return ['BODY_LIMIT: must be at least 1kb (a smaller limit refuses ordinary requests with 413)'];
+}
+
 function metagraphSourceProblems(vars: EnvironmentVariables): string[] {
   if (vars.SUBTENSOR_URL && vars.METAGRAPH_FILE)
     return ['SUBTENSOR_URL, METAGRAPH_FILE: set one metagraph source, not both'];

@@ -7,7 +7,9 @@ export function commandLineDatabase(env: NodeJS.ProcessEnv): {
   url: string;
   connectTimeoutMs: number;
 } {
-  const config = loadConfig(env);
+  // A migration needs the database only: what production requires of the service besides
+  // (MASTER_KEY, a metagraph source) refused it (an operator audit). Malformed values still are.
+  const config = loadConfig({ ...env, NODE_ENV: 'development' });
   if (!config.databaseUrl)
     throw new Error('DATABASE_URL must be set to run migrations from the CLI');
   return { url: config.databaseUrl, connectTimeoutMs: config.database.connectTimeoutMs };

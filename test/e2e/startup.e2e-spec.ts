@@ -119,7 +119,8 @@ describe('A production process that starts', () => {
         expect.objectContaining({
           level: 30,
           context: 'Gateway',
-          msg: expect.stringMatching(/^Validator gateway listening on http:\/\/localhost:\d+$/),
+          // The port it listens on (with PORT=0 too, which once read `localhost:0`).
+          msg: `Validator gateway listening on http://localhost:${new URL(app.url).port}`,
           docs: expect.stringMatching(/\/docs$/),
           database: 'DATABASE_URL',
           miners: 'METAGRAPH_FILE',

@@ -1,3 +1,4 @@
+import { StartupError } from '../../common/lifecycle/startup-failure';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,8 +36,11 @@ describe(loadDefaultDesirabilities.name, () => {
   });
 
   it('refuses a file that is missing, not JSON, or breaks the rules, saying where', async () => {
-    await expect(loadDefaultDesirabilities(join(directory, 'absent.json'))).rejects.toThrow(
-      /DEFAULT_DESIRABILITIES_FILE .*cannot be read/,
+    const missing = loadDefaultDesirabilities(join(directory, 'absent.json'));
+    // A StartupError: printed as its lines, without a stack.
+    await expect(missing).rejects.toBeInstanceOf(StartupError);
+    await expect(missing).rejects.toThrow(
+      /^Startup failed: DEFAULT_DESIRABILITIES_FILE .*cannot be read/,
     );
     await expect(loadDefaultDesirabilities(file('[{'))).rejects.toThrow(/is not valid JSON/);
     await expect(

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { StartupError } from '../../common/lifecycle/startup-failure';
 import { parseDesirabilityList } from './desirability-parser';
 import { JobView, toJobView } from './desirability.types';
 
@@ -10,7 +11,9 @@ import { JobView, toJobView } from './desirability.types';
  */
 export async function loadDefaultDesirabilities(file: string): Promise<JobView[]> {
   const path = resolve(file);
-  const fail = (problem: string) => new Error(`DEFAULT_DESIRABILITIES_FILE (${path}): ${problem}`);
+  // A refusal names its setting: printed as it is, without a stack (gateway.ts).
+  const fail = (problem: string) =>
+    new StartupError(`Startup failed: DEFAULT_DESIRABILITIES_FILE (${path}): ${problem}`);
   let text: string;
   try {
     text = await readFile(path, 'utf8');
