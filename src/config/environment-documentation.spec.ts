@@ -5,8 +5,8 @@ import { load } from 'js-yaml';
 import { EnvironmentVariables } from './environment-variables';
 
 const ROOT = join(__dirname, '..', '..');
-/** Read by docker-compose only (host directories it mounts), never by the service. */
-const COMPOSE_ONLY = ['HF_RESULTS_DIR', 'WALLETS_DIR'];
+/** Read by docker-compose only (host directories it mounts, a host port), never by the service. */
+const COMPOSE_ONLY = ['DEVNET_GATEWAY_PORT', 'HF_RESULTS_DIR', 'WALLETS_DIR'];
 
 /** Every variable the schema validates: each field carries a class-validator decorator. */
 function schemaVariables(): string[] {
@@ -63,5 +63,11 @@ describe('Environment variables, as documented', () => {
     }
     // Without it, settings of .env (GRAVITY_REPO_URL, TASK_*, …) never reached the container.
     expect(compose.services.api.env_file).toBe('.env');
+  });
+
+  it('.env.example names every variable docker-compose reads from it', () => {
+    const compose = readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8');
+    const read = [...compose.matchAll(/\$\{([A-Z][A-Z0-9_]*)/g)].map((match) => match[1]);
+    expect([...new Set(read)].filter((name) => !envExampleVariables().includes(name))).toEqual([]);
   });
 });
