@@ -11,6 +11,9 @@ const toInt = () => Type(() => Number);
 /** Wallet and hotkey names are file names: no separators, not `.` or `..`. */
 const WALLET_NAME = /^(?!\.{1,2}$)[\w.-]{1,64}$/;
 
+/** BODY_LIMIT's form: a whole number of bytes, kilobytes or megabytes (load-config checks its floor). */
+export const BODY_LIMIT_FORM = /^(\d+)(b|kb|mb)$/i;
+
 /** The most DESIRABILITY_MAX_JOBS may be: the bound the OpenAPI document gives for a vote's size. */
 export const MAX_DESIRABILITY_JOBS = 100_000;
 /** The most DESIRABILITY_SYNC_INTERVAL may be (a day): the bound the document gives for it. */
@@ -93,7 +96,7 @@ export class EnvironmentVariables {
   @MinCharacters(16, { message: 'must be at least 16 characters (use a long random value)' })
   METRICS_TOKEN?: string;
 
-  @Matches(/^\d+(b|kb|mb)$/i, { message: 'must look like 100kb or 1mb' })
+  @Matches(BODY_LIMIT_FORM, { message: 'must look like 100kb or 1mb' })
   BODY_LIMIT = '1mb';
 
   @IsOptional()

@@ -2,7 +2,7 @@ import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { ClockSimulation, parseClockSimulation } from '../common/clock/clock-simulation';
 import { AppConfig, OnDemandMode } from './app-config';
-import { EnvironmentVariables } from './environment-variables';
+import { BODY_LIMIT_FORM, EnvironmentVariables } from './environment-variables';
 import { indexSyncProblems, indexSyncSeconds } from './index-sync-schedule';
 import { callBudgetExcesses, defaultCallBudgets, loopbackOnly } from './miner-call-limits';
 import {
@@ -216,24 +216,24 @@ function typeFirst(constraints: Record<string, string>): string[] {
   );
 }
 
-/**
- * One metagraph source at most; in production one is required, so that no deployment serves
- * made-up data. The simulated devnet is a development tool outside the production build: a
- * production gateway in front of it reads the metagraph file the devnet writes.
- */
 /** Under this, ordinary requests are refused: a vote of one job is about 200 bytes. */
 const LEAST_BODY_LIMIT_BYTES = 1024;
 const BYTE_UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 * 1024 };
 
 /** `0b` passed, and every request with a body was a 413 (an operator audit). */
 function bodyLimitProblems(limit: string): string[] {
-  const parts = /^(\d+)(b|kb|mb)$/i.exec(limit);
+  const parts = BODY_LIMIT_FORM.exec(limit);
   // A limit of another form is refused by its own rule.
   if (!parts || Number(parts[1]) * BYTE_UNITS[parts[2].toLowerCase()] >= LEAST_BODY_LIMIT_BYTES)
     return [];
   return ['BODY_LIMIT: must be at least 1kb (a smaller limit refuses ordinary requests with 413)'];
 }
 
+/**
+ * One metagraph source at most; in production one is required, so that no deployment serves
+ * made-up data. The simulated devnet is a development tool outside the production build: a
+ * production gateway in front of it reads the metagraph file the devnet writes.
+ */
 function metagraphSourceProblems(vars: EnvironmentVariables): string[] {
   if (vars.SUBTENSOR_URL && vars.METAGRAPH_FILE)
     return ['SUBTENSOR_URL, METAGRAPH_FILE: set one metagraph source, not both'];
