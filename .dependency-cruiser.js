@@ -1,5 +1,5 @@
-// The import rules, run in `npm run check` (`npx depcruise src` alone shows the offending
-// imports): the ground floor (common, then config and database) imports nothing above it,
+// The import rules, run in `npm run check` (`npx depcruise src test bench` alone shows the
+// offending imports): the ground floor (common, then config and database) imports nothing above it,
 // common's own folders keep one order, the product imports nothing from the simulator (devnet),
 // and there are no import circles.
 // Type-only imports count: a type from above ties the floor to the building as much as a value.
@@ -65,6 +65,22 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/devnet/' },
       to: { path: '^src/modules/' },
+    },
+    {
+      name: 'not-in-package-json',
+      comment:
+        'Every package imported is declared in package.json: one reached only as a dependency of a dependency can change or vanish with that dependency\'s next release.',
+      severity: 'error',
+      from: {},
+      to: { dependencyTypes: ['npm-no-pkg', 'npm-unknown'] },
+    },
+    {
+      name: 'shipped-code-imports-a-dev-dependency',
+      comment:
+        'The image installs production dependencies only: what runs in it (src, tests aside) imports no devDependency, types aside.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '[.]spec[.]ts$' },
+      to: { dependencyTypes: ['npm-dev'], dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'no-circular',

@@ -5,7 +5,7 @@ FROM node:24-bookworm-slim AS sources
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci
-COPY tsconfig.json tsconfig.build.json tsconfig.dev.json nest-cli.json ormconfig.ts ./
+COPY tsconfig.json tsconfig.build.json tsconfig.dev.json ormconfig.ts ./
 COPY src ./src
 
 # Build stage: the production build only (tsconfig.build.json: src/ without src/devnet, no

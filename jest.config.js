@@ -6,7 +6,8 @@
 // global setup and dropped by the teardown. The hooks are set per project, not at the top
 // level: jest runs a project's hook only when a test of that project is selected, and the same
 // file named by two projects once (a set of paths), so a unit-only run never needs Postgres.
-// tsconfig.jest.json sets isolatedModules: ts-jest only transpiles; `npm run check` type-checks.
+// tsconfig.jest.json sets isolatedModules: ts-jest only transpiles; `npm run check` type-checks
+// (`npm test` runs it first).
 // Every tier runs in test/support/test-environment.ts: jest's node environment, which also closes
 // the connections Node's fetch keeps alive when a spec file ends (else a worker can outlive its
 // last file and be killed: "A worker process has failed to exit gracefully"); see also

@@ -18,6 +18,7 @@
  * stats-endpoints.ts (the endpoints, their GROUP BY and the timing of both),
  * stats-report.ts (the tables and targets).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { rm } from 'node:fs/promises';
 import os, { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -104,10 +105,12 @@ async function benchmark(): Promise<StatsRun> {
       buildDataSourceOptions(database.url, { poolSize: maxConcurrency + 2 }),
     );
     await dataSource.initialize();
-    cleanup.push(() => Promise.race([dataSource.destroy(), sleep(3000)]));
+    cleanup.push(() =>
+      Promise.race([dataSource.destroy(), sleep(3000, undefined, { ref: false })]),
+    );
     const client = new Client({ connectionString: database.url });
     await client.connect();
-    cleanup.push(() => Promise.race([client.end(), sleep(3000)]));
+    cleanup.push(() => Promise.race([client.end(), sleep(3000, undefined, { ref: false })]));
     await runMigrations(dataSource);
 
     progress(`miners: registering ${options.miners} with syncNeurons`);
@@ -245,10 +248,6 @@ async function benchmark(): Promise<StatsRun> {
   } finally {
     await cleanup.run();
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
 async function main(): Promise<void> {

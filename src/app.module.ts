@@ -18,6 +18,7 @@ import { DesirabilityModule } from './modules/desirability/desirability.module';
 import { HealthModule } from './modules/health/health.module';
 import { MetricsEndpointModule } from './modules/metrics/metrics-endpoint.module';
 import { MinersModule } from './modules/miners/miners.module';
+import { PublicationModule } from './modules/publication/publication.module';
 import { ReposModule } from './modules/repos/repos.module';
 import { StatsModule } from './modules/stats/stats.module';
 import { TasksModule } from './modules/tasks/tasks.module';
@@ -41,7 +42,7 @@ export class AppModule {
         MetricsEndpointModule,
         TypeOrmModule.forRoot({
           ...buildDataSourceOptions(config.databaseUrl, config.database),
-          // Each module registers its own entities (TypeOrmModule.forFeature).
+          // A module that maps a table to an entity registers it (TypeOrmModule.forFeature).
           autoLoadEntities: true,
         }),
         RedisModule,
@@ -51,6 +52,7 @@ export class AppModule {
         MinersModule,
         DataQueryModule,
         DesirabilityModule,
+        PublicationModule,
         ReposModule,
         StatsModule,
         TasksModule,

@@ -1,4 +1,6 @@
-// `npm test`, what CI runs: the unit tier on this machine's Node, then every tier on the Node
+// `npm test`, what CI runs: `npm run check` (formatting, lint, types of src, test and bench, the
+// import rules: jest only transpiles, so nothing else would catch a type error in a test), the
+// unit tier on this machine's Node, then every tier on the Node
 // the Docker image runs (the Dockerfile's `FROM node:<major>`), where CI and this machine run an
 // older one. What ships is tested on its own runtime: Node changes behaviour between majors
 // (Node 24's readline ends lines at U+2028, which cut dataset items in two; its own WebSocket
@@ -87,6 +89,11 @@ function main() {
   const jestArgs = process.argv.slice(2);
   // Resolved before anything runs: a Node that cannot be had fails the run at once.
   const image = imageNode(major, onImageMajor);
+  if (jestArgs.length === 0) {
+    process.stderr.write('npm run check\n');
+    const status = spawnSync('npm', ['run', 'check'], { cwd: ROOT, stdio: 'inherit' }).status ?? 1;
+    if (status !== 0) return status;
+  }
   if (jestArgs.length === 0 && !onImageMajor) {
     process.stderr.write(`the unit tier on this machine's Node ${process.version}\n`);
     const status = jest(process.execPath, ['--selectProjects', 'unit']);

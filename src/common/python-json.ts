@@ -173,7 +173,7 @@ function asciiString(text: string): string {
  * fixed notation from 1e-4 up to 1e16 with `.0` on whole numbers, in exponent notation outside
  * (`1e-05`, `1.5e+16`: a sign and at least two digits).
  */
-function pythonFloat(value: number): string {
+export function pythonFloat(value: number): string {
   if (!Number.isFinite(value)) throw new Error(`${value} has no JSON form`);
   if (Object.is(value, -0)) return '-0.0';
   const magnitude = Math.abs(value);

@@ -4,7 +4,11 @@ import type { RateLimitSettings } from '../common/throttling/rate-limit-settings
 import { AllowedNetworks, CallBudgets } from './miner-network-settings';
 import type { TrustProxy } from './trust-proxy';
 
-/** The typed configuration the rest of the code reads; only `load-config.ts` reads `process.env`. */
+/**
+ * The typed configuration the rest of the code reads; `load-config.ts` reads it from
+ * `process.env`. The only other readers hand the environment on whole: to git (gravity/git.ts),
+ * and at the command line's entry points (migrate-command.ts, the devnet's cli.ts).
+ */
 export interface AppConfig {
   nodeEnv: 'development' | 'production' | 'test';
   host: string;
@@ -187,6 +191,13 @@ export interface DatabaseTuning {
   statementTimeoutMs: number;
   connectTimeoutMs: number;
 }
+
+/** DATABASE_POOL_SIZE, DATABASE_STATEMENT_TIMEOUT_MS and DATABASE_CONNECT_TIMEOUT_MS unset. */
+export const DEFAULT_DATABASE_TUNING: DatabaseTuning = {
+  poolSize: 10,
+  statementTimeoutMs: 15000,
+  connectTimeoutMs: 5000,
+};
 
 export interface TasksConfig {
   /** How often each active task collects matching data from miners. */

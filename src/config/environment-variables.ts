@@ -3,6 +3,7 @@ import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsNumber, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 import { DEFAULT_VALIDATOR_MIN_STAKE } from '../common/validator-standing';
 import { MaxCharacters, MinCharacters } from '../common/validation/text-length';
+import { DEFAULT_DATABASE_TUNING } from './app-config';
 import { DEFAULT_MINER_MAX_INDEX_RESPONSE_BYTES } from './miner-answer-sizes';
 import { IsServiceUrl } from './service-url';
 
@@ -156,17 +157,17 @@ export class EnvironmentVariables {
   @toInt()
   @IsInt()
   @Min(1)
-  DATABASE_POOL_SIZE = 10;
+  DATABASE_POOL_SIZE = DEFAULT_DATABASE_TUNING.poolSize;
 
   @toInt()
   @IsInt()
   @Min(100)
-  DATABASE_STATEMENT_TIMEOUT_MS = 15000;
+  DATABASE_STATEMENT_TIMEOUT_MS = DEFAULT_DATABASE_TUNING.statementTimeoutMs;
 
   @toInt()
   @IsInt()
   @Min(100)
-  DATABASE_CONNECT_TIMEOUT_MS = 5000;
+  DATABASE_CONNECT_TIMEOUT_MS = DEFAULT_DATABASE_TUNING.connectTimeoutMs;
 
   /** Jobs one set_desirabilities may carry (each label of a legacy entry is a job). */
   @toInt()

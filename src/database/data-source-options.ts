@@ -1,6 +1,6 @@
 import type { ClientBase } from 'pg';
 import { DataSourceOptions } from 'typeorm';
-import { DatabaseTuning } from '../config/app-config';
+import { DatabaseTuning, DEFAULT_DATABASE_TUNING } from '../config/app-config';
 import { InitialSchema1763700000000 } from './migrations/1763700000000-InitialSchema';
 import { RepoNames1763800000000 } from './migrations/1763800000000-RepoNames';
 import { MinerIndex1763900000000 } from './migrations/1763900000000-MinerIndex';
@@ -46,8 +46,8 @@ export const MIGRATIONS = [
 /**
  * The one place that describes how we talk to Postgres, shared by the app, the TypeORM CLI
  * (ormconfig.ts) and the test setup. Migrations are explicit; `synchronize` stays off.
- * No entities here: each module registers its own (TypeOrmModule.forFeature, loaded by the
- * app's `autoLoadEntities`), and the migrations are plain SQL, which need none.
+ * No entities here: a module that maps a table to an entity registers it (TypeOrmModule.forFeature,
+ * loaded by the app's `autoLoadEntities`), and the migrations are plain SQL, which need none.
  */
 export function buildDataSourceOptions(
   url: string,
@@ -64,11 +64,11 @@ export function buildDataSourceOptions(
     logging: false,
     // Every wait on Postgres is bounded, so that an outage is a quick 503, never a hang:
     extra: {
-      max: tuning?.poolSize ?? 10,
+      max: tuning?.poolSize ?? DEFAULT_DATABASE_TUNING.poolSize,
       // connecting, and waiting for a free pooled connection (pg-pool uses it for both);
-      connectionTimeoutMillis: tuning?.connectTimeoutMs ?? 5000,
+      connectionTimeoutMillis: tuning?.connectTimeoutMs ?? DEFAULT_DATABASE_TUNING.connectTimeoutMs,
       // one statement, enforced by the server;
-      statement_timeout: tuning?.statementTimeoutMs ?? 15000,
+      statement_timeout: tuning?.statementTimeoutMs ?? DEFAULT_DATABASE_TUNING.statementTimeoutMs,
       // a transaction left open by a stuck client, so it cannot hold locks for long;
       idle_in_transaction_session_timeout: 60000,
       // and a server that vanished without closing the socket (no RST): TCP keepalive finds the

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   BeforeApplicationShutdown,
   Injectable,
@@ -230,7 +231,7 @@ export class IndexSyncService
       remaining > 0 && !this.stopping;
       remaining = notBefore - this.clock.now().getTime()
     )
-      await sleep(Math.min(remaining, BUDGET_POLL_MS));
+      await sleep(Math.min(remaining, BUDGET_POLL_MS), undefined, { ref: false });
   }
 
   /** Syncs one miner; adds its uid to `missed` when the sync failed by the miner's fault. */
@@ -282,8 +283,4 @@ export class IndexSyncService
         (report.skipped > 0 ? `, ${report.skipped} skipped (${skipped})` : ''),
     );
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }

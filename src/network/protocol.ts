@@ -47,7 +47,7 @@ export function cutLabel(label: string): string {
 // Items
 
 // The shapes of the subnet's hosted on-demand API (`api_version` 1.0), built from the miner's
-// stored record by sn13/entities.ts. Fields a record lacks are null, never made up.
+// stored record by sn13/records.ts. Fields a record lacks are null, never made up.
 
 export interface XUser {
   id: string | null;

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createKey } from '../support/fixtures';
 import { LoadRequest, LoadSample, send, steadyLoad } from '../support/steady-load';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
@@ -8,8 +9,6 @@ const MAX_LATENCY_MS = 3000;
 const RECOVERY_MS = 5000;
 /** Past the 1 s key cache and the 1 s health cache, every answer reflects the outage. */
 const SETTLE_MS = 1500;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('Postgres outage', () => {
   let postgres: ThrowawayPostgres;

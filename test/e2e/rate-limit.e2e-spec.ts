@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import Redis from 'ioredis';
 import { createKey } from '../support/fixtures';
 import { startTestApp, TestApp, testRedisPrefix, testRedisUrl } from '../support/test-app';
@@ -10,8 +11,6 @@ async function burst(apps: TestApp[], key: string, count: number): Promise<numbe
 }
 
 const count = (statuses: number[], status: number) => statuses.filter((s) => s === status).length;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * The audit's client, on 3 s windows: 3 requests per window, spent across the windows' seam;
@@ -127,6 +126,24 @@ describe('Rate limits (in-memory storage)', () => {
       await obeyRetryAfter([shortWindows]);
     } finally {
       await shortWindows.close();
+    }
+  });
+
+  it('documents the budgets it is configured with, not the defaults', async () => {
+    const configured = await startTestApp({
+      RATE_LIMIT_REGULAR: '7',
+      RATE_LIMIT_VALIDATOR: '70',
+      RATE_LIMIT_WINDOW_SECONDS: '600',
+    });
+    try {
+      const { body } = await configured.http.get('/openapi.json').expect(200);
+      const description = (body as { info: { description: string } }).info.description;
+      expect(description).toContain(
+        'Regular keys have 7 requests per 600 seconds, validator keys 70',
+      );
+      expect(description).toContain('`RateLimit-Policy: "default";q=7;w=600`');
+    } finally {
+      await configured.close();
     }
   });
 

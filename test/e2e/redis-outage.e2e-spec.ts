@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import Redis from 'ioredis';
 import { ResponseCache } from '../../src/common/redis/response-cache';
 import { REDIS_COMMAND_TIMEOUT_MS, REDIS_REST_MS } from '../../src/common/redis/redis-connection';
@@ -11,8 +12,6 @@ const PREFIX = 'outage-test:';
 /** Generous for a shared machine; an unavailable Redis must cost no visible latency. */
 const MAX_LATENCY_MS = 1000;
 const BUDGET = 5;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('Redis outage', () => {
   let redis: ThrowawayRedis;

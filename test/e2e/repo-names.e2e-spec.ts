@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,8 +15,6 @@ const SAMPLE_LIST = [
   'devnet-miner-3/x_dataset_3',
   'devnet_miner_5/reddit_dataset_5',
 ];
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function listRepoNames(app: TestApp, key = TEST_MASTER_KEY) {
   return app.http.get('/api/v1/list_repo_names').set('X-API-Key', key);

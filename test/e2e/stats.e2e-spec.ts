@@ -1,4 +1,5 @@
 import { DataSource } from 'typeorm';
+import { formatClockSimulation } from '../../src/common/clock/clock-simulation';
 import { IndexSyncService } from '../../src/network/index-sync.service';
 import { foldObservation, MinersRepository } from '../../src/network/miners.repository';
 import { NetworkService } from '../../src/network/network.service';
@@ -218,6 +219,26 @@ describe('Statistics over the synced miner index', () => {
       status: 'error',
       message: 'No data for any label in buckets 0..5',
     });
+  });
+
+  it("ends query_bucket's default range at the last whole hour of the service's clock", async () => {
+    const hour = 3_600_000;
+    const simulated = await startTestApp({
+      CLOCK_SIMULATION: formatClockSimulation({
+        startMs: 1_000 * hour + 60_000,
+        anchorMs: Date.now(),
+        rate: 1,
+      }),
+    });
+    try {
+      const response = await simulated.http
+        .get('/api/v1/query_bucket/reddit')
+        .set('X-API-Key', TEST_MASTER_KEY)
+        .expect(200);
+      expect(response.body.message).toBe('No data for any label in buckets 975..999');
+    } finally {
+      await simulated.close();
+    }
   });
 
   it('rejects an empty or whitespace-only query_bucket label with 422', async () => {

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'pg';
 import { formatClockSimulation, simulatedTime } from '../../src/common/clock/clock-simulation';
 import { SynapseName } from '../../src/common/synapse-names';
@@ -70,8 +71,6 @@ interface Outcome {
   httpStatus: number;
   answer: QueryAnswer;
 }
-
-const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 /**
  * 300 distinct queries: every X hashtag and subreddit, newest first and over six 4-day ranges

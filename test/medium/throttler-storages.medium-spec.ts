@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import Redis from 'ioredis';
 import { MemoryThrottlerStorage } from '../../src/common/throttling/memory-throttler-storage';
 import type { RateLimitRecord } from '../../src/common/throttling/rate-limit-storage';
@@ -114,7 +115,6 @@ describe('Rate-limit storages', () => {
       }
       return answers;
     };
-    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     try {
       const start = Date.now();
       const since = (ms: number) => sleep(Math.max(0, start + ms - Date.now()));

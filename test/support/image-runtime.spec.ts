@@ -16,15 +16,17 @@ const SCRIPT = join(__dirname, '..', 'image-runtime.js');
 const MACHINE_MAJOR = process.versions.node.split('.')[0];
 
 /**
- * `npm test`'s runner in a project of its own: the Dockerfile names `imageMajor`, jest is a
- * stand-in that writes down the Node it ran on and its arguments, and IMAGE_NODE (when given) a
- * stand-in `node` reporting `imageVersion` that writes down what it was asked to run.
+ * `npm test`'s runner in a project of its own: the Dockerfile names `imageMajor`, `npm run check`
+ * and jest are stand-ins that write down that they ran (jest: on which Node, with which
+ * arguments), and IMAGE_NODE (when given) a stand-in `node` reporting `imageVersion` that writes
+ * down what it was asked to run.
  */
 function runTests(options: {
   imageMajor: string;
   imageVersion?: string;
   args?: string[];
   machineTierFails?: boolean;
+  checkFails?: boolean;
 }) {
   const project = mkdtempSync(join(tmpdir(), 'image-runtime-'));
   try {
@@ -33,6 +35,13 @@ function runTests(options: {
     mkdirSync(join(project, 'node_modules', 'jest', 'bin'), { recursive: true });
     copyFileSync(SCRIPT, join(project, 'test', 'image-runtime.js'));
     writeFileSync(join(project, 'Dockerfile'), `FROM node:${options.imageMajor}-bookworm-slim\n`);
+    const check =
+      "require('node:fs').appendFileSync(process.env.RECORD, 'check\\n');" +
+      'process.exit(process.env.CHECK_FAILS ? 1 : 0)';
+    writeFileSync(
+      join(project, 'package.json'),
+      JSON.stringify({ scripts: { check: `node -e "${check}"` } }),
+    );
     writeFileSync(
       join(project, 'node_modules', 'jest', 'bin', 'jest.js'),
       "require('node:fs').appendFileSync(process.env.RECORD, " +
@@ -42,6 +51,7 @@ function runTests(options: {
     const env: Record<string, string | undefined> = { ...process.env, RECORD: record };
     delete env.IMAGE_NODE;
     if (options.machineTierFails) env.MACHINE_TIER_FAILS = '1';
+    if (options.checkFails) env.CHECK_FAILS = '1';
     if (options.imageVersion) {
       const bin = join(project, 'image-bin');
       mkdirSync(bin);
@@ -77,10 +87,11 @@ describe("npm test's runner (test/image-runtime.js)", () => {
   // A major this process is not on, so that the image's Node is another one.
   const otherMajor = MACHINE_MAJOR === '24' ? '26' : '24';
 
-  it("runs the unit tier on the machine's Node, then every tier on the image's", () => {
+  it("runs npm run check, the unit tier on the machine's Node, then every tier on the image's", () => {
     const run = runTests({ imageMajor: otherMajor, imageVersion: `v${otherMajor}.9.9` });
     expect(run.status).toBe(0);
     expect(run.ran).toEqual([
+      'check',
       `jest on ${process.version}: --selectProjects unit`,
       'image node (PATH from <project>/image-bin): jest',
     ]);
@@ -93,10 +104,20 @@ describe("npm test's runner (test/image-runtime.js)", () => {
       machineTierFails: true,
     });
     expect(run.status).toBe(1);
-    expect(run.ran).toEqual([`jest on ${process.version}: --selectProjects unit`]);
+    expect(run.ran).toEqual(['check', `jest on ${process.version}: --selectProjects unit`]);
   });
 
-  it("runs the jest arguments given only, on the image's Node", () => {
+  it('runs no test when npm run check fails', () => {
+    const run = runTests({
+      imageMajor: otherMajor,
+      imageVersion: `v${otherMajor}.9.9`,
+      checkFails: true,
+    });
+    expect(run.status).toBe(1);
+    expect(run.ran).toEqual(['check']);
+  });
+
+  it("runs the jest arguments given only, on the image's Node, without the check", () => {
     const run = runTests({
       imageMajor: otherMajor,
       imageVersion: `v${otherMajor}.9.9`,
@@ -111,7 +132,7 @@ describe("npm test's runner (test/image-runtime.js)", () => {
   it("runs the tiers once on a machine already on the image's major, fetching nothing", () => {
     const run = runTests({ imageMajor: MACHINE_MAJOR });
     expect(run.status).toBe(0);
-    expect(run.ran).toEqual([`jest on ${process.version}:`]);
+    expect(run.ran).toEqual(['check', `jest on ${process.version}:`]);
     expect(run.stderr).not.toContain('fetching');
   });
 

@@ -5,7 +5,8 @@ import { ERROR_CASES, ErrorCase } from '../errors/error-cases';
 import { SkipRateLimit } from '../throttling/rate-limit-storage';
 
 export const ACCESS_METADATA = 'access';
-export type AccessLevel = 'public' | 'key' | 'validator' | 'master' | 'metrics';
+/** Every operation needs a key (or the metrics token); an undecorated route needs any key. */
+export type AccessLevel = 'key' | 'validator' | 'master' | 'metrics';
 
 export const API_KEY_SECURITY = 'ApiKey';
 export const METRICS_TOKEN_SECURITY = 'MetricsToken';
@@ -15,9 +16,6 @@ export const METRICS_TOKEN_SECURITY = 'MetricsToken';
  * step (common/openapi) documents the rate-limit headers on its responses, then drops the mark.
  */
 export const RATE_LIMITED_EXTENSION = 'x-rate-limited';
-
-/** No key needed (documentation only). Everything else needs a key: the guard fails closed. */
-export const Public = () => SetMetadata(ACCESS_METADATA, 'public' satisfies AccessLevel);
 
 /** A key-authenticated, rate-limited operation: the guard's rule, security and errors. */
 const keyAccess = (access: AccessLevel, ...errors: ErrorCase[]) =>

@@ -12,6 +12,7 @@ import {
   RATE_LIMITED_EXTENSION,
 } from '../access/access.decorators';
 import { BEFORE_THE_BUDGET_EXTENSION, STANDARD_RESPONSES } from '../errors/error-responses';
+import { RATE_LIMIT_SETTINGS, RateLimitSettings } from '../throttling/rate-limit-settings';
 import { API_VERSION } from '../version';
 import {
   AUTHENTICATE_HEADERS,
@@ -19,6 +20,23 @@ import {
   REQUEST_ID_HEADERS,
   RETRY_AFTER_HEADERS,
 } from './response-headers';
+
+/**
+ * The key classes' budgets as this gateway is configured (RATE_LIMIT_*), not as the defaults
+ * are: a deployment that changes them documents what it enforces.
+ */
+function budgetsText({ regularPerWindow, validatorPerWindow, windowSeconds }: RateLimitSettings) {
+  const window = windowSeconds === 3600 ? 'hour' : `${windowSeconds} seconds`;
+  const later = Math.max(windowSeconds - 60, 1);
+  return (
+    `Regular keys have ${regularPerWindow} requests per ${window}, validator keys ${validatorPerWindow} ` +
+    '(a key may have its own limit); responses carry the budget as `X-RateLimit-Limit`, ' +
+    '`X-RateLimit-Remaining` and `X-RateLimit-Reset`, and in the IETF form ' +
+    '(draft-ietf-httpapi-ratelimit-headers) as ' +
+    `\`RateLimit-Policy: "default";q=${regularPerWindow};w=${windowSeconds}\` and ` +
+    `\`RateLimit: "default";r=${regularPerWindow - 1};t=${later}\`.`
+  );
+}
 
 /** Every tag an operation may carry (`@ApiTags`), in the order readers meet them. */
 const TAGS: Record<string, string> = {
@@ -58,11 +76,8 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .setTitle('Data Universe Validator API')
     .setDescription(
       'On-demand queries to the miner network, scraping tasks (desirabilities), miner repositories, ' +
-        'validator statistics and API keys. Every operation needs the `X-API-Key` header. Regular keys ' +
-        'have 100 requests per hour, validator keys 1000 (a key may have its own limit); responses carry ' +
-        'the budget as `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`, and in the ' +
-        'IETF form (draft-ietf-httpapi-ratelimit-headers) as `RateLimit-Policy: "default";q=100;w=3600` ' +
-        'and `RateLimit: "default";r=99;t=3540`.',
+        'validator statistics and API keys. Every operation needs the `X-API-Key` header. ' +
+        budgetsText(app.get<RateLimitSettings>(RATE_LIMIT_SETTINGS)),
     )
     .setVersion(API_VERSION)
     .setLicense('MIT', 'https://opensource.org/licenses/MIT')

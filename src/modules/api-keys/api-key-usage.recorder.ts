@@ -21,7 +21,7 @@ export class ApiKeyUsageRecorder implements OnModuleDestroy {
     });
   }
 
-  record(keyId: string, at = new Date()): void {
+  record(keyId: string, at: Date): void {
     this.lastUsed.add(keyId, () => at);
   }
 

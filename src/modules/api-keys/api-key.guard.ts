@@ -21,8 +21,9 @@ import {
 const MAX_KEY_LENGTH = 256;
 
 /**
- * Global guard: every route needs an active key unless marked @Public() (fail closed). Runs
- * before the throttler so the rate limit is charged to the key.
+ * Global guard: every route needs an active key (fail closed: an undecorated route needs any
+ * key; the documentation is served outside Nest), or on /metrics the metrics token. Runs before
+ * the throttler so the rate limit is charged to the key.
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
@@ -36,7 +37,6 @@ export class ApiKeyGuard implements CanActivate {
   /** Synchronous unless the key has to be looked up, or a failure recorded. */
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const access = accessLevelOf(this.reflector, context);
-    if (access === 'public') return true;
 
     const request = context.switchToHttp().getRequest<Request & AuthenticatedRequest>();
     const presented = request.headers['x-api-key'];
@@ -129,7 +129,8 @@ export class AccessLevelGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
     const access = accessLevelOf(this.reflector, context);
     const principal = context.switchToHttp().getRequest<AuthenticatedRequest>().apiKey;
-    if (access === 'public' || !principal) return true;
+    // No key on the request: the metrics token admitted it, on the one route that takes it.
+    if (!principal) return true;
     if (access === 'master' && !principal.isMaster)
       throw new ForbiddenException(ERROR_DETAILS.needsMasterKey);
     if (access === 'metrics' && !principal.isMaster)

@@ -4,13 +4,13 @@ import { RequireMasterKey } from '../../common/access/access.decorators';
 import { StatusDto } from '../../common/dto/status.dto';
 import { ApiErrorResponses, JSON_BODY_ERRORS } from '../../common/errors/error-responses';
 import { errorCase, validationCase } from '../../common/errors/error-cases';
-import { ApiKeysService } from './api-keys.service';
+import { ApiKeysService, KEY_ERRORS } from './api-keys.service';
 import { ApiKeyCreateDto } from './dto/api-key-create.dto';
 import { ApiKeyCreatedDto } from './dto/api-key-created.dto';
 import { ApiKeyListDto, ApiKeySummaryDto } from './dto/api-key-summary.dto';
 import { ApiKeyUpdateDto } from './dto/api-key-update.dto';
 
-const KEY_NOT_FOUND = errorCase(404, 'keyNotFound', 'No key with this id', 'API key not found');
+const KEY_NOT_FOUND = errorCase(404, 'keyNotFound', 'No key with this id', KEY_ERRORS.notFound);
 
 @ApiTags('API keys')
 // Not rate-limited: the master key must be able to deactivate a leaked key whatever it has spent.
@@ -68,7 +68,7 @@ export class ApiKeysController {
   @ApiOkResponse({ type: ApiKeySummaryDto, description: 'The key as it now is' })
   @ApiErrorResponses(
     KEY_NOT_FOUND,
-    errorCase(409, 'keyDeactivated', 'The key is deactivated', 'API key is deactivated'),
+    errorCase(409, 'keyDeactivated', 'The key is deactivated', KEY_ERRORS.deactivated),
     ...JSON_BODY_ERRORS,
     validationCase('nothingToChange', 'An empty body', {
       loc: ['body'],

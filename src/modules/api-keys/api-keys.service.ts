@@ -24,6 +24,12 @@ import { ApiKeyCreatedDto } from './dto/api-key-created.dto';
 import { ApiKeyListDto, ApiKeySummaryDto } from './dto/api-key-summary.dto';
 import { ApiKeyUpdateDto } from './dto/api-key-update.dto';
 
+/** The service's refusals, as the controller documents them. */
+export const KEY_ERRORS = {
+  notFound: 'API key not found',
+  deactivated: 'API key is deactivated',
+};
+
 const MASTER: ApiKeyPrincipal = {
   id: 'master',
   tier: 'validator',
@@ -116,8 +122,9 @@ export class ApiKeysService {
 
   private authenticationOf(key: ApiKeyEntity | undefined): Authentication {
     if (!key?.isActive) return null;
-    if (key.expiresAt && key.expiresAt <= this.clock.now()) return 'expired';
-    this.usage.record(key.id);
+    const now = this.clock.now();
+    if (key.expiresAt && key.expiresAt <= now) return 'expired';
+    this.usage.record(key.id, now);
     return { id: key.id, tier: key.tier, isMaster: false, rateLimit: key.rateLimit };
   }
 
@@ -161,11 +168,11 @@ export class ApiKeysService {
     if (Object.values(changes).every((value) => value === undefined))
       throw validationError(['body'], 'give at least one of name, expires_at and rate_limit');
     const key = await this.findById(id);
-    if (!key) throw new NotFoundException('API key not found');
+    if (!key) throw new NotFoundException(KEY_ERRORS.notFound);
     await this.usage.settled();
     // Only an active key is updated, so a deactivation racing this update wins.
     const updated = key.isActive ? await this.repository.updateActive(key.id, changes) : null;
-    if (!updated) throw new ConflictException('API key is deactivated');
+    if (!updated) throw new ConflictException(KEY_ERRORS.deactivated);
     await this.announce(updated);
     return toSummary(updated);
   }
@@ -173,7 +180,7 @@ export class ApiKeysService {
   /** Accepts the full key or its id; idempotent for an already deactivated key. */
   async deactivate(keyOrId: string): Promise<StatusDto> {
     const key = await this.findByKeyOrId(keyOrId);
-    if (!key) throw new NotFoundException('API key not found');
+    if (!key) throw new NotFoundException(KEY_ERRORS.notFound);
     await this.repository.deactivate(key.id);
     await this.announce(key);
     return { status: 'success' };

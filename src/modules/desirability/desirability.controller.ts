@@ -18,6 +18,7 @@ import { DesirabilitySubmittedDto } from './dto/desirability-submitted.dto';
 import { GetDesirabilitiesQueryDto } from './dto/get-desirabilities-query.dto';
 import { GravityJobDto, GravityLegacyDesirabilityDto } from './dto/gravity-entry.dto';
 import { NetworkDesirabilitiesDto } from './dto/network-desirabilities.dto';
+import { AGGREGATE_PENDING, noSubmission } from './desirability-errors';
 
 @ApiTags('Scraping tasks')
 @ApiExtraModels(
@@ -127,13 +128,13 @@ export class DesirabilityController {
       404,
       'noSubmission',
       'The hotkey has no current submission (network: no commitment, or one that is no vote; the detail says why)',
-      'No desirabilities submitted by hotkey 5F4tQyWrhfGVcNhoqeiNsR6KjD4wMZ2kfhLj4oHYuyHbZAc3',
+      noSubmission('5F4tQyWrhfGVcNhoqeiNsR6KjD4wMZ2kfhLj4oHYuyHbZAc3'),
     ),
     errorCase(
       503,
       'networkUnavailable',
       'Network: the chain or the Gravity repository cannot be read now, or no aggregate was computed yet',
-      "The network's desirability aggregate has not been computed yet (its first read from the chain and the Gravity repository is pending)",
+      AGGREGATE_PENDING,
     ),
     validationCase('unknownFormat', 'A `format` other than jobs or legacy', {
       loc: ['query', 'format'],

@@ -20,6 +20,7 @@ import { NetworkAggregateService } from './network-aggregate.service';
 import { sameVote } from './network-vote';
 import { NetworkVotesService } from './network-votes.service';
 import { OwnerDesirabilities } from './owner-desirabilities';
+import { AGGREGATE_NOT_COMPUTED, AGGREGATE_PENDING, noSubmission } from './desirability-errors';
 
 const DEFAULT_PAGE = 100;
 
@@ -171,7 +172,7 @@ export class DesirabilityService {
 
   private async localSubmission(hotkey: string): Promise<DesirabilitiesAnswer> {
     const submitted = await this.repository.findSubmitted(hotkey);
-    if (!submitted) throw new NotFoundException(`No desirabilities submitted by hotkey ${hotkey}`);
+    if (!submitted) throw new NotFoundException(noSubmission(hotkey));
     return { items: submitted, total: jobCount(submitted), headers: {} };
   }
 
@@ -198,10 +199,7 @@ export class DesirabilityService {
     if (!stored) {
       const failure = this.networkAggregate.lastAttempt?.error;
       throw new ServiceUnavailableException(
-        "The network's desirability aggregate has not been computed yet" +
-          (failure
-            ? `: ${failure}`
-            : ' (its first read from the chain and the Gravity repository is pending)'),
+        failure ? `${AGGREGATE_NOT_COMPUTED}: ${failure}` : AGGREGATE_PENDING,
       );
     }
     return {

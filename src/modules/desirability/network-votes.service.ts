@@ -13,6 +13,7 @@ import {
 import { NetworkVote, readNetworkVote } from './network-vote';
 import { NetworkVotesRepository } from './network-votes.repository';
 import { SubmittedItem } from './dto/desirability-request.dto';
+import { noSubmission } from './desirability-errors';
 
 /** A validator's submission on the network: its commitment and the vote at that commit. */
 export interface NetworkSubmission {
@@ -51,19 +52,19 @@ export class NetworkVotesService {
     const commitment = await unavailableAs503(this.commitments.of(hotkey));
     if (!commitment)
       throw new NotFoundException(
-        `No desirabilities submitted by hotkey ${hotkey}: it has no commitment on subnet ${this.config.netuid}`,
+        `${noSubmission(hotkey)}: it has no commitment on subnet ${this.config.netuid}`,
       );
     const at = `committed at block ${commitment.block}`;
     if (commitment.sha === undefined)
       throw new NotFoundException(
-        `No desirabilities submitted by hotkey ${hotkey}: its commitment (${at}) is no vote: ${commitment.problem}`,
+        `${noSubmission(hotkey)}: its commitment (${at}) is no vote: ${commitment.problem}`,
       );
     // A commit not known yet is fetched for (sharing a fetch that started since the request did):
     // a validator commits its SHA on chain after pushing it, so it may be seconds old.
     const vote = await unavailableAs503(this.voteAt(hotkey, commitment.sha, Date.now()));
     if (!vote.ok)
       throw new NotFoundException(
-        `No desirabilities submitted by hotkey ${hotkey}: ${commitment.sha} (${at}) is no vote: ${vote.reason}`,
+        `${noSubmission(hotkey)}: ${commitment.sha} (${at}) is no vote: ${vote.reason}`,
       );
     return {
       hotkey,

@@ -4,7 +4,7 @@ import { RequireKey } from '../../common/access/access.decorators';
 import { ApiErrorResponses } from '../../common/errors/error-responses';
 import { errorCase } from '../../common/errors/error-cases';
 import { RepoNamesResponseDto } from './dto/repo-names-response.dto';
-import { ReposService } from './repos.service';
+import { NAMES_NOT_LOADED, ReposService } from './repos.service';
 
 @ApiTags('Repositories')
 @Controller('api/v1')
@@ -22,12 +22,7 @@ export class ReposController {
   })
   @ApiOkResponse({ type: RepoNamesResponseDto, description: 'The repository names' })
   @ApiErrorResponses(
-    errorCase(
-      503,
-      'notLoaded',
-      'The file has not been read yet',
-      'Repository names are not loaded yet, try again shortly',
-    ),
+    errorCase(503, 'notLoaded', 'The file has not been read yet', NAMES_NOT_LOADED),
   )
   listRepoNames(): Promise<RepoNamesResponseDto> {
     return this.repos.listRepoNames();

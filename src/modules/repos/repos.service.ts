@@ -13,6 +13,9 @@ import { RepoNamesResponseDto } from './dto/repo-names-response.dto';
 import { readRepoNames, RepoFileError } from './repo-file-reader';
 import { ReposRepository } from './repos.repository';
 
+/** The 503 before the validation data file was first read (documented by the controller). */
+export const NAMES_NOT_LOADED = 'Repository names are not loaded yet, try again shortly';
+
 /** The original's placeholder for a miner that published no dataset. */
 export const NO_DATASET_PROVIDED = 'no_dataset_provided';
 /** Longer values are not repository names (Hugging Face ids are far shorter); they are skipped. */
@@ -78,7 +81,7 @@ export class ReposService implements OnApplicationBootstrap, OnModuleDestroy {
       throw new ServiceUnavailableException(
         this.lastFailure
           ? `Repository names are unavailable: the validation data file ${this.lastFailure}`
-          : 'Repository names are not loaded yet, try again shortly',
+          : NAMES_NOT_LOADED,
       );
     }
     return { count: names.length, repo_names: names };

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { Clock } from '../../common/clock/clock';
 import { validationError } from '../../common/errors/validation-error-item';
 import { Source } from '../../common/source';
 import { MinerIndexService } from '../../network/index/miner-index.service';
@@ -30,6 +31,7 @@ export class StatsService {
   constructor(
     private readonly index: MinerIndexService,
     private readonly network: NetworkService,
+    private readonly clock: Clock,
   ) {}
 
   async topLabels(source: Source): Promise<LabelSizeDto[]> {
@@ -79,7 +81,7 @@ export class StatsService {
   }
 
   async queryBucket(source: Source, query: QueryBucketQueryDto): Promise<QueryBucketResponseDto> {
-    const end = query.end_bucket ?? timeBucketId(new Date()) - 1;
+    const end = query.end_bucket ?? timeBucketId(this.clock.now()) - 1;
     // Bucket ids start at 0, as start_bucket's own minimum says.
     const start = query.start_bucket ?? Math.max(0, end - 24);
     if (start > end)

@@ -40,8 +40,16 @@ const list = (element: FieldDefinition, optional = false): FieldDefinition => ({
   fields: { list: { repeated: true, fields: { element } } },
 });
 
+/** The columns every row has before its record's fields. */
+type EntityColumn = 'uri' | 'label' | 'datetime';
+/**
+ * An X row's columns are the record's fields (`xContentFields`): typed so, a field added there
+ * and not here (or the reverse) fails the type check instead of vanishing from the files.
+ */
+type XColumn = EntityColumn | keyof ReturnType<typeof xContentFields>;
+
 /** `XContent`'s fields, in the model's order, after the entity's `uri`, `label` and `datetime`. */
-const X_COLUMNS: SchemaDefinition = {
+const X_COLUMNS: Record<XColumn, FieldDefinition> = {
   uri: text(),
   label: text(true),
   datetime: timestamp(),
@@ -80,7 +88,7 @@ const X_COLUMNS: SchemaDefinition = {
 };
 
 /** `RedditContent`'s fields by alias, after the entity's `uri`, `label` and `datetime`. */
-const REDDIT_COLUMNS: SchemaDefinition = {
+const REDDIT_COLUMNS = {
   uri: text(),
   label: text(true),
   datetime: timestamp(),
@@ -98,7 +106,8 @@ const REDDIT_COLUMNS: SchemaDefinition = {
   score: integer(),
   upvote_ratio: double(),
   num_comments: integer(),
-};
+} satisfies SchemaDefinition;
+type RedditColumn = keyof typeof REDDIT_COLUMNS;
 
 /*
  * The writer encodes and compresses a row group synchronously, and the API shares the process:
@@ -107,8 +116,6 @@ const REDDIT_COLUMNS: SchemaDefinition = {
  */
 const ROW_GROUP_SIZE = 1000;
 const YIELD_EVERY_ROWS = 100;
-
-type ParquetRow = Record<string, unknown>;
 
 function listOf<T>(values: readonly T[]): { list: { element: T }[] } {
   return { list: values.map((element) => ({ element })) };
@@ -121,7 +128,7 @@ function toMinute(iso: string): Date {
   return date;
 }
 
-function xRow(item: XItem): ParquetRow {
+function xRow(item: XItem): Record<XColumn, unknown> {
   return {
     uri: item.uri,
     label: item.label,
@@ -132,7 +139,7 @@ function xRow(item: XItem): ParquetRow {
   };
 }
 
-function redditRow(item: RedditItem): ParquetRow {
+function redditRow(item: RedditItem): Record<RedditColumn, unknown> {
   return {
     uri: item.uri,
     label: item.label,

@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { pythonFloat } from '../../common/python-json';
 
 /**
  * The request a Bittensor dendrite sends to an axon (bittensor `dendrite.py`, `synapse.py`):
@@ -135,9 +136,4 @@ export function buildSignedRequest(
 export function axonUrl(axon: Pick<AxonTarget, 'ip' | 'port'>, synapse: string): string {
   const host = axon.ip.includes(':') ? `[${axon.ip}]` : axon.ip;
   return `http://${host}:${axon.port}/${synapse}`;
-}
-
-/** Python's `str(float)`: `12.0`, `0.5`. */
-function pythonFloat(value: number): string {
-  return Number.isInteger(value) ? value.toFixed(1) : String(value);
 }

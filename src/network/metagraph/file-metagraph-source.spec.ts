@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,8 +28,6 @@ async function replaceAtomically(path: string, content: unknown): Promise<void> 
   await writeFile(temporary, JSON.stringify(content));
   await rename(temporary, path);
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe(parseMetagraph.name, () => {
   it('reads a valid file as it is', () => {

@@ -2,7 +2,7 @@ import { isRecord } from '../../common/is-record';
 import { parseIsoDate } from '../../common/validation/iso-date';
 import { DataItem } from '../protocol';
 import { Source } from '../../common/source';
-import { RecordPlace, redditItemOf, xItemOf } from './records';
+import { RecordPlace, redditItemOf, text, xItemOf } from './records';
 import { toSourceId } from '../sources';
 import { storableItem } from './well-formed';
 
@@ -97,8 +97,4 @@ function itemOf(
 ): DataItem | undefined {
   const item = source === 'x' ? xItemOf(record, place) : redditItemOf(record, place);
   return item && storableItem(item, texts);
-}
-
-function text(value: unknown): string | undefined {
-  return typeof value === 'string' ? value : undefined;
 }

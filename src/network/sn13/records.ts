@@ -163,7 +163,8 @@ function xLabelOf(tag: string): string {
   return labelOf(tag.trim().replace(/^\$/, '#'));
 }
 
-function text(value: unknown): string | undefined {
+/** A record's field when it is a string. */
+export function text(value: unknown): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   createServer,
   IncomingHttpHeaders,
@@ -196,8 +197,6 @@ async function failureOf(call: Promise<unknown>): Promise<MinerFailureReason> {
   }
   throw new Error('the call succeeded');
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe(MinerClient.name, () => {
   const identity = new ValidatorIdentity(GATEWAY);

@@ -11,7 +11,7 @@ export class ApiKeyCreateDto {
 
   @ApiPropertyOptional({
     description:
-      'Key class: `regular` (100 requests/hour) or `validator` (1000 requests/hour); absent or `null`: `regular`',
+      "Key class: `regular` or `validator`, each with its class's budget (the API's description gives them; a key's own `rate_limit` replaces it); absent or `null`: `regular`",
     enum: API_KEY_TIERS,
     default: 'regular',
     nullable: true,
