@@ -250,4 +250,15 @@ describe('bucket ids', () => {
     ])
       expect(bucketOfWireId(bad)).toBeUndefined();
   });
+
+  it("keeps the contents of a bucket whose label comes back padded (Postgres' CHAR(32))", () => {
+    const contents = [tweet(1), tweet(2)];
+    const padded = { ...wireBucketId(TAO), label: { value: '#tao'.padEnd(32) } };
+    const checked = checkContents(
+      [{ bucket: TAO, claimedBytes: bytes(...contents) }],
+      [{ bucketId: padded, contents }],
+    );
+    expect(checked.deliveries[0].items).toHaveLength(2);
+    expect(bucketOfWireId({ ...padded, label: { value: ' '.repeat(32) } })?.label).toBeNull();
+  });
 });

@@ -3,7 +3,7 @@ import { Source } from '../../common/source';
 import { parseIsoDate } from '../../common/validation/iso-date';
 import { deliveryScore } from '../delivery-score';
 import { canonicalItem, itemKey } from '../item-uri';
-import { BucketKey, bucketEnd, bucketStart, cutLabel, DataItem } from '../protocol';
+import { BucketKey, bucketEnd, bucketStart, cutLabel, DataItem, normalizeLabel } from '../protocol';
 import { BucketContents, wireBucketId } from '../sn13/messages';
 import { ConvertedEntity, convertContent, convertEntity } from '../sn13/entities';
 import { sourceOfId } from '../sources';
@@ -176,7 +176,11 @@ export function filedLabel(item: DataItem): string | null {
   return cutLabel(lower.startsWith('$') ? `#${lower.slice(1)}` : lower);
 }
 
-/** The bucket a miner's echoed bucket id names, or undefined when it is not a well-formed id. */
+/**
+ * The bucket a miner's echoed bucket id names, or undefined when it is not a well-formed id. The
+ * label is read as an index's is (trimmed, lower-cased, empty = none): the subnet's Postgres
+ * storage keeps labels in a `CHAR(32)` column and echoes them padded with spaces.
+ */
 export function bucketOfWireId(value: unknown): BucketKey | undefined {
   if (!isRecord(value) || !isRecord(value.time_bucket)) return undefined;
   const id = value.time_bucket.id;
@@ -186,5 +190,6 @@ export function bucketOfWireId(value: unknown): BucketKey | undefined {
   if (label === null || label === undefined)
     return { source, label: null, timeBucket: id as number };
   if (!isRecord(label) || typeof label.value !== 'string') return undefined;
-  return { source, label: label.value, timeBucket: id as number };
+  const normalized = normalizeLabel(label.value);
+  return { source, label: normalized === '' ? null : normalized, timeBucket: id as number };
 }
