@@ -1,7 +1,10 @@
 import { createHash } from 'node:crypto';
+import { once } from 'node:events';
+import { connect } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Writable } from 'node:stream';
 import { createKey } from '../support/fixtures';
-import { eventually } from '../support/metrics';
+import { eventually, sample, scrape } from '../support/metrics';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 
 /** Collects what the app logs, as written (JSON lines, or pino-pretty's lines). */
@@ -71,6 +74,29 @@ describe('Structured logs', () => {
     expect(response.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
     const line = await completionOf(response.headers['x-request-id']);
     expect(line.msg).toMatch(/^POST \/api\/v1\/keys 422 \d+ms$/);
+  });
+
+  it('logs a request whose client left before the answer as such, and counts it apart', async () => {
+    const id = 'client-gave-up-0001';
+    const socket = connect(Number(new URL(app.url).port), '127.0.0.1');
+    await once(socket, 'connect');
+    // Half a body: the request waits for the rest, and the client closes instead.
+    socket.write(
+      `POST /api/v1/keys HTTP/1.1\r\nHost: localhost\r\nX-API-Key: ${TEST_MASTER_KEY}\r\n` +
+        `X-Request-Id: ${id}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"name": `,
+    );
+    await sleep(200);
+    socket.destroy();
+    const line = await completionOf(id);
+    // The body parser's 400 (request aborted) was written to a closed connection.
+    expect(line.msg).toMatch(
+      /^POST \/api\/v1\/keys (400|-) closed before the answer was complete, after \d+ms$/,
+    );
+    const metrics = await scrape(app);
+    const unanswered = { method: 'POST', route: 'unmatched' };
+    expect(
+      sample(metrics, 'gateway_http_requests_unanswered_total', unanswered),
+    ).toBeGreaterThanOrEqual(1);
   });
 
   // The request id on lines logged by the code handling a request (an unexpected error's, by the

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createKey } from '../support/fixtures';
+import { eventually } from '../support/metrics';
 import { LoadRequest, LoadSample, send, steadyLoad } from '../support/steady-load';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 import { startThrowawayPostgres, ThrowawayPostgres } from '../support/throwaway-servers';
@@ -119,6 +120,35 @@ describe('Postgres outage', () => {
     expect(JSON.stringify(vote.body)).toContain('outage-x');
     await app.http.get('/api/v1/tasks/outage-x').set('X-API-Key', key).expect(200);
   }, 120_000);
+
+  it('answers health and /metrics in time while Postgres hangs without closing connections', async () => {
+    await app.http.get('/api/v1/health').set('X-API-Key', TEST_MASTER_KEY).expect(200);
+    postgres.pause();
+    try {
+      // Past the 1 s health cache: the next health runs its checks against the frozen server.
+      await sleep(SETTLE_MS);
+      let started = Date.now();
+      const health = await app.http.get('/api/v1/health').set('X-API-Key', TEST_MASTER_KEY);
+      const healthMs = Date.now() - started;
+      started = Date.now();
+      const metrics = await app.http.get('/metrics').set('X-API-Key', TEST_MASTER_KEY);
+      const metricsMs = Date.now() - started;
+      console.log(
+        `frozen postgres: health ${health.status} in ${healthMs} ms, /metrics ${metrics.status} in ${metricsMs} ms`,
+      );
+      expect(health.status).toBe(503);
+      expect(health.body).toMatchObject({ status: 'unhealthy' });
+      // Health's checks wait 1 s each, side by side; a scrape's database reads 2 s each.
+      expect(healthMs).toBeLessThan(MAX_LATENCY_MS);
+      expect(metrics.status).toBe(200);
+      expect(metricsMs).toBeLessThan(MAX_LATENCY_MS + 1000);
+    } finally {
+      postgres.resume();
+    }
+    await eventually(async () => {
+      await app.http.get('/api/v1/health').set('X-API-Key', TEST_MASTER_KEY).expect(200);
+    });
+  }, 60_000);
 });
 
 function summarize(

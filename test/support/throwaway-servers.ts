@@ -1,6 +1,6 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -50,6 +50,13 @@ export interface ThrowawayPostgres {
   start(): Promise<void>;
   /** Stops it (if running) and deletes its data directory. */
   destroy(): Promise<void>;
+  /**
+   * Freezes it (SIGSTOP to the server and every backend): connections stay open, nothing is
+   * answered, as in a partition or a stalled host. Never a clean close the client would notice.
+   */
+  pause(): void;
+  /** Lets a paused server run again (SIGCONT); what was sent meanwhile is then answered. */
+  resume(): void;
 }
 
 /**
@@ -102,11 +109,28 @@ export async function startThrowawayPostgres(): Promise<ThrowawayPostgres> {
     stopping.kill('SIGTERM');
     await exited;
   };
+  /** The postmaster (first line of postmaster.pid) and its children, the backends. */
+  const serverProcesses = (): number[] => {
+    const postmaster = Number(
+      readFileSync(join(directory, 'postmaster.pid'), 'utf8').split('\n')[0],
+    );
+    const children = execFileSync('pgrep', ['-P', String(postmaster)], { encoding: 'utf8' });
+    return [postmaster, ...children.split('\n').filter(Boolean).map(Number)];
+  };
+  let paused: number[] = [];
   await start();
   return {
     url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
     start,
     stop,
+    pause() {
+      paused = serverProcesses();
+      for (const pid of paused) process.kill(pid, 'SIGSTOP');
+    },
+    resume() {
+      for (const pid of paused) process.kill(pid, 'SIGCONT');
+      paused = [];
+    },
     async destroy() {
       await stop();
       rmSync(directory, { recursive: true, force: true });

@@ -55,7 +55,8 @@ class RequestScope implements Store {
  * anything can answer it, the body parser included, and writes one line (through `requestLines`:
  * see logging.module.ts) for every answered request, one the body parser refused included:
  * `{"req":{id,method,url},"res":{"statusCode"},"responseTime","msg":"GET /api/v1/health 200 3ms"}`;
- * a 5xx, or a response cut off before it finished, says `failed` in place of the time.
+ * a 5xx says `failed` in place of the time. A connection closed before the answer was complete
+ * says so, with the status sent before the close, if any (else `-`, and `statusCode` null).
  */
 export function requestLogging(root: Logger, requestLines: Logger, scanner: SecretScanner) {
   return (request: Request, response: Response, next: NextFunction): void => {
@@ -78,9 +79,18 @@ function logCompletion(
   if (!requestLines.isLevelEnabled('info')) return;
   const req = loggedRequest(request, scanner);
   const responseTime = Math.round(milliseconds);
+  // The connection closed before the answer was complete (the client gave up, or the answer was
+  // cut off): no status reached the client, unless one was sent before the close.
+  if (!response.writableFinished) {
+    const statusCode = response.headersSent ? response.statusCode : null;
+    requestLines.info(
+      { req, res: { statusCode }, responseTime },
+      `${req.method} ${req.url} ${statusCode ?? '-'} closed before the answer was complete, after ${responseTime}ms`,
+    );
+    return;
+  }
   const { statusCode } = response;
-  const failed = statusCode >= 500 || !response.writableFinished;
-  const outcome = failed ? 'failed' : `${responseTime}ms`;
+  const outcome = statusCode >= 500 ? 'failed' : `${responseTime}ms`;
   requestLines.info(
     { req, res: { statusCode }, responseTime },
     `${req.method} ${req.url} ${statusCode} ${outcome}`,

@@ -12,8 +12,11 @@ export function httpMetricsMiddleware(metrics: MetricsService) {
   return (request: Request, response: Response, next: NextFunction): void => {
     const started = process.hrtime.bigint();
     whenResponseDone(response, () => {
-      // A response the client closed before it finished was not answered.
-      if (!response.writableFinished) return;
+      // A response closed before it finished was not answered: counted apart.
+      if (!response.writableFinished) {
+        metrics.recordUnansweredRequest(request.method, routeOf(request));
+        return;
+      }
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       metrics.observeRequest(request.method, routeOf(request), response.statusCode, seconds);
     });

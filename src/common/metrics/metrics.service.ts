@@ -1,5 +1,9 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { within } from '../within';
+
+/** How long a scrape waits for one gauge's read (they are read side by side). */
+const SCRAPE_READ_TIMEOUT_MS = 2000;
 
 /** Every metric of this service starts with this, the default process metrics included. */
 export const METRIC_PREFIX = 'gateway_';
@@ -14,8 +18,11 @@ export type OnDemandStatus = 'success' | 'error';
 
 /** Seconds; an on-demand query may legitimately take up to its 10 s deadline. */
 export const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
-/** Fewer buckets per miner series: up to 256 miners × 3 endpoints. */
-const MINER_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+/**
+ * Fewer buckets per miner series: up to 256 miners × 4 synapses. Up to 150 s: an index call may
+ * take 120 s and a bucket call 140 s by default (INDEX_FETCH_TIMEOUT_MS, BUCKET_FETCH_TIMEOUT_MS).
+ */
+const MINER_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 150];
 const SYNC_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1200, 3600];
 
 /**
@@ -39,6 +46,12 @@ export class MetricsService implements OnModuleInit {
     help: 'Time from receiving a request to the end of its response, by method, route template and status code',
     labelNames: ['method', 'route', 'status'] as const,
     buckets: REQUEST_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly requestsUnanswered = new Counter({
+    name: `${METRIC_PREFIX}http_requests_unanswered_total`,
+    help: 'Requests whose connection closed before their response was complete (the client gave up, or the answer was cut off), by method and route template',
+    labelNames: ['method', 'route'] as const,
     registers: [this.registry],
   });
   private readonly rateLimited = new Counter({
@@ -132,6 +145,11 @@ export class MetricsService implements OnModuleInit {
     this.requestDuration.observe(labels, seconds);
   }
 
+  /** Not counted with the answered ones: a status never reached the client. */
+  recordUnansweredRequest(method: string, route: string): void {
+    this.requestsUnanswered.inc({ method, route });
+  }
+
   recordRateLimitRejection(keyClass: KeyClass): void {
     this.rateLimited.inc({ key_class: keyClass });
   }
@@ -183,7 +201,9 @@ export class MetricsService implements OnModuleInit {
 
   /**
    * A gauge read at scrape time: `read` returns the value of each label combination. A read
-   * that fails (database down) leaves the previous values, so the scrape itself still works.
+   * that fails (database down) or does not answer within SCRAPE_READ_TIMEOUT_MS (a Postgres
+   * that stopped answering without closing its connections) leaves the previous values, so the
+   * scrape itself still answers, in time for Prometheus' own timeout (10 s by default).
    */
   gauge<L extends string>(
     name: string,
@@ -199,7 +219,12 @@ export class MetricsService implements OnModuleInit {
       registers: [this.registry],
       async collect() {
         try {
-          for (const { labels, value } of await read()) this.set(labels, value);
+          const values = await within(
+            read(),
+            SCRAPE_READ_TIMEOUT_MS,
+            () => new Error(`no answer within ${SCRAPE_READ_TIMEOUT_MS} ms`),
+          );
+          for (const { labels, value } of values) this.set(labels, value);
         } catch (error) {
           onError(error as Error);
         }

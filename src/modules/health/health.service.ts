@@ -18,6 +18,7 @@ import {
 } from './dto/system-status.dto';
 import { HealthRepository } from './health.repository';
 import { roundTo } from '../../common/round-to';
+import { within } from '../../common/within';
 
 const CHECK_CACHE_MS = 1000;
 const CHECK_TIMEOUT_MS = 1000;
@@ -105,7 +106,7 @@ export class HealthService {
       timed(() => this.repository.ping()),
       this.checkRedis(),
       this.checkMiners(),
-      this.network.metagraphStatus().catch(() => undefined),
+      inTime(this.network.metagraphStatus()).catch(() => undefined),
       this.checkPublication(),
     ]);
     return {
@@ -151,7 +152,7 @@ export class HealthService {
   /** A failed publication is retried on its own: `degraded` until an attempt succeeds. */
   private async checkPublication(): Promise<PublicationComponentStatusDto> {
     try {
-      const status = await this.publication.status();
+      const status = await inTime(this.publication.status());
       return {
         status:
           status.state === 'disabled'
@@ -214,19 +215,23 @@ export class HealthService {
   }
 }
 
+/**
+ * Every check answers within CHECK_TIMEOUT_MS, whatever it waits on: a Postgres that stops
+ * answering without closing its connections (frozen, or cut off by a partition) holds a query
+ * until the network gives up, and health is what a load balancer polls.
+ */
+function inTime<T>(check: Promise<T>): Promise<T> {
+  return within(
+    check,
+    CHECK_TIMEOUT_MS,
+    () => new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`),
+  );
+}
+
 async function timed(check: () => Promise<unknown>): Promise<ComponentStatusDto> {
   const started = performance.now();
-  let timer: NodeJS.Timeout | undefined;
   try {
-    await Promise.race([
-      check(),
-      new Promise((_, reject) => {
-        timer = setTimeout(
-          () => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)),
-          CHECK_TIMEOUT_MS,
-        );
-      }),
-    ]);
+    await inTime(check());
     return { status: 'healthy', latency_ms: roundTo(performance.now() - started, 2) };
   } catch (error) {
     return {
@@ -234,7 +239,5 @@ async function timed(check: () => Promise<unknown>): Promise<ComponentStatusDto>
       latency_ms: roundTo(performance.now() - started, 2),
       error: (error as Error).message,
     };
-  } finally {
-    clearTimeout(timer);
   }
 }

@@ -3,6 +3,7 @@ import { setImmediate } from 'node:timers/promises';
 import { Logger, LoggerService } from '@nestjs/common';
 import { ExponentialBackoff, IBackoff } from 'cockatiel';
 import { loadWhenUsed } from '../../common/load-when-used';
+import { within } from '../../common/within';
 import { nodeAddress, urlsAsAddresses } from './node-address';
 import { routePolkadotConsole } from './polkadot-console';
 
@@ -262,9 +263,5 @@ export class SubtensorConnection {
 }
 
 function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new ChainUnavailableError(`${what} within ${ms} ms`)), ms);
-  });
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+  return within(work, ms, () => new ChainUnavailableError(`${what} within ${ms} ms`));
 }

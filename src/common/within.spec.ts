@@ -1,0 +1,22 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { within } from './within';
+
+describe(within.name, () => {
+  it("gives the work's value when it comes in time", async () => {
+    await expect(within(Promise.resolve(7), 1000, () => new Error('late'))).resolves.toBe(7);
+  });
+
+  it("passes the work's own failure on", async () => {
+    await expect(
+      within(Promise.reject(new Error('own')), 1000, () => new Error('late')),
+    ).rejects.toThrow('own');
+  });
+
+  it('refuses with the given error once the time has passed, without waiting for the work', async () => {
+    const started = performance.now();
+    await expect(within(sleep(5_000), 50, () => new Error('no answer'))).rejects.toThrow(
+      'no answer',
+    );
+    expect(performance.now() - started).toBeLessThan(1_000);
+  });
+});
