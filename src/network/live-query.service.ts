@@ -138,7 +138,7 @@ export class LiveQueryService {
       purpose,
     );
     // A body without the list throws WrongAnswerError: the miner's wrong_schema.
-    const entities = readEntityList(reply.body, 'data');
+    const entities = reply.read((body) => readEntityList(body, 'data'));
     this.servedOnDemandAt.set(miner.hotkey, this.clock.now().getTime());
     this.latencies.record(reply.latencyMs);
     // Marked failing by another replica's circuit: this one just had an answer.

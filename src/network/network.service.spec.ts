@@ -13,7 +13,7 @@ import { DataItem, NetworkQuery } from './protocol';
 import { StoredAnswer } from './stored/stored-answer';
 import { StoredDataService } from './stored/stored-data.service';
 import { CallBudgets } from './transport/call-budgets';
-import { MinerClient, MinerTarget } from './transport/miner-client';
+import { MinerClient, MinerTarget, replyOf } from './transport/miner-client';
 import { MinerCallError, MinerFailureReason } from './transport/miner-failures';
 
 const STORED: StoredAnswer = {
@@ -90,7 +90,7 @@ function setUp(
         refused.add(target.hotkey);
         return Promise.reject(new MinerCallError('not_served', 'HTTP 404: not found'));
       }
-      return Promise.resolve({ body: { data: [] }, latencyMs: 1 });
+      return Promise.resolve(replyOf({ data: [] }, 1));
     },
   } as unknown as MinerClient;
   const stored = { answer: jest.fn(() => Promise.resolve(STORED)) };

@@ -233,7 +233,7 @@ export class NetworkService implements OnModuleInit {
         getMinerIndexFields(),
         this.config.network.indexSync.fetchTimeoutMs,
       );
-      return parseCompressedIndex(readCompressedIndex(reply.body), now);
+      return parseCompressedIndex(reply.read(readCompressedIndex), now);
     } catch (error) {
       if (error instanceof InvalidIndexError || error instanceof WrongAnswerError)
         this.credibility.record([{ uid: miner.uid, score: 0 }]);

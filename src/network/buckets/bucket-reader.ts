@@ -89,7 +89,7 @@ export class BucketReader {
         undefined,
         purpose,
       );
-      entities = readEntityList(reply.body, 'data_entities');
+      entities = reply.read((body) => readEntityList(body, 'data_entities'));
     } catch (error) {
       const reason = failureReasonOf(error);
       this.credibility.record([{ uid: miner.uid, score: failureScore(reason) }]);

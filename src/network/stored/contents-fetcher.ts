@@ -108,7 +108,10 @@ export class ContentsFetcher {
         undefined,
         purpose,
       );
-      return checkEntities(asked, readEntityList(reply.body, 'data_entities'));
+      return checkEntities(
+        asked,
+        reply.read((body) => readEntityList(body, 'data_entities')),
+      );
     }
     const reply = await this.client.call(
       target,
@@ -118,6 +121,6 @@ export class ContentsFetcher {
       undefined,
       purpose,
     );
-    return checkContents(call.buckets, readBucketContents(reply.body));
+    return checkContents(call.buckets, reply.read(readBucketContents));
   }
 }

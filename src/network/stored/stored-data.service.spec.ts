@@ -7,7 +7,7 @@ import { BucketKey, bucketStart, MAX_BUCKET_BYTES, NetworkQuery, timeBucketId } 
 import { wireBucketId, WireBucketId } from '../sn13/messages';
 import { SynapseName } from '../../common/synapse-names';
 import { CallBudgets } from '../transport/call-budgets';
-import { MinerClient, MinerReply, MinerTarget } from '../transport/miner-client';
+import { MinerClient, MinerReply, MinerTarget, replyOf } from '../transport/miner-client';
 import { MinerCallError } from '../transport/miner-failures';
 import { bucketKeyOf, DEFAULT_RECORD_BYTES } from './bucket-selection';
 import { ContentsFetcher } from './contents-fetcher';
@@ -176,7 +176,7 @@ function setUp(miners: FakeMiner[], options: { callsLeft?: number; indexLoaded?:
             bucketKeyOf({ source: 2, label: id.label!.value, timeBucket: id.time_bucket.id }),
           ) ?? [],
         ]);
-      return { body: { bucket_ids_to_contents: pairs }, latencyMs: 1 };
+      return replyOf({ bucket_ids_to_contents: pairs }, 1);
     },
   } as unknown as MinerClient;
   const index = {

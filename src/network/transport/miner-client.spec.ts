@@ -15,7 +15,12 @@ import { AxonGuard, AxonVerdict } from '../../devnet/axon-checks';
 import { DENDRITE_VERSION, EMPTY_BODY_HASH } from '../bittensor/dendrite';
 import { cryptoReady, Sr25519Keypair } from '../bittensor/keypair';
 import { ValidatorIdentity } from '../bittensor/validator-identity';
-import { getDataEntityBucketFields, getMinerIndexFields } from '../sn13/messages';
+import {
+  getDataEntityBucketFields,
+  getMinerIndexFields,
+  readEntityList,
+  WrongAnswerError,
+} from '../sn13/messages';
 import { SYNAPSE_NAMES, SynapseName } from '../../common/synapse-names';
 import { CallBudgets, CallPurpose } from './call-budgets';
 import { Reservation } from './call-budget.repository';
@@ -158,7 +163,11 @@ function axonError(response: ServerResponse, status: number, message: string): v
 /** The synapse back, its output filled: what a miner's handler returns. */
 const echo: Answer = (response, synapse) => json(response, 200, { ...synapse, data: [] });
 /** The reply to a GetMinerIndex call the axon answered with `echo`: the miner's answer, read. */
-const ECHOED_INDEX = { body: { name: 'GetMinerIndex', data: [] }, latencyMs: expect.any(Number) };
+const ECHOED_INDEX = {
+  body: { name: 'GetMinerIndex', data: [] },
+  latencyMs: expect.any(Number),
+  read: expect.any(Function),
+};
 const statusOf =
   (status: number, message = 'refused'): Answer =>
   (response) =>
@@ -1035,6 +1044,23 @@ describe(MinerClient.name, () => {
           'miner="2",endpoint="GetDataEntityBucket",reason="http_error"',
         ),
       ).toMatch(/ 1$/);
+    });
+
+    it('counts an answer of the wrong shape as wrong_schema when it is read', async () => {
+      // The echo axon answers with the request's own fields: no `data` list.
+      const axon = await startAxon();
+      const reply = await client.call(axon.target(4), 'GetMinerIndex', {}, 2_000);
+      const failures = 'gateway_miner_call_failures_total';
+      const wrongSchema = 'miner="4",endpoint="GetMinerIndex",reason="wrong_schema"';
+      expect(await lineOf(failures, wrongSchema)).toBeUndefined();
+
+      expect(() => reply.read((body) => readEntityList(body, 'data_entities'))).toThrow(
+        WrongAnswerError,
+      );
+
+      expect(await lineOf(failures, wrongSchema)).toMatch(/ 1$/);
+      expect(reply.read((body) => readEntityList(body, 'data'))).toEqual([]);
+      expect(await lineOf(failures, wrongSchema)).toMatch(/ 1$/);
     });
 
     it('counts calls refused before reaching the miner without a duration', async () => {

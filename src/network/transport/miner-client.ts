@@ -10,6 +10,7 @@ import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { AxonTarget, buildSignedRequest, newTerminal } from '../bittensor/dendrite';
 import { ValidatorIdentity } from '../bittensor/validator-identity';
+import { WrongAnswerError } from '../sn13/messages';
 import { SynapseName } from '../../common/synapse-names';
 import { AddressPolicy, AddressRefusedError } from './address-policy';
 import { CallBudgets, CallPurpose } from './call-budgets';
@@ -43,6 +44,32 @@ const ABANDONED_AS: ReadonlySet<MinerFailureReason> = new Set(['timeout', 'netwo
 export interface MinerReply {
   body: unknown;
   latencyMs: number;
+  /**
+   * The body read by one of sn13/messages.ts' readers. A body of the wrong shape (the reader's
+   * WrongAnswerError) is a failed call like the others in /metrics (`wrong_schema`), though the
+   * call itself answered; the error is rethrown for the caller.
+   */
+  read<T>(reader: (body: unknown) => T): T;
+}
+
+/** A reply whose `read` calls `onWrongAnswer` when the reader finds the body of the wrong shape. */
+export function replyOf(
+  body: unknown,
+  latencyMs: number,
+  onWrongAnswer: () => void = () => undefined,
+): MinerReply {
+  return {
+    body,
+    latencyMs,
+    read(reader) {
+      try {
+        return reader(body);
+      } catch (error) {
+        if (error instanceof WrongAnswerError) onWrongAnswer();
+        throw error;
+      }
+    },
+  };
 }
 
 /** Error bodies are read for their message only. */
@@ -129,7 +156,9 @@ export class MinerClient implements OnModuleDestroy {
       );
       const latencyMs = performance.now() - started;
       this.metrics.observeMinerCall(miner.uid, synapse, latencyMs / 1000);
-      return { body, latencyMs };
+      return replyOf(body, latencyMs, () =>
+        this.metrics.observeMinerCall(miner.uid, synapse, undefined, 'wrong_schema'),
+      );
     } catch (error) {
       const failure = this.failureOf(error, timeoutMs);
       const seconds = NOT_CALLED.has(failure.reason)
