@@ -3,6 +3,7 @@ import Redis from 'ioredis';
 import { ResponseCache } from '../../src/common/redis/response-cache';
 import { REDIS_COMMAND_TIMEOUT_MS, REDIS_REST_MS } from '../../src/common/redis/redis-connection';
 import { createKey } from '../support/fixtures';
+import { sample, scrape } from '../support/metrics';
 import { steadyLoad } from '../support/steady-load';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 import { startThrowawayRedis, ThrowawayRedis } from '../support/throwaway-servers';
@@ -58,16 +59,19 @@ describe('Redis outage', () => {
     for (let i = 0; i < 3; i++) await health(before.key).expect(200);
     expect(await hitsInRedis(before.id)).toBe(3);
     expect((await systemStatus().expect(200)).body.components.redis.status).toBe('healthy');
+    expect(sample(await scrape(app), 'gateway_redis_connected')).toBe(1);
 
     await redis.stop();
     await untilRedis('degraded');
 
-    // Status: the service is degraded, not down.
+    // Status: the service is degraded, not down, and says why.
     const status = await systemStatus().expect(200);
     expect(status.body).toMatchObject({
       status: 'degraded',
       components: { database: { status: 'healthy' }, redis: { status: 'degraded' } },
     });
+    expect(status.body.components.redis.error).toMatch(/^not connected \(\w+\): .*ECONNREFUSED/);
+    expect(sample(await scrape(app), 'gateway_redis_connected')).toBe(0);
     expect((await health(TEST_MASTER_KEY).expect(200)).body.status).toBe('healthy');
 
     // Requests keep succeeding, quickly; the budget is counted in this process, from zero.

@@ -1,6 +1,7 @@
 import { Global, Module } from '@nestjs/common';
 import { DatabasePoolMetrics } from './database-pool.metrics';
 import { MetricsService } from './metrics.service';
+import { RedisMetrics } from './redis.metrics';
 
 /**
  * Global: the code that produces events (miner client, quorum, jobs, guards) records them. The
@@ -8,7 +9,7 @@ import { MetricsService } from './metrics.service';
  */
 @Global()
 @Module({
-  providers: [MetricsService, DatabasePoolMetrics],
+  providers: [MetricsService, DatabasePoolMetrics, RedisMetrics],
   exports: [MetricsService],
 })
 export class MetricsModule {}

@@ -29,6 +29,8 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
   private restUntil = 0;
   /** True while the one PING that asks whether Redis answers again is out. */
   private probing = false;
+  /** What the connection last failed with (refused, wrong password…), until it is ready again. */
+  private lastError: string | undefined;
 
   constructor(@Inject(REDIS_SETTINGS) settings: RedisSettings) {
     this.client = settings.url
@@ -42,9 +44,36 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
           keyPrefix: settings.keyPrefix,
         })
       : null;
-    // ioredis reconnects by itself (every 2 s at most); the error event only needs a listener
-    // so that it is not fatal.
-    this.client?.on('error', () => undefined);
+    // ioredis reconnects by itself (every 2 s at most). Its error events (one per attempt) are
+    // kept as the cause system-status shows, and logged once per outage.
+    this.client?.on('error', (error: Error) => {
+      if (this.lastError === undefined)
+        this.logger.warn(
+          `Redis unreachable: ${error.message}; reconnecting (rate limits and the cache kept in this process meanwhile)`,
+        );
+      this.lastError = error.message;
+    });
+    this.client?.on('ready', () => {
+      if (this.lastError !== undefined) this.logger.log('Redis connected again');
+      this.lastError = undefined;
+    });
+  }
+
+  /** Whether commands can be sent now: connected (ready) and not resting after a failure. */
+  isConnected(): boolean {
+    return this.client?.status === 'ready' && this.restUntil === 0;
+  }
+
+  /**
+   * Why Redis is not used now, for system-status; undefined while it is. Never holds the URL:
+   * ioredis' messages name the address and the server's refusal, not the password.
+   */
+  problem(): string | undefined {
+    const client = this.client;
+    if (!client) return undefined;
+    if (client.status !== 'ready')
+      return `not connected (${client.status})${this.lastError ? `: ${this.lastError}` : ''}`;
+    return this.restUntil !== 0 ? 'not used after a failed command' : undefined;
   }
 
   /**
@@ -73,11 +102,6 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
   ready(): Redis | null {
     if (this.restUntil !== 0) return this.probe();
     return this.client?.status === 'ready' ? this.client : null;
-  }
-
-  /** True while Redis is not used after a failed command (system status says so). */
-  resting(): boolean {
-    return this.restUntil !== 0;
   }
 
   /**

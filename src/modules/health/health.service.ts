@@ -184,10 +184,8 @@ export class HealthService {
   private async checkRedis(): Promise<ComponentStatusDto> {
     const client = this.redis.client;
     if (!client) return { status: 'disabled', latency_ms: null };
-    if (client.status !== 'ready')
-      return { status: 'degraded', latency_ms: null, error: `not connected (${client.status})` };
-    if (this.redis.resting())
-      return { status: 'degraded', latency_ms: null, error: 'not used after a failed command' };
+    const problem = this.redis.problem();
+    if (problem) return { status: 'degraded', latency_ms: null, error: problem };
     const result = await timed(() => client.ping());
     return result.status === 'healthy' ? result : { ...result, status: 'degraded' };
   }

@@ -1,0 +1,28 @@
+import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { RedisConnection } from '../redis/redis-connection';
+import { MetricsService } from './metrics.service';
+
+/**
+ * Whether this instance uses Redis now (REDIS_URL set): while it does not, each replica counts
+ * rate limits on its own (up to N × a key's budget across N replicas) and caches in process.
+ */
+@Injectable()
+export class RedisMetrics implements OnModuleInit {
+  private readonly logger = new Logger(RedisMetrics.name);
+
+  constructor(
+    private readonly metrics: MetricsService,
+    private readonly redis: RedisConnection,
+  ) {}
+
+  onModuleInit(): void {
+    if (!this.redis.client) return;
+    this.metrics.gauge(
+      'redis_connected',
+      'Whether this instance uses Redis now (connected, and not resting after a failed command): 1 or 0; absent without REDIS_URL',
+      [],
+      () => Promise.resolve([{ labels: {}, value: this.redis.isConnected() ? 1 : 0 }]),
+      (error) => this.logger.warn(`could not read the Redis connection: ${error.message}`),
+    );
+  }
+}
