@@ -1,5 +1,7 @@
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { MetricsService } from '../common/metrics/metrics.service';
+import { AppConfig } from '../config/app-config';
+import { InjectConfig } from '../config/config.module';
 import { SUBTENSOR_CONNECTION } from './chain/chain-commitments.service';
 import { SubtensorConnection } from './chain/subtensor-connection';
 import { HOTKEY_STANDINGS } from './metagraph/hotkey-standing';
@@ -7,8 +9,9 @@ import { MetagraphService } from './metagraph/metagraph.service';
 import { MinersRepository } from './miners.repository';
 
 /**
- * Where the gateway stands on the network, read at scrape time: its hotkey's standing and the
- * metagraph's read time (what system-status shows), and whether the node is connected.
+ * Where the gateway stands on the network, read at scrape time: the miners it can ask, its
+ * hotkey's standing and the metagraph's read time (what system-status shows), and whether the
+ * node is connected.
  */
 @Injectable()
 export class NetworkMetrics implements OnModuleInit {
@@ -19,9 +22,26 @@ export class NetworkMetrics implements OnModuleInit {
     private readonly metagraph: MetagraphService,
     private readonly repository: MinersRepository,
     @Inject(SUBTENSOR_CONNECTION) private readonly connection: SubtensorConnection | null,
+    @InjectConfig() private readonly config: AppConfig,
   ) {}
 
   onModuleInit(): void {
+    this.metrics.gauge(
+      'miners',
+      'Neurons of the metagraph in use, as health and system-status count them: total (registered), serving (an axon), validators, available (miners that can be asked: serving, not failing), address_refused',
+      ['state'],
+      async () => {
+        const counts = await this.repository.countMiners(this.config.network.validatorMinStake);
+        return [
+          { labels: { state: 'total' }, value: counts.total },
+          { labels: { state: 'serving' }, value: counts.serving },
+          { labels: { state: 'validators' }, value: counts.validators },
+          { labels: { state: 'available' }, value: counts.available },
+          { labels: { state: 'address_refused' }, value: counts.addressRefused },
+        ];
+      },
+      (error) => this.logger.warn(`could not count the miners: ${error.message}`),
+    );
     this.metrics.gauge(
       'hotkey_standing',
       'This gateway’s hotkey in the metagraph in use (1 for the current standing): validator, not_registered, no_permit, stake_too_low; all 0 before any metagraph was read',

@@ -186,6 +186,19 @@ describe('GET /metrics with the miner network', () => {
     await network.stop();
   });
 
+  it('counts the miners as health does', async () => {
+    const health = await app.http
+      .get('/api/v1/health')
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .expect(200);
+    const text = await scrape(app);
+    expect(sample(text, 'gateway_miners', { state: 'available' })).toBe(
+      health.body.miners_available,
+    );
+    expect(sample(text, 'gateway_miners', { state: 'serving' })).toBe(3);
+    expect(sample(text, 'gateway_miners', { state: 'address_refused' })).toBe(0);
+  });
+
   it('records miner call latency and failures by miner, and the quorum outcome', async () => {
     const response = await app.http
       .post('/api/v1/on_demand_data_request')
