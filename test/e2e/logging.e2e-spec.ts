@@ -53,6 +53,24 @@ describe('Structured logs', () => {
     expect(line.msg).toMatch(/^GET \/api\/v1\/health 200 \d+ms$/);
   });
 
+  it('names the key charged on its line (its id as listed, or master), never the key', async () => {
+    const { key, id } = await createKey(app);
+    const charged = await app.http.get('/api/v1/health').set('X-API-Key', key).expect(200);
+    const line = await completionOf(charged.headers['x-request-id']);
+    expect(line).toMatchObject({ key_id: id });
+    expect(JSON.stringify(line)).not.toContain(key);
+    const master = await app.http
+      .get('/api/v1/health')
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .expect(200);
+    expect(await completionOf(master.headers['x-request-id'])).toMatchObject({ key_id: 'master' });
+    const refused = await app.http
+      .get('/api/v1/health')
+      .set('X-API-Key', 'sk_live_no-such-key')
+      .expect(401);
+    expect(await completionOf(refused.headers['x-request-id'])).not.toHaveProperty('key_id');
+  });
+
   it('generates a request id when none (or a malformed one) is sent', async () => {
     const response = await app.http
       .get('/api/v1/health')

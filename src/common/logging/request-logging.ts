@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import type { NextFunction, Request, Response } from 'express';
 import { Store, storage } from 'nestjs-pino/storage';
 import type { Logger } from 'pino';
+import type { AuthenticatedRequest } from '../auth/api-key-principal';
 import { whenResponseDone } from '../response-done';
 import { SecretScanner } from '../security/secret-scanner';
 import { requestId } from './logging.module';
@@ -54,7 +55,8 @@ class RequestScope implements Store {
  * Express middleware, installed first (app.setup.ts): gives the request its id (requestId) before
  * anything can answer it, the body parser included, and writes one line (through `requestLines`:
  * see logging.module.ts) for every answered request, one the body parser refused included:
- * `{"req":{id,method,url},"res":{"statusCode"},"responseTime","msg":"GET /api/v1/health 200 3ms"}`;
+ * `{"req":{id,method,url},"res":{"statusCode"},"responseTime","key_id","msg":"GET /api/v1/health 200 3ms"}`
+ * (`key_id` once a key was admitted: its id as listed, or `master`);
  * a 5xx says `failed` in place of the time. A connection closed before the answer was complete
  * says so, with the status sent before the close, if any (else `-`, and `statusCode` null).
  */
@@ -79,12 +81,14 @@ function logCompletion(
   if (!requestLines.isLevelEnabled('info')) return;
   const req = loggedRequest(request, scanner);
   const responseTime = Math.round(milliseconds);
+  // Which key was charged (its id as listed, or `master`), so a 429 or a heavy user can be found.
+  const keyId = (request as AuthenticatedRequest).apiKey?.id;
   // The connection closed before the answer was complete (the client gave up, or the answer was
   // cut off): no status reached the client, unless one was sent before the close.
   if (!response.writableFinished) {
     const statusCode = response.headersSent ? response.statusCode : null;
     requestLines.info(
-      { req, res: { statusCode }, responseTime },
+      { req, res: { statusCode }, responseTime, key_id: keyId },
       `${req.method} ${req.url} ${statusCode ?? '-'} closed before the answer was complete, after ${responseTime}ms`,
     );
     return;
@@ -92,7 +96,7 @@ function logCompletion(
   const { statusCode } = response;
   const outcome = statusCode >= 500 ? 'failed' : `${responseTime}ms`;
   requestLines.info(
-    { req, res: { statusCode }, responseTime },
+    { req, res: { statusCode }, responseTime, key_id: keyId },
     `${req.method} ${req.url} ${statusCode} ${outcome}`,
   );
 }
