@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createDatabase, dropDatabase, onServer, scratchDatabaseName } from '../support/database';
 import { createKey } from '../support/fixtures';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
@@ -46,6 +49,34 @@ describe('Health', () => {
         // No GRAVITY_REPO_URL, no SUBTENSOR_URL: votes stay local.
         publication: { status: 'disabled', state: 'disabled' },
       },
+    });
+  });
+});
+
+describe('Health with a METAGRAPH_FILE that cannot be read', () => {
+  let app: TestApp;
+  let directory: string;
+
+  beforeAll(async () => {
+    directory = mkdtempSync(join(tmpdir(), 'health-metagraph-'));
+    const file = join(directory, 'metagraph.json');
+    writeFileSync(file, '{"neurons": [');
+    app = await startTestApp({ METAGRAPH_FILE: file }, { ownDatabase: true });
+  });
+  afterAll(async () => {
+    await app.close();
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  it('says so in system-status: miners degraded, with the cause', async () => {
+    const response = await app.http
+      .get('/api/v1/monitoring/system-status')
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .expect(200);
+    expect(response.body.status).toBe('degraded');
+    expect(response.body.components.miners).toMatchObject({
+      status: 'degraded',
+      error: expect.stringMatching(/^METAGRAPH_FILE could not be read: /),
     });
   });
 });

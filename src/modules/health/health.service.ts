@@ -110,9 +110,32 @@ export class HealthService {
       this.checkPublication(),
     ]);
     return {
-      components: { database, redis, miners, chain: this.chainStatus(metagraph), publication },
+      components: {
+        database,
+        redis,
+        miners: this.withFileProblem(miners, metagraph),
+        chain: this.chainStatus(metagraph),
+        publication,
+      },
       // null until a metagraph was read (as documented), even with a source configured.
       network: metagraph ? (metagraph.stored?.network ?? null) : this.configuredNetwork(),
+    };
+  }
+
+  /**
+   * A METAGRAPH_FILE whose last read failed: the miners' status says so (there is no chain
+   * component for a file), keeping the counts of the last metagraph read.
+   */
+  private withFileProblem(
+    miners: MinersStatusDto,
+    metagraph: Awaited<ReturnType<NetworkService['metagraphStatus']>> | undefined,
+  ): MinersStatusDto {
+    const attempt = metagraph?.lastAttempt;
+    if (!this.config.network.metagraphFile || !attempt || attempt.ok) return miners;
+    return {
+      ...miners,
+      status: miners.status === 'healthy' ? 'degraded' : miners.status,
+      error: `METAGRAPH_FILE could not be read: ${attempt.error}`,
     };
   }
 
