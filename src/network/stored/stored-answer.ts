@@ -93,7 +93,7 @@ export function summarize(
   const nothingAnswered = items.length === 0 && missing > 0 && fromStore === 0 && fetchedNow === 0;
   return {
     items,
-    error: nothingAnswered ? whyMissing(round, missing) : undefined,
+    error: nothingAnswered ? whyMissing(round, missing, deadlineReached) : undefined,
     coverage: indexLoaded ? plan.coverage : 'partial',
     indexLoaded,
     buckets: { planned: selected.length, fromStore, fetchedNow, missing },
@@ -111,8 +111,11 @@ export function summarize(
   };
 }
 
-function whyMissing(round: FetchRound, missing: number): string {
+function whyMissing(round: FetchRound, missing: number, deadlineReached: boolean): string {
   if (round.calls.length === 0)
     return `None of the ${missing} buckets holding this query's data can be fetched now: their holders' call budgets are spent or they refused recently, and the store has no copy`;
-  return `No miner holding this query's data answered in time (${round.calls.length} asked)`;
+  const asked = round.calls.length;
+  return deadlineReached
+    ? `No miner holding this query's data answered in time (${asked} asked)`
+    : `No miner holding this query's data answered with it (${asked} asked; meta.miners_failed.reasons says why)`;
 }

@@ -478,6 +478,17 @@ describe(StoredDataService.name, () => {
     // A refusal says nothing of the miner; an empty answer to a claimed bucket does.
     expect(scores.filter((entry) => entry.score !== null)).toEqual([{ uid: 2, score: 0 }]);
   });
+
+  it('says nobody answered with the data, not that nobody answered in time, when every call failed', async () => {
+    const unreachable = miner(1);
+    unreachable.fails = new MinerCallError('network', 'connect ECONNREFUSED');
+    const { service } = setUp([unreachable]);
+    const answer = await service.answer(query());
+    expect(answer.deadlineReached).toBe(false);
+    expect(answer.error).toBe(
+      "No miner holding this query's data answered with it (1 asked; meta.miners_failed.reasons says why)",
+    );
+  });
 });
 
 // The fake builds its own wire ids; keep it honest about the real shape.
