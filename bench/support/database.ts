@@ -1,11 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDatabase, dropDatabase, isReachable } from './database-server';
+import { freePort } from './ports';
 import { startEmbeddedPostgres } from '../../src/database/embedded-postgres';
-
-export { dropDatabase, isReachable };
 
 /** Where benchmarks look for a Postgres when DATABASE_URL is not set (trust auth expected). */
 export const LOCAL_SERVER_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -77,22 +75,6 @@ function redact(url: string): string {
   const parsed = new URL(url);
   if (parsed.password) parsed.password = '***';
   return parsed.toString();
-}
-
-/** A port the OS just handed out: unlike a random pick, it cannot collide with a listener. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address
-          ? resolve(address.port)
-          : reject(new Error('no port')),
-      );
-    });
-  });
 }
 
 function once(action: () => Promise<void>): () => Promise<void> {

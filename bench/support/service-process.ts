@@ -1,7 +1,9 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { forEachLine } from '../../src/common/text-lines';
+import { freeListeningPort } from './ports';
 
 export interface ServiceProcess {
   url: string;
@@ -21,13 +23,13 @@ export interface ServiceProcessOptions {
 
 /**
  * The compiled service (main.ts, which `npm run build:dev` compiled beside the benchmarks) as a process of its own, exactly what a
- * deployment runs, on a random loopback port; resolves once it answers.
+ * deployment runs, on a free loopback port; resolves once it serves its document.
  */
 export async function startServiceProcess(
   env: NodeJS.ProcessEnv,
   options: ServiceProcessOptions = {},
 ): Promise<ServiceProcess> {
-  const port = 30_000 + Math.floor(Math.random() * 20_000);
+  const port = await freeListeningPort();
   const main = join(__dirname, '..', '..', 'src', 'main.js');
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), main], {
     env: { ...env, HOST: '127.0.0.1', PORT: String(port) },
@@ -46,15 +48,14 @@ export async function startServiceProcess(
   for (;;) {
     if (child.exitCode !== null)
       throw new Error(`service exited with ${child.exitCode}:\n${lines.join('\n')}`);
-    try {
-      await fetch(`${url}/openapi.json`, { signal: AbortSignal.timeout(1000) });
-      return { url, child, lines, stop };
-    } catch {
-      if (Date.now() > deadline) {
-        await stop();
-        throw new Error('service did not answer within 60 s');
-      }
-      await new Promise((resolve) => setTimeout(resolve, 200));
+    const answer = await fetch(`${url}/openapi.json`, { signal: AbortSignal.timeout(1000) }).catch(
+      () => undefined,
+    );
+    if (answer?.ok) return { url, child, lines, stop };
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error('service did not answer within 60 s');
     }
+    await sleep(200);
   }
 }

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { isAlive, readPidFile } from '../../src/database/postmaster';
 import { buildDevelopmentEntry, startAppProcess } from '../support/app-process';
-import { freePort } from '../support/throwaway-servers';
+import { freePort } from '../../bench/support/ports';
 import { until } from '../support/until';
 
 /** What `npm start` runs without DATABASE_URL: its own Postgres under DATA_DIR. */

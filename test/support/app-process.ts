@@ -16,7 +16,7 @@ import { forEachLine } from '../../src/common/text-lines';
 import { writeWalletHotkey } from '../../src/network/bittensor/wallet-file';
 import { ApiContract } from './contract';
 import { TEST_MASTER_KEY } from './test-app';
-import { freeListeningPort } from './throwaway-servers';
+import { freeListeningPort } from '../../bench/support/ports';
 import { GUARDED_NODE_ARGS, takeChildRefusal } from './loopback-guard';
 
 /** The seed of the validator key production test processes load from their wallet file. */

@@ -5,7 +5,6 @@ export {
   dropDatabase,
   isReachable,
   onServer,
-  withDatabase,
 } from '../../bench/support/database-server';
 
 /** The database of this test run, as published by the global setup to every worker. */

@@ -12,8 +12,7 @@ import {
 } from './abandoned-runs';
 import { nonLoopbackDatabaseHost } from './connections';
 import { createDatabase, isReachable } from './database';
-
-const LOCAL_SERVER = 'postgres://postgres@127.0.0.1:5432/postgres';
+import { LOCAL_SERVER_URL } from '../../bench/support/database';
 
 /**
  * Set on the medium and e2e projects (jest.config.js), so jest runs it once per run that
@@ -34,8 +33,8 @@ export default async function globalSetup(): Promise<void> {
           'loopback only. Unset it, or give a Postgres on 127.0.0.1, localhost or a Unix socket.',
       );
   }
-  let serverUrl = configured ?? LOCAL_SERVER;
-  const embedded = !configured && !(await isReachable(LOCAL_SERVER));
+  let serverUrl = configured ?? LOCAL_SERVER_URL;
+  const embedded = !configured && !(await isReachable(LOCAL_SERVER_URL));
   report('embedded clusters', removeAbandonedClusters());
   if (embedded) {
     const directory = mkdtempSync(join(tmpdir(), RUN_CLUSTER_PREFIX));

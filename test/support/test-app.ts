@@ -9,6 +9,7 @@ import { Sr25519Keypair } from '../../src/network/bittensor/keypair';
 import { loadValidatorKey } from '../../src/network/bittensor/validator-key';
 import { ApiContract, checkedAgainst } from './contract';
 import { createDatabase, dropDatabase, scratchDatabaseName, testDatabaseUrl } from './database';
+import { LOCAL_REDIS_URL } from '../../bench/support/redis';
 
 export const TEST_MASTER_KEY = 'sk_master_test_0123456789abcdef0123456789abcdef';
 /** The validator key test apps sign with, unless a test gives its own. */
@@ -104,5 +105,5 @@ export function testRedisPrefix(): string {
 }
 
 export function testRedisUrl(): string {
-  return process.env.TEST_REDIS_URL ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  return process.env.TEST_REDIS_URL ?? process.env.REDIS_URL ?? LOCAL_REDIS_URL;
 }
