@@ -20,6 +20,7 @@ import { TaskFailureReasons1764750000000 } from './migrations/1764750000000-Task
 import { LargestBucketPerHour1764752000000 } from './migrations/1764752000000-LargestBucketPerHour';
 import { IndexMissedSyncs1764760000000 } from './migrations/1764760000000-IndexMissedSyncs';
 import { TaskCollectionFailures1764770000000 } from './migrations/1764770000000-TaskCollectionFailures';
+import { ParquetTextStatistics1764780000000 } from './migrations/1764780000000-ParquetTextStatistics';
 
 export const MIGRATIONS = [
   InitialSchema1763700000000,
@@ -41,6 +42,7 @@ export const MIGRATIONS = [
   LargestBucketPerHour1764752000000,
   IndexMissedSyncs1764760000000,
   TaskCollectionFailures1764770000000,
+  ParquetTextStatistics1764780000000,
 ];
 
 /**

@@ -29,6 +29,26 @@ export async function readParquet(file: string): Promise<ReadParquet> {
   }
 }
 
+/**
+ * What DuckDB answers to `sql` over the file (named `$file` in it), filters pushed down to the
+ * file's column statistics as a data team's queries are.
+ */
+export async function queryParquet(
+  file: string,
+  sql: string,
+  parameters: Record<string, string> = {},
+): Promise<Record<string, unknown>[]> {
+  const instance = await DuckDBInstance.create(':memory:');
+  const connection = await instance.connect();
+  try {
+    const read = await connection.runAndReadAll(sql, { file, ...parameters });
+    return read.getRowObjectsJS().map((row) => plain(row) as Record<string, unknown>);
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+}
+
 function plain(value: unknown): unknown {
   if (value instanceof Date) return value.toISOString();
   if (typeof value === 'bigint') return Number(value);
