@@ -264,13 +264,29 @@ describe('Task datasets as Parquet', () => {
     }
   });
 
-  it('answers 409 before completion and 404 for an unknown task, in JSON', async () => {
+  it('answers 409 before completion, 410 for a failed task and 404 for an unknown one, in JSON', async () => {
     const early = await get('tasks/still-active/dataset?format=parquet').expect(409);
     expect(early.headers['content-type']).toMatch(/^application\/json/);
     expect(early.body).toEqual({
       detail: "Task 'still-active' is active; its dataset is available once the task has completed",
       request_id: expect.any(String),
     });
+    // Failed after its compile attempts: final, so not a 409 a client would wait out.
+    await registerTask(app.app, '5ValidatorHotkeyForDatasets', 'gave-up', '#gaveup');
+    await app.app
+      .get(DataSource)
+      .query(`UPDATE scraping_tasks SET state = 'failed', failure_reason = $2 WHERE id = $1`, [
+        'gave-up',
+        "ENOSPC: no space left on device, write 'gave-up.jsonl.gz.1a2b.partial'",
+      ]);
+    for (const format of ['jsonl', 'parquet']) {
+      const failed = await get(`tasks/gave-up/dataset?format=${format}`).expect(410);
+      expect(failed.body).toEqual({
+        detail:
+          "Task 'gave-up' failed and has no dataset: ENOSPC: no space left on device, write 'gave-up.jsonl.gz.1a2b.partial'",
+        request_id: expect.any(String),
+      });
+    }
     const unknown = await get('tasks/nope/dataset?format=parquet').expect(404);
     expect(unknown.body).toEqual({
       detail: "Task 'nope' not found",

@@ -2,6 +2,7 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import {
   ConflictException,
+  GoneException,
   Injectable,
   ServiceUnavailableException,
   StreamableFile,
@@ -23,6 +24,11 @@ export function parquetUnavailable(id: string): string {
   );
 }
 
+/** The 410 of a task whose dataset could not be compiled (TASK_MAX_COMPILE_ATTEMPTS times). */
+export function taskFailed(id: string, reason: string | null): string {
+  return `Task '${id}' failed and has no dataset: ${reason ?? 'its dataset could not be compiled'}`;
+}
+
 /** Streams completed datasets; never a file that is not recorded as complete. */
 @Injectable()
 export class DatasetDownloadService {
@@ -33,6 +39,8 @@ export class DatasetDownloadService {
 
   async open(id: string, format: DatasetFormat): Promise<{ file: StreamableFile; sha256: string }> {
     const task = await this.tasks.find(id);
+    // Final: a pipeline waiting out the 409 below would wait for ever.
+    if (task.state === 'failed') throw new GoneException(taskFailed(id, task.failure_reason));
     if (!isCompleted(task)) {
       throw new ConflictException(
         `Task '${id}' is ${task.state}; its dataset is available once the task has completed`,

@@ -4,7 +4,7 @@ import type { Response } from 'express';
 import { RequireKey } from '../../common/access/access.decorators';
 import { ApiErrorResponses } from '../../common/errors/error-responses';
 import { errorCase, validationCase } from '../../common/errors/error-cases';
-import { DatasetDownloadService, parquetUnavailable } from './dataset-download.service';
+import { DatasetDownloadService, parquetUnavailable, taskFailed } from './dataset-download.service';
 import { DatasetQueryDto } from './dto/dataset-query.dto';
 import { DATASET_CONTENT_TYPES } from './task.mapper';
 import { TaskDto, TaskListDto } from './dto/task.dto';
@@ -67,7 +67,8 @@ export class TasksController {
       'One item per row, oldest first: gzip-compressed JSON lines (`format=jsonl`, the default) or Parquet ' +
       '(`format=parquet`: flat typed columns, lists as Parquet lists, datetimes as UTC timestamps; the ' +
       'columns are listed in the README). `Content-Length` and `X-Content-SHA256` (hex SHA-256 of the ' +
-      "file, as in the task's `dataset`) are set. 409 while the task is not completed. 503 when the " +
+      "file, as in the task's `dataset`) are set. 409 while the task is not completed yet, 410 once it " +
+      'has failed (its dataset could not be compiled: it never will). 503 when the ' +
       'Parquet file could not be written: for an hour after a failure the answer stands without a new ' +
       'attempt; the JSON lines dataset holds the same rows.',
   })
@@ -101,6 +102,12 @@ export class TasksController {
       'notCompleted',
       'The task has not completed yet',
       "Task 'tao-x' is active; its dataset is available once the task has completed",
+    ),
+    errorCase(
+      410,
+      'taskFailed',
+      'The task failed: it has no dataset and never will (the detail says why)',
+      taskFailed('tao-x', "ENOSPC: no space left on device, write 'tao-x.jsonl.gz.0b5c.partial'"),
     ),
     validationCase('unknownFormat', 'A `format` other than jsonl or parquet', {
       loc: ['query', 'format'],
