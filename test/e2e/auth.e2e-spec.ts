@@ -1,7 +1,9 @@
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { DataSource, Logger } from 'typeorm';
 import { ApiKeysService } from '../../src/modules/api-keys/api-keys.service';
 import { createKey } from '../support/fixtures';
-import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
+import { startTestApp, TEST_MASTER_KEY, TestApp, testRedisUrl } from '../support/test-app';
 
 describe('Authentication', () => {
   let app: TestApp;
@@ -185,6 +187,50 @@ describe('A locked-out address', () => {
       dataSource.logger = original;
     }
     expect(keyQueries).toBe(0);
+  });
+});
+
+describe('Brute-force protection with Redis, against guesses sent at once', () => {
+  let app: TestApp;
+
+  beforeAll(async () => {
+    app = await startTestApp({
+      REDIS_URL: testRedisUrl(),
+      AUTH_FAILURE_LIMIT: '5',
+      AUTH_FAILURE_WINDOW_SECONDS: '60',
+    });
+  });
+  afterAll(() => app.close());
+
+  /**
+   * The status of each request, in order, sent pipelined on one connection in one write (a
+   * response follows the last body directly, so status lines are not found at line starts).
+   */
+  async function pipelined(keys: string[]): Promise<number[]> {
+    const socket = connect(Number(new URL(app.url).port), '127.0.0.1');
+    await once(socket, 'connect');
+    socket.write(
+      keys
+        .map((key) => `GET /api/v1/health HTTP/1.1\r\nHost: localhost\r\nX-API-Key: ${key}\r\n\r\n`)
+        .join(''),
+    );
+    let received = '';
+    const statuses = () => [...received.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1]));
+    for await (const chunk of socket) {
+      received += (chunk as Buffer).toString('latin1');
+      if (statuses().length === keys.length) break;
+    }
+    socket.destroy();
+    return statuses();
+  }
+
+  // Each failure reaches the shared count a Redis round trip later; the requests behind it were
+  // all checked meanwhile, and the master key among them was let in (found by a security audit).
+  it('tries no more guesses than the limit, the master key among them refused', async () => {
+    const guesses = Array.from({ length: 30 }, (_, i) => `not-the-master-key-${i}`);
+    const statuses = await pipelined([...guesses, TEST_MASTER_KEY]);
+    expect(statuses.slice(0, 5)).toEqual([401, 401, 401, 401, 401]);
+    expect(statuses.slice(5)).toEqual(Array(26).fill(429));
   });
 });
 

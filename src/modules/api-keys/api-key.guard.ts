@@ -56,9 +56,13 @@ export class ApiKeyGuard implements CanActivate {
 
     const authentication =
       presented.length <= MAX_KEY_LENGTH ? this.keys.authenticate(presented) : null;
-    return authentication instanceof Promise
-      ? authentication.then((found) => this.admit(request, presented, found, access))
-      : this.admit(request, presented, authentication, access);
+    if (authentication instanceof Promise)
+      return this.failures
+        .lookingUp(request.ip ?? 'unknown', authentication)
+        .then((found) => this.admit(request, presented, found, access));
+    if (authentication && authentication !== 'expired' && authentication.isMaster)
+      this.failures.refuseMasterBeyondLimit(() => request.ip ?? 'unknown');
+    return this.admit(request, presented, authentication, access);
   }
 
   private admit(

@@ -1,6 +1,8 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { AppConfig } from '../../config/app-config';
 import { MetricsService } from '../../common/metrics/metrics.service';
 import { MemoryThrottlerStorage } from '../../common/throttling/memory-throttler-storage';
+import type { RateLimitStorage } from '../../common/throttling/rate-limit-storage';
 import { AuthFailureLimiter, TooManyAuthFailuresException } from './auth-failure-limiter';
 
 const ADDRESS = '198.51.100.7';
@@ -22,7 +24,57 @@ async function lockOut(limiter: AuthFailureLimiter): Promise<void> {
   );
 }
 
+/** A shared count that answers a round trip later, as Redis does. */
+function slowStorage(): { storage: RateLimitStorage; close: () => void } {
+  const memory = new MemoryThrottlerStorage();
+  const storage = {
+    increment: async (hit: Parameters<RateLimitStorage['increment']>[0]) => {
+      await sleep(20);
+      return memory.increment(hit);
+    },
+  } as RateLimitStorage;
+  return { storage, close: () => memory.onApplicationShutdown() };
+}
+
 describe(AuthFailureLimiter.name, () => {
+  it('locks an address out at its limit-th failure, before the shared count has answered', async () => {
+    const config = { auth: { failureLimit: 2, failureWindowSeconds: 60 } } as AppConfig;
+    const metrics = { recordRateLimitRejection: () => undefined } as unknown as MetricsService;
+    const { storage, close } = slowStorage();
+    const failures = new AuthFailureLimiter(storage, config, metrics);
+    const first = failures.recordFailure(ADDRESS, 'wrong-1');
+    expect(() => failures.refuseIfLockedOut(() => ADDRESS, undefined)).not.toThrow();
+    const second = failures.recordFailure(ADDRESS, 'wrong-2');
+    // Neither increment has come back: the lockout is known all the same.
+    expect(() => failures.refuseIfLockedOut(() => ADDRESS, undefined)).toThrow(
+      TooManyAuthFailuresException,
+    );
+    await expect(failures.recordFailure(ADDRESS, 'wrong-3')).rejects.toBeInstanceOf(
+      TooManyAuthFailuresException,
+    );
+    await Promise.all([first, second]);
+    close();
+  });
+
+  it('refuses the master key while the address has as many lookups in flight as the limit', async () => {
+    const { limiter: failures, storage } = limiter();
+    const lookups = [0, 1].map(() => {
+      let settle!: () => void;
+      const verdict = new Promise<void>((resolve) => (settle = resolve));
+      return { settle, done: failures.lookingUp(ADDRESS, verdict) };
+    });
+    expect(() => failures.refuseMasterBeyondLimit(() => ADDRESS)).toThrow(
+      TooManyAuthFailuresException,
+    );
+    expect(() => failures.refuseMasterBeyondLimit(() => '203.0.113.9')).not.toThrow();
+    lookups[0].settle();
+    await lookups[0].done;
+    expect(() => failures.refuseMasterBeyondLimit(() => ADDRESS)).not.toThrow();
+    lookups[1].settle();
+    await lookups[1].done;
+    storage.onApplicationShutdown();
+  });
+
   it('lets a key admitted before through its address’s lockout, and no other key', async () => {
     const { limiter: failures, storage } = limiter();
     failures.recordAdmission('key-1', KEY);

@@ -39,12 +39,51 @@ export class AuthFailureLimiter {
    * later requests are not hashed a second time (ApiKeysService hashed it once already).
    */
   private readonly admittedIds = new LRUCache<string, string>({ max: 100_000 });
+  /**
+   * Failures this process saw per address in the current window, counted the moment each is
+   * known. The shared count (Redis) answers a round trip later: meanwhile a burst of guesses
+   * sent at once was checked whole, well past the limit, before the lockout was known here.
+   */
+  private readonly recentFailures: LRUCache<string, number>;
+  /** Key lookups in flight per address: guesses whose verdict is not known yet. */
+  private readonly lookups = new Map<string, number>();
 
   constructor(
     @InjectRateLimitStorage() private readonly storage: RateLimitStorage,
     @InjectConfig() private readonly config: AppConfig,
     private readonly metrics: MetricsService,
-  ) {}
+  ) {
+    this.recentFailures = new LRUCache<string, number>({
+      max: 100_000,
+      ttl: config.auth.failureWindowSeconds * 1000,
+      noUpdateTTL: true,
+    });
+  }
+
+  /**
+   * The master key presented while its address has failed, or has lookups in flight, as often
+   * as the limit allows: refused as a lockout is, so that a burst of guesses sent at once (most
+   * of them looked up in the database, their failures not known yet) cannot try the master key
+   * past the limit. The master key is operator-chosen: the one secret a guesser might find.
+   */
+  refuseMasterBeyondLimit(ipOf: () => string): void {
+    if (this.lookups.size === 0 && this.recentFailures.size === 0) return;
+    const ip = ipOf();
+    const tried = (this.recentFailures.get(ip) ?? 0) + (this.lookups.get(ip) ?? 0);
+    if (tried < this.config.auth.failureLimit) return;
+    this.metrics.recordRateLimitRejection('unauthenticated');
+    throw new TooManyAuthFailuresException(this.config.auth.failureWindowSeconds);
+  }
+
+  /** Counts a key lookup of this address in flight until `verdict` settles. */
+  lookingUp<T>(ip: string, verdict: Promise<T>): Promise<T> {
+    this.lookups.set(ip, (this.lookups.get(ip) ?? 0) + 1);
+    return verdict.finally(() => {
+      const left = (this.lookups.get(ip) ?? 1) - 1;
+      if (left === 0) this.lookups.delete(ip);
+      else this.lookups.set(ip, left);
+    });
+  }
 
   /**
    * Throws the 429 when this address is locked out (as far as this process knows), unless it
@@ -90,6 +129,16 @@ export class AuthFailureLimiter {
     }
     const { failureLimit, failureWindowSeconds } = this.config.auth;
     const windowMs = failureWindowSeconds * 1000;
+    // Known here at once: the next request of a burst meets the lockout without waiting for the
+    // shared count. The limit-th failure is still answered 401, every request after it 429.
+    const seen = (this.recentFailures.get(ip) ?? 0) + 1;
+    this.recentFailures.set(ip, seen);
+    if (seen >= failureLimit && !this.lockedUntil.has(ip))
+      this.lockedUntil.set(ip, Date.now() + windowMs);
+    if (seen > failureLimit) {
+      this.metrics.recordRateLimitRejection('unauthenticated');
+      throw new TooManyAuthFailuresException(failureWindowSeconds);
+    }
     const result = await this.storage.increment({
       key: `authfail:${ip}`,
       scope: 'auth-failures',
