@@ -80,7 +80,9 @@ function setupSwagger(app: INestApplication): OpenAPIObject {
     jsonDocumentUrl: OPENAPI_JSON_PATH,
     raw: ['json'],
     customSiteTitle: 'Data Universe Validator API',
-    swaggerOptions: { persistAuthorization: true },
+    // The key typed into the UI is not kept in the browser's localStorage, where any script of
+    // the page's origin reads it: the keys tried here include the master key.
+    swaggerOptions: { persistAuthorization: false },
   });
   return document;
 }

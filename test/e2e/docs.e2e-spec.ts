@@ -141,9 +141,11 @@ describe('OpenAPI document', () => {
     for (const name of INTERFACE_SCHEMAS) expect(document.components.schemas).toHaveProperty(name);
   });
 
-  it('serves the Swagger UI', async () => {
+  it('serves the Swagger UI, which keeps no key in the browser', async () => {
     const response = await app.http.get('/docs').redirects(1).expect(200);
     expect(response.text).toContain('swagger-ui');
+    const init = await app.http.get('/docs/swagger-ui-init.js').expect(200);
+    expect(init.text).toMatch(/"persistAuthorization": false/);
   });
 
   it('types every whole-number query parameter as integer (1.5 is refused)', () => {

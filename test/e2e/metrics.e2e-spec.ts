@@ -49,7 +49,11 @@ describe('GET /metrics', () => {
       const withToken = await app.http
         .get('/metrics')
         .set('Authorization', `Bearer ${METRICS_TOKEN}`);
-      for (const response of [withMaster, withToken]) {
+      // The scheme's name in any case (RFC 9110 §11.1).
+      const lowerCase = await app.http
+        .get('/metrics')
+        .set('Authorization', `bearer ${METRICS_TOKEN}`);
+      for (const response of [withMaster, withToken, lowerCase]) {
         expect(response.status).toBe(200);
         expect(response.headers['content-type']).toMatch(/^text\/plain/);
         expect(response.headers['content-type']).toContain('version=0.0.4');

@@ -87,7 +87,8 @@ export class ApiKeyGuard implements CanActivate {
    * failed authentication (it counts towards the address's limit, like a wrong key).
    */
   private metricsTokenAccepted(request: Request, keyMissing: boolean): boolean | Promise<never> {
-    const bearer = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1];
+    // The scheme's name is case-insensitive (RFC 9110 §11.1).
+    const bearer = /^Bearer (.+)$/i.exec(request.headers.authorization ?? '')?.[1];
     const token = this.config.metricsToken;
     if (bearer === undefined) return false;
     if (token && bearer.length <= MAX_KEY_LENGTH && secretsEqual(bearer, token)) return true;
