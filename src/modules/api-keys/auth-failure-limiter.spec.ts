@@ -32,7 +32,7 @@ function slowStorage(): { storage: RateLimitStorage; close: () => void } {
       await sleep(20);
       return memory.increment(hit);
     },
-  } as RateLimitStorage;
+  };
   return { storage, close: () => memory.onApplicationShutdown() };
 }
 
