@@ -194,6 +194,23 @@ describe('Task datasets as Parquet', () => {
     }
   });
 
+  it('tags each file with its SHA-256, and answers 304 without the body while If-None-Match names it', async () => {
+    for (const query of ['', '?format=parquet']) {
+      const path = `tasks/btc-x/dataset${query}`;
+      const full = await download(path).expect(200);
+      const tag = `"${full.headers['x-content-sha256']}"`;
+      expect(full.headers.etag).toBe(tag);
+      expect(full.headers['cache-control']).toBe('private, no-cache');
+      for (const named of [tag, `W/${tag}`, `"other", ${tag}`, '*']) {
+        const again = await get(path).set('If-None-Match', named).expect(304);
+        expect(again.headers.etag).toBe(tag);
+        expect(again.text ?? '').toBe('');
+      }
+      const changed = await download(path).set('If-None-Match', '"not-this-file"').expect(200);
+      expect(sha256(changed.body as Buffer)).toBe(full.headers['x-content-sha256']);
+    }
+  });
+
   it('writes the Parquet file of a task completed before Parquet existed at its first Parquet download', async () => {
     const path = datasetPath(dataDir, 'sub-reddit');
     const before = (await get('tasks/sub-reddit').expect(200)).body;

@@ -29,6 +29,17 @@ export function taskFailed(id: string, reason: string | null): string {
   return `Task '${id}' failed and has no dataset: ${reason ?? 'its dataset could not be compiled'}`;
 }
 
+/** A dataset file's entity tag: its SHA-256, which names its bytes (a strong validator). */
+export function entityTag(sha256: string): string {
+  return `"${sha256}"`;
+}
+
+/** Whether an If-None-Match value (`*`, or entity tags, weak or strong) names `tag` (RFC 9110 §13.1.2). */
+function namesTag(ifNoneMatch: string, tag: string): boolean {
+  if (ifNoneMatch.trim() === '*') return true;
+  return ifNoneMatch.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === tag);
+}
+
 /** Streams completed datasets; never a file that is not recorded as complete. */
 @Injectable()
 export class DatasetDownloadService {
@@ -37,7 +48,15 @@ export class DatasetDownloadService {
     private readonly parquet: DatasetParquetService,
   ) {}
 
-  async open(id: string, format: DatasetFormat): Promise<{ file: StreamableFile; sha256: string }> {
+  /**
+   * The dataset file to stream, or none when `ifNoneMatch` (the request's If-None-Match) names
+   * the file's entity tag: the client holds these very bytes (304).
+   */
+  async open(
+    id: string,
+    format: DatasetFormat,
+    ifNoneMatch?: string,
+  ): Promise<{ file: StreamableFile | undefined; sha256: string }> {
     const task = await this.tasks.find(id);
     // Final: a pipeline waiting out the 409 below would wait for ever.
     if (task.state === 'failed') throw new GoneException(taskFailed(id, task.failure_reason));
@@ -54,6 +73,8 @@ export class DatasetDownloadService {
         : { file: task.dataset_file, sha256: task.dataset_sha256 };
     // Sized first: a read stream opened on a missing file would fail with nobody listening.
     const length = await this.sizeOf(file, id);
+    if (ifNoneMatch !== undefined && namesTag(ifNoneMatch, entityTag(sha256)))
+      return { file: undefined, sha256 };
     const body = new StreamableFile(createReadStream(file), {
       type: DATASET_CONTENT_TYPES[format],
       length,

@@ -1,10 +1,22 @@
-import { Controller, Get, Param, Query, Res, StreamableFile } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { Controller, Get, Headers, Param, Query, Res, StreamableFile } from '@nestjs/common';
+import {
+  ApiHeader,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiResponse,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { Response } from 'express';
 import { RequireKey } from '../../common/access/access.decorators';
 import { ApiErrorResponses } from '../../common/errors/error-responses';
 import { errorCase, validationCase } from '../../common/errors/error-cases';
-import { DatasetDownloadService, parquetUnavailable, taskFailed } from './dataset-download.service';
+import {
+  DatasetDownloadService,
+  entityTag,
+  parquetUnavailable,
+  taskFailed,
+} from './dataset-download.service';
 import { DatasetQueryDto } from './dto/dataset-query.dto';
 import { DATASET_CONTENT_TYPES } from './task.mapper';
 import { TaskDto, TaskListDto } from './dto/task.dto';
@@ -84,7 +96,17 @@ export class TasksController {
     headers: {
       'X-Content-SHA256': {
         description: "Hex SHA-256 of the file sent, as listed in the task's `dataset`",
-        schema: { type: 'string', pattern: '^[0-9a-f]{64}$' },
+        schema: { type: 'string', pattern: '^[0-9a-f]{64}$', maxLength: 64 },
+      },
+      ETag: {
+        description:
+          "The file's SHA-256 in quotes: sent back as `If-None-Match`, it is answered 304 without the body " +
+          'while the file is unchanged',
+        schema: { type: 'string', pattern: '^"[0-9a-f]{64}"$', maxLength: 66 },
+      },
+      'Cache-Control': {
+        description: 'A cache keeps the file but asks again (If-None-Match) before using it',
+        schema: { type: 'string', enum: ['private, no-cache'] },
       },
       'Content-Disposition': {
         description:
@@ -92,6 +114,29 @@ export class TasksController {
           "`filename` holds it with `_` for the other characters, followed by `filename*=UTF-8''` and " +
           'the name percent-encoded (RFC 6266, RFC 8187)',
         schema: { type: 'string' },
+      },
+    },
+  })
+  @ApiHeader({
+    name: 'If-None-Match',
+    required: false,
+    description:
+      'The `ETag` of an earlier download of this format (or `*`): answered 304, without the body, while it ' +
+      'names the current file',
+    schema: { type: 'string', maxLength: 1024 },
+  })
+  @ApiResponse({
+    status: 304,
+    description:
+      'If-None-Match names the current file: the copy the client holds is this file. No body',
+    headers: {
+      ETag: {
+        description: "The file's SHA-256 in quotes",
+        schema: { type: 'string', pattern: '^"[0-9a-f]{64}"$', maxLength: 66 },
+      },
+      'X-Content-SHA256': {
+        description: "Hex SHA-256 of the file, as listed in the task's `dataset`",
+        schema: { type: 'string', pattern: '^[0-9a-f]{64}$', maxLength: 64 },
       },
     },
   })
@@ -131,10 +176,15 @@ export class TasksController {
   async download(
     @Param('id') id: string,
     @Query() query: DatasetQueryDto,
+    @Headers('if-none-match') ifNoneMatch: string | undefined,
     @Res({ passthrough: true }) response: Response,
-  ): Promise<StreamableFile> {
-    const { file, sha256 } = await this.downloads.open(id, query.format ?? 'jsonl');
+  ): Promise<StreamableFile | undefined> {
+    const { file, sha256 } = await this.downloads.open(id, query.format ?? 'jsonl', ifNoneMatch);
     response.setHeader('X-Content-SHA256', sha256);
+    response.setHeader('ETag', entityTag(sha256));
+    // Behind a key, and revalidated each time: a Parquet file may be written again (decisions).
+    response.setHeader('Cache-Control', 'private, no-cache');
+    if (!file) response.status(304);
     return file;
   }
 }
