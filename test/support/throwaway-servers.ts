@@ -101,6 +101,9 @@ export async function startThrowawayPostgres(): Promise<ThrowawayPostgres> {
       paused = [];
     },
     async destroy() {
+      // A server a failed test left frozen would never stop, and outlive the run.
+      for (const pid of paused) process.kill(pid, 'SIGCONT');
+      paused = [];
       await stop();
       rmSync(directory, { recursive: true, force: true });
     },
