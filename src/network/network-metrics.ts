@@ -1,12 +1,11 @@
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { MetricsService } from '../common/metrics/metrics.service';
-import { AppConfig } from '../config/app-config';
-import { InjectConfig } from '../config/config.module';
 import { SUBTENSOR_CONNECTION } from './chain/chain-commitments.service';
 import { SubtensorConnection } from './chain/subtensor-connection';
 import { HOTKEY_STANDINGS } from './metagraph/hotkey-standing';
 import { MetagraphService } from './metagraph/metagraph.service';
 import { MinersRepository } from './miners.repository';
+import { NetworkService } from './network.service';
 
 /**
  * Where the gateway stands on the network, read at scrape time: the miners it can ask, its
@@ -22,7 +21,7 @@ export class NetworkMetrics implements OnModuleInit {
     private readonly metagraph: MetagraphService,
     private readonly repository: MinersRepository,
     @Inject(SUBTENSOR_CONNECTION) private readonly connection: SubtensorConnection | null,
-    @InjectConfig() private readonly config: AppConfig,
+    private readonly network: NetworkService,
   ) {}
 
   onModuleInit(): void {
@@ -31,7 +30,7 @@ export class NetworkMetrics implements OnModuleInit {
       'Neurons of the metagraph in use, as health and system-status count them: total (registered), serving (an axon), validators, available (miners that can be asked: serving, not failing), address_refused',
       ['state'],
       async () => {
-        const counts = await this.repository.countMiners(this.config.network.validatorMinStake);
+        const counts = await this.network.countMiners();
         return [
           { labels: { state: 'total' }, value: counts.total },
           { labels: { state: 'serving' }, value: counts.serving },

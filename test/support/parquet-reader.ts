@@ -1,4 +1,4 @@
-import { DuckDBInstance } from '@duckdb/node-api';
+import { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 
 /** A Parquet file as an independent reader (DuckDB) sees it: column types and rows. */
 export interface ReadParquet {
@@ -9,9 +9,7 @@ export interface ReadParquet {
 }
 
 export async function readParquet(file: string): Promise<ReadParquet> {
-  const instance = await DuckDBInstance.create(':memory:');
-  const connection = await instance.connect();
-  try {
+  return withDuckDb(async (connection) => {
     const described = await connection.runAndReadAll('DESCRIBE SELECT * FROM read_parquet($file)', {
       file,
     });
@@ -23,6 +21,15 @@ export async function readParquet(file: string): Promise<ReadParquet> {
     const read = await connection.runAndReadAll('SELECT * FROM read_parquet($file)', { file });
     const rows = read.getRowObjectsJS().map((row) => plain(row) as Record<string, unknown>);
     return { columns, rows };
+  });
+}
+
+/** A connection to an in-memory DuckDB for `use`, closed after. */
+async function withDuckDb<T>(use: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
+  const instance = await DuckDBInstance.create(':memory:');
+  const connection = await instance.connect();
+  try {
+    return await use(connection);
   } finally {
     connection.closeSync();
     instance.closeSync();
@@ -38,15 +45,10 @@ export async function queryParquet(
   sql: string,
   parameters: Record<string, string> = {},
 ): Promise<Record<string, unknown>[]> {
-  const instance = await DuckDBInstance.create(':memory:');
-  const connection = await instance.connect();
-  try {
+  return withDuckDb(async (connection) => {
     const read = await connection.runAndReadAll(sql, { file, ...parameters });
     return read.getRowObjectsJS().map((row) => plain(row) as Record<string, unknown>);
-  } finally {
-    connection.closeSync();
-    instance.closeSync();
-  }
+  });
 }
 
 function plain(value: unknown): unknown {

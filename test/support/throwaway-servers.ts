@@ -87,6 +87,10 @@ export async function startThrowawayPostgres(): Promise<ThrowawayPostgres> {
     return [postmaster, ...children.split('\n').filter(Boolean).map(Number)];
   };
   let paused: number[] = [];
+  const resume = () => {
+    for (const pid of paused) process.kill(pid, 'SIGCONT');
+    paused = [];
+  };
   await start();
   return {
     url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
@@ -96,14 +100,10 @@ export async function startThrowawayPostgres(): Promise<ThrowawayPostgres> {
       paused = serverProcesses();
       for (const pid of paused) process.kill(pid, 'SIGSTOP');
     },
-    resume() {
-      for (const pid of paused) process.kill(pid, 'SIGCONT');
-      paused = [];
-    },
+    resume,
     async destroy() {
       // A server a failed test left frozen would never stop, and outlive the run.
-      for (const pid of paused) process.kill(pid, 'SIGCONT');
-      paused = [];
+      resume();
       await stop();
       rmSync(directory, { recursive: true, force: true });
     },

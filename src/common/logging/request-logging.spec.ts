@@ -5,6 +5,7 @@ import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import express from 'express';
 import { pino } from 'pino';
+import { until } from '../../../test/support/until';
 import { SecretScanner } from '../security/secret-scanner';
 import { requestLogging } from './request-logging';
 
@@ -25,9 +26,9 @@ function serve(routes: (app: express.Express) => void) {
   return { lines, server };
 }
 
-async function until(check: () => boolean): Promise<void> {
-  for (let tries = 0; !check() && tries < 200; tries++) await sleep(10);
-}
+/** The first completion line, once written. */
+const firstLine = (lines: { msg: string; res: { statusCode: number | null } }[]) =>
+  until(() => Promise.resolve(lines[0]), 2_000, 10);
 
 describe(requestLogging.name, () => {
   let server: Server | undefined;
@@ -39,9 +40,9 @@ describe(requestLogging.name, () => {
     await once(server, 'listening');
     const { port } = server.address() as AddressInfo;
     await fetch(`http://127.0.0.1:${port}/ok`).then((response) => response.text());
-    await until(() => served.lines.length > 0);
-    expect(served.lines[0].res).toEqual({ statusCode: 200 });
-    expect(served.lines[0].msg).toMatch(/^GET \/ok 200 \d+ms$/);
+    const line = await firstLine(served.lines);
+    expect(line.res).toEqual({ statusCode: 200 });
+    expect(line.msg).toMatch(/^GET \/ok 200 \d+ms$/);
   });
 
   it('logs a request the client gave up on before any answer with no status', async () => {
@@ -54,10 +55,8 @@ describe(requestLogging.name, () => {
     waiting.end();
     await sleep(100);
     waiting.destroy();
-    await until(() => served.lines.length > 0);
-    expect(served.lines[0].res).toEqual({ statusCode: null });
-    expect(served.lines[0].msg).toMatch(
-      /^GET \/hang - closed before the answer was complete, after \d+ms$/,
-    );
+    const line = await firstLine(served.lines);
+    expect(line.res).toEqual({ statusCode: null });
+    expect(line.msg).toMatch(/^GET \/hang - closed before the answer was complete, after \d+ms$/);
   });
 });

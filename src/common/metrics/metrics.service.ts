@@ -219,11 +219,7 @@ export class MetricsService implements OnModuleInit {
       registers: [this.registry],
       async collect() {
         try {
-          const values = await within(
-            read(),
-            SCRAPE_READ_TIMEOUT_MS,
-            () => new Error(`no answer within ${SCRAPE_READ_TIMEOUT_MS} ms`),
-          );
+          const values = await within(read(), SCRAPE_READ_TIMEOUT_MS);
           for (const { labels, value } of values) this.set(labels, value);
         } catch (error) {
           onError(error as Error);

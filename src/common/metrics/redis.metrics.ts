@@ -21,7 +21,7 @@ export class RedisMetrics implements OnModuleInit {
       'redis_connected',
       'Whether this instance uses Redis now (connected, and not resting after a failed command): 1 or 0; absent without REDIS_URL',
       [],
-      () => Promise.resolve([{ labels: {}, value: this.redis.isConnected() ? 1 : 0 }]),
+      () => Promise.resolve([{ labels: {}, value: this.redis.problem() === undefined ? 1 : 0 }]),
       (error) => this.logger.warn(`could not read the Redis connection: ${error.message}`),
     );
   }

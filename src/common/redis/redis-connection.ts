@@ -59,11 +59,6 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
     });
   }
 
-  /** Whether commands can be sent now: connected (ready) and not resting after a failure. */
-  isConnected(): boolean {
-    return this.client?.status === 'ready' && this.restUntil === 0;
-  }
-
   /**
    * Why Redis is not used now, for system-status; undefined while it is. Never holds the URL:
    * ioredis' messages name the address and the server's refusal, not the password.
