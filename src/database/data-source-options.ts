@@ -21,6 +21,7 @@ import { LargestBucketPerHour1764752000000 } from './migrations/1764752000000-La
 import { IndexMissedSyncs1764760000000 } from './migrations/1764760000000-IndexMissedSyncs';
 import { TaskCollectionFailures1764770000000 } from './migrations/1764770000000-TaskCollectionFailures';
 import { ParquetTextStatistics1764780000000 } from './migrations/1764780000000-ParquetTextStatistics';
+import { TaskCompletedAtIndex1764790000000 } from './migrations/1764790000000-TaskCompletedAtIndex';
 
 export const MIGRATIONS = [
   InitialSchema1763700000000,
@@ -43,6 +44,7 @@ export const MIGRATIONS = [
   IndexMissedSyncs1764760000000,
   TaskCollectionFailures1764770000000,
   ParquetTextStatistics1764780000000,
+  TaskCompletedAtIndex1764790000000,
 ];
 
 /**

@@ -135,6 +135,24 @@ describe('Scraping task lifecycle', () => {
       (task: { id: string }) => task.id,
     );
     expect(listed).toContain('bitcoin-x');
+
+    // A pipeline polling for new datasets: what completed since it last looked, and nothing again.
+    expect(registered.completed_at).toBeNull();
+    // Compiled at expiry, by the clock the test moved past it.
+    expect(Date.parse(completed.completed_at)).toBeGreaterThanOrEqual(
+      Date.parse(completed.expires_at),
+    );
+    expect(Date.parse(completed.completed_at)).toBeLessThanOrEqual(clock.now().getTime());
+    const since = await get(
+      `tasks?completed_after=${encodeURIComponent(registered.registered_at)}`,
+    ).expect(200);
+    expect(since.body.tasks.map((task: { id: string }) => task.id)).toEqual(['bitcoin-x']);
+    expect(since.headers['x-total-count']).toBe('1');
+    const again = await get(
+      `tasks?completed_after=${encodeURIComponent(completed.completed_at)}`,
+    ).expect(200);
+    expect(again.body.tasks).toEqual([]);
+    expect(again.headers['x-total-count']).toBe('0');
   });
 
   it('answers 404 for an unknown task and its dataset', async () => {
@@ -147,6 +165,13 @@ describe('Scraping task lifecycle', () => {
     expect(response.body.detail).toEqual([
       expect.objectContaining({ loc: ['query', 'state'], type: 'enum' }),
     ]);
+    // An instant needs its UTC offset: a bare date or a zoneless time would be read as UTC.
+    for (const value of ['2026-11-24', '2026-11-24T12:00:00', 'yesterday']) {
+      const refused = await get(`tasks?completed_after=${value}`).expect(422);
+      expect(refused.body.detail).toEqual([
+        expect.objectContaining({ loc: ['query', 'completed_after'] }),
+      ]);
+    }
   });
 
   it('finishes a compile interrupted by a restart, never serving the half-written file', async () => {

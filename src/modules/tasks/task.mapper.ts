@@ -43,6 +43,7 @@ export function toTaskDto(task: TaskRow, now: Date, lateAfterMs: number): TaskDt
       lifetime_elapsed: roundTo(Math.min(1, Math.max(0, elapsed)), 3),
       collection_behind: running && now.getTime() - lastCollection > lateAfterMs,
     },
+    completed_at: task.completed_at?.toISOString() ?? null,
     ...(task.state === 'completed' && task.dataset_sha256
       ? {
           dataset: {

@@ -4,6 +4,12 @@ import { Source } from '../../common/source';
 export const TASK_STATES = ['active', 'compiling', 'completed', 'failed'] as const;
 export type TaskState = (typeof TASK_STATES)[number];
 
+/** Which tasks the task list shows: all of them, or those in a state, or completed after a time. */
+export interface TaskListFilter {
+  state?: TaskState;
+  completedAfter?: Date;
+}
+
 /** The formats a completed task's dataset downloads as (`format` query parameter). */
 export const DATASET_FORMATS = ['jsonl', 'parquet'] as const;
 export type DatasetFormat = (typeof DATASET_FORMATS)[number];

@@ -22,6 +22,7 @@ import { DATASET_CONTENT_TYPES } from './task.mapper';
 import { TaskDto, TaskListDto } from './dto/task.dto';
 import { TaskListQueryDto } from './dto/task-list-query.dto';
 import { TasksService } from './tasks.service';
+import { parseRfc3339DateTime } from '../../common/validation/iso-date';
 
 const TASK_ID = { name: 'id', description: 'Task id (the job id of the vote that registered it)' };
 const TASK_NOT_FOUND = errorCase(
@@ -44,9 +45,21 @@ export class TasksController {
   @ApiOperation({
     operationId: 'listTasks',
     summary: 'List scraping tasks',
-    description: 'Newest first; filter by `state`.',
+    description:
+      'Newest first; filter by `state`. With `completed_after`, the tasks completed since then, in the ' +
+      'order they completed: what a pipeline polls for new datasets. The total over every page is in ' +
+      '`X-Total-Count`.',
   })
-  @ApiOkResponse({ type: TaskListDto, description: 'One page of tasks, newest first' })
+  @ApiOkResponse({
+    type: TaskListDto,
+    description: 'One page of tasks, newest first (with `completed_after`: first completed first)',
+    headers: {
+      'X-Total-Count': {
+        description: 'Tasks the filter selects, over every page',
+        schema: { type: 'integer', format: 'int32', minimum: 0 },
+      },
+    },
+  })
   @ApiErrorResponses(
     validationCase('limitTooLarge', '`limit` over 500', {
       loc: ['query', 'limit'],
@@ -55,8 +68,19 @@ export class TasksController {
       ctx: { le: 500 },
     }),
   )
-  list(@Query() query: TaskListQueryDto): Promise<TaskListDto> {
-    return this.tasks.list(query.state, query.limit ?? 100, query.offset ?? 0);
+  async list(
+    @Query() query: TaskListQueryDto,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<TaskListDto> {
+    const completedAfter =
+      query.completed_after === undefined ? undefined : parseRfc3339DateTime(query.completed_after);
+    const { page, total } = await this.tasks.list(
+      { state: query.state, completedAfter },
+      query.limit ?? 100,
+      query.offset ?? 0,
+    );
+    response.setHeader('X-Total-Count', String(total));
+    return page;
   }
 
   @Get(':id')

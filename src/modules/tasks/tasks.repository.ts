@@ -5,10 +5,18 @@ import { canonicalItem } from '../../network/item-uri';
 import { DataItem } from '../../network/protocol';
 import { CollectionProgress } from './collection-paging';
 import { CompiledDataset, ParquetFile } from './dataset-writer';
-import { TaskJob, TaskRow, TaskState } from './task.types';
+import { TaskJob, TaskListFilter, TaskRow, TaskState } from './task.types';
 
 /** Arbitrary constant: the advisory lock that serializes task registrations. */
 const REGISTRATION_LOCK_ID = 7_013_000_003;
+
+/** The task list's filter, on `filterParameters` ($1 the state, $2 the completion bound). */
+const TASK_FILTER = `($1::varchar IS NULL OR state = $1)
+  AND ($2::timestamptz IS NULL OR (completed_at IS NOT NULL AND completed_at > $2))`;
+
+function filterParameters(filter: TaskListFilter): (string | null)[] {
+  return [filter.state ?? null, filter.completedAfter?.toISOString() ?? null];
+}
 
 @Injectable()
 export class TasksRepository {
@@ -46,11 +54,25 @@ export class TasksRepository {
       .then((rows) => rows[0]);
   }
 
-  list(state: TaskState | undefined, limit: number, offset: number): Promise<TaskRow[]> {
+  /**
+   * One page of the tasks the filter selects: newest registration first, or, with
+   * `completedAfter`, in the order they completed (a task completing later joins the end).
+   */
+  list(filter: TaskListFilter, limit: number, offset: number): Promise<TaskRow[]> {
+    const order = filter.completedAfter ? 'completed_at, id' : 'registered_at DESC, id';
     return this.dataSource.query(
-      `SELECT * FROM scraping_tasks WHERE ($1::varchar IS NULL OR state = $1) ORDER BY registered_at DESC, id LIMIT $2 OFFSET $3`,
-      [state ?? null, limit, offset],
+      `SELECT * FROM scraping_tasks WHERE ${TASK_FILTER} ORDER BY ${order} LIMIT $3 OFFSET $4`,
+      [...filterParameters(filter), limit, offset],
     );
+  }
+
+  /** How many tasks the filter selects, over every page. */
+  async count(filter: TaskListFilter): Promise<number> {
+    const [row] = await this.dataSource.query<{ count: number }[]>(
+      `SELECT count(*)::int AS count FROM scraping_tasks WHERE ${TASK_FILTER}`,
+      filterParameters(filter),
+    );
+    return row.count;
   }
 
   /** How many tasks are in each state (states without tasks are absent). */

@@ -3,7 +3,13 @@ import { EntityManager } from 'typeorm';
 import { Clock } from '../../common/clock/clock';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
-import { RegistrationConflict, TASK_LIFETIME_MS, TaskJob, TaskRow, TaskState } from './task.types';
+import {
+  RegistrationConflict,
+  TASK_LIFETIME_MS,
+  TaskJob,
+  TaskListFilter,
+  TaskRow,
+} from './task.types';
 import { TasksRepository } from './tasks.repository';
 import { toTaskDto } from './task.mapper';
 import { TaskDto, TaskListDto } from './dto/task.dto';
@@ -125,10 +131,21 @@ export class TasksService {
     return new Set((await this.repository.activeIds(this.clock.now())).map((row) => row.id));
   }
 
-  async list(state: TaskState | undefined, limit: number, offset: number): Promise<TaskListDto> {
+  /** One page of the tasks the filter selects, and how many it selects in all. */
+  async list(
+    filter: TaskListFilter,
+    limit: number,
+    offset: number,
+  ): Promise<{ page: TaskListDto; total: number }> {
     const now = this.clock.now();
-    const tasks = await this.repository.list(state, limit, offset);
-    return { tasks: tasks.map((task) => toTaskDto(task, now, this.lateAfterMs())) };
+    const [tasks, total] = await Promise.all([
+      this.repository.list(filter, limit, offset),
+      this.repository.count(filter),
+    ]);
+    return {
+      page: { tasks: tasks.map((task) => toTaskDto(task, now, this.lateAfterMs())) },
+      total,
+    };
   }
 
   async get(id: string): Promise<TaskDto> {

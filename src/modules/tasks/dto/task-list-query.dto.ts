@@ -1,13 +1,29 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, Max, Min } from 'class-validator';
+import { IsIn, IsOptional, IsString, Max, Min } from 'class-validator';
 import { TASK_STATES, TaskState } from '../task.types';
 import { IsInteger } from '../../../common/validation/is-integer';
+import { IsRfc3339DateTime } from '../../../common/validation/is-iso-date';
 
 export class TaskListQueryDto {
   @ApiPropertyOptional({ enum: TASK_STATES, description: 'Only tasks in this state' })
   @IsOptional()
   @IsIn(TASK_STATES)
   state?: TaskState;
+
+  @ApiPropertyOptional({
+    type: String,
+    format: 'date-time',
+    maxLength: 64,
+    description:
+      'Only tasks completed after this instant (an RFC 3339 date-time with its UTC offset), listed in the ' +
+      'order they completed rather than newest first: a task completing later joins the end, so paging ' +
+      'with `offset` misses none. To poll for new datasets, pass the last listed task’s `completed_at`.',
+    example: '2026-11-24T12:00:00Z',
+  })
+  @IsOptional()
+  @IsString()
+  @IsRfc3339DateTime()
+  completed_after?: string;
 
   @ApiPropertyOptional({
     type: 'integer',

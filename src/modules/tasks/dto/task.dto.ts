@@ -214,6 +214,15 @@ export class TaskDto {
   @ApiProperty({ type: TaskProgressDto })
   progress: TaskProgressDto;
 
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description: 'When the dataset was compiled and the task completed; null until then',
+    example: null,
+  })
+  completed_at: string | null;
+
   @ApiPropertyOptional({ type: TaskDatasetDto, description: 'Present once completed' })
   dataset?: TaskDatasetDto;
 
@@ -223,6 +232,10 @@ export class TaskDto {
 
 @ApiSchema({ name: 'TaskList' })
 export class TaskListDto {
-  @ApiProperty({ type: [TaskDto], maxItems: 500, description: 'At most `limit` tasks' })
+  @ApiProperty({
+    type: [TaskDto],
+    maxItems: 500,
+    description: 'At most `limit` tasks; how many the filter selects in all is in `X-Total-Count`',
+  })
   tasks: TaskDto[];
 }

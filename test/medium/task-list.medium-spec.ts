@@ -1,0 +1,84 @@
+import { DataSource } from 'typeorm';
+import { TasksRepository } from '../../src/modules/tasks/tasks.repository';
+import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
+
+const T0 = Date.parse('2026-11-20T00:00:00Z');
+const at = (hours: number) => new Date(T0 + hours * 3_600_000);
+
+/**
+ * The task list's filters on a database of its own: `completed_after` lists completed tasks in
+ * the order they completed, and the count is over every page.
+ */
+describe('TasksRepository.list and count', () => {
+  let medium: MediumDatabase;
+  let database: DataSource;
+  let repository: TasksRepository;
+
+  /** A task registered at `registered` (hours after T0), completed at `completed` if given. */
+  const insert = (id: string, registered: number, completed?: number) =>
+    database.query(
+      `INSERT INTO scraping_tasks (id, platform, label, state, registered_by, registered_at, expires_at, completed_at)
+       VALUES ($1, 'x', '#ai', $2, '5Hotkey', $3, $3::timestamptz + interval '7 days', $4)`,
+      [
+        id,
+        completed === undefined ? 'active' : 'completed',
+        at(registered).toISOString(),
+        completed === undefined ? null : at(completed).toISOString(),
+      ],
+    );
+  const ids = (rows: { id: string }[]) => rows.map((row) => row.id);
+
+  beforeAll(async () => {
+    medium = await openMediumDatabase({ own: 'tasklist' });
+    database = medium.dataSource;
+    repository = new TasksRepository(database);
+    // Registered in one order, completed in another.
+    await insert('first-registered', 0, 200);
+    await insert('second-registered', 1, 180);
+    await insert('third-registered', 2, 190);
+    await insert('still-active', 3);
+  });
+  afterAll(() => medium.close());
+
+  it('lists newest registration first without completed_after', async () => {
+    expect(ids(await repository.list({}, 10, 0))).toEqual([
+      'still-active',
+      'third-registered',
+      'second-registered',
+      'first-registered',
+    ]);
+    expect(await repository.count({})).toBe(4);
+    expect(ids(await repository.list({ state: 'completed' }, 10, 0))).toEqual([
+      'third-registered',
+      'second-registered',
+      'first-registered',
+    ]);
+  });
+
+  it('lists the tasks completed after an instant, first completed first, strictly after it', async () => {
+    expect(ids(await repository.list({ completedAfter: at(0) }, 10, 0))).toEqual([
+      'second-registered',
+      'third-registered',
+      'first-registered',
+    ]);
+    // The bound is exclusive: a poll from the last task's completed_at does not list it again.
+    expect(ids(await repository.list({ completedAfter: at(190) }, 10, 0))).toEqual([
+      'first-registered',
+    ]);
+    expect(await repository.count({ completedAfter: at(190) })).toBe(1);
+    expect(await repository.list({ completedAfter: at(200) }, 10, 0)).toEqual([]);
+    expect(await repository.count({ completedAfter: at(200) })).toBe(0);
+  });
+
+  it('pages through completions with offset, the count covering every page', async () => {
+    const filter = { completedAfter: at(0) };
+    expect(ids(await repository.list(filter, 2, 0))).toEqual([
+      'second-registered',
+      'third-registered',
+    ]);
+    expect(ids(await repository.list(filter, 2, 2))).toEqual(['first-registered']);
+    expect(await repository.count(filter)).toBe(3);
+    // A filter on another state selects nothing: only completed tasks have a completion time.
+    expect(await repository.count({ ...filter, state: 'active' })).toBe(0);
+  });
+});
