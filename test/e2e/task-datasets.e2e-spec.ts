@@ -246,22 +246,34 @@ describe('Task datasets as Parquet', () => {
     expect(read.rows).toEqual(expectedRows(items, read.columns));
   });
 
-  it('answers 503 when the recorded Parquet file is missing on this server', async () => {
+  it('writes the recorded Parquet file again, the same bytes, when it is gone from the disk', async () => {
     const task = (await get('tasks/btc-x').expect(200)).body;
     const file = datasetPath(dataDir, 'btc-x').replace(/\.jsonl\.gz$/, '.parquet');
     const bytes = readFileSync(file);
     unlinkSync(file);
+    const again = await download('tasks/btc-x/dataset?format=parquet').expect(200);
+    expect(again.body).toEqual(bytes);
+    expect(again.headers['x-content-sha256']).toBe(task.dataset.parquet.sha256);
+    expect(readFileSync(file)).toEqual(bytes);
+    expect((await get('tasks/btc-x').expect(200)).body.dataset).toEqual(task.dataset);
+  });
+
+  it('answers 503 when the JSON lines file is missing on this server, in either format', async () => {
+    const file = datasetPath(dataDir, 'btc-x');
+    const bytes = readFileSync(file);
+    unlinkSync(file);
     try {
-      const response = await get('tasks/btc-x/dataset?format=parquet').expect(503);
-      expect(response.headers['content-type']).toMatch(/^application\/json/);
-      expect(response.body).toEqual({
-        detail: "The dataset file of task 'btc-x' is missing on this server",
-        request_id: expect.any(String),
-      });
+      for (const format of ['jsonl', 'parquet']) {
+        const response = await get(`tasks/btc-x/dataset?format=${format}`).expect(503);
+        expect(response.headers['content-type']).toMatch(/^application\/json/);
+        expect(response.body).toEqual({
+          detail: "The dataset file of task 'btc-x' is missing on this server",
+          request_id: expect.any(String),
+        });
+      }
     } finally {
       writeFileSync(file, bytes);
     }
-    expect(sha256(bytes)).toBe(task.dataset.parquet.sha256);
   });
 
   it('refuses an unknown format with a 422 at ["query", "format"]', async () => {

@@ -1,3 +1,4 @@
+import { access } from 'node:fs/promises';
 import { Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock';
 import { parquetPathBeside, writeParquet } from './dataset-parquet';
@@ -41,19 +42,23 @@ export class DatasetParquetService {
   }
 
   /**
-   * The Parquet file of a completed task, written now if it has none yet; null when it cannot
-   * be written: the conversion failed now or within PARQUET_RETRY_MS.
+   * The Parquet file of a completed task, written now if it has none yet, or if its file is gone
+   * from the disk (the JSON lines file it is made from is there: the caller checked); null when
+   * it cannot be written: the conversion failed now or within PARQUET_RETRY_MS.
    */
-  ensure(task: CompletedTask): Promise<ParquetFile | null> {
-    if (task.parquet_file && task.parquet_sha256)
-      return Promise.resolve({
-        file: task.parquet_file,
-        bytes: Number(task.parquet_bytes),
-        sha256: task.parquet_sha256,
-      });
+  async ensure(task: CompletedTask): Promise<ParquetFile | null> {
+    if (task.parquet_file && task.parquet_sha256) {
+      if (await exists(task.parquet_file))
+        return {
+          file: task.parquet_file,
+          bytes: Number(task.parquet_bytes),
+          sha256: task.parquet_sha256,
+        };
+      this.logger.warn(`task ${task.id}: Parquet file missing on disk, written again`);
+    }
     const failedAt = this.failedAt.get(task.id);
     if (failedAt !== undefined && this.clock.now().getTime() - failedAt < PARQUET_RETRY_MS)
-      return Promise.resolve(null);
+      return null;
     let converting = this.converting.get(task.id);
     if (!converting) {
       converting = this.convert(task).finally(() => this.converting.delete(task.id));
@@ -73,7 +78,7 @@ export class DatasetParquetService {
     this.failedAt.delete(task.id);
     await this.repository.recordParquet(task.id, parquet);
     await writeManifest(task.id, compiledDatasetOf(task, parquet), task.completed_at ?? new Date());
-    this.logger.log(`task ${task.id}: Parquet file written on first download`);
+    this.logger.log(`task ${task.id}: Parquet file written at a download`);
     return parquet;
   }
 
@@ -96,6 +101,13 @@ export class DatasetParquetService {
       `task ${taskId}: Parquet file not written (tried again at a download an hour from now): ${error.message}`,
     );
   }
+}
+
+function exists(file: string): Promise<boolean> {
+  return access(file).then(
+    () => true,
+    () => false,
+  );
 }
 
 function compiledDatasetOf(task: CompletedTask, parquet: ParquetFile): CompiledDataset {
