@@ -3,7 +3,13 @@ import { connect } from 'node:net';
 import { DataSource, Logger } from 'typeorm';
 import { ApiKeysService } from '../../src/modules/api-keys/api-keys.service';
 import { createKey } from '../support/fixtures';
-import { startTestApp, TEST_MASTER_KEY, TestApp, testRedisUrl } from '../support/test-app';
+import {
+  startTestApp,
+  TEST_MASTER_KEY,
+  TestApp,
+  testRedisPrefix,
+  testRedisUrl,
+} from '../support/test-app';
 
 describe('Authentication', () => {
   let app: TestApp;
@@ -231,6 +237,35 @@ describe('Brute-force protection with Redis, against guesses sent at once', () =
     const statuses = await pipelined([...guesses, TEST_MASTER_KEY]);
     expect(statuses.slice(0, 5)).toEqual([401, 401, 401, 401, 401]);
     expect(statuses.slice(5)).toEqual(Array(26).fill(429));
+  });
+});
+
+describe('Brute-force protection across two replicas sharing Redis', () => {
+  let replicas: TestApp[];
+
+  beforeAll(async () => {
+    const env = {
+      REDIS_URL: testRedisUrl(),
+      REDIS_KEY_PREFIX: testRedisPrefix(),
+      AUTH_FAILURE_LIMIT: '5',
+      AUTH_FAILURE_WINDOW_SECONDS: '60',
+    };
+    replicas = [await startTestApp(env), await startTestApp(env)];
+  });
+  afterAll(() => Promise.all(replicas.map((replica) => replica.close())));
+
+  // The other replica learned of the lockout only at a failure of its own, and compared the
+  // master key before any (found by an audit of two replicas).
+  it('refuses the master key on one replica once the address failed its limit on the other', async () => {
+    const [first, second] = replicas;
+    for (let i = 0; i < 5; i++)
+      await first.http.get('/api/v1/health').set('X-API-Key', `wrong-${i}`).expect(401);
+    const refused = await second.http
+      .get('/api/v1/health')
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .expect(429);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(50);
+    await second.http.get('/api/v1/health').set('X-API-Key', 'wrong-again').expect(429);
   });
 });
 

@@ -56,6 +56,32 @@ describe('Rate-limit storages', () => {
     }
   });
 
+  it('peek alike, without counting: nothing, a running window, a block', async () => {
+    const memory = new MemoryThrottlerStorage();
+    const shared = new RedisThrottlerStorage(redis);
+    const key = `authfail:peek-${Date.now()}`;
+    const scope = 'auth-failures';
+    const hit = (storage: MemoryThrottlerStorage | RedisThrottlerStorage) =>
+      storage.increment({ key, scope, ttl: 5000, limit: 2, blockDuration: 5000 });
+    const peeks = () => Promise.all([memory.peek(key, scope), shared.peek(key, scope)]);
+    try {
+      for (const [hits, expected] of [
+        [0, { hits: 0, windowEndsInSeconds: 0, blockedForSeconds: 0 }],
+        [2, { hits: 2, windowEndsInSeconds: 5, blockedForSeconds: 0 }],
+        [1, { hits: 2, windowEndsInSeconds: 5, blockedForSeconds: 5 }],
+      ] as const) {
+        for (let i = 0; i < hits; i++) await Promise.all([hit(memory), hit(shared)]);
+        const [inMemory, inRedis] = await peeks();
+        expect(inMemory).toEqual(expected);
+        expect(inRedis).toEqual(expected);
+        // A peek counts nothing: read twice, the same.
+        expect(await peeks()).toEqual([inMemory, inRedis]);
+      }
+    } finally {
+      memory.onApplicationShutdown();
+    }
+  });
+
   it('answer alike when a limit raised above the count lifts a block, or a lowered one keeps it', async () => {
     const memory = new MemoryThrottlerStorage();
     const shared = new RedisThrottlerStorage(redis);

@@ -6,9 +6,13 @@ function storageWith(
   connected: boolean,
   shared: RateLimitStorage['increment'],
   failed = jest.fn(),
+  peek: RateLimitStorage['peek'] = jest.fn(),
 ) {
   const redis = { ready: () => (connected ? {} : null), failed };
-  return new FallbackThrottlerStorage(redis as unknown as RedisConnection, { increment: shared });
+  return new FallbackThrottlerStorage(redis as unknown as RedisConnection, {
+    increment: shared,
+    peek,
+  });
 }
 
 const record = { totalHits: 7, timeToExpire: 60, isBlocked: false, timeToBlockExpire: 0 };
@@ -39,6 +43,23 @@ describe(FallbackThrottlerStorage.name, () => {
     expect((await hit(storage)).isBlocked).toBe(true);
     // Reported, so that the connection rests Redis instead of waiting on it at every request.
     expect(failed).toHaveBeenCalledWith('Command timed out');
+    storage.onApplicationShutdown();
+  });
+
+  it('reads a count from Redis while it answers, and from process memory when it fails', async () => {
+    const shared = { hits: 9, windowEndsInSeconds: 30, blockedForSeconds: 0 };
+    const peek = jest.fn().mockResolvedValueOnce(shared).mockRejectedValue(new Error('timed out'));
+    const failed = jest.fn();
+    const storage = storageWith(true, jest.fn().mockRejectedValue(new Error('down')), failed, peek);
+    await expect(storage.peek('ratelimit:default:k', 'default')).resolves.toEqual(shared);
+    await hit(storage);
+    // The hit was counted in memory (Redis failed it): that count is read back.
+    expect(await storage.peek('ratelimit:default:k', 'default')).toEqual({
+      hits: 1,
+      windowEndsInSeconds: 60,
+      blockedForSeconds: 0,
+    });
+    expect(failed).toHaveBeenCalledWith('timed out');
     storage.onApplicationShutdown();
   });
 

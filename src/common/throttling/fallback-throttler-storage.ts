@@ -1,7 +1,12 @@
 import { Logger, OnApplicationShutdown } from '@nestjs/common';
 import { RedisConnection } from '../redis/redis-connection';
 import { MemoryThrottlerStorage } from './memory-throttler-storage';
-import { RateLimitHit, RateLimitRecord, RateLimitStorage } from './rate-limit-storage';
+import {
+  RateLimitCount,
+  RateLimitHit,
+  RateLimitRecord,
+  RateLimitStorage,
+} from './rate-limit-storage';
 
 /**
  * Rate-limit counts in Redis (shared by every replica), and in this process' memory while
@@ -39,6 +44,17 @@ export class FallbackThrottlerStorage implements RateLimitStorage, OnApplication
         return local();
       },
     );
+  }
+
+  /** From Redis while it answers, else from this process' counts, as `increment` counts. */
+  peek(key: string, scope: string): Promise<RateLimitCount> {
+    const local = () => this.local.peek(key, scope);
+    if (!this.redis.ready()) return local();
+    return this.shared.peek(key, scope).catch((error: Error) => {
+      this.redis.failed(error.message);
+      this.switchTo(true, error.message);
+      return local();
+    });
   }
 
   onApplicationShutdown(): void {

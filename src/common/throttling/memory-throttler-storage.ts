@@ -1,5 +1,10 @@
 import type { OnApplicationShutdown } from '@nestjs/common';
-import type { RateLimitHit, RateLimitRecord, RateLimitStorage } from './rate-limit-storage';
+import type {
+  RateLimitCount,
+  RateLimitHit,
+  RateLimitRecord,
+  RateLimitStorage,
+} from './rate-limit-storage';
 
 interface Counter {
   /** Hits admitted in the window; refused hits are not counted. */
@@ -32,6 +37,19 @@ export class MemoryThrottlerStorage implements RateLimitStorage, OnApplicationSh
 
   increment(hit: RateLimitHit): Promise<RateLimitRecord> {
     return Promise.resolve(this.hit(hit));
+  }
+
+  peek(key: string, scope: string): Promise<RateLimitCount> {
+    const counter = this.counters.get(`${key}:${scope}`);
+    const now = this.now();
+    // Ended as steps 1 and 2 of a hit end them.
+    const running = counter !== undefined && counter.windowEnds > now;
+    return Promise.resolve({
+      hits: running ? counter.hits : 0,
+      windowEndsInSeconds: running ? Math.ceil((counter.windowEnds - now) / 1000) : 0,
+      blockedForSeconds:
+        counter && counter.blockEnds > now ? Math.ceil((counter.blockEnds - now) / 1000) : 0,
+    });
   }
 
   onApplicationShutdown(): void {

@@ -28,6 +28,22 @@ export interface RateLimitHit {
  */
 export interface RateLimitStorage {
   increment(hit: RateLimitHit): Promise<RateLimitRecord>;
+  /**
+   * The count and cool-down of a key and scope as they stand, without counting a hit: what
+   * another replica has counted is read before something is let in (the master key, past an
+   * address's failures elsewhere).
+   */
+  peek(key: string, scope: string): Promise<RateLimitCount>;
+}
+
+/** A key's count as it stands. */
+export interface RateLimitCount {
+  /** Hits admitted in the current window; 0 once it has ended. */
+  hits: number;
+  /** Seconds to the window's end, rounded up; 0 once it has ended. */
+  windowEndsInSeconds: number;
+  /** Seconds to the cool-down's end, rounded up; 0 while there is none. */
+  blockedForSeconds: number;
 }
 
 /** The process' one storage (ThrottlingModule): Redis with a fallback, or memory. */

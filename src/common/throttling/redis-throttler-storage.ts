@@ -1,5 +1,10 @@
 import type Redis from 'ioredis';
-import type { RateLimitHit, RateLimitRecord, RateLimitStorage } from './rate-limit-storage';
+import type {
+  RateLimitCount,
+  RateLimitHit,
+  RateLimitRecord,
+  RateLimitStorage,
+} from './rate-limit-storage';
 
 /**
  * The rate-limit rules, per hit: a fixed window started by its first hit; hits are admitted
@@ -112,6 +117,22 @@ export class RedisThrottlerStorage implements RateLimitStorage {
     });
   }
 
+  /** One round trip (a MULTI): the count if its window runs, the block's time left. */
+  async peek(key: string, scope: string): Promise<RateLimitCount> {
+    const { hitsKey, blockKey } = keysOf(key, scope);
+    const answers = await this.redis.multi().get(hitsKey).pttl(hitsKey).pttl(blockKey).exec();
+    const [hits, toExpire, toBlockExpire] = (answers ?? []).map(([error, value]) => {
+      if (error) throw error;
+      return Number(value);
+    });
+    // Read as the script reads them: a window or block at PTTL 0 or less is over.
+    return {
+      hits: toExpire > 0 ? hits : 0,
+      windowEndsInSeconds: toExpire > 0 ? Math.ceil(toExpire / 1000) : 0,
+      blockedForSeconds: toBlockExpire > 0 ? Math.ceil(toBlockExpire / 1000) : 0,
+    };
+  }
+
   private readonly flush = (): void => {
     const hits = this.pending;
     this.pending = [];
@@ -124,9 +145,8 @@ export class RedisThrottlerStorage implements RateLimitStorage {
     const keys: string[] = [];
     const args: number[] = [];
     for (const { hit } of hits) {
-      // Hash tags keep a key's two entries in one slot.
-      const tag = `{${hit.key}:${hit.scope}}`;
-      keys.push(`${tag}:hits`, `${tag}:blocked`);
+      const { hitsKey, blockKey } = keysOf(hit.key, hit.scope);
+      keys.push(hitsKey, blockKey);
       args.push(hit.ttl, hit.limit, hit.blockDuration);
     }
     this.redis.throttleHits(keys.length, ...keys, ...args).then(
@@ -138,6 +158,12 @@ export class RedisThrottlerStorage implements RateLimitStorage {
       },
     );
   }
+}
+
+/** A key's two entries; hash tags keep them in one slot. */
+function keysOf(key: string, scope: string): { hitsKey: string; blockKey: string } {
+  const tag = `{${key}:${scope}}`;
+  return { hitsKey: `${tag}:hits`, blockKey: `${tag}:blocked` };
 }
 
 /** The record of the hit whose four answers start at `at`. */

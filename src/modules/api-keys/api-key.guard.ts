@@ -61,7 +61,9 @@ export class ApiKeyGuard implements CanActivate {
         .lookingUp(request.ip ?? 'unknown', authentication)
         .then((found) => this.admit(request, presented, found, access));
     if (authentication && authentication !== 'expired' && authentication.isMaster)
-      this.failures.refuseMasterBeyondLimit(() => request.ip ?? 'unknown');
+      return this.failures
+        .refuseMasterBeyondLimit(request.ip ?? 'unknown')
+        .then(() => this.admit(request, presented, authentication, access));
     return this.admit(request, presented, authentication, access);
   }
 

@@ -27,10 +27,14 @@ async function lockOut(limiter: AuthFailureLimiter): Promise<void> {
 /** A shared count that answers a round trip later, as Redis does. */
 function slowStorage(): { storage: RateLimitStorage; close: () => void } {
   const memory = new MemoryThrottlerStorage();
-  const storage = {
-    increment: async (hit: Parameters<RateLimitStorage['increment']>[0]) => {
+  const storage: RateLimitStorage = {
+    increment: async (hit) => {
       await sleep(20);
       return memory.increment(hit);
+    },
+    peek: async (key, scope) => {
+      await sleep(20);
+      return memory.peek(key, scope);
     },
   };
   return { storage, close: () => memory.onApplicationShutdown() };
@@ -63,16 +67,37 @@ describe(AuthFailureLimiter.name, () => {
       const verdict = new Promise<void>((resolve) => (settle = resolve));
       return { settle, done: failures.lookingUp(ADDRESS, verdict) };
     });
-    expect(() => failures.refuseMasterBeyondLimit(() => ADDRESS)).toThrow(
+    await expect(failures.refuseMasterBeyondLimit(ADDRESS)).rejects.toBeInstanceOf(
       TooManyAuthFailuresException,
     );
-    expect(() => failures.refuseMasterBeyondLimit(() => '203.0.113.9')).not.toThrow();
+    await expect(failures.refuseMasterBeyondLimit('203.0.113.9')).resolves.toBeUndefined();
     lookups[0].settle();
     await lookups[0].done;
-    expect(() => failures.refuseMasterBeyondLimit(() => ADDRESS)).not.toThrow();
+    await expect(failures.refuseMasterBeyondLimit(ADDRESS)).resolves.toBeUndefined();
     lookups[1].settle();
     await lookups[1].done;
     storage.onApplicationShutdown();
+  });
+
+  it('refuses the master key at an address whose failures another replica counted', async () => {
+    const config = { auth: { failureLimit: 2, failureWindowSeconds: 60 } } as AppConfig;
+    const metrics = { recordRateLimitRejection: () => undefined } as unknown as MetricsService;
+    const { storage, close } = slowStorage();
+    const here = new AuthFailureLimiter(storage, config, metrics);
+    const elsewhere = new AuthFailureLimiter(storage, config, metrics);
+    await elsewhere.recordFailure(ADDRESS, 'wrong-1');
+    await expect(here.refuseMasterBeyondLimit(ADDRESS)).resolves.toBeUndefined();
+    // The limit-th failure, answered 401 there: the address is locked out from then on.
+    await elsewhere.recordFailure(ADDRESS, 'wrong-2');
+    const refused = await here.refuseMasterBeyondLimit(ADDRESS).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(TooManyAuthFailuresException);
+    expect((refused as TooManyAuthFailuresException).retryAfterSeconds).toBeGreaterThan(58);
+    // Remembered here: the address's next requests are refused before any lookup.
+    expect(() => here.refuseIfLockedOut(() => ADDRESS, undefined)).toThrow(
+      TooManyAuthFailuresException,
+    );
+    await expect(here.refuseMasterBeyondLimit('203.0.113.9')).resolves.toBeUndefined();
+    close();
   });
 
   it('lets a key admitted before through its address’s lockout, and no other key', async () => {

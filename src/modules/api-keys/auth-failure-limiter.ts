@@ -22,7 +22,8 @@ export class TooManyAuthFailuresException extends HttpException {
  * it) and answers 429 past the limit, which makes guessing keys pointless. A locked-out address
  * is remembered by this process until its lockout ends, so that its requests are answered
  * before any key is looked up: guessing costs the database nothing while locked out. (Another
- * replica learns of the lockout at the address's next failure there.)
+ * replica learns of the lockout at the address's next failure there, or when the master key is
+ * presented there: refuseMasterBeyondLimit.)
  *
  * An issued key this process has admitted before is let through its address's lockout, so that
  * one client's wrong keys do not lock out the working clients behind the same NAT or proxy
@@ -61,18 +62,28 @@ export class AuthFailureLimiter {
   }
 
   /**
-   * The master key presented while its address has failed, or has lookups in flight, as often
-   * as the limit allows: refused as a lockout is, so that a burst of guesses sent at once (most
-   * of them looked up in the database, their failures not known yet) cannot try the master key
-   * past the limit. The master key is operator-chosen: the one secret a guesser might find.
+   * The master key presented: refused as a lockout is while its address has failed as often as
+   * the limit allows, counting
+   * - the guesses of a burst whose lookups are in flight here, their failures not known yet, so
+   *   that guesses sent at once cannot try the master key past the limit;
+   * - the failures every replica counted (the shared count, one round trip, for master-key
+   *   requests only): another replica's lockout reaches this process at the address's next
+   *   failure here, and the master key was compared before any (found by an audit of two
+   *   replicas: 20 failures on one, then the master key on the other, answered 200).
+   * The master key is operator-chosen: the one secret a guesser might find.
    */
-  refuseMasterBeyondLimit(ipOf: () => string): void {
-    if (this.lookups.size === 0 && this.recentFailures.size === 0) return;
-    const ip = ipOf();
+  async refuseMasterBeyondLimit(ip: string): Promise<void> {
+    const { failureLimit, failureWindowSeconds } = this.config.auth;
     const tried = (this.recentFailures.get(ip) ?? 0) + (this.lookups.get(ip) ?? 0);
-    if (tried < this.config.auth.failureLimit) return;
-    this.metrics.recordRateLimitRejection('unauthenticated');
-    throw new TooManyAuthFailuresException(this.config.auth.failureWindowSeconds);
+    if (tried >= failureLimit) this.refuse(failureWindowSeconds);
+    const shared = await this.storage.peek(failureKey(ip), FAILURE_SCOPE);
+    const seconds = Math.max(
+      shared.blockedForSeconds,
+      shared.hits >= failureLimit ? shared.windowEndsInSeconds : 0,
+    );
+    if (seconds === 0) return;
+    this.lockedUntil.set(ip, Date.now() + seconds * 1000);
+    this.refuse(seconds);
   }
 
   /** Counts a key lookup of this address in flight until `verdict` settles. */
@@ -102,8 +113,7 @@ export class AuthFailureLimiter {
       return;
     }
     if (presentedKey !== undefined && this.admittedKeys.has(digestOf(presentedKey))) return;
-    this.metrics.recordRateLimitRejection('unauthenticated');
-    throw new TooManyAuthFailuresException(seconds);
+    this.refuse(seconds);
   }
 
   /** Remembers an issued key that authenticated, to let it through its address's lockouts. */
@@ -135,13 +145,10 @@ export class AuthFailureLimiter {
     this.recentFailures.set(ip, seen);
     if (seen >= failureLimit && !this.lockedUntil.has(ip))
       this.lockedUntil.set(ip, Date.now() + windowMs);
-    if (seen > failureLimit) {
-      this.metrics.recordRateLimitRejection('unauthenticated');
-      throw new TooManyAuthFailuresException(failureWindowSeconds);
-    }
+    if (seen > failureLimit) this.refuse(failureWindowSeconds);
     const result = await this.storage.increment({
-      key: `authfail:${ip}`,
-      scope: 'auth-failures',
+      key: failureKey(ip),
+      scope: FAILURE_SCOPE,
       ttl: windowMs,
       limit: failureLimit,
       blockDuration: windowMs,
@@ -149,10 +156,21 @@ export class AuthFailureLimiter {
     if (result.isBlocked) {
       const seconds = Math.max(1, Math.ceil(result.timeToBlockExpire));
       this.lockedUntil.set(ip, Date.now() + seconds * 1000);
-      this.metrics.recordRateLimitRejection('unauthenticated');
-      throw new TooManyAuthFailuresException(seconds);
+      this.refuse(seconds);
     }
   }
+
+  /** The lockout's 429, counted. */
+  private refuse(retryAfterSeconds: number): never {
+    this.metrics.recordRateLimitRejection('unauthenticated');
+    throw new TooManyAuthFailuresException(retryAfterSeconds);
+  }
+}
+
+/** Where an address's failures are counted, shared by every replica. */
+const FAILURE_SCOPE = 'auth-failures';
+function failureKey(ip: string): string {
+  return `authfail:${ip}`;
 }
 
 /** What identifies an admitted key here: its SHA-256, never the key itself. */
