@@ -6,7 +6,7 @@ import { createApp } from '../../src/bootstrap';
 import { loadConfig } from '../../src/config/load-config';
 import { Sr25519Keypair } from '../../src/network/bittensor/keypair';
 import { loadValidatorKey } from '../../src/network/bittensor/validator-key';
-import { writeWalletHotkey } from '../../src/network/bittensor/wallet-file';
+import { createWalletHotkey } from '../../src/network/bittensor/wallet-file';
 import type { ApiKeyCreatedDto } from '../../src/modules/api-keys/dto/api-key-created.dto';
 import type { ApiKeyTier } from '../../src/common/auth/api-key-tier';
 import { announcePort } from './child-server';
@@ -46,7 +46,9 @@ export function benchValidatorKey(): Sr25519Keypair {
  */
 export function benchAppEnv(databaseUrl: string): { env: NodeJS.ProcessEnv; masterKey: string } {
   const masterKey = `sk_master_bench_${randomBytes(16).toString('hex')}`;
-  writeWalletHotkey(join(BENCH_WALLETS, 'default', 'hotkeys', 'default'), { seed: BENCH_KEY_SEED });
+  createWalletHotkey(join(BENCH_WALLETS, 'default', 'hotkeys', 'default'), {
+    seed: BENCH_KEY_SEED,
+  });
   // Production needs a metagraph source: a subnet without neurons, unless the bench sets one.
   const emptyMetagraph = join(BENCH_WALLETS, 'empty-metagraph.json');
   writeFileSync(emptyMetagraph, JSON.stringify({ netuid: 13, block: 0, neurons: [] }));

@@ -1,5 +1,6 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createFileOnce } from '../common/files/create-file-once';
 import { generateApiKey } from '../common/security/api-key-secret';
 
 export interface ResolvedMasterKey {
@@ -23,6 +24,7 @@ export function resolveMasterKey(
   if (existsSync(file)) return { key: readFileSync(file, 'utf8').trim(), file, created: false };
   mkdirSync(dataDir, { recursive: true });
   const key = generateApiKey('sk_master_');
-  writeFileSync(file, `${key}\n`, { mode: 0o600 });
-  return { key, file, created: true };
+  if (createFileOnce(file, `${key}\n`, 0o600)) return { key, file, created: true };
+  // Another process sharing the directory wrote its key first: that one is the key.
+  return { key: readFileSync(file, 'utf8').trim(), file, created: false };
 }

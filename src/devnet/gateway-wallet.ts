@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { readWalletHotkey, writeWalletHotkey } from '../network/bittensor/wallet-file';
+import { createWalletHotkey, readWalletHotkey } from '../network/bittensor/wallet-file';
 
 /** Where the gateway finds the key: BT_WALLET_NAME=devnet, BT_WALLET_HOTKEY=gateway. */
 export const GATEWAY_WALLET_NAME = 'devnet';
@@ -17,5 +17,5 @@ export function writeGatewayWallet(directory: string, seed: number): string {
   const path = join(directory, GATEWAY_WALLET_NAME, 'hotkeys', GATEWAY_WALLET_HOTKEY);
   if (existsSync(path)) return readWalletHotkey(path).address;
   const secret = createHash('sha256').update(`devnet gateway ${seed}`).digest();
-  return writeWalletHotkey(path, { seed: secret }).address;
+  return createWalletHotkey(path, { seed: secret }).keypair.address;
 }

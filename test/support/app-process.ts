@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { Sr25519Keypair } from '../../src/network/bittensor/keypair';
 import { forEachLine } from '../../src/common/text-lines';
-import { writeWalletHotkey } from '../../src/network/bittensor/wallet-file';
+import { createWalletHotkey } from '../../src/network/bittensor/wallet-file';
 import { ApiContract } from './contract';
 import { TEST_MASTER_KEY } from './test-app';
 import { freeListeningPort } from '../../bench/support/ports';
@@ -128,7 +128,7 @@ export async function startAppProcess(
 ): Promise<AppProcess> {
   const port = await freeListeningPort();
   const dataDir = mkdtempSync(join(tmpdir(), 'gateway-process-'));
-  writeWalletHotkey(join(dataDir, 'wallets', 'default', 'hotkeys', 'default'), {
+  createWalletHotkey(join(dataDir, 'wallets', 'default', 'hotkeys', 'default'), {
     seed: PROCESS_KEY_SEED,
   });
   // The loopback guard runs in the process too: what it refuses fails the spec that started it.

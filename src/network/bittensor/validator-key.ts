@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { ValidatorKeySettings } from '../../config/app-config';
 import { ConfigError } from '../../config/load-config';
 import { cryptoReady, KeyError, Sr25519Keypair } from './keypair';
-import { readWalletHotkey, WalletFileError, writeWalletHotkey } from './wallet-file';
+import { createWalletHotkey, readWalletHotkey, WalletFileError } from './wallet-file';
 
 export interface ValidatorKey {
   keypair: Sr25519Keypair;
@@ -82,10 +82,9 @@ function readWallet(file: string): Sr25519Keypair {
 
 /** Development only: one key per data directory, kept as a btwallet file (mode 0600). */
 function generatedKey(file: string): ValidatorKey {
-  if (existsSync(file))
-    return { keypair: readWallet(file), origin: `development key file ${file}`, created: false };
-  const keypair = writeWalletHotkey(file, { mnemonic: Sr25519Keypair.generate().mnemonic });
-  return { keypair, origin: `development key file ${file}`, created: true };
+  const origin = `development key file ${file}`;
+  if (existsSync(file)) return { keypair: readWallet(file), origin, created: false };
+  return { ...createWalletHotkey(file, { mnemonic: Sr25519Keypair.generate().mnemonic }), origin };
 }
 
 function expandHome(path: string): string {

@@ -5,7 +5,7 @@ import { hexToU8a, u8aToHex } from '@polkadot/util';
 import { encodeAddress, mnemonicToMiniSecret } from '@polkadot/util-crypto';
 import { loadVectors } from '../../../test/support/bittensor-fixtures';
 import { cryptoReady, SS58_FORMAT } from './keypair';
-import { readWalletHotkey } from './wallet-file';
+import { createWalletHotkey, readWalletHotkey } from './wallet-file';
 
 const { btwallet, sr25519 } = loadVectors();
 
@@ -96,5 +96,28 @@ describe(readWalletHotkey.name, () => {
 
   it('says when the file is missing', () => {
     expect(() => readWalletHotkey(join(directory, 'absent'))).toThrow(/no hotkey file at/);
+  });
+});
+
+describe(createWalletHotkey.name, () => {
+  let directory: string;
+  beforeAll(() => cryptoReady());
+  beforeEach(() => (directory = mkdtempSync(join(tmpdir(), 'wallet-'))));
+  afterEach(() => rmSync(directory, { recursive: true, force: true }));
+
+  it('writes a file btwallet and readWalletHotkey read, in directories it creates', () => {
+    const path = join(directory, 'default', 'hotkeys', 'default');
+    const { keypair, created } = createWalletHotkey(path, { mnemonic: btwallet.mnemonic });
+    expect(created).toBe(true);
+    expect(keypair.address).toBe(btwallet.ss58);
+    expect(readWalletHotkey(path).address).toBe(btwallet.ss58);
+  });
+
+  it('keeps the key of a file written first (a process sharing the directory), and returns it', () => {
+    const path = join(directory, 'hotkey');
+    createWalletHotkey(path, { mnemonic: btwallet.mnemonic });
+    const second = createWalletHotkey(path, { seed: new Uint8Array(32).fill(7) });
+    expect(second.created).toBe(false);
+    expect(second.keypair.address).toBe(btwallet.ss58);
   });
 });

@@ -1,6 +1,7 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { hexToU8a, isHex, u8aToHex } from '@polkadot/util';
+import { createFileOnce } from '../../common/files/create-file-once';
 import { KeyError, Sr25519Keypair } from './keypair';
 
 /**
@@ -107,12 +108,13 @@ function hexBytes(value: unknown, length: number): Uint8Array {
 
 /**
  * Writes a btwallet hotkey file (mode 0600, directories created) for a mnemonic or a 32-byte
- * seed, as btwallet lays it out; returns the key it holds.
+ * seed, as btwallet lays it out, unless the file exists (another process sharing the directory
+ * may have written it first); returns the key the file holds, and whether this call wrote it.
  */
-export function writeWalletHotkey(
+export function createWalletHotkey(
   path: string,
   secret: { mnemonic: string } | { seed: Uint8Array },
-): Sr25519Keypair {
+): { keypair: Sr25519Keypair; created: boolean } {
   const keypair =
     'mnemonic' in secret
       ? Sr25519Keypair.fromUri(secret.mnemonic)
@@ -127,6 +129,6 @@ export function writeWalletHotkey(
     ss58Address: keypair.address,
   };
   mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, JSON.stringify(file), { mode: 0o600 });
-  return keypair;
+  if (createFileOnce(path, JSON.stringify(file), 0o600)) return { keypair, created: true };
+  return { keypair: readWalletHotkey(path), created: false };
 }
