@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { existsSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +13,7 @@ import { TaskLifecycleService } from '../../src/modules/tasks/task-lifecycle.ser
 import { DataItem, XItem } from '../../src/network/protocol';
 import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
 import { startTestNetwork, TestNetwork } from '../support/network';
+import { eventually, sample, scrape } from '../support/metrics';
 import { expectedRows, readParquet } from '../support/parquet-reader';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 import { registerTask } from '../support/tasks';
@@ -276,6 +279,27 @@ describe('Task datasets as Parquet', () => {
     }
   });
 
+  // A client that has every byte it was promised (Content-Length) closes at once, as curl does
+  // when it exits: often before the server has ended the response. Such a download was counted
+  // and logged as unanswered (found by a README audit: 23 of 83 complete downloads).
+  it('counts a download whose client closed on its last byte as answered', async () => {
+    const route = { method: 'GET', route: '/api/v1/tasks/:id/dataset' };
+    const before = await scrape(app);
+    const answered = (text: string) =>
+      sample(text, 'gateway_http_requests_total', { ...route, status: '200' }) ?? 0;
+    const unanswered = (text: string) =>
+      sample(text, 'gateway_http_requests_unanswered_total', route) ?? 0;
+    const port = Number(new URL(app.url).port);
+    const downloads = 40;
+    for (let i = 0; i < downloads; i++)
+      await fetchAndClose(port, 'btc-x', i % 2 === 0 ? 'jsonl' : 'parquet');
+    await eventually(async () => {
+      const after = await scrape(app);
+      expect(answered(after) - answered(before)).toBe(downloads);
+      expect(unanswered(after) - unanswered(before)).toBe(0);
+    });
+  });
+
   it('refuses an unknown format with a 422 at ["query", "format"]', async () => {
     for (const format of ['csv', 'PARQUET', '']) {
       const response = await get(`tasks/btc-x/dataset?format=${format}`).expect(422);
@@ -408,3 +432,26 @@ describe('Task datasets as Parquet', () => {
     expect(written.headers['x-content-sha256']).toBe(task.dataset.parquet.sha256);
   });
 });
+
+/**
+ * Downloads a dataset on a connection of its own and destroys the socket the moment the body is
+ * complete (Content-Length bytes), as a client that exits then does.
+ */
+async function fetchAndClose(port: number, id: string, format: 'jsonl' | 'parquet'): Promise<void> {
+  const socket = connect(port, '127.0.0.1');
+  await once(socket, 'connect');
+  socket.write(
+    `GET /api/v1/tasks/${id}/dataset?format=${format} HTTP/1.1\r\nHost: localhost\r\n` +
+      `X-API-Key: ${TEST_MASTER_KEY}\r\n\r\n`,
+  );
+  let received = Buffer.alloc(0);
+  for await (const chunk of socket) {
+    received = Buffer.concat([received, chunk as Buffer]);
+    const headerEnd = received.indexOf('\r\n\r\n');
+    if (headerEnd < 0) continue;
+    const head = received.subarray(0, headerEnd).toString();
+    const length = Number(/content-length: (\d+)/i.exec(head)?.[1]);
+    if (received.length - headerEnd - 4 >= length) break;
+  }
+  socket.destroy();
+}
