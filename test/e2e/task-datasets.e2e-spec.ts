@@ -14,7 +14,7 @@ import { DataItem, XItem } from '../../src/network/protocol';
 import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
 import { startTestNetwork, TestNetwork } from '../support/network';
 import { eventually, sample, scrape } from '../support/metrics';
-import { expectedRows, readParquet } from '../support/parquet-reader';
+import { expectedRows, readParquet, readParquetMetadata } from '../support/parquet-reader';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 import { registerTask } from '../support/tasks';
 
@@ -53,7 +53,7 @@ describe('Task datasets as Parquet', () => {
     const parquet = await download(`tasks/${id}/dataset?format=parquet`).expect(200);
     const file = join(dataDir, `downloaded-${id}.parquet`);
     writeFileSync(file, parquet.body as Buffer);
-    return { items, parquet, read: await readParquet(file) };
+    return { items, parquet, file, read: await readParquet(file) };
   }
 
   beforeAll(async () => {
@@ -151,8 +151,17 @@ describe('Task datasets as Parquet', () => {
 
   it("sends the Parquet file with its size and hash, as the task's dataset and manifest list them", async () => {
     const task = (await get('tasks/btc-x').expect(200)).body;
-    const { parquet } = await bothFormats('btc-x');
+    const { parquet, file } = await bothFormats('btc-x');
     const bytes = parquet.body as Buffer;
+    // Where the rows come from, for a file found on its own.
+    expect(await readParquetMetadata(file)).toEqual({
+      task_id: 'btc-x',
+      source: 'X',
+      label: '#bitcoin',
+      registered_by: '5ValidatorHotkeyForDatasets',
+      jsonl_sha256: task.dataset.sha256,
+      dataset_format_version: '1',
+    });
     expect(parquet.headers['content-type']).toBe(PARQUET);
     expect(parquet.headers['content-disposition']).toBe('attachment; filename="btc-x.parquet"');
     expect(Number(parquet.headers['content-length'])).toBe(bytes.length);

@@ -24,6 +24,19 @@ export async function readParquet(file: string): Promise<ReadParquet> {
   });
 }
 
+/** A Parquet file's key-value metadata as DuckDB reads it (`parquet_kv_metadata`). */
+export async function readParquetMetadata(file: string): Promise<Record<string, string>> {
+  return withDuckDb(async (connection) => {
+    const read = await connection.runAndReadAll(
+      'SELECT decode(key) AS key, decode(value) AS value FROM parquet_kv_metadata($file)',
+      { file },
+    );
+    return Object.fromEntries(
+      read.getRowObjectsJson().map((row) => [row.key as string, row.value as string]),
+    );
+  });
+}
+
 /** A connection to an in-memory DuckDB for `use`, closed after. */
 async function withDuckDb<T>(use: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
   const instance = await DuckDBInstance.create(':memory:');

@@ -1,7 +1,7 @@
 import { access } from 'node:fs/promises';
 import { Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock';
-import { parquetPathBeside, writeParquet } from './dataset-parquet';
+import { parquetMetadata, parquetPathBeside, writeParquet } from './dataset-parquet';
 import { CompiledDataset, JsonLinesFile, ParquetFile, writeManifest } from './dataset-writer';
 import { CompletedTask, TaskRow } from './task.types';
 import { TasksRepository } from './tasks.repository';
@@ -34,7 +34,7 @@ export class DatasetParquetService {
   /** Writes the Parquet file of a dataset being compiled; null (logged) when that fails. */
   async tryWrite(task: TaskRow, jsonl: JsonLinesFile): Promise<ParquetFile | null> {
     try {
-      return await this.write(task, jsonl.file, jsonl.rows);
+      return await this.write(task, jsonl);
     } catch (error) {
       this.recordFailure(task.id, error as Error);
       return null;
@@ -70,7 +70,11 @@ export class DatasetParquetService {
   private async convert(task: CompletedTask): Promise<ParquetFile | null> {
     let parquet: ParquetFile;
     try {
-      parquet = await this.write(task, task.dataset_file, task.dataset_rows ?? 0);
+      parquet = await this.write(task, {
+        file: task.dataset_file,
+        rows: task.dataset_rows ?? 0,
+        sha256: task.dataset_sha256,
+      });
     } catch (error) {
       this.recordFailure(task.id, error as Error);
       return null;
@@ -82,12 +86,19 @@ export class DatasetParquetService {
     return parquet;
   }
 
-  private async write(task: TaskRow, jsonlPath: string, rows: number): Promise<ParquetFile> {
-    const file = parquetPathBeside(jsonlPath);
-    const written = await writeParquet(task.platform, jsonlPath, file);
+  /** Writes the Parquet file beside `jsonl`, the task's JSON lines file. */
+  private async write(
+    task: TaskRow,
+    jsonl: Pick<JsonLinesFile, 'file' | 'rows' | 'sha256'>,
+  ): Promise<ParquetFile> {
+    const file = parquetPathBeside(jsonl.file);
+    const metadata = parquetMetadata(task, jsonl.sha256);
+    const written = await writeParquet(task.platform, jsonl.file, file, metadata);
     // Cannot differ (one file is made from the other); checked because a download trusts it.
-    if (written.rows !== rows)
-      throw new Error(`the Parquet file has ${written.rows} rows, the JSON lines file ${rows}`);
+    if (written.rows !== jsonl.rows)
+      throw new Error(
+        `the Parquet file has ${written.rows} rows, the JSON lines file ${jsonl.rows}`,
+      );
     return { file, bytes: written.bytes, sha256: written.sha256 };
   }
 

@@ -2,10 +2,15 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expectedRows, queryParquet, readParquet } from '../../../test/support/parquet-reader';
+import {
+  expectedRows,
+  queryParquet,
+  readParquet,
+  readParquetMetadata,
+} from '../../../test/support/parquet-reader';
 import { currentItemShape, StoredItemShape } from '../../network/legacy-items';
 import { RedditItem, XItem } from '../../network/protocol';
-import { parquetPathBeside, writeParquet } from './dataset-parquet';
+import { parquetMetadata, parquetPathBeside, writeParquet } from './dataset-parquet';
 import { writeJsonLines } from './dataset-writer';
 
 const TEXT = 'Line one\nline "two"\r\n\u2028 🚀 #Bitcoin #ai';
@@ -258,10 +263,32 @@ describe('writeParquet', () => {
     expect(await count('list_contains(tweet_hashtags, $value)', '#🚀')).toBe(1);
   });
 
-  it('hashes the bytes it wrote, and writes the same bytes every time', async () => {
+  it('hashes the bytes it wrote, and writes the same bytes every time, metadata included', async () => {
     const source = await jsonLines('x', [FULL_X, SPARSE_X]);
-    const first = await writeParquet('x', source, join(directory, 'a.parquet'));
-    const second = await writeParquet('x', source, join(directory, 'b.parquet'));
+    const metadata = parquetMetadata(
+      {
+        id: 'tao-x',
+        platform: 'x',
+        label: '#tao',
+        keyword: null,
+        post_start: new Date('2026-11-01T00:00:00Z'),
+        post_end: null,
+        registered_by: '5Hotkey',
+      },
+      'e3b0c442',
+    );
+    expect(metadata).toEqual({
+      task_id: 'tao-x',
+      source: 'X',
+      label: '#tao',
+      post_start_datetime: '2026-11-01T00:00:00.000Z',
+      registered_by: '5Hotkey',
+      jsonl_sha256: 'e3b0c442',
+      dataset_format_version: '1',
+    });
+    const first = await writeParquet('x', source, join(directory, 'a.parquet'), metadata);
+    const second = await writeParquet('x', source, join(directory, 'b.parquet'), metadata);
+    expect(await readParquetMetadata(join(directory, 'a.parquet'))).toEqual(metadata);
     const bytes = readFileSync(join(directory, 'a.parquet'));
     expect(first.sha256).toBe(createHash('sha256').update(bytes).digest('hex'));
     expect(first.bytes).toBe(bytes.length);

@@ -10,6 +10,7 @@ import { RedditItem, XItem } from '../../network/protocol';
 import { xContentFields } from '../../network/sn13/records';
 import { toSourceName } from '../../network/sources';
 import { writeFileAtomically, WrittenFile } from './atomic-file';
+import { TaskRow } from './task.types';
 
 /*
  * A task's dataset as Parquet, in the columns of the subnet's own Parquet datasets: one row per
@@ -170,15 +171,17 @@ const COLUMNS = { x: X_COLUMNS, reddit: REDDIT_COLUMNS } as const;
 
 /**
  * Writes the rows of a task's JSON lines dataset (`jsonlPath`, as compiled) to `path` as
- * Parquet, in the same order, through `writeFileAtomically`. Built from the JSON lines file, not
- * the stored items, so both files hold the same rows by construction, and a task compiled before
- * Parquet existed gets its file from what it published. The writer is deterministic: two replicas
- * converting the same file write the same bytes.
+ * Parquet, in the same order, through `writeFileAtomically`, with `metadata` as the file's
+ * key-value metadata. Built from the JSON lines file, not the stored items, so both files hold
+ * the same rows by construction, and a task compiled before Parquet existed gets its file from
+ * what it published. The writer is deterministic: two replicas converting the same file write
+ * the same bytes.
  */
 export async function writeParquet(
   platform: Source,
   jsonlPath: string,
   path: string,
+  metadata: Readonly<Record<string, string>> = {},
 ): Promise<WrittenFile & { rows: number }> {
   const columns = COLUMNS[platform];
   const source = toSourceName(platform);
@@ -215,9 +218,41 @@ export async function writeParquet(
       input.destroy();
       file.destroy();
     }
+    for (const [key, value] of Object.entries(metadata)) writer.setMetadata(key, value);
     await writer.close();
   });
   return { ...written, rows };
+}
+
+/** Version of the Parquet layout (`dataset_format_version`): raised when the columns change. */
+export const PARQUET_FORMAT_VERSION = '1';
+
+/**
+ * A task's Parquet key-value metadata: where the rows come from, for a file found on its own
+ * (DuckDB: `SELECT * FROM parquet_kv_metadata('tao-x.parquet')`). Only what the task fixes, so
+ * the file's bytes stay the same when it is written again. Absent values are left out.
+ */
+export function parquetMetadata(
+  task: Pick<
+    TaskRow,
+    'id' | 'platform' | 'label' | 'keyword' | 'post_start' | 'post_end' | 'registered_by'
+  >,
+  jsonlSha256: string,
+): Record<string, string> {
+  const entries: [string, string | null | undefined][] = [
+    ['task_id', task.id],
+    ['source', toSourceName(task.platform)],
+    ['label', task.label],
+    ['keyword', task.keyword],
+    ['post_start_datetime', task.post_start?.toISOString()],
+    ['post_end_datetime', task.post_end?.toISOString()],
+    ['registered_by', task.registered_by],
+    ['jsonl_sha256', jsonlSha256],
+    ['dataset_format_version', PARQUET_FORMAT_VERSION],
+  ];
+  return Object.fromEntries(
+    entries.filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+  );
 }
 
 /** Where a dataset's Parquet file lives: beside its JSON lines file. */
