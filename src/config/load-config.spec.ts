@@ -1,4 +1,5 @@
 import { ConfigError, configWarnings, loadConfig } from './load-config';
+import { HOUR_MS } from '../common/clock/durations';
 
 function problemsOf(env: Record<string, string>): string[] {
   try {
@@ -20,7 +21,6 @@ const NO_SOURCE_IN_PRODUCTION =
   'SUBTENSOR_URL, METAGRAPH_FILE: one is required when NODE_ENV=production ' +
   '(SUBTENSOR_URL=wss://entrypoint-finney.opentensor.ai:443 reads subnet NETUID from the chain)';
 const LOOPBACK = { publicUnicast: false, cidrs: ['127.0.0.0/8', '::1/128'] };
-const HOUR_MS = 3_600_000;
 
 describe(loadConfig.name, () => {
   it('starts in development with no variables at all', () => {

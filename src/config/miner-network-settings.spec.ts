@@ -1,7 +1,6 @@
 import { defaultCallBudgets } from './miner-call-limits';
 import { describeBudget, parseAllowedNetworks, parseCallBudgets } from './miner-network-settings';
-
-const HOUR_MS = 3_600_000;
+import { HOUR_MS } from '../common/clock/durations';
 
 describe(parseAllowedNetworks.name, () => {
   it('reads public as every public unicast address and nothing else', () => {

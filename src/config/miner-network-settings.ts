@@ -1,5 +1,6 @@
 import ipaddr from 'ipaddr.js';
 import { SYNAPSE_NAMES, SynapseName } from '../common/synapse-names';
+import { HOUR_MS } from '../common/clock/durations';
 
 /**
  * Parsers of the settings that bound what the gateway may do to miners: which addresses it may
@@ -54,7 +55,6 @@ export interface CallBudget {
 
 export type CallBudgets = Partial<Record<SynapseName, CallBudget>>;
 
-const HOUR_MS = 3_600_000;
 const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: HOUR_MS };
 
 /**

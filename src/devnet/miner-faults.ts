@@ -7,13 +7,12 @@ import { randomBase62 } from './corpus-text';
 import { toWireEntity } from './miner-records';
 import { Rng } from './rng';
 import { HASHTAGS, SUBREDDITS } from './vocabulary';
+import { HOUR_MS } from '../common/clock/durations';
 
 /** How dishonest miners bend their answers: fabricated, corrupted or inflated content. */
 
 type Mutable = Record<string, unknown>;
 type Violation = 'author' | 'keyword' | 'date' | 'future';
-
-const HOUR_MS = 3_600_000;
 
 /**
  * Items that look real (cloned from corpus items) under made-up uris and ids, each breaking one

@@ -7,6 +7,7 @@
 
 import { Source } from '../common/source';
 import { SourceId } from './sources';
+import { HOUR_MS } from '../common/clock/durations';
 
 /** A miner index with more buckets than this is rejected by the gateway. */
 export const MAX_INDEX_BUCKETS = 350_000;
@@ -211,8 +212,6 @@ export interface BucketKey {
 
 // ---------------------------------------------------------------------------------------------
 // Time buckets: whole hours since the Unix epoch, UTC.
-
-const HOUR_MS = 3_600_000;
 
 export function timeBucketId(date: Date): number {
   return Math.floor(date.getTime() / HOUR_MS);

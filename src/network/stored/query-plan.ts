@@ -10,6 +10,7 @@ import {
 import { parseKeyword } from '../keywords';
 import { compileQuery, QueryMatcher } from '../query-matcher';
 import { SourceId, toSourceId, toSourceName } from '../sources';
+import { HOUR_MS } from '../../common/clock/durations';
 
 /**
  * How an on-demand query is answered from miners' stored data: which (source, label, hour)
@@ -51,8 +52,6 @@ export interface StoredQueryPlan {
  * labels reads the older hours it needs from there.
  */
 export const FILTERED_OVERSAMPLING = 4;
-
-const HOUR_MS = 3_600_000;
 
 export function planStoredQuery(query: NetworkQuery, now: Date): StoredQueryPlan {
   const mode = query.keywordMode;

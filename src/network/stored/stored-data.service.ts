@@ -19,6 +19,7 @@ import { BucketToFetch, chooseHolders, PlannedCall, StoredSynapse } from './hold
 import { ItemStore, StoredItem } from './item-store';
 import { planStoredQuery, StoredQueryPlan } from './query-plan';
 import { FetchRound, StoredAnswer, summarize } from './stored-answer';
+import { HOUR_MS } from '../../common/clock/durations';
 
 /**
  * Hours of the index read at once while buckets are selected: a first page of a few hours (a
@@ -36,7 +37,6 @@ const MAX_PAGES = 11;
  */
 const MAX_SCANNED = 20_000;
 const READ_PAGE = 500;
-const HOUR_MS = 3_600_000;
 /**
  * Claimed bytes per call, as a share of MINER_MAX_RESPONSE_BYTES: contents travel as JSON
  * strings inside JSON (quotes escaped, non-ASCII as \u escapes in Reddit records).

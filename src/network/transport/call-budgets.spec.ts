@@ -2,7 +2,8 @@ import { Clock } from '../../common/clock/clock';
 import { SynapseName } from '../../common/synapse-names';
 import { loadConfig } from '../../config/load-config';
 import { CallBudgetRepository, NetworkReserve } from './call-budget.repository';
-import { CallBudgets, CallPurpose, MINER_WINDOW_MS } from './call-budgets';
+import { MINER_LIMIT_WINDOW_MS } from '../../config/miner-call-limits';
+import { CallBudgets, CallPurpose } from './call-budgets';
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 60 * MINUTE_MS;
@@ -265,7 +266,7 @@ describe(CallBudgets.name, () => {
 
     it("waits out the miner's hour even when the budget's window is shorter", async () => {
       const short = budgets({ MINER_CALL_BUDGETS: 'GetContentsByBuckets=4/15m' });
-      const end = DATABASE_NOW + MINER_WINDOW_MS + MARGIN_MS;
+      const end = DATABASE_NOW + MINER_LIMIT_WINDOW_MS + MARGIN_MS;
 
       expect(await short.spend('miner', 'GetContentsByBuckets')).toEqual(new Date(end));
 

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
+import { MINER_LIMIT_WINDOW_MS } from '../../config/miner-call-limits';
 import { CallBudget } from '../../config/miner-network-settings';
 import { SynapseName } from '../../common/synapse-names';
 import { CallBudgetRepository, NetworkReserve, Reservation } from './call-budget.repository';
@@ -24,17 +25,6 @@ export interface BudgetLeft {
   /** When the oldest counted call leaves the window (null when none is counted). */
   nextAt: Date | null;
 }
-
-/**
- * How long a subnet 13 miner counts a validator hotkey's calls before it starts again. Its code
- * (neurons/miner.py default_blacklist) keeps one set of counters, cleared all together by the
- * first call that arrives 60 minutes or more after the last clearing (at its start); that call
- * starts the next window. So a window holds only calls that arrived within 60 minutes of its
- * start, and a call arriving 60 minutes after any other is never counted with it. After a
- * miner's 403 its window has surely ended an hour later (or one budget window later, when the
- * budget's window is longer).
- */
-export const MINER_WINDOW_MS = 60 * 60_000;
 
 /**
  * MINER_CALL_BUDGETS: how many calls of a synapse each miner may receive from this validator
@@ -125,8 +115,12 @@ export class CallBudgets {
     const budget = this.budgetOf(synapse);
     if (!budget) return undefined;
     const at = (await this.repository.now(this.clock.shiftMs())).getTime();
+    // After a miner's 403 its window (MINER_LIMIT_WINDOW_MS) has surely ended an hour later, or
+    // one budget window later when the budget's window is longer.
     const until =
-      at + Math.max(MINER_WINDOW_MS, budget.windowMs) + this.config.network.callBudgetMarginMs;
+      at +
+      Math.max(MINER_LIMIT_WINDOW_MS, budget.windowMs) +
+      this.config.network.callBudgetMarginMs;
     // Calls dated a (counted) window before the end stay counted until the end: the window is full.
     if (budget.calls > 0)
       await this.repository.fill(
