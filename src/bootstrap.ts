@@ -1,10 +1,11 @@
+import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module';
 import { configureApp } from './app.setup';
 import { ExpressServerAdapter } from './common/http/express-server-adapter';
 import { AppConfig } from './config/app-config';
-import { migrateDatabase } from './database/migrate';
+import { describeMigrations, migrateDatabase } from './database/migrate';
 import { Sr25519Keypair } from './network/bittensor/keypair';
 
 /** The configuration once the database, the master key and the validator's key are known. */
@@ -16,12 +17,17 @@ export type ResolvedConfig = AppConfig & {
 
 /** Migrates the database, then builds the configured app (not yet listening). */
 export async function createApp(config: ResolvedConfig): Promise<NestExpressApplication> {
-  await migrateDatabase(config.databaseUrl, config.database.connectTimeoutMs);
+  const migrations = await migrateDatabase(config.databaseUrl, config.database.connectTimeoutMs);
   const app = await NestFactory.create<NestExpressApplication>(
     AppModule.forRoot(config),
     new ExpressServerAdapter(),
     { bodyParser: false, bufferLogs: true },
   );
   configureApp(app, config);
+  // Logged once the app's logger is in place (bufferLogs): what an upgrade changed, in the log.
+  const { log, warn } = describeMigrations(migrations);
+  const logger = new Logger('Database');
+  if (log) logger.log(log);
+  if (warn) logger.warn(warn);
   return app;
 }

@@ -22,6 +22,7 @@ import { IndexMissedSyncs1764760000000 } from './migrations/1764760000000-IndexM
 import { TaskCollectionFailures1764770000000 } from './migrations/1764770000000-TaskCollectionFailures';
 import { ParquetTextStatistics1764780000000 } from './migrations/1764780000000-ParquetTextStatistics';
 import { TaskCompletedAtIndex1764790000000 } from './migrations/1764790000000-TaskCompletedAtIndex';
+import { ParquetVersion1764800000000 } from './migrations/1764800000000-ParquetVersion';
 
 export const MIGRATIONS = [
   InitialSchema1763700000000,
@@ -45,6 +46,7 @@ export const MIGRATIONS = [
   TaskCollectionFailures1764770000000,
   ParquetTextStatistics1764780000000,
   TaskCompletedAtIndex1764790000000,
+  ParquetVersion1764800000000,
 ];
 
 /**

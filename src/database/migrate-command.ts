@@ -1,6 +1,6 @@
 import { config as loadDotEnv } from 'dotenv';
 import { loadConfig } from '../config/load-config';
-import { migrateDatabase } from './migrate';
+import { describeMigrations, migrateDatabase, MigrationReport } from './migrate';
 
 /** The database the migration commands act on (DATABASE_URL), with its connect timeout. */
 export function commandLineDatabase(env: NodeJS.ProcessEnv): {
@@ -20,7 +20,7 @@ export function commandLineDatabase(env: NodeJS.ProcessEnv): {
  * start-up (migrateDatabase): under the replicas' migration lock, so that a replica starting
  * meanwhile waits rather than racing it, and with no statement timeout.
  */
-export async function migrateFromCommandLine(env: NodeJS.ProcessEnv): Promise<string[]> {
+export async function migrateFromCommandLine(env: NodeJS.ProcessEnv): Promise<MigrationReport> {
   const { url, connectTimeoutMs } = commandLineDatabase(env);
   return migrateDatabase(url, connectTimeoutMs);
 }
@@ -28,9 +28,10 @@ export async function migrateFromCommandLine(env: NodeJS.ProcessEnv): Promise<st
 if (require.main === module) {
   loadDotEnv();
   migrateFromCommandLine(process.env).then(
-    (applied) => {
-      const names = applied.length > 0 ? applied.join(', ') : 'none (the schema is up to date)';
-      process.stdout.write(`migrations applied: ${names}\n`);
+    (report) => {
+      const { log, warn } = describeMigrations(report);
+      process.stdout.write(`${log ?? 'migrations applied: none (the schema is up to date)'}\n`);
+      if (warn) process.stderr.write(`${warn}\n`);
     },
     (error: unknown) => {
       process.stderr.write(

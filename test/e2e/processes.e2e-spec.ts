@@ -352,6 +352,16 @@ describe('Two service processes on one Postgres and one Redis', () => {
     const everything = apps.flatMap((app) => app.lines).join('\n');
     expect(everything).not.toContain(key);
     expect(everything).not.toContain(TEST_MASTER_KEY);
+    // Both started on an empty database: the one that migrated says what it applied.
+    const migrated = apps
+      .flatMap((app) => jsonLogs(app))
+      .filter((line) => String(line.msg).startsWith('migrations applied: '));
+    expect(migrated).toEqual([
+      expect.objectContaining({
+        context: 'Database',
+        msg: expect.stringContaining('InitialSchema'),
+      }),
+    ]);
   });
 });
 

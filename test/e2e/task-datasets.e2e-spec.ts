@@ -270,6 +270,26 @@ describe('Task datasets as Parquet', () => {
     expect((await get('tasks/btc-x').expect(200)).body.dataset).toEqual(task.dataset);
   });
 
+  // In a rolling upgrade, a replica of the release before still writes and records files with its
+  // own writer after the new release's migrations ran (found by an upgrade audit).
+  it('writes again a Parquet file an earlier writer made, and lists it only once written', async () => {
+    const task = (await get('tasks/btc-x').expect(200)).body;
+    const file = datasetPath(dataDir, 'btc-x').replace(/\.jsonl\.gz$/, '.parquet');
+    const current = readFileSync(file);
+    writeFileSync(file, 'PAR1 as an earlier writer made it PAR1');
+    await app.app
+      .get(DataSource)
+      .query(
+        `UPDATE scraping_tasks SET parquet_version = NULL, parquet_bytes = 38, parquet_sha256 = $1 WHERE id = 'btc-x'`,
+        ['0'.repeat(64)],
+      );
+    expect((await get('tasks/btc-x').expect(200)).body.dataset.parquet).toBeUndefined();
+    const again = await download('tasks/btc-x/dataset?format=parquet').expect(200);
+    expect(again.body).toEqual(current);
+    expect(again.headers['x-content-sha256']).toBe(task.dataset.parquet.sha256);
+    expect((await get('tasks/btc-x').expect(200)).body.dataset).toEqual(task.dataset);
+  });
+
   it('answers 503 when the JSON lines file is missing on this server, in either format', async () => {
     const file = datasetPath(dataDir, 'btc-x');
     const bytes = readFileSync(file);

@@ -4,7 +4,7 @@ import {
   buildDataSourceOptions,
   buildMigrationDataSourceOptions,
 } from '../../src/database/data-source-options';
-import { migrateDatabase, MIGRATION_LOCK_ID } from '../../src/database/migrate';
+import { describeMigrations, migrateDatabase, MIGRATION_LOCK_ID } from '../../src/database/migrate';
 import { migrateFromCommandLine } from '../../src/database/migrate-command';
 import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
 
@@ -65,17 +65,34 @@ describe('Migrating the schema (migrateDatabase: start-up, `npm run migration:ru
 
     await replica.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_ID]);
     await replica.end();
-    const applied = await migrating;
+    const { applied, unknown } = await migrating;
     expect(applied.length).toBeGreaterThan(10);
+    expect(unknown).toEqual([]);
     expect(await appliedMigrations(url)).toBe(applied.length);
   });
 
   it('from the command line: applies what is pending, then nothing; refuses without DATABASE_URL', async () => {
-    const applied = await migrateFromCommandLine({ DATABASE_URL: url });
+    const { applied } = await migrateFromCommandLine({ DATABASE_URL: url });
     expect(applied.length).toBeGreaterThan(10);
     // In production too, with nothing else the service needs to run.
-    expect(await migrateFromCommandLine({ NODE_ENV: 'production', DATABASE_URL: url })).toEqual([]);
+    expect(await migrateFromCommandLine({ NODE_ENV: 'production', DATABASE_URL: url })).toEqual({
+      applied: [],
+      unknown: [],
+    });
     expect(await appliedMigrations(url)).toBe(applied.length);
+
+    // A newer release's migration: named, so that an operator who went back knows to revert it.
+    const client = new Client({ connectionString: url });
+    await client.connect();
+    await client.query(
+      "INSERT INTO migrations (timestamp, name) VALUES (1799999999999, 'FromTheFuture1799999999999')",
+    );
+    await client.end();
+    const newer = await migrateFromCommandLine({ DATABASE_URL: url });
+    expect(newer).toEqual({ applied: [], unknown: ['FromTheFuture1799999999999'] });
+    expect(describeMigrations(newer).warn).toMatch(
+      /^the database has migrations this release does not know \(FromTheFuture1799999999999\): a newer release ran them/,
+    );
 
     await expect(migrateFromCommandLine({})).rejects.toThrow(
       'DATABASE_URL must be set to run migrations from the CLI',

@@ -1,7 +1,12 @@
 import { access } from 'node:fs/promises';
 import { Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock';
-import { parquetMetadata, parquetPathBeside, writeParquet } from './dataset-parquet';
+import {
+  hasCurrentParquet,
+  parquetMetadata,
+  parquetPathBeside,
+  writeParquet,
+} from './dataset-parquet';
 import { CompiledDataset, JsonLinesFile, ParquetFile, writeManifest } from './dataset-writer';
 import { CompletedTask, TaskRow } from './task.types';
 import { TasksRepository } from './tasks.repository';
@@ -42,12 +47,13 @@ export class DatasetParquetService {
   }
 
   /**
-   * The Parquet file of a completed task, written now if it has none yet, or if its file is gone
-   * from the disk (the JSON lines file it is made from is there: the caller checked); null when
-   * it cannot be written: the conversion failed now or within PARQUET_RETRY_MS.
+   * The Parquet file of a completed task, written now if it has none yet, or one an earlier
+   * writer made (`parquet_version`), or if its file is gone from the disk (the JSON lines file it
+   * is made from is there: the caller checked); null when it cannot be written: the conversion
+   * failed now or within PARQUET_RETRY_MS.
    */
   async ensure(task: CompletedTask): Promise<ParquetFile | null> {
-    if (task.parquet_file && task.parquet_sha256) {
+    if (hasCurrentParquet(task)) {
       if (await exists(task.parquet_file))
         return {
           file: task.parquet_file,
@@ -55,6 +61,8 @@ export class DatasetParquetService {
           sha256: task.parquet_sha256,
         };
       this.logger.warn(`task ${task.id}: Parquet file missing on disk, written again`);
+    } else if (task.parquet_file) {
+      this.logger.log(`task ${task.id}: Parquet file made by an earlier writer, written again`);
     }
     const failedAt = this.failedAt.get(task.id);
     if (failedAt !== undefined && this.clock.now().getTime() - failedAt < PARQUET_RETRY_MS)

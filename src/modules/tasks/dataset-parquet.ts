@@ -224,8 +224,13 @@ export async function writeParquet(
   return { ...written, rows };
 }
 
-/** Version of the Parquet layout (`dataset_format_version`): raised when the columns change. */
-export const PARQUET_FORMAT_VERSION = '1';
+/**
+ * Version of the gateway's Parquet writer, recorded with each file and written into it
+ * (`dataset_format_version`): raised whenever files already written should be written again (the
+ * columns, their statistics or the metadata change). A recorded file of another version is
+ * written again at its next download.
+ */
+export const PARQUET_VERSION = 1;
 
 /**
  * A task's Parquet key-value metadata: where the rows come from, for a file found on its own
@@ -248,10 +253,21 @@ export function parquetMetadata(
     ['post_end_datetime', task.post_end?.toISOString()],
     ['registered_by', task.registered_by],
     ['jsonl_sha256', jsonlSha256],
-    ['dataset_format_version', PARQUET_FORMAT_VERSION],
+    ['dataset_format_version', String(PARQUET_VERSION)],
   ];
   return Object.fromEntries(
     entries.filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+  );
+}
+
+/** Whether the task records a Parquet file this release's writer made. */
+export function hasCurrentParquet(
+  task: TaskRow,
+): task is TaskRow & { parquet_file: string; parquet_sha256: string } {
+  return (
+    task.parquet_file !== null &&
+    task.parquet_sha256 !== null &&
+    task.parquet_version === PARQUET_VERSION
   );
 }
 

@@ -1,6 +1,7 @@
 import { TaskDto } from './dto/task.dto';
 import { DatasetFormat, TASK_LIFETIME_MS, TaskRow } from './task.types';
 import { roundTo } from '../../common/round-to';
+import { hasCurrentParquet } from './dataset-parquet';
 
 /** `application/vnd.apache.parquet`: the media type registered for Parquet (IANA, 2024). */
 export const DATASET_CONTENT_TYPES: Record<DatasetFormat, string> = {
@@ -54,7 +55,9 @@ export function toTaskDto(task: TaskRow, now: Date, lateAfterMs: number): TaskDt
             data_start: task.data_start?.toISOString() ?? null,
             data_end: task.data_end?.toISOString() ?? null,
             download_url: downloadUrl,
-            ...(task.parquet_sha256
+            // A file an earlier writer made is written again at its next download, with a new
+            // hash: until then it is not listed (as before a first Parquet download).
+            ...(hasCurrentParquet(task)
               ? {
                   parquet: {
                     content_type: DATASET_CONTENT_TYPES.parquet,

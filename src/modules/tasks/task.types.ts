@@ -63,6 +63,8 @@ export interface TaskRow {
   parquet_file: string | null;
   parquet_bytes: string | null;
   parquet_sha256: string | null;
+  /** The writer that made it (PARQUET_VERSION); null for one made before versions were recorded. */
+  parquet_version: number | null;
   /** Set when a vote naming the task was first committed on chain (vote publication). */
   network_block: string | null;
   network_registered_at: Date | null;

@@ -4,6 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { canonicalItem } from '../../network/item-uri';
 import { DataItem } from '../../network/protocol';
 import { CollectionProgress } from './collection-paging';
+import { PARQUET_VERSION } from './dataset-parquet';
 import { CompiledDataset, ParquetFile } from './dataset-writer';
 import { TaskJob, TaskListFilter, TaskRow, TaskState } from './task.types';
 
@@ -280,7 +281,8 @@ export class TasksRepository {
     await this.dataSource.query(
       `UPDATE scraping_tasks SET state = 'completed', completed_at = $2, dataset_file = $3, dataset_rows = $4, dataset_bytes = $5,
          dataset_sha256 = $6, data_start = $7, data_end = $8, failure_reason = NULL,
-         parquet_file = $9, parquet_bytes = $10, parquet_sha256 = $11
+         parquet_file = $9, parquet_bytes = $10, parquet_sha256 = $11,
+         parquet_version = CASE WHEN $9::text IS NULL THEN NULL ELSE $12::smallint END
        WHERE id = $1 AND state = 'compiling'`,
       [
         taskId,
@@ -294,6 +296,7 @@ export class TasksRepository {
         dataset.parquet?.file ?? null,
         dataset.parquet?.bytes ?? null,
         dataset.parquet?.sha256 ?? null,
+        PARQUET_VERSION,
       ],
     );
   }
@@ -301,9 +304,10 @@ export class TasksRepository {
   /** Records the Parquet file of a completed task written after its compile. */
   async recordParquet(taskId: string, parquet: ParquetFile): Promise<void> {
     await this.dataSource.query(
-      `UPDATE scraping_tasks SET parquet_file = $2, parquet_bytes = $3, parquet_sha256 = $4
+      `UPDATE scraping_tasks SET parquet_file = $2, parquet_bytes = $3, parquet_sha256 = $4,
+         parquet_version = $5
        WHERE id = $1 AND state = 'completed'`,
-      [taskId, parquet.file, parquet.bytes, parquet.sha256],
+      [taskId, parquet.file, parquet.bytes, parquet.sha256, PARQUET_VERSION],
     );
   }
 
