@@ -55,8 +55,8 @@ describe('GET /metrics', () => {
         .set('Authorization', `bearer ${METRICS_TOKEN}`);
       for (const response of [withMaster, withToken, lowerCase]) {
         expect(response.status).toBe(200);
-        expect(response.headers['content-type']).toMatch(/^text\/plain/);
-        expect(response.headers['content-type']).toContain('version=0.0.4');
+        // As documented, to the letter.
+        expect(response.headers['content-type']).toBe('text/plain; charset=utf-8; version=0.0.4');
         expect(response.text).toContain('# TYPE gateway_http_requests_total counter');
       }
     });
@@ -71,7 +71,7 @@ describe('GET /metrics', () => {
       const operation = document.paths['/metrics'].get;
       expect(operation.security).toEqual([{ ApiKey: [] }, { MetricsToken: [] }]);
       expect(Object.keys(operation.responses['200'].content)).toEqual([
-        'text/plain; version=0.0.4; charset=utf-8',
+        'text/plain; charset=utf-8; version=0.0.4',
       ]);
       expect(operation.responses).toHaveProperty('401');
       expect(operation.responses).toHaveProperty('403');
