@@ -319,7 +319,7 @@ describe('Task datasets as Parquet', () => {
     const unanswered = (text: string) =>
       sample(text, 'gateway_http_requests_unanswered_total', route) ?? 0;
     const port = Number(new URL(app.url).port);
-    const downloads = 40;
+    const downloads = 100;
     for (let i = 0; i < downloads; i++)
       await fetchAndClose(port, 'btc-x', i % 2 === 0 ? 'jsonl' : 'parquet');
     await eventually(async () => {

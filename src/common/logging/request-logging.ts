@@ -4,7 +4,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { Store, storage } from 'nestjs-pino/storage';
 import type { Logger } from 'pino';
 import type { AuthenticatedRequest } from '../auth/api-key-principal';
-import { answered, whenResponseDone } from '../response-done';
+import { whenResponseDone } from '../response-done';
 import { SecretScanner } from '../security/secret-scanner';
 import { requestId } from './logging.module';
 import { redactUrl } from './redact-url';
@@ -85,7 +85,7 @@ function logCompletion(
   const keyId = (request as AuthenticatedRequest).apiKey?.id;
   // The connection closed before the answer was complete (the client gave up, or the answer was
   // cut off): no status reached the client, unless one was sent before the close.
-  if (!answered(response)) {
+  if (!response.writableFinished) {
     const statusCode = response.headersSent ? response.statusCode : null;
     requestLines.info(
       { req, res: { statusCode }, responseTime, key_id: keyId },

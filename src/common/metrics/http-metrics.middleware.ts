@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { answered, whenResponseDone } from '../response-done';
+import { whenResponseDone } from '../response-done';
 import { MetricsService, UNMATCHED_ROUTE } from './metrics.service';
 
 /**
@@ -13,7 +13,7 @@ export function httpMetricsMiddleware(metrics: MetricsService) {
     const started = process.hrtime.bigint();
     whenResponseDone(response, () => {
       // A response closed before it finished was not answered: counted apart.
-      if (!answered(response)) {
+      if (!response.writableFinished) {
         metrics.recordUnansweredRequest(request.method, routeOf(request));
         return;
       }

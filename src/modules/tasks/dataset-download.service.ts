@@ -1,5 +1,4 @@
 import { createReadStream } from 'node:fs';
-import type { ServerResponse } from 'node:http';
 import { stat } from 'node:fs/promises';
 import {
   ConflictException,
@@ -9,7 +8,6 @@ import {
   StreamableFile,
 } from '@nestjs/common';
 import contentDisposition from 'content-disposition';
-import { streamedBody } from '../../common/response-done';
 import { DatasetParquetService } from './dataset-parquet.service';
 import { ParquetFile } from './dataset-writer';
 import { DATASET_CONTENT_TYPES } from './task.mapper';
@@ -42,12 +40,6 @@ function namesTag(ifNoneMatch: string, tag: string): boolean {
   return ifNoneMatch.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === tag);
 }
 
-/** A dataset file found and sized, to be streamed as the body of `response`. */
-export interface DatasetFile {
-  length: number;
-  open(response: ServerResponse): StreamableFile;
-}
-
 /** Streams completed datasets; never a file that is not recorded as complete. */
 @Injectable()
 export class DatasetDownloadService {
@@ -57,14 +49,14 @@ export class DatasetDownloadService {
   ) {}
 
   /**
-   * The dataset file to send, or none when `ifNoneMatch` (the request's If-None-Match) names
+   * The dataset file to stream, or none when `ifNoneMatch` (the request's If-None-Match) names
    * the file's entity tag: the client holds these very bytes (304).
    */
   async open(
     id: string,
     format: DatasetFormat,
     ifNoneMatch?: string,
-  ): Promise<{ file: DatasetFile | undefined; sha256: string }> {
+  ): Promise<{ file: StreamableFile | undefined; sha256: string }> {
     const task = await this.tasks.find(id);
     // Final: a pipeline waiting out the 409 below would wait for ever.
     if (task.state === 'failed') throw new GoneException(taskFailed(id, task.failure_reason));
@@ -83,16 +75,16 @@ export class DatasetDownloadService {
     const length = await this.sizeOf(file, id);
     if (ifNoneMatch !== undefined && namesTag(ifNoneMatch, entityTag(sha256)))
       return { file: undefined, sha256 };
-    const sent: DatasetFile = {
+    // Read up to the size known, so that the stream ends with its last byte: read to the end of
+    // the file, it ends one more (empty) read later, and a client that closes on the last byte
+    // (curl does) often closed before the response was ended, which was then logged and counted
+    // as unanswered (found by a README audit: 23 of 83 complete downloads).
+    const body = new StreamableFile(createReadStream(file, length > 0 ? { end: length - 1 } : {}), {
+      type: DATASET_CONTENT_TYPES[format],
       length,
-      open: (response) =>
-        new StreamableFile(streamedBody(response, createReadStream(file), length), {
-          type: DATASET_CONTENT_TYPES[format],
-          length,
-          disposition: attachment(`${task.id}.${EXTENSIONS[format]}`),
-        }),
-    };
-    return { file: sent, sha256 };
+      disposition: attachment(`${task.id}.${EXTENSIONS[format]}`),
+    });
+    return { file: body, sha256 };
   }
 
   private async parquetOf(task: CompletedTask, id: string): Promise<ParquetFile> {

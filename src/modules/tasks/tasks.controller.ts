@@ -208,10 +208,7 @@ export class TasksController {
     response.setHeader('ETag', entityTag(sha256));
     // Behind a key, and revalidated each time: a Parquet file may be written again (decisions).
     response.setHeader('Cache-Control', 'private, no-cache');
-    if (!file) {
-      response.status(304);
-      return undefined;
-    }
-    return file.open(response);
+    if (!file) response.status(304);
+    return file;
   }
 }
