@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApp } from '../../src/bootstrap';
@@ -46,9 +46,10 @@ export function benchValidatorKey(): Sr25519Keypair {
  */
 export function benchAppEnv(databaseUrl: string): { env: NodeJS.ProcessEnv; masterKey: string } {
   const masterKey = `sk_master_bench_${randomBytes(16).toString('hex')}`;
-  createWalletHotkey(join(BENCH_WALLETS, 'default', 'hotkeys', 'default'), {
-    seed: BENCH_KEY_SEED,
-  });
+  // Written afresh: a file left by another run (or user) in the shared directory is not kept.
+  const hotkeyFile = join(BENCH_WALLETS, 'default', 'hotkeys', 'default');
+  rmSync(hotkeyFile, { force: true });
+  createWalletHotkey(hotkeyFile, { seed: BENCH_KEY_SEED });
   // Production needs a metagraph source: a subnet without neurons, unless the bench sets one.
   const emptyMetagraph = join(BENCH_WALLETS, 'empty-metagraph.json');
   writeFileSync(emptyMetagraph, JSON.stringify({ netuid: 13, block: 0, neurons: [] }));

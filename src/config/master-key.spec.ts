@@ -1,12 +1,16 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import * as createOnce from '../common/files/create-file-once';
 import { resolveMasterKey } from './master-key';
 
 describe(resolveMasterKey.name, () => {
   let dataDir: string;
   beforeEach(() => (dataDir = mkdtempSync(join(tmpdir(), 'master-key-'))));
-  afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
+  afterEach(() => {
+    jest.restoreAllMocks();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
 
   it('generates a key once per data directory and reads it back afterwards', () => {
     const first = resolveMasterKey(undefined, join(dataDir, 'data'));
@@ -19,10 +23,27 @@ describe(resolveMasterKey.name, () => {
     });
   });
 
+  // Two replicas starting together on a shared DATA_DIR: both found no file, one wrote first.
+  it('takes the key another process wrote between its check and its write', () => {
+    const data = join(dataDir, 'data');
+    mkdirSync(data);
+    const create = jest.spyOn(createOnce, 'createFileOnce').mockImplementation((path) => {
+      writeFileSync(path, 'sk_master_theirs\n');
+      return false;
+    });
+    expect(resolveMasterKey(undefined, data)).toEqual({
+      key: 'sk_master_theirs',
+      file: join(data, 'master-key'),
+      created: false,
+    });
+    expect(create).toHaveBeenCalledTimes(1);
+  });
+
   it('uses MASTER_KEY when it is set, writing nothing', () => {
     expect(resolveMasterKey('sk_master_set', dataDir)).toEqual({
       key: 'sk_master_set',
       created: false,
     });
+    expect(readdirSync(dataDir)).toEqual([]);
   });
 });

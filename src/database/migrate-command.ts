@@ -30,7 +30,8 @@ if (require.main === module) {
   migrateFromCommandLine(process.env).then(
     (report) => {
       const { log, warn } = describeMigrations(report);
-      process.stdout.write(`${log ?? 'migrations applied: none (the schema is up to date)'}\n`);
+      const nothing = warn ? 'none' : 'none (the schema is up to date)';
+      process.stdout.write(`${log ?? `migrations applied: ${nothing}`}\n`);
       if (warn) process.stderr.write(`${warn}\n`);
     },
     (error: unknown) => {

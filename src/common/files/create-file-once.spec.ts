@@ -24,10 +24,29 @@ describe(createFileOnce.name, () => {
     expect(readdirSync(directory)).toEqual(['secret']);
   });
 
-  it('throws what is not an existing name, leaving nothing behind', () => {
+  it('throws when the directory is missing (callers create it), writing nothing', () => {
     expect(() => createFileOnce(join(directory, 'missing', 'secret'), 'x', 0o600)).toThrow(
       /ENOENT/,
     );
+    expect(readdirSync(directory)).toEqual([]);
+  });
+
+  it('creates the file exclusively where the file system has no hard links, leaving nothing beside it', () => {
+    const file = join(directory, 'secret');
+    const noLinks = () => {
+      throw Object.assign(new Error('EPERM: operation not permitted, link'), { code: 'EPERM' });
+    };
+    expect(createFileOnce(file, 'first\n', 0o600, noLinks)).toBe(true);
+    expect(createFileOnce(file, 'second\n', 0o600, noLinks)).toBe(false);
+    expect(readFileSync(file, 'utf8')).toBe('first\n');
+    expect(readdirSync(directory)).toEqual(['secret']);
+  });
+
+  it('throws any other failure to link, removing its partial file', () => {
+    const failing = () => {
+      throw Object.assign(new Error('EIO: i/o error, link'), { code: 'EIO' });
+    };
+    expect(() => createFileOnce(join(directory, 'secret'), 'x', 0o600, failing)).toThrow(/EIO/);
     expect(readdirSync(directory)).toEqual([]);
   });
 });

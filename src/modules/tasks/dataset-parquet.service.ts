@@ -53,6 +53,7 @@ export class DatasetParquetService {
    * failed now or within PARQUET_RETRY_MS.
    */
   async ensure(task: CompletedTask): Promise<ParquetFile | null> {
+    let why = 'it had none';
     if (hasCurrentParquet(task)) {
       if (await exists(task.parquet_file))
         return {
@@ -60,22 +61,23 @@ export class DatasetParquetService {
           bytes: Number(task.parquet_bytes),
           sha256: task.parquet_sha256,
         };
-      this.logger.warn(`task ${task.id}: Parquet file missing on disk, written again`);
+      why = 'its file was missing on disk';
     } else if (task.parquet_file) {
-      this.logger.log(`task ${task.id}: Parquet file made by an earlier writer, written again`);
+      why = 'an earlier writer had made its file';
     }
     const failedAt = this.failedAt.get(task.id);
     if (failedAt !== undefined && this.clock.now().getTime() - failedAt < PARQUET_RETRY_MS)
       return null;
     let converting = this.converting.get(task.id);
     if (!converting) {
-      converting = this.convert(task).finally(() => this.converting.delete(task.id));
+      converting = this.convert(task, why).finally(() => this.converting.delete(task.id));
       this.converting.set(task.id, converting);
     }
     return converting;
   }
 
-  private async convert(task: CompletedTask): Promise<ParquetFile | null> {
+  /** `why`: what the log line gives as the reason for writing it at a download. */
+  private async convert(task: CompletedTask, why: string): Promise<ParquetFile | null> {
     let parquet: ParquetFile;
     try {
       parquet = await this.write(task, {
@@ -90,7 +92,7 @@ export class DatasetParquetService {
     this.failedAt.delete(task.id);
     await this.repository.recordParquet(task.id, parquet);
     await writeManifest(task.id, compiledDatasetOf(task, parquet), task.completed_at ?? new Date());
-    this.logger.log(`task ${task.id}: Parquet file written at a download`);
+    this.logger.log(`task ${task.id}: Parquet file written at a download (${why})`);
     return parquet;
   }
 
