@@ -23,6 +23,7 @@ import { TaskCollectionFailures1764770000000 } from './migrations/1764770000000-
 import { ParquetTextStatistics1764780000000 } from './migrations/1764780000000-ParquetTextStatistics';
 import { TaskCompletedAtIndex1764790000000 } from './migrations/1764790000000-TaskCompletedAtIndex';
 import { ParquetVersion1764800000000 } from './migrations/1764800000000-ParquetVersion';
+import { ParquetVersionGuard1764810000000 } from './migrations/1764810000000-ParquetVersionGuard';
 
 export const MIGRATIONS = [
   InitialSchema1763700000000,
@@ -47,6 +48,7 @@ export const MIGRATIONS = [
   ParquetTextStatistics1764780000000,
   TaskCompletedAtIndex1764790000000,
   ParquetVersion1764800000000,
+  ParquetVersionGuard1764810000000,
 ];
 
 /**
