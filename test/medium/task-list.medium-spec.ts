@@ -70,6 +70,34 @@ describe('TasksRepository.list and count', () => {
     expect(await repository.count({ completedAfter: at(200) })).toBe(0);
   });
 
+  it('completes tasks at times that only grow, whatever the clock of the one completing them', async () => {
+    await insert('compiled-first', 4);
+    await insert('compiled-second', 5);
+    for (const id of ['compiled-first', 'compiled-second']) {
+      await database.query(`UPDATE scraping_tasks SET state = 'compiling' WHERE id = $1`, [id]);
+      // Both at the same instant, before the last completion: a replica whose clock is behind.
+      await repository.markCompleted(
+        id,
+        {
+          file: `${id}.jsonl.gz`,
+          rows: 0,
+          bytes: 1,
+          sha256: 'e3b0',
+          start: null,
+          end: null,
+          parquet: null,
+        },
+        at(100),
+      );
+    }
+    const listed = await repository.list({ completedAfter: at(0) }, 10, 0);
+    expect(listed.slice(-2).map((task) => [task.id, task.completed_at!.toISOString()])).toEqual([
+      ['compiled-first', new Date(at(200).getTime() + 1).toISOString()],
+      ['compiled-second', new Date(at(200).getTime() + 2).toISOString()],
+    ]);
+    await database.query(`DELETE FROM scraping_tasks WHERE id LIKE 'compiled-%'`);
+  });
+
   it('pages through completions with offset, the count covering every page', async () => {
     const filter = { completedAfter: at(0) };
     expect(ids(await repository.list(filter, 2, 0))).toEqual([

@@ -277,9 +277,18 @@ export class TasksRepository {
     );
   }
 
+  /**
+   * Completes a task. Its `completed_at` is `now`, or a millisecond after the last task's if that
+   * is later: completion times only grow and never tie, so a pipeline polling `completed_after`
+   * the last time it saw misses none, even across a compiler moving between replicas whose
+   * clocks disagree.
+   */
   async markCompleted(taskId: string, dataset: CompiledDataset, now: Date): Promise<void> {
     await this.dataSource.query(
-      `UPDATE scraping_tasks SET state = 'completed', completed_at = $2, dataset_file = $3, dataset_rows = $4, dataset_bytes = $5,
+      `UPDATE scraping_tasks SET state = 'completed',
+         completed_at = GREATEST($2::timestamptz,
+           (SELECT max(completed_at) + interval '1 millisecond' FROM scraping_tasks)),
+         dataset_file = $3, dataset_rows = $4, dataset_bytes = $5,
          dataset_sha256 = $6, data_start = $7, data_end = $8, failure_reason = NULL,
          parquet_file = $9, parquet_bytes = $10, parquet_sha256 = $11,
          parquet_version = CASE WHEN $9::text IS NULL THEN NULL ELSE $12::smallint END
