@@ -4,6 +4,7 @@ import { generateProfile, generateXPosts } from './corpus-x';
 import { withRecordSize } from './miner-records';
 import { createRng, deriveSeed, hashUnit, Rng, WeightedPicker } from './rng';
 import { NAME_FIRST_PARTS, NAME_SECOND_PARTS } from './vocabulary';
+import { HOUR_MS } from '../common/clock/durations';
 
 /**
  * The synthetic corpus the devnet miners hold: deterministic from (seed, now), so tests can
@@ -34,7 +35,7 @@ export interface Corpus {
 }
 
 export function floorToHour(date: Date): Date {
-  return new Date(Math.floor(date.getTime() / 3_600_000) * 3_600_000);
+  return new Date(Math.floor(date.getTime() / HOUR_MS) * HOUR_MS);
 }
 
 export function generateCorpus(options: CorpusOptions): Corpus {
