@@ -57,9 +57,10 @@ export class ApiKeyGuard implements CanActivate {
     const authentication =
       presented.length <= MAX_KEY_LENGTH ? this.keys.authenticate(presented) : null;
     if (authentication instanceof Promise)
-      return this.failures
-        .lookingUp(request.ip ?? 'unknown', authentication)
-        .then((found) => this.admit(request, presented, found, access));
+      return this.failures.lookingUp(
+        request.ip ?? 'unknown',
+        authentication.then((found) => this.admit(request, presented, found, access)),
+      );
     if (authentication && authentication !== 'expired' && authentication.isMaster)
       return this.failures
         .refuseMasterBeyondLimit(request.ip ?? 'unknown')

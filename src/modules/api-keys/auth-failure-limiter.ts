@@ -46,8 +46,8 @@ export class AuthFailureLimiter {
    * sent at once was checked whole, well past the limit, before the lockout was known here.
    */
   private readonly recentFailures: LRUCache<string, number>;
-  /** Key lookups in flight per address: guesses whose verdict is not known yet. */
-  private readonly lookups = new Map<string, number>();
+  /** Key lookups in flight per address, each settling once its verdict is recorded. */
+  private readonly lookups = new Map<string, Set<Promise<unknown>>>();
 
   constructor(
     @InjectRateLimitStorage() private readonly storage: RateLimitStorage,
@@ -64,8 +64,10 @@ export class AuthFailureLimiter {
   /**
    * The master key presented: refused as a lockout is while its address has failed as often as
    * the limit allows, counting
-   * - the guesses of a burst whose lookups are in flight here, their failures not known yet, so
-   *   that guesses sent at once cannot try the master key past the limit;
+   * - the guesses of a burst whose lookups are in flight here: when they could reach the limit,
+   *   the master key waits for their verdicts, so that guesses sent at once cannot try it past
+   *   the limit. Only failures count: lookups of valid keys in flight (a busy client, a NAT) had
+   *   counted too, and refused the operator under load (found by a soak test);
    * - the failures every replica counted (the shared count, one round trip, for master-key
    *   requests only): another replica's lockout reaches this process at the address's next
    *   failure here, and the master key was compared before any (found by an audit of two
@@ -74,8 +76,10 @@ export class AuthFailureLimiter {
    */
   async refuseMasterBeyondLimit(ip: string): Promise<void> {
     const { failureLimit, failureWindowSeconds } = this.config.auth;
-    const tried = (this.recentFailures.get(ip) ?? 0) + (this.lookups.get(ip) ?? 0);
-    if (tried >= failureLimit) this.refuse(failureWindowSeconds);
+    const inFlight = this.lookups.get(ip);
+    if (inFlight && (this.recentFailures.get(ip) ?? 0) + inFlight.size >= failureLimit)
+      await Promise.allSettled([...inFlight]);
+    if ((this.recentFailures.get(ip) ?? 0) >= failureLimit) this.refuse(failureWindowSeconds);
     const shared = await this.storage.peek(failureKey(ip), FAILURE_SCOPE);
     const seconds = Math.max(
       shared.blockedForSeconds,
@@ -86,14 +90,19 @@ export class AuthFailureLimiter {
     this.refuse(seconds);
   }
 
-  /** Counts a key lookup of this address in flight until `verdict` settles. */
+  /**
+   * Counts a key lookup of this address in flight until `verdict` settles: the lookup and what
+   * follows from it, a failure recorded included.
+   */
   lookingUp<T>(ip: string, verdict: Promise<T>): Promise<T> {
-    this.lookups.set(ip, (this.lookups.get(ip) ?? 0) + 1);
-    return verdict.finally(() => {
-      const left = (this.lookups.get(ip) ?? 1) - 1;
-      if (left === 0) this.lookups.delete(ip);
-      else this.lookups.set(ip, left);
+    let inFlight = this.lookups.get(ip);
+    if (!inFlight) this.lookups.set(ip, (inFlight = new Set()));
+    const tracked = verdict.finally(() => {
+      inFlight.delete(tracked);
+      if (inFlight.size === 0 && this.lookups.get(ip) === inFlight) this.lookups.delete(ip);
     });
+    inFlight.add(tracked);
+    return tracked;
   }
 
   /**
