@@ -25,6 +25,7 @@ import {
   NOT_THE_MINERS_FAULT,
 } from './miner-failures';
 import { MinerRefusals } from './miner-refusals';
+import { eitherSignal } from '../../common/signals/either-signal';
 
 export interface MinerTarget {
   uid: number;
@@ -134,6 +135,7 @@ export class MinerClient implements OnModuleDestroy {
     purpose: CallPurpose = 'user',
   ): Promise<MinerReply> {
     const started = performance.now();
+    const either = signal ? eitherSignal(this.shutdown.signal, signal) : undefined;
     try {
       const refused = this.refusals.active(miner.hotkey, synapse);
       if (refused) throw new MinerCallError(refused, `${synapse} refused recently (${refused})`);
@@ -143,17 +145,14 @@ export class MinerClient implements OnModuleDestroy {
       // The budget is taken outside the breaker: in cockatiel's half-open trial any outcome it
       // does not count as a failure closes the circuit, so a call we refused ourselves (no
       // budget, a refused address) would close a dead miner's circuit without calling it.
-      const body = await limiter.execute(
-        async (context) => {
-          this.circuits.refuseIfOpen(miner.uid);
-          await this.takeBudget(miner, axon, synapse, purpose);
-          return guarded.execute(
-            (inner) => this.send(miner, axon, synapse, fields, timeoutMs, inner.signal),
-            context.signal,
-          );
-        },
-        signal ? AbortSignal.any([this.shutdown.signal, signal]) : this.shutdown.signal,
-      );
+      const body = await limiter.execute(async (context) => {
+        this.circuits.refuseIfOpen(miner.uid);
+        await this.takeBudget(miner, axon, synapse, purpose);
+        return guarded.execute(
+          (inner) => this.send(miner, axon, synapse, fields, timeoutMs, inner.signal),
+          context.signal,
+        );
+      }, either?.signal ?? this.shutdown.signal);
       const latencyMs = performance.now() - started;
       this.metrics.observeMinerCall(miner.uid, synapse, latencyMs / 1000);
       return replyOf(body, latencyMs, () =>
@@ -168,6 +167,8 @@ export class MinerClient implements OnModuleDestroy {
       if (failure.reason === 'address_refused')
         this.refusedListeners.forEach((listener) => listener(miner.uid));
       throw failure;
+    } finally {
+      either?.release();
     }
   }
 
