@@ -24,6 +24,7 @@ import { ParquetTextStatistics1764780000000 } from './migrations/1764780000000-P
 import { TaskCompletedAtIndex1764790000000 } from './migrations/1764790000000-TaskCompletedAtIndex';
 import { ParquetVersion1764800000000 } from './migrations/1764800000000-ParquetVersion';
 import { ParquetVersionGuard1764810000000 } from './migrations/1764810000000-ParquetVersionGuard';
+import { LabelTaskIndex1764820000000 } from './migrations/1764820000000-LabelTaskIndex';
 
 export const MIGRATIONS = [
   InitialSchema1763700000000,
@@ -49,6 +50,7 @@ export const MIGRATIONS = [
   TaskCompletedAtIndex1764790000000,
   ParquetVersion1764800000000,
   ParquetVersionGuard1764810000000,
+  LabelTaskIndex1764820000000,
 ];
 
 /**

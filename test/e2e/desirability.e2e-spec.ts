@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { Clock } from '../../src/common/clock/clock';
 import { devnetKeyUri } from '../../src/devnet/metagraph';
-import { legacyJobId } from '../../src/modules/desirability/desirability-fields';
+import { legacyJobId } from '../../src/modules/desirability/legacy-job-id';
 import { Sr25519Keypair } from '../../src/network/bittensor/keypair';
 import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
 import { createKey } from '../support/fixtures';
@@ -345,6 +345,59 @@ describe('Desirability submissions', () => {
       job('conflict-tao', 1, '#tao'),
       job(legacyJobId('x', '#ai'), 1, '#not-ai'),
     ]);
+  });
+
+  it('runs a legacy label again under its next generation once its task has ended', async () => {
+    const legacy = {
+      desirabilities: [{ source_name: 'reddit', label_weights: { 'r/Renewed': 1 } }],
+    };
+    const generation = (n: number) => legacyJobId('reddit', 'r/renewed', n);
+    const saved = (registered: number) =>
+      `Vote of ${HOTKEY} saved: 1 job (${registered} newly registered task${registered === 1 ? '' : 's'}); local only, not published to the network (GRAVITY_REPO_URL and SUBTENSOR_URL not set)`;
+    expect((await submit(legacy).expect(200)).body.tasks).toEqual([generation(1)]);
+    const first = await registration(generation(1));
+    await database.query('UPDATE scraping_tasks SET expires_at = registered_at WHERE id = $1', [
+      generation(1),
+    ]);
+
+    // Submitted again (a validator re-sending its standing vote): a new task, the ended one kept.
+    const again = await submit(legacy).expect(200);
+    expect(again.body).toMatchObject({ message: saved(1), tasks: [generation(2)] });
+    expect((await registration(generation(2))).registered_by).toBe(HOTKEY);
+    expect(await registration(generation(1))).toEqual({
+      ...first,
+      expires_at: first.registered_at,
+    });
+    const [vote] = await database.query<{ jobs: JobEntry[] }[]>(
+      'SELECT jobs FROM desirability_votes WHERE hotkey = $1',
+      [HOTKEY],
+    );
+    expect(vote.jobs).toEqual([job(generation(2), 1, 'r/renewed')]);
+    // While it runs, the label joins it.
+    expect((await submit(legacy).expect(200)).body).toMatchObject({
+      message: saved(0),
+      tasks: [generation(2)],
+    });
+    await app.http
+      .get(`/api/v1/tasks/${generation(2)}`)
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .expect(200);
+
+    // A generated id may meet one given to another job of the submission: a 422 at the label.
+    await database.query('UPDATE scraping_tasks SET expires_at = registered_at WHERE id = $1', [
+      generation(2),
+    ]);
+    const clash = await submit({
+      desirabilities: [job(generation(3), 1, 'r/renewed'), ...legacy.desirabilities],
+    }).expect(422);
+    expect(clash.body.detail).toEqual([
+      {
+        loc: [...ROOT, 1, 'label_weights', 'r/Renewed'],
+        msg: `Value error, task id '${generation(3)}' is also given to another job of this submission`,
+        type: 'value_error',
+      },
+    ]);
+    expect(await registration(generation(3))).toBeUndefined();
   });
 });
 

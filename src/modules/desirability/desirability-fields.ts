@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { ValidationErrorItem } from '../../common/errors/validation-error-item';
 import { dateRefusal, parseIsoDate } from '../../common/validation/iso-date';
 import { isStorableText, STORABLE_TEXT_REFUSAL } from '../../common/validation/storable-text';
@@ -145,20 +144,6 @@ export function parseDate(value: unknown, loc: Loc, issues: Issues): Date | null
     );
   }
   return date;
-}
-
-/**
- * The id a legacy entry's label gets: the same for the same platform and label in every
- * submission, readable, and within the id rules (at most 60 characters, no slashes).
- */
-export function legacyJobId(platform: Source, label: string): string {
-  const slug = label
-    .replace(/[^a-z0-9_]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 40)
-    .replace(/-+$/, '');
-  const digest = createHash('sha256').update(`${platform}\n${label}`).digest('hex').slice(0, 12);
-  return [platform, slug, digest].filter((part) => part.length > 0).join('-');
 }
 
 /**

@@ -1,4 +1,4 @@
-import { legacyJobId } from './desirability-fields';
+import { legacyJobId } from './legacy-job-id';
 import { parseDesirabilityList, parseDesirabilityRequest } from './desirability-parser';
 
 const ROOT = ['body', 'desirabilities'];
@@ -287,6 +287,7 @@ describe(parseDesirabilityRequest.name, () => {
           keyword: null,
           postStart: null,
           postEnd: null,
+          legacy: true,
         },
         {
           id: legacyJobId('reddit', 'r/ethereum'),
@@ -296,6 +297,7 @@ describe(parseDesirabilityRequest.name, () => {
           keyword: null,
           postStart: null,
           postEnd: null,
+          legacy: true,
         },
       ]);
       expect(submission.locs).toEqual([

@@ -1,7 +1,6 @@
 import { TaskJob } from '../tasks/task.types';
 import {
   Issues,
-  legacyJobId,
   parseDate,
   parseId,
   parseKeyword,
@@ -11,6 +10,7 @@ import {
 } from './desirability-fields';
 import { isRecord } from '../../common/is-record';
 import { Source } from '../../common/source';
+import { legacyJobId } from './legacy-job-id';
 import { Loc, ParsedSubmission, ParseResult, WeightedJob } from './desirability.types';
 import { DesirabilityItem } from './dto/desirability-request.dto';
 import { summedWeights } from './weight-sum';
@@ -204,7 +204,11 @@ function checkUniqueIds(drafts: readonly Draft[], issues: Issues): void {
 /** Weights over their sum; huge weights, whose sum would overflow, are scaled down first. */
 function normalizeWeights(drafts: readonly Draft[]): WeightedJob[] {
   const { weights, total } = summedWeights(drafts.map((draft) => draft.weight!));
-  return drafts.map((draft, index) => ({ ...draft.job!, weight: weights[index] / total }));
+  return drafts.map((draft, index) => ({
+    ...draft.job!,
+    weight: weights[index] / total,
+    ...(draft.legacy ? { legacy: true as const } : {}),
+  }));
 }
 
 function required<T>(

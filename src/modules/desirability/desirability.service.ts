@@ -1,4 +1,5 @@
 import { Injectable, NotFoundException, ServiceUnavailableException } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
 import { Clock } from '../../common/clock/clock';
 import { RequestValidationException } from '../../common/errors/validation-error-item';
 import { isRecord } from '../../common/is-record';
@@ -11,7 +12,8 @@ import { publishableJobs } from '../publication/publication.types';
 import { TasksService } from '../tasks/tasks.service';
 import { aggregateDesirabilities, legacyLabels, toLegacyFormat } from './desirability-aggregate';
 import { DesirabilityRepository } from './desirability.repository';
-import { JobView, ParsedSubmission, toJobView } from './desirability.types';
+import { JobView, ParsedSubmission, toJobView, WeightedJob } from './desirability.types';
+import { withCurrentLegacyIds } from './legacy-job-id';
 import { DesirabilitySubmittedDto } from './dto/desirability-submitted.dto';
 import { SubmittedItem } from './dto/desirability-request.dto';
 import { GetDesirabilitiesQueryDto } from './dto/get-desirabilities-query.dto';
@@ -55,9 +57,10 @@ export class DesirabilityService {
   /**
    * Makes the submission this validator's current vote: registers its jobs as tasks and
    * replaces the stored vote in one transaction, one registration at a time across replicas,
-   * so that a task's params are always those every stored vote names it with. A job that cannot
-   * be registered (its id names another task, or an ended one; too many active tasks) is a 422
-   * at that job, and nothing is stored.
+   * so that a task's params are always those every stored vote names it with. A legacy label
+   * joins its running task, or runs again under a new id once that task has ended (see
+   * legacy-job-id.ts). A job that cannot be registered (its id names another task, or an ended
+   * one; too many active tasks) is a 422 at that job, and nothing is stored.
    */
   async submit(submission: ParsedSubmission): Promise<DesirabilitySubmittedDto> {
     const hotkey = this.identity.hotkey;
@@ -74,11 +77,12 @@ export class DesirabilityService {
         publication: publication.state,
       };
     }
-    const jobs = submission.jobs.map(toJobView);
     const registration = await this.tasks.registering(async (manager) => {
+      const weighted = await this.withCurrentLegacyIds(submission.jobs, manager);
+      const jobs = weighted.map(toJobView);
       const outcome = await this.tasks.register(
         hotkey,
-        submission.jobs,
+        weighted,
         this.config.desirability.maxActiveTasks,
         manager,
       );
@@ -90,11 +94,12 @@ export class DesirabilityService {
           this.clock.now(),
           manager,
         );
-        await this.tasks.setWeights(hotkey, submission.jobs, manager);
+        await this.tasks.setWeights(hotkey, weighted, manager);
         // Queued with the vote it publishes: stored together or not at all.
-        return { ...outcome, publication: await this.publication.enqueue(hotkey, jobs, manager) };
+        const publication = await this.publication.enqueue(hotkey, jobs, manager);
+        return { ...outcome, jobs, publication };
       }
-      return { ...outcome, publication: undefined };
+      return { ...outcome, jobs, publication: undefined };
     });
     if (registration.conflicts.length > 0) {
       throw new RequestValidationException(
@@ -106,6 +111,7 @@ export class DesirabilityService {
         })),
       );
     }
+    const jobs = registration.jobs;
     const registered = registration.registered.length;
     const publication = registration.publication!;
     return {
@@ -117,6 +123,19 @@ export class DesirabilityService {
       publication: publication.state,
       ...(publication.keptLocal.length > 0 ? { not_published: publication.keptLocal } : {}),
     };
+  }
+
+  /** Legacy labels under their current generation's id, read under the registration lock. */
+  private async withCurrentLegacyIds(
+    jobs: readonly WeightedJob[],
+    manager: EntityManager,
+  ): Promise<WeightedJob[]> {
+    const labels = jobs.flatMap((job) =>
+      job.legacy && job.label !== null ? [{ platform: job.platform, label: job.label }] : [],
+    );
+    if (labels.length === 0) return [...jobs];
+    const tasks = await this.tasks.findLabelTasks(labels, manager);
+    return withCurrentLegacyIds(jobs, tasks, this.clock.now());
   }
 
   /**

@@ -9,6 +9,8 @@ export type Loc = (string | number)[];
 /** A job of a vote, normalized, with its weight (the weights of one vote sum to 1). */
 export interface WeightedJob extends TaskJob {
   weight: number;
+  /** A label of a legacy entry: its id is generated (see legacy-job-id.ts). */
+  legacy?: true;
 }
 
 /** A job in the public jobs format, as stored with a vote and as listed in the aggregate. */

@@ -1,4 +1,4 @@
-import { legacyJobId } from './desirability-fields';
+import { legacyJobId } from './legacy-job-id';
 import { readGravityFile } from './gravity-file';
 
 const params = (overrides: Record<string, unknown> = {}) => ({

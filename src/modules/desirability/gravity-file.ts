@@ -3,14 +3,9 @@ import { pythonFromIsoFormat } from '../../common/python-json';
 import { Source } from '../../common/source';
 import { isStorableText } from '../../common/validation/storable-text';
 import { characterCount } from '../../common/validation/text-length';
-import {
-  Issues,
-  legacyJobId,
-  MAX_ID_LENGTH,
-  MAX_TEXT_LENGTH,
-  parseId,
-} from './desirability-fields';
+import { Issues, MAX_ID_LENGTH, MAX_TEXT_LENGTH, parseId } from './desirability-fields';
 import { JobView } from './desirability.types';
+import { legacyJobId } from './legacy-job-id';
 import { summedWeights } from './weight-sum';
 
 /**

@@ -1,5 +1,5 @@
 import { TaskDto } from './dto/task.dto';
-import { DatasetFormat, TASK_LIFETIME_MS, TaskRow } from './task.types';
+import { DatasetFormat, isRunning, TASK_LIFETIME_MS, TaskRow } from './task.types';
 import { roundTo } from '../../common/round-to';
 import { hasCurrentParquet } from './dataset-parquet';
 
@@ -13,7 +13,7 @@ export const DATASET_CONTENT_TYPES: Record<DatasetFormat, string> = {
 export function toTaskDto(task: TaskRow, now: Date, lateAfterMs: number): TaskDto {
   const elapsed = (now.getTime() - task.registered_at.getTime()) / TASK_LIFETIME_MS;
   const lastCollection = (task.last_collected_at ?? task.registered_at).getTime();
-  const running = task.state === 'active' && task.expires_at > now;
+  const running = isRunning(task, now);
   const downloadUrl = `/api/v1/tasks/${encodeURIComponent(task.id)}/dataset`;
   return {
     id: task.id,

@@ -84,3 +84,8 @@ export interface RegistrationConflict {
   index: number | null;
   message: string;
 }
+
+/** Whether a task is still collecting: active, and within its seven days. */
+export function isRunning(task: Pick<TaskRow, 'state' | 'expires_at'>, now: Date): boolean {
+  return task.state === 'active' && task.expires_at > now;
+}

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { Source } from '../../common/source';
 import { canonicalItem } from '../../network/item-uri';
 import { DataItem } from '../../network/protocol';
 import { CollectionProgress } from './collection-paging';
@@ -47,6 +48,20 @@ export class TasksRepository {
     manager: EntityManager = this.dataSource.manager,
   ): Promise<TaskRow[]> {
     return manager.query('SELECT * FROM scraping_tasks WHERE id = ANY($1::varchar[])', [ids]);
+  }
+
+  /** Tasks of these labels with no keyword and no post window (a partial index serves it). */
+  findLabelTasks(
+    labels: readonly { platform: Source; label: string }[],
+    manager: EntityManager,
+  ): Promise<TaskRow[]> {
+    if (labels.length === 0) return Promise.resolve([]);
+    return manager.query(
+      `SELECT * FROM scraping_tasks
+       WHERE (platform, label) IN (SELECT * FROM unnest($1::varchar[], $2::varchar[]))
+         AND keyword IS NULL AND post_start IS NULL AND post_end IS NULL`,
+      [labels.map((entry) => entry.platform), labels.map((entry) => entry.label)],
+    );
   }
 
   findById(id: string): Promise<TaskRow | undefined> {

@@ -3,7 +3,9 @@ import { EntityManager } from 'typeorm';
 import { Clock } from '../../common/clock/clock';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
+import { Source } from '../../common/source';
 import {
+  isRunning,
   RegistrationConflict,
   TASK_LIFETIME_MS,
   TaskJob,
@@ -48,56 +50,64 @@ export class TasksService {
     manager: EntityManager,
   ): Promise<Registration> {
     const now = this.clock.now();
-    {
-      const existing = new Map(
-        (
-          await this.repository.findByIds(
-            jobs.map((job) => job.id),
-            manager,
-          )
-        ).map((task) => [task.id, task]),
-      );
-      const conflicts: RegistrationConflict[] = [];
-      jobs.forEach((job, index) => {
-        const task = existing.get(job.id);
-        if (!task) return;
-        if (!sameTask(task, job))
-          conflicts.push({
-            index,
-            message: `task id '${job.id}' is already registered for a different task`,
-          });
-        else if (task.state !== 'active' || task.expires_at <= now) {
-          conflicts.push({
-            index,
-            message: `task '${job.id}' has ended (${task.state}); submit it under a new id to run it again`,
-          });
-        }
-      });
-      if (conflicts.length > 0) return { registered: [], conflicts };
-      const fresh = jobs.filter((job) => !existing.has(job.id));
-      const active =
-        fresh.length > 0 ? await this.repository.countActiveBy(hotkey, now, manager) : 0;
-      if (active + fresh.length > maxActive)
-        return {
-          registered: [],
-          conflicts: [
-            {
-              index: null,
-              message:
-                `${fresh.length} new tasks would make ${active + fresh.length} active tasks for ` +
-                `hotkey ${hotkey}; at most ${maxActive} may be active at once (DESIRABILITY_MAX_ACTIVE_TASKS)`,
-            },
-          ],
-        };
-      const registered = await this.repository.insertNew(
-        fresh,
-        hotkey,
-        now,
-        new Date(now.getTime() + TASK_LIFETIME_MS),
-        manager,
-      );
-      return { registered, conflicts };
-    }
+    const ids = jobs.map((job) => job.id);
+    const existing = new Map(
+      (await this.repository.findByIds(ids, manager)).map((task) => [task.id, task]),
+    );
+    const conflicts: RegistrationConflict[] = [];
+    jobs.forEach((job, index) => {
+      const task = existing.get(job.id);
+      // A generated id can meet an id given to another job of the submission.
+      if (ids.indexOf(job.id) < index)
+        conflicts.push({
+          index,
+          message: `task id '${job.id}' is also given to another job of this submission`,
+        });
+      else if (task && !sameTask(task, job))
+        conflicts.push({
+          index,
+          message: `task id '${job.id}' is already registered for a different task`,
+        });
+      else if (task && !isRunning(task, now))
+        conflicts.push({
+          index,
+          message: `task '${job.id}' has ended (${task.state}); submit it under a new id to run it again`,
+        });
+    });
+    if (conflicts.length > 0) return { registered: [], conflicts };
+    const fresh = jobs.filter((job) => !existing.has(job.id));
+    const active = fresh.length > 0 ? await this.repository.countActiveBy(hotkey, now, manager) : 0;
+    if (active + fresh.length > maxActive)
+      return {
+        registered: [],
+        conflicts: [
+          {
+            index: null,
+            message:
+              `${fresh.length} new tasks would make ${active + fresh.length} active tasks for ` +
+              `hotkey ${hotkey}; at most ${maxActive} may be active at once (DESIRABILITY_MAX_ACTIVE_TASKS)`,
+          },
+        ],
+      };
+    const registered = await this.repository.insertNew(
+      fresh,
+      hotkey,
+      now,
+      new Date(now.getTime() + TASK_LIFETIME_MS),
+      manager,
+    );
+    return { registered, conflicts };
+  }
+
+  /**
+   * The tasks registered for these labels alone (no keyword, no post window), inside the
+   * caller's transaction: where a legacy label's generations are found.
+   */
+  findLabelTasks(
+    labels: readonly { platform: Source; label: string }[],
+    manager: EntityManager,
+  ): Promise<TaskRow[]> {
+    return this.repository.findLabelTasks(labels, manager);
   }
 
   /** Gives the tasks of a hotkey's new vote their weights there (see TasksRepository.setWeights). */

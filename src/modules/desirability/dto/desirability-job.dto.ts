@@ -100,7 +100,8 @@ export class LegacyDesirabilityDto {
   @ApiProperty({
     description:
       'Label → weight (> 0). Labels follow the jobs format’s rules. Each label becomes a job ' +
-      'whose id is generated from platform and label (the same label always gets the same id).',
+      'whose id is generated from platform and label: the same label gets the same id while its ' +
+      'task runs, and once that task has ended the next generation’s id (`…-g2-…`), a new task.',
     type: 'object',
     additionalProperties: { type: 'number', format: 'double', exclusiveMinimum: true, minimum: 0 },
     maxProperties: MAX_DESIRABILITY_JOBS,

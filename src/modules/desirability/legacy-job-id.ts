@@ -1,0 +1,64 @@
+import { createHash } from 'node:crypto';
+import { Source } from '../../common/source';
+import { isRunning, TaskRow } from '../tasks/task.types';
+import { WeightedJob } from './desirability.types';
+
+/** Longest slug of a label in its ids: with the platform, generation and digest, 60 characters. */
+const SLUG_LENGTH = 40;
+const GENERATION_ID = /-g([1-9][0-9]{0,8})-[0-9a-f]{12}$/;
+
+/**
+ * The id of a legacy label's task: readable, within the id rules (at most 60 characters, no
+ * slashes), and the same for the same platform and label in every submission. A label runs
+ * again after its task has ended under the next generation's id
+ * (`reddit-r-bitcoin-g2-<digest>`): an ended task's id stays its dataset's.
+ */
+export function legacyJobId(platform: Source, label: string, generation = 1): string {
+  const suffix = generation > 1 ? `g${generation}` : '';
+  const slug = label
+    .replace(/[^a-z0-9_]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, suffix ? SLUG_LENGTH - suffix.length - 1 : SLUG_LENGTH)
+    .replace(/-+$/, '');
+  const digest = createHash('sha256').update(`${platform}\n${label}`).digest('hex').slice(0, 12);
+  return [platform, slug, suffix, digest].filter((part) => part.length > 0).join('-');
+}
+
+/** The generation `id` is of the label's ids, or undefined when it is not one of them. */
+export function legacyGeneration(id: string, platform: Source, label: string): number | undefined {
+  if (id === legacyJobId(platform, label)) return 1;
+  const match = GENERATION_ID.exec(id);
+  if (!match) return undefined;
+  const generation = Number(match[1]);
+  return legacyJobId(platform, label, generation) === id ? generation : undefined;
+}
+
+/** A task registered for a label alone (no keyword, no post window), as legacy labels are. */
+export type LabelTask = Pick<TaskRow, 'id' | 'platform' | 'label' | 'state' | 'expires_at'>;
+
+/**
+ * The submission's jobs with each legacy label under its current id: its latest generation's
+ * while that task runs (the submission joins it), else the next generation's (a new task).
+ * `tasks` are the registered tasks of the legacy labels; tasks of the same label under other
+ * ids (a job submitted with an id of its own) are not the label's generations.
+ */
+export function withCurrentLegacyIds(
+  jobs: readonly WeightedJob[],
+  tasks: readonly LabelTask[],
+  now: Date,
+): WeightedJob[] {
+  return jobs.map((job) => {
+    if (!job.legacy || job.label === null) return job;
+    const { platform, label } = job;
+    let latest: { generation: number; task: LabelTask } | undefined;
+    for (const task of tasks) {
+      if (task.platform !== platform || task.label !== label) continue;
+      const generation = legacyGeneration(task.id, platform, label);
+      if (generation !== undefined && generation > (latest?.generation ?? 0))
+        latest = { generation, task };
+    }
+    if (!latest) return job;
+    if (isRunning(latest.task, now)) return { ...job, id: latest.task.id };
+    return { ...job, id: legacyJobId(platform, label, latest.generation + 1) };
+  });
+}
