@@ -1,4 +1,4 @@
-import type { ClientBase } from 'pg';
+import type { ClientBase, PoolConfig } from 'pg';
 import { DataSourceOptions } from 'typeorm';
 import { DatabaseTuning, DEFAULT_DATABASE_TUNING } from '../config/app-config';
 import { InitialSchema1763700000000 } from './migrations/1763700000000-InitialSchema';
@@ -72,22 +72,43 @@ export function buildDataSourceOptions(
     migrationsRun: false,
     // Failed queries surface as exceptions, logged by whoever handles them (as JSON via pino).
     logging: false,
-    // Every wait on Postgres is bounded, so that an outage is a quick 503, never a hang:
     extra: {
       max: tuning?.poolSize ?? DEFAULT_DATABASE_TUNING.poolSize,
-      // connecting, and waiting for a free pooled connection (pg-pool uses it for both);
-      connectionTimeoutMillis: tuning?.connectTimeoutMs ?? DEFAULT_DATABASE_TUNING.connectTimeoutMs,
-      // one statement, enforced by the server;
-      statement_timeout: tuning?.statementTimeoutMs ?? DEFAULT_DATABASE_TUNING.statementTimeoutMs,
-      // a transaction left open by a stuck client, so it cannot hold locks for long;
-      idle_in_transaction_session_timeout: 60000,
-      // and a server that vanished without closing the socket (no RST): TCP keepalive finds the
-      // dead connection instead of waiting on it for the OS default of hours.
-      keepAlive: true,
-      keepAliveInitialDelayMillis: 10000,
-      application_name: 'validator-gateway',
-      onConnect: listenForErrors,
+      ...connectionBounds(tuning),
     },
+  };
+}
+
+/**
+ * The health check's own connection, beside the pool: whether Postgres answers, not whether this
+ * replica's pool has a free connection. A pool held by slow work (a burst, a long compile) would
+ * otherwise make health a 503 on every replica at once, and a balancer or a Kubernetes probe
+ * would take them all out (or restart them) for being busy. The same bounds as the pool's.
+ */
+export function buildProbePoolConfig(url: string, tuning?: Partial<DatabaseTuning>): PoolConfig {
+  return {
+    connectionString: url,
+    max: 1,
+    ...connectionBounds(tuning),
+    application_name: 'validator-gateway health',
+  };
+}
+
+/** Every wait on Postgres is bounded, so that an outage is a quick 503, never a hang: */
+function connectionBounds(tuning: Partial<DatabaseTuning> | undefined) {
+  return {
+    // connecting, and waiting for a free pooled connection (pg-pool uses it for both);
+    connectionTimeoutMillis: tuning?.connectTimeoutMs ?? DEFAULT_DATABASE_TUNING.connectTimeoutMs,
+    // one statement, enforced by the server;
+    statement_timeout: tuning?.statementTimeoutMs ?? DEFAULT_DATABASE_TUNING.statementTimeoutMs,
+    // a transaction left open by a stuck client, so it cannot hold locks for long;
+    idle_in_transaction_session_timeout: 60000,
+    // and a server that vanished without closing the socket (no RST): TCP keepalive finds the
+    // dead connection instead of waiting on it for the OS default of hours.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10000,
+    application_name: 'validator-gateway',
+    onConnect: listenForErrors,
   };
 }
 

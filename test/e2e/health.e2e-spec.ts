@@ -1,6 +1,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Pool } from 'pg';
+import { DataSource } from 'typeorm';
 import { createDatabase, dropDatabase, onServer, scratchDatabaseName } from '../support/database';
 import { createKey } from '../support/fixtures';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
@@ -50,6 +52,26 @@ describe('Health', () => {
         publication: { status: 'disabled', state: 'disabled' },
       },
     });
+  });
+
+  it("stays healthy while every pooled connection is held: a busy replica's database is up", async () => {
+    const database = app.app.get(DataSource);
+    const held = Array.from({ length: app.config.database.poolSize }, () =>
+      database.query('SELECT pg_sleep(3)'),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1100)); // past the 1 s check cache
+    const health = await app.http.get('/api/v1/health').set('X-API-Key', TEST_MASTER_KEY);
+    const status = await app.http
+      .get('/api/v1/monitoring/system-status')
+      .set('X-API-Key', TEST_MASTER_KEY);
+    const pool = (database.driver as unknown as { master: Pool }).master;
+    const idle = pool.idleCount;
+    await Promise.all(held);
+    expect(health.status).toBe(200);
+    expect(health.body.status).toBe('healthy');
+    expect(status.body.components.database.status).toBe('healthy');
+    // The pool was held all along.
+    expect(idle).toBe(0);
   });
 });
 

@@ -1,12 +1,33 @@
-import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Pool } from 'pg';
+import { AppConfig } from '../../config/app-config';
+import { InjectConfig } from '../../config/config.module';
+import { buildProbePoolConfig } from '../../database/data-source-options';
 
+/**
+ * Asks Postgres over a connection of its own (buildProbePoolConfig): a pool whose connections
+ * are all held by slow work does not make a healthy database look down.
+ */
 @Injectable()
-export class HealthRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+export class HealthRepository implements OnModuleDestroy {
+  private readonly probe: Pool;
+
+  constructor(@InjectConfig() config: AppConfig) {
+    this.probe = new Pool({
+      // Resolved (embedded Postgres started) before the app is built: AppModule.forRoot.
+      ...buildProbePoolConfig(config.databaseUrl!, config.database),
+      // Kept open between polls; a connection that breaks is dropped and the next ping opens one.
+      idleTimeoutMillis: 0,
+    });
+    // pg-pool re-emits an idle connection's error (Postgres restarting) here: the ping says so.
+    this.probe.on('error', () => undefined);
+  }
 
   async ping(): Promise<void> {
-    await this.dataSource.query('SELECT 1');
+    await this.probe.query('SELECT 1');
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.probe.end();
   }
 }
