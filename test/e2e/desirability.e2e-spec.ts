@@ -97,6 +97,14 @@ describe('Desirability submissions', () => {
       )
     )[0];
 
+  const weightOf = async (id: string) =>
+    (
+      await database.query<{ weight: number }[]>(
+        'SELECT weight FROM scraping_tasks WHERE id = $1',
+        [id],
+      )
+    )[0].weight;
+
   it('accepts both formats mixed, registers every job and lists its task ids', async () => {
     const body = {
       desirabilities: [
@@ -334,34 +342,35 @@ describe('Desirability submissions', () => {
         msg: "Value error, task id 'conflict-tao' is already registered for a different task",
         type: 'value_error',
       },
-      {
-        loc: [...ROOT, 2, 'label_weights', '#AI'],
-        msg: `Value error, task id '${legacyJobId('x', '#ai')}' is already registered for a different task`,
-        type: 'value_error',
-      },
     ]);
     expect(await registration('conflict-fresh')).toBeUndefined();
+    expect(await registration(legacyJobId('x', '#ai', 2))).toBeUndefined();
     expect((await get(`?hotkey=${HOTKEY}`).expect(200)).body).toEqual([
       job('conflict-tao', 1, '#tao'),
       job(legacyJobId('x', '#ai'), 1, '#not-ai'),
     ]);
+    // The legacy label whose first id another task holds is no conflict: it takes its second.
+    const legacy = await submit({
+      desirabilities: [{ source_name: 'x', label_weights: { '#AI': 1 } }],
+    });
+    expect(legacy.body.tasks).toEqual([legacyJobId('x', '#ai', 2)]);
   });
 
   it('runs a legacy label again under its next generation once its task has ended', async () => {
-    const legacy = {
-      desirabilities: [{ source_name: 'reddit', label_weights: { 'r/Renewed': 1 } }],
-    };
+    const legacy = { source_name: 'reddit', label_weights: { 'r/Renewed': 1 } };
     const generation = (n: number) => legacyJobId('reddit', 'r/renewed', n);
+    const end = (id: string) =>
+      database.query('UPDATE scraping_tasks SET expires_at = registered_at WHERE id = $1', [id]);
     const saved = (registered: number) =>
       `Vote of ${HOTKEY} saved: 1 job (${registered} newly registered task${registered === 1 ? '' : 's'}); local only, not published to the network (GRAVITY_REPO_URL and SUBTENSOR_URL not set)`;
-    expect((await submit(legacy).expect(200)).body.tasks).toEqual([generation(1)]);
-    const first = await registration(generation(1));
-    await database.query('UPDATE scraping_tasks SET expires_at = registered_at WHERE id = $1', [
+    expect((await submit({ desirabilities: [legacy] }).expect(200)).body.tasks).toEqual([
       generation(1),
     ]);
+    const first = await registration(generation(1));
+    await end(generation(1));
 
     // Submitted again (a validator re-sending its standing vote): a new task, the ended one kept.
-    const again = await submit(legacy).expect(200);
+    const again = await submit({ desirabilities: [legacy] }).expect(200);
     expect(again.body).toMatchObject({ message: saved(1), tasks: [generation(2)] });
     expect((await registration(generation(2))).registered_by).toBe(HOTKEY);
     expect(await registration(generation(1))).toEqual({
@@ -373,8 +382,10 @@ describe('Desirability submissions', () => {
       [HOTKEY],
     );
     expect(vote.jobs).toEqual([job(generation(2), 1, 'r/renewed')]);
+    // The new task carries the vote's weight: collection serves it first.
+    expect(await weightOf(generation(2))).toBe(1);
     // While it runs, the label joins it.
-    expect((await submit(legacy).expect(200)).body).toMatchObject({
+    expect((await submit({ desirabilities: [legacy] }).expect(200)).body).toMatchObject({
       message: saved(0),
       tasks: [generation(2)],
     });
@@ -383,21 +394,17 @@ describe('Desirability submissions', () => {
       .set('X-API-Key', TEST_MASTER_KEY)
       .expect(200);
 
-    // A generated id may meet one given to another job of the submission: a 422 at the label.
-    await database.query('UPDATE scraping_tasks SET expires_at = registered_at WHERE id = $1', [
-      generation(2),
-    ]);
-    const clash = await submit({
-      desirabilities: [job(generation(3), 1, 'r/renewed'), ...legacy.desirabilities],
-    }).expect(422);
-    expect(clash.body.detail).toEqual([
-      {
-        loc: [...ROOT, 1, 'label_weights', 'r/Renewed'],
-        msg: `Value error, task id '${generation(3)}' is also given to another job of this submission`,
-        type: 'value_error',
-      },
-    ]);
-    expect(await registration(generation(3))).toBeUndefined();
+    // Ids a label never chose do not refuse it: an id given to another job of the submission,
+    // or held by a task of other params (given by hand), is skipped.
+    await submit({
+      desirabilities: [job(generation(4), 1, 'r/renewed', { keyword: 'squatter' })],
+    }).expect(200);
+    await end(generation(2));
+    const skipped = await submit({
+      desirabilities: [job(generation(3), 1, 'r/elsewhere'), legacy],
+    }).expect(200);
+    expect(skipped.body.tasks).toEqual([generation(3), generation(5)]);
+    expect((await registration(generation(5))).registered_by).toBe(HOTKEY);
   });
 });
 

@@ -78,22 +78,19 @@ export class DesirabilityService {
       };
     }
     const registration = await this.tasks.registering(async (manager) => {
-      const weighted = await this.withCurrentLegacyIds(submission.jobs, manager);
+      // One instant for the whole registration: a task is running for both steps or for neither.
+      const now = this.clock.now();
+      const weighted = await this.withCurrentLegacyIds(submission.jobs, now, manager);
       const jobs = weighted.map(toJobView);
       const outcome = await this.tasks.register(
         hotkey,
         weighted,
         this.config.desirability.maxActiveTasks,
         manager,
+        now,
       );
       if (outcome.conflicts.length === 0) {
-        await this.repository.saveVote(
-          hotkey,
-          submission.submitted,
-          jobs,
-          this.clock.now(),
-          manager,
-        );
+        await this.repository.saveVote(hotkey, submission.submitted, jobs, now, manager);
         await this.tasks.setWeights(hotkey, weighted, manager);
         // Queued with the vote it publishes: stored together or not at all.
         const publication = await this.publication.enqueue(hotkey, jobs, manager);
@@ -125,9 +122,14 @@ export class DesirabilityService {
     };
   }
 
-  /** Legacy labels under their current generation's id, read under the registration lock. */
+  /**
+   * Legacy labels under their current generation's id, read under the registration lock, the
+   * labels' tasks locked against the compiler until the vote is stored (a task it claimed
+   * between this read and the registration would be joined, then refused as ended).
+   */
   private async withCurrentLegacyIds(
     jobs: readonly WeightedJob[],
+    now: Date,
     manager: EntityManager,
   ): Promise<WeightedJob[]> {
     const labels = jobs.flatMap((job) =>
@@ -135,7 +137,20 @@ export class DesirabilityService {
     );
     if (labels.length === 0) return [...jobs];
     const tasks = await this.tasks.findLabelTasks(labels, manager);
-    return withCurrentLegacyIds(jobs, tasks, this.clock.now());
+    const known = new Set(tasks.map((task) => task.id));
+    // Ids given to the submission's other jobs, and held by tasks of other params (given by
+    // hand): a new generation skips them. Found a round at a time; nearly always none.
+    const taken = new Set(jobs.filter((job) => !job.legacy).map((job) => job.id));
+    for (;;) {
+      const resolved = withCurrentLegacyIds(jobs, tasks, now, taken);
+      const fresh = resolved.filter((job) => job.legacy && !known.has(job.id));
+      const held = await this.tasks.findIds(
+        fresh.map((job) => job.id),
+        manager,
+      );
+      if (held.length === 0) return resolved;
+      for (const id of held) taken.add(id);
+    }
   }
 
   /**

@@ -92,6 +92,19 @@ describe('withCurrentLegacyIds', () => {
     }
   });
 
+  it('skips the ids taken by other tasks or jobs for a new generation, never for a running one', () => {
+    const ended = [task(gen(1), 'r/bitcoin', 'completed')];
+    expect(withCurrentLegacyIds([bitcoin], ended, NOW, new Set([gen(2), gen(3)]))).toEqual([
+      { ...bitcoin, id: gen(4) },
+    ]);
+    // A label never registered skips a first id held by another task.
+    expect(withCurrentLegacyIds([bitcoin], [], NOW, new Set([gen(1)]))).toEqual([
+      { ...bitcoin, id: gen(2) },
+    ]);
+    const running = [task(gen(1), 'r/bitcoin', 'active')];
+    expect(withCurrentLegacyIds([bitcoin], running, NOW, new Set([gen(1)]))).toEqual([bitcoin]);
+  });
+
   it("counts only the label's own generations: other labels and ids given by hand are not", () => {
     const ethereum = legacyJob('reddit', 'r/ethereum');
     const tasks = [

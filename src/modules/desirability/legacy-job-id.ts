@@ -38,14 +38,17 @@ export type LabelTask = Pick<TaskRow, 'id' | 'platform' | 'label' | 'state' | 'e
 
 /**
  * The submission's jobs with each legacy label under its current id: its latest generation's
- * while that task runs (the submission joins it), else the next generation's (a new task).
- * `tasks` are the registered tasks of the legacy labels; tasks of the same label under other
- * ids (a job submitted with an id of its own) are not the label's generations.
+ * while that task runs (the submission joins it), else the next generation whose id is not
+ * `taken` (a new task). `tasks` are the registered tasks of the legacy labels alone; a task of
+ * the label under an id of its own (a job submitted with one) is not one of its generations.
+ * `taken`: ids known to be held by other tasks or given to other jobs of the submission, which
+ * a label skips rather than be refused for an id it never chose.
  */
 export function withCurrentLegacyIds(
   jobs: readonly WeightedJob[],
   tasks: readonly LabelTask[],
   now: Date,
+  taken: ReadonlySet<string> = new Set(),
 ): WeightedJob[] {
   return jobs.map((job) => {
     if (!job.legacy || job.label === null) return job;
@@ -57,8 +60,9 @@ export function withCurrentLegacyIds(
       if (generation !== undefined && generation > (latest?.generation ?? 0))
         latest = { generation, task };
     }
-    if (!latest) return job;
-    if (isRunning(latest.task, now)) return { ...job, id: latest.task.id };
-    return { ...job, id: legacyJobId(platform, label, latest.generation + 1) };
+    if (latest && isRunning(latest.task, now)) return { ...job, id: latest.task.id };
+    let generation = (latest?.generation ?? 0) + 1;
+    while (taken.has(legacyJobId(platform, label, generation))) generation += 1;
+    return { ...job, id: legacyJobId(platform, label, generation) };
   });
 }

@@ -50,7 +50,10 @@ export class TasksRepository {
     return manager.query('SELECT * FROM scraping_tasks WHERE id = ANY($1::varchar[])', [ids]);
   }
 
-  /** Tasks of these labels with no keyword and no post window (a partial index serves it). */
+  /**
+   * Tasks of these labels with no keyword and no post window (a partial index serves it), locked
+   * FOR SHARE: the compiler's claim of one of them waits for the caller's transaction.
+   */
   findLabelTasks(
     labels: readonly { platform: Source; label: string }[],
     manager: EntityManager,
@@ -59,7 +62,8 @@ export class TasksRepository {
     return manager.query(
       `SELECT * FROM scraping_tasks
        WHERE (platform, label) IN (SELECT * FROM unnest($1::varchar[], $2::varchar[]))
-         AND keyword IS NULL AND post_start IS NULL AND post_end IS NULL`,
+         AND keyword IS NULL AND post_start IS NULL AND post_end IS NULL
+       FOR SHARE`,
       [labels.map((entry) => entry.platform), labels.map((entry) => entry.label)],
     );
   }

@@ -42,14 +42,15 @@ export class TasksService {
    * keeps its original registration and lifetime if it describes the same task; a different
    * task under a known id, or a finished task's id, is a conflict; so is going over
    * `maxActive` active tasks for the hotkey. Nothing is registered when there is a conflict.
+   * `now`: the caller's instant, when it has read tasks itself, so that both reads agree.
    */
   async register(
     hotkey: string,
     jobs: readonly TaskJob[],
     maxActive: number,
     manager: EntityManager,
+    now: Date = this.clock.now(),
   ): Promise<Registration> {
-    const now = this.clock.now();
     const ids = jobs.map((job) => job.id);
     const existing = new Map(
       (await this.repository.findByIds(ids, manager)).map((task) => [task.id, task]),
@@ -57,7 +58,7 @@ export class TasksService {
     const conflicts: RegistrationConflict[] = [];
     jobs.forEach((job, index) => {
       const task = existing.get(job.id);
-      // A generated id can meet an id given to another job of the submission.
+      // A legacy label's running generation may be the id given to another job.
       if (ids.indexOf(job.id) < index)
         conflicts.push({
           index,
@@ -101,13 +102,20 @@ export class TasksService {
 
   /**
    * The tasks registered for these labels alone (no keyword, no post window), inside the
-   * caller's transaction: where a legacy label's generations are found.
+   * caller's transaction, locked against the compiler's claim until it ends: where a legacy
+   * label's generations are found.
    */
   findLabelTasks(
     labels: readonly { platform: Source; label: string }[],
     manager: EntityManager,
   ): Promise<TaskRow[]> {
     return this.repository.findLabelTasks(labels, manager);
+  }
+
+  /** Which of these ids are registered, inside the caller's transaction. */
+  async findIds(ids: readonly string[], manager: EntityManager): Promise<string[]> {
+    if (ids.length === 0) return [];
+    return (await this.repository.findByIds(ids, manager)).map((task) => task.id);
   }
 
   /** Gives the tasks of a hotkey's new vote their weights there (see TasksRepository.setWeights). */
