@@ -1,4 +1,5 @@
-import { Body, Controller, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
+import type { Response } from 'express';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { RequireMasterKey } from '../../common/access/access.decorators';
 import { StatusDto } from '../../common/dto/status.dto';
@@ -7,6 +8,7 @@ import { errorCase, validationCase } from '../../common/errors/error-cases';
 import { ApiKeysService, KEY_ERRORS } from './api-keys.service';
 import { ApiKeyCreateDto } from './dto/api-key-create.dto';
 import { ApiKeyCreatedDto } from './dto/api-key-created.dto';
+import { ApiKeyListQueryDto, MAX_KEYS_PAGE } from './dto/api-key-list-query.dto';
 import { ApiKeyListDto, ApiKeySummaryDto } from './dto/api-key-summary.dto';
 import { ApiKeyUpdateDto } from './dto/api-key-update.dto';
 
@@ -23,11 +25,36 @@ export class ApiKeysController {
   @ApiOperation({
     operationId: 'listApiKeys',
     summary: 'List API keys',
-    description: 'Never returns a key or its hash: only a short display prefix.',
+    description:
+      'Never returns a key or its hash: only a short display prefix. Oldest first; every key unless ' +
+      '`is_active` filters or `limit` pages; the total over every page is in `X-Total-Count`.',
   })
-  @ApiOkResponse({ type: ApiKeyListDto, description: 'Every issued key, active or not' })
-  list(): Promise<ApiKeyListDto> {
-    return this.keys.list();
+  @ApiOkResponse({
+    type: ApiKeyListDto,
+    description: 'The issued keys the filter selects (every key by default), oldest first',
+    headers: {
+      'X-Total-Count': {
+        description: 'Keys the filter selects, over every page',
+        schema: { type: 'integer', format: 'int32', minimum: 0 },
+      },
+    },
+  })
+  @ApiErrorResponses(
+    validationCase('limitTooLarge', `\`limit\` over ${MAX_KEYS_PAGE}`, {
+      loc: ['query', 'limit'],
+      msg: `Input should be less than or equal to ${MAX_KEYS_PAGE}`,
+      type: 'less_than_equal',
+      ctx: { le: MAX_KEYS_PAGE },
+    }),
+  )
+  async list(
+    @Query() query: ApiKeyListQueryDto,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<ApiKeyListDto> {
+    const isActive = query.is_active === undefined ? undefined : query.is_active === 'true';
+    const { page, total } = await this.keys.list({ isActive }, query.limit, query.offset ?? 0);
+    response.setHeader('X-Total-Count', String(total));
+    return page;
   }
 
   @Post()

@@ -20,6 +20,11 @@ export interface ApiKeyChanges {
   rateLimit?: number | null;
 }
 
+/** Which keys the key list shows: all, or only those (not) deactivated. */
+export interface ApiKeyListFilter {
+  isActive?: boolean;
+}
+
 @Injectable()
 export class ApiKeysRepository {
   private readonly keys: Repository<ApiKeyEntity>;
@@ -40,8 +45,18 @@ export class ApiKeysRepository {
     return this.keys.findOneBy({ id });
   }
 
-  listAll(): Promise<ApiKeyEntity[]> {
-    return this.keys.find({ order: { createdAt: 'ASC' } });
+  /** One page of the keys the filter selects, oldest first, and how many it selects in all. */
+  list(
+    filter: ApiKeyListFilter,
+    limit: number | undefined,
+    offset: number,
+  ): Promise<[ApiKeyEntity[], number]> {
+    return this.keys.findAndCount({
+      where: filter.isActive === undefined ? {} : { isActive: filter.isActive },
+      order: { createdAt: 'ASC', id: 'ASC' },
+      take: limit,
+      skip: offset,
+    });
   }
 
   /** Applies the changes to an active key and returns it; null when the key is not active. */

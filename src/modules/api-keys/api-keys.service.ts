@@ -17,7 +17,7 @@ import {
 } from '../../common/security/api-key-secret';
 import { ApiKeyEntity } from './api-key.entity';
 import { ApiKeyUsageRecorder } from './api-key-usage.recorder';
-import { ApiKeysRepository, ApiKeyChanges } from './api-keys.repository';
+import { ApiKeyChanges, ApiKeyListFilter, ApiKeysRepository } from './api-keys.repository';
 import { KeyChanges } from './key-changes';
 import { ApiKeyCreateDto } from './dto/api-key-create.dto';
 import { ApiKeyCreatedDto } from './dto/api-key-created.dto';
@@ -149,10 +149,15 @@ export class ApiKeysService {
     };
   }
 
-  async list(): Promise<ApiKeyListDto> {
+  /** One page of the keys the filter selects, oldest first (every key without `limit`). */
+  async list(
+    filter: ApiKeyListFilter,
+    limit: number | undefined,
+    offset: number,
+  ): Promise<{ page: ApiKeyListDto; total: number }> {
     await this.usage.settled();
-    const keys = await this.repository.listAll();
-    return { keys: keys.map(toSummary) };
+    const [keys, total] = await this.repository.list(filter, limit, offset);
+    return { page: { keys: keys.map(toSummary) }, total };
   }
 
   /**
