@@ -9,10 +9,13 @@ import { returningRows } from '../../database/returning-rows';
 import { binaryCopyChunks, COPY_COLUMNS } from './binary-copy';
 import { IndexRow } from './compressed-index';
 import { IndexTotalsRepository, MinerTotals } from './index-totals.repository';
+import { LabelIdCache, LabelRow } from './label-id-cache';
 import { prepareIndex, totalsDifference, totalsFromColumns } from './prepared-index';
 
 /** Namespace of the per-miner advisory locks (the second key is the uid). */
 const MINER_LOCK_NAMESPACE = 7_013_001;
+/** Label ids kept between syncs (about 20 MB at most): see LabelIdCache. */
+const LABEL_CACHE_SIZE = 100_000;
 /** The largest `miners.index_missed_syncs` holds (a smallint). */
 const SMALLINT_MAX = 32_767;
 
@@ -35,8 +38,7 @@ interface RemovedRow {
  */
 @Injectable()
 export class MinerIndexRepository {
-  /** Labels are never deleted and their ids never change, so they are cached for good. */
-  private readonly labelIds = new Map<string, number>();
+  private readonly labelIds = new LabelIdCache(LABEL_CACHE_SIZE);
   private readonly partitions = new Set<number>();
 
   constructor(
@@ -187,24 +189,19 @@ export class MinerIndexRepository {
   }
 
   /** Label ids for every label in `rows`, creating the missing ones. */
-  private async resolveLabels(rows: readonly IndexRow[]): Promise<Map<string, number>> {
-    const missing = new Set<string>();
-    for (const { label } of rows) {
-      if (label !== null && !this.labelIds.has(label)) missing.add(label);
-    }
-    if (missing.size > 0) {
-      const values = [...missing];
+  private resolveLabels(rows: readonly IndexRow[]): Promise<Map<string, number>> {
+    const labels = new Set<string>();
+    for (const { label } of rows) if (label !== null) labels.add(label);
+    return this.labelIds.resolve(labels, async (missing) => {
       await this.dataSource.query(
         'INSERT INTO labels (value) SELECT unnest($1::varchar[]) ON CONFLICT (value) DO NOTHING',
-        [values],
+        [missing],
       );
-      const found = await this.dataSource.query<{ id: number; value: string }[]>(
+      return this.dataSource.query<LabelRow[]>(
         'SELECT id, value FROM labels WHERE value = ANY($1::varchar[])',
-        [values],
+        [missing],
       );
-      for (const label of found) this.labelIds.set(label.value, label.id);
-    }
-    return this.labelIds;
+    });
   }
 
   /**

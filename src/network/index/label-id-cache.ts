@@ -1,0 +1,51 @@
+import { LRUCache } from 'lru-cache';
+
+/** A label's row in `labels`. */
+export interface LabelRow {
+  id: number;
+  value: string;
+}
+
+/**
+ * The ids of labels already read or created, for the next syncs. Labels are never deleted and
+ * their ids never change, so an id is never stale; the cache is bounded all the same, because
+ * the labels miners index come and go with the subnet's 30-day window (hashtags above all) and a
+ * process runs for months: the least recently used ones are read again when they come back.
+ */
+export class LabelIdCache {
+  private readonly ids: LRUCache<string, number>;
+
+  constructor(max: number) {
+    this.ids = new LRUCache({ max });
+  }
+
+  /**
+   * The id of every label given, `create` making (or reading) the rows of those the cache does
+   * not hold. The answer holds them all, however many: the cache's bound never drops one a
+   * caller is about to use.
+   */
+  async resolve(
+    labels: Iterable<string>,
+    create: (missing: string[]) => Promise<LabelRow[]>,
+  ): Promise<Map<string, number>> {
+    const resolved = new Map<string, number>();
+    const missing: string[] = [];
+    for (const label of labels) {
+      if (resolved.has(label)) continue;
+      const id = this.ids.get(label);
+      if (id === undefined) missing.push(label);
+      else resolved.set(label, id);
+    }
+    if (missing.length > 0) {
+      for (const row of await create([...new Set(missing)])) {
+        resolved.set(row.value, row.id);
+        this.ids.set(row.value, row.id);
+      }
+    }
+    return resolved;
+  }
+
+  get size(): number {
+    return this.ids.size;
+  }
+}
