@@ -20,6 +20,7 @@ import {
 import { requestLogging } from './common/logging/request-logging';
 import { httpMetricsMiddleware } from './common/metrics/http-metrics.middleware';
 import { MetricsService } from './common/metrics/metrics.service';
+import { onlyDocsFiles } from './common/openapi/docs-assets';
 import { DOCS_PATH, OPENAPI_JSON_PATH, serveDocsPointer } from './common/openapi/docs-pointer';
 import { buildOpenApiDocument } from './common/openapi/openapi-document';
 import { refuseMisplacedSecrets } from './common/http/refuse-misplaced-secrets';
@@ -62,6 +63,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
       jsonBodies(config.bodyLimit),
       bodyParserErrorHandler,
       refuseMisplacedSecrets(scanner),
+      onlyDocsFiles(`/${DOCS_PATH}`),
     ),
   );
   app.useGlobalPipes(new RequestValidationPipe());

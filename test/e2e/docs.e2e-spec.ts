@@ -146,6 +146,29 @@ describe('OpenAPI document', () => {
     expect(response.text).toContain('swagger-ui');
     const init = await app.http.get('/docs/swagger-ui-init.js').expect(200);
     expect(init.text).toMatch(/"persistAuthorization": false/);
+    // Every file the page loads is served; nothing else of the package's folder is.
+    const page = (await app.http.get('/docs/').expect(200)).text;
+    const loaded = [...page.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1]);
+    expect(loaded).toEqual(expect.arrayContaining(['./swagger-ui-bundle.js', './swagger-ui.css']));
+    for (const file of loaded) await app.http.get(`/docs/${file.replace(/^\.\//, '')}`).expect(200);
+    for (const file of [
+      'package.json',
+      'README.md',
+      'index.html',
+      'swagger-initializer.js',
+      'swagger-ui-bundle.js.map',
+      'log.bundle-sizes.swagger-ui.txt',
+      'absolute-path.js',
+      'oauth2-redirect.html',
+      'package%2Ejson',
+      './package.json',
+      '../docs/package.json',
+    ]) {
+      const refused = await app.http.get(`/docs/${file}`).expect(404);
+      expect(refused.body).toEqual({ detail: 'Not Found', request_id: expect.any(String) });
+    }
+    // Express routes the docs path without regard to case, and so does the check.
+    await app.http.get('/DOCS/package.json').expect(404);
   });
 
   it('types every whole-number query parameter as integer (1.5 is refused)', () => {

@@ -1,0 +1,40 @@
+import type { NextFunction, Request, Response } from 'express';
+import { sendError } from '../errors/error-body';
+import { ERROR_DETAILS } from '../errors/error-details';
+
+/**
+ * What the Swagger UI page under the docs path loads: the page itself, Nest's
+ * `swagger-ui-init.js`, and the files of swagger-ui-dist its HTML names (@nestjs/swagger's
+ * swagger-ui/constants.js).
+ */
+const DOCS_FILES = new Set([
+  '',
+  'swagger-ui-init.js',
+  'swagger-ui.css',
+  'swagger-ui-bundle.js',
+  'swagger-ui-standalone-preset.js',
+  'favicon-16x16.png',
+  'favicon-32x32.png',
+]);
+
+/**
+ * Nest serves the whole swagger-ui-dist folder under the docs path, which also holds its
+ * package.json (the exact version), README, source maps, build logs, and a stock `index.html`
+ * whose initializer loads the Petstore demo from petstore.swagger.io. Anything there but the
+ * page's own files is the 404 every unknown path gets. The file name is compared as sent (a
+ * percent-encoded or dotted name is refused, not decoded); the docs path as Express routes it,
+ * without regard to case.
+ */
+export function onlyDocsFiles(docsPath: string) {
+  const prefix = docsPath.toLowerCase();
+  return (request: Request, response: Response, next: NextFunction): void => {
+    if (request.method !== 'GET' && request.method !== 'HEAD') return next();
+    const end = request.url.indexOf('?');
+    const path = end === -1 ? request.url : request.url.slice(0, end);
+    if (!path.toLowerCase().startsWith(prefix)) return next();
+    const rest = path.slice(prefix.length);
+    if (rest !== '' && rest[0] !== '/') return next();
+    if (DOCS_FILES.has(rest.replace(/^\/+|\/+$/g, ''))) return next();
+    sendError(request, response, 404, { detail: ERROR_DETAILS.notFound });
+  };
+}
