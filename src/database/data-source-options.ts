@@ -83,7 +83,12 @@ export function buildDataSourceOptions(
  * The health check's own connection, beside the pool: whether Postgres answers, not whether this
  * replica's pool has a free connection. A pool held by slow work (a burst, a long compile) would
  * otherwise make health a 503 on every replica at once, and a balancer or a Kubernetes probe
- * would take them all out (or restart them) for being busy. The same bounds as the pool's.
+ * would take them all out (or restart them) for being busy. The pool's bounds, kept open
+ * between polls, and one more: a query timer. The pool has none (docs/decisions.md, "Outages"),
+ * but this connection only ever runs `SELECT 1`, and one query that never gets its answer (a
+ * server gone silent after a failover, a frozen one) would otherwise hold the only connection:
+ * health a 503 while the pool serves, and a shutdown waiting on it for good. When the timer
+ * fires, pg-pool drops the connection and the next check opens another.
  */
 export function buildProbePoolConfig(url: string, tuning?: Partial<DatabaseTuning>): PoolConfig {
   return {
@@ -91,8 +96,13 @@ export function buildProbePoolConfig(url: string, tuning?: Partial<DatabaseTunin
     max: 1,
     ...connectionBounds(tuning),
     application_name: 'validator-gateway health',
+    idleTimeoutMillis: 0,
+    query_timeout: PROBE_QUERY_TIMEOUT_MS,
   };
 }
+
+/** Above health's 1 s check, so that a slow but live server keeps its connection. */
+export const PROBE_QUERY_TIMEOUT_MS = 3000;
 
 /** Every wait on Postgres is bounded, so that an outage is a quick 503, never a hang: */
 function connectionBounds(tuning: Partial<DatabaseTuning> | undefined) {

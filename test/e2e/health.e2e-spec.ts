@@ -1,8 +1,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { AddressInfo, connect, createServer, Socket } from 'node:net';
 import { join } from 'node:path';
 import { Pool } from 'pg';
 import { DataSource } from 'typeorm';
+import { PROBE_QUERY_TIMEOUT_MS } from '../../src/database/data-source-options';
 import { createDatabase, dropDatabase, onServer, scratchDatabaseName } from '../support/database';
 import { createKey } from '../support/fixtures';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
@@ -143,4 +145,82 @@ describe('Health when the database goes away', () => {
     await new Promise((resolve) => setTimeout(resolve, 1100));
     await app.http.get('/api/v1/health').set('X-API-Key', TEST_MASTER_KEY).expect(200);
   });
+});
+
+/**
+ * A loopback relay to Postgres whose `silence()` stops forwarding on every connection open then,
+ * sending no reset, while new connections work: a failover whose old host went quiet.
+ */
+async function silencingRelay(
+  target: URL,
+): Promise<{ port: number; silence(): void; close(): void }> {
+  const pairs: { client: Socket; upstream: Socket; silent: boolean }[] = [];
+  const server = createServer((client) => {
+    const upstream = connect(Number(target.port || 5432), target.hostname);
+    const pair = { client, upstream, silent: false };
+    pairs.push(pair);
+    client.on('data', (data) => {
+      if (!pair.silent) upstream.write(data);
+    });
+    upstream.on('data', (data) => {
+      if (!pair.silent) client.write(data);
+    });
+    for (const socket of [client, upstream]) {
+      socket.on('error', () => undefined);
+      socket.on('close', () => {
+        if (pair.silent) return;
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    silence: () => pairs.forEach((pair) => (pair.silent = true)),
+    close: () => {
+      for (const pair of pairs) {
+        pair.client.destroy();
+        pair.upstream.destroy();
+      }
+      server.close();
+    },
+  };
+}
+
+describe('Health when its connection goes silent', () => {
+  const serverUrl = () => process.env.TEST_RUN_SERVER_URL!;
+  const name = scratchDatabaseName('health-silent');
+  let relay: Awaited<ReturnType<typeof silencingRelay>>;
+  let app: TestApp;
+
+  beforeAll(async () => {
+    const url = new URL(await createDatabase(serverUrl(), name));
+    relay = await silencingRelay(new URL(url));
+    url.hostname = '127.0.0.1';
+    url.port = String(relay.port);
+    app = await startTestApp({ DATABASE_URL: url.toString() });
+  });
+  afterAll(async () => {
+    relay.close();
+    await app.close();
+    await dropDatabase(serverUrl(), name);
+  });
+
+  it('opens a new connection once a check goes unanswered, and is healthy again', async () => {
+    const health = () => app.http.get('/api/v1/health').set('X-API-Key', TEST_MASTER_KEY);
+    expect((await health()).status).toBe(200);
+    relay.silence();
+    const silencedAt = Date.now();
+    await new Promise((resolve) => setTimeout(resolve, 1100)); // past the 1 s check cache
+    expect((await health()).status).toBe(503);
+    // The unanswered check times out (3 s) and the next one asks over a new connection.
+    let recoveredAt: number | undefined;
+    while (recoveredAt === undefined && Date.now() - silencedAt < 15_000) {
+      if ((await health()).status === 200) recoveredAt = Date.now();
+      else await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    expect(recoveredAt).toBeDefined();
+    expect(recoveredAt! - silencedAt).toBeLessThan(PROBE_QUERY_TIMEOUT_MS + 3000);
+  }, 30_000);
 });

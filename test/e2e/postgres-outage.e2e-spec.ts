@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { PROBE_QUERY_TIMEOUT_MS } from '../../src/database/data-source-options';
 import { createKey } from '../support/fixtures';
 import { eventually } from '../support/metrics';
 import { LoadRequest, LoadSample, send, steadyLoad } from '../support/steady-load';
@@ -148,6 +149,27 @@ describe('Postgres outage', () => {
     await eventually(async () => {
       await app.http.get('/api/v1/health').set('X-API-Key', TEST_MASTER_KEY).expect(200);
     });
+  }, 60_000);
+
+  it('shuts down in seconds while Postgres hangs under a health check in flight', async () => {
+    const other = await startTestApp({ DATABASE_URL: postgres.url });
+    let closedInMs: number | undefined;
+    try {
+      await other.http.get('/api/v1/health').set('X-API-Key', TEST_MASTER_KEY).expect(200);
+      postgres.pause();
+      await sleep(SETTLE_MS);
+      // The check's query waits on the frozen server; the answer does not (503 after 1 s).
+      await other.http.get('/api/v1/health').set('X-API-Key', TEST_MASTER_KEY).expect(503);
+      const closing = Date.now();
+      await other.close();
+      closedInMs = Date.now() - closing;
+    } finally {
+      postgres.resume();
+      if (closedInMs === undefined) await other.close();
+    }
+    console.log(`frozen postgres: closed in ${closedInMs} ms`);
+    // The health connection's query timer (3 s) bounds the wait; without it, close never ended.
+    expect(closedInMs).toBeLessThan(PROBE_QUERY_TIMEOUT_MS + 2000);
   }, 60_000);
 });
 

@@ -13,12 +13,8 @@ export class HealthRepository implements OnModuleDestroy {
   private readonly probe: Pool;
 
   constructor(@InjectConfig() config: AppConfig) {
-    this.probe = new Pool({
-      // Resolved (embedded Postgres started) before the app is built: AppModule.forRoot.
-      ...buildProbePoolConfig(config.databaseUrl!, config.database),
-      // Kept open between polls; a connection that breaks is dropped and the next ping opens one.
-      idleTimeoutMillis: 0,
-    });
+    // The URL is resolved (embedded Postgres started) before the app is built: AppModule.forRoot.
+    this.probe = new Pool(buildProbePoolConfig(config.databaseUrl!, config.database));
     // pg-pool re-emits an idle connection's error (Postgres restarting) here: the ping says so.
     this.probe.on('error', () => undefined);
   }
@@ -27,6 +23,7 @@ export class HealthRepository implements OnModuleDestroy {
     await this.probe.query('SELECT 1');
   }
 
+  /** Waits at most for a check in flight to time out (PROBE_QUERY_TIMEOUT_MS). */
   async onModuleDestroy(): Promise<void> {
     await this.probe.end();
   }
