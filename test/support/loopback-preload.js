@@ -49,3 +49,11 @@ try {
   if (previous) require.extensions['.ts'] = previous;
   else delete require.extensions['.ts'];
 }
+
+// A test that dies without its cleanup (jest killed, a run cut off by a timeout) must not leave
+// its processes running, with their embedded Postgres: when the parent goes, this process is
+// given to another (its parent pid changes), and stops itself as SIGTERM would stop it.
+const parent = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parent) process.kill(process.pid, 'SIGTERM');
+}, 1000).unref();

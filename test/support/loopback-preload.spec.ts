@@ -64,4 +64,42 @@ describe('A process the tests start', () => {
     expect(stdout).toEqual(['connected', 'ts hook gone']);
     expect(taken).toEqual([]);
   });
+
+  it('stops when the process that started it dies without stopping it', async () => {
+    // A parent that starts a guarded child running for good, prints its pid, and dies.
+    const parent = spawn(
+      process.execPath,
+      [
+        '-e',
+        `
+        const { spawn } = require('node:child_process');
+        const child = spawn(process.execPath, ${JSON.stringify([...GUARDED_NODE_ARGS])}.concat(
+          ['-e', 'process.on("SIGTERM", () => { console.log("stopping"); process.exit(0); }); setInterval(() => {}, 1000)']
+        ), { stdio: 'ignore', detached: true });
+        console.log(child.pid);
+        // Long enough for the child to have started (and read its parent's pid).
+        setTimeout(() => process.exit(0), 1500);
+        `,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    const lines: string[] = [];
+    forEachLine(parent.stdout, (line) => lines.push(line));
+    await new Promise((resolve) => parent.once('close', resolve));
+    const orphan = Number(lines[0]);
+    expect(orphan).toBeGreaterThan(0);
+    const alive = () => {
+      try {
+        process.kill(orphan, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const deadline = Date.now() + 5000;
+    while (alive() && Date.now() < deadline) await new Promise((done) => setTimeout(done, 100));
+    const survived = alive();
+    if (survived) process.kill(orphan, 'SIGKILL');
+    expect(survived).toBe(false);
+  });
 });
