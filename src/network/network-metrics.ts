@@ -5,7 +5,7 @@ import { SubtensorConnection } from './chain/subtensor-connection';
 import { HOTKEY_STANDINGS } from './metagraph/hotkey-standing';
 import { MetagraphService } from './metagraph/metagraph.service';
 import { MinersRepository } from './miners.repository';
-import { NetworkService } from './network.service';
+import { NetworkService, SynapseBudgetLeft } from './network.service';
 
 /**
  * Where the gateway stands on the network, read at scrape time: the miners it can ask, its
@@ -23,6 +23,16 @@ export class NetworkMetrics implements OnModuleInit {
     @Inject(SUBTENSOR_CONNECTION) private readonly connection: SubtensorConnection | null,
     private readonly network: NetworkService,
   ) {}
+
+  /** One read of the budgets serves both of its gauges in a scrape (collected side by side). */
+  private budgetsRead: Promise<SynapseBudgetLeft[]> | undefined;
+
+  private budgetsLeft(): Promise<SynapseBudgetLeft[]> {
+    this.budgetsRead ??= this.network.budgetsLeft().finally(() => {
+      this.budgetsRead = undefined;
+    });
+    return this.budgetsRead;
+  }
 
   onModuleInit(): void {
     this.metrics.gauge(
@@ -66,6 +76,28 @@ export class NetworkMetrics implements OnModuleInit {
         return [{ labels: {}, value: stored ? stored.readAt.getTime() / 1000 : 0 }];
       },
       (error) => this.logger.warn(`could not read the stored metagraph: ${error.message}`),
+    );
+    this.metrics.gauge(
+      'miner_calls_left',
+      'Calls of each budgeted synapse (MINER_CALL_BUDGETS) this hotkey may still make now to the miners serving data, summed over them: near 0, users’ queries and the validator beside us are about to be refused',
+      ['synapse'],
+      async () =>
+        (await this.budgetsLeft()).map(({ synapse, callsLeft }) => ({
+          labels: { synapse },
+          value: callsLeft,
+        })),
+      (error) => this.logger.warn(`could not count the calls left: ${error.message}`),
+    );
+    this.metrics.gauge(
+      'miners_without_calls',
+      'Miners serving data that have no call of a budgeted synapse left for this hotkey now (MINER_CALL_BUDGETS)',
+      ['synapse'],
+      async () =>
+        (await this.budgetsLeft()).map(({ synapse, minersWithoutCalls }) => ({
+          labels: { synapse },
+          value: minersWithoutCalls,
+        })),
+      (error) => this.logger.warn(`could not count the miners without calls: ${error.message}`),
     );
     const connection = this.connection;
     if (connection)

@@ -25,6 +25,13 @@ import { failureScore, MinerCallError, NOT_THE_MINERS_FAULT } from './transport/
  * client. Answers on-demand queries live (LiveQueryService: a hedged quorum fan-out, every item
  * checked) or from miners' stored data (StoredDataService), as ON_DEMAND_MODE says.
  */
+/** What is left of one synapse's budget over the miners serving data (NetworkService.budgetsLeft). */
+export interface SynapseBudgetLeft {
+  synapse: SynapseName;
+  callsLeft: number;
+  minersWithoutCalls: number;
+}
+
 @Injectable()
 export class NetworkService implements OnModuleInit {
   constructor(
@@ -99,6 +106,26 @@ export class NetworkService implements OnModuleInit {
     );
     return miners.map((miner) =>
       neuronListing(miner, budgets, this.config.network.validatorMinStake),
+    );
+  }
+
+  /**
+   * For each synapse with a budget, over the miners serving data: the calls this hotkey may
+   * still make to them now (users' view), and how many have none left. For alerting before the
+   * validator beside us finds its evaluation's calls refused.
+   */
+  async budgetsLeft(): Promise<SynapseBudgetLeft[]> {
+    const hotkeys = this.metagraph.minersServingData().map((miner) => miner.hotkey);
+    const budgeted = SYNAPSE_NAMES.filter((synapse) => this.budgets.budgetOf(synapse));
+    return Promise.all(
+      budgeted.map(async (synapse) => {
+        const left = [...(await this.budgets.left(hotkeys, synapse)).values()];
+        return {
+          synapse,
+          callsLeft: left.reduce((sum, miner) => sum + miner.left, 0),
+          minersWithoutCalls: left.filter((miner) => miner.left === 0).length,
+        };
+      }),
     );
   }
 

@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
 import { IndexSyncService } from '../../src/network/index-sync.service';
+import { CallBudgets } from '../../src/network/transport/call-budgets';
 import { createKey } from '../support/fixtures';
 import { eventually, sample, scrape } from '../support/metrics';
 import { startTestNetwork, TestNetwork } from '../support/network';
@@ -233,6 +234,28 @@ describe('GET /metrics with the miner network', () => {
     expect(
       sample(text, 'gateway_on_demand_answers_total', { origin: 'live', status: 'success' }),
     ).toBe(1);
+  });
+
+  it("shows what is left of the miners' call budgets, per synapse", async () => {
+    const budgets = app.config.network.callBudgets;
+    const serving = 3;
+    const text = await scrape(app);
+    // The on-demand query above took one OnDemandRequest call of each miner.
+    expect(sample(text, 'gateway_miner_calls_left', { synapse: 'OnDemandRequest' })).toBe(
+      serving * budgets.OnDemandRequest!.calls - serving,
+    );
+    expect(sample(text, 'gateway_miners_without_calls', { synapse: 'OnDemandRequest' })).toBe(0);
+
+    // A miner's 403 spends its budget: it has no call left.
+    const miner = network.devnet.miners[0];
+    await app.app.get(CallBudgets).spend(miner.hotkey, 'GetContentsByBuckets');
+    const spent = await scrape(app);
+    expect(sample(spent, 'gateway_miners_without_calls', { synapse: 'GetContentsByBuckets' })).toBe(
+      1,
+    );
+    expect(sample(spent, 'gateway_miner_calls_left', { synapse: 'GetContentsByBuckets' })).toBe(
+      (serving - 1) * budgets.GetContentsByBuckets!.calls,
+    );
   });
 
   it('records an index sync: its duration, rows and miners', async () => {
