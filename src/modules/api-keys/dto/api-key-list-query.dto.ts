@@ -1,6 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, Max, Min } from 'class-validator';
 import { IsInteger } from '../../../common/validation/is-integer';
+import { PageOffset } from '../../../common/validation/page-offset';
 
 /** Most keys on one page: the list without `limit` is every key, as the interface has it. */
 export const MAX_KEYS_PAGE = 1000;
@@ -29,17 +30,6 @@ export class ApiKeyListQueryDto {
   @Max(MAX_KEYS_PAGE)
   limit?: number;
 
-  // Bounded so that Postgres' OFFSET (bigint) never sees 1e300, as the other lists are.
-  @ApiPropertyOptional({
-    type: 'integer',
-    format: 'int32',
-    minimum: 0,
-    maximum: 2147483647,
-    default: 0,
-  })
-  @IsOptional()
-  @IsInteger()
-  @Min(0)
-  @Max(2147483647)
+  @PageOffset()
   offset?: number;
 }

@@ -2,6 +2,7 @@ import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, Max, Min } from 'class-validator';
 import { TASK_STATES, TaskState } from '../task.types';
 import { IsInteger } from '../../../common/validation/is-integer';
+import { PageOffset } from '../../../common/validation/page-offset';
 import { IsRfc3339DateTime } from '../../../common/validation/is-iso-date';
 
 export class TaskListQueryDto {
@@ -38,17 +39,6 @@ export class TaskListQueryDto {
   @Max(500)
   limit?: number;
 
-  // Bounded so that Postgres' OFFSET (bigint) never sees 1e300 (a 500, found by fuzzing).
-  @ApiPropertyOptional({
-    type: 'integer',
-    format: 'int32',
-    minimum: 0,
-    maximum: 2147483647,
-    default: 0,
-  })
-  @IsOptional()
-  @IsInteger()
-  @Min(0)
-  @Max(2147483647)
+  @PageOffset()
   offset?: number;
 }
