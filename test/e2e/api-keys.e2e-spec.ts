@@ -70,51 +70,6 @@ describe('API keys', () => {
     );
   });
 
-  it('lists every key oldest first, or one page of them, filtered by is_active, with the total', async () => {
-    const created = [];
-    for (const name of ['paged-a', 'paged-b', 'paged-c'])
-      created.push(await createKey(app, { name }));
-    await asMaster(app.http.post(`/api/v1/keys/${created[1].id}/deactivate`)).expect(200);
-    const list = (query = '') => asMaster(app.http.get(`/api/v1/keys${query}`)).expect(200);
-    const ids = (response: { body: { keys: { id: string }[] } }) =>
-      response.body.keys.map((key) => key.id);
-
-    const all = await list();
-    expect(all.headers['x-total-count']).toBe(String(all.body.keys.length));
-    expect(ids(all).slice(-3)).toEqual(created.map((key) => key.id));
-    const paged: string[] = [];
-    for (let offset = 0; offset < all.body.keys.length; offset += 2) {
-      const page = await list(`?limit=2&offset=${offset}`);
-      expect(page.headers['x-total-count']).toBe(all.headers['x-total-count']);
-      paged.push(...ids(page));
-    }
-    expect(paged).toEqual(ids(all));
-
-    const inactive = await list('?is_active=false');
-    const active = await list('?is_active=true');
-    expect(ids(inactive)).toContain(created[1].id);
-    expect(ids(active)).toEqual(expect.arrayContaining([created[0].id, created[2].id]));
-    expect(ids(active)).not.toContain(created[1].id);
-    expect(inactive.body.keys.every((key: { is_active: boolean }) => !key.is_active)).toBe(true);
-    expect(
-      Number(active.headers['x-total-count']) + Number(inactive.headers['x-total-count']),
-    ).toBe(all.body.keys.length);
-    expect(ids(await list(`?is_active=true&limit=1&offset=${ids(active).length - 1}`))).toEqual([
-      created[2].id,
-    ]);
-
-    for (const [query, loc, type] of [
-      ['?limit=0', 'limit', 'greater_than_equal'],
-      ['?limit=1001', 'limit', 'less_than_equal'],
-      ['?limit=1.5', 'limit', 'int_parsing'],
-      ['?offset=-1', 'offset', 'greater_than_equal'],
-      ['?is_active=yes', 'is_active', 'enum'],
-    ]) {
-      const refused = await asMaster(app.http.get(`/api/v1/keys${query}`)).expect(422);
-      expect(refused.body.detail).toEqual([expect.objectContaining({ loc: ['query', loc], type })]);
-    }
-  });
-
   it('deactivates by id as well as by key', async () => {
     const created = await createKey(app);
     await asMaster(app.http.post(`/api/v1/keys/${created.id}/deactivate`)).expect(200);
@@ -306,5 +261,64 @@ describe("Key administration once the master key's budget is spent", () => {
       .set('X-API-Key', replacement.key)
       .expect(200);
     expect(counted.headers['x-ratelimit-remaining']).toBe('99');
+  });
+});
+
+describe('The key list', () => {
+  // A database of its own: the list, its pages and its total are this spec's keys only, while
+  // other specs create keys in the shared database.
+  let app: TestApp;
+
+  beforeAll(async () => {
+    app = await startTestApp({}, { ownDatabase: true });
+  });
+  afterAll(() => app.close());
+
+  const asMaster = (request: ReturnType<TestApp['http']['get']>) =>
+    request.set('X-API-Key', TEST_MASTER_KEY);
+
+  it('lists every key oldest first, or one page of them, filtered by is_active, with the total', async () => {
+    const created = [];
+    for (const name of ['paged-a', 'paged-b', 'paged-c'])
+      created.push(await createKey(app, { name }));
+    await asMaster(app.http.post(`/api/v1/keys/${created[1].id}/deactivate`)).expect(200);
+    const list = (query = '') => asMaster(app.http.get(`/api/v1/keys${query}`)).expect(200);
+    const ids = (response: { body: { keys: { id: string }[] } }) =>
+      response.body.keys.map((key) => key.id);
+
+    const all = await list();
+    expect(all.headers['x-total-count']).toBe(String(all.body.keys.length));
+    expect(ids(all)).toEqual(created.map((key) => key.id));
+    const paged: string[] = [];
+    for (let offset = 0; offset < all.body.keys.length; offset += 2) {
+      const page = await list(`?limit=2&offset=${offset}`);
+      expect(page.headers['x-total-count']).toBe(all.headers['x-total-count']);
+      paged.push(...ids(page));
+    }
+    expect(paged).toEqual(ids(all));
+
+    const inactive = await list('?is_active=false');
+    const active = await list('?is_active=true');
+    expect(ids(inactive)).toContain(created[1].id);
+    expect(ids(active)).toEqual(expect.arrayContaining([created[0].id, created[2].id]));
+    expect(ids(active)).not.toContain(created[1].id);
+    expect(inactive.body.keys.every((key: { is_active: boolean }) => !key.is_active)).toBe(true);
+    expect(
+      Number(active.headers['x-total-count']) + Number(inactive.headers['x-total-count']),
+    ).toBe(all.body.keys.length);
+    expect(ids(await list(`?is_active=true&limit=1&offset=${ids(active).length - 1}`))).toEqual([
+      created[2].id,
+    ]);
+
+    for (const [query, loc, type] of [
+      ['?limit=0', 'limit', 'greater_than_equal'],
+      ['?limit=1001', 'limit', 'less_than_equal'],
+      ['?limit=1.5', 'limit', 'int_parsing'],
+      ['?offset=-1', 'offset', 'greater_than_equal'],
+      ['?is_active=yes', 'is_active', 'enum'],
+    ]) {
+      const refused = await asMaster(app.http.get(`/api/v1/keys${query}`)).expect(422);
+      expect(refused.body.detail).toEqual([expect.objectContaining({ loc: ['query', loc], type })]);
+    }
   });
 });

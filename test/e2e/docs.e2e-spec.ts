@@ -163,12 +163,18 @@ describe('OpenAPI document', () => {
       'package%2Ejson',
       './package.json',
       '../docs/package.json',
+      '/',
+      '//',
+      '/index.html',
     ]) {
       const refused = await app.http.get(`/docs/${file}`).expect(404);
       expect(refused.body).toEqual({ detail: 'Not Found', request_id: expect.any(String) });
     }
     // Express routes the docs path without regard to case, and so does the check.
     await app.http.get('/DOCS/package.json').expect(404);
+    await app.http.get('/DOCS//').expect(404);
+    // The licence notices the bundles point to stay served.
+    await app.http.get('/docs/swagger-ui-bundle.js.LICENSE.txt').expect(200);
   });
 
   it('types every whole-number query parameter as integer (1.5 is refused)', () => {

@@ -91,6 +91,31 @@ describe(`${MinerIndexRepository.name} and ${MinerIndexReadRepository.name}`, ()
     );
   });
 
+  it('reads labels it already stored instead of inserting them again, which would use up ids', async () => {
+    const now = new Date();
+    const rows: IndexRow[] = ['#seq-a', '#seq-b', 'r/seq-c'].map((label, index) => ({
+      source: label.startsWith('#') ? 2 : 1,
+      label,
+      timeBucket: timeBucketId(now),
+      bytes: index + 1,
+    }));
+    const sequence = async () =>
+      Number(
+        (
+          await database.query<{ value: string }[]>(
+            `SELECT last_value::text AS value FROM labels_id_seq`,
+          )
+        )[0].value,
+      );
+    await repository.replaceMinerIndex(1, rows);
+    const after = await sequence();
+    // A writer whose cache does not hold them (another replica, a restart, an eviction).
+    const fresh = minerIndexOn(database).repository;
+    for (let round = 0; round < 3; round++) await fresh.replaceMinerIndex(1, rows);
+    expect(await sequence()).toBe(after);
+    await expectAggregatesExact(database);
+  });
+
   it('stores an index whose labels Postgres cannot store, without those entries', async () => {
     const now = new Date();
     const entry = (label: string, bytes: number) =>

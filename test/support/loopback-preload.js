@@ -53,7 +53,10 @@ try {
 // A test that dies without its cleanup (jest killed, a run cut off by a timeout) must not leave
 // its processes running, with their embedded Postgres: when the parent goes, this process is
 // given to another (its parent pid changes), and stops itself as SIGTERM would stop it.
+// Once: a second SIGTERM makes the service exit without waiting for what is in flight.
 const parent = process.ppid;
-setInterval(() => {
-  if (process.ppid !== parent) process.kill(process.pid, 'SIGTERM');
+const watch = setInterval(() => {
+  if (process.ppid === parent) return;
+  clearInterval(watch);
+  process.kill(process.pid, 'SIGTERM');
 }, 1000).unref();

@@ -1,4 +1,7 @@
 import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { forEachLine } from '../../src/common/text-lines';
 import { GUARDED_NODE_ARGS, takeChildRefusal } from './loopback-guard';
 import { refusedConnections } from './loopback-only';
@@ -65,7 +68,13 @@ describe('A process the tests start', () => {
     expect(taken).toEqual([]);
   });
 
-  it('stops when the process that started it dies without stopping it', async () => {
+  it('stops when the process that started it dies without stopping it, signalled once', async () => {
+    // The child counts its SIGTERMs into a file and takes 2.5 s to stop, as a draining service.
+    const signals = join(mkdtempSync(join(tmpdir(), 'preload-')), 'signals');
+    const childScript =
+      `let count = 0; process.on("SIGTERM", () => { count += 1; ` +
+      `require("node:fs").writeFileSync(${JSON.stringify(signals)}, String(count)); ` +
+      `setTimeout(() => process.exit(0), 2500); }); setInterval(() => {}, 1000)`;
     // A parent that starts a guarded child running for good, prints its pid, and dies.
     const parent = spawn(
       process.execPath,
@@ -74,7 +83,7 @@ describe('A process the tests start', () => {
         `
         const { spawn } = require('node:child_process');
         const child = spawn(process.execPath, ${JSON.stringify([...GUARDED_NODE_ARGS])}.concat(
-          ['-e', 'process.on("SIGTERM", () => { console.log("stopping"); process.exit(0); }); setInterval(() => {}, 1000)']
+          ['-e', ${JSON.stringify(childScript)}]
         ), { stdio: 'ignore', detached: true });
         console.log(child.pid);
         // Long enough for the child to have started (and read its parent's pid).
@@ -96,10 +105,12 @@ describe('A process the tests start', () => {
         return false;
       }
     };
-    const deadline = Date.now() + 5000;
+    const deadline = Date.now() + 8000;
     while (alive() && Date.now() < deadline) await new Promise((done) => setTimeout(done, 100));
     const survived = alive();
     if (survived) process.kill(orphan, 'SIGKILL');
     expect(survived).toBe(false);
+    expect(readFileSync(signals, 'utf8')).toBe('1');
+    rmSync(dirname(signals), { recursive: true, force: true });
   });
 });

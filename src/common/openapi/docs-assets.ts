@@ -3,27 +3,31 @@ import { sendError } from '../errors/error-body';
 import { ERROR_DETAILS } from '../errors/error-details';
 
 /**
- * What the Swagger UI page under the docs path loads: the page itself, Nest's
- * `swagger-ui-init.js`, and the files of swagger-ui-dist its HTML names (@nestjs/swagger's
- * swagger-ui/constants.js).
+ * What the Swagger UI page under the docs path loads, each path exactly as it follows the docs
+ * path: the page itself (with or without its slash), Nest's `swagger-ui-init.js`, and the
+ * files of swagger-ui-dist its HTML names (@nestjs/swagger's swagger-ui/constants.js).
  */
 const DOCS_FILES = new Set([
   '',
-  'swagger-ui-init.js',
-  'swagger-ui.css',
-  'swagger-ui-bundle.js',
-  'swagger-ui-standalone-preset.js',
-  'favicon-16x16.png',
-  'favicon-32x32.png',
+  '/',
+  '/swagger-ui-init.js',
+  '/swagger-ui.css',
+  '/swagger-ui-bundle.js',
+  '/swagger-ui-standalone-preset.js',
+  '/favicon-16x16.png',
+  '/favicon-32x32.png',
+  // The licence notices of what the two bundles include, which their first lines point to.
+  '/swagger-ui-bundle.js.LICENSE.txt',
+  '/swagger-ui-standalone-preset.js.LICENSE.txt',
 ]);
 
 /**
  * Nest serves the whole swagger-ui-dist folder under the docs path, which also holds its
  * package.json (the exact version), README, source maps, build logs, and a stock `index.html`
  * whose initializer loads the Petstore demo from petstore.swagger.io. Anything there but the
- * page's own files is the 404 every unknown path gets. The file name is compared as sent (a
- * percent-encoded or dotted name is refused, not decoded); the docs path as Express routes it,
- * without regard to case.
+ * page's own files is the 404 every unknown path gets. The file's path is compared exactly as
+ * sent (a percent-encoded, dotted or doubled-slash one is refused, not decoded); the docs path
+ * as Express routes it, without regard to case.
  */
 export function onlyDocsFiles(docsPath: string) {
   const prefix = docsPath.toLowerCase();
@@ -34,7 +38,8 @@ export function onlyDocsFiles(docsPath: string) {
     if (!path.toLowerCase().startsWith(prefix)) return next();
     const rest = path.slice(prefix.length);
     if (rest !== '' && rest[0] !== '/') return next();
-    if (DOCS_FILES.has(rest.replace(/^\/+|\/+$/g, ''))) return next();
+    // Exactly: `/docs//` is no page of Nest's, and the static folder would serve its stock one.
+    if (DOCS_FILES.has(rest)) return next();
     sendError(request, response, 404, { detail: ERROR_DETAILS.notFound });
   };
 }

@@ -10,9 +10,10 @@ const MAX_OFFSET = 2_147_483_647;
  * The `offset` query parameter of a list read from Postgres: optional, 0 by default, a whole
  * number within int32, so that OFFSET never sees 1e300 (a 500, found by fuzzing).
  */
-export function PageOffset(): PropertyDecorator {
+export function PageOffset(description?: string): PropertyDecorator {
   return applyDecorators(
     ApiPropertyOptional({
+      description,
       type: 'integer',
       format: 'int32',
       minimum: 0,

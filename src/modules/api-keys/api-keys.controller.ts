@@ -27,7 +27,7 @@ export class ApiKeysController {
     summary: 'List API keys',
     description:
       'Never returns a key or its hash: only a short display prefix. Oldest first; every key unless ' +
-      '`is_active` filters or `limit` pages; the total over every page is in `X-Total-Count`.',
+      '`is_active` filters or `offset` and `limit` page; the total over every page is in `X-Total-Count`.',
   })
   @ApiOkResponse({
     type: ApiKeyListDto,

@@ -22,7 +22,8 @@ export class ApiKeyListQueryDto {
     format: 'int32',
     minimum: 1,
     maximum: MAX_KEYS_PAGE,
-    description: 'Keys per page, oldest first. Without it, every key the filter selects.',
+    description:
+      'Keys per page, oldest first. Without it, every key the filter selects (after `offset`).',
   })
   @IsOptional()
   @IsInteger()
@@ -30,6 +31,6 @@ export class ApiKeyListQueryDto {
   @Max(MAX_KEYS_PAGE)
   limit?: number;
 
-  @PageOffset()
+  @PageOffset('Keys to skip, oldest first')
   offset?: number;
 }

@@ -39,6 +39,6 @@ export class TaskListQueryDto {
   @Max(500)
   limit?: number;
 
-  @PageOffset()
+  @PageOffset('Tasks to skip, in the order listed')
   offset?: number;
 }
