@@ -80,7 +80,7 @@ export class DesirabilityService {
     const registration = await this.tasks.registering(async (manager) => {
       // One instant for the whole registration: a task is running for both steps or for neither.
       const now = this.clock.now();
-      const weighted = await this.withCurrentLegacyIds(submission.jobs, now, manager);
+      const weighted = await this.resolveLegacyIds(submission.jobs, now, manager);
       const jobs = weighted.map(toJobView);
       const outcome = await this.tasks.register(
         hotkey,
@@ -127,7 +127,7 @@ export class DesirabilityService {
    * labels' tasks locked against the compiler until the vote is stored (a task it claimed
    * between this read and the registration would be joined, then refused as ended).
    */
-  private async withCurrentLegacyIds(
+  private async resolveLegacyIds(
     jobs: readonly WeightedJob[],
     now: Date,
     manager: EntityManager,

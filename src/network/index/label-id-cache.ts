@@ -29,15 +29,14 @@ export class LabelIdCache {
     create: (missing: string[]) => Promise<LabelRow[]>,
   ): Promise<Map<string, number>> {
     const resolved = new Map<string, number>();
-    const missing: string[] = [];
+    const missing = new Set<string>();
     for (const label of labels) {
-      if (resolved.has(label)) continue;
       const id = this.ids.get(label);
-      if (id === undefined) missing.push(label);
+      if (id === undefined) missing.add(label);
       else resolved.set(label, id);
     }
-    if (missing.length > 0) {
-      for (const row of await create([...new Set(missing)])) {
+    if (missing.size > 0) {
+      for (const row of await create([...missing])) {
         resolved.set(row.value, row.id);
         this.ids.set(row.value, row.id);
       }
