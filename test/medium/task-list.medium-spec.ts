@@ -1,4 +1,5 @@
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { TaskListFilter } from '../../src/modules/tasks/task.types';
 import { TasksRepository } from '../../src/modules/tasks/tasks.repository';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
 
@@ -27,6 +28,11 @@ describe('TasksRepository.list and count', () => {
       ],
     );
   const ids = (rows: { id: string }[]) => rows.map((row) => row.id);
+  /** The ids of a page of 10 and the total the filter selects. */
+  const listed = async (filter: TaskListFilter) => {
+    const [rows, total] = await repository.list(filter, 10, 0);
+    return { ids: ids(rows), total };
+  };
 
   beforeAll(async () => {
     medium = await openMediumDatabase({ own: 'tasklist' });
@@ -41,14 +47,11 @@ describe('TasksRepository.list and count', () => {
   afterAll(() => medium.close());
 
   it('lists newest registration first without completed_after', async () => {
-    expect(ids(await repository.list({}, 10, 0))).toEqual([
-      'still-active',
-      'third-registered',
-      'second-registered',
-      'first-registered',
-    ]);
-    expect(await repository.count({})).toBe(4);
-    expect(ids(await repository.list({ state: 'completed' }, 10, 0))).toEqual([
+    expect(await listed({})).toEqual({
+      ids: ['still-active', 'third-registered', 'second-registered', 'first-registered'],
+      total: 4,
+    });
+    expect((await listed({ state: 'completed' })).ids).toEqual([
       'third-registered',
       'second-registered',
       'first-registered',
@@ -56,18 +59,45 @@ describe('TasksRepository.list and count', () => {
   });
 
   it('lists the tasks completed after an instant, first completed first, strictly after it', async () => {
-    expect(ids(await repository.list({ completedAfter: at(0) }, 10, 0))).toEqual([
+    expect((await listed({ completedAfter: at(0) })).ids).toEqual([
       'second-registered',
       'third-registered',
       'first-registered',
     ]);
     // The bound is exclusive: a poll from the last task's completed_at does not list it again.
-    expect(ids(await repository.list({ completedAfter: at(190) }, 10, 0))).toEqual([
-      'first-registered',
-    ]);
-    expect(await repository.count({ completedAfter: at(190) })).toBe(1);
-    expect(await repository.list({ completedAfter: at(200) }, 10, 0)).toEqual([]);
-    expect(await repository.count({ completedAfter: at(200) })).toBe(0);
+    expect(await listed({ completedAfter: at(190) })).toEqual({
+      ids: ['first-registered'],
+      total: 1,
+    });
+    expect(await listed({ completedAfter: at(200) })).toEqual({ ids: [], total: 0 });
+  });
+
+  it('counts the tasks of the page it lists, though a task is registered between the reads', async () => {
+    // Once the page's read has answered, before the count: another session registers a task.
+    let betweenReads: (() => Promise<unknown>) | undefined = () => insert('meanwhile', 3.5);
+    const query = EntityManager.prototype.query;
+    const spy = jest.spyOn(EntityManager.prototype, 'query').mockImplementation(async function (
+      this: EntityManager,
+      ...args: Parameters<EntityManager['query']>
+    ) {
+      const result: unknown = await query.apply(this, args);
+      const run = betweenReads;
+      betweenReads = undefined;
+      await run?.();
+      return result;
+    });
+    try {
+      const [rows, total] = await repository.list({ state: 'active' }, 1, 0);
+      expect(betweenReads).toBeUndefined();
+      expect({ ids: ids(rows), total }).toEqual({ ids: ['still-active'], total: 1 });
+    } finally {
+      spy.mockRestore();
+    }
+    expect(await listed({ state: 'active' })).toEqual({
+      ids: ['meanwhile', 'still-active'],
+      total: 2,
+    });
+    await database.query(`DELETE FROM scraping_tasks WHERE id = 'meanwhile'`);
   });
 
   it('completes tasks at times that only grow, whatever the clock of the one completing them', async () => {
@@ -90,8 +120,8 @@ describe('TasksRepository.list and count', () => {
         at(100),
       );
     }
-    const listed = await repository.list({ completedAfter: at(0) }, 10, 0);
-    expect(listed.slice(-2).map((task) => [task.id, task.completed_at!.toISOString()])).toEqual([
+    const [completed] = await repository.list({ completedAfter: at(0) }, 10, 0);
+    expect(completed.slice(-2).map((task) => [task.id, task.completed_at!.toISOString()])).toEqual([
       ['compiled-first', new Date(at(200).getTime() + 1).toISOString()],
       ['compiled-second', new Date(at(200).getTime() + 2).toISOString()],
     ]);
@@ -100,13 +130,15 @@ describe('TasksRepository.list and count', () => {
 
   it('pages through completions with offset, the count covering every page', async () => {
     const filter = { completedAfter: at(0) };
-    expect(ids(await repository.list(filter, 2, 0))).toEqual([
-      'second-registered',
-      'third-registered',
-    ]);
-    expect(ids(await repository.list(filter, 2, 2))).toEqual(['first-registered']);
-    expect(await repository.count(filter)).toBe(3);
+    const page = async (offset: number) => {
+      const [rows, total] = await repository.list(filter, 2, offset);
+      return { ids: ids(rows), total };
+    };
+    expect(await page(0)).toEqual({ ids: ['second-registered', 'third-registered'], total: 3 });
+    expect(await page(2)).toEqual({ ids: ['first-registered'], total: 3 });
+    // Past the last page: no rows, the total still counted.
+    expect(await page(4)).toEqual({ ids: [], total: 3 });
     // A filter on another state selects nothing: only completed tasks have a completion time.
-    expect(await repository.count({ ...filter, state: 'active' })).toBe(0);
+    expect(await listed({ ...filter, state: 'active' })).toEqual({ ids: [], total: 0 });
   });
 });

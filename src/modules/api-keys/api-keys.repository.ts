@@ -29,7 +29,7 @@ export interface ApiKeyListFilter {
 export class ApiKeysRepository {
   private readonly keys: Repository<ApiKeyEntity>;
 
-  constructor(@InjectDataSource() dataSource: DataSource) {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     this.keys = dataSource.getRepository(ApiKeyEntity);
   }
 
@@ -45,18 +45,24 @@ export class ApiKeysRepository {
     return this.keys.findOneBy({ id });
   }
 
-  /** One page of the keys the filter selects, oldest first, and how many it selects in all. */
+  /**
+   * One page of the keys the filter selects, oldest first, and how many it selects in all, read
+   * from one snapshot (REPEATABLE READ): the count is a second query, and a key created or
+   * deactivated between the two made the total disagree with the pages.
+   */
   list(
     filter: ApiKeyListFilter,
     limit: number | undefined,
     offset: number,
   ): Promise<[ApiKeyEntity[], number]> {
-    return this.keys.findAndCount({
-      where: filter.isActive === undefined ? {} : { isActive: filter.isActive },
-      order: { createdAt: 'ASC', id: 'ASC' },
-      take: limit,
-      skip: offset,
-    });
+    return this.dataSource.transaction('REPEATABLE READ', (manager) =>
+      manager.getRepository(ApiKeyEntity).findAndCount({
+        where: filter.isActive === undefined ? {} : { isActive: filter.isActive },
+        order: { createdAt: 'ASC', id: 'ASC' },
+        take: limit,
+        skip: offset,
+      }),
+    );
   }
 
   /** Applies the changes to an active key and returns it; null when the key is not active. */

@@ -75,24 +75,24 @@ export class TasksRepository {
   }
 
   /**
-   * One page of the tasks the filter selects: newest registration first, or, with
-   * `completedAfter`, in the order they completed (a task completing later joins the end).
+   * One page of the tasks the filter selects (newest registration first, or, with
+   * `completedAfter`, in the order they completed: a task completing later joins the end) and
+   * how many it selects in all, from one snapshot (REPEATABLE READ): read apart, a task
+   * registered or completed between the two made the total disagree with the pages.
    */
-  list(filter: TaskListFilter, limit: number, offset: number): Promise<TaskRow[]> {
+  list(filter: TaskListFilter, limit: number, offset: number): Promise<[TaskRow[], number]> {
     const order = filter.completedAfter ? 'completed_at, id' : 'registered_at DESC, id';
-    return this.dataSource.query(
-      `SELECT * FROM scraping_tasks WHERE ${TASK_FILTER} ORDER BY ${order} LIMIT $3 OFFSET $4`,
-      [...filterParameters(filter), limit, offset],
-    );
-  }
-
-  /** How many tasks the filter selects, over every page. */
-  async count(filter: TaskListFilter): Promise<number> {
-    const [row] = await this.dataSource.query<{ count: number }[]>(
-      `SELECT count(*)::int AS count FROM scraping_tasks WHERE ${TASK_FILTER}`,
-      filterParameters(filter),
-    );
-    return row.count;
+    return this.dataSource.transaction('REPEATABLE READ', async (manager) => {
+      const rows = await manager.query<TaskRow[]>(
+        `SELECT * FROM scraping_tasks WHERE ${TASK_FILTER} ORDER BY ${order} LIMIT $3 OFFSET $4`,
+        [...filterParameters(filter), limit, offset],
+      );
+      const [{ count }] = await manager.query<{ count: number }[]>(
+        `SELECT count(*)::int AS count FROM scraping_tasks WHERE ${TASK_FILTER}`,
+        filterParameters(filter),
+      );
+      return [rows, count];
+    });
   }
 
   /** How many tasks are in each state (states without tasks are absent). */

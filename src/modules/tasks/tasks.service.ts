@@ -156,10 +156,7 @@ export class TasksService {
     offset: number,
   ): Promise<{ page: TaskListDto; total: number }> {
     const now = this.clock.now();
-    const [tasks, total] = await Promise.all([
-      this.repository.list(filter, limit, offset),
-      this.repository.count(filter),
-    ]);
+    const [tasks, total] = await this.repository.list(filter, limit, offset);
     return {
       page: { tasks: tasks.map((task) => toTaskDto(task, now, this.lateAfterMs())) },
       total,
