@@ -1,38 +1,40 @@
 import { once } from 'node:events';
-import { createServer, request, Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, IncomingMessage, request, Server, ServerResponse } from 'node:http';
+import { AddressInfo, connect } from 'node:net';
 import { whenResponseDone } from './response-done';
 
 /**
- * What the listeners saw, per response: their order, and whether the response was sent; and
- * how many symbol-keyed properties watching the response added to it.
+ * What the listeners saw, per response: their order, and whether they were told it was answered;
+ * and how many symbol-keyed properties watching the response added to it.
  */
 interface Seen {
   calls: string[];
-  finished: boolean[];
+  answered: boolean[];
   symbolsAdded: number;
 }
 
 /** A loopback server that watches each response with two listeners, then lets `answer` reply. */
-async function watchingServer(answer: (response: ServerResponse) => void): Promise<{
+async function watchingServer(
+  answer: (response: ServerResponse, request: IncomingMessage) => void,
+): Promise<{
   server: Server;
   port: number;
   seen: Promise<Seen>;
 }> {
   let resolve!: (seen: Seen) => void;
   const seen = new Promise<Seen>((done) => (resolve = done));
-  const server = createServer((_request, response) => {
-    const result: Seen = { calls: [], finished: [], symbolsAdded: 0 };
-    const record = (name: string) => () => {
+  const server = createServer((incoming, response) => {
+    const result: Seen = { calls: [], answered: [], symbolsAdded: 0 };
+    const record = (name: string) => (answered: boolean) => {
       result.calls.push(name);
-      result.finished.push(response.writableFinished);
+      result.answered.push(answered);
       if (result.calls.length === 2) setImmediate(() => resolve(result));
     };
     const symbols = Object.getOwnPropertySymbols(response).length;
     whenResponseDone(response, record('log'));
     whenResponseDone(response, record('metrics'));
     result.symbolsAdded = Object.getOwnPropertySymbols(response).length - symbols;
-    answer(response);
+    answer(response, incoming);
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -48,7 +50,7 @@ describe(whenResponseDone.name, () => {
       // Nothing stored on the response (see whenResponseDone).
       expect(await seen).toEqual({
         calls: ['log', 'metrics'],
-        finished: [true, true],
+        answered: [true, true],
         symbolsAdded: 0,
       });
     } finally {
@@ -68,7 +70,32 @@ describe(whenResponseDone.name, () => {
       client.end();
       expect(await seen).toEqual({
         calls: ['log', 'metrics'],
-        finished: [false, false],
+        answered: [false, false],
+        symbolsAdded: 0,
+      });
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+
+  it('calls them unanswered when the answer is ended after the client went away mid-body', async () => {
+    // As the body parser does (raw-body, on the request's `aborted`): the client closes half-way
+    // through the body, and the parser's 400 is ended on the closed connection before the
+    // response closes (which Node 20 then reads as writableFinished).
+    const { server, port, seen } = await watchingServer((response, incoming) => {
+      incoming.on('aborted', () => response.writeHead(400).end('request aborted'));
+      incoming.resume();
+    });
+    try {
+      const socket = connect(port, '127.0.0.1');
+      await once(socket, 'connect');
+      socket.write('POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"half": ');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      socket.destroy();
+      expect(await seen).toEqual({
+        calls: ['log', 'metrics'],
+        answered: [false, false],
         symbolsAdded: 0,
       });
     } finally {

@@ -64,8 +64,15 @@ export function requestLogging(root: Logger, requestLines: Logger, scanner: Secr
   return (request: Request, response: Response, next: NextFunction): void => {
     const started = performance.now();
     request.id ??= requestId(request, response, scanner);
-    whenResponseDone(response, () =>
-      logCompletion(requestLines, scanner, request, response, performance.now() - started),
+    whenResponseDone(response, (answered) =>
+      logCompletion(
+        requestLines,
+        scanner,
+        request,
+        response,
+        answered,
+        performance.now() - started,
+      ),
     );
     storage.run(new RequestScope(root, request, scanner), next);
   };
@@ -76,6 +83,7 @@ function logCompletion(
   scanner: SecretScanner,
   request: IncomingMessage,
   response: ServerResponse,
+  answered: boolean,
   milliseconds: number,
 ): void {
   if (!requestLines.isLevelEnabled('info')) return;
@@ -85,7 +93,7 @@ function logCompletion(
   const keyId = (request as AuthenticatedRequest).apiKey?.id;
   // The connection closed before the answer was complete (the client gave up, or the answer was
   // cut off): no status reached the client, unless one was sent before the close.
-  if (!response.writableFinished) {
+  if (!answered) {
     const statusCode = response.headersSent ? response.statusCode : null;
     requestLines.info(
       { req, res: { statusCode }, responseTime, key_id: keyId },

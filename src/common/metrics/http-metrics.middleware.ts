@@ -11,9 +11,9 @@ import { MetricsService, UNMATCHED_ROUTE } from './metrics.service';
 export function httpMetricsMiddleware(metrics: MetricsService) {
   return (request: Request, response: Response, next: NextFunction): void => {
     const started = process.hrtime.bigint();
-    whenResponseDone(response, () => {
+    whenResponseDone(response, (answered) => {
       // A response closed before it finished was not answered: counted apart.
-      if (!response.writableFinished) {
+      if (!answered) {
         metrics.recordUnansweredRequest(request.method, routeOf(request));
         return;
       }
