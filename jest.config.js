@@ -52,8 +52,12 @@ const testPathIgnorePatterns = ['/node_modules/', ...suitesNeedingFixtures()];
 // addresses; `Math.floor` and `Number.isSafeInteger` per digit) ran 23 times slower in jest than
 // in the service, 1.3 ms an address. Jest binds these names in each module's wrapper instead
 // (its documented remedy). Only built-ins that no test replaces (not Date or the timers, which
-// fake timers swap after modules have loaded) and that no module declares again (a module's
-// own `const Buffer` is a SyntaxError beside a bound one: redis-parser has one).
+// fake timers swap after modules have loaded) and that no module the tests load declares again:
+// a module's own top-level `const Buffer` beside a bound one fails to load with "SyntaxError:
+// Identifier 'Buffer' has already been declared" (redis-parser has one). Two installed packages
+// no test loads today would fail so (found by a review): readable-stream 4 (`const { Number,
+// String, Uint8Array } = primordials`, under @zenfs/core, parquetjs's browser bundle) and
+// @sinclair/typebox's syntax parser. A dependency that starts loading one: take the name out.
 const sandboxInjectedGlobals = [
   'Math',
   'Number',
