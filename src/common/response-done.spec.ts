@@ -104,3 +104,74 @@ describe(whenResponseDone.name, () => {
     }
   });
 });
+
+describe(`${whenResponseDone.name} on one connection`, () => {
+  /** A loopback server that records, per path, what the listener was told. */
+  async function recordingServer(answer: (response: ServerResponse, path: string) => void) {
+    const told = new Map<string, boolean>();
+    let toldChanged = () => undefined as void;
+    const server = createServer((incoming, response) => {
+      const path = incoming.url ?? '';
+      whenResponseDone(response, (answered) => {
+        told.set(path, answered);
+        toldChanged();
+      });
+      answer(response, path);
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const port = (server.address() as AddressInfo).port;
+    const toldFor = (count: number) =>
+      new Promise<Map<string, boolean>>((resolve) => {
+        toldChanged = () => void (told.size === count && resolve(told));
+        toldChanged();
+      });
+    return { server, port, toldFor };
+  }
+
+  it('calls it unanswered for a pipelined response still queued when the client leaves', async () => {
+    // The first answer comes only after the client has gone; the second is ended at once but
+    // waits behind the first and is never sent (Node 20 emits no `close` on it).
+    const { server, port, toldFor } = await recordingServer((response, path) => {
+      if (path === '/slow') setTimeout(() => response.end('slow'), 200);
+      else response.end('queued');
+    });
+    try {
+      const socket = connect(port, '127.0.0.1');
+      await once(socket, 'connect');
+      socket.write('GET /slow HTTP/1.1\r\nHost: x\r\n\r\nGET /queued HTTP/1.1\r\nHost: x\r\n\r\n');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      socket.destroy();
+      expect(Object.fromEntries(await toldFor(2))).toEqual({ '/slow': false, '/queued': false });
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+
+  it('calls each answered, and keeps one close listener, for many requests on one connection', async () => {
+    const closeListeners: number[] = [];
+    const { server, port, toldFor } = await recordingServer((response) => {
+      response.end('ok');
+      closeListeners.push(response.req.socket.listenerCount('close'));
+    });
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      const socket = connect(port, '127.0.0.1');
+      await once(socket, 'connect');
+      const paths = Array.from({ length: 15 }, (_, index) => `/${index}`);
+      socket.write(paths.map((path) => `GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`).join(''));
+      const told = await toldFor(paths.length);
+      socket.destroy();
+      expect([...told.values()]).toEqual(paths.map(() => true));
+      expect(new Set(closeListeners).size).toBe(1);
+      expect(warnings).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+});

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 
 /**
  * Calls `listener` once the response is done, with whether it was answered: its last byte handed
@@ -8,6 +9,8 @@ import type { ServerResponse } from 'node:http';
  * connection the client had already closed (the body parser's 400 for a body cut off half-way)
  * reads as finished there, though no byte was sent and no `finish` comes (Node 22 and later
  * leave it false).
+ * The connection's `close` settles it too: on Node 20 a pipelined response still queued behind
+ * an earlier one when the client leaves never gets its own `close` (Node 22 and later emit it).
  * Nothing is stored on the response: a property added to it under a computed key (a symbol, say,
  * to share one listener between callers) made V8 turn the response into a dictionary (it has
  * more than a dozen properties outside the object already): 3.4 KB per request, and every later
@@ -18,6 +21,33 @@ export function whenResponseDone(
   listener: (answered: boolean) => void,
 ): void {
   let answered = false;
+  let settled = false;
+  const waiting = waitingOn(response.req.socket);
+  const settle = () => {
+    if (settled) return;
+    settled = true;
+    waiting.delete(settle);
+    listener(answered);
+  };
+  waiting.add(settle);
   response.once('finish', () => (answered = true));
-  response.once('close', () => listener(answered));
+  response.once('close', settle);
+}
+
+/**
+ * The responses waiting on each connection, settled when it closes: one `close` listener per
+ * connection, however many requests it carries (one per response would pile up on a kept-alive
+ * or pipelining connection and trip Node's ten-listener warning).
+ */
+const waitingBySocket = new WeakMap<Socket, Set<() => void>>();
+
+function waitingOn(socket: Socket): Set<() => void> {
+  const known = waitingBySocket.get(socket);
+  if (known) return known;
+  const waiting = new Set<() => void>();
+  waitingBySocket.set(socket, waiting);
+  socket.once('close', () => {
+    for (const settle of waiting) settle();
+  });
+  return waiting;
 }
