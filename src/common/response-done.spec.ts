@@ -133,7 +133,7 @@ describe(`${whenResponseDone.name} on one connection`, () => {
     // The first answer comes only after the client has gone; the second is ended at once but
     // waits behind the first and is never sent (Node 20 emits no `close` on it).
     const { server, port, toldFor } = await recordingServer((response, path) => {
-      if (path === '/slow') setTimeout(() => response.end('slow'), 200);
+      if (path === '/slow') response.req.socket.once('close', () => response.end('slow'));
       else response.end('queued');
     });
     try {

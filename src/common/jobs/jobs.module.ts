@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { JobRunner } from './job-runner';
+import { JobRunsRepository } from './job-runs.repository';
 
-@Module({ providers: [JobRunner], exports: [JobRunner] })
+@Module({ providers: [JobRunner, JobRunsRepository], exports: [JobRunner] })
 export class JobsModule {}

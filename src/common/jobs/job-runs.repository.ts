@@ -1,0 +1,84 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { createHash } from 'node:crypto';
+import { DataSource, QueryRunner } from 'typeorm';
+
+export type JobRunStatus = 'succeeded' | 'failed';
+
+/**
+ * The `job_runs` table and the Postgres advisory lock that keeps a job to one replica at a time.
+ * The lock belongs to a session, so a run's statements all go through one connection of its
+ * own: taken by `lock`, given back by `JobLock.release`.
+ */
+@Injectable()
+export class JobRunsRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** The job's lock, on a connection of its own; null when another session holds it. */
+  async lock(name: string): Promise<JobLock | null> {
+    const runner = this.dataSource.createQueryRunner();
+    await runner.connect();
+    const lockId = lockIdOf(name);
+    let locked = false;
+    try {
+      const [row] = (await runner.query('SELECT pg_try_advisory_lock($1) AS locked', [lockId])) as {
+        locked: boolean;
+      }[];
+      locked = row.locked;
+    } finally {
+      if (!locked) await runner.release();
+    }
+    return locked ? new JobLock(runner, name, lockId) : null;
+  }
+}
+
+/** A job's advisory lock, held: its run is recorded through the connection that holds it. */
+export class JobLock {
+  constructor(
+    private readonly runner: QueryRunner,
+    private readonly name: string,
+    private readonly lockId: string,
+  ) {}
+
+  /**
+   * Records a run as started unless the last one finished less than `minGapMs` ago (another
+   * replica ran it in this interval); returns whether it was.
+   */
+  async startIfDue(minGapMs: number): Promise<boolean> {
+    const [{ due }] = (await this.runner.query(
+      `INSERT INTO job_runs (name) VALUES ($1) ON CONFLICT (name) DO UPDATE SET name = EXCLUDED.name
+       RETURNING finished_at IS NULL OR finished_at < now() - make_interval(secs => $2 / 1000.0) AS due`,
+      [this.name, minGapMs],
+    )) as { due: boolean }[];
+    if (!due) return false;
+    await this.runner.query(
+      `UPDATE job_runs SET started_at = now(), status = 'running' WHERE name = $1`,
+      [this.name],
+    );
+    return true;
+  }
+
+  async finish(status: JobRunStatus, details: unknown): Promise<void> {
+    await this.runner.query(
+      `UPDATE job_runs SET finished_at = now(), status = $2, details = $3 WHERE name = $1`,
+      [this.name, status, JSON.stringify(details)],
+    );
+  }
+
+  /** Unlocks the job and gives the connection back to the pool. */
+  async release(): Promise<void> {
+    try {
+      await this.runner.query('SELECT pg_advisory_unlock($1)', [this.lockId]);
+    } finally {
+      await this.runner.release();
+    }
+  }
+}
+
+/** A stable 63-bit lock id per job name. */
+function lockIdOf(name: string): string {
+  return BigInt.asIntN(
+    64,
+    BigInt(`0x${createHash('sha256').update(`job:${name}`).digest('hex').slice(0, 16)}`),
+  ).toString();
+}
