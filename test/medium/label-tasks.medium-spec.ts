@@ -1,4 +1,5 @@
 import { DataSource } from 'typeorm';
+import { TaskLifecycleRepository } from '../../src/modules/tasks/task-lifecycle.repository';
 import { TasksRepository } from '../../src/modules/tasks/tasks.repository';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
 
@@ -53,7 +54,7 @@ describe('TasksRepository.findLabelTasks', () => {
     let claim: Promise<void> | undefined;
     await database.transaction(async (manager) => {
       await repository.findLabelTasks([{ platform: 'x', label: '#ai' }], manager);
-      claim = repository.claimExpired(AFTER_EXPIRY).then((rows) => {
+      claim = new TaskLifecycleRepository(database).claimExpired(AFTER_EXPIRY).then((rows) => {
         claimed = rows.map((row) => row.id).sort();
       });
       await new Promise((resolve) => setTimeout(resolve, 500));

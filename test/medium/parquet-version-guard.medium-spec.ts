@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import { PARQUET_VERSION } from '../../src/modules/tasks/dataset-parquet';
-import { TasksRepository } from '../../src/modules/tasks/tasks.repository';
+import { TaskLifecycleRepository } from '../../src/modules/tasks/task-lifecycle.repository';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
 
 const SHA = (digit: string) => digit.repeat(64);
@@ -13,7 +13,7 @@ const SHA = (digit: string) => digit.repeat(64);
 describe('The Parquet version guard', () => {
   let medium: MediumDatabase;
   let database: DataSource;
-  let repository: TasksRepository;
+  let repository: TaskLifecycleRepository;
 
   const version = async (id: string) =>
     (
@@ -33,7 +33,7 @@ describe('The Parquet version guard', () => {
   beforeAll(async () => {
     medium = await openMediumDatabase({ own: 'parquetguard' });
     database = medium.dataSource;
-    repository = new TasksRepository(database);
+    repository = new TaskLifecycleRepository(database);
     await database.query(
       `INSERT INTO scraping_tasks (id, platform, label, state, registered_by, registered_at, expires_at, completed_at)
        VALUES ('tao-x', 'x', '#tao', 'completed', '5Hotkey', now() - interval '8 days', now() - interval '1 day', now())`,

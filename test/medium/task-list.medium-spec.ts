@@ -1,5 +1,6 @@
 import { DataSource, EntityManager } from 'typeorm';
 import { TaskListFilter } from '../../src/modules/tasks/task.types';
+import { TaskLifecycleRepository } from '../../src/modules/tasks/task-lifecycle.repository';
 import { TasksRepository } from '../../src/modules/tasks/tasks.repository';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
 
@@ -10,7 +11,7 @@ const at = (hours: number) => new Date(T0 + hours * 3_600_000);
  * The task list's filters on a database of its own: `completed_after` lists completed tasks in
  * the order they completed, and the count is over every page.
  */
-describe('TasksRepository.list and count', () => {
+describe('TasksRepository.list', () => {
   let medium: MediumDatabase;
   let database: DataSource;
   let repository: TasksRepository;
@@ -106,7 +107,7 @@ describe('TasksRepository.list and count', () => {
     for (const id of ['compiled-first', 'compiled-second']) {
       await database.query(`UPDATE scraping_tasks SET state = 'compiling' WHERE id = $1`, [id]);
       // Both at the same instant, before the last completion: a replica whose clock is behind.
-      await repository.markCompleted(
+      await new TaskLifecycleRepository(database).markCompleted(
         id,
         {
           file: `${id}.jsonl.gz`,

@@ -9,7 +9,7 @@ import {
 } from './dataset-parquet';
 import { CompiledDataset, JsonLinesFile, ParquetFile, writeManifest } from './dataset-writer';
 import { CompletedTask, TaskRow } from './task.types';
-import { TasksRepository } from './tasks.repository';
+import { TaskLifecycleRepository } from './task-lifecycle.repository';
 
 /**
  * How long a failed Parquet conversion stands: until then a download is answered that the file
@@ -32,7 +32,7 @@ export class DatasetParquetService {
   private readonly failedAt = new Map<string, number>();
 
   constructor(
-    private readonly repository: TasksRepository,
+    private readonly repository: TaskLifecycleRepository,
     private readonly clock: Clock,
   ) {}
 

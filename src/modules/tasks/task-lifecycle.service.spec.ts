@@ -6,7 +6,7 @@ import { NetworkQueryResult } from '../../network/query-result';
 import { DatasetParquetService } from './dataset-parquet.service';
 import { TaskLifecycleService } from './task-lifecycle.service';
 import { TaskRow } from './task.types';
-import { TasksRepository } from './tasks.repository';
+import { TaskLifecycleRepository } from './task-lifecycle.repository';
 
 const NOW = new Date('2026-01-15T12:00:00Z');
 
@@ -59,7 +59,7 @@ function setUp() {
     },
   } as AppConfig;
   const service = new TaskLifecycleService(
-    repository as unknown as TasksRepository,
+    repository as unknown as TaskLifecycleRepository,
     network as unknown as NetworkService,
     {} as JobRunner,
     { now: () => NOW } as Clock,

@@ -23,7 +23,7 @@ import { parquetPathBeside } from './dataset-parquet';
 import { DatasetParquetService } from './dataset-parquet.service';
 import { DatasetRow, writeJsonLines, writeManifest } from './dataset-writer';
 import { TaskRow } from './task.types';
-import { TasksRepository } from './tasks.repository';
+import { TaskLifecycleRepository } from './task-lifecycle.repository';
 
 export const TASK_LIFECYCLE_JOB = 'task-lifecycle';
 const PAGE_SIZE = 1000;
@@ -44,7 +44,7 @@ export class TaskLifecycleService
   private stopping = false;
 
   constructor(
-    private readonly repository: TasksRepository,
+    private readonly repository: TaskLifecycleRepository,
     private readonly network: NetworkService,
     jobs: JobRunner,
     private readonly clock: Clock,

@@ -4,6 +4,7 @@ import { NetworkModule } from '../../network/network.module';
 import { DatasetDownloadService } from './dataset-download.service';
 import { DatasetParquetService } from './dataset-parquet.service';
 import { TaskMetrics } from './task-metrics';
+import { TaskLifecycleRepository } from './task-lifecycle.repository';
 import { TaskLifecycleService } from './task-lifecycle.service';
 import { TasksController } from './tasks.controller';
 import { TasksRepository } from './tasks.repository';
@@ -16,6 +17,7 @@ import { TasksService } from './tasks.service';
     TasksService,
     TasksRepository,
     TaskLifecycleService,
+    TaskLifecycleRepository,
     DatasetDownloadService,
     DatasetParquetService,
     TaskMetrics,

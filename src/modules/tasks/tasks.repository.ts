@@ -2,11 +2,6 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { Source } from '../../common/source';
-import { canonicalItem } from '../../network/item-uri';
-import { DataItem } from '../../network/protocol';
-import { CollectionProgress } from './collection-paging';
-import { PARQUET_VERSION } from './dataset-parquet';
-import { CompiledDataset, ParquetFile } from './dataset-writer';
 import { TaskJob, TaskListFilter, TaskRow, TaskState } from './task.types';
 
 /** Arbitrary constant: the advisory lock that serializes task registrations. */
@@ -20,6 +15,11 @@ function filterParameters(filter: TaskListFilter): (string | null)[] {
   return [filter.state ?? null, filter.completedAfter?.toISOString() ?? null];
 }
 
+/**
+ * Tasks as registered and read: registration (its lock and checks), the lists and lookups
+ * clients make, weights and the network's record, and the counts metrics report. Collections and
+ * compiles are TaskLifecycleRepository's.
+ */
 @Injectable()
 export class TasksRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
@@ -188,165 +188,6 @@ export class TasksRepository {
       [now.toISOString(), lateAfterMs],
     );
     return row.count;
-  }
-
-  /**
-   * Active tasks due for collection (not collected within `intervalMs`), at most `limit`,
-   * heaviest first, then the longest waiting.
-   */
-  /**
-   * Active tasks whose last collection is an interval old, heaviest first. One whose collection
-   * failed waits `retryMs` × 2^(failures − 1), at most an interval, after the failure.
-   */
-  dueForCollection(
-    now: Date,
-    intervalMs: number,
-    retryMs: number,
-    limit: number,
-  ): Promise<TaskRow[]> {
-    return this.dataSource.query(
-      `SELECT * FROM scraping_tasks WHERE state = 'active' AND expires_at > $1
-         AND (last_collected_at IS NULL OR last_collected_at <= $1::timestamptz - make_interval(secs => $2 / 1000.0))
-         AND (collect_failed_at IS NULL OR collect_failed_at <= $1::timestamptz
-              - make_interval(secs => least($2, $3 * power(2, least(collect_failures, 30) - 1)) / 1000.0))
-       ORDER BY weight DESC, last_collected_at NULLS FIRST, id
-       LIMIT $4`,
-      [now.toISOString(), intervalMs, retryMs, limit],
-    );
-  }
-
-  /** A collection that failed: counted, and the task waits before the next (dueForCollection). */
-  async recordCollectionFailure(taskId: string, now: Date): Promise<void> {
-    await this.dataSource.query(
-      `UPDATE scraping_tasks SET collect_failures = collect_failures + 1, collect_failed_at = $2
-       WHERE id = $1`,
-      [taskId, now.toISOString()],
-    );
-  }
-
-  /**
-   * Stores newly seen items (dedupe by uri within the task) and where the collection got to,
-   * and returns how many were new. An item whose uri does not name it is left out, whichever
-   * path brought it, and the others are kept under their uri's canonical form, so one post is
-   * one task item (see item-uri.ts).
-   */
-  async addItems(
-    taskId: string,
-    offered: readonly DataItem[],
-    progress: CollectionProgress,
-    now: Date,
-  ): Promise<number> {
-    const items = offered.flatMap((item) => canonicalItem(item) ?? []);
-    const added = await this.dataSource.transaction(async (manager) => {
-      const rows = await manager.query<{ uri: string }[]>(
-        `INSERT INTO task_items (task_id, uri, datetime, item, collected_at)
-         SELECT $1, i.uri, i.datetime, i.item, $5 FROM unnest($2::text[], $3::timestamptz[], $4::jsonb[]) AS i(uri, datetime, item)
-         ON CONFLICT (task_id, uri) DO NOTHING RETURNING uri`,
-        [
-          taskId,
-          items.map((item) => item.uri),
-          items.map((item) => item.datetime),
-          items.map((item) => JSON.stringify(item)),
-          now.toISOString(),
-        ],
-      );
-      await manager.query(
-        `UPDATE scraping_tasks SET items_collected = items_collected + $2, collections = collections + 1, last_collected_at = $3,
-           collect_failures = 0, collect_failed_at = NULL,
-           collect_head = $4, collect_cursor = $5, collect_floor = $6, collect_back_next = $7
-         WHERE id = $1`,
-        [
-          taskId,
-          rows.length,
-          now.toISOString(),
-          progress.head?.toISOString() ?? null,
-          progress.cursor?.toISOString() ?? null,
-          progress.floor?.toISOString() ?? null,
-          progress.backNext,
-        ],
-      );
-      return rows.length;
-    });
-    return added;
-  }
-
-  /** Moves expired active tasks to `compiling` and returns every task that is compiling. */
-  async claimExpired(now: Date): Promise<TaskRow[]> {
-    await this.dataSource.query(
-      `UPDATE scraping_tasks SET state = 'compiling' WHERE state = 'active' AND expires_at <= $1`,
-      [now.toISOString()],
-    );
-    return this.dataSource.query(
-      `SELECT * FROM scraping_tasks WHERE state = 'compiling' ORDER BY expires_at, id`,
-    );
-  }
-
-  /** Items of a task in dataset order, in pages (never the whole task in memory). */
-  itemsPage(
-    taskId: string,
-    afterUri: string | null,
-    afterTime: Date | null,
-    limit: number,
-  ): Promise<{ uri: string; datetime: Date; item: unknown }[]> {
-    return this.dataSource.query(
-      `SELECT uri, datetime, item FROM task_items
-       WHERE task_id = $1 AND ($2::timestamptz IS NULL OR (datetime, uri) > ($2::timestamptz, $3::text))
-       ORDER BY datetime, uri LIMIT $4`,
-      [taskId, afterTime?.toISOString() ?? null, afterUri, limit],
-    );
-  }
-
-  /**
-   * Completes a task. Its `completed_at` is `now`, or a millisecond after the last task's if that
-   * is later: completion times only grow and never tie, so a pipeline polling `completed_after`
-   * the last time it saw misses none, even across a compiler moving between replicas whose
-   * clocks disagree.
-   */
-  async markCompleted(taskId: string, dataset: CompiledDataset, now: Date): Promise<void> {
-    await this.dataSource.query(
-      `UPDATE scraping_tasks SET state = 'completed',
-         completed_at = GREATEST($2::timestamptz,
-           (SELECT max(completed_at) + interval '1 millisecond' FROM scraping_tasks)),
-         dataset_file = $3, dataset_rows = $4, dataset_bytes = $5,
-         dataset_sha256 = $6, data_start = $7, data_end = $8, failure_reason = NULL,
-         parquet_file = $9, parquet_bytes = $10, parquet_sha256 = $11,
-         parquet_version = CASE WHEN $9::text IS NULL THEN NULL ELSE $12::smallint END
-       WHERE id = $1 AND state = 'compiling'`,
-      [
-        taskId,
-        now.toISOString(),
-        dataset.file,
-        dataset.rows,
-        dataset.bytes,
-        dataset.sha256,
-        dataset.start?.toISOString() ?? null,
-        dataset.end?.toISOString() ?? null,
-        dataset.parquet?.file ?? null,
-        dataset.parquet?.bytes ?? null,
-        dataset.parquet?.sha256 ?? null,
-        PARQUET_VERSION,
-      ],
-    );
-  }
-
-  /** Records the Parquet file of a completed task written after its compile. */
-  async recordParquet(taskId: string, parquet: ParquetFile): Promise<void> {
-    await this.dataSource.query(
-      `UPDATE scraping_tasks SET parquet_file = $2, parquet_bytes = $3, parquet_sha256 = $4,
-         parquet_version = $5
-       WHERE id = $1 AND state = 'completed'`,
-      [taskId, parquet.file, parquet.bytes, parquet.sha256, PARQUET_VERSION],
-    );
-  }
-
-  /** Counts a failed compile attempt; past `maxAttempts` the task is `failed`. */
-  async recordCompileFailure(taskId: string, reason: string, maxAttempts: number): Promise<void> {
-    await this.dataSource.query(
-      `UPDATE scraping_tasks SET compile_attempts = compile_attempts + 1, failure_reason = $2,
-         state = CASE WHEN compile_attempts + 1 >= $3 THEN 'failed' ELSE state END
-       WHERE id = $1 AND state = 'compiling'`,
-      [taskId, reason, maxAttempts],
-    );
   }
 
   transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
