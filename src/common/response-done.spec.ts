@@ -41,6 +41,15 @@ async function watchingServer(
   return { server, port: (server.address() as AddressInfo).port, seen };
 }
 
+/** Sends raw bytes over a new connection, then closes it 50 ms later: a client that left. */
+async function sendAndLeave(port: number, bytes: string): Promise<void> {
+  const socket = connect(port, '127.0.0.1');
+  await once(socket, 'connect');
+  socket.write(bytes);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  socket.destroy();
+}
+
 describe(whenResponseDone.name, () => {
   it('calls every listener once, in order, when the response has been sent', async () => {
     const { server, port, seen } = await watchingServer((response) => response.end('ok'));
@@ -88,11 +97,10 @@ describe(whenResponseDone.name, () => {
       incoming.resume();
     });
     try {
-      const socket = connect(port, '127.0.0.1');
-      await once(socket, 'connect');
-      socket.write('POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"half": ');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      socket.destroy();
+      await sendAndLeave(
+        port,
+        'POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"half": ',
+      );
       expect(await seen).toEqual({
         calls: ['log', 'metrics'],
         answered: [false, false],
@@ -137,11 +145,10 @@ describe(`${whenResponseDone.name} on one connection`, () => {
       else response.end('queued');
     });
     try {
-      const socket = connect(port, '127.0.0.1');
-      await once(socket, 'connect');
-      socket.write('GET /slow HTTP/1.1\r\nHost: x\r\n\r\nGET /queued HTTP/1.1\r\nHost: x\r\n\r\n');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      socket.destroy();
+      await sendAndLeave(
+        port,
+        'GET /slow HTTP/1.1\r\nHost: x\r\n\r\nGET /queued HTTP/1.1\r\nHost: x\r\n\r\n',
+      );
       expect(Object.fromEntries(await toldFor(2))).toEqual({ '/slow': false, '/queued': false });
     } finally {
       server.closeAllConnections();
