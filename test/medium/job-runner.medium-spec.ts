@@ -1,4 +1,5 @@
-import { DataSource } from 'typeorm';
+import type { Pool } from 'pg';
+import { DataSource, QueryRunner } from 'typeorm';
 import { JobRunner } from '../../src/common/jobs/job-runner';
 import { JobRunsRepository } from '../../src/common/jobs/job-runs.repository';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
@@ -7,7 +8,8 @@ const HOUR = 3_600_000;
 
 /**
  * The job runner against Postgres, two replicas sharing one database: a job runs on one at a
- * time, once per interval, and its run is recorded whether it succeeds or fails.
+ * time, once per interval, and its run is recorded whether it succeeds or fails; whatever
+ * happens, the connection it held goes back and the job is left unlocked.
  */
 describe('JobRunner across replicas', () => {
   let medium: MediumDatabase;
@@ -33,6 +35,31 @@ describe('JobRunner across replicas', () => {
         )
       )[0].held,
     );
+  /** Connections taken from both replicas' pools and not given back. */
+  const checkedOut = () =>
+    [database, second]
+      .map((source) => (source.driver as unknown as { master: Pool }).master)
+      .reduce((sum, pool) => sum + pool.totalCount - pool.idleCount, 0);
+  /** The last run of `name` finished `minutes` ago. */
+  const finishedAgo = (name: string, minutes: number) =>
+    database.query(
+      `INSERT INTO job_runs (name, finished_at, status) VALUES ($1, now() - make_interval(mins => $2), 'succeeded')
+       ON CONFLICT (name) DO UPDATE SET finished_at = EXCLUDED.finished_at`,
+      [name, minutes],
+    );
+  /** Replica A's next connection refuses its statements that match `statement` (and `parameter`). */
+  const nextConnectionRefuses = (statement: RegExp, parameter?: string) => {
+    const create = database.createQueryRunner.bind(database);
+    jest.spyOn(database, 'createQueryRunner').mockImplementationOnce((...args) => {
+      const runner: QueryRunner = create(...args);
+      const query = runner.query.bind(runner) as (...args: unknown[]) => Promise<unknown>;
+      runner.query = ((text: string, parameters?: unknown[]) =>
+        statement.test(text) && (parameter === undefined || (parameters ?? []).includes(parameter))
+          ? Promise.reject(new Error(`refused: ${text}`))
+          : query(text, parameters)) as QueryRunner['query'];
+      return runner;
+    });
+  };
 
   beforeAll(async () => {
     medium = await openMediumDatabase({ own: 'jobs' });
@@ -42,6 +69,11 @@ describe('JobRunner across replicas', () => {
     await second.initialize();
     replicaA = new JobRunner(new JobRunsRepository(database));
     replicaB = new JobRunner(new JobRunsRepository(second));
+  });
+  afterEach(async () => {
+    jest.restoreAllMocks();
+    expect(checkedOut()).toBe(0);
+    expect(await advisoryLocks()).toBe(0);
   });
   afterAll(async () => {
     await second.destroy();
@@ -66,7 +98,19 @@ describe('JobRunner across replicas', () => {
     expect(run).not.toHaveBeenCalled();
     // An interval shorter than the time since the last run: due again.
     expect(await replicaB.runOnce('hourly', 1, run)).toEqual({ ran: true, result: {} });
-    expect(await advisoryLocks()).toBe(0);
+  });
+
+  it('counts a run for nine tenths of its interval: a timer firing a little early skips it', async () => {
+    await finishedAgo('early', 53);
+    expect(await replicaA.runOnce('early', HOUR, async () => 'ran')).toEqual({
+      ran: false,
+      skipped: 'not_due',
+    });
+    await finishedAgo('early', 55);
+    expect(await replicaA.runOnce('early', HOUR, async () => 'ran')).toEqual({
+      ran: true,
+      result: 'ran',
+    });
   });
 
   it('skips a job another replica is running, and runs it once that one is done', async () => {
@@ -84,18 +128,18 @@ describe('JobRunner across replicas', () => {
     );
     await runStarted;
     expect(await advisoryLocks()).toBe(1);
-    expect(await replicaB.runOnce('exclusive', 0, async () => 'twice')).toEqual({
-      ran: false,
-      skipped: 'locked',
-    });
-    // The same replica is refused too: the lock belongs to the connection running the job.
-    expect(await replicaA.runOnce('exclusive', 0, async () => 'twice')).toEqual({
-      ran: false,
-      skipped: 'locked',
-    });
+    expect((await jobRun('exclusive')).status).toBe('running');
+    for (const replica of [replicaB, replicaB, replicaA]) {
+      // The same replica is refused too: the lock belongs to the connection running the job.
+      expect(await replica.runOnce('exclusive', 0, async () => 'twice')).toEqual({
+        ran: false,
+        skipped: 'locked',
+      });
+    }
+    // Only the running job holds a connection: the refused ones gave theirs back.
+    expect(checkedOut()).toBe(1);
     finishRun();
     expect(await running).toEqual({ ran: true, result: 'done' });
-    expect(await advisoryLocks()).toBe(0);
     expect(await replicaB.runOnce('exclusive', 0, async () => 'after')).toEqual({
       ran: true,
       result: 'after',
@@ -113,11 +157,31 @@ describe('JobRunner across replicas', () => {
       details: { error: 'the miners did not answer' },
       finished: true,
     });
-    expect(await advisoryLocks()).toBe(0);
     // A failed run counts for its interval too: the next replica does not retry it at once.
     expect(await replicaB.runOnce('failing', HOUR, async () => 'retried')).toEqual({
       ran: false,
       skipped: 'not_due',
+    });
+  });
+
+  it('records a run whose success could not be recorded as failed', async () => {
+    nextConnectionRefuses(/SET finished_at/, 'succeeded');
+    await expect(replicaA.runOnce('unrecorded', 0, async () => 'done')).rejects.toThrow('refused');
+    expect((await jobRun('unrecorded')).status).toBe('failed');
+  });
+
+  it('gives the connection back when the lock cannot be asked for', async () => {
+    nextConnectionRefuses(/pg_try_advisory_lock/);
+    await expect(replicaA.runOnce('unasked', 0, async () => 'done')).rejects.toThrow('refused');
+  });
+
+  it('closes a connection that could not unlock the job, so that the lock goes with it', async () => {
+    nextConnectionRefuses(/pg_advisory_unlock/);
+    await expect(replicaA.runOnce('stuck', 0, async () => 'done')).rejects.toThrow('refused');
+    // afterEach: no connection out, no lock held; and either replica runs the job again.
+    expect(await replicaB.runOnce('stuck', 0, async () => 'again')).toEqual({
+      ran: true,
+      result: 'again',
     });
   });
 });

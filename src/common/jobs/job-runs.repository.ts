@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { createHash } from 'node:crypto';
+import type { PoolClient } from 'pg';
 import { DataSource, QueryRunner } from 'typeorm';
 
 export type JobRunStatus = 'succeeded' | 'failed';
@@ -65,10 +66,20 @@ export class JobLock {
     );
   }
 
-  /** Unlocks the job and gives the connection back to the pool. */
+  /**
+   * Unlocks the job and gives the connection back to the pool. When the unlock fails (a
+   * statement timeout under load, say) on a connection that lives on, its session may still
+   * hold the lock, and the pool keeps idle connections for good: every replica would find the
+   * job locked from then on. The connection is closed instead, and its session's locks go with
+   * it (the pool drops a closed connection when it is given back).
+   */
   async release(): Promise<void> {
     try {
       await this.runner.query('SELECT pg_advisory_unlock($1)', [this.lockId]);
+    } catch (error) {
+      const connection = (await this.runner.connect()) as PoolClient;
+      await connection.end().catch(() => undefined);
+      throw error;
     } finally {
       await this.runner.release();
     }

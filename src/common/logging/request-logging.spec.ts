@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { createServer, request, Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { AddressInfo, connect } from 'node:net';
 import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import express from 'express';
@@ -58,5 +58,45 @@ describe(requestLogging.name, () => {
     const line = await firstLine(served.lines);
     expect(line.res).toEqual({ statusCode: null });
     expect(line.msg).toMatch(/^GET \/hang - closed before the answer was complete, after \d+ms$/);
+  });
+
+  it('logs the status of an answer cut off after its head was sent', async () => {
+    const served = serve((app) =>
+      app.get('/partial', (_request, response) => void response.status(206).write('part')),
+    );
+    server = served.server;
+    await once(server, 'listening');
+    const { port } = server.address() as AddressInfo;
+    const waiting = request({ host: '127.0.0.1', port, path: '/partial' });
+    waiting.on('error', () => undefined);
+    waiting.on('response', (answer) => answer.once('data', () => waiting.destroy()));
+    waiting.end();
+    const line = await firstLine(served.lines);
+    expect(line.res).toEqual({ statusCode: 206 });
+    expect(line.msg).toMatch(/^GET \/partial 206 closed before the answer was complete/);
+  });
+
+  it('logs no status for a pipelined answer still queued when the client left', async () => {
+    // The queued answer's head is written (headersSent) but waits behind the first answer, which
+    // comes only once the client has gone: the client got neither.
+    const served = serve((app) => {
+      app.get('/slow', (request, response) =>
+        request.socket.once('close', () => void response.send('slow')),
+      );
+      app.get('/queued', (_request, response) => void response.status(201).send('queued'));
+    });
+    server = served.server;
+    await once(server, 'listening');
+    const { port } = server.address() as AddressInfo;
+    const socket = connect(port, '127.0.0.1');
+    await once(socket, 'connect');
+    socket.write('GET /slow HTTP/1.1\r\nHost: x\r\n\r\nGET /queued HTTP/1.1\r\nHost: x\r\n\r\n');
+    await sleep(50);
+    socket.destroy();
+    await until(() => Promise.resolve(served.lines.length === 2 || undefined), 2_000, 10);
+    expect(served.lines.map((line) => [line.msg.split(' ')[1], line.res.statusCode])).toEqual([
+      ['/slow', null],
+      ['/queued', null],
+    ]);
   });
 });

@@ -92,9 +92,11 @@ function logCompletion(
   // Which key was charged (its id as listed, or `master`), so a 429 or a heavy user can be found.
   const keyId = (request as AuthenticatedRequest).apiKey?.id;
   // The connection closed before the answer was complete (the client gave up, or the answer was
-  // cut off): no status reached the client, unless one was sent before the close.
+  // cut off): no status reached the client, unless one was sent before the close. A pipelined
+  // answer queued behind another has its head written (headersSent) into a buffer of its own,
+  // with no connection yet: nothing of it was sent.
   if (!answered) {
-    const statusCode = response.headersSent ? response.statusCode : null;
+    const statusCode = response.headersSent && response.socket ? response.statusCode : null;
     requestLines.info(
       { req, res: { statusCode }, responseTime, key_id: keyId },
       `${req.method} ${req.url} ${statusCode ?? '-'} closed before the answer was complete, after ${responseTime}ms`,
