@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { createServer, IncomingMessage, request, Server, ServerResponse } from 'node:http';
 import { AddressInfo, connect } from 'node:net';
 import { exposedGc } from './lifecycle/idle-memory';
+import { sendAndLeave } from '../../test/support/send-and-leave';
 import { whenResponseDone } from './response-done';
 
 /**
@@ -40,15 +41,6 @@ async function watchingServer(
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   return { server, port: (server.address() as AddressInfo).port, seen };
-}
-
-/** Sends raw bytes over a new connection, then closes it 50 ms later: a client that left. */
-async function sendAndLeave(port: number, bytes: string): Promise<void> {
-  const socket = connect(port, '127.0.0.1');
-  await once(socket, 'connect');
-  socket.write(bytes);
-  await new Promise((resolve) => setTimeout(resolve, 50));
-  socket.destroy();
 }
 
 describe(whenResponseDone.name, () => {

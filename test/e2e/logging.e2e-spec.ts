@@ -1,10 +1,8 @@
 import { createHash } from 'node:crypto';
-import { once } from 'node:events';
-import { connect } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Writable } from 'node:stream';
 import { createKey } from '../support/fixtures';
 import { eventually, sample, scrape } from '../support/metrics';
+import { sendAndLeave } from '../support/send-and-leave';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 
 /** Collects what the app logs, as written (JSON lines, or pino-pretty's lines). */
@@ -96,15 +94,13 @@ describe('Structured logs', () => {
 
   it('logs a request whose client left before the answer as such, and counts it apart', async () => {
     const id = 'client-gave-up-0001';
-    const socket = connect(Number(new URL(app.url).port), '127.0.0.1');
-    await once(socket, 'connect');
     // Half a body: the request waits for the rest, and the client closes instead.
-    socket.write(
+    await sendAndLeave(
+      Number(new URL(app.url).port),
       `POST /api/v1/keys HTTP/1.1\r\nHost: localhost\r\nX-API-Key: ${TEST_MASTER_KEY}\r\n` +
         `X-Request-Id: ${id}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"name": `,
+      200,
     );
-    await sleep(200);
-    socket.destroy();
     const line = await completionOf(id);
     // The body parser's 400 (request aborted) was written to a closed connection.
     expect(line.msg).toMatch(

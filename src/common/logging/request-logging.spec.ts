@@ -1,10 +1,11 @@
 import { once } from 'node:events';
 import { createServer, request, Server } from 'node:http';
-import { AddressInfo, connect } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import express from 'express';
 import { pino } from 'pino';
+import { sendAndLeave } from '../../../test/support/send-and-leave';
 import { until } from '../../../test/support/until';
 import { SecretScanner } from '../security/secret-scanner';
 import { requestLogging } from './request-logging';
@@ -88,11 +89,10 @@ describe(requestLogging.name, () => {
     server = served.server;
     await once(server, 'listening');
     const { port } = server.address() as AddressInfo;
-    const socket = connect(port, '127.0.0.1');
-    await once(socket, 'connect');
-    socket.write('GET /slow HTTP/1.1\r\nHost: x\r\n\r\nGET /queued HTTP/1.1\r\nHost: x\r\n\r\n');
-    await sleep(50);
-    socket.destroy();
+    await sendAndLeave(
+      port,
+      'GET /slow HTTP/1.1\r\nHost: x\r\n\r\nGET /queued HTTP/1.1\r\nHost: x\r\n\r\n',
+    );
     await until(() => Promise.resolve(served.lines.length === 2 || undefined), 2_000, 10);
     expect(served.lines.map((line) => [line.msg.split(' ')[1], line.res.statusCode])).toEqual([
       ['/slow', null],
