@@ -8,9 +8,10 @@
 // file named by two projects once (a set of paths), so a unit-only run never needs Postgres.
 // tsconfig.jest.json sets isolatedModules: ts-jest only transpiles; `npm run check` type-checks
 // (`npm test` runs it first).
-// Every tier runs in test/support/test-environment.ts: jest's node environment, which also closes
-// the connections Node's fetch keeps alive when a spec file ends (else a worker can outlive its
-// last file and be killed: "A worker process has failed to exit gracefully"); see also
+// Every tier runs in test/support/test-environment.ts: jest's node environment, which also, when a
+// spec file ends, closes the connections Node's fetch keeps alive, fails a file that leaves timers
+// running, and lets the worker end without freeing its heap (else a worker can outlive its last
+// file and be killed: "A worker process has failed to exit gracefully"); see also
 // workerIdleMemoryLimit below.
 const { existsSync, readdirSync, readFileSync } = require('node:fs');
 const { join } = require('node:path');
@@ -84,7 +85,9 @@ module.exports = {
   // A worker whose heap passed this after a spec file is replaced. Each spec file loads its own
   // copy of Nest, polkadot and the rest; a worker that ran half the unit tier ended near 800 MB,
   // and Node took over the 500 ms jest allows to free that much at exit ("A worker process has
-  // failed to exit gracefully", every test passing; docs/decisions.md, "Test tiers").
+  // failed to exit gracefully", every test passing; docs/decisions.md, "Test tiers"). Workers now
+  // end without freeing their heap (test/support/worker-exit.ts); the bound stays for a run's
+  // memory, and a smaller heap is less to collect.
   workerIdleMemoryLimit: '512MB',
   testTimeout: 30000,
   projects: [

@@ -1,18 +1,52 @@
 import { TestEnvironment as NodeEnvironment } from 'jest-environment-node';
 import { closeFetchConnections } from './fetch-connections';
+import { runningTimers, timersLeftAfter } from './running-timers';
+import { exitAtOnceWhenDone } from './worker-exit';
 
 /**
- * Jest's node environment, and one thing more when a spec file is done: the connections Node's
- * fetch keeps alive are closed. Such a connection keeps the worker's process alive for seconds
- * after its last request (undici holds it for the server's keep-alive time, and does not unref
- * it), and a worker still alive half a second after its last spec file is killed by jest with
- * "A worker process has failed to exit gracefully" (seen on CI, every test passing). Teardown
- * runs after every hook of the file; the next file gets a new pool.
+ * How long a spec file's timers may run on after it ends: above the 1.75 s for which
+ * @polkadot/api keeps a subscription after its connection closes (rpc-core's refCountDelay), so
+ * the chain specs pass, and short enough that a forgotten timer fails its file.
+ */
+const TIMERS_END_WITHIN_MS = 2_500;
+
+/**
+ * Jest's node environment, and three things more when a spec file is done (teardown runs after
+ * every hook of the file). A worker still alive half a second after jest tells it to end is
+ * killed, with "A worker process has failed to exit gracefully" (seen on CI, every test
+ * passing). Three things held workers so:
+ * - the connections Node's fetch keeps alive: undici holds one for the server's keep-alive time,
+ *   and does not unref it. They are closed; the next file gets a new pool.
+ * - timers the file left running (a 5 s sleep raced against a 50 ms bound; the chain client's
+ *   delayed unsubscription after its connection closed). Teardown waits for them to end, and
+ *   fails the file, naming it, when they outlast TIMERS_END_WITHIN_MS: found where it is made
+ *   rather than as a warning at the end of some later run.
+ * - Node freeing the worker's heap as it ends (worker-exit.ts).
  */
 export default class TestEnvironment extends NodeEnvironment {
+  private readonly testPath: string;
+  private timersBefore = 0;
+
+  constructor(...[config, context]: ConstructorParameters<typeof NodeEnvironment>) {
+    super(config, context);
+    this.testPath = context.testPath;
+  }
+
+  override async setup(): Promise<void> {
+    this.timersBefore = runningTimers();
+    await super.setup();
+  }
+
   override async teardown(): Promise<void> {
     // This class runs in the worker's own realm: its globalThis is the one Node's fetch reads.
     await closeFetchConnections(globalThis);
     await super.teardown();
+    exitAtOnceWhenDone();
+    const left = await timersLeftAfter(this.timersBefore, TIMERS_END_WITHIN_MS);
+    if (left > 0)
+      throw new Error(
+        `${this.testPath} left ${left} timer(s) running ${TIMERS_END_WITHIN_MS} ms after its ` +
+          'end; a running timer keeps the jest worker alive (clear it, or unref it)',
+      );
   }
 }
