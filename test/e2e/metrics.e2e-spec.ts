@@ -138,6 +138,25 @@ describe('GET /metrics', () => {
     );
   });
 
+  // The master key is of the validator class, and has its budget; its refusals are counted
+  // apart, so that an alert can watch them.
+  it("counts the master key's 429 as the master key's, not its class's", async () => {
+    const small = await startTestApp({ RATE_LIMIT_VALIDATOR: '2' });
+    try {
+      for (let i = 0; i < 2; i++)
+        await small.http.get('/api/v1/health').set('X-API-Key', TEST_MASTER_KEY).expect(200);
+      await small.http.get('/api/v1/health').set('X-API-Key', TEST_MASTER_KEY).expect(429);
+      // Scrapes are not charged to the budget, blocked or not.
+      const after = await scrape(small);
+      const rejections = (keyClass: string) =>
+        sample(after, 'gateway_rate_limit_rejections_total', { key_class: keyClass });
+      expect(rejections('master')).toBe(1);
+      expect(rejections('validator')).toBeUndefined();
+    } finally {
+      await small.close();
+    }
+  });
+
   it('counts on-demand answers by origin and status, errors included (all HTTP 200)', async () => {
     const series = (origin: string, status: string) => ({ origin, status });
     const before = await scrape(app);

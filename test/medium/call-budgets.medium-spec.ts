@@ -187,10 +187,10 @@ describe(`${CallBudgets.name} on Postgres`, () => {
      * Miners allowing one GetDataEntityBucket an hour (beside a validator), half kept, on two
      * replicas; tasks have no users' reserve to leave, so they meet the spot checks' share.
      */
-    async function network(size: number, indexed = size) {
+    async function network(size: number, indexed = size, clock = new Clock()) {
       const hotkeys = await registerMiners(size, indexed);
       const replica = () => {
-        const shared = budgets(new Clock(), {
+        const shared = budgets(clock, {
           MINER_CALL_BUDGETS: 'GetDataEntityBucket=1/h',
           TASK_BUDGET_RESERVE: '0',
         });
@@ -292,6 +292,22 @@ describe(`${CallBudgets.name} on Postgres`, () => {
 
       expect((await shared.take(hotkeys[2], 'GetDataEntityBucket', 'check')).granted).toBe(true);
       expect((await shared.take(hotkeys[3], 'GetDataEntityBucket', 'check')).granted).toBe(true);
+    });
+
+    // The share counts the calls in the window only: those that filled it give the kept calls
+    // back as they leave it, when `freeAt` said.
+    it('gives a kept call back once the calls that filled the share have left the window', async () => {
+      const clock = new Clock();
+      const { hotkeys, replicas } = await network(4, 4, clock);
+      const [shared] = replicas;
+      expect((await shared.take(hotkeys[0], 'GetDataEntityBucket')).granted).toBe(true);
+      expect((await shared.take(hotkeys[1], 'GetDataEntityBucket')).granted).toBe(true);
+      expect((await shared.take(hotkeys[2], 'GetDataEntityBucket')).kept).toBe(true);
+
+      clock.advance(HOUR_MS + MARGIN_MS - SLACK_MS);
+      expect((await shared.take(hotkeys[2], 'GetDataEntityBucket')).kept).toBe(true);
+      clock.advance(2 * SLACK_MS);
+      expect((await shared.take(hotkeys[2], 'GetDataEntityBucket')).granted).toBe(true);
     });
   });
 });

@@ -122,6 +122,54 @@ describe('Rate-limit storages', () => {
     }
   });
 
+  it('answer alike when the window outlasts blockDuration: the block runs to its end', async () => {
+    // The guard passes a blockDuration of one window; the storages' contract is the later end.
+    const memory = new MemoryThrottlerStorage();
+    const shared = new RedisThrottlerStorage(redis);
+    const key = `ratelimit:default:short-block-${Date.now()}`;
+    const hit = () =>
+      Promise.all(
+        [memory, shared].map((storage) =>
+          storage.increment({ key, scope: 'default', ttl: 5000, limit: 1, blockDuration: 1000 }),
+        ),
+      );
+    try {
+      await hit();
+      const [inMemory, inRedis] = await hit();
+      expect(inMemory).toEqual(inRedis);
+      expect(inRedis).toMatchObject({ totalHits: 1, isBlocked: true, timeToBlockExpire: 5 });
+    } finally {
+      memory.onApplicationShutdown();
+    }
+  });
+
+  it('answer alike while a block under a limit raised, but not above the count, runs down', async () => {
+    const memory = new MemoryThrottlerStorage();
+    const shared = new RedisThrottlerStorage(redis);
+    const key = `ratelimit:default:runs-down-${Date.now()}`;
+    const hit = (limit: number) =>
+      Promise.all(
+        [memory, shared].map((storage) =>
+          storage.increment({ key, scope: 'default', ttl: 5000, limit, blockDuration: 5000 }),
+        ),
+      );
+    try {
+      for (let i = 0; i < 3; i++) await hit(4);
+      const [blockedInMemory, blockedInRedis] = await hit(1);
+      expect(blockedInMemory).toEqual(blockedInRedis);
+      expect(blockedInRedis).toMatchObject({ totalHits: 3, isBlocked: true, timeToBlockExpire: 5 });
+      await sleep(2200);
+      // The same block, over 2 s on (at most 2.8 s left): the retry under the raised limit
+      // started no new one of 5 s.
+      const [inMemory, inRedis] = await hit(3);
+      expect(inMemory).toEqual(inRedis);
+      expect(inRedis).toMatchObject({ totalHits: 3, isBlocked: true });
+      expect(inRedis.timeToBlockExpire).toBeLessThanOrEqual(3);
+    } finally {
+      memory.onApplicationShutdown();
+    }
+  });
+
   it('admit a client that waits out Retry-After, alike (the audit: 3 per window, refused again)', async () => {
     const memory = new MemoryThrottlerStorage();
     const shared = new RedisThrottlerStorage(redis);

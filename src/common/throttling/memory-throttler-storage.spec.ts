@@ -115,10 +115,44 @@ describe(MemoryThrottlerStorage.name, () => {
     await hit(4);
     await hit(4);
     await hit(4);
-    expect(await hit(1)).toMatchObject({ totalHits: 3, isBlocked: true });
-    expect(await hit(3)).toMatchObject({ totalHits: 3, isBlocked: true });
-    expect(await hit(2)).toMatchObject({ totalHits: 3, isBlocked: true });
+    expect(await hit(1)).toMatchObject({ totalHits: 3, isBlocked: true, timeToBlockExpire: 10 });
+    // The same cool-down, running down: a client retrying under the raised limit is not locked
+    // out for a new window at each try.
+    now += 4_000;
+    expect(await hit(3)).toMatchObject({ totalHits: 3, isBlocked: true, timeToBlockExpire: 6 });
+    expect(await hit(2)).toMatchObject({ totalHits: 3, isBlocked: true, timeToBlockExpire: 6 });
     expect(await hit(4)).toMatchObject({ totalHits: 4, isBlocked: false });
+  });
+
+  it("keeps running windows and cool-downs through the minute's pruning, and lets ended ones go", async () => {
+    // The pruning's timer is the storage's own: built under fake timers, so that it runs here.
+    storage.onApplicationShutdown();
+    jest.useFakeTimers();
+    try {
+      storage = new MemoryThrottlerStorage(() => now);
+      const hour = { ...HIT, ttl: 3_600_000, blockDuration: 3_600_000 };
+      await storage.increment({ ...hour, key: 'ratelimit:default:counting' });
+      await storage.increment({ ...hour, key: 'ratelimit:default:blocked', limit: 1 });
+      await storage.increment({ ...hour, key: 'ratelimit:default:blocked', limit: 1 });
+      await storage.increment({ ...HIT, key: 'ratelimit:default:ended' });
+      now += 61_000;
+      jest.advanceTimersByTime(61_000);
+
+      expect(await storage.peek('ratelimit:default:counting', 'default')).toMatchObject({
+        hits: 1,
+      });
+      expect(await storage.increment({ ...hour, key: 'ratelimit:default:counting' })).toMatchObject(
+        { totalHits: 2, isBlocked: false },
+      );
+      expect(
+        await storage.increment({ ...hour, key: 'ratelimit:default:blocked', limit: 1 }),
+      ).toMatchObject({ totalHits: 1, isBlocked: true, timeToBlockExpire: 3539 });
+      // The ended window's counter is gone from memory, not only read as ended.
+      expect(storage['counters'].has('ratelimit:default:ended:default')).toBe(false);
+    } finally {
+      storage.onApplicationShutdown();
+      jest.useRealTimers();
+    }
   });
 
   it('keeps keys and scopes apart', async () => {
