@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import Redis from 'ioredis';
 import { MemoryThrottlerStorage } from '../../src/common/throttling/memory-throttler-storage';
-import type { RateLimitRecord } from '../../src/common/throttling/rate-limit-storage';
+import type { RateLimitHit, RateLimitRecord } from '../../src/common/throttling/rate-limit-storage';
 import {
   MAX_HITS_PER_CALL,
   RedisThrottlerStorage,
@@ -27,15 +27,28 @@ describe('Rate-limit storages', () => {
   afterAll(() => redis.quit());
   beforeEach(() => (scripts = 0));
 
-  it('answer alike, hit for hit, through a window, a block and the next window', async () => {
+  /**
+   * The memory storage and the Redis one, hit at once under one key (`name` and the time):
+   * `hit` answers [memory's, Redis's]. `close` stops the memory storage's pruning.
+   */
+  function bothStorages(name: string) {
     const memory = new MemoryThrottlerStorage();
     const shared = new RedisThrottlerStorage(redis);
-    const key = `ratelimit:default:alike-${Date.now()}`;
+    const key = `ratelimit:default:${name}-${Date.now()}`;
+    return {
+      hit: (hit: Omit<RateLimitHit, 'key' | 'scope'>) =>
+        Promise.all(
+          [memory, shared].map((storage) => storage.increment({ key, scope: 'default', ...hit })),
+        ),
+      close: () => memory.onApplicationShutdown(),
+    };
+  }
+
+  it('answer alike, hit for hit, through a window, a block and the next window', async () => {
+    const storages = bothStorages('alike');
     // 5 s windows and blocks (whole seconds are what the answers report): wide enough to hold
     // the Redis round trips of the four hits on a loaded machine.
-    const hit = (storage: MemoryThrottlerStorage | RedisThrottlerStorage) =>
-      storage.increment({ key, scope: 'default', ttl: 5000, limit: 2, blockDuration: 5000 });
-    const answers = async () => Promise.all([hit(memory), hit(shared)]);
+    const answers = () => storages.hit({ ttl: 5000, limit: 2, blockDuration: 5000 });
     try {
       for (const expected of [
         { totalHits: 1, isBlocked: false },
@@ -52,7 +65,7 @@ describe('Rate-limit storages', () => {
       expect(inMemory).toEqual(inRedis);
       expect(inRedis).toMatchObject({ totalHits: 1, isBlocked: false, timeToBlockExpire: 0 });
     } finally {
-      memory.onApplicationShutdown();
+      storages.close();
     }
   });
 
@@ -83,19 +96,15 @@ describe('Rate-limit storages', () => {
   });
 
   it('answer alike when a limit raised above the count lifts a block, or a lowered one keeps it', async () => {
-    const memory = new MemoryThrottlerStorage();
-    const shared = new RedisThrottlerStorage(redis);
-    const key = `ratelimit:default:raised-${Date.now()}`;
+    const storages = bothStorages('raised');
     // A window shorter than the block, which the block extends; 5 s, so that the window holds the
     // steps' Redis round trips on a loaded machine.
-    const hit = (storage: MemoryThrottlerStorage | RedisThrottlerStorage, limit: number) =>
-      storage.increment({ key, scope: 'default', ttl: 5000, limit, blockDuration: 60_000 });
     // Each step: a hit under `limit` to both storages, which answer alike, and as expected.
     const steps = async (
       all: readonly (readonly [number, { totalHits: number; isBlocked: boolean }])[],
     ) => {
       for (const [limit, expected] of all) {
-        const [inMemory, inRedis] = await Promise.all([hit(memory, limit), hit(shared, limit)]);
+        const [inMemory, inRedis] = await storages.hit({ ttl: 5000, limit, blockDuration: 60_000 });
         expect(inMemory).toEqual(inRedis);
         expect(inRedis).toMatchObject(expected);
       }
@@ -118,41 +127,27 @@ describe('Rate-limit storages', () => {
         [4, { totalHits: 4, isBlocked: false }],
       ]);
     } finally {
-      memory.onApplicationShutdown();
+      storages.close();
     }
   });
 
   it('answer alike when the window outlasts blockDuration: the block runs to its end', async () => {
     // The guard passes a blockDuration of one window; the storages' contract is the later end.
-    const memory = new MemoryThrottlerStorage();
-    const shared = new RedisThrottlerStorage(redis);
-    const key = `ratelimit:default:short-block-${Date.now()}`;
-    const hit = () =>
-      Promise.all(
-        [memory, shared].map((storage) =>
-          storage.increment({ key, scope: 'default', ttl: 5000, limit: 1, blockDuration: 1000 }),
-        ),
-      );
+    const storages = bothStorages('short-block');
+    const hit = () => storages.hit({ ttl: 5000, limit: 1, blockDuration: 1000 });
     try {
       await hit();
       const [inMemory, inRedis] = await hit();
       expect(inMemory).toEqual(inRedis);
       expect(inRedis).toMatchObject({ totalHits: 1, isBlocked: true, timeToBlockExpire: 5 });
     } finally {
-      memory.onApplicationShutdown();
+      storages.close();
     }
   });
 
   it('answer alike while a block under a limit raised, but not above the count, runs down', async () => {
-    const memory = new MemoryThrottlerStorage();
-    const shared = new RedisThrottlerStorage(redis);
-    const key = `ratelimit:default:runs-down-${Date.now()}`;
-    const hit = (limit: number) =>
-      Promise.all(
-        [memory, shared].map((storage) =>
-          storage.increment({ key, scope: 'default', ttl: 5000, limit, blockDuration: 5000 }),
-        ),
-      );
+    const storages = bothStorages('runs-down');
+    const hit = (limit: number) => storages.hit({ ttl: 5000, limit, blockDuration: 5000 });
     try {
       for (let i = 0; i < 3; i++) await hit(4);
       const [blockedInMemory, blockedInRedis] = await hit(1);
@@ -166,23 +161,21 @@ describe('Rate-limit storages', () => {
       expect(inRedis).toMatchObject({ totalHits: 3, isBlocked: true });
       expect(inRedis.timeToBlockExpire).toBeLessThanOrEqual(3);
     } finally {
-      memory.onApplicationShutdown();
+      storages.close();
     }
   });
 
   it('admit a client that waits out Retry-After, alike (the audit: 3 per window, refused again)', async () => {
-    const memory = new MemoryThrottlerStorage();
-    const shared = new RedisThrottlerStorage(redis);
-    const key = `ratelimit:default:retry-after-${Date.now()}`;
+    const storages = bothStorages('retry-after');
     // 2 s windows and cool-downs; the hits fall well inside whole seconds of them.
     const hits = async (count: number) => {
       const answers: RateLimitRecord[] = [];
       for (let i = 0; i < count; i++) {
-        const [inMemory, inRedis] = await Promise.all(
-          [memory, shared].map((storage) =>
-            storage.increment({ key, scope: 'default', ttl: 2000, limit: 3, blockDuration: 2000 }),
-          ),
-        );
+        const [inMemory, inRedis] = await storages.hit({
+          ttl: 2000,
+          limit: 3,
+          blockDuration: 2000,
+        });
         expect(inMemory.isBlocked).toBe(inRedis.isBlocked);
         expect(inMemory.totalHits).toBe(inRedis.totalHits);
         answers.push(inRedis);
@@ -207,7 +200,7 @@ describe('Rate-limit storages', () => {
         expect.objectContaining({ totalHits: 3, isBlocked: false }),
       ]);
     } finally {
-      memory.onApplicationShutdown();
+      storages.close();
     }
   });
 
