@@ -1,4 +1,8 @@
-import { QueryFailedError, QueryRunnerAlreadyReleasedError } from 'typeorm';
+import {
+  QueryFailedError,
+  QueryRunnerAlreadyReleasedError,
+  QueryRunnerProviderAlreadyReleasedError,
+} from 'typeorm';
 import { isDatabaseUnavailable } from './database-unavailable';
 
 function withCode(message: string, code: string): Error {
@@ -18,6 +22,12 @@ describe(isDatabaseUnavailable.name, () => {
     ['a client-side query timeout', new Error('Query read timeout')],
     // Raised by the next statement of a save whose connection died under it.
     ['a query runner released by its dead connection', new QueryRunnerAlreadyReleasedError()],
+    // Raised by the next statement of a transaction whose connection died under it (a task list
+    // during a Postgres restart answered 500: postgres-outage.e2e-spec).
+    [
+      "a transaction's manager whose runner was released",
+      new QueryRunnerProviderAlreadyReleasedError(),
+    ],
   ])('recognises %s', (_name, error) => {
     expect(isDatabaseUnavailable(error)).toBe(true);
   });

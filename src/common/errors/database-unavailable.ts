@@ -3,8 +3,10 @@
  * query), so that it is answered 503 and retried by the client instead of a 500. Covers the
  * socket errors of node, pg's and pg-pool's own messages, Postgres' connection SQLSTATEs, and
  * the same inside TypeORM's QueryFailedError (`driverError`) or an error's `cause`. TypeORM's
- * QueryRunnerAlreadyReleasedError counts too: its query runner releases itself when its
- * connection dies, and the next statement of the same save or transaction then raises it.
+ * two "already released" errors count too: a query runner releases itself when its connection
+ * dies, and the next statement of the same save or transaction then raises one of them
+ * (QueryRunnerAlreadyReleasedError from the runner, QueryRunnerProviderAlreadyReleasedError
+ * from a transaction's entity manager).
  */
 export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
   if (typeof error !== 'object' || error === null || depth > 3) return false;
@@ -15,11 +17,16 @@ export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
     driverError?: unknown;
     cause?: unknown;
   };
-  if (name === 'QueryRunnerAlreadyReleasedError') return true;
+  if (typeof name === 'string' && RELEASED_RUNNER_ERRORS.has(name)) return true;
   if (typeof code === 'string' && isUnavailableCode(code)) return true;
   if (typeof message === 'string' && UNAVAILABLE_MESSAGE.test(message)) return true;
   return isDatabaseUnavailable(driverError, depth + 1) || isDatabaseUnavailable(cause, depth + 1);
 }
+
+const RELEASED_RUNNER_ERRORS = new Set([
+  'QueryRunnerAlreadyReleasedError',
+  'QueryRunnerProviderAlreadyReleasedError',
+]);
 
 const SOCKET_CODES = new Set([
   'ECONNREFUSED',
