@@ -3,13 +3,24 @@
  * check (buckets/bucket-check.ts) and the GetContentsByBuckets check (stored/contents-check.ts).
  */
 
-/** Claimed and returned sizes may differ this much (serialization details) before it counts. */
-export const SIZE_TOLERANCE = 0.1;
+/**
+ * Claimed and returned sizes may differ by one part in this many of the claim (serialization
+ * details) before it counts: a tenth.
+ */
+const SIZE_TOLERANCE_PARTS = 10;
+
+/**
+ * Whether `bytes` is the claim within the tolerance, either way. Compared in whole bytes: as a
+ * ratio, 10 % over came out as 0.10000000000000009 and missed, where 10 % under passed.
+ */
+export function withinSizeTolerance(claimedBytes: number, bytes: number): boolean {
+  return Math.abs(bytes - claimedBytes) * SIZE_TOLERANCE_PARTS <= claimedBytes;
+}
 
 /**
  * How far a delivery of a bucket supports the index's claim for it, 0..1: the share of what
  * was sent that belongs to the bucket, times how near the bytes that belong come to the claim
- * (within SIZE_TOLERANCE counts as equal). With `moreIsFine`, sending more than claimed costs
+ * (withinSizeTolerance counts as equal). With `moreIsFine`, sending more than claimed costs
  * nothing (an index claim may be an hour older than the delivery).
  */
 export function deliveryScore(
@@ -22,12 +33,12 @@ export function deliveryScore(
   const sizeRatio = sizeRatioOf(claimedBytes, belongingBytes);
   const belongingShare = sent === 0 ? (claimedBytes === 0 ? 1 : 0) : belonging / sent;
   const sizeScore =
-    Math.abs(1 - sizeRatio) <= SIZE_TOLERANCE || (moreIsFine && sizeRatio > 1)
+    withinSizeTolerance(claimedBytes, belongingBytes) || (moreIsFine && sizeRatio > 1)
       ? 1
       : Math.max(0, Math.min(sizeRatio, 1 / sizeRatio));
   return belongingShare * sizeScore;
 }
 
-export function sizeRatioOf(claimedBytes: number, returnedBytes: number): number {
+function sizeRatioOf(claimedBytes: number, returnedBytes: number): number {
   return claimedBytes === 0 ? (returnedBytes === 0 ? 1 : Infinity) : returnedBytes / claimedBytes;
 }

@@ -3,7 +3,7 @@ import { canonicalItem, itemKey } from '../item-uri';
 import { BucketKey, bucketEnd, bucketStart } from '../protocol';
 import { sourceOfId } from '../sources';
 import { convertEntity } from '../sn13/entities';
-import { deliveryScore, SIZE_TOLERANCE, sizeRatioOf } from '../delivery-score';
+import { deliveryScore, withinSizeTolerance } from '../delivery-score';
 import { ItemToStore } from '../stored/item-store';
 
 export interface BucketCheckResult {
@@ -20,7 +20,7 @@ export interface BucketCheckResult {
  * (item-uri.ts; such a uri is stored and served, in its canonical form), posts must be unique
  * (however their uris are spelled), each
  * entity's declared size must be the byte length of the record it carries, and together they
- * must add up to the size the index claimed for that bucket, within SIZE_TOLERANCE. An
+ * must add up to the size the index claimed for that bucket (withinSizeTolerance). An
  * over-claiming miner fails the last check.
  */
 export function checkBucket(
@@ -59,7 +59,7 @@ export function checkBucket(
     problems.push(
       `${entities.length - items.length} of ${entities.length} entities do not belong to the bucket`,
     );
-  if (Math.abs(1 - sizeRatioOf(claimedBytes, returnedBytes)) > SIZE_TOLERANCE)
+  if (!withinSizeTolerance(claimedBytes, returnedBytes))
     problems.push(`claimed ${claimedBytes} bytes, returned ${returnedBytes}`);
   return {
     score: deliveryScore(entities.length, items.length, claimedBytes, returnedBytes),

@@ -151,6 +151,20 @@ describe(selectBuckets.name, () => {
     expect(bothShort.selected[0]).toMatchObject({ fromStore: true, estimatedItems: 2 });
   });
 
+  it('answers from the store a past hour whose fetch kept 90 % of its claim, not less', () => {
+    // Counted complete, the other holder is not asked for the same bucket again.
+    const past = CURRENT - 1;
+    const within = selectBuckets(hours(2).slice(1), [fetchOf(past, 1, 10_000, 9_000, 9)], options);
+    expect(within.selected[0]).toMatchObject({ fromStore: true, toAsk: [] });
+    const short = selectBuckets(hours(2).slice(1), [fetchOf(past, 1, 10_000, 8_999, 9)], options);
+    expect(short.selected[0].toAsk.map((holder) => holder.uid)).toEqual([2]);
+  });
+
+  it('treats a current-hour fetch exactly the TTL old as stale', () => {
+    const edge = fetchOf(CURRENT, 1, 10_000, 10_000, 10, new Date(NOW.getTime() - TTL));
+    expect(selectBuckets(hours(1), [edge], options).selected[0].fromStore).toBe(false);
+  });
+
   it('ignores fetches from miners that no longer hold the bucket', () => {
     const past = CURRENT - 1;
     const gone = selectBuckets(hours(2).slice(1), [fetchOf(past, 7, 10_000, 10_000, 10)], options);

@@ -1,4 +1,4 @@
-import { SIZE_TOLERANCE } from '../delivery-score';
+import { withinSizeTolerance } from '../delivery-score';
 import { BucketHolding } from '../index/miner-index-read.repository';
 import { BucketKey, timeBucketId } from '../protocol';
 import { SourceId } from '../sources';
@@ -74,7 +74,8 @@ export function recordBytesOf(fetches: readonly BucketFetch[]): number {
  * every holder's current claim was fetched already (asking again would teach nothing).
  * A fetch is up to date while the holder's index still claims the size it claimed when
  * fetched (a past hour: miners re-send their index about hourly), or, for the current hour,
- * for `currentHourTtlMs`. Complete: it kept the claimed bytes, within SIZE_TOLERANCE.
+ * for `currentHourTtlMs`. Complete: it kept the claimed bytes, or more, or less by no more than
+ * the tolerance (withinSizeTolerance).
  */
 export function selectBuckets(
   buckets: readonly IndexedBucket[],
@@ -129,5 +130,5 @@ export function bucketKeyOf(bucket: BucketKey): string {
 }
 
 function isComplete(fetch: BucketFetch): boolean {
-  return fetch.bytes >= (1 - SIZE_TOLERANCE) * fetch.claimedBytes;
+  return fetch.bytes >= fetch.claimedBytes || withinSizeTolerance(fetch.claimedBytes, fetch.bytes);
 }
