@@ -1,6 +1,12 @@
 import { bucketStart } from '../protocol';
 import { wireBucketId } from '../sn13/messages';
-import { bucketOfWireId, checkContents, checkEntities, MAX_CONTENT_BYTES } from './contents-check';
+import {
+  bucketOfWireId,
+  checkContents,
+  checkEntities,
+  MAX_CONTENT_BYTES,
+  MAX_CONTENTS_PER_ANSWER,
+} from './contents-check';
 
 const HOUR = 490_000;
 const TAO = { source: 2 as const, label: '#tao', timeBucket: HOUR };
@@ -206,6 +212,49 @@ describe(checkContents.name, () => {
     expect(more.score).toBe(1);
     const nothing = checkContents([{ bucket: TAO, claimedBytes: 5000 }], []);
     expect(nothing.deliveries[0]).toMatchObject({ returned: 0, items: [], score: 0 });
+  });
+});
+
+describe(`${checkContents.name} at its edges`, () => {
+  /** The items kept of one answer for TAO, by uri. */
+  const kept = (claimedBytes: number, contents: string[]) =>
+    checkContents([{ bucket: TAO, claimedBytes }], [{ bucketId: wireBucketId(TAO), contents }])
+      .deliveries[0];
+
+  // Records are timed to the minute: one honest post in sixty sits on the hour's first instant.
+  it("keeps a post dated at the hour's first instant, and drops one at the next hour's", () => {
+    const first = tweet(1, { timestamp: bucketStart(HOUR).toISOString() });
+    const next = tweet(2, { timestamp: bucketStart(HOUR + 1).toISOString() });
+    const delivery = kept(bytes(first), [first, next]);
+    expect(delivery.items.map((entry) => entry.item.uri)).toEqual(['https://x.com/alice/status/1']);
+    expect(delivery.score).toBe(0.5);
+  });
+
+  it('keeps the last content the cap allows in an answer, and drops the one after', () => {
+    const junk = Array.from({ length: MAX_CONTENTS_PER_ANSWER - 1 }, () => 'x');
+    const delivery = kept(1, [...junk, tweet(7), tweet(8)]);
+    expect(delivery.items.map((entry) => entry.item.uri)).toEqual(['https://x.com/alice/status/7']);
+  });
+
+  /** A record padded with ASCII to exactly `length` bytes. */
+  function padded(length: number): string {
+    const base = tweet(9);
+    return tweet(9, { text: `post 9 #TAO ${'a'.repeat(length - base.length - 1)}` });
+  }
+
+  it('keeps a record of exactly the size cap, and drops one a byte larger', () => {
+    expect(Buffer.byteLength(padded(MAX_CONTENT_BYTES))).toBe(MAX_CONTENT_BYTES);
+    expect(kept(MAX_CONTENT_BYTES, [padded(MAX_CONTENT_BYTES)]).items).toHaveLength(1);
+    expect(kept(MAX_CONTENT_BYTES, [padded(MAX_CONTENT_BYTES + 1)]).items).toHaveLength(0);
+  });
+
+  // The cap is on bytes: fewer characters than the cap can be twice as many bytes in UTF-8, and
+  // GetDataEntityBucket answers have no other cap.
+  it('drops a record under the cap in characters but over it in UTF-8 bytes', () => {
+    const wide = tweet(10, { text: `#TAO ${'é'.repeat(200_000)}` });
+    expect(wide.length).toBeLessThan(MAX_CONTENT_BYTES);
+    expect(Buffer.byteLength(wide)).toBeGreaterThan(MAX_CONTENT_BYTES);
+    expect(kept(Buffer.byteLength(wide), [wide]).items).toHaveLength(0);
   });
 });
 
