@@ -12,9 +12,9 @@ const TIMERS_END_WITHIN_MS = 2_500;
 
 /**
  * Jest's node environment, and three things more when a spec file is done (teardown runs after
- * every hook of the file). A worker still alive half a second after jest tells it to end is
- * killed, with "A worker process has failed to exit gracefully" (seen on CI, every test
- * passing). Three things held workers so:
+ * every hook of the file). A worker still alive when jest's wait for it to end runs out
+ * (`workerGracefulExitTimeout` in jest.config.js) is killed, with "A worker process has failed
+ * to exit gracefully" (seen on CI, every test passing). Three things held workers so:
  * - the connections Node's fetch keeps alive: undici holds one for the server's keep-alive time,
  *   and does not unref it. They are closed; the next file gets a new pool.
  * - timers the file left running (a 5 s sleep raced against a 50 ms bound; the chain client's
