@@ -1,14 +1,15 @@
 import { TestEnvironment as NodeEnvironment } from 'jest-environment-node';
 import { closeFetchConnections } from './fetch-connections';
-import { runningTimers, timersLeftAfter } from './running-timers';
+import { handlesLeftAfter, openHandles } from './open-handles';
 import { exitAtOnceWhenDone } from './worker-exit';
 
 /**
- * How long a spec file's timers may run on after it ends: above the 1.75 s for which
- * @polkadot/api keeps a subscription after its connection closes (rpc-core's refCountDelay), so
- * the chain specs pass, and short enough that a forgotten timer fails its file.
+ * How long a spec file's timers, servers, connections and child processes may stay open after it
+ * ends: above the 1.75 s for which @polkadot/api keeps a subscription after its connection closes
+ * (rpc-core's refCountDelay), so the chain specs pass, and short enough that a forgotten one
+ * fails its file. (A closed server or app is gone within 300 ms, also on a loaded machine.)
  */
-const TIMERS_END_WITHIN_MS = 2_500;
+const HANDLES_END_WITHIN_MS = 2_500;
 
 /**
  * Jest's node environment, and three things more when a spec file is done (teardown runs after
@@ -18,14 +19,15 @@ const TIMERS_END_WITHIN_MS = 2_500;
  * - the connections Node's fetch keeps alive: undici holds one for the server's keep-alive time,
  *   and does not unref it. They are closed; the next file gets a new pool.
  * - timers the file left running (a 5 s sleep raced against a 50 ms bound; the chain client's
- *   delayed unsubscription after its connection closed). Teardown waits for them to end, and
- *   fails the file, naming it, when they outlast TIMERS_END_WITHIN_MS: found where it is made
- *   rather than as a warning at the end of some later run.
+ *   delayed unsubscription after its connection closed). Teardown waits for them, and for the
+ *   servers, connections and child processes the file opened, to end, and fails the file, naming
+ *   it and what is left, when they outlast HANDLES_END_WITHIN_MS: found where it is made rather
+ *   than as a warning at the end of some later run.
  * - Node freeing the worker's heap as it ends (worker-exit.ts).
  */
 export default class TestEnvironment extends NodeEnvironment {
   private readonly testPath: string;
-  private timersBefore = 0;
+  private handlesBefore = new Map<string, number>();
 
   constructor(...[config, context]: ConstructorParameters<typeof NodeEnvironment>) {
     super(config, context);
@@ -33,7 +35,7 @@ export default class TestEnvironment extends NodeEnvironment {
   }
 
   override async setup(): Promise<void> {
-    this.timersBefore = runningTimers();
+    this.handlesBefore = openHandles();
     await super.setup();
   }
 
@@ -42,11 +44,11 @@ export default class TestEnvironment extends NodeEnvironment {
     await closeFetchConnections(globalThis);
     await super.teardown();
     exitAtOnceWhenDone();
-    const left = await timersLeftAfter(this.timersBefore, TIMERS_END_WITHIN_MS);
-    if (left > 0)
+    const left = await handlesLeftAfter(this.handlesBefore, HANDLES_END_WITHIN_MS);
+    if (left.length > 0)
       throw new Error(
-        `${this.testPath} left ${left} timer(s) running ${TIMERS_END_WITHIN_MS} ms after its ` +
-          'end; a running timer keeps the jest worker alive (clear it, or unref it)',
+        `${this.testPath} left ${left.join(', ')} open ${HANDLES_END_WITHIN_MS} ms after its ` +
+          'end; each keeps the jest worker alive (clear or close it in an afterAll, or unref it)',
       );
   }
 }
