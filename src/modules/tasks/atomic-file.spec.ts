@@ -29,6 +29,17 @@ describe(removeStalePartials.name, () => {
     );
   });
 
+  // Writers write as they go, but a page of rows can take minutes on a busy database.
+  it('keeps a partial last written to 59 minutes ago: its writer may still be on it', async () => {
+    const path = join(directory, 'task.jsonl.gz');
+    const name = 'task.jsonl.gz.1b4e28ba-2fa1-11d2-883f-0016d3cca427.partial';
+    const recent = new Date(Date.now() - 59 * 60_000);
+    writeFileSync(join(directory, name), 'rows so far');
+    utimesSync(join(directory, name), recent, recent);
+    await removeStalePartials(path, new Date());
+    expect(readdirSync(directory)).toEqual([name]);
+  });
+
   it('does nothing when the directory does not exist yet', async () => {
     await expect(
       removeStalePartials(join(directory, 'none', 'task.jsonl.gz'), new Date()),

@@ -10,8 +10,15 @@ import {
 } from '../../../test/support/parquet-reader';
 import { currentItemShape, StoredItemShape } from '../../network/legacy-items';
 import { RedditItem, XItem } from '../../network/protocol';
-import { parquetMetadata, parquetPathBeside, writeParquet } from './dataset-parquet';
+import {
+  hasCurrentParquet,
+  PARQUET_VERSION,
+  parquetMetadata,
+  parquetPathBeside,
+  writeParquet,
+} from './dataset-parquet';
 import { writeJsonLines } from './dataset-writer';
+import { TaskRow } from './task.types';
 
 const TEXT = 'Line one\nline "two"\r\n\u2028 🚀 #Bitcoin #ai';
 
@@ -316,5 +323,66 @@ describe('writeParquet', () => {
       writeParquet('x', join(directory, 'gone.jsonl.gz'), join(directory, 'gone.parquet')),
     ).rejects.toThrow(/ENOENT/);
     expect(readdirSync(directory)).toEqual([]);
+  });
+});
+
+describe(parquetMetadata.name, () => {
+  const task = {
+    id: 'btc-window',
+    platform: 'x' as const,
+    label: '#bitcoin',
+    keyword: 'etf',
+    post_start: new Date('2026-01-01T00:00:00Z'),
+    post_end: new Date('2026-01-08T00:00:00Z'),
+    registered_by: '5Hotkey',
+  };
+
+  it("records every parameter of the task, the JSON lines file's hash and the writer's version", () => {
+    expect(parquetMetadata(task, 'a'.repeat(64))).toEqual({
+      task_id: 'btc-window',
+      source: 'X',
+      label: '#bitcoin',
+      keyword: 'etf',
+      post_start_datetime: '2026-01-01T00:00:00.000Z',
+      post_end_datetime: '2026-01-08T00:00:00.000Z',
+      registered_by: '5Hotkey',
+      jsonl_sha256: 'a'.repeat(64),
+      dataset_format_version: String(PARQUET_VERSION),
+    });
+  });
+
+  it('leaves out what the task does not set', () => {
+    const metadata = parquetMetadata(
+      { ...task, platform: 'reddit', label: null, post_start: null, post_end: null },
+      'a'.repeat(64),
+    );
+    expect(Object.keys(metadata).sort()).toEqual(
+      [
+        'task_id',
+        'source',
+        'keyword',
+        'registered_by',
+        'jsonl_sha256',
+        'dataset_format_version',
+      ].sort(),
+    );
+    expect(metadata.source).toBe('REDDIT');
+  });
+});
+
+describe(hasCurrentParquet.name, () => {
+  const task = {
+    parquet_file: '/srv/data/datasets/tao.parquet',
+    parquet_sha256: 'b'.repeat(64),
+  } as TaskRow;
+
+  // A file an earlier writer made is written again at its next download (PARQUET_VERSION).
+  it("counts only a file this release's writer made as current", () => {
+    expect(hasCurrentParquet({ ...task, parquet_version: PARQUET_VERSION })).toBe(true);
+    expect(hasCurrentParquet({ ...task, parquet_version: PARQUET_VERSION - 1 })).toBe(false);
+    expect(hasCurrentParquet({ ...task, parquet_version: null })).toBe(false);
+    expect(
+      hasCurrentParquet({ ...task, parquet_file: null, parquet_version: PARQUET_VERSION }),
+    ).toBe(false);
   });
 });

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { gunzipSync } from 'node:zlib';
-import { DatasetRow, writeJsonLines } from './dataset-writer';
+import { CompiledDataset, DatasetRow, writeJsonLines, writeManifest } from './dataset-writer';
 
 /** `count` rows of one writer, each after a pause, so that two writers interleave. */
 async function* slowRows(writer: string, count: number): AsyncGenerator<DatasetRow> {
@@ -54,5 +54,83 @@ describe(writeJsonLines.name, () => {
     // Python's str.splitlines and Node 24's readline break at each of these.
     const lines = text.split(/\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]/).filter(Boolean);
     expect(lines.map((line) => JSON.parse(line) as unknown)).toEqual(items);
+  });
+
+  it('records the rows, the first and last datetimes, and the size and hash of the very file written', async () => {
+    const path = join(directory, 'task.jsonl.gz');
+    const times = [Date.UTC(2026, 0, 1, 0, 0), Date.UTC(2026, 0, 1, 0, 5), Date.UTC(2026, 0, 3)];
+    async function* rows(): AsyncGenerator<DatasetRow> {
+      for (const [n, time] of times.entries())
+        yield { uri: `u${n}`, datetime: new Date(time), item: { n } };
+    }
+    const written = await writeJsonLines(path, rows());
+    const bytes = readFileSync(path);
+    expect(written).toEqual({
+      file: path,
+      rows: 3,
+      start: new Date(times[0]),
+      end: new Date(times[2]),
+      bytes: bytes.length,
+      sha256: createHash('sha256').update(bytes).digest('hex'),
+    });
+  });
+
+  it('writes a task that collected nothing as an empty file with no data range', async () => {
+    const path = join(directory, 'task.jsonl.gz');
+    async function* none(): AsyncGenerator<DatasetRow> {}
+    const written = await writeJsonLines(path, none());
+    expect(written).toMatchObject({ rows: 0, start: null, end: null });
+    expect(gunzipSync(readFileSync(path)).toString()).toBe('');
+  });
+});
+
+describe(writeManifest.name, () => {
+  let directory: string;
+  beforeEach(() => (directory = mkdtempSync(join(tmpdir(), 'dataset-manifest-'))));
+  afterEach(() => rmSync(directory, { recursive: true, force: true }));
+
+  const dataset: CompiledDataset = {
+    file: '',
+    rows: 3,
+    bytes: 1234,
+    sha256: 'a'.repeat(64),
+    start: new Date('2026-01-01T00:00:00.000Z'),
+    end: new Date('2026-01-03T12:30:00.000Z'),
+    parquet: null,
+  };
+
+  // A pipeline checks the files it fetched against it, and finds the Parquet file beside it.
+  it('lists the file as compiled and the Parquet file by its name alone, on disk as returned', async () => {
+    const file = join(directory, 'task.jsonl.gz');
+    const parquet = { file: join(directory, 'task.parquet'), bytes: 987, sha256: 'b'.repeat(64) };
+    const manifest = await writeManifest(
+      'task',
+      { ...dataset, file, parquet },
+      new Date('2026-01-08T00:00:01.000Z'),
+    );
+    const expected = {
+      task_id: 'task',
+      format: 'jsonl.gz',
+      rows: 3,
+      bytes: 1234,
+      sha256: 'a'.repeat(64),
+      data_start: '2026-01-01T00:00:00.000Z',
+      data_end: '2026-01-03T12:30:00.000Z',
+      created_at: '2026-01-08T00:00:01.000Z',
+      parquet: { file: 'task.parquet', bytes: 987, sha256: 'b'.repeat(64) },
+    };
+    expect(manifest).toEqual(expected);
+    expect(JSON.parse(readFileSync(`${file}.manifest.json`, 'utf8'))).toEqual(expected);
+    expect(readdirSync(directory)).toEqual(['task.jsonl.gz.manifest.json']);
+  });
+
+  it('lists no data range for an empty dataset and no Parquet file before one is written', async () => {
+    const file = join(directory, 'task.jsonl.gz');
+    const manifest = await writeManifest(
+      'task',
+      { ...dataset, file, rows: 0, start: null, end: null },
+      new Date('2026-01-08T00:00:01.000Z'),
+    );
+    expect(manifest).toMatchObject({ rows: 0, data_start: null, data_end: null, parquet: null });
   });
 });

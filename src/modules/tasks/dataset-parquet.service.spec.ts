@@ -1,0 +1,142 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { Clock } from '../../common/clock/clock';
+import { RedditItem } from '../../network/protocol';
+import { DatasetParquetService, PARQUET_RETRY_MS } from './dataset-parquet.service';
+import { writeJsonLines } from './dataset-writer';
+import { CompletedTask } from './task.types';
+import { TaskLifecycleRepository } from './task-lifecycle.repository';
+
+const COMPLETED_AT = new Date('2026-01-08T00:00:05.000Z');
+
+const COMMENT: RedditItem = {
+  uri: 'https://www.reddit.com/r/bitcoin/comments/abc/title/def/',
+  datetime: '2026-01-02T09:05:00.000Z',
+  source: 'REDDIT',
+  label: 'r/bitcoin',
+  content_size_bytes: 7,
+  id: 't1_def',
+  url: 'https://www.reddit.com/r/bitcoin/comments/abc/title/def/',
+  username: 'dave',
+  communityName: 'r/bitcoin',
+  body: 'A reply',
+  createdAt: '2026-01-02T09:05:00.000Z',
+  dataType: 'comment',
+  title: null,
+  parentId: 't3_abc',
+  media: null,
+  is_nsfw: null,
+  score: 2,
+  upvote_ratio: null,
+  num_comments: null,
+  content: 'A reply',
+};
+
+describe(DatasetParquetService.name, () => {
+  let directory: string;
+  let now: Date;
+  let service: DatasetParquetService;
+  let recorded: jest.Mock;
+
+  beforeEach(() => {
+    directory = mkdtempSync(join(tmpdir(), 'dataset-parquet-service-'));
+    now = new Date('2026-01-09T00:00:00.000Z');
+    recorded = jest.fn(() => Promise.resolve());
+    service = new DatasetParquetService(
+      { recordParquet: recorded } as unknown as TaskLifecycleRepository,
+      { now: () => now } as Clock,
+    );
+  });
+  afterEach(() => rmSync(directory, { recursive: true, force: true }));
+
+  /** A task completed with one comment in its JSON lines file and no Parquet file yet. */
+  async function completedTask(id: string): Promise<CompletedTask> {
+    async function* rows() {
+      yield { uri: COMMENT.uri, datetime: new Date(COMMENT.datetime), item: COMMENT };
+    }
+    const jsonl = await writeJsonLines(join(directory, `${id}.jsonl.gz`), rows());
+    return {
+      id,
+      platform: 'reddit',
+      label: 'r/bitcoin',
+      keyword: null,
+      post_start: null,
+      post_end: null,
+      registered_by: '5Hotkey',
+      state: 'completed',
+      completed_at: COMPLETED_AT,
+      dataset_file: jsonl.file,
+      dataset_rows: jsonl.rows,
+      dataset_bytes: String(jsonl.bytes),
+      dataset_sha256: jsonl.sha256,
+      data_start: jsonl.start,
+      data_end: jsonl.end,
+      parquet_file: null,
+      parquet_bytes: null,
+      parquet_sha256: null,
+      parquet_version: null,
+    } as CompletedTask;
+  }
+
+  /** Makes the task's JSON lines file unreadable as items until the returned function runs. */
+  function breakFile(task: CompletedTask): () => void {
+    const bytes = readFileSync(task.dataset_file);
+    writeFileSync(task.dataset_file, gzipSync('not a JSON line\n'));
+    return () => writeFileSync(task.dataset_file, bytes);
+  }
+
+  it("writes a missing Parquet file at a download, and lists it in the manifest dated at the task's completion", async () => {
+    const task = await completedTask('sub');
+
+    const parquet = await service.ensure(task);
+
+    expect(parquet).toEqual({
+      file: join(directory, 'sub.parquet'),
+      bytes: expect.any(Number),
+      sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
+    expect(recorded).toHaveBeenCalledWith('sub', parquet);
+    const manifest = JSON.parse(
+      readFileSync(`${task.dataset_file}.manifest.json`, 'utf8'),
+    ) as Record<string, unknown>;
+    // Rewritten at a download, the manifest still says when the dataset was compiled.
+    expect(manifest).toMatchObject({
+      task_id: 'sub',
+      rows: 1,
+      sha256: task.dataset_sha256,
+      created_at: COMPLETED_AT.toISOString(),
+      parquet: { file: 'sub.parquet', bytes: parquet!.bytes, sha256: parquet!.sha256 },
+    });
+  });
+
+  it("keeps one task's failed conversion standing for the hour when another task's fails after it", async () => {
+    const first = await completedTask('first');
+    const second = await completedTask('second');
+    const repairFirst = breakFile(first);
+    breakFile(second);
+
+    const failedAt = now.getTime();
+    expect(await service.ensure(first)).toBeNull();
+    now = new Date(now.getTime() + 60_000);
+    expect(await service.ensure(second)).toBeNull();
+    // Converting the first would now succeed: within its hour it is not tried.
+    repairFirst();
+    now = new Date(now.getTime() + 60_000);
+    expect(await service.ensure(first)).toBeNull();
+    expect(existsSync(join(directory, 'first.parquet'))).toBe(false);
+
+    // Tried again an hour after the failure, to the millisecond.
+    now = new Date(failedAt + PARQUET_RETRY_MS);
+    expect(await service.ensure(first)).not.toBeNull();
+  });
+
+  // Made from the JSON lines file, the Parquet file has its rows; a file replaced on disk may not.
+  it('serves and records no Parquet file whose rows differ from the dataset the task records', async () => {
+    const task = await completedTask('sub');
+
+    expect(await service.ensure({ ...task, dataset_rows: 2 })).toBeNull();
+    expect(recorded).not.toHaveBeenCalled();
+  });
+});
