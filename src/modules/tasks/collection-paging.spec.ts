@@ -78,4 +78,28 @@ describe('collection paging', () => {
 
     expect(next.cursor).toEqual(new Date(at(8).getTime() - 1));
   });
+
+  // Miners are asked no further than the present: the next page of new items starts there.
+  it('collects a window that ends in the future up to now, then what is new since', () => {
+    const futureWindow = { post_start: at(0), post_end: at(30) };
+    const first = nextPage(futureWindow, NO_PROGRESS, at(5));
+    expect(first).toEqual({ kind: 'newest', start: at(0), end: at(5) });
+
+    const progress = afterPage(NO_PROGRESS, first, { full: false, completeFrom: at(1) });
+    expect(nextPage(futureWindow, progress, at(6))).toEqual({
+      kind: 'newest',
+      start: at(5),
+      end: at(6),
+    });
+  });
+
+  // A full page whose oldest item is at the window's start may have left others of that instant.
+  it("pages back once more when a full page reaches the window's first instant", () => {
+    const progress = { head: at(10), cursor: at(3), floor: at(0), backNext: false };
+    const page = nextPage(pastWindow, progress, at(20));
+
+    const next = afterPage(progress, page, { full: true, completeFrom: at(0) });
+
+    expect(nextPage(pastWindow, next, at(21))).toEqual({ kind: 'back', start: at(0), end: at(0) });
+  });
 });

@@ -1,8 +1,14 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { Clock } from '../../common/clock/clock';
 import { JobRunner } from '../../common/jobs/job-runner';
 import { AppConfig } from '../../config/app-config';
 import { NetworkService } from '../../network/network.service';
+import { RedditItem } from '../../network/protocol';
 import { NetworkQueryResult } from '../../network/query-result';
+import { datasetPath } from './dataset-path';
 import { DatasetParquetService } from './dataset-parquet.service';
 import { TaskLifecycleService } from './task-lifecycle.service';
 import { TaskRow } from './task.types';
@@ -40,13 +46,13 @@ const ABANDONED: NetworkQueryResult = {
 };
 
 /** The service with one due task whose collection's query answers when the test says. */
-function setUp() {
+function setUp(task: TaskRow = TASK, tasks: Partial<AppConfig['tasks']> = {}) {
   let answer: (result: NetworkQueryResult) => void = () => undefined;
   const network = {
     query: jest.fn(() => new Promise<NetworkQueryResult>((resolve) => (answer = resolve))),
   };
   const repository = {
-    dueForCollection: jest.fn(() => Promise.resolve([TASK])),
+    dueForCollection: jest.fn(() => Promise.resolve([task])),
     recordCollectionFailure: jest.fn(() => Promise.resolve()),
   };
   const config = {
@@ -56,6 +62,7 @@ function setUp() {
       collectPerMinute: 60,
       collectLimit: 100,
       tickMs: 60_000,
+      ...tasks,
     },
   } as AppConfig;
   const service = new TaskLifecycleService(
@@ -69,7 +76,13 @@ function setUp() {
   const queried = async () => {
     while (network.query.mock.calls.length === 0) await new Promise(setImmediate);
   };
-  return { service, repository, queried, answer: (result: NetworkQueryResult) => answer(result) };
+  return {
+    service,
+    repository,
+    network,
+    queried,
+    answer: (result: NetworkQueryResult) => answer(result),
+  };
 }
 
 describe(TaskLifecycleService.name, () => {
@@ -91,5 +104,164 @@ describe(TaskLifecycleService.name, () => {
     answer(ABANDONED);
     await pass;
     expect(repository.recordCollectionFailure).not.toHaveBeenCalled();
+  });
+
+  // A task's keyword narrows its label: miners are asked for items with both.
+  it("asks the miners for items with the task's label and keyword, newest first, a page at a time", async () => {
+    const { service, network, queried, answer } = setUp({ ...TASK, keyword: 'etf' });
+    const pass = service.collectDue(1);
+    await queried();
+    answer(ABANDONED);
+    await pass;
+    expect(network.query).toHaveBeenCalledWith(
+      expect.objectContaining({
+        source: 'x',
+        keywords: ['#bitcoin', 'etf'],
+        keywordMode: 'all',
+        limit: 100,
+        newestFirst: true,
+        endDate: NOW,
+      }),
+      'task',
+    );
+  });
+
+  // One collection a minute, on a tick of ten seconds, is a sixth of one a pass: still one.
+  it('starts at least one collection a pass, however small the per-minute budget', async () => {
+    const { service, repository } = setUp(TASK, { collectPerMinute: 1, tickMs: 10_000 });
+    repository.dueForCollection.mockResolvedValue([]);
+    await service.collectDue();
+    expect(repository.dueForCollection).toHaveBeenCalledWith(NOW, 3_600_000, 10_000, 1);
+  });
+});
+
+/** A Reddit comment as a collection stored it (the current item shape). */
+function storedItem(n: number, datetime: Date): RedditItem {
+  const uri = `https://www.reddit.com/r/bitcoin/comments/abc/title/c${n}/`;
+  return {
+    uri,
+    datetime: datetime.toISOString(),
+    source: 'REDDIT',
+    label: 'r/bitcoin',
+    content_size_bytes: 10,
+    id: `t1_c${n}`,
+    url: uri,
+    username: 'carol',
+    communityName: 'r/bitcoin',
+    body: `comment ${n}`,
+    createdAt: datetime.toISOString(),
+    dataType: 'comment',
+    title: null,
+    parentId: 't3_abc',
+    media: null,
+    is_nsfw: null,
+    score: 1,
+    upvote_ratio: null,
+    num_comments: null,
+    content: `comment ${n}`,
+  };
+}
+
+/**
+ * The service with one expired task whose stored items are `items`, paged as the repository's
+ * SQL pages them: by (datetime, uri), after the last row of the page before.
+ */
+function compiling(items: RedditItem[], dataDir: string) {
+  const ordered = [...items].sort(
+    (a, b) => Date.parse(a.datetime) - Date.parse(b.datetime) || (a.uri < b.uri ? -1 : 1),
+  );
+  const after = (item: RedditItem, uri: string, time: Date) =>
+    Date.parse(item.datetime) > time.getTime() ||
+    (Date.parse(item.datetime) === time.getTime() && item.uri > uri);
+  const repository = {
+    claimExpired: jest.fn(() => Promise.resolve([COMPILED_TASK])),
+    itemsPage: jest.fn(
+      (_taskId: string, afterUri: string | null, afterTime: Date | null, limit: number) =>
+        Promise.resolve(
+          ordered
+            .filter((item) => afterTime === null || after(item, afterUri!, afterTime))
+            .slice(0, limit)
+            .map((item) => ({ uri: item.uri, datetime: new Date(item.datetime), item })),
+        ),
+    ),
+    markCompleted: jest.fn(() => Promise.resolve()),
+    recordCompileFailure: jest.fn(() => Promise.resolve()),
+  };
+  const config = { dataDir, tasks: { tickMs: 60_000, maxCompileAttempts: 3 } } as AppConfig;
+  const service = new TaskLifecycleService(
+    repository as unknown as TaskLifecycleRepository,
+    {} as NetworkService,
+    {} as JobRunner,
+    { now: () => NOW } as Clock,
+    config,
+    { tryWrite: () => Promise.resolve(null) } as unknown as DatasetParquetService,
+  );
+  return { service, repository, ordered };
+}
+
+const COMPILED_TASK = {
+  ...TASK,
+  id: 'r-bitcoin',
+  platform: 'reddit',
+  label: 'r/bitcoin',
+} as TaskRow;
+
+describe(`${TaskLifecycleService.name} compiling`, () => {
+  let dataDir: string;
+  beforeEach(() => (dataDir = mkdtempSync(join(tmpdir(), 'task-compile-'))));
+  afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  // Pages of 1000 rows: seven items a second put items of one instant on both sides of a page's end.
+  it('writes every stored item once, oldest first, across pages that end inside an instant', async () => {
+    const start = Date.UTC(2026, 0, 8);
+    const items = Array.from({ length: 2005 }, (_, n) =>
+      storedItem(n, new Date(start + Math.floor(n / 7) * 1000)),
+    );
+    const { service, repository, ordered } = compiling(items, dataDir);
+
+    expect(await service.compileExpired()).toBe(1);
+
+    const path = datasetPath(dataDir, COMPILED_TASK.id);
+    const uris = gunzipSync(readFileSync(path))
+      .toString()
+      .trim()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as RedditItem).uri);
+    expect(uris).toEqual(ordered.map((item) => item.uri));
+    expect(repository.markCompleted).toHaveBeenCalledWith(
+      COMPILED_TASK.id,
+      expect.objectContaining({
+        rows: 2005,
+        start: new Date(ordered[0].datetime),
+        end: new Date(ordered[2004].datetime),
+        parquet: null,
+      }),
+      NOW,
+    );
+    expect(repository.recordCompileFailure).not.toHaveBeenCalled();
+  });
+
+  // A failed rename names both files: neither directory is anyone's business but the operator's.
+  it("records why a compile failed without the server's directories, of either file an error names", async () => {
+    const { service, repository } = compiling([], dataDir);
+    const from = '/srv/data/datasets/r-bitcoin.jsonl.gz.1b4e28ba.partial';
+    const to = '/srv/data/datasets/r-bitcoin.jsonl.gz';
+    repository.itemsPage.mockRejectedValue(
+      Object.assign(
+        new Error(`EXDEV: cross-device link not permitted, rename '${from}' -> '${to}'`),
+        {
+          path: from,
+          dest: to,
+        },
+      ),
+    );
+
+    await service.compileExpired();
+
+    expect(repository.recordCompileFailure).toHaveBeenCalledWith(
+      COMPILED_TASK.id,
+      "EXDEV: cross-device link not permitted, rename 'r-bitcoin.jsonl.gz.1b4e28ba.partial' -> 'r-bitcoin.jsonl.gz'",
+      3,
+    );
   });
 });

@@ -1,0 +1,111 @@
+import { toTaskDto } from './task.mapper';
+import { PARQUET_VERSION } from './dataset-parquet';
+import { TaskRow } from './task.types';
+
+const DAY = 24 * 3600 * 1000;
+const REGISTERED = new Date('2026-01-01T00:00:00.000Z');
+const LATE_AFTER_MS = 3_660_000;
+
+const ACTIVE: TaskRow = {
+  id: 'tao x/1',
+  platform: 'x',
+  label: '#tao',
+  keyword: null,
+  post_start: null,
+  post_end: null,
+  state: 'active',
+  registered_by: '5Hotkey',
+  registered_at: REGISTERED,
+  expires_at: new Date(REGISTERED.getTime() + 7 * DAY),
+  items_collected: 0,
+  collections: 0,
+  last_collected_at: null,
+  collect_head: null,
+  collect_cursor: null,
+  collect_floor: null,
+  collect_back_next: false,
+  collect_failures: 0,
+  collect_failed_at: null,
+  compile_attempts: 0,
+  completed_at: null,
+  failure_reason: null,
+  dataset_file: null,
+  dataset_rows: null,
+  dataset_bytes: null,
+  dataset_sha256: null,
+  data_start: null,
+  data_end: null,
+  parquet_file: null,
+  parquet_bytes: null,
+  parquet_sha256: null,
+  parquet_version: null,
+  network_block: null,
+  network_registered_at: null,
+  network_commit_sha: null,
+};
+
+const COMPLETED: TaskRow = {
+  ...ACTIVE,
+  state: 'completed',
+  items_collected: 3,
+  collections: 168,
+  last_collected_at: new Date(REGISTERED.getTime() + 7 * DAY - 60_000),
+  completed_at: new Date(REGISTERED.getTime() + 7 * DAY + 5_000),
+  dataset_file: '/srv/data/datasets/tao%20x%2F1.jsonl.gz',
+  dataset_rows: 3,
+  dataset_bytes: '1234',
+  dataset_sha256: 'a'.repeat(64),
+  data_start: new Date('2026-01-02T08:00:00.000Z'),
+  data_end: new Date('2026-01-07T20:30:00.000Z'),
+  parquet_file: '/srv/data/datasets/tao%20x%2F1.parquet',
+  parquet_bytes: '987',
+  parquet_sha256: 'b'.repeat(64),
+  parquet_version: PARQUET_VERSION,
+};
+
+describe(toTaskDto.name, () => {
+  it("lists a completed task's dataset: its size, hash, time range and both downloads", () => {
+    const dto = toTaskDto(COMPLETED, new Date(REGISTERED.getTime() + 8 * DAY), LATE_AFTER_MS);
+    expect(dto.dataset).toEqual({
+      content_type: 'application/gzip',
+      rows: 3,
+      bytes: 1234,
+      sha256: 'a'.repeat(64),
+      data_start: '2026-01-02T08:00:00.000Z',
+      data_end: '2026-01-07T20:30:00.000Z',
+      download_url: '/api/v1/tasks/tao%20x%2F1/dataset',
+      parquet: {
+        content_type: 'application/vnd.apache.parquet',
+        bytes: 987,
+        sha256: 'b'.repeat(64),
+        download_url: '/api/v1/tasks/tao%20x%2F1/dataset?format=parquet',
+      },
+    });
+    expect(dto.completed_at).toBe(COMPLETED.completed_at!.toISOString());
+  });
+
+  // Compiled a day after expiry, the task has lived more than its seven days.
+  it('counts the lifetime elapsed up to the whole of it, and a finished task is never behind', () => {
+    const late = new Date(REGISTERED.getTime() + 8 * DAY);
+    expect(toTaskDto(COMPLETED, late, LATE_AFTER_MS).progress).toMatchObject({
+      lifetime_elapsed: 1,
+      collection_behind: false,
+    });
+    const failed = { ...ACTIVE, state: 'failed' as const, failure_reason: 'ENOSPC' };
+    expect(toTaskDto(failed, late, LATE_AFTER_MS)).toMatchObject({
+      progress: { lifetime_elapsed: 1, collection_behind: false },
+      failure_reason: 'ENOSPC',
+    });
+  });
+
+  it('shows an active task behind once a whole interval and a tick passed without a collection', () => {
+    const at = (ms: number) => new Date(REGISTERED.getTime() + ms);
+    expect(toTaskDto(ACTIVE, at(LATE_AFTER_MS), LATE_AFTER_MS).progress).toMatchObject({
+      collection_behind: false,
+      lifetime_elapsed: 0.006,
+    });
+    expect(toTaskDto(ACTIVE, at(LATE_AFTER_MS + 1), LATE_AFTER_MS).progress.collection_behind).toBe(
+      true,
+    );
+  });
+});
