@@ -1,0 +1,105 @@
+import { NotFoundException } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import { Clock } from '../../common/clock/clock';
+import { AppConfig } from '../../config/app-config';
+import { TaskJob, TaskRow } from './task.types';
+import { TasksRepository } from './tasks.repository';
+import { TasksService } from './tasks.service';
+
+const NOW = new Date('2026-01-15T12:00:00Z');
+
+const JOB: TaskJob = {
+  id: 'btc-etf',
+  platform: 'x',
+  label: '#bitcoin',
+  keyword: 'etf',
+  postStart: null,
+  postEnd: null,
+};
+
+/** The task JOB registered a day ago, in `state`. */
+const registered = (state: TaskRow['state']): TaskRow =>
+  ({
+    id: JOB.id,
+    platform: JOB.platform,
+    label: JOB.label,
+    keyword: JOB.keyword,
+    post_start: null,
+    post_end: null,
+    state,
+    expires_at: new Date(NOW.getTime() + 6 * 24 * 3600 * 1000),
+  }) as TaskRow;
+
+/** The service over a repository holding `existing`. */
+function setUp(existing: TaskRow[]) {
+  const repository = {
+    findByIds: jest.fn(() => Promise.resolve(existing)),
+    countActiveBy: jest.fn(() => Promise.resolve(0)),
+    insertNew: jest.fn((jobs: TaskJob[]) => Promise.resolve(jobs.map((job) => job.id))),
+    findById: jest.fn(() => Promise.resolve(undefined)),
+  };
+  const service = new TasksService(
+    repository as unknown as TasksRepository,
+    { now: () => NOW } as Clock,
+    {} as AppConfig,
+  );
+  return { service, repository };
+}
+
+describe(TasksService.name, () => {
+  const manager = {} as EntityManager;
+
+  it('keeps a task submitted again as it was registered', async () => {
+    const { service, repository } = setUp([registered('active')]);
+    expect(await service.register('5Hotkey', [JOB], 10, manager, NOW)).toEqual({
+      registered: [],
+      conflicts: [],
+    });
+    expect(repository.insertNew).toHaveBeenCalledWith(
+      [],
+      '5Hotkey',
+      NOW,
+      expect.any(Date),
+      manager,
+    );
+  });
+
+  // The keyword narrows the label: the same label without it is another task.
+  it('refuses another task under a known id, a different keyword included', async () => {
+    const { service, repository } = setUp([registered('active')]);
+    expect(
+      await service.register('5Hotkey', [{ ...JOB, keyword: null }], 10, manager, NOW),
+    ).toEqual({
+      registered: [],
+      conflicts: [
+        { index: 0, message: "task id 'btc-etf' is already registered for a different task" },
+      ],
+    });
+    expect(repository.insertNew).not.toHaveBeenCalled();
+  });
+
+  // Its dataset is compiled (or failed): submitted again, it would never collect.
+  it.each(['completed', 'failed'] as const)(
+    'refuses the id of a %s task, to be submitted under a new id',
+    async (state) => {
+      const { service, repository } = setUp([registered(state)]);
+      expect(await service.register('5Hotkey', [JOB], 10, manager, NOW)).toEqual({
+        registered: [],
+        conflicts: [
+          {
+            index: 0,
+            message: `task 'btc-etf' has ended (${state}); submit it under a new id to run it again`,
+          },
+        ],
+      });
+      expect(repository.insertNew).not.toHaveBeenCalled();
+    },
+  );
+
+  // Postgres text cannot hold U+0000: asked, it would fail the request with a 500.
+  it('finds no task for an id holding U+0000 without asking the database', async () => {
+    const { service, repository } = setUp([]);
+    await expect(service.find('btc\u0000etf')).rejects.toThrow(NotFoundException);
+    expect(repository.findById).not.toHaveBeenCalled();
+  });
+});

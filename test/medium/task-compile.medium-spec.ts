@@ -1,0 +1,117 @@
+import { DataSource } from 'typeorm';
+import { CompiledDataset } from '../../src/modules/tasks/dataset-writer';
+import { TaskLifecycleRepository } from '../../src/modules/tasks/task-lifecycle.repository';
+import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
+
+const T0 = Date.parse('2026-11-20T00:00:00Z');
+const at = (minutes: number) => new Date(T0 + minutes * 60_000);
+
+const DATASET: CompiledDataset = {
+  file: 'task.jsonl.gz',
+  rows: 0,
+  bytes: 20,
+  sha256: 'e3b0',
+  start: null,
+  end: null,
+  parquet: null,
+};
+
+/**
+ * A task's compile on a database of its own: the items read in pages for the dataset, and the
+ * states and failure reasons that compile attempts leave.
+ */
+describe('TaskLifecycleRepository compiling', () => {
+  let medium: MediumDatabase;
+  let database: DataSource;
+  let repository: TaskLifecycleRepository;
+
+  /** A task in `state`, registered seven days before T0. */
+  const insert = (id: string, state: string) =>
+    database.query(
+      `INSERT INTO scraping_tasks (id, platform, label, state, registered_by, registered_at, expires_at)
+       VALUES ($1, 'x', '#ai', $2, '5Hotkey', $3::timestamptz - interval '7 days', $3)`,
+      [id, state, at(0).toISOString()],
+    );
+  const task = async (id: string) =>
+    (
+      await database.query<
+        { state: string; failure_reason: string | null; compile_attempts: number }[]
+      >('SELECT state, failure_reason, compile_attempts FROM scraping_tasks WHERE id = $1', [id])
+    )[0];
+
+  beforeAll(async () => {
+    medium = await openMediumDatabase({ own: 'taskcompile' });
+    database = medium.dataSource;
+    repository = new TaskLifecycleRepository(database);
+  });
+  afterAll(() => medium.close());
+
+  // Its seven days end at expires_at: no longer collected then (expires_at > now), so compiled.
+  it('claims a task for compiling the instant its seven days end', async () => {
+    await insert('expires-now', 'active');
+    const claimed = await repository.claimExpired(at(0));
+    expect(claimed.map((row) => row.id)).toContain('expires-now');
+    expect(await task('expires-now')).toMatchObject({ state: 'compiling' });
+  });
+
+  // Pages of 2 over three items of one instant: the page's end falls inside the instant.
+  it('reads every item once, oldest first, in pages that end inside an instant', async () => {
+    await insert('paged', 'compiling');
+    const items: [string, number][] = [
+      ['https://x.com/a/status/4', 2],
+      ['https://x.com/a/status/3', 1],
+      ['https://x.com/a/status/2', 1],
+      ['https://x.com/a/status/1', 1],
+      ['https://x.com/a/status/5', 0],
+    ];
+    for (const [uri, minute] of items)
+      await database.query(
+        `INSERT INTO task_items (task_id, uri, datetime, item, collected_at) VALUES ('paged', $1, $2, '{}', $2)`,
+        [uri, at(minute).toISOString()],
+      );
+    const read: string[] = [];
+    let after: { uri: string; datetime: Date } | null = null;
+    for (;;) {
+      const page = await repository.itemsPage(
+        'paged',
+        after?.uri ?? null,
+        after?.datetime ?? null,
+        2,
+      );
+      read.push(...page.map((row) => row.uri));
+      if (page.length < 2) break;
+      after = page[page.length - 1];
+    }
+    expect(read).toEqual([
+      'https://x.com/a/status/5',
+      'https://x.com/a/status/1',
+      'https://x.com/a/status/2',
+      'https://x.com/a/status/3',
+      'https://x.com/a/status/4',
+    ]);
+  });
+
+  it('fails a task at its last allowed attempt, and a compile that succeeds after a failure leaves no reason', async () => {
+    await insert('fails', 'compiling');
+    await repository.recordCompileFailure('fails', 'ENOSPC: no space left on device', 2);
+    expect(await task('fails')).toMatchObject({ state: 'compiling', compile_attempts: 1 });
+    await repository.recordCompileFailure('fails', 'ENOSPC: no space left on device', 2);
+    expect(await task('fails')).toMatchObject({
+      state: 'failed',
+      compile_attempts: 2,
+      failure_reason: 'ENOSPC: no space left on device',
+    });
+
+    await insert('recovers', 'compiling');
+    await repository.recordCompileFailure('recovers', 'ENOSPC: no space left on device', 2);
+    await repository.markCompleted('recovers', DATASET, at(1));
+    expect(await task('recovers')).toMatchObject({ state: 'completed', failure_reason: null });
+  });
+
+  // A replica whose compile outlived the task's failure elsewhere: the failed task stays failed.
+  it('completes only a task that is compiling', async () => {
+    await insert('failed-meanwhile', 'failed');
+    await repository.markCompleted('failed-meanwhile', DATASET, at(1));
+    expect(await task('failed-meanwhile')).toMatchObject({ state: 'failed' });
+  });
+});
