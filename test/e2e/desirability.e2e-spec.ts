@@ -276,8 +276,12 @@ describe('Desirability submissions', () => {
     const ids = (await get().expect(200)).body.map((entry: JobEntry) => entry.id);
     expect(ids).toContain('replace-second');
     expect(ids).not.toContain('replace-first');
+    // A task a vote no longer names runs on at weight 0, collected last.
+    expect(await weightOf('replace-first')).toBe(0);
+    expect(await weightOf('replace-second')).toBe(1);
 
     const withdrawn = await submit({ desirabilities: [] }).expect(200);
+    expect(await weightOf('replace-second')).toBe(0);
     expect(withdrawn.body).toEqual({
       status: 'success',
       message: `Vote of ${HOTKEY} withdrawn; local only, not published to the network (GRAVITY_REPO_URL and SUBTENSOR_URL not set)`,

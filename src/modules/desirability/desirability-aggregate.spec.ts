@@ -152,16 +152,22 @@ describe(aggregateDesirabilities.name, () => {
       {
         hotkey: 'v',
         jobs: [
-          job('plain', 0.5, '#tao'),
-          job('dated', 0.5, '#tao', { post_start_datetime: '2026-11-01T00:00:00.000Z' }),
+          job('plain', 0.2, '#tao'),
+          job('dated', 0.4, '#tao', { post_start_datetime: '2026-11-01T00:00:00.000Z' }),
+          // Only the end or the keyword set: each is a job apart from the plain one.
+          job('ended', 0.2, '#tao', { post_end_datetime: '2026-12-01T00:00:00.000Z' }),
+          job('keyword', 0.2, '#tao', { keyword: 'halving' }),
         ],
       },
     ];
-    expect(aggregate(votes, [['v', 1]], ['plain', 'dated']).map((entry) => entry.id)).toEqual([
-      'dated',
-      'plain',
-      'owner-btc',
-      'owner-reddit',
+    const ids = ['plain', 'dated', 'ended', 'keyword'];
+    expect(aggregate(votes, [['v', 1]], ids).map((entry) => [entry.id, entry.weight])).toEqual([
+      ['dated', 0.28],
+      ['owner-btc', 0.225],
+      ['ended', 0.14],
+      ['keyword', 0.14],
+      ['plain', 0.14],
+      ['owner-reddit', 0.075],
     ]);
   });
 

@@ -130,9 +130,17 @@ describe(parseDesirabilityRequest.name, () => {
       ['an X label without #', { label: 'tao' }, [...params, 'label'], 'value_error'],
       ['an X label that is only #', { label: '#' }, [...params, 'label'], 'value_error'],
       ['an X label with a space', { label: '#two words' }, [...params, 'label'], 'value_error'],
+      // '#a#b' is two hashtags on X, not one label.
+      ['an X label with a second #', { label: '#a#b' }, [...params, 'label'], 'value_error'],
       [
         'a Reddit label without r/',
         { platform: 'reddit', label: 'bitcoin' },
+        [...params, 'label'],
+        'value_error',
+      ],
+      [
+        'a Reddit label whose name has a slash',
+        { platform: 'reddit', label: 'r/bitcoin/new' },
         [...params, 'label'],
         'value_error',
       ],
@@ -426,6 +434,13 @@ describe(parseDesirabilityRequest.name, () => {
         job({ id: 'b', weight: 1e308 }, { label: '#b' }),
       );
       expect(submission.jobs.map((entry) => entry.weight)).toEqual([0.5, 0.5]);
+      // Halving them would not do: three near Number.MAX_VALUE still overflow at half.
+      const three = parsed(
+        job({ weight: 1.7e308 }),
+        job({ id: 'b', weight: 1.7e308 }, { label: '#b' }),
+        job({ id: 'c', weight: 1.7e308 }, { label: '#c' }),
+      );
+      expect(three.jobs.map((entry) => entry.weight)).toEqual([1 / 3, 1 / 3, 1 / 3]);
     });
   });
 

@@ -44,6 +44,25 @@ describe(readGravityFile.name, () => {
     ]);
   });
 
+  it('counts a keyword of 1 to 140 characters, and leaves out an empty label and a keyword it cannot store', () => {
+    const entries = [
+      { id: 'k140', weight: 0.1, params: params({ keyword: 'k'.repeat(140) }) },
+      { id: 'k141', weight: 0.1, params: params({ keyword: 'k'.repeat(141) }) },
+      { id: 'empty', weight: 0.1, params: params({ label: '' }) },
+      { id: 'nul', weight: 0.1, params: params({ keyword: 'k\u0000' }) },
+      // Only one of the legacy fields, without params: a job without params, which it skips.
+      { label_weights: { '#tao': 1 } },
+    ];
+    const reading = read(entries);
+    expect(reading.ok && reading.jobs.map((job) => job.id)).toEqual(['k140']);
+    expect(notes(entries)).toEqual([
+      'entry 1 (id "k141"): a keyword of 1..140 characters only (the subnet\'s uploader\'s rule)',
+      'entry 2 (id "empty"): an empty label names no data',
+      'entry 3 (id "nul"): text holding U+0000 or an unpaired surrogate, which cannot be stored',
+      "entry 4: the subnet's reader skips a legacy entry in a file whose first entry is a job",
+    ]);
+  });
+
   it('takes a missing weight as 1 and the dates the subnet’s parse_iso_date reads; a date it cannot read is dropped', () => {
     const reading = read([
       {
@@ -203,12 +222,20 @@ describe(readGravityFile.name, () => {
       'entry 0: "note", which the subnet\'s uploader never writes',
     );
     expect(refusal(['#tao'])).toBe('entry 0 is not an object');
+    expect(refusal([{ id: 'a', weight: 1, params: params({ lang: 'en' }) }])).toBe(
+      'entry 0 (id "a"): params: "lang", which the subnet\'s uploader never writes',
+    );
     expect(
       readGravityFile(
         Array.from({ length: 3 }, (_, index) => ({ id: `j${index}`, weight: 1, params: params() })),
         2,
       ),
     ).toEqual({ ok: false, reason: 'it has 3 jobs, more than 2' });
+    const two = readGravityFile(
+      Array.from({ length: 2 }, (_, index) => ({ id: `j${index}`, weight: 1, params: params() })),
+      2,
+    );
+    expect(two.ok && two.jobs).toHaveLength(2);
   });
 
   it('keeps a vote’s weights as written up to a sum of 1, and scales them down to 1 above', () => {

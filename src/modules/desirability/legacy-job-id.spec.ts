@@ -49,6 +49,13 @@ describe('legacy job ids', () => {
     expect(legacyJobId('reddit', 'r/bitcoin', 1)).toBe(legacyJobId('reddit', 'r/bitcoin'));
   });
 
+  // Ids are stored with tasks and votes: a label must get the same id from every release, so
+  // the slug's length (40 characters) is part of the id, not a detail.
+  it('cuts a long label’s slug to 40 characters', () => {
+    expect(legacyJobId('x', `#${'a'.repeat(139)}`)).toMatch(/^x-a{40}-[0-9a-f]{12}$/);
+    expect(legacyJobId('x', `#${'a'.repeat(139)}`, 7)).toMatch(/^x-a{37}-g7-[0-9a-f]{12}$/);
+  });
+
   it("does not take another label's ids, or an id given by hand, for a generation", () => {
     const id = legacyJobId('x', '#tao', 3);
     expect(legacyGeneration(id, 'x', '#ai')).toBeUndefined();

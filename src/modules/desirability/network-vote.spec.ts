@@ -113,6 +113,8 @@ describe(sameVote.name, () => {
     expect(sameVote(local, [job('a', 0.6), job('b', 0.4, '#eth')])).toBe(false);
     expect(sameVote([], [])).toBe(true);
     expect(sameVote(local, [])).toBe(false);
+    // The network's vote holds a job more: not the same vote, though every local job matches.
+    expect(sameVote(local, [...local, job('c', 0.1, '#eth')])).toBe(false);
   });
 
   it('compares the published part of a vote by its weights as written, as the network reads them', () => {

@@ -1,0 +1,80 @@
+import { NetworkAggregateService } from './network-aggregate.service';
+import { NetworkVote } from './network-vote';
+import { JobView } from './desirability.types';
+
+const SHA_A = 'a'.repeat(40);
+const SHA_B = 'b'.repeat(40);
+const NOW = new Date('2026-11-30T12:00:00Z');
+
+const tao: JobView = {
+  id: 'tao',
+  weight: 1,
+  params: {
+    platform: 'x',
+    label: '#tao',
+    keyword: null,
+    post_start_datetime: null,
+    post_end_datetime: null,
+  },
+};
+
+/**
+ * The aggregate job's read of the network, over fakes: commitments of two validators of equal
+ * stake, whose files are `votes` by hotkey, and a metagraph read at block 4,200.
+ */
+function readWith(votes: Record<string, NetworkVote>) {
+  const service = new NetworkAggregateService(
+    { voteAt: (hotkey: string) => Promise.resolve(votes[hotkey]) } as never,
+    {
+      all: () =>
+        Promise.resolve([
+          { hotkey: 'withdrawn', block: 10, sha: SHA_A },
+          { hotkey: 'voter', block: 11, sha: SHA_B },
+        ]),
+    } as never,
+    {} as never,
+    {
+      validatorStakes: () =>
+        new Map([
+          ['withdrawn', 100],
+          ['voter', 100],
+        ]),
+      metagraphStatus: () => Promise.resolve({ stored: { block: 4200 } }),
+    } as never,
+    { jobs: [] } as never,
+    { now: () => NOW } as never,
+    {} as never,
+    { desirability: { syncIntervalMs: 60_000 }, network: { validatorMinStake: 1000 } } as never,
+  );
+  return service['read'](NOW.getTime());
+}
+
+describe(NetworkAggregateService.name, () => {
+  // A withdrawn vote is no vote: its stake must not keep a share that no job receives.
+  it('skips a withdrawn vote, so that the validators still voting share the 70 % alone', async () => {
+    const aggregate = await readWith({
+      withdrawn: { ok: true, submitted: [], jobs: [], notes: [] },
+      voter: { ok: true, submitted: [tao], jobs: [tao], notes: [] },
+    });
+    expect(aggregate.skipped).toEqual([
+      {
+        hotkey: 'withdrawn',
+        sha: SHA_A,
+        block: 10,
+        reason: 'the vote is withdrawn (an empty list)',
+      },
+    ]);
+    expect(aggregate.validators.map(({ hotkey, share }) => [hotkey, share])).toEqual([
+      ['voter', 1],
+    ]);
+    expect(aggregate.jobs).toEqual([{ ...tao, weight: 0.7 }]);
+  });
+
+  it('names the block the stakes were read at', async () => {
+    const aggregate = await readWith({
+      withdrawn: { ok: true, submitted: [], jobs: [], notes: [] },
+      voter: { ok: true, submitted: [tao], jobs: [tao], notes: [] },
+    });
+    expect(aggregate).toMatchObject({ computedAt: NOW, block: 4200 });
+  });
+});
