@@ -178,6 +178,8 @@ describe('Publishing the vote to the network', () => {
 
     const status = await publication();
     expect(status).toMatchObject({ state: 'committed', attempts: 0 });
+    // Done: no attempt is due, so none is announced.
+    expect(status.next_attempt_at).toBeUndefined();
     const sha = status.commit_sha!;
     expect(remote.head()).toBe(sha);
     expect(remote.parents(sha)).toEqual([someoneElse]);

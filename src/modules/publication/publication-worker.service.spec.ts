@@ -41,6 +41,52 @@ async function loseClaim(now: Pick<PublicationRow, 'version' | 'claimed_by'>) {
   return { logged: log.mock.calls.map(([line]) => String(line)), warned: warn.mock.calls };
 }
 
+const NOW = new Date('2026-11-30T12:00:00Z');
+
+/**
+ * A worker with a claimed row (`row` over a pending version 3) and fakes whose defaults succeed;
+ * returns the worker and the repository's spies.
+ */
+function workerWith(
+  row: Partial<PublicationRow>,
+  fakes: { publish?: () => Promise<unknown>; recordCommitted?: () => Promise<boolean> } = {},
+) {
+  const claimed = { hotkey: HOTKEY, version: 3, commit_sha: null, attempts: 0, ...row };
+  let claims = 0;
+  const repository = {
+    claim: () => Promise.resolve(claims++ === 0 ? claimed : undefined),
+    recordPushed: () => Promise.resolve(true),
+    recordCommitted: jest.fn(fakes.recordCommitted ?? (() => Promise.resolve(true))),
+    recordRetry: jest.fn(() => Promise.resolve(true)),
+    transaction: (work: (manager: unknown) => Promise<unknown>) => work({}),
+    find: () => Promise.resolve({ ...claimed, version: 4, claimed_by: null }),
+    release: jest.fn(() => Promise.resolve()),
+  };
+  const tasks = { recordNetworkRegistration: jest.fn(() => Promise.resolve()) };
+  const config = {
+    netuid: 1,
+    publication: { intervalMs: 5000, leaseMs: 600_000, retryMs: 12_000, retryMaxMs: 3_600_000 },
+  };
+  const worker = new PublicationWorker(
+    repository as never,
+    { enabled: true } as never,
+    tasks as never,
+    {
+      recordPublicationAttempt: () => undefined,
+      recordPublicationFailure: () => undefined,
+    } as never,
+    { now: () => NOW } as never,
+    { of: () => Promise.resolve({ hotkey: HOTKEY, block: 120, sha: SHA }) } as never,
+    { hotkey: HOTKEY, keypair: {} } as never,
+    { publish: fakes.publish ?? (() => Promise.resolve({ sha: SHA, pushed: true })) } as never,
+    {} as never,
+    config as never,
+  );
+  jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
+  jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+  return { worker, repository, tasks };
+}
+
 describe(PublicationWorker.name, () => {
   afterEach(() => jest.restoreAllMocks());
 
@@ -62,5 +108,33 @@ describe(PublicationWorker.name, () => {
           'and another replica (other-host:41:0a1b2c3d) took the publication over; its record stands',
       ],
     ]);
+  });
+
+  // The wait doubles per consecutive failure (retryDelay): the row's count, not a fresh start.
+  it('retries a failed push after the wait its earlier failures call for', async () => {
+    const { worker, repository } = workerWith(
+      { attempts: 3 },
+      { publish: () => Promise.reject(new Error('remote hung up')) },
+    );
+    await worker.runOnce();
+    expect(repository.recordRetry).toHaveBeenCalledWith(
+      expect.objectContaining({ version: 3 }),
+      'failed',
+      'push failed: remote hung up',
+      new Date(NOW.getTime() + 12_000 * 2 ** 3),
+      NOW,
+    );
+  });
+
+  // A claim kept after a lost commit record would hold the newer vote back for a whole lease.
+  it('lets its claim go, and registers no task, when a newer vote replaced the one it committed', async () => {
+    const { worker, repository, tasks } = workerWith(
+      { commit_sha: SHA, state: 'pushed' },
+      { recordCommitted: () => Promise.resolve(false) },
+    );
+    await worker.runOnce();
+    expect(repository.recordCommitted).toHaveBeenCalledTimes(1);
+    expect(tasks.recordNetworkRegistration).not.toHaveBeenCalled();
+    expect(repository.release).toHaveBeenCalledTimes(1);
   });
 });
