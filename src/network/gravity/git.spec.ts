@@ -1,3 +1,6 @@
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { redactGit, runGit } from './git';
 
 describe(redactGit.name, () => {
@@ -29,5 +32,20 @@ describe('runGit’s environment', () => {
     process.env.GIT_DIR = '/nonexistent-repository';
     const blob = await runGit(['hash-object', '--stdin'], { timeoutMs: 10_000, input: '[]' });
     expect(blob.trim()).toBe('0637a088a01e8ddab3bf3fa98dbe804cbde1a0dc');
+  });
+
+  // With GIT_DIR inherited, `-C <clone>` would still read and write the repository it names.
+  it('works in the repository it is pointed at with -C, whatever GIT_DIR the service was started with', async () => {
+    const directory = realpathSync(mkdtempSync(join(tmpdir(), 'git-env-')));
+    try {
+      await runGit(['-C', directory, 'init', '--quiet', '--bare'], { timeoutMs: 10_000 });
+      process.env.GIT_DIR = '/nonexistent-repository';
+      const gitDir = await runGit(['-C', directory, 'rev-parse', '--absolute-git-dir'], {
+        timeoutMs: 10_000,
+      });
+      expect(gitDir.trim()).toBe(directory);
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
   });
 });

@@ -156,6 +156,20 @@ describe(`${GravityRepository.name} reading votes`, () => {
     });
   });
 
+  // Read as bytes, then decoded as UTF-8: non-ASCII text arrives as written, and a BOM stays
+  // (the subnet's json.load fails on it, and so must JSON.parse).
+  it('reads UTF-8 text as written, keeping a BOM', async () => {
+    const text = '[{"label": "#caf\u00e9 \u{1F680}"}]';
+    const sha = remote.pushAs(HOTKEY, Buffer.from(text, 'utf8'));
+    expect(await repository.preferencesAt(HOTKEY, sha, Date.now())).toEqual({ kind: 'file', text });
+
+    const withBom = remote.pushAs(HOTKEY, Buffer.from(`\uFEFF${text}`, 'utf8'));
+    expect(await repository.preferencesAt(HOTKEY, withBom, Date.now())).toEqual({
+      kind: 'file',
+      text: `\uFEFF${text}`,
+    });
+  });
+
   it('says no-commit for a SHA on no branch, fetching each once for callers of one pass', async () => {
     const since = Date.now();
     const missing = '0123456789abcdef0123456789abcdef01234567';
@@ -164,6 +178,11 @@ describe(`${GravityRepository.name} reading votes`, () => {
     // A second vote naming a branch commit made since: this pass fetched already, so it is not seen.
     const later = remote.pushAsOnBranch('side', HOTKEY, '[]');
     expect(await repository.preferencesAt(HOTKEY, later, since)).toEqual({ kind: 'no-commit' });
+    // Nor is one pushed to the branch itself since: the branch was fetched in this pass too.
+    const onBranch = remote.pushAs(HOTKEY, '[]');
+    expect(await repository.preferencesAt(HOTKEY, onBranch, since)).toEqual({
+      kind: 'no-commit',
+    });
     expect(await repository.preferencesAt(HOTKEY, later, Date.now() + 1)).toEqual({
       kind: 'file',
       text: '[]',
