@@ -44,6 +44,17 @@ describe(readGravityFile.name, () => {
     ]);
   });
 
+  it('reads a file as legacy only when its first entry has both legacy fields', () => {
+    // With one of them, the first entry is a job without params (skipped), not a legacy entry,
+    // so the jobs after it count; read as legacy, the job would refuse the whole file.
+    const entries = [{ source_name: 'x' }, { id: 'kept', weight: 0.5, params: params() }];
+    const reading = read(entries);
+    expect(reading.ok && reading.jobs.map((job) => job.id)).toEqual(['kept']);
+    expect(notes(entries)).toEqual([
+      "entry 0: the subnet's reader skips a legacy entry in a file whose first entry is a job",
+    ]);
+  });
+
   it('counts a keyword of 1 to 140 characters, and leaves out an empty label and a keyword it cannot store', () => {
     const entries = [
       { id: 'k140', weight: 0.1, params: params({ keyword: 'k'.repeat(140) }) },
