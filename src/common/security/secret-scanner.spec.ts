@@ -14,6 +14,7 @@ describe(SecretScanner.name, () => {
     ['percent-encoded', (s: string) => percentAll(s)],
     ['upper-case percent-encoded', (s: string) => percentAll(s).toUpperCase()],
     ['double percent-encoded', (s: string) => percentAll(s).replace(/%/g, '%25')],
+    ['triple percent-encoded', (s: string) => percentAll(s).replace(/%/g, '%2525')],
     ['partly encoded', (s: string) => s.replace(/_/g, '%5F').replace(/-/g, '%2d')],
     ['base64', (s: string) => Buffer.from(s).toString('base64')],
     ['base64url', (s: string) => Buffer.from(s).toString('base64url')],

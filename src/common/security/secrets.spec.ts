@@ -9,11 +9,25 @@ describe('secretScannerFor', () => {
       `wss://${TOKEN}@node.example/`,
       `wss://node.example/ws?token=${TOKEN}`,
       `wss://node.example/ws?network=finney&api_key=${TOKEN}`,
+      `wss://node.example/ws?auth=${TOKEN}`,
+      `wss://node.example/ws?password=${TOKEN}`,
     ]) {
       const scanner = secretScannerFor({ network: { subtensor: { url } } });
       expect(scanner.scrub(`disconnected from ${url}`)).not.toContain(TOKEN);
       expect(scanner.scrub(`token ${TOKEN} seen`)).toBe('token [redacted] seen');
     }
+  });
+
+  it('finds a password as short as 8 characters, and takes none shorter for a secret', () => {
+    // Shorter values would match everywhere; 8 is the floor for any credential of the URL.
+    const eight = secretScannerFor({
+      network: { subtensor: { url: 'wss://u:pw345678@node.example/' } },
+    });
+    expect(eight.scrub('auth pw345678 refused')).toBe('auth [redacted] refused');
+    const seven = secretScannerFor({
+      network: { subtensor: { url: 'wss://u:pw34567@node.example/' } },
+    });
+    expect(seven.contains('auth pw34567 refused')).toBe(false);
   });
 
   it('finds a percent-encoded password as the node takes it, decoded', () => {

@@ -36,6 +36,8 @@ describe('parseIsoDate', () => {
       'must not be later than 9999-12-31T23:59:59Z once in UTC',
     );
     expect(dateRefusal('tomorrow', 'expected form')).toBe('expected form');
+    // The last instant itself is not past the limit: refused only for its form (a space for T).
+    expect(dateRefusal('9999-12-31 23:59:59.999Z', 'expected form')).toBe('expected form');
     expect(dateRefusal(42, 'expected form')).toBe('expected form');
   });
 
@@ -43,6 +45,14 @@ describe('parseIsoDate', () => {
     for (const text of ['', '2024', '2024-13-01', '2023-02-29', '2024-05-01T24:00', '01/05/2024']) {
       expect(parseIsoDate(text)).toBeUndefined();
     }
+  });
+
+  it('refuses minute 60 and second 60, which Date.UTC would carry into the next hour or minute', () => {
+    // A leap second (23:59:60) is refused as Python's datetime refuses it, not read as 00:00:00.
+    for (const text of ['2024-05-01T10:60', '2024-05-01T10:20:60', '2024-12-31T23:59:60Z']) {
+      expect(parseIsoDate(text)).toBeUndefined();
+    }
+    expect(parseRfc3339DateTime('2024-12-31T23:59:60Z')).toBeUndefined();
   });
 
   it('refuses offsets of a day or more, and minutes past 59', () => {

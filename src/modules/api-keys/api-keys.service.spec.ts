@@ -1,4 +1,4 @@
-import { ConflictException } from '@nestjs/common';
+import { ConflictException, NotFoundException } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock';
 import { AppConfig } from '../../config/app-config';
 import { ApiKeyEntity } from './api-key.entity';
@@ -157,6 +157,41 @@ describe(ApiKeysService.name, () => {
     expect(await both).toMatchObject([{ id: ID }, { id: ID }]);
     expect(service.authenticate(KEY)).toMatchObject({ id: ID });
     expect(repository.findByHash).toHaveBeenCalledTimes(1);
+  });
+
+  it('refuses an expiry at the present instant, on creation and update: the key would be born expired', async () => {
+    const now = Date.parse('2026-11-20T12:00:00.000Z');
+    const frozen = jest.spyOn(Date, 'now').mockReturnValue(now);
+    try {
+      const { service, repository } = setUp();
+      const refusal = {
+        errors: [
+          {
+            loc: ['body', 'expires_at'],
+            msg: 'Input should be in the future',
+            type: 'datetime_future',
+          },
+        ],
+      };
+      const present = new Date(now).toISOString();
+      await expect(service.create({ name: 'team', expires_at: present })).rejects.toMatchObject(
+        refusal,
+      );
+      await expect(service.update(ID, { expires_at: present })).rejects.toMatchObject(refusal);
+      expect(repository.updateActive).not.toHaveBeenCalled();
+    } finally {
+      frozen.mockRestore();
+    }
+  });
+
+  it('answers 404 without a query for an id that only begins like a UUID', async () => {
+    // Postgres refuses such a text as a uuid: looked up, it would be a 500, not the 404 of any other id.
+    const { service, repository } = setUp();
+    for (const id of [`${ID}x`, `${ID}/more`, ` ${ID}`]) {
+      await expect(service.deactivate(id)).rejects.toBeInstanceOf(NotFoundException);
+      await expect(service.update(id, { name: 'x' })).rejects.toBeInstanceOf(NotFoundException);
+    }
+    expect(repository.findById).not.toHaveBeenCalled();
   });
 
   it('answers 409 when a deactivation wins the race with an update, and announces nothing', async () => {
