@@ -1,0 +1,94 @@
+import { ExecutionContext, UnauthorizedException } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { Request } from 'express';
+import { ACCESS_METADATA, AccessLevel } from '../../common/access/access.decorators';
+import { AuthenticatedRequest } from '../../common/auth/api-key-principal';
+import { MetricsService } from '../../common/metrics/metrics.service';
+import { MemoryThrottlerStorage } from '../../common/throttling/memory-throttler-storage';
+import { AppConfig } from '../../config/app-config';
+import { ApiKeyGuard } from './api-key.guard';
+import { ApiKeysService, Authentication } from './api-keys.service';
+import { AuthFailureLimiter } from './auth-failure-limiter';
+
+const KEY = `sk_live_${'k'.repeat(43)}`;
+const METRICS_TOKEN = 'metrics-token-0123456789abcdef';
+
+const storages: MemoryThrottlerStorage[] = [];
+afterEach(() => storages.splice(0).forEach((storage) => storage.onApplicationShutdown()));
+
+/** The guard with a real failure limiter; `known` is what authenticating KEY gives. */
+function setUp(known: Authentication) {
+  const storage = new MemoryThrottlerStorage();
+  storages.push(storage);
+  const config = {
+    metricsToken: METRICS_TOKEN,
+    auth: { failureLimit: 20, failureWindowSeconds: 60 },
+  } as AppConfig;
+  const metrics = { recordRateLimitRejection: () => undefined } as unknown as MetricsService;
+  const failures = new AuthFailureLimiter(storage, config, metrics);
+  const recordFailure = jest.spyOn(failures, 'recordFailure');
+  const authenticate = jest.fn((presented: string): Authentication =>
+    presented === KEY ? known : null,
+  );
+  const keys = { authenticate } as unknown as ApiKeysService;
+  const guard = new ApiKeyGuard(new Reflector(), keys, failures, config);
+  return { guard, authenticate, recordFailure };
+}
+
+/** A request to a route of `access`, with these headers. */
+function requestTo(access: AccessLevel, headers: Record<string, string>) {
+  // A handler of its own per request: the guard reads a route's metadata once per handler.
+  const handler = () => undefined;
+  Reflect.defineMetadata(ACCESS_METADATA, access, handler);
+  const request = { headers, ip: '198.51.100.7' } as unknown as Request & AuthenticatedRequest;
+  const context = {
+    getClass: () => class {},
+    getHandler: () => handler,
+    switchToHttp: () => ({ getRequest: () => request }),
+  } as unknown as ExecutionContext;
+  return { context, request };
+}
+
+/** The detail of the guard's 401, or `admitted` when it lets the request through. */
+async function refusalOf(attempt: () => unknown): Promise<unknown> {
+  try {
+    await attempt();
+  } catch (error) {
+    if (error instanceof UnauthorizedException)
+      return (error.getResponse() as { message: string }).message;
+    throw error;
+  }
+  return 'admitted';
+}
+
+describe(ApiKeyGuard.name, () => {
+  const principal = { id: 'key-1', tier: 'regular' as const, isMaster: false, rateLimit: null };
+
+  it('answers an empty X-API-Key as a missing key, looking nothing up and counting no failure', async () => {
+    const { guard, authenticate, recordFailure } = setUp(principal);
+    const { context } = requestTo('key', { 'x-api-key': '' });
+    expect(await refusalOf(() => guard.canActivate(context))).toBe('Missing API key');
+    expect(authenticate).not.toHaveBeenCalled();
+    expect(recordFailure).not.toHaveBeenCalled();
+  });
+
+  it('answers 401 "Missing API key" on /metrics to an Authorization header that is no bearer token', async () => {
+    // There the Authorization header is the metrics token's place, not a misplaced key.
+    const { guard } = setUp(principal);
+    const { context } = requestTo('metrics', { authorization: 'Basic dXNlcjpwYXNz' });
+    expect(await refusalOf(() => guard.canActivate(context))).toBe('Missing API key');
+  });
+
+  it('lets the key decide on /metrics when a wrong bearer token comes beside it', async () => {
+    // The bearer token is only the metrics token's way in; with a key, it is not a failure.
+    const master = { id: 'master', tier: 'validator' as const, isMaster: true, rateLimit: null };
+    const { guard, recordFailure } = setUp(master);
+    const { context, request } = requestTo('metrics', {
+      'x-api-key': KEY,
+      authorization: 'Bearer not-the-metrics-token',
+    });
+    expect(await refusalOf(() => guard.canActivate(context))).toBe('admitted');
+    expect(request.apiKey).toEqual(master);
+    expect(recordFailure).not.toHaveBeenCalled();
+  });
+});
