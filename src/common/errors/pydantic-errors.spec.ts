@@ -192,12 +192,36 @@ describe(RequestValidationPipe.name, () => {
   });
 
   it('reports a missing or non-object body at `body`', async () => {
-    expect(await errorsFor(undefined)).toEqual([
-      { loc: ['body'], msg: 'Field required', type: 'missing' },
-    ]);
+    // A JSON `null` body is no body, as FastAPI reads it: missing, not a wrong type.
+    for (const body of [undefined, null])
+      expect(await errorsFor(body)).toEqual([
+        { loc: ['body'], msg: 'Field required', type: 'missing' },
+      ]);
     expect(await errorsFor([1])).toEqual([
       expect.objectContaining({ loc: ['body'], type: 'model_attributes_type' }),
     ]);
+  });
+
+  it('forbids unknown fields inside nested objects too, each at its own location', async () => {
+    const errors = await errorsFor({
+      name: 'a',
+      jobs: [{ id: 'ok', params: { platform: 'x', extra: 1 }, note: 'n' }],
+    });
+    expect(errors).toHaveLength(2);
+    expect(errors).toEqual(
+      expect.arrayContaining([
+        {
+          loc: ['body', 'jobs', 0, 'params', 'extra'],
+          msg: 'Extra inputs are not permitted',
+          type: 'extra_forbidden',
+        },
+        {
+          loc: ['body', 'jobs', 0, 'note'],
+          msg: 'Extra inputs are not permitted',
+          type: 'extra_forbidden',
+        },
+      ]),
+    );
   });
 
   it('ignores unknown query parameters, as FastAPI does', async () => {

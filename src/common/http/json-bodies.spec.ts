@@ -1,0 +1,55 @@
+import express from 'express';
+import supertest from 'supertest';
+import { bodyParserErrorHandler } from '../errors/body-parser-errors';
+import { ERROR_DETAILS } from '../errors/error-details';
+import { jsonBodies } from './json-bodies';
+
+/** An app that answers the body it read, behind the parser and its error handler. */
+function app() {
+  const server = express();
+  server.use(jsonBodies('1mb'));
+  server.post('/', (request, response) => {
+    response.json({ body: (request.body as unknown) ?? null });
+  });
+  server.use(bodyParserErrorHandler);
+  return supertest(server);
+}
+
+/** A JSON array nested `depth` levels deep. */
+const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+
+describe(jsonBodies.name, () => {
+  it.each(['utf-8', 'UTF-8', '"utf-8"'])('reads a body sent as charset=%s', async (charset) => {
+    await app()
+      .post('/')
+      .set('Content-Type', `application/json; charset=${charset}`)
+      .send('{"name":"team"}')
+      .expect(200, { body: { name: 'team' } });
+  });
+
+  it('refuses any other charset with a 415', async () => {
+    const refused = await app()
+      .post('/')
+      .set('Content-Type', 'application/json; charset=latin1')
+      .send('{"name":"team"}')
+      .expect(415);
+    expect(refused.body).toMatchObject({ detail: ERROR_DETAILS.unsupportedEncoding });
+  });
+
+  it('reads a body nested 64 levels deep, and refuses one level more as malformed JSON', async () => {
+    const deepest = await app()
+      .post('/')
+      .set('Content-Type', 'application/json')
+      .send(nested(64))
+      .expect(200);
+    expect(JSON.stringify(deepest.body.body)).toBe(nested(64));
+    const tooDeep = await app()
+      .post('/')
+      .set('Content-Type', 'application/json')
+      .send(nested(65))
+      .expect(422);
+    expect(tooDeep.body.detail).toEqual([
+      expect.objectContaining({ loc: ['body', 0], type: 'json_invalid' }),
+    ]);
+  });
+});

@@ -1,0 +1,48 @@
+import { Logger } from '@nestjs/common';
+import express from 'express';
+import supertest from 'supertest';
+import { ERROR_DETAILS } from '../errors/error-details';
+import { secretScannerFor } from '../security/secrets';
+import { jsonBodies } from './json-bodies';
+import { refuseMisplacedSecrets } from './refuse-misplaced-secrets';
+
+const MASTER_KEY = 'master-key-misplaced-0123456789';
+const ISSUED_KEY = `sk_live_${'Q'.repeat(43)}`;
+
+/** An app that answers 200 to whatever the check lets through, behind the JSON parser. */
+function app() {
+  const server = express();
+  server.use(jsonBodies('1mb'));
+  server.use(refuseMisplacedSecrets(secretScannerFor({ masterKey: MASTER_KEY })));
+  server.use((_request, response) => {
+    response.json({ passed: true });
+  });
+  return supertest(server);
+}
+
+describe(refuseMisplacedSecrets.name, () => {
+  beforeAll(() => jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined));
+  afterAll(() => jest.restoreAllMocks());
+
+  it.each([
+    ['the query string', `/api/v1/health?api_key=${ISSUED_KEY}`],
+    ['the query string, percent-encoded', `/api/v1/health?k=${encodeURIComponent(MASTER_KEY)}`],
+    ['the path', `/api/v1/tasks/${ISSUED_KEY}`],
+  ])('refuses a key in %s with a 400, before the request goes on', async (_, url) => {
+    const refused = await app().get(url).expect(400);
+    expect(refused.body).toMatchObject({ detail: ERROR_DETAILS.misplacedSecret });
+  });
+
+  it('refuses a key in a JSON body with a 400', async () => {
+    const refused = await app()
+      .post('/api/v1/keys')
+      .send({ name: `team ${MASTER_KEY}` })
+      .expect(400);
+    expect(refused.body).toMatchObject({ detail: ERROR_DETAILS.misplacedSecret });
+  });
+
+  it('lets through the key to deactivate in its path, and a request without secrets', async () => {
+    await app().post(`/api/v1/keys/${ISSUED_KEY}/deactivate`).expect(200);
+    await app().get('/api/v1/health?source=reddit').expect(200);
+  });
+});
