@@ -117,6 +117,27 @@ describe(AuthFailureLimiter.name, () => {
     close();
   });
 
+  it('lets an address in again at the instant its lockout ends, not a second later', async () => {
+    const start = Date.parse('2026-11-20T12:00:00.000Z');
+    const now = jest.spyOn(Date, 'now').mockReturnValue(start);
+    const { limiter: failures, storage } = limiter();
+    try {
+      // The limit-th failure (2) locks the address out for the window, 60 s.
+      await failures.recordFailure(ADDRESS, 'sk_live_wrong-1');
+      await failures.recordFailure(ADDRESS, 'sk_live_wrong-2');
+      now.mockReturnValue(start + 59_999);
+      expect(() => failures.refuseIfLockedOut(() => ADDRESS, undefined)).toThrow(
+        expect.objectContaining({ retryAfterSeconds: 1 }),
+      );
+      // Not a 429 saying to come back in 0 seconds.
+      now.mockReturnValue(start + 60_000);
+      expect(() => failures.refuseIfLockedOut(() => ADDRESS, undefined)).not.toThrow();
+    } finally {
+      now.mockRestore();
+      storage.onApplicationShutdown();
+    }
+  });
+
   it('lets a key admitted before through its address’s lockout, and no other key', async () => {
     const { limiter: failures, storage } = limiter();
     failures.recordAdmission('key-1', KEY);
