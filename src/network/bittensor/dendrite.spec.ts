@@ -190,6 +190,28 @@ describe(buildSignedRequest.name, () => {
     expect(newTerminal(gateway.address, 500).nonce).toBe(500_000_000n);
   });
 
+  // The miner's handler reads the synapse from the body: its dendrite and axon objects carry
+  // what the headers say, as a Python dendrite sends them.
+  it('repeats the signed header values in the body: body hash, dendrite version and signature', () => {
+    const terminal = newTerminal(gateway.address, Date.now());
+    const request = buildSignedRequest(
+      'GetMinerIndex',
+      { version: 4 },
+      120,
+      axon,
+      terminal,
+      (text) => gateway.sign(text),
+    );
+    const body = JSON.parse(request.body) as Record<string, unknown>;
+    expect(body).toMatchObject({
+      computed_body_hash: request.headers.computed_body_hash,
+      dendrite: {
+        version: DENDRITE_VERSION,
+        signature: request.headers.bt_header_dendrite_signature,
+      },
+    });
+  });
+
   it('brackets IPv6 axons in the URL', () => {
     const request = buildSignedRequest(
       'OnDemandRequest',
@@ -201,5 +223,15 @@ describe(buildSignedRequest.name, () => {
     );
     expect(request.url).toBe('http://[::1]:8091/OnDemandRequest');
     expect(request.headers.timeout).toBe('10.0');
+    // A global address, as the chain lists one: it starts with a digit, not a colon.
+    const global = buildSignedRequest(
+      'GetMinerIndex',
+      {},
+      10,
+      { ...axon, ip: '2001:db8::1' },
+      newTerminal(gateway.address, Date.now()),
+      (text) => gateway.sign(text),
+    );
+    expect(global.url).toBe('http://[2001:db8::1]:8091/GetMinerIndex');
   });
 });

@@ -1,6 +1,6 @@
 import { inspect } from 'node:util';
 import { stringToU8a, u8aToHex, hexToU8a } from '@polkadot/util';
-import { encodeAddress, sr25519Verify } from '@polkadot/util-crypto';
+import { encodeAddress, mnemonicToMiniSecret, sr25519Verify } from '@polkadot/util-crypto';
 import { loadVectors } from '../../../test/support/bittensor-fixtures';
 import { cryptoReady, Sr25519Keypair, SS58_FORMAT, verifySignature } from './keypair';
 
@@ -22,6 +22,17 @@ describe(Sr25519Keypair.name, () => {
     expect(Sr25519Keypair.fromUri(`${btwallet.mnemonic}/Alice`).address).toBe(
       btwallet['soft_derived_/Alice_ss58'],
     );
+  });
+
+  // `///password` is the BIP39 passphrase: the same words with another password are another key.
+  it('derives with the password of a URI, the development phrase included', () => {
+    const { btwallet, sr25519 } = vectors;
+    const withPassword = Sr25519Keypair.fromUri(`${btwallet.mnemonic}///secret`);
+    expect(withPassword.address).toBe(
+      Sr25519Keypair.fromSeed(mnemonicToMiniSecret(btwallet.mnemonic, 'secret')).address,
+    );
+    expect(withPassword.address).not.toBe(btwallet.ss58);
+    expect(Sr25519Keypair.fromUri('//Alice///secret').address).not.toBe(sr25519.dev_alice_ss58);
   });
 
   it('derives the Rust-checked public key of a seed, also given as a 0x URI', () => {

@@ -7,7 +7,7 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
+import os, { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadVectors } from '../../../test/support/bittensor-fixtures';
 import { ValidatorKeySettings } from '../../config/app-config';
@@ -21,7 +21,10 @@ describe(loadValidatorKey.name, () => {
   beforeEach(() => {
     directory = mkdtempSync(join(tmpdir(), 'validator-key-'));
   });
-  afterEach(() => rmSync(directory, { recursive: true, force: true }));
+  afterEach(() => {
+    jest.restoreAllMocks();
+    rmSync(directory, { recursive: true, force: true });
+  });
 
   const settings = (overrides: Partial<ValidatorKeySettings> = {}, explicit = false) => ({
     uri: undefined,
@@ -102,6 +105,34 @@ describe(loadValidatorKey.name, () => {
     const second = await loadValidatorKey(settings(), 'development', directory);
     expect(second).toMatchObject({ created: false });
     expect(second.keypair.address).toBe(first.keypair.address);
+  });
+
+  it('uses the default wallet hotkey file in development when it exists, instead of generating one', async () => {
+    writeWallet('default', 'default', {
+      secretPhrase: btwallet.mnemonic,
+      ss58Address: btwallet.ss58,
+    });
+
+    const key = await loadValidatorKey(settings(), 'development', directory);
+
+    expect(key).toMatchObject({ created: false, origin: expect.stringMatching(/^wallet file /) });
+    expect(key.keypair.address).toBe(btwallet.ss58);
+    expect(existsSync(join(directory, GENERATED_KEY_FILE))).toBe(false);
+  });
+
+  // BT_WALLET_PATH's default is `~/.bittensor/wallets`, as btwallet writes it.
+  it('reads a wallet path starting with ~ from the home directory', async () => {
+    writeWallet('default', 'default', {
+      secretPhrase: btwallet.mnemonic,
+      ss58Address: btwallet.ss58,
+    });
+    // The home directory of a test run is not the developer's: os.homedir is told it.
+    jest.spyOn(os, 'homedir').mockReturnValue(directory);
+    const wallet = { path: '~/wallets', name: 'default', hotkey: 'default', explicit: true };
+
+    const key = await loadValidatorKey(settings({ wallet }), 'production', directory);
+
+    expect(key.keypair.address).toBe(btwallet.ss58);
   });
 
   it('does not generate one when wallet variables name a missing file', async () => {

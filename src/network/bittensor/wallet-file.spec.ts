@@ -63,6 +63,20 @@ describe(readWalletHotkey.name, () => {
     const path = write(`$NACL${'x'.repeat(80)}`);
     expect(() => readWalletHotkey(path)).toThrow(/is encrypted \(NaCl\)/);
     expect(() => readWalletHotkey(write('$ANSIBLE_VAULT;1.1;AES256\n6162'))).toThrow(/encrypted/);
+    expect(() => readWalletHotkey(write(`gAAAAA${'x'.repeat(80)}`))).toThrow(
+      /is encrypted \(legacy\)/,
+    );
+  });
+
+  it('loads a phrase written with whitespace around it', () => {
+    const path = write({ secretPhrase: `${btwallet.mnemonic}\n`, ss58Address: btwallet.ss58 });
+    expect(readWalletHotkey(path).address).toBe(btwallet.ss58);
+  });
+
+  it('takes an empty secretPhrase as none, and loads the seed', () => {
+    const seed = u8aToHex(mnemonicToMiniSecret(btwallet.mnemonic));
+    const path = write({ secretPhrase: '', secretSeed: seed, ss58Address: btwallet.ss58 });
+    expect(readWalletHotkey(path).address).toBe(btwallet.ss58);
   });
 
   it('refuses a key that does not derive to the file ss58Address', () => {
