@@ -1,4 +1,4 @@
-import { LookupAddress } from 'node:dns';
+import dns, { LookupAddress } from 'node:dns';
 import { parseAllowedNetworks } from '../../config/miner-network-settings';
 import { AddressPolicy, AddressRefusedError } from './address-policy';
 
@@ -151,6 +151,48 @@ describe(AddressPolicy.name, () => {
       await expect(policyOf('public').permits('localhost')).resolves.toBe(false);
       await expect(policyOf('10.0.0.0/8').permits('localhost')).resolves.toBe(false);
       await expect(policyOf('loopback').permits('localhost')).resolves.toBe(true);
+    });
+  });
+
+  describe('a host name resolving to several addresses', () => {
+    /** The resolver answers `host` with these addresses (or fails): no DNS server is asked. */
+    const resolvesTo = (answer: LookupAddress[] | Error) =>
+      jest.spyOn(dns, 'lookup').mockImplementation(((
+        _host: string,
+        _options: object,
+        callback: (error: Error | null, addresses: LookupAddress[]) => void,
+      ) => {
+        if (answer instanceof Error) callback(answer, []);
+        else callback(null, answer);
+      }) as unknown as typeof dns.lookup);
+    const publicAndPrivate = [
+      { address: '8.8.8.8', family: 4 },
+      { address: '10.0.0.1', family: 4 },
+    ];
+    afterEach(() => jest.restoreAllMocks());
+
+    it('is refused when any one of them is outside the policy, not only the first', async () => {
+      resolvesTo(publicAndPrivate);
+
+      await expect(policyOf('public').permits('miner.example')).resolves.toBe(false);
+      const { error } = await lookUp(policyOf('public'), 'miner.example', false);
+      expect(error).toBeInstanceOf(AddressRefusedError);
+      expect(error!.message).toBe('miner.example (10.0.0.1) is outside MINER_ALLOWED_NETWORKS');
+    });
+
+    it('is refused when it resolves to no address at all', async () => {
+      resolvesTo([]);
+
+      await expect(policyOf('public').permits('miner.example')).resolves.toBe(false);
+      const { error } = await lookUp(policyOf('public'), 'miner.example', false);
+      expect(error).toBeInstanceOf(AddressRefusedError);
+    });
+
+    // Unresolvable now is not refused: the connect-time lookup decides once it resolves.
+    it('is permitted while it cannot be resolved', async () => {
+      resolvesTo(Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' }));
+
+      await expect(policyOf('public').permits('miner.example')).resolves.toBe(true);
     });
   });
 

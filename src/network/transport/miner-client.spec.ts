@@ -25,7 +25,12 @@ import { SYNAPSE_NAMES, SynapseName } from '../../common/synapse-names';
 import { CallBudgets, CallPurpose } from './call-budgets';
 import { Reservation } from './call-budget.repository';
 import { MinerClient, MinerTarget } from './miner-client';
-import { failureScore, MinerCallError, MinerFailureReason } from './miner-failures';
+import {
+  failureScore,
+  KeptForChecksError,
+  MinerCallError,
+  MinerFailureReason,
+} from './miner-failures';
 
 const GATEWAY = Sr25519Keypair.fromUri('//Gateway');
 const MINER = Sr25519Keypair.fromUri('//Miner').address;
@@ -502,11 +507,23 @@ describe(MinerClient.name, () => {
       expect(logs.warn).toHaveBeenCalledTimes(2);
     });
 
+    it('logs the refusals of one miner once an hour per synapse, not once for all', async () => {
+      const axon = await startAxon({ blacklist: 'Hotkey is not a validator' });
+
+      await failureOf(client.call(axon.target(), 'OnDemandRequest', {}, 2_000));
+      await failureOf(client.call(axon.target(), 'GetMinerIndex', {}, 2_000));
+
+      expect(logs.warn).toHaveBeenCalledTimes(2);
+      expect(logs.warn.mock.calls[1][0]).toMatch(/refused our GetMinerIndex call \(403\)/);
+    });
+
     it.each([
       [408, 'timeout'],
       [503, 'busy'],
       [500, 'http_error'],
       [502, 'http_error'],
+      // Only a 200 is an answer: a redirect's body is not the miner's synapse.
+      [302, 'http_error'],
     ] as const)('classifies an HTTP %i as %s without a cooldown', async (status, reason) => {
       const axon = await startAxon({ answer: statusOf(status) });
 
@@ -656,6 +673,22 @@ describe(MinerClient.name, () => {
       expect(axon.received).toHaveLength(0);
       expect(axon.connections).toBe(0);
       expect(client.isCircuitOpen(1)).toBe(false);
+    });
+
+    // The bucket reader tells these apart: the miner has a call, kept for the index spot checks.
+    it('fails as KeptForChecksError, with when a call is free again, when the last call is kept', async () => {
+      const axon = await startAxon();
+      const freeAt = new Date(clock.now().getTime() + HOUR_MS);
+      budgets.take.mockResolvedValue({ granted: false, kept: true, freeAt });
+
+      const failure = await client.call(axon.target(), 'GetDataEntityBucket', {}, 2_000).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+
+      expect(failure).toBeInstanceOf(KeptForChecksError);
+      expect(failure).toMatchObject({ reason: 'no_budget', freeAt });
+      expect(axon.received).toHaveLength(0);
     });
 
     it('fails as no_budget, not network, when the budget cannot be read, without calling', async () => {
@@ -1079,6 +1112,26 @@ describe(MinerClient.name, () => {
         await lineOf(
           'gateway_miner_call_duration_seconds_count',
           'miner="3",endpoint="GetMinerIndex"',
+        ),
+      ).toBeUndefined();
+    });
+
+    it('counts a call to a refused address without a duration', async () => {
+      const guarded = createClient({ MINER_ALLOWED_NETWORKS: 'public' });
+      const axon = await startAxon();
+
+      await failureOf(guarded.call(axon.target(5), 'GetMinerIndex', {}, 2_000));
+
+      expect(
+        await lineOf(
+          'gateway_miner_call_failures_total',
+          'miner="5",endpoint="GetMinerIndex",reason="address_refused"',
+        ),
+      ).toMatch(/ 1$/);
+      expect(
+        await lineOf(
+          'gateway_miner_call_duration_seconds_count',
+          'miner="5",endpoint="GetMinerIndex"',
         ),
       ).toBeUndefined();
     });

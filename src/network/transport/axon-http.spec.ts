@@ -1,0 +1,48 @@
+import { Readable } from 'node:stream';
+import { axonOf, errorMessage, readCapped } from './axon-http';
+import { MinerCallError } from './miner-failures';
+
+/** A body arriving in chunks of `chunkBytes`, `totalBytes` in all. */
+const bodyOf = (totalBytes: number, chunkBytes = 1024) =>
+  Readable.from(
+    Array.from({ length: Math.ceil(totalBytes / chunkBytes) }, (_, index) =>
+      Buffer.alloc(Math.min(chunkBytes, totalBytes - index * chunkBytes), 'a'),
+    ),
+  );
+
+describe(axonOf.name, () => {
+  // The URL parser drops a scheme's default port: `http://host:80` has no port left to read.
+  it('reads an axon on port 80 as port 80', () => {
+    expect(axonOf({ hotkey: 'miner', axonUrl: 'http://203.0.113.5:80' })).toEqual({
+      ip: '203.0.113.5',
+      port: 80,
+      hotkey: 'miner',
+    });
+  });
+});
+
+describe(readCapped.name, () => {
+  it('keeps the first bytes of an error body over the cap, instead of failing', async () => {
+    const text = await readCapped(bodyOf(10 * 1024), 4096, true);
+
+    expect(text).toBe('a'.repeat(4096));
+  });
+
+  it('fails an answer over the cap as oversize', async () => {
+    await expect(readCapped(bodyOf(10 * 1024), 4096, false)).rejects.toEqual(
+      expect.objectContaining<Partial<MinerCallError>>({ reason: 'oversize' }),
+    );
+  });
+});
+
+describe(errorMessage.name, () => {
+  // The message is the miner's text, repeated in logs and errors: a long one is cut.
+  it('cuts the message of an axon error body to 200 characters', () => {
+    expect(errorMessage(JSON.stringify({ message: 'x'.repeat(5_000) }))).toBe('x'.repeat(200));
+  });
+
+  it('cuts a body that is not JSON to 200 characters, and names an empty one', () => {
+    expect(errorMessage('<html>'.padEnd(5_000, '.'))).toHaveLength(200);
+    expect(errorMessage('')).toBe('no message');
+  });
+});
