@@ -140,6 +140,15 @@ describe(convertEntity.name, () => {
       'x',
     )?.item as XItem;
     expect(item.tweet).toMatchObject({ view_count: null, language: null });
+    // Counts are integers a reader takes exactly: a fraction or an unsafe integer is no count.
+    const inexact = convertEntity(
+      entity(xItem, (_, record) => {
+        record.like_count = 2.5;
+        record.retweet_count = 2 ** 60;
+      }),
+      'x',
+    )?.item as XItem;
+    expect(inexact.tweet).toMatchObject({ like_count: null, retweet_count: null });
     expect(item.user.user_blue_verified).toBeNull();
   });
 
@@ -175,6 +184,11 @@ describe(convertEntity.name, () => {
       upvote_ratio: 0.5,
       num_comments: 12,
     });
+    // A post every voter upvoted has a ratio of 1, one every voter downvoted 0: both are ratios.
+    for (const ratio of [0, 1]) {
+      const whole = entity(post, (_, record) => (record.upvote_ratio = ratio));
+      expect(convertEntity(whole, 'reddit')?.item).toMatchObject({ upvote_ratio: ratio });
+    }
     const bare = entity(post, (_, record) => {
       for (const key of ['media', 'is_nsfw', 'score', 'num_comments']) delete record[key];
       record.upvote_ratio = 1.5;
@@ -194,6 +208,19 @@ describe(convertEntity.name, () => {
       content: post.body === '' ? post.title : `${post.title}\n\n${post.body}`,
       createdAt: post.createdAt,
     });
+  });
+
+  it('reads an empty title as none: content is the body alone', () => {
+    const untitled = entity(post, (_, record) => (record.title = ''));
+    expect(convertEntity(untitled, 'reddit')?.item).toMatchObject({
+      title: null,
+      content: post.body,
+    });
+  });
+
+  it('files a Reddit item under its community lower-cased, whatever the case of its r/', () => {
+    const upper = entity(post, (_, record) => (record.communityName = 'R/Bitcoin'));
+    expect(convertEntity(upper, 'reddit')?.item.label).toBe('r/bitcoin');
   });
 
   it('gives every Reddit item both title and parentId: null for the one its kind lacks', () => {
@@ -216,6 +243,16 @@ describe(convertEntity.name, () => {
     ['without uri', xItem, (wire) => delete wire.uri],
     ['with an unreadable datetime', xItem, (wire) => (wire.datetime = 'yesterday')],
     ['with a negative size', xItem, (wire) => (wire.content_size_bytes = -1)],
+    ['with a fractional size', xItem, (wire) => (wire.content_size_bytes = 1.5)],
+    ['with a size as text', xItem, (wire) => (wire.content_size_bytes = '100')],
+    [
+      'with an empty uri',
+      xItem,
+      (wire, record) => {
+        wire.uri = '';
+        record.url = '';
+      },
+    ],
     [
       'whose record has another url',
       xItem,
@@ -226,9 +263,13 @@ describe(convertEntity.name, () => {
     ['whose hashtags are not strings', xItem, (_, record) => (record.tweet_hashtags = [1])],
     ['whose media is not a list of URLs', xItem, (_, record) => (record.media = 'a.jpg')],
     ['whose media list holds something else', xItem, (_, record) => (record.media = [1])],
+    ['whose media list holds an empty URL', xItem, (_, record) => (record.media = [''])],
     ['whose Reddit media is not a list', post, (_, record) => (record.media = 'a.jpg')],
     ['whose record has no id', post, (_, record) => delete record.id],
     ['whose community lacks r/', post, (_, record) => (record.communityName = 'Bitcoin')],
+    ['whose community is a bare r/', post, (_, record) => (record.communityName = 'r/')],
+    ['whose title is not text', post, (_, record) => (record.title = 7)],
+    ['whose parentId is not text', post, (_, record) => (record.parentId = 7)],
     ['whose data type is unknown', post, (_, record) => (record.dataType = 'video')],
     ['whose body is not text', post, (_, record) => (record.body = null)],
     ['whose record has no createdAt', post, (_, record) => delete record.createdAt],

@@ -2,6 +2,7 @@ import {
   getContentsByBucketsFields,
   onDemandRequestFields,
   readBucketContents,
+  readCompressedIndex,
   WrongAnswerError,
 } from './messages';
 
@@ -54,6 +55,9 @@ describe('GetContentsByBuckets messages', () => {
         { time_bucket: { id: 490_000 }, source: 2, label: { value: '#tao' } },
       ],
     });
+    expect(
+      getContentsByBucketsFields(Array.from({ length: 100 }, () => bucket)).data_entity_bucket_ids,
+    ).toHaveLength(100);
     expect(() => getContentsByBucketsFields(Array.from({ length: 101 }, () => bucket))).toThrow(
       RangeError,
     );
@@ -64,7 +68,32 @@ describe('GetContentsByBuckets messages', () => {
     expect(readBucketContents({ bucket_ids_to_contents: [[id, ['{}']]] })).toEqual([
       { bucketId: id, contents: ['{}'] },
     ]);
-    for (const body of [{}, { bucket_ids_to_contents: {} }, { bucket_ids_to_contents: [[id]] }])
+    for (const body of [
+      {},
+      { bucket_ids_to_contents: {} },
+      { bucket_ids_to_contents: [[id]] },
+      { bucket_ids_to_contents: [[id, ['{}'], 'extra']] },
+    ])
       expect(() => readBucketContents(body)).toThrow(WrongAnswerError);
+  });
+});
+
+describe(readCompressedIndex.name, () => {
+  it('parses the index the answer holds as a JSON string', () => {
+    const index = { sources: { '2': [{ label: '#tao', time_bucket_ids: [1], sizes_bytes: [9] }] } };
+    expect(readCompressedIndex({ compressed_index_serialized: JSON.stringify(index) })).toEqual(
+      index,
+    );
+  });
+
+  // JSON.parse would read a number or null as itself: only a string holding JSON is an index.
+  it.each([
+    ['missing', {}],
+    ['a number', { compressed_index_serialized: 42 }],
+    ['null', { compressed_index_serialized: null }],
+    ['the index unserialized', { compressed_index_serialized: { sources: {} } }],
+    ['a string that is not JSON', { compressed_index_serialized: '{"sources":' }],
+  ])('refuses an index that is %s as a wrong answer', (_, body) => {
+    expect(() => readCompressedIndex(body)).toThrow(WrongAnswerError);
   });
 });
