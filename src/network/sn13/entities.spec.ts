@@ -309,6 +309,8 @@ describe(convertContent.name, () => {
         ...(item.source === 'REDDIT' ? { createdAt: minute.toISOString() } : {}),
       });
       expect(converted?.contentBytes).toBe(Buffer.byteLength(content));
+      // Nothing declares a bare content's size: its true length stands for it.
+      expect(converted?.declaredBytes).toBe(converted?.contentBytes);
     }
   });
 
