@@ -19,13 +19,16 @@ function app() {
 const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
 
 describe(jsonBodies.name, () => {
-  it.each(['utf-8', 'UTF-8', '"utf-8"'])('reads a body sent as charset=%s', async (charset) => {
-    await app()
-      .post('/')
-      .set('Content-Type', `application/json; charset=${charset}`)
-      .send('{"name":"team"}')
-      .expect(200, { body: { name: 'team' } });
-  });
+  it.each(['utf-8', 'UTF-8', '"utf-8"', 'utf8', 'UTF8'])(
+    'reads a body sent as charset=%s',
+    async (charset) => {
+      await app()
+        .post('/')
+        .set('Content-Type', `application/json; charset=${charset}`)
+        .send('{"name":"team"}')
+        .expect(200, { body: { name: 'team' } });
+    },
+  );
 
   it('refuses any other charset with a 415', async () => {
     const refused = await app()
