@@ -263,4 +263,80 @@ describe(`${MinerIndexRepository.name} and ${MinerIndexReadRepository.name}`, ()
     const relations = JSON.stringify(plan).match(/"Relation Name":"[^"]+"/g) ?? [];
     expect(relations.filter((relation) => relation.includes('miner_index'))).toEqual([]);
   });
+
+  it('answers the statistics from the totals: sums per source, credibility-weighted, in their order', async () => {
+    // Emptied first, at the credibility they were counted at, then given fixed ones.
+    for (const uid of UIDS) await repository.replaceMinerIndex(uid, []);
+    await database.query(
+      `UPDATE miners SET axon_url = 'http://127.0.0.1:' || (9000 + uid), state = 'active',
+         credibility = CASE uid WHEN 0 THEN 0.5 WHEN 1 THEN 0.9 ELSE 0.7 END`,
+    );
+    await repository.replaceMinerIndex(0, [
+      { source: 2, label: '#b', timeBucket: HOUR + 1, bytes: 80 },
+    ]);
+    await repository.replaceMinerIndex(1, [
+      { source: 2, label: '#a', timeBucket: HOUR + 1, bytes: 100 },
+      { source: 2, label: '#b', timeBucket: HOUR + 2, bytes: 100 },
+      { source: 1, label: '#a', timeBucket: HOUR + 3, bytes: 40 },
+      { source: 1, label: 'r/c', timeBucket: HOUR, bytes: 50 },
+    ]);
+    await repository.replaceMinerIndex(2, [
+      { source: 2, label: '#d', timeBucket: HOUR, bytes: 10 },
+      { source: 2, label: '#c', timeBucket: HOUR, bytes: 10 },
+      { source: 2, label: '#b', timeBucket: HOUR + 1, bytes: 5 },
+    ]);
+
+    const labels = await service.topLabels(2, 1000);
+    // Largest adjusted size first; equal ones by label, so the list is the same at every call.
+    expect(labels.map((row) => [row.label_value, Number(row.content_size_bytes)])).toEqual([
+      ['#b', 185],
+      ['#a', 100],
+      ['#c', 10],
+      ['#d', 10],
+    ]);
+    // Float sums: compared to the millionth.
+    const micro = (value: number) => Math.round(value * 1e6) / 1e6;
+    expect(labels.map((row) => micro(row.adj_content_size_bytes))).toEqual([133.5, 90, 7, 7]);
+    expect(await service.topLabels(2, 2)).toHaveLength(2);
+
+    const ages = await service.ages(2, 1000);
+    expect(ages.map((row) => [row.time_bucket_id, Number(row.content_size_bytes)])).toEqual([
+      [HOUR + 2, 100],
+      [HOUR + 1, 185],
+      [HOUR, 20],
+    ]);
+    expect(ages.map((row) => micro(row.adj_content_size_bytes))).toEqual([90, 133.5, 14]);
+
+    // A label's bytes are summed over both sources.
+    const a = await service.bytesByLabel('#a');
+    expect(a.bytes).toBe(140);
+    expect(a.adjBytes).toBeCloseTo(126, 6);
+
+    // Ranges include both ends; the newest hour in them is the one fetched.
+    const b = (await service.labelId('#b'))!;
+    expect(await service.latestBucket(2, undefined, HOUR, HOUR + 1)).toBe(HOUR + 1);
+    expect(await service.latestBucket(2, undefined, HOUR, HOUR + 3)).toBe(HOUR + 2);
+    expect(await service.latestBucket(2, b, HOUR, HOUR + 1)).toBe(HOUR + 1);
+    expect(await service.latestBucket(2, b, HOUR, HOUR + 2)).toBe(HOUR + 2);
+    expect(await service.latestBucket(2, b, HOUR + 3, HOUR + 5)).toBeUndefined();
+
+    // Holders most credible first; a failing miner is not asked.
+    const holders = async (labelId: number | undefined) =>
+      (await service.holders(2, labelId, HOUR + 1, 10)).map((row) => [row.uid, row.bytes]);
+    expect(await holders(b)).toEqual([
+      [2, 5],
+      [0, 80],
+    ]);
+    expect(await holders(undefined)).toEqual([
+      [1, 100],
+      [2, 5],
+      [0, 80],
+    ]);
+    await miners.setState(2, 'failing');
+    expect(await holders(b)).toEqual([[0, 80]]);
+    expect(await holders(undefined)).toEqual([
+      [1, 100],
+      [0, 80],
+    ]);
+  });
 });
