@@ -1,0 +1,226 @@
+import { Clock } from '../../common/clock/clock';
+import { RequestValidationException } from '../../common/errors/validation-error-item';
+import { BucketAnswer } from '../../network/buckets/bucket-reader';
+import { BucketHolder } from '../../network/index/miner-index-read.repository';
+import { MinerIndexService } from '../../network/index/miner-index.service';
+import { NetworkService } from '../../network/network.service';
+import { SourceId } from '../../network/sources';
+import { StatsService } from './stats.service';
+
+/** 2026-01-01T10:30Z: inside hour 490_906 since the epoch. */
+const NOW = new Date('2026-01-01T10:30:00Z');
+const NOW_HOUR = 490_906;
+
+/** The index's reads kept in memory, with a log of the ranges and holders asked for. */
+class FakeIndex {
+  version = '1';
+  labels: { label_value: string; content_size_bytes: string; adj_content_size_bytes: number }[] =
+    [];
+  hours: { time_bucket_id: number; content_size_bytes: string; adj_content_size_bytes: number }[] =
+    [];
+  labelBytes = { bytes: 0, adjBytes: 0 };
+  labelIds = new Map<string, number>();
+  /** (source, label id or undefined) → hours holding data. */
+  held: { source: SourceId; labelId: number | undefined; hour: number }[] = [];
+  readonly ranges: { from: number; to: number }[] = [];
+  readonly lookedUp: string[] = [];
+
+  totalsVersion = () => Promise.resolve(this.version);
+  topLabels = () => Promise.resolve(this.labels);
+  ages = () => Promise.resolve(this.hours);
+  bytesByLabel = (label: string) => {
+    this.lookedUp.push(label);
+    return Promise.resolve(this.labelBytes);
+  };
+  labelId = (label: string) => {
+    this.lookedUp.push(label);
+    return Promise.resolve(this.labelIds.get(label));
+  };
+  latestBucket = (source: SourceId, labelId: number | undefined, from: number, to: number) => {
+    this.ranges.push({ from, to });
+    const hours = this.held
+      .filter((row) => row.source === source && row.labelId === labelId)
+      .map((row) => row.hour)
+      .filter((hour) => hour >= from && hour <= to);
+    return Promise.resolve(hours.length > 0 ? Math.max(...hours) : undefined);
+  };
+  holders = (): Promise<BucketHolder[]> =>
+    Promise.resolve([
+      {
+        uid: 4,
+        hotkey: 'hotkey-4',
+        axonUrl: 'http://127.0.0.1:1',
+        labelId: 7,
+        label: '#a',
+        bytes: 9,
+      },
+    ]);
+}
+
+function setup(answer?: BucketAnswer) {
+  const index = new FakeIndex();
+  const network = {
+    readBucket: () =>
+      Promise.resolve(
+        answer ?? {
+          status: 'success',
+          cached: false,
+          miner: { uid: 4, hotkey: 'hotkey-4' },
+          label: '#a',
+          claimedBytes: 9,
+          fetchedAt: NOW,
+          items: [],
+        },
+      ),
+  } as unknown as NetworkService;
+  const clock = { now: () => NOW } as Clock;
+  const stats = new StatsService(index as unknown as MinerIndexService, network, clock);
+  return { index, stats };
+}
+
+describe(StatsService.name, () => {
+  it('answers the adjusted sizes of labels and hours as whole bytes, as the interface types them', async () => {
+    const { index, stats } = setup();
+    index.labels = [
+      { label_value: '#a', content_size_bytes: '1000', adj_content_size_bytes: 612.5 },
+      { label_value: '#b', content_size_bytes: '10', adj_content_size_bytes: 3.4999 },
+    ];
+    index.hours = [{ time_bucket_id: 5, content_size_bytes: '20', adj_content_size_bytes: 7.5 }];
+
+    expect(await stats.topLabels('x')).toEqual([
+      { label_value: '#a', content_size_bytes: 1000, adj_content_size_bytes: 613 },
+      { label_value: '#b', content_size_bytes: 10, adj_content_size_bytes: 3 },
+    ]);
+    expect(await stats.ages('x')).toEqual([
+      { time_bucket_id: 5, content_size_bytes: 20, adj_content_size_bytes: 8 },
+    ]);
+  });
+
+  it('answers the lists again once the totals changed, not from its cache', async () => {
+    const { index, stats } = setup();
+    index.labels = [{ label_value: '#a', content_size_bytes: '1', adj_content_size_bytes: 1 }];
+    index.hours = [{ time_bucket_id: 5, content_size_bytes: '1', adj_content_size_bytes: 1 }];
+    await stats.topLabels('x');
+    await stats.ages('x');
+
+    index.labels = [{ label_value: '#a', content_size_bytes: '2', adj_content_size_bytes: 2 }];
+    index.hours = [{ time_bucket_id: 5, content_size_bytes: '2', adj_content_size_bytes: 2 }];
+    // Same version: the cached answer stands.
+    expect((await stats.topLabels('x'))[0].content_size_bytes).toBe(1);
+    index.version = '2';
+    expect((await stats.topLabels('x'))[0].content_size_bytes).toBe(2);
+    expect((await stats.ages('x'))[0].content_size_bytes).toBe(2);
+  });
+
+  it('keeps the cached lists of the two sources apart', async () => {
+    const { index, stats } = setup();
+    index.labels = [{ label_value: '#x', content_size_bytes: '1', adj_content_size_bytes: 1 }];
+    await stats.topLabels('x');
+    index.labels = [{ label_value: '#r', content_size_bytes: '1', adj_content_size_bytes: 1 }];
+    expect((await stats.topLabels('reddit'))[0].label_value).toBe('#r');
+  });
+
+  it('looks a label up trimmed and lower-cased, and rounds its adjusted bytes to cents', async () => {
+    const { index, stats } = setup();
+    index.labelBytes = { bytes: 1234, adjBytes: 617.456 };
+
+    expect(await stats.bytesByLabel(' #BitCoin ')).toEqual({
+      label: '#bitcoin',
+      total_bytes: 1234,
+      adj_total_bytes: 617.46,
+    });
+    expect(index.lookedUp).toEqual(['#bitcoin']);
+  });
+
+  it('reads query_bucket over the 25 hours ending with the last whole hour by default', async () => {
+    const { index, stats } = setup();
+    await stats.queryBucket('x', {});
+    await stats.queryBucket('x', { end_bucket: 100 });
+    await stats.queryBucket('x', { end_bucket: 10 });
+    await stats.queryBucket('x', { start_bucket: 7, end_bucket: 7 });
+
+    expect(index.ranges).toEqual([
+      { from: NOW_HOUR - 25, to: NOW_HOUR - 1 },
+      { from: 76, to: 100 },
+      // Not before bucket 0.
+      { from: 0, to: 10 },
+      // One hour is a range.
+      { from: 7, to: 7 },
+    ]);
+  });
+
+  it('refuses a start_bucket after end_bucket with a 422 on start_bucket', async () => {
+    const { stats } = setup();
+    const error = await stats
+      .queryBucket('x', { start_bucket: 8, end_bucket: 7 })
+      .catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(RequestValidationException);
+    expect((error as RequestValidationException).errors).toEqual([
+      {
+        loc: ['query', 'start_bucket'],
+        msg: 'Value error, start_bucket must not be after end_bucket',
+        type: 'value_error',
+      },
+    ]);
+  });
+
+  it('answers query_bucket with an error naming the normalized label and the range when nothing is held', async () => {
+    const { index, stats } = setup();
+    index.labelIds.set('#known', 3);
+
+    expect(
+      await stats.queryBucket('x', { label: ' #Unknown ', start_bucket: 1, end_bucket: 2 }),
+    ).toEqual({
+      status: 'error',
+      message: 'No data for label #unknown in buckets 1..2',
+    });
+    expect(
+      await stats.queryBucket('x', { label: '#KNOWN', start_bucket: 1, end_bucket: 2 }),
+    ).toEqual({
+      status: 'error',
+      message: 'No data for #known in buckets 1..2',
+    });
+    expect(await stats.queryBucket('x', { start_bucket: 1, end_bucket: 2 })).toEqual({
+      status: 'error',
+      message: 'No data for any label in buckets 1..2',
+    });
+  });
+
+  it('answers query_bucket with the newest held bucket of the source and label, and what the miner sent', async () => {
+    const { index, stats } = setup();
+    index.labelIds.set('#a', 7);
+    index.held = [
+      { source: 2, labelId: 7, hour: 95 },
+      { source: 2, labelId: 7, hour: 98 },
+      { source: 1, labelId: 7, hour: 99 },
+      { source: 2, labelId: undefined, hour: 100 },
+    ];
+
+    expect(await stats.queryBucket('x', { label: '#A', end_bucket: 100 })).toEqual({
+      status: 'success',
+      cached: false,
+      fetched_at: NOW.toISOString(),
+      miner: { uid: 4, hotkey: 'hotkey-4' },
+      bucket: {
+        id: 98,
+        start: '1970-01-05T02:00:00.000Z',
+        end: '1970-01-05T03:00:00.000Z',
+        source: 'X',
+        label: '#a',
+        expected_size: 9,
+      },
+      data: [],
+    });
+  });
+
+  it("passes on the network's error when no holder answered", async () => {
+    const { index, stats } = setup({ status: 'error', message: 'No miner answered' });
+    index.held = [{ source: 2, labelId: undefined, hour: 100 }];
+
+    expect(await stats.queryBucket('x', { end_bucket: 100 })).toEqual({
+      status: 'error',
+      message: 'No miner answered',
+    });
+  });
+});
