@@ -137,6 +137,32 @@ describe(parseCompressedIndex.name, () => {
     expect(rows).toEqual([{ source: 2, label, timeBucket: hour, bytes: 9 }]);
   });
 
+  it('keeps a label of exactly 140 characters and rejects the index for one of 141', () => {
+    const index = (label: string) => ({
+      sources: { '2': [{ label, time_bucket_ids: [hour], sizes_bytes: [9] }] },
+    });
+    const longest = `#${'a'.repeat(139)}`;
+    expect(parseCompressedIndex(index(longest), now)).toEqual([
+      { source: 2, label: longest, timeBucket: hour, bytes: 9 },
+    ]);
+    expect(() => parseCompressedIndex(index(`${longest}a`), now)).toThrow(InvalidIndexError);
+  });
+
+  it('files an entry whose label is empty once trimmed as data without a label', () => {
+    const rows = parseCompressedIndex(
+      {
+        sources: {
+          '2': [
+            { label: '  ', time_bucket_ids: [hour], sizes_bytes: [3] },
+            { label: null, time_bucket_ids: [hour], sizes_bytes: [4] },
+          ],
+        },
+      },
+      now,
+    );
+    expect(rows).toEqual([{ source: 2, label: null, timeBucket: hour, bytes: 7 }]);
+  });
+
   it('ignores sources the gateway does not serve (YouTube is 3, 4 to 7 are reserved)', () => {
     const entry = (label: string) => ({ label, time_bucket_ids: [hour], sizes_bytes: [9] });
     const rows = parseCompressedIndex(
@@ -162,6 +188,28 @@ describe(parseCompressedIndex.name, () => {
     expect(() => parseCompressedIndex({ sources: { '1': [reddit], '3': [youtube] } }, now)).toThrow(
       /more than 350000 buckets/,
     );
+  });
+
+  it('keeps the oldest hour of the retention and the next hour, and nothing beyond either', () => {
+    const oldest = hour - 30 * 24;
+    const rows = parseCompressedIndex(
+      {
+        sources: {
+          '2': [
+            {
+              label: '#a',
+              time_bucket_ids: [oldest - 1, oldest, hour + 1, hour + 2],
+              sizes_bytes: [1, 2, 3, 4],
+            },
+          ],
+        },
+      },
+      now,
+    );
+    expect(rows.map((row) => [row.timeBucket, row.bytes])).toEqual([
+      [oldest, 2],
+      [hour + 1, 3],
+    ]);
   });
 
   it('skips a bucket later than the next hour and keeps the rest of the index', () => {
