@@ -78,6 +78,15 @@ describe('readRepoNames', () => {
     ]);
   });
 
+  it('finds repo_name as the first column behind a byte-order mark, and a header padded with spaces', async () => {
+    await writeFile(file('bom-first.csv'), '\uFEFFrepo_name,uid\na/b,1\n');
+    await writeFile(file('padded.csv'), 'uid , repo_name \n1,a/b\n');
+    await writeFile(file('bom.jsonl'), '\uFEFF{"repo_name": "a/b"}\n');
+    expect(await readAll(file('bom-first.csv'))).toEqual(['a/b']);
+    expect(await readAll(file('padded.csv'))).toEqual(['a/b']);
+    expect(await readAll(file('bom.jsonl'))).toEqual(['a/b']);
+  });
+
   it('reads a CSV file far larger than one read chunk, with quoted fields across chunk boundaries', async () => {
     const names = Array.from(
       { length: 20_000 },
