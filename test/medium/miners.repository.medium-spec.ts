@@ -93,4 +93,44 @@ describe(MinersRepository.name, () => {
       ]);
     });
   });
+
+  describe('countMiners and setState', () => {
+    const MIN_STAKE = 1000;
+    const serving = (uid: number, stake = 1, permit = false) => ({
+      ...neuron(uid, `count-${uid}`),
+      axon_url: `http://127.0.0.1:${9000 + uid}`,
+      stake,
+      validator_permit: permit,
+    });
+    const metagraph = [
+      serving(0),
+      // A permit with exactly the minimum stake is a validator; one short of it is a miner.
+      serving(1, MIN_STAKE, true),
+      serving(2, MIN_STAKE - 1, true),
+      serving(3),
+      serving(4),
+      neuron(5, 'count-5'),
+    ];
+
+    const states = async () =>
+      Object.fromEntries((await miners.listAll()).map((miner) => [miner.uid, miner.state]));
+
+    it('counts as the metagraph and the circuits left the miners, and keeps those states over a sync', async () => {
+      await miners.syncNeurons(metagraph, new Set([4]));
+      await miners.setState(3, 'failing');
+      // A refused address stays refused whatever a circuit says.
+      await miners.setState(4, 'active');
+      expect(await states()).toMatchObject({ 3: 'failing', 4: 'address_refused' });
+      await miners.syncNeurons(metagraph, new Set([4]));
+
+      expect(await miners.countMiners(MIN_STAKE)).toEqual({
+        total: 6,
+        serving: 5,
+        validators: 1,
+        available: 2,
+        addressRefused: 1,
+      });
+      expect(await states()).toMatchObject({ 3: 'failing', 4: 'address_refused' });
+    });
+  });
 });
