@@ -239,6 +239,27 @@ describe('Index retention', () => {
     expect(report.oldRowsDropped).toBeGreaterThanOrEqual(2);
   });
 
+  it('counts a rejected index as missed in a sync where no miner sent one it could store', async () => {
+    await database.query('UPDATE miners SET index_missed_syncs = 0');
+    // The miner answered, with an index the gateway cannot take: its fault, not our network's.
+    network.devnet.setBehaviour(0, {
+      ...UNLIMITED,
+      wrongSchema: true,
+      endpoints: ['GetMinerIndex'],
+    });
+    try {
+      const report = await sync();
+
+      expect({ synced: report.synced, rejected: report.rejected }).toEqual({
+        synced: 0,
+        rejected: 1,
+      });
+      expect(await missedSyncs(0)).toBe(1);
+    } finally {
+      network.devnet.setBehaviour(0, UNLIMITED);
+    }
+  });
+
   /** Uid 0's index as stored, with two hours past 30 days added as if claimed when younger. */
   async function withOldHours(): Promise<IndexRow[]> {
     const oldest = oldestUseful();
