@@ -220,6 +220,11 @@ describe(`${MinerIndexRepository.name} and ${MinerIndexReadRepository.name}`, ()
     const newest = await service.holdings(2, ['#a', '#b'], HOUR, HOUR + 3, 1);
     expect(new Set(newest.map((row) => row.timeBucket))).toEqual(new Set([HOUR + 2]));
     expect(newest).toHaveLength(4);
+    // The newest hours of each label first, then the newest of those over every label.
+    const hoursOf = async (labels: (string | null)[]) =>
+      new Set((await service.holdings(2, labels, HOUR, HOUR + 3, 1)).map((row) => row.timeBucket));
+    expect(await hoursOf(['#a'])).toEqual(new Set([HOUR + 2]));
+    expect(await hoursOf(['#a', null])).toEqual(new Set([HOUR + 2]));
     expect(await service.holdings(2, ['#a'], HOUR, HOUR + 1, 5)).toHaveLength(2);
     expect(await service.holdings(2, [], HOUR, HOUR + 3, 5)).toEqual([]);
   });
@@ -338,5 +343,11 @@ describe(`${MinerIndexRepository.name} and ${MinerIndexReadRepository.name}`, ()
       [1, 100],
       [0, 80],
     ]);
+
+    // Once only a failing miner holds an index, none is loaded that the stored-data path may ask.
+    expect(await service.anyIndexLoaded()).toBe(true);
+    await repository.replaceMinerIndex(0, []);
+    await repository.replaceMinerIndex(1, []);
+    expect(await service.anyIndexLoaded()).toBe(false);
   });
 });
