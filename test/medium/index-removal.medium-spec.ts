@@ -208,6 +208,13 @@ describe('Dropping miner indexes', () => {
     expect((await minerRow(2)).index_buckets).toBe(rowsOf(2).length - 6);
     await expectAggregatesExact(database);
     expect(await index.dropHoursBefore(HOUR + 2)).toBe(0);
+    // The hour just before the one given goes too.
+    expect(await index.dropHoursBefore(HOUR + 3)).toBeGreaterThan(0);
+    const left = await database.query<{ hour: number }[]>(
+      'SELECT min(time_bucket) AS hour FROM miner_index',
+    );
+    expect(left[0].hour).toBe(HOUR + 3);
+    await expectAggregatesExact(database);
   });
 
   it('keeps every aggregate equal to a GROUP BY over the index through replaces, credibility changes and drops', async () => {
