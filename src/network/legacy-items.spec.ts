@@ -34,7 +34,8 @@ const LEGACY_X = {
 /** A Reddit comment as the first releases stored it: no `title` at all. */
 const LEGACY_COMMENT = {
   uri: 'https://www.reddit.com/r/Bitcoin/comments/abc/comment/def/',
-  datetime: '2026-11-01T09:05:10.000Z',
+  // The entity's time, obfuscated to the minute as miners store it; createdAt is the record's.
+  datetime: '2026-11-01T09:05:00.000Z',
   source: 'REDDIT',
   label: 'r/bitcoin',
   content: 'A reply',
@@ -83,7 +84,19 @@ describe(currentItemShape.name, () => {
 
   it('answers a Reddit item of an earlier shape with title and the newer fields null', () => {
     const item = currentItemShape(LEGACY_COMMENT as unknown as StoredItemShape) as RedditItem;
-    expect(item).toMatchObject({
+    // Every field the earlier shape kept is passed on as it was, each in its own place.
+    expect(item).toEqual({
+      uri: LEGACY_COMMENT.uri,
+      datetime: LEGACY_COMMENT.datetime,
+      source: 'REDDIT',
+      label: 'r/bitcoin',
+      id: 't1_def',
+      url: LEGACY_COMMENT.url,
+      username: 'dave',
+      communityName: 'r/Bitcoin',
+      body: 'A reply',
+      createdAt: LEGACY_COMMENT.createdAt,
+      dataType: 'comment',
       title: null,
       parentId: 't3_abc',
       content_size_bytes: null,
@@ -93,6 +106,19 @@ describe(currentItemShape.name, () => {
       upvote_ratio: null,
       num_comments: null,
       content: 'A reply',
+    });
+    // A post's content is its title and body: the body is passed on alone.
+    const post = currentItemShape({
+      ...LEGACY_COMMENT,
+      dataType: 'post',
+      title: 'Heading',
+      parentId: null,
+      content: 'Heading\n\nA reply',
+    } as unknown as StoredItemShape) as RedditItem;
+    expect(post).toMatchObject({
+      title: 'Heading',
+      body: 'A reply',
+      content: 'Heading\n\nA reply',
     });
   });
 
