@@ -1,0 +1,118 @@
+import { Clock } from '../../common/clock/clock';
+import { MetricsService } from '../../common/metrics/metrics.service';
+import { RedisConnection } from '../../common/redis/redis-connection';
+import { ResponseCache } from '../../common/redis/response-cache';
+import { RequestValidationException } from '../../common/errors/validation-error-item';
+import { AppConfig } from '../../config/app-config';
+import { NetworkService } from '../../network/network.service';
+import { NetworkQuery } from '../../network/protocol';
+import { emptyResult, NetworkQueryResult } from '../../network/query-result';
+import { DataQueryService } from './data-query.service';
+import { DataQueryRequestDto } from './dto/data-query-request.dto';
+
+const NOW = new Date('2026-11-20T12:00:00Z');
+
+/** A live answer of three miners asked, two of them answering, none with items. */
+const ANSWERED: NetworkQueryResult = {
+  ...emptyResult('unused'),
+  error: undefined,
+  minersQueried: 3,
+  minersResponded: 2,
+  minersEmpty: 2,
+  minersPassedChecks: 2,
+};
+
+function setUp(results: NetworkQueryResult[] = [ANSWERED]) {
+  const queries: NetworkQuery[] = [];
+  const network = {
+    query: (query: NetworkQuery) => {
+      queries.push(query);
+      return Promise.resolve(results[Math.min(queries.length - 1, results.length - 1)]);
+    },
+  } as unknown as NetworkService;
+  // No Redis: the cache is the process memory, as without REDIS_URL.
+  const cache = new ResponseCache({ ready: () => undefined } as unknown as RedisConnection);
+  const config = { network: { queryCacheTtlSeconds: 60 } } as AppConfig;
+  const metrics = { recordOnDemandAnswer: () => undefined } as unknown as MetricsService;
+  const service = new DataQueryService(
+    network,
+    cache,
+    { now: () => NOW } as Clock,
+    config,
+    metrics,
+  );
+  return { service, queries };
+}
+
+describe(DataQueryService.name, () => {
+  it('asks for 100 items when the request gives no limit, as the hosted API', async () => {
+    const { service, queries } = setUp();
+    await service.query({ source: 'x' });
+    await service.query({ source: 'reddit', limit: null });
+    expect(queries.map((query) => query.limit)).toEqual([100, 100]);
+  });
+
+  it('ends a query without end_date now, on the service clock', async () => {
+    const { service, queries } = setUp();
+    await service.query({ source: 'x', start_date: '2026-11-19' });
+    expect(queries[0]).toMatchObject({ startDate: new Date('2026-11-19T00:00:00Z'), endDate: NOW });
+  });
+
+  it('takes a start_date equal to end_date, and refuses one after it', async () => {
+    const { service } = setUp();
+    const same: DataQueryRequestDto = {
+      source: 'x',
+      start_date: '2026-11-19T10:00:00Z',
+      end_date: '2026-11-19T10:00:00Z',
+    };
+    await expect(service.query(same)).resolves.toMatchObject({ status: 'success' });
+    await expect(
+      service.query({ ...same, start_date: '2026-11-19T10:00:01Z' }),
+    ).rejects.toBeInstanceOf(RequestValidationException);
+  });
+
+  it('serves a query differing only in the order and case of usernames and keywords from the cache', async () => {
+    const { service, queries } = setUp();
+    await service.query({ source: 'x', usernames: ['Alice', 'bob'], keywords: ['#AI', 'gm'] });
+    const second = await service.query({
+      source: 'x',
+      usernames: ['@BOB', 'alice'],
+      keywords: ['gm', '#ai'],
+    });
+    expect(queries).toHaveLength(1);
+    expect(second.meta.cache_hit).toBe(true);
+  });
+
+  it('keeps queries that differ only in limit apart in the cache', async () => {
+    // A cached answer cut at 7 items must not answer a query for 100.
+    const { service, queries } = setUp();
+    await service.query({ source: 'reddit', keywords: ['r/bitcoin'], limit: 7 });
+    const other = await service.query({ source: 'reddit', keywords: ['r/bitcoin'] });
+    expect(queries).toHaveLength(2);
+    expect(other.meta.cache_hit).toBe(false);
+  });
+
+  it('does not cache an error: the next identical query asks the network again', async () => {
+    // "No miners available" is passing; caching it would repeat it for the whole TTL.
+    const { service, queries } = setUp([emptyResult('No miners available'), ANSWERED]);
+    const failed = await service.query({ source: 'x', keywords: ['#ai'] });
+    const retried = await service.query({ source: 'x', keywords: ['#ai'] });
+    expect(failed.status).toBe('error');
+    expect(queries).toHaveLength(2);
+    expect(retried).toMatchObject({ status: 'success', meta: { cache_hit: false } });
+  });
+
+  it('counts as non-responsive every miner asked that did not answer, failed or still silent', async () => {
+    // At quorum a straggler has not failed (yet), but it did not respond either.
+    const { service } = setUp([
+      { ...ANSWERED, minersQueried: 4, minersFailed: { count: 1, reasons: { http_error: 1 } } },
+    ]);
+    const response = await service.query({ source: 'x' });
+    expect(response.meta).toMatchObject({
+      miners_queried: 4,
+      miners_responded: 2,
+      non_responsive_miners: 2,
+      miners_failed: { count: 1, reasons: { http_error: 1 } },
+    });
+  });
+});
