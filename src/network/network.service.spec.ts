@@ -74,11 +74,12 @@ function setUp(
       }) as ServingMiner,
   );
   const refused = new Set<string>();
+  const openCircuits = new Set<number>();
   const onDemandCalls: number[] = [];
   const client = {
     mayAsk: (hotkey: string) => !refused.has(hotkey),
     refusalOf: (hotkey: string) => (refused.has(hotkey) ? 'not_served' : undefined),
-    isCircuitOpen: () => false,
+    isCircuitOpen: (uid: number) => openCircuits.has(uid),
     call: (target: MinerTarget, synapse: SynapseName) => {
       onDemandCalls.push(target.uid);
       const fault = faults[target.uid];
@@ -143,7 +144,7 @@ function setUp(
     live,
   );
   const advance = (ms: number) => (now += ms);
-  return { service, stored, onDemandCalls, refused, advance };
+  return { service, stored, onDemandCalls, refused, openCircuits, advance };
 }
 
 describe(`${NetworkService.name} on-demand modes`, () => {
@@ -159,6 +160,26 @@ describe(`${NetworkService.name} on-demand modes`, () => {
     const { service, onDemandCalls } = setUp('live', 3, 3, [1, 3]);
     await service.query(QUERY);
     expect(onDemandCalls).toEqual([2]);
+  });
+
+  it('live: does not ask a miner whose circuit is open', async () => {
+    // A miner that keeps failing is cut off: asking it would only spend a place among the query's miners.
+    const { service, onDemandCalls, openCircuits } = setUp('live', 3, 3);
+    openCircuits.add(2);
+    await service.query(QUERY);
+    expect(onDemandCalls.sort()).toEqual([1, 3]);
+  });
+
+  it('live: a miner still silent when the quorum answered is no failure of that answer', async () => {
+    // Its call goes on after the response: what it comes to counts for credibility, not here.
+    const { service } = setUp('live', 3, 3, [], { 3: 'http_error' }, { 3: 50 });
+    const result = await service.query(QUERY);
+    expect(result).toMatchObject({
+      minersQueried: 3,
+      minersResponded: 2,
+      deadlineReached: false,
+    });
+    expect(result.minersFailed).toEqual({ count: 0, reasons: {} });
   });
 
   it('live: says the budget is spent when no miner has a call left', async () => {
