@@ -65,6 +65,11 @@ describe('Error responses', () => {
       usernames: Array.from({ length: 11 }, (_, i) => `u${i}`),
     }).expect(422);
     expect(many.body.detail[0]).toMatchObject({ loc: ['body', 'usernames'], type: 'too_long' });
+    const keywords = await query({
+      source: 'x',
+      keywords: Array.from({ length: 6 }, (_, i) => `k${i}`),
+    }).expect(422);
+    expect(keywords.body.detail[0]).toMatchObject({ loc: ['body', 'keywords'], type: 'too_long' });
     const long = await query({ source: 'x', keywords: ['ok', 'k'.repeat(141)] }).expect(422);
     expect(long.body.detail).toEqual([
       expect.objectContaining({ loc: ['body', 'keywords', 1], type: 'string_too_long' }),
@@ -73,6 +78,17 @@ describe('Error responses', () => {
     expect(source.body.detail).toEqual([
       expect.objectContaining({ loc: ['body', 'source'], type: 'enum' }),
     ]);
+  });
+
+  it('takes every bound itself: limit 1000, 10 usernames, 5 keywords of 140 characters', async () => {
+    // No miner here: a query that passes validation is answered 200 with status "error".
+    const response = await query({
+      source: 'x',
+      limit: 1000,
+      usernames: Array.from({ length: 10 }, (_, i) => `u${i}`),
+      keywords: Array.from({ length: 5 }, (_, i) => `${i}`.repeat(140)),
+    }).expect(200);
+    expect(response.body.status).toBe('error');
   });
 
   // A blank name or keyword asked for nothing, and the query answered everyone's posts.
