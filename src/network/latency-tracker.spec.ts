@@ -28,6 +28,13 @@ describe(LatencyTracker.name, () => {
     expect(tracker.quantile(1, 0)).toBe(100);
   });
 
+  it('rounds the rank down between samples, so the hedge waits no longer than the samples say', () => {
+    // 0.9 of 15 samples is rank 13.5: the 14th smallest (index 13), not the 15th.
+    const tracker = trackerWith(Array.from({ length: 15 }, (_, index) => (index + 1) * 10));
+
+    expect(tracker.quantile(0.9, 0)).toBe(140);
+  });
+
   it('honours the configured minimum number of samples', () => {
     const tracker = trackerWith([42, 43], 10, 2);
 
