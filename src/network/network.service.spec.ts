@@ -109,7 +109,7 @@ function setUp(
   const metagraph = { minersServingData: () => miners } as unknown as MetagraphService;
   const credibility = {
     record: () => undefined,
-    recordState: () => undefined,
+    recordState: jest.fn(),
   } as unknown as CredibilityRecorder;
   const budgets = {
     budgetOf: () => ({ calls: 8, windowMs: 3_600_000 }),
@@ -144,7 +144,7 @@ function setUp(
     live,
   );
   const advance = (ms: number) => (now += ms);
-  return { service, stored, onDemandCalls, refused, openCircuits, advance };
+  return { service, stored, onDemandCalls, refused, openCircuits, advance, miners, credibility };
 }
 
 describe(`${NetworkService.name} on-demand modes`, () => {
@@ -180,6 +180,14 @@ describe(`${NetworkService.name} on-demand modes`, () => {
       deadlineReached: false,
     });
     expect(result.minersFailed).toEqual({ count: 0, reasons: {} });
+  });
+
+  it('live: a miner another replica marked failing is active again once it answers', async () => {
+    const { service, miners, credibility } = setUp('live', 2, 2);
+    miners[1].state = 'failing';
+    await service.query(QUERY);
+    expect(credibility.recordState).toHaveBeenCalledWith(2, 'active');
+    expect(credibility.recordState).not.toHaveBeenCalledWith(1, 'active');
   });
 
   it('live: says the budget is spent when no miner has a call left', async () => {
