@@ -102,6 +102,34 @@ describe(DataQueryService.name, () => {
     expect(retried).toMatchObject({ status: 'success', meta: { cache_hit: false } });
   });
 
+  it("reports a stored answer's bucket counts each under its own name, and the live origin without them", async () => {
+    const { service } = setUp([
+      {
+        ...ANSWERED,
+        origin: 'stored',
+        stored: {
+          coverage: 'complete',
+          buckets: { planned: 9, fromStore: 4, fetchedNow: 3, missing: 2 },
+          oldestFetchedAt: new Date('2026-11-20T11:00:00Z'),
+        },
+      },
+      ANSWERED,
+    ]);
+    const stored = await service.query({ source: 'x', keywords: ['#ai'] });
+    expect(stored.meta).toMatchObject({ origin: 'stored' });
+    expect(stored.meta.stored).toEqual({
+      coverage: 'complete',
+      buckets_planned: 9,
+      buckets_from_store: 4,
+      buckets_fetched_now: 3,
+      buckets_missing: 2,
+      oldest_data_fetched_at: '2026-11-20T11:00:00.000Z',
+    });
+    const live = await service.query({ source: 'reddit' });
+    expect(live.meta.origin).toBe('live');
+    expect(live.meta.stored).toBeUndefined();
+  });
+
   it('counts as non-responsive every miner asked that did not answer, failed or still silent', async () => {
     // At quorum a straggler has not failed (yet), but it did not respond either.
     const { service } = setUp([
