@@ -190,6 +190,34 @@ describe(`${NetworkService.name} on-demand modes`, () => {
     expect(credibility.recordState).not.toHaveBeenCalledWith(1, 'active');
   });
 
+  it('live: says no miner answered within the deadline when every one was still silent at it', async () => {
+    // Their calls fail 300 ms after the 2 s deadline: the answer does not wait for them.
+    const silent = { 1: 2300, 2: 2300, 3: 2300 };
+    const { service } = setUp(
+      'live',
+      3,
+      3,
+      [],
+      { 1: 'timeout', 2: 'timeout', 3: 'timeout' },
+      silent,
+    );
+    const result = await service.query(QUERY);
+    expect(result.error).toBe('No miner answered within the deadline');
+    expect(result).toMatchObject({ deadlineReached: true, minersResponded: 0 });
+    expect(result.minersFailed).toEqual({ count: 3, reasons: { timeout: 3 } });
+  });
+
+  it('live: counts the refusals when only some of the miners refused OnDemandRequest', async () => {
+    // Miners 2 and 3 answer 404; once miner 1 is cut off too, no miner is left to ask.
+    const { service, openCircuits } = setUp('live', 3, 1);
+    await service.query(QUERY);
+    openCircuits.add(1);
+    const result = await service.query(QUERY);
+    expect(result.error).toBe(
+      'No miners available: 2 of 3 refused OnDemandRequest recently (404: not served, 403: blacklisted, 401: unverified)',
+    );
+  });
+
   it('live: says the budget is spent when no miner has a call left', async () => {
     const { service, onDemandCalls } = setUp('live', 2, 2, [1, 2]);
     const result = await service.query(QUERY);
