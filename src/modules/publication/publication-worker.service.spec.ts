@@ -5,61 +5,32 @@ import { PublicationRow } from './publication.types';
 const HOTKEY = '5F4tQyWrhfGVcNhoqeiNsR6KjD4wMZ2kfhLj4oHYuyHbZAc3';
 const SHA = '3f786850e387550fdab836ed7e6dc881de23001b';
 
-/**
- * A worker whose claim of version 3 is lost at its first record (the push's): `now` is the row
- * as the worker finds it afterwards. Returns what it logged.
- */
-async function loseClaim(now: Pick<PublicationRow, 'version' | 'claimed_by'>) {
-  const claimed = { hotkey: HOTKEY, version: 3, commit_sha: null, attempts: 0 };
-  let claims = 0;
-  const repository = {
-    claim: () => Promise.resolve(claims++ === 0 ? claimed : undefined),
-    recordPushed: () => Promise.resolve(false),
-    find: () => Promise.resolve({ ...claimed, ...now }),
-    release: jest.fn(() => Promise.resolve()),
-  };
-  const config = {
-    netuid: 1,
-    publication: { intervalMs: 5000, leaseMs: 600_000, retryMs: 12_000, retryMaxMs: 3_600_000 },
-  };
-  const worker = new PublicationWorker(
-    repository as never,
-    { enabled: true } as never,
-    {} as never,
-    { recordPublicationAttempt: () => undefined } as never,
-    { now: () => new Date() } as never,
-    {} as never,
-    { hotkey: HOTKEY, keypair: {} } as never,
-    { publish: () => Promise.resolve({ sha: SHA, pushed: true }) } as never,
-    {} as never,
-    config as never,
-  );
-  const log = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
-  const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
-  await worker.runOnce();
-  expect(repository.release).toHaveBeenCalledTimes(1);
-  return { logged: log.mock.calls.map(([line]) => String(line)), warned: warn.mock.calls };
-}
-
 const NOW = new Date('2026-11-30T12:00:00Z');
 
 /**
- * A worker with a claimed row (`row` over a pending version 3) and fakes whose defaults succeed;
- * returns the worker and the repository's spies.
+ * A worker with a claimed row (`row` over a pending version 3) and fakes whose defaults succeed
+ * (`found`: the row as the worker finds it after a lost claim, by default replaced by version
+ * 4); returns the worker, the repository's spies and the log's.
  */
 function workerWith(
   row: Partial<PublicationRow>,
-  fakes: { publish?: () => Promise<unknown>; recordCommitted?: () => Promise<boolean> } = {},
+  fakes: {
+    publish?: () => Promise<unknown>;
+    recordPushed?: () => Promise<boolean>;
+    recordCommitted?: () => Promise<boolean>;
+    found?: Pick<PublicationRow, 'version' | 'claimed_by'>;
+  } = {},
 ) {
   const claimed = { hotkey: HOTKEY, version: 3, commit_sha: null, attempts: 0, ...row };
   let claims = 0;
   const repository = {
     claim: () => Promise.resolve(claims++ === 0 ? claimed : undefined),
-    recordPushed: () => Promise.resolve(true),
+    recordPushed: fakes.recordPushed ?? (() => Promise.resolve(true)),
     recordCommitted: jest.fn(fakes.recordCommitted ?? (() => Promise.resolve(true))),
     recordRetry: jest.fn(() => Promise.resolve(true)),
     transaction: (work: (manager: unknown) => Promise<unknown>) => work({}),
-    find: () => Promise.resolve({ ...claimed, version: 4, claimed_by: null }),
+    find: () =>
+      Promise.resolve({ ...claimed, ...(fakes.found ?? { version: 4, claimed_by: null }) }),
     release: jest.fn(() => Promise.resolve()),
   };
   const tasks = { recordNetworkRegistration: jest.fn(() => Promise.resolve()) };
@@ -82,9 +53,23 @@ function workerWith(
     {} as never,
     config as never,
   );
-  jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
-  jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
-  return { worker, repository, tasks };
+  const log = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
+  const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+  return { worker, repository, tasks, log, warn };
+}
+
+/**
+ * A worker whose claim of version 3 is lost at its first record (the push's): `now` is the row
+ * as the worker finds it afterwards. Returns what it logged.
+ */
+async function loseClaim(now: Pick<PublicationRow, 'version' | 'claimed_by'>) {
+  const { worker, repository, log, warn } = workerWith(
+    {},
+    { recordPushed: () => Promise.resolve(false), found: now },
+  );
+  await worker.runOnce();
+  expect(repository.release).toHaveBeenCalledTimes(1);
+  return { logged: log.mock.calls.map(([line]) => String(line)), warned: warn.mock.calls };
 }
 
 describe(PublicationWorker.name, () => {
