@@ -4,7 +4,10 @@ import { bodyParserErrorHandler } from '../errors/body-parser-errors';
 import { ERROR_DETAILS } from '../errors/error-details';
 import { jsonBodies } from './json-bodies';
 
-/** An app that answers the body it read, behind the parser and its error handler. */
+/**
+ * An app that answers the body it read, behind the parser and its error handler
+ * (bodyParserErrorHandler), as app.setup.ts installs them.
+ */
 function app() {
   const server = express();
   server.use(jsonBodies('1mb'));
@@ -37,6 +40,23 @@ describe(jsonBodies.name, () => {
       .send('{"name":"team"}')
       .expect(415);
     expect(refused.body).toMatchObject({ detail: ERROR_DETAILS.unsupportedEncoding });
+  });
+
+  it('answers malformed JSON with a 422 json_invalid at the position the parser stopped, as FastAPI does', async () => {
+    const refused = await app()
+      .post('/')
+      .set('Content-Type', 'application/json')
+      .send('{"name": "team" "tier": 1}')
+      .expect(422);
+    expect(refused.body.detail).toEqual([
+      {
+        loc: ['body', 16],
+        msg: 'JSON decode error',
+        type: 'json_invalid',
+        ctx: { error: expect.stringContaining('position 16') },
+      },
+    ]);
+    expect(refused.body.request_id).toEqual(expect.any(String));
   });
 
   it('reads a body nested 64 levels deep, and refuses one level more as malformed JSON', async () => {

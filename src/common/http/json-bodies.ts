@@ -11,11 +11,11 @@ const MAX_JSON_DEPTH = 64;
  * The JSON body parser, for body-carrying methods only. Compressed bodies are refused (415):
  * the interface has none, and inflating them would add a failure mode (corrupt data) of its
  * own. So is any charset but UTF-8 (labelled `utf-8` or `utf8`), and a body whose bytes are not
- * UTF-8 (415: JSON is UTF-8, and a decoder would otherwise replace what it cannot read). Any JSON value is parsed (`null`
- * is a body the validation reports as missing, as FastAPI does, not malformed JSON). A body
- * nested deeper than MAX_JSON_DEPTH is refused like malformed JSON (422 `json_invalid`):
- * class-transformer walks bodies recursively and overflows the stack on thousands of levels,
- * which JSON.parse accepts.
+ * UTF-8 (415: JSON is UTF-8, and a decoder would otherwise replace what it cannot read). Any
+ * JSON value is parsed (`null` is a body the validation reports as missing, as FastAPI does,
+ * not malformed JSON). A body nested deeper than MAX_JSON_DEPTH is refused like malformed JSON
+ * (422 `json_invalid`): class-transformer walks bodies recursively and overflows the stack on
+ * thousands of levels, which JSON.parse accepts.
  *
  * Which bodies are JSON is FastAPI's rule: a body without a Content-Type (or an empty one), or an
  * `application/json` or `application/*+json` one. Any other body (a form, plain text) is kept as
@@ -32,8 +32,8 @@ export function jsonBodies(limit: string): RequestHandler {
     if (charset !== undefined && !/^utf-?8$/i.test(charset))
       return next(notUtf8(`charset ${charset}`));
     // `utf8` is UTF-8 under another label (WHATWG's, which browsers read), but body-parser takes
-    // only charsets that begin `utf-`: it would answer 415. It reads the label it knows.
-    if (charset !== undefined && contentType && /^utf8$/i.test(charset))
+    // only charsets that begin `utf-` and would answer 415: it is handed the label it knows.
+    if (contentType && charset?.toLowerCase() === 'utf8')
       request.headers['content-type'] = contentType.replace(/(charset\s*=\s*"?)utf8/i, '$1utf-8');
     if (contentType && !isJsonMediaType(contentType)) {
       return readOther(request, response, (error?: unknown) => {

@@ -1,6 +1,8 @@
+import { Logger } from '@nestjs/common';
 import { NetworkAggregateService } from './network-aggregate.service';
 import { NetworkVote } from './network-vote';
 import { JobView } from './desirability.types';
+import { StoredNetworkAggregate } from './network-votes.repository';
 
 const SHA_A = 'a'.repeat(40);
 const SHA_B = 'b'.repeat(40);
@@ -19,10 +21,11 @@ const tao: JobView = {
 };
 
 /**
- * The aggregate job's read of the network, over fakes: commitments of two validators of equal
- * stake, whose files are `votes` by hotkey, and a metagraph read at block 4,200.
+ * The aggregate job run once over fakes: commitments of two validators of equal stake, whose
+ * files are `votes` by hotkey, and a metagraph read at block 4,200. Returns what it stored.
  */
-function readWith(votes: Record<string, NetworkVote>) {
+async function aggregateOf(votes: Record<string, NetworkVote>): Promise<StoredNetworkAggregate> {
+  const saveAggregate = jest.fn((_aggregate: StoredNetworkAggregate) => Promise.resolve());
   const service = new NetworkAggregateService(
     { voteAt: (hotkey: string) => Promise.resolve(votes[hotkey]) } as never,
     {
@@ -32,7 +35,7 @@ function readWith(votes: Record<string, NetworkVote>) {
           { hotkey: 'voter', block: 11, sha: SHA_B },
         ]),
     } as never,
-    {} as never,
+    { saveAggregate } as never,
     {
       validatorStakes: () =>
         new Map([
@@ -43,16 +46,24 @@ function readWith(votes: Record<string, NetworkVote>) {
     } as never,
     { jobs: [] } as never,
     { now: () => NOW } as never,
-    {} as never,
+    // No other replica: the job runs whenever asked.
+    {
+      runOnce: (_name: string, _intervalMs: number, run: () => Promise<unknown>) => run(),
+    } as never,
     { desirability: { syncIntervalMs: 60_000 }, network: { validatorMinStake: 1000 } } as never,
   );
-  return service['read'](NOW.getTime());
+  jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
+  await service.runIfDue();
+  expect(saveAggregate).toHaveBeenCalledTimes(1);
+  return saveAggregate.mock.calls[0][0];
 }
 
 describe(NetworkAggregateService.name, () => {
+  afterEach(() => jest.restoreAllMocks());
+
   // A withdrawn vote is no vote: its stake must not keep a share that no job receives.
   it('skips a withdrawn vote, so that the validators still voting share the 70 % alone', async () => {
-    const aggregate = await readWith({
+    const aggregate = await aggregateOf({
       withdrawn: { ok: true, submitted: [], jobs: [], notes: [] },
       voter: { ok: true, submitted: [tao], jobs: [tao], notes: [] },
     });
@@ -71,7 +82,7 @@ describe(NetworkAggregateService.name, () => {
   });
 
   it('names the block the stakes were read at', async () => {
-    const aggregate = await readWith({
+    const aggregate = await aggregateOf({
       withdrawn: { ok: true, submitted: [], jobs: [], notes: [] },
       voter: { ok: true, submitted: [tao], jobs: [tao], notes: [] },
     });

@@ -2,8 +2,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import { redditComment } from '../../../test/support/items';
 import { Clock } from '../../common/clock/clock';
-import { RedditItem } from '../../network/protocol';
 import { DatasetParquetService, PARQUET_RETRY_MS } from './dataset-parquet.service';
 import { writeJsonLines } from './dataset-writer';
 import { CompletedTask } from './task.types';
@@ -11,28 +11,7 @@ import { TaskLifecycleRepository } from './task-lifecycle.repository';
 
 const COMPLETED_AT = new Date('2026-01-08T00:00:05.000Z');
 
-const COMMENT: RedditItem = {
-  uri: 'https://www.reddit.com/r/bitcoin/comments/abc/title/def/',
-  datetime: '2026-01-02T09:05:00.000Z',
-  source: 'REDDIT',
-  label: 'r/bitcoin',
-  content_size_bytes: 7,
-  id: 't1_def',
-  url: 'https://www.reddit.com/r/bitcoin/comments/abc/title/def/',
-  username: 'dave',
-  communityName: 'r/bitcoin',
-  body: 'A reply',
-  createdAt: '2026-01-02T09:05:00.000Z',
-  dataType: 'comment',
-  title: null,
-  parentId: 't3_abc',
-  media: null,
-  is_nsfw: null,
-  score: 2,
-  upvote_ratio: null,
-  num_comments: null,
-  content: 'A reply',
-};
+const COMMENT = redditComment();
 
 describe(DatasetParquetService.name, () => {
   let directory: string;

@@ -8,6 +8,7 @@ import {
   readParquet,
   readParquetMetadata,
 } from '../../../test/support/parquet-reader';
+import { redditComment } from '../../../test/support/items';
 import { currentItemShape, StoredItemShape } from '../../network/legacy-items';
 import { RedditItem, XItem } from '../../network/protocol';
 import {
@@ -130,28 +131,7 @@ const POST: RedditItem = {
   content: 'A title\n\nA body',
 };
 
-const COMMENT: RedditItem = {
-  uri: 'https://www.reddit.com/r/Bitcoin/comments/abc/title/def/',
-  datetime: '2026-11-01T09:05:00.000Z',
-  source: 'REDDIT',
-  label: 'r/bitcoin',
-  content_size_bytes: 250,
-  id: 't1_def',
-  url: 'https://www.reddit.com/r/Bitcoin/comments/abc/title/def/',
-  username: 'dave',
-  communityName: 'r/Bitcoin',
-  body: 'A reply',
-  createdAt: '2026-11-01T09:05:00.000Z',
-  dataType: 'comment',
-  title: null,
-  parentId: 't3_abc',
-  media: null,
-  is_nsfw: null,
-  score: -2,
-  upvote_ratio: null,
-  num_comments: null,
-  content: 'A reply',
-};
+const COMMENT = redditComment();
 
 describe('writeParquet', () => {
   let directory: string;

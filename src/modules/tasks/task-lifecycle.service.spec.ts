@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import { redditComment } from '../../../test/support/items';
 import { Clock } from '../../common/clock/clock';
 import { JobRunner } from '../../common/jobs/job-runner';
 import { AppConfig } from '../../config/app-config';
@@ -135,31 +136,11 @@ describe(TaskLifecycleService.name, () => {
   });
 });
 
-/** A Reddit comment as a collection stored it (the current item shape). */
+/** Stored comment `n`, at `datetime`. */
 function storedItem(n: number, datetime: Date): RedditItem {
   const uri = `https://www.reddit.com/r/bitcoin/comments/abc/title/c${n}/`;
-  return {
-    uri,
-    datetime: datetime.toISOString(),
-    source: 'REDDIT',
-    label: 'r/bitcoin',
-    content_size_bytes: 10,
-    id: `t1_c${n}`,
-    url: uri,
-    username: 'carol',
-    communityName: 'r/bitcoin',
-    body: `comment ${n}`,
-    createdAt: datetime.toISOString(),
-    dataType: 'comment',
-    title: null,
-    parentId: 't3_abc',
-    media: null,
-    is_nsfw: null,
-    score: 1,
-    upvote_ratio: null,
-    num_comments: null,
-    content: `comment ${n}`,
-  };
+  const time = datetime.toISOString();
+  return redditComment({ uri, url: uri, id: `t1_c${n}`, datetime: time, createdAt: time });
 }
 
 /**
