@@ -1,0 +1,394 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { RedisConnection } from '../../common/redis/redis-connection';
+import { loadConfig } from '../../config/load-config';
+import { ValidatorIdentity } from '../../network/bittensor/validator-identity';
+import { HotkeyCheck } from '../../network/metagraph/hotkey-standing';
+import { MinerCounts } from '../../network/miners.repository';
+import { NetworkService } from '../../network/network.service';
+import { PublicationStatusDto } from '../publication/dto/publication-status.dto';
+import { PublicationService } from '../publication/publication.service';
+import { HealthRepository } from './health.repository';
+import { HealthService } from './health.service';
+
+type MetagraphStatus = Awaited<ReturnType<NetworkService['metagraphStatus']>>;
+
+const HOTKEY = '5CV7zrQtjcAv1fhM4KrUgy944hSetfftC6Gy4EUATf1at8k1';
+const COUNTS: MinerCounts = {
+  total: 12,
+  serving: 10,
+  validators: 2,
+  available: 7,
+  addressRefused: 1,
+};
+const READ_AT = new Date('2026-12-01T10:00:00Z');
+
+/** What the collaborators answer; each test changes what it is about. */
+class World {
+  pings = 0;
+  ping: () => Promise<void> = () => Promise.resolve();
+  counts: () => Promise<MinerCounts> = () => Promise.resolve(COUNTS);
+  hotkey: HotkeyCheck | null = { standing: 'validator' };
+  metagraph: () => Promise<MetagraphStatus> = () =>
+    Promise.resolve({
+      source: 'devnet',
+      chain: null,
+      lastAttempt: { ok: true, at: READ_AT },
+      stored: { network: 'devnet', source: 'devnet', block: 40, neurons: 12, readAt: READ_AT },
+    });
+  redisClient: { ping(): Promise<string> } | null = { ping: () => Promise.resolve('PONG') };
+  redisProblem: string | undefined = undefined;
+  publication: () => Promise<Partial<PublicationStatusDto>> = () =>
+    Promise.resolve({ state: 'disabled' });
+
+  service(env: Record<string, string> = {}): HealthService {
+    const repository = {
+      ping: () => {
+        this.pings++;
+        return this.ping();
+      },
+    };
+    const network = {
+      countMiners: () => this.counts(),
+      hotkeyCheck: () => this.hotkey,
+      metagraphStatus: () => this.metagraph(),
+    };
+    const redis = { client: this.redisClient, problem: () => this.redisProblem };
+    const publication = { status: () => this.publication() };
+    return new HealthService(
+      repository as unknown as HealthRepository,
+      network as unknown as NetworkService,
+      redis as unknown as RedisConnection,
+      { hotkey: HOTKEY } as ValidatorIdentity,
+      publication as unknown as PublicationService,
+      loadConfig(env),
+    );
+  }
+}
+
+const SUBTENSOR = { SUBTENSOR_URL: 'ws://127.0.0.1:9944' };
+const METAGRAPH_FILE = { METAGRAPH_FILE: '/tmp/metagraph.json' };
+/** A promise that never settles: a Postgres or Redis that stopped answering. */
+const never = () => new Promise<never>(() => undefined);
+
+describe(HealthService.name, () => {
+  let world: World;
+
+  beforeEach(() => {
+    world = new World();
+  });
+
+  describe('health', () => {
+    it('is healthy with the database and tells the miners available, the network and the hotkey', async () => {
+      expect(await world.service().health()).toEqual({
+        status: 'healthy',
+        timestamp: expect.any(String),
+        miners_available: 7,
+        version: expect.any(String),
+        netuid: 13,
+        hotkey: HOTKEY,
+        network: 'devnet',
+      });
+    });
+
+    it('is unhealthy when the database does not answer, whatever else does', async () => {
+      world.ping = () => Promise.reject(new Error('connection refused'));
+      expect((await world.service().health()).status).toBe('unhealthy');
+    });
+
+    it('checks at most once a second however often it is polled, and answers at once meanwhile', async () => {
+      const service = world.service();
+      const polls = await Promise.all([service.health(), service.health(), service.health()]);
+      expect(polls.map((poll) => poll.status)).toEqual(['healthy', 'healthy', 'healthy']);
+      // A fresh result is not a promise: the balancer's poll costs no check and no wait.
+      expect(service.health()).not.toBeInstanceOf(Promise);
+      expect(world.pings).toBe(1);
+
+      await sleep(500);
+      await service.health();
+      expect(world.pings).toBe(1);
+      await sleep(550);
+      await service.health();
+      expect(world.pings).toBe(2);
+    });
+
+    it('names the configured source when the stored metagraph cannot be read', async () => {
+      world.metagraph = () => Promise.reject(new Error('database away'));
+      expect((await world.service().health()).network).toBeNull();
+      expect((await world.service(SUBTENSOR).health()).network).toBe('subtensor');
+      expect((await world.service(METAGRAPH_FILE).health()).network).toBe('file');
+    });
+
+    it('says null until a metagraph was read, even with a source configured', async () => {
+      world.metagraph = () =>
+        Promise.resolve({ source: 'subtensor', chain: null, lastAttempt: null, stored: undefined });
+      expect((await world.service(SUBTENSOR).health()).network).toBeNull();
+    });
+  });
+
+  describe('system status', () => {
+    it('is healthy when every component is, with each one detailed', async () => {
+      const status = await world.service().systemStatus();
+      expect(status).toMatchObject({ status: 'healthy', network: 'devnet' });
+      expect(status.uptime_seconds).toBe(0);
+      expect(status.components).toEqual({
+        database: { status: 'healthy', latency_ms: expect.any(Number) },
+        redis: { status: 'healthy', latency_ms: expect.any(Number) },
+        miners: {
+          status: 'healthy',
+          latency_ms: expect.any(Number),
+          available: 7,
+          total: 12,
+          serving: 10,
+          validators: 2,
+          address_refused: 1,
+          hotkey_standing: 'validator',
+        },
+        chain: expect.objectContaining({ status: 'disabled', block: null }),
+        publication: { status: 'disabled', latency_ms: null, state: 'disabled' },
+      });
+    });
+
+    it('is unhealthy without the database, and degraded for each other component that is not well', async () => {
+      const degradations: [string, (world: World) => void][] = [
+        ['redis', (w) => (w.redisProblem = 'Redis unreachable')],
+        ['miners', (w) => (w.counts = () => Promise.resolve({ ...COUNTS, available: 0 }))],
+        // The miners' count failing is the miners' component unhealthy, not the service.
+        ['miners', (w) => (w.counts = () => Promise.reject(new Error('statement timeout')))],
+        ['chain', (w) => (w.metagraph = () => Promise.reject(new Error('database away')))],
+        ['publication', (w) => (w.publication = () => Promise.resolve({ state: 'failed' }))],
+      ];
+      for (const [component, degrade] of degradations) {
+        const degraded = new World();
+        degrade(degraded);
+        const status = await degraded.service(SUBTENSOR).systemStatus();
+        expect({ component, status: status.status }).toEqual({ component, status: 'degraded' });
+      }
+      world.ping = () => Promise.reject(new Error('connection refused'));
+      world.redisProblem = 'Redis unreachable';
+      const status = await world.service().systemStatus();
+      expect(status.status).toBe('unhealthy');
+      expect(status.components.database).toEqual({
+        status: 'unhealthy',
+        latency_ms: expect.any(Number),
+        error: 'connection refused',
+      });
+    });
+
+    it('gives up on a check after a second: a frozen database is unhealthy, a frozen Redis degraded', async () => {
+      world.ping = never;
+      world.redisClient = { ping: never };
+      world.publication = never;
+      const started = performance.now();
+      const { components } = await world.service().systemStatus();
+      expect(performance.now() - started).toBeLessThan(1500);
+      expect(components.database).toMatchObject({
+        status: 'unhealthy',
+        error: 'no answer within 1000 ms',
+      });
+      expect(components.database.latency_ms).toBeGreaterThanOrEqual(990);
+      expect(components.redis).toMatchObject({
+        status: 'degraded',
+        error: 'no answer within 1000 ms',
+      });
+      expect(components.publication).toMatchObject({
+        status: 'degraded',
+        error: 'publication state unreadable: no answer within 1000 ms',
+      });
+    });
+
+    it('times each check it waits for', async () => {
+      world.ping = () => sleep(30);
+      const { components } = await world.service().systemStatus();
+      expect(components.database.latency_ms).toBeGreaterThanOrEqual(25);
+    });
+
+    describe('redis', () => {
+      it('is disabled without a REDIS_URL', async () => {
+        world.redisClient = null;
+        expect((await world.service().systemStatus()).components.redis).toEqual({
+          status: 'disabled',
+          latency_ms: null,
+        });
+      });
+
+      it('is degraded with the connection’s problem, without a ping', async () => {
+        world.redisProblem = 'Redis unreachable: connect ECONNREFUSED';
+        world.redisClient = { ping: () => Promise.reject(new Error('must not be asked')) };
+        expect((await world.service().systemStatus()).components.redis).toEqual({
+          status: 'degraded',
+          latency_ms: null,
+          error: 'Redis unreachable: connect ECONNREFUSED',
+        });
+      });
+
+      it('is degraded, never unhealthy, when its ping fails', async () => {
+        world.redisClient = { ping: () => Promise.reject(new Error('LOADING')) };
+        expect((await world.service().systemStatus()).components.redis).toEqual({
+          status: 'degraded',
+          latency_ms: expect.any(Number),
+          error: 'LOADING',
+        });
+      });
+    });
+
+    describe('miners', () => {
+      it('is degraded with the hotkey’s problem, which it names', async () => {
+        world.hotkey = { standing: 'no_permit', problem: 'hotkey has no validator permit' };
+        expect((await world.service().systemStatus()).components.miners).toMatchObject({
+          status: 'degraded',
+          error: 'hotkey has no validator permit',
+          hotkey_standing: 'no_permit',
+          available: 7,
+        });
+      });
+
+      it('is unhealthy when the count fails, its error winning over the hotkey’s', async () => {
+        world.counts = () => Promise.reject(new Error('relation "miners" is locked'));
+        world.hotkey = { standing: 'no_permit', problem: 'hotkey has no validator permit' };
+        expect((await world.service().systemStatus()).components.miners).toMatchObject({
+          status: 'unhealthy',
+          error: 'relation "miners" is locked',
+          available: 0,
+          total: 0,
+        });
+      });
+
+      it('has no standing before a metagraph is loaded', async () => {
+        world.hotkey = null;
+        expect((await world.service().systemStatus()).components.miners).toMatchObject({
+          status: 'healthy',
+          hotkey_standing: null,
+        });
+      });
+
+      it('is degraded when METAGRAPH_FILE could not be read, keeping the counts of the last read', async () => {
+        world.metagraph = () =>
+          Promise.resolve({
+            source: 'file /tmp/metagraph.json',
+            chain: null,
+            lastAttempt: { ok: false, at: new Date(), error: 'ENOENT' },
+            stored: { network: 'file', source: 'file', block: 3, neurons: 12, readAt: READ_AT },
+          });
+        expect(
+          (await world.service(METAGRAPH_FILE).systemStatus()).components.miners,
+        ).toMatchObject({
+          status: 'degraded',
+          error: 'METAGRAPH_FILE could not be read: ENOENT',
+          available: 7,
+        });
+        // Only a file's read: the devnet's and the chain's have components of their own.
+        expect((await world.service().systemStatus()).components.miners.status).toBe('healthy');
+
+        world.counts = () => Promise.reject(new Error('database away'));
+        expect((await world.service(METAGRAPH_FILE).systemStatus()).components.miners.status).toBe(
+          'unhealthy',
+        );
+      });
+    });
+
+    describe('chain', () => {
+      it('tells the chain, the block and the age of the metagraph read from it', async () => {
+        const readAt = new Date(Date.now() - 90_000);
+        world.metagraph = () =>
+          Promise.resolve({
+            source: 'subtensor ws://127.0.0.1:9944 netuid 13',
+            chain: { chain: 'Bittensor', genesisHash: '0x2f05', bestBlock: 99 },
+            lastAttempt: { ok: true, at: READ_AT },
+            stored: { network: 'subtensor', source: 's', block: 98, neurons: 12, readAt },
+          });
+        expect((await world.service(SUBTENSOR).systemStatus()).components.chain).toEqual({
+          status: 'healthy',
+          latency_ms: null,
+          chain_name: 'Bittensor',
+          genesis_hash: '0x2f05',
+          block: 98,
+          last_read_at: readAt.toISOString(),
+          age_seconds: 90,
+        });
+      });
+
+      it('is degraded with the last attempt’s error, or "not read yet" before any', async () => {
+        world.metagraph = () =>
+          Promise.resolve({
+            source: 's',
+            chain: null,
+            lastAttempt: { ok: false, at: new Date(), error: 'connection refused' },
+            // A metagraph of another source, stored before: its block is not the chain's.
+            stored: { network: 'file', source: 'f', block: 3, neurons: 12, readAt: READ_AT },
+          });
+        expect((await world.service(SUBTENSOR).systemStatus()).components.chain).toEqual({
+          status: 'degraded',
+          latency_ms: null,
+          chain_name: null,
+          genesis_hash: null,
+          block: null,
+          last_read_at: null,
+          age_seconds: null,
+          error: 'connection refused',
+        });
+
+        world.metagraph = () =>
+          Promise.resolve({ source: 's', chain: null, lastAttempt: null, stored: undefined });
+        expect((await world.service(SUBTENSOR).systemStatus()).components.chain).toMatchObject({
+          status: 'degraded',
+          error: 'not read yet',
+        });
+      });
+
+      it('is degraded when the stored metagraph cannot be read', async () => {
+        world.metagraph = never;
+        expect((await world.service(SUBTENSOR).systemStatus()).components.chain).toMatchObject({
+          status: 'degraded',
+          block: null,
+          error: 'database unavailable',
+        });
+      });
+    });
+
+    describe('publication', () => {
+      it('is healthy while a vote is on its way, with what has been done', async () => {
+        world.publication = () =>
+          Promise.resolve({
+            state: 'committed',
+            commit_sha: '3f786850e387550fdab836ed7e6dc881de23001b',
+            block_number: 6852691,
+          });
+        expect((await world.service().systemStatus()).components.publication).toEqual({
+          status: 'healthy',
+          latency_ms: null,
+          state: 'committed',
+          commit_sha: '3f786850e387550fdab836ed7e6dc881de23001b',
+          block_number: 6852691,
+        });
+      });
+
+      it('is degraded after a failure, with its error and the next attempt', async () => {
+        world.publication = () =>
+          Promise.resolve({
+            state: 'failed',
+            last_error: 'rate limited: commitments.SpaceLimitExceeded',
+            next_attempt_at: '2026-12-01T12:00:00.000Z',
+            block_number: 0,
+          });
+        expect((await world.service().systemStatus()).components.publication).toEqual({
+          status: 'degraded',
+          latency_ms: null,
+          state: 'failed',
+          block_number: 0,
+          next_attempt_at: '2026-12-01T12:00:00.000Z',
+          error: 'rate limited: commitments.SpaceLimitExceeded',
+        });
+      });
+
+      it('is degraded when its state cannot be read', async () => {
+        world.publication = () => Promise.reject(new Error('database away'));
+        expect((await world.service().systemStatus()).components.publication).toEqual({
+          status: 'degraded',
+          latency_ms: null,
+          state: 'pending',
+          error: 'publication state unreadable: database away',
+        });
+      });
+    });
+  });
+});
