@@ -489,6 +489,10 @@ describe(MinerClient.name, () => {
         { ok: false, status: 401, message: 'Not Verified with error: Nonce is too old' },
       ]);
       expect(logs.warn).toHaveBeenCalledWith(expect.stringContaining("Check this machine's clock"));
+      // The other cause: the hotkey the operator should look for in the miner's metagraph.
+      expect(logs.warn).toHaveBeenCalledWith(
+        expect.stringContaining(`hotkey ${GATEWAY.address} is registered`),
+      );
     });
 
     it('logs a refusal of a miner at most once an hour', async () => {
@@ -527,7 +531,11 @@ describe(MinerClient.name, () => {
     ] as const)('classifies an HTTP %i as %s without a cooldown', async (status, reason) => {
       const axon = await startAxon({ answer: statusOf(status) });
 
-      expect(await failureOf(client.call(axon.target(), 'GetMinerIndex', {}, 2_000))).toBe(reason);
+      // The message names the status: it is what the sync's and the query's logs show.
+      await expect(client.call(axon.target(), 'GetMinerIndex', {}, 2_000)).rejects.toMatchObject({
+        reason,
+        message: expect.stringContaining(String(status)),
+      });
       expect(client.mayAsk(MINER, 'GetMinerIndex')).toBe(true);
     });
   });
