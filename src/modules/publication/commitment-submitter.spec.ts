@@ -1,31 +1,38 @@
+import { randomBytes } from 'node:crypto';
+import type { Signer } from '@polkadot/api/types';
+import { hexToU8a, u8aToHex } from '@polkadot/util';
+import { blake2AsU8a, sr25519Verify } from '@polkadot/util-crypto';
+import { cryptoReady, Sr25519Keypair } from '../../network/bittensor/keypair';
 import { CommitmentRateLimitedError, CommitmentSubmitter } from './commitment-submitter';
 
 const SHA = '3f786850e387550fdab836ed7e6dc881de23001b';
 
+type StatusCallback = (result: unknown) => void;
+
 /**
- * A submitter whose node includes the commitment in a block with the Commitments pallet's error
- * `name` (the recorded runtime knows only one of the two waiting errors, so the e2e spec meets
- * only that one).
+ * A submitter on a fake node: `signAndSend` hands its options (the signer) and its status
+ * callback to `send`; a dispatch error is the Commitments pallet's `errorName`.
  */
-function refusedWith(name: string) {
+function submitterOn(
+  send: (options: { signer: Signer }, onStatus: StatusCallback) => void,
+  keypair: Sr25519Keypair = { address: '5F' } as never,
+  errorName = '',
+): CommitmentSubmitter {
   const api = {
     on: () => undefined,
     off: () => undefined,
     registry: {
-      findMetaError: () => ({ section: 'commitments', name, docs: [] }),
+      findMetaError: () => ({ section: 'commitments', name: errorName, docs: [] }),
     },
     tx: {
       commitments: {
         setCommitment: () => ({
           signAndSend: (
             _address: string,
-            _options: unknown,
-            onStatus: (result: unknown) => void,
+            options: { signer: Signer },
+            onStatus: StatusCallback,
           ) => {
-            onStatus({
-              status: { isInBlock: true, asInBlock: { toHex: () => '0x01' } },
-              dispatchError: { isModule: true, asModule: {} },
-            });
+            send(options, onStatus);
             return Promise.resolve(() => undefined);
           },
         }),
@@ -35,8 +42,36 @@ function refusedWith(name: string) {
   const connection = {
     useLong: (work: (api: unknown) => Promise<unknown>) => work(api),
   };
-  return new CommitmentSubmitter(connection as never, { address: '5F' } as never, 13).commit(SHA);
+  return new CommitmentSubmitter(connection as never, keypair, 13);
 }
+
+/**
+ * A commitment included in a block with the Commitments pallet's error `name` (the recorded
+ * runtime knows only one of the two waiting errors, so the e2e spec meets only that one).
+ */
+function refusedWith(name: string) {
+  const inBlockWithError = (_options: unknown, onStatus: StatusCallback) =>
+    onStatus({
+      status: { isInBlock: true, asInBlock: { toHex: () => '0x01' } },
+      dispatchError: { isModule: true, asModule: {} },
+    });
+  return submitterOn(inBlockWithError, undefined, name).commit(SHA);
+}
+
+/** The signer a submitter hands @polkadot/api, which signs with `keypair`. */
+async function signerFor(keypair: Sr25519Keypair): Promise<Signer> {
+  let signer: Signer | undefined;
+  const capture = (options: { signer: Signer }, onStatus: StatusCallback) => {
+    signer = options.signer;
+    onStatus({ status: { isInvalid: true, type: 'Invalid' } });
+  };
+  await submitterOn(capture, keypair)
+    .commit(SHA)
+    .catch(() => undefined);
+  return signer!;
+}
+
+beforeAll(() => cryptoReady());
 
 describe(CommitmentSubmitter.name, () => {
   // The chain's rate limit asks to wait: the worker keeps the vote pushed and retries it later.
@@ -51,5 +86,32 @@ describe(CommitmentSubmitter.name, () => {
     await expect(refusedWith('TooManyFieldsInCommitmentInfo')).rejects.toThrow(
       'the chain refused the commitment: commitments.TooManyFieldsInCommitmentInfo',
     );
+  });
+
+  // @polkadot/api hands a signRaw signer the signing payload as it is (SignerPayload.toRaw);
+  // the chain checks the signature over it when it is at most 256 bytes, else over its
+  // blake2-256 hash (sp_runtime's SignedPayload; @polkadot/types' own signing does the same).
+  // A signature over the wrong bytes is an extrinsic the node refuses: no vote is committed.
+  it.each([
+    [255, 'the payload'],
+    [256, 'the payload'],
+    [257, 'its blake2-256 hash'],
+    [1024, 'its blake2-256 hash'],
+  ])('signs a %d-byte payload over %s, as an sr25519 MultiSignature', async (length, over) => {
+    const keypair = Sr25519Keypair.fromUri('//Validator');
+    const signer = await signerFor(keypair);
+    const payload = randomBytes(length);
+
+    const { signature } = await signer.signRaw!({
+      address: keypair.address,
+      data: u8aToHex(payload),
+      type: 'payload',
+    });
+
+    const bytes = hexToU8a(signature);
+    expect(bytes).toHaveLength(65);
+    expect(bytes[0]).toBe(1); // MultiSignature's Sr25519 variant
+    const signed = over === 'the payload' ? payload : blake2AsU8a(payload, 256);
+    expect(sr25519Verify(signed, bytes.subarray(1), keypair.publicKey)).toBe(true);
   });
 });

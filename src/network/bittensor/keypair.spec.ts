@@ -68,6 +68,28 @@ describe(Sr25519Keypair.name, () => {
     expect(verifySignature(`${rust.message_utf8} `, rustSignature, address)).toBe(false);
   });
 
+  // btwallet's Keypair.sign, which a Python dendrite signs with, signs the bytes it is given at
+  // any length (`pair.sign(&data)`): no blake2-256 hash above 256 bytes, which is the chain's
+  // rule for extrinsic payloads (CommitmentSubmitter applies it), and no `<Bytes>` wrapper, which
+  // polkadot-js extensions add. Lengths count UTF-8 bytes: the message starts with a 2-byte é.
+  it.each([255, 256, 257, 1024])(
+    'signs a %d-byte message as it is, neither hashed nor wrapped',
+    (length) => {
+      const keypair = Sr25519Keypair.fromUri('//Gateway');
+      const message = `\u00e9${'a'.repeat(length - 2)}`;
+      const bytes = stringToU8a(message);
+      expect(bytes).toHaveLength(length);
+
+      const signature = keypair.sign(message);
+
+      expect(sr25519Verify(bytes, hexToU8a(signature), keypair.publicKey)).toBe(true);
+      expect(verifySignature(message, signature, keypair.address)).toBe(true);
+      // Given as bytes (CommitmentSubmitter's payloads), they are signed as they are too.
+      const ofBytes = keypair.sign(bytes);
+      expect(sr25519Verify(bytes, hexToU8a(ofBytes), keypair.publicKey)).toBe(true);
+    },
+  );
+
   it('refuses unusable URIs and seeds without repeating them', () => {
     const secret = 'correct horse battery staple';
     expect(() => Sr25519Keypair.fromUri(secret)).toThrow(/neither a valid mnemonic/);

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createServer, Server } from 'node:https';
 import { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -110,8 +110,11 @@ describe(GravityRepository.name, () => {
   });
 });
 
-/** Reading votes from a local bare repository (file://), as the subnet's reader would. */
-describe(`${GravityRepository.name} reading votes`, () => {
+/**
+ * Reading votes from a local bare repository (file://), as the subnet's reader would, and
+ * publishing ours to it.
+ */
+describe(`${GravityRepository.name} on a local bare repository`, () => {
   const HOTKEY = '5F4tQyWrhfGVcNhoqeiNsR6KjD4wMZ2kfhLj4oHYuyHbZAc3';
   let remote: GravityRemote;
   let dataDir: string;
@@ -218,5 +221,113 @@ describe(`${GravityRepository.name} reading votes`, () => {
 
     expect(remote.parents(published.sha)).toEqual([other]);
     expect(remote.fileAt(remote.head(), HOTKEY)).toBe('[{"id": "b"}]');
+  });
+
+  // Several validators push to one branch: a push refused because the branch moved since our
+  // fetch is redone on top of the new head, up to 5 pushes in all; nothing else is retried.
+  describe('when the branch moves between its fetch and its push', () => {
+    const OTHER = '5GrwvaEF5zXb26Fz9rcQpDWS57CtERHpNehXCPcNoHGKutQY';
+    const OURS = '[{"id": "ours"}]';
+
+    /**
+     * Runs `meanwhile(attempt)` between our fetch and each push (attempt 1, 2, …); answers the
+     * count of pushes tried so far.
+     */
+    function beforeEachPush(meanwhile: (attempt: number) => Promise<void> | void): () => number {
+      let attempts = 0;
+      repository.beforePush = async () => {
+        attempts += 1;
+        await meanwhile(attempts);
+      };
+      return () => attempts;
+    }
+
+    /** Another validator pushes its file before each of our first `times` pushes. */
+    function othersPushFirst(times: number): { pushes: () => number; theirs: string[] } {
+      const theirs: string[] = [];
+      const pushes = beforeEachPush((attempt) => {
+        if (attempt <= times) theirs.push(remote.pushAs(OTHER, `[{"id": "${attempt}"}]`));
+      });
+      return { pushes, theirs };
+    }
+
+    /** Our commit landed on top of `parent`, the other validator's file kept beside ours. */
+    function expectOnTopOf(sha: string, parent: string) {
+      expect(remote.head()).toBe(sha);
+      expect(remote.parents(sha)).toEqual([parent]);
+      expect(remote.fileAt(sha, HOTKEY)).toBe(OURS);
+      expect(remote.fileAt(sha, OTHER)).toBe(remote.fileAt(parent, OTHER));
+    }
+
+    // git answers `[rejected] (fetch first)`: the remote's new head is unknown to the clone.
+    it('redoes a push refused as fetch first on top of the commit pushed meanwhile', async () => {
+      const { pushes, theirs } = othersPushFirst(1);
+
+      const published = await repository.publish(HOTKEY, OURS);
+
+      expect(published.pushed).toBe(true);
+      expect(pushes()).toBe(2);
+      expectOnTopOf(published.sha, theirs[0]);
+    });
+
+    // git answers `[rejected] (non-fast-forward)`: the clone knows the new head already, as it
+    // does when the job reading votes fetched the branch between our fetch and our push.
+    it('redoes a push refused as non-fast-forward on top of the head the clone fetched meanwhile', async () => {
+      let theirs = '';
+      const pushes = beforeEachPush(async (attempt) => {
+        if (attempt > 1) return;
+        theirs = remote.pushAs(OTHER, '[]');
+        await repository.preferencesAt(OTHER, theirs, Date.now() + 1);
+      });
+
+      const published = await repository.publish(HOTKEY, OURS);
+
+      expect(pushes()).toBe(2);
+      expectOnTopOf(published.sha, theirs);
+    });
+
+    // Two pushes at once: the remote holds the branch's lock for the other one, and answers
+    // ours `[remote rejected] (failed to update ref)` (GitHub: `cannot lock ref`). Once the
+    // lock is released, ours goes through.
+    it('redoes a push that lost the race for the branch’s lock to another push', async () => {
+      const lock = join(fileURLToPath(remote.url), 'refs', 'heads', 'main.lock');
+      const head = remote.head();
+      const pushes = beforeEachPush((attempt) => {
+        if (attempt === 1) writeFileSync(lock, '');
+        else if (attempt === 2) unlinkSync(lock);
+      });
+
+      const published = await repository.publish(HOTKEY, OURS);
+
+      expect(pushes()).toBe(2);
+      expect(remote.head()).toBe(published.sha);
+      expect(remote.parents(published.sha)).toEqual([head]);
+    });
+
+    // What the operator reads in the publication's last_error, to be retried later as a whole.
+    it('gives up after 5 refused pushes, saying the branch moved', async () => {
+      const { pushes, theirs } = othersPushFirst(Infinity);
+
+      const failure = await repository.publish(HOTKEY, OURS).catch((error: Error) => error);
+
+      expect((failure as Error).message).toMatch(
+        /^push refused, the branch moved: .*\[rejected\] \(fetch first\)/s,
+      );
+      expect(pushes()).toBe(5);
+      expect(remote.head()).toBe(theirs[4]);
+      expect(remote.commitsOf(HOTKEY)).toEqual([]);
+    });
+
+    // Another replica of this gateway published the same vote first: nothing is left to push.
+    it('pushes nothing when the commit it lost to holds the same file', async () => {
+      let theirs = '';
+      const pushes = beforeEachPush(() => {
+        theirs ||= remote.pushAs(HOTKEY, OURS);
+      });
+
+      expect(await repository.publish(HOTKEY, OURS)).toEqual({ sha: theirs, pushed: false });
+      expect(pushes()).toBe(1);
+      expect(remote.head()).toBe(theirs);
+    });
   });
 });
