@@ -1,0 +1,578 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { Logger } from '@nestjs/common';
+import { until } from '../../test/support/until';
+import { Clock } from '../common/clock/clock';
+import { JobRunner } from '../common/jobs/job-runner';
+import { MetricsService } from '../common/metrics/metrics.service';
+import { AppConfig } from '../config/app-config';
+import { IndexSpotChecks, SpotCheckResult, SyncedMiner } from './index-spot-checks';
+import { IndexSyncReport, IndexSyncService, STALE_AFTER_SYNCS } from './index-sync.service';
+import { IndexRow, InvalidIndexError } from './index/compressed-index';
+import { MinerIndexService } from './index/miner-index.service';
+import { ServingMiner } from './miner.entity';
+import { NetworkService } from './network.service';
+import { MAX_DATA_AGE_DAYS, oldestUsefulBucket } from './protocol';
+import { WrongAnswerError } from './sn13/messages';
+import { BudgetLeft, CallBudgets } from './transport/call-budgets';
+import { MinerCallError } from './transport/miner-failures';
+
+/** Far from the machine's time, so that a read of `new Date()` instead of the clock shows. */
+const NOW = Date.parse('2031-03-10T12:30:00Z');
+const MINUTE_MS = 60_000;
+const HOUR_MS = 60 * MINUTE_MS;
+
+/** What a miner's GetMinerIndex budget says: `left` calls, the next one `inMs` from the call. */
+interface Budget {
+  left: number;
+  inMs?: number;
+}
+
+interface SetUpOptions {
+  miners?: number;
+  /** Fetches of the miners' indexes at once; each worker takes the queue's next miner. */
+  concurrency?: number;
+  intervalMs?: number;
+  /** The service's clock; by default one at NOW that follows real time. */
+  clock?: Clock;
+  /** Budgets by uid; a miner not named here is not in the answer (no budget is counted). */
+  budgets?: Record<number, Budget>;
+  /** What fetching a miner's index does; by default it answers rowsOf(uid). */
+  fetch?: (miner: ServingMiner) => Promise<IndexRow[]>;
+  /** Storing a miner's index; by default it succeeds. */
+  replaceMinerIndex?: (uid: number) => Promise<void>;
+  withoutAxon?: number[];
+  onStart?: boolean;
+  whenReady?: () => Promise<void>;
+}
+
+/** A started clock at NOW running `rate` times as fast as real time. */
+function clockFrom(rate = 1): Clock {
+  return new Clock({ startMs: NOW, anchorMs: Date.now(), rate });
+}
+
+function minerOf(uid: number): ServingMiner {
+  return {
+    uid,
+    hotkey: `hk${uid}`,
+    coldkey: `ck${uid}`,
+    axonUrl: `http://127.0.0.1:${9000 + uid}`,
+    credibility: 0.9,
+    incentive: 0.1,
+    state: 'active',
+  } as ServingMiner;
+}
+
+/** `uid` rows of X data: each miner's index tells it apart. */
+function rowsOf(uid: number): IndexRow[] {
+  return Array.from({ length: uid }, (_, hour) => ({
+    source: 1,
+    label: `#miner${uid}`,
+    timeBucket: 500_000 + hour,
+    bytes: 100,
+  }));
+}
+
+/** Every service built, stopped after each test so that no schedule outlives it. */
+const services: IndexSyncService[] = [];
+
+/**
+ * The service over fakes: miners 1..`miners` available for GetMinerIndex, a job runner that runs
+ * whenever asked (no other replica), and fakes that record what the sync did. `fetched` lists
+ * the index fetches in the order they started, with the service's time then.
+ */
+function setUp(options: SetUpOptions = {}) {
+  const miners = Array.from({ length: options.miners ?? 3 }, (_, index) => minerOf(index + 1));
+  const clock = options.clock ?? clockFrom();
+  const fetched: { uid: number; at: number }[] = [];
+  /** When each waiting miner's budget has a call again, as told to the service. */
+  const nextAt = new Map<number, number>();
+  const budgets = {
+    left: jest.fn((hotkeys: readonly string[]) => {
+      const answer = new Map<string, BudgetLeft>();
+      for (const miner of miners) {
+        const budget = options.budgets?.[miner.uid];
+        if (!hotkeys.includes(miner.hotkey) || !budget) continue;
+        const at = budget.inMs === undefined ? null : clock.now().getTime() + budget.inMs;
+        if (at !== null) nextAt.set(miner.uid, at);
+        answer.set(miner.hotkey, { left: budget.left, nextAt: at === null ? null : new Date(at) });
+      }
+      return Promise.resolve(answer);
+    }),
+  };
+  const fetch = options.fetch ?? ((miner: ServingMiner) => Promise.resolve(rowsOf(miner.uid)));
+  const network = {
+    availableMiners: jest.fn(() => miners),
+    fetchMinerIndex: jest.fn((miner: ServingMiner, now: Date) => {
+      fetched.push({ uid: miner.uid, at: now.getTime() });
+      return fetch(miner);
+    }),
+    minersWithoutAxon: jest.fn(() => options.withoutAxon ?? []),
+    deleteBucketFetchesBefore: jest.fn((_date: Date) => Promise.resolve()),
+    whenReady: jest.fn(options.whenReady ?? (() => Promise.resolve())),
+  };
+  const index = {
+    replaceMinerIndex: jest.fn(options.replaceMinerIndex ?? (() => Promise.resolve())),
+    countMissedSyncs: jest.fn((_uids: readonly number[]) => Promise.resolve()),
+    dropStaleIndexes: jest.fn((_missedSyncs: number) => Promise.resolve([] as number[])),
+    dropHoursBefore: jest.fn((_hour: number) => Promise.resolve(0)),
+  };
+  const spotResults: SpotCheckResult[] = [{ uid: 1, score: 1, problems: [] }];
+  const spotChecks = { check: jest.fn((_synced: SyncedMiner[]) => Promise.resolve(spotResults)) };
+  const metrics = { observeIndexSync: jest.fn() };
+  const jobs = {
+    runOnce: async (_name: string, _intervalMs: number, run: () => Promise<unknown>) => ({
+      ran: true,
+      result: await run(),
+    }),
+  };
+  const config = {
+    network: {
+      indexSync: {
+        intervalMs: options.intervalMs ?? HOUR_MS,
+        concurrency: options.concurrency ?? 1,
+        onStart: options.onStart ?? false,
+      },
+    },
+  } as AppConfig;
+  const service = new IndexSyncService(
+    jobs as unknown as JobRunner,
+    network as unknown as NetworkService,
+    index as unknown as MinerIndexService,
+    budgets as unknown as CallBudgets,
+    spotChecks as unknown as IndexSpotChecks,
+    clock,
+    config,
+    metrics as unknown as MetricsService,
+  );
+  services.push(service);
+  return { service, clock, fetched, nextAt, budgets, network, index, spotChecks, metrics };
+}
+
+async function syncOnce(service: IndexSyncService): Promise<IndexSyncReport> {
+  const report = await service.runIfDue();
+  if (!report) throw new Error('the index sync did not run');
+  return report;
+}
+
+function rejecting(error: Error): Promise<never> {
+  return Promise.reject(error);
+}
+
+/** When each miner's index was fetched, by uid (the service's time). */
+function fetchTimes(fetched: { uid: number; at: number }[]): Map<number, number> {
+  return new Map(fetched.map(({ uid, at }) => [uid, at]));
+}
+
+/** Waits up to a second for what the service does on its own schedule. */
+function waitFor(condition: () => boolean): Promise<true> {
+  return until(() => Promise.resolve(condition() || undefined), 1000, 5);
+}
+
+/** A promise and what settles it, for a fetch the test finishes when it chooses. */
+function deferred<T>() {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((done) => (resolve = done));
+  return { promise, resolve };
+}
+
+describe(IndexSyncService.name, () => {
+  let logs: jest.SpyInstance;
+  let warnings: jest.SpyInstance;
+
+  beforeEach(() => {
+    logs = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
+    warnings = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+  });
+
+  afterEach(() => {
+    for (const service of services.splice(0)) service.onModuleDestroy();
+    jest.restoreAllMocks();
+  });
+
+  describe('order of the calls', () => {
+    it('calls the miners with a call left first, in their order, then the others by when their call frees', async () => {
+      const { service, fetched } = setUp({
+        miners: 6,
+        // 1 and 3 have none left for hours: not waited for, refused by their budget at once. 2
+        // has calls left, though its next one to free frees later; 4 has no call counted.
+        budgets: {
+          1: { left: 0, inMs: 3 * HOUR_MS },
+          2: { left: 2, inMs: 30 * MINUTE_MS },
+          3: { left: 0, inMs: 2 * HOUR_MS },
+          4: { left: 0 },
+          6: { left: 1 },
+        },
+      });
+      await syncOnce(service);
+      expect(fetched.map(({ uid }) => uid)).toEqual([2, 4, 5, 6, 3, 1]);
+    });
+
+    it('calls every miner in its order when the budgets cannot be read (Postgres away)', async () => {
+      const { service, fetched, budgets } = setUp({ miners: 3, budgets: { 1: { left: 0 } } });
+      budgets.left.mockImplementation(() => rejecting(new Error('connection refused')));
+      const report = await syncOnce(service);
+      expect(fetched.map(({ uid }) => uid)).toEqual([1, 2, 3]);
+      expect(report.synced).toBe(3);
+    });
+
+    it('takes the miners available for GetMinerIndex and asks their GetMinerIndex budgets', async () => {
+      const { service, budgets, network } = setUp({ miners: 2 });
+      await syncOnce(service);
+      expect(network.availableMiners).toHaveBeenCalledWith('GetMinerIndex');
+      expect(budgets.left).toHaveBeenCalledWith(['hk1', 'hk2'], 'GetMinerIndex');
+    });
+  });
+
+  describe('waiting for a budget', () => {
+    // A sixth of a 600 ms interval: the sync waits at most 100 ms for a call to free.
+    it('waits for a call that frees within a sixth of the interval, and not for one further off', async () => {
+      const { service, fetched, nextAt } = setUp({
+        miners: 2,
+        concurrency: 2,
+        intervalMs: 600,
+        budgets: { 1: { left: 0, inMs: 30 }, 2: { left: 0, inMs: 300 } },
+      });
+      await syncOnce(service);
+      const at = fetchTimes(fetched);
+      expect(at.get(1)).toBeGreaterThanOrEqual(nextAt.get(1)!);
+      expect(at.get(2)).toBeLessThan(nextAt.get(2)! - 200);
+    });
+
+    // An interval of two hours, whose sixth would be 20 minutes: the wait stops at 10. The clock
+    // runs a thousand times as fast, so that the wait of 9 minutes takes one poll (1 s).
+    it('waits at most 10 minutes, whatever the interval', async () => {
+      const { service, fetched, nextAt } = setUp({
+        miners: 2,
+        concurrency: 2,
+        intervalMs: 2 * HOUR_MS,
+        clock: clockFrom(1000),
+        budgets: { 1: { left: 0, inMs: 9 * MINUTE_MS }, 2: { left: 0, inMs: 11 * MINUTE_MS } },
+      });
+      await syncOnce(service);
+      const at = fetchTimes(fetched);
+      expect(at.get(1)).toBeGreaterThanOrEqual(nextAt.get(1)!);
+      expect(at.get(2)).toBeLessThan(nextAt.get(2)! - MINUTE_MS);
+    });
+
+    it('fetches with the time of the service clock', async () => {
+      const { service, fetched } = setUp({ miners: 1 });
+      await syncOnce(service);
+      expect(fetched[0].at).toBeGreaterThanOrEqual(NOW);
+      expect(fetched[0].at).toBeLessThan(NOW + MINUTE_MS);
+    });
+  });
+
+  it('never has more fetches in flight than the configured concurrency, and uses all of it', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const { service } = setUp({
+      miners: 7,
+      concurrency: 3,
+      fetch: async (miner) => {
+        most = Math.max(most, ++inFlight);
+        await delay(2);
+        inFlight--;
+        return rowsOf(miner.uid);
+      },
+    });
+    const report = await syncOnce(service);
+    expect(most).toBe(3);
+    expect(report.synced).toBe(7);
+  });
+
+  describe('outcomes', () => {
+    /** Miner 1 syncs; the others fail as their comment says. */
+    const outcomes: Record<number, () => Promise<IndexRow[]>> = {
+      1: () => Promise.resolve(rowsOf(1)),
+      2: () => rejecting(new InvalidIndexError('more than 350,000 buckets')),
+      3: () => rejecting(new WrongAnswerError('compressed_index_serialized is not a string')),
+      4: () => rejecting(new MinerCallError('no_budget', 'no GetMinerIndex call left')),
+      5: () => rejecting(new MinerCallError('blacklisted', 'HTTP 403')),
+      6: () => rejecting(new MinerCallError('timeout', 'no answer within 120000 ms')),
+      // Stored below by a Postgres that is away: our fault.
+      7: () => Promise.resolve(rowsOf(7)),
+      8: () => rejecting(new MinerCallError('no_budget', 'no GetMinerIndex call left')),
+      9: () => rejecting(new Error('socket hang up in our own code')),
+    };
+
+    function syncOutcomes() {
+      return setUp({
+        miners: 9,
+        fetch: (miner) => outcomes[miner.uid](),
+        replaceMinerIndex: (uid) =>
+          uid === 7 ? rejecting(new Error('connection terminated')) : Promise.resolve(),
+        withoutAxon: [20],
+      });
+    }
+
+    it('counts each miner under what became of its index', async () => {
+      const { service } = syncOutcomes();
+      const report = await syncOnce(service);
+      expect(report).toMatchObject({
+        miners: 9,
+        synced: 1,
+        rejected: 2,
+        skipped: 3,
+        failed: 3,
+        skippedReasons: { no_budget: 2, blacklisted: 1 },
+        rows: 1,
+      });
+    });
+
+    // Ours (Postgres, our own code) and refusals without fault say nothing of the miner.
+    it('counts a missed sync for a rejected index, a failed call and no axon, not for a skip or our own error', async () => {
+      const { service, index } = syncOutcomes();
+      await syncOnce(service);
+      expect(index.countMissedSyncs).toHaveBeenCalledTimes(1);
+      expect([...index.countMissedSyncs.mock.calls[0][0]].sort((a, b) => a - b)).toEqual([
+        2, 3, 6, 20,
+      ]);
+    });
+
+    it('adds up the rows of every synced miner', async () => {
+      const { service } = setUp({ miners: 3 });
+      const report = await syncOnce(service);
+      expect(report.rows).toBe(1 + 2 + 3);
+    });
+
+    it('stores the index of a miner that answered one', async () => {
+      const { service, index } = syncOutcomes();
+      await syncOnce(service);
+      expect(index.replaceMinerIndex).toHaveBeenCalledWith(1, rowsOf(1));
+      expect(index.replaceMinerIndex).toHaveBeenCalledTimes(2);
+    });
+
+    it('hands the spot checks exactly the synced miners with their rows, and reports their verdicts', async () => {
+      const { service, spotChecks } = syncOutcomes();
+      const report = await syncOnce(service);
+      expect(spotChecks.check).toHaveBeenCalledWith([{ miner: minerOf(1), rows: rowsOf(1) }]);
+      expect(report.spotChecks).toEqual([{ uid: 1, score: 1, problems: [] }]);
+    });
+
+    it('gives the metrics the report', async () => {
+      const { service, metrics } = syncOutcomes();
+      const report = await syncOnce(service);
+      expect(metrics.observeIndexSync).toHaveBeenCalledTimes(1);
+      const observed = metrics.observeIndexSync.mock.calls[0][0] as IndexSyncReport;
+      // Its seconds unrounded: pinned in 'a long run'.
+      expect(observed).toEqual({ ...report, seconds: expect.any(Number) as number });
+    });
+
+    it('logs how the run ended, with the reasons for the skips', async () => {
+      const { service } = syncOutcomes();
+      await syncOnce(service);
+      expect(logs).toHaveBeenLastCalledWith(
+        expect.stringMatching(
+          /^index sync: 9\/9 miners, 1 rows loaded, \d+ rows\/s, 2 rejected, 3 failed, 3 skipped \(no_budget: 2, blacklisted: 1\)$/,
+        ),
+      );
+    });
+  });
+
+  // Three runs in which our own network failed would otherwise drop every index.
+  describe('a run that reached no miner', () => {
+    const timeout = () => rejecting(new MinerCallError('timeout', 'no answer'));
+
+    it.each([
+      ['one miner synced', () => Promise.resolve(rowsOf(1)), [2, 9]],
+      ['one index rejected', () => rejecting(new InvalidIndexError('bad')), [1, 2, 9]],
+      ['no miner reached', timeout, [9]],
+    ])(
+      'counts the failed calls as missed only when it reached one (%s), and no axon always',
+      async (_case, first, missed) => {
+        const { service, index } = setUp({
+          miners: 2,
+          fetch: (miner) => (miner.uid === 1 ? first() : timeout()),
+          withoutAxon: [9],
+        });
+        await syncOnce(service);
+        expect(index.countMissedSyncs).toHaveBeenCalledWith(missed);
+      },
+    );
+  });
+
+  describe('dropping what is outdated', () => {
+    it('counts the missed syncs before it drops the indexes missed STALE_AFTER_SYNCS times, and reports and logs those', async () => {
+      const { service, index } = setUp({ miners: 1 });
+      index.dropStaleIndexes.mockResolvedValue([4, 5]);
+      const report = await syncOnce(service);
+      // As documented: two misses keep an index, the third drops it.
+      expect(index.dropStaleIndexes).toHaveBeenCalledWith(3);
+      expect(STALE_AFTER_SYNCS).toBe(3);
+      expect(index.countMissedSyncs.mock.invocationCallOrder[0]).toBeLessThan(
+        index.dropStaleIndexes.mock.invocationCallOrder[0],
+      );
+      expect(report.staleDropped).toEqual([4, 5]);
+      expect(warnings).toHaveBeenCalledWith(
+        expect.stringContaining('indexes of uids 4, 5 dropped'),
+      );
+    });
+
+    it('warns of no dropped index when none was dropped', async () => {
+      const { service } = setUp({ miners: 1 });
+      await syncOnce(service);
+      expect(warnings).not.toHaveBeenCalled();
+    });
+
+    it('drops the hours older than MAX_DATA_AGE_DAYS and the bucket fetches older than as many days, on its clock', async () => {
+      const { service, index, network, clock } = setUp({ miners: 1 });
+      index.dropHoursBefore.mockResolvedValue(17);
+      const before = clock.now().getTime();
+      const report = await syncOnce(service);
+      const after = clock.now().getTime();
+      expect(index.dropHoursBefore).toHaveBeenCalledWith(oldestUsefulBucket(new Date(NOW)));
+      expect(report.oldRowsDropped).toBe(17);
+      const retention = MAX_DATA_AGE_DAYS * 24 * HOUR_MS;
+      const cutoff = network.deleteBucketFetchesBefore.mock.calls[0][0].getTime();
+      expect(cutoff).toBeGreaterThanOrEqual(before - retention);
+      expect(cutoff).toBeLessThanOrEqual(after - retention);
+    });
+  });
+
+  // A sync of every miner can take minutes: the operator follows it in the logs.
+  describe('a long run', () => {
+    // Only `performance` is faked: the run's length is read from it, and each fetch moves it on.
+    beforeEach(() =>
+      jest.useFakeTimers({
+        doNotFake: [
+          'Date',
+          'hrtime',
+          'nextTick',
+          'queueMicrotask',
+          'setImmediate',
+          'clearImmediate',
+          'setInterval',
+          'clearInterval',
+          'setTimeout',
+          'clearTimeout',
+        ],
+      }),
+    );
+    afterEach(() => jest.useRealTimers());
+
+    /** Four miners whose fetches take 3 s each. */
+    function slowSync() {
+      return setUp({
+        miners: 4,
+        fetch: (miner) => {
+          jest.advanceTimersByTime(3000);
+          return Promise.resolve(rowsOf(miner.uid));
+        },
+      });
+    }
+
+    it('logs its progress once 5 seconds have passed since the last line, and once the queue is done', async () => {
+      const { service } = slowSync();
+      await syncOnce(service);
+      const progress = logs.mock.calls
+        .map(([message]) => String(message))
+        .filter((message) => message.startsWith('index sync:'))
+        .map((message) => /^index sync: \d+\/\d+ miners/.exec(message)?.[0]);
+      expect(progress).toEqual([
+        'index sync: 2/4 miners',
+        'index sync: 4/4 miners',
+        'index sync: 4/4 miners',
+      ]);
+    });
+
+    it('reports its length in seconds, to the metrics too', async () => {
+      const { service, metrics } = slowSync();
+      const report = await syncOnce(service);
+      expect(report.seconds).toBe(12);
+      expect(metrics.observeIndexSync).toHaveBeenCalledWith(
+        expect.objectContaining({ seconds: 12 }),
+      );
+    });
+  });
+
+  describe('stopping', () => {
+    it('calls no further miner once stopped, and neither spot-checks nor drops anything', async () => {
+      const { service, fetched, spotChecks, index, network, metrics } = setUp({
+        miners: 3,
+        fetch: (miner) => {
+          service.onModuleDestroy();
+          return Promise.resolve(rowsOf(miner.uid));
+        },
+      });
+      const report = await syncOnce(service);
+      expect(fetched.map(({ uid }) => uid)).toEqual([1]);
+      expect(report.synced).toBe(1);
+      expect(spotChecks.check).not.toHaveBeenCalled();
+      expect(index.countMissedSyncs).not.toHaveBeenCalled();
+      expect(index.dropStaleIndexes).not.toHaveBeenCalled();
+      expect(index.dropHoursBefore).not.toHaveBeenCalled();
+      expect(network.deleteBucketFetchesBefore).not.toHaveBeenCalled();
+      expect(metrics.observeIndexSync).toHaveBeenCalledTimes(1);
+    });
+
+    it('does not drop anything when stopped during the spot checks (their calls were aborted)', async () => {
+      const { service, spotChecks, index } = setUp({ miners: 1 });
+      spotChecks.check.mockImplementation(() => {
+        service.onModuleDestroy();
+        return Promise.resolve([]);
+      });
+      await syncOnce(service);
+      expect(index.countMissedSyncs).not.toHaveBeenCalled();
+      expect(index.dropHoursBefore).not.toHaveBeenCalled();
+    });
+
+    // The wait polls every second: shutdown must not sit out the rest of a wait of minutes.
+    it('ends a wait for a budget within a poll of being stopped, without calling the miner', async () => {
+      const { service, fetched } = setUp({ miners: 1, budgets: { 1: { left: 0, inMs: 5000 } } });
+      const started = Date.now();
+      const report = service.runIfDue();
+      await delay(50);
+      service.onModuleDestroy();
+      await report;
+      expect(Date.now() - started).toBeLessThan(3000);
+      expect(fetched).toEqual([]);
+    });
+
+    it('lets shutdown wait for the run in progress', async () => {
+      const answer = deferred<IndexRow[]>();
+      const { service, network } = setUp({ miners: 1, fetch: () => answer.promise });
+      const run = service.runIfDue();
+      await waitFor(() => network.fetchMinerIndex.mock.calls.length > 0);
+      service.onModuleDestroy();
+      let settled = false;
+      const shutdown = service.beforeApplicationShutdown().then(() => (settled = true));
+      await delay(20);
+      expect(settled).toBe(false);
+      answer.resolve(rowsOf(1));
+      await shutdown;
+      expect((await run)?.synced).toBe(1);
+    });
+  });
+
+  describe('schedule', () => {
+    it('runs a first sync at start once the network is ready, when INDEX_SYNC_ON_START says so', async () => {
+      const ready = deferred<void>();
+      const { service, metrics } = setUp({ onStart: true, whenReady: () => ready.promise });
+      service.onApplicationBootstrap();
+      await delay(20);
+      expect(metrics.observeIndexSync).not.toHaveBeenCalled();
+      ready.resolve();
+      await waitFor(() => metrics.observeIndexSync.mock.calls.length > 0);
+    });
+
+    it('runs no sync at start otherwise', async () => {
+      const { service, network, metrics } = setUp({ onStart: false });
+      service.onApplicationBootstrap();
+      await delay(20);
+      expect(network.whenReady).not.toHaveBeenCalled();
+      expect(metrics.observeIndexSync).not.toHaveBeenCalled();
+    });
+
+    it('runs every interval until stopped', async () => {
+      const { service, metrics } = setUp({ intervalMs: 20 });
+      service.onApplicationBootstrap();
+      await waitFor(() => metrics.observeIndexSync.mock.calls.length >= 2);
+      service.onModuleDestroy();
+      await service.beforeApplicationShutdown();
+      const runs = metrics.observeIndexSync.mock.calls.length;
+      await delay(80);
+      expect(metrics.observeIndexSync).toHaveBeenCalledTimes(runs);
+    });
+  });
+});
