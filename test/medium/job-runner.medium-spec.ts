@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { DataSource, QueryRunner } from 'typeorm';
 import { JobRunner } from '../../src/common/jobs/job-runner';
@@ -40,6 +41,13 @@ describe('JobRunner across replicas', () => {
     [database, second]
       .map((source) => (source.driver as unknown as { master: Pool }).master)
       .reduce((sum, pool) => sum + pool.totalCount - pool.idleCount, 0);
+  const finishedAt = async (name: string) =>
+    (
+      await database.query<{ finished_at: Date }[]>(
+        'SELECT finished_at FROM job_runs WHERE name = $1',
+        [name],
+      )
+    )[0].finished_at;
   /** The last run of `name` finished `minutes` ago. */
   const finishedAgo = (name: string, minutes: number) =>
     database.query(
@@ -161,6 +169,51 @@ describe('JobRunner across replicas', () => {
     expect(await replicaB.runOnce('failing', HOUR, async () => 'retried')).toEqual({
       ran: false,
       skipped: 'not_due',
+    });
+  });
+
+  // A rolling deploy stops a replica in the middle of an index sync: the replica that replaces
+  // it runs the sync at start-up, not an interval behind a run that reached only some miners.
+  it('records a run cut short by shutdown as interrupted, and leaves the job due', async () => {
+    await finishedAgo('cut-short', 120);
+    const previous = await finishedAt('cut-short');
+    expect(
+      await replicaA.runOnce(
+        'cut-short',
+        HOUR,
+        async () => ({ synced: 2 }),
+        () => true,
+      ),
+    ).toEqual({ ran: true, interrupted: true, result: { synced: 2 } });
+    expect(await jobRun('cut-short')).toMatchObject({
+      status: 'interrupted',
+      details: { synced: 2 },
+    });
+    expect(await finishedAt('cut-short')).toEqual(previous);
+    expect(await replicaB.runOnce('cut-short', HOUR, async () => 'whole')).toEqual({
+      ran: true,
+      result: 'whole',
+    });
+    expect((await jobRun('cut-short')).status).toBe('succeeded');
+  });
+
+  it('records a run that failed as shutdown cut it short as interrupted, not failed', async () => {
+    const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    const aborted = async () => {
+      throw new Error('the call was aborted');
+    };
+    await expect(replicaA.runOnce('aborted', HOUR, aborted, () => true)).rejects.toThrow(
+      'the call was aborted',
+    );
+    expect(await jobRun('aborted')).toEqual({
+      status: 'interrupted',
+      details: { error: 'the call was aborted' },
+      finished: false,
+    });
+    expect(errors).not.toHaveBeenCalled();
+    expect(await replicaB.runOnce('aborted', HOUR, async () => 'whole')).toEqual({
+      ran: true,
+      result: 'whole',
     });
   });
 

@@ -5,6 +5,8 @@ export interface JobOutcome<T> {
   ran: boolean;
   /** Why it did not run: another replica holds it, or it ran recently enough. */
   skipped?: 'locked' | 'not_due';
+  /** It ran, but shutdown cut it short: recorded as `interrupted`, the job left due. */
+  interrupted?: true;
   result?: T;
 }
 
@@ -25,10 +27,18 @@ export class JobRunner {
 
   constructor(private readonly jobRuns: JobRunsRepository) {}
 
+  /**
+   * Runs `run` unless another replica runs it or ran it within the interval. A run that
+   * `interrupted()` says shutdown cut short (checked once it ended) keeps the previous run's
+   * `finished_at`: it reached only part of its work, and another replica runs the job at its
+   * next tick instead of waiting out an interval behind it (a rolling deploy's new replica, at
+   * start-up).
+   */
   async runOnce<T>(
     name: string,
     intervalMs: number,
     run: () => Promise<T>,
+    interrupted: () => boolean = () => false,
   ): Promise<JobOutcome<T>> {
     const lock = await this.jobRuns.lock(name);
     if (!lock) return { ran: false, skipped: 'locked' };
@@ -37,11 +47,20 @@ export class JobRunner {
         return { ran: false, skipped: 'not_due' };
       try {
         const result = await run();
+        if (interrupted()) {
+          await lock.interrupt(result ?? {});
+          return { ran: true, interrupted: true, result };
+        }
         await lock.finish('succeeded', result ?? {});
         return { ran: true, result };
       } catch (error) {
-        this.logger.error(`job ${name} failed: ${(error as Error).message}`);
-        await lock.finish('failed', { error: (error as Error).message });
+        const details = { error: (error as Error).message };
+        if (interrupted()) {
+          await lock.interrupt(details);
+          throw error;
+        }
+        this.logger.error(`job ${name} failed: ${details.error}`);
+        await lock.finish('failed', details);
         throw error;
       }
     } finally {

@@ -67,6 +67,17 @@ export class JobLock {
   }
 
   /**
+   * Records a run cut short by shutdown: `finished_at` stays the last finished run's, so the job
+   * is as due as it was when this run started (startIfDue).
+   */
+  async interrupt(details: unknown): Promise<void> {
+    await this.runner.query(
+      `UPDATE job_runs SET status = 'interrupted', details = $2 WHERE name = $1`,
+      [this.name, JSON.stringify(details)],
+    );
+  }
+
+  /**
    * Unlocks the job and gives the connection back to the pool. When the unlock fails (a
    * statement timeout under load, say) on a connection that lives on, its session may still
    * hold the lock, and the pool keeps idle connections for good: every replica would find the

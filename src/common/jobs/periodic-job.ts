@@ -4,7 +4,10 @@ import { JobOutcome, JobRunner } from './job-runner';
 /**
  * A background job run every `intervalMs` and at most once per interval across replicas
  * (JobRunner). Ticks that find a run in progress are skipped; `stop` ends the schedule and
- * `settled` waits for a run in progress, for graceful shutdown.
+ * `settled` waits for a run in progress, for graceful shutdown. A run still going when `stop` is
+ * called is recorded as interrupted, which leaves the job due for the other replicas: shutdown
+ * is when the jobs' owners give up their work (the miner client aborts its calls), and the odd
+ * run that completes all the same costs only an early run elsewhere.
  */
 export class PeriodicJob<T> {
   private timer: NodeJS.Timeout | undefined;
@@ -37,10 +40,12 @@ export class PeriodicJob<T> {
   /** Runs now if no replica ran it within the interval and no run is in progress here. */
   async runIfDue(): Promise<JobOutcome<T>> {
     if (this.current) return { ran: false, skipped: 'locked' };
-    this.current = this.runner.runOnce(this.name, this.intervalMs, this.run);
+    this.current = this.runner.runOnce(this.name, this.intervalMs, this.run, () => this.stopped);
     try {
       const outcome = await this.current;
-      if (!outcome.ran)
+      if (outcome.interrupted)
+        this.logger.log(`${this.name}: cut short by shutdown, left due for the other replicas`);
+      else if (!outcome.ran)
         this.logger.log(
           `${this.name}: ${outcome.skipped === 'locked' ? 'another replica is running it' : 'ran recently, not due yet'}`,
         );
