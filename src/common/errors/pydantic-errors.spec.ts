@@ -52,6 +52,16 @@ class Body {
   @Type(() => Job)
   jobs?: Job[];
 
+  @IsOptional()
+  @IsIn(['any', 'all', 'none'])
+  mode?: string;
+
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(1)
+  @MaxCharacters(1, { each: true })
+  initials?: string[];
+
   // As the stats' labels are checked (stats-requests.dto.ts): class-validator lists a field's
   // failures bottom-up, so the order pydantic reports them in is the ranking's doing.
   @IsOptional()
@@ -153,6 +163,37 @@ describe(RequestValidationPipe.name, () => {
     ]);
   });
 
+  it('words its messages as pydantic does: one choice or several, one or more characters or items', async () => {
+    expect(await errorsFor({ name: 'a', mode: 'some', initials: ['ab'] })).toEqual([
+      {
+        loc: ['body', 'mode'],
+        msg: "Input should be 'any', 'all' or 'none'",
+        type: 'enum',
+        ctx: { expected: "'any', 'all' or 'none'" },
+      },
+      {
+        loc: ['body', 'initials', 0],
+        msg: 'String should have at most 1 character',
+        type: 'string_too_long',
+        ctx: { max_length: 1 },
+      },
+    ]);
+    expect(await errorsFor({ name: 'a', initials: ['a', 'b'] })).toEqual([
+      {
+        loc: ['body', 'initials'],
+        msg: 'List should have at most 1 item after validation, not 2',
+        type: 'too_long',
+        ctx: { field_type: 'List', max_length: 1, actual_length: 2 },
+      },
+    ]);
+  });
+
+  it('reports a null field as the wrong type, not as missing, as pydantic does', async () => {
+    expect(await errorsFor({ name: null })).toEqual([
+      { loc: ['body', 'name'], msg: 'Input should be a valid string', type: 'string_type' },
+    ]);
+  });
+
   it('reports a list too long alone, as pydantic stops reading it there', async () => {
     expect(await errorsFor({ name: 'a', tags: ['', '', '', ''] })).toEqual([
       {
@@ -188,6 +229,16 @@ describe(RequestValidationPipe.name, () => {
         type: 'enum',
         msg: "Input should be 'x' or 'reddit'",
       }),
+    ]);
+  });
+
+  it('reports a nested object that is not one as model_type', async () => {
+    expect(await errorsFor({ name: 'a', jobs: [{ id: 'ok', params: 'x' }] })).toEqual([
+      {
+        loc: ['body', 'jobs', 0, 'params'],
+        msg: 'Input should be a valid dictionary or object to extract fields from',
+        type: 'model_type',
+      },
     ]);
   });
 

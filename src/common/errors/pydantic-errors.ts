@@ -25,7 +25,9 @@ function notAnInteger(value: unknown) {
 /**
  * class-validator constraint name → pydantic v2 error type and message, so our 422 bodies read
  * exactly like the original FastAPI service's. Type checks come first: like pydantic, a field
- * whose type is wrong reports only that.
+ * whose type is wrong reports only that. Only the checks our DTOs use are here (a boolean, say,
+ * is not: pydantic reads `"yes"` as true where `@IsBoolean` refuses it, so no message could
+ * make the two agree).
  */
 const TYPE_CHECKS: Record<string, Describe> = {
   isDefined: () => ({ type: 'missing', msg: 'Field required' }),
@@ -35,12 +37,7 @@ const TYPE_CHECKS: Record<string, Describe> = {
     type: 'float_parsing',
     msg: 'Input should be a valid number, unable to parse string as a number',
   }),
-  isBoolean: () => ({
-    type: 'bool_parsing',
-    msg: 'Input should be a valid boolean, unable to interpret input',
-  }),
   isArray: () => ({ type: 'list_type', msg: 'Input should be a valid list' }),
-  isObject: () => ({ type: 'dict_type', msg: 'Input should be a valid dictionary' }),
   nestedValidation: () => ({
     type: 'model_type',
     msg: 'Input should be a valid dictionary or object to extract fields from',
@@ -173,9 +170,10 @@ function describe(
 ) {
   const known = TYPE_CHECKS[name] ?? CONSTRAINTS[name];
   if (known) return known(constraints?.[0] as never, value);
-  const context = error.contexts?.[name] as { type?: string } | undefined;
+  // The service's own validators (an id's characters, a label's form…): a pydantic validator's
+  // ValueError.
   const message = error.constraints?.[name] ?? 'invalid value';
-  return { type: context?.type ?? 'value_error', msg: `Value error, ${message}` };
+  return { type: 'value_error', msg: `Value error, ${message}` };
 }
 
 /**
