@@ -476,6 +476,17 @@ describe(IndexSyncService.name, () => {
       ]);
     });
 
+    it('logs the end of the queue once, however many workers there are', async () => {
+      const { service } = setUp({ miners: 4, concurrency: 4 });
+      await syncOnce(service);
+      const progress = logs.mock.calls
+        .map(([message]) => String(message))
+        .filter((message) => message.startsWith('index sync:'));
+      // The queue's end, then the run's, with the spot checks and drops between them.
+      expect(progress).toHaveLength(2);
+      expect(progress.every((line) => line.startsWith('index sync: 4/4 miners'))).toBe(true);
+    });
+
     it('reports its length in seconds, to the metrics too', async () => {
       const { service, metrics } = slowSync();
       const report = await syncOnce(service);

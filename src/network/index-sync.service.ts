@@ -149,6 +149,7 @@ export class IndexSyncService
     const synced: SyncedMiner[] = [];
     const missed: number[] = [];
     let lastLog = started;
+    let finished = 0;
     const queue = await this.inBudgetOrder(miners);
     const worker = async () => {
       for (let next = queue.shift(); next && !this.stopping; next = queue.shift()) {
@@ -156,8 +157,11 @@ export class IndexSyncService
         if (this.stopping) break;
         const { miner } = next;
         const rows = await this.syncMiner(miner, report, missed);
+        finished++;
         if (rows) synced.push({ miner, rows });
-        if (performance.now() - lastLog > 5000 || queue.length === 0) {
+        // Every 5 s, and by the worker that finished the last miner (before the spot checks):
+        // one line, however many workers there are.
+        if (performance.now() - lastLog > 5000 || finished === miners.length) {
           lastLog = performance.now();
           this.logProgress(report, started);
         }
