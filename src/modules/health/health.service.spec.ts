@@ -40,6 +40,11 @@ class World {
   publication: () => Promise<Partial<PublicationStatusDto>> = () =>
     Promise.resolve({ state: 'disabled' });
 
+  /** The components system-status reports, with this world and configuration. */
+  async components(env: Record<string, string> = {}) {
+    return (await this.service(env).systemStatus()).components;
+  }
+
   service(env: Record<string, string> = {}): HealthService {
     const repository = {
       ping: () => {
@@ -205,7 +210,7 @@ describe(HealthService.name, () => {
     describe('redis', () => {
       it('is disabled without a REDIS_URL', async () => {
         world.redisClient = null;
-        expect((await world.service().systemStatus()).components.redis).toEqual({
+        expect((await world.components()).redis).toEqual({
           status: 'disabled',
           latency_ms: null,
         });
@@ -214,7 +219,7 @@ describe(HealthService.name, () => {
       it('is degraded with the connection’s problem, without a ping', async () => {
         world.redisProblem = 'Redis unreachable: connect ECONNREFUSED';
         world.redisClient = { ping: () => Promise.reject(new Error('must not be asked')) };
-        expect((await world.service().systemStatus()).components.redis).toEqual({
+        expect((await world.components()).redis).toEqual({
           status: 'degraded',
           latency_ms: null,
           error: 'Redis unreachable: connect ECONNREFUSED',
@@ -223,7 +228,7 @@ describe(HealthService.name, () => {
 
       it('is degraded, never unhealthy, when its ping fails', async () => {
         world.redisClient = { ping: () => Promise.reject(new Error('LOADING')) };
-        expect((await world.service().systemStatus()).components.redis).toEqual({
+        expect((await world.components()).redis).toEqual({
           status: 'degraded',
           latency_ms: expect.any(Number),
           error: 'LOADING',
@@ -234,7 +239,7 @@ describe(HealthService.name, () => {
     describe('miners', () => {
       it('is degraded with the hotkey’s problem, which it names', async () => {
         world.hotkey = { standing: 'no_permit', problem: 'hotkey has no validator permit' };
-        expect((await world.service().systemStatus()).components.miners).toMatchObject({
+        expect((await world.components()).miners).toMatchObject({
           status: 'degraded',
           error: 'hotkey has no validator permit',
           hotkey_standing: 'no_permit',
@@ -245,7 +250,7 @@ describe(HealthService.name, () => {
       it('is unhealthy when the count fails, its error winning over the hotkey’s', async () => {
         world.counts = () => Promise.reject(new Error('relation "miners" is locked'));
         world.hotkey = { standing: 'no_permit', problem: 'hotkey has no validator permit' };
-        expect((await world.service().systemStatus()).components.miners).toMatchObject({
+        expect((await world.components()).miners).toMatchObject({
           status: 'unhealthy',
           error: 'relation "miners" is locked',
           available: 0,
@@ -255,7 +260,7 @@ describe(HealthService.name, () => {
 
       it('has no standing before a metagraph is loaded', async () => {
         world.hotkey = null;
-        expect((await world.service().systemStatus()).components.miners).toMatchObject({
+        expect((await world.components()).miners).toMatchObject({
           status: 'healthy',
           hotkey_standing: null,
         });
@@ -269,20 +274,16 @@ describe(HealthService.name, () => {
             lastAttempt: { ok: false, at: new Date(), error: 'ENOENT' },
             stored: { network: 'file', source: 'file', block: 3, neurons: 12, readAt: READ_AT },
           });
-        expect(
-          (await world.service(METAGRAPH_FILE).systemStatus()).components.miners,
-        ).toMatchObject({
+        expect((await world.components(METAGRAPH_FILE)).miners).toMatchObject({
           status: 'degraded',
           error: 'METAGRAPH_FILE could not be read: ENOENT',
           available: 7,
         });
         // Only a file's read: the devnet's and the chain's have components of their own.
-        expect((await world.service().systemStatus()).components.miners.status).toBe('healthy');
+        expect((await world.components()).miners.status).toBe('healthy');
 
         world.counts = () => Promise.reject(new Error('database away'));
-        expect((await world.service(METAGRAPH_FILE).systemStatus()).components.miners.status).toBe(
-          'unhealthy',
-        );
+        expect((await world.components(METAGRAPH_FILE)).miners.status).toBe('unhealthy');
       });
     });
 
@@ -296,7 +297,7 @@ describe(HealthService.name, () => {
             lastAttempt: { ok: true, at: READ_AT },
             stored: { network: 'subtensor', source: 's', block: 98, neurons: 12, readAt },
           });
-        expect((await world.service(SUBTENSOR).systemStatus()).components.chain).toEqual({
+        expect((await world.components(SUBTENSOR)).chain).toEqual({
           status: 'healthy',
           latency_ms: null,
           chain_name: 'Bittensor',
@@ -316,7 +317,7 @@ describe(HealthService.name, () => {
             // A metagraph of another source, stored before: its block is not the chain's.
             stored: { network: 'file', source: 'f', block: 3, neurons: 12, readAt: READ_AT },
           });
-        expect((await world.service(SUBTENSOR).systemStatus()).components.chain).toEqual({
+        expect((await world.components(SUBTENSOR)).chain).toEqual({
           status: 'degraded',
           latency_ms: null,
           chain_name: null,
@@ -329,7 +330,7 @@ describe(HealthService.name, () => {
 
         world.metagraph = () =>
           Promise.resolve({ source: 's', chain: null, lastAttempt: null, stored: undefined });
-        expect((await world.service(SUBTENSOR).systemStatus()).components.chain).toMatchObject({
+        expect((await world.components(SUBTENSOR)).chain).toMatchObject({
           status: 'degraded',
           error: 'not read yet',
         });
@@ -337,7 +338,7 @@ describe(HealthService.name, () => {
 
       it('is degraded when the stored metagraph cannot be read', async () => {
         world.metagraph = never;
-        expect((await world.service(SUBTENSOR).systemStatus()).components.chain).toMatchObject({
+        expect((await world.components(SUBTENSOR)).chain).toMatchObject({
           status: 'degraded',
           block: null,
           error: 'database unavailable',
@@ -353,7 +354,7 @@ describe(HealthService.name, () => {
             commit_sha: '3f786850e387550fdab836ed7e6dc881de23001b',
             block_number: 6852691,
           });
-        expect((await world.service().systemStatus()).components.publication).toEqual({
+        expect((await world.components()).publication).toEqual({
           status: 'healthy',
           latency_ms: null,
           state: 'committed',
@@ -370,7 +371,7 @@ describe(HealthService.name, () => {
             next_attempt_at: '2026-12-01T12:00:00.000Z',
             block_number: 0,
           });
-        expect((await world.service().systemStatus()).components.publication).toEqual({
+        expect((await world.components()).publication).toEqual({
           status: 'degraded',
           latency_ms: null,
           state: 'failed',
@@ -382,7 +383,7 @@ describe(HealthService.name, () => {
 
       it('is degraded when its state cannot be read', async () => {
         world.publication = () => Promise.reject(new Error('database away'));
-        expect((await world.service().systemStatus()).components.publication).toEqual({
+        expect((await world.components()).publication).toEqual({
           status: 'degraded',
           latency_ms: null,
           state: 'pending',
