@@ -208,11 +208,13 @@ describe(ItemStoreRepository.name, () => {
     );
     await store.save(delivery('hotkey-1', [xPost('3', 3, '#b', 'ALICE')]));
     await store.save(delivery('hotkey-1', [xPost('4', 4, '#c', 'carol')]));
+    await store.save(delivery('hotkey-1', [xPost('5', 5, null, 'carol')]));
     const id = (uri: string) => uri.split('/').pop();
 
     expect((await uris({ usernames: ['alice'] })).map(id)).toEqual(['3', '1']);
-    expect((await uris({ usernames: ['alice', 'carol'] })).map(id)).toEqual(['4', '3', '1']);
+    expect((await uris({ usernames: ['alice', 'carol'] })).map(id)).toEqual(['5', '4', '3', '1']);
     expect((await uris({ usernames: ['alice'], labels: ['#a'] })).map(id)).toEqual(['1']);
+    expect((await uris({ usernames: ['carol'], labels: [null] })).map(id)).toEqual(['5']);
     expect(await uris({ usernames: ['dave'] })).toEqual([]);
   });
 
@@ -304,6 +306,45 @@ describe(ItemStoreRepository.name, () => {
     const afterAll = { datetime: new Date(xPost('x', 60, null).datetime), uri: '' };
     expect(await find({ before: afterAll, limit: 2 })).toEqual([]);
     expect(await uris({ labels: ['#a', '#c'], limit: 4 })).toHaveLength(4);
+  });
+
+  it('does not return a uri again on the page after its newer row', async () => {
+    const honest = xPost('1', 5, '#a');
+    const later = xPost('1', 125, '#a');
+    await store.save(delivery('hotkey-1', [honest]));
+    await store.save(delivery('hotkey-2', [later]));
+
+    expect(await uris({ limit: 1 })).toEqual([later.uri]);
+    // The cursor is the newer row itself: the older one is hidden by it.
+    const before = { datetime: new Date(later.datetime), uri: later.uri };
+    expect(await find({ before, limit: 1 })).toEqual([]);
+  });
+
+  it('hides an older row only behind a newer one the query matches too', async () => {
+    // The uri's row at minute 5 matches each query below; its row at minute 125 does not.
+    const older = { ...redditPost('r1', 5, 'r/a'), username: 'alice' };
+    const newer = { ...redditPost('r1', 125, 'r/a'), label: 'r/b', username: 'bob' };
+    await store.save(delivery('hotkey-1', [older]));
+    await store.save(delivery('hotkey-2', [newer]));
+    // A later page: the cursor lies between the two rows, so the newer one is above it.
+    const before = { datetime: new Date(xPost('0', 60, null).datetime), uri: '' };
+    const found = (query: Partial<StoredItemQuery>) => uris({ source: 1, before, ...query });
+
+    expect(await found({ to: new Date(xPost('0', 90, null).datetime) })).toEqual([older.uri]);
+    expect(await found({ labels: ['r/a'] })).toEqual([older.uri]);
+    expect(await found({ usernames: ['alice'] })).toEqual([older.uri]);
+    expect(await found({})).toEqual([]);
+  });
+
+  it("finds the items of a day's last hour, up to `to` or `before` in it", async () => {
+    const early = xPost('1', 23 * 60 + 10, '#a');
+    const late = xPost('2', 23 * 60 + 30, '#a');
+    await store.save(delivery('hotkey-1', [early, late]));
+
+    const to = new Date(xPost('0', 23 * 60 + 45, null).datetime);
+    expect(await uris({ to })).toEqual([late.uri, early.uri]);
+    const before = { datetime: new Date(late.datetime), uri: late.uri };
+    expect(await uris({ before })).toEqual([early.uri]);
   });
 
   it('keeps the newest fetch of each bucket per miner', async () => {
