@@ -1,41 +1,6 @@
 import { connect, Server, Socket } from 'node:net';
+import { exchange, parse, RawAnswer } from '../support/raw-http';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
-
-/** Sends raw bytes and returns everything the server writes until it closes the connection. */
-function exchange(
-  port: number,
-  send: (socket: ReturnType<typeof connect>) => void,
-): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => send(socket));
-    const chunks: Buffer[] = [];
-    socket.on('data', (chunk) => chunks.push(chunk));
-    socket.on('error', reject);
-    socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    socket.setTimeout(10_000, () => socket.destroy(new Error('no answer within 10 s')));
-  });
-}
-
-interface RawAnswer {
-  status: number;
-  headers: Record<string, string>;
-  body: Record<string, unknown>;
-}
-
-function parse(answer: string): RawAnswer {
-  const [head, body] = answer.split('\r\n\r\n');
-  const [statusLine, ...headerLines] = head.split('\r\n');
-  const headers: Record<string, string> = {};
-  for (const line of headerLines) {
-    const colon = line.indexOf(':');
-    headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
-  }
-  return {
-    status: Number(/^HTTP\/1\.1 (\d{3})/.exec(statusLine)?.[1]),
-    headers,
-    body: JSON.parse(body) as Record<string, unknown>,
-  };
-}
 
 describe("Errors of Node's HTTP parser", () => {
   let app: TestApp;

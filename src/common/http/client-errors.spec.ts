@@ -1,0 +1,130 @@
+import { once } from 'node:events';
+import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { LoggerService } from '@nestjs/common';
+import { exchange, parse } from '../../../test/support/raw-http';
+import { ERROR_DETAILS } from '../errors/error-details';
+import { answerClientErrors } from './client-errors';
+
+/** Tighter than the service's defaults, so that a slow client is answered within the test. */
+const LIMITS = { headersTimeoutMs: 500, requestTimeoutMs: 3000 };
+
+/** What the app would answer: the request it was handed, once its body is in. */
+function echo(request: IncomingMessage, response: ServerResponse): void {
+  request.resume();
+  request.on('end', () => {
+    response.setHeader('Content-Type', 'application/json');
+    response.end(JSON.stringify({ method: request.method, url: request.url }));
+  });
+}
+
+const logger: LoggerService = {
+  log: () => undefined,
+  error: () => undefined,
+  warn: () => undefined,
+};
+/** The app's routes: /items takes GET and POST; no other path is known. */
+const allowedMethods = (path: string) => (path === '/items' ? ['GET', 'POST'] : []);
+
+describe('answerClientErrors', () => {
+  let server: Server;
+  let port: number;
+
+  beforeAll(async () => {
+    server = createServer(echo);
+    answerClientErrors(server, LIMITS, logger, allowedMethods);
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    server.close();
+    await once(server, 'close');
+  });
+
+  const ask = (request: string) => exchange(port, (socket) => socket.write(request));
+
+  /** The answer, checked to be whole: a body as long as it says, the id in both places. */
+  async function answerTo(request: string) {
+    const text = await ask(request);
+    const answer = parse(text);
+    const body = text.slice(text.indexOf('\r\n\r\n') + 4);
+    expect(answer.headers).toMatchObject({
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': String(Buffer.byteLength(body)),
+      'x-request-id': answer.body.request_id,
+      // The connection cannot serve another request: the client must not wait for one.
+      connection: 'close',
+    });
+    expect(answer.body.request_id).toMatch(/^[0-9a-f-]{36}$/);
+    return answer;
+  }
+
+  it('answers a malformed request line with a 400 in the documented shape', async () => {
+    const answer = await answerTo('GARBAGE\r\n\r\n');
+    expect(answer.status).toBe(400);
+    expect(answer.body.detail).toBe(ERROR_DETAILS.malformedRequest);
+  });
+
+  it('answers oversized headers with a 431', async () => {
+    const answer = await answerTo(
+      `GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+    );
+    expect(answer.status).toBe(431);
+    expect(answer.body.detail).toBe(ERROR_DETAILS.headersTooLarge);
+  });
+
+  it('answers a HEAD with oversized headers with a 431 and no body, as HEAD answers are', async () => {
+    const text = await ask(`HEAD / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    expect(text).toMatch(/^HTTP\/1\.1 431 /);
+    expect(text).toMatch(/\r\nX-Request-Id: [0-9a-f-]{36}\r\n/);
+    expect(text).toMatch(/\r\n\r\n$/);
+  });
+
+  it('answers a client too slow with its headers with a 408 within a second of their limit', async () => {
+    const started = Date.now();
+    const answer = await answerTo('GET / HTTP/1.1\r\nHost: x\r\n');
+    expect(answer.status).toBe(408);
+    // Node (18 and later) reports a headers timeout as the whole request's: either text.
+    expect([ERROR_DETAILS.headersTimeout, ERROR_DETAILS.requestTimeout]).toContain(
+      answer.body.detail,
+    );
+    // Node checks every second: well before the whole request's limit.
+    expect(Date.now() - started).toBeLessThan(LIMITS.headersTimeoutMs + 1500);
+  });
+
+  it('gives a slow body the whole request limit, not the headers one, then answers a 408', async () => {
+    const started = Date.now();
+    const answer = await answerTo('POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nhalf');
+    expect(answer.status).toBe(408);
+    expect(answer.body.detail).toBe(ERROR_DETAILS.requestTimeout);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(LIMITS.requestTimeoutMs);
+    expect(Date.now() - started).toBeLessThan(LIMITS.requestTimeoutMs + 1500);
+  });
+
+  it('hands an HTTP/1.1 request without Host to the app, which answers it (requireHost)', async () => {
+    const text = await ask('GET /items HTTP/1.1\r\nConnection: close\r\n\r\n');
+    expect(parse(text)).toMatchObject({ status: 200, body: { method: 'GET', url: '/items' } });
+  });
+
+  it('hands a request with an Expect it does not know to the app (no 417)', async () => {
+    const text = await ask(
+      'GET /items HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\nConnection: close\r\n\r\n',
+    );
+    expect(parse(text)).toMatchObject({ status: 200, body: { method: 'GET' } });
+  });
+
+  it('answers CONNECT to a known path, its query aside, with a 405 naming the methods', async () => {
+    const answer = await answerTo('CONNECT /items?page=2 HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(answer.status).toBe(405);
+    expect(answer.headers.allow).toBe('GET, POST');
+    expect(answer.body.detail).toBe(ERROR_DETAILS.methodNotAllowed);
+  });
+
+  it("answers CONNECT to a proxy's host:port with a 404", async () => {
+    const answer = await answerTo('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com\r\n\r\n');
+    expect(answer.status).toBe(404);
+    expect(answer.body.detail).toBe(ERROR_DETAILS.notFound);
+  });
+});

@@ -1,0 +1,217 @@
+import { once } from 'node:events';
+import { Agent, createServer, get, IncomingMessage, ServerResponse } from 'node:http';
+import { AddressInfo, connect } from 'node:net';
+import type { INestApplication, LoggerService } from '@nestjs/common';
+import { exitOnSignal, installGracefulShutdown } from './graceful-shutdown';
+
+const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+type SignalListener = (signal: NodeJS.Signals) => void;
+
+/** The listeners added to the process's signals since `before` (only ours are ever called). */
+function addedListeners(before: Map<string, SignalListener[]>) {
+  return new Map(
+    SIGNALS.map((signal) => [
+      signal,
+      (process.listeners(signal) as SignalListener[]).filter(
+        (listener) => !before.get(signal)!.includes(listener),
+      ),
+    ]),
+  );
+}
+
+/** The process's listeners of each signal now. */
+function currentListeners(): Map<string, SignalListener[]> {
+  return new Map(SIGNALS.map((signal) => [signal, process.listeners(signal) as SignalListener[]]));
+}
+
+/**
+ * A loopback server whose /slow answers after `slowMs` and /never never answers, behind a fake
+ * app that records its close; the graceful shutdown installed on it, with a fake exit.
+ */
+async function setUp(options: { timeoutMs: number; slowMs?: number; closeFails?: boolean }) {
+  const events: string[] = [];
+  const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    events.push(`request ${request.url}`);
+    if (request.url === '/never') return;
+    setTimeout(() => response.end('done'), request.url === '/slow' ? (options.slowMs ?? 0) : 0);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const port = (server.address() as AddressInfo).port;
+  const app = {
+    getHttpServer: () => server,
+    close: () => {
+      events.push('app closed');
+      return options.closeFails ? Promise.reject(new Error('pool stuck')) : Promise.resolve();
+    },
+  } as unknown as INestApplication;
+  const lines: string[] = [];
+  const logger = {
+    log: (message: string) => lines.push(message),
+    warn: (message: string) => lines.push(message),
+    error: (message: string) => lines.push(message),
+  } as LoggerService;
+  let exited: (code: number) => void = () => undefined;
+  const exit = new Promise<number>((resolve) => (exited = resolve));
+  const before = currentListeners();
+  installGracefulShutdown(app, {
+    timeoutMs: options.timeoutMs,
+    logger,
+    // Takes a while, as stopping the embedded Postgres does: the exit must wait for it.
+    afterClose: async () => {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      events.push('after close');
+    },
+    exit: (code) => {
+      events.push(`exit ${code}`);
+      exited(code);
+    },
+  });
+  const listeners = addedListeners(before);
+  const signal = (name: (typeof SIGNALS)[number]) => {
+    for (const listener of listeners.get(name)!) listener(name);
+  };
+  return {
+    port,
+    events,
+    lines,
+    exit,
+    signal,
+    /** Shuts down if the test did not, takes the listeners off the process and ends the rest. */
+    tearDown: async () => {
+      if (server.listening) signal('SIGTERM');
+      for (const [signal, added] of listeners)
+        for (const listener of added) process.removeListener(signal, listener);
+      server.closeAllConnections();
+      await exit;
+    },
+  };
+}
+
+type Harness = Awaited<ReturnType<typeof setUp>>;
+let harness: Harness | undefined;
+async function start(options: Parameters<typeof setUp>[0]): Promise<Harness> {
+  harness = await setUp(options);
+  return harness;
+}
+afterEach(async () => {
+  await harness?.tearDown();
+  harness = undefined;
+});
+
+/** GET `path` on `port`, answering the status and body, or the error that ended it. */
+function fetchText(port: number, path: string, agent?: Agent): Promise<string> {
+  return new Promise((resolve) => {
+    get({ host: '127.0.0.1', port, path, agent }, (response) => {
+      let body = '';
+      response.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      response.on('end', () => resolve(`${response.statusCode} ${body}`));
+    }).on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+  });
+}
+
+/** Whether a new connection to `port` is refused. */
+function refused(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.on('error', () => resolve(true));
+  });
+}
+
+async function untilRequested(events: string[], path: string): Promise<void> {
+  while (!events.includes(`request ${path}`)) await new Promise((r) => setTimeout(r, 5));
+}
+
+describe('installGracefulShutdown', () => {
+  it('finishes the request in flight, refuses new connections, then closes the app and exits 0', async () => {
+    const { port, events, lines, exit, signal } = await start({ timeoutMs: 5000, slowMs: 300 });
+    const inFlight = fetchText(port, '/slow');
+    await untilRequested(events, '/slow');
+    signal('SIGTERM');
+    expect(await refused(port)).toBe(true);
+    expect(await inFlight).toBe('200 done');
+    expect(await exit).toBe(0);
+    // The app closes (the miner calls, the pools) only once the answer is out.
+    expect(events).toEqual(['request /slow', 'app closed', 'after close', 'exit 0']);
+    expect(lines).toContain('SIGTERM: draining in-flight requests, then shutting down');
+    expect(lines).toContainEqual(expect.stringMatching(/^HTTP server drained in \d+ ms$/));
+    expect(lines).toContain('shutdown complete');
+  });
+
+  it('closes an idle keep-alive connection at once, and a busy one once its answer is out', async () => {
+    const { port, events, exit, signal } = await start({ timeoutMs: 5000, slowMs: 300 });
+    const idle = new Agent({ keepAlive: true });
+    const busy = new Agent({ keepAlive: true });
+    try {
+      expect(await fetchText(port, '/fast', idle)).toBe('200 done');
+      const answer = fetchText(port, '/slow', busy);
+      await untilRequested(events, '/slow');
+      const signalled = Date.now();
+      signal('SIGTERM');
+      expect(await answer).toBe('200 done');
+      expect(await exit).toBe(0);
+      // Not the 5 s timeout: a connection idle after its answer goes within the 100 ms sweep.
+      expect(Date.now() - signalled).toBeLessThan(1000);
+    } finally {
+      idle.destroy();
+      busy.destroy();
+    }
+  });
+
+  it('cuts a request still busy after the timeout, says so, then closes the app and exits 0', async () => {
+    const { port, events, lines, exit, signal } = await start({ timeoutMs: 300 });
+    const stuck = fetchText(port, '/never');
+    await untilRequested(events, '/never');
+    const signalled = Date.now();
+    signal('SIGTERM');
+    expect(await stuck).toBe('ECONNRESET');
+    expect(Date.now() - signalled).toBeGreaterThanOrEqual(290);
+    expect(Date.now() - signalled).toBeLessThan(1000);
+    expect(await exit).toBe(0);
+    expect(events).toEqual(['request /never', 'app closed', 'after close', 'exit 0']);
+    expect(lines).toContainEqual(
+      expect.stringMatching(
+        /^HTTP server drained in \d+ ms; cut 1 connection\(s\) still busy after 300 ms$/,
+      ),
+    );
+  });
+
+  it('exits 1 at once on a second signal, without waiting for the drain', async () => {
+    const { port, events, lines, exit, signal } = await start({ timeoutMs: 10_000 });
+    void fetchText(port, '/never');
+    await untilRequested(events, '/never');
+    signal('SIGINT');
+    signal('SIGHUP');
+    expect(await exit).toBe(1);
+    expect(lines).toContain('SIGHUP again: exiting without waiting');
+    expect(events).not.toContain('app closed');
+  });
+
+  it('exits 1 and says why when closing the app fails', async () => {
+    const { lines, exit, signal } = await start({ timeoutMs: 1000, closeFails: true });
+    signal('SIGTERM');
+    expect(await exit).toBe(1);
+    expect(lines).toContain('shutdown failed: pool stuck');
+  });
+});
+
+describe('exitOnSignal', () => {
+  it('exits with 128 plus the signal number on SIGTERM, SIGINT and SIGHUP, until stopped', () => {
+    const exit = jest.spyOn(process, 'exit').mockImplementation(() => undefined as never);
+    const before = currentListeners();
+    const stop = exitOnSignal();
+    try {
+      for (const [signal, added] of addedListeners(before))
+        for (const listener of added) listener(signal);
+      expect(exit.mock.calls).toEqual([[143], [130], [129]]);
+    } finally {
+      stop();
+      exit.mockRestore();
+    }
+    // Stopped: none of its listeners is left on the process.
+    expect([...addedListeners(before).values()].flat()).toEqual([]);
+  });
+});

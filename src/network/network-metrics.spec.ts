@@ -1,0 +1,137 @@
+import { Logger } from '@nestjs/common';
+import { MetricsService } from '../common/metrics/metrics.service';
+import type { SubtensorConnection } from './chain/subtensor-connection';
+import type { HotkeyCheck } from './metagraph/hotkey-standing';
+import type { MetagraphService } from './metagraph/metagraph.service';
+import { NetworkMetrics } from './network-metrics';
+import type { MinerCounts, MinersRepository } from './miners.repository';
+import type { NetworkService, SynapseBudgetLeft } from './network.service';
+
+const COUNTS: MinerCounts = {
+  total: 9,
+  serving: 7,
+  validators: 2,
+  available: 4,
+  addressRefused: 1,
+};
+const BUDGETS: SynapseBudgetLeft[] = [
+  { synapse: 'OnDemandRequest', callsLeft: 30, minersWithoutCalls: 0 },
+  { synapse: 'GetContentsByBuckets', callsLeft: 5, minersWithoutCalls: 3 },
+];
+
+interface World {
+  counts?: () => Promise<MinerCounts>;
+  standing?: HotkeyCheck['standing'];
+  readAt?: Date;
+  connection?: { isConnected: boolean } | null;
+}
+
+/** NetworkMetrics on a real MetricsService, with what it reads faked. */
+function setUp(world: World = {}) {
+  const metrics = new MetricsService();
+  const network = {
+    countMiners: jest.fn(world.counts ?? (() => Promise.resolve(COUNTS))),
+    budgetsLeft: jest.fn(() => Promise.resolve(BUDGETS)),
+  };
+  const metagraph = {
+    hotkeyCheck: () => (world.standing ? ({ standing: world.standing } as HotkeyCheck) : null),
+  };
+  const repository = {
+    lastMetagraph: () => Promise.resolve(world.readAt ? { readAt: world.readAt } : undefined),
+  };
+  const connection = world.connection === undefined ? { isConnected: true } : world.connection;
+  new NetworkMetrics(
+    metrics,
+    metagraph as unknown as MetagraphService,
+    repository as unknown as MinersRepository,
+    connection as SubtensorConnection | null,
+    network as unknown as NetworkService,
+  ).onModuleInit();
+  return { metrics, network };
+}
+
+/** Every sample of one gateway_ metric, scraped now, as `label=value` keys (or '' without labels). */
+async function samples(metrics: MetricsService, name: string): Promise<Record<string, number>> {
+  const metric = metrics.registry.getSingleMetric(`gateway_${name}`);
+  if (!metric) throw new Error(`no metric gateway_${name}`);
+  const { values } = await metric.get();
+  return Object.fromEntries(
+    values.map(({ labels, value }) => [
+      Object.entries(labels)
+        .map(([label, text]) => `${label}=${String(text)}`)
+        .join(','),
+      value,
+    ]),
+  );
+}
+
+describe(NetworkMetrics.name, () => {
+  it('exposes each count of the miners under its own state', async () => {
+    const { metrics } = setUp();
+    expect(await samples(metrics, 'miners')).toEqual({
+      'state=total': 9,
+      'state=serving': 7,
+      'state=validators': 2,
+      'state=available': 4,
+      'state=address_refused': 1,
+    });
+  });
+
+  it('keeps the last counts and logs a warning when they cannot be read', async () => {
+    let counts = Promise.resolve(COUNTS);
+    const { metrics } = setUp({ counts: () => counts });
+    await samples(metrics, 'miners');
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    counts = Promise.reject(new Error('database down'));
+    try {
+      expect(await samples(metrics, 'miners')).toMatchObject({ 'state=total': 9 });
+      expect(warn).toHaveBeenCalledWith('could not count the miners: database down');
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
+  it("sets 1 on the hotkey's current standing only, and 0 on all before a metagraph", async () => {
+    expect(await samples(setUp({ standing: 'no_permit' }).metrics, 'hotkey_standing')).toEqual({
+      'standing=validator': 0,
+      'standing=not_registered': 0,
+      'standing=no_permit': 1,
+      'standing=stake_too_low': 0,
+    });
+    const before = await samples(setUp().metrics, 'hotkey_standing');
+    expect(Object.values(before)).toEqual([0, 0, 0, 0]);
+  });
+
+  it("gives the stored metagraph's read time in Unix seconds, 0 before any", async () => {
+    const readAt = new Date('2026-11-30T12:00:00.500Z');
+    const { metrics } = setUp({ readAt });
+    expect(await samples(metrics, 'metagraph_last_read_timestamp_seconds')).toEqual({
+      '': readAt.getTime() / 1000,
+    });
+    expect(await samples(setUp().metrics, 'metagraph_last_read_timestamp_seconds')).toEqual({
+      '': 0,
+    });
+  });
+
+  it('shows the calls left and the miners without calls of each budgeted synapse, from one read', async () => {
+    const { metrics, network } = setUp();
+    // One scrape collects every gauge side by side: both budget gauges share one read.
+    const text = await metrics.scrape();
+    expect(text).toContain('gateway_miner_calls_left{synapse="OnDemandRequest"} 30');
+    expect(text).toContain('gateway_miner_calls_left{synapse="GetContentsByBuckets"} 5');
+    expect(text).toContain('gateway_miners_without_calls{synapse="OnDemandRequest"} 0');
+    expect(text).toContain('gateway_miners_without_calls{synapse="GetContentsByBuckets"} 3');
+    expect(network.budgetsLeft).toHaveBeenCalledTimes(1);
+    // The next scrape reads them again: the shared read lasts one scrape, not for good.
+    await metrics.scrape();
+    expect(network.budgetsLeft).toHaveBeenCalledTimes(2);
+  });
+
+  it('says whether the node is connected, and has no such gauge without a node', async () => {
+    expect(await samples(setUp().metrics, 'chain_connected')).toEqual({ '': 1 });
+    const offline = setUp({ connection: { isConnected: false } }).metrics;
+    expect(await samples(offline, 'chain_connected')).toEqual({ '': 0 });
+    const withoutNode = setUp({ connection: null }).metrics;
+    expect(withoutNode.registry.getSingleMetric('gateway_chain_connected')).toBeUndefined();
+  });
+});
