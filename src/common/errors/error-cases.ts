@@ -49,16 +49,11 @@ export const ERROR_CASES = {
     'A request line or header Node’s HTTP parser cannot read, or an HTTP/1.1 request without Host',
     ERROR_DETAILS.malformedRequest,
   ),
-  headersTimeout: errorCase(
-    408,
-    'headersTimeout',
-    'Headers not all sent within HTTP_HEADERS_TIMEOUT_MS',
-    ERROR_DETAILS.headersTimeout,
-  ),
   requestTimeout: errorCase(
     408,
     'requestTimeout',
-    'The request (its body included) not all sent within HTTP_REQUEST_TIMEOUT_MS',
+    'The headers not all sent within HTTP_HEADERS_TIMEOUT_MS, or the whole request (its body ' +
+      'included) within HTTP_REQUEST_TIMEOUT_MS',
     ERROR_DETAILS.requestTimeout,
   ),
   headersTooLarge: errorCase(
@@ -152,7 +147,6 @@ export const BEFORE_THE_BUDGET: ReadonlySet<ErrorCase> = new Set([
   ERROR_CASES.misplacedSecret,
   ERROR_CASES.malformedBody,
   ERROR_CASES.malformedRequest,
-  ERROR_CASES.headersTimeout,
   ERROR_CASES.requestTimeout,
   ERROR_CASES.headersTooLarge,
   ERROR_CASES.missingKey,

@@ -20,7 +20,6 @@ export const ERROR_DETAILS = {
   malformedBody: 'Malformed request body',
   malformedRequest: 'Malformed HTTP request',
   headersTooLarge: 'Request headers too large',
-  headersTimeout: 'Request headers not received in time',
   requestTimeout: 'Request not received in time',
   /** A path no operation has: FastAPI's text (Nest's own router says "Cannot GET /x"). */
   notFound: 'Not Found',

@@ -113,7 +113,7 @@ export function errorResponse(status: number, cases: readonly ErrorCase[]): Resp
  * HTTP server answers 408 and 431 (common/http/client-errors.ts) before any route is known.
  */
 export const STANDARD_RESPONSES: Readonly<Record<number, ResponseObject>> = {
-  408: errorResponse(408, [ERROR_CASES.headersTimeout, ERROR_CASES.requestTimeout]),
+  408: errorResponse(408, [ERROR_CASES.requestTimeout]),
   431: errorResponse(431, [ERROR_CASES.headersTooLarge]),
   500: errorResponse(500, [ERROR_CASES.internalError]),
   503: errorResponse(503, [ERROR_CASES.databaseUnavailable]),

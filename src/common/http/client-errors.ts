@@ -12,11 +12,13 @@ export interface HttpServerLimits {
   requestTimeoutMs: number;
 }
 
-/** Node's parser errors, by code: what they mean to the client. */
+/**
+ * Node's parser errors, by code: what they mean to the client. Node (18 and later) reports both
+ * timeouts, the headers' and the whole request's, as ERR_HTTP_REQUEST_TIMEOUT: one answer.
+ */
 const ANSWERS: Record<string, { status: number; detail: string }> = {
   HPE_HEADER_OVERFLOW: { status: 431, detail: ERROR_DETAILS.headersTooLarge },
   ERR_HTTP_REQUEST_TIMEOUT: { status: 408, detail: ERROR_DETAILS.requestTimeout },
-  ERR_HTTP_HEADERS_TIMEOUT: { status: 408, detail: ERROR_DETAILS.headersTimeout },
 };
 const MALFORMED = { status: 400, detail: ERROR_DETAILS.malformedRequest };
 /** How long a CONNECT's socket stays open after its answer for the client to read it and close. */
