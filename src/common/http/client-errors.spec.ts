@@ -6,8 +6,12 @@ import { exchange, parse } from '../../../test/support/raw-http';
 import { ERROR_DETAILS } from '../errors/error-details';
 import { answerClientErrors } from './client-errors';
 
-/** Tighter than the service's defaults, so that a slow client is answered within the test. */
-const LIMITS = { headersTimeoutMs: 500, requestTimeoutMs: 3000 };
+/**
+ * Tighter than the service's defaults, so that a slow client is answered within the test. Node
+ * checks them once a second: the request's limit is over the headers' by more than that, so
+ * the two answers cannot be mistaken for each other.
+ */
+const LIMITS = { headersTimeoutMs: 300, requestTimeoutMs: 2000 };
 
 /** What the app would answer: the request it was handed, once its body is in. */
 function echo(request: IncomingMessage, response: ServerResponse): void {
