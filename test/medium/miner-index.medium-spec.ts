@@ -144,6 +144,22 @@ describe(`${MinerIndexRepository.name} and ${MinerIndexReadRepository.name}`, ()
     await expectAggregatesExact(database);
   });
 
+  // The statistics are cached per version (stats.service.ts): a write of the totals that left
+  // it where it was would have every replica serve the old figures until the cache expired.
+  it('moves the totals version with every write of the totals', async () => {
+    const versions = [await service.totalsVersion()];
+    const moved = async () => {
+      versions.push(await service.totalsVersion());
+      return BigInt(versions.at(-1)!) > BigInt(versions.at(-2)!);
+    };
+    await repository.replaceMinerIndex(1, [{ source: 2, label: '#a', timeBucket: HOUR, bytes: 5 }]);
+    expect(await moved()).toBe(true);
+    await miners.applyCredibilityUpdates([{ uid: 1, decay: 0, add: 0.25 }]);
+    expect(await moved()).toBe(true);
+    expect(await service.dropHoursBefore(HOUR + 1)).toBeGreaterThan(0);
+    expect(await moved()).toBe(true);
+  });
+
   it('leaves the previous index and every total untouched when a replace fails midway', async () => {
     const before = { index: await indexOf(2), all: await aggregatesAndGroupBys(database) };
     // The replace fails at its last step (no miner row to update), after the TRUNCATE, the
