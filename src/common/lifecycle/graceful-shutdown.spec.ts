@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { Agent, createServer, get, IncomingMessage, ServerResponse } from 'node:http';
 import { AddressInfo, connect } from 'node:net';
 import type { INestApplication, LoggerService } from '@nestjs/common';
+import { until } from '../../../test/support/until';
 import { exitOnSignal, installGracefulShutdown } from './graceful-shutdown';
 
 const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
@@ -121,8 +122,9 @@ function refused(port: number): Promise<boolean> {
   });
 }
 
+/** Waits until the server has received the request for `path`. */
 async function untilRequested(events: string[], path: string): Promise<void> {
-  while (!events.includes(`request ${path}`)) await new Promise((r) => setTimeout(r, 5));
+  await until(async () => events.includes(`request ${path}`) || undefined, 5000, 5);
 }
 
 describe('installGracefulShutdown', () => {
