@@ -173,7 +173,8 @@ export function responseProblems(operation: Operation, answer: Answer): string[]
 /** Served, but not API operations: answers here are not checked, for the reason given. */
 const OUTSIDE_THE_DOCUMENT: readonly { path: RegExp; why: string }[] = [
   { path: /^\/openapi\.json$/, why: 'the document itself' },
-  { path: /^\/docs(\/.*)?$/, why: 'the Swagger UI page and its assets (HTML, JS, CSS)' },
+  // Without regard to case, as Express routes it.
+  { path: /^\/docs(\/.*)?$/i, why: 'the Swagger UI page and its assets (HTML, JS, CSS)' },
   { path: /^\/$/, why: 'the pointer to the two above, for whoever opens the bare address' },
 ];
 

@@ -177,6 +177,30 @@ describe('OpenAPI document', () => {
     await app.http.get('/docs/swagger-ui-bundle.js.LICENSE.txt').expect(200);
   });
 
+  it.each(['/docs', '/docs/', '/docs?x=1', '/docs/?x=1', '/DOCS/?x=1'])(
+    'serves a page at %s whose files load from where the browser looks',
+    async (path) => {
+      // A browser resolves the page's relative paths against the address it ends up at.
+      let address = new URL(path, 'http://gateway.test');
+      let response = await app.http.get(path);
+      if (response.status === 301) {
+        address = new URL(response.headers.location, address);
+        expect(address.search).toBe(new URL(path, 'http://gateway.test').search);
+        response = await app.http.get(`${address.pathname}${address.search}`);
+      }
+      expect(response.status).toBe(200);
+      const loaded = [...response.text.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]);
+      expect(loaded.length).toBeGreaterThan(0);
+      for (const file of loaded) {
+        const { pathname } = new URL(file, address);
+        expect({ file: pathname, status: (await app.http.get(pathname)).status }).toEqual({
+          file: pathname,
+          status: 200,
+        });
+      }
+    },
+  );
+
   it('types every whole-number query parameter as integer (1.5 is refused)', () => {
     const names = new Set(['limit', 'offset', 'start_bucket', 'end_bucket', 'uid']);
     const found: string[] = [];

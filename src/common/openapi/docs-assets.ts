@@ -38,8 +38,26 @@ export function onlyDocsFiles(docsPath: string) {
     if (!path.toLowerCase().startsWith(prefix)) return next();
     const rest = path.slice(prefix.length);
     if (rest !== '' && rest[0] !== '/') return next();
+    if (rest === '/' && end !== -1) return redirectToPageWithoutSlash(request, response, path, end);
     // Exactly: `/docs//` is no page of Nest's, and the static folder would serve its stock one.
     if (DOCS_FILES.has(rest)) return next();
     sendError(request, response, 404, { detail: ERROR_DETAILS.notFound });
   };
+}
+
+/**
+ * `/docs/?x=1` is sent on to `/docs?x=1`. @nestjs/swagger picks the page's base for its files by
+ * whether the URL ends in a slash, query and all, so it gives this one the base of `/docs`, and
+ * the browser, resolving it against `/docs/`, loads every file from `/docs/docs/` (404: a blank
+ * page). The address without the slash gets the page right and keeps the query. The Location is
+ * relative, so it holds behind a proxy that serves the gateway under a prefix of its own.
+ */
+function redirectToPageWithoutSlash(
+  request: Request,
+  response: Response,
+  path: string,
+  queryStart: number,
+): void {
+  const segment = path.slice(path.lastIndexOf('/', path.length - 2) + 1, -1);
+  response.redirect(301, `../${segment}${request.url.slice(queryStart)}`);
 }
