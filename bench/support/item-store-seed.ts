@@ -11,7 +11,7 @@
 import { performance } from 'node:perf_hooks';
 import { DataSource } from 'typeorm';
 import { MAX_DATA_AGE_DAYS, timeBucketId } from '../../src/network/protocol';
-import { dayOfBucket, partitionName } from '../../src/network/stored/item-partitions';
+import { dayOfBucket, partitionName } from '../../src/network/stored/item-partitions.repository';
 import { runPool } from './measure';
 import { formatInt, progress } from './report';
 

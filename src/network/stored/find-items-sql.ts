@@ -1,6 +1,6 @@
 import { timeBucketId } from '../protocol';
 import { StoredItemQuery } from './item-store';
-import { dayOfBucket } from './item-partitions';
+import { dayOfBucket } from './item-partitions.repository';
 
 export interface SqlStatement {
   sql: string;

@@ -6,7 +6,7 @@ import { SourceId } from '../sources';
 import { findPageSql, PageRow } from './find-items-sql';
 import { canonicalItem } from '../item-uri';
 import { currentItemShape, StoredItemShape } from '../legacy-items';
-import { dayOfBucket, ItemPartitions } from './item-partitions';
+import { dayOfBucket, ItemPartitionsRepository } from './item-partitions.repository';
 import { BucketDelivery, BucketFetch, ItemStore, StoredItem, StoredItemQuery } from './item-store';
 
 /** What an insert into a partitioned table says when no partition takes the row. */
@@ -35,10 +35,10 @@ interface ItemRow {
  */
 @Injectable()
 export class ItemStoreRepository implements ItemStore {
-  private readonly partitions: ItemPartitions;
+  private readonly partitions: ItemPartitionsRepository;
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
-    this.partitions = new ItemPartitions(dataSource);
+    this.partitions = new ItemPartitionsRepository(dataSource);
   }
 
   async save(...deliveries: BucketDelivery[]): Promise<void> {

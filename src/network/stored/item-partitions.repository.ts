@@ -22,7 +22,7 @@ export function partitionName(day: number): string {
  * whole past the retention horizon. Days known to exist are remembered; another replica may
  * drop one meanwhile, which the store notices on insert (see `forget`).
  */
-export class ItemPartitions {
+export class ItemPartitionsRepository {
   private readonly known = new Set<number>();
 
   constructor(private readonly dataSource: DataSource) {}
