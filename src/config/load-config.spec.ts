@@ -40,11 +40,107 @@ describe(loadConfig.name, () => {
     });
   });
 
+  // The README's Configuration table promises these: a default changed in the schema changes
+  // every deployment that leaves the variable unset, and no other test would say so.
+  it("starts with the defaults the README's Configuration table gives", () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      host: '0.0.0.0',
+      dataDir: './.data',
+      embeddedPostgresPort: 54329,
+      logLevel: 'info',
+      bodyLimit: '1mb',
+      corsOrigins: [],
+      shutdownTimeoutMs: 10_000,
+      httpServer: { headersTimeoutMs: 20_000, requestTimeoutMs: 60_000 },
+      auth: { failureLimit: 20, failureWindowSeconds: 60, keyCacheTtlMs: 500 },
+      database: { poolSize: 10, statementTimeoutMs: 15_000, connectTimeoutMs: 5000 },
+      desirability: { maxJobs: 256, maxActiveTasks: 1000 },
+      repos: { hfResultsPath: undefined },
+      defaultDesirabilitiesFile: 'config/default-desirabilities.json',
+      tasks: {
+        collectIntervalMs: 3_600_000,
+        collectLimit: 100,
+        collectPerMinute: 20,
+        collectConcurrency: 2,
+        budgetReserve: 0.5,
+        tickMs: 60_000,
+        maxCompileAttempts: 3,
+      },
+    });
+    expect(config.network).toMatchObject({
+      devnetStoredOnly: false,
+      minersPerQuery: 5,
+      quorum: 3,
+      queryDeadlineMs: 10_000,
+      queryCacheTtlSeconds: 60,
+      onDemandMode: 'auto',
+      storedCurrentHourTtlMs: 300_000,
+      minerMaxResponseBytes: 16_777_216,
+      minerMaxIndexResponseBytes: 100_663_296,
+      minerConcurrency: 8,
+      breakerFailures: 3,
+      breakerCooldownMs: 30_000,
+      credibilityAlpha: 0.2,
+      bucketFetchTimeoutMs: 140_000,
+      indexSync: {
+        intervalMs: 3_900_000,
+        onStart: true,
+        concurrency: 4,
+        fetchTimeoutMs: 120_000,
+        spotChecks: 5,
+        spotCheckReserve: 0.5,
+      },
+    });
+  });
+
+  // Each bound from both sides: the last value taken and the first refused, with a problem that
+  // names the variable. A bound moved by one, or a rule dropped, lets an operator's typo start.
+  it.each([
+    ['PORT', '65535', '65536'],
+    ['NODE_ENV', 'test', 'staging'],
+    ['MASTER_KEY', 'k'.repeat(16), 'k'.repeat(15)],
+    ['METRICS_TOKEN', 'm'.repeat(16), 'm'.repeat(15)],
+    ['GRAVITY_TOKEN', 'g'.repeat(8), 'g'.repeat(7)],
+    ['REDIS_KEY_PREFIX', 'p'.repeat(64), 'p'.repeat(65)],
+    ['REDIS_KEY_PREFIX', 'team-1.gateway:', 'team/gateway:'],
+    ['VALIDATOR_HOTKEY', 'h'.repeat(64), 'h'.repeat(65)],
+    ['SHUTDOWN_TIMEOUT_MS', '600000', '600001'],
+    ['KEY_CACHE_TTL_MS', '60000', '60001'],
+    ['DESIRABILITY_SYNC_INTERVAL', '86400', '86401'],
+    ['METAGRAPH_SYNC_INTERVAL', '12', '11'],
+    ['DEVNET_MINERS', '64', '65'],
+    ['MINER_CALL_BUDGET_MARGIN_SECONDS', '3600', '3601'],
+    ['CREDIBILITY_ALPHA', '0.01', '0'],
+    ['TASK_COLLECT_LIMIT', '1000', '1001'],
+    ['QUERY_MINERS', '64', '65'],
+    ['QUERY_DEADLINE_MS', '120000', '120001'],
+    ['HTTP_HEADERS_TIMEOUT_MS', '1000', '999'],
+    ['EMBEDDED_POSTGRES_PORT', '1', '0'],
+    ['DATABASE_STATEMENT_TIMEOUT_MS', '100', '99'],
+    ['DESIRABILITY_MAX_JOBS', '100000', '100001'],
+    ['ON_DEMAND_MODE', 'stored', 'fast'],
+    ['LOG_LEVEL', 'silent', 'verbose'],
+    ['GRAVITY_BRANCH', 'votes/v1.2', 'votes..main'],
+    ['GRAVITY_BRANCH', 'votes/v1.2', 'votes/'],
+    ['GRAVITY_BRANCH', 'votes/v1.2', 'main.'],
+    ['HF_RESULTS_PATH', 'results.ndjson', 'results.csv.bak'],
+    ['DEFAULT_DESIRABILITIES_FILE', 'config/votes.json', 'config/votes.yaml'],
+  ])('takes %s=%s and refuses %s, naming the variable', (name, taken, refused) => {
+    expect(problemsOf({ [name]: taken })).toEqual([]);
+    expect(problemsOf({ [name]: refused })).toEqual([
+      expect.stringMatching(new RegExp(`^${name}: `)),
+    ]);
+  });
+
   it('trusts no proxy by default, and reads TRUST_PROXY in the forms Express takes', () => {
     expect(loadConfig({}).trustProxy).toBe(false);
     expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
     expect(loadConfig({ TRUST_PROXY: '0' }).trustProxy).toBe(false);
     expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    // A value quoted with its spaces in .env is still a hop count; 64 is the most taken.
+    expect(loadConfig({ TRUST_PROXY: ' 1 ' }).trustProxy).toBe(1);
+    expect(loadConfig({ TRUST_PROXY: '64' }).trustProxy).toBe(64);
     expect(
       loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8,2001:db8::1, 192.168.0.0/255.255.0.0' })
         .trustProxy,
@@ -182,6 +278,7 @@ describe(loadConfig.name, () => {
     ['REDIS_URL', 'redis://', 'a redis:// or rediss:// URL'],
     ['DATABASE_URL', 'postgres://postgres:Secret-Pw-1@127.0.0.1:notaport/db', 'a postgres://'],
     ['DATABASE_URL', 'postgres://postgres:Secret%Pw-1@127.0.0.1:5432/db', 'a postgres://'],
+    ['DATABASE_URL', 'postgres://gate%way:Secret-Pw-1@127.0.0.1:5432/db', 'a postgres://'],
     ['SUBTENSOR_URL', 'ws://127.0.0.1:notaport', 'a ws:// or wss:// URL'],
   ])('refuses %s=%s, naming the variable and not the value', (name, url, words) => {
     const problems = problemsOf({ [name]: url });
@@ -202,8 +299,25 @@ describe(loadConfig.name, () => {
     expect(problemsOf({ BODY_LIMIT: limit })).toEqual([]);
   });
 
+  it('takes a Redis URL over TLS (rediss://)', () => {
+    expect(problemsOf({ REDIS_URL: 'rediss://:Secret-Pw-1@redis.example:6380' })).toEqual([]);
+  });
+
   it('takes a Postgres URL that names a socket rather than a host', () => {
     expect(problemsOf({ DATABASE_URL: 'postgresql:///gateway?host=/run/postgresql' })).toEqual([]);
+  });
+
+  // The operator reads them on stderr at start (README, "Logs"): one line per setting.
+  it('says each problem on a line of its own', () => {
+    expect(() => loadConfig({ PORT: 'eighty', LOG_LEVEL: 'loud' })).toThrow(
+      new ConfigError([
+        'PORT: must be an integer port number',
+        'LOG_LEVEL: LOG_LEVEL must be one of the following values: fatal, error, warn, info, debug, trace, silent',
+      ]),
+    );
+    expect(new ConfigError(['A: one', 'B: two']).message).toBe(
+      'Invalid configuration:\n  - A: one\n  - B: two',
+    );
   });
 
   it('says a number that is not one is not, and nothing more', () => {
@@ -231,6 +345,35 @@ describe(loadConfig.name, () => {
     expect(config.port).toBe(8080);
     expect(config.rateLimits.regularPerWindow).toBe(5);
     expect(config.corsOrigins).toEqual(['https://a.example', 'https://b.example']);
+  });
+
+  it('lowers a QUERY_QUORUM larger than QUERY_MINERS to it, as the README says', () => {
+    const { network } = loadConfig({ QUERY_MINERS: '3', QUERY_QUORUM: '5' });
+    expect(network).toMatchObject({ minersPerQuery: 3, quorum: 3 });
+  });
+
+  // The wait doubles from PUBLICATION_RETRY_MS up to the longest: a longest below the first
+  // would shorten the first wait rather than bound the doubling.
+  it('raises a PUBLICATION_RETRY_MAX_MS below PUBLICATION_RETRY_MS to it', () => {
+    const { publication } = loadConfig({
+      PUBLICATION_RETRY_MS: '60000',
+      PUBLICATION_RETRY_MAX_MS: '1000',
+    });
+    expect(publication).toMatchObject({ retryMs: 60_000, retryMaxMs: 60_000 });
+  });
+
+  it('reads the task settings, seconds as milliseconds', () => {
+    const { tasks } = loadConfig({
+      TASK_COLLECT_INTERVAL: '600',
+      TASK_LIFECYCLE_TICK: '30',
+      TASK_BUDGET_RESERVE: '0.25',
+      INDEX_SPOT_CHECK_RESERVE: '0.75',
+    });
+    expect(tasks).toMatchObject({
+      collectIntervalMs: 600_000,
+      tickMs: 30_000,
+      budgetReserve: 0.25,
+    });
   });
 
   it('looks at idle memory every 15 s by default, on IDLE_MEMORY_CHECK_SECONDS, or never on 0', () => {
@@ -354,6 +497,22 @@ describe(loadConfig.name, () => {
       expect(
         problemsOf({ INDEX_SYNC_INTERVAL: '10', MINER_CALL_BUDGETS: 'GetMinerIndex=none' }),
       ).toEqual([]);
+      // Without an index budget, the schema's floor is the only one.
+      expect(
+        problemsOf({ INDEX_SYNC_INTERVAL: '9', MINER_CALL_BUDGETS: 'GetMinerIndex=none' }),
+      ).toEqual(['INDEX_SYNC_INTERVAL: INDEX_SYNC_INTERVAL must not be less than 10']);
+    });
+
+    // 3600 s / 7 calls is 514.3 s: a sync every 514 s makes 8 calls in some hour. Both bounds
+    // round up, the bare one (refused below it) and the counted one (raised to it).
+    it('rounds the shortest index sync up when the window does not divide by the calls', () => {
+      const sevenAnHour = { MINER_CALL_BUDGETS: 'GetMinerIndex=7/h' };
+      expect(problemsOf({ ...sevenAnHour, INDEX_SYNC_INTERVAL: '514' })).toEqual([
+        expect.stringContaining('set it to at least 558'),
+      ]);
+      expect(
+        loadConfig({ ...sevenAnHour, INDEX_SYNC_INTERVAL: '515' }).network.indexSync.intervalMs,
+      ).toBe(558_000);
     });
 
     it('refuses budgets that leave the index sync or the spot checks no call at all', () => {
@@ -442,6 +601,17 @@ describe(loadConfig.name, () => {
           MINER_CALL_BUDGETS: 'GetMinerIndex=1/30m',
         }),
       ).toEqual([]);
+    });
+
+    // 1/55m is counted over 55 + 5 minutes: calls an hour apart at least, one in any of a
+    // miner's windows. Judged without the margin it would seem to send two, and be refused.
+    it('counts MINER_CALL_BUDGET_MARGIN_SECONDS when it holds a budget to the limits', () => {
+      const env = { ...PRODUCTION, MINER_CALL_BUDGETS: 'GetMinerIndex=1/55m' };
+      expect(problemsOf(env)).toEqual([]);
+      expect(configWarnings(loadConfig({ MINER_CALL_BUDGETS: 'GetMinerIndex=1/55m' }))).toEqual([]);
+      expect(problemsOf({ ...env, MINER_CALL_BUDGET_MARGIN_SECONDS: '0' })).toEqual([
+        expect.stringMatching(/^MINER_CALL_BUDGETS: GetMinerIndex=1\/55m can send a miner 2/),
+      ]);
     });
 
     it('starts in development, tests and in front of a loopback devnet, with a warning', () => {

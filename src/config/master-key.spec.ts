@@ -1,4 +1,12 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as createOnce from '../common/files/create-file-once';
@@ -21,6 +29,12 @@ describe(resolveMasterKey.name, () => {
       ...first,
       created: false,
     });
+  });
+
+  // The file holds the admin key: other users of the machine must not read it.
+  it('writes the generated key readable by its owner only', () => {
+    const { file } = resolveMasterKey(undefined, join(dataDir, 'data'));
+    expect(statSync(file!).mode & 0o777).toBe(0o600);
   });
 
   // Two replicas starting together on a shared DATA_DIR: both found no file, one wrote first.
