@@ -30,7 +30,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   );
   const vars = plainToInstance(EnvironmentVariables, raw, { excludeExtraneousValues: false });
   const problems = validateSync(vars, { skipMissingProperties: false }).flatMap((error) =>
-    typeFirst(error.constraints ?? {}).map((message) => `${error.property}: ${message}`),
+    typeFirst(error.constraints ?? {}).map(
+      (message) => `${error.property}: ${plainMessage(error.property, message)}`,
+    ),
   );
   if (vars.NODE_ENV === 'production') {
     if (!vars.MASTER_KEY) problems.push('MASTER_KEY: required when NODE_ENV=production');
@@ -116,7 +118,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       requestTimeoutMs: vars.HTTP_REQUEST_TIMEOUT_MS,
     },
     trustProxy: trustProxy as TrustProxy,
-    corsOrigins: vars.CORS_ORIGINS ? vars.CORS_ORIGINS.split(',').map((o) => o.trim()) : [],
+    corsOrigins: vars.CORS_ORIGINS
+      ? vars.CORS_ORIGINS.split(',')
+          .map((origin) => origin.trim())
+          .filter((origin) => origin !== '')
+      : [],
     shutdownTimeoutMs: vars.SHUTDOWN_TIMEOUT_MS,
     idleMemoryCheckMs: vars.IDLE_MEMORY_CHECK_SECONDS * 1000,
     rateLimits: {
@@ -214,6 +220,18 @@ function typeFirst(constraints: Record<string, string>): string[] {
   return (typeChecks.length > 0 ? typeChecks : Object.keys(constraints)).map(
     (name) => constraints[name],
   );
+}
+
+/**
+ * class-validator's own messages begin with the variable's name, which the problem already
+ * leads with ("PORT: PORT must not be less than 1" read as a stutter), and its number message
+ * speaks of constraints the operator cannot see: a value that is not a number is refused as such.
+ */
+function plainMessage(property: string, message: string): string {
+  const own = message.startsWith(`${property} `) ? message.slice(property.length + 1) : message;
+  return own === 'must be a number conforming to the specified constraints'
+    ? 'must be a number'
+    : own;
 }
 
 /** Under this, ordinary requests are refused: a vote of one job is about 200 bytes. */
