@@ -7,12 +7,21 @@ import express from 'express';
 import { pino } from 'pino';
 import { sendAndLeave } from '../../../test/support/send-and-leave';
 import { until } from '../../../test/support/until';
+import type { ApiKeyPrincipal, AuthenticatedRequest } from '../auth/api-key-principal';
 import { SecretScanner } from '../security/secret-scanner';
 import { requestLogging } from './request-logging';
 
+/** A completion line, parsed. */
+interface CompletionLine {
+  msg: string;
+  res: { statusCode: number | null };
+  responseTime?: number;
+  key_id?: string;
+}
+
 /** The completion lines a served app writes, parsed. */
 function serve(routes: (app: express.Express) => void) {
-  const lines: { msg: string; res: { statusCode: number | null } }[] = [];
+  const lines: CompletionLine[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
       for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line));
@@ -28,8 +37,7 @@ function serve(routes: (app: express.Express) => void) {
 }
 
 /** The first completion line, once written. */
-const firstLine = (lines: { msg: string; res: { statusCode: number | null } }[]) =>
-  until(() => Promise.resolve(lines[0]), 2_000, 10);
+const firstLine = (lines: CompletionLine[]) => until(() => Promise.resolve(lines[0]), 2_000, 10);
 
 describe(requestLogging.name, () => {
   let server: Server | undefined;
@@ -43,6 +51,7 @@ describe(requestLogging.name, () => {
     await fetch(`http://127.0.0.1:${port}/ok`).then((response) => response.text());
     const line = await firstLine(served.lines);
     expect(line.res).toEqual({ statusCode: 200 });
+    expect(line.responseTime).toEqual(expect.any(Number));
     expect(line.msg).toMatch(/^GET \/ok 200 \d+ms$/);
   });
 
@@ -59,6 +68,24 @@ describe(requestLogging.name, () => {
     const line = await firstLine(served.lines);
     expect(line.res).toEqual({ statusCode: null });
     expect(line.msg).toMatch(/^GET \/hang - closed before the answer was complete, after \d+ms$/);
+  });
+
+  // Which key a request was charged to, so that a client giving up under load can be found too.
+  it('names the key charged on the line of a request whose client left', async () => {
+    const served = serve((app) => {
+      app.use((request, _response, next) => {
+        (request as AuthenticatedRequest).apiKey = { id: 'key-7' } as ApiKeyPrincipal;
+        next();
+      });
+      app.get('/hang', () => undefined);
+    });
+    server = served.server;
+    await once(server, 'listening');
+    const { port } = server.address() as AddressInfo;
+    await sendAndLeave(port, 'GET /hang HTTP/1.1\r\nHost: x\r\n\r\n');
+    const line = await firstLine(served.lines);
+    expect(line).toMatchObject({ key_id: 'key-7', responseTime: expect.any(Number) });
+    expect(line.msg).toMatch(/^GET \/hang - closed before the answer was complete/);
   });
 
   it('logs the status of an answer cut off after its head was sent', async () => {

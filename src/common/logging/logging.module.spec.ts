@@ -1,0 +1,124 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Writable } from 'node:stream';
+import { Global, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { Logger } from 'pino';
+import { secretScannerFor } from '../security/secrets';
+import {
+  LOGGING_SETTINGS,
+  LoggingModule,
+  LoggingSettings,
+  REQUEST_LINE_LOGGER,
+  requestId,
+  ROOT_LOGGER,
+} from './logging.module';
+
+const MASTER_KEY = 'sk_master_logging_unit_0123456789';
+const scanner = secretScannerFor({ masterKey: MASTER_KEY });
+
+/** Collects what the loggers write, as written. */
+class LogCapture extends Writable {
+  text = '';
+  override _write(chunk: Buffer | string, _encoding: string, done: () => void): void {
+    this.text += chunk.toString();
+    done();
+  }
+  lines(): Record<string, unknown>[] {
+    return this.text
+      .split('\n')
+      .filter((line) => line.length > 0)
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+  }
+}
+
+/** The two loggers of LoggingModule, as the app gets them, at `level`, writing to a capture. */
+async function loggersAt(level: string) {
+  const capture = new LogCapture();
+  const settings: LoggingSettings = { level, pretty: false, destination: capture, scanner };
+  @Global()
+  @Module({
+    providers: [{ provide: LOGGING_SETTINGS, useValue: settings }],
+    exports: [LOGGING_SETTINGS],
+  })
+  class SettingsModule {}
+  @Module({ imports: [SettingsModule, LoggingModule] })
+  class LoggingApp {}
+  const context = await NestFactory.createApplicationContext(LoggingApp, { logger: false });
+  return {
+    root: context.get<Logger>(ROOT_LOGGER),
+    requestLines: context.get<Logger>(REQUEST_LINE_LOGGER),
+    capture,
+    close: () => context.close(),
+  };
+}
+
+describe(LoggingModule.name, () => {
+  it('writes neither its lines nor the request lines below LOG_LEVEL', async () => {
+    const { root, requestLines, capture, close } = await loggersAt('warn');
+    try {
+      root.info('an info line');
+      requestLines.info('GET /api/v1/health 200 1ms');
+      root.warn('a warning');
+      expect(capture.lines().map((line) => line.msg)).toEqual(['a warning']);
+    } finally {
+      await close();
+    }
+  });
+
+  it('replaces a secret in any line it writes, whatever wrote it there', async () => {
+    const { root, capture, close } = await loggersAt('info');
+    try {
+      root.error(
+        { err: new Error(`a library quoting ${MASTER_KEY}`) },
+        `failed at /x?key=${encodeURIComponent(MASTER_KEY)}`,
+      );
+      expect(capture.text).toContain('[redacted]');
+      expect(capture.text).not.toContain(MASTER_KEY);
+    } finally {
+      await close();
+    }
+  });
+
+  // The second line of defence: headers are never logged, but should a request's ever be, its
+  // credentials (too short for the scanner to know them as secrets here) stay out.
+  it('redacts the credentials of a request logged with its headers', async () => {
+    const { root, capture, close } = await loggersAt('info');
+    try {
+      const headers = { 'x-api-key': 'key-1', authorization: 'Bearer t-2', cookie: 'c-3' };
+      root.info({ req: { headers } }, 'a request');
+      expect(capture.lines()[0]).toMatchObject({
+        req: {
+          headers: { 'x-api-key': '[redacted]', authorization: '[redacted]', cookie: '[redacted]' },
+        },
+      });
+    } finally {
+      await close();
+    }
+  });
+});
+
+describe(requestId.name, () => {
+  const idFor = (incoming: string) => {
+    const response = { setHeader: jest.fn() };
+    const id = requestId(
+      { headers: { 'x-request-id': incoming } } as unknown as IncomingMessage,
+      response as unknown as ServerResponse,
+      scanner,
+    );
+    expect(response.setHeader).toHaveBeenCalledWith('X-Request-Id', id);
+    return id;
+  };
+  const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+  it('honours an id of 1 to 128 letters, digits and _ . : -, and replaces a longer one', () => {
+    const longest = 'a.b:c-d_'.repeat(16);
+    expect(idFor(longest)).toBe(longest);
+    expect(idFor('x')).toBe('x');
+    expect(idFor(`${longest}e`)).toMatch(UUID);
+  });
+
+  // Ids are logged and returned in error bodies: one holding a secret would carry it there.
+  it('replaces an id that holds a secret', () => {
+    expect(idFor(`trace-${MASTER_KEY}`)).toMatch(UUID);
+  });
+});
