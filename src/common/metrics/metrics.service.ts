@@ -69,7 +69,7 @@ export class MetricsService implements OnModuleInit {
   });
   private readonly minerCallFailures = new Counter({
     name: `${METRIC_PREFIX}miner_call_failures_total`,
-    help: 'Failed miner calls by miner uid, synapse and reason (timeout, http_error, malformed, oversize, wrong_schema, network, circuit_open, busy, not_served, blacklisted, unauthorized, address_refused, no_budget)',
+    help: 'Failed miner calls by miner uid, synapse and reason (timeout, http_error, malformed, oversize, wrong_schema, network, circuit_open, busy, not_served, blacklisted, unauthorized, address_refused, no_budget, shutdown)',
     labelNames: ['miner', 'endpoint', 'reason'] as const,
     registers: [this.registry],
   });
