@@ -268,7 +268,9 @@ describe('GET /metrics with the miner network', () => {
       .set('X-API-Key', TEST_MASTER_KEY)
       .send({ source: 'x', keywords: ['#bitcoin'] })
       .expect(200);
-    expect(await left()).toBe(before - serving);
+    // The answer goes at the quorum (two of three): the third miner's call, and the spend of its
+    // budget before it, may still be on their way (a run under load read 19 left, not 18).
+    await eventually(async () => expect(await left()).toBe(before - serving));
     expect(
       sample(await scrape(app), 'gateway_miners_without_calls', { synapse: 'OnDemandRequest' }),
     ).toBe(0);
