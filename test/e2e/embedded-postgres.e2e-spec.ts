@@ -94,7 +94,8 @@ describe('The development entry point with its embedded Postgres', () => {
       process.kill(-app.pid, 'SIGTERM');
       expect(await app.exited).toBe(1);
       expect(app.lines.join('\n')).toContain('SIGTERM again: exiting without waiting');
-      // Stopped by the process's `exit`: nothing else signals a server in a group of its own.
+      // Stopped by the process's `exit`, or else by its keeper as the process ends (this test
+      // passes without the `exit` listener; src/database/postmaster.spec.ts checks that one).
       await until(() => Promise.resolve(!isAlive(postgres) || undefined), 10_000);
     } finally {
       socket.destroy();
@@ -148,6 +149,35 @@ describe('The development entry point with its embedded Postgres', () => {
     }
   }, 120_000);
 
+  // A killed process tree (the gateway and its keeper at once) leaves its Postgres running,
+  // holding the port and the data directory: the next start must stop it, or fail.
+  it('stops a Postgres left running by a killed process tree, then starts its own', async () => {
+    const env = { DATA_DIR: dataDir, EMBEDDED_POSTGRES_PORT: String(await freePort()) };
+    const first = await startAppProcess(env, 'development', { processGroup: true });
+    const orphan = postmasterPid(dataDir);
+    let postgres: number | undefined;
+    try {
+      for (const keeper of keepersOf(orphan)) process.kill(keeper, 'SIGKILL');
+      process.kill(-first.pid, 'SIGKILL');
+      await first.exited;
+      expect(isRunning(orphan)).toBe(true);
+
+      const second = await startAppProcess(env, 'development');
+      postgres = postmasterPid(dataDir);
+      try {
+        expect(postgres).not.toBe(orphan);
+        expect(isRunning(orphan)).toBe(false);
+        expect(second.lines).toContain(`stopping orphaned embedded postgres (pid ${orphan})`);
+      } finally {
+        await second.stop('SIGINT');
+      }
+    } finally {
+      await first.stop('SIGKILL');
+      for (const pid of [orphan, postgres])
+        if (pid !== undefined && isAlive(pid)) process.kill(pid, 'SIGKILL');
+    }
+  }, 120_000);
+
   it('names the port when its embedded Postgres cannot start there, what it said and what to set', async () => {
     // Another program holds the port, on every local address.
     const holder = createServer();
@@ -195,6 +225,15 @@ function keepersOf(pid: number): number[] {
       }
     })
     .map(Number);
+}
+
+/** Alive and not a zombie: an orphan's exit is reaped by init, which some containers' is not. */
+function isRunning(pid: number): boolean {
+  try {
+    return !/^State:\s*Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  } catch {
+    return false;
+  }
 }
 
 function parentOf(pid: number): number {

@@ -1,0 +1,325 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import {
+  chmodSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { isAlive, readPidFile, removeStalePostmaster, startPostmaster } from './postmaster';
+
+/**
+ * A stand-in for the `postgres` executable, a `sh` script named postgres (the keeper and
+ * removeStalePostmaster look for that name in its command line): it writes `postmaster.pid` into
+ * its data directory (`-D`) as Postgres does, line 1 its pid and line 8 its status, and records
+ * in `signals` each signal it is sent. `body` runs after the traps are set; `$dir` is the data
+ * directory.
+ */
+function fakePostgres(directory: string, body: string): string {
+  const binary = join(directory, 'postgres');
+  writeFileSync(
+    binary,
+    `#!/bin/sh
+dir="$2"
+pidfile() { printf '%s\\n%s\\n0\\n5432\\n\\n\\n\\n%s\\n' $$ "$dir" "$1" > "$dir/postmaster.pid"; }
+stop() { echo "$1" >> "$dir/signals"; sleep 0.3; rm -f "$dir/postmaster.pid"; exit 0; }
+trap 'stop INT' INT
+trap 'stop TERM' TERM
+trap 'stop QUIT' QUIT
+echo $$ > "$dir/fake.pid"
+${body}
+`,
+  );
+  chmodSync(binary, 0o755);
+  return binary;
+}
+
+/** Starting, then ready, then running until signalled. */
+const STARTS = `pidfile starting; sleep 0.3; pidfile ready; while :; do sleep 0.05; done`;
+
+function signalsOf(directory: string): string[] {
+  return existsSync(join(directory, 'signals'))
+    ? readFileSync(join(directory, 'signals'), 'utf8').trim().split('\n')
+    : [];
+}
+
+/** Line 8 of the pid file, read here rather than by the code under test. */
+function statusOf(directory: string): string {
+  return readFileSync(join(directory, 'postmaster.pid'), 'utf8').split('\n')[7];
+}
+
+function fakePid(directory: string): number {
+  return Number(readFileSync(join(directory, 'fake.pid'), 'utf8'));
+}
+
+/** The pids of the keepers (postmaster.ts, startKeeper) of the server `pid`. */
+function keepersOf(pid: number): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((entry) => {
+      try {
+        const args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+        return args.includes('postgres-keeper') && args.includes(String(pid));
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+async function eventually(check: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Waits in real time, whatever timers the test faked. */
+async function eventuallyReal(check: () => boolean): Promise<void> {
+  const started = performance.now();
+  while (!check()) {
+    if (performance.now() - started > 5000) throw new Error('condition not met within 5000 ms');
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+describe(startPostmaster.name, () => {
+  let directory: string;
+  let stops: (() => Promise<void>)[];
+
+  beforeEach(() => {
+    directory = mkdtempSync(join(tmpdir(), 'postmaster-'));
+    stops = [];
+  });
+  afterEach(async () => {
+    for (const stop of stops) await stop();
+    if (existsSync(join(directory, 'fake.pid')) && isAlive(fakePid(directory)))
+      process.kill(fakePid(directory), 'SIGKILL');
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  async function start(body = STARTS) {
+    const server = await startPostmaster({
+      binary: fakePostgres(directory, body),
+      databaseDir: directory,
+      port: 5432,
+    });
+    stops.push(() => server.stop());
+    return server;
+  }
+
+  // A pid file that exists is not yet one that says the server accepts connections.
+  it('resolves once the pid file says ready, not while it says starting', async () => {
+    await start();
+    expect(statusOf(directory)).toBe('ready');
+  });
+
+  // A pid file left by a server that did not stop (or another server's) says ready too.
+  it('waits past a ready pid file that names another process until its own child writes one', async () => {
+    writeFileSync(join(directory, 'postmaster.pid'), `${process.pid}\n\n\n\n\n\n\nready\n`);
+    await start(`sleep 0.3; ${STARTS}`);
+    expect(readPidFile(directory)?.pid).toBe(fakePid(directory));
+    expect(statusOf(directory)).toBe('ready');
+  });
+
+  // SIGINT is Postgres's fast shutdown; SIGTERM (smart) waits for every session to end.
+  it('stops the server with SIGINT and resolves only once it has exited', async () => {
+    const server = await start();
+    const pid = fakePid(directory);
+
+    await server.stop();
+
+    expect(signalsOf(directory)).toEqual(['INT']);
+    expect(isAlive(pid)).toBe(false);
+    expect(existsSync(join(directory, 'postmaster.pid'))).toBe(false);
+  });
+
+  // A terminal's Ctrl-C signals its whole foreground group: the server must not be in ours.
+  it('runs the server in a process group of its own', async () => {
+    await start();
+    const pid = fakePid(directory);
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    // After the state: the parent's pid, then the group's.
+    expect(Number(fields[2])).toBe(pid);
+  });
+
+  it('stops the server when this process exits without stopping it', async () => {
+    const before = process.listeners('exit');
+    const server = await start();
+    const added = process.listeners('exit').filter((listener) => !before.includes(listener));
+    expect(added).toHaveLength(1);
+
+    added[0].call(process, 0);
+    await eventually(() => !isAlive(fakePid(directory)));
+    expect(signalsOf(directory)).toEqual(['INT']);
+
+    await server.stop();
+    expect(process.listeners('exit')).toEqual(before);
+  });
+
+  // The keeper stops the server if this process is killed; once the server is gone, its pid may
+  // be another process's, which the keeper must never signal.
+  it('keeps a keeper while the server runs, and ends it once the server stops by itself', async () => {
+    await start();
+    const pid = fakePid(directory);
+    expect(keepersOf(pid)).toHaveLength(1);
+
+    process.kill(pid, 'SIGTERM');
+    await eventually(() => !isAlive(pid) && keepersOf(pid).length === 0);
+  });
+
+  it('ends the keeper when it stops the server', async () => {
+    const server = await start();
+    const pid = fakePid(directory);
+    await server.stop();
+    await eventually(() => keepersOf(pid).length === 0);
+  });
+
+  // A server that never says ready (a hung start) is stopped, not left running behind the error.
+  it('gives up on a server not ready within 60 s, and stops it', async () => {
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'performance'] });
+    try {
+      const failure = start(`pidfile starting; while :; do sleep 0.05; done`).then(
+        () => new Error('it started'),
+        (error: Error) => error,
+      );
+      await eventuallyReal(() => existsSync(join(directory, 'postmaster.pid')));
+      await jest.advanceTimersByTimeAsync(60_100);
+      expect((await failure).message).toBe('postgres did not accept connections within 60000 ms');
+      expect(signalsOf(directory)).toEqual(['INT']);
+      expect(isAlive(fakePid(directory))).toBe(false);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  // What Postgres said last is why it did not start ("Address already in use").
+  it('fails with its exit status and the last lines of its log when the server exits before it is ready', async () => {
+    const lines = Array.from({ length: 8 }, (_, index) => `line ${index + 1}`);
+    await expect(start(`printf '${lines.join('\\n')}\\n'; exit 1`)).rejects.toThrow(
+      `postgres exited with 1; its log (${join(directory, 'postgres.log')}) ends: ` +
+        'line 4 | line 5 | line 6 | line 7 | line 8',
+    );
+  });
+
+  it('fails, rather than waiting, when the binary cannot be run', async () => {
+    await expect(
+      startPostmaster({ binary: join(directory, 'none'), databaseDir: directory, port: 5432 }),
+    ).rejects.toThrow(/ENOENT/);
+  });
+
+  // The log is what an operator reads after a failed start: kept across starts, but bounded.
+  it('appends to its log across starts, and starts it afresh once it passed 10 MB', async () => {
+    const log = join(directory, 'postgres.log');
+    writeFileSync(log, 'an earlier start\n');
+    const body = `echo started; ${STARTS}`;
+    await (await start(body)).stop();
+    expect(readFileSync(log, 'utf8')).toBe('an earlier start\nstarted\n');
+
+    writeFileSync(log, 'x'.repeat(10 * 1024 * 1024 + 1));
+    await (await start(body)).stop();
+    expect(readFileSync(log, 'utf8')).toBe('started\n');
+  });
+
+  it('keeps a log of exactly 10 MB', async () => {
+    const log = join(directory, 'postgres.log');
+    writeFileSync(log, 'x'.repeat(10 * 1024 * 1024));
+    await (await start(`echo started; ${STARTS}`)).stop();
+    expect(readFileSync(log, 'utf8').endsWith('xstarted\n')).toBe(true);
+  });
+});
+
+describe(removeStalePostmaster.name, () => {
+  let directory: string;
+  let other: ChildProcess | undefined;
+
+  beforeEach(() => {
+    directory = mkdtempSync(join(tmpdir(), 'stale-postmaster-'));
+    other = undefined;
+  });
+  afterEach(() => {
+    if (other?.pid !== undefined && isAlive(other.pid)) other.kill('SIGKILL');
+    if (existsSync(join(directory, 'fake.pid')) && isAlive(fakePid(directory)))
+      process.kill(fakePid(directory), 'SIGKILL');
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  function writePidFile(pid: number) {
+    writeFileSync(join(directory, 'postmaster.pid'), `${pid}\n${directory}\n\n\n\n\n\nready\n`);
+  }
+
+  /**
+   * A postgres left running by a parent that died: not our child, in a group of its own. A node
+   * of ours runs it and reaps it once it exits: this process cannot while removeStalePostmaster
+   * blocks it, and the zombie of a child of ours would look alive.
+   */
+  async function orphan(body: string): Promise<number> {
+    const binary = fakePostgres(directory, body);
+    const runner = `require('node:child_process').spawn(process.argv[1], ['-D', process.argv[2]], { detached: true, stdio: 'ignore' })`;
+    other = spawn(process.execPath, ['-e', runner, binary, directory], { stdio: 'ignore' });
+    await eventually(() => existsSync(join(directory, 'fake.pid')));
+    return fakePid(directory);
+  }
+
+  it('stops an orphaned postgres the pid file names, removes the file and says so', async () => {
+    const pid = await orphan('while :; do sleep 0.05; done');
+    writePidFile(pid);
+    const said: string[] = [];
+
+    removeStalePostmaster(directory, (message) => said.push(message));
+
+    expect(isAlive(pid)).toBe(false);
+    expect(signalsOf(directory)).toEqual(['QUIT']);
+    expect(existsSync(join(directory, 'postmaster.pid'))).toBe(false);
+    expect(said).toEqual([`stopping orphaned embedded postgres (pid ${pid})`]);
+  });
+
+  // Postgres ignores SIGQUIT in no state we know of, but a server that does not stop must not
+  // keep the port and the data directory from the one about to start.
+  it('kills an orphan that is still alive 5 s after SIGQUIT', async () => {
+    const pid = await orphan(
+      `trap 'echo QUIT >> "$dir/signals"' QUIT; while :; do sleep 0.05; done`,
+    );
+    writePidFile(pid);
+
+    removeStalePostmaster(directory, () => undefined);
+
+    await eventually(() => !isAlive(pid), 1000);
+    expect(signalsOf(directory)).toEqual(['QUIT']);
+  }, 15_000);
+
+  // The pid of a server long gone may be any process's now (after a reboot, a container's).
+  it('leaves a process that is not postgres alone, and removes the pid file that names it', () => {
+    other = spawn('sleep', ['30'], { stdio: 'ignore' });
+    writePidFile(other.pid!);
+    const said: string[] = [];
+
+    removeStalePostmaster(directory, (message) => said.push(message));
+
+    expect(isAlive(other.pid!)).toBe(true);
+    expect(said).toEqual([]);
+    expect(existsSync(join(directory, 'postmaster.pid'))).toBe(false);
+  });
+
+  // Postgres refuses to start on a pid file whose pid is alive: it must not be left.
+  it('removes a pid file whose process is gone', async () => {
+    other = spawn('true');
+    await new Promise((resolve) => other!.once('exit', resolve));
+    writePidFile(other.pid!);
+
+    removeStalePostmaster(directory, () => undefined);
+
+    expect(existsSync(join(directory, 'postmaster.pid'))).toBe(false);
+  });
+
+  it('does nothing without a pid file', () => {
+    const said: string[] = [];
+    removeStalePostmaster(directory, (message) => said.push(message));
+    expect(said).toEqual([]);
+  });
+});
