@@ -1,0 +1,22 @@
+import { describeMigrations } from './migrate';
+
+describe(describeMigrations.name, () => {
+  // Every start of an up-to-date replica: a line then would say nothing, at every start.
+  it('says nothing when nothing was applied and the schema is this release’s', () => {
+    expect(describeMigrations({ applied: [], unknown: [] })).toEqual({});
+  });
+
+  it('names the migrations applied, in one line', () => {
+    expect(describeMigrations({ applied: ['A1', 'B2'], unknown: [] })).toEqual({
+      log: 'migrations applied: A1, B2',
+    });
+  });
+
+  it('warns of the migrations a newer release ran, and how to go back', () => {
+    const { log, warn } = describeMigrations({ applied: [], unknown: ['Newer3'] });
+    expect(log).toBeUndefined();
+    expect(warn).toMatch(
+      /^the database has migrations this release does not know \(Newer3\): .*npm run migration:revert/,
+    );
+  });
+});
