@@ -25,20 +25,30 @@ export async function migrateFromCommandLine(env: NodeJS.ProcessEnv): Promise<Mi
   return migrateDatabase(url, connectTimeoutMs);
 }
 
+/**
+ * `npm run migration:run` itself: what it prints, and its exit status. A failure exits 1, so
+ * that a deployment that migrates as a separate step stops there instead of going on.
+ */
+export async function runMigrationCommand(
+  env: NodeJS.ProcessEnv,
+  write: { stdout(line: string): void; stderr(line: string): void },
+): Promise<number> {
+  try {
+    const { log, warn } = describeMigrations(await migrateFromCommandLine(env));
+    const nothing = warn ? 'none' : 'none (the schema is up to date)';
+    write.stdout(log ?? `migrations applied: ${nothing}`);
+    if (warn) write.stderr(warn);
+    return 0;
+  } catch (error) {
+    write.stderr(`migration failed: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+}
+
 if (require.main === module) {
   loadDotEnv();
-  migrateFromCommandLine(process.env).then(
-    (report) => {
-      const { log, warn } = describeMigrations(report);
-      const nothing = warn ? 'none' : 'none (the schema is up to date)';
-      process.stdout.write(`${log ?? `migrations applied: ${nothing}`}\n`);
-      if (warn) process.stderr.write(`${warn}\n`);
-    },
-    (error: unknown) => {
-      process.stderr.write(
-        `migration failed: ${error instanceof Error ? error.message : String(error)}\n`,
-      );
-      process.exitCode = 1;
-    },
-  );
+  void runMigrationCommand(process.env, {
+    stdout: (line) => process.stdout.write(`${line}\n`),
+    stderr: (line) => process.stderr.write(`${line}\n`),
+  }).then((status) => (process.exitCode = status));
 }

@@ -1,11 +1,18 @@
+import { once } from 'node:events';
+import { AddressInfo, createServer, Socket } from 'node:net';
 import { Client } from 'pg';
-import { DataSource } from 'typeorm';
+import { DataSource, MigrationInterface, QueryRunner } from 'typeorm';
 import {
   buildDataSourceOptions,
   buildMigrationDataSourceOptions,
 } from '../../src/database/data-source-options';
-import { describeMigrations, migrateDatabase, MIGRATION_LOCK_ID } from '../../src/database/migrate';
-import { migrateFromCommandLine } from '../../src/database/migrate-command';
+import {
+  describeMigrations,
+  migrateDatabase,
+  MIGRATION_LOCK_ID,
+  runMigrations,
+} from '../../src/database/migrate';
+import { migrateFromCommandLine, runMigrationCommand } from '../../src/database/migrate-command';
 import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
 
 /** SHOW statement_timeout on a connection made with `options`. */
@@ -25,6 +32,35 @@ async function appliedMigrations(url: string): Promise<number> {
   try {
     const { rows } = await client.query<{ count: string }>('SELECT count(*) FROM migrations');
     return Number(rows[0].count);
+  } finally {
+    await client.end();
+  }
+}
+
+class CreatesKept1700000000001 implements MigrationInterface {
+  async up(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query('CREATE TABLE kept (id int)');
+  }
+  async down(): Promise<void> {}
+}
+
+class FailsHalfway1700000000002 implements MigrationInterface {
+  async up(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query('CREATE TABLE half_done (id int)');
+    await queryRunner.query('SELECT 1 / 0');
+  }
+  async down(): Promise<void> {}
+}
+
+async function tablesOf(url: string, names: string[]): Promise<string[]> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ name: string }>(
+      'SELECT name FROM unnest($1::text[]) AS name WHERE to_regclass(name) IS NOT NULL ORDER BY name',
+      [names],
+    );
+    return rows.map((row) => row.name);
   } finally {
     await client.end();
   }
@@ -69,6 +105,63 @@ describe('Migrating the schema (migrateDatabase: start-up, `npm run migration:ru
     expect(applied.length).toBeGreaterThan(10);
     expect(unknown).toEqual([]);
     expect(await appliedMigrations(url)).toBe(applied.length);
+  });
+
+  // A migration that fails half-way must leave nothing behind: the next start runs it again from
+  // its first statement ("relation already exists" otherwise, and a service that cannot start).
+  // Those before it stay applied.
+  it('runs each migration in a transaction of its own', async () => {
+    const dataSource = new DataSource({
+      ...buildMigrationDataSourceOptions(url),
+      migrations: [CreatesKept1700000000001, FailsHalfway1700000000002],
+    });
+    await dataSource.initialize();
+    try {
+      await expect(runMigrations(dataSource)).rejects.toThrow('division by zero');
+    } finally {
+      await dataSource.destroy();
+    }
+    expect(await tablesOf(url, ['kept', 'half_done'])).toEqual(['kept']);
+    const client = new Client({ connectionString: url });
+    await client.connect();
+    const { rows } = await client.query<{ name: string }>('SELECT name FROM migrations');
+    await client.end();
+    expect(rows.map((row) => row.name)).toEqual(['CreatesKept1700000000001']);
+  });
+
+  it('from the command line: prints what it applied, then that the schema is up to date, and exits 0', async () => {
+    const stdout: string[] = [];
+    const write = { stdout: (line: string) => stdout.push(line), stderr: () => undefined };
+    expect(await runMigrationCommand({ DATABASE_URL: url }, write)).toBe(0);
+    expect(await runMigrationCommand({ DATABASE_URL: url }, write)).toBe(0);
+    expect(stdout).toEqual([
+      expect.stringMatching(
+        /^migrations applied: InitialSchema1763700000000, RepoNames1763800000000, /,
+      ),
+      'migrations applied: none (the schema is up to date)',
+    ]);
+  });
+
+  // DATABASE_CONNECT_TIMEOUT_MS is the operator's bound on a slow network, for the CLI as well.
+  it('from the command line: gives up connecting after DATABASE_CONNECT_TIMEOUT_MS', async () => {
+    // A server that accepts the connection and never answers, as a Postgres behind a dead link.
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => sockets.push(socket)).listen(0, '127.0.0.1');
+    await once(silent, 'listening');
+    const { port } = silent.address() as AddressInfo;
+    try {
+      const started = Date.now();
+      await expect(
+        migrateFromCommandLine({
+          DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/none`,
+          DATABASE_CONNECT_TIMEOUT_MS: '300',
+        }),
+      ).rejects.toThrow(/timeout/i);
+      expect(Date.now() - started).toBeLessThan(3000);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      silent.close();
+    }
   });
 
   it('from the command line: applies what is pending, then nothing; refuses without DATABASE_URL', async () => {
