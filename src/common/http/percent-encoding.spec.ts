@@ -30,9 +30,7 @@ describe(repairPathEncoding.name, () => {
     // é, then a three-byte sequence cut short: é survives, the broken bytes become one U+FFFD.
     expect(repaired('/api/v1/tasks/%C3%A9%E0%A4')).toBe(`/api/v1/tasks/%C3%A9${REPLACEMENT}`);
     // An encoded lone surrogate is invalid UTF-8 too.
-    expect(repaired('/api/v1/tasks/a%ED%A0%80b')).toBe(
-      `/api/v1/tasks/a${REPLACEMENT.repeat(3)}b`,
-    );
+    expect(repaired('/api/v1/tasks/a%ED%A0%80b')).toBe(`/api/v1/tasks/a${REPLACEMENT.repeat(3)}b`);
   });
 
   it('keeps the query string of a repaired path, and leaves it unrepaired (its parser is lenient)', () => {
