@@ -55,15 +55,17 @@ function headersOf(options: HelmetOptions): HeaderList {
 
 /**
  * helmet's security headers, set per request in one pass: API_HEADER_OPTIONS' on every answer,
- * PAGE_HEADER_OPTIONS' under `pagesPath` (the documentation) when given.
+ * PAGE_HEADER_OPTIONS' under `pagesPath` (the documentation, in any case) when given.
  */
 export function securityHeaders(pagesPath?: string) {
   const api = headersOf(API_HEADER_OPTIONS);
   const pages = headersOf(PAGE_HEADER_OPTIONS);
-  const isPage = (url: string): boolean =>
-    pagesPath !== undefined &&
-    url.startsWith(pagesPath) &&
-    (url.length === pagesPath.length || '/?'.includes(url[pagesPath.length]));
+  // Without regard to case, as Express routes it: `/DOCS/` is the same page (onlyDocsFiles).
+  const page =
+    pagesPath === undefined
+      ? undefined
+      : new RegExp(`^${pagesPath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?:[/?]|$)`, 'i');
+  const isPage = (url: string): boolean => page !== undefined && page.test(url);
   return (request: Request, response: Response, next: NextFunction): void => {
     const { set, removed } = isPage(request.url) ? pages : api;
     for (const [name, value] of set) response.setHeader(name, value);
