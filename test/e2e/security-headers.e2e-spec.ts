@@ -56,6 +56,8 @@ describe('Security headers', () => {
       await app.http.get('/docs').redirects(0),
       await app.http.get('/docs/').expect(200),
       await app.http.get('/docs/swagger-ui.css').expect(200),
+      // Express serves the page whatever the case of its path.
+      await app.http.get('/DOCS/').expect(200),
     ];
     for (const answer of answers) {
       expect(answer.headers).toMatchObject({ ...API_HEADERS, ...PAGE_HEADERS });
