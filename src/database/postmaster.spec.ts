@@ -1,15 +1,8 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import {
-  chmodSync,
-  existsSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { keepersOf } from '../../test/support/postgres-keepers';
 import { isAlive, readPidFile, removeStalePostmaster, startPostmaster } from './postmaster';
 
 /**
@@ -54,21 +47,6 @@ function statusOf(directory: string): string {
 
 function fakePid(directory: string): number {
   return Number(readFileSync(join(directory, 'fake.pid'), 'utf8'));
-}
-
-/** The pids of the keepers (postmaster.ts, startKeeper) of the server `pid`. */
-function keepersOf(pid: number): number[] {
-  return readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((entry) => {
-      try {
-        const args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
-        return args.includes('postgres-keeper') && args.includes(String(pid));
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
 }
 
 async function eventually(check: () => boolean, timeoutMs = 5000): Promise<void> {

@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
 import { AddressInfo, connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -7,6 +7,7 @@ import { Client } from 'pg';
 import { isAlive, readPidFile } from '../../src/database/postmaster';
 import { buildDevelopmentEntry, startAppProcess } from '../support/app-process';
 import { freePort } from '../../bench/support/ports';
+import { keepersOf } from '../support/postgres-keepers';
 import { until } from '../support/until';
 
 /** What `npm start` runs without DATABASE_URL: its own Postgres under DATA_DIR. */
@@ -210,21 +211,6 @@ function postmasterPid(dataDir: string): number {
 function readyPostmaster(dataDir: string): number | undefined {
   const file = readPidFile(join(dataDir, 'postgres'));
   return file?.ready ? file.pid : undefined;
-}
-
-/** The pids of the processes keeping the server `pid` (postmaster.ts, startKeeper). */
-function keepersOf(pid: number): number[] {
-  return readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((entry) => {
-      try {
-        const args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
-        return args.includes('postgres-keeper') && args.includes(String(pid));
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
 }
 
 /** Alive and not a zombie: an orphan's exit is reaped by init, which some containers' is not. */
