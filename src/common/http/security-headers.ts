@@ -61,11 +61,11 @@ export function securityHeaders(pagesPath?: string) {
   const api = headersOf(API_HEADER_OPTIONS);
   const pages = headersOf(PAGE_HEADER_OPTIONS);
   // Without regard to case, as Express routes it: `/DOCS/` is the same page (onlyDocsFiles).
-  const page =
-    pagesPath === undefined
-      ? undefined
-      : new RegExp(`^${pagesPath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?:[/?]|$)`, 'i');
-  const isPage = (url: string): boolean => page !== undefined && page.test(url);
+  const prefix = pagesPath?.toLowerCase();
+  const isPage = (url: string): boolean =>
+    prefix !== undefined &&
+    url.slice(0, prefix.length).toLowerCase() === prefix &&
+    (url.length === prefix.length || '/?'.includes(url[prefix.length]));
   return (request: Request, response: Response, next: NextFunction): void => {
     const { set, removed } = isPage(request.url) ? pages : api;
     for (const [name, value] of set) response.setHeader(name, value);
