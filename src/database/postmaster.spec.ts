@@ -3,6 +3,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { keepersOf } from '../../test/support/postgres-keepers';
+import { until } from '../../test/support/until';
 import { isAlive, readPidFile, removeStalePostmaster, startPostmaster } from './postmaster';
 
 /**
@@ -49,12 +50,9 @@ function fakePid(directory: string): number {
   return Number(readFileSync(join(directory, 'fake.pid'), 'utf8'));
 }
 
-async function eventually(check: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+/** test/support's `until` for a check that answers true or false. */
+function eventually(check: () => boolean, timeoutMs = 5000): Promise<true> {
+  return until(() => Promise.resolve(check() || undefined), timeoutMs, 20);
 }
 
 /** Waits in real time, whatever timers the test faked. */

@@ -3,7 +3,8 @@ import { systemStatus } from '../support/system-status';
 import { ChainReplay, startChainReplay } from '../support/chain-replay';
 import { isLocal, recordConnections } from '../support/connections';
 import { createKey } from '../support/fixtures';
-import { sample, scrape } from '../support/metrics';
+import { scrape } from '../support/metrics';
+import { sample } from '../support/prometheus-text';
 import { startTestApp, TestApp } from '../support/test-app';
 
 /** Finney's genesis hash, as the replayed node answers it. */

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { createKey } from '../support/fixtures';
-import { eventually, sample, scrape } from '../support/metrics';
+import { eventually, scrape } from '../support/metrics';
+import { sample } from '../support/prometheus-text';
 import { sendAndLeave } from '../support/send-and-leave';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 

@@ -2,7 +2,8 @@ import { DataSource } from 'typeorm';
 import { IndexSyncService } from '../../src/network/index-sync.service';
 import { CallBudgets } from '../../src/network/transport/call-budgets';
 import { createKey } from '../support/fixtures';
-import { eventually, sample, scrape } from '../support/metrics';
+import { eventually, scrape } from '../support/metrics';
+import { sample } from '../support/prometheus-text';
 import { startTestNetwork, TestNetwork } from '../support/network';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 

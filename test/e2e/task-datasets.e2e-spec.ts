@@ -13,7 +13,8 @@ import { TaskLifecycleService } from '../../src/modules/tasks/task-lifecycle.ser
 import { DataItem, XItem } from '../../src/network/protocol';
 import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
 import { startTestNetwork, TestNetwork } from '../support/network';
-import { eventually, sample, scrape } from '../support/metrics';
+import { eventually, scrape } from '../support/metrics';
+import { sample } from '../support/prometheus-text';
 import { expectedRows, readParquet, readParquetMetadata } from '../support/parquet-reader';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 import { registerTask } from '../support/tasks';

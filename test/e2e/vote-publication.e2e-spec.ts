@@ -9,7 +9,8 @@ import { isLocal, recordConnections } from '../support/connections';
 import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
 import { createKey } from '../support/fixtures';
 import { createGravityRemote, GravityRemote } from '../support/gravity-remote';
-import { eventually, sample, scrape } from '../support/metrics';
+import { eventually, scrape } from '../support/metrics';
+import { sample } from '../support/prometheus-text';
 import { startTestApp, TEST_MASTER_KEY, TestApp, testValidatorHotkey } from '../support/test-app';
 
 /**

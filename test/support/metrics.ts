@@ -1,7 +1,5 @@
 import { TEST_MASTER_KEY, TestApp } from './test-app';
 
-export { sample } from './prometheus-text';
-
 /** Scrapes GET /metrics with the master key. */
 export async function scrape(app: TestApp): Promise<string> {
   const response = await app.http.get('/metrics').set('X-API-Key', TEST_MASTER_KEY).expect(200);

@@ -1,6 +1,7 @@
 import type { IncomingMessage, OutgoingHttpHeader, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import helmet, { HelmetOptions } from 'helmet';
+import { pathUnder } from './path-under';
 
 /**
  * The headers every answer carries, JSON included (OWASP's REST Security Cheat Sheet): HSTS,
@@ -60,12 +61,9 @@ function headersOf(options: HelmetOptions): HeaderList {
 export function securityHeaders(pagesPath?: string) {
   const api = headersOf(API_HEADER_OPTIONS);
   const pages = headersOf(PAGE_HEADER_OPTIONS);
-  // Without regard to case, as Express routes it: `/DOCS/` is the same page (onlyDocsFiles).
   const prefix = pagesPath?.toLowerCase();
   const isPage = (url: string): boolean =>
-    prefix !== undefined &&
-    url.slice(0, prefix.length).toLowerCase() === prefix &&
-    (url.length === prefix.length || '/?'.includes(url[prefix.length]));
+    prefix !== undefined && pathUnder(url, prefix) !== undefined;
   return (request: Request, response: Response, next: NextFunction): void => {
     const { set, removed } = isPage(request.url) ? pages : api;
     for (const [name, value] of set) response.setHeader(name, value);

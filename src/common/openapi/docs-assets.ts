@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { sendError } from '../errors/error-body';
 import { ERROR_DETAILS } from '../errors/error-details';
+import { pathUnder } from '../http/path-under';
 
 /**
  * What the Swagger UI page under the docs path loads, each path exactly as it follows the docs
@@ -33,12 +34,10 @@ export function onlyDocsFiles(docsPath: string) {
   const prefix = docsPath.toLowerCase();
   return (request: Request, response: Response, next: NextFunction): void => {
     if (request.method !== 'GET' && request.method !== 'HEAD') return next();
-    const end = request.url.indexOf('?');
-    const path = end === -1 ? request.url : request.url.slice(0, end);
-    if (!path.toLowerCase().startsWith(prefix)) return next();
-    const rest = path.slice(prefix.length);
-    if (rest !== '' && rest[0] !== '/') return next();
-    if (rest === '/' && end !== -1) return redirectToPageWithoutSlash(request, response, path, end);
+    const rest = pathUnder(request.url, prefix);
+    if (rest === undefined) return next();
+    if (rest === '/' && request.url.includes('?'))
+      return redirectToPageWithoutSlash(request, response);
     // Exactly: `/docs//` is no page of Nest's, and the static folder would serve its stock one.
     if (DOCS_FILES.has(rest)) return next();
     sendError(request, response, 404, { detail: ERROR_DETAILS.notFound });
@@ -52,12 +51,9 @@ export function onlyDocsFiles(docsPath: string) {
  * page). The address without the slash gets the page right and keeps the query. The Location is
  * relative, so it holds behind a proxy that serves the gateway under a prefix of its own.
  */
-function redirectToPageWithoutSlash(
-  request: Request,
-  response: Response,
-  path: string,
-  queryStart: number,
-): void {
-  const segment = path.slice(path.lastIndexOf('/', path.length - 2) + 1, -1);
-  response.redirect(301, `../${segment}${request.url.slice(queryStart)}`);
+function redirectToPageWithoutSlash(request: Request, response: Response): void {
+  const query = request.url.indexOf('?');
+  // The path ends in its slash: the segment before it is the docs path's last, as sent.
+  const segment = request.url.slice(request.url.lastIndexOf('/', query - 2) + 1, query - 1);
+  response.redirect(301, `../${segment}${request.url.slice(query)}`);
 }
