@@ -633,7 +633,8 @@ describe(MinerClient.name, () => {
 
     // An axon closes a connection idle for its keep-alive (uvicorn: 5 s). When our event loop
     // was busy (a large answer being parsed), the close may not be read yet as the next call
-    // goes out: on that connection it would fail as `network`, the miner's fault.
+    // goes out: on that connection it would fail as `network`, the miner's fault. undici 7.30
+    // reads pending closes before it reuses an idle connection; 7.16 did not, and failed here.
     it('calls on a new connection when the axon closed the idle one before we noticed', async () => {
       const axon = await startAxon();
       await client.call(axon.target(), 'GetMinerIndex', {}, 2_000);

@@ -1,6 +1,5 @@
 import { setMaxListeners } from 'node:events';
 import { isIP } from 'node:net';
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { timeout, TimeoutStrategy, wrap } from 'cockatiel';
 import { Agent, Dispatcher, request } from 'undici';
@@ -264,10 +263,6 @@ export class MinerClient implements OnModuleDestroy {
       newTerminal(this.identity.hotkey, this.clock.now().getTime()),
       (message) => this.identity.keypair.sign(message),
     );
-    // One turn of the event loop first, so that undici reads a close the axon sent while we
-    // were busy (its keep-alive ended, uvicorn's after 5 s) and drops that connection: sent on
-    // it, the call would fail as `network`, the miner's fault.
-    await nextTurn();
     const response = await request(signed.url, {
       method: 'POST',
       headers: signed.headers,
