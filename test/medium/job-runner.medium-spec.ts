@@ -137,6 +137,11 @@ describe('JobRunner across replicas', () => {
     await runStarted;
     expect(await advisoryLocks()).toBe(1);
     expect((await jobRun('exclusive')).status).toBe('running');
+    // The start is recorded too, for whoever looks at a run that seems stuck.
+    const [{ recent }] = await database.query<{ recent: boolean }[]>(
+      `SELECT started_at > now() - interval '1 minute' AS recent FROM job_runs WHERE name = 'exclusive'`,
+    );
+    expect(recent).toBe(true);
     for (const replica of [replicaB, replicaB, replicaA]) {
       // The same replica is refused too: the lock belongs to the connection running the job.
       expect(await replica.runOnce('exclusive', 0, async () => 'twice')).toEqual({
@@ -152,6 +157,66 @@ describe('JobRunner across replicas', () => {
       ran: true,
       result: 'after',
     });
+  });
+
+  // Three jobs share the table: index sync, task lifecycle, network aggregate.
+  it("records a run in its own job's row only: the other jobs stay as they were", async () => {
+    await finishedAgo('bystander', 120);
+    const before = await database.query(`SELECT * FROM job_runs WHERE name = 'bystander'`);
+    let seenWhileRunning: unknown;
+    await replicaA.runOnce('busy', 0, async () => {
+      seenWhileRunning = await database.query(`SELECT * FROM job_runs WHERE name = 'bystander'`);
+      return 'done';
+    });
+    await replicaA.runOnce(
+      'busy',
+      0,
+      async () => 'cut short',
+      () => true,
+    );
+    await expect(
+      replicaA.runOnce('busy', 0, async () => {
+        throw new Error('failed');
+      }),
+    ).rejects.toThrow('failed');
+    // Starting, finishing, interrupting and failing 'busy' left the other job due as it was.
+    expect(seenWhileRunning).toEqual(before);
+    expect(await database.query(`SELECT * FROM job_runs WHERE name = 'bystander'`)).toEqual(before);
+    expect(await replicaB.runOnce('bystander', HOUR, async () => 'ran')).toEqual({
+      ran: true,
+      result: 'ran',
+    });
+  });
+
+  it('runs two different jobs at the same time: each job has a lock of its own', async () => {
+    let finishRun!: () => void;
+    let started!: () => void;
+    const runStarted = new Promise<void>((resolve) => (started = resolve));
+    const indexSync = replicaA.runOnce(
+      'index-sync-like',
+      0,
+      () =>
+        new Promise<string>((resolve) => {
+          finishRun = () => resolve('synced');
+          started();
+        }),
+    );
+    await runStarted;
+    expect(await replicaB.runOnce('task-lifecycle-like', 0, async () => 'collected')).toEqual({
+      ran: true,
+      result: 'collected',
+    });
+    finishRun();
+    expect(await indexSync).toEqual({ ran: true, result: 'synced' });
+  });
+
+  // The details column is NOT NULL: a job whose run returns nothing is still a success.
+  it('records a run that returns nothing as succeeded', async () => {
+    expect(await replicaA.runOnce('void', HOUR, async () => undefined)).toEqual({
+      ran: true,
+      result: undefined,
+    });
+    expect(await jobRun('void')).toEqual({ status: 'succeeded', details: {}, finished: true });
   });
 
   it('records a failed run, lets its error through and frees the job', async () => {
