@@ -37,4 +37,22 @@ describe(inPool.name, () => {
     expect(started).toBe(2);
     expect(finished).toBe(2);
   });
+
+  // Shutdown comes while the pool is full: the item waiting for a slot must not start once one
+  // frees up (the index sync would call one more miner per worker after its calls were aborted).
+  it('starts no item that was waiting for a slot when it was stopped', async () => {
+    let stopped = false;
+    const started: number[] = [];
+    await inPool(
+      [1, 2, 3],
+      1,
+      () => stopped,
+      async (item) => {
+        started.push(item);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        stopped = true;
+      },
+    );
+    expect(started).toEqual([1]);
+  });
 });
