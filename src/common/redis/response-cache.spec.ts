@@ -2,16 +2,32 @@ import { Logger } from '@nestjs/common';
 import { RedisConnection } from './redis-connection';
 import { ResponseCache } from './response-cache';
 
-/** A RedisConnection whose client answers `get` with `answer`; records failures reported. */
-function fakeRedis(answer: () => Promise<string | null>) {
+/**
+ * A RedisConnection whose client answers `get` with `answer` and `set` with `stored`; records
+ * the writes sent and the failures reported.
+ */
+function fakeRedis(
+  answer: () => Promise<string | null>,
+  stored: () => Promise<string> = () => Promise.resolve('OK'),
+) {
   const failures: string[] = [];
-  const client = { get: answer, set: () => Promise.resolve('OK') };
+  const writes: unknown[][] = [];
+  const client = {
+    get: answer,
+    set: (...args: unknown[]) => {
+      writes.push(args);
+      return stored();
+    },
+  };
   const redis = {
     ready: () => client,
     failed: (reason: string) => failures.push(reason),
   } as unknown as RedisConnection;
-  return { redis, failures };
+  return { redis, failures, writes };
 }
+
+/** A RedisConnection without Redis (unset, or down): the cache keeps entries in process. */
+const noRedis = { ready: () => null, failed: () => undefined } as unknown as RedisConnection;
 
 describe(ResponseCache.name, () => {
   beforeAll(() => jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined));
@@ -32,5 +48,50 @@ describe(ResponseCache.name, () => {
   it('reads what it finds', async () => {
     const { redis } = fakeRedis(() => Promise.resolve('{"a":1}'));
     await expect(new ResponseCache(redis).get('key')).resolves.toEqual({ a: 1 });
+  });
+
+  it('gives an entry in Redis its lifetime, so that it expires there', async () => {
+    const { redis, writes } = fakeRedis(() => Promise.resolve(null));
+    await new ResponseCache(redis).set('key', { a: 1 }, 30);
+    expect(writes).toEqual([['key', '{"a":1}', 'EX', 30]]);
+  });
+
+  // QUERY_CACHE_TTL_SECONDS=0 turns the cache off; Redis refuses an EX of 0, which would rest it.
+  it('stores nothing for a lifetime of 0', async () => {
+    const { redis, writes, failures } = fakeRedis(() => Promise.resolve(null));
+    await new ResponseCache(redis).set('key', { a: 1 }, 0);
+    expect(writes).toEqual([]);
+    expect(failures).toEqual([]);
+    const local = new ResponseCache(noRedis);
+    await local.set('key', { a: 1 }, 0);
+    await expect(local.get('key')).resolves.toBeUndefined();
+  });
+
+  // A write that times out must not make the next requests wait for Redis too.
+  it('rests Redis when a write fails, and lets the caller go on', async () => {
+    const { redis, failures } = fakeRedis(
+      () => Promise.resolve(null),
+      () => Promise.reject(new Error('Command timed out')),
+    );
+    await expect(new ResponseCache(redis).set('key', { a: 1 }, 30)).resolves.toBeUndefined();
+    expect(failures).toEqual(['Command timed out']);
+  });
+
+  // Without Redis (or while it is down) the entries live in process, for their lifetime only:
+  // an answer must not outlive QUERY_CACHE_TTL_SECONDS there either.
+  it('keeps an entry in process memory for its lifetime, and no longer', async () => {
+    const cache = new ResponseCache(noRedis);
+    await cache.set('key', { a: 1 }, 1);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await expect(cache.get('key')).resolves.toEqual({ a: 1 });
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await expect(cache.get('key')).resolves.toBeUndefined();
+  });
+
+  it('reads a key it does not hold in process as a miss, without a warning', async () => {
+    const warn = jest.mocked(Logger.prototype.warn);
+    warn.mockClear();
+    await expect(new ResponseCache(noRedis).get('absent')).resolves.toBeUndefined();
+    expect(warn).not.toHaveBeenCalled();
   });
 });
