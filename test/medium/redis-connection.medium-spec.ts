@@ -1,0 +1,98 @@
+import { Logger } from '@nestjs/common';
+import { freePort } from '../../bench/support/ports';
+import {
+  REDIS_CONNECT_TIMEOUT_MS,
+  REDIS_REST_MS,
+  RedisConnection,
+} from '../../src/common/redis/redis-connection';
+import { ResponseCache } from '../../src/common/redis/response-cache';
+import { testRedisPrefix, testRedisUrl } from '../support/test-app';
+
+/**
+ * The shared Redis connection against a real Redis: when the service uses it, when it leaves it
+ * alone (down, or a command failed), and how it comes back to it.
+ */
+describe('RedisConnection', () => {
+  const connections: RedisConnection[] = [];
+  const connect = (url = testRedisUrl()) => {
+    const connection = new RedisConnection({ url, keyPrefix: testRedisPrefix() });
+    connections.push(connection);
+    return connection;
+  };
+
+  beforeEach(() => {
+    jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
+  });
+  afterEach(() => {
+    jest.restoreAllMocks();
+    for (const connection of connections.splice(0)) connection.client?.disconnect();
+  });
+
+  it('waits at start for the first connection, so that the first requests already share counts', async () => {
+    const redis = connect();
+    await redis.onModuleInit();
+    expect(redis.ready()).toBe(redis.client);
+    expect(redis.problem()).toBeUndefined();
+  });
+
+  // A Redis that is down at start delays the start; it must not stop it.
+  it('starts within the connect timeout when Redis is not there, and says why it is not used', async () => {
+    const redis = connect(`redis://127.0.0.1:${await freePort()}`);
+    const started = Date.now();
+    await redis.onModuleInit();
+    expect(Date.now() - started).toBeLessThan(REDIS_CONNECT_TIMEOUT_MS + 1000);
+    expect(redis.ready()).toBeNull();
+    expect(redis.problem()).toMatch(/^not connected \(\w+\): .*ECONNREFUSED/);
+  }, 10_000);
+
+  // A hanging Redis fails each command only at its timeout: after one failure requests use
+  // memory at once, and one PING at a time (not one per request) asks whether it answers again.
+  it('leaves Redis alone for a rest after a failed command, then asks with one PING at a time', async () => {
+    const redis = connect();
+    await redis.onModuleInit();
+    const client = redis.client!;
+    const ping = jest.spyOn(client, 'ping');
+    let now = Date.now();
+    jest.spyOn(Date, 'now').mockImplementation(() => now);
+
+    redis.failed('Command timed out');
+    expect(redis.ready()).toBeNull();
+    expect(redis.problem()).toBe('not used after a failed command');
+    now += REDIS_REST_MS - 1;
+    expect(redis.ready()).toBeNull();
+    expect(ping).not.toHaveBeenCalled();
+
+    // The rest is over: the first request's PING goes, unanswered; the others send none.
+    ping.mockRejectedValueOnce(new Error('Command timed out'));
+    now += 1;
+    for (let i = 0; i < 3; i++) expect(redis.ready()).toBeNull();
+    expect(ping).toHaveBeenCalledTimes(1);
+    await ping.mock.results[0].value.catch(() => undefined);
+    // Unanswered: another rest, then another PING, answered this time.
+    expect(redis.ready()).toBeNull();
+    expect(ping).toHaveBeenCalledTimes(1);
+    now += REDIS_REST_MS;
+    for (let i = 0; i < 3; i++) expect(redis.ready()).toBeNull();
+    expect(ping).toHaveBeenCalledTimes(2);
+    await ping.mock.results[1].value;
+    expect(redis.ready()).toBe(client);
+    expect(redis.problem()).toBeUndefined();
+  });
+
+  it('shares a cached answer between replicas, with its lifetime in Redis', async () => {
+    const prefix = testRedisPrefix();
+    const [one, two] = [0, 1].map(() => {
+      const redis = new RedisConnection({ url: testRedisUrl(), keyPrefix: prefix });
+      connections.push(redis);
+      return redis;
+    });
+    await Promise.all([one.onModuleInit(), two.onModuleInit()]);
+    await new ResponseCache(one).set('answer', { items: 3 }, 30);
+    expect(await new ResponseCache(two).get('answer')).toEqual({ items: 3 });
+    const lifetime = await two.client!.pttl('answer');
+    expect(lifetime).toBeGreaterThan(0);
+    expect(lifetime).toBeLessThanOrEqual(30_000);
+    await two.client!.del('answer');
+  });
+});
