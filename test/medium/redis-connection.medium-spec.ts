@@ -7,6 +7,8 @@ import {
 } from '../../src/common/redis/redis-connection';
 import { ResponseCache } from '../../src/common/redis/response-cache';
 import { testRedisPrefix, testRedisUrl } from '../support/test-app';
+import { startThrowawayRedis } from '../support/throwaway-servers';
+import { until } from '../support/until';
 
 /**
  * The shared Redis connection against a real Redis: when the service uses it, when it leaves it
@@ -79,6 +81,35 @@ describe('RedisConnection', () => {
     expect(redis.ready()).toBe(client);
     expect(redis.problem()).toBeUndefined();
   });
+
+  // ioredis retries every few hundred ms: one warning per outage, not one per attempt, and a
+  // second outage is told as the first was.
+  it('logs each outage once, and that Redis is back after each', async () => {
+    const server = await startThrowawayRedis();
+    try {
+      const warn = jest.mocked(Logger.prototype.warn);
+      const log = jest.mocked(Logger.prototype.log);
+      const said = (spy: { mock: { calls: unknown[][] } }, text: string) =>
+        spy.mock.calls.filter(([message]) => String(message).includes(text)).length;
+      const redis = connect(server.url);
+      await redis.onModuleInit();
+      for (const outage of [1, 2]) {
+        await server.stop();
+        await until(
+          () => Promise.resolve(redis.problem()?.includes('ECONNREFUSED') || undefined),
+          10_000,
+        );
+        // Some reconnection attempts fail meanwhile.
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        expect(said(warn, 'Redis unreachable')).toBe(outage);
+        await server.start();
+        await until(() => Promise.resolve(redis.ready() ?? undefined), 10_000);
+        expect(said(log, 'Redis connected again')).toBe(outage);
+      }
+    } finally {
+      await server.stop();
+    }
+  }, 30_000);
 
   it('shares a cached answer between replicas, with its lifetime in Redis', async () => {
     const prefix = testRedisPrefix();
