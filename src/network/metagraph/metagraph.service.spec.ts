@@ -1,0 +1,285 @@
+import { Logger } from '@nestjs/common';
+import { AppConfig } from '../../config/app-config';
+import { ValidatorIdentity } from '../bittensor/validator-identity';
+import { MinerEntity } from '../miner.entity';
+import { MinersRepository } from '../miners.repository';
+import { MetagraphFile, MetagraphNeuron } from '../protocol';
+import { MinerClient } from '../transport/miner-client';
+import { MetagraphSource } from './metagraph-source';
+import { MetagraphService } from './metagraph.service';
+
+const OWN_HOTKEY = '5OwnHotkey';
+const MIN_STAKE = 10_000;
+
+function neuron(uid: number, overrides: Partial<MetagraphNeuron> = {}): MetagraphNeuron {
+  return {
+    uid,
+    hotkey: `hotkey-${uid}`,
+    coldkey: `coldkey-${uid}`,
+    axon_url: `http://127.0.0.1:${9000 + uid}`,
+    stake: 10,
+    incentive: 0.1,
+    validator_permit: false,
+    ...overrides,
+  };
+}
+
+/** A source whose next answer the test sets: a metagraph, or an error to throw. */
+class FakeSource implements MetagraphSource {
+  readonly description = 'fake source';
+  next: MetagraphFile | Error = { netuid: 13, block: 1, updated_at: '', neurons: [] };
+  /** What watch was given, until stopped. */
+  changed: (() => Promise<void>) | undefined;
+  closed = false;
+  networkOf(): 'file' {
+    return 'file';
+  }
+  read(): Promise<MetagraphFile> {
+    return this.next instanceof Error ? Promise.reject(this.next) : Promise.resolve(this.next);
+  }
+  watch(sync: () => Promise<void>): () => void {
+    this.changed = sync;
+    return () => (this.changed = undefined);
+  }
+  close(): Promise<void> {
+    this.closed = true;
+    return Promise.resolve();
+  }
+}
+
+/**
+ * The miners table in memory, as MinersRepository.syncNeurons leaves it: listed neurons active
+ * (or address_refused), a failing one with the same hotkey still failing, the others
+ * deregistered.
+ */
+class FakeRepository {
+  readonly rows = new Map<number, MinerEntity>();
+  listAll(): Promise<MinerEntity[]> {
+    return Promise.resolve([...this.rows.values()].map((row) => ({ ...row })));
+  }
+  lastMetagraph(): Promise<undefined> {
+    return Promise.resolve(undefined);
+  }
+  syncNeurons(
+    neurons: readonly MetagraphNeuron[],
+    refused: ReadonlySet<number>,
+  ): Promise<{ hotkeyChanged: number[]; indexesDropped: number[] }> {
+    const listed = new Set(neurons.map((n) => n.uid));
+    for (const row of this.rows.values()) if (!listed.has(row.uid)) row.state = 'deregistered';
+    for (const n of neurons) {
+      const before = this.rows.get(n.uid);
+      const keepsFailing = before?.hotkey === n.hotkey && before.state === 'failing';
+      this.rows.set(n.uid, {
+        uid: n.uid,
+        hotkey: n.hotkey,
+        coldkey: n.coldkey,
+        axonUrl: n.axon_url,
+        stake: n.stake,
+        incentive: n.incentive,
+        validatorPermit: n.validator_permit,
+        credibility: before?.credibility ?? 0.5,
+        state: refused.has(n.uid) ? 'address_refused' : keepsFailing ? 'failing' : 'active',
+        lastSeenAt: null,
+        updatedAt: new Date(0),
+      });
+    }
+    return Promise.resolve({ hotkeyChanged: [], indexesDropped: [] });
+  }
+}
+
+function setUp() {
+  const source = new FakeSource();
+  const repository = new FakeRepository();
+  // Only loopback may be called, as MINER_ALLOWED_NETWORKS=loopback says.
+  const client = {
+    permitsHost: (host: string) => Promise.resolve(host === '127.0.0.1'),
+  } as unknown as MinerClient;
+  const config = {
+    netuid: 13,
+    network: { validatorMinStake: MIN_STAKE },
+  } as unknown as AppConfig;
+  const identity = { hotkey: OWN_HOTKEY } as ValidatorIdentity;
+  const service = new MetagraphService(
+    source,
+    repository as unknown as MinersRepository,
+    client,
+    config,
+    identity,
+  );
+  const answer = (neurons: MetagraphNeuron[], block = 100) =>
+    (source.next = { netuid: 13, block, updated_at: new Date().toISOString(), neurons });
+  const apply = async (neurons: MetagraphNeuron[], block = 100) => {
+    answer(neurons, block);
+    await service.sync();
+  };
+  return { source, repository, service, answer, apply };
+}
+
+const uids = (miners: { uid: number }[]) => miners.map((miner) => miner.uid).sort((a, b) => a - b);
+
+describe(MetagraphService.name, () => {
+  beforeAll(() => {
+    jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
+    jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+  });
+  afterAll(() => jest.restoreAllMocks());
+
+  // Only these are ever called: a refused address is never contacted, a neuron without an axon
+  // cannot be, and a validator is never asked for data.
+  it('offers for calls only the miners with an axon at an allowed address', async () => {
+    const { service, apply } = setUp();
+    await apply([
+      neuron(0),
+      neuron(1, { axon_url: null }),
+      neuron(2, { axon_url: 'http://203.0.113.7:8091' }),
+      neuron(3, { validator_permit: true, stake: 50_000 }),
+    ]);
+    expect(uids(service.minersServingData())).toEqual([0]);
+    expect(uids(service.minersWithoutAxon())).toEqual([1]);
+  });
+
+  // Subnet 13's rule: a permit with less than VALIDATOR_MIN_STAKE is a miner; with an unknown
+  // stake the permit decides.
+  it('counts a permit holder under the minimum stake as a miner, and only the others as validators', async () => {
+    const { service, apply } = setUp();
+    await apply([
+      neuron(0),
+      neuron(1, { validator_permit: true, stake: MIN_STAKE - 1 }),
+      neuron(2, { validator_permit: true, stake: MIN_STAKE }),
+      neuron(3, { validator_permit: true, stake: null }),
+    ]);
+    expect(uids(service.minersServingData())).toEqual([0, 1]);
+    expect(uids(service.validators())).toEqual([2, 3]);
+  });
+
+  it('neither calls nor counts the votes of neurons that left the metagraph', async () => {
+    const { service, apply } = setUp();
+    const validator = neuron(3, { validator_permit: true, stake: 50_000 });
+    await apply([neuron(0), neuron(1), neuron(2, { axon_url: null }), validator]);
+    // Two of four gone: not most of them, so the read is applied.
+    await apply([neuron(0), validator]);
+    expect(uids(service.minersServingData())).toEqual([0]);
+    expect(uids(service.minersWithoutAxon())).toEqual([]);
+
+    await apply([neuron(0), neuron(1)]);
+    expect(uids(service.validators())).toEqual([]);
+    expect(uids(service.minersServingData())).toEqual([0, 1]);
+  });
+
+  it('judges the own hotkey by the minimum stake too', async () => {
+    const { service, apply } = setUp();
+    await apply([
+      neuron(0),
+      neuron(1, { hotkey: OWN_HOTKEY, validator_permit: true, stake: MIN_STAKE - 1 }),
+    ]);
+    expect(service.hotkeyCheck()).toMatchObject({ standing: 'stake_too_low' });
+  });
+
+  // The circuit breaker reports states as calls fail and succeed (CredibilityRecorder).
+  it('keeps a deregistered miner deregistered, and a refused address refused, whatever the circuit says', async () => {
+    const { service, apply } = setUp();
+    await apply([neuron(0), neuron(1), neuron(2, { axon_url: 'http://203.0.113.7:8091' })]);
+    await apply([neuron(0), neuron(2, { axon_url: 'http://203.0.113.7:8091' })]);
+    service.updateState(1, 'active');
+    service.updateState(2, 'active');
+    service.updateState(0, 'failing');
+    expect(uids(service.minersServingData())).toEqual([0]);
+    expect(service.minersServingData()[0].state).toBe('failing');
+  });
+
+  it('applies credibility written to the database to the miners in memory', async () => {
+    const { service, apply } = setUp();
+    await apply([neuron(0), neuron(1)]);
+    service.updateCredibility(new Map([[1, 0.8]]));
+    const credibility = new Map(service.minersServingData().map((m) => [m.uid, m.credibility]));
+    expect(credibility).toEqual(
+      new Map([
+        [0, 0.5],
+        [1, 0.8],
+      ]),
+    );
+  });
+
+  // Most neurons vanishing at once is a broken answer; exactly half is not "most".
+  it('applies a read that drops exactly half of the registered neurons', async () => {
+    const { service, apply } = setUp();
+    await apply([neuron(0), neuron(1), neuron(2), neuron(3)]);
+    await apply([neuron(0), neuron(1)]);
+    expect((await service.status()).lastAttempt).toMatchObject({ ok: true });
+    expect(uids(service.minersServingData())).toEqual([0, 1]);
+  });
+
+  // Neurons deregistered earlier are no loss of this read: only the registered ones count.
+  it('judges a loss against the neurons registered now, not those deregistered before', async () => {
+    const { service, apply } = setUp();
+    await apply([neuron(0), neuron(1), neuron(2), neuron(3)]);
+    await apply([neuron(0), neuron(1)]);
+    // One of the two registered neurons gone (with 2 and 3 long gone): half, applied.
+    await apply([neuron(0)]);
+    expect((await service.status()).lastAttempt).toMatchObject({ ok: true });
+    expect(uids(service.minersServingData())).toEqual([0]);
+  });
+
+  it('refuses a read that drops most registered neurons, and keeps serving the last one', async () => {
+    const { service, apply } = setUp();
+    await apply([neuron(0), neuron(1), neuron(2)]);
+    await apply([neuron(0)]);
+    expect((await service.status()).lastAttempt).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/suspicious: it would deregister 2 of 3/),
+    });
+    expect(uids(service.minersServingData())).toEqual([0, 1, 2]);
+  });
+
+  // Without the watch the metagraph read at start would be served for ever.
+  it('reads the source at start and whenever it says the metagraph changed, until shut down', async () => {
+    const { source, service, answer } = setUp();
+    answer([neuron(0)]);
+    await service.onApplicationBootstrap();
+    expect(uids(service.minersServingData())).toEqual([0]);
+
+    answer([neuron(0), neuron(1)]);
+    await source.changed?.();
+    expect(uids(service.minersServingData())).toEqual([0, 1]);
+
+    await service.onModuleDestroy();
+    expect(source.changed).toBeUndefined();
+    // The node connection is let go.
+    expect(source.closed).toBe(true);
+  });
+
+  // Two reads applied at once could leave an older answer applied over a newer one.
+  it('reads and applies one metagraph at a time, however often sync is called', async () => {
+    const { source, service, answer } = setUp();
+    answer([neuron(0)]);
+    let reading = 0;
+    let most = 0;
+    const read = source.read.bind(source);
+    source.read = async () => {
+      reading += 1;
+      most = Math.max(most, reading);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      reading -= 1;
+      return read();
+    };
+    await Promise.all([service.sync(), service.sync(), service.sync()]);
+    expect(most).toBe(1);
+  });
+
+  // A hotkey registered again lands on another uid: operators look for it there.
+  it('logs the own hotkey again when it moves to another uid, and not while nothing changes', async () => {
+    const { apply } = setUp();
+    const log = jest.mocked(Logger.prototype.log);
+    const own = { hotkey: OWN_HOTKEY, validator_permit: true, stake: 20_000 };
+    const standingLines = () =>
+      log.mock.calls.map(([line]) => String(line)).filter((line) => line.includes(OWN_HOTKEY));
+    log.mockClear();
+    await apply([neuron(0), neuron(1, own)]);
+    await apply([neuron(0), neuron(1, own)]);
+    expect(standingLines()).toEqual([expect.stringContaining('uid 1, validator permit')]);
+    await apply([neuron(0), neuron(2, own)]);
+    expect(standingLines()).toHaveLength(2);
+    expect(standingLines()[1]).toContain('uid 2, validator permit');
+  });
+});
