@@ -1,0 +1,86 @@
+import { MinerEntity } from './miner.entity';
+import { BudgetLeft } from './transport/call-budgets';
+import { SynapseName } from '../common/synapse-names';
+import { neuronListing, neuronState } from './neuron-listing';
+
+const MIN_STAKE = 10_000;
+
+function miner(overrides: Partial<MinerEntity> = {}): MinerEntity {
+  return {
+    uid: 7,
+    hotkey: 'hotkey-7',
+    coldkey: 'coldkey-7',
+    axonUrl: 'http://127.0.0.1:8091',
+    stake: 10,
+    incentive: 0.25,
+    validatorPermit: false,
+    credibility: 0.5,
+    state: 'active',
+    lastSeenAt: null,
+    updatedAt: new Date(0),
+    ...overrides,
+  };
+}
+
+describe(neuronState.name, () => {
+  it('names a validator so whatever its axon and circuit', () => {
+    const validator = { validatorPermit: true, stake: MIN_STAKE };
+    expect(neuronState(miner({ ...validator, axonUrl: null }), MIN_STAKE)).toBe('validator');
+    expect(neuronState(miner({ ...validator, state: 'failing' }), MIN_STAKE)).toBe('validator');
+  });
+
+  // Subnet 13 counts a permit under the minimum stake as a miner.
+  it('names a permit holder under the minimum stake by its state as a miner', () => {
+    expect(neuronState(miner({ validatorPermit: true, stake: MIN_STAKE - 1 }), MIN_STAKE)).toBe(
+      'active',
+    );
+  });
+
+  it('tells a miner without an axon, at a refused address, with an open circuit, or active', () => {
+    expect(neuronState(miner({ axonUrl: null, state: 'failing' }), MIN_STAKE)).toBe('not_serving');
+    expect(neuronState(miner({ state: 'address_refused' }), MIN_STAKE)).toBe('address_refused');
+    expect(neuronState(miner({ state: 'failing' }), MIN_STAKE)).toBe('failing');
+    expect(neuronState(miner(), MIN_STAKE)).toBe('active');
+  });
+});
+
+describe(neuronListing.name, () => {
+  const left = (entries: [string, number][]) =>
+    new Map(entries.map(([hotkey, calls]) => [hotkey, { left: calls } as BudgetLeft]));
+
+  it('shows the axon as host:port, and the calls left of each budgeted synapse', () => {
+    const budgets = new Map<SynapseName, ReadonlyMap<string, BudgetLeft>>([
+      ['GetMinerIndex', left([['hotkey-7', 0]])],
+      ['OnDemandRequest', left([['hotkey-7', 3]])],
+      // A synapse without a budget leaves every miner Infinity calls: no bound, shown as null.
+      ['GetContentsByBuckets', left([['hotkey-7', Infinity]])],
+      // A miner the budget does not list has no bound either.
+      ['GetDataEntityBucket', left([['hotkey-8', 2]])],
+    ]);
+    const listing = neuronListing(miner({ axonUrl: 'http://127.0.0.1:8091' }), budgets, MIN_STAKE);
+    expect(listing).toMatchObject({
+      uid: 7,
+      hotkey: 'hotkey-7',
+      coldkey: 'coldkey-7',
+      axon: '127.0.0.1:8091',
+      stake: 10,
+      state: 'active',
+    });
+    expect(listing.callBudgetLeft).toEqual({
+      GetMinerIndex: 0,
+      OnDemandRequest: 3,
+      GetContentsByBuckets: null,
+      GetDataEntityBucket: null,
+    });
+  });
+
+  // The listing's state is what operators filter validators by (?state=validator).
+  it('lists a permit holder under the minimum stake as a miner', () => {
+    const lowStake = miner({ validatorPermit: true, stake: MIN_STAKE - 1 });
+    expect(neuronListing(lowStake, new Map(), MIN_STAKE).state).toBe('active');
+  });
+
+  it('shows no axon for a neuron that serves none', () => {
+    expect(neuronListing(miner({ axonUrl: null }), new Map(), MIN_STAKE).axon).toBeNull();
+  });
+});
