@@ -4,7 +4,12 @@ import {
   CHAIN_USE_TIMEOUT_MS,
   useConnectedChainReplay,
 } from '../../../test/support/connected-chain-replay';
-import { ChainMetagraphReader, readMechagraph } from './chain-metagraph';
+import {
+  ChainMetagraphReader,
+  MECHAGRAPH_FIELDS,
+  readMechagraph,
+  selectiveIndexes,
+} from './chain-metagraph';
 import { SubtensorConnection } from './subtensor-connection';
 
 /** The recording answers get_selective_mechagraph only for every one of its 74 fields. */
@@ -134,5 +139,248 @@ describe('ChainMetagraphReader against the recorded finney node', () => {
     } finally {
       chain.replay.mode = 'answer';
     }
+  });
+});
+
+/** A codec's face: what the reader asks of the values the client decodes. */
+const codec = (value: unknown) => ({
+  toString: () => String(value),
+  toNumber: () => Number(value),
+  toJSON: () => value,
+  isTrue: value === true,
+});
+const some = <T>(value: T) => ({
+  isNone: false,
+  isSome: true,
+  unwrap: () => value,
+});
+/** 127.0.0.1 as the chain stores it. */
+const LOOPBACK = 0x7f000001;
+
+interface StandInNeuron {
+  hotkey: string;
+  incentive?: number;
+  permit?: boolean;
+}
+
+/**
+ * A client without the selective call (its metadata lists no runtime APIs): the reader takes
+ * get_neurons_lite and get_subnet_state, which answer as the test says.
+ */
+function standInApi(
+  neurons: StandInNeuron[],
+  subnetState: () => Promise<{ hotkeys: string[]; stakesRao: number[] }>,
+) {
+  const calls: string[] = [];
+  const api = {
+    rpc: { chain: { getHeader: () => Promise.resolve({ number: codec(7) }) } },
+    runtimeVersion: { specVersion: codec(300) },
+    registry: { metadata: { apis: [] } },
+    call: {
+      neuronInfoRuntimeApi: {
+        getNeuronsLite: () => {
+          calls.push('get_neurons_lite');
+          return Promise.resolve(
+            neurons.map((neuron, uid) => ({
+              uid: codec(uid),
+              hotkey: codec(neuron.hotkey),
+              coldkey: codec(`coldkey-${uid}`),
+              axonInfo: {
+                ip: codec(LOOPBACK),
+                ipType: codec(4),
+                port: codec(8091 + uid),
+              },
+              incentive: codec(neuron.incentive ?? 0),
+              validatorPermit: codec(neuron.permit ?? false),
+            })),
+          );
+        },
+      },
+      subnetInfoRuntimeApi: {
+        getSubnetState: async () => {
+          calls.push('get_subnet_state');
+          const { hotkeys, stakesRao } = await subnetState();
+          return some({
+            hotkeys: hotkeys.map(codec),
+            totalStake: stakesRao.map(codec),
+          });
+        },
+      },
+    },
+  } as unknown as ApiPromise;
+  return { api, calls };
+}
+
+describe('ChainMetagraphReader against a stand-in client', () => {
+  const TWO = [{ hotkey: 'hotkey-0' }, { hotkey: 'hotkey-1' }];
+
+  it('gives each neuron its total stake in TAO and its incentive as a fraction of u16', async () => {
+    const { api } = standInApi(
+      [{ hotkey: 'hotkey-0', incentive: 65_535, permit: true }, { hotkey: 'hotkey-1' }],
+      () =>
+        Promise.resolve({
+          hotkeys: ['hotkey-0', 'hotkey-1'],
+          stakesRao: [12_500e9, 3e9],
+        }),
+    );
+    const metagraph = await new ChainMetagraphReader().read(api, 13);
+    expect(metagraph.neurons).toEqual([
+      {
+        uid: 0,
+        hotkey: 'hotkey-0',
+        coldkey: 'coldkey-0',
+        axon_url: 'http://127.0.0.1:8091',
+        stake: 12_500,
+        incentive: 1,
+        validator_permit: true,
+      },
+      expect.objectContaining({
+        uid: 1,
+        stake: 3,
+        incentive: 0,
+        validator_permit: false,
+      }),
+    ]);
+  });
+
+  // The two calls are made one after the other: a uid that changed hands between them would
+  // give one neuron another's stake (and perhaps a validator's weight).
+  it('refuses the read when get_subnet_state names another hotkey for a uid', async () => {
+    const { api } = standInApi(TWO, () =>
+      Promise.resolve({
+        hotkeys: ['hotkey-0', 'hotkey-1-new-owner'],
+        stakesRao: [1e9, 2e9],
+      }),
+    );
+    await expect(new ChainMetagraphReader().read(api, 13)).rejects.toThrow(
+      /disagree on the hotkeys \(uid 1\)/,
+    );
+  });
+
+  it('refuses the read when get_subnet_state lists more neurons than get_neurons_lite', async () => {
+    const { api } = standInApi(TWO, () =>
+      Promise.resolve({
+        hotkeys: ['hotkey-0', 'hotkey-1', 'hotkey-2'],
+        stakesRao: [1e9, 2e9, 3e9],
+      }),
+    );
+    await expect(new ChainMetagraphReader().read(api, 13)).rejects.toThrow(/disagree/);
+  });
+
+  // Only the node's own error answer (`1002: …`) is a refusal to remember. A connection that
+  // drops under the call is not: remembering it would leave every stake unknown until a restart,
+  // and permit holders under the minimum stake counted as validators.
+  it('fails a read whose get_subnet_state was cut off, and asks for it again on the next', async () => {
+    let answers = 0;
+    const refusals: string[] = [];
+    const { api, calls } = standInApi(TWO, () => {
+      answers += 1;
+      return answers === 1
+        ? Promise.reject(
+            new Error('disconnected from ws://127.0.0.1:9944: 1006:: Abnormal Closure'),
+          )
+        : Promise.resolve({
+            hotkeys: ['hotkey-0', 'hotkey-1'],
+            stakesRao: [1e9, 2e9],
+          });
+    });
+    const reader = new ChainMetagraphReader((call) => refusals.push(call));
+    await expect(reader.read(api, 13)).rejects.toThrow(/Abnormal Closure/);
+    const metagraph = await reader.read(api, 13);
+    expect(metagraph.neurons.map((neuron) => neuron.stake)).toEqual([1, 2]);
+    expect(reader.lastMethod).toBe('get_neurons_lite+get_subnet_state');
+    expect(refusals).toEqual([]);
+    expect(calls).toEqual([
+      'get_neurons_lite',
+      'get_subnet_state',
+      'get_neurons_lite',
+      'get_subnet_state',
+    ]);
+  });
+});
+
+describe(readMechagraph.name, () => {
+  const mechagraph = (fields: Record<string, unknown[]>, block?: number) =>
+    ({
+      call: {
+        subnetInfoRuntimeApi: {
+          getSelectiveMechagraph: () =>
+            Promise.resolve(
+              some({
+                ...Object.fromEntries(
+                  Object.entries(fields).map(([field, values]) => [
+                    field,
+                    // Axons are structs: their fields are the codecs.
+                    some(values.map((value) => (typeof value === 'object' ? value : codec(value)))),
+                  ]),
+                ),
+                block: block === undefined ? { isNone: true, isSome: false } : some(codec(block)),
+              }),
+            ),
+        },
+      },
+    }) as unknown as Parameters<typeof readMechagraph>[0];
+  const axon = { ip: codec(LOOPBACK), ipType: codec(4), port: codec(8091) };
+  const fields = (count: number, stakes = count) => ({
+    hotkeys: Array.from({ length: count }, (_, uid) => `hotkey-${uid}`),
+    coldkeys: Array.from({ length: count }, (_, uid) => `coldkey-${uid}`),
+    axons: Array.from({ length: count }, () => axon),
+    validatorPermit: Array.from({ length: count }, () => false),
+    incentives: Array.from({ length: count }, () => 0),
+    totalStake: Array.from({ length: stakes }, () => 1e9),
+  });
+
+  it('reads the block the mechagraph names, or the one given without it', async () => {
+    expect((await readMechagraph(mechagraph(fields(2), 42), 13, [], 7)).block).toBe(42);
+    expect((await readMechagraph(mechagraph(fields(2)), 13, [], 7)).block).toBe(7);
+  });
+
+  // Lists of different lengths would pair a hotkey with another neuron's stake or axon.
+  it('refuses an answer whose lists are not all as long as its hotkeys', async () => {
+    await expect(readMechagraph(mechagraph(fields(3, 2), 42), 13, [], 7)).rejects.toThrow(
+      /different numbers/,
+    );
+  });
+});
+
+describe(selectiveIndexes.name, () => {
+  /** A runtime whose SelectiveMetagraph has these fields, in this order. */
+  const runtimeWith = (fields: readonly string[]) =>
+    ({
+      registry: {
+        metadata: {
+          apis: [
+            {
+              name: { eq: (name: string) => name === 'SubnetInfoRuntimeApi' },
+              methods: [
+                {
+                  name: {
+                    eq: (name: string) => name === 'get_selective_mechagraph',
+                  },
+                  output: 1,
+                },
+              ],
+            },
+          ],
+        },
+        lookup: {
+          getTypeDef: () => ({ sub: { lookupName: 'SelectiveMetagraph' } }),
+        },
+        createType: () => new Map(fields.map((field) => [field, undefined])),
+      },
+    }) as unknown as Parameters<typeof selectiveIndexes>[0];
+
+  it("finds where each field the reader needs is in the runtime's mechagraph", () => {
+    const fields = ['netuid', ...[...MECHAGRAPH_FIELDS].reverse()];
+    expect(selectiveIndexes(runtimeWith(fields))).toEqual(
+      MECHAGRAPH_FIELDS.map((field) => fields.indexOf(field)),
+    );
+  });
+
+  // Asked for a field it does not have, the node would answer without it, and every read would
+  // fail: get_neurons_lite must be read instead.
+  it("gives nothing when the runtime's mechagraph lacks one of the fields", () => {
+    const fields = MECHAGRAPH_FIELDS.filter((field) => field !== 'totalStake');
+    expect(selectiveIndexes(runtimeWith(['netuid', ...fields]))).toBeUndefined();
   });
 });
