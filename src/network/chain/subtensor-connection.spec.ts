@@ -28,7 +28,10 @@ describe(SubtensorConnection.name, () => {
       try {
         await expect(connection.use(async () => 'read')).rejects.toThrow(ChainUnavailableError);
         expect(attempts).toBe(1);
-        await expect(connection.use(async () => 'read')).rejects.toThrow(/reconnecting in \d+ s/);
+        // system-status shows this: how long, and how many attempts failed so far.
+        await expect(connection.use(async () => 'read')).rejects.toThrow(
+          /reconnecting in \d+ s \(1 failed attempts\)/,
+        );
         expect(attempts).toBe(1);
       } finally {
         await connection.close();
@@ -125,6 +128,76 @@ describe(SubtensorConnection.name, () => {
         replay.mode = 'answer';
         await connection.close();
       }
+    }, 120_000);
+
+    const connects = () => replay.calls.filter((method) => method === 'rpc_methods').length;
+    const bestBlock = (api: Parameters<Parameters<SubtensorConnection['use']>[0]>[0]) =>
+      api.rpc.chain.getHeader().then((header) => header.number.toNumber());
+
+    // A node restarting under a read costs the caller nothing: the read is made again at once.
+    it('makes a read cut off by the connection dropping again on a new connection', async () => {
+      const connection = new SubtensorConnection(replay.url, CONNECTION_TIMEOUT_MS, {
+        log: () => undefined,
+        warn: () => undefined,
+      });
+      try {
+        let attempts = 0;
+        const block = await connection.use(async (api) => {
+          attempts += 1;
+          if (attempts === 1) replay.dropConnections();
+          return bestBlock(api);
+        });
+        expect(block).toBe(6_852_690);
+        expect(attempts).toBe(2);
+      } finally {
+        await connection.close();
+      }
+    }, 120_000);
+
+    // Reads that start together (the metagraph, a commitment) share one connection: a second
+    // would be overwritten by the first and never closed.
+    it('opens one connection for uses that start together', async () => {
+      const connection = new SubtensorConnection(replay.url, CONNECTION_TIMEOUT_MS, {
+        log: () => undefined,
+        warn: () => undefined,
+      });
+      try {
+        const before = connects();
+        const blocks = await Promise.all([connection.use(bestBlock), connection.use(bestBlock)]);
+        expect(blocks).toEqual([6_852_690, 6_852_690]);
+        expect(connects()).toBe(before + 1);
+      } finally {
+        await connection.close();
+      }
+    }, 120_000);
+
+    // The warning is for a node that now serves another chain; the same chain again is news only.
+    it('logs a reconnection to the same chain as a connection, not as a warning', async () => {
+      const logger = { log: jest.fn(), warn: jest.fn() };
+      const connection = new SubtensorConnection(replay.url, CONNECTION_TIMEOUT_MS, logger);
+      try {
+        await connection.use(bestBlock);
+        replay.dropConnections();
+        await connection.use(bestBlock);
+        expect(logger.log).toHaveBeenCalledTimes(2);
+        expect(logger.warn).not.toHaveBeenCalled();
+      } finally {
+        await connection.close();
+      }
+    }, 120_000);
+
+    // After shutdown a late use (a sync under way) must not open a connection nobody closes.
+    it('refuses every use once closed, without connecting again', async () => {
+      const connection = new SubtensorConnection(replay.url, CONNECTION_TIMEOUT_MS, {
+        log: () => undefined,
+        warn: () => undefined,
+      });
+      await connection.use(bestBlock);
+      await connection.close();
+      const before = connects();
+      await expect(connection.use(bestBlock)).rejects.toThrow('connection closed');
+      expect(connects()).toBe(before);
+      expect(connection.isConnected).toBe(false);
     }, 120_000);
   });
 });
