@@ -1,0 +1,36 @@
+import { useConnectedChainReplay } from '../../../test/support/connected-chain-replay';
+import { AppConfig } from '../../config/app-config';
+import { Sr25519Keypair } from '../bittensor/keypair';
+import { ChainCommitmentsService } from './chain-commitments.service';
+
+const [ALICE, BOB] = ['//Alice', '//Bob'].map((uri) => Sr25519Keypair.fromUri(uri).address);
+const SHA = '3f786850e387550fdab836ed7e6dc881de23001b';
+const OTHER_SHA = 'da39a3ee5e6b4b0d3255bfef95601890afd80709';
+const config = { netuid: 13 } as AppConfig;
+
+describe(ChainCommitmentsService.name, () => {
+  const chain = useConnectedChainReplay();
+
+  // Votes on another subnet are no votes on this one.
+  it('reads the commitments under NETUID, and nothing committed under another netuid', async () => {
+    chain.replay.setCommitment(13, ALICE, SHA, 10);
+    chain.replay.setCommitment(14, BOB, OTHER_SHA, 11);
+    chain.replay.setCommitment(14, ALICE, OTHER_SHA, 12);
+    const service = new ChainCommitmentsService(chain.connection, config);
+
+    expect(service.available).toBe(true);
+    expect(await service.all()).toEqual([{ hotkey: ALICE, block: 10, sha: SHA }]);
+    expect(await service.of(ALICE)).toEqual({
+      hotkey: ALICE,
+      block: 10,
+      sha: SHA,
+    });
+    expect(await service.of(BOB)).toBeUndefined();
+  });
+
+  it('is unavailable without SUBTENSOR_URL, and says why when asked anyway', () => {
+    const service = new ChainCommitmentsService(null, config);
+    expect(service.available).toBe(false);
+    expect(() => service.all()).toThrow(/no chain configured/);
+  });
+});
