@@ -1,4 +1,5 @@
 import { AddressInfo, createServer, Server } from 'node:net';
+import { Logger } from '@nestjs/common';
 import { ChainReplay, startChainReplay } from '../../../test/support/chain-replay';
 import { ChainUnavailableError, SubtensorConnection } from './subtensor-connection';
 
@@ -46,6 +47,14 @@ describe(SubtensorConnection.name, () => {
       replay = await startChainReplay();
     });
     afterAll(() => replay.stop());
+    // Dropped connections make @polkadot/api report each cut-off call (routed to a Nest logger,
+    // polkadot-console.ts), and the default logger tells each reconnection: the tests read
+    // their own loggers, and the run's output stays free of expected noise.
+    beforeEach(() => {
+      for (const level of ['log', 'warn', 'error'] as const)
+        jest.spyOn(Logger.prototype, level).mockImplementation(() => undefined);
+    });
+    afterEach(() => jest.restoreAllMocks());
 
     it('logs which chain it reached, with the address but not its credentials', async () => {
       const logger = { log: jest.fn(), warn: jest.fn() };
