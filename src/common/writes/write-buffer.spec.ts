@@ -24,6 +24,18 @@ describe(WriteBuffer.name, () => {
     ]);
   });
 
+  // A buffer that armed its timer once only wrote its later changes at shutdown: key usage
+  // after the first batch stayed unrecorded for as long as the process ran.
+  it('writes a change made after a batch was written on its own, after the delay again', async () => {
+    const batches: Map<string, number>[] = [];
+    const { writes } = buffer(20, async (batch) => void batches.push(new Map(batch)));
+    writes.add('a', () => 1);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    writes.add('b', () => 2);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(batches).toEqual([new Map([['a', 1]]), new Map([['b', 2]])]);
+  });
+
   it('settles only once the writes already started have ended', async () => {
     let stored = 0;
     const { writes } = buffer(10_000, async (batch) => {

@@ -184,3 +184,99 @@ describe(AuthFailureLimiter.name, () => {
     storage.onApplicationShutdown();
   });
 });
+
+describe(`${AuthFailureLimiter.name}: lockouts counted elsewhere, windows, metrics`, () => {
+  const config = { auth: { failureLimit: 2, failureWindowSeconds: 60 } } as AppConfig;
+
+  // Another replica counted the address's other failures: this replica learns of the lockout
+  // at the address's failure here, and must keep refusing it before any lookup from then on.
+  it('remembers a lockout the shared count reports, for a full window from the refused failure', async () => {
+    let now = Date.parse('2026-11-20T12:00:00.000Z');
+    const clock = jest.spyOn(Date, 'now').mockImplementation(() => now);
+    const storage = new MemoryThrottlerStorage(() => now);
+    const metrics = { recordRateLimitRejection: () => undefined } as unknown as MetricsService;
+    const here = new AuthFailureLimiter(storage, config, metrics);
+    const elsewhere = new AuthFailureLimiter(storage, config, metrics);
+    try {
+      await elsewhere.recordFailure(ADDRESS, 'sk_live_wrong-1');
+      await elsewhere.recordFailure(ADDRESS, 'sk_live_wrong-2');
+      now += 50_000;
+      const refused = await here
+        .recordFailure(ADDRESS, 'sk_live_wrong-3')
+        .catch((error: unknown) => error);
+      // The cool-down is the window again, not what was left of the first failure's (10 s).
+      expect(refused).toEqual(expect.objectContaining({ retryAfterSeconds: 60 }));
+      expect(() => here.refuseIfLockedOut(() => ADDRESS, undefined)).toThrow(
+        TooManyAuthFailuresException,
+      );
+    } finally {
+      clock.mockRestore();
+      storage.onApplicationShutdown();
+    }
+  });
+
+  // A shared count that says "blocked" with nothing left of the cool-down (Redis rounds a last
+  // few milliseconds to 0) must not answer "come back in 0 seconds".
+  it('asks to come back in at least one second', async () => {
+    const storage = {
+      increment: async () => ({
+        totalHits: 2,
+        timeToExpire: 0,
+        isBlocked: true,
+        timeToBlockExpire: 0,
+      }),
+    } as unknown as RateLimitStorage;
+    const metrics = { recordRateLimitRejection: () => undefined } as unknown as MetricsService;
+    const failures = new AuthFailureLimiter(storage, config, metrics);
+    await expect(failures.recordFailure(ADDRESS, 'sk_live_wrong-1')).rejects.toEqual(
+      expect.objectContaining({ retryAfterSeconds: 1 }),
+    );
+  });
+
+  // Redis answering slowly: the failures this process saw already reach the limit, and the
+  // master key is refused without waiting for the shared count to catch up.
+  it('refuses the master key at the limit counted here while the shared count lags behind', async () => {
+    const storage: RateLimitStorage = {
+      increment: () => new Promise(() => undefined),
+      peek: async () => ({ hits: 0, windowEndsInSeconds: 0, blockedForSeconds: 0 }),
+    };
+    const metrics = { recordRateLimitRejection: () => undefined } as unknown as MetricsService;
+    const failures = new AuthFailureLimiter(storage, config, metrics);
+    void failures.recordFailure(ADDRESS, 'sk_live_wrong-1');
+    void failures.recordFailure(ADDRESS, 'sk_live_wrong-2');
+    await expect(failures.refuseMasterBeyondLimit(ADDRESS)).rejects.toBeInstanceOf(
+      TooManyAuthFailuresException,
+    );
+  });
+
+  // The window starts at an address's first failure and does not slide with the later ones:
+  // failures spread wider than the window never lock a client out, and a lockout ends.
+  it('forgets failures once the window from the first of them has passed', async () => {
+    const oneSecond = { auth: { failureLimit: 2, failureWindowSeconds: 1 } } as AppConfig;
+    const storage = new MemoryThrottlerStorage();
+    const metrics = { recordRateLimitRejection: () => undefined } as unknown as MetricsService;
+    const failures = new AuthFailureLimiter(storage, oneSecond, metrics);
+    try {
+      await failures.recordFailure(ADDRESS, 'sk_live_wrong-1');
+      await sleep(600);
+      await failures.recordFailure(ADDRESS, 'sk_live_wrong-2');
+      await sleep(600);
+      await expect(failures.recordFailure(ADDRESS, 'sk_live_wrong-3')).resolves.toBeUndefined();
+    } finally {
+      storage.onApplicationShutdown();
+    }
+  });
+
+  it('counts every lockout refusal as an unauthenticated rate-limit rejection', async () => {
+    const storage = new MemoryThrottlerStorage();
+    const recordRateLimitRejection = jest.fn();
+    const metrics = { recordRateLimitRejection } as unknown as MetricsService;
+    const failures = new AuthFailureLimiter(storage, config, metrics);
+    await lockOut(failures);
+    expect(() => failures.refuseIfLockedOut(() => ADDRESS, undefined)).toThrow(
+      TooManyAuthFailuresException,
+    );
+    expect(recordRateLimitRejection.mock.calls).toEqual([['unauthenticated'], ['unauthenticated']]);
+    storage.onApplicationShutdown();
+  });
+});
