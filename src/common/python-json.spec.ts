@@ -1,4 +1,4 @@
-import { PythonFloat, pythonIsoDate, pythonJsonDumps } from './python-json';
+import { PythonFloat, pythonFromIsoFormat, pythonIsoDate, pythonJsonDumps } from './python-json';
 
 // The expected texts are what CPython 3.11 prints for the same values.
 describe(pythonJsonDumps.name, () => {
@@ -38,6 +38,8 @@ describe(pythonJsonDumps.name, () => {
       '0.25',
       '0.0',
     ]);
+    // json.dumps(-0.0) keeps the sign.
+    expect(repr(-0)).toBe('-0.0');
   });
 });
 
@@ -47,5 +49,30 @@ describe(pythonIsoDate.name, () => {
     expect(pythonIsoDate(new Date('2026-11-20T12:00:00.250Z'))).toBe(
       '2026-11-20T12:00:00.250000+00:00',
     );
+  });
+});
+
+// What CPython 3.10's datetime.fromisoformat raises ValueError on (the subnet's Python).
+describe(pythonFromIsoFormat.name, () => {
+  it('refuses year 0, even when the offset would carry it into year 1', () => {
+    expect(pythonFromIsoFormat('0000-12-31T23:00:00-02:00')).toBeUndefined();
+  });
+
+  it('refuses 29 February of a century year that is not a leap year', () => {
+    expect(pythonFromIsoFormat('1900-02-29')).toBeUndefined();
+    expect(pythonFromIsoFormat('2000-02-29')).toEqual(new Date('2000-02-29T00:00:00Z'));
+  });
+
+  it('refuses an offset of hours alone or with milliseconds (3.11 reads both, 3.10 does not)', () => {
+    expect(pythonFromIsoFormat('2026-11-20T12:00:00+01')).toBeUndefined();
+    expect(pythonFromIsoFormat('2026-11-20T12:00:00+01:00:00.123')).toBeUndefined();
+    expect(pythonFromIsoFormat('2026-11-20T12:00:00+01:00:00.123456')).toEqual(
+      new Date('2026-11-20T10:59:59.876Z'),
+    );
+  });
+
+  // Held in UTC here: an instant past 9999 has no date Python writes or reads.
+  it('refuses an instant that falls outside years 1 to 9999 once in UTC', () => {
+    expect(pythonFromIsoFormat('9999-12-31T23:00:00-02:00')).toBeUndefined();
   });
 });
