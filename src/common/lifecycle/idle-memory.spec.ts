@@ -1,4 +1,5 @@
 import { createServer } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import type { LoggerService } from '@nestjs/common';
 import {
   exposedGc,
@@ -140,6 +141,41 @@ describe(startIdleMemoryTrim.name, () => {
     }
   });
 
+  // The gateway's own settings: health probes and a scrape (4 requests in 15 s) still leave the
+  // process idle, and a collection is worth its pause once RSS has grown by 16 MB.
+  it('collects in a process that only answers probes, again once RSS grew by 16 MB', () => {
+    jest.useFakeTimers();
+    const gc = jest.fn();
+    (globalThis as { gc?: unknown }).gc = gc;
+    let rss = 300 * MB;
+    jest.spyOn(process.memoryUsage, 'rss').mockImplementation(() => rss);
+    jest
+      .spyOn(performance, 'eventLoopUtilization')
+      .mockReturnValue({ idle: 1, active: 0, utilization: 0 });
+    const server = createServer();
+    const trim = startIdleMemoryTrim(
+      server,
+      { log: jest.fn() } as unknown as LoggerService,
+      15_000,
+    );
+    try {
+      for (let probe = 0; probe < 4; probe++) server.emit('request');
+      jest.advanceTimersByTime(15_000);
+      expect(gc).toHaveBeenCalledTimes(1);
+      rss += 15 * MB;
+      jest.advanceTimersByTime(15_000);
+      expect(gc).toHaveBeenCalledTimes(1);
+      rss += 2 * MB;
+      jest.advanceTimersByTime(15_000);
+      expect(gc).toHaveBeenCalledTimes(2);
+    } finally {
+      trim?.stop();
+      delete (globalThis as { gc?: unknown }).gc;
+      jest.restoreAllMocks();
+      jest.useRealTimers();
+    }
+  });
+
   it('does nothing when turned off (IDLE_MEMORY_CHECK_SECONDS=0)', () => {
     const server = createServer();
     expect(startIdleMemoryTrim(server, {} as LoggerService, 0)).toBeUndefined();
@@ -161,6 +197,20 @@ describe('the process itself', () => {
     const before = process.memoryUsage().heapUsed;
     systemSources(createServer()).collect();
     expect(before - process.memoryUsage().heapUsed).toBeGreaterThan(20 * MB);
+  });
+
+  // From V8 12 (Node 22, 24: the image's) a bare gc() leaves most garbage in place.
+  it('collects with the last-resort flavour where V8 needs it to give pages back', () => {
+    const gc = jest.fn();
+    (globalThis as { gc?: unknown }).gc = gc;
+    try {
+      systemSources(createServer()).collect();
+    } finally {
+      delete (globalThis as { gc?: unknown }).gc;
+    }
+    const thorough = { type: 'major', execution: 'sync', flavor: 'last-resort' };
+    const v8 = Number(process.versions.v8.split('.')[0]);
+    expect(gc.mock.calls).toEqual([[v8 >= 12 ? thorough : undefined]]);
   });
 
   it("counts the server's requests", () => {

@@ -28,6 +28,37 @@ describe(databaseFailure.name, () => {
     expect((databaseFailure(refused, setting) as Error).message).toMatch(/ECONNREFUSED ::1:5432$/);
   });
 
+  // Each of these is the operator's to fix (a wrong DATABASE_URL, a database not created yet, a
+  // full server): named by its setting, not a stack that hides the cause.
+  it('names the setting for every error of a database that cannot be reached or used', () => {
+    const codes = ['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT'];
+    codes.push('EHOSTUNREACH', 'ENETUNREACH', '3D000', '28000', '28P01', '42501', '53300', '57P03');
+    for (const code of codes) {
+      const failure = databaseFailure(codeError(`failed with ${code}`, code), setting);
+      expect(failure).toBeInstanceOf(StartupError);
+      expect((failure as Error).message).toMatch(
+        new RegExp(`^Startup failed: .*failed with ${code}$`),
+      );
+    }
+  });
+
+  // pg gives a connection timeout no code: known by its message alone.
+  it('names the setting for a connection timeout', () => {
+    const failure = databaseFailure(
+      new Error('Connection terminated due to connection timeout'),
+      setting,
+    );
+    expect(failure).toBeInstanceOf(StartupError);
+  });
+
+  it('gives the code as the cause of an error without a message', () => {
+    const failure = databaseFailure(
+      Object.assign(new AggregateError([], ''), { code: 'ECONNREFUSED' }),
+      setting,
+    );
+    expect((failure as Error).message).toMatch(/: ECONNREFUSED$/);
+  });
+
   it('leaves any other error as it is, stack and all', () => {
     const other = codeError('relation "x" does not exist', '42P01');
     expect(databaseFailure(other, setting)).toBe(other);
@@ -40,6 +71,12 @@ describe(listenFailure.name, () => {
       (listenFailure(codeError('listen EACCES', 'EACCES'), '0.0.0.0', 80) as Error).message,
     ).toBe(
       'Startup failed: cannot listen on PORT=80 HOST=0.0.0.0: not allowed to listen on this port (ports below 1024 need privileges) (EACCES)',
+    );
+    expect(
+      (listenFailure(codeError('listen EADDRINUSE', 'EADDRINUSE'), '127.0.0.1', 8080) as Error)
+        .message,
+    ).toBe(
+      'Startup failed: cannot listen on PORT=8080 HOST=127.0.0.1: the port is already in use (another process listens on it) (EADDRINUSE)',
     );
     const other = new Error('boom');
     expect(listenFailure(other, '0.0.0.0', 80)).toBe(other);
