@@ -23,6 +23,7 @@ describe(SecretScanner.name, () => {
       (s: string) => `Basic ${Buffer.from(`user:${s}`).toString('base64')}`,
     ],
     ['base64 glued to a word', (s: string) => `key${Buffer.from(`xx${s}`).toString('base64')}`],
+    ['base64 of percent-encoded', (s: string) => Buffer.from(percentAll(s)).toString('base64')],
     [
       'percent-encoded base64',
       (s: string) => encodeURIComponent(Buffer.from(s).toString('base64')),
@@ -90,4 +91,30 @@ describe(SecretScanner.name, () => {
       expect((JSON.parse(scrubbed) as { msg: string }).msg).not.toContain(secret);
     },
   );
+
+  // encodeURIComponent leaves `.` and `~` as they are: the encoded secret is one token still.
+  it('finds a secret holding `.` or `~`, percent-encoded where a URL needs it', () => {
+    const secret = 'release.v2~p@ss-0123456789';
+    const dotted = new SecretScanner([secret], /sk_live_[\w-]{20,}/, 28);
+    const line = `GET /api/v1/tasks?q=${encodeURIComponent(secret)} 400`;
+    expect(line).not.toContain(secret);
+    expect(dotted.contains(line)).toBe(true);
+    expect(dotted.scrub(line)).toBe(`GET /api/v1/tasks?${REDACTED} 400`);
+  });
+
+  // `%ff` is no UTF-8: decodeURIComponent throws on the whole run, which is decoded byte by byte.
+  it('finds a percent-encoded secret glued to an escape that is not UTF-8', () => {
+    for (const secret of [MASTER, ISSUED]) {
+      const line = `GET /api/v1/tasks/${percentAll(secret)}%ff 404`;
+      expect(scanner.contains(line)).toBe(true);
+      expect(scanner.scrub(line)).toBe(`GET ${REDACTED} 404`);
+    }
+  });
+
+  it('finds the shortest secret (8 characters) base64-encoded on its own', () => {
+    const eight = new SecretScanner(['pw345678'], /sk_live_[\w-]{20,}/, 28);
+    const encoded = Buffer.from('pw345678').toString('base64');
+    expect(eight.contains(`auth ${encoded} refused`)).toBe(true);
+    expect(eight.scrub(`auth ${encoded} refused`)).toBe(`auth ${REDACTED} refused`);
+  });
 });

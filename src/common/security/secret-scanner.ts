@@ -115,10 +115,11 @@ function percentDecode(text: string): string {
 /**
  * Stretches of the text that may be base64 (either alphabet), long enough to hold a secret:
  * the text split at characters outside the alphabets (`Basic dXNlcjpr…` → `dXNlcjpr…`), each
- * also from its 2nd, 3rd and 4th character (a blob glued to a word: `keyc2tf…`).
+ * also from its 2nd, 3rd and 4th character (a blob glued to a word: `keyc2tf…`). At least 11
+ * characters before any `=`: the base64 of the shortest secret (8 characters, `cHczNDU2Nzg=`).
  */
 function base64Candidates(text: string, minLength: number): string[] {
-  const runs = (text.match(/[A-Za-z0-9+/_-]{12,}={0,2}/g) ?? []).map((run) =>
+  const runs = (text.match(/[A-Za-z0-9+/_-]{11,}={0,2}/g) ?? []).map((run) =>
     run.replace(/-/g, '+').replace(/_/g, '/'),
   );
   return runs
