@@ -51,13 +51,31 @@ describe('secretScannerFor', () => {
     }
   });
 
+  it('finds a query credential in the form the node is given it, decoded, and one named sig', () => {
+    const encoded = 'n0de%2Ft0ken%2B0123456789';
+    expect(urlCredentials(`wss://node.example/ws?token=${encoded}`)).toEqual([
+      encoded,
+      'n0de/t0ken+0123456789',
+    ]);
+    expect(urlCredentials(`wss://node.example/ws?sig=${TOKEN}`)).toEqual([TOKEN]);
+    // The node reads the name decoded too.
+    expect(urlCredentials(`wss://node.example/ws?%74oken=${TOKEN}`)).toEqual([TOKEN]);
+  });
+
   it('finds a key a hosted node takes in its path, and leaves route names out', () => {
     const key = '5c1d3e2a-0f4b-4c8e-9a7d-1b2c3d4e5f60';
     const url = `wss://api-bittensor-mainnet.node.example/${key}`;
     expect(urlCredentials(url)).toEqual([key]);
     const scanner = secretScannerFor({ network: { subtensor: { url } } });
     expect(scanner.scrub(`Invalid URL ${url}`)).not.toContain(key);
-    for (const route of ['/ws', '/public/rpc', '/bittensor-finney/archive', '/v1/ws-endpoint-node'])
+    for (const route of [
+      '/ws',
+      '/public/rpc',
+      '/bittensor-finney/archive',
+      '/v1/ws-endpoint-node',
+      // 20 characters and more, but no digit: a route name still.
+      '/bittensor-finney-archive-node',
+    ])
       expect(urlCredentials(`wss://node.example${route}`)).toEqual([]);
   });
 
@@ -72,5 +90,14 @@ describe('secretScannerFor', () => {
       'validator_preferences/5F.json pushed',
     );
     expect(urlCredentials('wss://entrypoint-finney.opentensor.ai:443')).toEqual([]);
+  });
+
+  // An issued key is 43 random base64url characters: about half have a `-` or `_` in their
+  // first 20, and every one of them is a key all the same.
+  it('finds an issued key whatever its characters, `-` and `_` among them', () => {
+    const scanner = secretScannerFor({});
+    const key = `sk_live_${'Ab3-x_'.repeat(7)}Q`;
+    expect(scanner.contains(`GET /api/v1/tasks/${key} 404`)).toBe(true);
+    expect(scanner.scrub(`key ${key} refused`)).toBe('key [redacted] refused');
   });
 });
