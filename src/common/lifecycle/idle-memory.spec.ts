@@ -132,10 +132,13 @@ describe(IdleMemoryTrim.name, () => {
 describe(startIdleMemoryTrim.name, () => {
   it("starts on the interval given, counting the server's requests", () => {
     const server = createServer();
+    const timers = process.getActiveResourcesInfo().filter((r) => r === 'Timeout');
     const trim = startIdleMemoryTrim(server, { log: jest.fn() } as unknown as LoggerService, 5000);
     try {
       expect(trim).toBeInstanceOf(IdleMemoryTrim);
       expect(server.listenerCount('request')).toBe(1);
+      // Its timer does not keep the process up.
+      expect(process.getActiveResourcesInfo().filter((r) => r === 'Timeout')).toEqual(timers);
     } finally {
       trim?.stop();
     }

@@ -70,4 +70,14 @@ describe(WriteBuffer.name, () => {
     expect(calls).toBe(2);
     expect(warn).toHaveBeenCalledWith('could not record sums: database down');
   });
+
+  // A process that ends without Nest's shutdown hooks must not wait for the next batch.
+  it('does not keep the process up while a batch waits', async () => {
+    const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const { writes } = buffer(10_000, async () => undefined);
+    const before = timers();
+    writes.add('a', () => 1);
+    expect(timers()).toBe(before);
+    await writes.close();
+  });
 });

@@ -279,4 +279,19 @@ describe(`${AuthFailureLimiter.name}: lockouts counted elsewhere, windows, metri
     expect(recordRateLimitRejection.mock.calls).toEqual([['unauthenticated'], ['unauthenticated']]);
     storage.onApplicationShutdown();
   });
+
+  // Every address that was ever looked up had left an empty entry behind: a map growing with
+  // each new client for as long as the process ran. Seen only in the limiter's own state.
+  it('forgets an address once its lookups have settled', async () => {
+    const storage = new MemoryThrottlerStorage();
+    const metrics = { recordRateLimitRejection: () => undefined } as unknown as MetricsService;
+    const failures = new AuthFailureLimiter(storage, config, metrics);
+    await failures.lookingUp(
+      ADDRESS,
+      sleep(1).then(() => true),
+    );
+    await Promise.resolve();
+    expect((failures as unknown as { lookups: Map<string, unknown> }).lookups.size).toBe(0);
+    storage.onApplicationShutdown();
+  });
 });
