@@ -1,0 +1,395 @@
+import { Logger } from '@nestjs/common';
+import { Clock } from '../../common/clock/clock';
+import { SynapseName } from '../../common/synapse-names';
+import { AppConfig } from '../../config/app-config';
+import { generateCorpus } from '../../devnet/corpus';
+import { toWireEntity } from '../../devnet/miner-records';
+import { CredibilityRecorder, MinerScore } from '../credibility-recorder';
+import { bucketEnd, bucketStart, XItem } from '../protocol';
+import { WireDataEntity } from '../sn13/entities';
+import {
+  BucketDelivery,
+  BucketFetch,
+  ItemStore,
+  StoredItem,
+  StoredItemQuery,
+} from '../stored/item-store';
+import { BudgetLeft, CallBudgets, CallPurpose } from '../transport/call-budgets';
+import { MinerClient, MinerReply, MinerTarget, replyOf } from '../transport/miner-client';
+import { KeptForChecksError, MinerCallError } from '../transport/miner-failures';
+import { BucketHolder, BucketReader } from './bucket-reader';
+
+const HOUR = 500_000;
+const LABEL = '#ai';
+const DEADLINE_MS = 200;
+const template = generateCorpus({ seed: 5, size: { x: 20, reddit: 1 } }).items.find(
+  (item): item is XItem => item.source === 'X',
+)!;
+
+/** A post `minute` minutes into the hour (or at `at`), under LABEL unless told. */
+function post(id: string, minute: number, options: { label?: string; at?: Date } = {}): XItem {
+  const item = structuredClone(template);
+  item.uri = `https://x.com/${item.user.username}/status/${id}`;
+  item.tweet.id = id;
+  item.datetime = (
+    options.at ?? new Date(bucketStart(HOUR).getTime() + minute * 60_000)
+  ).toISOString();
+  item.label = options.label ?? LABEL;
+  item.tweet.hashtags = [item.label];
+  return item;
+}
+
+const sizeOf = (entities: WireDataEntity[]) =>
+  entities.reduce((sum, entity) => sum + entity.content_size_bytes, 0);
+
+/** Three posts of the hour, oldest first: what an honest holder sends. */
+const ENTITIES = [post('1', 5), post('2', 30), post('3', 50)].map(toWireEntity);
+const CLAIM = sizeOf(ENTITIES);
+
+/** The store's contract kept in memory: the fetch rows and every item, filed under its label. */
+class MemoryItemStore extends ItemStore {
+  readonly deliveries: BucketDelivery[] = [];
+  fail = false;
+
+  save(...deliveries: BucketDelivery[]): Promise<void> {
+    if (this.fail) return Promise.reject(new Error('Postgres is away'));
+    this.deliveries.push(...deliveries);
+    return Promise.resolve();
+  }
+
+  fetches(
+    source: number,
+    labels: readonly (string | null)[],
+    from: number,
+    to: number,
+  ): Promise<BucketFetch[]> {
+    return Promise.resolve(
+      this.deliveries
+        .filter(
+          ({ bucket }) =>
+            bucket.source === source &&
+            labels.includes(bucket.label) &&
+            bucket.timeBucket >= from &&
+            bucket.timeBucket <= to,
+        )
+        .map((delivery) => ({
+          bucket: delivery.bucket,
+          minerUid: delivery.minerUid,
+          minerHotkey: delivery.minerHotkey,
+          fetchedAt: delivery.fetchedAt,
+          claimedBytes: delivery.claimedBytes,
+          itemCount: delivery.items.length,
+          bytes: delivery.items.reduce((sum, { contentBytes }) => sum + contentBytes, 0),
+        })),
+    );
+  }
+
+  find(query: StoredItemQuery): Promise<StoredItem[]> {
+    const time = (item: { datetime: string }) => Date.parse(item.datetime);
+    const rows = this.deliveries.flatMap((delivery) =>
+      delivery.items
+        .filter(
+          ({ item }) =>
+            delivery.bucket.source === query.source &&
+            (query.labels === undefined || query.labels.includes(delivery.bucket.label)) &&
+            (query.from === null || time(item) >= query.from.getTime()) &&
+            time(item) <= query.to.getTime(),
+        )
+        .map(({ item, contentBytes }) => ({
+          item,
+          contentBytes,
+          deliveredBy: [delivery.minerHotkey],
+          fetchedAt: delivery.fetchedAt,
+        })),
+    );
+    rows.sort((a, b) => time(b.item) - time(a.item));
+    return Promise.resolve(rows.slice(0, query.limit));
+  }
+
+  deleteBefore(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+interface FakeHolder {
+  uid: number;
+  /** Calls of GetDataEntityBucket left, and when the next one frees up. */
+  left?: number;
+  nextAt?: Date | null;
+  /** The miner refused the synapse recently: the client may not ask it. */
+  refused?: boolean;
+  /** What it sends (ENTITIES unless told), or the error its call ends with. */
+  sends?: WireDataEntity[];
+  fails?: Error;
+  delayMs?: number;
+  label?: string | null;
+  bytes?: number;
+}
+
+function setUp(fakes: FakeHolder[]) {
+  const calls: { uid: number; synapse: SynapseName; purpose: CallPurpose | undefined }[] = [];
+  const scores: MinerScore[] = [];
+  const timeouts: number[] = [];
+  const store = new MemoryItemStore();
+  const byUid = new Map(fakes.map((fake) => [fake.uid, fake]));
+  const client = {
+    mayAsk: (hotkey: string) => !fakes.find((fake) => `hk${fake.uid}` === hotkey)!.refused,
+    async call(
+      target: MinerTarget,
+      synapse: SynapseName,
+      _fields: unknown,
+      timeoutMs: number,
+      _signal: unknown,
+      purpose?: CallPurpose,
+    ): Promise<MinerReply> {
+      const fake = byUid.get(target.uid)!;
+      calls.push({ uid: target.uid, synapse, purpose });
+      timeouts.push(timeoutMs);
+      if (fake.delayMs) await new Promise((resolve) => setTimeout(resolve, fake.delayMs));
+      if (fake.fails) throw fake.fails;
+      return replyOf({ data_entities: fake.sends ?? ENTITIES }, 1);
+    },
+  } as unknown as MinerClient;
+  const budgets = {
+    left: (hotkeys: string[]) =>
+      Promise.resolve(
+        new Map<string, BudgetLeft>(
+          hotkeys.map((hotkey) => {
+            const fake = fakes.find((entry) => `hk${entry.uid}` === hotkey)!;
+            return [hotkey, { left: fake.left ?? 2, nextAt: fake.nextAt ?? null }];
+          }),
+        ),
+      ),
+  } as unknown as CallBudgets;
+  const credibility = {
+    record: (observed: MinerScore[]) => scores.push(...observed),
+  } as unknown as CredibilityRecorder;
+  const config = {
+    network: { queryDeadlineMs: DEADLINE_MS, bucketFetchTimeoutMs: 5000 },
+  } as AppConfig;
+  const clock = new Clock();
+  const reader = new BucketReader(client, budgets, store, credibility, clock, config);
+  // The holders as query_bucket passes them: most credible first.
+  const holders: BucketHolder[] = fakes.map((fake) => ({
+    uid: fake.uid,
+    hotkey: `hk${fake.uid}`,
+    axonUrl: `http://127.0.0.1:${9000 + fake.uid}`,
+    label: fake.label === undefined ? LABEL : fake.label,
+    bytes: fake.bytes ?? CLAIM,
+  }));
+  return { reader, holders, store, calls, scores, timeouts };
+}
+
+/** A delivery of miner `uid` for the bucket, `ageMs` ago. */
+function delivery(uid: number, ageMs: number, items: XItem[], timeBucket = HOUR): BucketDelivery {
+  return {
+    bucket: { source: 2, label: LABEL, timeBucket },
+    minerUid: uid,
+    minerHotkey: `hk${uid}`,
+    fetchedAt: new Date(Date.now() - ageMs),
+    claimedBytes: 100,
+    items: items.map((item) => ({ item, timeBucket, contentBytes: 10 })),
+  };
+}
+
+const ids = (items: { uri: string }[]) => items.map((item) => item.uri.split('/').at(-1));
+
+beforeEach(() => {
+  jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+});
+
+afterEach(() => jest.restoreAllMocks());
+
+describe(BucketReader.name, () => {
+  it('fetches from the most credible holder, keeps the delivery, credits the miner and answers newest first', async () => {
+    const { reader, holders, store, calls, scores } = setUp([{ uid: 1 }, { uid: 2 }]);
+    const answer = await reader.read(2, HOUR, holders);
+    // A user's call: CallBudgets leaves the spot checks their share of it.
+    expect(calls).toEqual([{ uid: 1, synapse: 'GetDataEntityBucket', purpose: 'user' }]);
+    expect(answer).toMatchObject({
+      status: 'success',
+      cached: false,
+      miner: { uid: 1, hotkey: 'hk1' },
+      label: LABEL,
+      claimedBytes: CLAIM,
+    });
+    expect(answer.status === 'success' && ids(answer.items)).toEqual(['3', '2', '1']);
+    // The claim was asked against what it sent: all of it, as claimed.
+    expect(scores).toEqual([{ uid: 1, score: 1 }]);
+    expect(store.deliveries).toHaveLength(1);
+    expect(store.deliveries[0]).toMatchObject({
+      bucket: { source: 2, label: LABEL, timeBucket: HOUR },
+      minerUid: 1,
+      minerHotkey: 'hk1',
+      claimedBytes: CLAIM,
+    });
+    expect(store.deliveries[0].items).toHaveLength(3);
+  });
+
+  it('passes the spot checks’ purpose on to the client for their fetches', async () => {
+    const { reader, holders, calls, timeouts } = setUp([{ uid: 1 }]);
+    const outcome = await reader.fetch(
+      holders[0],
+      { source: 2, label: LABEL, timeBucket: HOUR },
+      CLAIM,
+      'check',
+    );
+    expect(outcome.ok).toBe(true);
+    expect(calls[0].purpose).toBe('check');
+    // A whole bucket may take longer than a query's deadline to arrive.
+    expect(timeouts).toEqual([5000]);
+  });
+
+  it('answers from the store without calling a miner when the newest fetch is less than an hour old', async () => {
+    const { reader, holders, store, calls } = setUp([{ uid: 1 }]);
+    store.deliveries.push(
+      delivery(2, 3 * 3600_000, [post('old', 1)]),
+      delivery(3, 10 * 60_000, [post('7', 10), post('8', 40)]),
+      // Neither another label's items nor the next hour's first millisecond belong to the bucket.
+      {
+        ...delivery(4, 10 * 60_000, [post('9', 20, { label: '#other' })]),
+        bucket: { source: 2, label: '#other', timeBucket: HOUR },
+      },
+      delivery(5, 10 * 60_000, [post('10', 0, { at: bucketEnd(HOUR) })], HOUR + 1),
+    );
+    const answer = await reader.read(2, HOUR, holders);
+    expect(calls).toEqual([]);
+    // Every stored item of the bucket, whichever miner delivered it; named after the newest fetch.
+    expect(answer).toMatchObject({ status: 'success', cached: true, miner: { uid: 3 } });
+    expect(answer.status === 'success' && ids(answer.items)).toEqual(['8', '7', 'old']);
+  });
+
+  it('calls a holder when the only fetch of the bucket is an hour old, or of another hour', async () => {
+    const { reader, holders, store, calls } = setUp([{ uid: 1 }]);
+    store.deliveries.push(
+      delivery(2, 3600_000 + 1000, [post('old', 10)]),
+      delivery(3, 60_000, [post('x', 10)], HOUR - 1),
+    );
+    const answer = await reader.read(2, HOUR, holders);
+    expect(calls).toHaveLength(1);
+    expect(answer).toMatchObject({ status: 'success', cached: false, miner: { uid: 1 } });
+  });
+
+  it('answers from an older fetch, however old, when no holder may be asked', async () => {
+    const { reader, holders, store, calls } = setUp([
+      { uid: 1, left: 0 },
+      { uid: 2, refused: true },
+    ]);
+    store.deliveries.push(delivery(5, 5 * 3600_000, [post('old', 10)]));
+    const answer = await reader.read(2, HOUR, holders);
+    expect(calls).toEqual([]);
+    expect(answer).toMatchObject({ status: 'success', cached: true, miner: { uid: 5 } });
+  });
+
+  it('asks no holder whose budget is spent or that refused the call, and says when one is next free', async () => {
+    const soon = new Date(Date.now() + 20 * 60_000);
+    const later = new Date(Date.now() + 40 * 60_000);
+    const { reader, holders, calls } = setUp([
+      { uid: 1, left: 0, nextAt: later },
+      { uid: 2, left: 0, nextAt: soon },
+      { uid: 3, refused: true },
+    ]);
+    const answer = await reader.read(2, HOUR, holders);
+    expect(calls).toEqual([]);
+    expect(answer).toEqual({
+      status: 'error',
+      message: expect.stringContaining(`may be asked for it before ${soon.toISOString()}`),
+    });
+  });
+
+  it('says no holder may be asked when every holder refused the call', async () => {
+    const { reader, holders, calls } = setUp([{ uid: 1, refused: true }]);
+    const answer = await reader.read(2, HOUR, holders);
+    expect(calls).toEqual([]);
+    expect(answer).toEqual({
+      status: 'error',
+      message: expect.stringMatching(/^No miner holding bucket \d+ may be asked for it \(/),
+    });
+  });
+
+  it('tries at most three failing holders, each losing credibility, and says none answered', async () => {
+    const broken = new MinerCallError('timeout', 'timed out');
+    const { reader, holders, calls, scores } = setUp(
+      [1, 2, 3, 4].map((uid) => ({ uid, fails: broken })),
+    );
+    const answer = await reader.read(2, HOUR, holders);
+    expect(calls.map((call) => call.uid)).toEqual([1, 2, 3]);
+    expect(scores).toEqual([1, 2, 3].map((uid) => ({ uid, score: 0 })));
+    expect(answer).toEqual({
+      status: 'error',
+      message: `No miner holding bucket ${HOUR} answered`,
+    });
+  });
+
+  it('moves on to the next holder after a failure', async () => {
+    const { reader, holders, calls } = setUp([
+      { uid: 1, fails: new MinerCallError('malformed', 'bad json') },
+      { uid: 2 },
+    ]);
+    const answer = await reader.read(2, HOUR, holders);
+    expect(calls.map((call) => call.uid)).toEqual([1, 2]);
+    expect(answer).toMatchObject({ status: 'success', miner: { uid: 2 } });
+  });
+
+  it('spends no last call kept for the spot checks, and says when the kept call frees up', async () => {
+    const freeAt = new Date(Date.now() + 30 * 60_000);
+    const { reader, holders, calls, scores } = setUp([
+      { uid: 1, left: 1, fails: new KeptForChecksError('GetDataEntityBucket', freeAt) },
+      // Only a last call left too: not asked once the checks are known to keep theirs.
+      { uid: 2, left: 1 },
+    ]);
+    const answer = await reader.read(2, HOUR, holders);
+    expect(calls.map((call) => call.uid)).toEqual([1]);
+    // Not the miner's fault: no credibility moves.
+    expect(scores).toEqual([{ uid: 1, score: null }]);
+    expect(answer).toEqual({
+      status: 'error',
+      message: expect.stringContaining(
+        `kept for the index spot checks, and it was not fetched before; ask again after ${freeAt.toISOString()}`,
+      ),
+    });
+  });
+
+  it('says none answered, not that calls are kept, when a holder that could be asked failed', async () => {
+    const { reader, holders, calls } = setUp([
+      { uid: 1, left: 1, fails: new KeptForChecksError('GetDataEntityBucket', null) },
+      { uid: 2, left: 2, fails: new MinerCallError('timeout', 'timed out') },
+    ]);
+    const answer = await reader.read(2, HOUR, holders);
+    expect(calls.map((call) => call.uid)).toEqual([1, 2]);
+    expect(answer).toEqual({
+      status: 'error',
+      message: `No miner holding bucket ${HOUR} answered`,
+    });
+  });
+
+  it('a holder refusing a kept call is no failure: three others are still tried', async () => {
+    const broken = new MinerCallError('timeout', 'timed out');
+    const { reader, holders, calls } = setUp([
+      { uid: 1, left: 1, fails: new KeptForChecksError('GetDataEntityBucket', null) },
+      { uid: 2, fails: broken },
+      { uid: 3, fails: broken },
+      { uid: 4 },
+    ]);
+    const answer = await reader.read(2, HOUR, holders);
+    expect(calls.map((call) => call.uid)).toEqual([1, 2, 3, 4]);
+    expect(answer).toMatchObject({ status: 'success', miner: { uid: 4 } });
+  });
+
+  it('answers from an older fetch when the holder is still sending at the deadline, and keeps what it sends', async () => {
+    const { reader, holders, store } = setUp([{ uid: 1, delayMs: DEADLINE_MS + 100 }]);
+    store.deliveries.push(delivery(5, 2 * 3600_000, [post('old', 10)]));
+    const answer = await reader.read(2, HOUR, holders);
+    expect(answer).toMatchObject({ status: 'success', cached: true, miner: { uid: 5 } });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(store.deliveries.map((entry) => entry.minerUid)).toEqual([5, 1]);
+  });
+
+  it('answers what the miner sent even when the store cannot keep it', async () => {
+    const { reader, holders, store, scores } = setUp([{ uid: 1 }]);
+    store.fail = true;
+    const answer = await reader.read(2, HOUR, holders);
+    expect(answer).toMatchObject({ status: 'success', cached: false, miner: { uid: 1 } });
+    expect(scores).toEqual([{ uid: 1, score: 1 }]);
+  });
+});
