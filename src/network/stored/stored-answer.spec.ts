@@ -1,0 +1,176 @@
+import { DataItem } from '../protocol';
+import { MinerFailureReason } from '../transport/miner-failures';
+import { SelectedBucket } from './bucket-selection';
+import { CallReport } from './contents-fetcher';
+import { PlannedCall } from './holder-choice';
+import { StoredItem } from './item-store';
+import { StoredQueryPlan } from './query-plan';
+import { FetchRound, summarize } from './stored-answer';
+
+const plan = { coverage: 'complete' } as StoredQueryPlan;
+
+/** `count` selected buckets, the first `fromStore` of them answered by the store. */
+function selected(count: number, fromStore = 0): SelectedBucket[] {
+  return Array.from(
+    { length: count },
+    (_, index) => ({ fromStore: index < fromStore }) as SelectedBucket,
+  );
+}
+
+function call(uid: number): PlannedCall {
+  return { holder: { uid } } as PlannedCall;
+}
+
+function report(
+  uid: number,
+  outcome: { failure?: MinerFailureReason; score?: number; dropped?: number },
+): CallReport {
+  return {
+    uid,
+    failure: outcome.failure,
+    returned: outcome.failure ? 0 : 5,
+    dropped: outcome.dropped ?? 0,
+    score: outcome.failure ? 0 : (outcome.score ?? 1),
+    delivered: new Set(),
+  };
+}
+
+/** A round whose calls all ended, with these outcomes. */
+function round(ended: [PlannedCall, CallReport][], delivered: boolean[] = []): FetchRound {
+  return {
+    calls: ended.map(([planned]) => planned),
+    reports: new Map(ended),
+    delivered: new Map(delivered.map((ok, index) => [`b${index}`, ok])),
+    done: Promise.resolve(),
+  };
+}
+
+function stored(uri: string, fetchedAt: string, deliveredBy = ['hk1']): StoredItem {
+  return {
+    item: { uri } as DataItem,
+    contentBytes: 10,
+    deliveredBy,
+    fetchedAt: new Date(fetchedAt),
+  };
+}
+
+describe(summarize.name, () => {
+  it('counts a miner whose calls all failed once, with one reason', () => {
+    const first = call(1);
+    const second = call(1);
+    const answer = summarize(
+      plan,
+      selected(2),
+      round([
+        [first, report(1, { failure: 'timeout' })],
+        [second, report(1, { failure: 'timeout' })],
+      ]),
+      [],
+      false,
+    );
+    expect(answer.miners).toMatchObject({
+      queried: 1,
+      responded: 0,
+      failed: { count: 1, reasons: { timeout: 1 } },
+    });
+  });
+
+  it('does not count a miner as failed when another of its calls answered', () => {
+    const answer = summarize(
+      plan,
+      selected(2),
+      round([
+        [call(1), report(1, { failure: 'timeout' })],
+        [call(1), report(1, {})],
+      ]),
+      [],
+      false,
+    );
+    expect(answer.miners).toMatchObject({ responded: 1, failed: { count: 0 } });
+  });
+
+  it('counts as passing the checks only a miner whose every answer scored 1', () => {
+    const answer = summarize(
+      plan,
+      selected(2),
+      round([
+        [call(1), report(1, { score: 0.6 })],
+        [call(2), report(2, {})],
+        [call(3), report(3, {})],
+        [call(3), report(3, { score: 0.99 })],
+      ]),
+      [],
+      false,
+    );
+    expect(answer.miners).toMatchObject({ responded: 3, passedChecks: 1 });
+  });
+
+  it('dates the answer by the oldest fetch among its items', () => {
+    const answer = summarize(
+      plan,
+      selected(1, 1),
+      round([]),
+      [
+        stored('a', '2026-01-01T10:00:00Z'),
+        stored('b', '2026-01-01T08:00:00Z'),
+        stored('c', '2026-01-01T09:00:00Z'),
+      ],
+      false,
+    );
+    expect(answer.oldestFetchedAt).toEqual(new Date('2026-01-01T08:00:00Z'));
+  });
+
+  it('is no error when the store answers with items though every fetch failed', () => {
+    const answer = summarize(
+      plan,
+      selected(1),
+      round([[call(1), report(1, { failure: 'network' })]], [false]),
+      [stored('a', '2026-01-01T10:00:00Z')],
+      false,
+    );
+    expect(answer.error).toBeUndefined();
+    expect(answer.buckets).toEqual({ planned: 1, fromStore: 0, fetchedNow: 0, missing: 1 });
+  });
+
+  it('adds up the contents every miner sent that the checks dropped', () => {
+    const answer = summarize(
+      plan,
+      selected(2),
+      round([
+        [call(1), report(1, { dropped: 3, score: 0.5 })],
+        [call(2), report(2, { dropped: 4, score: 0.5 })],
+      ]),
+      [],
+      false,
+    );
+    expect(answer.itemsDroppedInvalid).toBe(7);
+  });
+
+  it('gives the share of items delivered by two miners to four decimals', () => {
+    const answer = summarize(
+      plan,
+      selected(1, 1),
+      round([]),
+      [
+        stored('a', '2026-01-01T10:00:00Z', ['hk1', 'hk2']),
+        stored('b', '2026-01-01T10:00:00Z'),
+        stored('c', '2026-01-01T10:00:00Z'),
+      ],
+      false,
+    );
+    expect(answer.consensus).toBe(0.3333);
+  });
+
+  it('is no error when the buckets the store holds have no item the query matches', () => {
+    // The miners did their part before: a true "no data", even though a fetch failed now.
+    const answer = summarize(
+      plan,
+      selected(2, 1),
+      round([[call(1), report(1, { failure: 'timeout' })]], [false]),
+      [],
+      false,
+    );
+    expect(answer.items).toEqual([]);
+    expect(answer.error).toBeUndefined();
+  });
+});
