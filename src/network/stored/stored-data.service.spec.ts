@@ -150,14 +150,26 @@ function miner(uid: number, tag = '#tao'): FakeMiner {
   return { uid, coldkey, credibility: 0.9, holds };
 }
 
-function setUp(miners: FakeMiner[], options: { callsLeft?: number; indexLoaded?: boolean } = {}) {
+function setUp(
+  miners: FakeMiner[],
+  options: {
+    callsLeft?: number;
+    indexLoaded?: boolean;
+    /** Uids the client may not ask (they refused the synapse), or whose circuit is open. */
+    refused?: number[];
+    circuitOpen?: number[];
+    minersPerQuery?: number;
+  } = {},
+) {
   const calls: { uid: number; synapse: SynapseName; buckets: number }[] = [];
+  /** The purpose each budget read was made for. */
+  const budgetReads: (string | undefined)[] = [];
   const scores: MinerScore[] = [];
   const store = new MemoryItemStore();
   const byUid = new Map(miners.map((entry) => [entry.uid, entry]));
   const client = {
-    mayAsk: () => true,
-    isCircuitOpen: () => false,
+    mayAsk: (hotkey: string) => !(options.refused ?? []).some((uid) => hotkey === `hk${uid}`),
+    isCircuitOpen: (uid: number) => (options.circuitOpen ?? []).includes(uid),
     async call(
       target: MinerTarget,
       synapse: SynapseName,
@@ -203,10 +215,12 @@ function setUp(miners: FakeMiner[], options: { callsLeft?: number; indexLoaded?:
     anyIndexLoaded: () => Promise.resolve(options.indexLoaded ?? miners.length > 0),
   } as unknown as MinerIndexService;
   const budgets = {
-    left: (hotkeys: string[]) =>
-      Promise.resolve(
+    left: (hotkeys: string[], _synapse: SynapseName, purpose?: string) => {
+      budgetReads.push(purpose);
+      return Promise.resolve(
         new Map(hotkeys.map((hotkey) => [hotkey, { left: options.callsLeft ?? 8, nextAt: null }])),
-      ),
+      );
+    },
   } as unknown as CallBudgets;
   const credibility = {
     record: (observed: MinerScore[]) => scores.push(...observed),
@@ -214,7 +228,7 @@ function setUp(miners: FakeMiner[], options: { callsLeft?: number; indexLoaded?:
   const config = {
     network: {
       queryDeadlineMs: DEADLINE_MS,
-      minersPerQuery: 5,
+      minersPerQuery: options.minersPerQuery ?? 5,
       minerMaxResponseBytes: 16 * 1024 * 1024,
       storedCurrentHourTtlMs: 300_000,
       bucketFetchTimeoutMs: 5000,
@@ -223,7 +237,7 @@ function setUp(miners: FakeMiner[], options: { callsLeft?: number; indexLoaded?:
   const clock = new Clock();
   const fetcher = new ContentsFetcher(client, store, credibility, clock, config);
   const service = new StoredDataService(index, store, fetcher, client, budgets, clock, config);
-  return { service, store, calls, scores };
+  return { service, store, calls, scores, budgetReads };
 }
 
 function query(overrides: Partial<NetworkQuery> = {}): NetworkQuery {
@@ -488,6 +502,54 @@ describe(StoredDataService.name, () => {
     expect(answer.error).toBe(
       "No miner holding this query's data answered with it (1 asked; meta.miners_failed.reasons says why)",
     );
+  });
+  it('asks no holder that refused the synapse or whose circuit is open', async () => {
+    // Asking a miner that refused us again within the hour gets the hotkey penalised.
+    const { service, calls } = setUp([miner(1), miner(2), miner(3)], {
+      refused: [1],
+      circuitOpen: [2],
+    });
+    await service.answer(query());
+    expect(calls.map((call) => call.uid)).toEqual([3]);
+  });
+
+  it("reads the budgets for a task's query as a task's, which leaves users their reserve", async () => {
+    const { service, budgetReads, calls } = setUp([miner(1)]);
+    await service.answer(query(), 'task');
+    expect(calls).toHaveLength(1);
+    expect(budgetReads).toEqual(['task']);
+  });
+
+  it('asks no holder claiming more than half of MINER_MAX_RESPONSE_BYTES for a bucket', async () => {
+    // Contents travel as escaped JSON strings: an answer that size would pass the response cap.
+    const big = { ...miner(1), claims: 10 * 1024 * 1024 };
+    const { service, calls } = setUp([big]);
+    await service.answer(query());
+    expect(calls).toEqual([]);
+  });
+
+  it('makes at most twice MINERS_PER_QUERY calls for a query', async () => {
+    // Three hours, each held by one miner only: three calls, were it not for the cap of two.
+    const alone = [1, 2, 3].map((uid, index) => {
+      const fake = miner(uid);
+      const kept = [...fake.holds].filter((_, n) => n === index);
+      fake.holds = new Map(kept);
+      return fake;
+    });
+    const { service, calls } = setUp(alone, { minersPerQuery: 1 });
+    await service.answer(query({ limit: 25 }));
+    expect(calls).toHaveLength(2);
+  });
+
+  it('fetches a bucket again for a later query when the earlier fetch failed', async () => {
+    const flaky = miner(1);
+    flaky.fails = new MinerCallError('timeout', 'timed out');
+    const { service, calls } = setUp([flaky]);
+    await service.answer(query());
+    flaky.fails = undefined;
+    const answer = await service.answer(query());
+    expect(calls).toHaveLength(2);
+    expect(answer.items).toHaveLength(15);
   });
 });
 
