@@ -86,7 +86,25 @@ describe(summarize.name, () => {
       [],
       false,
     );
-    expect(answer.miners).toMatchObject({ responded: 1, failed: { count: 0 } });
+    expect(answer.miners).toMatchObject({ responded: 1, failed: { count: 0, reasons: {} } });
+  });
+
+  // `miners_failed.reasons` breaks the count down: a consumer adding them up gets the count.
+  it('gives one reason per failed miner, so that the reasons add up to the count', () => {
+    const answer = summarize(
+      plan,
+      selected(2),
+      round([
+        [call(1), report(1, { failure: 'timeout' })],
+        [call(1), report(1, {})],
+        [call(2), report(2, { failure: 'network' })],
+        [call(2), report(2, { failure: 'timeout' })],
+        [call(3), report(3, { failure: 'busy' })],
+      ]),
+      [],
+      false,
+    );
+    expect(answer.miners.failed).toEqual({ count: 2, reasons: { network: 1, busy: 1 } });
   });
 
   it('counts as passing the checks only a miner whose every answer scored 1', () => {

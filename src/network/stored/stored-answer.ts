@@ -67,22 +67,30 @@ export function summarize(
   const responded = new Set<number>();
   const empty = new Set<number>();
   const failedChecks = new Set<number>();
-  const reasons: Partial<Record<MinerFailureReason, number>> = {};
-  const failed = new Set<number>();
+  /** Each miner's first failure: one reason per miner, as the live path's one call gives. */
+  const firstFailure = new Map<number, MinerFailureReason>();
   let dropped = 0;
   for (const call of round.calls) {
     const report = round.reports.get(call);
     const uid = call.holder.uid;
     const failure = report ? report.failure : 'timeout';
     if (failure) {
-      if (!failed.has(uid)) reasons[failure] = (reasons[failure] ?? 0) + 1;
-      failed.add(uid);
+      if (!firstFailure.has(uid)) firstFailure.set(uid, failure);
       continue;
     }
     responded.add(uid);
     dropped += report!.dropped;
     if (report!.returned === 0) empty.add(uid);
     if (report!.score !== 1) failedChecks.add(uid);
+  }
+  // A miner that answered one of its calls did not fail the query: its other calls' failures
+  // are in neither the count nor the reasons, so that the reasons add up to the count.
+  const reasons: Partial<Record<MinerFailureReason, number>> = {};
+  let failedCount = 0;
+  for (const [uid, failure] of firstFailure) {
+    if (responded.has(uid)) continue;
+    reasons[failure] = (reasons[failure] ?? 0) + 1;
+    failedCount += 1;
   }
   const items = stored.map((entry) => entry.item);
   const corroborated = stored.filter((entry) => entry.deliveredBy.length >= 2).length;
@@ -101,7 +109,7 @@ export function summarize(
     miners: {
       queried: queried.size,
       responded: responded.size,
-      failed: { count: [...failed].filter((uid) => !responded.has(uid)).length, reasons },
+      failed: { count: failedCount, reasons },
       empty: empty.size,
       passedChecks: [...responded].filter((uid) => !failedChecks.has(uid)).length,
     },

@@ -91,7 +91,8 @@ export class MinersFailedDto {
 
   @ApiProperty({
     description:
-      'Failures by reason; only reasons that occurred are present. ' +
+      'The failed miners by reason, each under its first failure, so that the values add up ' +
+      'to `count`; only reasons that occurred are present. ' +
       MINER_FAILURE_REASONS.map((reason) => `\`${reason}\`: ${FAILURE_REASONS[reason]}`).join(
         '; ',
       ) +
