@@ -7,17 +7,12 @@ import { toWireEntity } from '../../devnet/miner-records';
 import { CredibilityRecorder, MinerScore } from '../credibility-recorder';
 import { bucketEnd, bucketStart, XItem } from '../protocol';
 import { WireDataEntity } from '../sn13/entities';
-import {
-  BucketDelivery,
-  BucketFetch,
-  ItemStore,
-  StoredItem,
-  StoredItemQuery,
-} from '../stored/item-store';
+import { BucketDelivery } from '../stored/item-store';
 import { BudgetLeft, CallBudgets, CallPurpose } from '../transport/call-budgets';
 import { MinerClient, MinerReply, MinerTarget, replyOf } from '../transport/miner-client';
 import { KeptForChecksError, MinerCallError } from '../transport/miner-failures';
 import { BucketHolder, BucketReader } from './bucket-reader';
+import { MemoryItemStore } from '../../../test/support/memory-item-store';
 
 const HOUR = 500_000;
 const LABEL = '#ai';
@@ -45,71 +40,6 @@ const sizeOf = (entities: WireDataEntity[]) =>
 /** Three posts of the hour, oldest first: what an honest holder sends. */
 const ENTITIES = [post('1', 5), post('2', 30), post('3', 50)].map(toWireEntity);
 const CLAIM = sizeOf(ENTITIES);
-
-/** The store's contract kept in memory: the fetch rows and every item, filed under its label. */
-class MemoryItemStore extends ItemStore {
-  readonly deliveries: BucketDelivery[] = [];
-  fail = false;
-
-  save(...deliveries: BucketDelivery[]): Promise<void> {
-    if (this.fail) return Promise.reject(new Error('Postgres is away'));
-    this.deliveries.push(...deliveries);
-    return Promise.resolve();
-  }
-
-  fetches(
-    source: number,
-    labels: readonly (string | null)[],
-    from: number,
-    to: number,
-  ): Promise<BucketFetch[]> {
-    return Promise.resolve(
-      this.deliveries
-        .filter(
-          ({ bucket }) =>
-            bucket.source === source &&
-            labels.includes(bucket.label) &&
-            bucket.timeBucket >= from &&
-            bucket.timeBucket <= to,
-        )
-        .map((delivery) => ({
-          bucket: delivery.bucket,
-          minerUid: delivery.minerUid,
-          minerHotkey: delivery.minerHotkey,
-          fetchedAt: delivery.fetchedAt,
-          claimedBytes: delivery.claimedBytes,
-          itemCount: delivery.items.length,
-          bytes: delivery.items.reduce((sum, { contentBytes }) => sum + contentBytes, 0),
-        })),
-    );
-  }
-
-  find(query: StoredItemQuery): Promise<StoredItem[]> {
-    const time = (item: { datetime: string }) => Date.parse(item.datetime);
-    const rows = this.deliveries.flatMap((delivery) =>
-      delivery.items
-        .filter(
-          ({ item }) =>
-            delivery.bucket.source === query.source &&
-            (query.labels === undefined || query.labels.includes(delivery.bucket.label)) &&
-            (query.from === null || time(item) >= query.from.getTime()) &&
-            time(item) <= query.to.getTime(),
-        )
-        .map(({ item, contentBytes }) => ({
-          item,
-          contentBytes,
-          deliveredBy: [delivery.minerHotkey],
-          fetchedAt: delivery.fetchedAt,
-        })),
-    );
-    rows.sort((a, b) => time(b.item) - time(a.item));
-    return Promise.resolve(rows.slice(0, query.limit));
-  }
-
-  deleteBefore(): Promise<void> {
-    return Promise.resolve();
-  }
-}
 
 interface FakeHolder {
   uid: number;
@@ -242,7 +172,7 @@ describe(BucketReader.name, () => {
 
   it('answers from the store without calling a miner when the newest fetch is less than an hour old', async () => {
     const { reader, holders, store, calls } = setUp([{ uid: 1 }]);
-    store.deliveries.push(
+    await store.save(
       delivery(2, 3 * 3600_000, [post('old', 1)]),
       delivery(3, 10 * 60_000, [post('7', 10), post('8', 40)]),
       // Neither another label's items nor the next hour's first millisecond belong to the bucket.
@@ -261,7 +191,7 @@ describe(BucketReader.name, () => {
 
   it('calls a holder when the only fetch of the bucket is an hour old, or of another hour', async () => {
     const { reader, holders, store, calls } = setUp([{ uid: 1 }]);
-    store.deliveries.push(
+    await store.save(
       delivery(2, 3600_000 + 1000, [post('old', 10)]),
       delivery(3, 60_000, [post('x', 10)], HOUR - 1),
     );
@@ -275,7 +205,7 @@ describe(BucketReader.name, () => {
       { uid: 1, left: 0 },
       { uid: 2, refused: true },
     ]);
-    store.deliveries.push(delivery(5, 5 * 3600_000, [post('old', 10)]));
+    await store.save(delivery(5, 5 * 3600_000, [post('old', 10)]));
     const answer = await reader.read(2, HOUR, holders);
     expect(calls).toEqual([]);
     expect(answer).toMatchObject({ status: 'success', cached: true, miner: { uid: 5 } });
@@ -378,7 +308,7 @@ describe(BucketReader.name, () => {
 
   it('answers from an older fetch when the holder is still sending at the deadline, and keeps what it sends', async () => {
     const { reader, holders, store } = setUp([{ uid: 1, delayMs: DEADLINE_MS + 100 }]);
-    store.deliveries.push(delivery(5, 2 * 3600_000, [post('old', 10)]));
+    await store.save(delivery(5, 2 * 3600_000, [post('old', 10)]));
     const answer = await reader.read(2, HOUR, holders);
     expect(answer).toMatchObject({ status: 'success', cached: true, miner: { uid: 5 } });
     await new Promise((resolve) => setTimeout(resolve, 200));

@@ -11,94 +11,13 @@ import { MinerClient, MinerReply, MinerTarget, replyOf } from '../transport/mine
 import { MinerCallError } from '../transport/miner-failures';
 import { bucketKeyOf, DEFAULT_RECORD_BYTES } from './bucket-selection';
 import { ContentsFetcher } from './contents-fetcher';
-import { BucketDelivery, BucketFetch, ItemStore, StoredItem, StoredItemQuery } from './item-store';
 import { StoredDataService } from './stored-data.service';
+import { MemoryItemStore } from '../../../test/support/memory-item-store';
 
 const DEADLINE_MS = 300;
 const NOW_HOUR = timeBucketId(new Date());
 /** Past hours only: their freshness does not depend on when the test runs. */
 const HOURS = [NOW_HOUR - 1, NOW_HOUR - 2, NOW_HOUR - 3];
-
-/** The store's contract kept in memory, one row per uri, filed under the bucket's label. */
-class MemoryItemStore extends ItemStore {
-  readonly items = new Map<string, StoredItem & { label: string | null; source: number }>();
-  readonly fetchRows = new Map<string, BucketFetch>();
-  saves = 0;
-
-  save(...deliveries: BucketDelivery[]): Promise<void> {
-    for (const delivery of deliveries) this.keep(delivery);
-    return Promise.resolve();
-  }
-
-  private keep(delivery: BucketDelivery): void {
-    this.saves++;
-    let bytes = 0;
-    for (const { item, contentBytes } of delivery.items) {
-      bytes += contentBytes;
-      const old = this.items.get(item.uri);
-      const deliveredBy = [...new Set([...(old?.deliveredBy ?? []), delivery.minerHotkey])];
-      this.items.set(item.uri, {
-        item,
-        contentBytes,
-        deliveredBy,
-        fetchedAt: delivery.fetchedAt,
-        label: delivery.bucket.label,
-        source: delivery.bucket.source,
-      });
-    }
-    this.fetchRows.set(`${bucketKeyOf(delivery.bucket)}|${delivery.minerUid}`, {
-      bucket: delivery.bucket,
-      minerUid: delivery.minerUid,
-      minerHotkey: delivery.minerHotkey,
-      fetchedAt: delivery.fetchedAt,
-      claimedBytes: delivery.claimedBytes,
-      itemCount: delivery.items.length,
-      bytes,
-    });
-  }
-
-  fetches(
-    source: number,
-    labels: readonly (string | null)[],
-    from: number,
-    to: number,
-  ): Promise<BucketFetch[]> {
-    return Promise.resolve(
-      [...this.fetchRows.values()].filter(
-        ({ bucket }) =>
-          bucket.source === source &&
-          labels.includes(bucket.label) &&
-          bucket.timeBucket >= from &&
-          bucket.timeBucket <= to,
-      ),
-    );
-  }
-
-  find(query: StoredItemQuery): Promise<StoredItem[]> {
-    const time = (entry: StoredItem) => Date.parse(entry.item.datetime);
-    const rows = [...this.items.values()]
-      .filter(
-        (entry) =>
-          entry.source === query.source &&
-          (query.labels === undefined || query.labels.includes(entry.label)) &&
-          (query.from === null || time(entry) >= query.from.getTime()) &&
-          time(entry) <= query.to.getTime() &&
-          (query.usernames.length === 0 ||
-            query.usernames.includes(
-              entry.item.source === 'X' ? entry.item.user.username.toLowerCase() : '',
-            )) &&
-          (query.before === undefined ||
-            time(entry) < query.before.datetime.getTime() ||
-            (time(entry) === query.before.datetime.getTime() && entry.item.uri < query.before.uri)),
-      )
-      .sort((a, b) => time(b) - time(a) || (b.item.uri < a.item.uri ? -1 : 1));
-    return Promise.resolve(rows.slice(0, query.limit));
-  }
-
-  deleteBefore(): Promise<void> {
-    return Promise.resolve();
-  }
-}
 
 /**
  * An `XContent` record in the hour, filed under `tag` (its first hashtag), padded to about the
