@@ -2,6 +2,7 @@ import type { ApiPromise } from '@polkadot/api';
 import {
   CHAIN_TEST_TIMEOUT_MS,
   CHAIN_USE_TIMEOUT_MS,
+  QUIET_CONNECTION_LOGGER,
   useConnectedChainReplay,
 } from '../../../test/support/connected-chain-replay';
 import {
@@ -16,7 +17,7 @@ import { SubtensorConnection } from './subtensor-connection';
 const ALL_FIELDS = Array.from({ length: 74 }, (_, index) => index);
 
 async function readOnce<T>(url: string, read: (api: ApiPromise) => Promise<T>): Promise<T> {
-  const connection = new SubtensorConnection(url, CHAIN_USE_TIMEOUT_MS);
+  const connection = new SubtensorConnection(url, CHAIN_USE_TIMEOUT_MS, QUIET_CONNECTION_LOGGER);
   try {
     return await connection.use(read);
   } finally {
