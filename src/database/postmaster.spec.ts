@@ -53,7 +53,9 @@ function fakePid(directory: string): number {
 /** A process that has exited and waits for its parent to reap it (state Z in /proc). */
 function isZombie(pid: number): boolean {
   try {
-    return readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').startsWith('Z');
+    return readFileSync(`/proc/${pid}/stat`, 'utf8')
+      .replace(/^.*\) /s, '')
+      .startsWith('Z');
   } catch {
     return false;
   }
