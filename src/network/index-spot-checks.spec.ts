@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { IndexSpotChecks, SyncedMiner } from './index-spot-checks';
 import { ServingMiner } from './miner.entity';
@@ -55,7 +56,8 @@ describe(IndexSpotChecks.name, () => {
   });
 
   // A refusal of ours (no call left, busy) says nothing of the miner; a timeout does.
-  it("scores 0 a fetch failed by the miner's fault, and nothing for a refusal", async () => {
+  it("scores 0 a fetch failed by the miner's fault, says so, and nothing for a refusal", async () => {
+    const warned = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
     const timeout = checks({
       left: { hk1: 1 },
       outcome: { ok: false, reason: 'timeout', message: 't' },
@@ -68,5 +70,7 @@ describe(IndexSpotChecks.name, () => {
       outcome: { ok: false, reason: 'no_budget', message: 'n' },
     });
     expect(await refused.spot.check([{ miner: miner(1), rows: [row(10)] }])).toEqual([]);
+    expect(warned.mock.calls).toEqual([['miner 1 spot check: bucket not fetched: t']]);
+    warned.mockRestore();
   });
 });

@@ -161,6 +161,7 @@ describe('JobRunner across replicas', () => {
 
   // Three jobs share the table: index sync, task lifecycle, network aggregate.
   it("records a run in its own job's row only: the other jobs stay as they were", async () => {
+    jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
     await finishedAgo('bystander', 120);
     const before = await database.query(`SELECT * FROM job_runs WHERE name = 'bystander'`);
     let seenWhileRunning: unknown;
@@ -219,12 +220,14 @@ describe('JobRunner across replicas', () => {
     expect(await jobRun('void')).toEqual({ status: 'succeeded', details: {}, finished: true });
   });
 
-  it('records a failed run, lets its error through and frees the job', async () => {
+  it('records a failed run, logs it, lets its error through and frees the job', async () => {
+    const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
     await expect(
       replicaA.runOnce('failing', HOUR, async () => {
         throw new Error('the miners did not answer');
       }),
     ).rejects.toThrow('the miners did not answer');
+    expect(errors.mock.calls).toEqual([['job failing failed: the miners did not answer']]);
     expect(await jobRun('failing')).toEqual({
       status: 'failed',
       details: { error: 'the miners did not answer' },
@@ -283,9 +286,11 @@ describe('JobRunner across replicas', () => {
   });
 
   it('records a run whose success could not be recorded as failed', async () => {
+    const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
     nextConnectionRefuses(/SET finished_at/, 'succeeded');
     await expect(replicaA.runOnce('unrecorded', 0, async () => 'done')).rejects.toThrow('refused');
     expect((await jobRun('unrecorded')).status).toBe('failed');
+    expect(errors.mock.calls).toEqual([[expect.stringMatching(/^job unrecorded failed: refused/)]]);
   });
 
   it('gives the connection back when the lock cannot be asked for', async () => {

@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { RedisConnection } from '../redis/redis-connection';
 import { FallbackThrottlerStorage } from './fallback-throttler-storage';
 import { RateLimitStorage } from './rate-limit-storage';
@@ -26,11 +27,18 @@ const hit = (storage: FallbackThrottlerStorage) =>
   });
 
 describe(FallbackThrottlerStorage.name, () => {
+  let warned: jest.SpyInstance;
+  beforeEach(() => {
+    warned = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+  });
+  afterEach(() => jest.restoreAllMocks());
+
   it('counts in Redis while it answers', async () => {
     const shared = jest.fn().mockResolvedValue(record);
     const storage = storageWith(true, shared);
     await expect(hit(storage)).resolves.toEqual(record);
     expect(shared).toHaveBeenCalledTimes(1);
+    expect(warned).not.toHaveBeenCalled();
     storage.onApplicationShutdown();
   });
 
@@ -43,6 +51,10 @@ describe(FallbackThrottlerStorage.name, () => {
     expect((await hit(storage)).isBlocked).toBe(true);
     // Reported, so that the connection rests Redis instead of waiting on it at every request.
     expect(failed).toHaveBeenCalledWith('Command timed out');
+    // Once for the outage, not at every request.
+    expect(warned.mock.calls).toEqual([
+      ['Redis unavailable (Command timed out): rate limits counted in this process'],
+    ]);
     storage.onApplicationShutdown();
   });
 
@@ -68,6 +80,7 @@ describe(FallbackThrottlerStorage.name, () => {
     const storage = storageWith(false, shared);
     expect((await hit(storage)).totalHits).toBe(1);
     expect(shared).not.toHaveBeenCalled();
+    expect(warned).toHaveBeenCalledTimes(1);
     storage.onApplicationShutdown();
   });
 });

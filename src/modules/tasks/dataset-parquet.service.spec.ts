@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import { Logger } from '@nestjs/common';
 import { redditComment } from '../../../test/support/items';
 import { Clock } from '../../common/clock/clock';
 import { DatasetParquetService, PARQUET_RETRY_MS } from './dataset-parquet.service';
@@ -18,8 +19,14 @@ describe(DatasetParquetService.name, () => {
   let now: Date;
   let service: DatasetParquetService;
   let recorded: jest.Mock;
+  /** What the service tells the operator. */
+  let logged: Record<'log' | 'error', jest.SpyInstance>;
 
   beforeEach(() => {
+    logged = {
+      log: jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined),
+      error: jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined),
+    };
     directory = mkdtempSync(join(tmpdir(), 'dataset-parquet-service-'));
     now = new Date('2026-01-09T00:00:00.000Z');
     recorded = jest.fn(() => Promise.resolve());
@@ -28,7 +35,10 @@ describe(DatasetParquetService.name, () => {
       { now: () => now } as Clock,
     );
   });
-  afterEach(() => rmSync(directory, { recursive: true, force: true }));
+  afterEach(() => {
+    jest.restoreAllMocks();
+    rmSync(directory, { recursive: true, force: true });
+  });
 
   /** A task completed with one comment in its JSON lines file and no Parquet file yet. */
   async function completedTask(id: string): Promise<CompletedTask> {
@@ -77,6 +87,9 @@ describe(DatasetParquetService.name, () => {
       sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
     });
     expect(recorded).toHaveBeenCalledWith('sub', parquet);
+    expect(logged.log.mock.calls).toEqual([
+      ['task sub: Parquet file written at a download (it had none)'],
+    ]);
     const manifest = JSON.parse(
       readFileSync(`${task.dataset_file}.manifest.json`, 'utf8'),
     ) as Record<string, unknown>;
@@ -105,6 +118,12 @@ describe(DatasetParquetService.name, () => {
     now = new Date(now.getTime() + 60_000);
     expect(await service.ensure(first)).toBeNull();
     expect(existsSync(join(directory, 'first.parquet'))).toBe(false);
+    expect(logged.error.mock.calls.map(([message]) => message as string)).toEqual([
+      expect.stringMatching(
+        /^task first: Parquet file not written \(tried again at a download an hour from now\): /,
+      ),
+      expect.stringMatching(/^task second: Parquet file not written/),
+    ]);
 
     // Tried again an hour after the failure, to the millisecond.
     now = new Date(failedAt + PARQUET_RETRY_MS);
@@ -117,5 +136,8 @@ describe(DatasetParquetService.name, () => {
 
     expect(await service.ensure({ ...task, dataset_rows: 2 })).toBeNull();
     expect(recorded).not.toHaveBeenCalled();
+    expect(logged.error).toHaveBeenCalledWith(
+      expect.stringMatching(/: the Parquet file has 1 rows, the JSON lines file 2$/),
+    );
   });
 });

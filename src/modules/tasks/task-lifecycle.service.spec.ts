@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import { Logger } from '@nestjs/common';
 import { redditComment } from '../../../test/support/items';
 import { Clock } from '../../common/clock/clock';
 import { JobRunner } from '../../common/jobs/job-runner';
@@ -86,14 +87,26 @@ function setUp(task: TaskRow = TASK, tasks: Partial<AppConfig['tasks']> = {}) {
   };
 }
 
+/** What the service tells the operator; the tests read it where it is the point. */
+let logged: Record<'log' | 'warn' | 'error', jest.SpyInstance>;
+beforeEach(() => {
+  const silenced = (level: 'log' | 'warn' | 'error') =>
+    jest.spyOn(Logger.prototype, level).mockImplementation(() => undefined);
+  logged = { log: silenced('log'), warn: silenced('warn'), error: silenced('error') };
+});
+afterEach(() => jest.restoreAllMocks());
+
 describe(TaskLifecycleService.name, () => {
-  it('counts a collection whose every miner failed as a failure of the task', async () => {
+  it('counts a collection whose every miner failed as a failure of the task, and says so', async () => {
     const { service, repository, queried, answer } = setUp();
     const pass = service.collectDue(1);
     await queried();
     answer(ABANDONED);
     await pass;
     expect(repository.recordCollectionFailure).toHaveBeenCalledWith(TASK.id, NOW);
+    expect(logged.warn.mock.calls).toEqual([
+      ['task bitcoin: nothing collected: Every queried miner failed'],
+    ]);
   });
 
   it('does not count a collection cut short by shutdown as a failure of the task', async () => {
@@ -105,6 +118,7 @@ describe(TaskLifecycleService.name, () => {
     answer(ABANDONED);
     await pass;
     expect(repository.recordCollectionFailure).not.toHaveBeenCalled();
+    expect(logged.warn).not.toHaveBeenCalled();
   });
 
   // A task's keyword narrows its label: miners are asked for items with both.
@@ -220,6 +234,11 @@ describe(`${TaskLifecycleService.name} compiling`, () => {
       NOW,
     );
     expect(repository.recordCompileFailure).not.toHaveBeenCalled();
+    expect(logged.log).toHaveBeenCalledWith(
+      expect.stringMatching(
+        /^task r-bitcoin: dataset of 2005 rows, \d+ bytes, sha256 [0-9a-f]{64}$/,
+      ),
+    );
   });
 
   // A failed rename names both files: neither directory is anyone's business but the operator's.
@@ -244,5 +263,11 @@ describe(`${TaskLifecycleService.name} compiling`, () => {
       "EXDEV: cross-device link not permitted, rename 'r-bitcoin.jsonl.gz.1b4e28ba.partial' -> 'r-bitcoin.jsonl.gz'",
       3,
     );
+    // The operator's log keeps the whole message: the directories are theirs.
+    expect(logged.error.mock.calls).toEqual([
+      [
+        `task r-bitcoin: compile failed: EXDEV: cross-device link not permitted, rename '${from}' -> '${to}'`,
+      ],
+    ]);
   });
 });
