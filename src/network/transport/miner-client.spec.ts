@@ -594,7 +594,8 @@ describe(MinerClient.name, () => {
       const elapsed = performance.now() - started;
       expect(reason).toBe('timeout');
       expect(elapsed).toBeGreaterThanOrEqual(190);
-      expect(elapsed).toBeLessThan(450);
+      // A loaded machine may fire the timer late, never early: the upper bound is far off.
+      expect(elapsed).toBeLessThan(1_000);
     });
 
     it("gives up when the caller's signal aborts, as a timeout", async () => {
@@ -817,7 +818,7 @@ describe(MinerClient.name, () => {
       expect(changes).toEqual([[target.uid, true]]);
       const started = performance.now();
       expect(await failureOf(client.call(target, 'GetMinerIndex', {}, 2_000))).toBe('circuit_open');
-      expect(performance.now() - started).toBeLessThan(50);
+      expect(performance.now() - started).toBeLessThan(500);
       expect(axon.received).toHaveLength(BREAKER_FAILURES);
     });
 
@@ -1049,7 +1050,8 @@ describe(MinerClient.name, () => {
       concurrent.onModuleDestroy();
 
       const reasons = await Promise.all(calls);
-      expect(performance.now() - started).toBeLessThan(500);
+      // Not their 10 s timeout: at once, give or take a loaded machine.
+      expect(performance.now() - started).toBeLessThan(2_000);
       expect(reasons).toEqual(Array<MinerFailureReason>(BREAKER_FAILURES).fill('shutdown'));
       expect(failureScore('shutdown')).toBeNull();
       expect(concurrent.isCircuitOpen(1)).toBe(false);
