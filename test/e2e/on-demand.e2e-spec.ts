@@ -364,12 +364,15 @@ describe('On-demand queries when miners hang or lie', () => {
       { behaviour: { fabricate: true } },
     ]);
     // Ask all nine and wait for all of them, up to a short deadline that cuts the hanging one.
+    // A 4 MB cap: the oversize miner's 17 MB took longer than the deadline to reach the default
+    // 16 MB on a loaded machine, and was counted as a timeout.
     app = await startTestApp(
       {
         ...network.env,
         QUERY_MINERS: '9',
         QUERY_QUORUM: '9',
         QUERY_DEADLINE_MS: '1500',
+        MINER_MAX_RESPONSE_BYTES: String(4 * 1024 * 1024),
         QUERY_CACHE_TTL_SECONDS: '0',
       },
       { ownDatabase: true },
