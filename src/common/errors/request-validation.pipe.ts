@@ -12,23 +12,49 @@ const LOCATIONS: Partial<Record<ArgumentMetadata['type'], Location>> = {
 
 const PRIMITIVES = new Set<unknown>([String, Number, Boolean, Array, Object]);
 
-/** The fields a DTO declares (every one carries a class-validator decorator), by class. */
-const declaredFields = new WeakMap<object, ReadonlySet<string>>();
+/** The fields a DTO declares (every one carries a class-validator decorator), and its lists. */
+interface DeclaredFields {
+  all: ReadonlySet<string>;
+  lists: ReadonlySet<string>;
+}
 
-function fieldsOf(metatype: new () => object): ReadonlySet<string> {
+const declaredFields = new WeakMap<object, DeclaredFields>();
+
+function fieldsOf(metatype: new () => object): DeclaredFields {
   let fields = declaredFields.get(metatype);
   if (!fields) {
     const metadata = getMetadataStorage().getTargetValidationMetadatas(metatype, '', true, false);
-    fields = new Set(metadata.map((entry) => entry.propertyName));
+    fields = {
+      all: new Set(metadata.map((entry) => entry.propertyName)),
+      lists: new Set(
+        metadata
+          .filter((entry) => entry.name === 'isArray' || entry.each)
+          .map((entry) => entry.propertyName),
+      ),
+    };
     declaredFields.set(metatype, fields);
   }
   return fields;
 }
 
 /**
+ * A query parameter given more than once (`?limit=2&limit=3`) counts by its last value, as in
+ * FastAPI (Starlette keeps the last), unless its field is a list. Express hands over the values
+ * as an array, which a scalar field would refuse with a message about the wrong thing.
+ */
+function lastOfRepeated(query: object, lists: ReadonlySet<string>): object {
+  return Object.fromEntries(
+    Object.entries(query).map(([name, value]: [string, unknown]) => [
+      name,
+      Array.isArray(value) && !lists.has(name) ? value.at(-1) : value,
+    ]),
+  );
+}
+
+/**
  * Validates DTO-typed bodies, queries and path parameters and reports every failure at once as
  * a FastAPI-style 422. Bodies forbid unknown fields (a typo is an error, as in the original);
- * query strings ignore unknown parameters, as FastAPI does.
+ * query strings ignore unknown parameters and take a repeated one's last value, as FastAPI does.
  */
 @Injectable()
 export class RequestValidationPipe implements PipeTransform {
@@ -51,9 +77,11 @@ export class RequestValidationPipe implements PipeTransform {
     ]);
     if (typeof value !== 'object' || value === null || Array.isArray(value)) throw notAnObject;
 
+    const fields = fieldsOf(metatype as new () => object);
+    const input = location === 'query' ? lastOfRepeated(value, fields.lists) : value;
     let instance: object;
     try {
-      instance = plainToInstance(metatype as new () => object, value, {
+      instance = plainToInstance(metatype as new () => object, input, {
         enableImplicitConversion: false,
       });
     } catch {
@@ -63,8 +91,8 @@ export class RequestValidationPipe implements PipeTransform {
     }
     // Unknown body fields are found here, by own keys: class-validator's own check looks names
     // up in a plain object, so `toString` or `constructor` passed as known (found by an audit).
-    const fields = fieldsOf(metatype as new () => object);
-    const extras = location === 'body' ? Object.keys(value).filter((key) => !fields.has(key)) : [];
+    const extras =
+      location === 'body' ? Object.keys(value).filter((key) => !fields.all.has(key)) : [];
     const errors = await validate(instance, {
       whitelist: true,
       // Still on, for nested objects; the top level's extras are ours (below).
