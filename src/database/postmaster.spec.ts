@@ -50,16 +50,21 @@ function fakePid(directory: string): number {
   return Number(readFileSync(join(directory, 'fake.pid'), 'utf8'));
 }
 
-/** A process that has exited and waits for its parent to reap it (state Z in /proc). */
-function isZombie(pid: number): boolean {
+/**
+ * A process's fields in `/proc/<pid>/stat` after its command name: its state, its parent's pid,
+ * its group's, …; undefined once it is gone.
+ */
+function statOf(pid: number): string[] | undefined {
   try {
-    return readFileSync(`/proc/${pid}/stat`, 'utf8')
-      .replace(/^.*\) /s, '')
-      .startsWith('Z');
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
   } catch {
-    return false;
+    return undefined;
   }
 }
+
+/** A process that has exited and waits for its parent to reap it (state Z). */
+const isZombie = (pid: number): boolean => statOf(pid)?.[0] === 'Z';
 
 /** test/support's `until` for a check that answers true or false. */
 function eventually(check: () => boolean, timeoutMs = 5000): Promise<true> {
@@ -130,9 +135,8 @@ describe(startPostmaster.name, () => {
   it('runs the server in a process group of its own', async () => {
     await start();
     const pid = fakePid(directory);
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
     // After the state: the parent's pid, then the group's.
-    expect(Number(fields[2])).toBe(pid);
+    expect(Number(statOf(pid)![2])).toBe(pid);
   });
 
   it('stops the server when this process exits without stopping it', async () => {
