@@ -36,6 +36,8 @@ async function setUp(options: { timeoutMs: number; slowMs?: number; closeFails?:
     if (request.url === '/never') return;
     setTimeout(() => response.end('done'), request.url === '/slow' ? (options.slowMs ?? 0) : 0);
   });
+  // Node's own 5 s idle timeout would close a kept-alive connection the drain must close itself.
+  server.keepAliveTimeout = 60_000;
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const port = (server.address() as AddressInfo).port;
@@ -144,7 +146,7 @@ describe('installGracefulShutdown', () => {
   });
 
   it('closes an idle keep-alive connection at once, and a busy one once its answer is out', async () => {
-    const { port, events, exit, signal } = await start({ timeoutMs: 5000, slowMs: 300 });
+    const { port, events, lines, exit, signal } = await start({ timeoutMs: 10_000, slowMs: 300 });
     const idle = new Agent({ keepAlive: true });
     const busy = new Agent({ keepAlive: true });
     try {
@@ -155,8 +157,10 @@ describe('installGracefulShutdown', () => {
       signal('SIGTERM');
       expect(await answer).toBe('200 done');
       expect(await exit).toBe(0);
-      // Not the 5 s timeout: a connection idle after its answer goes within the 100 ms sweep.
-      expect(Date.now() - signalled).toBeLessThan(1000);
+      // Not the 10 s timeout: a connection idle after its answer goes within the 100 ms sweep
+      // (about 0.4 s in all; the bound leaves a loaded machine seconds to spare), none cut.
+      expect(Date.now() - signalled).toBeLessThan(5000);
+      expect(lines).toContainEqual(expect.stringMatching(/^HTTP server drained in \d+ ms$/));
     } finally {
       idle.destroy();
       busy.destroy();
@@ -171,7 +175,8 @@ describe('installGracefulShutdown', () => {
     signal('SIGTERM');
     expect(await stuck).toBe('ECONNRESET');
     expect(Date.now() - signalled).toBeGreaterThanOrEqual(290);
-    expect(Date.now() - signalled).toBeLessThan(1000);
+    // Cut at the timeout, not at some later moment; a loaded machine may fire it seconds late.
+    expect(Date.now() - signalled).toBeLessThan(300 + 2000);
     expect(await exit).toBe(0);
     expect(events).toEqual(['request /never', 'app closed', 'after close', 'exit 0']);
     expect(lines).toContainEqual(
