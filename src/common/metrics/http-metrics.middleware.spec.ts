@@ -37,6 +37,8 @@ describe(httpMetricsMiddleware.name, () => {
   });
   afterEach(() => server.close());
 
+  // A request is counted on its response's `close`, which may come after the client has read it:
+  // the waits below poll for it, up to 5 s for a loaded machine's stalls.
   const answered = async (route: string, status: string) =>
     sample(await metrics.scrape(), 'gateway_http_requests_total', { method: 'GET', route, status });
 
@@ -46,7 +48,7 @@ describe(httpMetricsMiddleware.name, () => {
     const text = await until(async () => {
       const scraped = await metrics.scrape();
       return sample(scraped, 'gateway_http_requests_total', series) ? scraped : undefined;
-    }, 2_000);
+    }, 5_000);
     expect(sample(text, 'gateway_http_requests_total', series)).toBe(1);
     // The handler took 150 ms: 0.15 s, not 150 (milliseconds) nor 0 (timed from the end).
     const seconds = sample(text, 'gateway_http_request_duration_seconds_sum', series)!;
@@ -57,12 +59,12 @@ describe(httpMetricsMiddleware.name, () => {
 
   it("names a mounted router's route by its whole path", async () => {
     await fetch(`${url}/api/v2/items/42`).then((response) => response.text());
-    expect(await until(() => answered('/api/v2/items/:id', '200'), 2_000)).toBe(1);
+    expect(await until(() => answered('/api/v2/items/:id', '200'), 5_000)).toBe(1);
   });
 
   it('counts what no route matched as unmatched, not under the catch-all', async () => {
     await fetch(`${url}/no/such/path`).then((response) => response.text());
-    expect(await until(() => answered('unmatched', '404'), 2_000)).toBe(1);
+    expect(await until(() => answered('unmatched', '404'), 5_000)).toBe(1);
     expect(await metrics.scrape()).not.toContain('*');
   });
 
@@ -74,7 +76,7 @@ describe(httpMetricsMiddleware.name, () => {
         .then((text) =>
           sample(text, 'gateway_http_requests_unanswered_total', { method: 'GET', route: '/hang' }),
         );
-    expect(await until(unanswered, 2_000)).toBe(1);
+    expect(await until(unanswered, 5_000)).toBe(1);
     expect(await metrics.scrape()).not.toMatch(/^gateway_http_requests_total\{/m);
   });
 });
