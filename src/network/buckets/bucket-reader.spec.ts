@@ -13,6 +13,7 @@ import { MinerClient, MinerReply, MinerTarget, replyOf } from '../transport/mine
 import { KeptForChecksError, MinerCallError } from '../transport/miner-failures';
 import { BucketHolder, BucketReader } from './bucket-reader';
 import { MemoryItemStore } from '../../../test/support/memory-item-store';
+import { until } from '../../../test/support/until';
 
 const HOUR = 500_000;
 const LABEL = '#ai';
@@ -311,7 +312,8 @@ describe(BucketReader.name, () => {
     await store.save(delivery(5, 2 * 3600_000, [post('old', 10)]));
     const answer = await reader.read(2, HOUR, holders);
     expect(answer).toMatchObject({ status: 'success', cached: true, miner: { uid: 5 } });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Miner 1 finishes 100 ms after the deadline: waited for (up to 5 s), not assumed done.
+    await until(async () => (store.deliveries.length > 1 ? true : undefined), 5000, 10);
     expect(store.deliveries.map((entry) => entry.minerUid)).toEqual([5, 1]);
   });
 
