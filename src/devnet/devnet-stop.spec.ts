@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { Sr25519Keypair } from '../network/bittensor/keypair';
+import { until } from '../../test/support/until';
 import { AxonAnswer, callAxon } from './axon-client';
 import { DevnetMiner, startDevnet } from './devnet';
 
@@ -23,11 +24,14 @@ describe('Devnet.stop', () => {
   const handles = (kind: string): number =>
     process.getActiveResourcesInfo().filter((name) => name === kind).length;
 
-  /** libuv releases closed handles on a later loop turn, so give it a few. */
-  async function settledHandles(kind: string, expected: number): Promise<number> {
-    for (let attempt = 0; attempt < 50 && handles(kind) > expected; attempt++) {
+  /**
+   * libuv releases closed handles on a later loop turn, so give it a few: up to `waitMs` (a
+   * loaded machine's worst case where the test expects them gone).
+   */
+  async function settledHandles(kind: string, expected: number, waitMs = 500): Promise<number> {
+    const deadline = Date.now() + waitMs;
+    while (handles(kind) > expected && Date.now() < deadline)
       await new Promise((resolve) => setTimeout(resolve, 10));
-    }
     return handles(kind);
   }
 
@@ -51,14 +55,24 @@ describe('Devnet.stop', () => {
       );
     const hanging = outcome(minerIndex(devnet.miners[0]));
     const delayed = outcome(minerIndex(devnet.miners[1]));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Both calls are at their miners (one hanging, one in its delay) before the stop: else it
+    // would only refuse connections, and show nothing about the ones in progress.
+    await until(
+      async () => devnet.miners.every(({ uid }) => devnet.calls(uid).length > 0) || undefined,
+      5000,
+      10,
+    );
 
     await devnet.stop();
     expect(await hanging).toBe('failed');
     expect(await delayed).toBe('failed');
-    expect(await settledHandles('TCPServerWrap', serversBefore)).toBeLessThanOrEqual(serversBefore);
+    expect(await settledHandles('TCPServerWrap', serversBefore, 5000)).toBeLessThanOrEqual(
+      serversBefore,
+    );
     // Other sockets of the test worker may close meanwhile; none of ours may remain.
-    expect(await settledHandles('TCPSocketWrap', socketsBefore)).toBeLessThanOrEqual(socketsBefore);
+    expect(await settledHandles('TCPSocketWrap', socketsBefore, 5000)).toBeLessThanOrEqual(
+      socketsBefore,
+    );
     expect(await outcome(minerIndex(devnet.miners[0]))).toBe('failed');
     await devnet.stop();
   });
@@ -119,7 +133,14 @@ function childScript(): string {
           .then((response) => statuses.push(response.status) && response.body.getReader().read())
           .catch(() => undefined);
       }
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Until the oversize miner's answer has begun and every miner has its call (up to 15 s on
+      // a loaded machine): a fixed wait could stop the devnet before any of them.
+      const deadline = Date.now() + 15000;
+      while (
+        !(statuses.length > 0 && devnet.miners.every((miner) => devnet.calls(miner.uid).length > 0)) &&
+        Date.now() < deadline
+      )
+        await new Promise((resolve) => setTimeout(resolve, 20));
       await devnet.stop();
       process.stdout.write('stopped ' + JSON.stringify(statuses));
     })();
