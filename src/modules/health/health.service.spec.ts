@@ -101,19 +101,32 @@ describe(HealthService.name, () => {
     });
 
     it('checks at most once a second however often it is polled, and answers at once meanwhile', async () => {
-      const service = world.service();
-      const polls = await Promise.all([service.health(), service.health(), service.health()]);
-      expect(polls.map((poll) => poll.status)).toEqual(['healthy', 'healthy', 'healthy']);
-      // A fresh result is not a promise: the balancer's poll costs no check and no wait.
-      expect(service.health()).not.toBeInstanceOf(Promise);
-      expect(world.pings).toBe(1);
+      // The cache's clock (performance.now) is the test's: real sleeps of 0.5 s and 0.55 s had
+      // a stalled machine's first one outlast the second.
+      let now = performance.now();
+      const clock = jest.spyOn(performance, 'now').mockImplementation(() => now);
+      /** Moves the clock on; the real wait lets the cache drop its 1 ms memo of the time. */
+      const after = async (ms: number) => {
+        now += ms;
+        await sleep(5);
+      };
+      try {
+        const service = world.service();
+        const polls = await Promise.all([service.health(), service.health(), service.health()]);
+        expect(polls.map((poll) => poll.status)).toEqual(['healthy', 'healthy', 'healthy']);
+        // A fresh result is not a promise: the balancer's poll costs no check and no wait.
+        expect(service.health()).not.toBeInstanceOf(Promise);
+        expect(world.pings).toBe(1);
 
-      await sleep(500);
-      await service.health();
-      expect(world.pings).toBe(1);
-      await sleep(550);
-      await service.health();
-      expect(world.pings).toBe(2);
+        await after(999);
+        await service.health();
+        expect(world.pings).toBe(1);
+        await after(2);
+        await service.health();
+        expect(world.pings).toBe(2);
+      } finally {
+        clock.mockRestore();
+      }
     });
 
     it('names the configured source when the stored metagraph cannot be read', async () => {
@@ -183,9 +196,21 @@ describe(HealthService.name, () => {
       world.ping = never;
       world.redisClient = { ping: never };
       world.publication = never;
-      const started = performance.now();
-      const { components } = await world.service().systemStatus();
-      expect(performance.now() - started).toBeLessThan(1500);
+      // Fake timers: the three waits of a second run side by side, so the answer is there once
+      // a second has passed (timed on a real clock, a stalled machine's second had it late).
+      jest.useFakeTimers();
+      let answered: Awaited<ReturnType<HealthService['systemStatus']>> | undefined;
+      try {
+        void world
+          .service()
+          .systemStatus()
+          .then((status) => (answered = status));
+        await jest.advanceTimersByTimeAsync(1000);
+      } finally {
+        jest.useRealTimers();
+      }
+      expect(answered).toBeDefined();
+      const { components } = answered!;
       expect(components.database).toMatchObject({
         status: 'unhealthy',
         error: 'no answer within 1000 ms',
