@@ -69,12 +69,15 @@ describe('A process the tests start', () => {
   });
 
   it('stops when the process that started it dies without stopping it, signalled once', async () => {
-    // The child counts its SIGTERMs into a file and takes 2.5 s to stop, as a draining service.
+    // The child counts its SIGTERMs into a file and takes 2.5 s to stop, as a draining service;
+    // it says it has started (the guard has read its parent's pid) in another file.
     const signals = join(mkdtempSync(join(tmpdir(), 'preload-')), 'signals');
+    const started = `${signals}.started`;
     const childScript =
       `let count = 0; process.on("SIGTERM", () => { count += 1; ` +
       `require("node:fs").writeFileSync(${JSON.stringify(signals)}, String(count)); ` +
-      `setTimeout(() => process.exit(0), 2500); }); setInterval(() => {}, 1000)`;
+      `setTimeout(() => process.exit(0), 2500); }); setInterval(() => {}, 1000); ` +
+      `require("node:fs").writeFileSync(${JSON.stringify(started)}, "")`;
     // A parent that starts a guarded child running for good, prints its pid, and dies.
     const parent = spawn(
       process.execPath,
@@ -86,8 +89,14 @@ describe('A process the tests start', () => {
           ['-e', ${JSON.stringify(childScript)}]
         ), { stdio: 'ignore', detached: true });
         console.log(child.pid);
-        // Long enough for the child to have started (and read its parent's pid).
-        setTimeout(() => process.exit(0), 1500);
+        // Until the child has started (and read its parent's pid): a fixed 1.5 s was not always
+        // enough for a loaded machine to start it. At most 15 s.
+        const deadline = Date.now() + 15000;
+        const check = setInterval(() => {
+          if (!require('node:fs').existsSync(${JSON.stringify(started)}) && Date.now() < deadline) return;
+          clearInterval(check);
+          process.exit(0);
+        }, 20);
         `,
       ],
       { stdio: ['ignore', 'pipe', 'inherit'] },
