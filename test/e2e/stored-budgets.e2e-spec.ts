@@ -192,8 +192,17 @@ describe('Two gateway processes answering 300 stored-data queries over a simulat
       await Promise.all(sent);
     }
     queriesTo = now();
-    // Fetches that outlived their query's deadline still land: give them a moment.
-    await sleep(1000);
+    // Fetches that outlived their query's deadline still land: wait until every budgeted call the
+    // miners received has its answer (a fixed second was not always enough on a loaded machine).
+    // At most 30 s: one still unanswered then is reported by the budget test below.
+    await until(
+      async () =>
+        network.devnet.miners.every(({ uid }) =>
+          budgetedCalls(uid).every((call) => call.status !== 0),
+        ) || undefined,
+      30_000,
+      100,
+    ).catch(() => undefined);
   }, 150_000);
 
   afterAll(async () => {
