@@ -108,12 +108,13 @@ describe('Publishing the vote to the network', () => {
     NETUID: String(NETUID),
     GRAVITY_REPO_URL: remote.url,
     DATA_DIR: directory,
-    // The tests run the worker themselves (runOnce); a retry is due 0.8–1 s after a failure:
+    // The tests run the worker themselves (runOnce); a retry is due 2–2.5 s after a failure:
     // long enough that a check made right after it still finds it not due on a loaded machine
-    // (at 0.1 s it sometimes was), short enough for afterRetryDelay.
+    // (at 0.1 s it sometimes was, and 0.8–1 s is within one of CI's stalls), short enough for
+    // afterRetryDelay.
     PUBLICATION_INTERVAL_MS: '3600000',
-    PUBLICATION_RETRY_MS: '800',
-    PUBLICATION_RETRY_MAX_MS: '1000',
+    PUBLICATION_RETRY_MS: '2000',
+    PUBLICATION_RETRY_MAX_MS: '2500',
     PUBLICATION_LEASE_MS: '1000',
     TASK_LIFECYCLE_TICK: '86400',
     METAGRAPH_SYNC_INTERVAL: '3600',
@@ -135,7 +136,8 @@ describe('Publishing the vote to the network', () => {
     };
     return u8aToString(hexToU8a(args.info.fields[0].raw40));
   };
-  const afterRetryDelay = () => new Promise((resolve) => setTimeout(resolve, 1500));
+  /** Past PUBLICATION_RETRY_MAX_MS, and past the dead replica's claim below. */
+  const afterRetryDelay = () => new Promise((resolve) => setTimeout(resolve, 3000));
 
   beforeAll(async () => {
     connections = recordConnections();
@@ -389,7 +391,7 @@ describe('Publishing the vote to the network', () => {
       await submit(vote('e').body).expect(200);
       await database.query(
         `UPDATE desirability_publications
-         SET claimed_by = 'a replica that died', claimed_until = now() + interval '1 second'`,
+         SET claimed_by = 'a replica that died', claimed_until = now() + interval '2 seconds'`,
       );
       await worker().runOnce();
       expect((await publication()).state).toBe('pending');
