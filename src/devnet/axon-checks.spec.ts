@@ -24,12 +24,13 @@ const NOW = 1_800_000_000_000;
 
 beforeAll(() => cryptoReady());
 
-function guardAt(nowMs: number | (() => number) = NOW): AxonGuard {
+function guardAt(nowMs: number | (() => number) = NOW, clockRate?: number): AxonGuard {
   return new AxonGuard({
     hotkey: miner.address,
     serves: (synapse) => synapse === 'GetMinerIndex',
     blacklist: () => null,
     nowMs: typeof nowMs === 'number' ? () => nowMs : nowMs,
+    clockRate,
   });
 }
 
@@ -92,6 +93,16 @@ describe('the first nonce of a hotkey and uuid', () => {
     expect(check(guardAt(), signed({ atMs: NOW - 16_000 }), { timeout: undefined })).toMatchObject(
       TOO_OLD,
     );
+  });
+
+  // Under CLOCK_SIMULATION the window is real time: 16 s of transit, not 16 simulated ms' worth.
+  it('is given 4 s plus the timeout of real time on a simulated clock, scaled by its rate', () => {
+    const fast = guardAt(NOW, 120);
+    expect(check(fast, signed({ atMs: NOW - 16_000 * 120 + 1 }))).toMatchObject({ ok: true });
+    expect(check(fast, signed({ atMs: NOW - 16_000 * 120 }))).toMatchObject(TOO_OLD);
+    const slow = guardAt(NOW, 0.5);
+    expect(check(slow, signed({ atMs: NOW - 7_999 }))).toMatchObject({ ok: true });
+    expect(check(slow, signed({ atMs: NOW - 8_000 }))).toMatchObject(TOO_OLD);
   });
 
   it('is judged by age only from dendrite version 7002000 on, as the SDK does', () => {

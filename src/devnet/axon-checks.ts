@@ -18,6 +18,13 @@ export interface AxonRules {
   blacklist(caller: string | undefined, synapse: string): string | null;
   /** The axon's clock, in milliseconds. */
   nowMs(): number;
+  /**
+   * Clock milliseconds per real one: 1, or CLOCK_SIMULATION's rate when the clock is simulated.
+   * The nonce window bounds a request's time in transit, which a faster clock does not speed up,
+   * so it is scaled by this (at 120, its 16 s would be 0.13 s of real time: one stalled
+   * scheduler on a loaded machine, and the call refused as too old).
+   */
+  clockRate?: number;
 }
 
 export type AxonVerdict =
@@ -27,7 +34,7 @@ export type AxonVerdict =
 /** Dendrites at or above this version follow the current nonce rules. */
 const NONCE_RULES_VERSION = 7_002_000;
 /** A first nonce may be this much older than the axon's clock, plus the request's timeout. */
-const ALLOWED_NONCE_DELTA_NS = 4_000_000_000n;
+const ALLOWED_NONCE_DELTA_NS = 4_000_000_000;
 
 export class AxonGuard {
   /** Last nonce accepted per `{dendrite hotkey}:{uuid}`. */
@@ -70,7 +77,9 @@ export class AxonGuard {
     const last = this.nonces.get(key);
     if (version !== undefined && version >= NONCE_RULES_VERSION) {
       const nowNs = BigInt(Math.floor(this.rules.nowMs())) * 1_000_000n;
-      const oldest = nowNs - ALLOWED_NONCE_DELTA_NS - BigInt(Math.round(timeoutSeconds * 1e9));
+      const windowNs =
+        (ALLOWED_NONCE_DELTA_NS + timeoutSeconds * 1e9) * (this.rules.clockRate ?? 1);
+      const oldest = nowNs - BigInt(Math.round(windowNs));
       if (last === undefined && nonce <= oldest) return 'Nonce is too old';
     }
     if (last !== undefined && nonce <= last)

@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { ClockSimulation, simulatedTime } from '../common/clock/clock-simulation';
 import { cryptoReady } from '../network/bittensor/keypair';
 import { DataItem, MetagraphFile, MetagraphNeuron } from '../network/protocol';
 import { MinerBehaviour } from './behaviour';
@@ -31,11 +32,12 @@ export interface DevnetOptions {
   /** The corpus spans the 30 days before it. Default: the clock's time floored to the hour. */
   now?: Date;
   /**
-   * The devnet's time in milliseconds (nonce freshness, call windows, the request log), before
-   * `advanceClock`. Default: the real time; a test running gateways under CLOCK_SIMULATION
-   * gives the same simulated time (common/clock/clock-simulation.ts).
+   * The gateways' CLOCK_SIMULATION, when they run one (common/clock/clock-simulation.ts): the
+   * devnet keeps its time (nonce freshness, call windows, the request log; before
+   * `advanceClock`), and scales the nonce window by its rate, since a request's transit does
+   * not speed up with the clock. Default: the real time.
    */
-  clock?: () => number;
+  simulation?: ClockSimulation;
   /** Loopback only. Default 127.0.0.1. */
   host?: string;
   /** 0 (default): ephemeral ports; otherwise miner i listens on basePort + i. */
@@ -124,7 +126,8 @@ export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
       ? Array.from({ length: options.miners }, () => ({}))
       : options.miners;
   await cryptoReady();
-  const baseClock = options.clock ?? Date.now;
+  const { simulation } = options;
+  const baseClock = simulation ? () => simulatedTime(simulation, Date.now()) : Date.now;
   const corpus = generateCorpus({
     seed,
     now: options.now ?? floorToHour(new Date(baseClock())),
@@ -152,6 +155,7 @@ export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
         storedOnly: options.storedOnly,
         standing: (hotkey) => standings.get(hotkey),
         clock,
+        clockRate: simulation?.rate,
       }),
   );
   const urls = new Map<number, string>();

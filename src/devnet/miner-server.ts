@@ -66,6 +66,8 @@ export interface MinerServerOptions {
   standing(hotkey: string): CallerStanding | undefined;
   /** The devnet's clock (ms): nonces, call windows and the request log use it. */
   clock(): number;
+  /** The clock's milliseconds per real one (CLOCK_SIMULATION's rate; default 1). */
+  clockRate?: number;
 }
 
 const MAX_REQUEST_BYTES = 1024 * 1024;
@@ -109,6 +111,7 @@ export class MinerServer {
         ),
       blacklist: (caller, synapse) => this.blacklist(caller, synapse as SynapseName),
       nowMs: options.clock,
+      clockRate: options.clockRate,
     });
     this.server = createServer((request, response) => this.handle(request, response));
   }

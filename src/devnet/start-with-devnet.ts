@@ -1,5 +1,4 @@
 import { join } from 'node:path';
-import { simulatedTime } from '../common/clock/clock-simulation';
 import { runGateway } from '../gateway';
 import { startDevnet } from './devnet';
 
@@ -14,7 +13,6 @@ import { startDevnet } from './devnet';
 runGateway(async (config, validatorHotkey) => {
   const directory = join(config.dataDir, 'devnet');
   const metagraphFile = join(directory, 'metagraph.json');
-  const simulation = config.clockSimulation;
   const devnet = await startDevnet({
     miners: config.network.devnetMiners,
     metagraphFile,
@@ -25,7 +23,7 @@ runGateway(async (config, validatorHotkey) => {
     storedOnly: config.network.devnetStoredOnly,
     // The miners keep the gateway's time (CLOCK_SIMULATION), or their nonce checks and call
     // windows would disagree with its calls.
-    clock: simulation ? () => simulatedTime(simulation, Date.now()) : undefined,
+    simulation: config.clockSimulation,
   });
   const storedOnly = devnet.storedOnly ? ', stored data only (DEVNET_STORED_ONLY)' : '';
   return {

@@ -131,7 +131,7 @@ describe('Two gateway processes answering 300 stored-data queries over a simulat
 
   beforeAll(async () => {
     buildService();
-    network = await startTestNetwork(MINERS, 7, [gateway], { storedOnly: true, clock: now });
+    network = await startTestNetwork(MINERS, 7, [gateway], { storedOnly: true, simulation });
     const url = await createDatabase(serverUrl(), databaseName);
     database = new Client({ connectionString: url });
     await database.connect();

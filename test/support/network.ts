@@ -21,7 +21,7 @@ export async function startTestNetwork(
   miners: number | MinerSpec[],
   seed = 7,
   validatorHotkeys: readonly string[] = [testValidatorHotkey()],
-  options: Pick<DevnetOptions, 'storedOnly' | 'clock'> = {},
+  options: Pick<DevnetOptions, 'storedOnly' | 'simulation'> = {},
 ): Promise<TestNetwork> {
   const directory = mkdtempSync(join(tmpdir(), 'gateway-devnet-'));
   const devnet = await startDevnet({
