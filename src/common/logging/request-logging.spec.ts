@@ -2,7 +2,6 @@ import { once } from 'node:events';
 import { createServer, request, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
-import { setTimeout as sleep } from 'node:timers/promises';
 import express from 'express';
 import { pino } from 'pino';
 import { sendAndLeave } from '../../../test/support/send-and-leave';
@@ -36,8 +35,11 @@ function serve(routes: (app: express.Express) => void) {
   return { lines, server };
 }
 
-/** The first completion line, once written. */
-const firstLine = (lines: CompletionLine[]) => until(() => Promise.resolve(lines[0]), 2_000, 10);
+/**
+ * The first completion line, once written. A generous deadline: it comes within milliseconds,
+ * but a loaded CI machine can stall for a second or more.
+ */
+const firstLine = (lines: CompletionLine[]) => until(() => Promise.resolve(lines[0]), 10_000, 10);
 
 describe(requestLogging.name, () => {
   let server: Server | undefined;
@@ -60,10 +62,14 @@ describe(requestLogging.name, () => {
     server = served.server;
     await once(server, 'listening');
     const { port } = server.address() as AddressInfo;
+    // The client leaves once the server has the request (the app's listener, with the logging
+    // middleware, runs before this one): a fixed 100 ms was not always enough for it to arrive
+    // on a loaded machine, and a request that never arrived is never logged.
+    const arrived = once(server, 'request');
     const waiting = request({ host: '127.0.0.1', port, path: '/hang' });
     waiting.on('error', () => undefined);
     waiting.end();
-    await sleep(100);
+    await arrived;
     waiting.destroy();
     const line = await firstLine(served.lines);
     expect(line.res).toEqual({ statusCode: null });
@@ -120,7 +126,7 @@ describe(requestLogging.name, () => {
       port,
       'GET /slow HTTP/1.1\r\nHost: x\r\n\r\nGET /queued HTTP/1.1\r\nHost: x\r\n\r\n',
     );
-    await until(() => Promise.resolve(served.lines.length === 2 || undefined), 2_000, 10);
+    await until(() => Promise.resolve(served.lines.length === 2 || undefined), 10_000, 10);
     expect(served.lines.map((line) => [line.msg.split(' ')[1], line.res.statusCode])).toEqual([
       ['/slow', null],
       ['/queued', null],
