@@ -3,6 +3,7 @@ import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MetagraphFile, MetagraphNeuron } from '../protocol';
+import { until } from '../../../test/support/until';
 import { FileMetagraphSource, parseMetagraph } from './file-metagraph-source';
 
 function neuron(uid: number, overrides: Partial<MetagraphNeuron> = {}): MetagraphNeuron {
@@ -163,13 +164,21 @@ describe(FileMetagraphSource.name, () => {
     const changed = jest.fn(() => Promise.resolve());
     const stop = source.watch(changed);
     try {
-      // Let the watcher take its first look at the old file before replacing it.
+      // Let the watcher take its first look at the old file before replacing it. That look (a
+      // stat on libuv's thread pool) is what a change is measured from: on a loaded machine it
+      // can come after 100 ms, and take the replaced file for the original. So the file is
+      // replaced again (a new inode each time) while no change has been seen, over a generous
+      // deadline for the 1 s polls.
       await sleep(100);
-      await replaceAtomically(path, metagraph([neuron(0), neuron(1), neuron(2)]));
-
-      for (let waited = 0; changed.mock.calls.length === 0 && waited < 3_000; waited += 50) {
-        await sleep(50);
-      }
+      await until(
+        async () => {
+          if (changed.mock.calls.length > 0) return true;
+          await replaceAtomically(path, metagraph([neuron(0), neuron(1), neuron(2)]));
+          return undefined;
+        },
+        15_000,
+        1_500,
+      );
 
       expect(changed).toHaveBeenCalled();
       expect((await source.read()).neurons.map((entry) => entry.uid)).toEqual([0, 1, 2]);
