@@ -506,7 +506,10 @@ describe('On-demand speed and caching', () => {
       .set('X-API-Key', TEST_MASTER_KEY)
       .send({ source: 'x', keywords: ['#ai'] })
       .expect(200);
-    expect(Date.now() - started).toBeLessThan(2000);
+    // Not the 10 s deadline a wait for the hanging miner would take. At quorum is up to a second
+    // (INITIAL_HEDGE_MS) when the hanging miner is among the first asked: 2 s left a loaded
+    // machine under a second for the rest of the request.
+    expect(Date.now() - started).toBeLessThan(6000);
     expect(response.body.status).toBe('success');
     expect(response.body.meta.miners_responded).toBeGreaterThanOrEqual(3);
   });
@@ -559,7 +562,7 @@ describe('Metagraph file', () => {
       (await app.http.get('/api/v1/health').set('X-API-Key', TEST_MASTER_KEY).expect(200)).body
         .miners_available as number;
     const waitFor = (expected: number) =>
-      until(async () => ((await minersAvailable()) === expected ? true : undefined), 6000, 150);
+      until(async () => ((await minersAvailable()) === expected ? true : undefined), 15_000, 150);
     try {
       expect(await minersAvailable()).toBe(4);
       const { metagraph } = network.devnet;
