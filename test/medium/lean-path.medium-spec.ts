@@ -11,6 +11,7 @@ import { storage as requestScope } from 'nestjs-pino/storage';
 import { createBareNest } from '../../bench/support/bare-nest';
 import { LeanPath, leanPath } from '../../bench/support/lean-path';
 import { testRedisUrl } from '../support/test-app';
+import { until } from '../support/until';
 
 const KEY = 'sk_live_lean-path-spec-key';
 
@@ -81,9 +82,8 @@ describe('the lean path', () => {
     expect(over.headers.get('retry-after')).toBe('60');
 
     // A response is counted and logged on its `close`, which may come just after the client
-    // has read it.
-    for (let tries = 0; tries < 100 && counted(a) + counted(b) !== 6; tries += 1)
-      await new Promise((resolve) => setTimeout(resolve, 10));
+    // has read it: polled for up to 10 s (100 tries of 10 ms allowed about a second).
+    await until(() => Promise.resolve(counted(a) + counted(b) === 6 || undefined), 10_000, 10);
     expect(a.lean.tallies.get(200)?.count).toBe(2);
     expect(b.lean.tallies.get(429)?.count).toBe(1);
     const okTimes = a.lean.tallies.get(200);
@@ -176,8 +176,8 @@ describe('the lean path in guards', () => {
     // Only admitted requests reach the probe, the last guard; each in the request scope.
     expect(scoped).toEqual([true, true]);
 
-    for (let tries = 0; tries < 100 && lean.tallies.get(429)?.count !== 1; tries += 1)
-      await new Promise((resolve) => setTimeout(resolve, 10));
+    // Counted and logged on its `close`, as above.
+    await until(() => Promise.resolve(lean.tallies.get(429)?.count === 1 || undefined), 10_000, 10);
     await lean.close();
     const messages = readFileSync(join(dir, 'guards.log'), 'utf8')
       .trim()
