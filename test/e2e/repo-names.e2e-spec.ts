@@ -20,11 +20,14 @@ function listRepoNames(app: TestApp, key = TEST_MASTER_KEY) {
   return app.http.get('/api/v1/list_repo_names').set('X-API-Key', key);
 }
 
-/** Polls until the endpoint answers `expected` (status and body) or `timeoutMs` passes. */
+/**
+ * Polls until the endpoint answers `expected` (status and body) or `timeoutMs` passes: the file
+ * is polled each second and then read, which 3 s left little room for on a loaded machine.
+ */
 async function eventually(
   app: TestApp,
   expected: { status: number; body: unknown },
-  timeoutMs = 3000,
+  timeoutMs = 10_000,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
