@@ -29,9 +29,9 @@ describe('Devnet.stop', () => {
    * loaded machine's worst case where the test expects them gone).
    */
   async function settledHandles(kind: string, expected: number, waitMs = 500): Promise<number> {
-    const deadline = Date.now() + waitMs;
-    while (handles(kind) > expected && Date.now() < deadline)
-      await new Promise((resolve) => setTimeout(resolve, 10));
+    await until(() => Promise.resolve(handles(kind) <= expected || undefined), waitMs, 10).catch(
+      () => undefined,
+    );
     return handles(kind);
   }
 
