@@ -2,12 +2,17 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { AddressInfo, connect, createServer, Socket } from 'node:net';
 import { join } from 'node:path';
-import { Pool } from 'pg';
+import { Client, Pool } from 'pg';
+import type { Response } from 'supertest';
 import { DataSource } from 'typeorm';
 import { PROBE_QUERY_TIMEOUT_MS } from '../../src/database/data-source-options';
 import { createDatabase, dropDatabase, onServer, scratchDatabaseName } from '../support/database';
 import { createKey } from '../support/fixtures';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
+import { until } from '../support/until';
+
+/** An advisory lock id of this test's own. */
+const HELD_POOL_LOCK = 0x4845_4c44;
 
 describe('Health', () => {
   let app: TestApp;
@@ -58,17 +63,37 @@ describe('Health', () => {
 
   it("stays healthy while every pooled connection is held: a busy replica's database is up", async () => {
     const database = app.app.get(DataSource);
-    const held = Array.from({ length: app.config.database.poolSize }, () =>
-      database.query('SELECT pg_sleep(3)'),
-    );
-    await new Promise((resolve) => setTimeout(resolve, 1100)); // past the 1 s check cache
-    const health = await app.http.get('/api/v1/health').set('X-API-Key', TEST_MASTER_KEY);
-    const status = await app.http
-      .get('/api/v1/monitoring/system-status')
-      .set('X-API-Key', TEST_MASTER_KEY);
     const pool = (database.driver as unknown as { master: Pool }).master;
-    const idle = pool.idleCount;
-    await Promise.all(held);
+    // Every pooled connection waits on a lock the test holds, for as long as the checks take
+    // (a fixed pg_sleep had to outlast them, which a stalled machine could overrun).
+    const holder = new Client({ connectionString: app.config.databaseUrl });
+    await holder.connect();
+    let held: Promise<unknown>[] = [];
+    let health!: Response;
+    let status!: Response;
+    let idle!: number;
+    try {
+      await holder.query('SELECT pg_advisory_lock($1)', [HELD_POOL_LOCK]);
+      held = Array.from({ length: app.config.database.poolSize }, () =>
+        database.query('SELECT pg_advisory_xact_lock_shared($1)', [HELD_POOL_LOCK]),
+      );
+      await until(async () => {
+        const { rows } = await holder.query<{ waiting: number }>(
+          `SELECT count(*)::int AS waiting FROM pg_stat_activity
+           WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+        );
+        return rows[0].waiting === app.config.database.poolSize || undefined;
+      }, 10_000);
+      await new Promise((resolve) => setTimeout(resolve, 1100)); // past the 1 s check cache
+      health = await app.http.get('/api/v1/health').set('X-API-Key', TEST_MASTER_KEY);
+      status = await app.http
+        .get('/api/v1/monitoring/system-status')
+        .set('X-API-Key', TEST_MASTER_KEY);
+      idle = pool.idleCount;
+    } finally {
+      await holder.end();
+      await Promise.all(held);
+    }
     expect(health.status).toBe(200);
     expect(health.body.status).toBe('healthy');
     expect(status.body.components.database.status).toBe('healthy');
