@@ -168,8 +168,30 @@ describe('Rate-limit storages', () => {
   });
 
   it('admit a client that waits out Retry-After, alike (the audit: 3 per window, refused again)', async () => {
-    const storages = bothStorages('retry-after');
-    // 2 s windows and cool-downs; the hits fall well inside whole seconds of them.
+    let story: Awaited<ReturnType<typeof tellRetryAfterStory>>;
+    for (let attempt = 0; story === undefined && attempt < 5; attempt++)
+      story = await tellRetryAfterStory(`retry-after-${attempt}`);
+    expect(story).toBeDefined();
+    const { refused, cooling, admitted } = story!;
+    expect(refused).toMatchObject({ isBlocked: true, timeToBlockExpire: 2 });
+    // The first window has ended: hits refused now must not start the next one.
+    expect(cooling.map((answer) => answer.isBlocked)).toEqual([true, true, true]);
+    expect(admitted).toEqual([
+      expect.objectContaining({ totalHits: 1, isBlocked: false }),
+      expect.objectContaining({ totalHits: 2, isBlocked: false }),
+      expect.objectContaining({ totalHits: 3, isBlocked: false }),
+    ]);
+  });
+
+  /**
+   * One telling of the audit's story on 2 s windows and cool-downs, under a key of its own: a
+   * hit, three more in the window's last 800 ms (the third refused), three once the window is
+   * over and the cool-down is not, and three after the cool-down. Undefined when the machine
+   * stalled past a seam the story needs: such a telling shows nothing either way, and is made
+   * again.
+   */
+  async function tellRetryAfterStory(name: string) {
+    const storages = bothStorages(name);
     const hits = async (count: number) => {
       const answers: RateLimitRecord[] = [];
       for (let i = 0; i < count; i++) {
@@ -186,27 +208,31 @@ describe('Rate-limit storages', () => {
     };
     try {
       const start = Date.now();
-      const since = (ms: number) => sleep(Math.max(0, start + ms - Date.now()));
+      const elapsed = () => Date.now() - start;
+      const at = (ms: number) => sleep(Math.max(0, ms - elapsed()));
+      // The first window starts with this hit, and ends by firstDone + 2000.
       await hits(1);
-      await since(1200);
-      const refused = (await hits(3))[2];
-      // The block began with the refused hit: by now at the latest, however slow the hits were.
-      const blockedBy = Date.now() - start;
-      expect(refused).toMatchObject({ isBlocked: true, timeToBlockExpire: 2 });
-      // The first window has ended: hits refused now must not start the next one.
-      await since(2200);
-      const told = (await hits(3)).map((answer) => answer.isBlocked);
-      expect(told).toEqual([true, true, true]);
-      await since(blockedBy + 2000 + 100);
-      expect(await hits(3)).toEqual([
-        expect.objectContaining({ totalHits: 1, isBlocked: false }),
-        expect.objectContaining({ totalHits: 2, isBlocked: false }),
-        expect.objectContaining({ totalHits: 3, isBlocked: false }),
-      ]);
+      const firstDone = elapsed();
+      await at(1200);
+      const spent = await hits(2);
+      // The block starts with the refused hit: not before this, and by its answer.
+      const refusalSent = elapsed();
+      const [refused] = await hits(1);
+      const blockedBy = elapsed();
+      if (blockedBy >= 2000) return undefined;
+      await at(firstDone + 2000 + 100);
+      const cooling = await hits(3);
+      if (elapsed() >= refusalSent + 2000) return undefined;
+      await at(blockedBy + 2000 + 100);
+      const admittedSent = elapsed();
+      const admitted = await hits(3);
+      if (elapsed() - admittedSent >= 2000) return undefined;
+      expect(spent.map((answer) => answer.isBlocked)).toEqual([false, false]);
+      return { refused, cooling, admitted };
     } finally {
       storages.close();
     }
-  });
+  }
 
   it('read a block in its last millisecond (PTTL 0) as over, and keep the count: no reset there', async () => {
     // A count at the limit in a window that outlives its block, as the script before this one
