@@ -172,10 +172,10 @@ describe('A Redis that hangs', () => {
     expect(await hitsInRedis(id)).toBe(1);
 
     redis.pause();
-    // The first request finds out: its count times out, and is made in memory.
-    expect(await timed(() => health(key).expect(200))).toBeGreaterThanOrEqual(
-      REDIS_COMMAND_TIMEOUT_MS - 50,
-    );
+    // The first request finds out: its count times out, and is made in memory. A request that
+    // waits for Redis takes at least this long; one that does not, far less.
+    const waitedMs = REDIS_COMMAND_TIMEOUT_MS - 50;
+    expect(await timed(() => health(key).expect(200))).toBeGreaterThanOrEqual(waitedMs);
     // The rest do not wait, past the end of a rest too (its PING is not a request's).
     const latencies: number[] = [];
     const until = Date.now() + REDIS_REST_MS + 1500;
@@ -188,7 +188,9 @@ describe('A Redis that hangs', () => {
       await sleep(50);
     }
     console.log(`redis hanging: ${latencies.length} requests, max ${Math.max(...latencies)} ms`);
-    expect(Math.max(...latencies)).toBeLessThan(REDIS_COMMAND_TIMEOUT_MS / 2);
+    // Bounded just under a wait, not at half of one: a request that waited for Redis fails it
+    // all the same, and a loaded machine's stall of over half a second no longer does.
+    expect(Math.max(...latencies)).toBeLessThan(waitedMs);
 
     // Answering again (it also answers what was sent to it meanwhile): counts are shared again.
     redis.resume();
