@@ -150,7 +150,12 @@ describe('OpenAPI document', () => {
     const page = (await app.http.get('/docs/').expect(200)).text;
     const loaded = [...page.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1]);
     expect(loaded).toEqual(expect.arrayContaining(['./swagger-ui-bundle.js', './swagger-ui.css']));
-    for (const file of loaded) await app.http.get(`/docs/${file.replace(/^\.\//, '')}`).expect(200);
+    for (const file of loaded) {
+      const served = await app.http.get(`/docs/${file.replace(/^\.\//, '')}`).expect(200);
+      // And the source map a file names, which a browser's developer tools load.
+      const map = /sourceMappingURL=([\w.-]+)/.exec(String(served.text ?? served.body))?.[1];
+      if (map) await app.http.get(`/docs/${map}`).expect(200);
+    }
     for (const file of [
       'package.json',
       'README.md',

@@ -5,8 +5,9 @@ import { pathUnder } from '../http/path-under';
 
 /**
  * What the Swagger UI page under the docs path loads, each path exactly as it follows the docs
- * path: the page itself (with or without its slash), Nest's `swagger-ui-init.js`, and the
- * files of swagger-ui-dist its HTML names (@nestjs/swagger's swagger-ui/constants.js).
+ * path: the page itself (with or without its slash), Nest's `swagger-ui-init.js`, the files of
+ * swagger-ui-dist its HTML names (@nestjs/swagger's swagger-ui/constants.js), and the files
+ * those name in turn.
  */
 const DOCS_FILES = new Set([
   '',
@@ -20,6 +21,9 @@ const DOCS_FILES = new Set([
   // The licence notices of what the two bundles include, which their first lines point to.
   '/swagger-ui-bundle.js.LICENSE.txt',
   '/swagger-ui-standalone-preset.js.LICENSE.txt',
+  // The source map the stylesheet's last line names: a browser's developer tools load it, and a
+  // 404 there is an error in their console. The bundles name none, and theirs stay unserved.
+  '/swagger-ui.css.map',
 ]);
 
 /**
