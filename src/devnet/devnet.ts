@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
-import { ClockSimulation, simulatedTime } from '../common/clock/clock-simulation';
+import { Clock } from '../common/clock/clock';
+import { ClockSimulation } from '../common/clock/clock-simulation';
 import { cryptoReady } from '../network/bittensor/keypair';
 import { DataItem, MetagraphFile, MetagraphNeuron } from '../network/protocol';
 import { MinerBehaviour } from './behaviour';
@@ -126,19 +127,18 @@ export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
       ? Array.from({ length: options.miners }, () => ({}))
       : options.miners;
   await cryptoReady();
-  const { simulation } = options;
-  const baseClock = simulation ? () => simulatedTime(simulation, Date.now()) : Date.now;
+  // The gateway's own clock: simulated time when it runs one, moved on by `advanceClock`.
+  const devnetClock = new Clock(options.simulation);
+  const clock = (): number => devnetClock.now().getTime();
   const corpus = generateCorpus({
     seed,
-    now: options.now ?? floorToHour(new Date(baseClock())),
+    now: options.now ?? floorToHour(devnetClock.now()),
     size: options.corpusSize,
   });
   const holdings = assignHoldings(corpus, specs.length).map((indexes) =>
     indexes.map((index) => corpus.items[index]),
   );
   const identities = generateIdentities(seed, specs.length, options.validators ?? 2);
-  let clockOffset = 0;
-  const clock = (): number => baseClock() + clockOffset;
   // What every miner knows of its callers: the metagraph, filled in once it is built.
   const standings = new Map<string, CallerStanding>();
 
@@ -155,7 +155,7 @@ export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
         storedOnly: options.storedOnly,
         standing: (hotkey) => standings.get(hotkey),
         clock,
-        clockRate: simulation?.rate,
+        clockRate: options.simulation?.rate,
       }),
   );
   const urls = new Map<number, string>();
@@ -230,7 +230,7 @@ export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
     },
     calls: (uid) => serverOf(uid).calls(),
     advanceClock: (ms) => {
-      clockOffset += ms;
+      devnetClock.advance(ms);
     },
     stop: async () => {
       await Promise.all(servers.map((server) => server.stop()));
