@@ -370,8 +370,24 @@ describe(IndexSyncService.name, () => {
       await syncOnce(service);
       expect(logs).toHaveBeenLastCalledWith(
         expect.stringMatching(
-          /^index sync: 9\/9 miners, 1 rows loaded, \d+ rows\/s, 2 rejected, 3 failed, 3 skipped \(no_budget: 2, blacklisted: 1\)$/,
+          /^index sync finished in [\d.]+ s: 9\/9 miners, 1 rows loaded, \d+ rows\/s, 2 rejected, 3 failed, 3 skipped \(no_budget: 2, blacklisted: 1\); 1 spot checks \(0 with problems\), 0 stale indexes dropped, 0 rows of expired hours dropped$/,
         ),
+      );
+    });
+
+    it('ends with what its spot checks found and what it dropped', async () => {
+      const { service, index, spotChecks } = setUp({ miners: 3 });
+      spotChecks.check.mockResolvedValue([
+        { uid: 1, score: 1, problems: [] },
+        { uid: 2, score: 0, problems: ['bucket 500000 missing'] },
+      ]);
+      index.dropStaleIndexes.mockResolvedValue([7]);
+      index.dropHoursBefore.mockResolvedValue(42);
+      const report = await syncOnce(service);
+      expect(logs).toHaveBeenLastCalledWith(
+        `index sync finished in ${report.seconds} s: 3/3 miners, 6 rows loaded, ` +
+          `${Math.round(6 / Math.max(report.seconds, 0.001))} rows/s; ` +
+          '2 spot checks (1 with problems), 1 stale indexes dropped, 42 rows of expired hours dropped',
       );
     });
   });
@@ -473,12 +489,12 @@ describe(IndexSyncService.name, () => {
       await syncOnce(service);
       const progress = logs.mock.calls
         .map(([message]) => String(message))
-        .filter((message) => message.startsWith('index sync:'))
-        .map((message) => /^index sync: \d+\/\d+ miners/.exec(message)?.[0]);
+        .filter((message) => message.startsWith('index sync'))
+        .map((message) => /^index sync[^:]*: \d+\/\d+ miners/.exec(message)?.[0]);
       expect(progress).toEqual([
         'index sync: 2/4 miners',
         'index sync: 4/4 miners',
-        'index sync: 4/4 miners',
+        'index sync finished in 12 s: 4/4 miners',
       ]);
     });
 
@@ -487,10 +503,11 @@ describe(IndexSyncService.name, () => {
       await syncOnce(service);
       const progress = logs.mock.calls
         .map(([message]) => String(message))
-        .filter((message) => message.startsWith('index sync:'));
+        .filter((message) => message.startsWith('index sync'));
       // The queue's end, then the run's, with the spot checks and drops between them.
       expect(progress).toHaveLength(2);
-      expect(progress.every((line) => line.startsWith('index sync: 4/4 miners'))).toBe(true);
+      expect(progress[0]).toMatch(/^index sync: 4\/4 miners/);
+      expect(progress[1]).toMatch(/^index sync finished in [\d.]+ s: 4\/4 miners/);
     });
 
     it('reports its length in seconds, to the metrics too', async () => {
@@ -521,6 +538,11 @@ describe(IndexSyncService.name, () => {
       expect(index.dropHoursBefore).not.toHaveBeenCalled();
       expect(network.deleteBucketFetchesBefore).not.toHaveBeenCalled();
       expect(metrics.observeIndexSync).toHaveBeenCalledTimes(1);
+      expect(logs).toHaveBeenLastCalledWith(
+        expect.stringMatching(
+          /^index sync cut short by shutdown after [\d.]+ s: 1\/3 miners, 1 rows loaded/,
+        ),
+      );
     });
 
     it('does not drop anything when stopped during the spot checks (their calls were aborted)', async () => {

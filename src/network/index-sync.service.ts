@@ -172,7 +172,7 @@ export class IndexSyncService
     // Checked after the spot checks too: shutdown aborts their calls.
     if (!this.stopping) await this.dropOutdated(report, missed);
     report.seconds = roundTo((performance.now() - started) / 1000, 2);
-    this.logProgress(report, started);
+    this.logEnd(report, started);
     this.metrics.observeIndexSync({ ...report, seconds: (performance.now() - started) / 1000 });
     return report;
   }
@@ -274,17 +274,43 @@ export class IndexSyncService
   }
 
   private logProgress(report: IndexSyncReport, started: number): void {
+    this.logger.log(`index sync: ${this.minersLine(report, started)}`);
+  }
+
+  /**
+   * The run's last line, told apart from the queue's end (which reads the same miners): what the
+   * spot checks and the drops after the queue did, so that an operator sees it without metrics.
+   */
+  private logEnd(report: IndexSyncReport, started: number): void {
+    if (this.stopping) {
+      // Neither spot checks nor drops ran (see the class comment).
+      this.logger.log(
+        `index sync cut short by shutdown after ${report.seconds} s: ${this.minersLine(report, started)}`,
+      );
+      return;
+    }
+    const checks = report.spotChecks;
+    const withProblems = checks.filter((check) => check.problems.length > 0).length;
+    this.logger.log(
+      `index sync finished in ${report.seconds} s: ${this.minersLine(report, started)}; ` +
+        `${checks.length} spot checks (${withProblems} with problems), ` +
+        `${report.staleDropped.length} stale indexes dropped, ` +
+        `${report.oldRowsDropped} rows of expired hours dropped`,
+    );
+  }
+
+  private minersLine(report: IndexSyncReport, started: number): string {
     const seconds = (performance.now() - started) / 1000;
     const done = report.synced + report.rejected + report.failed + report.skipped;
     const skipped = Object.entries(report.skippedReasons)
       .map(([reason, count]) => `${reason}: ${count}`)
       .join(', ');
-    this.logger.log(
-      `index sync: ${done}/${report.miners} miners, ${report.rows} rows loaded, ${Math.round(report.rows / Math.max(seconds, 0.001))} rows/s` +
-        (report.rejected + report.failed > 0
-          ? `, ${report.rejected} rejected, ${report.failed} failed`
-          : '') +
-        (report.skipped > 0 ? `, ${report.skipped} skipped (${skipped})` : ''),
+    return (
+      `${done}/${report.miners} miners, ${report.rows} rows loaded, ${Math.round(report.rows / Math.max(seconds, 0.001))} rows/s` +
+      (report.rejected + report.failed > 0
+        ? `, ${report.rejected} rejected, ${report.failed} failed`
+        : '') +
+      (report.skipped > 0 ? `, ${report.skipped} skipped (${skipped})` : '')
     );
   }
 }
