@@ -172,7 +172,7 @@ export class IndexSyncService
     // Checked after the spot checks too: shutdown aborts their calls.
     if (!this.stopping) await this.dropOutdated(report, missed);
     report.seconds = roundTo((performance.now() - started) / 1000, 2);
-    this.logEnd(report, started);
+    this.logEnd(report);
     this.metrics.observeIndexSync({ ...report, seconds: (performance.now() - started) / 1000 });
     return report;
   }
@@ -274,33 +274,33 @@ export class IndexSyncService
   }
 
   private logProgress(report: IndexSyncReport, started: number): void {
-    this.logger.log(`index sync: ${this.minersLine(report, started)}`);
+    this.logger.log(`index sync: ${this.minersLine(report, (performance.now() - started) / 1000)}`);
   }
 
   /**
    * The run's last line, told apart from the queue's end (which reads the same miners): what the
    * spot checks and the drops after the queue did, so that an operator sees it without metrics.
    */
-  private logEnd(report: IndexSyncReport, started: number): void {
+  private logEnd(report: IndexSyncReport): void {
     if (this.stopping) {
       // Neither spot checks nor drops ran (see the class comment).
       this.logger.log(
-        `index sync cut short by shutdown after ${report.seconds} s: ${this.minersLine(report, started)}`,
+        `index sync cut short by shutdown after ${report.seconds} s: ${this.minersLine(report, report.seconds)}`,
       );
       return;
     }
     const checks = report.spotChecks;
     const withProblems = checks.filter((check) => check.problems.length > 0).length;
     this.logger.log(
-      `index sync finished in ${report.seconds} s: ${this.minersLine(report, started)}; ` +
+      `index sync finished in ${report.seconds} s: ${this.minersLine(report, report.seconds)}; ` +
         `${checks.length} spot checks (${withProblems} with problems), ` +
         `${report.staleDropped.length} stale indexes dropped, ` +
         `${report.oldRowsDropped} rows of expired hours dropped`,
     );
   }
 
-  private minersLine(report: IndexSyncReport, started: number): string {
-    const seconds = (performance.now() - started) / 1000;
+  /** The miners' part of a line, its rows/s over `seconds` (the line's own, where it names one). */
+  private minersLine(report: IndexSyncReport, seconds: number): string {
     const done = report.synced + report.rejected + report.failed + report.skipped;
     const skipped = Object.entries(report.skippedReasons)
       .map(([reason, count]) => `${reason}: ${count}`)
