@@ -148,7 +148,7 @@ export function report(
       ({ target, dir, microsPerResponse }) =>
         `CPU profile of ${target}: ${dir}; main thread busy ${microsPerResponse.toFixed(1)} µs per response in the rounds`,
     ),
-    ...TARGETS.flatMap((target) => driftWarning(target, rounds[target])),
+    ...driftWarnings(rounds),
     // Each path is the bare route plus work: faster than it only when the floor's run was
     // disturbed, which makes every ratio against it wrong.
     ...(['least path', 'lean path', 'lean in guards'] as const)
@@ -159,17 +159,53 @@ export function report(
   process.stdout.write(lines.join('\n'));
 }
 
+/** How far a target may fall beyond bare node's fall and still be read as the machine's. */
+const MACHINE_FALL_MARGIN = 0.1;
+
 /**
- * Medians hide a trend: a rate that keeps falling round after round means a per-request cost
- * grows during the run, and then the result depends on how long the benchmark ran.
+ * Medians hide a trend: a rate that keeps falling round after round means either that a
+ * per-request cost grows during the run (then the result depends on how long the benchmark ran)
+ * or that the machine slowed. Bare node's work per request cannot grow, and the rounds alternate
+ * the targets, so bare node's fall over the same rounds is the machine's: a target that fell no
+ * further than it is not blamed for it. Three rounds cannot tell a growing cost from a burst
+ * that hit one target's rounds only, so a fall beyond bare node's asks for another run too.
  */
-function driftWarning(target: Target, rounds: Round[]): string[] {
+export function driftWarnings(rounds: Record<Target, Round[]>): string[] {
+  const machine = change(rounds['bare node']);
+  return TARGETS.flatMap((target) => {
+    const fell = steadyFall(rounds[target]);
+    if (fell === undefined) return [];
+    const head = `warning:  ${target} req/s fell ${percent(fell)} from round 1 to ${rounds[target].length}`;
+    if (target === 'bare node') {
+      return [`${head}: its work per request cannot grow, so the machine slowed; run again`];
+    }
+    if (fell <= machine + MACHINE_FALL_MARGIN) {
+      return [`${head}, as bare node's did (${percent(machine)}): the machine slowed; run again`];
+    }
+    return [
+      `${head}, bare node's ${machine < 0 ? 'rose' : 'fell'} ${percent(Math.abs(machine))}: ` +
+        'a per-request cost may grow during the run, or only its rounds were disturbed; run again',
+    ];
+  });
+}
+
+/**
+ * The share lost from the first round to the last, when each round was slower than the one
+ * before and 15 % or more was lost; otherwise undefined.
+ */
+function steadyFall(rounds: Round[]): number | undefined {
+  const falling = rounds.every((round, i) => i === 0 || round.rps < rounds[i - 1].rps);
+  const fell = change(rounds);
+  return rounds.length >= 2 && falling && fell >= 0.15 ? fell : undefined;
+}
+
+/** The share lost from the first round to the last (negative when the last was faster). */
+function change(rounds: Round[]): number {
   const first = rounds[0]?.rps ?? 0;
   const last = rounds[rounds.length - 1]?.rps ?? 0;
-  const falling = rounds.every((round, i) => i === 0 || round.rps < rounds[i - 1].rps);
-  if (rounds.length < 2 || !falling || last > 0.85 * first) return [];
-  return [
-    `warning:  ${target} req/s fell ${(100 * (1 - last / first)).toFixed(0)}% from round 1 to ${rounds.length}: ` +
-      'a per-request cost grows during the run',
-  ];
+  return first > 0 ? 1 - last / first : 0;
+}
+
+function percent(share: number): string {
+  return `${(100 * share).toFixed(0)}%`;
 }
