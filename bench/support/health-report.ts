@@ -1,6 +1,6 @@
 import { BENCH_APP_SETTINGS } from './app-server';
 import { LoadOptions, median, Round, summarize } from './measure';
-import { commandLine, formatInt, formatMs, machineLine, table } from './report';
+import { commandLine, formatInt, formatMs, formatPercent, machineLine, table } from './report';
 
 // bench:health's targets and its report (bench/health.ts runs them).
 
@@ -175,15 +175,17 @@ export function driftWarnings(rounds: Record<Target, Round[]>): string[] {
   return TARGETS.flatMap((target) => {
     const fell = steadyFall(rounds[target]);
     if (fell === undefined) return [];
-    const head = `warning:  ${target} req/s fell ${percent(fell)} from round 1 to ${rounds[target].length}`;
+    const head = `warning:  ${target} req/s fell ${formatPercent(fell)} from round 1 to ${rounds[target].length}`;
     if (target === 'bare node') {
       return [`${head}: its work per request cannot grow, so the machine slowed; run again`];
     }
     if (fell <= machine + MACHINE_FALL_MARGIN) {
-      return [`${head}, as bare node's did (${percent(machine)}): the machine slowed; run again`];
+      return [
+        `${head}, as bare node's did (${formatPercent(machine)}): the machine slowed; run again`,
+      ];
     }
     return [
-      `${head}, bare node's ${machine < 0 ? 'rose' : 'fell'} ${percent(Math.abs(machine))}: ` +
+      `${head}, bare node's ${machine < 0 ? 'rose' : 'fell'} ${formatPercent(Math.abs(machine))}: ` +
         'a per-request cost may grow during the run, or only its rounds were disturbed; run again',
     ];
   });
@@ -204,8 +206,4 @@ function change(rounds: Round[]): number {
   const first = rounds[0]?.rps ?? 0;
   const last = rounds[rounds.length - 1]?.rps ?? 0;
   return first > 0 ? 1 - last / first : 0;
-}
-
-function percent(share: number): string {
-  return `${(100 * share).toFixed(0)}%`;
 }

@@ -3,7 +3,7 @@ import { AppConfig } from '../../src/config/app-config';
 import { describeBehaviour, MinerBehaviour } from '../../src/devnet/behaviour';
 import { HASHTAGS } from '../../src/devnet/vocabulary';
 import { percentile, Usage } from './measure';
-import { commandLine, machineLine, ordinal, table, tally } from './report';
+import { commandLine, formatPercent, machineLine, ordinal, table, tally } from './report';
 
 export const ON_DEMAND_PATH = '/api/v1/on_demand_data_request';
 /** The head of the corpus' Zipf-ordered hashtags: every miner holds items for each. */
@@ -79,7 +79,6 @@ export function report(result: OnDemandRun, options: OnDemandOptions): string {
   const { samples, baseline, network, env, used, ...run } = result;
   const ms = (value: number): string => value.toFixed(1);
   const delta = (value: number): string => `${value < 0 ? '' : '+'}${ms(value)} ms`;
-  const pct = (share: number): string => `${(100 * share).toFixed(0)}%`;
   const quantiles = (values: number[]): number[] =>
     [0.5, 0.9, 0.99, 1].map((q) => percentile(values, q));
   const times = samples.map((sample) => sample.ms);
@@ -150,8 +149,8 @@ export function report(result: OnDemandRun, options: OnDemandOptions): string {
     `          processing_time_ms (inside the service) p50 ${service[0]}, ` +
       `p90 ${service[1]}, p99 ${service[2]}`,
     `slowest:  ${slowest.map((s) => `${ms(s.ms)} ms at ${s.at.toFixed(1)} s`).join(', ')}`,
-    `cpu:      service ${pct(used.cpu[0])}, devnet ${pct(used.cpu[1])} of a core; load ` +
-      `generator event loop ${pct(used.busy)} busy, delay p99 ${ms(used.delayP99)} ms`,
+    `cpu:      service ${formatPercent(used.cpu[0])}, devnet ${formatPercent(used.cpu[1])} of a core; load ` +
+      `generator event loop ${formatPercent(used.busy)} busy, delay p99 ${ms(used.delayP99)} ms`,
     ...withTasksLines(result, options, target, (values) => percentile(values, 0.99), ms),
     ...run.failures.slice(0, 5).map((failure) => `failure:  ${failure}`),
     '',

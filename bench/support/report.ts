@@ -10,6 +10,11 @@ export function formatInt(value: number): string {
   return Math.round(value).toLocaleString('en-US');
 }
 
+/** A share (0.43) as a whole percentage ("43%"). */
+export function formatPercent(share: number): string {
+  return `${(100 * share).toFixed(0)}%`;
+}
+
 /** autocannon records whole milliseconds: a 0 there means "under a millisecond". */
 export function formatMs(value: number): string {
   return value === 0 ? '<1' : String(value);

@@ -2,7 +2,7 @@ import os from 'node:os';
 import { SYNAPSE_NAMES, SynapseName } from '../../src/common/synapse-names';
 import { describeBehaviour } from '../../src/devnet/behaviour';
 import { percentile } from './measure';
-import { commandLine, formatInt, machineLine, table, tally } from './report';
+import { commandLine, formatInt, formatPercent, machineLine, table, tally } from './report';
 import { BENCH_BUDGETS, StoredResult } from './stored-bench';
 import { FirstFetchSample, Phase } from './stored-phases';
 import { RANGE_NAMES, STORE_HIT_LABELS } from './stored-queries';
@@ -182,7 +182,7 @@ function firstFetchLines(result: StoredResult): string[] {
     `meta:     buckets planned ${stored((s) => s.buckets_planned)}, fetched now ` +
       `${stored((s) => s.buckets_fetched_now)}, missing ${stored((s) => s.buckets_missing)} ` +
       `per query (means); items per answer ${mean(samples.map((s) => s.answer.data.length))}`,
-    `cpu:      service ${pct(result.used.cpu[0])}, devnet ${pct(result.used.cpu[1])} of a core ` +
+    `cpu:      service ${formatPercent(result.used.cpu[0])}, devnet ${formatPercent(result.used.cpu[1])} of a core ` +
       'during the first fetches',
     '',
   ];
@@ -207,8 +207,4 @@ function callSummary(calls: Record<SynapseName, number>[]): string {
 
 function sum(values: readonly number[]): number {
   return values.reduce((total, value) => total + value, 0);
-}
-
-function pct(share: number): string {
-  return `${(100 * share).toFixed(0)}%`;
 }
