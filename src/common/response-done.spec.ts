@@ -178,10 +178,18 @@ describe(`${whenResponseDone.name} on one connection`, () => {
       expect(calls).toEqual(paths.map((path) => [path, true]));
       expect(new Set(closeListeners).size).toBe(1);
       expect(warnings).toEqual([]);
-      // The connection is still open: what the settled listeners kept is free to go.
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      exposedGc()();
-      expect(kept.filter((reference) => reference.deref() !== undefined)).toHaveLength(0);
+      // The connection is still open: what the settled listeners kept is free to go. Collected
+      // up to five times, a turn apart: in a full run on Node 24 one object outlived the first
+      // collection (never in 35 runs of this file alone, loaded or not), while a listener that
+      // keeps it holds it through all of them. Counted, not kept: a deref holds its object.
+      const survivors = async () => {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        exposedGc()();
+        return kept.filter((reference) => reference.deref() !== undefined).length;
+      };
+      let left = await survivors();
+      for (let retry = 1; retry < 5 && left > 0; retry++) left = await survivors();
+      expect(left).toBe(0);
     } finally {
       socket.destroy();
       process.off('warning', onWarning);
