@@ -1,46 +1,37 @@
-import { MinerEntity } from './miner.entity';
+import { minerEntity } from '../../test/support/neurons';
 import { BudgetLeft } from './transport/call-budgets';
 import { SynapseName } from '../common/synapse-names';
 import { neuronListing, neuronState } from './neuron-listing';
 
 const MIN_STAKE = 10_000;
 
-function miner(overrides: Partial<MinerEntity> = {}): MinerEntity {
-  return {
-    uid: 7,
-    hotkey: 'hotkey-7',
-    coldkey: 'coldkey-7',
-    axonUrl: 'http://127.0.0.1:8091',
-    stake: 10,
-    incentive: 0.25,
-    validatorPermit: false,
-    credibility: 0.5,
-    state: 'active',
-    lastSeenAt: null,
-    updatedAt: new Date(0),
-    ...overrides,
-  };
-}
-
 describe(neuronState.name, () => {
   it('names a validator so whatever its axon and circuit', () => {
     const validator = { validatorPermit: true, stake: MIN_STAKE };
-    expect(neuronState(miner({ ...validator, axonUrl: null }), MIN_STAKE)).toBe('validator');
-    expect(neuronState(miner({ ...validator, state: 'failing' }), MIN_STAKE)).toBe('validator');
+    expect(neuronState(minerEntity(7, { ...validator, axonUrl: null }), MIN_STAKE)).toBe(
+      'validator',
+    );
+    expect(neuronState(minerEntity(7, { ...validator, state: 'failing' }), MIN_STAKE)).toBe(
+      'validator',
+    );
   });
 
   // Subnet 13 counts a permit under the minimum stake as a miner.
   it('names a permit holder under the minimum stake by its state as a miner', () => {
-    expect(neuronState(miner({ validatorPermit: true, stake: MIN_STAKE - 1 }), MIN_STAKE)).toBe(
-      'active',
-    );
+    expect(
+      neuronState(minerEntity(7, { validatorPermit: true, stake: MIN_STAKE - 1 }), MIN_STAKE),
+    ).toBe('active');
   });
 
   it('tells a miner without an axon, at a refused address, with an open circuit, or active', () => {
-    expect(neuronState(miner({ axonUrl: null, state: 'failing' }), MIN_STAKE)).toBe('not_serving');
-    expect(neuronState(miner({ state: 'address_refused' }), MIN_STAKE)).toBe('address_refused');
-    expect(neuronState(miner({ state: 'failing' }), MIN_STAKE)).toBe('failing');
-    expect(neuronState(miner(), MIN_STAKE)).toBe('active');
+    expect(neuronState(minerEntity(7, { axonUrl: null, state: 'failing' }), MIN_STAKE)).toBe(
+      'not_serving',
+    );
+    expect(neuronState(minerEntity(7, { state: 'address_refused' }), MIN_STAKE)).toBe(
+      'address_refused',
+    );
+    expect(neuronState(minerEntity(7, { state: 'failing' }), MIN_STAKE)).toBe('failing');
+    expect(neuronState(minerEntity(7), MIN_STAKE)).toBe('active');
   });
 });
 
@@ -57,7 +48,11 @@ describe(neuronListing.name, () => {
       // A miner the budget does not list has no bound either.
       ['GetDataEntityBucket', left([['hotkey-8', 2]])],
     ]);
-    const listing = neuronListing(miner({ axonUrl: 'http://127.0.0.1:8091' }), budgets, MIN_STAKE);
+    const listing = neuronListing(
+      minerEntity(7, { axonUrl: 'http://127.0.0.1:8091' }),
+      budgets,
+      MIN_STAKE,
+    );
     expect(listing).toMatchObject({
       uid: 7,
       hotkey: 'hotkey-7',
@@ -76,11 +71,11 @@ describe(neuronListing.name, () => {
 
   // The listing's state is what operators filter validators by (?state=validator).
   it('lists a permit holder under the minimum stake as a miner', () => {
-    const lowStake = miner({ validatorPermit: true, stake: MIN_STAKE - 1 });
+    const lowStake = minerEntity(7, { validatorPermit: true, stake: MIN_STAKE - 1 });
     expect(neuronListing(lowStake, new Map(), MIN_STAKE).state).toBe('active');
   });
 
   it('shows no axon for a neuron that serves none', () => {
-    expect(neuronListing(miner({ axonUrl: null }), new Map(), MIN_STAKE).axon).toBeNull();
+    expect(neuronListing(minerEntity(7, { axonUrl: null }), new Map(), MIN_STAKE).axon).toBeNull();
   });
 });

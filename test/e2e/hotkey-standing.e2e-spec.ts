@@ -5,6 +5,7 @@ import { Writable } from 'node:stream';
 import { writeMetagraphFile } from '../../src/devnet/metagraph';
 import { MetagraphService } from '../../src/network/metagraph/metagraph.service';
 import { MetagraphNeuron } from '../../src/network/protocol';
+import { metagraphNeuron } from '../support/neurons';
 import {
   startTestApp,
   TEST_MASTER_KEY,
@@ -39,16 +40,6 @@ class WarningCapture extends Writable {
   }
 }
 
-const miner: MetagraphNeuron = {
-  uid: 0,
-  hotkey: 'miner-hotkey-0',
-  coldkey: 'miner-coldkey-0',
-  axon_url: 'http://127.0.0.1:9',
-  stake: 10,
-  incentive: 1,
-  validator_permit: false,
-};
-
 /**
  * Miners answer validators only (a permit and 10,000 TAO): a gateway whose own hotkey is not one
  * would have every call refused. The metagraph sync says so once per change, and system-status
@@ -66,17 +57,15 @@ describe("The gateway's own hotkey on the subnet", () => {
       block: 100,
       updated_at: new Date().toISOString(),
       neurons: [
-        miner,
+        metagraphNeuron(0),
         ...(own
           ? [
-              {
-                ...miner,
-                uid: 1,
+              metagraphNeuron(1, {
                 hotkey: testValidatorHotkey(),
                 coldkey: 'gateway-coldkey',
                 axon_url: null,
                 ...own,
-              },
+              }),
             ]
           : []),
       ],

@@ -7,22 +7,10 @@ import { MinerIndexService } from '../../src/network/index/miner-index.service';
 import { MetagraphService } from '../../src/network/metagraph/metagraph.service';
 import { NetworkService } from '../../src/network/network.service';
 import { MetagraphNeuron } from '../../src/network/protocol';
+import { metagraphNeuron } from '../support/neurons';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 
 const HOUR = 490_000;
-
-function neuron(uid: number, overrides: Partial<MetagraphNeuron> = {}): MetagraphNeuron {
-  return {
-    uid,
-    hotkey: `hotkey-${uid}`,
-    coldkey: `coldkey-${uid}`,
-    axon_url: `http://127.0.0.1:${9000 + uid}`,
-    stake: 10 * (uid + 1),
-    incentive: 0.1,
-    validator_permit: false,
-    ...overrides,
-  };
-}
 
 /** What the metagraph service does with each read, whatever the source (a file here). */
 describe('Applying a metagraph', () => {
@@ -58,10 +46,10 @@ describe('Applying a metagraph', () => {
 
   beforeAll(async () => {
     await write([
-      neuron(0),
-      neuron(1),
-      neuron(2),
-      neuron(3, { axon_url: null, validator_permit: true, stake: 50_000 }),
+      metagraphNeuron(0),
+      metagraphNeuron(1),
+      metagraphNeuron(2),
+      metagraphNeuron(3, { axon_url: null, validator_permit: true, stake: 50_000 }),
     ]);
     app = await startTestApp({ METAGRAPH_FILE: file }, { ownDatabase: true });
     database = app.app.get(DataSource);
@@ -93,10 +81,10 @@ describe('Applying a metagraph', () => {
     await database.query('UPDATE miners SET credibility = 0.9 WHERE uid IN (1, 2)');
 
     await write([
-      neuron(0),
-      neuron(1, { hotkey: 'hotkey-1-new-owner' }),
-      neuron(2),
-      neuron(3, { axon_url: null, validator_permit: true, stake: 50_000 }),
+      metagraphNeuron(0),
+      metagraphNeuron(1, { hotkey: 'hotkey-1-new-owner' }),
+      metagraphNeuron(2),
+      metagraphNeuron(3, { axon_url: null, validator_permit: true, stake: 50_000 }),
     ]);
     await sync();
 
@@ -108,7 +96,7 @@ describe('Applying a metagraph', () => {
   });
 
   it('refuses a read that would deregister most neurons at once, and applies a smaller loss', async () => {
-    await write([neuron(0)]);
+    await write([metagraphNeuron(0)]);
     await sync();
     expect((await minerRow(1)).state).toBe('active');
     expect((await app.app.get(NetworkService).metagraphStatus()).lastAttempt).toMatchObject({
@@ -116,7 +104,11 @@ describe('Applying a metagraph', () => {
       error: expect.stringMatching(/suspicious: it would deregister 3 of 4 registered neurons/),
     });
 
-    await write([neuron(0), neuron(1, { hotkey: 'hotkey-1-new-owner' }), neuron(2)]);
+    await write([
+      metagraphNeuron(0),
+      metagraphNeuron(1, { hotkey: 'hotkey-1-new-owner' }),
+      metagraphNeuron(2),
+    ]);
     await sync();
     expect((await minerRow(3)).state).toBe('deregistered');
     expect((await app.app.get(NetworkService).metagraphStatus()).lastAttempt?.ok).toBe(true);

@@ -3,10 +3,10 @@ import { DataSource } from 'typeorm';
 import { IndexRow } from '../../src/network/index/compressed-index';
 import { MinerIndexService } from '../../src/network/index/miner-index.service';
 import { MinersRepository } from '../../src/network/miners.repository';
-import { MetagraphNeuron } from '../../src/network/protocol';
 import { SourceId } from '../../src/network/sources';
 import { expectAggregatesExact } from '../support/index-aggregates';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
+import { metagraphNeuron } from '../support/neurons';
 import { minerIndexOn } from '../support/miner-index';
 
 const UIDS = [0, 1, 2];
@@ -68,16 +68,9 @@ describe('Dropping miner indexes', () => {
   });
 
   function applyMetagraph() {
-    const neurons: MetagraphNeuron[] = [...hotkeys].map(([uid, hotkey]) => ({
-      uid,
-      hotkey,
-      coldkey: `coldkey-${uid}`,
-      axon_url: null,
-      stake: 1,
-      incentive: 0.1,
-      validator_permit: false,
-    }));
-    return miners.syncNeurons(neurons);
+    return miners.syncNeurons(
+      [...hotkeys].map(([uid, hotkey]) => metagraphNeuron(uid, { hotkey, axon_url: null })),
+    );
   }
 
   /** Sets a credibility the way the service does, moving the adjusted totals. */

@@ -3,6 +3,7 @@ import { LargestBucketPerHour1764752000000 } from '../../src/database/migrations
 import { IndexRow } from '../../src/network/index/compressed-index';
 import { MinersRepository } from '../../src/network/miners.repository';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
+import { metagraphNeuron } from '../support/neurons';
 import { minerIndexOn } from '../support/miner-index';
 
 const HOUR = 490_000;
@@ -37,15 +38,7 @@ describe(LargestBucketPerHour1764752000000.name, () => {
   it("fills each miner's largest bucket per hour from its stored index", async () => {
     const { repository, service } = minerIndexOn(database);
     await new MinersRepository(database, service).syncNeurons(
-      [0, 1].map((uid) => ({
-        uid,
-        hotkey: `hotkey-${uid}`,
-        coldkey: `coldkey-${uid}`,
-        axon_url: null,
-        stake: 1,
-        incentive: 0.1,
-        validator_permit: false,
-      })),
+      [0, 1].map((uid) => metagraphNeuron(uid, { axon_url: null })),
     );
     const rows = (uid: number): IndexRow[] =>
       Array.from({ length: 60 }, (_, i) => i).flatMap((i) => [

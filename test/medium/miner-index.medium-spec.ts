@@ -9,6 +9,7 @@ import { timeBucketId } from '../../src/network/protocol';
 import { SourceId } from '../../src/network/sources';
 import { aggregatesAndGroupBys, expectAggregatesExact } from '../support/index-aggregates';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
+import { metagraphNeuron } from '../support/neurons';
 import { minerIndexOn } from '../support/miner-index';
 
 const UIDS = [0, 1, 2];
@@ -50,17 +51,7 @@ describe(`${MinerIndexRepository.name} and ${MinerIndexReadRepository.name}`, ()
     database = medium.dataSource;
     ({ repository, service } = minerIndexOn(database));
     miners = new MinersRepository(database, service);
-    await miners.syncNeurons(
-      UIDS.map((uid) => ({
-        uid,
-        hotkey: `hotkey-${uid}`,
-        coldkey: `coldkey-${uid}`,
-        axon_url: null,
-        stake: 1,
-        incentive: 0.1,
-        validator_permit: false,
-      })),
-    );
+    await miners.syncNeurons(UIDS.map((uid) => metagraphNeuron(uid, { axon_url: null })));
   });
   afterAll(() => medium.close());
 

@@ -1,19 +1,12 @@
 import { MinerEntity } from '../../src/network/miner.entity';
 import { foldObservation, MinersRepository } from '../../src/network/miners.repository';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
+import { metagraphNeuron } from '../support/neurons';
 import { minerIndexOn } from '../support/miner-index';
 
-/** A neuron of the metagraph at `uid` with `hotkey`, the rest alike for every one. */
+/** A neuron of the metagraph at `uid` with `hotkey` and no axon, the rest alike for every one. */
 function neuron(uid: number, hotkey: string) {
-  return {
-    uid,
-    hotkey,
-    coldkey: `coldkey-${hotkey}`,
-    axon_url: null,
-    stake: 1,
-    incentive: 0.1,
-    validator_permit: false,
-  };
+  return metagraphNeuron(uid, { hotkey, axon_url: null });
 }
 
 describe(MinersRepository.name, () => {
@@ -96,12 +89,8 @@ describe(MinersRepository.name, () => {
 
   describe('countMiners and setState', () => {
     const MIN_STAKE = 1000;
-    const serving = (uid: number, stake = 1, permit = false) => ({
-      ...neuron(uid, `count-${uid}`),
-      axon_url: `http://127.0.0.1:${9000 + uid}`,
-      stake,
-      validator_permit: permit,
-    });
+    const serving = (uid: number, stake = 1, permit = false) =>
+      metagraphNeuron(uid, { hotkey: `count-${uid}`, stake, validator_permit: permit });
     const metagraph = [
       serving(0),
       // A permit with exactly the minimum stake is a validator; one short of it is a miner.

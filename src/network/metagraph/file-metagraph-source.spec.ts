@@ -3,23 +3,13 @@ import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MetagraphFile, MetagraphNeuron } from '../protocol';
+import { metagraphNeuron } from '../../../test/support/neurons';
 import { until } from '../../../test/support/until';
 import { FileMetagraphSource, parseMetagraph } from './file-metagraph-source';
 
-function neuron(uid: number, overrides: Partial<MetagraphNeuron> = {}): MetagraphNeuron {
-  return {
-    uid,
-    hotkey: `5Hotkey${uid}`,
-    coldkey: `5Coldkey${uid}`,
-    axon_url: `http://127.0.0.1:${41_000 + uid}`,
-    stake: 12.5,
-    incentive: 0.25,
-    validator_permit: false,
-    ...overrides,
-  };
-}
-
-function metagraph(neurons: unknown[] = [neuron(0), neuron(1)]): Record<string, unknown> {
+function metagraph(
+  neurons: unknown[] = [metagraphNeuron(0), metagraphNeuron(1)],
+): Record<string, unknown> {
   return { netuid: 13, block: 4_242_001, updated_at: '2024-06-01T00:00:00.000Z', neurons };
 }
 
@@ -33,9 +23,9 @@ async function replaceAtomically(path: string, content: unknown): Promise<void> 
 describe(parseMetagraph.name, () => {
   it('reads a valid file as it is', () => {
     const file = metagraph([
-      neuron(0, { axon_url: null, validator_permit: true, stake: 9_000, incentive: 0 }),
-      neuron(1),
-      neuron(7, { axon_url: 'https://miner.example.org:8091' }),
+      metagraphNeuron(0, { axon_url: null, validator_permit: true, stake: 9_000, incentive: 0 }),
+      metagraphNeuron(1),
+      metagraphNeuron(7, { axon_url: 'https://miner.example.org:8091' }),
     ]);
 
     expect(parseMetagraph(file)).toEqual(file);
@@ -48,9 +38,9 @@ describe(parseMetagraph.name, () => {
   it('defaults the header fields it can do without', () => {
     const before = Date.now();
 
-    const parsed = parseMetagraph({ neurons: [neuron(3)] });
+    const parsed = parseMetagraph({ neurons: [metagraphNeuron(3)] });
 
-    expect(parsed).toMatchObject({ netuid: 0, block: 0, neurons: [neuron(3)] });
+    expect(parsed).toMatchObject({ netuid: 0, block: 0, neurons: [metagraphNeuron(3)] });
     expect(Date.parse(parsed.updated_at)).toBeGreaterThanOrEqual(before - 1);
   });
 
@@ -61,11 +51,14 @@ describe(parseMetagraph.name, () => {
     },
   );
 
-  it.each([null, 'uid 3', [neuron(1)]])('rejects a neuron that is %p, naming it', (value) => {
-    expect(() => parseMetagraph(metagraph([neuron(0), value]))).toThrow(
-      'neurons[1] is not an object',
-    );
-  });
+  it.each([null, 'uid 3', [metagraphNeuron(1)]])(
+    'rejects a neuron that is %p, naming it',
+    (value) => {
+      expect(() => parseMetagraph(metagraph([metagraphNeuron(0), value]))).toThrow(
+        'neurons[1] is not an object',
+      );
+    },
+  );
 
   it.each<[keyof MetagraphNeuron, unknown]>([
     ['uid', undefined],
@@ -94,29 +87,29 @@ describe(parseMetagraph.name, () => {
     ['validator_permit', 'false'],
     ['validator_permit', 0],
   ])('rejects a neuron whose %s is %p, naming neurons[i].%s', (field, value) => {
-    const broken = { ...neuron(5), [field]: value };
+    const broken = { ...metagraphNeuron(5), [field]: value };
 
-    expect(() => parseMetagraph(metagraph([neuron(0), neuron(1), broken]))).toThrow(
-      `metagraph: neurons[2].${field} `,
-    );
+    expect(() =>
+      parseMetagraph(metagraph([metagraphNeuron(0), metagraphNeuron(1), broken])),
+    ).toThrow(`metagraph: neurons[2].${field} `);
   });
 
   it('accepts keys of exactly 64 characters', () => {
-    const longest = neuron(0, { hotkey: 'h'.repeat(64), coldkey: 'c'.repeat(64) });
+    const longest = metagraphNeuron(0, { hotkey: 'h'.repeat(64), coldkey: 'c'.repeat(64) });
 
     expect(parseMetagraph(metagraph([longest])).neurons).toEqual([longest]);
   });
 
   it('rejects two neurons with the same uid', () => {
-    expect(() => parseMetagraph(metagraph([neuron(0), neuron(1), neuron(1)]))).toThrow(
-      'metagraph: duplicate uid',
-    );
+    expect(() =>
+      parseMetagraph(metagraph([metagraphNeuron(0), metagraphNeuron(1), metagraphNeuron(1)])),
+    ).toThrow('metagraph: duplicate uid');
   });
 
   it('keeps only the documented neuron fields', () => {
-    const parsed = parseMetagraph(metagraph([{ ...neuron(0), trust: 0.9 }]));
+    const parsed = parseMetagraph(metagraph([{ ...metagraphNeuron(0), trust: 0.9 }]));
 
-    expect(parsed.neurons).toEqual([neuron(0)]);
+    expect(parsed.neurons).toEqual([metagraphNeuron(0)]);
   });
 });
 
@@ -149,7 +142,7 @@ describe(FileMetagraphSource.name, () => {
 
     await writeFile(path, '{"neurons": [');
     await expect(source.read()).rejects.toThrow(SyntaxError);
-    await writeFile(path, JSON.stringify(metagraph([neuron(0, { stake: -1 })])));
+    await writeFile(path, JSON.stringify(metagraph([metagraphNeuron(0, { stake: -1 })])));
     await expect(source.read()).rejects.toThrow('neurons[0].stake');
   });
 
@@ -173,7 +166,10 @@ describe(FileMetagraphSource.name, () => {
       await until(
         async () => {
           if (changed.mock.calls.length > 0) return true;
-          await replaceAtomically(path, metagraph([neuron(0), neuron(1), neuron(2)]));
+          await replaceAtomically(
+            path,
+            metagraph([metagraphNeuron(0), metagraphNeuron(1), metagraphNeuron(2)]),
+          );
           return undefined;
         },
         15_000,
@@ -194,7 +190,7 @@ describe(FileMetagraphSource.name, () => {
     await sleep(100);
     stop();
 
-    await replaceAtomically(path, metagraph([neuron(4)]));
+    await replaceAtomically(path, metagraph([metagraphNeuron(4)]));
     await sleep(1_500);
 
     expect(changed).not.toHaveBeenCalled();

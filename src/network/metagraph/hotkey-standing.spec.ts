@@ -1,37 +1,21 @@
+import { minerEntity } from '../../../test/support/neurons';
 import { MinerEntity } from '../miner.entity';
 import { checkHotkey } from './hotkey-standing';
 
 const OWN = '5OwnHotkey';
 const MIN_STAKE = 10_000;
 
-function miner(uid: number, overrides: Partial<MinerEntity> = {}): MinerEntity {
-  return {
-    uid,
-    hotkey: `hotkey-${uid}`,
-    coldkey: `coldkey-${uid}`,
-    axonUrl: null,
-    stake: 10,
-    incentive: 0,
-    validatorPermit: false,
-    credibility: 0.5,
-    state: 'active',
-    lastSeenAt: null,
-    updatedAt: new Date(0),
-    ...overrides,
-  };
-}
-
 const check = (miners: MinerEntity[]) => checkHotkey(miners, OWN, 13, MIN_STAKE);
 
 describe(checkHotkey.name, () => {
   it('says nothing before a metagraph with registered neurons is loaded', () => {
     expect(check([])).toBeNull();
-    expect(check([miner(0, { hotkey: OWN, state: 'deregistered' })])).toBeNull();
+    expect(check([minerEntity(0, { hotkey: OWN, state: 'deregistered' })])).toBeNull();
   });
 
   it('is a validator with a permit and the minimum stake, and names its neuron', () => {
-    const own = miner(4, { hotkey: OWN, validatorPermit: true, stake: MIN_STAKE });
-    expect(check([miner(0), own])).toEqual({
+    const own = minerEntity(4, { hotkey: OWN, validatorPermit: true, stake: MIN_STAKE });
+    expect(check([minerEntity(0), own])).toEqual({
       standing: 'validator',
       neuron: { uid: 4, validatorPermit: true, stake: MIN_STAKE },
     });
@@ -39,12 +23,12 @@ describe(checkHotkey.name, () => {
 
   // The chain grants permits by stake: with the stake unknown, the permit decides.
   it('is a validator with a permit and an unknown stake', () => {
-    const own = miner(4, { hotkey: OWN, validatorPermit: true, stake: null });
+    const own = minerEntity(4, { hotkey: OWN, validatorPermit: true, stake: null });
     expect(check([own])).toMatchObject({ standing: 'validator', neuron: { stake: null } });
   });
 
   it('is stake_too_low with a permit under the minimum stake, naming both amounts', () => {
-    const own = miner(4, { hotkey: OWN, validatorPermit: true, stake: MIN_STAKE - 1 });
+    const own = minerEntity(4, { hotkey: OWN, validatorPermit: true, stake: MIN_STAKE - 1 });
     const result = check([own]);
     expect(result).toMatchObject({
       standing: 'stake_too_low',
@@ -54,7 +38,7 @@ describe(checkHotkey.name, () => {
   });
 
   it('is no_permit without a permit, whatever its stake', () => {
-    const own = miner(4, { hotkey: OWN, validatorPermit: false, stake: 1_000_000 });
+    const own = minerEntity(4, { hotkey: OWN, validatorPermit: false, stake: 1_000_000 });
     expect(check([own])).toMatchObject({
       standing: 'no_permit',
       neuron: { uid: 4, validatorPermit: false },
@@ -64,18 +48,18 @@ describe(checkHotkey.name, () => {
 
   // Miners know a validator by its hotkey: an own coldkey on the subnet is no standing.
   it('is not_registered when the hotkey is not among the neurons, or its uid was deregistered', () => {
-    const coldkeyOnly = miner(2, { coldkey: OWN, validatorPermit: true, stake: 50_000 });
-    expect(check([miner(0), coldkeyOnly])).toMatchObject({
+    const coldkeyOnly = minerEntity(2, { coldkey: OWN, validatorPermit: true, stake: 50_000 });
+    expect(check([minerEntity(0), coldkeyOnly])).toMatchObject({
       standing: 'not_registered',
       problem: expect.stringMatching(/is not registered on netuid 13/),
     });
-    const gone = miner(3, {
+    const gone = minerEntity(3, {
       hotkey: OWN,
       validatorPermit: true,
       stake: 50_000,
       state: 'deregistered',
     });
-    expect(check([miner(0), gone])).toMatchObject({ standing: 'not_registered' });
-    expect(check([miner(0), gone])?.neuron).toBeUndefined();
+    expect(check([minerEntity(0), gone])).toMatchObject({ standing: 'not_registered' });
+    expect(check([minerEntity(0), gone])?.neuron).toBeUndefined();
   });
 });

@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { metagraphNeuron, minerEntityOf } from '../../../test/support/neurons';
 import { AppConfig } from '../../config/app-config';
 import { ValidatorIdentity } from '../bittensor/validator-identity';
 import { MinerEntity } from '../miner.entity';
@@ -10,19 +11,6 @@ import { MetagraphService } from './metagraph.service';
 
 const OWN_HOTKEY = '5OwnHotkey';
 const MIN_STAKE = 10_000;
-
-function neuron(uid: number, overrides: Partial<MetagraphNeuron> = {}): MetagraphNeuron {
-  return {
-    uid,
-    hotkey: `hotkey-${uid}`,
-    coldkey: `coldkey-${uid}`,
-    axon_url: `http://127.0.0.1:${9000 + uid}`,
-    stake: 10,
-    incentive: 0.1,
-    validator_permit: false,
-    ...overrides,
-  };
-}
 
 /** A source whose next answer the test sets: a metagraph, or an error to throw. */
 class FakeSource implements MetagraphSource {
@@ -69,19 +57,13 @@ class FakeRepository {
     for (const n of neurons) {
       const before = this.rows.get(n.uid);
       const keepsFailing = before?.hotkey === n.hotkey && before.state === 'failing';
-      this.rows.set(n.uid, {
-        uid: n.uid,
-        hotkey: n.hotkey,
-        coldkey: n.coldkey,
-        axonUrl: n.axon_url,
-        stake: n.stake,
-        incentive: n.incentive,
-        validatorPermit: n.validator_permit,
-        credibility: before?.credibility ?? 0.5,
-        state: refused.has(n.uid) ? 'address_refused' : keepsFailing ? 'failing' : 'active',
-        lastSeenAt: null,
-        updatedAt: new Date(0),
-      });
+      this.rows.set(
+        n.uid,
+        minerEntityOf(n, {
+          credibility: before?.credibility ?? 0.5,
+          state: refused.has(n.uid) ? 'address_refused' : keepsFailing ? 'failing' : 'active',
+        }),
+      );
     }
     return Promise.resolve({ hotkeyChanged: [], indexesDropped: [] });
   }
@@ -130,10 +112,10 @@ describe(MetagraphService.name, () => {
   it('offers for calls only the miners with an axon at an allowed address', async () => {
     const { service, apply } = setUp();
     await apply([
-      neuron(0),
-      neuron(1, { axon_url: null }),
-      neuron(2, { axon_url: 'http://203.0.113.7:8091' }),
-      neuron(3, { validator_permit: true, stake: 50_000 }),
+      metagraphNeuron(0),
+      metagraphNeuron(1, { axon_url: null }),
+      metagraphNeuron(2, { axon_url: 'http://203.0.113.7:8091' }),
+      metagraphNeuron(3, { validator_permit: true, stake: 50_000 }),
     ]);
     expect(uids(service.minersServingData())).toEqual([0]);
     expect(uids(service.minersWithoutAxon())).toEqual([1]);
@@ -144,10 +126,10 @@ describe(MetagraphService.name, () => {
   it('counts a permit holder under the minimum stake as a miner, and only the others as validators', async () => {
     const { service, apply } = setUp();
     await apply([
-      neuron(0),
-      neuron(1, { validator_permit: true, stake: MIN_STAKE - 1 }),
-      neuron(2, { validator_permit: true, stake: MIN_STAKE }),
-      neuron(3, { validator_permit: true, stake: null }),
+      metagraphNeuron(0),
+      metagraphNeuron(1, { validator_permit: true, stake: MIN_STAKE - 1 }),
+      metagraphNeuron(2, { validator_permit: true, stake: MIN_STAKE }),
+      metagraphNeuron(3, { validator_permit: true, stake: null }),
     ]);
     expect(uids(service.minersServingData())).toEqual([0, 1]);
     expect(uids(service.validators())).toEqual([2, 3]);
@@ -155,14 +137,19 @@ describe(MetagraphService.name, () => {
 
   it('neither calls nor counts the votes of neurons that left the metagraph', async () => {
     const { service, apply } = setUp();
-    const validator = neuron(3, { validator_permit: true, stake: 50_000 });
-    await apply([neuron(0), neuron(1), neuron(2, { axon_url: null }), validator]);
+    const validator = metagraphNeuron(3, { validator_permit: true, stake: 50_000 });
+    await apply([
+      metagraphNeuron(0),
+      metagraphNeuron(1),
+      metagraphNeuron(2, { axon_url: null }),
+      validator,
+    ]);
     // Two of four gone: not most of them, so the read is applied.
-    await apply([neuron(0), validator]);
+    await apply([metagraphNeuron(0), validator]);
     expect(uids(service.minersServingData())).toEqual([0]);
     expect(uids(service.minersWithoutAxon())).toEqual([]);
 
-    await apply([neuron(0), neuron(1)]);
+    await apply([metagraphNeuron(0), metagraphNeuron(1)]);
     expect(uids(service.validators())).toEqual([]);
     expect(uids(service.minersServingData())).toEqual([0, 1]);
   });
@@ -170,8 +157,8 @@ describe(MetagraphService.name, () => {
   it('judges the own hotkey by the minimum stake too', async () => {
     const { service, apply } = setUp();
     await apply([
-      neuron(0),
-      neuron(1, { hotkey: OWN_HOTKEY, validator_permit: true, stake: MIN_STAKE - 1 }),
+      metagraphNeuron(0),
+      metagraphNeuron(1, { hotkey: OWN_HOTKEY, validator_permit: true, stake: MIN_STAKE - 1 }),
     ]);
     expect(service.hotkeyCheck()).toMatchObject({ standing: 'stake_too_low' });
   });
@@ -179,8 +166,12 @@ describe(MetagraphService.name, () => {
   // The circuit breaker reports states as calls fail and succeed (CredibilityRecorder).
   it('keeps a deregistered miner deregistered, and a refused address refused, whatever the circuit says', async () => {
     const { service, apply } = setUp();
-    await apply([neuron(0), neuron(1), neuron(2, { axon_url: 'http://203.0.113.7:8091' })]);
-    await apply([neuron(0), neuron(2, { axon_url: 'http://203.0.113.7:8091' })]);
+    await apply([
+      metagraphNeuron(0),
+      metagraphNeuron(1),
+      metagraphNeuron(2, { axon_url: 'http://203.0.113.7:8091' }),
+    ]);
+    await apply([metagraphNeuron(0), metagraphNeuron(2, { axon_url: 'http://203.0.113.7:8091' })]);
     service.updateState(1, 'active');
     service.updateState(2, 'active');
     service.updateState(0, 'failing');
@@ -190,7 +181,7 @@ describe(MetagraphService.name, () => {
 
   it('applies credibility written to the database to the miners in memory', async () => {
     const { service, apply } = setUp();
-    await apply([neuron(0), neuron(1)]);
+    await apply([metagraphNeuron(0), metagraphNeuron(1)]);
     service.updateCredibility(new Map([[1, 0.8]]));
     const credibility = new Map(service.minersServingData().map((m) => [m.uid, m.credibility]));
     expect(credibility).toEqual(
@@ -204,8 +195,8 @@ describe(MetagraphService.name, () => {
   // Most neurons vanishing at once is a broken answer; exactly half is not "most".
   it('applies a read that drops exactly half of the registered neurons', async () => {
     const { service, apply } = setUp();
-    await apply([neuron(0), neuron(1), neuron(2), neuron(3)]);
-    await apply([neuron(0), neuron(1)]);
+    await apply([metagraphNeuron(0), metagraphNeuron(1), metagraphNeuron(2), metagraphNeuron(3)]);
+    await apply([metagraphNeuron(0), metagraphNeuron(1)]);
     expect((await service.status()).lastAttempt).toMatchObject({ ok: true });
     expect(uids(service.minersServingData())).toEqual([0, 1]);
   });
@@ -213,18 +204,18 @@ describe(MetagraphService.name, () => {
   // Neurons deregistered earlier are no loss of this read: only the registered ones count.
   it('judges a loss against the neurons registered now, not those deregistered before', async () => {
     const { service, apply } = setUp();
-    await apply([neuron(0), neuron(1), neuron(2), neuron(3)]);
-    await apply([neuron(0), neuron(1)]);
+    await apply([metagraphNeuron(0), metagraphNeuron(1), metagraphNeuron(2), metagraphNeuron(3)]);
+    await apply([metagraphNeuron(0), metagraphNeuron(1)]);
     // One of the two registered neurons gone (with 2 and 3 long gone): half, applied.
-    await apply([neuron(0)]);
+    await apply([metagraphNeuron(0)]);
     expect((await service.status()).lastAttempt).toMatchObject({ ok: true });
     expect(uids(service.minersServingData())).toEqual([0]);
   });
 
   it('refuses a read that drops most registered neurons, and keeps serving the last one', async () => {
     const { service, apply } = setUp();
-    await apply([neuron(0), neuron(1), neuron(2)]);
-    await apply([neuron(0)]);
+    await apply([metagraphNeuron(0), metagraphNeuron(1), metagraphNeuron(2)]);
+    await apply([metagraphNeuron(0)]);
     expect((await service.status()).lastAttempt).toMatchObject({
       ok: false,
       error: expect.stringMatching(/suspicious: it would deregister 2 of 3/),
@@ -235,11 +226,11 @@ describe(MetagraphService.name, () => {
   // Without the watch the metagraph read at start would be served for ever.
   it('reads the source at start and whenever it says the metagraph changed, until shut down', async () => {
     const { source, service, answer } = setUp();
-    answer([neuron(0)]);
+    answer([metagraphNeuron(0)]);
     await service.onApplicationBootstrap();
     expect(uids(service.minersServingData())).toEqual([0]);
 
-    answer([neuron(0), neuron(1)]);
+    answer([metagraphNeuron(0), metagraphNeuron(1)]);
     await source.changed?.();
     expect(uids(service.minersServingData())).toEqual([0, 1]);
 
@@ -252,7 +243,7 @@ describe(MetagraphService.name, () => {
   // Two reads applied at once could leave an older answer applied over a newer one.
   it('reads and applies one metagraph at a time, however often sync is called', async () => {
     const { source, service, answer } = setUp();
-    answer([neuron(0)]);
+    answer([metagraphNeuron(0)]);
     let reading = 0;
     let most = 0;
     const read = source.read.bind(source);
@@ -275,10 +266,10 @@ describe(MetagraphService.name, () => {
     const standingLines = () =>
       log.mock.calls.map(([line]) => String(line)).filter((line) => line.includes(OWN_HOTKEY));
     log.mockClear();
-    await apply([neuron(0), neuron(1, own)]);
-    await apply([neuron(0), neuron(1, own)]);
+    await apply([metagraphNeuron(0), metagraphNeuron(1, own)]);
+    await apply([metagraphNeuron(0), metagraphNeuron(1, own)]);
     expect(standingLines()).toEqual([expect.stringContaining('uid 1, validator permit')]);
-    await apply([neuron(0), neuron(2, own)]);
+    await apply([metagraphNeuron(0), metagraphNeuron(2, own)]);
     expect(standingLines()).toHaveLength(2);
     expect(standingLines()[1]).toContain('uid 2, validator permit');
   });
