@@ -14,7 +14,7 @@ import { cleanupOnExit } from './support/cleanup';
 import { acquireDatabase } from './support/database';
 import { forkDevnet, serveDevnet } from './support/devnet-server';
 import { FUZZ_APP_ENV, FuzzCampaign, FuzzResult } from './support/fuzz/campaign';
-import { numberSetting } from './support/measure';
+import { numberSetting, seedSetting } from './support/measure';
 import { commandLine, machineLine, progress, table } from './support/report';
 
 const text = { type: 'string' } as const;
@@ -32,13 +32,7 @@ const runs = numberSetting(
   10_000,
   true,
 );
-const seed = numberSetting(
-  flags.seed ?? process.env.BENCH_FUZZ_SEED,
-  'BENCH_FUZZ_SEED',
-  Date.now() % 2 ** 31,
-  true,
-  true,
-);
+const seed = seedSetting(flags.seed ?? process.env.BENCH_FUZZ_SEED, 'BENCH_FUZZ_SEED');
 
 async function fuzz(): Promise<{ result: FuzzResult; healthy: boolean; database: string }> {
   const cleanup = cleanupOnExit();

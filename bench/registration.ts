@@ -11,7 +11,7 @@ import { benchFlags } from './support/flags';
 import { benchAppEnv, benchValidatorKey } from './support/app-server';
 import { cleanupOnExit } from './support/cleanup';
 import { acquireDatabase } from './support/database';
-import { numberSetting } from './support/measure';
+import { numberSetting, seedSetting } from './support/measure';
 import { reachableRedisUrl } from './support/redis';
 import { raceRound, runRaceRound } from './support/registration-race';
 import { commandLine, formatInt, machineLine, progress } from './support/report';
@@ -26,13 +26,7 @@ const rounds = numberSetting(
   300,
   true,
 );
-const seed = numberSetting(
-  flags.seed ?? process.env.BENCH_RACE_SEED,
-  'BENCH_RACE_SEED',
-  Date.now() % 2 ** 31,
-  true,
-  true,
-);
+const seed = seedSetting(flags.seed ?? process.env.BENCH_RACE_SEED, 'BENCH_RACE_SEED');
 async function main(): Promise<void> {
   const cleanup = cleanupOnExit();
   try {

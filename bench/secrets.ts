@@ -14,7 +14,7 @@ import { cleanupOnExit } from './support/cleanup';
 import { acquireDatabase } from './support/database';
 import { findLeaks, forbiddenForms } from './support/fuzz/secret-forms';
 import { runSecretsCampaign } from './support/fuzz/secrets';
-import { numberSetting } from './support/measure';
+import { numberSetting, seedSetting } from './support/measure';
 import { commandLine, formatInt, machineLine, progress, table } from './support/report';
 import { startServiceProcess } from './support/service-process';
 
@@ -27,13 +27,7 @@ const runs = numberSetting(
   10_000,
   true,
 );
-const seed = numberSetting(
-  flags.seed ?? process.env.BENCH_SECRETS_SEED,
-  'BENCH_SECRETS_SEED',
-  Date.now() % 2 ** 31,
-  true,
-  true,
-);
+const seed = seedSetting(flags.seed ?? process.env.BENCH_SECRETS_SEED, 'BENCH_SECRETS_SEED');
 
 async function main(): Promise<void> {
   const cleanup = cleanupOnExit();

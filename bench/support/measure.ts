@@ -50,6 +50,14 @@ export function numberSetting(
   return value;
 }
 
+/**
+ * The seed of a fast-check run, from a flag or BENCH_*_SEED variable; unset, a new one each run,
+ * which the report prints so that a finding can be repeated with `--seed`.
+ */
+export function seedSetting(raw: string | undefined, name: string, now = Date.now()): number {
+  return numberSetting(raw, name, now % 2 ** 31, true, true);
+}
+
 export interface LoadTarget {
   url: string;
   headers: Record<string, string>;
