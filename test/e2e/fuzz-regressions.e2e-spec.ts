@@ -54,6 +54,21 @@ describe('fuzz findings', () => {
     }
   });
 
+  it("refuses NUL and unpaired surrogates in an on-demand query's usernames and keywords", async () => {
+    // Answered from stored data they reached Postgres as query parameters: a 500 (an audit's).
+    const response = await post(
+      '/api/v1/on_demand_data_request',
+      JSON.stringify({ source: 'x', usernames: ['ok', 'a\u0000'], keywords: ['k\ud800', '#b'] }),
+    );
+    expect(response.status).toBe(422);
+    expect(response.body.detail).toEqual(
+      [
+        ['body', 'usernames', 1],
+        ['body', 'keywords', 0],
+      ].map((loc) => ({ loc, ...UNSTORABLE })),
+    );
+  });
+
   it('refuses an unpaired surrogate in a key name as it refuses NUL (it was stored as U+FFFD)', async () => {
     for (const name of ['x\ud800y', 'x\udc00', '\ud83d']) {
       const created = await post('/api/v1/keys', JSON.stringify({ name }));

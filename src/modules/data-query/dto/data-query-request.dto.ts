@@ -3,6 +3,7 @@ import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString, Max, Min } from 'cla
 import { IsInteger } from '../../../common/validation/is-integer';
 import { IsIsoDate } from '../../../common/validation/is-iso-date';
 import { NotBlank } from '../../../common/validation/not-blank';
+import { StorableText } from '../../../common/validation/storable-text';
 import { MaxCharacters, MinCharacters } from '../../../common/validation/text-length';
 import { IsSource, Source } from '../../../common/source';
 import { KEYWORD_MODES, KeywordMode } from '../../../network/protocol';
@@ -40,6 +41,7 @@ export class DataQueryRequestDto {
   @MinCharacters(1, { each: true })
   @MaxCharacters(140, { each: true })
   @NamesAnAuthor({ each: true })
+  @StorableText({ each: true })
   usernames?: string[] | null;
 
   @ApiPropertyOptional({
@@ -59,6 +61,7 @@ export class DataQueryRequestDto {
   @MinCharacters(1, { each: true })
   @NotBlank({ each: true })
   @MaxCharacters(140, { each: true })
+  @StorableText({ each: true })
   keywords?: string[] | null;
 
   @ApiPropertyOptional({
