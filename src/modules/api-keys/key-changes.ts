@@ -17,6 +17,8 @@ export class KeyChanges implements OnModuleInit, OnApplicationShutdown {
   private readonly listeners: ((keyId: string) => void)[] = [];
   /** Pub/sub needs a connection of its own: a subscribed connection takes no other commands. */
   private subscriber: Redis | undefined;
+  /** Once true, ioredis keeps the subscription across reconnections by itself. */
+  private subscribed = false;
 
   constructor(
     private readonly redis: RedisConnection,
@@ -39,10 +41,20 @@ export class KeyChanges implements OnModuleInit, OnApplicationShutdown {
     subscriber.on('message', (channel: string, keyId: string) => {
       if (channel === this.channel) this.listeners.forEach((listener) => listener(keyId));
     });
-    // ioredis subscribes again by itself after a reconnection.
-    await subscriber.subscribe(this.channel).catch((error: Error) => {
-      this.logger.warn(`not subscribed to key changes yet: ${error.message}`);
-    });
+    // ioredis subscribes again by itself after a reconnection, but only to channels whose
+    // subscription once succeeded: a subscription that failed (Redis down at start) is asked
+    // again at each connection until one succeeds, or this replica would not hear of a change
+    // until it restarted (found by an audit).
+    subscriber.on('ready', () => void this.subscribe(subscriber));
+    await this.subscribe(subscriber);
+  }
+
+  private async subscribe(subscriber: Redis): Promise<void> {
+    if (this.subscribed) return;
+    await subscriber.subscribe(this.channel).then(
+      () => (this.subscribed = true),
+      (error: Error) => this.logger.warn(`not subscribed to key changes yet: ${error.message}`),
+    );
   }
 
   /** Best effort: a replica that misses it drops its copy within KEY_CACHE_TTL_MS. */
