@@ -1,13 +1,26 @@
 import 'reflect-metadata';
+import { applyDecorators } from '@nestjs/common';
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsNumber, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 import { DEFAULT_VALIDATOR_MIN_STAKE } from '../common/validator-standing';
+import { HEADER_SECRET_FORM, MAX_PRESENTED_SECRET_LENGTH } from '../common/security/api-key-secret';
 import { MaxCharacters, MinCharacters } from '../common/validation/text-length';
 import { DEFAULT_DATABASE_TUNING } from './app-config';
 import { DEFAULT_MINER_MAX_INDEX_RESPONSE_BYTES } from './miner-answer-sizes';
 import { IsServiceUrl } from './service-url';
 
 const toInt = () => Type(() => Number);
+
+/** A secret clients send in a header (MASTER_KEY, METRICS_TOKEN): one they can send as it is. */
+const HeaderSecret = () =>
+  applyDecorators(
+    MaxCharacters(MAX_PRESENTED_SECRET_LENGTH, {
+      message: `must be at most ${MAX_PRESENTED_SECRET_LENGTH} characters (longer is never looked up)`,
+    }),
+    Matches(HEADER_SECRET_FORM, {
+      message: 'must be printable ASCII with no space at either end, as an HTTP header carries it',
+    }),
+  );
 
 /** Wallet and hotkey names are file names: no separators, not `.` or `..`. */
 const WALLET_NAME = /^(?!\.{1,2}$)[\w.-]{1,64}$/;
@@ -52,6 +65,7 @@ export class EnvironmentVariables {
   @IsOptional()
   @IsString()
   @MinCharacters(16, { message: 'must be at least 16 characters (use a long random value)' })
+  @HeaderSecret()
   MASTER_KEY?: string;
 
   @toInt()
@@ -95,6 +109,7 @@ export class EnvironmentVariables {
   @IsOptional()
   @IsString()
   @MinCharacters(16, { message: 'must be at least 16 characters (use a long random value)' })
+  @HeaderSecret()
   METRICS_TOKEN?: string;
 
   @Matches(BODY_LIMIT_FORM, { message: 'must look like 100kb or 1mb' })

@@ -101,6 +101,13 @@ describe(loadConfig.name, () => {
     ['NODE_ENV', 'test', 'staging'],
     ['MASTER_KEY', 'k'.repeat(16), 'k'.repeat(15)],
     ['METRICS_TOKEN', 'm'.repeat(16), 'm'.repeat(15)],
+    // Secrets sent in a header: as long as the guard looks up, and as a header carries them.
+    ['MASTER_KEY', 'k'.repeat(256), 'k'.repeat(257)],
+    ['METRICS_TOKEN', 'm'.repeat(256), 'm'.repeat(257)],
+    ['MASTER_KEY', 'inner spaces are kept!', ' an-edge-space-is-trimmed'],
+    ['MASTER_KEY', '~!"#$%&()*+,-./09:;<=>?@AZ[]^_`az{|}', 'an-edge-space-is-trimmed '],
+    ['MASTER_KEY', 'k'.repeat(16), 'ключ-ключ-ключ-ключ'],
+    ['METRICS_TOKEN', 'm'.repeat(16), 'tab\tinside-the-token'],
     ['GRAVITY_TOKEN', 'g'.repeat(8), 'g'.repeat(7)],
     ['REDIS_KEY_PREFIX', 'p'.repeat(64), 'p'.repeat(65)],
     ['REDIS_KEY_PREFIX', 'team-1.gateway:', 'team/gateway:'],

@@ -3,7 +3,7 @@ import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
-import { secretsEqual } from '../../common/security/api-key-secret';
+import { MAX_PRESENTED_SECRET_LENGTH, secretsEqual } from '../../common/security/api-key-secret';
 import { ApiKeysService, Authentication } from './api-keys.service';
 import { ACCESS_METADATA, AccessLevel } from '../../common/access/access.decorators';
 import { AuthenticatedRequest } from '../../common/auth/api-key-principal';
@@ -16,9 +16,6 @@ import {
   METRICS_CHALLENGE,
   WRONG_METRICS_TOKEN_CHALLENGE,
 } from '../../common/auth/authentication-required';
-
-/** Longest value we even try to look up; real keys are about 50 characters. */
-const MAX_KEY_LENGTH = 256;
 
 /**
  * Global guard: every route needs an active key (fail closed: an undecorated route needs any
@@ -55,7 +52,7 @@ export class ApiKeyGuard implements CanActivate {
       );
 
     const authentication =
-      presented.length <= MAX_KEY_LENGTH ? this.keys.authenticate(presented) : null;
+      presented.length <= MAX_PRESENTED_SECRET_LENGTH ? this.keys.authenticate(presented) : null;
     if (authentication instanceof Promise)
       return this.failures.lookingUp(
         request.ip ?? 'unknown',
@@ -94,7 +91,8 @@ export class ApiKeyGuard implements CanActivate {
     const bearer = /^Bearer (.+)$/i.exec(request.headers.authorization ?? '')?.[1];
     const token = this.config.metricsToken;
     if (bearer === undefined) return false;
-    if (token && bearer.length <= MAX_KEY_LENGTH && secretsEqual(bearer, token)) return true;
+    if (token && bearer.length <= MAX_PRESENTED_SECRET_LENGTH && secretsEqual(bearer, token))
+      return true;
     if (!keyMissing) return false;
     return this.refuse(request, ERROR_DETAILS.invalidMetricsToken, WRONG_METRICS_TOKEN_CHALLENGE);
   }
