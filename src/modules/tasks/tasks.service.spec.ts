@@ -102,4 +102,17 @@ describe(TasksService.name, () => {
     await expect(service.find('btc\u0000etf')).rejects.toThrow(NotFoundException);
     expect(repository.findById).not.toHaveBeenCalled();
   });
+
+  // Cut by UTF-16 units, an emoji at the cut came out as half a surrogate pair in the JSON body,
+  // which strict parsers refuse (an audit's finding).
+  it('quotes a long unknown id by its first 40 characters, never half of one', async () => {
+    const { service } = setUp([]);
+    const id = `a${'😀'.repeat(45)}`;
+    await expect(service.find(id)).rejects.toThrow(NotFoundException);
+    await expect(service.find(id)).rejects.toMatchObject({
+      message: `Task 'a${'😀'.repeat(39)}…' not found`,
+    });
+    const short = `b${'😀'.repeat(39)}`;
+    await expect(service.find(short)).rejects.toThrow(`Task '${short}' not found`);
+  });
 });

@@ -170,11 +170,13 @@ export class TasksService {
   async find(id: string): Promise<TaskRow> {
     // Postgres text cannot hold U+0000, so no task has such an id (and asking would be a 500).
     const task = id.includes('\u0000') ? undefined : await this.repository.findById(id);
-    // A long id is quoted by its start only (ids in paths are not length-checked).
-    if (!task)
-      throw new NotFoundException(
-        `Task '${id.length > 40 ? `${id.slice(0, 40)}…` : id}' not found`,
-      );
+    // A long id is quoted by its first 40 characters (ids in paths are not length-checked),
+    // cut between code points: half a surrogate pair is JSON that strict parsers refuse.
+    if (!task) {
+      const characters = [...id];
+      const quoted = characters.length > 40 ? `${characters.slice(0, 40).join('')}…` : id;
+      throw new NotFoundException(`Task '${quoted}' not found`);
+    }
     return task;
   }
 }
