@@ -74,7 +74,19 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
   answerClientErrors(app.getHttpServer(), config.httpServer, app.get(Logger), allowedMethods);
 }
 
-const EXPOSED_HEADERS = [...RATE_LIMIT_HEADER_NAMES, 'X-Request-Id', 'X-Total-Count'];
+/**
+ * What a browser client may read beyond the safelisted headers: the rate limits, the request id,
+ * list totals, and what a dataset download is checked and named by (its SHA-256, its ETag for a
+ * conditional fetch, its file name).
+ */
+const EXPOSED_HEADERS = [
+  ...RATE_LIMIT_HEADER_NAMES,
+  'X-Request-Id',
+  'X-Total-Count',
+  'X-Content-SHA256',
+  'ETag',
+  'Content-Disposition',
+];
 
 function setupSwagger(app: INestApplication): OpenAPIObject {
   const document = buildOpenApiDocument(app);

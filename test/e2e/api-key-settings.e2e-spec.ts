@@ -371,7 +371,7 @@ describe('A raised key limit across replicas sharing Redis', () => {
   });
 });
 
-describe('Rate-limit headers through CORS', () => {
+describe('Headers through CORS', () => {
   let app: TestApp;
 
   beforeAll(async () => {
@@ -379,7 +379,7 @@ describe('Rate-limit headers through CORS', () => {
   });
   afterAll(() => app.close());
 
-  it('exposes both header forms to browsers', async () => {
+  it("exposes both rate-limit header forms, and a download's hash, ETag and file name, to browsers", async () => {
     const response = await app.http
       .get('/api/v1/health')
       .set('X-API-Key', TEST_MASTER_KEY)
@@ -387,6 +387,9 @@ describe('Rate-limit headers through CORS', () => {
       .expect(200);
     const exposed = String(response.headers['access-control-expose-headers']).split(',');
     for (const header of ['X-RateLimit-Remaining', 'RateLimit-Policy', 'RateLimit', 'Retry-After'])
+      expect(exposed).toContain(header);
+    // A dataset download's hash, ETag and file name: a browser client read none (an audit's).
+    for (const header of ['X-Content-SHA256', 'ETag', 'Content-Disposition', 'X-Total-Count'])
       expect(exposed).toContain(header);
   });
 });
