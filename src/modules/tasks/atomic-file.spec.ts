@@ -8,41 +8,38 @@ describe(removeStalePartials.name, () => {
   beforeEach(() => (directory = mkdtempSync(join(tmpdir(), 'atomic-file-'))));
   afterEach(() => rmSync(directory, { recursive: true, force: true }));
 
-  it("removes the file's partials no writer touched for an hour, and nothing else", async () => {
-    const path = join(directory, 'task.jsonl.gz');
+  it('removes the partials no writer touched for an hour, of any file, and nothing else', async () => {
     const old = new Date(Date.now() - STALE_PARTIAL_MS - 60_000);
     const files = {
       crashed: 'task.jsonl.gz.1b4e28ba-2fa1-11d2-883f-0016d3cca427.partial',
       legacy: 'task.jsonl.gz.partial',
       crashedManifest: 'task.jsonl.gz.manifest.json.5c2e4f9a-0b1d-4c3e-9f8a-7d6e5c4b3a21.partial',
       live: 'task.jsonl.gz.9f1c7a52-3d4e-4b6f-8a9b-0c1d2e3f4a5b.partial',
-      otherTask: 'task2.jsonl.gz.1b4e28ba-2fa1-11d2-883f-0016d3cca427.partial',
+      otherTask: 'task2.parquet.1b4e28ba-2fa1-11d2-883f-0016d3cca427.partial',
       dataset: 'task.jsonl.gz',
+      manifest: 'task.jsonl.gz.manifest.json',
     };
     for (const [role, name] of Object.entries(files)) {
       writeFileSync(join(directory, name), role);
       if (role !== 'live') utimesSync(join(directory, name), old, old);
     }
-    await removeStalePartials(path, new Date());
+    await removeStalePartials(directory, new Date());
     expect(readdirSync(directory).sort()).toEqual(
-      [files.live, files.otherTask, files.dataset].sort(),
+      [files.live, files.dataset, files.manifest].sort(),
     );
   });
 
   // Writers write as they go, but a page of rows can take minutes on a busy database.
   it('keeps a partial last written to 59 minutes ago: its writer may still be on it', async () => {
-    const path = join(directory, 'task.jsonl.gz');
     const name = 'task.jsonl.gz.1b4e28ba-2fa1-11d2-883f-0016d3cca427.partial';
     const recent = new Date(Date.now() - 59 * 60_000);
     writeFileSync(join(directory, name), 'rows so far');
     utimesSync(join(directory, name), recent, recent);
-    await removeStalePartials(path, new Date());
+    await removeStalePartials(directory, new Date());
     expect(readdirSync(directory)).toEqual([name]);
   });
 
   it('does nothing when the directory does not exist yet', async () => {
-    await expect(
-      removeStalePartials(join(directory, 'none', 'task.jsonl.gz'), new Date()),
-    ).resolves.toBeUndefined();
+    await expect(removeStalePartials(join(directory, 'none'), new Date())).resolves.toBeUndefined();
   });
 });

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
@@ -57,16 +57,17 @@ export async function writeFileAtomically(
 export const STALE_PARTIAL_MS = 60 * 60_000;
 
 /**
- * Removes the partial files a crashed writer of `path` left (`<path>.<uuid>.partial`, and the
- * `<path>.partial` of releases before the names were unique), unless written to within
- * STALE_PARTIAL_MS: another replica may be writing one right now.
+ * Removes the partial files crashed writers left in `directory` (`<file>.<uuid>.partial`, and
+ * the `<file>.partial` of releases before the names were unique), of any file, unless written to
+ * within STALE_PARTIAL_MS: another replica may be writing one right now. A whole-directory sweep,
+ * not one file's: a writer killed mid-write leaves a fresh partial that no later write of its
+ * file removes (a task compiled after a restart is not compiled again).
  */
-export async function removeStalePartials(path: string, now: Date): Promise<void> {
-  const prefix = `${basename(path)}.`;
-  const names = await readdir(dirname(path)).catch(() => [] as string[]);
+export async function removeStalePartials(directory: string, now: Date): Promise<void> {
+  const names = await readdir(directory).catch(() => [] as string[]);
   for (const name of names) {
-    if (!name.startsWith(prefix) || !name.endsWith('.partial')) continue;
-    const file = join(dirname(path), name);
+    if (!name.endsWith('.partial')) continue;
+    const file = join(directory, name);
     const modified = await stat(file).then(
       (info) => info.mtimeMs,
       () => undefined,

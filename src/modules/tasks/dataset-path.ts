@@ -19,7 +19,12 @@ const LONGEST_SUFFIX = `.jsonl.gz.manifest.json.${'0'.repeat(36)}.partial`;
  * name. Ids whose names fit keep them, as every dataset compiled before was named so.
  */
 export function datasetPath(dataDir: string, taskId: string): string {
-  return join(dataDir, 'datasets', `${datasetName(taskId)}.jsonl.gz`);
+  return join(datasetsDirectory(dataDir), `${datasetName(taskId)}.jsonl.gz`);
+}
+
+/** The directory every task's files are written to. */
+export function datasetsDirectory(dataDir: string): string {
+  return join(dataDir, 'datasets');
 }
 
 function datasetName(taskId: string): string {

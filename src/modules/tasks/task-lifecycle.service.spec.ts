@@ -241,6 +241,25 @@ describe(`${TaskLifecycleService.name} compiling`, () => {
     );
   });
 
+  // Shutdown waits for the pass: compiling every expired task first kept it waiting, and a
+  // replica killed at its grace period's end left a half-written file (an audit's finding).
+  it('compiles no further task once stopping: those left stay compiling for the next pass', async () => {
+    const { service, repository } = compiling([], dataDir);
+    const second = { ...COMPILED_TASK, id: 'r-ethereum' };
+    repository.claimExpired.mockResolvedValue([COMPILED_TASK, second]);
+    repository.itemsPage.mockImplementationOnce(() => {
+      service.onModuleDestroy();
+      return Promise.resolve([]);
+    });
+
+    expect(await service.compileExpired()).toBe(1);
+
+    // The compile under way finishes; the next is not started.
+    expect(repository.markCompleted).toHaveBeenCalledTimes(1);
+    expect(repository.markCompleted).toHaveBeenCalledWith(COMPILED_TASK.id, expect.anything(), NOW);
+    expect(repository.itemsPage).toHaveBeenCalledTimes(1);
+  });
+
   // A failed rename names both files: neither directory is anyone's business but the operator's.
   it("records why a compile failed without the server's directories, of either file an error names", async () => {
     const { service, repository } = compiling([], dataDir);

@@ -18,8 +18,7 @@ import { NetworkService } from '../../network/network.service';
 import { NetworkQueryResult } from '../../network/query-result';
 import { removeStalePartials } from './atomic-file';
 import { afterPage, CollectionProgress, nextPage } from './collection-paging';
-import { datasetPath } from './dataset-path';
-import { parquetPathBeside } from './dataset-parquet';
+import { datasetPath, datasetsDirectory } from './dataset-path';
 import { DatasetParquetService } from './dataset-parquet.service';
 import { DatasetRow, writeJsonLines, writeManifest } from './dataset-writer';
 import { TaskRow } from './task.types';
@@ -74,10 +73,15 @@ export class TaskLifecycleService
     return this.job.settled();
   }
 
-  /** One pass: collect what is due, then compile what expired (also used by tests). */
+  /**
+   * One pass: collect what is due, then compile what expired (also used by tests), then remove
+   * the partial files crashed writers left (compiles', and downloads' Parquet rewrites').
+   */
   async runOnce(): Promise<{ collected: number; compiled: number }> {
     const collected = await this.collectDue();
     const compiled = await this.compileExpired();
+    // On the real clock: file times are the file system's, not the service's clock.
+    await removeStalePartials(datasetsDirectory(this.config.dataDir), new Date());
     return { collected, compiled };
   }
 
@@ -117,8 +121,15 @@ export class TaskLifecycleService
 
   async compileExpired(): Promise<number> {
     const compiling = await this.repository.claimExpired(this.clock.now());
-    for (const task of compiling) await this.compile(task);
-    return compiling.length;
+    let compiled = 0;
+    // Stopping, the tasks left stay `compiling` for the next pass, on any replica: shutdown waits
+    // for this pass, and a replica killed mid-compile (its grace period over) leaves more to redo.
+    for (const task of compiling) {
+      if (this.stopping) break;
+      await this.compile(task);
+      compiled += 1;
+    }
+    return compiled;
   }
 
   private async collect(task: TaskRow, now: Date): Promise<void> {
@@ -166,9 +177,6 @@ export class TaskLifecycleService
   private async compile(task: TaskRow): Promise<void> {
     const path = datasetPath(this.config.dataDir, task.id);
     try {
-      // On the real clock: file times are the file system's, not the service's clock.
-      await removeStalePartials(path, new Date());
-      await removeStalePartials(parquetPathBeside(path), new Date());
       const jsonl = await writeJsonLines(path, this.pages(task.id));
       const dataset = { ...jsonl, parquet: await this.parquet.tryWrite(task, jsonl) };
       const now = this.clock.now();
