@@ -1,7 +1,17 @@
-import { mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readlinkSync,
+  realpathSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
+import * as fs from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { removeStalePartials, STALE_PARTIAL_MS } from './atomic-file';
+import { removeStalePartials, STALE_PARTIAL_MS, writeFileAtomically } from './atomic-file';
 
 describe(removeStalePartials.name, () => {
   let directory: string;
@@ -41,5 +51,40 @@ describe(removeStalePartials.name, () => {
 
   it('does nothing when the directory does not exist yet', async () => {
     await expect(removeStalePartials(join(directory, 'none'), new Date())).resolves.toBeUndefined();
+  });
+});
+
+describe(writeFileAtomically.name, () => {
+  let directory: string;
+  beforeEach(() => (directory = mkdtempSync(join(tmpdir(), 'atomic-write-'))));
+  afterEach(() => {
+    jest.restoreAllMocks();
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  // Durability cannot be watched without pulling the power: what is flushed, and when, can.
+  // (A handle's path is read from /proc: these tests run on Linux.)
+  it('flushes the file, renames it into place, then flushes the directory, before it returns', async () => {
+    const path = join(directory, 'task.jsonl.gz');
+    const probe = await fs.open(directory, 'r');
+    const fileHandle = Object.getPrototypeOf(probe) as { sync(): Promise<void> };
+    await probe.close();
+    const synced: { path: string; renamed: boolean }[] = [];
+    const sync = fileHandle.sync;
+    jest.spyOn(fileHandle, 'sync').mockImplementation(async function (this: fs.FileHandle) {
+      synced.push({ path: readlinkSync(`/proc/self/fd/${this.fd}`), renamed: existsSync(path) });
+      return sync.call(this);
+    });
+
+    const written = await writeFileAtomically(path, async (output) => {
+      output.end('rows');
+    });
+
+    expect(written.bytes).toBe(4);
+    expect(synced).toEqual([
+      { path: expect.stringMatching(/\/task\.jsonl\.gz\.[0-9a-f-]{36}\.partial$/), renamed: false },
+      { path: realpathSync(directory), renamed: true },
+    ]);
+    expect(readdirSync(directory)).toEqual(['task.jsonl.gz']);
   });
 });

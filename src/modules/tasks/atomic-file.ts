@@ -13,8 +13,9 @@ export interface WrittenFile {
 /**
  * Writes a file so that no reader ever sees it half-written: `write` fills `partial` (hashed on
  * the way to disk, so the hash is of the very bytes written), which is flushed and only then
- * renamed over `path`. On failure the partial file is removed. The partial file's name is unique
- * unless given, so writers running at the same time (two replicas) never share one.
+ * renamed over `path`, the rename flushed in turn. On failure the partial file is removed. The
+ * partial file's name is unique unless given, so writers running at the same time (two
+ * replicas) never share one.
  */
 export async function writeFileAtomically(
   path: string,
@@ -38,16 +39,27 @@ export async function writeFileAtomically(
       }),
       stored,
     ]);
-    const handle = await open(partial, 'r+');
-    await handle.sync();
-    await handle.close();
+    await syncToDisk(partial, 'r+');
     await rename(partial, path);
+    // The rename is the directory's change: flushed too before the caller records the file
+    // (a task `completed`), or a power loss could undo it while the database kept the record.
+    await syncToDisk(dirname(path), 'r');
   } catch (error) {
     await stored.catch(() => undefined);
     await rm(partial, { force: true });
     throw error;
   }
   return { bytes: (await stat(path)).size, sha256: hash.digest('hex') };
+}
+
+/** Flushes a file's, or a directory's, data to disk. */
+async function syncToDisk(path: string, flags: 'r' | 'r+'): Promise<void> {
+  const handle = await open(path, flags);
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
 }
 
 /**
