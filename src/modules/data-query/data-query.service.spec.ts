@@ -102,6 +102,29 @@ describe(DataQueryService.name, () => {
     expect(retried).toMatchObject({ status: 'success', meta: { cache_hit: false } });
   });
 
+  // Its fetches go on and store their items for the next query (docs/decisions.md); cached, the
+  // next identical query got the cut answer again for the whole TTL (an audit's finding).
+  it('does not cache a stored answer the deadline cut, and caches a whole one', async () => {
+    const stored = (deadlineReached: boolean): NetworkQueryResult => ({
+      ...ANSWERED,
+      origin: 'stored',
+      deadlineReached,
+      stored: {
+        coverage: 'complete',
+        buckets: { planned: 3, fromStore: 1, fetchedNow: 0, missing: deadlineReached ? 2 : 0 },
+        oldestFetchedAt: null,
+      },
+    });
+    const { service, queries } = setUp([stored(true), stored(false)]);
+    const cut = await service.query({ source: 'x', keywords: ['#ai'] });
+    const fuller = await service.query({ source: 'x', keywords: ['#ai'] });
+    const repeated = await service.query({ source: 'x', keywords: ['#ai'] });
+    expect(queries).toHaveLength(2);
+    expect(cut.meta).toMatchObject({ deadline_reached: true, cache_hit: false });
+    expect(fuller.meta).toMatchObject({ deadline_reached: false, cache_hit: false });
+    expect(repeated.meta).toMatchObject({ deadline_reached: false, cache_hit: true });
+  });
+
   it("reports a stored answer's bucket counts each under its own name, and the live origin without them", async () => {
     const { service } = setUp([
       {

@@ -8,7 +8,7 @@ import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { parseIsoDate } from '../../common/validation/iso-date';
 import { NetworkService } from '../../network/network.service';
-import { StoredCounts } from '../../network/query-result';
+import { NetworkQueryResult, StoredCounts } from '../../network/query-result';
 import { authorKey, NetworkQuery } from '../../network/protocol';
 import { toSourceName } from '../../network/sources';
 import { DataQueryRequestDto } from './dto/data-query-request.dto';
@@ -73,9 +73,19 @@ export class DataQueryService {
       },
     };
     this.metrics.recordOnDemandAnswer(result.origin, response.status);
-    if (!result.error) await this.cache.set(key, response, ttl);
+    if (cacheable(result)) await this.cache.set(key, response, ttl);
     return response;
   }
+}
+
+/**
+ * Not an error (it would be repeated for the whole TTL while it passes), nor a stored answer the
+ * deadline cut: its fetches go on and store their items, for the next identical query to find.
+ * A live answer the deadline cut is cached: nothing of its late miners is kept, and asking them
+ * again at once would spend their calls on the same round.
+ */
+function cacheable(result: NetworkQueryResult): boolean {
+  return !result.error && !(result.origin === 'stored' && result.deadlineReached);
 }
 
 function storedMeta(stored: StoredCounts): StoredDataMetaDto {
