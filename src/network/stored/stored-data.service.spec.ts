@@ -41,6 +41,8 @@ function tweet(id: number, hour: number, tag: string, username = 'alice'): strin
   });
 }
 
+type Tweet = { tweet_id: string };
+
 interface FakeMiner {
   uid: number;
   coldkey: string;
@@ -205,6 +207,29 @@ describe(StoredDataService.name, () => {
       { uid: 1, score: 1 },
       { uid: 2, score: 1 },
     ]);
+  });
+
+  // One post is one uri in the store only as the record spells it: X handles are case-insensitive
+  // (a Reddit uri may or may not carry the title's slug), so two honest-looking copies can be two
+  // rows. The answer promises one item per post (an audit's finding).
+  it('answers a post stored under two spellings of its uri once', async () => {
+    const shouting = miner(2);
+    for (const [key, contents] of shouting.holds) {
+      const [, , hour] = JSON.parse(key) as [number, string, number];
+      const ids = contents.map((content) => Number((JSON.parse(content) as Tweet).tweet_id));
+      shouting.holds.set(
+        key,
+        ids.map((id) => tweet(id, hour, '#tao', 'ALICE')),
+      );
+    }
+    const { service, store } = setUp([miner(1), shouting]);
+    const answer = await service.answer(query({ limit: 30 }));
+    expect(new Set([...store.items.keys()].map((uri) => uri.split('/')[3]))).toEqual(
+      new Set(['alice', 'ALICE']),
+    );
+    const ids = answer.items.map((item) => (item.source === 'X' ? item.tweet.id : item.id));
+    expect(ids.length).toBeGreaterThan(0);
+    expect(new Set(ids).size).toBe(ids.length);
   });
 
   it('plans as many buckets when a holder claims the subnet’s cap for every hour', async () => {

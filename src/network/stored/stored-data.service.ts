@@ -4,6 +4,7 @@ import { parseIsoDate } from '../../common/validation/iso-date';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { MinerIndexService } from '../index/miner-index.service';
+import { itemKey } from '../item-uri';
 import { BucketKey, NetworkQuery } from '../protocol';
 import { CallBudgets, QueryPurpose } from '../transport/call-budgets';
 import { MinerClient } from '../transport/miner-client';
@@ -241,6 +242,10 @@ export class StoredDataService {
     selected: readonly SelectedBucket[],
   ): Promise<StoredItem[]> {
     const kept: StoredItem[] = [];
+    // One item per post: the store keeps one row per uri as the record spells it, and two
+    // copies of a post may spell it two ways (an X handle's case, a Reddit uri with or without
+    // the title's slug).
+    const posts = new Set<string>();
     const chosenFrom =
       selected.length === 0
         ? plan.from
@@ -259,8 +264,13 @@ export class StoredDataService {
         limit: pageSize,
       });
       scanned += page.length;
-      for (const stored of page)
-        if (kept.length < plan.limit && plan.matches(stored.item)) kept.push(stored);
+      for (const stored of page) {
+        if (kept.length === plan.limit || !plan.matches(stored.item)) continue;
+        const post = itemKey(stored.item);
+        if (posts.has(post)) continue;
+        posts.add(post);
+        kept.push(stored);
+      }
       const last = page.at(-1)?.item;
       if (last) before = { datetime: parseIsoDate(last.datetime)!, uri: last.uri };
       if (page.length < pageSize && from === plan.from) break;
