@@ -39,6 +39,27 @@ describe(convertEntity.name, () => {
     expect(convertEntity(wire, 'x')?.item.datetime).toBe(xItem.datetime);
   });
 
+  // The record keeps the post's own time, to the minute: an entity dated elsewhere re-dates the
+  // post into a query's range (an audit's finding: a Reddit item answered with `datetime` in the
+  // range and `createdAt` a month before it).
+  it("refuses an entity dated outside its record's minute, of either source", () => {
+    for (const item of [xItem, post]) {
+      const source = sourceOfName(item.source)!;
+      const minute = Math.floor(Date.parse(item.datetime) / 60_000) * 60_000;
+      const dated = (time: number) =>
+        entity(item, (wire) => {
+          wire.datetime = new Date(time).toISOString();
+        });
+      expect(convertEntity(dated(minute), source)?.item.datetime).toBe(
+        new Date(minute).toISOString(),
+      );
+      expect(convertEntity(dated(minute + 59_999), source)).toBeDefined();
+      expect(convertEntity(dated(minute + 60_000), source)).toBeUndefined();
+      expect(convertEntity(dated(minute - 1), source)).toBeUndefined();
+      expect(convertEntity(dated(minute - 30 * 86_400_000), source)).toBeUndefined();
+    }
+  });
+
   it('drops U+0000 and replaces unpaired surrogates in every string of the item', () => {
     const wire = entity(xItem, (_, record) => {
       record.text = 'a\u0000b \ud800 \udc00 🚀';

@@ -1,4 +1,5 @@
 import { isRecord } from '../../common/is-record';
+import { MINUTE_MS } from '../../common/clock/durations';
 import { parseIsoDate } from '../../common/validation/iso-date';
 import { DataItem } from '../protocol';
 import { Source } from '../../common/source';
@@ -53,6 +54,11 @@ export function convertEntity(value: unknown, source: Source): ConvertedEntity |
     return undefined;
   }
   if (!isRecord(record)) return undefined;
+  // The entity's time is the record's own, which the record keeps rounded down to the minute
+  // (XContent/RedditContent.to_data_entity): one in another minute re-dates the post, into a
+  // query's range or a bucket's hour. A record that keeps no time (X's nested shape) says nothing.
+  const recorded = recordTime(record, source);
+  if (recorded !== undefined && minuteOf(recorded) !== minuteOf(time)) return undefined;
   const contentBytes = Buffer.byteLength(content);
   const place = { uri, datetime: time.toISOString(), contentBytes };
   const item = itemOf(record, source, place, [content, uri]);
@@ -75,14 +81,23 @@ export function convertContent(content: unknown, source: Source): ConvertedEntit
   }
   if (!isRecord(record)) return undefined;
   const uri = text(record.url);
-  const stamp = text(source === 'x' ? record.timestamp : record.createdAt);
-  const time = stamp === undefined ? undefined : parseIsoDate(stamp);
+  const time = recordTime(record, source);
   if (!uri || !time) return undefined;
   const contentBytes = Buffer.byteLength(content);
   const place = { uri, datetime: time.toISOString(), contentBytes };
   const item = itemOf(record, source, place, [content]);
   if (!item) return undefined;
   return { item, declaredBytes: contentBytes, contentBytes };
+}
+
+/** The record's own time: `timestamp` (X) or `createdAt` (Reddit); undefined if it has none. */
+function recordTime(record: Record<string, unknown>, source: Source): Date | undefined {
+  const stamp = text(source === 'x' ? record.timestamp : record.createdAt);
+  return stamp === undefined ? undefined : parseIsoDate(stamp);
+}
+
+function minuteOf(time: Date): number {
+  return Math.floor(time.getTime() / MINUTE_MS);
 }
 
 /**
