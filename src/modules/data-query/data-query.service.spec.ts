@@ -102,8 +102,9 @@ describe(DataQueryService.name, () => {
     expect(retried).toMatchObject({ status: 'success', meta: { cache_hit: false } });
   });
 
-  // Its fetches go on and store their items for the next query (docs/decisions.md); cached, the
-  // next identical query got the cut answer again for the whole TTL (an audit's finding).
+  // Its fetches go on and store their items for the next query (docs/decisions.md, "On-demand
+  // from stored data"); cached, the next identical query got the cut answer again for the whole
+  // TTL (an audit's finding).
   it('does not cache a stored answer the deadline cut, and caches a whole one', async () => {
     const stored = (deadlineReached: boolean): NetworkQueryResult => ({
       ...ANSWERED,
