@@ -96,14 +96,23 @@ export class MinersRepository {
    * from. A uid whose hotkey changed was re-registered by someone else: what the old miner
    * claimed to hold is not the new one's, so its index goes and its credibility starts over.
    * Uids missing from the metagraph are marked deregistered, not deleted (their history stays),
-   * and their index goes too. Both indexes leave the statistics at the credibility they were
-   * counted at (see MinerIndexService.dropIndexes). Neurons whose axon address is refused
-   * (`refused` uids) are marked `address_refused`.
+   * and their index goes too, as does the index of a neuron that is now a validator (`validators`
+   * uids): no index sync asks a validator again, so it would be stale for good, and no stored-data
+   * call may go to one. These indexes leave the statistics at the credibility they were counted
+   * at (see MinerIndexService.dropIndexes). Neurons whose axon address is refused (`refused`
+   * uids) are marked `address_refused`.
    */
   async syncNeurons(
     neurons: readonly MetagraphNeuron[],
-    refused: ReadonlySet<number> = new Set(),
-    origin?: MetagraphOrigin,
+    {
+      refused = new Set(),
+      validators = new Set(),
+      origin,
+    }: {
+      refused?: ReadonlySet<number>;
+      validators?: ReadonlySet<number>;
+      origin?: MetagraphOrigin;
+    } = {},
   ): Promise<{ hotkeyChanged: number[]; indexesDropped: number[] }> {
     return this.dataSource.transaction(async (manager) => {
       // Replicas apply metagraphs one at a time, so the uids found changing here are those that
@@ -124,7 +133,11 @@ export class MinersRepository {
           [uids],
         )
       ).map((row) => row.uid);
-      const indexesDropped = await this.index.dropIndexes(manager, [...changed, ...gone]);
+      const indexesDropped = await this.index.dropIndexes(manager, [
+        ...changed,
+        ...gone,
+        ...validators,
+      ]);
       if (changed.length > 0) await this.startOver(manager, changed);
       await this.releaseMovedHotkeys(manager, uids, neurons, changed);
       if (neurons.length > 0) {

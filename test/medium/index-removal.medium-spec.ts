@@ -67,9 +67,17 @@ describe('Dropping miner indexes', () => {
     for (const uid of UIDS) await index.replaceMinerIndex(uid, rowsOf(uid));
   });
 
-  function applyMetagraph() {
+  /** Applies the metagraph of `hotkeys`, with `validators` among its uids. */
+  function applyMetagraph(validators: number[] = []) {
     return miners.syncNeurons(
-      [...hotkeys].map(([uid, hotkey]) => metagraphNeuron(uid, { hotkey, axon_url: null })),
+      [...hotkeys].map(([uid, hotkey]) =>
+        metagraphNeuron(uid, {
+          hotkey,
+          axon_url: null,
+          ...(validators.includes(uid) ? { validator_permit: true, stake: 50_000 } : {}),
+        }),
+      ),
+      { validators: new Set(validators) },
     );
   }
 
@@ -149,6 +157,29 @@ describe('Dropping miner indexes', () => {
       'SELECT sum(bytes)::text AS bytes FROM bucket_totals',
     );
     expect(Number(bytes)).toBe(rowsOf(1).reduce((sum, row) => sum + row.bytes, 0));
+  });
+
+  // No index sync asks a validator, so its index would stay, stale, in the statistics and be
+  // picked for stored-data calls (an audit's finding).
+  it('drops the index of a neuron that became a validator, at its credibility, keeping its row', async () => {
+    await setCredibility(1, 0.6);
+
+    const { hotkeyChanged, indexesDropped } = await applyMetagraph([1]);
+
+    expect({ hotkeyChanged, indexesDropped }).toEqual({ hotkeyChanged: [], indexesDropped: [1] });
+    expect(await minerRow(1)).toMatchObject({
+      state: 'active',
+      credibility: 0.6,
+      index_buckets: 0,
+    });
+    expect([await indexedRows(0), await indexedRows(1), await indexedRows(2)]).toEqual([
+      rowsOf(0).length,
+      0,
+      rowsOf(2).length,
+    ]);
+    await expectAggregatesExact(database);
+    // Applied again, there is nothing left to drop.
+    expect((await applyMetagraph([1])).indexesDropped).toEqual([]);
   });
 
   it('drops the indexes of miners that missed the syncs given in a row, at their credibility, whatever their age', async () => {

@@ -105,12 +105,12 @@ describe(MinersRepository.name, () => {
       Object.fromEntries((await miners.listAll()).map((miner) => [miner.uid, miner.state]));
 
     it('counts as the metagraph and the circuits left the miners, and keeps those states over a sync', async () => {
-      await miners.syncNeurons(metagraph, new Set([4]));
+      await miners.syncNeurons(metagraph, { refused: new Set([4]) });
       await miners.setState(3, 'failing');
       // A refused address stays refused whatever a circuit says.
       await miners.setState(4, 'active');
       expect(await states()).toMatchObject({ 3: 'failing', 4: 'address_refused' });
-      await miners.syncNeurons(metagraph, new Set([4]));
+      await miners.syncNeurons(metagraph, { refused: new Set([4]) });
 
       expect(await miners.countMiners(MIN_STAKE)).toEqual({
         total: 6,

@@ -48,10 +48,13 @@ class FakeRepository {
   lastMetagraph(): Promise<undefined> {
     return Promise.resolve(undefined);
   }
+  /** What the service last said of the validators among the neurons. */
+  validators: number[] = [];
   syncNeurons(
     neurons: readonly MetagraphNeuron[],
-    refused: ReadonlySet<number>,
+    { refused, validators }: { refused: ReadonlySet<number>; validators: ReadonlySet<number> },
   ): Promise<{ hotkeyChanged: number[]; indexesDropped: number[] }> {
+    this.validators = [...validators];
     const listed = new Set(neurons.map((n) => n.uid));
     for (const row of this.rows.values()) if (!listed.has(row.uid)) row.state = 'deregistered';
     for (const n of neurons) {
@@ -133,6 +136,19 @@ describe(MetagraphService.name, () => {
     ]);
     expect(uids(service.minersServingData())).toEqual([0, 1]);
     expect(uids(service.validators())).toEqual([2, 3]);
+  });
+
+  // Their indexes go with the sync (MinersRepository.syncNeurons): no index sync asks a
+  // validator again, and no stored-data call may go to one (an audit's finding).
+  it('names the validators to the repository by the same rule, for their indexes to go', async () => {
+    const { repository, apply } = setUp();
+    await apply([
+      metagraphNeuron(0),
+      metagraphNeuron(1, { validator_permit: true, stake: MIN_STAKE - 1 }),
+      metagraphNeuron(2, { validator_permit: true, stake: MIN_STAKE }),
+      metagraphNeuron(3, { validator_permit: true, stake: null }),
+    ]);
+    expect(repository.validators.sort()).toEqual([2, 3]);
   });
 
   it('neither calls nor counts the votes of neurons that left the metagraph', async () => {

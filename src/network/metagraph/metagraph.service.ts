@@ -206,11 +206,25 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
   private async apply(source: MetagraphSource, metagraph: MetagraphFile): Promise<void> {
     await this.refuseIfSuspicious(metagraph);
     const refused = await this.refusedAxons(metagraph.neurons);
-    const { hotkeyChanged, indexesDropped } = await this.repository.syncNeurons(
-      metagraph.neurons,
-      refused,
-      { network: source.networkOf(metagraph), source: source.description, block: metagraph.block },
+    const validators = new Set(
+      metagraph.neurons
+        .filter((neuron) =>
+          isValidator(
+            { validatorPermit: neuron.validator_permit, stake: neuron.stake },
+            this.config.network.validatorMinStake,
+          ),
+        )
+        .map((neuron) => neuron.uid),
     );
+    const { hotkeyChanged, indexesDropped } = await this.repository.syncNeurons(metagraph.neurons, {
+      refused,
+      validators,
+      origin: {
+        network: source.networkOf(metagraph),
+        source: source.description,
+        block: metagraph.block,
+      },
+    });
     const refusedNote =
       refused.size > 0
         ? `; ${refused.size} axons outside MINER_ALLOWED_NETWORKS, never contacted` +
@@ -220,7 +234,7 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
       hotkeyChanged.length > 0 ? `; new hotkeys on uids ${hotkeyChanged.join(', ')}` : '';
     const droppedNote =
       indexesDropped.length > 0
-        ? `; indexes of uids ${indexesDropped.join(', ')} dropped (deregistered or new hotkey)`
+        ? `; indexes of uids ${indexesDropped.join(', ')} dropped (deregistered, new hotkey or now a validator)`
         : '';
     this.logger.log(
       `metagraph from ${source.description} at block ${metagraph.block}: ` +
