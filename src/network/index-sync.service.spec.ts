@@ -1,5 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { Logger } from '@nestjs/common';
+import { MinerReplacedError } from './index/miner-index.repository';
 import { until } from '../../test/support/until';
 import { Clock } from '../common/clock/clock';
 import { JobRunner } from '../common/jobs/job-runner';
@@ -342,11 +343,27 @@ describe(IndexSyncService.name, () => {
       expect(report.rows).toBe(1 + 2 + 3);
     });
 
-    it('stores the index of a miner that answered one', async () => {
+    it('stores the index of a miner that answered one, for the hotkey it came from', async () => {
       const { service, index } = syncOutcomes();
       await syncOnce(service);
-      expect(index.replaceMinerIndex).toHaveBeenCalledWith(1, rowsOf(1));
+      expect(index.replaceMinerIndex).toHaveBeenCalledWith(1, rowsOf(1), 'hk1');
       expect(index.replaceMinerIndex).toHaveBeenCalledTimes(2);
+    });
+
+    // A metagraph applied during the run gave the uid to someone else: the index is not theirs.
+    it('neither stores, spot-checks nor holds against the miner an index whose uid changed hands', async () => {
+      const { service, index, spotChecks } = setUp({
+        miners: 2,
+        replaceMinerIndex: (uid) =>
+          uid === 2 ? rejecting(new MinerReplacedError(2, 'hk2')) : Promise.resolve(),
+      });
+      const report = await syncOnce(service);
+      expect(report).toMatchObject({ miners: 2, synced: 1, failed: 1, rejected: 0, skipped: 0 });
+      expect(spotChecks.check).toHaveBeenCalledWith([{ miner: minerOf(1), rows: rowsOf(1) }]);
+      expect(index.countMissedSyncs.mock.calls.flatMap(([uids]) => [...uids])).not.toContain(2);
+      expect(warnings).toHaveBeenCalledWith(
+        'miner 2: index not stored: uid 2 is no longer hk2 (re-registered or deregistered during the sync)',
+      );
     });
 
     it('hands the spot checks exactly the synced miners with their rows, and reports their verdicts', async () => {

@@ -14,6 +14,7 @@ import { AppConfig } from '../config/app-config';
 import { InjectConfig } from '../config/config.module';
 import { IndexSpotChecks, SpotCheckResult, SyncedMiner } from './index-spot-checks';
 import { IndexRow, InvalidIndexError } from './index/compressed-index';
+import { MinerReplacedError } from './index/miner-index.repository';
 import { MinerIndexService } from './index/miner-index.service';
 import { ServingMiner } from './miner.entity';
 import { NetworkService } from './network.service';
@@ -248,7 +249,7 @@ export class IndexSyncService
   ): Promise<IndexRow[] | undefined> {
     try {
       const rows = await this.network.fetchMinerIndex(miner, this.clock.now());
-      await this.index.replaceMinerIndex(miner.uid, rows);
+      await this.index.replaceMinerIndex(miner.uid, rows, miner.hotkey);
       report.synced++;
       report.rows += rows.length;
       return rows;
@@ -266,6 +267,10 @@ export class IndexSyncService
         this.logger.warn(
           `miner ${miner.uid}: index not fetched (${error.reason}): ${error.message}`,
         );
+      } else if (error instanceof MinerReplacedError) {
+        // The metagraph moved on during the run: not the miner's fault, nor ours.
+        report.failed++;
+        this.logger.warn(`miner ${miner.uid}: index not stored: ${error.message}`);
       } else {
         // Ours (Postgres away…): the miner answered.
         report.failed++;

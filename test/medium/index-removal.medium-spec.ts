@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { DataSource } from 'typeorm';
 import { IndexRow } from '../../src/network/index/compressed-index';
+import { MinerReplacedError } from '../../src/network/index/miner-index.repository';
 import { MinerIndexService } from '../../src/network/index/miner-index.service';
 import { MinersRepository } from '../../src/network/miners.repository';
 import { SourceId } from '../../src/network/sources';
@@ -157,6 +158,32 @@ describe('Dropping miner indexes', () => {
       'SELECT sum(bytes)::text AS bytes FROM bucket_totals',
     );
     expect(Number(bytes)).toBe(rowsOf(1).reduce((sum, row) => sum + row.bytes, 0));
+  });
+
+  // An index sync runs for minutes; a metagraph applied meanwhile may give the uid to another
+  // hotkey or deregister it. The old owner's index stored under the uid was the new owner's
+  // (an audit's finding).
+  it('stores a fetched index only while the uid still belongs to the hotkey it came from', async () => {
+    const fetchedFrom = hotkeys.get(1)!;
+    hotkeys.set(1, 'hotkey-1-new-owner');
+    await applyMetagraph();
+    await expect(index.replaceMinerIndex(1, rowsOf(1), fetchedFrom)).rejects.toThrow(
+      MinerReplacedError,
+    );
+    expect(await indexedRows(1)).toBe(0);
+    expect((await minerRow(1)).index_buckets).toBe(0);
+
+    const deregistered = hotkeys.get(2)!;
+    hotkeys.delete(2);
+    await applyMetagraph();
+    await expect(index.replaceMinerIndex(2, rowsOf(2), deregistered)).rejects.toThrow(
+      MinerReplacedError,
+    );
+    expect(await indexedRows(2)).toBe(0);
+
+    await index.replaceMinerIndex(1, rowsOf(1), 'hotkey-1-new-owner');
+    expect(await indexedRows(1)).toBe(rowsOf(1).length);
+    await expectAggregatesExact(database);
   });
 
   // No index sync asks a validator, so its index would stay, stale, in the statistics and be

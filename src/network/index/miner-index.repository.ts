@@ -19,6 +19,16 @@ const LABEL_CACHE_SIZE = 100_000;
 /** The largest `miners.index_missed_syncs` holds (a smallint). */
 const SMALLINT_MAX = 32_767;
 
+/**
+ * The uid no longer belongs to the hotkey whose index was fetched (re-registered by someone
+ * else, or deregistered, while the sync ran): the index is not the uid's now, and is not stored.
+ */
+export class MinerReplacedError extends Error {
+  constructor(uid: number, hotkey: string) {
+    super(`uid ${uid} is no longer ${hotkey} (re-registered or deregistered during the sync)`);
+  }
+}
+
 /** A row deleted from a miner's partition. */
 interface RemovedRow {
   source: number;
@@ -52,9 +62,11 @@ export class MinerIndexRepository {
    * update of the network totals takes the global aggregates lock, after which the miner's
    * credibility is read, so a concurrent credibility change cannot be applied twice or missed.
    * Everything that needs no database (ordering the rows, summing the totals) is done before
-   * the transaction starts.
+   * the transaction starts. With `hotkey` (the one the index was fetched from), nothing is
+   * stored unless the uid still has it and is registered (MinerReplacedError): a sync runs for
+   * minutes, and a metagraph applied meanwhile may have given the uid to another hotkey.
    */
-  async replaceMinerIndex(uid: number, rows: readonly IndexRow[]): Promise<void> {
+  async replaceMinerIndex(uid: number, rows: readonly IndexRow[], hotkey?: string): Promise<void> {
     const labelIds = await this.resolveLabels(rows);
     const prepared = prepareIndex(rows, labelIds);
     const partition = await this.ensurePartition(uid);
@@ -67,10 +79,12 @@ export class MinerIndexRepository {
       const [miner] = await manager
         .query<{ credibility: number }[]>(
           `UPDATE miners SET index_synced_at = now(), index_buckets = $2, index_missed_syncs = 0
-           WHERE uid = $1 RETURNING credibility`,
-          [uid, rows.length],
+           WHERE uid = $1 AND ($3::text IS NULL OR (hotkey = $3 AND state <> 'deregistered'))
+           RETURNING credibility`,
+          [uid, rows.length, hotkey ?? null],
         )
         .then((result) => returningRows<{ credibility: number }>(result));
+      if (!miner && hotkey !== undefined) throw new MinerReplacedError(uid, hotkey);
       if (!miner) throw new Error(`unknown miner ${uid}`);
       await this.totals.applyDeltas(
         manager,

@@ -24,9 +24,12 @@ export class MinerIndexService {
     private readonly reads: MinerIndexReadRepository,
   ) {}
 
-  /** Replaces one miner's index and its share of the totals; `[]` forgets the miner's index. */
-  replaceMinerIndex(uid: number, rows: readonly IndexRow[]): Promise<void> {
-    return this.repository.replaceMinerIndex(uid, rows);
+  /**
+   * Replaces one miner's index and its share of the totals; `[]` forgets the miner's index.
+   * With `hotkey`, only while the uid still belongs to it (else MinerReplacedError).
+   */
+  replaceMinerIndex(uid: number, rows: readonly IndexRow[], hotkey?: string): Promise<void> {
+    return this.repository.replaceMinerIndex(uid, rows, hotkey);
   }
 
   /**
