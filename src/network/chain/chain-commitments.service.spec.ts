@@ -28,6 +28,14 @@ describe(ChainCommitmentsService.name, () => {
     expect(await service.of(BOB)).toBeUndefined();
   });
 
+  // The node's AccountId refuses it with a plain error: get_desirabilities answered a 500 where
+  // a hotkey read locally gets its 404 (an audit's finding).
+  it('finds no commitment for a hotkey that is no address, as for one that committed nothing', async () => {
+    const service = new ChainCommitmentsService(chain.connection, config);
+    for (const hotkey of ['abc', `${ALICE.slice(0, -1)}0`, ALICE.slice(0, 40), '0x1234'])
+      expect(await service.of(hotkey)).toBeUndefined();
+  });
+
   it('is unavailable without SUBTENSOR_URL, and says why when asked anyway', () => {
     const service = new ChainCommitmentsService(null, config);
     expect(service.available).toBe(false);

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
+import { publicKeyOfAddress } from '../bittensor/keypair';
 import { ChainCommitment, readCommitment, readCommitments } from './commitments';
 import { SubtensorConnection } from './subtensor-connection';
 
@@ -26,8 +27,13 @@ export class ChainCommitmentsService {
     return this.chain().use((api) => readCommitments(api, this.config.netuid));
   }
 
-  /** One hotkey's commitment, or undefined. Throws ChainUnavailableError when the node cannot be used. */
+  /**
+   * One hotkey's commitment, or undefined (also for a string that is no address: no account
+   * committed it, and the node's AccountId would refuse it with a plain error). Throws
+   * ChainUnavailableError when the node cannot be used.
+   */
   of(hotkey: string): Promise<ChainCommitment | undefined> {
+    if (publicKeyOfAddress(hotkey) === null) return Promise.resolve(undefined);
     return this.chain().use((api) => readCommitment(api, this.config.netuid, hotkey));
   }
 
