@@ -26,7 +26,7 @@ describe(PublicationRepository.name, () => {
   /** A hotkey of its own per test: the run's database is shared. */
   const newHotkey = () => `5${randomUUID().replaceAll('-', '')}`;
   const enqueue = (hotkey: string, content: string, now: Date) =>
-    repository.transaction((manager) =>
+    medium.dataSource.transaction((manager) =>
       repository.enqueue(hotkey, content, ['tao'], now, now, manager),
     );
   const claim = async (hotkey: string, claimant: string, now: Date): Promise<Claim> => {
@@ -93,7 +93,7 @@ describe(PublicationRepository.name, () => {
 
     const again = await claim(hotkey, 'a', at(30));
     await repository.recordPushed(again, SHA, at(31));
-    await repository.transaction((manager) =>
+    await medium.dataSource.transaction((manager) =>
       repository.recordCommitted(again, { blockNumber: 7, blockHash: null }, at(32), manager),
     );
     expect(await repository.find(hotkey)).toMatchObject({ state: 'committed', claimed_by: null });

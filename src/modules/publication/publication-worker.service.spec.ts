@@ -19,6 +19,10 @@ function workerWith(
     recordPushed?: () => Promise<boolean>;
     recordCommitted?: () => Promise<boolean>;
     found?: Pick<PublicationRow, 'version' | 'claimed_by'>;
+    /** The SHA our commitment on chain names (by default the vote's: nothing to submit). */
+    onChain?: string;
+    /** What using the node to submit a commitment does (CommitmentSubmitter uses `useLong`). */
+    commit?: () => Promise<unknown>;
   } = {},
 ) {
   const claimed = { hotkey: HOTKEY, version: 3, commit_sha: null, attempts: 0, ...row };
@@ -28,12 +32,23 @@ function workerWith(
     recordPushed: fakes.recordPushed ?? (() => Promise.resolve(true)),
     recordCommitted: jest.fn(fakes.recordCommitted ?? (() => Promise.resolve(true))),
     recordRetry: jest.fn(() => Promise.resolve(true)),
-    transaction: (work: (manager: unknown) => Promise<unknown>) => work({}),
     find: () =>
       Promise.resolve({ ...claimed, ...(fakes.found ?? { version: 4, claimed_by: null }) }),
     release: jest.fn(() => Promise.resolve()),
   };
-  const tasks = { recordNetworkRegistration: jest.fn(() => Promise.resolve()) };
+  /** True while the worker holds the registration lock (TasksService.registering). */
+  const lock = { held: false };
+  const tasks = {
+    recordNetworkRegistration: jest.fn(() => Promise.resolve()),
+    registering: jest.fn(async (work: (manager: unknown) => Promise<unknown>) => {
+      lock.held = true;
+      try {
+        return await work({});
+      } finally {
+        lock.held = false;
+      }
+    }),
+  };
   const config = {
     netuid: 1,
     publication: { intervalMs: 5000, leaseMs: 600_000, retryMs: 12_000, retryMaxMs: 3_600_000 },
@@ -47,15 +62,17 @@ function workerWith(
       recordPublicationFailure: () => undefined,
     } as never,
     { now: () => NOW } as never,
-    { of: () => Promise.resolve({ hotkey: HOTKEY, block: 120, sha: SHA }) } as never,
+    {
+      of: () => Promise.resolve({ hotkey: HOTKEY, block: 120, sha: fakes.onChain ?? SHA }),
+    } as never,
     { hotkey: HOTKEY, keypair: {} } as never,
     { publish: fakes.publish ?? (() => Promise.resolve({ sha: SHA, pushed: true })) } as never,
-    {} as never,
+    { useLong: fakes.commit ?? (() => Promise.reject(new Error('no node in this spec'))) } as never,
     config as never,
   );
   const log = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
   const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
-  return { worker, repository, tasks, log, warn };
+  return { worker, repository, tasks, lock, log, warn };
 }
 
 /**
@@ -109,6 +126,43 @@ describe(PublicationWorker.name, () => {
       new Date(NOW.getTime() + 12_000 * 2 ** 3),
       NOW,
     );
+  });
+
+  // The pushed count starts over: the wait of a failure after it is the first one's.
+  it('retries a commit that failed after a recorded push after the first wait, whatever came before', async () => {
+    const { worker, repository } = workerWith(
+      { attempts: 8 },
+      {
+        onChain: 'da39a3ee5e6b4b0d3255bfef95601890afd80709',
+        commit: () => Promise.reject(new Error('node gone')),
+      },
+    );
+    await worker.runOnce();
+    expect(repository.recordRetry).toHaveBeenCalledWith(
+      expect.objectContaining({ version: 3 }),
+      'failed',
+      'commit failed: node gone',
+      new Date(NOW.getTime() + 12_000),
+      NOW,
+    );
+  });
+
+  // A submission takes the registration lock, then writes the tasks and this row; the worker
+  // wrote this row, then the tasks: the opposite order, a deadlock (an audit's finding).
+  it('records the commitment and its tasks under the registration lock a submission takes first', async () => {
+    const { worker, repository, tasks, lock } = workerWith({ commit_sha: SHA, state: 'pushed' });
+    const held: boolean[] = [];
+    repository.recordCommitted.mockImplementation(() => {
+      held.push(lock.held);
+      return Promise.resolve(true);
+    });
+    tasks.recordNetworkRegistration.mockImplementation(() => {
+      held.push(lock.held);
+      return Promise.resolve();
+    });
+    await worker.runOnce();
+    expect(tasks.registering).toHaveBeenCalledTimes(1);
+    expect(held).toEqual([true, true]);
   });
 
   // A claim kept after a lost commit record would hold the newer vote back for a whole lease.

@@ -108,6 +108,8 @@ export class PublicationWorker
   private async advance(row: PublicationRow): Promise<void> {
     const claim: Claim = { hotkey: row.hotkey, version: row.version, claimant: this.claimant };
     let step: 'push' | 'commit' = 'push';
+    // Failures in a row: a recorded push is progress, which starts the count over (recordPushed).
+    let failures = row.attempts;
     try {
       let sha = row.commit_sha?.trim();
       if (!sha) {
@@ -121,12 +123,15 @@ export class PublicationWorker
         );
         if (!(await this.repository.recordPushed(claim, sha, this.clock.now())))
           return this.lost(claim);
+        failures = 0;
       }
       step = 'commit';
       this.metrics.recordPublicationAttempt('commit');
       const inclusion = (await this.alreadyCommitted(sha)) ?? (await this.submitter!.commit(sha));
       const now = this.clock.now();
-      const committed = await this.repository.transaction(async (manager) => {
+      // Under the registration lock, which a submission takes first: both write the vote's
+      // publication row and its tasks, in the opposite order, and deadlocked (an audit's finding).
+      const committed = await this.tasks.registering(async (manager) => {
         if (!(await this.repository.recordCommitted(claim, inclusion, now, manager))) return false;
         const registration = { block: inclusion.blockNumber, at: now, commitSha: sha };
         await this.tasks.recordNetworkRegistration(row.task_ids, registration, manager);
@@ -137,7 +142,7 @@ export class PublicationWorker
         `vote ${row.version} committed on chain in block ${inclusion.blockNumber}: ${sha}`,
       );
     } catch (error) {
-      await this.retryLater(row, claim, step, error as Error);
+      await this.retryLater(row, claim, step, failures, error as Error);
     }
   }
 
@@ -157,13 +162,14 @@ export class PublicationWorker
     row: PublicationRow,
     claim: Claim,
     step: 'push' | 'commit',
+    failures: number,
     error: Error,
   ): Promise<void> {
     const rateLimited = error instanceof CommitmentRateLimitedError;
     this.metrics.recordPublicationFailure(step, rateLimited ? 'rate_limited' : 'error');
     const { retryMs, retryMaxMs } = this.config.publication;
     const now = this.clock.now();
-    const next = new Date(now.getTime() + retryDelay(row.attempts, retryMs, retryMaxMs));
+    const next = new Date(now.getTime() + retryDelay(failures, retryMs, retryMaxMs));
     const reason = rateLimited
       ? `rate limited by the chain: ${error.message}`
       : `${step} failed: ${error.message}`;

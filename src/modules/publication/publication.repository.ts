@@ -126,10 +126,6 @@ export class PublicationRepository {
     );
   }
 
-  transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
-    return this.dataSource.transaction(work);
-  }
-
   private async update(
     claim: Claim,
     assignments: string,
