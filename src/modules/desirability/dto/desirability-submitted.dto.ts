@@ -24,8 +24,9 @@ export class DesirabilitySubmittedDto {
     enum: ['pending', 'disabled'],
     description:
       '`pending`: the vote will be pushed to the Gravity repository and committed on chain in the ' +
-      'background (follow it at GET /api/v1/desirabilities/publication); `disabled`: GRAVITY_REPO_URL or ' +
-      'SUBTENSOR_URL is not set, and the vote is local to this gateway only',
+      'background (follow it at GET /api/v1/desirabilities/publication); `disabled`: publication is ' +
+      'off (GRAVITY_REPO_URL or SUBTENSOR_URL not set, or an https repository without GRAVITY_TOKEN; ' +
+      '`message` says which), and the vote is local to this gateway only',
     example: 'pending',
   })
   publication: 'pending' | 'disabled';
