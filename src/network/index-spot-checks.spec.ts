@@ -35,24 +35,43 @@ describe(IndexSpotChecks.name, () => {
   it('checks only miners with a bucket call left', async () => {
     const { spot, fetched } = checks({ left: { hk1: 1, hk2: 0 } });
     const synced: SyncedMiner[] = [
-      { miner: miner(1), rows: [row(10)] },
-      { miner: miner(2), rows: [row(10)] },
+      { miner: miner(1), bucket: row(10) },
+      { miner: miner(2), bucket: row(10) },
     ];
     expect((await spot.check(synced)).map((r) => r.uid)).toEqual([1]);
     expect(fetched.map((f) => f.uid)).toEqual([1]);
   });
 
   // An honest miner could not deliver such a bucket within MINER_MAX_RESPONSE_BYTES.
-  it('never picks a bucket larger than half the response cap', async () => {
-    const { spot, fetched } = checks({ left: { hk1: 1 } });
+  it('never picks a bucket larger than half the response cap', () => {
+    const { spot } = checks({ left: {} });
+    const picked = new Set<number>();
     for (let i = 0; i < 20; i++)
-      await spot.check([
-        { miner: miner(1), rows: [row(MAX_RESPONSE / 2), row(MAX_RESPONSE / 2 + 1)] },
-      ]);
-    expect(new Set(fetched.map((f) => f.claimed))).toEqual(new Set([MAX_RESPONSE / 2]));
-    const none = checks({ left: { hk1: 1 } });
-    expect(await none.spot.check([{ miner: miner(1), rows: [row(MAX_RESPONSE)] }])).toEqual([]);
-    expect(none.fetched).toEqual([]);
+      picked.add(
+        spot.pick([row(MAX_RESPONSE / 2 + 1), row(MAX_RESPONSE / 2), row(MAX_RESPONSE)])!.bytes,
+      );
+    expect(picked).toEqual(new Set([MAX_RESPONSE / 2]));
+    expect(spot.pick([row(MAX_RESPONSE)])).toBeUndefined();
+    expect(spot.pick([])).toBeUndefined();
+  });
+
+  // A spot check fetches a bucket at random: every one the miner could deliver may be asked.
+  it('picks each deliverable bucket about as often as the others', () => {
+    const { spot } = checks({ left: {} });
+    const rows = [1, 2, 3, 4].map((bytes) => row(bytes));
+    const counts = new Map<number, number>();
+    for (let i = 0; i < 4000; i++) {
+      const bytes = spot.pick(rows)!.bytes;
+      counts.set(bytes, (counts.get(bytes) ?? 0) + 1);
+    }
+    // 1000 expected each; a bias toward the first or the last row gives 0 or 4000.
+    for (const bytes of [1, 2, 3, 4]) expect(counts.get(bytes)).toBeGreaterThan(800);
+  });
+
+  it('fetches the picked bucket, with the size the index claimed', async () => {
+    const { spot, fetched } = checks({ left: { hk1: 1 } });
+    await spot.check([{ miner: miner(1), bucket: row(321) }]);
+    expect(fetched).toEqual([{ uid: 1, claimed: 321 }]);
   });
 
   // A refusal of ours (no call left, busy) says nothing of the miner; a timeout does.
@@ -62,14 +81,14 @@ describe(IndexSpotChecks.name, () => {
       left: { hk1: 1 },
       outcome: { ok: false, reason: 'timeout', message: 't' },
     });
-    expect(await timeout.spot.check([{ miner: miner(1), rows: [row(10)] }])).toEqual([
+    expect(await timeout.spot.check([{ miner: miner(1), bucket: row(10) }])).toEqual([
       { uid: 1, score: 0, problems: ['bucket not fetched: t'] },
     ]);
     const refused = checks({
       left: { hk1: 1 },
       outcome: { ok: false, reason: 'no_budget', message: 'n' },
     });
-    expect(await refused.spot.check([{ miner: miner(1), rows: [row(10)] }])).toEqual([]);
+    expect(await refused.spot.check([{ miner: miner(1), bucket: row(10) }])).toEqual([]);
     expect(warned.mock.calls).toEqual([['miner 1 spot check: bucket not fetched: t']]);
     warned.mockRestore();
   });

@@ -7,10 +7,14 @@ import { NetworkService } from './network.service';
 import { CallBudgets } from './transport/call-budgets';
 import { NOT_THE_MINERS_FAULT } from './transport/miner-failures';
 
-/** A miner whose index a sync has just stored, with its rows. */
+/**
+ * A miner whose index a sync has just stored, with the one bucket of it a spot check would fetch
+ * (IndexSpotChecks.pick), not the whole index: a run keeps every synced miner until its spot
+ * checks, and a full index is up to 350,000 rows (about 20 MB parsed).
+ */
 export interface SyncedMiner {
   miner: ServingMiner;
-  rows: IndexRow[];
+  bucket: IndexRow;
 }
 
 /** One spot check's verdict (score 0: the bucket could not be fetched, by the miner's fault). */
@@ -36,12 +40,21 @@ export class IndexSpotChecks {
   ) {}
 
   /**
-   * Checks a random bucket of some freshly synced indexes against what the miner serves, all at
-   * once. Buckets too large for MINER_MAX_RESPONSE_BYTES are not picked: an honest miner would
-   * fail them.
+   * The bucket of a fresh index a spot check would fetch: one at random, among those an honest
+   * miner can deliver within MINER_MAX_RESPONSE_BYTES (half of it, for the answer's overhead);
+   * undefined when there is none. One pass, no copy (a reservoir of one).
    */
-  async check(synced: SyncedMiner[]): Promise<SpotCheckResult[]> {
+  pick(rows: readonly IndexRow[]): IndexRow | undefined {
     const largest = this.config.network.minerMaxResponseBytes / 2;
+    let chosen: IndexRow | undefined;
+    let eligible = 0;
+    for (const row of rows)
+      if (row.bytes <= largest && Math.random() * ++eligible < 1) chosen = row;
+    return chosen;
+  }
+
+  /** Checks the picked buckets of some freshly synced indexes against what the miners serve, all at once. */
+  async check(synced: SyncedMiner[]): Promise<SpotCheckResult[]> {
     // A check takes the miner's GetDataEntityBucket call (beside a validator on the same
     // hotkey, its only one of the hour): only miners with one left are checked.
     const askable = new Set(
@@ -53,14 +66,12 @@ export class IndexSpotChecks {
         'GetDataEntityBucket',
       )
       .catch(() => new Map<string, { left: number }>());
-    const candidates = synced
-      .filter(({ miner }) => askable.has(miner.uid) && (left.get(miner.hotkey)?.left ?? 0) > 0)
-      .map(({ miner, rows }) => ({ miner, rows: rows.filter((row) => row.bytes <= largest) }))
-      .filter((entry) => entry.rows.length > 0);
+    const candidates = synced.filter(
+      ({ miner }) => askable.has(miner.uid) && (left.get(miner.hotkey)?.left ?? 0) > 0,
+    );
     const chosen = shuffle(candidates).slice(0, this.config.network.indexSync.spotChecks);
     const results = await Promise.all(
-      chosen.map(async ({ miner, rows }) => {
-        const row = rows[Math.floor(Math.random() * rows.length)];
+      chosen.map(async ({ miner, bucket: row }) => {
         const bucket = { source: row.source, label: row.label, timeBucket: row.timeBucket };
         const outcome = await this.network.spotCheckBucket(miner, bucket, row.bytes);
         if (!outcome.ok)

@@ -118,7 +118,11 @@ function setUp(options: SetUpOptions = {}) {
     dropHoursBefore: jest.fn((_hour: number) => Promise.resolve(0)),
   };
   const spotResults: SpotCheckResult[] = [{ uid: 1, score: 1, problems: [] }];
-  const spotChecks = { check: jest.fn((_synced: SyncedMiner[]) => Promise.resolve(spotResults)) };
+  const spotChecks = {
+    // The first row: what a check would fetch of each synced miner (the choice is its own spec's).
+    pick: jest.fn((rows: readonly IndexRow[]) => rows[0]),
+    check: jest.fn((_synced: SyncedMiner[]) => Promise.resolve(spotResults)),
+  };
   const metrics = { observeIndexSync: jest.fn() };
   const jobs = {
     runOnce: async (_name: string, _intervalMs: number, run: () => Promise<unknown>) => ({
@@ -359,17 +363,17 @@ describe(IndexSyncService.name, () => {
       });
       const report = await syncOnce(service);
       expect(report).toMatchObject({ miners: 2, synced: 1, failed: 1, rejected: 0, skipped: 0 });
-      expect(spotChecks.check).toHaveBeenCalledWith([{ miner: minerOf(1), rows: rowsOf(1) }]);
+      expect(spotChecks.check).toHaveBeenCalledWith([{ miner: minerOf(1), bucket: rowsOf(1)[0] }]);
       expect(index.countMissedSyncs.mock.calls.flatMap(([uids]) => [...uids])).not.toContain(2);
       expect(warnings).toHaveBeenCalledWith(
         'miner 2: index not stored: uid 2 is no longer hk2 (re-registered or deregistered during the sync)',
       );
     });
 
-    it('hands the spot checks exactly the synced miners with their rows, and reports their verdicts', async () => {
+    it('hands the spot checks exactly the synced miners, each with the one bucket picked of its index, and reports their verdicts', async () => {
       const { service, spotChecks } = syncOutcomes();
       const report = await syncOnce(service);
-      expect(spotChecks.check).toHaveBeenCalledWith([{ miner: minerOf(1), rows: rowsOf(1) }]);
+      expect(spotChecks.check).toHaveBeenCalledWith([{ miner: minerOf(1), bucket: rowsOf(1)[0] }]);
       expect(report.spotChecks).toEqual([{ uid: 1, score: 1, problems: [] }]);
     });
 

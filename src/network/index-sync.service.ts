@@ -159,7 +159,9 @@ export class IndexSyncService
         const { miner } = next;
         const rows = await this.syncMiner(miner, report, missed);
         finished++;
-        if (rows) synced.push({ miner, rows });
+        // Only the bucket a spot check would fetch is kept till the run's end, not the index.
+        const bucket = rows && this.spotChecks.pick(rows);
+        if (bucket) synced.push({ miner, bucket });
         // Every 5 s, and by the worker that finished the last miner (before the spot checks):
         // one line, however many workers there are.
         if (performance.now() - lastLog > 5000 || finished === miners.length) {
