@@ -351,6 +351,16 @@ describe(`${MinerIndexRepository.name} and ${MinerIndexReadRepository.name}`, ()
       [0, 80],
     ]);
 
+    // query_bucket's hour is the newest one a miner that may be asked holds: an hour held only by
+    // a failing miner was chosen, and no holder was asked (an audit's finding).
+    const d = (await service.labelId('#d'))!;
+    expect(await service.latestBucket(2, d, HOUR, HOUR + 2)).toBeUndefined();
+    await miners.setState(1, 'failing');
+    expect(await service.latestBucket(2, b, HOUR, HOUR + 2)).toBe(HOUR + 1);
+    expect(await service.latestBucket(2, undefined, HOUR, HOUR + 3)).toBe(HOUR + 1);
+    await miners.setState(1, 'active');
+    expect(await service.latestBucket(2, b, HOUR, HOUR + 2)).toBe(HOUR + 2);
+
     // Once only a failing miner holds an index, none is loaded that the stored-data path may ask.
     expect(await service.anyIndexLoaded()).toBe(true);
     await repository.replaceMinerIndex(0, []);

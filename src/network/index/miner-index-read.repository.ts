@@ -15,6 +15,12 @@ export interface AgeSizeRow {
   adj_content_size_bytes: number;
 }
 
+/**
+ * A miner that calls for its data may go to, in SQL over `miners m`: active (registered, its
+ * address allowed, its circuit closed) and serving an axon.
+ */
+const ASKABLE = "m.state = 'active' AND m.axon_url IS NOT NULL";
+
 /** A miner holding a bucket, with the label and size its index claims for it. */
 export interface BucketHolder {
   uid: number;
@@ -93,7 +99,12 @@ export class MinerIndexReadRepository {
     return row?.id;
   }
 
-  /** The newest hour in [from, to] holding data of the source (and label, when given). */
+  /**
+   * The newest hour in [from, to] holding data of the source (and label, when given) at a miner
+   * that may be asked for it (`holders`): an hour held only by miners that may not (failing,
+   * refused address, no axon) was chosen, and query_bucket answered that no holder answered
+   * without asking one, although older hours had holders to ask (an audit's finding).
+   */
   async latestBucket(
     source: SourceId,
     labelId: number | undefined,
@@ -103,11 +114,15 @@ export class MinerIndexReadRepository {
     const [row] =
       labelId === undefined
         ? await this.dataSource.query<{ bucket: number | null }[]>(
-            'SELECT max(time_bucket) AS bucket FROM bucket_totals WHERE source = $1 AND time_bucket BETWEEN $2 AND $3 AND bytes > 0',
+            `SELECT max(t.time_bucket) AS bucket
+             FROM miner_bucket_totals t JOIN miners m ON m.uid = t.miner_uid
+             WHERE t.source = $1 AND t.time_bucket BETWEEN $2 AND $3 AND t.bytes > 0 AND ${ASKABLE}`,
             [source, from, to],
           )
         : await this.dataSource.query<{ bucket: number | null }[]>(
-            'SELECT max(time_bucket) AS bucket FROM miner_index WHERE source = $1 AND label_id = $2 AND time_bucket BETWEEN $3 AND $4',
+            `SELECT max(i.time_bucket) AS bucket
+             FROM miner_index i JOIN miners m ON m.uid = i.miner_uid
+             WHERE i.source = $1 AND i.label_id = $2 AND i.time_bucket BETWEEN $3 AND $4 AND ${ASKABLE}`,
             [source, labelId, from, to],
           );
     return row?.bucket ?? undefined;
@@ -126,8 +141,7 @@ export class MinerIndexReadRepository {
       >(
         `SELECT i.miner_uid AS uid, m.hotkey, m.axon_url, i.content_size_bytes AS bytes, l.value AS label
          FROM miner_index i JOIN miners m ON m.uid = i.miner_uid JOIN labels l ON l.id = i.label_id
-         WHERE i.source = $1 AND i.label_id = $2 AND i.time_bucket = $3 AND m.state = 'active'
-           AND m.axon_url IS NOT NULL
+         WHERE i.source = $1 AND i.label_id = $2 AND i.time_bucket = $3 AND ${ASKABLE}
          ORDER BY m.credibility DESC, m.uid LIMIT $4`,
         [source, labelId, bucket, limit],
       );
@@ -157,7 +171,7 @@ export class MinerIndexReadRepository {
        FROM (SELECT t.miner_uid AS uid, m.hotkey, m.axon_url, m.credibility,
                     t.largest_label_id AS label_id, t.largest_bytes AS bytes
              FROM miner_bucket_totals t JOIN miners m ON m.uid = t.miner_uid
-             WHERE t.source = $1 AND t.time_bucket = $2 AND m.state = 'active' AND m.axon_url IS NOT NULL
+             WHERE t.source = $1 AND t.time_bucket = $2 AND ${ASKABLE}
              ORDER BY m.credibility DESC, m.uid LIMIT $3) AS h
        LEFT JOIN labels l ON l.id = h.label_id
        ORDER BY h.credibility DESC, h.uid`,
@@ -176,8 +190,7 @@ export class MinerIndexReadRepository {
   /** Whether an active miner with an axon (those `holdings` reads) holds index rows. */
   async anyIndexLoaded(): Promise<boolean> {
     const [row] = await this.dataSource.query<{ loaded: boolean }[]>(
-      `SELECT EXISTS (SELECT 1 FROM miners
-         WHERE index_buckets > 0 AND state = 'active' AND axon_url IS NOT NULL) AS loaded`,
+      `SELECT EXISTS (SELECT 1 FROM miners m WHERE m.index_buckets > 0 AND ${ASKABLE}) AS loaded`,
     );
     return row.loaded;
   }
@@ -230,7 +243,7 @@ export class MinerIndexReadRepository {
       }[]
     >(
       `WITH active AS MATERIALIZED (
-         SELECT uid FROM miners WHERE state = 'active' AND axon_url IS NOT NULL),
+         SELECT m.uid FROM miners m WHERE ${ASKABLE}),
        wanted AS MATERIALIZED (SELECT id, value FROM labels WHERE value = ANY($2::varchar[])),
        hours AS (${perLabel(
          'h.time_bucket',
@@ -251,7 +264,7 @@ export class MinerIndexReadRepository {
        SELECT h.time_bucket, h.label, h.miner_uid AS uid, m.hotkey, m.coldkey,
               m.axon_url, m.credibility, h.content_size_bytes AS bytes
        FROM held h JOIN miners m ON m.uid = h.miner_uid
-       WHERE m.state = 'active' AND m.axon_url IS NOT NULL
+       WHERE ${ASKABLE}
        ORDER BY h.time_bucket DESC, h.label NULLS LAST, m.credibility DESC, h.miner_uid`,
       [source, named, from, to, maxHours],
     );
