@@ -104,12 +104,15 @@ export class MinerIndexRepository {
    * Returns the uids whose index was dropped.
    */
   async dropIndexes(manager: EntityManager, uids: readonly number[]): Promise<number[]> {
+    // Every candidate is locked before it is asked whether it holds an index: a replace of a
+    // uid's first index committing in between was not dropped, and the old owner's index stayed
+    // under the new hotkey (an audit's finding).
+    await this.lockMiners(manager, [...new Set(uids)]);
     const [{ holding }] = await manager.query<{ holding: number[] }[]>(
       `SELECT coalesce(array_agg(DISTINCT miner_uid ORDER BY miner_uid), '{}') AS holding
        FROM miner_bucket_totals WHERE miner_uid = ANY($1::int[])`,
       [uids],
     );
-    await this.lockMiners(manager, holding);
     await this.dropLocked(manager, holding);
     return holding;
   }
