@@ -70,7 +70,6 @@ function setUp(fakes: FakeHolder[]) {
       synapse: SynapseName,
       _fields: unknown,
       timeoutMs: number,
-      _signal: unknown,
       purpose?: CallPurpose,
     ): Promise<MinerReply> {
       const fake = byUid.get(target.uid)!;

@@ -86,7 +86,6 @@ export class BucketReader {
         'GetDataEntityBucket',
         getDataEntityBucketFields(bucket),
         this.config.network.bucketFetchTimeoutMs,
-        undefined,
         purpose,
       );
       entities = reply.read((body) => readEntityList(body, 'data_entities'));

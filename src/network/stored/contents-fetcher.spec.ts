@@ -41,7 +41,6 @@ function setUp(fails?: Error) {
       synapse: SynapseName,
       fields: Record<string, unknown>,
       timeoutMs: number,
-      _signal: unknown,
       purpose?: CallPurpose,
     ): Promise<MinerReply> {
       calls.push({ synapse, timeoutMs, purpose });

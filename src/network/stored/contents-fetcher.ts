@@ -105,7 +105,6 @@ export class ContentsFetcher {
         'GetDataEntityBucket',
         getDataEntityBucketFields(asked.bucket),
         timeoutMs,
-        undefined,
         purpose,
       );
       return checkEntities(
@@ -118,7 +117,6 @@ export class ContentsFetcher {
       'GetContentsByBuckets',
       getContentsByBucketsFields(call.buckets.map((asked) => asked.bucket)),
       timeoutMs,
-      undefined,
       purpose,
     );
     return checkContents(call.buckets, reply.read(readBucketContents));

@@ -24,7 +24,6 @@ import {
   NOT_THE_MINERS_FAULT,
 } from './miner-failures';
 import { MinerRefusals } from './miner-refusals';
-import { eitherSignal } from '../../common/signals/either-signal';
 
 export interface MinerTarget {
   uid: number;
@@ -120,8 +119,9 @@ export class MinerClient implements OnModuleDestroy {
   }
 
   /**
-   * Calls `synapse` on the miner with the synapse's own `fields`. `signal` lets the caller give
-   * up early (a query's stragglers); that counts as a timeout. `purpose`: whose call it is,
+   * Calls `synapse` on the miner with the synapse's own `fields`, within `timeoutMs` (only our
+   * shutdown cuts a call shorter: a miner is judged by the time it was given). `purpose`: whose
+   * call it is,
    * which reserves of the budget it must leave (CallBudgets: a task's leaves users theirs,
    * users' and tasks' leave the spot checks theirs).
    */
@@ -130,11 +130,9 @@ export class MinerClient implements OnModuleDestroy {
     synapse: SynapseName,
     fields: Record<string, unknown>,
     timeoutMs: number,
-    signal?: AbortSignal,
     purpose: CallPurpose = 'user',
   ): Promise<MinerReply> {
     const started = performance.now();
-    const either = signal ? eitherSignal(this.shutdown.signal, signal) : undefined;
     try {
       const refused = this.refusals.active(miner.hotkey, synapse);
       if (refused) throw new MinerCallError(refused, `${synapse} refused recently (${refused})`);
@@ -151,7 +149,7 @@ export class MinerClient implements OnModuleDestroy {
           (inner) => this.send(miner, axon, synapse, fields, timeoutMs, inner.signal),
           context.signal,
         );
-      }, either?.signal ?? this.shutdown.signal);
+      }, this.shutdown.signal);
       const latencyMs = performance.now() - started;
       this.metrics.observeMinerCall(miner.uid, synapse, latencyMs / 1000);
       return replyOf(body, latencyMs, () =>
@@ -166,8 +164,6 @@ export class MinerClient implements OnModuleDestroy {
       if (failure.reason === 'address_refused')
         this.refusedListeners.forEach((listener) => listener(miner.uid));
       throw failure;
-    } finally {
-      either?.release();
     }
   }
 
