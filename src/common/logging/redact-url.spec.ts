@@ -43,6 +43,24 @@ describe(redactUrl.name, () => {
     );
   });
 
+  // A secret of short pieces between `/`, `&`, `=` or `?` (MASTER_KEY may hold them): each piece
+  // passed alone, and the whole was logged in clear (an audit's finding).
+  it('redacts a whole URL whose short pieces spell a secret together, in any encoding', () => {
+    const pieces = new SecretScanner(
+      ['correct/horse/battery/staple', 'abcdefgh&ijklmnop'],
+      /sk_live_[\w-]{20,}/,
+      28,
+    );
+    for (const url of [
+      '/correct/horse/battery/staple',
+      '/api/v1/tasks/correct/horse/battery/staple/dataset',
+      '/correct/horse%2Fbattery/staple',
+      '/api/v1/health?abcdefgh&ijklmnop',
+    ])
+      expect(redactUrl(url, pieces)).toBe('[redacted]');
+    expect(redactUrl('/api/v1/health?abcdefgh&x=1', pieces)).toBe('/api/v1/health?abcdefgh&x=1');
+  });
+
   it('keeps routes and short values as they are', () => {
     expect(redact('/api/v1/get_top_labels_by_source/x')).toBe('/api/v1/get_top_labels_by_source/x');
     expect(redact('/api/v1/tasks?state=active&limit=10&offset=0')).toBe(

@@ -15,13 +15,18 @@ const ROUTE_WORD = /^[a-z][a-z0-9_]{0,63}$/;
  *   secret (15 characters); longer ones become `[redacted]`;
  * - a path segment is kept when it is that short, a route word, or a key id (a UUID), and the
  *   scanner finds no secret in it; an issued key in a key path is cut to its display prefix
- *   (listed anyway); anything else becomes `[redacted]`.
+ *   (listed anyway); anything else becomes `[redacted]`;
+ * - what is kept must hold no secret as a whole either, or the URL is only `[redacted]`.
  */
 export function redactUrl(url: string | undefined, scanner: SecretScanner): string | undefined {
   if (url === undefined) return undefined;
   const clean = cleanUrlsOf(scanner);
   if (clean.has(url)) return url;
-  const redacted = redactedUrl(url, scanner);
+  const piecewise = redactedUrl(url, scanner);
+  // A secret may be made of pieces short enough to pass one by one (`a/b/c`, `a&b`: MASTER_KEY
+  // may hold those characters), so the pieces kept are looked at together too; a URL that
+  // still holds one is logged as nothing but `[redacted]` (an audit's finding).
+  const redacted = scanner.contains(piecewise) ? REDACTED : piecewise;
   if (redacted === url && url.length <= LONGEST_REMEMBERED_URL) clean.set(url, true);
   return redacted;
 }
