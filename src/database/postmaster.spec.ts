@@ -2,9 +2,14 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { keepersOf } from '../../test/support/postgres-keepers';
 import { until } from '../../test/support/until';
-import { isAlive, readPidFile, removeStalePostmaster, startPostmaster } from './postmaster';
+import {
+  isAlive,
+  keepersOf,
+  readPidFile,
+  removeStalePostmaster,
+  startPostmaster,
+} from './postmaster';
 
 /**
  * A stand-in for the `postgres` executable, a `sh` script named postgres (the keeper and
@@ -285,6 +290,31 @@ describe(removeStalePostmaster.name, () => {
     await eventually(() => !isAlive(pid) || isZombie(pid));
     expect(signalsOf(directory)).toEqual(['QUIT']);
   }, 15_000);
+
+  // A second `npm start` on the same DATA_DIR stopped the first gateway's database (SIGQUIT) and
+  // took its place; when it exited, the first was left with none (an audit's finding).
+  it('refuses to start beside a postgres whose gateway still runs (its keeper lives), stopping nothing', async () => {
+    const pid = await orphan('while :; do sleep 0.05; done');
+    writePidFile(pid);
+    const keeper = spawn('/bin/sh', ['-c', 'sleep 30', 'postgres-keeper', String(pid)], {
+      stdio: 'ignore',
+    });
+    try {
+      await eventually(() => keepersOf(pid).includes(keeper.pid!));
+      const said: string[] = [];
+
+      expect(() => removeStalePostmaster(directory, (message) => said.push(message))).toThrow(
+        `The embedded Postgres data in ${directory} is in use by a gateway still running (its postgres is pid ${pid})`,
+      );
+
+      expect(isAlive(pid)).toBe(true);
+      expect(signalsOf(directory)).toEqual([]);
+      expect(existsSync(join(directory, 'postmaster.pid'))).toBe(true);
+      expect(said).toEqual([]);
+    } finally {
+      keeper.kill('SIGKILL');
+    }
+  });
 
   // The pid of a server long gone may be any process's now (after a reboot, a container's).
   it('leaves a process that is not postgres alone, and removes the pid file that names it', () => {

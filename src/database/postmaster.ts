@@ -1,5 +1,5 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { closeSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { join } from 'node:path';
 
@@ -100,7 +100,7 @@ export async function startPostmaster(options: PostmasterOptions): Promise<Postm
  * (an error event) there is no keeper; the next start stops an orphan (removeStalePostmaster).
  */
 function startKeeper(pid: number): ChildProcess {
-  const keeper = spawn('/bin/sh', ['-c', KEEPER_SCRIPT, 'postgres-keeper', String(pid)], {
+  const keeper = spawn('/bin/sh', ['-c', KEEPER_SCRIPT, KEEPER_NAME, String(pid)], {
     detached: true,
     stdio: ['pipe', 'ignore', 'ignore'],
     windowsHide: true,
@@ -111,6 +111,9 @@ function startKeeper(pid: number): ChildProcess {
   (keeper.stdin as Socket | null)?.unref();
   return keeper;
 }
+
+/** The keeper's `$0`, by which it is found (keepersOf). */
+const KEEPER_NAME = 'postgres-keeper';
 
 /** `read` returns at end of input: when this process is gone. */
 const KEEPER_SCRIPT =
@@ -173,6 +176,14 @@ export function removeStalePostmaster(databaseDir: string, log: (message: string
   if (!file) return;
   const { pid } = file;
   if (Number.isInteger(pid) && pid > 0 && isPostgres(pid)) {
+    // Not an orphan while its keeper lives: the gateway that started it still runs (a second
+    // `npm start` on the same DATA_DIR). Stopped, that gateway lost its database (an audit's).
+    if (keepersOf(pid).length > 0)
+      throw new Error(
+        `The embedded Postgres data in ${databaseDir} is in use by a gateway still running ` +
+          `(its postgres is pid ${pid}): stop that gateway, or give this one another DATA_DIR ` +
+          '(or DATABASE_URL).',
+      );
     log(`stopping orphaned embedded postgres (pid ${pid})`);
     process.kill(pid, 'SIGQUIT');
     const deadline = Date.now() + 5000;
@@ -181,6 +192,31 @@ export function removeStalePostmaster(databaseDir: string, log: (message: string
     if (isAlive(pid)) process.kill(pid, 'SIGKILL');
   }
   rmSync(join(databaseDir, 'postmaster.pid'), { force: true });
+}
+
+/**
+ * The pids of the keepers of the server `pid` (startKeeper): one lives exactly as long as the
+ * process that started the server. None where /proc cannot be read.
+ */
+export function keepersOf(pid: number): number[] {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  return entries
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((entry) => {
+      try {
+        const args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+        return args.includes(KEEPER_NAME) && args.includes(String(pid));
+      } catch {
+        // Gone between the listing and the read.
+        return false;
+      }
+    })
+    .map(Number);
 }
 
 /** Guards against pid reuse: only a live process whose command line is postgres is stopped. */

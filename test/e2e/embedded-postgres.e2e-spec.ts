@@ -7,7 +7,7 @@ import { Client } from 'pg';
 import { isAlive, readPidFile } from '../../src/database/postmaster';
 import { buildDevelopmentEntry, startAppProcess } from '../support/app-process';
 import { freePort } from '../../bench/support/ports';
-import { keepersOf } from '../support/postgres-keepers';
+import { keepersOf } from '../../src/database/postmaster';
 import { until } from '../support/until';
 
 /** What `npm start` runs without DATABASE_URL: its own Postgres under DATA_DIR. */
