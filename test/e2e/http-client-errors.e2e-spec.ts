@@ -68,6 +68,24 @@ describe("Errors of Node's HTTP parser", () => {
     expect(Date.now() - started).toBeLessThan(4000);
     checkAgainstDocument('/api/v1/health', answer);
   });
+
+  // Express had the request, and gave it its id: a fresh one in the 408 matched nothing the
+  // client sent or the log wrote (an audit's finding).
+  it("answers a body too slow to arrive with a 408 under the request's own id", async () => {
+    const answer = parse(
+      await exchange(port, (socket) =>
+        socket.write(
+          'POST /api/v1/keys HTTP/1.1\r\nHost: x\r\nX-Request-Id: trace-slow-body\r\n' +
+            `X-API-Key: ${TEST_MASTER_KEY}\r\nContent-Type: application/json\r\n` +
+            'Content-Length: 10\r\n\r\n{',
+        ),
+      ),
+    );
+    expect(answer).toMatchObject({
+      status: 408,
+      body: { detail: 'Request not received in time', request_id: 'trace-slow-body' },
+    });
+  });
 });
 
 // Requests Node's server answered by itself, with an empty body and no request id (an audit).

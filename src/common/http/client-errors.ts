@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { IncomingMessage, STATUS_CODES, Server } from 'node:http';
+import { IncomingMessage, ServerResponse, STATUS_CODES, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { LoggerService } from '@nestjs/common';
 import type { AllowedMethods } from '../errors/all-exceptions.filter';
@@ -51,13 +51,18 @@ export function answerClientErrors(
   (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = 1000;
   (server as Server & { requireHostHeader: boolean }).requireHostHeader = false;
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
-    if (error.code === 'ECONNRESET' || !socket.writable) {
+    // The request the socket was serving, if the parser got that far (a slow body, a pipelined
+    // request's error): its answer may be under way, and it has its id.
+    const serving = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+    // Bytes of an answer written into another answer under way would corrupt both (Node's own
+    // handler writes nothing then either).
+    if (error.code === 'ECONNRESET' || !socket.writable || serving?.headersSent) {
       socket.destroy();
       return;
     }
     const { status, detail } = (error.code && ANSWERS[error.code]) || MALFORMED;
     logger.debug?.(`client error ${error.code ?? 'unknown'}: ${status}`, 'HttpServer');
-    answerOnSocket(socket, status, detail, {}, !isHead(error));
+    answerOnSocket(socket, status, detail, {}, !isHead(error), idOf(serving?.req));
   });
   server.on('checkExpectation', (request, response) => server.emit('request', request, response));
   server.on('connect', (request: IncomingMessage, socket: Duplex) => {
@@ -82,8 +87,8 @@ function answerOnSocket(
   detail: string,
   headers: Record<string, string> = {},
   withBody = true,
+  id: string = randomUUID(),
 ): void {
-  const id = randomUUID();
   const body = JSON.stringify({ detail, request_id: id });
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
@@ -96,6 +101,16 @@ function answerOnSocket(
       'Connection: close\r\n\r\n' +
       (withBody ? body : ''),
   );
+}
+
+/**
+ * The id the request was given (requestLogging) once Express saw it, as its log line and its
+ * `X-Request-Id` name it: a body too slow to arrive is answered under the request's own id (it
+ * was a fresh one, which matched nothing the client or the log had; an audit's finding).
+ */
+function idOf(request: IncomingMessage | undefined): string | undefined {
+  const id = (request as (IncomingMessage & { id?: unknown }) | undefined)?.id;
+  return typeof id === 'string' ? id : undefined;
 }
 
 /**
