@@ -3,10 +3,12 @@ import { toWireEntity } from '../devnet/miner-records';
 import {
   CheckedAnswer,
   checkAnswer,
+  copyKey,
   credibilityScore,
   isUsableAnswer,
   mergeAnswers,
 } from './answer-checks';
+import { itemKey } from './item-uri';
 import { DataItem, RedditItem, XItem } from './protocol';
 import { compileQuery } from './query-matcher';
 import { WireDataEntity } from './sn13/entities';
@@ -202,11 +204,38 @@ describe(mergeAnswers.name, () => {
     expect(new Set(uris(merged.items))).toEqual(new Set([a.uri, b.uri, c.uri]));
     expect(merged.holders).toEqual(
       new Map([
-        [`X ${a.tweet.id}`, 1],
-        [`X ${b.tweet.id}`, 3],
-        [`X ${c.tweet.id}`, 1],
+        [copyKey(a), 1],
+        [copyKey(b), 3],
+        [copyKey(c), 1],
       ]),
     );
+  });
+
+  // A miner that takes real post ids and authors and rewrites the text passed every check, and
+  // was counted as agreeing with the honest miners (an audit's finding).
+  it('counts a copy saying something else as no corroboration, and keeps the copy most agree on', () => {
+    const faked = { ...b, text: 'Buy $SCAM now', content: 'Buy $SCAM now' };
+    const first = mergeAnswers([answerOf(1, [faked, a]), answerOf(2, [b]), answerOf(3, [b])], 10);
+
+    expect(first.items.find((item) => itemKey(item) === itemKey(b))).toEqual(b);
+    expect(first.holders.get(copyKey(faked))).toBe(1);
+    expect(first.holders.get(copyKey(b))).toBe(2);
+    expect(credibilityScore(answerOf(1, [faked, a]), first.holders)).toBe(0.5);
+    expect(credibilityScore(answerOf(2, [b]), first.holders)).toBe(1);
+
+    // One honest copy against one fake: neither corroborates, the first stays.
+    const even = mergeAnswers([answerOf(1, [faked]), answerOf(2, [b])], 10);
+    expect(even.items).toEqual([faked]);
+    expect(even.consensus).toBe(0);
+  });
+
+  it('reads copies alike that differ only where honest scrapes differ', () => {
+    const rescraped = {
+      ...b,
+      user: { ...b.user, username: `@${b.user.username.toUpperCase()}`, followers_count: 7 },
+      tweet: { ...b.tweet, like_count: 999 },
+    };
+    expect(copyKey(rescraped)).toBe(copyKey(b));
   });
 
   it('merges one post sent under differently spelled uris as one corroborated item', () => {

@@ -1,7 +1,7 @@
 import { parseIsoDate } from '../common/validation/iso-date';
 import { Source } from '../common/source';
 import { canonicalItem, itemKey } from './item-uri';
-import { DataItem } from './protocol';
+import { authorKey, DataItem } from './protocol';
 import { QueryMatcher } from './query-matcher';
 import { convertEntity } from './sn13/entities';
 import { roundTo } from '../common/round-to';
@@ -45,17 +45,43 @@ export function isUsableAnswer(answer: CheckedAnswer): boolean {
 
 export interface MergedItems {
   items: DataItem[];
-  /** How many answers held each post (by itemKey: one post whatever its uri's spelling). */
+  /**
+   * How many answers held each copy of a post (by copyKey: one post whatever its uri's
+   * spelling, and one content: a copy saying something else is another copy).
+   */
   holders: Map<string, number>;
   /** Share of the returned items held by at least two miners (0 when nothing is returned). */
   consensus: number;
 }
 
 /**
- * Merges the valid items of every answer, deduplicated by post (itemKey), the first copy kept.
- * When `limit` cuts, items held by more miners win (then newer ones), or with `newestFirst` the
- * newest win; what is returned is
- * ordered newest first.
+ * What two copies of a post must agree on to corroborate each other, as the item store compares
+ * them in SQL (`contentOf` in item-store.repository.ts, docs/decisions.md, "Corroboration
+ * compares content"): X, the text and the author; Reddit, the body, title, author, subreddit,
+ * kind and parent; handles lower-cased, without `@`. Engagement counts, profiles, media urls and
+ * the time differ between honest scrapes and are left out.
+ */
+export function copyKey(item: DataItem): string {
+  const content =
+    item.source === 'X'
+      ? [item.text, authorKey(item.user.username)]
+      : [
+          item.body,
+          item.title,
+          authorKey(item.username),
+          item.communityName.toLowerCase(),
+          item.dataType,
+          item.parentId,
+        ];
+  return `${itemKey(item)} ${JSON.stringify(content)}`;
+}
+
+/**
+ * Merges the valid items of every answer, one per post (itemKey): the copy most answers agree
+ * on (copyKey), the first of equals. A copy saying something else corroborates nothing: counted
+ * by post alone, a miner that rewrote real posts was counted as agreeing with the honest ones
+ * (an audit's finding). When `limit` cuts, posts held by more miners win (then newer ones), or
+ * with `newestFirst` the newest win; what is returned is ordered newest first.
  */
 export function mergeAnswers(
   answers: readonly CheckedAnswer[],
@@ -64,11 +90,15 @@ export function mergeAnswers(
 ): MergedItems {
   const holders = new Map<string, number>();
   const byKey = new Map<string, DataItem>();
+  const copyOf = new Map<DataItem, string>();
   for (const answer of answers) {
     for (const item of answer.valid) {
+      const copy = copyKey(item);
+      copyOf.set(item, copy);
+      holders.set(copy, (holders.get(copy) ?? 0) + 1);
       const key = itemKey(item);
-      holders.set(key, (holders.get(key) ?? 0) + 1);
-      if (!byKey.has(key)) byKey.set(key, item);
+      const kept = byKey.get(key);
+      if (!kept || holders.get(copy)! > holders.get(copyOf.get(kept)!)!) byKey.set(key, item);
     }
   }
   // Parsed once per item (zoneless = UTC, unlike Date.parse): sorting is the hot part of a query.
@@ -76,7 +106,7 @@ export function mergeAnswers(
     [...byKey.values()].map((item) => [item, parseIsoDate(item.datetime)!.getTime()]),
   );
   const time = (item: DataItem) => times.get(item)!;
-  const held = (item: DataItem) => holders.get(itemKey(item))!;
+  const held = (item: DataItem) => holders.get(copyOf.get(item)!)!;
   const kept = [...byKey.values()]
     .sort(
       (a, b) =>
@@ -95,7 +125,7 @@ export function mergeAnswers(
 /**
  * What one observation says about a miner, 0..1, or null when it says nothing (an empty,
  * honest answer). Invalid or non-matching items pull it down in proportion; valid items seen
- * by other miners too pull it up: all valid and uncorroborated is 0.5, all valid and all
+ * by other miners too (the same copy: copyKey) pull it up: all valid and uncorroborated is 0.5, all valid and all
  * corroborated is 1. A failed call (timeout, 5xx, garbage, oversize) is 0.
  */
 export function credibilityScore(
@@ -105,7 +135,7 @@ export function credibilityScore(
   if (!answer) return 0;
   if (answer.returned === 0) return null;
   const validShare = answer.valid.length / answer.returned;
-  const corroborated = answer.valid.filter((item) => (holders.get(itemKey(item)) ?? 0) >= 2).length;
+  const corroborated = answer.valid.filter((item) => (holders.get(copyKey(item)) ?? 0) >= 2).length;
   const corroboratedShare = answer.valid.length === 0 ? 0 : corroborated / answer.valid.length;
   return validShare * (0.5 + 0.5 * corroboratedShare);
 }

@@ -208,7 +208,8 @@ function authorOf(item: DataItem): string {
  * author, subreddit, kind, parent). Left out, as they legitimately differ between scrapes: the
  * engagement counts, the author's profile, media urls (scrapers spell them differently), the
  * time (the hour is in the key; the entity keeps the second, the record the minute) and the size.
- * Handles compare lower-cased and without `@`; rows of older releases carry `content`.
+ * Handles compare lower-cased and without `@`; rows of older releases carry `content`. Live
+ * answers are merged by the same rule (`copyKey` in answer-checks.ts).
  */
 function contentOf(item: string): string {
   return `jsonb_build_array(coalesce(${item}->>'text', ${item}->>'content'),
