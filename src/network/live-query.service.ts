@@ -113,7 +113,7 @@ export class LiveQueryService {
     this.metrics.recordQuorumOutcome(quorumResult(outcome, quorum));
     const merged = mergeAnswers(outcome.answers, query.limit, query.newestFirst);
     this.recordCredibility(outcome, merged.holders);
-    return summarize(outcome, merged.items, merged.consensus);
+    return summarize(outcome, merged.items, merged.consensus, query.limit);
   }
 
   private async ask(
@@ -197,6 +197,7 @@ function summarize(
   outcome: QuorumOutcome,
   items: DataItem[],
   consensus: number,
+  limit: number,
 ): NetworkQueryResult {
   const reasons: Partial<Record<MinerFailureReason, number>> = {};
   for (const reason of outcome.failures.values()) reasons[reason] = (reasons[reason] ?? 0) + 1;
@@ -223,5 +224,6 @@ function summarize(
     consensus,
     hedged: outcome.hedged,
     deadlineReached: outcome.deadlineReached,
+    limitReached: outcome.answers.some((answer) => answer.returned >= limit),
   };
 }

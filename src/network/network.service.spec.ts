@@ -59,6 +59,8 @@ function setUp(
   faults: Record<number, MinerFailureReason> = {},
   /** Milliseconds a miner's call takes before its fault. */
   slowMs: Record<number, number> = {},
+  /** What a serving miner answers OnDemandRequest with (by default nothing). */
+  entities: Record<number, unknown[]> = {},
 ) {
   const miners = Array.from(
     { length: count },
@@ -94,7 +96,7 @@ function setUp(
         refused.add(target.hotkey);
         return Promise.reject(new MinerCallError('not_served', 'HTTP 404: not found'));
       }
-      return Promise.resolve(replyOf({ data: [] }, 1));
+      return Promise.resolve(replyOf({ data: entities[target.uid] ?? [] }, 1));
     },
   } as unknown as MinerClient;
   const stored = { answer: jest.fn(() => Promise.resolve(STORED)) };
@@ -202,6 +204,19 @@ describe(`${NetworkService.name} on-demand modes`, () => {
     await service.query(QUERY);
     expect(callArgs.length).toBeGreaterThan(0);
     for (const args of callArgs) expect(args.slice(3)).toEqual([2000, 'user']);
+  });
+
+  // A task pages back past an answer cut by the limit, whatever the checks dropped of it.
+  it("live: says when a miner's answer held the query's limit, counting what the checks dropped", async () => {
+    // Every miner sends the same (which answers reach the quorum first is chosen at random).
+    const garbage = (count: number) => {
+      const entities = Array.from({ length: count }, () => ({}));
+      return { 1: entities, 2: entities, 3: entities };
+    };
+    const cut = setUp('live', 3, 3, [], {}, {}, garbage(QUERY.limit));
+    const short = setUp('live', 3, 3, [], {}, {}, garbage(QUERY.limit - 1));
+    expect(await cut.service.query(QUERY)).toMatchObject({ limitReached: true, items: [] });
+    expect((await short.service.query(QUERY)).limitReached).toBe(false);
   });
 
   it('live: a miner another replica marked failing is active again once it answers', async () => {

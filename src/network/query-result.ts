@@ -20,6 +20,11 @@ export interface NetworkQueryResult {
   consensus: number;
   hedged: number;
   deadlineReached: boolean;
+  /**
+   * Live: some miner's answer held the query's `limit` entities, so the range may hold more than
+   * was answered, however many of them the checks dropped.
+   */
+  limitReached?: boolean;
   /** Present when `origin` is `stored`. */
   stored?: StoredCounts;
 }

@@ -56,6 +56,7 @@ function setUp(task: TaskRow = TASK, tasks: Partial<AppConfig['tasks']> = {}) {
   const repository = {
     dueForCollection: jest.fn(() => Promise.resolve([task])),
     recordCollectionFailure: jest.fn(() => Promise.resolve()),
+    addItems: jest.fn((_id: string, items: readonly unknown[]) => Promise.resolve(items.length)),
   };
   const config = {
     tasks: {
@@ -140,6 +141,38 @@ describe(TaskLifecycleService.name, () => {
       'task',
     );
   });
+
+  // A miner sent the limit (100) and the checks dropped one: 99 items. Judged on those alone,
+  // the page was not full and the older part of the range was never asked (an audit's finding).
+  it.each([
+    [true, new Date('2026-01-15T10:00:00Z'), true],
+    [false, null, false],
+  ])(
+    'pages back from the oldest item when a miner sent the limit (%s), whatever the checks dropped',
+    async (limitReached, cursor, backNext) => {
+      const { service, repository, queried, answer } = setUp();
+      const items = Array.from({ length: 99 }, (_, n) =>
+        storedItem(n, new Date(Date.parse('2026-01-15T10:00:00Z') + n * 60_000)),
+      );
+      const pass = service.collectDue(1);
+      await queried();
+      answer({
+        ...ABANDONED,
+        error: undefined,
+        items,
+        minersResponded: 3,
+        itemsDroppedInvalid: 1,
+        limitReached,
+      });
+      await pass;
+      expect(repository.addItems).toHaveBeenCalledWith(
+        TASK.id,
+        items,
+        { head: NOW, cursor, floor: null, backNext },
+        NOW,
+      );
+    },
+  );
 
   // One collection a minute, on a tick of ten seconds, is a sixth of one a pass: still one.
   it('starts at least one collection a pass, however small the per-minute budget', async () => {

@@ -160,7 +160,9 @@ export class TaskLifecycleService
       return;
     }
     const outcome = {
-      full: result.items.length >= collectLimit,
+      // A miner that sent the limit may hold more, though the checks dropped some of what it
+      // sent: judged on the checked items alone, paging back stopped early (an audit's finding).
+      full: result.items.length >= collectLimit || result.limitReached === true,
       completeFrom: completeFrom(result),
     };
     const added = await this.repository.addItems(
