@@ -100,6 +100,14 @@ function setUp() {
   return { source, repository, service, answer, apply };
 }
 
+/** No permit; a permit under the minimum stake; at it; with the stake unknown. */
+const permitHolders = () => [
+  metagraphNeuron(0),
+  metagraphNeuron(1, { validator_permit: true, stake: MIN_STAKE - 1 }),
+  metagraphNeuron(2, { validator_permit: true, stake: MIN_STAKE }),
+  metagraphNeuron(3, { validator_permit: true, stake: null }),
+];
+
 const uids = (miners: { uid: number }[]) => miners.map((miner) => miner.uid).sort((a, b) => a - b);
 
 describe(MetagraphService.name, () => {
@@ -128,12 +136,7 @@ describe(MetagraphService.name, () => {
   // stake the permit decides.
   it('counts a permit holder under the minimum stake as a miner, and only the others as validators', async () => {
     const { service, apply } = setUp();
-    await apply([
-      metagraphNeuron(0),
-      metagraphNeuron(1, { validator_permit: true, stake: MIN_STAKE - 1 }),
-      metagraphNeuron(2, { validator_permit: true, stake: MIN_STAKE }),
-      metagraphNeuron(3, { validator_permit: true, stake: null }),
-    ]);
+    await apply(permitHolders());
     expect(uids(service.minersServingData())).toEqual([0, 1]);
     expect(uids(service.validators())).toEqual([2, 3]);
   });
@@ -142,12 +145,7 @@ describe(MetagraphService.name, () => {
   // validator again, and no stored-data call may go to one (an audit's finding).
   it('names the validators to the repository by the same rule, for their indexes to go', async () => {
     const { repository, apply } = setUp();
-    await apply([
-      metagraphNeuron(0),
-      metagraphNeuron(1, { validator_permit: true, stake: MIN_STAKE - 1 }),
-      metagraphNeuron(2, { validator_permit: true, stake: MIN_STAKE }),
-      metagraphNeuron(3, { validator_permit: true, stake: null }),
-    ]);
+    await apply(permitHolders());
     expect(repository.validators.sort()).toEqual([2, 3]);
   });
 
