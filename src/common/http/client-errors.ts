@@ -109,7 +109,9 @@ function answerOnSocket(
  * was a fresh one, which matched nothing the client or the log had; an audit's finding).
  */
 function idOf(request: IncomingMessage | undefined): string | undefined {
-  const id = (request as (IncomingMessage & { id?: unknown }) | undefined)?.id;
+  // Only while it is still being received: a request received whole is an earlier one on the
+  // socket, whose handling goes on, and a pipelined request after it is what failed.
+  const id: unknown = request && !request.complete ? request.id : undefined;
   return typeof id === 'string' ? id : undefined;
 }
 

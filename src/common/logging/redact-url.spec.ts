@@ -56,6 +56,7 @@ describe(redactUrl.name, () => {
       '/api/v1/tasks/correct/horse/battery/staple/dataset',
       '/correct/horse%2Fbattery/staple',
       '/api/v1/health?abcdefgh&ijklmnop',
+      '/api/v1/health?abcdefgh&ijklm%6Eop',
     ])
       expect(redactUrl(url, pieces)).toBe('[redacted]');
     expect(redactUrl('/api/v1/health?abcdefgh&x=1', pieces)).toBe('/api/v1/health?abcdefgh&x=1');

@@ -26,7 +26,8 @@ export function redactUrl(url: string | undefined, scanner: SecretScanner): stri
   // A secret may be made of pieces short enough to pass one by one (`a/b/c`, `a&b`: MASTER_KEY
   // may hold those characters), so the pieces kept are looked at together too; a URL that
   // still holds one is logged as nothing but `[redacted]` (an audit's finding).
-  const redacted = scanner.contains(piecewise) ? REDACTED : piecewise;
+  const redacted =
+    scanner.contains(piecewise) || scanner.contains(decode(piecewise)) ? REDACTED : piecewise;
   if (redacted === url && url.length <= LONGEST_REMEMBERED_URL) clean.set(url, true);
   return redacted;
 }

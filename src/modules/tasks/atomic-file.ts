@@ -43,7 +43,8 @@ export async function writeFileAtomically(
     await rename(partial, path);
     // The rename is the directory's change: flushed too before the caller records the file
     // (a task `completed`), or a power loss could undo it while the database kept the record.
-    await syncToDisk(dirname(path), 'r');
+    // Windows opens no directory as a file (and its file system journals the rename itself).
+    if (process.platform !== 'win32') await syncToDisk(dirname(path), 'r');
   } catch (error) {
     await stored.catch(() => undefined);
     await rm(partial, { force: true });

@@ -60,6 +60,22 @@ describe(convertEntity.name, () => {
     }
   });
 
+  // Left out or made no date, the record's time could not hold the entity's to the minute.
+  it('refuses a record that keeps no time of its own, or one that is no date, but for the nested shape', () => {
+    const withTime = (time: unknown) =>
+      entity(xItem, (_, record) => {
+        if (time === undefined) delete record.timestamp;
+        else record.timestamp = time;
+      });
+    expect(convertEntity(withTime(undefined), 'x')).toBeUndefined();
+    expect(convertEntity(withTime('x'), 'x')).toBeUndefined();
+    expect(convertEntity(withTime(null), 'x')).toBeUndefined();
+    const reddit = entity(post, (_, record) => {
+      delete record.createdAt;
+    });
+    expect(convertEntity(reddit, 'reddit')).toBeUndefined();
+  });
+
   it('drops U+0000 and replaces unpaired surrogates in every string of the item', () => {
     const wire = entity(xItem, (_, record) => {
       record.text = 'a\u0000b \ud800 \udc00 🚀';

@@ -56,9 +56,11 @@ export function convertEntity(value: unknown, source: Source): ConvertedEntity |
   if (!isRecord(record)) return undefined;
   // The entity's time is the record's own, which the record keeps rounded down to the minute
   // (XContent/RedditContent.to_data_entity): one in another minute re-dates the post, into a
-  // query's range or a bucket's hour. A record that keeps no time (X's nested shape) says nothing.
+  // query's range or a bucket's hour. A record must keep it, as a date (else the entity could
+  // be dated at will by leaving it out), but for X's nested shape, which has no such field.
   const recorded = recordTime(record, source);
-  if (recorded !== undefined && minuteOf(recorded) !== minuteOf(time)) return undefined;
+  if (recorded === undefined ? !isNestedX(record, source) : minuteOf(recorded) !== minuteOf(time))
+    return undefined;
   const contentBytes = Buffer.byteLength(content);
   const place = { uri, datetime: time.toISOString(), contentBytes };
   const item = itemOf(record, source, place, [content, uri]);
@@ -94,6 +96,19 @@ export function convertContent(content: unknown, source: Source): ConvertedEntit
 function recordTime(record: Record<string, unknown>, source: Source): Date | undefined {
   const stamp = text(source === 'x' ? record.timestamp : record.createdAt);
   return stamp === undefined ? undefined : parseIsoDate(stamp);
+}
+
+/**
+ * X's nested record shape (`user: {…}`, `tweet: {…}`, records.ts), which keeps no time of its
+ * own: no `timestamp` at all and no flat `username`.
+ */
+function isNestedX(record: Record<string, unknown>, source: Source): boolean {
+  return (
+    source === 'x' &&
+    record.timestamp === undefined &&
+    record.username === undefined &&
+    isRecord(record.user)
+  );
 }
 
 function minuteOf(time: Date): number {
