@@ -264,6 +264,18 @@ describe('the legacy format', () => {
     ]);
   });
 
+  // Labels of network files are kept as written: any text may be one.
+  it('keeps a label named like an object member as the label it is', () => {
+    const [x] = toLegacyFormat([
+      { platform: 'x', label: '__proto__', weight: 0.5 },
+      { platform: 'x', label: 'constructor', weight: 0.25 },
+    ]);
+    expect(Object.keys(x.label_weights)).toEqual(['__proto__', 'constructor']);
+    expect(JSON.parse(JSON.stringify(x.label_weights))).toEqual(
+      JSON.parse('{"__proto__": 0.5, "constructor": 0.25}'),
+    );
+  });
+
   it('orders labels of equal weight by platform, then label', () => {
     const jobs = [job('a', 0.5, '#b'), job('b', 0.5, 'r/a'), job('c', 0.5, '#a')];
     expect(legacyLabels(jobs).map(({ label }) => label)).toEqual(['r/a', '#a', '#b']);

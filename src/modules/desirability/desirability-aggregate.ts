@@ -140,15 +140,17 @@ export function legacyLabels(jobs: readonly JobView[]): LegacyLabel[] {
 
 /** Labels (in their order) as legacy entries: one per platform, in order of its first label. */
 export function toLegacyFormat(labels: readonly LegacyLabel[]): LegacyDesirability[] {
-  const byPlatform = new Map<Source, Record<string, number>>();
+  const byPlatform = new Map<Source, [string, number][]>();
   for (const { platform, label, weight } of labels) {
-    const weights = byPlatform.get(platform) ?? {};
-    weights[label] = weight;
+    const weights = byPlatform.get(platform) ?? [];
+    weights.push([label, weight]);
     byPlatform.set(platform, weights);
   }
+  // Built by fromEntries, whose keys are own properties whatever they are: assigned to `{}`, a
+  // network file's label `__proto__` set the object's prototype and vanished (an audit's finding).
   return [...byPlatform].map(([platform, weights]) => ({
     source_name: platform,
-    label_weights: weights,
+    label_weights: Object.fromEntries(weights),
   }));
 }
 
