@@ -222,6 +222,44 @@ describe(aggregateDesirabilities.name, () => {
   });
 });
 
+// Network files check ids for shape only: two validators (or a file and the owner) may give one
+// id to different jobs, and a client keying the list by id lost one (an audit's finding).
+describe('ids in the aggregate', () => {
+  const stakes = new Map([
+    ['a', 100],
+    ['b', 50],
+  ]);
+  const ids = (jobs: JobView[]) => jobs.map(({ id, params }) => [id, params.label]);
+
+  it("are unique: the owner's jobs keep theirs, a heavier job keeps a shared one, the other takes its next or a suffix", () => {
+    const aggregate = aggregateDesirabilities({
+      owner: [job('j1', 1, '#owner')],
+      votes: [
+        { hotkey: 'a', jobs: [job('j1', 0.5, '#tao'), job('j2', 0.5, '#btc')] },
+        { hotkey: 'b', jobs: [job('j2', 0.6, '#tao'), job('j1', 0.4, '#eth')] },
+      ],
+      stakes,
+    });
+    // Heaviest first: #tao (0.373) gave most under j1, which is the owner's job's.
+    expect(ids(aggregate)).toEqual([
+      ['j2', '#tao'],
+      ['j1', '#owner'],
+      ['j2~2', '#btc'],
+      ['j1~2', '#eth'],
+    ]);
+  });
+
+  it('cut to 80 characters with the suffix', () => {
+    const long = 'é'.repeat(80);
+    const aggregate = aggregateDesirabilities({
+      owner: [],
+      votes: [{ hotkey: 'a', jobs: [job(long, 0.6, '#tao'), job(long, 0.4, '#btc')] }],
+      stakes,
+    });
+    expect(aggregate.map(({ id }) => id)).toEqual([long, `${'é'.repeat(78)}~2`]);
+  });
+});
+
 describe('the legacy format', () => {
   it('groups labels by platform, adds up jobs sharing a label, and leaves out jobs without one', () => {
     const jobs = [

@@ -1,4 +1,5 @@
 import { Source } from '../../common/source';
+import { MAX_ID_LENGTH } from './desirability-fields';
 import { JobParamsView, JobView, LegacyDesirability } from './desirability.types';
 
 /** Share of the aggregate that belongs to the network owner's default list. */
@@ -93,14 +94,38 @@ export function aggregateDesirabilities(input: AggregateInput): JobView[] {
     }
   }
 
-  return [...merged.values()]
+  const listed = [...merged.values()]
     .filter((entry) => entry.weight > 0)
-    .map((entry) => ({
-      id: entry.ownerId ?? heaviestId(entry.byId),
-      weight: significant(entry.weight),
-      params: entry.params,
-    }))
+    .sort((a, b) => b.weight - a.weight || compare(paramsKey(a.params), paramsKey(b.params)));
+  // The owner's jobs keep the owner's ids, whatever they weigh.
+  const taken = new Set(listed.flatMap((entry) => entry.ownerId ?? []));
+  return listed
+    .map((entry) => {
+      const id = entry.ownerId ?? uniqueId(entry, taken);
+      taken.add(id);
+      return { id, weight: significant(entry.weight), params: entry.params };
+    })
     .sort((a, b) => b.weight - a.weight || compare(a.id, b.id));
+}
+
+/**
+ * A voted job's id, unique in the list (jobs come heaviest first, so the heavier keeps an id two
+ * share; the owner's ids are the owner's jobs'): its ids by what they contributed, else the
+ * heaviest with `~2`, `~3`… (cut to the 80 characters an id may have). Network files check ids
+ * for shape only, so two validators' files (or a file and the owner's) can give one id to
+ * different jobs: a client keying the list by id lost one of them (an audit's finding).
+ */
+function uniqueId(entry: Merged, taken: ReadonlySet<string>): string {
+  const candidates = [...entry.byId]
+    .sort(([a, x], [b, y]) => y - x || compare(a, b))
+    .map(([id]) => id);
+  const free = candidates.find((id) => !taken.has(id));
+  if (free !== undefined) return free;
+  for (let n = 2; ; n++) {
+    const suffix = `~${n}`;
+    const id = `${[...candidates[0]].slice(0, MAX_ID_LENGTH - suffix.length).join('')}${suffix}`;
+    if (!taken.has(id)) return id;
+  }
 }
 
 /** One label of the legacy shape: what the jobs sharing it weigh together. */
@@ -167,10 +192,6 @@ export function paramsKey(params: JobParamsView): string {
     params.post_start_datetime,
     params.post_end_datetime,
   ]);
-}
-
-function heaviestId(byId: ReadonlyMap<string, number>): string {
-  return [...byId].sort(([a, x], [b, y]) => y - x || compare(a, b))[0][0];
 }
 
 function compare(a: string, b: string): number {
