@@ -132,6 +132,7 @@ function setUp(options: SetUpOptions = {}) {
   };
   const config = {
     network: {
+      validatorMinStake: 10_000,
       indexSync: {
         intervalMs: options.intervalMs ?? HOUR_MS,
         concurrency: options.concurrency ?? 1,
@@ -347,10 +348,13 @@ describe(IndexSyncService.name, () => {
       expect(report.rows).toBe(1 + 2 + 3);
     });
 
-    it('stores the index of a miner that answered one, for the hotkey it came from', async () => {
+    it('stores the index of a miner that answered one, for the miner it came from', async () => {
       const { service, index } = syncOutcomes();
       await syncOnce(service);
-      expect(index.replaceMinerIndex).toHaveBeenCalledWith(1, rowsOf(1), 'hk1');
+      expect(index.replaceMinerIndex).toHaveBeenCalledWith(1, rowsOf(1), {
+        hotkey: 'hk1',
+        validatorMinStake: 10_000,
+      });
       expect(index.replaceMinerIndex).toHaveBeenCalledTimes(2);
     });
 
@@ -366,7 +370,7 @@ describe(IndexSyncService.name, () => {
       expect(spotChecks.check).toHaveBeenCalledWith([{ miner: minerOf(1), bucket: rowsOf(1)[0] }]);
       expect(index.countMissedSyncs.mock.calls.flatMap(([uids]) => [...uids])).not.toContain(2);
       expect(warnings).toHaveBeenCalledWith(
-        'miner 2: index not stored: uid 2 is no longer hk2 (re-registered or deregistered during the sync)',
+        'miner 2: index not stored: uid 2 is no longer the miner hk2 (re-registered, deregistered or now a validator during the sync)',
       );
     });
 

@@ -251,7 +251,10 @@ export class IndexSyncService
   ): Promise<IndexRow[] | undefined> {
     try {
       const rows = await this.network.fetchMinerIndex(miner, this.clock.now());
-      await this.index.replaceMinerIndex(miner.uid, rows, miner.hotkey);
+      await this.index.replaceMinerIndex(miner.uid, rows, {
+        hotkey: miner.hotkey,
+        validatorMinStake: this.config.network.validatorMinStake,
+      });
       report.synced++;
       report.rows += rows.length;
       return rows;

@@ -161,13 +161,14 @@ describe('Dropping miner indexes', () => {
   });
 
   // An index sync runs for minutes; a metagraph applied meanwhile may give the uid to another
-  // hotkey or deregister it. The old owner's index stored under the uid was the new owner's
-  // (an audit's finding).
-  it('stores a fetched index only while the uid still belongs to the hotkey it came from', async () => {
+  // hotkey, deregister it or make it a validator. The old owner's index stored under the uid was
+  // the new owner's (an audit's finding), and a new validator's index came back after its drop.
+  it('stores a fetched index only while the uid is still the miner it came from', async () => {
+    const from = (hotkey: string) => ({ hotkey, validatorMinStake: 10_000 });
     const fetchedFrom = hotkeys.get(1)!;
     hotkeys.set(1, 'hotkey-1-new-owner');
     await applyMetagraph();
-    await expect(index.replaceMinerIndex(1, rowsOf(1), fetchedFrom)).rejects.toThrow(
+    await expect(index.replaceMinerIndex(1, rowsOf(1), from(fetchedFrom))).rejects.toThrow(
       MinerReplacedError,
     );
     expect(await indexedRows(1)).toBe(0);
@@ -176,12 +177,18 @@ describe('Dropping miner indexes', () => {
     const deregistered = hotkeys.get(2)!;
     hotkeys.delete(2);
     await applyMetagraph();
-    await expect(index.replaceMinerIndex(2, rowsOf(2), deregistered)).rejects.toThrow(
+    await expect(index.replaceMinerIndex(2, rowsOf(2), from(deregistered))).rejects.toThrow(
       MinerReplacedError,
     );
     expect(await indexedRows(2)).toBe(0);
 
-    await index.replaceMinerIndex(1, rowsOf(1), 'hotkey-1-new-owner');
+    await applyMetagraph([0]);
+    await expect(index.replaceMinerIndex(0, rowsOf(0), from(hotkeys.get(0)!))).rejects.toThrow(
+      MinerReplacedError,
+    );
+    expect(await indexedRows(0)).toBe(0);
+
+    await index.replaceMinerIndex(1, rowsOf(1), from('hotkey-1-new-owner'));
     expect(await indexedRows(1)).toBe(rowsOf(1).length);
     await expectAggregatesExact(database);
   });

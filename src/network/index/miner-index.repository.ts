@@ -19,13 +19,22 @@ const LABEL_CACHE_SIZE = 100_000;
 /** The largest `miners.index_missed_syncs` holds (a smallint). */
 const SMALLINT_MAX = 32_767;
 
+/** Who an index was fetched from: the miner's hotkey, and what makes a neuron a validator. */
+export interface FetchedFrom {
+  hotkey: string;
+  /** VALIDATOR_MIN_STAKE: a permit holder with this much stake is a validator, not a miner. */
+  validatorMinStake: number;
+}
+
 /**
- * The uid no longer belongs to the hotkey whose index was fetched (re-registered by someone
- * else, or deregistered, while the sync ran): the index is not the uid's now, and is not stored.
+ * The uid is no longer the miner whose index was fetched (re-registered by someone else,
+ * deregistered, or now a validator, while the sync ran): the index is not stored.
  */
 export class MinerReplacedError extends Error {
   constructor(uid: number, hotkey: string) {
-    super(`uid ${uid} is no longer ${hotkey} (re-registered or deregistered during the sync)`);
+    super(
+      `uid ${uid} is no longer the miner ${hotkey} (re-registered, deregistered or now a validator during the sync)`,
+    );
   }
 }
 
@@ -62,11 +71,15 @@ export class MinerIndexRepository {
    * update of the network totals takes the global aggregates lock, after which the miner's
    * credibility is read, so a concurrent credibility change cannot be applied twice or missed.
    * Everything that needs no database (ordering the rows, summing the totals) is done before
-   * the transaction starts. With `hotkey` (the one the index was fetched from), nothing is
-   * stored unless the uid still has it and is registered (MinerReplacedError): a sync runs for
-   * minutes, and a metagraph applied meanwhile may have given the uid to another hotkey.
+   * the transaction starts. With `from` (who the index was fetched from), nothing is stored
+   * unless the uid is still that hotkey's, registered and no validator (MinerReplacedError): a
+   * sync runs for minutes, and a metagraph applied meanwhile may have changed any of those.
    */
-  async replaceMinerIndex(uid: number, rows: readonly IndexRow[], hotkey?: string): Promise<void> {
+  async replaceMinerIndex(
+    uid: number,
+    rows: readonly IndexRow[],
+    from?: FetchedFrom,
+  ): Promise<void> {
     const labelIds = await this.resolveLabels(rows);
     const prepared = prepareIndex(rows, labelIds);
     const partition = await this.ensurePartition(uid);
@@ -79,12 +92,13 @@ export class MinerIndexRepository {
       const [miner] = await manager
         .query<{ credibility: number }[]>(
           `UPDATE miners SET index_synced_at = now(), index_buckets = $2, index_missed_syncs = 0
-           WHERE uid = $1 AND ($3::text IS NULL OR (hotkey = $3 AND state <> 'deregistered'))
+           WHERE uid = $1 AND ($3::text IS NULL OR (hotkey = $3 AND state <> 'deregistered'
+             AND NOT (validator_permit AND (stake IS NULL OR stake >= $4))))
            RETURNING credibility`,
-          [uid, rows.length, hotkey ?? null],
+          [uid, rows.length, from?.hotkey ?? null, from?.validatorMinStake ?? null],
         )
         .then((result) => returningRows<{ credibility: number }>(result));
-      if (!miner && hotkey !== undefined) throw new MinerReplacedError(uid, hotkey);
+      if (!miner && from) throw new MinerReplacedError(uid, from.hotkey);
       if (!miner) throw new Error(`unknown miner ${uid}`);
       await this.totals.applyDeltas(
         manager,

@@ -10,7 +10,7 @@ import {
   MinerIndexReadRepository,
 } from './miner-index-read.repository';
 import { IndexTotalsRepository } from './index-totals.repository';
-import { MinerIndexRepository } from './miner-index.repository';
+import { FetchedFrom, MinerIndexRepository } from './miner-index.repository';
 
 /**
  * The miner index's public face: the one way in for everything that reads or writes the miners'
@@ -26,10 +26,10 @@ export class MinerIndexService {
 
   /**
    * Replaces one miner's index and its share of the totals; `[]` forgets the miner's index.
-   * With `hotkey`, only while the uid still belongs to it (else MinerReplacedError).
+   * With `from`, only while the uid is still that miner (else MinerReplacedError).
    */
-  replaceMinerIndex(uid: number, rows: readonly IndexRow[], hotkey?: string): Promise<void> {
-    return this.repository.replaceMinerIndex(uid, rows, hotkey);
+  replaceMinerIndex(uid: number, rows: readonly IndexRow[], from?: FetchedFrom): Promise<void> {
+    return this.repository.replaceMinerIndex(uid, rows, from);
   }
 
   /**
