@@ -20,3 +20,11 @@ export interface ValidatorStanding {
 export function isValidator(neuron: ValidatorStanding, minStake: number): boolean {
   return neuron.validatorPermit && (neuron.stake === null || neuron.stake >= minStake);
 }
+
+/**
+ * isValidator in SQL, over a `miners` row, with the minimum stake in `minStake` (a parameter
+ * such as `$1`): one rule wherever Postgres decides it.
+ */
+export function isValidatorSql(minStake: string): string {
+  return `(validator_permit AND (stake IS NULL OR stake >= ${minStake}))`;
+}

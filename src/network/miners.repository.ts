@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, Repository } from 'typeorm';
+import { isValidatorSql } from '../common/validator-standing';
 import { returningRows } from '../database/returning-rows';
 import { MinerIndexService } from './index/miner-index.service';
 import { MinerEntity, MinerState } from './miner.entity';
@@ -80,7 +81,7 @@ export class MinersRepository {
               count(*) FILTER (WHERE validator)::int AS validators,
               count(*) FILTER (WHERE NOT validator AND axon_url IS NOT NULL AND state = 'active')::int AS available,
               count(*) FILTER (WHERE NOT validator AND state = 'address_refused')::int AS "addressRefused"
-       FROM (SELECT *, validator_permit AND (stake IS NULL OR stake >= $1) AS validator
+       FROM (SELECT *, ${isValidatorSql('$1')} AS validator
              FROM miners WHERE state <> 'deregistered') AS registered`,
       [validatorMinStake],
     );

@@ -8,6 +8,7 @@
 import { Source } from '../common/source';
 import { SourceId } from './sources';
 import { HOUR_MS } from '../common/clock/durations';
+import { firstCharacters } from '../common/validation/text-length';
 
 /** A miner index with more buckets than this is rejected by the gateway. */
 export const MAX_INDEX_BUCKETS = 350_000;
@@ -33,15 +34,7 @@ export function normalizeLabel(label: string): string {
  * UTF-16 units would keep fewer characters and could end in half a surrogate pair.
  */
 export function cutLabel(label: string): string {
-  // At most 140 units is at most 140 code points: the common case needs no walk.
-  if (label.length <= MAX_LABEL_LENGTH) return label;
-  let cut = '';
-  let length = 0;
-  for (const character of label) {
-    if (length++ === MAX_LABEL_LENGTH) break;
-    cut += character;
-  }
-  return cut;
+  return firstCharacters(label, MAX_LABEL_LENGTH);
 }
 
 // ---------------------------------------------------------------------------------------------

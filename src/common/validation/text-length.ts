@@ -14,6 +14,22 @@ export function characterCount(text: string): number {
 }
 
 /**
+ * The text's first `max` characters (code points): a cut by UTF-16 units could end in half a
+ * surrogate pair, which strict JSON parsers refuse, and keeps fewer characters than counted.
+ */
+export function firstCharacters(text: string, max: number): string {
+  // At most `max` units is at most `max` code points: the common case needs no walk.
+  if (text.length <= max) return text;
+  let cut = '';
+  let count = 0;
+  for (const character of text) {
+    if (count++ === max) break;
+    cut += character;
+  }
+  return cut;
+}
+
+/**
  * At most `max` characters (code points). Reported as pydantic's `string_too_long` (the
  * constraint keeps class-validator's name, `maxLength`, which pydantic-errors.ts maps).
  */

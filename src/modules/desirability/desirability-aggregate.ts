@@ -1,4 +1,5 @@
 import { Source } from '../../common/source';
+import { firstCharacters } from '../../common/validation/text-length';
 import { MAX_ID_LENGTH } from './desirability-fields';
 import { JobParamsView, JobView, LegacyDesirability } from './desirability.types';
 
@@ -123,7 +124,7 @@ function uniqueId(entry: Merged, taken: ReadonlySet<string>): string {
   if (free !== undefined) return free;
   for (let n = 2; ; n++) {
     const suffix = `~${n}`;
-    const id = `${[...candidates[0]].slice(0, MAX_ID_LENGTH - suffix.length).join('')}${suffix}`;
+    const id = `${firstCharacters(candidates[0], MAX_ID_LENGTH - suffix.length)}${suffix}`;
     if (!taken.has(id)) return id;
   }
 }

@@ -4,6 +4,7 @@ import { Clock } from '../../common/clock/clock';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { Source } from '../../common/source';
+import { firstCharacters } from '../../common/validation/text-length';
 import {
   isRunning,
   RegistrationConflict,
@@ -173,9 +174,8 @@ export class TasksService {
     // A long id is quoted by its first 40 characters (ids in paths are not length-checked),
     // cut between code points: half a surrogate pair is JSON that strict parsers refuse.
     if (!task) {
-      const characters = [...id];
-      const quoted = characters.length > 40 ? `${characters.slice(0, 40).join('')}…` : id;
-      throw new NotFoundException(`Task '${quoted}' not found`);
+      const start = firstCharacters(id, 40);
+      throw new NotFoundException(`Task '${start === id ? id : `${start}…`}' not found`);
     }
     return task;
   }

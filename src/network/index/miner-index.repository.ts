@@ -5,6 +5,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { PoolClient } from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { DataSource, EntityManager } from 'typeorm';
+import { isValidatorSql } from '../../common/validator-standing';
 import { returningRows } from '../../database/returning-rows';
 import { binaryCopyChunks, COPY_COLUMNS } from './binary-copy';
 import { IndexRow } from './compressed-index';
@@ -93,7 +94,7 @@ export class MinerIndexRepository {
         .query<{ credibility: number }[]>(
           `UPDATE miners SET index_synced_at = now(), index_buckets = $2, index_missed_syncs = 0
            WHERE uid = $1 AND ($3::text IS NULL OR (hotkey = $3 AND state <> 'deregistered'
-             AND NOT (validator_permit AND (stake IS NULL OR stake >= $4))))
+             AND NOT ${isValidatorSql('$4')}))
            RETURNING credibility`,
           [uid, rows.length, from?.hotkey ?? null, from?.validatorMinStake ?? null],
         )
