@@ -56,3 +56,14 @@ function isUnavailableCode(code: string): boolean {
 // pg and pg-pool raise these as plain Errors without a code.
 const UNAVAILABLE_MESSAGE =
   /Connection terminated|timeout exceeded when trying to connect|Query read timeout|not queryable|Connection is not established|the database system is (shutting down|starting up|in recovery mode)/i;
+
+/**
+ * A wait on Postgres our own bound ended (`within`): unavailable like a pool's wait that timed out,
+ * so it is answered 503, never 500.
+ */
+export class DatabaseTimeoutError extends Error {
+  readonly code = 'ETIMEDOUT';
+  constructor(what: string, ms: number) {
+    super(`${what}: no answer from Postgres within ${ms} ms`);
+  }
+}

@@ -1,17 +1,21 @@
 import { ConflictException, NotFoundException } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock';
+import { isDatabaseUnavailable } from '../../common/errors/database-unavailable';
 import { AppConfig } from '../../config/app-config';
 import { ApiKeyEntity } from './api-key.entity';
 import { ApiKeyUsageRecorder } from './api-key-usage.recorder';
 import { hashApiKey } from '../../common/security/api-key-secret';
 import { ApiKeysRepository } from './api-keys.repository';
-import { ApiKeysService } from './api-keys.service';
+import { ApiKeysService, KEY_LOOKUP_PATIENCE_MS } from './api-keys.service';
 import { KeyChanges } from './key-changes';
 
 const KEY = 'sk_live_unit-test-key-0000000000000000000000000000';
 const ID = '3a49b7bb-48be-448d-915e-760ac904253e';
 
-function setUp(stored: Partial<ApiKeyEntity> = {}) {
+function setUp(
+  stored: Partial<ApiKeyEntity> = {},
+  { keyCacheTtlMs = 60_000, connectTimeoutMs = 5000 } = {},
+) {
   const key: ApiKeyEntity = {
     id: ID,
     name: 'team',
@@ -39,7 +43,11 @@ function setUp(stored: Partial<ApiKeyEntity> = {}) {
   };
   const usage = { record: jest.fn(), settled: jest.fn() };
   const clock = new Clock();
-  const config = { masterKey: 'sk_master_unit_0123456789', auth: { keyCacheTtlMs: 60_000 } };
+  const config = {
+    masterKey: 'sk_master_unit_0123456789',
+    auth: { keyCacheTtlMs },
+    database: { connectTimeoutMs },
+  };
   const service = new ApiKeysService(
     repository as unknown as ApiKeysRepository,
     usage as unknown as ApiKeyUsageRecorder,
@@ -66,7 +74,68 @@ function holdNextLookup({ repository, key }: ReturnType<typeof setUp>): () => vo
   return () => answer();
 }
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The time `work` took to settle, and how: its value, or its error. */
+async function timed<T>(work: Promise<T>): Promise<{ ms: number; value?: T; error?: unknown }> {
+  const start = performance.now();
+  try {
+    const value = await work;
+    return { ms: performance.now() - start, value };
+  } catch (error) {
+    return { ms: performance.now() - start, error };
+  }
+}
+
 describe(ApiKeysService.name, () => {
+  describe('a lookup the database does not answer (a frozen Postgres)', () => {
+    const hang = () => new Promise<never>(() => undefined);
+
+    it('answers a key read before as last read once its patience is spent, not never', async () => {
+      const setup = setUp({}, { keyCacheTtlMs: 10, connectTimeoutMs: 3000 });
+      const { service, repository } = setup;
+      expect(await service.authenticate(KEY)).toMatchObject({ id: ID });
+      await sleep(20); // past the cache's TTL: the next request looks the key up
+      repository.findByHash.mockImplementation(hang);
+      const polls = await Promise.all([
+        timed(Promise.resolve(service.authenticate(KEY))),
+        timed(Promise.resolve(service.authenticate(KEY))),
+      ]);
+      for (const poll of polls) {
+        expect(poll.value).toMatchObject({ id: ID });
+        expect(poll.ms).toBeGreaterThanOrEqual(KEY_LOOKUP_PATIENCE_MS - 20);
+        expect(poll.ms).toBeLessThan(2000);
+      }
+      expect(repository.findByHash).toHaveBeenCalledTimes(2); // the first read, then one shared lookup
+    });
+
+    it('answers a key read before as last read at once when the lookup fails for the database', async () => {
+      const { service, repository } = setUp({}, { keyCacheTtlMs: 10 });
+      await service.authenticate(KEY);
+      await sleep(20);
+      repository.findByHash.mockRejectedValue(
+        Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
+      );
+      const poll = await timed(Promise.resolve(service.authenticate(KEY)));
+      expect(poll.value).toMatchObject({ id: ID });
+      expect(poll.ms).toBeLessThan(KEY_LOOKUP_PATIENCE_MS);
+    });
+
+    it('bounds the wait for a key never read with a 503, and trusts no last read of a key changed since', async () => {
+      const setup = setUp({}, { keyCacheTtlMs: 10, connectTimeoutMs: 700 });
+      const { service, repository } = setup;
+      await service.authenticate(KEY);
+      setup.announce(ID); // another replica changed it: its last read is no longer the key
+      repository.findByHash.mockImplementation(hang);
+      for (const presented of [KEY, 'sk_live_never-read-0000000000000000000000000000000']) {
+        const poll = await timed(Promise.resolve(service.authenticate(presented)));
+        expect(isDatabaseUnavailable(poll.error)).toBe(true);
+        expect(poll.ms).toBeGreaterThanOrEqual(680);
+        expect(poll.ms).toBeLessThan(2000);
+      }
+    });
+  });
+
   it('refuses a cached key as expired from the instant of its expiry, not from the next lookup', async () => {
     // Time stands still but for `advance`: 1 ms before the expiry, and at it, exactly.
     const now = Date.parse('2026-11-20T12:00:00.000Z');

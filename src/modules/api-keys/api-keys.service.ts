@@ -3,6 +3,11 @@ import { ConflictException, Injectable, NotFoundException } from '@nestjs/common
 import { LRUCache } from 'lru-cache';
 import { ApiKeyPrincipal } from '../../common/auth/api-key-principal';
 import { Clock } from '../../common/clock/clock';
+import {
+  DatabaseTimeoutError,
+  isDatabaseUnavailable,
+} from '../../common/errors/database-unavailable';
+import { within } from '../../common/within';
 import { validationError } from '../../common/errors/validation-error-item';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
@@ -36,6 +41,16 @@ const MASTER: ApiKeyPrincipal = {
   isMaster: true,
   rateLimit: null,
 };
+/**
+ * How long a request waits for a key's lookup before it is answered from the key's last read
+ * (`lastRead`). A lookup by primary key answers in milliseconds; one that has not answered in
+ * half a second is a database in trouble, and health, polled with the balancer's own key, must
+ * still answer (docs/decisions.md, "Outages").
+ */
+export const KEY_LOOKUP_PATIENCE_MS = 500;
+/** How long a key's last read may stand in for a lookup the database does not answer. */
+export const LAST_READ_TRUSTED_MS = 10 * 60_000;
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** What authenticating a key gives: who it is, `expired` for a genuine key past its expiry, or null. */
@@ -60,6 +75,15 @@ export class ApiKeysService {
    */
   private readonly lookingUp = new Map<string, Promise<ApiKeyEntity | null>>();
   /**
+   * Each key's last read, for `LAST_READ_TRUSTED_MS`: what a request is answered with when the
+   * lookup does not answer within `KEY_LOOKUP_PATIENCE_MS` or fails for the database (frozen,
+   * down). Dropped with the cache's entry on a change, so it never outlives one this process
+   * heard of.
+   */
+  private readonly lastRead: LRUCache<string, ApiKeyEntity> | undefined;
+  /** Every wait on a lookup ends by then: a 503, as a wait for a pooled connection does. */
+  private readonly lookupBoundMs: number;
+  /**
    * How many key changes this process has seen (made here or announced). A lookup that sees it move
    * while it reads may have read a changed key's old row: which key it reads is known only once it
    * has read it (a change is announced by id), so it reads again and caches nothing (lookUp).
@@ -77,6 +101,11 @@ export class ApiKeysService {
     this.masterDigest = secretDigest(config.masterKey);
     const ttl = config.auth.keyCacheTtlMs;
     this.cache = ttl > 0 ? new LRUCache<string, ApiKeyEntity>({ max: 10_000, ttl }) : undefined;
+    this.lastRead =
+      ttl > 0
+        ? new LRUCache<string, ApiKeyEntity>({ max: 10_000, ttl: LAST_READ_TRUSTED_MS })
+        : undefined;
+    this.lookupBoundMs = config.database.connectTimeoutMs;
     changes.onChanged((keyId) => this.forget(keyId));
   }
 
@@ -94,7 +123,30 @@ export class ApiKeysService {
     const cached = this.cache?.get(hash);
     if (cached) return this.authenticationOf(cached);
     const found = this.cache ? this.lookUp(hash) : this.repository.findByHash(hash);
-    return found.then((key) => this.authenticationOf(key ?? undefined));
+    return this.answerOf(found, this.lastRead?.get(hash)).then((key) =>
+      this.authenticationOf(key ?? undefined),
+    );
+  }
+
+  /**
+   * The lookup's answer, waited for at most `lookupBoundMs` (then a 503). A key read before is
+   * answered as last read when the lookup takes longer than `KEY_LOOKUP_PATIENCE_MS` or fails for
+   * the database: a lookup that hangs (a frozen Postgres) would otherwise hold every request of the
+   * key, health's included, each joining it in `lookingUp`, for as long as Postgres did not answer.
+   */
+  private async answerOf(
+    found: Promise<ApiKeyEntity | null>,
+    last: ApiKeyEntity | undefined,
+  ): Promise<ApiKeyEntity | null> {
+    const bound = (ms: number) =>
+      within(found, ms, () => new DatabaseTimeoutError('API key lookup', ms));
+    if (!last) return bound(this.lookupBoundMs);
+    try {
+      return await bound(Math.min(KEY_LOOKUP_PATIENCE_MS, this.lookupBoundMs));
+    } catch (error) {
+      if (isDatabaseUnavailable(error)) return last;
+      throw error;
+    }
   }
 
   /** The key by hash through the cache's lookups: one query for concurrent misses of a key. */
@@ -116,7 +168,10 @@ export class ApiKeysService {
     const seen = this.changesSeen;
     const key = await this.repository.findByHash(hash);
     if (seen !== this.changesSeen) return this.repository.findByHash(hash);
-    if (key) this.cache!.set(hash, key);
+    if (key) {
+      this.cache!.set(hash, key);
+      this.lastRead!.set(hash, key);
+    }
     return key;
   }
 
@@ -204,8 +259,8 @@ export class ApiKeysService {
    */
   private forget(keyId: string): void {
     this.changesSeen += 1;
-    if (!this.cache) return;
-    for (const [hash, key] of this.cache.entries()) if (key.id === keyId) this.cache.delete(hash);
+    for (const cache of [this.cache, this.lastRead])
+      for (const [hash, key] of cache?.entries() ?? []) if (key.id === keyId) cache!.delete(hash);
   }
 
   /** `expires_at` as an instant (null clears, undefined leaves as is); past instants are a 422. */
