@@ -84,6 +84,21 @@ describe('RedisConnection', () => {
     expect(redis.problem()).toBeUndefined();
   });
 
+  // A replica out of rotation is only scraped: its gauge must not say 0 for good after a blip.
+  it('ends a rest by being asked why Redis is not used, when no request uses it', async () => {
+    const redis = connect();
+    await redis.onModuleInit();
+    let now = Date.now();
+    jest.spyOn(Date, 'now').mockImplementation(() => now);
+    redis.failed('Command timed out');
+    expect(redis.problem()).toBe('not used after a failed command');
+    now += REDIS_REST_MS;
+    // The rest is over: asking sends the PING; once answered, Redis is used again.
+    expect(redis.problem()).toBe('not used after a failed command');
+    await until(() => Promise.resolve(redis.problem() === undefined || undefined), 5000);
+    expect(redis.ready()).toBe(redis.client);
+  });
+
   // ioredis retries every few hundred ms: one warning per outage, not one per attempt, and a
   // second outage is told as the first was.
   it('logs each outage once, and that Redis is back after each', async () => {

@@ -60,7 +60,8 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
   }
 
   /**
-   * Why Redis is not used now, for system-status; undefined while it is. Never holds the URL:
+   * Why Redis is not used now, for system-status, health and the gauge; undefined while it is.
+   * Resting after a failed command, it sends the PING that ends the rest once it is over. Never holds the URL:
    * ioredis' messages name the address and the server's refusal, not the password.
    */
   problem(): string | undefined {
@@ -68,7 +69,11 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
     if (!client) return undefined;
     if (client.status !== 'ready')
       return `not connected (${client.status})${this.lastError ? `: ${this.lastError}` : ''}`;
-    return this.restUntil !== 0 ? 'not used after a failed command' : undefined;
+    if (this.restUntil === 0) return undefined;
+    // Asking is a use too: a replica only scraped (out of rotation, idle) would otherwise send
+    // no PING after a blip, and say "not used" for as long as no request came (an audit saw it).
+    this.probe();
+    return 'not used after a failed command';
   }
 
   /**
