@@ -18,7 +18,7 @@ import type { Socket } from 'node:net';
  */
 export function whenResponseDone(
   response: ServerResponse,
-  listener: (answered: boolean) => void,
+  listener: (answered: boolean, statusCode: number) => void,
 ): void {
   let answered = false;
   let settled = false;
@@ -27,11 +27,28 @@ export function whenResponseDone(
     if (settled) return;
     settled = true;
     waiting.delete(settle);
-    listener(answered);
+    const pastIt = answeredOnSocket.get(response);
+    listener(answered || pastIt !== undefined, pastIt ?? response.statusCode);
   };
   waiting.add(settle);
   response.once('finish', () => (answered = true));
   response.once('close', settle);
+}
+
+/**
+ * Responses whose answer was written on the socket, past them: the 408 of a body too slow to
+ * arrive (client-errors.ts). Theirs sends no `finish`, and they counted as cut off (an audit's
+ * finding). A set beside the responses, not a mark on them (see above).
+ */
+const answeredOnSocket = new WeakMap<ServerResponse, number>();
+
+/**
+ * Records that `response` was answered `status` on its socket, by Node's parser's error handler.
+ * Its own status is not that one: the body parser, cut off, has the app answer it a 400 that
+ * goes nowhere.
+ */
+export function answeredPastResponse(response: ServerResponse, status: number): void {
+  answeredOnSocket.set(response, status);
 }
 
 /**

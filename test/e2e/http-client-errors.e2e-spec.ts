@@ -85,6 +85,12 @@ describe("Errors of Node's HTTP parser", () => {
       status: 408,
       body: { detail: 'Request not received in time', request_id: 'trace-slow-body' },
     });
+    // Counted as answered, 408, not as a request the client gave up on (an audit's finding).
+    const metrics = await app.http.get('/metrics').set('X-API-Key', TEST_MASTER_KEY).expect(200);
+    expect(metrics.text).toMatch(
+      /^gateway_http_requests_total\{method="POST",[^}]*status="408"\} 1$/m,
+    );
+    expect(metrics.text).not.toMatch(/^gateway_http_requests_unanswered_total\{method="POST"/m);
   });
 });
 

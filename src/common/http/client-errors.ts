@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream';
 import { LoggerService } from '@nestjs/common';
 import type { AllowedMethods } from '../errors/all-exceptions.filter';
 import { ERROR_DETAILS } from '../errors/error-details';
+import { answeredPastResponse } from '../response-done';
 
 export interface HttpServerLimits {
   /** Time a client has to send the request headers. */
@@ -62,7 +63,10 @@ export function answerClientErrors(
     }
     const { status, detail } = (error.code && ANSWERS[error.code]) || MALFORMED;
     logger.debug?.(`client error ${error.code ?? 'unknown'}: ${status}`, 'HttpServer');
-    answerOnSocket(socket, status, detail, {}, !isHead(error), idOf(serving?.req));
+    const id = idOf(serving?.req);
+    // Its request's log line and metrics say what it was answered, not that it was cut off.
+    if (id !== undefined) answeredPastResponse(serving!, status);
+    answerOnSocket(socket, status, detail, {}, !isHead(error), id);
   });
   server.on('checkExpectation', (request, response) => server.emit('request', request, response));
   server.on('connect', (request: IncomingMessage, socket: Duplex) => {

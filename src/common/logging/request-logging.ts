@@ -64,13 +64,14 @@ export function requestLogging(root: Logger, requestLines: Logger, scanner: Secr
   return (request: Request, response: Response, next: NextFunction): void => {
     const started = performance.now();
     request.id ??= requestId(request, response, scanner);
-    whenResponseDone(response, (answered) =>
+    whenResponseDone(response, (answered, statusCode) =>
       logCompletion(
         requestLines,
         scanner,
         request,
         response,
         answered,
+        statusCode,
         performance.now() - started,
       ),
     );
@@ -84,6 +85,7 @@ function logCompletion(
   request: IncomingMessage,
   response: ServerResponse,
   answered: boolean,
+  answeredStatus: number,
   milliseconds: number,
 ): void {
   if (!requestLines.isLevelEnabled('info')) return;
@@ -103,7 +105,7 @@ function logCompletion(
     );
     return;
   }
-  const { statusCode } = response;
+  const statusCode = answeredStatus;
   const outcome = statusCode >= 500 ? 'failed' : `${responseTime}ms`;
   requestLines.info(
     { req, res: { statusCode }, responseTime, key_id: keyId },

@@ -11,14 +11,14 @@ import { MetricsService, UNMATCHED_ROUTE } from './metrics.service';
 export function httpMetricsMiddleware(metrics: MetricsService) {
   return (request: Request, response: Response, next: NextFunction): void => {
     const started = process.hrtime.bigint();
-    whenResponseDone(response, (answered) => {
+    whenResponseDone(response, (answered, statusCode) => {
       // A response closed before it finished was not answered: counted apart.
       if (!answered) {
         metrics.recordUnansweredRequest(request.method, routeOf(request));
         return;
       }
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      metrics.observeRequest(request.method, routeOf(request), response.statusCode, seconds);
+      metrics.observeRequest(request.method, routeOf(request), statusCode, seconds);
     });
     next();
   };
