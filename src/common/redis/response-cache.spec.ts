@@ -1,6 +1,10 @@
 import { Logger } from '@nestjs/common';
 import { RedisConnection } from './redis-connection';
-import { ResponseCache } from './response-cache';
+import {
+  LOCAL_CACHE_MAX_BYTES,
+  LOCAL_CACHE_MAX_ENTRY_BYTES,
+  ResponseCache,
+} from './response-cache';
 
 /**
  * A RedisConnection whose client answers `get` with `answer` and `set` with `stored`; records
@@ -97,6 +101,35 @@ describe(ResponseCache.name, () => {
     expect(kept).toEqual({ a: 1 });
     await new Promise((resolve) => setTimeout(resolve, 1000));
     await expect(cache.get(key!)).resolves.toBeUndefined();
+  });
+
+  // 2,000 answers of 1,000 items held over 2 GB in process, expired ones included (an audit's
+  // finding): the store is bounded by size and lets an entry go when its lifetime ends.
+  it('keeps the answers it holds in process within its size cap', async () => {
+    const cache = new ResponseCache(noRedis);
+    const local = cache['local'];
+    const entryBytes = 1024 * 1024; // at two bytes a character
+    for (let index = 0; index < 100; index++) {
+      await cache.set(`key-${index}`, { text: String(index).padEnd(entryBytes / 2 - 20, 'x') }, 60);
+    }
+    expect(local.size).toBeGreaterThan(0);
+    expect(local.size * entryBytes).toBeLessThanOrEqual(LOCAL_CACHE_MAX_BYTES);
+    await expect(cache.get('key-99')).resolves.toBeDefined();
+  });
+
+  it('does not keep in process an answer over its share of the cap', async () => {
+    const cache = new ResponseCache(noRedis);
+    await cache.set('large', { text: 'x'.repeat(LOCAL_CACHE_MAX_ENTRY_BYTES / 2) }, 60);
+    await expect(cache.get('large')).resolves.toBeUndefined();
+    expect(cache['local'].size).toBe(0);
+  });
+
+  it('lets expired entries go from process memory though nobody reads them again', async () => {
+    const cache = new ResponseCache(noRedis);
+    for (let index = 0; index < 10; index++) await cache.set(`key-${index}`, { a: index }, 1);
+    expect(cache['local'].size).toBe(10);
+    await new Promise((resolve) => setTimeout(resolve, 1200));
+    expect(cache['local'].size).toBe(0);
   });
 
   it('reads a key it does not hold in process as a miss, without a warning', async () => {

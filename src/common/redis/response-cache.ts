@@ -3,6 +3,16 @@ import { LRUCache } from 'lru-cache';
 import { RedisConnection } from './redis-connection';
 
 /**
+ * The process-memory store is bounded by size, not only by count: an answer of 1,000 items is
+ * about 1 MB of JSON and a miner's OnDemandRequest answer may be up to 16 MB, so 2,000 entries
+ * held over 2 GB (an audit's finding). A stored text is counted at two bytes a character, the
+ * most a V8 string takes; an answer over an eighth of the cap is not kept at all
+ * (docs/decisions.md, "On-demand queries and the miner network").
+ */
+export const LOCAL_CACHE_MAX_BYTES = 64 * 1024 * 1024;
+export const LOCAL_CACHE_MAX_ENTRY_BYTES = LOCAL_CACHE_MAX_BYTES / 8;
+
+/**
  * Short-lived cache of JSON responses: in Redis when REDIS_URL is set (shared by replicas),
  * else in process memory. While Redis is unreachable the process memory is used, so a Redis
  * outage costs sharing, not answers. A cache that fails is a miss, never an error.
@@ -10,7 +20,15 @@ import { RedisConnection } from './redis-connection';
 @Injectable()
 export class ResponseCache {
   private readonly logger = new Logger(ResponseCache.name);
-  private readonly local = new LRUCache<string, string>({ max: 2000, ttlAutopurge: false });
+  // ttlAutopurge: an expired entry is let go when its lifetime ends, not when it is next read or
+  // evicted; without it the expired answers stayed in memory until 2,000 newer ones came.
+  private readonly local = new LRUCache<string, string>({
+    max: 2000,
+    maxSize: LOCAL_CACHE_MAX_BYTES,
+    maxEntrySize: LOCAL_CACHE_MAX_ENTRY_BYTES,
+    sizeCalculation: (text) => text.length * 2,
+    ttlAutopurge: true,
+  });
 
   constructor(private readonly redis: RedisConnection) {}
 
