@@ -151,6 +151,17 @@ describe(checkAnswer.name, () => {
     expect(answer).toMatchObject({ returned: 4, dropped: 2 });
   });
 
+  it('drops a Reddit post sent twice in one answer, its id with and without its kind', () => {
+    const post = redditItems.find((item) => item.dataType === 'post')!;
+    const bare = { ...post, id: post.id.replace(/^t3_/, '') };
+    const matcher = compileQuery({ source: 'REDDIT' });
+
+    const answer = checkAnswer(1, [post, bare].map(toWireEntity), matcher, 'reddit');
+
+    expect(answer.valid).toEqual([post]);
+    expect(answer.dropped).toBe(1);
+  });
+
   it('checks Reddit entities against the Reddit record shape and rules', () => {
     const subreddit = redditItems[0].label;
     const matcher = compileQuery({ source: 'REDDIT', keywords: [subreddit] });
@@ -260,6 +271,22 @@ describe(mergeAnswers.name, () => {
     expect(uris(merged.items)).toEqual(['https://x.com/a/status/123']);
     expect(merged.consensus).toBe(1);
     expect(credibilityScore(answers[2], merged.holders)).toBe(1);
+  });
+
+  it('merges a Reddit post whose id two miners spell with and without its kind as one corroborated item', () => {
+    const post = redditItems.find((item) => item.dataType === 'post')!;
+    const bare = { ...post, id: post.id.replace(/^t3_/, '') };
+    const matcher = compileQuery({ source: 'REDDIT' });
+    const answers = [post, bare].map((item, index) =>
+      checkAnswer(index + 1, [toWireEntity(item)], matcher, 'reddit'),
+    );
+
+    const merged = mergeAnswers(answers, 10);
+
+    expect(answers.map((answer) => answer.dropped)).toEqual([0, 0]);
+    expect(uris(merged.items)).toEqual([post.uri]);
+    expect(merged.consensus).toBe(1);
+    expect(credibilityScore(answers[1], merged.holders)).toBe(1);
   });
 
   it('orders the result newest first whatever order the answers came in', () => {

@@ -95,4 +95,13 @@ describe('canonical uris and keys', () => {
     expect(itemKey(redditItem('https://www.reddit.com/r/b/comments/abc/'))).toBe('REDDIT t3_abc');
     expect(canonicalItem(xItem('https://evil.example/a/status/1') as DataItem)).toBeUndefined();
   });
+
+  it("keys a Reddit item by its fullname whether or not the record's id carries its kind", () => {
+    const uri = 'https://www.reddit.com/r/b/comments/abc/';
+    expect(itemKey(redditItem(uri, 'abc'))).toBe(itemKey(redditItem(uri, 't3_abc')));
+    expect(itemKey(redditItem(uri, 'abc'))).toBe('REDDIT t3_abc');
+    const comment = 'https://www.reddit.com/r/b/comments/xyz/abc/';
+    expect(itemKey(redditItem(comment, 'abc', 'comment'))).toBe('REDDIT t1_abc');
+    expect(itemKey(redditItem(comment, 't1_abc', 'comment'))).toBe('REDDIT t1_abc');
+  });
 });

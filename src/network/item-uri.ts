@@ -43,10 +43,19 @@ export function canonicalItem<T extends DataItem>(item: T): T | undefined {
 
 /**
  * What makes two items the same post, whatever their uris' spelling: an X post's tweet id, a
- * Reddit post's or comment's fullname. Answers are merged and corroboration counted on it.
+ * Reddit post's or comment's fullname, its kind (`t3_`, `t1_`) from the record's type, whether
+ * the id came with its kind or not: `t3_x1y2z3` and `x1y2z3` name the one post the uri names,
+ * and were two items of one answer, one uri (an audit's finding). Answers are merged,
+ * repeats dropped and corroboration counted on it.
  */
 export function itemKey(item: DataItem): string {
-  return item.source === 'X' ? `X ${item.tweet.id}` : `REDDIT ${item.id}`;
+  if (item.source === 'X') return `X ${item.tweet.id}`;
+  return `REDDIT ${item.dataType === 'post' ? 't3' : 't1'}_${redditShortId(item.id)}`;
+}
+
+/** A Reddit id without its kind: what the uri carries. */
+function redditShortId(id: string): string {
+  return id.replace(/^t\d_/, '');
 }
 
 const X_HOSTS = new Set(['x.com', 'www.x.com', 'twitter.com', 'www.twitter.com']);
@@ -71,7 +80,7 @@ function redditUri(url: URL, item: Extract<DataItem, { source: 'REDDIT' }>): str
   const community = item.communityName.replace(/^r\//i, '').toLowerCase();
   if (r !== 'r' || subreddit?.toLowerCase() !== community || comments !== 'comments')
     return undefined;
-  const id = item.id.replace(/^t\d_/, '');
+  const id = redditShortId(item.id);
   const named = item.dataType === 'post' ? postId === id : rest.includes(id);
   if (!named || segments.some((segment) => !/^[\w%.~-]+$/.test(segment))) return undefined;
   return `https://www.reddit.com/${segments.join('/')}/`;
