@@ -19,4 +19,9 @@ describe(parseKeyword.name, () => {
     expect(parseKeyword('#', 'x')).toEqual({ kind: 'text', text: '#' });
     expect(parseKeyword('r/bitcoin', 'x')).toEqual({ kind: 'text', text: 'r/bitcoin' });
   });
+
+  it('reads a # keyword of more than one word, or with punctuation, as text', () => {
+    for (const keyword of ['#bitcoin halving', '#Bitcoin,', '#c++'])
+      expect(parseKeyword(keyword, 'x')).toEqual({ kind: 'text', text: keyword.toLowerCase() });
+  });
 });

@@ -9,13 +9,27 @@ import { Source } from '../common/source';
 export type ParsedKeyword =
   /** Case-insensitive substring of the item's text; `text` is lower-cased. */
   | { kind: 'text'; text: string }
-  /** X only: in the text, or in the item's hashtag list. `tag` is lower-cased with its `#`. */
+  /**
+   * X only, one `#tag` (isXTag): in the text, or in the item's hashtag list. `tag` is
+   * lower-cased with its `#`.
+   */
   | { kind: 'hashtag'; tag: string }
   /** Reddit only: the item's subreddit is `label` (`r/<name>`, lower-cased); not a text match. */
   | { kind: 'subreddit'; label: string };
 
 // Reddit names are letters, digits and underscores; anything else stays a text keyword.
 const SUBREDDIT_SELECTOR = /^(?:\/?r\/|\/)([a-z0-9_]+)\/?$/i;
+
+// An X tag is one word, as X's hashtag and cashtag entities are (miners file a post under its
+// first, `#` + the entity's text): letters, marks, digits, underscores and the zero-width
+// (non-)joiners some scripts write inside words. `#bitcoin halving` or `#bitcoin,` is text: no
+// post is filed under it (docs/decisions.md, "On-demand from stored data").
+const X_TAG = /^[#$][\p{L}\p{M}\p{N}_\u200c\u200d]+$/u;
+
+/** Whether an X keyword is one `#tag` or `$tag` (trimmed), the shape of a label miners file. */
+export function isXTag(keyword: string): boolean {
+  return X_TAG.test(keyword);
+}
 
 export function parseKeyword(keyword: string, source: Source): ParsedKeyword {
   const trimmed = keyword.trim();
@@ -24,7 +38,7 @@ export function parseKeyword(keyword: string, source: Source): ParsedKeyword {
     const selector = SUBREDDIT_SELECTOR.exec(trimmed);
     if (selector) return { kind: 'subreddit', label: `r/${selector[1].toLowerCase()}` };
   }
-  if (source === 'x' && lower.length > 1 && lower.startsWith('#')) {
+  if (source === 'x' && lower.startsWith('#') && isXTag(lower)) {
     return { kind: 'hashtag', tag: lower };
   }
   return { kind: 'text', text: lower };

@@ -85,6 +85,39 @@ describe(planStoredQuery.name, () => {
     }
   });
 
+  // Planned as labels, `#bitcoin halving` was complete: no miner holds such a label, so a loaded
+  // index answered an empty success though posts under `#bitcoin` say "#bitcoin halving".
+  it('reads a #tag or $tag of more than one word, or with punctuation, as text, not a label', () => {
+    for (const keyword of ['#bitcoin halving', '$AAPL earnings', '#bitcoin,', '$AAPL.', '#c++']) {
+      const plan = planStoredQuery(query({ keywords: [keyword] }), NOW);
+      expect([keyword, plan.labels, plan.readLabels, plan.coverage]).toEqual([
+        keyword,
+        [],
+        undefined,
+        'partial',
+      ]);
+    }
+    const halving = planStoredQuery(query({ keywords: ['#bitcoin halving'] }), NOW);
+    const post = {
+      source: 'X',
+      uri: 'https://x.com/alice/status/1',
+      datetime: '2026-01-15T12:00:00Z',
+      text: 'the #Bitcoin halving is near',
+      user: { username: 'Alice' },
+      tweet: { hashtags: ['#Bitcoin'] },
+    };
+    expect(halving.matches(post)).toBe(true);
+  });
+
+  it('keeps one-word tags in any script as labels', () => {
+    const plan = planStoredQuery(
+      query({ keywords: ['#Bitcoin_2024', '#भारत', '#日本', '$BTC'], keywordMode: 'any' }),
+      NOW,
+    );
+    expect(plan.labels).toEqual(['#bitcoin_2024', '#भारत', '#日本', '#btc']);
+    expect(plan.coverage).toBe('complete');
+  });
+
   it('in `any` mode, a keyword that is not a label makes the coverage partial', () => {
     const any = planStoredQuery(query({ keywords: ['#tao', 'subnet'], keywordMode: 'any' }), NOW);
     expect(any.coverage).toBe('partial');

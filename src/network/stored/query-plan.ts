@@ -7,7 +7,7 @@ import {
   normalizeLabel,
   timeBucketId,
 } from '../protocol';
-import { parseKeyword } from '../keywords';
+import { isXTag, parseKeyword } from '../keywords';
 import { compileQuery, QueryMatcher } from '../query-matcher';
 import { SourceId, toSourceId, toSourceName } from '../sources';
 import { HOUR_MS } from '../../common/clock/durations';
@@ -92,12 +92,14 @@ export function planStoredQuery(query: NetworkQuery, now: Date): StoredQueryPlan
 }
 
 /**
- * The label a keyword names, as miners file it, or undefined when it names none. X: a hashtag,
- * or a cashtag (`$AAPL` is filed as `#aapl`); Reddit: a subreddit (`r/name`, `/r/name`, `/name`).
+ * The label a keyword names, as miners file it, or undefined when it names none. X: one hashtag,
+ * or one cashtag (`$AAPL` is filed as `#aapl`; isXTag); Reddit: a subreddit (`r/name`,
+ * `/r/name`, `/name`). `#bitcoin halving` or `$AAPL earnings` names none: planned as labels, no
+ * miner held them and the answer was an empty success, though posts under `#bitcoin` match.
  */
 export function labelOfKeyword(keyword: string, source: Source): string | undefined {
   const trimmed = keyword.trim();
-  if (source === 'x' && /^\$\S/.test(trimmed))
+  if (source === 'x' && trimmed.startsWith('$') && isXTag(trimmed))
     return cutLabel(normalizeLabel(`#${trimmed.slice(1)}`));
   const parsed = parseKeyword(trimmed, source);
   if (parsed.kind === 'hashtag') return cutLabel(parsed.tag);
