@@ -23,12 +23,12 @@ function call(uid: number): PlannedCall {
 
 function report(
   uid: number,
-  outcome: { failure?: MinerFailureReason; score?: number; dropped?: number },
+  outcome: { failure?: MinerFailureReason; score?: number; dropped?: number; returned?: number },
 ): CallReport {
   return {
     uid,
     failure: outcome.failure,
-    returned: outcome.failure ? 0 : 5,
+    returned: outcome.failure ? 0 : (outcome.returned ?? 5),
     dropped: outcome.dropped ?? 0,
     score: outcome.failure ? 0 : (outcome.score ?? 1),
     delivered: new Set(),
@@ -105,6 +105,25 @@ describe(summarize.name, () => {
       false,
     );
     expect(answer.miners.failed).toEqual({ count: 2, reasons: { network: 1, busy: 1 } });
+  });
+
+  // A holder of several buckets gets several GetContentsByBuckets calls in one round.
+  it('counts as empty only a miner whose answered calls together sent nothing', () => {
+    const answer = summarize(
+      plan,
+      selected(3),
+      round([
+        [call(1), report(1, { returned: 0 })],
+        [call(1), report(1, { returned: 4 })],
+        [call(2), report(2, { returned: 0 })],
+        [call(2), report(2, { returned: 0 })],
+        [call(3), report(3, { returned: 0 })],
+        [call(3), report(3, { failure: 'timeout' })],
+      ]),
+      [],
+      false,
+    );
+    expect(answer.miners).toMatchObject({ responded: 3, empty: 2 });
   });
 
   it('counts as passing the checks only a miner whose every answer scored 1', () => {

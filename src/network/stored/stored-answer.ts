@@ -29,7 +29,7 @@ export interface StoredAnswer {
     queried: number;
     responded: number;
     failed: { count: number; reasons: Partial<Record<MinerFailureReason, number>> };
-    /** Answered with no content at all. */
+    /** Answered, and no answered call of it sent any content. */
     empty: number;
     /** Answered, and every content passed the checks and every bucket its claimed size. */
     passedChecks: number;
@@ -64,8 +64,8 @@ export function summarize(
   const missing = selected.length - fromStore - fetchedNow;
 
   const queried = new Set(round.calls.map((call) => call.holder.uid));
-  const responded = new Set<number>();
-  const empty = new Set<number>();
+  /** What each miner that answered sent, over all its answered calls. */
+  const returned = new Map<number, number>();
   const failedChecks = new Set<number>();
   /** Each miner's first failure: one reason per miner, as the live path's one call gives. */
   const firstFailure = new Map<number, MinerFailureReason>();
@@ -78,11 +78,15 @@ export function summarize(
       if (!firstFailure.has(uid)) firstFailure.set(uid, failure);
       continue;
     }
-    responded.add(uid);
+    returned.set(uid, (returned.get(uid) ?? 0) + report!.returned);
     dropped += report!.dropped;
-    if (report!.returned === 0) empty.add(uid);
     if (report!.score !== 1) failedChecks.add(uid);
   }
+  const responded = new Set(returned.keys());
+  // A miner is empty when its answered calls together sent nothing: a holder of several
+  // buckets gets several calls, and one empty call beside others with contents is no empty
+  // miner (it was counted as one, though `empty_response_miners` is "answered no items at all").
+  const empty = [...returned.values()].filter((count) => count === 0).length;
   // A miner that answered one of its calls did not fail the query: its other calls' failures
   // are in neither the count nor the reasons, so that the reasons add up to the count.
   const reasons: Partial<Record<MinerFailureReason, number>> = {};
@@ -110,7 +114,7 @@ export function summarize(
       queried: queried.size,
       responded: responded.size,
       failed: { count: failedCount, reasons },
-      empty: empty.size,
+      empty,
       passedChecks: [...responded].filter((uid) => !failedChecks.has(uid)).length,
     },
     itemsDroppedInvalid: dropped,
