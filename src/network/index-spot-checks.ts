@@ -4,6 +4,7 @@ import { InjectConfig } from '../config/config.module';
 import { IndexRow } from './index/compressed-index';
 import { ServingMiner } from './miner.entity';
 import { NetworkService } from './network.service';
+import { largestClaimAsked } from './transport/axon-http';
 import { CallBudgets } from './transport/call-budgets';
 import { NOT_THE_MINERS_FAULT } from './transport/miner-failures';
 
@@ -45,7 +46,7 @@ export class IndexSpotChecks {
    * undefined when there is none. One pass, no copy (a reservoir of one).
    */
   pick(rows: readonly IndexRow[]): IndexRow | undefined {
-    const largest = this.config.network.minerMaxResponseBytes / 2;
+    const largest = largestClaimAsked(this.config.network.minerMaxResponseBytes);
     let chosen: IndexRow | undefined;
     let eligible = 0;
     for (const row of rows)

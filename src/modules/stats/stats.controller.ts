@@ -97,7 +97,10 @@ export class StatsController {
     description:
       'Bucket ids are whole hours since the Unix epoch (UTC): floor(unix seconds / 3600). Defaults: `end_bucket` = ' +
       'the current bucket − 1, `start_bucket` = `end_bucket` − 24 (at least 0). Finds the newest bucket in the range (for the ' +
-      'label, if given) and fetches its entities from the most credible miner holding it.',
+      'label, if given) and fetches its entities from the most credible miner holding it. A miner is asked only for a ' +
+      'bucket it claims at most half of `MINER_MAX_RESPONSE_BYTES` for (8 MiB by default; an honest answer for more would ' +
+      'pass the answer cap): when every holder claims more and no earlier fetch holds the bucket, the answer is ' +
+      '`{status: "error", message}`.',
   })
   @ApiParam(SOURCE_PARAM)
   @ApiOkResponse({

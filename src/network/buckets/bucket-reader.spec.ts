@@ -18,6 +18,9 @@ import { until } from '../../../test/support/until';
 const HOUR = 500_000;
 const LABEL = '#ai';
 const DEADLINE_MS = 200;
+/** MINER_MAX_RESPONSE_BYTES' default: a miner is asked for claims of at most half of it. */
+const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
+const MIB = 1024 * 1024;
 const template = generateCorpus({ seed: 5, size: { x: 20, reddit: 1 } }).items.find(
   (item): item is XItem => item.source === 'X',
 )!;
@@ -95,7 +98,11 @@ function setUp(fakes: FakeHolder[]) {
     record: (observed: MinerScore[]) => scores.push(...observed),
   } as unknown as CredibilityRecorder;
   const config = {
-    network: { queryDeadlineMs: DEADLINE_MS, bucketFetchTimeoutMs: 5000 },
+    network: {
+      queryDeadlineMs: DEADLINE_MS,
+      bucketFetchTimeoutMs: 5000,
+      minerMaxResponseBytes: MAX_RESPONSE_BYTES,
+    },
   } as AppConfig;
   const clock = new Clock();
   const reader = new BucketReader(client, budgets, store, credibility, clock, config);
@@ -249,6 +256,43 @@ describe(BucketReader.name, () => {
       status: 'error',
       message: `No miner holding bucket ${HOUR} answered`,
     });
+  });
+
+  it('asks no holder claiming more than half the answer cap: an honest answer would be oversize', async () => {
+    const { reader, holders, calls, scores } = setUp([
+      { uid: 1, bytes: 60 * MIB },
+      { uid: 2, bytes: MAX_RESPONSE_BYTES / 2 + 1 },
+      { uid: 3 },
+    ]);
+    const answer = await reader.read(2, HOUR, holders);
+    expect(calls.map((call) => call.uid)).toEqual([3]);
+    expect(scores).toEqual([{ uid: 3, score: 1 }]);
+    expect(answer).toMatchObject({ status: 'success', miner: { uid: 3 } });
+  });
+
+  it('says the bucket is too large to ask for, asking no one, when every holder claims more than the cap allows', async () => {
+    const { reader, holders, calls, scores } = setUp([
+      { uid: 1, bytes: 60 * MIB, label: null },
+      { uid: 2, bytes: 128 * MIB, label: null },
+    ]);
+    const answer = await reader.read(2, HOUR, holders);
+    expect(calls).toEqual([]);
+    expect(scores).toEqual([]);
+    expect(answer).toEqual({
+      status: 'error',
+      message:
+        `Bucket ${HOUR} is in the index (its most credible holder, miner 1, claims ${60 * MIB} bytes under no label), ` +
+        `but every holder claims more than a miner is asked to send at once (${MAX_RESPONSE_BYTES / 2} bytes, half of MINER_MAX_RESPONSE_BYTES), ` +
+        'and it was not fetched before; ask for another label or hour',
+    });
+  });
+
+  it('answers from an older fetch of a bucket every holder claims too large to ask for', async () => {
+    const { reader, holders, store, calls } = setUp([{ uid: 1, bytes: 60 * MIB }]);
+    await store.save(delivery(5, 5 * 3600_000, [post('old', 10)]));
+    const answer = await reader.read(2, HOUR, holders);
+    expect(calls).toEqual([]);
+    expect(answer).toMatchObject({ status: 'success', cached: true, miner: { uid: 5 } });
   });
 
   it('moves on to the next holder after a failure', async () => {

@@ -8,6 +8,7 @@ import { BucketKey, bucketEnd, bucketStart, DataItem } from '../protocol';
 import { SourceId } from '../sources';
 import { getDataEntityBucketFields, readEntityList } from '../sn13/messages';
 import { BucketDelivery, BucketFetch, ItemStore } from '../stored/item-store';
+import { largestClaimAsked } from '../transport/axon-http';
 import { BudgetLeft, CallBudgets, CallPurpose } from '../transport/call-budgets';
 import { MinerClient, MinerTarget } from '../transport/miner-client';
 import {
@@ -117,12 +118,12 @@ export class BucketReader {
   /**
    * query_bucket's answer for an hour of a source, from `holders` (most credible first): the
    * stored items of the bucket's newest fetch if it is younger than an hour; else a holder with
-   * budget left, asked within QUERY_DEADLINE_MS (a slower one finishes in the background and is
-   * kept for the next ask), up to HOLDERS_TRIED of them; a miner's last call only while the spot
-   * checks keep their share of the network (CallBudgets refuses it otherwise, and the holders
-   * with only a last call left are skipped from then on); else the newest earlier fetch,
-   * however old. An answer from the store holds every stored item of the bucket, whichever
-   * miner delivered it.
+   * budget left whose claim an honest answer can carry (largestClaimAsked), asked within
+   * QUERY_DEADLINE_MS (a slower one finishes in the background and is kept for the next ask), up
+   * to HOLDERS_TRIED of them; a miner's last call only while the spot checks keep their share of
+   * the network (CallBudgets refuses it otherwise, and the holders with only a last call left
+   * are skipped from then on); else the newest earlier fetch, however old. An answer from the
+   * store holds every stored item of the bucket, whichever miner delivered it.
    */
   async read(source: SourceId, timeBucket: number, holders: BucketHolder[]): Promise<BucketAnswer> {
     const labels = [...new Set(holders.map((holder) => holder.label))];
@@ -135,7 +136,11 @@ export class BucketReader {
     if (stored && this.clock.now().getTime() - stored.fetchedAt.getTime() < FRESH_MS)
       return this.answerFromStore(stored);
 
-    const callable = holders.filter((holder) =>
+    // An honest answer for a larger claim would pass the answer cap: `oversize`, credibility 0
+    // and the miner's call of the hour spent for nothing (the spot checks skip them too).
+    const largest = largestClaimAsked(this.config.network.minerMaxResponseBytes);
+    const fitting = holders.filter((holder) => holder.bytes <= largest);
+    const callable = fitting.filter((holder) =>
       this.client.mayAsk(holder.hotkey, 'GetDataEntityBucket'),
     );
     const left = await this.budgets.left(
@@ -165,7 +170,17 @@ export class BucketReader {
       else tried += 1;
     }
     if (stored) return this.answerFromStore(stored);
-    if (withBudget.length === 0 && holders.length > 0) {
+    if (fitting.length === 0 && holders.length > 0) {
+      const [best] = holders;
+      return {
+        status: 'error',
+        message:
+          `Bucket ${timeBucket} is in the index (its most credible holder, miner ${best.uid}, claims ${best.bytes} bytes under ${best.label ?? 'no label'}), ` +
+          `but every holder claims more than a miner is asked to send at once (${largest} bytes, half of MINER_MAX_RESPONSE_BYTES), ` +
+          'and it was not fetched before; ask for another label or hour',
+      };
+    }
+    if (withBudget.length === 0 && fitting.length > 0) {
       const next = nextCallAt(callable.map((holder) => left.get(holder.hotkey)!));
       const when = next ? ` before ${next.toISOString()}` : '';
       return {
@@ -173,8 +188,8 @@ export class BucketReader {
         message: `No miner holding bucket ${timeBucket} may be asked for it${when} (their GetDataEntityBucket budget is used or they refused it), and it was not fetched before`,
       };
     }
-    if (kept && tried === 0 && holders.length > 0) {
-      const [best] = holders;
+    if (kept && tried === 0 && fitting.length > 0) {
+      const [best] = fitting;
       const next = kept.freeAt;
       return {
         status: 'error',

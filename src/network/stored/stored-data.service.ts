@@ -7,6 +7,7 @@ import { MinerIndexService } from '../index/miner-index.service';
 import { itemKey } from '../item-uri';
 import { BucketKey, NetworkQuery } from '../protocol';
 import { CallBudgets, QueryPurpose } from '../transport/call-budgets';
+import { largestClaimAsked } from '../transport/axon-http';
 import { MinerClient } from '../transport/miner-client';
 import {
   bucketKeyOf,
@@ -38,11 +39,6 @@ const MAX_PAGES = 11;
  */
 const MAX_SCANNED = 20_000;
 const READ_PAGE = 500;
-/**
- * Claimed bytes per call, as a share of MINER_MAX_RESPONSE_BYTES: contents travel as JSON
- * strings inside JSON (quotes escaped, non-ASCII as \u escapes in Reddit records).
- */
-const RESPONSE_HEADROOM = 0.5;
 
 /**
  * Answers on-demand queries from what miners have stored (docs/decisions.md, "On-demand from
@@ -194,7 +190,7 @@ export class StoredDataService {
 
   /** The largest claim one call may carry: a holder claiming more is never asked. */
   private maxBytesPerCall(): number {
-    return this.config.network.minerMaxResponseBytes * RESPONSE_HEADROOM;
+    return largestClaimAsked(this.config.network.minerMaxResponseBytes);
   }
 
   /** Holders the client may call now for the bucket's synapse. */

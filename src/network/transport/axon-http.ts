@@ -14,6 +14,16 @@ export function axonOf(miner: { hotkey: string; axonUrl: string }): AxonTarget {
 }
 
 /**
+ * The largest bucket claim (one bucket, or a call's buckets together) a miner is asked to send
+ * in one answer: half of MINER_MAX_RESPONSE_BYTES, since contents travel as JSON strings inside
+ * JSON (quotes escaped, non-ASCII as \u escapes). An honest miner asked for more would answer
+ * past the cap and fail as `oversize`, at its own expense.
+ */
+export function largestClaimAsked(minerMaxResponseBytes: number): number {
+  return minerMaxResponseBytes / 2;
+}
+
+/**
  * Reads the body, aborting as soon as it grows past `maxBytes` (never buffers more). With
  * `truncate`, keeps the first `maxBytes` instead of failing (error bodies).
  */
