@@ -33,6 +33,8 @@ export class MinerCircuits {
   private readonly policies = new Map<number, MinerPolicies>();
   /** When each miner's circuit last opened (see isOpen). */
   private readonly openedAt = new Map<number, number>();
+  /** Miners whose half-open trial a call has been admitted as, until that call ends (admit). */
+  private readonly trials = new Set<number>();
   private readonly listeners: CircuitListener[] = [];
 
   constructor(
@@ -62,19 +64,32 @@ export class MinerCircuits {
 
   /**
    * True while the miner's circuit is open and its cooldown lasts (it failed repeatedly and is
-   * being left alone). Once the cooldown is over the breaker stays `Open` until a call tries the
-   * miner (cockatiel half-opens on the next call): callers that asked the breaker's state and
-   * skipped the miner never called it again, and the miner was left out until a restart.
+   * being left alone), and while a call is its half-open trial. Once the cooldown is over the
+   * breaker stays `Open` until a call tries the miner (cockatiel half-opens on the next call):
+   * callers that asked the breaker's state and skipped the miner never called it again, and the
+   * miner was left out until a restart; a trial ends with its call (a timeout at most).
    */
   isOpen(uid: number): boolean {
-    if (this.policies.get(uid)?.breaker.state !== CircuitState.Open) return false;
+    const state = this.policies.get(uid)?.breaker.state;
+    if (state === CircuitState.HalfOpen || this.trials.has(uid)) return true;
+    if (state !== CircuitState.Open) return false;
     return Date.now() - (this.openedAt.get(uid) ?? 0) < this.settings.breakerCooldownMs;
   }
 
-  /** Fails as circuit_open during the cooldown, before a call of the budget is taken for it. */
-  refuseIfOpen(uid: number): void {
+  /**
+   * Admits a call before a call of the budget is taken for it, or fails as circuit_open while
+   * isOpen. The first call past the cooldown is admitted as the half-open trial, and the others
+   * are refused until it ends (`release`, whatever its outcome): cockatiel would hold them until
+   * the trial ended and, were it to fail, refuse them, each with a budget call taken that the
+   * miner never received. A trial refused before reaching the breaker (no budget) leaves the
+   * next call the trial.
+   */
+  admit(uid: number): () => void {
     if (this.isOpen(uid))
       throw new MinerCallError('circuit_open', 'circuit open after repeated failures');
+    if (this.policies.get(uid)?.breaker.state !== CircuitState.Open) return () => undefined;
+    this.trials.add(uid);
+    return () => this.trials.delete(uid);
   }
 
   onChange(listener: CircuitListener): void {

@@ -959,6 +959,56 @@ describe(MinerClient.name, () => {
       expect(budgets.take).toHaveBeenCalledTimes(BREAKER_FAILURES);
     });
 
+    it('refuses the calls that come while the half-open trial is in flight, taking no budget for them', async () => {
+      const concurrent = createClient({ MINER_CONCURRENCY: '4' });
+      const failSlowly: Answer = (response, synapse) =>
+        void setTimeout(() => statusOf(500)(response, synapse), 100);
+      const axon = await startAxon({ answer: failSlowly });
+      const call = () =>
+        failureOf(concurrent.call(axon.target(), 'GetDataEntityBucket', {}, 2_000));
+      for (let failure = 0; failure < BREAKER_FAILURES; failure++) await call();
+      expect(concurrent.isCircuitOpen(1)).toBe(true);
+      await sleep(BREAKER_COOLDOWN_MS + 50);
+      budgets.take.mockClear();
+      const before = axon.received.length;
+
+      const reasons = await Promise.all([call(), call(), call()]);
+
+      expect(reasons).toEqual(['http_error', 'circuit_open', 'circuit_open']);
+      // Only the trial reached the miner, and only it took a call of the miner's budget.
+      expect(axon.received.length - before).toBe(1);
+      expect(budgets.take).toHaveBeenCalledTimes(1);
+      expect(concurrent.isCircuitOpen(1)).toBe(true);
+    });
+
+    it('says the circuit is open while the half-open trial is in flight, and closed once it succeeds', async () => {
+      let failing = true;
+      const axon = await startAxon({
+        answer: (response, synapse) =>
+          void setTimeout(
+            () => (failing ? statusOf(500) : echo)(response, synapse),
+            failing ? 0 : 100,
+          ),
+      });
+      await failBreakerFailuresTimes(axon.target(), 'GetMinerIndex');
+      failing = false;
+      await sleep(BREAKER_COOLDOWN_MS + 50);
+      expect(client.isCircuitOpen(1)).toBe(false);
+
+      const trial = client.call(axon.target(), 'GetMinerIndex', {}, 2_000).then(
+        () => 'answered',
+        (error: Error) => error.message,
+      );
+      const openDuringTrial = client.isCircuitOpen(1);
+      expect(await trial).toBe('answered');
+      expect(openDuringTrial).toBe(true);
+
+      expect(client.isCircuitOpen(1)).toBe(false);
+      await expect(client.call(axon.target(), 'GetMinerIndex', {}, 2_000)).resolves.toMatchObject(
+        ECHOED_INDEX,
+      );
+    });
+
     it('opens again when the first call after the cooldown fails', async () => {
       const axon = await startAxon({ answer: statusOf(500) });
       await failBreakerFailuresTimes(axon.target(), 'GetMinerIndex');

@@ -143,12 +143,16 @@ export class MinerClient implements OnModuleDestroy {
       // does not count as a failure closes the circuit, so a call we refused ourselves (no
       // budget, a refused address) would close a dead miner's circuit without calling it.
       const body = await limiter.execute(async (context) => {
-        this.circuits.refuseIfOpen(miner.uid);
-        await this.takeBudget(miner, axon, synapse, purpose);
-        return guarded.execute(
-          (inner) => this.send(miner, axon, synapse, fields, timeoutMs, inner.signal),
-          context.signal,
-        );
+        const release = this.circuits.admit(miner.uid);
+        try {
+          await this.takeBudget(miner, axon, synapse, purpose);
+          return await guarded.execute(
+            (inner) => this.send(miner, axon, synapse, fields, timeoutMs, inner.signal),
+            context.signal,
+          );
+        } finally {
+          release();
+        }
       }, this.shutdown.signal);
       const latencyMs = performance.now() - started;
       this.metrics.observeMinerCall(miner.uid, synapse, latencyMs / 1000);
@@ -199,7 +203,10 @@ export class MinerClient implements OnModuleDestroy {
     return this.addresses.permits(host);
   }
 
-  /** True while the miner's circuit is open and its cooldown lasts (MinerCircuits.isOpen). */
+  /**
+   * True while the miner's circuit is open and its cooldown lasts, or a call is its half-open
+   * trial (MinerCircuits.isOpen).
+   */
   isCircuitOpen(uid: number): boolean {
     return this.circuits.isOpen(uid);
   }
