@@ -154,7 +154,10 @@ export class MetricsService implements OnModuleInit {
     this.rateLimited.inc({ key_class: keyClass });
   }
 
-  /** `seconds` is undefined for calls refused before reaching the miner (busy, circuit open). */
+  /**
+   * `seconds` is undefined for calls refused before reaching the miner (our bulkhead, an open
+   * circuit, no budget, a refused address, the cooldown of a refusal).
+   */
   observeMinerCall(
     uid: number,
     endpoint: string,

@@ -1167,6 +1167,57 @@ describe(MinerClient.name, () => {
       ).toBeUndefined();
     });
 
+    it('observes the duration of a call the axon refused as busy: it reached the miner', async () => {
+      const axon = await startAxon({ answer: statusOf(503) });
+
+      expect(await failureOf(client.call(axon.target(6), 'GetMinerIndex', {}, 2_000))).toBe('busy');
+
+      expect(
+        await lineOf(
+          'gateway_miner_call_duration_seconds_count',
+          'miner="6",endpoint="GetMinerIndex"',
+        ),
+      ).toMatch(/ 1$/);
+    });
+
+    it('counts a call refused by the cooldown of an earlier refusal without a duration', async () => {
+      const axon = await startAxon({ serves: [] });
+      expect(await failureOf(client.call(axon.target(7), 'GetMinerIndex', {}, 2_000))).toBe(
+        'not_served',
+      );
+
+      // Not sent: the 404 an hour ago is remembered.
+      expect(await failureOf(client.call(axon.target(7), 'GetMinerIndex', {}, 2_000))).toBe(
+        'not_served',
+      );
+
+      expect(axon.received).toHaveLength(1);
+      const labels = 'miner="7",endpoint="GetMinerIndex"';
+      expect(
+        await lineOf('gateway_miner_call_failures_total', `${labels},reason="not_served"`),
+      ).toMatch(/ 2$/);
+      expect(await lineOf('gateway_miner_call_duration_seconds_count', labels)).toMatch(/ 1$/);
+    });
+
+    it('counts a call refused during a half-open trial without a duration', async () => {
+      const concurrent = createClient({ MINER_CONCURRENCY: '4' });
+      const axon = await startAxon({
+        answer: (response, synapse) => void setTimeout(() => statusOf(500)(response, synapse), 100),
+      });
+      const call = () => failureOf(concurrent.call(axon.target(8), 'GetMinerIndex', {}, 2_000));
+      for (let failure = 0; failure < BREAKER_FAILURES; failure++) await call();
+      await sleep(BREAKER_COOLDOWN_MS + 50);
+
+      expect(await Promise.all([call(), call()])).toEqual(['http_error', 'circuit_open']);
+
+      expect(
+        await lineOf(
+          'gateway_miner_call_duration_seconds_count',
+          'miner="8",endpoint="GetMinerIndex"',
+        ),
+      ).toMatch(new RegExp(` ${BREAKER_FAILURES + 1}$`));
+    });
+
     it('counts a call to a refused address without a duration', async () => {
       const guarded = createClient({ MINER_ALLOWED_NETWORKS: 'public' });
       const axon = await startAxon();

@@ -20,7 +20,6 @@ import {
   KeptForChecksError,
   MinerCallError,
   MinerFailureReason,
-  NOT_CALLED,
   NOT_THE_MINERS_FAULT,
 } from './miner-failures';
 import { MinerRefusals } from './miner-refusals';
@@ -133,6 +132,10 @@ export class MinerClient implements OnModuleDestroy {
     purpose: CallPurpose = 'user',
   ): Promise<MinerReply> {
     const started = performance.now();
+    // Set as the request goes out: a failure after it took the miner's time, whatever the
+    // miner answered (a 503 too); one before it (a cooldown, our bulkhead, circuit or budget)
+    // has no latency to record.
+    let sent = false;
     try {
       const refused = this.refusals.active(miner.hotkey, synapse);
       if (refused) throw new MinerCallError(refused, `${synapse} refused recently (${refused})`);
@@ -146,10 +149,10 @@ export class MinerClient implements OnModuleDestroy {
         const release = this.circuits.admit(miner.uid);
         try {
           await this.takeBudget(miner, axon, synapse, purpose);
-          return await guarded.execute(
-            (inner) => this.send(miner, axon, synapse, fields, timeoutMs, inner.signal),
-            context.signal,
-          );
+          return await guarded.execute((inner) => {
+            sent = true;
+            return this.send(miner, axon, synapse, fields, timeoutMs, inner.signal);
+          }, context.signal);
         } finally {
           release();
         }
@@ -161,9 +164,10 @@ export class MinerClient implements OnModuleDestroy {
       );
     } catch (error) {
       const failure = this.failureOf(error, timeoutMs);
-      const seconds = NOT_CALLED.has(failure.reason)
-        ? undefined
-        : (performance.now() - started) / 1000;
+      // A host name our address policy refuses is refused at connect time, once sent: it never
+      // reached the miner either.
+      const reached = sent && failure.reason !== 'address_refused';
+      const seconds = reached ? (performance.now() - started) / 1000 : undefined;
       this.metrics.observeMinerCall(miner.uid, synapse, seconds, failure.reason);
       if (failure.reason === 'address_refused')
         this.refusedListeners.forEach((listener) => listener(miner.uid));

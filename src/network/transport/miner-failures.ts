@@ -51,14 +51,6 @@ export function failureScore(reason: MinerFailureReason): number | null {
   return NOT_THE_MINERS_FAULT.has(reason) ? null : 0;
 }
 
-/** Failures that happen before the miner is called: no latency is recorded. */
-export const NOT_CALLED: ReadonlySet<MinerFailureReason> = new Set([
-  'busy',
-  'circuit_open',
-  'address_refused',
-  'no_budget',
-]);
-
 export class MinerCallError extends Error {
   constructor(
     readonly reason: MinerFailureReason,
