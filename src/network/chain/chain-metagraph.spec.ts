@@ -268,35 +268,60 @@ describe('ChainMetagraphReader against a stand-in client', () => {
     await expect(new ChainMetagraphReader().read(api, 13)).rejects.toThrow(/disagree/);
   });
 
-  // Only the node's own error answer (`1002: …`) is a refusal to remember. A connection that
-  // drops under the call is not: remembering it would leave every stake unknown until a restart,
-  // and permit holders under the minimum stake counted as validators.
-  it('fails a read whose get_subnet_state was cut off, and asks for it again on the next', async () => {
-    let answers = 0;
+  // Only the runtime's refusal (`Execution failed: …`) is one to remember. A connection that
+  // drops under the call, or a node too busy to run it, is not: remembering it would leave every
+  // stake unknown until the runtime changed, and permit holders under the minimum stake counted
+  // as validators.
+  it.each([
+    ['was cut off', 'disconnected from ws://127.0.0.1:9944: 1006:: Abnormal Closure'],
+    ['met a busy node', '-32009: Server is busy, try again later'],
+    ['met a rate limit', '-32029: Too many requests'],
+  ])(
+    'fails a read whose get_subnet_state %s, and asks for it again on the next',
+    async (_, message) => {
+      let answers = 0;
+      const refusals: string[] = [];
+      const { api, calls } = standInApi(TWO, () => {
+        answers += 1;
+        return answers === 1
+          ? Promise.reject(new Error(message))
+          : Promise.resolve({
+              hotkeys: ['hotkey-0', 'hotkey-1'],
+              stakesRao: [1e9, 2e9],
+            });
+      });
+      const reader = new ChainMetagraphReader((call) => refusals.push(call));
+      await expect(reader.read(api, 13)).rejects.toThrow(message);
+      const metagraph = await reader.read(api, 13);
+      expect(metagraph.neurons.map((neuron) => neuron.stake)).toEqual([1, 2]);
+      expect(reader.lastMethod).toBe('get_neurons_lite+get_subnet_state');
+      expect(refusals).toEqual([]);
+      expect(calls).toEqual([
+        'get_neurons_lite',
+        'get_subnet_state',
+        'get_neurons_lite',
+        'get_subnet_state',
+      ]);
+    },
+  );
+
+  // What a substrate node answers for a runtime API its runtime lacks.
+  it('remembers a runtime without get_subnet_state, and leaves stakes unknown', async () => {
     const refusals: string[] = [];
-    const { api, calls } = standInApi(TWO, () => {
-      answers += 1;
-      return answers === 1
-        ? Promise.reject(
-            new Error('disconnected from ws://127.0.0.1:9944: 1006:: Abnormal Closure'),
-          )
-        : Promise.resolve({
-            hotkeys: ['hotkey-0', 'hotkey-1'],
-            stakesRao: [1e9, 2e9],
-          });
-    });
+    const { api, calls } = standInApi(TWO, () =>
+      Promise.reject(
+        new Error(
+          '4003: Client error: Execution failed: Other: Exported method ' +
+            'SubnetInfoRuntimeApi_get_subnet_state is not found',
+        ),
+      ),
+    );
     const reader = new ChainMetagraphReader((call) => refusals.push(call));
-    await expect(reader.read(api, 13)).rejects.toThrow(/Abnormal Closure/);
+    await reader.read(api, 13);
     const metagraph = await reader.read(api, 13);
-    expect(metagraph.neurons.map((neuron) => neuron.stake)).toEqual([1, 2]);
-    expect(reader.lastMethod).toBe('get_neurons_lite+get_subnet_state');
-    expect(refusals).toEqual([]);
-    expect(calls).toEqual([
-      'get_neurons_lite',
-      'get_subnet_state',
-      'get_neurons_lite',
-      'get_subnet_state',
-    ]);
+    expect(metagraph.neurons.map((neuron) => neuron.stake)).toEqual([null, null]);
+    expect(refusals).toEqual(['SubnetInfoRuntimeApi_get_subnet_state']);
+    expect(calls).toEqual(['get_neurons_lite', 'get_subnet_state', 'get_neurons_lite']);
   });
 });
 

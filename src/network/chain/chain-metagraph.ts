@@ -30,11 +30,12 @@ export type MetagraphMethod =
 /**
  * Reads a subnet's metagraph through the runtime API at the node's best block:
  * `get_selective_mechagraph` for the fields above (one small answer), or on a runtime without
- * it (or whose node refuses the call) `get_neurons_lite` with the total stakes of
- * `get_subnet_state`, as the SDK's own metagraph does. get_neurons_lite's `stake` lists only
- * the owner's own stake, not the total the subnet weighs: a node that refuses get_subnet_state
- * too leaves stakes unknown (null) rather than wrong. Refusals are remembered per runtime
- * version, so a node that cannot answer a call is not asked it twice.
+ * it (or that fails running it) `get_neurons_lite` with the total stakes of `get_subnet_state`,
+ * as the SDK's own metagraph does. get_neurons_lite's `stake` lists only the owner's own stake,
+ * not the total the subnet weighs: a runtime that cannot run get_subnet_state either leaves
+ * stakes unknown (null) rather than wrong. Those refusals are remembered per runtime version,
+ * so a runtime that cannot answer a call is not asked it twice; any other error (a busy node,
+ * a rate limit, a dropped connection) fails the read, which is retried.
  */
 export class ChainMetagraphReader {
   private readonly refusedSelective = new Set<number>();
@@ -92,7 +93,7 @@ export class ChainMetagraphReader {
   }
 }
 
-/** The call's answer, or undefined (after `onRefusal`) when the node refused it. */
+/** The call's answer, or undefined (after `onRefusal`) when the runtime refused it. */
 async function unlessRefused<T>(
   call: Promise<T>,
   onRefusal: (error: Error) => void,
@@ -100,7 +101,7 @@ async function unlessRefused<T>(
   try {
     return await call;
   } catch (error) {
-    if (!isNodeRefusal(error)) throw error;
+    if (!isRuntimeRefusal(error)) throw error;
     onRefusal(error as Error);
     return undefined;
   }
@@ -243,7 +244,16 @@ function chainAxon(axon: Codec): ChainAxon {
   };
 }
 
-/** The node answered the call with an error (unknown method, runtime panic): not a transport failure. */
-function isNodeRefusal(error: unknown): boolean {
-  return error instanceof Error && /^-?\d+: /.test(error.message);
+/**
+ * The node ran the call in its runtime, and the runtime could not answer it: a runtime without
+ * the call (substrate: `4003: Client error: Execution failed: Other: Exported method … is not
+ * found`) or one that panics on it. Any runtime of that version answers the same, so it is
+ * remembered. Every other error, the node's own included (`-32009: Server is busy, try again
+ * later`, a public node's rate limit), is a failed read, retried: remembered, it would leave
+ * every stake unknown until the runtime changed.
+ */
+function isRuntimeRefusal(error: unknown): boolean {
+  return (
+    error instanceof Error && /^-?\d+: (Client error: )?Execution failed: /.test(error.message)
+  );
 }
