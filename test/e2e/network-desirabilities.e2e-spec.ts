@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { decodeAddress, encodeAddress } from '@polkadot/util-crypto';
 import { ChainReplay, startChainReplay } from '../support/chain-replay';
 import { isLocal, recordConnections } from '../support/connections';
 import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
@@ -337,6 +338,17 @@ describe('The network’s votes and aggregate (chain commitments and the Gravity
     expect(answer.headers['x-commitment-sha']).toBe(commitA);
     expect(answer.headers['x-commitment-block']).toBe('100');
     expect(answer.headers['x-vote-published']).toBeUndefined();
+  });
+
+  // The chain reads a key under any SS58 prefix; the file is named by its prefix-42 address,
+  // and looked up under the input it was a 404 cached for good (an audit's finding).
+  it('answers a validator’s submission for its key under another SS58 prefix', async () => {
+    const publicKey = decodeAddress(validators[0].hotkey);
+    for (const hotkey of [encodeAddress(publicKey, 0), encodeAddress(publicKey, 2)]) {
+      const answer = await get(`/api/v1/get_desirabilities?hotkey=${hotkey}`).expect(200);
+      expect(answer.body).toEqual(VOTE_A);
+      expect(answer.headers['x-commitment-sha']).toBe(commitA);
+    }
   });
 
   it('answers 404 with the reason for a hotkey without a commitment or with one that is no vote', async () => {

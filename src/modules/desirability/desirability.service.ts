@@ -5,6 +5,7 @@ import { RequestValidationException } from '../../common/errors/validation-error
 import { isRecord } from '../../common/is-record';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
+import { canonicalAddress } from '../../network/bittensor/keypair';
 import { ValidatorIdentity } from '../../network/bittensor/validator-identity';
 import { NetworkService } from '../../network/network.service';
 import { PublicationService } from '../publication/publication.service';
@@ -159,8 +160,11 @@ export class DesirabilityService {
    */
   async get(query: GetDesirabilitiesQueryDto): Promise<DesirabilitiesAnswer> {
     const network = this.networkVotes.enabled;
-    if (query.hotkey !== undefined)
-      return network ? this.networkSubmission(query.hotkey) : this.localSubmission(query.hotkey);
+    if (query.hotkey !== undefined) {
+      // Any SS58 prefix names the key; votes, Gravity files and their cache go by prefix 42.
+      const hotkey = canonicalAddress(query.hotkey);
+      return network ? this.networkSubmission(hotkey) : this.localSubmission(hotkey);
+    }
     const { jobs, headers } = network
       ? await this.networkAggregateJobs()
       : { jobs: await this.localAggregate(), headers: { 'X-Aggregate-Source': 'local' } };

@@ -2,7 +2,13 @@ import { inspect } from 'node:util';
 import { stringToU8a, u8aToHex, hexToU8a } from '@polkadot/util';
 import { encodeAddress, mnemonicToMiniSecret, sr25519Verify } from '@polkadot/util-crypto';
 import { loadVectors } from '../../../test/support/bittensor-fixtures';
-import { cryptoReady, Sr25519Keypair, SS58_FORMAT, verifySignature } from './keypair';
+import {
+  canonicalAddress,
+  cryptoReady,
+  Sr25519Keypair,
+  SS58_FORMAT,
+  verifySignature,
+} from './keypair';
 
 const vectors = loadVectors();
 
@@ -109,5 +115,23 @@ describe(Sr25519Keypair.name, () => {
     expect(JSON.stringify({ keypair })).toBe(`{"keypair":{"address":"${keypair.address}"}}`);
     expect(inspect(keypair)).toBe(`Sr25519Keypair(${keypair.address})`);
     expect(Object.keys(keypair).sort()).toEqual(['address', 'publicKey']);
+  });
+});
+
+describe(canonicalAddress.name, () => {
+  const alice = Sr25519Keypair.fromUri('//Alice');
+
+  // The chain reads a key under any prefix; a Gravity file is named by its prefix-42 address.
+  it('gives the prefix-42 address of a key written with another prefix or as hex', () => {
+    for (const prefix of [0, 2, 42])
+      expect(canonicalAddress(encodeAddress(alice.publicKey, prefix))).toBe(alice.address);
+    expect(canonicalAddress(u8aToHex(alice.publicKey))).toBe(alice.address);
+  });
+
+  it('leaves a string that is no address as it is', () => {
+    expect(canonicalAddress('abc')).toBe('abc');
+    expect(canonicalAddress(`${alice.address.slice(0, -1)}x`)).toBe(
+      `${alice.address.slice(0, -1)}x`,
+    );
   });
 });

@@ -142,6 +142,16 @@ export function publicKeyOfAddress(address: string): Uint8Array | null {
   return key;
 }
 
+/**
+ * `address` in the chain's own form (SS58_FORMAT), or `address` itself when it is no address.
+ * Another prefix, or the key's `0x` hex, names the same key (the chain reads any of them), but
+ * files and rows keyed by hotkey use this form only.
+ */
+export function canonicalAddress(address: string): string {
+  const publicKey = publicKeyOfAddress(address);
+  return publicKey ? encodeAddress(publicKey, SS58_FORMAT) : address;
+}
+
 /** True when `signature` (`0x` hex) is `address`'s sr25519 signature of `message`; never throws. */
 export function verifySignature(message: string, signature: string, address: string): boolean {
   const publicKey = publicKeyOfAddress(address);
