@@ -454,6 +454,26 @@ describe('Publishing the vote to the network', () => {
     });
   });
 
+  // Publication disabled queues nothing: the first start with it enabled queues the vote stored
+  // meanwhile, which was otherwise never published until the client voted again (an audit's
+  // finding). Here the row still held the vote committed before.
+  it('publishes at start a vote stored while publication was disabled', async () => {
+    await app.close();
+    const withoutGravity: Record<string, string> = environment();
+    delete withoutGravity.GRAVITY_REPO_URL;
+    app = await startTestApp(withoutGravity);
+    const { body, file } = vote('h');
+    expect((await submit(body).expect(200)).body).toMatchObject({ publication: 'disabled' });
+    await app.close();
+
+    app = await startTestApp(environment());
+    expect(await publication()).toMatchObject({ state: 'pending', attempts: 0 });
+    await worker().runOnce();
+    const status = await publication();
+    expect(status).toMatchObject({ state: 'committed' });
+    expect(remote.fileAt(status.commit_sha!, hotkey)).toBe(file);
+  });
+
   it('never connects anywhere but loopback', () => {
     expect(connections.destinations.length).toBeGreaterThan(0);
     expect(connections.destinations.filter((destination) => !isLocal(destination))).toEqual([]);

@@ -10,6 +10,7 @@ import { NetworkAggregateService } from './network-aggregate.service';
 import { NetworkVotesRepository } from './network-votes.repository';
 import { NetworkVotesService } from './network-votes.service';
 import { OwnerDesirabilities } from './owner-desirabilities';
+import { StoredVotePublication } from './stored-vote-publication';
 
 @Module({
   imports: [JobsModule, NetworkModule, TasksModule, PublicationModule],
@@ -21,6 +22,7 @@ import { OwnerDesirabilities } from './owner-desirabilities';
     NetworkVotesService,
     NetworkVotesRepository,
     NetworkAggregateService,
+    StoredVotePublication,
   ],
 })
 export class DesirabilityModule {}

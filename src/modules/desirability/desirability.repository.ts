@@ -49,6 +49,18 @@ export class DesirabilityRepository {
     return rows[0]?.jobs;
   }
 
+  /** The vote's normalized jobs and when it was submitted, read in the caller's transaction. */
+  async findVote(
+    hotkey: string,
+    manager: EntityManager,
+  ): Promise<{ jobs: JobView[]; votedAt: Date } | undefined> {
+    const rows = await manager.query<{ jobs: JobView[]; submitted_at: Date }[]>(
+      'SELECT jobs, submitted_at FROM desirability_votes WHERE hotkey = $1',
+      [hotkey],
+    );
+    return rows[0] && { jobs: rows[0].jobs, votedAt: rows[0].submitted_at };
+  }
+
   listVotes(): Promise<Vote[]> {
     return this.dataSource.query('SELECT hotkey, jobs FROM desirability_votes ORDER BY hotkey');
   }

@@ -16,32 +16,35 @@ export class PublicationRepository {
   /**
    * Makes this vote the one to publish, inside the caller's transaction (the one storing the
    * vote): a newer vote replaces whatever was pending, pushed or committed, and restarts from
-   * the push. A claim held by a worker stays: that worker finds its version replaced.
+   * the push, due `now`. A claim held by a worker stays: that worker finds its version replaced.
    */
   async enqueue(
     hotkey: string,
     content: string,
     taskIds: readonly string[],
+    votedAt: Date,
     now: Date,
-    dueAt: Date,
     manager: EntityManager,
   ): Promise<void> {
     await manager.query(
       `INSERT INTO desirability_publications
          (hotkey, state, version, content, task_ids, voted_at, next_attempt_at, updated_at)
-       VALUES ($1, 'pending', 1, $2, $3::text[], $4, $5, $4)
+       VALUES ($1, 'pending', 1, $2, $3::text[], $4, $5, $5)
        ON CONFLICT (hotkey) DO UPDATE SET
          state = 'pending', version = desirability_publications.version + 1,
          content = EXCLUDED.content, task_ids = EXCLUDED.task_ids, voted_at = EXCLUDED.voted_at,
          attempts = 0, next_attempt_at = EXCLUDED.next_attempt_at, commit_sha = NULL,
          pushed_at = NULL, block_number = NULL, block_hash = NULL, committed_at = NULL,
          last_error = NULL, updated_at = EXCLUDED.updated_at`,
-      [hotkey, content, taskIds, now.toISOString(), dueAt.toISOString()],
+      [hotkey, content, taskIds, votedAt.toISOString(), now.toISOString()],
     );
   }
 
-  async find(hotkey: string): Promise<PublicationRow | undefined> {
-    const rows = await this.dataSource.query<PublicationRow[]>(
+  async find(
+    hotkey: string,
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<PublicationRow | undefined> {
+    const rows = await manager.query<PublicationRow[]>(
       'SELECT * FROM desirability_publications WHERE hotkey = $1',
       [hotkey],
     );

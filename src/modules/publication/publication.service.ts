@@ -77,14 +77,16 @@ export class PublicationService implements OnModuleInit {
   }
 
   /**
-   * Queues the vote (normalized jobs; none withdraws it) for publication inside the caller's
-   * transaction, replacing any vote not yet published: its jobs with a label (publishableJobs).
+   * Queues the vote (normalized jobs; none withdraws it), made at `votedAt` (now), for publication
+   * inside the caller's transaction, replacing any vote not yet published: its jobs with a label
+   * (publishableJobs).
    * Answers what the caller is told, with the ids of the jobs left out of the published file.
    */
   async enqueue(
     hotkey: string,
     jobs: readonly PublishedJob[],
     manager: EntityManager,
+    votedAt?: Date,
   ): Promise<QueuedVote> {
     if (!this.enabled) return { state: 'disabled', keptLocal: [] };
     const { published, keptLocal } = publishableJobs(jobs);
@@ -93,11 +95,30 @@ export class PublicationService implements OnModuleInit {
       hotkey,
       publishedFile(published),
       published.map((job) => job.id),
-      now,
+      votedAt ?? now,
       now,
       manager,
     );
     return { state: 'pending', keptLocal };
+  }
+
+  /**
+   * Queues the stored vote (undefined: none, or withdrawn) unless the publication row holds its
+   * file already, inside the caller's transaction, under the registration lock every vote is
+   * stored under. Only a vote stored while publication was disabled is missing there: no row,
+   * or the row of an older vote (a withdrawal: a row still holding a vote). True when queued.
+   */
+  async enqueueUnpublished(
+    hotkey: string,
+    vote: { jobs: readonly PublishedJob[]; votedAt: Date } | undefined,
+    manager: EntityManager,
+  ): Promise<boolean> {
+    if (!this.enabled) return false;
+    const row = await this.repository.find(hotkey, manager);
+    const file = publishedFile(publishableJobs(vote?.jobs ?? []).published);
+    if (row ? row.content === file : vote === undefined) return false;
+    await this.enqueue(hotkey, vote?.jobs ?? [], manager, vote?.votedAt);
+    return true;
   }
 
   /** A sentence for the caller of set_desirabilities about where the vote goes. */

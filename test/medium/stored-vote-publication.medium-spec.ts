@@ -1,0 +1,138 @@
+import { randomUUID } from 'node:crypto';
+import { Logger } from '@nestjs/common';
+import { Clock } from '../../src/common/clock/clock';
+import { MetricsService } from '../../src/common/metrics/metrics.service';
+import { AppConfig } from '../../src/config/app-config';
+import { DesirabilityRepository } from '../../src/modules/desirability/desirability.repository';
+import { JobView } from '../../src/modules/desirability/desirability.types';
+import { StoredVotePublication } from '../../src/modules/desirability/stored-vote-publication';
+import { PublicationRepository } from '../../src/modules/publication/publication.repository';
+import { PublicationService } from '../../src/modules/publication/publication.service';
+import { publishedFile } from '../../src/modules/publication/publication.types';
+import { TasksRepository } from '../../src/modules/tasks/tasks.repository';
+import { TasksService } from '../../src/modules/tasks/tasks.service';
+import { ValidatorIdentity } from '../../src/network/bittensor/validator-identity';
+import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
+
+const VOTED = new Date('2026-11-30T12:00:00Z');
+const job = (id: string, label: string | null, weight: number): JobView => ({
+  id,
+  weight,
+  params: {
+    platform: 'x',
+    label,
+    keyword: null,
+    post_start_datetime: null,
+    post_end_datetime: null,
+  },
+});
+const OLD_VOTE = [job('old-tao', '#tao', 1)];
+/** Its keyword-only job stays local, as when a vote is queued by its submission. */
+const NEW_VOTE = [job('new-btc', '#btc', 0.5), job('new-kw', null, 0.5)];
+
+/**
+ * A vote stored while publication was disabled (no GRAVITY_REPO_URL) queued nothing; the first
+ * start with publication enabled queues it, once whichever replicas start, against Postgres.
+ */
+describe(StoredVotePublication.name, () => {
+  let medium: MediumDatabase;
+  let votes: DesirabilityRepository;
+  let rows: PublicationRepository;
+  let tasks: TasksService;
+
+  beforeAll(async () => {
+    // The line saying a vote was queued late.
+    jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
+    medium = await openMediumDatabase();
+    votes = new DesirabilityRepository(medium.dataSource);
+    rows = new PublicationRepository(medium.dataSource);
+    tasks = new TasksService(new TasksRepository(medium.dataSource), new Clock(), {} as AppConfig);
+  });
+  afterAll(() => medium.close());
+
+  /** One replica's services, publication enabled or not; a hotkey of its own per test. */
+  const replica = (hotkey: string, enabled = true) => {
+    const config = {
+      netuid: 13,
+      gravity: { repoUrl: enabled ? 'file:///srv/gravity.git' : undefined, branch: 'main' },
+      network: { subtensor: { url: 'ws://127.0.0.1:9944' } },
+    } as unknown as AppConfig;
+    const identity = { hotkey } as ValidatorIdentity;
+    const publication = new PublicationService(
+      rows,
+      identity,
+      new Clock(),
+      new MetricsService(),
+      config,
+    );
+    return {
+      publication,
+      stored: new StoredVotePublication(votes, tasks, publication, identity),
+    };
+  };
+  const newHotkey = () => `5${randomUUID().replaceAll('-', '')}`;
+  const storeVote = (hotkey: string, jobs: JobView[]) =>
+    medium.dataSource.transaction((manager) => votes.saveVote(hotkey, [], jobs, VOTED, manager));
+  const queueThroughSubmission = (hotkey: string, jobs: JobView[]) =>
+    medium.dataSource.transaction((manager) =>
+      replica(hotkey).publication.enqueue(hotkey, jobs, manager),
+    );
+
+  it('queues a vote stored while publication was disabled once, when two replicas start together', async () => {
+    const hotkey = newHotkey();
+    const disabled = replica(hotkey, false);
+    await storeVote(hotkey, NEW_VOTE);
+    await disabled.stored.onApplicationBootstrap();
+    expect(await rows.find(hotkey)).toBeUndefined();
+
+    const [first, second] = [replica(hotkey), replica(hotkey)];
+    expect(await first.publication.status()).toMatchObject({ state: 'none' });
+    const queued = await Promise.all([first.stored.queue(), second.stored.queue()]);
+
+    expect(queued.sort()).toEqual([false, true]);
+    expect(await rows.find(hotkey)).toMatchObject({
+      state: 'pending',
+      version: 1,
+      content: publishedFile([NEW_VOTE[0]]),
+      task_ids: ['new-btc'],
+      voted_at: VOTED,
+    });
+    expect(await first.publication.status()).toMatchObject({ state: 'pending' });
+  });
+
+  it('queues a vote stored over the row of an older one, and nothing once the row holds it', async () => {
+    const hotkey = newHotkey();
+    await queueThroughSubmission(hotkey, OLD_VOTE);
+    await storeVote(hotkey, NEW_VOTE);
+    const { stored } = replica(hotkey);
+
+    expect(await stored.queue()).toBe(true);
+    expect(await rows.find(hotkey)).toMatchObject({
+      version: 2,
+      content: publishedFile([NEW_VOTE[0]]),
+    });
+    expect(await stored.queue()).toBe(false);
+    expect(await rows.find(hotkey)).toMatchObject({ version: 2 });
+  });
+
+  it('queues the withdrawal of a vote withdrawn while publication was disabled', async () => {
+    const hotkey = newHotkey();
+    await queueThroughSubmission(hotkey, OLD_VOTE);
+    const { stored } = replica(hotkey);
+
+    expect(await stored.queue()).toBe(true);
+    expect(await rows.find(hotkey)).toMatchObject({ version: 2, content: '[]', task_ids: [] });
+    expect(await stored.queue()).toBe(false);
+  });
+
+  it('queues nothing without a vote, nor with publication disabled', async () => {
+    const nobody = newHotkey();
+    expect(await replica(nobody).stored.queue()).toBe(false);
+    expect(await rows.find(nobody)).toBeUndefined();
+
+    const hotkey = newHotkey();
+    await storeVote(hotkey, NEW_VOTE);
+    expect(await replica(hotkey, false).stored.queue()).toBe(false);
+    expect(await rows.find(hotkey)).toBeUndefined();
+  });
+});
