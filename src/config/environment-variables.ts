@@ -253,7 +253,10 @@ export class EnvironmentVariables {
   @MinCharacters(8, { message: 'must be at least 8 characters' })
   GRAVITY_TOKEN?: string;
 
-  /** Milliseconds between two looks for a publication to make (the worker also wakes on a vote). */
+  /**
+   * Milliseconds between two looks for a publication to make. A vote does not wake the worker:
+   * votes sent within one interval are published as one (decisions.md, "No wake-up on a vote").
+   */
   @toInt()
   @IsInt()
   @Min(100)
