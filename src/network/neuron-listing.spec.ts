@@ -75,6 +75,15 @@ describe(neuronListing.name, () => {
     expect(neuronListing(lowStake, new Map(), MIN_STAKE).state).toBe('active');
   });
 
+  // A URL's `host` leaves out its scheme's default port: the schema promises host:port.
+  it('shows the port of an axon on port 80 too, and an IPv6 address in brackets', () => {
+    const axon = (axonUrl: string) =>
+      neuronListing(minerEntity(7, { axonUrl }), new Map(), MIN_STAKE).axon;
+    expect(axon('http://1.2.3.4:80')).toBe('1.2.3.4:80');
+    expect(axon('http://[2001:db8::1]:80')).toBe('[2001:db8::1]:80');
+    expect(axon('http://[2001:db8::1]:8091')).toBe('[2001:db8::1]:8091');
+  });
+
   it('shows no axon for a neuron that serves none', () => {
     expect(neuronListing(minerEntity(7, { axonUrl: null }), new Map(), MIN_STAKE).axon).toBeNull();
   });

@@ -1,6 +1,7 @@
 import { isValidator } from '../common/validator-standing';
 import { MinerEntity } from './miner.entity';
 import { SynapseName } from '../common/synapse-names';
+import { axonOf } from './transport/axon-http';
 import { BudgetLeft } from './transport/call-budgets';
 
 /**
@@ -56,7 +57,7 @@ export function neuronListing(
     uid: miner.uid,
     hotkey: miner.hotkey,
     coldkey: miner.coldkey,
-    axon: miner.axonUrl === null ? null : new URL(miner.axonUrl).host,
+    axon: miner.axonUrl === null ? null : axonAddress(miner.hotkey, miner.axonUrl),
     stake: miner.stake,
     incentive: miner.incentive,
     validatorPermit: miner.validatorPermit,
@@ -65,4 +66,13 @@ export function neuronListing(
     lastSeenAt: miner.lastSeenAt,
     callBudgetLeft,
   };
+}
+
+/**
+ * `host:port` of the axon the gateway calls (axonOf), `[v6]:port` for IPv6. Not the URL's own
+ * `host`, which leaves out a port that is its scheme's default (`http://1.2.3.4:80` is `1.2.3.4`).
+ */
+function axonAddress(hotkey: string, axonUrl: string): string {
+  const { ip, port } = axonOf({ hotkey, axonUrl });
+  return `${ip.includes(':') ? `[${ip}]` : ip}:${port}`;
 }
