@@ -7,6 +7,8 @@ import {
   OnModuleDestroy,
   ServiceUnavailableException,
 } from '@nestjs/common';
+import { isStorableText } from '../../common/validation/storable-text';
+import { characterCount } from '../../common/validation/text-length';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { RepoNamesResponseDto } from './dto/repo-names-response.dto';
@@ -19,19 +21,34 @@ export const NAMES_NOT_LOADED = 'Repository names are not loaded yet, try again 
 /** The original's placeholder for a miner that published no dataset. */
 export const NO_DATASET_PROVIDED = 'no_dataset_provided';
 /** Longer values are not repository names (Hugging Face ids are far shorter); they are skipped. */
-const MAX_NAME_LENGTH = 1000;
+const MAX_NAME_CHARACTERS = 1000;
+/**
+ * A name is a key of `repo_names`' primary-key btree, whose entries may have 2704 bytes at most
+ * (`index row size … exceeds btree version 4 maximum 2704`): 1000 characters of CJK are 3000.
+ * Longer UTF-8 is skipped; an ASCII name of 1000 characters (1000 bytes) is still listed.
+ */
+const MAX_NAME_BYTES = 2000;
 /** Writers replace the file atomically (rename), which `fs.watch` on the old inode would miss. */
 const POLL_INTERVAL_MS = 1000;
 /** How long start-up waits for the first ingest before going on with it in the background. */
 const BOOTSTRAP_WAIT_MS = 5000;
 
+/** Why a value that names a repository is still left out of the list (logged, counted). */
+export type SkippedRepoName = { skipped: 'not storable' | 'too long' };
+
 /**
  * The name a `repo_name` value of the validation file puts in the list, without surrounding
- * white space (` a/b ` and `a/b` are one repository); undefined when it puts none.
+ * white space (` a/b ` and `a/b` are one repository); undefined when it puts none (blank, or
+ * no_dataset_provided); or why a name is skipped: text Postgres cannot store as it is (U+0000,
+ * an unpaired surrogate), or over MAX_NAME_CHARACTERS or MAX_NAME_BYTES. Skipped rather than
+ * stored, one bad row made the whole ingest fail (docs/decisions.md, "Repositories").
  */
-export function listedRepoName(value: string | null): string | undefined {
+export function listedRepoName(value: string | null): string | undefined | SkippedRepoName {
   const name = value?.trim();
-  if (!name || name === NO_DATASET_PROVIDED || name.length > MAX_NAME_LENGTH) return undefined;
+  if (!name || name === NO_DATASET_PROVIDED) return undefined;
+  if (!isStorableText(name)) return { skipped: 'not storable' };
+  if (characterCount(name) > MAX_NAME_CHARACTERS || Buffer.byteLength(name) > MAX_NAME_BYTES)
+    return { skipped: 'too long' };
   return name;
 }
 
@@ -95,17 +112,31 @@ export class ReposService implements OnApplicationBootstrap, OnModuleDestroy {
 
   private async ingestOnce(path: string): Promise<void> {
     let rows = 0;
+    // Per reason: how many rows, and the first one's number (one log line, however many).
+    const skipped = new Map<SkippedRepoName['skipped'], { rows: number; first: number }>();
     const listed = async function* (): AsyncGenerator<string> {
       for await (const value of readRepoNames(path)) {
         rows += 1;
         const name = listedRepoName(value);
-        if (name !== undefined) yield name;
+        if (typeof name === 'string') yield name;
+        else if (name !== undefined) {
+          const seen = skipped.get(name.skipped);
+          if (seen) seen.rows += 1;
+          else skipped.set(name.skipped, { rows: 1, first: rows });
+        }
       }
     };
     try {
       const count = await this.repository.replaceNames(path, listed());
       this.lastFailure = undefined;
       this.logger.log(`repository names from ${path}: ${count} names from ${rows} rows`);
+      if (skipped.size > 0)
+        this.logger.warn(
+          `repository names from ${path}: rows skipped, ` +
+            [...skipped]
+              .map(([why, { rows, first }]) => `${rows} ${why} (the first is row ${first})`)
+              .join(', '),
+        );
     } catch (error) {
       this.lastFailure = describeFailure(error);
       this.logger.error(
