@@ -271,6 +271,40 @@ describe('Task datasets as Parquet', () => {
     expect((await get('tasks/btc-x').expect(200)).body.dataset).toEqual(task.dataset);
   });
 
+  // A file cut short (a full disk, a copy broken off) was served as 200 under the recorded hash,
+  // and a client revalidating its ETag was told 304 (an audit's finding).
+  it('writes the recorded Parquet file again when the one on disk is not the size recorded', async () => {
+    const task = (await get('tasks/btc-x').expect(200)).body;
+    const file = datasetPath(dataDir, 'btc-x').replace(/\.jsonl\.gz$/, '.parquet');
+    const bytes = readFileSync(file);
+    writeFileSync(file, bytes.subarray(0, 1000));
+    const again = await download('tasks/btc-x/dataset?format=parquet').expect(200);
+    expect(again.body).toEqual(bytes);
+    expect(again.headers['content-length']).toBe(String(bytes.length));
+    expect(again.headers['x-content-sha256']).toBe(task.dataset.parquet.sha256);
+    expect(readFileSync(file)).toEqual(bytes);
+  });
+
+  it('answers 503, not 200 or 304, when the JSON lines file is not the size recorded, in either format', async () => {
+    const task = (await get('tasks/btc-x').expect(200)).body;
+    const file = datasetPath(dataDir, 'btc-x');
+    const bytes = readFileSync(file);
+    writeFileSync(file, bytes.subarray(0, 1000));
+    try {
+      for (const format of ['jsonl', 'parquet']) {
+        const response = await get(`tasks/btc-x/dataset?format=${format}`).expect(503);
+        expect(response.body).toEqual({
+          detail: "The dataset file of task 'btc-x' is missing on this server",
+          request_id: expect.any(String),
+        });
+      }
+      await get('tasks/btc-x/dataset').set('If-None-Match', `"${task.dataset.sha256}"`).expect(503);
+    } finally {
+      writeFileSync(file, bytes);
+    }
+    await get('tasks/btc-x/dataset').set('If-None-Match', `"${task.dataset.sha256}"`).expect(304);
+  });
+
   // In a rolling upgrade, a replica of the release before still writes and records files with its
   // own writer after the new release's migrations ran (found by an upgrade audit).
   it('writes again a Parquet file an earlier writer made, and lists it only once written', async () => {
@@ -438,7 +472,9 @@ describe('Task datasets as Parquet', () => {
         `UPDATE scraping_tasks SET parquet_file = NULL, parquet_bytes = NULL, parquet_sha256 = NULL WHERE id = 'odd-counts'`,
       );
     const jsonl = readFileSync(path);
-    writeFileSync(path, gzipSync('not a JSON line\n'));
+    // As large as the recorded file: one of another size is answered as missing.
+    const broken = gzipSync('not a JSON line\n');
+    writeFileSync(path, Buffer.concat([broken, Buffer.alloc(jsonl.length - broken.length)]));
     const unavailable = {
       detail:
         "The Parquet file of task 'odd-counts' could not be written on this server; it is tried " +

@@ -1,15 +1,16 @@
 import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { basename } from 'node:path';
 import {
   ConflictException,
   GoneException,
   Injectable,
+  Logger,
   ServiceUnavailableException,
   StreamableFile,
 } from '@nestjs/common';
 import contentDisposition from 'content-disposition';
 import { DatasetParquetService } from './dataset-parquet.service';
-import { ParquetFile } from './dataset-writer';
+import { ParquetFile, sizeOnDisk } from './dataset-writer';
 import { DATASET_CONTENT_TYPES } from './task.mapper';
 import { CompletedTask, DatasetFormat, isCompleted } from './task.types';
 import { TasksService } from './tasks.service';
@@ -43,6 +44,8 @@ function namesTag(ifNoneMatch: string, tag: string): boolean {
 /** Streams completed datasets; never a file that is not recorded as complete. */
 @Injectable()
 export class DatasetDownloadService {
+  private readonly logger = new Logger(DatasetDownloadService.name);
+
   constructor(
     private readonly tasks: TasksService,
     private readonly parquet: DatasetParquetService,
@@ -65,14 +68,18 @@ export class DatasetDownloadService {
         `Task '${id}' is ${task.state}; its dataset is available once the task has completed`,
       );
     }
-    // Every format is made from the JSON lines file: without it, none can be served.
-    await this.sizeOf(task.dataset_file, id);
-    const { file, sha256 } =
-      format === 'parquet'
-        ? await this.parquetOf(task, id)
-        : { file: task.dataset_file, sha256: task.dataset_sha256 };
+    // Every format is made from the JSON lines file: without it (or with it cut short), none can
+    // be served.
+    const jsonl = {
+      file: task.dataset_file,
+      bytes: Number(task.dataset_bytes),
+      sha256: task.dataset_sha256,
+    };
+    await this.sizeOf(jsonl, id);
+    const served = format === 'parquet' ? await this.parquetOf(task, id) : jsonl;
+    const { file, sha256 } = served;
     // Sized first: a read stream opened on a missing file would fail with nobody listening.
-    const length = await this.sizeOf(file, id);
+    const length = await this.sizeOf(served, id);
     if (ifNoneMatch !== undefined && namesTag(ifNoneMatch, entityTag(sha256)))
       return { file: undefined, sha256 };
     // Read up to the size known, so that the stream ends with its last byte: read to the end of
@@ -93,12 +100,18 @@ export class DatasetDownloadService {
     return parquet;
   }
 
-  private async sizeOf(file: string, id: string): Promise<number> {
-    const size = await stat(file).then(
-      (info) => info.size,
-      () => undefined,
-    );
-    if (size === undefined)
+  /**
+   * The size of a file the task records, which must be the size it recorded: a file cut short
+   * or replaced is not the file its hash (X-Content-SHA256, ETag) names, and is answered as
+   * missing (503), as the Parquet service writes such a Parquet file again.
+   */
+  private async sizeOf(recorded: { file: string; bytes: number }, id: string): Promise<number> {
+    const size = await sizeOnDisk(recorded.file);
+    if (size !== undefined && size !== recorded.bytes)
+      this.logger.warn(
+        `task ${id}: ${basename(recorded.file)} has ${size} bytes, not the ${recorded.bytes} recorded: answered as missing`,
+      );
+    if (size !== recorded.bytes)
       throw new ServiceUnavailableException(
         `The dataset file of task '${id}' is missing on this server`,
       );

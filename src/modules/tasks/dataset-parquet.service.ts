@@ -1,4 +1,3 @@
-import { access } from 'node:fs/promises';
 import { Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock';
 import {
@@ -7,7 +6,13 @@ import {
   parquetPathBeside,
   writeParquet,
 } from './dataset-parquet';
-import { CompiledDataset, JsonLinesFile, ParquetFile, writeManifest } from './dataset-writer';
+import {
+  CompiledDataset,
+  JsonLinesFile,
+  ParquetFile,
+  sizeOnDisk,
+  writeManifest,
+} from './dataset-writer';
 import { CompletedTask, TaskRow } from './task.types';
 import { TaskLifecycleRepository } from './task-lifecycle.repository';
 
@@ -48,20 +53,24 @@ export class DatasetParquetService {
 
   /**
    * The Parquet file of a completed task, written now if it has none yet, or one an earlier
-   * writer made (`parquet_version`), or if its file is gone from the disk (the JSON lines file it
-   * is made from is there: the caller checked); null when it cannot be written: the conversion
-   * failed now or within PARQUET_RETRY_MS.
+   * writer made (`parquet_version`), or if its file is gone from the disk or is not the size
+   * recorded (the JSON lines file it is made from is there: the caller checked); null when it
+   * cannot be written: the conversion failed now or within PARQUET_RETRY_MS.
    */
   async ensure(task: CompletedTask): Promise<ParquetFile | null> {
     let why = 'it had none';
     if (hasCurrentParquet(task)) {
-      if (await exists(task.parquet_file))
-        return {
-          file: task.parquet_file,
-          bytes: Number(task.parquet_bytes),
-          sha256: task.parquet_sha256,
-        };
-      why = 'its file was missing on disk';
+      const recorded = {
+        file: task.parquet_file,
+        bytes: Number(task.parquet_bytes),
+        sha256: task.parquet_sha256,
+      };
+      const size = await sizeOnDisk(recorded.file);
+      if (size === recorded.bytes) return recorded;
+      why =
+        size === undefined
+          ? 'its file was missing on disk'
+          : `its file on disk had ${size} bytes, not the ${recorded.bytes} recorded`;
     } else if (task.parquet_file) {
       why = 'an earlier writer had made its file';
     }
@@ -122,13 +131,6 @@ export class DatasetParquetService {
       `task ${taskId}: Parquet file not written (tried again at a download an hour from now): ${error.message}`,
     );
   }
-}
-
-function exists(file: string): Promise<boolean> {
-  return access(file).then(
-    () => true,
-    () => false,
-  );
 }
 
 function compiledDatasetOf(task: CompletedTask, parquet: ParquetFile): CompiledDataset {

@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -96,4 +97,17 @@ export async function writeManifest(
     pipeline(Readable.from([text]), output),
   );
   return manifest;
+}
+
+/**
+ * A dataset file's size on disk; undefined when it is not there. A file whose size is not the
+ * one its task records (cut short by a full disk or a copy broken off, replaced) is not the file
+ * the recorded SHA-256 names, and is treated as missing: docs/decisions.md, "Scraping task
+ * lifecycle" (hashing it at each download would read the whole file).
+ */
+export function sizeOnDisk(file: string): Promise<number | undefined> {
+  return stat(file).then(
+    (info) => info.size,
+    () => undefined,
+  );
 }
