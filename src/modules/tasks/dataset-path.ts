@@ -17,6 +17,13 @@ const LONGEST_SUFFIX = `.jsonl.gz.manifest.json.${'0'.repeat(36)}.partial`;
  * 12), over the file system's 255: such an id's files are named by its digest
  * (`sha256=<hex>`) instead. `=` is percent-encoded in every id, so no id's own name is a digest
  * name. Ids whose names fit keep them, as every dataset compiled before was named so.
+ *
+ * Ids are case-sensitive (`Tao-X` and `tao-x` are two tasks) and file systems may not be (macOS'
+ * and Windows' by default, SMB shares): an id with an upper-case letter gets its digest's first
+ * 16 hex digits after its name (`Tao-X=<hex>`), so that no two ids' files are one file there.
+ * Only ASCII letters need it: every other letter is percent-encoded, and the hex digits of an
+ * escape are always upper case. Downloads follow the path the task recorded, so files compiled
+ * before under the bare name are still served.
  */
 export function datasetPath(dataDir: string, taskId: string): string {
   return join(datasetsDirectory(dataDir), `${datasetName(taskId)}.jsonl.gz`);
@@ -28,7 +35,9 @@ export function datasetsDirectory(dataDir: string): string {
 }
 
 function datasetName(taskId: string): string {
-  const encoded = encodeURIComponent(taskId);
+  const digest = createHash('sha256').update(taskId).digest('hex');
+  const encoded =
+    encodeURIComponent(taskId) + (/[A-Z]/.test(taskId) ? `=${digest.slice(0, 16)}` : '');
   if (encoded.length + LONGEST_SUFFIX.length <= NAME_MAX) return encoded;
-  return `sha256=${createHash('sha256').update(taskId).digest('hex')}`;
+  return `sha256=${digest}`;
 }
