@@ -93,14 +93,22 @@ describe('TaskLifecycleRepository compiling', () => {
 
   it('fails a task at its last allowed attempt, and a compile that succeeds after a failure leaves no reason', async () => {
     await insert('fails', 'compiling');
-    await repository.recordCompileFailure('fails', 'ENOSPC: no space left on device', 2);
+    expect(
+      await repository.recordCompileFailure('fails', 'ENOSPC: no space left on device', 2),
+    ).toBe(true);
     expect(await task('fails')).toMatchObject({ state: 'compiling', compile_attempts: 1 });
-    await repository.recordCompileFailure('fails', 'ENOSPC: no space left on device', 2);
+    expect(
+      await repository.recordCompileFailure('fails', 'ENOSPC: no space left on device', 2),
+    ).toBe(true);
     expect(await task('fails')).toMatchObject({
       state: 'failed',
       compile_attempts: 2,
       failure_reason: 'ENOSPC: no space left on device',
     });
+
+    // Failed, it is not compiling: nothing more is counted, and the compile is told so.
+    expect(await repository.recordCompileFailure('fails', 'another reason', 2)).toBe(false);
+    expect(await task('fails')).toMatchObject({ compile_attempts: 2 });
 
     await insert('recovers', 'compiling');
     await repository.recordCompileFailure('recovers', 'ENOSPC: no space left on device', 2);

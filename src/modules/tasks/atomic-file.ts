@@ -89,3 +89,22 @@ export async function removeStalePartials(directory: string, now: Date): Promise
       await rm(file, { force: true });
   }
 }
+
+/**
+ * Which file is at `path` (its device and inode), to tell later whether another writer renamed
+ * its own into the place since; undefined when there is none.
+ */
+export function fileIdentity(path: string): Promise<string | undefined> {
+  return stat(path, { bigint: true }).then(
+    (info) => `${info.dev}:${info.ino}`,
+    () => undefined,
+  );
+}
+
+/**
+ * Removes the file at `path` if it is still the one `identity` names (fileIdentity): a file
+ * another writer renamed into its place is that writer's, and stays.
+ */
+export async function removeIfUnchanged(path: string, identity: string): Promise<void> {
+  if ((await fileIdentity(path)) === identity) await rm(path, { force: true });
+}

@@ -71,6 +71,11 @@ export async function writeJsonLines(
   return { ...written, file: path, rows: count, start, end };
 }
 
+/** Where the manifest of the JSON lines file `file` lives: beside it. */
+export function manifestPathOf(file: string): string {
+  return `${file}.manifest.json`;
+}
+
 /** The manifest beside the JSON lines file (`<file>.manifest.json`), rewritten whole each time. */
 export async function writeManifest(
   taskId: string,
@@ -93,7 +98,7 @@ export async function writeManifest(
     },
   };
   const text = `${JSON.stringify(manifest, null, 2)}\n`;
-  await writeFileAtomically(`${dataset.file}.manifest.json`, (output) =>
+  await writeFileAtomically(manifestPathOf(dataset.file), (output) =>
     pipeline(Readable.from([text]), output),
   );
   return manifest;

@@ -162,13 +162,23 @@ export class TaskLifecycleRepository {
     );
   }
 
-  /** Counts a failed compile attempt; past `maxAttempts` the task is `failed`. */
-  async recordCompileFailure(taskId: string, reason: string, maxAttempts: number): Promise<void> {
-    await this.dataSource.query(
+  /**
+   * Counts a failed compile attempt; past `maxAttempts` the task is `failed`. False when the task
+   * was no longer compiling, so nothing was counted: it completed meanwhile (an attempt whose
+   * completion committed though its answer was lost, or another replica's).
+   */
+  async recordCompileFailure(
+    taskId: string,
+    reason: string,
+    maxAttempts: number,
+  ): Promise<boolean> {
+    // An UPDATE is answered [rows, affected] by TypeORM's Postgres driver.
+    const [, counted] = await this.dataSource.query<[unknown[], number]>(
       `UPDATE scraping_tasks SET compile_attempts = compile_attempts + 1, failure_reason = $2,
          state = CASE WHEN compile_attempts + 1 >= $3 THEN 'failed' ELSE state END
        WHERE id = $1 AND state = 'compiling'`,
       [taskId, reason, maxAttempts],
     );
+    return counted > 0;
   }
 }

@@ -1,4 +1,12 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -10,8 +18,10 @@ import { AppConfig } from '../../config/app-config';
 import { NetworkService } from '../../network/network.service';
 import { RedditItem } from '../../network/protocol';
 import { NetworkQueryResult } from '../../network/query-result';
+import { parquetPathBeside } from './dataset-parquet';
 import { datasetPath } from './dataset-path';
 import { DatasetParquetService } from './dataset-parquet.service';
+import { JsonLinesFile, manifestPathOf } from './dataset-writer';
 import { TaskLifecycleService } from './task-lifecycle.service';
 import { TaskRow } from './task.types';
 import { TaskLifecycleRepository } from './task-lifecycle.repository';
@@ -213,7 +223,10 @@ function compiling(items: RedditItem[], dataDir: string) {
         ),
     ),
     markCompleted: jest.fn(() => Promise.resolve()),
-    recordCompileFailure: jest.fn(() => Promise.resolve()),
+    recordCompileFailure: jest.fn(() => Promise.resolve(true)),
+  };
+  const parquet = {
+    tryWrite: jest.fn((_task: TaskRow, _jsonl: JsonLinesFile) => Promise.resolve(null)),
   };
   const config = { dataDir, tasks: { tickMs: 60_000, maxCompileAttempts: 3 } } as AppConfig;
   const service = new TaskLifecycleService(
@@ -222,9 +235,9 @@ function compiling(items: RedditItem[], dataDir: string) {
     {} as JobRunner,
     { now: () => NOW } as Clock,
     config,
-    { tryWrite: () => Promise.resolve(null) } as unknown as DatasetParquetService,
+    parquet as unknown as DatasetParquetService,
   );
-  return { service, repository, ordered };
+  return { service, repository, ordered, parquet };
 }
 
 const COMPILED_TASK = {
@@ -291,6 +304,76 @@ describe(`${TaskLifecycleService.name} compiling`, () => {
     expect(repository.markCompleted).toHaveBeenCalledTimes(1);
     expect(repository.markCompleted).toHaveBeenCalledWith(COMPILED_TASK.id, expect.anything(), NOW);
     expect(repository.itemsPage).toHaveBeenCalledTimes(1);
+  });
+
+  /** Has the compile's Parquet step write a file beside the JSON lines file, as it does. */
+  function writingParquet(parquet: ReturnType<typeof compiling>['parquet']) {
+    parquet.tryWrite.mockImplementation((_task, jsonl) => {
+      const file = parquetPathBeside(jsonl.file);
+      writeFileSync(file, 'PAR1');
+      return Promise.resolve({ file, bytes: 4, sha256: '0'.repeat(64) } as never);
+    });
+  }
+
+  // The manifest's rename fails on a directory in its place (an audit's reproduction): the task
+  // ended failed, answered 410, with its complete files left on disk for good.
+  it('removes the files it renamed into place when the compile fails after them', async () => {
+    const { service, repository, parquet } = compiling([], dataDir);
+    writingParquet(parquet);
+    const path = datasetPath(dataDir, COMPILED_TASK.id);
+    mkdirSync(manifestPathOf(path), { recursive: true });
+
+    await service.compileExpired();
+
+    expect(repository.recordCompileFailure).toHaveBeenCalledTimes(1);
+    expect(repository.markCompleted).not.toHaveBeenCalled();
+    expect(existsSync(path)).toBe(false);
+    expect(existsSync(parquetPathBeside(path))).toBe(false);
+    // Not this attempt's: left alone.
+    expect(existsSync(manifestPathOf(path))).toBe(true);
+  });
+
+  it('removes its manifest too when the task cannot be marked completed', async () => {
+    const { service, repository, parquet } = compiling([], dataDir);
+    writingParquet(parquet);
+    repository.markCompleted.mockRejectedValue(new Error('deadlock detected'));
+    const path = datasetPath(dataDir, COMPILED_TASK.id);
+
+    await service.compileExpired();
+
+    for (const file of [path, parquetPathBeside(path), manifestPathOf(path)])
+      expect({ file, exists: existsSync(file) }).toEqual({ file, exists: false });
+  });
+
+  // The completion may have committed though its answer was lost: the files are the dataset.
+  it('keeps the files when the task was no longer compiling at the failure', async () => {
+    const { service, repository, parquet } = compiling([], dataDir);
+    writingParquet(parquet);
+    repository.markCompleted.mockRejectedValue(new Error('Connection terminated unexpectedly'));
+    repository.recordCompileFailure.mockResolvedValue(false);
+    const path = datasetPath(dataDir, COMPILED_TASK.id);
+
+    await service.compileExpired();
+
+    for (const file of [path, parquetPathBeside(path), manifestPathOf(path)])
+      expect({ file, exists: existsSync(file) }).toEqual({ file, exists: true });
+  });
+
+  // A second replica compiling the task at once (the job's lock lost) renames its own file there.
+  it('keeps a file another writer renamed over the one it wrote', async () => {
+    const { service, repository, parquet } = compiling([], dataDir);
+    writingParquet(parquet);
+    const path = datasetPath(dataDir, COMPILED_TASK.id);
+    repository.markCompleted.mockImplementation(() => {
+      writeFileSync(`${path}.other`, 'the other replica');
+      renameSync(`${path}.other`, path);
+      return Promise.reject(new Error('deadlock detected'));
+    });
+
+    await service.compileExpired();
+
+    expect(readFileSync(path, 'utf8')).toBe('the other replica');
+    expect(existsSync(parquetPathBeside(path))).toBe(false);
   });
 
   // A failed rename names both files: neither directory is anyone's business but the operator's.

@@ -16,11 +16,11 @@ import { InjectConfig } from '../../config/config.module';
 import { currentItemShape, StoredItemShape } from '../../network/legacy-items';
 import { NetworkService } from '../../network/network.service';
 import { NetworkQueryResult } from '../../network/query-result';
-import { removeStalePartials } from './atomic-file';
+import { fileIdentity, removeIfUnchanged, removeStalePartials } from './atomic-file';
 import { afterPage, CollectionProgress, nextPage } from './collection-paging';
 import { datasetPath, datasetsDirectory } from './dataset-path';
 import { DatasetParquetService } from './dataset-parquet.service';
-import { DatasetRow, writeJsonLines, writeManifest } from './dataset-writer';
+import { DatasetRow, manifestPathOf, writeJsonLines, writeManifest } from './dataset-writer';
 import { TaskRow } from './task.types';
 import { TaskLifecycleRepository } from './task-lifecycle.repository';
 
@@ -178,11 +178,20 @@ export class TaskLifecycleService
 
   private async compile(task: TaskRow): Promise<void> {
     const path = datasetPath(this.config.dataDir, task.id);
+    // The files this attempt renamed into place, by path: removed if it fails after all.
+    const written = new Map<string, string>();
+    const keep = async (file: string) => {
+      const identity = await fileIdentity(file);
+      if (identity !== undefined) written.set(file, identity);
+    };
     try {
       const jsonl = await writeJsonLines(path, this.pages(task.id));
+      await keep(jsonl.file);
       const dataset = { ...jsonl, parquet: await this.parquet.tryWrite(task, jsonl) };
+      if (dataset.parquet) await keep(dataset.parquet.file);
       const now = this.clock.now();
       await writeManifest(task.id, dataset, now);
+      await keep(manifestPathOf(jsonl.file));
       await this.repository.markCompleted(task.id, dataset, now);
       this.logger.log(
         `task ${task.id}: dataset of ${jsonl.rows} rows, ${jsonl.bytes} bytes, sha256 ${jsonl.sha256}` +
@@ -190,11 +199,15 @@ export class TaskLifecycleService
       );
     } catch (error) {
       this.logger.error(`task ${task.id}: compile failed: ${(error as Error).message}`);
-      await this.repository.recordCompileFailure(
+      const counted = await this.repository.recordCompileFailure(
         task.id,
         failureReasonOf(error as Error),
         this.config.tasks.maxCompileAttempts,
       );
+      // Left, they stayed for good beside a task `failed` (an audit's finding). Only while the
+      // task was still compiling: completed meanwhile, the files are its dataset. Only files no
+      // other replica (a second compile, its job lock lost) has renamed over since.
+      if (counted) for (const [file, identity] of written) await removeIfUnchanged(file, identity);
     }
   }
 
