@@ -1,12 +1,13 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { Logger } from '@nestjs/common';
 import { redditComment } from '../../../test/support/items';
 import { Clock } from '../../common/clock/clock';
+import { isDatabaseUnavailable } from '../../common/errors/database-unavailable';
 import { DatasetParquetService, PARQUET_RETRY_MS } from './dataset-parquet.service';
-import { writeJsonLines } from './dataset-writer';
+import { manifestPathOf, writeJsonLines } from './dataset-writer';
 import { CompletedTask } from './task.types';
 import { TaskLifecycleRepository } from './task-lifecycle.repository';
 
@@ -128,6 +129,42 @@ describe(DatasetParquetService.name, () => {
     // Tried again an hour after the failure, to the millisecond.
     now = new Date(failedAt + PARQUET_RETRY_MS);
     expect(await service.ensure(first)).not.toBeNull();
+  });
+
+  // A full disk failing the manifest after the Parquet file was an undocumented 500 per download
+  // (an audit's finding); a directory in the manifest's place fails its rename alike.
+  it('answers that the Parquet file could not be written when its manifest cannot be, and records nothing', async () => {
+    const task = await completedTask('sub');
+    mkdirSync(manifestPathOf(task.dataset_file));
+
+    expect(await service.ensure(task)).toBeNull();
+    expect(recorded).not.toHaveBeenCalled();
+    expect(logged.error.mock.calls).toEqual([
+      [expect.stringMatching(/^task sub: Parquet file not written \(tried again at a download/)],
+    ]);
+    // Remembered as any failed write: the hour stands.
+    rmSync(manifestPathOf(task.dataset_file), { recursive: true });
+    expect(await service.ensure(task)).toBeNull();
+    now = new Date(now.getTime() + PARQUET_RETRY_MS);
+    expect(await service.ensure(task)).not.toBeNull();
+    expect(recorded).toHaveBeenCalledTimes(1);
+  });
+
+  // Answered 503 by the exception filter, as every route answers an unavailable database.
+  it('passes on a database that cannot record the file, without holding it against the next download', async () => {
+    const task = await completedTask('sub');
+    recorded.mockRejectedValueOnce(
+      Object.assign(new Error('Connection terminated unexpectedly'), { code: 'ECONNRESET' }),
+    );
+
+    const failed = await service.ensure(task).catch((error: unknown) => error);
+    expect(isDatabaseUnavailable(failed)).toBe(true);
+    // The database back, the next download writes and records the file at once.
+    expect(await service.ensure(task)).not.toBeNull();
+    expect(recorded).toHaveBeenCalledTimes(2);
+    expect(
+      JSON.parse(readFileSync(manifestPathOf(task.dataset_file), 'utf8')) as { parquet: unknown },
+    ).toMatchObject({ parquet: { file: 'sub.parquet' } });
   });
 
   // Made from the JSON lines file, the Parquet file has its rows; a file replaced on disk may not.

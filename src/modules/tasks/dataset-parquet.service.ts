@@ -85,7 +85,13 @@ export class DatasetParquetService {
     return converting;
   }
 
-  /** `why`: what the log line gives as the reason for writing it at a download. */
+  /**
+   * `why`: what the log line gives as the reason for writing it at a download. The manifest is
+   * part of the write (as at a compile): a full disk failing it is the Parquet file not written
+   * (503 parquetNotWritten), not a 500. It is written before the file is recorded, so a
+   * recording that fails (the database unavailable: 503, by the exception filter) leaves the
+   * task without a recorded Parquet file, and the next download writes it again.
+   */
   private async convert(task: CompletedTask, why: string): Promise<ParquetFile | null> {
     let parquet: ParquetFile;
     try {
@@ -94,13 +100,17 @@ export class DatasetParquetService {
         rows: task.dataset_rows ?? 0,
         sha256: task.dataset_sha256,
       });
+      await writeManifest(
+        task.id,
+        compiledDatasetOf(task, parquet),
+        task.completed_at ?? new Date(),
+      );
     } catch (error) {
       this.recordFailure(task.id, error as Error);
       return null;
     }
     this.failedAt.delete(task.id);
     await this.repository.recordParquet(task.id, parquet);
-    await writeManifest(task.id, compiledDatasetOf(task, parquet), task.completed_at ?? new Date());
     this.logger.log(`task ${task.id}: Parquet file written at a download (${why})`);
     return parquet;
   }
