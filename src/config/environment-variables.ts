@@ -25,6 +25,27 @@ const HeaderSecret = () =>
 /** Wallet and hotkey names are file names: no separators, not `.` or `..`. */
 const WALLET_NAME = /^(?!\.{1,2}$)[\w.-]{1,64}$/;
 
+/**
+ * The longest delay Node's timers keep (2^31 − 1 ms, about 24.8 days): a longer one fires after
+ * 1 ms, so an interval above it ran its job hundreds of times a second and a timeout above it
+ * cut every call at once. Every setting that feeds a timer is held under it.
+ */
+export const MAX_TIMER_MS = 2_147_483_647;
+/** MAX_TIMER_MS in whole seconds, for the settings written in seconds. */
+export const MAX_TIMER_SECONDS = Math.floor(MAX_TIMER_MS / 1000);
+
+/** A delay that feeds a timer, in milliseconds (MAX_TIMER_MS). */
+const TimerMs = () =>
+  Max(MAX_TIMER_MS, {
+    message: `must be at most ${MAX_TIMER_MS} ms (about 24.8 days), the longest timer Node keeps`,
+  });
+
+/** A delay that feeds a timer, in seconds (MAX_TIMER_SECONDS). */
+const TimerSeconds = () =>
+  Max(MAX_TIMER_SECONDS, {
+    message: `must be at most ${MAX_TIMER_SECONDS} s (about 24.8 days), the longest timer Node keeps`,
+  });
+
 /** BODY_LIMIT's form: a whole number of bytes, kilobytes or megabytes (load-config checks its floor). */
 export const BODY_LIMIT_FORM = /^(\d+)(b|kb|mb)$/i;
 
@@ -182,6 +203,7 @@ export class EnvironmentVariables {
   @toInt()
   @IsInt()
   @Min(100)
+  @TimerMs()
   DATABASE_CONNECT_TIMEOUT_MS = DEFAULT_DATABASE_TUNING.connectTimeoutMs;
 
   /** Jobs one set_desirabilities may carry (each label of a legacy entry is a job). */
@@ -222,12 +244,14 @@ export class EnvironmentVariables {
   @toInt()
   @IsInt()
   @Min(12)
+  @TimerSeconds()
   METAGRAPH_SYNC_INTERVAL = 300;
 
   /** How long one call to the subtensor node (connecting included) may take. */
   @toInt()
   @IsInt()
   @Min(100)
+  @TimerMs()
   SUBTENSOR_TIMEOUT_MS = 30000;
 
   /**
@@ -260,6 +284,7 @@ export class EnvironmentVariables {
   @toInt()
   @IsInt()
   @Min(100)
+  @TimerMs()
   PUBLICATION_INTERVAL_MS = 5000;
 
   /** First wait after a failed attempt (one block); doubles up to PUBLICATION_RETRY_MAX_MS. */
@@ -424,6 +449,7 @@ export class EnvironmentVariables {
   @toInt()
   @IsInt()
   @Min(10)
+  @TimerSeconds()
   INDEX_SYNC_INTERVAL = 3900;
 
   @IsIn(['true', 'false'])
@@ -439,12 +465,14 @@ export class EnvironmentVariables {
   @toInt()
   @IsInt()
   @Min(100)
+  @TimerMs()
   INDEX_FETCH_TIMEOUT_MS = 120000;
 
   /** Timeout of one GetDataEntityBucket call (the subnet's validator allows 140 s). */
   @toInt()
   @IsInt()
   @Min(100)
+  @TimerMs()
   BUCKET_FETCH_TIMEOUT_MS = 140000;
 
   @toInt()
@@ -479,6 +507,7 @@ export class EnvironmentVariables {
   @toInt()
   @IsInt()
   @Min(1)
+  @TimerSeconds()
   TASK_LIFECYCLE_TICK = 60;
 
   /** Collections in flight at once, across replicas (one replica runs the collection pass). */

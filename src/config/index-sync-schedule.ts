@@ -1,4 +1,4 @@
-import { EnvironmentVariables } from './environment-variables';
+import { EnvironmentVariables, MAX_TIMER_SECONDS } from './environment-variables';
 import { CallBudgets, describeBudget } from './miner-network-settings';
 
 /**
@@ -35,7 +35,9 @@ export function indexSyncSeconds(vars: EnvironmentVariables, budgets: CallBudget
  * validator on the same hotkey, take its calls); a spot check takes one GetDataEntityBucket.
  * Refused at start rather than quietly slowed down, so the operator learns what the budget
  * allows: INDEX_SYNC_INTERVAL is at least the budget's window divided by its calls (an
- * interval within MINER_CALL_BUDGET_MARGIN_SECONDS of that is raised, indexSyncSeconds).
+ * interval within MINER_CALL_BUDGET_MARGIN_SECONDS of that is raised, indexSyncSeconds). A
+ * budget whose interval would outgrow the longest timer Node keeps (MAX_TIMER_SECONDS) is refused:
+ * the sync's timer would fire at once, every millisecond.
  */
 export function indexSyncProblems(vars: EnvironmentVariables, budgets: CallBudgets): string[] {
   const problems: string[] = [];
@@ -47,7 +49,11 @@ export function indexSyncProblems(vars: EnvironmentVariables, budgets: CallBudge
     );
   else if (index) {
     const shortest = shortestIndexSync(vars, budgets)!;
-    if (vars.INDEX_SYNC_INTERVAL < shortest.bare)
+    if (shortest.counted > MAX_TIMER_SECONDS)
+      problems.push(
+        `MINER_CALL_BUDGETS: GetMinerIndex=${describeBudget(index)} (its window counted ${vars.MINER_CALL_BUDGET_MARGIN_SECONDS} s longer, MINER_CALL_BUDGET_MARGIN_SECONDS) would sync the index every ${shortest.counted} s, beyond the longest timer Node keeps (${MAX_TIMER_SECONDS} s, about 24.8 days); give it more calls or a shorter window`,
+      );
+    else if (vars.INDEX_SYNC_INTERVAL < shortest.bare)
       problems.push(
         `INDEX_SYNC_INTERVAL: ${vars.INDEX_SYNC_INTERVAL} s syncs more often than the GetMinerIndex budget of ${describeBudget(index)} per miner allows (its window counted ${vars.MINER_CALL_BUDGET_MARGIN_SECONDS} s longer, MINER_CALL_BUDGET_MARGIN_SECONDS); set it to at least ${shortest.counted}, or raise the budget (${source})`,
       );

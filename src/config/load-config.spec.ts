@@ -387,6 +387,61 @@ describe(loadConfig.name, () => {
     });
   });
 
+  // Node fires a timer longer than 2^31 − 1 ms after 1 ms: INDEX_SYNC_INTERVAL=3000000 ran the
+  // job hundreds of times a second, INDEX_FETCH_TIMEOUT_MS=3000000000 timed every call out.
+  it('refuses a duration longer than the longest timer Node keeps, naming the variable', () => {
+    const inMs = [
+      'PUBLICATION_INTERVAL_MS',
+      'SUBTENSOR_TIMEOUT_MS',
+      'INDEX_FETCH_TIMEOUT_MS',
+      'BUCKET_FETCH_TIMEOUT_MS',
+      'DATABASE_CONNECT_TIMEOUT_MS',
+    ];
+    const inSeconds = ['METAGRAPH_SYNC_INTERVAL', 'INDEX_SYNC_INTERVAL', 'TASK_LIFECYCLE_TICK'];
+    expect(
+      problemsOf({
+        ...Object.fromEntries(inMs.map((name) => [name, '2147483648'])),
+        ...Object.fromEntries(inSeconds.map((name) => [name, '2147484'])),
+      }).sort(),
+    ).toEqual(
+      [
+        ...inMs.map(
+          (name) =>
+            `${name}: must be at most 2147483647 ms (about 24.8 days), the longest timer Node keeps`,
+        ),
+        ...inSeconds.map(
+          (name) =>
+            `${name}: must be at most 2147483 s (about 24.8 days), the longest timer Node keeps`,
+        ),
+      ].sort(),
+    );
+    const longest = loadConfig({
+      SUBTENSOR_URL: 'ws://127.0.0.1:9944',
+      ...Object.fromEntries(inMs.map((name) => [name, '2147483647'])),
+      ...Object.fromEntries(inSeconds.map((name) => [name, '2147483'])),
+    });
+    expect(longest.network.indexSync).toMatchObject({
+      intervalMs: 2_147_483_000,
+      fetchTimeoutMs: 2_147_483_647,
+    });
+    expect(longest.network.subtensor?.syncIntervalMs).toBe(2_147_483_000);
+    expect(longest.tasks.tickMs).toBe(2_147_483_000);
+  });
+
+  // The index sync is raised to what the GetMinerIndex budget allows: a budget of one call in
+  // 600 hours raised it beyond the longest timer as surely as INDEX_SYNC_INTERVAL could.
+  it('refuses a GetMinerIndex budget that would sync the index less often than a timer can wait', () => {
+    expect(problemsOf({ MINER_CALL_BUDGETS: 'GetMinerIndex=1/600h' })).toEqual([
+      'MINER_CALL_BUDGETS: GetMinerIndex=1/600h (its window counted 300 s longer, MINER_CALL_BUDGET_MARGIN_SECONDS) ' +
+        'would sync the index every 2160300 s, beyond the longest timer Node keeps (2147483 s, about 24.8 days); ' +
+        'give it more calls or a shorter window',
+    ]);
+    expect(
+      loadConfig({ MINER_CALL_BUDGETS: 'GetMinerIndex=1/596h', INDEX_SYNC_INTERVAL: '2145600' })
+        .network.indexSync.intervalMs,
+    ).toBe(2_145_900_000);
+  });
+
   it('looks at idle memory every 15 s by default, on IDLE_MEMORY_CHECK_SECONDS, or never on 0', () => {
     expect(loadConfig({}).idleMemoryCheckMs).toBe(15_000);
     expect(loadConfig({ IDLE_MEMORY_CHECK_SECONDS: '60' }).idleMemoryCheckMs).toBe(60_000);
