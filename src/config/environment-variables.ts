@@ -198,6 +198,11 @@ export class EnvironmentVariables {
   @toInt()
   @IsInt()
   @Min(100)
+  // Postgres's statement_timeout is an int of milliseconds: above it, the pool's first
+  // connection failed with "invalid value for parameter" and a stack.
+  @Max(2_147_483_647, {
+    message: "must be at most 2147483647 ms, the most Postgres's statement_timeout takes",
+  })
   DATABASE_STATEMENT_TIMEOUT_MS = DEFAULT_DATABASE_TUNING.statementTimeoutMs;
 
   @toInt()

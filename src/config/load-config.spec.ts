@@ -428,6 +428,15 @@ describe(loadConfig.name, () => {
     expect(longest.tasks.tickMs).toBe(2_147_483_000);
   });
 
+  it('refuses a DATABASE_STATEMENT_TIMEOUT_MS Postgres would refuse at the first connection', () => {
+    expect(problemsOf({ DATABASE_STATEMENT_TIMEOUT_MS: '2147483648' })).toEqual([
+      "DATABASE_STATEMENT_TIMEOUT_MS: must be at most 2147483647 ms, the most Postgres's statement_timeout takes",
+    ]);
+    expect(
+      loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '2147483647' }).database.statementTimeoutMs,
+    ).toBe(2_147_483_647);
+  });
+
   // The index sync is raised to what the GetMinerIndex budget allows: a budget of one call in
   // 600 hours raised it beyond the longest timer as surely as INDEX_SYNC_INTERVAL could.
   it('refuses a GetMinerIndex budget that would sync the index less often than a timer can wait', () => {
