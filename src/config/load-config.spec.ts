@@ -358,6 +358,17 @@ describe(loadConfig.name, () => {
     ]);
   });
 
+  // CORS was silently off: the cors package compares Origin with each entry as a string.
+  it('refuses CORS_ORIGINS that no browser origin equals, and *', () => {
+    expect(problemsOf({ CORS_ORIGINS: 'https://app.example.com/' })).toEqual([
+      'CORS_ORIGINS: entry 1 is not an origin as a browser sends it: http(s)://host[:port] in lower case, ' +
+        'without a path, a trailing slash or the default port (https://app.example.com?)',
+    ]);
+    expect(problemsOf({ CORS_ORIGINS: '*' })).toEqual([
+      'CORS_ORIGINS: no wildcard (*) is taken: list the origins browsers may call from, comma-separated (https://app.example.com)',
+    ]);
+  });
+
   it('lowers a QUERY_QUORUM larger than QUERY_MINERS to it, as the README says', () => {
     const { network } = loadConfig({ QUERY_MINERS: '3', QUERY_QUORUM: '5' });
     expect(network).toMatchObject({ minersPerQuery: 3, quorum: 3 });

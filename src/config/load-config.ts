@@ -2,6 +2,7 @@ import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { ClockSimulation, parseClockSimulation } from '../common/clock/clock-simulation';
 import { AppConfig, OnDemandMode } from './app-config';
+import { parseCorsOrigins } from './cors-origins';
 import { BODY_LIMIT_FORM, EnvironmentVariables } from './environment-variables';
 import { indexSyncProblems, indexSyncSeconds } from './index-sync-schedule';
 import { callBudgetExcesses, defaultCallBudgets, loopbackOnly } from './miner-call-limits';
@@ -50,6 +51,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   );
   const trustProxy = parsed(problems, 'TRUST_PROXY', () =>
     parseTrustProxy(vars.TRUST_PROXY ?? 'false'),
+  );
+  const corsOrigins = parsed(problems, 'CORS_ORIGINS', () =>
+    parseCorsOrigins(vars.CORS_ORIGINS ?? ''),
   );
   const validatorSharesHotkey = vars.VALIDATOR_SHARES_HOTKEY === 'true';
   const callBudgets = parsed(problems, 'MINER_CALL_BUDGETS', () =>
@@ -118,11 +122,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       requestTimeoutMs: vars.HTTP_REQUEST_TIMEOUT_MS,
     },
     trustProxy: trustProxy as TrustProxy,
-    corsOrigins: vars.CORS_ORIGINS
-      ? vars.CORS_ORIGINS.split(',')
-          .map((origin) => origin.trim())
-          .filter((origin) => origin !== '')
-      : [],
+    corsOrigins: corsOrigins as string[],
     shutdownTimeoutMs: vars.SHUTDOWN_TIMEOUT_MS,
     idleMemoryCheckMs: vars.IDLE_MEMORY_CHECK_SECONDS * 1000,
     rateLimits: {

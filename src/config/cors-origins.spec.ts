@@ -1,0 +1,37 @@
+import { parseCorsOrigins } from './cors-origins';
+
+describe(parseCorsOrigins.name, () => {
+  it('takes origins as browsers send them, and no entry for an empty one', () => {
+    expect(
+      parseCorsOrigins(' https://app.example.com, http://localhost:5173,,https://[::1]:8443, '),
+    ).toEqual(['https://app.example.com', 'http://localhost:5173', 'https://[::1]:8443']);
+    expect(parseCorsOrigins('')).toEqual([]);
+  });
+
+  // The cors package compares Origin with each entry as a string: none of these ever matched.
+  it.each([
+    ['https://app.example.com/', ' (https://app.example.com?)'],
+    ['app.example.com', ' (https://app.example.com?)'],
+    ['https://App.Example.com', ' (https://app.example.com?)'],
+    ['https://app.example.com:443', ' (https://app.example.com?)'],
+    ['https://app.example.com/dashboard', ' (https://app.example.com?)'],
+    ['https://user:secret@app.example.com', ' (https://app.example.com?)'],
+    ['ftp://files.example.com', ''],
+    ['localhost:5173', ' (https://localhost:5173?)'],
+  ])('refuses %s, which no Origin header equals, naming its place only', (entry, meant) => {
+    expect(() => parseCorsOrigins(`https://ok.example, ${entry}`)).toThrow(
+      new Error(
+        'entry 2 is not an origin as a browser sends it: http(s)://host[:port] in lower case, ' +
+          `without a path, a trailing slash or the default port${meant}`,
+      ),
+    );
+  });
+
+  it.each(['*', 'https://*.example.com'])('refuses %s, saying to list the origins', (entry) => {
+    expect(() => parseCorsOrigins(entry)).toThrow(
+      new Error(
+        'no wildcard (*) is taken: list the origins browsers may call from, comma-separated (https://app.example.com)',
+      ),
+    );
+  });
+});
