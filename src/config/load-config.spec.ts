@@ -359,6 +359,22 @@ describe(loadConfig.name, () => {
   });
 
   // CORS was silently off: the cors package compares Origin with each entry as a string.
+  it('takes a value of spaces alone as unset, as an empty one, not as 0', () => {
+    const config = loadConfig({
+      NETUID: ' ',
+      PORT: '  ',
+      VALIDATOR_MIN_STAKE: '\t',
+      INDEX_SYNC_INTERVAL: ' \t ',
+      HOST: ' ',
+    });
+    expect(config).toMatchObject({ netuid: 13, port: 3000, host: '0.0.0.0' });
+    expect(config.network.validatorMinStake).toBe(10_000);
+    expect(config.network.indexSync.intervalMs).toBe(3_900_000);
+    expect(problemsOf({ ...PRODUCTION, MASTER_KEY: '   ' })).toEqual([
+      'MASTER_KEY: required when NODE_ENV=production',
+    ]);
+  });
+
   it('refuses CORS_ORIGINS that no browser origin equals, and *', () => {
     expect(problemsOf({ CORS_ORIGINS: 'https://app.example.com/' })).toEqual([
       'CORS_ORIGINS: entry 1 is not an origin as a browser sends it: http(s)://host[:port] in lower case, ' +

@@ -26,8 +26,10 @@ export class ConfigError extends Error {
  * Every problem is reported at once, each naming the variable and what is wrong with it.
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  // Empty is unset, and so is a value of spaces alone (dotenv keeps them inside quotes):
+  // class-transformer's Number(' ') is 0, which made NETUID=" " subnet 0 and PORT=" " port 0.
   const raw = Object.fromEntries(
-    Object.entries(env).filter(([, value]) => value !== undefined && value !== ''),
+    Object.entries(env).filter(([, value]) => value !== undefined && value.trim() !== ''),
   );
   const vars = plainToInstance(EnvironmentVariables, raw, { excludeExtraneousValues: false });
   const problems = validateSync(vars, { skipMissingProperties: false }).flatMap((error) =>
