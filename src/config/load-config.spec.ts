@@ -359,6 +359,21 @@ describe(loadConfig.name, () => {
   });
 
   // CORS was silently off: the cors package compares Origin with each entry as a string.
+  // Node's server refuses that pair at construction, but not set as properties, as they are.
+  it('refuses a headers timeout longer than the request timeout, which would never apply', () => {
+    expect(problemsOf({ HTTP_HEADERS_TIMEOUT_MS: '60001' })).toEqual([
+      'HTTP_HEADERS_TIMEOUT_MS: 60001 is longer than HTTP_REQUEST_TIMEOUT_MS (60000), which bounds ' +
+        'the headers too, so it would never apply; set it at most HTTP_REQUEST_TIMEOUT_MS',
+    ]);
+    expect(
+      loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '30000', HTTP_REQUEST_TIMEOUT_MS: '30000' }).httpServer,
+    ).toEqual({ headersTimeoutMs: 30_000, requestTimeoutMs: 30_000 });
+    // A value that is no number says that alone.
+    expect(problemsOf({ HTTP_REQUEST_TIMEOUT_MS: 'abc' })).toEqual([
+      'HTTP_REQUEST_TIMEOUT_MS: must be an integer number',
+    ]);
+  });
+
   it('takes a value of spaces alone as unset, as an empty one, not as 0', () => {
     const config = loadConfig({
       NETUID: ' ',

@@ -45,7 +45,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       );
     if (!vars.DATABASE_URL) problems.push('DATABASE_URL: required when NODE_ENV=production');
   }
-  problems.push(...metagraphSourceProblems(vars), ...bodyLimitProblems(vars.BODY_LIMIT));
+  problems.push(
+    ...metagraphSourceProblems(vars),
+    ...bodyLimitProblems(vars.BODY_LIMIT),
+    ...httpTimeoutProblems(vars),
+  );
   const allowedNetworks = parsed(problems, 'MINER_ALLOWED_NETWORKS', () =>
     parseAllowedNetworks(
       vars.MINER_ALLOWED_NETWORKS ?? (vars.NODE_ENV === 'production' ? 'public' : 'loopback'),
@@ -247,6 +251,22 @@ function bodyLimitProblems(limit: string): string[] {
   if (!parts || Number(parts[1]) * BYTE_UNITS[parts[2].toLowerCase()] >= LEAST_BODY_LIMIT_BYTES)
     return [];
   return ['BODY_LIMIT: must be at least 1kb (a smaller limit refuses ordinary requests with 413)'];
+}
+
+/**
+ * Node's server refuses a headers timeout longer than the request timeout when given both at
+ * construction; set as properties (common/http/client-errors.ts), they were taken, and the
+ * request's limit cut a slow client first: the headers' never applied. (HTTP_REQUEST_TIMEOUT_MS
+ * is at least 1000: 0, Node's "off", is not taken.) A value that is no number is refused by its
+ * own rule.
+ */
+function httpTimeoutProblems(vars: EnvironmentVariables): string[] {
+  const { HTTP_HEADERS_TIMEOUT_MS: headers, HTTP_REQUEST_TIMEOUT_MS: request } = vars;
+  if (!(headers > request)) return [];
+  return [
+    `HTTP_HEADERS_TIMEOUT_MS: ${headers} is longer than HTTP_REQUEST_TIMEOUT_MS (${request}), ` +
+      'which bounds the headers too, so it would never apply; set it at most HTTP_REQUEST_TIMEOUT_MS',
+  ];
 }
 
 /**
