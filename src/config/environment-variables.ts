@@ -89,9 +89,11 @@ export class EnvironmentVariables {
   @HeaderSecret()
   MASTER_KEY?: string;
 
+  /** A u16 on chain: a larger one failed every chain call, forever. */
   @toInt()
   @IsInt()
   @Min(0)
+  @Max(65535, { message: 'must be at most 65535 (a subnet id is a 16-bit number on chain)' })
   NETUID = 13;
 
   /** When set, the address the validator's key must derive to (a guard against the wrong wallet). */

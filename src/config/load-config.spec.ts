@@ -374,6 +374,13 @@ describe(loadConfig.name, () => {
     ]);
   });
 
+  it('refuses a NETUID the chain cannot hold (a u16)', () => {
+    expect(problemsOf({ NETUID: '70000' })).toEqual([
+      'NETUID: must be at most 65535 (a subnet id is a 16-bit number on chain)',
+    ]);
+    expect(loadConfig({ NETUID: '65535' }).netuid).toBe(65535);
+  });
+
   it('takes a value of spaces alone as unset, as an empty one, not as 0', () => {
     const config = loadConfig({
       NETUID: ' ',
