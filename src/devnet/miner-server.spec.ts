@@ -14,6 +14,7 @@ import { Devnet, DevnetMiner, startDevnet } from './devnet';
 import { devnetKeyUri } from './metagraph';
 import { BROKEN_TEXT } from './miner-faults';
 import { MinerServer } from './miner-server';
+import { exchange, parse } from '../../test/support/raw-http';
 
 const now = new Date('2024-06-01T00:00:00Z');
 const SEED = 5;
@@ -326,6 +327,24 @@ describe(MinerServer.name, () => {
       expect(stale.body).toEqual({ message: expect.stringContaining('Nonce is too old') });
       expect((await sendSigned(signedAt(honest, fields, Date.now()))).status).toBe(200);
     });
+
+    // Node's parser takes these request lines, WHATWG URL does not: read as a URL, each threw in
+    // the request listener, an uncaught error that ended npm start's gateway, the devnet's host.
+    it.each(['http://[', 'http://a:99999/x', 'http://%zz/'])(
+      'answers 400 to the request target %s, as uvicorn does, and goes on serving',
+      async (target) => {
+        const answer = await exchange(Number(new URL(honest.url).port), (socket) =>
+          socket.write(
+            `POST ${target} HTTP/1.1\r\nHost: miner\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`,
+          ),
+        );
+        expect(parse(answer)).toMatchObject({
+          status: 400,
+          body: { message: 'Invalid HTTP request received.' },
+        });
+        expect((await call(honest, 'OnDemandRequest', fields)).status).toBe(200);
+      },
+    );
 
     it('answers 405 to a signed call that is not a POST', async () => {
       const { url, headers, body } = signedAt(honest, fields, Date.now());

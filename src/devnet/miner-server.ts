@@ -212,7 +212,14 @@ export class MinerServer {
   }
 
   private handle(request: IncomingMessage, response: ServerResponse): void {
-    const path = new URL(request.url ?? '/', 'http://miner').pathname;
+    // Node's parser takes request targets WHATWG URL refuses (`http://[`, `http://a:99999/x`):
+    // read here, outside respond()'s catch, such a URL threw in the request listener, an
+    // uncaught error that ended the process (npm start's gateway hosts the devnet). uvicorn,
+    // the real axons' server, answers an invalid target 400.
+    const target = request.url ?? '/';
+    if (!URL.canParse(target, 'http://miner'))
+      return sendJson(response, 400, { message: 'Invalid HTTP request received.' });
+    const path = new URL(target, 'http://miner').pathname;
     const hotkey = request.headers.bt_header_dendrite_hotkey;
     const call: ReceivedCall = {
       synapse: path.split('/')[1] ?? '',
