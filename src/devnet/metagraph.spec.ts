@@ -71,6 +71,17 @@ describe('buildMetagraph', () => {
     const metagraph = buildMetagraph(identities, urls, new Date(), [identities[2].hotkey]);
     expect(metagraph.neurons).toHaveLength(3);
   });
+
+  // `--validator-hotkeys K,K`, or `--gateway-wallet` whose hotkey is listed there as well.
+  it('lists an outside validator given twice once, at the next uid', () => {
+    const gateway = Sr25519Keypair.fromUri('//Gateway').address;
+    const other = Sr25519Keypair.fromUri('//Other').address;
+    const metagraph = buildMetagraph(identities, urls, new Date(), [gateway, other, gateway]);
+    expect(metagraph.neurons.map(({ uid, hotkey }) => ({ uid, hotkey })).slice(3)).toEqual([
+      { uid: 3, hotkey: gateway },
+      { uid: 4, hotkey: other },
+    ]);
+  });
 });
 
 describe('blockAt', () => {

@@ -94,7 +94,9 @@ export function buildMetagraph(
   writtenAt: Date,
   extraValidators: readonly string[] = [],
 ): MetagraphFile {
-  const extra = extraValidators
+  // Each hotkey once (`--validator-hotkeys K,K`, or the gateway wallet's hotkey listed too): a
+  // hotkey at two uids is a metagraph the gateway never applies (one row per miner hotkey).
+  const extra = [...new Set(extraValidators)]
     .filter((hotkey) => !identities.some((identity) => identity.hotkey === hotkey))
     .map((hotkey, index): Identity => ({
       uid: identities.length + index,
