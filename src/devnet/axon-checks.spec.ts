@@ -86,11 +86,35 @@ describe('the first nonce of a hotkey and uuid', () => {
     );
   });
 
-  it('counts 12 s, the Synapse default, when the request names no timeout', () => {
-    expect(check(guardAt(), signed({ atMs: NOW - 15_999 }), { timeout: undefined })).toMatchObject({
+  // from_headers passes `timeout=None` (the field's default of 12 never applies), and
+  // allowed_nonce_window_ns counts `timeout or 0`.
+  it('counts no timeout at all when the request names none: 4 s', () => {
+    expect(check(guardAt(), signed({ atMs: NOW - 3_999 }), { timeout: undefined })).toMatchObject({
       ok: true,
     });
-    expect(check(guardAt(), signed({ atMs: NOW - 16_000 }), { timeout: undefined })).toMatchObject(
+    expect(check(guardAt(), signed({ atMs: NOW - 4_000 }), { timeout: undefined })).toMatchObject(
+      TOO_OLD,
+    );
+  });
+
+  // The SDK's window is float arithmetic: now − 4 s − inf is −inf, which no nonce is at or
+  // before; BigInt(Infinity) threw, and the devnet answered 500 "devnet miner failed".
+  it.each(['Infinity', 'inf', '1e300', 'nan'])(
+    'sets no bound with a timeout of %s, as the float window of an axon',
+    (timeout) => {
+      const yearOld = signed({ atMs: NOW - 365 * 86_400_000 });
+      expect(check(guardAt(), yearOld, { timeout })).toMatchObject({ ok: true });
+    },
+  );
+
+  it('takes a negative timeout as the SDK does: a narrower window, none at all for -inf', () => {
+    expect(check(guardAt(), signed({ atMs: NOW - 999 }), { timeout: '-3' })).toMatchObject({
+      ok: true,
+    });
+    expect(check(guardAt(), signed({ atMs: NOW - 1_000 }), { timeout: '-3' })).toMatchObject(
+      TOO_OLD,
+    );
+    expect(check(guardAt(), signed({ atMs: NOW + 60_000 }), { timeout: '-inf' })).toMatchObject(
       TOO_OLD,
     );
   });
@@ -163,7 +187,8 @@ describe('later nonces', () => {
 
 describe('headers', () => {
   it('answers 400 to a version or a timeout it cannot read (pydantic cannot cast them)', () => {
-    for (const changes of [{ bt_header_dendrite_version: 'ten' }, { timeout: 'soon' }])
+    const unreadable = ['soon', '0x10', '', '1e', 'Infinityy'].map((timeout) => ({ timeout }));
+    for (const changes of [{ bt_header_dendrite_version: 'ten' }, ...unreadable])
       expect(check(guardAt(), signed(), changes)).toMatchObject({ ok: false, status: 400 });
   });
 

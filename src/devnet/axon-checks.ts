@@ -79,8 +79,7 @@ export class AxonGuard {
       const nowNs = BigInt(Math.floor(this.rules.nowMs())) * 1_000_000n;
       const windowNs =
         (ALLOWED_NONCE_DELTA_NS + timeoutSeconds * 1e9) * (this.rules.clockRate ?? 1);
-      const oldest = nowNs - BigInt(Math.round(windowNs));
-      if (last === undefined && nonce <= oldest) return 'Nonce is too old';
+      if (last === undefined && atOrBefore(nonce, nowNs, windowNs)) return 'Nonce is too old';
     }
     if (last !== undefined && nonce <= last)
       return 'Nonce is too old, a newer one was last processed';
@@ -89,6 +88,18 @@ export class AxonGuard {
     this.nonces.set(key, nonce);
     return null;
   }
+}
+
+/**
+ * Whether `nonce` lies at or before now − window, as the SDK's float arithmetic decides it
+ * (`allowed_nonce_window_ns`): a window too long for a number (a timeout of `inf` or `1e300`)
+ * reaches back without end, and so takes every nonce, as does a NaN one (NaN compares false);
+ * one of −inf takes none. BigInt of an infinite window threw, a 500 where an axon answers.
+ */
+function atOrBefore(nonce: bigint, nowNs: bigint, windowNs: number): boolean {
+  if (windowNs === Infinity || Number.isNaN(windowNs)) return false;
+  if (windowNs === -Infinity) return true;
+  return nonce <= nowNs - BigInt(Math.round(windowNs));
 }
 
 interface ParsedHeaders {
@@ -112,16 +123,34 @@ function parseHeaders(headers: IncomingHttpHeaders): ParsedHeaders | undefined {
   const timeout = header('timeout');
   if (nonce !== undefined && !/^\d{1,30}$/.test(nonce)) return undefined;
   if (version !== undefined && !/^\d{1,12}$/.test(version)) return undefined;
-  if (timeout !== undefined && !(Number(timeout) >= 0)) return undefined;
+  const timeoutSeconds = timeout === undefined ? 0 : floatOfHeader(timeout);
+  if (timeoutSeconds === undefined) return undefined;
   return {
     hotkey: header('bt_header_dendrite_hotkey'),
     nonce: nonce === undefined ? undefined : BigInt(nonce),
     uuid: header('bt_header_dendrite_uuid'),
     signature: header('bt_header_dendrite_signature'),
     version: version === undefined ? undefined : Number(version),
-    timeoutSeconds: timeout === undefined ? 12 : Number(timeout),
+    // No header: the SDK builds the synapse with `timeout=None` (not the field's default of
+    // 12), and its window counts `timeout or 0`.
+    timeoutSeconds,
     bodyHash: header('computed_body_hash') ?? '',
   };
+}
+
+/**
+ * A header as Python's `float()` reads it (the synapse's `timeout`): a decimal number, signed or
+ * not, or `inf`, `infinity` and `nan` in any case; undefined for what it refuses (`soon`, `0x10`
+ * and the empty text, which JavaScript's Number takes). Digit separators (`1_0`) are left out.
+ */
+function floatOfHeader(text: string): number | undefined {
+  const value = text.trim();
+  const special = /^([+-]?)(inf|infinity|nan)$/i.exec(value);
+  if (special) {
+    if (special[2].toLowerCase() === 'nan') return NaN;
+    return special[1] === '-' ? -Infinity : Infinity;
+  }
+  return /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(value) ? Number(value) : undefined;
 }
 
 function refuse(status: 400 | 401 | 403 | 404 | 500, message: string): AxonVerdict {
