@@ -229,7 +229,7 @@ describe('the body', () => {
     const forgedHeaders = { bt_header_dendrite_hotkey: gateway.address };
     expect(check(guard, forged, forgedHeaders, '{not json')).toMatchObject({ status: 401 });
     const request = signed();
-    expect(check(guard, request, {}, '{not json')).toMatchObject({ status: 500 });
+    expect(check(guard, request, {}, '{not json')).toMatchObject({ status: 422 });
     expect(check(guard, request)).toMatchObject({
       status: 401,
       message: expect.stringContaining('a newer one was last processed'),

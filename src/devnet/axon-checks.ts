@@ -5,8 +5,11 @@ import { EMPTY_BODY_HASH, signatureMessage } from '../network/bittensor/dendrite
 /**
  * The checks a Bittensor axon makes of every request before its handler runs (bittensor
  * `axon.py`, `AxonMiddleware.dispatch` and `default_verify`), in the same order with the same
- * statuses: unknown synapse 404, unparsable headers 400, blacklist 403, nonce or signature 401,
- * body hash mismatch 500. The devnet's simulated axons run these; so can a test.
+ * statuses: unknown synapse 404, unparsable headers 400, blacklist 403, nonce or signature 401;
+ * then FastAPI's reading of the body, 422 for one that is not JSON (it parses the body before the
+ * route's dependencies run), and the axon's `verify_body_integrity`, 500 for a body that is not
+ * an object or whose hash does not match (an error raised in a dependency reaches the middleware,
+ * which answers 500). The devnet's simulated axons run these; so can a test.
  */
 
 export interface AxonRules {
@@ -29,7 +32,18 @@ export interface AxonRules {
 
 export type AxonVerdict =
   | { ok: true; synapse: string; caller: string; body: Record<string, unknown> }
-  | { ok: false; status: 400 | 401 | 403 | 404 | 500; message: string };
+  | { ok: false; status: RefusalStatus; message: string };
+
+type RefusalStatus = 400 | 401 | 403 | 404 | 422 | 500;
+
+/**
+ * The body a refusal is answered with: the axon's `{"message"}`, or FastAPI's own 422 detail for
+ * a body that is not JSON.
+ */
+export function refusalBody(verdict: { status: RefusalStatus; message: string }): object {
+  if (verdict.status !== 422) return { message: verdict.message };
+  return { detail: [{ type: 'json_invalid', loc: ['body', 0], msg: verdict.message }] };
+}
 
 /** Dendrites at or above this version follow the current nonce rules. */
 const NONCE_RULES_VERSION = 7_002_000;
@@ -55,7 +69,7 @@ export class AxonGuard {
     try {
       body = JSON.parse(rawBody);
     } catch {
-      return refuse(500, 'Internal Server Error: the body is not JSON');
+      return refuse(422, 'JSON decode error');
     }
     if (typeof body !== 'object' || body === null || Array.isArray(body))
       return refuse(500, 'Internal Server Error: the body is not a JSON object');
@@ -153,6 +167,6 @@ function floatOfHeader(text: string): number | undefined {
   return /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(value) ? Number(value) : undefined;
 }
 
-function refuse(status: 400 | 401 | 403 | 404 | 500, message: string): AxonVerdict {
+function refuse(status: RefusalStatus, message: string): AxonVerdict {
   return { ok: false, status, message };
 }

@@ -285,7 +285,7 @@ describe(MinerServer.name, () => {
       }
     });
 
-    it('answers 500 to a body hash that is signed but wrong, and to a body that is not JSON', async () => {
+    it("answers 500 to a body hash that is signed but wrong, and FastAPI's 422 to a body that is not JSON", async () => {
       const wrongHash = 'b'.repeat(64);
       const hashed = await call(honest, 'OnDemandRequest', fields, {
         tamper: (request) => {
@@ -309,8 +309,8 @@ describe(MinerServer.name, () => {
       const garbled = await call(honest, 'OnDemandRequest', fields, {
         tamper: (request) => ({ ...request, body: '{not json' }),
       });
-      expect(garbled.status).toBe(500);
-      expect(garbled.body).toEqual({ message: expect.any(String) });
+      expect(garbled.status).toBe(422);
+      expect(garbled.body).toEqual({ detail: [expect.objectContaining({ type: 'json_invalid' })] });
     });
 
     it('answers 401 to the replay of a request it answered', async () => {
@@ -694,8 +694,10 @@ describe(MinerServer.name, () => {
       const answer = await call(faulty, 'OnDemandRequest', query({ limit: 0 }), {
         signal: AbortSignal.timeout(2000),
       });
-      expect(answer.status).toBe(422);
-      expect(answer.body).toEqual({ detail: 'limit must be an integer from 1 to 1000' });
+      expect(answer.status).toBe(500);
+      expect(answer.body).toEqual({
+        message: 'Internal Server Error: limit must be an integer from 1 to 1000',
+      });
     });
 
     it('refuses an invalid behaviour', () => {

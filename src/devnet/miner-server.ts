@@ -1,6 +1,6 @@
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
-import { AxonGuard } from './axon-checks';
+import { AxonGuard, refusalBody } from './axon-checks';
 import { CallLimits } from './call-limits';
 import { streamOversize } from './oversize-answer';
 import { DataItem } from '../network/protocol';
@@ -244,14 +244,18 @@ export class MinerServer {
     if (body.kind === 'aborted') return;
     if (body.kind === 'too-large') return sendJson(response, 413, { message: 'body too large' });
     const verdict = this.guard.check(path, request.headers, body.text);
-    if (!verdict.ok) return sendJson(response, verdict.status, { message: verdict.message });
+    if (!verdict.ok) return sendJson(response, verdict.status, refusalBody(verdict));
     if (request.method !== 'POST') {
       response.setHeader('allow', 'POST');
       return sendJson(response, 405, { detail: 'Method Not Allowed' });
     }
     const synapse = verdict.synapse as SynapseName;
     const parsed = parseMinerRequest(synapse, verdict.body);
-    if (!parsed.ok) return sendJson(response, 422, { detail: parsed.error });
+    // The axon builds the synapse from the body in a dependency (`verify_body_integrity`): the
+    // model's ValidationError reaches its middleware, which answers 500 "Internal Server Error
+    // #<id>" and logs the reason (said here in its place, for tests and whoever reads the devnet).
+    if (!parsed.ok)
+      return sendJson(response, 500, { message: `Internal Server Error: ${parsed.error}` });
 
     const behaviour = this.currentBehaviour;
     if (!(await this.wait(this.latencyOf(behaviour)))) return;
