@@ -357,6 +357,15 @@ describe('Error responses', () => {
         type: 'value_error',
       },
     ]);
+    // Without end_date the range ends now: the message names no end_date the client did not send.
+    const future = await query({ source: 'x', start_date: '9999-01-01T00:00:00Z' }).expect(422);
+    expect(future.body.detail).toEqual([
+      {
+        loc: ['body', 'start_date'],
+        msg: 'Value error, start_date must not be after now (the end of a query without end_date)',
+        type: 'value_error',
+      },
+    ]);
   });
 
   it('gives every response a request id, honouring one sent by the client', async () => {

@@ -104,7 +104,9 @@ function toNetworkQuery(request: DataQueryRequestDto, now: Date): NetworkQuery {
   const startDate = request.start_date ? parseIsoDate(request.start_date)! : null;
   const endDate = request.end_date ? parseIsoDate(request.end_date)! : now;
   if (startDate && startDate > endDate) {
-    throw validationError(['body', 'start_date'], 'start_date must not be after end_date');
+    // Without end_date the range ends now: a start in the future is what is wrong, said so.
+    const after = request.end_date ? 'end_date' : 'now (the end of a query without end_date)';
+    throw validationError(['body', 'start_date'], `start_date must not be after ${after}`);
   }
   return {
     source: request.source,
