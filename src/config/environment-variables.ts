@@ -346,9 +346,11 @@ export class EnvironmentVariables {
   @Max(120000)
   QUERY_DEADLINE_MS = 10000;
 
+  // The in-process cache sets a timer per answer for its lifetime (lru-cache's ttlAutopurge).
   @toInt()
   @IsInt()
   @Min(0)
+  @TimerSeconds()
   QUERY_CACHE_TTL_SECONDS = 60;
 
   /** `live`: OnDemandRequest fan-out; `stored`: miners' stored data; `auto`: live where served. */

@@ -403,7 +403,7 @@ describe(loadConfig.name, () => {
         'without a path, a trailing slash or the default port (https://app.example.com?)',
     ]);
     expect(problemsOf({ CORS_ORIGINS: '*' })).toEqual([
-      'CORS_ORIGINS: no wildcard (*) is taken: list the origins browsers may call from, comma-separated (https://app.example.com)',
+      'CORS_ORIGINS: entry 1: no wildcard (*) is taken: list the origins browsers may call from, comma-separated (https://app.example.com)',
     ]);
   });
 
@@ -446,7 +446,12 @@ describe(loadConfig.name, () => {
       'BUCKET_FETCH_TIMEOUT_MS',
       'DATABASE_CONNECT_TIMEOUT_MS',
     ];
-    const inSeconds = ['METAGRAPH_SYNC_INTERVAL', 'INDEX_SYNC_INTERVAL', 'TASK_LIFECYCLE_TICK'];
+    const inSeconds = [
+      'METAGRAPH_SYNC_INTERVAL',
+      'INDEX_SYNC_INTERVAL',
+      'TASK_LIFECYCLE_TICK',
+      'QUERY_CACHE_TTL_SECONDS',
+    ];
     expect(
       problemsOf({
         ...Object.fromEntries(inMs.map((name) => [name, '2147483648'])),
