@@ -92,6 +92,28 @@ describe("Errors of Node's HTTP parser", () => {
     );
     expect(metrics.text).not.toMatch(/^gateway_http_requests_unanswered_total\{method="POST"/m);
   });
+
+  // The client is there to read the 400 of a body the parser cannot read: answered, not cut off.
+  it("answers a chunked body it cannot read with a 400 under the request's own id, counted as answered", async () => {
+    const answer = parse(
+      await exchange(port, (socket) =>
+        socket.write(
+          'PUT /api/v1/keys HTTP/1.1\r\nHost: x\r\nX-Request-Id: trace-bad-chunk\r\n' +
+            `X-API-Key: ${TEST_MASTER_KEY}\r\nContent-Type: application/json\r\n` +
+            'Transfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n',
+        ),
+      ),
+    );
+    expect(answer).toMatchObject({
+      status: 400,
+      body: { detail: 'Malformed HTTP request', request_id: 'trace-bad-chunk' },
+    });
+    const metrics = await app.http.get('/metrics').set('X-API-Key', TEST_MASTER_KEY).expect(200);
+    expect(metrics.text).toMatch(
+      /^gateway_http_requests_total\{method="PUT",[^}]*status="400"\} 1$/m,
+    );
+    expect(metrics.text).not.toMatch(/^gateway_http_requests_unanswered_total\{method="PUT"/m);
+  });
 });
 
 // Requests Node's server answered by itself, with an empty body and no request id (an audit).

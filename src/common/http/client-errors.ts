@@ -64,10 +64,12 @@ export function answerClientErrors(
     const { status, detail } = (error.code && ANSWERS[error.code]) || MALFORMED;
     logger.debug?.(`client error ${error.code ?? 'unknown'}: ${status}`, 'HttpServer');
     const id = idOf(serving?.req);
-    // A body too slow to arrive: the client is there to read its 408, so its request's log line
-    // and metrics say so, not that it was cut off. A client that closed mid-body (the parser's
-    // HPE_INVALID_EOF_STATE) left before any answer, and stays counted as such.
-    if (id !== undefined && status === 408) answeredPastResponse(serving!, status);
+    // A body too slow to arrive, or one the parser cannot read (a bad chunk size): the client is
+    // there to read the answer, so its request's log line and metrics say so, not that it was cut
+    // off. A client that closed mid-body (HPE_INVALID_EOF_STATE) left before any answer, and
+    // stays counted as such.
+    if (id !== undefined && error.code !== 'HPE_INVALID_EOF_STATE')
+      answeredPastResponse(serving!, status);
     answerOnSocket(socket, status, detail, {}, !isHead(error), id);
   });
   server.on('checkExpectation', (request, response) => server.emit('request', request, response));
