@@ -30,7 +30,7 @@ describe(parseCorsOrigins.name, () => {
   it.each(['*', 'https://*.example.com'])('refuses %s, saying to list the origins', (entry) => {
     expect(() => parseCorsOrigins(entry)).toThrow(
       new Error(
-        'no wildcard (*) is taken: list the origins browsers may call from, comma-separated (https://app.example.com)',
+        'entry 1: no wildcard (*) is taken: list the origins browsers may call from, comma-separated (https://app.example.com)',
       ),
     );
   });

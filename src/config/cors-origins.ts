@@ -16,7 +16,8 @@ export function parseCorsOrigins(text: string): string[] {
   for (const [index, entry] of origins.entries()) {
     if (entry.includes('*'))
       throw new Error(
-        'no wildcard (*) is taken: list the origins browsers may call from, comma-separated (https://app.example.com)',
+        `entry ${index + 1}: no wildcard (*) is taken: list the origins browsers may call from, ` +
+          'comma-separated (https://app.example.com)',
       );
     const origin =
       originOf(entry) ?? (entry.includes('://') ? undefined : originOf(`https://${entry}`));
