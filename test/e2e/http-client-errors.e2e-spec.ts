@@ -69,50 +69,52 @@ describe("Errors of Node's HTTP parser", () => {
     checkAgainstDocument('/api/v1/health', answer);
   });
 
+  /** A request to /api/v1/keys under `id`: its first headers, then `rest` (framing and body). */
+  const keysRequest = (method: string, id: string, rest: string) =>
+    exchange(port, (socket) =>
+      socket.write(
+        `${method} /api/v1/keys HTTP/1.1\r\nHost: x\r\nX-Request-Id: ${id}\r\n` +
+          `X-API-Key: ${TEST_MASTER_KEY}\r\nContent-Type: application/json\r\n${rest}`,
+      ),
+    ).then(parse);
+
+  /** Counted answered with `status`, not as a request its client gave up on (an audit's finding). */
+  const expectCountedAnswered = async (method: string, status: number) => {
+    const metrics = await app.http.get('/metrics').set('X-API-Key', TEST_MASTER_KEY).expect(200);
+    expect(metrics.text).toMatch(
+      new RegExp(
+        `^gateway_http_requests_total\\{method="${method}",[^}]*status="${status}"\\} 1$`,
+        'm',
+      ),
+    );
+    expect(metrics.text).not.toMatch(
+      new RegExp(`^gateway_http_requests_unanswered_total\\{method="${method}"`, 'm'),
+    );
+  };
+
   // Express had the request, and gave it its id: a fresh one in the 408 matched nothing the
   // client sent or the log wrote (an audit's finding).
   it("answers a body too slow to arrive with a 408 under the request's own id", async () => {
-    const answer = parse(
-      await exchange(port, (socket) =>
-        socket.write(
-          'POST /api/v1/keys HTTP/1.1\r\nHost: x\r\nX-Request-Id: trace-slow-body\r\n' +
-            `X-API-Key: ${TEST_MASTER_KEY}\r\nContent-Type: application/json\r\n` +
-            'Content-Length: 10\r\n\r\n{',
-        ),
-      ),
-    );
+    const answer = await keysRequest('POST', 'trace-slow-body', 'Content-Length: 10\r\n\r\n{');
     expect(answer).toMatchObject({
       status: 408,
       body: { detail: 'Request not received in time', request_id: 'trace-slow-body' },
     });
-    // Counted as answered, 408, not as a request the client gave up on (an audit's finding).
-    const metrics = await app.http.get('/metrics').set('X-API-Key', TEST_MASTER_KEY).expect(200);
-    expect(metrics.text).toMatch(
-      /^gateway_http_requests_total\{method="POST",[^}]*status="408"\} 1$/m,
-    );
-    expect(metrics.text).not.toMatch(/^gateway_http_requests_unanswered_total\{method="POST"/m);
+    await expectCountedAnswered('POST', 408);
   });
 
   // The client is there to read the 400 of a body the parser cannot read: answered, not cut off.
   it("answers a chunked body it cannot read with a 400 under the request's own id, counted as answered", async () => {
-    const answer = parse(
-      await exchange(port, (socket) =>
-        socket.write(
-          'PUT /api/v1/keys HTTP/1.1\r\nHost: x\r\nX-Request-Id: trace-bad-chunk\r\n' +
-            `X-API-Key: ${TEST_MASTER_KEY}\r\nContent-Type: application/json\r\n` +
-            'Transfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n',
-        ),
-      ),
+    const answer = await keysRequest(
+      'PUT',
+      'trace-bad-chunk',
+      'Transfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n',
     );
     expect(answer).toMatchObject({
       status: 400,
       body: { detail: 'Malformed HTTP request', request_id: 'trace-bad-chunk' },
     });
-    const metrics = await app.http.get('/metrics').set('X-API-Key', TEST_MASTER_KEY).expect(200);
-    expect(metrics.text).toMatch(
-      /^gateway_http_requests_total\{method="PUT",[^}]*status="400"\} 1$/m,
-    );
-    expect(metrics.text).not.toMatch(/^gateway_http_requests_unanswered_total\{method="PUT"/m);
+    await expectCountedAnswered('PUT', 400);
   });
 });
 

@@ -85,7 +85,7 @@ function logCompletion(
   request: IncomingMessage,
   response: ServerResponse,
   answered: boolean,
-  answeredStatus: number,
+  statusCode: number,
   milliseconds: number,
 ): void {
   if (!requestLines.isLevelEnabled('info')) return;
@@ -98,14 +98,13 @@ function logCompletion(
   // answer queued behind another has its head written (headersSent) into a buffer of its own,
   // with no connection yet: nothing of it was sent.
   if (!answered) {
-    const statusCode = response.headersSent && response.socket ? response.statusCode : null;
+    const sent = response.headersSent && response.socket ? response.statusCode : null;
     requestLines.info(
-      { req, res: { statusCode }, responseTime, key_id: keyId },
-      `${req.method} ${req.url} ${statusCode ?? '-'} closed before the answer was complete, after ${responseTime}ms`,
+      { req, res: { statusCode: sent }, responseTime, key_id: keyId },
+      `${req.method} ${req.url} ${sent ?? '-'} closed before the answer was complete, after ${responseTime}ms`,
     );
     return;
   }
-  const statusCode = answeredStatus;
   const outcome = statusCode >= 500 ? 'failed' : `${responseTime}ms`;
   requestLines.info(
     { req, res: { statusCode }, responseTime, key_id: keyId },

@@ -75,11 +75,12 @@ export class DatasetDownloadService {
       bytes: Number(task.dataset_bytes),
       sha256: task.dataset_sha256,
     };
-    await this.sizeOf(jsonl, id);
+    await this.checkSize(jsonl, id);
     const served = format === 'parquet' ? await this.parquetOf(task, id) : jsonl;
-    const { file, sha256 } = served;
-    // Sized first: a read stream opened on a missing file would fail with nobody listening.
-    const length = await this.sizeOf(served, id);
+    // Checked first: a read stream opened on a missing file would fail with nobody listening.
+    // The JSON lines file just was; a Parquet file is checked as it is about to be read.
+    if (served !== jsonl) await this.checkSize(served, id);
+    const { file, sha256, bytes: length } = served;
     if (ifNoneMatch !== undefined && namesTag(ifNoneMatch, entityTag(sha256)))
       return { file: undefined, sha256 };
     // Read up to the size known, so that the stream ends with its last byte: read to the end of
@@ -101,11 +102,11 @@ export class DatasetDownloadService {
   }
 
   /**
-   * The size of a file the task records, which must be the size it recorded: a file cut short
+   * Fails unless a file the task records has the size it recorded: a file cut short
    * or replaced is not the file its hash (X-Content-SHA256, ETag) names, and is answered as
    * missing (503), as the Parquet service writes such a Parquet file again.
    */
-  private async sizeOf(recorded: { file: string; bytes: number }, id: string): Promise<number> {
+  private async checkSize(recorded: { file: string; bytes: number }, id: string): Promise<void> {
     const size = await sizeOnDisk(recorded.file);
     if (size !== undefined && size !== recorded.bytes)
       this.logger.warn(
@@ -115,7 +116,6 @@ export class DatasetDownloadService {
       throw new ServiceUnavailableException(
         `The dataset file of task '${id}' is missing on this server`,
       );
-    return size;
   }
 }
 
