@@ -237,6 +237,18 @@ describe(parseCompressedIndex.name, () => {
     ).toThrow(/more than 350000 buckets/);
   });
 
+  it(`rejects an index of more than ${MAX_INDEX_BUCKETS} entries, empty ones included`, () => {
+    const entries = Array.from({ length: MAX_INDEX_BUCKETS / 2 + 1 }, (_, i) => ({
+      label: `#l${i}`,
+      time_bucket_ids: [],
+      sizes_bytes: [],
+    }));
+    expect(() => parseCompressedIndex({ sources: { '1': entries, '2': entries } }, now)).toThrow(
+      /more than 350000 entries/,
+    );
+    expect(parseCompressedIndex({ sources: { '2': entries } }, now)).toEqual([]);
+  });
+
   it('leaves out entries whose label Postgres cannot store (U+0000, unpaired surrogates), and keeps the rest', () => {
     const entry = (label: string, bytes: number) => ({
       label,

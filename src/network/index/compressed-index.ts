@@ -35,7 +35,9 @@ export class InvalidIndexError extends Error {
  * one such bucket must not cost the whole index). Labels are normalized, and entries that
  * collide after normalization are summed (at most MAX_BUCKET_BYTES). An entry whose label
  * Postgres cannot store (U+0000, an unpaired surrogate) is left out, its buckets still counted
- * toward the cap: stored, the label made every replace of the miner's index fail.
+ * toward the cap: stored, the label made every replace of the miner's index fail. An index of
+ * more entries than MAX_INDEX_BUCKETS is rejected too: empty entries claim no bucket, but each
+ * costs memory to parse.
  *
  * A bucket claimed larger than MAX_BUCKET_BYTES, in any source and at any hour, rejects the
  * whole index: the subnet's validator stores such an index but cannot read it back
@@ -53,6 +55,7 @@ export function parseCompressedIndex(value: unknown, now: Date): IndexRow[] {
   // (this runs over up to 350 k buckets per miner on the ingest path).
   const groups = new Map<string, Map<number, IndexRow>>();
   let claimed = 0;
+  let entryCount = 0;
 
   for (const [sourceKey, entries] of Object.entries(value.sources)) {
     // The subnet parses the keys as integers: anything else is malformed, not a new source.
@@ -62,6 +65,9 @@ export function parseCompressedIndex(value: unknown, now: Date): IndexRow[] {
     const source = sourceKey === '1' || sourceKey === '2' ? (Number(sourceKey) as SourceId) : null;
     for (const [index, entry] of entries.entries()) {
       const where = `sources.${sourceKey}[${index}]`;
+      // An honest entry holds at least one bucket, so there are never more entries than buckets.
+      if (++entryCount > MAX_INDEX_BUCKETS)
+        throw new InvalidIndexError(`more than ${MAX_INDEX_BUCKETS} entries`);
       if (!isRecord(entry)) throw new InvalidIndexError(`${where} is not an object`);
       if (!Array.isArray(entry.time_bucket_ids))
         throw new InvalidIndexError(`${where}.time_bucket_ids is not a list`);
@@ -93,12 +99,10 @@ function addEntry(
     );
   }
   // An entry Postgres cannot store is checked as every other is, and then left out.
+  const keep = label !== UNSTORABLE;
+  // Its group is made at its first kept bucket: an index of a million empty entries (within the
+  // answer cap, outside the bucket cap) would otherwise hold a million empty maps.
   let rows: Map<number, IndexRow> | undefined;
-  if (label !== UNSTORABLE) {
-    const groupKey = `${source}|${label ?? ''}`;
-    rows = groups.get(groupKey);
-    if (!rows) groups.set(groupKey, (rows = new Map<number, IndexRow>()));
-  }
   for (let i = 0; i < buckets.length; i++) {
     const bucket: unknown = buckets[i];
     const bytes: unknown = sizes[i];
@@ -108,13 +112,18 @@ function addEntry(
       );
     }
     const hour = bucket as number;
-    if (!rows || hour < hours.oldest || hour > hours.newest || bytes === 0) continue;
+    if (!keep || hour < hours.oldest || hour > hours.newest || bytes === 0) continue;
+    if (!rows) {
+      const groupKey = `${source}|${label ?? ''}`;
+      rows = groups.get(groupKey);
+      if (!rows) groups.set(groupKey, (rows = new Map<number, IndexRow>()));
+    }
     const row = rows.get(hour);
     if (row) row.bytes = Math.min(MAX_BUCKET_BYTES, row.bytes + (bytes as number));
     else
       rows.set(hour, {
         source,
-        label: label as string | null,
+        label,
         timeBucket: hour,
         bytes: bytes as number,
       });
