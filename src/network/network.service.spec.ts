@@ -8,7 +8,7 @@ import { MetagraphService } from './metagraph/metagraph.service';
 import { ServingMiner } from './miner.entity';
 import { MinersRepository } from './miners.repository';
 import { LiveQueryService, SERVED_MEMORY_MS } from './live-query.service';
-import { indexNotLoaded, NetworkService, PARTIAL_AND_EMPTY } from './network.service';
+import { indexNotLoaded, NetworkService, partialAndEmpty } from './network.service';
 import { DataItem, NetworkQuery } from './protocol';
 import { StoredAnswer } from './stored/stored-answer';
 import { StoredDataService } from './stored/stored-data.service';
@@ -291,7 +291,8 @@ describe(`${NetworkService.name} on-demand modes`, () => {
     stored.answer.mockResolvedValueOnce({ ...STORED, coverage: 'partial' });
     const result = await service.query({ ...QUERY, keywords: ['dollar'] });
     expect(result.items).toEqual([]);
-    expect(result.error).toBe(PARTIAL_AND_EMPTY);
+    expect(result.error).toBe(partialAndEmpty('configured'));
+    expect(result.error).toMatch(/stored data only \(ON_DEMAND_MODE=stored\)/);
   });
 
   it('stored: a partial answer with items, or a complete one without, is no error', async () => {
@@ -442,6 +443,25 @@ describe(`${NetworkService.name} on-demand modes`, () => {
     expect(onDemandCalls).toEqual([]);
     expect(stored.answer).toHaveBeenCalledWith(QUERY, 'user', 2000);
     expect(result.origin).toBe('stored');
+  });
+
+  it('auto: an empty stored answer for want of OnDemandRequest calls says so, not that miners refuse', async () => {
+    const { service, stored } = setUp('auto', 2, 2, [1, 2]);
+    stored.answer.mockResolvedValueOnce({ ...STORED, coverage: 'partial' });
+    const result = await service.query({ ...QUERY, keywords: ['dollar'] });
+    expect(result.error).toBe(partialAndEmpty('budget'));
+    expect(result.error).toMatch(/OnDemandRequest calls for the hour; try again next hour/);
+  });
+
+  it('auto: an empty stored answer after 404s says miners do not take on-demand queries', async () => {
+    const { service, stored } = setUp('auto', 3, 0);
+    // The round that met the 404s, then a query that asks no miner at all.
+    for (let round = 0; round < 2; round++) {
+      stored.answer.mockResolvedValueOnce({ ...STORED, coverage: 'partial' });
+      const result = await service.query({ ...QUERY, keywords: ['dollar'] });
+      expect(result.origin).toBe('stored');
+      expect(result.error).toBe(partialAndEmpty('refused'));
+    }
   });
 
   it('auto: live again as soon as one miner has a call left', async () => {

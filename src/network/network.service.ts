@@ -174,16 +174,16 @@ export class NetworkService implements OnModuleInit {
   async query(query: NetworkQuery, purpose: QueryPurpose = 'user'): Promise<NetworkQueryResult> {
     const started = performance.now();
     const mode = this.config.network.onDemandMode;
-    if (mode === 'stored') return this.queryStored(query, purpose);
+    if (mode === 'stored') return this.queryStored(query, purpose, 'configured');
     const available = this.availableMiners('OnDemandRequest');
     const { askable, refusedSome } =
       mode === 'auto'
         ? this.live.mightServeOnDemand(available)
         : { askable: available, refusedSome: false };
-    if (refusedSome && askable.length === 0) return this.queryStored(query, purpose);
+    if (refusedSome && askable.length === 0) return this.queryStored(query, purpose, 'refused');
     const withCallsLeft = await this.live.withBudgetLeft(askable, purpose);
     if (mode === 'auto' && askable.length > 0 && withCallsLeft.length === 0)
-      return this.queryStored(query, purpose);
+      return this.queryStored(query, purpose, 'budget');
     const live = await this.live.query(query, askable, withCallsLeft, purpose);
     if (
       mode === 'auto' &&
@@ -191,7 +191,7 @@ export class NetworkService implements OnModuleInit {
       (refusedSome || (live.minersFailed.reasons.not_served ?? 0) > 0)
     ) {
       const left = this.config.network.queryDeadlineMs - (performance.now() - started);
-      return this.queryStored(query, purpose, Math.max(0, left));
+      return this.queryStored(query, purpose, 'refused', Math.max(0, left));
     }
     return live;
   }
@@ -199,6 +199,7 @@ export class NetworkService implements OnModuleInit {
   private async queryStored(
     query: NetworkQuery,
     purpose: QueryPurpose,
+    why: StoredBecause,
     deadlineMs = this.config.network.queryDeadlineMs,
   ): Promise<NetworkQueryResult> {
     const answer = await this.storedData.answer(query, purpose, deadlineMs);
@@ -214,7 +215,7 @@ export class NetworkService implements OnModuleInit {
         : !answer.indexLoaded
           ? indexNotLoaded(this.config.network.indexSync)
           : answer.coverage === 'partial'
-            ? PARTIAL_AND_EMPTY
+            ? partialAndEmpty(why)
             : undefined;
     return {
       origin: 'stored',
@@ -292,11 +293,25 @@ export class NetworkService implements OnModuleInit {
   }
 }
 
+/** Why a query is answered from stored data: it tells a user what to change. */
+export type StoredBecause = 'configured' | 'refused' | 'budget';
+
+const MINERS_CANNOT_SEARCH: Record<StoredBecause, string> = {
+  configured: 'this gateway asks miners for stored data only (ON_DEMAND_MODE=stored)',
+  refused: 'miners do not take on-demand queries now',
+  budget:
+    "every miner taking on-demand queries has spent this validator's OnDemandRequest calls for the hour; " +
+    'try again next hour',
+};
+
 /** A user's stored answer that could search only the gateway's store, and found nothing. */
-export const PARTIAL_AND_EMPTY =
-  'Only data already stored by this gateway was searched, and none matched: the query names no label ' +
-  '(an X #hashtag or $cashtag, a Reddit r/subreddit) whose hours could be fetched from miners, who ' +
-  'do not take on-demand queries now. Add a label to its keywords.';
+export function partialAndEmpty(why: StoredBecause): string {
+  return (
+    'Only data already stored by this gateway was searched, and none matched: the query names no label ' +
+    '(an X #hashtag or $cashtag, a Reddit r/subreddit) whose hours could be fetched from miners, and ' +
+    `${MINERS_CANNOT_SEARCH[why]}. Add a label to its keywords.`
+  );
+}
 
 /**
  * A user's labelled stored answer that found nothing while no miner's index is loaded
