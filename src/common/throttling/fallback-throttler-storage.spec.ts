@@ -75,6 +75,37 @@ describe(FallbackThrottlerStorage.name, () => {
     storage.onApplicationShutdown();
   });
 
+  it('counts each outage from zero: a blip later in the window does not bring back the last one', async () => {
+    jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
+    const answers = jest.fn<Promise<typeof record>, []>();
+    const down = () => answers.mockRejectedValue(new Error('Command timed out'));
+    const peek = jest.fn().mockRejectedValue(new Error('Command timed out'));
+    const storage = storageWith(true, answers, jest.fn(), peek);
+    // Outage 1: the key spends its budget of 2 in memory and is refused for the window.
+    down();
+    await hit(storage);
+    await hit(storage);
+    expect(await hit(storage)).toMatchObject({ isBlocked: true, timeToBlockExpire: 60 });
+    // Still the same outage while Redis fails without answering in between: the block holds.
+    expect(await hit(storage)).toMatchObject({ isBlocked: true });
+    // Redis answers again (its count, with budget left, is used), then fails once more.
+    answers.mockResolvedValueOnce(record);
+    await expect(hit(storage)).resolves.toEqual(record);
+    down();
+    expect(await storage.peek('ratelimit:default:k', 'default')).toEqual({
+      hits: 0,
+      windowEndsInSeconds: 0,
+      blockedForSeconds: 0,
+    });
+    expect(await hit(storage)).toEqual({
+      totalHits: 1,
+      timeToExpire: 60,
+      isBlocked: false,
+      timeToBlockExpire: 0,
+    });
+    storage.onApplicationShutdown();
+  });
+
   it('does not even try Redis while it is disconnected', async () => {
     const shared = jest.fn();
     const storage = storageWith(false, shared);

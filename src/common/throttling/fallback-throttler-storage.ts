@@ -12,9 +12,9 @@ import {
  * Rate-limit counts in Redis (shared by every replica), and in this process' memory while
  * Redis is unreachable or resting after a failed command (RedisConnection.ready), so that a
  * Redis outage costs exactness, not availability: during the outage each replica admits up to
- * the full budget of a key on its own (at most N × budget across N replicas). Counts made in
- * memory stay there; once Redis answers again, the Redis counts (whatever of the window is
- * left) are used again.
+ * the full budget of a key on its own (at most N × budget across N replicas). Once Redis
+ * answers again, the Redis counts (whatever of the window is left) are used again, and the counts
+ * made in memory are dropped: each outage counts from zero.
  */
 export class FallbackThrottlerStorage implements RateLimitStorage, OnApplicationShutdown {
   private readonly logger = new Logger('RateLimitStorage');
@@ -64,6 +64,10 @@ export class FallbackThrottlerStorage implements RateLimitStorage, OnApplication
   private switchTo(local: boolean, reason?: string): void {
     if (local === this.usingLocal) return;
     this.usingLocal = local;
+    // An earlier outage's counts would come back at the next blip, a cool-down Redis no longer
+    // holds with them (an audit's finding). Cleared at each change, and only then: a Redis that
+    // keeps failing without answering in between is one outage, counted on.
+    this.local.clear();
     if (local)
       this.logger.warn(`Redis unavailable (${reason}): rate limits counted in this process`);
     else this.logger.log('Redis is back: rate limits shared again');

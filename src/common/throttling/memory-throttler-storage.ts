@@ -52,6 +52,11 @@ export class MemoryThrottlerStorage implements RateLimitStorage, OnApplicationSh
     });
   }
 
+  /** Forgets every count and cool-down: FallbackThrottlerStorage's outages each start from zero. */
+  clear(): void {
+    this.counters.clear();
+  }
+
   onApplicationShutdown(): void {
     clearInterval(this.pruning);
   }
