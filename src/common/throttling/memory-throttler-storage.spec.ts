@@ -1,4 +1,4 @@
-import { MemoryThrottlerStorage } from './memory-throttler-storage';
+import { MAX_COUNTERS, MemoryThrottlerStorage } from './memory-throttler-storage';
 
 const HIT = {
   key: 'ratelimit:default:k',
@@ -153,6 +153,52 @@ describe(MemoryThrottlerStorage.name, () => {
       storage.onApplicationShutdown();
       jest.useRealTimers();
     }
+  });
+
+  describe('at its cap', () => {
+    const HOUR = { ...HIT, scope: 'auth-failures', ttl: 3_600_000, blockDuration: 3_600_000 };
+    const fail = (address: string, ttl = HOUR.ttl) =>
+      storage.increment({ ...HOUR, key: `authfail:${address}`, ttl });
+    const failures = async (address: string) =>
+      (await storage.peek(`authfail:${address}`, 'auth-failures')).hits;
+
+    it('holds MAX_COUNTERS counters however many addresses fail in a window, the newest counted', async () => {
+      for (let i = 0; i < MAX_COUNTERS + 1_000; i++)
+        await fail(`10.${i >> 16}.${(i >> 8) & 255}.${i & 255}`);
+      expect(storage['counters'].size).toBeLessThanOrEqual(MAX_COUNTERS);
+      expect(await failures('10.0.0.0')).toBe(0);
+      expect(await failures('10.1.137.39')).toBe(1);
+    });
+
+    it('drops ended counters first, then the one whose window started first', async () => {
+      storage.onApplicationShutdown();
+      storage = new MemoryThrottlerStorage(() => now, 3);
+      await fail('ended', 10_000);
+      await fail('first');
+      await fail('second');
+      now += 10_000;
+      await fail('third');
+      expect([await failures('first'), await failures('second'), await failures('third')]).toEqual([
+        1, 1, 1,
+      ]);
+      await fail('fourth');
+      expect(await failures('first')).toBe(0);
+      expect(storage['counters'].size).toBe(3);
+    });
+
+    it("keeps a busy key's running window over counters that started after it was first seen", async () => {
+      storage.onApplicationShutdown();
+      storage = new MemoryThrottlerStorage(() => now, 3);
+      const busy = () => storage.increment({ ...HIT, key: 'ratelimit:default:busy' });
+      await busy();
+      await fail('first');
+      now += 10_000;
+      await busy();
+      await fail('second');
+      await fail('third');
+      expect(await busy()).toMatchObject({ totalHits: 2, isBlocked: false });
+      expect(await failures('first')).toBe(0);
+    });
   });
 
   it('keeps keys and scopes apart', async () => {

@@ -21,19 +21,33 @@ interface Counter {
 const PRUNE_INTERVAL_MS = 60_000;
 
 /**
+ * The most counters kept (about 35 MB): one per key and per address that failed to authenticate,
+ * and failures from new addresses cost a client nothing (docs/decisions.md, "Rate limits").
+ */
+export const MAX_COUNTERS = 100_000;
+/** At the cap, how often ended counters are looked for; in between the oldest windows go. */
+const FULL_PRUNE_INTERVAL_MS = 1_000;
+
+/**
  * Rate-limit counts in this process: without Redis (one replica), and while Redis is down
  * (FallbackThrottlerStorage). The rules of RedisThrottlerStorage's script, step for step and to
  * the millisecond (a window or cool-down is over at its last millisecond, where Redis' PTTL
  * answers 0), so that a key's budget means the same in both: see that script for the rules.
+ * Unlike Redis' memory, its counters are capped (MAX_COUNTERS): past it, the oldest windows go.
  * It replaced @nestjs/throttler's in-memory storage (with the library's guard), which kept a
  * timer per hit: a million hits in a window were a million timers, and arming one cost more than
  * the rest of the count.
  */
 export class MemoryThrottlerStorage implements RateLimitStorage, OnApplicationShutdown {
+  /** In the order their windows started: a counter whose window ends is moved to the back. */
   private readonly counters = new Map<string, Counter>();
   private readonly pruning = setInterval(() => this.prune(), PRUNE_INTERVAL_MS).unref();
+  private prunedAt = 0;
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly now: () => number = Date.now,
+    private readonly maxCounters = MAX_COUNTERS,
+  ) {}
 
   increment(hit: RateLimitHit): Promise<RateLimitRecord> {
     return Promise.resolve(this.hit(hit));
@@ -66,7 +80,12 @@ export class MemoryThrottlerStorage implements RateLimitStorage, OnApplicationSh
     const now = this.now();
     let counter = this.counters.get(id);
     if (!counter) {
+      if (this.counters.size >= this.maxCounters) this.makeRoom(now);
       counter = { hits: 0, windowEnds: 0, blockEnds: 0, blockLimit: 0 };
+      this.counters.set(id, counter);
+    } else if (counter.windowEnds <= now) {
+      // A new window starts (step 1): evicted last, not first for having been seen long ago.
+      this.counters.delete(id);
       this.counters.set(id, counter);
     }
     // 1. A window that has ended leaves no count.
@@ -106,7 +125,26 @@ export class MemoryThrottlerStorage implements RateLimitStorage, OnApplicationSh
 
   private prune(): void {
     const now = this.now();
+    this.prunedAt = now;
     for (const [id, counter] of this.counters)
       if (counter.windowEnds <= now && counter.blockEnds <= now) this.counters.delete(id);
+  }
+
+  /**
+   * At the cap: ended counters go first (looked for at most once a second, so that a flood of
+   * new addresses does not scan the map at each one), else the hundredth whose windows started
+   * first, each starting from zero if its key comes back. A hundredth, not one: a new iterator
+   * steps over every counter deleted at the front of the map since V8 last compacted it, and one
+   * per hit took a tenth of a millisecond each under a flood (an iterator kept from one eviction
+   * to the next would hold on to every table the map has outgrown).
+   */
+  private makeRoom(now: number): void {
+    if (now - this.prunedAt >= FULL_PRUNE_INTERVAL_MS) this.prune();
+    if (this.counters.size < this.maxCounters) return;
+    let evict = Math.ceil(this.maxCounters / 100);
+    for (const id of this.counters.keys()) {
+      this.counters.delete(id);
+      if (--evict === 0) break;
+    }
   }
 }
