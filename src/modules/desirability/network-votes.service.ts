@@ -15,6 +15,12 @@ import { NetworkVotesRepository } from './network-votes.repository';
 import { SubmittedItem } from './dto/desirability-request.dto';
 import { noSubmission } from './desirability-errors';
 
+/**
+ * How long a lookup that fetched and still found a commit missing keeps lookups of that commit
+ * from fetching again: each lookup of a SHA on no branch fetched the repository twice.
+ */
+export const MISSING_COMMIT_REFETCH_MS = 60_000;
+
 /** A validator's submission on the network: its commitment and the vote at that commit. */
 export interface NetworkSubmission {
   hotkey: string;
@@ -32,6 +38,9 @@ export interface NetworkSubmission {
  */
 @Injectable()
 export class NetworkVotesService {
+  /** Commits a lookup's fetch found missing, with when that lookup began (epoch ms). */
+  private readonly missingCommits = new Map<string, number>();
+
   constructor(
     private readonly commitments: ChainCommitmentsService,
     private readonly repository: NetworkVotesRepository,
@@ -59,9 +68,7 @@ export class NetworkVotesService {
       throw new NotFoundException(
         `${noSubmission(hotkey)}: its commitment (${at}) is no vote: ${commitment.problem}`,
       );
-    // A commit not known yet is fetched for (sharing a fetch that started since the request did):
-    // a validator commits its SHA on chain after pushing it, so it may be seconds old.
-    const vote = await unavailableAs503(this.voteAt(hotkey, commitment.sha, Date.now()));
+    const vote = await unavailableAs503(this.lookUp(hotkey, commitment.sha));
     if (!vote.ok)
       throw new NotFoundException(
         `${noSubmission(hotkey)}: ${commitment.sha} (${at}) is no vote: ${vote.reason}`,
@@ -81,7 +88,40 @@ export class NetworkVotesService {
    * GravityUnavailableError when the repository cannot be read.
    */
   async voteAt(hotkey: string, sha: string, fetchedSince: number): Promise<NetworkVote> {
-    const path = `${PREFERENCES_FOLDER}/${hotkey}.json`;
+    return readNetworkVote(await this.fileAt(hotkey, sha, fetchedSince), pathOf(hotkey), sha);
+  }
+
+  /**
+   * A lookup's vote. A commit not known yet is fetched for (sharing a fetch that started since
+   * the lookup did): a validator commits its SHA on chain after pushing it, so it may be seconds
+   * old. Once a lookup's fetch found it missing, lookups of it fetch again only after
+   * MISSING_COMMIT_REFETCH_MS (the aggregate job's fetches still bring it in meanwhile): a
+   * commitment naming a SHA on no branch made every lookup fetch, read traffic driving calls
+   * to GitHub back to back (an audit's finding).
+   */
+  private async lookUp(hotkey: string, sha: string): Promise<NetworkVote> {
+    const now = Date.now();
+    const missingSince = this.missingCommits.get(sha);
+    const remembered = missingSince !== undefined && now - missingSince < MISSING_COMMIT_REFETCH_MS;
+    // Since the lookup that found it missing: that lookup's fetches count, and no others are run.
+    const file = await this.fileAt(hotkey, sha, remembered ? missingSince : now);
+    if (file.kind !== 'no-commit') this.missingCommits.delete(sha);
+    else if (!remembered) this.rememberMissing(sha, now);
+    return readNetworkVote(file, pathOf(hotkey), sha);
+  }
+
+  /** Keeps `sha` as missing since `now`; commits whose time is up are forgotten. */
+  private rememberMissing(sha: string, now: number): void {
+    for (const [known, since] of this.missingCommits)
+      if (now - since >= MISSING_COMMIT_REFETCH_MS) this.missingCommits.delete(known);
+    this.missingCommits.set(sha, now);
+  }
+
+  private async fileAt(
+    hotkey: string,
+    sha: string,
+    fetchedSince: number,
+  ): Promise<PreferencesAtCommit> {
     if (!this.gravity)
       throw new GravityUnavailableError('no Gravity repository (GRAVITY_REPO_URL)');
     const cached = await this.repository.findFile(hotkey, sha);
@@ -96,9 +136,11 @@ export class NetworkVotesService {
         await this.repository.saveFile(hotkey, sha, file.text);
       if (file.kind === 'no-file') await this.repository.saveFile(hotkey, sha, null);
     }
-    return readNetworkVote(file, path, sha);
+    return file;
   }
 }
+
+const pathOf = (hotkey: string) => `${PREFERENCES_FOLDER}/${hotkey}.json`;
 
 /** The chain or the repository out of reach: a 503 saying which. */
 async function unavailableAs503<T>(work: Promise<T>): Promise<T> {
