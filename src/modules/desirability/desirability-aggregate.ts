@@ -52,6 +52,8 @@ export function stakeShares(
 }
 
 interface Merged {
+  /** `paramsKey(params)`, made once: the sort compares it at every tie. */
+  key: string;
   params: JobParamsView;
   weight: number;
   ownerId: string | undefined;
@@ -71,6 +73,7 @@ export function aggregateDesirabilities(input: AggregateInput): JobView[] {
   const add = (job: JobView, weight: number, fromOwner: boolean) => {
     const key = paramsKey(job.params);
     const entry = merged.get(key) ?? {
+      key,
       params: job.params,
       weight: 0,
       ownerId: undefined,
@@ -97,7 +100,7 @@ export function aggregateDesirabilities(input: AggregateInput): JobView[] {
 
   const listed = [...merged.values()]
     .filter((entry) => entry.weight > 0)
-    .sort((a, b) => b.weight - a.weight || compare(paramsKey(a.params), paramsKey(b.params)));
+    .sort((a, b) => b.weight - a.weight || compare(a.key, b.key));
   // The owner's jobs keep the owner's ids, whatever they weigh.
   const taken = new Set(listed.flatMap((entry) => entry.ownerId ?? []));
   return listed
