@@ -11,7 +11,12 @@ import { NetworkService } from '../../network/network.service';
 import { PublicationService } from '../publication/publication.service';
 import { publishableJobs } from '../publication/publication.types';
 import { TasksService } from '../tasks/tasks.service';
-import { aggregateDesirabilities, legacyLabels, toLegacyFormat } from './desirability-aggregate';
+import {
+  aggregateDesirabilities,
+  LegacyLabel,
+  legacyLabels,
+  toLegacyFormat,
+} from './desirability-aggregate';
 import { DesirabilityRepository } from './desirability.repository';
 import { JobView, ParsedSubmission, toJobView, WeightedJob } from './desirability.types';
 import { withCurrentLegacyIds } from './legacy-job-id';
@@ -42,6 +47,9 @@ export interface DesirabilitiesAnswer {
  */
 @Injectable()
 export class DesirabilityService {
+  /** The legacy labels of an aggregate, for as long as its jobs are kept (the network's). */
+  private readonly labelsOfJobs = new WeakMap<readonly JobView[], LegacyLabel[]>();
+
   constructor(
     private readonly repository: DesirabilityRepository,
     private readonly tasks: TasksService,
@@ -173,8 +181,19 @@ export class DesirabilityService {
     if (query.format !== 'legacy')
       return { items: jobs.slice(offset, end), total: jobs.length, headers };
     // The legacy format's entries are labels: pages and the total count them.
-    const labels = legacyLabels(jobs);
+    const labels = this.labelsOf(jobs);
     return { items: toLegacyFormat(labels.slice(offset, end)), total: labels.length, headers };
+  }
+
+  /**
+   * The network aggregate's jobs are kept while no other is stored (NetworkAggregateService),
+   * and so are their labels: made at every legacy request, a 100,000-job aggregate's took longer
+   * than reading the jobs had.
+   */
+  private labelsOf(jobs: readonly JobView[]): LegacyLabel[] {
+    let labels = this.labelsOfJobs.get(jobs);
+    if (!labels) this.labelsOfJobs.set(jobs, (labels = legacyLabels(jobs)));
+    return labels;
   }
 
   /** How the aggregate is made: its source, age, and which validators count and why not. */
@@ -182,7 +201,7 @@ export class DesirabilityService {
     const syncInterval = this.config.desirability.syncIntervalMs / 1000;
     if (!this.networkVotes.enabled)
       return { source: 'local', sync_interval_seconds: syncInterval, validators: [], skipped: [] };
-    const stored = await this.networkAggregate.stored();
+    const stored = await this.networkAggregate.storedStatus();
     const attempt = this.networkAggregate.lastAttempt;
     return {
       source: 'network',
@@ -233,7 +252,7 @@ export class DesirabilityService {
     jobs: JobView[];
     headers: Record<string, string>;
   }> {
-    const stored = await this.networkAggregate.stored();
+    const stored = await this.networkAggregate.storedJobs();
     if (!stored) {
       const failure = this.networkAggregate.lastAttempt?.error;
       throw new ServiceUnavailableException(

@@ -36,6 +36,20 @@ export interface StoredNetworkAggregate {
   skipped: SkippedValidator[];
 }
 
+/** What a read of the stored aggregate answers with: which write of the row it read. */
+interface RowVersion {
+  /** Postgres's `xmin` of the row: each write of it, by any replica or release, changes it. */
+  version: string;
+  computedAt: Date;
+}
+
+/** The stored aggregate's jobs, as `get_desirabilities` lists them. */
+export type StoredAggregateJobs = RowVersion & Pick<StoredNetworkAggregate, 'jobs'>;
+
+/** The stored aggregate without its jobs, as `GET /api/v1/desirabilities/network` shows it. */
+export type StoredAggregateStatus = RowVersion &
+  Pick<StoredNetworkAggregate, 'block' | 'validators' | 'skipped'>;
+
 /**
  * `gravity_files`: preferences files fetched from the Gravity repository, by hotkey and commit
  * (a commit never changes, so each is fetched once). `network_desirabilities`: the last good
@@ -78,22 +92,42 @@ export class NetworkVotesRepository {
     );
   }
 
-  async findAggregate(): Promise<StoredNetworkAggregate | undefined> {
+  /** The stored aggregate's row version, or undefined before the first aggregate. */
+  async aggregateVersion(): Promise<string | undefined> {
+    const rows = await this.dataSource.query<{ version: string }[]>(
+      'SELECT xmin::text AS version FROM network_desirabilities',
+    );
+    return rows[0]?.version;
+  }
+
+  async findAggregateJobs(): Promise<StoredAggregateJobs | undefined> {
+    const rows = await this.dataSource.query<
+      { version: string; computed_at: Date; jobs: JobView[] }[]
+    >('SELECT xmin::text AS version, computed_at, jobs FROM network_desirabilities');
+    const [row] = rows;
+    if (!row) return undefined;
+    return { version: row.version, computedAt: new Date(row.computed_at), jobs: row.jobs };
+  }
+
+  async findAggregateStatus(): Promise<StoredAggregateStatus | undefined> {
     const rows = await this.dataSource.query<
       {
+        version: string;
         computed_at: Date;
         block: number | null;
-        jobs: JobView[];
         validators: CountedValidator[];
         skipped: SkippedValidator[];
       }[]
-    >('SELECT computed_at, block, jobs, validators, skipped FROM network_desirabilities');
+    >(
+      `SELECT xmin::text AS version, computed_at, block, validators, skipped
+       FROM network_desirabilities`,
+    );
     const [row] = rows;
     if (!row) return undefined;
     return {
+      version: row.version,
       computedAt: new Date(row.computed_at),
       block: row.block,
-      jobs: row.jobs,
       validators: row.validators,
       skipped: row.skipped,
     };
