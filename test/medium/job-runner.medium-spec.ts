@@ -48,13 +48,16 @@ describe('JobRunner across replicas', () => {
         [name],
       )
     )[0].finished_at;
-  /** The last run of `name` finished `minutes` ago. */
-  const finishedAgo = (name: string, minutes: number) =>
+  /** The last run of `name` started `startedMinutes` ago and finished `finishedMinutes` ago. */
+  const ranAgo = (name: string, startedMinutes: number, finishedMinutes = startedMinutes) =>
     database.query(
-      `INSERT INTO job_runs (name, finished_at, status) VALUES ($1, now() - make_interval(mins => $2), 'succeeded')
-       ON CONFLICT (name) DO UPDATE SET finished_at = EXCLUDED.finished_at`,
-      [name, minutes],
+      `INSERT INTO job_runs (name, started_at, finished_at, status)
+       VALUES ($1, now() - make_interval(mins => $2), now() - make_interval(mins => $3), 'succeeded')
+       ON CONFLICT (name) DO UPDATE
+       SET started_at = EXCLUDED.started_at, finished_at = EXCLUDED.finished_at, status = EXCLUDED.status`,
+      [name, startedMinutes, finishedMinutes],
     );
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
   /** Replica A's next connection refuses its statements that match `statement` (and `parameter`). */
   const nextConnectionRefuses = (statement: RegExp, parameter?: string) => {
     const create = database.createQueryRunner.bind(database);
@@ -109,16 +112,53 @@ describe('JobRunner across replicas', () => {
   });
 
   it('counts a run for nine tenths of its interval: a timer firing a little early skips it', async () => {
-    await finishedAgo('early', 53);
+    await ranAgo('early', 53);
     expect(await replicaA.runOnce('early', HOUR, async () => 'ran')).toEqual({
       ran: false,
       skipped: 'not_due',
     });
-    await finishedAgo('early', 55);
+    await ranAgo('early', 55);
     expect(await replicaA.runOnce('early', HOUR, async () => 'ran')).toEqual({
       ran: true,
       result: 'ran',
     });
+  });
+
+  it('counts the interval from the start of the last run: a long run leaves the next tick due', async () => {
+    await ranAgo('long', 59, 1);
+    expect(await replicaA.runOnce('long', HOUR, async () => 'ran')).toEqual({
+      ran: true,
+      result: 'ran',
+    });
+    // The run that just started counts for the interval however soon it ends.
+    expect(await replicaB.runOnce('long', HOUR, async () => 'twice')).toEqual({
+      ran: false,
+      skipped: 'not_due',
+    });
+  });
+
+  // A job whose run takes a fifth of its interval, ticking on replica A (a minute's tick and a
+  // 12-second pass, scaled down); replica B's tick comes right after each of A's runs.
+  it('runs a job at every tick however long its run, and not again on the other replica', async () => {
+    const interval = 2_000;
+    const runs: string[] = [];
+    const run = (replica: string) => async () => {
+      runs.push(replica);
+      await sleep(interval / 5);
+    };
+    const start = Date.now();
+    for (let tick = 0; tick < 3; tick++) {
+      await sleep(start + tick * interval - Date.now());
+      expect(await replicaA.runOnce('every-tick', interval, run('A'))).toEqual({
+        ran: true,
+        result: undefined,
+      });
+      expect(await replicaB.runOnce('every-tick', interval, run('B'))).toEqual({
+        ran: false,
+        skipped: 'not_due',
+      });
+    }
+    expect(runs).toEqual(['A', 'A', 'A']);
   });
 
   it('skips a job another replica is running, and runs it once that one is done', async () => {
@@ -162,7 +202,7 @@ describe('JobRunner across replicas', () => {
   // Three jobs share the table: index sync, task lifecycle, network aggregate.
   it("records a run in its own job's row only: the other jobs stay as they were", async () => {
     jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
-    await finishedAgo('bystander', 120);
+    await ranAgo('bystander', 120);
     const before = await database.query(`SELECT * FROM job_runs WHERE name = 'bystander'`);
     let seenWhileRunning: unknown;
     await replicaA.runOnce('busy', 0, async () => {
@@ -243,7 +283,7 @@ describe('JobRunner across replicas', () => {
   // A rolling deploy stops a replica in the middle of an index sync: the replica that replaces
   // it runs the sync at start-up, not an interval behind a run that reached only some miners.
   it('records a run cut short by shutdown as interrupted, and leaves the job due', async () => {
-    await finishedAgo('cut-short', 120);
+    await ranAgo('cut-short', 120);
     const previous = await finishedAt('cut-short');
     expect(
       await replicaA.runOnce(

@@ -11,8 +11,8 @@ export interface JobOutcome<T> {
 }
 
 /**
- * A run counts for its interval though the next replica's timer fires a little early: a tenth
- * of the interval of slack.
+ * A run counts for its interval, from its start, though the next replica's timer fires a little
+ * early: a tenth of the interval of slack.
  */
 const DUE_AFTER_SHARE = 0.9;
 

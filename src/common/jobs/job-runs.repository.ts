@@ -42,13 +42,21 @@ export class JobLock {
   ) {}
 
   /**
-   * Records a run as started unless the last one finished less than `minGapMs` ago (another
-   * replica ran it in this interval); returns whether it was.
+   * Records a run as started unless the last one started less than `minGapMs` ago (another
+   * replica ran it in this interval); returns whether it was. The gap is counted from the last
+   * run's start, as the ticks are: counted from its end, a run longer than the interval's slack
+   * left the next tick not due, and the job ran every other tick. A run that did not end (cut
+   * short by shutdown, or its replica gone) left `started_at` its own and `finished_at` the last
+   * finished run's, which is the one counted then: the job stays due for the next replica.
    */
   async startIfDue(minGapMs: number): Promise<boolean> {
     const [{ due }] = (await this.runner.query(
       `INSERT INTO job_runs (name) VALUES ($1) ON CONFLICT (name) DO UPDATE SET name = EXCLUDED.name
-       RETURNING finished_at IS NULL OR finished_at < now() - make_interval(secs => $2 / 1000.0) AS due`,
+       RETURNING coalesce(
+         CASE WHEN status IN ('succeeded', 'failed') THEN started_at ELSE finished_at END
+           < now() - make_interval(secs => $2 / 1000.0),
+         true
+       ) AS due`,
       [this.name, minGapMs],
     )) as { due: boolean }[];
     if (!due) return false;
@@ -68,7 +76,8 @@ export class JobLock {
 
   /**
    * Records a run cut short by shutdown: `finished_at` stays the last finished run's, so the job
-   * is as due as it was when this run started (startIfDue).
+   * is due again once that run ended the interval's share ago (startIfDue), as it was when this
+   * run started unless that run was a long one.
    */
   async interrupt(details: unknown): Promise<void> {
     await this.runner.query(
