@@ -46,6 +46,17 @@ const TimerSeconds = () =>
     message: `must be at most ${MAX_TIMER_SECONDS} s (about 24.8 days), the longest timer Node keeps`,
   });
 
+/**
+ * The periodic jobs (index sync, task lifecycle, network aggregate: every `PeriodicJob`), which
+ * may all run at once. Each holds a pooled connection for its advisory lock for the whole run
+ * (JobRunsRepository), so a pool no larger than them left their own statements and every
+ * request waiting for a connection that never came ("timeout exceeded when trying to connect",
+ * 503). load-config.spec.ts counts the jobs in the source against it.
+ */
+export const PERIODIC_JOBS = 3;
+/** The smallest DATABASE_POOL_SIZE: a connection per job's lock, and two for the rest. */
+export const MIN_DATABASE_POOL_SIZE = PERIODIC_JOBS + 2;
+
 /** BODY_LIMIT's form: a whole number of bytes, kilobytes or megabytes (load-config checks its floor). */
 export const BODY_LIMIT_FORM = /^(\d+)(b|kb|mb)$/i;
 
@@ -194,7 +205,11 @@ export class EnvironmentVariables {
 
   @toInt()
   @IsInt()
-  @Min(1)
+  @Min(MIN_DATABASE_POOL_SIZE, {
+    message:
+      `must be at least ${MIN_DATABASE_POOL_SIZE}: each of the ${PERIODIC_JOBS} background jobs ` +
+      'holds a connection while it runs, and their statements and requests need two more',
+  })
   DATABASE_POOL_SIZE = DEFAULT_DATABASE_TUNING.poolSize;
 
   @toInt()

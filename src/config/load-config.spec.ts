@@ -1,5 +1,8 @@
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { ConfigError, configWarnings, loadConfig } from './load-config';
 import { HOUR_MS } from '../common/clock/durations';
+import { MIN_DATABASE_POOL_SIZE, PERIODIC_JOBS } from './environment-variables';
 
 function problemsOf(env: Record<string, string>): string[] {
   try {
@@ -125,6 +128,7 @@ describe(loadConfig.name, () => {
     ['HTTP_HEADERS_TIMEOUT_MS', '1000', '999'],
     ['EMBEDDED_POSTGRES_PORT', '1', '0'],
     ['DATABASE_STATEMENT_TIMEOUT_MS', '100', '99'],
+    ['DATABASE_POOL_SIZE', '5', '4'],
     ['DESIRABILITY_MAX_JOBS', '100000', '100001'],
     ['ON_DEMAND_MODE', 'stored', 'fast'],
     ['LOG_LEVEL', 'silent', 'verbose'],
@@ -489,6 +493,27 @@ describe(loadConfig.name, () => {
     expect(
       loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '2147483647' }).database.statementTimeoutMs,
     ).toBe(2_147_483_647);
+  });
+
+  // Each running job holds a connection for its lock: with a pool no larger than the jobs
+  // running at once, their statements and every request waited for one until they timed out.
+  it('refuses a DATABASE_POOL_SIZE the background jobs would fill, saying why', () => {
+    expect(MIN_DATABASE_POOL_SIZE).toBe(5);
+    expect(problemsOf({ DATABASE_POOL_SIZE: '4' })).toEqual([
+      'DATABASE_POOL_SIZE: must be at least 5: each of the 3 background jobs holds a connection ' +
+        'while it runs, and their statements and requests need two more',
+    ]);
+    expect(problemsOf({ DATABASE_POOL_SIZE: '1' })).toHaveLength(1);
+    expect(loadConfig({ DATABASE_POOL_SIZE: '5' }).database.poolSize).toBe(5);
+  });
+
+  it('counts every periodic job of the source in the smallest DATABASE_POOL_SIZE', () => {
+    const source = join(__dirname, '..');
+    const jobs = readdirSync(source, { recursive: true, encoding: 'utf8' })
+      .filter((file) => file.endsWith('.ts') && !file.endsWith('.spec.ts'))
+      .map((file) => readFileSync(join(source, file), 'utf8').split('new PeriodicJob(').length - 1)
+      .reduce((sum, count) => sum + count, 0);
+    expect(jobs).toBe(PERIODIC_JOBS);
   });
 
   // The index sync is raised to what the GetMinerIndex budget allows: a budget of one call in
