@@ -44,6 +44,9 @@ export class AppModule {
           ...buildDataSourceOptions(config.databaseUrl, config.database),
           // A module that maps a table to an entity registers it (TypeOrmModule.forFeature).
           autoLoadEntities: true,
+          // The migrations have just reached the database: a pool that cannot connect now (too
+          // many connections, a failover) is a start-up failure to report, not 27 s of retries.
+          retryAttempts: 0,
         }),
         RedisModule,
         ThrottlingModule,

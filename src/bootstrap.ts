@@ -21,9 +21,19 @@ export async function createApp(config: ResolvedConfig): Promise<NestExpressAppl
   const app = await NestFactory.create<NestExpressApplication>(
     AppModule.forRoot(config),
     new ExpressServerAdapter(),
-    { bodyParser: false, bufferLogs: true },
+    {
+      bodyParser: false,
+      // A module that cannot be built (the pool's first connection refused, say) is thrown to
+      // the caller, whose start-up failure handling names it in one line (gateway.ts). Nest's
+      // own printed the buffered logs and the error's stack as text and exited by itself.
+      abortOnError: false,
+      bufferLogs: true,
+      autoFlushLogs: false,
+    },
   );
   configureApp(app, config);
+  // The logs buffered while the app was built, written once its logger is in place.
+  app.flushLogs();
   // Logged once the app's logger is in place (bufferLogs): what an upgrade changed, in the log.
   const { log, warn } = describeMigrations(migrations);
   const logger = new Logger('Database');

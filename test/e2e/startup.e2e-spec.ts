@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, Server } from 'node:net';
+import { connect, createServer, Server, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { AddressInfo } from 'node:net';
@@ -25,6 +25,56 @@ async function failedStart(env: Record<string, string>): Promise<string[]> {
   return error.message.split('\n').slice(1);
 }
 
+/** A Postgres ErrorResponse, FATAL, as a server writes it before closing the connection. */
+function fatalMessage(code: string, message: string): Buffer {
+  const fields = Buffer.from(`SFATAL\0VFATAL\0C${code}\0M${message}\0\0`);
+  const header = Buffer.alloc(5);
+  header.write('E');
+  header.writeInt32BE(4 + fields.length, 1);
+  return Buffer.concat([header, fields]);
+}
+
+/**
+ * The test run's database behind a loopback proxy that passes its first `allowed` connections
+ * through and answers every later one as a server out of connection slots (53300).
+ */
+async function databaseFullAfter(
+  allowed: number,
+): Promise<{ url: string; close(): Promise<void> }> {
+  const target = new URL(process.env.TEST_RUN_DATABASE_URL!);
+  const sockets = new Set<Socket>();
+  let accepted = 0;
+  const track = (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('error', () => socket.destroy()).on('close', () => sockets.delete(socket));
+    return socket;
+  };
+  const proxy = createServer((client) => {
+    track(client);
+    if (++accepted > allowed) {
+      // Its first message (the startup message) is answered, as Postgres answers it.
+      client.once('data', () =>
+        client.end(fatalMessage('53300', 'sorry, too many clients already')),
+      );
+      return;
+    }
+    const server = track(connect(Number(target.port || 5432), target.hostname));
+    server.on('close', () => client.destroy());
+    client.on('close', () => server.destroy());
+    client.pipe(server).pipe(client);
+  });
+  await new Promise<void>((done) => proxy.listen(0, '127.0.0.1', done));
+  const url = new URL(target);
+  url.host = `127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+  return {
+    url: url.toString(),
+    close: () => {
+      for (const socket of sockets) socket.destroy();
+      return new Promise<void>((done) => proxy.close(() => done()));
+    },
+  };
+}
+
 beforeAll(() => buildService(), 120_000);
 
 describe('A production process that cannot start', () => {
@@ -42,6 +92,22 @@ describe('A production process that cannot start', () => {
     ]);
     expect(lines.join('\n')).not.toContain('not-a-real-password');
   });
+
+  // The migrations' two connections reach the database; the app's pool, opened next, finds it
+  // full. Nest's own failure handling retried for 27 s, then printed its logs and the error's
+  // stack as text and exited by itself, past the gateway's (which stops what it started). The
+  // test waits long enough for that exit, so that on such code it fails showing the output.
+  it("names DATABASE_URL in one line when the app's pool cannot connect after the migrations", async () => {
+    const database = await databaseFullAfter(2);
+    try {
+      const lines = await failedStart({ DATABASE_URL: database.url, METAGRAPH_FILE: '/dev/null' });
+      expect(lines).toEqual([
+        `Startup failed: cannot use the database of DATABASE_URL=${database.url}: sorry, too many clients already`,
+      ]);
+    } finally {
+      await database.close();
+    }
+  }, 60_000);
 
   it('names DATA_DIR in one line when datasets cannot be written under it', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'gateway-startup-')), 'a-file');
