@@ -329,6 +329,70 @@ describe(removeStalePostmaster.name, () => {
     expect(existsSync(join(directory, 'postmaster.pid'))).toBe(false);
   });
 
+  // A stale pid file's pid reused by a process whose command line mentions postgres, here the
+  // server's own log and directory: SIGQUIT, then SIGKILL, ended it (an audit's finding).
+  it('leaves alone a process that only mentions postgres or this directory, and removes the stale pid file', async () => {
+    writeFileSync(join(directory, 'postgres.log'), '');
+    other = spawn('tail', ['-f', join(directory, 'postgres.log')], { stdio: 'ignore' });
+    await eventually(() => readFileSync(`/proc/${other!.pid}/cmdline`, 'utf8').includes('tail'));
+    writePidFile(other.pid!);
+    const said: string[] = [];
+
+    removeStalePostmaster(directory, (message) => said.push(message));
+
+    expect(isAlive(other.pid!)).toBe(true);
+    expect(said).toEqual([]);
+    expect(existsSync(join(directory, 'postmaster.pid'))).toBe(false);
+  });
+
+  it("leaves alone a postgres serving another directory, and removes this one's stale pid file", async () => {
+    const elsewhere = mkdtempSync(join(tmpdir(), 'stale-postmaster-elsewhere-'));
+    try {
+      const binary = fakePostgres(elsewhere, 'while :; do sleep 0.05; done');
+      other = spawn(binary, ['-D', elsewhere], { stdio: 'ignore' });
+      await eventually(() => existsSync(join(elsewhere, 'fake.pid')));
+      writePidFile(other.pid!);
+
+      removeStalePostmaster(directory, () => undefined);
+
+      expect(isAlive(other.pid!)).toBe(true);
+      expect(signalsOf(elsewhere)).toEqual([]);
+      expect(existsSync(join(directory, 'postmaster.pid'))).toBe(false);
+    } finally {
+      other?.kill('SIGKILL');
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
+  });
+
+  // macOS has no /proc: any live process the pid file named was stopped, whatever it was.
+  it('signals nothing where command lines cannot be read, and leaves the pid file of a live pid to postgres', async () => {
+    const pid = await orphan('while :; do sleep 0.05; done');
+    writePidFile(pid);
+    const fs = jest.requireActual<typeof import('node:fs')>('node:fs');
+    const { existsSync: exists, readFileSync: read } = fs;
+    jest
+      .spyOn(fs, 'existsSync')
+      .mockImplementation((path) => !String(path).startsWith('/proc/') && exists(path));
+    jest.spyOn(fs, 'readFileSync').mockImplementation(((path: string, ...rest: []) => {
+      if (String(path).startsWith('/proc/'))
+        throw new Error(`ENOENT: no such file, open '${path}'`);
+      return read(path, ...rest);
+    }) as typeof fs.readFileSync);
+    const said: string[] = [];
+    try {
+      removeStalePostmaster(directory, (message) => said.push(message));
+    } finally {
+      jest.restoreAllMocks();
+    }
+
+    expect(isAlive(pid)).toBe(true);
+    expect(signalsOf(directory)).toEqual([]);
+    expect(existsSync(join(directory, 'postmaster.pid'))).toBe(true);
+    expect(said).toEqual([
+      `${join(directory, 'postmaster.pid')} names pid ${pid}, which is running, and its command line cannot be read: the file is left for postgres to judge`,
+    ]);
+  });
+
   // Postgres refuses to start on a pid file whose pid is alive: it must not be left.
   it('removes a pid file whose process is gone', async () => {
     other = spawn('true');

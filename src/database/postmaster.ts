@@ -1,7 +1,15 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { closeSync, openSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import type { Socket } from 'node:net';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 
 /** A Postgres server this process started, in a process group of its own. */
 export interface Postmaster {
@@ -170,12 +178,27 @@ function lastLines(file: string, count: number): string {
  * A server whose parent and keeper both died without stopping it (a killed process tree, a
  * machine without `sh`) is left running, or its pid file behind, and the next start then fails.
  * Stop such an orphan and clear the file before starting.
+ *
+ * The pid may be any process's by now: only the server of this directory is signalled, known by
+ * its command line (servesDirectory); one that merely mentions postgres (a `tail -f` of its log,
+ * psql, another server) is not, and the file naming it is stale. Where command lines cannot be
+ * read (no /proc), a live pid is left alone with its file: Postgres itself refuses to start
+ * beside the live process a pid file names, and replaces the file of a dead one.
  */
 export function removeStalePostmaster(databaseDir: string, log: (message: string) => void): void {
   const file = readPidFile(databaseDir);
   if (!file) return;
   const { pid } = file;
-  if (Number.isInteger(pid) && pid > 0 && isPostgres(pid)) {
+  const serving =
+    Number.isInteger(pid) && pid > 0 && isAlive(pid) && servesDirectory(pid, databaseDir);
+  if (serving === undefined) {
+    log(
+      `${join(databaseDir, 'postmaster.pid')} names pid ${pid}, which is running, and its ` +
+        'command line cannot be read: the file is left for postgres to judge',
+    );
+    return;
+  }
+  if (serving) {
     // Not an orphan while its keeper lives: the gateway that started it still runs (a second
     // `npm start` on the same DATA_DIR). Stopped, that gateway lost its database (an audit's).
     if (keepersOf(pid).length > 0)
@@ -189,7 +212,7 @@ export function removeStalePostmaster(databaseDir: string, log: (message: string
     const deadline = Date.now() + 5000;
     while (isAlive(pid) && Date.now() < deadline)
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
-    if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+    if (isAlive(pid) && servesDirectory(pid, databaseDir)) process.kill(pid, 'SIGKILL');
   }
   rmSync(join(databaseDir, 'postmaster.pid'), { force: true });
 }
@@ -219,13 +242,25 @@ export function keepersOf(pid: number): number[] {
     .map(Number);
 }
 
-/** Guards against pid reuse: only a live process whose command line is postgres is stopped. */
-function isPostgres(pid: number): boolean {
+/**
+ * Guards against pid reuse: whether `pid` runs the `postgres` executable on `databaseDir`, its
+ * command line as startPostmaster spawns it (`postgres -D <databaseDir> …`, the directory
+ * absolute). Undefined where command lines cannot be read; false for a process gone meanwhile.
+ */
+function servesDirectory(pid: number, databaseDir: string): boolean | undefined {
+  let args: string[];
   try {
-    return isAlive(pid) && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('postgres');
+    args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
   } catch {
-    return isAlive(pid);
+    return existsSync('/proc/self/cmdline') ? false : undefined;
   }
+  return args.some(
+    (arg, index) =>
+      arg === '-D' &&
+      index > 0 &&
+      basename(args[index - 1]) === 'postgres' &&
+      args[index + 1] === databaseDir,
+  );
 }
 
 export function isAlive(pid: number): boolean {
