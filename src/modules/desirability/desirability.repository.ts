@@ -61,6 +61,25 @@ export class DesirabilityRepository {
     return rows[0] && { jobs: rows[0].jobs, votedAt: rows[0].submitted_at };
   }
 
+  /**
+   * The weight the current votes give each of these tasks, read in the caller's transaction:
+   * the largest any vote gives it, 0 when no vote names it.
+   */
+  taskWeights(
+    ids: readonly string[],
+    manager: EntityManager,
+  ): Promise<{ id: string; weight: number }[]> {
+    return manager.query(
+      `SELECT t.id, coalesce(max(j.weight), 0) AS weight
+       FROM unnest($1::varchar[]) AS t(id)
+       LEFT JOIN (desirability_votes v
+         CROSS JOIN LATERAL jsonb_to_recordset(v.jobs) AS j(id text, weight double precision))
+         ON j.id = t.id
+       GROUP BY t.id`,
+      [ids],
+    );
+  }
+
   listVotes(): Promise<Vote[]> {
     return this.dataSource.query('SELECT hotkey, jobs FROM desirability_votes ORDER BY hotkey');
   }

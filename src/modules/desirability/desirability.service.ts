@@ -75,8 +75,9 @@ export class DesirabilityService {
     const hotkey = this.identity.hotkey;
     if (submission.jobs.length === 0) {
       const publication = await this.tasks.registering(async (manager) => {
+        const previous = await this.repository.findVote(hotkey, manager);
         await this.repository.deleteVote(hotkey, manager);
-        await this.tasks.setWeights(hotkey, [], manager);
+        await this.reweigh(previous?.jobs ?? [], manager);
         return this.publication.enqueue(hotkey, [], manager);
       });
       return {
@@ -99,8 +100,9 @@ export class DesirabilityService {
         now,
       );
       if (outcome.conflicts.length === 0) {
+        const previous = await this.repository.findVote(hotkey, manager);
         await this.repository.saveVote(hotkey, submission.submitted, jobs, now, manager);
-        await this.tasks.setWeights(hotkey, weighted, manager);
+        await this.reweigh([...(previous?.jobs ?? []), ...jobs], manager);
         // Queued with the vote it publishes: stored together or not at all.
         const publication = await this.publication.enqueue(hotkey, jobs, manager);
         return { ...outcome, jobs, publication };
@@ -129,6 +131,17 @@ export class DesirabilityService {
       publication: publication.state,
       ...(publication.keptLocal.length > 0 ? { not_published: publication.keptLocal } : {}),
     };
+  }
+
+  /**
+   * Gives the tasks of a hotkey's previous vote and of the one just stored in its place (none,
+   * when withdrawn) the weight the current votes give them, every hotkey's: the largest any vote
+   * gives the task, 0 when none names it (docs/decisions.md, "Collection within a budget").
+   * Votes are stored under the registration lock, so the votes read are those in force.
+   */
+  private async reweigh(jobs: readonly { id: string }[], manager: EntityManager): Promise<void> {
+    const ids = [...new Set(jobs.map((job) => job.id))];
+    await this.tasks.setWeights(await this.repository.taskWeights(ids, manager), manager);
   }
 
   /**

@@ -142,23 +142,19 @@ export class TasksRepository {
   }
 
   /**
-   * The weights of a hotkey's vote: each task it names gets its weight there, and the active
-   * tasks the hotkey registered that it no longer names get 0 (they run on, collected last).
+   * Sets these tasks' weights (TasksService.setWeights), active tasks only: an ended task is
+   * collected no more, and its row is the compiler's. A weight already right is not written.
    */
   async setWeights(
-    hotkey: string,
-    jobs: readonly { id: string; weight: number }[],
+    weights: readonly { id: string; weight: number }[],
     manager: EntityManager,
   ): Promise<void> {
-    await manager.query(
-      `UPDATE scraping_tasks SET weight = 0
-       WHERE registered_by = $1 AND state = 'active' AND NOT (id = ANY($2::varchar[])) AND weight <> 0`,
-      [hotkey, jobs.map((job) => job.id)],
-    );
+    if (weights.length === 0) return;
     await manager.query(
       `UPDATE scraping_tasks t SET weight = j.weight
-       FROM unnest($1::varchar[], $2::float8[]) AS j(id, weight) WHERE t.id = j.id`,
-      [jobs.map((job) => job.id), jobs.map((job) => job.weight)],
+       FROM unnest($1::varchar[], $2::float8[]) AS j(id, weight)
+       WHERE t.id = j.id AND t.state = 'active' AND t.weight <> j.weight`,
+      [weights.map((job) => job.id), weights.map((job) => job.weight)],
     );
   }
 

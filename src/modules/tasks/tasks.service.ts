@@ -119,13 +119,16 @@ export class TasksService {
     return (await this.repository.findByIds(ids, manager)).map((task) => task.id);
   }
 
-  /** Gives the tasks of a hotkey's new vote their weights there (see TasksRepository.setWeights). */
+  /**
+   * Gives tasks their weights, inside the caller's transaction: what collection goes by,
+   * heaviest first. The caller gives each the weight the current votes give it (see
+   * DesirabilityService.reweigh).
+   */
   setWeights(
-    hotkey: string,
-    jobs: readonly { id: string; weight: number }[],
+    weights: readonly { id: string; weight: number }[],
     manager: EntityManager,
   ): Promise<void> {
-    return this.repository.setWeights(hotkey, jobs, manager);
+    return this.repository.setWeights(weights, manager);
   }
 
   /** Records, inside the caller's transaction, the block a vote naming these tasks was committed in. */
