@@ -153,7 +153,13 @@ async function measureWithTasks(
     const jobs = Array.from({ length: count }, (_, index) => ({
       id: `bench-task-${first + index}`,
       weight: 1 + ((first + index) % 7),
-      params: { platform: 'x', label: QUERY_KEYWORDS[(first + index) % QUERY_KEYWORDS.length] },
+      params: {
+        platform: 'x',
+        label: QUERY_KEYWORDS[(first + index) % QUERY_KEYWORDS.length],
+        // A window of its own (starting long before the devnet's data) for each: jobs with the
+        // same params are one task, and a submission may not repeat them.
+        post_start_datetime: new Date(Date.UTC(2000, 0, 1) + (first + index) * 1000).toISOString(),
+      },
     }));
     const response = await fetch(`${url}/api/v1/set_desirabilities`, {
       method: 'POST',

@@ -28,19 +28,21 @@ export interface RoundOutcome {
 
 /**
  * A round: 2–12 submissions of 1–3 jobs each, over a few ids shared by the round (so that
- * submissions race for the same new id), each with one of two labels (so that they conflict
- * half of the time).
+ * submissions race for the same new id), each with one of two labels of its own (so that they
+ * conflict half of the time; a submission may not give two ids one label).
  */
 export function raceRound(round: number): fc.Arbitrary<RaceRound> {
-  const ids = ['a', 'b', 'c', 'd'].map((letter) => `race-${round}-${letter}`);
-  const job = fc.record({
-    id: fc.constantFrom(...ids),
-    weight: fc.integer({ min: 1, max: 9 }),
-    params: fc.record({
-      platform: fc.constant('x' as const),
-      label: fc.constantFrom('#side0', '#side1'),
-    }),
-  });
+  const job = fc
+    .record({
+      letter: fc.constantFrom('a', 'b', 'c', 'd'),
+      side: fc.constantFrom(0, 1),
+      weight: fc.integer({ min: 1, max: 9 }),
+    })
+    .map(({ letter, side, weight }) => ({
+      id: `race-${round}-${letter}`,
+      weight,
+      params: { platform: 'x' as const, label: `#side${side}${letter}` },
+    }));
   return fc.record({
     submissions: fc.array(
       fc.record({

@@ -5,7 +5,12 @@ import { DataSource } from 'typeorm';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 
 const ROOT = ['body', 'desirabilities'];
-const xJob = (id: string, weight = 1) => ({ id, weight, params: { platform: 'x', label: '#tag' } });
+/** A job of its own label: jobs with the same params are one task, refused twice in a submission. */
+const xJob = (id: string, weight = 1) => ({
+  id,
+  weight,
+  params: { platform: 'x', label: `#${id.replace(/[^a-z0-9]/gi, '')}` },
+});
 
 /** Bounds of a submission and paging of the aggregate, with small limits set by the test. */
 describe('Desirability limits and paging', () => {

@@ -64,7 +64,12 @@ describe('Collecting scraping tasks', () => {
     const jobs = Array.from({ length: 15 }, (_, index) => ({
       id: `weighted-${String(index + 1).padStart(2, '0')}`,
       weight: index + 1,
-      params: { platform: 'x', label: '#bitcoin' },
+      // A window of its own for each: jobs with the same params are one task, refused twice.
+      params: {
+        platform: 'x',
+        label: '#bitcoin',
+        post_start_datetime: `2020-01-${String(index + 1).padStart(2, '0')}T00:00:00Z`,
+      },
     }));
     await app.http
       .post('/api/v1/set_desirabilities')

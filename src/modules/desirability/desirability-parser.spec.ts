@@ -246,8 +246,39 @@ describe(parseDesirabilityRequest.name, () => {
     });
 
     it('rejects a repeated id at the repetition', () => {
-      expect(violationsOf(job(), job({ id: 'other' }), job({}, { label: '#ai' }))).toEqual([
-        { loc: [...ROOT, 2, 'id'], type: 'value_error' },
+      expect(
+        violationsOf(job(), job({ id: 'other' }, { label: '#btc' }), job({}, { label: '#ai' })),
+      ).toEqual([{ loc: [...ROOT, 2, 'id'], type: 'value_error' }]);
+    });
+
+    it('rejects the params of an earlier job under another id, once normalized, at the repetition', () => {
+      const result = parseDesirabilityRequest({
+        desirabilities: [
+          job({ id: 'a' }, { label: '#btc' }),
+          job({ id: 'b' }, { platform: 'X', label: ' #BTC ' }),
+          job({ id: 'c' }, { label: '#btc', keyword: 'halving' }),
+          job(
+            { id: 'd' },
+            { label: '#btc', keyword: 'halving', post_start_datetime: '2026-01-01' },
+          ),
+          job({ id: 'e' }, { label: '#btc', post_end_datetime: '2026-01-02' }),
+          job(
+            { id: 'f' },
+            { label: '#BTC', keyword: 'halving', post_start_datetime: '2026-01-01T00:00:00Z' },
+          ),
+        ],
+      });
+      expect(result.ok ? [] : result.errors).toEqual([
+        {
+          loc: [...ROOT, 1, 'id'],
+          msg: "Value error, the params of id 'b' are already used by another job of this submission (id 'a')",
+          type: 'value_error',
+        },
+        {
+          loc: [...ROOT, 5, 'id'],
+          msg: "Value error, the params of id 'f' are already used by another job of this submission (id 'd')",
+          type: 'value_error',
+        },
       ]);
     });
 
@@ -390,6 +421,30 @@ describe(parseDesirabilityRequest.name, () => {
     it('rejects a label that repeats another of the same entry, at the repetition', () => {
       expect(violationsOf(legacy({ 'r/Bitcoin': 1, '/bitcoin': 1 }))).toEqual([
         { loc: [...ROOT, 0, 'label_weights', '/bitcoin'], type: 'value_error' },
+      ]);
+    });
+
+    it('rejects a label whose params are a job’s, at the label, and a job with a label’s params', () => {
+      const id = legacyJobId('x', '#btc');
+      const result = parseDesirabilityRequest({
+        desirabilities: [
+          job({ id: 'mine' }, { label: '#btc' }),
+          legacy({ '#BTC': 1 }, 'x'),
+          legacy({ 'r/ai': 1 }),
+          job({ id: 'also-ai' }, { platform: 'reddit', label: '/ai' }),
+        ],
+      });
+      expect(result.ok ? [] : result.errors).toEqual([
+        {
+          loc: [...ROOT, 1, 'label_weights', '#BTC'],
+          msg: `Value error, the params of this label (generated id '${id}') are already used by another job of this submission (id 'mine')`,
+          type: 'value_error',
+        },
+        {
+          loc: [...ROOT, 3, 'id'],
+          msg: `Value error, the params of id 'also-ai' are already used by another job of this submission (id '${legacyJobId('reddit', 'r/ai')}')`,
+          type: 'value_error',
+        },
       ]);
     });
 

@@ -11,7 +11,8 @@ import {
 import { isRecord } from '../../common/is-record';
 import { Source } from '../../common/source';
 import { legacyJobId } from './legacy-job-id';
-import { Loc, ParsedSubmission, ParseResult, WeightedJob } from './desirability.types';
+import { paramsKey } from './desirability-aggregate';
+import { Loc, ParsedSubmission, ParseResult, toJobView, WeightedJob } from './desirability.types';
 import { DesirabilityItem } from './dto/desirability-request.dto';
 import { summedWeights } from './weight-sum';
 
@@ -84,7 +85,7 @@ export function parseDesirabilityList(
     return { ok: false, errors: issues.items };
   }
   const drafts = value.flatMap((item, index) => parseItem(item, [...loc, index], issues));
-  checkUniqueIds(drafts, issues);
+  checkUniqueJobs(drafts, issues);
   if (issues.items.length > 0) return { ok: false, errors: issues.items };
   return {
     ok: true,
@@ -189,16 +190,34 @@ function parseLabelWeights(
   });
 }
 
-function checkUniqueIds(drafts: readonly Draft[], issues: Issues): void {
-  const seen = new Set<string>();
+/**
+ * Ids, and params, are unique within a submission: a job repeating an earlier job's id, or its
+ * params under another id (`#BTC` and `#btc` normalize alike), is a value error at the
+ * repetition. Jobs with the same params are one task (as the subnet's reader keys them): two
+ * ids would register and collect it twice.
+ */
+function checkUniqueJobs(drafts: readonly Draft[], issues: Issues): void {
+  const ids = new Set<string>();
+  const params = new Map<string, string>();
   for (const draft of drafts) {
     if (draft.id === undefined) continue;
-    if (seen.has(draft.id)) {
-      const subject = draft.legacy ? `this label (generated id '${draft.id}')` : `id '${draft.id}'`;
+    const subject = draft.legacy ? `this label (generated id '${draft.id}')` : `id '${draft.id}'`;
+    const key = draft.job && jobParamsKey(draft.job);
+    const earlier = key === undefined ? undefined : params.get(key);
+    if (ids.has(draft.id))
       issues.value(draft.loc, `${subject} is already used by another job of this submission`);
-    }
-    seen.add(draft.id);
+    else if (earlier !== undefined)
+      issues.value(
+        draft.loc,
+        `the params of ${subject} are already used by another job of this submission (id '${earlier}')`,
+      );
+    ids.add(draft.id);
+    if (key !== undefined && earlier === undefined) params.set(key, draft.id);
   }
+}
+
+function jobParamsKey(job: TaskJob): string {
+  return paramsKey(toJobView({ ...job, weight: 0 }).params);
 }
 
 /** Weights over their sum; huge weights, whose sum would overflow, are scaled down first. */
