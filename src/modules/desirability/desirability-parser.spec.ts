@@ -497,6 +497,54 @@ describe(parseDesirabilityRequest.name, () => {
       );
       expect(three.jobs.map((entry) => entry.weight)).toEqual([1 / 3, 1 / 3, 1 / 3]);
     });
+
+    it('refuse each weight whose share of the sum underflows to 0, at the weight', () => {
+      const msg =
+        'Value error, weight is too small beside the other weights of this submission: divided ' +
+        "by their sum it is 0, and a job's normalized weight must be greater than 0";
+      const tiny = parseDesirabilityRequest({
+        desirabilities: [
+          job({ weight: 1e308 }),
+          job({ id: 'b', weight: 1e-320 }, { label: '#b' }),
+          // 1 / 1e308 is a subnormal number, not 0.
+          { source_name: 'x', label_weights: { '#c': 1, '#d': 5e-324 } },
+        ],
+      });
+      expect(tiny.ok ? [] : tiny.errors).toEqual([
+        { loc: [...ROOT, 1, 'weight'], msg, type: 'value_error' },
+        { loc: [...ROOT, 2, 'label_weights', '#d'], msg, type: 'value_error' },
+      ]);
+      // Underflowing once the sum is scaled down (it would overflow): [1, 1, 1e-320 / 1e308].
+      expect(
+        violationsOf(
+          job({ weight: 1e308 }),
+          job({ id: 'b', weight: 1e308 }, { label: '#b' }),
+          job({ id: 'c', weight: 1e-10 }, { label: '#c' }),
+          job({ id: 'd', weight: 1e-320 }, { label: '#d' }),
+        ),
+      ).toEqual([{ loc: [...ROOT, 3, 'weight'], type: 'value_error' }]);
+      expect(
+        violationsOf(
+          job({ weight: 1 }),
+          job({ id: 'b', weight: 1 }, { label: '#b' }),
+          job({ id: 'c', weight: 5e-324 }, { label: '#c' }),
+        ),
+      ).toEqual([{ loc: [...ROOT, 2, 'weight'], type: 'value_error' }]);
+    });
+
+    it('keep a tiny weight whose share is still above 0', () => {
+      const submission = parsed(
+        job({ weight: 1 }),
+        job({ id: 'b', weight: 1e-300 }, { label: '#b' }),
+      );
+      expect(submission.jobs.map((entry) => entry.weight)).toEqual([1, 1e-300]);
+      // Tiny weights alone are shares like any others.
+      const alone = parsed(
+        job({ weight: 5e-324 }),
+        job({ id: 'b', weight: 5e-324 }, { label: '#b' }),
+      );
+      expect(alone.jobs.map((entry) => entry.weight)).toEqual([0.5, 0.5]);
+    });
   });
 
   it('reports every violation of every item at once', () => {

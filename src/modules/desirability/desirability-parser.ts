@@ -29,6 +29,8 @@ interface Draft {
   loc: Loc;
   legacy: boolean;
   weight: number | undefined;
+  /** Where errors about the weight point: the job's `weight`, or a legacy entry's label. */
+  weightLoc: Loc;
   job: TaskJob | undefined;
 }
 
@@ -86,12 +88,13 @@ export function parseDesirabilityList(
   }
   const drafts = value.flatMap((item, index) => parseItem(item, [...loc, index], issues));
   checkUniqueJobs(drafts, issues);
+  const jobs = issues.items.length > 0 ? [] : normalizeWeights(drafts, issues);
   if (issues.items.length > 0) return { ok: false, errors: issues.items };
   return {
     ok: true,
     value: {
       submitted: value as DesirabilityItem[],
-      jobs: normalizeWeights(drafts),
+      jobs,
       locs: drafts.map((draft) => draft.loc),
     },
   };
@@ -123,7 +126,7 @@ function parseJobItem(item: Record<string, unknown>, loc: Loc, issues: Issues): 
   const params = required(item, 'params', loc, issues, parseParams);
   issues.forbidExtra(item, JOB_FIELDS, loc);
   const job = id !== undefined && params ? { id, ...params } : undefined;
-  return { id, loc: [...loc, 'id'], legacy: false, weight, job };
+  return { id, loc: [...loc, 'id'], legacy: false, weight, weightLoc: [...loc, 'weight'], job };
 }
 
 function parseParams(value: unknown, loc: Loc, issues: Issues): Omit<TaskJob, 'id'> | undefined {
@@ -182,11 +185,14 @@ function parseLabelWeights(
     // pydantic reports a dictionary key's errors under `[key]`, its value's at the key itself.
     const label = parseLabel(key, platform, [...entryLoc, '[key]'], issues);
     const weight = parseWeight(weightValue, entryLoc, issues);
-    if (!platform || !label)
-      return { id: undefined, loc: entryLoc, legacy: true, weight, job: undefined };
+    const draft = { loc: entryLoc, legacy: true, weight, weightLoc: entryLoc };
+    if (!platform || !label) return { ...draft, id: undefined, job: undefined };
     const id = legacyJobId(platform, label);
-    const job = { id, platform, label, keyword: null, postStart: null, postEnd: null };
-    return { id, loc: entryLoc, legacy: true, weight, job };
+    return {
+      ...draft,
+      id,
+      job: { id, platform, label, keyword: null, postStart: null, postEnd: null },
+    };
   });
 }
 
@@ -220,14 +226,24 @@ function jobParamsKey(job: TaskJob): string {
   return paramsKey(toJobView({ ...job, weight: 0 }).params);
 }
 
-/** Weights over their sum; huge weights, whose sum would overflow, are scaled down first. */
-function normalizeWeights(drafts: readonly Draft[]): WeightedJob[] {
+/**
+ * Weights over their sum; huge weights, whose sum would overflow, are scaled down first. A
+ * weight so small beside the others that its share underflows to 0 is a value error at it: a
+ * job of weight 0 is refused by the subnet's uploader (`gt=0`), so the vote could never be
+ * published, and it would weigh nothing here.
+ */
+function normalizeWeights(drafts: readonly Draft[], issues: Issues): WeightedJob[] {
   const { weights, total } = summedWeights(drafts.map((draft) => draft.weight!));
-  return drafts.map((draft, index) => ({
-    ...draft.job!,
-    weight: weights[index] / total,
-    ...(draft.legacy ? { legacy: true as const } : {}),
-  }));
+  return drafts.map((draft, index) => {
+    const weight = weights[index] / total;
+    if (!(weight > 0 && Number.isFinite(weight)))
+      issues.value(
+        draft.weightLoc,
+        'weight is too small beside the other weights of this submission: divided by their sum ' +
+          "it is 0, and a job's normalized weight must be greater than 0",
+      );
+    return { ...draft.job!, weight, ...(draft.legacy ? { legacy: true as const } : {}) };
+  });
 }
 
 function required<T>(
