@@ -36,7 +36,9 @@ FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 # git (and ssh for ssh:// remotes) publishes votes to the Gravity repository (GRAVITY_REPO_URL).
-RUN apt-get update && apt-get install -y --no-install-recommends git openssh-client ca-certificates \
+# tini: an init that reaps what node does not (README, "Shutdown").
+RUN apt-get update \
+  && apt-get install -y --no-install-recommends git openssh-client ca-certificates tini \
   && rm -rf /var/lib/apt/lists/*
 COPY --from=build --chown=node:node /app/node_modules ./node_modules
 COPY --from=build --chown=node:node /app/dist ./dist
@@ -47,4 +49,7 @@ USER node
 EXPOSE 3000
 HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \
   CMD node -e "require('http').get('http://127.0.0.1:'+(process.env.PORT||3000)+'/openapi.json',r=>process.exit(r.statusCode===200?0:1)).on('error',()=>process.exit(1))"
+# tini runs node and passes signals on to it. -s: it reaps orphans also when it is not PID 1
+# itself (compose's `init: true` puts docker's own init there).
+ENTRYPOINT ["/usr/bin/tini", "-s", "--"]
 CMD ["node", "dist/src/main.js"]

@@ -1,4 +1,4 @@
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { redactGit, runGit } from './git';
@@ -22,6 +22,39 @@ describe(runGit.name, () => {
     await expect(
       runGit(['-C', '/nonexistent-directory', 'status'], { timeoutMs: 10_000 }),
     ).rejects.toMatchObject({ exitCode: 128 });
+  });
+});
+
+/** Processes still running (not zombies) whose command line holds `marker`. */
+function running(marker: string): string[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .flatMap((pid) => {
+      try {
+        const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+        return command.includes(marker) && state !== 'Z' ? [`${pid} ${command}`] : [];
+      } catch {
+        return []; // ended meanwhile
+      }
+    });
+}
+
+describe('runGit’s timeout', () => {
+  // git runs GIT_SSH_COMMAND through sh: a remote that never answers, made of two processes
+  // (sh and sleep) that git does not end itself; the odd duration names them.
+  it('ends git and every process it started, within the timeout and a grace period', async () => {
+    const seconds = `29.${process.pid}${Date.now() % 1000}`;
+    const started = Date.now();
+    await expect(
+      runGit(['ls-remote', 'ssh://127.0.0.1/gravity.git'], {
+        timeoutMs: 300,
+        env: { GIT_SSH_COMMAND: `sleep ${seconds}; false` },
+      }),
+    ).rejects.toThrow('git ls-remote: timed out after 300 ms');
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(running(`sleep ${seconds}`)).toEqual([]);
   });
 });
 

@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { ChildProcess, spawn } from 'node:child_process';
 
 /** Git could not be run, or the remote could not be reached; the message has no credential. */
 export class GitError extends Error {
@@ -58,31 +58,126 @@ export function runGit(args: readonly string[], options: GitOptions): Promise<st
     ),
     ...options.env,
   };
+  const maxOutputBytes = options.maxOutputBytes ?? 1024 * 1024;
+  const command = args[0] === '-C' ? args[2] : args[0];
   return new Promise((resolve, reject) => {
-    const child = execFile(
-      'git',
-      args,
-      {
-        env,
-        timeout: options.timeoutMs,
-        maxBuffer: options.maxOutputBytes ?? 1024 * 1024,
-        encoding: options.encoding ?? 'utf8',
-        windowsHide: true,
-      },
-      (error, stdout, stderr) => {
-        if (!error) return resolve(stdout);
-        const code = typeof error.code === 'number' ? error.code : undefined;
-        const output = redactGit(`${stderr}\n${stdout}`.trim(), options.secrets);
-        const what = error.killed
-          ? `timed out after ${options.timeoutMs} ms`
-          : (stderr.trim() || error.message).split('\n').slice(-3).join(' ');
-        const command = args[0] === '-C' ? args[2] : args[0];
-        reject(new GitError(redactGit(`git ${command}: ${what}`, options.secrets), code, output));
-      },
+    // A process group of its own: git's children (ssh, the GIT_SSH_COMMAND shell, upload-pack)
+    // are ended with it. Killed alone, git left them running, orphaned to the service's process.
+    const child = spawn('git', args, { env, detached: true, windowsHide: true });
+    const group = child.pid;
+    if (group !== undefined) track(group);
+    const stdout = new OutputBuffer();
+    const stderr = new OutputBuffer();
+    /** Why this call ended git before it exited: a timeout or too much output. */
+    let endedBecause: string | undefined;
+    let killTimer: NodeJS.Timeout | undefined;
+    const end = (reason: string) => {
+      if (endedBecause !== undefined) return;
+      endedBecause = reason;
+      // SIGTERM first: git removes its lock files (refs/heads/<branch>.lock) on it.
+      signalGroup(child, 'SIGTERM');
+      killTimer = setTimeout(() => signalGroup(child, 'SIGKILL'), KILL_GRACE_MS);
+    };
+    const timer = setTimeout(
+      () => end(`timed out after ${options.timeoutMs} ms`),
+      options.timeoutMs,
     );
-    child.stdin?.on('error', () => undefined);
-    child.stdin?.end(options.input ?? '');
+    child.stdout.on('data', (chunk: Buffer) => {
+      if (!stdout.add(chunk, maxOutputBytes)) end('stdout maxBuffer length exceeded');
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      if (!stderr.add(chunk, maxOutputBytes)) end('stderr maxBuffer length exceeded');
+    });
+    let settled = false;
+    const fail = (what: string, exitCode: number | undefined) => {
+      const encoding = options.encoding ?? 'utf8';
+      const output = redactGit(
+        `${stderr.text(encoding)}\n${stdout.text(encoding)}`.trim(),
+        options.secrets,
+      );
+      reject(new GitError(redactGit(`git ${command}: ${what}`, options.secrets), exitCode, output));
+    };
+    const finish = (): boolean => {
+      if (settled) return false;
+      settled = true;
+      clearTimeout(timer);
+      clearTimeout(killTimer);
+      if (group !== undefined) untrack(group);
+      return true;
+    };
+    // Git could not be started (not installed): 'close' may never come.
+    child.on('error', (error) => {
+      if (finish()) fail(error.message, undefined);
+    });
+    // Once git and every process holding its output have ended.
+    child.on('close', (code) => {
+      if (!finish()) return;
+      if (endedBecause !== undefined) {
+        // One that ignored SIGTERM and let go of the output would outlive the grace period.
+        signalGroup(child, 'SIGKILL');
+        return fail(endedBecause, undefined);
+      }
+      if (code === 0) return resolve(stdout.text(options.encoding ?? 'utf8'));
+      const said = stderr.text('utf8').trim() || `exited with ${code ?? 'a signal'}`;
+      fail(said.split('\n').slice(-3).join(' '), code ?? undefined);
+    });
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(options.input ?? '');
   });
+}
+
+/** How long the processes of a git call ended by SIGTERM get before SIGKILL. */
+const KILL_GRACE_MS = 2_000;
+
+/**
+ * The process groups of the git calls running: killed if the service exits while one runs (a
+ * second signal, a crash), which reaches them no longer through a process group of its own.
+ */
+const runningGroups = new Set<number>();
+
+function killRunningGroups(): void {
+  for (const group of runningGroups) signalGroupOf(group, 'SIGKILL');
+}
+
+function track(group: number): void {
+  if (runningGroups.size === 0) process.on('exit', killRunningGroups);
+  runningGroups.add(group);
+}
+
+function untrack(group: number): void {
+  if (runningGroups.delete(group) && runningGroups.size === 0)
+    process.removeListener('exit', killRunningGroups);
+}
+
+/** Sends `signal` to every process of the child's group (the child is its leader). */
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid !== undefined) signalGroupOf(child.pid, signal);
+}
+
+function signalGroupOf(group: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-group, signal);
+  } catch {
+    // ESRCH: every process of the group has ended already.
+  }
+}
+
+/** A stream's bytes, up to a limit. */
+class OutputBuffer {
+  private readonly chunks: Buffer[] = [];
+  private bytes = 0;
+
+  /** False once the limit is passed (the chunk is not kept). */
+  add(chunk: Buffer, limit: number): boolean {
+    this.bytes += chunk.length;
+    if (this.bytes > limit) return false;
+    this.chunks.push(chunk);
+    return true;
+  }
+
+  text(encoding: 'utf8' | 'latin1'): string {
+    return Buffer.concat(this.chunks).toString(encoding);
+  }
 }
 
 /** A message about a git call as it may be shown: no `user:password@` in URLs, no secret. */
