@@ -58,6 +58,36 @@ describe('runGit’s timeout', () => {
   });
 });
 
+describe('runGit’s signal', () => {
+  it('ends git and every process it started as soon as the signal is aborted', async () => {
+    const seconds = `28.${process.pid}${Date.now() % 1000}`;
+    const stopping = new AbortController();
+    const started = Date.now();
+    const fetching = runGit(['ls-remote', 'ssh://127.0.0.1/gravity.git'], {
+      timeoutMs: 60_000,
+      env: { GIT_SSH_COMMAND: `sleep ${seconds}; false` },
+      signal: stopping.signal,
+    });
+    while (running(`sleep ${seconds}`).length === 0 && Date.now() - started < 10_000)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    stopping.abort();
+    await expect(fetching).rejects.toMatchObject({
+      message: 'git ls-remote: aborted: the service is stopping',
+      exitCode: undefined,
+    });
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(running(`sleep ${seconds}`)).toEqual([]);
+  });
+
+  it('starts nothing once the signal is aborted', async () => {
+    const stopping = new AbortController();
+    stopping.abort();
+    await expect(
+      runGit(['hash-object', '--stdin'], { timeoutMs: 10_000, signal: stopping.signal }),
+    ).rejects.toThrow('git hash-object: aborted: the service is stopping');
+  });
+});
+
 describe('runGit’s environment', () => {
   afterEach(() => delete process.env.GIT_DIR);
 

@@ -28,6 +28,8 @@ export interface GitOptions {
   secrets?: readonly (string | undefined)[];
   /** How the output is decoded: `latin1` keeps every byte as one character (a file's bytes). */
   encoding?: 'utf8' | 'latin1';
+  /** Ends the command (and every process it started) when aborted: the service is stopping. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -60,6 +62,8 @@ export function runGit(args: readonly string[], options: GitOptions): Promise<st
   };
   const maxOutputBytes = options.maxOutputBytes ?? 1024 * 1024;
   const command = args[0] === '-C' ? args[2] : args[0];
+  if (options.signal?.aborted)
+    return Promise.reject(new GitError(`git ${command}: ${ABORTED}`, undefined));
   return new Promise((resolve, reject) => {
     // A process group of its own: git's children (ssh, the GIT_SSH_COMMAND shell, upload-pack)
     // are ended with it. Killed alone, git left them running, orphaned to the service's process.
@@ -68,7 +72,7 @@ export function runGit(args: readonly string[], options: GitOptions): Promise<st
     if (group !== undefined) track(group);
     const stdout = new OutputBuffer();
     const stderr = new OutputBuffer();
-    /** Why this call ended git before it exited: a timeout or too much output. */
+    /** Why this call ended git before it exited: a timeout, too much output, or the signal. */
     let endedBecause: string | undefined;
     let killTimer: NodeJS.Timeout | undefined;
     const end = (reason: string) => {
@@ -82,6 +86,8 @@ export function runGit(args: readonly string[], options: GitOptions): Promise<st
       () => end(`timed out after ${options.timeoutMs} ms`),
       options.timeoutMs,
     );
+    const abort = () => end(ABORTED);
+    options.signal?.addEventListener('abort', abort, { once: true });
     child.stdout.on('data', (chunk: Buffer) => {
       if (!stdout.add(chunk, maxOutputBytes)) end('stdout maxBuffer length exceeded');
     });
@@ -102,6 +108,7 @@ export function runGit(args: readonly string[], options: GitOptions): Promise<st
       settled = true;
       clearTimeout(timer);
       clearTimeout(killTimer);
+      options.signal?.removeEventListener('abort', abort);
       if (group !== undefined) untrack(group);
       return true;
     };
@@ -125,6 +132,8 @@ export function runGit(args: readonly string[], options: GitOptions): Promise<st
     child.stdin.end(options.input ?? '');
   });
 }
+
+const ABORTED = 'aborted: the service is stopping';
 
 /** How long the processes of a git call ended by SIGTERM get before SIGKILL. */
 const KILL_GRACE_MS = 2_000;

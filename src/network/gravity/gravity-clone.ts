@@ -1,9 +1,17 @@
 import { createHash } from 'node:crypto';
-import { mkdir, stat } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { lstat, mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { join, relative, resolve } from 'node:path';
+import { Logger } from '@nestjs/common';
 import { GitError, GitOptions, redactGit, runGit } from './git';
 
 const FETCH_TIMEOUT_MS = 120_000;
+/**
+ * A lock file older than this belongs to no git command running: none of ours (nor another
+ * replica's on the same DATA_DIR) runs longer than a fetch or a push, 120 s, and the 2 s before
+ * SIGKILL. One left by a git killed outright (the service killed mid-fetch) made every later
+ * fetch fail: "cannot lock ref … File exists".
+ */
+const STALE_LOCK_MS = FETCH_TIMEOUT_MS + 30_000;
 /** A local command: reading an object, writing one, resolving a name. */
 export const LOCAL_TIMEOUT_MS = 15_000;
 /** Every branch of the remote, kept apart from our own branch ref. */
@@ -32,7 +40,10 @@ type GitExtra = Pick<GitOptions, 'env' | 'input' | 'encoding'>;
  * clone; an https token is sent as a header through the environment.
  */
 export class GravityClone {
+  private readonly logger = new Logger(GravityClone.name);
   readonly directory: string;
+  /** Aborted by `close`: git commands end, and no new one starts. */
+  private readonly stopping = new AbortController();
   private fetching: Promise<void> | undefined;
   private fetchStartedAt = 0;
   private fetchingBranches: Promise<void> | undefined;
@@ -73,6 +84,7 @@ export class GravityClone {
   private async fetchOnce(): Promise<void> {
     this.fetchStartedAt = Date.now();
     await this.init();
+    await this.removeStaleLocks();
     const { repoUrl, branch } = this.settings;
     try {
       await this.git(
@@ -100,6 +112,7 @@ export class GravityClone {
   private async fetchAllBranchesOnce(): Promise<void> {
     this.branchesFetchStartedAt = Date.now();
     await this.init();
+    await this.removeStaleLocks();
     await this.git(
       ['fetch', '--quiet', '--no-tags', '--prune', this.settings.repoUrl, BRANCHES_REFSPEC],
       FETCH_TIMEOUT_MS,
@@ -120,9 +133,37 @@ export class GravityClone {
       () => true,
       () => false,
     );
-    if (exists) return;
+    if (exists) return this.removeStaleLocks();
     await mkdir(this.directory, { recursive: true });
     await this.git(['init', '--quiet', '--bare'], LOCAL_TIMEOUT_MS);
+  }
+
+  /** Ends the git commands running, and refuses new ones: the service is stopping. */
+  close(): void {
+    this.stopping.abort();
+  }
+
+  /**
+   * Removes the lock files no git command holds any longer (STALE_LOCK_MS): a ref's
+   * (`refs/heads/<branch>.lock`), `packed-refs.lock`, `shallow.lock`, our index's. Done when
+   * the clone is opened and before each fetch, so that one left by a git killed outright is
+   * cleared once it is old enough, without a restart.
+   */
+  private async removeStaleLocks(): Promise<void> {
+    const refs = join(this.directory, 'refs');
+    const names = async (directory: string, recursive: boolean) =>
+      (await readdir(directory, { recursive }).catch(() => [] as string[]))
+        .filter((name) => name.endsWith('.lock'))
+        .map((name) => join(directory, name));
+    const now = Date.now();
+    for (const path of [...(await names(this.directory, false)), ...(await names(refs, true))]) {
+      const lock = await lstat(path).catch(() => undefined);
+      if (!lock?.isFile() || now - lock.mtimeMs <= STALE_LOCK_MS) continue;
+      await rm(path, { force: true }).then(
+        () => this.logger.warn(`removed a stale git lock file: ${relative(this.directory, path)}`),
+        (error: Error) => this.logger.warn(`stale git lock file not removed: ${error.message}`),
+      );
+    }
   }
 
   async hasCommit(sha: string): Promise<boolean> {
@@ -163,6 +204,7 @@ export class GravityClone {
         maxOutputBytes,
         config: this.authConfig(),
         secrets: this.secrets,
+        signal: this.stopping.signal,
         ...extra,
       });
     } catch (error) {

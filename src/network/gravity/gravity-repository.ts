@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import type { OnModuleDestroy } from '@nestjs/common';
 import { GitError } from './git';
 import {
   causeOutput,
@@ -65,7 +66,7 @@ class PushRejectedError extends GitError {}
  * the fetched branch, built with git's plumbing (blob, an index file of our own, tree, commit),
  * never in a checkout, then pushed.
  */
-export class GravityRepository {
+export class GravityRepository implements OnModuleDestroy {
   private readonly clone: GravityClone;
 
   /**
@@ -76,6 +77,11 @@ export class GravityRepository {
 
   constructor(settings: GravitySettings) {
     this.clone = new GravityClone(settings);
+  }
+
+  /** Shutdown (Nest calls it on the provider): a fetch or a push running ends now. */
+  onModuleDestroy(): void {
+    this.clone.close();
   }
 
   /** The local clone's directory. */

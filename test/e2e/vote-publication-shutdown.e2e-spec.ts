@@ -1,0 +1,91 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PublicationWorker } from '../../src/modules/publication/publication-worker.service';
+import { ChainReplay, startChainReplay } from '../support/chain-replay';
+import { createKey } from '../support/fixtures';
+import { startTestApp, TestApp } from '../support/test-app';
+
+/** Processes still running (not zombies) whose command line holds `marker`. */
+function running(marker: string): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+        return state !== 'Z' && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker);
+      } catch {
+        return false; // ended meanwhile
+      }
+    })
+    .map(Number);
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Shutdown while the publication's git fetch waits on a remote that never answers (the fetch
+ * gives up after 120 s, and compose kills the container after 30): the app closes at once, its
+ * git command ended with every process it started.
+ */
+describe('Shutting down while the vote is being pushed', () => {
+  // git runs GIT_SSH_COMMAND through sh for the ssh:// remote: sh and sleep, never an answer.
+  const marker = `sleep 26.${process.pid}${Date.now() % 1000}`;
+  let replay: ChainReplay;
+  let dataDir: string;
+  let app: TestApp | undefined;
+
+  beforeAll(async () => {
+    process.env.GIT_SSH_COMMAND = `${marker}; false`;
+    replay = await startChainReplay();
+    dataDir = mkdtempSync(join(tmpdir(), 'gateway-publish-shutdown-'));
+    app = await startTestApp({
+      SUBTENSOR_URL: replay.url,
+      // The replay answers; reads of 1,024 neurons take seconds on a loaded machine.
+      SUBTENSOR_TIMEOUT_MS: '60000',
+      NETUID: '1',
+      GRAVITY_REPO_URL: 'ssh://git@127.0.0.1/gravity.git',
+      DATA_DIR: dataDir,
+      PUBLICATION_INTERVAL_MS: '3600000',
+      TASK_LIFECYCLE_TICK: '86400',
+      METAGRAPH_SYNC_INTERVAL: '3600',
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await app?.close();
+    await replay?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+    delete process.env.GIT_SSH_COMMAND;
+  }, 180_000);
+
+  it('ends the git command and closes within seconds', async () => {
+    const { key } = await createKey(app!, { tier: 'validator' });
+    await app!.http
+      .post('/api/v1/set_desirabilities')
+      .set('X-API-Key', key)
+      .send({
+        desirabilities: [{ id: 'tao', weight: 1, params: { platform: 'x', label: '#tao' } }],
+      })
+      .expect(200);
+    const publishing = app!.app.get(PublicationWorker).runOnce();
+    const started = Date.now();
+    while (running(marker).length === 0 && Date.now() - started < 20_000) await pause(20);
+    expect(running(marker)).not.toEqual([]);
+
+    const closing = Date.now();
+    const closed = app!.close().then(() => Date.now() - closing);
+    let deadline: NodeJS.Timeout | undefined;
+    const within = await Promise.race([
+      closed,
+      new Promise<undefined>(
+        (resolve) => (deadline = setTimeout(() => resolve(undefined), 20_000)),
+      ),
+    ]);
+    clearTimeout(deadline);
+    expect(within).toBeLessThan(10_000);
+    app = undefined;
+    await publishing;
+    expect(running(marker)).toEqual([]);
+  }, 60_000);
+});
