@@ -7,10 +7,13 @@ const ROOT = join(__dirname, '..');
 interface ComposeService {
   build?: unknown;
   init?: boolean;
+  environment?: Record<string, string>;
+  volumes?: string[];
 }
 
 const compose = load(readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8')) as {
   services: Record<string, ComposeService>;
+  volumes: Record<string, unknown>;
 };
 
 /** The services built from the Dockerfile: node runs in each. */
@@ -26,6 +29,26 @@ describe('docker-compose.yml and the Dockerfile', () => {
     expect(
       ourServices.filter(([, service]) => service.init !== true).map(([name]) => name),
     ).toEqual([]);
+  });
+
+  // Its database is on the postgres-data volume: task datasets lost with the container left
+  // completed tasks whose downloads answer 503.
+  it('keeps the DATA_DIR of every gateway on a named volume of its own', () => {
+    const gateways = Object.entries(compose.services).filter(
+      ([, service]) => service.environment?.DATA_DIR,
+    );
+    expect(gateways.map(([name]) => name).sort()).toEqual(['api', 'api-devnet']);
+    const volumes = gateways.map(([name, service]) => {
+      const mount = (service.volumes ?? []).find((volume) =>
+        volume.endsWith(`:${service.environment!.DATA_DIR}`),
+      );
+      const volume = mount?.split(':')[0];
+      return { name, volume, declared: volume !== undefined && volume in compose.volumes };
+    });
+    expect(volumes).toEqual([
+      { name: 'api', volume: 'api-data', declared: true },
+      { name: 'api-devnet', volume: 'api-devnet-data', declared: true },
+    ]);
   });
 
   it('runs the gateway image under tini, reaping orphans also when not PID 1', () => {
