@@ -1,3 +1,5 @@
+import { isUtf8 } from 'node:buffer';
+
 /**
  * Finds secrets in text a client controls or that is about to be written out (a log line, an
  * error body): the known secrets (the master key, the metrics token), and anything shaped like
@@ -103,13 +105,20 @@ function decodings(token: string, shortest: number): string[] {
 
 /** Lenient: a malformed escape is left as it is, the rest decoded. */
 function percentDecode(text: string): string {
-  return text.replace(/(?:%[0-9a-f]{2})+/gi, (run) => {
-    try {
-      return decodeURIComponent(run);
-    } catch {
-      return Buffer.from(run.replace(/%/g, ''), 'hex').toString('latin1');
-    }
-  });
+  return text.replace(/(?:%[0-9a-f]{2})+/gi, decodeRun);
+}
+
+/**
+ * A run of escapes as decodeURIComponent reads it when it is UTF-8; one that is not (`%ff`) is
+ * read byte for byte (latin1), so an ASCII secret encoded inside it is still found. Checked
+ * before decoding rather than by catching decodeURIComponent's URIError: a body of 250,000 runs
+ * of `%ff` cost an exception each, seconds of CPU per request (an audit's finding).
+ */
+function decodeRun(run: string): string {
+  // Only escapes below %80: ASCII, which decodeURIComponent always reads (and fastest).
+  if (!/%[89a-f]/i.test(run)) return decodeURIComponent(run);
+  const bytes = Buffer.from(run.replace(/%/g, ''), 'hex');
+  return bytes.toString(isUtf8(bytes) ? 'utf8' : 'latin1');
 }
 
 /**
