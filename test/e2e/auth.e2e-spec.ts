@@ -150,6 +150,41 @@ describe('Brute-force protection', () => {
   });
 });
 
+describe('Brute-force protection of the metrics token', () => {
+  const METRICS_TOKEN = 'metrics-token-for-auth-tests-0123';
+  let app: TestApp;
+
+  beforeAll(async () => {
+    app = await startTestApp({
+      METRICS_TOKEN,
+      AUTH_FAILURE_LIMIT: '20',
+      AUTH_FAILURE_WINDOW_SECONDS: '60',
+    });
+  });
+  afterAll(() => app.close());
+
+  // Beside a key, a wrong token used to let the key answer (a 403 here) uncounted, and the
+  // right one 200: guesses at the token without limit (an audit's finding).
+  it('counts wrong bearer tokens beside a valid key, and locks the address out after 20', async () => {
+    const { key } = await createKey(app);
+    // Admitted before, the key would be let through its address's lockout on its own.
+    await app.http.get('/api/v1/health').set('X-API-Key', key).expect(200);
+    const scrape = (token: string) =>
+      app.http.get('/metrics').set('X-API-Key', key).set('Authorization', `Bearer ${token}`);
+    const statuses: number[] = [];
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const response = await scrape(`metrics-token-guess-${attempt}`);
+      statuses.push(response.status);
+      if (response.status === 401)
+        expect(response.body).toMatchObject({ detail: 'Invalid metrics token' });
+    }
+    expect(statuses).toEqual(Array(20).fill(401));
+    // Locked out: the right token too, though the key beside it was admitted before.
+    await scrape('metrics-token-guess-20').expect(429);
+    await scrape(METRICS_TOKEN).expect(429);
+  });
+});
+
 describe('A locked-out address', () => {
   let app: TestApp;
 

@@ -79,16 +79,29 @@ describe(ApiKeyGuard.name, () => {
     expect(await refusalOf(() => guard.canActivate(context))).toBe('Missing API key');
   });
 
-  it('lets the key decide on /metrics when a wrong bearer token comes beside it', async () => {
-    // The bearer token is only the metrics token's way in; with a key, it is not a failure.
-    const master = { id: 'master', tier: 'validator' as const, isMaster: true, rateLimit: null };
-    const { guard, recordFailure } = setUp(master);
-    const { context, request } = requestTo('metrics', {
+  it('refuses a wrong bearer token on /metrics whatever key comes beside it, counting the failure', async () => {
+    // The token is tried first: letting a valid key answer instead (its 403, or an expired
+    // key's 401) told a wrong token from the right one, uncounted.
+    for (const known of [principal, 'expired' as const]) {
+      const { guard, authenticate, recordFailure } = setUp(known);
+      const { context, request } = requestTo('metrics', {
+        'x-api-key': KEY,
+        authorization: 'Bearer not-the-metrics-token',
+      });
+      expect(await refusalOf(() => guard.canActivate(context))).toBe('Invalid metrics token');
+      expect(recordFailure).toHaveBeenCalledWith('198.51.100.7', undefined);
+      expect(authenticate).not.toHaveBeenCalled();
+      expect(request.apiKey).toBeUndefined();
+    }
+  });
+
+  it('admits the right bearer token on /metrics, the key beside it unread', async () => {
+    const { guard, authenticate } = setUp(principal);
+    const { context } = requestTo('metrics', {
       'x-api-key': KEY,
-      authorization: 'Bearer not-the-metrics-token',
+      authorization: `Bearer ${METRICS_TOKEN}`,
     });
     expect(await refusalOf(() => guard.canActivate(context))).toBe('admitted');
-    expect(request.apiKey).toEqual(master);
-    expect(recordFailure).not.toHaveBeenCalled();
+    expect(authenticate).not.toHaveBeenCalled();
   });
 });
