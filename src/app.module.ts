@@ -3,6 +3,7 @@ import { APP_GUARD } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AccessLevelGuard, ApiKeyGuard } from './modules/api-keys/api-key.guard';
 import { AuthFailureLimiter } from './modules/api-keys/auth-failure-limiter';
+import { MisplacedSecretGuard } from './common/http/misplaced-secret.guard';
 import { LoggingModule } from './common/logging/logging.module';
 import { MetricsModule } from './common/metrics/metrics.module';
 import { RedisModule } from './common/redis/redis.module';
@@ -62,10 +63,13 @@ export class AppModule {
       ],
       providers: [
         AuthFailureLimiter,
-        // Order matters: authenticate, then charge the key's budget, then check its privilege.
+        // Order matters: authenticate, then charge the key's budget, then check its privilege,
+        // then look for a secret the request carries outside the headers (docs/decisions.md,
+        // "Refuse, don't store").
         { provide: APP_GUARD, useClass: ApiKeyGuard },
         { provide: APP_GUARD, useClass: RateLimitGuard },
         { provide: APP_GUARD, useClass: AccessLevelGuard },
+        { provide: APP_GUARD, useClass: MisplacedSecretGuard },
       ],
     };
   }

@@ -23,7 +23,7 @@ import { MetricsService } from './common/metrics/metrics.service';
 import { onlyDocsFiles } from './common/openapi/docs-assets';
 import { DOCS_PATH, OPENAPI_JSON_PATH, serveDocsPointer } from './common/openapi/docs-pointer';
 import { buildOpenApiDocument } from './common/openapi/openapi-document';
-import { refuseMisplacedSecrets } from './common/http/refuse-misplaced-secrets';
+import { refuseMisplacedKeys } from './common/http/refuse-misplaced-secrets';
 import { requireHost } from './common/http/require-host';
 import { attachSecretScanner } from './common/security/secrets';
 import { RATE_LIMIT_HEADER_NAMES } from './common/throttling/rate-limit-headers';
@@ -62,7 +62,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
       repairPathEncoding,
       jsonBodies(config.bodyLimit),
       bodyParserErrorHandler,
-      refuseMisplacedSecrets(scanner),
+      refuseMisplacedKeys(scanner),
       onlyDocsFiles(`/${DOCS_PATH}`),
     ),
   );

@@ -194,8 +194,8 @@ const PARSER_STATUSES = new Set([408, 431]);
  * What is wrong with an answer to a request no operation has: it must be 404 for a path no
  * operation has, and 405 with `Allow` naming them (`allowed`) for a path whose operations
  * have other methods, unless it was refused before routing: by Node's HTTP parser (400 for a
- * request it cannot read, 408, 431), a body the reader cannot take (413, 415, 422), or a
- * secret outside the authentication headers (400, README "Secrets").
+ * request it cannot read, 408, 431), a body the reader cannot take (413, 415, 422), or an
+ * issued key outside the authentication headers (400, README "Secrets").
  */
 export function unroutedProblems(answer: Answer, allowed: readonly string[]): string[] {
   const { method, status, body } = answer;

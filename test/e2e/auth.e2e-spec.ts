@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { connect } from 'node:net';
 import { DataSource, Logger } from 'typeorm';
+import { ERROR_DETAILS } from '../../src/common/errors/error-details';
 import { ApiKeysService } from '../../src/modules/api-keys/api-keys.service';
 import { createKey } from '../support/fixtures';
 import {
@@ -182,6 +183,97 @@ describe('Brute-force protection of the metrics token', () => {
     // Locked out: the right token too, though the key beside it was admitted before.
     await scrape('metrics-token-guess-20').expect(429);
     await scrape(METRICS_TOKEN).expect(429);
+  });
+});
+
+describe('Secrets outside the authentication headers', () => {
+  const METRICS_TOKEN = 'metrics-token-for-auth-tests-4567';
+  let app: TestApp;
+  let address = 0;
+  /** A client of its own (TRUST_PROXY=loopback), so that each test's lockout is its own. */
+  const client = () => `198.51.100.${++address}`;
+
+  beforeAll(async () => {
+    app = await startTestApp({
+      METRICS_TOKEN,
+      TRUST_PROXY: 'loopback',
+      AUTH_FAILURE_LIMIT: '5',
+      AUTH_FAILURE_WINDOW_SECONDS: '60',
+    });
+  });
+  afterAll(() => app.close());
+
+  // Refused before authentication, the 400 told anyone whether a guess at the master key was
+  // right (400, else 404 or 401), thousands of guesses a request, never counted towards the
+  // address's lockout (an audit's finding).
+  it('answers 401 to a request without a valid key carrying the master key, counting the failure', async () => {
+    const from = client();
+    const guess = (path: string) =>
+      app.http.get(path).set('X-Forwarded-For', from).set('X-API-Key', 'sk_live_guess');
+    const missing = await app.http
+      .get(`/api/v1/health?k=${TEST_MASTER_KEY}`)
+      .set('X-Forwarded-For', from)
+      .expect(401);
+    expect(missing.body).toMatchObject({ detail: 'Missing API key' });
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const refused = await guess(`/api/v1/health?k=${TEST_MASTER_KEY}&attempt=${attempt}`);
+      expect({ status: refused.status, body: refused.body }).toEqual({
+        status: 401,
+        body: expect.objectContaining({ detail: 'Invalid API key' }),
+      });
+    }
+    await guess(`/api/v1/health?k=${TEST_MASTER_KEY}`).expect(429);
+  });
+
+  it('answers 400 to a key that carries the master key elsewhere, charged, before anything is stored', async () => {
+    const from = client();
+    const { key } = await createKey(app);
+    const refused = await app.http
+      .get(`/api/v1/get_bytes_by_label?label=${encodeURIComponent(TEST_MASTER_KEY)}`)
+      .set('X-Forwarded-For', from)
+      .set('X-API-Key', key)
+      .expect(400);
+    expect(refused.body).toMatchObject({ detail: ERROR_DETAILS.misplacedSecret });
+    expect(refused.headers['x-ratelimit-remaining']).toBe('99');
+    // The master key's own request, on an operation charged to no budget: refused as well, and
+    // no key is made with it as its name.
+    const named = `team ${TEST_MASTER_KEY}`;
+    await app.http
+      .post('/api/v1/keys')
+      .set('X-Forwarded-For', from)
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .send({ name: named })
+      .expect(400);
+    const listed = await app.http
+      .get('/api/v1/keys')
+      .set('X-Forwarded-For', from)
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .expect(200);
+    expect(JSON.stringify(listed.body)).not.toContain(TEST_MASTER_KEY);
+  });
+
+  it('answers 400 to an issued key outside the headers before authentication, uncounted', async () => {
+    const from = client();
+    const { key } = await createKey(app);
+    for (let attempt = 0; attempt < 6; attempt++)
+      await app.http
+        .get(`/api/v1/health?k=${key}`)
+        .set('X-Forwarded-For', from)
+        .set('X-API-Key', 'sk_live_guess')
+        .expect(400);
+    await app.http
+      .get('/api/v1/health')
+      .set('X-Forwarded-For', from)
+      .set('X-API-Key', key)
+      .expect(200);
+  });
+
+  it('serves /metrics to the metrics token whatever its query holds: it reads none of it', async () => {
+    await app.http
+      .get(`/metrics?k=${TEST_MASTER_KEY}`)
+      .set('X-Forwarded-For', client())
+      .set('Authorization', `Bearer ${METRICS_TOKEN}`)
+      .expect(200);
   });
 });
 

@@ -31,10 +31,18 @@ export function validationCase(
 
 /** Errors many operations share, with the texts the service sends. */
 export const ERROR_CASES = {
+  misplacedKey: errorCase(
+    400,
+    'misplacedKey',
+    'An issued key (`sk_live_…`) outside the X-API-Key header, in any encoding: refused before ' +
+      'authentication',
+    ERROR_DETAILS.misplacedSecret,
+  ),
   misplacedSecret: errorCase(
     400,
     'misplacedSecret',
-    'A secret outside the X-API-Key and Authorization headers',
+    'The master key or another configured secret outside the X-API-Key and Authorization ' +
+      'headers, in any encoding: refused after authentication, the rate limit and the privilege check',
     ERROR_DETAILS.misplacedSecret,
   ),
   malformedBody: errorCase(
@@ -140,11 +148,12 @@ export const ERROR_CASES = {
 } as const;
 
 /**
- * The cases answered before the key's budget is counted: by the body reader, the misplaced-secret
+ * The cases answered before the key's budget is counted: by the body reader, the misplaced-key
  * check or authentication (app.setup.ts, ApiKeyGuard). They never carry the rate-limit headers.
+ * (A known secret outside the headers is refused after: MisplacedSecretGuard.)
  */
 export const BEFORE_THE_BUDGET: ReadonlySet<ErrorCase> = new Set([
-  ERROR_CASES.misplacedSecret,
+  ERROR_CASES.misplacedKey,
   ERROR_CASES.malformedBody,
   ERROR_CASES.malformedRequest,
   ERROR_CASES.requestTimeout,

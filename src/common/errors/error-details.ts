@@ -25,7 +25,10 @@ export const ERROR_DETAILS = {
   notFound: 'Not Found',
   /** A known path asked with a method it lacks: FastAPI's text. */
   methodNotAllowed: 'Method Not Allowed',
-  /** A secret outside the X-API-Key and Authorization headers (http/refuse-misplaced-secrets.ts). */
+  /**
+   * A secret outside the X-API-Key and Authorization headers (http/refuse-misplaced-secrets.ts,
+   * http/misplaced-secret.guard.ts).
+   */
   misplacedSecret:
     'The request carries a secret (an API key or token) outside the X-API-Key and Authorization ' +
     'headers, and was not processed: send keys in the X-API-Key header only',

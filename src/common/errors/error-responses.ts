@@ -13,7 +13,12 @@ export const BEFORE_THE_BUDGET_EXTENSION = 'x-before-the-budget';
 
 /** What a bare status stands for in ApiErrorResponses; other statuses need their cases. */
 const STANDARD_CASES: Partial<Record<number, ErrorCase[]>> = {
-  400: [ERROR_CASES.misplacedSecret, ERROR_CASES.malformedBody, ERROR_CASES.malformedRequest],
+  400: [
+    ERROR_CASES.misplacedKey,
+    ERROR_CASES.misplacedSecret,
+    ERROR_CASES.malformedBody,
+    ERROR_CASES.malformedRequest,
+  ],
   401: [
     ERROR_CASES.missingKey,
     ERROR_CASES.keyInAuthorization,

@@ -4,34 +4,50 @@ import { sendError } from '../errors/error-body';
 import { ERROR_DETAILS } from '../errors/error-details';
 import { redactUrl } from '../logging/redact-url';
 import { SecretScanner } from '../security/secret-scanner';
+import { ISSUED_KEY_SCANNER } from '../security/secrets';
 
 /** The one place a key is expected outside the headers: the key to deactivate. */
 const KEY_PATH = /^\/api\/v1\/keys\/[^/]+\/deactivate\/?$/i;
 
+/** How the refusal is logged, after the method and the redacted URL. */
+export const REFUSED_FOR_A_SECRET =
+  '400: refused, it carries a secret outside the X-API-Key and Authorization headers';
+
+/**
+ * True when what `scanner` looks for is in the request outside the X-API-Key and Authorization
+ * headers: in its path (but for the key to deactivate), its query string or its JSON body, in
+ * any encoding.
+ */
+export function carriesSecret(url: string, body: unknown, scanner: SecretScanner): boolean {
+  const queryAt = url.indexOf('?');
+  const path = queryAt === -1 ? url : url.slice(0, queryAt);
+  const query = queryAt === -1 ? '' : url.slice(queryAt + 1);
+  return (
+    (!KEY_PATH.test(path) && scanner.contains(path)) ||
+    scanner.contains(query) ||
+    (body !== undefined && scanner.contains(JSON.stringify(body)))
+  );
+}
+
 /**
  * Secrets belong in the X-API-Key or Authorization header. A request that carries one anywhere
- * else (the path, the query string, the JSON body), in any encoding, is refused with a 400
- * before it is routed, authenticated or stored: nothing of it is kept (a secret as a task id or
- * a label would otherwise be stored and shown to every key), and the client learns of its
- * mistake. Installed after the body parser, so the body is scanned as parsed.
+ * else is refused with a 400 before anything of it is stored (a secret as a task id or a label
+ * would otherwise be shown to every key), and the client learns of its mistake. Two checks:
+ * - this one, before routing and authentication: issued keys, known by their shape (`sk_live_`
+ *   and 20 characters or more). A 400 for one tells the client nothing it did not send.
+ * - MisplacedSecretGuard, once a key is admitted and its request charged to its budget: the
+ *   secrets known in clear (the master key, the tokens, SUBTENSOR_URL's credentials). Looked
+ *   for here, the 400 told anyone whether a guess at them was right, thousands of guesses a
+ *   request, never counted towards the address's lockout (an audit's finding).
+ * Installed after the body parser, so the body is scanned as parsed. `scanner` (every secret)
+ * redacts the URL of the warning.
  */
-export function refuseMisplacedSecrets(scanner: SecretScanner) {
+export function refuseMisplacedKeys(scanner: SecretScanner) {
   // Refused before the request logger sees the request: said here, with the URL redacted.
   const logger = new Logger('Security');
   return (request: Request, response: Response, next: NextFunction): void => {
-    const queryAt = request.url.indexOf('?');
-    const path = queryAt === -1 ? request.url : request.url.slice(0, queryAt);
-    const query = queryAt === -1 ? '' : request.url.slice(queryAt + 1);
-    const body: unknown = request.body;
-    const misplaced =
-      (!KEY_PATH.test(path) && scanner.contains(path)) ||
-      scanner.contains(query) ||
-      (body !== undefined && scanner.contains(JSON.stringify(body)));
-    if (!misplaced) return next();
-    logger.warn(
-      `${request.method} ${redactUrl(request.url, scanner)} 400: refused, it carries a secret ` +
-        'outside the X-API-Key and Authorization headers',
-    );
+    if (!carriesSecret(request.url, request.body, ISSUED_KEY_SCANNER)) return next();
+    logger.warn(`${request.method} ${redactUrl(request.url, scanner)} ${REFUSED_FOR_A_SECRET}`);
     sendError(request, response, 400, { detail: ERROR_DETAILS.misplacedSecret });
   };
 }

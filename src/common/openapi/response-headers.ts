@@ -32,8 +32,9 @@ export const REQUEST_ID_HEADERS: Record<string, HeaderObject> = {
 
 /**
  * On every response to a request that was authenticated and counted against its key's budget;
- * absent when the request was refused before its key was checked (400, 401, 413, 415, a body
- * that is not JSON) and on operations that are not rate-limited.
+ * absent when the request was refused before its key was checked (400 but for a known secret
+ * outside the headers, 401, 413, 415, a body that is not JSON) and on operations that are not
+ * rate-limited.
  */
 export const RATE_LIMIT_HEADERS: Record<string, HeaderObject> = {
   'X-RateLimit-Limit': {

@@ -81,9 +81,14 @@ export function attachSecretScanner(locals: Record<string, unknown>, scanner: Se
   locals[LOCALS_KEY] = scanner;
 }
 
+/**
+ * Issued keys alone, known by their shape: what a request is refused for before it is
+ * authenticated, since finding one tells the client nothing it did not send (a known secret
+ * found would tell a guesser it guessed right: refuse-misplaced-secrets.ts).
+ */
+export const ISSUED_KEY_SCANNER = new SecretScanner([], ISSUED_KEY, ISSUED_KEY_MIN_LENGTH);
+
 /** The app's scanner; without one (an app not set up by configureApp), issued keys only. */
 export function secretScannerOf(request: Pick<Request, 'app'>): SecretScanner {
-  return (request.app?.locals[LOCALS_KEY] as SecretScanner | undefined) ?? FALLBACK;
+  return (request.app?.locals[LOCALS_KEY] as SecretScanner | undefined) ?? ISSUED_KEY_SCANNER;
 }
-
-const FALLBACK = new SecretScanner([], ISSUED_KEY, ISSUED_KEY_MIN_LENGTH);
