@@ -1,3 +1,4 @@
+import { bytesOfRun, isUtf8Run } from '../percent-escapes';
 import type { NextFunction, Request, Response } from 'express';
 
 /**
@@ -22,15 +23,13 @@ export function repairPathEncoding(
   next();
 }
 
+/** Replaces invalid UTF-8 with U+FFFD (it is not `fatal` by default). */
+const UTF8 = new TextDecoder();
+
 function repairPercentEncoding(path: string): string {
-  return path.replace(/%(?![0-9a-f]{2})/gi, '%25').replace(/(?:%[0-9a-f]{2})+/gi, (run) => {
-    try {
-      decodeURIComponent(run);
-      return run;
-    } catch {
-      const bytes = Buffer.from(run.replace(/%/g, ''), 'hex');
-      // TextDecoder replaces invalid UTF-8 with U+FFFD (it is not `fatal` by default).
-      return encodeURIComponent(new TextDecoder().decode(bytes));
-    }
-  });
+  return path.replace(/%(?![0-9a-f]{2})/gi, '%25').replace(/(?:%[0-9a-f]{2})+/gi, (run) =>
+    // Checked first rather than by catching decodeURIComponent's URIError, an exception per
+    // run: a path of 4,000 runs of `%ff` cost tens of milliseconds before authentication.
+    isUtf8Run(run) ? run : encodeURIComponent(UTF8.decode(bytesOfRun(run))),
+  );
 }
