@@ -7,6 +7,7 @@ import {
   IsOptional,
   IsString,
   Max,
+  ValidateBy,
   ValidateNested,
 } from 'class-validator';
 import { NotBlank } from '../validation/not-blank';
@@ -72,12 +73,26 @@ class Body {
   label?: string;
 }
 
+/** How many items of `Names.names` were checked. */
+let namesChecked = 0;
+
+class Names {
+  @IsArray()
+  @ArrayMaxSize(10)
+  @ValidateBy(
+    { name: 'counted', validator: { validate: () => (namesChecked += 1) > 0 } },
+    { each: true },
+  )
+  names: string[];
+}
+
 async function errorsFor(
   value: unknown,
   type: 'body' | 'query' = 'body',
+  metatype: new () => object = Body,
 ): Promise<ValidationErrorItem[]> {
   try {
-    await new RequestValidationPipe().transform(value, { type, metatype: Body });
+    await new RequestValidationPipe().transform(value, { type, metatype });
   } catch (error) {
     if (error instanceof RequestValidationException) return error.errors;
     throw error;
@@ -212,6 +227,42 @@ describe(RequestValidationPipe.name, () => {
         ctx: { min_length: 1 },
       },
     ]);
+  });
+
+  // 200,000 names, each transformed and checked before the 10-item bound was, held the event
+  // loop for seconds (an audit's finding).
+  it('reads a list too long no further than one item past its bound, and reports its length as sent', async () => {
+    namesChecked = 0;
+    const names = Array.from({ length: 200_000 }, (_, index) => `name${index}`);
+    expect(await errorsFor({ names }, 'body', Names)).toEqual([
+      {
+        loc: ['body', 'names'],
+        msg: 'List should have at most 10 items after validation, not 200000',
+        type: 'too_long',
+        ctx: { field_type: 'List', max_length: 10, actual_length: 200_000 },
+      },
+    ]);
+    expect(namesChecked).toBeLessThanOrEqual(11);
+    // Within its bound, every item is checked.
+    namesChecked = 0;
+    expect(await errorsFor({ names: names.slice(0, 10) }, 'body', Names)).toEqual([]);
+    expect(namesChecked).toBe(10);
+  });
+
+  it("reports a list too long among the other fields' errors, in their order", async () => {
+    const body = { count: 11, tags: Array.from({ length: 1000 }, () => ''), mode: 'some' };
+    expect(await errorsFor(body)).toEqual([
+      expect.objectContaining({ loc: ['body', 'name'], type: 'missing' }),
+      expect.objectContaining({ loc: ['body', 'count'], type: 'less_than_equal' }),
+      {
+        loc: ['body', 'tags'],
+        msg: 'List should have at most 3 items after validation, not 1000',
+        type: 'too_long',
+        ctx: { field_type: 'List', max_length: 3, actual_length: 1000 },
+      },
+      expect.objectContaining({ loc: ['body', 'mode'], type: 'enum' }),
+    ]);
+    expect(body.tags).toHaveLength(1000);
   });
 
   it('points into nested lists with integer indexes', async () => {

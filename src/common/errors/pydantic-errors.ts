@@ -73,8 +73,8 @@ const CONSTRAINTS: Record<string, Describe> = {
   // Blank is empty once trimmed (common/validation/not-blank.ts).
   notBlank: () => stringTooShort(1),
   storableText: () => ({ ...STORABLE_TEXT_REFUSAL, ctx: { ...STORABLE_TEXT_REFUSAL.ctx } }),
-  arrayMaxSize: (n: number, value) => listLength('max', n, value),
-  arrayMinSize: (n: number, value) => listLength('min', n, value),
+  arrayMaxSize: (n: number, value) => listLength('max', n, lengthOf(value)),
+  arrayMinSize: (n: number, value) => listLength('min', n, lengthOf(value)),
   isIn: (values: unknown[]) => {
     const expected = values.map((v) => `'${String(v)}'`);
     const text =
@@ -89,9 +89,10 @@ const CONSTRAINTS: Record<string, Describe> = {
   }),
 };
 
+const lengthOf = (value: unknown) => (Array.isArray(value) ? value.length : 0);
+
 /** pydantic's words and context for a list's length, its actual length included. */
-function listLength(bound: 'min' | 'max', n: number, value: unknown) {
-  const actual = Array.isArray(value) ? value.length : 0;
+export function listLength(bound: 'min' | 'max', n: number, actual: number) {
   const [type, words] = bound === 'max' ? ['too_long', 'at most'] : ['too_short', 'at least'];
   return {
     type,
