@@ -153,6 +153,15 @@ describe(RequestValidationPipe.name, () => {
     ]);
   });
 
+  it.each([5, true, {}, { '0': 'a' }])(
+    'reports a list field given %j as no list, not as an item of the wrong type',
+    async (tags) => {
+      expect(await errorsFor({ name: 'a', tags })).toEqual([
+        { loc: ['body', 'tags'], msg: 'Input should be a valid list', type: 'list_type' },
+      ]);
+    },
+  );
+
   it('reports one error for a field failing several checks, the first pydantic makes', async () => {
     // Too long and not storable: pydantic checks the length first.
     expect(await errorsFor({ name: 'a', label: 'abc\u0000def' })).toEqual([

@@ -182,7 +182,10 @@ function describe(
  * white space is stripped: `notBlank`), upper bounds, pattern, the field's own validators.
  */
 function rank(name: string): number {
-  if (name === 'whitelistValidation') return -1;
+  if (name === 'whitelistValidation') return -2;
+  // A list's own type before its items': `each: true` rules check a value that is no list as
+  // one item, and `{"usernames": 5}` was told "a valid string" (an audit's finding).
+  if (name === 'isArray') return -1;
   if (name in TYPE_CHECKS) return 0;
   if (LOWER_BOUNDS.has(name)) return 1;
   if (name === 'storableText') return 3;
