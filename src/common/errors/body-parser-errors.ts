@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { sendError } from './error-body';
 import { ERROR_DETAILS } from './error-details';
+import { jsonErrorPosition } from './json-error-position';
 
 interface BodyParserError extends Error {
   type?: string;
@@ -25,7 +26,7 @@ export function bodyParserErrorHandler(
       sendError(req, res, 422, {
         detail: [
           {
-            loc: ['body', parsePosition(error.message)],
+            loc: ['body', parsePosition(error)],
             msg: 'JSON decode error',
             type: 'json_invalid',
             ctx: { error: error.message },
@@ -47,7 +48,14 @@ export function bodyParserErrorHandler(
   }
 }
 
-function parsePosition(message: string): number {
-  const match = /position (\d+)/.exec(message);
+/**
+ * Where the body stops being JSON, as FastAPI reports it (Python's json module's position): the
+ * parser's message has none for some errors (`{"a":tru}`, `{"a":`), which read as 0. A body
+ * refused for its depth is JSON: its error has no text to scan, and keeps the message's 0.
+ */
+function parsePosition(error: BodyParserError): number {
+  const position = typeof error.body === 'string' ? jsonErrorPosition(error.body) : undefined;
+  if (position !== undefined) return position;
+  const match = /position (\d+)/.exec(error.message);
   return match ? Number(match[1]) : 0;
 }
