@@ -152,6 +152,7 @@ export interface PublicationConfig {
 export interface HttpServerConfig {
   headersTimeoutMs: number;
   requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
 }
 
 export interface SubtensorConfig {

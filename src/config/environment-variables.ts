@@ -253,6 +253,17 @@ export class EnvironmentVariables {
   @Min(1000)
   HTTP_REQUEST_TIMEOUT_MS = 60000;
 
+  /**
+   * How long an idle kept-alive connection stays open. Longer than a proxy keeps its idle
+   * connections to us (60 s for AWS's ALB and many nginx setups): were we to close first, the
+   * proxy could send a request on the connection as it closes, and answer its client 502.
+   */
+  @toInt()
+  @IsInt()
+  @Min(1000)
+  @TimerMs()
+  HTTP_KEEP_ALIVE_TIMEOUT_MS = 65000;
+
   @IsOptional()
   @IsString()
   METAGRAPH_FILE?: string;

@@ -55,7 +55,11 @@ describe(loadConfig.name, () => {
       bodyLimit: '1mb',
       corsOrigins: [],
       shutdownTimeoutMs: 10_000,
-      httpServer: { headersTimeoutMs: 20_000, requestTimeoutMs: 60_000 },
+      httpServer: {
+        headersTimeoutMs: 20_000,
+        requestTimeoutMs: 60_000,
+        keepAliveTimeoutMs: 65_000,
+      },
       auth: { failureLimit: 20, failureWindowSeconds: 60, keyCacheTtlMs: 500 },
       database: { poolSize: 10, statementTimeoutMs: 15_000, connectTimeoutMs: 5000 },
       desirability: { maxJobs: 256, maxActiveTasks: 1000 },
@@ -371,7 +375,7 @@ describe(loadConfig.name, () => {
     ]);
     expect(
       loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '30000', HTTP_REQUEST_TIMEOUT_MS: '30000' }).httpServer,
-    ).toEqual({ headersTimeoutMs: 30_000, requestTimeoutMs: 30_000 });
+    ).toMatchObject({ headersTimeoutMs: 30_000, requestTimeoutMs: 30_000 });
     // A value that is no number says that alone.
     expect(problemsOf({ HTTP_REQUEST_TIMEOUT_MS: 'abc' })).toEqual([
       'HTTP_REQUEST_TIMEOUT_MS: must be an integer number',
@@ -449,6 +453,7 @@ describe(loadConfig.name, () => {
       'INDEX_FETCH_TIMEOUT_MS',
       'BUCKET_FETCH_TIMEOUT_MS',
       'DATABASE_CONNECT_TIMEOUT_MS',
+      'HTTP_KEEP_ALIVE_TIMEOUT_MS',
     ];
     const inSeconds = [
       'METAGRAPH_SYNC_INTERVAL',

@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import type { LoggerService } from '@nestjs/common';
 import { exchange, parse } from '../../../test/support/raw-http';
 import { ERROR_DETAILS } from '../errors/error-details';
@@ -9,9 +9,10 @@ import { answerClientErrors } from './client-errors';
 /**
  * Tighter than the service's defaults, so that a slow client is answered within the test. Node
  * checks them once a second: the request's limit is over the headers' by more than that, so
- * the two answers cannot be mistaken for each other.
+ * the two answers cannot be mistaken for each other. An idle connection is closed after a second,
+ * well before Node's own 5 s.
  */
-const LIMITS = { headersTimeoutMs: 300, requestTimeoutMs: 2000 };
+const LIMITS = { headersTimeoutMs: 300, requestTimeoutMs: 2000, keepAliveTimeoutMs: 1000 };
 
 /** What the app would answer: the request it was handed, once its body is in. */
 function echo(request: IncomingMessage, response: ServerResponse): void {
@@ -103,6 +104,25 @@ describe('answerClientErrors', () => {
     expect(answer.body.detail).toBe(ERROR_DETAILS.requestTimeout);
     expect(Date.now() - started).toBeGreaterThanOrEqual(LIMITS.requestTimeoutMs);
     expect(Date.now() - started).toBeLessThan(LIMITS.requestTimeoutMs + 1500);
+  });
+
+  it('closes a kept-alive connection once it has been idle its keep-alive timeout', async () => {
+    const socket = connect(port, '127.0.0.1');
+    try {
+      await once(socket, 'connect');
+      socket.write('GET /items HTTP/1.1\r\nHost: x\r\n\r\n');
+      const [answer] = (await once(socket, 'data')) as [Buffer];
+      expect(answer.toString('latin1')).toMatch(
+        /^HTTP\/1\.1 200 [^]*\r\nKeep-Alive: timeout=1\r\n/,
+      );
+      const idleFrom = Date.now();
+      await once(socket, 'close');
+      // Node 20 waits a second past the timeout it announces: well before its own 5 s still.
+      expect(Date.now() - idleFrom).toBeGreaterThanOrEqual(900);
+      expect(Date.now() - idleFrom).toBeLessThan(3000);
+    } finally {
+      socket.destroy();
+    }
   });
 
   it('hands an HTTP/1.1 request without Host to the app, which answers it (requireHost)', async () => {

@@ -11,6 +11,8 @@ export interface HttpServerLimits {
   headersTimeoutMs: number;
   /** Time a client has to send the whole request (a slow body included). */
   requestTimeoutMs: number;
+  /** How long an idle kept-alive connection stays open. */
+  keepAliveTimeoutMs: number;
 }
 
 /**
@@ -47,6 +49,11 @@ export function answerClientErrors(
 ): void {
   server.headersTimeout = limits.headersTimeoutMs;
   server.requestTimeout = limits.requestTimeoutMs;
+  // Node's 5 s default closed idle connections a proxy in front still held for reuse (they keep
+  // them 60 s or so), and the proxy answered 502 for a request it sent on one as it closed. The
+  // two timeouts above do not count idle time (Node 18 and later check them only while a
+  // request is arriving), so this one may be the longest.
+  server.keepAliveTimeout = limits.keepAliveTimeoutMs;
   // Node checks those timeouts on an interval (30 s by default, read when the server starts
   // listening): once a second, a slow client is cut off within a second of its limit.
   (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = 1000;
