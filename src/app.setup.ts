@@ -71,7 +71,12 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
   serveDocsPointer(app);
   const allowedMethods = allowedMethodsOf(document);
   app.useGlobalFilters(new AllExceptionsFilter(allowedMethods));
-  answerClientErrors(app.getHttpServer(), config.httpServer, app.get(Logger), allowedMethods);
+  answerClientErrors(
+    app.getHttpServer(),
+    { ...config.httpServer, bodyLimit: config.bodyLimit },
+    app.get(Logger),
+    allowedMethods,
+  );
 }
 
 /**

@@ -131,6 +131,53 @@ describe("Errors of Node's HTTP parser", () => {
     await expectCountedAnswered('POST', 408);
   });
 
+  // The body parser read the whole body before its 413, for as long as the client took to send
+  // it (here the 2 s request timeout's 408 came first), and Node answered `Expect:
+  // 100-continue` with a 100 by itself, so that the client sent it (an audit's finding).
+  it('answers a body declared over BODY_LIMIT with a 413 before any of it is sent, counted as answered', async () => {
+    const answer = await keysRequest('POST', 'trace-too-large', 'Content-Length: 2000000\r\n\r\n');
+    expect(answer).toMatchObject({
+      status: 413,
+      headers: { connection: 'close' },
+      body: { detail: 'Request body too large', request_id: 'trace-too-large' },
+    });
+    app.contract.check(`${app.url}/api/v1/keys`, { method: 'POST', ...answer });
+    await expectCountedAnswered('POST', 413);
+    // Asked to confirm first, the server sends no 100 Continue before the 413.
+    const expecting = await exchange(port, (socket) =>
+      socket.write(
+        `POST /api/v1/keys HTTP/1.1\r\nHost: x\r\nX-API-Key: ${TEST_MASTER_KEY}\r\n` +
+          'Content-Type: application/json\r\nContent-Length: 2000000\r\nExpect: 100-continue\r\n\r\n',
+      ),
+    );
+    expect(expecting).toMatch(/^HTTP\/1\.1 413 /);
+  });
+
+  it('still answers Expect: 100-continue with a 100 for a body within BODY_LIMIT', async () => {
+    const body = JSON.stringify({ name: 'sent after 100 Continue' });
+    const socket = connect(port, '127.0.0.1');
+    try {
+      await once(socket, 'connect');
+      socket.write(
+        `POST /api/v1/keys HTTP/1.1\r\nHost: x\r\nX-API-Key: ${TEST_MASTER_KEY}\r\n` +
+          `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n` +
+          'Expect: 100-continue\r\nConnection: close\r\n\r\n',
+      );
+      const [interim] = (await once(socket, 'data')) as [Buffer];
+      expect(interim.toString('latin1')).toBe('HTTP/1.1 100 Continue\r\n\r\n');
+      const chunks: Buffer[] = [];
+      socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+      socket.write(body);
+      await once(socket, 'close');
+      expect(parse(Buffer.concat(chunks).toString('utf8'))).toMatchObject({
+        status: 200,
+        body: { name: 'sent after 100 Continue' },
+      });
+    } finally {
+      socket.destroy();
+    }
+  });
+
   // The client is there to read the 400 of a body the parser cannot read: answered, not cut off.
   it("answers a chunked body it cannot read with a 400 under the request's own id, counted as answered", async () => {
     const answer = await keysRequest(

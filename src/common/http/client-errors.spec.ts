@@ -12,7 +12,12 @@ import { answerClientErrors } from './client-errors';
  * the two answers cannot be mistaken for each other. An idle connection is closed after a second,
  * well before Node's own 5 s.
  */
-const LIMITS = { headersTimeoutMs: 300, requestTimeoutMs: 2000, keepAliveTimeoutMs: 1000 };
+const LIMITS = {
+  headersTimeoutMs: 300,
+  requestTimeoutMs: 2000,
+  keepAliveTimeoutMs: 1000,
+  bodyLimit: '1kb',
+};
 
 /** What the app would answer: the request it was handed, once its body is in. */
 function echo(request: IncomingMessage, response: ServerResponse): void {

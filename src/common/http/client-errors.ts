@@ -5,6 +5,7 @@ import { LoggerService } from '@nestjs/common';
 import type { AllowedMethods } from '../errors/all-exceptions.filter';
 import { ERROR_DETAILS } from '../errors/error-details';
 import { answeredPastResponse } from '../response-done';
+import { bytesOf, declaresBodyOver } from './json-bodies';
 
 export interface HttpServerLimits {
   /** Time a client has to send the request headers. */
@@ -13,6 +14,8 @@ export interface HttpServerLimits {
   requestTimeoutMs: number;
   /** How long an idle kept-alive connection stays open. */
   keepAliveTimeoutMs: number;
+  /** BODY_LIMIT: a body declared longer is refused unread (jsonBodies). */
+  bodyLimit: string;
 }
 
 /**
@@ -38,6 +41,9 @@ const CONNECT_LINGER_MS = 5_000;
  * - an `Expect` other than `100-continue`: Node answered 417, a status no operation has; RFC
  *   9110 lets a server ignore an expectation it does not know (it MAY answer 417), so the
  *   request is handled as any other;
+ * - `Expect: 100-continue`: Node sent `100 Continue` at once, and the client its body. A body
+ *   declared over BODY_LIMIT, which jsonBodies refuses unread, gets no `100`: the client hears
+ *   its 413 without sending the body (RFC 9110 lets a server answer without the `100`);
  * - `CONNECT`: Node closed the connection without a word. It is answered as any method a path
  *   lacks: 405 with `Allow` on a known path, else 404 (a proxy's `host:port` is no path here).
  */
@@ -80,6 +86,11 @@ export function answerClientErrors(
     answerOnSocket(socket, status, detail, {}, !isHead(error), id);
   });
   server.on('checkExpectation', (request, response) => server.emit('request', request, response));
+  const bodyLimitBytes = bytesOf(limits.bodyLimit);
+  server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => {
+    if (!declaresBodyOver(request, bodyLimitBytes)) response.writeContinue();
+    server.emit('request', request, response);
+  });
   server.on('connect', (request: IncomingMessage, socket: Duplex) => {
     // Node hands the socket over without its listeners: a reset must not crash us, and a client
     // that keeps its side open after the answer must not keep the socket (allowHalfOpen).

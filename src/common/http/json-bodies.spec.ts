@@ -1,5 +1,9 @@
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import express from 'express';
 import supertest from 'supertest';
+import { exchange, parse } from '../../../test/support/raw-http';
 import { bodyParserErrorHandler } from '../errors/body-parser-errors';
 import { ERROR_DETAILS } from '../errors/error-details';
 import { jsonBodies } from './json-bodies';
@@ -8,15 +12,17 @@ import { jsonBodies } from './json-bodies';
  * An app that answers the body it read, behind the parser and its error handler
  * (bodyParserErrorHandler), as app.setup.ts installs them.
  */
-function app() {
-  const server = express();
-  server.use(jsonBodies('1mb'));
-  server.post('/', (request, response) => {
+function server(limit = '1mb') {
+  const answering = express();
+  answering.use(jsonBodies(limit));
+  answering.post('/', (request, response) => {
     response.json({ body: (request.body as unknown) ?? null });
   });
-  server.use(bodyParserErrorHandler);
-  return supertest(server);
+  answering.use(bodyParserErrorHandler);
+  return answering;
 }
+
+const app = () => supertest(server());
 
 /** A JSON array nested `depth` levels deep. */
 const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
@@ -73,6 +79,37 @@ describe(jsonBodies.name, () => {
       ]);
     },
   );
+
+  // body-parser read the whole body before its 413, for as long as the client took to send it
+  // (an audit's finding).
+  it('answers a body declared over the limit with a 413 before any of it is sent, closing the connection', async () => {
+    const listening = createServer(server('1kb')).listen(0, '127.0.0.1');
+    await once(listening, 'listening');
+    try {
+      const { port } = listening.address() as AddressInfo;
+      const text = await exchange(port, (socket) =>
+        socket.write(
+          'POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1025\r\n\r\n',
+        ),
+      );
+      expect(parse(text)).toMatchObject({
+        status: 413,
+        headers: { connection: 'close' },
+        body: { detail: ERROR_DETAILS.bodyTooLarge, request_id: expect.any(String) },
+      });
+    } finally {
+      listening.closeAllConnections();
+      listening.close();
+    }
+    // A body as long as the limit is read.
+    const atLimit = JSON.stringify({ a: 'x'.repeat(1024 - 8) });
+    expect(Buffer.byteLength(atLimit)).toBe(1024);
+    await supertest(server('1kb'))
+      .post('/')
+      .set('Content-Type', 'application/json')
+      .send(atLimit)
+      .expect(200);
+  });
 
   it('reads a body nested 64 levels deep, and refuses one level more as malformed JSON', async () => {
     const deepest = await app()
