@@ -24,6 +24,7 @@ import { onlyDocsFiles } from './common/openapi/docs-assets';
 import { DOCS_PATH, OPENAPI_JSON_PATH, serveDocsPointer } from './common/openapi/docs-pointer';
 import { buildOpenApiDocument } from './common/openapi/openapi-document';
 import { refuseMisplacedKeys } from './common/http/refuse-misplaced-secrets';
+import { originForm } from './common/http/origin-form';
 import { requireHost } from './common/http/require-host';
 import { attachSecretScanner } from './common/security/secrets';
 import { RATE_LIMIT_HEADER_NAMES } from './common/throttling/rate-limit-headers';
@@ -47,8 +48,10 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
   // Each chain is one layer of Express's router (middleware-chain.ts), in this order.
   app.use(
     middlewareChain(
-      // First, before body parsing: a request rejected by the body parser still gets its
-      // X-Request-Id, its log line, and is counted.
+      // An absolute-form target read as the origin form each check below expects.
+      originForm,
+      // Before body parsing: a request rejected by the body parser still gets its X-Request-Id,
+      // its log line, and is counted.
       requestLogging(app.get(ROOT_LOGGER), app.get(REQUEST_LINE_LOGGER), scanner),
       httpMetricsMiddleware(app.get(MetricsService)),
       securityHeaders(`/${DOCS_PATH}`),

@@ -224,6 +224,21 @@ describe("Requests Node's HTTP server would answer by itself", () => {
     expect(old.status).toBe(200);
   });
 
+  it('reads an absolute-form target (RFC 9112, 3.2.2) as the path it names, the key to deactivate in it', async () => {
+    const created = await app.http
+      .post('/api/v1/keys')
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .send({ name: 'absolute form' })
+      .expect(200);
+    const key = (created.body as { key: string }).key;
+    const answer = await ask(
+      `POST http://127.0.0.1:${port}/api/v1/keys/${key}/deactivate HTTP/1.1\r\nHost: x\r\n` +
+        `Connection: close\r\nContent-Length: 0\r\nX-API-Key: ${TEST_MASTER_KEY}\r\n\r\n`,
+    );
+    expect(answer.status).toBe(200);
+    check('POST', `/api/v1/keys/${key}/deactivate`, answer);
+  });
+
   it('handles a request with an Expect it does not know as any other (no 417)', async () => {
     const answer = await ask(
       'GET /api/v1/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n' +
