@@ -4,6 +4,7 @@ import { DataSource, Logger } from 'typeorm';
 import { ERROR_DETAILS } from '../../src/common/errors/error-details';
 import { ApiKeysService } from '../../src/modules/api-keys/api-keys.service';
 import { createKey } from '../support/fixtures';
+import { exchange, parse } from '../support/raw-http';
 import {
   startTestApp,
   TEST_MASTER_KEY,
@@ -74,6 +75,23 @@ describe('Authentication', () => {
     const regular = await createKey(app);
     await app.http.get('/api/v1/health').set('X-API-Key', TEST_MASTER_KEY).expect(200);
     await app.http.get('/api/v1/health').set('X-API-Key', regular.key).expect(200);
+  });
+
+  it('reads an X-API-Key sent twice (a client’s and a proxy’s) as its first copy, as the original system', async () => {
+    const regular = await createKey(app);
+    const port = Number(new URL(app.url).port);
+    const statusWith = async (first: string, second: string) =>
+      parse(
+        await exchange(port, (socket) =>
+          socket.write(
+            'GET /api/v1/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n' +
+              `X-API-Key: ${first}\r\nX-API-Key: ${second}\r\n\r\n`,
+          ),
+        ),
+      ).status;
+    await expect(statusWith(regular.key, regular.key)).resolves.toBe(200);
+    await expect(statusWith(TEST_MASTER_KEY, 'sk_live_other')).resolves.toBe(200);
+    await expect(statusWith('sk_live_other', regular.key)).resolves.toBe(401);
   });
 
   it('answers 403 when a regular or validator key manages keys', async () => {

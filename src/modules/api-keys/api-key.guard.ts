@@ -36,7 +36,7 @@ export class ApiKeyGuard implements CanActivate {
     const access = accessLevelOf(this.reflector, context);
 
     const request = context.switchToHttp().getRequest<Request & AuthenticatedRequest>();
-    const presented = request.headers['x-api-key'];
+    const presented = presentedKey(request);
     const missing = typeof presented !== 'string' || presented.length === 0;
     const bearer = access === 'metrics' ? bearerTokenOf(request) : undefined;
     // Before any lookup: a locked-out address costs no database round trip, whatever it sends
@@ -156,4 +156,17 @@ export class AccessLevelGuard implements CanActivate {
 
 function accessLevelOf(reflector: Reflector, context: ExecutionContext): AccessLevel {
   return routeMetadata<AccessLevel>(reflector, context, ACCESS_METADATA) ?? 'key';
+}
+
+/**
+ * The X-API-Key header's value; sent more than once (a client's and a proxy's), the first, as the
+ * original system (Starlette) reads it. Node joins the copies with ", ", which read as one key
+ * was a failed guess towards the address's lockout (an audit's finding). Only a value holding
+ * ", " is looked at twice: an issued key never does, a master key may.
+ */
+function presentedKey(request: Request): string | undefined {
+  const joined = request.headers['x-api-key'];
+  if (typeof joined !== 'string') return undefined;
+  if (!joined.includes(', ')) return joined;
+  return request.headersDistinct['x-api-key']?.[0];
 }
