@@ -1,26 +1,11 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PublicationWorker } from '../../src/modules/publication/publication-worker.service';
 import { ChainReplay, startChainReplay } from '../support/chain-replay';
 import { createKey } from '../support/fixtures';
 import { startTestApp, TestApp } from '../support/test-app';
-
-/** Processes still running (not zombies) whose command line holds `marker`. */
-function running(marker: string): number[] {
-  return readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((pid) => {
-      try {
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-        return state !== 'Z' && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker);
-      } catch {
-        return false; // ended meanwhile
-      }
-    })
-    .map(Number);
-}
+import { runningProcesses } from '../support/processes';
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -70,8 +55,8 @@ describe('Shutting down while the vote is being pushed', () => {
       .expect(200);
     const publishing = app!.app.get(PublicationWorker).runOnce();
     const started = Date.now();
-    while (running(marker).length === 0 && Date.now() - started < 20_000) await pause(20);
-    expect(running(marker)).not.toEqual([]);
+    while (runningProcesses(marker).length === 0 && Date.now() - started < 20_000) await pause(20);
+    expect(runningProcesses(marker)).not.toEqual([]);
 
     const closing = Date.now();
     const closed = app!.close().then(() => Date.now() - closing);
@@ -86,6 +71,6 @@ describe('Shutting down while the vote is being pushed', () => {
     expect(within).toBeLessThan(10_000);
     app = undefined;
     await publishing;
-    expect(running(marker)).toEqual([]);
+    expect(runningProcesses(marker)).toEqual([]);
   }, 60_000);
 });

@@ -1,7 +1,8 @@
-import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { redactGit, runGit } from './git';
+import { runningProcesses } from '../../../test/support/processes';
 
 describe(redactGit.name, () => {
   it('removes URL credentials and the given secrets', () => {
@@ -25,22 +26,6 @@ describe(runGit.name, () => {
   });
 });
 
-/** Processes still running (not zombies) whose command line holds `marker`. */
-function running(marker: string): string[] {
-  return readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry))
-    .flatMap((pid) => {
-      try {
-        const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-        return command.includes(marker) && state !== 'Z' ? [`${pid} ${command}`] : [];
-      } catch {
-        return []; // ended meanwhile
-      }
-    });
-}
-
 describe('runGit’s timeout', () => {
   // git runs GIT_SSH_COMMAND through sh: a remote that never answers, made of two processes
   // (sh and sleep) that git does not end itself; the odd duration names them.
@@ -54,7 +39,7 @@ describe('runGit’s timeout', () => {
       }),
     ).rejects.toThrow('git ls-remote: timed out after 300 ms');
     expect(Date.now() - started).toBeLessThan(5_000);
-    expect(running(`sleep ${seconds}`)).toEqual([]);
+    expect(runningProcesses(`sleep ${seconds}`)).toEqual([]);
   });
 });
 
@@ -68,7 +53,7 @@ describe('runGit’s signal', () => {
       env: { GIT_SSH_COMMAND: `sleep ${seconds}; false` },
       signal: stopping.signal,
     });
-    while (running(`sleep ${seconds}`).length === 0 && Date.now() - started < 10_000)
+    while (runningProcesses(`sleep ${seconds}`).length === 0 && Date.now() - started < 10_000)
       await new Promise((resolve) => setTimeout(resolve, 20));
     stopping.abort();
     await expect(fetching).rejects.toMatchObject({
@@ -76,7 +61,7 @@ describe('runGit’s signal', () => {
       exitCode: undefined,
     });
     expect(Date.now() - started).toBeLessThan(10_000);
-    expect(running(`sleep ${seconds}`)).toEqual([]);
+    expect(runningProcesses(`sleep ${seconds}`)).toEqual([]);
   });
 
   it('starts nothing once the signal is aborted', async () => {

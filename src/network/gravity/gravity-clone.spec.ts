@@ -1,34 +1,11 @@
-import {
-  existsSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  utimesSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createGravityRemote, GravityRemote } from '../../../test/support/gravity-remote';
 import { causeOutput, GravityClone, GravityUnavailableError } from './gravity-clone';
+import { runningProcesses } from '../../../test/support/processes';
 
 const OTHER_VALIDATOR = '5DkMmXtWf16RNdusZGCrJ7ca7ADPgRnZLVWCWbgA7s7sy1AQ';
-
-/** Processes still running (not zombies) whose command line holds `marker`. */
-function running(marker: string): number[] {
-  return readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((pid) => {
-      try {
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-        return state !== 'Z' && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker);
-      } catch {
-        return false; // ended meanwhile
-      }
-    })
-    .map(Number);
-}
 
 describe(GravityClone.name, () => {
   let remote: GravityRemote;
@@ -93,15 +70,15 @@ describe(GravityClone.name, () => {
       const clone = new GravityClone({ ...settings(), repoUrl: 'ssh://127.0.0.1/gravity.git' });
       const started = Date.now();
       const fetching = clone.fetch();
-      while (running(`sleep ${seconds}`).length === 0 && Date.now() - started < 10_000)
+      while (runningProcesses(`sleep ${seconds}`).length === 0 && Date.now() - started < 10_000)
         await new Promise((resolve) => setTimeout(resolve, 20));
-      expect(running(`sleep ${seconds}`)).not.toEqual([]);
+      expect(runningProcesses(`sleep ${seconds}`)).not.toEqual([]);
 
       clone.close();
       await expect(fetching).rejects.toThrow(GravityUnavailableError);
       await expect(fetching).rejects.toThrow(/git fetch: aborted: the service is stopping/);
       expect(Date.now() - started).toBeLessThan(10_000);
-      expect(running(`sleep ${seconds}`)).toEqual([]);
+      expect(runningProcesses(`sleep ${seconds}`)).toEqual([]);
       await expect(clone.fetchAllBranches()).rejects.toThrow(/aborted/);
     });
   });

@@ -1,0 +1,20 @@
+import { readdirSync, readFileSync } from 'node:fs';
+
+/**
+ * Processes still running (not zombies) whose command line, its arguments joined by spaces,
+ * holds `marker`: each as its pid and command line, for a failure to name them.
+ */
+export function runningProcesses(marker: string): string[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .flatMap((pid) => {
+      try {
+        const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+        return command.includes(marker) && state !== 'Z' ? [`${pid} ${command}`] : [];
+      } catch {
+        return []; // ended meanwhile
+      }
+    });
+}
