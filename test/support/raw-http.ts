@@ -1,4 +1,20 @@
-import { connect, Socket } from 'node:net';
+import { once } from 'node:events';
+import type { Server } from 'node:http';
+import { AddressInfo, connect, Socket } from 'node:net';
+
+/** Starts `server` on a free loopback port, and gives the port. */
+export async function listenOnLoopback(server: Server): Promise<number> {
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return (server.address() as AddressInfo).port;
+}
+
+/** Closes `server` and every connection it holds, idle or not. */
+export async function closeNow(server: Server): Promise<void> {
+  server.closeAllConnections();
+  server.close();
+  await once(server, 'close');
+}
 
 /**
  * Sends raw bytes over a new loopback connection to `port` and returns everything the server

@@ -1,8 +1,8 @@
 import { once } from 'node:events';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
-import { type AddressInfo, connect } from 'node:net';
+import { connect } from 'node:net';
 import type { LoggerService } from '@nestjs/common';
-import { exchange, parse } from '../../../test/support/raw-http';
+import { closeNow, exchange, listenOnLoopback, parse } from '../../../test/support/raw-http';
 import { ERROR_DETAILS } from '../errors/error-details';
 import { answerClientErrors } from './client-errors';
 
@@ -43,15 +43,9 @@ describe('answerClientErrors', () => {
   beforeAll(async () => {
     server = createServer(echo);
     answerClientErrors(server, LIMITS, logger, allowedMethods);
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    port = (server.address() as AddressInfo).port;
+    port = await listenOnLoopback(server);
   });
-  afterAll(async () => {
-    server.closeAllConnections();
-    server.close();
-    await once(server, 'close');
-  });
+  afterAll(() => closeNow(server));
 
   const ask = (request: string) => exchange(port, (socket) => socket.write(request));
 

@@ -1,8 +1,6 @@
-import { once } from 'node:events';
 import { createServer, Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import express from 'express';
-import { exchange, parse } from '../../../test/support/raw-http';
+import { closeNow, exchange, listenOnLoopback, parse } from '../../../test/support/raw-http';
 import { secretScannerFor } from '../security/secrets';
 import { originForm } from './origin-form';
 import { refuseMisplacedKeys } from './refuse-misplaced-secrets';
@@ -20,15 +18,10 @@ describe(originForm.name, () => {
     app.use((request, response) => {
       response.json({ url: request.url, path: request.path, originalUrl: request.originalUrl });
     });
-    server = createServer(app).listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    port = (server.address() as AddressInfo).port;
+    server = createServer(app);
+    port = await listenOnLoopback(server);
   });
-  afterAll(async () => {
-    server.closeAllConnections();
-    server.close();
-    await once(server, 'close');
-  });
+  afterAll(() => closeNow(server));
 
   // Written by hand: HTTP clients send the origin form unless they talk to a proxy.
   const ask = async (target: string) =>

@@ -1,8 +1,6 @@
-import { once } from 'node:events';
 import { createServer, Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import express from 'express';
-import { exchange, parse } from '../../../test/support/raw-http';
+import { closeNow, exchange, listenOnLoopback, parse } from '../../../test/support/raw-http';
 import { ERROR_DETAILS } from '../errors/error-details';
 import { requireHost } from './require-host';
 
@@ -17,15 +15,10 @@ describe(requireHost.name, () => {
       response.json({ passed: true });
     });
     // Node's own check answers first otherwise (with an empty body); the service turns it off.
-    server = createServer({ requireHostHeader: false }, app).listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    port = (server.address() as AddressInfo).port;
+    server = createServer({ requireHostHeader: false }, app);
+    port = await listenOnLoopback(server);
   });
-  afterAll(async () => {
-    server.closeAllConnections();
-    server.close();
-    await once(server, 'close');
-  });
+  afterAll(() => closeNow(server));
 
   // Written by hand: every HTTP client sends a Host of its own.
   const ask = async (request: string) =>
