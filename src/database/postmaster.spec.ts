@@ -316,31 +316,31 @@ describe(removeStalePostmaster.name, () => {
     }
   });
 
-  // The pid of a server long gone may be any process's now (after a reboot, a container's).
-  it('leaves a process that is not postgres alone, and removes the pid file that names it', () => {
-    other = spawn('sleep', ['30'], { stdio: 'ignore' });
-    writePidFile(other.pid!);
+  // The pid of a server long gone may be any process's now (after a reboot, a container's),
+  // even one whose command line mentions postgres, here the server's own log and directory:
+  // SIGQUIT, then SIGKILL, ended that one (an audit's finding).
+  it.each([
+    ['a process that is not postgres', () => spawn('sleep', ['30'], { stdio: 'ignore' })],
+    [
+      'a process that only mentions postgres or this directory',
+      () => {
+        writeFileSync(join(directory, 'postgres.log'), '');
+        return spawn('tail', ['-f', join(directory, 'postgres.log')], { stdio: 'ignore' });
+      },
+    ],
+  ])('leaves alone %s, and removes the stale pid file that names it', async (_, start) => {
+    other = start();
+    const { pid } = other;
+    // Once it runs its command, not the test's before exec.
+    await eventually(() =>
+      readFileSync(`/proc/${pid!}/cmdline`, 'utf8').startsWith(other!.spawnfile),
+    );
+    writePidFile(pid!);
     const said: string[] = [];
 
     removeStalePostmaster(directory, (message) => said.push(message));
 
-    expect(isAlive(other.pid!)).toBe(true);
-    expect(said).toEqual([]);
-    expect(existsSync(join(directory, 'postmaster.pid'))).toBe(false);
-  });
-
-  // A stale pid file's pid reused by a process whose command line mentions postgres, here the
-  // server's own log and directory: SIGQUIT, then SIGKILL, ended it (an audit's finding).
-  it('leaves alone a process that only mentions postgres or this directory, and removes the stale pid file', async () => {
-    writeFileSync(join(directory, 'postgres.log'), '');
-    other = spawn('tail', ['-f', join(directory, 'postgres.log')], { stdio: 'ignore' });
-    await eventually(() => readFileSync(`/proc/${other!.pid}/cmdline`, 'utf8').includes('tail'));
-    writePidFile(other.pid!);
-    const said: string[] = [];
-
-    removeStalePostmaster(directory, (message) => said.push(message));
-
-    expect(isAlive(other.pid!)).toBe(true);
+    expect(isAlive(pid!)).toBe(true);
     expect(said).toEqual([]);
     expect(existsSync(join(directory, 'postmaster.pid'))).toBe(false);
   });
