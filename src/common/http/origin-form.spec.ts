@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { createServer, Server } from 'node:http';
 import express from 'express';
 import { closeNow, exchange, listenOnLoopback, parse } from '../../../test/support/raw-http';
@@ -53,7 +54,10 @@ describe(originForm.name, () => {
   });
 
   it('leaves an absolute target with userinfo as it came, a key in it refused', async () => {
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
     const answer = await ask(`http://${ISSUED_KEY}@127.0.0.1/api/v1/health`);
     expect(answer.status).toBe(400);
+    expect(warn).toHaveBeenCalledTimes(1);
+    warn.mockRestore();
   });
 });

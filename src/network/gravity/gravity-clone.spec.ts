@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { existsSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,9 +41,15 @@ describe(GravityClone.name, () => {
     const locks = leaveLocks(earlier, 10 * 60_000);
     const head = remote.pushAs(OTHER_VALIDATOR, '[]');
 
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
     const clone = new GravityClone(settings());
     await clone.fetch();
     await clone.fetchAllBranches();
+    expect(warn.mock.calls.map(([message]) => message as string).sort()).toEqual([
+      'removed a stale git lock file: packed-refs.lock',
+      'removed a stale git lock file: refs/heads/main.lock',
+    ]);
+    warn.mockRestore();
     expect(await clone.revision('refs/heads/main')).toBe(head);
     expect(await clone.revision('refs/remotes/gravity/main')).toBe(head);
     expect(locks.filter((lock) => existsSync(lock))).toEqual([]);
