@@ -3,6 +3,7 @@ import { applyDecorators } from '@nestjs/common';
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsNumber, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 import { DEFAULT_VALIDATOR_MIN_STAKE } from '../common/validator-standing';
+import { BODY_LIMIT_FORM } from '../common/http/body-limit';
 import { HEADER_SECRET_FORM, MAX_PRESENTED_SECRET_LENGTH } from '../common/security/api-key-secret';
 import { MaxCharacters, MinCharacters } from '../common/validation/text-length';
 import { DEFAULT_DATABASE_TUNING } from './app-config';
@@ -56,9 +57,6 @@ const TimerSeconds = () =>
 export const PERIODIC_JOBS = 3;
 /** The smallest DATABASE_POOL_SIZE: a connection per job's lock, and two for the rest. */
 export const MIN_DATABASE_POOL_SIZE = PERIODIC_JOBS + 2;
-
-/** BODY_LIMIT's form: a whole number of bytes, kilobytes or megabytes (load-config checks its floor). */
-export const BODY_LIMIT_FORM = /^(\d+)(b|kb|mb)$/i;
 
 /** The most DESIRABILITY_MAX_JOBS may be: the bound the OpenAPI document gives for a vote's size. */
 export const MAX_DESIRABILITY_JOBS = 100_000;

@@ -3,7 +3,8 @@ import { validateSync } from 'class-validator';
 import { ClockSimulation, parseClockSimulation } from '../common/clock/clock-simulation';
 import { AppConfig, OnDemandMode } from './app-config';
 import { parseCorsOrigins } from './cors-origins';
-import { BODY_LIMIT_FORM, EnvironmentVariables } from './environment-variables';
+import { BODY_LIMIT_FORM, bytesOf } from '../common/http/body-limit';
+import { EnvironmentVariables } from './environment-variables';
 import { indexSyncProblems, indexSyncSeconds } from './index-sync-schedule';
 import { callBudgetExcesses, defaultCallBudgets, loopbackOnly } from './miner-call-limits';
 import {
@@ -243,14 +244,11 @@ function plainMessage(property: string, message: string): string {
 
 /** Under this, ordinary requests are refused: a vote of one job is about 200 bytes. */
 const LEAST_BODY_LIMIT_BYTES = 1024;
-const BYTE_UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 * 1024 };
 
 /** `0b` passed, and every request with a body was a 413 (an operator audit). */
 function bodyLimitProblems(limit: string): string[] {
-  const parts = BODY_LIMIT_FORM.exec(limit);
   // A limit of another form is refused by its own rule.
-  if (!parts || Number(parts[1]) * BYTE_UNITS[parts[2].toLowerCase()] >= LEAST_BODY_LIMIT_BYTES)
-    return [];
+  if (!BODY_LIMIT_FORM.test(limit) || bytesOf(limit) >= LEAST_BODY_LIMIT_BYTES) return [];
   return ['BODY_LIMIT: must be at least 1kb (a smaller limit refuses ordinary requests with 413)'];
 }
 

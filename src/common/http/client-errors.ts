@@ -5,7 +5,8 @@ import { LoggerService } from '@nestjs/common';
 import type { AllowedMethods } from '../errors/all-exceptions.filter';
 import { ERROR_DETAILS } from '../errors/error-details';
 import { answeredPastResponse } from '../response-done';
-import { bytesOf, declaresBodyOver } from './json-bodies';
+import { bytesOf } from './body-limit';
+import { declaresBodyOver } from './json-bodies';
 
 export interface HttpServerLimits {
   /** Time a client has to send the request headers. */

@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import { json, raw, RequestHandler } from 'express';
+import { bytesOf } from './body-limit';
 
 /** Only these methods carry a body here; FastAPI ignores the body of the others, and so do we. */
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
@@ -73,15 +74,6 @@ export function jsonBodies(limit: string): RequestHandler {
 
 /** body-parser's error for a body over its limit: bodyParserErrorHandler answers it 413. */
 const TOO_LARGE = { type: 'entity.too.large', status: 413 };
-
-const BYTE_UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 * 1024 };
-
-/** A limit written as BODY_LIMIT is (`100kb`, `1mb`; checked at start), in bytes. */
-export function bytesOf(limit: string): number {
-  const parts = /^(\d+)(b|kb|mb)$/i.exec(limit);
-  if (!parts) throw new Error(`A body limit looks like 100kb or 1mb, not ${limit}`);
-  return Number(parts[1]) * BYTE_UNITS[parts[2].toLowerCase()];
-}
 
 /**
  * Whether `request` says, by its Content-Length, that its body is over `limitBytes`, for a method
