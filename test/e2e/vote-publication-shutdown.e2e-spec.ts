@@ -5,7 +5,7 @@ import { PublicationWorker } from '../../src/modules/publication/publication-wor
 import { ChainReplay, startChainReplay } from '../support/chain-replay';
 import { createKey } from '../support/fixtures';
 import { startTestApp, TestApp } from '../support/test-app';
-import { runningProcesses } from '../support/processes';
+import { processesLeft, runningProcesses } from '../support/processes';
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -71,6 +71,6 @@ describe('Shutting down while the vote is being pushed', () => {
     expect(within).toBeLessThan(10_000);
     app = undefined;
     await publishing;
-    expect(runningProcesses(marker)).toEqual([]);
+    await expect(processesLeft(marker)).resolves.toEqual([]);
   }, 60_000);
 });

@@ -18,3 +18,18 @@ export function runningProcesses(marker: string): string[] {
       }
     });
 }
+
+/**
+ * The processes `runningProcesses(marker)` still lists once they have had `withinMs` to end: a
+ * signal is delivered, and the process ends, a moment after it is sent (longer on a loaded
+ * machine), so a list read at once can name processes already killed.
+ */
+export async function processesLeft(marker: string, withinMs = 2_000): Promise<string[]> {
+  const deadline = Date.now() + withinMs;
+  let left = runningProcesses(marker);
+  while (left.length > 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    left = runningProcesses(marker);
+  }
+  return left;
+}

@@ -2,7 +2,7 @@ import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { redactGit, runGit } from './git';
-import { runningProcesses } from '../../../test/support/processes';
+import { processesLeft, runningProcesses } from '../../../test/support/processes';
 
 describe(redactGit.name, () => {
   it('removes URL credentials and the given secrets', () => {
@@ -39,7 +39,7 @@ describe('runGit’s timeout', () => {
       }),
     ).rejects.toThrow('git ls-remote: timed out after 300 ms');
     expect(Date.now() - started).toBeLessThan(5_000);
-    expect(runningProcesses(`sleep ${seconds}`)).toEqual([]);
+    await expect(processesLeft(`sleep ${seconds}`)).resolves.toEqual([]);
   });
 });
 
@@ -61,7 +61,7 @@ describe('runGit’s signal', () => {
       exitCode: undefined,
     });
     expect(Date.now() - started).toBeLessThan(10_000);
-    expect(runningProcesses(`sleep ${seconds}`)).toEqual([]);
+    await expect(processesLeft(`sleep ${seconds}`)).resolves.toEqual([]);
   });
 
   it('starts nothing once the signal is aborted', async () => {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createGravityRemote, GravityRemote } from '../../../test/support/gravity-remote';
 import { causeOutput, GravityClone, GravityUnavailableError } from './gravity-clone';
-import { runningProcesses } from '../../../test/support/processes';
+import { processesLeft, runningProcesses } from '../../../test/support/processes';
 
 const OTHER_VALIDATOR = '5DkMmXtWf16RNdusZGCrJ7ca7ADPgRnZLVWCWbgA7s7sy1AQ';
 
@@ -85,7 +85,7 @@ describe(GravityClone.name, () => {
       await expect(fetching).rejects.toThrow(GravityUnavailableError);
       await expect(fetching).rejects.toThrow(/git fetch: aborted: the service is stopping/);
       expect(Date.now() - started).toBeLessThan(10_000);
-      expect(runningProcesses(`sleep ${seconds}`)).toEqual([]);
+      await expect(processesLeft(`sleep ${seconds}`)).resolves.toEqual([]);
       await expect(clone.fetchAllBranches()).rejects.toThrow(/aborted/);
     });
   });
