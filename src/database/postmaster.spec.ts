@@ -269,7 +269,9 @@ describe(removeStalePostmaster.name, () => {
 
     removeStalePostmaster(directory, (message) => said.push(message));
 
-    expect(isAlive(pid)).toBe(false);
+    // Gone, or a zombie its parent (another node, which a loaded machine may not schedule for a
+    // while) has not reaped yet: CI once read it alive right after the call.
+    await eventually(() => !isAlive(pid) || isZombie(pid));
     expect(signalsOf(directory)).toEqual(['QUIT']);
     expect(existsSync(join(directory, 'postmaster.pid'))).toBe(false);
     expect(said).toEqual([`stopping orphaned embedded postgres (pid ${pid})`]);
