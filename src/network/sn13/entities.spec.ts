@@ -2,6 +2,7 @@ import { generateCorpus } from '../../devnet/corpus';
 import { toWireEntity } from '../../devnet/miner-records';
 import { DataItem, RedditItem, XItem } from '../protocol';
 import { convertContent, convertEntity } from './entities';
+import { MAX_RECORD_VALUES } from './miner-json';
 import { sourceOfName } from '../sources';
 
 const corpus = generateCorpus({ seed: 3, size: { x: 300, reddit: 200 } });
@@ -359,5 +360,17 @@ describe(convertContent.name, () => {
     expect(convertContent('not json', 'x')).toBeUndefined();
     expect(convertContent(JSON.stringify({ ...record, url: undefined }), 'x')).toBeUndefined();
     expect(convertContent(JSON.stringify({ ...record, timestamp: 'soon' }), 'x')).toBeUndefined();
+  });
+
+  it('refuses a record padded past its bound of values, and an entity around one', () => {
+    const wire = toWireEntity(xItem);
+    const record = JSON.parse(wire.content) as Json;
+    const padded = (values: number) =>
+      JSON.stringify({ ...record, pad: Array.from({ length: values }, () => ({})) });
+    expect(convertContent(padded(100), 'x')).toBeDefined();
+    expect(convertEntity({ ...wire, content: padded(100) }, 'x')).toBeDefined();
+
+    expect(convertContent(padded(MAX_RECORD_VALUES), 'x')).toBeUndefined();
+    expect(convertEntity({ ...wire, content: padded(MAX_RECORD_VALUES) }, 'x')).toBeUndefined();
   });
 });

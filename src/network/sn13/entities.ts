@@ -6,6 +6,7 @@ import { Source } from '../../common/source';
 import { RecordPlace, redditItemOf, text, xItemOf } from './records';
 import { toSourceId } from '../sources';
 import { storableItem } from './well-formed';
+import { MAX_RECORD_VALUES, parseMinerJson } from './miner-json';
 
 /**
  * Subnet 13's `DataEntity` as miners send it, and its conversion to the gateway's item shapes.
@@ -49,7 +50,7 @@ export function convertEntity(value: unknown, source: Source): ConvertedEntity |
   if (!time) return undefined;
   let record: unknown;
   try {
-    record = JSON.parse(content);
+    record = parseMinerJson(content, MAX_RECORD_VALUES);
   } catch {
     return undefined;
   }
@@ -77,7 +78,7 @@ export function convertContent(content: unknown, source: Source): ConvertedEntit
   if (typeof content !== 'string') return undefined;
   let record: unknown;
   try {
-    record = JSON.parse(content);
+    record = parseMinerJson(content, MAX_RECORD_VALUES);
   } catch {
     return undefined;
   }

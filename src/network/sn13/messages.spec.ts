@@ -5,6 +5,7 @@ import {
   readCompressedIndex,
   WrongAnswerError,
 } from './messages';
+import { MAX_INDEX_VALUES } from './miner-json';
 
 describe(onDemandRequestFields.name, () => {
   const query = {
@@ -93,6 +94,10 @@ describe(readCompressedIndex.name, () => {
     ['null', { compressed_index_serialized: null }],
     ['the index unserialized', { compressed_index_serialized: { sources: {} } }],
     ['a string that is not JSON', { compressed_index_serialized: '{"sources":' }],
+    [
+      'padded past its bound of values',
+      { compressed_index_serialized: `{"sources":{},"pad":[${'[],'.repeat(MAX_INDEX_VALUES)}[]]}` },
+    ],
   ])('refuses an index that is %s as a wrong answer', (_, body) => {
     expect(() => readCompressedIndex(body)).toThrow(WrongAnswerError);
   });

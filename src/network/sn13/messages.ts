@@ -3,6 +3,7 @@ import { parseKeyword } from '../keywords';
 import { BucketKey, KeywordMode, NetworkQuery } from '../protocol';
 import { toSourceId } from '../sources';
 import { WireDataLabel } from './entities';
+import { MAX_INDEX_VALUES, parseMinerJson, UnreadableJsonError } from './miner-json';
 
 /**
  * The fields of subnet 13's synapses as named on the wire (data-universe `common/protocol.py`),
@@ -116,15 +117,19 @@ export class WrongAnswerError extends Error {
   override readonly name = 'WrongAnswerError';
 }
 
-/** `compressed_index_serialized`: the index's JSON as a string, parsed here. */
+/**
+ * `compressed_index_serialized`: the index's JSON as a string, parsed here (refused past
+ * MAX_INDEX_VALUES values, miner-json.ts).
+ */
 export function readCompressedIndex(body: unknown): unknown {
   const serialized = field(body, 'compressed_index_serialized');
   if (typeof serialized !== 'string')
     throw new WrongAnswerError('compressed_index_serialized is not a string');
   try {
-    return JSON.parse(serialized) as unknown;
-  } catch {
-    throw new WrongAnswerError('compressed_index_serialized is not JSON');
+    return parseMinerJson(serialized, MAX_INDEX_VALUES);
+  } catch (error) {
+    if (!(error instanceof UnreadableJsonError)) throw error;
+    throw new WrongAnswerError(`compressed_index_serialized ${error.message}`);
   }
 }
 

@@ -9,6 +9,7 @@ import { ValidatorIdentity } from '../bittensor/validator-identity';
 import { parseCompressedIndex } from '../index/compressed-index';
 import { MAX_INDEX_BUCKETS, MAX_LABEL_LENGTH, timeBucketId } from '../protocol';
 import { getMinerIndexFields, readCompressedIndex } from '../sn13/messages';
+import { holdsMoreValues, MAX_INDEX_ANSWER_VALUES, MAX_INDEX_VALUES } from '../sn13/miner-json';
 import { CallBudgets } from './call-budgets';
 import { MinerClient, MinerTarget } from './miner-client';
 import { MinerCallError } from './miner-failures';
@@ -101,6 +102,10 @@ describe('the size cap of a GetMinerIndex answer', () => {
 
     const rows = parseCompressedIndex(readCompressedIndex(reply.body), NOW);
     expect(rows).toHaveLength(MAX_INDEX_BUCKETS);
+    // Within the bound of values, at its 6 a bucket (and the `sources` around them).
+    expect(holdsMoreValues(serialized, MAX_INDEX_VALUES)).toBe(false);
+    expect(holdsMoreValues(serialized, 6 * MAX_INDEX_BUCKETS + 3)).toBe(false);
+    expect(holdsMoreValues(serialized, 6 * MAX_INDEX_BUCKETS + 2)).toBe(true);
   });
 
   it('refuses a GetMinerIndex answer over MINER_MAX_INDEX_RESPONSE_BYTES as oversize', async () => {
@@ -116,6 +121,25 @@ describe('the size cap of a GetMinerIndex answer', () => {
 
     await expect(call).rejects.toEqual(
       expect.objectContaining<Partial<MinerCallError>>({ reason: 'oversize' }),
+    );
+  });
+
+  it('refuses as malformed an answer padded with containers within its byte cap, unparsed', async () => {
+    // 95 MiB of this held about 2 GB of heap once parsed; the bound needs only a little of it.
+    const server = createServer((_request, response) => {
+      const pad = '{},'.repeat(MAX_INDEX_ANSWER_VALUES);
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(`{"compressed_index_serialized":"{}","pad":[${pad}{}]}`);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    servers.push(server);
+    const { port } = server.address() as AddressInfo;
+    const target = { uid: 1, hotkey: MINER, axonUrl: `http://127.0.0.1:${port}` };
+
+    const call = createClient().call(target, 'GetMinerIndex', getMinerIndexFields(), 5_000);
+
+    await expect(call).rejects.toEqual(
+      expect.objectContaining<Partial<MinerCallError>>({ reason: 'malformed' }),
     );
   });
 

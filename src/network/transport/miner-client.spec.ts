@@ -21,6 +21,7 @@ import {
   readEntityList,
   WrongAnswerError,
 } from '../sn13/messages';
+import { ANSWER_BYTES_PER_VALUE } from '../sn13/miner-json';
 import { SYNAPSE_NAMES, SynapseName } from '../../common/synapse-names';
 import { CallBudgets, CallPurpose } from './call-budgets';
 import { Reservation } from './call-budget.repository';
@@ -547,6 +548,22 @@ describe(MinerClient.name, () => {
       expect(await failureOf(client.call(axon.target(), 'GetMinerIndex', {}, 2_000))).toBe(
         'malformed',
       );
+    });
+
+    // A few KB of `{},` is a few hundred KB of heap once parsed: the answer is refused unparsed
+    // past its bound of values (miner-json.ts), well within its cap of bytes.
+    it('classifies a body of more values than its cap allows as malformed, unparsed', async () => {
+      const containers = MAX_RESPONSE_BYTES / ANSWER_BYTES_PER_VALUE + 1;
+      const padded = `{"data_entities":[${'{},'.repeat(containers - 2)}{}]}`;
+      expect(padded.length).toBeLessThan(MAX_RESPONSE_BYTES / 2);
+      const axon = await startAxon({ answer: (response) => json(response, 200, padded) });
+
+      const call = client.call(axon.target(), 'GetDataEntityBucket', {}, 2_000);
+
+      await expect(call).rejects.toMatchObject({
+        reason: 'malformed',
+        message: `response holds more than ${MAX_RESPONSE_BYTES / ANSWER_BYTES_PER_VALUE} values`,
+      });
     });
 
     // GetDataEntityBucket: MINER_MAX_RESPONSE_BYTES caps every synapse but GetMinerIndex

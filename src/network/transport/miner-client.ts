@@ -10,6 +10,7 @@ import { InjectConfig } from '../../config/config.module';
 import { AxonTarget, buildSignedRequest, newTerminal } from '../bittensor/dendrite';
 import { ValidatorIdentity } from '../bittensor/validator-identity';
 import { WrongAnswerError } from '../sn13/messages';
+import { maxAnswerValues, parseMinerJson, UnreadableJsonError } from '../sn13/miner-json';
 import { SynapseName } from '../../common/synapse-names';
 import { AddressPolicy, AddressRefusedError } from './address-policy';
 import { CallBudgets, CallPurpose } from './call-budgets';
@@ -281,16 +282,18 @@ export class MinerClient implements OnModuleDestroy {
       const message = errorMessage(await readCapped(response.body, ERROR_BODY_BYTES, true));
       throw await this.refusals.ofStatus(miner, synapse, response.statusCode, message);
     }
+    const maxBytes = this.maxResponseBytes(synapse);
     const text = await readCapped(
       response.body,
-      this.maxResponseBytes(synapse),
+      maxBytes,
       false,
       Number(response.headers['content-length'] ?? 0),
     );
     try {
-      return JSON.parse(text) as unknown;
-    } catch {
-      throw new MinerCallError('malformed', 'response is not JSON');
+      return parseMinerJson(text, maxAnswerValues(synapse, maxBytes));
+    } catch (error) {
+      if (!(error instanceof UnreadableJsonError)) throw error;
+      throw new MinerCallError('malformed', `response ${error.message}`);
     }
   }
 
