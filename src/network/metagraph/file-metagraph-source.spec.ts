@@ -25,7 +25,8 @@ describe(parseMetagraph.name, () => {
     const file = metagraph([
       metagraphNeuron(0, { axon_url: null, validator_permit: true, stake: 9_000, incentive: 0 }),
       metagraphNeuron(1),
-      metagraphNeuron(7, { axon_url: 'https://miner.example.org:8091' }),
+      metagraphNeuron(7, { axon_url: 'http://miner.example.org:8091' }),
+      metagraphNeuron(8, { axon_url: 'http://[2001:db8::8]:80' }),
     ]);
 
     expect(parseMetagraph(file)).toEqual(file);
@@ -75,6 +76,12 @@ describe(parseMetagraph.name, () => {
     ['axon_url', undefined],
     ['axon_url', '127.0.0.1:8091'],
     ['axon_url', 'ftp://127.0.0.1'],
+    ['axon_url', 'https://127.0.0.1:8091'],
+    ['axon_url', 'http://127.0.0.1'],
+    ['axon_url', 'http://127.0.0.1:8091/axon'],
+    ['axon_url', 'http://user:secret@127.0.0.1:8091'],
+    ['axon_url', 'http://127.0.0.1:8091?q=1'],
+    ['axon_url', 'http://127.0.0.1:8091#f'],
     ['axon_url', 8091],
     ['stake', undefined],
     ['stake', -0.1],
@@ -92,6 +99,14 @@ describe(parseMetagraph.name, () => {
     expect(() =>
       parseMetagraph(metagraph([metagraphNeuron(0), metagraphNeuron(1), broken])),
     ).toThrow(`metagraph: neurons[2].${field} `);
+  });
+
+  it('says what an axon_url must be, naming the entry', () => {
+    const https = metagraphNeuron(4, { axon_url: 'https://miner.example.org:8091' });
+
+    expect(() => parseMetagraph(metagraph([metagraphNeuron(0), https]))).toThrow(
+      'metagraph: neurons[1].axon_url must be http://host:port (axons speak plain HTTP; no path, credentials, query or fragment) or null',
+    );
   });
 
   it('accepts keys of exactly 64 characters', () => {

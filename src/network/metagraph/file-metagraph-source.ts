@@ -3,6 +3,7 @@ import { readFile, unwatchFile, watchFile } from 'node:fs';
 import { promisify } from 'node:util';
 import { MetagraphNetwork } from '../miners.repository';
 import { MetagraphFile, MetagraphNeuron } from '../protocol';
+import { axonAddress } from '../transport/axon-http';
 import { MetagraphSource } from './metagraph-source';
 
 const readFileAsync = promisify(readFile);
@@ -70,8 +71,10 @@ function parseNeuron(value: unknown, index: number): MetagraphNeuron {
     throw new Error(`${where}.hotkey must be a string`);
   if (typeof coldkey !== 'string' || coldkey.length === 0 || coldkey.length > 64)
     throw new Error(`${where}.coldkey must be a string`);
-  if (axonUrl !== null && !(typeof axonUrl === 'string' && /^https?:\/\//.test(axonUrl))) {
-    throw new Error(`${where}.axon_url must be an http(s) URL or null`);
+  if (axonUrl !== null && !(typeof axonUrl === 'string' && axonAddress(axonUrl))) {
+    throw new Error(
+      `${where}.axon_url must be http://host:port (axons speak plain HTTP; no path, credentials, query or fragment) or null`,
+    );
   }
   if (typeof stake !== 'number' || !(stake >= 0))
     throw new Error(`${where}.stake must be a non-negative number`);

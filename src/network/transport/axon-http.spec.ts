@@ -19,6 +19,32 @@ describe(axonOf.name, () => {
       hotkey: 'miner',
     });
   });
+
+  it('reads an IPv6 axon without its brackets', () => {
+    expect(axonOf({ hotkey: 'miner', axonUrl: 'http://[2001:db8::5]:8091' })).toMatchObject({
+      ip: '2001:db8::5',
+      port: 8091,
+    });
+  });
+
+  // Axons speak plain HTTP on their port: anything else was called as http on port 80.
+  it.each([
+    'https://203.0.113.5:8091',
+    'https://203.0.113.5',
+    'http://203.0.113.5',
+    'http://203.0.113.5:8091/axon',
+    'http://203.0.113.5:8091/',
+    'http://user:secret@203.0.113.5:8091',
+    'http://203.0.113.5:8091?x=1',
+    'http://203.0.113.5:8091#x',
+    'http://203.0.113.5:0',
+    'http://203.0.113.5:65536',
+    'http://[zz]:8091',
+  ])('refuses %s as a network failure, never calling it', (axonUrl) => {
+    expect(() => axonOf({ hotkey: 'miner', axonUrl })).toThrow(
+      new MinerCallError('network', `axon URL ${axonUrl} is not http://host:port`),
+    );
+  });
 });
 
 describe(readCapped.name, () => {

@@ -3,14 +3,29 @@ import { MinerCallError } from './miner-failures';
 
 /** The axon as the signed headers name it, from the metagraph's `http://host:port`. */
 export function axonOf(miner: { hotkey: string; axonUrl: string }): AxonTarget {
-  let url: URL;
+  const address = axonAddress(miner.axonUrl);
+  if (!address)
+    throw new MinerCallError('network', `axon URL ${miner.axonUrl} is not http://host:port`);
+  return { ...address, hotkey: miner.hotkey };
+}
+
+const AXON_URL = /^http:\/\/(\[[0-9a-f:.]+\]|[a-z0-9.-]+):(\d{1,5})$/i;
+
+/**
+ * The host (an IPv6 address without its brackets) and port of `http://host:port`; undefined
+ * for anything else. Axons speak plain HTTP on the port the chain lists, and every call goes to
+ * `http://{host}:{port}/{synapse}` (dendrite.ts): an https URL, a missing port, a path,
+ * credentials, a query or a fragment would be dropped or called as something else.
+ */
+export function axonAddress(text: string): { ip: string; port: number } | undefined {
+  const match = AXON_URL.exec(text);
+  const port = Number(match?.[2]);
+  if (!match || port < 1 || port > 65_535) return undefined;
   try {
-    url = new URL(miner.axonUrl);
+    return { ip: new URL(text).hostname.replace(/^\[|\]$/g, ''), port };
   } catch {
-    throw new MinerCallError('network', `axon URL ${miner.axonUrl} is not a URL`);
+    return undefined;
   }
-  const port = Number(url.port || 80);
-  return { ip: url.hostname.replace(/^\[|\]$/g, ''), port, hotkey: miner.hotkey };
 }
 
 /**
