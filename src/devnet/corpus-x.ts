@@ -1,4 +1,5 @@
 import { XItem, XUser } from '../network/protocol';
+import { xPostId } from '../network/x-post-id';
 import { profileExtras, withoutNewerFields, xPostExtras } from './corpus-extras';
 import { capitalize, randomBase62, recentDate, sentences } from './corpus-text';
 import { Rng, WeightedPicker } from './rng';
@@ -9,9 +10,6 @@ import { HASHTAGS, TOPIC_WORDS, Topic } from './vocabulary';
  * newer scrapers add come from a separate random stream (`extras`, corpus-extras.ts), so that
  * adding them left the rest of the corpus as it was.
  */
-
-// Twitter snowflake epoch: ids sort by time like real ones.
-const SNOWFLAKE_EPOCH_MS = 1_288_834_974_657n;
 
 const hashtagPicker = WeightedPicker.zipf(HASHTAGS, 1);
 const ALL_TOPICS = Object.keys(TOPIC_WORDS) as Topic[];
@@ -42,7 +40,8 @@ function generateXPost(
   const datetime = recentDate(rng, now);
   const hashtags = pickHashtags(rng);
   const topic = HASHTAGS.find((entry) => entry.tag === hashtags[0]?.toLowerCase())?.topic;
-  const id = snowflake(datetime, index);
+  // A snowflake, as real ids are: it holds the post's time, which the gateway checks.
+  const id = xPostId(datetime, index);
   const kind = rng.next();
   const isRetweet = kind < 0.1;
   const isReply = !isRetweet && kind < 0.25 && earlier.length > 0;
@@ -109,12 +108,6 @@ function pickHashtags(rng: Rng): string[] {
     if (style < 0.11) return tag.toUpperCase();
     return tag;
   });
-}
-
-function snowflake(datetime: Date, sequence: number): string {
-  const milliseconds = BigInt(datetime.getTime()) - SNOWFLAKE_EPOCH_MS;
-  // The sequence in the low 22 bits keeps ids unique even for posts in the same millisecond.
-  return ((milliseconds << 22n) | BigInt(sequence & 0x3fffff)).toString();
 }
 
 /** Photo, video and GIF URLs on X's media hosts, as records list them. */

@@ -2,6 +2,7 @@ import { RedditItem, timeBucketId, XItem } from '../network/protocol';
 import { assignHoldings, DEFAULT_CORPUS_SIZE, floorToHour, generateCorpus } from './corpus';
 import { MinerStore } from './miner-store';
 import { toWireEntity } from './miner-records';
+import { xPostTime } from '../network/x-post-id';
 
 const now = new Date('2024-06-01T00:00:00Z');
 const DAY_MS = 86_400_000;
@@ -50,6 +51,11 @@ describe('generateCorpus', () => {
     expect(counts.filter((count) => count >= 2).length).toBeGreaterThan(100);
     const labels = new Set(xPosts.map((post) => post.label));
     expect(labels.size).toBeGreaterThanOrEqual(25);
+  });
+
+  // The gateway drops an X post dated away from the time its id holds (x-post-id.ts).
+  it("gives every X post a snowflake id that holds the post's time", () => {
+    for (const post of xPosts) expect(xPostTime(post.tweet.id)?.toISOString()).toBe(post.datetime);
   });
 
   it('skews label popularity', () => {

@@ -8,6 +8,7 @@ import { toWireEntity } from './miner-records';
 import { Rng } from './rng';
 import { HASHTAGS, SUBREDDITS } from './vocabulary';
 import { HOUR_MS } from '../common/clock/durations';
+import { xPostId } from '../network/x-post-id';
 
 /** How dishonest miners bend their answers: fabricated, corrupted or inflated content. */
 
@@ -35,7 +36,9 @@ export function fabricateItems(
   const items: DataItem[] = [];
   for (let index = 0; index < count; index++) {
     const item = withMadeUpIdentity(rng, structuredClone(rng.pick(templates)));
-    items.push(violate(rng, item, violations[index % violations.length], query, now));
+    items.push(
+      withIdOfItsTime(violate(rng, item, violations[index % violations.length], query, now)),
+    );
   }
   return items;
 }
@@ -52,6 +55,22 @@ function withMadeUpIdentity(rng: Rng, item: DataItem): DataItem {
   item.id = `${item.dataType === 'post' ? 't3' : 't1'}_${shortId}`;
   item.uri = `https://www.reddit.com/${item.communityName}/comments/${shortId}/fabricated/`;
   item.url = item.uri;
+  return item;
+}
+
+/**
+ * An X item's made-up id made a snowflake of its time (the rest of the id in its sequence bits,
+ * the top one set: corpus posts number theirs from 0), as a careful fabricator would make it:
+ * the gateway drops a post dated away from its id's time, and these items are to be caught by
+ * the constraint they break.
+ */
+function withIdOfItsTime(item: DataItem): DataItem {
+  if (item.source !== 'X') return item;
+  const madeUp = item.tweet.id;
+  const id = xPostId(new Date(item.datetime), 0x200000 | Number(BigInt(madeUp) & 0x1fffffn));
+  item.tweet.id = id;
+  if (item.tweet.conversation_id === madeUp) item.tweet.conversation_id = id;
+  item.uri = `https://x.com/${item.user.username}/status/${id}`;
   return item;
 }
 
@@ -229,7 +248,11 @@ export function fabricateEntities(
   if (pool.length === 0) return [...honest];
   const outside = new Date(bucketStart(bucket.timeBucket).getTime() - rng.int(2, 48) * HOUR_MS);
   const fabricated = Array.from({ length: Math.max(3, honest.length) }, () =>
-    toWireEntity(setDatetime(withMadeUpIdentity(rng, structuredClone(rng.pick(pool))), outside)),
+    toWireEntity(
+      withIdOfItsTime(
+        setDatetime(withMadeUpIdentity(rng, structuredClone(rng.pick(pool))), outside),
+      ),
+    ),
   );
   return [...honest, ...fabricated];
 }

@@ -125,6 +125,38 @@ describe(checkAnswer.name, () => {
     expect(answer.dropped).toBe(1);
   });
 
+  // An audit's finding: a real post (its id holds 2024-05-29T10:03:51Z) re-dated into the range
+  // was kept, and as the same text and author it even counted as agreeing with honest copies.
+  it("drops an X post re-dated into the query's range away from the time its id holds", () => {
+    const id = '1795757939487670279';
+    const real = {
+      ...xPosts[0],
+      uri: `https://x.com/${xPosts[0].user.username}/status/${id}`,
+      tweet: { ...xPosts[0].tweet, id },
+    };
+    const range = compileQuery({
+      source: 'X',
+      start_date: '2026-11-20T00:00:00Z',
+      end_date: '2026-11-21T00:00:00Z',
+    });
+
+    const answer = checkAnswer(
+      1,
+      [{ ...real, datetime: '2026-11-20T10:00:00.000Z' }].map(toWireEntity),
+      range,
+      'x',
+    );
+    const honest = checkAnswer(
+      2,
+      [{ ...real, datetime: '2024-05-29T10:03:51.000Z' }].map(toWireEntity),
+      everyXPost,
+      'x',
+    );
+
+    expect(answer).toMatchObject({ valid: [], returned: 1, dropped: 1 });
+    expect(honest).toMatchObject({ returned: 1, dropped: 0 });
+  });
+
   it('drops entities whose uri does not name the item (answers become stored task items)', () => {
     const [good, script, other] = xPosts.slice(0, 3).map((post) => structuredClone(post));
     script.uri = 'javascript:alert(1)//x.com/a/status/' + script.tweet.id;

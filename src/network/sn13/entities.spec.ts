@@ -16,6 +16,16 @@ const post = corpus.items.find(
 
 type Json = Record<string, unknown>;
 
+/** A real post's id and the moment it holds: ms = (id >> 22) + 1288834974657. */
+const REAL_ID = '1795757939487670279';
+const REAL_ID_TIME = '2024-05-29T10:03:51.000Z';
+
+/** The corpus X post under tweet id `id`, dated `datetime`. */
+function postOfId(id: string, datetime: string): XItem {
+  const uri = `https://x.com/${xItem.user.username}/status/${id}`;
+  return { ...xItem, uri, datetime, tweet: { ...xItem.tweet, id } };
+}
+
 /** The wire entity of `item`, with `change` applied to the entity or to its parsed record. */
 function entity(item: DataItem, change: (entity: Json, record: Json) => void = () => undefined) {
   const wire = toWireEntity(item) as unknown as Json;
@@ -59,6 +69,33 @@ describe(convertEntity.name, () => {
       expect(convertEntity(dated(minute - 1), source)).toBeUndefined();
       expect(convertEntity(dated(minute - 30 * 86_400_000), source)).toBeUndefined();
     }
+  });
+
+  // An X post's id is a snowflake holding when it was posted; a record and entity that agree
+  // with each other could still re-date a real post into any range (an audit's finding: this
+  // post, sent dated 2026-11-20, was kept for a 2026-11-20 query).
+  it("refuses an X post dated outside its id's minute, by entity or by record", () => {
+    const dated = (time: string) => entity(postOfId(REAL_ID, time));
+    expect(convertEntity(dated(REAL_ID_TIME), 'x')?.item.datetime).toBe(REAL_ID_TIME);
+    expect(convertEntity(dated('2024-05-29T10:03:00.000Z'), 'x')).toBeDefined();
+    expect(convertEntity(dated('2024-05-29T10:03:59.999Z'), 'x')).toBeDefined();
+    expect(convertEntity(dated('2026-11-20T10:00:00.000Z'), 'x')).toBeUndefined();
+    expect(convertEntity(dated('2024-05-29T10:04:00.000Z'), 'x')).toBeUndefined();
+    expect(convertEntity(dated('2024-05-29T10:02:59.999Z'), 'x')).toBeUndefined();
+    const content = (time: string) => toWireEntity(postOfId(REAL_ID, time)).content;
+    expect(convertContent(content(REAL_ID_TIME), 'x')?.item.datetime).toBe(
+      '2024-05-29T10:03:00.000Z',
+    );
+    expect(convertContent(content('2026-11-20T10:00:00.000Z'), 'x')).toBeUndefined();
+  });
+
+  it('leaves unchecked the time of an X id that is no snowflake (posted before November 2010)', () => {
+    for (const id of ['20', '29700859246']) {
+      const old = postOfId(id, '2026-11-20T10:00:00.000Z');
+      expect(convertEntity(entity(old), 'x')?.item.datetime).toBe(old.datetime);
+    }
+    const first = postOfId('29700859247', '2026-11-20T10:00:00.000Z');
+    expect(convertEntity(entity(first), 'x')).toBeUndefined();
   });
 
   // Left out or made no date, the record's time could not hold the entity's to the minute.
@@ -105,14 +142,16 @@ describe(convertEntity.name, () => {
   });
 
   it('reads the nested shape some miners store for X, and fills what a record lacks with null', () => {
+    // A post of the moment its id holds (to the second, plus a fraction).
+    const { uri } = postOfId(REAL_ID, REAL_ID_TIME);
     const nested = {
-      uri: xItem.uri,
+      uri,
       datetime: '2024-05-29T10:03:51.250000+00:00',
       source: 2,
       label: null,
       content: JSON.stringify({
         content: 'gm #TAO',
-        url: xItem.uri,
+        url: uri,
         user: { username: 'someone', user_blue_verified: true },
         tweet: { hashtags: ['#TAO'], like_count: 3, view_count: 90, language: 'en' },
         media: [{ url: 'https://video.twimg.com/tweet_video/abc.mp4', type: 'animated_gif' }],
@@ -133,7 +172,7 @@ describe(convertEntity.name, () => {
         user_location: null,
       },
       tweet: {
-        id: xItem.tweet.id,
+        id: REAL_ID,
         like_count: 3,
         view_count: 90,
         language: 'en',

@@ -1,7 +1,8 @@
 import { isRecord } from '../../common/is-record';
 import { MINUTE_MS } from '../../common/clock/durations';
 import { parseIsoDate } from '../../common/validation/iso-date';
-import { DataItem } from '../protocol';
+import { DataItem, XItem } from '../protocol';
+import { xPostTime } from '../x-post-id';
 import { Source } from '../../common/source';
 import { RecordPlace, redditItemOf, text, xItemOf } from './records';
 import { toSourceId } from '../sources';
@@ -117,8 +118,8 @@ function minuteOf(time: Date): number {
 }
 
 /**
- * The one place every item from a miner is made, and made storable from the texts it was read
- * from (well-formed.ts).
+ * The one place every item from a miner is made (live answers, stored buckets, a task's
+ * collection), and made storable from the texts it was read from (well-formed.ts).
  */
 function itemOf(
   record: Record<string, unknown>,
@@ -127,5 +128,22 @@ function itemOf(
   texts: readonly string[],
 ): DataItem | undefined {
   const item = source === 'x' ? xItemOf(record, place) : redditItemOf(record, place);
+  if (item?.source === 'X' && !postedWhenItsIdSays(item)) return undefined;
   return item && storableItem(item, texts);
+}
+
+/**
+ * An X post's id holds the moment it was posted (x-post-id.ts); the times a miner sends, the
+ * entity's and the record's, are its own word, and convertEntity only holds them to each
+ * other. So an item must fall in its id's minute, the tolerance the subnet itself allows:
+ * `XContent.to_data_entity` keeps the entity's datetime exact (X's `created_at`, the id's time
+ * to the second) and the record's timestamp rounded down to the minute, and upstream's
+ * validator compares that timestamp with the scraped post's, to the minute. A re-dated real
+ * post is dropped (an audit's finding: dated into a query's range or a newer bucket's hour, it
+ * was kept, hid the honest row and counted as agreeing with honest copies). An id that holds no
+ * time (before November 2010) is left unchecked.
+ */
+function postedWhenItsIdSays(item: XItem): boolean {
+  const posted = xPostTime(item.tweet.id);
+  return posted === undefined || minuteOf(posted) === minuteOf(new Date(item.datetime));
 }

@@ -103,6 +103,34 @@ describe(checkContents.name, () => {
     expect(checked.problems).toEqual([`9 of 10 contents do not belong to bucket ${HOUR} #tao`]);
   });
 
+  // An audit's finding: a real post re-dated into the bucket's hour was kept, and filed under a
+  // newer hour it hid the honest row of its own hour (the store answers the newest row of a uri).
+  it("drops an X post dated in the bucket's hour when its id holds another time", () => {
+    const id = '1795757939487670279'; // posted 2024-05-29T10:03:51Z
+    const own = { ...TAO, timeBucket: Math.floor(Date.parse('2024-05-29T10:03:51Z') / 3_600_000) };
+    const record = (timestamp: string) =>
+      JSON.stringify({
+        ...JSON.parse(tweet(1)),
+        url: `https://x.com/alice/status/${id}`,
+        tweet_id: id,
+        timestamp,
+      });
+    const redated = record(minute(0));
+    const honest = record('2024-05-29T10:03:00Z');
+    const checked = checkContents(
+      [
+        { bucket: TAO, claimedBytes: bytes(redated) },
+        { bucket: own, claimedBytes: bytes(honest) },
+      ],
+      [
+        { bucketId: wireBucketId(TAO), contents: [redated] },
+        { bucketId: wireBucketId(own), contents: [honest] },
+      ],
+    );
+    expect(checked.deliveries.map((delivery) => delivery.items.length)).toEqual([0, 1]);
+    expect(checked.deliveries[0]).toMatchObject({ returned: 1, dropped: 1, score: 0 });
+  });
+
   it('drops records whose uri does not name the item', () => {
     const checked = checkContents(
       [{ bucket: TAO, claimedBytes: 0 }],
