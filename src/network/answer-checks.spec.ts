@@ -5,6 +5,7 @@ import {
   checkAnswer,
   copyKey,
   credibilityScore,
+  isMostlyDropped,
   isUsableAnswer,
   mergeAnswers,
 } from './answer-checks';
@@ -229,8 +230,11 @@ describe(isUsableAnswer.name, () => {
     expect(isUsableAnswer(answerOf(1, [], 1))).toBe(false);
   });
 
-  it('counts an honest empty answer', () => {
-    expect(isUsableAnswer(answerOf(1, []))).toBe(true);
+  // Counted, three quick empty answers ended the round before the miners holding the data
+  // answered (an audit's finding).
+  it('does not count an empty answer, which is not mostly dropped either', () => {
+    expect(isUsableAnswer(answerOf(1, []))).toBe(false);
+    expect(isMostlyDropped(answerOf(1, []))).toBe(false);
   });
 });
 
@@ -381,8 +385,16 @@ describe(credibilityScore.name, () => {
     expect(credibilityScore(undefined, new Map())).toBe(0);
   });
 
-  it('says nothing about an honest empty answer', () => {
-    expect(credibilityScore(answerOf(1, []), new Map([[a.uri, 3]]))).toBeNull();
+  it('says nothing about an empty answer when no other answer held a corroborated item', () => {
+    expect(credibilityScore(answerOf(1, []), new Map())).toBeNull();
+    const lone = mergeAnswers([answerOf(1, []), answerOf(2, [a, b])], 10).holders;
+    expect(credibilityScore(answerOf(1, []), lone)).toBeNull();
+  });
+
+  // The subnet's validator penalises an empty answer in full once pooled data shows there was some.
+  it('scores an empty answer 0 when other answers corroborated an item: the data existed', () => {
+    const holders = mergeAnswers([answerOf(2, [a, b]), answerOf(3, [a])], 10).holders;
+    expect(credibilityScore(answerOf(1, []), holders)).toBe(0);
   });
 
   it('scores all-valid items that nobody else held 0.5', () => {

@@ -38,9 +38,19 @@ export function checkAnswer(
   return { uid, returned: entities.length, valid, dropped: entities.length - valid.length };
 }
 
-/** An answer counts towards the quorum unless most of what it returned had to be dropped. */
+/** Most of what the answer returned had to be dropped: it counts for nothing and gets a spare. */
+export function isMostlyDropped(answer: CheckedAnswer): boolean {
+  return answer.dropped * 2 > answer.returned;
+}
+
+/**
+ * An answer counts towards the quorum when it returned items, most of which passed the checks.
+ * An empty one does not: counted, three quick empty answers ended the round while the miners
+ * holding the data were still answering, and the client was told there was none (an audit's
+ * finding; docs/decisions.md, "Quorum counts usable answers").
+ */
 export function isUsableAnswer(answer: CheckedAnswer): boolean {
-  return answer.dropped * 2 <= answer.returned;
+  return answer.returned > 0 && !isMostlyDropped(answer);
 }
 
 export interface MergedItems {
@@ -123,17 +133,21 @@ export function mergeAnswers(
 }
 
 /**
- * What one observation says about a miner, 0..1, or null when it says nothing (an empty,
- * honest answer). Invalid or non-matching items pull it down in proportion; valid items seen
- * by other miners too (the same copy: copyKey) pull it up: all valid and uncorroborated is 0.5, all valid and all
- * corroborated is 1. A failed call (timeout, 5xx, garbage, oversize) is 0.
+ * What one observation says about a miner, 0..1, or null when it says nothing. Invalid or
+ * non-matching items pull it down in proportion; valid items seen by other miners too (the same
+ * copy: copyKey) pull it up: all valid and uncorroborated is 0.5, all valid and all corroborated
+ * is 1. A failed call (timeout, 5xx, garbage, oversize) is 0. An empty answer is 0 in a round
+ * where some item was corroborated (the data exists, on more than one miner's word, and this
+ * miner had none of it, as the subnet's validator penalises an empty answer beside pooled data),
+ * and says nothing otherwise: nothing may match, and one miner's uncorroborated items may be
+ * invented (docs/decisions.md, "Quorum counts usable answers").
  */
 export function credibilityScore(
   answer: CheckedAnswer | undefined,
   holders: ReadonlyMap<string, number>,
 ): number | null {
   if (!answer) return 0;
-  if (answer.returned === 0) return null;
+  if (answer.returned === 0) return [...holders.values()].some((count) => count >= 2) ? 0 : null;
   const validShare = answer.valid.length / answer.returned;
   const corroborated = answer.valid.filter((item) => (holders.get(copyKey(item)) ?? 0) >= 2).length;
   const corroboratedShare = answer.valid.length === 0 ? 0 : corroborated / answer.valid.length;

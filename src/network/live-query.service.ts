@@ -8,7 +8,7 @@ import {
   checkAnswer,
   CheckedAnswer,
   credibilityScore,
-  isUsableAnswer,
+  isMostlyDropped,
   mergeAnswers,
 } from './answer-checks';
 import { CredibilityRecorder, MinerScore } from './credibility-recorder';
@@ -188,8 +188,10 @@ export class LiveQueryService {
   }
 }
 
+/** A quorum of answers that passed the checks, empty ones among them (they may agree on nothing). */
 function quorumResult(outcome: QuorumOutcome, quorum: number): QuorumResult {
-  if (outcome.answers.filter(isUsableAnswer).length >= quorum) return 'quorum';
+  if (outcome.answers.filter((answer) => !isMostlyDropped(answer)).length >= quorum)
+    return 'quorum';
   return outcome.answers.length > 0 ? 'partial' : 'no_answer';
 }
 

@@ -2,6 +2,8 @@ import { Clock } from '../common/clock/clock';
 import { MetricsService } from '../common/metrics/metrics.service';
 import { SynapseName } from '../common/synapse-names';
 import { AppConfig, OnDemandMode } from '../config/app-config';
+import { generateCorpus } from '../devnet/corpus';
+import { toWireEntity } from '../devnet/miner-records';
 import { BucketReader } from './buckets/bucket-reader';
 import { CredibilityRecorder } from './credibility-recorder';
 import { MetagraphService } from './metagraph/metagraph.service';
@@ -43,6 +45,13 @@ const QUERY: NetworkQuery = {
   endDate: new Date(),
   limit: 10,
 };
+
+/** A post any query without keywords or usernames matches. */
+const [X_POST] = generateCorpus({
+  seed: 13,
+  now: new Date('2024-06-01T00:00:00Z'),
+  size: { x: 1, reddit: 0 },
+}).items;
 
 const INDEX_SYNC = { intervalMs: 3_900_000, onStart: true, fetchTimeoutMs: 120_000 };
 
@@ -187,8 +196,18 @@ describe(`${NetworkService.name} on-demand modes`, () => {
 
   it('live: a miner still silent when the quorum answered is no failure of that answer', async () => {
     // Its call goes on after the response: what it comes to counts for credibility, not here.
-    const { service } = setUp('live', 3, 3, [], { 3: 'http_error' }, { 3: 50 });
-    const result = await service.query(QUERY);
+    // Answers with items: empty ones are no quorum.
+    const held = [toWireEntity(X_POST)];
+    const { service } = setUp(
+      'live',
+      3,
+      3,
+      [],
+      { 3: 'http_error' },
+      { 3: 50 },
+      { 1: held, 2: held },
+    );
+    const result = await service.query({ ...QUERY, keywords: [] });
     expect(result).toMatchObject({
       minersQueried: 3,
       minersResponded: 2,

@@ -1,4 +1,5 @@
 import { CheckedAnswer } from './answer-checks';
+import { DataItem } from './protocol';
 import { MinerCallError, MinerFailureReason } from './transport/miner-failures';
 import { LateResult, QuorumOutcome, QuorumPlan, runQuorum } from './quorum';
 
@@ -8,11 +9,17 @@ interface Miner {
 
 /** What a fake miner does when asked: answer or fail after `afterMs`, or never reply at all. */
 type Script =
-  | { afterMs: number; answer: 'usable' | 'mostly dropped' }
+  | { afterMs: number; answer: 'usable' | 'empty' | 'mostly dropped' }
   | { afterMs: number; failure: MinerFailureReason | 'thrown' }
   | 'hang';
 
+/** runQuorum reads an answer's counts only: the item itself is a stand-in. */
 function usableAnswer(uid: number): CheckedAnswer {
+  const item = { uri: `https://x.com/a/status/${uid}` } as DataItem;
+  return { uid, returned: 1, valid: [item], dropped: 0 };
+}
+
+function emptyAnswer(uid: number): CheckedAnswer {
   return { uid, returned: 0, valid: [], dropped: 0 };
 }
 
@@ -31,9 +38,12 @@ function scriptedMiners(scripts: Record<number, Script>) {
       if (script === 'hang') return;
       setTimeout(() => {
         if ('answer' in script) {
-          resolve(
-            script.answer === 'usable' ? usableAnswer(miner.uid) : mostlyDroppedAnswer(miner.uid),
-          );
+          const answers = {
+            usable: usableAnswer,
+            empty: emptyAnswer,
+            'mostly dropped': mostlyDroppedAnswer,
+          };
+          resolve(answers[script.answer](miner.uid));
         } else if (script.failure === 'thrown') {
           reject(new Error('socket hang up'));
         } else {
@@ -294,6 +304,75 @@ describe(runQuorum.name, () => {
     expect(state.resolvedAt).toBe(40);
     expect(answeredUids(state.outcome)).toEqual([1, 2, 3]);
     expect(state.outcome!.failures.size).toBe(0);
+  });
+
+  // Three empty answers at 20 ms ended the round; the two miners with the data, well inside the
+  // deadline, were only scored late and the client was told there was none (an audit's finding).
+  it('does not end the round on empty answers: waits for the miners still asked', async () => {
+    const miners = scriptedMiners({
+      1: { afterMs: 20, answer: 'empty' },
+      2: { afterMs: 20, answer: 'empty' },
+      3: { afterMs: 20, answer: 'empty' },
+      4: { afterMs: 300, answer: 'usable' },
+      5: { afterMs: 300, answer: 'usable' },
+    });
+
+    const state = start(plan({ miners: 5, fanout: 5, quorum: 3 }), miners.ask);
+    await jest.advanceTimersByTimeAsync(299);
+    expect(state.outcome).toBeUndefined();
+    await jest.advanceTimersByTimeAsync(1);
+
+    expect(state.resolvedAt).toBe(300);
+    expect(answeredUids(state.outcome)).toEqual([1, 2, 3, 4, 5]);
+    expect(state.outcome).toMatchObject({ unanswered: [], deadlineReached: false });
+  });
+
+  it('ends early on a quorum of answers with items, whatever the empty ones', async () => {
+    const miners = scriptedMiners({
+      1: { afterMs: 10, answer: 'empty' },
+      2: { afterMs: 20, answer: 'usable' },
+      3: { afterMs: 30, answer: 'usable' },
+      4: 'hang',
+    });
+
+    const state = start(plan({ miners: 4, fanout: 4, quorum: 2 }), miners.ask);
+    await jest.advanceTimersByTimeAsync(30);
+
+    expect(state.resolvedAt).toBe(30);
+    expect(answeredUids(state.outcome)).toEqual([1, 2, 3]);
+    expect(state.outcome).toMatchObject({ unanswered: [4], deadlineReached: false });
+  });
+
+  it('resolves once every asked miner answered empty, asking no spare for an empty answer', async () => {
+    // Nothing may match the query: a spare for each empty answer would double its calls.
+    const miners = scriptedMiners({
+      1: { afterMs: 10, answer: 'empty' },
+      2: { afterMs: 20, answer: 'empty' },
+      3: { afterMs: 40, answer: 'empty' },
+    });
+
+    const state = start(plan({ miners: 6, fanout: 3, quorum: 2 }), miners.ask);
+    await jest.advanceTimersByTimeAsync(39);
+    expect(state.outcome).toBeUndefined();
+    await jest.advanceTimersByTimeAsync(1);
+
+    expect(state.resolvedAt).toBe(40);
+    expect(miners.askedUids()).toEqual([1, 2, 3]);
+    expect(state.outcome).toMatchObject({ unanswered: [], deadlineReached: false });
+  });
+
+  it('waits up to the deadline for a silent miner when the answers in are empty', async () => {
+    const miners = scriptedMiners({
+      1: { afterMs: 10, answer: 'empty' },
+      2: { afterMs: 10, answer: 'empty' },
+      3: 'hang',
+    });
+
+    const state = start(plan({ miners: 3, quorum: 2, deadlineMs: 1_000 }), miners.ask);
+    await jest.advanceTimersByTimeAsync(1_000);
+
+    expect(state.resolvedAt).toBe(1_000);
+    expect(state.outcome).toMatchObject({ unanswered: [3], deadlineReached: true });
   });
 
   it('resolves once the few candidates there are have answered', async () => {

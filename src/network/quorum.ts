@@ -1,4 +1,4 @@
-import { CheckedAnswer, isUsableAnswer } from './answer-checks';
+import { CheckedAnswer, isMostlyDropped, isUsableAnswer } from './answer-checks';
 import { failureReasonOf, MinerFailureReason } from './transport/miner-failures';
 
 export interface QuorumPlan<M extends { uid: number }> {
@@ -26,10 +26,12 @@ export type LateResult =
   { uid: number; answer: CheckedAnswer } | { uid: number; failure: MinerFailureReason };
 
 /**
- * Asks miners concurrently and resolves as soon as `quorum` usable answers are in, or every
- * asked miner has settled with no spare left, or at the deadline with whatever arrived; nothing
- * waits for a hung miner. A failed miner is replaced by a spare at once; one still silent after
- * `hedgeAfterMs` gets a spare asked alongside it. Spares are capped at `fanout`.
+ * Asks miners concurrently and resolves as soon as `quorum` usable answers are in (empty ones are
+ * not: isUsableAnswer), or every asked miner has settled, or at the deadline with whatever
+ * arrived; nothing waits for a hung miner. A failed miner or a mostly dropped answer is replaced
+ * by a spare at once; one still silent after `hedgeAfterMs` gets a spare asked alongside it.
+ * Spares are capped at `fanout`. An empty answer gets none: nothing may match the query, and a
+ * spare for each empty answer would double the calls of every such query.
  */
 export function runQuorum<M extends { uid: number }>(
   plan: QuorumPlan<M>,
@@ -62,7 +64,7 @@ export function runQuorum<M extends { uid: number }>(
     };
     const checkDone = () => {
       const pending = queried.length - settled.size;
-      if (usable >= plan.quorum || (pending === 0 && nextSpare >= lastSpare)) finish(false);
+      if (usable >= plan.quorum || pending === 0) finish(false);
     };
     const launch = (miner: M) => {
       queried.push(miner.uid);
@@ -72,7 +74,7 @@ export function runQuorum<M extends { uid: number }>(
           if (finished) return onLate({ uid: miner.uid, answer });
           answers.push(answer);
           if (isUsableAnswer(answer)) usable++;
-          else launchSpare();
+          else if (isMostlyDropped(answer)) launchSpare();
           checkDone();
         },
         (error: unknown) => {

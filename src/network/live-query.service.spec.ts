@@ -1,0 +1,136 @@
+import { Clock } from '../common/clock/clock';
+import { MetricsService } from '../common/metrics/metrics.service';
+import { AppConfig } from '../config/app-config';
+import { generateCorpus } from '../devnet/corpus';
+import { toWireEntity } from '../devnet/miner-records';
+import { CredibilityRecorder, MinerScore } from './credibility-recorder';
+import { LiveQueryService } from './live-query.service';
+import { MetagraphService } from './metagraph/metagraph.service';
+import { ServingMiner } from './miner.entity';
+import { NetworkQuery, XItem } from './protocol';
+import { NetworkQueryResult } from './query-result';
+import { CallBudgets } from './transport/call-budgets';
+import { MinerClient, MinerTarget, replyOf } from './transport/miner-client';
+
+const corpus = generateCorpus({
+  seed: 13,
+  now: new Date('2024-06-01T00:00:00Z'),
+  size: { x: 40, reddit: 0 },
+});
+const posts = corpus.items.filter((item): item is XItem => item.source === 'X');
+
+const QUERY: NetworkQuery = {
+  source: 'x',
+  usernames: [],
+  keywords: [],
+  keywordMode: 'all',
+  startDate: null,
+  endDate: new Date('2026-01-15T12:00:00Z'),
+  limit: 10,
+};
+
+/** What a miner answers OnDemandRequest with, and after how long. */
+interface MinerScript {
+  coldkey: string;
+  afterMs: number;
+  items: XItem[];
+}
+
+/** A LiveQueryService over fake miners (uids 1..n, in the order given) on fake timers. */
+function setUp(scripts: MinerScript[], network: Partial<AppConfig['network']> = {}) {
+  const miners = scripts.map(
+    (script, index) =>
+      ({
+        uid: index + 1,
+        hotkey: `hk${index + 1}`,
+        coldkey: script.coldkey,
+        axonUrl: `http://127.0.0.1:${9001 + index}`,
+        credibility: 0.9,
+        incentive: 0.1,
+        state: 'active',
+      }) as ServingMiner,
+  );
+  const client = {
+    refusalOf: () => undefined,
+    call: (target: MinerTarget) => {
+      const script = scripts[target.uid - 1];
+      return new Promise((resolve) =>
+        setTimeout(
+          () => resolve(replyOf({ data: script.items.map(toWireEntity) }, script.afterMs)),
+          script.afterMs,
+        ),
+      );
+    },
+  } as unknown as MinerClient;
+  const scores: MinerScore[] = [];
+  const credibility = {
+    record: (observed: MinerScore[]) => scores.push(...observed),
+    recordState: () => undefined,
+  } as unknown as CredibilityRecorder;
+  const config = {
+    network: { minersPerQuery: 5, quorum: 3, queryDeadlineMs: 10_000, ...network },
+  } as AppConfig;
+  const live = new LiveQueryService(
+    { minersServingData: () => miners } as unknown as MetagraphService,
+    client,
+    credibility,
+    { budgetOf: () => undefined } as unknown as CallBudgets,
+    config,
+    { recordQuorumOutcome: () => undefined } as unknown as MetricsService,
+    { now: () => new Date('2026-01-15T12:00:00Z') } as Clock,
+  );
+  /** Runs one query to its end on the fake timers. */
+  const query = async (query: NetworkQuery = QUERY): Promise<NetworkQueryResult> => {
+    const pending = live.query(query, miners, miners, 'user');
+    await jest.advanceTimersByTimeAsync(config.network.queryDeadlineMs);
+    return pending;
+  };
+  const scoreOf = (uid: number) => scores.find((score) => score.uid === uid)?.score;
+  return { query, scoreOf };
+}
+
+const uris = (result: NetworkQueryResult) => result.items.map((item) => item.uri);
+
+describe(LiveQueryService.name, () => {
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
+  // Three empty answers at 20 ms ended the round; the two miners holding the data, answering at
+  // 300 ms, were scored late and the client got `data: []`, `no_data_available`, cached (an
+  // audit's finding).
+  it('waits for the miners still asked when the answers in are empty, and answers their items', async () => {
+    const held = posts.slice(0, 2);
+    const { query, scoreOf } = setUp([
+      { coldkey: 'ck1', afterMs: 20, items: [] },
+      { coldkey: 'ck2', afterMs: 20, items: [] },
+      { coldkey: 'ck3', afterMs: 20, items: [] },
+      { coldkey: 'ck4', afterMs: 300, items: held },
+      { coldkey: 'ck5', afterMs: 300, items: held },
+    ]);
+
+    const result = await query();
+
+    expect(new Set(uris(result))).toEqual(new Set(held.map((post) => post.uri)));
+    expect(result).toMatchObject({
+      minersResponded: 5,
+      minersEmpty: 3,
+      consensus: 1,
+      deadlineReached: false,
+    });
+    // The data existed, on two miners' word: the empty answers are no longer neutral.
+    expect([1, 2, 3, 4, 5].map(scoreOf)).toEqual([0, 0, 0, 1, 1]);
+  });
+
+  it('says nothing of empty answers when nothing was corroborated', async () => {
+    const { query, scoreOf } = setUp([
+      { coldkey: 'ck1', afterMs: 20, items: [] },
+      { coldkey: 'ck2', afterMs: 20, items: [] },
+      { coldkey: 'ck3', afterMs: 30, items: posts.slice(0, 1) },
+    ]);
+
+    const result = await query();
+
+    expect(result.items).toHaveLength(1);
+    expect([1, 2, 3].map(scoreOf)).toEqual([null, null, 0.5]);
+  });
+});
