@@ -28,8 +28,18 @@ function postAt(index: number, datetime: string): XItem {
   return { ...xPosts[index], datetime };
 }
 
-function answerOf(uid: number, valid: DataItem[], dropped = 0): CheckedAnswer {
-  return { uid, returned: valid.length + dropped, valid, dropped };
+/** Miner `uid`, of a coldkey of its own unless told. */
+function minerOf(uid: number, coldkey = `ck${uid}`) {
+  return { uid, coldkey };
+}
+
+function answerOf(
+  uid: number,
+  valid: DataItem[],
+  dropped = 0,
+  coldkey = minerOf(uid).coldkey,
+): CheckedAnswer {
+  return { uid, coldkey, returned: valid.length + dropped, valid, dropped };
 }
 
 const uris = (items: readonly DataItem[]) => items.map((item) => item.uri);
@@ -39,7 +49,7 @@ describe(checkAnswer.name, () => {
     const hashtag = xPosts.find((post) => post.label !== null)!.label!;
     const matcher = compileQuery({ source: 'X', keywords: [hashtag] });
 
-    const answer = checkAnswer(7, xPosts.map(toWireEntity), matcher, 'x');
+    const answer = checkAnswer(minerOf(7), xPosts.map(toWireEntity), matcher, 'x');
 
     const tagged = xPosts.filter((post) =>
       post.tweet.hashtags.some((tag) => tag.toLowerCase() === hashtag),
@@ -54,7 +64,7 @@ describe(checkAnswer.name, () => {
   });
 
   it('converts the entities back to the items the miner stored', () => {
-    const answer = checkAnswer(1, xPosts.slice(0, 5).map(toWireEntity), everyXPost, 'x');
+    const answer = checkAnswer(minerOf(1), xPosts.slice(0, 5).map(toWireEntity), everyXPost, 'x');
 
     expect(answer.valid).toEqual(xPosts.slice(0, 5));
   });
@@ -71,7 +81,7 @@ describe(checkAnswer.name, () => {
       42,
     ];
 
-    const answer = checkAnswer(1, entities, everyXPost, 'x');
+    const answer = checkAnswer(minerOf(1), entities, everyXPost, 'x');
 
     expect(uris(answer.valid)).toEqual([good.uri]);
     expect(answer).toMatchObject({ returned: 7, dropped: 6 });
@@ -88,7 +98,7 @@ describe(checkAnswer.name, () => {
       { ...otherUrl, content: JSON.stringify({ ...record(otherUrl), url: good.uri }) },
     ];
 
-    const answer = checkAnswer(1, entities, everyXPost, 'x');
+    const answer = checkAnswer(minerOf(1), entities, everyXPost, 'x');
 
     expect(uris(answer.valid)).toEqual([good.uri]);
     expect(answer).toMatchObject({ returned: 4, dropped: 3 });
@@ -97,7 +107,7 @@ describe(checkAnswer.name, () => {
   it('drops entities of the other source', () => {
     const entities = [...redditItems.slice(0, 3), xPosts[0]].map(toWireEntity);
 
-    const answer = checkAnswer(1, entities, everyXPost, 'x');
+    const answer = checkAnswer(minerOf(1), entities, everyXPost, 'x');
 
     expect(uris(answer.valid)).toEqual([xPosts[0].uri]);
     expect(answer.dropped).toBe(3);
@@ -106,7 +116,12 @@ describe(checkAnswer.name, () => {
   it('drops an X record sent under the Reddit source id', () => {
     const disguised = { ...toWireEntity(xPosts[0]), source: 1 };
 
-    const answer = checkAnswer(1, [disguised], compileQuery({ source: 'REDDIT' }), 'reddit');
+    const answer = checkAnswer(
+      minerOf(1),
+      [disguised],
+      compileQuery({ source: 'REDDIT' }),
+      'reddit',
+    );
 
     expect(answer).toMatchObject({ valid: [], returned: 1, dropped: 1 });
   });
@@ -116,7 +131,7 @@ describe(checkAnswer.name, () => {
     const respelled = post.uri.replace('https://x.com/', 'https://twitter.com/') + '?s=20';
 
     const answer = checkAnswer(
-      1,
+      minerOf(1),
       [post, { ...post, uri: respelled }].map(toWireEntity),
       everyXPost,
       'x',
@@ -163,7 +178,12 @@ describe(checkAnswer.name, () => {
     script.uri = 'javascript:alert(1)//x.com/a/status/' + script.tweet.id;
     other.uri = `https://x.com/${other.user.username}/status/${good.tweet.id}`;
 
-    const answer = checkAnswer(1, [good, script, other].map(toWireEntity), everyXPost, 'x');
+    const answer = checkAnswer(
+      minerOf(1),
+      [good, script, other].map(toWireEntity),
+      everyXPost,
+      'x',
+    );
 
     expect(uris(answer.valid)).toEqual([good.uri]);
     expect(answer.dropped).toBe(2);
@@ -174,7 +194,7 @@ describe(checkAnswer.name, () => {
     const copy = toWireEntity({ ...first, text: `${first.text} (again)` });
 
     const answer = checkAnswer(
-      1,
+      minerOf(1),
       [toWireEntity(first), toWireEntity(second), copy, toWireEntity(first)],
       everyXPost,
       'x',
@@ -189,7 +209,7 @@ describe(checkAnswer.name, () => {
     const bare = { ...post, id: post.id.replace(/^t3_/, '') };
     const matcher = compileQuery({ source: 'REDDIT' });
 
-    const answer = checkAnswer(1, [post, bare].map(toWireEntity), matcher, 'reddit');
+    const answer = checkAnswer(minerOf(1), [post, bare].map(toWireEntity), matcher, 'reddit');
 
     expect(answer.valid).toEqual([post]);
     expect(answer.dropped).toBe(1);
@@ -199,7 +219,7 @@ describe(checkAnswer.name, () => {
     const subreddit = redditItems[0].label;
     const matcher = compileQuery({ source: 'REDDIT', keywords: [subreddit] });
 
-    const answer = checkAnswer(2, redditItems.map(toWireEntity), matcher, 'reddit');
+    const answer = checkAnswer(minerOf(2), redditItems.map(toWireEntity), matcher, 'reddit');
 
     const expected = redditItems.filter((item) => item.label === subreddit);
     expect(uris(answer.valid)).toEqual(uris(expected));
@@ -207,8 +227,9 @@ describe(checkAnswer.name, () => {
   });
 
   it('reports an empty answer as nothing returned and nothing dropped', () => {
-    expect(checkAnswer(3, [], everyXPost, 'x')).toEqual({
+    expect(checkAnswer(minerOf(3), [], everyXPost, 'x')).toEqual({
       uid: 3,
+      coldkey: 'ck3',
       returned: 0,
       valid: [],
       dropped: 0,
@@ -298,7 +319,7 @@ describe(mergeAnswers.name, () => {
       'https://twitter.com/a/status/123?s=20',
     ];
     const answers = spellings.map((uri, index) =>
-      checkAnswer(index + 1, [toWireEntity({ ...post, uri })], everyXPost, 'x'),
+      checkAnswer(minerOf(index + 1), [toWireEntity({ ...post, uri })], everyXPost, 'x'),
     );
 
     const merged = mergeAnswers(answers, 10);
@@ -314,7 +335,7 @@ describe(mergeAnswers.name, () => {
     const bare = { ...post, id: post.id.replace(/^t3_/, '') };
     const matcher = compileQuery({ source: 'REDDIT' });
     const answers = [post, bare].map((item, index) =>
-      checkAnswer(index + 1, [toWireEntity(item)], matcher, 'reddit'),
+      checkAnswer(minerOf(index + 1), [toWireEntity(item)], matcher, 'reddit'),
     );
 
     const merged = mergeAnswers(answers, 10);
@@ -323,6 +344,26 @@ describe(mergeAnswers.name, () => {
     expect(uris(merged.items)).toEqual([post.uri]);
     expect(merged.consensus).toBe(1);
     expect(credibilityScore(answers[1], merged.holders)).toBe(1);
+  });
+
+  // Two hotkeys of one operator sending the same invented posts won the limit cut and were
+  // reported as corroborated, consensus 1 (an audit's finding).
+  it('counts the holders of a copy by coldkey: two miners of one operator are one holder', () => {
+    const invented = [
+      postAt(10, '2024-05-21T10:00:00.000Z'),
+      postAt(11, '2024-05-21T11:00:00.000Z'),
+    ];
+    const operator = [answerOf(1, invented, 0, 'op'), answerOf(2, invented, 0, 'op')];
+    const honest = [answerOf(3, [a, b]), answerOf(4, [a, b])];
+
+    const merged = mergeAnswers([...operator, ...honest], 2);
+
+    expect(merged.holders.get(copyKey(invented[0]))).toBe(1);
+    expect(merged.holders.get(copyKey(a))).toBe(2);
+    expect(uris(merged.items)).toEqual(uris([b, a]));
+    expect(mergeAnswers(operator, 10).consensus).toBe(0);
+    expect(credibilityScore(operator[0], merged.holders)).toBe(0.5);
+    expect(credibilityScore(honest[0], merged.holders)).toBe(1);
   });
 
   it('orders the result newest first whatever order the answers came in', () => {

@@ -6,9 +6,15 @@ import { QueryMatcher } from './query-matcher';
 import { convertEntity } from './sn13/entities';
 import { roundTo } from '../common/round-to';
 
-/** One miner's answer after every item was checked. */
-export interface CheckedAnswer {
+/** The miner an answer came from. */
+export interface AnsweringMiner {
   uid: number;
+  /** Its operator: corroboration counts coldkeys, not hotkeys (mergeAnswers). */
+  coldkey: string;
+}
+
+/** One miner's answer after every item was checked. */
+export interface CheckedAnswer extends AnsweringMiner {
   returned: number;
   valid: DataItem[];
   dropped: number;
@@ -21,7 +27,7 @@ export interface CheckedAnswer {
  * spelled, which would otherwise inflate corroboration).
  */
 export function checkAnswer(
-  uid: number,
+  { uid, coldkey }: AnsweringMiner,
   entities: readonly unknown[],
   matcher: QueryMatcher,
   source: Source,
@@ -35,7 +41,13 @@ export function checkAnswer(
     seen.add(itemKey(item));
     valid.push(item);
   }
-  return { uid, returned: entities.length, valid, dropped: entities.length - valid.length };
+  return {
+    uid,
+    coldkey,
+    returned: entities.length,
+    valid,
+    dropped: entities.length - valid.length,
+  };
 }
 
 /** Most of what the answer returned had to be dropped: it counts for nothing and gets a spare. */
@@ -56,11 +68,11 @@ export function isUsableAnswer(answer: CheckedAnswer): boolean {
 export interface MergedItems {
   items: DataItem[];
   /**
-   * How many answers held each copy of a post (by copyKey: one post whatever its uri's
-   * spelling, and one content: a copy saying something else is another copy).
+   * How many operators (distinct coldkeys) held each copy of a post (by copyKey: one post
+   * whatever its uri's spelling, and one content: a copy saying something else is another copy).
    */
   holders: Map<string, number>;
-  /** Share of the returned items held by at least two miners (0 when nothing is returned). */
+  /** Share of the returned items held by at least two coldkeys (0 when nothing is returned). */
   consensus: number;
 }
 
@@ -87,10 +99,13 @@ export function copyKey(item: DataItem): string {
 }
 
 /**
- * Merges the valid items of every answer, one per post (itemKey): the copy most answers agree
+ * Merges the valid items of every answer, one per post (itemKey): the copy most coldkeys agree
  * on (copyKey), the first of equals. A copy saying something else corroborates nothing: counted
  * by post alone, a miner that rewrote real posts was counted as agreeing with the honest ones
- * (an audit's finding). When `limit` cuts, posts held by more miners win (then newer ones), or
+ * (an audit's finding). Holders are counted by coldkey, as the stored path asks a corroborating
+ * copy of another coldkey only (holder-choice.ts): counted by hotkey, two miners of one operator
+ * sending the same invented posts won the limit cut with consensus 1 and credibility 1 (an
+ * audit's finding). When `limit` cuts, posts held by more coldkeys win (then newer ones), or
  * with `newestFirst` the newest win; what is returned is ordered newest first.
  */
 export function mergeAnswers(
@@ -98,19 +113,21 @@ export function mergeAnswers(
   limit: number,
   newestFirst = false,
 ): MergedItems {
-  const holders = new Map<string, number>();
+  const coldkeys = new Map<string, Set<string>>();
   const byKey = new Map<string, DataItem>();
   const copyOf = new Map<DataItem, string>();
   for (const answer of answers) {
     for (const item of answer.valid) {
       const copy = copyKey(item);
       copyOf.set(item, copy);
-      holders.set(copy, (holders.get(copy) ?? 0) + 1);
+      const holding = coldkeys.get(copy) ?? coldkeys.set(copy, new Set()).get(copy)!;
+      holding.add(answer.coldkey);
       const key = itemKey(item);
       const kept = byKey.get(key);
-      if (!kept || holders.get(copy)! > holders.get(copyOf.get(kept)!)!) byKey.set(key, item);
+      if (!kept || holding.size > coldkeys.get(copyOf.get(kept)!)!.size) byKey.set(key, item);
     }
   }
+  const holders = new Map([...coldkeys].map(([copy, holding]) => [copy, holding.size]));
   // Parsed once per item (zoneless = UTC, unlike Date.parse): sorting is the hot part of a query.
   const times = new Map(
     [...byKey.values()].map((item) => [item, parseIsoDate(item.datetime)!.getTime()]),
@@ -134,8 +151,8 @@ export function mergeAnswers(
 
 /**
  * What one observation says about a miner, 0..1, or null when it says nothing. Invalid or
- * non-matching items pull it down in proportion; valid items seen by other miners too (the same
- * copy: copyKey) pull it up: all valid and uncorroborated is 0.5, all valid and all corroborated
+ * non-matching items pull it down in proportion; valid items seen by miners of other coldkeys too
+ * (the same copy: copyKey; `holders` counts coldkeys, the answer's own among them) pull it up: all valid and uncorroborated is 0.5, all valid and all corroborated
  * is 1. A failed call (timeout, 5xx, garbage, oversize) is 0. An empty answer is 0 in a round
  * where some item was corroborated (the data exists, on more than one miner's word, and this
  * miner had none of it, as the subnet's validator penalises an empty answer beside pooled data),

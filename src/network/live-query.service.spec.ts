@@ -121,6 +121,30 @@ describe(LiveQueryService.name, () => {
     expect([1, 2, 3, 4, 5].map(scoreOf)).toEqual([0, 0, 0, 1, 1]);
   });
 
+  // Two hotkeys of one operator sending the same invented posts won the limit cut, with
+  // consensus 1 and credibility 1 (an audit's finding).
+  it('counts two miners of one coldkey as one holder: their copies corroborate nothing', async () => {
+    // The invented posts are the newer: among equally held posts, the newer win the cut.
+    const byTime = [...posts].sort((a, b) => Date.parse(b.datetime) - Date.parse(a.datetime));
+    const [invented, real] = [byTime.slice(0, 2), byTime.slice(2, 4)];
+    // A quorum of all four: the round holds every answer.
+    const { query, scoreOf } = setUp(
+      [
+        { coldkey: 'operator', afterMs: 10, items: invented },
+        { coldkey: 'operator', afterMs: 10, items: invented },
+        { coldkey: 'ck3', afterMs: 20, items: real },
+        { coldkey: 'ck4', afterMs: 20, items: real },
+      ],
+      { quorum: 4 },
+    );
+
+    const result = await query({ ...QUERY, limit: 2 });
+
+    expect(new Set(uris(result))).toEqual(new Set(real.map((post) => post.uri)));
+    expect(result.consensus).toBe(1);
+    expect([1, 2, 3, 4].map(scoreOf)).toEqual([0.5, 0.5, 1, 1]);
+  });
+
   it('says nothing of empty answers when nothing was corroborated', async () => {
     const { query, scoreOf } = setUp([
       { coldkey: 'ck1', afterMs: 20, items: [] },

@@ -136,7 +136,7 @@ export class LiveQueryService {
     this.latencies.record(reply.latencyMs);
     // Marked failing by another replica's circuit: this one just had an answer.
     if (miner.state === 'failing') this.credibility.recordState(miner.uid, 'active');
-    return checkAnswer(miner.uid, entities, matcher, source);
+    return checkAnswer(miner, entities, matcher, source);
   }
 
   /**

@@ -16,15 +16,15 @@ type Script =
 /** runQuorum reads an answer's counts only: the item itself is a stand-in. */
 function usableAnswer(uid: number): CheckedAnswer {
   const item = { uri: `https://x.com/a/status/${uid}` } as DataItem;
-  return { uid, returned: 1, valid: [item], dropped: 0 };
+  return { uid, coldkey: `ck${uid}`, returned: 1, valid: [item], dropped: 0 };
 }
 
 function emptyAnswer(uid: number): CheckedAnswer {
-  return { uid, returned: 0, valid: [], dropped: 0 };
+  return { uid, coldkey: `ck${uid}`, returned: 0, valid: [], dropped: 0 };
 }
 
 function mostlyDroppedAnswer(uid: number): CheckedAnswer {
-  return { uid, returned: 3, valid: [], dropped: 3 };
+  return { uid, coldkey: `ck${uid}`, returned: 3, valid: [], dropped: 3 };
 }
 
 /** Fake miners driven by (fake) timers; records who was asked and when. */
