@@ -1,17 +1,31 @@
-import { afterPage, CollectionProgress, nextPage, NO_PROGRESS } from './collection-paging';
+import {
+  afterPage,
+  CollectionPage,
+  CollectionProgress,
+  nextPage,
+  NO_PROGRESS,
+  progressWithin,
+} from './collection-paging';
 
 const at = (hour: number) => new Date(Date.UTC(2025, 0, 1, hour));
+
+/** The next page of a window that has begun. */
+function pageOf(...args: Parameters<typeof nextPage>): CollectionPage {
+  const page = nextPage(...args);
+  if (!page) throw new Error('the window has not begun');
+  return page;
+}
 
 describe('collection paging', () => {
   const openWindow = { post_start: at(0), post_end: null };
   const pastWindow = { post_start: at(0), post_end: at(10) };
 
   it('asks the whole window first, then pages back from the oldest item of a full page', () => {
-    const first = nextPage(pastWindow, NO_PROGRESS, at(20));
+    const first = pageOf(pastWindow, NO_PROGRESS, at(20));
     expect(first).toEqual({ kind: 'newest', start: at(0), end: at(10) });
 
     const progress = afterPage(NO_PROGRESS, first, { full: true, completeFrom: at(8) });
-    expect(nextPage(pastWindow, progress, at(21))).toEqual({
+    expect(pageOf(pastWindow, progress, at(21))).toEqual({
       kind: 'back',
       start: at(0),
       end: at(8),
@@ -25,18 +39,18 @@ describe('collection paging', () => {
       floor: at(0),
       backNext: false,
     };
-    const back = nextPage(pastWindow, progress, at(21));
+    const back = pageOf(pastWindow, progress, at(21));
     expect(back.kind).toBe('back');
 
     progress = afterPage(progress, back, { full: true, completeFrom: at(5) });
-    expect(nextPage(pastWindow, progress, at(22))).toMatchObject({ kind: 'back', end: at(5) });
+    expect(pageOf(pastWindow, progress, at(22))).toMatchObject({ kind: 'back', end: at(5) });
 
-    progress = afterPage(progress, nextPage(pastWindow, progress, at(22)), {
+    progress = afterPage(progress, pageOf(pastWindow, progress, at(22)), {
       full: false,
       completeFrom: at(1),
     });
     expect(progress.cursor).toBeNull();
-    expect(nextPage(pastWindow, progress, at(23))).toEqual({
+    expect(pageOf(pastWindow, progress, at(23))).toEqual({
       kind: 'newest',
       start: at(0),
       end: at(10),
@@ -44,26 +58,26 @@ describe('collection paging', () => {
   });
 
   it('alternates new items and pages back while the window includes the present', () => {
-    let progress = afterPage(NO_PROGRESS, nextPage(openWindow, NO_PROGRESS, at(5)), {
+    let progress = afterPage(NO_PROGRESS, pageOf(openWindow, NO_PROGRESS, at(5)), {
       full: true,
       completeFrom: at(4),
     });
-    const back = nextPage(openWindow, progress, at(6));
+    const back = pageOf(openWindow, progress, at(6));
     expect(back).toEqual({ kind: 'back', start: at(0), end: at(4) });
 
     progress = afterPage(progress, back, { full: true, completeFrom: at(3) });
-    expect(nextPage(openWindow, progress, at(7))).toEqual({
+    expect(pageOf(openWindow, progress, at(7))).toEqual({
       kind: 'newest',
       start: at(5),
       end: at(7),
     });
 
     // A full page of new items while paging back: the pages go on from where they were.
-    progress = afterPage(progress, nextPage(openWindow, progress, at(7)), {
+    progress = afterPage(progress, pageOf(openWindow, progress, at(7)), {
       full: true,
       completeFrom: at(6),
     });
-    expect(nextPage(openWindow, progress, at(8))).toEqual({
+    expect(pageOf(openWindow, progress, at(8))).toEqual({
       kind: 'back',
       start: at(0),
       end: at(3),
@@ -72,7 +86,7 @@ describe('collection paging', () => {
 
   it('steps past an instant holding more items than a page', () => {
     const progress = { head: at(10), cursor: at(8), floor: at(0), backNext: true };
-    const page = nextPage(pastWindow, progress, at(20));
+    const page = pageOf(pastWindow, progress, at(20));
 
     const next = afterPage(progress, page, { full: true, completeFrom: at(8) });
 
@@ -82,11 +96,11 @@ describe('collection paging', () => {
   // Miners are asked no further than the present: the next page of new items starts there.
   it('collects a window that ends in the future up to now, then what is new since', () => {
     const futureWindow = { post_start: at(0), post_end: at(30) };
-    const first = nextPage(futureWindow, NO_PROGRESS, at(5));
+    const first = pageOf(futureWindow, NO_PROGRESS, at(5));
     expect(first).toEqual({ kind: 'newest', start: at(0), end: at(5) });
 
     const progress = afterPage(NO_PROGRESS, first, { full: false, completeFrom: at(1) });
-    expect(nextPage(futureWindow, progress, at(6))).toEqual({
+    expect(pageOf(futureWindow, progress, at(6))).toEqual({
       kind: 'newest',
       start: at(5),
       end: at(6),
@@ -96,10 +110,50 @@ describe('collection paging', () => {
   // A full page whose oldest item is at the window's start may have left others of that instant.
   it("pages back once more when a full page reaches the window's first instant", () => {
     const progress = { head: at(10), cursor: at(3), floor: at(0), backNext: false };
-    const page = nextPage(pastWindow, progress, at(20));
+    const page = pageOf(pastWindow, progress, at(20));
 
     const next = afterPage(progress, page, { full: true, completeFrom: at(0) });
 
-    expect(nextPage(pastWindow, next, at(21))).toEqual({ kind: 'back', start: at(0), end: at(0) });
+    expect(pageOf(pastWindow, next, at(21))).toEqual({ kind: 'back', start: at(0), end: at(0) });
+  });
+
+  // Registered at hour 0 for posts from hour 48: the first page asked [48, 0] and later ones
+  // [last head, now], every one before the window (an audit's finding).
+  it('asks nothing before a window that starts later, then never before its start', () => {
+    const laterWindow = { post_start: at(48), post_end: at(96) };
+    let progress = NO_PROGRESS;
+    const pages: CollectionPage[] = [];
+    for (let hour = 0; hour <= 60; hour++) {
+      const page = nextPage(laterWindow, progress, at(hour));
+      if (hour < 48) expect(page).toBeNull();
+      if (!page) continue;
+      pages.push(page);
+      progress = afterPage(progress, page, { full: true, completeFrom: page.end });
+    }
+    expect(pages[0]).toEqual({ kind: 'newest', start: at(48), end: at(48) });
+    for (const page of pages) {
+      expect(page.start!.getTime()).toBeGreaterThanOrEqual(at(48).getTime());
+      expect(page.end.getTime()).toBeLessThanOrEqual(at(96).getTime());
+    }
+  });
+
+  // Progress a release before left: a range before the window being paged back, a head before it.
+  it("keeps progress left before a window's start out of its pages", () => {
+    const laterWindow = { post_start: at(48), post_end: at(96) };
+    const before = { head: at(47), cursor: at(30), floor: at(20), backNext: true };
+    const progress = progressWithin(laterWindow, before);
+    expect(progress).toEqual({ head: at(47), cursor: null, floor: null, backNext: false });
+    expect(nextPage(laterWindow, progress, at(50))).toEqual({
+      kind: 'newest',
+      start: at(48),
+      end: at(50),
+    });
+
+    const across = { head: at(50), cursor: at(49), floor: at(40), backNext: true };
+    expect(nextPage(laterWindow, progressWithin(laterWindow, across), at(51))).toEqual({
+      kind: 'back',
+      start: at(48),
+      end: at(49),
+    });
   });
 });

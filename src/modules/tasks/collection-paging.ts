@@ -50,19 +50,47 @@ export function windowEnd(task: TaskWindow, now: Date): Date {
   return task.post_end && task.post_end < now ? task.post_end : now;
 }
 
+/**
+ * The next collection's page, or null while the window has not begun (nothing to ask for yet).
+ * A page never reaches outside the window: its start is the window's start at the earliest,
+ * whatever the progress says (a task whose window began after its registration had pages of
+ * `[last head, now]` before the window, and stored what they found; an audit's finding).
+ */
 export function nextPage(
   task: TaskWindow,
   progress: CollectionProgress,
   now: Date,
-): CollectionPage {
+): CollectionPage | null {
   const end = windowEnd(task, now);
+  if (task.post_start && task.post_start > end) return null;
   const nothingNew = progress.head !== null && progress.head >= end;
   if (progress.cursor && (progress.backNext || nothingNew))
-    return { kind: 'back', start: progress.floor, end: progress.cursor };
+    return {
+      kind: 'back',
+      start: latest(progress.floor, task.post_start),
+      end: progress.cursor < end ? progress.cursor : end,
+    };
   // A window paged through to its start is walked again from the top: miners may have scraped
   // older posts since (uri dedupe keeps the dataset free of repeats).
-  const start = progress.head && !nothingNew ? progress.head : task.post_start;
-  return { kind: 'newest', start, end };
+  const start = progress.head && !nothingNew ? progress.head : null;
+  return { kind: 'newest', start: latest(start, task.post_start), end };
+}
+
+/**
+ * The progress with nothing before the window's start: a range being paged back whose end lies
+ * before it (left by a release that paged there) is done, and one reaching before it starts
+ * at it.
+ */
+export function progressWithin(task: TaskWindow, progress: CollectionProgress): CollectionProgress {
+  const start = task.post_start;
+  if (!start || !progress.cursor) return progress;
+  if (progress.cursor < start) return { ...progress, cursor: null, floor: null, backNext: false };
+  return { ...progress, floor: latest(progress.floor, start) };
+}
+
+function latest(date: Date | null, other: Date | null): Date | null {
+  if (!date || !other) return date ?? other;
+  return date > other ? date : other;
 }
 
 export function afterPage(

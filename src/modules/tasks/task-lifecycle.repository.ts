@@ -18,8 +18,8 @@ export class TaskLifecycleRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /**
-   * Active tasks whose last collection is an interval old, heaviest first. One whose collection
-   * failed waits `retryMs` × 2^(failures − 1), at most an interval, after the failure.
+   * Active tasks whose last collection is an interval old and whose post window has begun,
+   * heaviest first. One whose collection failed waits `retryMs` × 2^(failures − 1), at most an interval, after the failure.
    */
   dueForCollection(
     now: Date,
@@ -29,6 +29,7 @@ export class TaskLifecycleRepository {
   ): Promise<TaskRow[]> {
     return this.dataSource.query(
       `SELECT * FROM scraping_tasks WHERE state = 'active' AND expires_at > $1
+         AND (post_start IS NULL OR post_start <= $1)
          AND (last_collected_at IS NULL OR last_collected_at <= $1::timestamptz - make_interval(secs => $2 / 1000.0))
          AND (collect_failed_at IS NULL OR collect_failed_at <= $1::timestamptz
               - make_interval(secs => least($2, $3 * power(2, least(collect_failures, 30) - 1)) / 1000.0))
@@ -49,22 +50,35 @@ export class TaskLifecycleRepository {
 
   /**
    * Stores newly seen items (dedupe by uri within the task) and where the collection got to,
-   * and returns how many were new. An item whose uri does not name it is left out, whichever
-   * path brought it, and the others are kept under their uri's canonical form, so one post is
-   * one task item (see item-uri.ts).
+   * and returns how many were new, and how many were left out for lying outside the task's post
+   * window (pages ask within it; this keeps a miner's stray answer out of the dataset too). An
+   * item whose uri does not name it is left out, whichever path brought it, and the others are
+   * kept under their uri's canonical form, so one post is one task item (see item-uri.ts).
    */
   async addItems(
     taskId: string,
     offered: readonly DataItem[],
     progress: CollectionProgress,
     now: Date,
-  ): Promise<number> {
+  ): Promise<{ added: number; outsideWindow: number }> {
     const items = offered.flatMap((item) => canonicalItem(item) ?? []);
-    const added = await this.dataSource.transaction(async (manager) => {
-      const rows = await manager.query<{ uri: string }[]>(
-        `INSERT INTO task_items (task_id, uri, datetime, item, collected_at)
-         SELECT $1, i.uri, i.datetime, i.item, $5 FROM unnest($2::text[], $3::timestamptz[], $4::jsonb[]) AS i(uri, datetime, item)
-         ON CONFLICT (task_id, uri) DO NOTHING RETURNING uri`,
+    return this.dataSource.transaction(async (manager) => {
+      const [{ added, outside_window: outsideWindow }] = await manager.query<
+        { added: number; outside_window: number }[]
+      >(
+        `WITH offered AS (
+           SELECT * FROM unnest($2::text[], $3::timestamptz[], $4::jsonb[]) AS i(uri, datetime, item)
+         ), kept AS (
+           SELECT offered.* FROM offered JOIN scraping_tasks task ON task.id = $1
+           WHERE (task.post_start IS NULL OR offered.datetime >= task.post_start)
+             AND (task.post_end IS NULL OR offered.datetime <= task.post_end)
+         ), inserted AS (
+           INSERT INTO task_items (task_id, uri, datetime, item, collected_at)
+           SELECT $1, uri, datetime, item, $5 FROM kept
+           ON CONFLICT (task_id, uri) DO NOTHING RETURNING uri
+         )
+         SELECT (SELECT count(*)::int FROM inserted) AS added,
+           (SELECT count(*)::int FROM offered) - (SELECT count(*)::int FROM kept) AS outside_window`,
         [
           taskId,
           items.map((item) => item.uri),
@@ -80,7 +94,7 @@ export class TaskLifecycleRepository {
          WHERE id = $1`,
         [
           taskId,
-          rows.length,
+          added,
           now.toISOString(),
           progress.head?.toISOString() ?? null,
           progress.cursor?.toISOString() ?? null,
@@ -88,9 +102,8 @@ export class TaskLifecycleRepository {
           progress.backNext,
         ],
       );
-      return rows.length;
+      return { added, outsideWindow };
     });
-    return added;
   }
 
   /** Moves expired active tasks to `compiling` and returns every task that is compiling. */

@@ -66,7 +66,9 @@ function setUp(task: TaskRow = TASK, tasks: Partial<AppConfig['tasks']> = {}) {
   const repository = {
     dueForCollection: jest.fn(() => Promise.resolve([task])),
     recordCollectionFailure: jest.fn(() => Promise.resolve()),
-    addItems: jest.fn((_id: string, items: readonly unknown[]) => Promise.resolve(items.length)),
+    addItems: jest.fn((_id: string, items: readonly unknown[]) =>
+      Promise.resolve({ added: items.length, outsideWindow: 0 }),
+    ),
   };
   const config = {
     tasks: {
@@ -183,6 +185,20 @@ describe(TaskLifecycleService.name, () => {
       );
     },
   );
+
+  // dueForCollection leaves such a task out; were it handed one, no miner is asked before it.
+  it('asks the miners nothing for a task whose post window has not begun', async () => {
+    const later = new Date(NOW.getTime() + 48 * 3_600_000);
+    const { service, network, repository } = setUp({
+      ...TASK,
+      post_start: later,
+      post_end: new Date(later.getTime() + 24 * 3_600_000),
+    });
+    await service.collectDue(1);
+    expect(network.query).not.toHaveBeenCalled();
+    expect(repository.addItems).not.toHaveBeenCalled();
+    expect(repository.recordCollectionFailure).not.toHaveBeenCalled();
+  });
 
   // One collection a minute, on a tick of ten seconds, is a sixth of one a pass: still one.
   it('starts at least one collection a pass, however small the per-minute budget', async () => {

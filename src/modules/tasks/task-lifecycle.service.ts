@@ -17,7 +17,7 @@ import { currentItemShape, StoredItemShape } from '../../network/legacy-items';
 import { NetworkService } from '../../network/network.service';
 import { NetworkQueryResult } from '../../network/query-result';
 import { fileIdentity, removeIfUnchanged, removeStalePartials } from './atomic-file';
-import { afterPage, CollectionProgress, nextPage } from './collection-paging';
+import { afterPage, CollectionProgress, nextPage, progressWithin } from './collection-paging';
 import { datasetPath, datasetsDirectory } from './dataset-path';
 import { DatasetParquetService } from './dataset-parquet.service';
 import { DatasetRow, manifestPathOf, writeJsonLines, writeManifest } from './dataset-writer';
@@ -133,8 +133,10 @@ export class TaskLifecycleService
   }
 
   private async collect(task: TaskRow, now: Date): Promise<void> {
-    const progress = progressOf(task);
+    const progress = progressWithin(task, progressOf(task));
     const page = nextPage(task, progress, now);
+    // A window yet to begin (dueForCollection leaves such tasks out): nothing to ask for.
+    if (!page) return;
     const { collectLimit } = this.config.tasks;
     const result = await this.network.query(
       {
@@ -165,14 +167,15 @@ export class TaskLifecycleService
       full: result.items.length >= collectLimit || result.limitReached === true,
       completeFrom: completeFrom(result),
     };
-    const added = await this.repository.addItems(
+    const { added, outsideWindow } = await this.repository.addItems(
       task.id,
       result.items,
       afterPage(progress, page, outcome),
       now,
     );
     this.logger.log(
-      `task ${task.id}: ${added} new items (${result.items.length} returned by ${result.minersResponded} miners, ${page.kind} page)`,
+      `task ${task.id}: ${added} new items (${result.items.length} returned by ${result.minersResponded} miners, ${page.kind} page` +
+        (outsideWindow > 0 ? `; ${outsideWindow} outside the post window left out)` : ')'),
     );
   }
 

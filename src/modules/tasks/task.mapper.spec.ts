@@ -108,4 +108,14 @@ describe(toTaskDto.name, () => {
       true,
     );
   });
+
+  // Not collected before its window begins (dueForCollection): not behind for that either.
+  it('counts a task whose post window begins later as behind only an interval after it begins', () => {
+    const at = (ms: number) => new Date(REGISTERED.getTime() + ms);
+    const later = { ...ACTIVE, post_start: at(2 * DAY), post_end: at(3 * DAY) };
+    expect(toTaskDto(later, at(DAY), LATE_AFTER_MS).progress.collection_behind).toBe(false);
+    expect(toTaskDto(later, at(2 * DAY + LATE_AFTER_MS + 1), LATE_AFTER_MS).progress).toMatchObject(
+      { collection_behind: true },
+    );
+  });
 });

@@ -12,7 +12,10 @@ export const DATASET_CONTENT_TYPES: Record<DatasetFormat, string> = {
 /** `lateAfterMs`: how long an active task may go without a collection before it is behind. */
 export function toTaskDto(task: TaskRow, now: Date, lateAfterMs: number): TaskDto {
   const elapsed = (now.getTime() - task.registered_at.getTime()) / TASK_LIFETIME_MS;
-  const lastCollection = (task.last_collected_at ?? task.registered_at).getTime();
+  // A task is not behind before its post window begins: it is not collected until then.
+  const lastCollection =
+    task.last_collected_at?.getTime() ??
+    Math.max(task.registered_at.getTime(), task.post_start?.getTime() ?? 0);
   const running = isRunning(task, now);
   const downloadUrl = `/api/v1/tasks/${encodeURIComponent(task.id)}/dataset`;
   return {

@@ -175,12 +175,15 @@ export class TasksRepository {
     );
   }
 
-  /** Active tasks not collected within `lateAfterMs` (and registered longer ago than that). */
+  /**
+   * Active tasks not collected within `lateAfterMs` (and registered, and their post window begun,
+   * longer ago than that).
+   */
   async countBehind(now: Date, lateAfterMs: number): Promise<number> {
     const [row] = await this.dataSource.query<{ count: number }[]>(
       `SELECT count(*)::int AS count FROM scraping_tasks
        WHERE state = 'active' AND expires_at > $1
-         AND coalesce(last_collected_at, registered_at) < $1::timestamptz - make_interval(secs => $2 / 1000.0)`,
+         AND coalesce(last_collected_at, greatest(registered_at, post_start)) < $1::timestamptz - make_interval(secs => $2 / 1000.0)`,
       [now.toISOString(), lateAfterMs],
     );
     return row.count;
