@@ -238,7 +238,7 @@ function compiling(items: RedditItem[], dataDir: string) {
             .map((item) => ({ uri: item.uri, datetime: new Date(item.datetime), item })),
         ),
     ),
-    markCompleted: jest.fn(() => Promise.resolve()),
+    markCompleted: jest.fn((_id: string, _dataset: unknown, _now: Date) => Promise.resolve()),
     recordCompileFailure: jest.fn(() => Promise.resolve(true)),
   };
   const parquet = {
@@ -320,6 +320,39 @@ describe(`${TaskLifecycleService.name} compiling`, () => {
     expect(repository.markCompleted).toHaveBeenCalledTimes(1);
     expect(repository.markCompleted).toHaveBeenCalledWith(COMPILED_TASK.id, expect.anything(), NOW);
     expect(repository.itemsPage).toHaveBeenCalledTimes(1);
+  });
+
+  // A vote's jobs expire together: compiled back to back at about 9 s each, the collections
+  // waited for all of them (an audit's finding).
+  it('starts no further compile once a pass has compiled for its budget: the rest wait for the next pass', async () => {
+    const { service, repository } = compiling([], dataDir);
+    const tasks = ['a', 'b', 'c'].map((id) => ({ ...COMPILED_TASK, id }));
+    repository.claimExpired.mockResolvedValue(tasks);
+    // Each compile takes 20 s of real time; the budget is 30 s.
+    let elapsed = 0;
+    jest.spyOn(performance, 'now').mockImplementation(() => elapsed);
+    repository.itemsPage.mockImplementation(() => {
+      elapsed += 20_000;
+      return Promise.resolve([]);
+    });
+
+    expect(await service.compileExpired(30_000)).toBe(2);
+
+    expect(repository.markCompleted.mock.calls.map(([id]) => id)).toEqual(['a', 'b']);
+    expect(logged.log).toHaveBeenCalledWith('1 tasks left compiling for the next pass');
+  });
+
+  it('compiles one task a pass however long it takes', async () => {
+    const { service, repository } = compiling([], dataDir);
+    repository.claimExpired.mockResolvedValue([COMPILED_TASK, { ...COMPILED_TASK, id: 'b' }]);
+    let elapsed = 0;
+    jest.spyOn(performance, 'now').mockImplementation(() => elapsed);
+    repository.itemsPage.mockImplementation(() => {
+      elapsed += 120_000;
+      return Promise.resolve([]);
+    });
+
+    expect(await service.compileExpired()).toBe(1);
   });
 
   /** Has the compile's Parquet step write a file beside the JSON lines file, as it does. */
