@@ -25,6 +25,7 @@ import { TaskCompletedAtIndex1764790000000 } from './migrations/1764790000000-Ta
 import { ParquetVersion1764800000000 } from './migrations/1764800000000-ParquetVersion';
 import { ParquetVersionGuard1764810000000 } from './migrations/1764810000000-ParquetVersionGuard';
 import { LabelTaskIndex1764820000000 } from './migrations/1764820000000-LabelTaskIndex';
+import { TaskCompileFailures1764830000000 } from './migrations/1764830000000-TaskCompileFailures';
 
 export const MIGRATIONS = [
   InitialSchema1763700000000,
@@ -51,6 +52,7 @@ export const MIGRATIONS = [
   ParquetVersion1764800000000,
   ParquetVersionGuard1764810000000,
   LabelTaskIndex1764820000000,
+  TaskCompileFailures1764830000000,
 ];
 
 /**

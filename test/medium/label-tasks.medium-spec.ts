@@ -54,9 +54,11 @@ describe('TasksRepository.findLabelTasks', () => {
     let claim: Promise<void> | undefined;
     await database.transaction(async (manager) => {
       await repository.findLabelTasks([{ platform: 'x', label: '#ai' }], manager);
-      claim = new TaskLifecycleRepository(database).claimExpired(AFTER_EXPIRY).then((rows) => {
-        claimed = rows.map((row) => row.id).sort();
-      });
+      claim = new TaskLifecycleRepository(database)
+        .claimExpired(AFTER_EXPIRY, 3_600_000)
+        .then((rows) => {
+          claimed = rows.map((row) => row.id).sort();
+        });
       await new Promise((resolve) => setTimeout(resolve, 500));
       // Still waiting on the lock: the label's tasks are as the transaction read them.
       expect(claimed).toBeUndefined();

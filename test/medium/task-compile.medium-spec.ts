@@ -5,6 +5,7 @@ import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
 
 const T0 = Date.parse('2026-11-20T00:00:00Z');
 const at = (minutes: number) => new Date(T0 + minutes * 60_000);
+const HOUR = 3_600_000;
 
 const DATASET: CompiledDataset = {
   file: 'task.jsonl.gz',
@@ -49,7 +50,7 @@ describe('TaskLifecycleRepository compiling', () => {
   // Its seven days end at expires_at: no longer collected then (expires_at > now), so compiled.
   it('claims a task for compiling the instant its seven days end', async () => {
     await insert('expires-now', 'active');
-    const claimed = await repository.claimExpired(at(0));
+    const claimed = await repository.claimExpired(at(0), HOUR);
     expect(claimed.map((row) => row.id)).toContain('expires-now');
     expect(await task('expires-now')).toMatchObject({ state: 'compiling' });
   });
@@ -94,11 +95,11 @@ describe('TaskLifecycleRepository compiling', () => {
   it('fails a task at its last allowed attempt, and a compile that succeeds after a failure leaves no reason', async () => {
     await insert('fails', 'compiling');
     expect(
-      await repository.recordCompileFailure('fails', 'ENOSPC: no space left on device', 2),
+      await repository.recordCompileFailure('fails', 'ENOSPC: no space left on device', 2, at(1)),
     ).toBe(true);
     expect(await task('fails')).toMatchObject({ state: 'compiling', compile_attempts: 1 });
     expect(
-      await repository.recordCompileFailure('fails', 'ENOSPC: no space left on device', 2),
+      await repository.recordCompileFailure('fails', 'ENOSPC: no space left on device', 2, at(1)),
     ).toBe(true);
     expect(await task('fails')).toMatchObject({
       state: 'failed',
@@ -107,13 +108,44 @@ describe('TaskLifecycleRepository compiling', () => {
     });
 
     // Failed, it is not compiling: nothing more is counted, and the compile is told so.
-    expect(await repository.recordCompileFailure('fails', 'another reason', 2)).toBe(false);
+    expect(await repository.recordCompileFailure('fails', 'another reason', 2, at(1))).toBe(false);
     expect(await task('fails')).toMatchObject({ compile_attempts: 2 });
 
     await insert('recovers', 'compiling');
-    await repository.recordCompileFailure('recovers', 'ENOSPC: no space left on device', 2);
+    await repository.recordCompileFailure('recovers', 'ENOSPC: no space left on device', 2, at(1));
     await repository.markCompleted('recovers', DATASET, at(1));
     expect(await task('recovers')).toMatchObject({ state: 'completed', failure_reason: null });
+  });
+
+  // A full disk for three minutes failed every task expiring meanwhile for good: its three
+  // attempts came a tick apart (an audit's finding).
+  it('tries a failed compile again only after an hour, then two, so that three attempts span three hours', async () => {
+    await insert('backs-off', 'compiling');
+    const claimed = async (minutes: number) =>
+      (await repository.claimExpired(at(minutes), HOUR)).some((row) => row.id === 'backs-off');
+    expect(await claimed(0)).toBe(true);
+
+    await repository.recordCompileFailure('backs-off', 'ENOSPC: no space left on device', 3, at(0));
+    expect(await claimed(1)).toBe(false);
+    expect(await claimed(59)).toBe(false);
+    expect(await claimed(60)).toBe(true);
+
+    await repository.recordCompileFailure(
+      'backs-off',
+      'ENOSPC: no space left on device',
+      3,
+      at(60),
+    );
+    expect(await claimed(179)).toBe(false);
+    expect(await claimed(180)).toBe(true);
+
+    await repository.recordCompileFailure(
+      'backs-off',
+      'ENOSPC: no space left on device',
+      3,
+      at(180),
+    );
+    expect(await task('backs-off')).toMatchObject({ state: 'failed', compile_attempts: 3 });
   });
 
   // A replica whose compile outlived the task's failure elsewhere: the failed task stays failed.

@@ -106,14 +106,21 @@ export class TaskLifecycleRepository {
     });
   }
 
-  /** Moves expired active tasks to `compiling` and returns every task that is compiling. */
-  async claimExpired(now: Date): Promise<TaskRow[]> {
+  /**
+   * Moves expired active tasks to `compiling` and returns the tasks that are compiling, but for
+   * those whose last compile failed less than `retryMs` × 2^(attempts − 1) ago (at most a day).
+   */
+  async claimExpired(now: Date, retryMs: number): Promise<TaskRow[]> {
     await this.dataSource.query(
       `UPDATE scraping_tasks SET state = 'compiling' WHERE state = 'active' AND expires_at <= $1`,
       [now.toISOString()],
     );
     return this.dataSource.query(
-      `SELECT * FROM scraping_tasks WHERE state = 'compiling' ORDER BY expires_at, id`,
+      `SELECT * FROM scraping_tasks WHERE state = 'compiling'
+         AND (compile_failed_at IS NULL OR compile_failed_at <= $1::timestamptz
+              - make_interval(secs => least(86400000, $2 * power(2, least(compile_attempts, 30) - 1)) / 1000.0))
+       ORDER BY expires_at, id`,
+      [now.toISOString(), retryMs],
     );
   }
 
@@ -176,21 +183,24 @@ export class TaskLifecycleRepository {
   }
 
   /**
-   * Counts a failed compile attempt; past `maxAttempts` the task is `failed`. False when the task
-   * was no longer compiling, so nothing was counted: it completed meanwhile (an attempt whose
-   * completion committed though its answer was lost, or another replica's).
+   * Counts a failed compile attempt at `now` (the next waits: claimExpired); past `maxAttempts`
+   * the task is `failed`. False when the task was no longer compiling, so nothing was counted: it
+   * completed meanwhile (an attempt whose completion committed though its answer was lost, or
+   * another replica's).
    */
   async recordCompileFailure(
     taskId: string,
     reason: string,
     maxAttempts: number,
+    now: Date,
   ): Promise<boolean> {
     // An UPDATE is answered [rows, affected] by TypeORM's Postgres driver.
     const [, counted] = await this.dataSource.query<[unknown[], number]>(
       `UPDATE scraping_tasks SET compile_attempts = compile_attempts + 1, failure_reason = $2,
+         compile_failed_at = $4,
          state = CASE WHEN compile_attempts + 1 >= $3 THEN 'failed' ELSE state END
        WHERE id = $1 AND state = 'compiling'`,
-      [taskId, reason, maxAttempts],
+      [taskId, reason, maxAttempts, now.toISOString()],
     );
     return counted > 0;
   }

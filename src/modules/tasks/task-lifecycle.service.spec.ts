@@ -446,6 +446,7 @@ describe(`${TaskLifecycleService.name} compiling`, () => {
       COMPILED_TASK.id,
       "EXDEV: cross-device link not permitted, rename 'r-bitcoin.jsonl.gz.1b4e28ba.partial' -> 'r-bitcoin.jsonl.gz'",
       3,
+      NOW,
     );
     // The operator's log keeps the whole message: the directories are theirs.
     expect(logged.error.mock.calls).toEqual([

@@ -31,6 +31,12 @@ const PAGE_SIZE = 1000;
  * wait at most about this (plus the compile under way) behind the compiles.
  */
 export const COMPILE_BUDGET_MS = 30_000;
+/**
+ * A failed compile is tried again an hour later, then after 2, 4, … hours: with the default
+ * three attempts a task fails for good three hours after its first failure, not three ticks
+ * (a full disk for three minutes failed every task expiring meanwhile).
+ */
+export const COMPILE_RETRY_MS = 3_600_000;
 
 /**
  * Moves tasks through their lives: while `active`, collects matching data from miners every
@@ -131,7 +137,7 @@ export class TaskLifecycleService
    * stopped every collection for as long as 40 minutes (an audit's finding).
    */
   async compileExpired(budgetMs = COMPILE_BUDGET_MS): Promise<number> {
-    const compiling = await this.repository.claimExpired(this.clock.now());
+    const compiling = await this.repository.claimExpired(this.clock.now(), COMPILE_RETRY_MS);
     // Real time, as the job's timers are: the clock may be moved by tests or a simulation.
     const started = performance.now();
     let compiled = 0;
@@ -223,6 +229,7 @@ export class TaskLifecycleService
         task.id,
         failureReasonOf(error as Error),
         this.config.tasks.maxCompileAttempts,
+        this.clock.now(),
       );
       // Left, they stayed for good beside a task `failed` (an audit's finding). Only while the
       // task was still compiling: completed meanwhile, the files are its dataset. Only files no

@@ -27,6 +27,7 @@ const ACTIVE: TaskRow = {
   collect_failures: 0,
   collect_failed_at: null,
   compile_attempts: 0,
+  compile_failed_at: null,
   completed_at: null,
   failure_reason: null,
   dataset_file: null,

@@ -50,7 +50,9 @@ export interface TaskRow {
   /** Failed collections in a row (reset by one that succeeds), and when the last one failed. */
   collect_failures: number;
   collect_failed_at: Date | null;
+  /** Failed compiles, and when the last one failed (the next waits a backoff). */
   compile_attempts: number;
+  compile_failed_at: Date | null;
   completed_at: Date | null;
   failure_reason: string | null;
   dataset_file: string | null;
