@@ -148,6 +148,58 @@ describe('TaskLifecycleRepository compiling', () => {
     expect(await task('backs-off')).toMatchObject({ state: 'failed', compile_attempts: 3 });
   });
 
+  const itemCount = async (id: string) =>
+    (
+      await database.query<{ count: number }[]>(
+        'SELECT count(*)::int AS count FROM task_items WHERE task_id = $1',
+        [id],
+      )
+    )[0].count;
+  const addItem = (id: string, n: number) =>
+    database.query(
+      `INSERT INTO task_items (task_id, uri, datetime, item, collected_at) VALUES ($1, $2, $3, '{}', $3)`,
+      [id, `https://x.com/a/status/${n}`, at(0).toISOString()],
+    );
+
+  // Kept after completion, they were 20–30 MB of rows a full task for good (an audit's finding).
+  it("deletes a task's stored items as it completes it, and keeps a failed task's", async () => {
+    await insert('completes', 'compiling');
+    await insert('gives-up', 'compiling');
+    for (const id of ['completes', 'gives-up']) for (const n of [1, 2]) await addItem(id, n);
+
+    await repository.markCompleted('completes', DATASET, at(1));
+    expect(await task('completes')).toMatchObject({ state: 'completed' });
+    expect(await itemCount('completes')).toBe(0);
+
+    await repository.recordCompileFailure('gives-up', 'EIO: i/o error', 1, at(1));
+    await repository.markCompleted('gives-up', DATASET, at(2));
+    expect(await task('gives-up')).toMatchObject({ state: 'failed' });
+    expect(await itemCount('gives-up')).toBe(2);
+    expect(await repository.deleteCompletedItems('gives-up')).toBe(0);
+    expect(await itemCount('gives-up')).toBe(2);
+  });
+
+  it('lists the completed tasks whose items are still stored, and deletes those', async () => {
+    for (const id of ['kept-1', 'kept-2']) {
+      await insert(id, 'completed');
+      await database.query(
+        `UPDATE scraping_tasks SET dataset_file = $2, dataset_bytes = 20, completed_at = $3 WHERE id = $1`,
+        [id, `/data/datasets/${id}.jsonl.gz`, at(id === 'kept-1' ? 1 : 2).toISOString()],
+      );
+      await addItem(id, 1);
+    }
+    const listed = async (skip: string[]) =>
+      (await repository.completedWithItems(skip, 10))
+        .map((row) => row.id)
+        .filter((id) => id.startsWith('kept-'));
+    expect(await listed([])).toEqual(['kept-1', 'kept-2']);
+    expect(await listed(['kept-1'])).toEqual(['kept-2']);
+
+    expect(await repository.deleteCompletedItems('kept-1')).toBe(1);
+    expect(await itemCount('kept-1')).toBe(0);
+    expect(await listed([])).toEqual(['kept-2']);
+  });
+
   // A replica whose compile outlived the task's failure elsewhere: the failed task stays failed.
   it('completes only a task that is compiling', async () => {
     await insert('failed-meanwhile', 'failed');

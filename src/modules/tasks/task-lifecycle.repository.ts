@@ -146,8 +146,10 @@ export class TaskLifecycleRepository {
    * clocks disagree.
    */
   async markCompleted(taskId: string, dataset: CompiledDataset, now: Date): Promise<void> {
-    await this.dataSource.query(
-      `UPDATE scraping_tasks SET state = 'completed',
+    await this.dataSource.transaction(async (manager) => {
+      // An UPDATE is answered [rows, affected] by TypeORM's Postgres driver.
+      const [, completed] = await manager.query<[unknown[], number]>(
+        `UPDATE scraping_tasks SET state = 'completed',
          completed_at = GREATEST($2::timestamptz,
            (SELECT max(completed_at) + interval '1 millisecond' FROM scraping_tasks)),
          dataset_file = $3, dataset_rows = $4, dataset_bytes = $5,
@@ -155,21 +157,52 @@ export class TaskLifecycleRepository {
          parquet_file = $9, parquet_bytes = $10, parquet_sha256 = $11,
          parquet_version = CASE WHEN $9::text IS NULL THEN NULL ELSE $12::smallint END
        WHERE id = $1 AND state = 'compiling'`,
-      [
-        taskId,
-        now.toISOString(),
-        dataset.file,
-        dataset.rows,
-        dataset.bytes,
-        dataset.sha256,
-        dataset.start?.toISOString() ?? null,
-        dataset.end?.toISOString() ?? null,
-        dataset.parquet?.file ?? null,
-        dataset.parquet?.bytes ?? null,
-        dataset.parquet?.sha256 ?? null,
-        PARQUET_VERSION,
-      ],
+        [
+          taskId,
+          now.toISOString(),
+          dataset.file,
+          dataset.rows,
+          dataset.bytes,
+          dataset.sha256,
+          dataset.start?.toISOString() ?? null,
+          dataset.end?.toISOString() ?? null,
+          dataset.parquet?.file ?? null,
+          dataset.parquet?.bytes ?? null,
+          dataset.parquet?.sha256 ?? null,
+          PARQUET_VERSION,
+        ],
+      );
+      // Its dataset file, written and flushed before this, holds them (and the Parquet file is
+      // made from that file): kept, they were 20–30 MB of rows a full task for good.
+      if (completed > 0) await manager.query('DELETE FROM task_items WHERE task_id = $1', [taskId]);
+    });
+  }
+
+  /**
+   * Completed tasks whose items are still stored (completed by a release that kept them), oldest
+   * completed first, but for the ids in `skip`.
+   */
+  completedWithItems(
+    skip: readonly string[],
+    limit: number,
+  ): Promise<Pick<TaskRow, 'id' | 'dataset_file' | 'dataset_bytes'>[]> {
+    return this.dataSource.query(
+      `SELECT id, dataset_file, dataset_bytes FROM scraping_tasks task
+       WHERE state = 'completed' AND dataset_file IS NOT NULL AND NOT (id = ANY($1::varchar[]))
+         AND EXISTS (SELECT 1 FROM task_items item WHERE item.task_id = task.id)
+       ORDER BY completed_at NULLS FIRST, id LIMIT $2`,
+      [skip, limit],
     );
+  }
+
+  /** Deletes the stored items of a task, if it is completed (its dataset file holds them). */
+  async deleteCompletedItems(taskId: string): Promise<number> {
+    const [, deleted] = await this.dataSource.query<[unknown[], number]>(
+      `DELETE FROM task_items WHERE task_id = $1
+         AND EXISTS (SELECT 1 FROM scraping_tasks WHERE id = $1 AND state = 'completed')`,
+      [taskId],
+    );
+    return deleted;
   }
 
   /** Records the Parquet file of a completed task written after its compile. */

@@ -8,7 +8,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { Logger } from '@nestjs/common';
 import { redditComment } from '../../../test/support/items';
@@ -353,6 +353,35 @@ describe(`${TaskLifecycleService.name} compiling`, () => {
     });
 
     expect(await service.compileExpired()).toBe(1);
+  });
+
+  // Completed before compiles deleted them, a task's items stayed in task_items for good.
+  it('deletes the stored items of a completed task whose dataset file is on disk, and keeps those of one whose file is not', async () => {
+    const { service } = compiling([], dataDir);
+    const present = datasetPath(dataDir, 'present');
+    mkdirSync(dirname(present), { recursive: true });
+    writeFileSync(present, 'twenty bytes of data');
+    const tasks = [
+      { id: 'present', dataset_file: present, dataset_bytes: '20' },
+      { id: 'missing', dataset_file: datasetPath(dataDir, 'missing'), dataset_bytes: '20' },
+      { id: 'cut-short', dataset_file: present, dataset_bytes: '30' },
+    ];
+    const repository = {
+      completedWithItems: jest.fn((skip: readonly string[], _limit: number) =>
+        Promise.resolve(tasks.filter((task) => !skip.includes(task.id))),
+      ),
+      deleteCompletedItems: jest.fn(() => Promise.resolve(1)),
+    };
+    Object.assign(service, { repository });
+
+    expect(await service.pruneCompletedItems()).toBe(1);
+    expect(repository.deleteCompletedItems.mock.calls).toEqual([['present']]);
+    expect(logged.warn).toHaveBeenCalledTimes(2);
+
+    // Said once: the next pass does not look at them again.
+    await service.pruneCompletedItems();
+    expect(repository.completedWithItems).toHaveBeenLastCalledWith(['missing', 'cut-short'], 10);
+    expect(logged.warn).toHaveBeenCalledTimes(2);
   });
 
   /** Has the compile's Parquet step write a file beside the JSON lines file, as it does. */

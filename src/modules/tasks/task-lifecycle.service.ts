@@ -20,7 +20,13 @@ import { fileIdentity, removeIfUnchanged, removeStalePartials } from './atomic-f
 import { afterPage, CollectionProgress, nextPage, progressWithin } from './collection-paging';
 import { datasetPath, datasetsDirectory } from './dataset-path';
 import { DatasetParquetService } from './dataset-parquet.service';
-import { DatasetRow, manifestPathOf, writeJsonLines, writeManifest } from './dataset-writer';
+import {
+  DatasetRow,
+  manifestPathOf,
+  sizeOnDisk,
+  writeJsonLines,
+  writeManifest,
+} from './dataset-writer';
 import { TaskRow } from './task.types';
 import { TaskLifecycleRepository } from './task-lifecycle.repository';
 
@@ -37,6 +43,12 @@ export const COMPILE_BUDGET_MS = 30_000;
  * (a full disk for three minutes failed every task expiring meanwhile).
  */
 export const COMPILE_RETRY_MS = 3_600_000;
+/**
+ * Completed tasks whose stored items one pass deletes (those completed before compiles deleted
+ * them): about 20,000 rows a full task, so a pass's deletes stay within seconds.
+ */
+const PRUNE_TASKS_PER_PASS = 10;
+const PRUNE_IDLE_MS = 3_600_000;
 
 /**
  * Moves tasks through their lives: while `active`, collects matching data from miners every
@@ -52,6 +64,10 @@ export class TaskLifecycleService
   private readonly logger = new Logger(TaskLifecycleService.name);
   private readonly job: PeriodicJob<{ collected: number; compiled: number }>;
   private stopping = false;
+  /** Completed tasks whose dataset file was missing: their stored items are kept. */
+  private readonly unprunable = new Set<string>();
+  /** Until when (performance.now()) no completed task is looked for to prune. */
+  private pruneIdleUntil = 0;
 
   constructor(
     private readonly repository: TaskLifecycleRepository,
@@ -85,12 +101,14 @@ export class TaskLifecycleService
   }
 
   /**
-   * One pass: collect what is due, then compile what expired (also used by tests), then remove
-   * the partial files crashed writers left (compiles', and downloads' Parquet rewrites').
+   * One pass: collect what is due, then compile what expired (also used by tests), then delete
+   * the stored items of tasks completed before compiles did, then remove the partial files
+   * crashed writers left (compiles', and downloads' Parquet rewrites').
    */
   async runOnce(): Promise<{ collected: number; compiled: number }> {
     const collected = await this.collectDue();
     const compiled = await this.compileExpired();
+    await this.pruneCompletedItems();
     // On the real clock: file times are the file system's, not the service's clock.
     await removeStalePartials(datasetsDirectory(this.config.dataDir), new Date());
     return { collected, compiled };
@@ -153,6 +171,38 @@ export class TaskLifecycleService
       compiled += 1;
     }
     return compiled;
+  }
+
+  /**
+   * Deletes the stored items of up to `limit` tasks completed by a release that kept them (a
+   * compile now deletes them as it completes the task), once their JSON lines file is on disk
+   * with its recorded size: the file holds them. A task whose file is not is left alone, and
+   * said once (in this process): its items may be all that is left of its dataset. Once none
+   * is left, looked for again an hour later (a replica of the release before may complete tasks
+   * during a rolling upgrade).
+   */
+  async pruneCompletedItems(limit = PRUNE_TASKS_PER_PASS): Promise<number> {
+    if (performance.now() < this.pruneIdleUntil) return 0;
+    const tasks = await this.repository.completedWithItems([...this.unprunable], limit);
+    if (tasks.length === 0) this.pruneIdleUntil = performance.now() + PRUNE_IDLE_MS;
+    let pruned = 0;
+    for (const task of tasks) {
+      if (this.stopping) break;
+      const size = await sizeOnDisk(task.dataset_file!);
+      if (size !== Number(task.dataset_bytes)) {
+        this.unprunable.add(task.id);
+        this.logger.warn(
+          `task ${task.id}: its stored items are kept: its dataset file is missing or not the size recorded`,
+        );
+        continue;
+      }
+      const deleted = await this.repository.deleteCompletedItems(task.id);
+      this.logger.log(
+        `task ${task.id}: ${deleted} stored items deleted (its dataset file holds them)`,
+      );
+      pruned += 1;
+    }
+    return pruned;
   }
 
   private async collect(task: TaskRow, now: Date): Promise<void> {
