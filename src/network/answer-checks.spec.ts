@@ -157,13 +157,13 @@ describe(checkAnswer.name, () => {
     });
 
     const answer = checkAnswer(
-      1,
+      minerOf(1),
       [{ ...real, datetime: '2026-11-20T10:00:00.000Z' }].map(toWireEntity),
       range,
       'x',
     );
     const honest = checkAnswer(
-      2,
+      minerOf(2),
       [{ ...real, datetime: '2024-05-29T10:03:51.000Z' }].map(toWireEntity),
       everyXPost,
       'x',
