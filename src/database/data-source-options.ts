@@ -26,6 +26,7 @@ import { ParquetVersion1764800000000 } from './migrations/1764800000000-ParquetV
 import { ParquetVersionGuard1764810000000 } from './migrations/1764810000000-ParquetVersionGuard';
 import { LabelTaskIndex1764820000000 } from './migrations/1764820000000-LabelTaskIndex';
 import { TaskCompileFailures1764830000000 } from './migrations/1764830000000-TaskCompileFailures';
+import { MinerFailingUntil1764840000000 } from './migrations/1764840000000-MinerFailingUntil';
 
 export const MIGRATIONS = [
   InitialSchema1763700000000,
@@ -53,6 +54,7 @@ export const MIGRATIONS = [
   ParquetVersionGuard1764810000000,
   LabelTaskIndex1764820000000,
   TaskCompileFailures1764830000000,
+  MinerFailingUntil1764840000000,
 ];
 
 /**

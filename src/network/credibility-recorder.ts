@@ -49,7 +49,9 @@ export class CredibilityRecorder implements BeforeApplicationShutdown {
     this.states = new WriteBuffer({
       delayMs: STATE_FLUSH_MS,
       write: async (batch) => {
-        for (const [uid, state] of batch) await this.repository.setState(uid, state);
+        const { breakerCooldownMs } = this.config.network;
+        for (const [uid, state] of batch)
+          await this.repository.setState(uid, state, breakerCooldownMs);
       },
       what: 'miner state',
       logger,

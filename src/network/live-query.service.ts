@@ -134,8 +134,6 @@ export class LiveQueryService {
     const entities = reply.read((body) => readEntityList(body, 'data'));
     this.servedOnDemandAt.set(miner.hotkey, this.clock.now().getTime());
     this.latencies.record(reply.latencyMs);
-    // Marked failing by another replica's circuit: this one just had an answer.
-    if (miner.state === 'failing') this.credibility.recordState(miner.uid, 'active');
     return checkAnswer(miner, entities, matcher, source);
   }
 

@@ -1,8 +1,9 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
 /**
- * `failing`: its circuit is open; `address_refused`: its axon is outside MINER_ALLOWED_NETWORKS
- * and it is never contacted; `deregistered`: no longer in the metagraph.
+ * `failing`: a circuit of its opened (this replica's or another's) and its cooldown lasts
+ * (`failingUntil`; see currentState); `address_refused`: its axon is outside
+ * MINER_ALLOWED_NETWORKS and it is never contacted; `deregistered`: no longer in the metagraph.
  */
 export type MinerState = 'active' | 'failing' | 'address_refused' | 'deregistered';
 
@@ -38,6 +39,10 @@ export class MinerEntity {
   @Column({ type: 'varchar', length: 16 })
   state: MinerState;
 
+  /** When a `failing` state ends: the cooldown of the circuit that opened. */
+  @Column({ name: 'failing_until', type: 'timestamptz', nullable: true })
+  failingUntil: Date | null;
+
   @Column({ name: 'last_seen_at', type: 'timestamptz', nullable: true })
   lastSeenAt: Date | null;
 
@@ -47,3 +52,22 @@ export class MinerEntity {
 
 /** A miner with an axon address (what the metagraph hands out for calls): it can be called. */
 export type ServingMiner = MinerEntity & { axonUrl: string };
+
+/**
+ * The miner's state at `now` (ms, the real clock: Postgres's and the circuits' cooldown). A
+ * `failing` state lasts until `failingUntil` and is then `active`, as the circuit it mirrors lets
+ * a call through after its cooldown: only the breaker that opened could have cleared it, and
+ * after a restart, or on another replica, none would. A `failing` without an end (written by a
+ * release before failing_until) is over.
+ */
+export function currentState(
+  miner: Pick<MinerEntity, 'state' | 'failingUntil'>,
+  now: number,
+): MinerState {
+  if (miner.state !== 'failing') return miner.state;
+  return miner.failingUntil !== null && miner.failingUntil.getTime() > now ? 'failing' : 'active';
+}
+
+/** currentState(m, now()) is `active`, in SQL over a `miners` row `m`: one rule in both. */
+export const ACTIVE_SQL =
+  "(m.state = 'active' OR (m.state = 'failing' AND (m.failing_until IS NULL OR m.failing_until <= now())))";

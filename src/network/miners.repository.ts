@@ -4,7 +4,7 @@ import { DataSource, EntityManager, Repository } from 'typeorm';
 import { isValidatorSql } from '../common/validator-standing';
 import { returningRows } from '../database/returning-rows';
 import { MinerIndexService } from './index/miner-index.service';
-import { MinerEntity, MinerState } from './miner.entity';
+import { ACTIVE_SQL, MinerEntity, MinerState } from './miner.entity';
 import { MetagraphNeuron } from './protocol';
 
 /** Arbitrary constant: the advisory lock that serializes applying metagraphs across replicas. */
@@ -35,7 +35,7 @@ export interface MinerCounts {
   serving: number;
   /** Registered validators: a validator permit and the minimum stake (or an unknown stake). */
   validators: number;
-  /** Miners that may be called now: not validators, an axon, state `active`. */
+  /** Miners that may be called now: not validators, an axon, `active` (ACTIVE_SQL). */
   available: number;
   /** Miners whose axon is outside MINER_ALLOWED_NETWORKS. */
   addressRefused: number;
@@ -79,10 +79,10 @@ export class MinersRepository {
       `SELECT count(*)::int AS total,
               count(*) FILTER (WHERE axon_url IS NOT NULL)::int AS serving,
               count(*) FILTER (WHERE validator)::int AS validators,
-              count(*) FILTER (WHERE NOT validator AND axon_url IS NOT NULL AND state = 'active')::int AS available,
+              count(*) FILTER (WHERE NOT validator AND axon_url IS NOT NULL AND ${ACTIVE_SQL})::int AS available,
               count(*) FILTER (WHERE NOT validator AND state = 'address_refused')::int AS "addressRefused"
        FROM (SELECT *, ${isValidatorSql('$1')} AS validator
-             FROM miners WHERE state <> 'deregistered') AS registered`,
+             FROM miners WHERE state <> 'deregistered') AS m`,
       [validatorMinStake],
     );
     return row;
@@ -244,12 +244,22 @@ export class MinersRepository {
     return row;
   }
 
-  /** A refused address is left refused by circuit changes; the next metagraph sync decides. */
-  async setState(uid: number, state: Exclude<MinerState, 'deregistered'>): Promise<void> {
+  /**
+   * A refused address is left refused by circuit changes; the next metagraph sync decides. A
+   * `failing` state lasts `cooldownMs` from now (the circuit's cooldown: see currentState), and
+   * each opening starts it again; other states are written only when they change.
+   */
+  async setState(
+    uid: number,
+    state: Exclude<MinerState, 'deregistered'>,
+    cooldownMs: number,
+  ): Promise<void> {
     await this.dataSource.query(
-      `UPDATE miners SET state = $2, updated_at = now()
-       WHERE uid = $1 AND state <> 'deregistered' AND (state <> 'address_refused' OR $2 = 'address_refused')`,
-      [uid, state],
+      `UPDATE miners SET state = $2, updated_at = now(),
+         failing_until = CASE WHEN $2 = 'failing' THEN now() + $3 * interval '1 millisecond' END
+       WHERE uid = $1 AND state <> 'deregistered' AND (state <> 'address_refused' OR $2 = 'address_refused')
+         AND (state <> $2 OR $2 = 'failing')`,
+      [uid, state, cooldownMs],
     );
   }
 

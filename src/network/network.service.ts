@@ -47,9 +47,13 @@ export class NetworkService implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    this.client.onCircuitChange((uid, open) =>
-      this.credibility.recordState(uid, open ? 'failing' : 'active'),
-    );
+    // A miner answering is active again whoever recorded it failing (another replica's circuit,
+    // or this one's before a restart); written only when it was, not at every answer.
+    this.client.onCircuitChange((uid, open) => {
+      if (open) this.credibility.recordState(uid, 'failing');
+      else if (this.metagraph.stateOf(uid) === 'failing')
+        this.credibility.recordState(uid, 'active');
+    });
     this.client.onAddressRefused((uid) => this.credibility.recordState(uid, 'address_refused'));
     this.budgets.setCheckedNetwork(() =>
       this.availableMiners('GetDataEntityBucket').map((miner) => miner.hotkey),

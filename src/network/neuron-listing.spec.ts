@@ -30,8 +30,16 @@ describe(neuronState.name, () => {
     expect(neuronState(minerEntity(7, { state: 'address_refused' }), MIN_STAKE)).toBe(
       'address_refused',
     );
-    expect(neuronState(minerEntity(7, { state: 'failing' }), MIN_STAKE)).toBe('failing');
+    const failing = minerEntity(7, { state: 'failing', failingUntil: new Date(10_000) });
+    expect(neuronState(failing, MIN_STAKE, 9_999)).toBe('failing');
     expect(neuronState(minerEntity(7), MIN_STAKE)).toBe('active');
+  });
+
+  // Its circuit's cooldown is over: the circuit lets a call through, wherever it opened.
+  it('names a miner whose failing state ended active', () => {
+    const failing = minerEntity(7, { state: 'failing', failingUntil: new Date(10_000) });
+    expect(neuronState(failing, MIN_STAKE, 10_000)).toBe('active');
+    expect(neuronState({ ...failing, failingUntil: null }, MIN_STAKE, 0)).toBe('active');
   });
 });
 

@@ -1,5 +1,5 @@
 import { isValidator } from '../common/validator-standing';
-import { MinerEntity } from './miner.entity';
+import { currentState, MinerEntity } from './miner.entity';
 import { SynapseName } from '../common/synapse-names';
 import { axonOf } from './transport/axon-http';
 import { BudgetLeft } from './transport/call-budgets';
@@ -7,7 +7,7 @@ import { BudgetLeft } from './transport/call-budgets';
 /**
  * What a neuron is to the gateway: `validator` (validator permit and VALIDATOR_MIN_STAKE: never
  * asked for data; a permit holder with less stake is a miner), `not_serving` (no axon), `address_refused` (axon outside MINER_ALLOWED_NETWORKS, never
- * contacted), `failing` (its circuit is open) or `active`.
+ * contacted), `failing` (a circuit of its opened within its cooldown) or `active`.
  */
 export const NEURON_STATES = [
   'active',
@@ -36,10 +36,16 @@ export interface NeuronListing {
   callBudgetLeft: Record<SynapseName, number | null>;
 }
 
-export function neuronState(miner: MinerEntity, validatorMinStake: number): NeuronState {
+/** `now`: when its state is read (currentState: a `failing` state ends with its cooldown). */
+export function neuronState(
+  miner: MinerEntity,
+  validatorMinStake: number,
+  now = Date.now(),
+): NeuronState {
   if (isValidator(miner, validatorMinStake)) return 'validator';
   if (miner.axonUrl === null) return 'not_serving';
-  if (miner.state === 'address_refused' || miner.state === 'failing') return miner.state;
+  const state = currentState(miner, now);
+  if (state === 'address_refused' || state === 'failing') return state;
   return 'active';
 }
 

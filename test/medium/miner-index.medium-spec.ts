@@ -4,6 +4,9 @@ import { IndexRow, parseCompressedIndex } from '../../src/network/index/compress
 import { MinerIndexReadRepository } from '../../src/network/index/miner-index-read.repository';
 import { MinerIndexRepository } from '../../src/network/index/miner-index.repository';
 import { MinerIndexService } from '../../src/network/index/miner-index.service';
+import { AppConfig } from '../../src/config/app-config';
+import { CredibilityRecorder } from '../../src/network/credibility-recorder';
+import { MetagraphService } from '../../src/network/metagraph/metagraph.service';
 import { MinersRepository } from '../../src/network/miners.repository';
 import { timeBucketId } from '../../src/network/protocol';
 import { SourceId } from '../../src/network/sources';
@@ -15,6 +18,8 @@ import { minerIndexOn } from '../support/miner-index';
 const UIDS = [0, 1, 2];
 const LABELS = ['#a', '#b', 'r/c', 'r/d', null];
 const HOUR = 490_000;
+/** A circuit's cooldown longer than any test here. */
+const COOLDOWN_MS = 60_000;
 
 /** A miner's index as the parser emits it: distinct (source, label, hour), sizes > 0. */
 const indexRows = fc
@@ -207,7 +212,7 @@ describe(`${MinerIndexRepository.name} and ${MinerIndexReadRepository.name}`, ()
       ...rows(210),
       { source: 2, label: '#a', timeBucket: HOUR + 3, bytes: 7 },
     ]);
-    await miners.setState(2, 'failing');
+    await miners.setState(2, 'failing', COOLDOWN_MS);
     const holdings = await service.holdings(2, ['#a', '#b', null], HOUR, HOUR + 3, 10);
     expect(
       holdings.map((row) => [row.timeBucket, row.label, row.uid, row.coldkey, row.bytes]),
@@ -344,7 +349,7 @@ describe(`${MinerIndexRepository.name} and ${MinerIndexReadRepository.name}`, ()
       [2, 5],
       [0, 80],
     ]);
-    await miners.setState(2, 'failing');
+    await miners.setState(2, 'failing', COOLDOWN_MS);
     expect(await holders(b)).toEqual([[0, 80]]);
     expect(await holders(undefined)).toEqual([
       [1, 100],
@@ -355,10 +360,10 @@ describe(`${MinerIndexRepository.name} and ${MinerIndexReadRepository.name}`, ()
     // a failing miner was chosen, and no holder was asked (an audit's finding).
     const d = (await service.labelId('#d'))!;
     expect(await service.latestBucket(2, d, HOUR, HOUR + 2)).toBeUndefined();
-    await miners.setState(1, 'failing');
+    await miners.setState(1, 'failing', COOLDOWN_MS);
     expect(await service.latestBucket(2, b, HOUR, HOUR + 2)).toBe(HOUR + 1);
     expect(await service.latestBucket(2, undefined, HOUR, HOUR + 3)).toBe(HOUR + 1);
-    await miners.setState(1, 'active');
+    await miners.setState(1, 'active', COOLDOWN_MS);
     expect(await service.latestBucket(2, b, HOUR, HOUR + 2)).toBe(HOUR + 2);
 
     // Once only a failing miner holds an index, none is loaded that the stored-data path may ask.
@@ -366,5 +371,36 @@ describe(`${MinerIndexRepository.name} and ${MinerIndexReadRepository.name}`, ()
     await repository.replaceMinerIndex(0, []);
     await repository.replaceMinerIndex(1, []);
     expect(await service.anyIndexLoaded()).toBe(false);
+  });
+  // Only the breaker that wrote `failing` closed it again: after a restart, or on another
+  // replica, a miner stayed failing for good and no stored-data call, task collection or
+  // query_bucket asked it again (an audit's finding). It lasts the circuit's cooldown.
+  it('asks a miner a circuit marked failing again once the cooldown is over, on any replica', async () => {
+    await database.query(
+      `UPDATE miners SET axon_url = 'http://127.0.0.1:' || (9000 + uid), state = 'active'`,
+    );
+    for (const uid of UIDS) await repository.replaceMinerIndex(uid, []);
+    await repository.replaceMinerIndex(2, [{ source: 2, label: '#e', timeBucket: HOUR, bytes: 9 }]);
+    const e = (await service.labelId('#e'))!;
+    const askable = async () => ({
+      holders: (await service.holders(2, e, HOUR, 10)).map((row) => row.uid),
+      latest: await service.latestBucket(2, e, HOUR, HOUR),
+      loaded: await service.anyIndexLoaded(),
+    });
+    // The replica whose breaker opened records it, as it does in the app.
+    const config = {
+      network: { credibilityAlpha: 0.5, breakerCooldownMs: 300 },
+    } as unknown as AppConfig;
+    const metagraph = { updateState: () => undefined } as unknown as MetagraphService;
+    const recorder = new CredibilityRecorder(miners, metagraph, config);
+    recorder.recordState(2, 'failing');
+    await recorder.settled();
+    await recorder.beforeApplicationShutdown();
+    expect(await askable()).toEqual({ holders: [], latest: undefined, loaded: false });
+
+    // No breaker of this replica (just started, or another one) ever opened or closed for it.
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(await askable()).toEqual({ holders: [2], latest: HOUR, loaded: true });
+    await repository.replaceMinerIndex(2, []);
   });
 });

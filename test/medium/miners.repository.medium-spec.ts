@@ -9,6 +9,9 @@ function neuron(uid: number, hotkey: string) {
   return metagraphNeuron(uid, { hotkey, axon_url: null });
 }
 
+/** A circuit's cooldown longer than any test here. */
+const COOLDOWN_MS = 60_000;
+
 describe(MinersRepository.name, () => {
   let medium: MediumDatabase;
   let miners: MinersRepository;
@@ -106,9 +109,9 @@ describe(MinersRepository.name, () => {
 
     it('counts as the metagraph and the circuits left the miners, and keeps those states over a sync', async () => {
       await miners.syncNeurons(metagraph, { refused: new Set([4]) });
-      await miners.setState(3, 'failing');
+      await miners.setState(3, 'failing', COOLDOWN_MS);
       // A refused address stays refused whatever a circuit says.
-      await miners.setState(4, 'active');
+      await miners.setState(4, 'active', COOLDOWN_MS);
       expect(await states()).toMatchObject({ 3: 'failing', 4: 'address_refused' });
       await miners.syncNeurons(metagraph, { refused: new Set([4]) });
 

@@ -36,6 +36,7 @@ export function minerEntityOf(
     validatorPermit: neuron.validator_permit,
     credibility: 0.5,
     state: 'active',
+    failingUntil: null,
     lastSeenAt: null,
     updatedAt: new Date(0),
     ...overrides,

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { ACTIVE_SQL } from '../miner.entity';
 import { SourceId } from '../sources';
 
 export interface LabelSizeRow {
@@ -17,9 +18,9 @@ export interface AgeSizeRow {
 
 /**
  * A miner that calls for its data may go to, in SQL over `miners m`: active (registered, its
- * address allowed, its circuit closed) and serving an axon.
+ * address allowed, no circuit opened within its cooldown: ACTIVE_SQL) and serving an axon.
  */
-const ASKABLE = "m.state = 'active' AND m.axon_url IS NOT NULL";
+const ASKABLE = `${ACTIVE_SQL} AND m.axon_url IS NOT NULL`;
 
 /** A miner holding a bucket, with the label and size its index claims for it. */
 export interface BucketHolder {

@@ -81,7 +81,7 @@ function setUp() {
   } as unknown as MinerClient;
   const config = {
     netuid: 13,
-    network: { validatorMinStake: MIN_STAKE },
+    network: { validatorMinStake: MIN_STAKE, breakerCooldownMs: 30_000 },
   } as unknown as AppConfig;
   const identity = { hotkey: OWN_HOTKEY } as ValidatorIdentity;
   const service = new MetagraphService(
@@ -191,6 +191,11 @@ describe(MetagraphService.name, () => {
     service.updateState(0, 'failing');
     expect(uids(service.minersServingData())).toEqual([0]);
     expect(service.minersServingData()[0].state).toBe('failing');
+    expect([0, 1, 2].map((uid) => service.stateOf(uid))).toEqual([
+      'failing',
+      'deregistered',
+      'address_refused',
+    ]);
   });
 
   it('applies credibility written to the database to the miners in memory', async () => {

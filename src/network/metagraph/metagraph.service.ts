@@ -9,7 +9,7 @@ import { isValidator } from '../../common/validator-standing';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { ValidatorIdentity } from '../bittensor/validator-identity';
-import { MinerEntity, ServingMiner } from '../miner.entity';
+import { currentState, MinerEntity, ServingMiner } from '../miner.entity';
 import { MinersRepository, StoredMetagraph } from '../miners.repository';
 import { MetagraphFile, MetagraphNeuron } from '../protocol';
 import { MinerClient } from '../transport/miner-client';
@@ -145,11 +145,23 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
     }
   }
 
-  /** As MinersRepository.setState: a refused address stays refused until the next sync. */
+  /**
+   * As MinersRepository.setState: a refused address stays refused until the next sync, and a
+   * `failing` state lasts the circuit's cooldown.
+   */
   updateState(uid: number, state: MinerEntity['state']): void {
     const miner = this.miners.find((candidate) => candidate.uid === uid);
     if (!miner || miner.state === 'deregistered') return;
-    if (miner.state !== 'address_refused' || state === 'address_refused') miner.state = state;
+    if (miner.state === 'address_refused' && state !== 'address_refused') return;
+    miner.state = state;
+    miner.failingUntil =
+      state === 'failing' ? new Date(Date.now() + this.config.network.breakerCooldownMs) : null;
+  }
+
+  /** The miner's state as currentState reads it now (undefined: not in the metagraph). */
+  stateOf(uid: number): MinerEntity['state'] | undefined {
+    const miner = this.miners.find((candidate) => candidate.uid === uid);
+    return miner && currentState(miner, Date.now());
   }
 
   private async syncOnce(): Promise<void> {

@@ -22,6 +22,10 @@ export interface MinerCircuitSettings {
   breakerCooldownMs: number;
 }
 
+/**
+ * `open`: the miner's circuit just opened. Not open: it just closed, or a call to the miner just
+ * succeeded while it was closed (on every such call: a listener writes only what changes).
+ */
 export type CircuitListener = (uid: number, open: boolean) => void;
 
 /**
@@ -56,6 +60,12 @@ export class MinerCircuits {
         this.listeners.forEach((listener) => listener(uid, true));
       });
       breaker.onReset(() => this.listeners.forEach((listener) => listener(uid, false)));
+      // A success with the circuit closed says as much as a reset: the state recorded may be
+      // another replica's circuit's, or from before a restart, which no reset here would clear.
+      breaker.onSuccess(() => {
+        if (breaker.state === CircuitState.Closed)
+          this.listeners.forEach((listener) => listener(uid, false));
+      });
       policies = { bulkhead: bulkhead(minerConcurrency, minerConcurrency * 4), breaker };
       this.policies.set(uid, policies);
     }

@@ -922,6 +922,22 @@ describe(MinerClient.name, () => {
       ]);
     });
 
+    // Recorded `failing` by another replica's circuit, or by this one's before a restart: no
+    // reset here would ever clear it, and the miner was left out for good (an audit's finding).
+    it('tells the listeners when a miner answers with its circuit closed, and not when it refuses', async () => {
+      const answering = await startAxon();
+      const refusing = await startAxon({ serves: [] });
+      const changes: [number, boolean][] = [];
+      client.onCircuitChange((uid, open) => changes.push([uid, open]));
+
+      await client.call(answering.target(1), 'GetMinerIndex', {}, 2_000);
+      expect(await failureOf(client.call(refusing.target(2), 'GetMinerIndex', {}, 2_000))).toBe(
+        'not_served',
+      );
+
+      expect(changes).toEqual([[1, false]]);
+    });
+
     it('says the circuit is open only during the cooldown, so that callers who ask first try the miner again', async () => {
       let failing = true;
       const axon = await startAxon({
