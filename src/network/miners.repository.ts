@@ -1,10 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, Repository } from 'typeorm';
-import { isValidatorSql } from '../common/validator-standing';
 import { returningRows } from '../database/returning-rows';
 import { MinerIndexService } from './index/miner-index.service';
-import { ACTIVE_SQL, MinerEntity, MinerState } from './miner.entity';
+import { MinerEntity, MinerState } from './miner.entity';
 import { MetagraphNeuron } from './protocol';
 
 /** Arbitrary constant: the advisory lock that serializes applying metagraphs across replicas. */
@@ -26,19 +25,6 @@ export type MetagraphNetwork = 'subtensor' | 'file' | 'devnet';
 export interface StoredMetagraph extends MetagraphOrigin {
   neurons: number;
   readAt: Date;
-}
-
-export interface MinerCounts {
-  /** Registered neurons, validators included. */
-  total: number;
-  /** Registered neurons with an axon. */
-  serving: number;
-  /** Registered validators: a validator permit and the minimum stake (or an unknown stake). */
-  validators: number;
-  /** Miners that may be called now: not validators, an axon, `active` (ACTIVE_SQL). */
-  available: number;
-  /** Miners whose axon is outside MINER_ALLOWED_NETWORKS. */
-  addressRefused: number;
 }
 
 /**
@@ -71,21 +57,6 @@ export class MinersRepository {
     private readonly index: MinerIndexService,
   ) {
     this.miners = dataSource.getRepository(MinerEntity);
-  }
-
-  /** Counts as common/validator-standing.ts's isValidator decides, written in SQL. */
-  async countMiners(validatorMinStake: number): Promise<MinerCounts> {
-    const [row] = await this.dataSource.query<MinerCounts[]>(
-      `SELECT count(*)::int AS total,
-              count(*) FILTER (WHERE axon_url IS NOT NULL)::int AS serving,
-              count(*) FILTER (WHERE validator)::int AS validators,
-              count(*) FILTER (WHERE NOT validator AND axon_url IS NOT NULL AND ${ACTIVE_SQL})::int AS available,
-              count(*) FILTER (WHERE NOT validator AND state = 'address_refused')::int AS "addressRefused"
-       FROM (SELECT *, ${isValidatorSql('$1')} AS validator
-             FROM miners WHERE state <> 'deregistered') AS m`,
-      [validatorMinStake],
-    );
-    return row;
   }
 
   listAll(): Promise<MinerEntity[]> {

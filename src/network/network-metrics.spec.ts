@@ -2,9 +2,9 @@ import { Logger } from '@nestjs/common';
 import { MetricsService } from '../common/metrics/metrics.service';
 import type { SubtensorConnection } from './chain/subtensor-connection';
 import type { HotkeyCheck } from './metagraph/hotkey-standing';
-import type { MetagraphService } from './metagraph/metagraph.service';
+import type { MetagraphService, MinerCounts } from './metagraph/metagraph.service';
 import { NetworkMetrics } from './network-metrics';
-import type { MinerCounts, MinersRepository } from './miners.repository';
+import type { MinersRepository } from './miners.repository';
 import type { NetworkService, SynapseBudgetLeft } from './network.service';
 
 const COUNTS: MinerCounts = {
@@ -20,7 +20,7 @@ const BUDGETS: SynapseBudgetLeft[] = [
 ];
 
 interface World {
-  counts?: () => Promise<MinerCounts>;
+  counts?: () => MinerCounts;
   standing?: HotkeyCheck['standing'];
   readAt?: Date;
   connection?: { isConnected: boolean } | null;
@@ -30,7 +30,7 @@ interface World {
 function setUp(world: World = {}) {
   const metrics = new MetricsService();
   const network = {
-    countMiners: jest.fn(world.counts ?? (() => Promise.resolve(COUNTS))),
+    countMiners: jest.fn(world.counts ?? (() => COUNTS)),
     budgetsLeft: jest.fn(() => Promise.resolve(BUDGETS)),
   };
   const metagraph = {
@@ -78,14 +78,16 @@ describe(NetworkMetrics.name, () => {
   });
 
   it('keeps the last counts and logs a warning when they cannot be read', async () => {
-    let counts = Promise.resolve(COUNTS);
-    const { metrics } = setUp({ counts: () => counts });
+    let counts = (): MinerCounts => COUNTS;
+    const { metrics } = setUp({ counts: () => counts() });
     await samples(metrics, 'miners');
     const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
-    counts = Promise.reject(new Error('database down'));
+    counts = () => {
+      throw new Error('metagraph unreadable');
+    };
     try {
       expect(await samples(metrics, 'miners')).toMatchObject({ 'state=total': 9 });
-      expect(warn).toHaveBeenCalledWith('could not count the miners: database down');
+      expect(warn).toHaveBeenCalledWith('could not count the miners: metagraph unreadable');
     } finally {
       warn.mockRestore();
     }

@@ -39,8 +39,9 @@ export class NetworkMetrics implements OnModuleInit {
       'miners',
       'Neurons of the metagraph in use, as health and system-status count them: total (registered), serving (an axon), validators, available (miners that can be asked: serving, not failing), address_refused',
       ['state'],
+      // In memory, as health counts them: no database read.
       async () => {
-        const counts = await this.network.countMiners();
+        const counts = this.network.countMiners();
         return [
           { labels: { state: 'total' }, value: counts.total },
           { labels: { state: 'serving' }, value: counts.serving },

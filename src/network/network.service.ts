@@ -6,9 +6,9 @@ import { CredibilityRecorder } from './credibility-recorder';
 import { IndexRow, InvalidIndexError, parseCompressedIndex } from './index/compressed-index';
 import { LiveQueryService } from './live-query.service';
 import { HotkeyCheck } from './metagraph/hotkey-standing';
-import { MetagraphService } from './metagraph/metagraph.service';
+import { MetagraphService, MinerCounts } from './metagraph/metagraph.service';
 import { ServingMiner } from './miner.entity';
-import { MinerCounts, MinersRepository } from './miners.repository';
+import { MinersRepository } from './miners.repository';
 import { BucketKey, NetworkQuery } from './protocol';
 import { NetworkQueryResult } from './query-result';
 import { SourceId } from './sources';
@@ -81,8 +81,9 @@ export class NetworkService implements OnModuleInit {
     );
   }
 
-  countMiners(): Promise<MinerCounts> {
-    return this.repository.countMiners(this.config.network.validatorMinStake);
+  /** From the metagraph in memory (MetagraphService.counts): no database read. */
+  countMiners(): MinerCounts {
+    return this.metagraph.counts();
   }
 
   /** Whether this gateway's hotkey is a validator in the metagraph in use (null: none loaded). */

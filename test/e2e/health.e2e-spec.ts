@@ -5,8 +5,10 @@ import { join } from 'node:path';
 import { Client, Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { PROBE_QUERY_TIMEOUT_MS } from '../../src/database/data-source-options';
+import { writeMetagraphFile } from '../../src/devnet/metagraph';
 import { createDatabase, dropDatabase, onServer, scratchDatabaseName } from '../support/database';
 import { createKey } from '../support/fixtures';
+import { metagraphNeuron } from '../support/neurons';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 import { until } from '../support/until';
 
@@ -61,26 +63,8 @@ describe('Health', () => {
   });
 
   it("stays healthy while every pooled connection is held: a busy replica's database is up", async () => {
-    const database = app.app.get(DataSource);
-    const pool = (database.driver as unknown as { master: Pool }).master;
-    // Every pooled connection waits on a lock the test holds, for as long as the checks take
-    // (a fixed pg_sleep had to outlast them, which a stalled machine could overrun).
-    const holder = new Client({ connectionString: app.config.databaseUrl });
-    await holder.connect();
-    let held: Promise<unknown>[] = [];
-    try {
-      await holder.query('SELECT pg_advisory_lock($1)', [HELD_POOL_LOCK]);
-      held = Array.from({ length: app.config.database.poolSize }, () =>
-        database.query('SELECT pg_advisory_xact_lock_shared($1)', [HELD_POOL_LOCK]),
-      );
-      await until(async () => {
-        const { rows } = await holder.query<{ waiting: number }>(
-          `SELECT count(*)::int AS waiting FROM pg_stat_activity
-           WHERE datname = current_database() AND wait_event_type = 'Lock'`,
-        );
-        return rows[0].waiting === app.config.database.poolSize || undefined;
-      }, 10_000);
-      await new Promise((resolve) => setTimeout(resolve, 1100)); // past the 1 s check cache
+    const pool = (app.app.get(DataSource).driver as unknown as { master: Pool }).master;
+    await whileThePoolIsHeld(app, async () => {
       const health = await app.http.get('/api/v1/health').set('X-API-Key', TEST_MASTER_KEY);
       const status = await app.http
         .get('/api/v1/monitoring/system-status')
@@ -90,10 +74,83 @@ describe('Health', () => {
       expect(health.status).toBe(200);
       expect(health.body.status).toBe('healthy');
       expect(status.body.components.database.status).toBe('healthy');
-    } finally {
-      await holder.end();
-      await Promise.all(held);
-    }
+    });
+  });
+});
+
+/**
+ * Runs `check` while every connection of the app's pool waits on a lock the test holds, for as
+ * long as the checks take (a fixed pg_sleep had to outlast them, which a stalled machine could
+ * overrun), once the 1 s check cache has let go of what it read before.
+ */
+async function whileThePoolIsHeld(app: TestApp, check: () => Promise<void>): Promise<void> {
+  const database = app.app.get(DataSource);
+  const holder = new Client({ connectionString: app.config.databaseUrl });
+  await holder.connect();
+  let held: Promise<unknown>[] = [];
+  try {
+    await holder.query('SELECT pg_advisory_lock($1)', [HELD_POOL_LOCK]);
+    held = Array.from({ length: app.config.database.poolSize }, () =>
+      database.query('SELECT pg_advisory_xact_lock_shared($1)', [HELD_POOL_LOCK]),
+    );
+    await until(async () => {
+      const { rows } = await holder.query<{ waiting: number }>(
+        `SELECT count(*)::int AS waiting FROM pg_stat_activity
+         WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+      );
+      return rows[0].waiting === app.config.database.poolSize || undefined;
+    }, 10_000);
+    await new Promise((resolve) => setTimeout(resolve, 1100)); // past the 1 s check cache
+    await check();
+  } finally {
+    await holder.end();
+    await Promise.all(held);
+  }
+}
+
+describe('Health with miners while the pool is saturated', () => {
+  let app: TestApp;
+  let directory: string;
+
+  beforeAll(async () => {
+    directory = mkdtempSync(join(tmpdir(), 'health-miners-'));
+    const file = join(directory, 'metagraph.json');
+    await writeMetagraphFile(file, {
+      netuid: 13,
+      block: 7,
+      updated_at: new Date().toISOString(),
+      neurons: [
+        metagraphNeuron(0),
+        metagraphNeuron(1),
+        metagraphNeuron(2),
+        metagraphNeuron(3, { validator_permit: true, stake: 50_000 }),
+      ],
+    });
+    app = await startTestApp({ METAGRAPH_FILE: file }, { ownDatabase: true });
+  });
+  afterAll(async () => {
+    await app.close();
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  // Counted through the main pool, the count waited for a connection past the checks' second:
+  // health said 0 miners available and system-status degraded (an audit's finding).
+  it('still tells the miners available, from the metagraph in memory', async () => {
+    await whileThePoolIsHeld(app, async () => {
+      const health = await app.http.get('/api/v1/health').set('X-API-Key', TEST_MASTER_KEY);
+      const status = await app.http
+        .get('/api/v1/monitoring/system-status')
+        .set('X-API-Key', TEST_MASTER_KEY);
+      expect(health.body).toMatchObject({ status: 'healthy', miners_available: 3 });
+      // (Degraded for the hotkey alone, which is no neuron of this metagraph.)
+      expect(status.body.components.miners).toMatchObject({
+        hotkey_standing: 'not_registered',
+        available: 3,
+        total: 4,
+        serving: 4,
+        validators: 1,
+      });
+    });
   });
 });
 

@@ -90,39 +90,30 @@ describe(MinersRepository.name, () => {
     });
   });
 
-  describe('countMiners and setState', () => {
-    const MIN_STAKE = 1000;
-    const serving = (uid: number, stake = 1, permit = false) =>
-      metagraphNeuron(uid, { hotkey: `count-${uid}`, stake, validator_permit: permit });
-    const metagraph = [
-      serving(0),
-      // A permit with exactly the minimum stake is a validator; one short of it is a miner.
-      serving(1, MIN_STAKE, true),
-      serving(2, MIN_STAKE - 1, true),
-      serving(3),
-      serving(4),
-      neuron(5, 'count-5'),
-    ];
+  describe('setState', () => {
+    const metagraph = [0, 1, 2].map((uid) => metagraphNeuron(uid, { hotkey: `state-${uid}` }));
 
     const states = async () =>
-      Object.fromEntries((await miners.listAll()).map((miner) => [miner.uid, miner.state]));
+      Object.fromEntries(
+        (await miners.listAll()).map((miner) => [miner.uid, [miner.state, miner.failingUntil]]),
+      );
 
-    it('counts as the metagraph and the circuits left the miners, and keeps those states over a sync', async () => {
-      await miners.syncNeurons(metagraph, { refused: new Set([4]) });
-      await miners.setState(3, 'failing', COOLDOWN_MS);
+    it('keeps a failing state for the cooldown and a refused address refused, over a sync', async () => {
+      await miners.syncNeurons(metagraph, { refused: new Set([2]) });
+      const before = Date.now();
+      await miners.setState(1, 'failing', COOLDOWN_MS);
       // A refused address stays refused whatever a circuit says.
-      await miners.setState(4, 'active', COOLDOWN_MS);
-      expect(await states()).toMatchObject({ 3: 'failing', 4: 'address_refused' });
-      await miners.syncNeurons(metagraph, { refused: new Set([4]) });
+      await miners.setState(2, 'active', COOLDOWN_MS);
+      await miners.syncNeurons(metagraph, { refused: new Set([2]) });
 
-      expect(await miners.countMiners(MIN_STAKE)).toEqual({
-        total: 6,
-        serving: 5,
-        validators: 1,
-        available: 2,
-        addressRefused: 1,
-      });
-      expect(await states()).toMatchObject({ 3: 'failing', 4: 'address_refused' });
+      const after = await states();
+      expect(after).toMatchObject({ 0: ['active', null], 2: ['address_refused', null] });
+      const [state, until] = after[1] as [string, Date];
+      expect(state).toBe('failing');
+      // Postgres's clock against this one's: within a second.
+      expect(Math.abs(until.getTime() - (before + COOLDOWN_MS))).toBeLessThan(1000);
+      await miners.setState(1, 'active', COOLDOWN_MS);
+      expect((await states())[1]).toEqual(['active', null]);
     });
   });
 });

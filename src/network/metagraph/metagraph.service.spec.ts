@@ -198,6 +198,34 @@ describe(MetagraphService.name, () => {
     ]);
   });
 
+  // Health and the miners gauge count from memory: through the main pool, a saturated one
+  // answered health's count too late and it said 0 miners (an audit's finding).
+  it('counts the registered neurons as health reports them, with no database read', async () => {
+    const { service, apply, repository } = setUp();
+    const neurons = [
+      metagraphNeuron(0),
+      metagraphNeuron(1, { validator_permit: true, stake: MIN_STAKE }),
+      metagraphNeuron(2, { axon_url: 'http://203.0.113.7:8091' }),
+      metagraphNeuron(3, { axon_url: null }),
+      metagraphNeuron(4),
+      metagraphNeuron(5),
+    ];
+    await apply([...neurons, metagraphNeuron(6)]);
+    // Failing before, with no end: over (the same for one whose cooldown ended).
+    repository.rows.get(5)!.state = 'failing';
+    await apply(neurons);
+    service.updateState(4, 'failing');
+    repository.listAll = () => Promise.reject(new Error('timeout exceeded when trying to connect'));
+
+    expect(service.counts()).toEqual({
+      total: 6,
+      serving: 5,
+      validators: 1,
+      available: 2,
+      addressRefused: 1,
+    });
+  });
+
   it('applies credibility written to the database to the miners in memory', async () => {
     const { service, apply } = setUp();
     await apply([metagraphNeuron(0), metagraphNeuron(1)]);

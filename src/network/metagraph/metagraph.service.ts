@@ -21,6 +21,19 @@ import { METAGRAPH_SOURCE, MetagraphSource } from './metagraph-source';
 /** Reload from the database this often, to see credibility moved by other replicas. */
 const REFRESH_INTERVAL_MS = 30_000;
 
+export interface MinerCounts {
+  /** Registered neurons, validators included. */
+  total: number;
+  /** Registered neurons with an axon. */
+  serving: number;
+  /** Registered validators: a validator permit and the minimum stake (or an unknown stake). */
+  validators: number;
+  /** Miners that may be called now: not validators, an axon, `active` (currentState). */
+  available: number;
+  /** Miners whose axon is outside MINER_ALLOWED_NETWORKS. */
+  addressRefused: number;
+}
+
 /** The outcome of the latest attempt to read and apply the metagraph, in this process. */
 export interface MetagraphSyncAttempt {
   ok: boolean;
@@ -120,6 +133,27 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
     return this.miners.filter(
       (miner) => !this.isValidator(miner) && miner.state !== 'deregistered',
     );
+  }
+
+  /**
+   * The registered neurons counted (health, system-status, the `gateway_miners` gauge), from
+   * memory: the metagraph as last applied or reloaded (every 30 s) and the states recorded since.
+   * Counted in the database through the main pool, they waited for a connection behind the
+   * requests of a saturated pool and were cut at health's second, which then said 0 miners.
+   */
+  counts(): MinerCounts {
+    const now = Date.now();
+    const registered = this.miners.filter((miner) => miner.state !== 'deregistered');
+    const miners = registered.filter((miner) => !this.isValidator(miner));
+    return {
+      total: registered.length,
+      serving: registered.filter((miner) => miner.axonUrl !== null).length,
+      validators: registered.length - miners.length,
+      available: miners.filter(
+        (miner) => miner.axonUrl !== null && currentState(miner, now) === 'active',
+      ).length,
+      addressRefused: miners.filter((miner) => miner.state === 'address_refused').length,
+    };
   }
 
   /** Validators (permit and VALIDATOR_MIN_STAKE) with their stake, for stake-weighted aggregation. */
