@@ -28,6 +28,11 @@ export interface ChainReplay {
   /** The runtime API calls made (`NeuronInfoRuntimeApi_get_neurons_lite`, …), in order. */
   readonly runtimeCalls: string[];
   mode: ReplayMode;
+  /**
+   * Called with each method as it arrives, before it is answered (a test can switch `mode`
+   * there: a node that answers the set-up of a connection and then goes silent).
+   */
+  onCall?: (method: string) => void;
   /** Runtime methods answered with an error whatever their arguments, as a node without them answers. */
   readonly refusedCalls: Set<string>;
   /**
@@ -208,6 +213,7 @@ export async function startChainReplay(): Promise<ChainReplay> {
         return;
       }
       calls.push(request.method);
+      replay.onCall?.(request.method);
       if (replay.mode === 'silent') return;
       if (extrinsics.handle(request, (message) => socket.send(JSON.stringify(message)))) return;
       if (/_subscribe/.test(request.method)) return subscribe(socket, request);

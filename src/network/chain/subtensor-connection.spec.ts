@@ -1,4 +1,5 @@
 import { AddressInfo, createServer, Server } from 'node:net';
+import type { ApiPromise } from '@polkadot/api';
 import { Logger } from '@nestjs/common';
 import { ChainReplay, startChainReplay } from '../../../test/support/chain-replay';
 import { ChainUnavailableError, SubtensorConnection } from './subtensor-connection';
@@ -138,6 +139,63 @@ describe(SubtensorConnection.name, () => {
         await connection.close();
       }
     }, 120_000);
+
+    // The bound covers one call whole: connecting, identifying the chain and the read. A node
+    // that answers a connection's set-up and then goes silent got it three times over (and the
+    // client's own plain "No response received" error came out, the wedged socket kept).
+    it('bounds connecting, identifying and the read by one deadline, and lets a silent node go', async () => {
+      const timeoutMs = 3000;
+      const connection = new SubtensorConnection(replay.url, timeoutMs, {
+        log: () => undefined,
+        warn: () => undefined,
+      });
+      // Set-up answered; from the first header asked for (identifying the chain), silence.
+      replay.onCall = (method) => {
+        if (method === 'chain_getHeader') replay.mode = 'silent';
+      };
+      try {
+        const started = Date.now();
+        const error = await connection.use(bestBlock).catch((caught: Error) => caught);
+        const took = Date.now() - started;
+        expect(error).toBeInstanceOf(ChainUnavailableError);
+        expect((error as Error).message).toMatch(/within 3000 ms$/);
+        expect(replay.calls).toContain('chain_getHeader');
+        expect(took).toBeLessThan(timeoutMs + 1000);
+        expect(connection.isConnected).toBe(false);
+      } finally {
+        replay.onCall = undefined;
+        replay.mode = 'answer';
+        await connection.close();
+      }
+    }, 30_000);
+
+    // A node's JSON-RPC error, and the client's own no-response error, are the node being
+    // unusable now (ChainUnavailableError: a 503 on the HTTP path), and the socket is let go.
+    it.each([
+      ['a JSON-RPC error', (api: ApiPromise) => api.call.neuronInfoRuntimeApi.getNeuronsLite(1)],
+      [
+        "the client's no-response error",
+        () => Promise.reject(new Error('No response received from RPC endpoint in 3s')),
+      ],
+    ])(
+      'turns %s into ChainUnavailableError and drops the connection',
+      async (_, read) => {
+        const connection = new SubtensorConnection(replay.url, CONNECTION_TIMEOUT_MS, {
+          log: () => undefined,
+          warn: () => undefined,
+        });
+        replay.refusedCalls.add('NeuronInfoRuntimeApi_get_neurons_lite');
+        try {
+          await connection.use(bestBlock);
+          await expect(connection.use(read)).rejects.toThrow(ChainUnavailableError);
+          expect(connection.isConnected).toBe(false);
+        } finally {
+          replay.refusedCalls.clear();
+          await connection.close();
+        }
+      },
+      120_000,
+    );
 
     const connects = () => replay.calls.filter((method) => method === 'rpc_methods').length;
     const bestBlock = (api: Parameters<Parameters<SubtensorConnection['use']>[0]>[0]) =>

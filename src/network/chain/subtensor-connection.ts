@@ -81,8 +81,9 @@ export type ConnectionLogger = Pick<LoggerService, 'log' | 'warn'>;
  * One websocket connection to a subtensor node through @polkadot/api, opened on first use. A
  * node that drops the connection, refuses it or stops answering is let go; the next use
  * reconnects, but not before a backoff that grows with each failed attempt. Every use is
- * bounded by `timeoutMs`, connecting included (connecting by `connectTimeoutMs`, the same
- * unless given), so a stuck node never holds a caller.
+ * bounded by one deadline, `timeoutMs` from the call, connecting and identifying the chain
+ * included (a use that connects by `connectTimeoutMs` if longer: the same unless given), so a
+ * stuck node never holds a caller, and every failure of a use is a ChainUnavailableError.
  */
 export class SubtensorConnection {
   private api: ApiPromise | undefined;
@@ -116,15 +117,18 @@ export class SubtensorConnection {
   }
 
   /**
-   * Runs `read` against the node. Throws ChainUnavailableError when the node cannot be used. A
-   * read cut off by the connection dropping is tried once more on a new connection.
+   * Runs `read` against the node. Throws ChainUnavailableError when the node cannot be used, for
+   * whatever reason (no answer, an error answered, the connection lost). One deadline,
+   * `timeoutMs` from the call, bounds it all: connecting, identifying the chain, the read, and
+   * the read made again on a new connection when the connection dropped under the first.
    */
   async use<T>(read: (api: ApiPromise) => Promise<T>): Promise<T> {
+    const deadline = this.deadlineOf(this.timeoutMs);
     try {
-      return await this.useOnce(read, this.timeoutMs);
+      return await this.useOnce(read, deadline);
     } catch (error) {
       if (!(error instanceof ConnectionLostError)) throw error;
-      return this.useOnce(read, this.timeoutMs);
+      return this.useOnce(read, deadline);
     }
   }
 
@@ -134,21 +138,39 @@ export class SubtensorConnection {
    * that must not be repeated on a new connection when the connection drops.
    */
   async useLong<T>(work: (api: ApiPromise) => Promise<T>, timeoutMs: number): Promise<T> {
-    return this.useOnce(work, timeoutMs);
+    return this.useOnce(work, this.deadlineOf(timeoutMs));
   }
 
-  private async useOnce<T>(read: (api: ApiPromise) => Promise<T>, timeoutMs: number): Promise<T> {
-    const api = await this.connected();
+  /**
+   * When a use started now must be done: `bound` from now, or `connectTimeoutMs` from now if that
+   * is longer and the use has to connect first (a bound only tests set apart, so that a loaded
+   * machine decodes the metadata in time).
+   */
+  private deadlineOf(bound: number): Deadline {
+    const ms = this.api?.isConnected ? bound : Math.max(bound, this.connectTimeoutMs);
+    return { at: Date.now() + ms, ms };
+  }
+
+  private async useOnce<T>(read: (api: ApiPromise) => Promise<T>, deadline: Deadline): Promise<T> {
+    const api = await this.connected(deadline);
     try {
-      return await withTimeout(read(api), timeoutMs, 'no answer');
+      return await withTimeout(read(api), deadline, 'no answer');
     } catch (error) {
-      // A node that stops answering mid-call is dropped: its socket may be wedged.
-      if (error instanceof ChainUnavailableError) await this.drop(api);
-      else if (!api.isConnected) {
+      if (!api.isConnected) {
         await this.drop(api);
         throw new ConnectionLostError(`connection lost: ${this.redacted(error)}`);
       }
-      throw error;
+      // A node that did not answer (our deadline, or the client's own "No response received
+      // from RPC endpoint") may have a wedged socket, and one that answered an error has
+      // nothing more to give now: either is let go, the next use connects again.
+      if (error instanceof ChainUnavailableError || isNodeFailure(error)) {
+        await this.drop(api);
+        throw error instanceof ChainUnavailableError
+          ? error
+          : new ChainUnavailableError(this.redacted(error));
+      }
+      // What the node answered could not be read (garbage, a subnet it does not have).
+      throw new ChainUnavailableError(this.redacted(error));
     }
   }
 
@@ -158,7 +180,7 @@ export class SubtensorConnection {
     if (api) await this.drop(api);
   }
 
-  private async connected(): Promise<ApiPromise> {
+  private async connected(deadline: Deadline): Promise<ApiPromise> {
     if (this.closed) throw new ChainUnavailableError('connection closed');
     if (this.api?.isConnected) return this.api;
     if (this.api) await this.drop(this.api);
@@ -167,21 +189,35 @@ export class SubtensorConnection {
       throw new ChainUnavailableError(
         `reconnecting in ${Math.ceil(wait / 1000)} s (${this.failedAttempts} failed attempts)`,
       );
-    this.connecting ??= this.connect().finally(() => (this.connecting = undefined));
-    return this.connecting;
+    this.connecting ??= this.connect({
+      at: Math.min(deadline.at, Date.now() + this.connectTimeoutMs),
+      ms: Math.min(deadline.ms, this.connectTimeoutMs),
+    }).finally(() => (this.connecting = undefined));
+    // A use that joins a connection under way waits no longer than its own deadline.
+    return withTimeout(this.connecting, deadline, 'could not connect');
   }
 
-  private async connect(): Promise<ApiPromise> {
+  /** Connects and identifies the chain, all by `deadline`; a node silent meanwhile fails it. */
+  private async connect(deadline: Deadline): Promise<ApiPromise> {
     // autoConnectMs 0: reconnecting is ours to pace (the provider's own retries never back off).
     // No result cache: each read is of a new block, and answers are hundreds of kilobytes.
+    // The provider's own per-request timeout is only a backstop behind our deadlines (it is
+    // checked every 5 s, and its plain Error is mapped to ChainUnavailableError anyway).
     // Before the client is loaded: its modules may warn as they load (duplicate versions, …).
     routePolkadotConsole(this.url);
     const { ApiPromise, WsProvider } =
       loadWhenUsed<typeof import('@polkadot/api')>('@polkadot/api');
-    const provider = new WsProvider(this.url, 0, undefined, this.connectTimeoutMs, 0);
+    const provider = new WsProvider(
+      this.url,
+      0,
+      undefined,
+      Math.max(this.timeoutMs, this.connectTimeoutMs),
+      0,
+    );
+    let api: ApiPromise | undefined;
     try {
       await provider.connect();
-      const api = await withTimeout(
+      api = await withTimeout(
         ApiPromise.create({
           provider,
           noInitWarn: true,
@@ -189,17 +225,19 @@ export class SubtensorConnection {
           signedExtensions: SUBTENSOR_EXTENSIONS,
           rpc: QUIET_RPC,
         }),
-        this.connectTimeoutMs,
+        deadline,
         'could not connect',
       );
-      provider.on('disconnected', () => void this.drop(api));
+      await this.identify(api, deadline);
+      const connectedApi = api;
+      provider.on('disconnected', () => void this.drop(connectedApi));
       this.api = api;
       this.backoff = undefined;
       this.failedAttempts = 0;
       this.retryAt = 0;
-      await this.identify(api);
       return api;
     } catch (error) {
+      if (api) await this.drop(api);
       await provider.disconnect().catch(() => undefined);
       this.backoff = this.backoff ? this.backoff.next(undefined) : RECONNECT_BACKOFF.next();
       this.failedAttempts += 1;
@@ -223,14 +261,17 @@ export class SubtensorConnection {
    * without credentials. A genesis other than the previous connection's is a warning: the
    * node behind SUBTENSOR_URL now serves another chain.
    */
-  private async identify(api: ApiPromise): Promise<void> {
+  private async identify(api: ApiPromise, deadline: Deadline): Promise<void> {
+    // A node that does not answer its header fails the connection (its socket answered set-up
+    // only); one that answers an error is named without a best block.
     const bestBlock = await withTimeout(
-      api.rpc.chain.getHeader(),
-      this.connectTimeoutMs,
+      api.rpc.chain.getHeader().then(
+        (header) => header.number.toNumber(),
+        (error: unknown) => (isNoResponse(error) ? Promise.reject(error as Error) : null),
+      ),
+      deadline,
       'no header',
-    )
-      .then((header) => header.number.toNumber())
-      .catch(() => null);
+    );
     const before = this.lastIdentity;
     const identity: ChainIdentity = {
       chain: api.runtimeChain.toString().slice(0, CHAIN_NAME_MAX) || null,
@@ -262,6 +303,32 @@ export class SubtensorConnection {
   }
 }
 
-function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
-  return within(work, ms, () => new ChainUnavailableError(`${what} within ${ms} ms`));
+/** When a use must be done (epoch ms), and the bound it was given, for the error's message. */
+interface Deadline {
+  at: number;
+  ms: number;
+}
+
+/** @polkadot/rpc-provider's own timeout: `No response received from RPC endpoint in 30s`. */
+function isNoResponse(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('No response received from RPC');
+}
+
+/**
+ * The node did not answer, or answered a JSON-RPC error (`-32009: Server is busy`, a rate limit):
+ * @polkadot/rpc-provider's RpcError carries the error's numeric code.
+ */
+function isNodeFailure(error: unknown): boolean {
+  return isNoResponse(error) || typeof (error as { code?: unknown } | null)?.code === 'number';
+}
+
+/** The work's value, or ChainUnavailableError "<what> within <ms> ms" once the deadline passed. */
+function withTimeout<T>(work: Promise<T>, deadline: Deadline | number, what: string): Promise<T> {
+  const { at, ms } =
+    typeof deadline === 'number' ? { at: Date.now() + deadline, ms: deadline } : deadline;
+  return within(
+    work,
+    Math.max(0, at - Date.now()),
+    () => new ChainUnavailableError(`${what} within ${ms} ms`),
+  );
 }
