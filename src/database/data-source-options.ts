@@ -27,6 +27,7 @@ import { ParquetVersionGuard1764810000000 } from './migrations/1764810000000-Par
 import { LabelTaskIndex1764820000000 } from './migrations/1764820000000-LabelTaskIndex';
 import { TaskCompileFailures1764830000000 } from './migrations/1764830000000-TaskCompileFailures';
 import { MinerFailingUntil1764840000000 } from './migrations/1764840000000-MinerFailingUntil';
+import { MetagraphStateNetuid1764850000000 } from './migrations/1764850000000-MetagraphStateNetuid';
 
 export const MIGRATIONS = [
   InitialSchema1763700000000,
@@ -55,6 +56,7 @@ export const MIGRATIONS = [
   LabelTaskIndex1764820000000,
   TaskCompileFailures1764830000000,
   MinerFailingUntil1764840000000,
+  MetagraphStateNetuid1764850000000,
 ];
 
 /**

@@ -16,6 +16,8 @@ export interface MetagraphOrigin {
   network: MetagraphNetwork;
   /** For people: `subtensor wss://… netuid 13`, `file /path`. */
   source: string;
+  /** The subnet read (null in a row stored before it was recorded). */
+  netuid?: number | null;
   block: number;
 }
 
@@ -146,11 +148,12 @@ export class MinersRepository {
       );
       if (origin)
         await manager.query(
-          `INSERT INTO metagraph_state (id, network, source, block, neurons, read_at)
-           VALUES (1, $1, $2, $3, $4, now())
+          `INSERT INTO metagraph_state (id, network, source, netuid, block, neurons, read_at)
+           VALUES (1, $1, $2, $5, $3, $4, now())
            ON CONFLICT (id) DO UPDATE SET network = EXCLUDED.network, source = EXCLUDED.source,
-             block = EXCLUDED.block, neurons = EXCLUDED.neurons, read_at = EXCLUDED.read_at`,
-          [origin.network, origin.source, origin.block, neurons.length],
+             netuid = EXCLUDED.netuid, block = EXCLUDED.block, neurons = EXCLUDED.neurons,
+             read_at = EXCLUDED.read_at`,
+          [origin.network, origin.source, origin.block, neurons.length, origin.netuid ?? null],
         );
       return { hotkeyChanged: changed, indexesDropped };
     });
@@ -209,7 +212,7 @@ export class MinersRepository {
   /** The last metagraph applied (by any replica, before any restart), if one ever was. */
   async lastMetagraph(): Promise<StoredMetagraph | undefined> {
     const [row] = await this.dataSource.query<StoredMetagraph[]>(
-      `SELECT network, source, block::float8 AS block, neurons, read_at AS "readAt"
+      `SELECT network, source, netuid, block::float8 AS block, neurons, read_at AS "readAt"
        FROM metagraph_state WHERE id = 1`,
     );
     return row;

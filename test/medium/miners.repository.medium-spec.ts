@@ -116,4 +116,17 @@ describe(MinersRepository.name, () => {
       expect((await states())[1]).toEqual(['active', null]);
     });
   });
+
+  describe('lastMetagraph', () => {
+    // The suspicious-read check is skipped for a read of another subnet: it needs the netuid.
+    it('keeps the netuid of the metagraph applied', async () => {
+      const origin = {
+        network: 'subtensor' as const,
+        source: 'subtensor ws://node netuid 7',
+        block: 70,
+      };
+      await miners.syncNeurons([neuron(0, 'n-0')], { origin: { ...origin, netuid: 7 } });
+      expect(await miners.lastMetagraph()).toMatchObject({ ...origin, netuid: 7, neurons: 1 });
+    });
+  });
 });

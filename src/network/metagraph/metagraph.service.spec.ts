@@ -3,18 +3,22 @@ import { metagraphNeuron, minerEntityOf } from '../../../test/support/neurons';
 import { AppConfig } from '../../config/app-config';
 import { ValidatorIdentity } from '../bittensor/validator-identity';
 import { MinerEntity } from '../miner.entity';
-import { MinersRepository } from '../miners.repository';
+import { MetagraphOrigin, MinersRepository, StoredMetagraph } from '../miners.repository';
 import { MetagraphFile, MetagraphNeuron } from '../protocol';
 import { MinerClient } from '../transport/miner-client';
 import { MetagraphSource } from './metagraph-source';
-import { MetagraphService } from './metagraph.service';
+import {
+  MetagraphService,
+  SUSPICIOUS_CONFIRM_MS,
+  SUSPICIOUS_CONFIRM_READS,
+} from './metagraph.service';
 
 const OWN_HOTKEY = '5OwnHotkey';
 const MIN_STAKE = 10_000;
 
 /** A source whose next answer the test sets: a metagraph, or an error to throw. */
 class FakeSource implements MetagraphSource {
-  readonly description = 'fake source';
+  description = 'fake source';
   next: MetagraphFile | Error = { netuid: 13, block: 1, updated_at: '', neurons: [] };
   /** What watch was given, until stopped. */
   changed: (() => Promise<void>) | undefined;
@@ -45,16 +49,23 @@ class FakeRepository {
   listAll(): Promise<MinerEntity[]> {
     return Promise.resolve([...this.rows.values()].map((row) => ({ ...row })));
   }
-  lastMetagraph(): Promise<undefined> {
-    return Promise.resolve(undefined);
+  /** The origin of the last metagraph applied, as metagraph_state keeps it. */
+  stored: StoredMetagraph | undefined;
+  lastMetagraph(): Promise<StoredMetagraph | undefined> {
+    return Promise.resolve(this.stored && { ...this.stored });
   }
   /** What the service last said of the validators among the neurons. */
   validators: number[] = [];
   syncNeurons(
     neurons: readonly MetagraphNeuron[],
-    { refused, validators }: { refused: ReadonlySet<number>; validators: ReadonlySet<number> },
+    {
+      refused,
+      validators,
+      origin,
+    }: { refused: ReadonlySet<number>; validators: ReadonlySet<number>; origin?: MetagraphOrigin },
   ): Promise<{ hotkeyChanged: number[]; indexesDropped: number[] }> {
     this.validators = [...validators];
+    this.stored = origin && { ...origin, neurons: neurons.length, readAt: new Date() };
     const listed = new Set(neurons.map((n) => n.uid));
     for (const row of this.rows.values()) if (!listed.has(row.uid)) row.state = 'deregistered';
     for (const n of neurons) {
@@ -268,6 +279,67 @@ describe(MetagraphService.name, () => {
       error: expect.stringMatching(/suspicious: it would deregister 2 of 3/),
     });
     expect(uids(service.minersServingData())).toEqual([0, 1, 2]);
+  });
+
+  // A real trim (subtensor's trim_to_max_allowed_uids) leaves the subnet smaller for good: the
+  // guard refused it on every read, for ever, and the metagraph stayed stale.
+  it('applies a suspicious answer the source keeps giving on reads in a row over minutes', async () => {
+    const { service, apply } = setUp();
+    const now = jest.spyOn(Date, 'now');
+    try {
+      let clock = 1_000_000;
+      now.mockImplementation(() => clock);
+      const warn = jest.spyOn(Logger.prototype, 'warn');
+      await apply([0, 1, 2, 3, 4].map((uid) => metagraphNeuron(uid)));
+      const trimmed = () => [metagraphNeuron(0), metagraphNeuron(1)];
+      const step = Math.ceil(SUSPICIOUS_CONFIRM_MS / (SUSPICIOUS_CONFIRM_READS - 1));
+      for (let read = 1; read < SUSPICIOUS_CONFIRM_READS; read += 1) {
+        await apply(trimmed());
+        expect((await service.status()).lastAttempt).toMatchObject({
+          ok: false,
+          error: expect.stringContaining(`read ${read} of ${SUSPICIOUS_CONFIRM_READS} in a row`),
+        });
+        clock += step;
+      }
+      expect(uids(service.minersServingData())).toEqual([0, 1, 2, 3, 4]);
+      await apply(trimmed());
+      expect((await service.status()).lastAttempt).toMatchObject({ ok: true });
+      expect(uids(service.minersServingData())).toEqual([0, 1]);
+      expect(warn).toHaveBeenCalledWith(
+        expect.stringMatching(/accepted although it would deregister 3 of 5 .*\(a trim\)/),
+      );
+    } finally {
+      now.mockRestore();
+    }
+  });
+
+  // A glitch that comes back now and then is not a trim: a good read in between starts over,
+  // and reads in a row that are quick are not enough.
+  it('keeps refusing a suspicious answer broken by a good read, or not yet minutes old', async () => {
+    const { service, apply } = setUp();
+    const all = () => [0, 1, 2, 3, 4].map((uid) => metagraphNeuron(uid));
+    await apply(all());
+    await apply([metagraphNeuron(0)]);
+    await apply(all());
+    for (let read = 0; read < SUSPICIOUS_CONFIRM_READS + 2; read += 1)
+      await apply([metagraphNeuron(0)]);
+    expect((await service.status()).lastAttempt).toMatchObject({ ok: false });
+    expect(uids(service.minersServingData())).toEqual([0, 1, 2, 3, 4]);
+  });
+
+  // NETUID (or the source) changed: the stored neurons are another subnet's.
+  it('applies a read of another netuid or source without judging it against the stored one', async () => {
+    const { service, source, repository, apply } = setUp();
+    await apply([0, 1, 2, 3, 4].map((uid) => metagraphNeuron(uid)));
+    repository.stored = { ...repository.stored!, netuid: 7 };
+    await apply([metagraphNeuron(0)]);
+    expect((await service.status()).lastAttempt).toMatchObject({ ok: true });
+    expect(uids(service.minersServingData())).toEqual([0]);
+    await apply([0, 1, 2].map((uid) => metagraphNeuron(uid)));
+    (source as { description: string }).description = 'another source';
+    await apply([metagraphNeuron(2)]);
+    expect((await service.status()).lastAttempt).toMatchObject({ ok: true });
+    expect(uids(service.minersServingData())).toEqual([2]);
   });
 
   // Without the watch the metagraph read at start would be served for ever.

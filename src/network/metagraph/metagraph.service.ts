@@ -47,6 +47,21 @@ export class SuspiciousMetagraphError extends Error {
 }
 
 /**
+ * A suspicious answer is the subnet changing (subtensor's trim_to_max_allowed_uids renumbers a
+ * subnet smaller), not a broken read, once the source has given it this many reads in a row…
+ */
+export const SUSPICIOUS_CONFIRM_READS = 3;
+/** …spanning at least this long (with METAGRAPH_SYNC_INTERVAL's 5 minutes, three reads). */
+export const SUSPICIOUS_CONFIRM_MS = 10 * 60_000;
+
+/** A suspicious answer being confirmed: its neuron count, first read (epoch ms), reads so far. */
+interface PendingSuspicious {
+  neurons: number;
+  since: number;
+  reads: number;
+}
+
+/**
  * Keeps the miners table in line with the metagraph source (at start and whenever the source
  * changes) and holds the current miners in memory for query routing. A source that cannot be
  * read, or whose answer would drop most neurons at once, leaves what is stored untouched.
@@ -59,6 +74,8 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
   private refreshTimer: NodeJS.Timeout | undefined;
   private syncing: Promise<void> = Promise.resolve();
   private lastAttempt: MetagraphSyncAttempt | undefined;
+  /** The suspicious answer the latest reads in a row gave (undefined: the latest was not). */
+  private pendingSuspicious: PendingSuspicious | undefined;
   /** The own hotkey's standing and uid last logged (undefined: none yet): one line per change. */
   private loggedStanding: string | undefined;
   private markReady: () => void = () => undefined;
@@ -250,7 +267,7 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
   }
 
   private async apply(source: MetagraphSource, metagraph: MetagraphFile): Promise<void> {
-    await this.refuseIfSuspicious(metagraph);
+    await this.refuseIfSuspicious(source, metagraph);
     const refused = await this.refusedAxons(metagraph.neurons);
     const validators = new Set(
       metagraph.neurons
@@ -268,6 +285,7 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
       origin: {
         network: source.networkOf(metagraph),
         source: source.description,
+        netuid: metagraph.netuid,
         block: metagraph.block,
       },
     });
@@ -288,18 +306,70 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
     );
   }
 
-  /** Most registered neurons vanishing at once is a broken answer, not the subnet changing. */
-  private async refuseIfSuspicious(metagraph: MetagraphFile): Promise<void> {
+  /**
+   * Most registered neurons vanishing at once is a broken answer, not the subnet changing: it is
+   * refused, unless the source keeps giving it. The same non-empty answer (as many neurons) on
+   * SUSPICIOUS_CONFIRM_READS reads in a row spanning SUSPICIOUS_CONFIRM_MS is applied: a trim,
+   * not a glitch. A source or netuid other than the stored metagraph's is not judged against it
+   * at all: its neurons are another subnet's.
+   */
+  private async refuseIfSuspicious(
+    source: MetagraphSource,
+    metagraph: MetagraphFile,
+  ): Promise<void> {
+    const stored = await this.repository.lastMetagraph();
+    if (
+      stored &&
+      (stored.source !== source.description ||
+        ((stored.netuid ?? null) !== null && stored.netuid !== metagraph.netuid))
+    ) {
+      this.pendingSuspicious = undefined;
+      this.logger.warn(
+        `metagraph from ${source.description} (netuid ${metagraph.netuid}) applied without the ` +
+          `suspicious-read check: the stored one is from ${stored.source}` +
+          ((stored.netuid ?? null) === null ? '' : ` (netuid ${stored.netuid})`),
+      );
+      return;
+    }
     const registered = (await this.repository.listAll()).filter(
       (miner) => miner.state !== 'deregistered',
     );
     const uids = new Set(metagraph.neurons.map((neuron) => neuron.uid));
     const kept = registered.filter((miner) => uids.has(miner.uid)).length;
-    if (registered.length > 0 && kept * 2 < registered.length)
-      throw new SuspiciousMetagraphError(
-        `refused as suspicious: it would deregister ${registered.length - kept} of ` +
-          `${registered.length} registered neurons at once (${metagraph.neurons.length} in the answer)`,
+    if (registered.length === 0 || kept * 2 >= registered.length) {
+      this.pendingSuspicious = undefined;
+      return;
+    }
+    const count = metagraph.neurons.length;
+    const now = Date.now();
+    const pending =
+      this.pendingSuspicious?.neurons === count
+        ? { ...this.pendingSuspicious, reads: this.pendingSuspicious.reads + 1 }
+        : { neurons: count, since: now, reads: 1 };
+    this.pendingSuspicious = pending;
+    const loss =
+      `it would deregister ${registered.length - kept} of ${registered.length} registered ` +
+      `neurons at once (${count} in the answer)`;
+    if (
+      count > 0 &&
+      pending.reads >= SUSPICIOUS_CONFIRM_READS &&
+      now - pending.since >= SUSPICIOUS_CONFIRM_MS
+    ) {
+      this.pendingSuspicious = undefined;
+      this.logger.warn(
+        `metagraph from ${source.description} accepted although ${loss}: the same answer on ` +
+          `${pending.reads} reads in a row over ${Math.round((now - pending.since) / 60_000)} ` +
+          'minutes is the subnet changing (a trim), not a broken read',
       );
+      return;
+    }
+    throw new SuspiciousMetagraphError(
+      `refused as suspicious: ${loss}` +
+        (count > 0
+          ? `; read ${pending.reads} of ${SUSPICIOUS_CONFIRM_READS} in a row with this answer, ` +
+            `applied once they span ${SUSPICIOUS_CONFIRM_MS / 60_000} minutes`
+          : ''),
+    );
   }
 
   /** Uids whose axon host is (or resolves to) an address outside MINER_ALLOWED_NETWORKS. */
