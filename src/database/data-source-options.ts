@@ -28,6 +28,7 @@ import { LabelTaskIndex1764820000000 } from './migrations/1764820000000-LabelTas
 import { TaskCompileFailures1764830000000 } from './migrations/1764830000000-TaskCompileFailures';
 import { MinerFailingUntil1764840000000 } from './migrations/1764840000000-MinerFailingUntil';
 import { MetagraphStateNetuid1764850000000 } from './migrations/1764850000000-MetagraphStateNetuid';
+import { MetagraphBlockAdvancedAt1764860000000 } from './migrations/1764860000000-MetagraphBlockAdvancedAt';
 
 export const MIGRATIONS = [
   InitialSchema1763700000000,
@@ -57,6 +58,7 @@ export const MIGRATIONS = [
   TaskCompileFailures1764830000000,
   MinerFailingUntil1764840000000,
   MetagraphStateNetuid1764850000000,
+  MetagraphBlockAdvancedAt1764860000000,
 ];
 
 /**

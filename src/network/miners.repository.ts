@@ -27,6 +27,19 @@ export type MetagraphNetwork = 'subtensor' | 'file' | 'devnet';
 export interface StoredMetagraph extends MetagraphOrigin {
   neurons: number;
   readAt: Date;
+  /**
+   * When its block last advanced: the read time of the first read at this block (a node stuck
+   * at a block is read again and again). Absent in a row of a release before it.
+   */
+  blockAdvancedAt?: Date | null;
+}
+
+/**
+ * A read at a block older than the stored metagraph's, from the same source and netuid (a
+ * lagging node behind the same address): applied, it would put an older subnet over a newer one.
+ */
+export class StaleMetagraphError extends Error {
+  override readonly name = 'StaleMetagraphError';
 }
 
 /**
@@ -92,6 +105,7 @@ export class MinersRepository {
       // Replicas apply metagraphs one at a time, so the uids found changing here are those that
       // change below.
       await manager.query('SELECT pg_advisory_xact_lock($1)', [METAGRAPH_LOCK_ID]);
+      if (origin) await this.refuseOlderBlock(manager, origin);
       const uids = neurons.map((n) => n.uid);
       const changed = (
         await manager.query<{ uid: number }[]>(
@@ -148,15 +162,39 @@ export class MinersRepository {
       );
       if (origin)
         await manager.query(
-          `INSERT INTO metagraph_state (id, network, source, netuid, block, neurons, read_at)
-           VALUES (1, $1, $2, $5, $3, $4, now())
+          `INSERT INTO metagraph_state (id, network, source, netuid, block, neurons, read_at, block_advanced_at)
+           VALUES (1, $1, $2, $5, $3, $4, now(), now())
            ON CONFLICT (id) DO UPDATE SET network = EXCLUDED.network, source = EXCLUDED.source,
              netuid = EXCLUDED.netuid, block = EXCLUDED.block, neurons = EXCLUDED.neurons,
-             read_at = EXCLUDED.read_at`,
+             read_at = EXCLUDED.read_at,
+             block_advanced_at = CASE
+               WHEN metagraph_state.block_advanced_at IS NULL OR EXCLUDED.block <> metagraph_state.block
+                 OR EXCLUDED.source <> metagraph_state.source
+                 OR EXCLUDED.netuid IS DISTINCT FROM metagraph_state.netuid
+               THEN EXCLUDED.read_at ELSE metagraph_state.block_advanced_at END`,
           [origin.network, origin.source, origin.block, neurons.length, origin.netuid ?? null],
         );
       return { hotkeyChanged: changed, indexesDropped };
     });
+  }
+
+  /**
+   * Throws StaleMetagraphError for a read at a lower block than the stored metagraph's from the
+   * same network, source and netuid. Under the metagraph lock, so a replica whose node lags
+   * cannot overwrite what another replica just applied. Another source or netuid is not compared:
+   * its blocks may be another chain's.
+   */
+  private async refuseOlderBlock(manager: EntityManager, origin: MetagraphOrigin): Promise<void> {
+    const [stored] = await manager.query<{ block: number; read_at: Date }[]>(
+      `SELECT block::float8 AS block, read_at FROM metagraph_state
+       WHERE id = 1 AND network = $1 AND source = $2 AND (netuid IS NULL OR netuid = $3)`,
+      [origin.network, origin.source, origin.netuid ?? null],
+    );
+    if (stored && origin.block < stored.block)
+      throw new StaleMetagraphError(
+        `block ${origin.block} is older than the stored metagraph's block ${stored.block} ` +
+          `(read at ${stored.read_at.toISOString()}): the node lags behind, the stored one stays`,
+      );
   }
 
   /**
@@ -212,7 +250,8 @@ export class MinersRepository {
   /** The last metagraph applied (by any replica, before any restart), if one ever was. */
   async lastMetagraph(): Promise<StoredMetagraph | undefined> {
     const [row] = await this.dataSource.query<StoredMetagraph[]>(
-      `SELECT network, source, netuid, block::float8 AS block, neurons, read_at AS "readAt"
+      `SELECT network, source, netuid, block::float8 AS block, neurons, read_at AS "readAt",
+              block_advanced_at AS "blockAdvancedAt"
        FROM metagraph_state WHERE id = 1`,
     );
     return row;

@@ -23,6 +23,8 @@ interface World {
   counts?: () => MinerCounts;
   standing?: HotkeyCheck['standing'];
   readAt?: Date;
+  block?: number;
+  blockAdvancedAt?: Date;
   connection?: { isConnected: boolean } | null;
 }
 
@@ -37,7 +39,12 @@ function setUp(world: World = {}) {
     hotkeyCheck: () => (world.standing ? ({ standing: world.standing } as HotkeyCheck) : null),
   };
   const repository = {
-    lastMetagraph: () => Promise.resolve(world.readAt ? { readAt: world.readAt } : undefined),
+    lastMetagraph: () =>
+      Promise.resolve(
+        world.readAt
+          ? { readAt: world.readAt, block: world.block, blockAdvancedAt: world.blockAdvancedAt }
+          : undefined,
+      ),
   };
   const connection = world.connection === undefined ? { isConnected: true } : world.connection;
   new NetworkMetrics(
@@ -111,6 +118,21 @@ describe(NetworkMetrics.name, () => {
       '': readAt.getTime() / 1000,
     });
     expect(await samples(setUp().metrics, 'metagraph_last_read_timestamp_seconds')).toEqual({
+      '': 0,
+    });
+  });
+
+  // A node stuck at a block is read on: its read time moves, its block and this do not.
+  it("gives the stored metagraph's block and when it last advanced, 0 before any", async () => {
+    const readAt = new Date('2026-11-30T12:00:00.500Z');
+    const blockAdvancedAt = new Date('2026-11-30T11:40:00.000Z');
+    const { metrics } = setUp({ readAt, block: 6_852_690, blockAdvancedAt });
+    expect(await samples(metrics, 'metagraph_block')).toEqual({ '': 6_852_690 });
+    expect(await samples(metrics, 'metagraph_block_advanced_timestamp_seconds')).toEqual({
+      '': blockAdvancedAt.getTime() / 1000,
+    });
+    expect(await samples(setUp().metrics, 'metagraph_block')).toEqual({ '': 0 });
+    expect(await samples(setUp().metrics, 'metagraph_block_advanced_timestamp_seconds')).toEqual({
       '': 0,
     });
   });

@@ -79,6 +79,27 @@ export class NetworkMetrics implements OnModuleInit {
       (error) => this.logger.warn(`could not read the stored metagraph: ${error.message}`),
     );
     this.metrics.gauge(
+      'metagraph_block',
+      'Block of the metagraph in use (by any replica, before any restart); 0 before any was read',
+      [],
+      async () => {
+        const stored = await this.repository.lastMetagraph();
+        return [{ labels: {}, value: stored?.block ?? 0 }];
+      },
+      (error) => this.logger.warn(`could not read the stored metagraph: ${error.message}`),
+    );
+    this.metrics.gauge(
+      'metagraph_block_advanced_timestamp_seconds',
+      'Unix time at which the block of the metagraph in use last advanced (a node stuck at a block is read on, its block stays); 0 before any was read',
+      [],
+      async () => {
+        const stored = await this.repository.lastMetagraph();
+        const at = stored ? (stored.blockAdvancedAt ?? stored.readAt) : undefined;
+        return [{ labels: {}, value: at ? at.getTime() / 1000 : 0 }];
+      },
+      (error) => this.logger.warn(`could not read the stored metagraph: ${error.message}`),
+    );
+    this.metrics.gauge(
       'miner_calls_left',
       'Calls of each budgeted synapse (MINER_CALL_BUDGETS) this hotkey may still make now to the miners serving data, summed over them: near 0, users’ queries and the validator beside us are about to be refused',
       ['synapse'],

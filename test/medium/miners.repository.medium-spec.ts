@@ -1,5 +1,9 @@
 import { MinerEntity } from '../../src/network/miner.entity';
-import { foldObservation, MinersRepository } from '../../src/network/miners.repository';
+import {
+  foldObservation,
+  MinersRepository,
+  StaleMetagraphError,
+} from '../../src/network/miners.repository';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
 import { metagraphNeuron } from '../support/neurons';
 import { minerIndexOn } from '../support/miner-index';
@@ -114,6 +118,40 @@ describe(MinersRepository.name, () => {
       expect(Math.abs(until.getTime() - (before + COOLDOWN_MS))).toBeLessThan(1000);
       await miners.setState(1, 'active', COOLDOWN_MS);
       expect((await states())[1]).toEqual(['active', null]);
+    });
+  });
+
+  describe('the block of the metagraph applied', () => {
+    const origin = (block: number, source = 'subtensor ws://node netuid 13') => ({
+      origin: { network: 'subtensor' as const, source, netuid: 13, block },
+    });
+
+    // A lagging node (a replica's, or one behind a load balancer) answered an older block: it
+    // overwrote the newer metagraph another read had stored.
+    it('refuses a read at a lower block than the stored one of the same source and netuid', async () => {
+      await miners.syncNeurons([neuron(0, 'b-0'), neuron(1, 'b-1')], origin(1000));
+      await expect(miners.syncNeurons([neuron(0, 'b-0')], origin(990))).rejects.toThrow(
+        StaleMetagraphError,
+      );
+      expect(await miners.lastMetagraph()).toMatchObject({ block: 1000, neurons: 2 });
+      expect((await miners.listAll()).filter((m) => m.state !== 'deregistered')).toHaveLength(2);
+      // Another source's blocks may be another chain's: not compared.
+      await miners.syncNeurons([neuron(0, 'b-0')], origin(5, 'subtensor ws://other netuid 13'));
+      expect(await miners.lastMetagraph()).toMatchObject({ block: 5 });
+    });
+
+    // A node stuck at a block is read again and again: health needs when the block moved.
+    it('moves blockAdvancedAt only when the block advances', async () => {
+      await miners.syncNeurons([neuron(0, 'c-0')], origin(2000));
+      const first = (await miners.lastMetagraph())!;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      await miners.syncNeurons([neuron(0, 'c-0')], origin(2000));
+      const again = (await miners.lastMetagraph())!;
+      expect(again.readAt.getTime()).toBeGreaterThan(first.readAt.getTime());
+      expect(again.blockAdvancedAt).toEqual(first.blockAdvancedAt);
+      await miners.syncNeurons([neuron(0, 'c-0')], origin(2001));
+      const moved = (await miners.lastMetagraph())!;
+      expect(moved.blockAdvancedAt).toEqual(moved.readAt);
     });
   });
 

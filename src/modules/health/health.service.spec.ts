@@ -336,6 +336,41 @@ describe(HealthService.name, () => {
         });
       });
 
+      // A stuck node answers every read, at the same block: its metagraph was reported fresh.
+      it('is degraded when the block has not advanced for over 10 minutes, its age from then', async () => {
+        const readAt = new Date(Date.now() - 30_000);
+        const metagraphAt = (blockAdvancedAt: Date) => () =>
+          Promise.resolve({
+            source: 's',
+            chain: null,
+            lastAttempt: { ok: true, at: readAt },
+            stored: {
+              network: 'subtensor',
+              source: 's',
+              block: 98,
+              neurons: 12,
+              readAt,
+              blockAdvancedAt,
+            },
+          } as const);
+        const stuckSince = new Date(Date.now() - 11 * 60_000);
+        world.metagraph = metagraphAt(stuckSince);
+        expect((await world.components(SUBTENSOR)).chain).toMatchObject({
+          status: 'degraded',
+          block: 98,
+          last_read_at: readAt.toISOString(),
+          age_seconds: 660,
+          error: expect.stringMatching(
+            `^the node's block 98 has not advanced since ${stuckSince.toISOString()}`,
+          ),
+        });
+        world.metagraph = metagraphAt(new Date(Date.now() - 9 * 60_000));
+        expect((await world.components(SUBTENSOR)).chain).toMatchObject({
+          status: 'healthy',
+          age_seconds: 540,
+        });
+      });
+
       it('is degraded with the last attempt’s error, or "not read yet" before any', async () => {
         world.metagraph = () =>
           Promise.resolve({

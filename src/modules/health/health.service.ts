@@ -160,15 +160,26 @@ export class HealthService {
     if (!metagraph) return { status: 'degraded', ...disabled, error: 'database unavailable' };
     const { lastAttempt, stored, chain } = metagraph;
     const fromChain = stored?.network === 'subtensor' ? stored : undefined;
+    // The age is the block's, not the read's: a node stuck at a block is read on and on.
+    const advancedAt = fromChain ? (fromChain.blockAdvancedAt ?? fromChain.readAt) : undefined;
+    const ageMs = advancedAt ? Date.now() - advancedAt.getTime() : null;
+    const staleAfterMs = staleBlockMs(this.config.network.subtensor.syncIntervalMs);
+    const stuck =
+      ageMs !== null && ageMs > staleAfterMs
+        ? `the node's block ${fromChain!.block} has not advanced since ` +
+          `${advancedAt!.toISOString()} (over ${Math.round(staleAfterMs / 60_000)} minutes): ` +
+          'the node is stuck or not syncing'
+        : undefined;
+    const error = lastAttempt?.ok ? stuck : (lastAttempt?.error ?? 'not read yet');
     return {
-      status: lastAttempt?.ok ? 'healthy' : 'degraded',
+      status: error === undefined ? 'healthy' : 'degraded',
       latency_ms: null,
       chain_name: chain?.chain ?? null,
       genesis_hash: chain?.genesisHash ?? null,
       block: fromChain?.block ?? null,
       last_read_at: fromChain?.readAt.toISOString() ?? null,
-      age_seconds: fromChain ? Math.round((Date.now() - fromChain.readAt.getTime()) / 1000) : null,
-      ...(lastAttempt?.ok ? {} : { error: lastAttempt?.error ?? 'not read yet' }),
+      age_seconds: ageMs === null ? null : Math.round(ageMs / 1000),
+      ...(error === undefined ? {} : { error }),
     };
   }
 
@@ -233,6 +244,14 @@ export class HealthService {
       hotkey_standing: hotkey?.standing ?? null,
     };
   }
+}
+
+/**
+ * How long the stored block may stay the same before the chain counts as stale: a block comes
+ * every 12 s, and a read every METAGRAPH_SYNC_INTERVAL; two intervals, and at least 10 minutes.
+ */
+export function staleBlockMs(syncIntervalMs: number): number {
+  return Math.max(10 * 60_000, 2 * syncIntervalMs);
 }
 
 /**

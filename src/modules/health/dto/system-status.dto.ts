@@ -140,9 +140,12 @@ export class ChainStatusDto extends ComponentStatusDto {
   })
   last_read_at: string | null;
 
-  // No minimum: last_read_at may come from another replica whose clock is ahead.
+  // No minimum: the time may come from another replica whose clock is ahead.
   @ApiPropertyOptional({
-    description: 'Seconds since last_read_at, rounded',
+    description:
+      'Seconds since the block of the metagraph in use last advanced (since last_read_at when ' +
+      'every read brings a new block; a node stuck at a block is read on while this grows), ' +
+      'rounded. Over 10 minutes (or two METAGRAPH_SYNC_INTERVALs if longer) the chain is degraded',
     example: 42,
     nullable: true,
     type: 'integer',
