@@ -101,7 +101,7 @@ export interface NetworkConfig {
   allowedNetworks: AllowedNetworks;
   /** The subnet's validator signs with this hotkey too (the default budgets leave it its calls). */
   validatorSharesHotkey: boolean;
-  /** TAO of total stake a permit holder needs to be a validator (common/validator-standing.ts). */
+  /** Stake weight (α, not TAO) a permit holder needs to be a validator (common/validator-standing.ts). */
   validatorMinStake: number;
   /** Calls per miner hotkey and synapse per window, shared by all replicas. */
   callBudgets: CallBudgets;

@@ -416,11 +416,11 @@ export class EnvironmentVariables {
   VALIDATOR_SHARES_HOTKEY = 'true';
 
   /**
-   * TAO of total stake a neuron with a validator permit needs to count as a validator (below it,
+   * Stake weight (α: alpha stake plus 0.18 × root TAO stake; not TAO) a neuron with a validator permit needs to count as a validator (below it,
    * a miner), as subnet 13's code decides: its miners refuse calls from anyone else.
    */
   @Type(() => Number)
-  @IsNumber({}, { message: 'must be a number of TAO' })
+  @IsNumber({}, { message: 'must be a number (stake weight, α)' })
   @Min(0)
   VALIDATOR_MIN_STAKE = DEFAULT_VALIDATOR_MIN_STAKE;
 

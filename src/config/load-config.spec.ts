@@ -607,7 +607,7 @@ describe(loadConfig.name, () => {
       expect(loadConfig({}).network.validatorMinStake).toBe(10_000);
       expect(loadConfig({ VALIDATOR_MIN_STAKE: '4096.5' }).network.validatorMinStake).toBe(4096.5);
       expect(problemsOf({ VALIDATOR_MIN_STAKE: 'lots' })).toContain(
-        'VALIDATOR_MIN_STAKE: must be a number of TAO',
+        'VALIDATOR_MIN_STAKE: must be a number (stake weight, α)',
       );
       expect(problemsOf({ VALIDATOR_MIN_STAKE: '-1' })).toEqual([
         'VALIDATOR_MIN_STAKE: must not be less than 0',

@@ -25,7 +25,7 @@ export interface NeuronListing {
   coldkey: string;
   /** `host:port` of its axon, or null when it serves none. */
   axon: string | null;
-  /** Total stake in TAO; null when unknown. */
+  /** Stake weight on the subnet in alpha (not TAO); null when unknown. */
   stake: number | null;
   incentive: number;
   validatorPermit: boolean;

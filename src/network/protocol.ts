@@ -235,7 +235,7 @@ export interface MetagraphNeuron {
   /** `http://host:port` of the neuron's axon; null when it serves none (most validators). */
   axon_url: string | null;
   /**
-   * Total stake in TAO (what the subnet weighs); null when the source could not give it (a node
+   * Stake weight on the subnet in alpha: alpha stake plus 0.18 × root TAO stake, not TAO (what the subnet weighs); null when the source could not give it (a node
    * answering only get_neurons_lite: docs/decisions.md, "The metagraph from the chain").
    */
   stake: number | null;

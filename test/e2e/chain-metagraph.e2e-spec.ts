@@ -95,7 +95,7 @@ describe('The metagraph from a subtensor node', () => {
     expect(list.miners[24].stake).toBeCloseTo(58_036.81, 2);
   });
 
-  it('counts a permit holder under 10,000 TAO of stake as a miner, as subnet 13 does', async () => {
+  it('counts a permit holder under 10,000 α of stake weight as a miner, as subnet 13 does', async () => {
     const validators = (await listMiners('?state=validator')).miners;
     expect(validators).toHaveLength(PERMITS - 1);
     expect(validators.every((miner) => miner.stake! >= 10_000)).toBe(true);

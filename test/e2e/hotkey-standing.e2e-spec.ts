@@ -122,7 +122,7 @@ describe("The gateway's own hotkey on the subnet", () => {
     expect(await minersStatus()).toMatchObject({ hotkey_standing: 'no_permit' });
     const warnings = capture.warnings();
     expect(
-      warnings.filter((line) => /5770 TAO of stake on netuid 13, under the 10000/.test(line)),
+      warnings.filter((line) => /5770 α of stake weight on netuid 13, under the 10000/.test(line)),
     ).toHaveLength(1);
     expect(warnings.filter((line) => /has no validator permit/.test(line))).toHaveLength(1);
   });
@@ -136,7 +136,7 @@ describe("The gateway's own hotkey on the subnet", () => {
     expect(status.error).toBeUndefined();
     expect(capture.infos().filter((line) => /this gateway's hotkey/.test(line))).toEqual([
       `this gateway's hotkey ${testValidatorHotkey()} is a validator on netuid 13: ` +
-        'uid 1, validator permit, stake 50000.12 TAO',
+        'uid 1, validator permit, stake 50000.12 α (stake weight)',
     ]);
     expect(capture.raw).not.toContain(TEST_VALIDATOR_URI);
   });

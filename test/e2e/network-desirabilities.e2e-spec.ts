@@ -26,7 +26,7 @@ const NO_PERMIT_HOTKEY = '5DkMmXtWf16RNdusZGCrJ7ca7ADPgRnZLVWCWbgA7s7sy1AQ';
 /** A neuron of the recording with a validator permit but 5,770 TAO: a miner to subnet 13. */
 const LOW_STAKE_UID = 496;
 const NOT_A_VALIDATOR =
-  'not a validator on the subnet (a validator permit and 10,000 TAO of stake)';
+  'not a validator on the subnet (a validator permit and 10,000 α of stake weight)';
 /** A Raw40 commitment that is no SHA. */
 const NOT_A_SHA = 'not a sha, but forty characters long....';
 

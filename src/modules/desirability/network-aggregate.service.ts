@@ -131,7 +131,7 @@ export class NetworkAggregateService
       const { sha } = commitment;
       if (!stakes.has(hotkey)) {
         const minStake = this.config.network.validatorMinStake.toLocaleString('en');
-        const reason = `not a validator on the subnet (a validator permit and ${minStake} TAO of stake)`;
+        const reason = `not a validator on the subnet (a validator permit and ${minStake} α of stake weight)`;
         skipped.push({ hotkey, sha, block, reason });
         continue;
       }

@@ -185,7 +185,7 @@ export async function readNeuronsLite(at: Decoded, netuid: number): Promise<Meta
   }));
 }
 
-/** Each uid's hotkey and total stake (TAO) from `get_subnet_state(netuid)`. */
+/** Each uid's hotkey and stake weight (α, rao / 10⁹) from `get_subnet_state(netuid)`. */
 export async function readSubnetStakes(
   at: Decoded,
   netuid: number,

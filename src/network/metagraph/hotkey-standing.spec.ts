@@ -34,7 +34,7 @@ describe(checkHotkey.name, () => {
       standing: 'stake_too_low',
       neuron: { uid: 4, validatorPermit: true, stake: MIN_STAKE - 1 },
     });
-    expect(result?.problem).toMatch(/uid 4\) has 9999 TAO .* under the 10000/);
+    expect(result?.problem).toMatch(/uid 4\) has 9999 α of stake weight .* under the 10000/);
   });
 
   it('is no_permit without a permit, whatever its stake', () => {

@@ -54,7 +54,7 @@ export function checkHotkey(
     standing: 'stake_too_low',
     neuron,
     problem:
-      `${subject} (uid ${own.uid}) has ${own.stake} TAO of stake on netuid ${netuid}, under ` +
+      `${subject} (uid ${own.uid}) has ${own.stake} α of stake weight on netuid ${netuid}, under ` +
       `the ${minStake} a validator needs (VALIDATOR_MIN_STAKE), ${refused}`,
   };
 }

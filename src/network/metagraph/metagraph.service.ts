@@ -262,7 +262,7 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
     const { uid, stake } = check.neuron;
     this.logger.log(
       `this gateway's hotkey ${this.identity.hotkey} is a validator on netuid ${this.config.netuid}: ` +
-        `uid ${uid}, validator permit, stake ${stake === null ? 'unknown (the node gave none: the permit decides)' : `${roundTo(stake, 2)} TAO`}`,
+        `uid ${uid}, validator permit, stake ${stake === null ? 'unknown (the node gave none: the permit decides)' : `${roundTo(stake, 2)} α (stake weight)`}`,
     );
   }
 

@@ -27,7 +27,7 @@ export class CountedValidatorDto {
     minimum: 0,
     nullable: true,
     description:
-      'Total stake in TAO, from the metagraph; null when the metagraph has no stakes (validators then share equally)',
+      'Stake weight on the subnet in alpha (α: alpha stake plus 0.18 × root TAO stake; not TAO), from the metagraph; null when the metagraph has no stakes (validators then share equally)',
     example: 120345.5,
   })
   stake: number | null;

@@ -63,7 +63,7 @@ export class MinersStatusDto extends ComponentStatusDto {
   @ApiProperty({
     ...NEURONS,
     description:
-      'Registered validators: a validator permit and at least VALIDATOR_MIN_STAKE TAO of stake (a permit holder ' +
+      'Registered validators: a validator permit and at least VALIDATOR_MIN_STAKE of stake weight (α) (a permit holder ' +
       'with less is a miner, as on subnet 13)',
     example: 64,
   })

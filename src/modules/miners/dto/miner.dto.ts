@@ -54,7 +54,7 @@ export class MinerDto {
     minimum: 0,
     nullable: true,
     description:
-      'Total stake in TAO; null when the chain node gave no total stake (it answered only get_neurons_lite)',
+      'Stake weight on the subnet, in alpha (α): alpha stake plus 0.18 × root TAO stake, the SDK’s total stake for the subnet; not TAO. Null when the chain node gave no total stake (it answered only get_neurons_lite)',
     example: 2.557172316,
   })
   stake: number | null;
@@ -86,7 +86,7 @@ export class MinerDto {
   @ApiProperty({
     enum: NEURON_STATES,
     description:
-      '`validator`: a validator permit and at least VALIDATOR_MIN_STAKE TAO of stake, never asked for data (a ' +
+      '`validator`: a validator permit and at least VALIDATOR_MIN_STAKE of stake weight (α), never asked for data (a ' +
       'permit holder with less is a miner). `not_serving`: no axon. `address_refused`: its ' +
       "axon is outside MINER_ALLOWED_NETWORKS and is never contacted. `failing`: its circuit (this replica's " +
       "or another's) opened after consecutive failures less than MINER_BREAKER_COOLDOWN_MS ago. `active`: may be called.",
