@@ -30,12 +30,12 @@ export const QUERY_REQUEST_EXAMPLES: Record<
 const X_ITEM: XItemDto = {
   text: 'Block reward halves again soon. #Bitcoin #crypto',
   datetime: '2026-11-20T14:03:51.000Z',
-  uri: 'https://x.com/satoshi_fan/status/1861234567890123456',
+  uri: 'https://x.com/satoshi_fan/status/2123779355833393728',
   source: 'X',
   label: '#bitcoin',
   content_size_bytes: 612,
   tweet: {
-    id: '1861234567890123456',
+    id: '2123779355833393728',
     like_count: 42,
     retweet_count: 7,
     reply_count: 3,
@@ -47,7 +47,7 @@ const X_ITEM: XItemDto = {
     is_retweet: false,
     is_reply: false,
     is_quote: false,
-    conversation_id: '1861234567890123456',
+    conversation_id: '2123779355833393728',
     in_reply_to_user_id: null,
     in_reply_to_username: null,
     quoted_tweet_id: null,

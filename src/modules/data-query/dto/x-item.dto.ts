@@ -55,7 +55,7 @@ export class XUserDto implements XUser {
 
 @ApiSchema({ name: 'XTweet', description: 'The post itself: id, counters, language, kind, links' })
 export class XTweetDto implements XTweet {
-  @ApiProperty({ description: 'Numeric post id', example: '1861234567890123456' })
+  @ApiProperty({ description: 'Numeric post id', example: '2123779355833393728' })
   id: string;
 
   @ApiProperty({ ...COUNT, example: 42 })
@@ -102,7 +102,7 @@ export class XTweetDto implements XTweet {
   @ApiProperty({
     ...TEXT,
     description: 'Id of the first post of the thread',
-    example: '1861234567890123456',
+    example: '2123779355833393728',
   })
   conversation_id: string | null;
 
@@ -136,7 +136,7 @@ export class XItemDto implements XItem {
   @ApiProperty(DATETIME)
   datetime: string;
 
-  @ApiProperty({ ...URI, example: 'https://x.com/satoshi_fan/status/1861234567890123456' })
+  @ApiProperty({ ...URI, example: 'https://x.com/satoshi_fan/status/2123779355833393728' })
   uri: string;
 
   @ApiProperty({ description: 'Always `X` for X items', enum: ['X'], example: 'X' })
