@@ -63,8 +63,8 @@ const OPEN_BRACKET = 0x5b;
  * Counts, outside strings, the containers (`{`, `[`) and the commas between values (the
  * values counted here and in the bounds above): every value but a container's first is
  * preceded by a comma, so a text of n holds at most n + 1 values. One pass of charCodeAt, a
- * part of JSON.parse's time (measured in docs/decisions.md). Text that is not JSON is counted as far
- * as it goes and left to JSON.parse to refuse.
+ * part of JSON.parse's time (measured in the decision named above). Text that is not JSON is
+ * counted as far as it goes and left to JSON.parse to refuse.
  */
 export function holdsMoreValues(text: string, maxValues: number): boolean {
   let count = 0;
