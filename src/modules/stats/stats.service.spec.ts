@@ -1,10 +1,20 @@
 import { Clock } from '../../common/clock/clock';
 import { RequestValidationException } from '../../common/errors/validation-error-item';
-import { BucketAnswer } from '../../network/buckets/bucket-reader';
+import { AppConfig } from '../../config/app-config';
+import { BucketAnswer, BucketReader } from '../../network/buckets/bucket-reader';
+import { CredibilityRecorder } from '../../network/credibility-recorder';
 import { BucketHolder } from '../../network/index/miner-index-read.repository';
 import { MinerIndexService } from '../../network/index/miner-index.service';
 import { NetworkService } from '../../network/network.service';
 import { SourceId } from '../../network/sources';
+import { BudgetLeft, CallBudgets } from '../../network/transport/call-budgets';
+import {
+  MinerClient,
+  MinerReply,
+  MinerTarget,
+  replyOf,
+} from '../../network/transport/miner-client';
+import { MemoryItemStore } from '../../../test/support/memory-item-store';
 import { StatsService } from './stats.service';
 
 /** 2026-01-01T10:30Z: inside hour 490_906 since the epoch. */
@@ -44,17 +54,19 @@ class FakeIndex {
       .filter((hour) => hour >= from && hour <= to);
     return Promise.resolve(hours.length > 0 ? Math.max(...hours) : undefined);
   };
-  holders = (): Promise<BucketHolder[]> =>
-    Promise.resolve([
-      {
-        uid: 4,
-        hotkey: 'hotkey-4',
-        axonUrl: 'http://127.0.0.1:1',
-        labelId: 7,
-        label: '#a',
-        bytes: 9,
-      },
-    ]);
+  /** The bucket's holders, most credible first; `holders` reads up to its limit, as the SQL. */
+  holding: BucketHolder[] = [
+    {
+      uid: 4,
+      hotkey: 'hotkey-4',
+      axonUrl: 'http://127.0.0.1:1',
+      labelId: 7,
+      label: '#a',
+      bytes: 9,
+    },
+  ];
+  holders = (_source: SourceId, _labelId: number | undefined, _bucket: number, limit: number) =>
+    Promise.resolve(this.holding.slice(0, limit));
 }
 
 function setup(answer?: BucketAnswer) {
@@ -76,6 +88,53 @@ function setup(answer?: BucketAnswer) {
   const clock = { now: () => NOW } as Clock;
   const stats = new StatsService(index as unknown as MinerIndexService, network, clock);
   return { index, stats };
+}
+
+/**
+ * StatsService over a real BucketReader: miners whose GetDataEntityBucket budget is spent
+ * (`spent` hotkeys) and the others, each answering an empty bucket.
+ */
+function withReader(index: FakeIndex, spent: ReadonlySet<string>) {
+  const asked: number[] = [];
+  const client = {
+    mayAsk: () => true,
+    call(target: MinerTarget): Promise<MinerReply> {
+      asked.push(target.uid);
+      return Promise.resolve(replyOf({ data_entities: [] }, 1));
+    },
+  } as unknown as MinerClient;
+  const budgets = {
+    left: (hotkeys: string[]) =>
+      Promise.resolve(
+        new Map<string, BudgetLeft>(
+          hotkeys.map((hotkey) => [
+            hotkey,
+            spent.has(hotkey)
+              ? { left: 0, nextAt: new Date(NOW.getTime() + 60_000) }
+              : { left: 1, nextAt: null },
+          ]),
+        ),
+      ),
+  } as unknown as CallBudgets;
+  const credibility = { record: () => undefined } as unknown as CredibilityRecorder;
+  const config = {
+    network: { queryDeadlineMs: 1000, bucketFetchTimeoutMs: 1000, minerMaxResponseBytes: 1000 },
+  } as AppConfig;
+  const clock = { now: () => NOW } as Clock;
+  const reader = new BucketReader(
+    client,
+    budgets,
+    new MemoryItemStore(),
+    credibility,
+    clock,
+    config,
+  );
+  const network = {
+    readBucket: (source: SourceId, bucket: number, holders: BucketHolder[]) =>
+      reader.read(source, bucket, holders),
+  } as unknown as NetworkService;
+  const stats = new StatsService(index as unknown as MinerIndexService, network, clock);
+  return { stats, asked };
 }
 
 describe(StatsService.name, () => {
@@ -212,6 +271,28 @@ describe(StatsService.name, () => {
       },
       data: [],
     });
+  });
+
+  it('asks a less credible holder with a call left when the ten most credible have spent theirs', async () => {
+    const index = new FakeIndex();
+    index.held = [{ source: 2, labelId: 7, hour: 100 }];
+    index.labelIds.set('#a', 7);
+    index.holding = Array.from({ length: 12 }, (_, uid) => ({
+      uid,
+      hotkey: `hotkey-${uid}`,
+      axonUrl: `http://127.0.0.1:${9000 + uid}`,
+      labelId: 7,
+      label: '#a',
+      bytes: 0,
+    }));
+    const spent = new Set(index.holding.slice(0, 10).map((holder) => holder.hotkey));
+    const { stats, asked } = withReader(index, spent);
+
+    expect(await stats.queryBucket('x', { label: '#a', end_bucket: 100 })).toMatchObject({
+      status: 'success',
+      miner: { uid: 10, hotkey: 'hotkey-10' },
+    });
+    expect(asked).toEqual([10]);
   });
 
   it("passes on the network's error when no holder answered", async () => {

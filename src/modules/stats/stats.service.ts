@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock';
 import { validationError } from '../../common/errors/validation-error-item';
 import { Source } from '../../common/source';
+import { HOLDERS_CONSIDERED } from '../../network/buckets/bucket-reader';
 import { MinerIndexService } from '../../network/index/miner-index.service';
 import { NetworkService } from '../../network/network.service';
 import { bucketEnd, bucketStart, normalizeLabel, timeBucketId } from '../../network/protocol';
@@ -17,8 +18,6 @@ import { roundTo } from '../../common/round-to';
 
 /** Rows of the list endpoints (top labels, ages). */
 export const TOP_LIMIT = 1000;
-/** Holders of a bucket considered, most credible first (the network asks those with budget). */
-const HOLDERS_CONSIDERED = 10;
 
 /**
  * Statistics over the miners' index, read through the miner index from its incrementally
@@ -96,6 +95,8 @@ export class StatsService {
     const bucket = await this.index.latestBucket(sourceId, labelId, start, end);
     if (bucket === undefined)
       return { status: 'error', message: `No data for ${label ?? 'any label'} in ${range}` };
+    // Every holder up to the bound: the network filters them by budget before it picks the
+    // most credible (a top ten cut first left holders with a call unasked).
     const holders = await this.index.holders(sourceId, labelId, bucket, HOLDERS_CONSIDERED);
     const answer = await this.network.readBucket(sourceId, bucket, holders);
     if (answer.status === 'error') return answer;

@@ -11,7 +11,7 @@ import { BucketDelivery } from '../stored/item-store';
 import { BudgetLeft, CallBudgets, CallPurpose } from '../transport/call-budgets';
 import { MinerClient, MinerReply, MinerTarget, replyOf } from '../transport/miner-client';
 import { KeptForChecksError, MinerCallError } from '../transport/miner-failures';
-import { BucketHolder, BucketReader } from './bucket-reader';
+import { BucketHolder, BucketReader, HOLDERS_CONSIDERED } from './bucket-reader';
 import { MemoryItemStore } from '../../../test/support/memory-item-store';
 import { until } from '../../../test/support/until';
 
@@ -232,6 +232,28 @@ describe(BucketReader.name, () => {
       status: 'error',
       message: expect.stringContaining(`may be asked for it before ${soon.toISOString()}`),
     });
+  });
+
+  it('says how many holders it considered when it read as many as it reads', async () => {
+    const spent = Array.from({ length: HOLDERS_CONSIDERED }, (_, uid) => ({ uid, left: 0 }));
+    const { reader, holders, calls } = setUp(spent);
+    expect(await reader.read(2, HOUR, holders)).toEqual({
+      status: 'error',
+      message: expect.stringMatching(
+        new RegExp(
+          `^None of the ${HOLDERS_CONSIDERED} most credible miners holding bucket ${HOUR} may be asked`,
+        ),
+      ),
+    });
+    const large = setUp(spent.map((fake) => ({ ...fake, left: 1, bytes: 60 * MIB })));
+    expect(await large.reader.read(2, HOUR, large.holders)).toEqual({
+      status: 'error',
+      message: expect.stringContaining(
+        `but each of its ${HOLDERS_CONSIDERED} most credible holders claims more than a miner is asked to send`,
+      ),
+    });
+    expect(calls).toEqual([]);
+    expect(large.calls).toEqual([]);
   });
 
   it('says no holder may be asked when every holder refused the call', async () => {

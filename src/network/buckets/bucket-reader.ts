@@ -51,6 +51,14 @@ export type BucketAnswer =
 const FRESH_MS = 60 * 60_000;
 /** Holders with budget left that query_bucket asks, one after the other. */
 const HOLDERS_TRIED = 3;
+/**
+ * The most credible holders of a bucket query_bucket reads from the index before it filters
+ * them by size, refusals and budget: the subnet's 256 uids, so every holder in practice (a
+ * bound, not a cut: an index lookup and one budget read of that many hotkeys). Cut to the top
+ * few before the budgets, a popular label's holders with a call left went unasked once the most
+ * credible had spent theirs.
+ */
+export const HOLDERS_CONSIDERED = 256;
 /** A miner sends at most this many entities for a bucket: all of a stored bucket fits. */
 const BUCKET_ITEMS_LIMIT = 200_000;
 
@@ -126,6 +134,8 @@ export class BucketReader {
    * store holds every stored item of the bucket, whichever miner delivered it.
    */
   async read(source: SourceId, timeBucket: number, holders: BucketHolder[]): Promise<BucketAnswer> {
+    // Up to HOLDERS_CONSIDERED are read: the answers say so when there may be more.
+    const allRead = holders.length < HOLDERS_CONSIDERED;
     const labels = [...new Set(holders.map((holder) => holder.label))];
     const [stored] =
       labels.length > 0
@@ -176,7 +186,7 @@ export class BucketReader {
         status: 'error',
         message:
           `Bucket ${timeBucket} is in the index (its most credible holder, miner ${best.uid}, claims ${best.bytes} bytes under ${best.label ?? 'no label'}), ` +
-          `but every holder claims more than a miner is asked to send at once (${largest} bytes, half of MINER_MAX_RESPONSE_BYTES), ` +
+          `but ${allRead ? 'every holder' : `each of its ${holders.length} most credible holders`} claims more than a miner is asked to send at once (${largest} bytes, half of MINER_MAX_RESPONSE_BYTES), ` +
           'and it was not fetched before; ask for another label or hour',
       };
     }
@@ -185,7 +195,7 @@ export class BucketReader {
       const when = next ? ` before ${next.toISOString()}` : '';
       return {
         status: 'error',
-        message: `No miner holding bucket ${timeBucket} may be asked for it${when} (their GetDataEntityBucket budget is used or they refused it), and it was not fetched before`,
+        message: `${allRead ? 'No miner' : `None of the ${holders.length} most credible miners`} holding bucket ${timeBucket} may be asked for it${when} (their GetDataEntityBucket budget is used or they refused it), and it was not fetched before`,
       };
     }
     if (kept && tried === 0 && fitting.length > 0) {
