@@ -8,7 +8,11 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { DataSource } from 'typeorm';
 import { Clock } from '../../src/common/clock/clock';
 import { datasetPath } from '../../src/modules/tasks/dataset-path';
-import { PARQUET_RETRY_MS } from '../../src/modules/tasks/dataset-parquet.service';
+import {
+  DatasetParquetService,
+  PARQUET_RETRY_MS,
+  ParquetBusyError,
+} from '../../src/modules/tasks/dataset-parquet.service';
 import { TaskLifecycleService } from '../../src/modules/tasks/task-lifecycle.service';
 import { DataItem, XItem } from '../../src/network/protocol';
 import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
@@ -257,6 +261,30 @@ describe('Task datasets as Parquet', () => {
     expect(manifest.sha256).toBe(before.dataset.sha256);
     const { items, read } = await bothFormats('sub-reddit');
     expect(read.rows).toEqual(expectedRows(items, read.columns));
+  });
+
+  // Conversions are bounded per process (docs/decisions.md): past the bound and its queue, the
+  // download is told when to come back.
+  it('answers 503 with Retry-After when the server is busy writing other Parquet files', async () => {
+    const parquet = app.app.get(DatasetParquetService);
+    const busy = jest
+      .spyOn(parquet, 'ensure')
+      .mockRejectedValueOnce(new ParquetBusyError('sub-reddit'));
+    try {
+      const refused = await get('tasks/sub-reddit/dataset?format=parquet').expect(503);
+      expect(refused.headers['retry-after']).toBe('10');
+      expect(refused.headers['content-type']).toMatch(/^application\/json/);
+      expect(refused.body).toEqual({
+        detail:
+          "The Parquet file of task 'sub-reddit' is not written yet and this server is busy writing " +
+          'others; try again after Retry-After seconds. The JSON lines dataset (format=jsonl) holds ' +
+          'the same rows',
+        request_id: expect.any(String),
+      });
+    } finally {
+      busy.mockRestore();
+    }
+    await download('tasks/sub-reddit/dataset?format=parquet').expect(200);
   });
 
   it('writes the recorded Parquet file again, the same bytes, when it is gone from the disk', async () => {

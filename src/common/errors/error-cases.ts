@@ -8,6 +8,11 @@ export interface ErrorCase {
   name: string;
   summary: string;
   detail: string | ValidationErrorItem[];
+  /**
+   * Sent with `Retry-After`, these seconds in the document's example (a status other than 429,
+   * where every case has it).
+   */
+  retryAfter?: number;
 }
 
 /** An error of `status` sending `detail`, documented as the example `name`. */
@@ -16,8 +21,9 @@ export function errorCase(
   name: string,
   summary: string,
   detail: string,
+  options: { retryAfter?: number } = {},
 ): ErrorCase {
-  return { status, name, summary, detail };
+  return { status, name, summary, detail, ...options };
 }
 
 /** A 422 sending `items` (each as the service words it), documented as the example `name`. */

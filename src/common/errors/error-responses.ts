@@ -104,8 +104,28 @@ export function errorResponse(status: number, cases: readonly ErrorCase[]): Resp
   );
   // An operation charged to no budget (key administration, /metrics) has only the lockout's 429.
   const onlyTheLockout = status === 429 && !cases.includes(ERROR_CASES.rateLimited);
+  // Every 429 gets the shared Retry-After (the document's finishing step, as in
+  // common/openapi/response-headers.ts); here, the cases of another status that send it.
+  const retryAfter = cases.filter((error) => error.retryAfter !== undefined);
   return {
     description: onlyTheLockout ? LOCKOUT_DESCRIPTION : (DESCRIPTIONS[status] ?? 'Error'),
+    ...(retryAfter.length > 0
+      ? {
+          headers: {
+            'Retry-After': {
+              description:
+                'Seconds to wait before trying again; sent with ' +
+                `${retryAfter.map((error) => `\`${error.name}\``).join(', ')} only`,
+              schema: {
+                type: 'integer',
+                format: 'int64',
+                minimum: 1,
+                example: retryAfter[0].retryAfter,
+              },
+            },
+          },
+        }
+      : {}),
     content: { 'application/json': { schema: { $ref: getSchemaPath(schema) }, examples } },
     ...(cases.every((error) => BEFORE_THE_BUDGET.has(error))
       ? { [BEFORE_THE_BUDGET_EXTENSION]: true }

@@ -9,7 +9,7 @@ import {
   StreamableFile,
 } from '@nestjs/common';
 import contentDisposition from 'content-disposition';
-import { DatasetParquetService } from './dataset-parquet.service';
+import { DatasetParquetService, ParquetBusyError } from './dataset-parquet.service';
 import { ParquetFile, sizeOnDisk } from './dataset-writer';
 import { DATASET_CONTENT_TYPES } from './task.mapper';
 import { CompletedTask, DatasetFormat, isCompleted } from './task.types';
@@ -23,6 +23,26 @@ export function parquetUnavailable(id: string): string {
     `The Parquet file of task '${id}' could not be written on this server; it is tried again ` +
     'an hour after the failure. The JSON lines dataset (format=jsonl) holds the same rows'
   );
+}
+
+/** Retry-After of parquetBusy: a few seconds per 20,000 rows per conversion ahead of it. */
+export const PARQUET_BUSY_RETRY_AFTER_SECONDS = 10;
+
+/** The 503 of a Parquet conversion refused, the process busy with others (documented). */
+export function parquetBusy(id: string): string {
+  return (
+    `The Parquet file of task '${id}' is not written yet and this server is busy writing others; ` +
+    'try again after Retry-After seconds. The JSON lines dataset (format=jsonl) holds the same rows'
+  );
+}
+
+/** A 503 that says when to come back (`Retry-After`, set by AllExceptionsFilter). */
+export class ParquetBusyException extends ServiceUnavailableException {
+  readonly retryAfterSeconds = PARQUET_BUSY_RETRY_AFTER_SECONDS;
+
+  constructor(id: string) {
+    super(parquetBusy(id));
+  }
 }
 
 /** The 410 of a task whose dataset could not be compiled (TASK_MAX_COMPILE_ATTEMPTS times). */
@@ -96,7 +116,10 @@ export class DatasetDownloadService {
   }
 
   private async parquetOf(task: CompletedTask, id: string): Promise<ParquetFile> {
-    const parquet = await this.parquet.ensure(task);
+    const parquet = await this.parquet.ensure(task).catch((error: unknown) => {
+      if (error instanceof ParquetBusyError) throw new ParquetBusyException(id);
+      throw error;
+    });
     if (!parquet) throw new ServiceUnavailableException(parquetUnavailable(id));
     return parquet;
   }

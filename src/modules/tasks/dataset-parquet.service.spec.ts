@@ -6,7 +6,14 @@ import { Logger } from '@nestjs/common';
 import { redditComment } from '../../../test/support/items';
 import { Clock } from '../../common/clock/clock';
 import { isDatabaseUnavailable } from '../../common/errors/database-unavailable';
-import { DatasetParquetService, PARQUET_RETRY_MS } from './dataset-parquet.service';
+import * as datasetParquet from './dataset-parquet';
+import {
+  DatasetParquetService,
+  PARQUET_CONVERSION_QUEUE,
+  PARQUET_CONVERSIONS,
+  PARQUET_RETRY_MS,
+  ParquetBusyError,
+} from './dataset-parquet.service';
 import { manifestPathOf, writeJsonLines } from './dataset-writer';
 import { CompletedTask } from './task.types';
 import { TaskLifecycleRepository } from './task-lifecycle.repository';
@@ -176,5 +183,92 @@ describe(DatasetParquetService.name, () => {
     expect(logged.error).toHaveBeenCalledWith(
       expect.stringMatching(/: the Parquet file has 1 rows, the JSON lines file 2$/),
     );
+  });
+
+  describe('conversions at once', () => {
+    /**
+     * Holds every Parquet write until `release` lets the oldest held one go on, or `open` lets
+     * them all go, and those after.
+     */
+    function holdWrites() {
+      const write = datasetParquet.writeParquet;
+      const held: (() => void)[] = [];
+      let opened = false;
+      let running = 0;
+      let started = 0;
+      let most = 0;
+      jest.spyOn(datasetParquet, 'writeParquet').mockImplementation(async (...args) => {
+        started += 1;
+        running += 1;
+        most = Math.max(most, running);
+        if (!opened) await new Promise<void>((resolve) => held.push(resolve));
+        try {
+          return await write(...args);
+        } finally {
+          running -= 1;
+        }
+      });
+      return {
+        running: () => running,
+        started: () => started,
+        most: () => most,
+        release: () => held.shift()?.(),
+        open: () => {
+          opened = true;
+          held.splice(0).forEach((resolve) => resolve());
+        },
+      };
+    }
+
+    /** Lets pending promises settle. */
+    const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
+
+    // Deduplicated per task only, N downloads of N tasks ran N conversions at once, each reading
+    // a whole dataset on the event loop (an audit's finding).
+    it(`runs at most ${PARQUET_CONVERSIONS} conversions at once in the process; the next waits for one to end`, async () => {
+      const writes = holdWrites();
+      const tasks = await Promise.all(['a', 'b', 'c'].map((id) => completedTask(id)));
+
+      const downloads = tasks.map((task) => service.ensure(task));
+      // A second download of a converting task shares its conversion and takes no place.
+      const again = service.ensure(tasks[0]);
+      await settle();
+      expect(writes.running()).toBe(2);
+
+      writes.release();
+      expect(await downloads[0]).not.toBeNull();
+      await settle();
+      expect(writes.started()).toBe(3);
+      expect(writes.running()).toBe(2);
+      writes.open();
+      const written = await Promise.all([...downloads, again]);
+
+      expect(written.every((parquet) => parquet !== null)).toBe(true);
+      expect(written[3]).toBe(written[0]);
+      expect(writes.most()).toBe(2);
+      expect(recorded).toHaveBeenCalledTimes(3);
+    });
+
+    it('refuses a conversion once the others running and queued fill the queue, until one ends', async () => {
+      const writes = holdWrites();
+      const admitted = PARQUET_CONVERSIONS + PARQUET_CONVERSION_QUEUE;
+      const tasks = await Promise.all(
+        Array.from({ length: admitted + 1 }, (_, index) => completedTask(`t${index}`)),
+      );
+
+      const downloads = tasks.slice(0, admitted).map((task) => service.ensure(task));
+      await settle();
+      const refused = await service.ensure(tasks[admitted]).catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(ParquetBusyError);
+      // Not remembered as a failure: once a place is free, the task is converted.
+      writes.release();
+      expect(await downloads[0]).not.toBeNull();
+      const later = service.ensure(tasks[admitted]);
+      writes.open();
+      expect((await Promise.all([...downloads, later])).every((parquet) => parquet !== null)).toBe(
+        true,
+      );
+      expect(logged.error).not.toHaveBeenCalled();
+    });
   });
 });

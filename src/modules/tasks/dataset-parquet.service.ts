@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { bulkhead, isBulkheadRejectedError } from 'cockatiel';
 import { Clock } from '../../common/clock/clock';
 import {
   hasCurrentParquet,
@@ -23,6 +24,23 @@ import { TaskLifecycleRepository } from './task-lifecycle.repository';
 export const PARQUET_RETRY_MS = 60 * 60_000;
 
 /**
+ * Conversions at a download that run at once in the process, whatever the tasks: each reads a
+ * whole JSON lines file on the event loop and holds a row group in memory. Those past it wait
+ * in a queue of PARQUET_CONVERSION_QUEUE, and past that are refused (ParquetBusyError: a 503
+ * with Retry-After). See docs/decisions.md ("Scraping task lifecycle").
+ */
+export const PARQUET_CONVERSIONS = 2;
+/** Conversions waiting for one of the PARQUET_CONVERSIONS to end. */
+export const PARQUET_CONVERSION_QUEUE = 4;
+
+/** Every conversion slot and queue place is taken: the download is to be tried again later. */
+export class ParquetBusyError extends Error {
+  constructor(readonly taskId: string) {
+    super(`task ${taskId}: too many Parquet conversions in progress`);
+  }
+}
+
+/**
  * The Parquet file of a completed task. Compiling writes it beside the JSON lines file; a task
  * completed before that (or whose Parquet write failed) gets it at its first Parquet download,
  * converted from its JSON lines file and then kept: see docs/decisions.md ("Scraping task
@@ -35,6 +53,8 @@ export class DatasetParquetService {
   private readonly converting = new Map<string, Promise<ParquetFile | null>>();
   /** When a conversion last failed here (ms), by task id; kept PARQUET_RETRY_MS. */
   private readonly failedAt = new Map<string, number>();
+  /** Bounds conversions at a download in the process (cockatiel's, as miner calls are). */
+  private readonly conversions = bulkhead(PARQUET_CONVERSIONS, PARQUET_CONVERSION_QUEUE);
 
   constructor(
     private readonly repository: TaskLifecycleRepository,
@@ -55,7 +75,9 @@ export class DatasetParquetService {
    * The Parquet file of a completed task, written now if it has none yet, or one an earlier
    * writer made (`parquet_version`), or if its file is gone from the disk or is not the size
    * recorded (the JSON lines file it is made from is there: the caller checked); null when it
-   * cannot be written: the conversion failed now or within PARQUET_RETRY_MS.
+   * cannot be written: the conversion failed now or within PARQUET_RETRY_MS. Throws
+   * ParquetBusyError when PARQUET_CONVERSIONS run and PARQUET_CONVERSION_QUEUE wait already
+   * (a download of a task already converting shares its conversion, busy or not).
    */
   async ensure(task: CompletedTask): Promise<ParquetFile | null> {
     let why = 'it had none';
@@ -79,7 +101,13 @@ export class DatasetParquetService {
       return null;
     let converting = this.converting.get(task.id);
     if (!converting) {
-      converting = this.convert(task, why).finally(() => this.converting.delete(task.id));
+      converting = this.conversions
+        .execute(() => this.convert(task, why))
+        .catch((error: unknown) => {
+          if (isBulkheadRejectedError(error)) throw new ParquetBusyError(task.id);
+          throw error;
+        })
+        .finally(() => this.converting.delete(task.id));
       this.converting.set(task.id, converting);
     }
     return converting;

@@ -14,6 +14,8 @@ import { errorCase, validationCase } from '../../common/errors/error-cases';
 import {
   DatasetDownloadService,
   entityTag,
+  PARQUET_BUSY_RETRY_AFTER_SECONDS,
+  parquetBusy,
   parquetUnavailable,
   taskFailed,
 } from './dataset-download.service';
@@ -106,7 +108,8 @@ export class TasksController {
       "file, as in the task's `dataset`) are set. 409 while the task is not completed yet, 410 once it " +
       'has failed (its dataset could not be compiled: it never will). 503 when the ' +
       'Parquet file could not be written: for an hour after a failure the answer stands without a new ' +
-      'attempt; the JSON lines dataset holds the same rows.',
+      'attempt; the JSON lines dataset holds the same rows. 503 with `Retry-After` when the Parquet file ' +
+      'is still to be written and the server is busy writing others (a few at a time).',
   })
   @ApiParam(TASK_ID)
   // The 200's media types are declared here only: errors stay JSON (`@ApiProduces` would declare
@@ -195,6 +198,14 @@ export class TasksController {
       'parquetNotWritten',
       'The Parquet file could not be written (tried again an hour after a failure)',
       parquetUnavailable('tao-x'),
+    ),
+    errorCase(
+      503,
+      'parquetBusy',
+      'The Parquet file is still to be written and the server is busy writing others ' +
+        '(`Retry-After` says when to come back)',
+      parquetBusy('tao-x'),
+      { retryAfter: PARQUET_BUSY_RETRY_AFTER_SECONDS },
     ),
   )
   async download(
