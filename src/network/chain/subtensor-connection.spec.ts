@@ -238,6 +238,32 @@ describe(SubtensorConnection.name, () => {
       }
     }, 120_000);
 
+    // A commitment refused by the chain's rate limit waits and retries; any other refusal is a
+    // failure. Both are the work's own verdicts, which once came out as ChainUnavailableError
+    // (the publication worker then failed a rate-limited vote instead of waiting).
+    it("passes long work's own errors through as they are, and still calls a read's unavailable", async () => {
+      class Verdict extends Error {}
+      const connection = new SubtensorConnection(replay.url, CONNECTION_TIMEOUT_MS, {
+        log: () => undefined,
+        warn: () => undefined,
+      });
+      try {
+        const verdict = new Verdict('commitments.SpaceLimitExceeded');
+        await expect(connection.useLong(() => Promise.reject(verdict), 5_000)).rejects.toBe(
+          verdict,
+        );
+        await expect(connection.use(() => Promise.reject(new Verdict('garbage')))).rejects.toThrow(
+          ChainUnavailableError,
+        );
+        // The connection was kept: the work's error says nothing about the node.
+        const before = connects();
+        await connection.use(bestBlock);
+        expect(connects()).toBe(before);
+      } finally {
+        await connection.close();
+      }
+    }, 120_000);
+
     // The warning is for a node that now serves another chain; the same chain again is news only.
     it('logs a reconnection to the same chain as a connection, not as a warning', async () => {
       const logger = { log: jest.fn(), warn: jest.fn() };

@@ -138,7 +138,7 @@ export class SubtensorConnection {
    * that must not be repeated on a new connection when the connection drops.
    */
   async useLong<T>(work: (api: ApiPromise) => Promise<T>, timeoutMs: number): Promise<T> {
-    return this.useOnce(work, this.deadlineOf(timeoutMs));
+    return this.useOnce(work, this.deadlineOf(timeoutMs), 'passed');
   }
 
   /**
@@ -151,7 +151,17 @@ export class SubtensorConnection {
     return { at: Date.now() + ms, ms };
   }
 
-  private async useOnce<T>(read: (api: ApiPromise) => Promise<T>, deadline: Deadline): Promise<T> {
+  /**
+   * `workErrors`: what becomes of an error of the work's own that is not the node's (neither no
+   * answer nor a JSON-RPC error). A read's is the node's answer unreadable: unavailable. Long
+   * work's is the chain's verdict on it (a dispatch error, the commitment rate limit), which its
+   * caller tells apart: passed as it is.
+   */
+  private async useOnce<T>(
+    read: (api: ApiPromise) => Promise<T>,
+    deadline: Deadline,
+    workErrors: 'unavailable' | 'passed' = 'unavailable',
+  ): Promise<T> {
     const api = await this.connected(deadline);
     try {
       return await withTimeout(read(api), deadline, 'no answer');
@@ -169,6 +179,7 @@ export class SubtensorConnection {
           ? error
           : new ChainUnavailableError(this.redacted(error));
       }
+      if (workErrors === 'passed') throw error;
       // What the node answered could not be read (garbage, a subnet it does not have).
       throw new ChainUnavailableError(this.redacted(error));
     }
