@@ -182,9 +182,11 @@ export class MinersRepository {
    * Throws StaleMetagraphError for a read at a lower block than the stored metagraph's from the
    * same network, source and netuid. Under the metagraph lock, so a replica whose node lags
    * cannot overwrite what another replica just applied. Another source or netuid is not compared:
-   * its blocks may be another chain's.
+   * its blocks may be another chain's. Only a node's reads: a file's block is what its writer
+   * put there (an operator going back to an earlier file, a test's), and the devnet's is made up.
    */
   private async refuseOlderBlock(manager: EntityManager, origin: MetagraphOrigin): Promise<void> {
+    if (origin.network !== 'subtensor') return;
     const [stored] = await manager.query<{ block: number; read_at: Date }[]>(
       `SELECT block::float8 AS block, read_at FROM metagraph_state
        WHERE id = 1 AND network = $1 AND source = $2 AND (netuid IS NULL OR netuid = $3)`,

@@ -140,6 +140,17 @@ describe(MinersRepository.name, () => {
       expect(await miners.lastMetagraph()).toMatchObject({ block: 5 });
     });
 
+    // A file's block is what its writer put there: an operator may go back to an earlier file
+    // (the metagraph-sync e2e's files count their neurons as their block).
+    it("applies a metagraph file's lower block, which no node lags behind", async () => {
+      const file = (block: number) => ({
+        origin: { network: 'file' as const, source: 'file /etc/metagraph.json', netuid: 13, block },
+      });
+      await miners.syncNeurons([neuron(0, 'f-0'), neuron(1, 'f-1')], file(102));
+      await miners.syncNeurons([neuron(0, 'f-0')], file(101));
+      expect(await miners.lastMetagraph()).toMatchObject({ block: 101, neurons: 1 });
+    });
+
     // A node stuck at a block is read again and again: health needs when the block moved.
     it('moves blockAdvancedAt only when the block advances', async () => {
       await miners.syncNeurons([neuron(0, 'c-0')], origin(2000));
