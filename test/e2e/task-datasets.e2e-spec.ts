@@ -263,8 +263,8 @@ describe('Task datasets as Parquet', () => {
     expect(read.rows).toEqual(expectedRows(items, read.columns));
   });
 
-  // Conversions are bounded per process (docs/decisions.md): past the bound and its queue, the
-  // download is told when to come back.
+  // Conversions are bounded per process (docs/decisions.md, "Scraping task lifecycle"): past
+  // the bound and its queue, the download is told when to come back.
   it('answers 503 with Retry-After when the server is busy writing other Parquet files', async () => {
     const parquet = app.app.get(DatasetParquetService);
     const busy = jest
