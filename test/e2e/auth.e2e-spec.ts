@@ -517,6 +517,39 @@ describe('Behind a proxy', () => {
       // The proxy itself, without the header, is a client of its own.
       await app.http.get('/api/v1/health').set('X-API-Key', TEST_MASTER_KEY).expect(200);
     });
+
+    // Each guess from a new address of one /64 (2^64 of them, one machine's) had been a 401
+    // that added to no lockout, the master key let in after them (an audit's finding).
+    it('counts an IPv6 client by its /64, and an IPv4-mapped one as its IPv4 address', async () => {
+      for (let host = 1; host <= 5; host++)
+        await app.http
+          .get('/api/v1/health')
+          .set('X-Forwarded-For', `2001:db8:1:2::${host}`)
+          .set('X-API-Key', `sk_live_v6guess${host}`)
+          .expect(401);
+      await app.http
+        .get('/api/v1/health')
+        .set('X-Forwarded-For', '2001:db8:1:2::abcd:1')
+        .set('X-API-Key', TEST_MASTER_KEY)
+        .expect(429);
+      await app.http
+        .get('/api/v1/health')
+        .set('X-Forwarded-For', '2001:db8:1:3::1')
+        .set('X-API-Key', TEST_MASTER_KEY)
+        .expect(200);
+      // As a dual-stack socket reports an IPv4 peer, then as the IPv4 address it is.
+      for (let attempt = 0; attempt < 5; attempt++)
+        await app.http
+          .get('/api/v1/health')
+          .set('X-Forwarded-For', '::ffff:192.0.2.77')
+          .set('X-API-Key', `sk_live_v4guess${attempt}`)
+          .expect(401);
+      await app.http
+        .get('/api/v1/health')
+        .set('X-Forwarded-For', '192.0.2.77')
+        .set('X-API-Key', TEST_MASTER_KEY)
+        .expect(429);
+    });
   });
 });
 

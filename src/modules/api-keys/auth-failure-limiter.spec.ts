@@ -316,3 +316,71 @@ describe(`${AuthFailureLimiter.name}: lockouts counted elsewhere, windows, metri
     storage.onApplicationShutdown();
   });
 });
+
+// One machine has a /64 of 2^64 addresses: counted per address, each guess from a new one was
+// answered 401 and none added to a lockout (an audit's finding).
+describe(`${AuthFailureLimiter.name}: an IPv6 client counts by its /64`, () => {
+  const config = { auth: { failureLimit: 2, failureWindowSeconds: 60 } } as AppConfig;
+  const metrics = { recordRateLimitRejection: () => undefined } as unknown as MetricsService;
+
+  it('locks out a /64 whose addresses each failed once, the master key included', async () => {
+    const storage = new MemoryThrottlerStorage();
+    const failures = new AuthFailureLimiter(storage, config, metrics);
+    await failures.recordFailure('2001:db8:1:2::1', 'sk_live_wrong-1');
+    await failures.recordFailure('2001:db8:1:2::2', 'sk_live_wrong-2');
+    await expect(
+      failures.recordFailure('2001:db8:1:2::3', 'sk_live_wrong-3'),
+    ).rejects.toBeInstanceOf(TooManyAuthFailuresException);
+    expect(() => failures.refuseIfLockedOut(() => '2001:db8:1:2:ffff::9', undefined)).toThrow(
+      TooManyAuthFailuresException,
+    );
+    await expect(failures.refuseMasterBeyondLimit('2001:db8:1:2::abcd:1')).rejects.toBeInstanceOf(
+      TooManyAuthFailuresException,
+    );
+    // The next /64 is another client.
+    expect(() => failures.refuseIfLockedOut(() => '2001:db8:1:3::1', undefined)).not.toThrow();
+    await expect(failures.refuseMasterBeyondLimit('2001:db8:1:3::1')).resolves.toBeUndefined();
+    storage.onApplicationShutdown();
+  });
+
+  it('shares the count of a /64 across replicas', async () => {
+    const { storage, close } = slowStorage();
+    const here = new AuthFailureLimiter(storage, config, metrics);
+    const elsewhere = new AuthFailureLimiter(storage, config, metrics);
+    await elsewhere.recordFailure('2001:db8:1:2::1', 'sk_live_wrong-1');
+    await elsewhere.recordFailure('2001:db8:1:2::2', 'sk_live_wrong-2');
+    await expect(here.refuseMasterBeyondLimit('2001:db8:1:2::abcd:1')).rejects.toBeInstanceOf(
+      TooManyAuthFailuresException,
+    );
+    close();
+  });
+
+  it('has the master key wait for the guesses of other addresses of its /64 in flight', async () => {
+    const storage = new MemoryThrottlerStorage();
+    const failures = new AuthFailureLimiter(storage, config, metrics);
+    const guesses = [1, 2].map((n) =>
+      failures.lookingUp(
+        `2001:db8:1:2::${n}`,
+        sleep(10).then(() => failures.recordFailure(`2001:db8:1:2::${n}`, `wrong-${n}`)),
+      ),
+    );
+    await expect(failures.refuseMasterBeyondLimit('2001:db8:1:2::abcd:1')).rejects.toBeInstanceOf(
+      TooManyAuthFailuresException,
+    );
+    await Promise.allSettled(guesses);
+    storage.onApplicationShutdown();
+  });
+
+  it('counts an IPv4-mapped address with its IPv4 address', async () => {
+    const storage = new MemoryThrottlerStorage();
+    const failures = new AuthFailureLimiter(storage, config, metrics);
+    await failures.recordFailure(ADDRESS, 'sk_live_wrong-1');
+    await failures.recordFailure(`::ffff:${ADDRESS}`, 'sk_live_wrong-2');
+    expect(() => failures.refuseIfLockedOut(() => ADDRESS, undefined)).toThrow(
+      TooManyAuthFailuresException,
+    );
+    // IPv4 stays per address.
+    expect(() => failures.refuseIfLockedOut(() => '198.51.100.8', undefined)).not.toThrow();
+    storage.onApplicationShutdown();
+  });
+});

@@ -9,6 +9,7 @@ import {
   InjectRateLimitStorage,
   RateLimitStorage,
 } from '../../common/throttling/rate-limit-storage';
+import { lockoutAddress } from './lockout-address';
 
 /** A 429 that says when to come back (`Retry-After`, set by AllExceptionsFilter). */
 export class TooManyAuthFailuresException extends HttpException {
@@ -18,12 +19,14 @@ export class TooManyAuthFailuresException extends HttpException {
 }
 
 /**
- * Counts failed authentications per client IP in the rate-limit storage (so replicas share
- * it) and answers 429 past the limit, which makes guessing keys pointless. A locked-out address
- * is remembered by this process until its lockout ends, so that its requests are answered
- * before any key is looked up: guessing costs the database nothing while locked out. (Another
- * replica learns of the lockout at the address's next failure there, or when the master key is
- * presented there: refuseMasterBeyondLimit.)
+ * Counts failed authentications per client address in the rate-limit storage (so replicas share
+ * it) and answers 429 past the limit, which makes guessing keys pointless. An IPv6 client counts
+ * by its /64 (lockoutAddress), in the shared count and in every cache here alike: each method
+ * takes the client's address as Express gives it and works out what it counts by. A locked-out
+ * address is remembered by this process until its lockout ends, so that its requests are
+ * answered before any key is looked up: guessing costs the database nothing while locked out.
+ * (Another replica learns of the lockout at the address's next failure there, or when the master
+ * key is presented there: refuseMasterBeyondLimit.)
  *
  * An issued key this process has admitted before is let through its address's lockout, so that
  * one client's wrong keys do not lock out the working clients behind the same NAT or proxy
@@ -74,7 +77,8 @@ export class AuthFailureLimiter {
    *   replicas: 20 failures on one, then the master key on the other, answered 200).
    * The master key is operator-chosen: the one secret a guesser might find.
    */
-  async refuseMasterBeyondLimit(ip: string): Promise<void> {
+  async refuseMasterBeyondLimit(clientAddress: string): Promise<void> {
+    const ip = lockoutAddress(clientAddress);
     const { failureLimit, failureWindowSeconds } = this.config.auth;
     const inFlight = this.lookups.get(ip);
     if (inFlight && (this.recentFailures.get(ip) ?? 0) + inFlight.size >= failureLimit)
@@ -94,7 +98,8 @@ export class AuthFailureLimiter {
    * Counts a key lookup of this address in flight until `verdict` settles: the lookup and what
    * follows from it, a failure recorded included.
    */
-  lookingUp<T>(ip: string, verdict: Promise<T>): Promise<T> {
+  lookingUp<T>(clientAddress: string, verdict: Promise<T>): Promise<T> {
+    const ip = lockoutAddress(clientAddress);
     let inFlight = this.lookups.get(ip);
     if (!inFlight) this.lookups.set(ip, (inFlight = new Set()));
     const tracked = verdict.finally(() => {
@@ -113,7 +118,7 @@ export class AuthFailureLimiter {
    */
   refuseIfLockedOut(ipOf: () => string, presentedKey: string | undefined): void {
     if (this.lockedUntil.size === 0) return;
-    const ip = ipOf();
+    const ip = lockoutAddress(ipOf());
     const until = this.lockedUntil.get(ip);
     if (until === undefined) return;
     const seconds = Math.ceil((until - Date.now()) / 1000);
@@ -137,7 +142,8 @@ export class AuthFailureLimiter {
    * Records one failure; throws 429 when this address has failed too often. A presented key
    * that fails (deactivated since) is no longer let through lockouts.
    */
-  async recordFailure(ip: string, presentedKey?: string): Promise<void> {
+  async recordFailure(clientAddress: string, presentedKey?: string): Promise<void> {
+    const ip = lockoutAddress(clientAddress);
     if (presentedKey !== undefined && this.admittedKeys.size > 0) {
       const digest = digestOf(presentedKey);
       const keyId = this.admittedKeys.get(digest);
