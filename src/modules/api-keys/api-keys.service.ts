@@ -1,6 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
 import { ConflictException, Injectable, NotFoundException } from '@nestjs/common';
-import { LRUCache } from 'lru-cache';
 import { ApiKeyPrincipal } from '../../common/auth/api-key-principal';
 import { Clock } from '../../common/clock/clock';
 import {
@@ -23,6 +22,7 @@ import {
 import { ApiKeyEntity } from './api-key.entity';
 import { ApiKeyUsageRecorder } from './api-key-usage.recorder';
 import { ApiKeyChanges, ApiKeyListFilter, ApiKeysRepository } from './api-keys.repository';
+import { KeyCache } from './key-cache';
 import { KeyChanges } from './key-changes';
 import { ApiKeyCreateDto } from './dto/api-key-create.dto';
 import { ApiKeyCreatedDto } from './dto/api-key-created.dto';
@@ -66,7 +66,7 @@ export class ApiKeysService {
    * once when it is announced over Redis (KeyChanges), else within the TTL. Unknown keys are not
    * cached, so a new key works at once.
    */
-  private readonly cache: LRUCache<string, ApiKeyEntity> | undefined;
+  private readonly cache: KeyCache | undefined;
   /**
    * Lookups running, by hash: concurrent misses for the same key share one query. Kept out of the
    * cache: lru-cache's own `fetch` rejects its waiters with "deleted" when its entry is deleted
@@ -80,7 +80,7 @@ export class ApiKeysService {
    * down). Dropped with the cache's entry on a change, so it never outlives one this process
    * heard of.
    */
-  private readonly lastRead: LRUCache<string, ApiKeyEntity> | undefined;
+  private readonly lastRead: KeyCache | undefined;
   /** Every wait on a lookup ends by then: a 503, as a wait for a pooled connection does. */
   private readonly lookupBoundMs: number;
   /**
@@ -100,11 +100,8 @@ export class ApiKeysService {
     if (!config.masterKey) throw new Error('The master key must be resolved before the app starts');
     this.masterDigest = secretDigest(config.masterKey);
     const ttl = config.auth.keyCacheTtlMs;
-    this.cache = ttl > 0 ? new LRUCache<string, ApiKeyEntity>({ max: 10_000, ttl }) : undefined;
-    this.lastRead =
-      ttl > 0
-        ? new LRUCache<string, ApiKeyEntity>({ max: 10_000, ttl: LAST_READ_TRUSTED_MS })
-        : undefined;
+    this.cache = ttl > 0 ? new KeyCache(10_000, ttl) : undefined;
+    this.lastRead = ttl > 0 ? new KeyCache(10_000, LAST_READ_TRUSTED_MS) : undefined;
     this.lookupBoundMs = config.database.connectTimeoutMs;
     changes.onChanged((keyId) => this.forget(keyId));
   }
@@ -255,12 +252,13 @@ export class ApiKeysService {
   /**
    * Drops a changed key from the cache by its id (changed here, or announced by the replica that
    * changed it), and marks every lookup in flight as having raced a change (`changesSeen`): one
-   * that had read the old row cached it for `keyCacheTtlMs` (found by an audit).
+   * that had read the old row cached it for `keyCacheTtlMs` (found by an audit). By the caches'
+   * index of ids, not a scan of them: this runs on every replica for every change.
    */
   private forget(keyId: string): void {
     this.changesSeen += 1;
-    for (const cache of [this.cache, this.lastRead])
-      for (const [hash, key] of cache?.entries() ?? []) if (key.id === keyId) cache!.delete(hash);
+    this.cache?.deleteById(keyId);
+    this.lastRead?.deleteById(keyId);
   }
 
   /** `expires_at` as an instant (null clears, undefined leaves as is); past instants are a 422. */
