@@ -29,6 +29,7 @@ import { TaskCompileFailures1764830000000 } from './migrations/1764830000000-Tas
 import { MinerFailingUntil1764840000000 } from './migrations/1764840000000-MinerFailingUntil';
 import { MetagraphStateNetuid1764850000000 } from './migrations/1764850000000-MetagraphStateNetuid';
 import { MetagraphBlockAdvancedAt1764860000000 } from './migrations/1764860000000-MetagraphBlockAdvancedAt';
+import { MetagraphStateGenesis1764920000000 } from './migrations/1764920000000-MetagraphStateGenesis';
 
 export const MIGRATIONS = [
   InitialSchema1763700000000,
@@ -59,6 +60,7 @@ export const MIGRATIONS = [
   MinerFailingUntil1764840000000,
   MetagraphStateNetuid1764850000000,
   MetagraphBlockAdvancedAt1764860000000,
+  MetagraphStateGenesis1764920000000,
 ];
 
 /**

@@ -19,6 +19,11 @@ export interface MetagraphOrigin {
   /** The subnet read (null in a row stored before it was recorded). */
   netuid?: number | null;
   block: number;
+  /**
+   * The genesis hash of the chain a node's read came from (0x-prefixed hex): blocks are compared
+   * only within one chain. Null for a file's or the devnet's, and in a row stored before it.
+   */
+  genesisHash?: string | null;
 }
 
 /** `subtensor`: read from a chain node; `file`: METAGRAPH_FILE; `devnet`: simulated neurons. */
@@ -34,8 +39,14 @@ export interface StoredMetagraph extends MetagraphOrigin {
   blockAdvancedAt?: Date | null;
 }
 
+/** The chain of a stored metagraph: its genesis hash (null: not recorded) and its block. */
+export interface StoredChain {
+  genesisHash: string | null;
+  block: number;
+}
+
 /**
- * A read at a block older than the stored metagraph's, from the same source and netuid (a
+ * A read at a block older than the stored metagraph's, from the same source, netuid and chain (a
  * lagging node behind the same address): applied, it would put an older subnet over a newer one.
  */
 export class StaleMetagraphError extends Error {
@@ -100,12 +111,17 @@ export class MinersRepository {
       validators?: ReadonlySet<number>;
       origin?: MetagraphOrigin;
     } = {},
-  ): Promise<{ hotkeyChanged: number[]; indexesDropped: number[] }> {
+  ): Promise<{
+    hotkeyChanged: number[];
+    indexesDropped: number[];
+    /** The stored metagraph's chain, when the read is of another chain from the same source. */
+    otherChain?: StoredChain;
+  }> {
     return this.dataSource.transaction(async (manager) => {
       // Replicas apply metagraphs one at a time, so the uids found changing here are those that
       // change below.
       await manager.query('SELECT pg_advisory_xact_lock($1)', [METAGRAPH_LOCK_ID]);
-      if (origin) await this.refuseOlderBlock(manager, origin);
+      const otherChain = origin && (await this.refuseOlderBlock(manager, origin));
       const uids = neurons.map((n) => n.uid);
       const changed = (
         await manager.query<{ uid: number }[]>(
@@ -162,41 +178,62 @@ export class MinersRepository {
       );
       if (origin)
         await manager.query(
-          `INSERT INTO metagraph_state (id, network, source, netuid, block, neurons, read_at, block_advanced_at)
-           VALUES (1, $1, $2, $5, $3, $4, now(), now())
+          `INSERT INTO metagraph_state (id, network, source, netuid, block, neurons, read_at, block_advanced_at, genesis_hash)
+           VALUES (1, $1, $2, $5, $3, $4, now(), now(), $6)
            ON CONFLICT (id) DO UPDATE SET network = EXCLUDED.network, source = EXCLUDED.source,
              netuid = EXCLUDED.netuid, block = EXCLUDED.block, neurons = EXCLUDED.neurons,
-             read_at = EXCLUDED.read_at,
+             read_at = EXCLUDED.read_at, genesis_hash = EXCLUDED.genesis_hash,
              block_advanced_at = CASE
                WHEN metagraph_state.block_advanced_at IS NULL OR EXCLUDED.block <> metagraph_state.block
                  OR EXCLUDED.source <> metagraph_state.source
                  OR EXCLUDED.netuid IS DISTINCT FROM metagraph_state.netuid
+                 OR EXCLUDED.genesis_hash IS DISTINCT FROM metagraph_state.genesis_hash
                THEN EXCLUDED.read_at ELSE metagraph_state.block_advanced_at END`,
-          [origin.network, origin.source, origin.block, neurons.length, origin.netuid ?? null],
+          [
+            origin.network,
+            origin.source,
+            origin.block,
+            neurons.length,
+            origin.netuid ?? null,
+            origin.genesisHash ?? null,
+          ],
         );
-      return { hotkeyChanged: changed, indexesDropped };
+      return { hotkeyChanged: changed, indexesDropped, ...(otherChain ? { otherChain } : {}) };
     });
   }
 
   /**
    * Throws StaleMetagraphError for a read at a lower block than the stored metagraph's from the
-   * same network, source and netuid. Under the metagraph lock, so a replica whose node lags
-   * cannot overwrite what another replica just applied. Another source or netuid is not compared:
-   * its blocks may be another chain's. Only a node's reads: a file's block is what its writer
-   * put there (an operator going back to an earlier file, a test's), and the devnet's is made up.
+   * same network, source, netuid and chain (genesis hash). Under the metagraph lock, so a replica
+   * whose node lags cannot overwrite what another replica just applied. Another source or netuid
+   * is not compared: its blocks may be another chain's. Nor is another chain behind the same
+   * source (a reset testnet or local node starts again at block 0; a row stored before the
+   * genesis was recorded is of an unknown chain): returned, for the caller to say so. Only a
+   * node's reads: a file's block is what its writer put there (an operator going back to an
+   * earlier file, a test's), and the devnet's is made up.
    */
-  private async refuseOlderBlock(manager: EntityManager, origin: MetagraphOrigin): Promise<void> {
-    if (origin.network !== 'subtensor') return;
-    const [stored] = await manager.query<{ block: number; read_at: Date }[]>(
-      `SELECT block::float8 AS block, read_at FROM metagraph_state
+  private async refuseOlderBlock(
+    manager: EntityManager,
+    origin: MetagraphOrigin,
+  ): Promise<StoredChain | undefined> {
+    if (origin.network !== 'subtensor') return undefined;
+    const [stored] = await manager.query<
+      { block: number; read_at: Date; genesis_hash: string | null }[]
+    >(
+      `SELECT block::float8 AS block, read_at, genesis_hash FROM metagraph_state
        WHERE id = 1 AND network = $1 AND source = $2 AND (netuid IS NULL OR netuid = $3)`,
       [origin.network, origin.source, origin.netuid ?? null],
     );
-    if (stored && origin.block < stored.block)
+    if (!stored) return undefined;
+    if (stored.genesis_hash !== (origin.genesisHash ?? null))
+      return { genesisHash: stored.genesis_hash, block: stored.block };
+    if (origin.block < stored.block)
       throw new StaleMetagraphError(
         `block ${origin.block} is older than the stored metagraph's block ${stored.block} ` +
-          `(read at ${stored.read_at.toISOString()}): the node lags behind, the stored one stays`,
+          `of the same chain (read at ${stored.read_at.toISOString()}): the node lags behind, ` +
+          'the stored one stays',
       );
+    return undefined;
   }
 
   /**
@@ -253,7 +290,7 @@ export class MinersRepository {
   async lastMetagraph(): Promise<StoredMetagraph | undefined> {
     const [row] = await this.dataSource.query<StoredMetagraph[]>(
       `SELECT network, source, netuid, block::float8 AS block, neurons, read_at AS "readAt",
-              block_advanced_at AS "blockAdvancedAt"
+              block_advanced_at AS "blockAdvancedAt", genesis_hash AS "genesisHash"
        FROM metagraph_state WHERE id = 1`,
     );
     return row;

@@ -252,4 +252,9 @@ export interface MetagraphFile {
   /** ISO 8601 UTC time the file was written. */
   updated_at: string;
   neurons: MetagraphNeuron[];
+  /**
+   * The genesis hash of the chain a node's read came from (ChainMetagraphSource sets it); never
+   * taken from a file.
+   */
+  genesis_hash?: string;
 }

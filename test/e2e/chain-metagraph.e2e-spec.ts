@@ -1,3 +1,4 @@
+import { DataSource } from 'typeorm';
 import { IndexSyncService } from '../../src/network/index-sync.service';
 import { MetagraphService } from '../../src/network/metagraph/metagraph.service';
 import { NetworkService } from '../../src/network/network.service';
@@ -12,6 +13,8 @@ import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
  * replayed on 127.0.0.1. The recording lists public addresses of real machines; the gateway
  * may call loopback only, and every connection this process opens is checked.
  */
+/** Finney's genesis hash, as the replayed node answers it. */
+const FINNEY_GENESIS = '0x2f0555cc76fc2840a25a6ea3b9637146806f1f44b090c175ffde2a7e5ab36c03';
 const UID0_HOTKEY = '5DkMmXtWf16RNdusZGCrJ7ca7ADPgRnZLVWCWbgA7s7sy1AQ';
 /** Neurons of the recording with a validator permit; uid 496 has 5,770 TAO, under 10,000. */
 const PERMITS = 12;
@@ -141,6 +144,42 @@ describe('The metagraph from a subtensor node', () => {
       // The test apps' hotkey is no neuron of the recording.
       hotkey_standing: 'not_registered',
     });
+  });
+
+  // A reset testnet or local node serves a new chain behind the same address, from block 0: it
+  // was refused as lagging behind the old chain's higher block, until it passed that block.
+  it("applies a read over a stored metagraph of another chain at a higher block, not of the node's own", async () => {
+    const metagraph = app.app.get(MetagraphService);
+    expect((await metagraph.status()).stored).toMatchObject({ genesisHash: FINNEY_GENESIS });
+    const storedAt = (block: number, genesis: string) =>
+      app.app
+        .get(DataSource)
+        .query('UPDATE metagraph_state SET block = $1, genesis_hash = $2 WHERE id = 1', [
+          block,
+          genesis,
+        ]);
+
+    try {
+      await storedAt(7_000_000, FINNEY_GENESIS);
+      await metagraph.sync();
+      expect((await metagraph.status()).lastAttempt).toMatchObject({
+        ok: false,
+        error: expect.stringMatching(/block 6852690 is older .* of the same chain .* lags behind/),
+      });
+      expect((await listMiners()).block).toBe(7_000_000);
+
+      await storedAt(7_000_000, `0x${'00'.repeat(32)}`);
+      await metagraph.sync();
+      expect((await metagraph.status()).lastAttempt).toMatchObject({ ok: true });
+      expect((await metagraph.status()).stored).toMatchObject({
+        block: 6_852_690,
+        genesisHash: FINNEY_GENESIS,
+      });
+      expect((await listMiners()).miners).toHaveLength(1024);
+    } finally {
+      // The tests after this one read the recording's block.
+      await storedAt(6_852_690, FINNEY_GENESIS);
+    }
   });
 
   it('never connects to an address from the recording', async () => {

@@ -122,6 +122,12 @@ describe(MinersRepository.name, () => {
   });
 
   describe('the block of the metagraph applied', () => {
+    const hotkeysOf = async () =>
+      Object.fromEntries(
+        (await miners.listAll())
+          .filter((miner) => miner.state !== 'deregistered')
+          .map((miner) => [miner.uid, miner.hotkey]),
+      );
     const origin = (block: number, source = 'subtensor ws://node netuid 13') => ({
       origin: { network: 'subtensor' as const, source, netuid: 13, block },
     });
@@ -138,6 +144,47 @@ describe(MinersRepository.name, () => {
       // Another source's blocks may be another chain's: not compared.
       await miners.syncNeurons([neuron(0, 'b-0')], origin(5, 'subtensor ws://other netuid 13'));
       expect(await miners.lastMetagraph()).toMatchObject({ block: 5 });
+    });
+
+    // A reset testnet or local node starts a new chain behind the same address, at block 0:
+    // refused for its lower block, the old chain's miners stayed in use (and the error blamed
+    // lag) until the new chain passed the old block.
+    it('applies a lower block of another chain from the same source, and still refuses one of the same chain', async () => {
+      const OLD_CHAIN = `0x${'a1'.repeat(32)}`;
+      const NEW_CHAIN = `0x${'b2'.repeat(32)}`;
+      const of = (block: number, genesisHash: string | null) => ({
+        origin: { ...origin(block).origin, genesisHash },
+      });
+      await miners.syncNeurons([neuron(0, 'g-0'), neuron(1, 'g-1')], of(50_000, OLD_CHAIN));
+      await expect(miners.syncNeurons([neuron(0, 'g-0')], of(49_990, OLD_CHAIN))).rejects.toThrow(
+        StaleMetagraphError,
+      );
+
+      const { otherChain } = await miners.syncNeurons(
+        [neuron(0, 'g-new-0'), neuron(1, 'g-new-1')],
+        of(10, NEW_CHAIN),
+      );
+      expect(otherChain).toEqual({ genesisHash: OLD_CHAIN, block: 50_000 });
+      const stored = (await miners.lastMetagraph())!;
+      expect(stored).toMatchObject({ block: 10, genesisHash: NEW_CHAIN, neurons: 2 });
+      expect(stored.blockAdvancedAt).toEqual(stored.readAt);
+      expect(await hotkeysOf()).toEqual({ 0: 'g-new-0', 1: 'g-new-1' });
+      // The new chain's own blocks only move forward.
+      await expect(miners.syncNeurons([neuron(0, 'g-new-0')], of(9, NEW_CHAIN))).rejects.toThrow(
+        StaleMetagraphError,
+      );
+      expect(await miners.lastMetagraph()).toMatchObject({ block: 10, genesisHash: NEW_CHAIN });
+    });
+
+    // A row stored before the genesis was recorded is of a chain not known: not compared.
+    it('applies a node read over a stored metagraph whose chain was not recorded', async () => {
+      await miners.syncNeurons([neuron(0, 'u-0')], origin(3000));
+      const chain = `0x${'c3'.repeat(32)}`;
+      const { otherChain } = await miners.syncNeurons([neuron(0, 'u-0')], {
+        origin: { ...origin(20).origin, genesisHash: chain },
+      });
+      expect(otherChain).toEqual({ genesisHash: null, block: 3000 });
+      expect(await miners.lastMetagraph()).toMatchObject({ block: 20, genesisHash: chain });
     });
 
     // A file's block is what its writer put there: an operator may go back to an earlier file

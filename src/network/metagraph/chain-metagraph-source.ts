@@ -45,7 +45,12 @@ export class ChainMetagraphSource implements MetagraphSource {
 
   async read(): Promise<MetagraphFile> {
     try {
-      const metagraph = await this.connection.use((api) => this.reader.read(api, this.netuid));
+      // The genesis of the connection the read was made on (the connection's identity is that
+      // of the latest connection, which another caller of the shared connection may have made).
+      const metagraph = await this.connection.use(async (api) => ({
+        ...(await this.reader.read(api, this.netuid)),
+        genesis_hash: api.genesisHash.toHex(),
+      }));
       this.failedReads = 0;
       return metagraph;
     } catch (error) {

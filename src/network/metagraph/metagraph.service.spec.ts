@@ -3,7 +3,12 @@ import { metagraphNeuron, minerEntityOf } from '../../../test/support/neurons';
 import { AppConfig } from '../../config/app-config';
 import { ValidatorIdentity } from '../bittensor/validator-identity';
 import { MinerEntity } from '../miner.entity';
-import { MetagraphOrigin, MinersRepository, StoredMetagraph } from '../miners.repository';
+import {
+  MetagraphOrigin,
+  MinersRepository,
+  StoredChain,
+  StoredMetagraph,
+} from '../miners.repository';
 import { MetagraphFile, MetagraphNeuron } from '../protocol';
 import { MinerClient } from '../transport/miner-client';
 import { MetagraphSource } from './metagraph-source';
@@ -56,6 +61,8 @@ class FakeRepository {
   }
   /** What the service last said of the validators among the neurons. */
   validators: number[] = [];
+  /** What the next sync says of the stored chain (the test sets it): another chain's. */
+  otherChain: StoredChain | undefined;
   syncNeurons(
     neurons: readonly MetagraphNeuron[],
     {
@@ -63,7 +70,7 @@ class FakeRepository {
       validators,
       origin,
     }: { refused: ReadonlySet<number>; validators: ReadonlySet<number>; origin?: MetagraphOrigin },
-  ): Promise<{ hotkeyChanged: number[]; indexesDropped: number[] }> {
+  ): Promise<{ hotkeyChanged: number[]; indexesDropped: number[]; otherChain?: StoredChain }> {
     this.validators = [...validators];
     this.stored = origin && { ...origin, neurons: neurons.length, readAt: new Date() };
     const listed = new Set(neurons.map((n) => n.uid));
@@ -79,7 +86,7 @@ class FakeRepository {
         }),
       );
     }
-    return Promise.resolve({ hotkeyChanged: [], indexesDropped: [] });
+    return Promise.resolve({ hotkeyChanged: [], indexesDropped: [], otherChain: this.otherChain });
   }
 }
 
@@ -340,6 +347,23 @@ describe(MetagraphService.name, () => {
     await apply([metagraphNeuron(2)]);
     expect((await service.status()).lastAttempt).toMatchObject({ ok: true });
     expect(uids(service.minersServingData())).toEqual([2]);
+  });
+
+  // A reset testnet or local node: the operator learns that the chain changed, not that the
+  // node lags behind.
+  it("records the chain a read came from, and warns when it is another than the stored one's", async () => {
+    const { source, repository, apply } = setUp();
+    const warn = jest.mocked(Logger.prototype.warn);
+    const read = source.read.bind(source);
+    source.read = async () => ({ ...(await read()), genesis_hash: '0xnew' });
+    repository.otherChain = { genesisHash: '0xold', block: 50_000 };
+    await apply([metagraphNeuron(0)], 10);
+    expect(repository.stored).toMatchObject({ block: 10, genesisHash: '0xnew' });
+    expect(warn).toHaveBeenCalledWith(
+      expect.stringMatching(
+        /another chain \(genesis 0xnew at block 10\) than the stored one \(genesis 0xold at block 50000\)/,
+      ),
+    );
   });
 
   // Without the watch the metagraph read at start would be served for ever.

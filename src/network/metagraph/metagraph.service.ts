@@ -10,7 +10,7 @@ import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { ValidatorIdentity } from '../bittensor/validator-identity';
 import { currentState, MinerEntity, ServingMiner } from '../miner.entity';
-import { MinersRepository, StoredMetagraph } from '../miners.repository';
+import { MinersRepository, StoredChain, StoredMetagraph } from '../miners.repository';
 import { MetagraphFile, MetagraphNeuron } from '../protocol';
 import { MinerClient } from '../transport/miner-client';
 import { ChainIdentity } from '../chain/subtensor-connection';
@@ -279,16 +279,21 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
         )
         .map((neuron) => neuron.uid),
     );
-    const { hotkeyChanged, indexesDropped } = await this.repository.syncNeurons(metagraph.neurons, {
-      refused,
-      validators,
-      origin: {
-        network: source.networkOf(metagraph),
-        source: source.description,
-        netuid: metagraph.netuid,
-        block: metagraph.block,
+    const { hotkeyChanged, indexesDropped, otherChain } = await this.repository.syncNeurons(
+      metagraph.neurons,
+      {
+        refused,
+        validators,
+        origin: {
+          network: source.networkOf(metagraph),
+          source: source.description,
+          netuid: metagraph.netuid,
+          block: metagraph.block,
+          genesisHash: metagraph.genesis_hash ?? null,
+        },
       },
-    });
+    );
+    if (otherChain) this.logger.warn(otherChainLine(source.description, metagraph, otherChain));
     const refusedNote =
       refused.size > 0
         ? `; ${refused.size} axons outside MINER_ALLOWED_NETWORKS, never contacted` +
@@ -392,4 +397,23 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
       this.logger.warn(`could not reload miners: ${(error as Error).message}`);
     }
   }
+}
+
+/**
+ * A node's read of another chain than the stored metagraph's, from the same source: applied
+ * whatever its block (docs/decisions.md, "The metagraph from the chain"). A new genesis means
+ * the node behind the address serves another chain now: worth the operator's attention.
+ */
+function otherChainLine(source: string, metagraph: MetagraphFile, stored: StoredChain): string {
+  const read = `genesis ${metagraph.genesis_hash ?? 'unknown'} at block ${metagraph.block}`;
+  if (stored.genesisHash === null)
+    return (
+      `metagraph from ${source} (${read}) applied without comparing its block with the stored ` +
+      `one's (block ${stored.block}): the stored one's chain was not recorded`
+    );
+  return (
+    `metagraph from ${source} is of another chain (${read}) than the stored one (genesis ` +
+    `${stored.genesisHash} at block ${stored.block}): the node now serves another chain (a reset ` +
+    "testnet or local node?); applied, its blocks are not compared with the old chain's"
+  );
 }
