@@ -161,25 +161,26 @@ describe('TaskLifecycleRepository compiling', () => {
       [id, `https://x.com/a/status/${n}`, at(0).toISOString()],
     );
 
-  // Kept after completion, they were 20–30 MB of rows a full task for good (an audit's finding).
-  it("deletes a task's stored items as it completes it, and keeps a failed task's", async () => {
+  // Deleted as it completed, a second compile of the task (another replica's, its job lock
+  // lost) read none and renamed an empty dataset over the first's (a review's finding).
+  it("keeps a task's stored items as it completes it, and a failed task's", async () => {
     await insert('completes', 'compiling');
     await insert('gives-up', 'compiling');
     for (const id of ['completes', 'gives-up']) for (const n of [1, 2]) await addItem(id, n);
 
-    await repository.markCompleted('completes', DATASET, at(1));
+    expect(await repository.markCompleted('completes', DATASET, at(1))).toBe(true);
     expect(await task('completes')).toMatchObject({ state: 'completed' });
-    expect(await itemCount('completes')).toBe(0);
+    expect(await itemCount('completes')).toBe(2);
 
     await repository.recordCompileFailure('gives-up', 'EIO: i/o error', 1, at(1));
-    await repository.markCompleted('gives-up', DATASET, at(2));
+    expect(await repository.markCompleted('gives-up', DATASET, at(2))).toBe(false);
     expect(await task('gives-up')).toMatchObject({ state: 'failed' });
     expect(await itemCount('gives-up')).toBe(2);
     expect(await repository.deleteCompletedItems('gives-up')).toBe(0);
     expect(await itemCount('gives-up')).toBe(2);
   });
 
-  it('lists the completed tasks whose items are still stored, and deletes those', async () => {
+  it('lists the completed tasks whose items are still stored, completed before a time, and deletes those', async () => {
     for (const id of ['kept-1', 'kept-2']) {
       await insert(id, 'completed');
       await database.query(
@@ -188,12 +189,14 @@ describe('TaskLifecycleRepository compiling', () => {
       );
       await addItem(id, 1);
     }
-    const listed = async (skip: string[]) =>
-      (await repository.completedWithItems(skip, 10))
+    const listed = async (skip: string[], completedBefore = at(2)) =>
+      (await repository.completedWithItems(skip, completedBefore, 10))
         .map((row) => row.id)
         .filter((id) => id.startsWith('kept-'));
     expect(await listed([])).toEqual(['kept-1', 'kept-2']);
     expect(await listed(['kept-1'])).toEqual(['kept-2']);
+    // Completed since: a compile of it may still be reading its items.
+    expect(await listed([], at(1))).toEqual(['kept-1']);
 
     expect(await repository.deleteCompletedItems('kept-1')).toBe(1);
     expect(await itemCount('kept-1')).toBe(0);
@@ -201,9 +204,16 @@ describe('TaskLifecycleRepository compiling', () => {
   });
 
   // A replica whose compile outlived the task's failure elsewhere: the failed task stays failed.
-  it('completes only a task that is compiling', async () => {
+  it('completes only a task that is compiling, and says whether it did', async () => {
     await insert('failed-meanwhile', 'failed');
-    await repository.markCompleted('failed-meanwhile', DATASET, at(1));
+    expect(await repository.isCompiling('failed-meanwhile')).toBe(false);
+    expect(await repository.markCompleted('failed-meanwhile', DATASET, at(1))).toBe(false);
     expect(await task('failed-meanwhile')).toMatchObject({ state: 'failed' });
+
+    await insert('completes-once', 'compiling');
+    expect(await repository.isCompiling('completes-once')).toBe(true);
+    expect(await repository.markCompleted('completes-once', DATASET, at(1))).toBe(true);
+    expect(await repository.isCompiling('completes-once')).toBe(false);
+    expect(await repository.markCompleted('completes-once', DATASET, at(2))).toBe(false);
   });
 });

@@ -15,12 +15,17 @@ export interface WrittenFile {
  * the way to disk, so the hash is of the very bytes written), which is flushed and only then
  * renamed over `path`, the rename flushed in turn. On failure the partial file is removed. The
  * partial file's name is unique unless given, so writers running at the same time (two
- * replicas) never share one.
+ * replicas) never share one. `beforeRename`, when given, runs once the partial file is complete
+ * and may throw to leave `path` as it is (the partial file removed): a writer whose file is no
+ * longer wanted, such as a compile another replica finished meanwhile.
  */
 export async function writeFileAtomically(
   path: string,
   write: (output: Writable) => Promise<void>,
-  partial = `${path}.${randomUUID()}.partial`,
+  {
+    partial = `${path}.${randomUUID()}.partial`,
+    beforeRename,
+  }: { partial?: string; beforeRename?: () => Promise<void> } = {},
 ): Promise<WrittenFile> {
   await mkdir(dirname(path), { recursive: true });
   const hash = createHash('sha256');
@@ -40,6 +45,7 @@ export async function writeFileAtomically(
       stored,
     ]);
     await syncToDisk(partial, 'r+');
+    await beforeRename?.();
     await rename(partial, path);
     // The rename is the directory's change: flushed too before the caller records the file
     // (a task `completed`), or a power loss could undo it while the database kept the record.

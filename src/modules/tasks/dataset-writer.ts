@@ -49,10 +49,12 @@ export interface DatasetManifest {
  * name is unique to this writer because the job lock is a session advisory lock: when its
  * connection drops mid-compile, another replica may compile the same task at once, and a shared
  * partial file would interleave both writers' bytes under a hash neither recorded.
+ * `beforeRename` may refuse the rename once the file is written (writeFileAtomically).
  */
 export async function writeJsonLines(
   path: string,
   rows: AsyncIterable<DatasetRow>,
+  beforeRename?: () => Promise<void>,
 ): Promise<JsonLinesFile> {
   let count = 0;
   let start: Date | null = null;
@@ -65,8 +67,10 @@ export async function writeJsonLines(
       yield jsonLine(row.item);
     }
   }
-  const written = await writeFileAtomically(path, (output) =>
-    pipeline(Readable.from(lines()), createGzip(), output),
+  const written = await writeFileAtomically(
+    path,
+    (output) => pipeline(Readable.from(lines()), createGzip(), output),
+    { beforeRename },
   );
   return { ...written, file: path, rows: count, start, end };
 }
@@ -76,11 +80,15 @@ export function manifestPathOf(file: string): string {
   return `${file}.manifest.json`;
 }
 
-/** The manifest beside the JSON lines file (`<file>.manifest.json`), rewritten whole each time. */
+/**
+ * The manifest beside the JSON lines file (`<file>.manifest.json`), rewritten whole each time;
+ * `beforeRename` may refuse the rename once it is written (writeFileAtomically).
+ */
 export async function writeManifest(
   taskId: string,
   dataset: CompiledDataset,
   createdAt: Date,
+  beforeRename?: () => Promise<void>,
 ): Promise<DatasetManifest> {
   const manifest: DatasetManifest = {
     task_id: taskId,
@@ -98,8 +106,10 @@ export async function writeManifest(
     },
   };
   const text = `${JSON.stringify(manifest, null, 2)}\n`;
-  await writeFileAtomically(manifestPathOf(dataset.file), (output) =>
-    pipeline(Readable.from([text]), output),
+  await writeFileAtomically(
+    manifestPathOf(dataset.file),
+    (output) => pipeline(Readable.from([text]), output),
+    { beforeRename },
   );
   return manifest;
 }

@@ -140,58 +140,71 @@ export class TaskLifecycleRepository {
   }
 
   /**
-   * Completes a task. Its `completed_at` is `now`, or a millisecond after the last task's if that
-   * is later: completion times only grow and never tie, so a pipeline polling `completed_after`
-   * the last time it saw misses none, even across a compiler moving between replicas whose
-   * clocks disagree.
+   * Whether the task is still `compiling`: a compile asks just before it renames each file into
+   * place, and leaves the files alone when another replica completed (or failed) it meanwhile.
    */
-  async markCompleted(taskId: string, dataset: CompiledDataset, now: Date): Promise<void> {
-    await this.dataSource.transaction(async (manager) => {
-      // An UPDATE is answered [rows, affected] by TypeORM's Postgres driver.
-      const [, completed] = await manager.query<[unknown[], number]>(
-        `UPDATE scraping_tasks SET state = 'completed',
-         completed_at = GREATEST($2::timestamptz,
-           (SELECT max(completed_at) + interval '1 millisecond' FROM scraping_tasks)),
-         dataset_file = $3, dataset_rows = $4, dataset_bytes = $5,
-         dataset_sha256 = $6, data_start = $7, data_end = $8, failure_reason = NULL,
-         parquet_file = $9, parquet_bytes = $10, parquet_sha256 = $11,
-         parquet_version = CASE WHEN $9::text IS NULL THEN NULL ELSE $12::smallint END
-       WHERE id = $1 AND state = 'compiling'`,
-        [
-          taskId,
-          now.toISOString(),
-          dataset.file,
-          dataset.rows,
-          dataset.bytes,
-          dataset.sha256,
-          dataset.start?.toISOString() ?? null,
-          dataset.end?.toISOString() ?? null,
-          dataset.parquet?.file ?? null,
-          dataset.parquet?.bytes ?? null,
-          dataset.parquet?.sha256 ?? null,
-          PARQUET_VERSION,
-        ],
-      );
-      // Its dataset file, written and flushed before this, holds them (and the Parquet file is
-      // made from that file): kept, they were 20–30 MB of rows a full task for good.
-      if (completed > 0) await manager.query('DELETE FROM task_items WHERE task_id = $1', [taskId]);
-    });
+  async isCompiling(taskId: string): Promise<boolean> {
+    const rows = await this.dataSource.query<unknown[]>(
+      `SELECT 1 FROM scraping_tasks WHERE id = $1 AND state = 'compiling'`,
+      [taskId],
+    );
+    return rows.length > 0;
   }
 
   /**
-   * Completed tasks whose items are still stored (completed by a release that kept them), oldest
-   * completed first, but for the ids in `skip`.
+   * Completes a task; false when it was no longer compiling, so nothing was recorded (another
+   * replica's compile completed it first, or it failed). Its `completed_at` is `now`, or a
+   * millisecond after the last task's if that is later: completion times only grow and never
+   * tie, so a pipeline polling `completed_after` the last time it saw misses none, even across a
+   * compiler moving between replicas whose clocks disagree. Its stored items stay: the prune
+   * pass deletes them later (completedWithItems), as a second compile of the task may be reading
+   * them right now.
+   */
+  async markCompleted(taskId: string, dataset: CompiledDataset, now: Date): Promise<boolean> {
+    // An UPDATE is answered [rows, affected] by TypeORM's Postgres driver.
+    const [, completed] = await this.dataSource.query<[unknown[], number]>(
+      `UPDATE scraping_tasks SET state = 'completed',
+       completed_at = GREATEST($2::timestamptz,
+         (SELECT max(completed_at) + interval '1 millisecond' FROM scraping_tasks)),
+       dataset_file = $3, dataset_rows = $4, dataset_bytes = $5,
+       dataset_sha256 = $6, data_start = $7, data_end = $8, failure_reason = NULL,
+       parquet_file = $9, parquet_bytes = $10, parquet_sha256 = $11,
+       parquet_version = CASE WHEN $9::text IS NULL THEN NULL ELSE $12::smallint END
+     WHERE id = $1 AND state = 'compiling'`,
+      [
+        taskId,
+        now.toISOString(),
+        dataset.file,
+        dataset.rows,
+        dataset.bytes,
+        dataset.sha256,
+        dataset.start?.toISOString() ?? null,
+        dataset.end?.toISOString() ?? null,
+        dataset.parquet?.file ?? null,
+        dataset.parquet?.bytes ?? null,
+        dataset.parquet?.sha256 ?? null,
+        PARQUET_VERSION,
+      ],
+    );
+    return completed > 0;
+  }
+
+  /**
+   * Completed tasks whose items are still stored, completed before `completedBefore` (or by a
+   * release that recorded no completion time), oldest completed first, but for the ids in `skip`.
    */
   completedWithItems(
     skip: readonly string[],
+    completedBefore: Date,
     limit: number,
   ): Promise<Pick<TaskRow, 'id' | 'dataset_file' | 'dataset_bytes'>[]> {
     return this.dataSource.query(
       `SELECT id, dataset_file, dataset_bytes FROM scraping_tasks task
        WHERE state = 'completed' AND dataset_file IS NOT NULL AND NOT (id = ANY($1::varchar[]))
+         AND (completed_at IS NULL OR completed_at <= $2)
          AND EXISTS (SELECT 1 FROM task_items item WHERE item.task_id = task.id)
-       ORDER BY completed_at NULLS FIRST, id LIMIT $2`,
-      [skip, limit],
+       ORDER BY completed_at NULLS FIRST, id LIMIT $3`,
+      [skip, completedBefore.toISOString(), limit],
     );
   }
 

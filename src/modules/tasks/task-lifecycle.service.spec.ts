@@ -2,6 +2,7 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   renameSync,
   rmSync,
@@ -238,7 +239,8 @@ function compiling(items: RedditItem[], dataDir: string) {
             .map((item) => ({ uri: item.uri, datetime: new Date(item.datetime), item })),
         ),
     ),
-    markCompleted: jest.fn((_id: string, _dataset: unknown, _now: Date) => Promise.resolve()),
+    isCompiling: jest.fn((_id: string) => Promise.resolve(true)),
+    markCompleted: jest.fn((_id: string, _dataset: unknown, _now: Date) => Promise.resolve(true)),
     recordCompileFailure: jest.fn(() => Promise.resolve(true)),
   };
   const parquet = {
@@ -355,7 +357,7 @@ describe(`${TaskLifecycleService.name} compiling`, () => {
     expect(await service.compileExpired()).toBe(1);
   });
 
-  // Completed before compiles deleted them, a task's items stayed in task_items for good.
+  // Never deleted, a task's items stayed in task_items for good (an audit's finding).
   it('deletes the stored items of a completed task whose dataset file is on disk, and keeps those of one whose file is not', async () => {
     const { service } = compiling([], dataDir);
     const present = datasetPath(dataDir, 'present');
@@ -367,7 +369,7 @@ describe(`${TaskLifecycleService.name} compiling`, () => {
       { id: 'cut-short', dataset_file: present, dataset_bytes: '30' },
     ];
     const repository = {
-      completedWithItems: jest.fn((skip: readonly string[], _limit: number) =>
+      completedWithItems: jest.fn((skip: readonly string[], _before: Date, _limit: number) =>
         Promise.resolve(tasks.filter((task) => !skip.includes(task.id))),
       ),
       deleteCompletedItems: jest.fn(() => Promise.resolve(1)),
@@ -375,12 +377,22 @@ describe(`${TaskLifecycleService.name} compiling`, () => {
     Object.assign(service, { repository });
 
     expect(await service.pruneCompletedItems()).toBe(1);
+    // Only tasks completed an hour ago or more: a compile of one completed since may be reading them.
+    expect(repository.completedWithItems).toHaveBeenCalledWith(
+      [],
+      new Date(NOW.getTime() - 3_600_000),
+      10,
+    );
     expect(repository.deleteCompletedItems.mock.calls).toEqual([['present']]);
     expect(logged.warn).toHaveBeenCalledTimes(2);
 
     // Said once: the next pass does not look at them again.
     await service.pruneCompletedItems();
-    expect(repository.completedWithItems).toHaveBeenLastCalledWith(['missing', 'cut-short'], 10);
+    expect(repository.completedWithItems).toHaveBeenLastCalledWith(
+      ['missing', 'cut-short'],
+      expect.any(Date),
+      10,
+    );
     expect(logged.warn).toHaveBeenCalledTimes(2);
   });
 
@@ -452,6 +464,46 @@ describe(`${TaskLifecycleService.name} compiling`, () => {
 
     expect(readFileSync(path, 'utf8')).toBe('the other replica');
     expect(existsSync(parquetPathBeside(path))).toBe(false);
+  });
+
+  // Another replica (its job lock lost) completed the task while this one paged: its files are
+  // the dataset the task records, and an empty one renamed over them was a permanent 503.
+  it('renames nothing over the files in place once the task is no longer compiling', async () => {
+    const { service, repository, parquet } = compiling([], dataDir);
+    writingParquet(parquet);
+    repository.isCompiling.mockResolvedValue(false);
+    const path = datasetPath(dataDir, COMPILED_TASK.id);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, 'the other replica');
+
+    await service.compileExpired();
+
+    expect(readFileSync(path, 'utf8')).toBe('the other replica');
+    expect(parquet.tryWrite).not.toHaveBeenCalled();
+    expect(existsSync(manifestPathOf(path))).toBe(false);
+    expect(repository.markCompleted).not.toHaveBeenCalled();
+    expect(repository.recordCompileFailure).not.toHaveBeenCalled();
+    expect(readdirSync(dirname(path))).toEqual([`${COMPILED_TASK.id}.jsonl.gz`]);
+    expect(logged.warn.mock.calls).toEqual([
+      [
+        "task r-bitcoin: completed or failed elsewhere meanwhile; this compile's dataset left unused",
+      ],
+    ]);
+  });
+
+  it('says it lost the race, not that it made a dataset, when the task was completed before it', async () => {
+    const { service, repository } = compiling([], dataDir);
+    repository.markCompleted.mockResolvedValue(false);
+
+    await service.compileExpired();
+
+    expect(repository.recordCompileFailure).not.toHaveBeenCalled();
+    expect(logged.log).not.toHaveBeenCalledWith(expect.stringContaining('dataset of'));
+    expect(logged.warn.mock.calls).toEqual([
+      [
+        'task r-bitcoin: completed or failed elsewhere while this compile renamed its files; nothing recorded',
+      ],
+    ]);
   });
 
   // A failed rename names both files: neither directory is anyone's business but the operator's.

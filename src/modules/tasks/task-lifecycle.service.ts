@@ -44,11 +44,17 @@ export const COMPILE_BUDGET_MS = 30_000;
  */
 export const COMPILE_RETRY_MS = 3_600_000;
 /**
- * Completed tasks whose stored items one pass deletes (those completed before compiles deleted
- * them): about 20,000 rows a full task, so a pass's deletes stay within seconds.
+ * Completed tasks whose stored items one pass deletes: about 20,000 rows a full task, so a
+ * pass's deletes stay within seconds.
  */
 const PRUNE_TASKS_PER_PASS = 10;
 const PRUNE_IDLE_MS = 3_600_000;
+/**
+ * How long a completed task keeps its stored items: far longer than any compile pass, so a
+ * second compile of the task (another replica's, its job lock lost) never reads them cut short.
+ * See docs/decisions.md, "Scraping task lifecycle".
+ */
+export const PRUNE_GRACE_MS = 3_600_000;
 
 /**
  * Moves tasks through their lives: while `active`, collects matching data from miners every
@@ -174,16 +180,21 @@ export class TaskLifecycleService
   }
 
   /**
-   * Deletes the stored items of up to `limit` tasks completed by a release that kept them (a
-   * compile now deletes them as it completes the task), once their JSON lines file is on disk
-   * with its recorded size: the file holds them. A task whose file is not is left alone, and
-   * said once (in this process): its items may be all that is left of its dataset. Once none
-   * is left, looked for again an hour later (a replica of the release before may complete tasks
-   * during a rolling upgrade).
+   * Deletes the stored items of up to `limit` tasks completed at least PRUNE_GRACE_MS ago, once
+   * their JSON lines file is on disk with its recorded size: the file holds them. Not at
+   * completion: another replica may be compiling the task at once, and read the rows after they
+   * were gone. A task whose file is not on disk so is left alone, and said once (in this
+   * process): its items may be all that is left of its dataset. Once none is left, looked for
+   * again an hour later.
    */
   async pruneCompletedItems(limit = PRUNE_TASKS_PER_PASS): Promise<number> {
     if (performance.now() < this.pruneIdleUntil) return 0;
-    const tasks = await this.repository.completedWithItems([...this.unprunable], limit);
+    const completedBefore = new Date(this.clock.now().getTime() - PRUNE_GRACE_MS);
+    const tasks = await this.repository.completedWithItems(
+      [...this.unprunable],
+      completedBefore,
+      limit,
+    );
     if (tasks.length === 0) this.pruneIdleUntil = performance.now() + PRUNE_IDLE_MS;
     let pruned = 0;
     for (const task of tasks) {
@@ -260,20 +271,40 @@ export class TaskLifecycleService
       const identity = await fileIdentity(file);
       if (identity !== undefined) written.set(file, identity);
     };
+    // The task is claimed by a snapshot (claimExpired): another replica's compile, its job lock
+    // lost, may have completed it since, and its files are the dataset the task records.
+    const stillCompiling = async () => {
+      if (!(await this.repository.isCompiling(task.id))) throw new NoLongerCompilingError();
+    };
     try {
-      const jsonl = await writeJsonLines(path, this.pages(task.id));
+      const jsonl = await writeJsonLines(path, this.pages(task.id), stillCompiling);
       await keep(jsonl.file);
       const dataset = { ...jsonl, parquet: await this.parquet.tryWrite(task, jsonl) };
       if (dataset.parquet) await keep(dataset.parquet.file);
       const now = this.clock.now();
-      await writeManifest(task.id, dataset, now);
+      await writeManifest(task.id, dataset, now, stillCompiling);
       await keep(manifestPathOf(jsonl.file));
-      await this.repository.markCompleted(task.id, dataset, now);
+      if (!(await this.repository.markCompleted(task.id, dataset, now))) {
+        // Between the last check and now: the files renamed are of the same stored items (kept
+        // PRUNE_GRACE_MS after completion), and the prune pass checks their size.
+        this.logger.warn(
+          `task ${task.id}: completed or failed elsewhere while this compile renamed its files; nothing recorded`,
+        );
+        return;
+      }
       this.logger.log(
         `task ${task.id}: dataset of ${jsonl.rows} rows, ${jsonl.bytes} bytes, sha256 ${jsonl.sha256}` +
           (dataset.parquet ? `; Parquet ${dataset.parquet.bytes} bytes` : ''),
       );
     } catch (error) {
+      if (error instanceof NoLongerCompilingError) {
+        // Not this compile's failure: the files in place (a file this attempt renamed before
+        // included) are the dataset now, and stay.
+        this.logger.warn(
+          `task ${task.id}: completed or failed elsewhere meanwhile; this compile's dataset left unused`,
+        );
+        return;
+      }
       this.logger.error(`task ${task.id}: compile failed: ${(error as Error).message}`);
       const counted = await this.repository.recordCompileFailure(
         task.id,
@@ -304,6 +335,9 @@ export class TaskLifecycleService
     }
   }
 }
+
+/** A compile found its task no longer `compiling` before it renamed a file into place. */
+class NoLongerCompilingError extends Error {}
 
 function progressOf(task: TaskRow): CollectionProgress {
   return {
