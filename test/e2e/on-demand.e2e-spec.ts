@@ -105,6 +105,21 @@ describe('On-demand queries against honest miners', () => {
     );
   });
 
+  it('reads a date-only end_date as the end of its day: a one-day range holds that day', async () => {
+    const day = new Date(network.devnet.corpus.now.getTime() - 2 * 86_400_000)
+      .toISOString()
+      .slice(0, 10);
+    const items = await expectExactly(
+      { source: 'x', start_date: day, end_date: day },
+      {
+        source: 'X',
+        start: new Date(`${day}T00:00:00.000Z`),
+        end: new Date(`${day}T23:59:59.999Z`),
+      },
+    );
+    expect(items.every((item) => item.datetime.startsWith(day))).toBe(true);
+  });
+
   it('returns items newest first, unique by uri, upper-case source, at most limit', async () => {
     const response = await query({ source: 'x', limit: 25 });
     const items = response.body.data as DataItem[];

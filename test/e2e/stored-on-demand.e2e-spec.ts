@@ -94,6 +94,32 @@ describe('On-demand from stored data, on a devnet where no miner serves OnDemand
     }
   });
 
+  it("answers a one-day range of date-only dates with that day's stored items", async () => {
+    const day = new Date(network.devnet.corpus.now.getTime() - 2 * 86_400_000)
+      .toISOString()
+      .slice(0, 10);
+    const expected = network.devnet.corpus.items.filter(
+      (item) =>
+        item.label === 'r/bitcoin' && item.datetime.startsWith(day) && item.source === 'REDDIT',
+    );
+    expect(expected.length).toBeGreaterThan(0);
+    const response = await query({
+      source: 'reddit',
+      keywords: ['r/bitcoin'],
+      start_date: day,
+      end_date: day,
+      limit: 1000,
+    });
+    expect(response.body.meta).toMatchObject({ origin: 'stored', no_data_available: false });
+    expect(response.body.meta.stored.coverage).toBe('complete');
+    const items = response.body.data as DataItem[];
+    expectCheckedItems(items);
+    expect(items.length).toBeGreaterThan(0);
+    expect(items.every((item) => item.datetime.startsWith(day))).toBe(true);
+    // The whole day, not its first hour.
+    expect(items.some((item) => item.datetime >= `${day}T12:00`)).toBe(true);
+  });
+
   it('filters by username and by keyword, in both keyword modes', async () => {
     const base = (await query({ source: 'X', keywords: ['#bitcoin'], limit: 20 })).body
       .data as DataItem[];

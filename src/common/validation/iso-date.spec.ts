@@ -1,4 +1,4 @@
-import { dateRefusal, parseIsoDate, parseRfc3339DateTime } from './iso-date';
+import { dateRefusal, parseIsoDate, parseIsoEndDate, parseRfc3339DateTime } from './iso-date';
 
 describe('parseIsoDate', () => {
   it('parses dates, date-times, fractions and zones', () => {
@@ -65,6 +65,34 @@ describe('parseIsoDate', () => {
     expect(parseIsoDate('2026-11-29T00:00:00-2359')?.toISOString()).toBe(
       '2026-11-29T23:59:00.000Z',
     );
+  });
+});
+
+describe('parseIsoEndDate', () => {
+  const end = (value: string) => parseIsoEndDate(value)?.toISOString();
+
+  it("reads a date alone as its day's last millisecond, in UTC without a zone", () => {
+    expect(end('2026-12-01')).toBe('2026-12-01T23:59:59.999Z');
+    expect(end(' 2026-12-01Z ')).toBe('2026-12-01T23:59:59.999Z');
+    expect(end('2026-02-28')).toBe('2026-02-28T23:59:59.999Z');
+  });
+
+  it("reads a date with a zone as the end of that zone's day", () => {
+    expect(end('2026-12-01+02:00')).toBe('2026-12-01T21:59:59.999Z');
+    expect(end('2026-12-01-0500')).toBe('2026-12-02T04:59:59.999Z');
+  });
+
+  it('reads a date-time as itself, midnight included', () => {
+    expect(end('2026-12-01T00:00')).toBe('2026-12-01T00:00:00.000Z');
+    expect(end('2026-12-01T00:00:00Z')).toBe('2026-12-01T00:00:00.000Z');
+    expect(end('2026-12-01 12:30:15.5+01:00')).toBe('2026-12-01T11:30:15.500Z');
+  });
+
+  it('keeps a day within year 9999 and refuses what parseIsoDate refuses', () => {
+    expect(end('9999-12-31')).toBe('9999-12-31T23:59:59.999Z');
+    expect(end('9999-12-31-01:00')).toBe('9999-12-31T23:59:59.999Z');
+    expect(parseIsoEndDate('2026-02-30')).toBeUndefined();
+    expect(parseIsoEndDate('tomorrow')).toBeUndefined();
   });
 });
 

@@ -23,6 +23,21 @@ export function parseIsoDate(value: string): Date | undefined {
   return instant === undefined || instant > LAST_INSTANT ? undefined : new Date(instant);
 }
 
+const DAY_MS = 86_400_000;
+
+/**
+ * The inclusive end of a range a client names (on-demand `end_date`): a date alone names its
+ * whole day, so it ends at that day's last millisecond (in its zone, UTC without one), as
+ * comparisons are `<=`; a date-time is itself. Read as its midnight, a one-day range held no
+ * data. Kept within year 9999 (a day in a zone west of UTC would run past it).
+ * docs/decisions.md, "A date-only end is the end of its day".
+ */
+export function parseIsoEndDate(value: string): Date | undefined {
+  const date = parseIsoDate(value);
+  if (!date || ISO_DATE.exec(value.trim())?.[4] !== undefined) return date;
+  return new Date(Math.min(date.getTime() + DAY_MS - 1, LAST_INSTANT));
+}
+
 /**
  * What a refused date's error says: `expected` (the form the field takes), unless the value has
  * that form but names an instant past year 9999 in UTC. One message wherever a date is read.

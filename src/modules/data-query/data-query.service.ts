@@ -6,7 +6,7 @@ import { MetricsService } from '../../common/metrics/metrics.service';
 import { validationError } from '../../common/errors/validation-error-item';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
-import { parseIsoDate } from '../../common/validation/iso-date';
+import { parseIsoDate, parseIsoEndDate } from '../../common/validation/iso-date';
 import { NetworkService } from '../../network/network.service';
 import { NetworkQueryResult, StoredCounts } from '../../network/query-result';
 import { authorKey, NetworkQuery } from '../../network/protocol';
@@ -99,10 +99,14 @@ function storedMeta(stored: StoredCounts): StoredDataMetaDto {
   };
 }
 
-/** Without `end_date`, the query ends now: on the service's clock, as the stored data's hours. */
+/**
+ * Without `end_date`, the query ends now: on the service's clock, as the stored data's hours. A
+ * date-only `end_date` is the end of its day (parseIsoEndDate): the live matcher, the stored
+ * hours and what miners are sent all read this one instant.
+ */
 function toNetworkQuery(request: DataQueryRequestDto, now: Date): NetworkQuery {
   const startDate = request.start_date ? parseIsoDate(request.start_date)! : null;
-  const endDate = request.end_date ? parseIsoDate(request.end_date)! : now;
+  const endDate = request.end_date ? parseIsoEndDate(request.end_date)! : now;
   if (startDate && startDate > endDate) {
     // Without end_date the range ends now: a start in the future is what is wrong, said so.
     const after = request.end_date ? 'end_date' : 'now (the end of a query without end_date)';

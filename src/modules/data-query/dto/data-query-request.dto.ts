@@ -81,7 +81,8 @@ export class DataQueryRequestDto {
 
   @ApiPropertyOptional({
     description:
-      'ISO 8601 date or date-time (no zone = UTC). No value = no lower bound within the 30-day retention.',
+      'ISO 8601 date or date-time (no zone = UTC), the inclusive start of the range; a date alone is its 00:00. ' +
+      'No value = no lower bound within the 30-day retention.',
     type: String,
     nullable: true,
     example: '2026-11-20T00:00:00Z',
@@ -92,7 +93,10 @@ export class DataQueryRequestDto {
   start_date?: string | null;
 
   @ApiPropertyOptional({
-    description: 'ISO 8601 date or date-time (no zone = UTC). No value = now.',
+    description:
+      'ISO 8601 date or date-time (no zone = UTC), the inclusive end of the range. A date alone is the end of ' +
+      'that day (its last millisecond, 23:59:59.999), so a start and end of the same date ask for that whole day. ' +
+      'No value = now.',
     type: String,
     nullable: true,
     example: null,
