@@ -1,3 +1,4 @@
+import { inItemOrder } from './item-order';
 import { DataItem, RedditItem, XItem, xHandle } from './protocol';
 import { count } from './sn13/records';
 
@@ -43,10 +44,16 @@ type LegacyRedditItem = Omit<
 
 export type StoredItemShape = DataItem | LegacyXItem | LegacyRedditItem;
 
+/**
+ * Every path that returns or writes items read back from jsonb (the item store's reads, so stored
+ * answers and query_bucket, and task datasets) reads them through here, so their keys come in
+ * the declared order (inItemOrder), not Postgres'.
+ */
 export function currentItemShape(item: StoredItemShape): DataItem {
   if (!('content_size_bytes' in item))
     return item.source === 'X' ? withCounts(withHandles(currentX(item))) : currentReddit(item);
-  return item.source === 'X' ? withCounts(withHandles(item)) : withRedditCounts(item);
+  const ordered = inItemOrder(item);
+  return ordered.source === 'X' ? withCounts(withHandles(ordered)) : withRedditCounts(ordered);
 }
 
 const TWEET_COUNTS = [

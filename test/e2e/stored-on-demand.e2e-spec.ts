@@ -5,6 +5,7 @@ import { IndexSyncService } from '../../src/network/index-sync.service';
 import { NetworkService } from '../../src/network/network.service';
 import { DataItem, timeBucketId } from '../../src/network/protocol';
 import { matchesPlainly, startTestNetwork, TestNetwork } from '../support/network';
+import { keyPaths, liveItem } from '../support/items';
 import { registerTask } from '../support/tasks';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 import { until } from '../support/until';
@@ -53,11 +54,16 @@ describe('On-demand from stored data, on a devnet where no miner serves OnDemand
     app.http.post(ENDPOINT).set('X-API-Key', TEST_MASTER_KEY).send(body).expect(200);
   const corpus = () => new Map(network.devnet.corpus.items.map((item) => [item.uri, item]));
 
-  /** Every item is a corpus item, unchanged in what the gateway reads, newest first. */
+  /**
+   * Every item is a corpus item, unchanged in what the gateway reads, its keys in the order of a
+   * live answer's (not the jsonb column's), newest first.
+   */
   function expectCheckedItems(items: DataItem[]) {
     const known = corpus();
-    for (const item of items)
+    for (const item of items) {
       expect(known.get(item.uri)).toMatchObject({ uri: item.uri, label: item.label });
+      expect(keyPaths(item)).toEqual(keyPaths(liveItem(known.get(item.uri)!)));
+    }
     const times = items.map((item) => Date.parse(item.datetime));
     expect([...times].sort((a, b) => b - a)).toEqual(times);
   }

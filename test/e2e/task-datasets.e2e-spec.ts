@@ -22,6 +22,7 @@ import { sample } from '../support/prometheus-text';
 import { expectedRows, readParquet, readParquetMetadata } from '../support/parquet-reader';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 import { registerTask } from '../support/tasks';
+import { keyPaths, liveItem } from '../support/items';
 
 const DAY = 24 * 3600 * 1000;
 const PARQUET = 'application/vnd.apache.parquet';
@@ -134,6 +135,9 @@ describe('Task datasets as Parquet', () => {
       const { items } = await bothFormats(id);
       const corpus = new Map(network.devnet.corpus.items.map((item) => [item.uri, item]));
       for (const item of items) expect(item).toEqual(corpus.get(item.uri));
+      // Keys in the order of live answers, not the jsonb column's they were stored in.
+      for (const item of items)
+        expect(keyPaths(item)).toEqual(keyPaths(liveItem(corpus.get(item.uri)!)));
     }
   });
 

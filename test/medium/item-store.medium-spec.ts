@@ -11,6 +11,7 @@ import {
 import { SourceId } from '../../src/network/sources';
 import { BucketDelivery, StoredItemQuery } from '../../src/network/stored/item-store';
 import { ItemStoreRepository } from '../../src/network/stored/item-store.repository';
+import { keyPaths, liveItem } from '../support/items';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
 
 const HOUR_MS = 3_600_000;
@@ -109,6 +110,32 @@ describe(ItemStoreRepository.name, () => {
       deliveredBy: ['hotkey-1', 'hotkey-2'],
       fetchedAt: new Date('2023-11-09T01:00:00Z'),
     });
+  });
+
+  it('reads items back with their keys in the order of live answers, nested ones too', async () => {
+    const thread = redditPost('r1', 6, 'r/a');
+    thread.createdAt = thread.datetime;
+    const x = liveItem(xPost('1', 5, '#a'));
+    const reddit = liveItem(thread);
+    // The hosted API's order, which live answers have (sn13/records.ts).
+    expect(Object.keys(x).slice(0, 7)).toEqual([
+      'text',
+      'datetime',
+      'uri',
+      'source',
+      'label',
+      'content_size_bytes',
+      'tweet',
+    ]);
+    await store.save(delivery('hotkey-1', [x]));
+    await store.save(delivery('hotkey-1', [reddit]));
+
+    const [storedX] = await find({});
+    const [storedReddit] = await find({ source: 1 });
+    expect(storedX.item).toEqual(x);
+    expect(keyPaths(storedX.item)).toEqual(keyPaths(x));
+    expect(storedReddit.item).toEqual(reddit);
+    expect(keyPaths(storedReddit.item)).toEqual(keyPaths(reddit));
   });
 
   it('does not count a copy whose content differs as corroboration, and keeps the first', async () => {

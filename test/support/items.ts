@@ -1,4 +1,6 @@
-import { RedditItem } from '../../src/network/protocol';
+import { toWireEntity } from '../../src/devnet/miner-records';
+import { DataItem, RedditItem } from '../../src/network/protocol';
+import { convertEntity } from '../../src/network/sn13/entities';
 
 /**
  * A Reddit comment in the current item shape, as miners answer it and tasks store it; a test
@@ -28,4 +30,21 @@ export function redditComment(overrides: Partial<RedditItem> = {}): RedditItem {
     content: 'A reply',
     ...overrides,
   };
+}
+
+/** `item` as a live answer has it: its entity as a miner serves it, read by the gateway. */
+export function liveItem(item: DataItem): DataItem {
+  return convertEntity(toWireEntity(item), item.source === 'X' ? 'x' : 'reddit')!.item;
+}
+
+/**
+ * Every key path of `value` in order (`tweet`, `tweet.id`, …), nested objects included, arrays
+ * not: what a client's `json_normalize` or CSV columns follow.
+ */
+export function keyPaths(value: unknown, prefix = ''): string[] {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return [];
+  return Object.entries(value).flatMap(([key, inner]) => [
+    `${prefix}${key}`,
+    ...keyPaths(inner, `${prefix}${key}.`),
+  ]);
 }
