@@ -1,4 +1,5 @@
 import { readFileSync, readdirSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, configWarnings, loadConfig } from './load-config';
 import { HOUR_MS } from '../common/clock/durations';
@@ -265,7 +266,12 @@ describe(loadConfig.name, () => {
     expect(config.validatorKey).toEqual({
       uri: undefined,
       expectedHotkey: undefined,
-      wallet: { path: '~/.bittensor/wallets', name: 'default', hotkey: 'default', explicit: false },
+      wallet: {
+        path: join(homedir(), '.bittensor', 'wallets'),
+        name: 'default',
+        hotkey: 'default',
+        explicit: false,
+      },
     });
   });
 
@@ -869,7 +875,7 @@ describe(loadConfig.name, () => {
       const config = loadConfig({ VALIDATOR_HOTKEY_URI: '//Gateway', BT_WALLET_NAME: '' });
 
       expect(config.validatorKey.wallet).toEqual({
-        path: '~/.bittensor/wallets',
+        path: join(homedir(), '.bittensor', 'wallets'),
         name: 'default',
         hotkey: 'default',
         explicit: false,

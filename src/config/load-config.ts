@@ -5,6 +5,7 @@ import { AppConfig, OnDemandMode } from './app-config';
 import { parseCorsOrigins } from './cors-origins';
 import { BODY_LIMIT_FORM, bytesOf } from '../common/http/body-limit';
 import { EnvironmentVariables } from './environment-variables';
+import { expandHome, PATH_VARIABLES } from './home-path';
 import { indexSyncProblems, indexSyncSeconds } from './index-sync-schedule';
 import { callBudgetExcesses, defaultCallBudgets, loopbackOnly } from './miner-call-limits';
 import {
@@ -46,6 +47,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       );
     if (!vars.DATABASE_URL) problems.push('DATABASE_URL: required when NODE_ENV=production');
   }
+  expandHomePaths(problems, vars);
   problems.push(
     ...metagraphSourceProblems(vars),
     ...bodyLimitProblems(vars.BODY_LIMIT),
@@ -315,6 +317,15 @@ function clockSimulationOf(
 function devnetMiners(vars: EnvironmentVariables): number {
   if (vars.SUBTENSOR_URL || vars.METAGRAPH_FILE) return 0;
   return vars.DEVNET_MINERS ?? (vars.NODE_ENV === 'development' ? 8 : 0);
+}
+
+/** Every path setting with its `~` expanded, so that each reader of the config sees the same path. */
+function expandHomePaths(problems: string[], vars: EnvironmentVariables): void {
+  for (const name of PATH_VARIABLES) {
+    const path = vars[name];
+    if (typeof path === 'string')
+      vars[name] = parsed(problems, name, () => expandHome(path)) ?? path;
+  }
 }
 
 /** Runs a parser of one variable; its error becomes a problem naming the variable. */

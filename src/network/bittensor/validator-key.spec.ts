@@ -11,7 +11,7 @@ import os, { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadVectors } from '../../../test/support/bittensor-fixtures';
 import { ValidatorKeySettings } from '../../config/app-config';
-import { ConfigError } from '../../config/load-config';
+import { ConfigError, loadConfig } from '../../config/load-config';
 import { GENERATED_KEY_FILE, loadValidatorKey } from './validator-key';
 
 const { btwallet, sr25519 } = loadVectors();
@@ -128,9 +128,10 @@ describe(loadValidatorKey.name, () => {
     });
     // The home directory of a test run is not the developer's: os.homedir is told it.
     jest.spyOn(os, 'homedir').mockReturnValue(directory);
-    const wallet = { path: '~/wallets', name: 'default', hotkey: 'default', explicit: true };
+    // loadConfig expands it (config/home-path.ts), as every path setting's.
+    const { validatorKey } = loadConfig({ NODE_ENV: 'test', BT_WALLET_PATH: '~/wallets' });
 
-    const key = await loadValidatorKey(settings({ wallet }), 'production', directory);
+    const key = await loadValidatorKey(validatorKey, 'production', directory);
 
     expect(key.keypair.address).toBe(btwallet.ss58);
   });

@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { ValidatorKeySettings } from '../../config/app-config';
 import { ConfigError } from '../../config/load-config';
@@ -65,7 +64,7 @@ function selectKey(
       throw new ConfigError([`VALIDATOR_HOTKEY_URI: ${(error as KeyError).message}`]);
     }
   }
-  const file = join(expandHome(wallet.path), wallet.name, 'hotkeys', wallet.hotkey);
+  const file = join(wallet.path, wallet.name, 'hotkeys', wallet.hotkey);
   if (existsSync(file) || wallet.explicit || nodeEnv === 'production')
     return { keypair: readWallet(file), origin: `wallet file ${file}`, created: false };
   return generatedKey(join(dataDir, GENERATED_KEY_FILE));
@@ -85,8 +84,4 @@ function generatedKey(file: string): ValidatorKey {
   const origin = `development key file ${file}`;
   if (existsSync(file)) return { keypair: readWallet(file), origin, created: false };
   return { ...createWalletHotkey(file, { mnemonic: Sr25519Keypair.generate().mnemonic }), origin };
-}
-
-function expandHome(path: string): string {
-  return path === '~' || path.startsWith('~/') ? join(homedir(), path.slice(1)) : path;
 }

@@ -1,0 +1,62 @@
+import os from 'node:os';
+import { join } from 'node:path';
+import { getMetadataStorage } from 'class-validator';
+import { EnvironmentVariables } from './environment-variables';
+import { PATH_VARIABLES } from './home-path';
+import { ConfigError, loadConfig } from './load-config';
+
+const HOME = '/home/operator';
+
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  return [];
+}
+
+describe('Path settings starting with ~', () => {
+  beforeEach(() => jest.spyOn(os, 'homedir').mockReturnValue(HOME));
+  afterEach(() => jest.restoreAllMocks());
+
+  it("gives every path setting's ~/ as the home directory", () => {
+    const config = loadConfig({
+      DATA_DIR: '~/gateway-data',
+      BT_WALLET_PATH: '~/wallets',
+      METAGRAPH_FILE: '~/devnet/metagraph.json',
+      HF_RESULTS_PATH: '~/hf_validation.parquet',
+      DEFAULT_DESIRABILITIES_FILE: '~/desirabilities.json',
+    });
+
+    expect(config.dataDir).toBe(join(HOME, 'gateway-data'));
+    expect(config.validatorKey.wallet.path).toBe(join(HOME, 'wallets'));
+    expect(config.network.metagraphFile).toBe(join(HOME, 'devnet', 'metagraph.json'));
+    expect(config.repos.hfResultsPath).toBe(join(HOME, 'hf_validation.parquet'));
+    expect(config.defaultDesirabilitiesFile).toBe(join(HOME, 'desirabilities.json'));
+  });
+
+  it('expands the default BT_WALLET_PATH and a bare ~, and leaves other paths as given', () => {
+    expect(loadConfig({}).validatorKey.wallet.path).toBe(join(HOME, '.bittensor', 'wallets'));
+    expect(loadConfig({ DATA_DIR: '~' }).dataDir).toBe(HOME);
+    expect(loadConfig({ DATA_DIR: './~/x' }).dataDir).toBe('./~/x');
+    expect(loadConfig({ DATA_DIR: '/srv/a~b' }).dataDir).toBe('/srv/a~b');
+    expect(loadConfig({}).dataDir).toBe('./.data');
+  });
+
+  it("refuses ~name/ (another user's home), naming the variable", () => {
+    expect(problemsOf({ DATA_DIR: '~alice/data', METAGRAPH_FILE: '~bob' })).toEqual([
+      expect.stringMatching(/^DATA_DIR: starts with ~name, another user's home/),
+      expect.stringMatching(/^METAGRAPH_FILE: starts with ~name, another user's home/),
+    ]);
+  });
+
+  it('covers every setting of the schema named as a path (…_DIR, …_PATH, …_FILE)', () => {
+    const names = getMetadataStorage()
+      .getTargetValidationMetadatas(EnvironmentVariables, '', true, false)
+      .map((entry) => entry.propertyName);
+    const paths = [...new Set(names)].filter((name) => /_(DIR|PATH|FILE)$/.test(name));
+    expect([...PATH_VARIABLES].sort()).toEqual(paths.sort());
+  });
+});

@@ -1,0 +1,33 @@
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { EnvironmentVariables } from './environment-variables';
+
+/**
+ * Every setting that names a file or directory. A `~` at their start is the home directory, as a
+ * shell would have it: dotenv and docker's env_file pass `DATA_DIR=~/gateway-data` as it is,
+ * and it was expanded for BT_WALLET_PATH alone, so the others made a directory named `~` in
+ * the working directory (the embedded Postgres, the master key and the datasets in it, and
+ * off the replicas' shared path). load-config.spec.ts holds this list to the schema's names.
+ */
+export const PATH_VARIABLES = [
+  'BT_WALLET_PATH',
+  'DATA_DIR',
+  'METAGRAPH_FILE',
+  'HF_RESULTS_PATH',
+  'DEFAULT_DESIRABILITIES_FILE',
+] as const satisfies readonly (keyof EnvironmentVariables)[];
+
+/**
+ * `~` and `~/…` are the home directory of the user the process runs as. `~name/…` (another
+ * user's home, in a shell) is refused rather than taken as a directory named `~name`: the
+ * process does not look up other users, and the literal reading is the silent mistake above.
+ */
+export function expandHome(path: string): string {
+  if (path === '~' || path.startsWith('~/')) return join(homedir(), path.slice(1));
+  if (path.startsWith('~'))
+    throw new Error(
+      "starts with ~name, another user's home, which is not expanded (only ~ and ~/ are): " +
+        'write the absolute path, or ./~name for a directory of that name',
+    );
+  return path;
+}
