@@ -101,6 +101,7 @@ export class MinerIndex1763900000000 implements MigrationInterface {
     await queryRunner.query('ALTER TABLE miners DROP COLUMN index_synced_at');
     for (const table of [
       'job_runs',
+      'aggregates_version',
       'bucket_totals',
       'label_totals',
       'miner_bucket_totals',
