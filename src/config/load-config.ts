@@ -14,6 +14,7 @@ import {
   parseAllowedNetworks,
   parseCallBudgets,
 } from './miner-network-settings';
+import { publicationLeaseProblem, publicationLeaseProblems } from './publication-timeouts';
 import { parseTrustProxy, TrustProxy } from './trust-proxy';
 
 export class ConfigError extends Error {
@@ -52,6 +53,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     ...metagraphSourceProblems(vars),
     ...bodyLimitProblems(vars.BODY_LIMIT),
     ...httpTimeoutProblems(vars),
+    ...publicationLeaseProblems(vars),
   );
   const allowedNetworks = parsed(problems, 'MINER_ALLOWED_NETWORKS', () =>
     parseAllowedNetworks(
@@ -214,11 +216,19 @@ const SAMPLE_MASTER_KEYS = ['change-me-to-a-long-random-string'];
 
 /**
  * What a loaded configuration allows but should not, said as a warning at start: budgets above
- * the miners' limits (refused wherever real miners can be reached, loadConfig).
+ * the miners' limits (refused wherever real miners can be reached, loadConfig), and outside
+ * production a publication lease shorter than an attempt (refused in production, loadConfig).
  */
 export function configWarnings(config: AppConfig): string[] {
-  const { callBudgets, validatorSharesHotkey, callBudgetMarginMs } = config.network;
-  return callBudgetExcesses(callBudgets, validatorSharesHotkey, callBudgetMarginMs);
+  const { callBudgets, validatorSharesHotkey, callBudgetMarginMs, subtensor } = config.network;
+  const lease =
+    config.nodeEnv !== 'production' && config.gravity.repoUrl && subtensor
+      ? publicationLeaseProblem(config.publication.leaseMs, subtensor.timeoutMs)
+      : undefined;
+  return [
+    ...callBudgetExcesses(callBudgets, validatorSharesHotkey, callBudgetMarginMs),
+    ...(lease ? [lease] : []),
+  ];
 }
 
 /**

@@ -5,14 +5,9 @@ import type { SignerPayloadRaw } from '@polkadot/types/types';
 import type { SubmittableResult } from '@polkadot/api';
 import { hexToU8a, stringToU8a, u8aConcat, u8aToHex } from '@polkadot/util';
 import { blake2AsU8a } from '@polkadot/util-crypto';
+import { INCLUSION_TIMEOUT_MS } from '../../config/publication-timeouts';
 import { Sr25519Keypair } from '../../network/bittensor/keypair';
 import { SubtensorConnection } from '../../network/chain/subtensor-connection';
-
-/**
- * How long a commitment may take to be included: a block is 12 s; a node queues a transaction
- * for a few blocks at most when the chain is busy.
- */
-const INCLUSION_TIMEOUT_MS = 120_000;
 
 /**
  * Errors of the Commitments pallet that mean "too soon, wait and retry": the per-account rate

@@ -2,16 +2,16 @@ import { createHash } from 'node:crypto';
 import { lstat, mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import { Logger } from '@nestjs/common';
+import { GIT_FETCH_TIMEOUT_MS } from '../../config/publication-timeouts';
 import { GitError, GitOptions, redactGit, runGit } from './git';
 
-const FETCH_TIMEOUT_MS = 120_000;
 /**
  * A lock file older than this belongs to no git command running: none of ours (nor another
  * replica's on the same DATA_DIR) runs longer than a fetch or a push, 120 s, and the 2 s before
  * SIGKILL. One left by a git killed outright (the service killed mid-fetch) made every later
  * fetch fail: "cannot lock ref … File exists".
  */
-const STALE_LOCK_MS = FETCH_TIMEOUT_MS + 30_000;
+const STALE_LOCK_MS = GIT_FETCH_TIMEOUT_MS + 30_000;
 /** A local command: reading an object, writing one, resolving a name. */
 export const LOCAL_TIMEOUT_MS = 15_000;
 /** Every branch of the remote, kept apart from our own branch ref. */
@@ -89,7 +89,7 @@ export class GravityClone {
     try {
       await this.git(
         ['fetch', '--quiet', '--no-tags', repoUrl, `+refs/heads/${branch}:refs/heads/${branch}`],
-        FETCH_TIMEOUT_MS,
+        GIT_FETCH_TIMEOUT_MS,
       );
     } catch (error) {
       // A new repository without the branch yet: nothing to read, and publish starts it.
@@ -115,7 +115,7 @@ export class GravityClone {
     await this.removeStaleLocks();
     await this.git(
       ['fetch', '--quiet', '--no-tags', '--prune', this.settings.repoUrl, BRANCHES_REFSPEC],
-      FETCH_TIMEOUT_MS,
+      GIT_FETCH_TIMEOUT_MS,
     );
   }
 

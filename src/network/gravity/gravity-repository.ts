@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { OnModuleDestroy } from '@nestjs/common';
+import { GIT_PUSH_TIMEOUT_MS } from '../../config/publication-timeouts';
 import { GitError } from './git';
 import {
   causeOutput,
@@ -14,8 +15,6 @@ export const PREFERENCES_FOLDER = 'validator_preferences';
 /** A preferences file larger than this is no vote (a vote of 100,000 jobs is about 20 MB). */
 export const MAX_PREFERENCES_BYTES = 32 * 1024 * 1024;
 
-/** A push of one small commit; a stuck remote is given up. */
-const PUSH_TIMEOUT_MS = 120_000;
 /** Pushes refused because the remote moved, redone on top of it, before publish fails. */
 const PUSH_ATTEMPTS = 5;
 const SHA = /^[0-9a-f]{40}$/;
@@ -193,7 +192,7 @@ export class GravityRepository implements OnModuleDestroy {
     try {
       await this.clone.git(
         ['push', '--porcelain', repoUrl, `${commit}:refs/heads/${branch}`],
-        PUSH_TIMEOUT_MS,
+        GIT_PUSH_TIMEOUT_MS,
       );
     } catch (error) {
       const output = causeOutput(error);
