@@ -3,7 +3,11 @@ import { Agent, createServer, get, IncomingMessage, ServerResponse } from 'node:
 import { AddressInfo, connect } from 'node:net';
 import type { INestApplication, LoggerService } from '@nestjs/common';
 import { until } from '../../../test/support/until';
-import { exitOnSignal, installGracefulShutdown } from './graceful-shutdown';
+import {
+  exitOnSignal,
+  installGracefulShutdown,
+  REPEATED_SIGNAL_WINDOW_MS,
+} from './graceful-shutdown';
 
 const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
 type SignalListener = (signal: NodeJS.Signals) => void;
@@ -27,7 +31,8 @@ function currentListeners(): Map<string, SignalListener[]> {
 
 /**
  * A loopback server whose /slow answers after `slowMs` and /never never answers, behind a fake
- * app that records its close; the graceful shutdown installed on it, with a fake exit.
+ * app that records its close; the graceful shutdown installed on it, with a fake exit and a
+ * clock the test moves (`advance`).
  */
 async function setUp(options: { timeoutMs: number; slowMs?: number; closeFails?: boolean }) {
   const events: string[] = [];
@@ -52,10 +57,12 @@ async function setUp(options: { timeoutMs: number; slowMs?: number; closeFails?:
   const logger = {
     log: (message: string) => lines.push(message),
     warn: (message: string) => lines.push(message),
+    debug: (message: string) => lines.push(message),
     error: (message: string) => lines.push(message),
   } as LoggerService;
   let exited: (code: number) => void = () => undefined;
   const exit = new Promise<number>((resolve) => (exited = resolve));
+  let clock = 1_000_000;
   const before = currentListeners();
   installGracefulShutdown(app, {
     timeoutMs: options.timeoutMs,
@@ -69,6 +76,7 @@ async function setUp(options: { timeoutMs: number; slowMs?: number; closeFails?:
       events.push(`exit ${code}`);
       exited(code);
     },
+    now: () => clock,
   });
   const listeners = addedListeners(before);
   const signal = (name: (typeof SIGNALS)[number]) => {
@@ -80,6 +88,7 @@ async function setUp(options: { timeoutMs: number; slowMs?: number; closeFails?:
     lines,
     exit,
     signal,
+    advance: (ms: number) => (clock += ms),
     /** Shuts down if the test did not, takes the listeners off the process and ends the rest. */
     tearDown: async () => {
       if (server.listening) signal('SIGTERM');
@@ -187,13 +196,50 @@ describe('installGracefulShutdown', () => {
   });
 
   it('exits 1 at once on a second signal, without waiting for the drain', async () => {
-    const { port, events, lines, exit, signal } = await start({ timeoutMs: 10_000 });
+    const { port, events, lines, exit, signal, advance } = await start({ timeoutMs: 10_000 });
     void fetchText(port, '/never');
     await untilRequested(events, '/never');
     signal('SIGINT');
+    advance(REPEATED_SIGNAL_WINDOW_MS + 1);
     signal('SIGHUP');
     expect(await exit).toBe(1);
     expect(lines).toContain('SIGHUP again: exiting without waiting');
+    expect(events).not.toContain('app closed');
+  });
+
+  // Ctrl-C under `npm start`: the terminal signals node, and npm passes the same SIGINT on.
+  it('takes a signal repeated within the window for the first one: drains, closes, exits 0', async () => {
+    const { port, events, lines, exit, signal, advance } = await start({
+      timeoutMs: 5000,
+      slowMs: 300,
+    });
+    const inFlight = fetchText(port, '/slow');
+    await untilRequested(events, '/slow');
+    signal('SIGINT');
+    advance(12);
+    signal('SIGINT');
+    advance(REPEATED_SIGNAL_WINDOW_MS - 12);
+    signal('SIGTERM');
+    expect(await inFlight).toBe('200 done');
+    expect(await exit).toBe(0);
+    expect(events).toEqual(['request /slow', 'app closed', 'after close', 'exit 0']);
+    expect(lines.filter((line) => line.includes('again'))).toEqual([
+      `SIGINT again within ${REPEATED_SIGNAL_WINDOW_MS} ms: the same signal passed on, still draining`,
+      `SIGTERM again within ${REPEATED_SIGNAL_WINDOW_MS} ms: the same signal passed on, still draining`,
+    ]);
+  });
+
+  it('still exits at once on a press after the window, counted from the first signal', async () => {
+    const { port, events, lines, exit, signal, advance } = await start({ timeoutMs: 10_000 });
+    void fetchText(port, '/never');
+    await untilRequested(events, '/never');
+    signal('SIGINT');
+    advance(10);
+    signal('SIGINT');
+    advance(REPEATED_SIGNAL_WINDOW_MS);
+    signal('SIGINT');
+    expect(await exit).toBe(1);
+    expect(lines).toContain('SIGINT again: exiting without waiting');
     expect(events).not.toContain('app closed');
   });
 

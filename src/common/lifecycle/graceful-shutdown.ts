@@ -10,7 +10,17 @@ export interface GracefulShutdownOptions {
   afterClose?: () => Promise<void>;
   /** Default: process.exit. Tests pass their own. */
   exit?: (code: number) => void;
+  /** Default: Date.now. Tests pass their own clock. */
+  now?: () => number;
 }
+
+/**
+ * A repeated signal within this long of the first is the same Ctrl-C arriving twice, not a
+ * second press: a terminal signals its whole foreground group, and npm's run-script passes the
+ * SIGINT (and a SIGTERM sent to the group) on to its child as well, so node under `npm start`
+ * hears one Ctrl-C twice a few milliseconds apart. A person pressing again takes longer.
+ */
+export const REPEATED_SIGNAL_WINDOW_MS = 1000;
 
 /**
  * SIGHUP too: a closed terminal sends it, and Node's default (exit at once, no `exit` event)
@@ -36,21 +46,31 @@ export function exitOnSignal(): () => void {
  * On SIGTERM, SIGINT or SIGHUP: stop accepting connections, let in-flight requests finish
  * (bounded by `timeoutMs`), then close the app, whose shutdown hooks stop the background jobs
  * (releasing their advisory locks) and close the Postgres pool and the Redis connection. A
- * second signal exits at once.
+ * second signal exits at once, unless it comes within `REPEATED_SIGNAL_WINDOW_MS` of the first
+ * (the same signal delivered twice; see docs/decisions.md, "Replicas and shutdown").
  */
 export function installGracefulShutdown(
   app: INestApplication,
   options: GracefulShutdownOptions,
 ): void {
   const exit = options.exit ?? ((code: number) => process.exit(code));
-  let shuttingDown = false;
+  const now = options.now ?? Date.now;
+  let firstSignalAt: number | undefined;
   const onSignal = (signal: NodeJS.Signals) => {
-    if (shuttingDown) {
+    const at = now();
+    if (firstSignalAt !== undefined) {
+      if (at - firstSignalAt <= REPEATED_SIGNAL_WINDOW_MS) {
+        options.logger.debug?.(
+          `${signal} again within ${REPEATED_SIGNAL_WINDOW_MS} ms: the same signal passed on, still draining`,
+          'Shutdown',
+        );
+        return;
+      }
       options.logger.warn(`${signal} again: exiting without waiting`, 'Shutdown');
       exit(1);
       return;
     }
-    shuttingDown = true;
+    firstSignalAt = at;
     options.logger.log(`${signal}: draining in-flight requests, then shutting down`, 'Shutdown');
     void shutDown(app, options).then(
       () => exit(0),
