@@ -1,9 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { arch, platform, userInfo } from 'node:os';
 import { resolve } from 'node:path';
 import { Client } from 'pg';
+import { StartupError } from '../common/lifecycle/startup-failure';
+import { firstClosedDirectory, SystemUser } from './directory-access';
 import { removeStalePostmaster, startPostmaster } from './postmaster';
 
 export interface EmbeddedDatabase {
@@ -32,6 +34,8 @@ export async function startEmbeddedPostgres(
   log: (message: string) => void = () => undefined,
 ): Promise<EmbeddedDatabase> {
   const databaseDir = resolve(directory);
+  if (userInfo().uid === 0)
+    checkPostgresCanReach(databaseDir, lookUpSystemUser(USER) ?? NOT_YET_CREATED);
   removeStalePostmaster(databaseDir, log);
   if (!existsSync(resolve(databaseDir, 'PG_VERSION'))) await createCluster(databaseDir, port, log);
   const server = await startPostmaster({
@@ -95,15 +99,52 @@ async function createCluster(
 /** Postgres refuses to run as root: as root, it runs as the `postgres` system user. */
 function systemUser(): { uid: number; gid: number } | undefined {
   if (userInfo().uid !== 0) return undefined;
-  try {
-    const id = (flag: string) => Number(execFileSync('id', [flag, USER], { encoding: 'utf8' }));
-    return { uid: id('-u'), gid: id('-g') };
-  } catch {
+  const user = lookUpSystemUser(USER);
+  if (!user)
     throw new Error(
       'Postgres does not run as root, and there is no `postgres` system user to run it as ' +
         '(it is created with the cluster; remove the data directory to create both again)',
     );
+  return { uid: user.uid, gid: user.gids[0] };
+}
+
+/** A system user's ids (its primary group first), or undefined when there is no such user. */
+function lookUpSystemUser(name: string): SystemUser | undefined {
+  const id = (flag: string) => execFileSync('id', [flag, name], { encoding: 'utf8' }).trim();
+  try {
+    const primary = Number(id('-g'));
+    const others = id('-G').split(/\s+/).map(Number);
+    return { uid: Number(id('-u')), gids: [primary, ...others.filter((gid) => gid !== primary)] };
+  } catch {
+    return undefined;
   }
+}
+
+/**
+ * The `postgres` user the package has yet to create (on the first start as root): it will own
+ * nothing and be in a group of its own, new, so only the others' bits let it in.
+ */
+const NOT_YET_CREATED: SystemUser = { uid: -1, gids: [] };
+
+/**
+ * As root, initdb and the server run as the `postgres` system user, which must be able to enter
+ * every directory above the cluster's. Under /root (mode 700), initdb failed with "could not
+ * access directory … Permission denied" and a stack trace. The operator's directories are not
+ * opened up for it: the start refuses in one line, naming what to set. The cluster's directory
+ * is made first (the package makes it too, then gives it to `postgres`), so that every directory
+ * above it exists to be read.
+ */
+export function checkPostgresCanReach(databaseDir: string, user: SystemUser): void {
+  mkdirSync(databaseDir, { recursive: true });
+  const closed = firstClosedDirectory(databaseDir, user);
+  if (closed === undefined) return;
+  const mode = (statSync(closed).mode & 0o777).toString(8);
+  throw new StartupError(
+    `Startup failed: the embedded Postgres runs as the \`${USER}\` system user (Postgres refuses ` +
+      `root), which cannot enter ${closed} (mode ${mode}) to reach its data in ${databaseDir}: ` +
+      `set DATA_DIR to a directory the ${USER} user can reach, or DATABASE_URL to use a ` +
+      'Postgres of your own',
+  );
 }
 
 /** The `postgres` executable of the package's binaries for this platform. */

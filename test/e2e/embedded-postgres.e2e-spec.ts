@@ -1,4 +1,12 @@
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { once } from 'node:events';
 import { AddressInfo, connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -189,6 +197,40 @@ describe('The development entry point with its embedded Postgres', () => {
         if (pid !== undefined && isAlive(pid)) process.kill(pid, 'SIGKILL');
     }
   }, 120_000);
+
+  // As root the cluster is the `postgres` system user's: a checkout under /root (mode 700) failed
+  // in initdb with "Permission denied" and a stack trace.
+  (process.getuid?.() === 0 ? it : it.skip)(
+    'as root, refuses in one line a DATA_DIR the postgres user cannot reach, naming what to set',
+    async () => {
+      const home = join(dataDir, 'home');
+      const gatewayData = join(home, 'gateway', '.data');
+      mkdirSync(gatewayData, { recursive: true });
+      chmodSync(home, 0o700);
+      const refusal = startAppProcess(
+        { DATA_DIR: gatewayData, EMBEDDED_POSTGRES_PORT: String(await freePort()) },
+        'development',
+      ).then(
+        async (app) => {
+          await app.stop('SIGKILL');
+          throw new Error('the service started');
+        },
+        (error: Error) => error.message,
+      );
+      const output = await refusal;
+      expect(output.split('\n')).toEqual([
+        'service exited with 1:',
+        `Startup failed: the embedded Postgres runs as the \`postgres\` system user (Postgres ` +
+          `refuses root), which cannot enter ${home} (mode 700) to reach its data in ` +
+          `${gatewayData}/postgres: set DATA_DIR to a directory the postgres user can reach, or ` +
+          'DATABASE_URL to use a Postgres of your own',
+      ]);
+      // Nothing was made for it: no cluster, and the operator's directory left as it was.
+      expect(existsSync(join(gatewayData, 'postgres', 'PG_VERSION'))).toBe(false);
+      expect(statSync(home).mode & 0o777).toBe(0o700);
+    },
+    60_000,
+  );
 
   it('names the port when its embedded Postgres cannot start there, what it said and what to set', async () => {
     // Another program holds the port, on every local address.

@@ -1,0 +1,47 @@
+import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { StartupError } from '../common/lifecycle/startup-failure';
+import { checkPostgresCanReach } from './embedded-postgres';
+
+// As root, the cluster is made and run by the `postgres` system user: a checkout under /root
+// (mode 700) failed in initdb with "Permission denied" and a stack trace.
+describe(checkPostgresCanReach.name, () => {
+  const postgres = { uid: process.getuid!() + 1, gids: [process.getgid!() + 1] };
+  let scratch: string;
+  beforeEach(() => {
+    scratch = mkdtempSync(join(tmpdir(), 'gateway-embedded-reach-'));
+    chmodSync(scratch, 0o755);
+  });
+  afterEach(() => rmSync(scratch, { recursive: true, force: true }));
+
+  /** Makes `directory` and those above it up to the scratch one, each of mode 755. */
+  function openedTo(directory: string): void {
+    mkdirSync(directory, { recursive: true });
+    for (let path = directory; path !== scratch; path = dirname(path)) chmodSync(path, 0o755);
+  }
+
+  it('refuses, in one line naming DATA_DIR and DATABASE_URL, a cluster under a directory the user cannot enter', () => {
+    const home = join(scratch, 'root');
+    const cluster = join(home, 'gateway', '.data', 'postgres');
+    openedTo(join(home, 'gateway', '.data'));
+    chmodSync(home, 0o700);
+    const check = () => checkPostgresCanReach(cluster, postgres);
+    expect(check).toThrow(StartupError);
+    expect(check).toThrow(
+      `Startup failed: the embedded Postgres runs as the \`postgres\` system user (Postgres ` +
+        `refuses root), which cannot enter ${home} (mode 700) to reach its data in ${cluster}: ` +
+        'set DATA_DIR to a directory the postgres user can reach, or DATABASE_URL to use a ' +
+        'Postgres of your own',
+    );
+    // A StartupError is printed as its message alone, without a stack (gateway.spec.ts).
+    expect(check).toThrow(/^[^\n]+$/);
+  });
+
+  it('lets a cluster through whose every directory above it the user may enter', () => {
+    const cluster = join(scratch, 'srv', 'gateway', 'postgres');
+    openedTo(join(scratch, 'srv', 'gateway'));
+    // The cluster's own directory is made by the check, as the package makes it.
+    expect(() => checkPostgresCanReach(cluster, postgres)).not.toThrow();
+  });
+});
