@@ -1,7 +1,9 @@
+import { Logger } from '@nestjs/common';
 import { AppConfig } from '../../src/config/app-config';
 import { DesirabilityService } from '../../src/modules/desirability/desirability.service';
 import { JobView } from '../../src/modules/desirability/desirability.types';
 import { NetworkAggregateService } from '../../src/modules/desirability/network-aggregate.service';
+import { NetworkVotesService } from '../../src/modules/desirability/network-votes.service';
 import {
   NetworkVotesRepository,
   StoredNetworkAggregate,
@@ -143,5 +145,54 @@ describe(`${NetworkAggregateService.name} reads of the stored aggregate`, () => 
     ]);
     // legacyLabels keys each job's label with JSON.stringify.
     expect(stringify.mock.calls.length).toBeLessThan(100);
+  });
+
+  // V8's message for it quoted the file cut inside a surrogate pair: jsonb refused the
+  // aggregate at every run while the commitment stayed on chain.
+  it('stores the aggregate when a validator’s file is not JSON, naming it among the skipped', async () => {
+    const sha = 'c'.repeat(40);
+    const config = {
+      desirability: { syncIntervalMs: 60_000 },
+      network: { validatorMinStake: 1000 },
+    } as AppConfig;
+    const votes = new NetworkVotesService(
+      {} as never,
+      repository,
+      {
+        preferencesAt: () =>
+          Promise.resolve({ kind: 'file', text: `[{"keyword": ${'🚀'.repeat(20)}}]` }),
+      } as never,
+      config,
+    );
+    const computing = new NetworkAggregateService(
+      votes,
+      { all: () => Promise.resolve([{ hotkey: 'broken', block: 12, sha }]) } as never,
+      repository,
+      {
+        validatorStakes: () => new Map([['broken', 5000]]),
+        metagraphStatus: () => Promise.resolve({ stored: { block: 4_300 } }),
+      } as never,
+      { jobs: [] } as never,
+      { now: () => COMPUTED_AT } as never,
+      { runOnce: (_name: string, _ms: number, run: () => Promise<unknown>) => run() } as never,
+      config,
+    );
+
+    jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
+    await computing.runIfDue();
+
+    expect(computing.lastAttempt).toEqual({ ok: true, at: COMPUTED_AT });
+    expect(await service.storedStatus()).toMatchObject({
+      block: 4_300,
+      validators: [],
+      skipped: [
+        {
+          hotkey: 'broken',
+          sha,
+          block: 12,
+          reason: `validator_preferences/broken.json at ${sha} is not valid JSON`,
+        },
+      ],
+    });
   });
 });

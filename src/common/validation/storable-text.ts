@@ -11,6 +11,16 @@ export function isStorableText(text: string): boolean {
 }
 
 /**
+ * The text as Postgres can store it: U+0000 dropped, each unpaired surrogate replaced by U+FFFD
+ * (what a UTF-8 decoder does with one). For text the gateway keeps rather than refuses: items
+ * from miners, and reasons it writes that quote what others wrote.
+ */
+export function storableText(text: string): string {
+  if (isStorableText(text)) return text;
+  return text.replaceAll('\u0000', '').toWellFormed();
+}
+
+/**
  * The same rule as a pattern, read alike by Python's `re` and by a JavaScript RegExp with the
  * `u` flag: any code point but U+0000 and the surrogates (a surrogate pair is one code point
  * beyond U+FFFF in both, so only an unpaired one is refused).

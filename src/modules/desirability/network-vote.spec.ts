@@ -97,11 +97,20 @@ describe(readNetworkVote.name, () => {
     expect(reason({ kind: 'file', text: '\u0000[]' })).toBe(
       `${PATH} at ${SHA} is not valid JSON: it holds a NUL character`,
     );
+    expect(reason({ kind: 'file', text: '[{"label": "#tao' })).toBe(
+      `${PATH} at ${SHA} is not valid JSON (at position 16)`,
+    );
     expect(reason(file({ jobs: [] }))).toBe(`${PATH} at ${SHA} is not a list of jobs`);
     expect(reason(file([{ source_name: 'x', label_weights: { '#tao': [0.5, null] } }]))).toBe(
       `${PATH} at ${SHA} is no vote: entry 0, label "#tao": the weight is not a number ` +
         "(the subnet's reader fails on it)",
     );
+  });
+  // V8's message quotes the file cut inside a surrogate pair; jsonb refused the aggregate.
+  it('says why a file is not JSON in text Postgres can store', () => {
+    const text = `[{"keyword": ${'🚀'.repeat(20)}}]`;
+    const vote = readNetworkVote({ kind: 'file', text }, PATH, SHA);
+    expect(vote).toEqual({ ok: false, reason: `${PATH} at ${SHA} is not valid JSON` });
   });
 });
 

@@ -1,4 +1,5 @@
 import { isRecord } from '../../common/is-record';
+import { storableText } from '../../common/validation/storable-text';
 import { MAX_DESIRABILITY_JOBS } from '../../config/environment-variables';
 import { PreferencesAtCommit } from '../../network/gravity/gravity-repository';
 import { paramsKey } from './desirability-aggregate';
@@ -24,6 +25,15 @@ export type NetworkVote =
  * first uploader wrote for it (the reader counts neither).
  */
 export function readNetworkVote(file: PreferencesAtCommit, path: string, sha: string): NetworkVote {
+  // Stored in the aggregate's jsonb and answered in a 404's detail: Postgres refuses U+0000 and
+  // unpaired surrogates, which a note may quote from the file.
+  const vote = readVote(file, path, sha);
+  return vote.ok
+    ? { ...vote, notes: vote.notes.map(storableText) }
+    : { ok: false, reason: storableText(vote.reason) };
+}
+
+function readVote(file: PreferencesAtCommit, path: string, sha: string): NetworkVote {
   switch (file.kind) {
     case 'no-commit':
       return { ok: false, reason: `commit ${sha} is not in the Gravity repository` };
@@ -37,18 +47,14 @@ export function readNetworkVote(file: PreferencesAtCommit, path: string, sha: st
         reason: `${path} at ${sha} is not UTF-8 text (the subnet's reader fails on it)`,
       };
   }
-  // No JSON text holds it raw; said here, since JSON.parse would quote it into the reason,
-  // which Postgres cannot store.
+  // No JSON text holds it raw.
   if (file.text.includes('\u0000'))
     return { ok: false, reason: `${path} at ${sha} is not valid JSON: it holds a NUL character` };
   let value: unknown;
   try {
     value = JSON.parse(file.text);
   } catch (error) {
-    return {
-      ok: false,
-      reason: `${path} at ${sha} is not valid JSON: ${(error as Error).message}`,
-    };
+    return { ok: false, reason: `${path} at ${sha} is not valid JSON${positionOf(error)}` };
   }
   if (isRecord(value) && Object.keys(value).length === 0)
     return { ok: true, submitted: [], jobs: [], notes: [] };
@@ -58,6 +64,16 @@ export function readNetworkVote(file: PreferencesAtCommit, path: string, sha: st
   const read = readGravityFile(value, MAX_DESIRABILITY_JOBS);
   if (!read.ok) return { ok: false, reason: `${path} at ${sha} is no vote: ${read.reason}` };
   return { ok: true, submitted: value as SubmittedItem[], jobs: read.jobs, notes: read.notes };
+}
+
+/**
+ * Where JSON.parse stopped, when V8 says. Its message is not quoted: it may quote a snippet of
+ * the file cut inside a surrogate pair (`"keyword": 🚀🚀…` unquoted), which jsonb refuses, and
+ * one validator's file then failed every store of the aggregate (an audit's finding).
+ */
+function positionOf(error: unknown): string {
+  const position = /at position (\d+)/.exec((error as Error).message)?.[1];
+  return position === undefined ? '' : ` (at position ${position})`;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { isStorableText } from '../../common/validation/storable-text';
+import { isStorableText, storableText } from '../../common/validation/storable-text';
 
 /**
  * Text from miners as Postgres can store it. JSON carries U+0000 and unpaired UTF-16 surrogates
@@ -38,7 +38,7 @@ export function wellFormed<T>(value: T): T {
 
 /** Items are JSON: strings, numbers, booleans, null, lists and plain objects. */
 function clean(value: unknown): unknown {
-  if (typeof value === 'string') return wellFormedText(value);
+  if (typeof value === 'string') return storableText(value);
   if (typeof value !== 'object' || value === null) return value;
   let copy: Record<string, unknown> | unknown[] | undefined;
   const holder = value as Record<string, unknown>;
@@ -49,10 +49,4 @@ function clean(value: unknown): unknown {
     (copy as Record<string, unknown>)[key] = cleaned;
   }
   return copy ?? value;
-}
-
-/** The text without U+0000 and with U+FFFD for each unpaired surrogate. */
-function wellFormedText(text: string): string {
-  if (isStorableText(text)) return text;
-  return text.replaceAll('\u0000', '').toWellFormed();
 }
