@@ -432,7 +432,8 @@ export class EnvironmentVariables {
   /**
    * Seconds every budget's window is counted longer than written: a miner counts a call when it
    * arrives (a slow connect takes up to 10 s), so two calls a bare window apart could land in one
-   * of its windows.
+   * of its windows. Too short for the budgets is refused where they are checked
+   * (callBudgetExcesses: under 15 s with the defaults).
    */
   @toInt()
   @IsInt()

@@ -768,15 +768,38 @@ describe(loadConfig.name, () => {
       ).toEqual([]);
     });
 
-    // 1/55m is counted over 55 + 5 minutes: calls an hour apart at least, one in any of a
-    // miner's windows. Judged without the margin it would seem to send two, and be refused.
+    // 1/56m is counted over 56 + 5 minutes: calls more than an hour and the 15 s a call may
+    // arrive late apart, one in any of a miner's windows. Judged without the margin it would
+    // seem to send two, and be refused.
     it('counts MINER_CALL_BUDGET_MARGIN_SECONDS when it holds a budget to the limits', () => {
-      const env = { ...PRODUCTION, MINER_CALL_BUDGETS: 'GetMinerIndex=1/55m' };
+      const env = { ...PRODUCTION, MINER_CALL_BUDGETS: 'GetMinerIndex=1/56m' };
       expect(problemsOf(env)).toEqual([]);
-      expect(configWarnings(loadConfig({ MINER_CALL_BUDGETS: 'GetMinerIndex=1/55m' }))).toEqual([]);
+      expect(configWarnings(loadConfig({ MINER_CALL_BUDGETS: 'GetMinerIndex=1/56m' }))).toEqual([]);
       expect(problemsOf({ ...env, MINER_CALL_BUDGET_MARGIN_SECONDS: '0' })).toEqual([
+        expect.stringMatching(/^MINER_CALL_BUDGETS: GetMinerIndex=1\/56m can send a miner 2/),
+        expect.stringMatching(/^MINER_CALL_BUDGET_MARGIN_SECONDS: 0 s is shorter than the 15 s/),
+        expect.stringMatching(/^MINER_CALL_BUDGET_MARGIN_SECONDS: 0 s is shorter than the 15 s/),
+        expect.stringMatching(/^MINER_CALL_BUDGET_MARGIN_SECONDS: 0 s is shorter than the 15 s/),
+      ]);
+      // Counted exactly an hour: a call that arrives late meets the next in one window.
+      expect(problemsOf({ ...env, MINER_CALL_BUDGETS: 'GetMinerIndex=1/55m' })).toEqual([
         expect.stringMatching(/^MINER_CALL_BUDGETS: GetMinerIndex=1\/55m can send a miner 2/),
       ]);
+    });
+
+    // A call counted at t0 arriving at t0 + 8 s (a slow connect) and the next, counted an hour
+    // later, met in one of the miner's windows: the validator's evaluation was its third call.
+    it('refuses a margin shorter than a call may arrive late wherever miners are real', () => {
+      expect(problemsOf({ ...PRODUCTION, MINER_CALL_BUDGET_MARGIN_SECONDS: '0' })).toEqual([
+        expect.stringMatching(
+          /^MINER_CALL_BUDGET_MARGIN_SECONDS: 0 s is shorter than the 15 s .* GetMinerIndex=1\/h .*; set it to at least 15/,
+        ),
+        expect.stringMatching(/^MINER_CALL_BUDGET_MARGIN_SECONDS: .* GetDataEntityBucket=1\/h /),
+        expect.stringMatching(/^MINER_CALL_BUDGET_MARGIN_SECONDS: .* GetContentsByBuckets=8\/h /),
+        expect.stringMatching(/^MINER_CALL_BUDGET_MARGIN_SECONDS: .* OnDemandRequest=8\/h /),
+      ]);
+      expect(problemsOf({ ...PRODUCTION, MINER_CALL_BUDGET_MARGIN_SECONDS: '15' })).toEqual([]);
+      expect(problemsOf(PRODUCTION)).toEqual([]);
     });
 
     it('starts in development, tests and in front of a loopback devnet, with a warning', () => {

@@ -13,16 +13,20 @@ const budget = (text: string) => parseCallBudgets(`GetMinerIndex=${text}`).GetMi
 describe(mostCallsPerMinerWindow.name, () => {
   it.each([
     ['1/h', MARGIN_MS, 1],
-    ['1/h', 0, 1],
+    // Counted an hour apart, the first arriving up to 15 s late: both meet in one window.
+    ['1/h', 0, 2],
+    ['1/h', 14_999, 2],
+    ['1/h', 15_000, 1],
     ['2/h', MARGIN_MS, 2],
     ['2/2h', MARGIN_MS, 2],
+    ['1/2h', 0, 1],
     ['1/30m', MARGIN_MS, 2],
-    // A window counted exactly 30 minutes: calls at 0 and 30 minutes meet in one hour.
-    ['1/30m', 0, 2],
-    ['1/55m', MARGIN_MS, 1],
-    ['1/54m', MARGIN_MS, 2],
+    // A window counted exactly 30 minutes: calls at 0, 30 and 60 minutes, the first late.
+    ['1/30m', 0, 3],
+    ['1/56m', MARGIN_MS, 1],
+    ['1/55m', MARGIN_MS, 2],
     ['10/20m', MARGIN_MS, 30],
-    ['1/90s', 0, 40],
+    ['1/90s', 0, 41],
     ['0/h', MARGIN_MS, 0],
   ])('lets %s (margin %d ms) send a miner %d calls within 60 minutes', (text, margin, most) => {
     expect(mostCallsPerMinerWindow(budget(text), margin)).toBe(most);
@@ -76,10 +80,30 @@ describe(callBudgetExcesses.name, () => {
 
   it('finds 1/30m for GetMinerIndex beside a validator, counting its margin', () => {
     expect(excesses('GetMinerIndex=1/30m')).toEqual([
-      'MINER_CALL_BUDGETS: GetMinerIndex=1/30m can send a miner 2 calls within 60 minutes (its window counted 300 s longer, MINER_CALL_BUDGET_MARGIN_SECONDS), but miners allow this hotkey 1 GetMinerIndex per 60 minutes beside the validator on the same hotkey (VALIDATOR_SHARES_HOTKEY=true: their 2 less the 1 of its evaluation); give it at most 1/h (or fewer calls over a longer window)',
+      'MINER_CALL_BUDGETS: GetMinerIndex=1/30m can send a miner 2 calls within 60 minutes (its window counted 300 s longer, MINER_CALL_BUDGET_MARGIN_SECONDS, a call arriving up to 15 s after it is counted), but miners allow this hotkey 1 GetMinerIndex per 60 minutes beside the validator on the same hotkey (VALIDATOR_SHARES_HOTKEY=true: their 2 less the 1 of its evaluation); give it at most 1/h (or fewer calls over a longer window)',
     ]);
     // On a hotkey of its own the gateway has both calls.
     expect(excesses('GetMinerIndex=1/30m', false)).toEqual([]);
+  });
+
+  // Counted an hour apart, a call that connected slowly and the next met in one of the miner's
+  // windows, and the validator's evaluation after them was refused.
+  it('refuses a margin shorter than a call may arrive after it is counted, naming it', () => {
+    expect(excesses('', true, 0)).toEqual([
+      'MINER_CALL_BUDGET_MARGIN_SECONDS: 0 s is shorter than the 15 s a call may arrive after it is counted (a connect may take 10 s), so GetMinerIndex=1/h can send a miner 2 calls within 60 minutes, but miners allow this hotkey 1 GetMinerIndex per 60 minutes beside the validator on the same hotkey (VALIDATOR_SHARES_HOTKEY=true: their 2 less the 1 of its evaluation); set it to at least 15 (the default is 300)',
+      expect.stringMatching(/^MINER_CALL_BUDGET_MARGIN_SECONDS: 0 s .* GetDataEntityBucket=1\/h /),
+      expect.stringMatching(/^MINER_CALL_BUDGET_MARGIN_SECONDS: 0 s .* GetContentsByBuckets=8\/h /),
+      expect.stringMatching(/^MINER_CALL_BUDGET_MARGIN_SECONDS: 0 s .* OnDemandRequest=8\/h /),
+    ]);
+    expect(excesses('', false, 14_000)).toHaveLength(4);
+    expect(excesses('', true, 15_000)).toEqual([]);
+    expect(excesses('', false, 15_000)).toEqual([]);
+    // A window long enough needs no margin.
+    const synapses = (lines: string[]) => lines.map((line) => /\w+(?==)/.exec(line)?.[0]);
+    expect(synapses(excesses('GetMinerIndex=1/2h,GetDataEntityBucket=1/2h', true, 0))).toEqual([
+      'GetContentsByBuckets',
+      'OnDemandRequest',
+    ]);
   });
 
   it('finds each synapse above its limit, the audit’s budgets among them', () => {

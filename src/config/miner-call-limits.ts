@@ -9,6 +9,16 @@ import { AllowedNetworks, CallBudget, CallBudgets, describeBudget } from './mine
  */
 export const MINER_LIMIT_WINDOW_MS = 60 * 60_000;
 
+/** How long the gateway gives a connect to a miner (the miner client's connector). */
+export const MINER_CONNECT_TIMEOUT_MS = 10_000;
+
+/**
+ * The longest a call may arrive at a miner after the gateway counted it: taken from the budget
+ * before it is sent, it waits for its connect, then for the rest (the count's commit, the event
+ * loop, writing the request), given 5 s. A miner dates a call by its arrival.
+ */
+export const CALL_ARRIVAL_DELAY_MS = MINER_CONNECT_TIMEOUT_MS + 5_000;
+
 /**
  * What a miner allows one validator hotkey per window (bittensor-wire.md §3: common/protocol.py
  * REQUEST_LIMIT_BY_TYPE_PER_PERIOD, doubled "to account for restarts"); refused calls count.
@@ -78,13 +88,19 @@ export function defaultCallBudgets(validatorSharesHotkey: boolean): CallBudgets 
 /**
  * The most calls a budget of N calls per window W lets the gateway send a miner within one of
  * the miner's 60-minute windows. CallBudgets counts W + margin (W'), and grants a call while
- * fewer than N calls lie in the W' before it: so any half-open span of W' holds at most N, and
- * a 60-minute window, covered by ceil(60 min / W') such spans, holds at most N × ceil(60 min /
- * W'). Bursts of N at 0, W', 2W', … reach it. So 1/h (W' 65 min) sends 1; 1/30m (35 min) 2;
- * 2/2h 2; 10/20m (25 min) 30.
+ * fewer than N calls lie in the W' before it: so any half-open span of W' holds at most N. A
+ * call arrives up to CALL_ARRIVAL_DELAY_MS (D) after it is counted, so the calls arriving in a
+ * 60-minute window were counted within a span of 60 min + D, covered by ceil((60 min + D) / W')
+ * such spans: at most N × ceil((60 min + D) / W'). Bursts of N at 0, W', 2W', …, the first
+ * arriving D late, reach it. So 1/h (W' 65 min) sends 1; 1/30m (35 min) 2; 2/2h 2; 10/20m
+ * (25 min) 30; and 1/h with no margin 2: counted an hour apart, the first arriving late, two
+ * calls met in one window, and the validator's evaluation after them was refused.
  */
 export function mostCallsPerMinerWindow(budget: CallBudget, marginMs: number): number {
-  return budget.calls * Math.ceil(MINER_LIMIT_WINDOW_MS / (budget.windowMs + marginMs));
+  return (
+    budget.calls *
+    Math.ceil((MINER_LIMIT_WINDOW_MS + CALL_ARRIVAL_DELAY_MS) / (budget.windowMs + marginMs))
+  );
 }
 
 /**
@@ -118,11 +134,24 @@ export function callBudgetExcesses(
       ];
     const most = mostCallsPerMinerWindow(budget, marginMs);
     if (most <= ceiling) return [];
+    const delaySeconds = CALL_ARRIVAL_DELAY_MS / 1000;
+    // A margin shorter than a call's delay is what exceeds, not the budget.
+    if (
+      marginMs < CALL_ARRIVAL_DELAY_MS &&
+      mostCallsPerMinerWindow(budget, CALL_ARRIVAL_DELAY_MS) <= ceiling
+    )
+      return [
+        `MINER_CALL_BUDGET_MARGIN_SECONDS: ${marginMs / 1000} s is shorter than the ` +
+          `${delaySeconds} s a call may arrive after it is counted (a connect may take ` +
+          `${MINER_CONNECT_TIMEOUT_MS / 1000} s), so ${synapse}=${describeBudget(budget)} can ` +
+          `send a miner ${most} calls within 60 minutes, but ${allowed}; set it to at least ` +
+          `${delaySeconds} (the default is 300)`,
+      ];
     return [
       `MINER_CALL_BUDGETS: ${synapse}=${describeBudget(budget)} can send a miner ${most} calls ` +
         `within 60 minutes (its window counted ${marginMs / 1000} s longer, ` +
-        `MINER_CALL_BUDGET_MARGIN_SECONDS), but ${allowed}; give it at most ` +
-        `${ceiling}/h (or fewer calls over a longer window)`,
+        `MINER_CALL_BUDGET_MARGIN_SECONDS, a call arriving up to ${delaySeconds} s after it is ` +
+        `counted), but ${allowed}; give it at most ${ceiling}/h (or fewer calls over a longer window)`,
     ];
   });
 }

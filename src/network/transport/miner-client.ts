@@ -7,6 +7,7 @@ import { Clock } from '../../common/clock/clock';
 import { MetricsService } from '../../common/metrics/metrics.service';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
+import { MINER_CONNECT_TIMEOUT_MS } from '../../config/miner-call-limits';
 import { AxonTarget, buildSignedRequest, newTerminal } from '../bittensor/dendrite';
 import { ValidatorIdentity } from '../bittensor/validator-identity';
 import { WrongAnswerError } from '../sn13/messages';
@@ -105,7 +106,7 @@ export class MinerClient implements OnModuleDestroy {
     // Every call in flight listens on this signal; many concurrent calls are normal, not a leak.
     setMaxListeners(0, this.shutdown.signal);
     this.addresses = new AddressPolicy(config.network.allowedNetworks);
-    this.agent = new Agent({ connect: this.addresses.connector(10_000) });
+    this.agent = new Agent({ connect: this.addresses.connector(MINER_CONNECT_TIMEOUT_MS) });
     this.circuits = new MinerCircuits(
       config.network,
       (error) => !NOT_THE_MINERS_FAULT.has(this.failureOf(error, 0).reason),
