@@ -208,6 +208,24 @@ describe('startDevnet', () => {
     expect(Math.min(sizes[1], sizes[3])).toBeGreaterThan(0);
   });
 
+  // Python 3.10's datetime.fromisoformat refuses a `Z`: a gateway that sent toISOString() got
+  // nothing from real miners, and everything from a devnet that read the date its own way.
+  it('answers no data, as a real miner does, to a date Python 3.10 cannot read', async () => {
+    const miner = devnet.miners[1];
+    const ask = async (fields: Partial<OnDemandRequestFields>) => {
+      const answer = await call(miner, 'OnDemandRequest', {
+        ...onDemand({ source: 1, ...fields }),
+      });
+      expect(answer.status).toBe(200);
+      return field(answer, 'data') as unknown[];
+    };
+    const start = '2024-05-20T00:00:00';
+    expect((await ask({ start_date: `${start}+00:00` })).length).toBeGreaterThan(0);
+    expect(await ask({ start_date: `${start}Z` })).toEqual([]);
+    expect(await ask({ end_date: `${start}.000Z` })).toEqual([]);
+    expect(await ask({ start_date: 'soon' })).toEqual([]);
+  });
+
   it('matches any keyword in keyword_mode any, and answers a url with that item alone', async () => {
     const miner = devnet.miners[1];
     const holdings = devnet.corpus.holdingsOf(1);
@@ -308,7 +326,7 @@ describe('startDevnet', () => {
     const refused: [string, Record<string, unknown>][] = [
       ['OnDemandRequest', onDemand({ limit: 0 })],
       ['OnDemandRequest', onDemand({ source: 3 })],
-      ['OnDemandRequest', onDemand({ start_date: 'soon' })],
+      ['OnDemandRequest', { ...onDemand({}), start_date: 20240520 }],
       ['OnDemandRequest', { ...onDemand({}), keyword_mode: 'some' }],
       ['GetMinerIndex', { version: 'four' }],
       [

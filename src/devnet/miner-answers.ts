@@ -45,7 +45,10 @@ export class MinerAnswers {
   answer(request: MinerRequest, faults: MinerBehaviour): object | 'error' {
     switch (request.synapse) {
       case 'OnDemandRequest':
-        return { data: this.answerOnDemand(request.query, faults), version: 4 };
+        return {
+          data: request.query === null ? [] : this.answerOnDemand(request.query, faults),
+          version: 4,
+        };
       case 'GetMinerIndex':
         // Real miners compare the version with 4: a missing one fails, an old one gets nothing.
         if (request.version === null) return 'error';

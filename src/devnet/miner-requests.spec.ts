@@ -38,14 +38,33 @@ describe('OnDemandRequest', () => {
     });
   });
 
-  it('refuses a url that is not a string and an end_date that is not a date', () => {
+  it('refuses a url or a date that is not a string', () => {
     expect(onDemand({ url: 5 })).toMatchObject({ ok: false });
-    expect(onDemand({ end_date: 'tomorrow' })).toMatchObject({ ok: false });
+    expect(onDemand({ end_date: 20260101 })).toMatchObject({ ok: false });
+    expect(onDemand({ url: 'https://x.com/a/status/1', end_date: null })).toMatchObject({
+      ok: true,
+      value: { query: { url: 'https://x.com/a/status/1', end_date: null } },
+    });
+  });
+
+  // The model takes any string; handle_on_demand reads it with Python 3.10's fromisoformat.
+  it('reads the dates as Python 3.10 does, and one it cannot read as no query', () => {
     expect(
-      onDemand({ url: 'https://x.com/a/status/1', end_date: '2026-01-01T00:00:00Z' }),
+      onDemand({ start_date: '2026-01-01T00:00:00+00:00', end_date: '2026-01-02' }),
     ).toMatchObject({
       ok: true,
+      value: {
+        query: {
+          start_date: new Date('2026-01-01T00:00:00Z'),
+          end_date: new Date('2026-01-02T00:00:00Z'),
+        },
+      },
     });
+    for (const date of ['2026-01-01T00:00:00Z', '2026-01-01T00:00:00.000Z', 'tomorrow'])
+      expect(onDemand({ end_date: date })).toEqual({
+        ok: true,
+        value: { synapse: 'OnDemandRequest', query: null },
+      });
   });
 });
 

@@ -1,7 +1,7 @@
 import { isRecord } from '../common/is-record';
 import { BucketKey, KeywordMode, normalizeLabel } from '../network/protocol';
 import { sourceOfId, SourceId, SourceName, toSourceName } from '../network/sources';
-import { parseIsoDate } from '../common/validation/iso-date';
+import { pythonFromIsoFormat } from '../common/python-json';
 import { SynapseName } from '../common/synapse-names';
 import { MAX_CONTENT_BUCKETS } from '../network/sn13/messages';
 
@@ -23,13 +23,15 @@ export interface OnDemandInputs {
   keywords: string[];
   keyword_mode: KeywordMode;
   url: string | null;
-  start_date: string | null;
-  end_date: string | null;
+  /** The bounds as the miner reads them (Python 3.10's `datetime.fromisoformat`). */
+  start_date: Date | null;
+  end_date: Date | null;
   limit: number;
 }
 
 export type MinerRequest =
-  | { synapse: 'OnDemandRequest'; query: OnDemandInputs }
+  /** `query` null: a date the miner cannot read, so it answers no data. */
+  | { synapse: 'OnDemandRequest'; query: OnDemandInputs | null }
   /** `version`: the protocol version asked for (absent: the miner fails, as a real one does). */
   | { synapse: 'GetMinerIndex'; version: number | null }
   | { synapse: 'GetDataEntityBucket'; bucket: BucketKey }
@@ -70,7 +72,8 @@ export function parseMinerRequest(
   }
 }
 
-function parseOnDemand(body: Record<string, unknown>): Parsed<OnDemandInputs> {
+/** The query, or null when a date is one the miner cannot read. */
+function parseOnDemand(body: Record<string, unknown>): Parsed<OnDemandInputs | null> {
   const { source, usernames = [], keywords = [], keyword_mode = 'all', url = null } = body;
   const { start_date = null, end_date = null, limit = 100 } = body;
   const asked = typeof source === 'number' ? sourceOfId(source) : undefined;
@@ -80,10 +83,16 @@ function parseOnDemand(body: Record<string, unknown>): Parsed<OnDemandInputs> {
   if (keyword_mode !== 'all' && keyword_mode !== 'any')
     return fail('keyword_mode must be "all" or "any"');
   if (url !== null && typeof url !== 'string') return fail('url must be a string or null');
-  if (!isDateOrNull(start_date)) return fail('start_date must be an ISO 8601 date or null');
-  if (!isDateOrNull(end_date)) return fail('end_date must be an ISO 8601 date or null');
+  if (!isStringOrNull(start_date)) return fail('start_date must be a string or null');
+  if (!isStringOrNull(end_date)) return fail('end_date must be a string or null');
   if (!Number.isInteger(limit) || (limit as number) < 1 || (limit as number) > 1000)
     return fail('limit must be an integer from 1 to 1000');
+  // The model takes any string; handle_on_demand reads it with Python 3.10's
+  // `datetime.fromisoformat` and answers no data where that raises (a `Z` among others).
+  const [start, end] = [start_date, end_date].map((date) =>
+    date === null ? null : pythonFromIsoFormat(date),
+  );
+  if (start === undefined || end === undefined) return { ok: true, value: null };
   return {
     ok: true,
     value: {
@@ -92,8 +101,8 @@ function parseOnDemand(body: Record<string, unknown>): Parsed<OnDemandInputs> {
       keywords,
       keyword_mode,
       url,
-      start_date,
-      end_date,
+      start_date: start,
+      end_date: end,
       limit: limit as number,
     },
   };
@@ -129,6 +138,6 @@ function isStringList(value: unknown, max: number): value is string[] {
   );
 }
 
-function isDateOrNull(value: unknown): value is string | null {
-  return value === null || (typeof value === 'string' && parseIsoDate(value) !== undefined);
+function isStringOrNull(value: unknown): value is string | null {
+  return value === null || typeof value === 'string';
 }

@@ -45,7 +45,7 @@ describe('MinerStore', () => {
   it('answers a date range from the sorted times', () => {
     const store = new MinerStore(items);
     const [from, to] = [now.getTime() - 3 * 86_400_000, now.getTime() - 86_400_000];
-    const [start, end] = [new Date(from).toISOString(), new Date(to).toISOString()];
+    const [start, end] = [new Date(from), new Date(to)];
     const expected = store
       .itemsOf('X')
       .filter((item) => Date.parse(item.datetime) >= from && Date.parse(item.datetime) <= to)

@@ -7,7 +7,6 @@ import {
   timeBucketId,
 } from '../network/protocol';
 import { SOURCE_NAMES, SourceName } from '../network/sources';
-import { parseIsoDate } from '../common/validation/iso-date';
 import { compileQuery } from '../network/query-matcher';
 import { WireDataEntity } from '../network/sn13/entities';
 import { OnDemandInputs } from './miner-requests';
@@ -101,8 +100,8 @@ export class MinerStore {
 
   private inRange(query: OnDemandInputs): DataItem[] {
     const times = this.times[query.source];
-    const end = query.end_date === null ? Infinity : parseIsoDate(query.end_date)!.getTime();
-    const start = query.start_date === null ? -Infinity : parseIsoDate(query.start_date)!.getTime();
+    const end = query.end_date?.getTime() ?? Infinity;
+    const start = query.start_date?.getTime() ?? -Infinity;
     const first = firstIndex(times, (time) => time <= end);
     const last = firstIndex(times, (time) => time < start);
     return this.bySource[query.source].slice(first, last);
