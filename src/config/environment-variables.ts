@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { applyDecorators } from '@nestjs/common';
-import { Type } from 'class-transformer';
+import { Transform, Type } from 'class-transformer';
 import { IsIn, IsInt, IsNumber, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 import { DEFAULT_VALIDATOR_MIN_STAKE } from '../common/validator-standing';
 import { BODY_LIMIT_FORM } from '../common/http/body-limit';
@@ -10,7 +10,16 @@ import { DEFAULT_DATABASE_TUNING } from './app-config';
 import { DEFAULT_MINER_MAX_INDEX_RESPONSE_BYTES } from './miner-answer-sizes';
 import { IsServiceUrl } from './service-url';
 
-const toInt = () => Type(() => Number);
+/**
+ * An integer setting is read only in decimal digits (an optional sign, spaces at either end):
+ * read with `Number()`, `PORT=0x10` was port 16, `NETUID=0b1101` subnet 13 and `1e3` a
+ * thousand, none of them said. Any other text is NaN, which the setting's `IsInt` refuses.
+ */
+const DECIMAL_INTEGER = /^\s*[+-]?\d+\s*$/;
+const toInt = () =>
+  Transform(({ value }: { value: unknown }) =>
+    typeof value === 'string' ? (DECIMAL_INTEGER.test(value) ? Number(value) : NaN) : value,
+  );
 
 /** A secret clients send in a header (MASTER_KEY, METRICS_TOKEN): one they can send as it is. */
 const HeaderSecret = () =>

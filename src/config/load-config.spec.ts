@@ -388,6 +388,21 @@ describe(loadConfig.name, () => {
     ]);
   });
 
+  // Read with Number(), PORT=0x10 was port 16 and NETUID=0b1101 subnet 13, nothing said.
+  it('reads an integer setting in decimal digits only', () => {
+    expect(problemsOf({ PORT: '0x10', NETUID: '0b1101', RATE_LIMIT_REGULAR: '1e3' })).toEqual([
+      'PORT: must be an integer port number',
+      'NETUID: must be an integer number',
+      'RATE_LIMIT_REGULAR: must be an integer number',
+    ]);
+    expect(problemsOf({ HTTP_REQUEST_TIMEOUT_MS: '1.5e4' })).toEqual([
+      'HTTP_REQUEST_TIMEOUT_MS: must be an integer number',
+    ]);
+    const config = loadConfig({ PORT: ' 8080 ', NETUID: '+13' });
+    expect(config.port).toBe(8080);
+    expect(config.netuid).toBe(13);
+  });
+
   it('refuses a NETUID the chain cannot hold (a u16)', () => {
     expect(problemsOf({ NETUID: '70000' })).toEqual([
       'NETUID: must be at most 65535 (a subnet id is a 16-bit number on chain)',
