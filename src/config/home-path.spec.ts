@@ -3,19 +3,10 @@ import { join } from 'node:path';
 import { getMetadataStorage } from 'class-validator';
 import { EnvironmentVariables } from './environment-variables';
 import { PATH_VARIABLES } from './home-path';
-import { ConfigError, loadConfig } from './load-config';
+import { loadConfig } from './load-config';
+import { problemsOf } from '../../test/support/config-problems';
 
 const HOME = '/home/operator';
-
-function problemsOf(env: Record<string, string>): string[] {
-  try {
-    loadConfig(env);
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-  return [];
-}
 
 describe('Path settings starting with ~', () => {
   beforeEach(() => jest.spyOn(os, 'homedir').mockReturnValue(HOME));

@@ -2,18 +2,9 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, configWarnings, loadConfig } from './load-config';
+import { problemsOf } from '../../test/support/config-problems';
 import { HOUR_MS } from '../common/clock/durations';
 import { MIN_DATABASE_POOL_SIZE, PERIODIC_JOBS } from './environment-variables';
-
-function problemsOf(env: Record<string, string>): string[] {
-  try {
-    loadConfig(env);
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-  return [];
-}
 
 const PRODUCTION = {
   NODE_ENV: 'production',

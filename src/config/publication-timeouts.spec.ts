@@ -1,15 +1,6 @@
-import { ConfigError, configWarnings, loadConfig } from './load-config';
+import { configWarnings, loadConfig } from './load-config';
+import { problemsOf } from '../../test/support/config-problems';
 import { longestPublicationAttemptMs } from './publication-timeouts';
-
-function problemsOf(env: Record<string, string>): string[] {
-  try {
-    loadConfig(env);
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-  return [];
-}
 
 const PUBLISHING = {
   GRAVITY_REPO_URL: 'https://github.com/macrocosm-os/gravity',
