@@ -3,12 +3,19 @@ import { createServer, request, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import express from 'express';
+import { storage } from 'nestjs-pino/storage';
 import { pino } from 'pino';
 import { sendAndLeave } from '../../../test/support/send-and-leave';
 import { until } from '../../../test/support/until';
 import type { ApiKeyPrincipal, AuthenticatedRequest } from '../auth/api-key-principal';
 import { SecretScanner } from '../security/secret-scanner';
 import { requestLogging } from './request-logging';
+
+/** A line as written, parsed. */
+interface LogLine {
+  msg: string;
+  req?: { id?: string; method?: string; url?: string };
+}
 
 /** A completion line, parsed. */
 interface CompletionLine {
@@ -18,9 +25,9 @@ interface CompletionLine {
   key_id?: string;
 }
 
-/** The completion lines a served app writes, parsed. */
+/** The lines a served app writes (completion lines and any a handler logs), parsed. */
 function serve(routes: (app: express.Express) => void) {
-  const lines: CompletionLine[] = [];
+  const lines: (CompletionLine & LogLine)[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
       for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line));
@@ -33,6 +40,27 @@ function serve(routes: (app: express.Express) => void) {
   routes(app);
   const server: Server = createServer(app).listen(0, '127.0.0.1');
   return { lines, server };
+}
+
+/**
+ * Whether `target` can be reached from `from` through property values (own ones, symbol-keyed
+ * too; closures are not looked into).
+ */
+function reaches(from: unknown, target: object): boolean {
+  const seen = new Set<unknown>();
+  const waiting = [from];
+  while (waiting.length > 0) {
+    const value = waiting.pop();
+    if (value === target) return true;
+    if ((typeof value !== 'object' && typeof value !== 'function') || value === null) continue;
+    if (seen.has(value)) continue;
+    seen.add(value);
+    for (const key of Reflect.ownKeys(value)) {
+      const descriptor = Object.getOwnPropertyDescriptor(value, key);
+      if (descriptor && 'value' in descriptor) waiting.push(descriptor.value);
+    }
+  }
+  return false;
 }
 
 /**
@@ -55,6 +83,42 @@ describe(requestLogging.name, () => {
     expect(line.res).toEqual({ statusCode: 200 });
     expect(line.responseTime).toEqual(expect.any(Number));
     expect(line.msg).toMatch(/^GET \/ok 200 \d+ms$/);
+  });
+
+  // The request scope lives on in every timer, socket and promise made while handling the
+  // request (a buffered write flushed later, a keep-alive timer): holding the request there kept
+  // it, its body and its socket in memory long after it was answered.
+  it('keeps of the request in its scope only its id, method and URL', async () => {
+    let scope: unknown;
+    let received: express.Request | undefined;
+    const served = serve((app) => {
+      app.use(express.json());
+      app.post('/scoped', (request, response) => {
+        scope = storage.getStore();
+        received = request;
+        storage.getStore()?.logger.info('handling');
+        response.send('ok');
+      });
+    });
+    server = served.server;
+    await once(server, 'listening');
+    const { port } = server.address() as AddressInfo;
+    await fetch(`http://127.0.0.1:${port}/scoped?page=2`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-request-id': 'request-7' },
+      body: JSON.stringify({ text: 'a body' }),
+    }).then((response) => response.text());
+    expect(scope).toBeDefined();
+    expect(received?.body).toEqual({ text: 'a body' });
+    for (const retained of [received, received?.body, received?.socket, received?.res])
+      expect(reaches(scope, retained as object)).toBe(false);
+    // What it keeps is enough for a handler's lines to name the request.
+    await until(() => Promise.resolve(served.lines.length === 2 || undefined), 10_000, 10);
+    expect(served.lines.find((line) => line.msg === 'handling')?.req).toEqual({
+      id: 'request-7',
+      method: 'POST',
+      url: '/scoped?page=2',
+    });
   });
 
   it('logs a request the client gave up on before any answer with no status', async () => {

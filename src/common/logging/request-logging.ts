@@ -17,13 +17,18 @@ export interface LoggedRequest {
 }
 
 export function loggedRequest(request: IncomingMessage, scanner: SecretScanner): LoggedRequest {
+  return redacted(unredacted(request), scanner);
+}
+
+/** The request as its lines name it, the URL not yet redacted: three strings, not the request. */
+function unredacted(request: IncomingMessage): LoggedRequest {
   const { id, originalUrl } = request as Request;
-  return {
-    // Always a string: requestLogging gives every request its id first.
-    id: id as string | undefined,
-    method: request.method,
-    url: redactUrl(originalUrl ?? request.url, scanner),
-  };
+  // Always a string: requestLogging gives every request its id first.
+  return { id: id as string | undefined, method: request.method, url: originalUrl ?? request.url };
+}
+
+function redacted(request: LoggedRequest, scanner: SecretScanner): LoggedRequest {
+  return { ...request, url: redactUrl(request.url, scanner) };
 }
 
 /**
@@ -31,19 +36,26 @@ export function loggedRequest(request: IncomingMessage, scanner: SecretScanner):
  * The child logger holding it is made on the first such line, not per request: most requests
  * log nothing but their completion line, and a child per request (pino-http's way) cost more
  * than everything else about logging.
+ * The scope holds the request's id, method and URL, never the request: every timer, socket and
+ * promise made while handling it keeps the scope, for as long as it lives (a keep-alive timer, a
+ * buffered write flushed later), and held the request with its body and socket long after it
+ * was answered.
  */
 class RequestScope implements Store {
   responseLogger?: Logger;
   private child?: Logger;
+  private readonly request: LoggedRequest;
 
   constructor(
     private readonly root: Logger,
-    private readonly request: IncomingMessage,
+    request: IncomingMessage,
     private readonly scanner: SecretScanner,
-  ) {}
+  ) {
+    this.request = unredacted(request);
+  }
 
   get logger(): Logger {
-    return (this.child ??= this.root.child({ req: loggedRequest(this.request, this.scanner) }));
+    return (this.child ??= this.root.child({ req: redacted(this.request, this.scanner) }));
   }
 
   set logger(logger: Logger) {
