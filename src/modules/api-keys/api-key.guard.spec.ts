@@ -104,4 +104,24 @@ describe(ApiKeyGuard.name, () => {
     expect(await refusalOf(() => guard.canActivate(context))).toBe('admitted');
     expect(authenticate).not.toHaveBeenCalled();
   });
+
+  it('admits the right bearer token after more than one space (RFC 7235: 1*SP after the scheme)', async () => {
+    for (const spaces of ['  ', '    ']) {
+      const { guard, recordFailure } = setUp(principal);
+      const { context } = requestTo('metrics', {
+        authorization: `Bearer${spaces}${METRICS_TOKEN}`,
+      });
+      expect(await refusalOf(() => guard.canActivate(context))).toBe('admitted');
+      expect(recordFailure).not.toHaveBeenCalled();
+    }
+  });
+
+  it('answers a bearer scheme with no token as a missing key on /metrics, counting no failure', async () => {
+    for (const authorization of ['Bearer', 'Bearer ', 'Bearer   ']) {
+      const { guard, recordFailure } = setUp(principal);
+      const { context } = requestTo('metrics', { authorization });
+      expect(await refusalOf(() => guard.canActivate(context))).toBe('Missing API key');
+      expect(recordFailure).not.toHaveBeenCalled();
+    }
+  });
 });

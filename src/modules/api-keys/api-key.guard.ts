@@ -110,9 +110,13 @@ export class ApiKeyGuard implements CanActivate {
   }
 }
 
-/** The Authorization header's bearer token (the scheme's name in any case: RFC 9110 §11.1). */
+/**
+ * The Authorization header's bearer token: the scheme's name in any case, then one space or more
+ * (RFC 9110 §11.1 and §11.4, `1*SP`). Read after exactly one space, a token sent after two was
+ * refused as wrong and counted towards the address's lockout. Spaces alone are no token.
+ */
 function bearerTokenOf(request: Request): string | undefined {
-  return /^Bearer (.+)$/i.exec(request.headers.authorization ?? '')?.[1];
+  return /^Bearer +([^ ].*)$/i.exec(request.headers.authorization ?? '')?.[1];
 }
 
 /**
