@@ -108,6 +108,8 @@ function setUp(options: SetUpOptions = {}) {
       return fetch(miner);
     }),
     minersWithoutAxon: jest.fn(() => options.withoutAxon ?? []),
+    // Every queued miner still holds its uid unless a test says otherwise.
+    isRegisteredMiner: jest.fn((_uid: number, _hotkey: string) => true),
     deleteBucketFetchesBefore: jest.fn((_date: Date) => Promise.resolve()),
     whenReady: jest.fn(options.whenReady ?? (() => Promise.resolve())),
   };
@@ -371,6 +373,41 @@ describe(IndexSyncService.name, () => {
       expect(index.countMissedSyncs.mock.calls.flatMap(([uids]) => [...uids])).not.toContain(2);
       expect(warnings).toHaveBeenCalledWith(
         'miner 2: index not stored: uid 2 is no longer the miner hk2 (re-registered, deregistered or now a validator during the sync)',
+      );
+    });
+
+    // A metagraph applied while the miner waited in the queue: the call would reach the old
+    // owner, and its failure would be recorded by uid against the new one.
+    it('calls no miner whose uid changed hands while it waited in the queue, and counts it skipped, not missed', async () => {
+      const { service, fetched, network, index, spotChecks } = setUp({
+        miners: 3,
+        fetch: (miner) => {
+          // Miner 2 re-registered during the fetch of miner 1, after the queue was built.
+          if (miner.uid === 1)
+            network.isRegisteredMiner.mockImplementation(
+              (uid, hotkey) => uid !== 2 || hotkey !== 'hk2',
+            );
+          return Promise.resolve(rowsOf(miner.uid));
+        },
+      });
+      const report = await syncOnce(service);
+      expect(fetched.map(({ uid }) => uid)).toEqual([1, 3]);
+      expect(network.isRegisteredMiner).toHaveBeenCalledWith(2, 'hk2');
+      expect(report).toMatchObject({
+        miners: 3,
+        synced: 2,
+        failed: 0,
+        skipped: 1,
+        skippedReasons: { replaced: 1 },
+      });
+      expect(index.replaceMinerIndex.mock.calls.map(([uid]) => uid)).toEqual([1, 3]);
+      expect(index.countMissedSyncs.mock.calls.flatMap(([uids]) => [...uids])).not.toContain(2);
+      expect(spotChecks.check).toHaveBeenCalledWith([
+        { miner: minerOf(1), bucket: rowsOf(1)[0] },
+        { miner: minerOf(3), bucket: rowsOf(3)[0] },
+      ]);
+      expect(warnings).toHaveBeenCalledWith(
+        'miner 2: index not fetched: uid 2 is no longer the miner hk2 (re-registered, deregistered or now a validator during the sync)',
       );
     });
 

@@ -35,9 +35,12 @@ export interface IndexSyncReport {
   synced: number;
   rejected: number;
   failed: number;
-  /** Not called, or refused without fault (no budget left, blacklisted, not served…). */
+  /**
+   * Not called, or refused without fault (no budget left, blacklisted, not served…); `replaced`:
+   * not called because its uid is no longer the miner queued (SkipReason).
+   */
   skipped: number;
-  skippedReasons: Partial<Record<MinerFailureReason, number>>;
+  skippedReasons: Partial<Record<SkipReason, number>>;
   rows: number;
   seconds: number;
   spotChecks: SpotCheckResult[];
@@ -46,6 +49,9 @@ export interface IndexSyncReport {
   /** Index rows of hours older than MAX_DATA_AGE_DAYS removed. */
   oldRowsDropped: number;
 }
+
+/** Why a miner was skipped: a refusal without fault, or its uid changed hands before its call. */
+export type SkipReason = MinerFailureReason | 'replaced';
 
 /** A miner to sync, and when its GetMinerIndex budget has a call again (ms; 0: now). */
 interface QueuedMiner {
@@ -77,7 +83,8 @@ export const STALE_AFTER_SYNCS = 3;
  * aggregate contributions. A malformed or oversize index is rejected (the previous one stays) and
  * costs credibility. The sync follows the GetMinerIndex budget (the configuration refuses an
  * interval shorter than it allows): miners with a call left go first, a miner whose call frees up
- * within a sixth of the interval (at most 10 minutes) is waited for, the others are skipped. Then a
+ * within a sixth of the interval (at most 10 minutes) is waited for, the others are skipped, and so
+ * is one whose uid is no longer its hotkey's when its turn comes. Then a
  * few miners with a GetDataEntityBucket call left are spot-checked (index-spot-checks.ts), the
  * indexes of miners that missed STALE_AFTER_SYNCS syncs in a row are dropped, and the hours that
  * have grown older than MAX_DATA_AGE_DAYS since their miner's last sync are removed. A run cut
@@ -249,6 +256,16 @@ export class IndexSyncService
     report: IndexSyncReport,
     missed: number[],
   ): Promise<IndexRow[] | undefined> {
+    // A metagraph applied since the queue was built (a sync runs for minutes, a budget wait up
+    // to 10 of them) may have given the uid to another hotkey: the call would go to the old
+    // owner, and what it did (credibility, the circuit) would be recorded by uid, on the new one.
+    if (!this.network.isRegisteredMiner(miner.uid, miner.hotkey)) {
+      countSkip(report, 'replaced');
+      this.logger.warn(
+        `miner ${miner.uid}: index not fetched: ${new MinerReplacedError(miner.uid, miner.hotkey).message}`,
+      );
+      return undefined;
+    }
     try {
       const rows = await this.network.fetchMinerIndex(miner, this.clock.now());
       await this.index.replaceMinerIndex(miner.uid, rows, {
@@ -264,8 +281,7 @@ export class IndexSyncService
         missed.push(miner.uid);
         this.logger.warn(`miner ${miner.uid}: index rejected, previous one kept: ${error.message}`);
       } else if (error instanceof MinerCallError && NOT_THE_MINERS_FAULT.has(error.reason)) {
-        report.skipped++;
-        report.skippedReasons[error.reason] = (report.skippedReasons[error.reason] ?? 0) + 1;
+        countSkip(report, error.reason);
       } else if (error instanceof MinerCallError) {
         report.failed++;
         missed.push(miner.uid);
@@ -325,4 +341,9 @@ export class IndexSyncService
       (report.skipped > 0 ? `, ${report.skipped} skipped (${skipped})` : '')
     );
   }
+}
+
+function countSkip(report: IndexSyncReport, reason: SkipReason): void {
+  report.skipped++;
+  report.skippedReasons[reason] = (report.skippedReasons[reason] ?? 0) + 1;
 }

@@ -139,6 +139,11 @@ export class NetworkService implements OnModuleInit {
     return this.metagraph.minersWithoutAxon().map((miner) => miner.uid);
   }
 
+  /** Whether `uid` is still the miner `hotkey` (MetagraphService.isRegisteredMiner). */
+  isRegisteredMiner(uid: number, hotkey: string): boolean {
+    return this.metagraph.isRegisteredMiner(uid, hotkey);
+  }
+
   /**
    * Miners that can be asked `synapse` now: serving data at an allowed address, not cut off by
    * an open circuit, and not refusing the synapse recently (a 404 or 401 to it, or a 403 to a

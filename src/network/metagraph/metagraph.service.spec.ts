@@ -186,6 +186,26 @@ describe(MetagraphService.name, () => {
     expect(uids(service.minersServingData())).toEqual([0, 1]);
   });
 
+  // A call queued before a metagraph was applied (the index sync's) is made only to the miner
+  // still holding its uid.
+  it('tells whether a uid is still the miner of a hotkey: not once re-registered, a validator or gone', async () => {
+    const { service, apply } = setUp();
+    await apply([0, 1, 2, 3, 4].map((uid) => metagraphNeuron(uid)));
+    await apply([
+      metagraphNeuron(0),
+      metagraphNeuron(1, { hotkey: 'hotkey-new' }),
+      metagraphNeuron(2, { validator_permit: true, stake: MIN_STAKE }),
+      metagraphNeuron(4, { axon_url: null }),
+    ]);
+    expect(service.isRegisteredMiner(0, 'hotkey-0')).toBe(true);
+    expect(service.isRegisteredMiner(1, 'hotkey-1')).toBe(false);
+    expect(service.isRegisteredMiner(1, 'hotkey-new')).toBe(true);
+    expect(service.isRegisteredMiner(2, 'hotkey-2')).toBe(false);
+    expect(service.isRegisteredMiner(3, 'hotkey-3')).toBe(false);
+    expect(service.isRegisteredMiner(4, 'hotkey-4')).toBe(true);
+    expect(service.isRegisteredMiner(0, 'hotkey-1')).toBe(false);
+  });
+
   it('judges the own hotkey by the minimum stake too', async () => {
     const { service, apply } = setUp();
     await apply([

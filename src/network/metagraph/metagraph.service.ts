@@ -145,6 +145,15 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
     return this.registeredMiners().filter((miner) => miner.axonUrl === null);
   }
 
+  /**
+   * Whether `uid` is still the miner `hotkey` (registered, no validator), as the metagraph last
+   * applied or reloaded says: a call queued before a metagraph moved on may be meant for a
+   * miner that no longer holds the uid.
+   */
+  isRegisteredMiner(uid: number, hotkey: string): boolean {
+    return this.registeredMiners().some((miner) => miner.uid === uid && miner.hotkey === hotkey);
+  }
+
   /** Neurons registered now that are miners, whatever their axon. */
   private registeredMiners(): MinerEntity[] {
     return this.miners.filter(
