@@ -11,10 +11,15 @@ const miner = (uid: number) => ({ uid, hotkey: `hk${uid}` }) as unknown as Servi
 const row = (bytes: number) => ({ source: 2 as const, label: '#tao', timeBucket: 490_000, bytes });
 
 /** Spot checks over fake network and budgets; `fetched` lists the buckets asked for. */
-function checks(options: { left: Record<string, number>; outcome?: unknown; askable?: number[] }) {
+function checks(options: {
+  left: Record<string, number>;
+  outcome?: unknown;
+  /** The miners available for GetDataEntityBucket now (by default uids 1 to 3). */
+  askable?: ServingMiner[];
+}) {
   const fetched: { uid: number; claimed: number }[] = [];
   const network = {
-    availableMiners: () => (options.askable ?? [1, 2, 3]).map(miner),
+    availableMiners: () => options.askable ?? [1, 2, 3].map(miner),
     spotCheckBucket: (m: ServingMiner, _bucket: unknown, claimed: number) => {
       fetched.push({ uid: m.uid, claimed });
       return Promise.resolve(options.outcome ?? { ok: true, check: { score: 0.7, problems: [] } });
@@ -34,6 +39,21 @@ describe(IndexSpotChecks.name, () => {
   // A miner without a GetDataEntityBucket call left would only fail its check for want of one.
   it('checks only miners with a bucket call left', async () => {
     const { spot, fetched } = checks({ left: { hk1: 1, hk2: 0 } });
+    const synced: SyncedMiner[] = [
+      { miner: miner(1), bucket: row(10) },
+      { miner: miner(2), bucket: row(10) },
+    ];
+    expect((await spot.check(synced)).map((r) => r.uid)).toEqual([1]);
+    expect(fetched.map((f) => f.uid)).toEqual([1]);
+  });
+
+  // The metagraph gave uid 2 to another hotkey during the run: the new owner's credibility
+  // (kept by uid) is not the old owner's index to move.
+  it('checks a synced miner only while its uid is still its hotkey, not the uid alone', async () => {
+    const { spot, fetched } = checks({
+      left: { hk1: 1, hk2: 1, hk9: 1 },
+      askable: [miner(1), { ...miner(2), hotkey: 'hk9' }],
+    });
     const synced: SyncedMiner[] = [
       { miner: miner(1), bucket: row(10) },
       { miner: miner(2), bucket: row(10) },

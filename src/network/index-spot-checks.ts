@@ -57,9 +57,13 @@ export class IndexSpotChecks {
   /** Checks the picked buckets of some freshly synced indexes against what the miners serve, all at once. */
   async check(synced: SyncedMiner[]): Promise<SpotCheckResult[]> {
     // A check takes the miner's GetDataEntityBucket call (beside a validator on the same
-    // hotkey, its only one of the hour): only miners with one left are checked.
-    const askable = new Set(
-      this.network.availableMiners('GetDataEntityBucket').map((miner) => miner.uid),
+    // hotkey, its only one of the hour): only miners with one left are checked. Matched by uid
+    // and hotkey: a uid re-registered during the run is another miner, whose credibility (kept
+    // by uid) the old owner's index and answer would move.
+    const askable = new Map(
+      this.network
+        .availableMiners('GetDataEntityBucket')
+        .map((miner) => [miner.uid, miner.hotkey] as const),
     );
     const left = await this.budgets
       .left(
@@ -68,7 +72,8 @@ export class IndexSpotChecks {
       )
       .catch(() => new Map<string, { left: number }>());
     const candidates = synced.filter(
-      ({ miner }) => askable.has(miner.uid) && (left.get(miner.hotkey)?.left ?? 0) > 0,
+      ({ miner }) =>
+        askable.get(miner.uid) === miner.hotkey && (left.get(miner.hotkey)?.left ?? 0) > 0,
     );
     const chosen = shuffle(candidates).slice(0, this.config.network.indexSync.spotChecks);
     const results = await Promise.all(
