@@ -4,6 +4,7 @@ import { AppConfig } from '../../config/app-config';
 import { ValidatorIdentity } from '../bittensor/validator-identity';
 import { MinerEntity } from '../miner.entity';
 import {
+  MetagraphNetwork,
   MetagraphOrigin,
   MinersRepository,
   StoredChain,
@@ -28,8 +29,10 @@ class FakeSource implements MetagraphSource {
   /** What watch was given, until stopped. */
   changed: (() => Promise<void>) | undefined;
   closed = false;
-  networkOf(): 'file' {
-    return 'file';
+  /** What networkOf says of every answer (a file written by the devnet says `devnet`). */
+  network: MetagraphNetwork = 'file';
+  networkOf(): MetagraphNetwork {
+    return this.network;
   }
   read(): Promise<MetagraphFile> {
     return this.next instanceof Error ? Promise.reject(this.next) : Promise.resolve(this.next);
@@ -352,6 +355,25 @@ describe(MetagraphService.name, () => {
       await apply([metagraphNeuron(0)]);
     expect((await service.status()).lastAttempt).toMatchObject({ ok: false });
     expect(uids(service.minersServingData())).toEqual([0, 1, 2, 3, 4]);
+  });
+
+  // A devnet restarted with fewer miners rewrites its file once: refused then, the file read
+  // again only when it changes, the gateway kept the old devnet's miners for ever.
+  it("applies a devnet's smaller metagraph at once, and still judges a file's", async () => {
+    const { service, source, apply } = setUp();
+    const warn = jest.mocked(Logger.prototype.warn);
+    await apply([0, 1, 2, 3, 4].map((uid) => metagraphNeuron(uid)));
+    source.network = 'devnet';
+    warn.mockClear();
+    await apply([metagraphNeuron(0)]);
+    expect((await service.status()).lastAttempt).toMatchObject({ ok: true });
+    expect(uids(service.minersServingData())).toEqual([0]);
+    expect(warn).not.toHaveBeenCalled();
+    source.network = 'file';
+    await apply([0, 1, 2].map((uid) => metagraphNeuron(uid)));
+    await apply([metagraphNeuron(2)]);
+    expect((await service.status()).lastAttempt).toMatchObject({ ok: false });
+    expect(uids(service.minersServingData())).toEqual([0, 1, 2]);
   });
 
   // NETUID (or the source) changed: the stored neurons are another subnet's.

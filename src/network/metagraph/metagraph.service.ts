@@ -325,12 +325,17 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
    * refused, unless the source keeps giving it. The same non-empty answer (as many neurons) on
    * SUSPICIOUS_CONFIRM_READS reads in a row spanning SUSPICIOUS_CONFIRM_MS is applied: a trim,
    * not a glitch. A source or netuid other than the stored metagraph's is not judged against it
-   * at all: its neurons are another subnet's.
+   * at all: its neurons are another subnet's. Nor is a devnet's: a devnet restarted with fewer
+   * miners writes its file once, and that file, refused, was never read again.
    */
   private async refuseIfSuspicious(
     source: MetagraphSource,
     metagraph: MetagraphFile,
   ): Promise<void> {
+    if (source.networkOf(metagraph) === 'devnet') {
+      this.pendingSuspicious = undefined;
+      return;
+    }
     const stored = await this.repository.lastMetagraph();
     if (
       stored &&
