@@ -5,24 +5,41 @@ import { join } from 'node:path';
 
 // npm runs a script in `sh -c`, and passes a SIGTERM to that shell only. Unless the shell
 // replaces itself with node (`exec`), node never hears it: npm exited and the gateway kept
-// running, undrained, under PID 1 (an operator audit). Here a stand-in `node` says its PID:
-// it must be the shell's own.
-describe('the scripts that run the service', () => {
+// running, undrained, under PID 1 (an operator audit), and a devnet, benchmark, migration or test
+// run went on after its Ctrl-C. Here a stand-in `node` says its PID: it must be the shell's own
+// (a stand-in `npm` skips the build a script runs first).
+describe('the scripts that start node', () => {
   const scripts = (
     JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as {
       scripts: Record<string, string>;
     }
   ).scripts;
+  const startingNode = Object.keys(scripts).filter((name) => /(^|\s)node\s/.test(scripts[name]));
   let bin: string;
 
   beforeAll(() => {
     bin = mkdtempSync(join(tmpdir(), 'gateway-scripts-'));
     writeFileSync(join(bin, 'node'), '#!/bin/sh\necho "$$"\n');
+    writeFileSync(join(bin, 'npm'), '#!/bin/sh\nexit 0\n');
     chmodSync(join(bin, 'node'), 0o755);
+    chmodSync(join(bin, 'npm'), 0o755);
   });
   afterAll(() => rmSync(bin, { recursive: true, force: true }));
 
-  it.each(['start', 'start:prod'])('%s runs node in the shell npm signals', async (name) => {
+  it('are found: the service, the devnet, the benchmarks, the migrations and the tests', () => {
+    expect(startingNode).toEqual(
+      expect.arrayContaining([
+        'start',
+        'start:prod',
+        'devnet',
+        'bench:health',
+        'migration:run',
+        'test',
+      ]),
+    );
+  });
+
+  it.each(startingNode)('%s runs node in the shell npm signals', async (name) => {
     const child = spawn('sh', ['-c', scripts[name]], {
       env: { PATH: `${bin}:${process.env.PATH}` },
       stdio: ['ignore', 'pipe', 'inherit'],
