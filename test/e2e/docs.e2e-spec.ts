@@ -45,8 +45,15 @@ interface Response {
   content?: Record<string, { schema?: unknown; examples?: Record<string, Example> }>;
 }
 
+interface Parameter {
+  name: string;
+  description?: string;
+  schema?: object;
+}
+
 interface Operation {
   operationId?: string;
+  parameters?: Parameter[];
   security?: Record<string, string[]>[];
   requestBody?: { content: Record<string, { examples?: Record<string, { value: object }> }> };
   responses: Record<string, Response>;
@@ -218,6 +225,19 @@ describe('OpenAPI document', () => {
           expect({ path, name, type: schema?.type }).toEqual({ path, name, type: 'integer' });
         }
     expect(found.length).toBeGreaterThanOrEqual(7);
+  });
+
+  // Swagger UI's try-it-out fills a parameter with its example: a past instant as
+  // completed_after listed only the tasks completed since, often none, as if there were no tasks.
+  it("gives the task list's completed_after no example, only one in its description", () => {
+    const parameter = document.paths['/api/v1/tasks'].get.parameters?.find(
+      ({ name }) => name === 'completed_after',
+    );
+    expect(parameter).toBeDefined();
+    expect(parameter).not.toHaveProperty('example');
+    expect(parameter).not.toHaveProperty('examples');
+    expect(parameter?.schema).not.toHaveProperty('example');
+    expect(parameter?.description).toContain('`2026-11-24T12:00:00Z`');
   });
 
   it('names every operation with a unique camelCase operationId', () => {

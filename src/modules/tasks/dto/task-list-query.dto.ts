@@ -11,15 +11,17 @@ export class TaskListQueryDto {
   @IsIn(TASK_STATES)
   state?: TaskState;
 
+  // No `example`: Swagger UI's try-it-out sends a parameter's example, and a past instant here
+  // listed only the tasks completed since (often none), as if there were no tasks at all.
   @ApiPropertyOptional({
     type: String,
     format: 'date-time',
     maxLength: 64,
     description:
-      'Only tasks completed after this instant (an RFC 3339 date-time with its UTC offset), listed in the ' +
-      'order they completed rather than newest first: a task completing later joins the end, so paging ' +
-      'with `offset` misses none. To poll for new datasets, pass the last listed task’s `completed_at`.',
-    example: '2026-11-24T12:00:00Z',
+      'Only tasks completed after this instant (an RFC 3339 date-time with its UTC offset, such as ' +
+      '`2026-11-24T12:00:00Z`), listed in the order they completed rather than newest first: a task ' +
+      'completing later joins the end, so paging with `offset` misses none. To poll for new ' +
+      'datasets, pass the last listed task’s `completed_at`.',
   })
   @IsOptional()
   @IsString()
