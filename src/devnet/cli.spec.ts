@@ -94,6 +94,17 @@ describe('parseCliArguments', () => {
     expect(options !== 'help' && options.storedOnly).toBe(true);
     const plain = parseCliArguments([], { DEVNET_STORED_ONLY: 'false' });
     expect(plain !== 'help' && plain.storedOnly).toBe(false);
+    // Blank is unset, as the gateway reads it (docker-compose passes `${DEVNET_STORED_ONLY:-false}`).
+    const blank = parseCliArguments([], { DEVNET_STORED_ONLY: ' ' });
+    expect(blank !== 'help' && blank.storedOnly).toBe(false);
+  });
+
+  // `yes` or `1` was read as false: miners answering on-demand queries the operator had asked
+  // to answer 404, and nothing said so.
+  it.each(['yes', '1', 'TRUE', 'on'])('refuses DEVNET_STORED_ONLY=%s, naming it', (value) => {
+    expect(() => parseCliArguments([], { DEVNET_STORED_ONLY: value })).toThrow(
+      `DEVNET_STORED_ONLY must be true or false, got "${value}"`,
+    );
   });
 });
 

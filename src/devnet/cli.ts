@@ -25,7 +25,7 @@ const USAGE = `Usage: node dist-dev/src/devnet/cli.js [options]
                       as a validator: for a gateway in production mode (docker compose)
   --stored-only       every miner answers 404 to OnDemandRequest, as public subnet 13
                       miners do since December 2025 (stored data only); also
-                      DEVNET_STORED_ONLY=true in the environment
+                      DEVNET_STORED_ONLY=true in the environment (true or false)
   --faults <spec>     e.g. "2:hang,3:fabricate,4:latency=200-400,4:rate=0.5"
                       faults: hang 500 malformed oversize wrongSchema fabricate partial
                       wrongHour wrongLabel brokenText latency=<ms>|<min>-<max>
@@ -52,6 +52,16 @@ function integer(text: string, name: string, min: number, max: number): number {
     throw new Error(`--${name} must be an integer between ${min} and ${max}, got "${text}"`);
   }
   return value;
+}
+
+/**
+ * DEVNET_STORED_ONLY as the gateway reads it: `true` or `false`, blank for unset. Anything else
+ * (`yes`, `1`) was read as false, and the miners answered on-demand queries without a word.
+ */
+function storedOnlyFromEnvironment(text: string | undefined): boolean {
+  if (text === undefined || text.trim() === '') return false;
+  if (text === 'true' || text === 'false') return text === 'true';
+  throw new Error(`DEVNET_STORED_ONLY must be true or false, got "${text}"`);
 }
 
 function hotkeys(text: string | undefined): string[] {
@@ -90,7 +100,10 @@ export function parseCliArguments(
       'gateway-wallet': { type: 'string' },
       faults: { type: 'string', default: '' },
       // DEVNET_STORED_ONLY=true (docker-compose) does the same as the flag.
-      'stored-only': { type: 'boolean', default: env.DEVNET_STORED_ONLY === 'true' },
+      'stored-only': {
+        type: 'boolean',
+        default: storedOnlyFromEnvironment(env.DEVNET_STORED_ONLY),
+      },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
