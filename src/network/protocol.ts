@@ -145,11 +145,19 @@ export function xHandle(name: string): string {
 }
 
 /**
- * An author as queries compare it (X handle or Reddit user): trimmed, without `@`, lower-cased.
- * The matcher, the stored-data plan and the item store's `username` column all use this one.
+ * An author as a query names it (X handle or Reddit user): trimmed, without `@`, its case kept.
+ * What OnDemandRequest sends miners, who match the record's author exactly (sn13/messages.ts).
+ */
+export function authorName(name: string): string {
+  return xHandle(name.trim());
+}
+
+/**
+ * An author as queries compare it: authorName lower-cased. The matcher, the stored-data plan and
+ * the item store's `username` column all use this one.
  */
 export function authorKey(name: string): string {
-  return xHandle(name.trim()).toLowerCase();
+  return authorName(name).toLowerCase();
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 import { RedditItem, XItem } from './protocol';
 import { parseKeyword } from './keywords';
 import { compileQuery, InvalidQueryError, MatchQuery } from './query-matcher';
+import { onDemandRequestFields } from './sn13/messages';
 
 function xItem(overrides: Partial<XItem> = {}): XItem {
   return {
@@ -184,6 +185,25 @@ describe('compileQuery', () => {
 
     it('ignores an empty list', () => {
       expect(matches({ source: 'x', usernames: [] }, xItem())).toBe(true);
+    });
+
+    // Miners match the author exactly: what they are asked for must be what is checked.
+    it('compares the authors miners are asked for, and accepts their posts', () => {
+      const usernames = ['@Alice ', ' bob_99', '@', ' '];
+      const sent = onDemandRequestFields({
+        source: 'x',
+        usernames,
+        keywords: [],
+        keywordMode: 'all',
+        startDate: null,
+        endDate: new Date('2024-05-02T00:00:00Z'),
+        limit: 10,
+      }).usernames;
+      expect(compileQuery({ source: 'x', usernames }).usernames).toEqual(
+        sent.map((name) => name.toLowerCase()),
+      );
+      const byAlice = xItem({ user: { ...xItem().user, username: sent[0] } });
+      expect(matches({ source: 'x', usernames }, byAlice)).toBe(true);
     });
   });
 

@@ -33,6 +33,25 @@ describe(onDemandRequestFields.name, () => {
     expect(onDemandRequestFields({ ...query, keywordMode: 'all' }).keyword_mode).toBe('all');
   });
 
+  // A miner matches the record's author exactly: `"@elonmusk "` would ask for nobody.
+  it('sends usernames trimmed and without @, keywords trimmed, and leaves blank ones out', () => {
+    const fields = onDemandRequestFields({
+      ...query,
+      source: 'x',
+      usernames: ['@elonmusk ', ' NASA', '@', '  '],
+      keywords: [' halving ', '#btc', ' '],
+    });
+    expect(fields.usernames).toEqual(['elonmusk', 'NASA']);
+    expect(fields.keywords).toEqual(['halving', '#btc']);
+    expect(
+      onDemandRequestFields({
+        ...query,
+        usernames: [' @hodl_forever'],
+        keywords: [' /r/Bitcoin '],
+      }),
+    ).toMatchObject({ usernames: ['hodl_forever'], keywords: ['r/bitcoin'] });
+  });
+
   // Miners read them with datetime.fromisoformat, which refuses a `Z` before Python 3.11 and
   // reads every form datetime.isoformat() writes: `+00:00`, microseconds only when not zero.
   it('writes dates as Python writes them, which every Python miner can read', () => {

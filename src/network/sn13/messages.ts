@@ -1,6 +1,6 @@
 import { pythonIsoDate } from '../../common/python-json';
 import { parseKeyword } from '../keywords';
-import { BucketKey, KeywordMode, NetworkQuery } from '../protocol';
+import { authorName, BucketKey, KeywordMode, NetworkQuery } from '../protocol';
 import { toSourceId } from '../sources';
 import { WireDataLabel } from './entities';
 import { MAX_INDEX_VALUES, parseMinerJson, UnreadableJsonError } from './miner-json';
@@ -89,18 +89,25 @@ export interface OnDemandRequestFields {
  * `any`: at least one; usernames AND keywords either way, as miners filter). Miners read a Reddit query's first keyword as the
  * subreddit, so subreddit selectors (`r/x`, `/r/x`, `/x`) are sent first, as `r/x`. Whatever
  * a miner returns is checked against our own rules anyway.
+ *
+ * Usernames go as authorName (trimmed, without `@`) and keywords trimmed, blank ones left out,
+ * as the matcher reads them: a miner matches the record's author exactly, so `"@elonmusk "`
+ * asked it for an author no record has, and the answer was empty.
  */
 export function onDemandRequestFields(query: NetworkQuery): OnDemandRequestFields {
-  const keywords = query.keywords.map((keyword) => {
-    const parsed = parseKeyword(keyword, query.source);
-    return parsed.kind === 'subreddit'
-      ? { wire: parsed.label, first: true }
-      : { wire: keyword, first: false };
-  });
+  const keywords = query.keywords
+    .map((keyword) => keyword.trim())
+    .filter((keyword) => keyword !== '')
+    .map((keyword) => {
+      const parsed = parseKeyword(keyword, query.source);
+      return parsed.kind === 'subreddit'
+        ? { wire: parsed.label, first: true }
+        : { wire: keyword, first: false };
+    });
   return {
     version: PROTOCOL_VERSION,
     source: toSourceId(query.source),
-    usernames: query.usernames,
+    usernames: query.usernames.map(authorName).filter((name) => name !== ''),
     keywords: [
       ...keywords.filter((keyword) => keyword.first),
       ...keywords.filter((keyword) => !keyword.first),
