@@ -352,6 +352,24 @@ describe(`${NetworkService.name} on-demand modes`, () => {
     expect((await service.query(QUERY)).error).toBeUndefined();
   });
 
+  it('stored: an answer short of buckets is partial, and when it found nothing no error says it names no label', async () => {
+    const { service, stored } = setUp('stored', 3, 3);
+    const short: StoredAnswer = {
+      ...STORED,
+      coverage: 'partial',
+      buckets: { planned: 3, fromStore: 1, fetchedNow: 1, missing: 1 },
+    };
+    stored.answer.mockResolvedValueOnce(short);
+    const result = await service.query(QUERY);
+    expect(result.items).toEqual([]);
+    expect(result.error).toBeUndefined();
+    expect(result.stored).toEqual({
+      coverage: 'partial',
+      buckets: { planned: 3, fromStore: 1, fetchedNow: 1, missing: 1 },
+      oldestFetchedAt: STORED.oldestFetchedAt,
+    });
+  });
+
   it('stored: a labelled answer that found nothing because no index is loaded is an error saying so', async () => {
     const { service, stored } = setUp('stored', 3, 3);
     const unindexed: StoredAnswer = {

@@ -218,13 +218,15 @@ export class NetworkService implements OnModuleInit {
     // than a success with `no_data_available` that clients of the hosted API read as "none
     // exists". A task's collection is an empty one, counted as such (an error would have the
     // task retried at every tick, ahead of the others).
-    // The same when the labels' holders are unknown because no miner's index is loaded.
+    // The same when the labels' holders are unknown because no miner's index is loaded. A
+    // labelled answer short of some buckets is partial too, but it looked: the missing count
+    // says what it lacks, and "names no label" would be untrue.
     const unlooked =
       purpose !== 'user' || answer.items.length > 0
         ? undefined
         : !answer.indexLoaded
           ? indexNotLoaded(this.config.network.indexSync)
-          : answer.coverage === 'partial'
+          : answer.coverage === 'partial' && answer.buckets.missing === 0
             ? partialAndEmpty(why)
             : undefined;
     return {

@@ -294,7 +294,7 @@ describe('Two gateway processes answering 300 stored-data queries over a simulat
         `(${outcomes.filter(({ answer }) => answer.data.length > 0).length} with items), ` +
         `${outcomes.filter(({ answer }) => answer.status === 'error').length} error; ` +
         `${fetched.length} fetched from miners, ${fromStoreOnly} from the store alone, ` +
-        `${stored.filter((meta) => meta.coverage === 'partial').length} partial (store only); ` +
+        `${stored.filter((meta) => meta.coverage === 'partial').length} partial; ` +
         `buckets planned ${sum('buckets_planned')}, from store ${sum('buckets_from_store')}, ` +
         `fetched now ${sum('buckets_fetched_now')}, missing ${sum('buckets_missing')}`,
     );

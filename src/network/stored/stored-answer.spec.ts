@@ -169,6 +169,17 @@ describe(summarize.name, () => {
     expect(answer.buckets).toEqual({ planned: 1, fromStore: 0, fetchedNow: 0, missing: 1 });
   });
 
+  // The missing hours may hold matches: `complete` had a client take them for hours without data.
+  it('is partial when a bucket it needed is missing, and complete when none is', () => {
+    const fetched = round([[call(1), report(1, {})]], [true, false]);
+    const items = [stored('a', '2026-01-01T10:00:00Z')];
+    const short = summarize(plan, selected(3, 1), fetched, items, true);
+    expect(short.buckets).toEqual({ planned: 3, fromStore: 1, fetchedNow: 1, missing: 1 });
+    expect(short.coverage).toBe('partial');
+    const whole = round([[call(1), report(1, {})]], [true, true]);
+    expect(summarize(plan, selected(3, 1), whole, items, false).coverage).toBe('complete');
+  });
+
   it('adds up the contents every miner sent that the checks dropped', () => {
     const answer = summarize(
       plan,

@@ -14,7 +14,8 @@ export interface StoredAnswer {
   error?: string;
   /**
    * `partial`: the query names no label (or `any` mixes in other keywords), or no miner's index
-   * is loaded (`indexLoaded`): only stored items.
+   * is loaded (`indexLoaded`): only stored items; or a bucket the query needs is missing
+   * (`buckets.missing`): neither fresh in the store nor delivered in time.
    */
   coverage: 'complete' | 'partial';
   /**
@@ -106,7 +107,9 @@ export function summarize(
   return {
     items,
     error: nothingAnswered ? whyMissing(round, missing, deadlineReached) : undefined,
-    coverage: indexLoaded ? plan.coverage : 'partial',
+    // An answer short of buckets it needed holds only part of what matches: it said `complete`,
+    // and a client took the missing hours for hours without data.
+    coverage: indexLoaded && missing === 0 ? plan.coverage : 'partial',
     indexLoaded,
     buckets: { planned: selected.length, fromStore, fetchedNow, missing },
     oldestFetchedAt: oldest,

@@ -46,7 +46,8 @@ export class StoredDataMetaDto {
       'holds nothing, `status` is `error` and `meta.error` says so: not "no data", which was not looked for). ' +
       'Also `partial` when no miner’s data index is loaded yet (none synced since the start, or every ' +
       'sync failed): which miners hold the labels is not known, so only stored items answer, and when there ' +
-      'are none `status` is `error` with a `meta.error` that says when to try again',
+      'are none `status` is `error` with a `meta.error` that says when to try again. Also `partial` when ' +
+      '`buckets_missing` is above 0: the hours missing may hold matches that `data` lacks',
     enum: ['complete', 'partial'],
     example: 'complete',
   })
