@@ -189,6 +189,22 @@ describe(checkAnswer.name, () => {
     expect(answer.dropped).toBe(2);
   });
 
+  // The same digits after a 0 hold the same time, but were another key and uri: a post twice.
+  it('drops an X post whose status id has a leading zero', () => {
+    const post = xPosts[0];
+    const id = `0${post.tweet.id}`;
+    const padded = {
+      ...post,
+      uri: `https://x.com/${post.user.username}/status/${id}`,
+      tweet: { ...post.tweet, id },
+    };
+
+    const answer = checkAnswer(minerOf(1), [post, padded].map(toWireEntity), everyXPost, 'x');
+
+    expect(uris(answer.valid)).toEqual([post.uri]);
+    expect(answer.dropped).toBe(1);
+  });
+
   it('keeps only the first copy of a uri repeated within one answer', () => {
     const [first, second] = xPosts;
     const copy = toWireEntity({ ...first, text: `${first.text} (again)` });

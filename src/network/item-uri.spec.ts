@@ -46,6 +46,15 @@ describe('uriAgrees', () => {
       expect([bad, uriAgrees(xItem(bad))]).toEqual([bad, false]);
   });
 
+  // A snowflake is written without one; `0` before a real id's digits named the post again.
+  it('refuses an X status id with a leading zero, even when the record carries the same id', () => {
+    for (const id of ['0123', '012', '0', '01795757939487670279'])
+      expect([id, uriAgrees(xItem(`https://x.com/Alice/status/${id}`, id))]).toEqual([id, false]);
+    expect(
+      uriAgrees(xItem('https://x.com/Alice/status/1795757939487670279', '1795757939487670279')),
+    ).toBe(true);
+  });
+
   it("wants Reddit uris on reddit.com under the record's subreddit, naming the record's id", () => {
     const post = 'https://www.reddit.com/r/Bitcoin/comments/abc/a_title/';
     const comment = 'https://www.reddit.com/r/Bitcoin/comments/abc/comment/xyz/';
