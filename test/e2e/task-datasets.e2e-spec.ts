@@ -8,6 +8,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { DataSource } from 'typeorm';
 import { Clock } from '../../src/common/clock/clock';
 import { datasetPath } from '../../src/modules/tasks/dataset-path';
+import * as datasetWriter from '../../src/modules/tasks/dataset-writer';
 import {
   DatasetParquetService,
   PARQUET_RETRY_MS,
@@ -372,6 +373,37 @@ describe('Task datasets as Parquet', () => {
       }
     } finally {
       writeFileSync(file, bytes);
+    }
+  });
+
+  // Deleted after its size check (a cleanup, an operator), the file was opened by the read stream
+  // only once the headers were set: answered 400 'Bad Request' in text/plain, or cut off.
+  it('answers 503 in JSON when the file is deleted after its size check, in either format', async () => {
+    const sizeOnDisk = datasetWriter.sizeOnDisk;
+    for (const format of ['jsonl', 'parquet'] as const) {
+      const jsonl = datasetPath(dataDir, 'btc-x');
+      const file = format === 'jsonl' ? jsonl : jsonl.replace(/\.jsonl\.gz$/, '.parquet');
+      const bytes = readFileSync(file);
+      const deleting = jest
+        .spyOn(datasetWriter, 'sizeOnDisk')
+        .mockImplementation(async (checked) => {
+          const size = await sizeOnDisk(checked);
+          // At each check: the Parquet service's own writes the file again, the download's is last.
+          if (checked === file && size !== undefined) unlinkSync(checked);
+          return size;
+        });
+      try {
+        const response = await get(`tasks/btc-x/dataset?format=${format}`).expect(503);
+        expect(response.headers['content-type']).toMatch(/^application\/json/);
+        expect(response.body).toEqual({
+          detail: "The dataset file of task 'btc-x' is missing on this server",
+          request_id: expect.any(String),
+        });
+      } finally {
+        deleting.mockRestore();
+        writeFileSync(file, bytes);
+      }
+      await download(`tasks/btc-x/dataset?format=${format}`).expect(200);
     }
   });
 

@@ -1,4 +1,4 @@
-import { createReadStream } from 'node:fs';
+import { FileHandle, open as openFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import {
   ConflictException,
@@ -23,6 +23,11 @@ export function parquetUnavailable(id: string): string {
     `The Parquet file of task '${id}' could not be written on this server; it is tried again ` +
     'an hour after the failure. The JSON lines dataset (format=jsonl) holds the same rows'
   );
+}
+
+/** The 503 of a dataset file that is not on this server, or not as recorded (documented). */
+export function fileMissing(id: string): string {
+  return `The dataset file of task '${id}' is missing on this server`;
 }
 
 /** Retry-After of parquetBusy: a few seconds per 20,000 rows per conversion ahead of it. */
@@ -97,17 +102,23 @@ export class DatasetDownloadService {
     };
     await this.checkSize(jsonl, id);
     const served = format === 'parquet' ? await this.parquetOf(task, id) : jsonl;
-    // Checked first: a read stream opened on a missing file would fail with nobody listening.
-    // The JSON lines file just was; a Parquet file is checked as it is about to be read.
+    // The JSON lines file just was checked; a Parquet file is checked as it is about to be read.
     if (served !== jsonl) await this.checkSize(served, id);
-    const { file, sha256, bytes: length } = served;
-    if (ifNoneMatch !== undefined && namesTag(ifNoneMatch, entityTag(sha256)))
+    const { sha256, bytes: length } = served;
+    // Opened before answering: a read stream opens its file after the headers are set, and one
+    // deleted (or unreadable) in between was answered 400 'Bad Request' in text/plain by Nest's
+    // stream error handler, or cut off after the headers were sent.
+    const handle = await this.openRecorded(served.file, id);
+    if (ifNoneMatch !== undefined && namesTag(ifNoneMatch, entityTag(sha256))) {
+      await handle.close();
       return { file: undefined, sha256 };
+    }
     // Read up to the size known, so that the stream ends with its last byte: read to the end of
     // the file, it ends one more (empty) read later, and a client that closes on the last byte
     // (curl does) often closed before the response was ended, which was then logged and counted
     // as unanswered (found by a README audit: 23 of 83 complete downloads).
-    const body = new StreamableFile(createReadStream(file, length > 0 ? { end: length - 1 } : {}), {
+    const stream = handle.createReadStream(length > 0 ? { start: 0, end: length - 1 } : {});
+    const body = new StreamableFile(stream, {
       type: DATASET_CONTENT_TYPES[format],
       length,
       disposition: attachment(`${task.id}.${EXTENSIONS[format]}`),
@@ -135,10 +146,19 @@ export class DatasetDownloadService {
       this.logger.warn(
         `task ${id}: ${basename(recorded.file)} has ${size} bytes, not the ${recorded.bytes} recorded: answered as missing`,
       );
-    if (size !== recorded.bytes)
-      throw new ServiceUnavailableException(
-        `The dataset file of task '${id}' is missing on this server`,
+    if (size !== recorded.bytes) throw new ServiceUnavailableException(fileMissing(id));
+  }
+
+  /** The file opened for reading, or the 503 of a missing file when it cannot be. */
+  private async openRecorded(file: string, id: string): Promise<FileHandle> {
+    try {
+      return await openFile(file, 'r');
+    } catch (error) {
+      this.logger.warn(
+        `task ${id}: ${basename(file)} cannot be opened (${(error as NodeJS.ErrnoException).code ?? String(error)}): answered as missing`,
       );
+      throw new ServiceUnavailableException(fileMissing(id));
+    }
   }
 }
 

@@ -14,6 +14,7 @@ import { errorCase, validationCase } from '../../common/errors/error-cases';
 import {
   DatasetDownloadService,
   entityTag,
+  fileMissing,
   PARQUET_BUSY_RETRY_AFTER_SECONDS,
   parquetBusy,
   parquetUnavailable,
@@ -187,12 +188,7 @@ export class TasksController {
       type: 'enum',
       ctx: { expected: "'jsonl' or 'parquet'" },
     }),
-    errorCase(
-      503,
-      'fileMissing',
-      'The file is not on this server',
-      "The dataset file of task 'tao-x' is missing on this server",
-    ),
+    errorCase(503, 'fileMissing', 'The file is not on this server', fileMissing('tao-x')),
     errorCase(
       503,
       'parquetNotWritten',

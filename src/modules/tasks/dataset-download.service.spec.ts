@@ -1,0 +1,107 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { Logger, ServiceUnavailableException } from '@nestjs/common';
+import { DatasetDownloadService, fileMissing } from './dataset-download.service';
+import { DatasetParquetService } from './dataset-parquet.service';
+import * as datasetWriter from './dataset-writer';
+import { CompletedTask, DatasetFormat } from './task.types';
+import { TasksService } from './tasks.service';
+
+const JSONL = Buffer.from('the JSON lines file');
+const PARQUET = Buffer.from('PAR1 the Parquet file PAR1');
+
+describe(DatasetDownloadService.name, () => {
+  let directory: string;
+  let files: Record<DatasetFormat, string>;
+  let service: DatasetDownloadService;
+  let warned: jest.SpyInstance;
+
+  const recorded = (file: string, bytes: Buffer) => ({
+    file,
+    bytes: bytes.length,
+    sha256: createHash('sha256').update(bytes).digest('hex'),
+  });
+
+  beforeEach(() => {
+    warned = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    directory = mkdtempSync(join(tmpdir(), 'dataset-download-'));
+    files = { jsonl: join(directory, 'btc.jsonl.gz'), parquet: join(directory, 'btc.parquet') };
+    writeFileSync(files.jsonl, JSONL);
+    writeFileSync(files.parquet, PARQUET);
+    const jsonl = recorded(files.jsonl, JSONL);
+    const task = {
+      id: 'btc',
+      state: 'completed',
+      dataset_file: jsonl.file,
+      dataset_bytes: String(jsonl.bytes),
+      dataset_sha256: jsonl.sha256,
+    } as CompletedTask;
+    service = new DatasetDownloadService(
+      { find: () => Promise.resolve(task) } as unknown as TasksService,
+      {
+        ensure: () => Promise.resolve(recorded(files.parquet, PARQUET)),
+      } as unknown as DatasetParquetService,
+    );
+  });
+  afterEach(() => {
+    jest.restoreAllMocks();
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  async function bytesOf(stream: Readable): Promise<Buffer> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of stream) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
+  }
+
+  it.each([
+    ['jsonl', JSONL],
+    ['parquet', PARQUET],
+  ] as const)(
+    'has the %s file open when it answers: deleted then, its bytes are still sent',
+    async (format, bytes) => {
+      const { file } = await service.open('btc', format);
+      unlinkSync(files[format]);
+      expect(await bytesOf(file!.getStream())).toEqual(bytes);
+    },
+  );
+
+  // Deleted between its size check and the download (a cleanup, an operator): the stream opened
+  // it after the headers were set, and failed as a 400 in text/plain.
+  it.each(['jsonl', 'parquet'] as const)(
+    'answers the 503 of a missing file when the %s file cannot be opened after its size check',
+    async (format) => {
+      const sizeOnDisk = datasetWriter.sizeOnDisk;
+      jest.spyOn(datasetWriter, 'sizeOnDisk').mockImplementation(async (file) => {
+        const size = await sizeOnDisk(file);
+        if (file === files[format]) unlinkSync(file);
+        return size;
+      });
+      const refused = service.open('btc', format);
+      await expect(refused).rejects.toThrow(ServiceUnavailableException);
+      await expect(refused).rejects.toThrow(fileMissing('btc'));
+      expect(warned).toHaveBeenCalledWith(
+        expect.stringContaining('cannot be opened (ENOENT): answered as missing'),
+      );
+    },
+  );
+
+  it('answers the 503 of a missing file, not 304, when If-None-Match names a file that cannot be opened', async () => {
+    const { sha256 } = recorded(files.jsonl, JSONL);
+    const sizeOnDisk = datasetWriter.sizeOnDisk;
+    jest.spyOn(datasetWriter, 'sizeOnDisk').mockImplementation(async (file) => {
+      const size = await sizeOnDisk(file);
+      unlinkSync(file);
+      return size;
+    });
+    await expect(service.open('btc', 'jsonl', `"${sha256}"`)).rejects.toThrow(fileMissing('btc'));
+  });
+
+  it('answers 304 (no file) when If-None-Match names the file', async () => {
+    const { sha256 } = recorded(files.jsonl, JSONL);
+    expect(await service.open('btc', 'jsonl', `"${sha256}"`)).toEqual({ file: undefined, sha256 });
+  });
+});
