@@ -1,11 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeSampleRepoNames } from '../../src/devnet/repo-names-file';
+import { ReposRepository } from '../../src/modules/repos/repos.repository';
 import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
 import { createKey } from '../support/fixtures';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
+import { startThrowawayPostgres, ThrowawayPostgres } from '../support/throwaway-servers';
+import { until } from '../support/until';
 
 /** SAMPLE_REPO_NAMES sorted by code point (upper case first, `-` before `_`), unique, listed only. */
 const SAMPLE_LIST = [
@@ -157,6 +160,51 @@ describe('GET /api/v1/list_repo_names', () => {
         body: { count: SAMPLE_LIST.length, repo_names: SAMPLE_LIST },
       });
     });
+  });
+
+  // The file is watched, not the database: a change the ingest could not store was never
+  // applied until the file changed again.
+  describe('with Postgres down when the file changes', () => {
+    let postgres: ThrowawayPostgres;
+    let app: TestApp;
+    let path: string;
+    beforeAll(async () => {
+      path = join(directory, 'outage.jsonl');
+      await writeSampleRepoNames(path);
+      postgres = await startThrowawayPostgres();
+      app = await startTestApp({ HF_RESULTS_PATH: path, DATABASE_URL: postgres.url });
+    }, 120_000);
+    afterAll(async () => {
+      await app?.close();
+      await postgres?.destroy();
+    }, 60_000);
+
+    it('applies the change once Postgres is back, without another change', async () => {
+      await eventually(app, {
+        status: 200,
+        body: { count: SAMPLE_LIST.length, repo_names: SAMPLE_LIST },
+      });
+      const replaceNames = jest.spyOn(app.app.get(ReposRepository), 'replaceNames');
+      try {
+        await postgres.stop();
+        await writeFile(path, `${JSON.stringify({ repo_name: 'after/the-outage' })}\n`);
+        // The watcher's ingest, refused (the call, not its outcome: `until` would await that).
+        const ingest = await until(
+          () => Promise.resolve(replaceNames.mock.results[0] as { value: Promise<number> }),
+          10_000,
+        );
+        await expect(ingest.value).rejects.toThrow('ECONNREFUSED');
+        await postgres.start();
+        // Tried again 5 s after the refusal (10 s more if Postgres was still starting).
+        await eventually(
+          app,
+          { status: 200, body: { count: 1, repo_names: ['after/the-outage'] } },
+          30_000,
+        );
+      } finally {
+        replaceNames.mockRestore();
+      }
+    }, 60_000);
   });
 
   describe('across restarts', () => {

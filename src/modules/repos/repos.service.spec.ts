@@ -1,4 +1,10 @@
-import { listedRepoName } from './repos.service';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Logger } from '@nestjs/common';
+import type { AppConfig } from '../../config/app-config';
+import { ReposRepository } from './repos.repository';
+import { listedRepoName, ReposService } from './repos.service';
 
 describe('listedRepoName', () => {
   it('lists a name without its surrounding white space', () => {
@@ -36,5 +42,80 @@ describe('listedRepoName', () => {
       { skipped: 'not storable' },
     ]);
     expect(listedRepoName('a/\ud83d\ude00')).toBe('a/😀');
+  });
+});
+
+describe(ReposService.name, () => {
+  let directory: string;
+  let logged: jest.SpyInstance;
+
+  beforeEach(() => {
+    jest.useFakeTimers();
+    jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
+    logged = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    directory = mkdtempSync(join(tmpdir(), 'repos-service-'));
+  });
+  afterEach(() => {
+    jest.useRealTimers();
+    jest.restoreAllMocks();
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  // The watcher fires only when the file changes: a change met by an outage was never applied.
+  it('tries an ingest the database refused again after 5 s, doubled per failure up to a minute, until it succeeds', async () => {
+    const path = join(directory, 'hf_validation.jsonl');
+    writeFileSync(path, `${JSON.stringify({ repo_name: 'alice/x' })}\n`);
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), {
+      code: 'ECONNREFUSED',
+    });
+    const replaceNames = jest.fn(() => Promise.resolve(1));
+    for (let i = 0; i < 7; i++) replaceNames.mockRejectedValueOnce(refused);
+    const service = new ReposService(
+      { repos: { hfResultsPath: path } } as AppConfig,
+      {
+        replaceNames,
+      } as unknown as ReposRepository,
+    );
+    await service.onApplicationBootstrap();
+    try {
+      const waits = [5, 10, 20, 40, 60, 60, 60];
+      for (const wait of waits) {
+        const calls = replaceNames.mock.calls.length;
+        await jest.advanceTimersByTimeAsync(wait * 1000 - 1);
+        expect(replaceNames).toHaveBeenCalledTimes(calls);
+        await jest.advanceTimersByTimeAsync(1);
+        expect(replaceNames).toHaveBeenCalledTimes(calls + 1);
+      }
+      // Applied: nothing more is tried.
+      await jest.advanceTimersByTimeAsync(10 * 60_000);
+      expect(replaceNames).toHaveBeenCalledTimes(waits.length + 1);
+      expect(logged).toHaveBeenCalledWith(
+        expect.stringContaining('not applied, keeping the stored ones (tried again in 5 s)'),
+      );
+      expect(logged).toHaveBeenCalledWith(expect.stringContaining('(tried again in 60 s)'));
+    } finally {
+      await service.onModuleDestroy();
+    }
+  });
+
+  it('does not try again a file that is invalid: it is read again when it changes', async () => {
+    const path = join(directory, 'hf_validation.jsonl');
+    writeFileSync(path, 'not JSON\n');
+    const replaceNames = jest.fn(async (_source: string, names: AsyncIterable<string>) => {
+      let count = 0;
+      for await (const _name of names) count += 1;
+      return count;
+    });
+    const service = new ReposService(
+      { repos: { hfResultsPath: path } } as AppConfig,
+      {
+        replaceNames,
+      } as unknown as ReposRepository,
+    );
+    await service.onApplicationBootstrap();
+    await jest.advanceTimersByTimeAsync(10 * 60_000);
+    await service.onModuleDestroy();
+    expect(replaceNames).toHaveBeenCalledTimes(1);
+    expect(logged).toHaveBeenCalledWith(expect.not.stringContaining('tried again'));
   });
 });

@@ -7,10 +7,12 @@ import {
   OnModuleDestroy,
   ServiceUnavailableException,
 } from '@nestjs/common';
+import { isDatabaseUnavailable } from '../../common/errors/database-unavailable';
 import { isStorableText } from '../../common/validation/storable-text';
 import { characterCount } from '../../common/validation/text-length';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
+import { retryDelay } from '../publication/publication.types';
 import { RepoNamesResponseDto } from './dto/repo-names-response.dto';
 import { readRepoNames, RepoFileError } from './repo-file-reader';
 import { ReposRepository } from './repos.repository';
@@ -32,6 +34,13 @@ const MAX_NAME_BYTES = 2000;
 const POLL_INTERVAL_MS = 1000;
 /** How long start-up waits for the first ingest before going on with it in the background. */
 const BOOTSTRAP_WAIT_MS = 5000;
+/**
+ * An ingest the database refused is tried again after this wait, doubled per failure up to
+ * RETRY_MAX_MS: the watcher only fires when the file changes, so a change met by an
+ * outage was otherwise never applied (docs/decisions.md, "Repositories").
+ */
+const RETRY_MS = 5000;
+const RETRY_MAX_MS = 60_000;
 
 /** Why a value that names a repository is still left out of the list (logged, counted). */
 export type SkippedRepoName = { skipped: 'not storable' | 'too long' };
@@ -66,6 +75,10 @@ export class ReposService implements OnApplicationBootstrap, OnModuleDestroy {
   /** Why the latest ingest in this process failed, for the 503 detail; undefined after a success. */
   private lastFailure: string | undefined;
   private stopWatching: (() => void) | undefined;
+  /** The next try of an ingest the database refused, and how many were refused in a row. */
+  private retryTimer: NodeJS.Timeout | undefined;
+  private databaseFailures = 0;
+  private stopped = false;
 
   constructor(
     @InjectConfig() config: AppConfig,
@@ -87,7 +100,9 @@ export class ReposService implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   async onModuleDestroy(): Promise<void> {
+    this.stopped = true;
     this.stopWatching?.();
+    clearTimeout(this.retryTimer);
     await this.ingesting; // before the database connection closes
   }
 
@@ -104,9 +119,22 @@ export class ReposService implements OnApplicationBootstrap, OnModuleDestroy {
     return { count: names.length, repo_names: names };
   }
 
-  /** Re-reads the file into the table; calls are serialized so two ingests never interleave. */
+  /** Re-reads the file into the table (at start, or changed): its retries start over. */
   private ingest(): Promise<void> {
-    this.ingesting = this.ingesting.then(() => this.ingestOnce(this.path!));
+    return this.enqueue(true);
+  }
+
+  /**
+   * Queues an ingest after the one running, so two never interleave. Each supersedes a retry
+   * still waiting; `changed` (the file was, or start-up) starts the retry waits over.
+   */
+  private enqueue(changed: boolean): Promise<void> {
+    this.ingesting = this.ingesting.then(() => {
+      clearTimeout(this.retryTimer);
+      this.retryTimer = undefined;
+      if (changed) this.databaseFailures = 0;
+      return this.ingestOnce(this.path!);
+    });
     return this.ingesting;
   }
 
@@ -129,6 +157,7 @@ export class ReposService implements OnApplicationBootstrap, OnModuleDestroy {
     try {
       const count = await this.repository.replaceNames(path, listed());
       this.lastFailure = undefined;
+      this.databaseFailures = 0;
       this.logger.log(`repository names from ${path}: ${count} names from ${rows} rows`);
       if (skipped.size > 0)
         this.logger.warn(
@@ -139,10 +168,24 @@ export class ReposService implements OnApplicationBootstrap, OnModuleDestroy {
         );
     } catch (error) {
       this.lastFailure = describeFailure(error);
+      // A file that cannot be read or is invalid is read again when it changes; the database
+      // coming back is not seen by the watcher.
+      const retry = isDatabaseUnavailable(error) ? this.retryLater() : undefined;
       this.logger.error(
-        `repository names from ${path} not applied, keeping the stored ones: ${(error as Error).message}`,
+        `repository names from ${path} not applied, keeping the stored ones` +
+          (retry === undefined ? '' : ` (tried again in ${retry / 1000} s)`) +
+          `: ${(error as Error).message}`,
       );
     }
+  }
+
+  /** Schedules the next try of an ingest the database refused; returns its wait in ms. */
+  private retryLater(): number | undefined {
+    if (this.stopped) return undefined;
+    const wait = retryDelay(this.databaseFailures, RETRY_MS, RETRY_MAX_MS);
+    this.databaseFailures += 1;
+    this.retryTimer = setTimeout(() => void this.enqueue(false), wait);
+    return wait;
   }
 }
 
