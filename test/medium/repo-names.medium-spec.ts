@@ -32,13 +32,17 @@ describe(`${ReposService.name} with rows the table cannot hold`, () => {
   });
   afterEach(() => jest.restoreAllMocks());
 
-  /** Ingests a JSON lines file of these `repo_name` values as start-up does, to the end. */
-  async function ingest(values: (string | null)[]): Promise<ReposService> {
+  /**
+   * Ingests a JSON lines file of these `repo_name` values (a Buffer: its bytes, as they are) as
+   * start-up does, to the end.
+   */
+  async function ingest(values: (string | Buffer | null)[]): Promise<ReposService> {
     const path = join(directory, 'hf_validation.jsonl');
-    writeFileSync(
-      path,
-      values.map((value) => `${JSON.stringify({ repo_name: value })}\n`).join(''),
-    );
+    const line = (value: string | Buffer | null) =>
+      Buffer.isBuffer(value)
+        ? Buffer.concat([Buffer.from('{"repo_name": "'), value, Buffer.from('"}\n')])
+        : Buffer.from(`${JSON.stringify({ repo_name: value })}\n`);
+    writeFileSync(path, Buffer.concat(values.map(line)));
     const service = new ReposService(
       { repos: { hfResultsPath: path } } as AppConfig,
       new ReposRepository(medium.dataSource),
@@ -65,6 +69,26 @@ describe(`${ReposService.name} with rows the table cannot hold`, () => {
       [
         expect.stringMatching(
           /: rows skipped, 3 not storable \(the first is row 2\), 1 too long \(the first is row 4\)$/,
+        ),
+      ],
+    ]);
+  });
+
+  // Decoded, they became U+FFFD, and the name was listed so (an audit's finding).
+  it('skips the names whose bytes are not UTF-8, counted in the same warning', async () => {
+    const service = await ingest([
+      'alice/x',
+      Buffer.from([0x61, 0x2f, 0xff]),
+      'bob/y',
+      Buffer.from([0x61, 0x2f, 0xc3]),
+      'nul/\u0000',
+    ]);
+
+    expect(await service.listRepoNames()).toEqual({ count: 2, repo_names: ['alice/x', 'bob/y'] });
+    expect(warned.mock.calls).toEqual([
+      [
+        expect.stringMatching(
+          /: rows skipped, 2 not UTF-8 \(the first is row 2\), 1 not storable \(the first is row 5\)$/,
         ),
       ],
     ]);

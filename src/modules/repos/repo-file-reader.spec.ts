@@ -3,7 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ParquetSchema, ParquetWriter } from '@dsnp/parquetjs';
 import { SAMPLE_REPO_NAMES, writeSampleRepoNames } from '../../devnet/repo-names-file';
-import { readRepoNames, RepoFileError, repoFileFormatOf } from './repo-file-reader';
+import {
+  NOT_UTF8,
+  readRepoNames,
+  RepoFileError,
+  repoFileFormatOf,
+  RepoNameValue,
+} from './repo-file-reader';
 
 /**
  * A validation file as the original writes it: pyarrow 25 (pandas' default engine), snappy,
@@ -24,8 +30,8 @@ const PYARROW_PARQUET_BASE64 =
   'QWdBREFBSUFBY0FDQUFBQUFBQUFBRkFBQUFBQUFBQUFBPT0AGCBwYXJxdWV0LWNwcC1hcnJvdyB2ZXJzaW9uIDI1LjAuMRksHAAA' +
   'HAAAAEUCAABQQVIx';
 
-async function readAll(path: string): Promise<(string | null)[]> {
-  const values: (string | null)[] = [];
+async function readAll(path: string): Promise<RepoNameValue[]> {
+  const values: RepoNameValue[] = [];
   for await (const value of readRepoNames(path)) values.push(value);
   return values;
 }
@@ -94,6 +100,58 @@ describe('readRepoNames', () => {
     );
     await writeSampleRepoNames(file('large.csv'), 'csv', names);
     expect(await readAll(file('large.csv'))).toEqual(names);
+  });
+
+  // Decoded, bytes that are not UTF-8 became U+FFFD, and the name was listed so (an audit's finding).
+  describe('with names whose bytes are not UTF-8', () => {
+    /** A lone continuation byte, a truncated sequence, an overlong `/` and a byte UTF-8 never has. */
+    const damaged = [[0x80], [0xc3], [0xc0, 0xaf], [0xff]].map((bytes) =>
+      Buffer.concat([Buffer.from('owner/'), Buffer.from(bytes), Buffer.from('name')]),
+    );
+    const expected = ['alice/x', ...damaged.map(() => NOT_UTF8), 'bob/é'];
+
+    it('yields NOT_UTF8 for them in JSON lines, and the others as they are', async () => {
+      const line = (name: Buffer) =>
+        Buffer.concat([Buffer.from('{"repo_name": "'), name, Buffer.from('"}\n')]);
+      const names = [Buffer.from('alice/x'), ...damaged, Buffer.from('bob/é')];
+      await writeFile(file('damaged.jsonl'), Buffer.concat(names.map(line)));
+      expect(await readAll(file('damaged.jsonl'))).toEqual(expected);
+    });
+
+    it('yields NOT_UTF8 for them in CSV, damage in another column aside', async () => {
+      const names = [Buffer.from('alice/x'), ...damaged, Buffer.from('bob/é')];
+      const csv = Buffer.concat([
+        Buffer.from('uid,repo_name\n'),
+        ...names.map((name, uid) =>
+          Buffer.concat([Buffer.from(`${uid},`), name, Buffer.from('\n')]),
+        ),
+      ]);
+      await writeFile(file('damaged.csv'), csv);
+      expect(await readAll(file('damaged.csv'))).toEqual(expected);
+      // Only the damaged cell: bytes that are not UTF-8 in another column leave the name listed.
+      await writeFile(
+        file('damaged-other.csv'),
+        Buffer.concat([
+          Buffer.from('note,repo_name\n'),
+          Buffer.from([0xff]),
+          Buffer.from(',a/b\n'),
+        ]),
+      );
+      expect(await readAll(file('damaged-other.csv'))).toEqual(['a/b']);
+    });
+
+    it('yields NOT_UTF8 for them in Parquet, as text or as bytes', async () => {
+      for (const type of ['UTF8', 'BYTE_ARRAY'] as const) {
+        const writer = await ParquetWriter.openFile(
+          new ParquetSchema({ repo_name: { type, optional: true } }),
+          file(`damaged-${type}.parquet`),
+        );
+        for (const name of [Buffer.from('alice/x'), ...damaged, Buffer.from('bob/é')])
+          await writer.appendRow({ repo_name: name });
+        await writer.close();
+        expect(await readAll(file(`damaged-${type}.parquet`))).toEqual(expected);
+      }
+    });
   });
 
   it('names the missing column of a CSV file', async () => {

@@ -16,6 +16,17 @@ const FORMATS_BY_EXTENSION: Record<string, RepoFileFormat> = {
   '.ndjson': 'jsonl',
 };
 
+/**
+ * What the reader yields for a name whose bytes are not UTF-8. Decoded, such bytes become U+FFFD,
+ * and the name listed with it was not the miner's repository (an audit's finding). The check is
+ * on the decoded name, the same for the three formats: U+FFFD written as such (its bytes, or
+ * `\ufffd` in JSON) counts too, and is never in a repository id either.
+ */
+export const NOT_UTF8 = Symbol('not UTF-8');
+
+/** A `repo_name` value of the file: text, null where the row has none, or NOT_UTF8. */
+export type RepoNameValue = string | null | typeof NOT_UTF8;
+
 /** A file that was read but does not hold what we expect (as opposed to a file-system error). */
 export class RepoFileError extends Error {
   override name = 'RepoFileError';
@@ -29,15 +40,15 @@ export function repoFileFormatOf(path: string): RepoFileFormat {
 }
 
 /**
- * Yields the `repo_name` of every row of the file, in file order: a string, or null where the
- * row has none (a Parquet or JSON null, an empty CSV cell). Rows are streamed, so a large file
+ * Yields the `repo_name` of every row of the file, in file order: a string, null where the
+ * row has none (a Parquet or JSON null, an empty CSV cell), or NOT_UTF8. Rows are streamed, so a large file
  * is never held in memory as a whole. File-system errors (ENOENT, EACCES) are thrown as they
  * are; a file without the column, or that cannot be parsed, throws a RepoFileError.
  */
 export function readRepoNames(
   path: string,
   format: RepoFileFormat = repoFileFormatOf(path),
-): AsyncGenerator<string | null> {
+): AsyncGenerator<RepoNameValue> {
   switch (format) {
     case 'parquet':
       return readParquet(path);
@@ -48,7 +59,7 @@ export function readRepoNames(
   }
 }
 
-async function* readParquet(path: string): AsyncGenerator<string | null> {
+async function* readParquet(path: string): AsyncGenerator<RepoNameValue> {
   let reader: ParquetReader;
   try {
     const parquet = loadWhenUsed<typeof import('@dsnp/parquetjs')>('@dsnp/parquetjs');
@@ -70,8 +81,8 @@ async function* readParquet(path: string): AsyncGenerator<string | null> {
     for (let row = await next(); row; row = await next()) {
       const value = (row as Record<string, unknown>)[REPO_NAME_COLUMN];
       if (value === null || value === undefined) yield null;
-      else if (typeof value === 'string') yield value;
-      else if (Buffer.isBuffer(value)) yield value.toString('utf8');
+      else if (typeof value === 'string') yield utf8Checked(value);
+      else if (Buffer.isBuffer(value)) yield utf8Checked(value.toString('utf8'));
       else throw new RepoFileError(`column "${REPO_NAME_COLUMN}" does not hold text`);
     }
   } finally {
@@ -79,7 +90,7 @@ async function* readParquet(path: string): AsyncGenerator<string | null> {
   }
 }
 
-async function* readCsv(path: string): AsyncGenerator<string | null> {
+async function* readCsv(path: string): AsyncGenerator<RepoNameValue> {
   let column = -1;
   for await (const record of csvRecords(textChunks(path))) {
     if (column < 0) {
@@ -89,7 +100,7 @@ async function* readCsv(path: string): AsyncGenerator<string | null> {
       continue;
     }
     const cell = record[column];
-    yield cell === undefined || cell === '' ? null : cell;
+    yield cell === undefined || cell === '' ? null : utf8Checked(cell);
   }
   if (column < 0)
     throw new RepoFileError(
@@ -97,7 +108,7 @@ async function* readCsv(path: string): AsyncGenerator<string | null> {
     );
 }
 
-async function* readJsonLines(path: string): AsyncGenerator<string | null> {
+async function* readJsonLines(path: string): AsyncGenerator<RepoNameValue> {
   let lineNumber = 0;
   for await (const line of textLines(textChunks(path))) {
     lineNumber += 1;
@@ -115,8 +126,13 @@ async function* readJsonLines(path: string): AsyncGenerator<string | null> {
     const value = (row as Record<string, unknown>)[REPO_NAME_COLUMN];
     if (value !== null && typeof value !== 'string')
       throw new RepoFileError(`line ${lineNumber}: "${REPO_NAME_COLUMN}" must be a string or null`);
-    yield value;
+    yield value === null ? null : utf8Checked(value);
   }
+}
+
+/** The name, or NOT_UTF8 when it holds the U+FFFD that decoding puts for bytes not UTF-8. */
+function utf8Checked(name: string): string | typeof NOT_UTF8 {
+  return name.includes('\uFFFD') ? NOT_UTF8 : name;
 }
 
 function missingColumn(columns: readonly string[]): RepoFileError {

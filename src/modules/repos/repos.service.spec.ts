@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
 import type { AppConfig } from '../../config/app-config';
+import { NOT_UTF8 } from './repo-file-reader';
 import { ReposRepository } from './repos.repository';
 import { listedRepoName, ReposService } from './repos.service';
 
@@ -42,6 +43,10 @@ describe('listedRepoName', () => {
       { skipped: 'not storable' },
     ]);
     expect(listedRepoName('a/\ud83d\ude00')).toBe('a/😀');
+  });
+
+  it('skips a name whose bytes are not UTF-8', () => {
+    expect(listedRepoName(NOT_UTF8)).toEqual({ skipped: 'not UTF-8' });
   });
 });
 

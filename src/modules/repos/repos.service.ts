@@ -14,7 +14,7 @@ import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { retryDelay } from '../publication/publication.types';
 import { RepoNamesResponseDto } from './dto/repo-names-response.dto';
-import { readRepoNames, RepoFileError } from './repo-file-reader';
+import { NOT_UTF8, readRepoNames, RepoFileError, RepoNameValue } from './repo-file-reader';
 import { ReposRepository } from './repos.repository';
 
 /** The 503 before the validation data file was first read (documented by the controller). */
@@ -43,16 +43,18 @@ const RETRY_MS = 5000;
 const RETRY_MAX_MS = 60_000;
 
 /** Why a value that names a repository is still left out of the list (logged, counted). */
-export type SkippedRepoName = { skipped: 'not storable' | 'too long' };
+export type SkippedRepoName = { skipped: 'not UTF-8' | 'not storable' | 'too long' };
 
 /**
  * The name a `repo_name` value of the validation file puts in the list, without surrounding
  * white space (` a/b ` and `a/b` are one repository); undefined when it puts none (blank, or
- * no_dataset_provided); or why a name is skipped: text Postgres cannot store as it is (U+0000,
- * an unpaired surrogate), or over MAX_NAME_CHARACTERS or MAX_NAME_BYTES. Skipped rather than
+ * no_dataset_provided); or why a name is skipped: bytes that are not UTF-8 (NOT_UTF8), text
+ * Postgres cannot store as it is (U+0000, an unpaired surrogate), or over MAX_NAME_CHARACTERS or
+ * MAX_NAME_BYTES. Skipped rather than
  * stored, one bad row made the whole ingest fail (docs/decisions.md, "Repositories").
  */
-export function listedRepoName(value: string | null): string | undefined | SkippedRepoName {
+export function listedRepoName(value: RepoNameValue): string | undefined | SkippedRepoName {
+  if (value === NOT_UTF8) return { skipped: 'not UTF-8' };
   const name = value?.trim();
   if (!name || name === NO_DATASET_PROVIDED) return undefined;
   if (!isStorableText(name)) return { skipped: 'not storable' };
