@@ -23,7 +23,8 @@ import { TasksService } from '../tasks/tasks.service';
 import { CommitmentRateLimitedError, CommitmentSubmitter, Inclusion } from './commitment-submitter';
 import { PublicationRepository } from './publication.repository';
 import { PublicationService } from './publication.service';
-import { Claim, lostClaim, PublicationRow, retryDelay } from './publication.types';
+import { Claim, lostClaim, PublicationRow } from './publication.types';
+import { retryDelay } from '../../common/retry-delay';
 
 /**
  * Publishes the queued vote in the background, every PUBLICATION_INTERVAL_MS: claims it (one

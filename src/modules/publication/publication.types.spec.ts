@@ -1,21 +1,4 @@
-import {
-  publicationDisabled,
-  publishableJobs,
-  publishedFile,
-  retryDelay,
-} from './publication.types';
-
-describe(retryDelay.name, () => {
-  it('doubles the first wait per failure, up to the longest', () => {
-    expect([0, 1, 2, 3, 10, 1000].map((attempts) => retryDelay(attempts, 12_000, 60_000))).toEqual([
-      12_000, 24_000, 48_000, 60_000, 60_000, 60_000,
-    ]);
-    // The defaults (12 s, at most an hour): from nine failures in a row on, the wait is the hour.
-    expect([8, 9, 1e6].map((attempts) => retryDelay(attempts, 12_000, 3_600_000))).toEqual([
-      3_072_000, 3_600_000, 3_600_000,
-    ]);
-  });
-});
+import { publicationDisabled, publishableJobs, publishedFile } from './publication.types';
 
 describe(publishedFile.name, () => {
   const job = (id: string, weight: number, start: string | null, end: string | null) => ({

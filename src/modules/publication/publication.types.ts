@@ -137,11 +137,6 @@ export function lostClaim(
   };
 }
 
-/** The wait before attempt `attempts + 1`: `first` doubled per failure, at most `max`. */
-export function retryDelay(attempts: number, first: number, max: number): number {
-  return Math.min(max, first * 2 ** Math.min(attempts, 30));
-}
-
 /**
  * Why votes cannot be published with this configuration, if they cannot: the repository or the
  * chain unset, or (`misconfigured`) an https:// repository without GRAVITY_TOKEN. Git runs with

@@ -12,7 +12,7 @@ import { isStorableText } from '../../common/validation/storable-text';
 import { characterCount } from '../../common/validation/text-length';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
-import { retryDelay } from '../publication/publication.types';
+import { retryDelay } from '../../common/retry-delay';
 import { RepoNamesResponseDto } from './dto/repo-names-response.dto';
 import { NOT_UTF8, readRepoNames, RepoFileError, RepoNameValue } from './repo-file-reader';
 import { ReposRepository } from './repos.repository';
