@@ -1,4 +1,4 @@
-import { DataItem, xHandle } from './protocol';
+import { DataItem, X_HANDLE_CHARACTERS, xHandle } from './protocol';
 
 /**
  * The one uri check every item from a miner passes before it is answered or stored (the item
@@ -60,11 +60,11 @@ function redditShortId(id: string): string {
 
 const X_HOSTS = new Set(['x.com', 'www.x.com', 'twitter.com', 'www.twitter.com']);
 /**
- * A handle's characters (X allows 15; older handles and upstream's `\w+` may be longer), and a
- * post id as X writes it: no leading zero. `/status/0123…` with a real post's digits after the
- * 0 has its time (x-post-id.ts) but another key and uri: a second copy of the post in one answer.
+ * A handle (X_HANDLE_CHARACTERS), and a post id as X writes it: no leading zero.
+ * `/status/0123…` with a real post's digits after the 0 has its time (x-post-id.ts) but another
+ * key and uri: a second copy of the post in one answer.
  */
-const X_STATUS_PATH = /^\/([A-Za-z0-9_]{1,50})\/status\/([1-9]\d{0,19})\/?$/;
+const X_STATUS_PATH = new RegExp(`^/(${X_HANDLE_CHARACTERS})/status/([1-9]\\d{0,19})/?$`);
 
 function xUri(url: URL, username: string, tweetId: string): string | undefined {
   if (!X_HOSTS.has(url.hostname)) return undefined;

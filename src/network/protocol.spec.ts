@@ -1,5 +1,5 @@
 import { characterCount } from '../common/validation/text-length';
-import { bucketEnd, bucketStart, cutLabel, timeBucketId } from './protocol';
+import { bucketEnd, bucketStart, cutLabel, namesAuthor, timeBucketId } from './protocol';
 
 /** A character outside the Basic Multilingual Plane: one code point, two UTF-16 units. */
 const ASTRAL = '\u{1D41B}';
@@ -27,5 +27,22 @@ describe('time buckets', () => {
     expect(bucketStart(id).toISOString()).toBe('2024-05-01T12:00:00.000Z');
     expect(bucketEnd(id).toISOString()).toBe('2024-05-01T13:00:00.000Z');
     expect(timeBucketId(bucketEnd(id))).toBe(id + 1);
+  });
+});
+
+describe('namesAuthor', () => {
+  it('reads a name as authorName does: trimmed, one leading @ dropped', () => {
+    for (const name of ['alice', ' @Alice ', '\t@a_1\n']) expect(namesAuthor(name, 'x')).toBe(true);
+    for (const name of ['@@alice', '@ alice', 'al ice', '@', ' ']) {
+      expect(namesAuthor(name, 'x')).toBe(false);
+      expect(namesAuthor(name, 'reddit')).toBe(false);
+    }
+  });
+
+  it('takes `-` in a Reddit username only, and 50 characters at most', () => {
+    expect(namesAuthor('some-one', 'reddit')).toBe(true);
+    expect(namesAuthor('some-one', 'x')).toBe(false);
+    expect(namesAuthor('a'.repeat(50), 'x')).toBe(true);
+    expect(namesAuthor('a'.repeat(51), 'reddit')).toBe(false);
   });
 });

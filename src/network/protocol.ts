@@ -145,11 +145,32 @@ export function xHandle(name: string): string {
 }
 
 /**
+ * The characters of a username as each source spells it: an X handle's letters, digits and `_`
+ * (X allows 15; older handles and upstream's `\w+` may be longer, so 50), a Reddit name's `-`
+ * too (Reddit allows 20). A query's username must be one once read as authorName.
+ */
+export const X_HANDLE_CHARACTERS = '[A-Za-z0-9_]{1,50}';
+export const REDDIT_NAME_CHARACTERS = '[A-Za-z0-9_-]{1,50}';
+const AUTHOR_NAMES: Record<Source, RegExp> = {
+  x: new RegExp(`^${X_HANDLE_CHARACTERS}$`),
+  reddit: new RegExp(`^${REDDIT_NAME_CHARACTERS}$`),
+};
+
+/**
  * An author as a query names it (X handle or Reddit user): trimmed, without `@`, its case kept.
  * What OnDemandRequest sends miners, who match the record's author exactly (sn13/messages.ts).
  */
 export function authorName(name: string): string {
   return xHandle(name.trim());
+}
+
+/**
+ * True when the name, read as authorName, is a username of the source: `"@@elon"` (read
+ * `@elon`) or `"@ elon"` (read ` elon`) is no one's, and the query asked miners and the matcher
+ * for an author no record has.
+ */
+export function namesAuthor(name: string, source: Source): boolean {
+  return AUTHOR_NAMES[source].test(authorName(name));
 }
 
 /**

@@ -91,16 +91,17 @@ describe('Error responses', () => {
     expect(response.body.status).toBe('error');
   });
 
-  // A blank name or keyword asked for nothing, and the query answered everyone's posts.
+  // A blank name or keyword asked for nothing, and the query answered everyone's posts; a name
+  // that is no username (`@@elon`, `@ elon`) asked for an author no record has.
   it('refuses usernames that name nobody and blank keywords, each at its index', async () => {
     const response = await query({
       source: 'x',
-      usernames: ['alice', '@', '  ', ' @ ', '@@'],
+      usernames: ['alice', '@', '  ', ' @ ', '@@', '@@elon', '@ elon', 'some-one'],
       keywords: ['ok', '   ', '\t'],
     }).expect(422);
     const nobody = {
       type: 'value_error',
-      msg: 'Value error, must name an author: more than white space and a leading @',
+      msg: 'Value error, must be an X handle: 1 to 50 letters, digits or _, after an optional @',
     };
     const blank = {
       type: 'string_too_short',
@@ -108,14 +109,17 @@ describe('Error responses', () => {
       ctx: { min_length: 1 },
     };
     expect(response.body.detail).toEqual([
-      { loc: ['body', 'usernames', 1], ...nobody },
-      { loc: ['body', 'usernames', 2], ...nobody },
-      { loc: ['body', 'usernames', 3], ...nobody },
+      ...[1, 2, 3, 4, 5, 6, 7].map((index) => ({ loc: ['body', 'usernames', index], ...nobody })),
       { loc: ['body', 'keywords', 1], ...blank },
       { loc: ['body', 'keywords', 2], ...blank },
     ]);
-    // `@@` names the author `@`, `#` and `r/` are text: each asks for something.
-    await query({ source: 'x', usernames: ['@@', 'a'], keywords: ['#'] }).expect(200);
+    // A Reddit username may hold `-`; `#` and `r/` are text: each asks for something.
+    const reddit = { source: 'reddit', usernames: [' @some-one ', 'a'], keywords: ['#', 'r/'] };
+    await query(reddit).expect(200);
+    const refused = await query({ ...reddit, usernames: ['@ some-one'] }).expect(422);
+    expect(refused.body.detail[0].msg).toBe(
+      'Value error, must be a Reddit username: 1 to 50 letters, digits, _ or -, after an optional @',
+    );
   });
 
   it('accepts keyword_mode `all` or `any` only, as written', async () => {

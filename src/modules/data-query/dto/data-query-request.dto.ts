@@ -26,8 +26,9 @@ export class DataQueryRequestDto {
 
   @ApiPropertyOptional({
     description:
-      'Authors to include (any of them). A name that is empty once trimmed and stripped of its leading `@` ' +
-      '(`""`, `"@"`, `" "`): 422 `value_error`',
+      'Authors to include (any of them): each an X handle (letters, digits, `_`) or a Reddit username (`-` ' +
+      'too), 1 to 50 characters, after an optional `@`, white space around it trimmed. Anything else (`"@"`, ' +
+      '`" "`, `"@@elon"`, `"@ elon"`, `"u/spez"`, an X handle with `-`): 422 `value_error`',
     type: 'array',
     items: { type: 'string', minLength: 1, maxLength: 140, pattern: AUTHOR_NAME_PATTERN },
     maxItems: 10,
