@@ -3,6 +3,7 @@ import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import type { LabelBytesDto } from '../../src/modules/stats/dto/stats-responses.dto';
 import { MinerIndexReadRepository } from '../../src/network/index/miner-index-read.repository';
+import { oldestUsefulBucket } from '../../src/network/protocol';
 import { SourceId } from '../../src/network/sources';
 import { trackUsage, Usage } from './measure';
 
@@ -88,7 +89,7 @@ export function endpoints(popular: string, rare: string): Endpoint[] {
     name: `ages ${source}`,
     path: `/api/v1/ages?source=${source}`,
     baseline: { sql: AGES_SQL, params: [id] },
-    repository: (stats) => stats.ages(id, 1000),
+    repository: (stats) => stats.ages(id, oldestUsefulBucket(new Date()), 1000),
     compare: (body, rows) => compareSeries(body, rows, 'time_bucket_id', 'time_bucket'),
   });
   const label = (kind: string, value: string): Endpoint => ({

@@ -316,13 +316,16 @@ describe(`${MinerIndexRepository.name} and ${MinerIndexReadRepository.name}`, ()
     expect(labels.map((row) => micro(row.adj_content_size_bytes))).toEqual([133.5, 90, 7, 7]);
     expect(await service.topLabels(2, 2)).toHaveLength(2);
 
-    const ages = await service.ages(2, 1000);
+    const ages = await service.ages(2, HOUR, 1000);
     expect(ages.map((row) => [row.time_bucket_id, Number(row.content_size_bytes)])).toEqual([
       [HOUR + 2, 100],
       [HOUR + 1, 185],
       [HOUR, 20],
     ]);
     expect(ages.map((row) => micro(row.adj_content_size_bytes))).toEqual([90, 133.5, 14]);
+    // From the oldest hour asked for on: older ones are still in the totals, not listed.
+    const newer = await service.ages(2, HOUR + 1, 1000);
+    expect(newer.map((row) => row.time_bucket_id)).toEqual([HOUR + 2, HOUR + 1]);
 
     // A label's bytes are summed over both sources.
     const a = await service.bytesByLabel('#a');

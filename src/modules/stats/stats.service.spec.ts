@@ -1,4 +1,5 @@
 import { Clock } from '../../common/clock/clock';
+import { HOUR_MS } from '../../common/clock/durations';
 import { RequestValidationException } from '../../common/errors/validation-error-item';
 import { AppConfig } from '../../config/app-config';
 import { BucketAnswer, BucketReader } from '../../network/buckets/bucket-reader';
@@ -6,6 +7,7 @@ import { CredibilityRecorder } from '../../network/credibility-recorder';
 import { BucketHolder } from '../../network/index/miner-index-read.repository';
 import { MinerIndexService } from '../../network/index/miner-index.service';
 import { NetworkService } from '../../network/network.service';
+import { MAX_DATA_AGE_DAYS } from '../../network/protocol';
 import { SourceId } from '../../network/sources';
 import { BudgetLeft, CallBudgets } from '../../network/transport/call-budgets';
 import {
@@ -37,7 +39,9 @@ class FakeIndex {
 
   totalsVersion = () => Promise.resolve(this.version);
   topLabels = () => Promise.resolve(this.labels);
-  ages = () => Promise.resolve(this.hours);
+  /** The hours from `oldest` on, as the SQL bounds them. */
+  ages = (_source: SourceId, oldest: number) =>
+    Promise.resolve(this.hours.filter((row) => row.time_bucket_id >= oldest));
   bytesByLabel = (label: string) => {
     this.lookedUp.push(label);
     return Promise.resolve(this.labelBytes);
@@ -69,7 +73,7 @@ class FakeIndex {
     Promise.resolve(this.holding.slice(0, limit));
 }
 
-function setup(answer?: BucketAnswer) {
+function setup(answer?: BucketAnswer, clock: Clock = { now: () => NOW } as Clock) {
   const index = new FakeIndex();
   const network = {
     readBucket: () =>
@@ -85,7 +89,6 @@ function setup(answer?: BucketAnswer) {
         },
       ),
   } as unknown as NetworkService;
-  const clock = { now: () => NOW } as Clock;
   const stats = new StatsService(index as unknown as MinerIndexService, network, clock);
   return { index, stats };
 }
@@ -144,31 +147,56 @@ describe(StatsService.name, () => {
       { label_value: '#a', content_size_bytes: '1000', adj_content_size_bytes: 612.5 },
       { label_value: '#b', content_size_bytes: '10', adj_content_size_bytes: 3.4999 },
     ];
-    index.hours = [{ time_bucket_id: 5, content_size_bytes: '20', adj_content_size_bytes: 7.5 }];
+    index.hours = [
+      { time_bucket_id: NOW_HOUR, content_size_bytes: '20', adj_content_size_bytes: 7.5 },
+    ];
 
     expect(await stats.topLabels('x')).toEqual([
       { label_value: '#a', content_size_bytes: 1000, adj_content_size_bytes: 613 },
       { label_value: '#b', content_size_bytes: 10, adj_content_size_bytes: 3 },
     ]);
     expect(await stats.ages('x')).toEqual([
-      { time_bucket_id: 5, content_size_bytes: 20, adj_content_size_bytes: 8 },
+      { time_bucket_id: NOW_HOUR, content_size_bytes: 20, adj_content_size_bytes: 8 },
     ]);
   });
 
   it('answers the lists again once the totals changed, not from its cache', async () => {
     const { index, stats } = setup();
     index.labels = [{ label_value: '#a', content_size_bytes: '1', adj_content_size_bytes: 1 }];
-    index.hours = [{ time_bucket_id: 5, content_size_bytes: '1', adj_content_size_bytes: 1 }];
+    index.hours = [
+      { time_bucket_id: NOW_HOUR, content_size_bytes: '1', adj_content_size_bytes: 1 },
+    ];
     await stats.topLabels('x');
     await stats.ages('x');
 
     index.labels = [{ label_value: '#a', content_size_bytes: '2', adj_content_size_bytes: 2 }];
-    index.hours = [{ time_bucket_id: 5, content_size_bytes: '2', adj_content_size_bytes: 2 }];
+    index.hours = [
+      { time_bucket_id: NOW_HOUR, content_size_bytes: '2', adj_content_size_bytes: 2 },
+    ];
     // Same version: the cached answer stands.
     expect((await stats.topLabels('x'))[0].content_size_bytes).toBe(1);
     index.version = '2';
     expect((await stats.topLabels('x'))[0].content_size_bytes).toBe(2);
     expect((await stats.ages('x'))[0].content_size_bytes).toBe(2);
+  });
+
+  // The index sync removes an hour that aged out up to an interval (an hour) later: till then
+  // it is still in the totals, and was listed, 721 hours old and more.
+  it('lists only the hours of the 30-day window at its clock, a new hour rolling the oldest out without a write of the totals', async () => {
+    const clock = new Clock({ startMs: NOW.getTime(), anchorMs: Date.now(), rate: 1 });
+    const { index, stats } = setup(undefined, clock);
+    const oldest = NOW_HOUR - MAX_DATA_AGE_DAYS * 24;
+    index.hours = [oldest + 1, oldest, oldest - 1].map((hour) => ({
+      time_bucket_id: hour,
+      content_size_bytes: '1',
+      adj_content_size_bytes: 1,
+    }));
+    const listed = async () => (await stats.ages('x')).map((row) => row.time_bucket_id);
+
+    expect(await listed()).toEqual([oldest + 1, oldest]);
+    clock.advance(HOUR_MS);
+    // Same totals version: the hour that aged out is not answered from the cache.
+    expect(await listed()).toEqual([oldest + 1]);
   });
 
   it('keeps the cached lists of the two sources apart', async () => {

@@ -5,7 +5,13 @@ import { Source } from '../../common/source';
 import { HOLDERS_CONSIDERED } from '../../network/buckets/bucket-reader';
 import { MinerIndexService } from '../../network/index/miner-index.service';
 import { NetworkService } from '../../network/network.service';
-import { bucketEnd, bucketStart, normalizeLabel, timeBucketId } from '../../network/protocol';
+import {
+  bucketEnd,
+  bucketStart,
+  normalizeLabel,
+  oldestUsefulBucket,
+  timeBucketId,
+} from '../../network/protocol';
 import { toSourceId, toSourceName } from '../../network/sources';
 import { QueryBucketQueryDto } from './dto/stats-requests.dto';
 import {
@@ -44,23 +50,39 @@ export class StatsService {
     });
   }
 
+  /**
+   * The hours of the 30-day window at this clock's now (oldestUsefulBucket, the index's own
+   * cut): an hour that aged out stays in the totals until the next index sync removes it, up to
+   * an interval later, and was listed meanwhile (docs/decisions.md, "Miner index and statistics").
+   */
   async ages(source: Source): Promise<AgeSizeDto[]> {
-    return this.cached(`ages:${source}`, async () => {
-      const rows = await this.index.ages(toSourceId(source), TOP_LIMIT);
-      return rows.map((row) => ({
-        time_bucket_id: row.time_bucket_id,
-        content_size_bytes: Number(row.content_size_bytes),
-        adj_content_size_bytes: Math.round(row.adj_content_size_bytes),
-      }));
-    });
+    const oldest = oldestUsefulBucket(this.clock.now());
+    return this.cached(
+      `ages:${source}`,
+      async () => {
+        const rows = await this.index.ages(toSourceId(source), oldest, TOP_LIMIT);
+        return rows.map((row) => ({
+          time_bucket_id: row.time_bucket_id,
+          content_size_bytes: Number(row.content_size_bytes),
+          adj_content_size_bytes: Math.round(row.adj_content_size_bytes),
+        }));
+      },
+      oldest,
+    );
   }
 
   /**
    * The list endpoints answer from a cache keyed by the aggregates' version, which every write
-   * of the totals bumps: one tiny query per request, never a stale answer.
+   * of the totals bumps: one tiny query per request, never a stale answer. `window`: what else
+   * the answer depends on (the oldest hour listed), so that a new one is not answered from the
+   * cache of the last.
    */
-  private async cached<T extends object>(key: string, compute: () => Promise<T>): Promise<T> {
-    const version = await this.index.totalsVersion();
+  private async cached<T extends object>(
+    key: string,
+    compute: () => Promise<T>,
+    window?: number,
+  ): Promise<T> {
+    const version = `${await this.index.totalsVersion()}:${window ?? ''}`;
     const entry = this.cache.get(key);
     if (entry?.version === version) return entry.value as T;
     const value = await compute();

@@ -74,12 +74,16 @@ export class MinerIndexReadRepository {
     );
   }
 
-  ages(source: SourceId, limit: number): Promise<AgeSizeRow[]> {
+  /**
+   * The source's hours from `oldest` on: the hours before it stay in the totals until the next
+   * index sync removes them (up to an interval after they aged out), and are worth nothing.
+   */
+  ages(source: SourceId, oldest: number, limit: number): Promise<AgeSizeRow[]> {
     return this.dataSource.query(
       `SELECT time_bucket AS time_bucket_id, bytes AS content_size_bytes, adj_bytes AS adj_content_size_bytes
-       FROM bucket_totals WHERE source = $1 AND bytes > 0
-       ORDER BY time_bucket DESC LIMIT $2`,
-      [source, limit],
+       FROM bucket_totals WHERE source = $1 AND time_bucket >= $2 AND bytes > 0
+       ORDER BY time_bucket DESC LIMIT $3`,
+      [source, oldest, limit],
     );
   }
 

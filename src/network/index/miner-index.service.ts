@@ -87,9 +87,9 @@ export class MinerIndexService {
     return this.reads.topLabels(source, limit);
   }
 
-  /** The source's hours holding data, newest first. */
-  ages(source: SourceId, limit: number): Promise<AgeSizeRow[]> {
-    return this.reads.ages(source, limit);
+  /** The source's hours holding data from `oldest` on, newest first. */
+  ages(source: SourceId, oldest: number, limit: number): Promise<AgeSizeRow[]> {
+    return this.reads.ages(source, oldest, limit);
   }
 
   /** Bytes of a (normalized) label over both sources; zeros for an unknown label. */
