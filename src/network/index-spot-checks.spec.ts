@@ -17,11 +17,11 @@ function checks(options: {
   /** The miners available for GetDataEntityBucket now (by default uids 1 to 3). */
   askable?: ServingMiner[];
 }) {
-  const fetched: { uid: number; claimed: number }[] = [];
+  const fetched: { uid: number; claimed: number; axonUrl?: string }[] = [];
   const network = {
     availableMiners: () => options.askable ?? [1, 2, 3].map(miner),
     spotCheckBucket: (m: ServingMiner, _bucket: unknown, claimed: number) => {
-      fetched.push({ uid: m.uid, claimed });
+      fetched.push({ uid: m.uid, claimed, ...(m.axonUrl && { axonUrl: m.axonUrl }) });
       return Promise.resolve(options.outcome ?? { ok: true, check: { score: 0.7, problems: [] } });
     },
   } as unknown as NetworkService;
@@ -60,6 +60,18 @@ describe(IndexSpotChecks.name, () => {
     ];
     expect((await spot.check(synced)).map((r) => r.uid)).toEqual([1]);
     expect(fetched.map((f) => f.uid)).toEqual([1]);
+  });
+
+  // A metagraph applied during the run gave uid 2 another axon: the synced record keeps the
+  // old one, someone else's now (or nobody's).
+  it('checks a synced miner at the axon it serves now', async () => {
+    const at = (uid: number, axonUrl: string) => ({ ...miner(uid), axonUrl }) as ServingMiner;
+    const { spot, fetched } = checks({
+      left: { hk2: 1 },
+      askable: [at(2, 'http://127.0.0.1:9102')],
+    });
+    await spot.check([{ miner: at(2, 'http://127.0.0.1:9002'), bucket: row(10) }]);
+    expect(fetched).toEqual([{ uid: 2, claimed: 10, axonUrl: 'http://127.0.0.1:9102' }]);
   });
 
   // An honest miner could not deliver such a bucket within MINER_MAX_RESPONSE_BYTES.

@@ -59,11 +59,10 @@ export class IndexSpotChecks {
     // A check takes the miner's GetDataEntityBucket call (beside a validator on the same
     // hotkey, its only one of the hour): only miners with one left are checked. Matched by uid
     // and hotkey: a uid re-registered during the run is another miner, whose credibility (kept
-    // by uid) the old owner's index and answer would move.
+    // by uid) the old owner's index and answer would move. Called as the metagraph has it now:
+    // one applied during the run may have given it another axon.
     const askable = new Map(
-      this.network
-        .availableMiners('GetDataEntityBucket')
-        .map((miner) => [miner.uid, miner.hotkey] as const),
+      this.network.availableMiners('GetDataEntityBucket').map((miner) => [miner.uid, miner]),
     );
     const left = await this.budgets
       .left(
@@ -71,10 +70,12 @@ export class IndexSpotChecks {
         'GetDataEntityBucket',
       )
       .catch(() => new Map<string, { left: number }>());
-    const candidates = synced.filter(
-      ({ miner }) =>
-        askable.get(miner.uid) === miner.hotkey && (left.get(miner.hotkey)?.left ?? 0) > 0,
-    );
+    const candidates = synced.flatMap(({ miner, bucket }) => {
+      const current = askable.get(miner.uid);
+      return current?.hotkey === miner.hotkey && (left.get(miner.hotkey)?.left ?? 0) > 0
+        ? [{ miner: current, bucket }]
+        : [];
+    });
     const chosen = shuffle(candidates).slice(0, this.config.network.indexSync.spotChecks);
     const results = await Promise.all(
       chosen.map(async ({ miner, bucket: row }) => {

@@ -10,7 +10,7 @@ import { IndexSpotChecks, SpotCheckResult, SyncedMiner } from './index-spot-chec
 import { IndexSyncReport, IndexSyncService, STALE_AFTER_SYNCS } from './index-sync.service';
 import { IndexRow, InvalidIndexError } from './index/compressed-index';
 import { MinerIndexService } from './index/miner-index.service';
-import { ServingMiner } from './miner.entity';
+import { MinerEntity, ServingMiner } from './miner.entity';
 import { NetworkService } from './network.service';
 import { MAX_DATA_AGE_DAYS, oldestUsefulBucket } from './protocol';
 import { WrongAnswerError } from './sn13/messages';
@@ -101,6 +101,8 @@ function setUp(options: SetUpOptions = {}) {
     }),
   };
   const fetch = options.fetch ?? ((miner: ServingMiner) => Promise.resolve(rowsOf(miner.uid)));
+  /** The metagraph in use by uid: a test changes it as a metagraph applied during the run would. */
+  const metagraph = new Map<number, MinerEntity>(miners.map((miner) => [miner.uid, miner]));
   const network = {
     availableMiners: jest.fn(() => miners),
     fetchMinerIndex: jest.fn((miner: ServingMiner, now: Date) => {
@@ -108,8 +110,11 @@ function setUp(options: SetUpOptions = {}) {
       return fetch(miner);
     }),
     minersWithoutAxon: jest.fn(() => options.withoutAxon ?? []),
-    // Every queued miner still holds its uid unless a test says otherwise.
-    isRegisteredMiner: jest.fn((_uid: number, _hotkey: string) => true),
+    // Every queued miner still holds its uid, at its axon, unless a test changes `metagraph`.
+    registeredMiner: jest.fn((uid: number, hotkey: string) => {
+      const miner = metagraph.get(uid);
+      return miner?.hotkey === hotkey ? miner : undefined;
+    }),
     deleteBucketFetchesBefore: jest.fn((_date: Date) => Promise.resolve()),
     whenReady: jest.fn(options.whenReady ?? (() => Promise.resolve())),
   };
@@ -153,7 +158,18 @@ function setUp(options: SetUpOptions = {}) {
     metrics as unknown as MetricsService,
   );
   services.push(service);
-  return { service, clock, fetched, nextAt, budgets, network, index, spotChecks, metrics };
+  return {
+    service,
+    clock,
+    fetched,
+    nextAt,
+    budgets,
+    network,
+    index,
+    spotChecks,
+    metrics,
+    metagraph,
+  };
 }
 
 async function syncOnce(service: IndexSyncService): Promise<IndexSyncReport> {
@@ -379,20 +395,17 @@ describe(IndexSyncService.name, () => {
     // A metagraph applied while the miner waited in the queue: the call would reach the old
     // owner, and its failure would be recorded by uid against the new one.
     it('calls no miner whose uid changed hands while it waited in the queue, and counts it skipped, not missed', async () => {
-      const { service, fetched, network, index, spotChecks } = setUp({
+      const { service, fetched, network, index, spotChecks, metagraph } = setUp({
         miners: 3,
         fetch: (miner) => {
           // Miner 2 re-registered during the fetch of miner 1, after the queue was built.
-          if (miner.uid === 1)
-            network.isRegisteredMiner.mockImplementation(
-              (uid, hotkey) => uid !== 2 || hotkey !== 'hk2',
-            );
+          if (miner.uid === 1) metagraph.set(2, { ...minerOf(2), hotkey: 'hk2-new' });
           return Promise.resolve(rowsOf(miner.uid));
         },
       });
       const report = await syncOnce(service);
       expect(fetched.map(({ uid }) => uid)).toEqual([1, 3]);
-      expect(network.isRegisteredMiner).toHaveBeenCalledWith(2, 'hk2');
+      expect(network.registeredMiner).toHaveBeenCalledWith(2, 'hk2');
       expect(report).toMatchObject({
         miners: 3,
         synced: 2,
@@ -409,6 +422,46 @@ describe(IndexSyncService.name, () => {
       expect(warnings).toHaveBeenCalledWith(
         'miner 2: index not fetched: uid 2 is no longer the miner hk2 (re-registered, deregistered or now a validator during the sync)',
       );
+    });
+
+    // The queued record keeps the axon it had when the queue was built: called there, the call
+    // reached whoever holds that address now (or nobody), and its failure was the miner's.
+    it('calls a miner that moved its axon while it waited in the queue at its new address', async () => {
+      const called: { uid: number; axonUrl: string }[] = [];
+      const moved = 'http://127.0.0.1:9102';
+      const { service, metagraph } = setUp({
+        miners: 2,
+        fetch: (miner) => {
+          called.push({ uid: miner.uid, axonUrl: miner.axonUrl });
+          // Miner 2 moved during the fetch of miner 1, after the queue was built.
+          if (miner.uid === 1) metagraph.set(2, { ...minerOf(2), axonUrl: moved });
+          return Promise.resolve(rowsOf(miner.uid));
+        },
+      });
+
+      const report = await syncOnce(service);
+
+      expect(called).toEqual([
+        { uid: 1, axonUrl: minerOf(1).axonUrl },
+        { uid: 2, axonUrl: moved },
+      ]);
+      expect(report).toMatchObject({ synced: 2, skipped: 0 });
+    });
+
+    it('calls no miner that took its axon down while it waited in the queue, and counts it skipped', async () => {
+      const { service, fetched, metagraph } = setUp({
+        miners: 2,
+        fetch: (miner) => {
+          if (miner.uid === 1) metagraph.set(2, { ...minerOf(2), axonUrl: null });
+          return Promise.resolve(rowsOf(miner.uid));
+        },
+      });
+
+      const report = await syncOnce(service);
+
+      expect(fetched.map(({ uid }) => uid)).toEqual([1]);
+      expect(report).toMatchObject({ synced: 1, skipped: 1, skippedReasons: { no_axon: 1 } });
+      expect(warnings).toHaveBeenCalledWith('miner 2: index not fetched: it serves no axon now');
     });
 
     it('hands the spot checks exactly the synced miners, each with the one bucket picked of its index, and reports their verdicts', async () => {

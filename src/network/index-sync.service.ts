@@ -16,7 +16,7 @@ import { IndexSpotChecks, SpotCheckResult, SyncedMiner } from './index-spot-chec
 import { IndexRow, InvalidIndexError } from './index/compressed-index';
 import { MinerReplacedError } from './index/miner-index.repository';
 import { MinerIndexService } from './index/miner-index.service';
-import { ServingMiner } from './miner.entity';
+import { isServing, ServingMiner } from './miner.entity';
 import { NetworkService } from './network.service';
 import { MAX_DATA_AGE_DAYS, oldestUsefulBucket } from './protocol';
 import { WrongAnswerError } from './sn13/messages';
@@ -37,7 +37,8 @@ export interface IndexSyncReport {
   failed: number;
   /**
    * Not called, or refused without fault (no budget left, blacklisted, not served…); `replaced`:
-   * not called because its uid is no longer the miner queued (SkipReason).
+   * not called because its uid is no longer the miner queued; `no_axon`: it took its axon down
+   * after it was queued (SkipReason).
    */
   skipped: number;
   skippedReasons: Partial<Record<SkipReason, number>>;
@@ -50,8 +51,11 @@ export interface IndexSyncReport {
   oldRowsDropped: number;
 }
 
-/** Why a miner was skipped: a refusal without fault, or its uid changed hands before its call. */
-export type SkipReason = MinerFailureReason | 'replaced';
+/**
+ * Why a miner was skipped: a refusal without fault, its uid changed hands before its call
+ * (`replaced`), or the axon it serves was taken down before its call (`no_axon`).
+ */
+export type SkipReason = MinerFailureReason | 'replaced' | 'no_axon';
 
 /** A miner to sync, and when its GetMinerIndex budget has a call again (ms; 0: now). */
 interface QueuedMiner {
@@ -252,17 +256,29 @@ export class IndexSyncService
 
   /** Syncs one miner; adds its uid to `missed` when the sync failed by the miner's fault. */
   private async syncMiner(
-    miner: ServingMiner,
+    queued: ServingMiner,
     report: IndexSyncReport,
     missed: number[],
   ): Promise<IndexRow[] | undefined> {
     // A metagraph applied since the queue was built (a sync runs for minutes, a budget wait up
     // to 10 of them) may have given the uid to another hotkey: the call would go to the old
     // owner, and what it did (credibility, the circuit) would be recorded by uid, on the new one.
-    if (!this.network.isRegisteredMiner(miner.uid, miner.hotkey)) {
+    // Or given the miner another axon: it is called where it serves now, not at the queued
+    // record's old address (someone else's now, or nobody's).
+    const miner = this.network.registeredMiner(queued.uid, queued.hotkey);
+    if (miner === undefined) {
       countSkip(report, 'replaced');
       this.logger.warn(
-        `miner ${miner.uid}: index not fetched: ${new MinerReplacedError(miner.uid, miner.hotkey).message}`,
+        `miner ${queued.uid}: index not fetched: ${new MinerReplacedError(queued.uid, queued.hotkey).message}`,
+      );
+      return undefined;
+    }
+    if (!isServing(miner)) {
+      // Counted missed at the run's end when it serves no axon (minersWithoutAxon).
+      const none = miner.axonUrl === null;
+      countSkip(report, none ? 'no_axon' : 'address_refused');
+      this.logger.warn(
+        `miner ${miner.uid}: index not fetched: ${none ? 'it serves no axon now' : 'its axon is at a refused address now'}`,
       );
       return undefined;
     }

@@ -53,6 +53,11 @@ export class MinerEntity {
 /** A miner with an axon address (what the metagraph hands out for calls): it can be called. */
 export type ServingMiner = MinerEntity & { axonUrl: string };
 
+/** Whether the miner serves an axon at an address it may be called at. */
+export function isServing(miner: MinerEntity): miner is ServingMiner {
+  return miner.axonUrl !== null && miner.state !== 'address_refused';
+}
+
 /**
  * The miner's state at `now` (ms, the real clock: Postgres's and the circuits' cooldown). A
  * `failing` state lasts until `failingUntil` and is then `active`, as the circuit it mirrors lets

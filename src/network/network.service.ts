@@ -7,7 +7,7 @@ import { IndexRow, InvalidIndexError, parseCompressedIndex } from './index/compr
 import { LiveQueryService } from './live-query.service';
 import { HotkeyCheck } from './metagraph/hotkey-standing';
 import { MetagraphService, MinerCounts } from './metagraph/metagraph.service';
-import { ServingMiner } from './miner.entity';
+import { MinerEntity, ServingMiner } from './miner.entity';
 import { MinersRepository } from './miners.repository';
 import { BucketKey, NetworkQuery } from './protocol';
 import { NetworkQueryResult } from './query-result';
@@ -139,9 +139,9 @@ export class NetworkService implements OnModuleInit {
     return this.metagraph.minersWithoutAxon().map((miner) => miner.uid);
   }
 
-  /** Whether `uid` is still the miner `hotkey` (MetagraphService.isRegisteredMiner). */
-  isRegisteredMiner(uid: number, hotkey: string): boolean {
-    return this.metagraph.isRegisteredMiner(uid, hotkey);
+  /** The miner `uid` as it is now, while still `hotkey`'s (MetagraphService.registeredMiner). */
+  registeredMiner(uid: number, hotkey: string): MinerEntity | undefined {
+    return this.metagraph.registeredMiner(uid, hotkey);
   }
 
   /**

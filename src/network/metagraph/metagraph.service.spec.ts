@@ -190,23 +190,26 @@ describe(MetagraphService.name, () => {
   });
 
   // A call queued before a metagraph was applied (the index sync's) is made only to the miner
-  // still holding its uid.
-  it('tells whether a uid is still the miner of a hotkey: not once re-registered, a validator or gone', async () => {
+  // still holding its uid, at the axon it serves now.
+  it('finds a uid as it is now while it is still the miner of a hotkey: not once re-registered, a validator or gone', async () => {
     const { service, apply } = setUp();
-    await apply([0, 1, 2, 3, 4].map((uid) => metagraphNeuron(uid)));
+    await apply([0, 1, 2, 3, 4, 5].map((uid) => metagraphNeuron(uid)));
     await apply([
       metagraphNeuron(0),
       metagraphNeuron(1, { hotkey: 'hotkey-new' }),
       metagraphNeuron(2, { validator_permit: true, stake: MIN_STAKE }),
       metagraphNeuron(4, { axon_url: null }),
+      metagraphNeuron(5, { axon_url: 'http://127.0.0.1:9105' }),
     ]);
-    expect(service.isRegisteredMiner(0, 'hotkey-0')).toBe(true);
-    expect(service.isRegisteredMiner(1, 'hotkey-1')).toBe(false);
-    expect(service.isRegisteredMiner(1, 'hotkey-new')).toBe(true);
-    expect(service.isRegisteredMiner(2, 'hotkey-2')).toBe(false);
-    expect(service.isRegisteredMiner(3, 'hotkey-3')).toBe(false);
-    expect(service.isRegisteredMiner(4, 'hotkey-4')).toBe(true);
-    expect(service.isRegisteredMiner(0, 'hotkey-1')).toBe(false);
+    const axonOf = (uid: number, hotkey: string) => service.registeredMiner(uid, hotkey)?.axonUrl;
+    expect(axonOf(0, 'hotkey-0')).toBe('http://127.0.0.1:9000');
+    expect(axonOf(1, 'hotkey-1')).toBeUndefined();
+    expect(axonOf(1, 'hotkey-new')).toBe('http://127.0.0.1:9001');
+    expect(axonOf(2, 'hotkey-2')).toBeUndefined();
+    expect(axonOf(3, 'hotkey-3')).toBeUndefined();
+    expect(axonOf(4, 'hotkey-4')).toBeNull();
+    expect(axonOf(5, 'hotkey-5')).toBe('http://127.0.0.1:9105');
+    expect(axonOf(0, 'hotkey-1')).toBeUndefined();
   });
 
   it('judges the own hotkey by the minimum stake too', async () => {

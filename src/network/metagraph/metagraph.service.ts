@@ -9,7 +9,7 @@ import { isValidator } from '../../common/validator-standing';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { ValidatorIdentity } from '../bittensor/validator-identity';
-import { currentState, MinerEntity, ServingMiner } from '../miner.entity';
+import { currentState, isServing, MinerEntity, ServingMiner } from '../miner.entity';
 import { MinersRepository, StoredChain, StoredMetagraph } from '../miners.repository';
 import { MetagraphFile, MetagraphNeuron } from '../protocol';
 import { MinerClient } from '../transport/miner-client';
@@ -132,9 +132,7 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
    * holder under VALIDATOR_MIN_STAKE is a miner to the subnet, so it is one here too.
    */
   minersServingData(): ServingMiner[] {
-    return this.registeredMiners().filter(
-      (miner): miner is ServingMiner => miner.axonUrl !== null && miner.state !== 'address_refused',
-    );
+    return this.registeredMiners().filter(isServing);
   }
 
   /**
@@ -146,12 +144,13 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
   }
 
   /**
-   * Whether `uid` is still the miner `hotkey` (registered, no validator), as the metagraph last
-   * applied or reloaded says: a call queued before a metagraph moved on may be meant for a
-   * miner that no longer holds the uid.
+   * The miner `uid` as the metagraph last applied or reloaded has it, while it is still the
+   * miner `hotkey` (registered, no validator); undefined once it is not. A call queued before a
+   * metagraph moved on may be meant for a miner that no longer holds the uid, or that serves
+   * another axon now: the queued record keeps the old one.
    */
-  isRegisteredMiner(uid: number, hotkey: string): boolean {
-    return this.registeredMiners().some((miner) => miner.uid === uid && miner.hotkey === hotkey);
+  registeredMiner(uid: number, hotkey: string): MinerEntity | undefined {
+    return this.registeredMiners().find((miner) => miner.uid === uid && miner.hotkey === hotkey);
   }
 
   /** Neurons registered now that are miners, whatever their axon. */
