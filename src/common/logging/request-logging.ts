@@ -37,9 +37,10 @@ function redacted(request: LoggedRequest, scanner: SecretScanner): LoggedRequest
  * log nothing but their completion line, and a child per request (pino-http's way) cost more
  * than everything else about logging.
  * The scope holds the request's id, method and URL, never the request: every timer, socket and
- * promise made while handling it keeps the scope, for as long as it lives (a keep-alive timer, a
- * buffered write flushed later), and held the request with its body and socket long after it
- * was answered.
+ * promise made while handling it keeps the scope, for as long as it lives (a keep-alive timer),
+ * and held the request with its body and socket long after it was answered. Background work
+ * armed during a request leaves the scope (`storage.exit`: see WriteBuffer), or its lines name
+ * that request.
  */
 class RequestScope implements Store {
   responseLogger?: Logger;

@@ -1,4 +1,6 @@
 import { Logger } from '@nestjs/common';
+import { Store, storage } from 'nestjs-pino/storage';
+import { pino } from 'pino';
 import { WriteBuffer } from './write-buffer';
 
 function buffer(delayMs: number, write: (batch: ReadonlyMap<string, number>) => Promise<void>) {
@@ -69,6 +71,21 @@ describe(WriteBuffer.name, () => {
     await writes.settled();
     expect(calls).toBe(2);
     expect(warn).toHaveBeenCalledWith('could not record sums: database down');
+  });
+
+  // The first change arms the timer, often while a request is handled: the batch's failure was
+  // logged in that request's scope (nestjs-pino's storage), under an unrelated request's id.
+  it("logs a batch armed during a request without that request's id", async () => {
+    const { writes, warn } = buffer(0, async () => {
+      throw new Error('database down');
+    });
+    // The request id the failure is logged under, if any: the timer alone writes the batch.
+    const loggedUnder = new Promise<unknown>((resolve) =>
+      warn.mockImplementation(() => resolve(storage.getStore()?.logger.bindings().req)),
+    );
+    const request = new Store(pino({ enabled: false }).child({ req: { id: 'unrelated' } }));
+    storage.run(request, () => writes.add('a', () => 1));
+    expect(await loggedUnder).toBeUndefined();
   });
 
   // A process that ends without Nest's shutdown hooks must not wait for the next batch.

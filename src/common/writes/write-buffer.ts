@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { storage } from 'nestjs-pino/storage';
 
 export interface WriteBufferOptions<K, V> {
   /** How long the first change waits for others before the batch is written. */
@@ -27,7 +28,10 @@ export class WriteBuffer<K, V> {
   add(key: K, fold: (pending: V | undefined) => V): void {
     if (this.closed) return;
     this.pending.set(key, fold(this.pending.get(key)));
-    this.timer ??= setTimeout(() => this.flush(), this.options.delayMs).unref();
+    // Armed outside any request's log scope (see request-logging.ts): the first change is often
+    // made while a request is handled, and a timer keeps the scope it was made in, so the batch's
+    // failure was logged under that request's id, a request it has nothing to do with.
+    this.timer ??= storage.exit(() => setTimeout(() => this.flush(), this.options.delayMs).unref());
   }
 
   /** Writes what is pending now and resolves once every write started so far has ended. */
