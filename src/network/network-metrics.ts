@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { MetricsService } from '../common/metrics/metrics.service';
 import { SUBTENSOR_CONNECTION } from './chain/chain-commitments.service';
 import { SubtensorConnection } from './chain/subtensor-connection';
@@ -14,8 +14,6 @@ import { NetworkService, SynapseBudgetLeft } from './network.service';
  */
 @Injectable()
 export class NetworkMetrics implements OnModuleInit {
-  private readonly logger = new Logger(NetworkMetrics.name);
-
   constructor(
     private readonly metrics: MetricsService,
     private readonly metagraph: MetagraphService,
@@ -50,7 +48,6 @@ export class NetworkMetrics implements OnModuleInit {
           { labels: { state: 'address_refused' }, value: counts.addressRefused },
         ];
       },
-      (error) => this.logger.warn(`could not count the miners: ${error.message}`),
     );
     this.metrics.gauge(
       'hotkey_standing',
@@ -66,7 +63,6 @@ export class NetworkMetrics implements OnModuleInit {
           })),
         );
       },
-      (error) => this.logger.warn(`could not read the hotkey's standing: ${error.message}`),
     );
     this.metrics.gauge(
       'metagraph_last_read_timestamp_seconds',
@@ -76,7 +72,6 @@ export class NetworkMetrics implements OnModuleInit {
         const stored = await this.repository.lastMetagraph();
         return [{ labels: {}, value: stored ? stored.readAt.getTime() / 1000 : 0 }];
       },
-      (error) => this.logger.warn(`could not read the stored metagraph: ${error.message}`),
     );
     this.metrics.gauge(
       'metagraph_block',
@@ -86,7 +81,6 @@ export class NetworkMetrics implements OnModuleInit {
         const stored = await this.repository.lastMetagraph();
         return [{ labels: {}, value: stored?.block ?? 0 }];
       },
-      (error) => this.logger.warn(`could not read the stored metagraph: ${error.message}`),
     );
     this.metrics.gauge(
       'metagraph_block_advanced_timestamp_seconds',
@@ -97,7 +91,6 @@ export class NetworkMetrics implements OnModuleInit {
         const at = stored ? (stored.blockAdvancedAt ?? stored.readAt) : undefined;
         return [{ labels: {}, value: at ? at.getTime() / 1000 : 0 }];
       },
-      (error) => this.logger.warn(`could not read the stored metagraph: ${error.message}`),
     );
     this.metrics.gauge(
       'miner_calls_left',
@@ -108,7 +101,6 @@ export class NetworkMetrics implements OnModuleInit {
           labels: { synapse },
           value: callsLeft,
         })),
-      (error) => this.logger.warn(`could not count the calls left: ${error.message}`),
     );
     this.metrics.gauge(
       'miners_without_calls',
@@ -119,7 +111,6 @@ export class NetworkMetrics implements OnModuleInit {
           labels: { synapse },
           value: minersWithoutCalls,
         })),
-      (error) => this.logger.warn(`could not count the miners without calls: ${error.message}`),
     );
     const connection = this.connection;
     if (connection)
@@ -128,7 +119,6 @@ export class NetworkMetrics implements OnModuleInit {
         'Whether this instance holds an open connection to the subtensor node (SUBTENSOR_URL): 1 or 0',
         [],
         () => Promise.resolve([{ labels: {}, value: connection.isConnected ? 1 : 0 }]),
-        (error) => this.logger.warn(`could not read the node connection: ${error.message}`),
       );
   }
 }

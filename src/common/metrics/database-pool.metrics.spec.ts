@@ -31,7 +31,9 @@ describe(DatabasePoolMetrics.name, () => {
     const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
     try {
       expect(await metrics.scrape()).toContain('# TYPE gateway_db_pool_connections gauge');
-      expect(warn).toHaveBeenCalledWith('could not read the pool: driver gone');
+      expect(warn).toHaveBeenCalledWith(
+        'could not read 1 gauge, left at their last values: driver gone (gateway_db_pool_connections)',
+      );
     } finally {
       warn.mockRestore();
     }

@@ -1,4 +1,4 @@
-import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { Injectable, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { MetricsService } from './metrics.service';
@@ -13,8 +13,6 @@ interface PgPool {
 /** Usage of TypeORM's Postgres connection pool, read from the pool at scrape time. */
 @Injectable()
 export class DatabasePoolMetrics implements OnModuleInit {
-  private readonly logger = new Logger(DatabasePoolMetrics.name);
-
   constructor(
     private readonly metrics: MetricsService,
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -26,7 +24,6 @@ export class DatabasePoolMetrics implements OnModuleInit {
       'Postgres pool: open connections (total), idle ones, and queries waiting for a connection (waiting)',
       ['state'],
       () => Promise.resolve(this.read()),
-      (error) => this.logger.warn(`could not read the pool: ${error.message}`),
     );
   }
 

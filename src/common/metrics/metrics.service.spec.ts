@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { sample } from '../../../test/support/prometheus-text';
 import { MetricsService } from './metrics.service';
 
@@ -177,31 +178,64 @@ describe(MetricsService.name, () => {
   });
 
   describe('a gauge read at scrape time', () => {
-    afterEach(() => jest.useRealTimers());
+    let warn: jest.SpyInstance;
+    beforeEach(() => {
+      warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    });
+    afterEach(() => {
+      warn.mockRestore();
+      jest.useRealTimers();
+    });
 
     it('keeps its last values, and says why, when a read fails', async () => {
       let read = Promise.resolve([{ labels: { state: 'idle' }, value: 4 }]);
-      const onError = jest.fn();
-      metrics.gauge('things', 'Things', ['state'], () => read, onError);
+      metrics.gauge('things', 'Things', ['state'], () => read);
       expect(await valueOf(metrics, 'gateway_things', { state: 'idle' })).toBe(4);
       read = Promise.reject(new Error('database down'));
       expect(await valueOf(metrics, 'gateway_things', { state: 'idle' })).toBe(4);
-      expect(onError).toHaveBeenCalledWith(new Error('database down'));
+      expect(warn).toHaveBeenCalledWith(
+        'could not read 1 gauge, left at their last values: database down (gateway_things)',
+      );
+    });
+
+    // While Postgres is down, every gauge reading it fails the same way: each logging its own
+    // warning made some 7 lines per scrape, all saying the same.
+    it('logs one warning per scrape, however many reads failed', async () => {
+      const refused = () => Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432'));
+      metrics.gauge('tasks', 'Tasks', [], refused);
+      metrics.gauge('metagraph_block', 'Block', [], refused);
+      metrics.gauge('broken', 'Broken', [], () => Promise.reject(new Error('a bug')));
+      for (let scrape = 1; scrape <= 2; scrape += 1) {
+        await metrics.scrape();
+        expect(warn).toHaveBeenCalledTimes(scrape);
+        expect(warn).toHaveBeenLastCalledWith(
+          'could not read 3 gauges, left at their last values: ' +
+            'connect ECONNREFUSED 127.0.0.1:5432 (gateway_tasks, gateway_metagraph_block); ' +
+            'a bug (gateway_broken)',
+        );
+      }
+    });
+
+    it('logs nothing when every read answers', async () => {
+      metrics.gauge('fine', 'Fine', [], () => Promise.resolve([{ labels: {}, value: 1 }]));
+      await metrics.scrape();
+      expect(warn).not.toHaveBeenCalled();
     });
 
     // A Postgres that stops answering without closing its connections must not hold the scrape
     // past Prometheus' own timeout: the scrape answers with the last values.
     it('answers the scrape with its last values when a read does not answer', async () => {
       let read = Promise.resolve([{ labels: {}, value: 7 }]);
-      const onError = jest.fn();
-      metrics.gauge('hanging', 'Hanging', [], () => read, onError);
+      metrics.gauge('hanging', 'Hanging', [], () => read);
       expect(await valueOf(metrics, 'gateway_hanging')).toBe(7);
       jest.useFakeTimers();
       read = new Promise(() => undefined);
       const scraped = metrics.scrape();
       await jest.advanceTimersByTimeAsync(2000);
       expect(sample(await scraped, 'gateway_hanging')).toBe(7);
-      expect(onError).toHaveBeenCalledWith(new Error('no answer within 2000 ms'));
+      expect(warn).toHaveBeenCalledWith(
+        'could not read 1 gauge, left at their last values: no answer within 2000 ms (gateway_hanging)',
+      );
     });
   });
 });

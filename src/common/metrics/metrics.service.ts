@@ -1,4 +1,4 @@
-import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { within } from '../within';
 
@@ -34,6 +34,13 @@ const SYNC_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1200, 3600];
 @Injectable()
 export class MetricsService implements OnModuleInit {
   readonly registry = new Registry();
+  private readonly logger = new Logger(MetricsService.name);
+  /**
+   * The gauges whose read failed since the last scrape's warning, by error message: while
+   * Postgres is down every gauge reading it fails the same way, and each logging its own warning
+   * made some 7 lines per scrape, all saying the same. A scrape says it once.
+   */
+  private readonly failedReads = new Map<string, Set<string>>();
 
   private readonly requests = new Counter({
     name: `${METRIC_PREFIX}http_requests_total`,
@@ -134,9 +141,29 @@ export class MetricsService implements OnModuleInit {
     collectDefaultMetrics({ register: this.registry, prefix: METRIC_PREFIX });
   }
 
-  /** The Prometheus text exposition of every metric (runs the scrape-time collectors). */
-  scrape(): Promise<string> {
-    return this.registry.metrics();
+  /**
+   * The Prometheus text exposition of every metric (runs the scrape-time collectors), and one
+   * warning for the gauges that could not be read, if any.
+   */
+  async scrape(): Promise<string> {
+    const text = await this.registry.metrics();
+    this.warnFailedReads();
+    return text;
+  }
+
+  private warnFailedReads(): void {
+    if (this.failedReads.size === 0) return;
+    let count = 0;
+    const why: string[] = [];
+    for (const [message, names] of this.failedReads) {
+      count += names.size;
+      why.push(`${message} (${[...names].join(', ')})`);
+    }
+    this.failedReads.clear();
+    const gauges = count === 1 ? 'gauge' : 'gauges';
+    this.logger.warn(
+      `could not read ${count} ${gauges}, left at their last values: ${why.join('; ')}`,
+    );
   }
 
   observeRequest(method: string, route: string, status: number, seconds: number): void {
@@ -206,17 +233,19 @@ export class MetricsService implements OnModuleInit {
    * A gauge read at scrape time: `read` returns the value of each label combination. A read
    * that fails (database down) or does not answer within SCRAPE_READ_TIMEOUT_MS (a Postgres
    * that stopped answering without closing its connections) leaves the previous values, so the
-   * scrape itself still answers, in time for Prometheus' own timeout (10 s by default).
+   * scrape itself still answers, in time for Prometheus' own timeout (10 s by default), and
+   * logs the failure with the others of that scrape.
    */
   gauge<L extends string>(
     name: string,
     help: string,
     labelNames: readonly L[],
     read: () => Promise<{ labels: Partial<Record<L, string>>; value: number }[]>,
-    onError: (error: Error) => void,
   ): void {
+    const failedReads = this.failedReads;
+    const fullName = `${METRIC_PREFIX}${name}`;
     new Gauge<L>({
-      name: `${METRIC_PREFIX}${name}`,
+      name: fullName,
       help,
       labelNames,
       registers: [this.registry],
@@ -225,7 +254,8 @@ export class MetricsService implements OnModuleInit {
           const values = await within(read(), SCRAPE_READ_TIMEOUT_MS);
           for (const { labels, value } of values) this.set(labels, value);
         } catch (error) {
-          onError(error as Error);
+          const { message } = error as Error;
+          failedReads.set(message, (failedReads.get(message) ?? new Set()).add(fullName));
         }
       },
     });

@@ -1,4 +1,4 @@
-import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { Injectable, OnModuleInit } from '@nestjs/common';
 import { RedisConnection } from '../redis/redis-connection';
 import { MetricsService } from './metrics.service';
 
@@ -8,8 +8,6 @@ import { MetricsService } from './metrics.service';
  */
 @Injectable()
 export class RedisMetrics implements OnModuleInit {
-  private readonly logger = new Logger(RedisMetrics.name);
-
   constructor(
     private readonly metrics: MetricsService,
     private readonly redis: RedisConnection,
@@ -22,7 +20,6 @@ export class RedisMetrics implements OnModuleInit {
       'Whether this instance uses Redis now (connected, and not resting after a failed command): 1 or 0; absent without REDIS_URL',
       [],
       () => Promise.resolve([{ labels: {}, value: this.redis.problem() === undefined ? 1 : 0 }]),
-      (error) => this.logger.warn(`could not read the Redis connection: ${error.message}`),
     );
   }
 }

@@ -68,7 +68,6 @@ export class PublicationService implements OnModuleInit {
           value: state === current ? 1 : 0,
         }));
       },
-      (error) => this.logger.warn(`could not read the publication state: ${error.message}`),
     );
   }
 

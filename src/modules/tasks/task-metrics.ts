@@ -1,4 +1,4 @@
-import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { Injectable, OnModuleInit } from '@nestjs/common';
 import { MetricsService } from '../../common/metrics/metrics.service';
 import { TASK_STATES } from './task.types';
 import { TasksRepository } from './tasks.repository';
@@ -8,8 +8,6 @@ import { Clock } from '../../common/clock/clock';
 /** Tasks by state, counted in Postgres at scrape time (one small GROUP BY per scrape). */
 @Injectable()
 export class TaskMetrics implements OnModuleInit {
-  private readonly logger = new Logger(TaskMetrics.name);
-
   constructor(
     private readonly metrics: MetricsService,
     private readonly repository: TasksRepository,
@@ -27,7 +25,6 @@ export class TaskMetrics implements OnModuleInit {
         // Every state is reported, 0 included, so that alerts on a state see it disappear.
         return TASK_STATES.map((state) => ({ labels: { state }, value: counts.get(state) ?? 0 }));
       },
-      (error) => this.logger.warn(`could not count tasks by state: ${error.message}`),
     );
     this.metrics.gauge(
       'tasks_collection_behind',
@@ -39,7 +36,6 @@ export class TaskMetrics implements OnModuleInit {
           value: await this.repository.countBehind(this.clock.now(), this.tasks.lateAfterMs()),
         },
       ],
-      (error) => this.logger.warn(`could not count tasks behind: ${error.message}`),
     );
   }
 }
