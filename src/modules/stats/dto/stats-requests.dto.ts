@@ -32,13 +32,16 @@ export class LabelQueryDto {
 const MAX_BUCKET = 2147483647;
 
 export class QueryBucketQueryDto {
+  // No example: try-it-out would send it with either source, and an X label (`#bitcoin`) has no
+  // Reddit bucket; without one the newest bucket of any label is fetched, for both sources.
   @ApiPropertyOptional({
     description:
-      'Only buckets of this label; trimmed and lower-cased. Empty or only white space: 422 `string_too_short`',
+      'Only buckets of this label, e.g. `#bitcoin` (X) or `r/bitcoin` (Reddit); trimmed and ' +
+      'lower-cased. Default: the newest bucket of any label. Empty or only white space: 422 ' +
+      '`string_too_short`',
     minLength: 1,
     maxLength: 140,
     pattern: '\\S',
-    example: '#bitcoin',
   })
   @IsOptional()
   @IsString()
