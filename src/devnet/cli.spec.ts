@@ -89,6 +89,21 @@ describe('parseCliArguments', () => {
     expect(() => parseCliArguments(['--stored-only=yes'])).toThrow();
   });
 
+  // Miner i listens on base-port + i: with 8 miners, 65528 puts the last on 65535 (it was
+  // refused, the bound one short), and 65529 would put it on 65536, which no socket takes.
+  it('takes a base port up to the one whose last miner listens on 65535', () => {
+    const options = parseCliArguments(['--miners', '8', '--base-port', '65528']);
+    expect(options !== 'help' && options.basePort).toBe(65_528);
+    expect(() => parseCliArguments(['--miners', '8', '--base-port', '65529'])).toThrow(
+      '--base-port must be an integer between 0 and 65528, got "65529"',
+    );
+    const one = parseCliArguments(['--miners', '1', '--base-port', '65535']);
+    expect(one !== 'help' && one.basePort).toBe(65_535);
+    expect(() => parseCliArguments(['--miners', '1', '--base-port', '65536'])).toThrow(
+      /between 0 and 65535/,
+    );
+  });
+
   it('takes DEVNET_STORED_ONLY=true from the environment as --stored-only', () => {
     const options = parseCliArguments([], { DEVNET_STORED_ONLY: 'true' });
     expect(options !== 'help' && options.storedOnly).toBe(true);

@@ -1,7 +1,7 @@
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { describeBehaviour, MinerBehaviour, parseFaultSpec } from './behaviour';
-import { Devnet, isLoopbackHost, MinerSpec, startDevnet } from './devnet';
+import { Devnet, isLoopbackHost, maxBasePort, MinerSpec, startDevnet } from './devnet';
 import { writeGatewayWallet } from './gateway-wallet';
 
 /**
@@ -122,7 +122,7 @@ export function parseCliArguments(
     miners,
     seed: integer(values.seed, 'seed', 0, 2 ** 32 - 1),
     host,
-    basePort: integer(values['base-port'], 'base-port', 0, 65_535 - miners),
+    basePort: integer(values['base-port'], 'base-port', 0, maxBasePort(miners)),
     metagraphFile: values.metagraph,
     validators: integer(values.validators, 'validators', 0, 1000),
     validatorHotkeys: hotkeys(values['validator-hotkeys']),

@@ -422,6 +422,13 @@ describe('startDevnet', () => {
   it('refuses to bind anything but loopback', async () => {
     await expect(startDevnet({ miners: 1, host: '0.0.0.0' })).rejects.toThrow(/loopback/);
   });
+
+  // The last of two miners on 65536: refused before anything is bound, saying the bound.
+  it('refuses a base port that would put a miner past 65535', async () => {
+    await expect(startDevnet({ miners: 2, basePort: 65_535 })).rejects.toThrow(
+      'base port must be an integer between 0 and 65534 for 2 miners, got 65535',
+    );
+  });
 });
 
 describe('Devnet.advanceClock', () => {

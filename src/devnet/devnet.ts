@@ -114,18 +114,29 @@ export function isLoopbackHost(host: string): boolean {
   return LOOPBACK_HOSTS.has(host);
 }
 
+/**
+ * The highest base port for this many miners: miner i listens on basePort + i, and the devnet
+ * opens no other port (its metagraph is a file), so the last miner takes 65535 at most.
+ */
+export function maxBasePort(miners: number): number {
+  return Math.min(65_535, 65_536 - miners);
+}
+
 export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
   const seed = options.seed ?? 1;
   const host = options.host ?? '127.0.0.1';
   const basePort = options.basePort ?? 0;
   if (!isLoopbackHost(host)) throw new Error(`devnet miners bind to loopback only, not ${host}`);
-  if (!Number.isInteger(basePort) || basePort < 0 || basePort > 65_535) {
-    throw new Error(`base port must be an integer between 0 and 65535, got ${basePort}`);
-  }
   const specs: readonly MinerSpec[] =
     typeof options.miners === 'number'
       ? Array.from({ length: options.miners }, () => ({}))
       : options.miners;
+  const highest = maxBasePort(specs.length);
+  if (!Number.isInteger(basePort) || basePort < 0 || basePort > highest) {
+    throw new Error(
+      `base port must be an integer between 0 and ${highest} for ${specs.length} miners, got ${basePort}`,
+    );
+  }
   await cryptoReady();
   // The gateway's own clock: simulated time when it runs one, moved on by `advanceClock`.
   const devnetClock = new Clock(options.simulation);
