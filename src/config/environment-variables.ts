@@ -3,6 +3,7 @@ import { applyDecorators } from '@nestjs/common';
 import { Transform, Type } from 'class-transformer';
 import { IsIn, IsInt, IsNumber, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 import { DEFAULT_VALIDATOR_MIN_STAKE } from '../common/validator-standing';
+import { MAX_TIMER_MS } from '../common/clock/durations';
 import { BODY_LIMIT_FORM } from '../common/http/body-limit';
 import { HEADER_SECRET_FORM, MAX_PRESENTED_SECRET_LENGTH } from '../common/security/api-key-secret';
 import { MaxCharacters, MinCharacters } from '../common/validation/text-length';
@@ -35,12 +36,6 @@ const HeaderSecret = () =>
 /** Wallet and hotkey names are file names: no separators, not `.` or `..`. */
 const WALLET_NAME = /^(?!\.{1,2}$)[\w.-]{1,64}$/;
 
-/**
- * The longest delay Node's timers keep (2^31 − 1 ms, about 24.8 days): a longer one fires after
- * 1 ms, so an interval above it ran its job hundreds of times a second and a timeout above it
- * cut every call at once. Every setting that feeds a timer is held under it.
- */
-export const MAX_TIMER_MS = 2_147_483_647;
 /** MAX_TIMER_MS in whole seconds, for the settings written in seconds. */
 export const MAX_TIMER_SECONDS = Math.floor(MAX_TIMER_MS / 1000);
 

@@ -39,6 +39,9 @@ describe('parseFaultSpec', () => {
       '1:explode',
       '1:rate=2',
       '1:latency=400-200',
+      '1:latency=2147483648',
+      '1:latency=10-3000000000',
+      '1:latency=1e10',
       '1:endpoints=nope',
     ]) {
       expect(() => parseFaultSpec(spec)).toThrow(InvalidBehaviourError);
@@ -100,6 +103,21 @@ describe('validateBehaviour', () => {
     expect(() => validateBehaviour({ latencyMs: -1 })).toThrow(InvalidBehaviourError);
     expect(() => validateBehaviour({ faultRate: 1.5 })).toThrow(InvalidBehaviourError);
     expect(() => validateBehaviour({ overclaimSizes: 0 })).toThrow(InvalidBehaviourError);
+  });
+
+  // Node fires a timer longer than 2^31 − 1 ms after 1 ms: the slow miner answered at once.
+  it('refuses a latency longer than the longest timer Node keeps, fixed or as a range end', () => {
+    expect(validateBehaviour({ latencyMs: 2_147_483_647 })).toEqual({ latencyMs: 2_147_483_647 });
+    expect(validateBehaviour({ latencyMs: { min: 0, max: 2_147_483_647 } })).toEqual({
+      latencyMs: { min: 0, max: 2_147_483_647 },
+    });
+    expect(() => validateBehaviour({ latencyMs: 2_147_483_648 })).toThrow(
+      'latency must be between 0 and 2147483647 ms (about 24.8 days, the longest timer Node keeps; for a miner that never answers, use hang), got 2147483648',
+    );
+    expect(() => validateBehaviour({ latencyMs: { min: 10, max: 2_147_483_648 } })).toThrow(
+      /latency range must end at most at 2147483647 ms .*, got 10-2147483648$/,
+    );
+    expect(() => validateBehaviour({ latencyMs: Infinity })).toThrow(InvalidBehaviourError);
   });
 });
 

@@ -1,3 +1,4 @@
+import { MAX_TIMER_MS } from '../common/clock/durations';
 import { SYNAPSE_NAMES, SynapseName } from '../common/synapse-names';
 
 /**
@@ -13,7 +14,7 @@ export interface LatencyRange {
 }
 
 export interface MinerBehaviour {
-  /** Milliseconds before answering: fixed, or uniform in [min, max] (seeded). */
+  /** Milliseconds before answering: fixed, or uniform in [min, max] (seeded); MAX_TIMER_MS at most. */
   latencyMs?: number | LatencyRange;
   /** Accept the request and never answer (until the devnet stops). */
   hang?: boolean;
@@ -63,16 +64,29 @@ export class InvalidBehaviourError extends Error {
   override readonly name = 'InvalidBehaviourError';
 }
 
+/**
+ * Said when a latency is beyond MAX_TIMER_MS: Node would fire its timer after 1 ms, and the
+ * miner meant to be slow would answer at once.
+ */
+const LATENCY_BOUND = `${MAX_TIMER_MS} ms (about 24.8 days, the longest timer Node keeps; for a miner that never answers, use hang)`;
+
 export function validateBehaviour(behaviour: MinerBehaviour): MinerBehaviour {
   const { latencyMs, faultRate, overclaimSizes, endpoints } = behaviour;
-  if (typeof latencyMs === 'number' && !(latencyMs >= 0 && Number.isFinite(latencyMs))) {
-    throw new InvalidBehaviourError(`latency must be a non-negative number, got ${latencyMs}`);
+  if (typeof latencyMs === 'number' && !(latencyMs >= 0 && latencyMs <= MAX_TIMER_MS)) {
+    throw new InvalidBehaviourError(
+      `latency must be between 0 and ${LATENCY_BOUND}, got ${latencyMs}`,
+    );
   }
   if (typeof latencyMs === 'object') {
     const { min, max } = latencyMs;
-    if (!(min >= 0 && max >= min && Number.isFinite(max))) {
+    if (!(min >= 0 && max >= min)) {
       throw new InvalidBehaviourError(
         `latency range must satisfy 0 <= min <= max, got ${min}-${max}`,
+      );
+    }
+    if (!(max <= MAX_TIMER_MS)) {
+      throw new InvalidBehaviourError(
+        `latency range must end at most at ${LATENCY_BOUND}, got ${min}-${max}`,
       );
     }
   }

@@ -87,6 +87,10 @@ describe('parseCliArguments', () => {
     expect(() => parseCliArguments(['--validator-hotkeys', ' , '])).toThrow(/is empty/);
     expect(() => parseCliArguments(['--unknown'])).toThrow();
     expect(() => parseCliArguments(['--stored-only=yes'])).toThrow();
+    // Beyond Node's longest timer, a latency would have fired after 1 ms.
+    expect(() => parseCliArguments(['--faults', '0:latency=3000000000'])).toThrow(
+      /latency must be between 0 and 2147483647 ms/,
+    );
   });
 
   // Miner i listens on base-port + i: with 8 miners, 65528 puts the last on 65535 (it was
