@@ -16,6 +16,14 @@ describe(isDatabaseUnavailable.name, () => {
     ['a server shutting down', withCode('the database system is shutting down', '57P03')],
     ['a statement timeout', withCode('canceling statement due to statement timeout', '57014')],
     ['a connection exception', withCode('connection failure', '08006')],
+    ['a server starting up', withCode('the database system is starting up', '57P03')],
+    ['a crash shutdown', withCode('terminating connection because of crash', '57P02')],
+    ['a full server', withCode('sorry, too many clients already', '53300')],
+    // ALTER DATABASE … WITH ALLOW_CONNECTIONS false, as while the database is restored or moved.
+    [
+      'a database that accepts no connections',
+      withCode('database "gateway" is not currently accepting connections', '55000'),
+    ],
     ['a dead pooled connection', new Error('Connection terminated unexpectedly')],
     ['a full pool', new Error('timeout exceeded when trying to connect')],
     ['a connect timeout', new Error('Connection terminated due to connection timeout')],
@@ -42,6 +50,11 @@ describe(isDatabaseUnavailable.name, () => {
     const syntax = withCode('syntax error at or near "SELEC"', '42601');
     expect(isDatabaseUnavailable(new QueryFailedError('SELEC 1', [], syntax))).toBe(false);
     expect(isDatabaseUnavailable(withCode('duplicate key', '23505'))).toBe(false);
+    // 55000 is also a query's own failure, not only a refused connection.
+    const currval = 'currval of sequence "tasks_id_seq" is not yet defined in this session';
+    expect(isDatabaseUnavailable(withCode(currval, '55000'))).toBe(false);
+    const inUse = 'cannot ALTER TABLE "tasks" because it is being used by active queries';
+    expect(isDatabaseUnavailable(withCode(inUse, '55000'))).toBe(false);
     expect(isDatabaseUnavailable(new TypeError('x is undefined'))).toBe(false);
     expect(isDatabaseUnavailable('Connection terminated')).toBe(false);
     expect(isDatabaseUnavailable(undefined)).toBe(false);

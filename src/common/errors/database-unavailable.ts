@@ -18,7 +18,7 @@ export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
     cause?: unknown;
   };
   if (typeof name === 'string' && RELEASED_RUNNER_ERRORS.has(name)) return true;
-  if (typeof code === 'string' && isUnavailableCode(code)) return true;
+  if (typeof code === 'string' && isUnavailableCode(code, message)) return true;
   if (typeof message === 'string' && UNAVAILABLE_MESSAGE.test(message)) return true;
   return isDatabaseUnavailable(driverError, depth + 1) || isDatabaseUnavailable(cause, depth + 1);
 }
@@ -41,17 +41,24 @@ const SOCKET_CODES = new Set([
 /**
  * SQLSTATE class 08 (connection exception), 57P01..57P05 (admin/crash shutdown, cannot connect
  * now, idle session timeout), 57014 (statement timeout or cancel: the database is too slow to
- * answer within DATABASE_STATEMENT_TIMEOUT_MS) and 53300 (too many connections).
+ * answer within DATABASE_STATEMENT_TIMEOUT_MS), 53300 (too many connections), and 55000 when a
+ * new connection is refused because the database does not accept connections now
+ * (`ALLOW_CONNECTIONS false`, as while it is restored or moved). 55000 also names a query's own
+ * failures (a sequence's currval before nextval, a table in use), which stay bugs: 500.
  */
-function isUnavailableCode(code: string): boolean {
+function isUnavailableCode(code: string, message: unknown): boolean {
   return (
     SOCKET_CODES.has(code) ||
     code.startsWith('08') ||
     /^57P0[1-5]$/.test(code) ||
     code === '57014' ||
-    code === '53300'
+    code === '53300' ||
+    (code === '55000' && typeof message === 'string' && NOT_ACCEPTING_CONNECTIONS.test(message))
   );
 }
+
+// Postgres' words when the database of a new connection has ALLOW_CONNECTIONS false (a FATAL).
+const NOT_ACCEPTING_CONNECTIONS = /^database ".*" is not currently accepting connections$/s;
 
 // pg and pg-pool raise these as plain Errors without a code.
 const UNAVAILABLE_MESSAGE =
