@@ -5,7 +5,7 @@ import { Logger } from '@nestjs/common';
 import type { AppConfig } from '../../config/app-config';
 import { NOT_UTF8 } from './repo-file-reader';
 import { ReposRepository } from './repos.repository';
-import { listedRepoName, ReposService } from './repos.service';
+import { listedRepoName, NAMES_NOT_LOADED, ReposService } from './repos.service';
 
 describe('listedRepoName', () => {
   it('lists a name without its surrounding white space', () => {
@@ -98,6 +98,30 @@ describe(ReposService.name, () => {
         expect.stringContaining('not applied, keeping the stored ones (tried again in 5 s)'),
       );
       expect(logged).toHaveBeenCalledWith(expect.stringContaining('(tried again in 60 s)'));
+    } finally {
+      await service.onModuleDestroy();
+    }
+  });
+
+  // A fresh database, back after refusing the first ingest: the file was never the problem.
+  it('says the names are not loaded yet, not that the file failed, while a refused ingest waits for its retry', async () => {
+    const path = join(directory, 'hf_validation.jsonl');
+    writeFileSync(path, `${JSON.stringify({ repo_name: 'alice/x' })}\n`);
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), {
+      code: 'ECONNREFUSED',
+    });
+    const service = new ReposService(
+      { repos: { hfResultsPath: path } } as AppConfig,
+      {
+        replaceNames: jest.fn(() => Promise.reject(refused)),
+        findNamesIngestedFrom: jest.fn(() => Promise.resolve(null)),
+      } as unknown as ReposRepository,
+    );
+    await service.onApplicationBootstrap();
+    try {
+      await expect(service.listRepoNames()).rejects.toMatchObject({
+        response: expect.objectContaining({ message: NAMES_NOT_LOADED }),
+      });
     } finally {
       await service.onModuleDestroy();
     }

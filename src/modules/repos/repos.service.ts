@@ -169,10 +169,13 @@ export class ReposService implements OnApplicationBootstrap, OnModuleDestroy {
               .join(', '),
         );
     } catch (error) {
-      this.lastFailure = describeFailure(error);
+      const refused = isDatabaseUnavailable(error);
+      // A refusal is no fault of the file, which is read again at the retry: until then the
+      // answer is "not loaded yet" (it said the file "could not be loaded").
+      this.lastFailure = refused ? undefined : describeFailure(error);
       // A file that cannot be read or is invalid is read again when it changes; the database
       // coming back is not seen by the watcher.
-      const retry = isDatabaseUnavailable(error) ? this.retryLater() : undefined;
+      const retry = refused ? this.retryLater() : undefined;
       this.logger.error(
         `repository names from ${path} not applied, keeping the stored ones` +
           (retry === undefined ? '' : ` (tried again in ${retry / 1000} s)`) +
