@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -12,6 +12,7 @@ import { TasksService } from './tasks.service';
 
 const JSONL = Buffer.from('the JSON lines file');
 const PARQUET = Buffer.from('PAR1 the Parquet file PAR1');
+const OTHER = Buffer.from('another file, of another size');
 
 describe(DatasetDownloadService.name, () => {
   let directory: string;
@@ -85,6 +86,32 @@ describe(DatasetDownloadService.name, () => {
       await expect(refused).rejects.toThrow(fileMissing('btc'));
       expect(warned).toHaveBeenCalledWith(
         expect.stringContaining('cannot be opened (ENOENT): answered as missing'),
+      );
+    },
+  );
+
+  // Replaced (renamed over) between its size check and the open: the new file's bytes went out
+  // under the recorded Content-Length, cut short or with the rest left out.
+  it.each(['jsonl', 'parquet'] as const)(
+    'answers the 503 of a missing file when the %s file opened is not of the recorded size',
+    async (format) => {
+      const sizeOnDisk = datasetWriter.sizeOnDisk;
+      jest.spyOn(datasetWriter, 'sizeOnDisk').mockImplementation(async (file) => {
+        const size = await sizeOnDisk(file);
+        if (file === files[format]) {
+          writeFileSync(`${file}.new`, OTHER);
+          renameSync(`${file}.new`, file);
+        }
+        return size;
+      });
+      const refused = service.open('btc', format);
+      await expect(refused).rejects.toThrow(ServiceUnavailableException);
+      await expect(refused).rejects.toThrow(fileMissing('btc'));
+      const recordedBytes = (format === 'jsonl' ? JSONL : PARQUET).length;
+      expect(warned).toHaveBeenCalledWith(
+        expect.stringContaining(
+          `has ${OTHER.length} bytes, not the ${recordedBytes} recorded: answered as missing`,
+        ),
       );
     },
   );

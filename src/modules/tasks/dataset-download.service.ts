@@ -66,6 +66,9 @@ function namesTag(ifNoneMatch: string, tag: string): boolean {
   return ifNoneMatch.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === tag);
 }
 
+/** A dataset file as its task records it. */
+type RecordedFile = { file: string; bytes: number };
+
 /** Streams completed datasets; never a file that is not recorded as complete. */
 @Injectable()
 export class DatasetDownloadService {
@@ -108,7 +111,7 @@ export class DatasetDownloadService {
     // Opened before answering: a read stream opens its file after the headers are set, and one
     // deleted (or unreadable) in between was answered 400 'Bad Request' in text/plain by Nest's
     // stream error handler, or cut off after the headers were sent.
-    const handle = await this.openRecorded(served.file, id);
+    const handle = await this.openRecorded(served, id);
     if (ifNoneMatch !== undefined && namesTag(ifNoneMatch, entityTag(sha256))) {
       await handle.close();
       return { file: undefined, sha256 };
@@ -140,8 +143,11 @@ export class DatasetDownloadService {
    * or replaced is not the file its hash (X-Content-SHA256, ETag) names, and is answered as
    * missing (503), as the Parquet service writes such a Parquet file again.
    */
-  private async checkSize(recorded: { file: string; bytes: number }, id: string): Promise<void> {
-    const size = await sizeOnDisk(recorded.file);
+  private async checkSize(recorded: RecordedFile, id: string): Promise<void> {
+    this.refuseOtherSize(await sizeOnDisk(recorded.file), recorded, id);
+  }
+
+  private refuseOtherSize(size: number | undefined, recorded: RecordedFile, id: string): void {
     if (size !== undefined && size !== recorded.bytes)
       this.logger.warn(
         `task ${id}: ${basename(recorded.file)} has ${size} bytes, not the ${recorded.bytes} recorded: answered as missing`,
@@ -149,15 +155,31 @@ export class DatasetDownloadService {
     if (size !== recorded.bytes) throw new ServiceUnavailableException(fileMissing(id));
   }
 
-  /** The file opened for reading, or the 503 of a missing file when it cannot be. */
-  private async openRecorded(file: string, id: string): Promise<FileHandle> {
+  /**
+   * The file opened for reading, or the 503 of a missing file when it cannot be, or when the
+   * file opened is not of the recorded size: one replaced between the check by path and the open
+   * was sent with the recorded Content-Length, cut short or with bytes left out.
+   */
+  private async openRecorded(recorded: RecordedFile, id: string): Promise<FileHandle> {
+    let handle: FileHandle;
     try {
-      return await openFile(file, 'r');
+      handle = await openFile(recorded.file, 'r');
     } catch (error) {
       this.logger.warn(
-        `task ${id}: ${basename(file)} cannot be opened (${(error as NodeJS.ErrnoException).code ?? String(error)}): answered as missing`,
+        `task ${id}: ${basename(recorded.file)} cannot be opened (${(error as NodeJS.ErrnoException).code ?? String(error)}): answered as missing`,
       );
       throw new ServiceUnavailableException(fileMissing(id));
+    }
+    try {
+      const size = await handle.stat().then(
+        (info) => info.size,
+        () => undefined,
+      );
+      this.refuseOtherSize(size, recorded, id);
+      return handle;
+    } catch (error) {
+      await handle.close();
+      throw error;
     }
   }
 }
