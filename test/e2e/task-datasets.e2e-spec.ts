@@ -358,18 +358,23 @@ describe('Task datasets as Parquet', () => {
     expect((await get('tasks/btc-x').expect(200)).body.dataset).toEqual(task.dataset);
   });
 
+  /** The documented 503 of a dataset file not on this server, in JSON. */
+  async function expectFileMissing(format: string): Promise<void> {
+    const response = await get(`tasks/btc-x/dataset?format=${format}`).expect(503);
+    expect(response.headers['content-type']).toMatch(/^application\/json/);
+    expect(response.body).toEqual({
+      detail: "The dataset file of task 'btc-x' is missing on this server",
+      request_id: expect.any(String),
+    });
+  }
+
   it('answers 503 when the JSON lines file is missing on this server, in either format', async () => {
     const file = datasetPath(dataDir, 'btc-x');
     const bytes = readFileSync(file);
     unlinkSync(file);
     try {
       for (const format of ['jsonl', 'parquet']) {
-        const response = await get(`tasks/btc-x/dataset?format=${format}`).expect(503);
-        expect(response.headers['content-type']).toMatch(/^application\/json/);
-        expect(response.body).toEqual({
-          detail: "The dataset file of task 'btc-x' is missing on this server",
-          request_id: expect.any(String),
-        });
+        await expectFileMissing(format);
       }
     } finally {
       writeFileSync(file, bytes);
@@ -393,12 +398,7 @@ describe('Task datasets as Parquet', () => {
           return size;
         });
       try {
-        const response = await get(`tasks/btc-x/dataset?format=${format}`).expect(503);
-        expect(response.headers['content-type']).toMatch(/^application\/json/);
-        expect(response.body).toEqual({
-          detail: "The dataset file of task 'btc-x' is missing on this server",
-          request_id: expect.any(String),
-        });
+        await expectFileMissing(format);
       } finally {
         deleting.mockRestore();
         writeFileSync(file, bytes);
