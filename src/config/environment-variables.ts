@@ -415,9 +415,12 @@ export class EnvironmentVariables {
   /**
    * The subnet's validator signs with the gateway's hotkey: the default call budgets leave it
    * the calls it spends evaluating each miner (1 GetMinerIndex and 1 GetDataEntityBucket an hour).
+   * Unset: `true`, but `false` when `npm start` runs the simulated devnet (loadConfig), where no
+   * validator shares the miners' limits with the gateway.
    */
+  @IsOptional()
   @IsIn(['true', 'false'])
-  VALIDATOR_SHARES_HOTKEY = 'true';
+  VALIDATOR_SHARES_HOTKEY?: string;
 
   /**
    * Stake weight (α: alpha stake plus 0.18 × root TAO stake; not TAO) a neuron with a validator permit needs to count as a validator (below it,

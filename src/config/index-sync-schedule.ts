@@ -39,10 +39,14 @@ export function indexSyncSeconds(vars: EnvironmentVariables, budgets: CallBudget
  * budget whose interval would outgrow the longest timer Node keeps (MAX_TIMER_SECONDS) is refused:
  * the sync's timer would fire at once, every millisecond.
  */
-export function indexSyncProblems(vars: EnvironmentVariables, budgets: CallBudgets): string[] {
+export function indexSyncProblems(
+  vars: EnvironmentVariables,
+  budgets: CallBudgets,
+  validatorSharesHotkey: boolean,
+): string[] {
   const problems: string[] = [];
   const index = budgets.GetMinerIndex;
-  const source = `the budget comes from MINER_CALL_BUDGETS over VALIDATOR_SHARES_HOTKEY=${vars.VALIDATOR_SHARES_HOTKEY}`;
+  const source = `the budget comes from MINER_CALL_BUDGETS over VALIDATOR_SHARES_HOTKEY=${validatorSharesHotkey}`;
   if (index?.calls === 0)
     problems.push(
       `MINER_CALL_BUDGETS: GetMinerIndex=${describeBudget(index)} allows no index call, so the miner index could never be synced (give it at least 1 call, or none for no budget)`,

@@ -581,7 +581,7 @@ describe(loadConfig.name, () => {
     });
 
     it('leaves a validator on the same hotkey its calls by default: 1 index, 1 bucket, 8 bulk, 8 on-demand an hour', () => {
-      const { network } = loadConfig({});
+      const { network } = loadConfig(PRODUCTION);
       expect(network.validatorSharesHotkey).toBe(true);
       expect(network.callBudgets).toEqual({
         GetMinerIndex: { calls: 1, windowMs: HOUR_MS },
@@ -589,6 +589,27 @@ describe(loadConfig.name, () => {
         GetContentsByBuckets: { calls: 8, windowMs: HOUR_MS },
         OnDemandRequest: { calls: 8, windowMs: HOUR_MS },
       });
+    });
+
+    // No validator calls the miners of the devnet `npm start` runs: beside one that is not
+    // there, the first index sync's spot checks left query_bucket no call for an hour.
+    it.each([
+      ["unset in front of npm start's devnet", false, {}],
+      [
+        'unset in front of a devnet asked for by name',
+        false,
+        { NODE_ENV: 'test', DEVNET_MINERS: '4' },
+      ],
+      ['unset with SUBTENSOR_URL', true, { SUBTENSOR_URL: 'ws://127.0.0.1:9944' }],
+      ['unset with METAGRAPH_FILE', true, { METAGRAPH_FILE: '/tmp/metagraph.json' }],
+      ['unset in tests', true, { NODE_ENV: 'test' }],
+      ['unset in production', true, PRODUCTION],
+      ['set to true in front of the devnet', true, { VALIDATOR_SHARES_HOTKEY: 'true' }],
+      ['set to false', false, { ...PRODUCTION, VALIDATOR_SHARES_HOTKEY: 'false' }],
+    ])('VALIDATOR_SHARES_HOTKEY %s is %s', (_, shares, env) => {
+      const { network } = loadConfig(env);
+      expect(network.validatorSharesHotkey).toBe(shares);
+      expect(network.callBudgets.GetDataEntityBucket?.calls).toBe(shares ? 1 : 2);
     });
 
     it("takes the miners' whole limits with VALIDATOR_SHARES_HOTKEY=false", () => {
@@ -643,10 +664,16 @@ describe(loadConfig.name, () => {
     });
 
     it('refuses an index sync more frequent than the GetMinerIndex budget allows, saying the shortest', () => {
-      expect(problemsOf({ INDEX_SYNC_INTERVAL: '3599' })).toEqual([
+      expect(problemsOf({ NODE_ENV: 'test', INDEX_SYNC_INTERVAL: '3599' })).toEqual([
         'INDEX_SYNC_INTERVAL: 3599 s syncs more often than the GetMinerIndex budget of 1/h per miner allows ' +
           '(its window counted 300 s longer, MINER_CALL_BUDGET_MARGIN_SECONDS); ' +
           'set it to at least 3900, or raise the budget (the budget comes from MINER_CALL_BUDGETS over VALIDATOR_SHARES_HOTKEY=true)',
+      ]);
+      // The value taken, not only one set: unset in front of `npm start`'s devnet it is false.
+      expect(problemsOf({ INDEX_SYNC_INTERVAL: '1799' })).toEqual([
+        expect.stringContaining(
+          'set it to at least 1950, or raise the budget (the budget comes from MINER_CALL_BUDGETS over VALIDATOR_SHARES_HOTKEY=false)',
+        ),
       ]);
       expect(
         loadConfig({ INDEX_SYNC_INTERVAL: '1950', VALIDATOR_SHARES_HOTKEY: 'false' }).network
@@ -656,9 +683,9 @@ describe(loadConfig.name, () => {
         problemsOf({ INDEX_SYNC_INTERVAL: '3600', MINER_CALL_BUDGET_MARGIN_SECONDS: '0' }),
       ).toEqual([]);
       // 3600 was the default before the margin, and many a .env says it: raised, not refused.
-      expect(loadConfig({ INDEX_SYNC_INTERVAL: '3600' }).network.indexSync.intervalMs).toBe(
-        3_900_000,
-      );
+      expect(
+        loadConfig({ NODE_ENV: 'test', INDEX_SYNC_INTERVAL: '3600' }).network.indexSync.intervalMs,
+      ).toBe(3_900_000);
       expect(loadConfig({ INDEX_SYNC_INTERVAL: '7200' }).network.indexSync.intervalMs).toBe(
         7_200_000,
       );
@@ -810,7 +837,7 @@ describe(loadConfig.name, () => {
 
     it('starts in development, tests and in front of a loopback devnet, with a warning', () => {
       for (const env of [
-        { MINER_CALL_BUDGETS: 'GetMinerIndex=1/30m' },
+        { METAGRAPH_FILE: '/tmp/metagraph.json', MINER_CALL_BUDGETS: 'GetMinerIndex=1/30m' },
         { NODE_ENV: 'test', MINER_CALL_BUDGETS: 'GetMinerIndex=1/30m' },
         {
           ...PRODUCTION,
@@ -833,6 +860,7 @@ describe(loadConfig.name, () => {
       (nodeEnv) => {
         const problems = problemsOf({
           NODE_ENV: nodeEnv,
+          SUBTENSOR_URL: 'ws://127.0.0.1:9944',
           MINER_ALLOWED_NETWORKS: 'public',
           MINER_CALL_BUDGETS: 'GetMinerIndex=1/30m',
         });

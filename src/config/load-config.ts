@@ -66,11 +66,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const corsOrigins = parsed(problems, 'CORS_ORIGINS', () =>
     parseCorsOrigins(vars.CORS_ORIGINS ?? ''),
   );
-  const validatorSharesHotkey = vars.VALIDATOR_SHARES_HOTKEY === 'true';
+  const validatorSharesHotkey = sharesHotkey(vars);
   const callBudgets = parsed(problems, 'MINER_CALL_BUDGETS', () =>
     parseCallBudgets(vars.MINER_CALL_BUDGETS ?? '', defaultCallBudgets(validatorSharesHotkey)),
   );
-  if (callBudgets) problems.push(...indexSyncProblems(vars, callBudgets));
+  if (callBudgets) problems.push(...indexSyncProblems(vars, callBudgets, validatorSharesHotkey));
   // Wherever real miners can be reached (any network beyond loopback, in any NODE_ENV), a
   // budget above their limits is refused. In front of a devnet on loopback only (development,
   // tests, the benchmarks), configWarnings says it. A margin that is no number is already a
@@ -327,6 +327,18 @@ function clockSimulationOf(
 function devnetMiners(vars: EnvironmentVariables): number {
   if (vars.SUBTENSOR_URL || vars.METAGRAPH_FILE) return 0;
   return vars.DEVNET_MINERS ?? (vars.NODE_ENV === 'development' ? 8 : 0);
+}
+
+/**
+ * VALIDATOR_SHARES_HOTKEY as set; unset, `true` (the subnet's validator signs with this hotkey),
+ * except in front of the devnet `npm start` runs, where no validator calls the miners. Leaving
+ * that absent validator its calls gave the gateway one bucket call a miner an hour: the first
+ * index sync's spot checks took 5 of the 8, the spot checks' share kept the rest, and every
+ * `query_bucket` after `npm start` answered `status: "error"` until the hour was over.
+ */
+function sharesHotkey(vars: EnvironmentVariables): boolean {
+  if (vars.VALIDATOR_SHARES_HOTKEY !== undefined) return vars.VALIDATOR_SHARES_HOTKEY === 'true';
+  return devnetMiners(vars) === 0;
 }
 
 /** Every path setting with its `~` expanded, so that each reader of the config sees the same path. */

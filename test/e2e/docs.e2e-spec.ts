@@ -426,9 +426,11 @@ describe("The documented on-demand request examples, on npm start's devnet", () 
     // Seed 1 and 8 miners are the devnet `npm start` runs in development (src/devnet/devnet.ts,
     // DEVNET_MINERS).
     network = await startTestNetwork(8, 1);
-    // Two bucket calls a miner an hour, not one: after the spot checks `npm start` runs, the
-    // share kept for them leaves `query_bucket` only the buckets they fetched (docs/decisions.md,
-    // "Users leave the spot checks a share of the miners' bucket calls"), whatever its label.
+    // Two bucket calls a miner an hour, as `npm start` takes them in front of its devnet (no
+    // validator there): this app reads the devnet's metagraph file, whose default leaves a
+    // validator its call, and after the spot checks the share kept for them would leave
+    // `query_bucket` only the buckets they fetched (docs/decisions.md, "Users leave the spot
+    // checks a share of the miners' bucket calls"). processes.e2e-spec.ts runs `npm start` itself.
     app = await startTestApp(
       { ...network.env, VALIDATOR_SHARES_HOTKEY: 'false' },
       { ownDatabase: true },

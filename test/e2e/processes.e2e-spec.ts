@@ -556,6 +556,38 @@ describe('The development entry point (npm start)', () => {
       expect(await app.stop()).toBe(0);
     }
   });
+
+  // No validator calls the devnet's miners: left the calls of one that is not there, the
+  // gateway had one bucket call a miner an hour, the first index sync's spot checks took 5 of
+  // the 8 and their share kept the rest, and query_bucket answered an error for the hour.
+  it("answers query_bucket right after the first index sync, with the devnet's whole call limits", async () => {
+    const fresh = await ownDatabase('first-start');
+    const app = await startAppProcess(
+      { DATABASE_URL: fresh.url, INDEX_SYNC_ON_START: 'true' },
+      'development',
+    );
+    try {
+      const finished = await until(
+        () => Promise.resolve(app.lines.find((line) => line.includes('index sync finished'))),
+        60_000,
+      );
+      expect(finished).toContain('; 5 spot checks (');
+      const labels = await call(app, '/api/v1/get_top_labels_by_source/x', TEST_MASTER_KEY);
+      const top = (labels.body as { label_value: string }[]).slice(0, 3).map((l) => l.label_value);
+      // The README's example first, then labels that spot checks are unlikely to have fetched.
+      for (const label of ['#bitcoin', ...top]) {
+        const answer = await call(
+          app,
+          `/api/v1/query_bucket/x?label=${encodeURIComponent(label)}`,
+          TEST_MASTER_KEY,
+        );
+        expect({ label, body: answer.body }).toMatchObject({ label, body: { status: 'success' } });
+      }
+    } finally {
+      expect(await app.stop()).toBe(0);
+      await fresh.drop();
+    }
+  }, 120_000);
 });
 
 describe('A production process and the secrets planted in its requests', () => {

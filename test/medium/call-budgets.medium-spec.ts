@@ -41,8 +41,10 @@ describe(`${CallBudgets.name} on Postgres`, () => {
   });
   afterAll(() => medium.close());
 
+  // In tests, as behind a metagraph source: beside a validator unless told otherwise (in front
+  // of `npm start`'s devnet, development's default, the hotkey is the gateway's own).
   function budgets(clock: Clock, env: Record<string, string> = {}): CallBudgets {
-    return new CallBudgets(repository, clock, loadConfig(env));
+    return new CallBudgets(repository, clock, loadConfig({ NODE_ENV: 'test', ...env }));
   }
 
   it('never grants more than the budget to concurrent takers (replicas share the row)', async () => {

@@ -81,8 +81,14 @@ describe(CallBudgets.name, () => {
   let clock: Clock;
   let repository: FakeRepository;
 
+  // In tests, as behind a metagraph source: beside a validator unless told otherwise (in front
+  // of `npm start`'s devnet, development's default, the hotkey is the gateway's own).
   function budgets(env: Record<string, string> = {}): CallBudgets {
-    return new CallBudgets(repository as unknown as CallBudgetRepository, clock, loadConfig(env));
+    return new CallBudgets(
+      repository as unknown as CallBudgetRepository,
+      clock,
+      loadConfig({ NODE_ENV: 'test', ...env }),
+    );
   }
 
   beforeEach(() => {
