@@ -3,7 +3,7 @@ import { connect, createServer, Server, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { AddressInfo } from 'node:net';
-import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
+import { createDatabase, dropDatabase, onServer, scratchDatabaseName } from '../support/database';
 import { buildService, jsonLogs, startAppProcess } from '../support/app-process';
 import { startChainReplay } from '../support/chain-replay';
 import { checkedFetch } from '../support/contract';
@@ -91,6 +91,23 @@ describe('A production process that cannot start', () => {
       ),
     ]);
     expect(lines.join('\n')).not.toContain('not-a-real-password');
+  });
+
+  // As while it is restored or moved: Postgres refuses every new connection with 55000.
+  it('names DATABASE_URL in one line when the database does not accept connections now', async () => {
+    const name = scratchDatabaseName('closed');
+    const url = await createDatabase(serverUrl(), name);
+    try {
+      await onServer(serverUrl(), (client) =>
+        client.query(`ALTER DATABASE ${client.escapeIdentifier(name)} ALLOW_CONNECTIONS false`),
+      );
+      const lines = await failedStart({ DATABASE_URL: url, METAGRAPH_FILE: '/dev/null' });
+      expect(lines).toEqual([
+        `Startup failed: cannot use the database of DATABASE_URL=${url}: database "${name}" is not currently accepting connections`,
+      ]);
+    } finally {
+      await dropDatabase(serverUrl(), name);
+    }
   });
 
   // The migrations' two connections reach the database; the app's pool, opened next, finds it

@@ -8,7 +8,7 @@ import {
 } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { AuthenticationRequiredException } from '../auth/authentication-required';
-import { isDatabaseUnavailable } from './database-unavailable';
+import { isDatabaseUnavailable } from '../database-unavailable';
 import { requestIdOf, sendError } from './error-body';
 import { ReportException } from './report-exception';
 import { ERROR_DETAILS } from './error-details';

@@ -42,6 +42,23 @@ describe(databaseFailure.name, () => {
     }
   });
 
+  // ALLOW_CONNECTIONS false (a restore or move in progress): a FATAL at connect, 55000, which
+  // printed a stack. The same 55000 requests answer 503 (isDatabaseUnavailable); a query's own
+  // 55000 is a bug, not a setting.
+  it('names the setting for a database that does not accept connections now, not for other 55000s', () => {
+    const closed = codeError('database "gateway" is not currently accepting connections', '55000');
+    const failure = databaseFailure(closed, setting);
+    expect(failure).toBeInstanceOf(StartupError);
+    expect((failure as Error).message).toBe(
+      'Startup failed: cannot use the database of DATABASE_URL=postgres://gateway:***@db:5432/gateway: database "gateway" is not currently accepting connections',
+    );
+    const own = codeError(
+      'currval of sequence "jobs_id_seq" is not yet defined in this session',
+      '55000',
+    );
+    expect(databaseFailure(own, setting)).toBe(own);
+  });
+
   // pg gives a connection timeout no code: known by its message alone.
   it('names the setting for a connection timeout', () => {
     const failure = databaseFailure(

@@ -1,3 +1,5 @@
+import { isDatabaseUnavailable } from '../database-unavailable';
+
 /**
  * A start-up failure whose cause is known and named by its setting: printed as its one-line
  * message, without a stack (which would say only where Node noticed it).
@@ -9,21 +11,17 @@ export class StartupError extends Error {
   }
 }
 
-/** The Postgres and socket errors that mean the database named could not be reached or used. */
-const DATABASE_ERROR_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
+/**
+ * The errors of a database the setting names wrongly or that is not ready for this gateway; the
+ * ones of a database that cannot be reached now are isDatabaseUnavailable's (requests answer
+ * them 503), so that both know the same list.
+ */
+const DATABASE_SETTING_CODES = new Set([
+  'ENOTFOUND', // the host name does not resolve
   '3D000', // the database does not exist
   '28000', // no such role, or refused by pg_hba.conf
   '28P01', // wrong password
   '42501', // insufficient privilege
-  '53300', // too many connections
-  '57P03', // the server is starting up or shutting down
 ]);
 
 /**
@@ -56,12 +54,17 @@ function messageOf(error: unknown): string {
 /**
  * A failure to reach or use the database at start, as a StartupError naming `setting` (the
  * DATABASE_URL shown without its password, or the embedded Postgres); any other error as is.
- * A connection timeout says so in its message only (pg gives it no code).
+ * Unavailable as requests see it (isDatabaseUnavailable: refused, full, shutting down, not
+ * accepting connections, pg's connection timeout, which has no code), or wrongly named.
  */
 export function databaseFailure(error: unknown, setting: string): unknown {
-  const code = codeOf(error) ?? codeOf((error as AggregateError | null)?.errors?.[0]);
-  const timedOut = error instanceof Error && /connection timeout/i.test(error.message);
-  if (!timedOut && (code === undefined || !DATABASE_ERROR_CODES.has(code))) return error;
+  const first: unknown = error instanceof AggregateError ? error.errors[0] : undefined;
+  const code = codeOf(error) ?? codeOf(first);
+  const known =
+    (code !== undefined && DATABASE_SETTING_CODES.has(code)) ||
+    isDatabaseUnavailable(error) ||
+    isDatabaseUnavailable(first);
+  if (!known) return error;
   return new StartupError(
     `Startup failed: cannot use the database of ${setting}: ${messageOf(error)}`,
   );

@@ -1,7 +1,7 @@
 import { ConflictException, NotFoundException } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { Clock } from '../../common/clock/clock';
-import { isDatabaseUnavailable } from '../../common/errors/database-unavailable';
+import { isDatabaseUnavailable } from '../../common/database-unavailable';
 import { AppConfig } from '../../config/app-config';
 import { ApiKeyEntity } from './api-key.entity';
 import { ApiKeyUsageRecorder } from './api-key-usage.recorder';

@@ -2,10 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { ConflictException, Injectable, NotFoundException } from '@nestjs/common';
 import { ApiKeyPrincipal } from '../../common/auth/api-key-principal';
 import { Clock } from '../../common/clock/clock';
-import {
-  DatabaseTimeoutError,
-  isDatabaseUnavailable,
-} from '../../common/errors/database-unavailable';
+import { DatabaseTimeoutError, isDatabaseUnavailable } from '../../common/database-unavailable';
 import { within } from '../../common/within';
 import { validationError } from '../../common/errors/validation-error-item';
 import { AppConfig } from '../../config/app-config';

@@ -7,7 +7,7 @@ import {
   OnModuleDestroy,
   ServiceUnavailableException,
 } from '@nestjs/common';
-import { isDatabaseUnavailable } from '../../common/errors/database-unavailable';
+import { isDatabaseUnavailable } from '../../common/database-unavailable';
 import { isStorableText } from '../../common/validation/storable-text';
 import { characterCount } from '../../common/validation/text-length';
 import { AppConfig } from '../../config/app-config';

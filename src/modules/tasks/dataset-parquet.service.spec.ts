@@ -5,7 +5,7 @@ import { gzipSync } from 'node:zlib';
 import { Logger } from '@nestjs/common';
 import { redditComment } from '../../../test/support/items';
 import { Clock } from '../../common/clock/clock';
-import { isDatabaseUnavailable } from '../../common/errors/database-unavailable';
+import { isDatabaseUnavailable } from '../../common/database-unavailable';
 import * as datasetParquet from './dataset-parquet';
 import {
   DatasetParquetService,
