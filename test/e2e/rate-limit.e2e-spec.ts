@@ -180,6 +180,10 @@ describe('Rate limits (in-memory storage)', () => {
         'Regular keys have 7 requests per 600 seconds, validator keys 70',
       );
       expect(description).toContain('`RateLimit-Policy: "default";q=7;w=600`');
+      // Nowhere else may it state the default budgets or window as this gateway's (a key's own
+      // rate_limit said "null = the class's (regular 100, validator 1000)", "default one hour").
+      const defaults = /.{0,60}(?:regular 100\b|validator 1000\b|one hour).{0,20}/g;
+      expect(JSON.stringify(body).match(defaults)).toBeNull();
     } finally {
       await configured.close();
     }

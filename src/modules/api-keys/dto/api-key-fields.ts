@@ -42,9 +42,11 @@ export const RATE_LIMIT_PROPERTY = {
   nullable: true,
   minimum: RATE_LIMIT_MIN,
   maximum: RATE_LIMIT_MAX,
+  // The window and the classes' budgets are configured (RATE_LIMIT_*): the API's description
+  // states them as this gateway enforces them, so a schema naming the defaults would contradict it.
   description:
-    "Requests per rate-limit window (default one hour), overriding the key class's budget; " +
-    "null = the class's (regular 100, validator 1000)",
+    "Requests per rate-limit window, overriding the key class's budget; null = the class's " +
+    "(the API's description gives the window and both classes' budgets)",
   example: 5000,
 } as const;
 
