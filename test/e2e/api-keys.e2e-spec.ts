@@ -323,4 +323,17 @@ describe('The key list', () => {
       expect(refused.body.detail).toEqual([expect.objectContaining({ loc: ['query', loc], type })]);
     }
   });
+
+  it('documents as required every field a listed key always carries, last_used_at (null) included', async () => {
+    await createKey(app, { name: 'never-used' });
+    const { body } = await asMaster(app.http.get('/api/v1/keys')).expect(200);
+    const document = (await app.http.get('/openapi.json').expect(200)).body as {
+      components: { schemas: Record<string, { required?: string[] }> };
+    };
+    const sent = Object.keys((body as { keys: object[] }).keys[0]).sort();
+    expect(sent).toContain('last_used_at');
+    // Optional in the schema, generated clients typed it `last_used_at?: string | null`, and
+    // validators let an answer without it pass, though the list always sends it.
+    expect([...(document.components.schemas.APIKeySummary.required ?? [])].sort()).toEqual(sent);
+  });
 });

@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { API_KEY_TIERS, ApiKeyTier } from '../../../common/auth/api-key-tier';
 import { EXPIRES_AT_PROPERTY, RATE_LIMIT_PROPERTY } from './api-key-fields';
 
@@ -22,11 +22,14 @@ export class ApiKeySummaryDto {
   @ApiProperty({ format: 'date-time', example: '2026-11-21T12:00:00.000Z' })
   created_at: string;
 
-  @ApiPropertyOptional({
+  // Required: always sent, null for a key never used.
+  @ApiProperty({
     format: 'date-time',
     nullable: true,
     type: String,
-    description: 'Last authenticated use, recorded in batches (accurate to a few seconds)',
+    description:
+      'Last authenticated use, recorded in batches (accurate to a few seconds); null = never used',
+    example: '2026-11-21T12:30:00.000Z',
   })
   last_used_at: string | null;
 
