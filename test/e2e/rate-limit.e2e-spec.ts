@@ -131,6 +131,9 @@ describe('Rate limits (in-memory storage)', () => {
         .expect(413),
       await post().set('Content-Type', 'application/json; charset=utf-16').send('{}').expect(415),
       await post().set('Content-Type', 'application/json').send('{"source": x}').expect(422),
+      // A path or method no operation has: answered before any guard runs.
+      await app.http.get('/api/v1/no_such_operation').set('X-API-Key', key).expect(404),
+      await app.http.delete('/api/v1/health').set('X-API-Key', key).expect(405),
     ];
     for (const response of refused)
       expect({
