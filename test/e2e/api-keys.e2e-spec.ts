@@ -92,6 +92,34 @@ describe('API keys', () => {
     }
   });
 
+  it('says how long a replica that hears of no change keeps admitting a changed key: KEY_CACHE_TTL_MS', async () => {
+    // No Redis: no announcement, so the other instance goes by its cache's lifetime, set long.
+    const slow = await startTestApp({ KEY_CACHE_TTL_MS: '3000' });
+    try {
+      const created = await createKey(app);
+      await slow.http.get('/api/v1/health').set('X-API-Key', created.key).expect(200); // cached
+      await asMaster(app.http.post(`/api/v1/keys/${created.id}/deactivate`)).expect(200);
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      // Still admitted after a second: the document promised "within one second" whatever
+      // KEY_CACHE_TTL_MS was (up to 60 s), and now names the setting instead.
+      await slow.http.get('/api/v1/health').set('X-API-Key', created.key).expect(200);
+      const { body } = await slow.http.get('/openapi.json').expect(200);
+      const paths = (body as { paths: Record<string, Record<string, { description: string }>> })
+        .paths;
+      for (const description of [
+        paths['/api/v1/keys/{id}'].patch.description,
+        paths['/api/v1/keys/{key}/deactivate'].post.description,
+      ]) {
+        expect(description).not.toMatch(/within one second/);
+        expect(description).toContain('`KEY_CACHE_TTL_MS`');
+      }
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      await slow.http.get('/api/v1/health').set('X-API-Key', created.key).expect(401);
+    } finally {
+      await slow.close();
+    }
+  });
+
   it('answers 404 for an unknown key or id', async () => {
     const unknownKey = await asMaster(
       app.http.post('/api/v1/keys/sk_live_unknown/deactivate'),

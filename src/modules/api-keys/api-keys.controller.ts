@@ -14,6 +14,14 @@ import { ApiKeyUpdateDto } from './dto/api-key-update.dto';
 
 const KEY_NOT_FOUND = errorCase(404, 'keyNotFound', 'No key with this id', KEY_ERRORS.notFound);
 
+/**
+ * How soon a change is seen: a replica that misses the announcement trusts its copy for
+ * KEY_CACHE_TTL_MS, which may be set up to 60 s, so no fixed bound is promised.
+ */
+const CHANGE_REACH =
+  'Effective at once here and on every replica that hears of it over Redis; a replica that does ' +
+  'not (no shared Redis, or Redis unreachable then) within `KEY_CACHE_TTL_MS` (0.5 s by default).';
+
 @ApiTags('API keys')
 // Not rate-limited: the master key must be able to deactivate a leaked key whatever it has spent.
 @RequireMasterKey({ rateLimited: false })
@@ -87,8 +95,9 @@ export class ApiKeysController {
     summary: 'Update an API key',
     description:
       'Changes the name, the expiry or the own rate limit of an active key, by its id. Absent fields ' +
-      'stay as they are; `null` clears `expires_at` or `rate_limit`. Effective on every replica ' +
-      'within one second. A limit raised above the requests already counted in the window ends a ' +
+      'stay as they are; `null` clears `expires_at` or `rate_limit`. ' +
+      CHANGE_REACH +
+      ' A limit raised above the requests already counted in the window ends a ' +
       'running cool-down (429) at once; the count stays. A deactivated key cannot be changed (409).',
   })
   @ApiParam({ name: 'id', description: 'The id of the key (as listed)', format: 'uuid' })
@@ -117,7 +126,7 @@ export class ApiKeysController {
   @ApiOperation({
     operationId: 'deactivateApiKey',
     summary: 'Deactivate an API key',
-    description: 'Takes the full key or its id. Effective within one second.',
+    description: `Takes the full key or its id. ${CHANGE_REACH}`,
   })
   @ApiParam({ name: 'key', description: 'The full API key or its id' })
   @ApiOkResponse({
