@@ -198,7 +198,7 @@ describe('Task datasets as Parquet', () => {
     expect(jsonl.headers['x-content-sha256']).toBe(task.dataset.sha256);
   });
 
-  it('answers HEAD and Range as the JSON lines route does: headers without a body, the whole file', async () => {
+  it('answers HEAD with the headers alone, and a Range with the whole file and Accept-Ranges: none', async () => {
     for (const query of ['', '?format=parquet']) {
       const full = await download(`tasks/btc-x/dataset${query}`).expect(200);
       const head = await app.http
@@ -208,11 +208,19 @@ describe('Task datasets as Parquet', () => {
       expect(head.headers['content-length']).toBe(full.headers['content-length']);
       expect(head.headers['x-content-sha256']).toBe(full.headers['x-content-sha256']);
       expect(head.headers['content-type']).toBe(full.headers['content-type']);
-      // Ranges are not offered (no Accept-Ranges): a Range request gets the whole file.
+      // Ranges are refused out loud (Accept-Ranges: none, RFC 9110 §14.3): a Range request,
+      // If-Range or not, gets the whole file.
+      expect(full.headers['accept-ranges']).toBe('none');
+      expect(head.headers['accept-ranges']).toBe('none');
       const ranged = await download(`tasks/btc-x/dataset${query}`).set('Range', 'bytes=0-9');
       expect(ranged.status).toBe(200);
-      expect(ranged.headers['accept-ranges']).toBeUndefined();
+      expect(ranged.headers['accept-ranges']).toBe('none');
       expect(sha256(ranged.body as Buffer)).toBe(full.headers['x-content-sha256']);
+      const resumed = await download(`tasks/btc-x/dataset${query}`)
+        .set('Range', 'bytes=10-')
+        .set('If-Range', full.headers.etag)
+        .expect(200);
+      expect(sha256(resumed.body as Buffer)).toBe(full.headers['x-content-sha256']);
     }
   });
 
@@ -488,6 +496,10 @@ describe('Task datasets as Parquet', () => {
     );
     expect(Object.keys(operation.responses['200'].content)).toEqual(['application/gzip', PARQUET]);
     expect(operation.responses['200'].headers).toHaveProperty('X-Content-SHA256');
+    expect(operation.responses['200'].headers['Accept-Ranges'].schema).toEqual({
+      type: 'string',
+      enum: ['none'],
+    });
     for (const status of ['404', '409', '422', '503'])
       expect(Object.keys(operation.responses[status].content)).toEqual(['application/json']);
     expect(document.components.schemas.TaskDataset.properties.parquet).toEqual(

@@ -136,6 +136,12 @@ export class TasksController {
         description: 'A cache keeps the file but asks again (If-None-Match) before using it',
         schema: { type: 'string', enum: ['private, no-cache'] },
       },
+      'Accept-Ranges': {
+        description:
+          'Ranges are not served: a request with `Range` gets the whole file (200), so a broken-off ' +
+          'download starts over',
+        schema: { type: 'string', enum: ['none'] },
+      },
       'Content-Disposition': {
         description:
           '`attachment; filename="<id>.jsonl.gz"` or `"<id>.parquet"`; for an id that is not ASCII, ' +
@@ -215,6 +221,9 @@ export class TasksController {
     response.setHeader('ETag', entityTag(sha256));
     // Behind a key, and revalidated each time: a Parquet file may be written again (decisions).
     response.setHeader('Cache-Control', 'private, no-cache');
+    // Said, not left for a client to find out: a resuming client (curl -C -, wget -c) asks for
+    // the rest and gets the whole file (docs/decisions.md, "Scraping task lifecycle").
+    response.setHeader('Accept-Ranges', 'none');
     if (!file) response.status(304);
     return file;
   }
