@@ -15,7 +15,9 @@ import {
   ParquetBusyError,
 } from '../../src/modules/tasks/dataset-parquet.service';
 import { TaskLifecycleService } from '../../src/modules/tasks/task-lifecycle.service';
-import { DataItem, XItem } from '../../src/network/protocol';
+import { DataItem, RedditItem, XItem } from '../../src/network/protocol';
+import { itemKey } from '../../src/network/item-uri';
+import { TaskLifecycleRepository } from '../../src/modules/tasks/task-lifecycle.repository';
 import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
 import { startTestNetwork, TestNetwork } from '../support/network';
 import { eventually, scrape } from '../support/metrics';
@@ -535,6 +537,69 @@ describe('Task datasets as Parquet', () => {
     expect(byUri.get(huge.uri)?.user.followers_count).toBeNull();
     expect(read.rows).toEqual(expectedRows(items, read.columns));
   });
+
+  // The task's items are unique by canonical uri, which keeps the record's spelling (an X
+  // handle's case, a Reddit slug): two collections that got one post from miners spelling it
+  // otherwise stored it twice, and both copies were rows of the dataset (an audit's finding).
+  it.each([
+    [
+      'x' as const,
+      (item: DataItem) => {
+        const post = item as XItem;
+        const username = post.user.username.toUpperCase();
+        return {
+          ...post,
+          uri: `https://x.com/${username}/status/${post.tweet.id}`,
+          user: { ...post.user, username },
+        };
+      },
+    ],
+    [
+      'reddit' as const,
+      (item: DataItem) => {
+        const post = item as RedditItem;
+        const [, , community, , id] = new URL(post.uri).pathname.split('/');
+        const uri = `https://www.reddit.com/r/${community}/comments/${id}/`;
+        return { ...post, uri, url: uri };
+      },
+    ],
+  ])(
+    'writes each %s post once, though collections stored it under two spellings of its uri',
+    async (platform, respelled) => {
+      const id = `respelled-${platform}`;
+      await register(id, platform === 'x' ? '#bitcoin' : redditLabel, platform);
+      const lifecycle = app.app.get(TaskLifecycleService);
+      await lifecycle.collectDue();
+      const database = app.app.get(DataSource);
+      const [{ item }] = await database.query<{ item: DataItem }[]>(
+        // A post (a Reddit post has its slug), an X one by a handle with a lower-case letter.
+        `SELECT item FROM task_items WHERE task_id = $1 AND item->>'dataType' IS DISTINCT FROM 'comment'
+           AND coalesce(item->'user'->>'username', 'a') ~ '[a-z]' ORDER BY uri LIMIT 1`,
+        [id],
+      );
+      const copy = respelled(item);
+      expect(copy.uri).not.toBe(item.uri);
+      // As a later collection stores it: through the same uri check, into a row of its own.
+      const repository = app.app.get(TaskLifecycleRepository);
+      const progress = { head: null, cursor: null, floor: null, backNext: false };
+      expect(await repository.addItems(id, [copy], progress, app.app.get(Clock).now())).toEqual({
+        added: 1,
+        outsideWindow: 0,
+      });
+      await database.query(`UPDATE scraping_tasks SET expires_at = registered_at WHERE id = $1`, [
+        id,
+      ]);
+      expect(await lifecycle.compileExpired()).toBe(1);
+
+      const task = (await get(`tasks/${id}`).expect(200)).body;
+      const { items, read } = await bothFormats(id);
+      const posts = items.map(itemKey);
+      expect(posts).toEqual([...new Set(posts)]);
+      expect(posts).toContain(itemKey(item));
+      expect(task.dataset.rows).toBe(items.length);
+      expect(read.rows).toEqual(expectedRows(items, read.columns));
+    },
+  );
 
   it('answers 503 when the Parquet file cannot be written, and tries again only an hour later', async () => {
     const task = (await get('tasks/odd-counts').expect(200)).body;

@@ -14,6 +14,7 @@ import { PeriodicJob } from '../../common/jobs/periodic-job';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { currentItemShape, StoredItemShape } from '../../network/legacy-items';
+import { itemKey } from '../../network/item-uri';
 import { NetworkService } from '../../network/network.service';
 import { NetworkQueryResult } from '../../network/query-result';
 import { fileIdentity, removeIfUnchanged, removeStalePartials } from './atomic-file';
@@ -319,7 +320,14 @@ export class TaskLifecycleService
     }
   }
 
+  /**
+   * The task's items in dataset order, one per post (itemKey), the first in that order: rows are
+   * unique by canonical uri, which keeps the record's spelling (an X handle's case, a Reddit
+   * slug), so collections that got one post from miners spelling it otherwise stored it twice,
+   * as stored answers once held it twice (docs/decisions.md, "Scraping task lifecycle").
+   */
   private async *pages(taskId: string): AsyncGenerator<DatasetRow> {
+    const posts = new Set<string>();
     let after: { uri: string; datetime: Date } | null = null;
     for (;;) {
       const page = await this.repository.itemsPage(
@@ -328,8 +336,14 @@ export class TaskLifecycleService
         after?.datetime ?? null,
         PAGE_SIZE,
       );
-      // Rows collected by an earlier release hold the earlier item shapes.
-      yield* page.map((row) => ({ ...row, item: currentItemShape(row.item as StoredItemShape) }));
+      for (const row of page) {
+        // Rows collected by an earlier release hold the earlier item shapes.
+        const item = currentItemShape(row.item as StoredItemShape);
+        const post = itemKey(item);
+        if (posts.has(post)) continue;
+        posts.add(post);
+        yield { ...row, item };
+      }
       if (page.length < PAGE_SIZE) return;
       after = page[page.length - 1];
     }
