@@ -22,7 +22,12 @@ import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/da
 import { startTestNetwork, TestNetwork } from '../support/network';
 import { eventually, scrape } from '../support/metrics';
 import { sample } from '../support/prometheus-text';
-import { expectedRows, readParquet, readParquetMetadata } from '../support/parquet-reader';
+import {
+  expectedRows,
+  queryParquet,
+  readParquet,
+  readParquetMetadata,
+} from '../support/parquet-reader';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 import { registerTask } from '../support/tasks';
 import { keyPaths, liveItem } from '../support/items';
@@ -600,6 +605,93 @@ describe('Task datasets as Parquet', () => {
       expect(read.rows).toEqual(expectedRows(items, read.columns));
     },
   );
+
+  // What the devnet's corpus never holds: astral characters and every Unicode line break, a
+  // text of 200,000 characters, counts past 2^31 and up to 2^53 - 1, a negative score, a post
+  // from before 1970 and one at a millisecond, lists empty and null.
+  it('keeps awkward values the same in both formats, from the store through the download', async () => {
+    const text = `🚀 𝕏 ｢full width｣ \u2028 \u2029 \u0085 "quoted"\r\n\ttab ${'long '.repeat(40_000)}`;
+    const awkward = (
+      id: string,
+      datetime: string,
+      tweet: Partial<XItem['tweet']>,
+      media: string[] | null,
+    ): XItem => ({
+      text,
+      datetime,
+      uri: `https://x.com/Awk_ward/status/${id}`,
+      source: 'X',
+      label: '#bitcoin',
+      content_size_bytes: 2 ** 31 + 7,
+      tweet: {
+        id,
+        like_count: 2 ** 31 + 1,
+        retweet_count: Number.MAX_SAFE_INTEGER,
+        reply_count: 0,
+        quote_count: -1,
+        view_count: 2 ** 40,
+        bookmark_count: null,
+        language: 'und',
+        hashtags: [],
+        is_retweet: false,
+        is_reply: null,
+        is_quote: true,
+        conversation_id: id,
+        in_reply_to_user_id: null,
+        in_reply_to_username: null,
+        quoted_tweet_id: '1999999999999999999',
+        ...tweet,
+      },
+      user: {
+        id: '18446744073709551615',
+        username: 'Awk_ward',
+        display_name: '👩‍👩‍👧 Ω',
+        verified: false,
+        user_blue_verified: true,
+        followers_count: 3_000_000_000,
+        following_count: 0,
+        user_description: '\u2028',
+        user_location: '',
+        profile_image_url: null,
+        cover_picture_url: null,
+      },
+      media,
+      content: text,
+    });
+    // Oldest first, as the dataset lists them.
+    const posts = [
+      awkward('1900000000000000012', '1901-06-15T12:34:56.000Z', {}, null),
+      awkward(
+        '1900000000000000011',
+        '1969-12-31T23:59:59.999Z',
+        { hashtags: ['#Bitcoin', '#🚀'] },
+        [],
+      ),
+      awkward('1900000000000000013', '2026-11-01T10:20:30.001Z', { like_count: null }, [
+        'https://pbs.twimg.com/media/a.jpg',
+      ]),
+    ];
+    await register('awkward-x', '#bitcoin', 'x');
+    const progress = { head: null, cursor: null, floor: null, backNext: false };
+    await app.app
+      .get(TaskLifecycleRepository)
+      .addItems('awkward-x', posts, progress, app.app.get(Clock).now());
+    const database = app.app.get(DataSource);
+    await database.query(
+      `UPDATE scraping_tasks SET expires_at = registered_at WHERE id = 'awkward-x'`,
+    );
+    expect(await app.app.get(TaskLifecycleService).compileExpired()).toBe(1);
+
+    const { items, read } = await bothFormats('awkward-x');
+    expect(items).toEqual(posts);
+    expect(read.rows).toEqual(expectedRows(items, read.columns));
+    // Read as BIGINT, not through a double: the largest safe count is exact.
+    const [exact] = await queryParquet(
+      join(dataDir, 'downloaded-awkward-x.parquet'),
+      'SELECT CAST(max(retweet_count) AS VARCHAR) AS retweets, min(datetime) AS first FROM read_parquet($file)',
+    );
+    expect(exact).toEqual({ retweets: '9007199254740991', first: '1901-06-15T12:34:56.000Z' });
+  });
 
   it('answers 503 when the Parquet file cannot be written, and tries again only an hour later', async () => {
     const task = (await get('tasks/odd-counts').expect(200)).body;
