@@ -215,6 +215,8 @@ describe('Task datasets as Parquet', () => {
       expect(head.headers['content-length']).toBe(full.headers['content-length']);
       expect(head.headers['x-content-sha256']).toBe(full.headers['x-content-sha256']);
       expect(head.headers['content-type']).toBe(full.headers['content-type']);
+      expect(head.headers['content-disposition']).toBe(full.headers['content-disposition']);
+      expect(head.headers.etag).toBe(full.headers.etag);
       // Ranges are refused out loud (Accept-Ranges: none, RFC 9110 §14.3): a Range request,
       // If-Range or not, gets the whole file.
       expect(full.headers['accept-ranges']).toBe('none');

@@ -127,6 +127,24 @@ describe(DatasetDownloadService.name, () => {
     await expect(service.open('btc', 'jsonl', `"${sha256}"`)).rejects.toThrow(fileMissing('btc'));
   });
 
+  // Streamed, a HEAD's file was read whole for Node to drop its bytes.
+  it.each([
+    ['jsonl', JSONL],
+    ['parquet', PARQUET],
+  ] as const)(
+    'answers a HEAD of the %s file with its headers, without reading it',
+    async (format, bytes) => {
+      const { file, sha256 } = await service.open('btc', format, undefined, true);
+      expect(sha256).toBe(recorded(files[format], bytes).sha256);
+      expect(file!.getHeaders()).toEqual({
+        type: format === 'jsonl' ? 'application/gzip' : 'application/vnd.apache.parquet',
+        length: bytes.length,
+        disposition: `attachment; filename="btc.${format === 'jsonl' ? 'jsonl.gz' : 'parquet'}"`,
+      });
+      expect(await bytesOf(file!.getStream())).toEqual(Buffer.alloc(0));
+    },
+  );
+
   it('answers 304 (no file) when If-None-Match names the file', async () => {
     const { sha256 } = recorded(files.jsonl, JSONL);
     expect(await service.open('btc', 'jsonl', `"${sha256}"`)).toEqual({ file: undefined, sha256 });

@@ -1,5 +1,6 @@
 import { FileHandle, open as openFile } from 'node:fs/promises';
 import { basename } from 'node:path';
+import { Readable } from 'node:stream';
 import {
   ConflictException,
   GoneException,
@@ -81,12 +82,14 @@ export class DatasetDownloadService {
 
   /**
    * The dataset file to stream, or none when `ifNoneMatch` (the request's If-None-Match) names
-   * the file's entity tag: the client holds these very bytes (304).
+   * the file's entity tag: the client holds these very bytes (304). With `headersOnly` (a HEAD
+   * request), its headers over an empty body.
    */
   async open(
     id: string,
     format: DatasetFormat,
     ifNoneMatch?: string,
+    headersOnly = false,
   ): Promise<{ file: StreamableFile | undefined; sha256: string }> {
     const task = await this.tasks.find(id);
     // Final: a pipeline waiting out the 409 below would wait for ever.
@@ -116,17 +119,23 @@ export class DatasetDownloadService {
       await handle.close();
       return { file: undefined, sha256 };
     }
+    const headers = {
+      type: DATASET_CONTENT_TYPES[format],
+      length,
+      disposition: attachment(`${task.id}.${EXTENSIONS[format]}`),
+    };
+    if (headersOnly) {
+      // Checked and opened as for a GET, so the answer is the same, but not read: Node drops a
+      // HEAD response's body as it is written, and the file was read whole to be dropped.
+      await handle.close();
+      return { file: new StreamableFile(Readable.from([]), headers), sha256 };
+    }
     // Read up to the size known, so that the stream ends with its last byte: read to the end of
     // the file, it ends one more (empty) read later, and a client that closes on the last byte
     // (curl does) often closed before the response was ended, which was then logged and counted
     // as unanswered (found by a README audit: 23 of 83 complete downloads).
     const stream = handle.createReadStream(length > 0 ? { start: 0, end: length - 1 } : {});
-    const body = new StreamableFile(stream, {
-      type: DATASET_CONTENT_TYPES[format],
-      length,
-      disposition: attachment(`${task.id}.${EXTENSIONS[format]}`),
-    });
-    return { file: body, sha256 };
+    return { file: new StreamableFile(stream, headers), sha256 };
   }
 
   private async parquetOf(task: CompletedTask, id: string): Promise<ParquetFile> {

@@ -1,4 +1,4 @@
-import { Controller, Get, Headers, Param, Query, Res, StreamableFile } from '@nestjs/common';
+import { Controller, Get, Headers, Param, Query, Req, Res, StreamableFile } from '@nestjs/common';
 import {
   ApiHeader,
   ApiOkResponse,
@@ -7,7 +7,7 @@ import {
   ApiResponse,
   ApiTags,
 } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import { RequireKey } from '../../common/access/access.decorators';
 import { ApiErrorResponses } from '../../common/errors/error-responses';
 import { errorCase, validationCase } from '../../common/errors/error-cases';
@@ -214,9 +214,15 @@ export class TasksController {
     @Param('id') id: string,
     @Query() query: DatasetQueryDto,
     @Headers('if-none-match') ifNoneMatch: string | undefined,
+    @Req() request: Request,
     @Res({ passthrough: true }) response: Response,
   ): Promise<StreamableFile | undefined> {
-    const { file, sha256 } = await this.downloads.open(id, query.format ?? 'jsonl', ifNoneMatch);
+    const { file, sha256 } = await this.downloads.open(
+      id,
+      query.format ?? 'jsonl',
+      ifNoneMatch,
+      request.method === 'HEAD',
+    );
     response.setHeader('X-Content-SHA256', sha256);
     response.setHeader('ETag', entityTag(sha256));
     // Behind a key, and revalidated each time: a Parquet file may be written again (decisions).
