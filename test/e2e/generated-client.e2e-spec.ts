@@ -1,5 +1,13 @@
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -54,14 +62,35 @@ async function compile(directory: string): Promise<string[]> {
     files: ['consumer.ts'],
   };
   writeFileSync(join(directory, 'tsconfig.json'), JSON.stringify(config));
+  return tsc(directory, ['-p', directory]);
+}
+
+/** tsc's diagnostics for `args` run in `directory`; none means it compiled. */
+async function tsc(directory: string, args: string[]): Promise<string[]> {
   try {
-    await run(process.execPath, [TSC, '-p', directory, '--pretty', 'false'], { cwd: directory });
+    await run(process.execPath, [TSC, ...args, '--pretty', 'false'], { cwd: directory });
     return [];
   } catch (error) {
     const { stdout } = error as { stdout?: string };
     if (!stdout) throw error;
     return stdout.trim().split('\n');
   }
+}
+
+/** The commands and the snippet of the README's "Generated clients", in its order. */
+function readmeExample(): { setup: string[]; snippet: string; run: string } {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const section = /^## Generated clients\n([\s\S]*?)^## /m.exec(readme)?.[1] ?? '';
+  const blocks = (language: string) =>
+    [...section.matchAll(new RegExp(`^\`\`\`${language}\n([\\s\\S]*?)^\`\`\``, 'gm'))].map(
+      (match) => match[1],
+    );
+  const [setup, run] = blocks('bash');
+  return {
+    setup: (setup ?? '').trim().split('\n'),
+    snippet: blocks('ts')[0] ?? '',
+    run: run ?? '',
+  };
 }
 
 describe('a client generated from the served OpenAPI document', () => {
@@ -142,5 +171,71 @@ describe('a client generated from the served OpenAPI document', () => {
     expect(tour.datasetBytes).toBeGreaterThan(20);
     expect(tour.parquetBytes).toBeGreaterThan(20);
     expect(tour.metricsLines).toBeGreaterThan(10);
+  });
+
+  // A reader pastes these as they stand: the snippet imported './api' (refused by nodenext
+  // resolution), used `process` (no types for it unless @types/node is named, TypeScript 6 on)
+  // and top-level await (refused in the CommonJS package `npm init` makes), and the README said
+  // neither how to compile it nor how to run it.
+  it("the README's example compiles and runs as written, with the packages it installs", async () => {
+    const { setup, snippet, run: command } = readmeExample();
+    expect(setup.join('\n')).toContain('npm pkg set type=module');
+    const installed = setup.flatMap((line) =>
+      [...line.matchAll(/npm install (?:-D )?([^&]+)/g)].flatMap((match) =>
+        match[1].trim().split(/\s+/),
+      ),
+    );
+    const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+      devDependencies: Record<string, string>;
+    };
+    // This project's copies stand in for the reader's installs.
+    for (const name of installed)
+      expect({
+        name,
+        ours: name in { ...manifest.dependencies, ...manifest.devDependencies },
+      }).toEqual({
+        name,
+        ours: true,
+      });
+    expect(installed).toEqual(
+      expect.arrayContaining(['openapi-fetch', 'openapi-typescript', 'typescript', '@types/node']),
+    );
+
+    // A folder of its own, as the README's `mkdir` makes: inside the project, tsc would find the
+    // project's tsconfig.json above it and refuse the files named on its command line.
+    const example = mkdtempSync(join(tmpdir(), 'readme-client-'));
+    const modules = join(example, 'node_modules');
+    try {
+      symlinkSync(join(ROOT, 'node_modules'), modules, 'dir');
+      writeFileSync(join(example, 'package.json'), JSON.stringify({ type: 'module' }));
+      const generate = setup.find((line) => line.startsWith('npx openapi-typescript '));
+      const [, output] = / -o (\S+)$/.exec(generate ?? '') ?? [];
+      expect(output).toBe('api.d.ts');
+      await run(
+        process.execPath,
+        [GENERATOR, `${app.url}/openapi.json`, '--output', join(example, output)],
+        { cwd: ROOT, timeout: 30_000 },
+      );
+      expect(snippet).toContain("baseUrl: 'http://localhost:3000'");
+      writeFileSync(join(example, 'client.ts'), snippet.replace('http://localhost:3000', app.url));
+
+      const [, flags] =
+        /^npx tsc (.+) client\.ts && GATEWAY_KEY=\$KEY node client\.js$/m.exec(command) ?? [];
+      expect(flags).toBeDefined();
+      expect(await tsc(example, [...flags.split(' '), 'client.ts'])).toEqual([]);
+      const { stdout } = await run(process.execPath, ['client.js'], {
+        cwd: example,
+        env: { ...process.env, GATEWAY_KEY: TEST_MASTER_KEY },
+        timeout: 30_000,
+      });
+      const lines = stdout.trim().split('\n');
+      expect(lines.length).toBeGreaterThan(0);
+      for (const line of lines)
+        expect(line).toMatch(/^\d{4}-\d\d-\d\dT\S+Z https:\/\/x\.com\/\S+$/);
+    } finally {
+      rmSync(modules, { force: true });
+      rmSync(example, { recursive: true, force: true });
+    }
   });
 });
