@@ -80,6 +80,18 @@ describe('Error responses', () => {
     ]);
   });
 
+  // JSON.parse (like Python's json) reads 1e400 as Infinity: it was told "got a number with a
+  // fractional part", which it has not; pydantic says finite_number.
+  it.each(['1e400', '-1e400'])(
+    'reports a limit of %s, past any double, as finite_number',
+    async (limit) => {
+      const response = await query(`{"source":"x","limit":${limit}}`).expect(422);
+      expect(response.body.detail).toEqual([
+        { loc: ['body', 'limit'], msg: 'Input should be a finite number', type: 'finite_number' },
+      ]);
+    },
+  );
+
   it('takes every bound itself: limit 1000, 10 usernames, 5 keywords of 140 characters', async () => {
     // No miner here: a query that passes validation is answered 200 with status "error".
     const response = await query({

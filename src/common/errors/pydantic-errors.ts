@@ -7,13 +7,19 @@ type Describe = (
   value: unknown,
 ) => { type: string; msg: string; ctx?: Record<string, unknown> };
 
-/** What pydantic says of a value an `int` field cannot take depends on what the value is. */
+/**
+ * What pydantic says of a value an `int` field cannot take depends on what the value is. A JSON
+ * number too large for a double (`1e400`) is parsed as Infinity, by JSON.parse as by Python's
+ * json: pydantic calls it `finite_number`, not a fraction it does not have.
+ */
 function notAnInteger(value: unknown) {
   if (typeof value === 'string')
     return {
       type: 'int_parsing',
       msg: 'Input should be a valid integer, unable to parse string as an integer',
     };
+  if (typeof value === 'number' && !Number.isFinite(value))
+    return { type: 'finite_number', msg: 'Input should be a finite number' };
   if (typeof value === 'number')
     return {
       type: 'int_from_float',

@@ -58,6 +58,13 @@ describe(IsInteger.name, () => {
     expect(await validated(value, 'body')).toEqual([{ loc: ['body', 'limit'], type, msg }]);
   });
 
+  // JSON's 1e400 and -1e400, as JSON.parse (and Python's json) read them: no fraction to speak of.
+  it.each([Infinity, -Infinity])('refuses %s as pydantic does: finite_number', async (value) => {
+    expect(await validated(value, 'body')).toEqual([
+      { loc: ['body', 'limit'], type: 'finite_number', msg: 'Input should be a finite number' },
+    ]);
+  });
+
   it('checks the bounds of what it read', async () => {
     expect(await validated('-6', 'query')).toEqual([
       {

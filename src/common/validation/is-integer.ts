@@ -20,7 +20,8 @@ export function decimalInteger(value: unknown): unknown {
  * An integer field, in a query string or a JSON body: a JSON number without a fraction, or a
  * string of decimal digits as above (pydantic's lax mode also reads `"5"` in a body as 5).
  * Refusals are pydantic's (pydantic-errors.ts): a string that is not such digits is
- * `int_parsing`, a number with a fraction `int_from_float`, anything else `int_type`.
+ * `int_parsing`, a number with a fraction `int_from_float`, an infinite one (JSON's `1e400`)
+ * `finite_number`, anything else `int_type`.
  * Bounds are the field's own @Min/@Max.
  */
 export const IsInteger = () =>
