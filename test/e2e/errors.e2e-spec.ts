@@ -361,6 +361,20 @@ describe('Error responses', () => {
         },
       ]);
     }
+    // Before 0001 in UTC, which Python's datetime (the miners', the original's) cannot hold.
+    for (const [field, value] of [
+      ['start_date', '0000-12-31'],
+      ['end_date', '0001-01-01T00:00:00+00:01'],
+    ]) {
+      const early = await query({ source: 'x', [field]: value }).expect(422);
+      expect(early.body.detail).toEqual([
+        {
+          loc: ['body', field],
+          msg: 'Value error, must not be earlier than 0001-01-01T00:00:00Z once in UTC',
+          type: 'value_error',
+        },
+      ]);
+    }
     const reversed = await query({
       source: 'x',
       start_date: '2026-11-20',

@@ -105,6 +105,15 @@ describe('On-demand queries against honest miners', () => {
     );
   });
 
+  // Years 0001 to 0099 are ISO 8601 dates (and Python's): `0001-01-01` was refused as none, its
+  // year read as 1901 by Date.UTC.
+  it('takes a start_date in year 0001 as no lower bound at all', async () => {
+    await expectExactly(
+      { source: 'x', keywords: ['#bitcoin'], start_date: '0001-01-01' },
+      { source: 'X', keywords: ['#bitcoin'] },
+    );
+  });
+
   it('reads a date-only end_date as the end of its day: a one-day range holds that day', async () => {
     const day = new Date(network.devnet.corpus.now.getTime() - 2 * 86_400_000)
       .toISOString()

@@ -31,6 +31,33 @@ describe('parseIsoDate', () => {
     expect(parseRfc3339DateTime('9999-12-31T23:59:59-23:59')).toBeUndefined();
   });
 
+  // Date.UTC reads years 0 to 99 as 19xx: `0050-01-01` was refused as no date at all.
+  it('reads years 0001 to 0099 as themselves, and refuses any instant before 0001 in UTC', () => {
+    expect(parseIsoDate('0001-01-01')?.toISOString()).toBe('0001-01-01T00:00:00.000Z');
+    expect(parseIsoDate('0050-02-28T10:20:30.5Z')?.toISOString()).toBe('0050-02-28T10:20:30.500Z');
+    expect(parseIsoDate('0099-12-31T23:59:59-01:00')?.toISOString()).toBe(
+      '0100-01-01T00:59:59.000Z',
+    );
+    expect(parseIsoEndDate('0001-01-01')?.toISOString()).toBe('0001-01-01T23:59:59.999Z');
+    expect(parseRfc3339DateTime('0001-01-01T00:00:00Z')?.toISOString()).toBe(
+      '0001-01-01T00:00:00.000Z',
+    );
+    for (const text of [
+      '0000-01-01',
+      '0000-12-31T23:59:59.999Z',
+      '0001-01-01T00:30+01:00',
+      '0050-02-29',
+    ])
+      expect(parseIsoDate(text)).toBeUndefined();
+    expect(dateRefusal('0000-06-01', 'expected form')).toBe(
+      'must not be earlier than 0001-01-01T00:00:00Z once in UTC',
+    );
+    expect(dateRefusal('0001-01-01T00:00:00+00:01', 'expected form')).toBe(
+      'must not be earlier than 0001-01-01T00:00:00Z once in UTC',
+    );
+    expect(dateRefusal('0050-02-29', 'expected form')).toBe('expected form');
+  });
+
   it('says why a date past year 9999 is refused, and the expected form for anything else', () => {
     expect(dateRefusal('9999-12-31T23:59:59-23:59', 'expected form')).toBe(
       'must not be later than 9999-12-31T23:59:59Z once in UTC',

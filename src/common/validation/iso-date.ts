@@ -8,19 +8,28 @@ const ISO_DATE =
 /**
  * The last instant a date-time may name: RFC 3339 (OpenAPI's `date-time`) has four-digit years,
  * and `toISOString` writes a later instant as `+010000-…`, which clients' parsers refuse. A zone
- * can carry a date at the end of 9999 into 10000 (`9999-12-31T23:59:59-23:59`). (Years before 100
- * never parse: Date.UTC reads them as 19xx, which the round trip refuses.)
+ * can carry a date at the end of 9999 into 10000 (`9999-12-31T23:59:59-23:59`).
  */
 const LAST_INSTANT = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
 /**
+ * The first: 0001-01-01T00:00:00Z, Python's `datetime.min`, so that what miners (and the
+ * original's clients) are sent they can read. Year 0000, or a zone carrying 0001 back into it,
+ * is refused as before 0001.
+ */
+const FIRST_INSTANT = utcInstant(1, 0, 1, 0, 0, 0, 0);
+
+/**
  * Strict ISO 8601 parsing where a value without a zone is UTC (JavaScript's `Date` would read a
  * zoneless date-time as local time, which would make answers depend on the server's zone).
- * Returns undefined for anything that is not a real calendar date, or is past year 9999 in UTC.
+ * Returns undefined for anything that is not a real calendar date, or is outside years 0001 to
+ * 9999 in UTC.
  */
 export function parseIsoDate(value: string): Date | undefined {
   const instant = instantOf(value);
-  return instant === undefined || instant > LAST_INSTANT ? undefined : new Date(instant);
+  return instant === undefined || instant < FIRST_INSTANT || instant > LAST_INSTANT
+    ? undefined
+    : new Date(instant);
 }
 
 const DAY_MS = 86_400_000;
@@ -40,13 +49,16 @@ export function parseIsoEndDate(value: string): Date | undefined {
 
 /**
  * What a refused date's error says: `expected` (the form the field takes), unless the value has
- * that form but names an instant past year 9999 in UTC. One message wherever a date is read.
+ * that form but names an instant outside years 0001 to 9999 in UTC. One message wherever a date
+ * is read.
  */
 export function dateRefusal(value: unknown, expected: string): string {
   const instant = typeof value === 'string' ? instantOf(value) : undefined;
-  return instant !== undefined && instant > LAST_INSTANT
-    ? 'must not be later than 9999-12-31T23:59:59Z once in UTC'
-    : expected;
+  if (instant !== undefined && instant > LAST_INSTANT)
+    return 'must not be later than 9999-12-31T23:59:59Z once in UTC';
+  if (instant !== undefined && instant < FIRST_INSTANT)
+    return 'must not be earlier than 0001-01-01T00:00:00Z once in UTC';
+  return expected;
 }
 
 /** The instant (ms) an ISO 8601 date or date-time names, whatever its year; undefined if none. */
@@ -55,9 +67,9 @@ function instantOf(value: string): number | undefined {
   if (!parts) return undefined;
   const [, year, month, day, hour = '0', minute = '0', second = '0', fraction = '', zone] = parts;
   const milliseconds = Number(fraction.padEnd(3, '0').slice(0, 3));
-  const utc = Date.UTC(+year, +month - 1, +day, +hour, +minute, +second, milliseconds);
+  const utc = utcInstant(+year, +month - 1, +day, +hour, +minute, +second, milliseconds);
   const check = new Date(utc);
-  // Date.UTC silently rolls 2024-02-31 over to March; a round trip catches it.
+  // Date silently rolls 2024-02-31 over to March; a round trip catches it.
   if (
     check.getUTCFullYear() !== +year ||
     check.getUTCMonth() !== +month - 1 ||
@@ -82,6 +94,26 @@ const RFC_3339_DATE_TIME =
 /** An RFC 3339 date-time as its instant; undefined for anything else or an impossible date. */
 export function parseRfc3339DateTime(value: string): Date | undefined {
   return RFC_3339_DATE_TIME.test(value) ? parseIsoDate(value) : undefined;
+}
+
+/**
+ * Date.UTC for every four-digit year: Date.UTC reads a year from 0 to 99 as 1900 to 1999, so
+ * `0050-01-01` became 1950, which the round trip refused as no date at all ("must be an ISO
+ * 8601 date"): a client's `0001-01-01`, ISO 8601 and Python's first day, was told it is not one.
+ */
+function utcInstant(
+  year: number,
+  monthIndex: number,
+  day: number,
+  hour: number,
+  minute: number,
+  second: number,
+  milliseconds: number,
+): number {
+  const date = new Date(0);
+  date.setUTCFullYear(year, monthIndex, day);
+  date.setUTCHours(hour, minute, second, milliseconds);
+  return date.getTime();
 }
 
 function zoneOffsetMinutes(zone: string | undefined): number {
