@@ -92,6 +92,25 @@ describe('Error responses', () => {
     },
   );
 
+  // The DTOs' checks wrote `loc, type, msg, ctx`, a service's rule and a malformed body
+  // `loc, msg, type`: one endpoint's 422s listed the same fields in two orders.
+  it('lists every 422 item’s keys as loc, msg, type, ctx, whichever check refused it', async () => {
+    const keysOf = async (body: unknown) =>
+      ((await query(body).expect(422)).body.detail as object[]).map((item) => Object.keys(item));
+    const withContext = ['loc', 'msg', 'type', 'ctx'];
+    const plain = ['loc', 'msg', 'type'];
+    expect(await keysOf({ source: 'x', limit: 1001 })).toEqual([withContext]);
+    expect(await keysOf({ source: 'x', keywords: ['ok', 7], source_name: 'x' })).toEqual([
+      plain,
+      plain,
+    ]);
+    expect(await keysOf({ source: 'x', start_date: '2026-11-20', end_date: '2026-11-01' })).toEqual(
+      [plain],
+    );
+    expect(await keysOf('{"source": x}')).toEqual([withContext]);
+    expect(await keysOf('[1]')).toEqual([plain]);
+  });
+
   it('takes every bound itself: limit 1000, 10 usernames, 5 keywords of 140 characters', async () => {
     // No miner here: a query that passes validation is answered 200 with status "error".
     const response = await query({

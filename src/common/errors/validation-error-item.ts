@@ -10,11 +10,25 @@ export interface ValidationErrorItem {
   ctx?: Record<string, unknown>;
 }
 
-/** A 422 carrying every failing field of a request at once. */
+/**
+ * A 422 carrying every failing field of a request at once. Each item's keys come in one order,
+ * `loc, msg, type, ctx`, as the README and the original's (FastAPI's) bodies write them, and as
+ * a malformed body's 422 (body-parser-errors.ts) has them: the checks of the DTOs built theirs
+ * `loc, type, msg, ctx`, a service's own rule (`start_date` after `end_date`) `loc, msg, type`,
+ * so one endpoint's 422s listed the same fields in two orders.
+ */
 export class RequestValidationException extends HttpException {
-  constructor(readonly errors: ValidationErrorItem[]) {
-    super({ detail: errors }, HttpStatus.UNPROCESSABLE_ENTITY);
+  readonly errors: ValidationErrorItem[];
+
+  constructor(errors: ValidationErrorItem[]) {
+    const ordered = errors.map(inKeyOrder);
+    super({ detail: ordered }, HttpStatus.UNPROCESSABLE_ENTITY);
+    this.errors = ordered;
   }
+}
+
+function inKeyOrder({ loc, msg, type, ctx }: ValidationErrorItem): ValidationErrorItem {
+  return ctx === undefined ? { loc, msg, type } : { loc, msg, type, ctx };
 }
 
 /** For rules checked in services (e.g. start after end): still a 422 in the same shape. */
