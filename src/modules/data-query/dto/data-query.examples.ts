@@ -126,7 +126,8 @@ function meta(source: SourceName, items: number): OnDemandMetaDto {
     miners_failed: { count: 1, reasons: { timeout: 1 } },
     items_returned: items,
     items_dropped_invalid: 0,
-    consensus: 1,
+    // Of no items, none is shared.
+    consensus: items === 0 ? 0 : 1,
     hedged_requests: 0,
     deadline_reached: false,
     processing_time_ms: 212,
@@ -153,7 +154,8 @@ export const QUERY_RESPONSE_EXAMPLES: Record<
     summary: 'Answered from the data miners store (none serves OnDemandRequest)',
     value: {
       status: 'success',
-      data: [X_ITEM],
+      // A stored record keeps its minute only (README, "Times to the minute").
+      data: [{ ...X_ITEM, datetime: '2026-11-20T14:03:00.000Z' }],
       meta: {
         ...meta('X', 1),
         miners_queried: 2,
@@ -187,15 +189,15 @@ export const QUERY_RESPONSE_EXAMPLES: Record<
     value: {
       status: 'error',
       data: [],
+      // `error` first, where the service puts it.
       meta: {
-        ...meta('X', 0),
         error: 'No miners available',
+        ...meta('X', 0),
         miners_queried: 0,
         miners_responded: 0,
         non_responsive_miners: 0,
         validation_success_rate: '0/0',
         miners_failed: { count: 0, reasons: {} },
-        consensus: 0,
         processing_time_ms: 1,
         no_data_available: false,
       },
