@@ -111,6 +111,16 @@ describe('Error responses', () => {
     expect(await keysOf('[1]')).toEqual([plain]);
   });
 
+  // A field named twice counts by its last value, as Python's json reads it (docs/decisions.md,
+  // "Errors").
+  it('reads a body field named twice by its last value', async () => {
+    const last = await query('{"source":"x","limit":1001,"source":"twitter","limit":1}').expect(
+      422,
+    );
+    expect(last.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'source'] })]);
+    await query('{"source":"twitter","limit":1001,"source":"x","limit":1}').expect(200);
+  });
+
   it('takes every bound itself: limit 1000, 10 usernames, 5 keywords of 140 characters', async () => {
     // No miner here: a query that passes validation is answered 200 with status "error".
     const response = await query({
