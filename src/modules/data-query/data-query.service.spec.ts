@@ -154,6 +154,27 @@ describe(DataQueryService.name, () => {
     expect(live.meta.stored).toBeUndefined();
   });
 
+  // Hours the answer needed were neither stored nor fetched in time: "no data" was said of hours
+  // never read, which the hosted API's clients take for "nothing exists".
+  it('says no_data_available only of a stored answer that searched every hour it needed', async () => {
+    const storedEmpty = (coverage: 'complete' | 'partial', missing: number) => ({
+      ...ANSWERED,
+      origin: 'stored' as const,
+      stored: {
+        coverage,
+        buckets: { planned: 4, fromStore: 2, fetchedNow: 2 - missing, missing },
+        oldestFetchedAt: null,
+      },
+    });
+    const { service } = setUp([storedEmpty('partial', 2), storedEmpty('complete', 0)]);
+    const missing = await service.query({ source: 'x', keywords: ['#ai'], usernames: ['bob'] });
+    expect(missing).toMatchObject({ status: 'success', data: [] });
+    expect(missing.meta.no_data_available).toBe(false);
+    const searched = await service.query({ source: 'x', keywords: ['#ai'], usernames: ['eve'] });
+    expect(searched).toMatchObject({ status: 'success', data: [] });
+    expect(searched.meta.no_data_available).toBe(true);
+  });
+
   it('counts as non-responsive every miner asked that did not answer, failed or still silent', async () => {
     // At quorum a straggler has not failed (yet), but it did not respond either.
     const { service } = setUp([

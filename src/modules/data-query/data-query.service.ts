@@ -66,8 +66,7 @@ export class DataQueryService {
         processing_time_ms: elapsed(started),
         cache_hit: false,
         api_version: '1.0',
-        // "Nothing matched" only: the hosted API's clients read it so, and an error looked for nothing.
-        no_data_available: !result.error && result.items.length === 0,
+        no_data_available: nothingMatched(result),
         origin: result.origin,
         ...(result.stored ? { stored: storedMeta(result.stored) } : {}),
       },
@@ -76,6 +75,16 @@ export class DataQueryService {
     if (cacheable(result)) await this.cache.set(key, response, ttl);
     return response;
   }
+}
+
+/**
+ * "Nothing matched", as the hosted API's clients read `no_data_available`: a success with no
+ * items whose every place was searched. Not an error (it looked for nothing), nor a stored
+ * answer that is `partial` (hours it needed were neither stored nor fetched in time, so they
+ * may hold matches: it said "no data" of hours it never read).
+ */
+function nothingMatched(result: NetworkQueryResult): boolean {
+  return !result.error && result.items.length === 0 && result.stored?.coverage !== 'partial';
 }
 
 /**

@@ -215,7 +215,8 @@ export class OnDemandMetaDto {
     description:
       'True only when `status` is `success` and `data` is empty: the miners (or the stored data) were ' +
       'searched and nothing matched. False on every `error` (miners unreachable, no index loaded yet…: ' +
-      'nothing was looked for, so it is no "no data"; see `meta.error`). Always present (the hosted API ' +
+      'nothing was looked for, so it is no "no data"; see `meta.error`), and on a stored answer whose ' +
+      '`coverage` is `partial` (hours it needed were missing: `stored.buckets_missing`). Always present (the hosted API ' +
       'sends it only when true); its clients are told to check it.',
     example: false,
   })
