@@ -85,9 +85,10 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
 /**
  * What a browser client may read beyond the safelisted headers: every header the document gives a
  * response (the e2e CORS test holds this list to it) but `WWW-Authenticate`, which says nothing
- * the `detail` does not (docs/decisions.md): the rate limits, the request id, list totals, an
- * aggregate's age and source, a submission's commitment, what a dataset download is checked and
- * named by (its SHA-256, its ETag for a conditional fetch, its file name) and that it has no ranges.
+ * the `detail` does not (docs/decisions.md, "Every 401 carries `WWW-Authenticate`"): the rate
+ * limits, the request id, list totals, an aggregate's age and source, a submission's commitment,
+ * what a dataset download is checked and named by (its SHA-256, its ETag for a conditional
+ * fetch, its file name) and that it has no ranges.
  */
 const EXPOSED_HEADERS = [
   ...RATE_LIMIT_HEADER_NAMES,

@@ -391,7 +391,8 @@ describe('Headers through CORS', () => {
           for (const name of Object.keys(response.headers ?? {})) documented.add(name);
         }
     // Read by any browser without being exposed (the Fetch standard's safelisted names), and the
-    // challenge, which says nothing the detail does not (docs/decisions.md).
+    // challenge, which says nothing the detail does not (docs/decisions.md, "Every 401 carries
+    // `WWW-Authenticate`").
     const unexposed = ['Cache-Control', 'Content-Type', 'Content-Length', 'WWW-Authenticate'];
     const response = await app.http
       .get('/api/v1/health')
