@@ -215,6 +215,21 @@ describe('Statistics over the synced miner index', () => {
     }
   });
 
+  it("documents as required every field of query_bucket's bucket, its label (null for none) included", async () => {
+    const { body } = await get('query_bucket/x').expect(200);
+    expect(body.status).toBe('success');
+    const document = (await app.http.get('/openapi.json').expect(200)).body as {
+      components: { schemas: Record<string, { required?: string[] }> };
+    };
+    const sent = Object.keys(body.bucket as object).sort();
+    expect(sent).toContain('label');
+    // Optional in the schema, generated clients typed it `label?: string | null`, and validators
+    // let an answer without it pass, though every bucket answered sends it.
+    expect([...(document.components.schemas.BucketDescription.required ?? [])].sort()).toEqual(
+      sent,
+    );
+  });
+
   it('answers query_bucket with status error when nothing is in range', async () => {
     const response = await get('query_bucket/reddit?start_bucket=1&end_bucket=2').expect(200);
     expect(response.body).toEqual({ status: 'error', message: expect.stringContaining('No data') });

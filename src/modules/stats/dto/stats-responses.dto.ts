@@ -114,7 +114,13 @@ export class BucketDescriptionDto {
   @ApiProperty({ enum: SOURCE_NAMES, example: 'X' })
   source: SourceName;
 
-  @ApiPropertyOptional({ type: String, nullable: true, example: '#bitcoin' })
+  // Required: every bucket answered carries it, null for data filed under no label.
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: "The bucket's label; null for data the miner filed under no label",
+    example: '#bitcoin',
+  })
   label: string | null;
 
   @ApiProperty({
