@@ -62,6 +62,38 @@ describe('Health', () => {
     });
   });
 
+  it('documents as required every field a component always carries, its null latency and chain fields included', async () => {
+    const { body } = await app.http
+      .get('/api/v1/monitoring/system-status')
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .expect(200);
+    const document = (await app.http.get('/openapi.json').expect(200)).body as {
+      components: { schemas: Record<string, { required?: string[] }> };
+    };
+    const schemas: Record<string, string> = {
+      database: 'ComponentStatus',
+      redis: 'ComponentStatus',
+      miners: 'MinersStatus',
+      chain: 'ChainStatus',
+      publication: 'PublicationComponentStatus',
+    };
+    // What a component sends only in some states (a problem, a vote's commit): optional.
+    const conditional = ['error', 'commit_sha', 'block_number', 'next_attempt_at'];
+    for (const [name, component] of Object.entries(body.components as Record<string, object>)) {
+      const sent = Object.keys(component).filter((field) => !conditional.includes(field));
+      expect(sent).toContain('latency_ms');
+      // Optional in the schemas, generated clients typed them `latency_ms?: number | null`
+      // (and the chain's block, last_read_at, age_seconds), though every answer sends them.
+      expect({
+        name,
+        missing: sent.filter((field) => !required(schemas[name]).includes(field)),
+      }).toEqual({ name, missing: [] });
+    }
+    function required(schema: string): string[] {
+      return document.components.schemas[schema].required ?? [];
+    }
+  });
+
   it("stays healthy while every pooled connection is held: a busy replica's database is up", async () => {
     const pool = (app.app.get(DataSource).driver as unknown as { master: Pool }).master;
     await whileThePoolIsHeld(app, async () => {

@@ -14,8 +14,10 @@ export class ComponentStatusDto {
   @ApiProperty({ enum: ['healthy', 'unhealthy', 'degraded', 'disabled'], example: 'healthy' })
   status: ComponentState;
 
-  @ApiPropertyOptional({
-    description: 'Round-trip time of the check in milliseconds, to two decimals',
+  // Required, as the fields below that are null in some states: every answer sends them.
+  @ApiProperty({
+    description:
+      'Round-trip time of the check in milliseconds, to two decimals; null when the component is not checked by a round trip',
     example: 1.2,
     nullable: true,
     type: 'number',
@@ -124,7 +126,7 @@ export class ChainStatusDto extends ComponentStatusDto {
   })
   genesis_hash: string | null;
 
-  @ApiPropertyOptional({
+  @ApiProperty({
     ...BLOCK,
     description: 'Block the metagraph in use was read at',
     example: 6852690,
@@ -132,16 +134,17 @@ export class ChainStatusDto extends ComponentStatusDto {
   })
   block: number | null;
 
-  @ApiPropertyOptional({
+  @ApiProperty({
     description: 'When the metagraph in use was read (by any replica, before any restart)',
     format: 'date-time',
+    example: '2026-11-21T11:59:18.000Z',
     nullable: true,
     type: String,
   })
   last_read_at: string | null;
 
   // No minimum: the time may come from another replica whose clock is ahead.
-  @ApiPropertyOptional({
+  @ApiProperty({
     description:
       'Seconds since the block of the metagraph in use last advanced (since last_read_at when ' +
       'every read brings a new block; a node stuck at a block is read on while this grows), ' +
