@@ -4,7 +4,7 @@ import { RequireKey } from '../../common/access/access.decorators';
 import { ApiErrorResponses } from '../../common/errors/error-responses';
 import { errorCase } from '../../common/errors/error-cases';
 import { RepoNamesResponseDto } from './dto/repo-names-response.dto';
-import { NAMES_NOT_LOADED, ReposService } from './repos.service';
+import { NAMES_NOT_LOADED, NAMES_UNAVAILABLE, ReposService } from './repos.service';
 
 @ApiTags('Repositories')
 @Controller('api/v1')
@@ -23,6 +23,12 @@ export class ReposController {
   @ApiOkResponse({ type: RepoNamesResponseDto, description: 'The repository names' })
   @ApiErrorResponses(
     errorCase(503, 'notLoaded', 'The file has not been read yet', NAMES_NOT_LOADED),
+    errorCase(
+      503,
+      'fileUnavailable',
+      'The file is missing, unreadable or invalid, and none of it was ever stored',
+      `${NAMES_UNAVAILABLE} does not exist`,
+    ),
   )
   listRepoNames(): Promise<RepoNamesResponseDto> {
     return this.repos.listRepoNames();

@@ -20,6 +20,12 @@ import { ReposRepository } from './repos.repository';
 /** The 503 before the validation data file was first read (documented by the controller). */
 export const NAMES_NOT_LOADED = 'Repository names are not loaded yet, try again shortly';
 
+/**
+ * The 503 once the configured file failed to be read and nothing of it was ever stored, completed
+ * by why (describeFailure): "… does not exist", "… is invalid: …".
+ */
+export const NAMES_UNAVAILABLE = 'Repository names are unavailable: the validation data file';
+
 /** The original's placeholder for a miner that published no dataset. */
 export const NO_DATASET_PROVIDED = 'no_dataset_provided';
 /** Longer values are not repository names (Hugging Face ids are far shorter); they are skipped. */
@@ -113,9 +119,7 @@ export class ReposService implements OnApplicationBootstrap, OnModuleDestroy {
     const names = await this.repository.findNamesIngestedFrom(this.path);
     if (names === null) {
       throw new ServiceUnavailableException(
-        this.lastFailure
-          ? `Repository names are unavailable: the validation data file ${this.lastFailure}`
-          : NAMES_NOT_LOADED,
+        this.lastFailure ? `${NAMES_UNAVAILABLE} ${this.lastFailure}` : NAMES_NOT_LOADED,
       );
     }
     return { count: names.length, repo_names: names };
