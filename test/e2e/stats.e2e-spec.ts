@@ -274,6 +274,20 @@ describe('Statistics over the synced miner index', () => {
     ]);
   });
 
+  it('takes a source in any case, surrounding white space ignored, as the README says', async () => {
+    // Raw bytes only: the adjusted ones move with credibility writes between two requests.
+    const raw = (body: Record<string, number | string>[]): (number | string)[][] =>
+      body.map((row) => Object.values(row).slice(0, 2));
+    const plain = await get('get_top_labels_by_source/x').expect(200);
+    const padded = await get('get_top_labels_by_source/%20X%09').expect(200);
+    expect(plain.body.length).toBeGreaterThan(0);
+    expect(raw(padded.body)).toEqual(raw(plain.body));
+    const ages = await get('ages?source=reddit').expect(200);
+    const paddedAges = await get('ages?source=%20Reddit%20').expect(200);
+    expect(ages.body.length).toBeGreaterThan(0);
+    expect(raw(paddedAges.body)).toEqual(raw(ages.body));
+  });
+
   it('rejects an unknown source and non-integer buckets with 422', async () => {
     const path = await get('get_top_labels_by_source/facebook').expect(422);
     expect(path.body.detail).toEqual([expect.objectContaining({ loc: ['path', 'source'] })]);

@@ -20,7 +20,11 @@ import {
 import { LabelQueryDto, QueryBucketQueryDto, SourceDto } from './dto/stats-requests.dto';
 import { StatsService, TOP_LIMIT } from './stats.service';
 
-const SOURCE_PARAM = { name: 'source', enum: SOURCES, description: '`x` or `reddit`, in any case' };
+const SOURCE_PARAM = {
+  name: 'source',
+  enum: SOURCES,
+  description: '`x` or `reddit`, in any case, surrounding white space ignored',
+};
 
 /** The 422 of an unknown source, in the path or the query. */
 const unknownSource = (where: 'path' | 'query') =>
