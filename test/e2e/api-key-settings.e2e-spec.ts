@@ -160,6 +160,28 @@ describe('API key expiry and own rate limits', () => {
       ]);
   });
 
+  // POST documented neither refusal, though it makes both (an audit's).
+  it.each([
+    ['expiryInThePast', { expires_at: '2001-01-01T00:00:00Z' }],
+    ['rateLimitTooLarge', { rate_limit: 1_000_001 }],
+  ])('answers the documented 422 example %s on creating and changing a key', async (name, body) => {
+    const document = (await app.http.get('/openapi.json').expect(200)).body as {
+      paths: Record<string, Record<string, DocumentedOperation>>;
+    };
+    const example = (path: string, method: string) =>
+      document.paths[path][method].responses['422'].content['application/json'].examples[name]
+        ?.value.detail;
+    const { id } = await createKey(app);
+    const created = await app.http
+      .post('/api/v1/keys')
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .send({ name: 'refused', ...body })
+      .expect(422);
+    const changed = await patch(id, body).expect(422);
+    expect(created.body.detail).toEqual(example('/api/v1/keys', 'post'));
+    expect(changed.body.detail).toEqual(example('/api/v1/keys/{id}', 'patch'));
+  });
+
   it('reads a rate_limit string of decimal digits as the integer, as pydantic does', async () => {
     const created = await app.http
       .post('/api/v1/keys')
@@ -418,4 +440,11 @@ interface OpenApiResponse {
 interface OpenApiHeaders {
   paths: Record<string, Record<string, { responses?: Record<string, OpenApiResponse> }>>;
   components: { responses: Record<string, OpenApiResponse> };
+}
+
+interface DocumentedOperation {
+  responses: Record<
+    string,
+    { content: Record<string, { examples: Record<string, { value: { detail: unknown } }> }> }
+  >;
 }

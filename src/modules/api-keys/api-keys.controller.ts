@@ -8,11 +8,27 @@ import { errorCase, validationCase } from '../../common/errors/error-cases';
 import { ApiKeysService, KEY_ERRORS } from './api-keys.service';
 import { ApiKeyCreateDto } from './dto/api-key-create.dto';
 import { ApiKeyCreatedDto } from './dto/api-key-created.dto';
+import { RATE_LIMIT_MAX } from './dto/api-key-fields';
 import { ApiKeyListQueryDto, MAX_KEYS_PAGE } from './dto/api-key-list-query.dto';
 import { ApiKeyListDto, ApiKeySummaryDto } from './dto/api-key-summary.dto';
 import { ApiKeyUpdateDto } from './dto/api-key-update.dto';
 
 const KEY_NOT_FOUND = errorCase(404, 'keyNotFound', 'No key with this id', KEY_ERRORS.notFound);
+
+/** Refusals of the fields a key is created and changed with alike. */
+const KEY_FIELD_ERRORS = [
+  validationCase('expiryInThePast', 'An `expires_at` that is not in the future', {
+    loc: ['body', 'expires_at'],
+    msg: 'Input should be in the future',
+    type: 'datetime_future',
+  }),
+  validationCase('rateLimitTooLarge', `A \`rate_limit\` over ${RATE_LIMIT_MAX}`, {
+    loc: ['body', 'rate_limit'],
+    msg: `Input should be less than or equal to ${RATE_LIMIT_MAX}`,
+    type: 'less_than_equal',
+    ctx: { le: RATE_LIMIT_MAX },
+  }),
+];
 
 /**
  * How soon a change is seen: a replica that misses the announcement trusts its copy for
@@ -84,6 +100,7 @@ export class ApiKeysController {
       type: 'string_too_long',
       ctx: { max_length: 100 },
     }),
+    ...KEY_FIELD_ERRORS,
   )
   create(@Body() request: ApiKeyCreateDto): Promise<ApiKeyCreatedDto> {
     return this.keys.create(request);
@@ -111,11 +128,7 @@ export class ApiKeysController {
       msg: 'Value error, give at least one of name, expires_at and rate_limit',
       type: 'value_error',
     }),
-    validationCase('expiryInThePast', 'An `expires_at` that is not in the future', {
-      loc: ['body', 'expires_at'],
-      msg: 'Input should be in the future',
-      type: 'datetime_future',
-    }),
+    ...KEY_FIELD_ERRORS,
   )
   update(@Param('id') id: string, @Body() request: ApiKeyUpdateDto): Promise<ApiKeySummaryDto> {
     return this.keys.update(id, request);
