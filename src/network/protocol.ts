@@ -95,7 +95,7 @@ export interface XItem {
   content_size_bytes: number | null;
   tweet: XTweet;
   user: XUser;
-  /** URLs of photos and videos, as the record lists them; null when it lists none. */
+  /** URLs of photos and videos as the record lists them (none: null; an empty list: []). */
   media: string[] | null;
   /** @deprecated The same as `text` (the gateway's name for it before the hosted-API shapes). */
   content: string;

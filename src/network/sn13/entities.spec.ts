@@ -229,7 +229,7 @@ describe(convertEntity.name, () => {
     expect(item.user.user_blue_verified).toBeNull();
   });
 
-  it('keeps media as the URLs the record lists, and null when it lists none', () => {
+  it('keeps media as the URLs the record lists, [] as [], and null when it has none', () => {
     const urls = [
       'https://pbs.twimg.com/media/abc.jpg',
       'https://video.twimg.com/tweet_video/x.mp4',
@@ -238,6 +238,9 @@ describe(convertEntity.name, () => {
     expect((convertEntity(withMedia, 'x')?.item as XItem).media).toEqual(urls);
     const without = entity(xItem, (_, record) => delete record.media);
     expect((convertEntity(without, 'x')?.item as XItem).media).toBeNull();
+    // Passed on as the record has it, never made up (the document says which is which).
+    const empty = entity(xItem, (_, record) => (record.media = []));
+    expect((convertEntity(empty, 'x')?.item as XItem).media).toEqual([]);
   });
 
   it('gives content_size_bytes the true byte length of the record, not the declared one', () => {

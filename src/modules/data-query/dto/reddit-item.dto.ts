@@ -86,7 +86,9 @@ export class RedditItemDto implements RedditItem {
 
   @ApiProperty({
     ...URLS,
-    description: 'URLs of images and videos, as the record lists them; null when it lists none',
+    description:
+      'URLs of images and videos, as the record lists them: null when the record has no `media`, ' +
+      '`[]` when it lists an empty one',
     example: null,
   })
   media: string[] | null;

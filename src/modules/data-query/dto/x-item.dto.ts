@@ -164,7 +164,8 @@ export class XItemDto implements XItem {
     ...URLS,
     description:
       'URLs of the photos and videos, as the record lists them (`pbs.twimg.com` photos, ' +
-      '`video.twimg.com` videos and GIFs); null when it lists none',
+      '`video.twimg.com` videos and GIFs): null when the record has no `media`, `[]` when it lists ' +
+      'an empty one',
     example: ['https://pbs.twimg.com/media/GdA1b2C3.jpg'],
   })
   media: string[] | null;
