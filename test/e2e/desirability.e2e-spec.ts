@@ -139,6 +139,22 @@ describe('Desirability submissions', () => {
       job(bitcoin, 0.125, 'r/bitcoin'),
       job(ethereum, 0.125, 'r/ethereum'),
     ]);
+
+    // The aggregate lists the vote's jobs (read from jsonb) with their keys as the owner's are.
+    const aggregate = await get().expect(200);
+    expect(aggregate.body.map((entry: JobEntry) => entry.id)).toEqual(
+      expect.arrayContaining(['mixed-tao', bitcoin, 'owner-btc']),
+    );
+    for (const entry of aggregate.body as JobEntry[]) {
+      expect(Object.keys(entry)).toEqual(['id', 'weight', 'params']);
+      expect(Object.keys(entry.params)).toEqual([
+        'platform',
+        'label',
+        'keyword',
+        'post_start_datetime',
+        'post_end_datetime',
+      ]);
+    }
   });
 
   it('lets only validator-class keys submit', async () => {

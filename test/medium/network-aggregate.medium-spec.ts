@@ -90,6 +90,24 @@ describe(`${NetworkAggregateService.name} reads of the stored aggregate`, () => 
     expect(reads('jobs')).toHaveLength(2);
   });
 
+  // jsonb keeps keys shorter first (`id, params, weight`; `label, keyword, platform, …`): the
+  // network aggregate was listed so, where a local one lists them as declared.
+  it('reads the jobs with their keys in the declared order, as the local aggregate lists them', async () => {
+    await repository.saveAggregate(aggregate(jobs(2)));
+    const stored = await service.storedJobs();
+    expect(stored!.jobs).toHaveLength(2);
+    for (const job of stored!.jobs) {
+      expect(Object.keys(job)).toEqual(['id', 'weight', 'params']);
+      expect(Object.keys(job.params)).toEqual([
+        'platform',
+        'label',
+        'keyword',
+        'post_start_datetime',
+        'post_end_datetime',
+      ]);
+    }
+  });
+
   it('reads the status without the jobs, once per stored aggregate', async () => {
     await repository.saveAggregate(aggregate(jobs(3)));
 

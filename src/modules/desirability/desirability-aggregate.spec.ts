@@ -220,6 +220,35 @@ describe(aggregateDesirabilities.name, () => {
       'owner-reddit',
     ]);
   });
+
+  // Votes are read from jsonb, which orders keys its own way (shorter first): the aggregate listed
+  // the owner's jobs as declared and the votes' as jsonb had them, two orders in one answer.
+  it('lists every job with its keys in the declared order, whatever order a vote held them in', () => {
+    const { params: p } = job('tao', 1, '#tao');
+    const stored = {
+      id: 'tao',
+      params: {
+        label: p.label,
+        keyword: p.keyword,
+        platform: p.platform,
+        post_end_datetime: p.post_end_datetime,
+        post_start_datetime: p.post_start_datetime,
+      },
+      weight: 1,
+    };
+    const listed = aggregate([{ hotkey: 'a', jobs: [stored] }], [['a', 1]], ['tao']);
+    expect(listed.map((entry) => entry.id)).toEqual(['tao', 'owner-btc', 'owner-reddit']);
+    for (const entry of listed) {
+      expect(Object.keys(entry)).toEqual(['id', 'weight', 'params']);
+      expect(Object.keys(entry.params)).toEqual([
+        'platform',
+        'label',
+        'keyword',
+        'post_start_datetime',
+        'post_end_datetime',
+      ]);
+    }
+  });
 });
 
 // Network files check ids for shape only: two validators (or a file and the owner) may give one

@@ -1,7 +1,7 @@
 import { Source } from '../../common/source';
 import { firstCharacters } from '../../common/validation/text-length';
 import { MAX_ID_LENGTH } from './desirability-fields';
-import { JobParamsView, JobView, LegacyDesirability } from './desirability.types';
+import { inParamsOrder, JobParamsView, JobView, LegacyDesirability } from './desirability.types';
 
 /** Share of the aggregate that belongs to the network owner's default list. */
 export const OWNER_SHARE = 0.3;
@@ -107,7 +107,7 @@ export function aggregateDesirabilities(input: AggregateInput): JobView[] {
     .map((entry) => {
       const id = entry.ownerId ?? uniqueId(entry, taken);
       taken.add(id);
-      return { id, weight: significant(entry.weight), params: entry.params };
+      return { id, weight: significant(entry.weight), params: inParamsOrder(entry.params) };
     })
     .sort((a, b) => b.weight - a.weight || compare(a.id, b.id));
 }

@@ -46,6 +46,26 @@ export interface ParsedSubmission {
 
 export type ParseResult<T> = { ok: true; value: T } | { ok: false; errors: ValidationErrorItem[] };
 
+/**
+ * A job with its keys in the declared order (`id, weight, params`; params as `JobParamsView`
+ * lists them). Votes and the network aggregate are stored in jsonb, which keeps keys in its own
+ * order (shorter first: `id, params, weight`; `label, keyword, platform, …`), so one aggregate
+ * listed the owner's jobs in one order and the votes' in another (an audit's finding).
+ */
+export function inJobOrder(job: JobView): JobView {
+  return { id: job.id, weight: job.weight, params: inParamsOrder(job.params) };
+}
+
+export function inParamsOrder(params: JobParamsView): JobParamsView {
+  return {
+    platform: params.platform,
+    label: params.label,
+    keyword: params.keyword,
+    post_start_datetime: params.post_start_datetime,
+    post_end_datetime: params.post_end_datetime,
+  };
+}
+
 export function toJobView(job: WeightedJob): JobView {
   return {
     id: job.id,

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { JobView } from './desirability.types';
+import { inJobOrder, JobView } from './desirability.types';
 
 /** A validator counted in the network aggregate. */
 export interface CountedValidator {
@@ -106,7 +106,9 @@ export class NetworkVotesRepository {
     >('SELECT xmin::text AS version, computed_at, jobs FROM network_desirabilities');
     const [row] = rows;
     if (!row) return undefined;
-    return { version: row.version, computedAt: new Date(row.computed_at), jobs: row.jobs };
+    // jsonb keeps keys in its own order: listed as every other aggregate lists them.
+    const jobs = row.jobs.map(inJobOrder);
+    return { version: row.version, computedAt: new Date(row.computed_at), jobs };
   }
 
   async findAggregateStatus(): Promise<StoredAggregateStatus | undefined> {
