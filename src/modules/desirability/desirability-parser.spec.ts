@@ -547,6 +547,30 @@ describe(parseDesirabilityRequest.name, () => {
     });
   });
 
+  // The date reader the on-demand fix changed (0ea6271) is this one: years 0001..0099 are
+  // themselves (Date.UTC read them as 19xx), and an instant before 0001 in UTC says so.
+  it('reads a window at the first and the last years Python reads, and refuses one outside', () => {
+    const [first] = parsed(
+      job({}, { post_start_datetime: '0001-01-01', post_end_datetime: '0050-06-30T12:00:00Z' }),
+    ).jobs;
+    expect(first.postStart?.toISOString()).toBe('0001-01-01T00:00:00.000Z');
+    expect(first.postEnd?.toISOString()).toBe('0050-06-30T12:00:00.000Z');
+    const [last] = parsed(
+      job({}, { post_start_datetime: '9999-12-31', post_end_datetime: '9999-12-31T23:59:59Z' }),
+    ).jobs;
+    expect(last.postEnd?.toISOString()).toBe('9999-12-31T23:59:59.000Z');
+    const result = parseDesirabilityRequest({
+      desirabilities: [job({}, { post_start_datetime: '0001-01-01T00:00:00+00:01' })],
+    });
+    expect(result.ok ? [] : result.errors).toEqual([
+      {
+        loc: [...ROOT, 0, 'params', 'post_start_datetime'],
+        msg: 'Value error, must not be earlier than 0001-01-01T00:00:00Z once in UTC',
+        type: 'value_error',
+      },
+    ]);
+  });
+
   it('reports every violation of every item at once', () => {
     const body = {
       desirabilities: [
