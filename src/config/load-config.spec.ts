@@ -379,6 +379,37 @@ describe(loadConfig.name, () => {
     ]);
   });
 
+  // A setting out of its own range was also compared with its neighbours: the start said
+  // "HTTP_HEADERS_TIMEOUT_MS: 20000 is longer than HTTP_REQUEST_TIMEOUT_MS (0)" of a default
+  // beside the setting at fault, or "set it at least 200000239998" of a lease from a timeout
+  // already refused. One line, naming the setting the operator got wrong, is what they act on.
+  it.each([
+    [{ HTTP_REQUEST_TIMEOUT_MS: '0' }, 'HTTP_REQUEST_TIMEOUT_MS: must not be less than 1000'],
+    [{ INDEX_SYNC_INTERVAL: '0' }, 'INDEX_SYNC_INTERVAL: must not be less than 10'],
+    [
+      { MINER_CALL_BUDGET_MARGIN_SECONDS: '99999999999' },
+      'MINER_CALL_BUDGET_MARGIN_SECONDS: must not be greater than 3600',
+    ],
+    [
+      { ...PRODUCTION, MINER_CALL_BUDGET_MARGIN_SECONDS: '-5' },
+      'MINER_CALL_BUDGET_MARGIN_SECONDS: must not be less than 0',
+    ],
+    [
+      { ...PRODUCTION, GRAVITY_REPO_URL: 'https://github.com/a/b', PUBLICATION_LEASE_MS: '0' },
+      'PUBLICATION_LEASE_MS: must not be less than 1000',
+    ],
+    [
+      {
+        ...PRODUCTION,
+        GRAVITY_REPO_URL: 'https://github.com/a/b',
+        SUBTENSOR_TIMEOUT_MS: '99999999999',
+      },
+      'SUBTENSOR_TIMEOUT_MS: must be at most 2147483647 ms (about 24.8 days), the longest timer Node keeps',
+    ],
+  ])('a value its own rule refuses is one line, not compared with others (%j)', (env, line) => {
+    expect(problemsOf(env)).toEqual([line]);
+  });
+
   // Read with Number(), PORT=0x10 was port 16 and NETUID=0b1101 subnet 13, nothing said.
   it('reads an integer setting in decimal digits only', () => {
     expect(problemsOf({ PORT: '0x10', NETUID: '0b1101', RATE_LIMIT_REGULAR: '1e3' })).toEqual([

@@ -35,11 +35,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     Object.entries(env).filter(([, value]) => value !== undefined && value.trim() !== ''),
   );
   const vars = plainToInstance(EnvironmentVariables, raw, { excludeExtraneousValues: false });
-  const problems = validateSync(vars, { skipMissingProperties: false }).flatMap((error) =>
+  const errors = validateSync(vars, { skipMissingProperties: false });
+  const problems = errors.flatMap((error) =>
     typeFirst(error.constraints ?? {}).map(
       (message) => `${error.property}: ${plainMessage(error.property, message)}`,
     ),
   );
+  // The checks across settings compare values that passed their own rules: one out of range
+  // (HTTP_REQUEST_TIMEOUT_MS=0) is reported once, by its own rule, not again by a comparison
+  // that blames a neighbour or asks for a number derived from the refused one.
+  const refused = new Set(errors.map((error) => error.property));
+  const valid = (...names: (keyof EnvironmentVariables)[]) =>
+    names.every((name) => !refused.has(name));
   if (vars.NODE_ENV === 'production') {
     if (!vars.MASTER_KEY) problems.push('MASTER_KEY: required when NODE_ENV=production');
     else if (SAMPLE_MASTER_KEYS.includes(vars.MASTER_KEY))
@@ -52,8 +59,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   problems.push(
     ...metagraphSourceProblems(vars),
     ...bodyLimitProblems(vars.BODY_LIMIT),
-    ...httpTimeoutProblems(vars),
-    ...publicationLeaseProblems(vars),
+    ...(valid('HTTP_HEADERS_TIMEOUT_MS', 'HTTP_REQUEST_TIMEOUT_MS')
+      ? httpTimeoutProblems(vars)
+      : []),
+    ...(valid('PUBLICATION_LEASE_MS', 'SUBTENSOR_TIMEOUT_MS')
+      ? publicationLeaseProblems(vars)
+      : []),
   );
   const allowedNetworks = parsed(problems, 'MINER_ALLOWED_NETWORKS', () =>
     parseAllowedNetworks(
@@ -70,19 +81,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const callBudgets = parsed(problems, 'MINER_CALL_BUDGETS', () =>
     parseCallBudgets(vars.MINER_CALL_BUDGETS ?? '', defaultCallBudgets(validatorSharesHotkey)),
   );
-  if (callBudgets) problems.push(...indexSyncProblems(vars, callBudgets, validatorSharesHotkey));
+  const marginValid = valid('MINER_CALL_BUDGET_MARGIN_SECONDS');
+  if (callBudgets && marginValid && valid('INDEX_SYNC_INTERVAL', 'INDEX_SPOT_CHECKS'))
+    problems.push(...indexSyncProblems(vars, callBudgets, validatorSharesHotkey));
   // Wherever real miners can be reached (any network beyond loopback, in any NODE_ENV), a
   // budget above their limits is refused. In front of a devnet on loopback only (development,
-  // tests, the benchmarks), configWarnings says it. A margin that is no number is already a
+  // tests, the benchmarks), configWarnings says it. A margin its own rule refuses is already a
   // problem of its own: the arithmetic with it would only add noise.
-  const marginSeconds = vars.MINER_CALL_BUDGET_MARGIN_SECONDS;
-  if (
-    callBudgets &&
-    allowedNetworks &&
-    !loopbackOnly(allowedNetworks) &&
-    Number.isFinite(marginSeconds)
-  )
-    problems.push(...callBudgetExcesses(callBudgets, validatorSharesHotkey, marginSeconds * 1000));
+  if (callBudgets && allowedNetworks && !loopbackOnly(allowedNetworks) && marginValid)
+    problems.push(
+      ...callBudgetExcesses(
+        callBudgets,
+        validatorSharesHotkey,
+        vars.MINER_CALL_BUDGET_MARGIN_SECONDS * 1000,
+      ),
+    );
   const clockSimulation = vars.CLOCK_SIMULATION
     ? clockSimulationOf(problems, vars.NODE_ENV, vars.CLOCK_SIMULATION)
     : undefined;
