@@ -118,6 +118,10 @@ describe('Publishing the vote to the network', () => {
     PUBLICATION_LEASE_MS: '1000',
     TASK_LIFECYCLE_TICK: '86400',
     METAGRAPH_SYNC_INTERVAL: '3600',
+    // Room for a vote whose file is too large for the network (the largest-vote test below).
+    DESIRABILITY_MAX_JOBS: '10000',
+    DESIRABILITY_MAX_ACTIVE_TASKS: '20000',
+    BODY_LIMIT: '20mb',
   });
   const worker = (which = app) => which.app.get(PublicationWorker);
   const submit = (body: object, which = app) =>
@@ -275,6 +279,43 @@ describe('Publishing the vote to the network', () => {
     expect(replay.extrinsics.submitted).toHaveLength(extrinsics + 1);
     expect(raw40(extrinsics)).toBe(status.commit_sha);
   });
+
+  // Within DESIRABILITY_MAX_JOBS and BODY_LIMIT, but its file, every character escaped as the
+  // subnet's uploader writes it (12 bytes an emoji), is over the 32 MiB a vote's file may be:
+  // published, this gateway's readers (ours and every other's) would take it for no vote.
+  it('refuses a vote whose published file would be too large for the network, storing and publishing nothing', async () => {
+    await submit(vote('size-ok').body).expect(200);
+    await worker().runOnce();
+    const before = await publication();
+    expect(before.state).toBe('committed');
+    const pushes = ourCommits().length;
+    const emoji = '\u{1F600}';
+    const desirabilities = Array.from({ length: 9000 }, (_, index) => ({
+      id: `${index}${emoji.repeat(70)}`,
+      weight: 1,
+      params: {
+        platform: 'x',
+        label: `#${index}${emoji.repeat(130)}`,
+        keyword: emoji.repeat(140),
+      },
+    }));
+    const refused = await submit({ desirabilities }).expect(422);
+    expect(refused.body).toMatchObject({
+      detail: [
+        {
+          loc: ['body', 'desirabilities'],
+          msg: expect.stringMatching(
+            /^Value error, the vote's file for the Gravity repository would be \d+ bytes, more than the 33554432 /,
+          ) as string,
+          type: 'value_error',
+        },
+      ],
+    });
+    await worker().runOnce();
+    expect(await publication()).toEqual(before);
+    expect(ourCommits()).toHaveLength(pushes);
+    expect(remote.fileAt(before.commit_sha!, hotkey)).toBe(vote('size-ok').file);
+  }, 120_000);
 
   // The subnet's reader of the repository fails on a job without a label and then ignores every
   // vote (docs/decisions.md, "Keyword-only jobs are not published").

@@ -9,7 +9,7 @@ import { canonicalAddress } from '../../network/bittensor/keypair';
 import { ValidatorIdentity } from '../../network/bittensor/validator-identity';
 import { NetworkService } from '../../network/network.service';
 import { PublicationService } from '../publication/publication.service';
-import { publishableJobs } from '../publication/publication.types';
+import { publishableJobs, publishedFileProblem } from '../publication/publication.types';
 import { TasksService } from '../tasks/tasks.service';
 import {
   aggregateDesirabilities,
@@ -92,6 +92,17 @@ export class DesirabilityService {
       const now = this.clock.now();
       const weighted = await this.resolveLegacyIds(submission.jobs, now, manager);
       const jobs = weighted.map(toJobView);
+      // Refused whether or not publication is on: a vote stored while it is off is published
+      // once it is on (StoredVotePublication), and would then count for nothing.
+      const oversized = publishedFileProblem(jobs);
+      if (oversized)
+        throw new RequestValidationException([
+          {
+            loc: ['body', 'desirabilities'],
+            msg: `Value error, ${oversized}`,
+            type: 'value_error',
+          },
+        ]);
       const outcome = await this.tasks.register(
         hotkey,
         weighted,

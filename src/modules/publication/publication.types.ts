@@ -1,5 +1,6 @@
 import { PythonFloat, pythonIsoDate, pythonJsonDumps } from '../../common/python-json';
 import { AppConfig } from '../../config/app-config';
+import { MAX_PREFERENCES_BYTES } from '../../network/gravity/gravity-repository';
 
 /**
  * Where a vote's publication stands: `disabled` (no Gravity repository or no chain configured, or no token for https:
@@ -110,6 +111,24 @@ export function publishableJobs<J extends PublishableJob>(
     published: jobs.filter((job) => job.params.label !== null),
     keptLocal: jobs.filter((job) => job.params.label === null).map((job) => job.id),
   };
+}
+
+/**
+ * Why the vote's published file (its jobs with a label, publishedFile) could not count on the
+ * network, or undefined when it can: over MAX_PREFERENCES_BYTES, the largest file the network's
+ * readers here take (network/gravity/gravity-repository.ts), so that this gateway, and every
+ * other running it, would read the committed vote as no vote. A vote of DESIRABILITY_MAX_JOBS
+ * (up to 100,000) jobs with long or non-ASCII ids, labels and keywords can be: the file escapes
+ * each character outside ASCII as `\uXXXX` (12 bytes for an emoji, 4 in the request).
+ */
+export function publishedFileProblem(jobs: readonly PublishedJob[]): string | undefined {
+  const bytes = publishedFile(publishableJobs(jobs).published).length;
+  if (bytes <= MAX_PREFERENCES_BYTES) return undefined;
+  return (
+    `the vote's file for the Gravity repository would be ${bytes} bytes, more than the ` +
+    `${MAX_PREFERENCES_BYTES} a vote's file may be to count on the network: submit fewer jobs, ` +
+    `or shorter ids, labels and keywords`
+  );
 }
 
 /**
