@@ -10,6 +10,7 @@ import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/da
 import { createKey } from '../support/fixtures';
 import { startTestNetwork, TestNetwork } from '../support/network';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
+import { expectDeclaredJobOrder } from '../support/job-order';
 
 const DAY = 24 * 3600 * 1000;
 const ROOT = ['body', 'desirabilities'];
@@ -146,14 +147,7 @@ describe('Desirability submissions', () => {
       expect.arrayContaining(['mixed-tao', bitcoin, 'owner-btc']),
     );
     for (const entry of aggregate.body as JobEntry[]) {
-      expect(Object.keys(entry)).toEqual(['id', 'weight', 'params']);
-      expect(Object.keys(entry.params)).toEqual([
-        'platform',
-        'label',
-        'keyword',
-        'post_start_datetime',
-        'post_end_datetime',
-      ]);
+      expectDeclaredJobOrder(entry);
     }
   });
 

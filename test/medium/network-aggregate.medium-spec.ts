@@ -9,6 +9,7 @@ import {
   StoredNetworkAggregate,
 } from '../../src/modules/desirability/network-votes.repository';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
+import { expectDeclaredJobOrder } from '../support/job-order';
 
 /** Every aggregate of this spec is stored at one instant, as with a clock that stands still. */
 const COMPUTED_AT = new Date('2026-11-30T12:00:00Z');
@@ -97,14 +98,7 @@ describe(`${NetworkAggregateService.name} reads of the stored aggregate`, () => 
     const stored = await service.storedJobs();
     expect(stored!.jobs).toHaveLength(2);
     for (const job of stored!.jobs) {
-      expect(Object.keys(job)).toEqual(['id', 'weight', 'params']);
-      expect(Object.keys(job.params)).toEqual([
-        'platform',
-        'label',
-        'keyword',
-        'post_start_datetime',
-        'post_end_datetime',
-      ]);
+      expectDeclaredJobOrder(job);
     }
   });
 

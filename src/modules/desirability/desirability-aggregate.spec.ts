@@ -5,6 +5,7 @@ import {
   toLegacyFormat,
 } from './desirability-aggregate';
 import { JobParamsView, JobView } from './desirability.types';
+import { expectDeclaredJobOrder } from '../../../test/support/job-order';
 
 function params(label: string | null, extra: Partial<JobParamsView> = {}): JobParamsView {
   const platform = label?.startsWith('r/') ? 'reddit' : 'x';
@@ -239,14 +240,7 @@ describe(aggregateDesirabilities.name, () => {
     const listed = aggregate([{ hotkey: 'a', jobs: [stored] }], [['a', 1]], ['tao']);
     expect(listed.map((entry) => entry.id)).toEqual(['tao', 'owner-btc', 'owner-reddit']);
     for (const entry of listed) {
-      expect(Object.keys(entry)).toEqual(['id', 'weight', 'params']);
-      expect(Object.keys(entry.params)).toEqual([
-        'platform',
-        'label',
-        'keyword',
-        'post_start_datetime',
-        'post_end_datetime',
-      ]);
+      expectDeclaredJobOrder(entry);
     }
   });
 });
