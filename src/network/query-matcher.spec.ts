@@ -145,7 +145,7 @@ describe('compileQuery', () => {
       expect(matches({ source: 'x', start_date: end }, item)).toBe(false);
     });
 
-    it('refuses dates that are not ISO 8601 calendar dates', () => {
+    it('refuses dates it does not read, saying which forms it reads', () => {
       expect(() => compileQuery({ source: 'x', start_date: 'yesterday' })).toThrow(
         InvalidQueryError,
       );
@@ -154,6 +154,10 @@ describe('compileQuery', () => {
       );
       expect(() => compileQuery({ source: 'x', end_date: new Date('nope') })).toThrow(
         InvalidQueryError,
+      );
+      // An ISO 8601 week date is refused as a form not read, not as "not an ISO 8601 date".
+      expect(() => compileQuery({ source: 'x', start_date: '2026-W47' })).toThrow(
+        /^start_date must be a date \(YYYY-MM-DD\) or a date-time .*: 2026-W47$/,
       );
     });
 

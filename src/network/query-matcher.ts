@@ -1,5 +1,5 @@
 import { isRecord } from '../common/is-record';
-import { parseIsoDate } from '../common/validation/iso-date';
+import { dateRefusal, ISO_DATE_REFUSAL, parseIsoDate } from '../common/validation/iso-date';
 import { Source } from '../common/source';
 import { authorKey, KEYWORD_MODES, KeywordMode } from './protocol';
 import { parseKeyword, ParsedKeyword } from './keywords';
@@ -18,7 +18,7 @@ export interface MatchQuery {
   keywords?: readonly string[] | null;
   /** `all` (the default): an item satisfies every keyword; `any`: at least one. */
   keyword_mode?: KeywordMode | null;
-  /** Inclusive bounds; a missing bound is open. Strings are ISO 8601, without a zone meaning UTC. */
+  /** Inclusive bounds; a missing bound is open. Strings as parseIsoDate reads them, no zone = UTC. */
   start_date?: Date | string | null;
   end_date?: Date | string | null;
 }
@@ -41,7 +41,9 @@ function toBound(value: Date | string | null | undefined, field: string): Date |
   if (value === null || value === undefined) return null;
   const date = value instanceof Date ? value : parseIsoDate(value);
   if (!date || Number.isNaN(date.getTime())) {
-    throw new InvalidQueryError(`${field} is not an ISO 8601 date: ${String(value)}`);
+    throw new InvalidQueryError(
+      `${field} ${dateRefusal(value, ISO_DATE_REFUSAL)}: ${String(value)}`,
+    );
   }
   return date;
 }

@@ -218,7 +218,10 @@ describe('Desirability submissions', () => {
       },
       {
         loc: [...ROOT, 2, 'params', 'post_start_datetime'],
-        msg: 'Value error, must be an ISO 8601 date or date-time, e.g. 2026-11-20 or 2026-11-20T12:00:00Z',
+        msg:
+          'Value error, must be a date (YYYY-MM-DD) or a date-time (YYYY-MM-DDTHH:MM[:SS[.fraction]], ' +
+          'up to 9 fraction digits), with an optional zone (Z, ±HH, ±HHMM or ±HH:MM; none is UTC), ' +
+          'e.g. 2026-11-20 or 2026-11-20T12:00:00Z',
         type: 'value_error',
       },
       { loc: ['body', 'extra'], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' },

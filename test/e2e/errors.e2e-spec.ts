@@ -427,6 +427,26 @@ describe('Error responses', () => {
     ]);
   });
 
+  // ISO 8601 week, basic and ordinal dates: the service reads a subset of ISO 8601 (docs/decisions.md,
+  // "Dates"), and the refusal said "must be an ISO 8601 date or date-time", false of these.
+  it.each([
+    ['start_date', '2026-W47'],
+    ['end_date', '20261120'],
+    ['start_date', '2026-324'],
+  ])('tells an on-demand %s of %s which forms a date takes', async (field, value) => {
+    const response = await query({ source: 'x', [field]: value }).expect(422);
+    expect(response.body.detail).toEqual([
+      {
+        loc: ['body', field],
+        msg:
+          'Value error, must be a date (YYYY-MM-DD) or a date-time (YYYY-MM-DDTHH:MM[:SS[.fraction]], ' +
+          'up to 9 fraction digits), with an optional zone (Z, ±HH, ±HHMM or ±HH:MM; none is UTC), ' +
+          'e.g. 2026-11-20 or 2026-11-20T12:00:00Z',
+        type: 'value_error',
+      },
+    ]);
+  });
+
   it('gives every response a request id, honouring one sent by the client', async () => {
     const response = await app.http
       .get('/api/v1/health')

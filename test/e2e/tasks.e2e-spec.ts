@@ -169,7 +169,13 @@ describe('Scraping task lifecycle', () => {
     for (const value of ['2026-11-24', '2026-11-24T12:00:00', 'yesterday']) {
       const refused = await get(`tasks?completed_after=${value}`).expect(422);
       expect(refused.body.detail).toEqual([
-        expect.objectContaining({ loc: ['query', 'completed_after'] }),
+        {
+          loc: ['query', 'completed_after'],
+          msg:
+            'Value error, must be a date-time YYYY-MM-DDTHH:MM:SS[.fraction] (up to 9 fraction ' +
+            'digits) with its UTC offset, Z or ±HH:MM, e.g. 2099-12-31T23:59:59Z',
+          type: 'value_error',
+        },
       ]);
     }
   });

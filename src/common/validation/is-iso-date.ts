@@ -1,9 +1,15 @@
 import { ValidateBy, ValidationOptions } from 'class-validator';
-import { dateRefusal, parseIsoDate, parseRfc3339DateTime } from './iso-date';
+import {
+  dateRefusal,
+  ISO_DATE_REFUSAL,
+  parseIsoDate,
+  parseRfc3339DateTime,
+  RFC_3339_DATE_TIME_REFUSAL,
+} from './iso-date';
 
 /**
- * An ISO 8601 date or date-time (no zone = UTC), parsed by the same function the service uses,
- * so that whatever passes validation can be read.
+ * A date or date-time of the forms parseIsoDate reads (no zone = UTC; ISO_DATE_FORMS), parsed by
+ * the same function the service uses, so that whatever passes validation can be read.
  */
 export function IsIsoDate(options?: ValidationOptions): PropertyDecorator {
   return ValidateBy(
@@ -12,11 +18,7 @@ export function IsIsoDate(options?: ValidationOptions): PropertyDecorator {
       validator: {
         validate: (value: unknown) =>
           typeof value === 'string' && parseIsoDate(value) !== undefined,
-        defaultMessage: (args) =>
-          dateRefusal(
-            args?.value,
-            'must be an ISO 8601 date or date-time, e.g. 2026-11-20 or 2026-11-20T12:00:00Z',
-          ),
+        defaultMessage: (args) => dateRefusal(args?.value, ISO_DATE_REFUSAL),
       },
     },
     options,
@@ -36,11 +38,7 @@ export function IsRfc3339DateTime(options?: ValidationOptions): PropertyDecorato
       validator: {
         validate: (value: unknown) =>
           typeof value === 'string' && parseRfc3339DateTime(value) !== undefined,
-        defaultMessage: (args) =>
-          dateRefusal(
-            args?.value,
-            'must be an RFC 3339 date-time with its UTC offset, e.g. 2099-12-31T23:59:59Z',
-          ),
+        defaultMessage: (args) => dateRefusal(args?.value, RFC_3339_DATE_TIME_REFUSAL),
       },
     },
     options,

@@ -1,4 +1,11 @@
-import { dateRefusal, parseIsoDate, parseIsoEndDate, parseRfc3339DateTime } from './iso-date';
+import {
+  dateRefusal,
+  ISO_DATE_REFUSAL,
+  parseIsoDate,
+  parseIsoEndDate,
+  parseRfc3339DateTime,
+  RFC_3339_DATE_TIME_REFUSAL,
+} from './iso-date';
 
 describe('parseIsoDate', () => {
   it('parses dates, date-times, fractions and zones', () => {
@@ -152,5 +159,42 @@ describe('parseRfc3339DateTime', () => {
     ]) {
       expect(parseRfc3339DateTime(text)).toBeUndefined();
     }
+  });
+});
+
+// A refusal names the forms a field takes, not "ISO 8601" or "RFC 3339": `2026-W47`, `20261120`
+// and `2026-324` are ISO 8601 dates and were told they are not one (an audit's finding).
+describe('the refusals name the forms read', () => {
+  it('says a date or date-time of the forms parseIsoDate reads, each of which it reads', () => {
+    expect(ISO_DATE_REFUSAL).toBe(
+      'must be a date (YYYY-MM-DD) or a date-time (YYYY-MM-DDTHH:MM[:SS[.fraction]], up to 9 ' +
+        'fraction digits), with an optional zone (Z, ±HH, ±HHMM or ±HH:MM; none is UTC), e.g. ' +
+        '2026-11-20 or 2026-11-20T12:00:00Z',
+    );
+    for (const date of ['2026-11-20', '2026-11-20T12:00', '2026-11-20T12:00:00.123456789']) {
+      for (const zone of ['', 'Z', '+05', '-0530', '+05:30'])
+        expect(parseIsoDate(`${date}${zone}`)).toBeDefined();
+    }
+    for (const other of [
+      '2026-W47',
+      '2026-W47-5',
+      '20261120',
+      '2026-324',
+      '2026-11-20T12:00:00.1234567890Z',
+    ])
+      expect(dateRefusal(other, ISO_DATE_REFUSAL)).toBe(ISO_DATE_REFUSAL);
+  });
+
+  it('says a date-time with its offset, the form parseRfc3339DateTime reads', () => {
+    expect(RFC_3339_DATE_TIME_REFUSAL).toBe(
+      'must be a date-time YYYY-MM-DDTHH:MM:SS[.fraction] (up to 9 fraction digits) with its ' +
+        'UTC offset, Z or ±HH:MM, e.g. 2099-12-31T23:59:59Z',
+    );
+    for (const fraction of ['', '.5', '.123456789'])
+      for (const zone of ['Z', '+05:30', '-00:00'])
+        expect(parseRfc3339DateTime(`2099-12-31T23:59:59${fraction}${zone}`)).toBeDefined();
+    // RFC 3339 allows both, the service neither (docs/decisions.md, "Expiry").
+    for (const other of ['2016-12-31T23:59:60Z', '2099-12-31T23:59:59.1234567890Z'])
+      expect(parseRfc3339DateTime(other)).toBeUndefined();
   });
 });

@@ -48,9 +48,31 @@ export function parseIsoEndDate(value: string): Date | undefined {
 }
 
 /**
- * What a refused date's error says: `expected` (the form the field takes), unless the value has
- * that form but names an instant outside years 0001 to 9999 in UTC. One message wherever a date
- * is read.
+ * The forms parseIsoDate reads, as its refusals and the document name them: a subset of ISO
+ * 8601, so a refusal says which forms, not "an ISO 8601 date", which `2026-W47`, `20261120` and
+ * `2026-324` are (an audit's finding). Its variants (a space for `T`, a comma for the point,
+ * lower-case `t` and `z`, white space before the zone) are left unsaid: a message naming fewer
+ * forms than are read is still true of every value refused. docs/decisions.md, "Dates".
+ */
+export const ISO_DATE_FORMS =
+  'a date (YYYY-MM-DD) or a date-time (YYYY-MM-DDTHH:MM[:SS[.fraction]], up to 9 fraction ' +
+  'digits), with an optional zone (Z, ±HH, ±HHMM or ±HH:MM; none is UTC)';
+
+/** What a value parseIsoDate refuses is told (through dateRefusal), wherever such a date is read. */
+export const ISO_DATE_REFUSAL = `must be ${ISO_DATE_FORMS}, e.g. 2026-11-20 or 2026-11-20T12:00:00Z`;
+
+/**
+ * What a value parseRfc3339DateTime refuses is told: its form spelled out, not "an RFC 3339
+ * date-time", which a leap second (`23:59:60`) or ten fraction digits are.
+ */
+export const RFC_3339_DATE_TIME_REFUSAL =
+  'must be a date-time YYYY-MM-DDTHH:MM:SS[.fraction] (up to 9 fraction digits) with its ' +
+  'UTC offset, Z or ±HH:MM, e.g. 2099-12-31T23:59:59Z';
+
+/**
+ * What a refused date's error says: `expected` (ISO_DATE_REFUSAL or RFC_3339_DATE_TIME_REFUSAL,
+ * the form the field takes), unless the value has that form but names an instant outside years
+ * 0001 to 9999 in UTC. One message wherever a date is read.
  */
 export function dateRefusal(value: unknown, expected: string): string {
   const instant = typeof value === 'string' ? instantOf(value) : undefined;

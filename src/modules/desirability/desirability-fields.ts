@@ -1,5 +1,5 @@
 import { ValidationErrorItem } from '../../common/errors/validation-error-item';
-import { dateRefusal, parseIsoDate } from '../../common/validation/iso-date';
+import { dateRefusal, ISO_DATE_REFUSAL, parseIsoDate } from '../../common/validation/iso-date';
 import { isStorableText, STORABLE_TEXT_REFUSAL } from '../../common/validation/storable-text';
 import { characterCount } from '../../common/validation/text-length';
 import { Source, SOURCES } from '../../common/source';
@@ -131,19 +131,12 @@ export function parseKeyword(value: unknown, loc: Loc, issues: Issues): string |
   return checkLength(keyword, MAX_TEXT_LENGTH, loc, issues) ? keyword : undefined;
 }
 
-/** An ISO 8601 date or date-time (no zone = UTC). Null when absent; undefined when invalid. */
+/** A date or date-time parseIsoDate reads (no zone = UTC). Null when absent; undefined when invalid. */
 export function parseDate(value: unknown, loc: Loc, issues: Issues): Date | null | undefined {
   if (value === null || value === undefined) return null;
   if (typeof value !== 'string') return issues.stringType(loc);
   const date = parseIsoDate(value);
-  if (!date) {
-    const example = 'e.g. 2026-11-20 or 2026-11-20T12:00:00Z';
-    return issues.value(
-      loc,
-      dateRefusal(value, `must be an ISO 8601 date or date-time, ${example}`),
-    );
-  }
-  return date;
+  return date ?? issues.value(loc, dateRefusal(value, ISO_DATE_REFUSAL));
 }
 
 /**

@@ -571,6 +571,26 @@ describe(parseDesirabilityRequest.name, () => {
     ]);
   });
 
+  // ISO 8601 week, basic and ordinal dates, which the reader does not take: the refusal names the
+  // forms it takes; it said "must be an ISO 8601 date or date-time", false of these.
+  it('tells a window ISO 8601 writes in a form it does not read which forms it reads', () => {
+    const result = parseDesirabilityRequest({
+      desirabilities: [
+        job({}, { post_start_datetime: '2026-W47', post_end_datetime: '20261120' }),
+        job({ id: 'b' }, { label: '#b', post_start_datetime: '2026-324' }),
+      ],
+    });
+    const msg =
+      'Value error, must be a date (YYYY-MM-DD) or a date-time (YYYY-MM-DDTHH:MM[:SS[.fraction]], ' +
+      'up to 9 fraction digits), with an optional zone (Z, ±HH, ±HHMM or ±HH:MM; none is UTC), ' +
+      'e.g. 2026-11-20 or 2026-11-20T12:00:00Z';
+    expect(result.ok ? [] : result.errors).toEqual([
+      { loc: [...ROOT, 0, 'params', 'post_start_datetime'], msg, type: 'value_error' },
+      { loc: [...ROOT, 0, 'params', 'post_end_datetime'], msg, type: 'value_error' },
+      { loc: [...ROOT, 1, 'params', 'post_start_datetime'], msg, type: 'value_error' },
+    ]);
+  });
+
   it('reports every violation of every item at once', () => {
     const body = {
       desirabilities: [

@@ -2,6 +2,7 @@ import { ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString, Max, Min } from 'class-validator';
 import { IsInteger } from '../../../common/validation/is-integer';
 import { IsIsoDate } from '../../../common/validation/is-iso-date';
+import { ISO_DATE_FORMS } from '../../../common/validation/iso-date';
 import { NotBlank } from '../../../common/validation/not-blank';
 import { StorableText } from '../../../common/validation/storable-text';
 import { MaxCharacters, MinCharacters } from '../../../common/validation/text-length';
@@ -82,7 +83,7 @@ export class DataQueryRequestDto {
 
   @ApiPropertyOptional({
     description:
-      'ISO 8601 date or date-time (no zone = UTC), the inclusive start of the range; a date alone is its 00:00. ' +
+      `The inclusive start of the range: ${ISO_DATE_FORMS}; a date alone is its 00:00. ` +
       'No value = no lower bound within the 30-day retention.',
     type: String,
     nullable: true,
@@ -95,7 +96,7 @@ export class DataQueryRequestDto {
 
   @ApiPropertyOptional({
     description:
-      'ISO 8601 date or date-time (no zone = UTC), the inclusive end of the range. A date alone is the end of ' +
+      `The inclusive end of the range: ${ISO_DATE_FORMS}. A date alone is the end of ` +
       'that day (its last millisecond, 23:59:59.999), so a start and end of the same date ask for that whole day. ' +
       'No value = now.',
     type: String,

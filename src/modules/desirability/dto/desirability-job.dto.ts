@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { MAX_DESIRABILITY_JOBS } from '../../../config/environment-variables';
+import { ISO_DATE_FORMS } from '../../../common/validation/iso-date';
 
 /**
  * `x` or `reddit` in any case, as a pattern: an enum would promise lower case, while a
@@ -42,7 +43,7 @@ export class DesirabilityJobParamsDto {
   keyword?: string | null;
 
   @ApiPropertyOptional({
-    description: 'Only posts from this time on: ISO 8601 date or date-time (no zone = UTC)',
+    description: `Only posts from this time on: ${ISO_DATE_FORMS}`,
     type: String,
     nullable: true,
     example: null,
