@@ -4,7 +4,9 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module';
 import { configureApp } from './app.setup';
 import { ExpressServerAdapter } from './common/http/express-server-adapter';
+import { createStartupLogger } from './common/logging/logging.module';
 import { AppConfig } from './config/app-config';
+import { loggingSettingsFor } from './config/config.module';
 import { describeMigrations, migrateDatabase } from './database/migrate';
 import { Sr25519Keypair } from './network/bittensor/keypair';
 
@@ -17,7 +19,12 @@ export type ResolvedConfig = AppConfig & {
 
 /** Migrates the database, then builds the configured app (not yet listening). */
 export async function createApp(config: ResolvedConfig): Promise<NestExpressApplication> {
-  const migrations = await migrateDatabase(config.databaseUrl, config.database.connectTimeoutMs);
+  // A wait for another replica's migration lock is logged as it happens, before the app's
+  // logger exists (its lines are buffered until the app is built): a silent wait looked hung.
+  const startupLog = createStartupLogger(loggingSettingsFor(config)).child({ context: 'Database' });
+  const migrations = await migrateDatabase(config.databaseUrl, config.database.connectTimeoutMs, {
+    report: (line) => startupLog.info(line),
+  });
   const app = await NestFactory.create<NestExpressApplication>(
     AppModule.forRoot(config),
     new ExpressServerAdapter(),

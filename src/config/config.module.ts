@@ -23,12 +23,7 @@ export class ConfigModule {
     const clock: ClockSettings = { simulation: config.clockSimulation };
     const redis: RedisSettings = { url: config.redisUrl, keyPrefix: config.redisKeyPrefix };
     const rateLimits: RateLimitSettings = config.rateLimits;
-    const logging: LoggingSettings = {
-      level: config.logLevel,
-      pretty: config.nodeEnv === 'development',
-      destination: config.logDestination,
-      scanner: secretScannerFor(config),
-    };
+    const logging = loggingSettingsFor(config);
     return {
       module: ConfigModule,
       providers: [
@@ -41,4 +36,14 @@ export class ConfigModule {
       exports: [APP_CONFIG, CLOCK_SETTINGS, REDIS_SETTINGS, RATE_LIMIT_SETTINGS, LOGGING_SETTINGS],
     };
   }
+}
+
+/** How the process logs, for the app (above) and for start-up before the app (bootstrap.ts). */
+export function loggingSettingsFor(config: AppConfig): LoggingSettings {
+  return {
+    level: config.logLevel,
+    pretty: config.nodeEnv === 'development',
+    destination: config.logDestination,
+    scanner: secretScannerFor(config),
+  };
 }

@@ -1,6 +1,6 @@
 import { config as loadDotEnv } from 'dotenv';
 import { loadConfig } from '../config/load-config';
-import { describeMigrations, migrateDatabase, MigrationReport } from './migrate';
+import { describeMigrations, migrateDatabase, MigrationProgress, MigrationReport } from './migrate';
 
 /** The database the migration commands act on (DATABASE_URL), with its connect timeout. */
 export function commandLineDatabase(env: NodeJS.ProcessEnv): {
@@ -20,9 +20,12 @@ export function commandLineDatabase(env: NodeJS.ProcessEnv): {
  * start-up (migrateDatabase): under the replicas' migration lock, so that a replica starting
  * meanwhile waits rather than racing it, and with no statement timeout.
  */
-export async function migrateFromCommandLine(env: NodeJS.ProcessEnv): Promise<MigrationReport> {
+export async function migrateFromCommandLine(
+  env: NodeJS.ProcessEnv,
+  progress?: MigrationProgress,
+): Promise<MigrationReport> {
   const { url, connectTimeoutMs } = commandLineDatabase(env);
-  return migrateDatabase(url, connectTimeoutMs);
+  return migrateDatabase(url, connectTimeoutMs, progress);
 }
 
 /**
@@ -34,7 +37,9 @@ export async function runMigrationCommand(
   write: { stdout(line: string): void; stderr(line: string): void },
 ): Promise<number> {
   try {
-    const { log, warn } = describeMigrations(await migrateFromCommandLine(env));
+    // A wait for the lock (a replica migrating) is said on stderr, beside the output.
+    const report = await migrateFromCommandLine(env, { report: (line) => write.stderr(line) });
+    const { log, warn } = describeMigrations(report);
     const nothing = warn ? 'none' : 'none (the schema is up to date)';
     write.stdout(log ?? `migrations applied: ${nothing}`);
     if (warn) write.stderr(warn);

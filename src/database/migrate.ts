@@ -1,8 +1,21 @@
-import { DataSource } from 'typeorm';
+import { DataSource, QueryRunner } from 'typeorm';
 import { buildMigrationDataSourceOptions } from './data-source-options';
 
 /** Arbitrary constant shared by every replica so that only one of them migrates at a time. */
 export const MIGRATION_LOCK_ID = 7_013_000_001;
+
+/** How often a replica waiting for the migration lock says again that it still waits. */
+export const LOCK_WAIT_REPORT_MS = 30_000;
+
+/**
+ * Where migrating tells of its wait for the migration lock (start-up: the process log; the
+ * command line: stderr). Without it, the wait is silent (the test setup, the benchmarks).
+ */
+export interface MigrationProgress {
+  report(line: string): void;
+  /** LOCK_WAIT_REPORT_MS unless said (tests). */
+  reportEveryMs?: number;
+}
 
 /** What migrating did: the migrations applied now, and those recorded that this release lacks. */
 export interface MigrationReport {
@@ -19,11 +32,12 @@ export interface MigrationReport {
 export async function migrateDatabase(
   url: string,
   connectTimeoutMs?: number,
+  progress?: MigrationProgress,
 ): Promise<MigrationReport> {
   const dataSource = new DataSource(buildMigrationDataSourceOptions(url, connectTimeoutMs));
   await dataSource.initialize();
   try {
-    const applied = await runMigrations(dataSource);
+    const applied = await runMigrations(dataSource, progress);
     const known = new Set(dataSource.migrations.map((migration) => migration.name));
     const recorded = await dataSource.query<{ name: string }[]>(
       'SELECT name FROM migrations ORDER BY id',
@@ -57,15 +71,48 @@ export function describeMigrations(report: MigrationReport): { log?: string; war
  * Runs pending migrations under a session-level advisory lock: replicas starting together
  * wait for the first one instead of racing to create the same tables.
  */
-export async function runMigrations(dataSource: DataSource): Promise<string[]> {
+export async function runMigrations(
+  dataSource: DataSource,
+  progress?: MigrationProgress,
+): Promise<string[]> {
   const runner = dataSource.createQueryRunner();
   await runner.connect();
   try {
-    await runner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
+    await takeMigrationLock(runner, progress);
     const applied = await dataSource.runMigrations({ transaction: 'each' });
     return applied.map((migration) => migration.name);
   } finally {
     await runner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_ID]).catch(() => undefined);
     await runner.release();
   }
+}
+
+/**
+ * Takes the migration lock, saying so when another session holds it: a replica starting during a
+ * long migration (ItemStore moves a whole table) otherwise waited without a word, and looked hung.
+ * One line when the wait begins, one every LOCK_WAIT_REPORT_MS while it lasts, one when the lock
+ * is taken; none when it was free (docs/decisions.md, "Start-up").
+ */
+async function takeMigrationLock(runner: QueryRunner, progress?: MigrationProgress): Promise<void> {
+  const [free] = (await runner.query('SELECT pg_try_advisory_lock($1) AS locked', [
+    MIGRATION_LOCK_ID,
+  ])) as { locked: boolean }[];
+  if (free.locked) return;
+  const report = progress?.report ?? (() => undefined);
+  const started = Date.now();
+  const waited = () => `${Math.round((Date.now() - started) / 1000)} s`;
+  report(
+    'waiting for the migration lock held by another replica (or npm run migration:run); ' +
+      'going on once it is released',
+  );
+  const reminder = setInterval(
+    () => report(`still waiting for the migration lock held by another replica (${waited()})`),
+    progress?.reportEveryMs ?? LOCK_WAIT_REPORT_MS,
+  );
+  try {
+    await runner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
+  } finally {
+    clearInterval(reminder);
+  }
+  report(`took the migration lock after waiting ${waited()}`);
 }

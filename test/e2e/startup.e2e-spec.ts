@@ -3,6 +3,8 @@ import { connect, createServer, Server, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { AddressInfo } from 'node:net';
+import { Client } from 'pg';
+import { MIGRATION_LOCK_ID } from '../../src/database/migrate';
 import { createDatabase, dropDatabase, onServer, scratchDatabaseName } from '../support/database';
 import { buildService, jsonLogs, startAppProcess } from '../support/app-process';
 import { startChainReplay } from '../support/chain-replay';
@@ -221,6 +223,56 @@ describe('A production process that starts', () => {
       );
     } finally {
       expect(await app.stop()).toBe(0);
+      await network.stop();
+      await dropDatabase(process.env.TEST_RUN_SERVER_URL!, name);
+    }
+  });
+
+  // A replica starting during another's long migration waited without a word, and looked hung.
+  it('says in its JSON log that it waits for the migration lock another replica holds, then starts', async () => {
+    const name = scratchDatabaseName('lock-wait');
+    const databaseUrl = await createDatabase(process.env.TEST_RUN_SERVER_URL!, name);
+    const network = await startTestNetwork(1, 7, [processValidatorHotkey()]);
+    const replica = new Client({ connectionString: databaseUrl });
+    await replica.connect();
+    try {
+      await replica.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
+      const starting = startAppProcess({ DATABASE_URL: databaseUrl, ...network.env });
+      // Its failure is awaited below; until then it must not go unhandled.
+      starting.catch(() => undefined);
+      // Released once the process waits for it (its pg_advisory_lock queued behind this one).
+      await until(async () => {
+        const { rows } = await replica.query<{ waiting: boolean }>(
+          `SELECT count(*) > 0 AS waiting FROM pg_locks
+            WHERE locktype = 'advisory' AND NOT granted
+              AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+        );
+        return rows[0].waiting ? true : undefined;
+      }, 30_000);
+      await replica.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_ID]);
+      const app = await starting;
+      try {
+        expect(app.lines.filter((line) => !line.startsWith('{'))).toEqual([]);
+        const said = jsonLogs(app)
+          .filter((line) => line.context === 'Database')
+          .map(({ level, msg }) => ({ level, msg }));
+        expect(said.slice(0, 2)).toEqual([
+          {
+            level: 30,
+            msg:
+              'waiting for the migration lock held by another replica (or npm run migration:run); ' +
+              'going on once it is released',
+          },
+          {
+            level: 30,
+            msg: expect.stringMatching(/^took the migration lock after waiting \d+ s$/),
+          },
+        ]);
+      } finally {
+        expect(await app.stop()).toBe(0);
+      }
+    } finally {
+      await replica.end();
       await network.stop();
       await dropDatabase(process.env.TEST_RUN_SERVER_URL!, name);
     }

@@ -15,6 +15,7 @@ import {
 } from '../../src/database/migrate';
 import { migrateFromCommandLine, runMigrationCommand } from '../../src/database/migrate-command';
 import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
+import { eventually } from '../support/metrics';
 
 /** SHOW statement_timeout on a connection made with `options`. */
 async function statementTimeoutOf(options: ReturnType<typeof buildDataSourceOptions>) {
@@ -159,6 +160,46 @@ describe('Migrating the schema (migrateDatabase: start-up, `npm run migration:ru
     expect(await appliedMigrations(url)).toBe(applied.length);
   });
 
+  // A replica starting during a long migration (ItemStore moves a whole table) waited without a
+  // word, and looked hung. Now: a line when the wait begins, one every reportEveryMs (30 s at
+  // start-up) while it lasts, one when the lock is taken.
+  it('says that it waits for the lock another replica holds, again while it waits, and when it takes it', async () => {
+    const replica = new Client({ connectionString: url });
+    await replica.connect();
+    await replica.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
+    const lines: string[] = [];
+    const migrating = migrateDatabase(url, undefined, {
+      report: (line) => lines.push(line),
+      reportEveryMs: 200,
+    });
+
+    try {
+      await eventually(async () => expect(lines.length).toBeGreaterThanOrEqual(2));
+      expect(lines[0]).toBe(
+        'waiting for the migration lock held by another replica (or npm run migration:run); ' +
+          'going on once it is released',
+      );
+      expect(lines[1]).toMatch(
+        /^still waiting for the migration lock held by another replica \(\d+ s\)$/,
+      );
+    } finally {
+      // Its session ends, and the lock with it, whatever failed above: the migration goes on.
+      await replica.end();
+    }
+    expect((await migrating).applied.length).toBeGreaterThan(10);
+    expect(lines.at(-1)).toMatch(/^took the migration lock after waiting \d+ s$/);
+    // Nothing more once the lock is taken: the reminder stopped.
+    const said = lines.length;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(lines).toHaveLength(said);
+  });
+
+  it('says nothing of a lock that no one holds', async () => {
+    const lines: string[] = [];
+    await migrateDatabase(url, undefined, { report: (line) => lines.push(line) });
+    expect(lines).toEqual([]);
+  });
+
   // A migration that fails half-way must leave nothing behind: the next start runs it again from
   // its first statement ("relation already exists" otherwise, and a service that cannot start).
   // Those before it stay applied.
@@ -230,6 +271,31 @@ describe('Migrating the schema (migrateDatabase: start-up, `npm run migration:ru
       ),
       'migrations applied: none (the schema is up to date)',
     ]);
+  });
+
+  it('from the command line: says on stderr that it waits for the lock a replica holds', async () => {
+    const replica = new Client({ connectionString: url });
+    await replica.connect();
+    await replica.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
+    const stdout: string[] = [];
+    const stderr: string[] = [];
+    const write = {
+      stdout: (line: string) => stdout.push(line),
+      stderr: (line: string) => stderr.push(line),
+    };
+    const status = runMigrationCommand({ DATABASE_URL: url }, write);
+    try {
+      await eventually(async () =>
+        expect(stderr).toEqual([
+          expect.stringMatching(/^waiting for the migration lock held by another replica/),
+        ]),
+      );
+    } finally {
+      await replica.end();
+    }
+    expect(await status).toBe(0);
+    expect(stderr[1]).toMatch(/^took the migration lock after waiting \d+ s$/);
+    expect(stdout).toEqual([expect.stringMatching(/^migrations applied: InitialSchema/)]);
   });
 
   // DATABASE_CONNECT_TIMEOUT_MS is the operator's bound on a slow network, for the CLI as well.

@@ -5,6 +5,7 @@ import { NestFactory } from '@nestjs/core';
 import type { Logger } from 'pino';
 import { secretScannerFor } from '../security/secrets';
 import {
+  createStartupLogger,
   LOGGING_SETTINGS,
   LoggingModule,
   LoggingSettings,
@@ -94,6 +95,29 @@ describe(LoggingModule.name, () => {
     } finally {
       await close();
     }
+  });
+});
+
+// Start-up before the app (a wait for another replica's migration lock) logs as the app does.
+describe(createStartupLogger.name, () => {
+  it("writes the root logger's lines at LOG_LEVEL, secrets replaced, as soon as they are logged", () => {
+    const capture = new LogCapture();
+    const logger = createStartupLogger({
+      level: 'info',
+      pretty: false,
+      destination: capture,
+      scanner,
+    });
+    const database = logger.child({ context: 'Database' });
+    database.debug('below the level');
+    database.info(`waiting, said with ${MASTER_KEY}`);
+    expect(capture.lines()).toEqual([
+      expect.objectContaining({
+        level: 30,
+        context: 'Database',
+        msg: 'waiting, said with [redacted]',
+      }),
+    ]);
   });
 });
 

@@ -2,7 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Module } from '@nestjs/common';
 import { LoggerModule, Params } from 'nestjs-pino';
-import { pino, destination, type DestinationStream, type Logger as PinoRoot } from 'pino';
+import {
+  pino,
+  destination,
+  type DestinationStream,
+  type Logger as PinoRoot,
+  type LoggerOptions,
+} from 'pino';
 import type PinoPretty from 'pino-pretty';
 import { loadWhenUsed } from '../load-when-used';
 import { loggedError } from './logged-error';
@@ -57,10 +63,12 @@ export const LOG_BUFFER_BYTES = 4096;
  * dependency (pruned from the production image), so it is loaded only then; without it the
  * output stays JSON.
  */
-function destinationFor(settings: LoggingSettings): DestinationStream {
+function destinationFor(settings: LoggingSettings, sync = false): DestinationStream {
   const jsonLines = () =>
     settings.destination ??
-    destination({ dest: 1, minLength: LOG_BUFFER_BYTES, periodicFlush: LOG_FLUSH_MS });
+    (sync
+      ? destination({ dest: 1, sync: true })
+      : destination({ dest: 1, minLength: LOG_BUFFER_BYTES, periodicFlush: LOG_FLUSH_MS }));
   if (!settings.pretty) return jsonLines();
   let pretty: typeof PinoPretty;
   try {
@@ -73,6 +81,7 @@ function destinationFor(settings: LoggingSettings): DestinationStream {
     singleLine: true,
     translateTime: 'SYS:HH:MM:ss.l',
     destination: settings.destination ?? 1,
+    sync,
   });
 }
 
@@ -85,34 +94,45 @@ interface Loggers {
 }
 
 function createLoggers(settings: LoggingSettings): Loggers {
-  const { scanner } = settings;
   const output = destinationFor(settings);
-  const root = pino(
-    {
-      level: settings.level,
-      // The last line of defence: every line is scanned as written, and a token holding a secret
-      // (in any encoding: see SecretScanner) is replaced, whatever put it there (an error message
-      // quoting input, a stack trace, a future log call).
-      hooks: { streamWrite: (line) => scanner.scrub(line) },
-      // An error keeps its class, message, code, stack and a failed query's text, never the
-      // query's parameters (a key's hash, a client's text): see loggedError.
-      serializers: { err: loggedError },
-      // Lines logged while handling a request carry `req` (id, method, redacted url): see
-      // request-logging.ts. Headers and bodies are never serialized, so keys, tokens and the
-      // bodies of key requests (which hold new keys) never reach the log; the redaction is a
-      // second line of defence should a header ever be logged.
-      redact: {
-        paths: ['req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers.cookie'],
-        censor: '[redacted]',
-      },
-    },
-    output,
-  );
+  const root = pino(rootOptions(settings), output);
   // A request line is made only of values already cleared of secrets by the scanner (the
   // redacted URL, a checked or generated request id, the method, numbers: loggedRequest), so it
   // skips the second scan of the whole line, which cost more than writing it.
   const requestLines = pino({ level: settings.level }, output);
   return { root, requestLines };
+}
+
+/**
+ * The process's log before the app and its logger exist: start-up's migrating, which may wait
+ * minutes for another replica's migration. The same lines as the root logger's, written at once
+ * (no buffer, no timer), so that each is out before the app's logger writes its first.
+ */
+export function createStartupLogger(settings: LoggingSettings): PinoRoot {
+  return pino(rootOptions(settings), destinationFor(settings, true));
+}
+
+/** The root logger's options: its level, the secret scanner, the error and request fields. */
+function rootOptions(settings: LoggingSettings): LoggerOptions {
+  const { scanner } = settings;
+  return {
+    level: settings.level,
+    // The last line of defence: every line is scanned as written, and a token holding a secret
+    // (in any encoding: see SecretScanner) is replaced, whatever put it there (an error message
+    // quoting input, a stack trace, a future log call).
+    hooks: { streamWrite: (line) => scanner.scrub(line) },
+    // An error keeps its class, message, code, stack and a failed query's text, never the
+    // query's parameters (a key's hash, a client's text): see loggedError.
+    serializers: { err: loggedError },
+    // Lines logged while handling a request carry `req` (id, method, redacted url): see
+    // request-logging.ts. Headers and bodies are never serialized, so keys, tokens and the
+    // bodies of key requests (which hold new keys) never reach the log; the redaction is a
+    // second line of defence should a header ever be logged.
+    redact: {
+      paths: ['req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers.cookie'],
+      censor: '[redacted]',
+    },
+  };
 }
 
 const LOGGERS = Symbol('LOGGERS');
