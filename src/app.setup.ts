@@ -11,6 +11,7 @@ import { middlewareChain } from './common/http/middleware-chain';
 import { repairPathEncoding } from './common/http/percent-encoding';
 import { securityHeaders } from './common/http/security-headers';
 import { RequestValidationPipe } from './common/errors/request-validation.pipe';
+import { Clock } from './common/clock/clock';
 import {
   LOGGING_SETTINGS,
   LoggingSettings,
@@ -69,7 +70,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
       onlyDocsFiles(`/${DOCS_PATH}`),
     ),
   );
-  app.useGlobalPipes(new RequestValidationPipe());
+  app.useGlobalPipes(new RequestValidationPipe(app.get(Clock)));
   const document = setupSwagger(app);
   serveDocsPointer(app);
   const allowedMethods = allowedMethodsOf(document);

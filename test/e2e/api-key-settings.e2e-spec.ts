@@ -74,6 +74,34 @@ describe('API key expiry and own rate limits', () => {
     expect(response.body.detail).toEqual([{ loc: ['body', 'expires_at'], type, msg }]);
   });
 
+  // One 422 for the request: the expiry's check against the clock ran after the DTO's checks, in
+  // the service, so a bad rate_limit hid it until the client had fixed that (an audit's finding).
+  it('lists a past expires_at and a bad rate_limit in one 422, on creation and update, in the schema order', async () => {
+    const past = fromNow(-HOUR_MS);
+    const both = [
+      {
+        loc: ['body', 'expires_at'],
+        msg: 'Input should be in the future',
+        type: 'datetime_future',
+      },
+      {
+        loc: ['body', 'rate_limit'],
+        msg: 'Input should be greater than or equal to 1',
+        type: 'greater_than_equal',
+        ctx: { ge: 1 },
+      },
+    ];
+    const created = await app.http
+      .post('/api/v1/keys')
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .send({ name: 'both wrong', rate_limit: 0, expires_at: past })
+      .expect(422);
+    expect(created.body.detail).toEqual(both);
+    const { id } = await createKey(app);
+    const updated = await patch(id, { rate_limit: 0, expires_at: past }).expect(422);
+    expect(updated.body.detail).toEqual(both);
+  });
+
   // ISO 8601 allows most of these, RFC 3339 (OpenAPI's `date-time`) none of those; RFC 3339 allows
   // the last two, a leap second and ten fraction digits, which the service does not read. The
   // message names the form it reads, not "RFC 3339", which the last two are.

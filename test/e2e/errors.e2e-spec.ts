@@ -447,6 +447,42 @@ describe('Error responses', () => {
     ]);
   });
 
+  // The range's check (against now without end_date) ran in the service, after the DTO's: a
+  // limit over 1000 hid a start_date in the future until the client had fixed it (an audit's).
+  it('lists a start_date in the future and a bad limit in one 422, in the schema order', async () => {
+    const both = await query({ source: 'x', limit: 5000, start_date: '9999-01-01' }).expect(422);
+    expect(both.body.detail).toEqual([
+      {
+        loc: ['body', 'start_date'],
+        msg: 'Value error, start_date must not be after now (the end of a query without end_date)',
+        type: 'value_error',
+      },
+      {
+        loc: ['body', 'limit'],
+        msg: 'Input should be less than or equal to 1000',
+        type: 'less_than_equal',
+        ctx: { le: 1000 },
+      },
+    ]);
+    const reversed = await query({
+      source: 'x',
+      keywords: [' '],
+      start_date: '2026-11-20',
+      end_date: '2026-11-01',
+    }).expect(422);
+    expect(reversed.body.detail).toEqual([
+      expect.objectContaining({ loc: ['body', 'keywords', 0], type: 'string_too_short' }),
+      expect.objectContaining({ loc: ['body', 'start_date'], type: 'value_error' }),
+    ]);
+    // Compared with an end_date only once that is a date: its own error says what is wrong.
+    const badEnd = await query({ source: 'x', start_date: '2026-11-20', end_date: 'soon' }).expect(
+      422,
+    );
+    expect(badEnd.body.detail).toEqual([
+      expect.objectContaining({ loc: ['body', 'end_date'], type: 'value_error' }),
+    ]);
+  });
+
   it('gives every response a request id, honouring one sent by the client', async () => {
     const response = await app.http
       .get('/api/v1/health')

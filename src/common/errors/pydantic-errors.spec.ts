@@ -1,3 +1,4 @@
+import { Clock } from '../clock/clock';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -92,7 +93,7 @@ async function errorsFor(
   metatype: new () => object = Body,
 ): Promise<ValidationErrorItem[]> {
   try {
-    await new RequestValidationPipe().transform(value, { type, metatype });
+    await new RequestValidationPipe(new Clock()).transform(value, { type, metatype });
   } catch (error) {
     if (error instanceof RequestValidationException) return error.errors;
     throw error;
@@ -102,7 +103,7 @@ async function errorsFor(
 
 describe(RequestValidationPipe.name, () => {
   it('passes a valid body through as a DTO instance', async () => {
-    const result = await new RequestValidationPipe().transform(
+    const result = await new RequestValidationPipe(new Clock()).transform(
       { name: 'a', count: 3 },
       { type: 'body', metatype: Body },
     );

@@ -1,3 +1,4 @@
+import { Clock } from '../clock/clock';
 import { IsArray, IsIn, IsOptional, IsString } from 'class-validator';
 import { IsInteger } from '../validation/is-integer';
 import { RequestValidationPipe } from './request-validation.pipe';
@@ -21,7 +22,10 @@ class Listing {
 /** A query string as Express's parser hands it over: a repeated name as an array of values. */
 async function validated(query: Record<string, string | string[]>): Promise<unknown> {
   try {
-    return await new RequestValidationPipe().transform(query, { type: 'query', metatype: Listing });
+    return await new RequestValidationPipe(new Clock()).transform(query, {
+      type: 'query',
+      metatype: Listing,
+    });
   } catch (error) {
     if (error instanceof RequestValidationException) return error.errors;
     throw error;

@@ -1,6 +1,8 @@
 import { ArgumentMetadata, Injectable, PipeTransform } from '@nestjs/common';
 import { plainToInstance } from 'class-transformer';
 import { getMetadataStorage, validate } from 'class-validator';
+import { Clock } from '../clock/clock';
+import { checkFieldRules, hasFieldRules } from './field-rules';
 import { listLength, toPydanticErrors } from './pydantic-errors';
 import { Location, RequestValidationException, ValidationErrorItem } from './validation-error-item';
 
@@ -100,11 +102,15 @@ function withSentLengths(
 
 /**
  * Validates DTO-typed bodies, queries and path parameters and reports every failure at once as
- * a FastAPI-style 422. Bodies forbid unknown fields (a typo is an error, as in the original);
- * query strings ignore unknown parameters and take a repeated one's last value, as FastAPI does.
+ * a FastAPI-style 422, the DTO's field rules (checks against now or another field) included.
+ * Bodies forbid unknown fields (a typo is an error, as in the original); query strings ignore
+ * unknown parameters and take a repeated one's last value, as FastAPI does.
  */
 @Injectable()
 export class RequestValidationPipe implements PipeTransform {
+  /** `clock`: the service's, the one its field rules read "now" on (field-rules.ts). */
+  constructor(private readonly clock: Clock) {}
+
   async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     const location = LOCATIONS[metadata.type];
     const metatype = metadata.metatype;
@@ -143,20 +149,26 @@ export class RequestValidationPipe implements PipeTransform {
     // up in a plain object, so `toString` or `constructor` passed as known (found by an audit).
     const extras =
       location === 'body' ? Object.keys(value).filter((key) => !fields.all.has(key)) : [];
-    const errors = await validate(instance, {
+    const checks = await validate(instance, {
       whitelist: true,
       // Still on, for nested objects; the top level's extras are ours (below).
       forbidNonWhitelisted: location === 'body',
       forbidUnknownValues: false,
       validationError: { target: true, value: true },
     });
+    const errors = withSentLengths(
+      toPydanticErrors(checks, [location]),
+      sentLengths,
+      fields.maxItems,
+    ).filter((error) => !(error.type === 'extra_forbidden' && error.loc.length === 2));
+    // The rules needing the clock or another field, in the same 422 (field-rules.ts).
+    if (hasFieldRules(metatype)) {
+      const failed = new Set(errors.map((error) => error.loc[1]));
+      errors.push(...checkFieldRules(metatype, instance, failed, location, this.clock.now()));
+    }
     if (errors.length > 0 || extras.length > 0)
       throw new RequestValidationException([
-        ...withSentLengths(
-          toPydanticErrors(errors, [location]),
-          sentLengths,
-          fields.maxItems,
-        ).filter((error) => !(error.type === 'extra_forbidden' && error.loc.length === 2)),
+        ...inDeclaredOrder(errors, fields.all),
         // After the declared fields' errors, as pydantic reports them.
         ...extras.map((key) => ({
           loc: [location, key],
@@ -166,4 +178,18 @@ export class RequestValidationPipe implements PipeTransform {
       ]);
     return instance;
   }
+}
+
+/**
+ * Errors in the order the DTO declares its fields, the order of the documented schema and of
+ * pydantic's list; a field's own items (a list's indexes) keep theirs. Sorted, stably, because
+ * the field rules run after every decorator.
+ */
+function inDeclaredOrder(
+  errors: ValidationErrorItem[],
+  declared: ReadonlySet<string>,
+): ValidationErrorItem[] {
+  const names = [...declared];
+  const rank = (error: ValidationErrorItem) => names.indexOf(String(error.loc[1]));
+  return errors.sort((a, b) => rank(a) - rank(b));
 }

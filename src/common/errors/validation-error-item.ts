@@ -31,13 +31,20 @@ function inKeyOrder({ loc, msg, type, ctx }: ValidationErrorItem): ValidationErr
   return ctx === undefined ? { loc, msg, type } : { loc, msg, type, ctx };
 }
 
-/** For rules checked in services (e.g. start after end): still a 422 in the same shape. */
+/** One refusal in pydantic's words: a `value_error`'s message gets its `Value error, ` prefix. */
+export function valueErrorItem(
+  loc: (string | number)[],
+  msg: string,
+  type = 'value_error',
+): ValidationErrorItem {
+  return { loc, msg: type === 'value_error' ? `Value error, ${msg}` : msg, type };
+}
+
+/** For rules checked in services (a PATCH with no field): still a 422 in the same shape. */
 export function validationError(
   loc: (string | number)[],
   msg: string,
   type = 'value_error',
 ): RequestValidationException {
-  return new RequestValidationException([
-    { loc, msg: type === 'value_error' ? `Value error, ${msg}` : msg, type },
-  ]);
+  return new RequestValidationException([valueErrorItem(loc, msg, type)]);
 }

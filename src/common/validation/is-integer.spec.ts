@@ -1,3 +1,4 @@
+import { Clock } from '../clock/clock';
 import { IsOptional, Max, Min } from 'class-validator';
 import { RequestValidationPipe } from '../errors/request-validation.pipe';
 import { RequestValidationException, ValidationErrorItem } from '../errors/validation-error-item';
@@ -16,7 +17,7 @@ async function validated(
   type: 'body' | 'query',
 ): Promise<Page | ValidationErrorItem[]> {
   try {
-    return (await new RequestValidationPipe().transform(
+    return (await new RequestValidationPipe(new Clock()).transform(
       { limit: value },
       {
         type,

@@ -1,3 +1,4 @@
+import { Clock } from '../clock/clock';
 import { RequestValidationPipe } from '../errors/request-validation.pipe';
 import { RequestValidationException, ValidationErrorItem } from '../errors/validation-error-item';
 import { PageOffset } from './page-offset';
@@ -9,7 +10,7 @@ class Page {
 
 async function validated(offset: string): Promise<Page | ValidationErrorItem[]> {
   try {
-    return (await new RequestValidationPipe().transform(
+    return (await new RequestValidationPipe(new Clock()).transform(
       { offset },
       { type: 'query', metatype: Page },
     )) as Page;

@@ -1,3 +1,4 @@
+import { Clock } from '../clock/clock';
 import { IsOptional } from 'class-validator';
 import { RequestValidationPipe } from '../errors/request-validation.pipe';
 import { RequestValidationException, ValidationErrorItem } from '../errors/validation-error-item';
@@ -15,7 +16,7 @@ class Named {
 
 async function refusals(body: object): Promise<ValidationErrorItem[]> {
   try {
-    await new RequestValidationPipe().transform(body, { type: 'body', metatype: Named });
+    await new RequestValidationPipe(new Clock()).transform(body, { type: 'body', metatype: Named });
     return [];
   } catch (error) {
     if (error instanceof RequestValidationException) return error.errors;

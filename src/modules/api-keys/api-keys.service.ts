@@ -184,7 +184,7 @@ export class ApiKeysService {
       keyHash: hashApiKey(key),
       prefix: displayPrefix(key),
       tier: request.tier ?? 'regular',
-      expiresAt: this.futureExpiry(request.expires_at) ?? null,
+      expiresAt: expiryOf(request.expires_at) ?? null,
       rateLimit: request.rate_limit ?? null,
     });
     return {
@@ -216,7 +216,7 @@ export class ApiKeysService {
   async update(id: string, request: ApiKeyUpdateDto): Promise<ApiKeySummaryDto> {
     const changes: ApiKeyChanges = {
       name: request.name,
-      expiresAt: this.futureExpiry(request.expires_at),
+      expiresAt: expiryOf(request.expires_at),
       rateLimit: request.rate_limit,
     };
     if (Object.values(changes).every((value) => value === undefined))
@@ -258,19 +258,6 @@ export class ApiKeysService {
     this.lastRead?.deleteById(keyId);
   }
 
-  /** `expires_at` as an instant (null clears, undefined leaves as is); past instants are a 422. */
-  private futureExpiry(value: string | null | undefined): Date | null | undefined {
-    if (value === undefined || value === null) return value;
-    const instant = parseRfc3339DateTime(value)!;
-    if (instant <= this.clock.now())
-      throw validationError(
-        ['body', 'expires_at'],
-        'Input should be in the future',
-        'datetime_future',
-      );
-    return instant;
-  }
-
   private findByKeyOrId(keyOrId: string): Promise<ApiKeyEntity | null> {
     if (keyOrId.startsWith(API_KEY_PREFIX)) return this.repository.findByHash(hashApiKey(keyOrId));
     return this.findById(keyOrId);
@@ -294,4 +281,13 @@ function toSummary(key: ApiKeyEntity): ApiKeySummaryDto {
     expires_at: key.expiresAt?.toISOString() ?? null,
     rate_limit: key.rateLimit,
   };
+}
+
+/**
+ * `expires_at` as an instant (null clears, undefined leaves as is). Validation checked it is in
+ * the future (EXPIRES_IN_THE_FUTURE, with the request's other fields).
+ */
+function expiryOf(value: string | null | undefined): Date | null | undefined {
+  if (value === undefined || value === null) return value;
+  return parseRfc3339DateTime(value)!;
 }

@@ -3,15 +3,13 @@ import { Injectable } from '@nestjs/common';
 import { ResponseCache } from '../../common/redis/response-cache';
 import { Clock } from '../../common/clock/clock';
 import { MetricsService } from '../../common/metrics/metrics.service';
-import { validationError } from '../../common/errors/validation-error-item';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
-import { parseIsoDate, parseIsoEndDate } from '../../common/validation/iso-date';
 import { NetworkService } from '../../network/network.service';
 import { NetworkQueryResult, StoredCounts } from '../../network/query-result';
 import { authorKey, NetworkQuery } from '../../network/protocol';
 import { toSourceName } from '../../network/sources';
-import { DataQueryRequestDto } from './dto/data-query-request.dto';
+import { DataQueryRequestDto, queryRange } from './dto/data-query-request.dto';
 import { DataQueryResponseDto, StoredDataMetaDto } from './dto/data-query-response.dto';
 
 const DEFAULT_LIMIT = 100;
@@ -109,25 +107,16 @@ function storedMeta(stored: StoredCounts): StoredDataMetaDto {
 }
 
 /**
- * Without `end_date`, the query ends now: on the service's clock, as the stored data's hours. A
- * date-only `end_date` is the end of its day (parseIsoEndDate): the live matcher, the stored
- * hours and what miners are sent all read this one instant.
+ * The query miners and the store are asked. Its range does not end before it starts: validation
+ * checked it (DataQueryRequestDto's rule) at an instant no later than `now`.
  */
 function toNetworkQuery(request: DataQueryRequestDto, now: Date): NetworkQuery {
-  const startDate = request.start_date ? parseIsoDate(request.start_date)! : null;
-  const endDate = request.end_date ? parseIsoEndDate(request.end_date)! : now;
-  if (startDate && startDate > endDate) {
-    // Without end_date the range ends now: a start in the future is what is wrong, said so.
-    const after = request.end_date ? 'end_date' : 'now (the end of a query without end_date)';
-    throw validationError(['body', 'start_date'], `start_date must not be after ${after}`);
-  }
   return {
     source: request.source,
     usernames: request.usernames ?? [],
     keywords: request.keywords ?? [],
     keywordMode: request.keyword_mode ?? 'all',
-    startDate,
-    endDate,
+    ...queryRange(request, now),
     limit: request.limit ?? DEFAULT_LIMIT,
   };
 }

@@ -1,6 +1,5 @@
 import { Clock } from '../../common/clock/clock';
 import { HOUR_MS } from '../../common/clock/durations';
-import { RequestValidationException } from '../../common/errors/validation-error-item';
 import { AppConfig } from '../../config/app-config';
 import { BucketAnswer, BucketReader } from '../../network/buckets/bucket-reader';
 import { CredibilityRecorder } from '../../network/credibility-recorder';
@@ -233,22 +232,6 @@ describe(StatsService.name, () => {
       { from: 0, to: 10 },
       // One hour is a range.
       { from: 7, to: 7 },
-    ]);
-  });
-
-  it('refuses a start_bucket after end_bucket with a 422 on start_bucket', async () => {
-    const { stats } = setup();
-    const error = await stats
-      .queryBucket('x', { start_bucket: 8, end_bucket: 7 })
-      .catch((e: unknown) => e);
-
-    expect(error).toBeInstanceOf(RequestValidationException);
-    expect((error as RequestValidationException).errors).toEqual([
-      {
-        loc: ['query', 'start_bucket'],
-        msg: 'Value error, start_bucket must not be after end_bucket',
-        type: 'value_error',
-      },
     ]);
   });
 

@@ -1,19 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock';
-import { validationError } from '../../common/errors/validation-error-item';
 import { Source } from '../../common/source';
 import { HOLDERS_CONSIDERED } from '../../network/buckets/bucket-reader';
 import { MinerIndexService } from '../../network/index/miner-index.service';
 import { NetworkService } from '../../network/network.service';
-import {
-  bucketEnd,
-  bucketStart,
-  normalizeLabel,
-  oldestUsefulBucket,
-  timeBucketId,
-} from '../../network/protocol';
+import { bucketEnd, bucketStart, normalizeLabel, oldestUsefulBucket } from '../../network/protocol';
 import { toSourceId, toSourceName } from '../../network/sources';
-import { QueryBucketQueryDto } from './dto/stats-requests.dto';
+import { bucketRange, QueryBucketQueryDto } from './dto/stats-requests.dto';
 import {
   AgeSizeDto,
   LabelBytesDto,
@@ -102,11 +95,9 @@ export class StatsService {
   }
 
   async queryBucket(source: Source, query: QueryBucketQueryDto): Promise<QueryBucketResponseDto> {
-    const end = query.end_bucket ?? timeBucketId(this.clock.now()) - 1;
-    // Bucket ids start at 0, as start_bucket's own minimum says.
-    const start = query.start_bucket ?? Math.max(0, end - 24);
-    if (start > end)
-      throw validationError(['query', 'start_bucket'], 'start_bucket must not be after end_bucket');
+    // Not after the end: validation checked it (QueryBucketQueryDto's rule) at an instant no
+    // later than this one.
+    const { start, end } = bucketRange(query, this.clock.now());
     const sourceId = toSourceId(source);
     const label = query.label === undefined ? undefined : normalizeLabel(query.label);
     const labelId = label === undefined ? undefined : await this.index.labelId(label);

@@ -1,9 +1,17 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { IsIn, IsOptional } from 'class-validator';
 import { API_KEY_TIERS, ApiKeyTier } from '../../../common/auth/api-key-tier';
-import { ExpiresAtField, KeyNameField, NAME_PROPERTY, RateLimitField } from './api-key-fields';
+import { FieldRules } from '../../../common/errors/field-rules';
+import {
+  EXPIRES_IN_THE_FUTURE,
+  ExpiresAtField,
+  KeyNameField,
+  NAME_PROPERTY,
+  RateLimitField,
+} from './api-key-fields';
 
 @ApiSchema({ name: 'APIKeyCreate' })
+@FieldRules(EXPIRES_IN_THE_FUTURE)
 export class ApiKeyCreateDto {
   @ApiProperty(NAME_PROPERTY)
   @KeyNameField()

@@ -3,7 +3,9 @@ import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsOptional, IsString, Max, Min } from 'class-validator';
 import { IsInteger } from '../../../common/validation/is-integer';
+import { FieldRule } from '../../../common/errors/field-rules';
 import { IsRfc3339DateTime } from '../../../common/validation/is-iso-date';
+import { parseRfc3339DateTime } from '../../../common/validation/iso-date';
 import { StorableText } from '../../../common/validation/storable-text';
 import { MaxCharacters, MinCharacters } from '../../../common/validation/text-length';
 import {
@@ -66,7 +68,7 @@ export const KeyNameField = () =>
     StorableText(),
   );
 
-/** Optional; null means no expiry. Being in the future is checked by the service's clock. */
+/** Optional; null means no expiry. Being in the future is EXPIRES_IN_THE_FUTURE's check. */
 export const ExpiresAtField = () =>
   applyDecorators(
     ApiPropertyOptional({
@@ -77,6 +79,19 @@ export const ExpiresAtField = () =>
     IsString(),
     IsRfc3339DateTime(),
   );
+
+/**
+ * An expiry is in the future, by the service's clock (pydantic's `FutureDatetime`), checked in
+ * the same pass as every other field (field-rules.ts): a key would be born expired. A key whose
+ * expiry passes in the milliseconds before it is stored is refused at its first use.
+ */
+export const EXPIRES_IN_THE_FUTURE: FieldRule<{ expires_at?: string | null }> = {
+  field: 'expires_at',
+  refuse: ({ expires_at }, now) =>
+    typeof expires_at === 'string' && parseRfc3339DateTime(expires_at)! <= now
+      ? { msg: 'Input should be in the future', type: 'datetime_future' }
+      : undefined,
+};
 
 /** Optional; null means the key class's budget. */
 export const RateLimitField = () =>

@@ -1,6 +1,13 @@
 import { ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { ValidateIf } from 'class-validator';
-import { ExpiresAtField, KeyNameField, NAME_PROPERTY, RateLimitField } from './api-key-fields';
+import { FieldRules } from '../../../common/errors/field-rules';
+import {
+  EXPIRES_IN_THE_FUTURE,
+  ExpiresAtField,
+  KeyNameField,
+  NAME_PROPERTY,
+  RateLimitField,
+} from './api-key-fields';
 
 /**
  * `minProperties: 1` as the service's rule for an empty body (a 422 at `["body"]`), so that a
@@ -17,6 +24,7 @@ const AT_LEAST_ONE_FIELD = { minProperties: 1 };
     "expires) or `rate_limit` (back to the key class's budget).",
   ...AT_LEAST_ONE_FIELD,
 })
+@FieldRules(EXPIRES_IN_THE_FUTURE)
 export class ApiKeyUpdateDto {
   @ApiPropertyOptional(NAME_PROPERTY)
   // A name cannot be cleared: null is checked (and refused as a string_type error).

@@ -1,8 +1,9 @@
 import { ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString, Max, Min } from 'class-validator';
 import { IsInteger } from '../../../common/validation/is-integer';
+import { FieldRule, FieldRules } from '../../../common/errors/field-rules';
 import { IsIsoDate } from '../../../common/validation/is-iso-date';
-import { ISO_DATE_FORMS } from '../../../common/validation/iso-date';
+import { ISO_DATE_FORMS, parseIsoDate, parseIsoEndDate } from '../../../common/validation/iso-date';
 import { NotBlank } from '../../../common/validation/not-blank';
 import { StorableText } from '../../../common/validation/storable-text';
 import { MaxCharacters, MinCharacters } from '../../../common/validation/text-length';
@@ -10,6 +11,38 @@ import { IsSource, Source } from '../../../common/source';
 import { KEYWORD_MODES, KeywordMode } from '../../../network/protocol';
 import { AUTHOR_NAME_PATTERN, NamesAnAuthor } from './author-name';
 
+/**
+ * The instants a query spans. Without `end_date`, it ends now, on the service's clock, as the
+ * stored data's hours; a date-only `end_date` is the end of its day (parseIsoEndDate): the live
+ * matcher, the stored hours and what miners are sent all read these.
+ */
+export function queryRange(
+  request: { start_date?: string | null; end_date?: string | null },
+  now: Date,
+): { startDate: Date | null; endDate: Date } {
+  return {
+    startDate: request.start_date ? parseIsoDate(request.start_date)! : null,
+    endDate: request.end_date ? parseIsoEndDate(request.end_date)! : now,
+  };
+}
+
+/**
+ * A range that ends before it starts is refused at start_date, with the request's other errors
+ * (field-rules.ts). Without end_date the range ends now: a start in the future is what is wrong,
+ * said so.
+ */
+const START_NOT_AFTER_END: FieldRule<DataQueryRequestDto> = {
+  field: 'start_date',
+  reads: ['end_date'],
+  refuse: (request, now) => {
+    const { startDate, endDate } = queryRange(request, now);
+    if (!startDate || startDate <= endDate) return undefined;
+    const after = request.end_date ? 'end_date' : 'now (the end of a query without end_date)';
+    return { msg: `start_date must not be after ${after}` };
+  },
+};
+
+@FieldRules(START_NOT_AFTER_END)
 @ApiSchema({
   name: 'DataQueryRequest',
   description:

@@ -1,6 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString, Max, Min } from 'class-validator';
 import { IsSource, Source } from '../../../common/source';
+import { FieldRule, FieldRules } from '../../../common/errors/field-rules';
+import { timeBucketId } from '../../../network/protocol';
 import { IsInteger } from '../../../common/validation/is-integer';
 import { StorableText } from '../../../common/validation/storable-text';
 import { NotBlank } from '../../../common/validation/not-blank';
@@ -31,6 +33,34 @@ export class LabelQueryDto {
 /** Bucket ids are Postgres integers: a larger one was a 500 at the query (found by fuzzing). */
 const MAX_BUCKET = 2147483647;
 
+/**
+ * The range a query_bucket asks for, its defaults filled in: `end_bucket` the last complete hour
+ * at `now`, `start_bucket` 24 hours before the end (bucket ids start at 0, as start_bucket's own
+ * minimum says).
+ */
+export function bucketRange(
+  query: { start_bucket?: number; end_bucket?: number },
+  now: Date,
+): { start: number; end: number } {
+  const end = query.end_bucket ?? timeBucketId(now) - 1;
+  return { start: query.start_bucket ?? Math.max(0, end - 24), end };
+}
+
+/**
+ * A range that ends before it starts is refused at start_bucket, with the query's other errors
+ * (field-rules.ts). Without end_bucket the range ends at the last complete hour, so it is
+ * checked against the clock: a start_bucket in the future.
+ */
+const START_NOT_AFTER_END: FieldRule<QueryBucketQueryDto> = {
+  field: 'start_bucket',
+  reads: ['end_bucket'],
+  refuse: (query, now) => {
+    const { start, end } = bucketRange(query, now);
+    return start > end ? { msg: 'start_bucket must not be after end_bucket' } : undefined;
+  },
+};
+
+@FieldRules(START_NOT_AFTER_END)
 export class QueryBucketQueryDto {
   // No example: try-it-out would send it with either source, and an X label (`#bitcoin`) has no
   // Reddit bucket; without one the newest bucket of any label is fetched, for both sources.

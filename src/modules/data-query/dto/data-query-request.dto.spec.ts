@@ -1,0 +1,51 @@
+import { validationErrors } from '../../../../test/support/validation';
+import { DataQueryRequestDto } from './data-query-request.dto';
+
+const NOW = new Date('2026-11-20T12:00:00.000Z');
+
+const errorsFor = (body: object) =>
+  validationErrors(DataQueryRequestDto, { source: 'x', ...body }, 'body', NOW);
+
+const afterEnd = {
+  loc: ['body', 'start_date'],
+  msg: 'Value error, start_date must not be after end_date',
+  type: 'value_error',
+};
+const afterNow = {
+  loc: ['body', 'start_date'],
+  msg: 'Value error, start_date must not be after now (the end of a query without end_date)',
+  type: 'value_error',
+};
+
+describe(`${DataQueryRequestDto.name}'s range`, () => {
+  it('takes a start_date equal to end_date, and refuses one after it', async () => {
+    const end = '2026-11-19T10:00:00Z';
+    expect(await errorsFor({ start_date: end, end_date: end })).toEqual([]);
+    expect(await errorsFor({ start_date: '2026-11-19T10:00:01Z', end_date: end })).toEqual([
+      afterEnd,
+    ]);
+  });
+
+  it('ends now, on the clock of the service, without end_date', async () => {
+    expect(await errorsFor({ start_date: NOW.toISOString() })).toEqual([]);
+    expect(await errorsFor({ start_date: '2026-11-20T12:00:00.001Z' })).toEqual([afterNow]);
+  });
+
+  // Checked by the service once the DTO had passed, it was a second 422 (an audit's finding).
+  it('is listed with the other fields in one 422, in the order of the schema', async () => {
+    expect(
+      await errorsFor({ usernames: ['@'], start_date: '2026-11-21', limit: 0, extra: 1 }),
+    ).toEqual([
+      expect.objectContaining({ loc: ['body', 'usernames', 0], type: 'value_error' }),
+      afterNow,
+      expect.objectContaining({ loc: ['body', 'limit'], type: 'greater_than_equal' }),
+      expect.objectContaining({ loc: ['body', 'extra'], type: 'extra_forbidden' }),
+    ]);
+  });
+
+  it('is not compared with an end_date that is no date: that one is told alone', async () => {
+    expect(await errorsFor({ start_date: '2026-11-21', end_date: 'soon' })).toEqual([
+      expect.objectContaining({ loc: ['body', 'end_date'], type: 'value_error' }),
+    ]);
+  });
+});
