@@ -250,6 +250,45 @@ describe('Task datasets as Parquet', () => {
     }
   });
 
+  // RFC 9110 §13.1.1: a client that resumes or revalidates a download by its ETag (If-Match) is
+  // told once the file changed (a dataset compiled again, a Parquet file written again), not sent
+  // the new file as if it were the one it holds; If-Match was ignored (an audit's finding).
+  it('answers If-Match naming the file (or *) with it, and 412 with the current ETag when it names another', async () => {
+    for (const query of ['', '?format=parquet']) {
+      const path = `tasks/btc-x/dataset${query}`;
+      const full = await download(path).expect(200);
+      const tag = full.headers.etag;
+      for (const named of [tag, '*', `"other", ${tag}`]) {
+        const matched = await download(path).set('If-Match', named).expect(200);
+        expect(matched.body).toEqual(full.body);
+        expect(matched.headers.etag).toBe(tag);
+      }
+      // Compared strongly: a weak tag names no bytes.
+      for (const named of ['"other"', `W/${tag}`]) {
+        const refused = await get(path).set('If-Match', named).expect(412);
+        expect(refused.headers['content-type']).toMatch(/^application\/json/);
+        expect(refused.body).toEqual({
+          detail:
+            "The dataset file of task 'btc-x' is not the one If-Match names; ETag names the current file",
+          request_id: expect.any(String),
+        });
+        expect(refused.headers.etag).toBe(tag);
+        expect(refused.headers['x-content-sha256']).toBe(full.headers['x-content-sha256']);
+      }
+      await app.http
+        .head(`/api/v1/${path}`)
+        .set('X-API-Key', TEST_MASTER_KEY)
+        .set('If-Match', '"other"')
+        .expect(412);
+      // If-Match first (RFC 9110 §13.2.2): a 412, not the 304 If-None-Match alone is answered.
+      await get(path).set('If-Match', '"other"').set('If-None-Match', tag).expect(412);
+      await get(path).set('If-Match', tag).set('If-None-Match', tag).expect(304);
+    }
+    // The task's own checks come first, as for If-None-Match.
+    await get('tasks/nope/dataset').set('If-Match', '*').expect(404);
+    await get('tasks/still-active/dataset').set('If-Match', '"other"').expect(409);
+  });
+
   it('writes the Parquet file of a task completed before Parquet existed at its first Parquet download', async () => {
     const path = datasetPath(dataDir, 'sub-reddit');
     const before = (await get('tasks/sub-reddit').expect(200)).body;

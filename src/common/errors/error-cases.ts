@@ -1,3 +1,4 @@
+import type { HeaderObject } from '@nestjs/swagger';
 import { ERROR_DETAILS } from './error-details';
 import { ValidationErrorItem } from './validation-error-item';
 
@@ -13,6 +14,8 @@ export interface ErrorCase {
    * where every case has it).
    */
   retryAfter?: number;
+  /** Headers of its own it is sent with, documented on its status (the file's ETag on a 412). */
+  headers?: Record<string, HeaderObject>;
 }
 
 /** An error of `status` sending `detail`, documented as the example `name`. */
@@ -21,7 +24,7 @@ export function errorCase(
   name: string,
   summary: string,
   detail: string,
-  options: { retryAfter?: number } = {},
+  options: { retryAfter?: number; headers?: Record<string, HeaderObject> } = {},
 ): ErrorCase {
   return { status, name, summary, detail, ...options };
 }

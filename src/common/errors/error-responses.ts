@@ -1,6 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiExtraModels, ApiResponse, getSchemaPath } from '@nestjs/swagger';
-import type { ResponseObject } from '@nestjs/swagger';
+import type { HeaderObject, ResponseObject } from '@nestjs/swagger';
 import { BEFORE_THE_BUDGET, ERROR_CASES, ErrorCase } from './error-cases';
 import { ErrorDetailDto, HttpValidationErrorDto, REQUEST_ID_EXAMPLE } from './error.dto';
 
@@ -50,6 +50,7 @@ const DESCRIPTIONS: Record<number, string> = {
     'The client did not send its headers within HTTP_HEADERS_TIMEOUT_MS, or its whole request within ' +
     'HTTP_REQUEST_TIMEOUT_MS; the connection is closed',
   409: 'Conflict with the current state of the resource',
+  412: 'A precondition of the request (`If-Match`) does not hold',
   413: 'Request body too large (over BODY_LIMIT)',
   415: 'Unsupported body encoding (a charset other than UTF-8, or a compressed body)',
   422: 'Validation error: every failing field at once',
@@ -107,29 +108,29 @@ export function errorResponse(status: number, cases: readonly ErrorCase[]): Resp
   // Every 429 gets the shared Retry-After (the document's finishing step, as in
   // common/openapi/response-headers.ts); here, the cases of another status that send it.
   const retryAfter = cases.filter((error) => error.retryAfter !== undefined);
+  const headers: Record<string, HeaderObject> = {};
+  for (const error of cases) Object.assign(headers, error.headers);
+  Object.assign(headers, retryAfterHeader(retryAfter));
   return {
     description: onlyTheLockout ? LOCKOUT_DESCRIPTION : (DESCRIPTIONS[status] ?? 'Error'),
-    ...(retryAfter.length > 0
-      ? {
-          headers: {
-            'Retry-After': {
-              description:
-                'Seconds to wait before trying again; sent with ' +
-                `${retryAfter.map((error) => `\`${error.name}\``).join(', ')} only`,
-              schema: {
-                type: 'integer',
-                format: 'int64',
-                minimum: 1,
-                example: retryAfter[0].retryAfter,
-              },
-            },
-          },
-        }
-      : {}),
+    ...(Object.keys(headers).length > 0 ? { headers } : {}),
     content: { 'application/json': { schema: { $ref: getSchemaPath(schema) }, examples } },
     ...(cases.every((error) => BEFORE_THE_BUDGET.has(error))
       ? { [BEFORE_THE_BUDGET_EXTENSION]: true }
       : {}),
+  };
+}
+
+/** Retry-After, documented on a status other than 429 whose `cases` send it (none: nothing). */
+function retryAfterHeader(cases: readonly ErrorCase[]): Record<string, HeaderObject> {
+  if (cases.length === 0) return {};
+  return {
+    'Retry-After': {
+      description:
+        'Seconds to wait before trying again; sent with ' +
+        `${cases.map((error) => `\`${error.name}\``).join(', ')} only`,
+      schema: { type: 'integer', format: 'int64', minimum: 1, example: cases[0].retryAfter },
+    },
   };
 }
 

@@ -3,8 +3,12 @@ import { mkdtempSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { Logger, ServiceUnavailableException } from '@nestjs/common';
-import { DatasetDownloadService, fileMissing } from './dataset-download.service';
+import { Logger, PreconditionFailedException, ServiceUnavailableException } from '@nestjs/common';
+import {
+  DatasetDownloadService,
+  fileMissing,
+  preconditionFailed,
+} from './dataset-download.service';
 import { DatasetParquetService } from './dataset-parquet.service';
 import * as datasetWriter from './dataset-writer';
 import { CompletedTask, DatasetFormat } from './task.types';
@@ -52,6 +56,13 @@ describe(DatasetDownloadService.name, () => {
     rmSync(directory, { recursive: true, force: true });
   });
 
+  /** The file `open` answers with (a 200), failing on any other answer. */
+  async function opened(...args: Parameters<DatasetDownloadService['open']>) {
+    const answer = await service.open(...args);
+    if (answer.status !== 200) throw new Error(`answered ${answer.status}, not the file`);
+    return answer;
+  }
+
   async function bytesOf(stream: Readable): Promise<Buffer> {
     const chunks: Buffer[] = [];
     for await (const chunk of stream) chunks.push(chunk as Buffer);
@@ -64,9 +75,9 @@ describe(DatasetDownloadService.name, () => {
   ] as const)(
     'has the %s file open when it answers: deleted then, its bytes are still sent',
     async (format, bytes) => {
-      const { file } = await service.open('btc', format);
+      const { file } = await opened('btc', format);
       unlinkSync(files[format]);
-      expect(await bytesOf(file!.getStream())).toEqual(bytes);
+      expect(await bytesOf(file.getStream())).toEqual(bytes);
     },
   );
 
@@ -124,7 +135,9 @@ describe(DatasetDownloadService.name, () => {
       unlinkSync(file);
       return size;
     });
-    await expect(service.open('btc', 'jsonl', `"${sha256}"`)).rejects.toThrow(fileMissing('btc'));
+    await expect(service.open('btc', 'jsonl', { ifNoneMatch: `"${sha256}"` })).rejects.toThrow(
+      fileMissing('btc'),
+    );
   });
 
   // Streamed, a HEAD's file was read whole for Node to drop its bytes.
@@ -134,19 +147,66 @@ describe(DatasetDownloadService.name, () => {
   ] as const)(
     'answers a HEAD of the %s file with its headers, without reading it',
     async (format, bytes) => {
-      const { file, sha256 } = await service.open('btc', format, undefined, true);
+      const { file, sha256 } = await opened('btc', format, {}, true);
       expect(sha256).toBe(recorded(files[format], bytes).sha256);
-      expect(file!.getHeaders()).toEqual({
+      expect(file.getHeaders()).toEqual({
         type: format === 'jsonl' ? 'application/gzip' : 'application/vnd.apache.parquet',
         length: bytes.length,
         disposition: `attachment; filename="btc.${format === 'jsonl' ? 'jsonl.gz' : 'parquet'}"`,
       });
-      expect(await bytesOf(file!.getStream())).toEqual(Buffer.alloc(0));
+      expect(await bytesOf(file.getStream())).toEqual(Buffer.alloc(0));
     },
   );
 
   it('answers 304 (no file) when If-None-Match names the file', async () => {
     const { sha256 } = recorded(files.jsonl, JSONL);
-    expect(await service.open('btc', 'jsonl', `"${sha256}"`)).toEqual({ file: undefined, sha256 });
+    expect(await service.open('btc', 'jsonl', { ifNoneMatch: `"${sha256}"` })).toEqual({
+      status: 304,
+      sha256,
+    });
+  });
+
+  describe('If-Match', () => {
+    const tag = () => `"${recorded(files.jsonl, JSONL).sha256}"`;
+
+    it.each([
+      ['the tag', tag],
+      ['*', () => '*'],
+      ['a list holding the tag', () => `"other", ${tag()}`],
+    ])('sends the file when If-Match is %s', async (_case, ifMatch) => {
+      const { file } = await opened('btc', 'jsonl', { ifMatch: ifMatch() });
+      expect(await bytesOf(file.getStream())).toEqual(JSONL);
+    });
+
+    // Strong comparison (RFC 9110 §13.1.1): a weak tag names no bytes.
+    it.each([
+      ['another tag', () => '"other"'],
+      ['the tag as weak', () => `W/${tag()}`],
+      ['empty', () => ''],
+    ])('answers 412 when If-Match is %s', async (_case, ifMatch) => {
+      const answer = await service.open('btc', 'jsonl', { ifMatch: ifMatch() });
+      expect(answer).toEqual({
+        status: 412,
+        sha256: recorded(files.jsonl, JSONL).sha256,
+        refusal: expect.any(PreconditionFailedException),
+      });
+      expect(answer.status === 412 && answer.refusal.message).toBe(preconditionFailed('btc'));
+    });
+
+    // RFC 9110 §13.2.2: If-Match is evaluated first, and a false one is the answer.
+    it('answers 412, not 304, when If-Match names another file and If-None-Match this one', async () => {
+      const answer = await service.open('btc', 'jsonl', { ifMatch: '"other"', ifNoneMatch: tag() });
+      expect(answer.status).toBe(412);
+      expect(
+        (await service.open('btc', 'jsonl', { ifMatch: tag(), ifNoneMatch: tag() })).status,
+      ).toBe(304);
+    });
+
+    // A condition is about a file that is there: `*` too.
+    it('answers the 503 of a missing file, not 200 or 412, when the file is gone', async () => {
+      unlinkSync(files.jsonl);
+      for (const ifMatch of ['*', '"other"'])
+        await expect(service.open('btc', 'jsonl', { ifMatch })).rejects.toThrow(fileMissing('btc'));
+    });
   });
 });

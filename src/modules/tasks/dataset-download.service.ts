@@ -6,6 +6,7 @@ import {
   GoneException,
   Injectable,
   Logger,
+  PreconditionFailedException,
   ServiceUnavailableException,
   StreamableFile,
 } from '@nestjs/common';
@@ -56,16 +57,48 @@ export function taskFailed(id: string, reason: string | null): string {
   return `Task '${id}' failed and has no dataset: ${reason ?? 'its dataset could not be compiled'}`;
 }
 
+/** The 412 of an If-Match naming another file than the task's (documented). */
+export function preconditionFailed(id: string): string {
+  return (
+    `The dataset file of task '${id}' is not the one If-Match names; ` +
+    'ETag names the current file'
+  );
+}
+
 /** A dataset file's entity tag: its SHA-256, which names its bytes (a strong validator). */
 export function entityTag(sha256: string): string {
   return `"${sha256}"`;
 }
 
-/** Whether an If-None-Match value (`*`, or entity tags, weak or strong) names `tag` (RFC 9110 §13.1.2). */
-function namesTag(ifNoneMatch: string, tag: string): boolean {
-  if (ifNoneMatch.trim() === '*') return true;
-  return ifNoneMatch.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === tag);
+/**
+ * Whether an If-Match or If-None-Match value (`*`, or a list of entity tags) names `tag`: `*`
+ * names any file, and the file is there. If-None-Match compares weakly (`W/"x"` names `"x"`,
+ * RFC 9110 §13.1.2), If-Match strongly (§13.1.1): a weak tag promises no bytes, and a client
+ * resuming by If-Match needs these very bytes.
+ */
+function namesTag(header: string, tag: string, comparison: 'weak' | 'strong'): boolean {
+  if (header.trim() === '*') return true;
+  return header.split(',').some((candidate) => {
+    const named = candidate.trim();
+    return (comparison === 'weak' ? named.replace(/^W\//, '') : named) === tag;
+  });
 }
+
+/** The request's conditions on the file (RFC 9110 §13.1), as its headers give them. */
+export interface DatasetConditions {
+  ifMatch?: string;
+  ifNoneMatch?: string;
+}
+
+/**
+ * What a download answers: the file (200; over an empty body for HEAD), that the client holds
+ * it (304), or that it is not the file the client asked for by If-Match (412). Each says the
+ * file's SHA-256, which the controller sends as its validators.
+ */
+export type DatasetAnswer =
+  | { status: 200; sha256: string; file: StreamableFile }
+  | { status: 304; sha256: string }
+  | { status: 412; sha256: string; refusal: PreconditionFailedException };
 
 /** A dataset file as its task records it. */
 type RecordedFile = { file: string; bytes: number };
@@ -81,16 +114,17 @@ export class DatasetDownloadService {
   ) {}
 
   /**
-   * The dataset file to stream, or none when `ifNoneMatch` (the request's If-None-Match) names
-   * the file's entity tag: the client holds these very bytes (304). With `headersOnly` (a HEAD
-   * request), its headers over an empty body.
+   * The dataset file to stream, or the answer its conditions give: the 412 when If-Match names
+   * another file, else the 304 when If-None-Match names this one (the client holds these very
+   * bytes). In the order of RFC 9110 §13.2.2, after every other check: a condition is about a
+   * file that is there. With `headersOnly` (a HEAD request), its headers over an empty body.
    */
   async open(
     id: string,
     format: DatasetFormat,
-    ifNoneMatch?: string,
+    conditions: DatasetConditions = {},
     headersOnly = false,
-  ): Promise<{ file: StreamableFile | undefined; sha256: string }> {
+  ): Promise<DatasetAnswer> {
     const task = await this.tasks.find(id);
     // Final: a pipeline waiting out the 409 below would wait for ever.
     if (task.state === 'failed') throw new GoneException(taskFailed(id, task.failure_reason));
@@ -115,9 +149,20 @@ export class DatasetDownloadService {
     // deleted (or unreadable) in between was answered 400 'Bad Request' in text/plain by Nest's
     // stream error handler, or cut off after the headers were sent.
     const handle = await this.openRecorded(served, id);
-    if (ifNoneMatch !== undefined && namesTag(ifNoneMatch, entityTag(sha256))) {
+    const tag = entityTag(sha256);
+    // A client resuming or revalidating by If-Match holds another file (a dataset recompiled, a
+    // Parquet file written again): told so, not sent this one as if it were that.
+    if (conditions.ifMatch !== undefined && !namesTag(conditions.ifMatch, tag, 'strong')) {
       await handle.close();
-      return { file: undefined, sha256 };
+      return {
+        status: 412,
+        sha256,
+        refusal: new PreconditionFailedException(preconditionFailed(id)),
+      };
+    }
+    if (conditions.ifNoneMatch !== undefined && namesTag(conditions.ifNoneMatch, tag, 'weak')) {
+      await handle.close();
+      return { status: 304, sha256 };
     }
     const headers = {
       type: DATASET_CONTENT_TYPES[format],
@@ -128,14 +173,14 @@ export class DatasetDownloadService {
       // Checked and opened as for a GET, so the answer is the same, but not read: Node drops a
       // HEAD response's body as it is written, and the file was read whole to be dropped.
       await handle.close();
-      return { file: new StreamableFile(Readable.from([]), headers), sha256 };
+      return { status: 200, sha256, file: new StreamableFile(Readable.from([]), headers) };
     }
     // Read up to the size known, so that the stream ends with its last byte: read to the end of
     // the file, it ends one more (empty) read later, and a client that closes on the last byte
     // (curl does) often closed before the response was ended, which was then logged and counted
     // as unanswered (found by a README audit: 23 of 83 complete downloads).
     const stream = handle.createReadStream(length > 0 ? { start: 0, end: length - 1 } : {});
-    return { file: new StreamableFile(stream, headers), sha256 };
+    return { status: 200, sha256, file: new StreamableFile(stream, headers) };
   }
 
   private async parquetOf(task: CompletedTask, id: string): Promise<ParquetFile> {

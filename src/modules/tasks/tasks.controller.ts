@@ -18,6 +18,7 @@ import {
   PARQUET_BUSY_RETRY_AFTER_SECONDS,
   parquetBusy,
   parquetUnavailable,
+  preconditionFailed,
   taskFailed,
 } from './dataset-download.service';
 import { DatasetQueryDto } from './dto/dataset-query.dto';
@@ -28,6 +29,17 @@ import { TasksService } from './tasks.service';
 import { parseRfc3339DateTime } from '../../common/validation/iso-date';
 
 const TASK_ID = { name: 'id', description: 'Task id (the job id of the vote that registered it)' };
+/** The file's validators, sent with the 304 and the 412 too: what the file is now. */
+const FILE_VALIDATOR_HEADERS = {
+  ETag: {
+    description: "The file's SHA-256 in quotes",
+    schema: { type: 'string', pattern: '^"[0-9a-f]{64}"$', maxLength: 66 },
+  },
+  'X-Content-SHA256': {
+    description: "Hex SHA-256 of the file, as listed in the task's `dataset`",
+    schema: { type: 'string', pattern: '^[0-9a-f]{64}$', maxLength: 64 },
+  },
+};
 const TASK_NOT_FOUND = errorCase(
   404,
   'taskNotFound',
@@ -110,7 +122,10 @@ export class TasksController {
       'has failed (its dataset could not be compiled: it never will). 503 when the ' +
       'Parquet file could not be written: for an hour after a failure the answer stands without a new ' +
       'attempt; the JSON lines dataset holds the same rows. 503 with `Retry-After` when the Parquet file ' +
-      'is still to be written and the server is busy writing others (a few at a time).',
+      'is still to be written and the server is busy writing others (a few at a time). With ' +
+      '`If-Match` (RFC 9110 §13.1.1), 412 when it names another file, as a client that resumes or ' +
+      'revalidates a download by its `ETag` is told once the file changed; `If-Match` is looked at ' +
+      'before `If-None-Match`, and after the checks above.',
   })
   @ApiParam(TASK_ID)
   // The 200's media types are declared here only: errors stay JSON (`@ApiProduces` would declare
@@ -129,7 +144,7 @@ export class TasksController {
       ETag: {
         description:
           "The file's SHA-256 in quotes: sent back as `If-None-Match`, it is answered 304 without the body " +
-          'while the file is unchanged',
+          'while the file is unchanged; as `If-Match`, 412 once it has changed',
         schema: { type: 'string', pattern: '^"[0-9a-f]{64}"$', maxLength: 66 },
       },
       'Cache-Control': {
@@ -152,6 +167,15 @@ export class TasksController {
     },
   })
   @ApiHeader({
+    name: 'If-Match',
+    required: false,
+    description:
+      'The `ETag` of the file the client holds (a list of them, or `*` for any): answered 412, without ' +
+      'the file, when it names another file than the current one. Compared strongly: a weak tag ' +
+      '(`W/"…"`) names no file. Looked at before `If-None-Match`',
+    schema: { type: 'string', maxLength: 1024 },
+  })
+  @ApiHeader({
     name: 'If-None-Match',
     required: false,
     description:
@@ -163,16 +187,7 @@ export class TasksController {
     status: 304,
     description:
       'If-None-Match names the current file: the copy the client holds is this file. No body',
-    headers: {
-      ETag: {
-        description: "The file's SHA-256 in quotes",
-        schema: { type: 'string', pattern: '^"[0-9a-f]{64}"$', maxLength: 66 },
-      },
-      'X-Content-SHA256': {
-        description: "Hex SHA-256 of the file, as listed in the task's `dataset`",
-        schema: { type: 'string', pattern: '^[0-9a-f]{64}$', maxLength: 64 },
-      },
-    },
+    headers: FILE_VALIDATOR_HEADERS,
   })
   @ApiErrorResponses(
     TASK_NOT_FOUND,
@@ -187,6 +202,13 @@ export class TasksController {
       'taskFailed',
       'The task failed: it has no dataset and never will (the detail says why)',
       taskFailed('tao-x', "ENOSPC: no space left on device, write 'tao-x.jsonl.gz.0b5c.partial'"),
+    ),
+    errorCase(
+      412,
+      'otherFile',
+      '`If-Match` names another file than the current one (`ETag` names the current one)',
+      preconditionFailed('tao-x'),
+      { headers: FILE_VALIDATOR_HEADERS },
     ),
     validationCase('unknownFormat', 'A `format` other than jsonl or parquet', {
       loc: ['query', 'format'],
@@ -213,24 +235,30 @@ export class TasksController {
   async download(
     @Param('id') id: string,
     @Query() query: DatasetQueryDto,
+    @Headers('if-match') ifMatch: string | undefined,
     @Headers('if-none-match') ifNoneMatch: string | undefined,
     @Req() request: Request,
     @Res({ passthrough: true }) response: Response,
   ): Promise<StreamableFile | undefined> {
-    const { file, sha256 } = await this.downloads.open(
+    const answer = await this.downloads.open(
       id,
       query.format ?? 'jsonl',
-      ifNoneMatch,
+      { ifMatch, ifNoneMatch },
       request.method === 'HEAD',
     );
-    response.setHeader('X-Content-SHA256', sha256);
-    response.setHeader('ETag', entityTag(sha256));
+    response.setHeader('X-Content-SHA256', answer.sha256);
+    response.setHeader('ETag', entityTag(answer.sha256));
+    // After the validators: a 412 names the current file, which the client does not hold.
+    if (answer.status === 412) throw answer.refusal;
     // Behind a key, and revalidated each time: a Parquet file may be written again (decisions).
     response.setHeader('Cache-Control', 'private, no-cache');
     // Said, not left for a client to find out: a resuming client (curl -C -, wget -c) asks for
     // the rest and gets the whole file (docs/decisions.md, "Scraping task lifecycle").
     response.setHeader('Accept-Ranges', 'none');
-    if (!file) response.status(304);
-    return file;
+    if (answer.status === 304) {
+      response.status(304);
+      return undefined;
+    }
+    return answer.file;
   }
 }
