@@ -1,7 +1,16 @@
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
+import { Agent, get as httpGet, IncomingMessage } from 'node:http';
 import { connect } from 'node:net';
-import { existsSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  truncateSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
@@ -484,6 +493,50 @@ describe('Task datasets as Parquet', () => {
     });
   });
 
+  // Cut short in place while it was sent (a truncate, a restore written over it), the file just
+  // ended early: its response was ended short of its Content-Length, as if complete, and the
+  // client, on a kept-alive connection, waited for the missing bytes until the server's
+  // keep-alive timeout (HTTP_KEEP_ALIVE_TIMEOUT_MS, 65 s) closed it (an audit's question).
+  it('breaks the connection off, at once, when the file is cut short while it is sent', async () => {
+    const file = datasetPath(dataDir, 'btc-x');
+    const bytes = readFileSync(file);
+    const database = app.app.get(DataSource);
+    const record = (size: number) =>
+      database.query(`UPDATE scraping_tasks SET dataset_bytes = $1 WHERE id = 'btc-x'`, [size]);
+    // Far more than the sockets' buffers hold ahead of a client that stops reading: most of the
+    // file is still to be read when it is cut.
+    const large = Buffer.alloc(32 * 1024 * 1024, 1);
+    writeFileSync(file, large);
+    await record(large.length);
+    const agent = new Agent({ keepAlive: true });
+    const unanswered = (text: string) =>
+      sample(text, 'gateway_http_requests_unanswered_total', {
+        method: 'GET',
+        route: '/api/v1/tasks/:id/dataset',
+      }) ?? 0;
+    const before = unanswered(await scrape(app));
+    try {
+      const outcome = await downloadCutShort(`${app.url}/api/v1/tasks/btc-x/dataset`, agent, () =>
+        truncateSync(file, 1000),
+      );
+      expect(outcome).toEqual({
+        status: 200,
+        contentLength: large.length,
+        received: expect.any(Number),
+        complete: false,
+        error: 'ECONNRESET',
+      });
+      expect(outcome.received).toBeLessThan(large.length);
+      // The server's own account: not a complete 200.
+      await eventually(async () => expect(unanswered(await scrape(app))).toBe(before + 1));
+    } finally {
+      agent.destroy();
+      writeFileSync(file, bytes);
+      await record(bytes.length);
+    }
+    await download('tasks/btc-x/dataset').expect(200);
+  });
+
   it('refuses an unknown format with a 422 at ["query", "format"]', async () => {
     for (const format of ['csv', 'PARQUET', '']) {
       const response = await get(`tasks/btc-x/dataset?format=${format}`).expect(422);
@@ -794,4 +847,38 @@ async function fetchAndClose(port: number, id: string, format: 'jsonl' | 'parque
     if (received.length - headerEnd - 4 >= length) break;
   }
   socket.destroy();
+}
+
+/**
+ * Downloads a dataset on a kept-alive connection, calling `cut` once the headers have come, the
+ * client not reading meanwhile. Settles when the response is closed, or after 10 s (`hung`): the
+ * connection left open, the client waiting for bytes that never come.
+ */
+async function downloadCutShort(url: string, agent: Agent, cut: () => void) {
+  const response = await new Promise<IncomingMessage>((resolve, reject) =>
+    httpGet(url, { agent, headers: { 'X-API-Key': TEST_MASTER_KEY } }, resolve).on('error', reject),
+  );
+  response.pause();
+  cut();
+  let received = 0;
+  let error: string | undefined;
+  response.on('data', (chunk: Buffer) => (received += chunk.length));
+  response.on('error', (failure: NodeJS.ErrnoException) => (error = failure.code));
+  response.resume();
+  // Not `once`, which rejects at the 'error' a broken-off response emits before it closes.
+  const closed = new Promise<'closed'>((resolve) => response.on('close', () => resolve('closed')));
+  let timer: NodeJS.Timeout | undefined;
+  const hung = new Promise<'hung'>(
+    (resolve) => (timer = setTimeout(() => resolve('hung'), 10_000)),
+  );
+  const settled = await Promise.race([closed, hung]);
+  clearTimeout(timer);
+  if (settled === 'hung') response.destroy();
+  return {
+    status: response.statusCode,
+    contentLength: Number(response.headers['content-length']),
+    received,
+    complete: settled === 'hung' ? 'hung' : response.complete,
+    error,
+  };
 }

@@ -1,14 +1,20 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, renameSync, rmSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { Logger, PreconditionFailedException, ServiceUnavailableException } from '@nestjs/common';
+import {
+  Logger,
+  PreconditionFailedException,
+  ServiceUnavailableException,
+  StreamableFile,
+} from '@nestjs/common';
 import {
   DatasetDownloadService,
   fileMissing,
   preconditionFailed,
 } from './dataset-download.service';
+import { CutShortError } from './failing-short';
 import { DatasetParquetService } from './dataset-parquet.service';
 import * as datasetWriter from './dataset-writer';
 import { CompletedTask, DatasetFormat } from './task.types';
@@ -207,6 +213,36 @@ describe(DatasetDownloadService.name, () => {
       unlinkSync(files.jsonl);
       for (const ifMatch of ['*', '"other"'])
         await expect(service.open('btc', 'jsonl', { ifMatch })).rejects.toThrow(fileMissing('btc'));
+    });
+  });
+
+  // Cut short in place after its size was checked, the file's stream just ended early, and the
+  // response piped from it was ended short of its Content-Length, as if complete.
+  describe('a file cut short while it is sent', () => {
+    it('fails its stream instead of ending it, saying how many bytes it had', async () => {
+      const { file } = await opened('btc', 'jsonl');
+      truncateSync(files.jsonl, 5);
+      await expect(bytesOf(file.getStream())).rejects.toThrow(new CutShortError(5, JSONL.length));
+    });
+
+    it('closes the connection, not ending the response, and warns naming the task', async () => {
+      const { file } = await opened('btc', 'parquet');
+      file.getStream().destroy();
+      const response = { destroyed: false, headersSent: true, destroy: jest.fn(), end: jest.fn() };
+      file.errorHandler(
+        new CutShortError(5, PARQUET.length),
+        response as unknown as Parameters<StreamableFile['errorHandler']>[1],
+      );
+      expect(response.destroy).toHaveBeenCalled();
+      expect(response.end).not.toHaveBeenCalled();
+      expect(warned).toHaveBeenCalledWith(
+        `task btc: btc.parquet could not be sent whole (the file ended after 5 of its ${PARQUET.length} bytes): connection closed`,
+      );
+    });
+
+    it('ends the stream of a whole file as it is', async () => {
+      const { file } = await opened('btc', 'parquet');
+      expect(await bytesOf(file.getStream())).toEqual(PARQUET);
     });
   });
 });

@@ -13,6 +13,7 @@ import {
 import contentDisposition from 'content-disposition';
 import { DatasetParquetService, ParquetBusyError } from './dataset-parquet.service';
 import { ParquetFile, sizeOnDisk } from './dataset-writer';
+import { failingShort } from './failing-short';
 import { DATASET_CONTENT_TYPES } from './task.mapper';
 import { CompletedTask, DatasetFormat, isCompleted } from './task.types';
 import { TasksService } from './tasks.service';
@@ -180,7 +181,19 @@ export class DatasetDownloadService {
     // (curl does) often closed before the response was ended, which was then logged and counted
     // as unanswered (found by a README audit: 23 of 83 complete downloads).
     const stream = handle.createReadStream(length > 0 ? { start: 0, end: length - 1 } : {});
-    return { status: 200, sha256, file: new StreamableFile(stream, headers) };
+    const file = new StreamableFile(failingShort(stream, length), headers).setErrorHandler(
+      (error, response) => {
+        this.logger.warn(
+          `task ${id}: ${basename(served.file)} could not be sent whole (${error.message}): connection closed`,
+        );
+        // Closed, not ended: an ended response looks complete, and a client on a kept-alive
+        // connection waits for the missing bytes until the server's keep-alive timeout. Closed,
+        // the client sees the download broken off (curl: a partial file); before any byte, an
+        // empty reply, where Nest's default answered 400 'Bad Request' in text/plain.
+        if (!response.destroyed) response.destroy?.();
+      },
+    );
+    return { status: 200, sha256, file };
   }
 
   private async parquetOf(task: CompletedTask, id: string): Promise<ParquetFile> {
