@@ -8,6 +8,7 @@ import {
   sr25519Verify,
   xxhashAsU8a,
 } from '@polkadot/util-crypto';
+import { epochIndex } from '../../src/network/chain/commitment-window';
 import { CommitmentStorage, recordedRegistry } from './commitment-storage';
 
 /**
@@ -16,6 +17,11 @@ import { CommitmentStorage, recordedRegistry } from './commitment-storage';
  * them, and includes each in a block of its own right away, with the block's events (the
  * extrinsic's success, or the failure it was told to answer with). `author_submitAndWatchExtrinsic`
  * answers ready → inBlock → finalized; `author_submitExtrinsic` answers the hash.
+ *
+ * `set_commitment` follows the recorded runtime's space rule (pallets/commitments/src/lib.rs):
+ * each commitment uses the length of its fields, at least 100, of the account's `maxSpace` per
+ * subnet epoch (`tempo + 1` blocks, offset by `netuid + 1`); past it the extrinsic fails with
+ * `SpaceLimitExceeded`, and a successful one is counted in `UsedSpaceOf`.
  */
 export interface SubmittedExtrinsic {
   /** ss58 of the signer. */
@@ -50,6 +56,15 @@ export interface ChainExtrinsics {
    * `ready` while set: the process stops between the chain taking the commitment and its record.
    */
   silentInclusions: boolean;
+  /**
+   * `MaxSpace`: the space an account may use per epoch (the storage's default, 3100, is 31 SHA
+   * commitments; 100 allows one).
+   */
+  maxSpace: number;
+  /** The head's number: the block the last extrinsic was included in, or where advanceTo left it. */
+  readonly head: number;
+  /** Moves the head on to `block` (blocks without extrinsics), as time passing would. */
+  advanceTo(block: number): void;
 }
 
 export interface ChainBasics {
@@ -69,6 +84,12 @@ interface RpcRequest {
 
 type Send = (message: unknown) => void;
 
+/** `set_commitment`'s arguments as the call decodes them (toJSON): `{ raw40: '0x…' }` fields. */
+interface CommitmentArgs {
+  netuid: number;
+  info: { fields: Record<string, string>[] };
+}
+
 const SYSTEM_EVENTS_KEY = u8aToHex(
   u8aConcat(xxhashAsU8a('System', 128), xxhashAsU8a('Events', 128)),
 );
@@ -77,6 +98,7 @@ export class ExtrinsicsStandIn implements ChainExtrinsics {
   readonly submitted: SubmittedExtrinsic[] = [];
   holdSubmissions = false;
   silentInclusions = false;
+  maxSpace: number;
   private readonly registry: TypeRegistry;
   private readonly metadata: Metadata;
   private readonly blocks = new Map<
@@ -97,6 +119,21 @@ export class ExtrinsicsStandIn implements ChainExtrinsics {
     ({ registry: this.registry, metadata: this.metadata } = recordedRegistry(chain.metadataV14));
     this.blockNumber = Number(chain.header.number);
     this.parentHash = chain.head;
+    this.storage.setBlockNumber(this.blockNumber);
+    const maxSpace = this.pallet('Commitments')
+      .storage.unwrap()
+      .items.find((item) => item.name.eq('MaxSpace'))!;
+    this.maxSpace = this.registry.createType('u32', maxSpace.fallback.toU8a(true)).toNumber();
+  }
+
+  get head(): number {
+    return this.blockNumber;
+  }
+
+  advanceTo(block: number): void {
+    if (block < this.blockNumber) throw new Error(`the head is at ${this.blockNumber} already`);
+    this.blockNumber = block;
+    this.storage.setBlockNumber(block);
   }
 
   failNext(count: number, error?: string): void {
@@ -201,10 +238,13 @@ export class ExtrinsicsStandIn implements ChainExtrinsics {
 
     const call = `${extrinsic.method.section}.${extrinsic.method.method}`;
     const args = (extrinsic.method.toJSON() as { args: Record<string, unknown> }).args;
-    const failure = this.failures.left > 0 ? this.failures.error : undefined;
+    let failure = this.failures.left > 0 ? this.failures.error : undefined;
     if (failure) this.failures.left -= 1;
 
     this.blockNumber += 1;
+    this.storage.setBlockNumber(this.blockNumber);
+    if (!failure && call === 'commitments.setCommitment')
+      failure = this.useSpace(signer, args as unknown as CommitmentArgs);
     const header = {
       ...this.chain.header,
       parentHash: this.parentHash,
@@ -214,10 +254,7 @@ export class ExtrinsicsStandIn implements ChainExtrinsics {
     this.parentHash = blockHash;
     this.blocks.set(blockHash, { header, extrinsics: [hex], events: this.events(failure) });
     if (!failure && call === 'commitments.setCommitment') {
-      const { netuid, info } = args as {
-        netuid: number;
-        info: { fields: Record<string, string>[] };
-      };
+      const { netuid, info } = args as unknown as CommitmentArgs;
       const raw = info.fields[0]?.raw40 ?? info.fields[0]?.Raw40;
       // Stored where CommitmentOf is read from: what we commit reads back as the chain has it.
       if (raw)
@@ -234,6 +271,26 @@ export class ExtrinsicsStandIn implements ChainExtrinsics {
       outcome: failure ?? 'success',
     });
     return { txHash: extrinsic.hash.toHex(), blockHash };
+  }
+
+  /**
+   * The pallet's space rule: the commitment's space (its fields' lengths, at least 100) counted
+   * in the signer's epoch, or `SpaceLimitExceeded` when it would pass `maxSpace` (nothing counted).
+   */
+  private useSpace(signer: string, { netuid, info }: CommitmentArgs): string | undefined {
+    const required = Math.max(
+      100,
+      info.fields.reduce((sum, field) => {
+        const [bytes] = Object.values(field);
+        return sum + (typeof bytes === 'string' ? hexToU8a(bytes).length : 0);
+      }, 0),
+    );
+    const epoch = epochIndex(this.blockNumber, this.storage.tempo(netuid), netuid);
+    const usage = this.storage.usedSpace(netuid, signer);
+    const used = usage?.lastEpoch === epoch ? usage.usedSpace : 0;
+    if (used + required > this.maxSpace) return 'SpaceLimitExceeded';
+    this.storage.setUsedSpace(netuid, signer, { lastEpoch: epoch, usedSpace: used + required });
+    return undefined;
   }
 
   /** The chain's check: the signer's sr25519 signature of the payload (hashed past 256 bytes). */

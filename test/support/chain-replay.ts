@@ -3,7 +3,7 @@ import { AddressInfo } from 'node:net';
 import { WebSocket, WebSocketServer } from 'ws';
 import { fixturePath } from './bittensor-fixtures';
 import { ChainBasics, ChainExtrinsics, ExtrinsicsStandIn } from './chain-extrinsics';
-import { CommitmentStorage } from './commitment-storage';
+import { CommitmentStorage, Usage } from './commitment-storage';
 
 /**
  * A subtensor node on 127.0.0.1 that answers the recorded finney calls
@@ -16,8 +16,9 @@ import { CommitmentStorage } from './commitment-storage';
  * runtime call with an empty list (a subnet without neurons).
  *
  * Storage reads (`state_getStorage`, `state_getKeysPaged`, `state_getKeys`,
- * `state_queryStorageAt`) answer what the test put there; today `Commitments.CommitmentOf`
- * entries, through `setCommitment` (./commitment-storage.ts). Any other key reads as absent.
+ * `state_queryStorageAt`) answer what the test put there: `Commitments.CommitmentOf` entries,
+ * through `setCommitment`, `Commitments.UsedSpaceOf` and `SubtensorModule.Tempo`, and the head's
+ * `System.Number` (./commitment-storage.ts). Any other key reads as absent.
  */
 export type ReplayMode = 'answer' | 'silent' | 'garbage' | 'empty';
 
@@ -48,6 +49,13 @@ export interface ChainReplay {
   /** As setCommitment with any `info.fields` (`[{ Sha256: '0x…' }]`, two items, none). */
   setCommitmentFields(netuid: number, hotkey: string, fields: unknown[], block: number): void;
   clearCommitment(netuid: number, hotkey: string): void;
+  /**
+   * `hotkey`'s `Commitments.UsedSpaceOf(netuid)`: the space it used in epoch `lastEpoch`
+   * (undefined: none), as the space rule of `set_commitment` counts it (chain-extrinsics.ts).
+   */
+  setUsedSpace(netuid: number, hotkey: string, usage: Usage | undefined): void;
+  /** `SubtensorModule.Tempo(netuid)`: the subnet's epochs are `tempo + 1` blocks. */
+  setTempo(netuid: number, tempo: number): void;
   /** Drops every open connection (the node restarts; clients reconnect). */
   dropConnections(): void;
   stop(): Promise<void>;
@@ -118,6 +126,8 @@ export async function startChainReplay(): Promise<ChainReplay> {
     setCommitmentFields: (netuid, hotkey, fields, block) =>
       storage.setFields(netuid, hotkey, fields, block),
     clearCommitment: (netuid, hotkey) => storage.clear(netuid, hotkey),
+    setUsedSpace: (netuid, hotkey, usage) => storage.setUsedSpace(netuid, hotkey, usage),
+    setTempo: (netuid, tempo) => storage.setTempo(netuid, tempo),
     dropConnections: () => server.clients.forEach((client) => client.terminate()),
     stop: async () => {
       server.clients.forEach((client) => client.terminate());

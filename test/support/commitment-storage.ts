@@ -1,21 +1,25 @@
 import { Metadata, TypeRegistry } from '@polkadot/types';
 import { decodeAddress } from '@polkadot/util-crypto';
-import { u8aConcat, u8aToHex } from '@polkadot/util';
+import { hexToU8a, u8aConcat, u8aToHex } from '@polkadot/util';
 import { xxhashAsU8a } from '@polkadot/util-crypto';
 
 /**
  * `Commitments.CommitmentOf` storage as a subtensor node holds it: keys
  * `twox128("Commitments") ++ twox128("CommitmentOf") ++ netuid (u16, Identity) ++
  * twox64(account) ++ account`, values SCALE-encoded `PalletCommitmentsRegistration`, built with
- * the recorded runtime's metadata (the registry the client decodes them with).
+ * the recorded runtime's metadata (the registry the client decodes them with). Beside it, what
+ * the pallet's space rule reads (`Commitments.UsedSpaceOf`, `SubtensorModule.Tempo`) and the
+ * head's `System.Number`.
  */
 export class CommitmentStorage {
   private readonly registry: TypeRegistry;
   /** Storage key (hex) → value (hex). */
   private readonly entries = new Map<string, string>();
 
+  private readonly metadata: Metadata;
+
   constructor(metadataHex: string) {
-    this.registry = recordedRegistry(metadataHex).registry;
+    ({ registry: this.registry, metadata: this.metadata } = recordedRegistry(metadataHex));
   }
 
   /** The text as one `Raw<length>` item: a 40-character SHA is a `Raw40`. */
@@ -37,6 +41,43 @@ export class CommitmentStorage {
     this.entries.delete(storageKey(netuid, hotkey));
   }
 
+  /** The account's space used in epoch `lastEpoch` (`UsedSpaceOf`); undefined for none. */
+  setUsedSpace(netuid: number, hotkey: string, usage: Usage | undefined): void {
+    const key = storageKey(netuid, hotkey, 'UsedSpaceOf');
+    if (!usage) return void this.entries.delete(key);
+    const value = this.registry.createType('PalletCommitmentsUsageTracker', usage);
+    this.entries.set(key, value.toHex());
+  }
+
+  usedSpace(netuid: number, hotkey: string): Usage | undefined {
+    const value = this.entries.get(storageKey(netuid, hotkey, 'UsedSpaceOf'));
+    if (!value) return undefined;
+    const { lastEpoch, usedSpace } = this.registry
+      .createType('PalletCommitmentsUsageTracker', value)
+      .toJSON() as { lastEpoch: number; usedSpace: number };
+    return { lastEpoch: Number(lastEpoch), usedSpace: Number(usedSpace) };
+  }
+
+  setTempo(netuid: number, tempo: number): void {
+    this.entries.set(tempoKey(netuid), u8aToHex(this.registry.createType('u16', tempo).toU8a()));
+  }
+
+  /** The subnet's tempo; by default the storage's (360 in the recorded metadata). */
+  tempo(netuid: number): number {
+    const value = this.entries.get(tempoKey(netuid));
+    if (value) return this.registry.createType('u16', hexToU8a(value)).toNumber();
+    const tempo = this.metadata.asLatest.pallets
+      .find((pallet) => pallet.name.eq('SubtensorModule'))!
+      .storage.unwrap()
+      .items.find((item) => item.name.eq('Tempo'))!;
+    return this.registry.createType('u16', tempo.fallback.toU8a(true)).toNumber();
+  }
+
+  /** The head's number (`System.Number`), as the stand-in's blocks move on. */
+  setBlockNumber(block: number): void {
+    this.entries.set(SYSTEM_NUMBER_KEY, u8aToHex(this.registry.createType('u32', block).toU8a()));
+  }
+
   value(key: string): string | null {
     return this.entries.get(key.toLowerCase()) ?? null;
   }
@@ -52,18 +93,39 @@ export class CommitmentStorage {
   }
 }
 
-function storageKey(netuid: number, hotkey: string): string {
+/** `UsageTracker`: the space an account used (`usedSpace`) in the subnet's epoch `lastEpoch`. */
+export interface Usage {
+  lastEpoch: number;
+  usedSpace: number;
+}
+
+const SYSTEM_NUMBER_KEY = u8aToHex(
+  u8aConcat(xxhashAsU8a('System', 128), xxhashAsU8a('Number', 128)),
+);
+
+/** A `Commitments` double map's key: netuid (u16, Identity), then the account (Twox64Concat). */
+function storageKey(netuid: number, hotkey: string, item = 'CommitmentOf'): string {
   const account = decodeAddress(hotkey);
-  const netuidBytes = new Uint8Array([netuid & 0xff, netuid >> 8]);
   return u8aToHex(
     u8aConcat(
       xxhashAsU8a('Commitments', 128),
-      xxhashAsU8a('CommitmentOf', 128),
-      netuidBytes,
+      xxhashAsU8a(item, 128),
+      netuidBytes(netuid),
       xxhashAsU8a(account, 64),
       account,
     ),
   );
+}
+
+/** `SubtensorModule.Tempo(netuid)`: keyed by the netuid as it is (Identity). */
+function tempoKey(netuid: number): string {
+  return u8aToHex(
+    u8aConcat(xxhashAsU8a('SubtensorModule', 128), xxhashAsU8a('Tempo', 128), netuidBytes(netuid)),
+  );
+}
+
+function netuidBytes(netuid: number): Uint8Array {
+  return new Uint8Array([netuid & 0xff, netuid >> 8]);
 }
 
 /**

@@ -1,0 +1,123 @@
+import type { ApiPromise } from '@polkadot/api';
+import type { Codec } from '@polkadot/types/types';
+
+/** Subtensor makes a block every 12 seconds. */
+export const BLOCK_MS = 12_000;
+
+/**
+ * Which of the Commitments pallet's two "too soon" rules refused a commitment, by the error it
+ * answered: a minimum of blocks between an account's commitments (`CommitmentSetRateLimitExceeded`,
+ * older runtimes), or a quota of space per subnet epoch (`SpaceLimitExceeded`, finney's spec 343).
+ */
+export type CommitmentRule = 'rate' | 'space';
+
+export function ruleOfError(name: string): CommitmentRule | undefined {
+  if (name === 'CommitmentSetRateLimitExceeded') return 'rate';
+  if (name === 'SpaceLimitExceeded') return 'space';
+  return undefined;
+}
+
+/** When the chain will take a commitment again: from block `acceptedFrom`; its head is `head`. */
+export interface CommitmentWindow {
+  acceptedFrom: number;
+  head: number;
+}
+
+/**
+ * The subnet's epoch at `block`, as subtensor counts it (`get_epoch_index`): epochs are
+ * `tempo + 1` blocks long and offset by `netuid + 1` blocks, so subnets do not all turn at once.
+ */
+export function epochIndex(block: number, tempo: number, netuid: number): number {
+  return Math.floor((block + netuid + 1) / (tempo + 1));
+}
+
+/**
+ * The space rule: an account's used space (`UsedSpaceOf`, counted in epoch `lastEpoch`) starts
+ * over at the first block of a later epoch. Undefined when the storage does not explain a
+ * refusal in block `refusedAt`: its count is of an earlier epoch, so the space was free then.
+ */
+export function spaceResetBlock(
+  lastEpoch: number,
+  refusedAt: number,
+  tempo: number,
+  netuid: number,
+): number | undefined {
+  if (lastEpoch < epochIndex(refusedAt, tempo, netuid)) return undefined;
+  return (lastEpoch + 1) * (tempo + 1) - (netuid + 1);
+}
+
+/**
+ * The rate rule: a commitment is taken from `RateLimit` blocks after the account's last one
+ * (`LastCommitment`). Undefined when that does not explain a refusal in block `refusedAt`.
+ */
+export function rateLimitResetBlock(
+  lastCommitment: number,
+  rateLimit: number,
+  refusedAt: number,
+): number | undefined {
+  const from = lastCommitment + rateLimit;
+  return refusedAt < from ? from : undefined;
+}
+
+/**
+ * When the chain will take `hotkey`'s next commitment under `netuid`, after `rule` refused one in
+ * block `refusedAt` (the head when unknown), from the storage the pallet decides by (pallets/
+ * commitments/src/lib.rs, `set_commitment`). Space rule: `Commitments.UsedSpaceOf(netuid,
+ * hotkey)` and `SubtensorModule.Tempo(netuid)`. Rate rule: `Commitments.LastCommitment(netuid,
+ * hotkey)` and the `RateLimit` storage value, or the `RateLimit` constant of runtimes without it.
+ * Undefined when this runtime's metadata lacks them, or the storage does not explain the refusal.
+ */
+export async function readCommitmentWindow(
+  api: ApiPromise,
+  netuid: number,
+  hotkey: string,
+  rule: CommitmentRule,
+  refusedAt: number | undefined,
+): Promise<CommitmentWindow | undefined> {
+  const commitments = api.query.commitments;
+  if (rule === 'space') {
+    const usedSpaceOf = commitments?.usedSpaceOf;
+    const tempoOf = api.query.subtensorModule?.tempo;
+    if (!usedSpaceOf || !tempoOf) return undefined;
+    const [head, usage, tempo] = await Promise.all([
+      api.query.system.number(),
+      usedSpaceOf(netuid, hotkey) as unknown as Promise<OptionOf<Usage>>,
+      tempoOf(netuid),
+    ]);
+    if (usage.isNone) return undefined;
+    const lastEpoch = toNumber(usage.unwrap().lastEpoch);
+    const at = refusedAt ?? toNumber(head);
+    return windowFrom(spaceResetBlock(lastEpoch, at, toNumber(tempo), netuid), head);
+  }
+  const lastCommitmentOf = commitments?.lastCommitment;
+  const rateLimitOf = commitments?.rateLimit;
+  const rateLimitConstant = api.consts.commitments?.rateLimit;
+  if (!lastCommitmentOf || (!rateLimitOf && !rateLimitConstant)) return undefined;
+  const [head, last, rateLimit] = await Promise.all([
+    api.query.system.number(),
+    lastCommitmentOf(netuid, hotkey) as unknown as Promise<OptionOf<Codec>>,
+    rateLimitOf ? rateLimitOf() : rateLimitConstant,
+  ]);
+  if (last.isNone) return undefined;
+  const at = refusedAt ?? toNumber(head);
+  return windowFrom(rateLimitResetBlock(toNumber(last.unwrap()), toNumber(rateLimit), at), head);
+}
+
+function windowFrom(acceptedFrom: number | undefined, head: Codec): CommitmentWindow | undefined {
+  return acceptedFrom === undefined ? undefined : { acceptedFrom, head: toNumber(head) };
+}
+
+function toNumber(value: Codec): number {
+  return Number(value.toString());
+}
+
+interface OptionOf<T> {
+  isNone: boolean;
+  unwrap(): T;
+}
+
+/** `UsageTracker` as the recorded runtime's metadata types it. */
+interface Usage {
+  lastEpoch: Codec;
+  usedSpace: Codec;
+}
