@@ -54,6 +54,7 @@ function refusedWith(name: string) {
     onStatus({
       status: { isInBlock: true, asInBlock: { toHex: () => '0x01' } },
       dispatchError: { isModule: true, asModule: {} },
+      blockNumber: { toNumber: () => 6_852_692 },
     });
   return submitterOn(inBlockWithError, undefined, name).commit(SHA);
 }
@@ -75,12 +76,15 @@ beforeAll(() => cryptoReady());
 
 describe(CommitmentSubmitter.name, () => {
   // The chain's rate limit asks to wait: the worker keeps the vote pushed and retries it later.
-  it.each(['CommitmentSetRateLimitExceeded', 'SpaceLimitExceeded'])(
-    'takes %s as the chain asking to wait',
-    async (name) => {
-      await expect(refusedWith(name)).rejects.toBeInstanceOf(CommitmentRateLimitedError);
-    },
-  );
+  // Which rule and which block: the worker reads off the chain when it will take it.
+  it.each([
+    ['CommitmentSetRateLimitExceeded', 'rate'],
+    ['SpaceLimitExceeded', 'space'],
+  ])('takes %s as the chain asking to wait (its %s rule)', async (name, rule) => {
+    const refusal = await refusedWith(name).catch((error: Error) => error);
+    expect(refusal).toBeInstanceOf(CommitmentRateLimitedError);
+    expect(refusal).toMatchObject({ rule, block: 6_852_692 });
+  });
 
   it('takes any other refusal as a failure', async () => {
     await expect(refusedWith('TooManyFieldsInCommitmentInfo')).rejects.toThrow(

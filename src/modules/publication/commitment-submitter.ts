@@ -7,18 +7,27 @@ import { hexToU8a, stringToU8a, u8aConcat, u8aToHex } from '@polkadot/util';
 import { blake2AsU8a } from '@polkadot/util-crypto';
 import { INCLUSION_TIMEOUT_MS } from '../../config/publication-timeouts';
 import { Sr25519Keypair } from '../../network/bittensor/keypair';
+import { CommitmentRule, ruleOfError } from '../../network/chain/commitment-window';
 import { SubtensorConnection } from '../../network/chain/subtensor-connection';
 
 /**
- * Errors of the Commitments pallet that mean "too soon, wait and retry": the per-account rate
- * limit (`CommitmentSetRateLimitExceeded`), and in runtimes that replaced it with a space quota
- * per rate-limit interval (finney's spec 343, the recorded one), `SpaceLimitExceeded`.
+ * The chain refused the commitment for now (its rate limit): wait and retry, not a failure.
+ * The Commitments pallet's errors that mean "too soon" are the per-account rate limit
+ * (`CommitmentSetRateLimitExceeded`), and in runtimes that replaced it with a space quota per
+ * subnet epoch (finney's spec 343, the recorded one), `SpaceLimitExceeded`: `rule` says which,
+ * `block` is the block that refused it (when the node said), so that the wait can be read off
+ * the chain (commitment-window.ts).
  */
-const WAIT_ERRORS = new Set(['CommitmentSetRateLimitExceeded', 'SpaceLimitExceeded']);
-
-/** The chain refused the commitment for now (its rate limit): wait and retry, not a failure. */
 export class CommitmentRateLimitedError extends Error {
   override readonly name = 'CommitmentRateLimitedError';
+
+  constructor(
+    message: string,
+    readonly rule: CommitmentRule,
+    readonly block: number | undefined,
+  ) {
+    super(message);
+  }
 }
 
 /** Where the commitment was included (no hash when it was found in storage, not submitted). */
@@ -70,7 +79,11 @@ export class CommitmentSubmitter {
             if (status.isInBlock || status.isFinalized) {
               const blockHash = (status.isInBlock ? status.asInBlock : status.asFinalized).toHex();
               if (result.dispatchError)
-                return settle(() => reject(dispatchFailure(api, result.dispatchError!)));
+                return settle(() =>
+                  reject(
+                    dispatchFailure(api, result.dispatchError!, result.blockNumber?.toNumber()),
+                  ),
+                );
               if (result.blockNumber === undefined)
                 return settle(() =>
                   reject(new Error(`included in ${blockHash}, events unreadable`)),
@@ -111,13 +124,13 @@ export class CommitmentSubmitter {
   }
 }
 
-function dispatchFailure(api: ApiPromise, error: DispatchError): Error {
+function dispatchFailure(api: ApiPromise, error: DispatchError, block: number | undefined): Error {
   if (error.isModule) {
     try {
       const { section, name, docs } = api.registry.findMetaError(error.asModule);
       const message = `${section}.${name}${docs.length ? `: ${docs.join(' ').trim()}` : ''}`;
-      if (section === 'commitments' && WAIT_ERRORS.has(name))
-        return new CommitmentRateLimitedError(message);
+      const rule = section === 'commitments' ? ruleOfError(name) : undefined;
+      if (rule) return new CommitmentRateLimitedError(message, rule, block);
       return new Error(`the chain refused the commitment: ${message}`);
     } catch {
       // An error this runtime's metadata does not name: reported as the chain sent it.

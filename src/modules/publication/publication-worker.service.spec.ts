@@ -1,4 +1,6 @@
 import { Logger } from '@nestjs/common';
+import { CommitmentWindow } from '../../network/chain/commitment-window';
+import { CommitmentRateLimitedError } from './commitment-submitter';
 import { PublicationWorker } from './publication-worker.service';
 import { PublicationRow } from './publication.types';
 
@@ -23,6 +25,8 @@ function workerWith(
     onChain?: string;
     /** What using the node to submit a commitment does (CommitmentSubmitter uses `useLong`). */
     commit?: () => Promise<unknown>;
+    /** When the chain takes a commitment again, as its storage says (ChainCommitmentsService). */
+    commitmentWindow?: () => Promise<CommitmentWindow | undefined>;
   } = {},
 ) {
   const claimed = { hotkey: HOTKEY, version: 3, commit_sha: null, attempts: 0, ...row };
@@ -49,6 +53,10 @@ function workerWith(
       }
     }),
   };
+  const commitments = {
+    of: () => Promise.resolve({ hotkey: HOTKEY, block: 120, sha: fakes.onChain ?? SHA }),
+    commitmentWindow: jest.fn(fakes.commitmentWindow ?? (() => Promise.resolve(undefined))),
+  };
   const config = {
     netuid: 1,
     publication: { intervalMs: 5000, leaseMs: 600_000, retryMs: 12_000, retryMaxMs: 3_600_000 },
@@ -62,9 +70,7 @@ function workerWith(
       recordPublicationFailure: () => undefined,
     } as never,
     { now: () => NOW } as never,
-    {
-      of: () => Promise.resolve({ hotkey: HOTKEY, block: 120, sha: fakes.onChain ?? SHA }),
-    } as never,
+    commitments as never,
     { hotkey: HOTKEY, keypair: {} } as never,
     { publish: fakes.publish ?? (() => Promise.resolve({ sha: SHA, pushed: true })) } as never,
     { useLong: fakes.commit ?? (() => Promise.reject(new Error('no node in this spec'))) } as never,
@@ -72,7 +78,7 @@ function workerWith(
   );
   const log = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
   const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
-  return { worker, repository, tasks, lock, log, warn };
+  return { worker, repository, commitments, tasks, lock, log, warn };
 }
 
 /**
@@ -145,6 +151,74 @@ describe(PublicationWorker.name, () => {
       new Date(NOW.getTime() + 12_000),
       NOW,
     );
+  });
+
+  describe('refused by the chain as too soon', () => {
+    /** The pushed vote's commitment refused by the space rule in block 6,852,692. */
+    const refused = (commitmentWindow: () => Promise<CommitmentWindow | undefined>, attempts = 2) =>
+      workerWith(
+        { commit_sha: SHA, state: 'pushed', attempts },
+        {
+          onChain: 'da39a3ee5e6b4b0d3255bfef95601890afd80709',
+          commit: () =>
+            Promise.reject(
+              new CommitmentRateLimitedError(
+                'commitments.SpaceLimitExceeded: Space Limit Exceeded for the current interval',
+                'space',
+                6_852_692,
+              ),
+            ),
+          commitmentWindow,
+        },
+      );
+    const reason =
+      'rate limited by the chain: commitments.SpaceLimitExceeded: Space Limit Exceeded for the ' +
+      'current interval';
+    const retriedAfter = (repository: ReturnType<typeof refused>['repository'], ms: number) =>
+      expect(repository.recordRetry).toHaveBeenCalledWith(
+        expect.objectContaining({ version: 3 }),
+        'pushed',
+        reason,
+        new Date(NOW.getTime() + ms),
+        NOW,
+      );
+
+    // Each refused commitment pays a fee: the retry goes when the chain will take it, two
+    // blocks after the block its storage names, not 12 s later.
+    it('retries when the chain takes commitments again, by its storage', async () => {
+      const window = { acceptedFrom: 6_852_849, head: 6_852_692 };
+      const { worker, repository, commitments, warn } = refused(() => Promise.resolve(window));
+      await worker.runOnce();
+      retriedAfter(repository, (6_852_849 - 6_852_692) * 12_000 + 24_000);
+      expect(commitments.commitmentWindow).toHaveBeenCalledWith(HOTKEY, 'space', 6_852_692);
+      expect(String(warn.mock.calls[0][0])).toMatch(
+        /next attempt at .* \(the chain takes commitments again from block 6852849\)$/,
+      );
+    });
+
+    it('waits no longer than PUBLICATION_RETRY_MAX_MS, and no less than PUBLICATION_RETRY_MS', async () => {
+      const far = refused(() => Promise.resolve({ acceptedFrom: 7_000_000, head: 6_852_692 }));
+      await far.worker.runOnce();
+      retriedAfter(far.repository, 3_600_000);
+      jest.restoreAllMocks();
+      const open = refused(() => Promise.resolve({ acceptedFrom: 6_852_600, head: 6_852_692 }));
+      await open.worker.runOnce();
+      retriedAfter(open.repository, 24_000);
+    });
+
+    // The doubling wait of any failure: 12 s × 2² after two refusals.
+    it('waits as for any failure when the storage cannot say, or cannot be read', async () => {
+      const silent = refused(() => Promise.resolve(undefined));
+      await silent.worker.runOnce();
+      retriedAfter(silent.repository, 48_000);
+      jest.restoreAllMocks();
+      const unreadable = refused(() => Promise.reject(new Error('no answer within 10000 ms')));
+      await unreadable.worker.runOnce();
+      retriedAfter(unreadable.repository, 48_000);
+      expect(unreadable.warn).toHaveBeenCalledWith(
+        'could not read when the chain takes commitments again: no answer within 10000 ms',
+      );
+    });
   });
 
   // A submission takes the registration lock, then writes the tasks and this row; the worker

@@ -25,6 +25,22 @@ import { PublicationRepository } from './publication.repository';
 import { PublicationService } from './publication.service';
 import { Claim, lostClaim, PublicationRow } from './publication.types';
 import { retryDelay } from '../../common/retry-delay';
+import { BLOCK_MS, CommitmentWindow } from '../../network/chain/commitment-window';
+
+/**
+ * Past the block the chain takes commitments again from: the head read was made up to a block
+ * after it was produced, and a block may come late; early costs another refused commitment.
+ */
+const WINDOW_MARGIN_MS = 2 * BLOCK_MS;
+
+/**
+ * The wait until the chain takes a commitment again (its head and that block, 12 s apart) plus
+ * the margin: never less than `retryMs`, never more than `retryMaxMs`.
+ */
+function windowDelay(window: CommitmentWindow, retryMs: number, retryMaxMs: number): number {
+  const untilThen = Math.max(0, window.acceptedFrom - window.head) * BLOCK_MS + WINDOW_MARGIN_MS;
+  return Math.min(retryMaxMs, Math.max(retryMs, untilThen));
+}
 
 /**
  * Publishes the queued vote in the background, every PUBLICATION_INTERVAL_MS: claims it (one
@@ -169,16 +185,44 @@ export class PublicationWorker
     const rateLimited = error instanceof CommitmentRateLimitedError;
     this.metrics.recordPublicationFailure(step, rateLimited ? 'rate_limited' : 'error');
     const { retryMs, retryMaxMs } = this.config.publication;
+    const doubling = retryDelay(failures, retryMs, retryMaxMs);
+    const window = rateLimited ? await this.commitmentWindow(error) : undefined;
+    const wait = window ? windowDelay(window, retryMs, retryMaxMs) : doubling;
+    // Read after the chain was asked when: the wait counts from its answer.
     const now = this.clock.now();
-    const next = new Date(now.getTime() + retryDelay(failures, retryMs, retryMaxMs));
+    const next = new Date(now.getTime() + wait);
     const reason = rateLimited
       ? `rate limited by the chain: ${error.message}`
       : `${step} failed: ${error.message}`;
-    this.logger.warn(`vote ${row.version}: ${reason}; next attempt at ${next.toISOString()}`);
+    const when = window
+      ? ` (the chain takes commitments again from block ${window.acceptedFrom})`
+      : '';
+    this.logger.warn(
+      `vote ${row.version}: ${reason}; next attempt at ${next.toISOString()}${when}`,
+    );
     // Rate limited: still pushed, only waiting. A failed commit keeps its SHA (resumed there).
     const state = rateLimited ? 'pushed' : 'failed';
     if (!(await this.repository.recordRetry(claim, state, reason, next, now)))
       await this.lost(claim);
+  }
+
+  /**
+   * When the chain will take our commitment again, read off its storage after it refused one as
+   * too soon; undefined (the doubling wait, as for any failure) when the storage cannot say or
+   * the node cannot be read. Each refused commitment pays a fee: retrying blindly paid about ten
+   * in an interval (docs/decisions.md, "The rate limit.").
+   */
+  private async commitmentWindow(
+    refusal: CommitmentRateLimitedError,
+  ): Promise<CommitmentWindow | undefined> {
+    try {
+      return await this.commitments.commitmentWindow(this.hotkey, refusal.rule, refusal.block);
+    } catch (error) {
+      this.logger.warn(
+        `could not read when the chain takes commitments again: ${(error as Error).message}`,
+      );
+      return undefined;
+    }
   }
 
   /**

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { publicKeyOfAddress } from '../bittensor/keypair';
+import { CommitmentRule, CommitmentWindow, readCommitmentWindow } from './commitment-window';
 import { ChainCommitment, readCommitment, readCommitments } from './commitments';
 import { SubtensorConnection } from './subtensor-connection';
 
@@ -35,6 +36,21 @@ export class ChainCommitmentsService {
   of(hotkey: string): Promise<ChainCommitment | undefined> {
     if (publicKeyOfAddress(hotkey) === null) return Promise.resolve(undefined);
     return this.chain().use((api) => readCommitment(api, this.config.netuid, hotkey));
+  }
+
+  /**
+   * When the chain will take `hotkey`'s next commitment, after `rule` refused one in block
+   * `refusedAt`; undefined when its storage cannot say (commitment-window.ts). Throws
+   * ChainUnavailableError when the node cannot be used.
+   */
+  commitmentWindow(
+    hotkey: string,
+    rule: CommitmentRule,
+    refusedAt: number | undefined,
+  ): Promise<CommitmentWindow | undefined> {
+    return this.chain().use((api) =>
+      readCommitmentWindow(api, this.config.netuid, hotkey, rule, refusedAt),
+    );
   }
 
   private chain(): SubtensorConnection {

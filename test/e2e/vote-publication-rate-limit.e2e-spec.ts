@@ -1,0 +1,174 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DataSource } from 'typeorm';
+import { PublicationWorker } from '../../src/modules/publication/publication-worker.service';
+import { ChainReplay, startChainReplay } from '../support/chain-replay';
+import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
+import { createKey } from '../support/fixtures';
+import { createGravityRemote, GravityRemote } from '../support/gravity-remote';
+import { startTestApp, TestApp, testValidatorHotkey } from '../support/test-app';
+
+/**
+ * The chain refusing a commitment as too soon, against the chain stand-in's model of the
+ * recorded runtime's space rule (chain-extrinsics.ts): with `MaxSpace` at 100, one commitment
+ * per subnet epoch. Each refused commitment is included in a block and pays a fee, so the
+ * worker retries when the chain's storage says it will take it (docs/decisions.md, "The rate
+ * limit."), not after the doubling wait of any other failure.
+ */
+const NETUID = 1;
+/** The subnet's epochs: `Tempo` (360, the recorded runtime's default) + 1 blocks. */
+const EPOCH_BLOCKS = 361;
+const BLOCK_MS = 12_000;
+/** Two blocks past the one the chain takes commitments again from. */
+const MARGIN_MS = 2 * BLOCK_MS;
+
+interface PublicationStatus {
+  state: string;
+  last_error?: string;
+  next_attempt_at?: string;
+  attempts: number;
+}
+
+/** The first block of the epoch after `block`'s, as subtensor counts epochs (offset netuid + 1). */
+function nextEpochStart(block: number): number {
+  return (Math.floor((block + NETUID + 1) / EPOCH_BLOCKS) + 1) * EPOCH_BLOCKS - (NETUID + 1);
+}
+
+describe('Publishing the vote when the chain says it is too soon', () => {
+  const serverUrl = () => process.env.TEST_RUN_SERVER_URL!;
+  const databaseName = scratchDatabaseName('ratelimit');
+  const hotkey = testValidatorHotkey();
+  let database: DataSource;
+  let replay: ChainReplay;
+  let remote: GravityRemote;
+  let dataDir: string;
+  let app: TestApp;
+  let validatorKey: string;
+
+  const worker = () => app.app.get(PublicationWorker);
+  const submit = (suffix: string) =>
+    app.http
+      .post('/api/v1/set_desirabilities')
+      .set('X-API-Key', validatorKey)
+      .send({
+        desirabilities: [
+          { id: `rl-${suffix}`, weight: 1, params: { platform: 'x', label: '#tao' } },
+        ],
+      })
+      .expect(200);
+  const publication = async () =>
+    (
+      await app.http
+        .get('/api/v1/desirabilities/publication')
+        .set('X-API-Key', validatorKey)
+        .expect(200)
+    ).body as PublicationStatus;
+  /** Runs the worker once; the time before and after, which the next attempt counts from. */
+  const timedRun = async () => {
+    const before = Date.now();
+    await worker().runOnce();
+    return { before, after: Date.now() };
+  };
+  /** The wait is over (the test does not sleep for half an hour). */
+  const makeDue = () =>
+    database.query(
+      `UPDATE desirability_publications SET next_attempt_at = now() - interval '1 second'`,
+    );
+  const refusals = (from: number) =>
+    replay.extrinsics.submitted.slice(from).filter((ext) => ext.outcome !== 'success');
+
+  beforeAll(async () => {
+    const databaseUrl = await createDatabase(serverUrl(), databaseName);
+    database = new DataSource({ type: 'postgres', url: databaseUrl });
+    await database.initialize();
+    replay = await startChainReplay();
+    replay.extrinsics.maxSpace = 100;
+    remote = createGravityRemote();
+    dataDir = mkdtempSync(join(tmpdir(), 'gateway-publish-ratelimit-'));
+    app = await startTestApp({
+      DATABASE_URL: databaseUrl,
+      SUBTENSOR_URL: replay.url,
+      // The replay answers; reads of 1,024 neurons take seconds on a loaded machine.
+      SUBTENSOR_TIMEOUT_MS: '60000',
+      NETUID: String(NETUID),
+      GRAVITY_REPO_URL: remote.url,
+      DATA_DIR: dataDir,
+      // The tests run the worker themselves (runOnce); the retry waits are the defaults.
+      PUBLICATION_INTERVAL_MS: '3600000',
+      PUBLICATION_RETRY_MS: '12000',
+      PUBLICATION_RETRY_MAX_MS: '3600000',
+      TASK_LIFECYCLE_TICK: '86400',
+      METAGRAPH_SYNC_INTERVAL: '3600',
+    });
+    validatorKey = (await createKey(app, { tier: 'validator' })).key;
+  }, 120_000);
+  afterAll(async () => {
+    await app?.close();
+    await database?.destroy();
+    await replay?.stop();
+    await dropDatabase(serverUrl(), databaseName);
+    remote?.remove();
+    rmSync(dataDir, { recursive: true, force: true });
+  }, 60_000);
+
+  it('retries when the chain takes commitments again, paying for one refusal in the epoch', async () => {
+    await submit('a');
+    await worker().runOnce();
+    expect((await publication()).state).toBe('committed');
+    const extrinsics = replay.extrinsics.submitted.length;
+
+    // A second vote in the same epoch: its commitment does not fit in the space left.
+    await submit('b');
+    const { before, after } = await timedRun();
+    const waiting = await publication();
+    expect(waiting).toMatchObject({ state: 'pushed', attempts: 1 });
+    expect(waiting.last_error).toMatch(
+      /^rate limited by the chain: commitments\.SpaceLimitExceeded/,
+    );
+    const [refused] = refusals(extrinsics);
+    expect(refused.outcome).toBe('SpaceLimitExceeded');
+    const reset = nextEpochStart(refused.blockNumber);
+    const wait = (reset - replay.extrinsics.head) * BLOCK_MS + MARGIN_MS;
+    expect(wait).toBeGreaterThan(10 * 60_000); // not the 12 s of the first doubling wait
+    const next = Date.parse(waiting.next_attempt_at!);
+    expect(next).toBeGreaterThanOrEqual(before + wait);
+    expect(next).toBeLessThanOrEqual(after + wait);
+
+    // Not due: nothing is submitted meanwhile.
+    await worker().runOnce();
+    expect(replay.extrinsics.submitted).toHaveLength(extrinsics + 1);
+
+    // The chain reaches the new epoch, and the wait is over: the commitment goes in.
+    replay.extrinsics.advanceTo(reset);
+    await makeDue();
+    await worker().runOnce();
+    expect(await publication()).toMatchObject({ state: 'committed', attempts: 0 });
+    expect(replay.extrinsics.submitted).toHaveLength(extrinsics + 2);
+    expect(replay.extrinsics.submitted.at(-1)).toMatchObject({
+      outcome: 'success',
+      blockNumber: reset + 1,
+    });
+    expect(refusals(extrinsics)).toHaveLength(1);
+  });
+
+  // No UsedSpaceOf to tell when (the refusal is forced): the doubling wait, 12 s after a push.
+  it('waits as for any failure when the chain’s storage does not say when', async () => {
+    replay.setUsedSpace(NETUID, hotkey, undefined);
+    replay.extrinsics.failNext(1);
+    await submit('c');
+    const { before, after } = await timedRun();
+    const waiting = await publication();
+    expect(waiting).toMatchObject({ state: 'pushed', attempts: 1 });
+    expect(waiting.last_error).toMatch(
+      /^rate limited by the chain: commitments\.SpaceLimitExceeded/,
+    );
+    const next = Date.parse(waiting.next_attempt_at!);
+    expect(next).toBeGreaterThanOrEqual(before + 12_000);
+    expect(next).toBeLessThanOrEqual(after + 12_000);
+
+    await makeDue();
+    await worker().runOnce();
+    expect((await publication()).state).toBe('committed');
+  });
+});
