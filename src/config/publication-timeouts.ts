@@ -18,15 +18,16 @@ export const INCLUSION_TIMEOUT_MS = 120_000;
 /**
  * The longest one publication attempt may wait on the network: a claim is taken once for the
  * push and the commitment both (docs/decisions.md, "Claims"), so its lease covers a fetch and a
- * push, a read of our commitment (SUBTENSOR_TIMEOUT_MS) and the inclusion (at least
- * SUBTENSOR_TIMEOUT_MS, which bounds connecting too). Redone pushes after the branch moved under
+ * push, a read of our commitment (SUBTENSOR_TIMEOUT_MS), the inclusion (at least
+ * SUBTENSOR_TIMEOUT_MS, which bounds connecting too) and, after a refusal as too soon, a read of
+ * when the chain takes commitments again (SUBTENSOR_TIMEOUT_MS). Redone pushes after the branch moved under
  * ours are not counted: the remote answered those at once.
  */
 export function longestPublicationAttemptMs(subtensorTimeoutMs: number): number {
   return (
     GIT_FETCH_TIMEOUT_MS +
     GIT_PUSH_TIMEOUT_MS +
-    subtensorTimeoutMs +
+    2 * subtensorTimeoutMs +
     Math.max(INCLUSION_TIMEOUT_MS, subtensorTimeoutMs)
   );
 }
@@ -47,7 +48,7 @@ export function publicationLeaseProblem(
   return (
     `PUBLICATION_LEASE_MS: ${leaseMs} is shorter than one publication attempt may take, ` +
     `${longest} ms (a git fetch of ${GIT_FETCH_TIMEOUT_MS / 1000} s, a push of ` +
-    `${GIT_PUSH_TIMEOUT_MS / 1000} s, a chain read of SUBTENSOR_TIMEOUT_MS=${subtensorTimeoutMs} ` +
+    `${GIT_PUSH_TIMEOUT_MS / 1000} s, two chain reads of SUBTENSOR_TIMEOUT_MS=${subtensorTimeoutMs} ` +
     `and the commitment's inclusion, ${INCLUSION_TIMEOUT_MS / 1000} s or SUBTENSOR_TIMEOUT_MS): ` +
     "another replica would take a live one's claim over mid-attempt and publish the vote " +
     `again; set it at least ${longest}`

@@ -27,6 +27,8 @@ function workerWith(
     commit?: () => Promise<unknown>;
     /** When the chain takes a commitment again, as its storage says (ChainCommitmentsService). */
     commitmentWindow?: () => Promise<CommitmentWindow | undefined>;
+    /** PUBLICATION_RETRY_MS (12 s unless said). */
+    retryMs?: number;
   } = {},
 ) {
   const claimed = { hotkey: HOTKEY, version: 3, commit_sha: null, attempts: 0, ...row };
@@ -59,7 +61,12 @@ function workerWith(
   };
   const config = {
     netuid: 1,
-    publication: { intervalMs: 5000, leaseMs: 600_000, retryMs: 12_000, retryMaxMs: 3_600_000 },
+    publication: {
+      intervalMs: 5000,
+      leaseMs: 600_000,
+      retryMs: fakes.retryMs ?? 12_000,
+      retryMaxMs: 3_600_000,
+    },
   };
   const worker = new PublicationWorker(
     repository as never,
@@ -155,7 +162,11 @@ describe(PublicationWorker.name, () => {
 
   describe('refused by the chain as too soon', () => {
     /** The pushed vote's commitment refused by the space rule in block 6,852,692. */
-    const refused = (commitmentWindow: () => Promise<CommitmentWindow | undefined>, attempts = 2) =>
+    const refused = (
+      commitmentWindow: () => Promise<CommitmentWindow | undefined>,
+      attempts = 2,
+      retryMs?: number,
+    ) =>
       workerWith(
         { commit_sha: SHA, state: 'pushed', attempts },
         {
@@ -169,8 +180,11 @@ describe(PublicationWorker.name, () => {
               ),
             ),
           commitmentWindow,
+          retryMs,
         },
       );
+    /** Subnet 13's epoch: a tempo of 360 blocks, plus one. */
+    const EPOCH = 361;
     const reason =
       'rate limited by the chain: commitments.SpaceLimitExceeded: Space Limit Exceeded for the ' +
       'current interval';
@@ -186,7 +200,7 @@ describe(PublicationWorker.name, () => {
     // Each refused commitment pays a fee: the retry goes when the chain will take it, two
     // blocks after the block its storage names, not 12 s later.
     it('retries when the chain takes commitments again, by its storage', async () => {
-      const window = { acceptedFrom: 6_852_849, head: 6_852_692 };
+      const window = { acceptedFrom: 6_852_849, head: 6_852_692, intervalBlocks: EPOCH };
       const { worker, repository, commitments, warn } = refused(() => Promise.resolve(window));
       await worker.runOnce();
       retriedAfter(repository, (6_852_849 - 6_852_692) * 12_000 + 24_000);
@@ -196,14 +210,32 @@ describe(PublicationWorker.name, () => {
       );
     });
 
-    it('waits no longer than PUBLICATION_RETRY_MAX_MS, and no less than PUBLICATION_RETRY_MS', async () => {
-      const far = refused(() => Promise.resolve({ acceptedFrom: 7_000_000, head: 6_852_692 }));
-      await far.worker.runOnce();
-      retriedAfter(far.repository, 3_600_000);
+    // An epoch is 72 minutes, PUBLICATION_RETRY_MAX_MS's default an hour: capped by it, a refusal
+    // early in the epoch was retried inside it and paid a second refusal (a review's finding).
+    it('waits past PUBLICATION_RETRY_MAX_MS until the epoch turns, never longer than the interval', async () => {
+      const early = refused(() =>
+        Promise.resolve({ acceptedFrom: 6_853_050, head: 6_852_692, intervalBlocks: EPOCH }),
+      );
+      await early.worker.runOnce();
+      retriedAfter(early.repository, 358 * 12_000 + 24_000);
       jest.restoreAllMocks();
-      const open = refused(() => Promise.resolve({ acceptedFrom: 6_852_600, head: 6_852_692 }));
-      await open.worker.runOnce();
-      retriedAfter(open.repository, 24_000);
+      // A storage answer further off than the rule allows waits one interval.
+      const far = refused(() =>
+        Promise.resolve({ acceptedFrom: 7_000_000, head: 6_852_692, intervalBlocks: EPOCH }),
+      );
+      await far.worker.runOnce();
+      retriedAfter(far.repository, EPOCH * 12_000 + 24_000);
+    });
+
+    it('waits no less than PUBLICATION_RETRY_MS', async () => {
+      const open = { acceptedFrom: 6_852_600, head: 6_852_692, intervalBlocks: EPOCH };
+      const soon = refused(() => Promise.resolve(open));
+      await soon.worker.runOnce();
+      retriedAfter(soon.repository, 24_000);
+      jest.restoreAllMocks();
+      const slow = refused(() => Promise.resolve(open), 2, 60_000);
+      await slow.worker.runOnce();
+      retriedAfter(slow.repository, 60_000);
     });
 
     // The doubling wait of any failure: 12 s × 2² after two refusals.

@@ -35,11 +35,13 @@ const WINDOW_MARGIN_MS = 2 * BLOCK_MS;
 
 /**
  * The wait until the chain takes a commitment again (its head and that block, 12 s apart) plus
- * the margin: never less than `retryMs`, never more than `retryMaxMs`.
+ * the margin, never less than `retryMs`. Bounded by the rule's interval, not by
+ * PUBLICATION_RETRY_MAX_MS: subnet 13's epoch (72 minutes) is longer than its default hour, and a
+ * retry an hour into the epoch would pay a second refusal (docs/decisions.md, "The rate limit.").
  */
-function windowDelay(window: CommitmentWindow, retryMs: number, retryMaxMs: number): number {
-  const untilThen = Math.max(0, window.acceptedFrom - window.head) * BLOCK_MS + WINDOW_MARGIN_MS;
-  return Math.min(retryMaxMs, Math.max(retryMs, untilThen));
+function windowDelay(window: CommitmentWindow, retryMs: number): number {
+  const blocks = Math.min(Math.max(0, window.acceptedFrom - window.head), window.intervalBlocks);
+  return Math.max(retryMs, blocks * BLOCK_MS + WINDOW_MARGIN_MS);
 }
 
 /**
@@ -187,7 +189,7 @@ export class PublicationWorker
     const { retryMs, retryMaxMs } = this.config.publication;
     const doubling = retryDelay(failures, retryMs, retryMaxMs);
     const window = rateLimited ? await this.commitmentWindow(error) : undefined;
-    const wait = window ? windowDelay(window, retryMs, retryMaxMs) : doubling;
+    const wait = window ? windowDelay(window, retryMs) : doubling;
     // Read after the chain was asked when: the wait counts from its answer.
     const now = this.clock.now();
     const next = new Date(now.getTime() + wait);

@@ -67,14 +67,14 @@ describe('readCommitmentWindow against the chain stand-in (recorded finney metad
     const head = chain.replay.extrinsics.head;
     expect(head).toBe(6_852_690);
     chain.replay.setUsedSpace(13, ALICE, { lastEpoch: 18_982, usedSpace: 3100 });
-    expect(await read(ALICE, head)).toEqual({ acceptedFrom: 6_852_849, head });
+    expect(await read(ALICE, head)).toEqual({ acceptedFrom: 6_852_849, head, intervalBlocks: 361 });
     // The refusal's block unknown: the head's.
-    expect(await read(ALICE)).toEqual({ acceptedFrom: 6_852_849, head });
+    expect(await read(ALICE)).toEqual({ acceptedFrom: 6_852_849, head, intervalBlocks: 361 });
 
     chain.replay.setTempo(13, 99);
     // (6,852,690 + 14) / 100 = epoch 68,527; 68,528 × 100 − 14.
     chain.replay.setUsedSpace(13, ALICE, { lastEpoch: 68_527, usedSpace: 3100 });
-    expect(await read(ALICE, head)).toEqual({ acceptedFrom: 6_852_786, head });
+    expect(await read(ALICE, head)).toEqual({ acceptedFrom: 6_852_786, head, intervalBlocks: 100 });
     chain.replay.setTempo(13, 360);
   });
 
@@ -130,6 +130,7 @@ describe('readCommitmentWindow on a runtime with the rate rule', () => {
     expect(await readCommitmentWindow(api, 13, ALICE, 'rate', 1005)).toEqual({
       acceptedFrom: 1100,
       head: 1010,
+      intervalBlocks: 100,
     });
   });
 
@@ -138,6 +139,7 @@ describe('readCommitmentWindow on a runtime with the rate rule', () => {
     expect(await readCommitmentWindow(api, 13, ALICE, 'rate', 1005)).toEqual({
       acceptedFrom: 1100,
       head: 1010,
+      intervalBlocks: 100,
     });
   });
 

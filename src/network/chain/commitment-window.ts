@@ -17,10 +17,15 @@ export function ruleOfError(name: string): CommitmentRule | undefined {
   return undefined;
 }
 
-/** When the chain will take a commitment again: from block `acceptedFrom`; its head is `head`. */
+/**
+ * When the chain will take a commitment again: from block `acceptedFrom`; its head is `head`;
+ * `intervalBlocks` is the rule's whole interval (an epoch, `tempo + 1`, or `RateLimit`), the
+ * longest a refusal can have to wait, whatever the storage says.
+ */
 export interface CommitmentWindow {
   acceptedFrom: number;
   head: number;
+  intervalBlocks: number;
 }
 
 /**
@@ -87,7 +92,8 @@ export async function readCommitmentWindow(
     if (usage.isNone) return undefined;
     const lastEpoch = toNumber(usage.unwrap().lastEpoch);
     const at = refusedAt ?? toNumber(head);
-    return windowFrom(spaceResetBlock(lastEpoch, at, toNumber(tempo), netuid), head);
+    const epochBlocks = toNumber(tempo) + 1;
+    return windowFrom(spaceResetBlock(lastEpoch, at, epochBlocks - 1, netuid), head, epochBlocks);
   }
   const lastCommitmentOf = commitments?.lastCommitment;
   const rateLimitOf = commitments?.rateLimit;
@@ -100,11 +106,18 @@ export async function readCommitmentWindow(
   ]);
   if (last.isNone) return undefined;
   const at = refusedAt ?? toNumber(head);
-  return windowFrom(rateLimitResetBlock(toNumber(last.unwrap()), toNumber(rateLimit), at), head);
+  const blocks = toNumber(rateLimit);
+  return windowFrom(rateLimitResetBlock(toNumber(last.unwrap()), blocks, at), head, blocks);
 }
 
-function windowFrom(acceptedFrom: number | undefined, head: Codec): CommitmentWindow | undefined {
-  return acceptedFrom === undefined ? undefined : { acceptedFrom, head: toNumber(head) };
+function windowFrom(
+  acceptedFrom: number | undefined,
+  head: Codec,
+  intervalBlocks: number,
+): CommitmentWindow | undefined {
+  return acceptedFrom === undefined
+    ? undefined
+    : { acceptedFrom, head: toNumber(head), intervalBlocks };
 }
 
 function toNumber(value: Codec): number {
