@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { REPEATED_SIGNAL_WINDOW_MS } from '../../src/common/lifecycle/graceful-shutdown';
 import { isAlive, keepersOf, readPidFile } from '../../src/database/postmaster';
+import { TOTALS_LOCK_ID } from '../../src/network/index/index-totals.repository';
 import { buildDevelopmentEntry, startAppProcess } from '../support/app-process';
 import { freePort } from '../../bench/support/ports';
 import { until } from '../support/until';
@@ -32,8 +33,10 @@ describe('The development entry point with its embedded Postgres', () => {
 
   it('on Ctrl-C during the index sync (its SIGINT heard twice, as under npm), lets the sync stop, then stops its Postgres and exits 0 with no error', async () => {
     const port = await freePort();
-    // 48 miners synced one at a time: the sync runs for seconds, the signal comes within it (with
-    // 24, a fresh-clone CI run once finished the sync before the signal reached it).
+    // 48 miners synced one at a time, and the test holds the lock each miner's write takes until
+    // the shutdown began: the signal comes within the sync whatever the machine's load (timed
+    // alone, a loaded fresh-clone CI run finished the sync, with 24 and then with 48 miners,
+    // before the signal reached it).
     const app = await startAppProcess(
       {
         DATA_DIR: dataDir,
@@ -56,13 +59,20 @@ describe('The development entry point with its embedded Postgres', () => {
         );
         return rows[0]?.status === 'running' || undefined;
       }, 20_000);
-      await client.end();
+      // Held until the shutdown began: the sync waits at its next miner's write.
+      await client.query('SELECT pg_advisory_lock($1)', [TOTALS_LOCK_ID]);
 
       // Under `npm start` one Ctrl-C reaches node twice: from the terminal, to the whole group,
       // and a few ms later from npm, which passes it on to its child. Still one shutdown.
       process.kill(-app.pid, 'SIGINT');
       await new Promise((done) => setTimeout(done, 10));
       process.kill(app.pid, 'SIGINT');
+      await until(
+        () =>
+          Promise.resolve(app.lines.some((line) => line.includes('SIGINT: draining')) || undefined),
+        20_000,
+      );
+      await client.end();
       expect(await app.exited).toBe(0);
 
       const output = app.lines.join('\n');

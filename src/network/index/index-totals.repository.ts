@@ -11,7 +11,7 @@ import {
 } from './prepared-index';
 
 /** Arbitrary constant shared by every writer of the network totals. */
-const TOTALS_LOCK_ID = 7_013_000_002;
+export const TOTALS_LOCK_ID = 7_013_000_002;
 
 /** A miner's own totals: per (source, label id) and per (source, hour). */
 export interface MinerTotals {
