@@ -98,7 +98,6 @@ export class ExtrinsicsStandIn implements ChainExtrinsics {
   readonly submitted: SubmittedExtrinsic[] = [];
   holdSubmissions = false;
   silentInclusions = false;
-  maxSpace: number;
   private readonly registry: TypeRegistry;
   private readonly metadata: Metadata;
   private readonly blocks = new Map<
@@ -120,10 +119,15 @@ export class ExtrinsicsStandIn implements ChainExtrinsics {
     this.blockNumber = Number(chain.header.number);
     this.parentHash = chain.head;
     this.storage.setBlockNumber(this.blockNumber);
-    const maxSpace = this.pallet('Commitments')
-      .storage.unwrap()
-      .items.find((item) => item.name.eq('MaxSpace'))!;
-    this.maxSpace = this.registry.createType('u32', maxSpace.fallback.toU8a(true)).toNumber();
+  }
+
+  /** Kept in the storage, where the pallet and the service's reader find it. */
+  get maxSpace(): number {
+    return this.storage.maxSpace();
+  }
+
+  set maxSpace(space: number) {
+    this.storage.setMaxSpace(space);
   }
 
   get head(): number {

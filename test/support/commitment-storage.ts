@@ -73,6 +73,21 @@ export class CommitmentStorage {
     return this.registry.createType('u16', tempo.fallback.toU8a(true)).toNumber();
   }
 
+  setMaxSpace(space: number): void {
+    this.entries.set(MAX_SPACE_KEY, u8aToHex(this.registry.createType('u32', space).toU8a()));
+  }
+
+  /** `Commitments.MaxSpace`; by default the storage's (3100 in the recorded metadata). */
+  maxSpace(): number {
+    const value = this.entries.get(MAX_SPACE_KEY);
+    if (value) return this.registry.createType('u32', hexToU8a(value)).toNumber();
+    const maxSpace = this.metadata.asLatest.pallets
+      .find((pallet) => pallet.name.eq('Commitments'))!
+      .storage.unwrap()
+      .items.find((item) => item.name.eq('MaxSpace'))!;
+    return this.registry.createType('u32', maxSpace.fallback.toU8a(true)).toNumber();
+  }
+
   /** The head's number (`System.Number`), as the stand-in's blocks move on. */
   setBlockNumber(block: number): void {
     this.entries.set(SYSTEM_NUMBER_KEY, u8aToHex(this.registry.createType('u32', block).toU8a()));
@@ -98,6 +113,10 @@ export interface Usage {
   lastEpoch: number;
   usedSpace: number;
 }
+
+const MAX_SPACE_KEY = u8aToHex(
+  u8aConcat(xxhashAsU8a('Commitments', 128), xxhashAsU8a('MaxSpace', 128)),
+);
 
 const SYSTEM_NUMBER_KEY = u8aToHex(
   u8aConcat(xxhashAsU8a('System', 128), xxhashAsU8a('Number', 128)),

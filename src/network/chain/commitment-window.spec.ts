@@ -27,16 +27,28 @@ describe(epochIndex.name, () => {
 describe('when the chain takes a commitment again', () => {
   describe(`the space rule (${spaceResetBlock.name})`, () => {
     it('is the first block of the epoch after the one the used space was counted in', () => {
-      expect(spaceResetBlock(18_982, 6_852_690, 360, 13)).toBe(6_852_849);
+      const full = { lastEpoch: 18_982, usedSpace: 3100 };
+      expect(spaceResetBlock(full, 3100, 6_852_690, 360, 13)).toBe(6_852_849);
       // Refused in the epoch's last block: the next one takes it.
-      expect(spaceResetBlock(18_982, 6_852_848, 360, 13)).toBe(6_852_849);
-      expect(spaceResetBlock(5, 52, 9, 1)).toBe(58);
+      expect(spaceResetBlock(full, 3100, 6_852_848, 360, 13)).toBe(6_852_849);
+      expect(spaceResetBlock({ lastEpoch: 5, usedSpace: 100 }, 100, 52, 9, 1)).toBe(58);
+      // A runtime without MaxSpace: the count of the refusal's epoch is taken as the reason.
+      expect(spaceResetBlock({ lastEpoch: 5, usedSpace: 0 }, undefined, 52, 9, 1)).toBe(58);
     });
 
     // The count is of an epoch before the refusal's: the space was free, so something else
     // refused it (a commitment larger than MaxSpace); the storage says nothing of when.
     it('says nothing when the used space was counted before the refusal’s epoch', () => {
-      expect(spaceResetBlock(18_981, 6_852_690, 360, 13)).toBeUndefined();
+      const full = { lastEpoch: 18_981, usedSpace: 3100 };
+      expect(spaceResetBlock(full, 3100, 6_852_690, 360, 13)).toBeUndefined();
+    });
+
+    // Room left for a SHA under MaxSpace: the space rule did not refuse it (a refusal forced by
+    // hand in the e2e tests; on the chain, another limit), so it says nothing of when.
+    it('says nothing when the count leaves room for a SHA under MaxSpace', () => {
+      const room = { lastEpoch: 18_982, usedSpace: 3000 };
+      expect(spaceResetBlock(room, 3100, 6_852_690, 360, 13)).toBeUndefined();
+      expect(spaceResetBlock(room, 3099, 6_852_690, 360, 13)).toBe(6_852_849);
     });
   });
 
@@ -83,6 +95,17 @@ describe('readCommitmentWindow against the chain stand-in (recorded finney metad
     expect(await read(BOB)).toBeUndefined();
     chain.replay.setUsedSpace(13, BOB, { lastEpoch: 18_981, usedSpace: 3100 });
     expect(await read(BOB)).toBeUndefined();
+  });
+
+  it('reads MaxSpace: a count with room left for a SHA does not explain a refusal', async () => {
+    chain.replay.setUsedSpace(13, BOB, { lastEpoch: 18_982, usedSpace: 100 });
+    expect(await read(BOB, 6_852_690)).toBeUndefined();
+    chain.replay.extrinsics.maxSpace = 100;
+    try {
+      expect(await read(BOB, 6_852_690)).toMatchObject({ acceptedFrom: 6_852_849 });
+    } finally {
+      chain.replay.extrinsics.maxSpace = 3100;
+    }
   });
 
   // The recorded runtime has LastCommitment but no RateLimit: the rate rule cannot be read.

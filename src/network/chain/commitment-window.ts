@@ -37,18 +37,34 @@ export function epochIndex(block: number, tempo: number, netuid: number): number
 }
 
 /**
+ * The space our commitment takes by the pallet's count: its fields' length, at least 100 bytes
+ * (a SHA's `Raw40` is 40).
+ */
+export const SHA_COMMITMENT_SPACE = 100;
+
+/** An account's used space (`UsedSpaceOf`) in the subnet's epoch `lastEpoch`. */
+export interface SpaceUsage {
+  lastEpoch: number;
+  usedSpace: number;
+}
+
+/**
  * The space rule: an account's used space (`UsedSpaceOf`, counted in epoch `lastEpoch`) starts
  * over at the first block of a later epoch. Undefined when the storage does not explain a
- * refusal in block `refusedAt`: its count is of an earlier epoch, so the space was free then.
+ * refusal in block `refusedAt`: its count is of an earlier epoch, or leaves room for a SHA under
+ * `maxSpace` (when the runtime has it), so the space was free then.
  */
 export function spaceResetBlock(
-  lastEpoch: number,
+  usage: SpaceUsage,
+  maxSpace: number | undefined,
   refusedAt: number,
   tempo: number,
   netuid: number,
 ): number | undefined {
-  if (lastEpoch < epochIndex(refusedAt, tempo, netuid)) return undefined;
-  return (lastEpoch + 1) * (tempo + 1) - (netuid + 1);
+  if (usage.lastEpoch < epochIndex(refusedAt, tempo, netuid)) return undefined;
+  if (maxSpace !== undefined && usage.usedSpace + SHA_COMMITMENT_SPACE <= maxSpace)
+    return undefined;
+  return (usage.lastEpoch + 1) * (tempo + 1) - (netuid + 1);
 }
 
 /**
@@ -68,7 +84,7 @@ export function rateLimitResetBlock(
  * When the chain will take `hotkey`'s next commitment under `netuid`, after `rule` refused one in
  * block `refusedAt` (the head when unknown), from the storage the pallet decides by (pallets/
  * commitments/src/lib.rs, `set_commitment`). Space rule: `Commitments.UsedSpaceOf(netuid,
- * hotkey)` and `SubtensorModule.Tempo(netuid)`. Rate rule: `Commitments.LastCommitment(netuid,
+ * hotkey)`, `Commitments.MaxSpace` and `SubtensorModule.Tempo(netuid)`. Rate rule: `Commitments.LastCommitment(netuid,
  * hotkey)` and the `RateLimit` storage value, or the `RateLimit` constant of runtimes without it.
  * Undefined when this runtime's metadata lacks them, or the storage does not explain the refusal.
  */
@@ -83,17 +99,25 @@ export async function readCommitmentWindow(
   if (rule === 'space') {
     const usedSpaceOf = commitments?.usedSpaceOf;
     const tempoOf = api.query.subtensorModule?.tempo;
+    const maxSpaceOf = commitments.maxSpace;
     if (!usedSpaceOf || !tempoOf) return undefined;
-    const [head, usage, tempo] = await Promise.all([
+    const [head, usage, tempo, maxSpace] = await Promise.all([
       api.query.system.number(),
       usedSpaceOf(netuid, hotkey) as unknown as Promise<OptionOf<Usage>>,
       tempoOf(netuid),
+      maxSpaceOf ? maxSpaceOf() : undefined,
     ]);
     if (usage.isNone) return undefined;
-    const lastEpoch = toNumber(usage.unwrap().lastEpoch);
+    const used = usage.unwrap();
+    const counted = { lastEpoch: toNumber(used.lastEpoch), usedSpace: toNumber(used.usedSpace) };
+    const limit = maxSpace === undefined ? undefined : toNumber(maxSpace);
     const at = refusedAt ?? toNumber(head);
     const epochBlocks = toNumber(tempo) + 1;
-    return windowFrom(spaceResetBlock(lastEpoch, at, epochBlocks - 1, netuid), head, epochBlocks);
+    return windowFrom(
+      spaceResetBlock(counted, limit, at, epochBlocks - 1, netuid),
+      head,
+      epochBlocks,
+    );
   }
   const lastCommitmentOf = commitments?.lastCommitment;
   const rateLimitOf = commitments?.rateLimit;
