@@ -64,13 +64,7 @@ export class CommitmentStorage {
 
   /** The subnet's tempo; by default the storage's (360 in the recorded metadata). */
   tempo(netuid: number): number {
-    const value = this.entries.get(tempoKey(netuid));
-    if (value) return this.registry.createType('u16', hexToU8a(value)).toNumber();
-    const tempo = this.metadata.asLatest.pallets
-      .find((pallet) => pallet.name.eq('SubtensorModule'))!
-      .storage.unwrap()
-      .items.find((item) => item.name.eq('Tempo'))!;
-    return this.registry.createType('u16', tempo.fallback.toU8a(true)).toNumber();
+    return this.numberAt(tempoKey(netuid), 'u16', 'SubtensorModule', 'Tempo');
   }
 
   setMaxSpace(space: number): void {
@@ -79,13 +73,18 @@ export class CommitmentStorage {
 
   /** `Commitments.MaxSpace`; by default the storage's (3100 in the recorded metadata). */
   maxSpace(): number {
-    const value = this.entries.get(MAX_SPACE_KEY);
-    if (value) return this.registry.createType('u32', hexToU8a(value)).toNumber();
-    const maxSpace = this.metadata.asLatest.pallets
-      .find((pallet) => pallet.name.eq('Commitments'))!
+    return this.numberAt(MAX_SPACE_KEY, 'u32', 'Commitments', 'MaxSpace');
+  }
+
+  /** The number stored at `key`, or the metadata's default for `pallet`'s `item`. */
+  private numberAt(key: string, type: 'u16' | 'u32', pallet: string, item: string): number {
+    const value = this.entries.get(key);
+    if (value) return this.registry.createType(type, hexToU8a(value)).toNumber();
+    const entry = this.metadata.asLatest.pallets
+      .find((candidate) => candidate.name.eq(pallet))!
       .storage.unwrap()
-      .items.find((item) => item.name.eq('MaxSpace'))!;
-    return this.registry.createType('u32', maxSpace.fallback.toU8a(true)).toNumber();
+      .items.find((candidate) => candidate.name.eq(item))!;
+    return this.registry.createType(type, entry.fallback.toU8a(true)).toNumber();
   }
 
   /** The head's number (`System.Number`), as the stand-in's blocks move on. */
