@@ -21,9 +21,13 @@ export type ResolvedConfig = AppConfig & {
 export async function createApp(config: ResolvedConfig): Promise<NestExpressApplication> {
   // A wait for another replica's migration lock is logged as it happens, before the app's
   // logger exists (its lines are buffered until the app is built): a silent wait looked hung.
-  const startupLog = createStartupLogger(loggingSettingsFor(config)).child({ context: 'Database' });
+  // Made only then: most starts find the lock free and never log here.
+  let startupLog: ReturnType<typeof createStartupLogger> | undefined;
   const migrations = await migrateDatabase(config.databaseUrl, config.database.connectTimeoutMs, {
-    report: (line) => startupLog.info(line),
+    report: (line) => {
+      startupLog ??= createStartupLogger(loggingSettingsFor(config)).child({ context: 'Database' });
+      startupLog.info(line);
+    },
   });
   const app = await NestFactory.create<NestExpressApplication>(
     AppModule.forRoot(config),

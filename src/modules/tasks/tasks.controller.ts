@@ -138,14 +138,14 @@ export class TasksController {
     },
     headers: {
       'X-Content-SHA256': {
+        ...FILE_VALIDATOR_HEADERS['X-Content-SHA256'],
         description: "Hex SHA-256 of the file sent, as listed in the task's `dataset`",
-        schema: { type: 'string', pattern: '^[0-9a-f]{64}$', maxLength: 64 },
       },
       ETag: {
+        ...FILE_VALIDATOR_HEADERS.ETag,
         description:
           "The file's SHA-256 in quotes: sent back as `If-None-Match`, it is answered 304 without the body " +
           'while the file is unchanged; as `If-Match`, 412 once it has changed',
-        schema: { type: 'string', pattern: '^"[0-9a-f]{64}"$', maxLength: 66 },
       },
       'Cache-Control': {
         description: 'A cache keeps the file but asks again (If-None-Match) before using it',
