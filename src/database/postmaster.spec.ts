@@ -56,6 +56,15 @@ function fakePid(directory: string): number {
 }
 
 /**
+ * Whether the fake has written its pid: the shell creates the file before it writes to it, and
+ * an empty file read as pid 0, which `isAlive` takes for this process group (a flake: a pid file
+ * naming "pid 0" was judged stale and removed).
+ */
+function wrotePid(directory: string): boolean {
+  return existsSync(join(directory, 'fake.pid')) && fakePid(directory) > 0;
+}
+
+/**
  * A process's fields in `/proc/<pid>/stat` after its command name: its state, its parent's pid,
  * its group's, …; undefined once it is gone.
  */
@@ -95,7 +104,7 @@ describe(startPostmaster.name, () => {
   });
   afterEach(async () => {
     for (const stop of stops) await stop();
-    if (existsSync(join(directory, 'fake.pid')) && isAlive(fakePid(directory)))
+    if (wrotePid(directory) && isAlive(fakePid(directory)))
       process.kill(fakePid(directory), 'SIGKILL');
     rmSync(directory, { recursive: true, force: true });
   });
@@ -240,7 +249,7 @@ describe(removeStalePostmaster.name, () => {
   });
   afterEach(() => {
     if (other?.pid !== undefined && isAlive(other.pid)) other.kill('SIGKILL');
-    if (existsSync(join(directory, 'fake.pid')) && isAlive(fakePid(directory)))
+    if (wrotePid(directory) && isAlive(fakePid(directory)))
       process.kill(fakePid(directory), 'SIGKILL');
     rmSync(directory, { recursive: true, force: true });
   });
@@ -258,7 +267,7 @@ describe(removeStalePostmaster.name, () => {
     const binary = fakePostgres(directory, body);
     const runner = `require('node:child_process').spawn(process.argv[1], ['-D', process.argv[2]], { detached: true, stdio: 'ignore' })`;
     other = spawn(process.execPath, ['-e', runner, binary, directory], { stdio: 'ignore' });
-    await eventually(() => existsSync(join(directory, 'fake.pid')));
+    await eventually(() => wrotePid(directory));
     return fakePid(directory);
   }
 
@@ -352,7 +361,7 @@ describe(removeStalePostmaster.name, () => {
     try {
       const binary = fakePostgres(elsewhere, 'while :; do sleep 0.05; done');
       other = spawn(binary, ['-D', elsewhere], { stdio: 'ignore' });
-      await eventually(() => existsSync(join(elsewhere, 'fake.pid')));
+      await eventually(() => wrotePid(elsewhere));
       writePidFile(other.pid!);
 
       removeStalePostmaster(directory, () => undefined);
