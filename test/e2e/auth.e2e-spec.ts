@@ -338,6 +338,17 @@ describe('A locked-out address', () => {
       dataSource.logger = original;
     }
     expect(keyQueries).toBe(0);
+
+    // Refused before the key check, a request keeps its own answer (README, "Authentication and keys").
+    const unparsed = await app.http
+      .post('/api/v1/on_demand_data_request')
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .set('Content-Type', 'application/json')
+      .send('{"source":')
+      .expect(422);
+    expect(unparsed.body.detail[0]).toMatchObject({ type: 'json_invalid' });
+    await app.http.get('/api/v1/no-such-path').set('X-API-Key', TEST_MASTER_KEY).expect(404);
+    await app.http.get('/api/v1/health').set('X-API-Key', TEST_MASTER_KEY).expect(429);
   });
 });
 
