@@ -7,23 +7,33 @@ import {
 } from '../../src/common/errors/validation-error-item';
 
 /**
- * The 422 items RequestValidationPipe lists for `input` read as `metatype` (none when it
- * passes), its field rules reading `now` as the instant.
+ * What RequestValidationPipe makes of `input` read as `metatype`: the DTO it passes on, or
+ * the 422 items it refuses it with. Its field rules read `now` as the instant, the machine's
+ * time when none is given.
  */
-export async function validationErrors(
-  metatype: new () => object,
-  input: object,
+export async function validated<T extends object>(
+  metatype: new () => T,
+  input: unknown,
   type: ArgumentMetadata['type'],
-  now: Date,
-): Promise<ValidationErrorItem[]> {
+  now?: Date,
+): Promise<T | ValidationErrorItem[]> {
+  const clock = now ? ({ now: () => now } as Clock) : new Clock();
   try {
-    await new RequestValidationPipe({ now: () => now } as Clock).transform(input, {
-      type,
-      metatype,
-    });
-    return [];
+    return (await new RequestValidationPipe(clock).transform(input, { type, metatype })) as T;
   } catch (error) {
     if (error instanceof RequestValidationException) return error.errors;
     throw error;
   }
+}
+
+/** The 422 items RequestValidationPipe lists for `input` read as `metatype` (none when it passes). */
+export async function validationErrors(
+  metatype: new () => object,
+  input: unknown,
+  type: ArgumentMetadata['type'],
+  now?: Date,
+): Promise<ValidationErrorItem[]> {
+  const result = await validated(metatype, input, type, now);
+  // A DTO the pipe passes on is never an array: it refuses an array for a DTO.
+  return Array.isArray(result) ? (result as ValidationErrorItem[]) : [];
 }

@@ -14,8 +14,8 @@ import {
 import { NotBlank } from '../validation/not-blank';
 import { StorableText } from '../validation/storable-text';
 import { MaxCharacters, MinCharacters } from '../validation/text-length';
+import { validationErrors } from '../../../test/support/validation';
 import { RequestValidationPipe } from './request-validation.pipe';
-import { RequestValidationException, ValidationErrorItem } from './validation-error-item';
 
 class Params {
   @IsIn(['x', 'reddit'])
@@ -87,19 +87,11 @@ class Names {
   names: string[];
 }
 
-async function errorsFor(
+const errorsFor = (
   value: unknown,
   type: 'body' | 'query' = 'body',
   metatype: new () => object = Body,
-): Promise<ValidationErrorItem[]> {
-  try {
-    await new RequestValidationPipe(new Clock()).transform(value, { type, metatype });
-  } catch (error) {
-    if (error instanceof RequestValidationException) return error.errors;
-    throw error;
-  }
-  return [];
-}
+) => validationErrors(metatype, value, type);
 
 describe(RequestValidationPipe.name, () => {
   it('passes a valid body through as a DTO instance', async () => {

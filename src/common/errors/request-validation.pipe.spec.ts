@@ -1,8 +1,8 @@
-import { Clock } from '../clock/clock';
 import { IsArray, IsIn, IsOptional, IsString } from 'class-validator';
+import { validated } from '../../../test/support/validation';
 import { IsInteger } from '../validation/is-integer';
 import { RequestValidationPipe } from './request-validation.pipe';
-import { RequestValidationException, ValidationErrorItem } from './validation-error-item';
+import { ValidationErrorItem } from './validation-error-item';
 
 class Listing {
   @IsOptional()
@@ -20,29 +20,20 @@ class Listing {
 }
 
 /** A query string as Express's parser hands it over: a repeated name as an array of values. */
-async function validated(query: Record<string, string | string[]>): Promise<unknown> {
-  try {
-    return await new RequestValidationPipe(new Clock()).transform(query, {
-      type: 'query',
-      metatype: Listing,
-    });
-  } catch (error) {
-    if (error instanceof RequestValidationException) return error.errors;
-    throw error;
-  }
-}
+const validatedQuery = (query: Record<string, string | string[]>) =>
+  validated(Listing, query, 'query');
 
 describe(`${RequestValidationPipe.name} on a query string`, () => {
   // FastAPI reads a repeated parameter by its last value (Starlette keeps the last); before,
   // `?limit=2&limit=3` was refused as "Input should be a valid integer".
   it('takes the last value of a parameter given more than once', async () => {
-    expect(await validated({ limit: ['2', '3'], is_active: ['true', 'false'] })).toEqual(
+    expect(await validatedQuery({ limit: ['2', '3'], is_active: ['true', 'false'] })).toEqual(
       Object.assign(new Listing(), { limit: 3, is_active: 'false' }),
     );
   });
 
   it('checks the last value as it would a single one', async () => {
-    expect(await validated({ limit: ['2', 'x'] })).toEqual<ValidationErrorItem[]>([
+    expect(await validatedQuery({ limit: ['2', 'x'] })).toEqual<ValidationErrorItem[]>([
       {
         loc: ['query', 'limit'],
         msg: 'Input should be a valid integer, unable to parse string as an integer',
@@ -52,13 +43,13 @@ describe(`${RequestValidationPipe.name} on a query string`, () => {
   });
 
   it('keeps every value of a list parameter', async () => {
-    expect(await validated({ labels: ['#a', '#b'] })).toEqual(
+    expect(await validatedQuery({ labels: ['#a', '#b'] })).toEqual(
       Object.assign(new Listing(), { labels: ['#a', '#b'] }),
     );
   });
 
   it('ignores a parameter it does not know, repeated or not', async () => {
-    expect(await validated({ limit: '2', unknown: ['1', '2'] })).toEqual(
+    expect(await validatedQuery({ limit: '2', unknown: ['1', '2'] })).toEqual(
       Object.assign(new Listing(), { limit: 2 }),
     );
   });

@@ -1,7 +1,5 @@
-import { Clock } from '../clock/clock';
 import { IsOptional, Max, Min } from 'class-validator';
-import { RequestValidationPipe } from '../errors/request-validation.pipe';
-import { RequestValidationException, ValidationErrorItem } from '../errors/validation-error-item';
+import { validated } from '../../../test/support/validation';
 import { decimalInteger, IsInteger } from './is-integer';
 
 class Page {
@@ -12,23 +10,8 @@ class Page {
   limit?: number;
 }
 
-async function validated(
-  value: unknown,
-  type: 'body' | 'query',
-): Promise<Page | ValidationErrorItem[]> {
-  try {
-    return (await new RequestValidationPipe(new Clock()).transform(
-      { limit: value },
-      {
-        type,
-        metatype: Page,
-      },
-    )) as Page;
-  } catch (error) {
-    if (error instanceof RequestValidationException) return error.errors;
-    throw error;
-  }
-}
+const validatedLimit = (value: unknown, type: 'body' | 'query') =>
+  validated(Page, { limit: value }, type);
 
 const NOT_PARSED = 'Input should be a valid integer, unable to parse string as an integer';
 
@@ -44,8 +27,8 @@ describe(IsInteger.name, () => {
   );
 
   it.each(['body', 'query'] as const)('reads digits in a %s into the number', async (type) => {
-    expect(await validated('17', type)).toEqual(Object.assign(new Page(), { limit: 17 }));
-    expect(await validated(17, type)).toEqual(Object.assign(new Page(), { limit: 17 }));
+    expect(await validatedLimit('17', type)).toEqual(Object.assign(new Page(), { limit: 17 }));
+    expect(await validatedLimit(17, type)).toEqual(Object.assign(new Page(), { limit: 17 }));
   });
 
   it.each([
@@ -56,18 +39,18 @@ describe(IsInteger.name, () => {
     [{ a: 1 }, 'int_type', 'Input should be a valid integer'],
     [['1'], 'int_type', 'Input should be a valid integer'],
   ])('refuses %j as pydantic does: %s, and nothing else', async (value, type, msg) => {
-    expect(await validated(value, 'body')).toEqual([{ loc: ['body', 'limit'], type, msg }]);
+    expect(await validatedLimit(value, 'body')).toEqual([{ loc: ['body', 'limit'], type, msg }]);
   });
 
   // JSON's 1e400 and -1e400, as JSON.parse (and Python's json) read them: no fraction to speak of.
   it.each([Infinity, -Infinity])('refuses %s as pydantic does: finite_number', async (value) => {
-    expect(await validated(value, 'body')).toEqual([
+    expect(await validatedLimit(value, 'body')).toEqual([
       { loc: ['body', 'limit'], type: 'finite_number', msg: 'Input should be a finite number' },
     ]);
   });
 
   it('checks the bounds of what it read', async () => {
-    expect(await validated('-6', 'query')).toEqual([
+    expect(await validatedLimit('-6', 'query')).toEqual([
       {
         loc: ['query', 'limit'],
         type: 'greater_than_equal',

@@ -1,6 +1,4 @@
-import { Clock } from '../clock/clock';
-import { RequestValidationPipe } from '../errors/request-validation.pipe';
-import { RequestValidationException, ValidationErrorItem } from '../errors/validation-error-item';
+import { validated } from '../../../test/support/validation';
 import { PageOffset } from './page-offset';
 
 class Page {
@@ -8,25 +6,15 @@ class Page {
   offset?: number;
 }
 
-async function validated(offset: string): Promise<Page | ValidationErrorItem[]> {
-  try {
-    return (await new RequestValidationPipe(new Clock()).transform(
-      { offset },
-      { type: 'query', metatype: Page },
-    )) as Page;
-  } catch (error) {
-    if (error instanceof RequestValidationException) return error.errors;
-    throw error;
-  }
-}
+const validatedOffset = (offset: string) => validated(Page, { offset }, 'query');
 
 describe(PageOffset.name, () => {
   it('takes an offset from 0 to the int32 maximum the document gives, and refuses one past either end', async () => {
-    expect(await validated('0')).toEqual(Object.assign(new Page(), { offset: 0 }));
-    expect(await validated('2147483647')).toEqual(
+    expect(await validatedOffset('0')).toEqual(Object.assign(new Page(), { offset: 0 }));
+    expect(await validatedOffset('2147483647')).toEqual(
       Object.assign(new Page(), { offset: 2_147_483_647 }),
     );
-    expect(await validated('2147483648')).toEqual([
+    expect(await validatedOffset('2147483648')).toEqual([
       {
         loc: ['query', 'offset'],
         msg: 'Input should be less than or equal to 2147483647',
@@ -34,7 +22,7 @@ describe(PageOffset.name, () => {
         ctx: { le: 2_147_483_647 },
       },
     ]);
-    expect(await validated('-1')).toEqual([
+    expect(await validatedOffset('-1')).toEqual([
       {
         loc: ['query', 'offset'],
         msg: 'Input should be greater than or equal to 0',

@@ -1,7 +1,5 @@
-import { Clock } from '../clock/clock';
 import { IsOptional } from 'class-validator';
-import { RequestValidationPipe } from '../errors/request-validation.pipe';
-import { RequestValidationException, ValidationErrorItem } from '../errors/validation-error-item';
+import { validationErrors } from '../../../test/support/validation';
 import { characterCount, MaxCharacters, MinCharacters } from './text-length';
 
 class Named {
@@ -14,15 +12,7 @@ class Named {
   tags?: string[];
 }
 
-async function refusals(body: object): Promise<ValidationErrorItem[]> {
-  try {
-    await new RequestValidationPipe(new Clock()).transform(body, { type: 'body', metatype: Named });
-    return [];
-  } catch (error) {
-    if (error instanceof RequestValidationException) return error.errors;
-    throw error;
-  }
-}
+const refusals = (body: object) => validationErrors(Named, body, 'body');
 
 const TOO_LONG = {
   type: 'string_too_long',
