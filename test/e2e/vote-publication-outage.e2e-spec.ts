@@ -5,6 +5,7 @@ import { PublicationWorker } from '../../src/modules/publication/publication-wor
 import { ChainReplay, startChainReplay } from '../support/chain-replay';
 import { createKey } from '../support/fixtures';
 import { createGravityRemote, GravityRemote } from '../support/gravity-remote';
+import { publicationEnvironment } from '../support/publication-stand-ins';
 import { startTestApp, TestApp, testValidatorHotkey } from '../support/test-app';
 import { startThrowawayPostgres, ThrowawayPostgres } from '../support/throwaway-servers';
 
@@ -28,17 +29,14 @@ describe('Publishing the vote across a Postgres outage', () => {
     dataDir = mkdtempSync(join(tmpdir(), 'gateway-publish-outage-'));
     app = await startTestApp({
       DATABASE_URL: postgres.url,
-      SUBTENSOR_URL: replay.url,
-      // The replay answers; reads of 1,024 neurons take seconds on a loaded machine.
-      SUBTENSOR_TIMEOUT_MS: '60000',
-      NETUID: '1',
-      GRAVITY_REPO_URL: remote.url,
-      DATA_DIR: dataDir,
-      PUBLICATION_INTERVAL_MS: '3600000',
+      ...publicationEnvironment({
+        subtensorUrl: replay.url,
+        gravityUrl: remote.url,
+        dataDir,
+        netuid: 1,
+      }),
       PUBLICATION_RETRY_MS: '100',
       PUBLICATION_LEASE_MS: '1000',
-      TASK_LIFECYCLE_TICK: '86400',
-      METAGRAPH_SYNC_INTERVAL: '3600',
     });
   }, 120_000);
   afterAll(async () => {

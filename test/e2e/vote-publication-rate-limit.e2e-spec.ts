@@ -1,12 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { DataSource } from 'typeorm';
 import { PublicationWorker } from '../../src/modules/publication/publication-worker.service';
-import { ChainReplay, startChainReplay } from '../support/chain-replay';
-import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
 import { createKey } from '../support/fixtures';
-import { createGravityRemote, GravityRemote } from '../support/gravity-remote';
+import { PublicationStandIns, startPublicationStandIns } from '../support/publication-stand-ins';
 import { startTestApp, TestApp, testValidatorHotkey } from '../support/test-app';
 
 /**
@@ -36,13 +30,8 @@ function nextEpochStart(block: number): number {
 }
 
 describe('Publishing the vote when the chain says it is too soon', () => {
-  const serverUrl = () => process.env.TEST_RUN_SERVER_URL!;
-  const databaseName = scratchDatabaseName('ratelimit');
   const hotkey = testValidatorHotkey();
-  let database: DataSource;
-  let replay: ChainReplay;
-  let remote: GravityRemote;
-  let dataDir: string;
+  let standIns: PublicationStandIns;
   let app: TestApp;
   let validatorKey: string;
 
@@ -72,51 +61,33 @@ describe('Publishing the vote when the chain says it is too soon', () => {
   };
   /** The wait is over (the test does not sleep for half an hour). */
   const makeDue = () =>
-    database.query(
+    standIns.database.query(
       `UPDATE desirability_publications SET next_attempt_at = now() - interval '1 second'`,
     );
   const refusals = (from: number) =>
-    replay.extrinsics.submitted.slice(from).filter((ext) => ext.outcome !== 'success');
+    standIns.replay.extrinsics.submitted.slice(from).filter((ext) => ext.outcome !== 'success');
 
   beforeAll(async () => {
-    const databaseUrl = await createDatabase(serverUrl(), databaseName);
-    database = new DataSource({ type: 'postgres', url: databaseUrl });
-    await database.initialize();
-    replay = await startChainReplay();
-    replay.extrinsics.maxSpace = 100;
-    remote = createGravityRemote();
-    dataDir = mkdtempSync(join(tmpdir(), 'gateway-publish-ratelimit-'));
+    standIns = await startPublicationStandIns('ratelimit', NETUID);
+    standIns.replay.extrinsics.maxSpace = 100;
     app = await startTestApp({
-      DATABASE_URL: databaseUrl,
-      SUBTENSOR_URL: replay.url,
-      // The replay answers; reads of 1,024 neurons take seconds on a loaded machine.
-      SUBTENSOR_TIMEOUT_MS: '60000',
-      NETUID: String(NETUID),
-      GRAVITY_REPO_URL: remote.url,
-      DATA_DIR: dataDir,
-      // The tests run the worker themselves (runOnce); the retry waits are the defaults.
-      PUBLICATION_INTERVAL_MS: '3600000',
+      ...standIns.environment(),
+      // The retry waits are the defaults.
       PUBLICATION_RETRY_MS: '12000',
       PUBLICATION_RETRY_MAX_MS: '3600000',
-      TASK_LIFECYCLE_TICK: '86400',
-      METAGRAPH_SYNC_INTERVAL: '3600',
     });
     validatorKey = (await createKey(app, { tier: 'validator' })).key;
   }, 120_000);
   afterAll(async () => {
     await app?.close();
-    await database?.destroy();
-    await replay?.stop();
-    await dropDatabase(serverUrl(), databaseName);
-    remote?.remove();
-    rmSync(dataDir, { recursive: true, force: true });
+    await standIns?.stop();
   }, 60_000);
 
   it('retries when the chain takes commitments again, paying for one refusal in the epoch', async () => {
     await submit('a');
     await worker().runOnce();
     expect((await publication()).state).toBe('committed');
-    const extrinsics = replay.extrinsics.submitted.length;
+    const extrinsics = standIns.replay.extrinsics.submitted.length;
 
     // A second vote in the same epoch: its commitment does not fit in the space left.
     await submit('b');
@@ -129,7 +100,7 @@ describe('Publishing the vote when the chain says it is too soon', () => {
     const [refused] = refusals(extrinsics);
     expect(refused.outcome).toBe('SpaceLimitExceeded');
     const reset = nextEpochStart(refused.blockNumber);
-    const wait = (reset - replay.extrinsics.head) * BLOCK_MS + MARGIN_MS;
+    const wait = (reset - standIns.replay.extrinsics.head) * BLOCK_MS + MARGIN_MS;
     expect(wait).toBeGreaterThan(10 * 60_000); // not the 12 s of the first doubling wait
     const next = Date.parse(waiting.next_attempt_at!);
     expect(next).toBeGreaterThanOrEqual(before + wait);
@@ -137,15 +108,15 @@ describe('Publishing the vote when the chain says it is too soon', () => {
 
     // Not due: nothing is submitted meanwhile.
     await worker().runOnce();
-    expect(replay.extrinsics.submitted).toHaveLength(extrinsics + 1);
+    expect(standIns.replay.extrinsics.submitted).toHaveLength(extrinsics + 1);
 
     // The chain reaches the new epoch, and the wait is over: the commitment goes in.
-    replay.extrinsics.advanceTo(reset);
+    standIns.replay.extrinsics.advanceTo(reset);
     await makeDue();
     await worker().runOnce();
     expect(await publication()).toMatchObject({ state: 'committed', attempts: 0 });
-    expect(replay.extrinsics.submitted).toHaveLength(extrinsics + 2);
-    expect(replay.extrinsics.submitted.at(-1)).toMatchObject({
+    expect(standIns.replay.extrinsics.submitted).toHaveLength(extrinsics + 2);
+    expect(standIns.replay.extrinsics.submitted.at(-1)).toMatchObject({
       outcome: 'success',
       blockNumber: reset + 1,
     });
@@ -154,8 +125,8 @@ describe('Publishing the vote when the chain says it is too soon', () => {
 
   // No UsedSpaceOf to tell when (the refusal is forced): the doubling wait, 12 s after a push.
   it('waits as for any failure when the chain’s storage does not say when', async () => {
-    replay.setUsedSpace(NETUID, hotkey, undefined);
-    replay.extrinsics.failNext(1);
+    standIns.replay.setUsedSpace(NETUID, hotkey, undefined);
+    standIns.replay.extrinsics.failNext(1);
     await submit('c');
     const { before, after } = await timedRun();
     const waiting = await publication();

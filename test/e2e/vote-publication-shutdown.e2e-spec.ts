@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { PublicationWorker } from '../../src/modules/publication/publication-worker.service';
 import { ChainReplay, startChainReplay } from '../support/chain-replay';
 import { createKey } from '../support/fixtures';
+import { publicationEnvironment } from '../support/publication-stand-ins';
 import { startTestApp, TestApp } from '../support/test-app';
 import { processesLeft, runningProcesses } from '../support/processes';
 
@@ -25,17 +26,14 @@ describe('Shutting down while the vote is being pushed', () => {
     process.env.GIT_SSH_COMMAND = `${marker}; false`;
     replay = await startChainReplay();
     dataDir = mkdtempSync(join(tmpdir(), 'gateway-publish-shutdown-'));
-    app = await startTestApp({
-      SUBTENSOR_URL: replay.url,
-      // The replay answers; reads of 1,024 neurons take seconds on a loaded machine.
-      SUBTENSOR_TIMEOUT_MS: '60000',
-      NETUID: '1',
-      GRAVITY_REPO_URL: 'ssh://git@127.0.0.1/gravity.git',
-      DATA_DIR: dataDir,
-      PUBLICATION_INTERVAL_MS: '3600000',
-      TASK_LIFECYCLE_TICK: '86400',
-      METAGRAPH_SYNC_INTERVAL: '3600',
-    });
+    app = await startTestApp(
+      publicationEnvironment({
+        subtensorUrl: replay.url,
+        gravityUrl: 'ssh://git@127.0.0.1/gravity.git',
+        dataDir,
+        netuid: 1,
+      }),
+    );
   }, 120_000);
   afterAll(async () => {
     await app?.close();

@@ -2,15 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hexToU8a, u8aToString } from '@polkadot/util';
-import { DataSource } from 'typeorm';
 import { PublicationWorker } from '../../src/modules/publication/publication-worker.service';
-import { ChainReplay, startChainReplay } from '../support/chain-replay';
 import { isLocal, recordConnections } from '../support/connections';
-import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
 import { createKey } from '../support/fixtures';
-import { createGravityRemote, GravityRemote } from '../support/gravity-remote';
 import { eventually, scrape } from '../support/metrics';
 import { sample } from '../support/prometheus-text';
+import { PublicationStandIns, startPublicationStandIns } from '../support/publication-stand-ins';
 import { startTestApp, TEST_MASTER_KEY, TestApp, testValidatorHotkey } from '../support/test-app';
 
 /**
@@ -88,36 +85,20 @@ function vote(suffix: string) {
 }
 
 describe('Publishing the vote to the network', () => {
-  const serverUrl = () => process.env.TEST_RUN_SERVER_URL!;
-  const databaseName = scratchDatabaseName('publish');
   const hotkey = testValidatorHotkey();
-  let databaseUrl: string;
-  let database: DataSource;
-  let replay: ChainReplay;
-  let remote: GravityRemote;
-  let dataDir: string;
+  let standIns: PublicationStandIns;
   let app: TestApp;
   let validatorKey: string;
   let connections: ReturnType<typeof recordConnections>;
 
-  const environment = (directory = dataDir) => ({
-    DATABASE_URL: databaseUrl,
-    SUBTENSOR_URL: replay.url,
-    // The replay answers; reads of 1,024 neurons take seconds on a loaded machine.
-    SUBTENSOR_TIMEOUT_MS: '60000',
-    NETUID: String(NETUID),
-    GRAVITY_REPO_URL: remote.url,
-    DATA_DIR: directory,
-    // The tests run the worker themselves (runOnce); a retry is due 2–2.5 s after a failure:
-    // long enough that a check made right after it still finds it not due on a loaded machine
-    // (at 0.1 s it sometimes was, and 0.8–1 s is within one of CI's stalls), short enough for
-    // afterRetryDelay.
-    PUBLICATION_INTERVAL_MS: '3600000',
+  const environment = (directory?: string) => ({
+    ...standIns.environment(directory),
+    // A retry is due 2–2.5 s after a failure: long enough that a check made right after it
+    // still finds it not due on a loaded machine (at 0.1 s it sometimes was, and 0.8–1 s is
+    // within one of CI's stalls), short enough for afterRetryDelay.
     PUBLICATION_RETRY_MS: '2000',
     PUBLICATION_RETRY_MAX_MS: '2500',
     PUBLICATION_LEASE_MS: '1000',
-    TASK_LIFECYCLE_TICK: '86400',
-    METAGRAPH_SYNC_INTERVAL: '3600',
     // Room for a vote whose file is too large for the network (the largest-vote test below).
     DESIRABILITY_MAX_JOBS: '10000',
     DESIRABILITY_MAX_ACTIVE_TASKS: '20000',
@@ -133,9 +114,9 @@ describe('Publishing the vote to the network', () => {
         .set('X-API-Key', validatorKey)
         .expect(200)
     ).body as PublicationStatus;
-  const ourCommits = () => remote.commitsOf(hotkey);
+  const ourCommits = () => standIns.remote.commitsOf(hotkey);
   const raw40 = (index: number) => {
-    const args = replay.extrinsics.submitted[index].args as {
+    const args = standIns.replay.extrinsics.submitted[index].args as {
       info: { fields: Record<string, string>[] };
     };
     return u8aToString(hexToU8a(args.info.fields[0].raw40));
@@ -145,23 +126,14 @@ describe('Publishing the vote to the network', () => {
 
   beforeAll(async () => {
     connections = recordConnections();
-    databaseUrl = await createDatabase(serverUrl(), databaseName);
-    database = new DataSource({ type: 'postgres', url: databaseUrl });
-    await database.initialize();
-    replay = await startChainReplay();
-    remote = createGravityRemote();
-    remote.pushAs(OTHER_VALIDATOR, OTHER_FILE);
-    dataDir = mkdtempSync(join(tmpdir(), 'gateway-publish-'));
+    standIns = await startPublicationStandIns('publish', NETUID);
+    standIns.remote.pushAs(OTHER_VALIDATOR, OTHER_FILE);
     app = await startTestApp(environment());
     validatorKey = (await createKey(app, { tier: 'validator' })).key;
   }, 60_000);
   afterAll(async () => {
     await app?.close();
-    await database?.destroy();
-    await replay?.stop();
-    await dropDatabase(serverUrl(), databaseName);
-    remote?.remove();
-    rmSync(dataDir, { recursive: true, force: true });
+    await standIns?.stop();
     connections.stop();
   });
   beforeEach(() => {
@@ -179,7 +151,7 @@ describe('Publishing the vote to the network', () => {
     // Another validator pushes between our fetch and our push: ours is refused, then redone.
     let someoneElse: string | undefined;
     worker().gravity!.beforePush = async () => {
-      someoneElse ??= remote.pushAs(LATE_VALIDATOR, OTHER_FILE);
+      someoneElse ??= standIns.remote.pushAs(LATE_VALIDATOR, OTHER_FILE);
     };
     await worker().runOnce();
 
@@ -188,16 +160,16 @@ describe('Publishing the vote to the network', () => {
     // Done: no attempt is due, so none is announced.
     expect(status.next_attempt_at).toBeUndefined();
     const sha = status.commit_sha!;
-    expect(remote.head()).toBe(sha);
-    expect(remote.parents(sha)).toEqual([someoneElse]);
-    expect(remote.message(sha)).toBe(`Add ${hotkey} preferences JSON file`);
-    expect(remote.fileAt(sha, hotkey)).toBe(file);
-    expect(remote.fileAt(sha, OTHER_VALIDATOR)).toBe(OTHER_FILE);
-    expect(remote.fileAt(sha, LATE_VALIDATOR)).toBe(OTHER_FILE);
+    expect(standIns.remote.head()).toBe(sha);
+    expect(standIns.remote.parents(sha)).toEqual([someoneElse]);
+    expect(standIns.remote.message(sha)).toBe(`Add ${hotkey} preferences JSON file`);
+    expect(standIns.remote.fileAt(sha, hotkey)).toBe(file);
+    expect(standIns.remote.fileAt(sha, OTHER_VALIDATOR)).toBe(OTHER_FILE);
+    expect(standIns.remote.fileAt(sha, LATE_VALIDATOR)).toBe(OTHER_FILE);
 
     // commitments.setCommitment(netuid, Raw40(sha)), signed by the hotkey, signature checked.
-    expect(replay.extrinsics.submitted).toHaveLength(1);
-    const [extrinsic] = replay.extrinsics.submitted;
+    expect(standIns.replay.extrinsics.submitted).toHaveLength(1);
+    const [extrinsic] = standIns.replay.extrinsics.submitted;
     expect(extrinsic).toMatchObject({
       signer: hotkey,
       call: 'commitments.setCommitment',
@@ -242,8 +214,8 @@ describe('Publishing the vote to the network', () => {
     expect(status.body.components.publication).toMatchObject({
       status: 'healthy',
       state: 'committed',
-      commit_sha: remote.head(),
-      block_number: replay.extrinsics.submitted[0].blockNumber,
+      commit_sha: standIns.remote.head(),
+      block_number: standIns.replay.extrinsics.submitted[0].blockNumber,
     });
     const metrics = await scrape(app);
     expect(sample(metrics, 'gateway_desirability_publication', { state: 'committed' })).toBe(1);
@@ -259,24 +231,24 @@ describe('Publishing the vote to the network', () => {
   it('commits the remote head without an empty commit when the file is unchanged', async () => {
     const before = ourCommits();
     await submit(vote('a').body).expect(200);
-    const head = remote.pushAs(LATE_VALIDATOR, '[]');
+    const head = standIns.remote.pushAs(LATE_VALIDATOR, '[]');
     await worker().runOnce();
     const status = await publication();
     expect(status).toMatchObject({ state: 'committed', commit_sha: head });
     expect(ourCommits()).toEqual(before);
-    expect(raw40(replay.extrinsics.submitted.length - 1)).toBe(head);
+    expect(raw40(standIns.replay.extrinsics.submitted.length - 1)).toBe(head);
   });
 
   it('publishes only the last of three quick votes', async () => {
     const pushes = ourCommits().length;
-    const extrinsics = replay.extrinsics.submitted.length;
+    const extrinsics = standIns.replay.extrinsics.submitted.length;
     for (const suffix of ['b1', 'b2', 'b3']) await submit(vote(suffix).body).expect(200);
     await worker().runOnce();
     const status = await publication();
     expect(status.state).toBe('committed');
     expect(ourCommits()).toHaveLength(pushes + 1);
-    expect(remote.fileAt(status.commit_sha!, hotkey)).toBe(vote('b3').file);
-    expect(replay.extrinsics.submitted).toHaveLength(extrinsics + 1);
+    expect(standIns.remote.fileAt(status.commit_sha!, hotkey)).toBe(vote('b3').file);
+    expect(standIns.replay.extrinsics.submitted).toHaveLength(extrinsics + 1);
     expect(raw40(extrinsics)).toBe(status.commit_sha);
   });
 
@@ -314,7 +286,7 @@ describe('Publishing the vote to the network', () => {
     await worker().runOnce();
     expect(await publication()).toEqual(before);
     expect(ourCommits()).toHaveLength(pushes);
-    expect(remote.fileAt(before.commit_sha!, hotkey)).toBe(vote('size-ok').file);
+    expect(standIns.remote.fileAt(before.commit_sha!, hotkey)).toBe(vote('size-ok').file);
   }, 120_000);
 
   // The subnet's reader of the repository fails on a job without a label and then ignores every
@@ -340,7 +312,7 @@ describe('Publishing the vote to the network', () => {
     await worker().runOnce();
     const status = await publication();
     expect(status.state).toBe('committed');
-    const file = JSON.parse(remote.fileAt(status.commit_sha!, hotkey)!) as {
+    const file = JSON.parse(standIns.remote.fileAt(status.commit_sha!, hotkey)!) as {
       id: string;
       weight: number;
       params: { label: string | null };
@@ -364,8 +336,8 @@ describe('Publishing the vote to the network', () => {
 
   it('waits and retries when the chain answers with its commitment rate limit', async () => {
     const pushes = ourCommits().length;
-    const extrinsics = replay.extrinsics.submitted.length;
-    replay.extrinsics.failNext(2);
+    const extrinsics = standIns.replay.extrinsics.submitted.length;
+    standIns.replay.extrinsics.failNext(2);
     await submit(vote('c').body).expect(200);
 
     await worker().runOnce();
@@ -387,7 +359,9 @@ describe('Publishing the vote to the network', () => {
 
     // One push; three submissions of the same SHA, the first two refused.
     expect(ourCommits()).toHaveLength(pushes + 1);
-    const outcomes = replay.extrinsics.submitted.slice(extrinsics).map((ext) => ext.outcome);
+    const outcomes = standIns.replay.extrinsics.submitted
+      .slice(extrinsics)
+      .map((ext) => ext.outcome);
     expect(outcomes).toHaveLength(3);
     expect(outcomes[2]).toBe('success');
     expect(outcomes.slice(0, 2).every((outcome) => outcome !== 'success')).toBe(true);
@@ -412,25 +386,25 @@ describe('Publishing the vote to the network', () => {
     afterEach(async () => {
       await second?.close();
       second = undefined;
-      replay.extrinsics.holdSubmissions = false;
-      replay.extrinsics.silentInclusions = false;
+      standIns.replay.extrinsics.holdSubmissions = false;
+      standIns.replay.extrinsics.silentInclusions = false;
       rmSync(secondDir, { recursive: true, force: true });
     });
 
     it('publishes once when two replicas try at the same time', async () => {
       second = await startTestApp(environment(secondDir));
       const pushes = ourCommits().length;
-      const extrinsics = replay.extrinsics.submitted.length;
+      const extrinsics = standIns.replay.extrinsics.submitted.length;
       await submit(vote('d').body).expect(200);
       await Promise.all([worker().runOnce(), worker(second).runOnce()]);
       expect((await publication(second)).state).toBe('committed');
       expect(ourCommits()).toHaveLength(pushes + 1);
-      expect(replay.extrinsics.submitted).toHaveLength(extrinsics + 1);
+      expect(standIns.replay.extrinsics.submitted).toHaveLength(extrinsics + 1);
     });
 
     it("takes over a dead replica's claim once its lease ran out", async () => {
       await submit(vote('e').body).expect(200);
-      await database.query(
+      await standIns.database.query(
         `UPDATE desirability_publications
          SET claimed_by = 'a replica that died', claimed_until = now() + interval '2 seconds'`,
       );
@@ -443,9 +417,9 @@ describe('Publishing the vote to the network', () => {
 
     it('finishes a publication interrupted between push and commit once, without pushing again', async () => {
       const pushes = ourCommits().length;
-      const extrinsics = replay.extrinsics.submitted.length;
+      const extrinsics = standIns.replay.extrinsics.submitted.length;
       // The node takes the commitment and never answers: the process is stopped meanwhile.
-      replay.extrinsics.holdSubmissions = true;
+      standIns.replay.extrinsics.holdSubmissions = true;
       await submit(vote('f').body).expect(200);
       const running = worker().runOnce();
       await eventually(async () => expect((await publication()).state).toBe('pushed'));
@@ -454,7 +428,7 @@ describe('Publishing the vote to the network', () => {
       await app.close();
       await running;
 
-      replay.extrinsics.holdSubmissions = false;
+      standIns.replay.extrinsics.holdSubmissions = false;
       app = await startTestApp(environment());
       const resumed = await publication();
       expect(resumed).toMatchObject({ state: 'failed', commit_sha: pushed });
@@ -462,36 +436,36 @@ describe('Publishing the vote to the network', () => {
       await worker().runOnce();
       expect(await publication()).toMatchObject({ state: 'committed', commit_sha: pushed });
       expect(ourCommits()).toHaveLength(pushes + 1);
-      expect(replay.extrinsics.submitted).toHaveLength(extrinsics + 1);
+      expect(standIns.replay.extrinsics.submitted).toHaveLength(extrinsics + 1);
       expect(raw40(extrinsics)).toBe(pushed);
     });
 
     it('records a commitment the chain took before a restart, without submitting it again', async () => {
-      const extrinsics = replay.extrinsics.submitted.length;
+      const extrinsics = standIns.replay.extrinsics.submitted.length;
       // The node includes the commitment; the process stops before it hears of the block.
-      replay.extrinsics.silentInclusions = true;
+      standIns.replay.extrinsics.silentInclusions = true;
       await submit(vote('g').body).expect(200);
       const running = worker().runOnce();
       await eventually(async () =>
-        expect(replay.extrinsics.submitted).toHaveLength(extrinsics + 1),
+        expect(standIns.replay.extrinsics.submitted).toHaveLength(extrinsics + 1),
       );
       await app.close();
       await running;
 
-      replay.extrinsics.silentInclusions = false;
+      standIns.replay.extrinsics.silentInclusions = false;
       app = await startTestApp(environment());
       const resumed = await publication();
       expect(resumed.state).toBe('failed');
       await afterRetryDelay();
       await worker().runOnce();
-      const included = replay.extrinsics.submitted[extrinsics];
+      const included = standIns.replay.extrinsics.submitted[extrinsics];
       expect(await publication()).toMatchObject({
         state: 'committed',
         commit_sha: resumed.commit_sha,
         block_number: included.blockNumber,
       });
       expect(raw40(extrinsics)).toBe(resumed.commit_sha);
-      expect(replay.extrinsics.submitted).toHaveLength(extrinsics + 1);
+      expect(standIns.replay.extrinsics.submitted).toHaveLength(extrinsics + 1);
     });
   });
 
@@ -512,7 +486,7 @@ describe('Publishing the vote to the network', () => {
     await worker().runOnce();
     const status = await publication();
     expect(status).toMatchObject({ state: 'committed' });
-    expect(remote.fileAt(status.commit_sha!, hotkey)).toBe(file);
+    expect(standIns.remote.fileAt(status.commit_sha!, hotkey)).toBe(file);
   });
 
   it('never connects anywhere but loopback', () => {
