@@ -30,6 +30,7 @@ import { MinerFailingUntil1764840000000 } from './migrations/1764840000000-Miner
 import { MetagraphStateNetuid1764850000000 } from './migrations/1764850000000-MetagraphStateNetuid';
 import { MetagraphBlockAdvancedAt1764860000000 } from './migrations/1764860000000-MetagraphBlockAdvancedAt';
 import { MetagraphStateGenesis1764920000000 } from './migrations/1764920000000-MetagraphStateGenesis';
+import { ParquetWrittenAt1764930000000 } from './migrations/1764930000000-ParquetWrittenAt';
 
 export const MIGRATIONS = [
   InitialSchema1763700000000,
@@ -61,6 +62,7 @@ export const MIGRATIONS = [
   MetagraphStateNetuid1764850000000,
   MetagraphBlockAdvancedAt1764860000000,
   MetagraphStateGenesis1764920000000,
+  ParquetWrittenAt1764930000000,
 ];
 
 /**

@@ -449,7 +449,13 @@ describe('Headers through CORS', () => {
     // Read by any browser without being exposed (the Fetch standard's safelisted names), and the
     // challenge, which says nothing the detail does not (docs/decisions.md, "Every 401 carries
     // `WWW-Authenticate`").
-    const unexposed = ['Cache-Control', 'Content-Type', 'Content-Length', 'WWW-Authenticate'];
+    const unexposed = [
+      'Cache-Control',
+      'Content-Type',
+      'Content-Length',
+      'Last-Modified',
+      'WWW-Authenticate',
+    ];
     const response = await app.http
       .get('/api/v1/health')
       .set('X-API-Key', TEST_MASTER_KEY)

@@ -298,6 +298,84 @@ describe('Task datasets as Parquet', () => {
     await get('tasks/still-active/dataset').set('If-Match', '"other"').expect(409);
   });
 
+  // RFC 9110 §8.8.2: Last-Modified, when the file was written as the task records it (the same on
+  // every replica), and the date conditions that compare with it (§13.1.3, §13.1.4), each only
+  // without its entity tag counterpart (§13.2.2). Both were missing: If-Modified-Since and
+  // If-Unmodified-Since were ignored.
+  it('says when each file was written in Last-Modified, and answers If-Modified-Since and If-Unmodified-Since by it', async () => {
+    const task = (await get('tasks/btc-x').expect(200)).body;
+    // Written at the compile, which completed the task; to the second.
+    const written = new Date(Math.floor(Date.parse(task.completed_at) / 1000) * 1000);
+    const lastModified = written.toUTCString();
+    const before = new Date(written.getTime() - 1000).toUTCString();
+    const after = new Date(written.getTime() + 1000).toUTCString();
+    for (const query of ['', '?format=parquet']) {
+      const path = `tasks/btc-x/dataset${query}`;
+      const full = await download(path).expect(200);
+      const tag = full.headers.etag;
+      expect(full.headers['last-modified']).toBe(lastModified);
+      const head = await app.http
+        .head(`/api/v1/${path}`)
+        .set('X-API-Key', TEST_MASTER_KEY)
+        .expect(200);
+      expect(head.headers['last-modified']).toBe(lastModified);
+
+      for (const since of [lastModified, after]) {
+        const unchanged = await get(path).set('If-Modified-Since', since).expect(304);
+        expect(unchanged.headers['last-modified']).toBe(lastModified);
+        expect(unchanged.headers.etag).toBe(tag);
+        expect(unchanged.text ?? '').toBe('');
+        const kept = await download(path).set('If-Unmodified-Since', since).expect(200);
+        expect(kept.body).toEqual(full.body);
+      }
+      const changed = await download(path).set('If-Modified-Since', before).expect(200);
+      expect(changed.body).toEqual(full.body);
+      expect(changed.headers['last-modified']).toBe(lastModified);
+      const refused = await get(path).set('If-Unmodified-Since', before).expect(412);
+      expect(refused.headers['content-type']).toMatch(/^application\/json/);
+      expect(refused.body).toEqual({
+        detail:
+          "The dataset file of task 'btc-x' was written after the If-Unmodified-Since date; " +
+          'Last-Modified says when, ETag names the current file',
+        request_id: expect.any(String),
+      });
+      expect(refused.headers['last-modified']).toBe(lastModified);
+      expect(refused.headers.etag).toBe(tag);
+      await app.http
+        .head(`/api/v1/${path}`)
+        .set('X-API-Key', TEST_MASTER_KEY)
+        .set('If-Unmodified-Since', before)
+        .expect(412);
+      await app.http
+        .head(`/api/v1/${path}`)
+        .set('X-API-Key', TEST_MASTER_KEY)
+        .set('If-Modified-Since', lastModified)
+        .expect(304);
+
+      // If-None-Match, when given, is the only one of the two looked at; If-Match likewise.
+      await get(path).set('If-None-Match', '"other"').set('If-Modified-Since', after).expect(200);
+      await get(path).set('If-None-Match', tag).set('If-Modified-Since', before).expect(304);
+      await get(path).set('If-Match', tag).set('If-Unmodified-Since', before).expect(200);
+      const byTag = await get(path)
+        .set('If-Match', '"other"')
+        .set('If-Unmodified-Since', after)
+        .expect(412);
+      expect(byTag.body.detail).toBe(
+        "The dataset file of task 'btc-x' is not the one If-Match names; ETag names the current file",
+      );
+      // A value that is no HTTP-date is ignored (§13.1.3, §13.1.4).
+      for (const garbage of ['garbage', '1', task.completed_at]) {
+        await get(path).set('If-Modified-Since', garbage).expect(200);
+        await get(path).set('If-Unmodified-Since', garbage).expect(200);
+      }
+      // A date later than the server's time is ignored (§13.1.3).
+      await get(path).set('If-Modified-Since', 'Fri, 31 Dec 9999 23:59:59 GMT').expect(200);
+    }
+    // The task's own checks come first, as for the entity tags.
+    await get('tasks/nope/dataset').set('If-Unmodified-Since', before).expect(404);
+    await get('tasks/still-active/dataset').set('If-Modified-Since', after).expect(409);
+  });
+
   it('writes the Parquet file of a task completed before Parquet existed at its first Parquet download', async () => {
     const path = datasetPath(dataDir, 'sub-reddit');
     const before = (await get('tasks/sub-reddit').expect(200)).body;
@@ -361,10 +439,14 @@ describe('Task datasets as Parquet', () => {
     const task = (await get('tasks/btc-x').expect(200)).body;
     const file = datasetPath(dataDir, 'btc-x').replace(/\.jsonl\.gz$/, '.parquet');
     const bytes = readFileSync(file);
+    const { headers } = await get('tasks/btc-x/dataset?format=parquet').expect(200);
     unlinkSync(file);
+    app.app.get(Clock).advance(60_000);
     const again = await download('tasks/btc-x/dataset?format=parquet').expect(200);
     expect(again.body).toEqual(bytes);
     expect(again.headers['x-content-sha256']).toBe(task.dataset.parquet.sha256);
+    // The same bytes: written again, but not modified (If-Modified-Since still holds).
+    expect(again.headers['last-modified']).toBe(headers['last-modified']);
     expect(readFileSync(file)).toEqual(bytes);
     expect((await get('tasks/btc-x').expect(200)).body.dataset).toEqual(task.dataset);
   });
@@ -409,6 +491,7 @@ describe('Task datasets as Parquet', () => {
     const task = (await get('tasks/btc-x').expect(200)).body;
     const file = datasetPath(dataDir, 'btc-x').replace(/\.jsonl\.gz$/, '.parquet');
     const current = readFileSync(file);
+    const { headers } = await get('tasks/btc-x/dataset?format=parquet').expect(200);
     writeFileSync(file, 'PAR1 as an earlier writer made it PAR1');
     await app.app
       .get(DataSource)
@@ -417,9 +500,22 @@ describe('Task datasets as Parquet', () => {
         ['0'.repeat(64)],
       );
     expect((await get('tasks/btc-x').expect(200)).body.dataset.parquet).toBeUndefined();
+    app.app.get(Clock).advance(60_000);
+    const writtenAt = Math.floor(app.app.get(Clock).now().getTime() / 1000) * 1000;
     const again = await download('tasks/btc-x/dataset?format=parquet').expect(200);
     expect(again.body).toEqual(current);
     expect(again.headers['x-content-sha256']).toBe(task.dataset.parquet.sha256);
+    // Another file was recorded than the one written now: its Last-Modified is now, the same on
+    // the next download (the time is recorded, not the file's mtime).
+    expect(Date.parse(again.headers['last-modified'])).toBeGreaterThanOrEqual(writtenAt);
+    expect(Date.parse(again.headers['last-modified'])).toBeGreaterThan(
+      Date.parse(headers['last-modified']),
+    );
+    const next = await get('tasks/btc-x/dataset?format=parquet').expect(200);
+    expect(next.headers['last-modified']).toBe(again.headers['last-modified']);
+    await get('tasks/btc-x/dataset?format=parquet')
+      .set('If-Modified-Since', headers['last-modified'])
+      .expect(200);
     expect((await get('tasks/btc-x').expect(200)).body.dataset).toEqual(task.dataset);
   });
 

@@ -43,14 +43,14 @@ describe('The Parquet version guard', () => {
 
   it('forgets the version when an older release records its file over the current one', async () => {
     const file = '/data/datasets/tao-x.parquet';
-    await repository.recordParquet('tao-x', { file, bytes: 120, sha256: SHA('a') });
+    await repository.recordParquet('tao-x', { file, bytes: 120, sha256: SHA('a') }, new Date());
     expect(await version('tao-x')).toBe(PARQUET_VERSION);
 
     await olderReleaseRecords('tao-x', SHA('b'));
     expect(await version('tao-x')).toBeNull();
 
     // Written again by the current writer: its version again.
-    await repository.recordParquet('tao-x', { file, bytes: 120, sha256: SHA('a') });
+    await repository.recordParquet('tao-x', { file, bytes: 120, sha256: SHA('a') }, new Date());
     expect(await version('tao-x')).toBe(PARQUET_VERSION);
     // The same file recorded again (the writer is deterministic) keeps it.
     await olderReleaseRecords('tao-x', SHA('a'));

@@ -4,9 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { Logger, PreconditionFailedException, ServiceUnavailableException } from '@nestjs/common';
+import { Clock } from '../../common/clock/clock';
 import {
+  DatasetConditions,
   DatasetDownloadService,
   fileMissing,
+  modifiedSince,
   preconditionFailed,
 } from './dataset-download.service';
 import { CutShortError } from './failing-short';
@@ -18,12 +21,18 @@ import { TasksService } from './tasks.service';
 const JSONL = Buffer.from('the JSON lines file');
 const PARQUET = Buffer.from('PAR1 the Parquet file PAR1');
 const OTHER = Buffer.from('another file, of another size');
+/** When the task completed (its JSON lines file written), and its Parquet file written. */
+const COMPLETED_AT = new Date('2026-12-01T10:20:30.456Z');
+const PARQUET_WRITTEN_AT = new Date('2026-12-02T08:00:00.999Z');
+const NOW = new Date('2026-12-03T12:00:00.500Z');
 
 describe(DatasetDownloadService.name, () => {
   let directory: string;
   let files: Record<DatasetFormat, string>;
   let service: DatasetDownloadService;
   let warned: jest.SpyInstance;
+  let task: CompletedTask;
+  let parquetWrittenAt: Date | null;
 
   const recorded = (file: string, bytes: Buffer) => ({
     file,
@@ -38,18 +47,22 @@ describe(DatasetDownloadService.name, () => {
     writeFileSync(files.jsonl, JSONL);
     writeFileSync(files.parquet, PARQUET);
     const jsonl = recorded(files.jsonl, JSONL);
-    const task = {
+    task = {
       id: 'btc',
       state: 'completed',
+      completed_at: COMPLETED_AT,
       dataset_file: jsonl.file,
       dataset_bytes: String(jsonl.bytes),
       dataset_sha256: jsonl.sha256,
     } as CompletedTask;
+    parquetWrittenAt = PARQUET_WRITTEN_AT;
     service = new DatasetDownloadService(
       { find: () => Promise.resolve(task) } as unknown as TasksService,
       {
-        ensure: () => Promise.resolve(recorded(files.parquet, PARQUET)),
+        ensure: () =>
+          Promise.resolve({ ...recorded(files.parquet, PARQUET), writtenAt: parquetWrittenAt }),
       } as unknown as DatasetParquetService,
+      { now: () => NOW } as Clock,
     );
   });
   afterEach(() => {
@@ -164,6 +177,7 @@ describe(DatasetDownloadService.name, () => {
     expect(await service.open('btc', 'jsonl', { ifNoneMatch: `"${sha256}"` })).toEqual({
       status: 304,
       sha256,
+      lastModified: new Date('2026-12-01T10:20:30Z'),
     });
   });
 
@@ -189,6 +203,7 @@ describe(DatasetDownloadService.name, () => {
       expect(answer).toEqual({
         status: 412,
         sha256: recorded(files.jsonl, JSONL).sha256,
+        lastModified: new Date('2026-12-01T10:20:30Z'),
         refusal: expect.any(PreconditionFailedException),
       });
       expect(answer.status === 412 && answer.refusal.message).toBe(preconditionFailed('btc'));
@@ -208,6 +223,146 @@ describe(DatasetDownloadService.name, () => {
       unlinkSync(files.jsonl);
       for (const ifMatch of ['*', '"other"'])
         await expect(service.open('btc', 'jsonl', { ifMatch })).rejects.toThrow(fileMissing('btc'));
+    });
+  });
+
+  // RFC 9110 §8.8.2: a server that can say when the file was last modified sends Last-Modified,
+  // and the date conditions compare with it (§13.1.3, §13.1.4, in the order of §13.2.2).
+  describe('Last-Modified and the date conditions', () => {
+    const status = async (format: DatasetFormat, conditions: DatasetConditions) =>
+      (await service.open('btc', format, conditions)).status;
+    const tag = (format: DatasetFormat) =>
+      `"${recorded(files[format], format === 'jsonl' ? JSONL : PARQUET).sha256}"`;
+
+    it.each([
+      ['jsonl', '2026-12-01T10:20:30Z'],
+      ['parquet', '2026-12-02T08:00:00Z'],
+    ] as const)(
+      'says when the %s file was written, as the task records it, to the second',
+      async (format, second) => {
+        for (const headersOnly of [false, true]) {
+          const answer = await service.open('btc', format, {}, headersOnly);
+          expect(answer.lastModified).toEqual(new Date(second));
+        }
+        expect(
+          (await service.open('btc', format, { ifNoneMatch: tag(format) })).lastModified,
+        ).toEqual(new Date(second));
+      },
+    );
+
+    it('says none when the task records no time, and then ignores the date conditions', async () => {
+      task.completed_at = null;
+      parquetWrittenAt = null;
+      for (const format of ['jsonl', 'parquet'] as const) {
+        expect((await service.open('btc', format)).lastModified).toBeNull();
+        const conditions = {
+          ifModifiedSince: 'Fri, 01 Jan 2100 00:00:00 GMT',
+          ifUnmodifiedSince: 'Thu, 01 Jan 1970 00:00:00 GMT',
+        };
+        expect(await status(format, conditions)).toBe(200);
+      }
+    });
+
+    // RFC 9110 §8.8.2.1: never later than the time of the answer, by this server's clock.
+    it('says now for a time after now (another replica’s clock ahead of this one)', async () => {
+      task.completed_at = new Date('2026-12-03T12:00:09Z');
+      expect((await service.open('btc', 'jsonl')).lastModified).toEqual(
+        new Date('2026-12-03T12:00:00Z'),
+      );
+    });
+
+    it.each([
+      ['jsonl', 'Tue, 01 Dec 2026 10:20:30 GMT', 'Tue, 01 Dec 2026 10:20:29 GMT'],
+      ['parquet', 'Wed, 02 Dec 2026 08:00:00 GMT', 'Wed, 02 Dec 2026 07:59:59 GMT'],
+    ] as const)(
+      'answers %s If-Modified-Since at or after Last-Modified 304, before it 200',
+      async (format, at, before) => {
+        expect(await status(format, { ifModifiedSince: at })).toBe(304);
+        expect(await status(format, { ifModifiedSince: 'Thu, 03 Dec 2026 12:00:00 GMT' })).toBe(
+          304,
+        );
+        expect(await status(format, { ifModifiedSince: before })).toBe(200);
+      },
+    );
+
+    it.each([
+      ['jsonl', 'Tue, 01 Dec 2026 10:20:30 GMT', 'Tue, 01 Dec 2026 10:20:29 GMT'],
+      ['parquet', 'Wed, 02 Dec 2026 08:00:00 GMT', 'Wed, 02 Dec 2026 07:59:59 GMT'],
+    ] as const)(
+      'answers %s If-Unmodified-Since at or after Last-Modified 200, before it 412',
+      async (format, at, before) => {
+        expect(await status(format, { ifUnmodifiedSince: at })).toBe(200);
+        const answer = await service.open('btc', format, { ifUnmodifiedSince: before });
+        expect(answer).toEqual({
+          status: 412,
+          sha256: tag(format).slice(1, -1),
+          lastModified: expect.any(Date),
+          refusal: expect.any(PreconditionFailedException),
+        });
+        expect(answer.status === 412 && answer.refusal.message).toBe(modifiedSince('btc'));
+      },
+    );
+
+    // §13.1.3: a date later than the server's time says nothing of what the client holds.
+    it('ignores an If-Modified-Since later than now', async () => {
+      expect(await status('jsonl', { ifModifiedSince: 'Thu, 03 Dec 2026 12:00:01 GMT' })).toBe(200);
+      expect(await status('jsonl', { ifModifiedSince: 'Fri, 01 Jan 2100 00:00:00 GMT' })).toBe(200);
+    });
+
+    it('reads the two obsolete HTTP-date forms', async () => {
+      expect(await status('jsonl', { ifModifiedSince: 'Tuesday, 01-Dec-26 10:20:30 GMT' })).toBe(
+        304,
+      );
+      expect(await status('jsonl', { ifModifiedSince: 'Tue Dec  1 10:20:30 2026' })).toBe(304);
+      expect(await status('jsonl', { ifUnmodifiedSince: 'Tue Dec  1 10:20:29 2026' })).toBe(412);
+    });
+
+    // §13.1.3, §13.1.4: a value that is no HTTP-date is ignored, not read as a date.
+    it.each([
+      'garbage',
+      '1',
+      '2026-12-03',
+      '',
+      'Tue, 31 Nov 2026 10:20:30 GMT',
+      'Tue, 01 Dec 2026 10:20:30 GMT, Tue, 01 Dec 2026 10:20:30 GMT',
+    ])('ignores the date conditions when the value is %j', async (value) => {
+      expect(await status('jsonl', { ifModifiedSince: value })).toBe(200);
+      expect(await status('jsonl', { ifUnmodifiedSince: value })).toBe(200);
+    });
+
+    it('looks at If-None-Match alone when both it and If-Modified-Since are given', async () => {
+      const unmodified = 'Thu, 03 Dec 2026 12:00:00 GMT';
+      expect(await status('jsonl', { ifNoneMatch: '"other"', ifModifiedSince: unmodified })).toBe(
+        200,
+      );
+      expect(
+        await status('jsonl', {
+          ifNoneMatch: tag('jsonl'),
+          ifModifiedSince: 'Tue, 01 Dec 2026 10:20:29 GMT',
+        }),
+      ).toBe(304);
+    });
+
+    it('looks at If-Match alone when both it and If-Unmodified-Since are given', async () => {
+      const modified = 'Tue, 01 Dec 2026 10:20:29 GMT';
+      expect(await status('jsonl', { ifMatch: tag('jsonl'), ifUnmodifiedSince: modified })).toBe(
+        200,
+      );
+      const answer = await service.open('btc', 'jsonl', {
+        ifMatch: '"other"',
+        ifUnmodifiedSince: 'Thu, 03 Dec 2026 12:00:00 GMT',
+      });
+      expect(answer.status === 412 && answer.refusal.message).toBe(preconditionFailed('btc'));
+    });
+
+    // §13.2.2: the 412 conditions (steps 1 and 2) before the 304 ones (steps 3 and 4).
+    it('answers 412, not 304, when If-Unmodified-Since fails and If-None-Match names the file', async () => {
+      expect(
+        await status('jsonl', {
+          ifUnmodifiedSince: 'Tue, 01 Dec 2026 10:20:29 GMT',
+          ifNoneMatch: tag('jsonl'),
+        }),
+      ).toBe(412);
     });
   });
 

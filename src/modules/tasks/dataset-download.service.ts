@@ -11,8 +11,10 @@ import {
   StreamableFile,
 } from '@nestjs/common';
 import contentDisposition from 'content-disposition';
+import { Clock } from '../../common/clock/clock';
+import { parseHttpDate, toWholeSecond } from '../../common/http/http-date';
 import { DatasetParquetService, ParquetBusyError } from './dataset-parquet.service';
-import { ParquetFile, sizeOnDisk } from './dataset-writer';
+import { RecordedParquetFile, sizeOnDisk } from './dataset-writer';
 import { failingShort } from './failing-short';
 import { DATASET_CONTENT_TYPES } from './task.mapper';
 import { CompletedTask, DatasetFormat, isCompleted } from './task.types';
@@ -66,6 +68,14 @@ export function preconditionFailed(id: string): string {
   );
 }
 
+/** The 412 of an If-Unmodified-Since before the file's Last-Modified (documented). */
+export function modifiedSince(id: string): string {
+  return (
+    `The dataset file of task '${id}' was written after the If-Unmodified-Since date; ` +
+    'Last-Modified says when, ETag names the current file'
+  );
+}
+
 /** A dataset file's entity tag: its SHA-256, which names its bytes (a strong validator). */
 export function entityTag(sha256: string): string {
   return `"${sha256}"`;
@@ -89,17 +99,28 @@ function namesTag(header: string, tag: string, comparison: 'weak' | 'strong'): b
 export interface DatasetConditions {
   ifMatch?: string;
   ifNoneMatch?: string;
+  ifModifiedSince?: string;
+  ifUnmodifiedSince?: string;
+}
+
+/** What the controller sends as the file's validators, whatever the answer. */
+export interface DatasetValidators {
+  sha256: string;
+  /** When the file was written, to the second; null when the task does not say. */
+  lastModified: Date | null;
 }
 
 /**
  * What a download answers: the file (200; over an empty body for HEAD), that the client holds
- * it (304), or that it is not the file the client asked for by If-Match (412). Each says the
- * file's SHA-256, which the controller sends as its validators.
+ * it (304), or that it is not the file the client asked for by If-Match or If-Unmodified-Since
+ * (412). Each says the file's validators, which the controller sends.
  */
-export type DatasetAnswer =
-  | { status: 200; sha256: string; file: StreamableFile }
-  | { status: 304; sha256: string }
-  | { status: 412; sha256: string; refusal: PreconditionFailedException };
+export type DatasetAnswer = DatasetValidators &
+  (
+    | { status: 200; file: StreamableFile }
+    | { status: 304 }
+    | { status: 412; refusal: PreconditionFailedException }
+  );
 
 /** A dataset file as its task records it. */
 type RecordedFile = { file: string; bytes: number };
@@ -112,13 +133,16 @@ export class DatasetDownloadService {
   constructor(
     private readonly tasks: TasksService,
     private readonly parquet: DatasetParquetService,
+    private readonly clock: Clock,
   ) {}
 
   /**
    * The dataset file to stream, or the answer its conditions give: the 412 when If-Match names
-   * another file, else the 304 when If-None-Match names this one (the client holds these very
-   * bytes). In the order of RFC 9110 §13.2.2, after every other check: a condition is about a
-   * file that is there. With `headersOnly` (a HEAD request), its headers over an empty body.
+   * another file (without If-Match: when the file was written after If-Unmodified-Since), else
+   * the 304 when If-None-Match names this one (the client holds these very bytes; without
+   * If-None-Match: when it was not written after If-Modified-Since). In the order of RFC 9110
+   * §13.2.2, after every other check: a condition is about a file that is there. With
+   * `headersOnly` (a HEAD request), its headers over an empty body.
    */
   async open(
     id: string,
@@ -135,35 +159,39 @@ export class DatasetDownloadService {
       );
     }
     // Every format is made from the JSON lines file: without it (or with it cut short), none can
-    // be served.
+    // be served. It was written by the compile that completed the task: its Last-Modified is the
+    // time the task records, the same on every replica (the file's mtime is this disk's, and a
+    // copy or a restore moves it).
     const jsonl = {
       file: task.dataset_file,
       bytes: Number(task.dataset_bytes),
       sha256: task.dataset_sha256,
+      writtenAt: task.completed_at,
     };
     await this.checkSize(jsonl, id);
     const served = format === 'parquet' ? await this.parquetOf(task, id) : jsonl;
     // The JSON lines file just was checked; a Parquet file is checked as it is about to be read.
     if (served !== jsonl) await this.checkSize(served, id);
     const { sha256, bytes: length } = served;
+    const now = this.clock.now();
+    const validators = { sha256, lastModified: lastModifiedOf(served.writtenAt, now) };
     // Opened before answering: a read stream opens its file after the headers are set, and one
     // deleted (or unreadable) in between was answered 400 'Bad Request' in text/plain by Nest's
     // stream error handler, or cut off after the headers were sent.
     const handle = await this.openRecorded(served, id);
-    const tag = entityTag(sha256);
-    // A client resuming or revalidating by If-Match holds another file (a dataset recompiled, a
-    // Parquet file written again): told so, not sent this one as if it were that.
-    if (conditions.ifMatch !== undefined && !namesTag(conditions.ifMatch, tag, 'strong')) {
+    const refusal = preconditionRefused(conditions, validators, now);
+    if (refusal) {
       await handle.close();
+      const detail = refusal === 'If-Match' ? preconditionFailed(id) : modifiedSince(id);
       return {
         status: 412,
-        sha256,
-        refusal: new PreconditionFailedException(preconditionFailed(id)),
+        ...validators,
+        refusal: new PreconditionFailedException(detail),
       };
     }
-    if (conditions.ifNoneMatch !== undefined && namesTag(conditions.ifNoneMatch, tag, 'weak')) {
+    if (notModified(conditions, validators, now)) {
       await handle.close();
-      return { status: 304, sha256 };
+      return { status: 304, ...validators };
     }
     const headers = {
       type: DATASET_CONTENT_TYPES[format],
@@ -174,7 +202,7 @@ export class DatasetDownloadService {
       // Checked and opened as for a GET, so the answer is the same, but not read: Node drops a
       // HEAD response's body as it is written, and the file was read whole to be dropped.
       await handle.close();
-      return { status: 200, sha256, file: new StreamableFile(Readable.from([]), headers) };
+      return { status: 200, ...validators, file: new StreamableFile(Readable.from([]), headers) };
     }
     // Read up to the size known, so that the stream ends with its last byte: read to the end of
     // the file, it ends one more (empty) read later, and a client that closes on the last byte
@@ -193,10 +221,10 @@ export class DatasetDownloadService {
         if (!response.destroyed) response.destroy?.();
       },
     );
-    return { status: 200, sha256, file };
+    return { status: 200, ...validators, file };
   }
 
-  private async parquetOf(task: CompletedTask, id: string): Promise<ParquetFile> {
+  private async parquetOf(task: CompletedTask, id: string): Promise<RecordedParquetFile> {
     const parquet = await this.parquet.ensure(task).catch((error: unknown) => {
       if (error instanceof ParquetBusyError) throw new ParquetBusyException(id);
       throw error;
@@ -249,6 +277,53 @@ export class DatasetDownloadService {
       throw error;
     }
   }
+}
+
+/**
+ * The file's `Last-Modified`: when it was written, to the second (an HTTP-date says no more),
+ * and never after `now` (RFC 9110 §8.8.2.1: a time in the future by this server's clock, a
+ * replica's clock behind the one that wrote it, is sent as now).
+ */
+function lastModifiedOf(writtenAt: Date | null, now: Date): Date | null {
+  if (writtenAt === null) return null;
+  return toWholeSecond(writtenAt > now ? now : writtenAt);
+}
+
+/**
+ * Which precondition refuses the request (a 412), if one does (RFC 9110 §13.2.2, steps 1 and
+ * 2): If-Match when none of its tags names the file; without If-Match, If-Unmodified-Since when
+ * the file was written after its date (a value that is no HTTP-date is ignored, §13.1.4).
+ */
+function preconditionRefused(
+  conditions: DatasetConditions,
+  { sha256, lastModified }: DatasetValidators,
+  now: Date,
+): 'If-Match' | 'If-Unmodified-Since' | undefined {
+  // A client resuming or revalidating by If-Match holds another file (a dataset recompiled, a
+  // Parquet file written again): told so, not sent this one as if it were that.
+  if (conditions.ifMatch !== undefined)
+    return namesTag(conditions.ifMatch, entityTag(sha256), 'strong') ? undefined : 'If-Match';
+  if (conditions.ifUnmodifiedSince === undefined || lastModified === null) return undefined;
+  const since = parseHttpDate(conditions.ifUnmodifiedSince, now);
+  return since !== null && lastModified > since ? 'If-Unmodified-Since' : undefined;
+}
+
+/**
+ * Whether the client holds the file (a 304; RFC 9110 §13.2.2, steps 3 and 4): If-None-Match
+ * when one of its tags names it; without If-None-Match, If-Modified-Since when the file was not
+ * written after its date. A date that is no HTTP-date, or one after `now` (§13.1.3: it says
+ * nothing of what the client holds), is ignored.
+ */
+function notModified(
+  conditions: DatasetConditions,
+  { sha256, lastModified }: DatasetValidators,
+  now: Date,
+): boolean {
+  if (conditions.ifNoneMatch !== undefined)
+    return namesTag(conditions.ifNoneMatch, entityTag(sha256), 'weak');
+  if (conditions.ifModifiedSince === undefined || lastModified === null) return false;
+  const since = parseHttpDate(conditions.ifModifiedSince, now);
+  return since !== null && since <= now && lastModified <= since;
 }
 
 /**

@@ -37,7 +37,8 @@ describe(DatasetParquetService.name, () => {
     };
     directory = mkdtempSync(join(tmpdir(), 'dataset-parquet-service-'));
     now = new Date('2026-01-09T00:00:00.000Z');
-    recorded = jest.fn(() => Promise.resolve());
+    // What the repository answers: when the task says the file was written.
+    recorded = jest.fn((_id: string, _file: unknown, at: Date) => Promise.resolve(at));
     service = new DatasetParquetService(
       { recordParquet: recorded } as unknown as TaskLifecycleRepository,
       { now: () => now } as Clock,
@@ -74,6 +75,7 @@ describe(DatasetParquetService.name, () => {
       parquet_bytes: null,
       parquet_sha256: null,
       parquet_version: null,
+      parquet_written_at: null,
     } as CompletedTask;
   }
 
@@ -93,8 +95,11 @@ describe(DatasetParquetService.name, () => {
       file: join(directory, 'sub.parquet'),
       bytes: expect.any(Number),
       sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+      // Written now (its Last-Modified), as the task records it.
+      writtenAt: now,
     });
-    expect(recorded).toHaveBeenCalledWith('sub', parquet);
+    const { writtenAt: _, ...file } = parquet!;
+    expect(recorded).toHaveBeenCalledWith('sub', file, now);
     expect(logged.log.mock.calls).toEqual([
       ['task sub: Parquet file written at a download (it had none)'],
     ]);
@@ -109,6 +114,28 @@ describe(DatasetParquetService.name, () => {
       created_at: COMPLETED_AT.toISOString(),
       parquet: { file: 'sub.parquet', bytes: parquet!.bytes, sha256: parquet!.sha256 },
     });
+  });
+
+  // Its Last-Modified: a release before migration 1764930000000 recorded no time, and wrote a
+  // file it recorded at a compile.
+  it('says when the recorded file was written: parquet_written_at, or completed_at without it', async () => {
+    const task = await completedTask('sub');
+    const { writtenAt: _, ...file } = (await service.ensure(task))!;
+    const recordedTask = {
+      ...task,
+      parquet_file: file.file,
+      parquet_bytes: String(file.bytes),
+      parquet_sha256: file.sha256,
+      parquet_version: datasetParquet.PARQUET_VERSION,
+    };
+    recorded.mockClear();
+    const writtenAt = new Date('2026-01-08T00:00:00.000Z');
+    expect(await service.ensure({ ...recordedTask, parquet_written_at: writtenAt })).toEqual({
+      ...file,
+      writtenAt,
+    });
+    expect(await service.ensure(recordedTask)).toEqual({ ...file, writtenAt: COMPLETED_AT });
+    expect(recorded).not.toHaveBeenCalled();
   });
 
   it("keeps one task's failed conversion standing for the hour when another task's fails after it", async () => {

@@ -11,6 +11,7 @@ import {
   CompiledDataset,
   JsonLinesFile,
   ParquetFile,
+  RecordedParquetFile,
   sizeOnDisk,
   writeManifest,
 } from './dataset-writer';
@@ -50,7 +51,7 @@ export class ParquetBusyError extends Error {
 export class DatasetParquetService {
   private readonly logger = new Logger(DatasetParquetService.name);
   /** Conversions in progress here, by task id: concurrent downloads share one. */
-  private readonly converting = new Map<string, Promise<ParquetFile | null>>();
+  private readonly converting = new Map<string, Promise<RecordedParquetFile | null>>();
   /** When a conversion last failed here (ms), by task id; kept PARQUET_RETRY_MS. */
   private readonly failedAt = new Map<string, number>();
   /** Bounds conversions at a download in the process (cockatiel's, as miner calls are). */
@@ -77,15 +78,18 @@ export class DatasetParquetService {
    * recorded (the JSON lines file it is made from is there: the caller checked); null when it
    * cannot be written: the conversion failed now or within PARQUET_RETRY_MS. Throws
    * ParquetBusyError when PARQUET_CONVERSIONS run and PARQUET_CONVERSION_QUEUE wait already
-   * (a download of a task already converting shares its conversion, busy or not).
+   * (a download of a task already converting shares its conversion, busy or not). With the file,
+   * when it was written: `parquet_written_at`, or `completed_at` when a release before that
+   * column recorded it (at a compile: one it wrote at a download is the same bytes again).
    */
-  async ensure(task: CompletedTask): Promise<ParquetFile | null> {
+  async ensure(task: CompletedTask): Promise<RecordedParquetFile | null> {
     let why = 'it had none';
     if (hasCurrentParquet(task)) {
       const recorded = {
         file: task.parquet_file,
         bytes: Number(task.parquet_bytes),
         sha256: task.parquet_sha256,
+        writtenAt: task.parquet_written_at ?? task.completed_at,
       };
       const size = await sizeOnDisk(recorded.file);
       if (size === recorded.bytes) return recorded;
@@ -120,7 +124,7 @@ export class DatasetParquetService {
    * recording that fails (the database unavailable: 503, by the exception filter) leaves the
    * task without a recorded Parquet file, and the next download writes it again.
    */
-  private async convert(task: CompletedTask, why: string): Promise<ParquetFile | null> {
+  private async convert(task: CompletedTask, why: string): Promise<RecordedParquetFile | null> {
     let parquet: ParquetFile;
     try {
       parquet = await this.write(task, {
@@ -138,9 +142,9 @@ export class DatasetParquetService {
       return null;
     }
     this.failedAt.delete(task.id);
-    await this.repository.recordParquet(task.id, parquet);
+    const writtenAt = await this.repository.recordParquet(task.id, parquet, this.clock.now());
     this.logger.log(`task ${task.id}: Parquet file written at a download (${why})`);
-    return parquet;
+    return { ...parquet, writtenAt };
   }
 
   /** Writes the Parquet file beside `jsonl`, the task's JSON lines file. */

@@ -24,6 +24,11 @@ export interface ParquetFile extends WrittenFile {
   file: string;
 }
 
+/** A Parquet file as a completed task records it, with when it was written (null: unknown). */
+export interface RecordedParquetFile extends ParquetFile {
+  writtenAt: Date | null;
+}
+
 /** A completed task's dataset files, as the task records them. */
 export interface CompiledDataset extends JsonLinesFile {
   parquet: ParquetFile | null;

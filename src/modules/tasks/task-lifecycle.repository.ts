@@ -156,7 +156,8 @@ export class TaskLifecycleRepository {
    * replica's compile completed it first, or it failed). Its `completed_at` is `now`, or a
    * millisecond after the last task's if that is later: completion times only grow and never
    * tie, so a pipeline polling `completed_after` the last time it saw misses none, even across a
-   * compiler moving between replicas whose clocks disagree. Its stored items stay: the prune
+   * compiler moving between replicas whose clocks disagree. A Parquet file written with it was
+   * written then (`parquet_written_at`, the same time). Its stored items stay: the prune
    * pass deletes them later (completedWithItems), as a second compile of the task may be reading
    * them right now.
    */
@@ -169,7 +170,9 @@ export class TaskLifecycleRepository {
        dataset_file = $3, dataset_rows = $4, dataset_bytes = $5,
        dataset_sha256 = $6, data_start = $7, data_end = $8, failure_reason = NULL,
        parquet_file = $9, parquet_bytes = $10, parquet_sha256 = $11,
-       parquet_version = CASE WHEN $9::text IS NULL THEN NULL ELSE $12::smallint END
+       parquet_version = CASE WHEN $9::text IS NULL THEN NULL ELSE $12::smallint END,
+       parquet_written_at = CASE WHEN $9::text IS NULL THEN NULL ELSE GREATEST($2::timestamptz,
+         (SELECT max(completed_at) + interval '1 millisecond' FROM scraping_tasks)) END
      WHERE id = $1 AND state = 'compiling'`,
       [
         taskId,
@@ -218,14 +221,24 @@ export class TaskLifecycleRepository {
     return deleted;
   }
 
-  /** Records the Parquet file of a completed task written after its compile. */
-  async recordParquet(taskId: string, parquet: ParquetFile): Promise<void> {
-    await this.dataSource.query(
+  /**
+   * Records the Parquet file of a completed task written after its compile, and answers when the
+   * task says it was written (null when the task is not completed): `now`, or the time recorded
+   * before when the file is the one recorded (the writer is deterministic, and the same bytes
+   * have not changed since), so that its `Last-Modified` moves only with its bytes.
+   */
+  async recordParquet(taskId: string, parquet: ParquetFile, now: Date): Promise<Date | null> {
+    // An UPDATE … RETURNING is answered [rows, affected] by TypeORM's Postgres driver.
+    const [rows] = await this.dataSource.query<[{ parquet_written_at: Date | null }[], number]>(
       `UPDATE scraping_tasks SET parquet_file = $2, parquet_bytes = $3, parquet_sha256 = $4,
-         parquet_version = $5
-       WHERE id = $1 AND state = 'completed'`,
-      [taskId, parquet.file, parquet.bytes, parquet.sha256, PARQUET_VERSION],
+         parquet_version = $5,
+         parquet_written_at = CASE WHEN parquet_sha256 = $4 AND parquet_written_at IS NOT NULL
+           THEN parquet_written_at ELSE $6::timestamptz END
+       WHERE id = $1 AND state = 'completed'
+       RETURNING parquet_written_at`,
+      [taskId, parquet.file, parquet.bytes, parquet.sha256, PARQUET_VERSION, now.toISOString()],
     );
+    return rows[0]?.parquet_written_at ?? null;
   }
 
   /**

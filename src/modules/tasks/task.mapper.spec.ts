@@ -40,6 +40,7 @@ const ACTIVE: TaskRow = {
   parquet_bytes: null,
   parquet_sha256: null,
   parquet_version: null,
+  parquet_written_at: null,
   network_block: null,
   network_registered_at: null,
   network_commit_sha: null,

@@ -67,6 +67,11 @@ export interface TaskRow {
   parquet_sha256: string | null;
   /** The writer that made it (PARQUET_VERSION); null for one made before versions were recorded. */
   parquet_version: number | null;
+  /**
+   * When the recorded Parquet file was written (its `Last-Modified`); null when a release before
+   * migration 1764930000000 recorded it at a compile: then `completed_at`.
+   */
+  parquet_written_at: Date | null;
   /** Set when a vote naming the task was first committed on chain (vote publication). */
   network_block: string | null;
   network_registered_at: Date | null;

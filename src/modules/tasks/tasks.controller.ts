@@ -15,6 +15,7 @@ import {
   DatasetDownloadService,
   entityTag,
   fileMissing,
+  modifiedSince,
   PARQUET_BUSY_RETRY_AFTER_SECONDS,
   parquetBusy,
   parquetUnavailable,
@@ -27,6 +28,7 @@ import { TaskDto, TaskListDto } from './dto/task.dto';
 import { TaskListQueryDto } from './dto/task-list-query.dto';
 import { TasksService } from './tasks.service';
 import { parseRfc3339DateTime } from '../../common/validation/iso-date';
+import { formatHttpDate } from '../../common/http/http-date';
 
 const TASK_ID = { name: 'id', description: 'Task id (the job id of the vote that registered it)' };
 /** The file's validators, sent with the 304 and the 412 too: what the file is now. */
@@ -39,7 +41,39 @@ const FILE_VALIDATOR_HEADERS = {
     description: "Hex SHA-256 of the file, as listed in the task's `dataset`",
     schema: { type: 'string', pattern: '^[0-9a-f]{64}$', maxLength: 64 },
   },
+  'Last-Modified': {
+    description:
+      'When the file was written (an IMF-fixdate, to the second), as the task records it: the ' +
+      'same on every server. Absent for a task completed by a release that recorded no time',
+    schema: {
+      type: 'string',
+      pattern:
+        '^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), [0-9]{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) ' +
+        '[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2} GMT$',
+      maxLength: 29,
+    },
+  },
 };
+/** The conditions on the file's date, each looked at only without its entity tag counterpart. */
+const DATE_CONDITION_HEADERS = [
+  {
+    name: 'If-Unmodified-Since',
+    required: false,
+    description:
+      'An HTTP-date: answered 412, without the file, when the file was written after it (its ' +
+      '`Last-Modified` is later). Ignored with `If-Match`, or when it is no HTTP-date',
+    schema: { type: 'string' as const, maxLength: 33 },
+  },
+  {
+    name: 'If-Modified-Since',
+    required: false,
+    description:
+      'An HTTP-date, such as the `Last-Modified` of an earlier download of this format: answered ' +
+      '304, without the body, when the file was not written after it. Ignored with ' +
+      '`If-None-Match`, when it is no HTTP-date, or when it is later than the server’s time',
+    schema: { type: 'string' as const, maxLength: 33 },
+  },
+];
 const TASK_NOT_FOUND = errorCase(
   404,
   'taskNotFound',
@@ -125,7 +159,10 @@ export class TasksController {
       'is still to be written and the server is busy writing others (a few at a time). With ' +
       '`If-Match` (RFC 9110 §13.1.1), 412 when it names another file, as a client that resumes or ' +
       'revalidates a download by its `ETag` is told once the file changed; `If-Match` is looked at ' +
-      'before `If-None-Match`, and after the checks above.',
+      'before `If-None-Match`, and after the checks above. `Last-Modified` says when the file was ' +
+      'written; `If-Unmodified-Since` (412) and `If-Modified-Since` (304) compare with it, each ' +
+      'only without its entity tag counterpart (`If-Match`, `If-None-Match`), in the order of ' +
+      'RFC 9110 §13.2.2.',
   })
   @ApiParam(TASK_ID)
   // The 200's media types are declared here only: errors stay JSON (`@ApiProduces` would declare
@@ -146,6 +183,14 @@ export class TasksController {
         description:
           "The file's SHA-256 in quotes: sent back as `If-None-Match`, it is answered 304 without the body " +
           'while the file is unchanged; as `If-Match`, 412 once it has changed',
+      },
+      'Last-Modified': {
+        ...FILE_VALIDATOR_HEADERS['Last-Modified'],
+        description:
+          'When the file was written (an IMF-fixdate, to the second), as the task records it: the ' +
+          'same on every server. Sent back as `If-Modified-Since`, answered 304 while the file was ' +
+          'not written since; as `If-Unmodified-Since`, 412 once it was. Absent for a task ' +
+          'completed by a release that recorded no time',
       },
       'Cache-Control': {
         description: 'A cache keeps the file but asks again (If-None-Match) before using it',
@@ -183,10 +228,13 @@ export class TasksController {
       'names the current file',
     schema: { type: 'string', maxLength: 1024 },
   })
+  @ApiHeader(DATE_CONDITION_HEADERS[0])
+  @ApiHeader(DATE_CONDITION_HEADERS[1])
   @ApiResponse({
     status: 304,
     description:
-      'If-None-Match names the current file: the copy the client holds is this file. No body',
+      'If-None-Match names the current file, or (without If-None-Match) the file was not written ' +
+      'after If-Modified-Since: the copy the client holds is this file. No body',
     headers: FILE_VALIDATOR_HEADERS,
   })
   @ApiErrorResponses(
@@ -208,6 +256,14 @@ export class TasksController {
       'otherFile',
       '`If-Match` names another file than the current one (`ETag` names the current one)',
       preconditionFailed('tao-x'),
+      { headers: FILE_VALIDATOR_HEADERS },
+    ),
+    errorCase(
+      412,
+      'writtenSince',
+      'Without `If-Match`: the file was written after `If-Unmodified-Since` (`Last-Modified` says ' +
+        'when)',
+      modifiedSince('tao-x'),
       { headers: FILE_VALIDATOR_HEADERS },
     ),
     validationCase('unknownFormat', 'A `format` other than jsonl or parquet', {
@@ -237,17 +293,21 @@ export class TasksController {
     @Query() query: DatasetQueryDto,
     @Headers('if-match') ifMatch: string | undefined,
     @Headers('if-none-match') ifNoneMatch: string | undefined,
+    @Headers('if-modified-since') ifModifiedSince: string | undefined,
+    @Headers('if-unmodified-since') ifUnmodifiedSince: string | undefined,
     @Req() request: Request,
     @Res({ passthrough: true }) response: Response,
   ): Promise<StreamableFile | undefined> {
     const answer = await this.downloads.open(
       id,
       query.format ?? 'jsonl',
-      { ifMatch, ifNoneMatch },
+      { ifMatch, ifNoneMatch, ifModifiedSince, ifUnmodifiedSince },
       request.method === 'HEAD',
     );
     response.setHeader('X-Content-SHA256', answer.sha256);
     response.setHeader('ETag', entityTag(answer.sha256));
+    if (answer.lastModified)
+      response.setHeader('Last-Modified', formatHttpDate(answer.lastModified));
     // After the validators: a 412 names the current file, which the client does not hold.
     if (answer.status === 412) throw answer.refusal;
     // Behind a key, and revalidated each time: a Parquet file may be written again (decisions).

@@ -1,0 +1,84 @@
+import { DataSource } from 'typeorm';
+import { TaskLifecycleRepository } from '../../src/modules/tasks/task-lifecycle.repository';
+import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
+
+const SHA = (digit: string) => digit.repeat(64);
+const at = (minute: number) => new Date(Date.UTC(2026, 11, 3, 12, minute));
+
+/**
+ * Migration 1764930000000: when a task's Parquet file was written, its `Last-Modified` at a
+ * download (docs/decisions.md, "Scraping task lifecycle"): at the compile, `completed_at`; at a
+ * download, that time, unless the file recorded is the one recorded before.
+ */
+describe('When a Parquet file was written', () => {
+  let medium: MediumDatabase;
+  let database: DataSource;
+  let repository: TaskLifecycleRepository;
+
+  const times = async (id: string) =>
+    (
+      await database.query<{ completed_at: Date; parquet_written_at: Date | null }[]>(
+        'SELECT completed_at, parquet_written_at FROM scraping_tasks WHERE id = $1',
+        [id],
+      )
+    )[0];
+  const compiling = (id: string) =>
+    database.query(
+      `INSERT INTO scraping_tasks (id, platform, label, state, registered_by, registered_at, expires_at)
+       VALUES ($1, 'x', '#tao', 'compiling', '5Hotkey', now() - interval '8 days', now() - interval '1 day')`,
+      [id],
+    );
+  const dataset = (parquet: boolean) => ({
+    file: '/data/datasets/tao.jsonl.gz',
+    rows: 1,
+    bytes: 10,
+    sha256: SHA('f'),
+    start: null,
+    end: null,
+    parquet: parquet ? { file: '/data/datasets/tao.parquet', bytes: 20, sha256: SHA('a') } : null,
+  });
+
+  beforeAll(async () => {
+    medium = await openMediumDatabase({ own: 'parquetwritten' });
+    database = medium.dataSource;
+    repository = new TaskLifecycleRepository(database);
+  });
+  afterAll(() => medium.close());
+
+  it('is the completion of a compile that wrote it, and none for a compile that did not', async () => {
+    await compiling('with-parquet');
+    await compiling('without-parquet');
+    expect(await repository.markCompleted('with-parquet', dataset(true), at(0))).toBe(true);
+    expect(await repository.markCompleted('without-parquet', dataset(false), at(1))).toBe(true);
+    const written = await times('with-parquet');
+    expect(written.parquet_written_at).toEqual(written.completed_at);
+    expect((await times('without-parquet')).parquet_written_at).toBeNull();
+  });
+
+  it('moves only when a download records another file than the one recorded', async () => {
+    await compiling('rewritten');
+    await repository.markCompleted('rewritten', dataset(true), at(10));
+    const { completed_at: completed } = await times('rewritten');
+    const file = { file: '/data/datasets/tao.parquet', bytes: 20, sha256: SHA('a') };
+    // The same bytes again (a file gone from the disk, written again): not modified.
+    expect(await repository.recordParquet('rewritten', file, at(20))).toEqual(completed);
+    expect((await times('rewritten')).parquet_written_at).toEqual(completed);
+    // Another file (an upgraded writer's): written now.
+    const other = { ...file, sha256: SHA('b') };
+    expect(await repository.recordParquet('rewritten', other, at(30))).toEqual(at(30));
+    expect(await repository.recordParquet('rewritten', other, at(40))).toEqual(at(30));
+  });
+
+  it('is the time of the download for a file recorded without one', async () => {
+    await compiling('legacy');
+    await repository.markCompleted('legacy', dataset(false), at(50));
+    expect(await repository.recordParquet('legacy', dataset(true).parquet!, at(55))).toEqual(
+      at(55),
+    );
+    // Not completed: nothing recorded, no time.
+    await compiling('not-completed');
+    expect(await repository.recordParquet('not-completed', dataset(true).parquet!, at(56))).toBe(
+      null,
+    );
+  });
+});
