@@ -416,6 +416,21 @@ describe('Error responses', () => {
         type: 'value_error',
       },
     ]);
+    // Up to 9 fraction digits are read, and compared: cut to the millisecond, this start was
+    // its end and passed, as did one half a millisecond past a date-only end's 23:59:59.999.
+    for (const [start_date, end_date] of [
+      ['2026-12-01T10:00:00.0000001Z', '2026-12-01T10:00:00Z'],
+      ['2026-12-01T23:59:59.9995Z', '2026-12-01'],
+    ]) {
+      const subMillisecond = await query({ source: 'x', start_date, end_date }).expect(422);
+      expect(subMillisecond.body.detail).toEqual([
+        {
+          loc: ['body', 'start_date'],
+          msg: 'Value error, start_date must not be after end_date',
+          type: 'value_error',
+        },
+      ]);
+    }
     // Without end_date the range ends now: the message names no end_date the client did not send.
     const future = await query({ source: 'x', start_date: '9999-01-01T00:00:00Z' }).expect(422);
     expect(future.body.detail).toEqual([

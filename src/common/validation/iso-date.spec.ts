@@ -1,5 +1,6 @@
 import {
   dateRefusal,
+  exactInstant,
   ISO_DATE_REFUSAL,
   parseIsoDate,
   parseIsoEndDate,
@@ -159,6 +160,35 @@ describe('parseRfc3339DateTime', () => {
     ]) {
       expect(parseRfc3339DateTime(text)).toBeUndefined();
     }
+  });
+});
+
+// parseIsoDate's Date is cut to the millisecond; comparisons need the digits past it.
+describe('exactInstant', () => {
+  const ms = (text: string) => BigInt(Date.parse(text)) * 1_000_000n;
+
+  it('is the instant in nanoseconds, the fraction past the millisecond included', () => {
+    expect(exactInstant('2026-12-01T10:00:00.0000001Z')).toBe(ms('2026-12-01T10:00:00Z') + 100n);
+    expect(exactInstant('2026-12-01T10:00:00.123456789Z')).toBe(
+      ms('2026-12-01T10:00:00.123Z') + 456_789n,
+    );
+    expect(exactInstant('2026-12-01t12:00:00,9995+02:00')).toBe(
+      ms('2026-12-01T10:00:00.999Z') + 500_000n,
+    );
+    expect(exactInstant('2026-12-01T10:00')).toBe(ms('2026-12-01T10:00:00Z'));
+    expect(exactInstant(new Date('2026-12-01T10:00:00.004Z'))).toBe(ms('2026-12-01T10:00:00.004Z'));
+  });
+
+  it('reads the text with the parser given, and is undefined where it refuses it', () => {
+    expect(exactInstant('2026-12-01', parseIsoEndDate)).toBe(ms('2026-12-01T23:59:59.999Z'));
+    expect(exactInstant('2026-12-01T23:59:59.9995Z', parseIsoEndDate)).toBe(
+      ms('2026-12-01T23:59:59.999Z') + 500_000n,
+    );
+    expect(exactInstant('2026-12-01T10:00:00.0004Z', parseRfc3339DateTime)).toBe(
+      ms('2026-12-01T10:00:00Z') + 400_000n,
+    );
+    expect(exactInstant('2026-12-01', parseRfc3339DateTime)).toBeUndefined();
+    expect(exactInstant('soon')).toBeUndefined();
   });
 });
 

@@ -47,6 +47,29 @@ export function parseIsoEndDate(value: string): Date | undefined {
   return new Date(Math.min(date.getTime() + DAY_MS - 1, LAST_INSTANT));
 }
 
+const NANOSECONDS_PER_MS = 1_000_000n;
+
+/**
+ * The instant a date names, in nanoseconds since the epoch, to the precision its text gives, for
+ * comparing two instants (a start with its end, a start or an expiry with now). The Date that
+ * `parse` returns, which is what is stored and sent to miners, cuts a fraction to the
+ * millisecond, so compared as Dates `…10:00:00.0000001Z` was not after `…10:00:00Z`: here the
+ * fraction's digits past the millisecond are added back. `parse` reads the text as the field
+ * means it (parseIsoEndDate for an end: a date alone has no fraction, its end is its last
+ * millisecond); a Date, the service's clock, is its millisecond. Undefined where `parse` refuses
+ * the text. docs/decisions.md, "Dates".
+ */
+export function exactInstant(
+  value: string | Date,
+  parse: (text: string) => Date | undefined = parseIsoDate,
+): bigint | undefined {
+  if (value instanceof Date) return BigInt(value.getTime()) * NANOSECONDS_PER_MS;
+  const date = parse(value);
+  if (!date) return undefined;
+  const fraction = ISO_DATE.exec(value.trim())?.[7] ?? '';
+  return BigInt(date.getTime()) * NANOSECONDS_PER_MS + BigInt(fraction.slice(3).padEnd(6, '0'));
+}
+
 /**
  * The forms parseIsoDate reads, as its refusals and the document name them: a subset of ISO
  * 8601, so a refusal says which forms, not "an ISO 8601 date", which `2026-W47`, `20261120` and

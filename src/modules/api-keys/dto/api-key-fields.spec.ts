@@ -21,6 +21,15 @@ describe.each([
     expect(await errorsFor({ expires_at: null })).toEqual([]);
   });
 
+  // Its Date is cut to the millisecond (what is stored), and was compared so: 0.4 ms after now
+  // was now, and refused.
+  it('is compared with the clock to the nanosecond it is written to', async () => {
+    expect(await errorsFor({ expires_at: '2026-11-20T12:00:00.0004Z' })).toEqual([]);
+    expect(await errorsFor({ expires_at: '2026-11-20T12:00:00.000000001Z' })).toEqual([]);
+    expect(await errorsFor({ expires_at: '2026-11-20T12:00:00.000000000Z' })).toEqual([PAST]);
+    expect(await errorsFor({ expires_at: '2026-11-20T13:00:00.0000001+01:00' })).toEqual([]);
+  });
+
   // Checked by the service once the DTO had passed, it was a second 422 (an audit's finding).
   it('in the past is listed with a bad rate_limit in one 422, in the order of the schema', async () => {
     expect(await errorsFor({ rate_limit: 1_000_001, expires_at: '2001-01-01T00:00:00Z' })).toEqual([

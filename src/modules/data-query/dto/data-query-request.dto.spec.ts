@@ -31,6 +31,36 @@ describe(`${DataQueryRequestDto.name}'s range`, () => {
     expect(await errorsFor({ start_date: '2026-11-20T12:00:00.001Z' })).toEqual([afterNow]);
   });
 
+  // Dates kept to the millisecond for storage and miners were compared so: a start 100 ns after
+  // its end was the same instant, and passed.
+  it('compares start_date with end_date to the nanosecond they are written to', async () => {
+    const end = '2026-11-19T10:00:00Z';
+    expect(await errorsFor({ start_date: '2026-11-19T10:00:00.0000001Z', end_date: end })).toEqual([
+      afterEnd,
+    ]);
+    expect(
+      await errorsFor({ start_date: end, end_date: '2026-11-19T10:00:00.000000001Z' }),
+    ).toEqual([]);
+    expect(
+      await errorsFor({
+        start_date: '2026-11-19T10:00:00.123456789Z',
+        end_date: '2026-11-19T12:00:00.123456789+02:00',
+      }),
+    ).toEqual([]);
+    // A date-only end_date is its day's last millisecond, 23:59:59.999 (parseIsoEndDate).
+    expect(
+      await errorsFor({ start_date: '2026-11-19T23:59:59.999Z', end_date: '2026-11-19' }),
+    ).toEqual([]);
+    expect(
+      await errorsFor({ start_date: '2026-11-19T23:59:59.9995Z', end_date: '2026-11-19' }),
+    ).toEqual([afterEnd]);
+  });
+
+  it('compares start_date with now to the nanosecond: now + 0.5 ms is after it', async () => {
+    expect(await errorsFor({ start_date: '2026-11-20T12:00:00.0005Z' })).toEqual([afterNow]);
+    expect(await errorsFor({ start_date: '2026-11-20T12:00:00.000000Z' })).toEqual([]);
+  });
+
   // Checked by the service once the DTO had passed, it was a second 422 (an audit's finding).
   it('is listed with the other fields in one 422, in the order of the schema', async () => {
     expect(

@@ -3,7 +3,12 @@ import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString, Max, Min } from 'cla
 import { IsInteger } from '../../../common/validation/is-integer';
 import { FieldRule, FieldRules } from '../../../common/errors/field-rules';
 import { IsIsoDate } from '../../../common/validation/is-iso-date';
-import { ISO_DATE_FORMS, parseIsoDate, parseIsoEndDate } from '../../../common/validation/iso-date';
+import {
+  exactInstant,
+  ISO_DATE_FORMS,
+  parseIsoDate,
+  parseIsoEndDate,
+} from '../../../common/validation/iso-date';
 import { NotBlank } from '../../../common/validation/not-blank';
 import { StorableText } from '../../../common/validation/storable-text';
 import { MaxCharacters, MinCharacters } from '../../../common/validation/text-length';
@@ -29,15 +34,17 @@ export function queryRange(
 /**
  * A range that ends before it starts is refused at start_date, with the request's other errors
  * (field-rules.ts). Without end_date the range ends now: a start in the future is what is wrong,
- * said so.
+ * said so. Compared to the nanosecond the dates are written to (exactInstant), not as their
+ * Dates, which cut a fraction to the millisecond: `…10:00:00.0000001Z` is after `…10:00:00Z`.
  */
 const START_NOT_AFTER_END: FieldRule<DataQueryRequestDto> = {
   field: 'start_date',
   reads: ['end_date'],
-  refuse: (request, now) => {
-    const { startDate, endDate } = queryRange(request, now);
-    if (!startDate || startDate <= endDate) return undefined;
-    const after = request.end_date ? 'end_date' : 'now (the end of a query without end_date)';
+  refuse: ({ start_date, end_date }, now) => {
+    if (!start_date) return undefined;
+    const end = end_date ? exactInstant(end_date, parseIsoEndDate)! : exactInstant(now)!;
+    if (exactInstant(start_date)! <= end) return undefined;
+    const after = end_date ? 'end_date' : 'now (the end of a query without end_date)';
     return { msg: `start_date must not be after ${after}` };
   },
 };
