@@ -431,6 +431,16 @@ describe('Error responses', () => {
         },
       ]);
     }
+    // With end_date too: a range in the future holds nothing, and was asked of miners.
+    const ahead = await query({ source: 'x', start_date: '9998-01-01', end_date: '9998-02-01' });
+    expect(ahead.status).toBe(422);
+    expect(ahead.body.detail).toEqual([
+      {
+        loc: ['body', 'start_date'],
+        msg: 'Value error, start_date must not be after now',
+        type: 'value_error',
+      },
+    ]);
     // Without end_date the range ends now: the message names no end_date the client did not send.
     const future = await query({ source: 'x', start_date: '9999-01-01T00:00:00Z' }).expect(422);
     expect(future.body.detail).toEqual([

@@ -129,6 +129,30 @@ describe('On-demand queries against honest miners', () => {
     expect(items.every((item) => item.datetime.startsWith(day))).toBe(true);
   });
 
+  // With an end_date a range in the future was asked of every miner, whose calls it spent on
+  // answers that could only be empty; only without one was a start after now refused.
+  it('refuses a range in the future before any miner is asked', async () => {
+    const asked = () =>
+      network.devnet.miners.reduce(
+        (sum, miner) => sum + network.devnet.requestCounts(miner.uid).OnDemandRequest,
+        0,
+      );
+    const before = asked();
+    const response = await app.http
+      .post(ENDPOINT)
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .send({ source: 'x', start_date: '9998-01-01', end_date: '9998-02-01' })
+      .expect(422);
+    expect(response.body.detail).toEqual([
+      {
+        loc: ['body', 'start_date'],
+        msg: 'Value error, start_date must not be after now',
+        type: 'value_error',
+      },
+    ]);
+    expect(asked()).toBe(before);
+  });
+
   it('returns items newest first, unique by uri, upper-case source, at most limit', async () => {
     const response = await query({ source: 'x', limit: 25 });
     const items = response.body.data as DataItem[];

@@ -31,6 +31,30 @@ describe(`${DataQueryRequestDto.name}'s range`, () => {
     expect(await errorsFor({ start_date: '2026-11-20T12:00:00.001Z' })).toEqual([afterNow]);
   });
 
+  // With end_date a start after now was asked of miners, whose answers could only be empty.
+  it('refuses a start_date after now whatever end_date says, naming the earlier bound', async () => {
+    const notAfterNow = { ...afterNow, msg: 'Value error, start_date must not be after now' };
+    expect(await errorsFor({ start_date: '2027-01-01', end_date: '2027-02-01' })).toEqual([
+      notAfterNow,
+    ]);
+    expect(
+      await errorsFor({ start_date: '2026-11-20T12:00:00.0005Z', end_date: '2027-01-01' }),
+    ).toEqual([notAfterNow]);
+    // After both: said of the earlier, so that one change of start_date meets both.
+    expect(await errorsFor({ start_date: '2027-02-01', end_date: '2027-01-01' })).toEqual([
+      notAfterNow,
+    ]);
+    expect(await errorsFor({ start_date: '2027-01-01', end_date: '2026-11-01' })).toEqual([
+      afterEnd,
+    ]);
+    expect(await errorsFor({ start_date: '2026-11-21', end_date: NOW.toISOString() })).toEqual([
+      afterEnd,
+    ]);
+    // A range from the past into the future is still a range (it ends when the data does).
+    expect(await errorsFor({ start_date: NOW.toISOString(), end_date: '2027-01-01' })).toEqual([]);
+    expect(await errorsFor({ start_date: '2026-11-01', end_date: '2026-11-20' })).toEqual([]);
+  });
+
   // Dates kept to the millisecond for storage and miners were compared so: a start 100 ns after
   // its end was the same instant, and passed.
   it('compares start_date with end_date to the nanosecond they are written to', async () => {

@@ -33,19 +33,29 @@ export function queryRange(
 
 /**
  * A range that ends before it starts is refused at start_date, with the request's other errors
- * (field-rules.ts). Without end_date the range ends now: a start in the future is what is wrong,
- * said so. Compared to the nanosecond the dates are written to (exactInstant), not as their
- * Dates, which cut a fraction to the millisecond: `…10:00:00.0000001Z` is after `…10:00:00Z`.
+ * (field-rules.ts), and so is one that starts after now, with end_date or without (then the range
+ * ends now): no item is from the future, and a range there was asked of miners, whose calls it
+ * spent on empty answers. The start is held to the earlier of end_date and now, and a refusal
+ * names that one (end_date on a tie), so that one change of start_date meets both. Compared to
+ * the nanosecond the dates are written to (exactInstant), not as their Dates, which cut a
+ * fraction to the millisecond: `…10:00:00.0000001Z` is after `…10:00:00Z`.
  */
 const START_NOT_AFTER_END: FieldRule<DataQueryRequestDto> = {
   field: 'start_date',
   reads: ['end_date'],
   refuse: ({ start_date, end_date }, now) => {
     if (!start_date) return undefined;
-    const end = end_date ? exactInstant(end_date, parseIsoEndDate)! : exactInstant(now)!;
-    if (exactInstant(start_date)! <= end) return undefined;
-    const after = end_date ? 'end_date' : 'now (the end of a query without end_date)';
-    return { msg: `start_date must not be after ${after}` };
+    const start = exactInstant(start_date)!;
+    const present = exactInstant(now)!;
+    const end = end_date ? exactInstant(end_date, parseIsoEndDate)! : undefined;
+    if (end !== undefined && end <= present)
+      return start > end ? { msg: 'start_date must not be after end_date' } : undefined;
+    if (start <= present) return undefined;
+    return {
+      msg: end_date
+        ? 'start_date must not be after now'
+        : 'start_date must not be after now (the end of a query without end_date)',
+    };
   },
 };
 
