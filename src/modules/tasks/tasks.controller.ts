@@ -193,7 +193,8 @@ export class TasksController {
           'completed by a release that recorded no time',
       },
       'Cache-Control': {
-        description: 'A cache keeps the file but asks again (If-None-Match) before using it',
+        description:
+          'A cache keeps the file but asks again (If-None-Match or If-Modified-Since) before using it',
         schema: { type: 'string', enum: ['private, no-cache'] },
       },
       'Accept-Ranges': {
