@@ -1,4 +1,5 @@
-import { DataSource } from 'typeorm';
+import { DataSource, QueryRunner } from 'typeorm';
+import { ParquetWrittenAt1764930000000 } from '../../src/database/migrations/1764930000000-ParquetWrittenAt';
 import { TaskLifecycleRepository } from '../../src/modules/tasks/task-lifecycle.repository';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
 
@@ -67,6 +68,28 @@ describe('When a Parquet file was written', () => {
     const other = { ...file, sha256: SHA('b') };
     expect(await repository.recordParquet('rewritten', other, at(30))).toEqual(at(30));
     expect(await repository.recordParquet('rewritten', other, at(40))).toEqual(at(30));
+  });
+
+  it("is the migration's time for a file recorded before it, and none for a task without one", async () => {
+    await compiling('before-with');
+    await compiling('before-without');
+    await repository.markCompleted('before-with', dataset(true), at(0));
+    await repository.markCompleted('before-without', dataset(false), at(1));
+    const migration = new ParquetWrittenAt1764930000000();
+    const runner: QueryRunner = database.createQueryRunner();
+    try {
+      await migration.down(runner);
+      const [{ now }] = await runner.query<{ now: Date }[]>('SELECT now()');
+      await migration.up(runner);
+      // Later than the compile: one written again since would otherwise be a 304 for bytes the
+      // client does not hold.
+      const backfilled = (await times('before-with')).parquet_written_at!;
+      expect(backfilled.getTime()).toBeGreaterThanOrEqual(now.getTime());
+      expect(backfilled.getTime()).toBeGreaterThan(at(0).getTime());
+      expect((await times('before-without')).parquet_written_at).toBeNull();
+    } finally {
+      await runner.release();
+    }
   });
 
   it('is the time of the download for a file recorded without one', async () => {
