@@ -197,11 +197,16 @@ describe('exactInstant', () => {
 describe('the refusals name the forms read', () => {
   it('says a date or date-time of the forms parseIsoDate reads, each of which it reads', () => {
     expect(ISO_DATE_REFUSAL).toBe(
-      'must be a date (YYYY-MM-DD) or a date-time (YYYY-MM-DDTHH:MM[:SS[.fraction]], up to 9 ' +
-        'fraction digits), with an optional zone (Z, ±HH, ±HHMM or ±HH:MM; none is UTC), e.g. ' +
+      'must be a date (YYYY-MM-DD) or a date-time (YYYY-MM-DDTHH:MM[:SS[.fraction]], T or a ' +
+        'space between date and time, up to 9 fraction digits), with an optional zone (Z, ±HH, ±HHMM or ±HH:MM; none is UTC), e.g. ' +
         '2026-11-20 or 2026-11-20T12:00:00Z',
     );
-    for (const date of ['2026-11-20', '2026-11-20T12:00', '2026-11-20T12:00:00.123456789']) {
+    for (const date of [
+      '2026-11-20',
+      '2026-11-20T12:00',
+      '2026-11-20 12:00',
+      '2026-11-20T12:00:00.123456789',
+    ]) {
       for (const zone of ['', 'Z', '+05', '-0530', '+05:30'])
         expect(parseIsoDate(`${date}${zone}`)).toBeDefined();
     }

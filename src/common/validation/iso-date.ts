@@ -78,8 +78,9 @@ export function exactInstant(
  * forms than are read is still true of every value refused. docs/decisions.md, "Dates".
  */
 export const ISO_DATE_FORMS =
-  'a date (YYYY-MM-DD) or a date-time (YYYY-MM-DDTHH:MM[:SS[.fraction]], up to 9 fraction ' +
-  'digits), with an optional zone (Z, ±HH, ±HHMM or ±HH:MM; none is UTC)';
+  'a date (YYYY-MM-DD) or a date-time (YYYY-MM-DDTHH:MM[:SS[.fraction]], T or a space ' +
+  'between date and time, up to 9 fraction digits), with an optional zone (Z, ±HH, ±HHMM or ' +
+  '±HH:MM; none is UTC)';
 
 /** What a value parseIsoDate refuses is told (through dateRefusal), wherever such a date is read. */
 export const ISO_DATE_REFUSAL = `must be ${ISO_DATE_FORMS}, e.g. 2026-11-20 or 2026-11-20T12:00:00Z`;

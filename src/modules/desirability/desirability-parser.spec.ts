@@ -582,7 +582,7 @@ describe(parseDesirabilityRequest.name, () => {
     });
     const msg =
       'Value error, must be a date (YYYY-MM-DD) or a date-time (YYYY-MM-DDTHH:MM[:SS[.fraction]], ' +
-      'up to 9 fraction digits), with an optional zone (Z, ±HH, ±HHMM or ±HH:MM; none is UTC), ' +
+      'T or a space between date and time, up to 9 fraction digits), with an optional zone (Z, ±HH, ±HHMM or ±HH:MM; none is UTC), ' +
       'e.g. 2026-11-20 or 2026-11-20T12:00:00Z';
     expect(result.ok ? [] : result.errors).toEqual([
       { loc: [...ROOT, 0, 'params', 'post_start_datetime'], msg, type: 'value_error' },
