@@ -79,7 +79,7 @@ describe('When a Parquet file was written', () => {
     const runner: QueryRunner = database.createQueryRunner();
     try {
       await migration.down(runner);
-      const [{ now }] = await runner.query<{ now: Date }[]>('SELECT now()');
+      const [{ now }] = (await runner.query('SELECT now()')) as { now: Date }[];
       await migration.up(runner);
       // Later than the compile: one written again since would otherwise be a 304 for bytes the
       // client does not hold.
