@@ -69,7 +69,9 @@ export class DesirabilityController {
     operationId: 'getDesirabilities',
     summary: "A validator's submission, or the current aggregate desirability list",
     description:
-      'With `hotkey`: that validator’s current submission, exactly as submitted (unscaled; from the network, the ' +
+      'With `hotkey`: that validator’s current submission as submitted: its jobs in their order, with their ids and ' +
+      'weights, unscaled (stored as JSON: an object’s keys may come back in another order and a number in its ' +
+      'shortest form, `1e1` as `10`; from the network, the ' +
       'file as written, which may hold jobs this gateway does not count, `GravityJob`, and entries the subnet’s reader ' +
       'skips, `GravitySkippedEntry`). Without: a page ' +
       '(`limit`, `offset`; the total in `X-Total-Count`) of the aggregate, heaviest first: the owner’s default list weighted 0.3 plus every validator’s vote weighted ' +

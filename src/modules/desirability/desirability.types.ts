@@ -36,7 +36,7 @@ export interface LegacyDesirability {
 
 /** A valid submission: what was sent, and the jobs it stands for. */
 export interface ParsedSubmission {
-  /** The `desirabilities` list exactly as submitted (unscaled). */
+  /** The `desirabilities` list as submitted (unscaled; stored as jsonb, which orders an object's keys its own way). */
   submitted: DesirabilityItem[];
   /** In submission order (a legacy entry gives one job per label), weights summing to 1. */
   jobs: WeightedJob[];

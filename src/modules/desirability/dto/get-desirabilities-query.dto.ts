@@ -7,7 +7,8 @@ import { MaxCharacters, MinCharacters } from '../../../common/validation/text-le
 export class GetDesirabilitiesQueryDto {
   @ApiPropertyOptional({
     description:
-      'A validator hotkey: return its current submission exactly as submitted, instead of the aggregate. ' +
+      'A validator hotkey: return its current submission as submitted (its jobs, ids and weights, unscaled), ' +
+      'instead of the aggregate. ' +
       'Its SS58 address under any prefix, read as its address under prefix 42 (the chain’s, which names its file ' +
       'in Gravity)',
     minLength: 1,
