@@ -423,6 +423,73 @@ describe('Desirability submissions', () => {
     expect(skipped.body.tasks).toEqual([generation(3), generation(5)]);
     expect((await registration(generation(5))).registered_by).toBe(HOTKEY);
   });
+
+  // Each entry gets together what it gets alone: the label's id is the one it resolves to.
+  it("holds a job's id against the id a legacy label resolves to, not its first one", async () => {
+    const paired = { source_name: 'reddit', label_weights: { 'r/Paired': 1 } };
+    const generation = (n: number) => legacyJobId('reddit', 'r/paired', n);
+    const vote = async () =>
+      (
+        await database.query<{ jobs: JobEntry[] }[]>(
+          'SELECT jobs FROM desirability_votes WHERE hotkey = $1',
+          [HOTKEY],
+        )
+      )[0].jobs;
+
+    // A job given the label's first id: the label skips it, in either order.
+    const both = await submit({
+      desirabilities: [paired, job(generation(1), 1, 'r/other-paired')],
+    }).expect(200);
+    expect(both.body.tasks).toEqual([generation(2), generation(1)]);
+    const reversed = await submit({
+      desirabilities: [job(generation(1), 1, 'r/other-paired'), paired],
+    }).expect(200);
+    expect(reversed.body.tasks).toEqual([generation(1), generation(2)]);
+
+    // A job given the id of the running task the label joins is a real clash: refused at the
+    // job, whichever comes first, and nothing stored.
+    const stored = await vote();
+    const clash = {
+      loc: [...ROOT, 1, 'id'],
+      msg:
+        `Value error, id '${generation(2)}' is already used by another job of this submission: ` +
+        "the reddit label 'r/paired' of a legacy entry runs under it (a label joins its task while it runs)",
+      type: 'value_error',
+    };
+    const clashing = job(generation(2), 1, 'r/clashing');
+    expect((await submit({ desirabilities: [paired, clashing] }).expect(422)).body.detail).toEqual([
+      clash,
+    ]);
+    expect((await submit({ desirabilities: [clashing, paired] }).expect(422)).body.detail).toEqual([
+      { ...clash, loc: [...ROOT, 0, 'id'] },
+    ]);
+    expect(await registration(generation(3))).toBeUndefined();
+    expect(await vote()).toEqual(stored);
+
+    // A job given the first id of a label whose task has ended: refused as alone, the label
+    // running again under its next generation once the job is left out.
+    const ended = { source_name: 'reddit', label_weights: { 'r/ended-paired': 1 } };
+    const endedId = legacyJobId('reddit', 'r/ended-paired');
+    await submit({ desirabilities: [ended] }).expect(200);
+    await database.query('UPDATE scraping_tasks SET expires_at = registered_at WHERE id = $1', [
+      endedId,
+    ]);
+    const naming = job(endedId, 1, 'r/ended-other');
+    const alone = (await submit({ desirabilities: [naming] }).expect(422)).body.detail;
+    expect(alone).toEqual([
+      {
+        loc: [...ROOT, 0, 'id'],
+        msg: `Value error, task id '${endedId}' is already registered for a different task`,
+        type: 'value_error',
+      },
+    ]);
+    expect((await submit({ desirabilities: [ended, naming] }).expect(422)).body.detail).toEqual([
+      { ...alone[0], loc: [...ROOT, 1, 'id'] },
+    ]);
+    expect((await submit({ desirabilities: [ended] }).expect(200)).body.tasks).toEqual([
+      legacyJobId('reddit', 'r/ended-paired', 2),
+    ]);
+  });
 });
 
 describe('The aggregate desirability list', () => {

@@ -448,10 +448,20 @@ describe(parseDesirabilityRequest.name, () => {
       ]);
     });
 
-    it('rejects a job whose id equals a label’s generated id', () => {
+    // The label takes the id it resolves to when registered, skipping the ids given to the
+    // submission's jobs (withCurrentLegacyIds); that id is checked then (legacyIdClashes).
+    it('leaves a job whose id equals a label’s first generated id to the registration', () => {
       const id = legacyJobId('x', '#tao');
-      expect(violationsOf(legacy({ '#tao': 1 }, 'x'), job({ id }, { label: '#ai' }))).toEqual([
-        { loc: [...ROOT, 1, 'id'], type: 'value_error' },
+      for (const items of [
+        [legacy({ '#tao': 1 }, 'x'), job({ id }, { label: '#ai' })],
+        [job({ id }, { label: '#ai' }), legacy({ '#tao': 1 }, 'x')],
+      ])
+        expect(parsed(...items).jobs.map((parsedJob) => parsedJob.id)).toEqual(items.map(() => id));
+      // Labels are still held against each other, and jobs against jobs.
+      const ai = job({}, { label: '#ai' });
+      expect(violationsOf(legacy({ '#tao': 1 }, 'x'), legacy({ '#TAO': 1 }, 'x'), ai, ai)).toEqual([
+        { loc: [...ROOT, 1, 'label_weights', '#TAO'], type: 'value_error' },
+        { loc: [...ROOT, 3, 'id'], type: 'value_error' },
       ]);
     });
 
@@ -634,5 +644,24 @@ describe(parseDesirabilityList.name, () => {
   it('reports locations from the given root', () => {
     const result = parseDesirabilityList([{ id: 'a', weight: 1, params: { platform: 'x' } }], []);
     expect(result.ok ? [] : result.errors.map((error) => error.loc)).toEqual([[0, 'params']]);
+  });
+
+  // The owner's list is never registered: its labels keep their first generation's id.
+  it('holds final generated ids against the given ones, at the later job', () => {
+    const id = legacyJobId('x', '#tao');
+    const result = parseDesirabilityList(
+      [
+        { source_name: 'x', label_weights: { '#tao': 1 } },
+        { id, weight: 1, params: { platform: 'x', label: '#ai' } },
+      ],
+      [],
+    );
+    expect(result.ok ? [] : result.errors).toEqual([
+      {
+        loc: [1, 'id'],
+        msg: `Value error, id '${id}' is already used by another job of this submission`,
+        type: 'value_error',
+      },
+    ]);
   });
 });

@@ -53,12 +53,27 @@ export function parseDesirabilityRequest(
   const issues = new Issues();
   let parsed: ParseResult<ParsedSubmission> | undefined;
   if (!Object.hasOwn(body, 'desirabilities')) issues.missing(['body', 'desirabilities']);
-  else parsed = parseDesirabilityList(body.desirabilities, ['body', 'desirabilities'], maxJobs);
+  else
+    parsed = parseDesirabilityList(
+      body.desirabilities,
+      ['body', 'desirabilities'],
+      maxJobs,
+      'resolved later',
+    );
   if (parsed && !parsed.ok) issues.items.push(...parsed.errors);
   issues.forbidExtra(body, REQUEST_FIELDS, ['body']);
   if (issues.items.length > 0 || !parsed?.ok) return { ok: false, errors: issues.items };
   return parsed;
 }
+
+/**
+ * What a legacy label's generated id is when a list is parsed: `'final'`, its first
+ * generation's, the id it keeps (the owner's default list, never registered); or `'resolved
+ * later'`, a submission's, whose labels take their current generation's id when registered,
+ * skipping the ids given to the submission's jobs (withCurrentLegacyIds). Only a final id is
+ * held against the jobs' given ids here; a resolved one is by legacyIdClashes.
+ */
+export type LegacyIds = 'final' | 'resolved later';
 
 /**
  * Checks a list of desirabilities in either format (items may be mixed). An item with
@@ -70,6 +85,7 @@ export function parseDesirabilityList(
   value: unknown,
   loc: Loc,
   maxJobs = Infinity,
+  legacyIds: LegacyIds = 'final',
 ): ParseResult<ParsedSubmission> {
   const issues = new Issues();
   if (!Array.isArray(value)) {
@@ -87,7 +103,7 @@ export function parseDesirabilityList(
     return { ok: false, errors: issues.items };
   }
   const drafts = value.flatMap((item, index) => parseItem(item, [...loc, index], issues));
-  checkUniqueJobs(drafts, issues);
+  checkUniqueJobs(drafts, legacyIds, issues);
   const jobs = issues.items.length > 0 ? [] : normalizeWeights(drafts, issues);
   if (issues.items.length > 0) return { ok: false, errors: issues.items };
   return {
@@ -200,14 +216,19 @@ function parseLabelWeights(
  * Ids, and params, are unique within a submission: a job repeating an earlier job's id, or its
  * params under another id (`#BTC` and `#btc` normalize alike), is a value error at the
  * repetition. Jobs with the same params are one task (as the subnet's reader keys them): two
- * ids would register and collect it twice.
+ * ids would register and collect it twice. A label's generated id that is `'resolved later'` is
+ * held against the other labels' alone: its first generation's is not the id it will have when
+ * a job of the submission is given that one (it is skipped), so the ids it resolves to are
+ * checked then (legacyIdClashes).
  */
-function checkUniqueJobs(drafts: readonly Draft[], issues: Issues): void {
-  const ids = new Set<string>();
+function checkUniqueJobs(drafts: readonly Draft[], legacyIds: LegacyIds, issues: Issues): void {
+  const given = new Set<string>();
+  const generated = legacyIds === 'final' ? given : new Set<string>();
   const params = new Map<string, string>();
   for (const draft of drafts) {
     if (draft.id === undefined) continue;
     const subject = draft.legacy ? `this label (generated id '${draft.id}')` : `id '${draft.id}'`;
+    const ids = draft.legacy ? generated : given;
     const key = draft.job && jobParamsKey(draft.job);
     const earlier = key === undefined ? undefined : params.get(key);
     if (ids.has(draft.id))

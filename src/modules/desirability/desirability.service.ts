@@ -19,7 +19,7 @@ import {
 } from './desirability-aggregate';
 import { DesirabilityRepository } from './desirability.repository';
 import { JobView, ParsedSubmission, toJobView, WeightedJob } from './desirability.types';
-import { withCurrentLegacyIds } from './legacy-job-id';
+import { legacyIdClashes, withCurrentLegacyIds } from './legacy-job-id';
 import { DesirabilitySubmittedDto } from './dto/desirability-submitted.dto';
 import { SubmittedItem } from './dto/desirability-request.dto';
 import { GetDesirabilitiesQueryDto } from './dto/get-desirabilities-query.dto';
@@ -103,6 +103,10 @@ export class DesirabilityService {
             type: 'value_error',
           },
         ]);
+      // Refused before registering, which would blame whichever of the two came later.
+      const clashes = legacyIdClashes(weighted);
+      if (clashes.length > 0)
+        return { registered: [], conflicts: clashes, jobs, publication: undefined };
       const outcome = await this.tasks.register(
         hotkey,
         weighted,

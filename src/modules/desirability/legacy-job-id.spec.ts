@@ -1,7 +1,13 @@
 import { Source } from '../../common/source';
 import { TaskState } from '../tasks/task.types';
 import { WeightedJob } from './desirability.types';
-import { LabelTask, legacyGeneration, legacyJobId, withCurrentLegacyIds } from './legacy-job-id';
+import {
+  LabelTask,
+  legacyGeneration,
+  legacyIdClashes,
+  legacyJobId,
+  withCurrentLegacyIds,
+} from './legacy-job-id';
 
 const NOW = new Date('2026-11-30T12:00:00Z');
 const LATER = new Date('2026-12-03T12:00:00Z');
@@ -122,6 +128,45 @@ describe('withCurrentLegacyIds', () => {
     expect(withCurrentLegacyIds([bitcoin, ethereum], tasks, NOW)).toEqual([
       { ...bitcoin, id: gen(2) },
       { ...ethereum, id: legacyJobId('reddit', 'r/ethereum', 5) },
+    ]);
+  });
+});
+
+describe('legacyIdClashes', () => {
+  const bitcoin = legacyJob('reddit', 'r/bitcoin');
+  const gen = (generation: number) => legacyJobId('reddit', 'r/bitcoin', generation);
+  const given = (id: string): WeightedJob => ({
+    ...legacyJob('reddit', 'r/btc'),
+    id,
+    legacy: undefined,
+  });
+  /** The submission's jobs resolved as DesirabilityService resolves them: given ids taken. */
+  const resolved = (jobs: WeightedJob[], tasks: LabelTask[]) =>
+    withCurrentLegacyIds(
+      jobs,
+      tasks,
+      NOW,
+      new Set(jobs.filter((job) => !job.legacy).map((job) => job.id)),
+    );
+
+  it("finds none when a label's new generation skips the id a job is given", () => {
+    for (const tasks of [[], [task(gen(1), 'r/bitcoin', 'completed')]]) {
+      const jobs = resolved([bitcoin, given(gen(1))], tasks);
+      expect(jobs.map((job) => job.id)).toEqual([gen(2), gen(1)]);
+      expect(legacyIdClashes(jobs)).toEqual([]);
+    }
+  });
+
+  it('refuses the job given the id of the running task a label joins, in either order', () => {
+    const running = [task(gen(1), 'r/bitcoin', 'completed'), task(gen(2), 'r/bitcoin', 'active')];
+    const message =
+      `id '${gen(2)}' is already used by another job of this submission: the reddit label ` +
+      `'r/bitcoin' of a legacy entry runs under it (a label joins its task while it runs)`;
+    expect(legacyIdClashes(resolved([bitcoin, given(gen(2))], running))).toEqual([
+      { index: 1, message },
+    ]);
+    expect(legacyIdClashes(resolved([given(gen(2)), bitcoin], running))).toEqual([
+      { index: 0, message },
     ]);
   });
 });

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Source } from '../../common/source';
-import { isRunning, TaskRow } from '../tasks/task.types';
+import { isRunning, RegistrationConflict, TaskRow } from '../tasks/task.types';
 import { WeightedJob } from './desirability.types';
 
 /** Longest slug of a label in its ids: with the platform, generation and digest, 60 characters. */
@@ -64,5 +64,26 @@ export function withCurrentLegacyIds(
     let generation = (latest?.generation ?? 0) + 1;
     while (taken.has(legacyJobId(platform, label, generation))) generation += 1;
     return { ...job, id: legacyJobId(platform, label, generation) };
+  });
+}
+
+/**
+ * The jobs of a submission given the id a legacy label of it resolved to (withCurrentLegacyIds):
+ * a conflict at each such job. A label joins its task while it runs, whatever ids the
+ * submission gives, so the job given that task's id is the one refused (alone, it would be
+ * refused as naming a task of other params); a label's new generation skips the given ids, so
+ * never clashes. Found after resolution: a label's first generation's id, given to a job, is
+ * no clash when the label resolves to another.
+ */
+export function legacyIdClashes(jobs: readonly WeightedJob[]): RegistrationConflict[] {
+  const labels = new Map<string, WeightedJob>();
+  for (const job of jobs) if (job.legacy && !labels.has(job.id)) labels.set(job.id, job);
+  return jobs.flatMap((job, index) => {
+    const label = job.legacy ? undefined : labels.get(job.id);
+    if (!label) return [];
+    const message =
+      `id '${job.id}' is already used by another job of this submission: the ${label.platform} ` +
+      `label '${label.label}' of a legacy entry runs under it (a label joins its task while it runs)`;
+    return [{ index, message }];
   });
 }
