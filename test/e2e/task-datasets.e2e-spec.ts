@@ -376,6 +376,73 @@ describe('Task datasets as Parquet', () => {
     await get('tasks/still-active/dataset').set('If-Modified-Since', after).expect(409);
   });
 
+  // The document bounds the four conditional headers (`maxLength`), but a longer one was read as
+  // any other: a 1090-character If-None-Match list ending in the file's tag was a 304. Held as
+  // FastAPI holds a Header(max_length=…): a 422 at ["header", name], before the task is looked up.
+  it('refuses a conditional header longer than its documented maxLength with a 422 at ["header", name]', async () => {
+    const path = 'tasks/btc-x/dataset';
+    const full = await download(path).expect(200);
+    const tag = full.headers.etag;
+    const lastModified = full.headers['last-modified'];
+    /** A tag list `length` characters long that names the file last. */
+    const tagList = (length: number) => `"${'a'.repeat(length - tag.length - 4)}", ${tag}`;
+    expect(tagList(1024)).toHaveLength(1024);
+    // At the bound, read as before: a tag list of 1024 characters, RFC 850's longest date (33).
+    await get(path).set('If-None-Match', tagList(1024)).expect(304);
+    await download(path).set('If-Match', tagList(1024)).expect(200);
+    const [, day, month, year, time] = /^\w+, (\d{2}) (\w{3}) \d{2}(\d{2}) (\S+) GMT$/.exec(
+      lastModified,
+    )!;
+    const rfc850 = `Wednesday, ${day}-${month}-${year} ${time} GMT`;
+    expect(rfc850).toHaveLength(33);
+    await get(path).set('If-Modified-Since', rfc850).expect(304);
+    await download(path).set('If-Unmodified-Since', rfc850).expect(200);
+
+    const tooLong = (name: string, max: number) => ({
+      loc: ['header', name],
+      msg: `String should have at most ${max} characters`,
+      type: 'string_too_long',
+      ctx: { max_length: max },
+    });
+    // One character past the bound (a trailing space would be trimmed before it is read).
+    const longDate = `${rfc850}0`;
+    for (const [name, value, max] of [
+      ['If-None-Match', tagList(1025), 1024],
+      ['If-Match', tagList(1025), 1024],
+      ['If-Modified-Since', longDate, 33],
+      ['If-Unmodified-Since', longDate, 33],
+    ] as const) {
+      for (const query of ['', '?format=parquet']) {
+        const refused = await get(`${path}${query}`).set(name, value).expect(422);
+        expect(refused.body).toEqual({
+          detail: [tooLong(name.toLowerCase(), max)],
+          request_id: expect.any(String),
+        });
+      }
+      await app.http
+        .head(`/api/v1/${path}`)
+        .set('X-API-Key', TEST_MASTER_KEY)
+        .set(name, value)
+        .expect(422);
+      // Validation comes first: before the 404 of an unknown task and the 409 of an active one.
+      await get('tasks/nope/dataset').set(name, value).expect(422);
+      await get('tasks/still-active/dataset').set(name, value).expect(422);
+    }
+    // Every header too long is listed, in one answer.
+    const all = await get(path)
+      .set('If-Match', tagList(1025))
+      .set('If-None-Match', tagList(2000))
+      .set('If-Modified-Since', longDate)
+      .set('If-Unmodified-Since', longDate)
+      .expect(422);
+    expect(all.body.detail).toEqual([
+      tooLong('if-match', 1024),
+      tooLong('if-none-match', 1024),
+      tooLong('if-modified-since', 33),
+      tooLong('if-unmodified-since', 33),
+    ]);
+  });
+
   it('writes the Parquet file of a task completed before Parquet existed at its first Parquet download', async () => {
     const path = datasetPath(dataDir, 'sub-reddit');
     const before = (await get('tasks/sub-reddit').expect(200)).body;

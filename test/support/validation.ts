@@ -1,5 +1,6 @@
 import { ArgumentMetadata } from '@nestjs/common';
 import { Clock } from '../../src/common/clock/clock';
+import { REQUEST_HEADERS } from '../../src/common/errors/request-headers';
 import { RequestValidationPipe } from '../../src/common/errors/request-validation.pipe';
 import {
   RequestValidationException,
@@ -8,18 +9,20 @@ import {
 
 /**
  * What RequestValidationPipe makes of `input` read as `metatype`: the DTO it passes on, or
- * the 422 items it refuses it with. Its field rules read `now` as the instant, the machine's
- * time when none is given.
+ * the 422 items it refuses it with. `header`: a `@RequestHeaders()` parameter. Its field rules
+ * read `now` as the instant, the machine's time when none is given.
  */
 export async function validated<T extends object>(
   metatype: new () => T,
   input: unknown,
-  type: ArgumentMetadata['type'],
+  type: ArgumentMetadata['type'] | 'header',
   now?: Date,
 ): Promise<T | ValidationErrorItem[]> {
   const clock = now ? ({ now: () => now } as Clock) : new Clock();
+  const metadata: ArgumentMetadata =
+    type === 'header' ? { type: 'custom', data: REQUEST_HEADERS, metatype } : { type, metatype };
   try {
-    return (await new RequestValidationPipe(clock).transform(input, { type, metatype })) as T;
+    return (await new RequestValidationPipe(clock).transform(input, metadata)) as T;
   } catch (error) {
     if (error instanceof RequestValidationException) return error.errors;
     throw error;
@@ -30,7 +33,7 @@ export async function validated<T extends object>(
 export async function validationErrors(
   metatype: new () => object,
   input: unknown,
-  type: ArgumentMetadata['type'],
+  type: ArgumentMetadata['type'] | 'header',
   now?: Date,
 ): Promise<ValidationErrorItem[]> {
   const result = await validated(metatype, input, type, now);

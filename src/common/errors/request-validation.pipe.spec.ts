@@ -1,6 +1,7 @@
 import { IsArray, IsIn, IsOptional, IsString } from 'class-validator';
 import { validated } from '../../../test/support/validation';
 import { IsInteger } from '../validation/is-integer';
+import { MaxCharacters } from '../validation/text-length';
 import { RequestValidationPipe } from './request-validation.pipe';
 import { ValidationErrorItem } from './validation-error-item';
 
@@ -52,5 +53,38 @@ describe(`${RequestValidationPipe.name} on a query string`, () => {
     expect(await validatedQuery({ limit: '2', unknown: ['1', '2'] })).toEqual(
       Object.assign(new Listing(), { limit: 2 }),
     );
+  });
+});
+
+class Conditions {
+  @IsOptional()
+  @IsString()
+  @MaxCharacters(4)
+  'if-match'?: string;
+}
+
+describe(`${RequestValidationPipe.name} on headers`, () => {
+  it('reports a header at ["header", name], by its name in lower case', async () => {
+    expect(await validated(Conditions, { 'if-match': '"abcd"' }, 'header')).toEqual<
+      ValidationErrorItem[]
+    >([
+      {
+        loc: ['header', 'if-match'],
+        msg: 'String should have at most 4 characters',
+        type: 'string_too_long',
+        ctx: { max_length: 4 },
+      },
+    ]);
+  });
+
+  it('passes on the headers it names and ignores the others', async () => {
+    expect(
+      await validated(Conditions, { 'if-match': '"ab"', host: 'localhost' }, 'header'),
+    ).toEqual(Object.assign(new Conditions(), { 'if-match': '"ab"' }));
+  });
+
+  it('leaves a custom parameter that is not the headers alone', async () => {
+    const headers = { 'if-match': '"abcd"' };
+    expect(await validated(Conditions, headers, 'custom')).toBe(headers);
   });
 });

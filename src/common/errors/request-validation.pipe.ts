@@ -4,6 +4,7 @@ import { getMetadataStorage, validate } from 'class-validator';
 import { Clock } from '../clock/clock';
 import { checkFieldRules, hasFieldRules } from './field-rules';
 import { listLength, toPydanticErrors } from './pydantic-errors';
+import { REQUEST_HEADERS } from './request-headers';
 import { Location, RequestValidationException, ValidationErrorItem } from './validation-error-item';
 
 const LOCATIONS: Partial<Record<ArgumentMetadata['type'], Location>> = {
@@ -11,6 +12,11 @@ const LOCATIONS: Partial<Record<ArgumentMetadata['type'], Location>> = {
   query: 'query',
   param: 'path',
 };
+
+/** Where a parameter is read: a `@RequestHeaders()` parameter is a custom one. */
+function locationOf({ type, data }: ArgumentMetadata): Location | undefined {
+  return type === 'custom' && data === REQUEST_HEADERS ? 'header' : LOCATIONS[type];
+}
 
 const PRIMITIVES = new Set<unknown>([String, Number, Boolean, Array, Object]);
 
@@ -101,10 +107,11 @@ function withSentLengths(
 }
 
 /**
- * Validates DTO-typed bodies, queries and path parameters and reports every failure at once as
- * a FastAPI-style 422, the DTO's field rules (checks against now or another field) included.
- * Bodies forbid unknown fields (a typo is an error, as in the original); query strings ignore
- * unknown parameters and take a repeated one's last value, as FastAPI does.
+ * Validates DTO-typed bodies, queries, path parameters and headers (`@RequestHeaders()`) and
+ * reports every failure at once as a FastAPI-style 422, the DTO's field rules (checks against now
+ * or another field) included. Bodies forbid unknown fields (a typo is an error, as in the
+ * original); query strings ignore unknown parameters and take a repeated one's last value, as
+ * FastAPI does; headers ignore the ones the DTO does not name.
  */
 @Injectable()
 export class RequestValidationPipe implements PipeTransform {
@@ -112,7 +119,7 @@ export class RequestValidationPipe implements PipeTransform {
   constructor(private readonly clock: Clock) {}
 
   async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
-    const location = LOCATIONS[metadata.type];
+    const location = locationOf(metadata);
     const metatype = metadata.metatype;
     if (!location || !metatype || PRIMITIVES.has(metatype)) return value;
 

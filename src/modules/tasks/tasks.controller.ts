@@ -1,4 +1,13 @@
-import { Controller, Get, Headers, Param, Query, Req, Res, StreamableFile } from '@nestjs/common';
+import {
+  applyDecorators,
+  Controller,
+  Get,
+  Param,
+  Query,
+  Req,
+  Res,
+  StreamableFile,
+} from '@nestjs/common';
 import {
   ApiHeader,
   ApiOkResponse,
@@ -10,6 +19,7 @@ import {
 import type { Request, Response } from 'express';
 import { RequireKey } from '../../common/access/access.decorators';
 import { ApiErrorResponses } from '../../common/errors/error-responses';
+import { RequestHeaders } from '../../common/errors/request-headers';
 import { errorCase, validationCase } from '../../common/errors/error-cases';
 import {
   DatasetDownloadService,
@@ -23,6 +33,7 @@ import {
   taskFailed,
 } from './dataset-download.service';
 import { DatasetQueryDto } from './dto/dataset-query.dto';
+import { DATASET_CONDITION_HEADERS, DatasetConditionsDto } from './dto/dataset-conditions.dto';
 import { DATASET_CONTENT_TYPES } from './task.mapper';
 import { TaskDto, TaskListDto } from './dto/task.dto';
 import { TaskListQueryDto } from './dto/task-list-query.dto';
@@ -54,26 +65,6 @@ const FILE_VALIDATOR_HEADERS = {
     },
   },
 };
-/** The conditions on the file's date, each looked at only without its entity tag counterpart. */
-const DATE_CONDITION_HEADERS = [
-  {
-    name: 'If-Unmodified-Since',
-    required: false,
-    description:
-      'An HTTP-date: answered 412, without the file, when the file was written after it (its ' +
-      '`Last-Modified` is later). Ignored with `If-Match`, or when it is no HTTP-date',
-    schema: { type: 'string' as const, maxLength: 33 },
-  },
-  {
-    name: 'If-Modified-Since',
-    required: false,
-    description:
-      'An HTTP-date, such as the `Last-Modified` of an earlier download of this format: answered ' +
-      '304, without the body, when the file was not written after it. Ignored with ' +
-      '`If-None-Match`, when it is no HTTP-date, or when it is later than the server’s time',
-    schema: { type: 'string' as const, maxLength: 33 },
-  },
-];
 const TASK_NOT_FOUND = errorCase(
   404,
   'taskNotFound',
@@ -212,25 +203,7 @@ export class TasksController {
       },
     },
   })
-  @ApiHeader({
-    name: 'If-Match',
-    required: false,
-    description:
-      'The `ETag` of the file the client holds (a list of them, or `*` for any): answered 412, without ' +
-      'the file, when it names another file than the current one. Compared strongly: a weak tag ' +
-      '(`W/"…"`) names no file. Looked at before `If-None-Match`',
-    schema: { type: 'string', maxLength: 1024 },
-  })
-  @ApiHeader({
-    name: 'If-None-Match',
-    required: false,
-    description:
-      'The `ETag` of an earlier download of this format (or `*`): answered 304, without the body, while it ' +
-      'names the current file',
-    schema: { type: 'string', maxLength: 1024 },
-  })
-  @ApiHeader(DATE_CONDITION_HEADERS[0])
-  @ApiHeader(DATE_CONDITION_HEADERS[1])
+  @applyDecorators(...DATASET_CONDITION_HEADERS.map((header) => ApiHeader(header)))
   @ApiResponse({
     status: 304,
     description:
@@ -273,6 +246,17 @@ export class TasksController {
       type: 'enum',
       ctx: { expected: "'jsonl' or 'parquet'" },
     }),
+    validationCase(
+      'conditionTooLong',
+      'A conditional header longer than its `maxLength` (1024 characters for the entity tags, ' +
+        '33 for the dates)',
+      {
+        loc: ['header', 'if-none-match'],
+        msg: 'String should have at most 1024 characters',
+        type: 'string_too_long',
+        ctx: { max_length: 1024 },
+      },
+    ),
     errorCase(503, 'fileMissing', 'The file is not on this server', fileMissing('tao-x')),
     errorCase(
       503,
@@ -292,17 +276,19 @@ export class TasksController {
   async download(
     @Param('id') id: string,
     @Query() query: DatasetQueryDto,
-    @Headers('if-match') ifMatch: string | undefined,
-    @Headers('if-none-match') ifNoneMatch: string | undefined,
-    @Headers('if-modified-since') ifModifiedSince: string | undefined,
-    @Headers('if-unmodified-since') ifUnmodifiedSince: string | undefined,
+    @RequestHeaders() conditions: DatasetConditionsDto,
     @Req() request: Request,
     @Res({ passthrough: true }) response: Response,
   ): Promise<StreamableFile | undefined> {
     const answer = await this.downloads.open(
       id,
       query.format ?? 'jsonl',
-      { ifMatch, ifNoneMatch, ifModifiedSince, ifUnmodifiedSince },
+      {
+        ifMatch: conditions['if-match'],
+        ifNoneMatch: conditions['if-none-match'],
+        ifModifiedSince: conditions['if-modified-since'],
+        ifUnmodifiedSince: conditions['if-unmodified-since'],
+      },
       request.method === 'HEAD',
     );
     response.setHeader('X-Content-SHA256', answer.sha256);
