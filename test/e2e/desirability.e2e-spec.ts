@@ -326,6 +326,28 @@ describe('Desirability submissions', () => {
     ]);
   });
 
+  // The original validates every query parameter, used or not; the document said `format`,
+  // `limit` and `offset` were "Ignored with `hotkey`", which a 422 on them contradicted.
+  it('checks format, limit and offset with a hotkey too, as the document says', async () => {
+    for (const [query, loc, type] of [
+      ['limit=0', 'limit', 'greater_than_equal'],
+      ['offset=-1', 'offset', 'greater_than_equal'],
+      ['format=csv', 'format', 'enum'],
+    ] as const) {
+      const refused = await get(`?hotkey=5Unknown&${query}`).expect(422);
+      expect(refused.body.detail).toEqual([expect.objectContaining({ loc: ['query', loc], type })]);
+    }
+    // Valid, they change nothing of the submission.
+    await get('?hotkey=5Unknown&format=legacy&limit=1&offset=5').expect(404);
+    const document = (await app.http.get('/openapi.json').expect(200)).body;
+    const parameters: { name: string; description: string }[] =
+      document.paths['/api/v1/get_desirabilities'].get.parameters;
+    for (const name of ['format', 'limit', 'offset'])
+      expect(parameters.find((parameter) => parameter.name === name)!.description).toMatch(
+        / Not used with `hotkey` \(still validated\)\.$/,
+      );
+  });
+
   it('keeps the registration of an active job submitted again', async () => {
     await submit({ desirabilities: [job('kept-registration', 1, '#kept')] }).expect(200);
     const first = await registration('kept-registration');

@@ -24,7 +24,7 @@ export class GetDesirabilitiesQueryDto {
   @ApiPropertyOptional({
     description:
       'Shape of the aggregate list: jobs `[{id, weight, params}]`, or legacy `[{source_name, label_weights}]` ' +
-      '(jobs without a label are left out). Ignored with `hotkey`.',
+      '(jobs without a label are left out). Not used with `hotkey` (still validated).',
     enum: ['jobs', 'legacy'],
     default: 'jobs',
   })
@@ -36,7 +36,7 @@ export class GetDesirabilitiesQueryDto {
     description:
       'Jobs per page of the aggregate (heaviest first, ties by id: stable across pages); with `format=legacy`, ' +
       'labels (heaviest first, ties by platform then label), so that no label is split across pages. The total is in the ' +
-      '`X-Total-Count` response header. Ignored with `hotkey`.',
+      '`X-Total-Count` response header. Not used with `hotkey` (still validated).',
     type: 'integer',
     format: 'int32',
     minimum: 1,
@@ -51,7 +51,8 @@ export class GetDesirabilitiesQueryDto {
 
   @ApiPropertyOptional({
     description:
-      'Jobs (labels with `format=legacy`) of the aggregate to skip. Ignored with `hotkey`.',
+      'Jobs (labels with `format=legacy`) of the aggregate to skip. Not used with `hotkey` ' +
+      '(still validated).',
     type: 'integer',
     format: 'int32',
     minimum: 0,
