@@ -70,6 +70,33 @@ describe('When a Parquet file was written', () => {
     expect(await repository.recordParquet('rewritten', other, at(40))).toEqual(at(30));
   });
 
+  it('moves past the date recorded when a replica whose clock is behind records other bytes', async () => {
+    await compiling('behind');
+    await repository.markCompleted('behind', dataset(true), at(20));
+    const file = { file: '/data/datasets/tao.parquet', bytes: 20, sha256: SHA('c') };
+    // Written at 12:20:00.000; a replica at 12:19 writes other bytes: the second after, as an
+    // HTTP-date says whole seconds and a client may hold the first file with 12:20:00.
+    const second = new Date(at(20).getTime() + 1000);
+    expect(await repository.recordParquet('behind', file, at(19))).toEqual(second);
+    // Within the same second, by a replica on time: the next second again.
+    const third = { ...file, sha256: SHA('d') };
+    expect(
+      await repository.recordParquet('behind', third, new Date(second.getTime() + 300)),
+    ).toEqual(new Date(second.getTime() + 1000));
+  });
+
+  it('is the completion for the same bytes recorded without a time (a release before it)', async () => {
+    await compiling('untimed');
+    await repository.markCompleted('untimed', dataset(true), at(25));
+    const { completed_at: completed } = await times('untimed');
+    await database.query(
+      `UPDATE scraping_tasks SET parquet_written_at = NULL WHERE id = 'untimed'`,
+    );
+    expect(await repository.recordParquet('untimed', dataset(true).parquet!, at(45))).toEqual(
+      completed,
+    );
+  });
+
   it("is the migration's time for a file recorded before it, and none for a task without one", async () => {
     await compiling('before-with');
     await compiling('before-without');

@@ -20,6 +20,10 @@ describe('HTTP-dates', () => {
     expect(parseHttpDate('Friday, 01-Jan-77 00:00:00 GMT', NOW)).toEqual(
       new Date('1977-01-01T00:00:00Z'),
     );
+    // The 50 years run to the instant: 2076-12-31 is past 2076-12-03.
+    expect(parseHttpDate('Thursday, 31-Dec-76 00:00:00 GMT', NOW)).toEqual(
+      new Date('1976-12-31T00:00:00Z'),
+    );
   });
 
   it.each([

@@ -33,9 +33,14 @@ export function parseHttpDate(value: string, now: Date): Date | null {
   if (match) return instant(+match[3], match[2], +match[1], match.slice(4, 7));
   match = RFC_850.exec(text);
   if (match) {
-    let year = Math.floor(now.getUTCFullYear() / 100) * 100 + Number(match[3]);
-    if (year > now.getUTCFullYear() + 50) year -= 100;
-    return instant(year, match[2], +match[1], match.slice(4, 7));
+    const year = Math.floor(now.getUTCFullYear() / 100) * 100 + Number(match[3]);
+    const date = instant(year, match[2], +match[1], match.slice(4, 7));
+    // By the instant, not the year: 31-Dec-76 is more than 50 years after 2026-12-03.
+    const fiftyYearsOn = new Date(now);
+    fiftyYearsOn.setUTCFullYear(now.getUTCFullYear() + 50);
+    if (date && date > fiftyYearsOn)
+      return instant(year - 100, match[2], +match[1], match.slice(4, 7));
+    return date;
   }
   match = ASCTIME.exec(text);
   if (match) return instant(+match[6], match[1], +match[2].trim(), match.slice(3, 6));

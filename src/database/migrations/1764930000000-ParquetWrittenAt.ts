@@ -8,8 +8,11 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * column said when. Files recorded before this migration get its time, not `completed_at`: one
  * of them may have been written again after a client fetched it, and a later date only costs a
  * client a 200 where a 304 would have done, never a 304 for a file it does not hold. A nullable
- * column: a release before it ignores it, so a rolling upgrade works (a null date is read as
- * `completed_at`: such a release writes it only at a compile, or the same bytes again).
+ * column: a release before it ignores it, so a rolling upgrade works. A null date is read as
+ * `completed_at`: such a release left it null at a compile, or at a download that wrote the
+ * task's first Parquet file, where no client holds other bytes of it. One such release writing
+ * other bytes over a recorded file leaves the date as it was: until every replica runs this
+ * release, a client revalidating by date alone may be answered 304 for them (by `ETag`, never).
  */
 export class ParquetWrittenAt1764930000000 implements MigrationInterface {
   name = 'ParquetWrittenAt1764930000000';

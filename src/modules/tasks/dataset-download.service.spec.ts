@@ -255,11 +255,13 @@ describe(DatasetDownloadService.name, () => {
       parquetWrittenAt = null;
       for (const format of ['jsonl', 'parquet'] as const) {
         expect((await service.open('btc', format)).lastModified).toBeNull();
-        const conditions = {
-          ifModifiedSince: 'Fri, 01 Jan 2100 00:00:00 GMT',
-          ifUnmodifiedSince: 'Thu, 01 Jan 1970 00:00:00 GMT',
-        };
-        expect(await status(format, conditions)).toBe(200);
+        // With a time, each would decide: a 304 at now, a 412 before the file was written.
+        expect(await status(format, { ifModifiedSince: 'Thu, 03 Dec 2026 12:00:00 GMT' })).toBe(
+          200,
+        );
+        expect(await status(format, { ifUnmodifiedSince: 'Tue, 01 Dec 2026 10:20:29 GMT' })).toBe(
+          200,
+        );
       }
     });
 
@@ -269,6 +271,9 @@ describe(DatasetDownloadService.name, () => {
       expect((await service.open('btc', 'jsonl')).lastModified).toEqual(
         new Date('2026-12-03T12:00:00Z'),
       );
+      // A client may hold another file sent with this very date: its date says nothing.
+      expect(await status('jsonl', { ifModifiedSince: 'Thu, 03 Dec 2026 12:00:00 GMT' })).toBe(200);
+      expect(await status('jsonl', { ifNoneMatch: tag('jsonl') })).toBe(304);
     });
 
     it.each([

@@ -189,7 +189,7 @@ export class DatasetDownloadService {
         refusal: new PreconditionFailedException(detail),
       };
     }
-    if (notModified(conditions, validators, now)) {
+    if (notModified(conditions, validators, served.writtenAt, now)) {
       await handle.close();
       return { status: 304, ...validators };
     }
@@ -312,16 +312,20 @@ function preconditionRefused(
  * Whether the client holds the file (a 304; RFC 9110 §13.2.2, steps 3 and 4): If-None-Match
  * when one of its tags names it; without If-None-Match, If-Modified-Since when the file was not
  * written after its date. A date that is no HTTP-date, or one after `now` (§13.1.3: it says
- * nothing of what the client holds), is ignored.
+ * nothing of what the client holds), is ignored; so is any date while the file was written
+ * after `now` by this replica's clock: its Last-Modified is then `now`, which a client may have
+ * been sent for the file before it.
  */
 function notModified(
   conditions: DatasetConditions,
   { sha256, lastModified }: DatasetValidators,
+  writtenAt: Date | null,
   now: Date,
 ): boolean {
   if (conditions.ifNoneMatch !== undefined)
     return namesTag(conditions.ifNoneMatch, entityTag(sha256), 'weak');
   if (conditions.ifModifiedSince === undefined || lastModified === null) return false;
+  if (writtenAt !== null && writtenAt > now) return false;
   const since = parseHttpDate(conditions.ifModifiedSince, now);
   return since !== null && since <= now && lastModified <= since;
 }

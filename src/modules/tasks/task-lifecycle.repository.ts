@@ -164,15 +164,16 @@ export class TaskLifecycleRepository {
   async markCompleted(taskId: string, dataset: CompiledDataset, now: Date): Promise<boolean> {
     // An UPDATE is answered [rows, affected] by TypeORM's Postgres driver.
     const [, completed] = await this.dataSource.query<[unknown[], number]>(
-      `UPDATE scraping_tasks SET state = 'completed',
-       completed_at = GREATEST($2::timestamptz,
-         (SELECT max(completed_at) + interval '1 millisecond' FROM scraping_tasks)),
+      `WITH completion AS (
+         SELECT GREATEST($2::timestamptz, max(completed_at) + interval '1 millisecond') AS at
+         FROM scraping_tasks)
+       UPDATE scraping_tasks SET state = 'completed', completed_at = completion.at,
        dataset_file = $3, dataset_rows = $4, dataset_bytes = $5,
        dataset_sha256 = $6, data_start = $7, data_end = $8, failure_reason = NULL,
        parquet_file = $9, parquet_bytes = $10, parquet_sha256 = $11,
        parquet_version = CASE WHEN $9::text IS NULL THEN NULL ELSE $12::smallint END,
-       parquet_written_at = CASE WHEN $9::text IS NULL THEN NULL ELSE GREATEST($2::timestamptz,
-         (SELECT max(completed_at) + interval '1 millisecond' FROM scraping_tasks)) END
+       parquet_written_at = CASE WHEN $9::text IS NULL THEN NULL ELSE completion.at END
+     FROM completion
      WHERE id = $1 AND state = 'compiling'`,
       [
         taskId,
@@ -223,17 +224,25 @@ export class TaskLifecycleRepository {
 
   /**
    * Records the Parquet file of a completed task written after its compile, and answers when the
-   * task says it was written (null when the task is not completed): `now`, or the time recorded
-   * before when the file is the one recorded (the writer is deterministic, and the same bytes
-   * have not changed since), so that its `Last-Modified` moves only with its bytes.
+   * task says it was written (null when the task is not completed), so that its `Last-Modified`
+   * moves only with its bytes, and always when they change:
+   * - the file recorded (the writer is deterministic, the same bytes have not changed since):
+   *   the time recorded before (a release before migration 1764930000000 recorded none: the
+   *   completion's, which a client holding these bytes cannot have seen later);
+   * - another file: `now`, but at least the second after the time recorded before. An
+   *   HTTP-date says whole seconds, and the replica writing it may have a clock behind the one
+   *   that wrote the last: with `now` alone, a client's If-Modified-Since of the last file's
+   *   date could be answered 304 for these other bytes.
    */
   async recordParquet(taskId: string, parquet: ParquetFile, now: Date): Promise<Date | null> {
     // An UPDATE … RETURNING is answered [rows, affected] by TypeORM's Postgres driver.
     const [rows] = await this.dataSource.query<[{ parquet_written_at: Date | null }[], number]>(
       `UPDATE scraping_tasks SET parquet_file = $2, parquet_bytes = $3, parquet_sha256 = $4,
          parquet_version = $5,
-         parquet_written_at = CASE WHEN parquet_sha256 = $4 AND parquet_written_at IS NOT NULL
-           THEN parquet_written_at ELSE $6::timestamptz END
+         parquet_written_at = CASE WHEN parquet_sha256 = $4
+           THEN COALESCE(parquet_written_at, completed_at, $6::timestamptz)
+           ELSE GREATEST($6::timestamptz, date_trunc('second',
+             COALESCE(parquet_written_at, completed_at)) + interval '1 second') END
        WHERE id = $1 AND state = 'completed'
        RETURNING parquet_written_at`,
       [taskId, parquet.file, parquet.bytes, parquet.sha256, PARQUET_VERSION, now.toISOString()],

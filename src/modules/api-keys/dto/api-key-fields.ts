@@ -5,7 +5,7 @@ import { IsOptional, IsString, Max, Min } from 'class-validator';
 import { IsInteger } from '../../../common/validation/is-integer';
 import { FieldRule } from '../../../common/errors/field-rules';
 import { IsRfc3339DateTime } from '../../../common/validation/is-iso-date';
-import { exactInstant, parseRfc3339DateTime } from '../../../common/validation/iso-date';
+import { parseRfc3339DateTime } from '../../../common/validation/iso-date';
 import { StorableText } from '../../../common/validation/storable-text';
 import { MaxCharacters, MinCharacters } from '../../../common/validation/text-length';
 import {
@@ -82,17 +82,15 @@ export const ExpiresAtField = () =>
 
 /**
  * An expiry is in the future, by the service's clock (pydantic's `FutureDatetime`), checked in
- * the same pass as every other field (field-rules.ts): a key would be born expired. Compared to
- * the nanosecond it is written to (exactInstant): `…12:00:00.0004Z` is after a clock at
- * `…12:00:00.000Z`, which its Date, cut to the millisecond, was not. A key whose expiry passes
- * in the milliseconds before it is stored (or within the millisecond it is stored cut to) is
- * refused at its first use.
+ * the same pass as every other field (field-rules.ts): a key would be born expired. Compared as
+ * it is stored and enforced, to the millisecond (not to the digit, as on-demand's dates are):
+ * `…12:00:00.0004Z` at a clock of `…12:00:00.000Z` would be stored as now, expired at once. A
+ * key whose expiry passes in the milliseconds before it is stored is refused at its first use.
  */
 export const EXPIRES_IN_THE_FUTURE: FieldRule<{ expires_at?: string | null }> = {
   field: 'expires_at',
   refuse: ({ expires_at }, now) =>
-    typeof expires_at === 'string' &&
-    exactInstant(expires_at, parseRfc3339DateTime)! <= exactInstant(now)!
+    typeof expires_at === 'string' && parseRfc3339DateTime(expires_at)! <= now
       ? { msg: 'Input should be in the future', type: 'datetime_future' }
       : undefined,
 };
