@@ -18,7 +18,9 @@ export const DATASET_CONDITION_HEADERS: ApiHeaderOptions[] = [
     description:
       'An HTTP-date, such as the `Last-Modified` of an earlier download of this format: answered ' +
       '304, without the body, when the file was not written after it. Ignored with ' +
-      '`If-None-Match`, when it is no HTTP-date, or when it is later than the server’s time',
+      '`If-None-Match`, when it is no HTTP-date (a longer value than 33 characters is a 422), ' +
+      'when it is later than the server’s time, or while the time the file was written is later ' +
+      'than the server’s (another server’s clock ahead)',
     schema: { type: 'string', maxLength: HTTP_DATE_MAX_LENGTH },
   },
   {
@@ -26,7 +28,8 @@ export const DATASET_CONDITION_HEADERS: ApiHeaderOptions[] = [
     required: false,
     description:
       'An HTTP-date: answered 412, without the file, when the file was written after it (its ' +
-      '`Last-Modified` is later). Ignored with `If-Match`, or when it is no HTTP-date',
+      '`Last-Modified` is later). Ignored with `If-Match`, or when it is no HTTP-date (a longer ' +
+      'value than 33 characters is a 422)',
     schema: { type: 'string', maxLength: HTTP_DATE_MAX_LENGTH },
   },
   {
