@@ -5,6 +5,8 @@
  * that is no HTTP-date, and is to be ignored (§13.1.3, §13.1.4), into a condition.
  */
 
+import { utcInstant } from '../validation/iso-date';
+
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 const MONTH = MONTHS.join('|');
 const TIME = '(\\d{2}):(\\d{2}):(\\d{2})';
@@ -52,9 +54,9 @@ function instant(year: number, month: string, day: number, time: string[]): Date
   const monthIndex = MONTHS.indexOf(month);
   // 60 is a leap second in the grammar (`second = 2DIGIT`, 00-60 in RFC 5322); read as :59.
   if (hours > 23 || minutes > 59 || seconds > 60) return null;
-  const date = new Date(0);
-  date.setUTCFullYear(year, monthIndex, day);
-  date.setUTCHours(hours, minutes, Math.min(seconds, 59), 0);
+  const date = new Date(
+    utcInstant(year, monthIndex, day, hours, minutes, Math.min(seconds, 59), 0),
+  );
   // 31 Feb rolls over into March: not a date.
   if (date.getUTCMonth() !== monthIndex || date.getUTCDate() !== day) return null;
   return date;

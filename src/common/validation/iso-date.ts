@@ -147,7 +147,7 @@ export function parseRfc3339DateTime(value: string): Date | undefined {
  * `0050-01-01` became 1950, which the round trip refused as no date at all ("must be an ISO
  * 8601 date"): a client's `0001-01-01`, ISO 8601 and Python's first day, was told it is not one.
  */
-function utcInstant(
+export function utcInstant(
   year: number,
   monthIndex: number,
   day: number,

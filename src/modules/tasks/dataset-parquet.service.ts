@@ -80,7 +80,7 @@ export class DatasetParquetService {
    * ParquetBusyError when PARQUET_CONVERSIONS run and PARQUET_CONVERSION_QUEUE wait already
    * (a download of a task already converting shares its conversion, busy or not). With the file,
    * when it was written: `parquet_written_at`, or `completed_at` when a release before that
-   * column recorded it (at a compile: one it wrote at a download is the same bytes again).
+   * column recorded it (docs/decisions.md, "Scraping task lifecycle").
    */
   async ensure(task: CompletedTask): Promise<RecordedParquetFile | null> {
     let why = 'it had none';

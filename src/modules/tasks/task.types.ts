@@ -69,7 +69,7 @@ export interface TaskRow {
   parquet_version: number | null;
   /**
    * When the recorded Parquet file was written (its `Last-Modified`); null when a release before
-   * migration 1764930000000 recorded it at a compile: then `completed_at`.
+   * migration 1764930000000 recorded it: then `completed_at`.
    */
   parquet_written_at: Date | null;
   /** Set when a vote naming the task was first committed on chain (vote publication). */

@@ -99,7 +99,7 @@ export async function readCommitmentWindow(
   if (rule === 'space') {
     const usedSpaceOf = commitments?.usedSpaceOf;
     const tempoOf = api.query.subtensorModule?.tempo;
-    const maxSpaceOf = commitments.maxSpace;
+    const maxSpaceOf = commitments?.maxSpace;
     if (!usedSpaceOf || !tempoOf) return undefined;
     const [head, usage, tempo, maxSpace] = await Promise.all([
       api.query.system.number(),
@@ -112,12 +112,9 @@ export async function readCommitmentWindow(
     const counted = { lastEpoch: toNumber(used.lastEpoch), usedSpace: toNumber(used.usedSpace) };
     const limit = maxSpace === undefined ? undefined : toNumber(maxSpace);
     const at = refusedAt ?? toNumber(head);
-    const epochBlocks = toNumber(tempo) + 1;
-    return windowFrom(
-      spaceResetBlock(counted, limit, at, epochBlocks - 1, netuid),
-      head,
-      epochBlocks,
-    );
+    const blocks = toNumber(tempo);
+    // An epoch is `tempo + 1` blocks (epochIndex).
+    return windowFrom(spaceResetBlock(counted, limit, at, blocks, netuid), head, blocks + 1);
   }
   const lastCommitmentOf = commitments?.lastCommitment;
   const rateLimitOf = commitments?.rateLimit;
