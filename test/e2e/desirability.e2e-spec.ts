@@ -511,6 +511,13 @@ describe('Desirability submissions', () => {
     expect((await submit({ desirabilities: [ended] }).expect(200)).body.tasks).toEqual([
       legacyJobId('reddit', 'r/ended-paired', 2),
     ]);
+
+    // A clash and another job's own conflict: one 422 names both, in the submission's order.
+    const before = await vote();
+    expect(
+      (await submit({ desirabilities: [naming, paired, clashing] }).expect(422)).body.detail,
+    ).toEqual([alone[0], { ...clash, loc: [...ROOT, 2, 'id'] }]);
+    expect(await vote()).toEqual(before);
   });
 });
 

@@ -95,24 +95,18 @@ export class DesirabilityService {
       // Refused whether or not publication is on: a vote stored while it is off is published
       // once it is on (StoredVotePublication), and would then count for nothing.
       const oversized = publishedFileProblem(jobs);
-      if (oversized)
-        throw new RequestValidationException([
-          {
-            loc: ['body', 'desirabilities'],
-            msg: `Value error, ${oversized}`,
-            type: 'value_error',
-          },
-        ]);
-      // Refused before registering, which would blame whichever of the two came later.
-      const clashes = legacyIdClashes(weighted);
-      if (clashes.length > 0)
-        return { registered: [], conflicts: clashes, jobs, publication: undefined };
+      // Found before registering, which would blame whichever of the two came later.
+      const found = [
+        ...(oversized ? [{ index: null, message: oversized }] : []),
+        ...legacyIdClashes(weighted),
+      ];
       const outcome = await this.tasks.register(
         hotkey,
         weighted,
         this.config.desirability.maxActiveTasks,
         manager,
         now,
+        found,
       );
       if (outcome.conflicts.length === 0) {
         const previous = await this.repository.findVote(hotkey, manager);

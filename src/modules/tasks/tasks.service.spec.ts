@@ -96,6 +96,43 @@ describe(TasksService.name, () => {
     },
   );
 
+  // One 422 names every job refused: those the caller found, and the others' own conflicts.
+  it("answers the caller's conflicts with the others' in order, checking the rest alone", async () => {
+    const { service, repository } = setUp([registered('completed')]);
+    const other = { ...JOB, id: 'fresh', keyword: 'spot' };
+    const found = [
+      { index: 2, message: 'the caller refused this one' },
+      { index: null, message: 'the whole submission is too large' },
+    ];
+    // Job 2 repeats job 0's id: alone it would be "also given"; refused by the caller, it is not.
+    const jobs = [JOB, other, { ...JOB, keyword: 'other' }];
+    expect(await service.register('5Hotkey', jobs, 10, manager, NOW, found)).toEqual({
+      registered: [],
+      conflicts: [
+        found[1],
+        {
+          index: 0,
+          message: "task 'btc-etf' has ended (completed); submit it under a new id to run it again",
+        },
+        found[0],
+      ],
+    });
+    expect(repository.findByIds).toHaveBeenCalledWith(['btc-etf', 'fresh'], manager);
+    expect(repository.insertNew).not.toHaveBeenCalled();
+  });
+
+  // What the caller found alone still registers nothing.
+  it('registers nothing when only the caller found a conflict', async () => {
+    const { service, repository } = setUp([]);
+    const found = [{ index: 0, message: 'refused' }];
+    expect(await service.register('5Hotkey', [JOB], 10, manager, NOW, found)).toEqual({
+      registered: [],
+      conflicts: found,
+    });
+    expect(repository.insertNew).not.toHaveBeenCalled();
+    expect(repository.countActiveBy).not.toHaveBeenCalled();
+  });
+
   // Postgres text cannot hold U+0000: asked, it would fail the request with a 500.
   it('finds no task for an id holding U+0000 without asking the database', async () => {
     const { service, repository } = setUp([]);

@@ -44,6 +44,9 @@ export class TasksService {
    * task under a known id, or a finished task's id, is a conflict; so is going over
    * `maxActive` active tasks for the hotkey. Nothing is registered when there is a conflict.
    * `now`: the caller's instant, when it has read tasks itself, so that both reads agree.
+   * `found`: conflicts the caller found itself. They are answered with these, in the
+   * submission's order, so that one answer names every job refused; the jobs they name are not
+   * checked again.
    */
   async register(
     hotkey: string,
@@ -51,16 +54,19 @@ export class TasksService {
     maxActive: number,
     manager: EntityManager,
     now: Date = this.clock.now(),
+    found: readonly RegistrationConflict[] = [],
   ): Promise<Registration> {
-    const ids = jobs.map((job) => job.id);
+    const refused = new Set(found.map((conflict) => conflict.index));
+    const checked = jobs.flatMap((job, index) => (refused.has(index) ? [] : [{ job, index }]));
+    const ids = checked.map(({ job }) => job.id);
     const existing = new Map(
       (await this.repository.findByIds(ids, manager)).map((task) => [task.id, task]),
     );
-    const conflicts: RegistrationConflict[] = [];
-    jobs.forEach((job, index) => {
+    const conflicts: RegistrationConflict[] = [...found];
+    checked.forEach(({ job, index }, position) => {
       const task = existing.get(job.id);
       // A legacy label's running generation may be the id given to another job.
-      if (ids.indexOf(job.id) < index)
+      if (ids.indexOf(job.id) < position)
         conflicts.push({
           index,
           message: `task id '${job.id}' is also given to another job of this submission`,
@@ -76,7 +82,7 @@ export class TasksService {
           message: `task '${job.id}' has ended (${task.state}); submit it under a new id to run it again`,
         });
     });
-    if (conflicts.length > 0) return { registered: [], conflicts };
+    if (conflicts.length > 0) return { registered: [], conflicts: conflicts.sort(bySubmission) };
     const fresh = jobs.filter((job) => !existing.has(job.id));
     const active = fresh.length > 0 ? await this.repository.countActiveBy(hotkey, now, manager) : 0;
     if (active + fresh.length > maxActive)
@@ -192,4 +198,9 @@ function sameTask(task: TaskRow, job: TaskJob): boolean {
     (task.post_start?.getTime() ?? null) === (job.postStart?.getTime() ?? null) &&
     (task.post_end?.getTime() ?? null) === (job.postEnd?.getTime() ?? null)
   );
+}
+
+/** The submission as a whole first, then its jobs in order: the order of a 422's items. */
+function bySubmission(a: RegistrationConflict, b: RegistrationConflict): number {
+  return (a.index ?? -1) - (b.index ?? -1);
 }
