@@ -136,6 +136,23 @@ describe(HealthService.name, () => {
       expect((await world.service(METAGRAPH_FILE).health()).network).toBe('file');
     });
 
+    // The devnet's metagraph is a METAGRAPH_FILE: by configuration alone, simulated miners
+    // would be reported as a file of the real network for the outage's length.
+    it('names the network last read while the stored metagraph cannot be read', async () => {
+      let now = performance.now();
+      const clock = jest.spyOn(performance, 'now').mockImplementation(() => now);
+      try {
+        const service = world.service(METAGRAPH_FILE);
+        expect((await service.health()).network).toBe('devnet');
+        world.metagraph = () => Promise.reject(new Error('database away'));
+        now += 1001;
+        await sleep(5);
+        expect((await service.health()).network).toBe('devnet');
+      } finally {
+        clock.mockRestore();
+      }
+    });
+
     it('says null until a metagraph was read, even with a source configured', async () => {
       world.metagraph = () =>
         Promise.resolve({ source: 'subtensor', chain: null, lastAttempt: null, stored: undefined });

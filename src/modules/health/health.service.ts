@@ -39,6 +39,8 @@ interface Checks {
 @Injectable()
 export class HealthService {
   private readonly startedAt = Date.now();
+  /** The network of the last metagraph this process read: what an outage still reports. */
+  private lastNetwork: Network | null = null;
   /** Health may be polled hard: checks run at most once a second, concurrent polls share one. */
   private readonly checks = new LRUCache<'checks', Checks>({
     max: 1,
@@ -117,8 +119,7 @@ export class HealthService {
         chain: this.chainStatus(metagraph),
         publication,
       },
-      // null until a metagraph was read (as documented), even with a source configured.
-      network: metagraph ? (metagraph.stored?.network ?? null) : this.configuredNetwork(),
+      network: this.networkOf(metagraph),
     };
   }
 
@@ -139,7 +140,20 @@ export class HealthService {
     };
   }
 
-  /** When the stored metagraph cannot be read (database away), what the configuration says. */
+  /**
+   * The stored metagraph's network: null until one was read (as documented), even with a source
+   * configured. While it cannot be read (database away), the last one this process read, else
+   * what the configuration says: a devnet's METAGRAPH_FILE would otherwise be reported as a
+   * file of the real network.
+   */
+  private networkOf(
+    metagraph: Awaited<ReturnType<NetworkService['metagraphStatus']>> | undefined,
+  ): Network | null {
+    if (!metagraph) return this.lastNetwork ?? this.configuredNetwork();
+    this.lastNetwork = metagraph.stored?.network ?? this.lastNetwork;
+    return metagraph.stored?.network ?? null;
+  }
+
   private configuredNetwork(): Network | null {
     if (this.config.network.subtensor) return 'subtensor';
     return this.config.network.metagraphFile ? 'file' : null;
