@@ -20,6 +20,7 @@ import {
   REQUEST_ID_HEADERS,
   RETRY_AFTER_HEADERS,
 } from './response-headers';
+import { STORABLE_TEXT_PATTERN } from '../validation/storable-text';
 
 /**
  * The key classes' budgets as this gateway is configured (RATE_LIMIT_*), not as the defaults
@@ -77,6 +78,11 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .setDescription(
       'On-demand queries to the miner network, scraping tasks (desirabilities), miner repositories, ' +
         'validator statistics and API keys. Every operation needs the `X-API-Key` header. ' +
+        // Not a pattern in each schema: read without the `u` flag, it would refuse every emoji
+        // (docs/decisions.md, "Text Postgres cannot store").
+        "A client's text (key names, hotkeys, labels, keywords, usernames, job ids) holding U+0000 " +
+        'or an unpaired UTF-16 surrogate is refused: 422 `string_pattern_mismatch`, with the ' +
+        `pattern \`${STORABLE_TEXT_PATTERN}\` in \`ctx\`. ` +
         budgetsText(app.get<RateLimitSettings>(RATE_LIMIT_SETTINGS)),
     )
     .setVersion(API_VERSION)

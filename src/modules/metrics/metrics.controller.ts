@@ -29,6 +29,12 @@ export class MetricsController {
   @ApiProduces(PROMETHEUS_CONTENT_TYPE)
   @ApiOkResponse({
     description: 'Every metric of this instance, in the Prometheus text exposition format',
+    headers: {
+      'Cache-Control': {
+        description: 'Never kept by a cache: each scrape reads the metrics as they are now',
+        schema: { type: 'string', enum: ['no-store'] },
+      },
+    },
     content: {
       [PROMETHEUS_CONTENT_TYPE]: {
         schema: {
