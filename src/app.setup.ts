@@ -5,6 +5,7 @@ import { Logger } from 'nestjs-pino';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
 import { bodyParserErrorHandler } from './common/errors/body-parser-errors';
 import { answerClientErrors } from './common/http/client-errors';
+import { corsOptions } from './common/http/cors';
 import { allowedMethodsOf } from './common/http/allowed-methods';
 import { jsonBodies } from './common/http/json-bodies';
 import { middlewareChain } from './common/http/middleware-chain';
@@ -28,7 +29,6 @@ import { refuseMisplacedKeys } from './common/http/refuse-misplaced-secrets';
 import { originForm } from './common/http/origin-form';
 import { requireHost } from './common/http/require-host';
 import { attachSecretScanner } from './common/security/secrets';
-import { RATE_LIMIT_HEADER_NAMES } from './common/throttling/rate-limit-headers';
 import { AppConfig } from './config/app-config';
 
 /**
@@ -58,8 +58,11 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
       securityHeaders(`/${DOCS_PATH}`),
     ),
   );
+  // Built before the routes' middleware, which knows from it which methods a path has.
+  const document = buildOpenApiDocument(app);
+  const allowedMethods = allowedMethodsOf(document);
   if (config.corsOrigins.length > 0)
-    app.enableCors({ origin: config.corsOrigins, exposedHeaders: EXPOSED_HEADERS });
+    app.enableCors(corsOptions(config.corsOrigins, allowedMethods));
   app.use(
     middlewareChain(
       requireHost,
@@ -71,9 +74,8 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
     ),
   );
   app.useGlobalPipes(new RequestValidationPipe(app.get(Clock)));
-  const document = setupSwagger(app);
+  setupSwagger(app, document);
   serveDocsPointer(app);
-  const allowedMethods = allowedMethodsOf(document);
   app.useGlobalFilters(new AllExceptionsFilter(allowedMethods));
   answerClientErrors(
     app.getHttpServer(),
@@ -83,32 +85,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
   );
 }
 
-/**
- * What a browser client may read beyond the safelisted headers: every header the document gives a
- * response (the e2e CORS test holds this list to it) but `WWW-Authenticate`, which says nothing
- * the `detail` does not (docs/decisions.md, "Every 401 carries `WWW-Authenticate`"): the rate
- * limits, the request id, list totals, an aggregate's age and source, a submission's commitment,
- * what a dataset download is checked and named by (its SHA-256, its ETag for a conditional
- * fetch, its file name) and that it has no ranges.
- */
-const EXPOSED_HEADERS = [
-  ...RATE_LIMIT_HEADER_NAMES,
-  'X-Request-Id',
-  'X-Total-Count',
-  'Age',
-  'X-Aggregate-Computed-At',
-  'X-Aggregate-Source',
-  'X-Commitment-Block',
-  'X-Commitment-Sha',
-  'X-Vote-Published',
-  'X-Content-SHA256',
-  'ETag',
-  'Content-Disposition',
-  'Accept-Ranges',
-];
-
-function setupSwagger(app: INestApplication): OpenAPIObject {
-  const document = buildOpenApiDocument(app);
+function setupSwagger(app: INestApplication, document: OpenAPIObject): void {
   SwaggerModule.setup(DOCS_PATH, app, document, {
     jsonDocumentUrl: OPENAPI_JSON_PATH,
     raw: ['json'],
@@ -117,5 +94,4 @@ function setupSwagger(app: INestApplication): OpenAPIObject {
     // the page's origin reads it: the keys tried here include the master key.
     swaggerOptions: { persistAuthorization: false },
   });
-  return document;
 }

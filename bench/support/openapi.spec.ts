@@ -174,6 +174,38 @@ describe('The check of an answer against the OpenAPI document', () => {
     expect(answered(405)).toEqual(['405 with Allow: (none) (want GET, HEAD, POST)']);
   });
 
+  it("holds a CORS preflight to 204 offering exactly the path's methods", () => {
+    const preflight = (
+      status: number,
+      methods: string,
+      allowed: string[],
+      origin = 'https://a.example',
+    ) =>
+      unroutedProblems(
+        {
+          method: 'OPTIONS',
+          status,
+          headers: {
+            'access-control-allow-methods': methods,
+            ...(origin ? { 'access-control-allow-origin': origin } : {}),
+          },
+        },
+        allowed,
+      );
+    expect(preflight(204, 'GET,HEAD', ['HEAD', 'GET'])).toEqual([]);
+    // The cors package's default list, whatever the path has.
+    expect(preflight(204, 'GET,HEAD,PUT,PATCH,POST,DELETE', ['GET', 'HEAD'])).toEqual([
+      'preflight offering GET,HEAD,PUT,PATCH,POST,DELETE (want GET,HEAD)',
+    ]);
+    expect(preflight(204, 'GET', [])).toEqual([
+      'a preflight answered for a path no operation has (want 404)',
+    ]);
+    expect(preflight(200, 'PATCH', ['PATCH'], '')).toEqual([
+      'preflight answered 200 (want 204)',
+      'preflight without Access-Control-Allow-Origin',
+    ]);
+  });
+
   it('finds the methods a path has, HEAD with GET', () => {
     const operations = readOperations(DOCUMENT);
     expect(allowedMethods(operations, '/ITEMS/7/')).toEqual(['GET', 'HEAD']);

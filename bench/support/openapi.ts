@@ -195,11 +195,15 @@ const PARSER_STATUSES = new Set([408, 431]);
  * operation has, and 405 with `Allow` naming them (`allowed`) for a path whose operations
  * have other methods, unless it was refused before routing: by Node's HTTP parser (400 for a
  * request it cannot read, 408, 431), a body the reader cannot take (413, 415, 422), or an
- * issued key outside the authentication headers (400, README "Secrets").
+ * issued key outside the authentication headers (400, README "Secrets"). A CORS preflight is
+ * answered before routing too, 204 with `Access-Control-Allow-Methods` naming exactly the
+ * path's methods (docs/decisions.md, "CORS preflights").
  */
 export function unroutedProblems(answer: Answer, allowed: readonly string[]): string[] {
   const { method, status, body } = answer;
   if (PARSER_STATUSES.has(status)) return [];
+  if (method === 'OPTIONS' && answer.headers['access-control-allow-methods'] !== undefined)
+    return preflightProblems(answer, allowed);
   if (BODY_METHODS.has(method) && BODY_STATUSES.has(status)) return [];
   const detail = (body as { detail?: unknown } | undefined)?.detail;
   const refusals: unknown[] = [ERROR_DETAILS.misplacedSecret, ERROR_DETAILS.malformedRequest];
@@ -215,6 +219,19 @@ export function unroutedProblems(answer: Answer, allowed: readonly string[]): st
     .sort()
     .join(', ');
   return sent === want ? [] : [`405 with Allow: ${allow} (want ${want})`];
+}
+
+function preflightProblems(answer: Answer, allowed: readonly string[]): string[] {
+  if (allowed.length === 0) return ['a preflight answered for a path no operation has (want 404)'];
+  const offered = String(answer.headers['access-control-allow-methods']);
+  const want = [...allowed].sort().join(',');
+  const problems: string[] = [];
+  if (answer.status !== 204) problems.push(`preflight answered ${answer.status} (want 204)`);
+  if (answer.headers['access-control-allow-origin'] === undefined)
+    problems.push('preflight without Access-Control-Allow-Origin');
+  if (offered.split(',').sort().join(',') !== want)
+    problems.push(`preflight offering ${offered} (want ${want})`);
+  return problems;
 }
 
 /** The documented response for a status: exact, then its range (`4XX`), then `default`. */
