@@ -1,5 +1,5 @@
 import { plainToInstance } from 'class-transformer';
-import { validateSync } from 'class-validator';
+import { ValidationError, validateSync } from 'class-validator';
 import { ClockSimulation, parseClockSimulation } from '../common/clock/clock-simulation';
 import { AppConfig, OnDemandMode } from './app-config';
 import { parseCorsOrigins } from './cors-origins';
@@ -37,9 +37,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const vars = plainToInstance(EnvironmentVariables, raw, { excludeExtraneousValues: false });
   const errors = validateSync(vars, { skipMissingProperties: false });
   const problems = errors.flatMap((error) =>
-    typeFirst(error.constraints ?? {}).map(
-      (message) => `${error.property}: ${plainMessage(error.property, message)}`,
-    ),
+    messagesOf(error).map((message) => `${error.property}: ${message}`),
   );
   // The checks across settings compare values that passed their own rules: one out of range
   // (HTTP_REQUEST_TIMEOUT_MS=0) is reported once, by its own rule, not again by a comparison
@@ -248,6 +246,23 @@ export function configWarnings(config: AppConfig): string[] {
  * A variable's failed constraints, the type's alone when it is not even of its type: `abc` is
  * not an integer, and "must not be less than 1" beside that would mislead.
  */
+/**
+ * What the rules of variable `name` say of `value`, as loadConfig would (without the name): for
+ * a value that stands in for an unset variable, held to its rules (the development master-key
+ * file for MASTER_KEY). Empty when the value passes.
+ */
+export function variableProblems(name: keyof EnvironmentVariables, value: string): string[] {
+  const vars = plainToInstance(EnvironmentVariables, { [name]: value });
+  return validateSync(vars, { skipMissingProperties: false })
+    .filter((error) => error.property === name)
+    .flatMap(messagesOf);
+}
+
+/** A refused variable's messages, plainly worded and the type check alone when it failed. */
+function messagesOf(error: ValidationError): string[] {
+  return typeFirst(error.constraints ?? {}).map((message) => plainMessage(error.property, message));
+}
+
 function typeFirst(constraints: Record<string, string>): string[] {
   const typeChecks = ['isInt', 'isNumber'].filter((name) => name in constraints);
   return (typeChecks.length > 0 ? typeChecks : Object.keys(constraints)).map(

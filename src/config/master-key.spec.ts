@@ -10,6 +10,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as createOnce from '../common/files/create-file-once';
+import { StartupError } from '../common/lifecycle/startup-failure';
 import { resolveMasterKey } from './master-key';
 
 describe(resolveMasterKey.name, () => {
@@ -59,5 +60,69 @@ describe(resolveMasterKey.name, () => {
       created: false,
     });
     expect(readdirSync(dataDir)).toEqual([]);
+  });
+
+  // An operator review: an empty file failed deep in the app with an internal error and a stack,
+  // `abc` was taken as the key, and a directory failed with EISDIR and a stack, none naming it.
+  describe('refuses, in one line naming the file and what to do, an existing file', () => {
+    const refusal = (file: string, problem: string) =>
+      `Startup failed: ${problem.replace('FILE', file)} (it stands for MASTER_KEY, which is ` +
+      'unset): correct it, delete it to have a new key generated at the next start, or set ' +
+      'MASTER_KEY';
+
+    function refusedWith(data: string): StartupError {
+      try {
+        resolveMasterKey(undefined, data);
+      } catch (error) {
+        expect(error).toBeInstanceOf(StartupError);
+        expect((error as Error).message).toMatch(/^[^\n]+$/);
+        return error as StartupError;
+      }
+      throw new Error('the master key was resolved');
+    }
+
+    it.each([
+      ['empty', '', 'the master key file FILE is empty'],
+      ['of line breaks alone', '\n\n', 'the master key file FILE is empty'],
+      [
+        'too short for MASTER_KEY',
+        'abc\n',
+        'the master key in FILE must be at least 16 characters (use a long random value)',
+      ],
+      [
+        'of two lines',
+        'sk_master_0123456789\nsk_master_9876543210\n',
+        'the master key in FILE must be printable ASCII with no space at either end, as an HTTP ' +
+          'header carries it',
+      ],
+    ])('%s, leaving it as it was and never quoting it', (_, content, problem) => {
+      const file = join(dataDir, 'master-key');
+      writeFileSync(file, content);
+      const error = refusedWith(dataDir);
+      expect(error.message).toBe(refusal(file, problem));
+      for (const line of content.split('\n').filter((text) => text.length > 2))
+        expect(error.message).not.toContain(line);
+      expect(readFileSync(file, 'utf8')).toBe(content);
+    });
+
+    it('that is a directory, leaving it there', () => {
+      const file = join(dataDir, 'master-key');
+      mkdirSync(file);
+      expect(refusedWith(dataDir).message).toBe(
+        refusal(file, 'cannot read the master key file FILE (EISDIR)'),
+      );
+      expect(statSync(file).isDirectory()).toBe(true);
+    });
+
+    it('written by another process between its check and its write', () => {
+      const create = jest.spyOn(createOnce, 'createFileOnce').mockImplementation((path) => {
+        writeFileSync(path, '');
+        return false;
+      });
+      expect(refusedWith(dataDir).message).toBe(
+        refusal(join(dataDir, 'master-key'), 'the master key file FILE is empty'),
+      );
+      expect(create).toHaveBeenCalledTimes(1);
+    });
   });
 });

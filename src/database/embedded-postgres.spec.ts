@@ -2,7 +2,8 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { StartupError } from '../common/lifecycle/startup-failure';
-import { checkPostgresCanReach } from './embedded-postgres';
+import { startupFailureText } from '../gateway';
+import { checkPostgresCanReach, postmasterFailure } from './embedded-postgres';
 
 // As root, the cluster is made and run by the `postgres` system user: a checkout under /root
 // (mode 700) failed in initdb with "Permission denied" and a stack trace.
@@ -43,5 +44,22 @@ describe(checkPostgresCanReach.name, () => {
     openedTo(join(scratch, 'srv', 'gateway'));
     // The cluster's own directory is made by the check, as the package makes it.
     expect(() => checkPostgresCanReach(cluster, postgres)).not.toThrow();
+  });
+});
+
+// An operator review: the port held by another server was said well, but with a stack after it,
+// where a port of the HTTP server in use is one line (README, "Logs").
+describe(postmasterFailure.name, () => {
+  it('is a known failure, printed as one line naming the port, what Postgres said and what to set', () => {
+    const said =
+      'postgres exited with 1; its log (/data/postgres/postgres.log) ends: LOG:  could not bind ' +
+      'IPv4 address "127.0.0.1": Address already in use | FATAL:  could not create any TCP/IP sockets';
+    const failure = postmasterFailure(new Error(said), '/data/postgres', 5433);
+    expect(failure).toBeInstanceOf(StartupError);
+    expect(startupFailureText(failure)).toBe(
+      `Startup failed: the embedded Postgres (data in /data/postgres) did not start on port 5433: ` +
+        `${said}. Another server may hold the port: set EMBEDDED_POSTGRES_PORT, or DATABASE_URL ` +
+        'to use a Postgres of your own.',
+    );
   });
 });

@@ -44,12 +44,7 @@ export async function startEmbeddedPostgres(
     port,
     user: systemUser(),
   }).catch((error: unknown) => {
-    throw new Error(
-      `The embedded Postgres (data in ${databaseDir}) did not start on port ${port}` +
-        (error instanceof Error ? `: ${error.message}` : '') +
-        '. Another server may hold the port: set EMBEDDED_POSTGRES_PORT, or DATABASE_URL to use ' +
-        'a Postgres of your own.',
-    );
+    throw postmasterFailure(error, databaseDir, port);
   });
   try {
     await ensureDatabase(port, database);
@@ -61,6 +56,20 @@ export async function startEmbeddedPostgres(
     url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`,
     stop: () => server.stop(),
   };
+}
+
+/**
+ * A server that did not start, as a known failure (one line, no stack): it names the port, the
+ * data and what Postgres said, which the stack (where Node noticed the exit) never added to. An
+ * operator review found a stack after it, where the HTTP port in use is one line.
+ */
+export function postmasterFailure(error: unknown, databaseDir: string, port: number): StartupError {
+  return new StartupError(
+    `Startup failed: the embedded Postgres (data in ${databaseDir}) did not start on port ${port}` +
+      (error instanceof Error ? `: ${error.message}` : '') +
+      '. Another server may hold the port: set EMBEDDED_POSTGRES_PORT, or DATABASE_URL to use ' +
+      'a Postgres of your own.',
+  );
 }
 
 /**

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer, Server, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -142,6 +142,30 @@ describe('A production process that cannot start', () => {
       ]);
     } finally {
       rmSync(dirname(file), { recursive: true, force: true });
+    }
+  });
+
+  // An operator review: a key file of `abc` was taken as the master key.
+  it('refuses in one line a development master-key file whose key MASTER_KEY would refuse, leaving it as it was', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'gateway-startup-'));
+    const file = join(dataDir, 'master-key');
+    writeFileSync(file, 'abc\n');
+    try {
+      const lines = await failedStart({
+        NODE_ENV: 'development',
+        MASTER_KEY: '',
+        DATA_DIR: dataDir,
+        DATABASE_URL: serverUrl(),
+        METAGRAPH_FILE: '/dev/null',
+      });
+      expect(lines).toEqual([
+        `Startup failed: the master key in ${file} must be at least 16 characters (use a long ` +
+          'random value) (it stands for MASTER_KEY, which is unset): correct it, delete it to ' +
+          'have a new key generated at the next start, or set MASTER_KEY',
+      ]);
+      expect(readFileSync(file, 'utf8')).toBe('abc\n');
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 
