@@ -232,6 +232,36 @@ describe('Desirability submissions', () => {
     expect(await registration('c')).toBeUndefined();
   });
 
+  // A reviewer's request: both weights were `float_parsing`, which pydantic keeps for strings.
+  it('refuses a weight that is no number as pydantic does, and reads a string of one', async () => {
+    const refused = await submit({
+      desirabilities: [
+        { id: 'w', weight: null, params: { platform: 'x', label: '#a' } },
+        { source_name: 'x', label_weights: { '#b': {} } },
+      ],
+    }).expect(422);
+    expect(refused.body.detail).toEqual([
+      { loc: [...ROOT, 0, 'weight'], msg: 'Input should be a valid number', type: 'float_type' },
+      {
+        loc: [...ROOT, 1, 'label_weights', '#b'],
+        msg: 'Input should be a valid number',
+        type: 'float_type',
+      },
+    ]);
+    const body = {
+      desirabilities: [
+        { id: 'string-weight', weight: '0.5', params: { platform: 'x', label: '#string' } },
+        { source_name: 'x', label_weights: { '#strings': '1.5' } },
+      ],
+    };
+    await submit(body).expect(200);
+    expect((await get(`?hotkey=${HOTKEY}`).expect(200)).body).toEqual([
+      { id: 'string-weight', weight: 0.5, params: { platform: 'x', label: '#string' } },
+      { source_name: 'x', label_weights: { '#strings': 1.5 } },
+    ]);
+    expect(await weightOf('string-weight')).toBe(0.25);
+  });
+
   it('pages the legacy format by label, so that a label is whole on one page', async () => {
     // r/bitcoin is the heaviest label and, with a keyword, the lightest job too.
     await submit({

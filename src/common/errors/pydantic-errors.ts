@@ -29,6 +29,19 @@ function notAnInteger(value: unknown) {
 }
 
 /**
+ * What pydantic says of a value a `float` field cannot take: a string it cannot read as a
+ * number is `float_parsing`, anything else not a number (`null`, `{}`, `[]`) `float_type`.
+ */
+export function notANumber(value: unknown) {
+  if (typeof value === 'string')
+    return {
+      type: 'float_parsing',
+      msg: 'Input should be a valid number, unable to parse string as a number',
+    };
+  return { type: 'float_type', msg: 'Input should be a valid number' };
+}
+
+/**
  * class-validator constraint name → pydantic v2 error type and message, so our 422 bodies read
  * exactly like the original FastAPI service's. Type checks come first: like pydantic, a field
  * whose type is wrong reports only that. Only the checks our DTOs use are here (a boolean, say,
@@ -39,10 +52,7 @@ const TYPE_CHECKS: Record<string, Describe> = {
   isDefined: () => ({ type: 'missing', msg: 'Field required' }),
   isString: () => ({ type: 'string_type', msg: 'Input should be a valid string' }),
   isInt: (_, value) => notAnInteger(value),
-  isNumber: () => ({
-    type: 'float_parsing',
-    msg: 'Input should be a valid number, unable to parse string as a number',
-  }),
+  isNumber: (_, value) => notANumber(value),
   isArray: () => ({ type: 'list_type', msg: 'Input should be a valid list' }),
   nestedValidation: () => ({
     type: 'model_type',

@@ -1,4 +1,6 @@
+import { notANumber } from '../../common/errors/pydantic-errors';
 import { ValidationErrorItem } from '../../common/errors/validation-error-item';
+import { decimalNumber } from '../../common/validation/decimal-number';
 import { dateRefusal, ISO_DATE_REFUSAL, parseIsoDate } from '../../common/validation/iso-date';
 import { isStorableText, STORABLE_TEXT_REFUSAL } from '../../common/validation/storable-text';
 import { characterCount } from '../../common/validation/text-length';
@@ -59,11 +61,16 @@ export function parseSource(value: unknown, loc: Loc, issues: Issues): Source | 
   return undefined;
 }
 
-/** A positive, finite number; undefined when invalid (reported). */
+/**
+ * A positive, finite number, or a string of one (`decimalNumber`); undefined when invalid
+ * (reported). `true` is refused, as integers refuse it, although pydantic's lax mode reads it
+ * as 1.0 (docs/decisions.md, "Errors").
+ */
 export function parseWeight(value: unknown, loc: Loc, issues: Issues): number | undefined {
+  value = decimalNumber(value);
   if (typeof value !== 'number') {
-    const msg = 'Input should be a valid number, unable to parse string as a number';
-    return issues.add(loc, 'float_parsing', msg);
+    const { type, msg } = notANumber(value);
+    return issues.add(loc, type, msg);
   }
   if (!Number.isFinite(value))
     return issues.add(loc, 'finite_number', 'Input should be a finite number');

@@ -94,8 +94,24 @@ describe(parseDesirabilityRequest.name, () => {
       ['id with a slash', { id: 'a/b' }, [...ROOT, 0, 'id'], 'value_error'],
       ['id with a backslash', { id: 'a\\b' }, [...ROOT, 0, 'id'], 'value_error'],
       ['weight missing', { weight: undefined }, [...ROOT, 0, 'weight'], 'missing'],
-      ['weight a string', { weight: '0.5' }, [...ROOT, 0, 'weight'], 'float_parsing'],
-      ['weight a boolean', { weight: true }, [...ROOT, 0, 'weight'], 'float_parsing'],
+      ['weight null', { weight: null }, [...ROOT, 0, 'weight'], 'float_type'],
+      ['weight a boolean', { weight: true }, [...ROOT, 0, 'weight'], 'float_type'],
+      ['weight an object', { weight: {} }, [...ROOT, 0, 'weight'], 'float_type'],
+      ['weight a list', { weight: [1] }, [...ROOT, 0, 'weight'], 'float_type'],
+      ['weight a string of no number', { weight: 'high' }, [...ROOT, 0, 'weight'], 'float_parsing'],
+      ['weight an empty string', { weight: '' }, [...ROOT, 0, 'weight'], 'float_parsing'],
+      ['weight a number among spaces', { weight: ' 0.5' }, [...ROOT, 0, 'weight'], 'float_parsing'],
+      ['weight with a plus sign', { weight: '+5' }, [...ROOT, 0, 'weight'], 'float_parsing'],
+      ['weight without a leading digit', { weight: '.5' }, [...ROOT, 0, 'weight'], 'float_parsing'],
+      ['weight in hexadecimal', { weight: '0x10' }, [...ROOT, 0, 'weight'], 'float_parsing'],
+      ['weight the string inf', { weight: 'inf' }, [...ROOT, 0, 'weight'], 'float_parsing'],
+      ['weight a string of zero', { weight: '0' }, [...ROOT, 0, 'weight'], 'greater_than'],
+      [
+        'weight a string past any double',
+        { weight: '1e400' },
+        [...ROOT, 0, 'weight'],
+        'finite_number',
+      ],
       ['weight zero', { weight: 0 }, [...ROOT, 0, 'weight'], 'greater_than'],
       ['weight negative', { weight: -1 }, [...ROOT, 0, 'weight'], 'greater_than'],
       ['weight infinite', { weight: Infinity }, [...ROOT, 0, 'weight'], 'finite_number'],
@@ -282,6 +298,43 @@ describe(parseDesirabilityRequest.name, () => {
       ]);
     });
 
+    it('reads a weight given as a string of a decimal number as that number, kept so', () => {
+      const submission = parsed(
+        job({ weight: '0.5' }),
+        job({ id: 'b', weight: '1.5e0' }, { label: '#b' }),
+        { source_name: 'x', label_weights: { '#c': '2' } },
+      );
+      expect(submission.jobs.map((entry) => entry.weight)).toEqual([0.125, 0.375, 0.5]);
+      // Stored and answered back as numbers, as the document's schema has them.
+      expect(submission.submitted).toEqual([
+        job({ weight: 0.5 }),
+        job({ id: 'b', weight: 1.5 }, { label: '#b' }),
+        { source_name: 'x', label_weights: { '#c': 2 } },
+      ]);
+    });
+
+    it('tells a weight of the wrong type from a string that is no number, as pydantic does', () => {
+      const result = parseDesirabilityRequest({
+        desirabilities: [
+          { id: 'w', weight: null, params: { platform: 'x', label: '#a' } },
+          { source_name: 'x', label_weights: { '#b': {}, '#c': 'high' } },
+        ],
+      });
+      expect(result.ok ? [] : result.errors).toEqual([
+        { loc: [...ROOT, 0, 'weight'], msg: 'Input should be a valid number', type: 'float_type' },
+        {
+          loc: [...ROOT, 1, 'label_weights', '#b'],
+          msg: 'Input should be a valid number',
+          type: 'float_type',
+        },
+        {
+          loc: [...ROOT, 1, 'label_weights', '#c'],
+          msg: 'Input should be a valid number, unable to parse string as a number',
+          type: 'float_parsing',
+        },
+      ]);
+    });
+
     it('explains each violation as pydantic would', () => {
       const result = parseDesirabilityRequest({
         desirabilities: [job({ weight: 0 }, { platform: 'mastodon', label: 'x'.repeat(141) })],
@@ -401,6 +454,18 @@ describe(parseDesirabilityRequest.name, () => {
         legacy({ 'r/bitcoin': 'high' }),
         [...ROOT, 0, 'label_weights', 'r/bitcoin'],
         'float_parsing',
+      ],
+      [
+        'a weight of null',
+        legacy({ 'r/bitcoin': null }),
+        [...ROOT, 0, 'label_weights', 'r/bitcoin'],
+        'float_type',
+      ],
+      [
+        'a weight of true',
+        legacy({ 'r/bitcoin': true }),
+        [...ROOT, 0, 'label_weights', 'r/bitcoin'],
+        'float_type',
       ],
       [
         'an unknown field',

@@ -9,6 +9,7 @@ import {
   parseWeight,
 } from './desirability-fields';
 import { isRecord } from '../../common/is-record';
+import { decimalNumber } from '../../common/validation/decimal-number';
 import { Source } from '../../common/source';
 import { legacyJobId } from './legacy-job-id';
 import { paramsKey } from './desirability-aggregate';
@@ -109,11 +110,25 @@ export function parseDesirabilityList(
   return {
     ok: true,
     value: {
-      submitted: value as DesirabilityItem[],
+      submitted: value.map(withWeightsRead),
       jobs,
       locs: drafts.map((draft) => draft.loc),
     },
   };
+}
+
+/**
+ * An item as submitted, its weights as the numbers they were read as (`"0.5"` is kept as 0.5),
+ * so that the vote answered back is in the document's shape. Only valid items get here.
+ */
+function withWeightsRead(item: unknown): DesirabilityItem {
+  const read = { ...(item as Record<string, unknown>) };
+  if (Object.hasOwn(read, 'weight')) read.weight = decimalNumber(read.weight);
+  if (isRecord(read.label_weights))
+    read.label_weights = Object.fromEntries(
+      Object.entries(read.label_weights).map(([label, weight]) => [label, decimalNumber(weight)]),
+    );
+  return read as unknown as DesirabilityItem;
 }
 
 /** Jobs a list would give: one per item, or one per label of a legacy entry. */

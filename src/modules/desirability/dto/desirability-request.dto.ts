@@ -11,7 +11,8 @@ import {
 
 /**
  * One entry of a vote as submitted, in either format: a vote may mix them, and a submission is
- * answered back exactly as sent (the parser checked that each entry is one of the two).
+ * answered back as sent (the parser checked that each entry is one of the two), a weight given
+ * as a string as the number it was read as.
  */
 export type DesirabilityItem = DesirabilityJobDto | LegacyDesirabilityDto;
 
