@@ -286,15 +286,30 @@ describe('Desirability submissions', () => {
     // (The unpaged answer groups labels by platform; pages cut the list heaviest first.)
     expect(paged.map(([label]) => label).sort()).toEqual(labels(whole.body).sort());
     expect(Object.fromEntries(paged)).toEqual(Object.fromEntries(unpaged));
-    // The sum of its jobs as the jobs format lists them (0.7 × 40/91 and 0.7 × 1/91), to 12
-    // significant digits.
+    // The sum of its jobs (0.7 × 40/91 and 0.7 × 1/91), rounded once to 12 significant digits:
+    // the sum of the jobs as the jobs format lists them, each rounded, was 0.315384615384.
     const jobs = (await get().expect(200)).body as JobEntry[];
     const parts = jobs.filter((entry) => entry.params.label === 'r/bitcoin');
-    expect(parts).toHaveLength(2);
-    const sum = parts.reduce((total, entry) => total + entry.weight, 0);
+    expect(parts.map((entry) => entry.weight)).toEqual([0.307692307692, 0.00769230769231]);
     const bitcoin = (whole.body as Entry[]).find((entry) => entry.source_name === 'reddit');
-    expect(bitcoin?.label_weights['r/bitcoin']).toBe(Number(sum.toPrecision(12)));
-    expect(sum).toBeCloseTo(0.7 * (41 / 91), 10);
+    expect(bitcoin?.label_weights['r/bitcoin']).toBe(0.315384615385);
+  });
+
+  // A reviewer's case: the owner's 0.15 and 0.7 × 2/3 are 0.616666666667, where the jobs'
+  // weights rounded first (0.15 + 2 × 0.233333333333) added up to 0.616666666666.
+  it('adds up a label of the legacy format from unrounded weights, rounded once', async () => {
+    const dates = { post_start_datetime: '2026-11-01', post_end_datetime: '2026-11-02' };
+    await submit({
+      desirabilities: [
+        { id: 'k2', weight: 1, params: { platform: 'x', label: '#bitcoin', keyword: 'etf' } },
+        { id: 'k3', weight: 1, params: { platform: 'x', label: '#bitcoin', ...dates } },
+        { id: 'k1', weight: 1, params: { platform: 'x', keyword: 'solana' } },
+      ],
+    }).expect(200);
+    type Entry = { source_name: string; label_weights: Record<string, number> };
+    const legacy = (await get('?format=legacy').expect(200)).body as Entry[];
+    const x = legacy.find((entry) => entry.source_name === 'x');
+    expect(x?.label_weights['#bitcoin']).toBe(0.616666666667);
   });
 
   it("refuses the ids '.' and '..', which no URL can hold as a path segment", async () => {

@@ -1,8 +1,10 @@
 import {
   aggregateDesirabilities,
   legacyLabels,
+  roundedJobs,
   stakeShares,
   toLegacyFormat,
+  unroundedAggregate,
 } from './desirability-aggregate';
 import { JobParamsView, JobView } from './desirability.types';
 import { expectDeclaredJobOrder } from '../../../test/support/job-order';
@@ -357,6 +359,36 @@ describe('the legacy format', () => {
         { source_name: 'x', label_weights: { '#tao': 0.25 } },
       ],
       [{ source_name: 'x', label_weights: { '#ai': 0.2, '#btc': 0.15 } }],
+    ]);
+  });
+
+  // A reviewer's case: 0.048 + 0.7 × 2/3 is 0.514666666667; its jobs rounded to 12 digits first
+  // (0.048 + 2 × 0.233333333333) added up to 0.514666666666.
+  it('adds up the unrounded weights of the jobs sharing a label, and rounds once', () => {
+    const dates = { post_start_datetime: '2026-11-01', post_end_datetime: '2026-11-02' };
+    const exact = unroundedAggregate({
+      owner: [job('owner-btc', 0.16, '#bitcoin'), job('owner-tao', 0.84, '#tao')],
+      votes: [
+        {
+          hotkey: 'v',
+          jobs: [
+            job('k2', 1 / 3, '#bitcoin', { keyword: 'etf' }),
+            job('k3', 1 / 3, '#bitcoin', dates),
+            job('k1', 1 / 3, null, { keyword: 'solana' }),
+          ],
+        },
+      ],
+      stakes: new Map([['v', 1]]),
+    });
+    const bitcoin = legacyLabels(exact).find(({ label }) => label === '#bitcoin');
+    expect(bitcoin?.weight).toBe(0.514666666667);
+    // The jobs format lists each job to 12 digits, from the same unrounded weights.
+    expect(roundedJobs(exact).map(({ id, weight }) => [id, weight])).toEqual([
+      ['owner-tao', 0.252],
+      ['k1', 0.233333333333],
+      ['k2', 0.233333333333],
+      ['k3', 0.233333333333],
+      ['owner-btc', 0.048],
     ]);
   });
 

@@ -62,13 +62,22 @@ interface Merged {
 }
 
 /**
+ * The aggregate as it is listed: `unroundedAggregate`'s jobs, to 12 significant digits
+ * (`roundedJobs`).
+ */
+export function aggregateDesirabilities(input: AggregateInput): JobView[] {
+  return roundedJobs(unroundedAggregate(input));
+}
+
+/**
  * weight(job) = 0.3 × owner(job) + 0.7 × Σ_validators share(v) × vote_v(job), counting only
  * active tasks of the votes when `activeTaskIds` is given. Jobs with the same five params
  * (`paramsKey`, the subnet reader's `create_job_key`) are one job whatever their ids: it is
  * listed under the owner's id if the owner has it, else under the id that contributed most.
- * Sorted by weight, heaviest first (ties by id); weights have 12 significant digits.
+ * Heaviest first; weights as computed, which `roundedJobs` lists and `legacyLabels` adds up
+ * (a label added up from rounded weights was off in its 12th digit: found by a review).
  */
-export function aggregateDesirabilities(input: AggregateInput): JobView[] {
+export function unroundedAggregate(input: AggregateInput): JobView[] {
   const merged = new Map<string, Merged>();
   const add = (job: JobView, weight: number, fromOwner: boolean) => {
     const key = paramsKey(job.params);
@@ -103,12 +112,17 @@ export function aggregateDesirabilities(input: AggregateInput): JobView[] {
     .sort((a, b) => b.weight - a.weight || compare(a.key, b.key));
   // The owner's jobs keep the owner's ids, whatever they weigh.
   const taken = new Set(listed.flatMap((entry) => entry.ownerId ?? []));
-  return listed
-    .map((entry) => {
-      const id = entry.ownerId ?? uniqueId(entry, taken);
-      taken.add(id);
-      return { id, weight: significant(entry.weight), params: inParamsOrder(entry.params) };
-    })
+  return listed.map((entry) => {
+    const id = entry.ownerId ?? uniqueId(entry, taken);
+    taken.add(id);
+    return { id, weight: entry.weight, params: inParamsOrder(entry.params) };
+  });
+}
+
+/** Jobs with weights of 12 significant digits, heaviest first (ties by id). */
+export function roundedJobs(jobs: readonly JobView[]): JobView[] {
+  return jobs
+    .map((job) => ({ ...job, weight: significant(job.weight) }))
     .sort((a, b) => b.weight - a.weight || compare(a.id, b.id));
 }
 
@@ -141,7 +155,8 @@ export interface LegacyLabel {
 
 /**
  * The aggregate as the legacy shape counts it: one entry per platform and label, the jobs
- * sharing a label (differing in keyword or dates) added up; jobs without a label cannot be
+ * sharing a label (differing in keyword or dates) added up from their unrounded weights
+ * (`unroundedAggregate`), then rounded to 12 significant digits; jobs without a label cannot be
  * expressed and are left out. Heaviest first, ties by platform then label: the legacy format's
  * pages are slices of this list, so that no label is split across two pages (a client merging
  * pages into one map kept the last page's part; found by an audit).

@@ -12,10 +12,11 @@ import { PublicationService } from '../publication/publication.service';
 import { publishableJobs, publishedFileProblem } from '../publication/publication.types';
 import { TasksService } from '../tasks/tasks.service';
 import {
-  aggregateDesirabilities,
   LegacyLabel,
   legacyLabels,
+  roundedJobs,
   toLegacyFormat,
+  unroundedAggregate,
 } from './desirability-aggregate';
 import { DesirabilityRepository } from './desirability.repository';
 import { JobView, ParsedSubmission, toJobView, WeightedJob } from './desirability.types';
@@ -47,7 +48,11 @@ export interface DesirabilitiesAnswer {
  */
 @Injectable()
 export class DesirabilityService {
-  /** The legacy labels of an aggregate, for as long as its jobs are kept (the network's). */
+  /**
+   * An aggregate's jobs as listed (rounded) and its legacy labels, made from its unrounded jobs,
+   * for as long as those are kept (the network's).
+   */
+  private readonly listedOfJobs = new WeakMap<readonly JobView[], JobView[]>();
   private readonly labelsOfJobs = new WeakMap<readonly JobView[], LegacyLabel[]>();
 
   constructor(
@@ -195,23 +200,32 @@ export class DesirabilityService {
       const hotkey = canonicalAddress(query.hotkey);
       return network ? this.networkSubmission(hotkey) : this.localSubmission(hotkey);
     }
-    const { jobs, headers } = network
+    // Unrounded: a label of the legacy format adds up its jobs' weights before rounding.
+    const { jobs: unrounded, headers } = network
       ? await this.networkAggregateJobs()
       : { jobs: await this.localAggregate(), headers: { 'X-Aggregate-Source': 'local' } };
     const offset = query.offset ?? 0;
     const end = offset + (query.limit ?? DEFAULT_PAGE);
-    if (query.format !== 'legacy')
+    if (query.format !== 'legacy') {
+      const jobs = this.listedOf(unrounded);
       return { items: jobs.slice(offset, end), total: jobs.length, headers };
+    }
     // The legacy format's entries are labels: pages and the total count them.
-    const labels = this.labelsOf(jobs);
+    const labels = this.labelsOf(unrounded);
     return { items: toLegacyFormat(labels.slice(offset, end)), total: labels.length, headers };
   }
 
   /**
    * The network aggregate's jobs are kept while no other is stored (NetworkAggregateService),
-   * and so are their labels: made at every legacy request, a 100,000-job aggregate's took longer
-   * than reading the jobs had.
+   * and so are their rounded list and their labels: made at every request, a 100,000-job
+   * aggregate's labels took longer than reading the jobs had.
    */
+  private listedOf(jobs: readonly JobView[]): JobView[] {
+    let listed = this.listedOfJobs.get(jobs);
+    if (!listed) this.listedOfJobs.set(jobs, (listed = roundedJobs(jobs)));
+    return listed;
+  }
+
   private labelsOf(jobs: readonly JobView[]): LegacyLabel[] {
     let labels = this.labelsOfJobs.get(jobs);
     if (!labels) this.labelsOfJobs.set(jobs, (labels = legacyLabels(jobs)));
@@ -297,7 +311,7 @@ export class DesirabilityService {
       this.repository.listVotes(),
       this.tasks.activeTaskIds(),
     ]);
-    return aggregateDesirabilities({
+    return unroundedAggregate({
       owner: this.owner.jobs,
       votes,
       stakes: this.network.validatorStakes(),

@@ -12,7 +12,7 @@ import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { ChainCommitmentsService } from '../../network/chain/chain-commitments.service';
 import { NetworkService } from '../../network/network.service';
-import { aggregateDesirabilities, stakeShares, Vote } from './desirability-aggregate';
+import { stakeShares, unroundedAggregate, Vote } from './desirability-aggregate';
 import { NetworkVotesService } from './network-votes.service';
 import {
   CountedValidator,
@@ -157,7 +157,8 @@ export class NetworkAggregateService
       jobs: vote.jobs.length,
       ...(notes.length > 0 ? { notes } : {}),
     }));
-    const jobs = aggregateDesirabilities({
+    // Stored unrounded: listed rounded, and the legacy format adds a label up from these.
+    const jobs = unroundedAggregate({
       owner: this.owner.jobs,
       votes: voted.map(({ vote }) => vote),
       stakes,

@@ -31,6 +31,10 @@ export interface StoredNetworkAggregate {
   computedAt: Date;
   /** The chain's block the stakes were read at (the metagraph's), when known. */
   block: number | null;
+  /**
+   * Unrounded (`unroundedAggregate`), heaviest first; `get_desirabilities` rounds them. One
+   * stored by an earlier release holds them rounded, until the next aggregate replaces it.
+   */
   jobs: JobView[];
   validators: CountedValidator[];
   skipped: SkippedValidator[];
