@@ -1,5 +1,5 @@
 import {
-  aggregateDesirabilities,
+  AggregateInput,
   legacyLabels,
   roundedJobs,
   stakeShares,
@@ -73,13 +73,16 @@ describe(stakeShares.name, () => {
   });
 });
 
-describe(aggregateDesirabilities.name, () => {
+/** The aggregate as get_desirabilities lists it. */
+const listed = (input: AggregateInput) => roundedJobs(unroundedAggregate(input));
+
+describe('the aggregate as listed (unroundedAggregate, then roundedJobs)', () => {
   const aggregate = (
     votes: { hotkey: string; jobs: JobView[] }[],
     stakes: [string, number][],
     active: string[],
   ) =>
-    aggregateDesirabilities({
+    listed({
       owner: OWNER,
       votes,
       stakes: new Map(stakes),
@@ -191,7 +194,7 @@ describe(aggregateDesirabilities.name, () => {
         ],
       },
     ];
-    const result = aggregateDesirabilities({
+    const result = listed({
       owner: OWNER,
       votes,
       stakes: new Map([
@@ -257,7 +260,7 @@ describe('ids in the aggregate', () => {
   const ids = (jobs: JobView[]) => jobs.map(({ id, params }) => [id, params.label]);
 
   it("are unique: the owner's jobs keep theirs, a heavier job keeps a shared one, the other takes its next or a suffix", () => {
-    const aggregate = aggregateDesirabilities({
+    const aggregate = listed({
       owner: [job('j1', 1, '#owner')],
       votes: [
         { hotkey: 'a', jobs: [job('j1', 0.5, '#tao'), job('j2', 0.5, '#btc')] },
@@ -280,7 +283,7 @@ describe('ids in the aggregate', () => {
     const labels = ['#c', '#a', '#d', '#b'];
     const orders = [labels, [...labels].reverse(), [labels[2], labels[0], labels[3], labels[1]]];
     for (const order of orders) {
-      const aggregate = aggregateDesirabilities({
+      const aggregate = listed({
         owner: [],
         votes: [{ hotkey: 'a', jobs: order.map((label) => job('same', 0.25, label)) }],
         stakes,
@@ -302,7 +305,7 @@ describe('ids in the aggregate', () => {
     );
     const stringify = jest.spyOn(JSON, 'stringify');
     try {
-      aggregateDesirabilities({ owner: [], votes: [{ hotkey: 'a', jobs }], stakes });
+      listed({ owner: [], votes: [{ hotkey: 'a', jobs }], stakes });
       expect(stringify.mock.calls.length).toBeLessThanOrEqual(jobs.length);
     } finally {
       stringify.mockRestore();
@@ -311,7 +314,7 @@ describe('ids in the aggregate', () => {
 
   it('cut to 80 characters with the suffix', () => {
     const long = 'é'.repeat(80);
-    const aggregate = aggregateDesirabilities({
+    const aggregate = listed({
       owner: [],
       votes: [{ hotkey: 'a', jobs: [job(long, 0.6, '#tao'), job(long, 0.4, '#btc')] }],
       stakes,

@@ -62,14 +62,6 @@ interface Merged {
 }
 
 /**
- * The aggregate as it is listed: `unroundedAggregate`'s jobs, to 12 significant digits
- * (`roundedJobs`).
- */
-export function aggregateDesirabilities(input: AggregateInput): JobView[] {
-  return roundedJobs(unroundedAggregate(input));
-}
-
-/**
  * weight(job) = 0.3 × owner(job) + 0.7 × Σ_validators share(v) × vote_v(job), counting only
  * active tasks of the votes when `activeTaskIds` is given. Jobs with the same five params
  * (`paramsKey`, the subnet reader's `create_job_key`) are one job whatever their ids: it is
