@@ -9,8 +9,9 @@ import {
 } from './openapi';
 
 /**
- * A one-operation document: an item with a nested part, a 404 error, documented headers, one
- * of them shared (in `components.headers`) and listed on the 200 only.
+ * A one-operation document: an item with a nested part, a 404 error, documented headers (the
+ * request id on both responses, the others on the 200 only, one of them shared, in
+ * `components.headers`).
  */
 const DOCUMENT: OpenApiDocument = {
   openapi: '3.0.0',
@@ -30,6 +31,7 @@ const DOCUMENT: OpenApiDocument = {
           },
           '404': {
             description: 'unknown id',
+            headers: { 'X-Request-Id': { required: true, schema: { type: 'string' } } },
             content: {
               'application/json': {
                 schema: {
@@ -140,6 +142,16 @@ describe('The check of an answer against the OpenAPI document', () => {
     expect(
       responseProblems(operation, answer({ status: 404, headers, body: { detail: 'No item 7' } })),
     ).toEqual(['header X-RateLimit-Limit was sent, but the document does not list it on 404']);
+  });
+
+  // A dataset's 304 sent the 200's Cache-Control and Accept-Ranges, which the document listed
+  // on the 200 alone, and the check passed it: they are no shared headers (a reviewer's finding).
+  it("names a header of the operation's other responses sent on one that does not list it", () => {
+    const headers = { 'content-type': 'application/json', 'x-request-id': 'r1', 'x-count': '3' };
+    expect(responseProblems(operation, answer({ headers }))).toEqual([]);
+    expect(
+      responseProblems(operation, answer({ status: 404, headers, body: { detail: 'No item 7' } })),
+    ).toEqual(['header X-Count was sent, but the document does not list it on 404']);
   });
 
   it('holds a path no operation has to 404, or to a refusal that comes before routing', () => {

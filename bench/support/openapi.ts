@@ -25,10 +25,11 @@ export interface Operation {
   /** The documented responses by key: a status (`200`), a range (`4XX`) or `default`. */
   responses: Record<string, OpenAPIV3.ResponseObject>;
   /**
-   * The headers the document defines once (`components.headers`) and lists on each response
-   * that carries them: sent on a response that does not list them, they are a problem.
+   * The headers a response lists only where they are sent: the document's shared ones
+   * (`components.headers`) and those this operation lists on any of its responses (a
+   * download's `Cache-Control`). Sent on a response that does not list it, one is a problem.
    */
-  sharedHeaders: readonly string[];
+  listedHeaders: readonly string[];
   /** Schema validators for bodies and headers, compiled on first use. */
   validators: ResponseValidators;
 }
@@ -57,6 +58,9 @@ export function readOperations(document: OpenApiDocument): Operation[] {
       if (!operation) continue;
       const responses = operation.responses as Record<string, OpenAPIV3.ResponseObject>;
       const body = operation.requestBody as OpenAPIV3.RequestBodyObject | undefined;
+      const ownHeaders = Object.values(responses).flatMap(({ headers }) =>
+        Object.keys(headers ?? {}),
+      );
       operations.push({
         name: `${method.toUpperCase()} ${template}`,
         method: method.toUpperCase(),
@@ -65,7 +69,7 @@ export function readOperations(document: OpenApiDocument): Operation[] {
         parameters: (operation.parameters ?? []) as OpenAPIV3.ParameterObject[],
         bodySchema: body?.content['application/json']?.schema,
         responses,
-        sharedHeaders,
+        listedHeaders: [...new Set([...sharedHeaders, ...ownHeaders])],
         validators: new ResponseValidators(responses, components),
       });
     }
@@ -130,9 +134,9 @@ export function resolveSchema(
 /**
  * What in `answer` the operation's documented responses do not describe: an undocumented
  * status, a Content-Type other than the declared one, a JSON body off its schema, a required
- * header missing, a documented header off its schema, or one of the document's shared headers
- * (`components.headers`) sent where the response does not list it. Empty when the answer is
- * described.
+ * header missing, a documented header off its schema, or a header the document lists elsewhere
+ * (in `components.headers`, or on another response of the operation) sent where the response
+ * does not list it. Empty when the answer is described.
  */
 export function responseProblems(operation: Operation, answer: Answer): string[] {
   const key = responseKey(operation.responses, answer.status);
@@ -251,7 +255,7 @@ function headerProblems(operation: Operation, key: string, answer: Answer): stri
       problems.push(`required header ${name} is missing`);
   }
   const listed = new Set(Object.keys(documented).map((name) => name.toLowerCase()));
-  for (const name of operation.sharedHeaders) {
+  for (const name of operation.listedHeaders) {
     const lower = name.toLowerCase();
     if (answer.headers[lower] !== undefined && !listed.has(lower))
       problems.push(`header ${name} was sent, but the document does not list it on ${key}`);

@@ -259,6 +259,60 @@ describe('Task datasets as Parquet', () => {
     }
   });
 
+  // RFC 9110 §15.4.5: a 304 sends the Cache-Control a 200 would. The 304 sent Cache-Control and
+  // Accept-Ranges, which the document listed on the 200 alone (a reviewer's finding).
+  it("sends on each answer, GET or HEAD, exactly the download's headers the document lists for it", async () => {
+    const document = (await app.http.get('/openapi.json').expect(200)).body;
+    const responses: Record<string, { headers?: Record<string, unknown> }> =
+      document.paths['/api/v1/tasks/{id}/dataset'].get.responses;
+    const shared = new Set(Object.keys(document.components.headers));
+    // The operation's own headers: the shared ones (request id, rate limits) are the same on
+    // every answer, and the master key has no rate limit to send.
+    const own = new Set(
+      Object.values(responses)
+        .flatMap(({ headers }) => Object.keys(headers ?? {}))
+        .filter((name) => !shared.has(name)),
+    );
+    const documented = (status: number) =>
+      Object.keys(responses[status].headers ?? {})
+        .filter((name) => own.has(name))
+        .map((name) => name.toLowerCase())
+        .sort();
+    const sent = (headers: Record<string, string>) =>
+      [...own]
+        .map((name) => name.toLowerCase())
+        .filter((name) => name in headers)
+        .sort();
+
+    const full = await download('tasks/btc-x/dataset').expect(200);
+    const tag = full.headers.etag;
+    const since = full.headers['last-modified'];
+    const unlike = new Date(Date.parse(since) - 1000).toUTCString();
+    for (const method of ['get', 'head'] as const) {
+      const ask = (headers: Record<string, string>) =>
+        app.http[method]('/api/v1/tasks/btc-x/dataset')
+          .set('X-API-Key', TEST_MASTER_KEY)
+          .set(headers);
+      for (const [headers, status] of [
+        [{}, 200],
+        [{ 'If-None-Match': tag }, 304],
+        [{ 'If-Modified-Since': since }, 304],
+        [{ 'If-Match': '"other"' }, 412],
+        [{ 'If-Unmodified-Since': unlike }, 412],
+      ] as const) {
+        const answer = await ask(headers).expect(status);
+        expect({ method, headers, sent: sent(answer.headers) }).toEqual({
+          method,
+          headers,
+          sent: documented(status),
+        });
+      }
+    }
+    expect(documented(304)).toEqual(
+      expect.arrayContaining(['cache-control', 'accept-ranges', 'etag', 'last-modified']),
+    );
+  });
+
   // RFC 9110 §13.1.1: a client that resumes or revalidates a download by its ETag (If-Match) is
   // told once the file changed (a dataset compiled again, a Parquet file written again), not sent
   // the new file as if it were the one it holds; If-Match was ignored (an audit's finding).

@@ -65,6 +65,23 @@ const FILE_VALIDATOR_HEADERS = {
     },
   },
 };
+/**
+ * How the file may be kept and fetched, sent with the 304 too: RFC 9110 §15.4.5 has a 304 send
+ * the Cache-Control a 200 would. Not with the 412, an error, which is not kept.
+ */
+const FILE_CACHE_HEADERS = {
+  'Cache-Control': {
+    description:
+      'A cache keeps the file but asks again (If-None-Match or If-Modified-Since) before using it',
+    schema: { type: 'string', enum: ['private, no-cache'] },
+  },
+  'Accept-Ranges': {
+    description:
+      'Ranges are not served: a request with `Range` gets the whole file (200), so a broken-off ' +
+      'download starts over',
+    schema: { type: 'string', enum: ['none'] },
+  },
+};
 const TASK_NOT_FOUND = errorCase(
   404,
   'taskNotFound',
@@ -183,17 +200,7 @@ export class TasksController {
           'not written since; as `If-Unmodified-Since`, 412 once it was. Absent for a task ' +
           'completed by a release that recorded no time',
       },
-      'Cache-Control': {
-        description:
-          'A cache keeps the file but asks again (If-None-Match or If-Modified-Since) before using it',
-        schema: { type: 'string', enum: ['private, no-cache'] },
-      },
-      'Accept-Ranges': {
-        description:
-          'Ranges are not served: a request with `Range` gets the whole file (200), so a broken-off ' +
-          'download starts over',
-        schema: { type: 'string', enum: ['none'] },
-      },
+      ...FILE_CACHE_HEADERS,
       'Content-Disposition': {
         description:
           '`attachment; filename="<id>.jsonl.gz"` or `"<id>.parquet"`; for an id that is not ASCII, ' +
@@ -209,7 +216,7 @@ export class TasksController {
     description:
       'If-None-Match names the current file, or (without If-None-Match) the file was not written ' +
       'after If-Modified-Since: the copy the client holds is this file. No body',
-    headers: FILE_VALIDATOR_HEADERS,
+    headers: { ...FILE_VALIDATOR_HEADERS, ...FILE_CACHE_HEADERS },
   })
   @ApiErrorResponses(
     TASK_NOT_FOUND,
