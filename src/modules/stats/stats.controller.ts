@@ -118,6 +118,17 @@ export class StatsController {
       msg: 'Value error, start_bucket must not be after end_bucket',
       type: 'value_error',
     }),
+    validationCase(
+      'startAfterLastCompleteHour',
+      'Without `end_bucket`: `start_bucket` after the last complete hour (the current hour or later)',
+      {
+        loc: ['query', 'start_bucket'],
+        msg:
+          'Value error, start_bucket must not be after end_bucket (by default the last complete ' +
+          'hour, 493205)',
+        type: 'value_error',
+      },
+    ),
     validationCase('blankLabel', 'An empty `label`, or only white space', {
       loc: ['query', 'label'],
       msg: 'String should have at least 1 character',

@@ -49,14 +49,21 @@ export function bucketRange(
 /**
  * A range that ends before it starts is refused at start_bucket, with the query's other errors
  * (field-rules.ts). Without end_bucket the range ends at the last complete hour, so it is
- * checked against the clock: a start_bucket in the future.
+ * checked against the clock: a start_bucket in the future, or the current hour. The message
+ * then names that end, which the client did not send.
  */
 const START_NOT_AFTER_END: FieldRule<QueryBucketQueryDto> = {
   field: 'start_bucket',
   reads: ['end_bucket'],
   refuse: (query, now) => {
     const { start, end } = bucketRange(query, now);
-    return start > end ? { msg: 'start_bucket must not be after end_bucket' } : undefined;
+    if (start <= end) return undefined;
+    return {
+      msg:
+        query.end_bucket === undefined
+          ? `start_bucket must not be after end_bucket (by default the last complete hour, ${end})`
+          : 'start_bucket must not be after end_bucket',
+    };
   },
 };
 
