@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { getMetadataStorage } from 'class-validator';
 import { load } from 'js-yaml';
-import { EnvironmentVariables } from './environment-variables';
+import { MAX_TIMER_MS } from '../common/clock/durations';
+import { EnvironmentVariables, MAX_TIMER_SECONDS } from './environment-variables';
 
 const ROOT = join(__dirname, '..', '..');
 /** Read by docker-compose only (host directories it mounts, a host port), never by the service. */
@@ -36,6 +37,18 @@ function readmeTableVariables(): string[] {
   );
 }
 
+/** The README Configuration table's row that names `name` in its first column. */
+function readmeRowOf(name: string): string {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## Configuration'));
+  const table = section.slice(0, section.indexOf('\n## '));
+  return (
+    table
+      .split('\n')
+      .find((line) => /^\| [^|]+ \|/.test(line) && line.split('|')[1].includes(`\`${name}\``)) ?? ''
+  );
+}
+
 describe('Environment variables, as documented', () => {
   const variables = schemaVariables();
 
@@ -49,6 +62,30 @@ describe('Environment variables, as documented', () => {
 
   it("the README's Configuration table names every variable, and no other", () => {
     expect([...new Set(readmeTableVariables())].sort()).toEqual(variables);
+  });
+
+  // KEY_CACHE_TTL_MS stopped at 60000 and SHUTDOWN_TIMEOUT_MS at 600000, and neither the table
+  // nor .env.example said so. The longest timer (said once above the table) and
+  // Number.MAX_SAFE_INTEGER (every integer's) are bounds the table does not repeat.
+  it("the README's Configuration table gives each bounded setting's range, as min..max", () => {
+    const general = [MAX_TIMER_MS, MAX_TIMER_SECONDS, Number.MAX_SAFE_INTEGER];
+    const bounds = new Map<string, { min?: number; max?: number }>();
+    for (const entry of getMetadataStorage().getTargetValidationMetadatas(
+      EnvironmentVariables,
+      '',
+      true,
+      false,
+    )) {
+      if (entry.name !== 'min' && entry.name !== 'max') continue;
+      const bound = bounds.get(entry.propertyName) ?? {};
+      bound[entry.name] = (entry.constraints as number[])[0];
+      bounds.set(entry.propertyName, bound);
+    }
+    const undocumented = [...bounds]
+      .filter(([, { max }]) => max !== undefined && !general.includes(max))
+      .filter(([name, { min, max }]) => !readmeRowOf(name).includes(`${min}..${max}`))
+      .map(([name, { min, max }]) => `${name} ${min}..${max}`);
+    expect(undocumented).toEqual([]);
   });
 
   it('docker-compose gives the api service every setting of .env, and sets only known ones', () => {

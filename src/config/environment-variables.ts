@@ -1,9 +1,10 @@
 import 'reflect-metadata';
 import { applyDecorators } from '@nestjs/common';
-import { Transform, Type } from 'class-transformer';
+import { Transform } from 'class-transformer';
 import { IsIn, IsInt, IsNumber, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 import { DEFAULT_VALIDATOR_MIN_STAKE } from '../common/validator-standing';
 import { MAX_TIMER_MS } from '../common/clock/durations';
+import { RATE_LIMIT_MAX, RATE_LIMIT_MIN } from '../common/throttling/rate-limit-settings';
 import { BODY_LIMIT_FORM } from '../common/http/body-limit';
 import { HEADER_SECRET_FORM, MAX_PRESENTED_SECRET_LENGTH } from '../common/security/api-key-secret';
 import { MaxCharacters, MinCharacters } from '../common/validation/text-length';
@@ -12,15 +13,30 @@ import { DEFAULT_MINER_MAX_INDEX_RESPONSE_BYTES } from './miner-answer-sizes';
 import { IsServiceUrl } from './service-url';
 
 /**
- * An integer setting is read only in decimal digits (an optional sign, spaces at either end):
- * read with `Number()`, `PORT=0x10` was port 16, `NETUID=0b1101` subnet 13 and `1e3` a
- * thousand, none of them said. Any other text is NaN, which the setting's `IsInt` refuses.
+ * A number setting is read only in decimal notation: an optional sign, digits and, for a decimal
+ * setting, an optional fraction (`0.25`), no exponent. Read with `Number()`, `PORT=0x10` was port
+ * 16, `NETUID=0b1101` subnet 13, `1e3` a thousand and `VALIDATOR_MIN_STAKE=0x10` 16, none of them
+ * said. Any other text is NaN, which the setting's `IsInt` or `IsNumber` refuses. (loadConfig has
+ * trimmed the white space at the ends.)
  */
-const DECIMAL_INTEGER = /^\s*[+-]?\d+\s*$/;
-const toInt = () =>
+const DECIMAL_INTEGER = /^[+-]?\d+$/;
+const DECIMAL_FRACTION = /^[+-]?\d+(\.\d+)?$/;
+const readIn = (form: RegExp) =>
   Transform(({ value }: { value: unknown }) =>
-    typeof value === 'string' ? (DECIMAL_INTEGER.test(value) ? Number(value) : NaN) : value,
+    // `+ 0` turns `-0` into 0.
+    typeof value === 'string' ? (form.test(value) ? Number(value) + 0 : NaN) : value,
   );
+const toInt = () => readIn(DECIMAL_INTEGER);
+const toDecimal = () => readIn(DECIMAL_FRACTION);
+
+/**
+ * The bound of an integer setting without one of its own: past 2^53 digits name no one number
+ * (RATE_LIMIT_REGULAR=100000000000000000000000 was a budget of 1e23).
+ */
+const SafeInteger = () =>
+  Max(Number.MAX_SAFE_INTEGER, {
+    message: `must be at most ${Number.MAX_SAFE_INTEGER} (Number.MAX_SAFE_INTEGER)`,
+  });
 
 /** A secret clients send in a header (MASTER_KEY, METRICS_TOKEN): one they can send as it is. */
 const HeaderSecret = () =>
@@ -29,7 +45,8 @@ const HeaderSecret = () =>
       message: `must be at most ${MAX_PRESENTED_SECRET_LENGTH} characters (longer is never looked up)`,
     }),
     Matches(HEADER_SECRET_FORM, {
-      message: 'must be printable ASCII with no space at either end, as an HTTP header carries it',
+      // The white space at its ends is trimmed (loadConfig), as a header's is.
+      message: 'must be printable ASCII, as an HTTP header carries it',
     }),
   );
 
@@ -176,27 +193,32 @@ export class EnvironmentVariables {
 
   @toInt()
   @IsInt()
-  @Min(1)
+  @Min(RATE_LIMIT_MIN)
+  @Max(RATE_LIMIT_MAX)
   RATE_LIMIT_REGULAR = 100;
 
   @toInt()
   @IsInt()
-  @Min(1)
+  @Min(RATE_LIMIT_MIN)
+  @Max(RATE_LIMIT_MAX)
   RATE_LIMIT_VALIDATOR = 1000;
 
   @toInt()
   @IsInt()
   @Min(1)
+  @SafeInteger()
   RATE_LIMIT_WINDOW_SECONDS = 3600;
 
   @toInt()
   @IsInt()
   @Min(1)
+  @SafeInteger()
   AUTH_FAILURE_LIMIT = 20;
 
   @toInt()
   @IsInt()
   @Min(1)
+  @SafeInteger()
   AUTH_FAILURE_WINDOW_SECONDS = 60;
 
   @toInt()
@@ -212,6 +234,7 @@ export class EnvironmentVariables {
       `must be at least ${MIN_DATABASE_POOL_SIZE}: each of the ${PERIODIC_JOBS} background jobs ` +
       'holds a connection while it runs, and their statements and requests need two more',
   })
+  @SafeInteger()
   DATABASE_POOL_SIZE = DEFAULT_DATABASE_TUNING.poolSize;
 
   @toInt()
@@ -241,18 +264,21 @@ export class EnvironmentVariables {
   @toInt()
   @IsInt()
   @Min(1)
+  @SafeInteger()
   DESIRABILITY_MAX_ACTIVE_TASKS = 1000;
 
   /** Time a client has to send its request headers (slow clients get a 408). */
   @toInt()
   @IsInt()
   @Min(1000)
+  @SafeInteger()
   HTTP_HEADERS_TIMEOUT_MS = 20000;
 
   /** Time a client has to send its whole request, body included. */
   @toInt()
   @IsInt()
   @Min(1000)
+  @SafeInteger()
   HTTP_REQUEST_TIMEOUT_MS = 60000;
 
   /**
@@ -326,17 +352,20 @@ export class EnvironmentVariables {
   @toInt()
   @IsInt()
   @Min(100)
+  @SafeInteger()
   PUBLICATION_RETRY_MS = 12000;
 
   @toInt()
   @IsInt()
   @Min(100)
+  @SafeInteger()
   PUBLICATION_RETRY_MAX_MS = 3_600_000;
 
   /** How long a replica's claim on a publication holds before another may take it over. */
   @toInt()
   @IsInt()
   @Min(1000)
+  @SafeInteger()
   PUBLICATION_LEASE_MS = 600_000;
 
   /** Unset: 8 simulated miners in development when no metagraph source is set, else none. */
@@ -389,22 +418,26 @@ export class EnvironmentVariables {
   @toInt()
   @IsInt()
   @Min(0)
+  @SafeInteger()
   STORED_CURRENT_HOUR_TTL_SECONDS = 300;
 
   @toInt()
   @IsInt()
   @Min(1024)
+  @SafeInteger()
   MINER_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 
   /** GetMinerIndex answers only: an honest index of 350,000 buckets outgrows the cap above. */
   @toInt()
   @IsInt()
   @Min(1024)
+  @SafeInteger()
   MINER_MAX_INDEX_RESPONSE_BYTES = DEFAULT_MINER_MAX_INDEX_RESPONSE_BYTES;
 
   @toInt()
   @IsInt()
   @Min(1)
+  @SafeInteger()
   MINER_CONCURRENCY = 8;
 
   /** CIDRs, `public` and `loopback`; default `public` in production, `loopback` otherwise. */
@@ -426,7 +459,7 @@ export class EnvironmentVariables {
    * Stake weight (α: alpha stake plus 0.18 × root TAO stake; not TAO) a neuron with a validator permit needs to count as a validator (below it,
    * a miner), as subnet 13's code decides: its miners refuse calls from anyone else.
    */
-  @Type(() => Number)
+  @toDecimal()
   @IsNumber({}, { message: 'must be a number (stake weight, α)' })
   @Min(0)
   VALIDATOR_MIN_STAKE = DEFAULT_VALIDATOR_MIN_STAKE;
@@ -451,14 +484,16 @@ export class EnvironmentVariables {
   @toInt()
   @IsInt()
   @Min(1)
+  @SafeInteger()
   MINER_BREAKER_FAILURES = 3;
 
   @toInt()
   @IsInt()
   @Min(100)
+  @SafeInteger()
   MINER_BREAKER_COOLDOWN_MS = 30000;
 
-  @Type(() => Number)
+  @toDecimal()
   @IsNumber()
   @Min(0.01)
   @Max(1)
@@ -519,6 +554,7 @@ export class EnvironmentVariables {
   @toInt()
   @IsInt()
   @Min(0)
+  @SafeInteger()
   INDEX_SPOT_CHECKS = 5;
 
   /**
@@ -526,7 +562,7 @@ export class EnvironmentVariables {
    * checks: it takes a miner's last call only while more than this share of the miners that
    * can be asked (rounded up) have one left.
    */
-  @Type(() => Number)
+  @toDecimal()
   @IsNumber()
   @Min(0)
   @Max(1)
@@ -536,6 +572,7 @@ export class EnvironmentVariables {
   @toInt()
   @IsInt()
   @Min(1)
+  @SafeInteger()
   TASK_COLLECT_INTERVAL = 3600;
 
   @toInt()
@@ -569,7 +606,7 @@ export class EnvironmentVariables {
    * Share of each miner's call budget (MINER_CALL_BUDGETS) that only users' queries take: a
    * task's collection calls a miner only while more than this share is left.
    */
-  @Type(() => Number)
+  @toDecimal()
   @IsNumber()
   @Min(0)
   @Max(1)
@@ -578,5 +615,6 @@ export class EnvironmentVariables {
   @toInt()
   @IsInt()
   @Min(1)
+  @SafeInteger()
   TASK_MAX_COMPILE_ATTEMPTS = 3;
 }

@@ -4,7 +4,12 @@ import { join } from 'node:path';
 import { ConfigError, configWarnings, loadConfig } from './load-config';
 import { problemsOf } from '../../test/support/config-problems';
 import { HOUR_MS } from '../common/clock/durations';
-import { MIN_DATABASE_POOL_SIZE, PERIODIC_JOBS } from './environment-variables';
+import { getMetadataStorage } from 'class-validator';
+import {
+  EnvironmentVariables,
+  MIN_DATABASE_POOL_SIZE,
+  PERIODIC_JOBS,
+} from './environment-variables';
 
 const PRODUCTION = {
   NODE_ENV: 'production',
@@ -103,8 +108,9 @@ describe(loadConfig.name, () => {
     // Secrets sent in a header: as long as the guard looks up, and as a header carries them.
     ['MASTER_KEY', 'k'.repeat(256), 'k'.repeat(257)],
     ['METRICS_TOKEN', 'm'.repeat(256), 'm'.repeat(257)],
-    ['MASTER_KEY', 'inner spaces are kept!', ' an-edge-space-is-trimmed'],
-    ['MASTER_KEY', '~!"#$%&()*+,-./09:;<=>?@AZ[]^_`az{|}', 'an-edge-space-is-trimmed '],
+    // (White space at the ends is trimmed from every setting, the secrets' too.)
+    ['MASTER_KEY', 'inner spaces are kept!', 'no-tab-\there-or-anywhere'],
+    ['MASTER_KEY', '~!"#$%&()*+,-./09:;<=>?@AZ[]^_`az{|}', 'no-non-ascii-é-characters'],
     ['MASTER_KEY', 'k'.repeat(16), 'ключ-ключ-ключ-ключ'],
     ['METRICS_TOKEN', 'm'.repeat(16), 'tab\tinside-the-token'],
     ['GRAVITY_TOKEN', 'g'.repeat(8), 'g'.repeat(7)],
@@ -152,6 +158,10 @@ describe(loadConfig.name, () => {
       loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8,2001:db8::1, 192.168.0.0/255.255.0.0' })
         .trustProxy,
     ).toEqual(['loopback', '10.0.0.0/8', '2001:db8::1', '192.168.0.0/255.255.0.0']);
+    expect(
+      loadConfig({ TRUST_PROXY: 'linklocal,uniquelocal,fd00::/8,::ffff:10.0.0.1,192.168.1.1' })
+        .trustProxy,
+    ).toEqual(['linklocal', 'uniquelocal', 'fd00::/8', '::ffff:10.0.0.1', '192.168.1.1']);
   });
 
   it('refuses a TRUST_PROXY Express would not read, and true (anyone could fake their address)', () => {
@@ -168,6 +178,20 @@ describe(loadConfig.name, () => {
     ]);
     expect(problemsOf({ TRUST_PROXY: '65' })).toEqual([
       'TRUST_PROXY: 65 hops: give at most 64 (usually 1, the load balancer)',
+    ]);
+    // proxy-addr reads 0x1 as 0.0.0.1 and 010.0.0.1 as 8.0.0.1: no address an operator means.
+    for (const entry of [
+      '0x1',
+      '010.0.0.1',
+      '0xa.0.0.1',
+      '::ffff:010.0.0.1',
+      '10.0.0.0/0255.0.0.0',
+    ])
+      expect(problemsOf({ TRUST_PROXY: `loopback,${entry}` })).toEqual([
+        expect.stringMatching(/^TRUST_PROXY: invalid (IP address|range on address): /),
+      ]);
+    expect(problemsOf({ TRUST_PROXY: '0x1' })).toEqual([
+      `TRUST_PROXY: invalid IP address: 0x1 (an IPv4 address is four decimal numbers, as 10.0.0.1): ${guide}`,
     ]);
     expect(problemsOf({ TRUST_PROXY: 'true' })).toEqual([
       expect.stringMatching(/^TRUST_PROXY: true would trust X-Forwarded-For from anyone/),
@@ -423,6 +447,97 @@ describe(loadConfig.name, () => {
     const config = loadConfig({ PORT: ' 8080 ', NETUID: '+13' });
     expect(config.port).toBe(8080);
     expect(config.netuid).toBe(13);
+  });
+
+  // Read with Number(), VALIDATOR_MIN_STAKE=0x10 was 16 and 0b1 was 1, nothing said, while
+  // 1_000 and Infinity were refused: a decimal setting is read as strictly as an integer one.
+  it.each([
+    'VALIDATOR_MIN_STAKE',
+    'CREDIBILITY_ALPHA',
+    'INDEX_SPOT_CHECK_RESERVE',
+    'TASK_BUDGET_RESERVE',
+  ])('reads %s in plain decimal notation only, refusing it without its value', (name) => {
+    for (const value of [
+      '0x10',
+      '0b1',
+      '0o7',
+      '1e-1',
+      '1E0',
+      '1_000',
+      'Infinity',
+      '.5',
+      '1.',
+      '0.5.1',
+    ]) {
+      const problems = problemsOf({ [name]: value });
+      expect(problems).toEqual([expect.stringMatching(new RegExp(`^${name}: must be a number`))]);
+      expect(problems.join('')).not.toContain(value);
+    }
+    for (const [value, read] of [
+      ['0.25', 0.25],
+      ['+0.5', 0.5],
+      ['1', 1],
+      ['0', 0],
+    ] as const)
+      expect(problemsOf({ [name]: value, INDEX_SPOT_CHECKS: '1' })).toEqual(
+        name === 'CREDIBILITY_ALPHA' && read === 0
+          ? ['CREDIBILITY_ALPHA: must not be less than 0.01']
+          : [],
+      );
+    expect(loadConfig({ VALIDATOR_MIN_STAKE: '+4096.25' }).network.validatorMinStake).toBe(4096.25);
+  });
+
+  // RATE_LIMIT_REGULAR=100000000000000000000000 was a budget of 1e23: digits past 2^53 name no
+  // one number, and a class's budget is bounded as a key's own rate_limit is.
+  it('refuses an integer setting beyond its range, and every one beyond Number.MAX_SAFE_INTEGER', () => {
+    expect(problemsOf({ RATE_LIMIT_REGULAR: '100000000000000000000000' })).toEqual([
+      'RATE_LIMIT_REGULAR: must not be greater than 1000000',
+    ]);
+    expect(problemsOf({ RATE_LIMIT_VALIDATOR: '1000001' })).toEqual([
+      'RATE_LIMIT_VALIDATOR: must not be greater than 1000000',
+    ]);
+    expect(loadConfig({ RATE_LIMIT_REGULAR: '1000000' }).rateLimits.regularPerWindow).toBe(
+      1_000_000,
+    );
+    const integers = getMetadataStorage()
+      .getTargetValidationMetadatas(EnvironmentVariables, '', true, false)
+      .filter((entry) => entry.name === 'isInt')
+      .map((entry) => entry.propertyName);
+    expect(integers.length).toBeGreaterThan(40);
+    for (const name of integers)
+      expect([name, problemsOf({ [name]: '9007199254740992' })]).toEqual([
+        name,
+        [expect.stringMatching(new RegExp(`^${name}: must (not be greater than|be at most) \\d+`))],
+      ]);
+  });
+
+  // BODY_LIMIT=" 1mb" was refused while PORT=" 3000 " was port 3000 (dotenv keeps the spaces
+  // inside quotes): every setting is read without the white space at its ends.
+  it('reads every setting without the white space at its ends', () => {
+    const config = loadConfig({
+      BODY_LIMIT: ' 1mb',
+      PORT: ' 3000 ',
+      HOST: '\t127.0.0.1 ',
+      LOG_LEVEL: 'debug ',
+      NODE_ENV: ' test',
+      CREDIBILITY_ALPHA: ' 0.5 ',
+      MASTER_KEY: ' 0123456789abcdef0123 ',
+      TRUST_PROXY: ' loopback ',
+      INDEX_SYNC_ON_START: 'false\n',
+      DATA_DIR: ' /tmp/gateway-data ',
+    });
+    expect(config).toMatchObject({
+      bodyLimit: '1mb',
+      port: 3000,
+      host: '127.0.0.1',
+      logLevel: 'debug',
+      nodeEnv: 'test',
+      masterKey: '0123456789abcdef0123',
+      trustProxy: ['loopback'],
+      dataDir: '/tmp/gateway-data',
+    });
+    expect(config.network.credibilityAlpha).toBe(0.5);
+    expect(config.network.indexSync.onStart).toBe(false);
   });
 
   it('refuses a NETUID the chain cannot hold (a u16)', () => {

@@ -29,11 +29,14 @@ export class ConfigError extends Error {
  * Every problem is reported at once, each naming the variable and what is wrong with it.
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
-  // Empty is unset, and so is a value of spaces alone (dotenv keeps them inside quotes):
-  // class-transformer's Number(' ') is 0, which made NETUID=" " subnet 0 and PORT=" " port 0.
+  // Every value is read without the white space at its ends (dotenv keeps it inside quotes):
+  // PORT=" 3000 " was port 3000 while BODY_LIMIT=" 1mb" was refused. Empty is unset, and so is a
+  // value of spaces alone: class-transformer's Number(' ') was 0, NETUID=" " subnet 0.
   const raw = Object.fromEntries(
-    Object.entries(env).filter(([, value]) => value !== undefined && value.trim() !== ''),
-  );
+    Object.entries(env)
+      .map(([name, value]) => [name, value?.trim()])
+      .filter(([, value]) => value !== undefined && value !== ''),
+  ) as Record<string, string>;
   const vars = plainToInstance(EnvironmentVariables, raw, { excludeExtraneousValues: false });
   const errors = validateSync(vars, { skipMissingProperties: false });
   const problems = errors.flatMap((error) =>

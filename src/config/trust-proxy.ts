@@ -1,3 +1,4 @@
+import { isIP, isIPv4 } from 'node:net';
 import proxyAddr from 'proxy-addr';
 
 /**
@@ -32,6 +33,7 @@ export function parseTrustProxy(text: string): TrustProxy {
   if (trusted.includes(''))
     throw new Error('an empty entry in the list (two commas, or one at an end)');
   try {
+    trusted.forEach(plainAddressOf);
     proxyAddr.compile(trusted);
   } catch (error) {
     throw new Error(
@@ -40,4 +42,27 @@ export function parseTrustProxy(text: string): TrustProxy {
     );
   }
   return trusted;
+}
+
+/** proxy-addr's names for ranges, which it compiles as their CIDRs. */
+const RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/**
+ * proxy-addr reads addresses as ipaddr.js does, in every notation inet_aton knew: `0x1` was
+ * 0.0.0.1 and `010.0.0.1` 8.0.0.1, trusted without a word. An address (and a netmask) is taken
+ * only as Node writes one: an IPv4 address in four decimal numbers, or IPv6.
+ */
+function plainAddressOf(entry: string): void {
+  if (RANGE_NAMES.includes(entry)) return;
+  const slash = entry.lastIndexOf('/');
+  const address = slash === -1 ? entry : entry.slice(0, slash);
+  const range = slash === -1 ? '' : entry.slice(slash + 1);
+  if (isIP(address) === 0)
+    throw new Error(
+      `invalid IP address: ${address}` +
+        (/^[\dx.]+$/i.test(address)
+          ? ' (an IPv4 address is four decimal numbers, as 10.0.0.1)'
+          : ''),
+    );
+  if (range.includes('.') && !isIPv4(range)) throw new Error(`invalid range on address: ${entry}`);
 }

@@ -8,7 +8,7 @@ import { errorCase, validationCase } from '../../common/errors/error-cases';
 import { ApiKeysService, KEY_ERRORS } from './api-keys.service';
 import { ApiKeyCreateDto } from './dto/api-key-create.dto';
 import { ApiKeyCreatedDto } from './dto/api-key-created.dto';
-import { RATE_LIMIT_MAX } from './dto/api-key-fields';
+import { RATE_LIMIT_MAX } from '../../common/throttling/rate-limit-settings';
 import { ApiKeyListQueryDto, MAX_KEYS_PAGE } from './dto/api-key-list-query.dto';
 import { ApiKeyListDto, ApiKeySummaryDto } from './dto/api-key-summary.dto';
 import { ApiKeyUpdateDto } from './dto/api-key-update.dto';

@@ -13,9 +13,7 @@ import {
   trimWhiteSpace,
 } from '../../../common/validation/white-space';
 
-/** Bounds of a key's own budget per rate-limit window (also a CHECK in the database). */
-export const RATE_LIMIT_MIN = 1;
-export const RATE_LIMIT_MAX = 1_000_000;
+import { RATE_LIMIT_MAX, RATE_LIMIT_MIN } from '../../../common/throttling/rate-limit-settings';
 
 export const NAME_PROPERTY = {
   description:
