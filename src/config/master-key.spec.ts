@@ -92,8 +92,7 @@ describe(resolveMasterKey.name, () => {
       [
         'of two lines',
         'sk_master_0123456789\nsk_master_9876543210\n',
-        'the master key in FILE must be printable ASCII with no space at either end, as an HTTP ' +
-          'header carries it',
+        'the master key in FILE must be printable ASCII, as an HTTP ' + 'header carries it',
       ],
     ])('%s, leaving it as it was and never quoting it', (_, content, problem) => {
       const file = join(dataDir, 'master-key');
