@@ -21,6 +21,7 @@ import { forkDevnet, serveDevnet } from './support/devnet-server';
 import { memoryMb, numberSetting, percentile } from './support/measure';
 import { closeTraffic, Context, KEYWORDS, planAt, Sample, send } from './support/soak-traffic';
 import { commandLine, formatInt, machineLine, progress, table, tally } from './support/report';
+import { RATE_LIMIT_MAX } from '../src/common/throttling/rate-limit-settings';
 
 const text = { type: 'string' } as const;
 const { values: flags } = benchFlags({
@@ -92,7 +93,7 @@ async function benchmark() {
       INDEX_SYNC_ON_START: 'true',
       INDEX_SYNC_INTERVAL: '120',
       MINER_CALL_BUDGETS: 'GetMinerIndex=40/h,OnDemandRequest=none',
-      RATE_LIMIT_REGULAR: '1000000000',
+      RATE_LIMIT_REGULAR: String(RATE_LIMIT_MAX),
       QUERY_CACHE_TTL_SECONDS: '5',
       ...(redis ? { REDIS_URL: redis } : {}),
     });

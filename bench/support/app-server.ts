@@ -10,6 +10,7 @@ import { createWalletHotkey } from '../../src/network/bittensor/wallet-file';
 import type { ApiKeyCreatedDto } from '../../src/modules/api-keys/dto/api-key-created.dto';
 import type { ApiKeyTier } from '../../src/common/auth/api-key-tier';
 import { announcePort } from './child-server';
+import { RATE_LIMIT_MAX } from '../../src/common/throttling/rate-limit-settings';
 
 /**
  * Environment every app benchmark runs with, on top of the caller's environment (so tuning
@@ -22,8 +23,9 @@ export const BENCH_APP_SETTINGS = {
   MINER_ALLOWED_NETWORKS: 'loopback',
   // Per-request logs would measure the logger (and flood the terminal), not the service.
   LOG_LEVEL: 'warn',
-  // The real budget (1000/hour) would turn the benchmark into a stream of 429s within a second.
-  RATE_LIMIT_VALIDATOR: '1000000000',
+  // The real budget (1000/hour) would turn the benchmark into a stream of 429s within a second;
+  // the most a budget may be is far more than any run sends in the one-second window.
+  RATE_LIMIT_VALIDATOR: String(RATE_LIMIT_MAX),
   // The in-memory throttler keeps one timestamp per request in the window; a one-second window
   // keeps that list near the size a real 1000/hour key reaches, instead of growing all run long.
   RATE_LIMIT_WINDOW_SECONDS: '1',

@@ -186,13 +186,18 @@ describe(loadConfig.name, () => {
       '0xa.0.0.1',
       '::ffff:010.0.0.1',
       '10.0.0.0/0255.0.0.0',
+      // ipaddr.js reads a netmask of one hex number as an address: 10.0.0.0/8.
+      '10.0.0.0/0xff000000',
     ])
       expect(problemsOf({ TRUST_PROXY: `loopback,${entry}` })).toEqual([
         expect.stringMatching(/^TRUST_PROXY: invalid (IP address|range on address): /),
       ]);
-    expect(problemsOf({ TRUST_PROXY: '0x1' })).toEqual([
-      `TRUST_PROXY: invalid IP address: 0x1 (an IPv4 address is four decimal numbers, as 10.0.0.1): ${guide}`,
-    ]);
+    for (const address of ['0x1', '0xa.0.0.1'])
+      expect(problemsOf({ TRUST_PROXY: address })).toEqual([
+        `TRUST_PROXY: invalid IP address: ${address} (an IPv4 address is four decimal numbers, as 10.0.0.1): ${guide}`,
+      ]);
+    // What is written as proxy-addr reads it still is.
+    expect(problemsOf({ TRUST_PROXY: '10.0.0.0/8,10.1.0.0/255.255.0.0,fd00::/8' })).toEqual([]);
     expect(problemsOf({ TRUST_PROXY: 'true' })).toEqual([
       expect.stringMatching(/^TRUST_PROXY: true would trust X-Forwarded-For from anyone/),
     ]);

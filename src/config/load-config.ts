@@ -246,10 +246,6 @@ export function configWarnings(config: AppConfig): string[] {
 }
 
 /**
- * A variable's failed constraints, the type's alone when it is not even of its type: `abc` is
- * not an integer, and "must not be less than 1" beside that would mislead.
- */
-/**
  * What the rules of variable `name` say of `value`, as loadConfig would (without the name): for
  * a value that stands in for an unset variable, held to its rules (the development master-key
  * file for MASTER_KEY). Empty when the value passes.
@@ -266,6 +262,10 @@ function messagesOf(error: ValidationError): string[] {
   return typeFirst(error.constraints ?? {}).map((message) => plainMessage(error.property, message));
 }
 
+/**
+ * A variable's failed constraints, the type's alone when it is not even of its type: `abc` is
+ * not an integer, and "must not be less than 1" beside that would mislead.
+ */
 function typeFirst(constraints: Record<string, string>): string[] {
   const typeChecks = ['isInt', 'isNumber'].filter((name) => name in constraints);
   return (typeChecks.length > 0 ? typeChecks : Object.keys(constraints)).map(

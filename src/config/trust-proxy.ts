@@ -60,9 +60,12 @@ function plainAddressOf(entry: string): void {
   if (isIP(address) === 0)
     throw new Error(
       `invalid IP address: ${address}` +
-        (/^[\dx.]+$/i.test(address)
+        (/^[\da-fx.]+$/i.test(address)
           ? ' (an IPv4 address is four decimal numbers, as 10.0.0.1)'
           : ''),
     );
-  if (range.includes('.') && !isIPv4(range)) throw new Error(`invalid range on address: ${entry}`);
+  // A prefix length in decimal digits, or a netmask as an IPv4 address (`0xff000000` is one to
+  // ipaddr.js).
+  if (range !== '' && !/^\d+$/.test(range) && !isIPv4(range))
+    throw new Error(`invalid range on address: ${entry}`);
 }

@@ -116,6 +116,9 @@ describe('parseCliArguments', () => {
     // Blank is unset, as the gateway reads it (docker-compose passes `${DEVNET_STORED_ONLY:-false}`).
     const blank = parseCliArguments([], { DEVNET_STORED_ONLY: ' ' });
     expect(blank !== 'help' && blank.storedOnly).toBe(false);
+    // The same .env feeds the gateway, which reads every value without the white space at its ends.
+    const spaced = parseCliArguments([], { DEVNET_STORED_ONLY: ' true ' });
+    expect(spaced !== 'help' && spaced.storedOnly).toBe(true);
   });
 
   // `yes` or `1` was read as false: miners answering on-demand queries the operator had asked

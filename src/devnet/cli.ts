@@ -59,8 +59,10 @@ function integer(text: string, name: string, min: number, max: number): number {
  * (`yes`, `1`) was read as false, and the miners answered on-demand queries without a word.
  */
 function storedOnlyFromEnvironment(text: string | undefined): boolean {
-  if (text === undefined || text.trim() === '') return false;
-  if (text === 'true' || text === 'false') return text === 'true';
+  // White space at the ends is not the value, as the gateway reads every setting.
+  const value = text?.trim();
+  if (value === undefined || value === '') return false;
+  if (value === 'true' || value === 'false') return value === 'true';
   throw new Error(`DEVNET_STORED_ONLY must be true or false, got "${text}"`);
 }
 

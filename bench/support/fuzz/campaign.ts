@@ -6,11 +6,12 @@ import { OpenApiDocument, Operation, readOperations } from '../openapi';
 import { FuzzContext, keyHeaderValue } from './headers';
 import { FuzzCase, fuzzCase } from './requests';
 import { RawRequest, send } from './send';
+import { RATE_LIMIT_MAX } from '../../../src/common/throttling/rate-limit-settings';
 
 /** Environment for the app under fuzz: budgets no fuzz run can exhaust, so answers stay varied. */
 export const FUZZ_APP_ENV = {
-  RATE_LIMIT_REGULAR: '1000000000',
-  RATE_LIMIT_VALIDATOR: '1000000000',
+  RATE_LIMIT_REGULAR: String(RATE_LIMIT_MAX),
+  RATE_LIMIT_VALIDATOR: String(RATE_LIMIT_MAX),
   AUTH_FAILURE_LIMIT: '1000000000',
   // On-demand queries answer within this even when miners dawdle: well under the timeout below.
   QUERY_DEADLINE_MS: '3000',

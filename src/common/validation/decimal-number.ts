@@ -1,6 +1,7 @@
 /**
- * A decimal number as JSON writes one: `is-integer.ts`'s digits with an optional minus sign,
- * then an optional fraction and exponent. (`Number()` would also read `0x10`, `+5`, ` 5`, `.5`,
+ * A decimal number in JSON's notation but for leading zeros, which `is-integer.ts`'s digits
+ * allow too (`"05"`): an optional minus sign, digits, then an optional fraction and exponent.
+ * (`Number()` would also read `0x10`, `+5`, ` 5`, `.5`,
  * `Infinity`, and the empty string as 0; pydantic reads some of them, but a number in a string
  * means here what the same characters mean outside one.)
  */
