@@ -15,7 +15,7 @@ import { Client } from 'pg';
 import { REPEATED_SIGNAL_WINDOW_MS } from '../../src/common/lifecycle/graceful-shutdown';
 import { isAlive, keepersOf, readPidFile } from '../../src/database/postmaster';
 import { TOTALS_LOCK_ID } from '../../src/network/index/index-totals.repository';
-import { buildDevelopmentEntry, startAppProcess } from '../support/app-process';
+import { buildDevelopmentEntry, failedStart, startAppProcess } from '../support/app-process';
 import { freePort } from '../../bench/support/ports';
 import { until } from '../support/until';
 
@@ -217,19 +217,11 @@ describe('The development entry point with its embedded Postgres', () => {
       const gatewayData = join(home, 'gateway', '.data');
       mkdirSync(gatewayData, { recursive: true });
       chmodSync(home, 0o700);
-      const refusal = startAppProcess(
+      const lines = await failedStart(
         { DATA_DIR: gatewayData, EMBEDDED_POSTGRES_PORT: String(await freePort()) },
         'development',
-      ).then(
-        async (app) => {
-          await app.stop('SIGKILL');
-          throw new Error('the service started');
-        },
-        (error: Error) => error.message,
       );
-      const output = await refusal;
-      expect(output.split('\n')).toEqual([
-        'service exited with 1:',
+      expect(lines).toEqual([
         `Startup failed: the embedded Postgres runs as the \`postgres\` system user (Postgres ` +
           `refuses root), which cannot enter ${home} (mode 700) to reach its data in ` +
           `${gatewayData}/postgres: set DATA_DIR to a directory the postgres user can reach, or ` +
@@ -250,18 +242,12 @@ describe('The development entry point with its embedded Postgres', () => {
     const port = (holders[0].address() as AddressInfo).port;
     await new Promise<void>((done) => holders[1].listen(port, '::1', done));
     try {
-      const failure = await startAppProcess(
+      const lines = await failedStart(
         { EMBEDDED_POSTGRES_PORT: String(port), DATA_DIR: dataDir },
         'development',
-      ).then(
-        async (app) => {
-          await app.stop('SIGKILL');
-          throw new Error('the service started');
-        },
-        (error: Error) => error.message,
       );
       // A known failure, without a stack (an operator review found one after it).
-      expect(failure.split('\n').at(-1)).toMatch(
+      expect(lines.at(-1)).toMatch(
         new RegExp(
           `^Startup failed: the embedded Postgres \\(data in ${dataDir}/postgres\\) did not ` +
             `start on port ${port}: postgres exited with 1; its log ` +
@@ -269,7 +255,7 @@ describe('The development entry point with its embedded Postgres', () => {
             `[^\\n]*set EMBEDDED_POSTGRES_PORT, or DATABASE_URL to use a Postgres of your own\\.$`,
         ),
       );
-      expect(failure).not.toMatch(/^\s+at /m);
+      expect(lines.join('\n')).not.toMatch(/^\s+at /m);
     } finally {
       for (const holder of holders) holder.close();
     }

@@ -6,26 +6,13 @@ import { AddressInfo } from 'node:net';
 import { Client } from 'pg';
 import { MIGRATION_LOCK_ID } from '../../src/database/migrate';
 import { createDatabase, dropDatabase, onServer, scratchDatabaseName } from '../support/database';
-import { buildService, jsonLogs, startAppProcess } from '../support/app-process';
+import { buildService, failedStart, jsonLogs, startAppProcess } from '../support/app-process';
 import { startChainReplay } from '../support/chain-replay';
 import { checkedFetch } from '../support/contract';
 import { TEST_MASTER_KEY } from '../support/test-app';
 import { startTestNetwork } from '../support/network';
 import { until } from '../support/until';
 import { processValidatorHotkey } from '../support/app-process';
-
-/** The error `startAppProcess` throws for a process that exited: its lines after the first. */
-async function failedStart(env: Record<string, string>): Promise<string[]> {
-  const error = await startAppProcess(env).then(
-    async (app) => {
-      await app.stop('SIGKILL');
-      throw new Error('the service started');
-    },
-    (failure: Error) => failure,
-  );
-  expect(error.message).toMatch(/^service exited with 1:/);
-  return error.message.split('\n').slice(1);
-}
 
 /** A Postgres ErrorResponse, FATAL, as a server writes it before closing the connection. */
 function fatalMessage(code: string, message: string): Buffer {

@@ -200,6 +200,25 @@ async function waitUntilListening(url: string, child: ChildProcess, lines: strin
   throw new Error(`service did not answer within 30 s:\n${lines.join('\n')}`);
 }
 
+/**
+ * Starts the service expecting it to exit with 1, as a start that fails for a known reason
+ * does: the lines it wrote after `startAppProcess`'s first ("service exited with 1:").
+ */
+export async function failedStart(
+  env: Record<string, string>,
+  entry: AppEntry = 'production',
+): Promise<string[]> {
+  const error = await startAppProcess(env, entry).then(
+    async (app) => {
+      await app.stop('SIGKILL');
+      throw new Error('the service started');
+    },
+    (failure: Error) => failure,
+  );
+  expect(error.message).toMatch(/^service exited with 1:/);
+  return error.message.split('\n').slice(1);
+}
+
 /** The JSON log lines of a process, parsed; other lines are skipped. */
 export function jsonLogs(app: AppProcess): Record<string, unknown>[] {
   return app.lines.flatMap((line) => {
