@@ -33,7 +33,7 @@ export function parseTrustProxy(text: string): TrustProxy {
   if (trusted.includes(''))
     throw new Error('an empty entry in the list (two commas, or one at an end)');
   try {
-    trusted.forEach(plainAddressOf);
+    trusted.forEach(refuseUnplainAddress);
     proxyAddr.compile(trusted);
   } catch (error) {
     throw new Error(
@@ -52,7 +52,7 @@ const RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
  * 0.0.0.1 and `010.0.0.1` 8.0.0.1, trusted without a word. An address (and a netmask) is taken
  * only as Node writes one: an IPv4 address in four decimal numbers, or IPv6.
  */
-function plainAddressOf(entry: string): void {
+function refuseUnplainAddress(entry: string): void {
   if (RANGE_NAMES.includes(entry)) return;
   const slash = entry.lastIndexOf('/');
   const address = slash === -1 ? entry : entry.slice(0, slash);

@@ -207,29 +207,12 @@ export class DesirabilityService {
     const offset = query.offset ?? 0;
     const end = offset + (query.limit ?? DEFAULT_PAGE);
     if (query.format !== 'legacy') {
-      const jobs = this.listedOf(unrounded);
+      const jobs = keptFor(this.listedOfJobs, unrounded, roundedJobs);
       return { items: jobs.slice(offset, end), total: jobs.length, headers };
     }
     // The legacy format's entries are labels: pages and the total count them.
-    const labels = this.labelsOf(unrounded);
+    const labels = keptFor(this.labelsOfJobs, unrounded, legacyLabels);
     return { items: toLegacyFormat(labels.slice(offset, end)), total: labels.length, headers };
-  }
-
-  /**
-   * The network aggregate's jobs are kept while no other is stored (NetworkAggregateService),
-   * and so are their rounded list and their labels: made at every request, a 100,000-job
-   * aggregate's labels took longer than reading the jobs had.
-   */
-  private listedOf(jobs: readonly JobView[]): JobView[] {
-    let listed = this.listedOfJobs.get(jobs);
-    if (!listed) this.listedOfJobs.set(jobs, (listed = roundedJobs(jobs)));
-    return listed;
-  }
-
-  private labelsOf(jobs: readonly JobView[]): LegacyLabel[] {
-    let labels = this.labelsOfJobs.get(jobs);
-    if (!labels) this.labelsOfJobs.set(jobs, (labels = legacyLabels(jobs)));
-    return labels;
   }
 
   /** How the aggregate is made: its source, age, and which validators count and why not. */
@@ -337,4 +320,20 @@ function jobCount(entries: readonly SubmittedItem[]): number {
 
 function plural(count: number, noun: string): string {
   return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}
+
+/**
+ * What `make` gives for these jobs, made once while they are kept. The network aggregate's jobs
+ * are kept while no other is stored (NetworkAggregateService), and so are their rounded list and
+ * their labels: made at every request, a 100,000-job aggregate's labels took longer than
+ * reading the jobs had.
+ */
+function keptFor<T>(
+  kept: WeakMap<readonly JobView[], T>,
+  jobs: readonly JobView[],
+  make: (jobs: readonly JobView[]) => T,
+): T {
+  let value = kept.get(jobs);
+  if (value === undefined) kept.set(jobs, (value = make(jobs)));
+  return value;
 }
