@@ -2,6 +2,7 @@ import { MINER_FAILURE_REASONS } from '../../src/network/transport/miner-failure
 import { createKey } from '../support/fixtures';
 import { syncIndexNow } from '../support/index-sync';
 import { startTestNetwork, TestNetwork } from '../support/network';
+import { swaggerUiOptionsOf } from '../support/swagger-ui-init';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 
 /** Every operation of ../shared/spec/interface.md, as method and path. */
@@ -155,8 +156,6 @@ describe('OpenAPI document', () => {
   it('serves the Swagger UI, which keeps no key in the browser', async () => {
     const response = await app.http.get('/docs').redirects(1).expect(200);
     expect(response.text).toContain('swagger-ui');
-    const init = await app.http.get('/docs/swagger-ui-init.js').expect(200);
-    expect(init.text).toMatch(/"persistAuthorization": false/);
     // Every file the page loads is served; nothing else of the package's folder is.
     const page = (await app.http.get('/docs/').expect(200)).text;
     const loaded = [...page.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1]);
@@ -191,6 +190,15 @@ describe('OpenAPI document', () => {
     await app.http.get('/DOCS//').expect(404);
     // The licence notices the bundles point to stay served.
     await app.http.get('/docs/swagger-ui-bundle.js.LICENSE.txt').expect(200);
+  });
+
+  // @nestjs/swagger writes the document into the script with String.replace, which reads `$&`,
+  // "$`", `$'`, `$$` and `$1` in it as patterns: one in a description left the page blank.
+  it('serves an init script that runs and gives the Swagger UI the served document', async () => {
+    const init = await app.http.get('/docs/swagger-ui-init.js').expect(200);
+    const options = swaggerUiOptionsOf(init.text);
+    expect(options.spec).toEqual(document);
+    expect(options.persistAuthorization).toBe(false);
   });
 
   it.each(['/docs', '/docs/', '/docs?x=1', '/docs/?x=1', '/DOCS/?x=1'])(

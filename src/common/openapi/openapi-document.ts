@@ -20,7 +20,8 @@ import {
   REQUEST_ID_HEADERS,
   RETRY_AFTER_HEADERS,
 } from './response-headers';
-import { STORABLE_TEXT_PATTERN } from '../validation/storable-text';
+import { STORABLE_TEXT_REFUSAL } from '../validation/storable-text';
+import { refuseReplacementPatterns } from './init-script-text';
 
 /**
  * The key classes' budgets as this gateway is configured (RATE_LIMIT_*), not as the defaults
@@ -69,8 +70,9 @@ const SERVER = {
  * operation, added here so no operation can miss them: the 500 and 503 answers and the headers
  * of every response (X-Request-Id; the rate-limit headers on rate-limited operations, except
  * on responses answered before the key's budget is counted; Retry-After on 429;
- * WWW-Authenticate on 401). The served
- * `/openapi.json` and the committed docs/openapi.json are this.
+ * WWW-Authenticate on 401). No text of it may hold what the Swagger UI's init script would read
+ * as a replacement pattern (init-script-text.ts). The served `/openapi.json` and the committed
+ * docs/openapi.json are this.
  */
 export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   const builder = new DocumentBuilder()
@@ -81,8 +83,10 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
         // Not a pattern in each schema: read without the `u` flag, it would refuse every emoji
         // (docs/decisions.md, "Text Postgres cannot store").
         "A client's text (key names, hotkeys, labels, keywords, usernames, job ids) holding U+0000 " +
-        'or an unpaired UTF-16 surrogate is refused: 422 `string_pattern_mismatch`, with the ' +
-        `pattern \`${STORABLE_TEXT_PATTERN}\` in \`ctx\`. ` +
+        'or an unpaired UTF-16 surrogate is refused: 422 `string_pattern_mismatch`, with ' +
+        // The pattern inside `ctx` as sent: in a code span of its own it ends in "$`", which the
+        // Swagger UI's init script cannot hold (init-script-text.ts).
+        `\`ctx\` \`${JSON.stringify(STORABLE_TEXT_REFUSAL.ctx)}\`. ` +
         budgetsText(app.get<RateLimitSettings>(RATE_LIMIT_SETTINGS)),
     )
     .setVersion(API_VERSION)
@@ -128,6 +132,7 @@ function finish(document: OpenAPIObject): OpenAPIObject {
     for (const operation of operationsOf(item))
       for (const response of Object.values(operation.responses))
         if (response) Reflect.deleteProperty(response, BEFORE_THE_BUDGET_EXTENSION);
+  refuseReplacementPatterns(document);
   return document;
 }
 
