@@ -125,6 +125,30 @@ describe('GET /metrics', () => {
     expect(after).not.toContain('no-such-task');
   });
 
+  // The routes @nestjs/swagger and the app register are routes too; the static files are not.
+  it("counts the documentation's page, init script and document under their routes, its other files as unmatched", async () => {
+    const labels = (route: string) => ({ method: 'GET', route, status: '200' });
+    const before = await scrape(app);
+    await app.http.get('/docs').expect(200);
+    await app.http.get('/docs/').expect(200);
+    await app.http.get('/docs/swagger-ui-init.js').expect(200);
+    await app.http.get('/openapi.json').expect(200);
+    await app.http.get('/').expect(200);
+    await app.http.get('/docs/swagger-ui.css').expect(200);
+    await app.http.get('/docs/swagger-ui-bundle.js').expect(200);
+    const after = await scrape(app);
+    const delta = (route: string) =>
+      (sample(after, 'gateway_http_requests_total', labels(route)) ?? 0) -
+      (sample(before, 'gateway_http_requests_total', labels(route)) ?? 0);
+    expect({
+      page: delta('/docs'),
+      init: delta('/docs/swagger-ui-init.js'),
+      document: delta('/openapi.json'),
+      pointer: delta('/'),
+      files: delta('unmatched'),
+    }).toEqual({ page: 2, init: 1, document: 1, pointer: 1, files: 2 });
+  });
+
   it('counts a 429 as a rate-limit rejection of the key class', async () => {
     const series = { key_class: 'regular' };
     const before = sample(await scrape(app), 'gateway_rate_limit_rejections_total', series) ?? 0;
