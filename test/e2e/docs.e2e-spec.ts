@@ -22,6 +22,14 @@ const INTERFACE_OPERATIONS = [
   ['post', '/api/v1/keys/{key}/deactivate'],
 ] as const;
 
+const RATE_LIMIT_HEADERS = [
+  'X-RateLimit-Limit',
+  'X-RateLimit-Remaining',
+  'X-RateLimit-Reset',
+  'RateLimit-Policy',
+  'RateLimit',
+] as const;
+
 const INTERFACE_SCHEMAS = [
   'DataQueryRequest',
   'DataQueryResponse',
@@ -80,7 +88,7 @@ type Document = {
   components: {
     schemas: Record<string, Schema>;
     securitySchemes: Record<string, Record<string, unknown>>;
-    headers: Record<string, { required?: boolean }>;
+    headers: Record<string, { required?: boolean; description?: string }>;
   };
 };
 
@@ -283,13 +291,7 @@ describe('OpenAPI document', () => {
   });
 
   it('documents the rate-limit headers where they are sent (not before the budget), and Retry-After on 429', () => {
-    const rateLimitHeaders = [
-      'X-RateLimit-Limit',
-      'X-RateLimit-Remaining',
-      'X-RateLimit-Reset',
-      'RateLimit-Policy',
-      'RateLimit',
-    ];
+    const rateLimitHeaders: string[] = [...RATE_LIMIT_HEADERS];
     // Answered before the key's budget is counted (408 and 431 by Node's HTTP server, before
     // any route), so never with the rate-limit headers; but a known secret outside the headers,
     // refused once the key is admitted and charged (MisplacedSecretGuard).
@@ -326,6 +328,20 @@ describe('OpenAPI document', () => {
     }
     expect(document.components.headers['Retry-After'].required).toBe(true);
   });
+
+  // A response lists them when any of its cases sends them: the 422 of a body-taking operation
+  // lists them, though its `json_invalid` is answered before the key is counted.
+  it.each(RATE_LIMIT_HEADERS)(
+    'says on %s that answers given before the key is counted do not carry it',
+    (name) => {
+      expect(document.components.headers[name].description).toContain(
+        'Absent on answers given before the key is counted',
+      );
+      expect(document.components.headers[name].description).toContain(
+        'a body that is not JSON (422 `json_invalid`)',
+      );
+    },
+  );
 
   it('gives each error status an example body, both 401 texts included', () => {
     for (const [, path, operation] of operationsOf(document)) {

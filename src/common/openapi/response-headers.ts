@@ -31,30 +31,43 @@ export const REQUEST_ID_HEADERS: Record<string, HeaderObject> = {
 };
 
 /**
+ * Said on each rate-limit header: a response lists them when any of its cases sends them, so a
+ * 422 that may be a body that is not JSON lists them too (the guards and the body reader).
+ */
+const ABSENT_BEFORE_THE_COUNT =
+  '. Absent on answers given before the key is counted: a 400 but for a known secret outside ' +
+  'the headers, a body that is not JSON (422 `json_invalid`), the 429 of too many failed ' +
+  'authentications, a 500 or 503 met while the key is looked up (and every 401, 408, 413, 415 ' +
+  'and 431)';
+
+/**
  * On every response to a request that was authenticated and counted against its key's budget;
- * absent when the request was refused before its key was checked (400 but for a known secret
- * outside the headers, 401, 413, 415, a body that is not JSON) and on operations that are not
- * rate-limited.
+ * absent when the request was refused before its key was checked (ABSENT_BEFORE_THE_COUNT) and
+ * on operations that are not rate-limited.
  */
 export const RATE_LIMIT_HEADERS: Record<string, HeaderObject> = {
   'X-RateLimit-Limit': {
-    description: "Requests the key may make per window: its own `rate_limit`, else its class's",
+    description:
+      "Requests the key may make per window: its own `rate_limit`, else its class's" +
+      ABSENT_BEFORE_THE_COUNT,
     schema: { type: 'integer', format: 'int64', minimum: 1, example: 100 },
   },
   'X-RateLimit-Remaining': {
-    description: 'Requests the key has left in the current window',
+    description: 'Requests the key has left in the current window' + ABSENT_BEFORE_THE_COUNT,
     schema: { type: 'integer', format: 'int64', minimum: 0, example: 99 },
   },
   'X-RateLimit-Reset': {
     description:
       'Seconds until the quota resets: the end of the window, or on a 429 the end of the cool-down ' +
-      '(= `Retry-After`)',
+      '(= `Retry-After`)' +
+      ABSENT_BEFORE_THE_COUNT,
     schema: { ...SECONDS, example: 3599 },
   },
   'RateLimit-Policy': {
     description:
       "The key's quota policy in the IETF form (draft-ietf-httpapi-ratelimit-headers): " +
-      '`"default";q=<requests per window>;w=<window seconds>`',
+      '`"default";q=<requests per window>;w=<window seconds>`' +
+      ABSENT_BEFORE_THE_COUNT,
     schema: {
       type: 'string',
       pattern: '^"default";q=\\d+;w=\\d+$',
@@ -64,7 +77,8 @@ export const RATE_LIMIT_HEADERS: Record<string, HeaderObject> = {
   RateLimit: {
     description:
       'What is left of it, IETF form: `"default";r=<requests left>;t=<seconds until it resets>` (the ' +
-      'numbers of `X-RateLimit-Remaining` and `X-RateLimit-Reset`)',
+      'numbers of `X-RateLimit-Remaining` and `X-RateLimit-Reset`)' +
+      ABSENT_BEFORE_THE_COUNT,
     schema: {
       type: 'string',
       pattern: '^"default";r=\\d+;t=\\d+$',
