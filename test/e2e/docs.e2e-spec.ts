@@ -343,6 +343,15 @@ describe('OpenAPI document', () => {
     },
   );
 
+  it('describes each response in its own words, none with a bare "Error"', () => {
+    const generic = operationsOf(document).flatMap(([method, path, operation]) =>
+      Object.entries(operation.responses)
+        .filter(([, response]) => response.description.trim() === 'Error')
+        .map(([status]) => `${method} ${path} ${status}`),
+    );
+    expect(generic).toEqual([]);
+  });
+
   it('gives each error status an example body, both 401 texts included', () => {
     for (const [, path, operation] of operationsOf(document)) {
       for (const status of Object.keys(operation.responses).filter((code) => code >= '400'))

@@ -50,6 +50,7 @@ const DESCRIPTIONS: Record<number, string> = {
     'The client did not send its headers within HTTP_HEADERS_TIMEOUT_MS, or its whole request within ' +
     'HTTP_REQUEST_TIMEOUT_MS; the connection is closed',
   409: 'Conflict with the current state of the resource',
+  410: 'Gone for good: what was asked for does not exist and never will (the detail says why)',
   412: 'A precondition of the request (`If-Match`, `If-Unmodified-Since`) does not hold',
   413: 'Request body too large (over BODY_LIMIT)',
   415: 'Unsupported body encoding (a charset other than UTF-8, or a compressed body)',
@@ -111,8 +112,12 @@ export function errorResponse(status: number, cases: readonly ErrorCase[]): Resp
   const headers: Record<string, HeaderObject> = {};
   for (const error of cases) Object.assign(headers, error.headers);
   Object.assign(headers, retryAfterHeader(retryAfter));
+  const description = onlyTheLockout ? LOCKOUT_DESCRIPTION : DESCRIPTIONS[status];
+  // Not a generic "Error": it told the reader nothing, and every check on descriptions passed it.
+  if (description === undefined)
+    throw new Error(`errorResponse: no description for status ${status}; add one to DESCRIPTIONS`);
   return {
-    description: onlyTheLockout ? LOCKOUT_DESCRIPTION : (DESCRIPTIONS[status] ?? 'Error'),
+    description,
     ...(Object.keys(headers).length > 0 ? { headers } : {}),
     content: { 'application/json': { schema: { $ref: getSchemaPath(schema) }, examples } },
     ...(cases.every((error) => BEFORE_THE_BUDGET.has(error))
