@@ -31,6 +31,7 @@ import { MetagraphStateNetuid1764850000000 } from './migrations/1764850000000-Me
 import { MetagraphBlockAdvancedAt1764860000000 } from './migrations/1764860000000-MetagraphBlockAdvancedAt';
 import { MetagraphStateGenesis1764920000000 } from './migrations/1764920000000-MetagraphStateGenesis';
 import { ParquetWrittenAt1764930000000 } from './migrations/1764930000000-ParquetWrittenAt';
+import { JobRunsCountedAt1764940000000 } from './migrations/1764940000000-JobRunsCountedAt';
 
 export const MIGRATIONS = [
   InitialSchema1763700000000,
@@ -63,6 +64,7 @@ export const MIGRATIONS = [
   MetagraphBlockAdvancedAt1764860000000,
   MetagraphStateGenesis1764920000000,
   ParquetWrittenAt1764930000000,
+  JobRunsCountedAt1764940000000,
 ];
 
 /**

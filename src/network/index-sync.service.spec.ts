@@ -3,7 +3,7 @@ import { Logger } from '@nestjs/common';
 import { MinerReplacedError } from './index/miner-index.repository';
 import { until } from '../../test/support/until';
 import { Clock } from '../common/clock/clock';
-import { JobRunner } from '../common/jobs/job-runner';
+import { CountsForInterval, JobRunner } from '../common/jobs/job-runner';
 import { MetricsService } from '../common/metrics/metrics.service';
 import { AppConfig } from '../config/app-config';
 import { IndexSpotChecks, SpotCheckResult, SyncedMiner } from './index-spot-checks';
@@ -131,11 +131,20 @@ function setUp(options: SetUpOptions = {}) {
     check: jest.fn((_synced: SyncedMiner[]) => Promise.resolve(spotResults)),
   };
   const metrics = { observeIndexSync: jest.fn() };
+  /** Whether each run counted for the interval, as the job told the runner. */
+  const counted: boolean[] = [];
   const jobs = {
-    runOnce: async (_name: string, _intervalMs: number, run: () => Promise<unknown>) => ({
-      ran: true,
-      result: await run(),
-    }),
+    runOnce: async (
+      _name: string,
+      _intervalMs: number,
+      run: () => Promise<unknown>,
+      _interrupted: () => boolean,
+      counts: CountsForInterval<unknown> = () => true,
+    ) => {
+      const result = await run();
+      counted.push(counts({ result }));
+      return { ran: true, result };
+    },
   };
   const config = {
     network: {
@@ -169,6 +178,7 @@ function setUp(options: SetUpOptions = {}) {
     spotChecks,
     metrics,
     metagraph,
+    counted,
   };
 }
 
@@ -527,6 +537,37 @@ describe(IndexSyncService.name, () => {
         expect(index.countMissedSyncs).toHaveBeenCalledWith(missed);
       },
     );
+  });
+
+  // A run that called no miner spent no call budget: waiting an interval behind it left the
+  // index unloaded for 65 minutes after the miners became reachable (a metagraph read later).
+  describe('a run that could call no miner', () => {
+    const refused = (reason: 'no_budget' | 'address_refused' | 'busy' | 'circuit_open') => () =>
+      rejecting(new MinerCallError(reason, 'not called'));
+
+    it.each([
+      ['no miner available', 0, undefined],
+      ['every call refused before it was made', 2, refused('address_refused')],
+      ['no budget left', 2, refused('no_budget')],
+    ])(
+      'does not count for the interval (%s), nor counts a sync missed by any miner',
+      async (_case, miners, fetch) => {
+        const { service, index, counted } = setUp({ miners, fetch, withoutAxon: [9] });
+        await syncOnce(service);
+        expect(counted).toEqual([false]);
+        expect(index.countMissedSyncs).not.toHaveBeenCalled();
+      },
+    );
+
+    it.each([
+      ['one miner synced', () => Promise.resolve(rowsOf(1))],
+      ['a miner blacklisted us', () => rejecting(new MinerCallError('blacklisted', 'HTTP 403'))],
+      ['a call timed out', () => rejecting(new MinerCallError('timeout', 'no answer'))],
+    ])('counts for the interval once it called a miner (%s)', async (_case, fetch) => {
+      const { service, counted } = setUp({ miners: 1, fetch });
+      await syncOnce(service);
+      expect(counted).toEqual([true]);
+    });
   });
 
   describe('dropping what is outdated', () => {

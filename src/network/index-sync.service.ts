@@ -57,6 +57,32 @@ export interface IndexSyncReport {
  */
 export type SkipReason = MinerFailureReason | 'replaced' | 'no_axon';
 
+/**
+ * Skips made without calling the miner: our bulkhead, an open circuit, a refused address, no
+ * budget left, its uid or axon gone. The others are a miner's answers (a 403, a 404) or a call
+ * abandoned at shutdown.
+ */
+const NOT_CALLED: ReadonlySet<SkipReason> = new Set<SkipReason>([
+  'busy',
+  'circuit_open',
+  'address_refused',
+  'no_budget',
+  'replaced',
+  'no_axon',
+]);
+
+/**
+ * Whether a run called some miner. One that called none spent no call budget and learnt
+ * nothing of the miners: it does not count for the interval (the job is tried again soon, as
+ * the metagraph may since have given it miners to call) nor as a sync they missed.
+ */
+export function calledSomeMiner(report: IndexSyncReport): boolean {
+  if (report.synced + report.rejected + report.failed > 0) return true;
+  return Object.entries(report.skippedReasons).some(
+    ([reason, count]) => count > 0 && !NOT_CALLED.has(reason as SkipReason),
+  );
+}
+
 /** A miner to sync, and when its GetMinerIndex budget has a call again (ms; 0: now). */
 interface QueuedMiner {
   miner: ServingMiner;
@@ -119,6 +145,7 @@ export class IndexSyncService
       config.network.indexSync.intervalMs,
       () => this.syncAll(),
       this.logger,
+      (ended) => !('result' in ended) || calledSomeMiner(ended.result),
     );
   }
 
@@ -204,11 +231,15 @@ export class IndexSyncService
     // rejected) says more about our own network than about theirs: three such runs would have
     // dropped every index. A miner without an axon is the chain's word, not our network's: it
     // took its axon down (or never served one), and no validator can reach it either.
+    // A run that called no miner is no sync (calledSomeMiner): it is retried within seconds to
+    // minutes, and counting the miners without an axon at each would drop their indexes in a
+    // minute rather than after STALE_AFTER_SYNCS syncs.
     const reached = report.synced + report.rejected > 0;
-    await this.index.countMissedSyncs([
-      ...(reached ? missed : []),
-      ...this.network.minersWithoutAxon(),
-    ]);
+    if (calledSomeMiner(report))
+      await this.index.countMissedSyncs([
+        ...(reached ? missed : []),
+        ...this.network.minersWithoutAxon(),
+      ]);
     report.staleDropped = await this.index.dropStaleIndexes(STALE_AFTER_SYNCS);
     if (report.staleDropped.length > 0)
       this.logger.warn(

@@ -336,7 +336,7 @@ export function indexNotLoaded(sync: {
 }): string {
   const minutes = Math.round(sync.intervalMs / 60_000);
   const when = sync.onStart
-    ? `The index sync runs at start and every ${minutes} minutes, and reading one miner's index can take up to ${Math.round(sync.fetchTimeoutMs / 1000)} s: try again in a few minutes.`
+    ? `The index sync runs at start and every ${minutes} minutes (sooner again after one that could call no miner), and reading one miner's index can take up to ${Math.round(sync.fetchTimeoutMs / 1000)} s: a sync still running loads it within minutes, else it is loaded by the next sync, at most ${minutes} minutes after the last one started.`
     : `The index sync runs every ${minutes} minutes, not at start (INDEX_SYNC_ON_START=false): try again after the first one.`;
   return (
     "The miners' data index is not loaded yet (no miner's index has been read, or every miner's " +

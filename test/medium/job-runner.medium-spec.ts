@@ -51,10 +51,12 @@ describe('JobRunner across replicas', () => {
   /** The last run of `name` started `startedMinutes` ago and finished `finishedMinutes` ago. */
   const ranAgo = (name: string, startedMinutes: number, finishedMinutes = startedMinutes) =>
     database.query(
-      `INSERT INTO job_runs (name, started_at, finished_at, status)
-       VALUES ($1, now() - make_interval(mins => $2), now() - make_interval(mins => $3), 'succeeded')
+      `INSERT INTO job_runs (name, started_at, finished_at, status, counted_at)
+       VALUES ($1, now() - make_interval(mins => $2), now() - make_interval(mins => $3), 'succeeded',
+         now() - make_interval(mins => $2))
        ON CONFLICT (name) DO UPDATE
-       SET started_at = EXCLUDED.started_at, finished_at = EXCLUDED.finished_at, status = EXCLUDED.status`,
+       SET started_at = EXCLUDED.started_at, finished_at = EXCLUDED.finished_at,
+         status = EXCLUDED.status, counted_at = EXCLUDED.counted_at`,
       [name, startedMinutes, finishedMinutes],
     );
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -102,7 +104,7 @@ describe('JobRunner across replicas', () => {
       finished: true,
     });
     const run = jest.fn(async () => ({}));
-    expect(await replicaB.runOnce('hourly', HOUR, run)).toEqual({
+    expect(await replicaB.runOnce('hourly', HOUR, run)).toMatchObject({
       ran: false,
       skipped: 'not_due',
     });
@@ -113,7 +115,7 @@ describe('JobRunner across replicas', () => {
 
   it('counts a run for nine tenths of its interval: a timer firing a little early skips it', async () => {
     await ranAgo('early', 53);
-    expect(await replicaA.runOnce('early', HOUR, async () => 'ran')).toEqual({
+    expect(await replicaA.runOnce('early', HOUR, async () => 'ran')).toMatchObject({
       ran: false,
       skipped: 'not_due',
     });
@@ -131,7 +133,7 @@ describe('JobRunner across replicas', () => {
       result: 'ran',
     });
     // The run that just started counts for the interval however soon it ends.
-    expect(await replicaB.runOnce('long', HOUR, async () => 'twice')).toEqual({
+    expect(await replicaB.runOnce('long', HOUR, async () => 'twice')).toMatchObject({
       ran: false,
       skipped: 'not_due',
     });
@@ -153,7 +155,7 @@ describe('JobRunner across replicas', () => {
         ran: true,
         result: undefined,
       });
-      expect(await replicaB.runOnce('every-tick', interval, run('B'))).toEqual({
+      expect(await replicaB.runOnce('every-tick', interval, run('B'))).toMatchObject({
         ran: false,
         skipped: 'not_due',
       });
@@ -274,7 +276,68 @@ describe('JobRunner across replicas', () => {
       finished: true,
     });
     // A failed run counts for its interval too: the next replica does not retry it at once.
-    expect(await replicaB.runOnce('failing', HOUR, async () => 'retried')).toEqual({
+    expect(await replicaB.runOnce('failing', HOUR, async () => 'retried')).toMatchObject({
+      ran: false,
+      skipped: 'not_due',
+    });
+  });
+
+  // A restart inside the interval: the replica's first attempt is not due, and it tries again
+  // when the last run's interval ends rather than a whole interval after its start.
+  it('says when a job skipped as not due is an interval past the start of its last run', async () => {
+    await ranAgo('restarted', 20);
+    const outcome = await replicaA.runOnce('restarted', HOUR, async () => 'ran');
+    expect(outcome).toMatchObject({ ran: false, skipped: 'not_due' });
+    expect(outcome.dueInMs).toBeGreaterThan(40 * 60_000 - 5_000);
+    expect(outcome.dueInMs).toBeLessThanOrEqual(40 * 60_000);
+  });
+
+  // The network aggregate's failed read, an index sync that could call no miner: recorded as
+  // they ended, and the job stays due for every replica.
+  it('records a run that does not count as it ended, and leaves the job due', async () => {
+    jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    await ranAgo('uncounted', 120);
+    await expect(
+      replicaA.runOnce(
+        'uncounted',
+        HOUR,
+        async () => {
+          throw new Error('the chain cannot be read');
+        },
+        undefined,
+        (ended) => !('error' in ended),
+      ),
+    ).rejects.toThrow('the chain cannot be read');
+    expect(await jobRun('uncounted')).toEqual({
+      status: 'failed',
+      details: { error: 'the chain cannot be read' },
+      finished: true,
+    });
+    expect(await replicaA.lastRun('uncounted')).toMatchObject({
+      status: 'failed',
+      details: { error: 'the chain cannot be read' },
+      finishedAt: expect.any(Date),
+    });
+    expect(
+      await replicaB.runOnce(
+        'uncounted',
+        HOUR,
+        async () => ({ called: 0 }),
+        undefined,
+        () => false,
+      ),
+    ).toEqual({ ran: true, uncounted: true, result: { called: 0 } });
+    expect(await jobRun('uncounted')).toEqual({
+      status: 'succeeded',
+      details: { called: 0 },
+      finished: true,
+    });
+    // Still due; a run that counts holds it back for the interval again.
+    expect(await replicaA.runOnce('uncounted', HOUR, async () => ({ called: 6 }))).toEqual({
+      ran: true,
+      result: { called: 6 },
+    });
+    expect(await replicaB.runOnce('uncounted', HOUR, async () => 'again')).toMatchObject({
       ran: false,
       skipped: 'not_due',
     });

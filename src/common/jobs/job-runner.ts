@@ -1,14 +1,28 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { JobRunsRepository } from './job-runs.repository';
+import { JobRun, JobRunsRepository } from './job-runs.repository';
 
 export interface JobOutcome<T> {
   ran: boolean;
   /** Why it did not run: another replica holds it, or it ran recently enough. */
   skipped?: 'locked' | 'not_due';
+  /** Not due: how long until the last run that counts is an interval old (ms). */
+  dueInMs?: number;
   /** It ran, but shutdown cut it short: recorded as `interrupted`, the job left due. */
   interrupted?: true;
+  /** It ran, but the job says the run does not count for the interval: the job is left due. */
+  uncounted?: true;
   result?: T;
 }
+
+/** How a run ended: its result, or the error it threw. */
+export type RunEnd<T> = { result: T } | { error: Error };
+
+/**
+ * Whether a run that ended counts for the job's interval. One that does not is recorded (its
+ * status, details and end) but leaves the job due: what a run that spent nothing worth sparing
+ * (no miner's call budget) should not hold back for an interval, as a failed read of the chain.
+ */
+export type CountsForInterval<T> = (ended: RunEnd<T>) => boolean;
 
 /**
  * A run counts for its interval, from its start, though the next replica's timer fires a little
@@ -29,30 +43,39 @@ export class JobRunner {
 
   /**
    * Runs `run` unless another replica runs it or ran it within the interval. A run that
-   * `interrupted()` says shutdown cut short (checked once it ended) keeps the previous run's
-   * `finished_at`: it reached only part of its work, and another replica runs the job at its
-   * next tick instead of waiting out an interval behind it (a rolling deploy's new replica, at
-   * start-up).
+   * `interrupted()` says shutdown cut short (checked once it ended) does not count for the
+   * interval: it reached only part of its work, and another replica runs the job at its next
+   * tick instead of waiting out an interval behind it (a rolling deploy's new replica, at
+   * start-up). Nor does one that `counts` says does not. A run skipped as not due says when the
+   * interval of the last run that counts ends (`dueInMs`): the time to try again.
    */
   async runOnce<T>(
     name: string,
     intervalMs: number,
     run: () => Promise<T>,
     interrupted: () => boolean = () => false,
+    counts: CountsForInterval<T> = () => true,
   ): Promise<JobOutcome<T>> {
     const lock = await this.jobRuns.lock(name);
     if (!lock) return { ran: false, skipped: 'locked' };
     try {
-      if (!(await lock.startIfDue(intervalMs * DUE_AFTER_SHARE)))
-        return { ran: false, skipped: 'not_due' };
+      const start = await lock.startIfDue(intervalMs * DUE_AFTER_SHARE);
+      if (!start.started)
+        return {
+          ran: false,
+          skipped: 'not_due',
+          // A counted start in the future (a clock set back) waits an interval at most.
+          dueInMs: Math.min(intervalMs, Math.max(0, intervalMs - start.countedAgoMs)),
+        };
       try {
         const result = await run();
         if (interrupted()) {
           await lock.interrupt(result ?? {});
           return { ran: true, interrupted: true, result };
         }
-        await lock.finish('succeeded', result ?? {});
-        return { ran: true, result };
+        const counted = counts({ result });
+        await lock.finish('succeeded', result ?? {}, counted);
+        return counted ? { ran: true, result } : { ran: true, uncounted: true, result };
       } catch (error) {
         const details = { error: (error as Error).message };
         if (interrupted()) {
@@ -60,11 +83,16 @@ export class JobRunner {
           throw error;
         }
         this.logger.error(`job ${name} failed: ${details.error}`);
-        await lock.finish('failed', details);
+        await lock.finish('failed', details, counts({ error: error as Error }));
         throw error;
       }
     } finally {
       await lock.release();
     }
+  }
+
+  /** The job's `job_runs` row as it is now (undefined: the job never started anywhere). */
+  lastRun(name: string): Promise<JobRun | undefined> {
+    return this.jobRuns.findRun(name);
   }
 }

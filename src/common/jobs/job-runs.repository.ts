@@ -6,6 +6,16 @@ import { DataSource, QueryRunner } from 'typeorm';
 
 export type JobRunStatus = 'succeeded' | 'failed';
 
+/** A job's row: its latest run (`running` while one is), and the last one that ended. */
+export interface JobRun {
+  status: JobRunStatus | 'running' | 'interrupted' | 'idle';
+  startedAt: Date | null;
+  /** When the last run that ended (succeeded or failed, counted or not) ended. */
+  finishedAt: Date | null;
+  /** The last ended or interrupted run's result, or `{ error }` for a failed one. */
+  details: Record<string, unknown>;
+}
+
 /**
  * The `job_runs` table and the Postgres advisory lock that keeps a job to one replica at a time.
  * The lock belongs to a session, so a run's statements all go through one connection of its
@@ -31,6 +41,15 @@ export class JobRunsRepository {
     }
     return locked ? new JobLock(runner, name, lockId) : null;
   }
+
+  async findRun(name: string): Promise<JobRun | undefined> {
+    const [row] = await this.dataSource.query<JobRun[]>(
+      `SELECT status, started_at AS "startedAt", finished_at AS "finishedAt", details
+       FROM job_runs WHERE name = $1`,
+      [name],
+    );
+    return row;
+  }
 }
 
 /** A job's advisory lock, held: its run is recorded through the connection that holds it. */
@@ -42,42 +61,44 @@ export class JobLock {
   ) {}
 
   /**
-   * Records a run as started unless the last one started less than `minGapMs` ago (another
-   * replica ran it in this interval); returns whether it was. The gap is counted from the last
-   * run's start, as the ticks are: counted from its end, a run longer than the interval's slack
-   * left the next tick not due, and the job ran every other tick. A run that did not end (cut
-   * short by shutdown, or its replica gone) left `started_at` its own and `finished_at` the last
-   * finished run's, which is the one counted then: the job stays due for the next replica.
+   * Records a run as started unless the last run that counts (`counted_at`, its start) started
+   * less than `minGapMs` ago (another replica ran it in this interval); otherwise says how long
+   * ago it started. The gap is counted from the last counted run's start, as the ticks are:
+   * counted from its end, a run longer than the interval's slack left the next tick not due, and
+   * the job ran every other tick. A run that did not end (cut short by shutdown, or its replica
+   * gone) or that did not count (JobRunner's `counts`) leaves `counted_at` as it was: the job
+   * stays due for the next replica.
    */
-  async startIfDue(minGapMs: number): Promise<boolean> {
-    const [{ due }] = (await this.runner.query(
+  async startIfDue(
+    minGapMs: number,
+  ): Promise<{ started: true } | { started: false; countedAgoMs: number }> {
+    const [{ countedAgoMs }] = (await this.runner.query(
       `INSERT INTO job_runs (name) VALUES ($1) ON CONFLICT (name) DO UPDATE SET name = EXCLUDED.name
-       RETURNING coalesce(
-         CASE WHEN status IN ('succeeded', 'failed') THEN started_at ELSE finished_at END
-           < now() - make_interval(secs => $2 / 1000.0),
-         true
-       ) AS due`,
-      [this.name, minGapMs],
-    )) as { due: boolean }[];
-    if (!due) return false;
+       RETURNING extract(epoch FROM now() - counted_at)::float8 * 1000 AS "countedAgoMs"`,
+      [this.name],
+    )) as { countedAgoMs: number | null }[];
+    if (countedAgoMs !== null && countedAgoMs < minGapMs) return { started: false, countedAgoMs };
     await this.runner.query(
       `UPDATE job_runs SET started_at = now(), status = 'running' WHERE name = $1`,
       [this.name],
     );
-    return true;
+    return { started: true };
   }
 
-  async finish(status: JobRunStatus, details: unknown): Promise<void> {
+  /** Records the run's end; one that `counts` holds the job back for an interval from its start. */
+  async finish(status: JobRunStatus, details: unknown, counts = true): Promise<void> {
     await this.runner.query(
-      `UPDATE job_runs SET finished_at = now(), status = $2, details = $3 WHERE name = $1`,
-      [this.name, status, JSON.stringify(details)],
+      `UPDATE job_runs SET finished_at = now(), status = $2, details = $3,
+         counted_at = CASE WHEN $4::boolean THEN started_at ELSE counted_at END
+       WHERE name = $1`,
+      [this.name, status, JSON.stringify(details), counts],
     );
   }
 
   /**
-   * Records a run cut short by shutdown: `finished_at` stays the last finished run's, so the job
-   * is due again once that run ended the interval's share ago (startIfDue), as it was when this
-   * run started unless that run was a long one.
+   * Records a run cut short by shutdown: `counted_at` stays the last counted run's, so the job
+   * is as due as it was when this run started (startIfDue), and `finished_at` the last ended
+   * run's.
    */
   async interrupt(details: unknown): Promise<void> {
     await this.runner.query(

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { JobOutcome, JobRunner } from './job-runner';
+import { CountsForInterval, JobOutcome, JobRunner } from './job-runner';
 import { PeriodicJob } from './periodic-job';
 
 const INTERVAL_MS = 60_000;
@@ -12,22 +12,34 @@ function deferred<T = void>() {
 
 /**
  * A job over a runner that runs whatever it is asked to (no other replica), as JobRunner does:
- * `interrupted` is the last run's question to the job, asked once it ended.
+ * `interrupted` is the last run's question to the job, asked once it ended, and `counts` says
+ * whether a run that ended counts for the interval. `skips` are the outcomes of the next calls
+ * that do not run (another replica holds the job, or ran it recently), in order.
  */
-function setUp(run: () => Promise<unknown> = () => Promise.resolve('done')) {
+function setUp(
+  run: () => Promise<unknown> = () => Promise.resolve('done'),
+  counts?: CountsForInterval<unknown>,
+) {
   const runner = {
     calls: 0,
+    runs: [] as number[],
+    skips: [] as JobOutcome<unknown>[],
     interrupted: undefined as (() => boolean) | undefined,
     async runOnce(
       _name: string,
       _intervalMs: number,
       work: () => Promise<unknown>,
       interrupted: () => boolean,
+      counted: CountsForInterval<unknown> = () => true,
     ): Promise<JobOutcome<unknown>> {
       runner.calls += 1;
+      const skip = runner.skips.shift();
+      if (skip) return skip;
+      runner.runs.push(Date.now());
       runner.interrupted = interrupted;
       const result = await work();
-      return interrupted() ? { ran: true, interrupted: true, result } : { ran: true, result };
+      if (interrupted()) return { ran: true, interrupted: true, result };
+      return counted({ result }) ? { ran: true, result } : { ran: true, uncounted: true, result };
     },
   };
   const logger = { log: jest.fn(), error: jest.fn() };
@@ -37,6 +49,7 @@ function setUp(run: () => Promise<unknown> = () => Promise.resolve('done')) {
     INTERVAL_MS,
     run,
     logger as unknown as Logger,
+    counts,
   );
   return { job, runner, logger };
 }
@@ -111,6 +124,97 @@ describe(PeriodicJob.name, () => {
     fail = false;
     await jest.advanceTimersByTimeAsync(INTERVAL_MS);
     expect(runner.calls).toBe(2);
+    job.stop();
+  });
+  // A restart inside the interval: the start-up run is not due, and the next attempt is when
+  // the last run's interval ends, not a whole interval after the restart.
+  it('runs a job skipped at start as not due once its interval ends, then at every interval', async () => {
+    jest.useFakeTimers();
+    const { job, runner } = setUp();
+    runner.skips.push({ ran: false, skipped: 'not_due', dueInMs: 20_000 });
+    const started = Date.now();
+    job.start(Promise.resolve());
+    await jest.advanceTimersByTimeAsync(0);
+    expect(runner.calls).toBe(1);
+    await jest.advanceTimersByTimeAsync(19_999);
+    expect(runner.runs).toEqual([]);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(runner.runs).toEqual([started + 20_000]);
+    await jest.advanceTimersByTimeAsync(2 * INTERVAL_MS);
+    expect(runner.runs).toEqual([
+      started + 20_000,
+      started + 20_000 + INTERVAL_MS,
+      started + 20_000 + 2 * INTERVAL_MS,
+    ]);
+    job.stop();
+  });
+
+  it('keeps the interval when another replica holds the job', async () => {
+    jest.useFakeTimers();
+    const { job, runner } = setUp();
+    runner.skips.push({ ran: false, skipped: 'locked' });
+    job.start(Promise.resolve());
+    await jest.advanceTimersByTimeAsync(INTERVAL_MS - 1);
+    expect(runner.calls).toBe(1);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(runner.calls).toBe(2);
+    job.stop();
+  });
+
+  // What the network aggregate asks: a failed read spends no miner's budget, and waiting a
+  // whole interval after it left the aggregate unserved for that long.
+  it('retries a failed run that does not count sooner, 5 s and doubling, up to the interval', async () => {
+    jest.useFakeTimers();
+    let failures = 5;
+    const { job, runner, logger } = setUp(
+      () =>
+        failures-- > 0 ? Promise.reject(new Error('the node is down')) : Promise.resolve('read'),
+      (ended) => !('error' in ended),
+    );
+    const started = Date.now();
+    job.start(Promise.resolve());
+    await jest.advanceTimersByTimeAsync(0);
+    expect(logger.error).toHaveBeenCalledWith('the-job failed: the node is down');
+    await jest.advanceTimersByTimeAsync(5_000 + 10_000 + 20_000 + 40_000);
+    // 5 s, 10 s, 20 s, 40 s; the fifth retry would wait 80 s, and waits the interval instead.
+    expect(runner.runs.map((at) => at - started)).toEqual([0, 5_000, 15_000, 35_000, 75_000]);
+    await jest.advanceTimersByTimeAsync(INTERVAL_MS);
+    expect(runner.runs.length).toBe(6);
+    // It succeeded: the next is an interval later, and a later failure starts again at 5 s.
+    await jest.advanceTimersByTimeAsync(INTERVAL_MS - 1);
+    expect(runner.runs.length).toBe(6);
+    failures = 1;
+    await jest.advanceTimersByTimeAsync(1);
+    expect(runner.runs.length).toBe(7);
+    await jest.advanceTimersByTimeAsync(5_000);
+    expect(runner.runs.length).toBe(8);
+    job.stop();
+  });
+
+  it('retries a run whose result the job says does not count, as a failed one', async () => {
+    jest.useFakeTimers();
+    const results = [{ called: 0 }, { called: 6 }];
+    const { job, runner } = setUp(
+      () => Promise.resolve(results.shift()),
+      (ended) => 'error' in ended || (ended.result as { called: number }).called > 0,
+    );
+    job.start(Promise.resolve());
+    await jest.advanceTimersByTimeAsync(5_000);
+    expect(runner.runs.length).toBe(2);
+    await jest.advanceTimersByTimeAsync(INTERVAL_MS - 1);
+    expect(runner.runs.length).toBe(2);
+    job.stop();
+  });
+
+  // The default: a failed run counts for its interval (a task pass may have called miners).
+  it('runs a failed job again at the next interval when its failures count', async () => {
+    jest.useFakeTimers();
+    const { job, runner } = setUp(() => Promise.reject(new Error('failed')));
+    job.start(Promise.resolve());
+    await jest.advanceTimersByTimeAsync(INTERVAL_MS - 1);
+    expect(runner.runs.length).toBe(1);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(runner.runs.length).toBe(2);
     job.stop();
   });
 });

@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { retryDelay } from '../../common/retry-delay';
 import { SubtensorConfig } from '../../config/app-config';
 import { ChainMetagraphReader } from '../chain/chain-metagraph';
 import { ChainIdentity, SubtensorConnection } from '../chain/subtensor-connection';
@@ -79,6 +80,6 @@ export class ChainMetagraphSource implements MetagraphSource {
 
   private nextDelay(): number {
     if (this.failedReads === 0) return this.settings.syncIntervalMs;
-    return Math.min(this.settings.syncIntervalMs, FIRST_RETRY_MS * 2 ** (this.failedReads - 1));
+    return retryDelay(this.failedReads - 1, FIRST_RETRY_MS, this.settings.syncIntervalMs);
   }
 }
