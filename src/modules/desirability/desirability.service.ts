@@ -220,8 +220,10 @@ export class DesirabilityService {
     const syncInterval = this.config.desirability.syncIntervalMs / 1000;
     if (!this.networkVotes.enabled)
       return { source: 'local', sync_interval_seconds: syncInterval, validators: [], skipped: [] };
-    const stored = await this.networkAggregate.storedStatus();
-    const attempt = this.networkAggregate.lastAttempt;
+    const [stored, attempt] = await Promise.all([
+      this.networkAggregate.storedStatus(),
+      this.networkAggregate.lastAttempt(),
+    ]);
     return {
       source: 'network',
       ...(stored
@@ -273,7 +275,7 @@ export class DesirabilityService {
   }> {
     const stored = await this.networkAggregate.storedJobs();
     if (!stored) {
-      const failure = this.networkAggregate.lastAttempt?.error;
+      const failure = (await this.networkAggregate.lastAttempt())?.error;
       throw new ServiceUnavailableException(
         failure ? `${AGGREGATE_NOT_COMPUTED}: ${failure}` : AGGREGATE_PENDING,
       );

@@ -88,4 +88,70 @@ describe(NetworkAggregateService.name, () => {
     });
     expect(aggregate).toMatchObject({ computedAt: NOW, block: 4200 });
   });
+  // The job's row says how the latest attempt ended, on every replica and after a restart.
+  it('reads the latest attempt from the job’s row: a failed one with its error', async () => {
+    const finishedAt = new Date('2026-12-03T10:00:00Z');
+    const lastRun = jest.fn();
+    const service = new NetworkAggregateService(
+      ...([{}, {}, {}, {}, {}, {}, { lastRun }, { desirability: { syncIntervalMs: 60_000 } }] as [
+        never,
+        never,
+        never,
+        never,
+        never,
+        never,
+        never,
+        never,
+      ]),
+    );
+    lastRun.mockResolvedValueOnce(undefined);
+    expect(await service.lastAttempt()).toBeUndefined();
+    lastRun.mockResolvedValueOnce({ status: 'running', finishedAt: null, details: {} });
+    expect(await service.lastAttempt()).toBeUndefined();
+    lastRun.mockResolvedValueOnce({
+      status: 'failed',
+      finishedAt,
+      details: { error: 'The chain cannot be read now' },
+    });
+    expect(await service.lastAttempt()).toEqual({
+      ok: false,
+      at: finishedAt,
+      error: 'The chain cannot be read now',
+    });
+    // A retry in progress: the failed attempt is still the latest that ended.
+    lastRun.mockResolvedValueOnce({
+      status: 'running',
+      finishedAt,
+      details: { error: 'The chain cannot be read now' },
+    });
+    expect((await service.lastAttempt())?.ok).toBe(false);
+    lastRun.mockResolvedValueOnce({
+      status: 'succeeded',
+      finishedAt,
+      details: { counted: 3, skipped: 1 },
+    });
+    expect(await service.lastAttempt()).toEqual({ ok: true, at: finishedAt });
+    expect(lastRun).toHaveBeenCalledWith('network-desirabilities');
+  });
+
+  // It reads a chain node and a git repository, and spends no miner's call budget.
+  it('tells the job runner that a failed read does not count for the interval', async () => {
+    const runOnce = jest.fn(() => Promise.resolve({ ran: true }));
+    const service = new NetworkAggregateService(
+      ...([{}, {}, {}, {}, {}, {}, { runOnce }, { desirability: { syncIntervalMs: 60_000 } }] as [
+        never,
+        never,
+        never,
+        never,
+        never,
+        never,
+        never,
+        never,
+      ]),
+    );
+    await service.runIfDue();
+    const counts = (runOnce.mock.calls[0] as unknown[])[4] as (ended: object) => boolean;
+    expect(counts({ error: new Error('The chain cannot be read now') })).toBe(false);
+    expect(counts({ result: { counted: 3, skipped: 1 } })).toBe(true);
+  });
 });

@@ -26,7 +26,7 @@ import { OwnerDesirabilities } from './owner-desirabilities';
 
 export const NETWORK_AGGREGATE_JOB = 'network-desirabilities';
 
-/** The outcome of this process's latest attempt to compute the aggregate. */
+/** The outcome of the latest attempt to compute the aggregate, by any replica. */
 export interface AggregateAttempt {
   ok: boolean;
   at: Date;
@@ -37,7 +37,10 @@ export interface AggregateAttempt {
  * The network's aggregate desirability list, rebuilt every DESIRABILITY_SYNC_INTERVAL by one
  * replica: every commitment under NETUID, the vote at each committed SHA, the stakes of the
  * validators with a permit (the metagraph), and the owner's default list. Kept in Postgres: a
- * read that fails (node or repository out of reach) leaves the last good aggregate in service.
+ * read that fails (node or repository out of reach) leaves the last good aggregate in service,
+ * and does not count for the interval: it spends no miner's call budget (a chain node and a git
+ * repository), so it is retried soon (PeriodicJob's backoff), not an interval later. How the
+ * latest attempt ended is its `job_runs` row's, which every replica and a restarted one read.
  */
 @Injectable()
 export class NetworkAggregateService
@@ -45,7 +48,6 @@ export class NetworkAggregateService
 {
   private readonly logger = new Logger(NetworkAggregateService.name);
   private readonly job: PeriodicJob<{ counted: number; skipped: number }>;
-  lastAttempt: AggregateAttempt | undefined;
   private readonly jobsRead = new KeptWhileUnchanged(() => this.repository.findAggregateJobs());
   private readonly statusRead = new KeptWhileUnchanged(() => this.repository.findAggregateStatus());
 
@@ -56,7 +58,7 @@ export class NetworkAggregateService
     private readonly network: NetworkService,
     private readonly owner: OwnerDesirabilities,
     private readonly clock: Clock,
-    jobs: JobRunner,
+    private readonly jobs: JobRunner,
     @InjectConfig() private readonly config: AppConfig,
   ) {
     this.job = new PeriodicJob(
@@ -65,6 +67,7 @@ export class NetworkAggregateService
       config.desirability.syncIntervalMs,
       () => this.compute(),
       this.logger,
+      (ended) => !('error' in ended),
     );
   }
 
@@ -86,6 +89,20 @@ export class NetworkAggregateService
   }
 
   /**
+   * How the latest attempt that ended went (undefined before any): from the job's row, so that
+   * it survives a restart and reads the same on every replica. A failed one's `details` hold its
+   * error, kept while the next attempt runs.
+   */
+  async lastAttempt(): Promise<AggregateAttempt | undefined> {
+    const run = await this.jobs.lastRun(NETWORK_AGGREGATE_JOB);
+    if (!run?.finishedAt) return undefined;
+    const { error } = run.details;
+    return typeof error === 'string'
+      ? { ok: false, at: run.finishedAt, error }
+      : { ok: true, at: run.finishedAt };
+  }
+
+  /**
    * The stored aggregate's jobs. Each call reads the row's version alone; the jobs are read
    * again only once another aggregate was stored: read and parsed at every request, a 100,000-job
    * aggregate (15 MB of jsonb) held the event loop 0.6 s per `get_desirabilities` (an audit's
@@ -104,17 +121,10 @@ export class NetworkAggregateService
 
   /** Reads every vote and stores the new aggregate; throws (storing nothing) if a read fails. */
   private async compute(): Promise<{ counted: number; skipped: number }> {
-    const started = Date.now();
-    try {
-      const aggregate = await this.read(started);
-      await this.repository.saveAggregate(aggregate);
-      this.lastAttempt = { ok: true, at: this.clock.now() };
-      this.logger.log(summary(aggregate));
-      return { counted: aggregate.validators.length, skipped: aggregate.skipped.length };
-    } catch (error) {
-      this.lastAttempt = { ok: false, at: this.clock.now(), error: (error as Error).message };
-      throw error;
-    }
+    const aggregate = await this.read(Date.now());
+    await this.repository.saveAggregate(aggregate);
+    this.logger.log(summary(aggregate));
+    return { counted: aggregate.validators.length, skipped: aggregate.skipped.length };
   }
 
   private async read(started: number): Promise<StoredNetworkAggregate> {

@@ -169,7 +169,7 @@ export class NetworkDesirabilitiesDto {
   @ApiPropertyOptional({
     type: AggregateAttemptDto,
     description:
-      'This replica’s latest attempt (a failed one leaves the last good aggregate served)',
+      'The latest attempt that ended, by any replica (a failed one leaves the last good aggregate served, and is retried within seconds to minutes)',
   })
   last_attempt?: AggregateAttemptDto;
 }
