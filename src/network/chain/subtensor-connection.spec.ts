@@ -1,6 +1,7 @@
 import { AddressInfo, createServer, Server } from 'node:net';
 import type { ApiPromise } from '@polkadot/api';
 import { Logger } from '@nestjs/common';
+import { freePort } from '../../../bench/support/ports';
 import { ChainReplay, startChainReplay } from '../../../test/support/chain-replay';
 import { ChainUnavailableError, SubtensorConnection } from './subtensor-connection';
 
@@ -30,11 +31,33 @@ describe(SubtensorConnection.name, () => {
       try {
         await expect(connection.use(async () => 'read')).rejects.toThrow(ChainUnavailableError);
         expect(attempts).toBe(1);
-        // system-status shows this: how long, and how many attempts failed so far.
+        // system-status shows this: why, how long, and how many attempts failed so far.
         await expect(connection.use(async () => 'read')).rejects.toThrow(
-          /reconnecting in \d+ s \(1 failed attempts\)/,
+          /^could not connect: .+; reconnecting in \d+ s \(1 failed attempts\)$/,
         );
         expect(attempts).toBe(1);
+      } finally {
+        await connection.close();
+      }
+    });
+
+    // The vote's publication and the network aggregate's 503 show the waiting use's error: the
+    // backoff alone told an operator nothing of what was wrong with the node.
+    it('names the last connection error while waiting out the backoff, without credentials', async () => {
+      const refused = await freePort();
+      const connection = new SubtensorConnection(
+        `ws://gateway:s3cret-token@127.0.0.1:${refused}/?token=query-s3cret`,
+        2000,
+      );
+      try {
+        const first = (await connection.use(async () => 'read').catch((e: Error) => e)) as Error;
+        expect(first.message).toMatch(/^could not connect: .*ECONNREFUSED/);
+        const waiting = (await connection.use(async () => 'read').catch((e: Error) => e)) as Error;
+        expect(waiting).toBeInstanceOf(ChainUnavailableError);
+        expect(waiting.message).toMatch(/; reconnecting in \d+ s \(1 failed attempts\)$/);
+        expect(waiting.message.startsWith(`${first.message}; `)).toBe(true);
+        for (const secret of ['gateway', 's3cret-token', 'query-s3cret'])
+          expect(waiting.message).not.toContain(secret);
       } finally {
         await connection.close();
       }

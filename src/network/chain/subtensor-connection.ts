@@ -91,6 +91,8 @@ export class SubtensorConnection {
   private backoff: IBackoff<unknown> | undefined;
   private retryAt = 0;
   private failedAttempts = 0;
+  /** Why the latest attempt to connect failed (redacted): a use waiting out the backoff says it. */
+  private lastConnectError = '';
   private closed = false;
   private lastIdentity: ChainIdentity | undefined;
 
@@ -198,7 +200,8 @@ export class SubtensorConnection {
     const wait = this.retryAt - Date.now();
     if (wait > 0 && !this.connecting)
       throw new ChainUnavailableError(
-        `reconnecting in ${Math.ceil(wait / 1000)} s (${this.failedAttempts} failed attempts)`,
+        `${this.lastConnectError}; reconnecting in ${Math.ceil(wait / 1000)} s ` +
+          `(${this.failedAttempts} failed attempts)`,
       );
     this.connecting ??= this.connect({
       at: Math.min(deadline.at, Date.now() + this.connectTimeoutMs),
@@ -253,9 +256,12 @@ export class SubtensorConnection {
       this.backoff = this.backoff ? this.backoff.next(undefined) : RECONNECT_BACKOFF.next();
       this.failedAttempts += 1;
       this.retryAt = Date.now() + this.backoff.duration;
-      throw error instanceof ChainUnavailableError
-        ? error
-        : new ChainUnavailableError(`could not connect: ${this.redacted(error)}`);
+      const failure =
+        error instanceof ChainUnavailableError
+          ? error
+          : new ChainUnavailableError(`could not connect: ${this.redacted(error)}`);
+      this.lastConnectError = failure.message;
+      throw failure;
     }
   }
 
