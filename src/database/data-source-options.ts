@@ -32,6 +32,7 @@ import { MetagraphBlockAdvancedAt1764860000000 } from './migrations/176486000000
 import { MetagraphStateGenesis1764920000000 } from './migrations/1764920000000-MetagraphStateGenesis';
 import { ParquetWrittenAt1764930000000 } from './migrations/1764930000000-ParquetWrittenAt';
 import { JobRunsCountedAt1764940000000 } from './migrations/1764940000000-JobRunsCountedAt';
+import { PublicationTarget1764941000000 } from './migrations/1764941000000-PublicationTarget';
 
 export const MIGRATIONS = [
   InitialSchema1763700000000,
@@ -65,6 +66,7 @@ export const MIGRATIONS = [
   MetagraphStateGenesis1764920000000,
   ParquetWrittenAt1764930000000,
   JobRunsCountedAt1764940000000,
+  PublicationTarget1764941000000,
 ];
 
 /**

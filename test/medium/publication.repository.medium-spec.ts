@@ -4,6 +4,7 @@ import { Claim } from '../../src/modules/publication/publication.types';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
 
 const SHA = '3f786850e387550fdab836ed7e6dc881de23001b';
+const TARGET = 'file:///srv/gravity.git#main on netuid 13';
 const T0 = new Date('2026-11-30T12:00:00Z');
 const at = (seconds: number) => new Date(T0.getTime() + seconds * 1000);
 
@@ -27,7 +28,7 @@ describe(PublicationRepository.name, () => {
   const newHotkey = () => `5${randomUUID().replaceAll('-', '')}`;
   const enqueue = (hotkey: string, content: string, now: Date) =>
     medium.dataSource.transaction((manager) =>
-      repository.enqueue(hotkey, content, ['tao'], now, now, manager),
+      repository.enqueue(hotkey, content, ['tao'], now, now, TARGET, manager),
     );
   const claim = async (hotkey: string, claimant: string, now: Date): Promise<Claim> => {
     const row = await repository.claim(hotkey, claimant, now, at(60));

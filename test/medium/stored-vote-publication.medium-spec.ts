@@ -40,9 +40,11 @@ describe(StoredVotePublication.name, () => {
   let rows: PublicationRepository;
   let tasks: TasksService;
 
+  let logged: jest.SpyInstance;
+
   beforeAll(async () => {
     // The line saying a vote was queued late.
-    jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
+    logged = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
     medium = await openMediumDatabase();
     votes = new DesirabilityRepository(medium.dataSource);
     rows = new PublicationRepository(medium.dataSource);
@@ -51,10 +53,14 @@ describe(StoredVotePublication.name, () => {
   afterAll(() => medium.close());
 
   /** One replica's services, publication enabled or not; a hotkey of its own per test. */
-  const replica = (hotkey: string, enabled = true) => {
+  const replica = (
+    hotkey: string,
+    enabled = true,
+    { repoUrl = 'file:///srv/gravity.git', branch = 'main', netuid = 13 } = {},
+  ) => {
     const config = {
-      netuid: 13,
-      gravity: { repoUrl: enabled ? 'file:///srv/gravity.git' : undefined, branch: 'main' },
+      netuid,
+      gravity: { repoUrl: enabled ? repoUrl : undefined, branch },
       network: { subtensor: { url: 'ws://127.0.0.1:9944' } },
     } as unknown as AppConfig;
     const identity = { hotkey } as ValidatorIdentity;
@@ -134,5 +140,88 @@ describe(StoredVotePublication.name, () => {
     await storeVote(hotkey, NEW_VOTE);
     expect(await replica(hotkey, false).stored.queue()).toBe(false);
     expect(await rows.find(hotkey)).toBeUndefined();
+  });
+
+  /** The vote queued through its submission to `target`, then failed there an hour's wait. */
+  const failedAt = async (hotkey: string, target: Parameters<typeof replica>[2] = {}) => {
+    await medium.dataSource.transaction((manager) =>
+      replica(hotkey, true, target).publication.enqueue(hotkey, NEW_VOTE, manager),
+    );
+    const now = new Date();
+    const row = (await rows.claim(hotkey, 'old-replica', now, new Date(now.getTime() + 60_000)))!;
+    const claim = { hotkey, version: row.version, claimant: 'old-replica' };
+    await rows.recordPushed(claim, '3f786850e387550fdab836ed7e6dc881de23001b', now);
+    const hourLater = new Date(now.getTime() + 3_600_000);
+    await rows.recordRetry(claim, 'failed', 'commit failed: the old chain', hourLater, now);
+  };
+
+  it.each([
+    [
+      'GRAVITY_REPO_URL',
+      { repoUrl: 'file:///srv/corrected.git' },
+      'file:///srv/corrected.git#main on netuid 13',
+    ],
+    ['GRAVITY_BRANCH', { branch: 'votes' }, 'file:///srv/gravity.git#votes on netuid 13'],
+    ['NETUID', { netuid: 21 }, 'file:///srv/gravity.git#main on netuid 21'],
+  ])(
+    'starts a publication made before %s changed afresh, due now, and logs the old target’s state',
+    async (_setting, changed, target) => {
+      const hotkey = newHotkey();
+      await storeVote(hotkey, NEW_VOTE);
+      await failedAt(hotkey);
+      const before = await rows.find(hotkey);
+      logged.mockClear();
+
+      const { stored, publication } = replica(hotkey, true, changed);
+      const started = Date.now();
+      expect(await stored.queue()).toBe(false);
+
+      const after = (await rows.find(hotkey))!;
+      expect(after).toMatchObject({
+        state: 'pending',
+        version: before!.version,
+        content: before!.content,
+        attempts: 0,
+        commit_sha: null,
+        last_error: null,
+        claimed_by: null,
+        target,
+      });
+      expect(after.next_attempt_at.getTime()).toBeLessThanOrEqual(Date.now());
+      expect(after.next_attempt_at.getTime()).toBeGreaterThanOrEqual(started - 1000);
+      expect(await publication.status()).not.toHaveProperty('last_error');
+      expect(logged.mock.calls.map(([line]) => line as string)).toContainEqual(
+        `vote ${before!.version} was being published to file:///srv/gravity.git#main on netuid 13 ` +
+          '(failed, 1 failed attempts, last error: commit failed: the old chain); votes now go ' +
+          `to ${target}: its publication starts afresh there`,
+      );
+    },
+  );
+
+  it('leaves a publication to the same target as it is, its wait included', async () => {
+    const hotkey = newHotkey();
+    await storeVote(hotkey, NEW_VOTE);
+    await failedAt(hotkey);
+    const before = await rows.find(hotkey);
+
+    expect(await replica(hotkey).stored.queue()).toBe(false);
+    expect(await rows.find(hotkey)).toEqual(before);
+  });
+
+  it('records the target of a row from before targets were recorded, and leaves the rest', async () => {
+    const hotkey = newHotkey();
+    await storeVote(hotkey, NEW_VOTE);
+    await failedAt(hotkey);
+    await medium.dataSource.query(
+      'UPDATE desirability_publications SET target = NULL WHERE hotkey = $1',
+      [hotkey],
+    );
+    const before = await rows.find(hotkey);
+
+    expect(await replica(hotkey).stored.queue()).toBe(false);
+    expect(await rows.find(hotkey)).toEqual({
+      ...before,
+      target: 'file:///srv/gravity.git#main on netuid 13',
+    });
   });
 });

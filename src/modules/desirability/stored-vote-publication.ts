@@ -7,7 +7,8 @@ import { DesirabilityRepository } from './desirability.repository';
 /**
  * At start with publication enabled, queues the stored vote when its publication row does not
  * hold it: a vote stored while publication was disabled queued nothing, and would otherwise
- * reach the network only with the client's next vote.
+ * reach the network only with the client's next vote. And a publication made for another
+ * target (repository, branch or netuid) starts afresh for this one.
  */
 @Injectable()
 export class StoredVotePublication implements OnApplicationBootstrap {
@@ -34,13 +35,22 @@ export class StoredVotePublication implements OnApplicationBootstrap {
    */
   async queue(): Promise<boolean> {
     const hotkey = this.identity.hotkey;
-    const queued = await this.tasks.registering(async (manager) =>
-      this.publication.enqueueUnpublished(
+    const { restarted, queued } = await this.tasks.registering(async (manager) => ({
+      restarted: await this.publication.restartForNewTarget(hotkey, manager),
+      queued: await this.publication.enqueueUnpublished(
         hotkey,
         await this.repository.findVote(hotkey, manager),
         manager,
       ),
-    );
+    }));
+    // The old target's state is no longer shown: its history stays here.
+    if (restarted)
+      this.logger.log(
+        `vote ${restarted.version} was being published to ${restarted.target} ` +
+          `(${restarted.state}, ${restarted.attempts} failed attempts` +
+          `${restarted.last_error ? `, last error: ${restarted.last_error}` : ''}); votes now go ` +
+          `to ${this.publication.target()}: its publication starts afresh there`,
+      );
     if (queued)
       this.logger.log(
         `the vote of ${hotkey} stored here (or its withdrawal) was not queued for publication, ` +

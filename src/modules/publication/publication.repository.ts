@@ -16,7 +16,8 @@ export class PublicationRepository {
   /**
    * Makes this vote the one to publish, inside the caller's transaction (the one storing the
    * vote): a newer vote replaces whatever was pending, pushed or committed, and restarts from
-   * the push, due `now`. A claim held by a worker stays: that worker finds its version replaced.
+   * the push, due `now`, for `target`. A claim held by a worker stays: that worker finds its
+   * version replaced.
    */
   async enqueue(
     hotkey: string,
@@ -24,19 +25,44 @@ export class PublicationRepository {
     taskIds: readonly string[],
     votedAt: Date,
     now: Date,
+    target: string,
     manager: EntityManager,
   ): Promise<void> {
     await manager.query(
       `INSERT INTO desirability_publications
-         (hotkey, state, version, content, task_ids, voted_at, next_attempt_at, updated_at)
-       VALUES ($1, 'pending', 1, $2, $3::text[], $4, $5, $5)
+         (hotkey, state, version, content, task_ids, voted_at, next_attempt_at, updated_at, target)
+       VALUES ($1, 'pending', 1, $2, $3::text[], $4, $5, $5, $6)
        ON CONFLICT (hotkey) DO UPDATE SET
          state = 'pending', version = desirability_publications.version + 1,
          content = EXCLUDED.content, task_ids = EXCLUDED.task_ids, voted_at = EXCLUDED.voted_at,
          attempts = 0, next_attempt_at = EXCLUDED.next_attempt_at, commit_sha = NULL,
          pushed_at = NULL, block_number = NULL, block_hash = NULL, committed_at = NULL,
-         last_error = NULL, updated_at = EXCLUDED.updated_at`,
-      [hotkey, content, taskIds, votedAt.toISOString(), now.toISOString()],
+         last_error = NULL, updated_at = EXCLUDED.updated_at, target = EXCLUDED.target`,
+      [hotkey, content, taskIds, votedAt.toISOString(), now.toISOString(), target],
+    );
+  }
+
+  /**
+   * The same vote to be published to `target` from the push, due `now`: the progress made for
+   * another target (its SHA, block, failures and their wait) is dropped, and so is any claim, so
+   * that a worker still publishing to the old target records nothing (its claim is gone).
+   */
+  async restart(hotkey: string, target: string, now: Date, manager: EntityManager): Promise<void> {
+    await manager.query(
+      `UPDATE desirability_publications SET
+         state = 'pending', attempts = 0, next_attempt_at = $3, commit_sha = NULL,
+         pushed_at = NULL, block_number = NULL, block_hash = NULL, committed_at = NULL,
+         last_error = NULL, claimed_by = NULL, claimed_until = NULL, updated_at = $3, target = $2
+       WHERE hotkey = $1`,
+      [hotkey, target, now.toISOString()],
+    );
+  }
+
+  /** Records the target of a row written before targets were recorded, leaving the rest. */
+  async recordTarget(hotkey: string, target: string, manager: EntityManager): Promise<void> {
+    await manager.query(
+      'UPDATE desirability_publications SET target = $2 WHERE hotkey = $1 AND target IS NULL',
+      [hotkey, target],
     );
   }
 

@@ -96,9 +96,40 @@ export class PublicationService implements OnModuleInit {
       published.map((job) => job.id),
       votedAt ?? now,
       now,
+      this.target(),
       manager,
     );
     return { state: 'pending', keptLocal };
+  }
+
+  /**
+   * At start, inside the caller's transaction: a publication whose progress was made for another
+   * target (GRAVITY_REPO_URL, GRAVITY_BRANCH or NETUID changed since) starts afresh for this one,
+   * due now, from the push. Its SHA names a commit of the old repository or a commitment on the
+   * old subnet, and its failures and their wait were the old target's: an operator who corrected
+   * the repository waited up to PUBLICATION_RETRY_MAX_MS, shown the old one's error. A row from
+   * before targets were recorded only has this one recorded: what it was made for is unknown.
+   * Answers the row as it was, when restarted (for the log).
+   */
+  async restartForNewTarget(
+    hotkey: string,
+    manager: EntityManager,
+  ): Promise<PublicationRow | undefined> {
+    if (!this.enabled) return undefined;
+    const row = await this.repository.find(hotkey, manager);
+    const target = this.target();
+    if (!row || row.target === target) return undefined;
+    if (row.target === null) {
+      await this.repository.recordTarget(hotkey, target, manager);
+      return undefined;
+    }
+    await this.repository.restart(hotkey, target, this.clock.now(), manager);
+    return row;
+  }
+
+  /** Where votes go: the Gravity repository and branch, and the subnet committed on. */
+  target(): string {
+    return `${this.repositoryName()} on netuid ${this.config.netuid}`;
   }
 
   /**

@@ -40,6 +40,11 @@ export interface PublicationRow {
   committed_at: Date | null;
   last_error: string | null;
   updated_at: Date;
+  /**
+   * Where the progress above was made (PublicationService's target: repository, branch and
+   * netuid); null for a row written before it was recorded.
+   */
+  target: string | null;
 }
 
 /** A claimed publication: this worker may advance it until `claimed_until`. */
