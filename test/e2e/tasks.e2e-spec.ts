@@ -178,6 +178,19 @@ describe('Scraping task lifecycle', () => {
         },
       ]);
     }
+    // An offset's `+` sent unencoded is read as a space: the refusal says so, and %2B is read.
+    const plus = await get('tasks?completed_after=2026-12-11T20:30:56.600+01:00').expect(422);
+    expect(plus.body.detail).toEqual([
+      {
+        loc: ['query', 'completed_after'],
+        msg:
+          'Value error, must be a date-time YYYY-MM-DDTHH:MM:SS[.fraction] (up to 9 fraction ' +
+          "digits) with its UTC offset, Z or ±HH:MM, e.g. 2099-12-31T23:59:59Z; a '+' in a " +
+          'query string reads as a space: send it as %2B',
+        type: 'value_error',
+      },
+    ]);
+    await get('tasks?completed_after=2026-12-11T20:30:56.600%2B01:00').expect(200);
   });
 
   it('finishes a compile interrupted by a restart, never serving the half-written file', async () => {

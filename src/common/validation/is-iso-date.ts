@@ -4,6 +4,7 @@ import {
   ISO_DATE_REFUSAL,
   parseIsoDate,
   parseRfc3339DateTime,
+  queryDateTimeRefusal,
   RFC_3339_DATE_TIME_REFUSAL,
 } from './iso-date';
 
@@ -32,13 +33,28 @@ export function IsIsoDate(options?: ValidationOptions): PropertyDecorator {
  * for `T`, `+0200`, no seconds) would be accepted here yet refused by clients' own validators.
  */
 export function IsRfc3339DateTime(options?: ValidationOptions): PropertyDecorator {
+  return rfc3339DateTime((value) => dateRefusal(value, RFC_3339_DATE_TIME_REFUSAL), options);
+}
+
+/**
+ * IsRfc3339DateTime for a query parameter: its refusal names an unencoded `+` read as a space
+ * (queryDateTimeRefusal). Every date-time query parameter takes this one.
+ */
+export function IsRfc3339DateTimeInQuery(options?: ValidationOptions): PropertyDecorator {
+  return rfc3339DateTime(queryDateTimeRefusal, options);
+}
+
+function rfc3339DateTime(
+  refusal: (value: unknown) => string,
+  options: ValidationOptions | undefined,
+): PropertyDecorator {
   return ValidateBy(
     {
       name: 'isRfc3339DateTime',
       validator: {
         validate: (value: unknown) =>
           typeof value === 'string' && parseRfc3339DateTime(value) !== undefined,
-        defaultMessage: (args) => dateRefusal(args?.value, RFC_3339_DATE_TIME_REFUSAL),
+        defaultMessage: (args) => refusal(args?.value),
       },
     },
     options,

@@ -5,6 +5,7 @@ import {
   parseIsoDate,
   parseIsoEndDate,
   parseRfc3339DateTime,
+  queryDateTimeRefusal,
   RFC_3339_DATE_TIME_REFUSAL,
 } from './iso-date';
 
@@ -231,5 +232,37 @@ describe('the refusals name the forms read', () => {
     // RFC 3339 allows both, the service neither (docs/decisions.md, "Expiry").
     for (const other of ['2016-12-31T23:59:60Z', '2099-12-31T23:59:59.1234567890Z'])
       expect(parseRfc3339DateTime(other)).toBeUndefined();
+  });
+});
+
+// A query string's `+` is read as a space (form decoding): `…T20:30:56.600+01:00` sent as it is
+// arrives as `…T20:30:56.600 01:00`, and the form alone did not tell the client why.
+describe('queryDateTimeRefusal', () => {
+  const cause = "; a '+' in a query string reads as a space: send it as %2B";
+
+  it('names the cause when a space stands where the offset sign would be', () => {
+    for (const value of [
+      '2026-12-11T20:30:56.600 01:00',
+      '2026-12-11T20:30:56 01:00',
+      '2026-12-11t20:30:56,5 0100',
+      '2026-12-11T20:30 01',
+    ])
+      expect(queryDateTimeRefusal(value)).toBe(`${RFC_3339_DATE_TIME_REFUSAL}${cause}`);
+  });
+
+  it("is the body fields' refusal for any other value", () => {
+    for (const value of [
+      '2026-12-11T20:30:56',
+      '2026-12-11 20:30:56Z',
+      '2026-12-11T20:30:56 ',
+      '2026-12-11T20:30:56 Z',
+      '2026-12-11 01:00',
+      'yesterday',
+      42,
+    ])
+      expect(queryDateTimeRefusal(value)).toBe(RFC_3339_DATE_TIME_REFUSAL);
+    expect(queryDateTimeRefusal('9999-12-31T23:59:59-23:59')).toBe(
+      dateRefusal('9999-12-31T23:59:59-23:59', RFC_3339_DATE_TIME_REFUSAL),
+    );
   });
 });

@@ -94,6 +94,29 @@ export const RFC_3339_DATE_TIME_REFUSAL =
   'UTC offset, Z or ±HH:MM, e.g. 2099-12-31T23:59:59Z';
 
 /**
+ * Why a query parameter's date-time has a space where its offset's sign would be: a query string
+ * is form-decoded, where `+` stands for a space, so `…T20:30:56+01:00` sent unencoded arrives as
+ * `…T20:30:56 01:00`.
+ */
+const PLUS_IN_QUERY = "a '+' in a query string reads as a space: send it as %2B";
+
+/** A date-time (T, with or without seconds and fraction) and a space, then an offset's digits. */
+const SPACE_FOR_OFFSET_SIGN =
+  /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)? \d{2}(?::?\d{2})?$/i;
+
+/**
+ * What a date-time query parameter's refusal says: RFC_3339_DATE_TIME_REFUSAL through
+ * dateRefusal, with the cause (PLUS_IN_QUERY) when a space stands where the offset's sign would
+ * be: naming the form alone left a client who wrote the offset right to find out why.
+ */
+export function queryDateTimeRefusal(value: unknown): string {
+  const refusal = dateRefusal(value, RFC_3339_DATE_TIME_REFUSAL);
+  return typeof value === 'string' && SPACE_FOR_OFFSET_SIGN.test(value)
+    ? `${refusal}; ${PLUS_IN_QUERY}`
+    : refusal;
+}
+
+/**
  * What a refused date's error says: `expected` (ISO_DATE_REFUSAL or RFC_3339_DATE_TIME_REFUSAL,
  * the form the field takes), unless the value has that form but names an instant outside years
  * 0001 to 9999 in UTC. One message wherever a date is read.

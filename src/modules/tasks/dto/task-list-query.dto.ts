@@ -3,7 +3,7 @@ import { IsIn, IsOptional, IsString, Max, Min } from 'class-validator';
 import { TASK_STATES, TaskState } from '../task.types';
 import { IsInteger } from '../../../common/validation/is-integer';
 import { PageOffset } from '../../../common/validation/page-offset';
-import { IsRfc3339DateTime } from '../../../common/validation/is-iso-date';
+import { IsRfc3339DateTimeInQuery } from '../../../common/validation/is-iso-date';
 
 export class TaskListQueryDto {
   @ApiPropertyOptional({ enum: TASK_STATES, description: 'Only tasks in this state' })
@@ -21,11 +21,12 @@ export class TaskListQueryDto {
       'Only tasks completed after this instant (an RFC 3339 date-time with its UTC offset, such as ' +
       '`2026-11-24T12:00:00Z`), listed in the order they completed rather than newest first: a task ' +
       'completing later joins the end, so paging with `offset` misses none. To poll for new ' +
-      'datasets, pass the last listed task’s `completed_at`.',
+      'datasets, pass the last listed task’s `completed_at`. Send an offset’s `+` as `%2B` ' +
+      '(`%2B01:00`): a `+` in a query string reads as a space.',
   })
   @IsOptional()
   @IsString()
-  @IsRfc3339DateTime()
+  @IsRfc3339DateTimeInQuery()
   completed_after?: string;
 
   @ApiPropertyOptional({
