@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as createOnce from '../common/files/create-file-once';
 import { StartupError } from '../common/lifecycle/startup-failure';
-import { resolveMasterKey } from './master-key';
+import { masterKeyShown, resolveMasterKey } from './master-key';
 
 describe(resolveMasterKey.name, () => {
   let dataDir: string;
@@ -24,12 +24,27 @@ describe(resolveMasterKey.name, () => {
   it('generates a key once per data directory and reads it back afterwards', () => {
     const first = resolveMasterKey(undefined, join(dataDir, 'data'));
     expect(first.created).toBe(true);
+    expect(first.unshown).toBe(false);
     expect(first.key).toMatch(/^sk_master_/);
     expect(readFileSync(first.file!, 'utf8')).toBe(`${first.key}\n`);
+    masterKeyShown(first);
     expect(resolveMasterKey(undefined, join(dataDir, 'data'))).toEqual({
       ...first,
       created: false,
     });
+  });
+
+  // A start that fails after generating the key (a missing wallet hotkey, a busy port) never
+  // printed it, and the next said only where it is saved: no start ever showed it.
+  it('has the next start show a generated key until a start has shown it, keeping the file', () => {
+    const data = join(dataDir, 'data');
+    const first = resolveMasterKey(undefined, data);
+    const next = resolveMasterKey(undefined, data);
+    expect(next).toEqual({ ...first, created: false, unshown: true });
+    masterKeyShown(next);
+    expect(resolveMasterKey(undefined, data)).toEqual({ ...first, created: false, unshown: false });
+    expect(readdirSync(data)).toEqual(['master-key']);
+    expect(readFileSync(first.file!, 'utf8')).toBe(`${first.key}\n`);
   });
 
   // The file holds the admin key: other users of the machine must not read it.
@@ -46,10 +61,12 @@ describe(resolveMasterKey.name, () => {
       writeFileSync(path, 'sk_master_theirs\n');
       return false;
     });
+    // Its banner is the other process's to show.
     expect(resolveMasterKey(undefined, data)).toEqual({
       key: 'sk_master_theirs',
       file: join(data, 'master-key'),
       created: false,
+      unshown: false,
     });
     expect(create).toHaveBeenCalledTimes(1);
   });
@@ -58,6 +75,7 @@ describe(resolveMasterKey.name, () => {
     expect(resolveMasterKey('sk_master_set', dataDir)).toEqual({
       key: 'sk_master_set',
       created: false,
+      unshown: false,
     });
     expect(readdirSync(dataDir)).toEqual([]);
   });
