@@ -20,6 +20,21 @@ const tao: JobView = {
   },
 };
 
+/** The service with only its job runner (`jobRuns`) and a one-minute sync interval. */
+function withJobRuns(jobRuns: object): NetworkAggregateService {
+  const unused = {} as never;
+  return new NetworkAggregateService(
+    unused,
+    unused,
+    unused,
+    unused,
+    unused,
+    unused,
+    jobRuns as never,
+    { desirability: { syncIntervalMs: 60_000 } } as never,
+  );
+}
+
 /**
  * The aggregate job run once over fakes: commitments of two validators of equal stake, whose
  * files are `votes` by hotkey, and a metagraph read at block 4,200. Returns what it stored.
@@ -92,18 +107,7 @@ describe(NetworkAggregateService.name, () => {
   it('reads the latest attempt from the job’s row: a failed one with its error', async () => {
     const finishedAt = new Date('2026-12-03T10:00:00Z');
     const lastRun = jest.fn();
-    const service = new NetworkAggregateService(
-      ...([{}, {}, {}, {}, {}, {}, { lastRun }, { desirability: { syncIntervalMs: 60_000 } }] as [
-        never,
-        never,
-        never,
-        never,
-        never,
-        never,
-        never,
-        never,
-      ]),
-    );
+    const service = withJobRuns({ lastRun });
     lastRun.mockResolvedValueOnce(undefined);
     expect(await service.lastAttempt()).toBeUndefined();
     lastRun.mockResolvedValueOnce({ status: 'running', finishedAt: null, details: {} });
@@ -137,18 +141,7 @@ describe(NetworkAggregateService.name, () => {
   // It reads a chain node and a git repository, and spends no miner's call budget.
   it('tells the job runner that a failed read does not count for the interval', async () => {
     const runOnce = jest.fn(() => Promise.resolve({ ran: true }));
-    const service = new NetworkAggregateService(
-      ...([{}, {}, {}, {}, {}, {}, { runOnce }, { desirability: { syncIntervalMs: 60_000 } }] as [
-        never,
-        never,
-        never,
-        never,
-        never,
-        never,
-        never,
-        never,
-      ]),
-    );
+    const service = withJobRuns({ runOnce });
     await service.runIfDue();
     const counts = (runOnce.mock.calls[0] as unknown[])[4] as (ended: object) => boolean;
     expect(counts({ error: new Error('The chain cannot be read now') })).toBe(false);
