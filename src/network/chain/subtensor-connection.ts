@@ -4,6 +4,7 @@ import { Logger, LoggerService } from '@nestjs/common';
 import { ExponentialBackoff, IBackoff } from 'cockatiel';
 import { loadWhenUsed } from '../../common/load-when-used';
 import { within } from '../../common/within';
+import { clientErrorText } from './client-error-text';
 import { nodeAddress, urlsAsAddresses } from './node-address';
 import { routePolkadotConsole } from './polkadot-console';
 
@@ -270,7 +271,7 @@ export class SubtensorConnection {
    * our errors, which reach the log and system-status, name it by its address only.
    */
   private redacted(error: unknown): string {
-    return urlsAsAddresses((error as Error).message, [this.url]);
+    return urlsAsAddresses(clientErrorText(error), [this.url]);
   }
 
   /**
