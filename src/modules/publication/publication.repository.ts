@@ -5,6 +5,13 @@ import { returningRows } from '../../database/returning-rows';
 import { Claim, PublicationRow } from './publication.types';
 
 /**
+ * A publication back at its start, the push: no progress, no failures. A newer vote and a new
+ * target both set it, so that a column of progress added later is cleared by both.
+ */
+const FROM_THE_PUSH = `state = 'pending', attempts = 0, commit_sha = NULL, pushed_at = NULL,
+  block_number = NULL, block_hash = NULL, committed_at = NULL, last_error = NULL`;
+
+/**
  * `desirability_publications`: one row per hotkey, its newest vote and how far its publication
  * got. Every change a worker makes names the version it claimed, so that a worker whose vote
  * was replaced meanwhile changes nothing.
@@ -32,12 +39,11 @@ export class PublicationRepository {
       `INSERT INTO desirability_publications
          (hotkey, state, version, content, task_ids, voted_at, next_attempt_at, updated_at, target)
        VALUES ($1, 'pending', 1, $2, $3::text[], $4, $5, $5, $6)
-       ON CONFLICT (hotkey) DO UPDATE SET
-         state = 'pending', version = desirability_publications.version + 1,
+       ON CONFLICT (hotkey) DO UPDATE SET ${FROM_THE_PUSH},
+         version = desirability_publications.version + 1,
          content = EXCLUDED.content, task_ids = EXCLUDED.task_ids, voted_at = EXCLUDED.voted_at,
-         attempts = 0, next_attempt_at = EXCLUDED.next_attempt_at, commit_sha = NULL,
-         pushed_at = NULL, block_number = NULL, block_hash = NULL, committed_at = NULL,
-         last_error = NULL, updated_at = EXCLUDED.updated_at, target = EXCLUDED.target`,
+         next_attempt_at = EXCLUDED.next_attempt_at, updated_at = EXCLUDED.updated_at,
+         target = EXCLUDED.target`,
       [hotkey, content, taskIds, votedAt.toISOString(), now.toISOString(), target],
     );
   }
@@ -49,10 +55,9 @@ export class PublicationRepository {
    */
   async restart(hotkey: string, target: string, now: Date, manager: EntityManager): Promise<void> {
     await manager.query(
-      `UPDATE desirability_publications SET
-         state = 'pending', attempts = 0, next_attempt_at = $3, commit_sha = NULL,
-         pushed_at = NULL, block_number = NULL, block_hash = NULL, committed_at = NULL,
-         last_error = NULL, claimed_by = NULL, claimed_until = NULL, updated_at = $3, target = $2
+      `UPDATE desirability_publications SET ${FROM_THE_PUSH},
+         next_attempt_at = $3, claimed_by = NULL, claimed_until = NULL, updated_at = $3,
+         target = $2
        WHERE hotkey = $1`,
       [hotkey, target, now.toISOString()],
     );
