@@ -1,10 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { ChainReplay, startChainReplay } from '../support/chain-replay';
 import { isLocal, recordConnections } from '../support/connections';
-import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
-import { createGravityRemote, GravityRemote } from '../support/gravity-remote';
+import { NetworkStandIns, startNetworkStandIns } from '../support/network-stand-ins';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 
 interface NetworkStatus {
@@ -19,27 +14,22 @@ interface NetworkStatus {
  * `last_attempt` say of it is the `job_runs` row's, so a restarted gateway says it too.
  */
 describe('The network’s aggregate before its first good read', () => {
-  const serverUrl = () => process.env.TEST_RUN_SERVER_URL!;
-  const databaseName = scratchDatabaseName('aggretry');
-  let databaseUrl: string;
-  let replay: ChainReplay;
-  let gravity: GravityRemote;
-  let dataDir: string;
+  let standIns: NetworkStandIns;
   let app: TestApp | undefined;
   let connections: ReturnType<typeof recordConnections>;
 
   const start = async () =>
     (app = await startTestApp({
-      DATABASE_URL: databaseUrl,
-      SUBTENSOR_URL: replay.url,
+      DATABASE_URL: standIns.databaseUrl,
+      SUBTENSOR_URL: standIns.replay.url,
       NETUID: '1',
       MINER_ALLOWED_NETWORKS: 'loopback',
       // Silent, the node fails each read after this; answering, it is reached within it.
       SUBTENSOR_TIMEOUT_MS: '5000',
-      GRAVITY_REPO_URL: gravity.url,
+      GRAVITY_REPO_URL: standIns.remote.url,
       GRAVITY_BRANCH: 'main',
       DESIRABILITY_SYNC_INTERVAL: '3600',
-      DATA_DIR: dataDir,
+      DATA_DIR: standIns.dataDir,
     }));
   const get = (path: string) => app!.http.get(path).set('X-API-Key', TEST_MASTER_KEY);
   const networkStatus = async () =>
@@ -56,19 +46,13 @@ describe('The network’s aggregate before its first good read', () => {
 
   beforeAll(async () => {
     connections = recordConnections();
-    databaseUrl = await createDatabase(serverUrl(), databaseName);
-    replay = await startChainReplay();
-    replay.mode = 'silent';
-    gravity = createGravityRemote();
-    dataDir = mkdtempSync(join(tmpdir(), 'aggretry-data-'));
+    standIns = await startNetworkStandIns('aggretry', 1);
+    standIns.replay.mode = 'silent';
   }, 60_000);
 
   afterAll(async () => {
     await app?.close();
-    await replay?.stop();
-    gravity?.remove();
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-    await dropDatabase(serverUrl(), databaseName);
+    await standIns?.stop();
     connections.stop();
   });
 
@@ -97,7 +81,7 @@ describe('The network’s aggregate before its first good read', () => {
   }, 60_000);
 
   it('retries a failed read within seconds, not at the next interval', async () => {
-    replay.mode = 'answer';
+    standIns.replay.mode = 'answer';
     const served = await eventually(networkStatus, (status) => status.computed_at !== undefined);
     expect(served.last_attempt).toMatchObject({ ok: true });
     await get('/api/v1/get_desirabilities').expect(200);

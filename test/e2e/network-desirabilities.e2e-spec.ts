@@ -1,11 +1,10 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { decodeAddress, encodeAddress } from '@polkadot/util-crypto';
-import { ChainReplay, startChainReplay } from '../support/chain-replay';
+import { ChainReplay } from '../support/chain-replay';
 import { isLocal, recordConnections } from '../support/connections';
-import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
-import { createGravityRemote, GravityRemote } from '../support/gravity-remote';
+import { GravityRemote } from '../support/gravity-remote';
+import { NetworkStandIns, startNetworkStandIns } from '../support/network-stand-ins';
 import { startTestApp, TEST_MASTER_KEY, TestApp, testValidatorHotkey } from '../support/test-app';
 import { UPLOADED_VOTE, uploadedParams } from '../support/uploaded-vote';
 
@@ -85,9 +84,7 @@ const H_CAFE = {
 };
 
 describe('The network’s votes and aggregate (chain commitments and the Gravity repository)', () => {
-  const serverUrl = () => process.env.TEST_RUN_SERVER_URL!;
-  const databaseName = scratchDatabaseName('netvotes');
-  let databaseUrl: string;
+  let standIns: NetworkStandIns;
   let replay: ChainReplay;
   let gravity: GravityRemote;
   let dataDir: string;
@@ -116,14 +113,12 @@ describe('The network’s votes and aggregate (chain commitments and the Gravity
 
   beforeAll(async () => {
     connections = recordConnections();
-    databaseUrl = await createDatabase(serverUrl(), databaseName);
-    replay = await startChainReplay();
-    gravity = createGravityRemote();
-    dataDir = mkdtempSync(join(tmpdir(), 'netvotes-data-'));
+    standIns = await startNetworkStandIns('netvotes', NETUID);
+    ({ replay, remote: gravity, dataDir } = standIns);
     const ownerFile = join(dataDir, 'owner.json');
     writeFileSync(ownerFile, JSON.stringify(OWNER_LIST));
     app = await startTestApp({
-      DATABASE_URL: databaseUrl,
+      DATABASE_URL: standIns.databaseUrl,
       SUBTENSOR_URL: replay.url,
       NETUID: String(NETUID),
       MINER_ALLOWED_NETWORKS: 'loopback',
@@ -169,10 +164,7 @@ describe('The network’s votes and aggregate (chain commitments and the Gravity
 
   afterAll(async () => {
     await app?.close();
-    await replay?.stop();
-    gravity?.remove();
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-    await dropDatabase(serverUrl(), databaseName);
+    await standIns?.stop();
     connections.stop();
   });
 

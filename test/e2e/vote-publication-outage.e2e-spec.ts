@@ -5,7 +5,7 @@ import { PublicationWorker } from '../../src/modules/publication/publication-wor
 import { ChainReplay, startChainReplay } from '../support/chain-replay';
 import { createKey } from '../support/fixtures';
 import { createGravityRemote, GravityRemote } from '../support/gravity-remote';
-import { publicationEnvironment } from '../support/publication-stand-ins';
+import { publicationEnvironment } from '../support/network-stand-ins';
 import { startTestApp, TestApp, testValidatorHotkey } from '../support/test-app';
 import { startThrowawayPostgres, ThrowawayPostgres } from '../support/throwaway-servers';
 

@@ -1,6 +1,6 @@
 import { PublicationWorker } from '../../src/modules/publication/publication-worker.service';
 import { createKey } from '../support/fixtures';
-import { PublicationStandIns, startPublicationStandIns } from '../support/publication-stand-ins';
+import { NetworkStandIns, startNetworkStandIns } from '../support/network-stand-ins';
 import { startTestApp, TestApp, testValidatorHotkey } from '../support/test-app';
 
 /**
@@ -31,7 +31,7 @@ function nextEpochStart(block: number): number {
 
 describe('Publishing the vote when the chain says it is too soon', () => {
   const hotkey = testValidatorHotkey();
-  let standIns: PublicationStandIns;
+  let standIns: NetworkStandIns;
   let app: TestApp;
   let validatorKey: string;
 
@@ -68,7 +68,7 @@ describe('Publishing the vote when the chain says it is too soon', () => {
     standIns.replay.extrinsics.submitted.slice(from).filter((ext) => ext.outcome !== 'success');
 
   beforeAll(async () => {
-    standIns = await startPublicationStandIns('ratelimit', NETUID);
+    standIns = await startNetworkStandIns('ratelimit', NETUID);
     standIns.replay.extrinsics.maxSpace = 100;
     app = await startTestApp({
       ...standIns.environment(),

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { PublicationWorker } from '../../src/modules/publication/publication-worker.service';
 import { ChainReplay, startChainReplay } from '../support/chain-replay';
 import { createKey } from '../support/fixtures';
-import { publicationEnvironment } from '../support/publication-stand-ins';
+import { publicationEnvironment } from '../support/network-stand-ins';
 import { startTestApp, TestApp } from '../support/test-app';
 import { processesLeft, runningProcesses } from '../support/processes';
 

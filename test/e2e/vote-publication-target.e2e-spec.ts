@@ -1,6 +1,6 @@
 import { PublicationWorker } from '../../src/modules/publication/publication-worker.service';
 import { createKey } from '../support/fixtures';
-import { PublicationStandIns, startPublicationStandIns } from '../support/publication-stand-ins';
+import { NetworkStandIns, startNetworkStandIns } from '../support/network-stand-ins';
 import { startTestApp, TestApp, testValidatorHotkey } from '../support/test-app';
 
 /**
@@ -23,7 +23,7 @@ interface PublicationStatus {
 
 describe('Publishing the vote after GRAVITY_REPO_URL changed', () => {
   const hotkey = testValidatorHotkey();
-  let standIns: PublicationStandIns;
+  let standIns: NetworkStandIns;
   let app: TestApp | undefined;
   let wrongUrl: string;
 
@@ -50,7 +50,7 @@ describe('Publishing the vote after GRAVITY_REPO_URL changed', () => {
   };
 
   beforeAll(async () => {
-    standIns = await startPublicationStandIns('pubtarget', NETUID);
+    standIns = await startNetworkStandIns('pubtarget', NETUID);
     // A mistyped path beside the real repository: nothing there to push to.
     wrongUrl = standIns.remote.url.replace(/gravity\.git$/, 'gravity-typo.git');
   }, 60_000);

@@ -7,7 +7,7 @@ import { isLocal, recordConnections } from '../support/connections';
 import { createKey } from '../support/fixtures';
 import { eventually, scrape } from '../support/metrics';
 import { sample } from '../support/prometheus-text';
-import { PublicationStandIns, startPublicationStandIns } from '../support/publication-stand-ins';
+import { NetworkStandIns, startNetworkStandIns } from '../support/network-stand-ins';
 import { startTestApp, TEST_MASTER_KEY, TestApp, testValidatorHotkey } from '../support/test-app';
 
 /**
@@ -86,7 +86,7 @@ function vote(suffix: string) {
 
 describe('Publishing the vote to the network', () => {
   const hotkey = testValidatorHotkey();
-  let standIns: PublicationStandIns;
+  let standIns: NetworkStandIns;
   let app: TestApp;
   let validatorKey: string;
   let connections: ReturnType<typeof recordConnections>;
@@ -126,7 +126,7 @@ describe('Publishing the vote to the network', () => {
 
   beforeAll(async () => {
     connections = recordConnections();
-    standIns = await startPublicationStandIns('publish', NETUID);
+    standIns = await startNetworkStandIns('publish', NETUID);
     standIns.remote.pushAs(OTHER_VALIDATOR, OTHER_FILE);
     app = await startTestApp(environment());
     validatorKey = (await createKey(app, { tier: 'validator' })).key;

@@ -36,10 +36,12 @@ export function publicationEnvironment(targets: PublicationTargets): Record<stri
 }
 
 /**
- * A database of this run's own for a vote-publication e2e spec (with a connection for the
- * test's own queries), the chain replay, a Gravity repository and a data directory.
+ * What an e2e spec of the gateway's part in the network (reading votes, publishing its own)
+ * starts its app against: a database of this run's own (with a connection for the test's own
+ * queries), the chain replay, a Gravity repository and a data directory.
  */
-export interface PublicationStandIns {
+export interface NetworkStandIns {
+  databaseUrl: string;
   database: DataSource;
   replay: ChainReplay;
   remote: GravityRemote;
@@ -51,16 +53,15 @@ export interface PublicationStandIns {
 }
 
 /** Starts the stand-ins for the subnet `netuid`; `label` names the database and directory. */
-export async function startPublicationStandIns(
+export async function startNetworkStandIns(
   label: string,
   netuid: number,
-): Promise<PublicationStandIns> {
+): Promise<NetworkStandIns> {
   const serverUrl = process.env.TEST_RUN_SERVER_URL!;
   const databaseName = scratchDatabaseName(label);
-  let databaseUrl: string;
-  const standIns = {} as PublicationStandIns;
+  const standIns = {} as NetworkStandIns;
   standIns.environment = (dataDir = standIns.dataDir) => ({
-    DATABASE_URL: databaseUrl,
+    DATABASE_URL: standIns.databaseUrl,
     ...publicationEnvironment({
       subtensorUrl: standIns.replay.url,
       gravityUrl: standIns.remote.url,
@@ -77,8 +78,8 @@ export async function startPublicationStandIns(
     if (standIns.dataDir) rmSync(standIns.dataDir, { recursive: true, force: true });
   };
   try {
-    databaseUrl = await createDatabase(serverUrl, databaseName);
-    standIns.database = new DataSource({ type: 'postgres', url: databaseUrl });
+    standIns.databaseUrl = await createDatabase(serverUrl, databaseName);
+    standIns.database = new DataSource({ type: 'postgres', url: standIns.databaseUrl });
     await standIns.database.initialize();
     standIns.replay = await startChainReplay();
     standIns.remote = createGravityRemote();
