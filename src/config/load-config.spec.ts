@@ -235,6 +235,19 @@ describe(loadConfig.name, () => {
     ]);
   });
 
+  it('says that an empty SUBTENSOR_URL sets no source, as an .env from before 2026-11-30 has it', () => {
+    // docker-compose takes the public entrypoint only when .env does not set SUBTENSOR_URL at
+    // all; the sample .env of those releases held `SUBTENSOR_URL=` uncommented.
+    const problems = problemsOf({ ...PRODUCTION, SUBTENSOR_URL: '' });
+    expect(problems).toEqual([expect.stringContaining(NO_SOURCE_IN_PRODUCTION)]);
+    expect(problems[0]).toContain(
+      'SUBTENSOR_URL is set but empty, which sets no source: remove the line from .env',
+    );
+    expect(problemsOf({ ...PRODUCTION, SUBTENSOR_URL: undefined })).toEqual([
+      NO_SOURCE_IN_PRODUCTION,
+    ]);
+  });
+
   describe('metagraph source', () => {
     it('reads the chain settings with their defaults', () => {
       expect(loadConfig(PRODUCTION).network).toMatchObject({
