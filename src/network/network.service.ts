@@ -96,6 +96,11 @@ export class NetworkService implements OnModuleInit {
     return this.metagraph.status();
   }
 
+  /** The network of the last metagraph this process read (MetagraphService.lastReadNetwork). */
+  lastReadNetwork(): ReturnType<MetagraphService['lastReadNetwork']> {
+    return this.metagraph.lastReadNetwork();
+  }
+
   /** Every registered neuron (not deregistered ones), by uid, with the calls it has left. */
   async listNeurons(): Promise<NeuronListing[]> {
     const miners = (await this.repository.listAll()).filter(

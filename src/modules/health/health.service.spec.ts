@@ -28,6 +28,8 @@ class World {
   ping: () => Promise<void> = () => Promise.resolve();
   counts: () => MinerCounts = () => COUNTS;
   hotkey: HotkeyCheck | null = { standing: 'validator' };
+  /** The network of the last metagraph the network module read (at start, or since). */
+  lastReadNetwork: 'subtensor' | 'file' | 'devnet' | null = null;
   metagraph: () => Promise<MetagraphStatus> = () =>
     Promise.resolve({
       source: 'devnet',
@@ -55,7 +57,13 @@ class World {
     const network = {
       countMiners: () => this.counts(),
       hotkeyCheck: () => this.hotkey,
-      metagraphStatus: () => this.metagraph(),
+      // As MetagraphService.status: a stored metagraph read is the network last read.
+      metagraphStatus: async () => {
+        const status = await this.metagraph();
+        this.lastReadNetwork = status.stored?.network ?? this.lastReadNetwork;
+        return status;
+      },
+      lastReadNetwork: () => this.lastReadNetwork,
     };
     const redis = { client: this.redisClient, problem: () => this.redisProblem };
     const publication = { status: () => this.publication() };
@@ -151,6 +159,15 @@ describe(HealthService.name, () => {
       } finally {
         clock.mockRestore();
       }
+    });
+
+    // A fresh devnet start whose first health poll came during the outage said `file`.
+    it('names the network read at start when the outage came before any health check', async () => {
+      world.metagraph = () => Promise.reject(new Error('database away'));
+      world.lastReadNetwork = 'devnet';
+      const service = world.service(METAGRAPH_FILE);
+      expect((await service.health()).network).toBe('devnet');
+      expect((await service.systemStatus()).network).toBe('devnet');
     });
 
     it('says null until a metagraph was read, even with a source configured', async () => {

@@ -39,8 +39,6 @@ interface Checks {
 @Injectable()
 export class HealthService {
   private readonly startedAt = Date.now();
-  /** The network of the last metagraph this process read: what an outage still reports. */
-  private lastNetwork: Network | null = null;
   /** Health may be polled hard: checks run at most once a second, concurrent polls share one. */
   private readonly checks = new LRUCache<'checks', Checks>({
     max: 1,
@@ -142,15 +140,14 @@ export class HealthService {
 
   /**
    * The stored metagraph's network: null until one was read (as documented), even with a source
-   * configured. While it cannot be read (database away), the last one this process read, else
-   * what the configuration says: a devnet's METAGRAPH_FILE would otherwise be reported as a
-   * file of the real network.
+   * configured. While it cannot be read (database away), the last one this process read (at
+   * start or since, whoever read it), else what the configuration says: a devnet's
+   * METAGRAPH_FILE would otherwise be reported as a file of the real network.
    */
   private networkOf(
     metagraph: Awaited<ReturnType<NetworkService['metagraphStatus']>> | undefined,
   ): Network | null {
-    if (!metagraph) return this.lastNetwork ?? this.configuredNetwork();
-    this.lastNetwork = metagraph.stored?.network ?? this.lastNetwork;
+    if (!metagraph) return this.network.lastReadNetwork() ?? this.configuredNetwork();
     return metagraph.stored?.network ?? null;
   }
 

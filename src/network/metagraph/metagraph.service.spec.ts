@@ -379,6 +379,26 @@ describe(MetagraphService.name, () => {
     expect(uids(service.minersServingData())).toEqual([0, 1, 2]);
   });
 
+  // What health reports while the database is away: the devnet read at start, not `file`
+  // (its METAGRAPH_FILE) because health had not read the stored metagraph before the outage.
+  it('knows the network it last read: at start, from what stays in use, and from status', async () => {
+    const { service, source, repository, apply } = setUp();
+    expect(service.lastReadNetwork()).toBeNull();
+    source.network = 'devnet';
+    await apply([metagraphNeuron(0)]);
+    expect(service.lastReadNetwork()).toBe('devnet');
+
+    const restarted = setUp();
+    restarted.repository.stored = repository.stored;
+    restarted.source.next = new Error('file unreadable');
+    await restarted.service.sync();
+    expect(restarted.service.lastReadNetwork()).toBe('devnet');
+
+    restarted.repository.stored = { ...repository.stored!, network: 'subtensor' };
+    await restarted.service.status();
+    expect(restarted.service.lastReadNetwork()).toBe('subtensor');
+  });
+
   // NETUID (or the source) changed: the stored neurons are another subnet's.
   it('applies a read of another netuid or source without judging it against the stored one', async () => {
     const { service, source, repository, apply } = setUp();

@@ -10,7 +10,12 @@ import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { ValidatorIdentity } from '../bittensor/validator-identity';
 import { currentState, isServing, MinerEntity, ServingMiner } from '../miner.entity';
-import { MinersRepository, StoredChain, StoredMetagraph } from '../miners.repository';
+import {
+  MetagraphNetwork,
+  MinersRepository,
+  StoredChain,
+  StoredMetagraph,
+} from '../miners.repository';
 import { MetagraphFile, MetagraphNeuron } from '../protocol';
 import { MinerClient } from '../transport/miner-client';
 import { ChainIdentity } from '../chain/subtensor-connection';
@@ -74,6 +79,8 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
   private refreshTimer: NodeJS.Timeout | undefined;
   private syncing: Promise<void> = Promise.resolve();
   private lastAttempt: MetagraphSyncAttempt | undefined;
+  /** The network of the last metagraph this process applied or read stored (null: none yet). */
+  private lastNetwork: MetagraphNetwork | null = null;
   /** The suspicious answer the latest reads in a row gave (undefined: the latest was not). */
   private pendingSuspicious: PendingSuspicious | undefined;
   /** The own hotkey's standing and uid last logged (undefined: none yet): one line per change. */
@@ -113,12 +120,22 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
     lastAttempt: MetagraphSyncAttempt | null;
     stored: StoredMetagraph | undefined;
   }> {
+    const stored = await this.repository.lastMetagraph();
+    this.lastNetwork = stored?.network ?? this.lastNetwork;
     return {
       source: this.source?.description ?? null,
       chain: this.source?.chain ?? null,
       lastAttempt: this.lastAttempt ?? null,
-      stored: await this.repository.lastMetagraph(),
+      stored,
     };
+  }
+
+  /**
+   * The network of the last metagraph this process read, at start or since (applied from the
+   * source, or read stored), null before any: what health says while the database is away.
+   */
+  lastReadNetwork(): MetagraphNetwork | null {
+    return this.lastNetwork;
   }
 
   /** Re-reads the source into the table; calls are serialized so two syncs never interleave. */
@@ -248,6 +265,7 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
     } catch {
       return 'keeping what is stored (the database did not say what)';
     }
+    this.lastNetwork = stored?.network ?? this.lastNetwork;
     if (stored)
       return `keeping the stored one (block ${stored.block}, read at ${stored.readAt.toISOString()})`;
     return 'and none is stored yet: no miners to call until a read succeeds';
@@ -287,13 +305,14 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
         )
         .map((neuron) => neuron.uid),
     );
+    const network = source.networkOf(metagraph);
     const { hotkeyChanged, indexesDropped, otherChain } = await this.repository.syncNeurons(
       metagraph.neurons,
       {
         refused,
         validators,
         origin: {
-          network: source.networkOf(metagraph),
+          network,
           source: source.description,
           netuid: metagraph.netuid,
           block: metagraph.block,
@@ -301,6 +320,7 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
         },
       },
     );
+    this.lastNetwork = network;
     if (otherChain) this.logger.warn(otherChainLine(source.description, metagraph, otherChain));
     const refusedNote =
       refused.size > 0
