@@ -1,6 +1,8 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Logger } from '@nestjs/common';
 import { freePort } from '../../bench/support/ports';
 import {
+  REDIS_COMMAND_TIMEOUT_MS,
   REDIS_CONNECT_TIMEOUT_MS,
   REDIS_REST_MS,
   RedisConnection,
@@ -35,7 +37,7 @@ describe('RedisConnection', () => {
     const redis = connect();
     await redis.onModuleInit();
     expect(redis.ready()).toBe(redis.client);
-    expect(redis.problem()).toBeUndefined();
+    expect(await redis.problem()).toBeUndefined();
   });
 
   // A Redis that is down at start delays the start; it must not stop it.
@@ -47,7 +49,7 @@ describe('RedisConnection', () => {
     // loaded machine's stall could pass), so that a start waiting out a second attempt fails.
     expect(Date.now() - started).toBeLessThan(2 * REDIS_CONNECT_TIMEOUT_MS);
     expect(redis.ready()).toBeNull();
-    expect(redis.problem()).toMatch(/^not connected \(\w+\): .*ECONNREFUSED/);
+    expect(await redis.problem()).toMatch(/^not connected \(\w+\): .*ECONNREFUSED/);
   }, 10_000);
 
   // A hanging Redis fails each command only at its timeout: after one failure requests use
@@ -62,7 +64,9 @@ describe('RedisConnection', () => {
 
     redis.failed('Command timed out');
     expect(redis.ready()).toBeNull();
-    expect(redis.problem()).toBe('not used after a failed command');
+    expect(await redis.problem()).toBe(
+      'not used after a failed command: resting, a PING asks again in 2.0 s',
+    );
     now += REDIS_REST_MS - 1;
     expect(redis.ready()).toBeNull();
     expect(ping).not.toHaveBeenCalled();
@@ -81,7 +85,7 @@ describe('RedisConnection', () => {
     expect(ping).toHaveBeenCalledTimes(2);
     await ping.mock.results[1].value;
     expect(redis.ready()).toBe(client);
-    expect(redis.problem()).toBeUndefined();
+    expect(await redis.problem()).toBeUndefined();
   });
 
   // A replica out of rotation is only scraped: its gauge must not say 0 for good after a blip.
@@ -91,13 +95,43 @@ describe('RedisConnection', () => {
     let now = Date.now();
     jest.spyOn(Date, 'now').mockImplementation(() => now);
     redis.failed('Command timed out');
-    expect(redis.problem()).toBe('not used after a failed command');
+    expect(await redis.problem()).toMatch(/^not used after a failed command: resting/);
     now += REDIS_REST_MS;
-    // The rest is over: asking sends the PING; once answered, Redis is used again.
-    expect(redis.problem()).toBe('not used after a failed command');
-    await until(() => Promise.resolve(redis.problem() === undefined || undefined), 5000);
+    // The rest is over: asking sends the PING and answers from it: Redis is used again.
+    expect(await redis.problem()).toBeUndefined();
     expect(redis.ready()).toBe(redis.client);
   });
+
+  // A hang that clears while the replica is idle (out of rotation, only scraped): the first
+  // scrape and system-status after the rest said "not used" while the PING they sent was about
+  // to be answered. Asking once the rest is over waits for that PING (within a command's bound).
+  it('answers from the PING once a hang cleared and the rest is over, and says resting before', async () => {
+    const server = await startThrowawayRedis();
+    try {
+      const redis = connect(server.url);
+      await redis.onModuleInit();
+      server.pause();
+      const started = Date.now();
+      await redis.client!.get('key').catch((error: Error) => redis.failed(error.message));
+      expect(Date.now() - started).toBeLessThan(REDIS_COMMAND_TIMEOUT_MS + 1000);
+      expect(await redis.problem()).toMatch(/^not used after a failed command: resting/);
+
+      // Still hung once the rest is over: the answer waits for the PING, at most a command's
+      // bound, and says it went unanswered.
+      await sleep(REDIS_REST_MS);
+      const asked = Date.now();
+      expect(await redis.problem()).toMatch(/PING .*not answered.*resting/);
+      expect(Date.now() - asked).toBeLessThan(REDIS_COMMAND_TIMEOUT_MS + 500);
+
+      server.resume();
+      await sleep(REDIS_REST_MS + 200);
+      expect(await redis.problem()).toBeUndefined();
+      expect(redis.ready()).toBe(redis.client);
+    } finally {
+      server.resume();
+      await server.stop();
+    }
+  }, 20_000);
 
   // ioredis retries every few hundred ms: one warning per outage, not one per attempt, and a
   // second outage is told as the first was.
@@ -113,7 +147,7 @@ describe('RedisConnection', () => {
       for (const outage of [1, 2]) {
         await server.stop();
         await until(
-          () => Promise.resolve(redis.problem()?.includes('ECONNREFUSED') || undefined),
+          async () => (await redis.problem())?.includes('ECONNREFUSED') || undefined,
           10_000,
         );
         // Some reconnection attempts fail meanwhile.

@@ -19,7 +19,7 @@ export class RedisMetrics implements OnModuleInit {
       'redis_connected',
       'Whether this instance uses Redis now (connected, and not resting after a failed command): 1 or 0; absent without REDIS_URL',
       [],
-      () => Promise.resolve([{ labels: {}, value: this.redis.problem() === undefined ? 1 : 0 }]),
+      async () => [{ labels: {}, value: (await this.redis.problem()) === undefined ? 1 : 0 }],
     );
   }
 }

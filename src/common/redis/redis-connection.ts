@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import Redis from 'ioredis';
+import { within } from '../within';
 
 /** Where Redis is; provided by ConfigModule (REDIS_URL, REDIS_KEY_PREFIX). */
 export interface RedisSettings {
@@ -27,8 +28,10 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
    * only at REDIS_COMMAND_TIMEOUT_MS: without this rest every request would wait that long.
    */
   private restUntil = 0;
-  /** True while the one PING that asks whether Redis answers again is out. */
-  private probing = false;
+  /** The one PING out that asks whether Redis answers again (undefined: none): answered or not. */
+  private probing: Promise<boolean> | undefined;
+  /** Why the last PING that asked went unanswered, until one is answered. */
+  private probeError: string | undefined;
   /** What the connection last failed with (refused, wrong password…), until it is ready again. */
   private lastError: string | undefined;
 
@@ -61,19 +64,36 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
 
   /**
    * Why Redis is not used now, for system-status, health and the gauge; undefined while it is.
-   * Resting after a failed command, it sends the PING that ends the rest once it is over. Never holds the URL:
-   * ioredis' messages name the address and the server's refusal, not the password.
+   * Asking is a use too: a replica only scraped (out of rotation, idle) would otherwise send no
+   * PING after a blip, and say "not used" for as long as no request came (an audit saw it). So
+   * once a rest is over, asking sends the PING that ends it (or joins the one out) and answers
+   * from it, waiting at most a command's timeout: the first scrape after a hang cleared said 0
+   * while its own PING was about to be answered (a review saw it). While resting, it says so at
+   * once. Never holds the URL: ioredis' messages name the address and the server's refusal, not
+   * the password.
    */
-  problem(): string | undefined {
-    const client = this.client;
-    if (!client) return undefined;
-    if (client.status !== 'ready')
-      return `not connected (${client.status})${this.lastError ? `: ${this.lastError}` : ''}`;
+  async problem(): Promise<string | undefined> {
+    const notUsed = this.notUsed();
+    if (notUsed !== undefined) return notUsed;
     if (this.restUntil === 0) return undefined;
-    // Asking is a use too: a replica only scraped (out of rotation, idle) would otherwise send
-    // no PING after a blip, and say "not used" for as long as no request came (an audit saw it).
-    this.probe();
-    return 'not used after a failed command';
+    const probe = this.probe();
+    if (probe) await within(probe, REDIS_COMMAND_TIMEOUT_MS).catch(() => false);
+    return this.notUsed() ?? (this.restUntil === 0 ? undefined : this.resting());
+  }
+
+  /** Why the connection is not there (undefined: it is, or there is no Redis). */
+  private notUsed(): string | undefined {
+    const client = this.client;
+    if (!client || client.status === 'ready') return undefined;
+    return `not connected (${client.status})${this.lastError ? `: ${this.lastError}` : ''}`;
+  }
+
+  /** Why Redis is not used while resting: the failed command, or the PING that asked after it. */
+  private resting(): string {
+    if (this.probing) return 'not used after a failed command: its PING is not answered yet';
+    const seconds = (Math.max(0, this.restUntil - Date.now()) / 1000).toFixed(1);
+    const ping = this.probeError ? `; its PING was not answered either (${this.probeError})` : '';
+    return `not used after a failed command${ping}: resting, a PING asks again in ${seconds} s`;
   }
 
   /**
@@ -100,7 +120,10 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
    * only time out. Runs on every request: while Redis answers it costs one number comparison.
    */
   ready(): Redis | null {
-    if (this.restUntil !== 0) return this.probe();
+    if (this.restUntil !== 0) {
+      void this.probe();
+      return null;
+    }
     return this.client?.status === 'ready' ? this.client : null;
   }
 
@@ -114,23 +137,30 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
     this.restUntil = Date.now() + REDIS_REST_MS;
   }
 
-  /** Null while resting; once the rest is over, sends the one PING that ends it if answered. */
-  private probe(): null {
+  /**
+   * Undefined while resting; once the rest is over, the one PING that ends it if answered
+   * (started now, or the one already out), resolving to whether it was.
+   */
+  private probe(): Promise<boolean> | undefined {
     const client = this.client;
-    if (this.probing || Date.now() < this.restUntil || client?.status !== 'ready') return null;
-    this.probing = true;
-    client.ping().then(
+    if (this.probing) return this.probing;
+    if (Date.now() < this.restUntil || client?.status !== 'ready') return undefined;
+    this.probing = client.ping().then(
       () => {
-        this.probing = false;
+        this.probing = undefined;
+        this.probeError = undefined;
         this.restUntil = 0;
         this.logger.log('Redis answers again');
+        return true;
       },
-      () => {
-        this.probing = false;
+      (error: Error) => {
+        this.probing = undefined;
+        this.probeError = error.message;
         this.restUntil = Date.now() + REDIS_REST_MS;
+        return false;
       },
     );
-    return null;
+    return this.probing;
   }
 
   async onApplicationShutdown(): Promise<void> {

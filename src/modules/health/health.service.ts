@@ -23,9 +23,9 @@ import { within } from '../../common/within';
 const CHECK_CACHE_MS = 1000;
 const CHECK_TIMEOUT_MS = 1000;
 
+/** What health and system-status share; Redis is system-status' alone (redisChecks). */
 interface ComponentChecks {
   database: ComponentStatusDto;
-  redis: ComponentStatusDto;
   miners: MinersStatusDto;
   chain: ChainStatusDto;
   publication: PublicationComponentStatusDto;
@@ -44,6 +44,16 @@ export class HealthService {
     max: 1,
     ttl: CHECK_CACHE_MS,
     fetchMethod: () => this.runChecks(),
+  });
+  /**
+   * Redis' check, apart: health does not report it, and once a rest after a failed command is
+   * over it waits for the PING that ends the rest (up to a second), which a balancer's poll must
+   * not.
+   */
+  private readonly redisChecks = new LRUCache<'redis', ComponentStatusDto>({
+    max: 1,
+    ttl: CHECK_CACHE_MS,
+    fetchMethod: () => this.checkRedis(),
   });
 
   constructor(
@@ -79,7 +89,10 @@ export class HealthService {
   }
 
   async systemStatus(): Promise<SystemStatusDto> {
-    const { components, network } = await this.runChecksCached();
+    const [checks, redis] = await Promise.all([this.runChecksCached(), this.redisChecked()]);
+    const { network } = checks;
+    const { database, ...others } = checks.components;
+    const components = { database, redis, ...others };
     const degraded =
       components.redis.status === 'degraded' ||
       components.miners.status !== 'healthy' ||
@@ -101,18 +114,20 @@ export class HealthService {
     return this.checks.get('checks') ?? (await this.checks.fetch('checks'))!;
   }
 
+  private async redisChecked(): Promise<ComponentStatusDto> {
+    return this.redisChecks.get('redis') ?? (await this.redisChecks.fetch('redis'))!;
+  }
+
   private async runChecks(): Promise<Checks> {
     const miners = this.checkMiners();
-    const [database, redis, metagraph, publication] = await Promise.all([
+    const [database, metagraph, publication] = await Promise.all([
       timed(() => this.repository.ping()),
-      this.checkRedis(),
       inTime(this.network.metagraphStatus()).catch(() => undefined),
       this.checkPublication(),
     ]);
     return {
       components: {
         database,
-        redis,
         miners: this.withFileProblem(miners, metagraph),
         chain: this.chainStatus(metagraph),
         publication,
@@ -229,7 +244,7 @@ export class HealthService {
   private async checkRedis(): Promise<ComponentStatusDto> {
     const client = this.redis.client;
     if (!client) return { status: 'disabled', latency_ms: null };
-    const problem = this.redis.problem();
+    const problem = await this.redis.problem();
     if (problem) return { status: 'degraded', latency_ms: null, error: problem };
     const result = await timed(() => client.ping());
     return result.status === 'healthy' ? result : { ...result, status: 'degraded' };
