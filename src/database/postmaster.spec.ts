@@ -109,11 +109,18 @@ describe(startPostmaster.name, () => {
     rmSync(directory, { recursive: true, force: true });
   });
 
+  /** What the code under test said through its log, as `level: message`. */
+  let said: string[];
   async function start(body = STARTS) {
+    said = [];
     const server = await startPostmaster({
       binary: fakePostgres(directory, body),
       databaseDir: directory,
       port: 5432,
+      log: {
+        warn: (message) => said.push(`warn: ${message}`),
+        error: (message) => said.push(`error: ${message}`),
+      },
     });
     stops.push(() => server.stop());
     return server;
@@ -183,6 +190,57 @@ describe(startPostmaster.name, () => {
     const pid = fakePid(directory);
     await server.stop();
     await eventually(() => keepersOf(pid).length === 0);
+  });
+
+  // Killed (kill -KILL, the OOM killer) while the gateway ran, it was only seen in each
+  // request's "database unavailable: connect ECONNREFUSED".
+  it('says, as an error, that the server exited while the gateway runs, how, and where its log is', async () => {
+    const server = await start();
+    const pid = fakePid(directory);
+    process.kill(pid, 'SIGKILL');
+    await eventually(() => said.length > 0);
+    expect(said).toEqual([
+      `error: the embedded Postgres this gateway started (pid ${pid}) exited while the gateway ` +
+        'runs, killed by SIGKILL: every database request fails until the gateway is restarted; ' +
+        `its log is ${join(directory, 'postgres.log')}`,
+    ]);
+
+    await server.stop();
+    await (await start()).stop();
+    expect(said).toEqual([]);
+  });
+
+  // A frozen Postgres (SIGSTOP, a hung disk) held the shutdown for 30 s in silence, then only the
+  // postmaster was killed: its backends, each in a session of its own as Postgres makes them
+  // (InitPostmasterChild's setsid), were left behind.
+  it('warns while a stop waits, and after 30 s kills the server and its backends, saying so', async () => {
+    const backend = `setsid sh -c 'echo $$ > "$0/backend.pid"; exec sleep 1000' "$dir" &`;
+    const server = await start(`trap '' INT; ${backend} ${STARTS}`);
+    const pid = fakePid(directory);
+    await eventually(() => existsSync(join(directory, 'backend.pid')));
+    const backendPid = Number(readFileSync(join(directory, 'backend.pid'), 'utf8'));
+    expect(Number(statOf(backendPid)![3])).toBe(backendPid);
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'performance'] });
+    try {
+      const stopped = server.stop();
+      await jest.advanceTimersByTimeAsync(5_000);
+      expect(said).toEqual([
+        `warn: the embedded Postgres (pid ${pid}) has not stopped 5 s after SIGINT (a fast ` +
+          'shutdown); waiting for it up to 30 s in all, then killing it',
+      ]);
+      await jest.advanceTimersByTimeAsync(25_000);
+      await stopped;
+      expect(said.slice(1)).toEqual([
+        `warn: the embedded Postgres (pid ${pid}) did not stop within 30 s of SIGINT: killed ` +
+          'it, its process group and its 1 other child process (SIGKILL); the next start ' +
+          `recovers its data; its log is ${join(directory, 'postgres.log')}`,
+      ]);
+      expect(isAlive(pid)).toBe(false);
+      await eventuallyReal(() => !isAlive(backendPid) || isZombie(backendPid));
+    } finally {
+      jest.useRealTimers();
+      if (isAlive(backendPid)) process.kill(backendPid, 'SIGKILL');
+    }
   });
 
   // A server that never says ready (a hung start) is stopped, not left running behind the error.

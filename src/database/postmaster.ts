@@ -15,6 +15,14 @@ import { basename, join } from 'node:path';
 export interface Postmaster {
   /** Fast shutdown (SIGINT): open sessions are ended, the data is checkpointed. */
   stop(): Promise<void>;
+  /** Where what happens to the server from now on is said (the app's logger, once it has one). */
+  logTo(log: PostmasterLog): void;
+}
+
+/** Where the server's exit while it should run, and a stop that waits or kills, are said. */
+export interface PostmasterLog {
+  warn(message: string): void;
+  error(message: string): void;
 }
 
 export interface PostmasterOptions {
@@ -24,6 +32,8 @@ export interface PostmasterOptions {
   port: number;
   /** The system user to run as (Postgres refuses root); none when we are not root. */
   user?: { uid: number; gid: number };
+  /** Until logTo gives another: by default stderr. */
+  log?: PostmasterLog;
 }
 
 /** The server's own log, beside its data: what it said when it did not start. */
@@ -32,6 +42,8 @@ const LOG_FILE = 'postgres.log';
 const LOG_LIMIT_BYTES = 10 * 1024 * 1024;
 const READY_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 30_000;
+/** A stop still waiting after this is said to wait, before the kill at STOP_TIMEOUT_MS. */
+const STOP_WARN_MS = 5_000;
 const POLL_MS = 50;
 
 /**
@@ -76,13 +88,46 @@ export async function startPostmaster(options: PostmasterOptions): Promise<Postm
   const running = () =>
     child.pid !== undefined && child.exitCode === null && child.signalCode === null;
 
+  let report = options.log ?? STDERR_LOG;
+  /** Set once the server is ready and until stop() is called: an exit then is said. */
+  let serving = false;
+  child.once('exit', (code, signal) => {
+    if (!serving) return;
+    report.error(
+      `the embedded Postgres this gateway started (pid ${child.pid}) exited while the gateway ` +
+        `runs, ${code === null ? `killed by ${signal}` : `with exit code ${code}`}: every ` +
+        `database request fails until the gateway is restarted; its log is ${logFile}`,
+    );
+  });
+
   const stop = async () => {
+    serving = false;
     process.removeListener('exit', stopOnExit);
     dismissKeeper();
     if (!running()) return;
     child.kill('SIGINT');
-    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+    const pid = child.pid!;
+    const warning = setTimeout(
+      () =>
+        report.warn(
+          `the embedded Postgres (pid ${pid}) has not stopped ${STOP_WARN_MS / 1000} s after ` +
+            `SIGINT (a fast shutdown); waiting for it up to ${STOP_TIMEOUT_MS / 1000} s in all, ` +
+            'then killing it',
+        ),
+      STOP_WARN_MS,
+    );
+    const timer = setTimeout(() => {
+      if (!running()) return;
+      const others = killServer(pid);
+      report.warn(
+        `the embedded Postgres (pid ${pid}) did not stop within ${STOP_TIMEOUT_MS / 1000} s of ` +
+          `SIGINT: killed it, its process group and its ${others} other child process` +
+          `${others === 1 ? '' : 'es'} (SIGKILL); the next start recovers its data; its log ` +
+          `is ${logFile}`,
+      );
+    }, STOP_TIMEOUT_MS);
     await exited;
+    clearTimeout(warning);
     clearTimeout(timer);
   };
 
@@ -96,7 +141,70 @@ export async function startPostmaster(options: PostmasterOptions): Promise<Postm
     const said = lastLines(logFile, 5);
     throw new Error(`${ready.message}${said ? `; its log (${logFile}) ends: ${said}` : ''}`);
   }
-  return { stop };
+  serving = true;
+  return {
+    stop,
+    logTo: (next) => {
+      report = next;
+    },
+  };
+}
+
+const STDERR_LOG: PostmasterLog = {
+  warn: (message) => process.stderr.write(`${message}\n`),
+  error: (message) => process.stderr.write(`${message}\n`),
+};
+
+/**
+ * SIGKILL to the server `pid` (ours, still running: its pid is not reused), to its process group
+ * (ours alone: spawned detached) and to its other child processes, which Postgres puts each in a
+ * session of its own (a backend calls setsid), so that a frozen server's backends are not left
+ * behind. The children first, while their parent lives and so their pids cannot be reused; they
+ * are known by their parent's pid (none where /proc cannot be read). Returns how many there were
+ * outside its group.
+ */
+function killServer(pid: number): number {
+  const others = childrenOf(pid).filter((child) => groupOf(child) !== pid);
+  for (const other of others) signal(other, 'SIGKILL');
+  if (!signal(-pid, 'SIGKILL')) signal(pid, 'SIGKILL');
+  return others.length;
+}
+
+function signal(pid: number, name: NodeJS.Signals): boolean {
+  try {
+    process.kill(pid, name);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The fields of `/proc/<pid>/stat` after its command name (state, parent, group…). */
+function statFields(pid: number | string): string[] | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+  } catch {
+    return undefined;
+  }
+}
+
+function groupOf(pid: number): number | undefined {
+  const group = statFields(pid)?.[2];
+  return group === undefined ? undefined : Number(group);
+}
+
+/** The pids whose parent is `pid`; none where /proc cannot be read. */
+function childrenOf(pid: number): number[] {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  return entries
+    .filter((entry) => /^\d+$/.test(entry) && statFields(entry)?.[1] === String(pid))
+    .map(Number);
 }
 
 /**

@@ -163,6 +163,33 @@ describe('The development entry point with its embedded Postgres', () => {
     }
   }, 120_000);
 
+  // Killed while the gateway ran (kill -KILL, the OOM killer), its Postgres was seen only in
+  // each request's "database unavailable: connect ECONNREFUSED".
+  it('says, as an error, that its Postgres exited while it runs, how, and where its log is', async () => {
+    const app = await startAppProcess(
+      { DATA_DIR: dataDir, EMBEDDED_POSTGRES_PORT: String(await freePort()) },
+      'development',
+      { processGroup: true },
+    );
+    const postgres = postmasterPid(dataDir);
+    try {
+      process.kill(postgres, 'SIGKILL');
+      const said = await until(
+        () => Promise.resolve(app.lines.find((line) => line.includes('exited while the gateway'))),
+        15_000,
+      );
+      expect(said).toContain('ERROR');
+      expect(said).toContain(
+        `the embedded Postgres this gateway started (pid ${postgres}) exited while the gateway ` +
+          'runs, killed by SIGKILL: every database request fails until the gateway is ' +
+          `restarted; its log is ${join(dataDir, 'postgres', 'postgres.log')}`,
+      );
+    } finally {
+      await app.stop('SIGKILL');
+      if (isAlive(postgres)) process.kill(postgres, 'SIGKILL');
+    }
+  }, 120_000);
+
   it('on Ctrl-C while it starts, before it listens, exits and its Postgres stops', async () => {
     const starting = startAppProcess(
       { DATA_DIR: dataDir, EMBEDDED_POSTGRES_PORT: String(await freePort()) },

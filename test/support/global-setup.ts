@@ -43,6 +43,7 @@ export default async function globalSetup(): Promise<void> {
     // Stopped by the teardown, which then removes its cluster (tens of MB per run).
     globalThis.__EMBEDDED_POSTGRES__ = {
       url: server.url,
+      logTo: (log) => server.logTo(log),
       stop: async () => {
         await server.stop();
         rmSync(directory, { recursive: true, force: true });
