@@ -52,6 +52,30 @@ export function answeredPastResponse(response: ServerResponse, status: number): 
 }
 
 /**
+ * Responses whose connection was closed, or ended, by Node's parser's error handler before their
+ * head was written (client-errors.ts): what they write afterwards reaches no one. The client that
+ * leaves mid-upload is the common case: its end of stream is the parser's HPE_INVALID_EOF_STATE,
+ * whose handler ends the connection, and the body parser's 400, written after that, went nowhere
+ * but read as sent (`headersSent`, the socket still attached; a review's finding).
+ */
+const cutOffBeforeHead = new WeakSet<ServerResponse>();
+
+/** Records that nothing `response` writes from now on can reach its client. */
+export function cutOffBeforeItsHead(response: ServerResponse): void {
+  cutOffBeforeHead.add(response);
+}
+
+/**
+ * The status a response that was not answered whole sent before its connection closed, or null
+ * when none was. A pipelined answer queued behind another has its head written (headersSent)
+ * into a buffer of its own, with no connection yet: nothing of it was sent.
+ */
+export function statusSentBeforeClose(response: ServerResponse): number | null {
+  if (cutOffBeforeHead.has(response)) return null;
+  return response.headersSent && response.socket ? response.statusCode : null;
+}
+
+/**
  * The responses waiting on each connection, settled when it closes: one `close` listener per
  * connection, however many requests it carries (one per response would pile up on a kept-alive
  * or pipelining connection and trip Node's ten-listener warning).

@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 import { LoggerService } from '@nestjs/common';
 import type { AllowedMethods } from '../errors/all-exceptions.filter';
 import { ERROR_DETAILS } from '../errors/error-details';
-import { answeredPastResponse } from '../response-done';
+import { answeredPastResponse, cutOffBeforeItsHead } from '../response-done';
 import { bytesOf } from './body-limit';
 import { declaresBodyOver } from './json-bodies';
 
@@ -69,6 +69,9 @@ export function answerClientErrors(
     // The request the socket was serving, if the parser got that far (a slow body, a pipelined
     // request's error): its answer may be under way, and it has its id.
     const serving = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+    // Whatever it answers, the connection is ended or closed below: an answer whose head is not
+    // written yet reaches no one (unless its request is answered here, answeredPastResponse).
+    if (serving && !serving.headersSent) cutOffBeforeItsHead(serving);
     // Bytes of an answer written into another answer under way would corrupt both (Node's own
     // handler writes nothing then either).
     if (error.code === 'ECONNRESET' || !socket.writable || serving?.headersSent) {

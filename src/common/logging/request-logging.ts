@@ -4,7 +4,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { Store, storage } from 'nestjs-pino/storage';
 import type { Logger } from 'pino';
 import type { AuthenticatedRequest } from '../auth/api-key-principal';
-import { whenResponseDone } from '../response-done';
+import { statusSentBeforeClose, whenResponseDone } from '../response-done';
 import { SecretScanner } from '../security/secret-scanner';
 import { requestId } from './logging.module';
 import { redactUrl } from './redact-url';
@@ -107,11 +107,9 @@ function logCompletion(
   // Which key was charged (its id as listed, or `master`), so a 429 or a heavy user can be found.
   const keyId = (request as AuthenticatedRequest).apiKey?.id;
   // The connection closed before the answer was complete (the client gave up, or the answer was
-  // cut off): no status reached the client, unless one was sent before the close. A pipelined
-  // answer queued behind another has its head written (headersSent) into a buffer of its own,
-  // with no connection yet: nothing of it was sent.
+  // cut off): no status reached the client, unless one was sent before the close.
   if (!answered) {
-    const sent = response.headersSent && response.socket ? response.statusCode : null;
+    const sent = statusSentBeforeClose(response);
     requestLines.info(
       { req, res: { statusCode: sent }, responseTime, key_id: keyId },
       `${req.method} ${req.url} ${sent ?? '-'} closed before the answer was complete, after ${responseTime}ms`,
