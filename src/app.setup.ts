@@ -4,7 +4,7 @@ import { OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
 import { bodyParserErrorHandler } from './common/errors/body-parser-errors';
-import { answerClientErrors } from './common/http/client-errors';
+import { answerClientErrors, socketAnswerRecorder } from './common/http/client-errors';
 import { corsOptions } from './common/http/cors';
 import { allowedMethodsOf } from './common/http/allowed-methods';
 import { jsonBodies } from './common/http/json-bodies';
@@ -82,6 +82,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
     { ...config.httpServer, bodyLimit: config.bodyLimit },
     app.get(Logger),
     allowedMethods,
+    socketAnswerRecorder(app.get(REQUEST_LINE_LOGGER), app.get(MetricsService)),
   );
 }
 

@@ -3,6 +3,7 @@ import { Writable } from 'node:stream';
 import { createKey } from '../support/fixtures';
 import { eventually, scrape } from '../support/metrics';
 import { sample } from '../support/prometheus-text';
+import { exchange, parse } from '../support/raw-http';
 import { sendAndLeave, uploadSlowlyAndLeave } from '../support/send-and-leave';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 
@@ -139,6 +140,43 @@ describe('Structured logs', () => {
       );
     },
   );
+
+  // Node's parser answers these before Express has the request: no line carried the id the
+  // client was given, and no count had the answer (a review's finding).
+  it("logs and counts each request Node's HTTP parser refused, under the id it was answered with, never its headers", async () => {
+    const port = Number(new URL(app.url).port);
+    const secretHeader = `x-marker-${'a'.repeat(20_000)}`;
+    const tooLarge = parse(
+      await exchange(port, (socket) =>
+        socket.write(`GET /api/v1/health HTTP/1.1\r\nHost: x\r\nX-Big: ${secretHeader}\r\n\r\n`),
+      ),
+    );
+    const badMethod = parse(
+      await exchange(port, (socket) =>
+        socket.write('M123 /api/v1/health HTTP/1.1\r\nHost: x\r\n\r\n'),
+      ),
+    );
+    expect([tooLarge.status, badMethod.status]).toEqual([431, 400]);
+    expect(await completionOf(String(tooLarge.body.request_id))).toMatchObject({
+      level: 30,
+      req: { id: tooLarge.body.request_id, method: 'GET' },
+      res: { statusCode: 431 },
+      parser_error: 'HPE_HEADER_OVERFLOW',
+      msg: 'GET 431 refused by the HTTP parser (HPE_HEADER_OVERFLOW)',
+    });
+    expect(await completionOf(String(badMethod.body.request_id))).toMatchObject({
+      req: { id: badMethod.body.request_id, method: 'other' },
+      res: { statusCode: 400 },
+      parser_error: 'HPE_INVALID_METHOD',
+    });
+    expect(capture.text).not.toContain('x-marker-');
+    expect(capture.text).not.toContain('M123');
+    const metrics = await scrape(app);
+    const refused = (method: string, status: string) =>
+      sample(metrics, 'gateway_http_requests_total', { method, route: 'unmatched', status });
+    expect(refused('GET', '431')).toBe(1);
+    expect(refused('other', '400')).toBe(1);
+  });
 
   // The request id on lines logged by the code handling a request (an unexpected error's, by the
   // exception filter) is tested in src/common/errors/all-exceptions.filter.spec.ts: a real app

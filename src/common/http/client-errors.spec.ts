@@ -2,9 +2,11 @@ import { once } from 'node:events';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { connect } from 'node:net';
 import type { LoggerService } from '@nestjs/common';
+import { pino } from 'pino';
 import { closeNow, exchange, listenOnLoopback, parse } from '../../../test/support/raw-http';
 import { ERROR_DETAILS } from '../errors/error-details';
-import { answerClientErrors } from './client-errors';
+import { MetricsService } from '../metrics/metrics.service';
+import { answerClientErrors, SocketAnswer, socketAnswerRecorder } from './client-errors';
 
 /**
  * Tighter than the service's defaults, so that a slow client is answered within the test. Node
@@ -39,10 +41,12 @@ const allowedMethods = (path: string) => (path === '/items' ? ['GET', 'POST'] : 
 describe('answerClientErrors', () => {
   let server: Server;
   let port: number;
+  /** What was recorded of each answer written on the socket, in order. */
+  const recorded: SocketAnswer[] = [];
 
   beforeAll(async () => {
     server = createServer(echo);
-    answerClientErrors(server, LIMITS, logger, allowedMethods);
+    answerClientErrors(server, LIMITS, logger, allowedMethods, (answer) => recorded.push(answer));
     port = await listenOnLoopback(server);
   });
   afterAll(() => closeNow(server));
@@ -77,6 +81,53 @@ describe('answerClientErrors', () => {
     );
     expect(answer.status).toBe(431);
     expect(answer.body.detail).toBe(ERROR_DETAILS.headersTooLarge);
+  });
+
+  // The client was given a request id no log line carried, and the answer was in no count (a
+  // review's finding): each is recorded, with the parser's code, never the request's bytes.
+  it('records each refused request under the id it was answered with, its method known or other', async () => {
+    recorded.length = 0;
+    const tooLarge = await answerTo(
+      `GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+    );
+    const unknownMethod = await answerTo('M123 / HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(recorded).toEqual([
+      {
+        id: tooLarge.body.request_id,
+        method: 'GET',
+        status: 431,
+        parserError: 'HPE_HEADER_OVERFLOW',
+      },
+      {
+        id: unknownMethod.body.request_id,
+        method: 'other',
+        status: 400,
+        parserError: 'HPE_INVALID_METHOD',
+      },
+    ]);
+  });
+
+  it('records a client that ended its side mid-headers as having left, with no status', async () => {
+    recorded.length = 0;
+    const socket = connect(port, '127.0.0.1');
+    socket.on('error', () => undefined);
+    try {
+      await once(socket, 'connect');
+      socket.end('POST /items HTTP/1.1\r\nHost: x\r\nContent-Le');
+      socket.resume();
+      await once(socket, 'end');
+    } finally {
+      socket.destroy();
+    }
+    expect(recorded).toEqual([
+      {
+        id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        // The parser's end-of-stream error carries no bytes to read the method from.
+        method: 'other',
+        status: null,
+        parserError: 'HPE_INVALID_EOF_STATE',
+      },
+    ]);
   });
 
   it('answers a HEAD with oversized headers with a 431 and no body, as HEAD answers are', async () => {
@@ -147,5 +198,69 @@ describe('answerClientErrors', () => {
     const answer = await answerTo('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com\r\n\r\n');
     expect(answer.status).toBe(404);
     expect(answer.body.detail).toBe(ERROR_DETAILS.notFound);
+  });
+
+  it('records a CONNECT it answered under the id it was answered with', async () => {
+    recorded.length = 0;
+    const answer = await answerTo('CONNECT /items HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(recorded).toEqual([{ id: answer.body.request_id, method: 'CONNECT', status: 405 }]);
+  });
+});
+
+describe(socketAnswerRecorder.name, () => {
+  /** The recorder over a logger writing into `lines` and a metrics registry of its own. */
+  function recorder() {
+    const lines: Record<string, unknown>[] = [];
+    const logger = pino(
+      { level: 'info', base: undefined, timestamp: false },
+      { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
+    );
+    const metrics = new MetricsService();
+    return { record: socketAnswerRecorder(logger, metrics), lines, metrics };
+  }
+
+  it('logs a refused request at info with its id, status and the parser code, and counts it answered', async () => {
+    const { record, lines, metrics } = recorder();
+    record({ id: 'id-431', method: 'GET', status: 431, parserError: 'HPE_HEADER_OVERFLOW' });
+    record({ id: 'id-405', method: 'CONNECT', status: 405 });
+    expect(lines).toEqual([
+      {
+        level: 30,
+        req: { id: 'id-431', method: 'GET' },
+        res: { statusCode: 431 },
+        parser_error: 'HPE_HEADER_OVERFLOW',
+        msg: 'GET 431 refused by the HTTP parser (HPE_HEADER_OVERFLOW)',
+      },
+      {
+        level: 30,
+        req: { id: 'id-405', method: 'CONNECT' },
+        res: { statusCode: 405 },
+        msg: 'CONNECT 405 answered before routing',
+      },
+    ]);
+    const text = await metrics.registry.metrics();
+    expect(text).toContain(
+      'gateway_http_requests_total{method="GET",route="unmatched",status="431"} 1',
+    );
+    expect(text).toContain(
+      'gateway_http_requests_total{method="CONNECT",route="unmatched",status="405"} 1',
+    );
+    expect(text).not.toMatch(/^gateway_http_request_duration_seconds_count\{/m);
+  });
+
+  it('logs and counts a client that left mid-request as unanswered, with no status', async () => {
+    const { record, lines, metrics } = recorder();
+    record({ id: 'id-left', method: 'other', status: null, parserError: 'HPE_INVALID_EOF_STATE' });
+    expect(lines).toMatchObject([
+      {
+        res: { statusCode: null },
+        msg: 'other - closed before the request was complete (HPE_INVALID_EOF_STATE)',
+      },
+    ]);
+    const text = await metrics.registry.metrics();
+    expect(text).toContain(
+      'gateway_http_requests_unanswered_total{method="other",route="unmatched"} 1',
+    );
+    expect(text).not.toMatch(/^gateway_http_requests_total\{/m);
   });
 });

@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { IncomingMessage, ServerResponse, STATUS_CODES, Server } from 'node:http';
+import { IncomingMessage, METHODS, ServerResponse, STATUS_CODES, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { LoggerService } from '@nestjs/common';
+import type { Logger } from 'pino';
 import type { AllowedMethods } from '../errors/all-exceptions.filter';
 import { ERROR_DETAILS } from '../errors/error-details';
+import { MetricsService, UNMATCHED_ROUTE } from '../metrics/metrics.service';
 import { answeredPastResponse, cutOffBeforeItsHead } from '../response-done';
 import { bytesOf } from './body-limit';
 import { declaresBodyOver } from './json-bodies';
@@ -28,6 +30,21 @@ const ANSWERS: Record<string, { status: number; detail: string }> = {
   ERR_HTTP_REQUEST_TIMEOUT: { status: 408, detail: ERROR_DETAILS.requestTimeout },
 };
 const MALFORMED = { status: 400, detail: ERROR_DETAILS.malformedRequest };
+/**
+ * An answer written on the socket to a request the app never had (its parser refused it, or a
+ * CONNECT): the request's line in the log and its count, as every answered request has.
+ */
+export interface SocketAnswer {
+  /** The request id the answer carries (body and `X-Request-Id`). */
+  id: string;
+  /** The request's method when one Node knows was read, else `other`: a bounded label. */
+  method: string;
+  /** Null when the client had ended its side mid-request (HPE_INVALID_EOF_STATE): it left. */
+  status: number | null;
+  /** The parser's error code (`HPE_HEADER_OVERFLOW`); none for a CONNECT. */
+  parserError?: string;
+}
+
 /** How long a CONNECT's socket stays open after its answer for the client to read it and close. */
 const CONNECT_LINGER_MS = 5_000;
 
@@ -36,7 +53,9 @@ const CONNECT_LINGER_MS = 5_000;
  * answered in the documented shape, `{"detail", "request_id"}`, or handed to the app:
  * - errors of its parser (a malformed request line, oversized headers, a client too slow to
  *   send its request), before Express sees the request: the status Node would have used, and
- *   the connection closed. Nothing of the request is echoed or logged (only the parser's code);
+ *   the connection closed. The answer is logged and counted (`recordAnswer`) with its request
+ *   id, status and the parser's code, and the method when it is one Node knows; nothing else of
+ *   the request is echoed or logged (its headers may hold secrets);
  * - an HTTP/1.1 request without `Host` (RFC 9112: a 400): left to the app (`requireHost`), so
  *   that its 400 is logged and counted like any other answer;
  * - an `Expect` other than `100-continue`: Node answered 417, a status no operation has; RFC
@@ -46,13 +65,15 @@ const CONNECT_LINGER_MS = 5_000;
  *   declared over BODY_LIMIT, which jsonBodies refuses unread, gets no `100`: the client hears
  *   its 413 without sending the body (RFC 9110 lets a server answer without the `100`);
  * - `CONNECT`: Node closed the connection without a word. It is answered as any method a path
- *   lacks: 405 with `Allow` on a known path, else 404 (a proxy's `host:port` is no path here).
+ *   lacks: 405 with `Allow` on a known path, else 404 (a proxy's `host:port` is no path here),
+ *   logged and counted as the parser's errors are.
  */
 export function answerClientErrors(
   server: Server,
   limits: HttpServerLimits,
   logger: LoggerService,
   allowedMethods: AllowedMethods,
+  recordAnswer: (answer: SocketAnswer) => void,
 ): void {
   server.headersTimeout = limits.headersTimeoutMs;
   server.requestTimeout = limits.requestTimeoutMs;
@@ -79,15 +100,25 @@ export function answerClientErrors(
       return;
     }
     const { status, detail } = (error.code && ANSWERS[error.code]) || MALFORMED;
-    logger.debug?.(`client error ${error.code ?? 'unknown'}: ${status}`, 'HttpServer');
-    const id = idOf(serving?.req);
-    // A body too slow to arrive, or one the parser cannot read (a bad chunk size): the client is
-    // there to read the answer, so its request's log line and metrics say so, not that it was cut
-    // off. A client that closed mid-body (HPE_INVALID_EOF_STATE) left before any answer, and
-    // stays counted as such.
-    if (id !== undefined && error.code !== 'HPE_INVALID_EOF_STATE')
-      answeredPastResponse(serving!, status);
-    answerOnSocket(socket, status, detail, {}, !isHead(error), id);
+    const parserError = error.code ?? 'unknown';
+    const method = methodOf(error);
+    // A client that ended its side mid-request (mid-body, or mid-headers) left before any answer,
+    // and is counted as such.
+    const left = error.code === 'HPE_INVALID_EOF_STATE';
+    const served = idOf(serving?.req);
+    const id = served ?? randomUUID();
+    answerOnSocket(socket, status, detail, {}, id, method !== 'HEAD');
+    if (served !== undefined) {
+      // A body too slow to arrive, or one the parser cannot read (a bad chunk size): the client
+      // is there to read the answer, so its request's own line and count say so, not that it was
+      // cut off.
+      logger.debug?.(`client error ${parserError}: ${status}`, 'HttpServer');
+      if (!left) answeredPastResponse(serving!, status);
+      return;
+    }
+    // A request the app never had has no line of its own: this is it (a review's finding: the
+    // client was given an id no log line carried, and the answer was in no count).
+    recordAnswer({ id, method, status: left ? null : status, parserError });
   });
   server.on('checkExpectation', (request, response) => server.emit('request', request, response));
   const bodyLimitBytes = bytesOf(limits.bodyLimit);
@@ -103,11 +134,44 @@ export function answerClientErrors(
     socket.once('close', () => clearTimeout(linger));
     const path = request.url?.startsWith('/') ? request.url.split('?')[0] : undefined;
     const allowed = path === undefined ? [] : allowedMethods(path);
-    logger.debug?.(`CONNECT answered ${allowed.length > 0 ? 405 : 404}`, 'HttpServer');
-    if (allowed.length > 0)
-      answerOnSocket(socket, 405, ERROR_DETAILS.methodNotAllowed, { Allow: allowed.join(', ') });
-    else answerOnSocket(socket, 404, ERROR_DETAILS.notFound);
+    const id = randomUUID();
+    const known = allowed.length > 0;
+    const status = known ? 405 : 404;
+    const detail = known ? ERROR_DETAILS.methodNotAllowed : ERROR_DETAILS.notFound;
+    answerOnSocket(socket, status, detail, known ? { Allow: allowed.join(', ') } : {}, id);
+    recordAnswer({ id, method: 'CONNECT', status });
   });
+}
+
+/**
+ * Logs each SocketAnswer as its request's line, at info as every request's line is (a client's
+ * error, like the app's own 400s: a warning per malformed request would let any scanner fill
+ * the warnings an operator watches; the count is what to alert on), and counts it under
+ * `route="unmatched"` (no route was matched): in `gateway_http_requests_total`, or, for a client
+ * that left mid-request, `gateway_http_requests_unanswered_total`. Not in the duration histogram:
+ * when the request began is not known (its bytes may have come over seconds, on a connection
+ * that served others). The line holds only the id (a checked or generated one), a known method
+ * or `other`, the status and Node's error code, never the request's bytes (its headers may hold
+ * secrets): like the app's request lines, it skips the secret scan.
+ */
+export function socketAnswerRecorder(
+  requestLines: Logger,
+  metrics: MetricsService,
+): (answer: SocketAnswer) => void {
+  return ({ id, method, status, parserError }) => {
+    if (status === null) metrics.recordUnansweredRequest(method, UNMATCHED_ROUTE);
+    else metrics.recordAnswerBeforeRouting(method, status);
+    const why =
+      parserError === undefined
+        ? 'answered before routing'
+        : status === null
+          ? `closed before the request was complete (${parserError})`
+          : `refused by the HTTP parser (${parserError})`;
+    requestLines.info(
+      { req: { id, method }, res: { statusCode: status }, parser_error: parserError },
+      `${method} ${status ?? '-'} ${why}`,
+    );
+  };
 }
 
 /** Writes a whole answer in the documented shape on a socket Node no longer serves, and closes it. */
@@ -115,9 +179,9 @@ function answerOnSocket(
   socket: Duplex,
   status: number,
   detail: string,
-  headers: Record<string, string> = {},
+  headers: Record<string, string>,
+  id: string,
   withBody = true,
-  id: string = randomUUID(),
 ): void {
   const body = JSON.stringify({ detail, request_id: id });
   socket.end(
@@ -146,11 +210,15 @@ function idOf(request: IncomingMessage | undefined): string | undefined {
 }
 
 /**
- * Whether the refused request is a HEAD, whose answer has headers only (a body after them breaks
- * the client's parser). The parser's error carries the bytes it was reading; they start with
- * the request line when the request came in one piece, as almost all do. When they do not,
- * the body is sent, as before.
+ * The refused request's method, when it is one Node knows, else `other` (an unknown one, or
+ * none read): a label, so a bounded set. The parser's error carries the bytes it was reading;
+ * they start with the request line when the request came in one piece, as almost all do. A HEAD
+ * is answered with headers only (a body after them breaks the client's parser); one not known
+ * for one gets the body, as before.
  */
-function isHead(error: NodeJS.ErrnoException & { rawPacket?: Buffer }): boolean {
-  return error.rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
+function methodOf(error: NodeJS.ErrnoException & { rawPacket?: Buffer }): string {
+  const start = error.rawPacket?.subarray(0, LONGEST_METHOD + 1).toString('latin1') ?? '';
+  const method = /^([A-Z-]+) /.exec(start)?.[1];
+  return method !== undefined && METHODS.includes(method) ? method : 'other';
 }
+const LONGEST_METHOD = Math.max(...METHODS.map((method) => method.length));

@@ -172,6 +172,15 @@ export class MetricsService implements OnModuleInit {
     this.requestDuration.observe(labels, seconds);
   }
 
+  /**
+   * A request answered on its connection before the app had it (Node's parser refused it, or a
+   * CONNECT): counted with the answered ones, under UNMATCHED_ROUTE. Not in the duration
+   * histogram: when such a request began is not known.
+   */
+  recordAnswerBeforeRouting(method: string, status: number): void {
+    this.requests.inc({ method, route: UNMATCHED_ROUTE, status: String(status) });
+  }
+
   /** Not counted with the answered ones: a status never reached the client. */
   recordUnansweredRequest(method: string, route: string): void {
     this.requestsUnanswered.inc({ method, route });
