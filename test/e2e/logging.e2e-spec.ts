@@ -182,6 +182,32 @@ describe('Structured logs', () => {
   // exception filter) is tested in src/common/errors/all-exceptions.filter.spec.ts: a real app
   // has no 500 to provoke without faking one of its services.
 
+  // A create whose client gave up (a database freeze) is still made: the key works, and no one
+  // has it (a review's finding). Its id, with the request's, lets an operator find and deactivate it.
+  it('logs the id of each key created, under the request that created it, never the key or its name', async () => {
+    const created = await app.http
+      .post('/api/v1/keys')
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .set('X-Request-Id', 'create-key-0001')
+      .send({ name: 'created-name-marker-7a3b', tier: 'validator' })
+      .expect(200);
+    const { id, key } = created.body as { id: string; key: string };
+    const line = await eventually(async () => {
+      const found = capture
+        .lines()
+        .find((entry) => entry.req?.id === 'create-key-0001' && !('res' in entry));
+      expect(found).toBeDefined();
+      return Promise.resolve(found!);
+    });
+    expect(line).toMatchObject({
+      level: 30,
+      context: 'ApiKeysService',
+      msg: `key ${id} created (tier validator)`,
+    });
+    expect(capture.text).not.toContain(key);
+    expect(capture.text).not.toContain('created-name-marker-7a3b');
+  });
+
   it('never logs keys, key hashes, tokens or the bodies of key requests', async () => {
     const created = await createKey(app, { tier: 'validator', name: 'body-marker-name-5c1e' });
     await app.http

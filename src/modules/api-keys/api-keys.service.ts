@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import { ConflictException, Injectable, NotFoundException } from '@nestjs/common';
+import { ConflictException, Injectable, Logger, NotFoundException } from '@nestjs/common';
 import { ApiKeyPrincipal } from '../../common/auth/api-key-principal';
 import { Clock } from '../../common/clock/clock';
 import { DatabaseTimeoutError, isDatabaseUnavailable } from '../../common/database-unavailable';
@@ -55,6 +55,7 @@ export type Authentication = ApiKeyPrincipal | 'expired' | null;
 
 @Injectable()
 export class ApiKeysService {
+  private readonly logger = new Logger(ApiKeysService.name);
   /** Digest of the master key, made once: each request's key is hashed once, and only once. */
   private readonly masterDigest: Buffer;
   /**
@@ -187,6 +188,11 @@ export class ApiKeysService {
       expiresAt: expiryOf(request.expires_at) ?? null,
       rateLimit: request.rate_limit ?? null,
     });
+    // Made whether or not the answer reaches the client: one that gave up (a database slow to
+    // commit) never got this key, which works all the same. The line (with the request's id, as
+    // every line logged while handling a request) names it by id, never by the key or its name
+    // (the client's text), so that an operator can find it and deactivate it.
+    this.logger.log(`key ${saved.id} created (tier ${saved.tier})`);
     return {
       key,
       name: saved.name,
