@@ -3,17 +3,21 @@ import { once } from 'node:events';
 import { Agent, get as httpGet, IncomingMessage } from 'node:http';
 import { connect } from 'node:net';
 import {
+  copyFileSync,
   existsSync,
+  mkdirSync,
   mkdtempSync,
   readFileSync,
+  renameSync,
   rmSync,
   truncateSync,
   unlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
+import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Clock } from '../../src/common/clock/clock';
 import { datasetPath } from '../../src/modules/tasks/dataset-path';
@@ -661,6 +665,75 @@ describe('Task datasets as Parquet', () => {
     } finally {
       writeFileSync(file, bytes);
     }
+  });
+
+  /**
+   * Runs `check` while btc-x records its two files in `directory` (same names), as a replica
+   * whose DATA_DIR is mounted elsewhere recorded them; then restores what it recorded.
+   */
+  async function recordedIn(directory: string, check: () => Promise<void>): Promise<void> {
+    const database = app.app.get(DataSource);
+    const [recorded] = await database.query<{ dataset_file: string; parquet_file: string }[]>(
+      `SELECT dataset_file, parquet_file FROM scraping_tasks WHERE id = 'btc-x'`,
+    );
+    const update = (datasetFile: string, parquetFile: string) =>
+      database.query(
+        `UPDATE scraping_tasks SET dataset_file = $1, parquet_file = $2 WHERE id = 'btc-x'`,
+        [datasetFile, parquetFile],
+      );
+    await update(
+      join(directory, basename(recorded.dataset_file)),
+      join(directory, basename(recorded.parquet_file)),
+    );
+    try {
+      await check();
+    } finally {
+      await update(recorded.dataset_file, recorded.parquet_file);
+    }
+  }
+
+  // Another replica, its shared volume mounted at another path, or a DATA_DIR restored to a new
+  // mount: the task records the compiler's directory, and the download read it there (a 200 from
+  // a replica without the file, a 503 from one holding it; a review of two replicas' finding).
+  it("serves a task's files by their names under this server's DATA_DIR, whatever directory the task recorded", async () => {
+    const jsonl = datasetPath(dataDir, 'btc-x');
+    const parquet = jsonl.replace(/\.jsonl\.gz$/, '.parquet');
+    const task = (await get('tasks/btc-x').expect(200)).body;
+    await recordedIn(join(tmpdir(), 'another-replicas-data', 'datasets'), async () => {
+      expect((await download('tasks/btc-x/dataset').expect(200)).body).toEqual(readFileSync(jsonl));
+      const served = await download('tasks/btc-x/dataset?format=parquet').expect(200);
+      expect(served.body).toEqual(readFileSync(parquet));
+      expect(served.headers['x-content-sha256']).toBe(task.dataset.parquet.sha256);
+      // Served as recorded, not written again (which would record this server's path).
+      const [row] = await app.app
+        .get(DataSource)
+        .query<{ parquet_file: string }[]>(
+          `SELECT parquet_file FROM scraping_tasks WHERE id = 'btc-x'`,
+        );
+      expect(row.parquet_file).toBe(
+        join(tmpdir(), 'another-replicas-data', 'datasets', basename(parquet)),
+      );
+    });
+  });
+
+  it('answers 503, and warns naming the path it tried, when the file is at the recorded path but not under this DATA_DIR', async () => {
+    const jsonl = datasetPath(dataDir, 'btc-x');
+    const elsewhere = mkdtempSync(join(tmpdir(), 'another-replicas-data-'));
+    mkdirSync(join(elsewhere, 'datasets'));
+    copyFileSync(jsonl, join(elsewhere, 'datasets', basename(jsonl)));
+    renameSync(jsonl, `${jsonl}.away`);
+    const warned = jest.spyOn(Logger.prototype, 'warn');
+    try {
+      await recordedIn(join(elsewhere, 'datasets'), () => expectFileMissing('jsonl'));
+      expect(warned).toHaveBeenCalledWith(
+        `task btc-x: ${jsonl} is not on disk: answered as missing`,
+      );
+    } finally {
+      warned.mockRestore();
+      renameSync(`${jsonl}.away`, jsonl);
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
+    await download('tasks/btc-x/dataset').expect(200);
   });
 
   // Deleted after its size check (a cleanup, an operator), the file was opened by the read stream

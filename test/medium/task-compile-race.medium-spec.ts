@@ -55,7 +55,7 @@ describe('Two compiles of one task', () => {
       {} as JobRunner,
       clock,
       config,
-      new DatasetParquetService(repository, clock),
+      new DatasetParquetService(repository, clock, config),
     );
     return { repository, service };
   };

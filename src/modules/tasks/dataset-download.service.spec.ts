@@ -1,10 +1,19 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, renameSync, rmSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  renameSync,
+  rmSync,
+  truncateSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { Logger, PreconditionFailedException, ServiceUnavailableException } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock';
+import { AppConfig } from '../../config/app-config';
 import {
   DatasetConditions,
   DatasetDownloadService,
@@ -27,7 +36,7 @@ const PARQUET_WRITTEN_AT = new Date('2026-12-02T08:00:00.999Z');
 const NOW = new Date('2026-12-03T12:00:00.500Z');
 
 describe(DatasetDownloadService.name, () => {
-  let directory: string;
+  let dataDir: string;
   let files: Record<DatasetFormat, string>;
   let service: DatasetDownloadService;
   let warned: jest.SpyInstance;
@@ -42,7 +51,9 @@ describe(DatasetDownloadService.name, () => {
 
   beforeEach(() => {
     warned = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
-    directory = mkdtempSync(join(tmpdir(), 'dataset-download-'));
+    dataDir = mkdtempSync(join(tmpdir(), 'dataset-download-'));
+    const directory = join(dataDir, 'datasets');
+    mkdirSync(directory);
     files = { jsonl: join(directory, 'btc.jsonl.gz'), parquet: join(directory, 'btc.parquet') };
     writeFileSync(files.jsonl, JSONL);
     writeFileSync(files.parquet, PARQUET);
@@ -63,11 +74,12 @@ describe(DatasetDownloadService.name, () => {
           Promise.resolve({ ...recorded(files.parquet, PARQUET), writtenAt: parquetWrittenAt }),
       } as unknown as DatasetParquetService,
       { now: () => NOW } as Clock,
+      { dataDir } as AppConfig,
     );
   });
   afterEach(() => {
     jest.restoreAllMocks();
-    rmSync(directory, { recursive: true, force: true });
+    rmSync(dataDir, { recursive: true, force: true });
   });
 
   /** The file `open` answers with (a 200), failing on any other answer. */
@@ -94,6 +106,22 @@ describe(DatasetDownloadService.name, () => {
       expect(await bytesOf(file.getStream())).toEqual(bytes);
     },
   );
+
+  // The directory a task records is the compiling replica's: another replica may mount the
+  // shared volume elsewhere, and a DATA_DIR may be restored to a new mount.
+  it('reads the JSON lines file by its name under this DATA_DIR, whatever directory the task recorded, and names the path tried when it is missing', async () => {
+    task = {
+      ...task,
+      dataset_file: join(tmpdir(), 'another-replicas-data', 'datasets', 'btc.jsonl.gz'),
+    };
+    expect(await bytesOf((await opened('btc', 'jsonl')).file.getStream())).toEqual(JSONL);
+
+    unlinkSync(files.jsonl);
+    await expect(service.open('btc', 'jsonl')).rejects.toThrow(fileMissing('btc'));
+    expect(warned.mock.calls).toEqual([
+      [`task btc: ${files.jsonl} is not on disk: answered as missing`],
+    ]);
+  });
 
   // Deleted between its size check and the download (a cleanup, an operator): the stream opened
   // it after the headers were set, and failed as a 400 in text/plain.

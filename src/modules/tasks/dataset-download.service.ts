@@ -13,6 +13,9 @@ import {
 import contentDisposition from 'content-disposition';
 import { Clock } from '../../common/clock/clock';
 import { parseHttpDate, toWholeSecond } from '../../common/http/http-date';
+import { AppConfig } from '../../config/app-config';
+import { InjectConfig } from '../../config/config.module';
+import { datasetFileHere } from './dataset-path';
 import { DatasetParquetService, ParquetBusyError } from './dataset-parquet.service';
 import { RecordedParquetFile, sizeOnDisk } from './dataset-writer';
 import { failingShort } from './failing-short';
@@ -134,6 +137,7 @@ export class DatasetDownloadService {
     private readonly tasks: TasksService,
     private readonly parquet: DatasetParquetService,
     private readonly clock: Clock,
+    @InjectConfig() private readonly config: AppConfig,
   ) {}
 
   /**
@@ -161,9 +165,10 @@ export class DatasetDownloadService {
     // Every format is made from the JSON lines file: without it (or with it cut short), none can
     // be served. It was written by the compile that completed the task: its Last-Modified is the
     // time the task records, the same on every replica (the file's mtime is this disk's, and a
-    // copy or a restore moves it).
+    // copy or a restore moves it). Read by its name under this server's DATA_DIR: the directory
+    // recorded is the compiling replica's.
     const jsonl = {
-      file: task.dataset_file,
+      file: datasetFileHere(this.config.dataDir, task.dataset_file),
       bytes: Number(task.dataset_bytes),
       sha256: task.dataset_sha256,
       writtenAt: task.completed_at,
@@ -236,18 +241,21 @@ export class DatasetDownloadService {
   /**
    * Fails unless a file the task records has the size it recorded: a file cut short
    * or replaced is not the file its hash (X-Content-SHA256, ETag) names, and is answered as
-   * missing (503), as the Parquet service writes such a Parquet file again.
+   * missing (503), as the Parquet service writes such a Parquet file again. The warning names
+   * the path tried (the log's alone: the answer names no server path).
    */
   private async checkSize(recorded: RecordedFile, id: string): Promise<void> {
     this.refuseOtherSize(await sizeOnDisk(recorded.file), recorded, id);
   }
 
   private refuseOtherSize(size: number | undefined, recorded: RecordedFile, id: string): void {
-    if (size !== undefined && size !== recorded.bytes)
-      this.logger.warn(
-        `task ${id}: ${basename(recorded.file)} has ${size} bytes, not the ${recorded.bytes} recorded: answered as missing`,
-      );
-    if (size !== recorded.bytes) throw new ServiceUnavailableException(fileMissing(id));
+    if (size === recorded.bytes) return;
+    this.logger.warn(
+      size === undefined
+        ? `task ${id}: ${recorded.file} is not on disk: answered as missing`
+        : `task ${id}: ${recorded.file} has ${size} bytes, not the ${recorded.bytes} recorded: answered as missing`,
+    );
+    throw new ServiceUnavailableException(fileMissing(id));
   }
 
   /**
@@ -261,7 +269,7 @@ export class DatasetDownloadService {
       handle = await openFile(recorded.file, 'r');
     } catch (error) {
       this.logger.warn(
-        `task ${id}: ${basename(recorded.file)} cannot be opened (${(error as NodeJS.ErrnoException).code ?? String(error)}): answered as missing`,
+        `task ${id}: ${recorded.file} cannot be opened (${(error as NodeJS.ErrnoException).code ?? String(error)}): answered as missing`,
       );
       throw new ServiceUnavailableException(fileMissing(id));
     }

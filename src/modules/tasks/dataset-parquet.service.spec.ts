@@ -6,6 +6,7 @@ import { Logger } from '@nestjs/common';
 import { redditComment } from '../../../test/support/items';
 import { Clock } from '../../common/clock/clock';
 import { isDatabaseUnavailable } from '../../common/database-unavailable';
+import { AppConfig } from '../../config/app-config';
 import * as datasetParquet from './dataset-parquet';
 import {
   DatasetParquetService,
@@ -23,6 +24,8 @@ const COMPLETED_AT = new Date('2026-01-08T00:00:05.000Z');
 const COMMENT = redditComment();
 
 describe(DatasetParquetService.name, () => {
+  let dataDir: string;
+  /** DATA_DIR/datasets, where the service reads and writes a task's files. */
   let directory: string;
   let now: Date;
   let service: DatasetParquetService;
@@ -35,18 +38,21 @@ describe(DatasetParquetService.name, () => {
       log: jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined),
       error: jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined),
     };
-    directory = mkdtempSync(join(tmpdir(), 'dataset-parquet-service-'));
+    dataDir = mkdtempSync(join(tmpdir(), 'dataset-parquet-service-'));
+    directory = join(dataDir, 'datasets');
+    mkdirSync(directory);
     now = new Date('2026-01-09T00:00:00.000Z');
     // What the repository answers: when the task says the file was written.
     recorded = jest.fn((_id: string, _file: unknown, at: Date) => Promise.resolve(at));
     service = new DatasetParquetService(
       { recordParquet: recorded } as unknown as TaskLifecycleRepository,
       { now: () => now } as Clock,
+      { dataDir } as AppConfig,
     );
   });
   afterEach(() => {
     jest.restoreAllMocks();
-    rmSync(directory, { recursive: true, force: true });
+    rmSync(dataDir, { recursive: true, force: true });
   });
 
   /** A task completed with one comment in its JSON lines file and no Parquet file yet. */
@@ -163,6 +169,32 @@ describe(DatasetParquetService.name, () => {
     // Tried again an hour after the failure, to the millisecond.
     now = new Date(failedAt + PARQUET_RETRY_MS);
     expect(await service.ensure(first)).not.toBeNull();
+  });
+
+  // The task records the compiling replica's directory; another replica mounts the shared volume
+  // elsewhere (or DATA_DIR was moved): the files are read and written under this DATA_DIR.
+  it("reads and writes a task's files by their names under this DATA_DIR, whatever directory the task recorded", async () => {
+    const task = await completedTask('sub');
+    const elsewhere = join(tmpdir(), 'another-replicas-data', 'datasets');
+    const recordedElsewhere = { ...task, dataset_file: join(elsewhere, 'sub.jsonl.gz') };
+
+    const { writtenAt: _, ...file } = (await service.ensure(recordedElsewhere))!;
+    expect(file.file).toBe(join(directory, 'sub.parquet'));
+    expect(recorded).toHaveBeenCalledWith('sub', file, now);
+    expect(
+      JSON.parse(readFileSync(manifestPathOf(task.dataset_file), 'utf8')) as { parquet: unknown },
+    ).toMatchObject({ parquet: { file: 'sub.parquet', sha256: file.sha256 } });
+
+    // Recorded elsewhere too, the file here is served as it is, not written again.
+    const parquetElsewhere = {
+      ...recordedElsewhere,
+      parquet_file: join(elsewhere, 'sub.parquet'),
+      parquet_bytes: String(file.bytes),
+      parquet_sha256: file.sha256,
+      parquet_version: datasetParquet.PARQUET_VERSION,
+    };
+    expect(await service.ensure(parquetElsewhere)).toEqual({ ...file, writtenAt: COMPLETED_AT });
+    expect(recorded).toHaveBeenCalledTimes(1);
   });
 
   // A full disk failing the manifest after the Parquet file was an undocumented 500 per download

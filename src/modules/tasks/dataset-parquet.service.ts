@@ -1,12 +1,15 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { bulkhead, isBulkheadRejectedError } from 'cockatiel';
 import { Clock } from '../../common/clock/clock';
+import { AppConfig } from '../../config/app-config';
+import { InjectConfig } from '../../config/config.module';
 import {
   hasCurrentParquet,
   parquetMetadata,
   parquetPathBeside,
   writeParquet,
 } from './dataset-parquet';
+import { datasetFileHere } from './dataset-path';
 import {
   CompiledDataset,
   JsonLinesFile,
@@ -60,6 +63,7 @@ export class DatasetParquetService {
   constructor(
     private readonly repository: TaskLifecycleRepository,
     private readonly clock: Clock,
+    @InjectConfig() private readonly config: AppConfig,
   ) {}
 
   /** Writes the Parquet file of a dataset being compiled; null (logged) when that fails. */
@@ -80,9 +84,11 @@ export class DatasetParquetService {
    * ParquetBusyError when PARQUET_CONVERSIONS run and PARQUET_CONVERSION_QUEUE wait already
    * (a download of a task already converting shares its conversion, busy or not). With the file,
    * when it was written: `parquet_written_at`, or `completed_at` when a release before that
-   * column recorded it (docs/decisions.md, "Scraping task lifecycle").
+   * column recorded it (docs/decisions.md, "Scraping task lifecycle"). Both files are read, and
+   * a Parquet file written, by their names under this server's DATA_DIR (datasetFileHere).
    */
-  async ensure(task: CompletedTask): Promise<RecordedParquetFile | null> {
+  async ensure(recordedTask: CompletedTask): Promise<RecordedParquetFile | null> {
+    const task = this.filesHere(recordedTask);
     let why = 'it had none';
     if (hasCurrentParquet(task)) {
       const recorded = {
@@ -145,6 +151,16 @@ export class DatasetParquetService {
     const writtenAt = await this.repository.recordParquet(task.id, parquet, this.clock.now());
     this.logger.log(`task ${task.id}: Parquet file written at a download (${why})`);
     return { ...parquet, writtenAt };
+  }
+
+  /** The task with the files it records as this server reads them (datasetFileHere). */
+  private filesHere(task: CompletedTask): CompletedTask {
+    const { dataDir } = this.config;
+    return {
+      ...task,
+      dataset_file: datasetFileHere(dataDir, task.dataset_file),
+      parquet_file: task.parquet_file && datasetFileHere(dataDir, task.parquet_file),
+    };
   }
 
   /** Writes the Parquet file beside `jsonl`, the task's JSON lines file. */

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 
 /** The most bytes a file name may have (Linux's NAME_MAX, and most other file systems'). */
 const NAME_MAX = 255;
@@ -22,11 +22,23 @@ const LONGEST_SUFFIX = `.jsonl.gz.manifest.json.${'0'.repeat(36)}.partial`;
  * and Windows' by default, SMB shares): an id with an upper-case letter gets its digest's first
  * 16 hex digits after its name (`Tao-X=<hex>`), so that no two ids' files are one file there.
  * Only ASCII letters need it: every other letter is percent-encoded, and the hex digits of an
- * escape are always upper case. Downloads follow the path the task recorded, so files compiled
- * before under the bare name are still served.
+ * escape are always upper case. Downloads read the file name the task recorded (datasetFileHere),
+ * so files compiled before under the bare name are still served.
  */
 export function datasetPath(dataDir: string, taskId: string): string {
   return join(datasetsDirectory(dataDir), `${datasetName(taskId)}.jsonl.gz`);
+}
+
+/**
+ * Where this server reads a file a task recorded (`dataset_file`, `parquet_file`): its name,
+ * under this server's `DATA_DIR/datasets`, whatever directory the task recorded. The name is
+ * what the task recorded because names changed over releases (bare names, `=<hex>` suffixes,
+ * digest names); the directory is the compiling replica's, which another replica may mount
+ * elsewhere and a restore may move. Every reader of a task's files goes through it: downloads,
+ * Parquet rewrites and their manifest, and the prune pass's check before items are deleted.
+ */
+export function datasetFileHere(dataDir: string, recorded: string): string {
+  return join(datasetsDirectory(dataDir), basename(recorded));
 }
 
 /** The directory every task's files are written to. */

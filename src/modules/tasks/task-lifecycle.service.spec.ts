@@ -396,6 +396,35 @@ describe(`${TaskLifecycleService.name} compiling`, () => {
     expect(logged.warn).toHaveBeenCalledTimes(2);
   });
 
+  // The task records the compiler's directory: another replica's mount of the shared volume, or
+  // a DATA_DIR since moved. Checked there, a file only this server lacks let the items be deleted.
+  it("checks the dataset file by its name under this server's DATA_DIR, not in the directory the task recorded", async () => {
+    const { service } = compiling([], dataDir);
+    const here = datasetPath(dataDir, 'here');
+    mkdirSync(dirname(here), { recursive: true });
+    writeFileSync(here, 'twenty bytes of data');
+    const elsewhere = join(dataDir, 'another-mount', 'datasets');
+    mkdirSync(elsewhere, { recursive: true });
+    writeFileSync(join(elsewhere, 'not-here.jsonl.gz'), 'twenty bytes of data');
+    const tasks = [
+      { id: 'here', dataset_file: join(elsewhere, 'here.jsonl.gz'), dataset_bytes: '20' },
+      { id: 'not-here', dataset_file: join(elsewhere, 'not-here.jsonl.gz'), dataset_bytes: '20' },
+    ];
+    const repository = {
+      completedWithItems: jest.fn(() => Promise.resolve(tasks)),
+      deleteCompletedItems: jest.fn(() => Promise.resolve(1)),
+    };
+    Object.assign(service, { repository });
+
+    expect(await service.pruneCompletedItems()).toBe(1);
+    expect(repository.deleteCompletedItems.mock.calls).toEqual([['here']]);
+    expect(logged.warn.mock.calls).toEqual([
+      [
+        `task not-here: its stored items are kept: its dataset file ${datasetPath(dataDir, 'not-here')} is missing or not the size recorded`,
+      ],
+    ]);
+  });
+
   /** Has the compile's Parquet step write a file beside the JSON lines file, as it does. */
   function writingParquet(parquet: ReturnType<typeof compiling>['parquet']) {
     parquet.tryWrite.mockImplementation((_task, jsonl) => {

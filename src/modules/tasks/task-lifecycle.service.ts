@@ -19,7 +19,7 @@ import { NetworkService } from '../../network/network.service';
 import { NetworkQueryResult } from '../../network/query-result';
 import { fileIdentity, removeIfUnchanged, removeStalePartials } from './atomic-file';
 import { afterPage, CollectionProgress, nextPage, progressWithin } from './collection-paging';
-import { datasetPath, datasetsDirectory } from './dataset-path';
+import { datasetFileHere, datasetPath, datasetsDirectory } from './dataset-path';
 import { DatasetParquetService } from './dataset-parquet.service';
 import {
   DatasetRow,
@@ -182,11 +182,12 @@ export class TaskLifecycleService
 
   /**
    * Deletes the stored items of up to `limit` tasks completed at least PRUNE_GRACE_MS ago, once
-   * their JSON lines file is on disk with its recorded size: the file holds them. Not at
-   * completion: another replica may be compiling the task at once, and read the rows after they
-   * were gone. A task whose file is not on disk so is left alone, and said once (in this
-   * process): its items may be all that is left of its dataset. Once none is left, looked for
-   * again an hour later.
+   * their JSON lines file is on disk with its recorded size, the file a download here would
+   * serve (datasetFileHere: its name under this DATA_DIR, whatever directory the task
+   * recorded): the file holds them. Not at completion: another replica may be compiling the
+   * task at once, and read the rows after they were gone. A task whose file is not on disk so
+   * is left alone, and said once (in this process): its items may be all that is left of its
+   * dataset. Once none is left, looked for again an hour later.
    */
   async pruneCompletedItems(limit = PRUNE_TASKS_PER_PASS): Promise<number> {
     if (performance.now() < this.pruneIdleUntil) return 0;
@@ -200,11 +201,12 @@ export class TaskLifecycleService
     let pruned = 0;
     for (const task of tasks) {
       if (this.stopping) break;
-      const size = await sizeOnDisk(task.dataset_file!);
+      const file = datasetFileHere(this.config.dataDir, task.dataset_file!);
+      const size = await sizeOnDisk(file);
       if (size !== Number(task.dataset_bytes)) {
         this.unprunable.add(task.id);
         this.logger.warn(
-          `task ${task.id}: its stored items are kept: its dataset file is missing or not the size recorded`,
+          `task ${task.id}: its stored items are kept: its dataset file ${file} is missing or not the size recorded`,
         );
         continue;
       }
