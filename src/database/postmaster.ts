@@ -196,15 +196,18 @@ function groupOf(pid: number): number | undefined {
 
 /** The pids whose parent is `pid`; none where /proc cannot be read. */
 function childrenOf(pid: number): number[] {
-  let entries: string[];
+  return processIds()
+    .filter((entry) => statFields(entry)?.[1] === String(pid))
+    .map(Number);
+}
+
+/** Every process' entry in /proc (its pid, as /proc names it); none where it cannot be read. */
+function processIds(): string[] {
   try {
-    entries = readdirSync('/proc');
+    return readdirSync('/proc').filter((entry) => /^\d+$/.test(entry));
   } catch {
     return [];
   }
-  return entries
-    .filter((entry) => /^\d+$/.test(entry) && statFields(entry)?.[1] === String(pid))
-    .map(Number);
 }
 
 /**
@@ -330,14 +333,7 @@ export function removeStalePostmaster(databaseDir: string, log: (message: string
  * process that started the server. None where /proc cannot be read.
  */
 export function keepersOf(pid: number): number[] {
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return [];
-  }
-  return entries
-    .filter((entry) => /^\d+$/.test(entry))
+  return processIds()
     .filter((entry) => {
       try {
         const args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');

@@ -30,6 +30,13 @@ describe('The development entry point with its embedded Postgres', () => {
     chmodSync(dataDir, 0o755);
   });
   afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
+  /** `npm start` on this test's DATA_DIR and a free port, in a process group of its own. */
+  const startInOwnGroup = async () =>
+    startAppProcess(
+      { DATA_DIR: dataDir, EMBEDDED_POSTGRES_PORT: String(await freePort()) },
+      'development',
+      { processGroup: true },
+    );
 
   it('on Ctrl-C during the index sync (its SIGINT heard twice, as under npm), lets the sync stop, then stops its Postgres and exits 0 with no error', async () => {
     const port = await freePort();
@@ -109,11 +116,7 @@ describe('The development entry point with its embedded Postgres', () => {
   }, 120_000);
 
   it('on a second signal exits at once, and its Postgres still stops', async () => {
-    const app = await startAppProcess(
-      { DATA_DIR: dataDir, EMBEDDED_POSTGRES_PORT: String(await freePort()) },
-      'development',
-      { processGroup: true },
-    );
+    const app = await startInOwnGroup();
     const postgres = postmasterPid(dataDir);
     // A request whose body never ends keeps the drain waiting: the app is never closed, and
     // so never stops its Postgres itself.
@@ -143,11 +146,7 @@ describe('The development entry point with its embedded Postgres', () => {
   }, 120_000);
 
   it('when killed outright (SIGKILL: no exit listener runs), its Postgres still stops', async () => {
-    const app = await startAppProcess(
-      { DATA_DIR: dataDir, EMBEDDED_POSTGRES_PORT: String(await freePort()) },
-      'development',
-      { processGroup: true },
-    );
+    const app = await startInOwnGroup();
     const postgres = postmasterPid(dataDir);
     try {
       expect(keepersOf(postgres)).toHaveLength(1);
@@ -166,11 +165,7 @@ describe('The development entry point with its embedded Postgres', () => {
   // Killed while the gateway ran (kill -KILL, the OOM killer), its Postgres was seen only in
   // each request's "database unavailable: connect ECONNREFUSED".
   it('says, as an error, that its Postgres exited while it runs, how, and where its log is', async () => {
-    const app = await startAppProcess(
-      { DATA_DIR: dataDir, EMBEDDED_POSTGRES_PORT: String(await freePort()) },
-      'development',
-      { processGroup: true },
-    );
+    const app = await startInOwnGroup();
     const postgres = postmasterPid(dataDir);
     try {
       process.kill(postgres, 'SIGKILL');
@@ -191,11 +186,7 @@ describe('The development entry point with its embedded Postgres', () => {
   }, 120_000);
 
   it('on Ctrl-C while it starts, before it listens, exits and its Postgres stops', async () => {
-    const starting = startAppProcess(
-      { DATA_DIR: dataDir, EMBEDDED_POSTGRES_PORT: String(await freePort()) },
-      'development',
-      { processGroup: true },
-    ).then(
+    const starting = startInOwnGroup().then(
       async (app) => {
         await app.stop('SIGKILL');
         return new Error('the service started before the signal');
