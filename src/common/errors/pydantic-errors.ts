@@ -58,7 +58,6 @@ const TYPE_CHECKS: Record<string, Describe> = {
     type: 'model_type',
     msg: 'Input should be a valid dictionary or object to extract fields from',
   }),
-  whitelistValidation: () => ({ type: 'extra_forbidden', msg: 'Extra inputs are not permitted' }),
 };
 
 function stringTooShort(n: number) {
@@ -135,7 +134,7 @@ function describeError(
   const items: ValidationErrorItem[] = [];
 
   if (names.length > 0) {
-    if (error.value === undefined && !('whitelistValidation' in constraints)) {
+    if (error.value === undefined) {
       items.push({ loc, ...TYPE_CHECKS.isDefined(undefined as never, undefined) });
     } else {
       items.push(...describeConstraints(error, loc, names));
@@ -153,7 +152,7 @@ function describeConstraints(
   const rules = findMetadata(error);
   const ordered = [...names].sort((a, b) => rank(a) - rank(b));
   const whole = ordered.filter((name) => !(rules.get(name)?.each && Array.isArray(error.value)));
-  // A wrong type (or an unknown field) is all pydantic reports about a field, and so is a list
+  // A wrong type is all pydantic reports about a field, and so is a list
   // too long (pydantic stops reading it there, dropping what its items' errors were).
   const alone =
     whole.length > 0 && rank(whole[0]) <= 0
@@ -194,11 +193,10 @@ function describe(
 }
 
 /**
- * The order pydantic checks a field in: unknown field, type, lower bounds (a text's after its
+ * The order pydantic checks a field in: type, lower bounds (a text's after its
  * white space is stripped: `notBlank`), upper bounds, pattern, the field's own validators.
  */
 function rank(name: string): number {
-  if (name === 'whitelistValidation') return -2;
   // A list's own type before its items': `each: true` rules check a value that is no list as
   // one item, and `{"usernames": 5}` was told "a valid string" (an audit's finding).
   if (name === 'isArray') return -1;

@@ -10,8 +10,13 @@ export interface ValidationErrorItem {
   ctx?: Record<string, unknown>;
 }
 
+/** The unknown fields one 422 lists at most; the others are counted in one item after them. */
+export const MAX_LISTED_UNKNOWN_FIELDS = 20;
+
 /**
- * A 422 carrying every failing field of a request at once. Each item's keys come in one order,
+ * A 422 carrying every failing field of a request at once, its unknown fields but the first
+ * MAX_LISTED_UNKNOWN_FIELDS only counted: a body of 100,000 was answered with 100,000 items (a
+ * hostile-client review's finding). Each item's keys come in one order,
  * `loc, msg, type, ctx`, as the README and the original's (FastAPI's) bodies write them, and as
  * a malformed body's 422 (body-parser-errors.ts) has them: the checks of the DTOs built theirs
  * `loc, type, msg, ctx`, a service's own rule (`start_date` after `end_date`) `loc, msg, type`,
@@ -21,10 +26,30 @@ export class RequestValidationException extends HttpException {
   readonly errors: ValidationErrorItem[];
 
   constructor(errors: ValidationErrorItem[]) {
-    const ordered = errors.map(inKeyOrder);
+    const ordered = withUnknownFieldsCapped(errors).map(inKeyOrder);
     super({ detail: ordered }, HttpStatus.UNPROCESSABLE_ENTITY);
     this.errors = ordered;
   }
+}
+
+/**
+ * The items with the unknown fields (`extra_forbidden`) past the first MAX_LISTED_UNKNOWN_FIELDS
+ * left out, and one item at the end counting them, at the location of the unknown fields.
+ */
+function withUnknownFieldsCapped(errors: ValidationErrorItem[]): ValidationErrorItem[] {
+  const unknown = errors.filter((error) => error.type === 'extra_forbidden');
+  const unlisted = unknown.length - MAX_LISTED_UNKNOWN_FIELDS;
+  if (unlisted <= 0) return errors;
+  const listed = new Set(unknown.slice(0, MAX_LISTED_UNKNOWN_FIELDS));
+  const fields = `field${unlisted === 1 ? '' : 's'}`;
+  return [
+    ...errors.filter((error) => error.type !== 'extra_forbidden' || listed.has(error)),
+    {
+      loc: [unknown[0].loc[0]],
+      msg: `Extra inputs are not permitted: ${unlisted} more unknown ${fields}, not listed`,
+      type: 'extra_forbidden',
+    },
+  ];
 }
 
 function inKeyOrder({ loc, msg, type, ctx }: ValidationErrorItem): ValidationErrorItem {
