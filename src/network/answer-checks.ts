@@ -56,6 +56,15 @@ export function isMostlyDropped(answer: CheckedAnswer): boolean {
 }
 
 /**
+ * It had items and the checks dropped every one (a GetContentsByBuckets delivery too): the
+ * miner said nothing true, which is not "nothing matches" (an empty answer). Its miner failed
+ * the query (`invalid_items`), and a delivery of it is no bucket's contents.
+ */
+export function isDroppedWhole(answer: { returned: number; dropped: number }): boolean {
+  return answer.returned > 0 && answer.dropped >= answer.returned;
+}
+
+/**
  * An answer counts towards the quorum when it returned items, most of which passed the checks.
  * An empty one does not: counted, three quick empty answers ended the round while the miners
  * holding the data were still answering, and the client was told there was none (an audit's

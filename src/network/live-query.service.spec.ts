@@ -11,6 +11,7 @@ import { NetworkQuery, XItem } from './protocol';
 import { NetworkQueryResult } from './query-result';
 import { CallBudgets } from './transport/call-budgets';
 import { MinerClient, MinerTarget, replyOf } from './transport/miner-client';
+import { MinerCallError, MinerFailureReason } from './transport/miner-failures';
 
 const corpus = generateCorpus({
   seed: 13,
@@ -34,6 +35,8 @@ interface MinerScript {
   coldkey: string;
   afterMs: number;
   items: XItem[];
+  /** The call fails so, instead of answering the items. */
+  failure?: MinerFailureReason;
 }
 
 /** A LiveQueryService over fake miners (uids 1..n, in the order given) on fake timers. */
@@ -54,9 +57,12 @@ function setUp(scripts: MinerScript[], network: Partial<AppConfig['network']> = 
     refusalOf: () => undefined,
     call: (target: MinerTarget) => {
       const script = scripts[target.uid - 1];
-      return new Promise((resolve) =>
+      return new Promise((resolve, reject) =>
         setTimeout(
-          () => resolve(replyOf({ data: script.items.map(toWireEntity) }, script.afterMs)),
+          () =>
+            script.failure
+              ? reject(new MinerCallError(script.failure, script.failure))
+              : resolve(replyOf({ data: script.items.map(toWireEntity) }, script.afterMs)),
           script.afterMs,
         ),
       );
@@ -156,5 +162,60 @@ describe(LiveQueryService.name, () => {
 
     expect(result.items).toHaveLength(1);
     expect([1, 2, 3].map(scoreOf)).toEqual([null, null, 0.5]);
+  });
+
+  // Every miner answered and the checks dropped every item: the gateway answered "nothing
+  // matched" (`no_data_available`, cached) when every miner had lied (a review's finding).
+  describe('when every answer that came had all its items dropped', () => {
+    const unmatched: NetworkQuery = { ...QUERY, keywords: ['nowhereinthecorpus'] };
+
+    it('answers the error of every miner failing, the liars counted as invalid_items', async () => {
+      const { query, scoreOf } = setUp([
+        { coldkey: 'ck1', afterMs: 10, items: posts.slice(0, 3) },
+        { coldkey: 'ck2', afterMs: 20, items: posts.slice(3, 5) },
+        { coldkey: 'ck3', afterMs: 30, items: [], failure: 'http_error' },
+      ]);
+
+      const result = await query(unmatched);
+
+      expect(result).toMatchObject({
+        items: [],
+        error: 'Every queried miner failed',
+        minersResponded: 2,
+        minersFailed: { count: 3, reasons: { invalid_items: 2, http_error: 1 } },
+        itemsDroppedInvalid: 5,
+      });
+      expect([1, 2, 3].map(scoreOf)).toEqual([0, 0, 0]);
+    });
+
+    it('still answers a valid empty answer beside them as nothing matched', async () => {
+      const { query } = setUp([
+        { coldkey: 'ck1', afterMs: 10, items: posts.slice(0, 3) },
+        { coldkey: 'ck2', afterMs: 20, items: [] },
+      ]);
+
+      const result = await query(unmatched);
+
+      expect(result.error).toBeUndefined();
+      expect(result).toMatchObject({
+        items: [],
+        minersEmpty: 1,
+        minersFailed: { count: 1, reasons: { invalid_items: 1 } },
+      });
+    });
+  });
+
+  it('says every miner was busy when each call was refused for the concurrency cap or a 503', async () => {
+    const { query } = setUp([
+      { coldkey: 'ck1', afterMs: 10, items: [], failure: 'busy' },
+      { coldkey: 'ck2', afterMs: 10, items: [], failure: 'busy' },
+    ]);
+
+    const result = await query();
+
+    expect(result.error).toMatch(
+      /^Every queried miner was busy: .*\(MINER_CONCURRENCY\), or the miner answered 503$/,
+    );
+    expect(result.minersFailed).toEqual({ count: 2, reasons: { busy: 2 } });
   });
 });

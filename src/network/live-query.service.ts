@@ -8,6 +8,7 @@ import {
   checkAnswer,
   CheckedAnswer,
   credibilityScore,
+  isDroppedWhole,
   isMostlyDropped,
   mergeAnswers,
 } from './answer-checks';
@@ -24,7 +25,7 @@ import { onDemandRequestFields, OnDemandRequestFields, readEntityList } from './
 import { CallBudgets, QueryPurpose } from './transport/call-budgets';
 import { MinerClient, targetOf } from './transport/miner-client';
 import { NOT_SERVED_COOLDOWN_MS } from './transport/miner-refusals';
-import { failureScore, MinerFailureReason } from './transport/miner-failures';
+import { failureScore, QueryFailures } from './transport/miner-failures';
 
 /** Hedging delay before the network has enough latency samples to know its own p90. */
 const INITIAL_HEDGE_MS = 1000;
@@ -199,31 +200,44 @@ function summarize(
   consensus: number,
   limit: number,
 ): NetworkQueryResult {
-  const reasons: Partial<Record<MinerFailureReason, number>> = {};
+  const reasons: QueryFailures['reasons'] = {};
   for (const reason of outcome.failures.values()) reasons[reason] = (reasons[reason] ?? 0) + 1;
   // Silent at the deadline is, for this request, a timeout (the call itself ends later).
-  if (outcome.deadlineReached && outcome.unanswered.length > 0)
-    reasons.timeout = (reasons.timeout ?? 0) + outcome.unanswered.length;
-  const noAnswer = outcome.answers.length === 0;
-  const error = outcome.deadlineReached
-    ? 'No miner answered within the deadline'
-    : 'Every queried miner failed';
+  const late = outcome.deadlineReached ? outcome.unanswered.length : 0;
+  if (late > 0) reasons.timeout = (reasons.timeout ?? 0) + late;
+  // Answered, but every item dropped: no usable answer either.
+  const lied = outcome.answers.filter(isDroppedWhole).length;
+  if (lied > 0) reasons.invalid_items = lied;
   return {
     items,
-    error: noAnswer ? error : undefined,
+    error: outcome.answers.length === lied ? whyNoAnswer(outcome) : undefined,
     origin: 'live',
     minersQueried: outcome.queried.length,
     minersResponded: outcome.answers.length,
     minersEmpty: outcome.answers.filter((answer) => answer.returned === 0).length,
     minersPassedChecks: outcome.answers.filter((answer) => answer.dropped === 0).length,
-    minersFailed: {
-      count: outcome.failures.size + (outcome.deadlineReached ? outcome.unanswered.length : 0),
-      reasons,
-    },
+    minersFailed: { count: outcome.failures.size + late + lied, reasons },
     itemsDroppedInvalid: outcome.answers.reduce((sum, answer) => sum + answer.dropped, 0),
     consensus,
     hedged: outcome.hedged,
     deadlineReached: outcome.deadlineReached,
     limitReached: outcome.answers.some((answer) => answer.returned >= limit),
   };
+}
+
+/**
+ * Why no miner gave a usable answer (none answered, or every answer's items were dropped): an
+ * error, never "nothing matched", which clients of the hosted API read as "none exists".
+ */
+function whyNoAnswer(outcome: QuorumOutcome): string {
+  if (outcome.answers.length === 0 && outcome.deadlineReached)
+    return 'No miner answered within the deadline';
+  const failures = [...outcome.failures.values()];
+  const allBusy = failures.length > 0 && failures.every((reason) => reason === 'busy');
+  if (outcome.answers.length === 0 && allBusy)
+    return (
+      'Every queried miner was busy: this gateway already had as many calls in flight to it as ' +
+      'it allows (MINER_CONCURRENCY), or the miner answered 503'
+    );
+  return 'Every queried miner failed';
 }

@@ -1,6 +1,6 @@
 import { StoredAnswer } from './stored/stored-answer';
 import { AnswerOrigin, DataItem } from './protocol';
-import { MinerFailureReason } from './transport/miner-failures';
+import { QueryFailures } from './transport/miner-failures';
 
 /** What a stored-data answer reports beside the live one's counts. */
 export type StoredCounts = Pick<StoredAnswer, 'coverage' | 'buckets' | 'oldestFetchedAt'>;
@@ -15,7 +15,7 @@ export interface NetworkQueryResult {
   minersEmpty: number;
   /** Miners that answered with only items that passed the checks (an empty answer passes). */
   minersPassedChecks: number;
-  minersFailed: { count: number; reasons: Partial<Record<MinerFailureReason, number>> };
+  minersFailed: QueryFailures;
   itemsDroppedInvalid: number;
   consensus: number;
   hedged: number;

@@ -1,4 +1,4 @@
-import { MINER_FAILURE_REASONS } from '../../src/network/transport/miner-failures';
+import { QUERY_FAILURE_REASONS } from '../../src/network/transport/miner-failures';
 import { createKey } from '../support/fixtures';
 import { syncIndexNow } from '../support/index-sync';
 import { startTestNetwork, TestNetwork } from '../support/network';
@@ -413,7 +413,7 @@ describe('OpenAPI document', () => {
       expect.arrayContaining(['miners_queried', 'miners_failed', 'consensus', 'cache_hit']),
     );
     const reasons = schemas.MinersFailed.properties?.reasons;
-    expect(Object.keys(reasons?.properties ?? {})).toEqual([...MINER_FAILURE_REASONS]);
+    expect(Object.keys(reasons?.properties ?? {})).toEqual([...QUERY_FAILURE_REASONS]);
     expect(reasons).toMatchObject({ type: 'object', additionalProperties: false });
   });
 

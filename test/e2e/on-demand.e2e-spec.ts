@@ -463,9 +463,10 @@ describe('On-demand queries when miners hang or lie', () => {
       expect(network.devnet.corpus.holdersOf(item.uri).length).toBeGreaterThan(0);
     }
     // The hanging miner, silent at the deadline, is counted among the failures as a timeout.
+    // So are the corrupting and the fabricating miner, every item of theirs dropped.
     expect(response.body.meta.miners_failed).toEqual({
-      count: 4,
-      reasons: { timeout: 1, http_error: 1, malformed: 1, oversize: 1 },
+      count: 6,
+      reasons: { timeout: 1, http_error: 1, malformed: 1, oversize: 1, invalid_items: 2 },
     });
     expect(response.body.meta.items_dropped_invalid).toBeGreaterThan(0);
     expect(response.body.meta.deadline_reached).toBe(true);
@@ -489,6 +490,66 @@ describe('On-demand queries when miners hang or lie', () => {
     }, 10_000);
     for (const uid of Object.values(faulty)) expect(after.get(uid)!).toBeLessThan(before.get(uid)!);
     for (const uid of [0, 1, 2]) expect(after.get(uid)!).toBeGreaterThanOrEqual(before.get(uid)!);
+  });
+});
+
+// Every miner answered and the checks dropped every item: the gateway answered 200 with
+// `no_data_available: true` ("nothing matched"), and cached it, when every miner had lied (a
+// review's finding).
+describe('On-demand queries when every miner that answers lies', () => {
+  let network: TestNetwork;
+  let app: TestApp;
+
+  beforeAll(async () => {
+    network = await startTestNetwork([
+      { behaviour: { fabricate: true } },
+      { behaviour: { wrongSchema: true } },
+      { behaviour: { http500: true } },
+    ]);
+    // The cache on (its default TTL): an answer of lies must not be kept for the next query.
+    app = await startTestApp({ ...network.env, QUERY_MINERS: '3' }, { ownDatabase: true });
+  });
+  afterAll(async () => {
+    await app.close();
+    await network.stop();
+  });
+
+  const onDemandCalls = () =>
+    network.devnet.miners.reduce(
+      (sum, miner) => sum + network.devnet.requestCounts(miner.uid).OnDemandRequest,
+      0,
+    );
+
+  it('answers the error of every miner failing, counts the liars invalid_items, and caches nothing', async () => {
+    const ask = () =>
+      app.http
+        .post(ENDPOINT)
+        .set('X-API-Key', TEST_MASTER_KEY)
+        .send({ source: 'x', keywords: ['#bitcoin'] })
+        .expect(200);
+    const first = await ask();
+    expect(first.body).toMatchObject({
+      status: 'error',
+      data: [],
+      meta: {
+        error: 'Every queried miner failed',
+        miners_queried: 3,
+        miners_responded: 2,
+        miners_failed: { count: 3, reasons: { invalid_items: 2, http_error: 1 } },
+        validation_success_rate: '0/2',
+        no_data_available: false,
+        cache_hit: false,
+      },
+    });
+    expect(first.body.meta.items_dropped_invalid).toBeGreaterThan(0);
+
+    const calls = onDemandCalls();
+    const again = await ask();
+    expect(again.body).toMatchObject({
+      status: 'error',
+      meta: { error: 'Every queried miner failed', cache_hit: false },
+    });
+    expect(onDemandCalls()).toBeGreaterThan(calls);
   });
 });
 

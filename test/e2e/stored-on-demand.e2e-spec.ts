@@ -233,21 +233,75 @@ describe('On-demand from stored data with miners that lie', () => {
     }
   });
 
+  // Asked for the label's newest bucket, this passed only because a liar's delivery of it, every
+  // record dropped, had been stored as the bucket's contents (no items). It asks for a bucket an
+  // on-demand answer has items of: a delivery kept.
   it('answers query_bucket from the store for a bucket an on-demand query fetched', async () => {
+    const answer = await queryKeyword(app, '#bitcoin');
+    const current = timeBucketId(new Date());
+    const bucket = (answer.body.data as DataItem[])
+      .map((item) => timeBucketId(new Date(item.datetime)))
+      .find((id) => id < current);
+    expect(bucket).toBeDefined();
     const before = network.devnet.miners.map(
       (miner) => network.devnet.requestCounts(miner.uid).GetDataEntityBucket,
     );
     const response = await app.http
-      .get('/api/v1/query_bucket/x?label=%23bitcoin')
+      .get(`/api/v1/query_bucket/x?label=%23bitcoin&start_bucket=${bucket}&end_bucket=${bucket}`)
       .set('X-API-Key', TEST_MASTER_KEY)
       .expect(200);
-    expect(response.body).toMatchObject({ status: 'success', cached: true });
+    expect(response.body).toMatchObject({
+      status: 'success',
+      cached: true,
+      bucket: { id: bucket },
+    });
     expect(
       network.devnet.miners.map(
         (miner) => network.devnet.requestCounts(miner.uid).GetDataEntityBucket,
       ),
     ).toEqual(before);
+    expect((response.body.data as DataItem[]).length).toBeGreaterThan(0);
     for (const item of response.body.data as DataItem[]) expect(item.label).toBe('#bitcoin');
+  });
+});
+
+// A delivery whose every record the checks dropped was stored as the bucket's contents: the
+// answer was a success without items, `no_data_available` ("nothing matched"), and so was every
+// query of those hours while the fetches were fresh, when every holder had lied (a review's
+// finding).
+describe('On-demand from stored data when every holder files its records under another label', () => {
+  let network: TestNetwork;
+  let app: TestApp;
+
+  beforeAll(async () => {
+    ({ network, app } = await storedOnly([
+      { wrongLabel: true },
+      { wrongLabel: true },
+      { wrongLabel: true },
+    ]));
+  });
+  afterAll(async () => {
+    await app?.close();
+    await network?.stop();
+  });
+
+  it('answers an error naming them invalid_items, stores none of it, and asks again next time', async () => {
+    for (let round = 0; round < 2; round++) {
+      const calls = contentsCalls(network);
+      const response = await queryKeyword(app, '#bitcoin');
+      expect(contentsCalls(network)).toBeGreaterThan(calls);
+      const { meta } = response.body;
+      expect(response.body).toMatchObject({ status: 'error', data: [] });
+      expect(meta).toMatchObject({
+        origin: 'stored',
+        no_data_available: false,
+        miners_failed: { reasons: { invalid_items: meta.miners_queried } },
+        stored: { coverage: 'partial', buckets_from_store: 0, buckets_fetched_now: 0 },
+      });
+      expect(meta.error).toMatch(/^No miner holding this query's data answered with it/);
+      expect(meta.miners_failed.count).toBe(meta.miners_queried);
+      expect(meta.stored.buckets_missing).toBeGreaterThan(0);
+    }
   });
 });
 

@@ -4,6 +4,7 @@ import {
   bucketOfWireId,
   checkContents,
   checkEntities,
+  deliveriesToKeep,
   MAX_CONTENT_BYTES,
   MAX_CONTENTS_PER_ANSWER,
 } from './contents-check';
@@ -240,6 +241,28 @@ describe(checkContents.name, () => {
     expect(more.score).toBe(1);
     const nothing = checkContents([{ bucket: TAO, claimedBytes: 5000 }], []);
     expect(nothing.deliveries[0]).toMatchObject({ returned: 0, items: [], score: 0 });
+  });
+});
+
+describe(deliveriesToKeep.name, () => {
+  // Stored, a delivery whose every content was dropped was taken for the bucket's contents:
+  // no items, "no data" while fresh, when the miner had only lied (a review's finding).
+  it('keeps every delivery but one whose every content the checks dropped; an empty one stays', () => {
+    const relabelled = { ...TAO, timeBucket: HOUR + 1 };
+    const empty = { ...TAO, timeBucket: HOUR + 2 };
+    const checked = checkContents(
+      [relabelled, TAO, empty].map((bucket) => ({ bucket, claimedBytes: 100 })),
+      [
+        { bucketId: wireBucketId(TAO), contents: [tweet(1), tweet(2, { text: 7 })] },
+        {
+          bucketId: wireBucketId(relabelled),
+          contents: [tweet(3, { tweet_hashtags: ['#elsewhere'] }), tweet(4)],
+        },
+        { bucketId: wireBucketId(empty), contents: [] },
+      ],
+    );
+    expect(checked.deliveries.map((delivery) => delivery.returned)).toEqual([2, 2, 0]);
+    expect(deliveriesToKeep(checked).map((delivery) => delivery.bucket)).toEqual([TAO, empty]);
   });
 });
 

@@ -1,6 +1,7 @@
 import { isRecord } from '../../common/is-record';
 import { Source } from '../../common/source';
 import { parseIsoDate } from '../../common/validation/iso-date';
+import { isDroppedWhole } from '../answer-checks';
 import { deliveryScore } from '../delivery-score';
 import { canonicalItem, itemKey } from '../item-uri';
 import { BucketKey, bucketEnd, bucketStart, cutLabel, DataItem, normalizeLabel } from '../protocol';
@@ -52,6 +53,16 @@ export function checkContents(
   pairs: readonly BucketContents[],
 ): CheckedContents {
   return checkPairs(asked, pairs, readContent);
+}
+
+/**
+ * The deliveries to keep in the store: not one whose every content the checks dropped
+ * (isDroppedWhole). Kept, it was stored as the bucket's contents, no items, and while fresh
+ * answered queries of the bucket as "no data" when its miner had only lied (a review's finding);
+ * not kept, the bucket is missing, and the next query asks again.
+ */
+export function deliveriesToKeep(checked: CheckedContents): CheckedDelivery[] {
+  return checked.deliveries.filter((delivery) => !isDroppedWhole(delivery));
 }
 
 /**

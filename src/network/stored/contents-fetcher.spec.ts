@@ -31,7 +31,8 @@ function post(id: string, label: string | null): XItem {
   return item;
 }
 
-function setUp(fails?: Error) {
+/** `filedUnder`: the label the miner files the posts it sends under (default: the one asked). */
+function setUp(fails?: Error, filedUnder?: string) {
   const calls: { synapse: SynapseName; timeoutMs: number; purpose: CallPurpose | undefined }[] = [];
   const scores: MinerScore[] = [];
   const saved: BucketDelivery[] = [];
@@ -48,7 +49,10 @@ function setUp(fails?: Error) {
       if (synapse === 'GetDataEntityBucket')
         return Promise.resolve(replyOf({ data_entities: [toWireEntity(post('1', null))] }, 1));
       const asked = fields.data_entity_bucket_ids as ReturnType<typeof wireBucketId>[];
-      const pairs = asked.map((id) => [id, [toWireEntity(post('2', id.label!.value)).content]]);
+      const pairs = asked.map((id) => [
+        id,
+        [toWireEntity(post('2', filedUnder ?? id.label!.value)).content],
+      ]);
       return Promise.resolve(replyOf({ bucket_ids_to_contents: pairs }, 1));
     },
   } as unknown as MinerClient;
@@ -123,5 +127,17 @@ describe(ContentsFetcher.name, () => {
     expect(report).toMatchObject({ uid: 7, failure: 'timeout', score: 0, returned: 0 });
     expect(scores).toEqual([{ uid: 7, score: 0 }]);
     expect(saved).toEqual([]);
+  });
+
+  // Kept, a delivery dropped whole was stored as the bucket's contents, no items, and answered
+  // as "no data" while fresh, when the miner had only lied (a review's finding).
+  it('keeps no delivery whose every content the checks dropped: its bucket is not delivered', async () => {
+    const { fetcher, scores, saved } = setUp(undefined, '#elsewhere');
+    const report = await fetcher.run(plannedCall('GetContentsByBuckets', 100));
+    expect(report).toMatchObject({ uid: 7, returned: 1, dropped: 1, score: 0 });
+    expect(report.failure).toBeUndefined();
+    expect(report.delivered).toEqual(new Set());
+    expect(saved).toEqual([]);
+    expect(scores).toEqual([{ uid: 7, score: 0 }]);
   });
 });

@@ -13,7 +13,7 @@ import { MinerClient } from '../transport/miner-client';
 import { failureReasonOf, failureScore, MinerFailureReason } from '../transport/miner-failures';
 import { QueryPurpose } from '../transport/call-budgets';
 import { bucketKeyOf } from './bucket-selection';
-import { CheckedContents, checkContents, checkEntities } from './contents-check';
+import { CheckedContents, checkContents, checkEntities, deliveriesToKeep } from './contents-check';
 import { PlannedCall } from './holder-choice';
 import { ItemStore } from './item-store';
 
@@ -66,9 +66,10 @@ export class ContentsFetcher {
     this.credibility.record([{ uid: holder.uid, score: checked.score }]);
     const fetchedAt = this.clock.now();
     const delivered = new Set<string>();
+    const kept = deliveriesToKeep(checked);
     try {
       await this.store.save(
-        ...checked.deliveries.map((delivery) => ({
+        ...kept.map((delivery) => ({
           bucket: delivery.bucket,
           minerUid: holder.uid,
           minerHotkey: holder.hotkey,
@@ -77,7 +78,7 @@ export class ContentsFetcher {
           items: delivery.items,
         })),
       );
-      for (const delivery of checked.deliveries) delivered.add(bucketKeyOf(delivery.bucket));
+      for (const delivery of kept) delivered.add(bucketKeyOf(delivery.bucket));
     } catch (error) {
       // Not keeping it (Postgres away) is no fault of the miner's.
       this.logger.warn(`delivery of miner ${holder.uid} not kept: ${(error as Error).message}`);

@@ -221,4 +221,50 @@ describe(summarize.name, () => {
     expect(answer.items).toEqual([]);
     expect(answer.error).toBeUndefined();
   });
+
+  // A miner that answered with contents the checks all dropped was counted as one that answered,
+  // and an answer whose every holder lied was a success without items (a review's finding).
+  it('counts a miner whose every content sent was dropped as failed, invalid_items', () => {
+    const answer = summarize(
+      plan,
+      selected(2),
+      round([
+        [call(1), report(1, { returned: 4, dropped: 4, score: 0 })],
+        [call(1), report(1, { returned: 2, dropped: 2, score: 0 })],
+        [call(2), report(2, { returned: 3, dropped: 1, score: 0.6 })],
+        [call(3), report(3, { failure: 'network' })],
+      ]),
+      [stored('a', '2026-01-01T10:00:00Z')],
+      false,
+    );
+    expect(answer.miners).toMatchObject({
+      responded: 2,
+      failed: { count: 2, reasons: { invalid_items: 1, network: 1 } },
+    });
+  });
+
+  it('is an error when every holder asked sent only contents the checks dropped', () => {
+    // The fetcher keeps none of their deliveries: no bucket is delivered.
+    const answer = summarize(
+      plan,
+      selected(2),
+      round(
+        [
+          [call(1), report(1, { returned: 4, dropped: 4, score: 0 })],
+          [call(2), report(2, { returned: 3, dropped: 3, score: 0 })],
+        ],
+        [false, false],
+      ),
+      [],
+      false,
+    );
+    expect(answer).toMatchObject({
+      items: [],
+      error:
+        "No miner holding this query's data answered with it (2 asked; meta.miners_failed.reasons says why)",
+      coverage: 'partial',
+      buckets: { planned: 2, fromStore: 0, fetchedNow: 0, missing: 2 },
+      miners: { responded: 2, failed: { count: 2, reasons: { invalid_items: 2 } } },
+    });
+  });
 });

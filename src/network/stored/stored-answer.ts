@@ -1,5 +1,6 @@
 import { DataItem } from '../protocol';
-import { MinerFailureReason } from '../transport/miner-failures';
+import { isDroppedWhole } from '../answer-checks';
+import { MinerFailureReason, QueryFailures } from '../transport/miner-failures';
 import { SelectedBucket } from './bucket-selection';
 import { CallReport } from './contents-fetcher';
 import { PlannedCall } from './holder-choice';
@@ -15,7 +16,8 @@ export interface StoredAnswer {
   /**
    * `partial`: the query names no label (or `any` mixes in other keywords), or no miner's index
    * is loaded (`indexLoaded`): only stored items; or a bucket the query needs is missing
-   * (`buckets.missing`): neither fresh in the store nor delivered in time.
+   * (`buckets.missing`): neither fresh in the store nor delivered in time (a delivery whose
+   * every content the checks dropped is none: contents-check.ts, deliveriesToKeep).
    */
   coverage: 'complete' | 'partial';
   /**
@@ -29,7 +31,7 @@ export interface StoredAnswer {
   miners: {
     queried: number;
     responded: number;
-    failed: { count: number; reasons: Partial<Record<MinerFailureReason, number>> };
+    failed: QueryFailures;
     /** Answered, and no answered call of it sent any content. */
     empty: number;
     /** Answered, and every content passed the checks and every bucket its claimed size. */
@@ -65,8 +67,8 @@ export function summarize(
   const missing = selected.length - fromStore - fetchedNow;
 
   const queried = new Set(round.calls.map((call) => call.holder.uid));
-  /** What each miner that answered sent, over all its answered calls. */
-  const returned = new Map<number, number>();
+  /** What each miner that answered sent, and what of it was dropped, over all its answered calls. */
+  const sent = new Map<number, { returned: number; dropped: number }>();
   const failedChecks = new Set<number>();
   /** Each miner's first failure: one reason per miner, as the live path's one call gives. */
   const firstFailure = new Map<number, MinerFailureReason>();
@@ -79,24 +81,32 @@ export function summarize(
       if (!firstFailure.has(uid)) firstFailure.set(uid, failure);
       continue;
     }
-    returned.set(uid, (returned.get(uid) ?? 0) + report!.returned);
+    const its = sent.get(uid) ?? { returned: 0, dropped: 0 };
+    sent.set(uid, {
+      returned: its.returned + report!.returned,
+      dropped: its.dropped + report!.dropped,
+    });
     dropped += report!.dropped;
     if (report!.score !== 1) failedChecks.add(uid);
   }
-  const responded = new Set(returned.keys());
+  const responded = new Set(sent.keys());
   // A miner is empty when its answered calls together sent nothing: a holder of several
   // buckets gets several calls, and one empty call beside others with contents is no empty
   // miner (it was counted as one, though `empty_response_miners` is "answered no items at all").
-  const empty = [...returned.values()].filter((count) => count === 0).length;
+  const empty = [...sent.values()].filter((its) => its.returned === 0).length;
   // A miner that answered one of its calls did not fail the query: its other calls' failures
-  // are in neither the count nor the reasons, so that the reasons add up to the count.
-  const reasons: Partial<Record<MinerFailureReason, number>> = {};
+  // are in neither the count nor the reasons, so that the reasons add up to the count. Unless
+  // the checks dropped all it sent: then it failed, `invalid_items`, as on the live path.
+  const reasons: QueryFailures['reasons'] = {};
   let failedCount = 0;
   for (const [uid, failure] of firstFailure) {
     if (responded.has(uid)) continue;
     reasons[failure] = (reasons[failure] ?? 0) + 1;
     failedCount += 1;
   }
+  const lied = [...sent.values()].filter(isDroppedWhole).length;
+  if (lied > 0) reasons.invalid_items = lied;
+  failedCount += lied;
   const items = stored.map((entry) => entry.item);
   const corroborated = stored.filter((entry) => entry.deliveredBy.length >= 2).length;
   const oldest = stored.reduce<Date | null>(

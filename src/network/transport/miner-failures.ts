@@ -24,6 +24,22 @@ export const MINER_FAILURE_REASONS = [
 export type MinerFailureReason = (typeof MINER_FAILURE_REASONS)[number];
 
 /**
+ * Why a queried miner gave an on-demand query nothing: its call failed, or `invalid_items`, it
+ * answered with items and the checks dropped every one. Counted as a miner that answered, a
+ * round in which every miner lied was answered `no_data_available` ("nothing matched") and
+ * cached (a review's finding). Not a call's failure: the call itself went through.
+ */
+export const QUERY_FAILURE_REASONS = [...MINER_FAILURE_REASONS, 'invalid_items'] as const;
+
+export type QueryFailureReason = (typeof QUERY_FAILURE_REASONS)[number];
+
+/** A query's failed miners: how many, and by reason (one per miner, so they add up). */
+export interface QueryFailures {
+  count: number;
+  reasons: Partial<Record<QueryFailureReason, number>>;
+}
+
+/**
  * Failures that say nothing about the miner's honesty: we did not call it (our bulkhead, an
  * open circuit, no budget left, a refused address), we abandoned the call (our shutdown), or it
  * refused us for reasons of its own that are not faults (it does not serve the synapse, it

@@ -3,14 +3,14 @@ import { DataItemDto, dataItemsProperty } from './data-item.dto';
 import { RedditItemDto } from './reddit-item.dto';
 import { XItemDto } from './x-item.dto';
 import {
-  MINER_FAILURE_REASONS,
-  MinerFailureReason,
+  QUERY_FAILURE_REASONS,
+  QueryFailureReason,
 } from '../../../network/transport/miner-failures';
 import { SOURCE_NAMES, SourceName } from '../../../network/sources';
 import { ANSWER_ORIGINS, AnswerOrigin } from '../../../network/protocol';
 
 /** What each failure reason means, for the document; the compiler wants every reason here. */
-const FAILURE_REASONS: Record<MinerFailureReason, string> = {
+const FAILURE_REASONS: Record<QueryFailureReason, string> = {
   timeout: 'did not answer in time (or answered 408), or was still silent at the deadline',
   http_error: 'answered an HTTP error status other than 408, 503 and the refusals below',
   malformed: 'answered something that is not JSON',
@@ -27,6 +27,8 @@ const FAILURE_REASONS: Record<MinerFailureReason, string> = {
     'not called: this validator’s call budget for the miner is spent, or could not be read (database unavailable)',
   shutdown:
     'abandoned: this gateway was shutting down (requests are answered before it stops its calls, so only its background jobs meet this)',
+  invalid_items:
+    'answered with items, and the checks dropped every one (not matching the query, of another source, malformed; from stored data, not of the bucket’s hour or label): a lie, not "no data"',
 };
 
 const COUNT = { type: 'integer', format: 'int32', minimum: 0 } as const;
@@ -69,7 +71,8 @@ export class StoredDataMetaDto {
   @ApiProperty({
     ...COUNT,
     description:
-      'Neither fresh in the store nor delivered before the deadline (no budget, no answer)',
+      'Neither fresh in the store nor delivered before the deadline (no budget, no answer, or ' +
+      'every record delivered dropped by the checks)',
     example: 0,
   })
   buckets_missing: number;
@@ -87,20 +90,26 @@ export class StoredDataMetaDto {
 
 @ApiSchema({ name: 'MinersFailed' })
 export class MinersFailedDto {
-  @ApiProperty({ ...COUNT, description: 'Queried miners that gave no usable answer', example: 1 })
+  @ApiProperty({
+    ...COUNT,
+    description:
+      'Queried miners that gave no usable answer: their call failed, or every item they answered ' +
+      'was dropped by the checks (`invalid_items`)',
+    example: 1,
+  })
   count: number;
 
   @ApiProperty({
     description:
       'The failed miners by reason, each under its first failure, so that the values add up ' +
       'to `count`; only reasons that occurred are present. ' +
-      MINER_FAILURE_REASONS.map((reason) => `\`${reason}\`: ${FAILURE_REASONS[reason]}`).join(
+      QUERY_FAILURE_REASONS.map((reason) => `\`${reason}\`: ${FAILURE_REASONS[reason]}`).join(
         '; ',
       ) +
       '.',
     type: 'object',
     properties: Object.fromEntries(
-      MINER_FAILURE_REASONS.map((reason) => [
+      QUERY_FAILURE_REASONS.map((reason) => [
         reason,
         { ...COUNT, minimum: 1, description: FAILURE_REASONS[reason] },
       ]),
@@ -108,7 +117,7 @@ export class MinersFailedDto {
     additionalProperties: false,
     example: { timeout: 1 },
   })
-  reasons: Partial<Record<MinerFailureReason, number>>;
+  reasons: Partial<Record<QueryFailureReason, number>>;
 }
 
 @ApiSchema({
