@@ -385,7 +385,7 @@ describe('A service process on SIGTERM', () => {
     await database?.drop();
   }, 60_000);
 
-  it('finishes the request in flight, refuses new connections and exits 0', async () => {
+  it('finishes the request in flight with Connection: close, refuses new connections and exits 0', async () => {
     const app = await startAppProcess({ ...network.env, DATABASE_URL: database.url });
     try {
       const inFlight = call(app, '/api/v1/on_demand_data_request', TEST_MASTER_KEY, {
@@ -414,6 +414,8 @@ describe('A service process on SIGTERM', () => {
       const answer = await inFlight;
       expect(answer.status).toBe(200);
       expect((answer.body as { status: string }).status).toBe('success');
+      // Not keep-alive: a client or proxy must not send its next request on this connection.
+      expect(answer.headers.get('connection')).toBe('close');
       expect(await app.exited).toBe(0);
       expect(Date.now() - signalled).toBeLessThan(10_000);
       expect(app.lines.join('\n')).toContain('shutdown complete');

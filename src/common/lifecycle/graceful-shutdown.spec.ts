@@ -122,6 +122,16 @@ function fetchText(port: number, path: string, agent?: Agent): Promise<string> {
   });
 }
 
+/** GET `path` on `port` through `agent`, answering the status and the `Connection` header. */
+function fetchConnection(port: number, path: string, agent: Agent): Promise<string> {
+  return new Promise((resolve, reject) => {
+    get({ host: '127.0.0.1', port, path, agent }, (response) => {
+      response.resume();
+      response.on('end', () => resolve(`${response.statusCode} ${response.headers.connection}`));
+    }).on('error', reject);
+  });
+}
+
 /** Whether a new connection to `port` is refused. */
 function refused(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -173,6 +183,23 @@ describe('installGracefulShutdown', () => {
     } finally {
       idle.destroy();
       busy.destroy();
+    }
+  });
+
+  it('answers a request in flight with Connection: close once draining starts', async () => {
+    const { port, events, exit, signal } = await start({ timeoutMs: 10_000, slowMs: 300 });
+    const agent = new Agent({ keepAlive: true });
+    try {
+      // Before the signal, a kept-alive connection's answer says so.
+      expect(await fetchConnection(port, '/fast', agent)).toBe('200 keep-alive');
+      const answer = fetchConnection(port, '/slow', agent);
+      await untilRequested(events, '/slow');
+      signal('SIGTERM');
+      // It said keep-alive, and a client or proxy sent its next request to a replica going away.
+      expect(await answer).toBe('200 close');
+      expect(await exit).toBe(0);
+    } finally {
+      agent.destroy();
     }
   });
 

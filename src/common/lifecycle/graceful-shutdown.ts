@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { constants } from 'node:os';
 import type { INestApplication, LoggerService } from '@nestjs/common';
 
@@ -44,10 +44,11 @@ export function exitOnSignal(): () => void {
 
 /**
  * On SIGTERM, SIGINT or SIGHUP: stop accepting connections, let in-flight requests finish
- * (bounded by `timeoutMs`), then close the app, whose shutdown hooks stop the background jobs
- * (releasing their advisory locks) and close the Postgres pool and the Redis connection. A
- * second signal exits at once, unless it comes within `REPEATED_SIGNAL_WINDOW_MS` of the first
- * (the same signal delivered twice; see docs/decisions.md, "Replicas and shutdown").
+ * (bounded by `timeoutMs`, their answers saying `Connection: close`), then close the app, whose
+ * shutdown hooks stop the background jobs (releasing their advisory locks) and close the
+ * Postgres pool and the Redis connection. A second signal exits at once, unless it comes within
+ * `REPEATED_SIGNAL_WINDOW_MS` of the first (the same signal delivered twice; see
+ * docs/decisions.md, "Replicas and shutdown").
  */
 export function installGracefulShutdown(
   app: INestApplication,
@@ -55,6 +56,7 @@ export function installGracefulShutdown(
 ): void {
   const exit = options.exit ?? ((code: number) => process.exit(code));
   const now = options.now ?? Date.now;
+  const answers = trackAnswers(app.getHttpServer() as Server);
   let firstSignalAt: number | undefined;
   const onSignal = (signal: NodeJS.Signals) => {
     const at = now();
@@ -72,7 +74,7 @@ export function installGracefulShutdown(
     }
     firstSignalAt = at;
     options.logger.log(`${signal}: draining in-flight requests, then shutting down`, 'Shutdown');
-    void shutDown(app, options).then(
+    void shutDown(app, options, answers).then(
       () => exit(0),
       (error: unknown) => {
         options.logger.error(`shutdown failed: ${(error as Error).message}`, 'Shutdown');
@@ -83,8 +85,13 @@ export function installGracefulShutdown(
   for (const signal of SIGNALS) process.on(signal, onSignal);
 }
 
-async function shutDown(app: INestApplication, options: GracefulShutdownOptions): Promise<void> {
+async function shutDown(
+  app: INestApplication,
+  options: GracefulShutdownOptions,
+  answers: AnswersInFlight,
+): Promise<void> {
   const started = Date.now();
+  answers.closeConnections();
   const cut = await drain(app.getHttpServer() as Server, options.timeoutMs);
   options.logger.log(
     `HTTP server drained in ${Date.now() - started} ms` +
@@ -94,6 +101,40 @@ async function shutDown(app: INestApplication, options: GracefulShutdownOptions)
   await app.close();
   await options.afterClose?.();
   options.logger.log('shutdown complete', 'Shutdown');
+}
+
+interface AnswersInFlight {
+  /** From now on, every answer whose head is not yet sent closes its connection. */
+  closeConnections(): void;
+}
+
+/**
+ * The answers not yet finished, so that a drain can make them say `Connection: close`: an answer
+ * sent while draining said `keep-alive`, and a client or proxy went on sending requests on a
+ * connection to a replica on its way out (a review's finding). Prepended, so that a request
+ * arriving on a kept-alive connection while draining is marked before any handler answers it.
+ */
+function trackAnswers(server: Server): AnswersInFlight {
+  const open = new Set<ServerResponse>();
+  let closing = false;
+  const closeAfter = (response: ServerResponse) => {
+    if (!response.headersSent) response.setHeader('Connection', 'close');
+  };
+  server.prependListener('request', (_request: IncomingMessage, response: ServerResponse) => {
+    if (closing) {
+      closeAfter(response);
+      return;
+    }
+    open.add(response);
+    response.once('close', () => open.delete(response));
+  });
+  return {
+    closeConnections: () => {
+      closing = true;
+      for (const response of open) closeAfter(response);
+      open.clear();
+    },
+  };
 }
 
 /**
