@@ -214,4 +214,6 @@ export interface TasksConfig {
   tickMs: number;
   /** Failed compile attempts before a task is `failed`. */
   maxCompileAttempts: number;
+  /** How long a dataset download may make no progress before its connection is closed. */
+  downloadStallTimeoutMs: number;
 }

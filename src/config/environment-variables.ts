@@ -617,4 +617,14 @@ export class EnvironmentVariables {
   @Min(1)
   @SafeInteger()
   TASK_MAX_COMPILE_ATTEMPTS = 3;
+
+  /**
+   * How long a dataset download may go without the client reading a byte before it is closed:
+   * a client that stops reading held the file and the connection open for good.
+   */
+  @toInt()
+  @IsInt()
+  @Min(1000)
+  @TimerMs()
+  DOWNLOAD_STALL_TIMEOUT_MS = 60000;
 }

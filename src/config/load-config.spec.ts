@@ -70,6 +70,7 @@ describe(loadConfig.name, () => {
         budgetReserve: 0.5,
         tickMs: 60_000,
         maxCompileAttempts: 3,
+        downloadStallTimeoutMs: 60_000,
       },
     });
     expect(config.network).toMatchObject({
@@ -128,6 +129,7 @@ describe(loadConfig.name, () => {
     ['QUERY_MINERS', '64', '65'],
     ['QUERY_DEADLINE_MS', '120000', '120001'],
     ['HTTP_HEADERS_TIMEOUT_MS', '1000', '999'],
+    ['DOWNLOAD_STALL_TIMEOUT_MS', '1000', '999'],
     ['EMBEDDED_POSTGRES_PORT', '1', '0'],
     ['DATABASE_STATEMENT_TIMEOUT_MS', '100', '99'],
     ['DATABASE_POOL_SIZE', '5', '4'],
@@ -629,6 +631,7 @@ describe(loadConfig.name, () => {
       'BUCKET_FETCH_TIMEOUT_MS',
       'DATABASE_CONNECT_TIMEOUT_MS',
       'HTTP_KEEP_ALIVE_TIMEOUT_MS',
+      'DOWNLOAD_STALL_TIMEOUT_MS',
     ];
     const inSeconds = [
       'METAGRAPH_SYNC_INTERVAL',

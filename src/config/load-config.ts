@@ -216,6 +216,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       budgetReserve: vars.TASK_BUDGET_RESERVE,
       tickMs: vars.TASK_LIFECYCLE_TICK * 1000,
       maxCompileAttempts: vars.TASK_MAX_COMPILE_ATTEMPTS,
+      downloadStallTimeoutMs: vars.DOWNLOAD_STALL_TIMEOUT_MS,
     },
   };
 }

@@ -1,4 +1,5 @@
 import { FileHandle, open as openFile } from 'node:fs/promises';
+import type { ServerResponse } from 'node:http';
 import { basename } from 'node:path';
 import { Readable } from 'node:stream';
 import {
@@ -227,6 +228,31 @@ export class DatasetDownloadService {
       },
     );
     return { status: 200, ...validators, file };
+  }
+
+  /**
+   * Closes the download of `file` to `response` once its client has read nothing for
+   * DOWNLOAD_STALL_TIMEOUT_MS. A client that stops reading, its connection left open, held the
+   * file's descriptor, its stream and the socket for good: Nest destroys the stream only when the
+   * response closes, and nothing closed it. Node restarts a socket's timer at each write it
+   * passes to the socket, and a write waits until the one before it has gone out, so the timer
+   * runs out only while no byte leaves for that long: a slow reader is not cut off. Once the
+   * response is done, the socket goes back to the keep-alive timeout.
+   */
+  closeWhenStalled(
+    file: StreamableFile,
+    response: ServerResponse,
+    id: string,
+    format: DatasetFormat,
+  ): void {
+    const stallMs = this.config.tasks.downloadStallTimeoutMs;
+    response.setTimeout(stallMs, () => {
+      this.logger.warn(
+        `task ${id}: ${format} download made no progress for ${stallMs} ms: connection closed`,
+      );
+      file.getStream().destroy();
+      response.destroy();
+    });
   }
 
   private async parquetOf(task: CompletedTask, id: string): Promise<RecordedParquetFile> {

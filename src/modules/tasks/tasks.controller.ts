@@ -287,9 +287,10 @@ export class TasksController {
     @Req() request: Request,
     @Res({ passthrough: true }) response: Response,
   ): Promise<StreamableFile | undefined> {
+    const format = query.format ?? 'jsonl';
     const answer = await this.downloads.open(
       id,
-      query.format ?? 'jsonl',
+      format,
       {
         ifMatch: conditions['if-match'],
         ifNoneMatch: conditions['if-none-match'],
@@ -313,6 +314,7 @@ export class TasksController {
       response.status(304);
       return undefined;
     }
+    this.downloads.closeWhenStalled(answer.file, response, id, format);
     return answer.file;
   }
 }
