@@ -40,7 +40,30 @@ function setUp(results: NetworkQueryResult[] = [ANSWERED]) {
     config,
     metrics,
   );
-  return { service, queries };
+  return { service, queries, network };
+}
+
+/**
+ * A network whose queries wait until `answer()`, then answer ANSWERED, or fail with `failure`:
+ * queries sent meanwhile are in flight together.
+ */
+function setUpHeld(failure?: Error) {
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const { service, queries, network } = setUp();
+  network.query = (query: NetworkQuery) => {
+    queries.push(query);
+    return held.then(() => {
+      if (failure) throw failure;
+      return ANSWERED;
+    });
+  };
+  return { service, queries, answer: () => release() };
+}
+
+/** Resolves once `done()` holds, checking after each turn of the event loop. */
+async function until(done: () => boolean): Promise<void> {
+  while (!done()) await new Promise((resolve) => setImmediate(resolve));
 }
 
 describe(DataQueryService.name, () => {
@@ -78,6 +101,37 @@ describe(DataQueryService.name, () => {
     });
     expect(queries).toHaveLength(1);
     expect(second.meta.cache_hit).toBe(true);
+  });
+
+  // Each of N identical queries arriving together missed the cache and fanned out, spending the
+  // miners' hourly calls (shared with the validator on the hotkey) N times (a review's finding).
+  it('joins an identical query in flight: one network query, the joiner answered as a cache hit', async () => {
+    const { service, queries, answer } = setUpHeld();
+    const first = service.query({ source: 'x', usernames: ['Alice'], keywords: ['#AI'] });
+    const joined = service.query({ source: 'x', usernames: ['@alice'], keywords: ['#ai'] });
+    const other = service.query({ source: 'x', keywords: ['#ai'] });
+    await until(() => queries.length >= 2);
+    answer();
+    const [asked, shared] = await Promise.all([first, joined, other]);
+    expect(queries).toHaveLength(2);
+    expect(asked.meta.cache_hit).toBe(false);
+    expect(shared).toMatchObject({
+      status: 'success',
+      meta: { cache_hit: true, miners_queried: 3 },
+    });
+  });
+
+  it('shares a failure of a query in flight with its joiners, and caches nothing of it', async () => {
+    const { service, queries, answer } = setUpHeld(new Error('database down'));
+    const first = service.query({ source: 'x', keywords: ['#ai'] });
+    const joined = service.query({ source: 'x', keywords: ['#ai'] });
+    await until(() => queries.length >= 1);
+    answer();
+    await expect(first).rejects.toThrow('database down');
+    await expect(joined).rejects.toThrow('database down');
+    expect(queries).toHaveLength(1);
+    await expect(service.query({ source: 'x', keywords: ['#ai'] })).rejects.toThrow();
+    expect(queries).toHaveLength(2);
   });
 
   it('keeps queries that differ only in limit apart in the cache', async () => {

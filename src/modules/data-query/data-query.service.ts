@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { ResponseCache } from '../../common/redis/response-cache';
 import { Clock } from '../../common/clock/clock';
+import { SingleFlight } from '../../common/single-flight';
 import { MetricsService } from '../../common/metrics/metrics.service';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
@@ -25,13 +26,34 @@ export class DataQueryService {
   ) {}
 
   /**
-   * Answers from the network, or from the cache for an identical query within the TTL. Errors
+   * Identical queries under way in this process, by cache key: one arriving meanwhile joins the
+   * first rather than fanning out again and spending the miners' hourly calls twice
+   * (docs/decisions.md, "Identical queries in flight").
+   */
+  private readonly inFlight = new SingleFlight<string, DataQueryResponseDto>();
+
+  /**
+   * Answers from the network, or from the cache for an identical query within the TTL, or with
+   * the answer of an identical query in flight (`cache_hit: true`, an error shared too). Errors
    * of the network (no miners, all failing) are a 200 with `status: "error"`, as the original.
    */
   async query(request: DataQueryRequestDto): Promise<DataQueryResponseDto> {
     const started = performance.now();
-    const query = toNetworkQuery(request, this.clock.now());
     const key = cacheKey(request);
+    const joined = this.inFlight.has(key);
+    const response = await this.inFlight.run(key, () => this.answer(request, key));
+    if (!joined) return response;
+    this.metrics.recordOnDemandAnswer(response.meta.origin, response.status);
+    return {
+      ...response,
+      meta: { ...response.meta, cache_hit: true, processing_time_ms: elapsed(started) },
+    };
+  }
+
+  /** The answer of the cache or, missing there, of the network (cached when it may be). */
+  private async answer(request: DataQueryRequestDto, key: string): Promise<DataQueryResponseDto> {
+    const started = performance.now();
+    const query = toNetworkQuery(request, this.clock.now());
     const ttl = this.config.network.queryCacheTtlSeconds;
     // No cache (a TTL of 0): nothing to look up.
     const cached = ttl > 0 ? await this.cache.get<DataQueryResponseDto>(key) : undefined;

@@ -208,7 +208,8 @@ export class OnDemandMetaDto {
   processing_time_ms: number;
 
   @ApiProperty({
-    description: 'True when answered from the cache of identical queries (60 s)',
+    description:
+      'True when answered from the cache of identical queries (60 s), or by sharing an identical query in flight',
     example: false,
   })
   cache_hit: boolean;
