@@ -4,6 +4,7 @@ import { ApiKeyPrincipal } from '../../common/auth/api-key-principal';
 import { Clock } from '../../common/clock/clock';
 import { DatabaseTimeoutError, isDatabaseUnavailable } from '../../common/database-unavailable';
 import { within } from '../../common/within';
+import { SingleFlight } from '../../common/single-flight';
 import { validationError } from '../../common/errors/validation-error-item';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
@@ -71,7 +72,7 @@ export class ApiKeysService {
    * mid-lookup and the lookup found nothing (an unknown key), which the guard answered with a 500
    * instead of a counted 401 (found by a review).
    */
-  private readonly lookingUp = new Map<string, Promise<ApiKeyEntity | null>>();
+  private readonly lookingUp = new SingleFlight<string, ApiKeyEntity | null>();
   /**
    * Each key's last read, for `LAST_READ_TRUSTED_MS`: what a request is answered with when the
    * lookup does not answer within `KEY_LOOKUP_PATIENCE_MS` or fails for the database (frozen,
@@ -146,12 +147,7 @@ export class ApiKeysService {
 
   /** The key by hash through the cache's lookups: one query for concurrent misses of a key. */
   private lookUp(hash: string): Promise<ApiKeyEntity | null> {
-    let lookup = this.lookingUp.get(hash);
-    if (!lookup) {
-      lookup = this.readForCache(hash).finally(() => this.lookingUp.delete(hash));
-      this.lookingUp.set(hash, lookup);
-    }
-    return lookup;
+    return this.lookingUp.run(hash, () => this.readForCache(hash));
   }
 
   /**

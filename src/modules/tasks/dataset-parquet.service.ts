@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { bulkhead, isBulkheadRejectedError } from 'cockatiel';
 import { Clock } from '../../common/clock/clock';
+import { SingleFlight } from '../../common/single-flight';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import {
@@ -54,7 +55,7 @@ export class ParquetBusyError extends Error {
 export class DatasetParquetService {
   private readonly logger = new Logger(DatasetParquetService.name);
   /** Conversions in progress here, by task id: concurrent downloads share one. */
-  private readonly converting = new Map<string, Promise<RecordedParquetFile | null>>();
+  private readonly converting = new SingleFlight<string, RecordedParquetFile | null>();
   /** When a conversion last failed here (ms), by task id; kept PARQUET_RETRY_MS. */
   private readonly failedAt = new Map<string, number>();
   /** Bounds conversions at a download in the process (cockatiel's, as miner calls are). */
@@ -109,18 +110,14 @@ export class DatasetParquetService {
     const failedAt = this.failedAt.get(task.id);
     if (failedAt !== undefined && this.clock.now().getTime() - failedAt < PARQUET_RETRY_MS)
       return null;
-    let converting = this.converting.get(task.id);
-    if (!converting) {
-      converting = this.conversions
+    return this.converting.run(task.id, () =>
+      this.conversions
         .execute(() => this.convert(task, why))
         .catch((error: unknown) => {
           if (isBulkheadRejectedError(error)) throw new ParquetBusyError(task.id);
           throw error;
-        })
-        .finally(() => this.converting.delete(task.id));
-      this.converting.set(task.id, converting);
-    }
-    return converting;
+        }),
+    );
   }
 
   /**
