@@ -218,6 +218,23 @@ describe('Task datasets as Parquet', () => {
     expect(jsonl.headers['x-content-sha256']).toBe(task.dataset.sha256);
   });
 
+  it("lists its oldest and newest item's datetime as the dataset's data_start and data_end", async () => {
+    for (const id of ['btc-x', 'sub-reddit']) {
+      const { items } = await bothFormats(id);
+      const times = items.map((item) => Date.parse(item.datetime));
+      const oldest = new Date(Math.min(...times)).toISOString();
+      const newest = new Date(Math.max(...times)).toISOString();
+      // Items of distinct times, so that a range listed the wrong way round would show.
+      expect(oldest < newest).toBe(true);
+      const task = (await get(`tasks/${id}`).expect(200)).body;
+      expect(task.dataset).toMatchObject({ data_start: oldest, data_end: newest });
+      const manifest = JSON.parse(
+        readFileSync(`${datasetPath(dataDir, id)}.manifest.json`, 'utf8'),
+      ) as Record<string, unknown>;
+      expect(manifest).toMatchObject({ data_start: oldest, data_end: newest });
+    }
+  });
+
   it('answers HEAD with the headers alone, and a Range with the whole file and Accept-Ranges: none', async () => {
     for (const query of ['', '?format=parquet']) {
       const full = await download(`tasks/btc-x/dataset${query}`).expect(200);
