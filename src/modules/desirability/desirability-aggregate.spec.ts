@@ -56,6 +56,19 @@ describe(stakeShares.name, () => {
     expect(Object.fromEntries(shares)).toEqual({ a: 1, gone: 0, broke: 0 });
   });
 
+  // Stakes are read from the chain; one below zero must not take from the others' shares.
+  it('counts a negative stake as none', () => {
+    const shares = stakeShares(
+      ['a', 'negative', 'c'],
+      new Map([
+        ['a', 300],
+        ['negative', -200],
+        ['c', 100],
+      ]),
+    );
+    expect(Object.fromEntries(shares)).toEqual({ a: 0.75, negative: 0, c: 0.25 });
+  });
+
   it('splits equally when no voter has stake', () => {
     expect(Object.fromEntries(stakeShares(['a', 'b'], new Map()))).toEqual({ a: 0.5, b: 0.5 });
   });
@@ -151,6 +164,20 @@ describe('the aggregate as listed (unroundedAggregate, then roundedJobs)', () =>
       0.7 * (0.25 + 0.75 * 0.5),
       12,
     );
+  });
+
+  // Not reachable through the owner's file, whose parser refuses a job repeating another's
+  // params; the aggregate still keeps the first id, as the owner declared it.
+  it("lists owner jobs with the same params under the first one's id", () => {
+    const owner = [
+      job('owner-btc', 0.5, '#bitcoin'),
+      job('owner-btc-again', 0.25, '#bitcoin'),
+      job('owner-reddit', 0.25, 'r/bitcoin'),
+    ];
+    expect(listed({ owner, votes: [], stakes: new Map() })).toEqual([
+      job('owner-btc', 0.225, '#bitcoin'),
+      job('owner-reddit', 0.075, 'r/bitcoin'),
+    ]);
   });
 
   it('keeps jobs that differ in keyword or dates apart', () => {
