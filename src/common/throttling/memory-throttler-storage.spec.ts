@@ -88,6 +88,23 @@ describe(MemoryThrottlerStorage.name, () => {
     });
   });
 
+  // The auth-failure lockout reads the shared count by peek: it must end them where a hit does.
+  it('peeks a window and a cool-down as ended at their last millisecond, as a hit ends them', async () => {
+    const peek = () => storage.peek(HIT.key, HIT.scope);
+    await hit();
+    now += 9_999;
+    expect(await peek()).toEqual({ hits: 1, windowEndsInSeconds: 1, blockedForSeconds: 0 });
+    now += 1;
+    expect(await peek()).toEqual({ hits: 0, windowEndsInSeconds: 0, blockedForSeconds: 0 });
+    await hit();
+    await hit();
+    await hit();
+    now += 9_999;
+    expect(await peek()).toEqual({ hits: 2, windowEndsInSeconds: 1, blockedForSeconds: 1 });
+    now += 1;
+    expect(await peek()).toEqual({ hits: 0, windowEndsInSeconds: 0, blockedForSeconds: 0 });
+  });
+
   it('blocks until the window ends when that is later than blockDuration', async () => {
     const short = () => storage.increment({ ...HIT, limit: 1, blockDuration: 2_000 });
     await short();
@@ -184,6 +201,18 @@ describe(MemoryThrottlerStorage.name, () => {
       await fail('fourth');
       expect(await failures('first')).toBe(0);
       expect(storage['counters'].size).toBe(3);
+    });
+
+    it('drops a hundredth of the counters, those whose windows started first, when none has ended', async () => {
+      storage.onApplicationShutdown();
+      storage = new MemoryThrottlerStorage(() => now, 200);
+      for (let i = 0; i < 200; i++) await fail(`address-${i}`);
+      await fail('newest');
+      expect(storage['counters'].size).toBe(199);
+      expect(await Promise.all(['0', '1', '2'].map((i) => failures(`address-${i}`)))).toEqual([
+        0, 0, 1,
+      ]);
+      expect(await failures('newest')).toBe(1);
     });
 
     it("keeps a busy key's running window over counters that started after it was first seen", async () => {
