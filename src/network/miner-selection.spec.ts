@@ -115,6 +115,20 @@ describe(rankMinersForQuery.name, () => {
     expect(counts.get(1) ?? 0).toBeLessThan(200);
   });
 
+  // Neither comes from the chain or the store today (incentives are u16 shares, credibility a
+  // running mean of scores in 0..1): the clamps keep a bad value from taking the whole draw.
+  it('counts a credibility above 1 as 1, and an incentive below 0 as none', () => {
+    const pairs = [
+      [miner(1, { credibility: 5 }), miner(2, { credibility: 1 })],
+      [miner(1, { credibility: 1, incentive: -1 }), miner(2, { credibility: 1, incentive: 0 })],
+    ];
+    const firstAt = (miners: SelectableMiner[], point: number) =>
+      rankMinersForQuery(miners, () => point)[0].uid;
+
+    // Each pair weighs alike, so each of its miners takes half the draw.
+    for (const pair of pairs) expect([firstAt(pair, 0.25), firstAt(pair, 0.75)]).toEqual([1, 2]);
+  });
+
   it('is deterministic for a given random source', () => {
     const miners = Array.from({ length: 12 }, (_, index) =>
       miner(index, { credibility: (index + 1) / 12, coldkey: `operator-${index % 5}` }),
