@@ -177,6 +177,45 @@ describe(BucketReader.name, () => {
     expect(timeouts).toEqual([5000]);
   });
 
+  it('keeps no delivery whose every entity failed the checks, and asks the next holder', async () => {
+    // Records of another label, filed under this one: the miner said nothing true of the bucket.
+    const lies = [post('4', 10, { label: '#other' }), post('5', 20, { label: '#other' })];
+    const { reader, holders, store, calls } = setUp([
+      { uid: 1, sends: lies.map(toWireEntity) },
+      { uid: 2 },
+    ]);
+    const answer = await reader.read(2, HOUR, holders);
+    expect(calls.map((call) => call.uid)).toEqual([1, 2]);
+    expect(answer).toMatchObject({ status: 'success', cached: false, miner: { uid: 2 } });
+    expect(store.deliveries.map((kept) => kept.minerUid)).toEqual([2]);
+  });
+
+  it('answers an error, not an empty bucket, when every holder asked sent only entities that failed the checks', async () => {
+    const lies = [post('4', 10, { label: '#other' })].map(toWireEntity);
+    const { reader, holders, store } = setUp([
+      { uid: 1, sends: lies },
+      { uid: 2, sends: lies },
+    ]);
+    const answer = await reader.read(2, HOUR, holders);
+    expect(answer).toEqual({
+      status: 'error',
+      message: expect.stringContaining(
+        `No miner holding bucket ${HOUR} answered with its items: 2 of the 2 asked sent only entities that failed the checks`,
+      ),
+    });
+    expect(store.deliveries).toEqual([]);
+    // The next ask fetches again rather than answering "no items" from the store.
+    const again = await reader.read(2, HOUR, holders);
+    expect(again.status).toBe('error');
+  });
+
+  it('keeps an honest empty bucket: no entities is no lie', async () => {
+    const { reader, holders, store } = setUp([{ uid: 1, sends: [], bytes: 0 }]);
+    const answer = await reader.read(2, HOUR, holders);
+    expect(answer).toMatchObject({ status: 'success', items: [] });
+    expect(store.deliveries).toHaveLength(1);
+  });
+
   it('answers from the store without calling a miner when the newest fetch is less than an hour old', async () => {
     const { reader, holders, store, calls } = setUp([{ uid: 1 }]);
     await store.save(

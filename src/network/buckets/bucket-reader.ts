@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
+import { isDroppedWhole } from '../answer-checks';
 import { CredibilityRecorder } from '../credibility-recorder';
 import { BucketCheckResult, checkBucket } from './bucket-check';
 import { BucketKey, bucketEnd, bucketStart, DataItem } from '../protocol';
@@ -25,7 +26,16 @@ export interface BucketHolder extends MinerTarget {
 }
 
 export type FetchOutcome =
-  | { ok: true; check: BucketCheckResult; delivery: BucketDelivery }
+  | {
+      ok: true;
+      check: BucketCheckResult;
+      delivery: BucketDelivery;
+      /**
+       * It sent entities and the checks dropped every one (isDroppedWhole): not kept, and no
+       * answer to query_bucket, which is not "the bucket is empty".
+       */
+      droppedWhole: boolean;
+    }
   | {
       ok: false;
       reason: MinerFailureReason;
@@ -116,11 +126,17 @@ export class BucketReader {
       claimedBytes,
       items: check.items,
     };
+    const returned = entities.length;
+    const droppedWhole = isDroppedWhole({ returned, dropped: returned - check.items.length });
+    // Kept, a delivery whose every entity failed the checks answered query_bucket "no items"
+    // for an hour when its miner had only lied (a review's finding, as contents-check.ts's
+    // deliveriesToKeep for GetContentsByBuckets).
+    if (droppedWhole) return { ok: true, check, delivery, droppedWhole };
     // Not keeping it (Postgres away) is no fault of the miner's: the answer stands.
     await this.store
       .save(delivery)
       .catch((error: Error) => this.logger.warn(`bucket fetch not kept: ${error.message}`));
-    return { ok: true, check, delivery };
+    return { ok: true, check, delivery, droppedWhole };
   }
 
   /**
@@ -159,6 +175,7 @@ export class BucketReader {
     );
     const withBudget = callable.filter((holder) => left.get(holder.hotkey)!.left > 0);
     let tried = 0;
+    let lied = 0;
     let kept: { freeAt: Date | null } | undefined;
     for (const holder of withBudget) {
       if (tried === HOLDERS_TRIED) break;
@@ -175,8 +192,10 @@ export class BucketReader {
           message: `Miner ${holder.uid} is still sending bucket ${timeBucket}; ask again shortly, it will be answered from what it sent`,
         };
       }
-      if (outcome.ok) return answerFrom(outcome.delivery, newestFirst(outcome.delivery), false);
-      if (outcome.keptForChecks) kept = outcome.keptForChecks;
+      if (outcome.ok && !outcome.droppedWhole)
+        return answerFrom(outcome.delivery, newestFirst(outcome.delivery), false);
+      if (outcome.ok) lied += 1;
+      if (!outcome.ok && outcome.keptForChecks) kept = outcome.keptForChecks;
       else tried += 1;
     }
     if (stored) return this.answerFromStore(stored);
@@ -209,6 +228,11 @@ export class BucketReader {
           `and it was not fetched before; ask again ${next ? `after ${next.toISOString()}` : 'later'}`,
       };
     }
+    if (lied > 0)
+      return {
+        status: 'error',
+        message: `No miner holding bucket ${timeBucket} answered with its items: ${lied} of the ${tried} asked sent only entities that failed the checks (not of the bucket's hour, source or label, or malformed)`,
+      };
     return { status: 'error', message: `No miner holding bucket ${timeBucket} answered` };
   }
 
