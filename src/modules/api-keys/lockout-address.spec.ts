@@ -26,6 +26,24 @@ describe(lockoutAddress.name, () => {
     expect(lockoutAddress('203.0.113.10')).toBe('203.0.113.10');
   });
 
+  it('counts an address a proxy wrote with a port by the address alone', () => {
+    expect(lockoutAddress('203.0.113.7:54321')).toBe('203.0.113.7');
+    expect(lockoutAddress('203.0.113.7:1')).toBe('203.0.113.7');
+    expect(lockoutAddress('[2001:db8:1:2::1]:443')).toBe('2001:db8:1:2::/64');
+    expect(lockoutAddress('[2001:db8:1:2::1]')).toBe('2001:db8:1:2::/64');
+    expect(lockoutAddress('[::ffff:203.0.113.9]:8080')).toBe('203.0.113.9');
+    expect(lockoutAddress('[fe80::1%eth0]:443')).toBe('fe80::/64');
+  });
+
+  it('takes a port off only when what is left is an address', () => {
+    expect(lockoutAddress('unknown:443')).toBe('unknown:443');
+    expect(lockoutAddress('203.0.113.7:')).toBe('203.0.113.7:');
+    expect(lockoutAddress('203.0.113.7:port')).toBe('203.0.113.7:port');
+    expect(lockoutAddress('[203.0.113.7]:443')).toBe('[203.0.113.7]:443');
+    expect(lockoutAddress('[unknown]:443')).toBe('[unknown]:443');
+    expect(lockoutAddress('2001:db8::1:443')).toBe('2001:db8::/64');
+  });
+
   it('keeps what is no address as it is', () => {
     expect(lockoutAddress('unknown')).toBe('unknown');
     expect(lockoutAddress('')).toBe('');
