@@ -1,3 +1,4 @@
+import { exchange, parse } from '../support/raw-http';
 import { startTestApp, TestApp } from '../support/test-app';
 
 // With CORS on, a browser's preflight is answered for what a path really has, and every other
@@ -78,6 +79,28 @@ describe('CORS preflights', () => {
       expect(answer.headers.allow).toBe('GET, HEAD');
       expect(answer.body).toEqual({ detail: 'Method Not Allowed', request_id: expect.any(String) });
       expectNoCors(answer.headers);
+    }
+  });
+
+  // Node's parser refuses a chunked body the app was reading, and its 400 is written on the socket:
+  // it had no CORS headers, so a browser's script could not read why (a hostile-client review's
+  // finding). The answers the app writes itself (413, 415) had them already.
+  it('gives a request whose body the parser refused the CORS headers of its origin', async () => {
+    const port = Number(new URL(app.url).port);
+    const send = (rest: string) =>
+      exchange(port, (socket) =>
+        socket.write(
+          `PUT /api/v1/keys/3f1c HTTP/1.1\r\nHost: x\r\nOrigin: ${ORIGIN}\r\n` +
+            `Content-Type: application/json\r\n${rest}`,
+        ),
+      ).then(parse);
+    const badChunk = await send('Transfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n');
+    const tooLarge = await send('Content-Length: 2000000\r\n\r\n');
+    expect([badChunk.status, tooLarge.status]).toEqual([400, 413]);
+    for (const answer of [badChunk, tooLarge]) {
+      expect(answer.headers['access-control-allow-origin']).toBe(ORIGIN);
+      expect(answer.headers.vary).toMatch(/\bOrigin\b/);
+      expect(answer.headers['access-control-expose-headers']).toMatch(/\bX-Request-Id\b/);
     }
   });
 

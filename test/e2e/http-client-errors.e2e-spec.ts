@@ -191,6 +191,38 @@ describe("Errors of Node's HTTP parser", () => {
     });
     await expectCountedAnswered('PUT', 400);
   });
+
+  // They had none of helmet's headers and no Date, unlike every answer the app writes (a
+  // hostile-client review's finding).
+  it('gives answers written on the socket the security headers and the Date every other answer has', async () => {
+    const usual = await app.http.get('/api/v1/nonexistent').expect(404);
+    const security = [
+      'strict-transport-security',
+      'x-content-type-options',
+      'x-frame-options',
+      'cross-origin-resource-policy',
+    ];
+    for (const name of security) expect(usual.headers[name]).toEqual(expect.any(String));
+    const onSocket = [
+      parse(await exchange(port, (socket) => socket.write('GARBAGE\r\n\r\n'))),
+      parse(
+        await exchange(port, (socket) =>
+          socket.write(`GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`),
+        ),
+      ),
+      parse(
+        await exchange(port, (socket) => socket.write('CONNECT /api/v1/health HTTP/1.1\r\n\r\n')),
+      ),
+      await keysRequest('PUT', 'trace-headers', 'Transfer-Encoding: chunked\r\n\r\nzz\r\n'),
+    ];
+    expect(onSocket.map((answer) => answer.status)).toEqual([400, 431, 405, 400]);
+    for (const answer of onSocket) {
+      for (const name of security)
+        expect([name, answer.headers[name]]).toEqual([name, usual.headers[name]]);
+      expect(answer.headers.date).toMatch(/^\w{3}, \d{2} \w{3} \d{4} \d{2}:\d{2}:\d{2} GMT$/);
+      expect(Math.abs(Date.parse(answer.headers.date) - Date.now())).toBeLessThan(10_000);
+    }
+  });
 });
 
 // Requests Node's server answered by itself, with an empty body and no request id (an audit).

@@ -8,7 +8,9 @@ import { ERROR_DETAILS } from '../errors/error-details';
 import { MetricsService, UNMATCHED_ROUTE } from '../metrics/metrics.service';
 import { answeredPastResponse, cutOffBeforeItsHead } from '../response-done';
 import { bytesOf } from './body-limit';
+import { corsHeadersOf } from './cors';
 import { declaresBodyOver } from './json-bodies';
+import { API_SECURITY_HEADERS } from './security-headers';
 
 export interface HttpServerLimits {
   /** Time a client has to send the request headers. */
@@ -107,7 +109,9 @@ export function answerClientErrors(
     const left = error.code === 'HPE_INVALID_EOF_STATE';
     const served = idOf(serving?.req);
     const id = served ?? randomUUID();
-    answerOnSocket(socket, status, detail, {}, id, method !== 'HEAD');
+    // The app had the request: its origin's CORS headers are on the response it was serving.
+    const cors = served === undefined ? {} : corsHeadersOf(serving!);
+    answerOnSocket(socket, status, detail, cors, id, method !== 'HEAD');
     if (served !== undefined) {
       // A body too slow to arrive, or one the parser cannot read (a bad chunk size): the client
       // is there to read the answer, so its request's own line and count say so, not that it was
@@ -174,7 +178,10 @@ export function socketAnswerRecorder(
   };
 }
 
-/** Writes a whole answer in the documented shape on a socket Node no longer serves, and closes it. */
+/**
+ * Writes a whole answer in the documented shape on a socket Node no longer serves, and closes it,
+ * with the security headers and the Date every other answer has.
+ */
 function answerOnSocket(
   socket: Duplex,
   status: number,
@@ -188,7 +195,8 @@ function answerOnSocket(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
       'Content-Type: application/json; charset=utf-8\r\n' +
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-      Object.entries(headers)
+      `Date: ${new Date().toUTCString()}\r\n` +
+      Object.entries({ ...API_SECURITY_HEADERS, ...headers })
         .map(([name, value]) => `${name}: ${value}\r\n`)
         .join('') +
       `X-Request-Id: ${id}\r\n` +

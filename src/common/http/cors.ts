@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type {
   CorsOptions,
   CorsOptionsDelegate,
@@ -75,4 +76,21 @@ export function corsOptions(
           { origin: false },
     );
   };
+}
+
+/**
+ * The CORS headers the cors package gave `response` (its origin's `Access-Control-*` and
+ * `Vary`), for an answer to its request written on the socket instead (client-errors.ts): a
+ * browser's script reads that answer only with them. None when CORS is off or the origin is not
+ * listed.
+ */
+export function corsHeadersOf(response: ServerResponse): Record<string, string> {
+  const headers: Record<string, string> = {};
+  // By lower-case name (HTTP's header names are not case-sensitive).
+  for (const name of response.getHeaderNames()) {
+    if (!name.startsWith('access-control-') && name !== 'vary') continue;
+    const value = response.getHeader(name)!;
+    headers[name] = Array.isArray(value) ? value.join(', ') : `${value}`;
+  }
+  return headers;
 }

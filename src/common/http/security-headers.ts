@@ -54,18 +54,30 @@ function headersOf(options: HelmetOptions): HeaderList {
   return { set, removed };
 }
 
+const API_HEADERS = headersOf(API_HEADER_OPTIONS);
+
+/**
+ * API_HEADER_OPTIONS' headers by name, for the answers written on the socket rather than by the
+ * app (client-errors.ts): they carry what every other answer does.
+ */
+export const API_SECURITY_HEADERS: Readonly<Record<string, string>> = Object.fromEntries(
+  API_HEADERS.set.map(([name, value]) => [
+    name,
+    Array.isArray(value) ? value.join(', ') : `${value}`,
+  ]),
+);
+
 /**
  * helmet's security headers, set per request in one pass: API_HEADER_OPTIONS' on every answer,
  * PAGE_HEADER_OPTIONS' under `pagesPath` (the documentation, in any case) when given.
  */
 export function securityHeaders(pagesPath?: string) {
-  const api = headersOf(API_HEADER_OPTIONS);
   const pages = headersOf(PAGE_HEADER_OPTIONS);
   const prefix = pagesPath?.toLowerCase();
   const isPage = (url: string): boolean =>
     prefix !== undefined && pathUnder(url, prefix) !== undefined;
   return (request: Request, response: Response, next: NextFunction): void => {
-    const { set, removed } = isPage(request.url) ? pages : api;
+    const { set, removed } = isPage(request.url) ? pages : API_HEADERS;
     for (const [name, value] of set) response.setHeader(name, value);
     for (const name of removed) response.removeHeader(name);
     next();
