@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Logger } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config';
 import { MetricsService } from '../../common/metrics/metrics.service';
 import { MemoryThrottlerStorage } from '../../common/throttling/memory-throttler-storage';
@@ -299,6 +300,54 @@ describe(`${AuthFailureLimiter.name}: lockouts counted elsewhere, windows, metri
     );
     expect(recordRateLimitRejection.mock.calls).toEqual([['unauthenticated'], ['unauthenticated']]);
     storage.onApplicationShutdown();
+  });
+
+  it('logs one warning per lockout, naming the address and its limit, and nothing of the keys', async () => {
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    const storage = new MemoryThrottlerStorage();
+    const metrics = { recordRateLimitRejection: () => undefined } as unknown as MetricsService;
+    const failures = new AuthFailureLimiter(storage, config, metrics);
+    try {
+      await lockOut(failures);
+      expect(() => failures.refuseIfLockedOut(() => ADDRESS, undefined)).toThrow(
+        TooManyAuthFailuresException,
+      );
+      await expect(failures.recordFailure(ADDRESS, 'sk_live_wrong-4')).rejects.toBeInstanceOf(
+        TooManyAuthFailuresException,
+      );
+      expect(warn.mock.calls).toEqual([
+        [
+          `${ADDRESS} locked out for 60 s: 2 failed authentications within 60 s (AUTH_FAILURE_LIMIT)`,
+        ],
+      ]);
+    } finally {
+      warn.mockRestore();
+      storage.onApplicationShutdown();
+    }
+  });
+
+  it('logs a lockout another replica counted once this process learns of it', async () => {
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    const storage = new MemoryThrottlerStorage();
+    const metrics = { recordRateLimitRejection: () => undefined } as unknown as MetricsService;
+    const here = new AuthFailureLimiter(storage, config, metrics);
+    const elsewhere = new AuthFailureLimiter(storage, config, metrics);
+    try {
+      await elsewhere.recordFailure(ADDRESS, 'sk_live_wrong-1');
+      await elsewhere.recordFailure(ADDRESS, 'sk_live_wrong-2');
+      warn.mockClear();
+      await expect(here.recordFailure(ADDRESS, 'sk_live_wrong-3')).rejects.toBeInstanceOf(
+        TooManyAuthFailuresException,
+      );
+      await expect(here.recordFailure(ADDRESS, 'sk_live_wrong-4')).rejects.toBeInstanceOf(
+        TooManyAuthFailuresException,
+      );
+      expect(warn).toHaveBeenCalledTimes(1);
+      expect(warn.mock.calls[0][0]).toMatch(new RegExp(`^${ADDRESS} locked out for \\d+ s`));
+    } finally {
+      warn.mockRestore();
+      storage.onApplicationShutdown();
+    }
   });
 
   // Every address that was ever looked up had left an empty entry behind: a map growing with

@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import { HttpException, HttpStatus, Injectable } from '@nestjs/common';
+import { HttpException, HttpStatus, Injectable, Logger } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
@@ -35,6 +35,7 @@ export class TooManyAuthFailuresException extends HttpException {
  */
 @Injectable()
 export class AuthFailureLimiter {
+  private readonly logger = new Logger(AuthFailureLimiter.name);
   private readonly lockedUntil = new LRUCache<string, number>({ max: 100_000 });
   /** Issued keys that authenticated in this process, by digest (to their id), most recent kept. */
   private readonly admittedKeys = new LRUCache<string, string>({ max: 100_000 });
@@ -158,8 +159,7 @@ export class AuthFailureLimiter {
     // shared count. The limit-th failure is still answered 401, every request after it 429.
     const seen = (this.recentFailures.get(ip) ?? 0) + 1;
     this.recentFailures.set(ip, seen);
-    if (seen >= failureLimit && !this.lockedUntil.has(ip))
-      this.lockedUntil.set(ip, Date.now() + windowMs);
+    if (seen >= failureLimit && !this.lockedUntil.has(ip)) this.lockOut(ip, failureWindowSeconds);
     if (seen > failureLimit) this.refuse(failureWindowSeconds);
     const result = await this.storage.increment({
       key: failureKey(ip),
@@ -170,9 +170,23 @@ export class AuthFailureLimiter {
     });
     if (result.isBlocked) {
       const seconds = Math.max(1, Math.ceil(result.timeToBlockExpire));
-      this.lockedUntil.set(ip, Date.now() + seconds * 1000);
+      if (this.lockedUntil.has(ip)) this.lockedUntil.set(ip, Date.now() + seconds * 1000);
+      else this.lockOut(ip, seconds);
       this.refuse(seconds);
     }
+  }
+
+  /**
+   * Starts a lockout this process did not know of, and says so once: without a line, operators
+   * saw only 429s counted, never which address (or /64) was guessing keys, nor the one to look at
+   * when a client behind a NAT or proxy is refused (a review's finding). Once a lockout, not per
+   * refused request: a guesser's every request would otherwise be a warning.
+   */
+  private lockOut(ip: string, seconds: number): void {
+    this.lockedUntil.set(ip, Date.now() + seconds * 1000);
+    this.logger.warn(
+      `${ip} locked out for ${seconds} s: ${this.config.auth.failureLimit} failed authentications within ${this.config.auth.failureWindowSeconds} s (AUTH_FAILURE_LIMIT)`,
+    );
   }
 
   /** The lockout's 429, counted. */
