@@ -87,7 +87,7 @@ function setUp(scripts: MinerScript[], network: Partial<AppConfig['network']> = 
   );
   /** Runs one query to its end on the fake timers. */
   const query = async (query: NetworkQuery = QUERY): Promise<NetworkQueryResult> => {
-    const pending = live.query(query, miners, miners, 'user');
+    const pending = live.query(query, miners, { miners }, 'user');
     await jest.advanceTimersByTimeAsync(config.network.queryDeadlineMs);
     return pending;
   };

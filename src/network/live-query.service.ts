@@ -22,7 +22,7 @@ import { compileQuery, QueryMatcher } from './query-matcher';
 import { emptyResult, NetworkQueryResult } from './query-result';
 import { LateResult, QuorumOutcome, runQuorum } from './quorum';
 import { onDemandRequestFields, OnDemandRequestFields, readEntityList } from './sn13/messages';
-import { CallBudgets, QueryPurpose } from './transport/call-budgets';
+import { CallBudgets, nextCallAt, QueryPurpose } from './transport/call-budgets';
 import { MinerClient, targetOf } from './transport/miner-client';
 import { NOT_SERVED_COOLDOWN_MS } from './transport/miner-refusals';
 import { failureScore, QueryFailures } from './transport/miner-failures';
@@ -35,6 +35,12 @@ const INITIAL_HEDGE_MS = 1000;
  * so that both sides of what `auto` knows age alike.
  */
 export const SERVED_MEMORY_MS = NOT_SERVED_COOLDOWN_MS;
+
+/** The miners with an OnDemandRequest call left, and when a spent one has a call again. */
+export interface MinersWithCalls {
+  miners: ServingMiner[];
+  nextCallAt?: Date;
+}
 
 /**
  * The live path of on-demand queries: the OnDemandRequest fan-out to miners as a hedged quorum
@@ -81,16 +87,19 @@ export class LiveQueryService {
   async query(
     query: NetworkQuery,
     available: ServingMiner[],
-    withCallsLeft: ServingMiner[],
+    withCallsLeft: MinersWithCalls,
     purpose: QueryPurpose,
   ): Promise<NetworkQueryResult> {
     const { minersPerQuery, quorum, queryDeadlineMs } = this.config.network;
-    const candidates = rankMinersForQuery(withCallsLeft);
+    const candidates = rankMinersForQuery(withCallsLeft.miners);
     if (candidates.length === 0) {
       this.metrics.recordQuorumOutcome('no_miners');
+      // When to come back: "for the hour" alone had clients retry at once, or wait an hour.
+      const next = withCallsLeft.nextCallAt;
+      const when = next ? `; the first call frees up at ${next.toISOString()}` : '';
       return emptyResult(
         available.length > 0
-          ? `No miners available: all ${available.length} have spent this validator's OnDemandRequest budget for the hour (MINER_CALL_BUDGETS)`
+          ? `No miners available: all ${available.length} have spent this validator's OnDemandRequest budget for the hour (MINER_CALL_BUDGETS)${when}`
           : this.whyNoMiners(),
       );
     }
@@ -143,14 +152,18 @@ export class LiveQueryService {
    * miner without would only be a `no_budget` failure taking a place among the query's miners.
    * A task's query sees only what is left above the users' reserve.
    */
-  async withBudgetLeft(miners: ServingMiner[], purpose: QueryPurpose): Promise<ServingMiner[]> {
-    if (!this.budgets.budgetOf('OnDemandRequest') || miners.length === 0) return miners;
+  async withBudgetLeft(miners: ServingMiner[], purpose: QueryPurpose): Promise<MinersWithCalls> {
+    if (!this.budgets.budgetOf('OnDemandRequest') || miners.length === 0) return { miners };
     const left = await this.budgets.left(
       miners.map((miner) => miner.hotkey),
       'OnDemandRequest',
       purpose,
     );
-    return miners.filter((miner) => left.get(miner.hotkey)!.left > 0);
+    const spent = [...left.values()].filter((budget) => budget.left <= 0);
+    return {
+      miners: miners.filter((miner) => left.get(miner.hotkey)!.left > 0),
+      nextCallAt: nextCallAt(spent),
+    };
   }
 
   /** Says plainly why no miner can be asked, above all when none serves on-demand queries. */

@@ -19,6 +19,9 @@ import { CircuitListener } from './transport/miner-circuits';
 import { MinerClient, MinerTarget, replyOf } from './transport/miner-client';
 import { MinerCallError, MinerFailureReason } from './transport/miner-failures';
 
+/** Where the test budgets' spent calls start to leave their window (miner n's n minutes later). */
+const SPENT_UNTIL = '2026-01-15T12:20:00Z';
+
 const STORED: StoredAnswer = {
   items: [],
   coverage: 'complete',
@@ -133,7 +136,13 @@ function setUp(
         new Map(
           hotkeys.map((hotkey) => [
             hotkey,
-            { left: spent.some((uid) => `hk${uid}` === hotkey) ? 0 : 3, nextAt: null },
+            spent.some((uid) => `hk${uid}` === hotkey)
+              ? // Miner 1's oldest counted call leaves the window first.
+                {
+                  left: 0,
+                  nextAt: new Date(Date.parse(SPENT_UNTIL) + Number(hotkey.slice(2)) * 60_000),
+                }
+              : { left: 3, nextAt: null },
           ]),
         ),
       ),
@@ -306,7 +315,7 @@ describe(`${NetworkService.name} on-demand modes`, () => {
     const result = await service.query(QUERY);
     expect(onDemandCalls).toEqual([]);
     expect(result.error).toBe(
-      "No miners available: all 2 have spent this validator's OnDemandRequest budget for the hour (MINER_CALL_BUDGETS)",
+      "No miners available: all 2 have spent this validator's OnDemandRequest budget for the hour (MINER_CALL_BUDGETS); the first call frees up at 2026-01-15T12:21:00.000Z",
     );
   });
 

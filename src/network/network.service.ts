@@ -197,7 +197,7 @@ export class NetworkService implements OnModuleInit {
         : { askable: available, refusedSome: false };
     if (refusedSome && askable.length === 0) return this.queryStored(query, purpose, 'refused');
     const withCallsLeft = await this.live.withBudgetLeft(askable, purpose);
-    if (mode === 'auto' && askable.length > 0 && withCallsLeft.length === 0)
+    if (mode === 'auto' && askable.length > 0 && withCallsLeft.miners.length === 0)
       return this.queryStored(query, purpose, 'budget');
     const live = await this.live.query(query, askable, withCallsLeft, purpose);
     if (

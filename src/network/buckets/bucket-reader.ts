@@ -10,7 +10,7 @@ import { SourceId } from '../sources';
 import { getDataEntityBucketFields, readEntityList } from '../sn13/messages';
 import { BucketDelivery, BucketFetch, ItemStore } from '../stored/item-store';
 import { largestClaimAsked } from '../transport/axon-http';
-import { BudgetLeft, CallBudgets, CallPurpose } from '../transport/call-budgets';
+import { CallBudgets, CallPurpose, nextCallAt } from '../transport/call-budgets';
 import { MinerClient, MinerTarget } from '../transport/miner-client';
 import {
   failureReasonOf,
@@ -283,14 +283,6 @@ function newestFirst(delivery: BucketDelivery): DataItem[] {
   return delivery.items
     .map(({ item }) => item)
     .sort((a, b) => byTime(b) - byTime(a) || (a.uri < b.uri ? 1 : a.uri > b.uri ? -1 : 0));
-}
-
-/** The earliest time one of the budgets has a call again, if any will. */
-function nextCallAt(budgets: readonly BudgetLeft[]): Date | undefined {
-  const next = budgets
-    .map((entry) => entry.nextAt?.getTime() ?? Infinity)
-    .reduce((a, b) => Math.min(a, b), Infinity);
-  return Number.isFinite(next) ? new Date(next) : undefined;
 }
 
 /** The promise's value, or 'late' after `ms` (the promise carries on regardless). */

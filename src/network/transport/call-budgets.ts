@@ -16,6 +16,14 @@ export type CallPurpose = 'user' | 'task' | 'check';
 /** Whose query a call answers: a user's or a scraping task's (the spot checks call on their own). */
 export type QueryPurpose = Exclude<CallPurpose, 'check'>;
 
+/** The earliest time one of the budgets has a call again, if any will. */
+export function nextCallAt(budgets: readonly BudgetLeft[]): Date | undefined {
+  const next = budgets
+    .map((entry) => entry.nextAt?.getTime() ?? Infinity)
+    .reduce((a, b) => Math.min(a, b), Infinity);
+  return Number.isFinite(next) ? new Date(next) : undefined;
+}
+
 /** The synapse the index spot checks call, of which users and tasks leave them a share. */
 const CHECKED_SYNAPSE: SynapseName = 'GetDataEntityBucket';
 
