@@ -302,12 +302,21 @@ describe(`${AuthFailureLimiter.name}: lockouts counted elsewhere, windows, metri
     storage.onApplicationShutdown();
   });
 
-  it('logs one warning per lockout, naming the address and its limit, and nothing of the keys', async () => {
-    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
-    const storage = new MemoryThrottlerStorage();
+  describe('its lockout lines', () => {
     const metrics = { recordRateLimitRejection: () => undefined } as unknown as MetricsService;
-    const failures = new AuthFailureLimiter(storage, config, metrics);
-    try {
+    let warn: jest.SpiedFunction<Logger['warn']>;
+    let storage: MemoryThrottlerStorage;
+    beforeEach(() => {
+      warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+      storage = new MemoryThrottlerStorage();
+    });
+    afterEach(() => {
+      warn.mockRestore();
+      storage.onApplicationShutdown();
+    });
+
+    it('logs one warning per lockout, naming the address and its limit, and nothing of the keys', async () => {
+      const failures = new AuthFailureLimiter(storage, config, metrics);
       await lockOut(failures);
       expect(() => failures.refuseIfLockedOut(() => ADDRESS, undefined)).toThrow(
         TooManyAuthFailuresException,
@@ -320,34 +329,21 @@ describe(`${AuthFailureLimiter.name}: lockouts counted elsewhere, windows, metri
           `${ADDRESS} locked out for 60 s: 2 failed authentications within 60 s (AUTH_FAILURE_LIMIT)`,
         ],
       ]);
-    } finally {
-      warn.mockRestore();
-      storage.onApplicationShutdown();
-    }
-  });
+    });
 
-  it('logs a lockout another replica counted once this process learns of it', async () => {
-    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
-    const storage = new MemoryThrottlerStorage();
-    const metrics = { recordRateLimitRejection: () => undefined } as unknown as MetricsService;
-    const here = new AuthFailureLimiter(storage, config, metrics);
-    const elsewhere = new AuthFailureLimiter(storage, config, metrics);
-    try {
+    it('logs a lockout another replica counted once this process learns of it', async () => {
+      const here = new AuthFailureLimiter(storage, config, metrics);
+      const elsewhere = new AuthFailureLimiter(storage, config, metrics);
       await elsewhere.recordFailure(ADDRESS, 'sk_live_wrong-1');
       await elsewhere.recordFailure(ADDRESS, 'sk_live_wrong-2');
       warn.mockClear();
-      await expect(here.recordFailure(ADDRESS, 'sk_live_wrong-3')).rejects.toBeInstanceOf(
-        TooManyAuthFailuresException,
-      );
-      await expect(here.recordFailure(ADDRESS, 'sk_live_wrong-4')).rejects.toBeInstanceOf(
-        TooManyAuthFailuresException,
-      );
+      for (const guess of ['sk_live_wrong-3', 'sk_live_wrong-4'])
+        await expect(here.recordFailure(ADDRESS, guess)).rejects.toBeInstanceOf(
+          TooManyAuthFailuresException,
+        );
       expect(warn).toHaveBeenCalledTimes(1);
       expect(warn.mock.calls[0][0]).toMatch(new RegExp(`^${ADDRESS} locked out for \\d+ s`));
-    } finally {
-      warn.mockRestore();
-      storage.onApplicationShutdown();
-    }
+    });
   });
 
   // Every address that was ever looked up had left an empty entry behind: a map growing with
