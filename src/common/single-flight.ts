@@ -12,7 +12,10 @@ export class SingleFlight<K, V> {
     return this.flights.has(key);
   }
 
-  /** The run under way for the key, or a new one of `work`. */
+  /**
+   * The run under way for the key, or a new one of `work`, started at once: the key is under way
+   * when this returns, so a caller may claim several keys before its first await.
+   */
   run(key: K, work: () => Promise<V>): Promise<V> {
     const running = this.flights.get(key);
     if (running) return running;

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock';
+import { SingleFlight } from '../../common/single-flight';
 import { parseIsoDate } from '../../common/validation/iso-date';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
@@ -49,7 +50,7 @@ const READ_PAGE = 500;
 @Injectable()
 export class StoredDataService {
   /** Buckets being fetched by this process, so that concurrent queries do not fetch twice. */
-  private readonly inFlight = new Map<string, Promise<boolean>>();
+  private readonly inFlight = new SingleFlight<string, boolean>();
 
   constructor(
     private readonly index: MinerIndexService,
@@ -143,26 +144,16 @@ export class StoredDataService {
     const delivered = new Map<string, boolean>();
     const waits: Promise<unknown>[] = [];
     const wanted: BucketToFetch[] = [];
-    // Claimed before the first await, so that a concurrent query sees them as in flight.
+    // Claimed before the first await, so that a concurrent query joins them: each claimed
+    // bucket's run is settled below, once this round's calls are chosen.
     const claimed = new Map<string, (delivered: Promise<boolean>) => void>();
     for (const selected of missing) {
       const key = bucketKeyOf(selected.bucket);
-      const running = this.inFlight.get(key);
-      if (running) {
-        waits.push(running.then((ok) => delivered.set(key, ok)));
-        continue;
-      }
-      wanted.push({ bucket: selected.bucket, holders: this.callable(selected) });
-      const outcome = new Promise<boolean>((resolve) =>
-        claimed.set(key, (result) => resolve(result)),
-      );
-      this.inFlight.set(key, outcome);
-      waits.push(
-        outcome.then((ok) => {
-          delivered.set(key, ok);
-          this.inFlight.delete(key);
-        }),
-      );
+      const outcome = this.inFlight.run(key, () => {
+        wanted.push({ bucket: selected.bucket, holders: this.callable(selected) });
+        return new Promise<boolean>((resolve) => claimed.set(key, resolve));
+      });
+      waits.push(outcome.then((ok) => delivered.set(key, ok)));
     }
     let calls: PlannedCall[] = [];
     try {
