@@ -1,0 +1,64 @@
+import { API_VERSION } from '../../common/version';
+import { HealthResponseDto } from './dto/health-response.dto';
+import {
+  ChainStatusDto,
+  ComponentStatusDto,
+  MinersStatusDto,
+  Network,
+  PublicationComponentStatusDto,
+  SystemStatusDto,
+} from './dto/system-status.dto';
+
+/** What health and system-status share; Redis is system-status' alone (its own check). */
+interface ComponentChecks {
+  database: ComponentStatusDto;
+  miners: MinersStatusDto;
+  chain: ChainStatusDto;
+  publication: PublicationComponentStatusDto;
+}
+
+export interface Checks {
+  components: ComponentChecks;
+  network: Network | null;
+}
+
+/** Healthy while the database answers: the other components degrade serving, never stop it. */
+export function healthReport(
+  { components, network }: Checks,
+  netuid: number,
+  hotkey: string,
+): HealthResponseDto {
+  return {
+    status: components.database.status === 'healthy' ? 'healthy' : 'unhealthy',
+    timestamp: new Date().toISOString(),
+    miners_available: components.miners.available,
+    version: API_VERSION,
+    netuid,
+    hotkey,
+    network,
+  };
+}
+
+export function systemStatusReport(
+  checks: Checks,
+  redis: ComponentStatusDto,
+  startedAt: number,
+): SystemStatusDto {
+  const { network } = checks;
+  const { database, ...others } = checks.components;
+  const components = { database, redis, ...others };
+  const degraded =
+    components.redis.status === 'degraded' ||
+    components.miners.status !== 'healthy' ||
+    components.chain.status === 'degraded' ||
+    components.publication.status === 'degraded';
+  return {
+    status:
+      components.database.status !== 'healthy' ? 'unhealthy' : degraded ? 'degraded' : 'healthy',
+    timestamp: new Date().toISOString(),
+    uptime_seconds: Math.round((Date.now() - startedAt) / 1000),
+    version: API_VERSION,
+    network,
+    components,
+  };
+}
