@@ -165,6 +165,25 @@ describe(`${CallBudgets.name} on Postgres`, () => {
     expect(calls.get(miner)).toEqual([later, later]);
   });
 
+  // A call the miner's circuit refused unsent, after its budget call was taken (MinerClient).
+  it('gives back the one call taken, leaving the others and a later fill counted', async () => {
+    const miner = `miner-${randomUUID()}`;
+    const shared = budgets(new Clock());
+    const first = await shared.take(miner, 'GetContentsByBuckets');
+    const second = await shared.take(miner, 'GetContentsByBuckets');
+    expect((await shared.left([miner], 'GetContentsByBuckets')).get(miner)?.left).toBe(6);
+
+    await shared.giveBack(miner, 'GetContentsByBuckets', second.at!);
+
+    const calls = await repository.recentCalls([miner], 'GetContentsByBuckets', 0, HOUR_MS);
+    expect(calls.get(miner)).toEqual([first.at]);
+    expect((await shared.left([miner], 'GetContentsByBuckets')).get(miner)?.left).toBe(7);
+    // A 403 since the take filled the window: nothing of it is given back.
+    await shared.spend(miner, 'GetContentsByBuckets');
+    await shared.giveBack(miner, 'GetContentsByBuckets', first.at!);
+    expect((await shared.left([miner], 'GetContentsByBuckets')).get(miner)?.left).toBe(0);
+  });
+
   describe("the spot checks' share of the bucket calls (INDEX_SPOT_CHECK_RESERVE)", () => {
     let nextUid = 0;
 

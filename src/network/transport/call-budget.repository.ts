@@ -35,6 +35,8 @@ export interface Reservation {
   kept: boolean;
   /** When kept: the earliest time a miner of the network without a call has one again. */
   freeAt: Date | null;
+  /** When granted, with a budget: the time the call was counted at (what `giveBack` removes). */
+  at?: Date;
 }
 
 /** The calls made to each miner per synapse, kept in Postgres so every replica counts them. */
@@ -117,8 +119,23 @@ export class CallBudgetRepository {
         'UPDATE miner_call_budgets SET calls = $3 WHERE miner_hotkey = $1 AND synapse = $2',
         [hotkey, synapse, calls],
       );
-      return { granted, kept, freeAt };
+      return granted ? { granted, kept, freeAt, at } : { granted, kept, freeAt };
     });
+  }
+
+  /**
+   * Removes one call counted at `at` (a reservation's): a call taken and then never sent. Stamps
+   * are written as read back (milliseconds), so `at` matches its own; a 403's fill since then
+   * replaced it, and the window stays full.
+   */
+  async giveBack(hotkey: string, synapse: string, at: Date): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE miner_call_budgets
+       SET calls = calls[:array_position(calls, $3::timestamptz) - 1]
+                   || calls[array_position(calls, $3::timestamptz) + 1:]
+       WHERE miner_hotkey = $1 AND synapse = $2 AND $3::timestamptz = ANY(calls)`,
+      [hotkey, synapse, at],
+    );
   }
 
   /**

@@ -107,6 +107,15 @@ export class CallBudgets {
     );
   }
 
+  /**
+   * Gives back a call `take` granted (its reservation's `at`) that was never sent: refused by
+   * the miner's circuit, opened by other calls while this one was taken. The miner never
+   * counted it, so it is no call of its window.
+   */
+  async giveBack(hotkey: string, synapse: SynapseName, at: Date): Promise<void> {
+    await this.repository.giveBack(hotkey, synapse, at);
+  }
+
   /** The calls of a budget only users' queries take: TASK_BUDGET_RESERVE of it, rounded up. */
   usersReserve(budget: CallBudget): number {
     return Math.ceil(budget.calls * this.config.tasks.budgetReserve);

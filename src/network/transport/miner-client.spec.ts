@@ -224,6 +224,7 @@ describe(MinerClient.name, () => {
   let budgets: {
     take: jest.Mock<Promise<Reservation>, [string, SynapseName, CallPurpose?]>;
     spend: jest.Mock<Promise<Date | undefined>, [string, SynapseName]>;
+    giveBack: jest.Mock<Promise<void>, [string, SynapseName, Date]>;
   };
   let logs: { log: jest.SpyInstance; warn: jest.SpyInstance };
 
@@ -267,6 +268,7 @@ describe(MinerClient.name, () => {
           synapse === 'OnDemandRequest' ? undefined : new Date(clock.now().getTime() + HOUR_MS),
         ),
       ),
+      giveBack: jest.fn((_hotkey: string, _synapse: SynapseName, _at: Date) => Promise.resolve()),
     };
     logs = {
       log: jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined),
@@ -990,6 +992,44 @@ describe(MinerClient.name, () => {
       );
 
       expect(budgets.take).toHaveBeenCalledTimes(BREAKER_FAILURES);
+    });
+
+    // The circuit is checked before a budget call is taken; other calls to the miner may open
+    // it while the take waits on Postgres. The breaker then refuses the call unsent: the miner
+    // never counts it, so neither may we.
+    it('gives back the budget call of a call the circuit opened on while its budget was taken', async () => {
+      const concurrent = createClient({ MINER_CONCURRENCY: '4' });
+      const axon = await startAxon({ answer: statusOf(500) });
+      const at = new Date(clock.now().getTime());
+      let grant = () => undefined as void;
+      budgets.take.mockImplementationOnce(
+        () =>
+          new Promise((resolve) => {
+            grant = () => resolve({ granted: true, kept: false, freeAt: null, at });
+          }),
+      );
+      const call = () =>
+        failureOf(concurrent.call(axon.target(), 'GetDataEntityBucket', {}, 2_000));
+      const waiting = call();
+      for (let failure = 0; failure < BREAKER_FAILURES; failure++) await call();
+      expect(concurrent.isCircuitOpen(1)).toBe(true);
+
+      grant();
+
+      expect(await waiting).toBe('circuit_open');
+      expect(axon.received).toHaveLength(BREAKER_FAILURES);
+      expect(budgets.giveBack.mock.calls).toEqual([[MINER, 'GetDataEntityBucket', at]]);
+    });
+
+    it('gives back nothing for a call that reached the miner', async () => {
+      const axon = await startAxon({ answer: statusOf(500) });
+      budgets.take.mockResolvedValue({ granted: true, kept: false, freeAt: null, at: new Date() });
+
+      expect(await failureOf(client.call(axon.target(), 'GetDataEntityBucket', {}, 2_000))).toBe(
+        'http_error',
+      );
+
+      expect(budgets.giveBack).not.toHaveBeenCalled();
     });
 
     it('refuses the calls that come while the half-open trial is in flight, taking no budget for them', async () => {

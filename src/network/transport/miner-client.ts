@@ -150,11 +150,18 @@ export class MinerClient implements OnModuleDestroy {
       const body = await limiter.execute(async (context) => {
         const release = this.circuits.admit(miner.uid);
         try {
-          await this.takeBudget(miner, axon, synapse, purpose);
-          return await guarded.execute((inner) => {
-            sent = true;
-            return this.send(miner, axon, synapse, fields, timeoutMs, inner.signal);
-          }, context.signal);
+          const takenAt = await this.takeBudget(miner, axon, synapse, purpose);
+          try {
+            return await guarded.execute((inner) => {
+              sent = true;
+              return this.send(miner, axon, synapse, fields, timeoutMs, inner.signal);
+            }, context.signal);
+          } catch (error) {
+            // Refused unsent by the breaker (other calls opened the circuit while the budget was
+            // taken) or by our shutdown: the miner never counted it, so the budget does not.
+            if (!sent && takenAt) await this.giveBack(miner, synapse, takenAt);
+            throw error;
+          }
         } finally {
           release();
         }
@@ -226,13 +233,16 @@ export class MinerClient implements OnModuleDestroy {
     this.refusedListeners.push(listener);
   }
 
-  /** Refuses a call we may not send (a refused address, no call left in the budget). */
+  /**
+   * Refuses a call we may not send (a refused address, no call left in the budget); returns
+   * when the call taken was counted (undefined for a synapse without a budget).
+   */
   private async takeBudget(
     miner: MinerTarget,
     axon: AxonTarget,
     synapse: SynapseName,
     purpose: CallPurpose,
-  ): Promise<void> {
+  ): Promise<Date | undefined> {
     // IP literals (all a chain lists) are refused here; host names when they resolve, at
     // connect time, after the budget was taken: a wasted call, never an extra one.
     if (isIP(axon.ip) && !this.addresses.allows(axon.ip))
@@ -254,6 +264,16 @@ export class MinerClient implements OnModuleDestroy {
         'no_budget',
         `no ${synapse} call left in this miner's budget${purpose === 'task' ? " beyond users' reserve" : ''}`,
       );
+    return taken.at;
+  }
+
+  /** Gives back a budget call never sent; should Postgres fail, it stays counted (the safe side). */
+  private async giveBack(miner: MinerTarget, synapse: SynapseName, at: Date): Promise<void> {
+    await this.budgets.giveBack(miner.hotkey, synapse, at).catch((error: Error) => {
+      this.logger.warn(
+        `miner ${miner.uid}: a ${synapse} call not sent could not be given back to its budget: ${error.message}`,
+      );
+    });
   }
 
   private async send(
