@@ -23,6 +23,7 @@ import { NetworkService } from './network.service';
 import { ItemStore } from './stored/item-store';
 import { ItemStoreRepository } from './stored/item-store.repository';
 import { ContentsFetcher } from './stored/contents-fetcher';
+import { LiedBuckets } from './stored/lied-buckets';
 import { StoredDataService } from './stored/stored-data.service';
 import { CallBudgetRepository } from './transport/call-budget.repository';
 import { CallBudgets } from './transport/call-budgets';
@@ -50,6 +51,7 @@ import { MinerClient } from './transport/miner-client';
     CallBudgetRepository,
     StoredDataService,
     ContentsFetcher,
+    LiedBuckets,
     ChainCommitmentsService,
     {
       provide: SUBTENSOR_CONNECTION,

@@ -8,6 +8,7 @@ import { MinerIndexService } from '../../network/index/miner-index.service';
 import { NetworkService } from '../../network/network.service';
 import { MAX_DATA_AGE_DAYS } from '../../network/protocol';
 import { SourceId } from '../../network/sources';
+import { LiedBuckets } from '../../network/stored/lied-buckets';
 import { BudgetLeft, CallBudgets } from '../../network/transport/call-budgets';
 import {
   MinerClient,
@@ -127,6 +128,7 @@ function withReader(index: FakeIndex, spent: ReadonlySet<string>) {
     client,
     budgets,
     new MemoryItemStore(),
+    new LiedBuckets(clock),
     credibility,
     clock,
     config,

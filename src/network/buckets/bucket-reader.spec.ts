@@ -8,6 +8,7 @@ import { CredibilityRecorder, MinerScore } from '../credibility-recorder';
 import { bucketEnd, bucketStart, XItem } from '../protocol';
 import { WireDataEntity } from '../sn13/entities';
 import { BucketDelivery } from '../stored/item-store';
+import { LiedBuckets } from '../stored/lied-buckets';
 import { BudgetLeft, CallBudgets, CallPurpose } from '../transport/call-budgets';
 import { MinerClient, MinerReply, MinerTarget, replyOf } from '../transport/miner-client';
 import { KeptForChecksError, MinerCallError } from '../transport/miner-failures';
@@ -105,7 +106,15 @@ function setUp(fakes: FakeHolder[]) {
     },
   } as AppConfig;
   const clock = new Clock();
-  const reader = new BucketReader(client, budgets, store, credibility, clock, config);
+  const reader = new BucketReader(
+    client,
+    budgets,
+    store,
+    new LiedBuckets(clock),
+    credibility,
+    clock,
+    config,
+  );
   // The holders as query_bucket passes them: most credible first.
   const holders: BucketHolder[] = fakes.map((fake) => ({
     uid: fake.uid,
@@ -114,7 +123,7 @@ function setUp(fakes: FakeHolder[]) {
     label: fake.label === undefined ? LABEL : fake.label,
     bytes: fake.bytes ?? CLAIM,
   }));
-  return { reader, holders, store, calls, scores, timeouts };
+  return { reader, holders, store, calls, scores, timeouts, clock };
 }
 
 /** A delivery of miner `uid` for the bucket, `ageMs` ago. */
@@ -204,9 +213,26 @@ describe(BucketReader.name, () => {
       ),
     });
     expect(store.deliveries).toEqual([]);
-    // The next ask fetches again rather than answering "no items" from the store.
+    // The next ask is still no "no items" from the store (nor a call to either liar again).
     const again = await reader.read(2, HOUR, holders);
     expect(again.status).toBe('error');
+  });
+
+  it('asks a holder that lied about the bucket not again within the hour, and says why', async () => {
+    const lies = [post('4', 10, { label: '#other' })].map(toWireEntity);
+    const { reader, holders, calls, clock } = setUp([{ uid: 1, sends: lies }]);
+    await reader.read(2, HOUR, holders);
+
+    const again = await reader.read(2, HOUR, holders);
+
+    expect(calls.map((call) => call.uid)).toEqual([1]);
+    expect(again).toEqual({
+      status: 'error',
+      message: expect.stringContaining('sent only entities that failed the checks within the hour'),
+    });
+    clock.advance(61 * 60_000);
+    await reader.read(2, HOUR, holders);
+    expect(calls.map((call) => call.uid)).toEqual([1, 1]);
   });
 
   it('keeps an honest empty bucket: no entities is no lie', async () => {

@@ -9,6 +9,7 @@ import { BucketKey, bucketEnd, bucketStart, DataItem } from '../protocol';
 import { SourceId } from '../sources';
 import { getDataEntityBucketFields, readEntityList } from '../sn13/messages';
 import { BucketDelivery, BucketFetch, ItemStore } from '../stored/item-store';
+import { LiedBuckets } from '../stored/lied-buckets';
 import { largestClaimAsked } from '../transport/axon-http';
 import { CallBudgets, CallPurpose, nextCallAt } from '../transport/call-budgets';
 import { MinerClient, MinerTarget } from '../transport/miner-client';
@@ -86,6 +87,7 @@ export class BucketReader {
     private readonly client: MinerClient,
     private readonly budgets: CallBudgets,
     private readonly store: ItemStore,
+    private readonly lies: LiedBuckets,
     private readonly credibility: CredibilityRecorder,
     private readonly clock: Clock,
     @InjectConfig() private readonly config: AppConfig,
@@ -131,7 +133,11 @@ export class BucketReader {
     // Kept, a delivery whose every entity failed the checks answered query_bucket "no items"
     // for an hour when its miner had only lied (a review's finding, as contents-check.ts's
     // deliveriesToKeep for GetContentsByBuckets).
-    if (droppedWhole) return { ok: true, check, delivery, droppedWhole };
+    if (droppedWhole) {
+      // Not asked for it again within the hour (LiedBuckets), by query_bucket or the stored path.
+      this.lies.record(miner.hotkey, bucket);
+      return { ok: true, check, delivery, droppedWhole };
+    }
     // Not keeping it (Postgres away) is no fault of the miner's: the answer stands.
     await this.store
       .save(delivery)
@@ -142,7 +148,8 @@ export class BucketReader {
   /**
    * query_bucket's answer for an hour of a source, from `holders` (most credible first): the
    * stored items of the bucket's newest fetch if it is younger than an hour; else a holder with
-   * budget left whose claim an honest answer can carry (largestClaimAsked), asked within
+   * budget left whose claim an honest answer can carry (largestClaimAsked) and whose delivery of
+   * the bucket was not dropped whole within the hour (LiedBuckets), asked within
    * QUERY_DEADLINE_MS (a slower one finishes in the background and is kept for the next ask), up
    * to HOLDERS_TRIED of them; a miner's last call only while the spot checks keep their share of
    * the network (CallBudgets refuses it otherwise, and the holders with only a last call left
@@ -166,8 +173,10 @@ export class BucketReader {
     // and the miner's call of the hour spent for nothing (the spot checks skip them too).
     const largest = largestClaimAsked(this.config.network.minerMaxResponseBytes);
     const fitting = holders.filter((holder) => holder.bytes <= largest);
-    const callable = fitting.filter((holder) =>
-      this.client.mayAsk(holder.hotkey, 'GetDataEntityBucket'),
+    const callable = fitting.filter(
+      (holder) =>
+        this.client.mayAsk(holder.hotkey, 'GetDataEntityBucket') &&
+        !this.lies.lied(holder.hotkey, { source, label: holder.label, timeBucket }),
     );
     const left = await this.budgets.left(
       callable.map((holder) => holder.hotkey),
@@ -214,7 +223,7 @@ export class BucketReader {
       const when = next ? ` before ${next.toISOString()}` : '';
       return {
         status: 'error',
-        message: `${allRead ? 'No miner' : `None of the ${holders.length} most credible miners`} holding bucket ${timeBucket} may be asked for it${when} (their GetDataEntityBucket budget is used or they refused it), and it was not fetched before`,
+        message: `${allRead ? 'No miner' : `None of the ${holders.length} most credible miners`} holding bucket ${timeBucket} may be asked for it${when} (their GetDataEntityBucket budget is used, they refused it, or they sent only entities that failed the checks within the hour), and it was not fetched before`,
       };
     }
     if (kept && tried === 0 && fitting.length > 0) {

@@ -14,6 +14,7 @@ import { bucketKeyOf } from './bucket-selection';
 import { ContentsFetcher } from './contents-fetcher';
 import { PlannedCall, StoredSynapse } from './holder-choice';
 import { BucketDelivery, ItemStore } from './item-store';
+import { LiedBuckets } from './lied-buckets';
 
 const HOUR = 500_000;
 const template = generateCorpus({ seed: 5, size: { x: 20, reddit: 1 } }).items.find(
@@ -66,7 +67,15 @@ function setUp(fails?: Error, filedUnder?: string) {
     record: (observed: MinerScore[]) => scores.push(...observed),
   } as unknown as CredibilityRecorder;
   const config = { network: { bucketFetchTimeoutMs: 5000, queryDeadlineMs: 300 } } as AppConfig;
-  const fetcher = new ContentsFetcher(client, store, credibility, new Clock(), config);
+  const clock = new Clock();
+  const fetcher = new ContentsFetcher(
+    client,
+    store,
+    new LiedBuckets(clock),
+    credibility,
+    clock,
+    config,
+  );
   return { fetcher, calls, scores, saved };
 }
 

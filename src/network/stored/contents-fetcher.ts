@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
+import { isDroppedWhole } from '../answer-checks';
 import { CredibilityRecorder } from '../credibility-recorder';
 import {
   getContentsByBucketsFields,
@@ -16,6 +17,7 @@ import { bucketKeyOf } from './bucket-selection';
 import { CheckedContents, checkContents, checkEntities, deliveriesToKeep } from './contents-check';
 import { PlannedCall } from './holder-choice';
 import { ItemStore } from './item-store';
+import { LiedBuckets } from './lied-buckets';
 
 /** What one call to a holder came to. */
 export interface CallReport {
@@ -33,8 +35,9 @@ export interface CallReport {
 
 /**
  * Makes one planned call (GetContentsByBuckets, or GetDataEntityBucket for an unlabeled
- * bucket), checks the answer, keeps each bucket's checked delivery in the item store and moves
- * the miner's credibility. Never throws: a failure is reported.
+ * bucket), checks the answer, keeps each bucket's checked delivery in the item store (one
+ * dropped whole is remembered as a lie instead: LiedBuckets) and moves the miner's
+ * credibility. Never throws: a failure is reported.
  */
 @Injectable()
 export class ContentsFetcher {
@@ -43,6 +46,7 @@ export class ContentsFetcher {
   constructor(
     private readonly client: MinerClient,
     private readonly store: ItemStore,
+    private readonly lies: LiedBuckets,
     private readonly credibility: CredibilityRecorder,
     private readonly clock: Clock,
     @InjectConfig() private readonly config: AppConfig,
@@ -67,6 +71,8 @@ export class ContentsFetcher {
     const fetchedAt = this.clock.now();
     const delivered = new Set<string>();
     const kept = deliveriesToKeep(checked);
+    for (const delivery of checked.deliveries)
+      if (isDroppedWhole(delivery)) this.lies.record(holder.hotkey, delivery.bucket);
     try {
       await this.store.save(
         ...kept.map((delivery) => ({

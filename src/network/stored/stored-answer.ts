@@ -138,7 +138,7 @@ export function summarize(
 
 function whyMissing(round: FetchRound, missing: number, deadlineReached: boolean): string {
   if (round.calls.length === 0)
-    return `None of the ${missing} buckets holding this query's data can be fetched now: their holders' call budgets are spent or they refused recently, and the store has no copy`;
+    return `None of the ${missing} buckets holding this query's data can be fetched now: their holders' call budgets are spent, they refused recently, or what they sent within the hour failed the checks, and the store has no copy`;
   const asked = round.calls.length;
   return deadlineReached
     ? `No miner holding this query's data answered in time (${asked} asked)`

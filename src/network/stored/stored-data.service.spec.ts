@@ -11,6 +11,7 @@ import { MinerClient, MinerReply, MinerTarget, replyOf } from '../transport/mine
 import { MinerCallError } from '../transport/miner-failures';
 import { bucketKeyOf, DEFAULT_RECORD_BYTES } from './bucket-selection';
 import { ContentsFetcher } from './contents-fetcher';
+import { LiedBuckets } from './lied-buckets';
 import { StoredDataService } from './stored-data.service';
 import { MemoryItemStore } from '../../../test/support/memory-item-store';
 import { until } from '../../../test/support/until';
@@ -163,9 +164,19 @@ function setUp(
     },
   } as AppConfig;
   const clock = new Clock();
-  const fetcher = new ContentsFetcher(client, store, credibility, clock, config);
-  const service = new StoredDataService(index, store, fetcher, client, budgets, clock, config);
-  return { service, store, calls, scores, budgetReads };
+  const lies = new LiedBuckets(clock);
+  const fetcher = new ContentsFetcher(client, store, lies, credibility, clock, config);
+  const service = new StoredDataService(
+    index,
+    store,
+    fetcher,
+    client,
+    budgets,
+    lies,
+    clock,
+    config,
+  );
+  return { service, store, calls, scores, budgetReads, clock };
 }
 
 function query(overrides: Partial<NetworkQuery> = {}): NetworkQuery {
@@ -271,6 +282,44 @@ describe(StoredDataService.name, () => {
     expect(answer.consensus).toBe(0);
     expect(scores.find((score) => score.uid === 2)?.score).toBe(0);
     expect(scores.find((score) => score.uid === 1)?.score).toBe(1);
+  });
+
+  // Its budget is a handful of calls an hour (8 beside a validator): each ask spent one on the
+  // same lie, the delivery not being kept (deliveriesToKeep).
+  it('asks a holder whose delivery the checks dropped whole not again for those buckets within the hour', async () => {
+    const liar = miner(1);
+    liar.answer = (asked) =>
+      asked.map((id, n) => [id, [tweet(91_000 + n, id.time_bucket.id, '#other')]]);
+    const { service, calls, clock } = setUp([liar]);
+    const first = await service.answer(query());
+    expect(first.miners.failed.reasons).toEqual({ invalid_items: 1 });
+
+    const again = await service.answer(query());
+
+    expect(calls).toHaveLength(1);
+    expect(again).toMatchObject({ items: [], buckets: { missing: 2 }, miners: { queried: 0 } });
+    expect(again.error).toMatch(/failed the checks/);
+    // An hour on, its index re-read and its budget renewed, it is asked again.
+    clock.advance(61 * 60_000);
+    await service.answer(query());
+    expect(calls).toHaveLength(2);
+  });
+
+  it('asks another holder, not the one that lied, for the buckets it lied about', async () => {
+    const liar = miner(1);
+    const honest = miner(2);
+    let lying = true;
+    liar.answer = (asked) =>
+      asked.map((id, n) => [id, lying ? [tweet(91_000 + n, id.time_bucket.id, '#other')] : []]);
+    honest.fails = new MinerCallError('timeout', 'timed out');
+    const { service, calls } = setUp([liar, honest]);
+    await service.answer(query());
+    honest.fails = undefined;
+    lying = false;
+
+    await service.answer(query());
+
+    expect(calls.map((call) => call.uid)).toEqual([1, 2, 2]);
   });
 
   it('answers at the deadline with what arrived; a late delivery still lands in the store', async () => {

@@ -20,6 +20,7 @@ import {
 import { CallReport, ContentsFetcher } from './contents-fetcher';
 import { BucketToFetch, chooseHolders, PlannedCall, StoredSynapse } from './holder-choice';
 import { ItemStore, StoredItem } from './item-store';
+import { LiedBuckets } from './lied-buckets';
 import { planStoredQuery, StoredQueryPlan } from './query-plan';
 import { FetchRound, StoredAnswer, summarize } from './stored-answer';
 import { HOUR_MS } from '../../common/clock/durations';
@@ -58,6 +59,7 @@ export class StoredDataService {
     private readonly fetcher: ContentsFetcher,
     private readonly client: MinerClient,
     private readonly budgets: CallBudgets,
+    private readonly lies: LiedBuckets,
     private readonly clock: Clock,
     @InjectConfig() private readonly config: AppConfig,
   ) {}
@@ -184,12 +186,17 @@ export class StoredDataService {
     return largestClaimAsked(this.config.network.minerMaxResponseBytes);
   }
 
-  /** Holders the client may call now for the bucket's synapse. */
+  /**
+   * Holders the client may call now for the bucket's synapse, less those whose last delivery of
+   * it, within the hour, the checks dropped whole (LiedBuckets).
+   */
   private callable(selected: SelectedBucket) {
     const synapse = synapseOf(selected.bucket);
     return selected.toAsk.filter(
       (holder) =>
-        !this.client.isCircuitOpen(holder.uid) && this.client.mayAsk(holder.hotkey, synapse),
+        !this.client.isCircuitOpen(holder.uid) &&
+        this.client.mayAsk(holder.hotkey, synapse) &&
+        !this.lies.lied(holder.hotkey, selected.bucket),
     );
   }
 

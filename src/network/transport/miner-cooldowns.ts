@@ -1,3 +1,6 @@
+/** Cooldowns held before lapsed ones are first swept. */
+const SWEEP_FROM = 1024;
+
 /**
  * Synapses a miner should not be asked for a while, and what was logged about it when: the
  * memory behind "a miner that answered 404 to OnDemandRequest is not asked again for an hour"
@@ -7,11 +10,19 @@
 export class MinerCooldowns<Reason extends string> {
   private readonly until = new Map<string, { reason: Reason; until: number }>();
   private readonly logged = new Map<string, number>();
+  /** Cooldowns held when lapsed ones are next dropped (see start). */
+  private sweepAt = SWEEP_FROM;
 
   constructor(private readonly now: () => number) {}
 
+  /** `synapse`: what the miner is not asked, a synapse or anything finer (a bucket of it). */
   start(hotkey: string, synapse: string, reason: Reason, ms: number): void {
     this.until.set(`${hotkey}|${synapse}`, { reason, until: this.now() + ms });
+    // A lapsed cooldown is dropped when looked up; one never looked up again (a bucket no
+    // query asks for since) would stay for good. Dropped here once their number has doubled.
+    if (this.until.size < this.sweepAt) return;
+    for (const [key, entry] of this.until) if (entry.until <= this.now()) this.until.delete(key);
+    this.sweepAt = Math.max(SWEEP_FROM, 2 * this.until.size);
   }
 
   /** Why the synapse may not be asked of this miner now, or undefined. */
