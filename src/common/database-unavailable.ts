@@ -1,4 +1,13 @@
 /**
+ * Retry-After of the 503 `Database unavailable`, whichever of its causes: a wait for a pooled
+ * connection that timed out (DATABASE_CONNECT_TIMEOUT_MS, 5 s by default, already spent) or
+ * Postgres out of reach (the outage e2e sees it back within seconds of a restart). A fixed few
+ * seconds, as the Parquet download's busy 503 is: neither cause says when it will end, and a
+ * client retrying at once only queues again on a pool that is full.
+ */
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
+
+/**
  * Whether an error means "Postgres cannot be reached right now" (as opposed to a bug or a bad
  * query), so that it is answered 503 and retried by the client instead of a 500. Covers the
  * socket errors of node, pg's and pg-pool's own messages, Postgres' connection SQLSTATEs, and

@@ -8,7 +8,7 @@ import {
 } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { AuthenticationRequiredException } from '../auth/authentication-required';
-import { isDatabaseUnavailable } from '../database-unavailable';
+import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../database-unavailable';
 import { requestIdOf, sendError } from './error-body';
 import { ReportException } from './report-exception';
 import { ERROR_DETAILS } from './error-details';
@@ -18,8 +18,8 @@ export type AllowedMethods = (path: string) => string[];
 
 /**
  * The single place that shapes error responses: `{"detail": "...", "request_id": "..."}` for
- * ordinary errors, the 422 list for validation (built by RequestValidationException), a 503 when
- * Postgres cannot be reached, and a bare 500 for anything unexpected; the error goes to the log
+ * ordinary errors, the 422 list for validation (built by RequestValidationException), a 503 with
+ * Retry-After when Postgres cannot be reached or no pooled connection frees up in time, and a bare 500 for anything unexpected; the error goes to the log
  * under the request id (its class, message, code, stack and a failed query's text, never the
  * query's parameters: logging/logged-error.ts), never to the client. `allowedMethods` tells a path no route has
  * (404) from one asked with a method it lacks (405 with `Allow`, as FastAPI answers).
@@ -62,6 +62,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
         { request_id: requestIdOf(request, response) },
         `database unavailable: ${(exception as Error).message}`,
       );
+      response.setHeader('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS));
       sendError(request, response, HttpStatus.SERVICE_UNAVAILABLE, {
         detail: ERROR_DETAILS.databaseUnavailable,
       });

@@ -1,4 +1,5 @@
 import type { HeaderObject } from '@nestjs/swagger';
+import { DATABASE_RETRY_AFTER_SECONDS } from '../database-unavailable';
 import { ERROR_DETAILS } from './error-details';
 import { ValidationErrorItem } from './validation-error-item';
 
@@ -151,8 +152,10 @@ export const ERROR_CASES = {
   databaseUnavailable: errorCase(
     503,
     'databaseUnavailable',
-    'Postgres does not answer (issued keys are looked up there too)',
+    'Postgres does not answer, or no pooled connection frees up within ' +
+      'DATABASE_CONNECT_TIMEOUT_MS (issued keys are looked up there too)',
     ERROR_DETAILS.databaseUnavailable,
+    { retryAfter: DATABASE_RETRY_AFTER_SECONDS },
   ),
 } as const;
 

@@ -21,11 +21,12 @@ import { HealthService } from './health.service';
  * Health's 503 is its own report with `status: "unhealthy"`, or, when the key itself cannot be
  * looked up, the database error every operation can answer.
  */
-const DATABASE_ERROR = errorResponse(503, [ERROR_CASES.databaseUnavailable]).content![
-  'application/json'
-];
+const DATABASE_RESPONSE = errorResponse(503, [ERROR_CASES.databaseUnavailable]);
+const DATABASE_ERROR = DATABASE_RESPONSE.content!['application/json'];
 const UNHEALTHY_RESPONSE: ResponseObject = {
   description: 'The database does not answer',
+  // Retry-After, sent with the database error only: the unhealthy report is for balancers.
+  headers: DATABASE_RESPONSE.headers,
   content: {
     'application/json': {
       schema: {
