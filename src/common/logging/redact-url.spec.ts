@@ -74,6 +74,34 @@ describe(redactUrl.name, () => {
   });
 });
 
+describe(`${redactUrl.name}: long URLs`, () => {
+  // A URL of many short parameters, up to Node's 16 KB of headers, was logged whole, twice a line
+  // (`req.url` and the message): lines of 32 KB, which log shippers split (a review's finding).
+  it('keeps the first 1,000 characters of the URL as redacted and says how many more there were', () => {
+    const query = Array.from({ length: 2_000 }, (_, index) => `p${index}=${index}`).join('&');
+    const url = `/api/v1/tasks?api_key=${MASTER}&${query}`;
+    const redacted = `/api/v1/tasks?api_key=[redacted]&${query}`;
+    expect(redact(url)).toBe(
+      `${redacted.slice(0, 1_000)}… (${redacted.length - 1_000} more characters)`,
+    );
+    const exactly = `/api/v1/tasks?${'a=1&'.repeat(246)}b=`;
+    expect(exactly).toHaveLength(1_000);
+    expect(redact(exactly)).toBe(exactly);
+  });
+
+  it('still redacts a secret whose pieces run past the characters kept', () => {
+    const pieces = new SecretScanner(['abcdefgh&ijklmnop'], /sk_live_[\w-]{20,}/, 28);
+    const url = `/api/v1/health?${'a=1&'.repeat(249)}abcdefgh&ijklmnop`;
+    expect(redactUrl(url, pieces)).toBe('[redacted]');
+  });
+
+  it('does not split a character made of two UTF-16 units where it cuts', () => {
+    const url = `/api/v1/tasks?${'a=1&'.repeat(246)}b\u{1F600}${'&c=1'.repeat(25)}`;
+    expect(url.codePointAt(999)).toBe(0x1f600);
+    expect(redact(url)).toBe(`${url.slice(0, 999)}… (${url.length - 999} more characters)`);
+  });
+});
+
 describe(`${redactUrl.name}: URLs remembered as clean`, () => {
   it('answers a repeated clean URL the same, and never remembers one that held a secret', () => {
     const url = '/api/v1/health?x=1';
@@ -98,9 +126,8 @@ describe(`${redactUrl.name}: URLs remembered as clean`, () => {
   it('redacts segments and values that are not UTF-8 without decodeURIComponent throwing for each', () => {
     const decode = jest.spyOn(globalThis, 'decodeURIComponent');
     try {
-      expect(redact(`/api/v1/tasks${'/%ff'.repeat(1_000)}?a=%ff&b=%e2%82`)).toBe(
-        `/api/v1/tasks${'/%ff'.repeat(1_000)}?a=%ff&b=%e2%82`,
-      );
+      const url = `/api/v1/tasks${'/%ff'.repeat(1_000)}?a=%ff&b=%e2%82`;
+      expect(redact(url)).toBe(`${url.slice(0, 1_000)}… (${url.length - 1_000} more characters)`);
       const thrown = decode.mock.results.filter((result) => result.type === 'throw');
       expect(thrown.length).toBe(0);
     } finally {

@@ -17,7 +17,9 @@ const ROUTE_WORD = /^[a-z][a-z0-9_]{0,63}$/;
  * - a path segment is kept when it is that short, a route word, or a key id (a UUID), and the
  *   scanner finds no secret in it; an issued key in a key path is cut to its display prefix
  *   (listed anyway); anything else becomes `[redacted]`;
- * - what is kept must hold no secret as a whole either, or the URL is only `[redacted]`.
+ * - what is kept must hold no secret as a whole either, or the URL is only `[redacted]`;
+ * - of a URL so redacted, the first LONGEST_LOGGED_URL characters are kept, and the number of
+ *   the others said.
  */
 export function redactUrl(url: string | undefined, scanner: SecretScanner): string | undefined {
   if (url === undefined) return undefined;
@@ -30,7 +32,29 @@ export function redactUrl(url: string | undefined, scanner: SecretScanner): stri
   const redacted =
     scanner.contains(piecewise) || scanner.contains(decode(piecewise)) ? REDACTED : piecewise;
   if (redacted === url && url.length <= LONGEST_REMEMBERED_URL) clean.set(url, true);
-  return redacted;
+  return capped(redacted);
+}
+
+/**
+ * The most of a URL a log line shows. A URL of many short parameters, up to Node's 16 KB of
+ * request line and headers, was logged whole, twice a line (`req.url` and the message): lines
+ * of 32 KB, which log shippers split (Docker's json-file driver at 16 KB) into pieces that are
+ * not JSON (a review's finding). A thousand characters are far more than the operations' own
+ * paths and parameters take.
+ */
+const LONGEST_LOGGED_URL = 1000;
+
+/**
+ * The first LONGEST_LOGGED_URL characters of `url` and how many more there were. Cut after the
+ * redaction, which read the whole URL (a secret may begin before the cut and end after it).
+ */
+function capped(url: string): string {
+  if (url.length <= LONGEST_LOGGED_URL) return url;
+  // A character of two UTF-16 units (Node reads a URL's bytes as Latin-1, but `originalUrl` may
+  // be rewritten) is not split.
+  const split = /[\uD800-\uDBFF]/.test(url[LONGEST_LOGGED_URL - 1]);
+  const kept = split ? LONGEST_LOGGED_URL - 1 : LONGEST_LOGGED_URL;
+  return `${url.slice(0, kept)}… (${url.length - kept} more characters)`;
 }
 
 /**
