@@ -91,7 +91,20 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     )
     .setVersion(API_VERSION)
     .setLicense('MIT', 'https://opensource.org/licenses/MIT')
-    .addApiKey({ type: 'apiKey', in: 'header', name: 'X-API-Key' }, API_KEY_SECURITY)
+    // What the Swagger UI's Authorize dialog shows beside the field: without it a reader of
+    // /docs learned nowhere there which key to enter.
+    .addApiKey(
+      {
+        type: 'apiKey',
+        in: 'header',
+        name: 'X-API-Key',
+        description:
+          "A key issued by this gateway's administrator (`POST /api/v1/keys`, with the master " +
+          'key), or the master key. In development, `npm start` generates a master key at its ' +
+          'first start, prints it and saves it in `.data/master-key` (`DATA_DIR/master-key`).',
+      },
+      API_KEY_SECURITY,
+    )
     // addSecurity, not addBearerAuth: that one declares `bearerFormat: JWT`.
     .addSecurity(METRICS_TOKEN_SECURITY, {
       type: 'http',
