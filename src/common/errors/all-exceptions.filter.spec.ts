@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
-import { Controller, Get, Module } from '@nestjs/common';
+import { Controller, Get, Module, Res } from '@nestjs/common';
+import type { Response } from 'express';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger } from 'nestjs-pino';
@@ -60,6 +61,14 @@ class FailingController {
     driverError.code = '22001';
     driverError.detail = `Failing row contains (${KEY_NAME}, ${KEY_HASH}).`;
     throw new QueryFailedError(INSERT, [KEY_NAME, KEY_HASH], driverError);
+  }
+
+  /** An error once the status line and part of the body are on the wire. */
+  @Get('half-sent')
+  async halfSent(@Res() response: Response): Promise<never> {
+    response.status(200).setHeader('Content-Type', 'application/json');
+    await new Promise((written) => response.write('{"items": [', written));
+    throw new Error('failed after the head');
   }
 }
 
@@ -151,5 +160,25 @@ describe(`${AllExceptionsFilter.name} and the request logging`, () => {
     // Neither the parameters nor pg's detail, which quotes them, anywhere in the log.
     expect(capture.text).not.toContain(KEY_HASH);
     expect(capture.text).not.toContain(KEY_NAME);
+  });
+
+  // The filter returned without a word: the client held a 200 whose body never ended (or, had
+  // it been ended, one that looked complete), and nothing was logged.
+  it('breaks the connection of an error after the response head was sent, and logs it once', async () => {
+    const response = await fetch(`${url}/half-sent`, {
+      headers: { 'X-Request-Id': 'half-sent-9' },
+      signal: AbortSignal.timeout(5000),
+    });
+    expect(response.status).toBe(200);
+    // undici's word for a body whose connection closed before it ended (not the timeout's).
+    await expect(response.text()).rejects.toThrow('terminated');
+    const lines = capture.lines().filter((line) => line.err?.message === 'failed after the head');
+    expect(lines).toEqual([
+      expect.objectContaining({
+        level: 50,
+        msg: 'error after the response head was sent: connection closed',
+        req: expect.objectContaining({ id: 'half-sent-9' }),
+      }),
+    ]);
   });
 });
