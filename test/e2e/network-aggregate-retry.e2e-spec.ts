@@ -1,3 +1,4 @@
+import { NOT_READY_RETRY_AFTER_SECONDS } from '../../src/common/errors/retry-later';
 import { isLocal, recordConnections } from '../support/connections';
 import { NetworkStandIns, startNetworkStandIns } from '../support/network-stand-ins';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
@@ -68,6 +69,13 @@ describe('The network’s aggregate before its first good read', () => {
     expect(refused.body.detail).toBe(
       `The network's desirability aggregate has not been computed yet: ${failed.last_attempt!.error}`,
     );
+    // Not loaded yet, and retried by the job within seconds: it said nothing of when to come back.
+    expect(refused.headers['retry-after']).toBe(String(NOT_READY_RETRY_AFTER_SECONDS));
+    const lookup = await get(
+      '/api/v1/get_desirabilities?hotkey=5F4tQyWrhfGVcNhoqeiNsR6KjD4wMZ2kfhLj4oHYuyHbZAc3',
+    ).expect(503);
+    expect(lookup.body.detail).toMatch(/^The chain cannot be read now/);
+    expect(lookup.headers['retry-after']).toBe(String(NOT_READY_RETRY_AFTER_SECONDS));
 
     await app!.close();
     app = undefined;

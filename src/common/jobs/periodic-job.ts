@@ -1,9 +1,6 @@
 import { Logger } from '@nestjs/common';
-import { retryDelay } from '../retry-delay';
+import { FIRST_RETRY_MS, retryDelay } from '../retry-delay';
 import { CountsForInterval, JobOutcome, JobRunner } from './job-runner';
-
-/** After a run that does not count, the next comes sooner: 5 s, doubling, up to the interval. */
-const FIRST_RETRY_MS = 5000;
 
 /**
  * A background job run every `intervalMs` and at most once per interval across replicas

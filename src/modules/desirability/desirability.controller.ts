@@ -4,6 +4,7 @@ import { ApiBody, ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags } from '@
 import { RequireKey, RequireValidatorKey } from '../../common/access/access.decorators';
 import { ApiErrorResponses, JSON_BODY_ERRORS } from '../../common/errors/error-responses';
 import { errorCase, validationCase } from '../../common/errors/error-cases';
+import { NOT_READY_RETRY_AFTER_SECONDS } from '../../common/errors/retry-later';
 import { MAX_DESIRABILITY_JOBS } from '../../config/environment-variables';
 import { DesirabilityRequestPipe } from './desirability-request.pipe';
 import { DesirabilityService } from './desirability.service';
@@ -135,8 +136,10 @@ export class DesirabilityController {
     errorCase(
       503,
       'networkUnavailable',
-      'Network: the chain or the Gravity repository cannot be read now, or no aggregate was computed yet',
+      'Network: the chain or the Gravity repository cannot be read now, or no aggregate was computed yet ' +
+        '(`Retry-After` says when to come back)',
       AGGREGATE_PENDING,
+      { retryAfter: NOT_READY_RETRY_AFTER_SECONDS },
     ),
     validationCase('unknownFormat', 'A `format` other than jobs or legacy', {
       loc: ['query', 'format'],

@@ -1,4 +1,5 @@
-import { Injectable, NotFoundException, ServiceUnavailableException } from '@nestjs/common';
+import { Injectable, NotFoundException } from '@nestjs/common';
+import { RetryLaterException } from '../../common/errors/retry-later';
 import { EntityManager } from 'typeorm';
 import { Clock } from '../../common/clock/clock';
 import { RequestValidationException } from '../../common/errors/validation-error-item';
@@ -276,7 +277,8 @@ export class DesirabilityService {
     const stored = await this.networkAggregate.storedJobs();
     if (!stored) {
       const failure = (await this.networkAggregate.lastAttempt())?.error;
-      throw new ServiceUnavailableException(
+      // The job's first read, or its retry after a failed one, comes within seconds.
+      throw new RetryLaterException(
         failure ? `${AGGREGATE_NOT_COMPUTED}: ${failure}` : AGGREGATE_PENDING,
       );
     }

@@ -1,4 +1,5 @@
-import { Inject, Injectable, NotFoundException, ServiceUnavailableException } from '@nestjs/common';
+import { Inject, Injectable, NotFoundException } from '@nestjs/common';
+import { RetryLaterException } from '../../common/errors/retry-later';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { ChainCommitmentsService } from '../../network/chain/chain-commitments.service';
@@ -142,15 +143,17 @@ export class NetworkVotesService {
 
 const pathOf = (hotkey: string) => `${PREFERENCES_FOLDER}/${hotkey}.json`;
 
-/** The chain or the repository out of reach: a 503 saying which. */
+/**
+ * The chain or the repository out of reach: a 503 saying which, with Retry-After (the next
+ * lookup connects or fetches again; a node waits out a reconnect backoff from 1 s).
+ */
 async function unavailableAs503<T>(work: Promise<T>): Promise<T> {
   try {
     return await work;
   } catch (error) {
     if (error instanceof ChainUnavailableError)
-      throw new ServiceUnavailableException(`The chain cannot be read now: ${error.message}`);
-    if (error instanceof GravityUnavailableError)
-      throw new ServiceUnavailableException(error.message);
+      throw new RetryLaterException(`The chain cannot be read now: ${error.message}`);
+    if (error instanceof GravityUnavailableError) throw new RetryLaterException(error.message);
     throw error;
   }
 }

@@ -3,6 +3,7 @@ import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RequireKey } from '../../common/access/access.decorators';
 import { ApiErrorResponses } from '../../common/errors/error-responses';
 import { errorCase } from '../../common/errors/error-cases';
+import { NOT_READY_RETRY_AFTER_SECONDS } from '../../common/errors/retry-later';
 import { RepoNamesResponseDto } from './dto/repo-names-response.dto';
 import { NAMES_NOT_LOADED, NAMES_UNAVAILABLE, ReposService } from './repos.service';
 
@@ -22,7 +23,13 @@ export class ReposController {
   })
   @ApiOkResponse({ type: RepoNamesResponseDto, description: 'The repository names' })
   @ApiErrorResponses(
-    errorCase(503, 'notLoaded', 'The file has not been read yet', NAMES_NOT_LOADED),
+    errorCase(
+      503,
+      'notLoaded',
+      'The file has not been read yet (`Retry-After` says when to come back)',
+      NAMES_NOT_LOADED,
+      { retryAfter: NOT_READY_RETRY_AFTER_SECONDS },
+    ),
     errorCase(
       503,
       'fileUnavailable',

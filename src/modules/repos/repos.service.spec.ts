@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
+import { NOT_READY_RETRY_AFTER_SECONDS } from '../../common/errors/retry-later';
 import type { AppConfig } from '../../config/app-config';
 import { NOT_UTF8 } from './repo-file-reader';
 import { ReposRepository } from './repos.repository';
@@ -119,8 +120,10 @@ describe(ReposService.name, () => {
     );
     await service.onApplicationBootstrap();
     try {
+      // Retry-After: the retry comes within seconds (it said nothing of when to come back).
       await expect(service.listRepoNames()).rejects.toMatchObject({
         response: expect.objectContaining({ message: NAMES_NOT_LOADED }),
+        retryAfterSeconds: NOT_READY_RETRY_AFTER_SECONDS,
       });
     } finally {
       await service.onModuleDestroy();

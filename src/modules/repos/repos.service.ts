@@ -8,21 +8,27 @@ import {
   ServiceUnavailableException,
 } from '@nestjs/common';
 import { isDatabaseUnavailable } from '../../common/database-unavailable';
+import { RetryLaterException } from '../../common/errors/retry-later';
 import { isStorableText } from '../../common/validation/storable-text';
 import { characterCount } from '../../common/validation/text-length';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
-import { retryDelay } from '../../common/retry-delay';
+import { FIRST_RETRY_MS, retryDelay } from '../../common/retry-delay';
 import { RepoNamesResponseDto } from './dto/repo-names-response.dto';
 import { NOT_UTF8, readRepoNames, RepoFileError, RepoNameValue } from './repo-file-reader';
 import { ReposRepository } from './repos.repository';
 
-/** The 503 before the validation data file was first read (documented by the controller). */
+/**
+ * The 503 before the validation data file was first read (documented by the controller), with
+ * Retry-After: the ingest at start, or the retry of one the database refused, comes within
+ * seconds.
+ */
 export const NAMES_NOT_LOADED = 'Repository names are not loaded yet, try again shortly';
 
 /**
  * The 503 once the configured file failed to be read and nothing of it was ever stored, completed
- * by why (describeFailure): "… does not exist", "… is invalid: …".
+ * by why (describeFailure): "… does not exist", "… is invalid: …". No Retry-After: it lasts
+ * until an operator puts a good file in place, which no wait of the client's brings about.
  */
 export const NAMES_UNAVAILABLE = 'Repository names are unavailable: the validation data file';
 
@@ -45,7 +51,7 @@ const BOOTSTRAP_WAIT_MS = 5000;
  * RETRY_MAX_MS: the watcher only fires when the file changes, so a change met by an
  * outage was otherwise never applied (docs/decisions.md, "Repositories").
  */
-const RETRY_MS = 5000;
+const RETRY_MS = FIRST_RETRY_MS;
 const RETRY_MAX_MS = 60_000;
 
 /** Why a value that names a repository is still left out of the list (logged, counted). */
@@ -118,9 +124,9 @@ export class ReposService implements OnApplicationBootstrap, OnModuleDestroy {
     if (!this.path) return { count: 0, repo_names: [] };
     const names = await this.repository.findNamesIngestedFrom(this.path);
     if (names === null) {
-      throw new ServiceUnavailableException(
-        this.lastFailure ? `${NAMES_UNAVAILABLE} ${this.lastFailure}` : NAMES_NOT_LOADED,
-      );
+      if (this.lastFailure)
+        throw new ServiceUnavailableException(`${NAMES_UNAVAILABLE} ${this.lastFailure}`);
+      throw new RetryLaterException(NAMES_NOT_LOADED);
     }
     return { count: names.length, repo_names: names };
   }

@@ -13,6 +13,7 @@ import {
 } from '@nestjs/common';
 import contentDisposition from 'content-disposition';
 import { Clock } from '../../common/clock/clock';
+import { RetryLaterException } from '../../common/errors/retry-later';
 import { parseHttpDate, toWholeSecond } from '../../common/http/http-date';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
@@ -50,12 +51,10 @@ export function parquetBusy(id: string): string {
   );
 }
 
-/** A 503 that says when to come back (`Retry-After`, set by AllExceptionsFilter). */
-export class ParquetBusyException extends ServiceUnavailableException {
-  readonly retryAfterSeconds = PARQUET_BUSY_RETRY_AFTER_SECONDS;
-
+/** A 503 that says when to come back: PARQUET_BUSY_RETRY_AFTER_SECONDS. */
+export class ParquetBusyException extends RetryLaterException {
   constructor(id: string) {
-    super(parquetBusy(id));
+    super(parquetBusy(id), PARQUET_BUSY_RETRY_AFTER_SECONDS);
   }
 }
 

@@ -1,14 +1,11 @@
 import { Logger } from '@nestjs/common';
-import { retryDelay } from '../../common/retry-delay';
+import { FIRST_RETRY_MS, retryDelay } from '../../common/retry-delay';
 import { SubtensorConfig } from '../../config/app-config';
 import { ChainMetagraphReader } from '../chain/chain-metagraph';
 import { ChainIdentity, SubtensorConnection } from '../chain/subtensor-connection';
 import { MetagraphNetwork } from '../miners.repository';
 import { MetagraphFile } from '../protocol';
 import { MetagraphSource } from './metagraph-source';
-
-/** After a failed read the next comes sooner: 5 s, doubling, up to the sync interval. */
-const FIRST_RETRY_MS = 5000;
 
 /**
  * Reads subnet `netuid`'s metagraph from a subtensor node every `syncIntervalMs`. A read that
@@ -78,6 +75,7 @@ export class ChainMetagraphSource implements MetagraphSource {
     return this.connection.close();
   }
 
+  /** After a failed read the next comes sooner: 5 s, doubling, up to the sync interval. */
   private nextDelay(): number {
     if (this.failedReads === 0) return this.settings.syncIntervalMs;
     return retryDelay(this.failedReads - 1, FIRST_RETRY_MS, this.settings.syncIntervalMs);
