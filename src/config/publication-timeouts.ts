@@ -18,7 +18,8 @@ export const INCLUSION_TIMEOUT_MS = 120_000;
 /**
  * The longest one publication attempt may wait on the network: a claim is taken once for the
  * push and the commitment both (docs/decisions.md, "Claims"), so its lease covers a fetch and a
- * push, a read of our commitment (SUBTENSOR_TIMEOUT_MS), the inclusion (at least
+ * push, a read of our commitment and of whether the chain takes one now (in parallel,
+ * SUBTENSOR_TIMEOUT_MS), the inclusion (at least
  * SUBTENSOR_TIMEOUT_MS, which bounds connecting too) and, after a refusal as too soon, a read of
  * when the chain takes commitments again (SUBTENSOR_TIMEOUT_MS). Redone pushes after the branch moved under
  * ours are not counted: the remote answered those at once.

@@ -7,8 +7,9 @@ import { startTestApp, TestApp, testValidatorHotkey } from '../support/test-app'
  * The chain refusing a commitment as too soon, against the chain stand-in's model of the
  * recorded runtime's space rule (chain-extrinsics.ts): with `MaxSpace` at 100, one commitment
  * per subnet epoch. Each refused commitment is included in a block and pays a fee, so the
- * worker retries when the chain's storage says it will take it (docs/decisions.md, "The rate
- * limit."), not after the doubling wait of any other failure.
+ * worker submits none the chain's storage says it would refuse, and retries when the storage
+ * says it will take it (docs/decisions.md, "The rate limit."), not after the doubling wait of
+ * any other failure.
  */
 const NETUID = 1;
 /** The subnet's epochs: `Tempo` (360, the recorded runtime's default) + 1 blocks. */
@@ -83,23 +84,24 @@ describe('Publishing the vote when the chain says it is too soon', () => {
     await standIns?.stop();
   }, 60_000);
 
-  it('retries when the chain takes commitments again, paying for one refusal in the epoch', async () => {
+  it('retries when the chain takes commitments again, submitting none it would refuse', async () => {
     await submit('a');
     await worker().runOnce();
     expect((await publication()).state).toBe('committed');
     const extrinsics = standIns.replay.extrinsics.submitted.length;
+    const committedIn = standIns.replay.extrinsics.submitted.at(-1)!.blockNumber;
 
-    // A second vote in the same epoch: its commitment does not fit in the space left.
+    // A second vote in the same epoch: its commitment would not fit in the space left, so it
+    // is pushed and waits, as if refused, without paying for a refusal.
     await submit('b');
     const { before, after } = await timedRun();
     const waiting = await publication();
     expect(waiting).toMatchObject({ state: 'pushed', attempts: 1 });
     expect(waiting.last_error).toMatch(
-      /^rate limited by the chain: commitments\.SpaceLimitExceeded/,
+      /^rate limited by the chain: not submitted: our commitments used this epoch's space/,
     );
-    const [refused] = refusals(extrinsics);
-    expect(refused.outcome).toBe('SpaceLimitExceeded');
-    const reset = nextEpochStart(refused.blockNumber);
+    expect(standIns.replay.extrinsics.submitted).toHaveLength(extrinsics);
+    const reset = nextEpochStart(committedIn);
     const wait = (reset - standIns.replay.extrinsics.head) * BLOCK_MS + MARGIN_MS;
     expect(wait).toBeGreaterThan(10 * 60_000); // not the 12 s of the first doubling wait
     const next = Date.parse(waiting.next_attempt_at!);
@@ -108,19 +110,19 @@ describe('Publishing the vote when the chain says it is too soon', () => {
 
     // Not due: nothing is submitted meanwhile.
     await worker().runOnce();
-    expect(standIns.replay.extrinsics.submitted).toHaveLength(extrinsics + 1);
+    expect(standIns.replay.extrinsics.submitted).toHaveLength(extrinsics);
 
     // The chain reaches the new epoch, and the wait is over: the commitment goes in.
     standIns.replay.extrinsics.advanceTo(reset);
     await makeDue();
     await worker().runOnce();
     expect(await publication()).toMatchObject({ state: 'committed', attempts: 0 });
-    expect(standIns.replay.extrinsics.submitted).toHaveLength(extrinsics + 2);
+    expect(standIns.replay.extrinsics.submitted).toHaveLength(extrinsics + 1);
     expect(standIns.replay.extrinsics.submitted.at(-1)).toMatchObject({
       outcome: 'success',
       blockNumber: reset + 1,
     });
-    expect(refusals(extrinsics)).toHaveLength(1);
+    expect(refusals(extrinsics)).toHaveLength(0);
   });
 
   // No UsedSpaceOf to tell when (the refusal is forced): the doubling wait, 12 s after a push.
@@ -141,5 +143,37 @@ describe('Publishing the vote when the chain says it is too soon', () => {
     await makeDue();
     await worker().runOnce();
     expect((await publication()).state).toBe('committed');
+  });
+
+  // A client told "rate limited" votes again: its vote, pushed, waits for the same epoch's end,
+  // and no commitment the chain would refuse (each refusal pays a fee) is submitted meanwhile.
+  it('submits no commitment the chain has no room for, for a vote or for a newer one meanwhile', async () => {
+    const extrinsics = standIns.replay.extrinsics.submitted.length;
+    const committedIn = standIns.replay.extrinsics.submitted.at(-1)!.blockNumber;
+    const reset = nextEpochStart(committedIn);
+    const wait = () => (reset - standIns.replay.extrinsics.head) * BLOCK_MS + MARGIN_MS;
+    const waitsForTheEpoch = async (attempts: number) => {
+      const { before, after } = await timedRun();
+      const waiting = await publication();
+      expect(waiting).toMatchObject({ state: 'pushed', attempts });
+      expect(waiting.last_error).toMatch(/^rate limited by the chain: /);
+      const next = Date.parse(waiting.next_attempt_at!);
+      expect(next).toBeGreaterThanOrEqual(before + wait());
+      expect(next).toBeLessThanOrEqual(after + wait());
+    };
+
+    await submit('d');
+    await waitsForTheEpoch(1);
+    await submit('e');
+    await waitsForTheEpoch(1);
+    expect(refusals(extrinsics)).toEqual([]);
+    expect(standIns.replay.extrinsics.submitted).toHaveLength(extrinsics);
+
+    standIns.replay.extrinsics.advanceTo(reset);
+    await makeDue();
+    await worker().runOnce();
+    expect(await publication()).toMatchObject({ state: 'committed', attempts: 0 });
+    expect(standIns.replay.extrinsics.submitted).toHaveLength(extrinsics + 1);
+    expect(standIns.replay.extrinsics.submitted.at(-1)!.outcome).toBe('success');
   });
 });

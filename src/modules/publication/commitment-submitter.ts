@@ -7,7 +7,11 @@ import { hexToU8a, stringToU8a, u8aConcat, u8aToHex } from '@polkadot/util';
 import { blake2AsU8a } from '@polkadot/util-crypto';
 import { INCLUSION_TIMEOUT_MS } from '../../config/publication-timeouts';
 import { Sr25519Keypair } from '../../network/bittensor/keypair';
-import { CommitmentRule, ruleOfError } from '../../network/chain/commitment-window';
+import {
+  CommitmentRule,
+  CommitmentWindow,
+  ruleOfError,
+} from '../../network/chain/commitment-window';
 import { SubtensorConnection } from '../../network/chain/subtensor-connection';
 
 /**
@@ -16,7 +20,8 @@ import { SubtensorConnection } from '../../network/chain/subtensor-connection';
  * (`CommitmentSetRateLimitExceeded`), and in runtimes that replaced it with a space quota per
  * subnet epoch (finney's spec 343, the recorded one), `SpaceLimitExceeded`: `rule` says which,
  * `block` is the block that refused it (when the node said), so that the wait can be read off
- * the chain (commitment-window.ts).
+ * the chain (commitment-window.ts). Also thrown, with `window`, for a commitment not submitted
+ * because the chain's storage said it would be refused.
  */
 export class CommitmentRateLimitedError extends Error {
   override readonly name = 'CommitmentRateLimitedError';
@@ -25,6 +30,8 @@ export class CommitmentRateLimitedError extends Error {
     message: string,
     readonly rule: CommitmentRule,
     readonly block: number | undefined,
+    /** Read before submitting (nothing was submitted): when the chain takes one again. */
+    readonly window?: CommitmentWindow,
   ) {
     super(message);
   }

@@ -27,6 +27,8 @@ function workerWith(
     commit?: () => Promise<unknown>;
     /** When the chain takes a commitment again, as its storage says (ChainCommitmentsService). */
     commitmentWindow?: () => Promise<CommitmentWindow | undefined>;
+    /** When the chain would refuse a commitment now (by default it would take one). */
+    windowAhead?: () => Promise<(CommitmentWindow & { rule: 'space' | 'rate' }) | undefined>;
     /** PUBLICATION_RETRY_MS (12 s unless said). */
     retryMs?: number;
   } = {},
@@ -58,6 +60,7 @@ function workerWith(
   const commitments = {
     of: () => Promise.resolve({ hotkey: HOTKEY, block: 120, sha: fakes.onChain ?? SHA }),
     commitmentWindow: jest.fn(fakes.commitmentWindow ?? (() => Promise.resolve(undefined))),
+    windowAhead: fakes.windowAhead ?? (() => Promise.resolve(undefined)),
   };
   const config = {
     netuid: 1,
@@ -236,6 +239,38 @@ describe(PublicationWorker.name, () => {
       const slow = refused(() => Promise.resolve(open), 2, 60_000);
       await slow.worker.runOnce();
       retriedAfter(slow.repository, 60_000);
+    });
+
+    // A refused commitment is included and pays its fee: one the storage says the chain
+    // would refuse is not submitted, and waits as a refused one does (a review's finding).
+    it('submits none the chain’s storage says it would refuse, and waits as for a refusal', async () => {
+      const commit = jest.fn(() => Promise.reject(new Error('submitted')));
+      const { worker, repository, commitments } = workerWith(
+        { commit_sha: SHA, state: 'pushed', attempts: 0 },
+        {
+          onChain: 'da39a3ee5e6b4b0d3255bfef95601890afd80709',
+          commit,
+          windowAhead: () =>
+            Promise.resolve({
+              rule: 'space',
+              acceptedFrom: 6_852_849,
+              head: 6_852_692,
+              intervalBlocks: EPOCH,
+            }),
+        },
+      );
+      await worker.runOnce();
+      expect(commit).not.toHaveBeenCalled();
+      expect(commitments.commitmentWindow).not.toHaveBeenCalled();
+      expect(repository.recordRetry).toHaveBeenCalledWith(
+        expect.objectContaining({ version: 3 }),
+        'pushed',
+        expect.stringMatching(
+          /^rate limited by the chain: not submitted: our commitments used this epoch's space/,
+        ),
+        new Date(NOW.getTime() + (6_852_849 - 6_852_692) * 12_000 + 24_000),
+        NOW,
+      );
     });
 
     // The doubling wait of any failure: 12 s × 2² after two refusals.

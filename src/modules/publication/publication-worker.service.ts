@@ -25,13 +25,19 @@ import { PublicationRepository } from './publication.repository';
 import { PublicationService } from './publication.service';
 import { Claim, lostClaim, PublicationRow } from './publication.types';
 import { retryDelay } from '../../common/retry-delay';
-import { BLOCK_MS, CommitmentWindow } from '../../network/chain/commitment-window';
+import { BLOCK_MS, CommitmentRule, CommitmentWindow } from '../../network/chain/commitment-window';
 
 /**
  * Past the block the chain takes commitments again from: the head read was made up to a block
  * after it was produced, and a block may come late; early costs another refused commitment.
  */
 const WINDOW_MARGIN_MS = 2 * BLOCK_MS;
+
+/** Why the chain would refuse a commitment now, by the rule its storage keeps. */
+const TOO_SOON: Record<CommitmentRule, string> = {
+  space: "our commitments used this epoch's space on the subnet (Commitments.UsedSpaceOf)",
+  rate: 'our last commitment is less than RateLimit blocks old (Commitments.LastCommitment)',
+};
 
 /**
  * The wait until the chain takes a commitment again (its head and that block, 12 s apart) plus
@@ -52,7 +58,8 @@ function windowDelay(window: CommitmentWindow, retryMs: number): number {
  * committed with its stored SHA, never pushed again, and a SHA our CommitmentOf already holds
  * (submitted just before a restart) is recorded, not submitted again. A failure is retried after a wait that
  * doubles per failure (PUBLICATION_RETRY_MS up to PUBLICATION_RETRY_MAX_MS); the chain's rate
- * limit is such a wait, not a failure. A vote replaced while being published is dropped for
+ * limit is a wait until it takes commitments again, not a failure, and a commitment its storage
+ * says it would refuse is not submitted. A vote replaced while being published is dropped for
  * the newer one.
  */
 @Injectable()
@@ -146,7 +153,7 @@ export class PublicationWorker
       }
       step = 'commit';
       this.metrics.recordPublicationAttempt('commit');
-      const inclusion = (await this.alreadyCommitted(sha)) ?? (await this.submitter!.commit(sha));
+      const inclusion = await this.commitment(sha);
       const now = this.clock.now();
       // Under the registration lock, which a submission takes first: both write the vote's
       // publication row and its tasks, in the opposite order, and deadlocked (an audit's finding).
@@ -162,6 +169,39 @@ export class PublicationWorker
       );
     } catch (error) {
       await this.retryLater(row, claim, step, failures, error as Error);
+    }
+  }
+
+  /**
+   * Our commitment of `sha`: found on chain already (alreadyCommitted), or submitted. Not
+   * submitted when the chain's storage says it would refuse it as too soon (a refused commitment
+   * is included and pays its fee): thrown as its refusal, with the window read, so that it waits
+   * as one. A vote replacing one that waited out the window was submitted at once and paid
+   * another refusal, and so did each vote after it until the window opened (a review's finding).
+   */
+  private async commitment(sha: string): Promise<Inclusion> {
+    // Read together: one wait on the node, as the lease counts it (config/publication-timeouts.ts).
+    const [onChain, ahead] = await Promise.all([this.alreadyCommitted(sha), this.windowAhead()]);
+    if (onChain) return onChain;
+    if (ahead)
+      throw new CommitmentRateLimitedError(
+        `not submitted: ${TOO_SOON[ahead.rule]}`,
+        ahead.rule,
+        undefined,
+        ahead,
+      );
+    return this.submitter!.commit(sha);
+  }
+
+  /** When the chain would refuse our commitment now, the window; undefined when it cannot say. */
+  private async windowAhead(): Promise<(CommitmentWindow & { rule: CommitmentRule }) | undefined> {
+    try {
+      return await this.commitments.windowAhead(this.hotkey);
+    } catch (error) {
+      this.logger.warn(
+        `could not read whether the chain takes a commitment now, submitting: ${(error as Error).message}`,
+      );
+      return undefined;
     }
   }
 
@@ -188,7 +228,7 @@ export class PublicationWorker
     this.metrics.recordPublicationFailure(step, rateLimited ? 'rate_limited' : 'error');
     const { retryMs, retryMaxMs } = this.config.publication;
     const doubling = retryDelay(failures, retryMs, retryMaxMs);
-    const window = rateLimited ? await this.commitmentWindow(error) : undefined;
+    const window = rateLimited ? (error.window ?? (await this.commitmentWindow(error))) : undefined;
     const wait = window ? windowDelay(window, retryMs) : doubling;
     // Read after the chain was asked when: the wait counts from its answer.
     const now = this.clock.now();

@@ -2,7 +2,12 @@ import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { publicKeyOfAddress } from '../bittensor/keypair';
-import { CommitmentRule, CommitmentWindow, readCommitmentWindow } from './commitment-window';
+import {
+  CommitmentRule,
+  CommitmentWindow,
+  readCommitmentWindow,
+  readWindowAhead,
+} from './commitment-window';
 import { ChainCommitment, readCommitment, readCommitments } from './commitments';
 import { SubtensorConnection } from './subtensor-connection';
 
@@ -51,6 +56,15 @@ export class ChainCommitmentsService {
     return this.chain().use((api) =>
       readCommitmentWindow(api, this.config.netuid, hotkey, rule, refusedAt),
     );
+  }
+
+  /**
+   * When the chain would refuse `hotkey`'s commitment made now as too soon, the window it waits
+   * for (commitment-window.ts, readWindowAhead); undefined when it would take it, or its storage
+   * cannot say. Throws ChainUnavailableError when the node cannot be used.
+   */
+  windowAhead(hotkey: string): Promise<(CommitmentWindow & { rule: CommitmentRule }) | undefined> {
+    return this.chain().use((api) => readWindowAhead(api, this.config.netuid, hotkey));
   }
 
   private chain(): SubtensorConnection {

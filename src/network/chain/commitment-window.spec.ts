@@ -5,6 +5,7 @@ import {
   epochIndex,
   rateLimitResetBlock,
   readCommitmentWindow,
+  readWindowAhead,
   ruleOfError,
   spaceResetBlock,
 } from './commitment-window';
@@ -175,5 +176,43 @@ describe('readCommitmentWindow on a runtime with the rate rule', () => {
     ).toBeUndefined();
     const api = olderRuntime({ head: 1010, last: 1000, constant: 100 });
     expect(await readCommitmentWindow(api, 13, ALICE, 'space', 1005)).toBeUndefined();
+  });
+});
+
+// Read before a commitment is submitted: a refused one is included and pays its fee.
+describe(`${readWindowAhead.name}: whether the chain would refuse a commitment made now`, () => {
+  const chain = useConnectedChainReplay();
+  const ahead = (hotkey: string) => chain.connection.use((api) => readWindowAhead(api, 13, hotkey));
+
+  it('names the space rule’s window when this epoch’s space leaves no room for a SHA', async () => {
+    const head = chain.replay.extrinsics.head;
+    chain.replay.setUsedSpace(13, ALICE, { lastEpoch: 18_982, usedSpace: 3100 });
+    expect(await ahead(ALICE)).toEqual({
+      rule: 'space',
+      acceptedFrom: 6_852_849,
+      head,
+      intervalBlocks: 361,
+    });
+  });
+
+  it('says nothing when there is room, the count is of an earlier epoch, or there is none', async () => {
+    chain.replay.setUsedSpace(13, BOB, { lastEpoch: 18_982, usedSpace: 3000 });
+    expect(await ahead(BOB)).toBeUndefined();
+    chain.replay.setUsedSpace(13, BOB, { lastEpoch: 18_981, usedSpace: 3100 });
+    expect(await ahead(BOB)).toBeUndefined();
+    chain.replay.setUsedSpace(13, BOB, undefined);
+    expect(await ahead(BOB)).toBeUndefined();
+  });
+
+  it('reads the rate rule on a runtime without the space rule’s storage', async () => {
+    const api = olderRuntime({ head: 1010, last: 1000, stored: 100 });
+    expect(await readWindowAhead(api, 13, ALICE)).toEqual({
+      rule: 'rate',
+      acceptedFrom: 1100,
+      head: 1010,
+      intervalBlocks: 100,
+    });
+    const old = olderRuntime({ head: 1100, last: 1000, stored: 100 });
+    expect(await readWindowAhead(old, 13, ALICE)).toBeUndefined();
   });
 });

@@ -131,6 +131,26 @@ export async function readCommitmentWindow(
   return windowFrom(rateLimitResetBlock(toNumber(last.unwrap()), blocks, at), head, blocks);
 }
 
+/**
+ * Whether the chain would refuse a commitment of `hotkey`'s made now as too soon, read before one
+ * is submitted: when it would, the window it opens (its rule, and from which block); undefined
+ * when it would take one, or this runtime's storage cannot say. The rule is the one the runtime
+ * keeps the storage of: the space rule where it has `UsedSpaceOf` and `MaxSpace` (with room under
+ * `MaxSpace` it takes one), else the rate rule. A refused commitment is included and pays its fee:
+ * submitted anyway, a vote replacing one that waits out the window paid another refusal.
+ */
+export async function readWindowAhead(
+  api: ApiPromise,
+  netuid: number,
+  hotkey: string,
+): Promise<(CommitmentWindow & { rule: CommitmentRule }) | undefined> {
+  const commitments = api.query.commitments;
+  if (commitments?.usedSpaceOf && !commitments.maxSpace) return undefined;
+  const rule: CommitmentRule = commitments?.usedSpaceOf ? 'space' : 'rate';
+  const window = await readCommitmentWindow(api, netuid, hotkey, rule, undefined);
+  return window && window.acceptedFrom > window.head ? { ...window, rule } : undefined;
+}
+
 function windowFrom(
   acceptedFrom: number | undefined,
   head: Codec,
