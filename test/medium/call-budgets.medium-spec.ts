@@ -184,6 +184,22 @@ describe(`${CallBudgets.name} on Postgres`, () => {
     expect((await shared.left([miner], 'GetContentsByBuckets')).get(miner)?.left).toBe(0);
   });
 
+  // Stamps are kept to the millisecond: two replicas' takes in one millisecond count the same
+  // stamp twice, and a miner's synapses each have a row of their own.
+  it("gives back one of equal stamps, and only of the call's own synapse", async () => {
+    const miner = `miner-${randomUUID()}`;
+    const at = new Date((await repository.now(0)).getTime());
+    await repository.fill(miner, 'GetContentsByBuckets', at, 2);
+    await repository.fill(miner, 'GetDataEntityBucket', at, 1);
+
+    await repository.giveBack(miner, 'GetContentsByBuckets', at);
+
+    const contents = await repository.recentCalls([miner], 'GetContentsByBuckets', 0, HOUR_MS);
+    const entities = await repository.recentCalls([miner], 'GetDataEntityBucket', 0, HOUR_MS);
+    expect(contents.get(miner)).toEqual([at]);
+    expect(entities.get(miner)).toEqual([at]);
+  });
+
   describe("the spot checks' share of the bucket calls (INDEX_SPOT_CHECK_RESERVE)", () => {
     let nextUid = 0;
 

@@ -1021,6 +1021,33 @@ describe(MinerClient.name, () => {
       expect(budgets.giveBack.mock.calls).toEqual([[MINER, 'GetDataEntityBucket', at]]);
     });
 
+    it('still says circuit_open, and warns, when Postgres fails the give-back', async () => {
+      const concurrent = createClient({ MINER_CONCURRENCY: '4' });
+      const axon = await startAxon({ answer: statusOf(500) });
+      let grant = () => undefined as void;
+      budgets.take.mockImplementationOnce(
+        () =>
+          new Promise((resolve) => {
+            grant = () => resolve({ granted: true, kept: false, freeAt: null, at: new Date() });
+          }),
+      );
+      budgets.giveBack.mockRejectedValueOnce(new Error('connection terminated'));
+      const call = () =>
+        failureOf(concurrent.call(axon.target(), 'GetDataEntityBucket', {}, 2_000));
+      const waiting = call();
+      for (let failure = 0; failure < BREAKER_FAILURES; failure++) await call();
+
+      grant();
+
+      // The call stays counted (the safe side), and the miner is not blamed for our database.
+      expect(await waiting).toBe('circuit_open');
+      expect(logs.warn).toHaveBeenCalledWith(
+        expect.stringMatching(
+          /GetDataEntityBucket call not sent could not be given back.*connection terminated/,
+        ),
+      );
+    });
+
     it('gives back nothing for a call that reached the miner', async () => {
       const axon = await startAxon({ answer: statusOf(500) });
       budgets.take.mockResolvedValue({ granted: true, kept: false, freeAt: null, at: new Date() });
