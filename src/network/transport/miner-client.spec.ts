@@ -1197,6 +1197,28 @@ describe(MinerClient.name, () => {
       expect(concurrent.isCircuitOpen(1)).toBe(false);
     });
 
+    // Shut down while its budget call was being taken: never sent, so given back.
+    it('gives back the budget call of a call our shutdown refused unsent', async () => {
+      const axon = await startAxon();
+      const at = new Date(clock.now().getTime());
+      let grant = () => undefined as void;
+      budgets.take.mockImplementationOnce(
+        () =>
+          new Promise((resolve) => {
+            grant = () => resolve({ granted: true, kept: false, freeAt: null, at });
+          }),
+      );
+      const waiting = failureOf(client.call(axon.target(), 'GetMinerIndex', {}, 2_000));
+      while (budgets.take.mock.calls.length === 0) await sleep(5);
+
+      client.onModuleDestroy();
+      grant();
+
+      expect(await waiting).toBe('shutdown');
+      expect(axon.received).toHaveLength(0);
+      expect(budgets.giveBack.mock.calls).toEqual([[MINER, 'GetMinerIndex', at]]);
+    });
+
     it('sends nothing once shut down, and says shutdown', async () => {
       const axon = await startAxon();
       client.onModuleDestroy();

@@ -153,6 +153,9 @@ export class MinerClient implements OnModuleDestroy {
           const takenAt = await this.takeBudget(miner, axon, synapse, purpose);
           try {
             return await guarded.execute((inner) => {
+              // Our shutdown, begun while the budget was taken, has aborted the signal already:
+              // the call is refused here unsent (failureOf: shutdown), not marked as gone out.
+              inner.signal.throwIfAborted();
               sent = true;
               return this.send(miner, axon, synapse, fields, timeoutMs, inner.signal);
             }, context.signal);
