@@ -1,9 +1,9 @@
 import { once } from 'node:events';
-import { createServer } from 'node:http';
+import { Agent, createServer, IncomingMessage, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import supertest from 'supertest';
-import { exchange, parse } from '../../../test/support/raw-http';
+import { closeNow, exchange, listenOnLoopback, parse } from '../../../test/support/raw-http';
 import { bodyParserErrorHandler } from '../errors/body-parser-errors';
 import { ERROR_DETAILS } from '../errors/error-details';
 import { jsonBodies } from './json-bodies';
@@ -17,6 +17,9 @@ function server(limit = '1mb') {
   answering.use(jsonBodies(limit));
   answering.post('/', (request, response) => {
     response.json({ body: (request.body as unknown) ?? null });
+  });
+  answering.get('/', (_request, response) => {
+    response.json({ read: false });
   });
   answering.use(bodyParserErrorHandler);
   return answering;
@@ -110,6 +113,42 @@ describe(jsonBodies.name, () => {
       .send(atLimit)
       .expect(200);
   });
+
+  // A GET's body is not read: answered before it came, its connection kept alive got a 408 from
+  // the request timeout once the body had not come (a review's finding).
+  it.each([
+    ['a body by its length', 'close', { 'content-length': '100' }],
+    ['a body in chunks', 'close', { 'transfer-encoding': 'chunked' }],
+    ['a Content-Length of 0', 'keep-alive', { 'content-length': '0' }],
+    ['no body', 'keep-alive', {}],
+  ])(
+    'answers a GET that announces %s and sends none, with Connection: %s',
+    async (_announcing, connection, headers) => {
+      const listening = createServer(server());
+      const port = await listenOnLoopback(listening);
+      const agent = new Agent({ keepAlive: true });
+      try {
+        const request = httpRequest({
+          port,
+          host: '127.0.0.1',
+          method: 'GET',
+          path: '/',
+          headers,
+          agent,
+        });
+        request.on('error', () => undefined);
+        request.flushHeaders();
+        const [response] = (await once(request, 'response')) as [IncomingMessage];
+        response.resume();
+        expect(response.statusCode).toBe(200);
+        expect(response.headers.connection).toBe(connection);
+        request.destroy();
+      } finally {
+        agent.destroy();
+        await closeNow(listening);
+      }
+    },
+  );
 
   it('reads a body nested 64 levels deep, and refuses one level more as malformed JSON', async () => {
     const deepest = await app()
