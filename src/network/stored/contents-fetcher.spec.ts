@@ -68,15 +68,9 @@ function setUp(fails?: Error, filedUnder?: string) {
   } as unknown as CredibilityRecorder;
   const config = { network: { bucketFetchTimeoutMs: 5000, queryDeadlineMs: 300 } } as AppConfig;
   const clock = new Clock();
-  const fetcher = new ContentsFetcher(
-    client,
-    store,
-    new LiedBuckets(clock),
-    credibility,
-    clock,
-    config,
-  );
-  return { fetcher, calls, scores, saved };
+  const lies = new LiedBuckets(clock);
+  const fetcher = new ContentsFetcher(client, store, lies, credibility, clock, config);
+  return { fetcher, calls, scores, saved, lies };
 }
 
 /** A call to miner 7 for one bucket, by the synapse its label takes. */
@@ -120,10 +114,12 @@ describe(ContentsFetcher.name, () => {
   );
 
   it('keeps the delivery under the miner that sent it, and reports the bucket delivered', async () => {
-    const { fetcher, saved } = setUp();
+    const { fetcher, saved, lies } = setUp();
     const call = plannedCall('GetContentsByBuckets', 100);
     const report = await fetcher.run(call);
     expect(saved).toHaveLength(1);
+    // Kept, it is no lie: the holder may be asked for the bucket again (the store failing it).
+    expect(lies.lied('hk7', call.buckets[0].bucket)).toBe(false);
     // query_bucket names the miner of a stored fetch by these.
     expect(saved[0]).toMatchObject({ minerUid: 7, minerHotkey: 'hk7', claimedBytes: 100 });
     expect(report).toMatchObject({ uid: 7, returned: 1, dropped: 0 });
@@ -141,8 +137,10 @@ describe(ContentsFetcher.name, () => {
   // Kept, a delivery dropped whole was stored as the bucket's contents, no items, and answered
   // as "no data" while fresh, when the miner had only lied (a review's finding).
   it('keeps no delivery whose every content the checks dropped: its bucket is not delivered', async () => {
-    const { fetcher, scores, saved } = setUp(undefined, '#elsewhere');
-    const report = await fetcher.run(plannedCall('GetContentsByBuckets', 100));
+    const { fetcher, scores, saved, lies } = setUp(undefined, '#elsewhere');
+    const call = plannedCall('GetContentsByBuckets', 100);
+    const report = await fetcher.run(call);
+    expect(lies.lied('hk7', call.buckets[0].bucket)).toBe(true);
     expect(report).toMatchObject({ uid: 7, returned: 1, dropped: 1, score: 0 });
     expect(report.failure).toBeUndefined();
     expect(report.delivered).toEqual(new Set());
