@@ -87,6 +87,8 @@ describe(`${redactUrl.name}: long URLs`, () => {
     const exactly = `/api/v1/tasks?${'a=1&'.repeat(246)}b=`;
     expect(exactly).toHaveLength(1_000);
     expect(redact(exactly)).toBe(exactly);
+    // One character more is cut.
+    expect(redact(`${exactly}2`)).toBe(`${exactly}… (1 more characters)`);
   });
 
   it('still redacts a secret whose pieces run past the characters kept', () => {

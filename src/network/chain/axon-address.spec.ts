@@ -20,11 +20,20 @@ describe('axonUrl', () => {
     );
   });
 
+  // netaddr reads 2^32 - 1 as IPv4 and 2^32 on as IPv6.
+  it('reads an address of ip_type 6 as IPv6 from 2^32 on', () => {
+    expect(axonUrl({ ip: (1n << 32n) - 1n, ipType: 6, port: 8091 })).toBe(
+      'http://255.255.255.255:8091',
+    );
+    expect(axonUrl({ ip: 1n << 32n, ipType: 6, port: 8091 })).toBe('http://[::1:0:0]:8091');
+  });
+
   it.each([
     ['port 0', { ip: 3_235_789_677n, ipType: 4, port: 0 }],
     ['address 0', { ip: 0n, ipType: 4, port: 8091 }],
     ['an unknown family', { ip: 1n, ipType: 5, port: 8091 }],
     ['an IPv4 value wider than 32 bits', { ip: 1n << 40n, ipType: 4, port: 8091 }],
+    ['an IPv4 value of 2^32', { ip: 1n << 32n, ipType: 4, port: 8091 }],
   ])('is null for %s (serves nothing)', (_, axon) => {
     expect(axonUrl(axon)).toBeNull();
   });
