@@ -65,6 +65,18 @@ describe('Publishing the vote when the chain says it is too soon', () => {
     standIns.database.query(
       `UPDATE desirability_publications SET next_attempt_at = now() - interval '1 second'`,
     );
+  /**
+   * The chain reaches the epoch starting at `reset`, the wait is over, and the worker commits
+   * the vote waiting: one more submission than `before`, taken.
+   */
+  const commitsOnceTheEpochTurns = async (reset: number, before: number) => {
+    standIns.replay.extrinsics.advanceTo(reset);
+    await makeDue();
+    await worker().runOnce();
+    expect(await publication()).toMatchObject({ state: 'committed', attempts: 0 });
+    expect(standIns.replay.extrinsics.submitted).toHaveLength(before + 1);
+    return standIns.replay.extrinsics.submitted.at(-1)!;
+  };
   const refusals = (from: number) =>
     standIns.replay.extrinsics.submitted.slice(from).filter((ext) => ext.outcome !== 'success');
 
@@ -113,12 +125,7 @@ describe('Publishing the vote when the chain says it is too soon', () => {
     expect(standIns.replay.extrinsics.submitted).toHaveLength(extrinsics);
 
     // The chain reaches the new epoch, and the wait is over: the commitment goes in.
-    standIns.replay.extrinsics.advanceTo(reset);
-    await makeDue();
-    await worker().runOnce();
-    expect(await publication()).toMatchObject({ state: 'committed', attempts: 0 });
-    expect(standIns.replay.extrinsics.submitted).toHaveLength(extrinsics + 1);
-    expect(standIns.replay.extrinsics.submitted.at(-1)).toMatchObject({
+    expect(await commitsOnceTheEpochTurns(reset, extrinsics)).toMatchObject({
       outcome: 'success',
       blockNumber: reset + 1,
     });
@@ -169,11 +176,6 @@ describe('Publishing the vote when the chain says it is too soon', () => {
     expect(refusals(extrinsics)).toEqual([]);
     expect(standIns.replay.extrinsics.submitted).toHaveLength(extrinsics);
 
-    standIns.replay.extrinsics.advanceTo(reset);
-    await makeDue();
-    await worker().runOnce();
-    expect(await publication()).toMatchObject({ state: 'committed', attempts: 0 });
-    expect(standIns.replay.extrinsics.submitted).toHaveLength(extrinsics + 1);
-    expect(standIns.replay.extrinsics.submitted.at(-1)!.outcome).toBe('success');
+    expect((await commitsOnceTheEpochTurns(reset, extrinsics)).outcome).toBe('success');
   });
 });

@@ -252,6 +252,18 @@ describe(MinerClient.name, () => {
     return axon.start();
   };
 
+  /** Holds the next budget take open; the call granting it, counted at `at`, is returned. */
+  function holdNextTake(at: Date): () => void {
+    let grant = () => undefined as void;
+    budgets.take.mockImplementationOnce(
+      () =>
+        new Promise((resolve) => {
+          grant = () => resolve({ granted: true, kept: false, freeAt: null, at });
+        }),
+    );
+    return () => grant();
+  }
+
   beforeAll(() => cryptoReady());
 
   beforeEach(() => {
@@ -1001,13 +1013,7 @@ describe(MinerClient.name, () => {
       const concurrent = createClient({ MINER_CONCURRENCY: '4' });
       const axon = await startAxon({ answer: statusOf(500) });
       const at = new Date(clock.now().getTime());
-      let grant = () => undefined as void;
-      budgets.take.mockImplementationOnce(
-        () =>
-          new Promise((resolve) => {
-            grant = () => resolve({ granted: true, kept: false, freeAt: null, at });
-          }),
-      );
+      const grant = holdNextTake(at);
       const call = () =>
         failureOf(concurrent.call(axon.target(), 'GetDataEntityBucket', {}, 2_000));
       const waiting = call();
@@ -1024,13 +1030,7 @@ describe(MinerClient.name, () => {
     it('still says circuit_open, and warns, when Postgres fails the give-back', async () => {
       const concurrent = createClient({ MINER_CONCURRENCY: '4' });
       const axon = await startAxon({ answer: statusOf(500) });
-      let grant = () => undefined as void;
-      budgets.take.mockImplementationOnce(
-        () =>
-          new Promise((resolve) => {
-            grant = () => resolve({ granted: true, kept: false, freeAt: null, at: new Date() });
-          }),
-      );
+      const grant = holdNextTake(new Date());
       budgets.giveBack.mockRejectedValueOnce(new Error('connection terminated'));
       const call = () =>
         failureOf(concurrent.call(axon.target(), 'GetDataEntityBucket', {}, 2_000));
@@ -1201,13 +1201,7 @@ describe(MinerClient.name, () => {
     it('gives back the budget call of a call our shutdown refused unsent', async () => {
       const axon = await startAxon();
       const at = new Date(clock.now().getTime());
-      let grant = () => undefined as void;
-      budgets.take.mockImplementationOnce(
-        () =>
-          new Promise((resolve) => {
-            grant = () => resolve({ granted: true, kept: false, freeAt: null, at });
-          }),
-      );
+      const grant = holdNextTake(at);
       const waiting = failureOf(client.call(axon.target(), 'GetMinerIndex', {}, 2_000));
       while (budgets.take.mock.calls.length === 0) await sleep(5);
 
