@@ -126,15 +126,28 @@ export function errorResponse(status: number, cases: readonly ErrorCase[]): Resp
   };
 }
 
-/** Retry-After, documented on a status other than 429 whose `cases` send it (none: nothing). */
+/**
+ * Retry-After, documented on a status other than 429 whose `cases` send it (none: nothing). Each
+ * such case sends a fixed number of seconds, so the schema is bounded by them: the value a
+ * client reads is one of those (unlike a 429's, the time left in a window).
+ */
 function retryAfterHeader(cases: readonly ErrorCase[]): Record<string, HeaderObject> {
-  if (cases.length === 0) return {};
+  const seconds = cases.flatMap((error) =>
+    error.retryAfter === undefined ? [] : [error.retryAfter],
+  );
+  if (seconds.length === 0) return {};
   return {
     'Retry-After': {
       description:
         'Seconds to wait before trying again; sent with ' +
         `${cases.map((error) => `\`${error.name}\``).join(', ')} only`,
-      schema: { type: 'integer', format: 'int64', minimum: 1, example: cases[0].retryAfter },
+      schema: {
+        type: 'integer',
+        format: 'int64',
+        minimum: Math.min(...seconds),
+        maximum: Math.max(...seconds),
+        example: seconds[0],
+      },
     },
   };
 }
