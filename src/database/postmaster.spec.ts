@@ -213,9 +213,13 @@ describe(startPostmaster.name, () => {
   // A frozen Postgres (SIGSTOP, a hung disk) held the shutdown for 30 s in silence, then only the
   // postmaster was killed: its backends, each in a session of its own as Postgres makes them
   // (InitPostmasterChild's setsid), were left behind.
+  // Its running loop starts a short-lived child after another, in its own group, as a server
+  // busy with its own helpers: one that exited between two reads of /proc was counted as a
+  // backend ("2 other child processes"; a fresh-clone CI met it once).
   it('warns while a stop waits, and after 30 s kills the server and its backends, saying so', async () => {
     const backend = `setsid sh -c 'echo $$ > "$0/backend.pid"; exec sleep 1000' "$dir" &`;
-    const server = await start(`trap '' INT; ${backend} ${STARTS}`);
+    const busy = 'pidfile starting; sleep 0.3; pidfile ready; while :; do /bin/true; done';
+    const server = await start(`trap '' INT; ${backend} ${busy}`);
     const pid = fakePid(directory);
     await eventually(() => existsSync(join(directory, 'backend.pid')));
     const backendPid = Number(readFileSync(join(directory, 'backend.pid'), 'utf8'));

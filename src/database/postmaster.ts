@@ -164,7 +164,7 @@ const STDERR_LOG: PostmasterLog = {
  * outside its group.
  */
 function killServer(pid: number): number {
-  const others = childrenOf(pid).filter((child) => groupOf(child) !== pid);
+  const others = childrenOutsideGroup(pid);
   for (const other of others) signal(other, 'SIGKILL');
   if (!signal(-pid, 'SIGKILL')) signal(pid, 'SIGKILL');
   return others.length;
@@ -189,16 +189,16 @@ function statFields(pid: number | string): string[] | undefined {
   }
 }
 
-function groupOf(pid: number): number | undefined {
-  const group = statFields(pid)?.[2];
-  return group === undefined ? undefined : Number(group);
-}
-
-/** The pids whose parent is `pid`; none where /proc cannot be read. */
-function childrenOf(pid: number): number[] {
-  return processIds()
-    .filter((entry) => statFields(entry)?.[1] === String(pid))
-    .map(Number);
+/**
+ * The pids whose parent is `pid` and whose process group is another; none where /proc cannot be
+ * read. Parent and group come from one read of each process' stat: a child that exits between
+ * two reads (the server's own short-lived children) was counted as outside the group.
+ */
+function childrenOutsideGroup(pid: number): number[] {
+  return processIds().flatMap((entry) => {
+    const fields = statFields(entry);
+    return fields?.[1] === String(pid) && fields[2] !== String(pid) ? [Number(entry)] : [];
+  });
 }
 
 /** Every process' entry in /proc (its pid, as /proc names it); none where it cannot be read. */
