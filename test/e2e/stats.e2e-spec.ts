@@ -311,6 +311,22 @@ describe('Statistics over the synced miner index', () => {
     ]);
   });
 
+  it('answers an ages request without a source or with an unknown one with a 422 its document lists', async () => {
+    const document = (await app.http.get('/openapi.json').expect(200)).body as {
+      paths: Record<
+        string,
+        { get: { responses: Record<string, { content: Record<string, { examples: object }> }> } }
+      >;
+    };
+    const examples = document.paths['/api/v1/ages'].get.responses['422'].content['application/json']
+      .examples as Record<string, { value: { detail: unknown } }>;
+    const documented = Object.values(examples).map((example) => example.value.detail);
+    for (const path of ['ages', 'ages?source=tiktok']) {
+      const { body } = await get(path).expect(422);
+      expect(documented).toContainEqual(body.detail);
+    }
+  });
+
   // The range's check (against now without end_bucket) ran in the service, after the DTO's: a
   // blank label hid a start_bucket in the future until the client had fixed it (an audit's).
   it('lists a start_bucket after the last complete hour and a blank label in one 422', async () => {

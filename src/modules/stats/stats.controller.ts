@@ -66,7 +66,14 @@ export class StatsController {
     description: 'Time buckets, newest first',
     schema: { type: 'array', maxItems: TOP_LIMIT, items: { $ref: getSchemaPath(AgeSizeDto) } },
   })
-  @ApiErrorResponses(unknownSource('query'))
+  @ApiErrorResponses(
+    validationCase('missingSource', 'No `source`', {
+      loc: ['query', 'source'],
+      msg: 'Field required',
+      type: 'missing',
+    }),
+    unknownSource('query'),
+  )
   ages(@Query() query: SourceDto): Promise<AgeSizeDto[]> {
     return this.stats.ages(query.source);
   }

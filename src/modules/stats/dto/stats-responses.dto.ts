@@ -43,10 +43,20 @@ export class AgeSizeDto {
   })
   time_bucket_id: number;
 
-  @ApiProperty({ ...BYTES, example: 123456789 })
+  @ApiProperty({
+    ...BYTES,
+    description:
+      'Bytes held by all miners in this hour of the source, over every label (data filed under no label included)',
+    example: 123456789,
+  })
   content_size_bytes: number;
 
-  @ApiProperty({ ...BYTES, example: 98765432 })
+  @ApiProperty({
+    ...BYTES,
+    description:
+      'Bytes weighted by the credibility (0..1) of the miner holding them, rounded to a whole byte',
+    example: 98765432,
+  })
   adj_content_size_bytes: number;
 }
 
@@ -57,7 +67,8 @@ export class LabelBytesDto {
 
   @ApiProperty({
     ...BYTES,
-    description: 'Sum of content size bytes for the label',
+    description:
+      'Sum of content size bytes for the label, held by all miners, X and Reddit together (0 for an unknown label)',
     example: 123456789,
   })
   total_bytes: number;
@@ -66,7 +77,8 @@ export class LabelBytesDto {
     type: 'number',
     format: 'double',
     minimum: 0,
-    description: 'Sum of credibility-adjusted bytes for the label, to two decimals',
+    description:
+      'Sum of the bytes weighted by the credibility (0..1) of the miner holding them, X and Reddit together, rounded to two decimals',
     example: 98765432.5,
   })
   adj_total_bytes: number;
