@@ -14,3 +14,17 @@ export function within<T>(
   });
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
+
+/** What `orLate` gives when the time passed first. */
+export const LATE = Symbol('late');
+
+/**
+ * The work's value, or LATE once `ms` have passed: for a wait whose end is no failure (answer
+ * from what is there, go on in the background). As with `within`, the work carries on, and its
+ * own failure is passed on.
+ */
+export function orLate<T>(work: Promise<T>, ms: number): Promise<T | typeof LATE> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<typeof LATE>((resolve) => (timer = setTimeout(() => resolve(LATE), ms)));
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}

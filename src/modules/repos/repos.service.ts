@@ -14,6 +14,7 @@ import { characterCount } from '../../common/validation/text-length';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { FIRST_RETRY_MS, retryDelay } from '../../common/retry-delay';
+import { orLate } from '../../common/within';
 import { RepoNamesResponseDto } from './dto/repo-names-response.dto';
 import { NOT_UTF8, readRepoNames, RepoFileError, RepoNameValue } from './repo-file-reader';
 import { ReposRepository } from './repos.repository';
@@ -107,10 +108,7 @@ export class ReposService implements OnApplicationBootstrap, OnModuleDestroy {
     const listener = () => void this.ingest();
     watchFile(path, { interval: POLL_INTERVAL_MS, persistent: false }, listener);
     this.stopWatching = () => unwatchFile(path, listener);
-    let timer: NodeJS.Timeout | undefined;
-    const waited = new Promise<void>((done) => (timer = setTimeout(done, BOOTSTRAP_WAIT_MS)));
-    await Promise.race([this.ingest(), waited]);
-    clearTimeout(timer);
+    await orLate(this.ingest(), BOOTSTRAP_WAIT_MS);
   }
 
   async onModuleDestroy(): Promise<void> {

@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock';
+import { LATE, orLate } from '../../common/within';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { isDroppedWhole } from '../answer-checks';
@@ -190,11 +191,11 @@ export class BucketReader {
       if (tried === HOLDERS_TRIED) break;
       if (kept && left.get(holder.hotkey)!.left === 1) continue;
       const bucket = { source, label: holder.label, timeBucket };
-      const outcome = await withDeadline(
+      const outcome = await orLate(
         this.fetch(holder, bucket, holder.bytes),
         this.config.network.queryDeadlineMs,
       );
-      if (outcome === 'late') {
+      if (outcome === LATE) {
         if (stored) return this.answerFromStore(stored);
         return {
           status: 'error',
@@ -292,11 +293,4 @@ function newestFirst(delivery: BucketDelivery): DataItem[] {
   return delivery.items
     .map(({ item }) => item)
     .sort((a, b) => byTime(b) - byTime(a) || (a.uri < b.uri ? 1 : a.uri > b.uri ? -1 : 0));
-}
-
-/** The promise's value, or 'late' after `ms` (the promise carries on regardless). */
-function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T | 'late'> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), ms)));
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
