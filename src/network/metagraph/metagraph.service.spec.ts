@@ -13,11 +13,8 @@ import {
 import { MetagraphFile, MetagraphNeuron } from '../protocol';
 import { MinerClient } from '../transport/miner-client';
 import { MetagraphSource } from './metagraph-source';
-import {
-  MetagraphService,
-  SUSPICIOUS_CONFIRM_MS,
-  SUSPICIOUS_CONFIRM_READS,
-} from './metagraph.service';
+import { MetagraphService } from './metagraph.service';
+import { SUSPICIOUS_CONFIRM_MS, SUSPICIOUS_CONFIRM_READS } from './suspicious-reads';
 
 const OWN_HOTKEY = '5OwnHotkey';
 const MIN_STAKE = 10_000;

@@ -22,6 +22,7 @@ import { ChainIdentity } from '../chain/subtensor-connection';
 import { roundTo } from '../../common/round-to';
 import { checkHotkey, HotkeyCheck } from './hotkey-standing';
 import { METAGRAPH_SOURCE, MetagraphSource } from './metagraph-source';
+import { SuspiciousReads } from './suspicious-reads';
 
 /** Reload from the database this often, to see credibility moved by other replicas. */
 const REFRESH_INTERVAL_MS = 30_000;
@@ -46,26 +47,6 @@ export interface MetagraphSyncAttempt {
   error?: string;
 }
 
-/** A read that drops more than half of the registered neurons at once is not applied. */
-export class SuspiciousMetagraphError extends Error {
-  override readonly name = 'SuspiciousMetagraphError';
-}
-
-/**
- * A suspicious answer is the subnet changing (subtensor's trim_to_max_allowed_uids renumbers a
- * subnet smaller), not a broken read, once the source has given it this many reads in a row…
- */
-export const SUSPICIOUS_CONFIRM_READS = 3;
-/** …spanning at least this long (with METAGRAPH_SYNC_INTERVAL's 5 minutes, three reads). */
-export const SUSPICIOUS_CONFIRM_MS = 10 * 60_000;
-
-/** A suspicious answer being confirmed: its neuron count, first read (epoch ms), reads so far. */
-interface PendingSuspicious {
-  neurons: number;
-  since: number;
-  reads: number;
-}
-
 /**
  * Keeps the miners table in line with the metagraph source (at start and whenever the source
  * changes) and holds the current miners in memory for query routing. A source that cannot be
@@ -81,8 +62,7 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
   private lastAttempt: MetagraphSyncAttempt | undefined;
   /** The network of the last metagraph this process applied or read stored (null: none yet). */
   private lastNetwork: MetagraphNetwork | null = null;
-  /** The suspicious answer the latest reads in a row gave (undefined: the latest was not). */
-  private pendingSuspicious: PendingSuspicious | undefined;
+  private readonly suspiciousReads: SuspiciousReads;
   /** The own hotkey's standing and uid last logged (undefined: none yet): one line per change. */
   private loggedStanding: string | undefined;
   private markReady: () => void = () => undefined;
@@ -95,7 +75,9 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
     private readonly client: MinerClient,
     @InjectConfig() private readonly config: AppConfig,
     private readonly identity: ValidatorIdentity,
-  ) {}
+  ) {
+    this.suspiciousReads = new SuspiciousReads(repository, this.logger);
+  }
 
   async onApplicationBootstrap(): Promise<void> {
     await this.sync();
@@ -293,7 +275,7 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
   }
 
   private async apply(source: MetagraphSource, metagraph: MetagraphFile): Promise<void> {
-    await this.refuseIfSuspicious(source, metagraph);
+    await this.suspiciousReads.refuseIfSuspicious(source, metagraph);
     const refused = await this.refusedAxons(metagraph.neurons);
     const validators = new Set(
       metagraph.neurons
@@ -336,77 +318,6 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
     this.logger.log(
       `metagraph from ${source.description} at block ${metagraph.block}: ` +
         `${metagraph.neurons.length} neurons${refusedNote}${replacedNote}${droppedNote}`,
-    );
-  }
-
-  /**
-   * Most registered neurons vanishing at once is a broken answer, not the subnet changing: it is
-   * refused, unless the source keeps giving it. The same non-empty answer (as many neurons) on
-   * SUSPICIOUS_CONFIRM_READS reads in a row spanning SUSPICIOUS_CONFIRM_MS is applied: a trim,
-   * not a glitch. A source or netuid other than the stored metagraph's is not judged against it
-   * at all: its neurons are another subnet's. Nor is a devnet's: a devnet restarted with fewer
-   * miners writes its file once, and that file, refused, was never read again.
-   */
-  private async refuseIfSuspicious(
-    source: MetagraphSource,
-    metagraph: MetagraphFile,
-  ): Promise<void> {
-    if (source.networkOf(metagraph) === 'devnet') {
-      this.pendingSuspicious = undefined;
-      return;
-    }
-    const stored = await this.repository.lastMetagraph();
-    if (
-      stored &&
-      (stored.source !== source.description ||
-        ((stored.netuid ?? null) !== null && stored.netuid !== metagraph.netuid))
-    ) {
-      this.pendingSuspicious = undefined;
-      this.logger.warn(
-        `metagraph from ${source.description} (netuid ${metagraph.netuid}) applied without the ` +
-          `suspicious-read check: the stored one is from ${stored.source}` +
-          ((stored.netuid ?? null) === null ? '' : ` (netuid ${stored.netuid})`),
-      );
-      return;
-    }
-    const registered = (await this.repository.listAll()).filter(
-      (miner) => miner.state !== 'deregistered',
-    );
-    const uids = new Set(metagraph.neurons.map((neuron) => neuron.uid));
-    const kept = registered.filter((miner) => uids.has(miner.uid)).length;
-    if (registered.length === 0 || kept * 2 >= registered.length) {
-      this.pendingSuspicious = undefined;
-      return;
-    }
-    const count = metagraph.neurons.length;
-    const now = Date.now();
-    const pending =
-      this.pendingSuspicious?.neurons === count
-        ? { ...this.pendingSuspicious, reads: this.pendingSuspicious.reads + 1 }
-        : { neurons: count, since: now, reads: 1 };
-    this.pendingSuspicious = pending;
-    const loss =
-      `it would deregister ${registered.length - kept} of ${registered.length} registered ` +
-      `neurons at once (${count} in the answer)`;
-    if (
-      count > 0 &&
-      pending.reads >= SUSPICIOUS_CONFIRM_READS &&
-      now - pending.since >= SUSPICIOUS_CONFIRM_MS
-    ) {
-      this.pendingSuspicious = undefined;
-      this.logger.warn(
-        `metagraph from ${source.description} accepted although ${loss}: the same answer on ` +
-          `${pending.reads} reads in a row over ${Math.round((now - pending.since) / 60_000)} ` +
-          'minutes is the subnet changing (a trim), not a broken read',
-      );
-      return;
-    }
-    throw new SuspiciousMetagraphError(
-      `refused as suspicious: ${loss}` +
-        (count > 0
-          ? `; read ${pending.reads} of ${SUSPICIOUS_CONFIRM_READS} in a row with this answer, ` +
-            `applied once they span ${SUSPICIOUS_CONFIRM_MS / 60_000} minutes`
-          : ''),
     );
   }
 
