@@ -4,7 +4,7 @@ import { AppConfig } from '../config/app-config';
 import { InjectConfig } from '../config/config.module';
 import { MetagraphService } from './metagraph/metagraph.service';
 import { MinerState } from './miner.entity';
-import { CredibilityUpdate, foldObservation, MinersRepository } from './miners.repository';
+import { CredibilityUpdate, MinersRepository } from './miners.repository';
 
 /** How long observations of miners are gathered before they are written in one transaction. */
 const CREDIBILITY_FLUSH_MS = 500;
@@ -18,6 +18,17 @@ export interface MinerScore {
   uid: number;
   /** 0..1, or null when the observation says nothing about the miner. */
   score: number | null;
+}
+
+/** Folds one more observation `score` into `update` (or starts one). */
+export function foldObservation(
+  update: CredibilityUpdate | undefined,
+  uid: number,
+  score: number,
+  alpha: number,
+): CredibilityUpdate {
+  const { decay, add } = update ?? { decay: 1, add: 0 };
+  return { uid, decay: decay * (1 - alpha), add: add * (1 - alpha) + alpha * score };
 }
 
 /**

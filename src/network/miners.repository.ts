@@ -63,17 +63,6 @@ export interface CredibilityUpdate {
   add: number;
 }
 
-/** Folds one more observation `score` into `update` (or starts one). */
-export function foldObservation(
-  update: CredibilityUpdate | undefined,
-  uid: number,
-  score: number,
-  alpha: number,
-): CredibilityUpdate {
-  const { decay, add } = update ?? { decay: 1, add: 0 };
-  return { uid, decay: decay * (1 - alpha), add: add * (1 - alpha) + alpha * score };
-}
-
 @Injectable()
 export class MinersRepository {
   private readonly miners: Repository<MinerEntity>;

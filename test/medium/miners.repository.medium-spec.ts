@@ -1,9 +1,6 @@
 import { MinerEntity } from '../../src/network/miner.entity';
-import {
-  foldObservation,
-  MinersRepository,
-  StaleMetagraphError,
-} from '../../src/network/miners.repository';
+import { foldObservation } from '../../src/network/credibility-recorder';
+import { MinersRepository, StaleMetagraphError } from '../../src/network/miners.repository';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
 import { metagraphNeuron } from '../support/neurons';
 import { minerIndexOn } from '../support/miner-index';
