@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock';
 import { SingleFlight } from '../../common/single-flight';
 import { parseIsoDate } from '../../common/validation/iso-date';
+import { LATE, orLate } from '../../common/within';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { MinerIndexService } from '../index/miner-index.service';
@@ -74,24 +75,18 @@ export class StoredDataService {
     purpose: QueryPurpose = 'user',
     deadlineMs = this.config.network.queryDeadlineMs,
   ): Promise<StoredAnswer> {
-    const deadline = waitFor(deadlineMs);
-    try {
-      const plan = planStoredQuery(query, this.clock.now());
-      const selected = await this.selectBuckets(plan);
-      // No bucket of the labels: none held, or no index loaded to say who holds them.
-      const indexLoaded =
-        plan.labels.length === 0 || selected.length > 0 || (await this.index.anyIndexLoaded());
-      const missing = selected.filter((bucket) => !bucket.fromStore);
-      const fetch = await this.fetch(missing, purpose);
-      const reachedDeadline = await Promise.race([
-        fetch.done.then(() => false),
-        deadline.promise.then(() => true),
-      ]);
-      const stored = plan.from <= plan.to ? await this.read(plan, selected) : [];
-      return summarize(plan, selected, fetch, stored, reachedDeadline, indexLoaded);
-    } finally {
-      deadline.cancel();
-    }
+    const deadlineAt = performance.now() + deadlineMs;
+    const plan = planStoredQuery(query, this.clock.now());
+    const selected = await this.selectBuckets(plan);
+    // No bucket of the labels: none held, or no index loaded to say who holds them.
+    const indexLoaded =
+      plan.labels.length === 0 || selected.length > 0 || (await this.index.anyIndexLoaded());
+    const missing = selected.filter((bucket) => !bucket.fromStore);
+    const fetch = await this.fetch(missing, purpose);
+    const reachedDeadline =
+      (await orLate(fetch.done, Math.max(0, deadlineAt - performance.now()))) === LATE;
+    const stored = plan.from <= plan.to ? await this.read(plan, selected) : [];
+    return summarize(plan, selected, fetch, stored, reachedDeadline, indexLoaded);
   }
 
   /** The plan's buckets, newest first, as many as the index says `target` items need. */
@@ -278,11 +273,4 @@ export class StoredDataService {
 
 function synapseOf(bucket: BucketKey): StoredSynapse {
   return bucket.label === null ? 'GetDataEntityBucket' : 'GetContentsByBuckets';
-}
-
-/** A timer as a promise, cancellable so that it holds nothing once the answer is out. */
-function waitFor(ms: number): { promise: Promise<void>; cancel: () => void } {
-  let timer: NodeJS.Timeout | undefined;
-  const promise = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
-  return { promise, cancel: () => clearTimeout(timer) };
 }
