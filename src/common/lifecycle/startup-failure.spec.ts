@@ -76,6 +76,31 @@ describe(databaseFailure.name, () => {
     expect((failure as Error).message).toMatch(/: ECONNREFUSED$/);
   });
 
+  // sslmode=require against a server without TLS, or a server certificate Node does not trust
+  // (a managed Postgres's CA, a self-signed one: pg takes require as verify-full): each printed
+  // "Startup failed: Error: …" and a stack through pg's socket code, naming no setting.
+  it('names the setting for a TLS connection the URL asks for and the server cannot give', () => {
+    const failures = [
+      new Error('The server does not support SSL connections'),
+      codeError('self-signed certificate', 'DEPTH_ZERO_SELF_SIGNED_CERT'),
+      codeError('self-signed certificate in certificate chain', 'SELF_SIGNED_CERT_IN_CHAIN'),
+      codeError('unable to verify the first certificate', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE'),
+      codeError('certificate has expired', 'CERT_HAS_EXPIRED'),
+      codeError(
+        "Hostname/IP does not match certificate's altnames",
+        'ERR_TLS_CERT_ALTNAME_INVALID',
+      ),
+      codeError('wrong version number', 'ERR_SSL_WRONG_VERSION_NUMBER'),
+    ];
+    for (const error of failures) {
+      const failure = databaseFailure(error, setting);
+      expect(failure).toBeInstanceOf(StartupError);
+      expect((failure as Error).message).toBe(
+        `Startup failed: cannot use the database of DATABASE_URL=postgres://gateway:***@db:5432/gateway: ${error.message} (TLS: see the URL's sslmode and sslrootcert)`,
+      );
+    }
+  });
+
   it('leaves any other error as it is, stack and all', () => {
     const other = codeError('relation "x" does not exist', '42P01');
     expect(databaseFailure(other, setting)).toBe(other);

@@ -64,11 +64,28 @@ export function databaseFailure(error: unknown, setting: string): unknown {
     (code !== undefined && DATABASE_SETTING_CODES.has(code)) ||
     isDatabaseUnavailable(error) ||
     isDatabaseUnavailable(first);
-  if (!known) return error;
+  const tls = isTlsFailure(error) || isTlsFailure(first);
+  if (!known && !tls) return error;
   return new StartupError(
-    `Startup failed: cannot use the database of ${setting}: ${messageOf(error)}`,
+    `Startup failed: cannot use the database of ${setting}: ${messageOf(error)}` +
+      (tls ? " (TLS: see the URL's sslmode and sslrootcert)" : ''),
   );
 }
+
+/**
+ * The TLS connection the URL asks for (`sslmode`, `ssl=true`) failed: the server has no TLS (pg
+ * says so without a code), or its certificate is not trusted or not for this host (Node's
+ * verification codes: pg takes sslmode=require as verify-full, and a managed Postgres's CA is
+ * not among Node's). A start-up stack through pg's socket code named no setting.
+ */
+function isTlsFailure(error: unknown): boolean {
+  const code = codeOf(error);
+  if (code !== undefined) return TLS_CODE.test(code);
+  return error instanceof Error && error.message === 'The server does not support SSL connections';
+}
+
+/** Node's TLS and OpenSSL errors, and the certificate checks' (X509_V_ERR_* without the prefix). */
+const TLS_CODE = /^ERR_(TLS|SSL)_|CERT|_SIGNATURE$|^HOSTNAME_MISMATCH$/;
 
 /** The errors of a server that cannot listen where it was told. */
 const LISTEN_ERRORS: Record<string, string> = {
