@@ -136,6 +136,7 @@ async function startGateway(
       config.databaseUrl
         ? `DATABASE_URL=${withoutPassword(config.databaseUrl)}`
         : `the embedded Postgres (EMBEDDED_POSTGRES_PORT=${config.embeddedPostgresPort})`,
+      config.databaseUrl,
     );
   }
   const logger = app.get(Logger);

@@ -101,6 +101,28 @@ describe(databaseFailure.name, () => {
     }
   });
 
+  // pg reads the URL's certificate files as it makes its first connection: a wrong path printed
+  // "Startup failed: Error: ENOENT: no such file or directory, open '…'" and a stack through
+  // pg-connection-string, naming no setting.
+  it("names the setting for a certificate file of the URL's that cannot be read", () => {
+    const url = 'postgres://gateway:s3cret@db/gateway?sslmode=verify-full&sslrootcert=/etc/ca.pem';
+    const missing = Object.assign(
+      codeError("ENOENT: no such file or directory, open '/etc/ca.pem'", 'ENOENT'),
+      { syscall: 'open', path: '/etc/ca.pem' },
+    );
+    const failure = databaseFailure(missing, `DATABASE_URL=${withoutPassword(url)}`, url);
+    expect(failure).toBeInstanceOf(StartupError);
+    expect((failure as Error).message).toBe(
+      'Startup failed: cannot use the database of DATABASE_URL=postgres://gateway:***@db/gateway: its sslrootcert /etc/ca.pem cannot be read (ENOENT)',
+    );
+    // Another file's failure is not the URL's.
+    const other = Object.assign(codeError('ENOENT: open', 'ENOENT'), {
+      syscall: 'open',
+      path: '/etc/other.pem',
+    });
+    expect(databaseFailure(other, setting, url)).toBe(other);
+  });
+
   it('leaves any other error as it is, stack and all', () => {
     const other = codeError('relation "x" does not exist', '42P01');
     expect(databaseFailure(other, setting)).toBe(other);

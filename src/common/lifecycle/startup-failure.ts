@@ -55,9 +55,15 @@ function messageOf(error: unknown): string {
  * A failure to reach or use the database at start, as a StartupError naming `setting` (the
  * DATABASE_URL shown without its password, or the embedded Postgres); any other error as is.
  * Unavailable as requests see it (isDatabaseUnavailable: refused, full, shutting down, not
- * accepting connections, pg's connection timeout, which has no code), or wrongly named.
+ * accepting connections, pg's connection timeout, which has no code), or wrongly named; and,
+ * given the `url`, a certificate file it names that cannot be read.
  */
-export function databaseFailure(error: unknown, setting: string): unknown {
+export function databaseFailure(error: unknown, setting: string, url?: string): unknown {
+  const file = url === undefined ? undefined : unreadableCertificateFile(error, url);
+  if (file)
+    return new StartupError(
+      `Startup failed: cannot use the database of ${setting}: its ${file} cannot be read (${codeOf(error) ?? 'error'})`,
+    );
   const first: unknown = error instanceof AggregateError ? error.errors[0] : undefined;
   const code = codeOf(error) ?? codeOf(first);
   const known =
@@ -70,6 +76,21 @@ export function databaseFailure(error: unknown, setting: string): unknown {
     `Startup failed: cannot use the database of ${setting}: ${messageOf(error)}` +
       (tls ? " (TLS: see the URL's sslmode and sslrootcert)" : ''),
   );
+}
+
+/** The files pg reads for a connection URL's TLS, from its query. */
+const CERTIFICATE_PARAMETERS = ['sslrootcert', 'sslcert', 'sslkey'];
+
+/**
+ * `sslrootcert /etc/ca.pem` when the error is the failed read of a certificate file the URL
+ * names (pg-connection-string reads them as the first connection is made); else undefined.
+ */
+function unreadableCertificateFile(error: unknown, url: string): string | undefined {
+  const { syscall, path } = (error ?? {}) as { syscall?: unknown; path?: unknown };
+  if (syscall !== 'open' || typeof path !== 'string' || !URL.canParse(url)) return undefined;
+  const query = new URL(url).searchParams;
+  const parameter = CERTIFICATE_PARAMETERS.find((name) => query.get(name) === path);
+  return parameter && `${parameter} ${path}`;
 }
 
 /**
