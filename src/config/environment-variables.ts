@@ -50,6 +50,16 @@ const HeaderSecret = () =>
     }),
   );
 
+/**
+ * The longest rate-limit or failed-authentication window (365 days). Far longer ones broke the
+ * count in Redis: its script passes the window's milliseconds from about 1e17 on as `1e+17`,
+ * which Redis refuses as "not an integer", so every count fell back to each process (a review's
+ * finding).
+ */
+const MAX_WINDOW_SECONDS = 365 * 24 * 3600;
+const WindowSeconds = () =>
+  Max(MAX_WINDOW_SECONDS, { message: `must be at most ${MAX_WINDOW_SECONDS} s (365 days)` });
+
 /** Wallet and hotkey names are file names: no separators, not `.` or `..`. */
 const WALLET_NAME = /^(?!\.{1,2}$)[\w.-]{1,64}$/;
 
@@ -206,7 +216,7 @@ export class EnvironmentVariables {
   @toInt()
   @IsInt()
   @Min(1)
-  @SafeInteger()
+  @WindowSeconds()
   RATE_LIMIT_WINDOW_SECONDS = 3600;
 
   @toInt()
@@ -218,7 +228,7 @@ export class EnvironmentVariables {
   @toInt()
   @IsInt()
   @Min(1)
-  @SafeInteger()
+  @WindowSeconds()
   AUTH_FAILURE_WINDOW_SECONDS = 60;
 
   @toInt()
@@ -490,7 +500,9 @@ export class EnvironmentVariables {
   @toInt()
   @IsInt()
   @Min(100)
-  @SafeInteger()
+  // Longer is no circuit breaker but a ban; past 8.64e15 ms the miner's `failing` state would
+  // last until an Invalid Date.
+  @Max(86_400_000, { message: 'must be at most 86400000 ms (a day)' })
   MINER_BREAKER_COOLDOWN_MS = 30000;
 
   @toDecimal()

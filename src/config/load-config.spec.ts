@@ -621,6 +621,35 @@ describe(loadConfig.name, () => {
     });
   });
 
+  // A review's finding: RATE_LIMIT_WINDOW_SECONDS=100000000000000 started, and every count in
+  // Redis then failed (Lua passes the window's milliseconds as 1e+17, "not an integer"), so limits fell
+  // back to each process; MINER_BREAKER_COOLDOWN_MS past 8.64e15 opened breakers until an
+  // Invalid Date.
+  it('refuses a rate-limit window over a year and a breaker cool-down over a day', () => {
+    expect(
+      problemsOf({
+        RATE_LIMIT_WINDOW_SECONDS: '31536001',
+        AUTH_FAILURE_WINDOW_SECONDS: '100000000000',
+        MINER_BREAKER_COOLDOWN_MS: '86400001',
+      }).sort(),
+    ).toEqual([
+      'AUTH_FAILURE_WINDOW_SECONDS: must be at most 31536000 s (365 days)',
+      'MINER_BREAKER_COOLDOWN_MS: must be at most 86400000 ms (a day)',
+      'RATE_LIMIT_WINDOW_SECONDS: must be at most 31536000 s (365 days)',
+    ]);
+    expect(
+      loadConfig({
+        RATE_LIMIT_WINDOW_SECONDS: '31536000',
+        AUTH_FAILURE_WINDOW_SECONDS: '31536000',
+        MINER_BREAKER_COOLDOWN_MS: '86400000',
+      }),
+    ).toMatchObject({
+      rateLimits: { windowSeconds: 31_536_000 },
+      auth: { failureWindowSeconds: 31_536_000 },
+      network: { breakerCooldownMs: 86_400_000 },
+    });
+  });
+
   // Node fires a timer longer than 2^31 − 1 ms after 1 ms: INDEX_SYNC_INTERVAL=3000000 ran the
   // job hundreds of times a second, INDEX_FETCH_TIMEOUT_MS=3000000000 timed every call out.
   it('refuses a duration longer than the longest timer Node keeps, naming the variable', () => {
