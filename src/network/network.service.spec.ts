@@ -6,6 +6,7 @@ import { generateCorpus } from '../devnet/corpus';
 import { toWireEntity } from '../devnet/miner-records';
 import { BucketReader } from './buckets/bucket-reader';
 import { CredibilityRecorder } from './credibility-recorder';
+import { MinerIndexService } from './index/miner-index.service';
 import { MetagraphService } from './metagraph/metagraph.service';
 import { MinerState, ServingMiner } from './miner.entity';
 import { MinersRepository } from './miners.repository';
@@ -166,6 +167,7 @@ function setUp(
     config,
     stored as unknown as StoredDataService,
     live,
+    {} as MinerIndexService,
   );
   const advance = (ms: number) => (now += ms);
   return {
@@ -270,6 +272,7 @@ describe(`${NetworkService.name} on-demand modes`, () => {
       {} as AppConfig,
       {} as StoredDataService,
       {} as LiveQueryService,
+      {} as MinerIndexService,
     ).onModuleInit();
 
     listener(1, false);

@@ -4,6 +4,8 @@ import { InjectConfig } from '../config/config.module';
 import { BucketAnswer, BucketHolder, BucketReader, FetchOutcome } from './buckets/bucket-reader';
 import { CredibilityRecorder } from './credibility-recorder';
 import { IndexRow, InvalidIndexError, parseCompressedIndex } from './index/compressed-index';
+import { IndexFreshness } from './index/miner-index-read.repository';
+import { MinerIndexService } from './index/miner-index.service';
 import { LiveQueryService } from './live-query.service';
 import { HotkeyCheck } from './metagraph/hotkey-standing';
 import { MetagraphService, MinerCounts } from './metagraph/metagraph.service';
@@ -44,6 +46,7 @@ export class NetworkService implements OnModuleInit {
     @InjectConfig() private readonly config: AppConfig,
     private readonly storedData: StoredDataService,
     private readonly live: LiveQueryService,
+    private readonly index: MinerIndexService,
   ) {}
 
   onModuleInit(): void {
@@ -99,6 +102,11 @@ export class NetworkService implements OnModuleInit {
   /** The network of the last metagraph this process read (MetagraphService.lastReadNetwork). */
   lastReadNetwork(): ReturnType<MetagraphService['lastReadNetwork']> {
     return this.metagraph.lastReadNetwork();
+  }
+
+  /** How many miners' indexes are loaded and when they were synced (MinerIndexService). */
+  indexFreshness(): Promise<IndexFreshness> {
+    return this.index.indexFreshness();
   }
 
   /** Every registered neuron (not deregistered ones), by uid, with the calls it has left. */

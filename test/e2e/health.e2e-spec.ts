@@ -71,6 +71,7 @@ describe('Health', () => {
       database: 'ComponentStatus',
       redis: 'ComponentStatus',
       miners: 'MinersStatus',
+      miner_index: 'MinerIndexStatus',
       chain: 'ChainStatus',
       publication: 'PublicationComponentStatus',
     };

@@ -26,6 +26,7 @@ const FRACTIONAL = [
   'Miner.incentive',
   'Miner.stake', // TAO
   'MinersStatus.latency_ms', // inherited from ComponentStatus
+  'MinerIndexStatus.latency_ms',
   'ChainStatus.latency_ms',
   'PublicationComponentStatus.latency_ms',
   'OnDemandMeta.consensus',

@@ -3,6 +3,7 @@ import { RedisConnection } from '../../common/redis/redis-connection';
 import { loadConfig } from '../../config/load-config';
 import { ValidatorIdentity } from '../../network/bittensor/validator-identity';
 import { HotkeyCheck } from '../../network/metagraph/hotkey-standing';
+import { IndexFreshness } from '../../network/index/miner-index-read.repository';
 import { MinerCounts } from '../../network/metagraph/metagraph.service';
 import { NetworkService } from '../../network/network.service';
 import { PublicationStatusDto } from '../publication/dto/publication-status.dto';
@@ -21,6 +22,11 @@ const COUNTS: MinerCounts = {
   addressRefused: 1,
 };
 const READ_AT = new Date('2026-12-01T10:00:00Z');
+const LOADED: IndexFreshness = {
+  loaded: 3,
+  newestSyncedAt: new Date('2026-12-01T10:05:00Z'),
+  oldestSyncedAt: new Date('2026-12-01T08:05:00Z'),
+};
 
 /** What the collaborators answer; each test changes what it is about. */
 class World {
@@ -43,6 +49,8 @@ class World {
   redisAnswer: () => Promise<string | undefined> = () => Promise.resolve(this.redisProblem);
   publication: () => Promise<Partial<PublicationStatusDto>> = () =>
     Promise.resolve({ state: 'disabled' });
+  indexReads = 0;
+  index: () => Promise<IndexFreshness> = () => Promise.resolve(LOADED);
 
   /** The components system-status reports, with this world and configuration. */
   async components(env: Record<string, string> = {}) {
@@ -66,6 +74,10 @@ class World {
         return status;
       },
       lastReadNetwork: () => this.lastReadNetwork,
+      indexFreshness: () => {
+        this.indexReads++;
+        return this.index();
+      },
     };
     const redis = { client: this.redisClient, problem: () => this.redisAnswer() };
     const publication = { status: () => this.publication() };
@@ -206,6 +218,13 @@ describe(HealthService.name, () => {
           address_refused: 1,
           hotkey_standing: 'validator',
         },
+        miner_index: {
+          status: 'healthy',
+          latency_ms: expect.any(Number),
+          loaded: 3,
+          newest_synced_at: '2026-12-01T10:05:00.000Z',
+          oldest_synced_at: '2026-12-01T08:05:00.000Z',
+        },
         chain: expect.objectContaining({ status: 'disabled', block: null }),
         publication: { status: 'disabled', latency_ms: null, state: 'disabled' },
       });
@@ -215,6 +234,12 @@ describe(HealthService.name, () => {
       const degradations: [string, (world: World) => void][] = [
         ['redis', (w) => (w.redisProblem = 'Redis unreachable')],
         ['miners', (w) => (w.counts = () => ({ ...COUNTS, available: 0 }))],
+        [
+          'miner_index',
+          (w) =>
+            (w.index = () =>
+              Promise.resolve({ loaded: 0, newestSyncedAt: null, oldestSyncedAt: null })),
+        ],
         ['chain', (w) => (w.metagraph = () => Promise.reject(new Error('database away')))],
         ['publication', (w) => (w.publication = () => Promise.resolve({ state: 'failed' }))],
       ];
@@ -301,6 +326,60 @@ describe(HealthService.name, () => {
           latency_ms: expect.any(Number),
           error: 'LOADING',
         });
+      });
+    });
+
+    describe('miner index', () => {
+      it('is degraded while no index is loaded, and says why', async () => {
+        world.index = () =>
+          Promise.resolve({ loaded: 0, newestSyncedAt: null, oldestSyncedAt: null });
+        expect((await world.components()).miner_index).toEqual({
+          status: 'degraded',
+          latency_ms: expect.any(Number),
+          loaded: 0,
+          newest_synced_at: null,
+          oldest_synced_at: null,
+          error: expect.stringMatching(/^no miner's index is loaded /),
+        });
+      });
+
+      it('is degraded with the cause when it cannot be read, not a failed answer', async () => {
+        world.index = () => Promise.reject(new Error('connection terminated'));
+        const status = await world.service().systemStatus();
+        expect(status.status).toBe('degraded');
+        expect(status.components.miner_index).toEqual({
+          status: 'degraded',
+          latency_ms: expect.any(Number),
+          loaded: null,
+          newest_synced_at: null,
+          oldest_synced_at: null,
+          error: 'miner index state unreadable: connection terminated',
+        });
+      });
+
+      it('gives up after the checks’ second', async () => {
+        world.index = never;
+        jest.useFakeTimers();
+        try {
+          const status = world.service().systemStatus();
+          await jest.advanceTimersByTimeAsync(1000);
+          expect((await status).components.miner_index).toMatchObject({
+            status: 'degraded',
+            loaded: null,
+            error: 'miner index state unreadable: no answer within 1000 ms',
+          });
+        } finally {
+          jest.useRealTimers();
+        }
+      });
+
+      // A query through the main pool: the balancer's poll must not pay for it.
+      it('is read by system-status only, once for concurrent requests', async () => {
+        const service = world.service();
+        await service.health();
+        expect(world.indexReads).toBe(0);
+        await Promise.all([service.systemStatus(), service.systemStatus()]);
+        expect(world.indexReads).toBe(1);
       });
     });
 

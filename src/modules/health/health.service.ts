@@ -7,12 +7,18 @@ import { ValidatorIdentity } from '../../network/bittensor/validator-identity';
 import { NetworkService } from '../../network/network.service';
 import { PublicationService } from '../publication/publication.service';
 import { HealthResponseDto } from './dto/health-response.dto';
-import { ComponentStatusDto, SystemStatusDto } from './dto/system-status.dto';
+import { SystemStatusDto } from './dto/system-status.dto';
 import { HealthRepository } from './health.repository';
-import { chainStatus, minersStatus, networkOf, withFileProblem } from './network-checks';
+import {
+  chainStatus,
+  minerIndexStatus,
+  minersStatus,
+  networkOf,
+  withFileProblem,
+} from './network-checks';
 import { publicationStatus } from './publication-check';
 import { redisStatus } from './redis-check';
-import { Checks, healthReport, systemStatusReport } from './status-reports';
+import { Checks, healthReport, StatusOnlyChecks, systemStatusReport } from './status-reports';
 import { inTime, timed } from './timed-check';
 
 const CHECK_CACHE_MS = 1000;
@@ -27,14 +33,20 @@ export class HealthService {
     fetchMethod: () => this.runChecks(),
   });
   /**
-   * Redis' check, apart: health does not report it, and once a rest after a failed command is
-   * over it waits for the PING that ends the rest (up to a second), which a balancer's poll must
-   * not.
+   * The checks of what health does not report, apart: Redis' waits, once a rest after a failed
+   * command is over, for the PING that ends the rest (up to a second), and the miner index's is a
+   * query through the main pool, neither of which a balancer's poll must wait on or pay for.
    */
-  private readonly redisChecks = new LRUCache<'redis', ComponentStatusDto>({
+  private readonly statusOnlyChecks = new LRUCache<'status', StatusOnlyChecks>({
     max: 1,
     ttl: CHECK_CACHE_MS,
-    fetchMethod: () => redisStatus(this.redis),
+    fetchMethod: async () => {
+      const [redis, minerIndex] = await Promise.all([
+        redisStatus(this.redis),
+        minerIndexStatus(this.network),
+      ]);
+      return { redis, minerIndex };
+    },
   });
 
   constructor(
@@ -62,8 +74,8 @@ export class HealthService {
   }
 
   async systemStatus(): Promise<SystemStatusDto> {
-    const [checks, redis] = await Promise.all([this.runChecksCached(), this.redisChecked()]);
-    return systemStatusReport(checks, redis, this.startedAt);
+    const [checks, own] = await Promise.all([this.runChecksCached(), this.statusOnlyChecked()]);
+    return systemStatusReport(checks, own, this.startedAt);
   }
 
   private async runChecksCached(): Promise<Checks> {
@@ -71,8 +83,8 @@ export class HealthService {
     return this.checks.get('checks') ?? (await this.checks.fetch('checks'))!;
   }
 
-  private async redisChecked(): Promise<ComponentStatusDto> {
-    return this.redisChecks.get('redis') ?? (await this.redisChecks.fetch('redis'))!;
+  private async statusOnlyChecked(): Promise<StatusOnlyChecks> {
+    return this.statusOnlyChecks.get('status') ?? (await this.statusOnlyChecks.fetch('status'))!;
   }
 
   private async runChecks(): Promise<Checks> {

@@ -1,6 +1,13 @@
+import { roundTo } from '../../common/round-to';
 import { AppConfig } from '../../config/app-config';
 import { NetworkService } from '../../network/network.service';
-import { ChainStatusDto, MinersStatusDto, Network } from './dto/system-status.dto';
+import {
+  ChainStatusDto,
+  MinerIndexStatusDto,
+  MinersStatusDto,
+  Network,
+} from './dto/system-status.dto';
+import { inTime } from './timed-check';
 
 /** The metagraph's status as the checks read it: undefined when it could not be read in time. */
 export type MetagraphStatus = Awaited<ReturnType<NetworkService['metagraphStatus']>> | undefined;
@@ -25,6 +32,40 @@ export function minersStatus(network: NetworkService): MinersStatusDto {
     hotkey_standing: hotkey?.standing ?? null,
   };
 }
+
+/**
+ * The miners' data index: `degraded` while no miner's index is loaded, so that a dashboard
+ * reading the statistics can tell "not loaded yet" from "the network holds nothing"; `degraded`
+ * too when it cannot be read in time (the database's own component says why it is away).
+ */
+export async function minerIndexStatus(network: NetworkService): Promise<MinerIndexStatusDto> {
+  const started = performance.now();
+  const latency = () => roundTo(performance.now() - started, 2);
+  try {
+    const { loaded, newestSyncedAt, oldestSyncedAt } = await inTime(network.indexFreshness());
+    return {
+      status: loaded > 0 ? 'healthy' : 'degraded',
+      latency_ms: latency(),
+      loaded,
+      newest_synced_at: newestSyncedAt?.toISOString() ?? null,
+      oldest_synced_at: oldestSyncedAt?.toISOString() ?? null,
+      ...(loaded > 0 ? {} : { error: NO_INDEX_LOADED }),
+    };
+  } catch (error) {
+    return {
+      status: 'degraded',
+      latency_ms: latency(),
+      loaded: null,
+      newest_synced_at: null,
+      oldest_synced_at: null,
+      error: `miner index state unreadable: ${(error as Error).message}`,
+    };
+  }
+}
+
+const NO_INDEX_LOADED =
+  "no miner's index is loaded (no index sync has stored one yet, or every index was dropped or " +
+  'emptied): the statistics count nothing and stored-data answers cannot find holders';
 
 /**
  * A METAGRAPH_FILE whose last read failed: the miners' status says so (there is no chain

@@ -3,6 +3,7 @@ import { HealthResponseDto } from './dto/health-response.dto';
 import {
   ChainStatusDto,
   ComponentStatusDto,
+  MinerIndexStatusDto,
   MinersStatusDto,
   Network,
   PublicationComponentStatusDto,
@@ -22,6 +23,12 @@ export interface Checks {
   network: Network | null;
 }
 
+/** What system-status alone reports, checked apart from what health shares (HealthService). */
+export interface StatusOnlyChecks {
+  redis: ComponentStatusDto;
+  minerIndex: MinerIndexStatusDto;
+}
+
 /** Healthy while the database answers: the other components degrade serving, never stop it. */
 export function healthReport(
   { components, network }: Checks,
@@ -39,17 +46,22 @@ export function healthReport(
   };
 }
 
+/**
+ * Unhealthy without the database; degraded when any other component is (a miner index that is
+ * not loaded too: docs/decisions.md, "Health").
+ */
 export function systemStatusReport(
   checks: Checks,
-  redis: ComponentStatusDto,
+  { redis, minerIndex }: StatusOnlyChecks,
   startedAt: number,
 ): SystemStatusDto {
   const { network } = checks;
-  const { database, ...others } = checks.components;
-  const components = { database, redis, ...others };
+  const { database, miners, chain, publication } = checks.components;
+  const components = { database, redis, miners, miner_index: minerIndex, chain, publication };
   const degraded =
     components.redis.status === 'degraded' ||
     components.miners.status !== 'healthy' ||
+    components.miner_index.status !== 'healthy' ||
     components.chain.status === 'degraded' ||
     components.publication.status === 'degraded';
   return {

@@ -32,6 +32,16 @@ export interface BucketHolder {
   bytes: number;
 }
 
+/**
+ * How many miners' indexes are loaded (hold rows: what the statistics' totals sum), and when
+ * the newest and the oldest of them were synced (null: none loaded).
+ */
+export interface IndexFreshness {
+  loaded: number;
+  newestSyncedAt: Date | null;
+  oldestSyncedAt: Date | null;
+}
+
 /** One holder's claim on one (label, hour) bucket, with what choosing a holder weighs. */
 export interface BucketHolding {
   timeBucket: number;
@@ -198,6 +208,17 @@ export class MinerIndexReadRepository {
       `SELECT EXISTS (SELECT 1 FROM miners m WHERE m.index_buckets > 0 AND ${ASKABLE}) AS loaded`,
     );
     return row.loaded;
+  }
+
+  /** Over every miner holding index rows, askable or not: the totals count each of them. */
+  async indexFreshness(): Promise<IndexFreshness> {
+    const [row] = await this.dataSource.query<
+      { loaded: number; newest: Date | null; oldest: Date | null }[]
+    >(
+      `SELECT count(*)::int AS loaded, max(index_synced_at) AS newest, min(index_synced_at) AS oldest
+       FROM miners WHERE index_buckets > 0`,
+    );
+    return { loaded: row.loaded, newestSyncedAt: row.newest, oldestSyncedAt: row.oldest };
   }
 
   /**

@@ -6,6 +6,7 @@ import {
   AgeSizeRow,
   BucketHolder,
   BucketHolding,
+  IndexFreshness,
   LabelSizeRow,
   MinerIndexReadRepository,
 } from './miner-index-read.repository';
@@ -128,6 +129,14 @@ export class MinerIndexService {
    */
   anyIndexLoaded(): Promise<boolean> {
     return this.reads.anyIndexLoaded();
+  }
+
+  /**
+   * How many miners' indexes hold rows (whatever the miner's state: the statistics sum them
+   * all), and when the newest and the oldest of those were synced: for system-status.
+   */
+  indexFreshness(): Promise<IndexFreshness> {
+    return this.reads.indexFreshness();
   }
 
   /**

@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { STALE_AFTER_SYNCS } from '../../../network/index-sync.service';
 import { HOTKEY_STANDINGS, HotkeyStanding } from '../../../network/metagraph/hotkey-standing';
 import { PUBLICATION_STATES } from '../../publication/publication.types';
 
@@ -90,6 +91,48 @@ export class MinersStatusDto extends ComponentStatusDto {
     example: 'validator',
   })
   hotkey_standing: HotkeyStanding | null;
+}
+
+/** When a miner's index was synced: a date-time, null while no index is loaded. */
+const SYNCED_AT = { format: 'date-time', nullable: true, type: String } as const;
+
+@ApiSchema({ name: 'MinerIndexStatus' })
+export class MinerIndexStatusDto extends ComponentStatusDto {
+  @ApiProperty({
+    description:
+      '`healthy` while some miner’s index is loaded; `degraded` while none is (before the first index sync ' +
+      'stored one, or once every index was dropped or emptied: the statistics then count nothing, which is no ' +
+      'sign that the network holds nothing), or when it could not be read; `error` says which',
+    enum: ['healthy', 'degraded'],
+    example: 'healthy',
+  })
+  declare status: ComponentState;
+
+  @ApiProperty({
+    ...NEURONS,
+    description:
+      'Miners whose index (GetMinerIndex, read by the index sync) is loaded and holds data, whatever their ' +
+      'state: the ones the statistics (label sizes, ages, bytes by label) sum. null when it could not be read',
+    example: 212,
+    nullable: true,
+  })
+  loaded: number | null;
+
+  @ApiProperty({
+    ...SYNCED_AT,
+    description: 'When the most recently synced of the loaded indexes was synced (by any replica)',
+    example: '2026-11-21T11:58:03.000Z',
+  })
+  newest_synced_at: string | null;
+
+  @ApiProperty({
+    ...SYNCED_AT,
+    description:
+      'When the least recently synced of the loaded indexes was synced: an index is kept until its miner has ' +
+      `missed ${STALE_AFTER_SYNCS} syncs in a row by its own fault, so it may be older than the last sync`,
+    example: '2026-11-21T10:02:41.000Z',
+  })
+  oldest_synced_at: string | null;
 }
 
 @ApiSchema({ name: 'ChainStatus' })
@@ -204,6 +247,14 @@ export class SystemComponentsDto {
 
   @ApiProperty({ type: MinersStatusDto })
   miners: MinersStatusDto;
+
+  @ApiProperty({
+    type: MinerIndexStatusDto,
+    description:
+      'The miners’ data index the statistics and query_bucket read: how many miners’ indexes are loaded and ' +
+      'when they were synced',
+  })
+  miner_index: MinerIndexStatusDto;
 
   @ApiProperty({
     type: ChainStatusDto,
