@@ -34,7 +34,10 @@ describe("The miners' data index in system-status", () => {
       loaded: 0,
       newest_synced_at: null,
       oldest_synced_at: null,
-      error: expect.stringMatching(/^no miner's index is loaded /),
+      last_read_at: null,
+      error: expect.stringMatching(
+        /^no miner's index is loaded \(no index sync has read one yet\)/,
+      ),
     });
 
     const syncStarted = Date.now();
@@ -49,6 +52,7 @@ describe("The miners' data index in system-status", () => {
       loaded: 3,
       newest_synced_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       oldest_synced_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      last_read_at: after.components.miner_index.newest_synced_at,
     });
     const newest = Date.parse(after.components.miner_index.newest_synced_at!);
     const oldest = Date.parse(after.components.miner_index.oldest_synced_at!);

@@ -406,4 +406,33 @@ describe(`${MinerIndexRepository.name} and ${MinerIndexReadRepository.name}`, ()
     expect(await askable()).toEqual({ holders: [2], latest: HOUR, loaded: true });
     await repository.replaceMinerIndex(2, []);
   });
+
+  // What system-status' miner_index reports: a dashboard tells "nothing read yet" from "the
+  // miners read hold nothing" by the last read, which an empty index sets too.
+  it("reads the loaded indexes' sync times apart from the last read, an empty index included", async () => {
+    const row = { source: 1 as SourceId, label: '#a', timeBucket: HOUR, bytes: 10 };
+    await repository.replaceMinerIndex(0, [row]);
+    await repository.replaceMinerIndex(1, []);
+    await repository.replaceMinerIndex(2, []);
+    const syncedAt = async (uid: number): Promise<Date> =>
+      (
+        await database.query<{ at: Date }[]>(
+          'SELECT index_synced_at AS at FROM miners WHERE uid = $1',
+          [uid],
+        )
+      )[0].at;
+    expect(await service.indexFreshness()).toEqual({
+      loaded: 1,
+      newestSyncedAt: await syncedAt(0),
+      oldestSyncedAt: await syncedAt(0),
+      lastReadAt: await syncedAt(2),
+    });
+    await repository.replaceMinerIndex(0, []);
+    expect(await service.indexFreshness()).toEqual({
+      loaded: 0,
+      newestSyncedAt: null,
+      oldestSyncedAt: null,
+      lastReadAt: await syncedAt(0),
+    });
+  });
 });

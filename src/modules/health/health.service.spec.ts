@@ -22,10 +22,17 @@ const COUNTS: MinerCounts = {
   addressRefused: 1,
 };
 const READ_AT = new Date('2026-12-01T10:00:00Z');
+const NOTHING_READ: IndexFreshness = {
+  loaded: 0,
+  newestSyncedAt: null,
+  oldestSyncedAt: null,
+  lastReadAt: null,
+};
 const LOADED: IndexFreshness = {
   loaded: 3,
   newestSyncedAt: new Date('2026-12-01T10:05:00Z'),
   oldestSyncedAt: new Date('2026-12-01T08:05:00Z'),
+  lastReadAt: new Date('2026-12-01T10:06:00Z'),
 };
 
 /** What the collaborators answer; each test changes what it is about. */
@@ -224,6 +231,7 @@ describe(HealthService.name, () => {
           loaded: 3,
           newest_synced_at: '2026-12-01T10:05:00.000Z',
           oldest_synced_at: '2026-12-01T08:05:00.000Z',
+          last_read_at: '2026-12-01T10:06:00.000Z',
         },
         chain: expect.objectContaining({ status: 'disabled', block: null }),
         publication: { status: 'disabled', latency_ms: null, state: 'disabled' },
@@ -234,12 +242,7 @@ describe(HealthService.name, () => {
       const degradations: [string, (world: World) => void][] = [
         ['redis', (w) => (w.redisProblem = 'Redis unreachable')],
         ['miners', (w) => (w.counts = () => ({ ...COUNTS, available: 0 }))],
-        [
-          'miner_index',
-          (w) =>
-            (w.index = () =>
-              Promise.resolve({ loaded: 0, newestSyncedAt: null, oldestSyncedAt: null })),
-        ],
+        ['miner_index', (w) => (w.index = () => Promise.resolve(NOTHING_READ))],
         ['chain', (w) => (w.metagraph = () => Promise.reject(new Error('database away')))],
         ['publication', (w) => (w.publication = () => Promise.resolve({ state: 'failed' }))],
       ];
@@ -331,15 +334,32 @@ describe(HealthService.name, () => {
 
     describe('miner index', () => {
       it('is degraded while no index is loaded, and says why', async () => {
-        world.index = () =>
-          Promise.resolve({ loaded: 0, newestSyncedAt: null, oldestSyncedAt: null });
+        world.index = () => Promise.resolve(NOTHING_READ);
         expect((await world.components()).miner_index).toEqual({
           status: 'degraded',
           latency_ms: expect.any(Number),
           loaded: 0,
           newest_synced_at: null,
           oldest_synced_at: null,
-          error: expect.stringMatching(/^no miner's index is loaded /),
+          last_read_at: null,
+          error: expect.stringMatching(
+            /^no miner's index is loaded \(no index sync has read one yet\): /,
+          ),
+        });
+      });
+
+      // "Not loaded yet" and "the network holds nothing" are what a dashboard must tell apart.
+      it('says when the last index was read when those read hold nothing', async () => {
+        world.index = () =>
+          Promise.resolve({ ...NOTHING_READ, lastReadAt: new Date('2026-12-01T10:06:00Z') });
+        expect((await world.components()).miner_index).toMatchObject({
+          status: 'degraded',
+          loaded: 0,
+          newest_synced_at: null,
+          last_read_at: '2026-12-01T10:06:00.000Z',
+          error: expect.stringContaining(
+            'the indexes read hold no data, or were dropped since; the last was read at 2026-12-01T10:06:00.000Z',
+          ),
         });
       });
 
@@ -353,6 +373,7 @@ describe(HealthService.name, () => {
           loaded: null,
           newest_synced_at: null,
           oldest_synced_at: null,
+          last_read_at: null,
           error: 'miner index state unreadable: connection terminated',
         });
       });

@@ -42,14 +42,17 @@ export async function minerIndexStatus(network: NetworkService): Promise<MinerIn
   const started = performance.now();
   const latency = () => roundTo(performance.now() - started, 2);
   try {
-    const { loaded, newestSyncedAt, oldestSyncedAt } = await inTime(network.indexFreshness());
+    const { loaded, newestSyncedAt, oldestSyncedAt, lastReadAt } = await inTime(
+      network.indexFreshness(),
+    );
     return {
       status: loaded > 0 ? 'healthy' : 'degraded',
       latency_ms: latency(),
       loaded,
       newest_synced_at: newestSyncedAt?.toISOString() ?? null,
       oldest_synced_at: oldestSyncedAt?.toISOString() ?? null,
-      ...(loaded > 0 ? {} : { error: NO_INDEX_LOADED }),
+      last_read_at: lastReadAt?.toISOString() ?? null,
+      ...(loaded > 0 ? {} : { error: noIndexLoaded(lastReadAt) }),
     };
   } catch (error) {
     return {
@@ -58,14 +61,20 @@ export async function minerIndexStatus(network: NetworkService): Promise<MinerIn
       loaded: null,
       newest_synced_at: null,
       oldest_synced_at: null,
+      last_read_at: null,
       error: `miner index state unreadable: ${(error as Error).message}`,
     };
   }
 }
 
-const NO_INDEX_LOADED =
-  "no miner's index is loaded (no index sync has stored one yet, or every index was dropped or " +
-  'emptied): the statistics count nothing and stored-data answers cannot find holders';
+/** Why no index is loaded: none read yet, or those read hold nothing (or were dropped since). */
+function noIndexLoaded(lastReadAt: Date | null): string {
+  const why =
+    lastReadAt === null
+      ? 'no index sync has read one yet'
+      : `the indexes read hold no data, or were dropped since; the last was read at ${lastReadAt.toISOString()}`;
+  return `no miner's index is loaded (${why}): the statistics count nothing and stored-data answers cannot find holders`;
+}
 
 /**
  * A METAGRAPH_FILE whose last read failed: the miners' status says so (there is no chain

@@ -34,12 +34,14 @@ export interface BucketHolder {
 
 /**
  * How many miners' indexes are loaded (hold rows: what the statistics' totals sum), and when
- * the newest and the oldest of them were synced (null: none loaded).
+ * the newest and the oldest of them were synced (null: none loaded); and when any miner's index
+ * was last read, an empty one included (null: none ever was).
  */
 export interface IndexFreshness {
   loaded: number;
   newestSyncedAt: Date | null;
   oldestSyncedAt: Date | null;
+  lastReadAt: Date | null;
 }
 
 /** One holder's claim on one (label, hour) bucket, with what choosing a holder weighs. */
@@ -213,12 +215,20 @@ export class MinerIndexReadRepository {
   /** Over every miner holding index rows, askable or not: the totals count each of them. */
   async indexFreshness(): Promise<IndexFreshness> {
     const [row] = await this.dataSource.query<
-      { loaded: number; newest: Date | null; oldest: Date | null }[]
+      { loaded: number; newest: Date | null; oldest: Date | null; last_read: Date | null }[]
     >(
-      `SELECT count(*)::int AS loaded, max(index_synced_at) AS newest, min(index_synced_at) AS oldest
-       FROM miners WHERE index_buckets > 0`,
+      `SELECT count(*) FILTER (WHERE index_buckets > 0)::int AS loaded,
+         max(index_synced_at) FILTER (WHERE index_buckets > 0) AS newest,
+         min(index_synced_at) FILTER (WHERE index_buckets > 0) AS oldest,
+         max(index_synced_at) AS last_read
+       FROM miners`,
     );
-    return { loaded: row.loaded, newestSyncedAt: row.newest, oldestSyncedAt: row.oldest };
+    return {
+      loaded: row.loaded,
+      newestSyncedAt: row.newest,
+      oldestSyncedAt: row.oldest,
+      lastReadAt: row.last_read,
+    };
   }
 
   /**

@@ -93,7 +93,7 @@ export class MinersStatusDto extends ComponentStatusDto {
   hotkey_standing: HotkeyStanding | null;
 }
 
-/** When a miner's index was synced: a date-time, null while no index is loaded. */
+/** When a miner's index was synced or read: a date-time, or null. */
 const SYNCED_AT = { format: 'date-time', nullable: true, type: String } as const;
 
 @ApiSchema({ name: 'MinerIndexStatus' })
@@ -101,8 +101,8 @@ export class MinerIndexStatusDto extends ComponentStatusDto {
   @ApiProperty({
     description:
       '`healthy` while some miner’s index is loaded; `degraded` while none is (before the first index sync ' +
-      'stored one, or once every index was dropped or emptied: the statistics then count nothing, which is no ' +
-      'sign that the network holds nothing), or when it could not be read; `error` says which',
+      'read one, or when every index read was empty or has been dropped since: `last_read_at` tells them apart; ' +
+      'the statistics then count nothing), or when it could not be read; `error` says which',
     enum: ['healthy', 'degraded'],
     example: 'healthy',
   })
@@ -133,6 +133,16 @@ export class MinerIndexStatusDto extends ComponentStatusDto {
     example: '2026-11-21T10:02:41.000Z',
   })
   oldest_synced_at: string | null;
+
+  @ApiProperty({
+    ...SYNCED_AT,
+    description:
+      'When an index sync last read a miner’s index, an empty one included (by any replica); null before the ' +
+      'first. With `loaded` 0, null means nothing was read yet, and a time means the miners read hold no data ' +
+      '(or their indexes were dropped since); null too when it could not be read',
+    example: '2026-11-21T11:58:03.000Z',
+  })
+  last_read_at: string | null;
 }
 
 @ApiSchema({ name: 'ChainStatus' })
