@@ -30,8 +30,9 @@ import { CallBudgets } from './transport/call-budgets';
 import { MinerClient } from './transport/miner-client';
 
 /**
- * The miner network. Other modules use NetworkService, the chain (its commitments, and the
- * connection to sign extrinsics on) and the Gravity repository only.
+ * The miner network. Other modules use NetworkService, the chain's commitments (read, and ours
+ * written: ChainCommitmentsService) and the Gravity repository only; the node connection stays
+ * inside.
  */
 @Module({
   imports: [JobsModule, MinerIndexModule, TypeOrmModule.forFeature([MinerEntity])],
@@ -65,7 +66,7 @@ import { MinerClient } from './transport/miner-client';
       useFactory: metagraphSource,
     },
   ],
-  exports: [NetworkService, ChainCommitmentsService, SUBTENSOR_CONNECTION, GRAVITY_REPOSITORY],
+  exports: [NetworkService, ChainCommitmentsService, GRAVITY_REPOSITORY],
 })
 export class NetworkModule {}
 

@@ -2,8 +2,10 @@ import { Inject, Injectable, NotFoundException } from '@nestjs/common';
 import { RetryLaterException } from '../../common/errors/retry-later';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
-import { ChainCommitmentsService } from '../../network/chain/chain-commitments.service';
-import { ChainUnavailableError } from '../../network/chain/subtensor-connection';
+import {
+  ChainCommitmentsService,
+  ChainUnavailableError,
+} from '../../network/chain/chain-commitments.service';
 import { GravityUnavailableError } from '../../network/gravity/gravity-clone';
 import {
   GRAVITY_REPOSITORY,

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
+import { CommitmentRateLimitedError } from '../../network/chain/commitment-submitter';
 import { CommitmentWindow } from '../../network/chain/commitment-window';
-import { CommitmentRateLimitedError } from './commitment-submitter';
 import { PublicationWorker } from './publication-worker.service';
 import { PublicationRow } from './publication.types';
 
@@ -23,7 +23,7 @@ function workerWith(
     found?: Pick<PublicationRow, 'version' | 'claimed_by'>;
     /** The SHA our commitment on chain names (by default the vote's: nothing to submit). */
     onChain?: string;
-    /** What using the node to submit a commitment does (CommitmentSubmitter uses `useLong`). */
+    /** What submitting the commitment does (ChainCommitmentsService.commit). */
     commit?: () => Promise<unknown>;
     /** When the chain takes a commitment again, as its storage says (ChainCommitmentsService). */
     commitmentWindow?: () => Promise<CommitmentWindow | undefined>;
@@ -61,6 +61,7 @@ function workerWith(
     of: () => Promise.resolve({ hotkey: HOTKEY, block: 120, sha: fakes.onChain ?? SHA }),
     commitmentWindow: jest.fn(fakes.commitmentWindow ?? (() => Promise.resolve(undefined))),
     windowAhead: fakes.windowAhead ?? (() => Promise.resolve(undefined)),
+    commit: fakes.commit ?? (() => Promise.reject(new Error('no node in this spec'))),
   };
   const config = {
     netuid: 1,
@@ -83,7 +84,6 @@ function workerWith(
     commitments as never,
     { hotkey: HOTKEY, keypair: {} } as never,
     { publish: fakes.publish ?? (() => Promise.resolve({ sha: SHA, pushed: true })) } as never,
-    { useLong: fakes.commit ?? (() => Promise.reject(new Error('no node in this spec'))) } as never,
     config as never,
   );
   const log = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);

@@ -13,14 +13,10 @@ import { MetricsService } from '../../common/metrics/metrics.service';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { ValidatorIdentity } from '../../network/bittensor/validator-identity';
-import {
-  ChainCommitmentsService,
-  SUBTENSOR_CONNECTION,
-} from '../../network/chain/chain-commitments.service';
-import { SubtensorConnection } from '../../network/chain/subtensor-connection';
+import { ChainCommitmentsService } from '../../network/chain/chain-commitments.service';
+import { CommitmentRateLimitedError, Inclusion } from '../../network/chain/commitment-submitter';
 import { GRAVITY_REPOSITORY, GravityRepository } from '../../network/gravity/gravity-repository';
 import { TasksService } from '../tasks/tasks.service';
-import { CommitmentRateLimitedError, CommitmentSubmitter, Inclusion } from './commitment-submitter';
 import { PublicationRepository } from './publication.repository';
 import { PublicationService } from './publication.service';
 import { Claim, lostClaim, PublicationRow } from './publication.types';
@@ -69,7 +65,6 @@ export class PublicationWorker
   private readonly logger = new Logger(PublicationWorker.name);
   /** Names this replica's claims (a restarted process is another claimant). */
   private readonly claimant = `${hostname().slice(0, 40)}:${process.pid}:${randomBytes(4).toString('hex')}`;
-  private readonly submitter: CommitmentSubmitter | undefined;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private stopping = false;
@@ -85,13 +80,9 @@ export class PublicationWorker
     identity: ValidatorIdentity,
     /** The Gravity clone the votes are read from too (null: disabled); tests reach `beforePush`. */
     @Inject(GRAVITY_REPOSITORY) readonly gravity: GravityRepository | null,
-    /** The node connection the metagraph and commitments are read through (null: no chain). */
-    @Inject(SUBTENSOR_CONNECTION) private readonly connection: SubtensorConnection | null,
     @InjectConfig() private readonly config: AppConfig,
   ) {
     this.hotkey = identity.hotkey;
-    if (!publication.enabled || !gravity || !connection) return;
-    this.submitter = new CommitmentSubmitter(connection, identity.keypair, config.netuid);
   }
 
   onApplicationBootstrap(): void {
@@ -105,7 +96,7 @@ export class PublicationWorker
     clearInterval(this.timer);
     // An attempt waiting on the chain ends now (and is recorded as failed, to be retried). The
     // connection is shared and the whole application is stopping: closing it twice is harmless.
-    if (this.running) await this.connection?.close();
+    if (this.running) await this.commitments.close();
   }
 
   beforeApplicationShutdown(): Promise<void> | undefined {
@@ -190,7 +181,7 @@ export class PublicationWorker
         undefined,
         ahead,
       );
-    return this.submitter!.commit(sha);
+    return this.commitments.commit(sha);
   }
 
   /** When the chain would refuse our commitment now, the window; undefined when it cannot say. */

@@ -2,6 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { publicKeyOfAddress } from '../bittensor/keypair';
+import { ValidatorIdentity } from '../bittensor/validator-identity';
+import { CommitmentSubmitter, Inclusion } from './commitment-submitter';
 import {
   CommitmentRule,
   CommitmentWindow,
@@ -11,18 +13,28 @@ import {
 import { ChainCommitment, readCommitment, readCommitments } from './commitments';
 import { SubtensorConnection } from './subtensor-connection';
 
+/** What the node's reads and writes throw when it cannot be used (callers tell it apart). */
+export { ChainUnavailableError } from './subtensor-connection';
+
 export const SUBTENSOR_CONNECTION = Symbol('SUBTENSOR_CONNECTION');
 
 /**
  * Validators' commitments on subnet NETUID, read through the node the metagraph is read from
- * (one connection). Without SUBTENSOR_URL there is no chain: `available` is false.
+ * (one connection), and ours written through it (commit, signed by the validator's hotkey).
+ * Without SUBTENSOR_URL there is no chain: `available` is false.
  */
 @Injectable()
 export class ChainCommitmentsService {
+  private readonly submitter: CommitmentSubmitter | undefined;
+
   constructor(
     @Inject(SUBTENSOR_CONNECTION) private readonly connection: SubtensorConnection | null,
     @InjectConfig() private readonly config: AppConfig,
-  ) {}
+    identity: ValidatorIdentity,
+  ) {
+    if (connection)
+      this.submitter = new CommitmentSubmitter(connection, identity.keypair, config.netuid);
+  }
 
   get available(): boolean {
     return this.connection !== null;
@@ -65,6 +77,24 @@ export class ChainCommitmentsService {
    */
   windowAhead(hotkey: string): Promise<(CommitmentWindow & { rule: CommitmentRule }) | undefined> {
     return this.chain().use((api) => readWindowAhead(api, this.config.netuid, hotkey));
+  }
+
+  /**
+   * Commits `sha` (a Gravity commit's) as our commitment under NETUID and waits until it is in a
+   * block (commitment-submitter.ts). Throws CommitmentRateLimitedError when the chain refuses it
+   * as too soon.
+   */
+  commit(sha: string): Promise<Inclusion> {
+    if (!this.submitter) throw new Error('no chain configured (SUBTENSOR_URL)');
+    return this.submitter.commit(sha);
+  }
+
+  /**
+   * Closes the node connection, which ends a commit waiting on it (the connection is shared:
+   * only when the whole application is stopping).
+   */
+  async close(): Promise<void> {
+    await this.connection?.close();
   }
 
   private chain(): SubtensorConnection {

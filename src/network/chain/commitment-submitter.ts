@@ -6,13 +6,9 @@ import type { SubmittableResult } from '@polkadot/api';
 import { hexToU8a, stringToU8a, u8aConcat, u8aToHex } from '@polkadot/util';
 import { blake2AsU8a } from '@polkadot/util-crypto';
 import { INCLUSION_TIMEOUT_MS } from '../../config/publication-timeouts';
-import { Sr25519Keypair } from '../../network/bittensor/keypair';
-import {
-  CommitmentRule,
-  CommitmentWindow,
-  ruleOfError,
-} from '../../network/chain/commitment-window';
-import { SubtensorConnection } from '../../network/chain/subtensor-connection';
+import { Sr25519Keypair } from '../bittensor/keypair';
+import { CommitmentRule, CommitmentWindow, ruleOfError } from './commitment-window';
+import { SubtensorConnection } from './subtensor-connection';
 
 /**
  * The chain refused the commitment for now (its rate limit): wait and retry, not a failure.
