@@ -37,3 +37,43 @@ describe(orLate.name, () => {
     expect(performance.now() - started).toBeLessThan(1_000);
   });
 });
+
+describe(`${orLate.name}'s timer`, () => {
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
+  it('is cleared however the wait ends: the value, the failure or the time', async () => {
+    await orLate(Promise.resolve(7), 1000);
+    expect(jest.getTimerCount()).toBe(0);
+    await orLate(Promise.reject(new Error('own')), 1000).catch(() => undefined);
+    expect(jest.getTimerCount()).toBe(0);
+    const late = orLate(new Promise<never>(() => undefined), 1000);
+    await jest.advanceTimersByTimeAsync(1000);
+    await expect(late).resolves.toBe(LATE);
+    expect(jest.getTimerCount()).toBe(0);
+  });
+
+  it('gives the value of work already done, even with no time left', async () => {
+    await expect(orLate(Promise.resolve(7), 0)).resolves.toBe(7);
+  });
+});
+
+describe(`${orLate.name} after the time`, () => {
+  it("leaves the work's later failure handled: no unhandled rejection", async () => {
+    const unhandled: unknown[] = [];
+    const listener = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', listener);
+    try {
+      let fail: (error: Error) => void = () => undefined;
+      const work = new Promise<never>((_, reject) => (fail = reject));
+      await expect(orLate(work, 10)).resolves.toBe(LATE);
+      fail(new Error('after the deadline'));
+      // Node reports an unhandled rejection once the microtasks after it have run.
+      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', listener);
+    }
+  });
+});

@@ -130,6 +130,31 @@ describe(ReposService.name, () => {
     }
   });
 
+  it('waits at start for the first ingest up to 5 s, then goes on while it carries on', async () => {
+    const path = join(directory, 'hf_validation.jsonl');
+    writeFileSync(path, `${JSON.stringify({ repo_name: 'alice/x' })}\n`);
+    let finish: (count: number) => void = () => undefined;
+    const replaceNames = jest.fn(() => new Promise<number>((resolve) => (finish = resolve)));
+    const service = new ReposService(
+      { repos: { hfResultsPath: path } } as AppConfig,
+      { replaceNames } as unknown as ReposRepository,
+    );
+    let started = false;
+    const starting = service.onApplicationBootstrap().then(() => (started = true));
+    try {
+      await jest.advanceTimersByTimeAsync(4999);
+      expect(replaceNames).toHaveBeenCalledTimes(1);
+      expect(started).toBe(false);
+      await jest.advanceTimersByTimeAsync(1);
+      expect(started).toBe(true);
+      expect(jest.getTimerCount()).toBe(0);
+    } finally {
+      finish(1);
+      await starting;
+      await service.onModuleDestroy();
+    }
+  });
+
   it('does not try again a file that is invalid: it is read again when it changes', async () => {
     const path = join(directory, 'hf_validation.jsonl');
     writeFileSync(path, 'not JSON\n');

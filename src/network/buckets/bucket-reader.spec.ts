@@ -447,6 +447,28 @@ describe(BucketReader.name, () => {
     expect(store.deliveries.map((entry) => entry.minerUid)).toEqual([5, 1]);
   });
 
+  it('waits for a holder that sends within the deadline', async () => {
+    const { reader, holders, calls } = setUp([{ uid: 1, delayMs: DEADLINE_MS / 4 }, { uid: 2 }]);
+    const answer = await reader.read(2, HOUR, holders);
+    expect(answer).toMatchObject({ status: 'success', cached: false, miner: { uid: 1 } });
+    expect(calls.map((call) => call.uid)).toEqual([1]);
+  });
+
+  it('says the holder is still sending at the deadline when nothing is stored, and asks no other', async () => {
+    const { reader, holders, store, calls } = setUp([
+      { uid: 1, delayMs: DEADLINE_MS + 100 },
+      { uid: 2 },
+    ]);
+    const answer = await reader.read(2, HOUR, holders);
+    expect(answer).toEqual({
+      status: 'error',
+      message: `Miner 1 is still sending bucket ${HOUR}; ask again shortly, it will be answered from what it sent`,
+    });
+    expect(calls.map((call) => call.uid)).toEqual([1]);
+    await until(async () => (store.deliveries.length > 0 ? true : undefined), 5000, 10);
+    expect(store.deliveries.map((entry) => entry.minerUid)).toEqual([1]);
+  });
+
   it('answers what the miner sent even when the store cannot keep it', async () => {
     const { reader, holders, store, scores } = setUp([{ uid: 1 }]);
     store.fail = true;

@@ -88,6 +88,8 @@ function setUp(
     refused?: number[];
     circuitOpen?: number[];
     minersPerQuery?: number;
+    /** How long the index takes to say who holds what (the planning before any call). */
+    holdingsDelayMs?: number;
   } = {},
 ) {
   const calls: { uid: number; synapse: SynapseName; buckets: number }[] = [];
@@ -121,7 +123,14 @@ function setUp(
     },
   } as unknown as MinerClient;
   const index = {
-    holdings: (_source: number, labels: readonly (string | null)[], from: number, to: number) => {
+    holdings: async (
+      _source: number,
+      labels: readonly (string | null)[],
+      from: number,
+      to: number,
+    ) => {
+      if (options.holdingsDelayMs)
+        await new Promise((resolve) => setTimeout(resolve, options.holdingsDelayMs));
       const rows: BucketHolding[] = [];
       for (const fake of miners)
         for (const [key, contents] of fake.holds) {
@@ -139,7 +148,7 @@ function setUp(
           });
         }
       rows.sort((a, b) => b.timeBucket - a.timeBucket || b.credibility - a.credibility);
-      return Promise.resolve(rows);
+      return rows;
     },
     anyIndexLoaded: () => Promise.resolve(options.indexLoaded ?? miners.length > 0),
   } as unknown as MinerIndexService;
@@ -339,6 +348,27 @@ describe(StoredDataService.name, () => {
     // Lands about 200 ms later; longer on a loaded machine (a fixed 400 ms wait could miss it).
     await until(() => Promise.resolve(store.items.size >= 20 || undefined), 10_000);
     expect(store.items.size).toBe(20);
+  });
+
+  it('counts the planning in the deadline: a fetch still running once planning used it up is cut at once', async () => {
+    const slow = miner(1);
+    slow.delayMs = 150;
+    const { service, store } = setUp([slow], { holdingsDelayMs: DEADLINE_MS + 50 });
+    const answer = await service.answer(query(), 'user', DEADLINE_MS);
+    expect(answer).toMatchObject({ items: [], deadlineReached: true });
+    await until(() => Promise.resolve(store.items.size >= 20 || undefined), 10_000);
+  });
+
+  it('reaches no deadline when planning outlasts it and every bucket is already stored', async () => {
+    const { service, calls } = setUp([miner(1)], { holdingsDelayMs: DEADLINE_MS + 50 });
+    await service.answer(query());
+    const answer = await service.answer(query(), 'user', DEADLINE_MS);
+    expect(calls).toHaveLength(1);
+    expect(answer).toMatchObject({
+      deadlineReached: false,
+      buckets: { planned: 2, fromStore: 2, missing: 0 },
+    });
+    expect(answer.items).toHaveLength(15);
   });
 
   it('fetches a bucket once for concurrent queries of this process', async () => {
