@@ -412,7 +412,7 @@ describe(`${MinerIndexRepository.name} and ${MinerIndexReadRepository.name}`, ()
   it("reads the loaded indexes' sync times apart from the last read, an empty index included", async () => {
     const row = { source: 1 as SourceId, label: '#a', timeBucket: HOUR, bytes: 10 };
     await repository.replaceMinerIndex(0, [row]);
-    await repository.replaceMinerIndex(1, []);
+    await repository.replaceMinerIndex(1, [row]);
     await repository.replaceMinerIndex(2, []);
     const syncedAt = async (uid: number): Promise<Date> =>
       (
@@ -421,12 +421,15 @@ describe(`${MinerIndexRepository.name} and ${MinerIndexReadRepository.name}`, ()
           [uid],
         )
       )[0].at;
+    // Two loaded indexes synced one after the other: the newest and the oldest are not the same.
+    expect((await syncedAt(1)).getTime()).toBeGreaterThan((await syncedAt(0)).getTime());
     expect(await service.indexFreshness()).toEqual({
-      loaded: 1,
-      newestSyncedAt: await syncedAt(0),
+      loaded: 2,
+      newestSyncedAt: await syncedAt(1),
       oldestSyncedAt: await syncedAt(0),
       lastReadAt: await syncedAt(2),
     });
+    await repository.replaceMinerIndex(1, []);
     await repository.replaceMinerIndex(0, []);
     expect(await service.indexFreshness()).toEqual({
       loaded: 0,

@@ -123,6 +123,24 @@ describe(databaseFailure.name, () => {
     expect(databaseFailure(other, setting, url)).toBe(other);
   });
 
+  it("names the client certificate and key files of the URL's too, and leaves a URL it cannot parse", () => {
+    const url = 'postgres://gateway@db/gateway?sslcert=/etc/client.pem&sslkey=/etc/client.key';
+    const unreadable = (path: string, code: string) =>
+      Object.assign(codeError(`${code}: open '${path}'`, code), { syscall: 'open', path });
+    for (const [path, named] of [
+      ['/etc/client.pem', 'sslcert /etc/client.pem'],
+      ['/etc/client.key', 'sslkey /etc/client.key'],
+    ]) {
+      const failure = databaseFailure(unreadable(path, 'EACCES'), setting, url);
+      expect(failure).toBeInstanceOf(StartupError);
+      expect((failure as Error).message).toMatch(
+        new RegExp(`: its ${named} cannot be read \\(EACCES\\)$`),
+      );
+    }
+    const error = unreadable('/etc/client.pem', 'ENOENT');
+    expect(databaseFailure(error, setting, 'not a URL')).toBe(error);
+  });
+
   it('leaves any other error as it is, stack and all', () => {
     const other = codeError('relation "x" does not exist', '42P01');
     expect(databaseFailure(other, setting)).toBe(other);

@@ -348,6 +348,13 @@ describe(HealthService.name, () => {
         });
       });
 
+      it('is healthy, with no error, from the first loaded index on', async () => {
+        world.index = () => Promise.resolve({ ...LOADED, loaded: 1 });
+        const { miner_index } = await world.components();
+        expect(miner_index).toMatchObject({ status: 'healthy', loaded: 1 });
+        expect(miner_index).not.toHaveProperty('error');
+      });
+
       // "Not loaded yet" and "the network holds nothing" are what a dashboard must tell apart.
       it('says when the last index was read when those read hold nothing', async () => {
         world.index = () =>
@@ -386,6 +393,7 @@ describe(HealthService.name, () => {
           await jest.advanceTimersByTimeAsync(1000);
           expect((await status).components.miner_index).toMatchObject({
             status: 'degraded',
+            latency_ms: 1000,
             loaded: null,
             error: 'miner index state unreadable: no answer within 1000 ms',
           });

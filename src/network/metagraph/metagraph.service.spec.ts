@@ -357,6 +357,57 @@ describe(MetagraphService.name, () => {
     expect(uids(service.minersServingData())).toEqual([0, 1, 2, 3, 4]);
   });
 
+  // The reads in a row are counted from the good read on, however long ago the first was.
+  it('counts the reads in a row from the last good read, and never applies an empty answer', async () => {
+    const { service, apply } = setUp();
+    const now = jest.spyOn(Date, 'now');
+    try {
+      let clock = 1_000_000;
+      now.mockImplementation(() => clock);
+      const all = () => [0, 1, 2, 3, 4].map((uid) => metagraphNeuron(uid));
+      const step = Math.ceil(SUSPICIOUS_CONFIRM_MS / (SUSPICIOUS_CONFIRM_READS - 1));
+      await apply(all());
+      await apply([metagraphNeuron(0)]);
+      clock += step;
+      await apply(all());
+      for (let read = 1; read < SUSPICIOUS_CONFIRM_READS; read += 1) {
+        clock += step;
+        await apply([metagraphNeuron(0)]);
+        expect((await service.status()).lastAttempt).toMatchObject({
+          ok: false,
+          error: expect.stringContaining(`read ${read} of ${SUSPICIOUS_CONFIRM_READS} in a row`),
+        });
+      }
+      await apply(all());
+      for (let read = 0; read < SUSPICIOUS_CONFIRM_READS + 1; read += 1) {
+        clock += step;
+        await apply([]);
+      }
+      expect((await service.status()).lastAttempt).toMatchObject({
+        ok: false,
+        error: expect.stringMatching(
+          /deregister 5 of 5 registered neurons at once \(0 in the answer\)$/,
+        ),
+      });
+      expect(uids(service.minersServingData())).toEqual([0, 1, 2, 3, 4]);
+    } finally {
+      now.mockRestore();
+    }
+  });
+
+  // A metagraph stored before its netuid was: the same source's read is judged against it.
+  it('judges a read against a stored metagraph without a netuid', async () => {
+    const { service, repository, apply } = setUp();
+    await apply([0, 1, 2, 3, 4].map((uid) => metagraphNeuron(uid)));
+    repository.stored = { ...repository.stored!, netuid: null };
+    await apply([metagraphNeuron(0)]);
+    expect((await service.status()).lastAttempt).toMatchObject({
+      ok: false,
+      error: expect.stringContaining('refused as suspicious'),
+    });
+    expect(uids(service.minersServingData())).toEqual([0, 1, 2, 3, 4]);
+  });
+
   // A devnet restarted with fewer miners rewrites its file once: refused then, the file read
   // again only when it changes, the gateway kept the old devnet's miners for ever.
   it("applies a devnet's smaller metagraph at once, and still judges a file's", async () => {
