@@ -101,6 +101,28 @@ describe(databaseFailure.name, () => {
     }
   });
 
+  // Node's other certificate checks: a server certificate for another use (INVALID_PURPOSE, as
+  // Node gives for one whose extendedKeyUsage is clientAuth alone), a CA file that holds no CA.
+  it("names the setting for each of Node's certificate verification codes", () => {
+    for (const code of [
+      'INVALID_PURPOSE',
+      'INVALID_CA',
+      'PATH_LENGTH_EXCEEDED',
+      'UNABLE_TO_DECODE_ISSUER_PUBLIC_KEY',
+      'CRL_SIGNATURE_FAILURE',
+      'HOSTNAME_MISMATCH',
+      'CERT_REVOKED',
+    ]) {
+      const failure = databaseFailure(codeError('unsuitable certificate purpose', code), setting);
+      expect([code, (failure as Error).message]).toEqual([
+        code,
+        expect.stringMatching(
+          /: unsuitable certificate purpose \(TLS: see the URL's sslmode and sslrootcert\)$/,
+        ),
+      ]);
+    }
+  });
+
   // pg reads the URL's certificate files as it makes its first connection: a wrong path printed
   // "Startup failed: Error: ENOENT: no such file or directory, open '…'" and a stack through
   // pg-connection-string, naming no setting.

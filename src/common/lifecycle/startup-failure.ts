@@ -101,12 +101,47 @@ function unreadableCertificateFile(error: unknown, url: string): string | undefi
  */
 function isTlsFailure(error: unknown): boolean {
   const code = codeOf(error);
-  if (code !== undefined) return TLS_CODE.test(code);
+  if (code !== undefined) return TLS_CODE.test(code) || X509_CODES.has(code);
   return error instanceof Error && error.message === 'The server does not support SSL connections';
 }
 
-/** Node's TLS and OpenSSL errors, and the certificate checks' (X509_V_ERR_* without the prefix). */
-const TLS_CODE = /^ERR_(TLS|SSL)_|CERT|_SIGNATURE$|^HOSTNAME_MISMATCH$/;
+/** Node's TLS and OpenSSL errors. */
+const TLS_CODE = /^ERR_(TLS|SSL)_/;
+
+/**
+ * The certificate checks' codes (X509_V_ERR_* without the prefix), as Node's TLS documentation
+ * lists them, but OUT_OF_MEM: no setting of the URL's. A pattern on CERT missed INVALID_PURPOSE
+ * (a server certificate for client use), INVALID_CA and others.
+ */
+const X509_CODES = new Set([
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_CRL',
+  'UNABLE_TO_DECRYPT_CERT_SIGNATURE',
+  'UNABLE_TO_DECRYPT_CRL_SIGNATURE',
+  'UNABLE_TO_DECODE_ISSUER_PUBLIC_KEY',
+  'CERT_SIGNATURE_FAILURE',
+  'CRL_SIGNATURE_FAILURE',
+  'CERT_NOT_YET_VALID',
+  'CERT_HAS_EXPIRED',
+  'CRL_NOT_YET_VALID',
+  'CRL_HAS_EXPIRED',
+  'ERROR_IN_CERT_NOT_BEFORE_FIELD',
+  'ERROR_IN_CERT_NOT_AFTER_FIELD',
+  'ERROR_IN_CRL_LAST_UPDATE_FIELD',
+  'ERROR_IN_CRL_NEXT_UPDATE_FIELD',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'CERT_CHAIN_TOO_LONG',
+  'CERT_REVOKED',
+  'INVALID_CA',
+  'PATH_LENGTH_EXCEEDED',
+  'INVALID_PURPOSE',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
+  'HOSTNAME_MISMATCH',
+]);
 
 /** The errors of a server that cannot listen where it was told. */
 const LISTEN_ERRORS: Record<string, string> = {
