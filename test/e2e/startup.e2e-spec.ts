@@ -88,6 +88,21 @@ describe('A production process that cannot start', () => {
     expect(lines.join('\n')).not.toContain('not-a-real-password');
   });
 
+  // A managed Postgres's CA file, mistyped in the URL: a stack through pg's TLS code before.
+  it('names DATABASE_URL, without its password, and the file when a certificate file of the URL cannot be read', async () => {
+    const url = new URL(serverUrl());
+    url.password = 'not-a-real-password';
+    url.searchParams.set('sslmode', 'verify-full');
+    url.searchParams.set('sslrootcert', '/nonexistent/gateway-ca.pem');
+    const lines = await failedStart({ DATABASE_URL: url.toString(), METAGRAPH_FILE: '/dev/null' });
+    expect(lines).toEqual([
+      expect.stringMatching(
+        /^Startup failed: cannot use the database of DATABASE_URL=postgres:\/\/[^@]*\*\*\*@[^ ]+: its sslrootcert \/nonexistent\/gateway-ca\.pem cannot be read \(ENOENT\)$/,
+      ),
+    ]);
+    expect(lines.join('\n')).not.toContain('not-a-real-password');
+  });
+
   // As while it is restored or moved: Postgres refuses every new connection with 55000.
   it('names DATABASE_URL in one line when the database does not accept connections now', async () => {
     const name = scratchDatabaseName('closed');
