@@ -11,10 +11,8 @@ import { NetworkService } from '../../src/network/network.service';
 import { DatasetParquetService } from '../../src/modules/tasks/dataset-parquet.service';
 import { DatasetManifest, manifestPathOf } from '../../src/modules/tasks/dataset-writer';
 import { TaskLifecycleRepository } from '../../src/modules/tasks/task-lifecycle.repository';
-import {
-  PRUNE_GRACE_MS,
-  TaskLifecycleService,
-} from '../../src/modules/tasks/task-lifecycle.service';
+import { TaskLifecycleService } from '../../src/modules/tasks/task-lifecycle.service';
+import { PRUNE_GRACE_MS } from '../../src/modules/tasks/task-pruner';
 import { TaskRow } from '../../src/modules/tasks/task.types';
 import { redditComment } from '../support/items';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';

@@ -359,7 +359,7 @@ describe(`${TaskLifecycleService.name} compiling`, () => {
 
   // Never deleted, a task's items stayed in task_items for good (an audit's finding).
   it('deletes the stored items of a completed task whose dataset file is on disk, and keeps those of one whose file is not', async () => {
-    const { service } = compiling([], dataDir);
+    const { service, repository: stored } = compiling([], dataDir);
     const present = datasetPath(dataDir, 'present');
     mkdirSync(dirname(present), { recursive: true });
     writeFileSync(present, 'twenty bytes of data');
@@ -374,7 +374,8 @@ describe(`${TaskLifecycleService.name} compiling`, () => {
       ),
       deleteCompletedItems: jest.fn(() => Promise.resolve(1)),
     };
-    Object.assign(service, { repository });
+    // The pruner holds the service's repository: the fake gets the methods pruning reads.
+    Object.assign(stored, repository);
 
     expect(await service.pruneCompletedItems()).toBe(1);
     // Only tasks completed an hour ago or more: a compile of one completed since may be reading them.
@@ -399,7 +400,7 @@ describe(`${TaskLifecycleService.name} compiling`, () => {
   // The task records the compiler's directory: another replica's mount of the shared volume, or
   // a DATA_DIR since moved. Checked there, a file only this server lacks let the items be deleted.
   it("checks the dataset file by its name under this server's DATA_DIR, not in the directory the task recorded", async () => {
-    const { service } = compiling([], dataDir);
+    const { service, repository: stored } = compiling([], dataDir);
     const here = datasetPath(dataDir, 'here');
     mkdirSync(dirname(here), { recursive: true });
     writeFileSync(here, 'twenty bytes of data');
@@ -414,7 +415,8 @@ describe(`${TaskLifecycleService.name} compiling`, () => {
       completedWithItems: jest.fn(() => Promise.resolve(tasks)),
       deleteCompletedItems: jest.fn(() => Promise.resolve(1)),
     };
-    Object.assign(service, { repository });
+    // The pruner holds the service's repository: the fake gets the methods pruning reads.
+    Object.assign(stored, repository);
 
     expect(await service.pruneCompletedItems()).toBe(1);
     expect(repository.deleteCompletedItems.mock.calls).toEqual([['here']]);

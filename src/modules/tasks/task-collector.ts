@@ -1,0 +1,123 @@
+import { Logger } from '@nestjs/common';
+import { Clock } from '../../common/clock/clock';
+import { inPool } from '../../common/jobs/in-pool';
+import { parseIsoDate } from '../../common/validation/iso-date';
+import { AppConfig } from '../../config/app-config';
+import { NetworkService } from '../../network/network.service';
+import { NetworkQueryResult } from '../../network/query-result';
+import { afterPage, CollectionProgress, nextPage, progressWithin } from './collection-paging';
+import { TaskRow } from './task.types';
+import { TaskLifecycleRepository } from './task-lifecycle.repository';
+
+/**
+ * A task's collections while it is `active`: every TASK_COLLECT_INTERVAL, the matching data
+ * asked of the miners through the network's on-demand machinery (same checks, dedupe by uri), one
+ * page of its post window at a time (collection-paging.ts). Run by TaskLifecycleService's pass.
+ */
+export class TaskCollector {
+  constructor(
+    private readonly repository: TaskLifecycleRepository,
+    private readonly network: NetworkService,
+    private readonly clock: Clock,
+    private readonly config: AppConfig,
+    private readonly logger: Logger,
+    /** Whether the service is shutting down: its pass then starts no more collections. */
+    private readonly stopping: () => boolean,
+  ) {}
+
+  /**
+   * Collects the due tasks the budget allows, heaviest first: a tick's worth of
+   * TASK_COLLECT_PER_MINUTE (one pass runs at a time across replicas), at most
+   * TASK_COLLECT_CONCURRENCY at once. Collections share the miners with users' queries; bounded
+   * so, they never flood them. Due tasks left over wait for the next pass, and show as behind
+   * once a whole interval passed without a collection. (The pass is not spread over the tick:
+   * the job runs again only once a tick passed since the last pass ended.)
+   */
+  async collectDue(budget = this.passBudget()): Promise<number> {
+    const { collectIntervalMs, collectConcurrency, tickMs } = this.config.tasks;
+    const now = this.clock.now();
+    // A failed collection is tried again a tick later, then after 2, 4, … ticks (at most an
+    // interval): tried at every tick, it went ahead of the tasks that could be collected and
+    // spent their share of the miners' calls.
+    const due = await this.repository.dueForCollection(now, collectIntervalMs, tickMs, budget);
+    await inPool(
+      due,
+      collectConcurrency,
+      () => this.stopping(),
+      (task) =>
+        this.collect(task, now).catch(async (error: Error) => {
+          this.logger.warn(`task ${task.id}: collection failed: ${error.message}`);
+          await this.repository.recordCollectionFailure(task.id, now).catch(() => undefined);
+        }),
+    );
+    return due.length;
+  }
+
+  /** Collections one pass may start: a tick's worth of TASK_COLLECT_PER_MINUTE. */
+  private passBudget(): number {
+    const { collectPerMinute, tickMs } = this.config.tasks;
+    return Math.max(1, Math.floor((collectPerMinute * tickMs) / 60_000));
+  }
+
+  private async collect(task: TaskRow, now: Date): Promise<void> {
+    const progress = progressWithin(task, progressOf(task));
+    const page = nextPage(task, progress, now);
+    // A window yet to begin (dueForCollection leaves such tasks out): nothing to ask for.
+    if (!page) return;
+    const { collectLimit } = this.config.tasks;
+    const result = await this.network.query(
+      {
+        source: task.platform,
+        usernames: [],
+        keywords: [task.label, task.keyword].filter(
+          (keyword): keyword is string => keyword !== null,
+        ),
+        keywordMode: 'all',
+        startDate: page.start,
+        endDate: page.end,
+        limit: collectLimit,
+        newestFirst: true,
+      },
+      'task',
+    );
+    if (result.error) {
+      // Cut short by shutdown (the miner client abandoned its calls): not the task's failure,
+      // which would put its next collection off by a tick.
+      if (this.stopping()) return;
+      this.logger.warn(`task ${task.id}: nothing collected: ${result.error}`);
+      await this.repository.recordCollectionFailure(task.id, now);
+      return;
+    }
+    const outcome = {
+      // A miner that sent the limit may hold more, though the checks dropped some of what it
+      // sent: judged on the checked items alone, paging back stopped early (an audit's finding).
+      full: result.items.length >= collectLimit || result.limitReached === true,
+      completeFrom: completeFrom(result),
+    };
+    const { added, outsideWindow } = await this.repository.addItems(
+      task.id,
+      result.items,
+      afterPage(progress, page, outcome),
+      now,
+    );
+    this.logger.log(
+      `task ${task.id}: ${added} new items (${result.items.length} returned by ${result.minersResponded} miners, ${page.kind} page` +
+        (outsideWindow > 0 ? `; ${outsideWindow} outside the post window left out)` : ')'),
+    );
+  }
+}
+
+function progressOf(task: TaskRow): CollectionProgress {
+  return {
+    head: task.collect_head,
+    cursor: task.collect_cursor,
+    floor: task.collect_floor,
+    backNext: task.collect_back_next,
+  };
+}
+
+/** The oldest item's time: asked newest first, the answer holds everything found after it. */
+function completeFrom(result: NetworkQueryResult): Date | null {
+  if (result.items.length === 0) return null;
+  return new Date(Math.min(...result.items.map((item) => parseIsoDate(item.datetime)!.getTime())));
+}

@@ -1,0 +1,170 @@
+import { basename } from 'node:path';
+import { Logger } from '@nestjs/common';
+import { Clock } from '../../common/clock/clock';
+import { AppConfig } from '../../config/app-config';
+import { currentItemShape, StoredItemShape } from '../../network/legacy-items';
+import { itemKey } from '../../network/item-uri';
+import { fileIdentity, removeIfUnchanged } from './atomic-file';
+import { datasetPath } from './dataset-path';
+import { DatasetParquetService } from './dataset-parquet.service';
+import { DatasetRow, manifestPathOf, writeJsonLines, writeManifest } from './dataset-writer';
+import { TaskRow } from './task.types';
+import { TaskLifecycleRepository } from './task-lifecycle.repository';
+
+const PAGE_SIZE = 1000;
+/**
+ * How long one pass goes on starting compiles: half the default tick, so a pass's collections
+ * wait at most about this (plus the compile under way) behind the compiles.
+ */
+export const COMPILE_BUDGET_MS = 30_000;
+/**
+ * A failed compile is tried again an hour later, then after 2, 4, … hours: with the default
+ * three attempts a task fails for good three hours after its first failure, not three ticks
+ * (a full disk for three minutes failed every task expiring meanwhile).
+ */
+export const COMPILE_RETRY_MS = 3_600_000;
+
+/**
+ * A task's dataset at expiry: the task is marked `compiling`, its stored items written as JSON
+ * lines (and Parquet) with a manifest, and the task marked `completed` (or `failed` after
+ * repeated errors). A task left `compiling` by a restart is compiled again from scratch. Run by
+ * TaskLifecycleService's pass.
+ */
+export class TaskCompiler {
+  constructor(
+    private readonly repository: TaskLifecycleRepository,
+    private readonly parquet: DatasetParquetService,
+    private readonly clock: Clock,
+    private readonly config: AppConfig,
+    private readonly logger: Logger,
+    /** Whether the service is shutting down: its pass then starts no more compiles. */
+    private readonly stopping: () => boolean,
+  ) {}
+
+  /**
+   * Compiles expired tasks, oldest first, for at most `budgetMs` of a pass (at least one task):
+   * the tasks left stay `compiling` for the next passes, and the collections run between them.
+   * A vote's jobs expire together, and compiling them back to back (about 9 s a full task) had
+   * stopped every collection for as long as 40 minutes (an audit's finding).
+   */
+  async compileExpired(budgetMs = COMPILE_BUDGET_MS): Promise<number> {
+    const compiling = await this.repository.claimExpired(this.clock.now(), COMPILE_RETRY_MS);
+    // Real time, as the job's timers are: the clock may be moved by tests or a simulation.
+    const started = performance.now();
+    let compiled = 0;
+    // Stopping, the tasks left stay `compiling` for the next pass, on any replica: shutdown waits
+    // for this pass, and a replica killed mid-compile (its grace period over) leaves more to redo.
+    for (const task of compiling) {
+      if (this.stopping()) break;
+      if (compiled > 0 && performance.now() - started >= budgetMs) {
+        this.logger.log(`${compiling.length - compiled} tasks left compiling for the next pass`);
+        break;
+      }
+      await this.compile(task);
+      compiled += 1;
+    }
+    return compiled;
+  }
+
+  private async compile(task: TaskRow): Promise<void> {
+    const path = datasetPath(this.config.dataDir, task.id);
+    // The files this attempt renamed into place, by path: removed if it fails after all.
+    const written = new Map<string, string>();
+    const keep = async (file: string) => {
+      const identity = await fileIdentity(file);
+      if (identity !== undefined) written.set(file, identity);
+    };
+    // The task is claimed by a snapshot (claimExpired): another replica's compile, its job lock
+    // lost, may have completed it since, and its files are the dataset the task records.
+    const stillCompiling = async () => {
+      if (!(await this.repository.isCompiling(task.id))) throw new NoLongerCompilingError();
+    };
+    try {
+      const jsonl = await writeJsonLines(path, this.pages(task.id), stillCompiling);
+      await keep(jsonl.file);
+      const dataset = { ...jsonl, parquet: await this.parquet.tryWrite(task, jsonl) };
+      if (dataset.parquet) await keep(dataset.parquet.file);
+      const now = this.clock.now();
+      await writeManifest(task.id, dataset, now, stillCompiling);
+      await keep(manifestPathOf(jsonl.file));
+      if (!(await this.repository.markCompleted(task.id, dataset, now))) {
+        // Between the last check and now: the files renamed are of the same stored items (kept
+        // PRUNE_GRACE_MS after completion, task-pruner.ts), and the prune pass checks their size.
+        this.logger.warn(
+          `task ${task.id}: completed or failed elsewhere while this compile renamed its files; nothing recorded`,
+        );
+        return;
+      }
+      this.logger.log(
+        `task ${task.id}: dataset of ${jsonl.rows} rows, ${jsonl.bytes} bytes, sha256 ${jsonl.sha256}` +
+          (dataset.parquet ? `; Parquet ${dataset.parquet.bytes} bytes` : ''),
+      );
+    } catch (error) {
+      if (error instanceof NoLongerCompilingError) {
+        // Not this compile's failure: the files in place (a file this attempt renamed before
+        // included) are the dataset now, and stay.
+        this.logger.warn(
+          `task ${task.id}: completed or failed elsewhere meanwhile; this compile's dataset left unused`,
+        );
+        return;
+      }
+      this.logger.error(`task ${task.id}: compile failed: ${(error as Error).message}`);
+      const counted = await this.repository.recordCompileFailure(
+        task.id,
+        failureReasonOf(error as Error),
+        this.config.tasks.maxCompileAttempts,
+        this.clock.now(),
+      );
+      // Left, they stayed for good beside a task `failed` (an audit's finding). Only while the
+      // task was still compiling: completed meanwhile, the files are its dataset. Only files no
+      // other replica (a second compile, its job lock lost) has renamed over since.
+      if (counted) for (const [file, identity] of written) await removeIfUnchanged(file, identity);
+    }
+  }
+
+  /**
+   * The task's items in dataset order, one per post (itemKey), the first in that order: rows are
+   * unique by canonical uri, which keeps the record's spelling (an X handle's case, a Reddit
+   * slug), so collections that got one post from miners spelling it otherwise stored it twice,
+   * as stored answers once held it twice (docs/decisions.md, "Scraping task lifecycle").
+   */
+  private async *pages(taskId: string): AsyncGenerator<DatasetRow> {
+    const posts = new Set<string>();
+    let after: { uri: string; datetime: Date } | null = null;
+    for (;;) {
+      const page = await this.repository.itemsPage(
+        taskId,
+        after?.uri ?? null,
+        after?.datetime ?? null,
+        PAGE_SIZE,
+      );
+      for (const row of page) {
+        // Rows collected by an earlier release hold the earlier item shapes.
+        const item = currentItemShape(row.item as StoredItemShape);
+        const post = itemKey(item);
+        if (posts.has(post)) continue;
+        posts.add(post);
+        yield { ...row, item };
+      }
+      if (page.length < PAGE_SIZE) return;
+      after = page[page.length - 1];
+    }
+  }
+}
+
+/** A compile found its task no longer `compiling` before it renamed a file into place. */
+class NoLongerCompilingError extends Error {}
+
+/**
+ * Why a compile failed, as the task's `failure_reason` tells anyone with a key: the error
+ * without the server's directories. Node's file errors name the path they failed on
+ * (`ENOSPC: no space left on device, write '/srv/data/datasets/…'`); the file's own name is
+ * kept, the directories it is in are not. The log keeps the whole message.
+ */
+function failureReasonOf(error: Error): string {
+  const { path, dest } = error as NodeJS.ErrnoException & { dest?: unknown };
+  let reason = error.message;
+  for (const file of [path, dest])
+    if (typeof file === 'string' && file !== '') reason = reason.split(file).join(basename(file));
+  return reason;
+}

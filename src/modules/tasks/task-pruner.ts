@@ -1,0 +1,78 @@
+import { Logger } from '@nestjs/common';
+import { Clock } from '../../common/clock/clock';
+import { AppConfig } from '../../config/app-config';
+import { datasetFileHere } from './dataset-path';
+import { sizeOnDisk } from './dataset-writer';
+import { TaskLifecycleRepository } from './task-lifecycle.repository';
+
+/**
+ * Completed tasks whose stored items one pass deletes: about 20,000 rows a full task, so a
+ * pass's deletes stay within seconds.
+ */
+const PRUNE_TASKS_PER_PASS = 10;
+const PRUNE_IDLE_MS = 3_600_000;
+/**
+ * How long a completed task keeps its stored items: far longer than any compile pass, so a
+ * second compile of the task (another replica's, its job lock lost) never reads them cut short.
+ * See docs/decisions.md, "Scraping task lifecycle".
+ */
+export const PRUNE_GRACE_MS = 3_600_000;
+
+/**
+ * The stored items of completed tasks, deleted once their dataset file holds them. Run by
+ * TaskLifecycleService's pass.
+ */
+export class TaskPruner {
+  /** Completed tasks whose dataset file was missing: their stored items are kept. */
+  private readonly unprunable = new Set<string>();
+  /** Until when (performance.now()) no completed task is looked for to prune. */
+  private pruneIdleUntil = 0;
+
+  constructor(
+    private readonly repository: TaskLifecycleRepository,
+    private readonly clock: Clock,
+    private readonly config: AppConfig,
+    private readonly logger: Logger,
+    /** Whether the service is shutting down: its pass then prunes no more tasks. */
+    private readonly stopping: () => boolean,
+  ) {}
+
+  /**
+   * Deletes the stored items of up to `limit` tasks completed at least PRUNE_GRACE_MS ago, once
+   * their JSON lines file is on disk with its recorded size, the file a download here would
+   * serve (datasetFileHere: its name under this DATA_DIR, whatever directory the task
+   * recorded): the file holds them. Not at completion: another replica may be compiling the
+   * task at once, and read the rows after they were gone. A task whose file is not on disk so
+   * is left alone, and said once (in this process): its items may be all that is left of its
+   * dataset. Once none is left, looked for again an hour later.
+   */
+  async pruneCompletedItems(limit = PRUNE_TASKS_PER_PASS): Promise<number> {
+    if (performance.now() < this.pruneIdleUntil) return 0;
+    const completedBefore = new Date(this.clock.now().getTime() - PRUNE_GRACE_MS);
+    const tasks = await this.repository.completedWithItems(
+      [...this.unprunable],
+      completedBefore,
+      limit,
+    );
+    if (tasks.length === 0) this.pruneIdleUntil = performance.now() + PRUNE_IDLE_MS;
+    let pruned = 0;
+    for (const task of tasks) {
+      if (this.stopping()) break;
+      const file = datasetFileHere(this.config.dataDir, task.dataset_file!);
+      const size = await sizeOnDisk(file);
+      if (size !== Number(task.dataset_bytes)) {
+        this.unprunable.add(task.id);
+        this.logger.warn(
+          `task ${task.id}: its stored items are kept: its dataset file ${file} is missing or not the size recorded`,
+        );
+        continue;
+      }
+      const deleted = await this.repository.deleteCompletedItems(task.id);
+      this.logger.log(
+        `task ${task.id}: ${deleted} stored items deleted (its dataset file holds them)`,
+      );
+      pruned += 1;
+    }
+    return pruned;
+  }
+}
