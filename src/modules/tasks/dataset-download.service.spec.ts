@@ -14,8 +14,8 @@ import { Readable } from 'node:stream';
 import { Logger, PreconditionFailedException, ServiceUnavailableException } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock';
 import { AppConfig } from '../../config/app-config';
+import { DatasetConditions } from './dataset-conditions';
 import {
-  DatasetConditions,
   DatasetDownloadService,
   fileMissing,
   modifiedSince,

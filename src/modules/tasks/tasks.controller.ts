@@ -23,7 +23,6 @@ import { RequestHeaders } from '../../common/errors/request-headers';
 import { errorCase, validationCase } from '../../common/errors/error-cases';
 import {
   DatasetDownloadService,
-  entityTag,
   fileMissing,
   modifiedSince,
   PARQUET_BUSY_RETRY_AFTER_SECONDS,
@@ -32,6 +31,7 @@ import {
   preconditionFailed,
   taskFailed,
 } from './dataset-download.service';
+import { entityTag } from './dataset-conditions';
 import { DatasetQueryDto } from './dto/dataset-query.dto';
 import { DATASET_CONDITION_HEADERS, DatasetConditionsDto } from './dto/dataset-conditions.dto';
 import { DATASET_CONTENT_TYPES } from './task.mapper';
