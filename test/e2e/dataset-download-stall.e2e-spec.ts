@@ -145,14 +145,20 @@ describe('A dataset download whose client stops reading', () => {
       const { client, serverClosed } = await request('jsonl');
       let received = 0;
       client.on('data', (chunk: Buffer) => (received += chunk.length));
-      // 8 pauses of 400 ms, together three times the stall timeout, each after 1 MiB read.
-      for (let pause = 0; pause < 8; pause++) {
+      // Pauses of 400 ms, each after 1 MiB more read, up to 8 while the file lasts: the socket
+      // buffers take megabytes during each pause (4 MiB here), so a 32 MiB file may be over
+      // after 6 (the loop waited for bytes that never came: the test's own fault, not a stall).
+      let pauses = 0;
+      while (pauses < 8 && received <= LARGE) {
         client.pause();
         await new Promise((resolve) => setTimeout(resolve, 400));
-        const goal = received + 1024 * 1024;
+        pauses++;
+        const goal = Math.min(received + 1024 * 1024, LARGE + 1);
         client.resume();
         await until(async () => received >= goal || undefined, 10_000, 5);
       }
+      // Together over the stall timeout, or the download never outlived it.
+      expect(pauses * 400).toBeGreaterThan(STALL_MS);
       client.resume();
       await until(async () => received > LARGE || undefined, 20_000, 20);
       expect(received).toBeGreaterThan(LARGE);
