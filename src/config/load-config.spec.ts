@@ -22,6 +22,12 @@ const NO_SOURCE_IN_PRODUCTION =
   '(SUBTENSOR_URL=wss://entrypoint-finney.opentensor.ai:443 reads subnet NETUID from the chain)';
 const LOOPBACK = { publicUnicast: false, cidrs: ['127.0.0.0/8', '::1/128'] };
 
+/** Why a service URL that does not parse is refused (service-url.ts), quoting none of it. */
+const PARSE_FAILURE =
+  'it does not parse as a URL (a port is a number up to 65535; a reserved character in the ' +
+  'user name or password is percent-encoded)';
+const BAD_ESCAPE = 'its user name or password holds a % that begins no escape (write % as %25)';
+
 describe(loadConfig.name, () => {
   it('starts in development with no variables at all', () => {
     const config = loadConfig({});
@@ -268,9 +274,13 @@ describe(loadConfig.name, () => {
       ).toEqual(['SUBTENSOR_URL, METAGRAPH_FILE: set one metagraph source, not both']);
     });
 
-    it.each(['http://127.0.0.1:9944', 'ws://', 'finney'])('refuses SUBTENSOR_URL=%s', (url) => {
+    it.each([
+      ['http://127.0.0.1:9944', 'its scheme is another'],
+      ['ws://', PARSE_FAILURE],
+      ['finney', PARSE_FAILURE],
+    ])('refuses SUBTENSOR_URL=%s, saying why', (url, why) => {
       expect(problemsOf({ SUBTENSOR_URL: url })).toEqual([
-        'SUBTENSOR_URL: must be a ws:// or wss:// URL of a subtensor node',
+        `SUBTENSOR_URL: must be a ws:// or wss:// URL of a subtensor node: ${why}`,
       ]);
     });
 
@@ -319,7 +329,7 @@ describe(loadConfig.name, () => {
     expect(problems).toEqual(
       expect.arrayContaining([
         expect.stringMatching(/^PORT: /),
-        'DATABASE_URL: must be a postgres:// or postgresql:// URL',
+        'DATABASE_URL: must be a postgres:// or postgresql:// URL: its scheme is another',
         expect.stringMatching(/^RATE_LIMIT_REGULAR: /),
         'MASTER_KEY: must be at least 16 characters (use a long random value)',
       ]),
@@ -329,16 +339,52 @@ describe(loadConfig.name, () => {
   // Such URLs passed, and their clients failed at start with the URL, password and all, in a
   // stack on stderr, never naming the variable (an operator audit).
   it.each([
-    ['REDIS_URL', 'redis://:Secret-Pw-1@127.0.0.1:notaport', 'a redis:// or rediss:// URL'],
-    ['REDIS_URL', 'redis://', 'a redis:// or rediss:// URL'],
-    ['DATABASE_URL', 'postgres://postgres:Secret-Pw-1@127.0.0.1:notaport/db', 'a postgres://'],
-    ['DATABASE_URL', 'postgres://postgres:Secret%Pw-1@127.0.0.1:5432/db', 'a postgres://'],
-    ['DATABASE_URL', 'postgres://gate%way:Secret-Pw-1@127.0.0.1:5432/db', 'a postgres://'],
-    ['SUBTENSOR_URL', 'ws://127.0.0.1:notaport', 'a ws:// or wss:// URL'],
-  ])('refuses %s=%s, naming the variable and not the value', (name, url, words) => {
+    [
+      'REDIS_URL',
+      'redis://:Secret-Pw-1@127.0.0.1:notaport',
+      'a redis:// or rediss:// URL',
+      PARSE_FAILURE,
+    ],
+    // A review's finding: the port out of range was told only that it must be a redis:// URL.
+    [
+      'REDIS_URL',
+      'redis://:Secret-Pw-1@127.0.0.1:99999',
+      'a redis:// or rediss:// URL',
+      PARSE_FAILURE,
+    ],
+    ['REDIS_URL', 'redis://', 'a redis:// or rediss:// URL', 'it names no host'],
+    [
+      'REDIS_URL',
+      'http://:Secret-Pw-1@127.0.0.1:6379',
+      'a redis:// or rediss:// URL',
+      'its scheme is another',
+    ],
+    // Written without its scheme, the user name would be read as one: it is not named.
+    ['DATABASE_URL', 'secret-user:Secret-Pw-1@db:5432/x', 'a postgres://', 'its scheme is another'],
+    [
+      'DATABASE_URL',
+      'postgres://postgres:Secret-Pw-1@127.0.0.1:notaport/db',
+      'a postgres://',
+      PARSE_FAILURE,
+    ],
+    [
+      'DATABASE_URL',
+      'postgres://postgres:Secret%Pw-1@127.0.0.1:5432/db',
+      'a postgres://',
+      BAD_ESCAPE,
+    ],
+    [
+      'DATABASE_URL',
+      'postgres://gate%way:Secret-Pw-1@127.0.0.1:5432/db',
+      'a postgres://',
+      BAD_ESCAPE,
+    ],
+    ['SUBTENSOR_URL', 'ws://127.0.0.1:notaport', 'a ws:// or wss:// URL', PARSE_FAILURE],
+  ])('refuses %s=%s, naming the variable and why, and not the value', (name, url, words, why) => {
     const problems = problemsOf({ [name]: url });
-    expect(problems).toEqual([expect.stringContaining(`${name}: must be ${words}`)]);
-    expect(problems.join('')).not.toContain('Secret');
+    expect(problems).toEqual([expect.stringMatching(`^${name}: must be ${words}.*: `)]);
+    expect(problems[0].endsWith(`: ${why}`)).toBe(true);
+    expect(problems.join('')).not.toMatch(/secret/i);
   });
 
   it.each(['0b', '1023b', '0kb', '0MB'])(
@@ -939,7 +985,7 @@ describe(loadConfig.name, () => {
       });
 
       expect(problems).toEqual([
-        'DATABASE_URL: must be a postgres:// or postgresql:// URL',
+        'DATABASE_URL: must be a postgres:// or postgresql:// URL: its scheme is another',
         'MINER_ALLOWED_NETWORKS: "the-office" is not a CIDR range (e.g. 203.0.113.0/24), "public" or "loopback"',
         'MINER_CALL_BUDGETS: "GetEverything" is not a synapse (GetMinerIndex, GetDataEntityBucket, GetContentsByBuckets, OnDemandRequest)',
       ]);

@@ -11,23 +11,38 @@ export const IsServiceUrl = (protocols: readonly string[], message: string, host
   ValidateBy({
     name: 'isServiceUrl',
     validator: {
-      validate: (value: unknown) => isServiceUrl(value, protocols, hostOptional),
-      defaultMessage: () => message,
+      validate: (value: unknown) => serviceUrlProblem(value, protocols, hostOptional) === undefined,
+      // What is wrong, said without the value: "must be a redis:// URL" alone left an operator
+      // with a port of 99999 looking at the scheme (a review's finding).
+      defaultMessage: (args) =>
+        `${message}: ${serviceUrlProblem(args?.value, protocols, hostOptional) ?? 'it is not one'}`,
     },
   });
 
-function isServiceUrl(
+/** Why `value` is no URL the clients can take, in words that quote none of it; else undefined. */
+function serviceUrlProblem(
   value: unknown,
   protocols: readonly string[],
   hostOptional: boolean,
-): boolean {
-  if (typeof value !== 'string') return false;
+): string | undefined {
+  if (typeof value !== 'string') return 'it is no text';
+  let url: URL;
   try {
-    const url = new URL(value);
+    url = new URL(value);
+  } catch {
+    return (
+      'it does not parse as a URL (a port is a number up to 65535; a reserved character in the ' +
+      'user name or password is percent-encoded)'
+    );
+  }
+  // Not named: in `gateway:secret@db/x`, written without its scheme, the user name reads as one.
+  if (!protocols.includes(url.protocol)) return 'its scheme is another';
+  try {
     decodeURIComponent(url.username);
     decodeURIComponent(url.password);
-    return protocols.includes(url.protocol) && (hostOptional || url.hostname !== '');
   } catch {
-    return false;
+    return 'its user name or password holds a % that begins no escape (write % as %25)';
   }
+  if (!hostOptional && url.hostname === '') return 'it names no host';
+  return undefined;
 }

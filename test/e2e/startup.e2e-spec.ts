@@ -185,7 +185,7 @@ describe('A production process that cannot start', () => {
     });
     expect(lines).toEqual([
       'Invalid configuration:',
-      '  - REDIS_URL: must be a redis:// or rediss:// URL',
+      '  - REDIS_URL: must be a redis:// or rediss:// URL: it does not parse as a URL (a port is a number up to 65535; a reserved character in the user name or password is percent-encoded)',
     ]);
   });
 
