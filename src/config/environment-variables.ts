@@ -60,6 +60,12 @@ const MAX_WINDOW_SECONDS = 365 * 24 * 3600;
 const WindowSeconds = () =>
   Max(MAX_WINDOW_SECONDS, { message: `must be at most ${MAX_WINDOW_SECONDS} s (365 days)` });
 
+/**
+ * The longest a miner's circuit stays open (a day): longer is no circuit breaker but a ban, and
+ * past 8.64e15 ms the miner's `failing` state would last until an Invalid Date.
+ */
+const MAX_BREAKER_COOLDOWN_MS = 24 * 3600 * 1000;
+
 /** Wallet and hotkey names are file names: no separators, not `.` or `..`. */
 const WALLET_NAME = /^(?!\.{1,2}$)[\w.-]{1,64}$/;
 
@@ -500,9 +506,9 @@ export class EnvironmentVariables {
   @toInt()
   @IsInt()
   @Min(100)
-  // Longer is no circuit breaker but a ban; past 8.64e15 ms the miner's `failing` state would
-  // last until an Invalid Date.
-  @Max(86_400_000, { message: 'must be at most 86400000 ms (a day)' })
+  @Max(MAX_BREAKER_COOLDOWN_MS, {
+    message: `must be at most ${MAX_BREAKER_COOLDOWN_MS} ms (a day)`,
+  })
   MINER_BREAKER_COOLDOWN_MS = 30000;
 
   @toDecimal()

@@ -108,10 +108,9 @@ export function errorResponse(status: number, cases: readonly ErrorCase[]): Resp
   const onlyTheLockout = status === 429 && !cases.includes(ERROR_CASES.rateLimited);
   // Every 429 gets the shared Retry-After (the document's finishing step, as in
   // common/openapi/response-headers.ts); here, the cases of another status that send it.
-  const retryAfter = cases.filter((error) => error.retryAfter !== undefined);
   const headers: Record<string, HeaderObject> = {};
   for (const error of cases) Object.assign(headers, error.headers);
-  Object.assign(headers, retryAfterHeader(retryAfter));
+  Object.assign(headers, retryAfterHeader(cases));
   const description = onlyTheLockout ? LOCKOUT_DESCRIPTION : DESCRIPTIONS[status];
   // Not a generic "Error": it told the reader nothing, and every check on descriptions passed it.
   if (description === undefined)
@@ -132,15 +131,14 @@ export function errorResponse(status: number, cases: readonly ErrorCase[]): Resp
  * client reads is one of those (unlike a 429's, the time left in a window).
  */
 function retryAfterHeader(cases: readonly ErrorCase[]): Record<string, HeaderObject> {
-  const seconds = cases.flatMap((error) =>
-    error.retryAfter === undefined ? [] : [error.retryAfter],
-  );
-  if (seconds.length === 0) return {};
+  const sending = cases.filter((error) => error.retryAfter !== undefined);
+  if (sending.length === 0) return {};
+  const seconds = sending.map((error) => error.retryAfter!);
   return {
     'Retry-After': {
       description:
         'Seconds to wait before trying again; sent with ' +
-        `${cases.map((error) => `\`${error.name}\``).join(', ')} only`,
+        `${sending.map((error) => `\`${error.name}\``).join(', ')} only`,
       schema: {
         type: 'integer',
         format: 'int64',

@@ -1,4 +1,3 @@
-import { roundTo } from '../../common/round-to';
 import { AppConfig } from '../../config/app-config';
 import { NetworkService } from '../../network/network.service';
 import {
@@ -7,7 +6,7 @@ import {
   MinersStatusDto,
   Network,
 } from './dto/system-status.dto';
-import { inTime } from './timed-check';
+import { measured } from './timed-check';
 
 /** The metagraph's status as the checks read it: undefined when it could not be read in time. */
 export type MetagraphStatus = Awaited<ReturnType<NetworkService['metagraphStatus']>> | undefined;
@@ -39,32 +38,27 @@ export function minersStatus(network: NetworkService): MinersStatusDto {
  * too when it cannot be read in time (the database's own component says why it is away).
  */
 export async function minerIndexStatus(network: NetworkService): Promise<MinerIndexStatusDto> {
-  const started = performance.now();
-  const latency = () => roundTo(performance.now() - started, 2);
-  try {
-    const { loaded, newestSyncedAt, oldestSyncedAt, lastReadAt } = await inTime(
-      network.indexFreshness(),
-    );
-    return {
-      status: loaded > 0 ? 'healthy' : 'degraded',
-      latency_ms: latency(),
-      loaded,
-      newest_synced_at: newestSyncedAt?.toISOString() ?? null,
-      oldest_synced_at: oldestSyncedAt?.toISOString() ?? null,
-      last_read_at: lastReadAt?.toISOString() ?? null,
-      ...(loaded > 0 ? {} : { error: noIndexLoaded(lastReadAt) }),
-    };
-  } catch (error) {
+  const read = await measured(() => network.indexFreshness());
+  if ('error' in read)
     return {
       status: 'degraded',
-      latency_ms: latency(),
+      latency_ms: read.latency_ms,
       loaded: null,
       newest_synced_at: null,
       oldest_synced_at: null,
       last_read_at: null,
-      error: `miner index state unreadable: ${(error as Error).message}`,
+      error: `miner index state unreadable: ${read.error.message}`,
     };
-  }
+  const { loaded, newestSyncedAt, oldestSyncedAt, lastReadAt } = read.value;
+  return {
+    status: loaded > 0 ? 'healthy' : 'degraded',
+    latency_ms: read.latency_ms,
+    loaded,
+    newest_synced_at: newestSyncedAt?.toISOString() ?? null,
+    oldest_synced_at: oldestSyncedAt?.toISOString() ?? null,
+    last_read_at: lastReadAt?.toISOString() ?? null,
+    ...(loaded > 0 ? {} : { error: noIndexLoaded(lastReadAt) }),
+  };
 }
 
 /** Why no index is loaded: none read yet, or those read hold nothing (or were dropped since). */

@@ -13,17 +13,25 @@ export function inTime<T>(check: Promise<T>): Promise<T> {
   return within(check, CHECK_TIMEOUT_MS);
 }
 
+/** A check's answer in time, or its failure (its timeout's included), with its latency in ms. */
+export type Measured<T> = { latency_ms: number } & ({ value: T } | { error: Error });
+
+/** Runs `check` within CHECK_TIMEOUT_MS and times it, to two decimals. */
+export async function measured<T>(check: () => Promise<T>): Promise<Measured<T>> {
+  const started = performance.now();
+  const latency = () => roundTo(performance.now() - started, 2);
+  try {
+    const value = await inTime(check());
+    return { latency_ms: latency(), value };
+  } catch (error) {
+    return { latency_ms: latency(), error: error as Error };
+  }
+}
+
 /** A round trip's check: healthy with its latency when it answers in time, else unhealthy. */
 export async function timed(check: () => Promise<unknown>): Promise<ComponentStatusDto> {
-  const started = performance.now();
-  try {
-    await inTime(check());
-    return { status: 'healthy', latency_ms: roundTo(performance.now() - started, 2) };
-  } catch (error) {
-    return {
-      status: 'unhealthy',
-      latency_ms: roundTo(performance.now() - started, 2),
-      error: (error as Error).message,
-    };
-  }
+  const read = await measured(check);
+  return 'error' in read
+    ? { status: 'unhealthy', latency_ms: read.latency_ms, error: read.error.message }
+    : { status: 'healthy', latency_ms: read.latency_ms };
 }

@@ -85,7 +85,7 @@ export class ChainCommitmentsService {
    * as too soon.
    */
   commit(sha: string): Promise<Inclusion> {
-    if (!this.submitter) throw new Error('no chain configured (SUBTENSOR_URL)');
+    if (!this.submitter) throw noChain();
     return this.submitter.commit(sha);
   }
 
@@ -98,7 +98,11 @@ export class ChainCommitmentsService {
   }
 
   private chain(): SubtensorConnection {
-    if (!this.connection) throw new Error('no chain configured (SUBTENSOR_URL)');
+    if (!this.connection) throw noChain();
     return this.connection;
   }
+}
+
+function noChain(): Error {
+  return new Error('no chain configured (SUBTENSOR_URL)');
 }
