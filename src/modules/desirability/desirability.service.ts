@@ -4,6 +4,7 @@ import { EntityManager } from 'typeorm';
 import { Clock } from '../../common/clock/clock';
 import { RequestValidationException } from '../../common/errors/validation-error-item';
 import { isRecord } from '../../common/is-record';
+import { DEFAULT_PAGE_LIMIT } from '../../common/validation/page-limit';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { canonicalAddress } from '../../network/bittensor/keypair';
@@ -31,8 +32,6 @@ import { sameVote } from './network-vote';
 import { NetworkVotesService } from './network-votes.service';
 import { OwnerDesirabilities } from './owner-desirabilities';
 import { AGGREGATE_NOT_COMPUTED, AGGREGATE_PENDING, noSubmission } from './desirability-errors';
-
-const DEFAULT_PAGE = 100;
 
 /** An answer of get_desirabilities: one page, the total, and headers saying where it comes from. */
 export interface DesirabilitiesAnswer {
@@ -206,7 +205,7 @@ export class DesirabilityService {
       ? await this.networkAggregateJobs()
       : { jobs: await this.localAggregate(), headers: { 'X-Aggregate-Source': 'local' } };
     const offset = query.offset ?? 0;
-    const end = offset + (query.limit ?? DEFAULT_PAGE);
+    const end = offset + (query.limit ?? DEFAULT_PAGE_LIMIT);
     if (query.format !== 'legacy') {
       const jobs = keptFor(this.listedOfJobs, unrounded, roundedJobs);
       return { items: jobs.slice(offset, end), total: jobs.length, headers };

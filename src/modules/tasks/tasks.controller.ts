@@ -40,6 +40,7 @@ import { TaskListQueryDto } from './dto/task-list-query.dto';
 import { TasksService } from './tasks.service';
 import { parseRfc3339DateTime } from '../../common/validation/iso-date';
 import { formatHttpDate } from '../../common/http/http-date';
+import { DEFAULT_PAGE_LIMIT } from '../../common/validation/page-limit';
 
 const TASK_ID = { name: 'id', description: 'Task id (the job id of the vote that registered it)' };
 /** The file's validators, sent with the 304 and the 412 too: what the file is now. */
@@ -133,7 +134,7 @@ export class TasksController {
       query.completed_after === undefined ? undefined : parseRfc3339DateTime(query.completed_after);
     const { page, total } = await this.tasks.list(
       { state: query.state, completedAfter },
-      query.limit ?? 100,
+      query.limit ?? DEFAULT_PAGE_LIMIT,
       query.offset ?? 0,
     );
     response.setHeader('X-Total-Count', String(total));

@@ -1,6 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, Max, Min } from 'class-validator';
-import { IsInteger } from '../../../common/validation/is-integer';
+import { IsIn, IsOptional } from 'class-validator';
+import { PageLimit } from '../../../common/validation/page-limit';
 import { PageOffset } from '../../../common/validation/page-offset';
 
 /** Most keys on one page: the list without `limit` is every key, as the interface has it. */
@@ -17,18 +17,11 @@ export class ApiKeyListQueryDto {
   @IsIn(['true', 'false'])
   is_active?: 'true' | 'false';
 
-  @ApiPropertyOptional({
-    type: 'integer',
-    format: 'int32',
-    minimum: 1,
-    maximum: MAX_KEYS_PAGE,
+  @PageLimit(MAX_KEYS_PAGE, {
     description:
       'Keys per page, oldest first. Without it, every key the filter selects (after `offset`).',
+    paged: false,
   })
-  @IsOptional()
-  @IsInteger()
-  @Min(1)
-  @Max(MAX_KEYS_PAGE)
   limit?: number;
 
   @PageOffset('Keys to skip, oldest first')

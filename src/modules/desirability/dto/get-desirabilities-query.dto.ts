@@ -1,6 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, Max, Min } from 'class-validator';
 import { IsInteger } from '../../../common/validation/is-integer';
+import { PageLimit } from '../../../common/validation/page-limit';
 import { StorableText } from '../../../common/validation/storable-text';
 import { MaxCharacters, MinCharacters } from '../../../common/validation/text-length';
 
@@ -32,21 +33,13 @@ export class GetDesirabilitiesQueryDto {
   @IsIn(['jobs', 'legacy'])
   format?: 'jobs' | 'legacy';
 
-  @ApiPropertyOptional({
+  @PageLimit(1000, {
     description:
       'Jobs per page of the aggregate (heaviest first, ties by id: stable across pages); with `format=legacy`, ' +
       'labels (heaviest first, ties by platform then label), so that no label is split across pages. The total is in the ' +
       '`X-Total-Count` response header. Not used with `hotkey` (still validated).',
-    type: 'integer',
-    format: 'int32',
-    minimum: 1,
-    maximum: 1000,
-    default: 100,
+    paged: true,
   })
-  @IsOptional()
-  @IsInteger()
-  @Min(1)
-  @Max(1000)
   limit?: number;
 
   @ApiPropertyOptional({

@@ -1,7 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, Max, Min } from 'class-validator';
+import { IsIn, IsOptional, IsString } from 'class-validator';
 import { TASK_STATES, TaskState } from '../task.types';
-import { IsInteger } from '../../../common/validation/is-integer';
+import { PageLimit } from '../../../common/validation/page-limit';
 import { PageOffset } from '../../../common/validation/page-offset';
 import { IsRfc3339DateTimeInQuery } from '../../../common/validation/is-iso-date';
 
@@ -29,17 +29,7 @@ export class TaskListQueryDto {
   @IsRfc3339DateTimeInQuery()
   completed_after?: string;
 
-  @ApiPropertyOptional({
-    type: 'integer',
-    format: 'int32',
-    minimum: 1,
-    maximum: 500,
-    default: 100,
-  })
-  @IsOptional()
-  @IsInteger()
-  @Min(1)
-  @Max(500)
+  @PageLimit(500, { paged: true })
   limit?: number;
 
   @PageOffset('Tasks to skip, in the order listed')
