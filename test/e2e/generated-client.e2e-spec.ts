@@ -160,6 +160,9 @@ describe('a client generated from the served OpenAPI document', () => {
       publication: 'disabled',
       aggregateSource: 'local',
       deactivated: 'success',
+      recompileRefused: JSON.stringify(
+        "Task 'client-bitcoin' is completed; only a failed task can be recompiled",
+      ),
     });
     // The discriminated item types: X items show their hashtags, Reddit items their community.
     expect((tour.xItems as string[])[0]).toMatch(/ X \S+ .*#/);

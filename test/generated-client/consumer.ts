@@ -54,6 +54,7 @@ export interface Tour {
   tasks: number;
   datasetBytes: number;
   parquetBytes: number;
+  recompileRefused: string;
   metricsLines: number;
   deactivated: string;
 }
@@ -61,7 +62,8 @@ export interface Tour {
 /**
  * Every operation once, as a team adopting the gateway would try it: with the master key, make
  * a validator key, query the network, vote on desirabilities, read statistics and tasks,
- * download a completed task's dataset, scrape metrics, and retire the key.
+ * download a completed task's dataset, ask to recompile it (refused: it has not failed), scrape
+ * metrics, and retire the key.
  */
 export async function tour(
   baseUrl: string,
@@ -152,6 +154,12 @@ export async function tour(
     parseAs: 'arrayBuffer',
   });
   if (parquet.error) throw failure('Parquet dataset', parquet.response.status, parquet.error);
+  // Only a failed task goes back to compiling: a completed one is a 409 naming its state.
+  const recompiled = await admin.POST('/api/v1/tasks/{id}/recompile', {
+    params: { path: { id: task.data.id } },
+  });
+  if (recompiled.response.status !== 409 || !recompiled.error)
+    throw failure('recompile', recompiled.response.status, recompiled.data);
 
   const metrics = await admin.GET('/metrics', { parseAs: 'text' });
   if (metrics.error) throw failure('metrics', metrics.response.status, metrics.error);
@@ -182,6 +190,7 @@ export async function tour(
     tasks: tasks.data.tasks.length,
     datasetBytes: dataset.data.byteLength,
     parquetBytes: parquet.data.byteLength,
+    recompileRefused: JSON.stringify(recompiled.error.detail),
     metricsLines: metrics.data.split('\n').length,
     deactivated: retired.data.status,
   };

@@ -18,4 +18,16 @@ describe(TasksController.name, () => {
     expect(list).toHaveBeenCalledWith({ state: undefined, completedAfter: undefined }, 100, 0);
     expect(setHeader).toHaveBeenCalledWith('X-Total-Count', '250');
   });
+
+  it("answers a recompile with the service's task", async () => {
+    const task = { id: 'tao-x', state: 'compiling' };
+    const recompile = jest.fn(() => Promise.resolve(task));
+    const controller = new TasksController(
+      { recompile } as unknown as TasksService,
+      {} as DatasetDownloadService,
+    );
+
+    expect(await controller.recompile('tao-x')).toBe(task);
+    expect(recompile).toHaveBeenCalledWith('tao-x');
+  });
 });

@@ -2,13 +2,16 @@ import {
   applyDecorators,
   Controller,
   Get,
+  HttpCode,
   Param,
+  Post,
   Query,
   Req,
   Res,
   StreamableFile,
 } from '@nestjs/common';
 import {
+  ApiAcceptedResponse,
   ApiHeader,
   ApiOkResponse,
   ApiOperation,
@@ -17,8 +20,8 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { RequireKey } from '../../common/access/access.decorators';
-import { ApiErrorResponses } from '../../common/errors/error-responses';
+import { RequireKey, RequireMasterKey } from '../../common/access/access.decorators';
+import { ApiErrorResponses, JSON_BODY_ERRORS } from '../../common/errors/error-responses';
 import { RequestHeaders } from '../../common/errors/request-headers';
 import { errorCase, validationCase } from '../../common/errors/error-cases';
 import {
@@ -37,7 +40,7 @@ import { DATASET_CONDITION_HEADERS, DatasetConditionsDto } from './dto/dataset-c
 import { DATASET_CONTENT_TYPES } from './task.mapper';
 import { TaskDto, TaskListDto } from './dto/task.dto';
 import { TaskListQueryDto } from './dto/task-list-query.dto';
-import { TasksService } from './tasks.service';
+import { recompileRefused, TasksService } from './tasks.service';
 import { parseRfc3339DateTime } from '../../common/validation/iso-date';
 import { formatHttpDate } from '../../common/http/http-date';
 import { DEFAULT_PAGE_LIMIT } from '../../common/validation/page-limit';
@@ -91,7 +94,7 @@ const TASK_NOT_FOUND = errorCase(
 );
 
 @ApiTags('Scraping tasks')
-@RequireKey()
+// Access per operation, not per class: reading needs any key, a recompile the master key.
 @Controller('api/v1/tasks')
 export class TasksController {
   constructor(
@@ -100,6 +103,7 @@ export class TasksController {
   ) {}
 
   @Get()
+  @RequireKey()
   @ApiOperation({
     operationId: 'listTasks',
     summary: 'List scraping tasks',
@@ -142,6 +146,7 @@ export class TasksController {
   }
 
   @Get(':id')
+  @RequireKey()
   @ApiOperation({
     operationId: 'getTask',
     summary: 'A scraping task: state, counts, expiry, progress, dataset',
@@ -153,7 +158,54 @@ export class TasksController {
     return this.tasks.get(id);
   }
 
+  @Post(':id/recompile')
+  @HttpCode(202)
+  @RequireMasterKey()
+  @ApiOperation({
+    operationId: 'recompileTask',
+    summary: 'Send a failed task back to compiling (master key)',
+    description:
+      "A `failed` task's collected items are kept: this sends it back to `compiling` with its " +
+      'compile attempts and their backoff reset, so the next lifecycle pass (within ' +
+      '`TASK_LIFECYCLE_TICK`) compiles its dataset from them, as after the fault that failed it ' +
+      'is fixed (a full disk freed). Answered at once with the task, `compiling`; its ' +
+      '`failure_reason` still says why it failed until a compile succeeds. Watch the task for ' +
+      '`completed` (or `failed` again, after `TASK_MAX_COMPILE_ATTEMPTS` new attempts). 409 for a ' +
+      'task in another state, also for the second of two calls at once.',
+  })
+  @ApiParam(TASK_ID)
+  @ApiAcceptedResponse({
+    type: TaskDto,
+    description: 'The task, now `compiling`, as `getTask` shows it',
+  })
+  @ApiErrorResponses(
+    TASK_NOT_FOUND,
+    errorCase(
+      409,
+      'notFailedActive',
+      'The task is active (still collecting)',
+      recompileRefused('tao-x', 'active'),
+    ),
+    errorCase(
+      409,
+      'notFailedCompiling',
+      'The task is compiling (also: sent back by another call just before)',
+      recompileRefused('tao-x', 'compiling'),
+    ),
+    errorCase(
+      409,
+      'notFailedCompleted',
+      'The task is completed: its dataset is written',
+      recompileRefused('tao-x', 'completed'),
+    ),
+    ...JSON_BODY_ERRORS,
+  )
+  recompile(@Param('id') id: string): Promise<TaskDto> {
+    return this.tasks.recompile(id);
+  }
+
   @Get(':id/dataset')
+  @RequireKey()
   @ApiOperation({
     operationId: 'downloadTaskDataset',
     summary: "Download a completed task's dataset",

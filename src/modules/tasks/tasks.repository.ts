@@ -17,8 +17,8 @@ function filterParameters(filter: TaskListFilter): (string | null)[] {
 
 /**
  * Tasks as registered and read: registration (its lock and checks), the lists and lookups
- * clients make, weights and the network's record, and the counts metrics report. Collections and
- * compiles are TaskLifecycleRepository's.
+ * clients make, weights and the network's record, the counts metrics report, and an admin's
+ * recompile of a failed task. Collections and compiles are TaskLifecycleRepository's.
  */
 @Injectable()
 export class TasksRepository {
@@ -72,6 +72,25 @@ export class TasksRepository {
     return this.dataSource
       .query<TaskRow[]>('SELECT * FROM scraping_tasks WHERE id = $1', [id])
       .then((rows) => rows[0]);
+  }
+
+  /**
+   * Sends a failed task back to `compiling`, its attempts and backoff reset, so the lifecycle
+   * pass's next claim (TaskLifecycleRepository.claimExpired) compiles it at once; its
+   * `failure_reason` stays until a compile succeeds (markCompleted clears it). Undefined when no
+   * task has this id or it is not `failed`: one conditional UPDATE, so of two calls racing (on
+   * any replicas) the second waits for the first's row lock, finds the task `compiling` and
+   * changes nothing.
+   */
+  async recompileFailed(id: string): Promise<TaskRow | undefined> {
+    // An UPDATE … RETURNING is answered [rows, affected] by TypeORM's Postgres driver.
+    const [rows] = await this.dataSource.query<[TaskRow[], number]>(
+      `UPDATE scraping_tasks SET state = 'compiling', compile_attempts = 0, compile_failed_at = NULL
+       WHERE id = $1 AND state = 'failed'
+       RETURNING *`,
+      [id],
+    );
+    return rows[0];
   }
 
   /**

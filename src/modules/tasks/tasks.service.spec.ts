@@ -1,4 +1,4 @@
-import { NotFoundException } from '@nestjs/common';
+import { ConflictException, Logger, NotFoundException } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { Clock } from '../../common/clock/clock';
 import { AppConfig } from '../../config/app-config';
@@ -30,18 +30,33 @@ const registered = (state: TaskRow['state']): TaskRow =>
     expires_at: new Date(NOW.getTime() + 6 * 24 * 3600 * 1000),
   }) as TaskRow;
 
+/** The task JOB as stored, registered eight days ago (so expired a day ago), in `state`. */
+const stored = (state: TaskRow['state']): TaskRow => ({
+  ...registered(state),
+  registered_at: new Date(NOW.getTime() - 8 * 24 * 3600 * 1000),
+  expires_at: new Date(NOW.getTime() - 24 * 3600 * 1000),
+  registered_by: '5Hotkey',
+  items_collected: 120,
+  collections: 168,
+  last_collected_at: null,
+  completed_at: null,
+  failure_reason: 'ENOSPC: no space left on device',
+  network_block: null,
+});
+
 /** The service over a repository holding `existing`. */
 function setUp(existing: TaskRow[]) {
   const repository = {
     findByIds: jest.fn(() => Promise.resolve(existing)),
     countActiveBy: jest.fn(() => Promise.resolve(0)),
     insertNew: jest.fn((jobs: TaskJob[]) => Promise.resolve(jobs.map((job) => job.id))),
-    findById: jest.fn(() => Promise.resolve(undefined)),
+    findById: jest.fn((): Promise<TaskRow | undefined> => Promise.resolve(undefined)),
+    recompileFailed: jest.fn((): Promise<TaskRow | undefined> => Promise.resolve(undefined)),
   };
   const service = new TasksService(
     repository as unknown as TasksRepository,
     { now: () => NOW } as Clock,
-    {} as AppConfig,
+    { tasks: { collectIntervalMs: 3_600_000, tickMs: 60_000 } } as AppConfig,
   );
   return { service, repository };
 }
@@ -131,6 +146,64 @@ describe(TasksService.name, () => {
     });
     expect(repository.insertNew).not.toHaveBeenCalled();
     expect(repository.countActiveBy).not.toHaveBeenCalled();
+  });
+
+  describe('recompile', () => {
+    let logged: jest.SpyInstance;
+    beforeEach(() => {
+      logged = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
+    });
+    afterEach(() => jest.restoreAllMocks());
+
+    it('answers the task sent back to compiling, as getTask shows it, and logs the action', async () => {
+      const { service, repository } = setUp([]);
+      repository.recompileFailed.mockResolvedValue(stored('compiling'));
+      const answer = await service.recompile('btc-etf');
+      expect(answer).toMatchObject({
+        id: 'btc-etf',
+        state: 'compiling',
+        failure_reason: 'ENOSPC: no space left on device',
+      });
+      repository.findById.mockResolvedValue(stored('compiling'));
+      expect(answer).toEqual(await service.get('btc-etf'));
+      expect(repository.recompileFailed).toHaveBeenCalledWith('btc-etf');
+      expect(logged).toHaveBeenCalledTimes(1);
+      expect(logged).toHaveBeenCalledWith(
+        'task btc-etf: sent back to compiling by the master key (recompile)',
+      );
+    });
+
+    it('refuses an unknown id with the 404 of getTask, and logs nothing', async () => {
+      const { service } = setUp([]);
+      await expect(service.recompile('nope')).rejects.toThrow(
+        new NotFoundException("Task 'nope' not found"),
+      );
+      await expect(service.recompile('no\u0000pe')).rejects.toThrow(NotFoundException);
+      expect(logged).not.toHaveBeenCalled();
+    });
+
+    it.each(['active', 'compiling', 'completed'] as const)(
+      'refuses a %s task with a 409 naming its state',
+      async (state) => {
+        const { service, repository } = setUp([]);
+        repository.findById.mockResolvedValue(stored(state));
+        await expect(service.recompile('btc-etf')).rejects.toThrow(
+          new ConflictException(`Task 'btc-etf' is ${state}; only a failed task can be recompiled`),
+        );
+        expect(logged).not.toHaveBeenCalled();
+      },
+    );
+
+    // Read failed after the UPDATE missed it: it failed (again) between the two statements.
+    it('tries again when the task failed between its update and its read', async () => {
+      const { service, repository } = setUp([]);
+      repository.findById.mockResolvedValueOnce(stored('failed'));
+      repository.recompileFailed
+        .mockResolvedValueOnce(undefined)
+        .mockResolvedValueOnce(stored('compiling'));
+      expect((await service.recompile('btc-etf')).state).toBe('compiling');
+      expect(repository.recompileFailed).toHaveBeenCalledTimes(2);
+    });
   });
 
   // Postgres text cannot hold U+0000: asked, it would fail the request with a 500.

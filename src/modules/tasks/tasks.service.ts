@@ -1,4 +1,4 @@
-import { Injectable, NotFoundException } from '@nestjs/common';
+import { ConflictException, Injectable, Logger, NotFoundException } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { Clock } from '../../common/clock/clock';
 import { AppConfig } from '../../config/app-config';
@@ -12,6 +12,7 @@ import {
   TaskJob,
   TaskListFilter,
   TaskRow,
+  TaskState,
 } from './task.types';
 import { TasksRepository } from './tasks.repository';
 import { toTaskDto } from './task.mapper';
@@ -23,9 +24,16 @@ export interface Registration {
   conflicts: RegistrationConflict[];
 }
 
-/** Scraping tasks: registration from votes, and what task owners see of them. */
+/** The 409 of a recompile of a task that has not failed (documented on the operation). */
+export function recompileRefused(id: string, state: TaskState): string {
+  return `Task '${id}' is ${state}; only a failed task can be recompiled`;
+}
+
+/** Scraping tasks: registration from votes, what task owners see of them, an admin's recompile. */
 @Injectable()
 export class TasksService {
+  private readonly logger = new Logger(TasksService.name);
+
   constructor(
     private readonly repository: TasksRepository,
     private readonly clock: Clock,
@@ -175,6 +183,26 @@ export class TasksService {
 
   async get(id: string): Promise<TaskDto> {
     return toTaskDto(await this.find(id), this.clock.now(), this.lateAfterMs());
+  }
+
+  /**
+   * Sends a failed task back to `compiling` (the master key's call), so the lifecycle pass's next
+   * compile writes its dataset from the items it kept (a failed task's are never pruned); 404
+   * for an unknown id, 409 for a task in another state.
+   */
+  async recompile(id: string): Promise<TaskDto> {
+    for (;;) {
+      const task = id.includes('\u0000') ? undefined : await this.repository.recompileFailed(id);
+      if (task) {
+        this.logger.log(`task ${task.id}: sent back to compiling by the master key (recompile)`);
+        return toTaskDto(task, this.clock.now(), this.lateAfterMs());
+      }
+      const current = await this.find(id);
+      // `failed` only if its compile failed again between the two statements (a recompile by
+      // another call, then a failed compile): it is failed now, so it may go back again.
+      if (current.state !== 'failed')
+        throw new ConflictException(recompileRefused(current.id, current.state));
+    }
   }
 
   async find(id: string): Promise<TaskRow> {
