@@ -1,3 +1,4 @@
+import { namesTag } from '../../common/http/entity-tags';
 import { parseHttpDate, toWholeSecond } from '../../common/http/http-date';
 
 /*
@@ -9,20 +10,6 @@ import { parseHttpDate, toWholeSecond } from '../../common/http/http-date';
 /** A dataset file's entity tag: its SHA-256, which names its bytes (a strong validator). */
 export function entityTag(sha256: string): string {
   return `"${sha256}"`;
-}
-
-/**
- * Whether an If-Match or If-None-Match value (`*`, or a list of entity tags) names `tag`: `*`
- * names any file, and the file is there. If-None-Match compares weakly (`W/"x"` names `"x"`,
- * RFC 9110 §13.1.2), If-Match strongly (§13.1.1): a weak tag promises no bytes, and a client
- * resuming by If-Match needs these very bytes.
- */
-function namesTag(header: string, tag: string, comparison: 'weak' | 'strong'): boolean {
-  if (header.trim() === '*') return true;
-  return header.split(',').some((candidate) => {
-    const named = candidate.trim();
-    return (comparison === 'weak' ? named.replace(/^W\//, '') : named) === tag;
-  });
 }
 
 /** The request's conditions on the file (RFC 9110 §13.1), as its headers give them. */

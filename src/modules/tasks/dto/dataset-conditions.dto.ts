@@ -1,9 +1,8 @@
 import type { ApiHeaderOptions } from '@nestjs/swagger';
 import { IsOptional, IsString } from 'class-validator';
+import { ENTITY_TAGS_MAX_LENGTH } from '../../../common/http/entity-tags';
 import { MaxCharacters } from '../../../common/validation/text-length';
 
-/** An entity tag list: a few tags, or `*`. */
-const ENTITY_TAGS_MAX_LENGTH = 1024;
 /** The longest HTTP-date (RFC 9110 §5.6.7): RFC 850's with a Wednesday. */
 const HTTP_DATE_MAX_LENGTH = 33;
 
