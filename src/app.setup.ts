@@ -40,7 +40,8 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
   // The scanner the loggers scrub with (ConfigModule builds it from the configuration's secrets).
   const { scanner } = app.get<LoggingSettings>(LOGGING_SETTINGS);
   attachSecretScanner(app.getHttpAdapter().getInstance().locals, scanner);
-  // Responses are dynamic JSON: an ETag would cost a hash per response and never match.
+  // Responses are dynamic JSON: an ETag would cost a hash per response and never match. The
+  // dataset download and the statistics set their own, from what determines the answer.
   app.set('etag', false);
   // Not set at all, rather than set by Express and removed by helmet on every response.
   app.disable('x-powered-by');

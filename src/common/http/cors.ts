@@ -13,7 +13,7 @@ import { RATE_LIMIT_HEADER_NAMES } from '../throttling/rate-limit-headers';
  * the `detail` does not (docs/decisions.md, "Every 401 carries `WWW-Authenticate`"): the rate
  * limits, the request id, list totals, an aggregate's age and source, a submission's commitment,
  * what a dataset download is checked and named by (its SHA-256, its ETag for a conditional
- * fetch, its file name) and that it has no ranges.
+ * fetch, its file name) and that it has no ranges, and a statistics answer's ETag.
  */
 const EXPOSED_HEADERS = [
   ...RATE_LIMIT_HEADER_NAMES,
@@ -34,7 +34,8 @@ const EXPOSED_HEADERS = [
 /**
  * The request headers a preflight allows, the same on every path (the e2e CORS test holds this
  * list to the document): the key and the metrics token, a JSON body's type, the conditional
- * headers of a dataset download and a task, and a request id of the caller's own.
+ * headers of a dataset download and a task (a statistics answer's If-None-Match among them),
+ * and a request id of the caller's own.
  */
 const ALLOWED_REQUEST_HEADERS = [
   'X-API-Key',

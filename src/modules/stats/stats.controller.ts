@@ -1,4 +1,4 @@
-import { Controller, Get, Param, Query } from '@nestjs/common';
+import { Controller, Get, Param, Query, Res } from '@nestjs/common';
 import {
   ApiExtraModels,
   ApiOkResponse,
@@ -7,8 +7,10 @@ import {
   ApiTags,
   getSchemaPath,
 } from '@nestjs/swagger';
+import type { Response } from 'express';
 import { RequireKey } from '../../common/access/access.decorators';
 import { ApiErrorResponses } from '../../common/errors/error-responses';
+import { RequestHeaders } from '../../common/errors/request-headers';
 import { validationCase } from '../../common/errors/error-cases';
 import { SOURCES } from '../../common/source';
 import {
@@ -18,6 +20,14 @@ import {
   QueryBucketResponseDto,
 } from './dto/stats-responses.dto';
 import { LabelQueryDto, QueryBucketQueryDto, SourceDto } from './dto/stats-requests.dto';
+import {
+  ConditionalAnswer,
+  IF_NONE_MATCH_TOO_LONG,
+  STATS_ANSWER_HEADERS,
+  STATS_CACHE_CONTROL,
+  StatsConditionsDto,
+} from './dto/stats-conditions.dto';
+import { Conditional } from './stats-conditions';
 import { StatsService, TOP_LIMIT } from './stats.service';
 
 const SOURCE_PARAM = {
@@ -35,6 +45,15 @@ const unknownSource = (where: 'path' | 'query') =>
     ctx: { expected: "'x' or 'reddit'" },
   });
 
+/** Sends the answer's tag and caching, and the answer or (the client holds it) a 304. */
+function send<T>(response: Response, conditional: Conditional<T>): T | undefined {
+  response.setHeader('ETag', conditional.tag);
+  response.setHeader('Cache-Control', STATS_CACHE_CONTROL);
+  if (conditional.status === 200) return conditional.answer;
+  response.status(304);
+  return undefined;
+}
+
 @ApiTags('Statistics')
 @ApiExtraModels(LabelSizeDto, AgeSizeDto)
 @RequireKey()
@@ -51,10 +70,16 @@ export class StatsController {
   @ApiOkResponse({
     description: 'Labels, largest adjusted size first',
     schema: { type: 'array', maxItems: TOP_LIMIT, items: { $ref: getSchemaPath(LabelSizeDto) } },
+    headers: STATS_ANSWER_HEADERS,
   })
-  @ApiErrorResponses(unknownSource('path'))
-  topLabels(@Param() params: SourceDto): Promise<LabelSizeDto[]> {
-    return this.stats.topLabels(params.source);
+  @ConditionalAnswer()
+  @ApiErrorResponses(unknownSource('path'), IF_NONE_MATCH_TOO_LONG)
+  async topLabels(
+    @Param() params: SourceDto,
+    @RequestHeaders() conditions: StatsConditionsDto,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<LabelSizeDto[] | undefined> {
+    return send(response, await this.stats.topLabels(params.source, conditions['if-none-match']));
   }
 
   @Get('ages')
@@ -65,7 +90,9 @@ export class StatsController {
   @ApiOkResponse({
     description: 'Time buckets, newest first',
     schema: { type: 'array', maxItems: TOP_LIMIT, items: { $ref: getSchemaPath(AgeSizeDto) } },
+    headers: STATS_ANSWER_HEADERS,
   })
+  @ConditionalAnswer()
   @ApiErrorResponses(
     validationCase('missingSource', 'No `source`', {
       loc: ['query', 'source'],
@@ -73,9 +100,14 @@ export class StatsController {
       type: 'missing',
     }),
     unknownSource('query'),
+    IF_NONE_MATCH_TOO_LONG,
   )
-  ages(@Query() query: SourceDto): Promise<AgeSizeDto[]> {
-    return this.stats.ages(query.source);
+  async ages(
+    @Query() query: SourceDto,
+    @RequestHeaders() conditions: StatsConditionsDto,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<AgeSizeDto[] | undefined> {
+    return send(response, await this.stats.ages(query.source, conditions['if-none-match']));
   }
 
   @Get('get_bytes_by_label')
@@ -83,7 +115,12 @@ export class StatsController {
     operationId: 'getBytesByLabel',
     summary: 'Total and adjusted bytes of a label (zeros when unknown)',
   })
-  @ApiOkResponse({ type: LabelBytesDto, description: 'The bytes held under the label' })
+  @ApiOkResponse({
+    type: LabelBytesDto,
+    description: 'The bytes held under the label',
+    headers: STATS_ANSWER_HEADERS,
+  })
+  @ConditionalAnswer()
   @ApiErrorResponses(
     validationCase('missingLabel', 'No `label`', {
       loc: ['query', 'label'],
@@ -96,9 +133,14 @@ export class StatsController {
       type: 'string_too_short',
       ctx: { min_length: 1 },
     }),
+    IF_NONE_MATCH_TOO_LONG,
   )
-  bytesByLabel(@Query() query: LabelQueryDto): Promise<LabelBytesDto> {
-    return this.stats.bytesByLabel(query.label);
+  async bytesByLabel(
+    @Query() query: LabelQueryDto,
+    @RequestHeaders() conditions: StatsConditionsDto,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<LabelBytesDto | undefined> {
+    return send(response, await this.stats.bytesByLabel(query.label, conditions['if-none-match']));
   }
 
   @Get('query_bucket/:source')
@@ -117,7 +159,9 @@ export class StatsController {
   @ApiOkResponse({
     type: QueryBucketResponseDto,
     description: '`{status: "success", miner, bucket, data}` or `{status: "error", message}`',
+    headers: STATS_ANSWER_HEADERS,
   })
+  @ConditionalAnswer()
   @ApiErrorResponses(
     unknownSource('path'),
     validationCase('startAfterEnd', '`start_bucket` after `end_bucket`', {
@@ -142,11 +186,17 @@ export class StatsController {
       type: 'string_too_short',
       ctx: { min_length: 1 },
     }),
+    IF_NONE_MATCH_TOO_LONG,
   )
-  queryBucket(
+  async queryBucket(
     @Param() params: SourceDto,
     @Query() query: QueryBucketQueryDto,
-  ): Promise<QueryBucketResponseDto> {
-    return this.stats.queryBucket(params.source, query);
+    @RequestHeaders() conditions: StatsConditionsDto,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<QueryBucketResponseDto | undefined> {
+    return send(
+      response,
+      await this.stats.queryBucket(params.source, query, conditions['if-none-match']),
+    );
   }
 }

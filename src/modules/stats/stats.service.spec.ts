@@ -17,6 +17,9 @@ import {
   replyOf,
 } from '../../network/transport/miner-client';
 import { MemoryItemStore } from '../../../test/support/memory-item-store';
+import { Source } from '../../common/source';
+import { QueryBucketQueryDto } from './dto/stats-requests.dto';
+import { Conditional } from './stats-conditions';
 import { StatsService } from './stats.service';
 
 /** 2026-01-01T10:30Z: inside hour 490_906 since the epoch. */
@@ -73,6 +76,23 @@ class FakeIndex {
     Promise.resolve(this.holding.slice(0, limit));
 }
 
+/** The answer of an unconditional request (a 304 is a failure). */
+function answerOf<T>(conditional: Conditional<T>): T {
+  if (conditional.status !== 200) throw new Error(`answered ${conditional.status}`);
+  return conditional.answer;
+}
+
+/** The service's answers to requests without If-None-Match. */
+function answersOf(service: StatsService) {
+  return {
+    topLabels: async (source: Source) => answerOf(await service.topLabels(source)),
+    ages: async (source: Source) => answerOf(await service.ages(source)),
+    bytesByLabel: async (label: string) => answerOf(await service.bytesByLabel(label)),
+    queryBucket: async (source: Source, query: QueryBucketQueryDto) =>
+      answerOf(await service.queryBucket(source, query)),
+  };
+}
+
 function setup(answer?: BucketAnswer, clock: Clock = { now: () => NOW } as Clock) {
   const index = new FakeIndex();
   const network = {
@@ -89,8 +109,8 @@ function setup(answer?: BucketAnswer, clock: Clock = { now: () => NOW } as Clock
         },
       ),
   } as unknown as NetworkService;
-  const stats = new StatsService(index as unknown as MinerIndexService, network, clock);
-  return { index, stats };
+  const service = new StatsService(index as unknown as MinerIndexService, network, clock);
+  return { index, stats: answersOf(service), service };
 }
 
 /**
@@ -137,7 +157,7 @@ function withReader(index: FakeIndex, spent: ReadonlySet<string>) {
     readBucket: (source: SourceId, bucket: number, holders: BucketHolder[]) =>
       reader.read(source, bucket, holders),
   } as unknown as NetworkService;
-  const stats = new StatsService(index as unknown as MinerIndexService, network, clock);
+  const stats = answersOf(new StatsService(index as unknown as MinerIndexService, network, clock));
   return { stats, asked };
 }
 
@@ -316,5 +336,76 @@ describe(StatsService.name, () => {
       status: 'error',
       message: 'No miner answered',
     });
+  });
+});
+
+describe(`${StatsService.name}'s conditional answers`, () => {
+  it('tags an answer by the aggregates’ version and the normalized request, the same on every instance', async () => {
+    const { index, service } = setup();
+    const other = setup().service;
+    const tag = async (answer: Promise<Conditional<unknown>>) => (await answer).tag;
+
+    expect(await tag(service.topLabels('x'))).toBe(await tag(other.topLabels('x')));
+    expect(await tag(service.bytesByLabel(' #BTC '))).toBe(await tag(other.bytesByLabel('#btc')));
+    const tags = [
+      await tag(service.topLabels('x')),
+      await tag(service.topLabels('reddit')),
+      await tag(service.ages('x')),
+      await tag(service.ages('reddit')),
+      await tag(service.bytesByLabel('#btc')),
+      await tag(service.bytesByLabel('#eth')),
+    ];
+    index.version = '2';
+    tags.push(await tag(service.topLabels('x')), await tag(service.bytesByLabel('#btc')));
+    expect(new Set(tags).size).toBe(tags.length);
+    for (const each of tags) expect(each).toMatch(/^W\/"[0-9a-f]{32}"$/);
+  });
+
+  it('retags ages when its window moves on, without a write of the totals', async () => {
+    const clock = new Clock({ startMs: NOW.getTime(), anchorMs: Date.now(), rate: 1 });
+    const { service } = setup(undefined, clock);
+    const before = (await service.ages('x')).tag;
+    clock.advance(HOUR_MS);
+    expect((await service.ages('x')).tag).not.toBe(before);
+  });
+
+  it('answers 304 without reading the totals when If-None-Match names the tag', async () => {
+    const { index, service } = setup();
+    const { tag } = await service.bytesByLabel('#btc');
+    index.lookedUp.length = 0;
+
+    expect(await service.bytesByLabel('#BTC', `"other", ${tag}`)).toEqual({ status: 304, tag });
+    expect(await service.bytesByLabel('#btc', tag.slice(2))).toEqual({ status: 304, tag });
+    expect(await service.bytesByLabel('#btc', '*')).toEqual({ status: 304, tag });
+    expect(index.lookedUp).toEqual([]);
+    expect((await service.bytesByLabel('#btc', 'W/"other"')).status).toBe(200);
+    index.version = '2';
+    expect((await service.bytesByLabel('#btc', tag)).status).toBe(200);
+  });
+
+  it("tags query_bucket by its answer, which the network decides, not the totals' version", async () => {
+    const answers: BucketAnswer[] = [
+      { status: 'error', message: 'No miner may be asked' },
+      { status: 'error', message: 'No miner may be asked' },
+      { status: 'error', message: 'No miner answered' },
+    ];
+    const index = new FakeIndex();
+    const network = { readBucket: () => Promise.resolve(answers.shift()) };
+    const clock = { now: () => NOW } as Clock;
+    const service = new StatsService(
+      index as unknown as MinerIndexService,
+      network as unknown as NetworkService,
+      clock,
+    );
+    index.held = [{ source: 2, labelId: undefined, hour: 100 }];
+
+    const first = await service.queryBucket('x', { end_bucket: 100 });
+    expect(await service.queryBucket('x', { end_bucket: 100 }, first.tag)).toEqual({
+      status: 304,
+      tag: first.tag,
+    });
+    const changed = await service.queryBucket('x', { end_bucket: 100 }, first.tag);
+    expect(changed).toMatchObject({ status: 200, answer: { message: 'No miner answered' } });
+    expect(changed.tag).not.toBe(first.tag);
   });
 });

@@ -14,6 +14,7 @@ import {
   QueryBucketResponseDto,
 } from './dto/stats-responses.dto';
 import { roundTo } from '../../common/round-to';
+import { answerTag, Conditional, conditionally } from './stats-conditions';
 
 /** Rows of the list endpoints (top labels, ages). */
 export const TOP_LIMIT = 1000;
@@ -32,50 +33,51 @@ export class StatsService {
     private readonly clock: Clock,
   ) {}
 
-  async topLabels(source: Source): Promise<LabelSizeDto[]> {
-    return this.cached(`labels:${source}`, async () => {
-      const rows = await this.index.topLabels(toSourceId(source), TOP_LIMIT);
-      return rows.map((row) => ({
-        label_value: row.label_value,
-        content_size_bytes: Number(row.content_size_bytes),
-        adj_content_size_bytes: Math.round(row.adj_content_size_bytes),
-      }));
-    });
+  async topLabels(source: Source, ifNoneMatch?: string): Promise<Conditional<LabelSizeDto[]>> {
+    const version = await this.index.totalsVersion();
+    return conditionally(answerTag(['labels', source, version]), ifNoneMatch, () =>
+      this.cached(`labels:${source}`, version, async () => {
+        const rows = await this.index.topLabels(toSourceId(source), TOP_LIMIT);
+        return rows.map((row) => ({
+          label_value: row.label_value,
+          content_size_bytes: Number(row.content_size_bytes),
+          adj_content_size_bytes: Math.round(row.adj_content_size_bytes),
+        }));
+      }),
+    );
   }
 
   /**
    * The hours of the 30-day window at this clock's now (oldestUsefulBucket, the index's own
    * cut): an hour that aged out stays in the totals until the next index sync removes it, up to
    * an interval later, and was listed meanwhile (docs/decisions.md, "Miner index and statistics").
+   * The answer depends on that hour too: its cache and its tag are keyed by it.
    */
-  async ages(source: Source): Promise<AgeSizeDto[]> {
+  async ages(source: Source, ifNoneMatch?: string): Promise<Conditional<AgeSizeDto[]>> {
     const oldest = oldestUsefulBucket(this.clock.now());
-    return this.cached(
-      `ages:${source}`,
-      async () => {
+    const version = await this.index.totalsVersion();
+    return conditionally(answerTag(['ages', source, oldest, version]), ifNoneMatch, () =>
+      this.cached(`ages:${source}`, `${version}:${oldest}`, async () => {
         const rows = await this.index.ages(toSourceId(source), oldest, TOP_LIMIT);
         return rows.map((row) => ({
           time_bucket_id: row.time_bucket_id,
           content_size_bytes: Number(row.content_size_bytes),
           adj_content_size_bytes: Math.round(row.adj_content_size_bytes),
         }));
-      },
-      oldest,
+      }),
     );
   }
 
   /**
    * The list endpoints answer from a cache keyed by the aggregates' version, which every write
-   * of the totals bumps: one tiny query per request, never a stale answer. `window`: what else
-   * the answer depends on (the oldest hour listed), so that a new one is not answered from the
-   * cache of the last.
+   * of the totals bumps: one tiny query per request, never a stale answer. `version`: the
+   * aggregates' version read before the answer, with whatever else the answer depends on.
    */
   private async cached<T extends object>(
     key: string,
+    version: string,
     compute: () => Promise<T>,
-    window?: number,
   ): Promise<T> {
-    const version = `${await this.index.totalsVersion()}:${window ?? ''}`;
     const entry = this.cache.get(key);
     if (entry?.version === version) return entry.value as T;
     const value = await compute();
@@ -83,18 +85,43 @@ export class StatsService {
     return value;
   }
 
-  /** Unknown labels give zeros, not 404. */
-  async bytesByLabel(label: string): Promise<LabelBytesDto> {
+  /**
+   * Unknown labels give zeros, not 404. Read from the totals, so determined by their version and
+   * the normalized label, as the lists are.
+   */
+  async bytesByLabel(label: string, ifNoneMatch?: string): Promise<Conditional<LabelBytesDto>> {
     const normalized = normalizeLabel(label);
-    const { bytes, adjBytes } = await this.index.bytesByLabel(normalized);
-    return {
-      label: normalized,
-      total_bytes: bytes,
-      adj_total_bytes: roundTo(adjBytes, 2),
-    };
+    const version = await this.index.totalsVersion();
+    return conditionally(answerTag(['bytes', normalized, version]), ifNoneMatch, async () => {
+      const { bytes, adjBytes } = await this.index.bytesByLabel(normalized);
+      return {
+        label: normalized,
+        total_bytes: bytes,
+        adj_total_bytes: roundTo(adjBytes, 2),
+      };
+    });
   }
 
-  async queryBucket(source: Source, query: QueryBucketQueryDto): Promise<QueryBucketResponseDto> {
+  /**
+   * Tagged by the answer itself: it is what the network or the item store holds for the newest
+   * bucket (which miner, when fetched, the items, or why none could be asked), which the
+   * aggregates' version does not determine. A 304 saves sending it, not finding it.
+   */
+  async queryBucket(
+    source: Source,
+    query: QueryBucketQueryDto,
+    ifNoneMatch?: string,
+  ): Promise<Conditional<QueryBucketResponseDto>> {
+    const answer = await this.bucketAnswer(source, query);
+    return conditionally(answerTag(['query_bucket'], JSON.stringify(answer)), ifNoneMatch, () =>
+      Promise.resolve(answer),
+    );
+  }
+
+  private async bucketAnswer(
+    source: Source,
+    query: QueryBucketQueryDto,
+  ): Promise<QueryBucketResponseDto> {
     // Not after the end: validation checked it (QueryBucketQueryDto's rule) at an instant no
     // later than this one.
     const { start, end } = bucketRange(query, this.clock.now());
