@@ -77,7 +77,10 @@ function setUp(scripts: MinerScript[], network: Partial<AppConfig['network']> = 
     network: { minersPerQuery: 5, quorum: 3, queryDeadlineMs: 10_000, ...network },
   } as AppConfig;
   const live = new LiveQueryService(
-    { minersServingData: () => miners } as unknown as MetagraphService,
+    {
+      minersServingData: () => miners,
+      storedNotInUse: () => undefined,
+    } as unknown as MetagraphService,
     client,
     credibility,
     { budgetOf: () => undefined } as unknown as CallBudgets,

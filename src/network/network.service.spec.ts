@@ -125,7 +125,10 @@ function setUp(
   } as AppConfig;
   let now = Date.parse('2026-01-15T12:00:00Z');
   const clock = { now: () => new Date(now) } as Clock;
-  const metagraph = { minersServingData: () => miners } as unknown as MetagraphService;
+  const metagraph = {
+    minersServingData: () => miners,
+    storedNotInUse: () => undefined,
+  } as unknown as MetagraphService;
   const credibility = {
     record: () => undefined,
     recordState: jest.fn(),

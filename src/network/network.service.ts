@@ -99,6 +99,11 @@ export class NetworkService implements OnModuleInit {
     return this.metagraph.status();
   }
 
+  /** Why the stored metagraph is not in use (MetagraphService.storedNotInUse). */
+  storedMetagraphNotInUse(): string | undefined {
+    return this.metagraph.storedNotInUse();
+  }
+
   /** The network of the last metagraph this process read (MetagraphService.lastReadNetwork). */
   lastReadNetwork(): ReturnType<MetagraphService['lastReadNetwork']> {
     return this.metagraph.lastReadNetwork();
@@ -109,8 +114,12 @@ export class NetworkService implements OnModuleInit {
     return this.index.indexFreshness();
   }
 
-  /** Every registered neuron (not deregistered ones), by uid, with the calls it has left. */
+  /**
+   * Every registered neuron (not deregistered ones), by uid, with the calls it has left; none
+   * while the stored metagraph is another source's (MetagraphService.storedNotInUse).
+   */
   async listNeurons(): Promise<NeuronListing[]> {
+    if (this.metagraph.storedNotInUse()) return [];
     const miners = (await this.repository.listAll()).filter(
       (miner) => miner.state !== 'deregistered',
     );
@@ -270,7 +279,9 @@ export class NetworkService implements OnModuleInit {
    * miners that can be asked it (INDEX_SPOT_CHECK_RESERVE, checked by CallBudgets).
    */
   readBucket(source: SourceId, timeBucket: number, holders: BucketHolder[]): Promise<BucketAnswer> {
-    return this.buckets.read(source, timeBucket, holders);
+    // The index's holders are the stored metagraph's miners: none while it is another source's.
+    const callable = this.metagraph.storedNotInUse() ? [] : holders;
+    return this.buckets.read(source, timeBucket, callable);
   }
 
   /**

@@ -43,6 +43,8 @@ class World {
   hotkey: HotkeyCheck | null = { standing: 'validator' };
   /** The network of the last metagraph the network module read (at start, or since). */
   lastReadNetwork: 'subtensor' | 'file' | 'devnet' | null = null;
+  /** Why the stored metagraph is not in use (another source's), as MetagraphService says. */
+  storedNotInUse: string | undefined = undefined;
   metagraph: () => Promise<MetagraphStatus> = () =>
     Promise.resolve({
       source: 'devnet',
@@ -81,6 +83,7 @@ class World {
         return status;
       },
       lastReadNetwork: () => this.lastReadNetwork,
+      storedMetagraphNotInUse: () => this.storedNotInUse,
       indexFreshness: () => {
         this.indexReads++;
         return this.index();
@@ -465,6 +468,29 @@ describe(HealthService.name, () => {
         });
         // Only a file's read: the devnet's and the chain's have components of their own.
         expect((await world.components()).miners.status).toBe('healthy');
+      });
+
+      it("says why none is loaded while the stored metagraph is another source's", async () => {
+        const why = 'the stored metagraph (devnet, from file /tmp/devnet.json, block 3) is not …';
+        world.storedNotInUse = why;
+        world.hotkey = null;
+        world.counts = () => ({ ...COUNTS, total: 0, serving: 0, validators: 0, available: 0 });
+        world.metagraph = () =>
+          Promise.resolve({
+            source: 'file /tmp/metagraph.json',
+            chain: null,
+            lastAttempt: { ok: false, at: new Date(), error: 'ENOENT' },
+            stored: undefined,
+            storedNotInUse: why,
+          });
+        expect((await world.components()).miners).toMatchObject({
+          status: 'degraded',
+          error: why,
+          total: 0,
+        });
+        expect((await world.components(METAGRAPH_FILE)).miners).toMatchObject({
+          error: `METAGRAPH_FILE could not be read: ENOENT; ${why}`,
+        });
       });
     });
 

@@ -19,8 +19,10 @@ export function minersStatus(network: NetworkService): MinersStatusDto {
   const counts = network.countMiners();
   const hotkey = network.hotkeyCheck();
   const degraded = counts.available === 0 || hotkey?.problem !== undefined;
+  // No hotkey problem then: no miners are loaded.
+  const error = network.storedMetagraphNotInUse() ?? hotkey?.problem;
   return {
-    ...(hotkey?.problem ? { error: hotkey.problem } : {}),
+    ...(error ? { error } : {}),
     status: degraded ? 'degraded' : 'healthy',
     latency_ms: null,
     available: counts.available,
@@ -81,10 +83,11 @@ export function withFileProblem(
 ): MinersStatusDto {
   const attempt = metagraph?.lastAttempt;
   if (!config.network.metagraphFile || !attempt || attempt.ok) return miners;
+  const notInUse = metagraph.storedNotInUse;
   return {
     ...miners,
     status: miners.status === 'healthy' ? 'degraded' : miners.status,
-    error: `METAGRAPH_FILE could not be read: ${attempt.error}`,
+    error: `METAGRAPH_FILE could not be read: ${attempt.error}${notInUse ? `; ${notInUse}` : ''}`,
   };
 }
 

@@ -462,6 +462,46 @@ describe(MetagraphService.name, () => {
     expect(uids(service.minersServingData())).toEqual([2]);
   });
 
+  // A database first run on a file (a devnet's, a recording), restarted on a node it cannot
+  // reach: the file's miners are not the node's network's.
+  it("uses no miner of a metagraph stored from another source until the configured one's is read", async () => {
+    const first = setUp();
+    await first.apply([0, 1, 2].map((uid) => metagraphNeuron(uid)));
+    const { service, source, repository, apply } = setUp();
+    const warn = jest.mocked(Logger.prototype.warn);
+    warn.mockClear();
+    repository.stored = first.repository.stored;
+    for (const [uid, row] of first.repository.rows) repository.rows.set(uid, row);
+    source.description = 'subtensor wss://node netuid 13';
+    source.next = new Error('could not connect');
+    await service.sync();
+    await service.sync();
+
+    expect(service.minersServingData()).toEqual([]);
+    expect(service.counts().total).toBe(0);
+    expect(service.storedNotInUse()).toMatch(
+      /stored metagraph \(file, from fake source, block 100\) is not from the configured source \(subtensor wss:\/\/node netuid 13\)/,
+    );
+    const status = await service.status();
+    expect(status.stored).toBeUndefined();
+    expect(status.storedNotInUse).toBe(service.storedNotInUse());
+    expect(service.lastReadNetwork()).toBeNull();
+    // Said once, and in the line of each failed read.
+    expect(warn.mock.calls.filter(([line]) => String(line).startsWith('the stored'))).toHaveLength(
+      1,
+    );
+    expect(jest.mocked(Logger.prototype.error)).toHaveBeenLastCalledWith(
+      expect.stringMatching(/and the stored one is another source's \(file from fake source\)/),
+    );
+
+    await apply([metagraphNeuron(5)]);
+    expect(uids(service.minersServingData())).toEqual([5]);
+    expect(service.storedNotInUse()).toBeUndefined();
+    expect((await service.status()).stored).toMatchObject({
+      source: 'subtensor wss://node netuid 13',
+    });
+  });
+
   // A reset testnet or local node: the operator learns that the chain changed, not that the
   // node lags behind.
   it("records the chain a read came from, and warns when it is another than the stored one's", async () => {

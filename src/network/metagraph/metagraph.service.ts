@@ -22,6 +22,7 @@ import { ChainIdentity } from '../chain/subtensor-connection';
 import { roundTo } from '../../common/round-to';
 import { checkHotkey, HotkeyCheck } from './hotkey-standing';
 import { METAGRAPH_SOURCE, MetagraphSource } from './metagraph-source';
+import { foreignOrigin } from './stored-origin';
 import { SuspiciousReads } from './suspicious-reads';
 
 /** Reload from the database this often, to see credibility moved by other replicas. */
@@ -62,6 +63,11 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
   private lastAttempt: MetagraphSyncAttempt | undefined;
   /** The network of the last metagraph this process applied or read stored (null: none yet). */
   private lastNetwork: MetagraphNetwork | null = null;
+  /**
+   * Why the stored metagraph is not in use, as last reloaded: it is another source's than the
+   * configured one (foreignOrigin). Undefined while it is in use, or none is stored.
+   */
+  private notInUse: string | undefined;
   private readonly suspiciousReads: SuspiciousReads;
   /** The own hotkey's standing and uid last logged (undefined: none yet): one line per change. */
   private loggedStanding: string | undefined;
@@ -94,22 +100,34 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
 
   /**
    * The source, the chain its connection reached (null without one), the latest attempt to read
-   * it (null without a source) and what is stored.
+   * it (null without a source) and what is stored: nothing while what is stored is another
+   * source's, which `storedNotInUse` says (absent otherwise).
    */
   async status(): Promise<{
     source: string | null;
     chain: ChainIdentity | null;
     lastAttempt: MetagraphSyncAttempt | null;
     stored: StoredMetagraph | undefined;
+    storedNotInUse?: string;
   }> {
     const stored = await this.repository.lastMetagraph();
-    this.lastNetwork = stored?.network ?? this.lastNetwork;
+    const notInUse = this.foreignReason(stored);
+    if (!notInUse) this.lastNetwork = stored?.network ?? this.lastNetwork;
     return {
       source: this.source?.description ?? null,
       chain: this.source?.chain ?? null,
       lastAttempt: this.lastAttempt ?? null,
-      stored,
+      stored: notInUse ? undefined : stored,
+      ...(notInUse ? { storedNotInUse: notInUse } : {}),
     };
+  }
+
+  /**
+   * Why the stored metagraph is not in use (another source's than the configured one: no miners
+   * until a read of the configured source succeeds), as of the last reload; undefined while it is.
+   */
+  storedNotInUse(): string | undefined {
+    return this.notInUse;
   }
 
   /**
@@ -247,6 +265,12 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
     } catch {
       return 'keeping what is stored (the database did not say what)';
     }
+    const foreign = this.foreignReason(stored);
+    if (stored && foreign)
+      return (
+        `and the stored one is another source's (${stored.network} from ${stored.source}): ` +
+        'no miners to call until a read succeeds'
+      );
     this.lastNetwork = stored?.network ?? this.lastNetwork;
     if (stored)
       return `keeping the stored one (block ${stored.block}, read at ${stored.readAt.toISOString()})`;
@@ -334,12 +358,38 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
     return refused;
   }
 
+  /**
+   * The miners as stored, unless the stored metagraph is another source's than the configured
+   * one: then none, as before any metagraph was read (docs/decisions.md, "The metagraph from the
+   * chain").
+   */
   private async reload(): Promise<void> {
     try {
-      this.miners = await this.repository.listAll();
+      const [stored, miners] = await Promise.all([
+        this.repository.lastMetagraph(),
+        this.repository.listAll(),
+      ]);
+      this.noteNotInUse(this.foreignReason(stored));
+      this.miners = this.notInUse ? [] : miners;
     } catch (error) {
       this.logger.warn(`could not reload miners: ${(error as Error).message}`);
     }
+  }
+
+  /** Without a source there is nothing to compare with: what is stored is used (development). */
+  private foreignReason(stored: StoredMetagraph | undefined): string | undefined {
+    return stored && this.source ? foreignOrigin(stored, this.source) : undefined;
+  }
+
+  /** One line when the stored metagraph stops or starts being used, not one per reload. */
+  private noteNotInUse(reason: string | undefined): void {
+    if (reason === this.notInUse) return;
+    if (reason) this.logger.warn(reason);
+    else if (this.notInUse)
+      this.logger.log(
+        `the stored metagraph is ${this.source?.description}'s now: its miners are used`,
+      );
+    this.notInUse = reason;
   }
 }
 

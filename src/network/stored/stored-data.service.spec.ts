@@ -12,6 +12,7 @@ import { MinerCallError } from '../transport/miner-failures';
 import { bucketKeyOf, DEFAULT_RECORD_BYTES } from './bucket-selection';
 import { ContentsFetcher } from './contents-fetcher';
 import { LiedBuckets } from './lied-buckets';
+import { MetagraphService } from '../metagraph/metagraph.service';
 import { StoredDataService } from './stored-data.service';
 import { MemoryItemStore } from '../../../test/support/memory-item-store';
 import { until } from '../../../test/support/until';
@@ -90,6 +91,8 @@ function setUp(
     minersPerQuery?: number;
     /** How long the index takes to say who holds what (the planning before any call). */
     holdingsDelayMs?: number;
+    /** Why the stored metagraph is not in use (MetagraphService.storedNotInUse). */
+    storedNotInUse?: string;
   } = {},
 ) {
   const calls: { uid: number; synapse: SynapseName; buckets: number }[] = [];
@@ -184,6 +187,7 @@ function setUp(
     lies,
     clock,
     config,
+    { storedNotInUse: () => options.storedNotInUse } as unknown as MetagraphService,
   );
   return { service, store, calls, scores, budgetReads, clock };
 }
@@ -542,6 +546,16 @@ describe(StoredDataService.name, () => {
     });
     await service.answer(query());
     expect(calls.map((call) => call.uid)).toEqual([3]);
+  });
+
+  it('asks no holder while the stored metagraph, whose miners the index lists, is not in use', async () => {
+    const { service, calls } = setUp([miner(1), miner(2)], {
+      storedNotInUse: 'the stored metagraph is another source’s',
+    });
+    const answer = await service.answer(query());
+    expect(calls).toEqual([]);
+    expect(answer.items).toEqual([]);
+    expect(answer.error).toBe('No miners available: the stored metagraph is another source’s');
   });
 
   it("reads the budgets for a task's query as a task's, which leaves users their reserve", async () => {

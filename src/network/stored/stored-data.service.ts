@@ -6,6 +6,7 @@ import { LATE, orLate } from '../../common/within';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { MinerIndexService } from '../index/miner-index.service';
+import { MetagraphService } from '../metagraph/metagraph.service';
 import { itemKey } from '../item-uri';
 import { BucketKey, NetworkQuery } from '../protocol';
 import { CallBudgets, QueryPurpose } from '../transport/call-budgets';
@@ -63,6 +64,7 @@ export class StoredDataService {
     private readonly lies: LiedBuckets,
     private readonly clock: Clock,
     @InjectConfig() private readonly config: AppConfig,
+    private readonly metagraph: MetagraphService,
   ) {}
 
   /**
@@ -86,7 +88,12 @@ export class StoredDataService {
     const reachedDeadline =
       (await orLate(fetch.done, Math.max(0, deadlineAt - performance.now()))) === LATE;
     const stored = plan.from <= plan.to ? await this.read(plan, selected) : [];
-    return summarize(plan, selected, fetch, stored, reachedDeadline, indexLoaded);
+    const answer = summarize(plan, selected, fetch, stored, reachedDeadline, indexLoaded);
+    // No holder was asked, and not for any of the reasons summarize can tell.
+    const notInUse = this.metagraph.storedNotInUse();
+    return notInUse && answer.error !== undefined
+      ? { ...answer, error: `No miners available: ${notInUse}` }
+      : answer;
   }
 
   /** The plan's buckets, newest first, as many as the index says `target` items need. */
@@ -183,9 +190,11 @@ export class StoredDataService {
 
   /**
    * Holders the client may call now for the bucket's synapse, less those whose last delivery of
-   * it, within the hour, the checks dropped whole (LiedBuckets).
+   * it, within the hour, the checks dropped whole (LiedBuckets). None while the stored metagraph,
+   * whose miners the index lists, is another source's (MetagraphService.storedNotInUse).
    */
   private callable(selected: SelectedBucket) {
+    if (this.metagraph.storedNotInUse()) return [];
     const synapse = synapseOf(selected.bucket);
     return selected.toAsk.filter(
       (holder) =>
