@@ -423,7 +423,7 @@ describe(`${MinerIndexRepository.name} and ${MinerIndexReadRepository.name}`, ()
       )[0].at;
     // Two loaded indexes synced one after the other: the newest and the oldest are not the same.
     expect((await syncedAt(1)).getTime()).toBeGreaterThan((await syncedAt(0)).getTime());
-    expect(await service.indexFreshness()).toEqual({
+    expect(await service.indexFreshness()).toMatchObject({
       loaded: 2,
       newestSyncedAt: await syncedAt(1),
       oldestSyncedAt: await syncedAt(0),
@@ -431,11 +431,65 @@ describe(`${MinerIndexRepository.name} and ${MinerIndexReadRepository.name}`, ()
     });
     await repository.replaceMinerIndex(1, []);
     await repository.replaceMinerIndex(0, []);
-    expect(await service.indexFreshness()).toEqual({
+    expect(await service.indexFreshness()).toMatchObject({
       loaded: 0,
       newestSyncedAt: null,
       oldestSyncedAt: null,
       lastReadAt: await syncedAt(0),
     });
+  });
+
+  // system-status' `usable` is the stored-data path's "loaded" (anyIndexLoaded) counted: indexes
+  // held only by miners it may not ask made on-demand answer "not loaded yet" while system-status
+  // said the index healthy. The others are counted by why, so that they add up to `loaded`.
+  it('counts the loaded indexes the stored-data path may use now, and why it may not use the others', async () => {
+    await database.query(
+      `UPDATE miners SET axon_url = 'http://127.0.0.1:' || (9000 + uid), state = 'active', failing_until = NULL`,
+    );
+    const row = { source: 1 as SourceId, label: '#a', timeBucket: HOUR, bytes: 10 };
+    for (const uid of UIDS) await repository.replaceMinerIndex(uid, [row]);
+    const read = async () => {
+      const { loaded, usable, unusable } = await service.indexFreshness();
+      return { loaded, usable, unusable, storedPathLoaded: await service.anyIndexLoaded() };
+    };
+    const none = { failing: 0, addressRefused: 0, deregistered: 0, noAxon: 0 };
+    expect(await read()).toEqual({ loaded: 3, usable: 3, unusable: none, storedPathLoaded: true });
+
+    const before = Date.now();
+    await miners.setState(0, 'failing', COOLDOWN_MS);
+    await miners.setState(1, 'address_refused', COOLDOWN_MS);
+    expect(await read()).toEqual({
+      loaded: 3,
+      usable: 1,
+      unusable: { ...none, failing: 1, addressRefused: 1 },
+      storedPathLoaded: true,
+    });
+    await database.query('UPDATE miners SET axon_url = NULL WHERE uid = 2');
+    expect(await read()).toEqual({
+      loaded: 3,
+      usable: 0,
+      unusable: { failing: 1, addressRefused: 1, deregistered: 0, noAxon: 1 },
+      storedPathLoaded: false,
+    });
+    // When the first failing holder may be asked again: its circuit's cooldown.
+    const { failingUntil } = await service.indexFreshness();
+    expect(failingUntil!.getTime()).toBeGreaterThanOrEqual(before + COOLDOWN_MS - 50);
+    expect(failingUntil!.getTime()).toBeLessThanOrEqual(Date.now() + COOLDOWN_MS + 50);
+    // The metagraph sync drops a deregistered miner's index; one kept is still counted apart.
+    await database.query(`UPDATE miners SET state = 'deregistered' WHERE uid = 2`);
+    expect((await read()).unusable).toEqual({
+      failing: 1,
+      addressRefused: 1,
+      deregistered: 1,
+      noAxon: 0,
+    });
+
+    // A cooldown over is no failure (currentState): that holder is usable again.
+    await database.query(
+      `UPDATE miners SET failing_until = now() - interval '1 second' WHERE uid = 0`,
+    );
+    expect(await read()).toMatchObject({ usable: 1, storedPathLoaded: true });
+    expect((await service.indexFreshness()).failingUntil).toBeNull();
+    for (const uid of UIDS) await repository.replaceMinerIndex(uid, []);
   });
 });

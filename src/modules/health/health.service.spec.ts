@@ -22,17 +22,32 @@ const COUNTS: MinerCounts = {
   addressRefused: 1,
 };
 const READ_AT = new Date('2026-12-01T10:00:00Z');
+const NO_REASON = { failing: 0, addressRefused: 0, deregistered: 0, noAxon: 0 };
 const NOTHING_READ: IndexFreshness = {
   loaded: 0,
+  usable: 0,
+  unusable: NO_REASON,
+  failingUntil: null,
   newestSyncedAt: null,
   oldestSyncedAt: null,
   lastReadAt: null,
 };
 const LOADED: IndexFreshness = {
   loaded: 3,
+  usable: 3,
+  unusable: NO_REASON,
+  failingUntil: null,
   newestSyncedAt: new Date('2026-12-01T10:05:00Z'),
   oldestSyncedAt: new Date('2026-12-01T08:05:00Z'),
   lastReadAt: new Date('2026-12-01T10:06:00Z'),
+};
+/** Indexes loaded, but held only by miners the stored-data path may not ask now. */
+const ALL_FAILING: IndexFreshness = {
+  ...LOADED,
+  loaded: 4,
+  usable: 0,
+  unusable: { failing: 2, addressRefused: 1, deregistered: 0, noAxon: 1 },
+  failingUntil: new Date('2026-12-01T10:10:00Z'),
 };
 
 /** What the collaborators answer; each test changes what it is about. */
@@ -232,6 +247,7 @@ describe(HealthService.name, () => {
           status: 'healthy',
           latency_ms: expect.any(Number),
           loaded: 3,
+          usable: 3,
           newest_synced_at: '2026-12-01T10:05:00.000Z',
           oldest_synced_at: '2026-12-01T08:05:00.000Z',
           last_read_at: '2026-12-01T10:06:00.000Z',
@@ -246,6 +262,7 @@ describe(HealthService.name, () => {
         ['redis', (w) => (w.redisProblem = 'Redis unreachable')],
         ['miners', (w) => (w.counts = () => ({ ...COUNTS, available: 0 }))],
         ['miner_index', (w) => (w.index = () => Promise.resolve(NOTHING_READ))],
+        ['miner_index', (w) => (w.index = () => Promise.resolve(ALL_FAILING))],
         ['chain', (w) => (w.metagraph = () => Promise.reject(new Error('database away')))],
         ['publication', (w) => (w.publication = () => Promise.resolve({ state: 'failed' }))],
       ];
@@ -342,6 +359,7 @@ describe(HealthService.name, () => {
           status: 'degraded',
           latency_ms: expect.any(Number),
           loaded: 0,
+          usable: 0,
           newest_synced_at: null,
           oldest_synced_at: null,
           last_read_at: null,
@@ -352,9 +370,54 @@ describe(HealthService.name, () => {
       });
 
       it('is healthy, with no error, from the first loaded index on', async () => {
-        world.index = () => Promise.resolve({ ...LOADED, loaded: 1 });
+        world.index = () => Promise.resolve({ ...LOADED, loaded: 1, usable: 1 });
         const { miner_index } = await world.components();
-        expect(miner_index).toMatchObject({ status: 'healthy', loaded: 1 });
+        expect(miner_index).toMatchObject({ status: 'healthy', loaded: 1, usable: 1 });
+        expect(miner_index).not.toHaveProperty('error');
+      });
+
+      // The stored-data path's "index not loaded" is no usable index (anyIndexLoaded): indexes
+      // held only by miners it may not ask made on-demand answer "not loaded yet" while this said
+      // healthy, and an operator reading it to diagnose that answer was misled.
+      it('is degraded when every miner holding a loaded index may not be asked now, and says why', async () => {
+        world.index = () => Promise.resolve(ALL_FAILING);
+        expect((await world.components()).miner_index).toEqual({
+          status: 'degraded',
+          latency_ms: expect.any(Number),
+          loaded: 4,
+          usable: 0,
+          newest_synced_at: '2026-12-01T10:05:00.000Z',
+          oldest_synced_at: '2026-12-01T08:05:00.000Z',
+          last_read_at: '2026-12-01T10:06:00.000Z',
+          error:
+            'the indexes of 4 miners are loaded, but none is usable now: 2 failing (circuit open; ' +
+            'the first cooldown ends at 2026-12-01T10:10:00.000Z), 1 refused by MINER_ALLOWED_NETWORKS, ' +
+            '1 serving no axon: on-demand answers from stored data say the index is not loaded, and ' +
+            'query_bucket finds no holder to ask (the statistics still count these indexes)',
+        });
+      });
+
+      it('names only the reasons that hold, for a single miner too', async () => {
+        world.index = () =>
+          Promise.resolve({
+            ...LOADED,
+            loaded: 1,
+            usable: 0,
+            unusable: { ...NO_REASON, deregistered: 1 },
+          });
+        expect((await world.components()).miner_index).toMatchObject({
+          status: 'degraded',
+          error: expect.stringMatching(
+            /^the index of 1 miner is loaded, but none is usable now: 1 deregistered: on-demand /,
+          ),
+        });
+      });
+
+      it('stays healthy while some loaded index is usable, the others not', async () => {
+        world.index = () =>
+          Promise.resolve({ ...ALL_FAILING, usable: 1, unusable: { ...NO_REASON, failing: 3 } });
+        const { miner_index } = await world.components();
+        expect(miner_index).toMatchObject({ status: 'healthy', loaded: 4, usable: 1 });
         expect(miner_index).not.toHaveProperty('error');
       });
 
@@ -381,6 +444,7 @@ describe(HealthService.name, () => {
           status: 'degraded',
           latency_ms: expect.any(Number),
           loaded: null,
+          usable: null,
           newest_synced_at: null,
           oldest_synced_at: null,
           last_read_at: null,

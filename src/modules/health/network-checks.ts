@@ -1,4 +1,5 @@
 import { AppConfig } from '../../config/app-config';
+import { IndexFreshness } from '../../network/index/miner-index-read.repository';
 import { NetworkService } from '../../network/network.service';
 import {
   ChainStatusDto,
@@ -36,8 +37,10 @@ export function minersStatus(network: NetworkService): MinersStatusDto {
 
 /**
  * The miners' data index: `degraded` while no miner's index is loaded, so that a dashboard
- * reading the statistics can tell "not loaded yet" from "the network holds nothing"; `degraded`
- * too when it cannot be read in time (the database's own component says why it is away).
+ * reading the statistics can tell "not loaded yet" from "the network holds nothing", and while
+ * none loaded is usable (held by a miner the stored-data path may ask now: its "index not
+ * loaded"), so that an operator reading it about that answer is not told all is well;
+ * `degraded` too when it cannot be read in time (the database's own component says why it is away).
  */
 export async function minerIndexStatus(network: NetworkService): Promise<MinerIndexStatusDto> {
   const read = await measured(() => network.indexFreshness());
@@ -46,20 +49,24 @@ export async function minerIndexStatus(network: NetworkService): Promise<MinerIn
       status: 'degraded',
       latency_ms: read.latency_ms,
       loaded: null,
+      usable: null,
       newest_synced_at: null,
       oldest_synced_at: null,
       last_read_at: null,
       error: `miner index state unreadable: ${read.error.message}`,
     };
-  const { loaded, newestSyncedAt, oldestSyncedAt, lastReadAt } = read.value;
+  const { loaded, usable, newestSyncedAt, oldestSyncedAt, lastReadAt } = read.value;
+  const error =
+    loaded === 0 ? noIndexLoaded(lastReadAt) : usable === 0 ? noIndexUsable(read.value) : undefined;
   return {
-    status: loaded > 0 ? 'healthy' : 'degraded',
+    status: error === undefined ? 'healthy' : 'degraded',
     latency_ms: read.latency_ms,
     loaded,
+    usable,
     newest_synced_at: newestSyncedAt?.toISOString() ?? null,
     oldest_synced_at: oldestSyncedAt?.toISOString() ?? null,
     last_read_at: lastReadAt?.toISOString() ?? null,
-    ...(loaded > 0 ? {} : { error: noIndexLoaded(lastReadAt) }),
+    ...(error === undefined ? {} : { error }),
   };
 }
 
@@ -70,6 +77,26 @@ function noIndexLoaded(lastReadAt: Date | null): string {
       ? 'no index sync has read one yet'
       : `the indexes read hold no data, or were dropped since; the last was read at ${lastReadAt.toISOString()}`;
   return `no miner's index is loaded (${why}): the statistics count nothing and stored-data answers cannot find holders`;
+}
+
+/** Why no loaded index is usable: what keeps each miner holding one from being asked. */
+function noIndexUsable({ loaded, unusable, failingUntil }: IndexFreshness): string {
+  const reasons = [
+    unusable.failing > 0
+      ? `${unusable.failing} failing (circuit open; the first cooldown ends at ${failingUntil?.toISOString()})`
+      : '',
+    unusable.addressRefused > 0
+      ? `${unusable.addressRefused} refused by MINER_ALLOWED_NETWORKS`
+      : '',
+    unusable.deregistered > 0 ? `${unusable.deregistered} deregistered` : '',
+    unusable.noAxon > 0 ? `${unusable.noAxon} serving no axon` : '',
+  ].filter((reason) => reason !== '');
+  const held = loaded === 1 ? 'the index of 1 miner is' : `the indexes of ${loaded} miners are`;
+  return (
+    `${held} loaded, but none is usable now: ${reasons.join(', ')}: on-demand answers from stored ` +
+    'data say the index is not loaded, and query_bucket finds no holder to ask (the statistics ' +
+    'still count these indexes)'
+  );
 }
 
 /**

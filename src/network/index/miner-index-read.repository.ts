@@ -21,6 +21,10 @@ export interface AgeSizeRow {
  * address allowed, no circuit opened within its cooldown: ACTIVE_SQL) and serving an axon.
  */
 const ASKABLE = `${ACTIVE_SQL} AND m.axon_url IS NOT NULL`;
+/** A miner whose index is loaded: it holds index rows (MinerIndexRepository keeps the count). */
+const LOADED = 'm.index_buckets > 0';
+/** A `failing` miner within its circuit's cooldown: what ACTIVE_SQL leaves out of `failing`. */
+const FAILING = "(m.state = 'failing' AND m.failing_until > now())";
 
 /** A miner holding a bucket, with the label and size its index claims for it. */
 export interface BucketHolder {
@@ -33,15 +37,34 @@ export interface BucketHolder {
 }
 
 /**
- * How many miners' indexes are loaded (hold rows: what the statistics' totals sum), and when
- * the newest and the oldest of them were synced (null: none loaded); and when any miner's index
- * was last read, an empty one included (null: none ever was).
+ * How many miners' indexes are loaded (hold rows: what the statistics' totals sum), how many of
+ * those the stored-data path may use now (`usable`: held by a miner it may ask, the rule of
+ * anyIndexLoaded) and why it may not use the others, and when the newest and the oldest of them
+ * were synced (null: none loaded); and when any miner's index was last read, an empty one
+ * included (null: none ever was).
  */
 export interface IndexFreshness {
   loaded: number;
+  usable: number;
+  /** The loaded indexes not usable, by why: they add up to `loaded - usable`. */
+  unusable: UnusableIndexes;
+  /** When the earliest cooldown of a failing miner holding an index ends (null: none failing). */
+  failingUntil: Date | null;
   newestSyncedAt: Date | null;
   oldestSyncedAt: Date | null;
   lastReadAt: Date | null;
+}
+
+/**
+ * Loaded indexes whose miner may not be asked now: its circuit is open (`failing` within its
+ * cooldown), its address is outside MINER_ALLOWED_NETWORKS, it left the metagraph (the
+ * metagraph sync drops its index in the same transaction, so this stays 0), or it serves no axon.
+ */
+export interface UnusableIndexes {
+  failing: number;
+  addressRefused: number;
+  deregistered: number;
+  noAxon: number;
 }
 
 /** One holder's claim on one (label, hour) bucket, with what choosing a holder weighs. */
@@ -207,24 +230,53 @@ export class MinerIndexReadRepository {
   /** Whether an active miner with an axon (those `holdings` reads) holds index rows. */
   async anyIndexLoaded(): Promise<boolean> {
     const [row] = await this.dataSource.query<{ loaded: boolean }[]>(
-      `SELECT EXISTS (SELECT 1 FROM miners m WHERE m.index_buckets > 0 AND ${ASKABLE}) AS loaded`,
+      `SELECT EXISTS (SELECT 1 FROM miners m WHERE ${LOADED} AND ${ASKABLE}) AS loaded`,
     );
     return row.loaded;
   }
 
-  /** Over every miner holding index rows, askable or not: the totals count each of them. */
+  /**
+   * Over every miner holding index rows, askable or not (the totals count each of them), and the
+   * askable ones apart, by anyIndexLoaded's rule. One pass over the miners table (a row per uid:
+   * hundreds), as before `usable` was counted.
+   */
   async indexFreshness(): Promise<IndexFreshness> {
     const [row] = await this.dataSource.query<
-      { loaded: number; newest: Date | null; oldest: Date | null; last_read: Date | null }[]
+      {
+        loaded: number;
+        usable: number;
+        failing: number;
+        address_refused: number;
+        deregistered: number;
+        no_axon: number;
+        failing_until: Date | null;
+        newest: Date | null;
+        oldest: Date | null;
+        last_read: Date | null;
+      }[]
     >(
-      `SELECT count(*) FILTER (WHERE index_buckets > 0)::int AS loaded,
-         max(index_synced_at) FILTER (WHERE index_buckets > 0) AS newest,
-         min(index_synced_at) FILTER (WHERE index_buckets > 0) AS oldest,
-         max(index_synced_at) AS last_read
-       FROM miners`,
+      `SELECT count(*) FILTER (WHERE ${LOADED})::int AS loaded,
+         count(*) FILTER (WHERE ${LOADED} AND ${ASKABLE})::int AS usable,
+         count(*) FILTER (WHERE ${LOADED} AND ${FAILING})::int AS failing,
+         count(*) FILTER (WHERE ${LOADED} AND m.state = 'address_refused')::int AS address_refused,
+         count(*) FILTER (WHERE ${LOADED} AND m.state = 'deregistered')::int AS deregistered,
+         count(*) FILTER (WHERE ${LOADED} AND ${ACTIVE_SQL} AND m.axon_url IS NULL)::int AS no_axon,
+         min(m.failing_until) FILTER (WHERE ${LOADED} AND ${FAILING}) AS failing_until,
+         max(m.index_synced_at) FILTER (WHERE ${LOADED}) AS newest,
+         min(m.index_synced_at) FILTER (WHERE ${LOADED}) AS oldest,
+         max(m.index_synced_at) AS last_read
+       FROM miners m`,
     );
     return {
       loaded: row.loaded,
+      usable: row.usable,
+      unusable: {
+        failing: row.failing,
+        addressRefused: row.address_refused,
+        deregistered: row.deregistered,
+        noAxon: row.no_axon,
+      },
+      failingUntil: row.failing_until,
       newestSyncedAt: row.newest,
       oldestSyncedAt: row.oldest,
       lastReadAt: row.last_read,

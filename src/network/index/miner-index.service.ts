@@ -133,7 +133,8 @@ export class MinerIndexService {
 
   /**
    * How many miners' indexes hold rows (whatever the miner's state: the statistics sum them
-   * all), and when the newest and the oldest of those were synced: for system-status.
+   * all), how many of those the stored-data path may use now (anyIndexLoaded's rule, counted)
+   * and why not the others, and when the newest and the oldest were synced: for system-status.
    */
   indexFreshness(): Promise<IndexFreshness> {
     return this.reads.indexFreshness();

@@ -100,9 +100,11 @@ const SYNCED_AT = { format: 'date-time', nullable: true, type: String } as const
 export class MinerIndexStatusDto extends ComponentStatusDto {
   @ApiProperty({
     description:
-      '`healthy` while some miner’s index is loaded; `degraded` while none is (before the first index sync ' +
-      'read one, or when every index read was empty or has been dropped since: `last_read_at` tells them apart; ' +
-      'the statistics then count nothing), or when it could not be read; `error` says which',
+      '`healthy` while some miner’s index is loaded and usable; `degraded` while none is loaded (before the first ' +
+      'index sync read one, or when every index read was empty or has been dropped since: `last_read_at` tells ' +
+      'them apart; the statistics then count nothing), while none loaded is usable (`usable` 0: every miner ' +
+      'holding one is failing, refused by MINER_ALLOWED_NETWORKS, deregistered or serving no axon; on-demand ' +
+      'answers from stored data then say the index is not loaded), or when it could not be read; `error` says which',
     enum: ['healthy', 'degraded'],
     example: 'healthy',
   })
@@ -117,6 +119,17 @@ export class MinerIndexStatusDto extends ComponentStatusDto {
     nullable: true,
   })
   loaded: number | null;
+
+  @ApiProperty({
+    ...NEURONS,
+    description:
+      'Of `loaded`, the miners whose index the stored-data path and query_bucket use now: those they may ask ' +
+      '(no circuit open, address allowed, still registered, serving an axon). 0 with `loaded` above 0 is what ' +
+      'makes on-demand answer that the index is not loaded. null when it could not be read',
+    example: 205,
+    nullable: true,
+  })
+  usable: number | null;
 
   @ApiProperty({
     ...SYNCED_AT,
