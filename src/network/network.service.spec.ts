@@ -6,6 +6,7 @@ import { generateCorpus } from '../devnet/corpus';
 import { toWireEntity } from '../devnet/miner-records';
 import { BucketReader } from './buckets/bucket-reader';
 import { CredibilityRecorder } from './credibility-recorder';
+import { IndexFreshness } from './index/miner-index-read.repository';
 import { MinerIndexService } from './index/miner-index.service';
 import { MetagraphService } from './metagraph/metagraph.service';
 import { MinerState, ServingMiner } from './miner.entity';
@@ -114,6 +115,20 @@ function setUp(
     },
   } as unknown as MinerClient;
   const stored = { answer: jest.fn(() => Promise.resolve(STORED)) };
+  /** No index loaded, as before any sync. */
+  const index = {
+    indexFreshness: jest.fn((): Promise<IndexFreshness> =>
+      Promise.resolve({
+        loaded: 0,
+        usable: 0,
+        unusable: { failing: 0, addressRefused: 0, deregistered: 0, noAxon: 0 },
+        failingUntil: null,
+        newestSyncedAt: null,
+        oldestSyncedAt: null,
+        lastReadAt: null,
+      }),
+    ),
+  };
   const config = {
     network: {
       onDemandMode: mode,
@@ -170,12 +185,13 @@ function setUp(
     config,
     stored as unknown as StoredDataService,
     live,
-    {} as MinerIndexService,
+    index as unknown as MinerIndexService,
   );
   const advance = (ms: number) => (now += ms);
   return {
     service,
     stored,
+    index,
     onDemandCalls,
     callArgs,
     refused,
@@ -409,6 +425,34 @@ describe(`${NetworkService.name} on-demand modes`, () => {
     expect((await service.query(QUERY)).error).toBeUndefined();
     stored.answer.mockResolvedValueOnce(unindexed);
     expect((await service.query(QUERY, 'task')).error).toBeUndefined();
+  });
+
+  it('stored: one that found nothing because every holder of a loaded index is failing says so, not "not loaded"', async () => {
+    const { service, stored, index } = setUp('stored', 3, 3);
+    stored.answer.mockResolvedValue({
+      ...STORED,
+      indexLoaded: false,
+      coverage: 'partial',
+      buckets: { planned: 0, fromStore: 0, fetchedNow: 0, missing: 0 },
+    });
+    index.indexFreshness.mockResolvedValueOnce({
+      loaded: 3,
+      usable: 0,
+      unusable: { failing: 2, addressRefused: 1, deregistered: 0, noAxon: 0 },
+      failingUntil: new Date('2026-01-15T12:10:00Z'),
+      newestSyncedAt: new Date('2026-01-15T11:00:00Z'),
+      oldestSyncedAt: new Date('2026-01-15T10:00:00Z'),
+      lastReadAt: new Date('2026-01-15T11:00:00Z'),
+    });
+    expect((await service.query(QUERY)).error).toBe(
+      "The miners' data index: the indexes of 3 miners are loaded, but no miner holding one can " +
+        'be asked now: 2 failing (circuit open; the first cooldown ends at 2026-01-15T12:10:00.000Z), ' +
+        '1 refused by MINER_ALLOWED_NETWORKS. Only data already stored by this gateway was searched, ' +
+        'and none matched. The first failing miner may be asked again after 2026-01-15T12:10:00.000Z.',
+    );
+    // Unreadable (the database away), or some holder usable again by now: the plain answer.
+    index.indexFreshness.mockRejectedValueOnce(new Error('Connection terminated'));
+    expect((await service.query(QUERY)).error).toBe(indexNotLoaded(INDEX_SYNC));
   });
 
   it("counts a task's stored collection that could not look as an empty one, not an error", async () => {

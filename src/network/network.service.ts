@@ -6,6 +6,7 @@ import { CredibilityRecorder } from './credibility-recorder';
 import { IndexRow, InvalidIndexError, parseCompressedIndex } from './index/compressed-index';
 import { IndexFreshness } from './index/miner-index-read.repository';
 import { MinerIndexService } from './index/miner-index.service';
+import { loadedIndexes, whyUnusable } from './index/unusable-indexes';
 import { LiveQueryService } from './live-query.service';
 import { HotkeyCheck } from './metagraph/hotkey-standing';
 import { MetagraphService, MinerCounts } from './metagraph/metagraph.service';
@@ -247,7 +248,7 @@ export class NetworkService implements OnModuleInit {
       purpose !== 'user' || answer.items.length > 0
         ? undefined
         : !answer.indexLoaded
-          ? indexNotLoaded(this.config.network.indexSync)
+          ? await this.noIndexToUse()
           : answer.coverage === 'partial' && answer.buckets.missing === 0
             ? partialAndEmpty(why)
             : undefined;
@@ -270,6 +271,22 @@ export class NetworkService implements OnModuleInit {
         oldestFetchedAt: answer.oldestFetchedAt,
       },
     };
+  }
+  /**
+   * Why a user's labelled stored answer could look up no holder: no index is loaded, or every
+   * miner holding one may not be asked now (failing, refused, …: system-status' `miner_index`
+   * tells them apart in the same words). Read only on this answer's path; unread, the first.
+   */
+  private async noIndexToUse(): Promise<string> {
+    let freshness: IndexFreshness | undefined;
+    try {
+      freshness = await this.index.indexFreshness();
+    } catch {
+      freshness = undefined; // the database's trouble shows elsewhere: the plain answer stands
+    }
+    return freshness && freshness.loaded > 0 && freshness.usable === 0
+      ? indexUnusable(freshness)
+      : indexNotLoaded(this.config.network.indexSync);
   }
 
   /**
@@ -346,6 +363,21 @@ export function partialAndEmpty(why: StoredBecause): string {
     'Only data already stored by this gateway was searched, and none matched: the query names no label ' +
     '(an X #hashtag or $cashtag, a Reddit r/subreddit) whose hours could be fetched from miners, and ' +
     `${MINERS_CANNOT_SEARCH[why]}. Add a label to its keywords.`
+  );
+}
+
+/**
+ * A user's labelled stored answer that found nothing while miners' indexes are loaded but none of
+ * their holders may be asked now: which miners hold the labels is known, none can be used.
+ */
+export function indexUnusable(freshness: IndexFreshness): string {
+  const retry = freshness.failingUntil
+    ? ` The first failing miner may be asked again after ${freshness.failingUntil.toISOString()}.`
+    : '';
+  return (
+    `The miners' data index: ${loadedIndexes(freshness.loaded)} loaded, but no miner holding ` +
+    `one can be asked now: ${whyUnusable(freshness)}. Only data already stored by this ` +
+    `gateway was searched, and none matched.${retry}`
   );
 }
 

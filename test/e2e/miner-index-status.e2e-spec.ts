@@ -73,7 +73,8 @@ describe("The miners' data index in system-status", () => {
  * What the stored-data path calls "not loaded" is no index it may use: one held by a miner it may
  * ask now. Indexes held only by miners whose circuits are open made on-demand answer "The miners'
  * data index is not loaded yet" while system-status said the index healthy (an operator reading
- * it to diagnose that error was misled); it now says the same as the stored path.
+ * it to diagnose that error was misled); it now says the same as the stored path, and on-demand
+ * says the indexes are loaded and why none of their holders can be asked.
  */
 describe("The miners' data index in system-status, once every miner holding one fails", () => {
   let network: TestNetwork;
@@ -108,7 +109,7 @@ describe("The miners' data index in system-status, once every miner holding one 
       .send({ source: 'X', keywords: [keyword], limit: 5 })
       .expect(200);
 
-  it('is degraded with usable 0, saying why, while on-demand answers that no index is loaded', async () => {
+  it('is degraded with usable 0, saying why, while on-demand answers that no holder of an index can be asked', async () => {
     await sleep(1100); // past the checks' 1 s cache
     const synced = await systemStatus(app);
     expect(synced.components.miner_index).toMatchObject({
@@ -125,11 +126,16 @@ describe("The miners' data index in system-status, once every miner holding one 
       for (const keyword of ['#bitcoin', '#ai', '#crypto', '#ethereum']) {
         const answer = await query(keyword);
         await app.app.get(NetworkService).settled();
-        if (/data index is not loaded yet/.test(String(answer.body.meta.error))) return answer;
+        if (/no miner holding one can be asked now/.test(String(answer.body.meta.error)))
+          return answer;
       }
       return undefined;
     }, 20_000);
     expect(notLoaded.body).toMatchObject({ status: 'error', meta: { origin: 'stored' } });
+    // Not "not loaded yet", which sent the user to wait for the next index sync.
+    expect(notLoaded.body.meta.error).toMatch(
+      /^The miners' data index: the indexes of 3 miners are loaded, but no miner holding one can be asked now: 3 failing \(circuit open; the first cooldown ends at [^)]+\)\. Only data already stored by this gateway was searched, and none matched\. The first failing miner may be asked again after \d{4}-/,
+    );
 
     await sleep(1100);
     const failing = await systemStatus(app);
@@ -143,7 +149,7 @@ describe("The miners' data index in system-status, once every miner holding one 
       oldest_synced_at: synced.components.miner_index.oldest_synced_at,
       last_read_at: synced.components.miner_index.last_read_at,
       error: expect.stringMatching(
-        /^the indexes of 3 miners are loaded, but none is usable now: 3 failing \(circuit open; the first cooldown ends at \d{4}-\d\d-\d\dT[\d:.]+Z\): on-demand answers from stored data say the index is not loaded/,
+        /^the indexes of 3 miners are loaded, but none is usable now: 3 failing \(circuit open; the first cooldown ends at \d{4}-\d\d-\d\dT[\d:.]+Z\): on-demand answers from stored data say no miner holding one can be asked/,
       ),
     });
   });

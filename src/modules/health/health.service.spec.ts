@@ -392,7 +392,7 @@ describe(HealthService.name, () => {
           error:
             'the indexes of 4 miners are loaded, but none is usable now: 2 failing (circuit open; ' +
             'the first cooldown ends at 2026-12-01T10:10:00.000Z), 1 refused by MINER_ALLOWED_NETWORKS, ' +
-            '1 serving no axon: on-demand answers from stored data say the index is not loaded, and ' +
+            '1 serving no axon: on-demand answers from stored data say no miner holding one can be asked, and ' +
             'query_bucket finds no holder to ask (the statistics still count these indexes)',
         });
       });

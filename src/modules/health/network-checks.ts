@@ -1,5 +1,6 @@
 import { AppConfig } from '../../config/app-config';
 import { IndexFreshness } from '../../network/index/miner-index-read.repository';
+import { loadedIndexes, whyUnusable } from '../../network/index/unusable-indexes';
 import { NetworkService } from '../../network/network.service';
 import {
   ChainStatusDto,
@@ -80,22 +81,11 @@ function noIndexLoaded(lastReadAt: Date | null): string {
 }
 
 /** Why no loaded index is usable: what keeps each miner holding one from being asked. */
-function noIndexUsable({ loaded, unusable, failingUntil }: IndexFreshness): string {
-  const reasons = [
-    unusable.failing > 0
-      ? `${unusable.failing} failing (circuit open; the first cooldown ends at ${failingUntil?.toISOString()})`
-      : '',
-    unusable.addressRefused > 0
-      ? `${unusable.addressRefused} refused by MINER_ALLOWED_NETWORKS`
-      : '',
-    unusable.deregistered > 0 ? `${unusable.deregistered} deregistered` : '',
-    unusable.noAxon > 0 ? `${unusable.noAxon} serving no axon` : '',
-  ].filter((reason) => reason !== '');
-  const held = loaded === 1 ? 'the index of 1 miner is' : `the indexes of ${loaded} miners are`;
+function noIndexUsable(freshness: IndexFreshness): string {
   return (
-    `${held} loaded, but none is usable now: ${reasons.join(', ')}: on-demand answers from stored ` +
-    'data say the index is not loaded, and query_bucket finds no holder to ask (the statistics ' +
-    'still count these indexes)'
+    `${loadedIndexes(freshness.loaded)} loaded, but none is usable now: ${whyUnusable(freshness)}: ` +
+    'on-demand answers from stored data say no miner holding one can be asked, and query_bucket ' +
+    'finds no holder to ask (the statistics still count these indexes)'
   );
 }
 
