@@ -4,7 +4,7 @@ import { callAxon } from '../../src/devnet/axon-client';
 import { CALL_LIMITS, CALL_WINDOW_MS } from '../../src/devnet/call-limits';
 import { ReceivedCall } from '../../src/devnet/miner-server';
 import { Sr25519Keypair } from '../../src/network/bittensor/keypair';
-import { IndexSyncReport } from '../../src/network/index-sync.service';
+import { IndexSyncReport } from '../../src/network/index-sync/index-sync.service';
 import { NetworkService } from '../../src/network/network.service';
 import { SynapseName } from '../../src/common/synapse-names';
 import { startTestNetwork, TestNetwork } from '../support/network';

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { IndexSyncService } from '../../src/network/index-sync.service';
+import { IndexSyncService } from '../../src/network/index-sync/index-sync.service';
 import { MetagraphService } from '../../src/network/metagraph/metagraph.service';
 import { NetworkService } from '../../src/network/network.service';
 import { systemStatus } from '../support/system-status';

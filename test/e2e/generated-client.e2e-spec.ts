@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 import type { Middleware } from 'openapi-fetch';
 import type { OpenAPI3 } from 'openapi-typescript';
 import { Clock } from '../../src/common/clock/clock';
-import { IndexSyncService } from '../../src/network/index-sync.service';
+import { IndexSyncService } from '../../src/network/index-sync/index-sync.service';
 import { NetworkService } from '../../src/network/network.service';
 import { TaskLifecycleService } from '../../src/modules/tasks/task-lifecycle.service';
 import { checkFetchResponse } from '../support/contract';

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { DataSource } from 'typeorm';
 import { writeMetagraphFile } from '../../src/devnet/metagraph';
-import { IndexSyncService } from '../../src/network/index-sync.service';
+import { IndexSyncService } from '../../src/network/index-sync/index-sync.service';
 import { IndexRow } from '../../src/network/index/compressed-index';
 import { MinerIndexService } from '../../src/network/index/miner-index.service';
 import { MetagraphService } from '../../src/network/metagraph/metagraph.service';

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { IndexSyncService } from '../../src/network/index-sync.service';
+import { IndexSyncService } from '../../src/network/index-sync/index-sync.service';
 import { CallBudgets } from '../../src/network/transport/call-budgets';
 import { createKey } from '../support/fixtures';
 import { eventually, scrape } from '../support/metrics';

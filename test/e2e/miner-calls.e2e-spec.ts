@@ -7,7 +7,7 @@ import { DataSource } from 'typeorm';
 import { callAxon, sendSigned } from '../../src/devnet/axon-client';
 import { writeMetagraphFile } from '../../src/devnet/metagraph';
 import { cryptoReady, Sr25519Keypair } from '../../src/network/bittensor/keypair';
-import { IndexSyncService } from '../../src/network/index-sync.service';
+import { IndexSyncService } from '../../src/network/index-sync/index-sync.service';
 import { NetworkService } from '../../src/network/network.service';
 import { startTestNetwork, TestNetwork } from '../support/network';
 import { startTestApp, TEST_MASTER_KEY, TestApp, testValidatorHotkey } from '../support/test-app';

@@ -5,7 +5,7 @@ import { gunzipSync } from 'node:zlib';
 import { DataSource } from 'typeorm';
 import { MinerBehaviour } from '../../src/devnet/behaviour';
 import { TaskLifecycleService } from '../../src/modules/tasks/task-lifecycle.service';
-import { IndexSyncService } from '../../src/network/index-sync.service';
+import { IndexSyncService } from '../../src/network/index-sync/index-sync.service';
 import { NetworkService } from '../../src/network/network.service';
 import { DataItem, RedditItem } from '../../src/network/protocol';
 import { startTestNetwork, TestNetwork } from '../support/network';

@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
 import { Clock } from '../../src/common/clock/clock';
 import { formatClockSimulation } from '../../src/common/clock/clock-simulation';
-import { IndexSyncService } from '../../src/network/index-sync.service';
+import { IndexSyncService } from '../../src/network/index-sync/index-sync.service';
 import { foldObservation } from '../../src/network/credibility-recorder';
 import { MinersRepository } from '../../src/network/miners.repository';
 import { NetworkService } from '../../src/network/network.service';

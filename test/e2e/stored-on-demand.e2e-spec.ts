@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
 import { MinerBehaviour } from '../../src/devnet/behaviour';
 import { TaskLifecycleService } from '../../src/modules/tasks/task-lifecycle.service';
-import { IndexSyncService } from '../../src/network/index-sync.service';
+import { IndexSyncService } from '../../src/network/index-sync/index-sync.service';
 import { NetworkService } from '../../src/network/network.service';
 import { DataItem, timeBucketId } from '../../src/network/protocol';
 import { matchesPlainly, startTestNetwork, TestNetwork } from '../support/network';

@@ -3,7 +3,7 @@ import {
   INDEX_SYNC_JOB,
   IndexSyncReport,
   IndexSyncService,
-} from '../../src/network/index-sync.service';
+} from '../../src/network/index-sync/index-sync.service';
 import { NetworkService } from '../../src/network/network.service';
 import { TestApp } from './test-app';
 

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { STALE_AFTER_SYNCS } from '../../../network/index-sync.service';
+import { STALE_AFTER_SYNCS } from '../../../network/index-sync/index-sync.service';
 import { HOTKEY_STANDINGS, HotkeyStanding } from '../../../network/metagraph/hotkey-standing';
 import { PUBLICATION_STATES } from '../../publication/publication.types';
 

@@ -1,9 +1,9 @@
 import { Logger } from '@nestjs/common';
-import { AppConfig } from '../config/app-config';
+import { AppConfig } from '../../config/app-config';
 import { IndexSpotChecks, SyncedMiner } from './index-spot-checks';
-import { ServingMiner } from './miner.entity';
-import { NetworkService } from './network.service';
-import { CallBudgets } from './transport/call-budgets';
+import { ServingMiner } from '../miner.entity';
+import { NetworkService } from '../network.service';
+import { CallBudgets } from '../transport/call-budgets';
 
 const MAX_RESPONSE = 1000;
 const miner = (uid: number) => ({ uid, hotkey: `hk${uid}` }) as unknown as ServingMiner;

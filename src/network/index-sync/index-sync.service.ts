@@ -6,27 +6,27 @@ import {
   OnApplicationBootstrap,
   OnModuleDestroy,
 } from '@nestjs/common';
-import { Clock } from '../common/clock/clock';
-import { JobRunner } from '../common/jobs/job-runner';
-import { MetricsService } from '../common/metrics/metrics.service';
-import { PeriodicJob } from '../common/jobs/periodic-job';
-import { AppConfig } from '../config/app-config';
-import { InjectConfig } from '../config/config.module';
+import { Clock } from '../../common/clock/clock';
+import { JobRunner } from '../../common/jobs/job-runner';
+import { MetricsService } from '../../common/metrics/metrics.service';
+import { PeriodicJob } from '../../common/jobs/periodic-job';
+import { AppConfig } from '../../config/app-config';
+import { InjectConfig } from '../../config/config.module';
 import { IndexSpotChecks, SpotCheckResult, SyncedMiner } from './index-spot-checks';
-import { IndexRow, InvalidIndexError } from './index/compressed-index';
-import { MinerReplacedError } from './index/miner-index.repository';
-import { MinerIndexService } from './index/miner-index.service';
-import { isServing, ServingMiner } from './miner.entity';
-import { NetworkService } from './network.service';
-import { MAX_DATA_AGE_DAYS, oldestUsefulBucket } from './protocol';
-import { WrongAnswerError } from './sn13/messages';
-import { CallBudgets } from './transport/call-budgets';
+import { IndexRow, InvalidIndexError } from '../index/compressed-index';
+import { MinerReplacedError } from '../index/miner-index.repository';
+import { MinerIndexService } from '../index/miner-index.service';
+import { isServing, ServingMiner } from '../miner.entity';
+import { NetworkService } from '../network.service';
+import { MAX_DATA_AGE_DAYS, oldestUsefulBucket } from '../protocol';
+import { WrongAnswerError } from '../sn13/messages';
+import { CallBudgets } from '../transport/call-budgets';
 import {
   MinerCallError,
   MinerFailureReason,
   NOT_THE_MINERS_FAULT,
-} from './transport/miner-failures';
-import { roundTo } from '../common/round-to';
+} from '../transport/miner-failures';
+import { roundTo } from '../../common/round-to';
 
 export const INDEX_SYNC_JOB = 'index-sync';
 

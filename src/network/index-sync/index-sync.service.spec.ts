@@ -1,21 +1,21 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { Logger } from '@nestjs/common';
-import { MinerReplacedError } from './index/miner-index.repository';
-import { until } from '../../test/support/until';
-import { Clock } from '../common/clock/clock';
-import { CountsForInterval, JobRunner } from '../common/jobs/job-runner';
-import { MetricsService } from '../common/metrics/metrics.service';
-import { AppConfig } from '../config/app-config';
+import { MinerReplacedError } from '../index/miner-index.repository';
+import { until } from '../../../test/support/until';
+import { Clock } from '../../common/clock/clock';
+import { CountsForInterval, JobRunner } from '../../common/jobs/job-runner';
+import { MetricsService } from '../../common/metrics/metrics.service';
+import { AppConfig } from '../../config/app-config';
 import { IndexSpotChecks, SpotCheckResult, SyncedMiner } from './index-spot-checks';
 import { IndexSyncReport, IndexSyncService, STALE_AFTER_SYNCS } from './index-sync.service';
-import { IndexRow, InvalidIndexError } from './index/compressed-index';
-import { MinerIndexService } from './index/miner-index.service';
-import { MinerEntity, ServingMiner } from './miner.entity';
-import { NetworkService } from './network.service';
-import { MAX_DATA_AGE_DAYS, oldestUsefulBucket } from './protocol';
-import { WrongAnswerError } from './sn13/messages';
-import { BudgetLeft, CallBudgets } from './transport/call-budgets';
-import { MinerCallError } from './transport/miner-failures';
+import { IndexRow, InvalidIndexError } from '../index/compressed-index';
+import { MinerIndexService } from '../index/miner-index.service';
+import { MinerEntity, ServingMiner } from '../miner.entity';
+import { NetworkService } from '../network.service';
+import { MAX_DATA_AGE_DAYS, oldestUsefulBucket } from '../protocol';
+import { WrongAnswerError } from '../sn13/messages';
+import { BudgetLeft, CallBudgets } from '../transport/call-budgets';
+import { MinerCallError } from '../transport/miner-failures';
 
 /** Far from the machine's time, so that a read of `new Date()` instead of the clock shows. */
 const NOW = Date.parse('2031-03-10T12:30:00Z');

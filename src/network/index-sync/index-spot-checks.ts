@@ -1,12 +1,12 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { AppConfig } from '../config/app-config';
-import { InjectConfig } from '../config/config.module';
-import { IndexRow } from './index/compressed-index';
-import { ServingMiner } from './miner.entity';
-import { NetworkService } from './network.service';
-import { largestClaimAsked } from './transport/axon-http';
-import { CallBudgets } from './transport/call-budgets';
-import { NOT_THE_MINERS_FAULT } from './transport/miner-failures';
+import { AppConfig } from '../../config/app-config';
+import { InjectConfig } from '../../config/config.module';
+import { IndexRow } from '../index/compressed-index';
+import { ServingMiner } from '../miner.entity';
+import { NetworkService } from '../network.service';
+import { largestClaimAsked } from '../transport/axon-http';
+import { CallBudgets } from '../transport/call-budgets';
+import { NOT_THE_MINERS_FAULT } from '../transport/miner-failures';
 
 /**
  * A miner whose index a sync has just stored, with the one bucket of it a spot check would fetch
