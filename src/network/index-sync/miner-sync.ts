@@ -1,0 +1,92 @@
+import { Logger } from '@nestjs/common';
+import { Clock } from '../../common/clock/clock';
+import { AppConfig } from '../../config/app-config';
+import { IndexRow, InvalidIndexError } from '../index/compressed-index';
+import { MinerReplacedError } from '../index/miner-index.repository';
+import { MinerIndexService } from '../index/miner-index.service';
+import { isServing, ServingMiner } from '../miner.entity';
+import { NetworkService } from '../network.service';
+import { WrongAnswerError } from '../sn13/messages';
+import { MinerCallError, NOT_THE_MINERS_FAULT } from '../transport/miner-failures';
+import { countSkip, IndexSyncReport } from './index-sync-report';
+
+/**
+ * One miner's turn in an index sync: is the queued miner still the uid's, at an axon we may call;
+ * then its GetMinerIndex fetched (NetworkService.fetchMinerIndex parses and checks it, and a
+ * rejected index costs credibility there) and stored in place of its previous one. What became
+ * of it goes into the run's report, and whether it counts against the miner (a missed sync) is
+ * decided here, where the error is known. Part of IndexSyncService, which builds it and lends it
+ * its logger.
+ */
+export class MinerSync {
+  constructor(
+    private readonly network: NetworkService,
+    private readonly index: MinerIndexService,
+    private readonly clock: Clock,
+    private readonly config: AppConfig,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Syncs one miner; adds its uid to `missed` when the sync failed by the miner's fault. */
+  async sync(
+    queued: ServingMiner,
+    report: IndexSyncReport,
+    missed: number[],
+  ): Promise<IndexRow[] | undefined> {
+    // A metagraph applied since the queue was built (a sync runs for minutes, a budget wait up
+    // to 10 of them) may have given the uid to another hotkey: the call would go to the old
+    // owner, and what it did (credibility, the circuit) would be recorded by uid, on the new one.
+    // Or given the miner another axon: it is called where it serves now, not at the queued
+    // record's old address (someone else's now, or nobody's).
+    const miner = this.network.registeredMiner(queued.uid, queued.hotkey);
+    if (miner === undefined) {
+      countSkip(report, 'replaced');
+      this.logger.warn(
+        `miner ${queued.uid}: index not fetched: ${new MinerReplacedError(queued.uid, queued.hotkey).message}`,
+      );
+      return undefined;
+    }
+    if (!isServing(miner)) {
+      // Counted missed at the run's end when it serves no axon (minersWithoutAxon).
+      const none = miner.axonUrl === null;
+      countSkip(report, none ? 'no_axon' : 'address_refused');
+      this.logger.warn(
+        `miner ${miner.uid}: index not fetched: ${none ? 'it serves no axon now' : 'its axon is at a refused address now'}`,
+      );
+      return undefined;
+    }
+    try {
+      const rows = await this.network.fetchMinerIndex(miner, this.clock.now());
+      await this.index.replaceMinerIndex(miner.uid, rows, {
+        hotkey: miner.hotkey,
+        validatorMinStake: this.config.network.validatorMinStake,
+      });
+      report.synced++;
+      report.rows += rows.length;
+      return rows;
+    } catch (error) {
+      if (error instanceof InvalidIndexError || error instanceof WrongAnswerError) {
+        report.rejected++;
+        missed.push(miner.uid);
+        this.logger.warn(`miner ${miner.uid}: index rejected, previous one kept: ${error.message}`);
+      } else if (error instanceof MinerCallError && NOT_THE_MINERS_FAULT.has(error.reason)) {
+        countSkip(report, error.reason);
+      } else if (error instanceof MinerCallError) {
+        report.failed++;
+        missed.push(miner.uid);
+        this.logger.warn(
+          `miner ${miner.uid}: index not fetched (${error.reason}): ${error.message}`,
+        );
+      } else if (error instanceof MinerReplacedError) {
+        // The metagraph moved on during the run: not the miner's fault, nor ours.
+        report.failed++;
+        this.logger.warn(`miner ${miner.uid}: index not stored: ${error.message}`);
+      } else {
+        // Ours (Postgres away…): the miner answered.
+        report.failed++;
+        this.logger.error(`miner ${miner.uid}: index not stored: ${(error as Error).message}`);
+      }
+      return undefined;
+    }
+  }
+}

@@ -1,0 +1,62 @@
+import { Logger } from '@nestjs/common';
+import { Clock } from '../../common/clock/clock';
+import { MinerIndexService } from '../index/miner-index.service';
+import { NetworkService } from '../network.service';
+import { MAX_DATA_AGE_DAYS, oldestUsefulBucket } from '../protocol';
+import { calledSomeMiner, IndexSyncReport } from './index-sync-report';
+
+/**
+ * A miner's index is dropped once it has missed this many syncs in a row by its own fault (a
+ * failed call, a rejected index, no axon served): two keep it, the third drops it. What a
+ * miner that stopped answering claimed is no longer evidence of what it holds. Counted in
+ * syncs, not time: a gateway that was down, or a call not made for want of budget, is not the
+ * miner's doing.
+ */
+export const STALE_AFTER_SYNCS = 3;
+
+/**
+ * The end of an index sync run, after its spot checks: what the run says of the miners is
+ * counted (missed syncs), and what no longer counts is dropped: stale indexes, hours past the
+ * retention, old bucket fetches. Kept apart from the run because it is the one step that
+ * forgets data rather than adding it. Part of IndexSyncService, which builds it, lends it its
+ * logger, and skips it on a run cut short by shutdown.
+ */
+export class OutdatedDrops {
+  constructor(
+    private readonly network: NetworkService,
+    private readonly index: MinerIndexService,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+  ) {}
+
+  /**
+   * Counts the syncs the `missed` uids missed by their own fault, and the miners that serve no
+   * axon, then drops what no longer counts: stale indexes, hours past the retention, old bucket
+   * fetches.
+   */
+  async drop(report: IndexSyncReport, missed: readonly number[]): Promise<void> {
+    const now = this.clock.now();
+    // A run that reached no miner at all (each one failed, none answered even with an index we
+    // rejected) says more about our own network than about theirs: three such runs would have
+    // dropped every index. A miner without an axon is the chain's word, not our network's: it
+    // took its axon down (or never served one), and no validator can reach it either.
+    // A run that called no miner is no sync (calledSomeMiner): it is retried within seconds to
+    // minutes, and counting the miners without an axon at each would drop their indexes in a
+    // minute rather than after STALE_AFTER_SYNCS syncs.
+    const reached = report.synced + report.rejected > 0;
+    if (calledSomeMiner(report))
+      await this.index.countMissedSyncs([
+        ...(reached ? missed : []),
+        ...this.network.minersWithoutAxon(),
+      ]);
+    report.staleDropped = await this.index.dropStaleIndexes(STALE_AFTER_SYNCS);
+    if (report.staleDropped.length > 0)
+      this.logger.warn(
+        `indexes of uids ${report.staleDropped.join(', ')} dropped: ${STALE_AFTER_SYNCS} ` +
+          'index syncs in a row missed by their own fault',
+      );
+    report.oldRowsDropped = await this.index.dropHoursBefore(oldestUsefulBucket(now));
+    const retention = MAX_DATA_AGE_DAYS * 24 * 3_600_000;
+    await this.network.deleteBucketFetchesBefore(new Date(now.getTime() - retention));
+  }
+}
