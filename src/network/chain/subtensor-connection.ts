@@ -7,6 +7,7 @@ import { within } from '../../common/within';
 import { clientErrorText } from './client-error-text';
 import { nodeAddress, urlsAsAddresses } from './node-address';
 import { routePolkadotConsole } from './polkadot-console';
+import { QUIET_RPC, SUBTENSOR_EXTENSIONS } from './subtensor-definitions';
 
 /** The node cannot be used now: down, refusing, too slow, or waiting out a reconnect backoff. */
 export class ChainUnavailableError extends Error {
@@ -17,38 +18,6 @@ export class ChainUnavailableError extends Error {
 }
 
 class ConnectionLostError extends ChainUnavailableError {}
-
-/**
- * Subtensor's two transaction extensions carry no data: declared, so the client neither warns
- * about them nor mis-encodes extrinsics that include them.
- */
-const SUBTENSOR_EXTENSIONS = {
-  SubtensorTransactionExtension: { extrinsic: {}, payload: {} },
-  DrandPriority: { extrinsic: {}, payload: {} },
-};
-
-/**
- * `state_call` (every runtime API call) with the client's own error line switched off: it would
- * log `RPC-CORE: call(…): Bytes:: 1002: …` as an error (polkadot-console.ts) for every refusal
- * the metagraph reader expects. The error still rejects the call: the caller logs it (a refusal
- * the metagraph reader handles is a warning).
- */
-const QUIET_RPC = {
-  state: {
-    // @polkadot/types' own definition of state_call (interfaces/state/rpc), plus noErrorLog.
-    call: {
-      alias: ['state_callAt'],
-      description: 'Perform a call to a builtin on the chain',
-      params: [
-        { name: 'method', type: 'Text' },
-        { name: 'data', type: 'Bytes' },
-        { isHistoric: true, isOptional: true, name: 'at', type: 'BlockHash' },
-      ],
-      type: 'Bytes',
-      noErrorLog: true,
-    },
-  },
-};
 
 /** How long dropping a connection waits for its socket to close. */
 const CLOSE_WAIT_MS = 2000;
