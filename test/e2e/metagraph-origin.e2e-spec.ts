@@ -1,6 +1,6 @@
 import { rename } from 'node:fs/promises';
 import { freePort } from '../../bench/support/ports';
-import { IndexSyncService } from '../../src/network/index-sync.service';
+import { IndexSyncService } from '../../src/network/index-sync/index-sync.service';
 import { NetworkService } from '../../src/network/network.service';
 import { isLocal, recordConnections } from '../support/connections';
 import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
