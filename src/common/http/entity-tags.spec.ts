@@ -13,6 +13,8 @@ describe('namesTag', () => {
     expect(namesTag(`"other", ${weak}`, weak, 'weak')).toBe(true);
     expect(namesTag(`"other",${strong} ,`, strong, 'strong')).toBe(true);
     expect(namesTag(`, ,"other",\t${weak}`, weak, 'weak')).toBe(true);
+    // obs-text (§5.5) is an etagc: Node hands a header's bytes over as Latin-1 characters.
+    expect(namesTag(`"caf\u00e9", ${weak}`, weak, 'weak')).toBe(true);
     expect(namesTag('"other", W/"more"', weak, 'weak')).toBe(false);
   });
 
@@ -38,6 +40,9 @@ describe('namesTag', () => {
     expect(namesTag('W/ "v1-abc"', strong, 'weak')).toBe(false);
     expect(namesTag(`*, ${strong}`, strong, 'weak')).toBe(false);
     expect(namesTag(`${strong} junk`, strong, 'weak')).toBe(false);
+    // Not the tags read before the value stops being a list: none at all.
+    expect(namesTag(`${strong}, junk`, strong, 'weak')).toBe(false);
+    expect(namesTag(`${strong}, "open`, strong, 'strong')).toBe(false);
     expect(namesTag('', strong, 'weak')).toBe(false);
   });
 });

@@ -209,6 +209,13 @@ describe(DatasetDownloadService.name, () => {
     });
   });
 
+  // Weak comparison (RFC 9110 §13.1.2), unlike If-Match's: a cache may send the tag back weak.
+  it('answers 304 when If-None-Match names the file by its tag made weak', async () => {
+    const { sha256 } = recorded(files.jsonl, JSONL);
+    const answer = await service.open('btc', 'jsonl', { ifNoneMatch: `"other", W/"${sha256}"` });
+    expect(answer.status).toBe(304);
+  });
+
   describe('If-Match', () => {
     const tag = () => `"${recorded(files.jsonl, JSONL).sha256}"`;
 
