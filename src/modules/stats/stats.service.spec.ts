@@ -356,7 +356,11 @@ describe(`${StatsService.name}'s conditional answers`, () => {
       await tag(service.bytesByLabel('#eth')),
     ];
     index.version = '2';
-    tags.push(await tag(service.topLabels('x')), await tag(service.bytesByLabel('#btc')));
+    tags.push(
+      await tag(service.topLabels('x')),
+      await tag(service.ages('x')),
+      await tag(service.bytesByLabel('#btc')),
+    );
     expect(new Set(tags).size).toBe(tags.length);
     for (const each of tags) expect(each).toMatch(/^W\/"[0-9a-f]{32}"$/);
   });
