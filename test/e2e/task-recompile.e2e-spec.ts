@@ -142,6 +142,8 @@ describe('Recompiling a failed task', () => {
   it('answers 404 for an unknown task', async () => {
     const response = await recompile('nope').expect(404);
     expect(response.body.detail).toBe("Task 'nope' not found");
+    // No task's id holds U+0000 (Postgres text cannot), and none is asked for one.
+    await recompile('a\u0000b').expect(404);
   });
 
   it('refuses a task that has not failed with a 409 naming its state, and leaves it as it was', async () => {

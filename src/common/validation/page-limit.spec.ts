@@ -32,4 +32,8 @@ describe(PageLimit.name, () => {
       { loc: ['query', 'limit'], type: 'int_parsing' },
     ]);
   });
+
+  it('takes a request without a limit (the list decides its page)', async () => {
+    expect(await validated(Page, {}, 'query')).toEqual(new Page());
+  });
 });

@@ -174,11 +174,14 @@ describe(TasksService.name, () => {
     });
 
     it('refuses an unknown id with the 404 of getTask, and logs nothing', async () => {
-      const { service } = setUp([]);
+      const { service, repository } = setUp([]);
       await expect(service.recompile('nope')).rejects.toThrow(
         new NotFoundException("Task 'nope' not found"),
       );
+      repository.recompileFailed.mockClear();
       await expect(service.recompile('no\u0000pe')).rejects.toThrow(NotFoundException);
+      // Postgres text cannot hold U+0000: asked, it would answer the request a 500.
+      expect(repository.recompileFailed).not.toHaveBeenCalled();
       expect(logged).not.toHaveBeenCalled();
     });
 
