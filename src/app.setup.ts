@@ -43,6 +43,14 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
   // Responses are dynamic JSON: an ETag would cost a hash per response and never match. The
   // dataset download and the statistics set their own, from what determines the answer.
   app.set('etag', false);
+  // And they answer conditional requests themselves, by one matcher (common/http/entity-tags.ts).
+  // Express's res.send would answer 304 on its own wherever its `fresh` check, which splits
+  // If-None-Match at commas and spaces, finds the ETag set, a malformed value included that the
+  // matcher reads as naming nothing (docs/decisions.md, "Miner index and statistics").
+  Object.defineProperty(app.getHttpAdapter().getInstance().request, 'fresh', {
+    configurable: true,
+    get: () => false,
+  });
   // Not set at all, rather than set by Express and removed by helmet on every response.
   app.disable('x-powered-by');
   // req.ip is the client behind the trusted proxies (TRUST_PROXY), for the failed-login limit.
