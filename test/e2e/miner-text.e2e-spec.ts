@@ -1,7 +1,6 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
 import { DataSource } from 'typeorm';
 import { MinerBehaviour } from '../../src/devnet/behaviour';
 import { TaskLifecycleService } from '../../src/modules/tasks/task-lifecycle.service';
@@ -12,6 +11,7 @@ import { startTestNetwork, TestNetwork } from '../support/network';
 import { readParquet } from '../support/parquet-reader';
 import { registerTask } from '../support/tasks';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
+import { asBytes, jsonLines } from '../support/downloads';
 
 const ENDPOINT = '/api/v1/on_demand_data_request';
 /** What every miner appends to a record's text (devnet fault brokenText), as the gateway keeps it. */
@@ -98,21 +98,12 @@ describe('Text from miners that Postgres cannot store as sent', () => {
       expect(await lifecycle.compileExpired()).toBe(1);
 
       const get = (path: string) =>
-        app.http
-          .get(`/api/v1/tasks/broken-text/dataset${path}`)
-          .set('X-API-Key', TEST_MASTER_KEY)
-          .buffer(true)
-          .parse((response, callback) => {
-            const chunks: Buffer[] = [];
-            response.on('data', (chunk: Buffer) => chunks.push(chunk));
-            response.on('end', () => callback(null, Buffer.concat(chunks)));
-          })
-          .expect(200);
-      const items = gunzipSync((await get('')).body as Buffer)
-        .toString('utf8')
-        .trim()
-        .split('\n')
-        .map((line) => JSON.parse(line) as DataItem);
+        asBytes(
+          app.http
+            .get(`/api/v1/tasks/broken-text/dataset${path}`)
+            .set('X-API-Key', TEST_MASTER_KEY),
+        ).expect(200);
+      const items = jsonLines<DataItem>((await get('')).body as Buffer);
       expect(items).toHaveLength(count);
       expectCleaned(items, network);
       const file = join(dataDir, 'broken-text.parquet');

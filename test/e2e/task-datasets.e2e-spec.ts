@@ -16,7 +16,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { gzipSync } from 'node:zlib';
 import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Clock } from '../../src/common/clock/clock';
@@ -44,6 +44,7 @@ import {
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 import { registerTask } from '../support/tasks';
 import { keyPaths, liveItem } from '../support/items';
+import { asBytes, jsonLines } from '../support/downloads';
 
 const DAY = 24 * 3600 * 1000;
 const PARQUET = 'application/vnd.apache.parquet';
@@ -57,14 +58,7 @@ describe('Task datasets as Parquet', () => {
 
   const get = (path: string) => app.http.get(`/api/v1/${path}`).set('X-API-Key', TEST_MASTER_KEY);
   /** The body as the exact bytes sent. */
-  const download = (path: string) =>
-    get(path)
-      .buffer(true)
-      .parse((response, callback) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => callback(null, Buffer.concat(chunks)));
-      });
+  const download = (path: string) => asBytes(get(path));
   const register = (id: string, label: string, platform: 'x' | 'reddit') =>
     registerTask(app.app, '5ValidatorHotkeyForDatasets', id, label, platform);
   const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
@@ -72,11 +66,7 @@ describe('Task datasets as Parquet', () => {
   /** The JSON lines dataset's items and the Parquet file's rows as DuckDB reads them. */
   async function bothFormats(id: string) {
     const jsonl = await download(`tasks/${id}/dataset`).expect(200);
-    const items = gunzipSync(jsonl.body as Buffer)
-      .toString('utf8')
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line) as DataItem);
+    const items = jsonLines<DataItem>(jsonl.body as Buffer);
     const parquet = await download(`tasks/${id}/dataset?format=parquet`).expect(200);
     const file = join(dataDir, `downloaded-${id}.parquet`);
     writeFileSync(file, parquet.body as Buffer);

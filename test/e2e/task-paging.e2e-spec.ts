@@ -1,4 +1,3 @@
-import { gunzipSync } from 'node:zlib';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +7,7 @@ import { DataItem } from '../../src/network/protocol';
 import { matchesPlainly, startTestNetwork, TestNetwork } from '../support/network';
 import { registerTask } from '../support/tasks';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
+import { asBytes, jsonLines } from '../support/downloads';
 
 const DAY = 24 * 3600 * 1000;
 const LIMIT = 10;
@@ -91,21 +91,10 @@ describe('Paging a task back through its window', () => {
 
     clock.advance(8 * DAY);
     expect(await lifecycle.runOnce()).toEqual({ collected: 0, compiled: 1 });
-    const dataset = await app.http
-      .get('/api/v1/tasks/past-btc/dataset')
-      .set('X-API-Key', TEST_MASTER_KEY)
-      .buffer(true)
-      .parse((response, callback) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => callback(null, Buffer.concat(chunks)));
-      })
-      .expect(200);
-    const uris = gunzipSync(dataset.body as Buffer)
-      .toString('utf8')
-      .trim()
-      .split('\n')
-      .map((line) => (JSON.parse(line) as DataItem).uri);
+    const dataset = await asBytes(
+      app.http.get('/api/v1/tasks/past-btc/dataset').set('X-API-Key', TEST_MASTER_KEY),
+    ).expect(200);
+    const uris = jsonLines<DataItem>(dataset.body as Buffer).map((item) => item.uri);
     expect(uris).toHaveLength(expected.length);
     expect(new Set(uris)).toEqual(new Set(expected.map((item) => item.uri)));
   });

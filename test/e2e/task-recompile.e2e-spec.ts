@@ -1,7 +1,6 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
 import { DataSource } from 'typeorm';
 import { Clock } from '../../src/common/clock/clock';
 import { TaskLifecycleService } from '../../src/modules/tasks/task-lifecycle.service';
@@ -10,6 +9,7 @@ import { createKey } from '../support/fixtures';
 import { startTestNetwork, TestNetwork } from '../support/network';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 import { registerTask } from '../support/tasks';
+import { asBytes, jsonLines } from '../support/downloads';
 
 const HOUR = 3_600_000;
 
@@ -123,19 +123,8 @@ describe('Recompiling a failed task', () => {
     expect(completed.state).toBe('completed');
     expect(completed).not.toHaveProperty('failure_reason');
     expect(completed.dataset.rows).toBe(stored.length);
-    const download = await get('tasks/stuck-x/dataset')
-      .buffer(true)
-      .parse((response, callback) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => callback(null, Buffer.concat(chunks)));
-      })
-      .expect(200);
-    const rows = gunzipSync(download.body as Buffer)
-      .toString('utf8')
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line) as unknown);
+    const download = await asBytes(get('tasks/stuck-x/dataset')).expect(200);
+    const rows = jsonLines(download.body as Buffer);
     expect(rows).toEqual(stored.map((item) => item.item));
   });
 

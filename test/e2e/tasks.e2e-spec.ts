@@ -12,6 +12,7 @@ import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/da
 import { matchesPlainly, startTestNetwork, TestNetwork } from '../support/network';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 import { registerTask } from '../support/tasks';
+import { asBytes, jsonLines } from '../support/downloads';
 
 const DAY = 24 * 3600 * 1000;
 
@@ -55,14 +56,7 @@ describe('Scraping task lifecycle', () => {
       .get(DataSource)
       .query('UPDATE scraping_tasks SET expires_at = registered_at WHERE id = $1', [id]);
   /** The body as the exact bytes sent. */
-  const download = (path: string) =>
-    get(path)
-      .buffer(true)
-      .parse((response, callback) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => callback(null, Buffer.concat(chunks)));
-      });
+  const download = (path: string) => asBytes(get(path));
 
   it('runs a task from registration to a downloadable dataset of what miners served', async () => {
     await register('bitcoin-x', '#bitcoin');
@@ -102,14 +96,7 @@ describe('Scraping task lifecycle', () => {
       download_url: '/api/v1/tasks/bitcoin-x/dataset',
     });
 
-    const download = await get('tasks/bitcoin-x/dataset')
-      .buffer(true)
-      .parse((response, callback) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => callback(null, Buffer.concat(chunks)));
-      })
-      .expect(200);
+    const download = await asBytes(get('tasks/bitcoin-x/dataset')).expect(200);
     const file = download.body as Buffer;
     expect(download.headers['content-type']).toBe('application/gzip');
     expect(Number(download.headers['content-length'])).toBe(file.length);
@@ -118,11 +105,7 @@ describe('Scraping task lifecycle', () => {
     );
     expect(completed.dataset.sha256).toBe(download.headers['x-content-sha256']);
 
-    const rows = gunzipSync(file)
-      .toString('utf8')
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line) as DataItem);
+    const rows = jsonLines<DataItem>(file);
     expect(rows).toHaveLength(collected);
     const expected = network.devnet.corpus.items.filter((item) =>
       matchesPlainly(item, { source: 'X', keywords: ['#bitcoin'] }),
