@@ -6,7 +6,6 @@ import { CredibilityRecorder } from './credibility-recorder';
 import { IndexRow, InvalidIndexError, parseCompressedIndex } from './index/compressed-index';
 import { IndexFreshness } from './index/miner-index-read.repository';
 import { MinerIndexService } from './index/miner-index.service';
-import { loadedIndexes, whyUnusable } from './index/unusable-indexes';
 import { LiveQueryService } from './live-query.service';
 import { HotkeyCheck } from './metagraph/hotkey-standing';
 import { MetagraphService, MinerCounts } from './metagraph/metagraph.service';
@@ -18,6 +17,12 @@ import { SourceId } from './sources';
 import { getMinerIndexFields, readCompressedIndex, WrongAnswerError } from './sn13/messages';
 import { SYNAPSE_NAMES, SynapseName } from '../common/synapse-names';
 import { StoredDataService } from './stored/stored-data.service';
+import {
+  indexNotLoaded,
+  indexUnusable,
+  partialAndEmpty,
+  StoredBecause,
+} from './stored/empty-answers';
 import { CallBudgets, QueryPurpose } from './transport/call-budgets';
 import { NeuronListing, neuronListing } from './neuron-listing';
 import { MinerClient, targetOf } from './transport/miner-client';
@@ -344,59 +349,4 @@ export class NetworkService implements OnModuleInit {
   deleteBucketFetchesBefore(date: Date): Promise<void> {
     return this.buckets.deleteFetchedBefore(date);
   }
-}
-
-/** Why a query is answered from stored data: it tells a user what to change. */
-export type StoredBecause = 'configured' | 'refused' | 'budget';
-
-const MINERS_CANNOT_SEARCH: Record<StoredBecause, string> = {
-  configured: 'this gateway asks miners for stored data only (ON_DEMAND_MODE=stored)',
-  refused: 'miners do not take on-demand queries now',
-  budget:
-    "every miner taking on-demand queries has spent this validator's OnDemandRequest calls for the hour; " +
-    'try again next hour',
-};
-
-/** A user's stored answer that could search only the gateway's store, and found nothing. */
-export function partialAndEmpty(why: StoredBecause): string {
-  return (
-    'Only data already stored by this gateway was searched, and none matched: the query names no label ' +
-    '(an X #hashtag or $cashtag, a Reddit r/subreddit) whose hours could be fetched from miners, and ' +
-    `${MINERS_CANNOT_SEARCH[why]}. Add a label to its keywords.`
-  );
-}
-
-/**
- * A user's labelled stored answer that found nothing while miners' indexes are loaded but none of
- * their holders may be asked now: which miners hold the labels is known, none can be used.
- */
-export function indexUnusable(freshness: IndexFreshness): string {
-  const retry = freshness.failingUntil
-    ? ` The first failing miner may be asked again after ${freshness.failingUntil.toISOString()}.`
-    : '';
-  return (
-    `The miners' data index: ${loadedIndexes(freshness.loaded)} loaded, but no miner holding ` +
-    `one can be asked now: ${whyUnusable(freshness)}. Only data already stored by this ` +
-    `gateway was searched, and none matched.${retry}`
-  );
-}
-
-/**
- * A user's labelled stored answer that found nothing while no miner's index is loaded
- * (StoredAnswer.indexLoaded): which miners hold the labels is not known, so this is no "no data".
- */
-export function indexNotLoaded(sync: {
-  intervalMs: number;
-  onStart: boolean;
-  fetchTimeoutMs: number;
-}): string {
-  const minutes = Math.round(sync.intervalMs / 60_000);
-  const when = sync.onStart
-    ? `The index sync runs at start and every ${minutes} minutes (sooner again after one that could call no miner), and reading one miner's index can take up to ${Math.round(sync.fetchTimeoutMs / 1000)} s: a sync still running loads it within minutes, else it is loaded by the next sync, at most ${minutes} minutes after the last one started.`
-    : `The index sync runs every ${minutes} minutes, not at start (INDEX_SYNC_ON_START=false): try again after the first one.`;
-  return (
-    "The miners' data index is not loaded yet (no miner's index has been read, or every miner's " +
-    "index sync failed), so which miners hold this query's labels is not known: only data already " +
-    `stored by this gateway was searched, and none matched. ${when}`
-  );
 }
