@@ -15,8 +15,9 @@ export type Conditional<T> = { status: 200; tag: string; answer: T } | { status:
  * and its normalized parameters (with the aggregates' version, read from Postgres, so the same
  * on every replica), and `body`, the answer itself when nothing less determines it. Weak: it
  * promises the same data, not the same bytes (an answer read just after a write of the totals
- * may be tagged with the version before it; docs/decisions.md). The interface version is part
- * of it, so that an answer of another shape is not taken for the one a client holds.
+ * may be tagged with the version before it; docs/decisions.md, "Miner index and statistics").
+ * The interface version is part of it, so that an answer of another shape is not taken for the
+ * one a client holds.
  */
 export function answerTag(request: readonly (string | number)[], body?: string): string {
   const hash = createHash('sha256').update(JSON.stringify([API_VERSION, ...request]));
