@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { Clock } from '../../src/common/clock/clock';
 import { TaskLifecycleService } from '../../src/modules/tasks/task-lifecycle.service';
-import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
 import { createKey } from '../support/fixtures';
 import { startTestNetwork, TestNetwork } from '../support/network';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
@@ -16,28 +15,26 @@ const HOUR = 3_600_000;
 describe('Recompiling a failed task', () => {
   let network: TestNetwork;
   let dataDir: string;
-  let databaseName: string;
   let app: TestApp;
 
   beforeAll(async () => {
     network = await startTestNetwork(3);
     dataDir = mkdtempSync(join(tmpdir(), 'gateway-recompile-'));
-    databaseName = scratchDatabaseName('recompile');
-    const databaseUrl = await createDatabase(process.env.TEST_RUN_SERVER_URL!, databaseName);
-    app = await startTestApp({
-      ...network.env,
-      DATABASE_URL: databaseUrl,
-      DATA_DIR: dataDir,
-      QUERY_MINERS: '3',
-      QUERY_QUORUM: '3',
-      QUERY_CACHE_TTL_SECONDS: '0',
-      TASK_COLLECT_LIMIT: '1000',
-    });
+    app = await startTestApp(
+      {
+        ...network.env,
+        DATA_DIR: dataDir,
+        QUERY_MINERS: '3',
+        QUERY_QUORUM: '3',
+        QUERY_CACHE_TTL_SECONDS: '0',
+        TASK_COLLECT_LIMIT: '1000',
+      },
+      { ownDatabase: true },
+    );
   });
   afterAll(async () => {
     await app.close();
     await network.stop();
-    await dropDatabase(process.env.TEST_RUN_SERVER_URL!, databaseName);
     rmSync(dataDir, { recursive: true, force: true });
   });
 
