@@ -1,4 +1,5 @@
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StartupError } from '../common/lifecycle/startup-failure';
@@ -24,4 +25,25 @@ describe(checkDataDirectory.name, () => {
       `Startup failed: DATA_DIR=${file}: cannot write datasets under it (ENOTDIR)`,
     );
   });
+
+  // procfs answers ENOENT to a new directory in a directory that exists: Node's recursive mkdir
+  // took it for a missing parent and retried forever, and the start hung.
+  it('refuses at once a DATA_DIR under /proc, saying its parent takes no new directories', async () => {
+    const dataDir = '/proc/self/gateway-data';
+    await expect(checkDataDirectory(dataDir)).rejects.toThrow(
+      `Startup failed: DATA_DIR=${dataDir}: cannot write datasets under it (ENOENT: /proc/self ` +
+        'takes no new directories: a pseudo file system such as /proc, or a broken link?)',
+    );
+  }, 5_000);
+
+  // A FIFO without a reader stands in for a network mount that does not answer: the write probe's
+  // open waits for ever.
+  it('refuses a DATA_DIR that does not answer, within the time it is given', async () => {
+    mkdirSync(join(scratch, 'datasets'));
+    execFileSync('mkfifo', [join(scratch, 'datasets', `.write-check-${process.pid}`)]);
+    await expect(checkDataDirectory(scratch, 300)).rejects.toThrow(
+      `Startup failed: DATA_DIR=${scratch}: cannot write datasets under it (no answer within ` +
+        '0.3 s: an unreachable network mount?)',
+    );
+  }, 5_000);
 });

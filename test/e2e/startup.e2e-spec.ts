@@ -153,6 +153,19 @@ describe('A production process that cannot start', () => {
     }
   });
 
+  // The start hung there, a core busy: Node's recursive mkdir retried procfs's ENOENT for ever.
+  it('names DATA_DIR in one line when it is under /proc', async () => {
+    const lines = await failedStart({
+      DATA_DIR: '/proc/self/gateway-data',
+      DATABASE_URL: serverUrl(),
+      METAGRAPH_FILE: '/dev/null',
+    });
+    expect(lines).toEqual([
+      'Startup failed: DATA_DIR=/proc/self/gateway-data: cannot write datasets under it (ENOENT: ' +
+        '/proc/self takes no new directories: a pseudo file system such as /proc, or a broken link?)',
+    ]);
+  });
+
   // An operator review: a key file of `abc` was taken as the master key.
   it('refuses in one line a development master-key file whose key MASTER_KEY would refuse, leaving it as it was', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'gateway-startup-'));
