@@ -1275,3 +1275,14 @@ describe(loadConfig.name, () => {
     });
   });
 });
+
+describe(configWarnings.name, () => {
+  // pg printed its own nine-line SECURITY WARNING on stderr instead (docs/decisions.md, "Start-up").
+  it('says in one line that a DATABASE_URL sslmode=require is verified as verify-full', () => {
+    const url = 'postgres://gateway:secret@db.example.com/validator?sslmode=';
+    expect(configWarnings(loadConfig({ DATABASE_URL: `${url}require` }))).toEqual([
+      expect.stringMatching(/^DATABASE_URL: sslmode=require is taken as sslmode=verify-full /),
+    ]);
+    expect(configWarnings(loadConfig({ DATABASE_URL: `${url}verify-full` }))).toEqual([]);
+  });
+});

@@ -7,6 +7,7 @@ import { BODY_LIMIT_FORM, bytesOf } from '../common/http/body-limit';
 import { EnvironmentVariables } from './environment-variables';
 import { expandHome, PATH_VARIABLES } from './home-path';
 import { indexSyncProblems, indexSyncSeconds } from './index-sync-schedule';
+import { tlsModeWarning } from './database-tls';
 import { callBudgetExcesses, defaultCallBudgets, loopbackOnly } from './miner-call-limits';
 import {
   AllowedNetworks,
@@ -231,8 +232,9 @@ const SAMPLE_MASTER_KEYS = ['change-me-to-a-long-random-string'];
 
 /**
  * What a loaded configuration allows but should not, said as a warning at start: budgets above
- * the miners' limits (refused wherever real miners can be reached, loadConfig), and outside
- * production a publication lease shorter than an attempt (refused in production, loadConfig).
+ * the miners' limits (refused wherever real miners can be reached, loadConfig), outside
+ * production a publication lease shorter than an attempt (refused in production, loadConfig),
+ * and a DATABASE_URL sslmode that the gateway passes on as verify-full (explicitTlsMode).
  */
 export function configWarnings(config: AppConfig): string[] {
   const { callBudgets, validatorSharesHotkey, callBudgetMarginMs, subtensor } = config.network;
@@ -240,9 +242,11 @@ export function configWarnings(config: AppConfig): string[] {
     config.nodeEnv !== 'production' && config.gravity.repoUrl && subtensor
       ? publicationLeaseProblem(config.publication.leaseMs, subtensor.timeoutMs)
       : undefined;
+  const tls = tlsModeWarning(config.databaseUrl);
   return [
     ...callBudgetExcesses(callBudgets, validatorSharesHotkey, callBudgetMarginMs),
     ...(lease ? [lease] : []),
+    ...(tls ? [tls] : []),
   ];
 }
 

@@ -1,6 +1,7 @@
 import type { ClientBase, PoolConfig } from 'pg';
 import { DataSourceOptions } from 'typeorm';
 import { DatabaseTuning, DEFAULT_DATABASE_TUNING } from '../config/app-config';
+import { explicitTlsMode } from '../config/database-tls';
 import { InitialSchema1763700000000 } from './migrations/1763700000000-InitialSchema';
 import { RepoNames1763800000000 } from './migrations/1763800000000-RepoNames';
 import { MinerIndex1763900000000 } from './migrations/1763900000000-MinerIndex';
@@ -81,7 +82,7 @@ export function buildDataSourceOptions(
 ): DataSourceOptions {
   return {
     type: 'postgres',
-    url,
+    url: explicitTlsMode(url),
     migrations: MIGRATIONS,
     migrationsTableName: 'migrations',
     synchronize: false,
@@ -108,7 +109,7 @@ export function buildDataSourceOptions(
  */
 export function buildProbePoolConfig(url: string, tuning?: Partial<DatabaseTuning>): PoolConfig {
   return {
-    connectionString: url,
+    connectionString: explicitTlsMode(url),
     max: 1,
     ...connectionBounds(tuning),
     application_name: 'validator-gateway health',

@@ -103,6 +103,19 @@ describe('A production process that cannot start', () => {
     expect(lines.join('\n')).not.toContain('not-a-real-password');
   });
 
+  // A managed Postgres's URL as providers give it: pg printed a nine-line SECURITY WARNING
+  // (sslmode aliases) on stderr first. The test run's server has no TLS.
+  it('names DATABASE_URL in one line, and nothing else, when its sslmode=require finds no TLS', async () => {
+    const url = new URL(serverUrl());
+    url.searchParams.set('sslmode', 'require');
+    const lines = await failedStart({ DATABASE_URL: url.toString(), METAGRAPH_FILE: '/dev/null' });
+    expect(lines).toEqual([
+      expect.stringMatching(
+        /^Startup failed: cannot use the database of DATABASE_URL=postgres:\/\/\S+: The server does not support SSL connections \(TLS: see the URL's sslmode and sslrootcert\)$/,
+      ),
+    ]);
+  });
+
   // As while it is restored or moved: Postgres refuses every new connection with 55000.
   it('names DATABASE_URL in one line when the database does not accept connections now', async () => {
     const name = scratchDatabaseName('closed');
