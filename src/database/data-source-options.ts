@@ -34,6 +34,7 @@ import { MetagraphStateGenesis1764920000000 } from './migrations/1764920000000-M
 import { ParquetWrittenAt1764930000000 } from './migrations/1764930000000-ParquetWrittenAt';
 import { JobRunsCountedAt1764940000000 } from './migrations/1764940000000-JobRunsCountedAt';
 import { PublicationTarget1764941000000 } from './migrations/1764941000000-PublicationTarget';
+import { AggregatesVersionId1764950000000 } from './migrations/1764950000000-AggregatesVersionId';
 
 export const MIGRATIONS = [
   InitialSchema1763700000000,
@@ -68,6 +69,7 @@ export const MIGRATIONS = [
   ParquetWrittenAt1764930000000,
   JobRunsCountedAt1764940000000,
   PublicationTarget1764941000000,
+  AggregatesVersionId1764950000000,
 ];
 
 /**

@@ -44,7 +44,9 @@ export class IndexTotalsRepository {
    * Serializes the transactions that write the network totals (index replaces, credibility
    * changes): they touch overlapping rows in different orders and would otherwise deadlock.
    * Readers are never blocked. Released at commit or rollback. Whoever takes the lock is about
-   * to change the totals, so the version the readers' caches are keyed by moves on.
+   * to change the totals, so the version the readers' caches and tags are keyed by moves on: the
+   * row's trigger draws a new `version_id` at every UPDATE (migration AggregatesVersionId); the
+   * counter is what releases before it read.
    */
   async lockTotals(manager: EntityManager): Promise<void> {
     await manager.query('SELECT pg_advisory_xact_lock($1)', [TOTALS_LOCK_ID]);

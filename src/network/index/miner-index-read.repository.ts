@@ -91,12 +91,16 @@ export interface BucketHolding {
 export class MinerIndexReadRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  /** Changes whenever the totals change (see lockTotals). */
+  /**
+   * Changes whenever the totals change (see lockTotals), to a value it never had: a random uuid,
+   * so that a database restored from a backup, whose next writes repeat the old counter, never
+   * gives a value again for other totals than it named before.
+   */
   async aggregatesVersion(): Promise<string> {
-    const [row] = await this.dataSource.query<{ version: string }[]>(
-      'SELECT version FROM aggregates_version WHERE id = 1',
+    const [row] = await this.dataSource.query<{ version_id: string }[]>(
+      'SELECT version_id FROM aggregates_version WHERE id = 1',
     );
-    return row?.version ?? '0';
+    return row?.version_id ?? '0';
   }
 
   topLabels(source: SourceId, limit: number): Promise<LabelSizeRow[]> {
