@@ -4,7 +4,10 @@ import { DataItemDto, dataItemsProperty } from '../../data-query/dto/data-item.d
 import { RedditItemDto } from '../../data-query/dto/reddit-item.dto';
 import { XItemDto } from '../../data-query/dto/x-item.dto';
 
-/** Sums of the miners' index (Postgres bigint), as whole bytes. */
+/**
+ * Sums of the miners' index (Postgres bigint), as whole bytes: JSON numbers, exact up to 2^53,
+ * which only inflated claims pass (docs/decisions.md, "Miner index and statistics").
+ */
 const BYTES = { type: 'integer', format: 'int64', minimum: 0 } as const;
 /** floor(unix seconds / 3600): a Postgres integer, like the query's bucket bounds. */
 const BUCKET_ID = { type: 'integer', format: 'int32', minimum: 0 } as const;
