@@ -348,6 +348,45 @@ describe('Error responses', () => {
     ]);
   });
 
+  // Known defect, not fixed yet (docs/decisions.md, "Errors"): Nest validates each parameter on
+  // its own and the first refusal answers, so a request bad in its path and its query lists one
+  // of the two (a review's finding on query_bucket). `failing`: it passes while the defect
+  // stands, and fails once it is fixed, when `.failing` goes.
+  it.failing(
+    'lists the errors of the path, the query and the headers in one 422, in that order',
+    async () => {
+      const pathAndQuery = await app.http
+        .get('/api/v1/query_bucket/facebook?start_bucket=abc')
+        .set('X-API-Key', key)
+        .expect(422);
+      expect(pathAndQuery.body.detail).toEqual([
+        expect.objectContaining({ loc: ['path', 'source'], type: 'enum' }),
+        expect.objectContaining({ loc: ['query', 'start_bucket'], type: 'int_parsing' }),
+      ]);
+      const tooLong = `"${'a'.repeat(1023)}"`;
+      const bucket = await app.http
+        .get('/api/v1/query_bucket/facebook?start_bucket=abc&label=%20')
+        .set('X-API-Key', key)
+        .set('If-None-Match', tooLong)
+        .expect(422);
+      expect(bucket.body.detail).toEqual([
+        expect.objectContaining({ loc: ['path', 'source'], type: 'enum' }),
+        expect.objectContaining({ loc: ['query', 'label'], type: 'string_too_short' }),
+        expect.objectContaining({ loc: ['query', 'start_bucket'], type: 'int_parsing' }),
+        expect.objectContaining({ loc: ['header', 'if-none-match'], type: 'string_too_long' }),
+      ]);
+      const ages = await app.http
+        .get('/api/v1/ages?source=tiktok')
+        .set('X-API-Key', key)
+        .set('If-None-Match', tooLong)
+        .expect(422);
+      expect(ages.body.detail).toEqual([
+        expect.objectContaining({ loc: ['query', 'source'], type: 'enum' }),
+        expect.objectContaining({ loc: ['header', 'if-none-match'], type: 'string_too_long' }),
+      ]);
+    },
+  );
+
   it("answers unknown routes with FastAPI's 404 body", async () => {
     const response = await app.http.get('/api/v1/nope').set('X-API-Key', key).expect(404);
     expect(response.body).toEqual({
