@@ -17,7 +17,8 @@ export interface StoredAnswer {
    * `partial`: the query names no label (or `any` mixes in other keywords), or no miner's index
    * is loaded (`indexLoaded`): only stored items; or a bucket the query needs is missing
    * (`buckets.missing`): neither fresh in the store nor delivered in time (a delivery whose
-   * every content the checks dropped is none: contents-check.ts, deliveriesToKeep).
+   * every content the checks dropped is none: contents-check.ts, deliveriesToKeep); or the
+   * planned hours gave fewer than `limit` items and older held hours were never planned.
    */
   coverage: 'complete' | 'partial';
   /**
@@ -61,6 +62,7 @@ export function summarize(
   stored: readonly StoredItem[],
   deadlineReached: boolean,
   indexLoaded = true,
+  unplannedSkipped = false,
 ): StoredAnswer {
   const fromStore = selected.filter((bucket) => bucket.fromStore).length;
   const fetchedNow = [...round.delivered.values()].filter(Boolean).length;
@@ -119,7 +121,9 @@ export function summarize(
     error: nothingAnswered ? whyMissing(round, missing, deadlineReached) : undefined,
     // An answer short of buckets it needed holds only part of what matches: it said `complete`,
     // and a client took the missing hours for hours without data.
-    coverage: indexLoaded && missing === 0 ? plan.coverage : 'partial',
+    // So is one whose read went past the chosen hours over held hours never planned (the
+    // estimate of the chosen ones fell short): it skipped matches newer than what it answers.
+    coverage: indexLoaded && missing === 0 && !unplannedSkipped ? plan.coverage : 'partial',
     indexLoaded,
     buckets: { planned: selected.length, fromStore, fetchedNow, missing },
     oldestFetchedAt: oldest,

@@ -265,6 +265,37 @@ describe(StoredDataService.name, () => {
     expect(calls.map((call) => call.uid).sort()).toEqual([1, 2]);
   });
 
+  // A consumer's audit: the newest two hours were planned for 15 items (10 claimed in each) but
+  // delivered 2 each; the read went on to an older hour already stored and answered its items as
+  // the next newest, `complete`, though the hour between (held, never planned) holds 10 newer ones.
+  it('says partial when the planned hours fall short and the hours older than them were not all planned', async () => {
+    const hours = [NOW_HOUR - 1, NOW_HOUR - 2, NOW_HOUR - 3, NOW_HOUR - 4];
+    const holder = miner(1);
+    hours.forEach((hour, index) =>
+      holder.holds.set(
+        bucketKeyOf(bucket('#tao', hour)),
+        Array.from({ length: 10 }, (_, n) => tweet(1 + index * 100 + n, hour, '#tao')),
+      ),
+    );
+    const { service } = setUp([holder]);
+    const oldest = bucketStart(hours[3]);
+    await service.answer(
+      query({ startDate: oldest, endDate: new Date(oldest.getTime() + 3_599_999) }),
+    );
+    holder.answer = (asked) =>
+      asked.map((id): [WireBucketId, string[]] => [
+        id,
+        (holder.holds.get(bucketKeyOf(bucket('#tao', id.time_bucket.id))) ?? []).slice(0, 2),
+      ]);
+
+    const answer = await service.answer(query());
+
+    expect(answer.buckets).toMatchObject({ planned: 2, fetchedNow: 2, missing: 0 });
+    const unplanned = bucketStart(hours[2]).getTime();
+    expect(answer.items.some((item) => Date.parse(item.datetime) < unplanned)).toBe(true);
+    expect(answer.coverage).toBe('partial');
+  });
+
   it('answers the same query again from the store without calling a miner', async () => {
     const { service, calls } = setUp([miner(1), miner(2)]);
     const first = await service.answer(query());

@@ -79,7 +79,7 @@ export class StoredDataService {
   ): Promise<StoredAnswer> {
     const deadlineAt = performance.now() + deadlineMs;
     const plan = planStoredQuery(query, this.clock.now());
-    const selected = await this.selectBuckets(plan);
+    const { selected, cutShort } = await this.selectBuckets(plan);
     // No bucket of the labels: none held, or no index loaded to say who holds them.
     const indexLoaded =
       plan.labels.length === 0 || selected.length > 0 || (await this.index.anyIndexLoaded());
@@ -87,8 +87,20 @@ export class StoredDataService {
     const fetch = await this.fetch(missing, purpose);
     const reachedDeadline =
       (await orLate(fetch.done, Math.max(0, deadlineAt - performance.now()))) === LATE;
-    const stored = plan.from <= plan.to ? await this.read(plan, selected) : [];
-    const answer = summarize(plan, selected, fetch, stored, reachedDeadline, indexLoaded);
+    const { items: stored, pastChosen } =
+      plan.from <= plan.to ? await this.read(plan, selected) : { items: [], pastChosen: false };
+    // The chosen hours fell short of `limit` while older held hours were left unplanned: what
+    // the read found past them skips those hours, so the answer is not the newest matches.
+    const unplannedSkipped = cutShort && pastChosen;
+    const answer = summarize(
+      plan,
+      selected,
+      fetch,
+      stored,
+      reachedDeadline,
+      indexLoaded,
+      unplannedSkipped,
+    );
     // No holder was asked, and not for any of the reasons summarize can tell.
     const notInUse = this.metagraph.storedNotInUse();
     return notInUse && answer.error !== undefined
@@ -96,9 +108,15 @@ export class StoredDataService {
       : answer;
   }
 
-  /** The plan's buckets, newest first, as many as the index says `target` items need. */
-  private async selectBuckets(plan: StoredQueryPlan): Promise<SelectedBucket[]> {
-    if (plan.labels.length === 0) return [];
+  /**
+   * The plan's buckets, newest first, as many as the index says `target` items need.
+   * `cutShort`: the estimate was met before the range was, so older hours of it that hold
+   * the labels may not be among them.
+   */
+  private async selectBuckets(
+    plan: StoredQueryPlan,
+  ): Promise<{ selected: SelectedBucket[]; cutShort: boolean }> {
+    if (plan.labels.length === 0) return { selected: [], cutShort: false };
     const now = this.clock.now();
     const selected: SelectedBucket[] = [];
     let wanted = plan.target;
@@ -133,7 +151,7 @@ export class StoredDataService {
       wanted -= chosen.estimatedItems;
       to = oldest - 1;
     }
-    return selected;
+    return { selected, cutShort: wanted <= 0 };
   }
 
   /**
@@ -238,7 +256,7 @@ export class StoredDataService {
   private async read(
     plan: StoredQueryPlan,
     selected: readonly SelectedBucket[],
-  ): Promise<StoredItem[]> {
+  ): Promise<{ items: StoredItem[]; pastChosen: boolean }> {
     const kept: StoredItem[] = [];
     // One item per post: the store keeps one row per uri as the record spells it, and two
     // copies of a post may spell it two ways (an X handle's case, a Reddit uri with or without
@@ -250,6 +268,8 @@ export class StoredDataService {
         : new Date(Math.min(...selected.map((chosen) => chosen.bucket.timeBucket)) * HOUR_MS);
     let from = chosenFrom > plan.from ? chosenFrom : plan.from;
     let before: { datetime: Date; uri: string } | undefined;
+    /** True once the chosen hours gave fewer than `limit` items and older ones were read. */
+    let pastChosen = false;
     for (let scanned = 0; kept.length < plan.limit && scanned < MAX_SCANNED;) {
       const pageSize = before ? READ_PAGE : Math.min(READ_PAGE, plan.target);
       const page = await this.store.find({
@@ -274,9 +294,10 @@ export class StoredDataService {
       if (page.length < pageSize && from === plan.from) break;
       // Past the first page, the rest of the range: older than what was read.
       before ??= { datetime: from, uri: '' };
+      if (kept.length < plan.limit && from > plan.from) pastChosen = true;
       from = plan.from;
     }
-    return kept;
+    return { items: kept, pastChosen };
   }
 }
 
