@@ -18,7 +18,7 @@ describe('startupFailureText', () => {
     );
     const text = startupFailureText(error, scanner);
     expect(text.split('\n')[0]).toBe(
-      'Startup failed: Error: cannot read [redacted]@node.example with [redacted]',
+      'Startup failed: Error: cannot read wss://gateway:[redacted]@node.example with [redacted]',
     );
     expect(text).toContain(' at ');
     expect(text).not.toContain(NODE_TOKEN);

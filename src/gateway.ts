@@ -8,7 +8,7 @@ import { installCrashLogging } from './common/lifecycle/crash-logging';
 import { exitOnSignal, installGracefulShutdown } from './common/lifecycle/graceful-shutdown';
 import { startIdleMemoryTrim } from './common/lifecycle/idle-memory';
 import { SecretScanner } from './common/security/secret-scanner';
-import { secretScannerFor } from './common/security/secrets';
+import { logScannerFor, secretScannerFor } from './common/security/secrets';
 import {
   databaseFailure,
   listenFailure,
@@ -67,7 +67,8 @@ interface StartingGateway {
  * A known failure (the configuration, the database, the port) as one line naming its setting,
  * any other with its stack. Printed to stderr, not through the logger (which may not exist yet),
  * so the scanner the logger would use replaces the secrets it knows (the master key, tokens, the
- * node's credentials, issued keys): an unknown failure's message or stack can quote anything.
+ * node's credentials, the database's and Redis' passwords, issued keys, any URL's password): an
+ * unknown failure's message or stack can quote anything.
  */
 export function startupFailureText(
   error: unknown,
@@ -90,7 +91,7 @@ async function startGateway(
   const config = loadConfig();
   await checkDataDirectory(config.dataDir);
   const master = resolveMasterKey(config.masterKey, config.dataDir);
-  started.scanner = secretScannerFor({ ...config, masterKey: master.key });
+  started.scanner = logScannerFor({ ...config, masterKey: master.key });
   const validator = await loadValidatorKey(config.validatorKey, config.nodeEnv, config.dataDir);
 
   let embedded: EmbeddedDatabase | undefined;

@@ -2,7 +2,7 @@ import { DynamicModule, Global, Inject, Module } from '@nestjs/common';
 import { CLOCK_SETTINGS, ClockSettings } from '../common/clock/clock';
 import { LOGGING_SETTINGS, LoggingSettings } from '../common/logging/logging.module';
 import { REDIS_SETTINGS, RedisSettings } from '../common/redis/redis-connection';
-import { secretScannerFor } from '../common/security/secrets';
+import { logScannerFor, secretScannerFor } from '../common/security/secrets';
 import { RATE_LIMIT_SETTINGS, RateLimitSettings } from '../common/throttling/rate-limit-settings';
 import { AppConfig } from './app-config';
 
@@ -45,5 +45,6 @@ export function loggingSettingsFor(config: AppConfig): LoggingSettings {
     pretty: config.nodeEnv === 'development',
     destination: config.logDestination,
     scanner: secretScannerFor(config),
+    lineScanner: logScannerFor(config),
   };
 }

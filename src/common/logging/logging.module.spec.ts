@@ -35,7 +35,13 @@ class LogCapture extends Writable {
 /** The two loggers of LoggingModule, as the app gets them, at `level`, writing to a capture. */
 async function loggersAt(level: string) {
   const capture = new LogCapture();
-  const settings: LoggingSettings = { level, pretty: false, destination: capture, scanner };
+  const settings: LoggingSettings = {
+    level,
+    pretty: false,
+    destination: capture,
+    scanner,
+    lineScanner: scanner,
+  };
   @Global()
   @Module({
     providers: [{ provide: LOGGING_SETTINGS, useValue: settings }],
@@ -107,6 +113,7 @@ describe(createStartupLogger.name, () => {
       pretty: false,
       destination: capture,
       scanner,
+      lineScanner: scanner,
     });
     const database = logger.child({ context: 'Database' });
     database.debug('below the level');

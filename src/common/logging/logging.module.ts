@@ -21,8 +21,16 @@ export interface LoggingSettings {
   pretty: boolean;
   /** Where lines go instead of stdout (tests capture them). */
   destination?: DestinationStream;
-  /** Scrubs every line but the request lines (which hold only values already cleared). */
+  /**
+   * What requests are checked with (their URLs, ids and bodies) and error bodies scrubbed with;
+   * a request line holds only values it cleared, so request lines are not scanned again.
+   */
   scanner: SecretScanner;
+  /**
+   * Scrubs every line but the request lines: `scanner`'s secrets and the ones no request is
+   * checked for, which only the process's own lines can hold (the database's password).
+   */
+  lineScanner: SecretScanner;
 }
 export const LOGGING_SETTINGS = Symbol('LOGGING_SETTINGS');
 
@@ -114,13 +122,13 @@ export function createStartupLogger(settings: LoggingSettings): PinoRoot {
 
 /** The root logger's options: its level, the secret scanner, the error and request fields. */
 function rootOptions(settings: LoggingSettings): LoggerOptions {
-  const { scanner } = settings;
+  const { lineScanner } = settings;
   return {
     level: settings.level,
     // The last line of defence: every line is scanned as written, and a token holding a secret
     // (in any encoding: see SecretScanner) is replaced, whatever put it there (an error message
     // quoting input, a stack trace, a future log call).
-    hooks: { streamWrite: (line) => scanner.scrub(line) },
+    hooks: { streamWrite: (line) => lineScanner.scrub(line) },
     // An error keeps its class, message, code, stack and a failed query's text, never the
     // query's parameters (a key's hash, a client's text): see loggedError.
     serializers: { err: loggedError },

@@ -143,4 +143,62 @@ describe(SecretScanner.name, () => {
     expect(eight.contains(`auth ${encoded} refused`)).toBe(true);
     expect(eight.scrub(`auth ${encoded} refused`)).toBe(`auth ${REDACTED} refused`);
   });
+
+  describe('the password of any URL, known or not', () => {
+    const none = new SecretScanner([], /sk_live_[\w-]{20,}/, 28);
+
+    it('redacts it however short, in the user info or the query, and leaves the rest', () => {
+      expect(
+        none.scrub('cannot use postgres://postgres:postgres@db:5432/validator: "postgres"'),
+      ).toBe('cannot use postgres://postgres:[redacted]@db:5432/validator: "postgres"');
+      expect(none.scrub('redis://:pw@cache:6379/0 and //u:p%40ss@h')).toBe(
+        'redis://:[redacted]@cache:6379/0 and //u:[redacted]@h',
+      );
+      expect(none.scrub('postgres://u@db/x?sslmode=require&PASSWORD=pw&sslpassword=k')).toBe(
+        'postgres://u@db/x?sslmode=require&PASSWORD=[redacted]&sslpassword=[redacted]',
+      );
+    });
+
+    it('takes an `@` left unencoded for part of it, up to the host, as URL parsers do', () => {
+      expect(none.scrub('postgres://u:p@ss@db/x mail a@b')).toBe(
+        'postgres://u:[redacted]@db/x mail a@b',
+      );
+    });
+
+    it('leaves URLs without one: a user alone, a port, an `@` in the path', () => {
+      for (const text of [
+        'postgres://gateway@db:5432/x',
+        'http://127.0.0.1:3000/api/v1/x@y',
+        'wss://node.example:443/ws?network=finney',
+        'see https://github.com/a/b: a@b.example',
+        // Hidden already, as a failed start names DATABASE_URL (withoutPassword).
+        'DATABASE_URL=postgres://gateway:***@db:5432/gateway',
+        'redis://u:@cache',
+      ])
+        expect(none.scrub(text)).toBe(text);
+    });
+
+    it('keeps a JSON line JSON: an escaped quote is part of it, a quote ends it', () => {
+      const line = JSON.stringify({ msg: 'at redis://:p"w@cache', next: 'u:v@w', url: '//a:b' });
+      const scrubbed = none.scrub(line);
+      expect(JSON.parse(scrubbed)).toEqual({
+        msg: 'at redis://:[redacted]@cache',
+        next: 'u:v@w',
+        url: '//a:b',
+      });
+    });
+
+    it('is not what requests are refused for', () => {
+      expect(none.contains('{"repo":"https://u:pw@example.com/r?password=x"}')).toBe(false);
+    });
+
+    it('costs linear time on text made to backtrack', () => {
+      const started = performance.now();
+      // Quadratic, the last two took minutes.
+      none.scrub(`${'//a:'.repeat(50_000)}${'x'.repeat(200_000)} ${'?pass'.repeat(50_000)}`);
+      none.scrub(`?${'pass'.repeat(100_000)}`);
+      none.scrub(`?${'pass'.repeat(100_000)}=`);
+      expect(performance.now() - started).toBeLessThan(1000);
+    });
+  });
 });

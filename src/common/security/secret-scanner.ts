@@ -3,7 +3,8 @@ import { bytesOfRun, isUtf8Run } from '../percent-escapes';
 /**
  * Finds secrets in text a client controls or that is about to be written out (a log line, an
  * error body): the known secrets (the master key, the metrics token), and anything shaped like
- * an issued key (`sk_live_…`, a pattern: issued keys are not known in clear). Matching is done
+ * an issued key (`sk_live_…`, a pattern: issued keys are not known in clear); what it scrubs
+ * also loses any URL's password (withoutUrlPasswords), which is not looked for in requests. Matching is done
  * on every token of the text after decoding it the ways a client could have encoded it:
  * percent-encoding (repeatedly: double-encoded), base64 and base64url (a header value such as
  * `Basic <base64 of user:key>`), and combinations of the two.
@@ -53,8 +54,12 @@ export class SecretScanner {
     return tokens !== null && tokens.some((token) => this.tokenHolds(token));
   }
 
-  /** The text with every token that holds a secret replaced by `[redacted]`. */
-  scrub(text: string): string {
+  /**
+   * The text with every token that holds a secret replaced by `[redacted]`, and every URL's
+   * password (withoutUrlPasswords).
+   */
+  scrub(original: string): string {
+    const text = withoutUrlPasswords(original);
     if (!this.contains(text)) return text;
     const scrubbed = text.replace(this.tokens, (token) =>
       this.tokenHolds(token) ? REDACTED : token,
@@ -76,6 +81,33 @@ export class SecretScanner {
 }
 
 export const REDACTED = '[redacted]';
+
+/**
+ * A URL's password as written, known or not and however short: in its user info
+ * (`//user:password@`, up to the last `@` before the path, as URL parsers read one left
+ * unencoded) and in its query (`?password=`, `&sslpassword=`: pg and ioredis read both). A
+ * connection's password may be too short, or too common a word (`postgres`), to be looked for
+ * by value, but this is where a client library or a line quoting the URL writes it. An escape of
+ * a JSON string (`\"`) is part of it; a `"` ends it, as it ends the string. One shown as `***`
+ * is hidden already (withoutPassword: a failed start's message names DATABASE_URL so).
+ */
+const URL_USER_PASSWORD = /\/\/([^\s/?#@:"\\]*):(?!\*+@)(?:[^\s/?#"\\]|\\.)+@/g;
+/**
+ * Any query parameter: the name is checked apart (PASSWORD_NAME), as `[\w.-]*pass[\w.-]*=` in
+ * the pattern backtracks in quadratic time over a long name of many `pass`.
+ */
+const URL_QUERY_PARAMETER = /([?&][\w.-]+=)((?:[^\s&#"\\]|\\.)*)/g;
+const PASSWORD_NAME = /pass/i;
+
+/** The text with URL_USER_PASSWORD and the values of URL_QUERY_PARAMETER named as passwords replaced. */
+function withoutUrlPasswords(text: string): string {
+  // Most lines have no `@` and no `pass`: two searches, no replacement.
+  const user = text.includes('@') ? text.replace(URL_USER_PASSWORD, `//$1:${REDACTED}@`) : text;
+  if (!PASSWORD_NAME.test(user)) return user;
+  return user.replace(URL_QUERY_PARAMETER, (parameter, name: string, value: string) =>
+    value && PASSWORD_NAME.test(name) ? `${name}${REDACTED}` : parameter,
+  );
+}
 
 /** Shorter values are not taken for secrets (issued keys are ~51 characters, the master key ≥ 16). */
 const MIN_SECRET = 8;

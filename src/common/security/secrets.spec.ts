@@ -1,4 +1,4 @@
-import { secretScannerFor, urlCredentials } from './secrets';
+import { connectionPasswords, logScannerFor, secretScannerFor, urlCredentials } from './secrets';
 
 const TOKEN = 'n0de-t0ken-0123456789abcdef';
 
@@ -99,5 +99,49 @@ describe('secretScannerFor', () => {
     const key = `sk_live_${'Ab3-x_'.repeat(7)}Q`;
     expect(scanner.contains(`GET /api/v1/tasks/${key} 404`)).toBe(true);
     expect(scanner.scrub(`key ${key} refused`)).toBe('key [redacted] refused');
+  });
+});
+
+describe('connectionPasswords', () => {
+  it('takes the password, as written and decoded, and one in the query; never the user', () => {
+    expect(connectionPasswords('postgres://gateway:p%40ss%2Fw0rd@db/validator')).toEqual([
+      'p%40ss%2Fw0rd',
+      'p@ss/w0rd',
+    ]);
+    expect(connectionPasswords('redis://gateway@cache:6379/0?password=r3dis-s3cret')).toEqual([
+      'r3dis-s3cret',
+    ]);
+    expect(
+      connectionPasswords('postgres://gateway@db/x?sslpassword=k3y-pass&sslkey=/k.pem'),
+    ).toEqual(['k3y-pass']);
+    expect(connectionPasswords('postgres://gateway@db/validator')).toEqual([]);
+  });
+
+  // Looked for by value, `postgres` would go from every line naming the database or its user;
+  // in a URL it is redacted all the same (secret-scanner.spec.ts).
+  it('leaves out a password that is a word shorter than 16 letters, not one with another character', () => {
+    expect(connectionPasswords('postgres://postgres:postgres@db/x')).toEqual([]);
+    expect(connectionPasswords('postgres://u:validatorpassword@db/x')).toEqual([
+      'validatorpassword',
+    ]);
+    expect(connectionPasswords('postgres://u:hunter22@db/x')).toEqual(['hunter22']);
+  });
+});
+
+describe('logScannerFor', () => {
+  it('knows the passwords and VALIDATOR_HOTKEY_URI besides what secretScannerFor knows', () => {
+    const scanner = logScannerFor({
+      masterKey: 'master-key-0123456789',
+      databaseUrl: 'postgres://u:hunter22@db/x',
+      redisUrl: 'rediss://:r3dis-s3cret@cache:6380',
+      validatorKey: { uri: '0x3f1e9c2a7b//hard/soft' },
+    });
+    expect(scanner.scrub('master-key-0123456789 hunter22 r3dis-s3cret 0x3f1e9c2a7b')).toBe(
+      '[redacted] [redacted] [redacted] [redacted]',
+    );
+    // A development account is derived from a published phrase.
+    expect(logScannerFor({ validatorKey: { uri: '//Gateway' } }).scrub('//Gateway')).toBe(
+      '//Gateway',
+    );
   });
 });

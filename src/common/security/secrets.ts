@@ -6,26 +6,56 @@ import { SecretScanner } from './secret-scanner';
 const ISSUED_KEY = new RegExp(`${API_KEY_PREFIX}[A-Za-z0-9_-]{20,}`);
 const ISSUED_KEY_MIN_LENGTH = API_KEY_PREFIX.length + 20;
 
-/**
- * The scanner of this deployment's secrets: the master key, the metrics token, the Gravity
- * repository's token, the credentials in SUBTENSOR_URL, issued keys.
- */
-export function secretScannerFor(config: {
+/** The configuration's secrets a request may be refused for (secretScannerFor). */
+interface RequestSecretsConfig {
   masterKey?: string;
   metricsToken?: string;
   gravity?: { token?: string };
   network?: { subtensor?: { url: string } };
-}): SecretScanner {
+}
+
+/**
+ * The scanner of what requests are checked for (their URLs, ids and bodies) and error bodies
+ * scrubbed of: the master key, the metrics token, the Gravity repository's token, the
+ * credentials in SUBTENSOR_URL, issued keys.
+ */
+export function secretScannerFor(config: RequestSecretsConfig): SecretScanner {
+  return new SecretScanner(requestSecrets(config), ISSUED_KEY, ISSUED_KEY_MIN_LENGTH);
+}
+
+/**
+ * The scanner of log lines and of a failed start's message: secretScannerFor's secrets, and the
+ * ones only the process's own output can hold: the passwords of DATABASE_URL and REDIS_URL, and
+ * VALIDATOR_HOTKEY_URI. Requests are not checked for these: no client is given them, and a
+ * refusal would tell a key holder which of its guesses at a database password (often chosen by
+ * hand, unlike the master key) was right; and request lines, which skip the scan, cost no more.
+ */
+export function logScannerFor(
+  config: RequestSecretsConfig & {
+    databaseUrl?: string;
+    redisUrl?: string;
+    validatorKey?: { uri?: string };
+  },
+): SecretScanner {
   return new SecretScanner(
     [
-      config.masterKey,
-      config.metricsToken,
-      config.gravity?.token,
-      ...urlCredentials(config.network?.subtensor?.url),
+      ...requestSecrets(config),
+      ...connectionPasswords(config.databaseUrl),
+      ...connectionPasswords(config.redisUrl),
+      ...validatorKeySecrets(config.validatorKey?.uri),
     ],
     ISSUED_KEY,
     ISSUED_KEY_MIN_LENGTH,
   );
+}
+
+function requestSecrets(config: RequestSecretsConfig): (string | undefined)[] {
+  return [
+    config.masterKey,
+    config.metricsToken,
+    config.gravity?.token,
+    ...urlCredentials(config.network?.subtensor?.url),
+  ];
 }
 
 /**
@@ -43,17 +73,51 @@ export function urlCredentials(url: string | undefined): string[] {
   const user = parsed.password ? parsed.password : parsed.username;
   // Each as written and decoded: the client's lines quote the URL as given (`p%40ss`, a
   // base64 `+`), which holds neither decoded form (`p@ss`; URLSearchParams reads `+` as a space).
-  const values = [user, decoded(user)];
-  for (const parameter of parsed.search.slice(1).split('&')) {
-    const at = parameter.indexOf('=');
-    if (at === -1) continue;
-    const value = parameter.slice(at + 1);
-    if (CREDENTIAL_NAME.test(decoded(parameter.slice(0, at))))
-      values.push(value, decoded(value.replace(/\+/g, ' ')));
-  }
+  const values = [user, decoded(user), ...queryValues(parsed, CREDENTIAL_NAME)];
   for (const segment of parsed.pathname.split('/'))
     if (PATH_KEY.test(segment)) values.push(segment, decoded(segment));
   return [...new Set(values.filter((value) => !!value))];
+}
+
+/**
+ * The password of a database's or Redis' URL: in its user info, or in its query (`?password=`,
+ * `sslpassword=`: pg and ioredis read both), each as written and decoded. Not one that is a
+ * word of letters shorter than 16 characters (`postgres`, `validator`): looked for by value, it
+ * would go from every line that names the word; SecretScanner redacts it in the URL, where a
+ * client library or a line quoting the URL writes it. The user name is no secret.
+ */
+export function connectionPasswords(url: string | undefined): string[] {
+  if (!url || !URL.canParse(url)) return [];
+  const parsed = new URL(url);
+  const values = [parsed.password, decoded(parsed.password), ...queryValues(parsed, /pass/i)];
+  return [...new Set(values.filter((value) => !!value && !SHORT_WORD.test(value)))];
+}
+
+/** The config asks 16 characters of its own secrets (MASTER_KEY, METRICS_TOKEN). */
+const SHORT_WORD = /^[A-Za-z]{1,15}$/;
+
+/**
+ * VALIDATOR_HOTKEY_URI (`<mnemonic or seed>//hard/soft`), and its mnemonic or seed alone. Not a
+ * development account's (`//Alice`: derived from a published phrase).
+ */
+function validatorKeySecrets(uri: string | undefined): string[] {
+  if (!uri || uri.startsWith('/')) return [];
+  return [...new Set([uri, uri.split('/')[0]])];
+}
+
+/**
+ * The values of the query parameters whose names (decoded) match `name`, each as written and
+ * decoded (URLSearchParams reads `+` as a space).
+ */
+function queryValues(url: URL, name: RegExp): string[] {
+  const values: string[] = [];
+  for (const parameter of url.search.slice(1).split('&')) {
+    const at = parameter.indexOf('=');
+    if (at === -1 || !name.test(decoded(parameter.slice(0, at)))) continue;
+    const value = parameter.slice(at + 1);
+    values.push(value, decoded(value.replace(/\+/g, ' ')));
+  }
+  return values;
 }
 
 /**
