@@ -1,4 +1,3 @@
-import { Writable } from 'node:stream';
 import { systemStatus } from '../support/system-status';
 import { ChainReplay, startChainReplay } from '../support/chain-replay';
 import { isLocal, recordConnections } from '../support/connections';
@@ -6,25 +5,13 @@ import { createKey } from '../support/fixtures';
 import { scrape } from '../support/metrics';
 import { sample } from '../support/prometheus-text';
 import { startTestApp, TestApp } from '../support/test-app';
+import { LogCapture } from '../support/log-capture';
+
+type LogLine = { level: number; msg: string; context?: string };
 
 /** Finney's genesis hash, as the replayed node answers it. */
 const FINNEY_GENESIS = '0x2f0555cc76fc2840a25a6ea3b9637146806f1f44b090c175ffde2a7e5ab36c03';
 const STANDINGS = ['validator', 'not_registered', 'no_permit', 'stake_too_low'];
-
-/** Collects the app's JSON log lines. */
-class LogCapture extends Writable {
-  text = '';
-  override _write(chunk: Buffer | string, _encoding: string, done: () => void): void {
-    this.text += chunk.toString();
-    done();
-  }
-  lines(): { level: number; msg: string; context?: string }[] {
-    return this.text
-      .split('\n')
-      .filter((line) => line.length > 0)
-      .map((line) => JSON.parse(line) as { level: number; msg: string; context?: string });
-  }
-}
 
 /**
  * What an operator sees of the chain behind SUBTENSOR_URL (the recorded finney answers replayed
@@ -81,7 +68,7 @@ describe('What operators see of the chain', () => {
 
     it('says that no metagraph is stored, not that the stored one is kept', () => {
       const errors = capture
-        .lines()
+        .lines<LogLine>()
         .filter((line) => line.level === 50 && /metagraph from subtensor/.test(line.msg));
       expect(errors).toHaveLength(1);
       expect(errors[0].msg).toMatch(
@@ -147,7 +134,9 @@ describe('What operators see of the chain', () => {
 
     it('logs the chain it reached: name, genesis, best block and the address without credentials', () => {
       const port = new URL(replay.url).port;
-      const connected = capture.lines().filter((line) => /^connected to subtensor/.test(line.msg));
+      const connected = capture
+        .lines<LogLine>()
+        .filter((line) => /^connected to subtensor/.test(line.msg));
       expect(connected).toEqual([
         expect.objectContaining({
           level: 30,
@@ -160,7 +149,9 @@ describe('What operators see of the chain', () => {
     });
 
     it('logs the hotkey standing once it is known, also as a line of its own', () => {
-      const standing = capture.lines().filter((line) => /this gateway's hotkey/.test(line.msg));
+      const standing = capture
+        .lines<LogLine>()
+        .filter((line) => /this gateway's hotkey/.test(line.msg));
       expect(standing).toEqual([
         expect.objectContaining({ level: 40, msg: expect.stringMatching(/is not registered/) }),
       ]);
@@ -168,7 +159,7 @@ describe('What operators see of the chain', () => {
 
     it("logs the node's refusal of a runtime call as our JSON warning", () => {
       const refused = capture
-        .lines()
+        .lines<LogLine>()
         .filter((line) => / refused SubnetInfoRuntimeApi_/.test(line.msg));
       expect(refused).toEqual([
         expect.objectContaining({

@@ -1,7 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { writeMetagraphFile } from '../../src/devnet/metagraph';
 import { MetagraphService } from '../../src/network/metagraph/metagraph.service';
 import { MetagraphNeuron } from '../../src/network/protocol';
@@ -13,31 +12,14 @@ import {
   TestApp,
   testValidatorHotkey,
 } from '../support/test-app';
+import { LogCapture } from '../support/log-capture';
 
-/** Collects the lines the app logs (JSON lines). */
-class WarningCapture extends Writable {
-  private text = '';
-  override _write(chunk: Buffer | string, _encoding: string, done: () => void): void {
-    this.text += chunk.toString();
-    done();
-  }
-  get raw(): string {
-    return this.text;
-  }
-  warnings(): string[] {
-    return this.at(40);
-  }
-  infos(): string[] {
-    return this.at(30);
-  }
-  private at(level: number): string[] {
-    return this.text
-      .split('\n')
-      .filter((line) => line.length > 0)
-      .map((line) => JSON.parse(line) as { level: number; msg: string })
-      .filter((line) => line.level === level)
-      .map((line) => line.msg);
-  }
+/** The messages logged at a pino level (30 info, 40 warn). */
+function messagesAt(capture: LogCapture, level: number): string[] {
+  return capture
+    .lines<{ level: number; msg: string }>()
+    .filter((line) => line.level === level)
+    .map((line) => line.msg);
 }
 
 /**
@@ -48,7 +30,7 @@ class WarningCapture extends Writable {
 describe("The gateway's own hotkey on the subnet", () => {
   const directory = mkdtempSync(join(tmpdir(), 'hotkey-standing-'));
   const file = join(directory, 'metagraph.json');
-  const capture = new WarningCapture();
+  const capture = new LogCapture();
   let app: TestApp;
 
   const writeWithOwn = (own: Partial<MetagraphNeuron> | null) =>
@@ -100,7 +82,7 @@ describe("The gateway's own hotkey on the subnet", () => {
   it('warns once when the hotkey is not registered, and reports it in system-status', async () => {
     await sync();
     await sync();
-    const notRegistered = capture.warnings().filter((line) => /not registered/.test(line));
+    const notRegistered = messagesAt(capture, 40).filter((line) => /not registered/.test(line));
     expect(notRegistered).toEqual([
       `this gateway's hotkey ${testValidatorHotkey()} is not registered on netuid 13, ` +
         'so miners refuse every call (403) and its call budgets are spent for nothing',
@@ -120,7 +102,7 @@ describe("The gateway's own hotkey on the subnet", () => {
     await sync();
     await sync();
     expect(await minersStatus()).toMatchObject({ hotkey_standing: 'no_permit' });
-    const warnings = capture.warnings();
+    const warnings = messagesAt(capture, 40);
     expect(
       warnings.filter((line) => /5770 α of stake weight on netuid 13, under the 10000/.test(line)),
     ).toHaveLength(1);
@@ -134,10 +116,10 @@ describe("The gateway's own hotkey on the subnet", () => {
     const status = await minersStatus();
     expect(status).toMatchObject({ status: 'healthy', hotkey_standing: 'validator' });
     expect(status.error).toBeUndefined();
-    expect(capture.infos().filter((line) => /this gateway's hotkey/.test(line))).toEqual([
+    expect(messagesAt(capture, 30).filter((line) => /this gateway's hotkey/.test(line))).toEqual([
       `this gateway's hotkey ${testValidatorHotkey()} is a validator on netuid 13: ` +
         'uid 1, validator permit, stake 50000.12 α (stake weight)',
     ]);
-    expect(capture.raw).not.toContain(TEST_VALIDATOR_URI);
+    expect(capture.text).not.toContain(TEST_VALIDATOR_URI);
   });
 });

@@ -1,27 +1,13 @@
 import { createHash } from 'node:crypto';
-import { Writable } from 'node:stream';
 import { createKey } from '../support/fixtures';
 import { eventually, scrape } from '../support/metrics';
 import { sample } from '../support/prometheus-text';
 import { exchange, parse } from '../support/raw-http';
 import { sendAndLeave, uploadSlowlyAndLeave } from '../support/send-and-leave';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
+import { LogCapture } from '../support/log-capture';
 
-/** Collects what the app logs, as written (JSON lines, or pino-pretty's lines). */
-class LogCapture extends Writable {
-  text = '';
-  override _write(chunk: Buffer | string, _encoding: string, done: () => void): void {
-    this.text += chunk.toString();
-    done();
-  }
-  /** The JSON lines written so far. */
-  lines(): { msg?: string; req?: { id?: string; url?: string } }[] {
-    return this.text
-      .split('\n')
-      .filter((line) => line.length > 0)
-      .map((line) => JSON.parse(line) as { msg?: string; req?: { id?: string; url?: string } });
-  }
-}
+type LogLine = { msg?: string; req?: { id?: string; url?: string } };
 
 const METRICS_TOKEN = 'metrics-token-for-logging-tests-42';
 
@@ -37,7 +23,9 @@ describe('Structured logs', () => {
   /** The log line of a request's completion (pino-http), once it has been written. */
   const completionOf = (requestId: string) =>
     eventually(async () => {
-      const line = capture.lines().find((entry) => entry.req?.id === requestId && 'res' in entry);
+      const line = capture
+        .lines<LogLine>()
+        .find((entry) => entry.req?.id === requestId && 'res' in entry);
       expect(line).toBeDefined();
       return Promise.resolve(line!);
     });
@@ -194,7 +182,7 @@ describe('Structured logs', () => {
     const { id, key } = created.body as { id: string; key: string };
     const line = await eventually(async () => {
       const found = capture
-        .lines()
+        .lines<LogLine>()
         .find((entry) => entry.req?.id === 'create-key-0001' && !('res' in entry));
       expect(found).toBeDefined();
       return Promise.resolve(found!);

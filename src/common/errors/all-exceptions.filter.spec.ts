@@ -1,5 +1,4 @@
 import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
 import { Controller, Get, Module, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { NestFactory } from '@nestjs/core';
@@ -14,21 +13,9 @@ import { requestLogging } from '../logging/request-logging';
 import { secretScannerFor } from '../security/secrets';
 import { AllExceptionsFilter } from './all-exceptions.filter';
 import { ERROR_DETAILS } from './error-details';
+import { LogCapture } from '../../../test/support/log-capture';
 
-/** Collects what the app logs, as written. */
-class LogCapture extends Writable {
-  text = '';
-  override _write(chunk: Buffer | string, _encoding: string, done: () => void): void {
-    this.text += chunk.toString();
-    done();
-  }
-  lines(): { msg?: string; err?: { message?: string }; req?: { id?: string }; res?: unknown }[] {
-    return this.text
-      .split('\n')
-      .filter((line) => line.length > 0)
-      .map((line) => JSON.parse(line) as ReturnType<LogCapture['lines']>[number]);
-  }
-}
+type LogLine = { msg?: string; err?: { message?: string }; req?: { id?: string }; res?: unknown };
 
 /** What a key's hash looks like: 64 hex digits. */
 const KEY_HASH = 'c0ffee'.padEnd(64, '42');
@@ -116,7 +103,7 @@ describe(`${AllExceptionsFilter.name} and the request logging`, () => {
       detail: ERROR_DETAILS.internalError,
       request_id: 'failing-request-7',
     });
-    const lines = capture.lines().filter((line) => line.req?.id === 'failing-request-7');
+    const lines = capture.lines<LogLine>().filter((line) => line.req?.id === 'failing-request-7');
     // The filter's own line, logged through Nest's Logger while handling the request.
     expect(lines).toContainEqual(
       expect.objectContaining({
@@ -126,7 +113,7 @@ describe(`${AllExceptionsFilter.name} and the request logging`, () => {
     );
     expect(lines).toContainEqual(expect.objectContaining({ msg: 'GET /boom 500 failed' }));
     // Every line about a request names it.
-    for (const line of capture.lines().filter((entry) => 'res' in entry || 'req' in entry))
+    for (const line of capture.lines<LogLine>().filter((entry) => 'res' in entry || 'req' in entry))
       expect(typeof line.req?.id).toBe('string');
   });
 
@@ -138,7 +125,9 @@ describe(`${AllExceptionsFilter.name} and the request logging`, () => {
       detail: ERROR_DETAILS.internalError,
       request_id: 'frozen-5',
     });
-    const line = capture.lines().find((entry) => entry.req?.id === 'frozen-5' && entry.err);
+    const line = capture
+      .lines<LogLine>()
+      .find((entry) => entry.req?.id === 'frozen-5' && entry.err);
     expect(line?.err).toEqual(
       expect.objectContaining({ type: 'Error', message: 'frozen for the log', unreadable: true }),
     );
@@ -149,7 +138,9 @@ describe(`${AllExceptionsFilter.name} and the request logging`, () => {
       headers: { 'X-Request-Id': 'failing-query-3' },
     });
     expect(response.status).toBe(500);
-    const line = capture.lines().find((entry) => entry.req?.id === 'failing-query-3' && entry.err);
+    const line = capture
+      .lines<LogLine>()
+      .find((entry) => entry.req?.id === 'failing-query-3' && entry.err);
     expect(line?.err).toEqual({
       type: 'QueryFailedError',
       message: 'value too long for type character varying(100)',
@@ -172,7 +163,9 @@ describe(`${AllExceptionsFilter.name} and the request logging`, () => {
     expect(response.status).toBe(200);
     // undici's word for a body whose connection closed before it ended (not the timeout's).
     await expect(response.text()).rejects.toThrow('terminated');
-    const lines = capture.lines().filter((line) => line.err?.message === 'failed after the head');
+    const lines = capture
+      .lines<LogLine>()
+      .filter((line) => line.err?.message === 'failed after the head');
     expect(lines).toEqual([
       expect.objectContaining({
         level: 50,

@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Writable } from 'node:stream';
 import { Global, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { Logger } from 'pino';
@@ -13,24 +12,10 @@ import {
   requestId,
   ROOT_LOGGER,
 } from './logging.module';
+import { LogCapture } from '../../../test/support/log-capture';
 
 const MASTER_KEY = 'sk_master_logging_unit_0123456789';
 const scanner = secretScannerFor({ masterKey: MASTER_KEY });
-
-/** Collects what the loggers write, as written. */
-class LogCapture extends Writable {
-  text = '';
-  override _write(chunk: Buffer | string, _encoding: string, done: () => void): void {
-    this.text += chunk.toString();
-    done();
-  }
-  lines(): Record<string, unknown>[] {
-    return this.text
-      .split('\n')
-      .filter((line) => line.length > 0)
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
-  }
-}
 
 /** The two loggers of LoggingModule, as the app gets them, at `level`, writing to a capture. */
 async function loggersAt(level: string) {
