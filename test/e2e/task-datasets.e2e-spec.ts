@@ -506,6 +506,16 @@ describe('Task datasets as Parquet', () => {
       tooLong('if-modified-since', 33),
       tooLong('if-unmodified-since', 33),
     ]);
+    // With the query's error, in FastAPI's order: the query's, then the headers'.
+    const withQuery = await get(`${path}?format=csv`)
+      .set('If-None-Match', tagList(1025))
+      .set('If-Modified-Since', longDate)
+      .expect(422);
+    expect(withQuery.body.detail).toEqual([
+      expect.objectContaining({ loc: ['query', 'format'], type: 'enum' }),
+      tooLong('if-none-match', 1024),
+      tooLong('if-modified-since', 33),
+    ]);
   });
 
   it('writes the Parquet file of a task completed before Parquet existed at its first Parquet download', async () => {

@@ -12,13 +12,16 @@ import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../database
 import { requestIdOf, sendError } from './error-body';
 import { ReportException } from './report-exception';
 import { ERROR_DETAILS } from './error-details';
+import { withOtherParameters } from './parameter-validations';
+import { RequestValidationException } from './validation-error-item';
 
 /** The methods some route has for a path (HEAD wherever GET is); none: no route has the path. */
 export type AllowedMethods = (path: string) => string[];
 
 /**
  * The single place that shapes error responses: `{"detail": "...", "request_id": "..."}` for
- * ordinary errors, the 422 list for validation (built by RequestValidationException), a 503 with
+ * ordinary errors, the 422 list for validation (built by RequestValidationException, every
+ * refused parameter's joined in one: parameter-validations.ts), a 503 with
  * Retry-After when Postgres cannot be reached or no pooled connection frees up in time, and a bare 500 for anything unexpected; the error goes to the log
  * under the request id (its class, message, code, stack and a failed query's text, never the
  * query's parameters: logging/logged-error.ts), never to the client. `allowedMethods` tells a path no route has
@@ -31,6 +34,15 @@ export class AllExceptionsFilter implements ExceptionFilter {
   constructor(private readonly allowedMethods: AllowedMethods = () => []) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
+    // A parameter's refusal waits for the request's other parameters, so that one 422 lists
+    // every location's errors, as FastAPI's does (parameter-validations.ts).
+    const joined =
+      exception instanceof RequestValidationException ? withOtherParameters(exception) : undefined;
+    if (joined) void joined.then((refusal) => this.answer(refusal, host));
+    else this.answer(exception, host);
+  }
+
+  private answer(exception: unknown, host: ArgumentsHost): void {
     const context = host.switchToHttp();
     const request = context.getRequest<Request>();
     const response = context.getResponse<Response>();

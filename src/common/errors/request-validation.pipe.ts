@@ -4,6 +4,7 @@ import { defaultMetadataStorage } from 'class-transformer/cjs/storage';
 import { getMetadataStorage, validate, ValidationTypes } from 'class-validator';
 import { Clock } from '../clock/clock';
 import { checkFieldRules, hasFieldRules } from './field-rules';
+import { recordParameterValidation } from './parameter-validations';
 import { listLength, toPydanticErrors } from './pydantic-errors';
 import { REQUEST_HEADERS } from './request-headers';
 import { Location, RequestValidationException, ValidationErrorItem } from './validation-error-item';
@@ -181,11 +182,17 @@ export class RequestValidationPipe implements PipeTransform {
   /** `clock`: the service's, the one its field rules read "now" on (field-rules.ts). */
   constructor(private readonly clock: Clock) {}
 
-  async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+  transform(value: unknown, metadata: ArgumentMetadata): unknown {
     const location = locationOf(metadata);
     const metatype = metadata.metatype;
     if (!location || !metatype || PRIMITIVES.has(metatype)) return value;
+    const validation = this.validate(value, location, metatype as Dto);
+    // So that a refusal lists the other parameters' errors too (parameter-validations.ts).
+    recordParameterValidation(validation);
+    return validation;
+  }
 
+  private async validate(value: unknown, location: Location, metatype: Dto): Promise<object> {
     if (location === 'body' && (value === undefined || value === null)) {
       throw new RequestValidationException([
         { loc: ['body'], msg: 'Field required', type: 'missing' },
@@ -200,14 +207,14 @@ export class RequestValidationPipe implements PipeTransform {
     ]);
     if (typeof value !== 'object' || value === null || Array.isArray(value)) throw notAnObject;
 
-    const fields = fieldsOf(metatype as Dto);
+    const fields = fieldsOf(metatype);
     const { input, sentLengths } = cutOverLongLists(
       location === 'query' ? lastOfRepeated(value, fields.lists) : value,
       fields.maxItems,
     );
     // Unknown fields are refused in bodies only: queries and headers ignore them.
     const extras: Loc[] | undefined = location === 'body' ? [] : undefined;
-    const instance = instanceOf(metatype as Dto, input, [location], extras);
+    const instance = instanceOf(metatype, input, [location], extras);
     const checks = await validate(instance, {
       forbidUnknownValues: false,
       validationError: { target: true, value: true },

@@ -33,17 +33,25 @@ export class RequestValidationException extends HttpException {
 }
 
 /**
+ * An unknown field's item: at the field's location, not the count of the unlisted ones (at the
+ * location alone), so that items already capped are left as they are when one 422 joins them
+ * with another location's (parameter-validations.ts).
+ */
+const isUnknownField = (error: ValidationErrorItem) =>
+  error.type === 'extra_forbidden' && error.loc.length > 1;
+
+/**
  * The items with the unknown fields (`extra_forbidden`) past the first MAX_LISTED_UNKNOWN_FIELDS
  * left out, and one item at the end counting them, at the location of the unknown fields.
  */
 function withUnknownFieldsCapped(errors: ValidationErrorItem[]): ValidationErrorItem[] {
-  const unknown = errors.filter((error) => error.type === 'extra_forbidden');
+  const unknown = errors.filter(isUnknownField);
   const unlisted = unknown.length - MAX_LISTED_UNKNOWN_FIELDS;
   if (unlisted <= 0) return errors;
   const listed = new Set(unknown.slice(0, MAX_LISTED_UNKNOWN_FIELDS));
   const fields = `field${unlisted === 1 ? '' : 's'}`;
   return [
-    ...errors.filter((error) => error.type !== 'extra_forbidden' || listed.has(error)),
+    ...errors.filter((error) => !isUnknownField(error) || listed.has(error)),
     {
       loc: [unknown[0].loc[0]],
       msg: `Extra inputs are not permitted: ${unlisted} more unknown ${fields}, not listed`,
