@@ -2,7 +2,7 @@ import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { MetricsService } from '../common/metrics/metrics.service';
 import { SUBTENSOR_CONNECTION } from './chain/chain-commitments.service';
 import { SubtensorConnection } from './chain/subtensor-connection';
-import { HOTKEY_STANDINGS } from './metagraph/hotkey-standing';
+import { HOTKEY_STANDINGS } from './network-status';
 import { MetagraphService } from './metagraph/metagraph.service';
 import { MinersRepository } from './miners.repository';
 import { NetworkService, SynapseBudgetLeft } from './network.service';

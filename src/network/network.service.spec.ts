@@ -6,7 +6,7 @@ import { generateCorpus } from '../devnet/corpus';
 import { toWireEntity } from '../devnet/miner-records';
 import { BucketReader } from './buckets/bucket-reader';
 import { CredibilityRecorder } from './credibility-recorder';
-import { IndexFreshness } from './index/miner-index-read.repository';
+import { IndexFreshness } from './network-status';
 import { MinerIndexService } from './index/miner-index.service';
 import { MetagraphService } from './metagraph/metagraph.service';
 import { MinerState, ServingMiner } from './miner.entity';

@@ -1,6 +1,6 @@
 import { AppConfig } from '../../config/app-config';
-import { IndexFreshness } from '../../network/index/miner-index-read.repository';
-import { loadedIndexes, whyUnusable } from '../../network/index/unusable-indexes';
+import { IndexFreshness } from '../../network/network-status';
+import { loadedIndexes, whyUnusable } from '../../network/network-status';
 import { NetworkService } from '../../network/network.service';
 import {
   ChainStatusDto,

@@ -30,7 +30,6 @@ import { OutdatedDrops } from './outdated-drops';
 // The service is the index sync's one way in: what other code needs of the pieces it is built
 // from is named here too.
 export type { IndexSyncReport } from './index-sync-report';
-export { STALE_AFTER_SYNCS } from './outdated-drops';
 
 export const INDEX_SYNC_JOB = 'index-sync';
 

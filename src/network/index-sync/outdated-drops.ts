@@ -1,18 +1,10 @@
+import { STALE_AFTER_SYNCS } from '../network-status';
 import { Logger } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock';
 import { MinerIndexService } from '../index/miner-index.service';
 import { NetworkService } from '../network.service';
 import { MAX_DATA_AGE_DAYS, oldestUsefulBucket } from '../protocol';
 import { calledSomeMiner, IndexSyncReport } from './index-sync-report';
-
-/**
- * A miner's index is dropped once it has missed this many syncs in a row by its own fault (a
- * failed call, a rejected index, no axon served): two keep it, the third drops it. What a
- * miner that stopped answering claimed is no longer evidence of what it holds. Counted in
- * syncs, not time: a gateway that was down, or a call not made for want of budget, is not the
- * miner's doing.
- */
-export const STALE_AFTER_SYNCS = 3;
 
 /**
  * The end of an index sync run, after its spot checks: what the run says of the miners is

@@ -1,3 +1,4 @@
+import { IndexFreshness } from '../network-status';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
@@ -34,37 +35,6 @@ export interface BucketHolder {
   labelId: number | null;
   label: string | null;
   bytes: number;
-}
-
-/**
- * How many miners' indexes are loaded (hold rows: what the statistics' totals sum), how many of
- * those the stored-data path may use now (`usable`: held by a miner it may ask, the rule of
- * anyIndexLoaded) and why it may not use the others, and when the newest and the oldest of them
- * were synced (null: none loaded); and when any miner's index was last read, an empty one
- * included (null: none ever was).
- */
-export interface IndexFreshness {
-  loaded: number;
-  usable: number;
-  /** The loaded indexes not usable, by why: they add up to `loaded - usable`. */
-  unusable: UnusableIndexes;
-  /** When the earliest cooldown of a failing miner holding an index ends (null: none failing). */
-  failingUntil: Date | null;
-  newestSyncedAt: Date | null;
-  oldestSyncedAt: Date | null;
-  lastReadAt: Date | null;
-}
-
-/**
- * Loaded indexes whose miner may not be asked now: its circuit is open (`failing` within its
- * cooldown), its address is outside MINER_ALLOWED_NETWORKS, it left the metagraph (the
- * metagraph sync drops its index in the same transaction, so this stays 0), or it serves no axon.
- */
-export interface UnusableIndexes {
-  failing: number;
-  addressRefused: number;
-  deregistered: number;
-  noAxon: number;
 }
 
 /** One holder's claim on one (label, hour) bucket, with what choosing a holder weighs. */

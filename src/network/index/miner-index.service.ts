@@ -6,10 +6,10 @@ import {
   AgeSizeRow,
   BucketHolder,
   BucketHolding,
-  IndexFreshness,
   LabelSizeRow,
   MinerIndexReadRepository,
 } from './miner-index-read.repository';
+import { IndexFreshness } from '../network-status';
 import { IndexTotalsRepository } from './index-totals.repository';
 import { FetchedFrom, MinerIndexRepository } from './miner-index.repository';
 

@@ -1,25 +1,6 @@
+import { HotkeyCheck } from '../network-status';
 import { isValidator } from '../../common/validator-standing';
 import { MinerEntity } from '../miner.entity';
-
-/**
- * Where this gateway's own hotkey stands on the subnet. Miners answer validators only (wire
- * spec §3): with any standing but `validator`, every call is refused 403 and spends its budget.
- */
-export const HOTKEY_STANDINGS = [
-  'validator',
-  'not_registered',
-  'no_permit',
-  'stake_too_low',
-] as const;
-export type HotkeyStanding = (typeof HOTKEY_STANDINGS)[number];
-
-export interface HotkeyCheck {
-  standing: HotkeyStanding;
-  /** The hotkey's neuron, when it is registered. */
-  neuron?: { uid: number; validatorPermit: boolean; stake: number | null };
-  /** What is wrong and what it costs, for the log and system-status; absent for `validator`. */
-  problem?: string;
-}
 
 /** The hotkey's standing in the registered neurons; null when no metagraph is loaded yet. */
 export function checkHotkey(

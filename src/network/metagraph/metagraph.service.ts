@@ -1,3 +1,4 @@
+import { MinerCounts } from '../network-status';
 import {
   Inject,
   Injectable,
@@ -20,26 +21,14 @@ import { MetagraphFile, MetagraphNeuron } from '../protocol';
 import { MinerClient } from '../transport/miner-client';
 import { ChainIdentity } from '../chain/subtensor-connection';
 import { roundTo } from '../../common/round-to';
-import { checkHotkey, HotkeyCheck } from './hotkey-standing';
+import { checkHotkey } from './hotkey-standing';
+import { HotkeyCheck } from '../network-status';
 import { METAGRAPH_SOURCE, MetagraphSource } from './metagraph-source';
 import { foreignOrigin } from './stored-origin';
 import { SuspiciousReads } from './suspicious-reads';
 
 /** Reload from the database this often, to see credibility moved by other replicas. */
 const REFRESH_INTERVAL_MS = 30_000;
-
-export interface MinerCounts {
-  /** Registered neurons, validators included. */
-  total: number;
-  /** Registered neurons with an axon. */
-  serving: number;
-  /** Registered validators: a validator permit and the minimum stake (or an unknown stake). */
-  validators: number;
-  /** Miners that may be called now: not validators, an axon, `active` (currentState). */
-  available: number;
-  /** Miners whose axon is outside MINER_ALLOWED_NETWORKS. */
-  addressRefused: number;
-}
 
 /** The outcome of the latest attempt to read and apply the metagraph, in this process. */
 export interface MetagraphSyncAttempt {

@@ -1,5 +1,5 @@
-import type { IndexFreshness } from '../index/miner-index-read.repository';
-import { loadedIndexes, whyUnusable } from '../index/unusable-indexes';
+import type { IndexFreshness } from '../network-status';
+import { loadedIndexes, whyUnusable } from '../network-status';
 
 /*
  * What a user's stored answer that found nothing says when it could not look everywhere, rather

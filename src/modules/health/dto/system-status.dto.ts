@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { STALE_AFTER_SYNCS } from '../../../network/index-sync/index-sync.service';
-import { HOTKEY_STANDINGS, HotkeyStanding } from '../../../network/metagraph/hotkey-standing';
+import { STALE_AFTER_SYNCS } from '../../../network/network-status';
+import { HOTKEY_STANDINGS, HotkeyStanding } from '../../../network/network-status';
 import { PUBLICATION_STATES } from '../../publication/publication.types';
 
 export type ComponentState = 'healthy' | 'unhealthy' | 'degraded' | 'disabled';
