@@ -11,7 +11,8 @@ import { NetworkQuery, XItem } from './protocol';
 import { NetworkQueryResult } from './query-result';
 import { CallBudgets } from './transport/call-budgets';
 import { MinerClient, MinerTarget, replyOf } from './transport/miner-client';
-import { MinerCallError, MinerFailureReason } from './transport/miner-failures';
+import { MinerCallError } from './transport/miner-failures';
+import { MinerFailureReason } from './query-failures';
 
 const corpus = generateCorpus({
   seed: 13,

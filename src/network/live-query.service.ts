@@ -25,7 +25,8 @@ import { onDemandRequestFields, OnDemandRequestFields, readEntityList } from './
 import { CallBudgets, nextCallAt, QueryPurpose } from './transport/call-budgets';
 import { MinerClient, targetOf } from './transport/miner-client';
 import { NOT_SERVED_COOLDOWN_MS } from './transport/miner-refusals';
-import { failureScore, QueryFailures } from './transport/miner-failures';
+import { failureScore } from './transport/miner-failures';
+import { QueryFailures } from './query-failures';
 
 /** Hedging delay before the network has enough latency samples to know its own p90. */
 const INITIAL_HEDGE_MS = 1000;

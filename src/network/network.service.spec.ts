@@ -20,7 +20,8 @@ import { StoredDataService } from './stored/stored-data.service';
 import { CallBudgets } from './transport/call-budgets';
 import { CircuitListener } from './transport/miner-circuits';
 import { MinerClient, MinerTarget, replyOf } from './transport/miner-client';
-import { MinerCallError, MinerFailureReason } from './transport/miner-failures';
+import { MinerCallError } from './transport/miner-failures';
+import { MinerFailureReason } from './query-failures';
 
 /** Where the test budgets' spent calls start to leave their window (miner n's n minutes later). */
 const SPENT_UNTIL = '2026-01-15T12:20:00Z';

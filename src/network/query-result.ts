@@ -1,6 +1,6 @@
 import { StoredAnswer } from './stored/stored-answer';
 import { AnswerOrigin, DataItem } from './protocol';
-import { QueryFailures } from './transport/miner-failures';
+import { QueryFailures } from './query-failures';
 
 /** What a stored-data answer reports beside the live one's counts. */
 export type StoredCounts = Pick<StoredAnswer, 'coverage' | 'buckets' | 'oldestFetchedAt'>;

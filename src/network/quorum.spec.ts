@@ -1,6 +1,7 @@
 import { CheckedAnswer } from './answer-checks';
 import { DataItem } from './protocol';
-import { MinerCallError, MinerFailureReason } from './transport/miner-failures';
+import { MinerCallError } from './transport/miner-failures';
+import { MinerFailureReason } from './query-failures';
 import { LateResult, QuorumOutcome, QuorumPlan, runQuorum } from './quorum';
 
 interface Miner {

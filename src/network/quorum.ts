@@ -1,5 +1,6 @@
 import { CheckedAnswer, isMostlyDropped, isUsableAnswer } from './answer-checks';
-import { failureReasonOf, MinerFailureReason } from './transport/miner-failures';
+import { failureReasonOf } from './transport/miner-failures';
+import { MinerFailureReason } from './query-failures';
 
 export interface QuorumPlan<M extends { uid: number }> {
   /** Ranked: the first `fanout` are asked at once, the rest are spares in order. */

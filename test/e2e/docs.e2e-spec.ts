@@ -1,4 +1,4 @@
-import { QUERY_FAILURE_REASONS } from '../../src/network/transport/miner-failures';
+import { QUERY_FAILURE_REASONS } from '../../src/network/query-failures';
 import { createKey } from '../support/fixtures';
 import { syncIndexNow } from '../support/index-sync';
 import { startTestNetwork, TestNetwork } from '../support/network';

@@ -14,12 +14,8 @@ import { LiedBuckets } from '../stored/lied-buckets';
 import { largestClaimAsked } from '../transport/axon-http';
 import { CallBudgets, CallPurpose, nextCallAt } from '../transport/call-budgets';
 import { MinerClient, MinerTarget } from '../transport/miner-client';
-import {
-  failureReasonOf,
-  failureScore,
-  KeptForChecksError,
-  MinerFailureReason,
-} from '../transport/miner-failures';
+import { failureReasonOf, failureScore, KeptForChecksError } from '../transport/miner-failures';
+import { MinerFailureReason } from '../query-failures';
 
 /** A miner holding a bucket, with the label and size its index claims for it. */
 export interface BucketHolder extends MinerTarget {

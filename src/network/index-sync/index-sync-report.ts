@@ -1,4 +1,4 @@
-import { MinerFailureReason } from '../transport/miner-failures';
+import { MinerFailureReason } from '../query-failures';
 import { SpotCheckResult } from './index-spot-checks';
 
 // What one index sync run found, kept apart from the run itself: every step of the run (one

@@ -11,7 +11,8 @@ import {
   readEntityList,
 } from '../sn13/messages';
 import { MinerClient } from '../transport/miner-client';
-import { failureReasonOf, failureScore, MinerFailureReason } from '../transport/miner-failures';
+import { failureReasonOf, failureScore } from '../transport/miner-failures';
+import { MinerFailureReason } from '../query-failures';
 import { QueryPurpose } from '../transport/call-budgets';
 import { bucketKeyOf } from './bucket-selection';
 import { CheckedContents, checkContents, checkEntities, deliveriesToKeep } from './contents-check';

@@ -1,5 +1,5 @@
 import { DataItem } from '../protocol';
-import { MinerFailureReason } from '../transport/miner-failures';
+import { MinerFailureReason } from '../query-failures';
 import { SelectedBucket } from './bucket-selection';
 import { CallReport } from './contents-fetcher';
 import { PlannedCall } from './holder-choice';

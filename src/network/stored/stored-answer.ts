@@ -1,6 +1,6 @@
 import { DataItem } from '../protocol';
 import { isDroppedWhole } from '../answer-checks';
-import { MinerFailureReason, QueryFailures } from '../transport/miner-failures';
+import { MinerFailureReason, QueryFailures } from '../query-failures';
 import { SelectedBucket } from './bucket-selection';
 import { CallReport } from './contents-fetcher';
 import { PlannedCall } from './holder-choice';

@@ -26,12 +26,8 @@ import { SYNAPSE_NAMES, SynapseName } from '../../common/synapse-names';
 import { CallBudgets, CallPurpose } from './call-budgets';
 import { Reservation } from './call-budget.repository';
 import { MinerClient, MinerTarget } from './miner-client';
-import {
-  failureScore,
-  KeptForChecksError,
-  MinerCallError,
-  MinerFailureReason,
-} from './miner-failures';
+import { failureScore, KeptForChecksError, MinerCallError } from './miner-failures';
+import { MinerFailureReason } from '../query-failures';
 
 const GATEWAY = Sr25519Keypair.fromUri('//Gateway');
 const MINER = Sr25519Keypair.fromUri('//Miner').address;

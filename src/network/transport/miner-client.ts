@@ -21,9 +21,9 @@ import {
   classify,
   KeptForChecksError,
   MinerCallError,
-  MinerFailureReason,
   NOT_THE_MINERS_FAULT,
 } from './miner-failures';
+import { MinerFailureReason } from '../query-failures';
 import { MinerRefusals } from './miner-refusals';
 
 export interface MinerTarget {

@@ -2,10 +2,7 @@ import { ApiExtraModels, ApiProperty, ApiPropertyOptional, ApiSchema } from '@ne
 import { DataItemDto, dataItemsProperty } from './data-item.dto';
 import { RedditItemDto } from './reddit-item.dto';
 import { XItemDto } from './x-item.dto';
-import {
-  QUERY_FAILURE_REASONS,
-  QueryFailureReason,
-} from '../../../network/transport/miner-failures';
+import { QUERY_FAILURE_REASONS, QueryFailureReason } from '../../../network/query-failures';
 import { SOURCE_NAMES, SourceName } from '../../../network/sources';
 import { ANSWER_ORIGINS, AnswerOrigin } from '../../../network/protocol';
 
