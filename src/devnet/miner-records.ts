@@ -2,7 +2,7 @@ import { pythonIsoDate, pythonJsonDumps } from '../common/python-json';
 import { DataItem, RedditItem, XItem } from '../network/protocol';
 import { sourceOfName, SourceId, toSourceId } from '../network/sources';
 import { WireDataEntity } from '../network/sn13/entities';
-import { xContentFields } from '../network/sn13/records';
+import { xContentFields } from '../network/x-content';
 import { toMinute } from './corpus-text';
 
 /**

@@ -7,7 +7,7 @@ import { Source } from '../../common/source';
 import { textLines } from '../../common/text-lines';
 import { currentItemShape, StoredItemShape } from '../../network/legacy-items';
 import { RedditItem, XItem } from '../../network/protocol';
-import { xContentFields } from '../../network/sn13/records';
+import { xContentFields } from '../../network/x-content';
 import { toSourceName } from '../../network/sources';
 import { writeFileAtomically, WrittenFile } from './atomic-file';
 import { TaskRow } from './task.types';

@@ -1,5 +1,6 @@
 import { XItem } from '../protocol';
-import { xContentFields, xItemOf } from './records';
+import { xItemOf } from './records';
+import { xContentFields } from '../x-content';
 
 const ITEM: XItem = {
   text: 'Halving soon #bitcoin $btc',
