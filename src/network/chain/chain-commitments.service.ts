@@ -3,13 +3,10 @@ import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { publicKeyOfAddress } from '../bittensor/keypair';
 import { ValidatorIdentity } from '../bittensor/validator-identity';
-import { CommitmentSubmitter, Inclusion } from './commitment-submitter';
-import {
-  CommitmentRule,
-  CommitmentWindow,
-  readCommitmentWindow,
-  readWindowAhead,
-} from './commitment-window';
+import { CommitmentSubmitter } from './commitment-submitter';
+import { Inclusion } from './commitment-results';
+import { readCommitmentWindow, readWindowAhead } from './commitment-window';
+import { CommitmentRule, CommitmentWindow } from './commitment-results';
 import { ChainCommitment, readCommitment, readCommitments } from './commitments';
 import { SubtensorConnection } from './subtensor-connection';
 

@@ -3,7 +3,8 @@ import type { Signer } from '@polkadot/api/types';
 import { hexToU8a, u8aToHex } from '@polkadot/util';
 import { blake2AsU8a, sr25519Verify } from '@polkadot/util-crypto';
 import { cryptoReady, Sr25519Keypair } from '../bittensor/keypair';
-import { CommitmentRateLimitedError, CommitmentSubmitter } from './commitment-submitter';
+import { CommitmentSubmitter } from './commitment-submitter';
+import { CommitmentRateLimitedError } from './commitment-results';
 
 const SHA = '3f786850e387550fdab836ed7e6dc881de23001b';
 

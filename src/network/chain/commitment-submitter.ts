@@ -7,37 +7,9 @@ import { hexToU8a, stringToU8a, u8aConcat, u8aToHex } from '@polkadot/util';
 import { blake2AsU8a } from '@polkadot/util-crypto';
 import { INCLUSION_TIMEOUT_MS } from '../../config/publication-timeouts';
 import { Sr25519Keypair } from '../bittensor/keypair';
-import { CommitmentRule, CommitmentWindow, ruleOfError } from './commitment-window';
+import { ruleOfError } from './commitment-window';
+import { CommitmentRateLimitedError, Inclusion } from './commitment-results';
 import { SubtensorConnection } from './subtensor-connection';
-
-/**
- * The chain refused the commitment for now (its rate limit): wait and retry, not a failure.
- * The Commitments pallet's errors that mean "too soon" are the per-account rate limit
- * (`CommitmentSetRateLimitExceeded`), and in runtimes that replaced it with a space quota per
- * subnet epoch (finney's spec 343, the recorded one), `SpaceLimitExceeded`: `rule` says which,
- * `block` is the block that refused it (when the node said), so that the wait can be read off
- * the chain (commitment-window.ts). Also thrown, with `window`, for a commitment not submitted
- * because the chain's storage said it would be refused.
- */
-export class CommitmentRateLimitedError extends Error {
-  override readonly name = 'CommitmentRateLimitedError';
-
-  constructor(
-    message: string,
-    readonly rule: CommitmentRule,
-    readonly block: number | undefined,
-    /** Read before submitting (nothing was submitted): when the chain takes one again. */
-    readonly window?: CommitmentWindow,
-  ) {
-    super(message);
-  }
-}
-
-/** Where the commitment was included (no hash when it was found in storage, not submitted). */
-export interface Inclusion {
-  blockNumber: number;
-  blockHash: string | null;
-}
 
 /**
  * Commits a Gravity commit's SHA on chain as the subnet's validators do:

@@ -1,31 +1,12 @@
 import type { ApiPromise } from '@polkadot/api';
 import type { Codec } from '@polkadot/types/types';
+import { CommitmentRule, CommitmentWindow } from './commitment-results';
 
-/** Subtensor makes a block every 12 seconds. */
-export const BLOCK_MS = 12_000;
-
-/**
- * Which of the Commitments pallet's two "too soon" rules refused a commitment, by the error it
- * answered: a minimum of blocks between an account's commitments (`CommitmentSetRateLimitExceeded`,
- * older runtimes), or a quota of space per subnet epoch (`SpaceLimitExceeded`, finney's spec 343).
- */
-export type CommitmentRule = 'rate' | 'space';
-
+/** The rule that refused a commitment, by the error the Commitments pallet answered. */
 export function ruleOfError(name: string): CommitmentRule | undefined {
   if (name === 'CommitmentSetRateLimitExceeded') return 'rate';
   if (name === 'SpaceLimitExceeded') return 'space';
   return undefined;
-}
-
-/**
- * When the chain will take a commitment again: from block `acceptedFrom`; its head is `head`;
- * `intervalBlocks` is the rule's whole interval (an epoch, `tempo + 1`, or `RateLimit`), the
- * longest a refusal can have to wait, whatever the storage says.
- */
-export interface CommitmentWindow {
-  acceptedFrom: number;
-  head: number;
-  intervalBlocks: number;
 }
 
 /**
