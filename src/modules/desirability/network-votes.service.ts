@@ -6,7 +6,7 @@ import {
   ChainCommitmentsService,
   ChainUnavailableError,
 } from '../../network/chain/chain-commitments.service';
-import { GravityUnavailableError } from '../../network/gravity/gravity-clone';
+import { GravityUnavailableError } from '../../network/gravity/gravity-errors';
 import {
   GRAVITY_REPOSITORY,
   GravityRepository,

@@ -3,7 +3,8 @@ import { existsSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createGravityRemote, GravityRemote } from '../../../test/support/gravity-remote';
-import { causeOutput, GravityClone, GravityUnavailableError } from './gravity-clone';
+import { causeOutput, GravityClone } from './gravity-clone';
+import { GravityUnavailableError } from './gravity-errors';
 import { processesLeft, runningProcesses } from '../../../test/support/processes';
 
 const OTHER_VALIDATOR = '5DkMmXtWf16RNdusZGCrJ7ca7ADPgRnZLVWCWbgA7s7sy1AQ';

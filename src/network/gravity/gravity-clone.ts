@@ -4,6 +4,7 @@ import { join, relative, resolve } from 'node:path';
 import { Logger } from '@nestjs/common';
 import { GIT_FETCH_TIMEOUT_MS } from '../../config/publication-timeouts';
 import { GitError, GitOptions, redactGit, runGit } from './git';
+import { GravityUnavailableError } from './gravity-errors';
 
 /**
  * A lock file older than this belongs to no git command running: none of ours (nor another
@@ -16,11 +17,6 @@ const STALE_LOCK_MS = GIT_FETCH_TIMEOUT_MS + 30_000;
 export const LOCAL_TIMEOUT_MS = 15_000;
 /** Every branch of the remote, kept apart from our own branch ref. */
 const BRANCHES_REFSPEC = '+refs/heads/*:refs/remotes/gravity/*';
-
-/** The repository could not be reached or read. */
-export class GravityUnavailableError extends Error {
-  override readonly name = 'GravityUnavailableError';
-}
 
 export interface GravitySettings {
   repoUrl: string;

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createGravityRemote, GravityRemote } from '../../../test/support/gravity-remote';
 import { GitError } from './git';
-import { GravityUnavailableError } from './gravity-clone';
+import { GravityUnavailableError } from './gravity-errors';
 import { GravityRepository } from './gravity-repository';
 
 const TOKEN = 'ghp_test_token_0123456789abcdef';

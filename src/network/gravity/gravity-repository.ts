@@ -2,13 +2,8 @@ import { join } from 'node:path';
 import type { OnModuleDestroy } from '@nestjs/common';
 import { GIT_PUSH_TIMEOUT_MS } from '../../config/publication-timeouts';
 import { GitError } from './git';
-import {
-  causeOutput,
-  GravityClone,
-  GravitySettings,
-  GravityUnavailableError,
-  LOCAL_TIMEOUT_MS,
-} from './gravity-clone';
+import { causeOutput, GravityClone, GravitySettings, LOCAL_TIMEOUT_MS } from './gravity-clone';
+import { GravityUnavailableError } from './gravity-errors';
 
 /** Where validators keep their votes in the Gravity repository. */
 export const PREFERENCES_FOLDER = 'validator_preferences';
