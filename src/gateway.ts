@@ -21,7 +21,7 @@ import { ConfigError, configWarnings, loadConfig } from './config/load-config';
 import { masterKeyShown, resolveMasterKey } from './config/master-key';
 import { EmbeddedDatabase, startEmbeddedPostgres } from './database/embedded-postgres';
 import { loadValidatorKey, ValidatorKey } from './network/bittensor/validator-key';
-import { nodeAddress } from './network/chain/node-address';
+import { nodeAddress } from './common/security/node-address';
 
 /**
  * A network started beside the gateway in place of a metagraph source. The development entry

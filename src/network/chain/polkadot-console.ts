@@ -1,6 +1,6 @@
 import { format } from 'node:util';
 import { Logger } from '@nestjs/common';
-import { urlsAsAddresses } from './node-address';
+import { urlsAsAddresses } from '../../common/security/node-address';
 
 /**
  * @polkadot/util's logger, which every part of the chain client logs through, writes to the

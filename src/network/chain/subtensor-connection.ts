@@ -5,7 +5,7 @@ import { ExponentialBackoff, IBackoff } from 'cockatiel';
 import { loadWhenUsed } from '../../common/load-when-used';
 import { within } from '../../common/within';
 import { clientErrorText } from './client-error-text';
-import { nodeAddress, urlsAsAddresses } from './node-address';
+import { nodeAddress, urlsAsAddresses } from '../../common/security/node-address';
 import { routePolkadotConsole } from './polkadot-console';
 import { QUIET_RPC, SUBTENSOR_EXTENSIONS } from './subtensor-definitions';
 

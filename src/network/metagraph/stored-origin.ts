@@ -1,4 +1,4 @@
-import { nodeAddress } from '../chain/node-address';
+import { nodeAddress } from '../../common/security/node-address';
 import type { StoredMetagraph } from '../miners.repository';
 import type { MetagraphSource } from './metagraph-source';
 
