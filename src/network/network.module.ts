@@ -30,9 +30,10 @@ import { CallBudgets } from './transport/call-budgets';
 import { MinerClient } from './transport/miner-client';
 
 /**
- * The miner network. Other modules use NetworkService, the chain's commitments (read, and ours
- * written: ChainCommitmentsService) and the Gravity repository only; the node connection stays
- * inside.
+ * The miner network. Other modules use NetworkService, the miner index's totals
+ * (MinerIndexService, for the statistics), the chain's commitments (read, and ours written:
+ * ChainCommitmentsService) and the Gravity repository only; the node connection stays inside
+ * (docs/decisions.md, "The network's public surface").
  */
 @Module({
   imports: [JobsModule, MinerIndexModule, TypeOrmModule.forFeature([MinerEntity])],
@@ -66,7 +67,7 @@ import { MinerClient } from './transport/miner-client';
       useFactory: metagraphSource,
     },
   ],
-  exports: [NetworkService, ChainCommitmentsService, GRAVITY_REPOSITORY],
+  exports: [NetworkService, MinerIndexModule, ChainCommitmentsService, GRAVITY_REPOSITORY],
 })
 export class NetworkModule {}
 

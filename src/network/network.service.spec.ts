@@ -4,7 +4,7 @@ import { SynapseName } from '../common/synapse-names';
 import { AppConfig, OnDemandMode } from '../config/app-config';
 import { generateCorpus } from '../devnet/corpus';
 import { toWireEntity } from '../devnet/miner-records';
-import { BucketReader } from './buckets/bucket-reader';
+import { BucketHolder, BucketReader, HOLDERS_CONSIDERED } from './buckets/bucket-reader';
 import { CredibilityRecorder } from './credibility-recorder';
 import { IndexFreshness } from './network-status';
 import { MinerIndexService } from './index/miner-index.service';
@@ -17,9 +17,11 @@ import { indexNotLoaded, partialAndEmpty } from './stored/empty-answers';
 import { DataItem, NetworkQuery } from './protocol';
 import { StoredAnswer } from './stored/stored-answer';
 import { StoredDataService } from './stored/stored-data.service';
-import { CallBudgets } from './transport/call-budgets';
+import { BudgetLeft, CallBudgets } from './transport/call-budgets';
 import { CircuitListener } from './transport/miner-circuits';
-import { MinerClient, MinerTarget, replyOf } from './transport/miner-client';
+import { MinerClient, MinerReply, MinerTarget, replyOf } from './transport/miner-client';
+import { LiedBuckets } from './stored/lied-buckets';
+import { MemoryItemStore } from '../../test/support/memory-item-store';
 import { MinerCallError } from './transport/miner-failures';
 import { MinerFailureReason } from './query-failures';
 
@@ -605,5 +607,91 @@ describe(`${NetworkService.name} on-demand modes`, () => {
     const result = await service.query(QUERY);
     expect(result).toMatchObject({ origin: 'live', error: 'No miners available' });
     expect(stored.answer).not.toHaveBeenCalled();
+  });
+});
+
+/**
+ * NetworkService.readBucket over a real BucketReader: the index holds `holding` (most credible
+ * first), each answering an empty bucket; the `spent` hotkeys' GetDataEntityBucket budget is
+ * spent.
+ */
+function reading(holding: BucketHolder[], spent: ReadonlySet<string>) {
+  const now = new Date('2026-01-01T10:30:00Z');
+  const asked: number[] = [];
+  const client = {
+    mayAsk: () => true,
+    call(target: MinerTarget): Promise<MinerReply> {
+      asked.push(target.uid);
+      return Promise.resolve(replyOf({ data_entities: [] }, 1));
+    },
+  } as unknown as MinerClient;
+  const budgets = {
+    left: (hotkeys: string[]) =>
+      Promise.resolve(
+        new Map<string, BudgetLeft>(
+          hotkeys.map((hotkey) => [
+            hotkey,
+            spent.has(hotkey)
+              ? { left: 0, nextAt: new Date(now.getTime() + 60_000) }
+              : { left: 1, nextAt: null },
+          ]),
+        ),
+      ),
+  } as unknown as CallBudgets;
+  const credibility = { record: () => undefined } as unknown as CredibilityRecorder;
+  const config = {
+    network: { queryDeadlineMs: 1000, bucketFetchTimeoutMs: 1000, minerMaxResponseBytes: 1000 },
+  } as AppConfig;
+  const clock = { now: () => now } as Clock;
+  const reader = new BucketReader(
+    client,
+    budgets,
+    new MemoryItemStore(),
+    new LiedBuckets(clock),
+    credibility,
+    clock,
+    config,
+  );
+  /** The index's holders, up to the limit asked for, as the SQL reads them. */
+  const index = {
+    holders: jest.fn(
+      (_source: number, _labelId: number | undefined, _bucket: number, limit: number) =>
+        Promise.resolve(holding.slice(0, limit)),
+    ),
+  };
+  const service = new NetworkService(
+    { storedNotInUse: () => undefined } as unknown as MetagraphService,
+    client,
+    {} as MinersRepository,
+    credibility,
+    reader,
+    budgets,
+    config,
+    {} as StoredDataService,
+    {} as LiveQueryService,
+    index as unknown as MinerIndexService,
+  );
+  return { service, index, asked };
+}
+
+describe(`${NetworkService.name}.readBucket`, () => {
+  it('asks a less credible holder with a call left when the ten most credible have spent theirs', async () => {
+    const holding = Array.from({ length: 12 }, (_, uid) => ({
+      uid,
+      hotkey: `hotkey-${uid}`,
+      axonUrl: `http://127.0.0.1:${9000 + uid}`,
+      labelId: 7,
+      label: '#a',
+      bytes: 0,
+    }));
+    const spent = new Set(holding.slice(0, 10).map((holder) => holder.hotkey));
+    const { service, index, asked } = reading(holding, spent);
+
+    expect(await service.readBucket(2, 100, 7)).toMatchObject({
+      status: 'success',
+      miner: { uid: 10, hotkey: 'hotkey-10' },
+    });
+    expect(asked).toEqual([10]);
+    expect(index.holders).toHaveBeenCalledWith(2, 7, 100, HOLDERS_CONSIDERED);
   });
 });

@@ -1,7 +1,12 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { InjectConfig } from '../config/config.module';
-import { BucketAnswer, BucketHolder, BucketReader, FetchOutcome } from './buckets/bucket-reader';
+import {
+  BucketAnswer,
+  BucketReader,
+  FetchOutcome,
+  HOLDERS_CONSIDERED,
+} from './buckets/bucket-reader';
 import { CredibilityRecorder } from './credibility-recorder';
 import { IndexRow, InvalidIndexError, parseCompressedIndex } from './index/compressed-index';
 import { IndexFreshness } from './network-status';
@@ -296,12 +301,20 @@ export class NetworkService implements OnModuleInit {
   }
 
   /**
-   * The entities of one hour of a source, for query_bucket: from the holders (most credible
-   * first, each with the label and size its index claims), or from an earlier fetch. A miner's
-   * last GetDataEntityBucket call is taken only while the spot checks keep their share of the
-   * miners that can be asked it (INDEX_SPOT_CHECK_RESERVE, checked by CallBudgets).
+   * The entities of one hour of a source (of one label, when `labelId` is given), for
+   * query_bucket: from the index's holders (up to HOLDERS_CONSIDERED, most credible first, each
+   * with the label and size its index claims), or from an earlier fetch. A miner's last
+   * GetDataEntityBucket call is taken only while the spot checks keep their share of the miners
+   * that can be asked it (INDEX_SPOT_CHECK_RESERVE, checked by CallBudgets).
    */
-  readBucket(source: SourceId, timeBucket: number, holders: BucketHolder[]): Promise<BucketAnswer> {
+  async readBucket(
+    source: SourceId,
+    timeBucket: number,
+    labelId: number | undefined,
+  ): Promise<BucketAnswer> {
+    // Every holder up to the bound: the reader filters them by budget before it picks the most
+    // credible (a top ten cut first left holders with a call unasked).
+    const holders = await this.index.holders(source, labelId, timeBucket, HOLDERS_CONSIDERED);
     // The index's holders are the stored metagraph's miners: none while it is another source's.
     const callable = this.metagraph.storedNotInUse() ? [] : holders;
     return this.buckets.read(source, timeBucket, callable);

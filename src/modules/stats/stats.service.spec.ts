@@ -1,22 +1,9 @@
 import { Clock } from '../../common/clock/clock';
 import { HOUR_MS } from '../../common/clock/durations';
-import { AppConfig } from '../../config/app-config';
-import { BucketAnswer, BucketReader } from '../../network/buckets/bucket-reader';
-import { CredibilityRecorder } from '../../network/credibility-recorder';
-import { BucketHolder } from '../../network/index/miner-index-read.repository';
 import { MinerIndexService } from '../../network/index/miner-index.service';
 import { NetworkService } from '../../network/network.service';
 import { MAX_DATA_AGE_DAYS } from '../../network/protocol';
 import { SourceId } from '../../network/sources';
-import { LiedBuckets } from '../../network/stored/lied-buckets';
-import { BudgetLeft, CallBudgets } from '../../network/transport/call-budgets';
-import {
-  MinerClient,
-  MinerReply,
-  MinerTarget,
-  replyOf,
-} from '../../network/transport/miner-client';
-import { MemoryItemStore } from '../../../test/support/memory-item-store';
 import { Source } from '../../common/source';
 import { QueryBucketQueryDto } from './dto/stats-requests.dto';
 import { Conditional } from './stats-conditions';
@@ -61,20 +48,10 @@ class FakeIndex {
       .filter((hour) => hour >= from && hour <= to);
     return Promise.resolve(hours.length > 0 ? Math.max(...hours) : undefined);
   };
-  /** The bucket's holders, most credible first; `holders` reads up to its limit, as the SQL. */
-  holding: BucketHolder[] = [
-    {
-      uid: 4,
-      hotkey: 'hotkey-4',
-      axonUrl: 'http://127.0.0.1:1',
-      labelId: 7,
-      label: '#a',
-      bytes: 9,
-    },
-  ];
-  holders = (_source: SourceId, _labelId: number | undefined, _bucket: number, limit: number) =>
-    Promise.resolve(this.holding.slice(0, limit));
 }
+
+/** What the network answers query_bucket's read with. */
+type BucketAnswer = Awaited<ReturnType<NetworkService['readBucket']>>;
 
 /** The answer of an unconditional request (a 304 is a failure). */
 function answerOf<T>(conditional: Conditional<T>): T {
@@ -96,8 +73,8 @@ function answersOf(service: StatsService) {
 function setup(answer?: BucketAnswer, clock: Clock = { now: () => NOW } as Clock) {
   const index = new FakeIndex();
   const network = {
-    readBucket: () =>
-      Promise.resolve(
+    readBucket: jest.fn(() =>
+      Promise.resolve<BucketAnswer>(
         answer ?? {
           status: 'success',
           cached: false,
@@ -108,57 +85,14 @@ function setup(answer?: BucketAnswer, clock: Clock = { now: () => NOW } as Clock
           items: [],
         },
       ),
-  } as unknown as NetworkService;
-  const service = new StatsService(index as unknown as MinerIndexService, network, clock);
-  return { index, stats: answersOf(service), service };
-}
-
-/**
- * StatsService over a real BucketReader: miners whose GetDataEntityBucket budget is spent
- * (`spent` hotkeys) and the others, each answering an empty bucket.
- */
-function withReader(index: FakeIndex, spent: ReadonlySet<string>) {
-  const asked: number[] = [];
-  const client = {
-    mayAsk: () => true,
-    call(target: MinerTarget): Promise<MinerReply> {
-      asked.push(target.uid);
-      return Promise.resolve(replyOf({ data_entities: [] }, 1));
-    },
-  } as unknown as MinerClient;
-  const budgets = {
-    left: (hotkeys: string[]) =>
-      Promise.resolve(
-        new Map<string, BudgetLeft>(
-          hotkeys.map((hotkey) => [
-            hotkey,
-            spent.has(hotkey)
-              ? { left: 0, nextAt: new Date(NOW.getTime() + 60_000) }
-              : { left: 1, nextAt: null },
-          ]),
-        ),
-      ),
-  } as unknown as CallBudgets;
-  const credibility = { record: () => undefined } as unknown as CredibilityRecorder;
-  const config = {
-    network: { queryDeadlineMs: 1000, bucketFetchTimeoutMs: 1000, minerMaxResponseBytes: 1000 },
-  } as AppConfig;
-  const clock = { now: () => NOW } as Clock;
-  const reader = new BucketReader(
-    client,
-    budgets,
-    new MemoryItemStore(),
-    new LiedBuckets(clock),
-    credibility,
+    ),
+  };
+  const service = new StatsService(
+    index as unknown as MinerIndexService,
+    network as unknown as NetworkService,
     clock,
-    config,
   );
-  const network = {
-    readBucket: (source: SourceId, bucket: number, holders: BucketHolder[]) =>
-      reader.read(source, bucket, holders),
-  } as unknown as NetworkService;
-  const stats = answersOf(new StatsService(index as unknown as MinerIndexService, network, clock));
-  return { stats, asked };
+  return { index, network, stats: answersOf(service), service };
 }
 
 describe(StatsService.name, () => {
@@ -280,7 +214,7 @@ describe(StatsService.name, () => {
   });
 
   it('answers query_bucket with the newest held bucket of the source and label, and what the miner sent', async () => {
-    const { index, stats } = setup();
+    const { index, network, stats } = setup();
     index.labelIds.set('#a', 7);
     index.held = [
       { source: 2, labelId: 7, hour: 95 },
@@ -304,28 +238,8 @@ describe(StatsService.name, () => {
       },
       data: [],
     });
-  });
-
-  it('asks a less credible holder with a call left when the ten most credible have spent theirs', async () => {
-    const index = new FakeIndex();
-    index.held = [{ source: 2, labelId: 7, hour: 100 }];
-    index.labelIds.set('#a', 7);
-    index.holding = Array.from({ length: 12 }, (_, uid) => ({
-      uid,
-      hotkey: `hotkey-${uid}`,
-      axonUrl: `http://127.0.0.1:${9000 + uid}`,
-      labelId: 7,
-      label: '#a',
-      bytes: 0,
-    }));
-    const spent = new Set(index.holding.slice(0, 10).map((holder) => holder.hotkey));
-    const { stats, asked } = withReader(index, spent);
-
-    expect(await stats.queryBucket('x', { label: '#a', end_bucket: 100 })).toMatchObject({
-      status: 'success',
-      miner: { uid: 10, hotkey: 'hotkey-10' },
-    });
-    expect(asked).toEqual([10]);
+    // The network reads the bucket of that label from its holders.
+    expect(network.readBucket).toHaveBeenCalledWith(2, 98, 7);
   });
 
   it("passes on the network's error when no holder answered", async () => {

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock';
 import { Source } from '../../common/source';
-import { HOLDERS_CONSIDERED } from '../../network/buckets/bucket-reader';
 import { MinerIndexService } from '../../network/index/miner-index.service';
 import { NetworkService } from '../../network/network.service';
 import { bucketEnd, bucketStart, normalizeLabel, oldestUsefulBucket } from '../../network/protocol';
@@ -135,10 +134,7 @@ export class StatsService {
     const bucket = await this.index.latestBucket(sourceId, labelId, start, end);
     if (bucket === undefined)
       return { status: 'error', message: `No data for ${label ?? 'any label'} in ${range}` };
-    // Every holder up to the bound: the network filters them by budget before it picks the
-    // most credible (a top ten cut first left holders with a call unasked).
-    const holders = await this.index.holders(sourceId, labelId, bucket, HOLDERS_CONSIDERED);
-    const answer = await this.network.readBucket(sourceId, bucket, holders);
+    const answer = await this.network.readBucket(sourceId, bucket, labelId);
     if (answer.status === 'error') return answer;
     return {
       status: 'success',
