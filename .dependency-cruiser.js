@@ -1,7 +1,7 @@
 // The import rules, run in `npm run check` (`npx depcruise src test bench` alone shows the
 // offending imports): the ground floor (common, then config and database) imports nothing above it,
 // common's own folders keep one order, the product imports nothing from the simulator (devnet),
-// and there are no import circles.
+// the miner network is reached only through its public surface, and there are no import circles.
 // Type-only imports count: a type from above ties the floor to the building as much as a value.
 
 /**
@@ -29,6 +29,50 @@ const commonFloorRules = COMMON_FLOORS.map((floor, index) => {
     to: { path: `^src/common/(${floor.join('|')})/` },
   };
 });
+
+/**
+ * What the rest of src/ may import from src/network/ (docs/decisions.md, "The network's public
+ * surface"); every other file there is the network's own. Paths below src/network/, no `.ts`.
+ */
+const NETWORK_PUBLIC = [
+  // The miner network: its module and its one service.
+  'network.module',
+  'network.service',
+  // What the service takes and answers, and what the API's DTOs enumerate.
+  'protocol',
+  'sources',
+  'query-result',
+  'query-failures',
+  'network-status',
+  'neuron-listing',
+  'item-uri',
+  'legacy-items',
+  'x-post-id',
+  'x-content',
+  // The miner index's totals, read by the statistics (NetworkModule exports its module).
+  'index/miner-index.service',
+  // Who this gateway is on the network: loaded at start, injected where it signs or is named.
+  'bittensor/keypair',
+  'bittensor/validator-key',
+  'bittensor/validator-identity',
+  // The votes: our commitment on chain and the Gravity repository.
+  'chain/chain-commitments.service',
+  'chain/commitment-results',
+  'gravity/gravity-repository',
+  'gravity/gravity-errors',
+];
+
+/** What the devnet, which plays the miners, may share besides: the wire protocol itself. */
+const NETWORK_WIRE = ['bittensor/', 'sn13/', 'query-matcher', 'keywords'];
+
+/** A path regex for files below src/network/: a name ending in `/` is a whole folder. */
+const networkFiles = (names) => {
+  const patterns = names.map((name) => {
+    const exact = name.replaceAll('.', '[.]');
+    return name.endsWith('/') ? `${exact}.+` : exact;
+  });
+  return `^src/network/(${patterns.join('|')})[.]ts$`;
+};
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -67,9 +111,25 @@ module.exports = {
       to: { path: '^src/modules/' },
     },
     {
+      name: 'network-internal-imported',
+      comment:
+        'The miner network is one module with a small public service: outside src/network/ (all of src/, specs included; the devnet has its own rule), only the files of NETWORK_PUBLIC are imported; move a type, constant or error others need into one of them rather than reaching in.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/(network|devnet)/' },
+      to: { path: '^src/network/', pathNot: networkFiles(NETWORK_PUBLIC) },
+    },
+    {
+      name: 'simulator-imports-network-state',
+      comment:
+        "The devnet plays the miners: it shares the network's public contracts and its wire protocol (NETWORK_WIRE), not its services, stores or state.",
+      severity: 'error',
+      from: { path: '^src/devnet/' },
+      to: { path: '^src/network/', pathNot: networkFiles([...NETWORK_PUBLIC, ...NETWORK_WIRE]) },
+    },
+    {
       name: 'not-in-package-json',
       comment:
-        'Every package imported is declared in package.json: one reached only as a dependency of a dependency can change or vanish with that dependency\'s next release.',
+        "Every package imported is declared in package.json: one reached only as a dependency of a dependency can change or vanish with that dependency's next release.",
       severity: 'error',
       from: {},
       to: { dependencyTypes: ['npm-no-pkg', 'npm-unknown'] },
