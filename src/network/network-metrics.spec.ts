@@ -1,9 +1,8 @@
 import { Logger } from '@nestjs/common';
 import { MetricsService } from '../common/metrics/metrics.service';
 import type { SubtensorConnection } from './chain/subtensor-connection';
-import type { HotkeyCheck } from './network-status';
+import type { HotkeyCheck, MinerCounts } from './network-status';
 import type { MetagraphService } from './metagraph/metagraph.service';
-import type { MinerCounts } from './network-status';
 import { NetworkMetrics } from './network-metrics';
 import type { MinersRepository } from './miners.repository';
 import type { NetworkService, SynapseBudgetLeft } from './network.service';

@@ -9,12 +9,10 @@ import {
 } from './buckets/bucket-reader';
 import { CredibilityRecorder } from './credibility-recorder';
 import { IndexRow, InvalidIndexError, parseCompressedIndex } from './index/compressed-index';
-import { IndexFreshness } from './network-status';
+import { IndexFreshness, HotkeyCheck, MinerCounts } from './network-status';
 import { MinerIndexService } from './index/miner-index.service';
 import { LiveQueryService } from './live-query.service';
-import { HotkeyCheck } from './network-status';
 import { MetagraphService } from './metagraph/metagraph.service';
-import { MinerCounts } from './network-status';
 import { MinerEntity, ServingMiner } from './miner.entity';
 import { MinersRepository } from './miners.repository';
 import { BucketKey, NetworkQuery } from './protocol';

@@ -1,8 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect, createServer, Server, Socket } from 'node:net';
+import { connect, createServer, Server, Socket, AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { AddressInfo } from 'node:net';
 import { Client } from 'pg';
 import { MIGRATION_LOCK_ID } from '../../src/database/migrate';
 import { createDatabase, dropDatabase, onServer, scratchDatabaseName } from '../support/database';
@@ -12,13 +11,13 @@ import {
   failedStart,
   jsonLogs,
   startAppProcess,
+  processValidatorHotkey,
 } from '../support/app-process';
 import { startChainReplay } from '../support/chain-replay';
 import { checkedFetch } from '../support/contract';
 import { TEST_MASTER_KEY } from '../support/test-app';
 import { startTestNetwork } from '../support/network';
 import { until } from '../support/until';
-import { processValidatorHotkey } from '../support/app-process';
 
 /** A Postgres ErrorResponse, FATAL, as a server writes it before closing the connection. */
 function fatalMessage(code: string, message: string): Buffer {

@@ -1,7 +1,6 @@
 import { Metadata, TypeRegistry } from '@polkadot/types';
-import { decodeAddress } from '@polkadot/util-crypto';
+import { decodeAddress, xxhashAsU8a } from '@polkadot/util-crypto';
 import { hexToU8a, u8aConcat, u8aToHex } from '@polkadot/util';
-import { xxhashAsU8a } from '@polkadot/util-crypto';
 
 /**
  * `Commitments.CommitmentOf` storage as a subtensor node holds it: keys

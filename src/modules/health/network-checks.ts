@@ -1,6 +1,5 @@
 import { AppConfig } from '../../config/app-config';
-import { IndexFreshness } from '../../network/network-status';
-import { loadedIndexes, whyUnusable } from '../../network/network-status';
+import { IndexFreshness, loadedIndexes, whyUnusable } from '../../network/network-status';
 import { NetworkService } from '../../network/network.service';
 import {
   ChainStatusDto,

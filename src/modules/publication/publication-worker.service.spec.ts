@@ -1,6 +1,8 @@
 import { Logger } from '@nestjs/common';
-import { CommitmentRateLimitedError } from '../../network/chain/commitment-results';
-import { CommitmentWindow } from '../../network/chain/commitment-results';
+import {
+  CommitmentRateLimitedError,
+  CommitmentWindow,
+} from '../../network/chain/commitment-results';
 import { PublicationWorker } from './publication-worker.service';
 import { PublicationRow } from './publication.types';
 

@@ -14,14 +14,19 @@ import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { ValidatorIdentity } from '../../network/bittensor/validator-identity';
 import { ChainCommitmentsService } from '../../network/chain/chain-commitments.service';
-import { CommitmentRateLimitedError, Inclusion } from '../../network/chain/commitment-results';
+import {
+  CommitmentRateLimitedError,
+  Inclusion,
+  BLOCK_MS,
+  CommitmentRule,
+  CommitmentWindow,
+} from '../../network/chain/commitment-results';
 import { GRAVITY_REPOSITORY, GravityRepository } from '../../network/gravity/gravity-repository';
 import { TasksService } from '../tasks/tasks.service';
 import { PublicationRepository } from './publication.repository';
 import { PublicationService } from './publication.service';
 import { Claim, lostClaim, PublicationRow } from './publication.types';
 import { retryDelay } from '../../common/retry-delay';
-import { BLOCK_MS, CommitmentRule, CommitmentWindow } from '../../network/chain/commitment-results';
 
 /**
  * Past the block the chain takes commitments again from: the head read was made up to a block

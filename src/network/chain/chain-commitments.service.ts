@@ -4,9 +4,8 @@ import { InjectConfig } from '../../config/config.module';
 import { publicKeyOfAddress } from '../bittensor/keypair';
 import { ValidatorIdentity } from '../bittensor/validator-identity';
 import { CommitmentSubmitter } from './commitment-submitter';
-import { Inclusion } from './commitment-results';
+import { Inclusion, CommitmentRule, CommitmentWindow } from './commitment-results';
 import { readCommitmentWindow, readWindowAhead } from './commitment-window';
-import { CommitmentRule, CommitmentWindow } from './commitment-results';
 import { ChainCommitment, readCommitment, readCommitments } from './commitments';
 import { SubtensorConnection } from './subtensor-connection';
 

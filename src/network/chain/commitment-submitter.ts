@@ -1,8 +1,7 @@
-import type { ApiPromise } from '@polkadot/api';
+import type { ApiPromise, SubmittableResult } from '@polkadot/api';
 import type { Signer, SignerResult } from '@polkadot/api/types';
 import type { DispatchError } from '@polkadot/types/interfaces';
 import type { SignerPayloadRaw } from '@polkadot/types/types';
-import type { SubmittableResult } from '@polkadot/api';
 import { hexToU8a, stringToU8a, u8aConcat, u8aToHex } from '@polkadot/util';
 import { blake2AsU8a } from '@polkadot/util-crypto';
 import { INCLUSION_TIMEOUT_MS } from '../../config/publication-timeouts';

@@ -1,4 +1,4 @@
-import { MinerCounts } from '../network-status';
+import { MinerCounts, HotkeyCheck } from '../network-status';
 import {
   Inject,
   Injectable,
@@ -22,7 +22,6 @@ import { MinerClient } from '../transport/miner-client';
 import { ChainIdentity } from '../chain/subtensor-connection';
 import { roundTo } from '../../common/round-to';
 import { checkHotkey } from './hotkey-standing';
-import { HotkeyCheck } from '../network-status';
 import { METAGRAPH_SOURCE, MetagraphSource } from './metagraph-source';
 import { foreignOrigin } from './stored-origin';
 import { SuspiciousReads } from './suspicious-reads';

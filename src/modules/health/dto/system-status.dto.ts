@@ -1,6 +1,9 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { STALE_AFTER_SYNCS } from '../../../network/network-status';
-import { HOTKEY_STANDINGS, HotkeyStanding } from '../../../network/network-status';
+import {
+  STALE_AFTER_SYNCS,
+  HOTKEY_STANDINGS,
+  HotkeyStanding,
+} from '../../../network/network-status';
 import { PUBLICATION_STATES } from '../../publication/publication.types';
 
 export type ComponentState = 'healthy' | 'unhealthy' | 'degraded' | 'disabled';
