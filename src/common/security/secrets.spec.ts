@@ -139,6 +139,12 @@ describe('logScannerFor', () => {
     expect(scanner.scrub('master-key-0123456789 hunter22 r3dis-s3cret 0x3f1e9c2a7b')).toBe(
       '[redacted] [redacted] [redacted] [redacted]',
     );
+    // The URI's password (`///…`) is as secret as its phrase.
+    expect(
+      logScannerFor({ validatorKey: { uri: '0x3f1e9c2a7b//hard///k3y-passw0rd' } }).scrub(
+        'unlock k3y-passw0rd',
+      ),
+    ).toBe('unlock [redacted]');
     // A development account is derived from a published phrase.
     expect(logScannerFor({ validatorKey: { uri: '//Gateway' } }).scrub('//Gateway')).toBe(
       '//Gateway',

@@ -1,3 +1,4 @@
+import { keyExtractSuri } from '@polkadot/util-crypto';
 import type { Request } from 'express';
 import { API_KEY_PREFIX } from './api-key-secret';
 import { SecretScanner } from './secret-scanner';
@@ -97,12 +98,20 @@ export function connectionPasswords(url: string | undefined): string[] {
 const SHORT_WORD = /^[A-Za-z]{1,15}$/;
 
 /**
- * VALIDATOR_HOTKEY_URI (`<mnemonic or seed>//hard/soft`), and its mnemonic or seed alone. Not a
- * development account's (`//Alice`: derived from a published phrase).
+ * VALIDATOR_HOTKEY_URI (`<mnemonic or seed>//hard/soft///password`), and its mnemonic or seed
+ * and its password alone, as the SDK's parser splits them (keyExtractSuri, which the keypair
+ * is made with). Not a development account's (`//Alice`: derived from a published phrase).
  */
 function validatorKeySecrets(uri: string | undefined): string[] {
   if (!uri || uri.startsWith('/')) return [];
-  return [...new Set([uri, uri.split('/')[0]])];
+  let parts: { phrase: string; password?: string };
+  try {
+    parts = keyExtractSuri(uri);
+  } catch {
+    // Not a URI the key can be made from: the start refuses it (loadValidatorKey).
+    return [uri];
+  }
+  return [...new Set([uri, parts.phrase, parts.password].filter((part): part is string => !!part))];
 }
 
 /**
