@@ -66,7 +66,7 @@ describe(summarize.name, () => {
         [second, report(1, { failure: 'timeout' })],
       ]),
       [],
-      false,
+      { deadlineReached: false },
     );
     expect(answer.miners).toMatchObject({
       queried: 1,
@@ -84,7 +84,7 @@ describe(summarize.name, () => {
         [call(1), report(1, {})],
       ]),
       [],
-      false,
+      { deadlineReached: false },
     );
     expect(answer.miners).toMatchObject({ responded: 1, failed: { count: 0, reasons: {} } });
   });
@@ -102,7 +102,7 @@ describe(summarize.name, () => {
         [call(3), report(3, { failure: 'busy' })],
       ]),
       [],
-      false,
+      { deadlineReached: false },
     );
     expect(answer.miners.failed).toEqual({ count: 2, reasons: { network: 1, busy: 1 } });
   });
@@ -121,7 +121,7 @@ describe(summarize.name, () => {
         [call(3), report(3, { failure: 'timeout' })],
       ]),
       [],
-      false,
+      { deadlineReached: false },
     );
     expect(answer.miners).toMatchObject({ responded: 3, empty: 2 });
   });
@@ -137,7 +137,7 @@ describe(summarize.name, () => {
         [call(3), report(3, { score: 0.99 })],
       ]),
       [],
-      false,
+      { deadlineReached: false },
     );
     expect(answer.miners).toMatchObject({ responded: 3, passedChecks: 1 });
   });
@@ -152,7 +152,7 @@ describe(summarize.name, () => {
         stored('b', '2026-01-01T08:00:00Z'),
         stored('c', '2026-01-01T09:00:00Z'),
       ],
-      false,
+      { deadlineReached: false },
     );
     expect(answer.oldestFetchedAt).toEqual(new Date('2026-01-01T08:00:00Z'));
   });
@@ -163,7 +163,7 @@ describe(summarize.name, () => {
       selected(1),
       round([[call(1), report(1, { failure: 'network' })]], [false]),
       [stored('a', '2026-01-01T10:00:00Z')],
-      false,
+      { deadlineReached: false },
     );
     expect(answer.error).toBeUndefined();
     expect(answer.buckets).toEqual({ planned: 1, fromStore: 0, fetchedNow: 0, missing: 1 });
@@ -173,11 +173,13 @@ describe(summarize.name, () => {
   it('is partial when a bucket it needed is missing, and complete when none is', () => {
     const fetched = round([[call(1), report(1, {})]], [true, false]);
     const items = [stored('a', '2026-01-01T10:00:00Z')];
-    const short = summarize(plan, selected(3, 1), fetched, items, true);
+    const short = summarize(plan, selected(3, 1), fetched, items, { deadlineReached: true });
     expect(short.buckets).toEqual({ planned: 3, fromStore: 1, fetchedNow: 1, missing: 1 });
     expect(short.coverage).toBe('partial');
     const whole = round([[call(1), report(1, {})]], [true, true]);
-    expect(summarize(plan, selected(3, 1), whole, items, false).coverage).toBe('complete');
+    expect(summarize(plan, selected(3, 1), whole, items, { deadlineReached: false }).coverage).toBe(
+      'complete',
+    );
   });
 
   it('adds up the contents every miner sent that the checks dropped', () => {
@@ -189,7 +191,7 @@ describe(summarize.name, () => {
         [call(2), report(2, { dropped: 4, score: 0.5 })],
       ]),
       [],
-      false,
+      { deadlineReached: false },
     );
     expect(answer.itemsDroppedInvalid).toBe(7);
   });
@@ -204,7 +206,7 @@ describe(summarize.name, () => {
         stored('b', '2026-01-01T10:00:00Z'),
         stored('c', '2026-01-01T10:00:00Z'),
       ],
-      false,
+      { deadlineReached: false },
     );
     expect(answer.consensus).toBe(0.3333);
   });
@@ -216,7 +218,7 @@ describe(summarize.name, () => {
       selected(2, 1),
       round([[call(1), report(1, { failure: 'timeout' })]], [false]),
       [],
-      false,
+      { deadlineReached: false },
     );
     expect(answer.items).toEqual([]);
     expect(answer.error).toBeUndefined();
@@ -235,7 +237,7 @@ describe(summarize.name, () => {
         [call(3), report(3, { failure: 'network' })],
       ]),
       [stored('a', '2026-01-01T10:00:00Z')],
-      false,
+      { deadlineReached: false },
     );
     expect(answer.miners).toMatchObject({
       responded: 2,
@@ -256,7 +258,7 @@ describe(summarize.name, () => {
         [false, false],
       ),
       [],
-      false,
+      { deadlineReached: false },
     );
     expect(answer).toMatchObject({
       items: [],

@@ -54,15 +54,26 @@ export interface FetchRound {
   done: Promise<void>;
 }
 
+/** What the answer's path found besides its buckets, round and items (summarize). */
+export interface SummaryFlags {
+  /** The deadline passed before every call of the round ended. */
+  deadlineReached: boolean;
+  /** Some miner's index is loaded (StoredAnswer.indexLoaded); true when absent. */
+  indexLoaded?: boolean;
+  /**
+   * The read went past the chosen hours, over older held hours never planned (the estimate of
+   * the chosen ones fell short); false when absent.
+   */
+  unplannedSkipped?: boolean;
+}
+
 /** The answer and its counts, once the fetch round is over or the deadline passed. */
 export function summarize(
   plan: StoredQueryPlan,
   selected: readonly SelectedBucket[],
   round: FetchRound,
   stored: readonly StoredItem[],
-  deadlineReached: boolean,
-  indexLoaded = true,
-  unplannedSkipped = false,
+  { deadlineReached, indexLoaded = true, unplannedSkipped = false }: SummaryFlags,
 ): StoredAnswer {
   const fromStore = selected.filter((bucket) => bucket.fromStore).length;
   const fetchedNow = [...round.delivered.values()].filter(Boolean).length;

@@ -85,22 +85,18 @@ export class StoredDataService {
       plan.labels.length === 0 || selected.length > 0 || (await this.index.anyIndexLoaded());
     const missing = selected.filter((bucket) => !bucket.fromStore);
     const fetch = await this.fetch(missing, purpose);
-    const reachedDeadline =
+    const deadlineReached =
       (await orLate(fetch.done, Math.max(0, deadlineAt - performance.now()))) === LATE;
     const { items: stored, pastChosen } =
       plan.from <= plan.to ? await this.read(plan, selected) : { items: [], pastChosen: false };
     // The chosen hours fell short of `limit` while older held hours were left unplanned: what
     // the read found past them skips those hours, so the answer is not the newest matches.
     const unplannedSkipped = cutShort && pastChosen;
-    const answer = summarize(
-      plan,
-      selected,
-      fetch,
-      stored,
-      reachedDeadline,
+    const answer = summarize(plan, selected, fetch, stored, {
+      deadlineReached,
       indexLoaded,
       unplannedSkipped,
-    );
+    });
     // No holder was asked, and not for any of the reasons summarize can tell.
     const notInUse = this.metagraph.storedNotInUse();
     return notInUse && answer.error !== undefined
