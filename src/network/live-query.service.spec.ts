@@ -80,7 +80,7 @@ function setUp(scripts: MinerScript[], network: Partial<AppConfig['network']> = 
   const live = new LiveQueryService(
     {
       minersServingData: () => miners,
-      storedNotInUse: () => undefined,
+      minerCalls: () => ({ allowed: true }),
     } as unknown as MetagraphService,
     client,
     credibility,

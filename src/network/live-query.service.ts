@@ -173,8 +173,8 @@ export class LiveQueryService {
     const refusals = serving
       .map((miner) => this.client.refusalOf(miner.hotkey, 'OnDemandRequest'))
       .filter((reason) => reason !== undefined);
-    const notInUse = this.metagraph.storedNotInUse();
-    if (notInUse) return `No miners available: ${notInUse}`;
+    const calls = this.metagraph.minerCalls();
+    if (!calls.allowed) return `No miners available: ${calls.why}`;
     if (refusals.length === 0) return 'No miners available';
     if (refusals.length === serving.length && refusals.every((reason) => reason === 'not_served'))
       return (

@@ -39,6 +39,17 @@ export interface HotkeyCheck {
 }
 
 /**
+ * Whether the network may call miners now, and if not why (NetworkService.minerCalls): the one
+ * gate of every path that calls or lists miners. Closed while the stored metagraph is another
+ * source's than the configured one (foreignOrigin): the metagraph's own miners are none then,
+ * but the index's holders and the miners table still list that source's, and none of them is
+ * called until a read of the configured source succeeds. `why` is what system-status'
+ * `components.miners.error` says; an answer that could ask no miner says it after
+ * `No miners available: `.
+ */
+export type MinerCalls = { allowed: true } | { allowed: false; why: string };
+
+/**
  * How many miners' indexes are loaded (hold rows: what the statistics' totals sum), how many of
  * those the stored-data path may use now (`usable`: held by a miner it may ask, the rule of
  * anyIndexLoaded) and why it may not use the others, and when the newest and the oldest of them

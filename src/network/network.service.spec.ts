@@ -146,7 +146,7 @@ function setUp(
   const clock = { now: () => new Date(now) } as Clock;
   const metagraph = {
     minersServingData: () => miners,
-    storedNotInUse: () => undefined,
+    minerCalls: () => ({ allowed: true }),
   } as unknown as MetagraphService;
   const credibility = {
     record: () => undefined,
@@ -660,7 +660,7 @@ function reading(holding: BucketHolder[], spent: ReadonlySet<string>) {
     ),
   };
   const service = new NetworkService(
-    { storedNotInUse: () => undefined } as unknown as MetagraphService,
+    { minerCalls: () => ({ allowed: true }) } as unknown as MetagraphService,
     client,
     {} as MinersRepository,
     credibility,

@@ -9,7 +9,7 @@ import {
 } from './buckets/bucket-reader';
 import { CredibilityRecorder } from './credibility-recorder';
 import { IndexRow, InvalidIndexError, parseCompressedIndex } from './index/compressed-index';
-import { IndexFreshness, HotkeyCheck, MinerCounts } from './network-status';
+import { IndexFreshness, HotkeyCheck, MinerCalls, MinerCounts } from './network-status';
 import { MinerIndexService } from './index/miner-index.service';
 import { LiveQueryService } from './live-query.service';
 import { MetagraphService } from './metagraph/metagraph.service';
@@ -109,9 +109,9 @@ export class NetworkService implements OnModuleInit {
     return this.metagraph.status();
   }
 
-  /** Why the stored metagraph is not in use (MetagraphService.storedNotInUse). */
-  storedMetagraphNotInUse(): string | undefined {
-    return this.metagraph.storedNotInUse();
+  /** Whether miners may be called now, and if not why (MetagraphService.minerCalls). */
+  minerCalls(): MinerCalls {
+    return this.metagraph.minerCalls();
   }
 
   /** The network of the last metagraph this process read (MetagraphService.lastReadNetwork). */
@@ -126,10 +126,10 @@ export class NetworkService implements OnModuleInit {
 
   /**
    * Every registered neuron (not deregistered ones), by uid, with the calls it has left; none
-   * while the stored metagraph is another source's (MetagraphService.storedNotInUse).
+   * while miners may not be called (the table still lists the stored metagraph's: minerCalls).
    */
   async listNeurons(): Promise<NeuronListing[]> {
-    if (this.metagraph.storedNotInUse()) return [];
+    if (!this.metagraph.minerCalls().allowed) return [];
     const miners = (await this.repository.listAll()).filter(
       (miner) => miner.state !== 'deregistered',
     );
@@ -313,8 +313,8 @@ export class NetworkService implements OnModuleInit {
     // Every holder up to the bound: the reader filters them by budget before it picks the most
     // credible (a top ten cut first left holders with a call unasked).
     const holders = await this.index.holders(source, labelId, timeBucket, HOLDERS_CONSIDERED);
-    // The index's holders are the stored metagraph's miners: none while it is another source's.
-    const callable = this.metagraph.storedNotInUse() ? [] : holders;
+    // The index's holders are the stored metagraph's miners: none while miners may not be called.
+    const callable = this.metagraph.minerCalls().allowed ? holders : [];
     return this.buckets.read(source, timeBucket, callable);
   }
 

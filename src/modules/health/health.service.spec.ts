@@ -96,7 +96,8 @@ class World {
         return status;
       },
       lastReadNetwork: () => this.lastReadNetwork,
-      storedMetagraphNotInUse: () => this.storedNotInUse,
+      minerCalls: () =>
+        this.storedNotInUse ? { allowed: false, why: this.storedNotInUse } : { allowed: true },
       indexFreshness: () => {
         this.indexReads++;
         return this.index();

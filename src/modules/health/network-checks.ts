@@ -20,8 +20,9 @@ export function minersStatus(network: NetworkService): MinersStatusDto {
   const counts = network.countMiners();
   const hotkey = network.hotkeyCheck();
   const degraded = counts.available === 0 || hotkey?.problem !== undefined;
-  // No hotkey problem then: no miners are loaded.
-  const error = network.storedMetagraphNotInUse() ?? hotkey?.problem;
+  // No hotkey problem while miners may not be called: none are loaded.
+  const calls = network.minerCalls();
+  const error = calls.allowed ? hotkey?.problem : calls.why;
   return {
     ...(error ? { error } : {}),
     status: degraded ? 'degraded' : 'healthy',
@@ -99,6 +100,8 @@ export function withFileProblem(
 ): MinersStatusDto {
   const attempt = metagraph?.lastAttempt;
   if (!config.network.metagraphFile || !attempt || attempt.ok) return miners;
+  // The status's own word (why its `stored` is absent), read with it: the rule of the gate
+  // (minerCalls) applied to this read, where the gate holds the last reload's.
   const notInUse = metagraph.storedNotInUse;
   return {
     ...miners,

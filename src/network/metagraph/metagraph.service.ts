@@ -1,4 +1,4 @@
-import { MinerCounts, HotkeyCheck } from '../network-status';
+import { MinerCalls, MinerCounts, HotkeyCheck } from '../network-status';
 import {
   Inject,
   Injectable,
@@ -113,9 +113,20 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
   /**
    * Why the stored metagraph is not in use (another source's than the configured one: no miners
    * until a read of the configured source succeeds), as of the last reload; undefined while it is.
+   * Whether miners may be called is minerCalls' to say.
    */
   storedNotInUse(): string | undefined {
     return this.notInUse;
+  }
+
+  /**
+   * Whether miners may be called now, and if not why, as of the last reload: the gate of every
+   * path that calls or lists miners (MinerCalls). This service's own lists (minersServingData,
+   * counts, …) are empty while it is closed; a path that takes its miners elsewhere (the index's
+   * holders, the miners table) asks it first.
+   */
+  minerCalls(): MinerCalls {
+    return this.notInUse ? { allowed: false, why: this.notInUse } : { allowed: true };
   }
 
   /**

@@ -91,7 +91,7 @@ function setUp(
     minersPerQuery?: number;
     /** How long the index takes to say who holds what (the planning before any call). */
     holdingsDelayMs?: number;
-    /** Why the stored metagraph is not in use (MetagraphService.storedNotInUse). */
+    /** Why the stored metagraph is not in use: no miner may be called (minerCalls). */
     storedNotInUse?: string;
   } = {},
 ) {
@@ -187,7 +187,12 @@ function setUp(
     lies,
     clock,
     config,
-    { storedNotInUse: () => options.storedNotInUse } as unknown as MetagraphService,
+    {
+      minerCalls: () =>
+        options.storedNotInUse
+          ? { allowed: false, why: options.storedNotInUse }
+          : { allowed: true },
+    } as unknown as MetagraphService,
   );
   return { service, store, calls, scores, budgetReads, clock };
 }

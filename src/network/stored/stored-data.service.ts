@@ -98,9 +98,9 @@ export class StoredDataService {
       unplannedSkipped,
     });
     // No holder was asked, and not for any of the reasons summarize can tell.
-    const notInUse = this.metagraph.storedNotInUse();
-    return notInUse && answer.error !== undefined
-      ? { ...answer, error: `No miners available: ${notInUse}` }
+    const calls = this.metagraph.minerCalls();
+    return !calls.allowed && answer.error !== undefined
+      ? { ...answer, error: `No miners available: ${calls.why}` }
       : answer;
   }
 
@@ -204,11 +204,11 @@ export class StoredDataService {
 
   /**
    * Holders the client may call now for the bucket's synapse, less those whose last delivery of
-   * it, within the hour, the checks dropped whole (LiedBuckets). None while the stored metagraph,
-   * whose miners the index lists, is another source's (MetagraphService.storedNotInUse).
+   * it, within the hour, the checks dropped whole (LiedBuckets). None while miners may not be
+   * called (MetagraphService.minerCalls): the index lists the stored metagraph's miners.
    */
   private callable(selected: SelectedBucket) {
-    if (this.metagraph.storedNotInUse()) return [];
+    if (!this.metagraph.minerCalls().allowed) return [];
     const synapse = synapseOf(selected.bucket);
     return selected.toAsk.filter(
       (holder) =>
