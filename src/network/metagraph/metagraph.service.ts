@@ -11,20 +11,14 @@ import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { ValidatorIdentity } from '../bittensor/validator-identity';
 import { currentState, isServing, MinerEntity, ServingMiner } from '../miner.entity';
-import {
-  MetagraphNetwork,
-  MinersRepository,
-  StoredChain,
-  StoredMetagraph,
-} from '../miners.repository';
-import { MetagraphFile, MetagraphNeuron } from '../protocol';
+import { MetagraphNetwork, MinersRepository, StoredMetagraph } from '../miners.repository';
 import { MinerClient } from '../transport/miner-client';
 import { ChainIdentity } from '../chain/subtensor-connection';
 import { roundTo } from '../../common/round-to';
 import { checkHotkey } from './hotkey-standing';
 import { METAGRAPH_SOURCE, MetagraphSource } from './metagraph-source';
-import { foreignOrigin } from './stored-origin';
-import { SuspiciousReads } from './suspicious-reads';
+import { MetagraphWriter } from './metagraph-writer';
+import { StoredMetagraphUse } from './stored-metagraph-use';
 
 /** Reload from the database this often, to see credibility moved by other replicas. */
 const REFRESH_INTERVAL_MS = 30_000;
@@ -40,6 +34,8 @@ export interface MetagraphSyncAttempt {
  * Keeps the miners table in line with the metagraph source (at start and whenever the source
  * changes) and holds the current miners in memory for query routing. A source that cannot be
  * read, or whose answer would drop most neurons at once, leaves what is stored untouched.
+ * Writing a read (MetagraphWriter) and whether what is stored is used (StoredMetagraphUse) are
+ * beside it.
  */
 @Injectable()
 export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy {
@@ -49,14 +45,8 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
   private refreshTimer: NodeJS.Timeout | undefined;
   private syncing: Promise<void> = Promise.resolve();
   private lastAttempt: MetagraphSyncAttempt | undefined;
-  /** The network of the last metagraph this process applied or read stored (null: none yet). */
-  private lastNetwork: MetagraphNetwork | null = null;
-  /**
-   * Why the stored metagraph is not in use, as last reloaded: it is another source's than the
-   * configured one (foreignOrigin). Undefined while it is in use, or none is stored.
-   */
-  private notInUse: string | undefined;
-  private readonly suspiciousReads: SuspiciousReads;
+  private readonly storedUse: StoredMetagraphUse;
+  private readonly writer: MetagraphWriter;
   /** The own hotkey's standing and uid last logged (undefined: none yet): one line per change. */
   private loggedStanding: string | undefined;
   private markReady: () => void = () => undefined;
@@ -65,12 +55,13 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
 
   constructor(
     @Inject(METAGRAPH_SOURCE) private readonly source: MetagraphSource | null,
-    private readonly repository: MinersRepository,
-    private readonly client: MinerClient,
+    repository: MinersRepository,
+    client: MinerClient,
     @InjectConfig() private readonly config: AppConfig,
     private readonly identity: ValidatorIdentity,
   ) {
-    this.suspiciousReads = new SuspiciousReads(repository, this.logger);
+    this.storedUse = new StoredMetagraphUse(source, repository, this.logger);
+    this.writer = new MetagraphWriter(repository, client, config, this.logger);
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -98,14 +89,12 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
     stored: StoredMetagraph | undefined;
     storedNotInUse?: string;
   }> {
-    const stored = await this.repository.lastMetagraph();
-    const notInUse = this.foreignReason(stored);
-    if (!notInUse) this.lastNetwork = stored?.network ?? this.lastNetwork;
+    const { stored, notInUse } = await this.storedUse.current();
     return {
       source: this.source?.description ?? null,
       chain: this.source?.chain ?? null,
       lastAttempt: this.lastAttempt ?? null,
-      stored: notInUse ? undefined : stored,
+      stored,
       ...(notInUse ? { storedNotInUse: notInUse } : {}),
     };
   }
@@ -116,7 +105,7 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
    * Whether miners may be called is minerCalls' to say.
    */
   storedNotInUse(): string | undefined {
-    return this.notInUse;
+    return this.storedUse.notInUse();
   }
 
   /**
@@ -126,7 +115,8 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
    * holders, the miners table) asks it first.
    */
   minerCalls(): MinerCalls {
-    return this.notInUse ? { allowed: false, why: this.notInUse } : { allowed: true };
+    const why = this.storedUse.notInUse();
+    return why ? { allowed: false, why } : { allowed: true };
   }
 
   /**
@@ -134,7 +124,7 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
    * source, or read stored), null before any: what health says while the database is away.
    */
   lastReadNetwork(): MetagraphNetwork | null {
-    return this.lastNetwork;
+    return this.storedUse.lastNetwork();
   }
 
   /** Re-reads the source into the table; calls are serialized so two syncs never interleave. */
@@ -242,38 +232,19 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
   private async syncOnce(): Promise<void> {
     if (this.source) {
       try {
-        await this.apply(this.source, await this.source.read());
+        const network = await this.writer.apply(this.source, await this.source.read());
+        this.storedUse.applied(network);
         this.lastAttempt = { ok: true, at: new Date() };
       } catch (error) {
         const message = (error as Error).message;
         this.lastAttempt = { ok: false, at: new Date(), error: message };
         this.logger.error(
-          `metagraph from ${this.source.description} not applied, ${await this.whatStaysInUse()}: ${message}`,
+          `metagraph from ${this.source.description} not applied, ${await this.storedUse.whatStaysInUse()}: ${message}`,
         );
       }
     }
     await this.reload();
     this.logHotkeyStanding();
-  }
-
-  /** After a failed read: the stored metagraph stays in use, or there is none yet. */
-  private async whatStaysInUse(): Promise<string> {
-    let stored: StoredMetagraph | undefined;
-    try {
-      stored = await this.repository.lastMetagraph();
-    } catch {
-      return 'keeping what is stored (the database did not say what)';
-    }
-    const foreign = this.foreignReason(stored);
-    if (stored && foreign)
-      return (
-        `and the stored one is another source's (${stored.network} from ${stored.source}): ` +
-        'no miners to call until a read succeeds'
-      );
-    this.lastNetwork = stored?.network ?? this.lastNetwork;
-    if (stored)
-      return `keeping the stored one (block ${stored.block}, read at ${stored.readAt.toISOString()})`;
-    return 'and none is stored yet: no miners to call until a read succeeds';
   }
 
   /**
@@ -297,116 +268,12 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
     );
   }
 
-  private async apply(source: MetagraphSource, metagraph: MetagraphFile): Promise<void> {
-    await this.suspiciousReads.refuseIfSuspicious(source, metagraph);
-    const refused = await this.refusedAxons(metagraph.neurons);
-    const validators = new Set(
-      metagraph.neurons
-        .filter((neuron) =>
-          isValidator(
-            { validatorPermit: neuron.validator_permit, stake: neuron.stake },
-            this.config.network.validatorMinStake,
-          ),
-        )
-        .map((neuron) => neuron.uid),
-    );
-    const network = source.networkOf(metagraph);
-    const { hotkeyChanged, indexesDropped, otherChain } = await this.repository.syncNeurons(
-      metagraph.neurons,
-      {
-        refused,
-        validators,
-        origin: {
-          network,
-          source: source.description,
-          netuid: metagraph.netuid,
-          block: metagraph.block,
-          genesisHash: metagraph.genesis_hash ?? null,
-        },
-      },
-    );
-    this.lastNetwork = network;
-    if (otherChain) this.logger.warn(otherChainLine(source.description, metagraph, otherChain));
-    const refusedNote =
-      refused.size > 0
-        ? `; ${refused.size} axons outside MINER_ALLOWED_NETWORKS, never contacted` +
-          (refused.size <= 20 ? ` (uids ${[...refused].join(', ')})` : '')
-        : '';
-    const replacedNote =
-      hotkeyChanged.length > 0 ? `; new hotkeys on uids ${hotkeyChanged.join(', ')}` : '';
-    const droppedNote =
-      indexesDropped.length > 0
-        ? `; indexes of uids ${indexesDropped.join(', ')} dropped (deregistered, new hotkey or now a validator)`
-        : '';
-    this.logger.log(
-      `metagraph from ${source.description} at block ${metagraph.block}: ` +
-        `${metagraph.neurons.length} neurons${refusedNote}${replacedNote}${droppedNote}`,
-    );
-  }
-
-  /** Uids whose axon host is (or resolves to) an address outside MINER_ALLOWED_NETWORKS. */
-  private async refusedAxons(neurons: readonly MetagraphNeuron[]): Promise<Set<number>> {
-    const refused = new Set<number>();
-    await Promise.all(
-      neurons.map(async (neuron) => {
-        if (neuron.axon_url === null) return;
-        const host = new URL(neuron.axon_url).hostname;
-        if (!(await this.client.permitsHost(host))) refused.add(neuron.uid);
-      }),
-    );
-    return refused;
-  }
-
   /**
    * The miners as stored, unless the stored metagraph is another source's than the configured
-   * one: then none, as before any metagraph was read (docs/decisions.md, "The metagraph from the
-   * chain").
+   * one (StoredMetagraphUse); those in memory stay when the database does not answer.
    */
   private async reload(): Promise<void> {
-    try {
-      const [stored, miners] = await Promise.all([
-        this.repository.lastMetagraph(),
-        this.repository.listAll(),
-      ]);
-      this.noteNotInUse(this.foreignReason(stored));
-      this.miners = this.notInUse ? [] : miners;
-    } catch (error) {
-      this.logger.warn(`could not reload miners: ${(error as Error).message}`);
-    }
+    const miners = await this.storedUse.miners();
+    if (miners) this.miners = miners;
   }
-
-  /** Without a source there is nothing to compare with: what is stored is used (development). */
-  private foreignReason(stored: StoredMetagraph | undefined): string | undefined {
-    return stored && this.source ? foreignOrigin(stored, this.source) : undefined;
-  }
-
-  /** One line when the stored metagraph stops or starts being used, not one per reload. */
-  private noteNotInUse(reason: string | undefined): void {
-    if (reason === this.notInUse) return;
-    if (reason) this.logger.warn(reason);
-    else if (this.notInUse)
-      this.logger.log(
-        `the stored metagraph is ${this.source?.description}'s now: its miners are used`,
-      );
-    this.notInUse = reason;
-  }
-}
-
-/**
- * A node's read of another chain than the stored metagraph's, from the same source: applied
- * whatever its block (docs/decisions.md, "The metagraph from the chain"). A new genesis means
- * the node behind the address serves another chain now: worth the operator's attention.
- */
-function otherChainLine(source: string, metagraph: MetagraphFile, stored: StoredChain): string {
-  const read = `genesis ${metagraph.genesis_hash ?? 'unknown'} at block ${metagraph.block}`;
-  if (stored.genesisHash === null)
-    return (
-      `metagraph from ${source} (${read}) applied without comparing its block with the stored ` +
-      `one's (block ${stored.block}): the stored one's chain was not recorded`
-    );
-  return (
-    `metagraph from ${source} is of another chain (${read}) than the stored one (genesis ` +
-    `${stored.genesisHash} at block ${stored.block}): the node now serves another chain (a reset ` +
-    "testnet or local node?); applied, its blocks are not compared with the old chain's"
-  );
 }

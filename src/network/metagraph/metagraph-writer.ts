@@ -1,0 +1,106 @@
+import type { Logger } from '@nestjs/common';
+import { isValidator } from '../../common/validator-standing';
+import type { AppConfig } from '../../config/app-config';
+import type { MetagraphNetwork, MinersRepository, StoredChain } from '../miners.repository';
+import type { MetagraphFile, MetagraphNeuron } from '../protocol';
+import type { MinerClient } from '../transport/miner-client';
+import type { MetagraphSource } from './metagraph-source';
+import { SuspiciousReads } from './suspicious-reads';
+
+/**
+ * Writes a metagraph read from the source into the miners table, for MetagraphService: a read
+ * that would drop most neurons at once is refused (SuspiciousReads), axons outside
+ * MINER_ALLOWED_NETWORKS and the validators are marked, and one line says what was applied.
+ */
+export class MetagraphWriter {
+  private readonly suspiciousReads: SuspiciousReads;
+
+  constructor(
+    private readonly repository: MinersRepository,
+    private readonly client: MinerClient,
+    private readonly config: AppConfig,
+    private readonly logger: Logger,
+  ) {
+    this.suspiciousReads = new SuspiciousReads(repository, logger);
+  }
+
+  /** Applies `metagraph`, read from `source`; the network it is of. */
+  async apply(source: MetagraphSource, metagraph: MetagraphFile): Promise<MetagraphNetwork> {
+    await this.suspiciousReads.refuseIfSuspicious(source, metagraph);
+    const refused = await this.refusedAxons(metagraph.neurons);
+    const validators = new Set(
+      metagraph.neurons
+        .filter((neuron) =>
+          isValidator(
+            { validatorPermit: neuron.validator_permit, stake: neuron.stake },
+            this.config.network.validatorMinStake,
+          ),
+        )
+        .map((neuron) => neuron.uid),
+    );
+    const network = source.networkOf(metagraph);
+    const { hotkeyChanged, indexesDropped, otherChain } = await this.repository.syncNeurons(
+      metagraph.neurons,
+      {
+        refused,
+        validators,
+        origin: {
+          network,
+          source: source.description,
+          netuid: metagraph.netuid,
+          block: metagraph.block,
+          genesisHash: metagraph.genesis_hash ?? null,
+        },
+      },
+    );
+    if (otherChain) this.logger.warn(otherChainLine(source.description, metagraph, otherChain));
+    const refusedNote =
+      refused.size > 0
+        ? `; ${refused.size} axons outside MINER_ALLOWED_NETWORKS, never contacted` +
+          (refused.size <= 20 ? ` (uids ${[...refused].join(', ')})` : '')
+        : '';
+    const replacedNote =
+      hotkeyChanged.length > 0 ? `; new hotkeys on uids ${hotkeyChanged.join(', ')}` : '';
+    const droppedNote =
+      indexesDropped.length > 0
+        ? `; indexes of uids ${indexesDropped.join(', ')} dropped (deregistered, new hotkey or now a validator)`
+        : '';
+    this.logger.log(
+      `metagraph from ${source.description} at block ${metagraph.block}: ` +
+        `${metagraph.neurons.length} neurons${refusedNote}${replacedNote}${droppedNote}`,
+    );
+    return network;
+  }
+
+  /** Uids whose axon host is (or resolves to) an address outside MINER_ALLOWED_NETWORKS. */
+  private async refusedAxons(neurons: readonly MetagraphNeuron[]): Promise<Set<number>> {
+    const refused = new Set<number>();
+    await Promise.all(
+      neurons.map(async (neuron) => {
+        if (neuron.axon_url === null) return;
+        const host = new URL(neuron.axon_url).hostname;
+        if (!(await this.client.permitsHost(host))) refused.add(neuron.uid);
+      }),
+    );
+    return refused;
+  }
+}
+
+/**
+ * A node's read of another chain than the stored metagraph's, from the same source: applied
+ * whatever its block (docs/decisions.md, "The metagraph from the chain"). A new genesis means
+ * the node behind the address serves another chain now: worth the operator's attention.
+ */
+function otherChainLine(source: string, metagraph: MetagraphFile, stored: StoredChain): string {
+  const read = `genesis ${metagraph.genesis_hash ?? 'unknown'} at block ${metagraph.block}`;
+  if (stored.genesisHash === null)
+    return (
+      `metagraph from ${source} (${read}) applied without comparing its block with the stored ` +
+      `one's (block ${stored.block}): the stored one's chain was not recorded`
+    );
+  return (
+    `metagraph from ${source} is of another chain (${read}) than the stored one (genesis ` +
+    `${stored.genesisHash} at block ${stored.block}): the node now serves another chain (a reset ` +
+    "testnet or local node?); applied, its blocks are not compared with the old chain's"
+  );
+}
