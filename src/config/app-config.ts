@@ -15,6 +15,11 @@ export interface AppConfig {
   port: number;
   /** Absent in development: the service then starts an embedded Postgres under `dataDir`. */
   databaseUrl: string | undefined;
+  /**
+   * PGPASSWORD, which node-postgres reads from the environment itself (as it does PGUSER,
+   * PGHOST…) when DATABASE_URL has no password: known only to the log scanner (logScannerFor).
+   */
+  databaseEnvPassword: string | undefined;
   redisUrl: string | undefined;
   /** Prepended to every key this service writes to Redis. */
   redisKeyPrefix: string;

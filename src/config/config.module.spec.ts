@@ -58,6 +58,28 @@ describe(loggingSettingsFor.name, () => {
     });
   });
 
+  // node-postgres reads PGPASSWORD from the environment itself when DATABASE_URL has none.
+  it('scrubs PGPASSWORD, the password pg takes from the environment', () => {
+    const password = 'pg-env-p@ss/0123';
+    const text = logged(
+      { DATABASE_URL: 'postgres://gateway@db.internal:5432/validator', PGPASSWORD: password },
+      (logger) => {
+        logger.error(`password authentication failed for ${password}`);
+        logger.warn({ env: { PGPASSWORD: password } }, 'environment');
+      },
+    );
+    for (const form of [password, JSON.stringify(password)]) expect(text).not.toContain(form);
+    expect(text).toContain('password authentication failed for [redacted]');
+  });
+
+  it('leaves a PGPASSWORD that is a short word alone, as a URL password outside its URL', () => {
+    const text = logged(
+      { DATABASE_URL: 'postgres://gateway@db.internal:5432/validator', PGPASSWORD: 'postgres' },
+      (logger) => logger.error('database "postgres" does not exist'),
+    );
+    expect(JSON.parse(text)).toMatchObject({ msg: 'database "postgres" does not exist' });
+  });
+
   it('scrubs VALIDATOR_HOTKEY_URI, and the phrase of it before its derivation path', () => {
     const phrase = 'legal winner thank year wave sausage worth useful legal winner thank yellow';
     const text = logged({ VALIDATOR_HOTKEY_URI: `${phrase}//validator` }, (logger) => {

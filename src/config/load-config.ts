@@ -108,6 +108,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     host: vars.HOST,
     port: vars.PORT,
     databaseUrl: vars.DATABASE_URL,
+    // As pg reads it (process.env, untrimmed); an empty one it reads as none.
+    databaseEnvPassword: env.PGPASSWORD || undefined,
     redisUrl: vars.REDIS_URL,
     redisKeyPrefix: vars.REDIS_KEY_PREFIX,
     masterKey: vars.MASTER_KEY,

@@ -26,14 +26,15 @@ export function secretScannerFor(config: RequestSecretsConfig): SecretScanner {
 
 /**
  * The scanner of log lines and of a failed start's message: secretScannerFor's secrets, and the
- * ones only the process's own output can hold: the passwords of DATABASE_URL and REDIS_URL, and
- * VALIDATOR_HOTKEY_URI. Requests are not checked for these: no client is given them, and a
+ * ones only the process's own output can hold: the passwords of DATABASE_URL and REDIS_URL, the
+ * one pg reads from PGPASSWORD (when the URL has none), and VALIDATOR_HOTKEY_URI. Requests are not checked for these: no client is given them, and a
  * refusal would tell a key holder which of its guesses at a database password (often chosen by
  * hand, unlike the master key) was right; and request lines, which skip the scan, cost no more.
  */
 export function logScannerFor(
   config: RequestSecretsConfig & {
     databaseUrl?: string;
+    databaseEnvPassword?: string;
     redisUrl?: string;
     validatorKey?: { uri?: string };
   },
@@ -42,6 +43,7 @@ export function logScannerFor(
     [
       ...requestSecrets(config),
       ...connectionPasswords(config.databaseUrl),
+      ...passwordByValue(config.databaseEnvPassword),
       ...connectionPasswords(config.redisUrl),
       ...validatorKeySecrets(config.validatorKey?.uri),
     ],
@@ -91,7 +93,16 @@ export function connectionPasswords(url: string | undefined): string[] {
   if (!url || !URL.canParse(url)) return [];
   const parsed = new URL(url);
   const values = [parsed.password, decoded(parsed.password), ...queryValues(parsed, /pass/i)];
-  return [...new Set(values.filter((value) => !!value && !SHORT_WORD.test(value)))];
+  return [...new Set(values.flatMap(passwordByValue))];
+}
+
+/**
+ * A password the scanner looks for by value (connectionPasswords' rule): not a word of letters
+ * shorter than 16 characters. PGPASSWORD goes through it as given: pg reads it unencoded, and
+ * it is in no URL, so a short word there is not redacted at all.
+ */
+function passwordByValue(value: string | undefined): string[] {
+  return value && !SHORT_WORD.test(value) ? [value] : [];
 }
 
 /** The config asks 16 characters of its own secrets (MASTER_KEY, METRICS_TOKEN). */
