@@ -1,3 +1,4 @@
+import { runInNewContext } from 'node:vm';
 import { databaseFailure, listenFailure, StartupError, withoutPassword } from './startup-failure';
 
 const codeError = (message: string, code: string) => Object.assign(new Error(message), { code });
@@ -99,6 +100,18 @@ describe(databaseFailure.name, () => {
         `Startup failed: cannot use the database of DATABASE_URL=postgres://gateway:***@db:5432/gateway: ${error.message} (TLS: see the URL's sslmode and sslrootcert)`,
       );
     }
+  });
+
+  // Node's own errors reach jest's sandbox from outside it (database-tls.medium-spec.ts), where
+  // `instanceof Error` is false: the line gave the bare code instead of the message.
+  it('gives the message of an error from another realm', () => {
+    const error: unknown = runInNewContext(
+      "Object.assign(new Error('unable to verify the first certificate'), { code: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' })",
+    );
+    expect(error instanceof Error).toBe(false);
+    expect((databaseFailure(error, setting) as Error).message).toBe(
+      "Startup failed: cannot use the database of DATABASE_URL=postgres://gateway:***@db:5432/gateway: unable to verify the first certificate (TLS: see the URL's sslmode and sslrootcert)",
+    );
   });
 
   // Node's other certificate checks: a server certificate for another use (INVALID_PURPOSE, as

@@ -44,10 +44,21 @@ function codeOf(error: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined;
 }
 
+/**
+ * An Error, of this realm or another: Node's own errors (a TLS refusal) reach jest's sandbox from
+ * outside it, where `instanceof Error` is false, and the start's line gave the bare code
+ * (UNABLE_TO_VERIFY_LEAF_SIGNATURE) instead of the message the operator reads. The tag test is
+ * Node's advice for util.isError; util.types.isNativeError is deprecated, Error.isError not in
+ * Node 20.
+ */
+function isError(value: unknown): value is Error {
+  return value instanceof Error || Object.prototype.toString.call(value) === '[object Error]';
+}
+
 /** The message of an error, or of the first of an AggregateError (a host's every address failed). */
 function messageOf(error: unknown): string {
   if (error instanceof AggregateError && error.errors.length > 0) return messageOf(error.errors[0]);
-  if (error instanceof Error && error.message) return error.message;
+  if (isError(error) && error.message) return error.message;
   return codeOf(error) ?? String(error);
 }
 
