@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
+import express from 'express';
 import { AppModule } from './app.module';
 import { configureApp } from './app.setup';
 import { ExpressServerAdapter } from './common/http/express-server-adapter';
@@ -31,7 +32,10 @@ export async function createApp(config: ResolvedConfig): Promise<NestExpressAppl
   });
   const app = await NestFactory.create<NestExpressApplication>(
     AppModule.forRoot(config),
-    new ExpressServerAdapter(),
+    // Paths are matched case-sensitively, as Starlette matches them: `/API/V1/HEALTH` is a 404,
+    // not health (Express's default ignores case). Set before Nest registers a route: Express's
+    // router takes the setting when it is first made, and ignores later changes.
+    new ExpressServerAdapter(express().set('case sensitive routing', true)),
     {
       bodyParser: false,
       // A module that cannot be built (the pool's first connection refused, say) is thrown to

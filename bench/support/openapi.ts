@@ -112,9 +112,7 @@ function pathMatches(operation: Operation, segments: string[]): boolean {
   return (
     operation.segments.length === segments.length &&
     operation.segments.every((part, index) =>
-      part.startsWith('{')
-        ? segments[index] !== ''
-        : part.toLowerCase() === segments[index].toLowerCase(),
+      part.startsWith('{') ? segments[index] !== '' : part === segments[index],
     )
   );
 }
@@ -177,8 +175,8 @@ export function responseProblems(operation: Operation, answer: Answer): string[]
 /** Served, but not API operations: answers here are not checked, for the reason given. */
 const OUTSIDE_THE_DOCUMENT: readonly { path: RegExp; why: string }[] = [
   { path: /^\/openapi\.json$/, why: 'the document itself' },
-  // Without regard to case, as Express routes it.
-  { path: /^\/docs(\/.*)?$/i, why: 'the Swagger UI page and its assets (HTML, JS, CSS)' },
+  // Case-sensitively, as the app routes it (bootstrap.ts): `/DOCS` is an API 404, checked.
+  { path: /^\/docs(\/.*)?$/, why: 'the Swagger UI page and its assets (HTML, JS, CSS)' },
   { path: /^\/$/, why: 'the pointer to the two above, for whoever opens the bare address' },
 ];
 

@@ -437,11 +437,27 @@ describe('Error responses', () => {
     });
   });
 
+  // Starlette matches paths case-sensitively: another spelling is no route, whatever the method.
+  it.each([
+    ['get', '/API/V1/HEALTH'],
+    ['get', '/Api/v1/health'],
+    ['post', '/API/V1/TASKS/some-task/'],
+    ['get', '/DOCS'],
+    ['get', '/OpenAPI.json'],
+  ] as const)("answers %s %s, a path in another case, with FastAPI's 404", async (method, path) => {
+    const response = await app.http[method](path).set('X-API-Key', key).expect(404);
+    expect(response.headers.allow).toBeUndefined();
+    expect(response.body).toEqual({
+      detail: 'Not Found',
+      request_id: response.headers['x-request-id'],
+    });
+  });
+
   it.each([
     ['delete', '/api/v1/health', 'GET, HEAD'],
     ['put', '/api/v1/keys', 'GET, HEAD, POST'],
     ['get', '/api/v1/on_demand_data_request', 'POST'],
-    ['post', '/API/V1/TASKS/some-task/', 'GET, HEAD'],
+    ['post', '/api/v1/tasks/some-task/', 'GET, HEAD'],
     ['options', '/api/v1/keys/3f1c/deactivate', 'POST'],
   ] as const)(
     "answers %s %s, a path with other methods, with FastAPI's 405 and Allow",

@@ -43,6 +43,8 @@ describe('Security headers', () => {
       await app.http.get('/').expect(200),
       // Only the documentation's own path is a page, not one that begins like it.
       await app.http.get('/docsx').set('X-API-Key', key).expect(404),
+      // The app routes case-sensitively, as Starlette: /DOCS/ is no page, but a 404.
+      await app.http.get('/DOCS/').expect(404),
     ];
     for (const answer of answers) {
       expect(answer.headers).toMatchObject(API_HEADERS);
@@ -56,8 +58,6 @@ describe('Security headers', () => {
       await app.http.get('/docs').redirects(0),
       await app.http.get('/docs/').expect(200),
       await app.http.get('/docs/swagger-ui.css').expect(200),
-      // Express serves the page whatever the case of its path.
-      await app.http.get('/DOCS/').expect(200),
     ];
     for (const answer of answers) {
       expect(answer.headers).toMatchObject({ ...API_HEADERS, ...PAGE_HEADERS });

@@ -33,8 +33,10 @@ describe(allowedMethodsOf.name, () => {
     expect(allowed('/api/v1/keys/current')).toEqual(['PUT', 'DELETE', 'PATCH', 'GET', 'HEAD']);
   });
 
-  it('matches paths as Express routes them: without regard to case, a trailing slash optional', () => {
-    expect(allowed('/API/V1/KEYS')).toEqual(['GET', 'HEAD', 'POST']);
+  it('matches paths as the app routes them: case-sensitively, a trailing slash optional', () => {
+    // Another case is no route (bootstrap.ts's 'case sensitive routing', as Starlette): a 404.
+    expect(allowed('/API/V1/KEYS')).toEqual([]);
+    expect(allowed('/api/v1/Keys/')).toEqual([]);
     expect(allowed('/api/v1/keys/')).toEqual(['GET', 'HEAD', 'POST']);
     expect(allowed('/api/v1/tasks/abc/dataset/')).toEqual(['GET', 'HEAD']);
   });

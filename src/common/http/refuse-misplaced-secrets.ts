@@ -7,7 +7,7 @@ import { SecretScanner } from '../security/secret-scanner';
 import { ISSUED_KEY_SCANNER } from '../security/secrets';
 
 /** The one place a key is expected outside the headers: the key to deactivate. */
-const KEY_PATH = /^\/api\/v1\/keys\/[^/]+\/deactivate\/?$/i;
+const KEY_PATH = /^\/api\/v1\/keys\/[^/]+\/deactivate\/?$/;
 
 /** How the refusal is logged, after the method and the redacted URL. */
 export const REFUSED_FOR_A_SECRET =

@@ -36,17 +36,23 @@ function headersFor(url: string, middleware = securityHeaders('/docs')) {
 }
 
 describe(securityHeaders.name, () => {
-  it.each(['/api/v1/health', '/', '/openapi.json', '/docsx', '/api/v1/docs', '/x?/docs'])(
-    'sends the API headers only on %s, and removes X-Powered-By',
-    (url) => {
-      expect(headersFor(url)).toEqual(API_HEADERS);
-    },
-  );
+  // The app routes case-sensitively (bootstrap.ts): /DOCS/ is no page, but a 404 of the API.
+  it.each([
+    '/api/v1/health',
+    '/',
+    '/openapi.json',
+    '/docsx',
+    '/api/v1/docs',
+    '/x?/docs',
+    '/DOCS/',
+    '/Docs?x=1',
+  ])('sends the API headers only on %s, and removes X-Powered-By', (url) => {
+    expect(headersFor(url)).toEqual(API_HEADERS);
+  });
 
-  it.each(['/docs', '/docs/', '/docs?x=1', '/docs/swagger-ui.css', '/DOCS/', '/Docs?x=1'])(
+  it.each(['/docs', '/docs/', '/docs?x=1', '/docs/swagger-ui.css'])(
     "sends helmet's full set on the documentation's %s",
     (url) => {
-      // Express routes the docs path without regard to case: /DOCS/ is the same page.
       expect(headersFor(url)).toEqual({ ...API_HEADERS, ...PAGE_HEADERS });
     },
   );

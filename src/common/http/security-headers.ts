@@ -69,13 +69,12 @@ export const API_SECURITY_HEADERS: Readonly<Record<string, string>> = Object.fro
 
 /**
  * helmet's security headers, set per request in one pass: API_HEADER_OPTIONS' on every answer,
- * PAGE_HEADER_OPTIONS' under `pagesPath` (the documentation, in any case) when given.
+ * PAGE_HEADER_OPTIONS' under `pagesPath` (the documentation, as routed: case-sensitively) when given.
  */
 export function securityHeaders(pagesPath?: string) {
   const pages = headersOf(PAGE_HEADER_OPTIONS);
-  const prefix = pagesPath?.toLowerCase();
   const isPage = (url: string): boolean =>
-    prefix !== undefined && pathUnder(url, prefix) !== undefined;
+    pagesPath !== undefined && pathUnder(url, pagesPath) !== undefined;
   return (request: Request, response: Response, next: NextFunction): void => {
     const { set, removed } = isPage(request.url) ? pages : API_HEADERS;
     for (const [name, value] of set) response.setHeader(name, value);

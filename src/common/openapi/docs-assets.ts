@@ -32,13 +32,12 @@ const DOCS_FILES = new Set([
  * whose initializer loads the Petstore demo from petstore.swagger.io. Anything there but the
  * page's own files is the 404 every unknown path gets. The file's path is compared exactly as
  * sent (a percent-encoded, dotted or doubled-slash one is refused, not decoded); the docs path
- * as Express routes it, without regard to case.
+ * as the app routes it, case-sensitively.
  */
 export function onlyDocsFiles(docsPath: string) {
-  const prefix = docsPath.toLowerCase();
   return (request: Request, response: Response, next: NextFunction): void => {
     if (request.method !== 'GET' && request.method !== 'HEAD') return next();
-    const rest = pathUnder(request.url, prefix);
+    const rest = pathUnder(request.url, docsPath);
     if (rest === undefined) return next();
     if (rest === '/' && request.url.includes('?'))
       return redirectToPageWithoutSlash(request, response);
