@@ -105,6 +105,30 @@ describe('fuzz findings', () => {
     }
   });
 
+  // An outside consumer's audit: the 404 quoted `%00` as U+0000 itself, which a client showing
+  // the detail prints raw (a terminal takes ESC as the start of a command).
+  it.each([
+    ['%00', '\\u0000'],
+    ['a%00b', 'a\\u0000b'],
+    ['%1B%5B31mred', '\\u001b[31mred'],
+    ['line%0Abreak%09tab%7F', 'line\\u000abreak\\u0009tab\\u007f'],
+    ['%C2%85%E2%80%A8%E2%80%A9', '\\u0085\\u2028\\u2029'],
+  ])(
+    'quotes the unknown task id %s in its 404 without its control characters',
+    async (id, quoted) => {
+      const answers = [
+        await app.http.get(`/api/v1/tasks/${id}`).set('X-API-Key', TEST_MASTER_KEY),
+        await app.http.get(`/api/v1/tasks/${id}/dataset`).set('X-API-Key', TEST_MASTER_KEY),
+        await post(`/api/v1/tasks/${id}/recompile`, ''),
+      ];
+      for (const answer of answers) {
+        expect(answer.status).toBe(404);
+        expect(answer.body.detail).toBe(`Task '${quoted}' not found`);
+        expect(answer.body.detail).not.toMatch(/[\p{Cc}\u2028\u2029]/u);
+      }
+    },
+  );
+
   it('refuses NUL characters in a submission with a 422, storing nothing', async () => {
     const response = await post(
       '/api/v1/set_desirabilities',

@@ -1,5 +1,6 @@
 import { notANumber } from '../../common/errors/pydantic-errors';
 import { ValidationErrorItem } from '../../common/errors/validation-error-item';
+import { CONTROL_CHARACTER } from '../../common/validation/control-characters';
 import { decimalNumber } from '../../common/validation/decimal-number';
 import { dateRefusal, ISO_DATE_REFUSAL, parseIsoDate } from '../../common/validation/iso-date';
 import { isStorableText, STORABLE_TEXT_REFUSAL } from '../../common/validation/storable-text';
@@ -89,7 +90,7 @@ export function parseId(value: unknown, loc: Loc, issues: Issues): string | unde
   // task (found by an audit). Tasks stored with such an id before are kept.
   if (value === '.' || value === '..') return issues.value(loc, "id must not be '.' or '..'");
   // Ids are shown in lists, logs and file names: no line breaks, tabs or other controls.
-  if (/[\p{Cc}\u2028\u2029]/u.test(value))
+  if (CONTROL_CHARACTER.test(value))
     return issues.value(loc, 'id must be printable: no control characters (CR, LF, TAB, …)');
   return value;
 }

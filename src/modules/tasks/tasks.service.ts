@@ -4,6 +4,7 @@ import { Clock } from '../../common/clock/clock';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { Source } from '../../common/source';
+import { withControlsEscaped } from '../../common/validation/control-characters';
 import { firstCharacters } from '../../common/validation/text-length';
 import {
   isRunning,
@@ -209,10 +210,12 @@ export class TasksService {
     // Postgres text cannot hold U+0000, so no task has such an id (and asking would be a 500).
     const task = id.includes('\u0000') ? undefined : await this.repository.findById(id);
     // A long id is quoted by its first 40 characters (ids in paths are not length-checked),
-    // cut between code points: half a surrogate pair is JSON that strict parsers refuse.
+    // cut between code points: half a surrogate pair is JSON that strict parsers refuse. Its
+    // control characters are quoted as escapes (`%00` as `\u0000`), not as themselves.
     if (!task) {
       const start = firstCharacters(id, 40);
-      throw new NotFoundException(`Task '${start === id ? id : `${start}…`}' not found`);
+      const quoted = withControlsEscaped(start === id ? id : `${start}…`);
+      throw new NotFoundException(`Task '${quoted}' not found`);
     }
     return task;
   }
