@@ -7,6 +7,8 @@ interface BodyParserError extends Error {
   type?: string;
   status?: number;
   body?: string;
+  /** Where the error is, when the body is JSON refused for another reason (its depth). */
+  position?: number;
 }
 
 /**
@@ -51,9 +53,10 @@ export function bodyParserErrorHandler(
 /**
  * Where the body stops being JSON, as FastAPI reports it (Python's json module's position): the
  * parser's message has none for some errors (`{"a":tru}`, `{"a":`), which read as 0. A body
- * refused for its depth is JSON: its error has no text to scan, and keeps the message's 0.
+ * refused for its depth is JSON: its error brings its position (the bracket one level too deep).
  */
 function parsePosition(error: BodyParserError): number {
+  if (error.position !== undefined) return error.position;
   const position = typeof error.body === 'string' ? jsonErrorPosition(error.body) : undefined;
   if (position !== undefined) return position;
   const match = /position (\d+)/.exec(error.message);

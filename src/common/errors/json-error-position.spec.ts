@@ -47,4 +47,12 @@ describe(jsonErrorPosition.name, () => {
     expect(jsonErrorPosition(`${'['.repeat(depth)}${']'.repeat(depth)}`)).toBe(undefined);
     expect(jsonErrorPosition(`${'['.repeat(depth)}}`)).toBe(depth);
   });
+
+  it('with a depth, stops at the bracket that opens one level more, an empty one too', () => {
+    expect(jsonErrorPosition('[[1], {"a": [2]}]', 3)).toBe(undefined);
+    expect(jsonErrorPosition('[[1], {"a": [2]}]', 2)).toBe(12);
+    expect(jsonErrorPosition('{"[": [{}]}', 2)).toBe(7);
+    // A syntax error before the level too many is reported first, as the parser meets it.
+    expect(jsonErrorPosition('[1 [[[]]]]', 2)).toBe(3);
+  });
 });

@@ -8,16 +8,19 @@
  * rather than recurses, since a body may nest a million levels. Python takes `NaN` and
  * `Infinity`, which JSON.parse refuses: here they are no value (`Expecting value` at them).
  * Returns undefined for text it finds no error in.
+ *
+ * With `maxDepth`, an object or array that would open level `maxDepth + 1` is an error at its
+ * bracket: where the parser stops, for a body refused for its depth (http/json-bodies.ts).
  */
-export function jsonErrorPosition(text: string): number | undefined {
-  const at = scan(text);
+export function jsonErrorPosition(text: string, maxDepth = Infinity): number | undefined {
+  const at = scan(text, maxDepth);
   return at === undefined ? undefined : codePointsBefore(text, at);
 }
 
 type Container = 'object' | 'array';
 
 /** The UTF-16 index of the first error in `text`, if any. */
-function scan(text: string): number | undefined {
+function scan(text: string, maxDepth: number): number | undefined {
   const open: Container[] = [];
   let i = skipWhitespace(text, 0);
   for (;;) {
@@ -28,6 +31,8 @@ function scan(text: string): number | undefined {
       if (end < 0) return -end - 1;
       i = end;
     } else if (char === '{' || char === '[') {
+      // An empty one is a level too, as jsonDepth counts it.
+      if (open.length >= maxDepth) return i;
       const close = char === '{' ? '}' : ']';
       i = skipWhitespace(text, i + 1);
       if (text[i] === close) {

@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import { json, raw, RequestHandler } from 'express';
+import { jsonErrorPosition } from '../errors/json-error-position';
 import { bytesOf } from './body-limit';
 
 /** Only these methods carry a body here; FastAPI ignores the body of the others, and so do we. */
@@ -16,8 +17,8 @@ const MAX_JSON_DEPTH = 64;
  * UTF-8 (415: JSON is UTF-8, and a decoder would otherwise replace what it cannot read). Any
  * JSON value is parsed (`null` is a body the validation reports as missing, as FastAPI does,
  * not malformed JSON). A body nested deeper than MAX_JSON_DEPTH is refused like malformed JSON
- * (422 `json_invalid`): class-transformer walks bodies recursively and overflows the stack on
- * thousands of levels, which JSON.parse accepts.
+ * (422 `json_invalid`, at the bracket that opens the level too many): class-transformer walks
+ * bodies recursively and overflows the stack on thousands of levels, which JSON.parse accepts.
  *
  * Which bodies are JSON is FastAPI's rule: a body without a Content-Type (or an empty one), or an
  * `application/json` or `application/*+json` one. Any other body (a form, plain text) is kept as
@@ -70,10 +71,14 @@ export function jsonBodies(limit: string): RequestHandler {
     }
     parse(request, response, (error?: unknown) => {
       if (emptyBodies.has(request)) request.body = undefined;
+      const text = bodyTexts.get(request);
+      bodyTexts.delete(request);
       if (error || jsonDepth(request.body) <= MAX_JSON_DEPTH) return next(error);
       const tooDeep = Object.assign(new Error(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`), {
         type: 'entity.parse.failed',
         status: 400,
+        position:
+          text === undefined ? 0 : (jsonErrorPosition(text.toString(), MAX_JSON_DEPTH) ?? 0),
       });
       next(tooDeep);
     });
@@ -114,6 +119,8 @@ function isJsonMediaType(contentType: string): boolean {
 
 /** Requests sent with an empty body: body-parser reads one as `{}`, FastAPI as no body (missing). */
 const emptyBodies = new WeakSet<object>();
+/** Each JSON body as read, until parsed: a body too deep is refused at a position in its text. */
+const bodyTexts = new WeakMap<object, Buffer>();
 
 /**
  * Notes an empty body, and requires UTF-8. UTF-16 and UTF-32 text is often valid UTF-8 byte by
@@ -129,6 +136,7 @@ function readBody(request: object, _response: unknown, body: Buffer): void {
       (body[0] === 0xfe && body[1] === 0xff) ||
       (body[0] === 0xff && body[1] === 0xfe));
   if (wide || !isUtf8(body)) throw notUtf8('a body that is not UTF-8');
+  if (body.length > 0) bodyTexts.set(request, body);
 }
 
 /** Handled as an unsupported encoding (415) by bodyParserErrorHandler. */
