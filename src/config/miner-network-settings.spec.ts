@@ -58,6 +58,15 @@ describe(parseAllowedNetworks.name, () => {
       `"${entry}" is not a CIDR range (e.g. 203.0.113.0/24), "public" or "loopback"`,
     );
   });
+
+  // An operator's audit: `10.0.0.0/33,foo` named only the first, so a fix led to a second error.
+  it('names every entry it refuses in its one message, in the order given', () => {
+    expect(() => parseAllowedNetworks('10.0.0.0/33, public, foo, 10.0.0.0/8, ::1/200')).toThrow(
+      new Error(
+        '"10.0.0.0/33", "foo" and "::1/200" are not CIDR ranges (e.g. 203.0.113.0/24), "public" or "loopback"',
+      ),
+    );
+  });
 });
 
 describe(parseCallBudgets.name, () => {

@@ -23,16 +23,33 @@ export function parseAllowedNetworks(text: string): AllowedNetworks {
     .map((entry) => entry.trim())
     .filter((entry) => entry !== '');
   if (entries.length === 0) throw new Error('must list at least one network');
+  // Every bad entry is named at once: naming the first alone left the next for another start.
+  const refused: string[] = [];
   for (const entry of entries) {
     if (entry.toLowerCase() === 'public') allowed.publicUnicast = true;
     else if (entry.toLowerCase() === 'loopback') allowed.cidrs.push('127.0.0.0/8', '::1/128');
-    else allowed.cidrs.push(normalizeCidr(entry));
+    else {
+      const cidr = normalizeCidr(entry);
+      if (cidr === undefined) refused.push(`"${entry}"`);
+      else allowed.cidrs.push(cidr);
+    }
   }
+  if (refused.length > 0) throw new Error(notNetworks(refused));
   return allowed;
 }
 
-/** Strict: IPv4 in four decimal parts only (`10/8` would otherwise read as `0.0.0.10/8`). */
-function normalizeCidr(entry: string): string {
+/** `"a" is not a CIDR range (…)`, or `"a", "b" and "c" are not CIDR ranges (…)`. */
+function notNetworks(quoted: string[]): string {
+  const forms = '(e.g. 203.0.113.0/24), "public" or "loopback"';
+  if (quoted.length === 1) return `${quoted[0]} is not a CIDR range ${forms}`;
+  return `${quoted.slice(0, -1).join(', ')} and ${quoted.at(-1)} are not CIDR ranges ${forms}`;
+}
+
+/**
+ * The entry as a normalized range, or undefined when it is none. Strict: IPv4 in four decimal
+ * parts only (`10/8` would otherwise read as `0.0.0.10/8`).
+ */
+function normalizeCidr(entry: string): string | undefined {
   const [text, bits, extra] = entry.split('/');
   const ipv6 = text.includes(':');
   const valid = ipv6 ? ipaddr.IPv6.isValid(text) : ipaddr.IPv4.isValidFourPartDecimal(text);
@@ -43,7 +60,7 @@ function normalizeCidr(entry: string): string {
     !/^\d{1,3}$/.test(String(bits ?? prefix)) ||
     prefix > (ipv6 ? 128 : 32)
   )
-    throw new Error(`"${entry}" is not a CIDR range (e.g. 203.0.113.0/24), "public" or "loopback"`);
+    return undefined;
   const address = ipv6 ? ipaddr.IPv6.parse(text) : ipaddr.IPv4.parse(text);
   return `${address.toString()}/${prefix}`;
 }
