@@ -214,6 +214,10 @@ describe('Health when the database goes away', () => {
       .set('X-API-Key', TEST_MASTER_KEY)
       .expect(503);
     expect(response.body.status).toBe('unhealthy');
+    // Which check failed, by its code (Postgres refuses the connection: 55000 or 57P01).
+    expect(response.body.reason).toMatch(
+      /^database: the check failed \([0-9A-Z]{5}\); system-status has the detail$/,
+    );
     expect(Date.now() - started).toBeLessThan(3000);
 
     await onServer(serverUrl(), (client) =>

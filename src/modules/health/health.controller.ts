@@ -46,6 +46,7 @@ const UNHEALTHY_RESPONSE: ResponseObject = {
             netuid: 13,
             hotkey: '5F4tQyWrhfGVcNhoqeiNsR6KjD4wMZ2kfhLj4oHYuyHbZAc3',
             network: 'subtensor',
+            reason: 'database: no answer within 1000 ms',
           },
         },
         ...DATABASE_ERROR.examples,

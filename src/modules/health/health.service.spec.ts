@@ -146,6 +146,45 @@ describe(HealthService.name, () => {
       expect((await world.service().health()).status).toBe('unhealthy');
     });
 
+    // An operator's audit: health's 503 said `unhealthy` and nothing more.
+    it('says which check failed and how, never naming a host or quoting the error', async () => {
+      world.ping = () =>
+        Promise.reject(
+          Object.assign(new Error('connect ECONNREFUSED 10.20.30.40:5432'), {
+            code: 'ECONNREFUSED',
+          }),
+        );
+      const health = await world.service().health();
+      expect(health).toMatchObject({
+        status: 'unhealthy',
+        reason: 'database: the check failed (ECONNREFUSED); system-status has the detail',
+      });
+      expect(JSON.stringify(health)).not.toContain('10.20.30.40');
+    });
+
+    it('says a frozen database gave no answer within the check’s second', async () => {
+      world.ping = never;
+      jest.useFakeTimers();
+      let answered: Awaited<ReturnType<HealthService['health']>> | undefined;
+      try {
+        void Promise.resolve(world.service().health()).then((health) => (answered = health));
+        await jest.advanceTimersByTimeAsync(1000);
+      } finally {
+        jest.useRealTimers();
+      }
+      expect(answered).toMatchObject({
+        status: 'unhealthy',
+        reason: 'database: no answer within 1000 ms',
+      });
+    });
+
+    it('says only that the check failed of an error without a code', async () => {
+      world.ping = () => Promise.reject(new Error('password authentication failed for user "x"'));
+      expect(await world.service().health()).toMatchObject({
+        reason: 'database: the check failed; system-status has the detail',
+      });
+    });
+
     it('checks at most once a second however often it is polled, and answers at once meanwhile', async () => {
       // The cache's clock (performance.now) is the test's: real sleeps of 0.5 s and 0.55 s had
       // a stalled machine's first one outlast the second.

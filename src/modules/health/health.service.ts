@@ -19,7 +19,8 @@ import {
 import { publicationStatus } from './publication-check';
 import { redisStatus } from './redis-check';
 import { Checks, healthReport, StatusOnlyChecks, systemStatusReport } from './status-reports';
-import { inTime, timed } from './timed-check';
+import { databaseReason } from './health-reason';
+import { componentOf, inTime, measured } from './timed-check';
 
 const CHECK_CACHE_MS = 1000;
 
@@ -89,19 +90,20 @@ export class HealthService {
 
   private async runChecks(): Promise<Checks> {
     const miners = minersStatus(this.network);
-    const [database, metagraph, publication] = await Promise.all([
-      timed(() => this.repository.ping()),
+    const [ping, metagraph, publication] = await Promise.all([
+      measured(() => this.repository.ping()),
       inTime(this.network.metagraphStatus()).catch(() => undefined),
       publicationStatus(this.publication),
     ]);
     return {
       components: {
-        database,
+        database: componentOf(ping),
         miners: withFileProblem(miners, metagraph, this.config),
         chain: chainStatus(metagraph, this.config),
         publication,
       },
       network: networkOf(metagraph, this.network, this.config),
+      ...('error' in ping ? { databaseReason: databaseReason(ping.error) } : {}),
     };
   }
 }

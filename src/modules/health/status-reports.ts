@@ -21,6 +21,8 @@ interface ComponentChecks {
 export interface Checks {
   components: ComponentChecks;
   network: Network | null;
+  /** Why the database check failed, as health may say it to any key (health-reason.ts). */
+  databaseReason?: string;
 }
 
 /** What system-status alone reports, checked apart from what health shares (HealthService). */
@@ -31,18 +33,21 @@ export interface StatusOnlyChecks {
 
 /** Healthy while the database answers: the other components degrade serving, never stop it. */
 export function healthReport(
-  { components, network }: Checks,
+  { components, network, databaseReason }: Checks,
   netuid: number,
   hotkey: string,
 ): HealthResponseDto {
+  const healthy = components.database.status === 'healthy';
   return {
-    status: components.database.status === 'healthy' ? 'healthy' : 'unhealthy',
+    status: healthy ? 'healthy' : 'unhealthy',
     timestamp: new Date().toISOString(),
     miners_available: components.miners.available,
     version: API_VERSION,
     netuid,
     hotkey,
     network,
+    // Only when unhealthy: a balancer's 503 log then says which check failed.
+    ...(!healthy && databaseReason ? { reason: databaseReason } : {}),
   };
 }
 

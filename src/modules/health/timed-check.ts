@@ -30,7 +30,11 @@ export async function measured<T>(check: () => Promise<T>): Promise<Measured<T>>
 
 /** A round trip's check: healthy with its latency when it answers in time, else unhealthy. */
 export async function timed(check: () => Promise<unknown>): Promise<ComponentStatusDto> {
-  const read = await measured(check);
+  return componentOf(await measured(check));
+}
+
+/** A measured round trip as a component: healthy with its latency, or unhealthy with its error. */
+export function componentOf(read: Measured<unknown>): ComponentStatusDto {
   return 'error' in read
     ? { status: 'unhealthy', latency_ms: read.latency_ms, error: read.error.message }
     : { status: 'healthy', latency_ms: read.latency_ms };

@@ -1,4 +1,4 @@
-import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { Network, NETWORK_PROPERTY } from './system-status.dto';
 
 @ApiSchema({ name: 'HealthResponse' })
@@ -46,4 +46,16 @@ export class HealthResponseDto {
 
   @ApiProperty({ ...NETWORK_PROPERTY, type: String })
   network: Network | null;
+
+  @ApiPropertyOptional({
+    description:
+      'Only when `unhealthy`: which check failed and how, as a timeout or an error code, never ' +
+      "the error's text (it may name the host or the user): /api/v1/monitoring/system-status " +
+      'has the detail',
+    example: 'database: no answer within 1000 ms',
+    // The component's name, then a timeout or a code (health-reason.ts): bounded by its form.
+    pattern: '^database: ',
+    maxLength: 120,
+  })
+  reason?: string;
 }
