@@ -11,6 +11,7 @@ import {
 } from 'pino';
 import type PinoPretty from 'pino-pretty';
 import { loadWhenUsed } from '../load-when-used';
+import { followLevelOf } from './debug-lines';
 import { loggedError } from './logged-error';
 import { SecretScanner } from '../security/secret-scanner';
 
@@ -108,6 +109,8 @@ function createLoggers(settings: LoggingSettings): Loggers {
   // redacted URL, a checked or generated request id, the method, numbers: loggedRequest), so it
   // skips the second scan of the whole line, which cost more than writing it.
   const requestLines = pino({ level: settings.level }, output);
+  // Debug lines are built only when the root writes them (debug-lines.ts).
+  followLevelOf(root);
   return { root, requestLines };
 }
 

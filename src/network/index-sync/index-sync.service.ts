@@ -5,6 +5,7 @@ import {
   OnApplicationBootstrap,
   OnModuleDestroy,
 } from '@nestjs/common';
+import { debugEnabled } from '../../common/logging/debug-lines';
 import { Clock } from '../../common/clock/clock';
 import { JobRunner } from '../../common/jobs/job-runner';
 import { MetricsService } from '../../common/metrics/metrics.service';
@@ -110,6 +111,13 @@ export class IndexSyncService
     let lastLog = started;
     let finished = 0;
     const queue = await this.queue.inBudgetOrder(miners);
+    if (debugEnabled()) {
+      const waiting = queue.filter((entry) => entry.notBefore > 0).length;
+      this.logger.debug(
+        { miners: miners.length, waiting_for_budget: waiting },
+        `index sync round: ${miners.length} miners queued, ${waiting} of them waiting for budget`,
+      );
+    }
     const worker = async () => {
       for (let next = queue.shift(); next && !this.stopping; next = queue.shift()) {
         await this.queue.waitForBudget(next.notBefore);

@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { debugEnabled, shortHotkey } from '../../common/logging/debug-lines';
 import { Clock } from '../../common/clock/clock';
 import { AppConfig } from '../../config/app-config';
 import { IndexRow, InvalidIndexError } from '../index/compressed-index';
@@ -63,6 +64,11 @@ export class MinerSync {
       });
       report.synced++;
       report.rows += rows.length;
+      if (debugEnabled())
+        this.logger.debug(
+          { uid: miner.uid, hotkey: shortHotkey(miner.hotkey), rows: rows.length },
+          `miner ${miner.uid}: index of ${rows.length} rows stored`,
+        );
       return rows;
     } catch (error) {
       if (error instanceof InvalidIndexError || error instanceof WrongAnswerError) {
@@ -71,6 +77,12 @@ export class MinerSync {
         this.logger.warn(`miner ${miner.uid}: index rejected, previous one kept: ${error.message}`);
       } else if (error instanceof MinerCallError && NOT_THE_MINERS_FAULT.has(error.reason)) {
         countSkip(report, error.reason);
+        // Not the miner's doing (no budget, shutdown…): counted in the round's line, named here.
+        if (debugEnabled())
+          this.logger.debug(
+            { uid: miner.uid, hotkey: shortHotkey(miner.hotkey), skipped: error.reason },
+            `miner ${miner.uid}: index not fetched (${error.reason}): ${error.message}`,
+          );
       } else if (error instanceof MinerCallError) {
         report.failed++;
         missed.push(miner.uid);

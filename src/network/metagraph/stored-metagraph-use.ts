@@ -1,4 +1,5 @@
 import type { Logger } from '@nestjs/common';
+import { debugEnabled } from '../../common/logging/debug-lines';
 import type { MinerEntity } from '../miner.entity';
 import type { MetagraphNetwork, MinersRepository, StoredMetagraph } from '../miners.repository';
 import type { MetagraphSource } from './metagraph-source';
@@ -62,6 +63,13 @@ export class StoredMetagraphUse {
         this.repository.listAll(),
       ]);
       this.noteNotInUse(this.foreignReason(stored));
+      if (debugEnabled())
+        this.logger.debug(
+          { neurons: miners.length, block: stored?.block ?? null, in_use: !this.reason },
+          `miners reloaded: ${miners.length} neurons` +
+            (stored ? ` (block ${stored.block})` : '') +
+            (this.reason ? ', none in use (another source stored them)' : ''),
+        );
       return this.reason ? [] : miners;
     } catch (error) {
       this.logger.warn(`could not reload miners: ${(error as Error).message}`);

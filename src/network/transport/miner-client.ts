@@ -4,6 +4,7 @@ import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { timeout, TimeoutStrategy, wrap } from 'cockatiel';
 import { Agent, Dispatcher, request } from 'undici';
 import { Clock } from '../../common/clock/clock';
+import { debugEnabled, shortHotkey } from '../../common/logging/debug-lines';
 import { MetricsService } from '../../common/metrics/metrics.service';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
@@ -147,7 +148,7 @@ export class MinerClient implements OnModuleDestroy {
       // The budget is taken outside the breaker: in cockatiel's half-open trial any outcome it
       // does not count as a failure closes the circuit, so a call we refused ourselves (no
       // budget, a refused address) would close a dead miner's circuit without calling it.
-      const body = await limiter.execute(async (context) => {
+      const { body, bytes } = await limiter.execute(async (context) => {
         const release = this.circuits.admit(miner.uid);
         try {
           const takenAt = await this.takeBudget(miner, axon, synapse, purpose);
@@ -171,6 +172,8 @@ export class MinerClient implements OnModuleDestroy {
       }, this.shutdown.signal);
       const latencyMs = performance.now() - started;
       this.metrics.observeMinerCall(miner.uid, synapse, latencyMs / 1000);
+      if (debugEnabled())
+        this.logCall(miner, synapse, purpose, latencyMs, { outcome: 'ok', bytes });
       return replyOf(body, latencyMs, () =>
         this.metrics.observeMinerCall(miner.uid, synapse, undefined, 'wrong_schema'),
       );
@@ -181,10 +184,46 @@ export class MinerClient implements OnModuleDestroy {
       const reached = sent && failure.reason !== 'address_refused';
       const seconds = reached ? (performance.now() - started) / 1000 : undefined;
       this.metrics.observeMinerCall(miner.uid, synapse, seconds, failure.reason);
+      if (debugEnabled())
+        this.logCall(miner, synapse, purpose, performance.now() - started, {
+          outcome: failure.reason,
+          sent: reached,
+          error: failure.message,
+        });
       if (failure.reason === 'address_refused')
         this.refusedListeners.forEach((listener) => listener(miner.uid));
       throw failure;
     }
+  }
+
+  /**
+   * The debug line of one call (LOG_LEVEL=debug; built only then): who, which synapse, for whom,
+   * how it ended (`ok` or the failure's reason, with its message), how long it took, and the
+   * answer's size. Never the request's fields nor the answer's contents.
+   */
+  private logCall(
+    miner: MinerTarget,
+    synapse: SynapseName,
+    purpose: CallPurpose,
+    ms: number,
+    end: { outcome: string; bytes?: number; sent?: boolean; error?: string },
+  ): void {
+    const duration = Math.round(ms);
+    const said =
+      end.outcome === 'ok'
+        ? `ok in ${duration} ms, ${end.bytes} bytes`
+        : `${end.outcome} after ${duration} ms: ${end.error}`;
+    this.logger.debug(
+      {
+        uid: miner.uid,
+        hotkey: shortHotkey(miner.hotkey),
+        synapse,
+        purpose,
+        ...end,
+        duration_ms: duration,
+      },
+      `miner ${miner.uid} (${shortHotkey(miner.hotkey)}) ${synapse}: ${said}`,
+    );
   }
 
   /**
@@ -261,6 +300,21 @@ export class MinerClient implements OnModuleDestroy {
           `${synapse} not sent: the call budget could not be read (${(error as Error).message})`,
         );
       });
+    if ((taken.kept || !taken.granted) && debugEnabled())
+      this.logger.debug(
+        {
+          uid: miner.uid,
+          hotkey: shortHotkey(miner.hotkey),
+          synapse,
+          purpose,
+          kept_for_checks: taken.kept,
+          free_at: taken.freeAt?.toISOString() ?? null,
+        },
+        `miner ${miner.uid} (${shortHotkey(miner.hotkey)}) ${synapse}: not called, ` +
+          (taken.kept
+            ? 'its last call is kept for the index spot checks'
+            : `no call left in its budget${purpose === 'task' ? " beyond users' reserve" : ''}`),
+      );
     if (taken.kept) throw new KeptForChecksError(synapse, taken.freeAt);
     if (!taken.granted)
       throw new MinerCallError(
@@ -286,7 +340,7 @@ export class MinerClient implements OnModuleDestroy {
     fields: Record<string, unknown>,
     timeoutMs: number,
     signal: AbortSignal,
-  ): Promise<unknown> {
+  ): Promise<{ body: unknown; bytes?: number }> {
     const signed = buildSignedRequest(
       synapse,
       fields,
@@ -314,7 +368,9 @@ export class MinerClient implements OnModuleDestroy {
       Number(response.headers['content-length'] ?? 0),
     );
     try {
-      return parseMinerJson(text, maxAnswerValues(synapse, maxBytes));
+      const body = parseMinerJson(text, maxAnswerValues(synapse, maxBytes));
+      // The answer's size, for the debug line only (a pass over up to 96 MB of text otherwise).
+      return { body, bytes: debugEnabled() ? Buffer.byteLength(text) : undefined };
     } catch (error) {
       if (!(error instanceof UnreadableJsonError)) throw error;
       throw new MinerCallError('malformed', `response ${error.message}`);
