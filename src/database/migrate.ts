@@ -1,5 +1,6 @@
 import { DataSource, QueryRunner } from 'typeorm';
 import { buildMigrationDataSourceOptions } from './data-source-options';
+import { checkPostgresVersion } from './postgres-version';
 
 /** Arbitrary constant shared by every replica so that only one of them migrates at a time. */
 export const MIGRATION_LOCK_ID = 7_013_000_001;
@@ -26,7 +27,8 @@ export interface MigrationReport {
 
 /**
  * Brings the database at `url` up to date on a connection of its own (no statement timeout:
- * buildMigrationDataSourceOptions), under the migration lock. The one way the schema is
+ * buildMigrationDataSourceOptions), under the migration lock, once its server is known to be
+ * recent enough (checkPostgresVersion). The one way the schema is
  * migrated: at start-up, from the command line and in the test setup.
  */
 export async function migrateDatabase(
@@ -37,6 +39,8 @@ export async function migrateDatabase(
   const dataSource = new DataSource(buildMigrationDataSourceOptions(url, connectTimeoutMs));
   await dataSource.initialize();
   try {
+    // A server too old is refused before the lock, not half-way through the migrations.
+    await checkPostgresVersion((sql) => dataSource.query(sql));
     const applied = await runMigrations(dataSource, progress);
     const known = new Set(dataSource.migrations.map((migration) => migration.name));
     const recorded = await dataSource.query<{ name: string }[]>(

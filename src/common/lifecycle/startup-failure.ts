@@ -12,6 +12,17 @@ export class StartupError extends Error {
 }
 
 /**
+ * A database that answers but that this gateway cannot use (a server too old for its
+ * migrations), said by the message: databaseFailure names its setting before it.
+ */
+export class UnusableDatabase extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UnusableDatabase';
+  }
+}
+
+/**
  * The errors of a database the setting names wrongly or that is not ready for this gateway; the
  * ones of a database that cannot be reached now are isDatabaseUnavailable's (requests answer
  * them 503), so that both know the same list.
@@ -66,7 +77,8 @@ function messageOf(error: unknown): string {
  * A failure to reach or use the database at start, as a StartupError naming `setting` (the
  * DATABASE_URL shown without its password, or the embedded Postgres); any other error as is.
  * Unavailable as requests see it (isDatabaseUnavailable: refused, full, shutting down, not
- * accepting connections, pg's connection timeout, which has no code), or wrongly named; and,
+ * accepting connections, pg's connection timeout, which has no code), wrongly named, or
+ * unusable by this gateway (UnusableDatabase); and,
  * given the `url`, a certificate file it names that cannot be read.
  */
 export function databaseFailure(error: unknown, setting: string, url?: string): unknown {
@@ -78,6 +90,7 @@ export function databaseFailure(error: unknown, setting: string, url?: string): 
   const first: unknown = error instanceof AggregateError ? error.errors[0] : undefined;
   const code = codeOf(error) ?? codeOf(first);
   const known =
+    error instanceof UnusableDatabase ||
     (code !== undefined && DATABASE_SETTING_CODES.has(code)) ||
     isDatabaseUnavailable(error) ||
     isDatabaseUnavailable(first);
