@@ -6,6 +6,8 @@ import { startupFailureText } from '../gateway';
 import {
   checkEmbeddedPackage,
   checkPostgresCanReach,
+  postgresBinary,
+  postgresRunsAs,
   postmasterFailure,
 } from './embedded-postgres';
 
@@ -87,6 +89,36 @@ describe(checkEmbeddedPackage.name, () => {
     expect(startupFailureText(failure)).toBe(
       'Startup failed: embedded Postgres needs the dev dependencies: npm install, or set ' +
         'DATABASE_URL (embedded-postgres-not-installed is not installed)',
+    );
+  });
+});
+
+// Expected refusals of the same start as postmasterFailure's, printed with a stack before.
+describe('The refusals of an embedded Postgres that cannot be run', () => {
+  it('names what to do in one line when, as root, there is no postgres system user', () => {
+    let refusal: unknown;
+    try {
+      postgresRunsAs(undefined);
+    } catch (error) {
+      refusal = error;
+    }
+    expect(refusal).toBeInstanceOf(StartupError);
+    expect(startupFailureText(refusal)).toBe(
+      'Startup failed: Postgres does not run as root, and there is no `postgres` system user to ' +
+        'run it as (it is created with the cluster; remove the data directory to create both ' +
+        'again, or set DATABASE_URL to use a Postgres of your own)',
+    );
+    expect(postgresRunsAs({ uid: 70, gids: [71, 72] })).toEqual({ uid: 70, gid: 71 });
+  });
+
+  it('names DATABASE_URL in one line when there are no binaries for the platform', async () => {
+    const refusal: unknown = await postgresBinary('@embedded-postgres/plan9-mips').catch(
+      (error: unknown) => error,
+    );
+    expect(refusal).toBeInstanceOf(StartupError);
+    expect(startupFailureText(refusal)).toBe(
+      'Startup failed: no embedded Postgres for this platform (@embedded-postgres/plan9-mips is ' +
+        'not installed): set DATABASE_URL to use a Postgres of your own',
     );
   });
 });

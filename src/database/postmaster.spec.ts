@@ -3,6 +3,8 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { until } from '../../test/support/until';
+import { StartupError } from '../common/lifecycle/startup-failure';
+import { startupFailureText } from '../gateway';
 import {
   isAlive,
   keepersOf,
@@ -376,8 +378,19 @@ describe(removeStalePostmaster.name, () => {
       await eventually(() => keepersOf(pid).includes(keeper.pid!));
       const said: string[] = [];
 
-      expect(() => removeStalePostmaster(directory, (message) => said.push(message))).toThrow(
-        `The embedded Postgres data in ${directory} is in use by a gateway still running (its postgres is pid ${pid})`,
+      let refusal: unknown;
+      try {
+        removeStalePostmaster(directory, (message) => said.push(message));
+      } catch (error) {
+        refusal = error;
+      }
+
+      // An expected refusal: one line, no stack (a second `npm start` printed four `at` lines).
+      expect(refusal).toBeInstanceOf(StartupError);
+      expect(startupFailureText(refusal)).toBe(
+        `Startup failed: the embedded Postgres data in ${directory} is in use by a gateway still ` +
+          `running (its postgres is pid ${pid}): stop that gateway, or give this one another ` +
+          'DATA_DIR (or DATABASE_URL).',
       );
 
       expect(isAlive(pid)).toBe(true);

@@ -10,6 +10,7 @@ import {
 } from 'node:fs';
 import type { Socket } from 'node:net';
 import { basename, join } from 'node:path';
+import { StartupError } from '../common/lifecycle/startup-failure';
 
 /** A Postgres server this process started, in a process group of its own. */
 export interface Postmaster {
@@ -312,11 +313,12 @@ export function removeStalePostmaster(databaseDir: string, log: (message: string
   if (serving) {
     // Not an orphan while its keeper lives: the gateway that started it still runs (a second
     // `npm start` on the same DATA_DIR). Stopped, that gateway lost its database (an audit's).
+    // An expected refusal, in one line: its stack said only where it was thrown.
     if (keepersOf(pid).length > 0)
-      throw new Error(
-        `The embedded Postgres data in ${databaseDir} is in use by a gateway still running ` +
-          `(its postgres is pid ${pid}): stop that gateway, or give this one another DATA_DIR ` +
-          '(or DATABASE_URL).',
+      throw new StartupError(
+        `Startup failed: the embedded Postgres data in ${databaseDir} is in use by a gateway ` +
+          `still running (its postgres is pid ${pid}): stop that gateway, or give this one ` +
+          'another DATA_DIR (or DATABASE_URL).',
       );
     log(`stopping orphaned embedded postgres (pid ${pid})`);
     process.kill(pid, 'SIGQUIT');

@@ -234,6 +234,23 @@ describe('The development entry point with its embedded Postgres', () => {
     }
   }, 120_000);
 
+  // An expected refusal printed `Startup failed: Error: …` and four `at …` lines of its stack.
+  it('refuses in one line a second start on the data of a gateway still running', async () => {
+    const env = { DATA_DIR: dataDir, EMBEDDED_POSTGRES_PORT: String(await freePort()) };
+    const first = await startAppProcess(env, 'development', { processGroup: true });
+    try {
+      const postgres = postmasterPid(dataDir);
+      expect(await failedStart(env, 'development')).toEqual([
+        `Startup failed: the embedded Postgres data in ${dataDir}/postgres is in use by a ` +
+          `gateway still running (its postgres is pid ${postgres}): stop that gateway, or give ` +
+          'this one another DATA_DIR (or DATABASE_URL).',
+      ]);
+      expect(isRunning(postgres)).toBe(true);
+    } finally {
+      expect(await first.stop('SIGINT')).toBe(0);
+    }
+  }, 120_000);
+
   // As root the cluster is the `postgres` system user's: a checkout under /root (mode 700) failed
   // in initdb with "Permission denied" and a stack trace.
   (process.getuid?.() === 0 ? it : it.skip)(
