@@ -175,4 +175,27 @@ describe(ReposService.name, () => {
     expect(replaceNames).toHaveBeenCalledTimes(1);
     expect(logged).toHaveBeenCalledWith(expect.not.stringContaining('tried again'));
   });
+
+  // HF_RESULTS_PATH=/nonexistent.parquet logged its error twice at start, ~10 ms apart: the
+  // watcher called back once for the file missing at its first look, as Node's watchFile does.
+  it('reads a file missing at start once, and says so once', async () => {
+    jest.useRealTimers();
+    const replaceNames = jest.fn(async (_source: string, names: AsyncIterable<string>) => {
+      let count = 0;
+      for await (const _name of names) count += 1;
+      return count;
+    });
+    const service = new ReposService(
+      { repos: { hfResultsPath: join(directory, 'absent.parquet') } } as AppConfig,
+      { replaceNames } as unknown as ReposRepository,
+    );
+    await service.onApplicationBootstrap();
+    try {
+      await new Promise((done) => setTimeout(done, 500));
+      expect(replaceNames).toHaveBeenCalledTimes(1);
+      expect(logged.mock.calls).toEqual([[expect.stringMatching(/absent\.parquet.*ENOENT/)]]);
+    } finally {
+      await service.onModuleDestroy();
+    }
+  });
 });

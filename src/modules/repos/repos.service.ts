@@ -1,4 +1,3 @@
-import { unwatchFile, watchFile } from 'node:fs';
 import { resolve } from 'node:path';
 import {
   Injectable,
@@ -13,6 +12,7 @@ import { isStorableText } from '../../common/validation/storable-text';
 import { characterCount } from '../../common/validation/text-length';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
+import { watchFileChanges } from '../../common/files/watch-file-changes';
 import { FIRST_RETRY_MS, retryDelay } from '../../common/retry-delay';
 import { orLate } from '../../common/within';
 import { RepoNamesResponseDto } from './dto/repo-names-response.dto';
@@ -43,7 +43,7 @@ const MAX_NAME_CHARACTERS = 1000;
  * Longer UTF-8 is skipped; an ASCII name of 1000 characters (1000 bytes) is still listed.
  */
 const MAX_NAME_BYTES = 2000;
-/** Writers replace the file atomically (rename), which `fs.watch` on the old inode would miss. */
+/** How often the file is polled for changes (watchFileChanges: writers replace it atomically). */
 const POLL_INTERVAL_MS = 1000;
 /** How long start-up waits for the first ingest before going on with it in the background. */
 const BOOTSTRAP_WAIT_MS = 5000;
@@ -104,10 +104,7 @@ export class ReposService implements OnApplicationBootstrap, OnModuleDestroy {
 
   async onApplicationBootstrap(): Promise<void> {
     if (!this.path) return;
-    const path = this.path;
-    const listener = () => void this.ingest();
-    watchFile(path, { interval: POLL_INTERVAL_MS, persistent: false }, listener);
-    this.stopWatching = () => unwatchFile(path, listener);
+    this.stopWatching = watchFileChanges(this.path, POLL_INTERVAL_MS, () => void this.ingest());
     await orLate(this.ingest(), BOOTSTRAP_WAIT_MS);
   }
 

@@ -210,4 +210,22 @@ describe(FileMetagraphSource.name, () => {
 
     expect(changed).not.toHaveBeenCalled();
   });
+
+  // METAGRAPH_FILE=/nonexistent.json logged its error twice at start: the watcher called back
+  // once for the file missing at its first look, as Node's watchFile does.
+  it('does not call back for a file missing when it starts watching, until it is made', async () => {
+    const absent = join(directory, 'absent.json');
+    const source = new FileMetagraphSource(absent);
+    const changed = jest.fn(() => Promise.resolve());
+    const stop = source.watch(changed);
+    try {
+      await sleep(500);
+      expect(changed).not.toHaveBeenCalled();
+
+      await writeFile(absent, JSON.stringify(metagraph()));
+      await until(() => Promise.resolve(changed.mock.calls.length > 0 || undefined), 10_000);
+    } finally {
+      stop();
+    }
+  });
 });

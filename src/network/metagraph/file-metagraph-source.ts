@@ -1,5 +1,6 @@
 import { isRecord } from '../../common/is-record';
-import { readFile, unwatchFile, watchFile } from 'node:fs';
+import { watchFileChanges } from '../../common/files/watch-file-changes';
+import { readFile } from 'node:fs';
 import { promisify } from 'node:util';
 import { MetagraphNetwork } from '../miners.repository';
 import { MetagraphFile, MetagraphNeuron } from '../protocol';
@@ -10,9 +11,8 @@ const readFileAsync = promisify(readFile);
 const POLL_INTERVAL_MS = 1000;
 
 /**
- * Reads the metagraph JSON file (format in docs/miner-protocol.md). The file is polled with
- * `fs.watchFile` rather than `fs.watch` because writers replace it atomically (rename), which
- * `fs.watch` on the old inode would miss.
+ * Reads the metagraph JSON file (format in docs/miner-protocol.md), and polls it for changes
+ * (watchFileChanges: writers replace it atomically).
  */
 export class FileMetagraphSource implements MetagraphSource {
   constructor(private readonly path: string) {}
@@ -31,9 +31,7 @@ export class FileMetagraphSource implements MetagraphSource {
   }
 
   watch(sync: () => Promise<void>): () => void {
-    const listener = () => void sync();
-    watchFile(this.path, { interval: POLL_INTERVAL_MS, persistent: false }, listener);
-    return () => unwatchFile(this.path, listener);
+    return watchFileChanges(this.path, POLL_INTERVAL_MS, () => void sync());
   }
 }
 
