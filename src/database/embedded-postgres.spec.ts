@@ -1,7 +1,8 @@
-import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { StartupError } from '../common/lifecycle/startup-failure';
+import { EnvironmentVariables } from '../config/environment-variables';
 import { startupFailureText } from '../gateway';
 import {
   checkEmbeddedPackage,
@@ -67,6 +68,19 @@ describe(postmasterFailure.name, () => {
         `${said}. Another server may hold the port: set EMBEDDED_POSTGRES_PORT, or DATABASE_URL ` +
         'to use a Postgres of your own.',
     );
+  });
+
+  // README's Logs section said `did not start on port 5433`, a port the gateway never takes.
+  it("is quoted by README's Logs section on the default EMBEDDED_POSTGRES_PORT", () => {
+    const readme = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
+    const logs = readme.slice(readme.indexOf('#### Logs'));
+    const quoted = /`… (did not start on port \d+: )… Address already in use …`/.exec(logs)?.[1];
+    const port = new EnvironmentVariables().EMBEDDED_POSTGRES_PORT;
+    const said = startupFailureText(
+      postmasterFailure(new Error('… Address already in use …'), '/data/postgres', port),
+    );
+    expect(said).toContain(`did not start on port ${port}: `);
+    expect(quoted).toBe(`did not start on port ${port}: `);
   });
 });
 
