@@ -8,7 +8,12 @@ import { ExpressServerAdapter } from './common/http/express-server-adapter';
 import { createStartupLogger } from './common/logging/logging.module';
 import { AppConfig } from './config/app-config';
 import { loggingSettingsFor } from './config/config.module';
-import { describeMigrations, migrateDatabase } from './database/migrate';
+import {
+  describeMigrations,
+  LockWaitEnded,
+  migrateDatabase,
+  MigrationProgress,
+} from './database/migrate';
 import { Sr25519Keypair } from './network/bittensor/keypair';
 
 /** The configuration once the database, the master key and the validator's key are known. */
@@ -18,17 +23,30 @@ export type ResolvedConfig = AppConfig & {
   validatorKeypair: Sr25519Keypair;
 };
 
-/** Migrates the database, then builds the configured app (not yet listening). */
-export async function createApp(config: ResolvedConfig): Promise<NestExpressApplication> {
+/**
+ * Migrates the database, then builds the configured app (not yet listening). `onLockWait` is
+ * told of a wait for another replica's migration lock, with the function that ends it
+ * (MigrationProgress.onWait): the gateway ends it on a shutdown signal, and this then fails
+ * with LockWaitEnded, having logged it.
+ */
+export async function createApp(
+  config: ResolvedConfig,
+  onLockWait?: MigrationProgress['onWait'],
+): Promise<NestExpressApplication> {
   // A wait for another replica's migration lock is logged as it happens, before the app's
   // logger exists (its lines are buffered until the app is built): a silent wait looked hung.
   // Made only then: most starts find the lock free and never log here.
   let startupLog: ReturnType<typeof createStartupLogger> | undefined;
+  const report = (line: string) => {
+    startupLog ??= createStartupLogger(loggingSettingsFor(config)).child({ context: 'Database' });
+    startupLog.info(line);
+  };
   const migrations = await migrateDatabase(config.databaseUrl, config.database.connectTimeoutMs, {
-    report: (line) => {
-      startupLog ??= createStartupLogger(loggingSettingsFor(config)).child({ context: 'Database' });
-      startupLog.info(line);
-    },
+    report,
+    onWait: onLockWait,
+  }).catch((error: unknown) => {
+    if (error instanceof LockWaitEnded) report(error.message);
+    throw error;
   });
   const app = await NestFactory.create<NestExpressApplication>(
     AppModule.forRoot(config),

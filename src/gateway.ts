@@ -20,6 +20,7 @@ import { checkDataDirectory } from './config/data-directory';
 import { ConfigError, configWarnings, loadConfig } from './config/load-config';
 import { masterKeyShown, resolveMasterKey } from './config/master-key';
 import { EmbeddedDatabase, startEmbeddedPostgres } from './database/embedded-postgres';
+import { LockWaitEnded } from './database/migrate';
 import { loadValidatorKey, ValidatorKey } from './network/bittensor/validator-key';
 import { nodeAddress } from './common/security/node-address';
 
@@ -47,15 +48,23 @@ export type SimulatedNetworkStarter = (
 /**
  * The process entry of the gateway, shared by both entry points: reads the environment, starts
  * the embedded Postgres when no DATABASE_URL is set, then the app, and prints the banner. Any
- * start-up failure is printed (startupFailureText) and exits with 1.
+ * start-up failure is printed (startupFailureText) and exits with 1; a start stopped by a
+ * signal while it waited for the migration lock exits 0.
  */
 export function runGateway(simulate?: SimulatedNetworkStarter): void {
   const started: StartingGateway = {};
   startGateway(simulate, started).catch((error: unknown) => {
+    if (error instanceof StartStopped) process.exit(0);
     process.stderr.write(`${startupFailureText(error, started.scanner)}\n`);
     process.exit(1);
   });
 }
+
+/**
+ * A start stopped by a shutdown signal where it could stop cleanly (the wait for the migration
+ * lock), said in the log already: exits 0, as a shutdown does (README, "Shutdown").
+ */
+class StartStopped extends Error {}
 
 /** What a start that failed had got to, for its message. */
 interface StartingGateway {
@@ -86,7 +95,13 @@ async function startGateway(
   simulate: SimulatedNetworkStarter | undefined,
   started: StartingGateway,
 ): Promise<void> {
-  const stopExitingOnSignal = exitOnSignal();
+  // A signal during start-up exits at once, but for one that ends a wait for another replica's
+  // migration lock: nothing is done yet, so it stops cleanly, says so and exits 0 (StartStopped).
+  let endLockWait: ((reason: string) => void) | undefined;
+  const stopExitingOnSignal = exitOnSignal((signal) => {
+    endLockWait?.(signal);
+    return endLockWait !== undefined;
+  });
   loadDotEnv();
   const config = loadConfig();
   await checkDataDirectory(config.dataDir);
@@ -122,16 +137,23 @@ async function startGateway(
   };
   let app: Awaited<ReturnType<typeof createApp>>;
   try {
-    app = await createApp({
-      ...config,
-      network,
-      repos,
-      databaseUrl,
-      masterKey: master.key,
-      validatorKeypair: validator.keypair,
-    });
+    app = await createApp(
+      {
+        ...config,
+        network,
+        repos,
+        databaseUrl,
+        masterKey: master.key,
+        validatorKeypair: validator.keypair,
+      },
+      (end) => {
+        endLockWait = end;
+        return () => (endLockWait = undefined);
+      },
+    );
   } catch (error) {
     await stopStarted();
+    if (error instanceof LockWaitEnded) throw new StartStopped();
     throw databaseFailure(
       error,
       config.databaseUrl

@@ -16,7 +16,27 @@ export interface MigrationProgress {
   report(line: string): void;
   /** LOCK_WAIT_REPORT_MS unless said (tests). */
   reportEveryMs?: number;
+  /**
+   * Called as a wait for the lock begins, with the function that ends it (start-up: on a
+   * shutdown signal); migrating then fails with LockWaitEnded, nothing migrated. What it
+   * returns is called once the wait is over, however it ended.
+   */
+  onWait?(end: (reason: string) => void): () => void;
 }
+
+/**
+ * A wait for the migration lock ended by the caller (MigrationProgress.onWait): nothing was
+ * migrated.
+ */
+export class LockWaitEnded extends Error {
+  constructor(readonly reason: string) {
+    super(`${reason} while waiting for the migration lock: stopped, nothing migrated`);
+    this.name = 'LockWaitEnded';
+  }
+}
+
+/** How often an ended wait is cancelled again until it gives up (a cancel can come first). */
+const CANCEL_AGAIN_MS = 200;
 
 /** What migrating did: the migrations applied now, and those recorded that this release lacks. */
 export interface MigrationReport {
@@ -102,6 +122,8 @@ async function takeMigrationLock(runner: QueryRunner, progress?: MigrationProgre
     MIGRATION_LOCK_ID,
   ])) as { locked: boolean }[];
   if (free.locked) return;
+  // The session to cancel if the wait is ended (onWait).
+  const [{ pid }] = (await runner.query('SELECT pg_backend_pid() AS pid')) as { pid: number }[];
   const report = progress?.report ?? (() => undefined);
   const started = Date.now();
   const waited = () => `${Math.round((Date.now() - started) / 1000)} s`;
@@ -113,10 +135,47 @@ async function takeMigrationLock(runner: QueryRunner, progress?: MigrationProgre
     () => report(`still waiting for the migration lock held by another replica (${waited()})`),
     progress?.reportEveryMs ?? LOCK_WAIT_REPORT_MS,
   );
+  let ended: string | undefined;
+  const locking = runner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
+  const over = locking.then(
+    () => undefined,
+    () => undefined,
+  );
+  const waitIsOver = progress?.onWait?.((reason) => {
+    if (ended !== undefined) return;
+    ended = reason;
+    void cancelUntilOver(runner.connection, pid, over);
+  });
   try {
-    await runner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
+    await locking;
+  } catch (error) {
+    // The query cancelled (57014) because the wait was ended: said below.
+    if (ended === undefined) throw error;
   } finally {
     clearInterval(reminder);
+    waitIsOver?.();
   }
+  // Taken as the end came: runMigrations releases it, and nothing is migrated.
+  if (ended !== undefined) throw new LockWaitEnded(ended);
   report(`took the migration lock after waiting ${waited()}`);
+}
+
+/**
+ * Cancels the waiting query of backend `pid` from another connection of the migration's pool,
+ * again every CANCEL_AGAIN_MS until it is over: a cancel that reaches the server before the
+ * query does is lost. The session is not just left: Postgres notices a client gone only when it
+ * next writes to it, so a backend would stay queued for the lock, and take it, after the
+ * process was gone.
+ */
+async function cancelUntilOver(
+  dataSource: DataSource,
+  pid: number,
+  over: Promise<void>,
+): Promise<void> {
+  let done = false;
+  void over.then(() => (done = true));
+  while (!done) {
+    await dataSource.query('SELECT pg_cancel_backend($1)', [pid]).catch(() => undefined);
+    await Promise.race([over, new Promise((wake) => setTimeout(wake, CANCEL_AGAIN_MS))]);
+  }
 }

@@ -388,6 +388,69 @@ describe('A production process that starts', () => {
     }
   });
 
+  // SIGTERM while another replica held the lock ended it through the start-up's exit: 143, not a
+  // line said, and its session left queued for the lock after it was gone.
+  it('stops waiting for the migration lock on SIGTERM, saying so, and exits 0 having migrated nothing', async () => {
+    const name = scratchDatabaseName('lock-stop');
+    const databaseUrl = await createDatabase(process.env.TEST_RUN_SERVER_URL!, name);
+    const replica = new Client({ connectionString: databaseUrl });
+    await replica.connect();
+    const notGranted = async () => {
+      const { rows } = await replica.query<{ count: number }>(
+        `SELECT count(*)::int AS count FROM pg_locks
+          WHERE locktype = 'advisory' AND NOT granted
+            AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+      );
+      return rows[0].count;
+    };
+    try {
+      await replica.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
+      let pid: number | undefined;
+      const starting = startAppProcess(
+        { DATABASE_URL: databaseUrl, METAGRAPH_FILE: '/dev/null' },
+        'production',
+        { spawned: (spawned) => (pid = spawned) },
+      ).then(
+        async (app) => {
+          await app.stop('SIGKILL');
+          return new Error('the service started');
+        },
+        (failure: Error) => failure,
+      );
+      await until(async () => ((await notGranted()) > 0 ? true : undefined), 30_000);
+      process.kill(pid!, 'SIGTERM');
+      const failure = await starting;
+      expect(failure.message).toMatch(/^service exited with 0:/);
+      const lines = failure.message.split('\n').slice(1);
+      expect(lines.filter((line) => !line.startsWith('{'))).toEqual([]);
+      const said = lines
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+        .filter((line) => line.context === 'Database')
+        .map(({ level, msg }) => ({ level, msg }));
+      expect(said).toEqual([
+        {
+          level: 30,
+          msg:
+            'waiting for the migration lock held by another replica (or npm run migration:run); ' +
+            'going on once it is released',
+        },
+        {
+          level: 30,
+          msg: 'SIGTERM while waiting for the migration lock: stopped, nothing migrated',
+        },
+      ]);
+      // Nothing was migrated, and no session of its still waits for the lock.
+      const { rows } = await replica.query<{ table: string | null }>(
+        "SELECT to_regclass('migrations')::text AS table",
+      );
+      expect(rows).toEqual([{ table: null }]);
+      expect(await notGranted()).toBe(0);
+    } finally {
+      await replica.end();
+      await dropDatabase(process.env.TEST_RUN_SERVER_URL!, name);
+    }
+  });
+
   it("writes the chain client's own lines as JSON, without the tokens of SUBTENSOR_URL", async () => {
     const name = scratchDatabaseName('node-tokens');
     const databaseUrl = await createDatabase(process.env.TEST_RUN_SERVER_URL!, name);

@@ -9,6 +9,7 @@ import {
 } from '../../src/database/data-source-options';
 import {
   describeMigrations,
+  LockWaitEnded,
   migrateDatabase,
   MIGRATION_LOCK_ID,
   runMigrations,
@@ -52,6 +53,16 @@ class FailsHalfway1700000000002 implements MigrationInterface {
     await queryRunner.query('SELECT 1 / 0');
   }
   async down(): Promise<void> {}
+}
+
+/** How many sessions of the database `client` is on wait for an advisory lock. */
+async function waitingSessions(client: Client): Promise<number> {
+  const { rows } = await client.query<{ count: number }>(
+    `SELECT count(*)::int AS count FROM pg_locks
+      WHERE locktype = 'advisory' AND NOT granted
+        AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+  );
+  return rows[0].count;
 }
 
 async function tablesOf(url: string, names: string[]): Promise<string[]> {
@@ -192,6 +203,40 @@ describe('Migrating the schema (migrateDatabase: start-up, `npm run migration:ru
     const said = lines.length;
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(lines).toHaveLength(said);
+  });
+
+  // A shutdown signal at start-up ends the wait (gateway.ts). Left to the process's exit, its
+  // session stayed queued for the lock, and took it, after the process was gone.
+  it('ends a wait for the lock when told to, cancelling it: nothing migrated, no session left waiting', async () => {
+    const replica = new Client({ connectionString: url });
+    await replica.connect();
+    try {
+      await replica.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
+      let end: ((reason: string) => void) | undefined;
+      let over = false;
+      const migrating = migrateDatabase(url, undefined, {
+        report: () => undefined,
+        onWait: (ending) => {
+          end = ending;
+          return () => (over = true);
+        },
+      });
+      await eventually(async () => expect(await waitingSessions(replica)).toBe(1));
+      expect(over).toBe(false);
+
+      end!('SIGTERM');
+      const failure: unknown = await migrating.catch((error: unknown) => error);
+
+      expect(failure).toBeInstanceOf(LockWaitEnded);
+      expect((failure as Error).message).toBe(
+        'SIGTERM while waiting for the migration lock: stopped, nothing migrated',
+      );
+      expect(over).toBe(true);
+      expect(await waitingSessions(replica)).toBe(0);
+      expect(await tablesOf(url, ['migrations'])).toEqual([]);
+    } finally {
+      await replica.end();
+    }
   });
 
   it('says nothing of a lock that no one holds', async () => {

@@ -115,6 +115,8 @@ export interface AppProcess {
 export interface AppProcessOptions {
   /** Leads a process group of its own, as a shell's foreground job: signal it with -pid. */
   processGroup?: boolean;
+  /** Given the process's pid once it is spawned: to signal it while it starts. */
+  spawned?: (pid: number) => void;
 }
 
 /**
@@ -153,6 +155,7 @@ export async function startAppProcess(
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: options.processGroup ?? false,
   });
+  options.spawned?.(child.pid!);
   const lines: string[] = [];
   for (const stream of [child.stdout, child.stderr])
     forEachLine(stream, (line) => {

@@ -294,4 +294,39 @@ describe('exitOnSignal', () => {
     // Stopped: none of its listeners is left on the process.
     expect([...addedListeners(before).values()].flat()).toEqual([]);
   });
+
+  // The gateway's wait for the migration lock ends cleanly on a signal (gateway.ts).
+  it('leaves a signal that `interrupt` takes to it, ignores the same one passed on within 1 s, and exits on one after', () => {
+    const exit = jest.spyOn(process, 'exit').mockImplementation(() => undefined as never);
+    let now = 1_000_000;
+    const clock = jest.spyOn(Date, 'now').mockImplementation(() => now);
+    const taken: string[] = [];
+    let waiting = false;
+    const before = currentListeners();
+    const stop = exitOnSignal((signal) => {
+      if (waiting) taken.push(signal);
+      return waiting;
+    });
+    const send = (signal: (typeof SIGNALS)[number]) => {
+      for (const listener of addedListeners(before).get(signal)!) listener(signal);
+    };
+    try {
+      send('SIGINT');
+      expect(exit.mock.calls).toEqual([[130]]);
+      waiting = true;
+      send('SIGTERM');
+      now += REPEATED_SIGNAL_WINDOW_MS;
+      send('SIGTERM');
+      expect(taken).toEqual(['SIGTERM']);
+      expect(exit.mock.calls).toEqual([[130]]);
+      now += 1;
+      send('SIGTERM');
+      expect(taken).toEqual(['SIGTERM']);
+      expect(exit.mock.calls).toEqual([[130], [143]]);
+    } finally {
+      stop();
+      clock.mockRestore();
+      exit.mockRestore();
+    }
+  });
 });

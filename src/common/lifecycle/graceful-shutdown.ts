@@ -34,9 +34,23 @@ const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
  * does, but through `process.exit` (128 + the signal's number): Node's default skips the `exit`
  * listeners, and the embedded Postgres, in a process group of its own, is stopped by one. For a
  * process with nothing to drain: the gateway while it starts, the test run's setup.
+ *
+ * Unless `interrupt` takes the signal (returns true): a step under way that ends cleanly on it
+ * (the gateway's wait for the migration lock), after which the process winds down by itself.
+ * The same signal again within REPEATED_SIGNAL_WINDOW_MS is the one passed on (npm, a
+ * terminal) and ignored; one after that exits at once.
  */
-export function exitOnSignal(): () => void {
-  const onSignal = (signal: NodeJS.Signals) => process.exit(128 + constants.signals[signal]);
+export function exitOnSignal(interrupt?: (signal: NodeJS.Signals) => boolean): () => void {
+  let interruptedAt: number | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (interruptedAt === undefined && interrupt?.(signal)) {
+      interruptedAt = Date.now();
+      return;
+    }
+    if (interruptedAt !== undefined && Date.now() - interruptedAt <= REPEATED_SIGNAL_WINDOW_MS)
+      return;
+    process.exit(128 + constants.signals[signal]);
+  };
   for (const signal of SIGNALS) process.on(signal, onSignal);
   return () => {
     for (const signal of SIGNALS) process.removeListener(signal, onSignal);
