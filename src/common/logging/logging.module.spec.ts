@@ -1,41 +1,22 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Global, Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import type { Logger } from 'pino';
 import { secretScannerFor } from '../security/secrets';
 import {
   createStartupLogger,
-  LOGGING_SETTINGS,
   LoggingModule,
-  LoggingSettings,
   REQUEST_LINE_LOGGER,
   requestId,
   ROOT_LOGGER,
 } from './logging.module';
 import { LogCapture } from '../../../test/support/log-capture';
+import { loggingContext } from '../../../test/support/logging-context';
 
 const MASTER_KEY = 'sk_master_logging_unit_0123456789';
 const scanner = secretScannerFor({ masterKey: MASTER_KEY });
 
 /** The two loggers of LoggingModule, as the app gets them, at `level`, writing to a capture. */
 async function loggersAt(level: string) {
-  const capture = new LogCapture();
-  const settings: LoggingSettings = {
-    level,
-    pretty: false,
-    destination: capture,
-    scanner,
-    lineScanner: scanner,
-  };
-  @Global()
-  @Module({
-    providers: [{ provide: LOGGING_SETTINGS, useValue: settings }],
-    exports: [LOGGING_SETTINGS],
-  })
-  class SettingsModule {}
-  @Module({ imports: [SettingsModule, LoggingModule] })
-  class LoggingApp {}
-  const context = await NestFactory.createApplicationContext(LoggingApp, { logger: false });
+  const { context, capture } = await loggingContext(level, scanner);
   return {
     root: context.get<Logger>(ROOT_LOGGER),
     requestLines: context.get<Logger>(REQUEST_LINE_LOGGER),

@@ -1,15 +1,8 @@
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
-import { Global, Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import { Logger } from 'nestjs-pino';
 import { __resetOutOfContextForTests } from 'nestjs-pino/PinoLogger';
 import { Clock } from '../../common/clock/clock';
-import {
-  LOGGING_SETTINGS,
-  LoggingModule,
-  LoggingSettings,
-} from '../../common/logging/logging.module';
 import { MetricsService } from '../../common/metrics/metrics.service';
 import { secretScannerFor } from '../../common/security/secrets';
 import { loadConfig } from '../../config/load-config';
@@ -18,7 +11,7 @@ import { ValidatorIdentity } from '../bittensor/validator-identity';
 import { getMinerIndexFields } from '../sn13/messages';
 import { CallBudgets } from './call-budgets';
 import { MinerClient } from './miner-client';
-import { LogCapture } from '../../../test/support/log-capture';
+import { loggingContext } from '../../../test/support/logging-context';
 
 const MINER = Sr25519Keypair.fromUri('//Miner').address;
 /** What the fake axon answers: the synapse back with its (empty) index. */
@@ -55,26 +48,10 @@ describe('The debug line of a miner call', () => {
 
   /** Calls the fake axon once with Nest's Logger writing through LoggingModule at `level`. */
   async function linesOfCall(level: string): Promise<Line[]> {
-    const capture = new LogCapture();
-    const settings: LoggingSettings = {
-      level,
-      pretty: false,
-      destination: capture,
-      scanner: secretScannerFor({}),
-      lineScanner: secretScannerFor({}),
-    };
-    @Global()
-    @Module({
-      providers: [{ provide: LOGGING_SETTINGS, useValue: settings }],
-      exports: [LOGGING_SETTINGS],
-    })
-    class SettingsModule {}
-    @Module({ imports: [SettingsModule, LoggingModule] })
-    class LoggingApp {}
     // nestjs-pino keeps the first app's logger for lines outside a request, for the process:
     // each case's app is a first one here.
     __resetOutOfContextForTests();
-    const context = await NestFactory.createApplicationContext(LoggingApp, { logger: false });
+    const { context, capture } = await loggingContext(level, secretScannerFor({}));
     context.useLogger(context.get(Logger));
     const budgets = {
       take: () => Promise.resolve({ granted, kept: false, freeAt: null, at: new Date() }),
