@@ -11,7 +11,13 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { Logger, PreconditionFailedException, ServiceUnavailableException } from '@nestjs/common';
+import {
+  ConflictException,
+  GoneException,
+  Logger,
+  PreconditionFailedException,
+  ServiceUnavailableException,
+} from '@nestjs/common';
 import { Clock } from '../../common/clock/clock';
 import { AppConfig } from '../../config/app-config';
 import { DatasetConditions } from './dataset-conditions';
@@ -121,6 +127,37 @@ describe(DatasetDownloadService.name, () => {
     expect(warned.mock.calls).toEqual([
       [`task btc: ${files.jsonl} is not on disk: answered as missing`],
     ]);
+  });
+
+  // Stored before parseId refused control characters: every message quoting the id escapes them,
+  // as the 404 of an unknown id does (a client printing the detail would obey an ESC).
+  describe('a stored id holding control characters', () => {
+    const id = 'btc\u001b[31m\u0085';
+    const quoted = "'btc\\u001b[31m\\u0085'";
+
+    it('is quoted as escapes in the 410 of a failed task', async () => {
+      task = { ...task, id, state: 'failed', failure_reason: 'ENOSPC' } as unknown as CompletedTask;
+      await expect(service.open(id, 'jsonl')).rejects.toThrow(
+        new GoneException(`Task ${quoted} failed and has no dataset: ENOSPC`),
+      );
+    });
+
+    it('is quoted as escapes in the 409 of an active task', async () => {
+      task = { ...task, id, state: 'active' } as unknown as CompletedTask;
+      await expect(service.open(id, 'jsonl')).rejects.toThrow(
+        new ConflictException(
+          `Task ${quoted} is active; its dataset is available once the task has completed`,
+        ),
+      );
+    });
+
+    it('is quoted as escapes in the 503 of a missing file', async () => {
+      task = { ...task, id };
+      unlinkSync(files.jsonl);
+      await expect(service.open(id, 'jsonl')).rejects.toThrow(
+        `The dataset file of task ${quoted} is missing on this server`,
+      );
+    });
   });
 
   // Deleted between its size check and the download (a cleanup, an operator): the stream opened

@@ -29,6 +29,7 @@ import { RecordedParquetFile, sizeOnDisk } from './dataset-writer';
 import { failingShort } from './failing-short';
 import { DATASET_CONTENT_TYPES } from './task.mapper';
 import { CompletedTask, DatasetFormat, isCompleted } from './task.types';
+import { quotedId } from './quoted-id';
 import { TasksService } from './tasks.service';
 
 const EXTENSIONS: Record<DatasetFormat, string> = { jsonl: 'jsonl.gz', parquet: 'parquet' };
@@ -36,14 +37,14 @@ const EXTENSIONS: Record<DatasetFormat, string> = { jsonl: 'jsonl.gz', parquet: 
 /** The 503 of a Parquet file that could not be written (documented on the operation). */
 export function parquetUnavailable(id: string): string {
   return (
-    `The Parquet file of task '${id}' could not be written on this server; it is tried again ` +
+    `The Parquet file of task ${quotedId(id)} could not be written on this server; it is tried again ` +
     'an hour after the failure. The JSON lines dataset (format=jsonl) holds the same rows'
   );
 }
 
 /** The 503 of a dataset file that is not on this server, or not as recorded (documented). */
 export function fileMissing(id: string): string {
-  return `The dataset file of task '${id}' is missing on this server`;
+  return `The dataset file of task ${quotedId(id)} is missing on this server`;
 }
 
 /** Retry-After of parquetBusy: a few seconds per 20,000 rows per conversion ahead of it. */
@@ -52,7 +53,7 @@ export const PARQUET_BUSY_RETRY_AFTER_SECONDS = 10;
 /** The 503 of a Parquet conversion refused, the process busy with others (documented). */
 export function parquetBusy(id: string): string {
   return (
-    `The Parquet file of task '${id}' is not written yet and this server is busy writing others; ` +
+    `The Parquet file of task ${quotedId(id)} is not written yet and this server is busy writing others; ` +
     'try again after Retry-After seconds. The JSON lines dataset (format=jsonl) holds the same rows'
   );
 }
@@ -66,13 +67,13 @@ export class ParquetBusyException extends RetryLaterException {
 
 /** The 410 of a task whose dataset could not be compiled (TASK_MAX_COMPILE_ATTEMPTS times). */
 export function taskFailed(id: string, reason: string | null): string {
-  return `Task '${id}' failed and has no dataset: ${reason ?? 'its dataset could not be compiled'}`;
+  return `Task ${quotedId(id)} failed and has no dataset: ${reason ?? 'its dataset could not be compiled'}`;
 }
 
 /** The 412 of an If-Match naming another file than the task's (documented). */
 export function preconditionFailed(id: string): string {
   return (
-    `The dataset file of task '${id}' is not the one If-Match names; ` +
+    `The dataset file of task ${quotedId(id)} is not the one If-Match names; ` +
     'ETag names the current file'
   );
 }
@@ -80,7 +81,7 @@ export function preconditionFailed(id: string): string {
 /** The 412 of an If-Unmodified-Since before the file's Last-Modified (documented). */
 export function modifiedSince(id: string): string {
   return (
-    `The dataset file of task '${id}' was written after the If-Unmodified-Since date; ` +
+    `The dataset file of task ${quotedId(id)} was written after the If-Unmodified-Since date; ` +
     'Last-Modified says when, ETag names the current file'
   );
 }
@@ -131,7 +132,7 @@ export class DatasetDownloadService {
     if (task.state === 'failed') throw new GoneException(taskFailed(id, task.failure_reason));
     if (!isCompleted(task)) {
       throw new ConflictException(
-        `Task '${id}' is ${task.state}; its dataset is available once the task has completed`,
+        `Task ${quotedId(id)} is ${task.state}; its dataset is available once the task has completed`,
       );
     }
     // Every format is made from the JSON lines file: without it (or with it cut short), none can

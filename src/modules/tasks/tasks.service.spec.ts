@@ -197,6 +197,17 @@ describe(TasksService.name, () => {
       },
     );
 
+    // Stored before parseId refused control characters: quoted as escapes, as a 404 quotes them.
+    it('quotes the control characters of a stored id in its 409 as escapes', async () => {
+      const { service, repository } = setUp([]);
+      repository.findById.mockResolvedValue({ ...stored('active'), id: 'btc\u001b[31m\u2028' });
+      await expect(service.recompile('btc\u001b[31m\u2028')).rejects.toThrow(
+        new ConflictException(
+          "Task 'btc\\u001b[31m\\u2028' is active; only a failed task can be recompiled",
+        ),
+      );
+    });
+
     // Read failed after the UPDATE missed it: it failed (again) between the two statements.
     it('tries again when the task failed between its update and its read', async () => {
       const { service, repository } = setUp([]);

@@ -4,7 +4,6 @@ import { Clock } from '../../common/clock/clock';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { Source } from '../../common/source';
-import { withControlsEscaped } from '../../common/validation/control-characters';
 import { firstCharacters } from '../../common/validation/text-length';
 import {
   isRunning,
@@ -15,6 +14,7 @@ import {
   TaskRow,
   TaskState,
 } from './task.types';
+import { quotedId } from './quoted-id';
 import { TasksRepository } from './tasks.repository';
 import { toTaskDto } from './task.mapper';
 import { TaskDto, TaskListDto } from './dto/task.dto';
@@ -27,7 +27,7 @@ export interface Registration {
 
 /** The 409 of a recompile of a task that has not failed (documented on the operation). */
 export function recompileRefused(id: string, state: TaskState): string {
-  return `Task '${id}' is ${state}; only a failed task can be recompiled`;
+  return `Task ${quotedId(id)} is ${state}; only a failed task can be recompiled`;
 }
 
 /** Scraping tasks: registration from votes, what task owners see of them, an admin's recompile. */
@@ -78,17 +78,17 @@ export class TasksService {
       if (ids.indexOf(job.id) < position)
         conflicts.push({
           index,
-          message: `task id '${job.id}' is also given to another job of this submission`,
+          message: `task id ${quotedId(job.id)} is also given to another job of this submission`,
         });
       else if (task && !sameTask(task, job))
         conflicts.push({
           index,
-          message: `task id '${job.id}' is already registered for a different task`,
+          message: `task id ${quotedId(job.id)} is already registered for a different task`,
         });
       else if (task && !isRunning(task, now))
         conflicts.push({
           index,
-          message: `task '${job.id}' has ended (${task.state}); submit it under a new id to run it again`,
+          message: `task ${quotedId(job.id)} has ended (${task.state}); submit it under a new id to run it again`,
         });
     });
     if (conflicts.length > 0) return { registered: [], conflicts: conflicts.sort(bySubmission) };
@@ -214,8 +214,7 @@ export class TasksService {
     // control characters are quoted as escapes (`%00` as `\u0000`), not as themselves.
     if (!task) {
       const start = firstCharacters(id, 40);
-      const quoted = withControlsEscaped(start === id ? id : `${start}…`);
-      throw new NotFoundException(`Task '${quoted}' not found`);
+      throw new NotFoundException(`Task ${quotedId(start === id ? id : `${start}…`)} not found`);
     }
     return task;
   }
