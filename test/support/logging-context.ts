@@ -1,11 +1,14 @@
 import { Global, INestApplicationContext, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { Logger } from 'nestjs-pino';
+import { __resetOutOfContextForTests } from 'nestjs-pino/PinoLogger';
 import {
   LOGGING_SETTINGS,
   LoggingModule,
   LoggingSettings,
 } from '../../src/common/logging/logging.module';
 import type { SecretScanner } from '../../src/common/security/secret-scanner';
+import { secretScannerFor } from '../../src/common/security/secrets';
 import { LogCapture } from './log-capture';
 
 /**
@@ -34,4 +37,29 @@ export async function loggingContext(
   class LoggingApp {}
   const context = await NestFactory.createApplicationContext(LoggingApp, { logger: false });
   return { context, capture };
+}
+
+/** A JSON line as pino writes it, with the Nest context it was written under. */
+export type LogLine = Record<string, unknown> & { level: number; msg: string; context?: string };
+
+/**
+ * The lines written under Nest context `name` while `run` runs, with Nest's Logger writing
+ * through LoggingModule at `level` (as the app sets it up; debugEnabled follows it).
+ */
+export async function linesLoggedBy(
+  name: string,
+  level: string,
+  run: () => Promise<unknown>,
+): Promise<LogLine[]> {
+  // nestjs-pino keeps the first app's logger for lines outside a request, for the process: each
+  // call's app is a first one.
+  __resetOutOfContextForTests();
+  const { context, capture } = await loggingContext(level, secretScannerFor({}));
+  context.useLogger(context.get(Logger));
+  try {
+    await run();
+  } finally {
+    await context.close();
+  }
+  return capture.lines<LogLine>().filter((line) => line.context === name);
 }

@@ -1,6 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { Logger } from '@nestjs/common';
 import { MinerReplacedError } from '../index/miner-index.repository';
+import { linesLoggedBy } from '../../../test/support/logging-context';
 import { until } from '../../../test/support/until';
 import { Clock } from '../../common/clock/clock';
 import { CountsForInterval, JobRunner } from '../../common/jobs/job-runner';
@@ -770,6 +771,52 @@ describe(IndexSyncService.name, () => {
       const runs = metrics.observeIndexSync.mock.calls.length;
       await delay(80);
       expect(metrics.observeIndexSync).toHaveBeenCalledTimes(runs);
+    });
+  });
+
+  // An operator's audit: LOG_LEVEL=debug added nothing below info. A round's line, and one per
+  // miner synced or skipped by no fault of its own; counts and a short hotkey, never the index.
+  describe('debug lines', () => {
+    /** Miner 1 syncs; miner 2 is skipped, its budget spent. */
+    const syncAt = (level: string) =>
+      linesLoggedBy(IndexSyncService.name, level, async () => {
+        const { service } = setUp({
+          miners: 2,
+          fetch: (miner) =>
+            miner.uid === 1
+              ? Promise.resolve(rowsOf(1))
+              : rejecting(new MinerCallError('no_budget', 'no GetMinerIndex call left')),
+        });
+        await syncOnce(service);
+      });
+
+    it('says the round, each miner synced with its rows and each skipped with why, at debug', async () => {
+      const lines = (await syncAt('debug')).filter((line) => line.level === 20);
+      expect(lines).toEqual([
+        expect.objectContaining({
+          miners: 2,
+          waiting_for_budget: 0,
+          msg: 'index sync round: 2 miners queued, 0 of them waiting for budget',
+        }),
+        expect.objectContaining({
+          uid: 1,
+          hotkey: 'hk1',
+          rows: 1,
+          msg: 'miner 1: index of 1 rows stored',
+        }),
+        expect.objectContaining({
+          uid: 2,
+          hotkey: 'hk2',
+          skipped: 'no_budget',
+          msg: 'miner 2: index not fetched (no_budget): no GetMinerIndex call left',
+        }),
+      ]);
+      // Never the index itself.
+      expect(JSON.stringify(lines)).not.toContain('#miner1');
+    });
+
+    it('writes none at info', async () => {
+      expect((await syncAt('info')).filter((line) => line.level < 30)).toEqual([]);
     });
   });
 });

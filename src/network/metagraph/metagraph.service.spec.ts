@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { linesLoggedBy } from '../../../test/support/logging-context';
 import { metagraphNeuron, minerEntityOf } from '../../../test/support/neurons';
 import { AppConfig } from '../../config/app-config';
 import { ValidatorIdentity } from '../bittensor/validator-identity';
@@ -568,5 +569,34 @@ describe(MetagraphService.name, () => {
     await apply([metagraphNeuron(0), metagraphNeuron(2, own)]);
     expect(standingLines()).toHaveLength(2);
     expect(standingLines()[1]).toContain('uid 2, validator permit');
+  });
+
+  // An operator's audit: LOG_LEVEL=debug added nothing below info. Each reload of the miners
+  // from the database says how many neurons, of which block, and whether they are in use.
+  describe('the debug line of a reload', () => {
+    const applyAt = (level: string) =>
+      linesLoggedBy(MetagraphService.name, level, async () => {
+        const { apply } = setUp();
+        await apply([metagraphNeuron(0), metagraphNeuron(1)], 321);
+      });
+
+    it('says the neurons reloaded, their block and that they are in use, at debug', async () => {
+      const lines = (await applyAt('debug')).filter((line) => line.level === 20);
+      expect(lines).toEqual([
+        expect.objectContaining({
+          neurons: 2,
+          block: 321,
+          in_use: true,
+          msg: 'miners reloaded: 2 neurons (block 321)',
+        }),
+      ]);
+      // Counts, not the neurons: no hotkey, coldkey or axon.
+      expect(JSON.stringify(lines)).not.toContain(metagraphNeuron(0).hotkey);
+      expect(JSON.stringify(lines)).not.toContain('axon');
+    });
+
+    it('writes none at info', async () => {
+      expect((await applyAt('info')).filter((line) => line.level < 30)).toEqual([]);
+    });
   });
 });

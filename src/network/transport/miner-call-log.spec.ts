@@ -1,23 +1,18 @@
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
-import { Logger } from 'nestjs-pino';
-import { __resetOutOfContextForTests } from 'nestjs-pino/PinoLogger';
 import { Clock } from '../../common/clock/clock';
 import { MetricsService } from '../../common/metrics/metrics.service';
-import { secretScannerFor } from '../../common/security/secrets';
 import { loadConfig } from '../../config/load-config';
 import { cryptoReady, Sr25519Keypair } from '../bittensor/keypair';
 import { ValidatorIdentity } from '../bittensor/validator-identity';
 import { getMinerIndexFields } from '../sn13/messages';
 import { CallBudgets } from './call-budgets';
 import { MinerClient } from './miner-client';
-import { loggingContext } from '../../../test/support/logging-context';
+import { linesLoggedBy, LogLine } from '../../../test/support/logging-context';
 
 const MINER = Sr25519Keypair.fromUri('//Miner').address;
 /** What the fake axon answers: the synapse back with its (empty) index. */
 const ANSWER = JSON.stringify({ name: 'GetMinerIndex', data: [] });
-
-type Line = Record<string, unknown> & { level: number; msg: string; context?: string };
 
 /**
  * An operator's audit: LOG_LEVEL=debug added nothing, since nothing logged below info. A miner
@@ -47,34 +42,29 @@ describe('The debug line of a miner call', () => {
   });
 
   /** Calls the fake axon once with Nest's Logger writing through LoggingModule at `level`. */
-  async function linesOfCall(level: string): Promise<Line[]> {
-    // nestjs-pino keeps the first app's logger for lines outside a request, for the process:
-    // each case's app is a first one here.
-    __resetOutOfContextForTests();
-    const { context, capture } = await loggingContext(level, secretScannerFor({}));
-    context.useLogger(context.get(Logger));
-    const budgets = {
-      take: () => Promise.resolve({ granted, kept: false, freeAt: null, at: new Date() }),
-      giveBack: () => Promise.resolve(),
-      spend: () => Promise.resolve(undefined),
-    };
-    const client = new MinerClient(
-      loadConfig({}),
-      new MetricsService(),
-      new ValidatorIdentity(Sr25519Keypair.fromUri('//Gateway')),
-      budgets as unknown as CallBudgets,
-      new Clock(),
-    );
-    try {
-      const axonUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-      await client
-        .call({ uid: 7, hotkey: MINER, axonUrl }, 'GetMinerIndex', getMinerIndexFields(), 2_000)
-        .catch(() => undefined);
-    } finally {
-      client.onModuleDestroy();
-      await context.close();
-    }
-    return capture.lines<Line>().filter((line) => line.context === MinerClient.name);
+  function linesOfCall(level: string): Promise<LogLine[]> {
+    return linesLoggedBy(MinerClient.name, level, async () => {
+      const budgets = {
+        take: () => Promise.resolve({ granted, kept: false, freeAt: null, at: new Date() }),
+        giveBack: () => Promise.resolve(),
+        spend: () => Promise.resolve(undefined),
+      };
+      const client = new MinerClient(
+        loadConfig({}),
+        new MetricsService(),
+        new ValidatorIdentity(Sr25519Keypair.fromUri('//Gateway')),
+        budgets as unknown as CallBudgets,
+        new Clock(),
+      );
+      try {
+        const axonUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+        await client
+          .call({ uid: 7, hotkey: MINER, axonUrl }, 'GetMinerIndex', getMinerIndexFields(), 2_000)
+          .catch(() => undefined);
+      } finally {
+        client.onModuleDestroy();
+      }
+    });
   }
 
   it('says who was called, the synapse, how it ended, how long it took and the bytes', async () => {
