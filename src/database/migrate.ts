@@ -48,8 +48,8 @@ export interface MigrationReport {
 /**
  * Brings the database at `url` up to date on a connection of its own (no statement timeout:
  * buildMigrationDataSourceOptions), under the migration lock, once its server is known to be
- * recent enough (checkPostgresVersion). The one way the schema is
- * migrated: at start-up, from the command line and in the test setup.
+ * recent enough (checkPostgresVersion). The one way the schema is migrated: at start-up, from
+ * the command line and in the test setup.
  */
 export async function migrateDatabase(
   url: string,

@@ -129,6 +129,12 @@ const permitHolders = () => [
 
 const uids = (miners: { uid: number }[]) => miners.map((miner) => miner.uid).sort((a, b) => a - b);
 
+/** Why miners may not be called (MetagraphService.minerCalls), undefined while they may. */
+function whyNoCalls(service: MetagraphService): string | undefined {
+  const calls = service.minerCalls();
+  return calls.allowed ? undefined : calls.why;
+}
+
 describe(MetagraphService.name, () => {
   beforeAll(() => {
     jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
@@ -480,12 +486,12 @@ describe(MetagraphService.name, () => {
 
     expect(service.minersServingData()).toEqual([]);
     expect(service.counts().total).toBe(0);
-    expect(service.storedNotInUse()).toMatch(
+    expect(whyNoCalls(service)).toMatch(
       /stored metagraph \(file, from fake source, block 100\) is not from the configured source \(subtensor wss:\/\/node netuid 13\)/,
     );
     const status = await service.status();
     expect(status.stored).toBeUndefined();
-    expect(status.storedNotInUse).toBe(service.storedNotInUse());
+    expect(status.storedNotInUse).toBe(whyNoCalls(service));
     expect(service.lastReadNetwork()).toBeNull();
     // Said once, and in the line of each failed read.
     expect(warn.mock.calls.filter(([line]) => String(line).startsWith('the stored'))).toHaveLength(
@@ -497,7 +503,7 @@ describe(MetagraphService.name, () => {
 
     await apply([metagraphNeuron(5)]);
     expect(uids(service.minersServingData())).toEqual([5]);
-    expect(service.storedNotInUse()).toBeUndefined();
+    expect(whyNoCalls(service)).toBeUndefined();
     expect((await service.status()).stored).toMatchObject({
       source: 'subtensor wss://node netuid 13',
     });

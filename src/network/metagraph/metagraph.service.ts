@@ -100,15 +100,6 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
   }
 
   /**
-   * Why the stored metagraph is not in use (another source's than the configured one: no miners
-   * until a read of the configured source succeeds), as of the last reload; undefined while it is.
-   * Whether miners may be called is minerCalls' to say.
-   */
-  storedNotInUse(): string | undefined {
-    return this.storedUse.notInUse();
-  }
-
-  /**
    * Whether miners may be called now, and if not why, as of the last reload: the gate of every
    * path that calls or lists miners (MinerCalls). This service's own lists (minersServingData,
    * counts, …) are empty while it is closed; a path that takes its miners elsewhere (the index's
