@@ -1,4 +1,4 @@
-import { canonicalItem, canonicalUri, itemKey, uriAgrees } from './item-uri';
+import { canonicalItem, canonicalUri, itemKey } from './item-uri';
 import { DataItem, RedditItem, XItem } from './protocol';
 
 const xItem = (uri: string, id = '12', username = 'Alice') =>
@@ -14,7 +14,10 @@ const redditItem = (uri: string, id = 't3_abc', dataType = 'post') =>
     communityName: 'r/Bitcoin',
   }) as unknown as RedditItem;
 
-describe('uriAgrees', () => {
+/** Whether canonicalUri accepts the item's uri as naming it. */
+const uriAgrees = (item: XItem | RedditItem) => canonicalUri(item) !== undefined;
+
+describe('canonicalUri: which uris name their item', () => {
   it('wants an X uri to be a web address carrying the tweet id as its status', () => {
     expect(uriAgrees(xItem('https://x.com/Alice/status/12'))).toBe(true);
     expect(uriAgrees(xItem('https://x.com/Alice/status/12', '13'))).toBe(false);

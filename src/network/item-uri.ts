@@ -28,11 +28,6 @@ export function canonicalUri(item: DataItem): string | undefined {
   return item.source === 'X' ? xUri(url, item.user.username, item.tweet.id) : redditUri(url, item);
 }
 
-/** True when the item's uri names it (see canonicalUri). */
-export function uriAgrees(item: DataItem): boolean {
-  return canonicalUri(item) !== undefined;
-}
-
 /** The item with its uri (and a Reddit item's url) in canonical form; undefined if it disagrees. */
 export function canonicalItem<T extends DataItem>(item: T): T | undefined {
   const uri = canonicalUri(item);
