@@ -4,6 +4,7 @@ import { loadConfig } from '../../src/config/load-config';
 import {
   CallBudgetRepository,
   NETWORK_RESERVE_LOCK_ID,
+  Reservation,
 } from '../../src/network/transport/call-budget.repository';
 import { CallBudgets } from '../../src/network/transport/call-budgets';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
@@ -153,6 +154,7 @@ describe(`${CallBudgets.name} on Postgres`, () => {
     expect((await short.take(miner, 'GetContentsByBuckets')).granted).toBe(true);
   });
 
+  // A millisecond later: a fill is dated after every call counted (the next test).
   it('never moves the end of a full window earlier', async () => {
     const miner = `miner-${randomUUID()}`;
     const now = (await repository.now(0)).getTime();
@@ -162,7 +164,21 @@ describe(`${CallBudgets.name} on Postgres`, () => {
     await repository.fill(miner, 'GetMinerIndex', new Date(now + 30 * MINUTE_MS), 2);
 
     const calls = await repository.recentCalls([miner], 'GetMinerIndex', 45 * MINUTE_MS, HOUR_MS);
-    expect(calls.get(miner)).toEqual([later, later]);
+    const end = new Date(later.getTime() + 1);
+    expect(calls.get(miner)).toEqual([end, end]);
+  });
+
+  // A take and a 403's time read in the same millisecond: the fill had the take's stamp, and the
+  // take's give-back removed one of the fill's calls.
+  it("dates a fill after every call counted, so no give-back removes one of the fill's", async () => {
+    const miner = `miner-${randomUUID()}`;
+    const taken = await repository.reserve(miner, 'GetContentsByBuckets', 0, 8, HOUR_MS);
+
+    await repository.fill(miner, 'GetContentsByBuckets', taken.at!, 8);
+    await repository.giveBack(miner, 'GetContentsByBuckets', taken.at!);
+
+    const calls = await repository.recentCalls([miner], 'GetContentsByBuckets', 0, HOUR_MS);
+    expect(calls.get(miner)).toEqual(Array(8).fill(new Date(taken.at!.getTime() + 1)));
   });
 
   // A call the miner's circuit refused unsent, after its budget call was taken (MinerClient).
@@ -182,6 +198,30 @@ describe(`${CallBudgets.name} on Postgres`, () => {
     await shared.spend(miner, 'GetContentsByBuckets');
     await shared.giveBack(miner, 'GetContentsByBuckets', first.at!);
     expect((await shared.left([miner], 'GetContentsByBuckets')).get(miner)?.left).toBe(0);
+  });
+
+  // A take landing between a 403's read of the time and its fill, then refused unsent (an open
+  // circuit, our shutdown): the fill was dated by that take, and its give-back removed one of
+  // the fill's calls, so the next take was granted while the miner's window was still full.
+  it("keeps a 403's window full when a call taken while it was recorded is given back", async () => {
+    const miner = `miner-${randomUUID()}`;
+    const clock = new Clock();
+    const other = budgets(clock);
+    const racing = new CallBudgetRepository(medium.dataSource);
+    let taken: Reservation | undefined;
+    jest.spyOn(racing, 'now').mockImplementationOnce(async (shiftMs) => {
+      const now = await repository.now(shiftMs);
+      taken = await other.take(miner, 'GetContentsByBuckets');
+      return now;
+    });
+    const spending = new CallBudgets(racing, clock, loadConfig({ NODE_ENV: 'test' }));
+
+    await spending.spend(miner, 'GetContentsByBuckets');
+    expect(taken?.granted).toBe(true);
+    await other.giveBack(miner, 'GetContentsByBuckets', taken!.at!);
+
+    expect((await other.left([miner], 'GetContentsByBuckets')).get(miner)?.left).toBe(0);
+    expect((await other.take(miner, 'GetContentsByBuckets')).granted).toBe(false);
   });
 
   // Stamps are kept to the millisecond: two replicas' takes in one millisecond count the same

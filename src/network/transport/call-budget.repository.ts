@@ -126,7 +126,7 @@ export class CallBudgetRepository {
   /**
    * Removes one call counted at `at` (a reservation's): a call taken and then never sent. Stamps
    * are written as read back (milliseconds), so `at` matches its own; a 403's fill since then
-   * replaced it, and the window stays full.
+   * replaced it, and the window stays full (no fill's call has a take's stamp: `fill`).
    */
   async giveBack(hotkey: string, synapse: string, at: Date): Promise<void> {
     await this.dataSource.query(
@@ -141,13 +141,19 @@ export class CallBudgetRepository {
   /**
    * Counts `limit` calls at `at`, replacing those counted before: the window is full until `at`
    * plus the window. Never moves a fuller window's end earlier (a later call or fill stays).
+   * Dated after every call counted (a millisecond after the latest, when that is not before
+   * `at`), read under the row's lock: a call taken before the fill, even one taken after the
+   * caller read `at`, is then given back (`giveBack`) by a stamp no call of the fill has, so the
+   * window stays full; a call taken after it is refused while the fill fills the window.
    */
   async fill(hotkey: string, synapse: string, at: Date, limit: number): Promise<void> {
     await this.dataSource.query(
       `INSERT INTO miner_call_budgets AS budget (miner_hotkey, synapse, calls)
        VALUES ($1, $2, array_fill($3::timestamptz, ARRAY[$4::int]))
        ON CONFLICT (miner_hotkey, synapse) DO UPDATE SET calls = array_fill(
-         GREATEST($3::timestamptz, (SELECT max(c) FROM unnest(budget.calls) AS c)), ARRAY[$4::int])`,
+         GREATEST($3::timestamptz,
+                  (SELECT max(c) FROM unnest(budget.calls) AS c) + interval '1 millisecond'),
+         ARRAY[$4::int])`,
       [hotkey, synapse, at, limit],
     );
   }
