@@ -83,6 +83,26 @@ describe(xItemOf.name, () => {
     expect(item?.tweet.in_reply_to_username).toBe('someone');
   });
 
+  it('reads the reply target of the nested shape (`tweet.in_reply_to`), its handle without `@`', () => {
+    // EnhancedXContent.to_api_response in data-universe nests it so.
+    const nested = {
+      uri: ITEM.uri,
+      content: ITEM.text,
+      user: { username: '@satoshi_fan' },
+      tweet: {
+        id: ITEM.tweet.id,
+        is_reply: true,
+        in_reply_to: { user_id: '42', username: '@bob' },
+      },
+    };
+    const item = xItemOf(nested, place);
+    expect(item?.tweet).toMatchObject({
+      is_reply: true,
+      in_reply_to_user_id: '42',
+      in_reply_to_username: 'bob',
+    });
+  });
+
   it('files the post under its first tag cut to 140 code points, as miners cut it', () => {
     const astral = '\u{1D41B}';
     const item = xItemOf(recordWith({ tweet_hashtags: [`#${astral.repeat(150)}`] }), place);

@@ -22,7 +22,8 @@ type Json = Record<string, unknown>;
 /**
  * An `XContent` record (flat: `username`, `text`, `url`, `tweet_hashtags`, `user_*`, `tweet_id`,
  * counters, `media` as URLs). Some miners store the nested shape of the hosted API instead
- * (`user: {…}`, `tweet: {…}`, `content`); its fields are read where the flat ones are missing.
+ * (`user: {…}`, `tweet: {…}` with `in_reply_to: {…}`, `content`); its fields are read where the
+ * flat ones are missing.
  */
 export function xItemOf(record: Json, place: RecordPlace): XItem | undefined {
   const user = isRecord(record.user) ? record.user : {};
@@ -48,7 +49,10 @@ export function xItemOf(record: Json, place: RecordPlace): XItem | undefined {
     count(record[flat]) ?? count(user[nested]) ?? null;
   const tweetText = (flat: string, nested = flat) =>
     text(record[flat]) ?? text(tweet[nested]) ?? null;
-  const repliedTo = tweetText('in_reply_to_username');
+  // The nested shape keeps the reply target as `tweet.in_reply_to: {user_id, username}`.
+  const replyTarget = isRecord(tweet.in_reply_to) ? tweet.in_reply_to : {};
+  const repliedToId = tweetText('in_reply_to_user_id') ?? text(replyTarget.user_id) ?? null;
+  const repliedTo = tweetText('in_reply_to_username') ?? text(replyTarget.username) ?? null;
   const tweetFlag = (name: string) => flag(record[name]) ?? flag(tweet[name]) ?? null;
   const tweetCount = (name: string) => count(record[name]) ?? count(tweet[name]) ?? null;
   return {
@@ -73,7 +77,7 @@ export function xItemOf(record: Json, place: RecordPlace): XItem | undefined {
       is_reply: tweetFlag('is_reply'),
       is_quote: tweetFlag('is_quote'),
       conversation_id: tweetText('conversation_id'),
-      in_reply_to_user_id: tweetText('in_reply_to_user_id'),
+      in_reply_to_user_id: repliedToId,
       in_reply_to_username: repliedTo === null ? null : xHandle(repliedTo),
       quoted_tweet_id: tweetText('quoted_tweet_id'),
     },
