@@ -112,12 +112,7 @@ export class MinerClient implements OnModuleDestroy {
       config.network,
       (error) => !NOT_THE_MINERS_FAULT.has(this.failureOf(error, 0).reason),
     );
-    this.refusals = new MinerRefusals(
-      budgets,
-      () => identity.hotkey,
-      () => clock.now().getTime(),
-      this.logger,
-    );
+    this.refusals = new MinerRefusals(budgets, () => clock.now().getTime(), this.logger);
   }
 
   /**

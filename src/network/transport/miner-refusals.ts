@@ -13,8 +13,8 @@ export const NOT_SERVED_COOLDOWN_MS = 60 * 60_000;
 /**
  * How long a synapse is not asked of a miner after it refused it: a 404 means the miner does
  * not serve it (public subnet 13 miners dropped OnDemandRequest); a 403 that its blacklist or
- * its limit for our hotkey refuses us; a 401 that it could not verify us (our clock, or our
- * hotkey missing from its metagraph). A 403 to a synapse with a call budget spends the budget
+ * its limit for our hotkey refuses us; a 401 that it could not verify us (our clock, or the uid
+ * re-registered under a hotkey other than the one we signed for). A 403 to a synapse with a call budget spends the budget
  * instead (CallBudgets.spend: for every replica, until the miner's window has reset); the
  * cooldown is for a 403 to a synapse without one, where there is nothing to spend.
  */
@@ -44,8 +44,6 @@ export class MinerRefusals {
 
   constructor(
     private readonly budgets: CallBudgets,
-    /** Our hotkey, named in the advice a 401 logs. */
-    private readonly validatorHotkey: () => string,
     now: () => number,
     private readonly logger: Logger,
   ) {
@@ -96,9 +94,11 @@ export class MinerRefusals {
       this.logger.warn(`${who} blacklists our ${synapse} calls (403): ${message}`);
     else
       this.logger.warn(
-        `${who} could not verify our ${synapse} call (401): ${message}. Check this machine's ` +
-          `clock (nonces are nanoseconds of wall time) and that hotkey ${this.validatorHotkey()} ` +
-          'is registered in the metagraph the miner sees',
+        // Not our hotkey missing from the miner's metagraph: its blacklist runs before the
+        // signature check and answers that with a 403.
+        `${who} could not verify our ${synapse} call (401): ${message}. Either this machine's ` +
+          `clock is off (nonces are nanoseconds of wall time), or uid ${miner.uid} no longer has ` +
+          `hotkey ${miner.hotkey}, the one we signed for: it re-registered and our metagraph is stale`,
       );
   }
 
