@@ -37,6 +37,11 @@ export interface ChainReplay {
   /** Runtime methods answered with an error whatever their arguments, as a node without them answers. */
   readonly refusedCalls: Set<string>;
   /**
+   * Runtime methods answered with this result (SCALE hex) whatever their arguments: an answer of
+   * another runtime than the recorded one.
+   */
+  readonly answeredCalls: Map<string, string>;
+  /**
    * Signed extrinsics: what was submitted, and how the next ones are answered. A successful
    * `set_commitment` is stored as setCommitment stores one: read back through CommitmentOf.
    */
@@ -120,6 +125,7 @@ export async function startChainReplay(): Promise<ChainReplay> {
     runtimeCalls,
     mode: 'answer',
     refusedCalls: new Set(),
+    answeredCalls: new Map(),
     extrinsics,
     setCommitment: (netuid, hotkey, sha40, block) =>
       storage.setCommitment(netuid, hotkey, sha40, block),
@@ -194,7 +200,7 @@ export async function startChainReplay(): Promise<ChainReplay> {
     if (replay.mode === 'empty' && !method.startsWith('Metadata_')) return { result: '0x00' };
     const result = replay.refusedCalls.has(method)
       ? undefined
-      : runtimeAnswers.get(`${method}:${stripHex(data)}`);
+      : (replay.answeredCalls.get(method) ?? runtimeAnswers.get(`${method}:${stripHex(data)}`));
     if (result === undefined)
       return { error: { code: 1002, message: `Execution failed: ${method} not recorded` } };
     return { result };

@@ -1,4 +1,5 @@
 import type { ApiPromise } from '@polkadot/api';
+import type { Codec, Registry } from '@polkadot/types/types';
 import {
   CHAIN_TEST_TIMEOUT_MS,
   CHAIN_USE_TIMEOUT_MS,
@@ -73,6 +74,62 @@ describe('ChainMetagraphReader against the recorded finney node', () => {
       expect(refusals).toEqual([
         'SubnetInfoRuntimeApi_get_selective_mechagraph: ' +
           '1002: Execution failed: SubnetInfoRuntimeApi_get_selective_mechagraph not recorded',
+      ]);
+      expect(reader.lastMethod).toBe('get_neurons_lite+get_subnet_state');
+      expect(chain.replay.runtimeCalls).toEqual([
+        'SubnetInfoRuntimeApi_get_selective_mechagraph',
+        'NeuronInfoRuntimeApi_get_neurons_lite',
+        'SubnetInfoRuntimeApi_get_subnet_state',
+        'NeuronInfoRuntimeApi_get_neurons_lite',
+        'SubnetInfoRuntimeApi_get_subnet_state',
+      ]);
+    },
+    CHAIN_TEST_TIMEOUT_MS,
+  );
+
+  // Subtensor releases whose SelectiveMetagraphIndex lacks Netuid (the struct has it first) fill
+  // field i + 1 for index i: asked for the recorded struct's positions, such a runtime answers
+  // without hotkeys. Every read failed and was retried, and the metagraph never loaded.
+  it(
+    'falls back once per runtime when the selective answer lacks a field asked for',
+    async () => {
+      const shifted = await chain.connection.use(async (api) => {
+        const indexes = selectiveIndexes(api);
+        if (!indexes) throw new Error('the recorded runtime has no selective mechagraph');
+        const full = (await api.call.subnetInfoRuntimeApi.getSelectiveMechagraph(
+          1,
+          0,
+          ALL_FIELDS,
+        )) as unknown as { unwrap(): Map<string, Codec> & Codec };
+        const graph = full.unwrap();
+        const fields = Object.fromEntries(
+          [...graph.entries()].map(([field, value], position) => [
+            field,
+            position === 0 || indexes.includes(position - 1) ? value : null,
+          ]),
+        );
+        const Graph = graph.constructor as new (registry: Registry, value: unknown) => Codec;
+        // Some(graph): Option's tag, then the struct.
+        return `0x01${new Graph(api.registry, fields).toHex().slice(2)}`;
+      });
+      const refusals: string[] = [];
+      const reader = new ChainMetagraphReader((call, error) =>
+        refusals.push(`${call}: ${error.message}`),
+      );
+      chain.replay.runtimeCalls.length = 0;
+      chain.replay.answeredCalls.set('SubnetInfoRuntimeApi_get_selective_mechagraph', shifted);
+      try {
+        const metagraph = await readOnce(chain.replay.url, (api) => reader.read(api, 1));
+        await readOnce(chain.replay.url, (api) => reader.read(api, 1));
+        expect(metagraph.neurons).toHaveLength(1024);
+        expect(metagraph.neurons.filter((neuron) => neuron.validator_permit)).toHaveLength(12);
+      } finally {
+        chain.replay.answeredCalls.clear();
+      }
+      expect(refusals).toEqual([
+        expect.stringMatching(
+          /^SubnetInfoRuntimeApi_get_selective_mechagraph: .*without hotkeys, axons, validatorPermit, incentives, totalStake/,
+        ),
       ]);
       expect(reader.lastMethod).toBe('get_neurons_lite+get_subnet_state');
       expect(chain.replay.runtimeCalls).toEqual([

@@ -20,6 +20,9 @@ export const MECHAGRAPH_FIELDS = [
   'totalStake',
 ] as const;
 
+/** The fields each neuron is made of: an answer without one of them cannot be read. */
+const NEURON_FIELDS = MECHAGRAPH_FIELDS.filter((field) => field !== 'block');
+
 /** The client, or its view at one block: what the reads below need of either. */
 type Decoded = Pick<ApiDecoration<'promise'>, 'call' | 'registry'>;
 
@@ -33,7 +36,8 @@ export type MetagraphMethod =
  * it (or that fails running it) `get_neurons_lite` with the total stakes of `get_subnet_state`,
  * as the SDK's own metagraph does. get_neurons_lite's `stake` lists only the owner's own stake,
  * not the total the subnet weighs: a runtime that cannot run get_subnet_state either leaves
- * stakes unknown (null) rather than wrong. Those refusals are remembered per runtime version,
+ * stakes unknown (null) rather than wrong. A selective answer without a neuron field asked for
+ * counts as a refusal (UnansweredFieldsError). Those refusals are remembered per runtime version,
  * so a runtime that cannot answer a call is not asked it twice; any other error (a busy node,
  * a rate limit, a dropped connection) fails the read, which is retried.
  */
@@ -93,6 +97,21 @@ export class ChainMetagraphReader {
   }
 }
 
+/**
+ * The runtime ran get_selective_mechagraph and left fields asked for empty: it numbers the fields
+ * otherwise than its SelectiveMetagraph type lists them. Subtensor releases whose
+ * SelectiveMetagraphIndex lacks Netuid (the struct starts with it) fill field i + 1 for index i,
+ * so hotkeys come back None. Every runtime of that version answers the same: a refusal.
+ */
+export class UnansweredFieldsError extends Error {
+  constructor(fields: readonly string[]) {
+    super(
+      `the runtime answered without ${fields.join(', ')} ` +
+        '(its field indexes differ from its SelectiveMetagraph type)',
+    );
+  }
+}
+
 /** The call's answer, or undefined (after `onRefusal`) when the runtime refused it. */
 async function unlessRefused<T>(
   call: Promise<T>,
@@ -101,7 +120,7 @@ async function unlessRefused<T>(
   try {
     return await call;
   } catch (error) {
-    if (!isRuntimeRefusal(error)) throw error;
+    if (!isRuntimeRefusal(error) && !(error instanceof UnansweredFieldsError)) throw error;
     onRefusal(error as Error);
     return undefined;
   }
@@ -133,11 +152,11 @@ export async function readMechagraph(
   ])) as unknown as OptionOf<Record<string, OptionOf<Codec>>>;
   if (answer.isNone) throw new Error(`subnet ${netuid} does not exist on this chain`);
   const graph = answer.unwrap();
-  const list = (field: string): Codec[] => {
-    const value = graph[field];
-    if (!value || value.isNone) throw new Error(`the answer has no ${field}`);
-    return [...(value.unwrap() as unknown as Iterable<Codec>)];
-  };
+  const unanswered = NEURON_FIELDS.filter((field) => !graph[field] || graph[field].isNone);
+  if (unanswered.length > 0) throw new UnansweredFieldsError(unanswered);
+  const list = (field: string): Codec[] => [
+    ...(graph[field].unwrap() as unknown as Iterable<Codec>),
+  ];
   const hotkeys = list('hotkeys');
   const [coldkeys, axons, permits, incentives, stakes] = [
     list('coldkeys'),
