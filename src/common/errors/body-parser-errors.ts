@@ -7,7 +7,7 @@ interface BodyParserError extends Error {
   type?: string;
   status?: number;
   body?: string;
-  /** Where the error is, when the body is JSON refused for another reason (its depth). */
+  /** Where the error is, when the body is refused before it is parsed (for its depth). */
   position?: number;
 }
 
@@ -53,7 +53,7 @@ export function bodyParserErrorHandler(
 /**
  * Where the body stops being JSON, as FastAPI reports it (Python's json module's position): the
  * parser's message has none for some errors (`{"a":tru}`, `{"a":`), which read as 0. A body
- * refused for its depth is JSON: its error brings its position (the bracket one level too deep).
+ * refused for its depth, before parsing, brings its position (the bracket one level too deep).
  */
 function parsePosition(error: BodyParserError): number {
   if (error.position !== undefined) return error.position;

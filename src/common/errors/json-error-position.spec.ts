@@ -1,4 +1,4 @@
-import { jsonErrorPosition } from './json-error-position';
+import { jsonErrorPosition, jsonTooDeepPosition } from './json-error-position';
 
 describe(jsonErrorPosition.name, () => {
   // Each position is Python's: json.loads(text) raises JSONDecodeError with `pos` that one.
@@ -47,12 +47,20 @@ describe(jsonErrorPosition.name, () => {
     expect(jsonErrorPosition(`${'['.repeat(depth)}${']'.repeat(depth)}`)).toBe(undefined);
     expect(jsonErrorPosition(`${'['.repeat(depth)}}`)).toBe(depth);
   });
+});
 
-  it('with a depth, stops at the bracket that opens one level more, an empty one too', () => {
-    expect(jsonErrorPosition('[[1], {"a": [2]}]', 3)).toBe(undefined);
-    expect(jsonErrorPosition('[[1], {"a": [2]}]', 2)).toBe(12);
-    expect(jsonErrorPosition('{"[": [{}]}', 2)).toBe(7);
-    // A syntax error before the level too many is reported first, as the parser meets it.
-    expect(jsonErrorPosition('[1 [[[]]]]', 2)).toBe(3);
+describe(jsonTooDeepPosition.name, () => {
+  it('finds the bracket that opens one level more, an empty one too', () => {
+    expect(jsonTooDeepPosition('[[1], {"a": [2]}]', 3)).toBe(undefined);
+    expect(jsonTooDeepPosition('[[1], {"a": [2]}]', 2)).toBe(12);
+    expect(jsonTooDeepPosition('{"[": [{}]}', 2)).toBe(7);
+    expect(jsonTooDeepPosition('["é🙂", [[', 2)).toBe(8);
+  });
+
+  it('finds none behind a syntax error, one at that very bracket included', () => {
+    // The parser meets the syntax error first, and answers it.
+    expect(jsonTooDeepPosition('[1 [[[]]]]', 2)).toBe(undefined);
+    expect(jsonTooDeepPosition('[[1 [', 2)).toBe(undefined);
+    expect(jsonTooDeepPosition('[[1, [', 2)).toBe(5);
   });
 });

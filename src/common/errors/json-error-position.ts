@@ -8,19 +8,35 @@
  * rather than recurses, since a body may nest a million levels. Python takes `NaN` and
  * `Infinity`, which JSON.parse refuses: here they are no value (`Expecting value` at them).
  * Returns undefined for text it finds no error in.
- *
- * With `maxDepth`, an object or array that would open level `maxDepth + 1` is an error at its
- * bracket: where the parser stops, for a body refused for its depth (http/json-bodies.ts).
  */
-export function jsonErrorPosition(text: string, maxDepth = Infinity): number | undefined {
-  const at = scan(text, maxDepth);
-  return at === undefined ? undefined : codePointsBefore(text, at);
+export function jsonErrorPosition(text: string): number | undefined {
+  const error = scan(text, Infinity);
+  return error === undefined ? undefined : codePointsBefore(text, error.at);
+}
+
+/**
+ * Where `text` opens level `maxDepth + 1` (the position of that bracket, counted as
+ * jsonErrorPosition counts), when that is the first error in it: where the parser stops for a body
+ * refused for its depth (http/json-bodies.ts). Undefined when something before it is wrong, a
+ * syntax error at that very bracket included (`[1 [`), or when it is no deeper.
+ */
+export function jsonTooDeepPosition(text: string, maxDepth: number): number | undefined {
+  const error = scan(text, maxDepth);
+  return error?.tooDeep ? codePointsBefore(text, error.at) : undefined;
 }
 
 type Container = 'object' | 'array';
 
-/** The UTF-16 index of the first error in `text`, if any. */
-function scan(text: string, maxDepth: number): number | undefined {
+/** The first error: its UTF-16 index, and whether it is the level too many. */
+interface ScanError {
+  at: number;
+  tooDeep: boolean;
+}
+
+const syntaxError = (at: number): ScanError => ({ at, tooDeep: false });
+
+/** The first error in `text`, if any. */
+function scan(text: string, maxDepth: number): ScanError | undefined {
   const open: Container[] = [];
   let i = skipWhitespace(text, 0);
   for (;;) {
@@ -28,11 +44,11 @@ function scan(text: string, maxDepth: number): number | undefined {
     const char = text[i];
     if (char === '"') {
       const end = stringEnd(text, i);
-      if (end < 0) return -end - 1;
+      if (end < 0) return syntaxError(-end - 1);
       i = end;
     } else if (char === '{' || char === '[') {
-      // An empty one is a level too, as jsonDepth counts it.
-      if (open.length >= maxDepth) return i;
+      // An empty one is a level too, as json-bodies.ts counts it.
+      if (open.length >= maxDepth) return { at: i, tooDeep: true };
       const close = char === '{' ? '}' : ']';
       i = skipWhitespace(text, i + 1);
       if (text[i] === close) {
@@ -41,31 +57,31 @@ function scan(text: string, maxDepth: number): number | undefined {
         open.push(char === '{' ? 'object' : 'array');
         if (char === '[') continue;
         const afterKey = key(text, i);
-        if (afterKey < 0) return -afterKey - 1;
+        if (afterKey < 0) return syntaxError(-afterKey - 1);
         i = afterKey;
         continue;
       }
     } else {
       const end = literalEnd(text, i);
-      if (end === undefined) return i;
+      if (end === undefined) return syntaxError(i);
       i = end;
     }
     // A value ended at i: close what it completes, up to the next value expected.
     for (;;) {
       const container = open.at(-1);
       i = skipWhitespace(text, i);
-      if (container === undefined) return i === text.length ? undefined : i;
+      if (container === undefined) return i === text.length ? undefined : syntaxError(i);
       const close = container === 'object' ? '}' : ']';
       if (text[i] === close) {
         open.pop();
         i += 1;
         continue;
       }
-      if (text[i] !== ',') return i;
+      if (text[i] !== ',') return syntaxError(i);
       i = skipWhitespace(text, i + 1);
       if (container === 'object') {
         const afterKey = key(text, i);
-        if (afterKey < 0) return -afterKey - 1;
+        if (afterKey < 0) return syntaxError(-afterKey - 1);
         i = afterKey;
       }
       break;

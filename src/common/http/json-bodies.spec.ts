@@ -179,4 +179,89 @@ describe(jsonBodies.name, () => {
     // Counted in characters (code points), as FastAPI's positions are; brackets in strings aside.
     expect(inObjects.body.detail[0].loc).toEqual(['body', 80]);
   });
+
+  describe('a body deeper than 64 levels', () => {
+    /** The refusal of a body too deep, at the bracket that opens its 65th level. */
+    const tooDeepAt = (position: number) => [
+      {
+        loc: ['body', position],
+        msg: 'JSON decode error',
+        type: 'json_invalid',
+        ctx: { error: 'JSON nested deeper than 64 levels' },
+      },
+    ];
+    let parse: jest.SpyInstance;
+    /** Whether JSON.parse was handed a text as long as `body` (supertest parses short answers). */
+    const parsed = (body: string) =>
+      parse.mock.calls.some(([text]) => typeof text === 'string' && text.length >= body.length);
+
+    beforeEach(() => {
+      parse = jest.spyOn(JSON, 'parse');
+    });
+
+    afterEach(() => {
+      parse.mockRestore();
+    });
+
+    // A keyless client stalled the process: parsing 1 MB of brackets took ~740 ms of CPU before
+    // the depth was checked (a security audit's finding).
+    it('refuses it from its bytes, without parsing it', async () => {
+      const body = nested(500_000);
+      const refused = await app()
+        .post('/')
+        .set('Content-Type', 'application/json')
+        .send(body)
+        .expect(422);
+      expect(refused.body.detail).toEqual(tooDeepAt(64));
+      expect(parsed(body)).toBe(false);
+    });
+
+    it('refuses it at that bracket when the text goes wrong only after it', async () => {
+      const body = '['.repeat(500_000);
+      const refused = await app()
+        .post('/')
+        .set('Content-Type', 'application/json')
+        .send(body)
+        .expect(422);
+      expect(refused.body.detail).toEqual(tooDeepAt(64));
+      expect(parsed(body)).toBe(false);
+    });
+
+    it("answers a text wrong before that bracket with the parser's own error there", async () => {
+      const refused = await app()
+        .post('/')
+        .set('Content-Type', 'application/json')
+        .send(`[1 2, ${nested(100)}]`)
+        .expect(422);
+      expect(refused.body.detail).toEqual([
+        expect.objectContaining({ loc: ['body', 3], type: 'json_invalid' }),
+      ]);
+      expect(refused.body.detail[0].ctx.error).not.toBe('JSON nested deeper than 64 levels');
+    });
+
+    it('counts no bracket inside a string, escaped quotes and backslashes included', async () => {
+      const brackets = '['.repeat(70);
+      const body = `["\\\\", "\\\\\\"${brackets}", {"\\\\\\\\": "${brackets}\\\\\\\\"}]`;
+      await app()
+        .post('/')
+        .set('Content-Type', 'application/json')
+        .send(body)
+        .expect(200, { body: JSON.parse(body) as unknown });
+      const afterEscapes = await app()
+        .post('/')
+        .set('Content-Type', 'application/json')
+        .send(`["\\\\\\"[", ${nested(65)}]`)
+        .expect(422);
+      expect(afterEscapes.body.detail).toEqual(tooDeepAt(73));
+    });
+
+    it('counts its position after a byte order mark, as the parser and FastAPI do', async () => {
+      const refused = await app()
+        .post('/')
+        .set('Content-Type', 'application/json')
+        .send(`\ufeff${nested(65)}`)
+        .expect(422);
+      expect(refused.body.detail).toEqual(tooDeepAt(64));
+    });
+  });
 });
