@@ -1139,6 +1139,22 @@ describe(loadConfig.name, () => {
       ]);
     });
 
+    // Budgets are counted in simulated time: at x10000 a 65-minute window passed in under a
+    // second, and a development process allowed to dial public miners overspent them.
+    it.each(['development', 'test'])(
+      'refuses it in %s once miners beyond loopback can be reached',
+      (nodeEnv) => {
+        const env = { NODE_ENV: nodeEnv, CLOCK_SIMULATION: SETTING };
+        for (const networks of ['public', 'loopback,10.0.0.0/8'])
+          expect(problemsOf({ ...env, MINER_ALLOWED_NETWORKS: networks })).toEqual([
+            `CLOCK_SIMULATION: for tests only (it moves the time call budgets are counted in); refused when MINER_ALLOWED_NETWORKS reaches beyond loopback (${networks}), where real miners would be called faster than they allow`,
+          ]);
+        expect(
+          loadConfig({ ...env, MINER_ALLOWED_NETWORKS: '127.0.0.1,::1' }).clockSimulation,
+        ).toBeDefined();
+      },
+    );
+
     it('names what is wrong with a malformed setting', () => {
       expect(problemsOf({ NODE_ENV: 'test', CLOCK_SIMULATION: 'fast' })).toEqual([
         expect.stringMatching(/^CLOCK_SIMULATION: must be <simulated start ISO 8601>@/),

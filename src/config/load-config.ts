@@ -99,7 +99,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       ),
     );
   const clockSimulation = vars.CLOCK_SIMULATION
-    ? clockSimulationOf(problems, vars.NODE_ENV, vars.CLOCK_SIMULATION)
+    ? clockSimulationOf(problems, vars.CLOCK_SIMULATION, vars, allowedNetworks)
     : undefined;
   if (problems.length > 0) throw new ConfigError(problems);
 
@@ -351,16 +351,27 @@ function metagraphSourceProblems(vars: EnvironmentVariables, env: NodeJS.Process
 
 /**
  * CLOCK_SIMULATION moves the process's time, and with it every call budget, cooldown and
- * freshness the gateway keeps: a test tool that production refuses to start with.
+ * freshness the gateway keeps: a test tool that production refuses to start with, and so does
+ * any mode that may call miners beyond loopback (budgets counted in simulated time would let
+ * real miners be called as fast as the clock runs; only a devnet on this machine keeps its
+ * time). `allowedNetworks` undefined: refused by its own rule already.
  */
 function clockSimulationOf(
   problems: string[],
-  nodeEnv: EnvironmentVariables['NODE_ENV'],
   text: string,
+  vars: EnvironmentVariables,
+  allowedNetworks: AllowedNetworks | undefined,
 ): ClockSimulation | undefined {
-  if (nodeEnv === 'production') {
+  const refused =
+    vars.NODE_ENV === 'production'
+      ? 'NODE_ENV=production'
+      : allowedNetworks && !loopbackOnly(allowedNetworks)
+        ? `MINER_ALLOWED_NETWORKS reaches beyond loopback (${vars.MINER_ALLOWED_NETWORKS}), ` +
+          'where real miners would be called faster than they allow'
+        : undefined;
+  if (refused) {
     problems.push(
-      'CLOCK_SIMULATION: for tests only (it moves the time call budgets are counted in); refused when NODE_ENV=production',
+      `CLOCK_SIMULATION: for tests only (it moves the time call budgets are counted in); refused when ${refused}`,
     );
     return undefined;
   }
