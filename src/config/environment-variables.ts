@@ -487,9 +487,9 @@ export class EnvironmentVariables {
 
   /**
    * Seconds every budget's window is counted longer than written: a miner counts a call when it
-   * arrives (a slow connect takes up to 10 s), so two calls a bare window apart could land in one
+   * reads it (as late as the call's timeout), so two calls a bare window apart could land in one
    * of its windows. Too short for the budgets is refused where they are checked
-   * (callBudgetExcesses: under 15 s with the defaults).
+   * (callBudgetExcesses: with the defaults, under the longest miner-call timeout and 5 s, 145 s).
    */
   @toInt()
   @IsInt()

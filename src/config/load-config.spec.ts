@@ -1042,22 +1042,22 @@ describe(loadConfig.name, () => {
       ).toEqual([]);
     });
 
-    // 1/56m is counted over 56 + 5 minutes: calls more than an hour and the 15 s a call may
+    // 1/58m is counted over 58 + 5 minutes: calls more than an hour and the 145 s a call may
     // arrive late apart, one in any of a miner's windows. Judged without the margin it would
     // seem to send two, and be refused.
     it('counts MINER_CALL_BUDGET_MARGIN_SECONDS when it holds a budget to the limits', () => {
-      const env = { ...PRODUCTION, MINER_CALL_BUDGETS: 'GetMinerIndex=1/56m' };
+      const env = { ...PRODUCTION, MINER_CALL_BUDGETS: 'GetMinerIndex=1/58m' };
       expect(problemsOf(env)).toEqual([]);
-      expect(configWarnings(loadConfig({ MINER_CALL_BUDGETS: 'GetMinerIndex=1/56m' }))).toEqual([]);
+      expect(configWarnings(loadConfig({ MINER_CALL_BUDGETS: 'GetMinerIndex=1/58m' }))).toEqual([]);
       expect(problemsOf({ ...env, MINER_CALL_BUDGET_MARGIN_SECONDS: '0' })).toEqual([
-        expect.stringMatching(/^MINER_CALL_BUDGETS: GetMinerIndex=1\/56m can send a miner 2/),
-        expect.stringMatching(/^MINER_CALL_BUDGET_MARGIN_SECONDS: 0 s is shorter than the 15 s/),
-        expect.stringMatching(/^MINER_CALL_BUDGET_MARGIN_SECONDS: 0 s is shorter than the 15 s/),
-        expect.stringMatching(/^MINER_CALL_BUDGET_MARGIN_SECONDS: 0 s is shorter than the 15 s/),
+        expect.stringMatching(/^MINER_CALL_BUDGETS: GetMinerIndex=1\/58m can send a miner 2/),
+        expect.stringMatching(/^MINER_CALL_BUDGET_MARGIN_SECONDS: 0 s is shorter than the 145 s/),
+        expect.stringMatching(/^MINER_CALL_BUDGET_MARGIN_SECONDS: 0 s is shorter than the 145 s/),
+        expect.stringMatching(/^MINER_CALL_BUDGET_MARGIN_SECONDS: 0 s is shorter than the 145 s/),
       ]);
-      // Counted exactly an hour: a call that arrives late meets the next in one window.
-      expect(problemsOf({ ...env, MINER_CALL_BUDGETS: 'GetMinerIndex=1/55m' })).toEqual([
-        expect.stringMatching(/^MINER_CALL_BUDGETS: GetMinerIndex=1\/55m can send a miner 2/),
+      // Counted less than an hour and the delay: a call that arrives late meets the next.
+      expect(problemsOf({ ...env, MINER_CALL_BUDGETS: 'GetMinerIndex=1/57m' })).toEqual([
+        expect.stringMatching(/^MINER_CALL_BUDGETS: GetMinerIndex=1\/57m can send a miner 2/),
       ]);
     });
 
@@ -1066,14 +1066,52 @@ describe(loadConfig.name, () => {
     it('refuses a margin shorter than a call may arrive late wherever miners are real', () => {
       expect(problemsOf({ ...PRODUCTION, MINER_CALL_BUDGET_MARGIN_SECONDS: '0' })).toEqual([
         expect.stringMatching(
-          /^MINER_CALL_BUDGET_MARGIN_SECONDS: 0 s is shorter than the 15 s .* GetMinerIndex=1\/h .*; set it to at least 15/,
+          /^MINER_CALL_BUDGET_MARGIN_SECONDS: 0 s is shorter than the 145 s .* GetMinerIndex=1\/h .*; set it to at least 145/,
         ),
         expect.stringMatching(/^MINER_CALL_BUDGET_MARGIN_SECONDS: .* GetDataEntityBucket=1\/h /),
         expect.stringMatching(/^MINER_CALL_BUDGET_MARGIN_SECONDS: .* GetContentsByBuckets=8\/h /),
         expect.stringMatching(/^MINER_CALL_BUDGET_MARGIN_SECONDS: .* OnDemandRequest=8\/h /),
       ]);
-      expect(problemsOf({ ...PRODUCTION, MINER_CALL_BUDGET_MARGIN_SECONDS: '15' })).toEqual([]);
+      expect(problemsOf({ ...PRODUCTION, MINER_CALL_BUDGET_MARGIN_SECONDS: '145' })).toEqual([]);
       expect(problemsOf(PRODUCTION)).toEqual([]);
+    });
+
+    // The miner counts a call when its event loop reaches the blacklist, which only our own
+    // timeout bounds: a bucket call given 140 s may be counted 140 s after we counted it.
+    it('takes the delay from the longest miner-call timeout, whichever it is', () => {
+      expect(problemsOf({ ...PRODUCTION, MINER_CALL_BUDGET_MARGIN_SECONDS: '100' })).toEqual([
+        "MINER_CALL_BUDGET_MARGIN_SECONDS: 100 s is shorter than the 145 s a call may arrive after it is counted (a miner counts it when it reads it, as late as the call's timeout: BUCKET_FETCH_TIMEOUT_MS=140000, the longest, and 5 s more), so GetMinerIndex=1/h can send a miner 2 calls within 60 minutes, but miners allow this hotkey 1 GetMinerIndex per 60 minutes beside the validator on the same hotkey (VALIDATOR_SHARES_HOTKEY=true: their 2 less the 1 of its evaluation); set it to at least 145 (the default is 300), or shorten BUCKET_FETCH_TIMEOUT_MS",
+        expect.stringMatching(/^MINER_CALL_BUDGET_MARGIN_SECONDS: 100 s .* GetDataEntityBucket=/),
+        expect.stringMatching(/^MINER_CALL_BUDGET_MARGIN_SECONDS: 100 s .* GetContentsByBuckets=/),
+        expect.stringMatching(/^MINER_CALL_BUDGET_MARGIN_SECONDS: 100 s .* OnDemandRequest=/),
+      ]);
+      const shorter = { INDEX_FETCH_TIMEOUT_MS: '60000', BUCKET_FETCH_TIMEOUT_MS: '60000' };
+      expect(
+        problemsOf({ ...PRODUCTION, ...shorter, MINER_CALL_BUDGET_MARGIN_SECONDS: '100' }),
+      ).toEqual([]);
+      expect(
+        problemsOf({ ...PRODUCTION, ...shorter, MINER_CALL_BUDGET_MARGIN_SECONDS: '64' }),
+      ).toEqual([
+        expect.stringMatching(
+          /^MINER_CALL_BUDGET_MARGIN_SECONDS: 64 s is shorter than the 65 s .* INDEX_FETCH_TIMEOUT_MS=60000, .*; set it to at least 65 \(the default is 300\), or shorten INDEX_FETCH_TIMEOUT_MS$/,
+        ),
+        expect.anything(),
+        expect.anything(),
+        expect.anything(),
+      ]);
+      // A timeout longer than the default margin allows refuses the defaults.
+      expect(problemsOf({ ...PRODUCTION, BUCKET_FETCH_TIMEOUT_MS: '400000' })).toEqual([
+        expect.stringMatching(
+          /^MINER_CALL_BUDGET_MARGIN_SECONDS: 300 s is shorter than the 405 s .* BUCKET_FETCH_TIMEOUT_MS=400000, .*; set it to at least 405 \(the default is 300\), or shorten BUCKET_FETCH_TIMEOUT_MS$/,
+        ),
+        expect.anything(),
+        expect.anything(),
+        expect.anything(),
+      ]);
+      // An invalid timeout is said by its own rule only.
+      expect(problemsOf({ ...PRODUCTION, QUERY_DEADLINE_MS: 'soon' })).toEqual([
+        expect.stringMatching(/^QUERY_DEADLINE_MS: /),
+      ]);
     });
 
     it('starts in development, tests and in front of a loopback devnet, with a warning', () => {

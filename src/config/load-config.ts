@@ -8,7 +8,12 @@ import { EnvironmentVariables } from './environment-variables';
 import { expandHome, PATH_VARIABLES } from './home-path';
 import { indexSyncProblems, indexSyncSeconds } from './index-sync-schedule';
 import { tlsModeWarning } from './database-tls';
-import { callBudgetExcesses, defaultCallBudgets, loopbackOnly } from './miner-call-limits';
+import {
+  callArrivalDelay,
+  callBudgetExcesses,
+  defaultCallBudgets,
+  loopbackOnly,
+} from './miner-call-limits';
 import {
   AllowedNetworks,
   CallBudgets,
@@ -90,12 +95,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   // budget above their limits is refused. In front of a devnet on loopback only (development,
   // tests, the benchmarks), configWarnings says it. A margin its own rule refuses is already a
   // problem of its own: the arithmetic with it would only add noise.
-  if (callBudgets && allowedNetworks && !loopbackOnly(allowedNetworks) && marginValid)
+  // A timeout its own rule refuses likewise.
+  const timeoutsValid = valid(
+    'INDEX_FETCH_TIMEOUT_MS',
+    'BUCKET_FETCH_TIMEOUT_MS',
+    'QUERY_DEADLINE_MS',
+  );
+  if (
+    callBudgets &&
+    allowedNetworks &&
+    !loopbackOnly(allowedNetworks) &&
+    marginValid &&
+    timeoutsValid
+  )
     problems.push(
       ...callBudgetExcesses(
         callBudgets,
         validatorSharesHotkey,
         vars.MINER_CALL_BUDGET_MARGIN_SECONDS * 1000,
+        callArrivalDelay(vars),
       ),
     );
   const clockSimulation = vars.CLOCK_SIMULATION
@@ -239,14 +257,20 @@ const SAMPLE_MASTER_KEYS = ['change-me-to-a-long-random-string'];
  * and a DATABASE_URL sslmode that the gateway passes on as verify-full (explicitTlsMode).
  */
 export function configWarnings(config: AppConfig): string[] {
-  const { callBudgets, validatorSharesHotkey, callBudgetMarginMs, subtensor } = config.network;
+  const { network } = config;
+  const { callBudgets, validatorSharesHotkey, callBudgetMarginMs, subtensor } = network;
+  const delay = callArrivalDelay({
+    INDEX_FETCH_TIMEOUT_MS: network.indexSync.fetchTimeoutMs,
+    BUCKET_FETCH_TIMEOUT_MS: network.bucketFetchTimeoutMs,
+    QUERY_DEADLINE_MS: network.queryDeadlineMs,
+  });
   const lease =
     config.nodeEnv !== 'production' && config.gravity.repoUrl && subtensor
       ? publicationLeaseProblem(config.publication.leaseMs, subtensor.timeoutMs)
       : undefined;
   const tls = tlsModeWarning(config.databaseUrl);
   return [
-    ...callBudgetExcesses(callBudgets, validatorSharesHotkey, callBudgetMarginMs),
+    ...callBudgetExcesses(callBudgets, validatorSharesHotkey, callBudgetMarginMs, delay),
     ...(lease ? [lease] : []),
     ...(tls ? [tls] : []),
   ];

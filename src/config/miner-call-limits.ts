@@ -13,11 +13,41 @@ export const MINER_LIMIT_WINDOW_MS = 60 * 60_000;
 export const MINER_CONNECT_TIMEOUT_MS = 10_000;
 
 /**
- * The longest a call may arrive at a miner after the gateway counted it: taken from the budget
- * before it is sent, it waits for its connect, then for the rest (the count's commit, the event
- * loop, writing the request), given 5 s. A miner dates a call by its arrival.
+ * The settings of the timeouts the gateway gives its miner calls: GetMinerIndex's, the bucket
+ * calls' (GetDataEntityBucket and GetContentsByBuckets) and OnDemandRequest's (the query
+ * deadline). Each bounds the whole call, its connect included.
  */
-export const CALL_ARRIVAL_DELAY_MS = MINER_CONNECT_TIMEOUT_MS + 5_000;
+const MINER_CALL_TIMEOUTS = [
+  'INDEX_FETCH_TIMEOUT_MS',
+  'BUCKET_FETCH_TIMEOUT_MS',
+  'QUERY_DEADLINE_MS',
+] as const;
+
+/** The timeouts the gateway gives its miner calls, by setting (MINER_CALL_TIMEOUTS). */
+export type MinerCallTimeouts = Readonly<Record<(typeof MINER_CALL_TIMEOUTS)[number], number>>;
+
+/** What a call may take on its way beyond its timeout: the count's commit, the event loop. */
+const CALL_SKEW_MS = 5_000;
+
+/** The longest a call may arrive at a miner after the gateway counted it (callArrivalDelay). */
+export interface CallArrivalDelay {
+  ms: number;
+  /** The setting of the longest timeout, which the delay follows. */
+  longest: keyof MinerCallTimeouts;
+  longestMs: number;
+}
+
+/**
+ * The longest a call may be counted by a miner after the gateway counted it: taken from the
+ * budget before it is sent, it is counted when the miner's event loop reaches its blacklist
+ * (before the signature check), which nothing bounds but the call's own timeout (a slow
+ * connect, a busy miner reading it late); then a few seconds of skew. So the longest timeout
+ * the gateway gives a miner call, and 5 s.
+ */
+export function callArrivalDelay(timeouts: MinerCallTimeouts): CallArrivalDelay {
+  const longest = MINER_CALL_TIMEOUTS.reduce((a, b) => (timeouts[b] > timeouts[a] ? b : a));
+  return { ms: timeouts[longest] + CALL_SKEW_MS, longest, longestMs: timeouts[longest] };
+}
 
 /**
  * What a miner allows one validator hotkey per window (bittensor-wire.md §3: common/protocol.py
@@ -89,18 +119,20 @@ export function defaultCallBudgets(validatorSharesHotkey: boolean): CallBudgets 
  * The most calls a budget of N calls per window W lets the gateway send a miner within one of
  * the miner's 60-minute windows. CallBudgets counts W + margin (W'), and grants a call while
  * fewer than N calls lie in the W' before it: so any half-open span of W' holds at most N. A
- * call arrives up to CALL_ARRIVAL_DELAY_MS (D) after it is counted, so the calls arriving in a
- * 60-minute window were counted within a span of 60 min + D, covered by ceil((60 min + D) / W')
- * such spans: at most N × ceil((60 min + D) / W'). Bursts of N at 0, W', 2W', …, the first
- * arriving D late, reach it. So 1/h (W' 65 min) sends 1; 1/30m (35 min) 2; 2/2h 2; 10/20m
- * (25 min) 30; and 1/h with no margin 2: counted an hour apart, the first arriving late, two
- * calls met in one window, and the validator's evaluation after them was refused.
+ * call arrives up to `delayMs` (D, callArrivalDelay) after it is counted, so the calls arriving
+ * in a 60-minute window were counted within a span of 60 min + D, covered by
+ * ceil((60 min + D) / W') such spans: at most N × ceil((60 min + D) / W'). Bursts of N at 0,
+ * W', 2W', …, the first arriving D late, reach it. So with the default D of 145 s, 1/h (W'
+ * 65 min) sends 1; 1/30m (35 min) 2; 2/2h 2; 10/20m (25 min) 30; and 1/h with no margin 2:
+ * counted an hour apart, the first arriving late, two calls met in one window, and the
+ * validator's evaluation after them was refused.
  */
-export function mostCallsPerMinerWindow(budget: CallBudget, marginMs: number): number {
-  return (
-    budget.calls *
-    Math.ceil((MINER_LIMIT_WINDOW_MS + CALL_ARRIVAL_DELAY_MS) / (budget.windowMs + marginMs))
-  );
+export function mostCallsPerMinerWindow(
+  budget: CallBudget,
+  marginMs: number,
+  delayMs: number,
+): number {
+  return budget.calls * Math.ceil((MINER_LIMIT_WINDOW_MS + delayMs) / (budget.windowMs + marginMs));
 }
 
 /**
@@ -112,6 +144,7 @@ export function callBudgetExcesses(
   budgets: CallBudgets,
   validatorSharesHotkey: boolean,
   marginMs: number,
+  delay: CallArrivalDelay,
 ): string[] {
   const beside = validatorSharesHotkey
     ? `beside the validator on the same hotkey (VALIDATOR_SHARES_HOTKEY=true: `
@@ -132,20 +165,18 @@ export function callBudgetExcesses(
             ? `, the validator's evaluation included (the miner is scored as failing it)`
             : ''),
       ];
-    const most = mostCallsPerMinerWindow(budget, marginMs);
+    const most = mostCallsPerMinerWindow(budget, marginMs, delay.ms);
     if (most <= ceiling) return [];
-    const delaySeconds = CALL_ARRIVAL_DELAY_MS / 1000;
+    const delaySeconds = delay.ms / 1000;
     // A margin shorter than a call's delay is what exceeds, not the budget.
-    if (
-      marginMs < CALL_ARRIVAL_DELAY_MS &&
-      mostCallsPerMinerWindow(budget, CALL_ARRIVAL_DELAY_MS) <= ceiling
-    )
+    if (marginMs < delay.ms && mostCallsPerMinerWindow(budget, delay.ms, delay.ms) <= ceiling)
       return [
         `MINER_CALL_BUDGET_MARGIN_SECONDS: ${marginMs / 1000} s is shorter than the ` +
-          `${delaySeconds} s a call may arrive after it is counted (a connect may take ` +
-          `${MINER_CONNECT_TIMEOUT_MS / 1000} s), so ${synapse}=${describeBudget(budget)} can ` +
-          `send a miner ${most} calls within 60 minutes, but ${allowed}; set it to at least ` +
-          `${delaySeconds} (the default is 300)`,
+          `${delaySeconds} s a call may arrive after it is counted (a miner counts it when it ` +
+          `reads it, as late as the call's timeout: ${delay.longest}=${delay.longestMs}, the ` +
+          `longest, and ${CALL_SKEW_MS / 1000} s more), so ${synapse}=${describeBudget(budget)} ` +
+          `can send a miner ${most} calls within 60 minutes, but ${allowed}; set it to at least ` +
+          `${Math.ceil(delaySeconds)} (the default is 300), or shorten ${delay.longest}`,
       ];
     return [
       `MINER_CALL_BUDGETS: ${synapse}=${describeBudget(budget)} can send a miner ${most} calls ` +

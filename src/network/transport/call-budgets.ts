@@ -40,7 +40,7 @@ export interface BudgetLeft {
  * of that length, whatever the miner's own windows are), shared by all replicas through
  * Postgres, and surviving restarts. A call is taken before it is sent: miners count a call
  * when it arrives, even one they refuse. Two things would put two of our calls into one of a
- * miner's windows: a call that arrives later than it was counted (a connect may take 10 s) and
+ * miner's windows: a call that arrives later than it was counted (up to its timeout) and
  * replicas whose clocks disagree. So every window is counted MINER_CALL_BUDGET_MARGIN_SECONDS
  * longer than written, and calls are dated by Postgres's clock, the one clock all replicas
  * share. A miner's 403 spends the rest of the budget (`spend`).
