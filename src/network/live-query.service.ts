@@ -174,6 +174,7 @@ export class LiveQueryService {
       .map((miner) => this.client.refusalOf(miner.hotkey, 'OnDemandRequest'))
       .filter((reason) => reason !== undefined);
     const calls = this.metagraph.minerCalls();
+    // The public words: the detail names the metagraph's file or node (system-status').
     if (!calls.allowed) return `No miners available: ${calls.why}`;
     if (refusals.length === 0) return 'No miners available';
     if (refusals.length === serving.length && refusals.every((reason) => reason === 'not_served'))

@@ -39,15 +39,25 @@ export interface HotkeyCheck {
 }
 
 /**
+ * Why something of the network is not usable, said twice: `why` names the kind of problem, in
+ * words any key's holder may read (an answer's error); `detail` adds what it concerns, a file's
+ * path or the node's address, for the log and system-status (master key). API keys are the
+ * service's consumers, not its operators (docs/decisions.md, "Secrets in logs and error bodies").
+ */
+export interface NetworkProblem {
+  why: string;
+  detail: string;
+}
+
+/**
  * Whether the network may call miners now, and if not why (NetworkService.minerCalls): the one
  * gate of every path that calls or lists miners. Closed while the stored metagraph is another
  * source's than the configured one (foreignOrigin): the metagraph's own miners are none then,
  * but the index's holders and the miners table still list that source's, and none of them is
- * called until a read of the configured source succeeds. `why` is what system-status'
- * `components.miners.error` says; an answer that could ask no miner says it after
- * `No miners available: `.
+ * called until a read of the configured source succeeds. An answer that could ask no miner says
+ * `why` after `No miners available: `; system-status' `components.miners.error` says `detail`.
  */
-export type MinerCalls = { allowed: true } | { allowed: false; why: string };
+export type MinerCalls = { allowed: true } | ({ allowed: false } & NetworkProblem);
 
 /**
  * How many miners' indexes are loaded (hold rows: what the statistics' totals sum), how many of

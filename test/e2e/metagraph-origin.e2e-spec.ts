@@ -4,6 +4,7 @@ import { IndexSyncService } from '../../src/network/index-sync/index-sync.servic
 import { NetworkService } from '../../src/network/network.service';
 import { isLocal, recordConnections } from '../support/connections';
 import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
+import { createKey } from '../support/fixtures';
 import { startTestNetwork, TestNetwork } from '../support/network';
 import { systemStatus } from '../support/system-status';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
@@ -28,10 +29,10 @@ describe('A stored metagraph from another source than the configured one', () =>
     network.devnet.miners.flatMap((miner) => network.devnet.calls(miner.uid));
   const minerPorts = () =>
     new Set(network.devnet.miners.map((miner) => Number(new URL(miner.url).port)));
-  const query = (app: TestApp) =>
+  const query = (app: TestApp, key = TEST_MASTER_KEY) =>
     app.http
       .post(ENDPOINT)
-      .set('X-API-Key', TEST_MASTER_KEY)
+      .set('X-API-Key', key)
       .send({ source: 'X', keywords: ['#bitcoin'] })
       .expect(200);
 
@@ -69,16 +70,26 @@ describe('A stored metagraph from another source than the configured one', () =>
         ON_DEMAND_MODE: mode,
       });
       try {
-        const answer = await query(app);
+        // A regular key's holder is told what kind of problem it is, not where the metagraph
+        // came from or which node is configured (system-status, below, has those).
+        const { key } = await createKey(app);
+        const answer = await query(app, key);
         expect(answer.body.status).toBe('error');
         expect(answer.body.data ?? []).toEqual([]);
-        expect(answer.body.meta.error).toMatch(/^No miners available: the stored metagraph/);
+        expect(answer.body.meta.error).toMatch(
+          /^No miners available: the stored metagraph is not from the configured source/,
+        );
         // The index still lists the file's miners as holders of the hour: none is asked.
         const bucket = await app.http
           .get('/api/v1/query_bucket/x')
-          .set('X-API-Key', TEST_MASTER_KEY)
+          .set('X-API-Key', key)
           .expect(200);
         expect(bucket.body.status).toBe('error');
+        for (const body of [answer.body, bucket.body]) {
+          const text = JSON.stringify(body);
+          expect(text).not.toContain(network.devnet.metagraphFile);
+          expect(text).not.toContain(new URL(node).host);
+        }
         await app.app.get(IndexSyncService).runIfDue();
         await app.app.get(NetworkService).settled();
 

@@ -20,6 +20,8 @@ const COUNTS: MinerCounts = {
   addressRefused: 1,
 };
 const READ_AT = new Date('2026-12-01T10:00:00Z');
+/** What an answer tells any key while miners may not be called (MinerCalls' `why`). */
+const PUBLIC_WHY = 'the stored metagraph is not from the configured source';
 const NO_REASON = { failing: 0, addressRefused: 0, deregistered: 0, noAxon: 0 };
 const NOTHING_READ: IndexFreshness = {
   loaded: 0,
@@ -56,7 +58,7 @@ class World {
   hotkey: HotkeyCheck | null = { standing: 'validator' };
   /** The network of the last metagraph the network module read (at start, or since). */
   lastReadNetwork: 'subtensor' | 'file' | 'devnet' | null = null;
-  /** Why the stored metagraph is not in use (another source's), as MetagraphService says. */
+  /** Why the stored metagraph is not in use (another source's): the operator's detail. */
   storedNotInUse: string | undefined = undefined;
   metagraph: () => Promise<MetagraphStatus> = () =>
     Promise.resolve({
@@ -97,7 +99,9 @@ class World {
       },
       lastReadNetwork: () => this.lastReadNetwork,
       minerCalls: () =>
-        this.storedNotInUse ? { allowed: false, why: this.storedNotInUse } : { allowed: true },
+        this.storedNotInUse
+          ? { allowed: false, why: PUBLIC_WHY, detail: this.storedNotInUse }
+          : { allowed: true },
       indexFreshness: () => {
         this.indexReads++;
         return this.index();
@@ -585,11 +589,14 @@ describe(HealthService.name, () => {
             stored: undefined,
             storedNotInUse: why,
           });
-        expect((await world.components()).miners).toMatchObject({
+        const service = world.service();
+        expect((await service.systemStatus()).components.miners).toMatchObject({
           status: 'degraded',
           error: why,
           total: 0,
         });
+        // Health, which any key reads, names neither the file nor the problem.
+        expect(JSON.stringify(await service.health())).not.toMatch(/devnet\.json|stored metagraph/);
         expect((await world.components(METAGRAPH_FILE)).miners).toMatchObject({
           error: `METAGRAPH_FILE could not be read: ENOENT; ${why}`,
         });

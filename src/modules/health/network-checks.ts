@@ -20,9 +20,10 @@ export function minersStatus(network: NetworkService): MinersStatusDto {
   const counts = network.countMiners();
   const hotkey = network.hotkeyCheck();
   const degraded = counts.available === 0 || hotkey?.problem !== undefined;
-  // No hotkey problem while miners may not be called: none are loaded.
+  // No hotkey problem while miners may not be called: none are loaded. The operator's words
+  // (system-status only: health gives any key the counts, never this error).
   const calls = network.minerCalls();
-  const error = calls.allowed ? hotkey?.problem : calls.why;
+  const error = calls.allowed ? hotkey?.problem : calls.detail;
   return {
     ...(error ? { error } : {}),
     status: degraded ? 'degraded' : 'healthy',

@@ -129,10 +129,13 @@ const permitHolders = () => [
 
 const uids = (miners: { uid: number }[]) => miners.map((miner) => miner.uid).sort((a, b) => a - b);
 
-/** Why miners may not be called (MetagraphService.minerCalls), undefined while they may. */
+/**
+ * Why miners may not be called (MetagraphService.minerCalls), in the operator's words,
+ * undefined while they may.
+ */
 function whyNoCalls(service: MetagraphService): string | undefined {
   const calls = service.minerCalls();
-  return calls.allowed ? undefined : calls.why;
+  return calls.allowed ? undefined : calls.detail;
 }
 
 describe(MetagraphService.name, () => {
@@ -489,6 +492,10 @@ describe(MetagraphService.name, () => {
     expect(whyNoCalls(service)).toMatch(
       /stored metagraph \(file, from fake source, block 100\) is not from the configured source \(subtensor wss:\/\/node netuid 13\)/,
     );
+    // What answers tell any key names neither source.
+    expect(service.minerCalls()).toMatchObject({
+      why: expect.not.stringMatching(/fake source|wss:/),
+    });
     const status = await service.status();
     expect(status.stored).toBeUndefined();
     expect(status.storedNotInUse).toBe(whyNoCalls(service));

@@ -80,7 +80,8 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
   /**
    * The source, the chain its connection reached (null without one), the latest attempt to read
    * it (null without a source) and what is stored: nothing while what is stored is another
-   * source's, which `storedNotInUse` says (absent otherwise).
+   * source's, which `storedNotInUse` says in the operator's words, file path or node address
+   * included (absent otherwise): system-status' alone.
    */
   async status(): Promise<{
     source: string | null;
@@ -95,7 +96,7 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
       chain: this.source?.chain ?? null,
       lastAttempt: this.lastAttempt ?? null,
       stored,
-      ...(notInUse ? { storedNotInUse: notInUse } : {}),
+      ...(notInUse ? { storedNotInUse: notInUse.detail } : {}),
     };
   }
 
@@ -106,8 +107,8 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
    * holders, the miners table) asks it first.
    */
   minerCalls(): MinerCalls {
-    const why = this.storedUse.notInUse();
-    return why ? { allowed: false, why } : { allowed: true };
+    const problem = this.storedUse.notInUse();
+    return problem ? { allowed: false, ...problem } : { allowed: true };
   }
 
   /**

@@ -2,6 +2,7 @@ import type { Logger } from '@nestjs/common';
 import { debugEnabled } from '../../common/logging/debug-lines';
 import type { MinerEntity } from '../miner.entity';
 import type { MetagraphNetwork, MinersRepository, StoredMetagraph } from '../miners.repository';
+import type { NetworkProblem } from '../network-status';
 import type { MetagraphSource } from './metagraph-source';
 import { foreignOrigin } from './stored-origin';
 
@@ -18,7 +19,7 @@ export class StoredMetagraphUse {
    * Why the stored metagraph is not in use, as last reloaded: it is another source's than the
    * configured one (foreignOrigin). Undefined while it is in use, or none is stored.
    */
-  private reason: string | undefined;
+  private reason: NetworkProblem | undefined;
 
   constructor(
     private readonly source: MetagraphSource | null,
@@ -27,7 +28,7 @@ export class StoredMetagraphUse {
   ) {}
 
   /** Why the stored metagraph is not in use, as of the last reload; undefined while it is. */
-  notInUse(): string | undefined {
+  notInUse(): NetworkProblem | undefined {
     return this.reason;
   }
 
@@ -44,7 +45,7 @@ export class StoredMetagraphUse {
   /** What is stored, unless it is another source's: then nothing, and why (for status). */
   async current(): Promise<{
     stored: StoredMetagraph | undefined;
-    notInUse: string | undefined;
+    notInUse: NetworkProblem | undefined;
   }> {
     const stored = await this.repository.lastMetagraph();
     const notInUse = this.foreignReason(stored);
@@ -98,14 +99,14 @@ export class StoredMetagraphUse {
   }
 
   /** Without a source there is nothing to compare with: what is stored is used (development). */
-  private foreignReason(stored: StoredMetagraph | undefined): string | undefined {
+  private foreignReason(stored: StoredMetagraph | undefined): NetworkProblem | undefined {
     return stored && this.source ? foreignOrigin(stored, this.source) : undefined;
   }
 
   /** One line when the stored metagraph stops or starts being used, not one per reload. */
-  private noteNotInUse(reason: string | undefined): void {
-    if (reason === this.reason) return;
-    if (reason) this.logger.warn(reason);
+  private noteNotInUse(reason: NetworkProblem | undefined): void {
+    if (reason?.detail === this.reason?.detail) return;
+    if (reason) this.logger.warn(reason.detail);
     else if (this.reason)
       this.logger.log(
         `the stored metagraph is ${this.source?.description}'s now: its miners are used`,

@@ -40,15 +40,22 @@ describe(foreignOrigin.name, () => {
     expect(foreignOrigin(fromNode('wss://node/ws/', 13), node('wss://node', 13))).toBe(undefined);
   });
 
-  it('refuses a file’s metagraph on a node, and a node’s on a file, saying both', () => {
-    expect(foreignOrigin(fromFile('/tmp/devnet.json', 'devnet'), node('wss://node', 13))).toBe(
-      'the stored metagraph (devnet, from file /tmp/devnet.json, block 10) is not from the ' +
+  it('refuses a file’s metagraph on a node, and a node’s on a file, saying both to the operator', () => {
+    expect(foreignOrigin(fromFile('/tmp/devnet.json', 'devnet'), node('wss://node', 13))).toEqual({
+      why:
+        'the stored metagraph is not from the configured source: no miners are used until a ' +
+        'read of that source succeeds',
+      detail:
+        'the stored metagraph (devnet, from file /tmp/devnet.json, block 10) is not from the ' +
         'configured source (subtensor wss://node netuid 13): no miners are used until a read of ' +
         'it succeeds',
-    );
-    expect(foreignOrigin(fromNode('wss://node', 13), file('/data/metagraph.json'))).toMatch(
-      /from subtensor wss:\/\/node netuid 13, .* \(file \/data\/metagraph.json\)/,
-    );
+    });
+    expect(foreignOrigin(fromNode('wss://node', 13), file('/data/metagraph.json'))).toMatchObject({
+      why: expect.not.stringMatching(/wss:|\/data/),
+      detail: expect.stringMatching(
+        /from subtensor wss:\/\/node netuid 13, .* \(file \/data\/metagraph.json\)/,
+      ),
+    });
   });
 
   it('refuses another file, another netuid and another node whose chain is not known yet', () => {

@@ -190,7 +190,7 @@ function setUp(
     {
       minerCalls: () =>
         options.storedNotInUse
-          ? { allowed: false, why: options.storedNotInUse }
+          ? { allowed: false, why: options.storedNotInUse, detail: 'file /tmp/devnet.json' }
           : { allowed: true },
     } as unknown as MetagraphService,
   );
@@ -591,6 +591,7 @@ describe(StoredDataService.name, () => {
     const answer = await service.answer(query());
     expect(calls).toEqual([]);
     expect(answer.items).toEqual([]);
+    // The public words, not the operator's detail.
     expect(answer.error).toBe('No miners available: the stored metagraph is another source’s');
   });
 

@@ -97,7 +97,8 @@ export class StoredDataService {
       indexLoaded,
       unplannedSkipped,
     });
-    // No holder was asked, and not for any of the reasons summarize can tell.
+    // No holder was asked, and not for any of the reasons summarize can tell. The public
+    // words: the detail names the metagraph's file or node (system-status').
     const calls = this.metagraph.minerCalls();
     return !calls.allowed && answer.error !== undefined
       ? { ...answer, error: `No miners available: ${calls.why}` }
