@@ -2,7 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hexToU8a, u8aToString } from '@polkadot/util';
+import { Clock } from '../../src/common/clock/clock';
 import { PublicationWorker } from '../../src/modules/publication/publication-worker.service';
+import { TaskLifecycleService } from '../../src/modules/tasks/task-lifecycle.service';
 import { isLocal, recordConnections } from '../support/connections';
 import { createKey } from '../support/fixtures';
 import { eventually, scrape } from '../support/metrics';
@@ -19,6 +21,7 @@ import { startTestApp, TEST_MASTER_KEY, TestApp, testValidatorHotkey } from '../
 const NETUID = 1;
 const OTHER_VALIDATOR = '5DkMmXtWf16RNdusZGCrJ7ca7ADPgRnZLVWCWbgA7s7sy1AQ';
 const LATE_VALIDATOR = '5F4tQyWrhfGVcNhoqeiNsR6KjD4wMZ2kfhLj4oHYuyHbZAc3';
+const DAY = 86_400_000;
 const OTHER_FILE = JSON.stringify([{ id: 'other', weight: 1, params: { platform: 'x' } }]);
 
 interface PublicationStatus {
@@ -487,6 +490,79 @@ describe('Publishing the vote to the network', () => {
     const status = await publication();
     expect(status).toMatchObject({ state: 'committed' });
     expect(standIns.remote.fileAt(status.commit_sha!, hotkey)).toBe(file);
+  });
+
+  /** The ids and weights of our file at the SHA we committed. */
+  const publishedJobs = (sha: string) =>
+    (JSON.parse(standIns.remote.fileAt(sha, hotkey)!) as { id: string; weight: number }[]).map(
+      (job) => [job.id, job.weight],
+    );
+
+  // A task ends after seven days, and the local aggregate stops weighing it. The published file
+  // kept its job all the same, and the subnet's readers went on weighing it by our stake (an
+  // audit's finding): only the vote's active tasks are published.
+  it('leaves a task that ended out of a vote stored while publication was disabled', async () => {
+    await app.close();
+    const withoutGravity: Record<string, string> = environment();
+    delete withoutGravity.GRAVITY_REPO_URL;
+    app = await startTestApp(withoutGravity);
+    await submit(vote('j').body).expect(200);
+    await app.close();
+    // tao-j's seven days end while the gateway is stopped.
+    await standIns.database.query(
+      `UPDATE scraping_tasks SET expires_at = now() - interval '1 minute' WHERE id = 'tao-j'`,
+    );
+
+    app = await startTestApp(environment());
+    expect(await publication()).toMatchObject({ state: 'pending' });
+    await worker().runOnce();
+    const status = await publication();
+    expect(status.state).toBe('committed');
+    expect(publishedJobs(status.commit_sha!)).toEqual([['btc-j', 0.25]]);
+  });
+
+  it('publishes the vote again without a job once its task ended', async () => {
+    const clock = app.app.get(Clock);
+    const lifecycle = app.app.get(TaskLifecycleService);
+    const { body, file } = vote('i');
+    const [tao, btc] = body.desirabilities;
+    await submit({ desirabilities: [tao] }).expect(200);
+    await worker().runOnce();
+    clock.advance(4 * DAY);
+    // tao-i keeps its task (and its end), btc-i is registered four days later.
+    await submit({ desirabilities: [tao, btc] }).expect(200);
+    await worker().runOnce();
+    const both = await publication();
+    expect(standIns.remote.fileAt(both.commit_sha!, hotkey)).toBe(file);
+
+    clock.advance(4 * DAY);
+    await lifecycle.runOnce();
+    await worker().runOnce();
+    const status = await publication();
+    expect(status.state).toBe('committed');
+    // The stored weight: the file's weights then sum to less than 1, as the subnet allows.
+    expect(publishedJobs(status.commit_sha!)).toEqual([['btc-i', 0.25]]);
+    const onNetwork = await app.http
+      .get(`/api/v1/get_desirabilities?hotkey=${hotkey}`)
+      .set('X-API-Key', validatorKey)
+      .expect(200);
+    expect(onNetwork.headers['x-commitment-sha']).toBe(status.commit_sha);
+    expect(onNetwork.headers['x-vote-published']).toBe('true');
+
+    // Nothing more ended: nothing more is published.
+    const extrinsics = standIns.replay.extrinsics.submitted.length;
+    await lifecycle.runOnce();
+    await worker().runOnce();
+    expect(await publication()).toEqual(status);
+    expect(standIns.replay.extrinsics.submitted).toHaveLength(extrinsics);
+
+    // Every task of the vote ended: the network counts no vote of ours.
+    clock.advance(4 * DAY);
+    await lifecycle.runOnce();
+    await worker().runOnce();
+    const ended = await publication();
+    expect(ended.state).toBe('committed');
+    expect(standIns.remote.fileAt(ended.commit_sha!, hotkey)).toBe('[]');
   });
 
   it('never connects anywhere but loopback', () => {

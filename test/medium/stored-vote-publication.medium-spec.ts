@@ -9,6 +9,7 @@ import { StoredVotePublication } from '../../src/modules/desirability/stored-vot
 import { PublicationRepository } from '../../src/modules/publication/publication.repository';
 import { PublicationService } from '../../src/modules/publication/publication.service';
 import { publishedFile } from '../../src/modules/publication/publication.types';
+import { TaskLifecycleService } from '../../src/modules/tasks/task-lifecycle.service';
 import { TasksRepository } from '../../src/modules/tasks/tasks.repository';
 import { TasksService } from '../../src/modules/tasks/tasks.service';
 import { ValidatorIdentity } from '../../src/network/bittensor/validator-identity';
@@ -67,15 +68,18 @@ describe(StoredVotePublication.name, () => {
     const publication = new PublicationService(
       rows,
       identity,
+      tasks,
       new Clock(),
       new MetricsService(),
       config,
     );
     return {
       publication,
-      stored: new StoredVotePublication(votes, tasks, publication, identity),
+      stored: new StoredVotePublication(votes, tasks, publication, identity, lifecycle),
     };
   };
+  /** The lifecycle passes are this spec's to run (dropEndedTasks). */
+  const lifecycle = { onEachPass: () => undefined } as unknown as TaskLifecycleService;
   const newHotkey = () => `5${randomUUID().replaceAll('-', '')}`;
   const storeVote = (hotkey: string, jobs: JobView[]) =>
     medium.dataSource.transaction((manager) => votes.saveVote(hotkey, [], jobs, VOTED, manager));
@@ -140,6 +144,51 @@ describe(StoredVotePublication.name, () => {
     await storeVote(hotkey, NEW_VOTE);
     expect(await replica(hotkey, false).stored.queue()).toBe(false);
     expect(await rows.find(hotkey)).toBeUndefined();
+  });
+
+  it('queues the vote again without a task that ended, once whichever replicas look', async () => {
+    const hotkey = newHotkey();
+    const [tao, btc] = [job(`${hotkey}-tao`, '#tao', 0.75), job(`${hotkey}-btc`, '#btc', 0.25)];
+    await tasks.registering((manager) =>
+      tasks.register(
+        hotkey,
+        [tao, btc].map(({ id, params }) => ({
+          id,
+          platform: 'x' as const,
+          label: params.label,
+          keyword: null,
+          postStart: null,
+          postEnd: null,
+        })),
+        10,
+        manager,
+      ),
+    );
+    await storeVote(hotkey, [tao, btc]);
+    await queueThroughSubmission(hotkey, [tao, btc]);
+    const [first, second] = [replica(hotkey), replica(hotkey)];
+    expect(await first.stored.dropEndedTasks()).toBe(false);
+
+    // Its seven days over, not yet compiled: ended all the same, as the aggregate has it.
+    await medium.dataSource.query(
+      `UPDATE scraping_tasks SET expires_at = now() - interval '1 minute' WHERE id = $1`,
+      [tao.id],
+    );
+    const queued = await Promise.all([
+      first.stored.dropEndedTasks(),
+      second.stored.dropEndedTasks(),
+    ]);
+
+    expect(queued.sort()).toEqual([false, true]);
+    expect(await rows.find(hotkey)).toMatchObject({
+      state: 'pending',
+      version: 2,
+      content: publishedFile([btc]),
+      task_ids: [btc.id],
+      voted_at: VOTED,
+    });
+    expect(await first.stored.dropEndedTasks()).toBe(false);
+    expect(await replica(hotkey, false).stored.dropEndedTasks()).toBe(false);
   });
 
   /** The vote queued through its submission to `target`, then failed there an hour's wait. */

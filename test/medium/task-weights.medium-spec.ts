@@ -37,14 +37,15 @@ describe('task weights across the votes of hotkeys sharing a database', () => {
     } as unknown as AppConfig;
     const identity = { hotkey } as ValidatorIdentity;
     const clock = new Clock();
+    const tasks = new TasksService(tasksRepository, clock, config);
     const publication = new PublicationService(
       new PublicationRepository(medium.dataSource),
       identity,
+      tasks,
       clock,
       new MetricsService(),
       config,
     );
-    const tasks = new TasksService(tasksRepository, clock, config);
     return new DesirabilityService(
       new DesirabilityRepository(medium.dataSource),
       tasks,

@@ -11,7 +11,7 @@ import { canonicalAddress } from '../../network/bittensor/keypair';
 import { ValidatorIdentity } from '../../network/bittensor/validator-identity';
 import { NetworkService } from '../../network/network.service';
 import { PublicationService } from '../publication/publication.service';
-import { publishableJobs, publishedFileProblem } from '../publication/publication.types';
+import { publishedFileProblem } from '../publication/publication.types';
 import { TasksService } from '../tasks/tasks.service';
 import {
   LegacyLabel,
@@ -262,8 +262,9 @@ export class DesirabilityService {
       'X-Commitment-Block': String(submission.block),
     };
     if (hotkey === this.identity.hotkey) {
-      // Only the jobs a vote publishes are on the network (publishableJobs).
-      const local = publishableJobs((await this.repository.findJobs(hotkey)) ?? []).published;
+      // Only the jobs a vote publishes now are on the network (publishedJobs).
+      const stored = (await this.repository.findJobs(hotkey)) ?? [];
+      const local = (await this.publication.publishedJobs(stored)).published;
       headers['X-Vote-Published'] = String(sameVote(local, submission.vote.jobs));
     }
     return { items: submission.submitted, total: jobCount(submission.submitted), headers };

@@ -1,17 +1,20 @@
-import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
 import { ValidatorIdentity } from '../../network/bittensor/validator-identity';
 import { PublicationService } from '../publication/publication.service';
+import { TaskLifecycleService } from '../tasks/task-lifecycle.service';
 import { TasksService } from '../tasks/tasks.service';
 import { DesirabilityRepository } from './desirability.repository';
 
 /**
- * At start with publication enabled, queues the stored vote when its publication row does not
- * hold it: a vote stored while publication was disabled queued nothing, and would otherwise
- * reach the network only with the client's next vote. And a publication made for another
- * target (repository, branch or netuid) starts afresh for this one.
+ * Keeps the publication holding what the stored vote publishes now. At start with publication
+ * enabled, queues the stored vote when its publication row does not hold it: a vote stored
+ * while publication was disabled queued nothing, and would otherwise reach the network only
+ * with the client's next vote. And a publication made for another target (repository, branch
+ * or netuid) starts afresh for this one. After each lifecycle pass, queues the vote again when
+ * a task it publishes has ended: its file leaves ended tasks out (PublicationService.publishedJobs).
  */
 @Injectable()
-export class StoredVotePublication implements OnApplicationBootstrap {
+export class StoredVotePublication implements OnModuleInit, OnApplicationBootstrap {
   private readonly logger = new Logger(StoredVotePublication.name);
 
   constructor(
@@ -19,7 +22,21 @@ export class StoredVotePublication implements OnApplicationBootstrap {
     private readonly tasks: TasksService,
     private readonly publication: PublicationService,
     private readonly identity: ValidatorIdentity,
+    private readonly lifecycle: TaskLifecycleService,
   ) {}
+
+  onModuleInit(): void {
+    // The next pass looks again.
+    this.lifecycle.onEachPass(() =>
+      this.dropEndedTasks().then(
+        () => undefined,
+        (error: Error) =>
+          this.logger.warn(
+            `the vote could not be queued for publication without its ended tasks: ${error.message}`,
+          ),
+      ),
+    );
+  }
 
   async onApplicationBootstrap(): Promise<void> {
     if (!this.publication.enabled) return;
@@ -53,8 +70,32 @@ export class StoredVotePublication implements OnApplicationBootstrap {
       );
     if (queued)
       this.logger.log(
-        `the vote of ${hotkey} stored here (or its withdrawal) was not queued for publication, ` +
-          'as it was made while publication was disabled: queued now',
+        `the vote of ${hotkey} stored here (or its withdrawal) was not queued for publication ` +
+          'as it publishes now (made while publication was disabled, or a task of it ended ' +
+          'meanwhile): queued now',
+      );
+    return queued;
+  }
+
+  /**
+   * Queues the stored vote again when the publication names a task that has ended: the file
+   * published is then the vote's jobs whose tasks are still active. Under the registration lock,
+   * as a vote is stored, so a vote submitted meanwhile comes before or after, and replicas
+   * doing it together queue it once. True when queued.
+   */
+  async dropEndedTasks(): Promise<boolean> {
+    const hotkey = this.identity.hotkey;
+    if (!(await this.publication.namesEndedTask(hotkey))) return false;
+    const queued = await this.tasks.registering(async (manager) =>
+      this.publication.enqueueUnpublished(
+        hotkey,
+        await this.repository.findVote(hotkey, manager),
+        manager,
+      ),
+    );
+    if (queued)
+      this.logger.log(
+        `a task of the vote of ${hotkey} ended: the vote is queued for publication without it`,
       );
     return queued;
   }

@@ -5,6 +5,7 @@ import { MetricsService } from '../../common/metrics/metrics.service';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { ValidatorIdentity } from '../../network/bittensor/validator-identity';
+import { TasksService } from '../tasks/tasks.service';
 import { PublicationStatusDto } from './dto/publication-status.dto';
 import { PublicationRepository } from './publication.repository';
 import {
@@ -12,6 +13,7 @@ import {
   PUBLICATION_STATES,
   PublicationRow,
   PublicationState,
+  PublishableJob,
   PublishedJob,
   publishableJobs,
   publishedFile,
@@ -39,6 +41,7 @@ export class PublicationService implements OnModuleInit {
   constructor(
     private readonly repository: PublicationRepository,
     private readonly identity: ValidatorIdentity,
+    private readonly tasks: TasksService,
     private readonly clock: Clock,
     private readonly metrics: MetricsService,
     @InjectConfig() private readonly config: AppConfig,
@@ -78,7 +81,7 @@ export class PublicationService implements OnModuleInit {
   /**
    * Queues the vote (normalized jobs; none withdraws it), made at `votedAt` (now), for publication
    * inside the caller's transaction, replacing any vote not yet published: its jobs with a label
-   * (publishableJobs).
+   * whose tasks have not ended (publishedJobs).
    * Answers what the caller is told, with the ids of the jobs left out of the published file.
    */
   async enqueue(
@@ -88,7 +91,37 @@ export class PublicationService implements OnModuleInit {
     votedAt?: Date,
   ): Promise<QueuedVote> {
     if (!this.enabled) return { state: 'disabled', keptLocal: [] };
+    const { published, keptLocal } = await this.publishedJobs(jobs, manager);
+    await this.queue(hotkey, published, votedAt, manager);
+    return { state: 'pending', keptLocal };
+  }
+
+  /**
+   * The jobs of a vote its published file holds, and the ids of those kept local (keyword-only,
+   * publishableJobs). A job whose task has ended is in neither: the subnet's readers weigh every
+   * job of the file by our stake, and would go on steering miners to a task that collects
+   * nothing here and weighs 0 in the local aggregate (an audit's finding). The other jobs keep
+   * their stored weights, which then sum to less than 1, as with keyword-only jobs left out.
+   * Inside the caller's transaction, if given.
+   */
+  async publishedJobs<J extends PublishableJob>(
+    jobs: readonly J[],
+    manager?: EntityManager,
+  ): Promise<{ published: J[]; keptLocal: string[] }> {
     const { published, keptLocal } = publishableJobs(jobs);
+    const ended = await this.tasks.endedTaskIds(
+      published.map((job) => job.id),
+      manager,
+    );
+    return { published: published.filter((job) => !ended.has(job.id)), keptLocal };
+  }
+
+  private async queue(
+    hotkey: string,
+    published: readonly PublishedJob[],
+    votedAt: Date | undefined,
+    manager: EntityManager,
+  ): Promise<void> {
     const now = this.clock.now();
     await this.repository.enqueue(
       hotkey,
@@ -99,7 +132,6 @@ export class PublicationService implements OnModuleInit {
       this.target(),
       manager,
     );
-    return { state: 'pending', keptLocal };
   }
 
   /**
@@ -135,8 +167,10 @@ export class PublicationService implements OnModuleInit {
   /**
    * Queues the stored vote (undefined: none, or withdrawn) unless the publication row holds its
    * file already, inside the caller's transaction, under the registration lock every vote is
-   * stored under. Only a vote stored while publication was disabled is missing there: no row,
-   * or the row of an older vote (a withdrawal: a row still holding a vote). True when queued.
+   * stored under. The file is built as now (publishedJobs), so the row misses it when the vote
+   * was stored while publication was disabled (no row, or the row of an older vote; a
+   * withdrawal: a row still holding a vote), or when a task of the vote has ended since it was
+   * queued. True when queued.
    */
   async enqueueUnpublished(
     hotkey: string,
@@ -145,10 +179,22 @@ export class PublicationService implements OnModuleInit {
   ): Promise<boolean> {
     if (!this.enabled) return false;
     const row = await this.repository.find(hotkey, manager);
-    const file = publishedFile(publishableJobs(vote?.jobs ?? []).published);
-    if (row ? row.content === file : vote === undefined) return false;
-    await this.enqueue(hotkey, vote?.jobs ?? [], manager, vote?.votedAt);
+    const { published } = await this.publishedJobs(vote?.jobs ?? [], manager);
+    if (row ? row.content === publishedFile(published) : vote === undefined) return false;
+    await this.queue(hotkey, published, vote?.votedAt, manager);
     return true;
+  }
+
+  /**
+   * Whether the vote queued or published names a task that has ended since: the stored vote is
+   * then queued again without it (StoredVotePublication, after each lifecycle pass). A look
+   * without the registration lock, so that a pass takes it only when there is something to do;
+   * enqueueUnpublished decides under it.
+   */
+  async namesEndedTask(hotkey: string): Promise<boolean> {
+    if (!this.enabled) return false;
+    const row = await this.repository.find(hotkey);
+    return row !== undefined && (await this.tasks.endedTaskIds(row.task_ids)).size > 0;
   }
 
   /** A sentence for the caller of set_desirabilities about where the vote goes. */

@@ -41,6 +41,8 @@ export class TaskLifecycleService
   private readonly collector: TaskCollector;
   private readonly compiler: TaskCompiler;
   private readonly pruner: TaskPruner;
+  /** What looks at each pass whether a task it depends on has ended (onEachPass). */
+  private readonly passListeners: (() => Promise<void>)[] = [];
 
   constructor(
     repository: TaskLifecycleRepository,
@@ -78,12 +80,24 @@ export class TaskLifecycleService
   }
 
   /**
-   * One pass: collect what is due, then compile what expired (also used by tests), then delete
-   * the stored items of tasks completed before compiles did, then remove the partial files
-   * crashed writers left (compiles', and downloads' Parquet rewrites').
+   * Runs `listener` at each pass, before its compiles: tasks end as their seven days run out,
+   * and what depends on a task's end (the published vote: StoredVotePublication) looks then.
+   * Here, not in those modules' own timers: the pass runs on one replica at a time. A listener
+   * says its own failures; it cannot fail the pass.
+   */
+  onEachPass(listener: () => Promise<void>): void {
+    this.passListeners.push(listener);
+  }
+
+  /**
+   * One pass: collect what is due, then tell the pass's listeners (onEachPass), then compile
+   * what expired (also used by tests), then delete the stored items of tasks completed before
+   * compiles did, then remove the partial files crashed writers left (compiles', and downloads'
+   * Parquet rewrites').
    */
   async runOnce(): Promise<{ collected: number; compiled: number }> {
     const collected = await this.collectDue();
+    for (const listener of this.passListeners) await listener();
     const compiled = await this.compileExpired();
     await this.pruneCompletedItems();
     // On the real clock: file times are the file system's, not the service's clock.

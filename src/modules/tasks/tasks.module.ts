@@ -22,6 +22,6 @@ import { TasksService } from './tasks.service';
     DatasetParquetService,
     TaskMetrics,
   ],
-  exports: [TasksService],
+  exports: [TasksService, TaskLifecycleService],
 })
 export class TasksModule {}

@@ -160,6 +160,20 @@ export class TasksRepository {
     );
   }
 
+  /** Which of these tasks have ended at `now` (no longer active, or expired and not yet claimed). */
+  async endedAmong(
+    ids: readonly string[],
+    now: Date,
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<string[]> {
+    const rows = await manager.query<{ id: string }[]>(
+      `SELECT id FROM scraping_tasks
+       WHERE id = ANY($1::varchar[]) AND NOT (state = 'active' AND expires_at > $2)`,
+      [ids, now.toISOString()],
+    );
+    return rows.map((row) => row.id);
+  }
+
   /**
    * Sets these tasks' weights (TasksService.setWeights), active tasks only: an ended task is
    * collected no more, and its row is the compiler's. A weight already right is not written.

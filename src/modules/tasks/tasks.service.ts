@@ -168,6 +168,15 @@ export class TasksService {
     return new Set((await this.repository.activeIds(this.clock.now())).map((row) => row.id));
   }
 
+  /**
+   * Which of these tasks have ended now (inside the caller's transaction, if given): what a
+   * published vote leaves out, as the aggregate does (activeTaskIds).
+   */
+  async endedTaskIds(ids: readonly string[], manager?: EntityManager): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    return new Set(await this.repository.endedAmong(ids, this.clock.now(), manager));
+  }
+
   /** One page of the tasks the filter selects, and how many it selects in all. */
   async list(
     filter: TaskListFilter,
