@@ -231,10 +231,30 @@ describe('Publishing the vote to the network', () => {
     ).toBe(1);
   });
 
-  it('commits the remote head without an empty commit when the file is unchanged', async () => {
+  // Our commitment's file is the vote already: a commitment of the branch's head, which holds
+  // the same file under another SHA once another validator pushed, paid a fee and a commitment's
+  // space for nothing (an audit's finding).
+  it('commits nothing again for an identical vote sent again', async () => {
     const before = ourCommits();
+    const committed = await publication();
+    const extrinsics = standIns.replay.extrinsics.submitted.length;
     await submit(vote('a').body).expect(200);
-    const head = standIns.remote.pushAs(LATE_VALIDATOR, '[]');
+    standIns.remote.pushAs(LATE_VALIDATOR, '[]');
+    await worker().runOnce();
+    expect(await publication()).toMatchObject({
+      state: 'committed',
+      commit_sha: committed.commit_sha,
+      block_number: committed.block_number,
+    });
+    expect(ourCommits()).toEqual(before);
+    expect(standIns.replay.extrinsics.submitted).toHaveLength(extrinsics);
+  });
+
+  it('commits the remote head without an empty commit when the file is unchanged', async () => {
+    // Our file as the vote publishes it, pushed by another hand (a replica whose commitment failed).
+    const head = standIns.remote.pushAs(hotkey, vote('a2').file);
+    const before = ourCommits();
+    await submit(vote('a2').body).expect(200);
     await worker().runOnce();
     const status = await publication();
     expect(status).toMatchObject({ state: 'committed', commit_sha: head });

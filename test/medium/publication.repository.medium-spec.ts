@@ -95,7 +95,12 @@ describe(PublicationRepository.name, () => {
     const again = await claim(hotkey, 'a', at(30));
     await repository.recordPushed(again, SHA, at(31));
     await medium.dataSource.transaction((manager) =>
-      repository.recordCommitted(again, { blockNumber: 7, blockHash: null }, at(32), manager),
+      repository.recordCommitted(
+        again,
+        { sha: SHA, blockNumber: 7, blockHash: null },
+        at(32),
+        manager,
+      ),
     );
     expect(await repository.find(hotkey)).toMatchObject({ state: 'committed', claimed_by: null });
     expect(await repository.claim(hotkey, 'a', at(3600), at(3660))).toBeUndefined();

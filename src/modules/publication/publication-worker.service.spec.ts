@@ -31,6 +31,8 @@ function workerWith(
     commitmentWindow?: () => Promise<CommitmentWindow | undefined>;
     /** When the chain would refuse a commitment now (by default it would take one). */
     windowAhead?: () => Promise<(CommitmentWindow & { rule: 'space' | 'rate' }) | undefined>;
+    /** Our file at a commit (GravityRepository.preferencesAt). */
+    preferencesAt?: () => Promise<unknown>;
     /** PUBLICATION_RETRY_MS (12 s unless said). */
     retryMs?: number;
   } = {},
@@ -85,7 +87,11 @@ function workerWith(
     { now: () => NOW } as never,
     commitments as never,
     { hotkey: HOTKEY, keypair: {} } as never,
-    { publish: fakes.publish ?? (() => Promise.resolve({ sha: SHA, pushed: true })) } as never,
+    {
+      publish: fakes.publish ?? (() => Promise.resolve({ sha: SHA, pushed: true })),
+      // Our file at the commitment on chain: by default not the vote's.
+      preferencesAt: fakes.preferencesAt ?? (() => Promise.resolve({ kind: 'no-commit' })),
+    } as never,
     config as never,
   );
   const log = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
@@ -306,6 +312,56 @@ describe(PublicationWorker.name, () => {
     await worker.runOnce();
     expect(tasks.registering).toHaveBeenCalledTimes(1);
     expect(held).toEqual([true, true]);
+  });
+
+  // The vote sent again unchanged: its push found the file on the head another validator moved,
+  // another SHA than ours on chain, whose file is the vote all the same (an audit's finding).
+  it('submits nothing when our commitment on chain holds the same file under another SHA', async () => {
+    const EARLIER = 'da39a3ee5e6b4b0d3255bfef95601890afd80709';
+    const commit = jest.fn(() => Promise.reject(new Error('submitted')));
+    const preferencesAt = jest.fn(() => Promise.resolve({ kind: 'file', text: '[]' }));
+    const { worker, repository, tasks } = workerWith(
+      { content: '[]', task_ids: [] },
+      { onChain: EARLIER, commit, preferencesAt },
+    );
+    await worker.runOnce();
+    expect(commit).not.toHaveBeenCalled();
+    expect(preferencesAt).toHaveBeenCalledWith(HOTKEY, EARLIER, 0);
+    const committed = { sha: EARLIER, blockNumber: 120, blockHash: null };
+    expect(repository.recordCommitted).toHaveBeenCalledWith(
+      expect.objectContaining({ version: 3 }),
+      committed,
+      NOW,
+      {},
+    );
+    expect(tasks.recordNetworkRegistration).toHaveBeenCalledWith(
+      [],
+      { block: 120, at: NOW, commitSha: EARLIER },
+      {},
+    );
+  });
+
+  it('submits the commitment when our file on chain is another, or cannot be read there', async () => {
+    for (const file of [
+      () => Promise.resolve({ kind: 'file', text: '["another"]' }),
+      () => Promise.resolve({ kind: 'no-commit' }),
+      () => Promise.reject(new Error('git failed')),
+    ]) {
+      const commit = jest.fn(() => Promise.resolve({ blockNumber: 121, blockHash: '0xab' }));
+      const { worker, repository } = workerWith(
+        { content: '[]', task_ids: [] },
+        { onChain: 'da39a3ee5e6b4b0d3255bfef95601890afd80709', commit, preferencesAt: file },
+      );
+      await worker.runOnce();
+      expect(commit).toHaveBeenCalledWith(SHA);
+      expect(repository.recordCommitted).toHaveBeenCalledWith(
+        expect.anything(),
+        { sha: SHA, blockNumber: 121, blockHash: '0xab' },
+        NOW,
+        {},
+      );
+      jest.restoreAllMocks();
+    }
   });
 
   // A claim kept after a lost commit record would hold the newer vote back for a whole lease.

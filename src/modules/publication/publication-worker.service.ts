@@ -28,6 +28,9 @@ import { PublicationService } from './publication.service';
 import { Claim, lostClaim, PublicationRow } from './publication.types';
 import { retryDelay } from '../../common/retry-delay';
 
+/** Our commitment on chain of the vote: the SHA committed (the push's, or one holding the same file). */
+type Committed = Inclusion & { sha: string };
+
 /**
  * Past the block the chain takes commitments again from: the head read was made up to a block
  * after it was produced, and a block may come late; early costs another refused commitment.
@@ -149,19 +152,19 @@ export class PublicationWorker
       }
       step = 'commit';
       this.metrics.recordPublicationAttempt('commit');
-      const inclusion = await this.commitment(sha);
+      const onChain = await this.commitment(sha, row.content);
       const now = this.clock.now();
       // Under the registration lock, which a submission takes first: both write the vote's
       // publication row and its tasks, in the opposite order, and deadlocked (an audit's finding).
       const committed = await this.tasks.registering(async (manager) => {
-        if (!(await this.repository.recordCommitted(claim, inclusion, now, manager))) return false;
-        const registration = { block: inclusion.blockNumber, at: now, commitSha: sha };
+        if (!(await this.repository.recordCommitted(claim, onChain, now, manager))) return false;
+        const registration = { block: onChain.blockNumber, at: now, commitSha: onChain.sha };
         await this.tasks.recordNetworkRegistration(row.task_ids, registration, manager);
         return true;
       });
       if (!committed) return this.lost(claim);
       this.logger.log(
-        `vote ${row.version} committed on chain in block ${inclusion.blockNumber}: ${sha}`,
+        `vote ${row.version} committed on chain in block ${onChain.blockNumber}: ${onChain.sha}`,
       );
     } catch (error) {
       await this.retryLater(row, claim, step, failures, error as Error);
@@ -175,9 +178,12 @@ export class PublicationWorker
    * as one. A vote replacing one that waited out the window was submitted at once and paid
    * another refusal, and so did each vote after it until the window opened (a review's finding).
    */
-  private async commitment(sha: string): Promise<Inclusion> {
+  private async commitment(sha: string, content: string): Promise<Committed> {
     // Read together: one wait on the node, as the lease counts it (config/publication-timeouts.ts).
-    const [onChain, ahead] = await Promise.all([this.alreadyCommitted(sha), this.windowAhead()]);
+    const [onChain, ahead] = await Promise.all([
+      this.alreadyCommitted(sha, content),
+      this.windowAhead(),
+    ]);
     if (onChain) return onChain;
     if (ahead)
       throw new CommitmentRateLimitedError(
@@ -186,7 +192,7 @@ export class PublicationWorker
         undefined,
         ahead,
       );
-    return this.commitments.commit(sha);
+    return { ...(await this.commitments.commit(sha)), sha };
   }
 
   /** When the chain would refuse our commitment now, the window; undefined when it cannot say. */
@@ -202,15 +208,38 @@ export class PublicationWorker
   }
 
   /**
-   * Our CommitmentOf when it already names `sha`: the commitment was submitted (and included)
-   * before a restart cut the worker off from recording it, or the vote's file is unchanged
-   * since an earlier commitment. Then there is nothing to submit.
+   * Our CommitmentOf when the network has the vote already: it names `sha` (the commitment was
+   * submitted, and included, before a restart cut the worker off from recording it), or a commit
+   * whose file of ours is `content` (the vote sent again unchanged: its push found the file on
+   * the branch's head, which differs from our commitment once another validator pushed). Then
+   * nothing is submitted: a commitment pays a fee and uses the epoch's commitment space
+   * (an audit's finding). Recorded under the SHA on chain.
    */
-  private async alreadyCommitted(sha: string): Promise<Inclusion | undefined> {
+  private async alreadyCommitted(sha: string, content: string): Promise<Committed | undefined> {
     const current = await this.commitments.of(this.hotkey);
-    if (current?.sha !== sha) return undefined;
-    this.logger.log(`commitment of ${sha} already on chain (block ${current.block}): recorded`);
-    return { blockNumber: current.block, blockHash: null };
+    if (current?.sha === undefined) return undefined;
+    if (current.sha !== sha && !(await this.holdsVote(current.sha, content))) return undefined;
+    this.logger.log(
+      `commitment of ${current.sha} already on chain (block ${current.block}), its file the vote: recorded`,
+    );
+    return { blockNumber: current.block, blockHash: null, sha: current.sha };
+  }
+
+  /**
+   * Whether our file at commit `sha` is `content`, read from the clone as the push left it, never
+   * fetched (the lease counts no second fetch): a commit not there, or not a commit, is taken for
+   * another file, and the vote is committed as before.
+   */
+  private async holdsVote(sha: string, content: string): Promise<boolean> {
+    try {
+      const file = await this.gravity!.preferencesAt(this.hotkey, sha, 0);
+      return file.kind === 'file' && file.text === content;
+    } catch (error) {
+      this.logger.warn(
+        `could not read our file at the commitment on chain (${sha}), committing: ${(error as Error).message}`,
+      );
+      return false;
+    }
   }
 
   private async retryLater(

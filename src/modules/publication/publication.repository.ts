@@ -116,18 +116,21 @@ export class PublicationRepository {
     );
   }
 
-  /** The claimed version is on chain: done, claim released. */
+  /**
+   * The claimed version is on chain, committed as `sha` (the pushed SHA, or an earlier commit
+   * holding the same file, already our commitment): done, claim released.
+   */
   async recordCommitted(
     claim: Claim,
-    inclusion: { blockNumber: number; blockHash: string | null },
+    onChain: { sha: string; blockNumber: number; blockHash: string | null },
     now: Date,
     manager: EntityManager,
   ): Promise<boolean> {
     return this.update(
       claim,
-      `state = 'committed', block_number = $4, block_hash = $5, committed_at = $6, attempts = 0,
-       last_error = NULL, claimed_by = NULL, claimed_until = NULL, updated_at = $6`,
-      [inclusion.blockNumber, inclusion.blockHash, now.toISOString()],
+      `state = 'committed', commit_sha = $7, block_number = $4, block_hash = $5, committed_at = $6,
+       attempts = 0, last_error = NULL, claimed_by = NULL, claimed_until = NULL, updated_at = $6`,
+      [onChain.blockNumber, onChain.blockHash, now.toISOString(), onChain.sha],
       manager,
     );
   }
