@@ -46,7 +46,10 @@ describe('Two compiles of one task', () => {
   const replica = () => {
     const repository = new TaskLifecycleRepository(database);
     const clock = { now: () => now } as Clock;
-    const config = { dataDir, tasks: { tickMs: 60_000, maxCompileAttempts: 3 } } as AppConfig;
+    const config = {
+      dataDir,
+      tasks: { tickMs: 60_000, maxCompileAttempts: 3, collectIntervalMs: 3_600_000 },
+    } as AppConfig;
     const service = new TaskLifecycleService(
       repository,
       {} as NetworkService,
@@ -58,11 +61,11 @@ describe('Two compiles of one task', () => {
     return { repository, service };
   };
 
-  /** An expired Reddit task with ITEMS stored items. */
+  /** An expired Reddit task with ITEMS stored items, collected up to its expiry. */
   const expiredTask = async (id: string) => {
     await database.query(
-      `INSERT INTO scraping_tasks (id, platform, label, state, registered_by, registered_at, expires_at)
-       VALUES ($1, 'reddit', 'r/bitcoin', 'active', '5Hotkey', $2::timestamptz - interval '7 days', $2)`,
+      `INSERT INTO scraping_tasks (id, platform, label, state, registered_by, registered_at, expires_at, collect_head)
+       VALUES ($1, 'reddit', 'r/bitcoin', 'active', '5Hotkey', $2::timestamptz - interval '7 days', $2, $2)`,
       [id, new Date(T0).toISOString()],
     );
     for (let n = 0; n < ITEMS; n++) {
@@ -135,7 +138,7 @@ describe('Two compiles of one task', () => {
     const a = replica();
     const b = replica();
     // Both passes claim the same list; A's compiles first.
-    const snapshot: TaskRow[] = await b.repository.claimExpired(now, 3_600_000);
+    const snapshot: TaskRow[] = await b.repository.claimExpired(now, 3_600_000, 3_600_000);
     expect(snapshot.map((task) => task.id)).toEqual(['after']);
     const completedAt = now;
     expect(await a.service.compileExpired()).toBe(1);

@@ -26,11 +26,14 @@ describe('TaskLifecycleRepository compiling', () => {
   let database: DataSource;
   let repository: TaskLifecycleRepository;
 
-  /** A task in `state`, registered seven days before T0. */
+  /**
+   * A task in `state`, registered seven days before T0 and collected up to then: no final
+   * collection is awaited (task-final-collection.medium-spec.ts).
+   */
   const insert = (id: string, state: string) =>
     database.query(
-      `INSERT INTO scraping_tasks (id, platform, label, state, registered_by, registered_at, expires_at)
-       VALUES ($1, 'x', '#ai', $2, '5Hotkey', $3::timestamptz - interval '7 days', $3)`,
+      `INSERT INTO scraping_tasks (id, platform, label, state, registered_by, registered_at, expires_at, collect_head)
+       VALUES ($1, 'x', '#ai', $2, '5Hotkey', $3::timestamptz - interval '7 days', $3, $3)`,
       [id, state, at(0).toISOString()],
     );
   const task = async (id: string) =>
@@ -50,7 +53,7 @@ describe('TaskLifecycleRepository compiling', () => {
   // Its seven days end at expires_at: no longer collected then (expires_at > now), so compiled.
   it('claims a task for compiling the instant its seven days end', async () => {
     await insert('expires-now', 'active');
-    const claimed = await repository.claimExpired(at(0), HOUR);
+    const claimed = await repository.claimExpired(at(0), HOUR, HOUR);
     expect(claimed.map((row) => row.id)).toContain('expires-now');
     expect(await task('expires-now')).toMatchObject({ state: 'compiling' });
   });
@@ -122,7 +125,9 @@ describe('TaskLifecycleRepository compiling', () => {
   it('tries a failed compile again only after an hour, then two, so that three attempts span three hours', async () => {
     await insert('backs-off', 'compiling');
     const claimed = async (minutes: number) =>
-      (await repository.claimExpired(at(minutes), HOUR)).some((row) => row.id === 'backs-off');
+      (await repository.claimExpired(at(minutes), HOUR, HOUR)).some(
+        (row) => row.id === 'backs-off',
+      );
     expect(await claimed(0)).toBe(true);
 
     await repository.recordCompileFailure('backs-off', 'ENOSPC: no space left on device', 3, at(0));

@@ -2,6 +2,7 @@ import {
   afterPage,
   CollectionPage,
   CollectionProgress,
+  finalPage,
   nextPage,
   NO_PROGRESS,
   progressWithin,
@@ -155,5 +156,28 @@ describe('collection paging', () => {
       start: at(48),
       end: at(49),
     });
+  });
+
+  // The last hour before expiry was never asked for: collections stopped at expiry.
+  it('asks, once expired, what is new up to expiry, whatever paging back was under way', () => {
+    const paging = { head: at(20), cursor: at(5), floor: at(0), backNext: true };
+    expect(finalPage({ ...openWindow, expires_at: at(21) }, paging)).toEqual({
+      kind: 'newest',
+      start: at(20),
+      end: at(21),
+    });
+    // Never collected: the whole window, to expiry.
+    expect(finalPage({ ...openWindow, expires_at: at(21) }, NO_PROGRESS)).toEqual({
+      kind: 'newest',
+      start: at(0),
+      end: at(21),
+    });
+    // A window that ended before expiry, collected to its end, or begun after expiry: nothing.
+    expect(finalPage({ ...pastWindow, expires_at: at(21) }, { ...paging, head: at(10) })).toBe(
+      null,
+    );
+    expect(finalPage({ post_start: at(30), post_end: null, expires_at: at(21) }, NO_PROGRESS)).toBe(
+      null,
+    );
   });
 });

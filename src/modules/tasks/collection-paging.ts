@@ -77,6 +77,22 @@ export function nextPage(
 }
 
 /**
+ * The page of a task's final collection, once it expired: what is new since the last
+ * newest-first page up to the window's end at expiry (none after it: the task's posts end
+ * there), whatever paging back was under way; null when nothing is left to ask. The compile
+ * waits for it (TaskLifecycleRepository.claimExpired), so the dataset has the task's last hour.
+ */
+export function finalPage(
+  task: TaskWindow & { expires_at: Date },
+  progress: CollectionProgress,
+): CollectionPage | null {
+  const end = windowEnd(task, task.expires_at);
+  if (task.post_start && task.post_start > end) return null;
+  if (progress.head && progress.head >= end) return null;
+  return { kind: 'newest', start: latest(progress.head, task.post_start), end };
+}
+
+/**
  * The progress with nothing before the window's start: a range being paged back whose end lies
  * before it (left by a release that paged there) is done, and one reaching before it starts
  * at it.

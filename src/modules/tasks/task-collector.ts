@@ -5,14 +5,21 @@ import { parseIsoDate } from '../../common/validation/iso-date';
 import { AppConfig } from '../../config/app-config';
 import { NetworkService } from '../../network/network.service';
 import { NetworkQueryResult } from '../../network/query-result';
-import { afterPage, CollectionProgress, nextPage, progressWithin } from './collection-paging';
+import {
+  afterPage,
+  CollectionProgress,
+  finalPage,
+  nextPage,
+  progressWithin,
+} from './collection-paging';
 import { TaskRow } from './task.types';
 import { TaskLifecycleRepository } from './task-lifecycle.repository';
 
 /**
  * A task's collections while it is `active`: every TASK_COLLECT_INTERVAL, the matching data
  * asked of the miners through the network's on-demand machinery (same checks, dedupe by uri), one
- * page of its post window at a time (collection-paging.ts). Run by TaskLifecycleService's pass.
+ * page of its post window at a time (collection-paging.ts); then, once expired, one final page of
+ * what is new up to expiry before its compile. Run by TaskLifecycleService's pass.
  */
 export class TaskCollector {
   constructor(
@@ -61,8 +68,10 @@ export class TaskCollector {
 
   private async collect(task: TaskRow, now: Date): Promise<void> {
     const progress = progressWithin(task, progressOf(task));
-    const page = nextPage(task, progress, now);
-    // A window yet to begin (dueForCollection leaves such tasks out): nothing to ask for.
+    // Expired: its final collection, what is new up to expiry (dueForCollection).
+    const page = task.expires_at <= now ? finalPage(task, progress) : nextPage(task, progress, now);
+    // A window yet to begin, or nothing left before expiry (dueForCollection leaves such tasks
+    // out): nothing to ask for.
     if (!page) return;
     const { collectLimit } = this.config.tasks;
     const result = await this.network.query(

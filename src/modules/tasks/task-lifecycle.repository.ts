@@ -9,6 +9,21 @@ import { CompiledDataset, ParquetFile } from './dataset-writer';
 import { TaskRow } from './task.types';
 
 /**
+ * An expired task whose collections stopped short of its expiry: one final newest-first
+ * collection up to it is due (finalPage, whose conditions these are: the window's end at
+ * expiry is after the last newest-first page's end and not before the window's start), and its
+ * compile waits for it, or for its failure (recorded at or after expiry), but no longer than
+ * `waitMs` after expiry. SQL over the parameters named `now` and `waitMs`.
+ */
+function awaitingFinalCollection(now: string, waitMs: string): string {
+  return `(state IN ('active', 'compiling') AND expires_at <= ${now}::timestamptz
+    AND expires_at > ${now}::timestamptz - make_interval(secs => ${waitMs} / 1000.0)
+    AND (collect_failed_at IS NULL OR collect_failed_at < expires_at)
+    AND (post_start IS NULL OR post_start <= least(post_end, expires_at))
+    AND (collect_head IS NULL OR collect_head < least(post_end, expires_at)))`;
+}
+
+/**
  * A registered task's life after registration: its collections (the items and where paging got
  * to), then its compile into a dataset. Registration and the reads clients make are
  * TasksRepository's.
@@ -20,6 +35,8 @@ export class TaskLifecycleRepository {
   /**
    * Active tasks whose last collection is an interval old and whose post window has begun,
    * heaviest first. One whose collection failed waits `retryMs` × 2^(failures − 1), at most an interval, after the failure.
+   * Before them, expired tasks awaiting their final collection (awaitingFinalCollection), due at
+   * once: their compile waits for it.
    */
   dueForCollection(
     now: Date,
@@ -28,12 +45,13 @@ export class TaskLifecycleRepository {
     limit: number,
   ): Promise<TaskRow[]> {
     return this.dataSource.query(
-      `SELECT * FROM scraping_tasks WHERE state = 'active' AND expires_at > $1
+      `SELECT * FROM scraping_tasks WHERE (state = 'active' AND expires_at > $1
          AND (post_start IS NULL OR post_start <= $1)
          AND (last_collected_at IS NULL OR last_collected_at <= $1::timestamptz - make_interval(secs => $2 / 1000.0))
          AND (collect_failed_at IS NULL OR collect_failed_at <= $1::timestamptz
-              - make_interval(secs => least($2, $3 * power(2, least(collect_failures, 30) - 1)) / 1000.0))
-       ORDER BY weight DESC, last_collected_at NULLS FIRST, id
+              - make_interval(secs => least($2, $3 * power(2, least(collect_failures, 30) - 1)) / 1000.0)))
+         OR ${awaitingFinalCollection('$1', '$2')}
+       ORDER BY expires_at <= $1::timestamptz DESC, weight DESC, last_collected_at NULLS FIRST, id
        LIMIT $4`,
       [now.toISOString(), intervalMs, retryMs, limit],
     );
@@ -108,9 +126,11 @@ export class TaskLifecycleRepository {
 
   /**
    * Moves expired active tasks to `compiling` and returns the tasks that are compiling, but for
-   * those whose last compile failed less than `retryMs` × 2^(attempts − 1) ago (at most a day).
+   * those whose last compile failed less than `retryMs` × 2^(attempts − 1) ago (at most a day),
+   * and those still awaiting their final collection (awaitingFinalCollection, at most
+   * `finalWaitMs` after expiry).
    */
-  async claimExpired(now: Date, retryMs: number): Promise<TaskRow[]> {
+  async claimExpired(now: Date, retryMs: number, finalWaitMs: number): Promise<TaskRow[]> {
     await this.dataSource.query(
       `UPDATE scraping_tasks SET state = 'compiling' WHERE state = 'active' AND expires_at <= $1`,
       [now.toISOString()],
@@ -119,8 +139,9 @@ export class TaskLifecycleRepository {
       `SELECT * FROM scraping_tasks WHERE state = 'compiling'
          AND (compile_failed_at IS NULL OR compile_failed_at <= $1::timestamptz
               - make_interval(secs => least(86400000, $2 * power(2, least(compile_attempts, 30) - 1)) / 1000.0))
+         AND NOT ${awaitingFinalCollection('$1', '$3')}
        ORDER BY expires_at, id`,
-      [now.toISOString(), retryMs],
+      [now.toISOString(), retryMs, finalWaitMs],
     );
   }
 

@@ -1,0 +1,167 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { Logger } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { Clock } from '../../src/common/clock/clock';
+import { JobRunner } from '../../src/common/jobs/job-runner';
+import { AppConfig } from '../../src/config/app-config';
+import { NetworkService } from '../../src/network/network.service';
+import { NetworkQueryResult } from '../../src/network/query-result';
+import { DataItem, NetworkQuery } from '../../src/network/protocol';
+import { DatasetParquetService } from '../../src/modules/tasks/dataset-parquet.service';
+import { TaskLifecycleRepository } from '../../src/modules/tasks/task-lifecycle.repository';
+import { TaskLifecycleService } from '../../src/modules/tasks/task-lifecycle.service';
+import { redditComment } from '../support/items';
+import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
+
+const HOUR = 3_600_000;
+const T0 = Date.parse('2026-11-20T00:00:00Z');
+const at = (hours: number) => new Date(T0 + hours * HOUR);
+
+/** Reddit comment `n`, posted at `datetime`. */
+function comment(n: number, datetime: Date): DataItem {
+  const uri = `https://www.reddit.com/r/bitcoin/comments/abc/title/c${n}/`;
+  const time = datetime.toISOString();
+  return redditComment({ uri, url: uri, id: `t1_c${n}`, datetime: time, createdAt: time });
+}
+
+/**
+ * A task's last hour: the posts between its last regular collection and its expiry are asked
+ * for once more before its dataset is compiled (docs/decisions.md, "Scraping task lifecycle").
+ * Before, collections stopped at expiry and the compile followed, so up to an interval of the
+ * task's newest posts was never collected.
+ */
+describe('The final collection of a task at its expiry', () => {
+  let medium: MediumDatabase;
+  let database: DataSource;
+  let dataDir: string;
+  let now: Date;
+  /** What the miners hold, and the pages asked of them. */
+  let posts: DataItem[];
+  let asked: { start: Date | null; end: Date }[];
+  let failing: boolean;
+
+  /** The miners: every post of the asked range, newest first, or a round none answered. */
+  const network = {
+    query: (plan: NetworkQuery) => {
+      const start = plan.startDate;
+      const end = plan.endDate;
+      asked.push({ start, end });
+      if (failing) return Promise.resolve({ items: [], error: 'no miner answered' });
+      const items = posts
+        .filter((post) => {
+          const time = Date.parse(post.datetime);
+          return (!start || time >= start.getTime()) && time <= end.getTime();
+        })
+        .sort((a, b) => Date.parse(b.datetime) - Date.parse(a.datetime));
+      return Promise.resolve({ items, minersResponded: 1 } as Partial<NetworkQueryResult>);
+    },
+  } as unknown as NetworkService;
+
+  const lifecycle = () => {
+    const repository = new TaskLifecycleRepository(database);
+    const clock = { now: () => now } as Clock;
+    const config = {
+      dataDir,
+      tasks: {
+        collectIntervalMs: HOUR,
+        collectLimit: 100,
+        collectConcurrency: 2,
+        collectPerMinute: 20,
+        tickMs: 60_000,
+        maxCompileAttempts: 3,
+      },
+    } as AppConfig;
+    return new TaskLifecycleService(
+      repository,
+      network,
+      {} as JobRunner,
+      clock,
+      config,
+      new DatasetParquetService(repository, clock, config),
+    );
+  };
+
+  /** An active task registered at T0 that expires two hours later. */
+  const insert = (id: string) =>
+    database.query(
+      `INSERT INTO scraping_tasks (id, platform, label, state, registered_by, registered_at, expires_at)
+       VALUES ($1, 'reddit', 'r/bitcoin', 'active', '5Hotkey', $2, $3)`,
+      [id, at(0).toISOString(), at(2).toISOString()],
+    );
+  const task = async (id: string) =>
+    (
+      await database.query<{ state: string; dataset_file: string | null }[]>(
+        'SELECT state, dataset_file FROM scraping_tasks WHERE id = $1',
+        [id],
+      )
+    )[0];
+  const datasetUris = async (id: string) => {
+    const { dataset_file: file } = await task(id);
+    return gunzipSync(readFileSync(file!))
+      .toString('utf8')
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => (JSON.parse(line) as DataItem).uri);
+  };
+
+  beforeAll(async () => {
+    medium = await openMediumDatabase({ own: 'taskfinalcollect' });
+    database = medium.dataSource;
+  });
+  afterAll(() => medium.close());
+  beforeEach(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'task-final-collection-'));
+    asked = [];
+    failing = false;
+    // One task at a time: completion times only grow, and each test's clock starts at T0.
+    await database.query('DELETE FROM scraping_tasks');
+    for (const level of ['log', 'warn', 'error'] as const)
+      jest.spyOn(Logger.prototype, level).mockImplementation(() => undefined);
+  });
+  afterEach(() => {
+    jest.restoreAllMocks();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('collects the posts made between the last regular collection and expiry into the dataset', async () => {
+    posts = [comment(1, at(0.5)), comment(2, at(1.5)), comment(3, at(2.5))];
+    await insert('last-hour');
+    const service = lifecycle();
+    now = at(1);
+    expect(await service.runOnce()).toEqual({ collected: 1, compiled: 0 });
+
+    // The next pass after expiry: the last hour is asked for (up to expiry, not after), then compiled.
+    now = new Date(at(2).getTime() + 60_000);
+    const pass = await service.runOnce();
+    expect(await task('last-hour')).toMatchObject({ state: 'completed' });
+    expect(await datasetUris('last-hour')).toEqual([posts[0].uri, posts[1].uri]);
+    expect(pass).toEqual({ collected: 1, compiled: 1 });
+    expect(asked[asked.length - 1]).toEqual({ start: at(1), end: at(2) });
+  });
+
+  it('compiles after a failed final collection, and waits at most an interval for one', async () => {
+    posts = [comment(1, at(0.5))];
+    await insert('failed-final');
+    const service = lifecycle();
+    now = at(1);
+    await service.runOnce();
+    failing = true;
+    now = new Date(at(2).getTime() + 60_000);
+    // Tried once, failed: compiled with what was collected, not held for more attempts.
+    expect(await service.runOnce()).toEqual({ collected: 1, compiled: 1 });
+    expect(await datasetUris('failed-final')).toEqual([posts[0].uri]);
+
+    // No collection reached it (a budget spent on heavier tasks): compiled an interval after expiry.
+    failing = false;
+    await insert('no-budget');
+    now = new Date(at(2).getTime() + 60_000);
+    expect(await service.compileExpired()).toBe(0);
+    expect(await task('no-budget')).toMatchObject({ state: 'compiling' });
+    now = at(3);
+    expect(await service.compileExpired()).toBe(1);
+    expect(await task('no-budget')).toMatchObject({ state: 'completed' });
+  });
+});
