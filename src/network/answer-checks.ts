@@ -150,12 +150,16 @@ export function mergeAnswers(
     )
     .slice(0, limit)
     .sort((a, b) => time(b) - time(a) || a.uri.localeCompare(b.uri));
-  const corroborated = kept.filter((item) => held(item) >= 2).length;
-  return {
-    items: kept,
-    holders,
-    consensus: kept.length === 0 ? 0 : roundTo(corroborated / kept.length, 4),
-  };
+  return { items: kept, holders, consensus: consensusOf(kept.map(held)) };
+}
+
+/**
+ * `meta.consensus`, live or stored: the share of the returned items held by at least two
+ * operators (each item's count of distinct coldkeys), to four decimals; 0 without items.
+ */
+export function consensusOf(coldkeysPerItem: readonly number[]): number {
+  const corroborated = coldkeysPerItem.filter((count) => count >= 2).length;
+  return coldkeysPerItem.length === 0 ? 0 : roundTo(corroborated / coldkeysPerItem.length, 4);
 }
 
 /**

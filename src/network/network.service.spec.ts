@@ -31,6 +31,7 @@ const SPENT_UNTIL = '2026-01-15T12:20:00Z';
 const STORED: StoredAnswer = {
   items: [],
   coverage: 'complete',
+  namesLabels: true,
   indexLoaded: true,
   buckets: { planned: 3, fromStore: 1, fetchedNow: 2, missing: 0 },
   oldestFetchedAt: new Date('2026-01-15T10:00:00Z'),
@@ -369,7 +370,7 @@ describe(`${NetworkService.name} on-demand modes`, () => {
 
   it('stored: an answer that could only read the store and found nothing is an error, not "no data"', async () => {
     const { service, stored } = setUp('stored', 3, 3);
-    stored.answer.mockResolvedValueOnce({ ...STORED, coverage: 'partial' });
+    stored.answer.mockResolvedValueOnce({ ...STORED, coverage: 'partial', namesLabels: false });
     const result = await service.query({ ...QUERY, keywords: ['dollar'] });
     expect(result.items).toEqual([]);
     expect(result.error).toBe(partialAndEmpty('configured'));
@@ -403,6 +404,16 @@ describe(`${NetworkService.name} on-demand modes`, () => {
       buckets: { planned: 3, fromStore: 1, fetchedNow: 1, missing: 1 },
       oldestFetchedAt: STORED.oldestFetchedAt,
     });
+  });
+
+  // Partial with no bucket missing was taken for "names no label": a labelled answer with a
+  // holder's copy unread, or a range reaching before the horizon, would have been told to add one.
+  it('stored: a labelled partial answer with no bucket missing that found nothing is no error', async () => {
+    const { service, stored } = setUp('stored', 3, 3);
+    stored.answer.mockResolvedValueOnce({ ...STORED, coverage: 'partial' });
+    const result = await service.query(QUERY);
+    expect(result.error).toBeUndefined();
+    expect(result.stored?.coverage).toBe('partial');
   });
 
   it('stored: a labelled answer that found nothing because no index is loaded is an error saying so', async () => {
@@ -461,7 +472,7 @@ describe(`${NetworkService.name} on-demand modes`, () => {
 
   it("counts a task's stored collection that could not look as an empty one, not an error", async () => {
     const { service, stored } = setUp('stored', 3, 3);
-    stored.answer.mockResolvedValueOnce({ ...STORED, coverage: 'partial' });
+    stored.answer.mockResolvedValueOnce({ ...STORED, coverage: 'partial', namesLabels: false });
     const result = await service.query({ ...QUERY, keywords: ['dollar'] }, 'task');
     expect(result.items).toEqual([]);
     expect(result.error).toBeUndefined();
@@ -577,7 +588,7 @@ describe(`${NetworkService.name} on-demand modes`, () => {
 
   it('auto: an empty stored answer for want of OnDemandRequest calls says so, not that miners refuse', async () => {
     const { service, stored } = setUp('auto', 2, 2, [1, 2]);
-    stored.answer.mockResolvedValueOnce({ ...STORED, coverage: 'partial' });
+    stored.answer.mockResolvedValueOnce({ ...STORED, coverage: 'partial', namesLabels: false });
     const result = await service.query({ ...QUERY, keywords: ['dollar'] });
     expect(result.error).toBe(partialAndEmpty('budget'));
     expect(result.error).toMatch(/OnDemandRequest calls for the hour; try again next hour/);
@@ -587,7 +598,7 @@ describe(`${NetworkService.name} on-demand modes`, () => {
     const { service, stored } = setUp('auto', 3, 0);
     // The round that met the 404s, then a query that asks no miner at all.
     for (let round = 0; round < 2; round++) {
-      stored.answer.mockResolvedValueOnce({ ...STORED, coverage: 'partial' });
+      stored.answer.mockResolvedValueOnce({ ...STORED, coverage: 'partial', namesLabels: false });
       const result = await service.query({ ...QUERY, keywords: ['dollar'] });
       expect(result.origin).toBe('stored');
       expect(result.error).toBe(partialAndEmpty('refused'));

@@ -251,14 +251,14 @@ export class NetworkService implements OnModuleInit {
     // exists". A task's collection is an empty one, counted as such (an error would have the
     // task retried at every tick, ahead of the others).
     // The same when the labels' holders are unknown because no miner's index is loaded. A
-    // labelled answer short of some buckets is partial too, but it looked: the missing count
-    // says what it lacks, and "names no label" would be untrue.
+    // labelled answer is partial for other reasons too (buckets missing, a holder's copy unread,
+    // a range before the horizon), but it looked: "names no label" would be untrue.
     const unlooked =
       purpose !== 'user' || answer.items.length > 0
         ? undefined
         : !answer.indexLoaded
           ? await this.noIndexToUse()
-          : answer.coverage === 'partial' && answer.buckets.missing === 0
+          : !answer.namesLabels
             ? partialAndEmpty(why)
             : undefined;
     return {

@@ -151,6 +151,15 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
     return this.registeredMiners().find((miner) => miner.uid === uid && miner.hotkey === hotkey);
   }
 
+  /**
+   * Each neuron's coldkey by hotkey, deregistered ones included (a stored delivery outlives its
+   * miner's registration): stored answers count the operators that delivered an item by it, as
+   * live answers count the coldkeys of the miners that answered.
+   */
+  coldkeysByHotkey(): Map<string, string> {
+    return new Map(this.miners.map((miner) => [miner.hotkey, miner.coldkey]));
+  }
+
   /** Neurons registered now that are miners, whatever their axon. */
   private registeredMiners(): MinerEntity[] {
     return this.miners.filter(

@@ -160,6 +160,24 @@ describe(selectBuckets.name, () => {
     expect(short.selected[0].toAsk.map((holder) => holder.uid)).toEqual([2]);
   });
 
+  // Miners scrape on their own: holders of one bucket hold different posts. A bucket answered
+  // from one holder's copy still lacks the others', and the answer must not call itself complete.
+  it('lists the holders whose current claim no fetch read, even when the store answers the bucket', () => {
+    const past = CURRENT - 1;
+    const buckets = groupHoldings(2, [
+      holding(past, 1, 10_000),
+      holding(past, 2, 10_000),
+      holding(past, 3, 4_000),
+      holding(past, 4, 0),
+    ]);
+    const { selected } = selectBuckets(buckets, [fetchOf(past, 1, 10_000, 10_000, 10)], options);
+    expect(selected[0]).toMatchObject({ fromStore: true, toAsk: [] });
+    expect(selected[0].unfetched.map((holder) => holder.uid)).toEqual([2, 3]);
+
+    const all = [1, 2, 3].map((uid) => fetchOf(past, uid, uid === 3 ? 4_000 : 10_000, 1_000, 1));
+    expect(selectBuckets(buckets, all, options).selected[0].unfetched).toEqual([]);
+  });
+
   it('treats a current-hour fetch exactly the TTL old as stale', () => {
     const edge = fetchOf(CURRENT, 1, 10_000, 10_000, 10, new Date(NOW.getTime() - TTL));
     expect(selectBuckets(hours(1), [edge], options).selected[0].fromStore).toBe(false);

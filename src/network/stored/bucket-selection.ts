@@ -20,6 +20,12 @@ export interface SelectedBucket extends IndexedBucket {
   fromStore: boolean;
   /** Holders worth asking (those whose current claim was not fetched yet), when not from the store. */
   toAsk: BucketHolding[];
+  /**
+   * Holders whose current claim no up-to-date fetch read, from the store or not: miners scrape on
+   * their own, so each may hold posts the stored copies lack (the answer is `partial` while one
+   * stays unread: stored-answer.ts).
+   */
+  unfetched: BucketHolding[];
   estimatedItems: number;
 }
 
@@ -101,12 +107,18 @@ export function selectBuckets(
       return holder !== undefined && holder.bytes === fetch.claimedBytes;
     });
     const fetched = new Set(upToDate.map((fetch) => fetch.minerUid));
-    const toAsk = holders.filter((holder) => !fetched.has(holder.uid) && holder.bytes > 0);
-    const fromStore = upToDate.some(isComplete) || toAsk.length === 0;
+    const unfetched = holders.filter((holder) => !fetched.has(holder.uid) && holder.bytes > 0);
+    const fromStore = upToDate.some(isComplete) || unfetched.length === 0;
     const items = fromStore
       ? Math.max(0, ...upToDate.map((fetch) => fetch.itemCount))
       : Math.ceil(askableClaim(holders, options.maxClaimBytes) / options.recordBytes);
-    selected.push({ ...indexed, fromStore, toAsk: fromStore ? [] : toAsk, estimatedItems: items });
+    selected.push({
+      ...indexed,
+      fromStore,
+      toAsk: fromStore ? [] : unfetched,
+      unfetched,
+      estimatedItems: items,
+    });
     estimatedItems += items;
   }
   return { selected, estimatedItems };

@@ -75,6 +75,23 @@ describe(planStoredQuery.name, () => {
     expect(plan.fromBucket).toBeGreaterThan(plan.toBucket);
   });
 
+  // Hours older than the horizon are neither fetched nor read: a range reaching there said
+  // `complete`, and with nothing in its younger part "no data" (an audit's finding).
+  it('says partial when the range reaches before the 30-day horizon, complete when it does not', () => {
+    const day = 24 * HOUR;
+    const coverage = (startDate: Date | null, endDate = NOW) =>
+      planStoredQuery(query({ keywords: ['#tao'], startDate, endDate }), NOW).coverage;
+    expect(coverage(new Date(NOW.getTime() - 35 * day), new Date(NOW.getTime() - 31 * day))).toBe(
+      'partial',
+    );
+    expect(coverage(new Date(NOW.getTime() - 31 * day))).toBe('partial');
+    expect(coverage(null, new Date(NOW.getTime() - 40 * day))).toBe('partial');
+    // The horizon's own hour is planned: a start within it reaches no further.
+    expect(coverage(new Date(NOW.getTime() - 30 * day - 60_000))).toBe('complete');
+    expect(coverage(new Date(NOW.getTime() - 29 * day))).toBe('complete');
+    expect(coverage(null)).toBe('complete');
+  });
+
   it('without a label-shaped keyword fetches nothing, reads every label and says partial', () => {
     for (const keywords of [[], ['bitcoin'], ['#']]) {
       const plan = planStoredQuery(query({ keywords, usernames: ['@Alice'] }), NOW);

@@ -34,7 +34,10 @@ export interface StoredQueryPlan {
    * may sit under any label (no label-shaped keyword, or `any` with another keyword).
    */
   readLabels: string[] | undefined;
-  /** `partial` when the labels do not cover every possible match: only stored items answer. */
+  /**
+   * `partial` when the labels do not cover every possible match (only stored items answer), or
+   * when the range reaches before the 30-day horizon (those hours are neither fetched nor read).
+   */
   coverage: 'complete' | 'partial';
   /** Usernames lower-cased, without `@` (filtered by the store). */
   usernames: string[];
@@ -70,6 +73,10 @@ export function planStoredQuery(query: NetworkQuery, now: Date): StoredQueryPlan
 
   const horizon = new Date(now.getTime() - MAX_DATA_AGE_DAYS * 24 * HOUR_MS);
   const from = query.startDate && query.startDate > horizon ? query.startDate : horizon;
+  // An hour of the range before the horizon's is not planned: the range said `complete`, and
+  // "no data" of days nobody was asked for. By hour, as planned: a start a few seconds older
+  // than the horizon (a client's "30 days ago", sent a moment before) reaches no further.
+  const pastHorizon = timeBucketId(query.startDate ?? query.endDate) < timeBucketId(horizon);
   const to = query.endDate < now ? query.endDate : now;
   const usernames = query.usernames.map(authorKey).filter((name) => name !== '');
   const filtered =
@@ -83,7 +90,7 @@ export function planStoredQuery(query: NetworkQuery, now: Date): StoredQueryPlan
     from,
     to,
     readLabels: covered ? labels : undefined,
-    coverage: covered ? 'complete' : 'partial',
+    coverage: covered && !pastHorizon ? 'complete' : 'partial',
     usernames,
     target: filtered ? query.limit * FILTERED_OVERSAMPLING : query.limit,
     limit: query.limit,

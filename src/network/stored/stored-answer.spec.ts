@@ -1,19 +1,25 @@
-import { DataItem } from '../protocol';
+import { BucketKey, DataItem } from '../protocol';
 import { MinerFailureReason } from '../query-failures';
-import { SelectedBucket } from './bucket-selection';
+import { BucketHolding } from '../index/miner-index-read.repository';
+import { bucketKeyOf, SelectedBucket } from './bucket-selection';
 import { CallReport } from './contents-fetcher';
 import { PlannedCall } from './holder-choice';
 import { StoredItem } from './item-store';
 import { StoredQueryPlan } from './query-plan';
 import { FetchRound, summarize } from './stored-answer';
 
-const plan = { coverage: 'complete' } as StoredQueryPlan;
+const plan = { coverage: 'complete', labels: ['#tao'] } as unknown as StoredQueryPlan;
 
 /** `count` selected buckets, the first `fromStore` of them answered by the store. */
 function selected(count: number, fromStore = 0): SelectedBucket[] {
   return Array.from(
     { length: count },
-    (_, index) => ({ fromStore: index < fromStore }) as SelectedBucket,
+    (_, index) =>
+      ({
+        bucket: { source: 2, label: '#tao', timeBucket: index },
+        fromStore: index < fromStore,
+        unfetched: [],
+      }) as unknown as SelectedBucket,
   );
 }
 
@@ -182,6 +188,35 @@ describe(summarize.name, () => {
     );
   });
 
+  // Miners scrape on their own, so holders of one hour hold different posts: an hour read from
+  // one holder's copy said `complete` (and "no data" when nothing matched), though another holder
+  // listed in the index held the post (an audit's finding on the devnet).
+  it('is partial while a holder of a planned bucket has a claim no fetch read, complete once read', () => {
+    const key: BucketKey = { source: 2, label: '#tao', timeBucket: 100 };
+    const holder = { uid: 3, hotkey: 'hk3', bytes: 4_000 } as BucketHolding;
+    const unread = [
+      { bucket: key, fromStore: true, unfetched: [holder] } as unknown as SelectedBucket,
+    ];
+    expect(summarize(plan, unread, round([]), [], { deadlineReached: false }).coverage).toBe(
+      'partial',
+    );
+
+    const asked = { holder: { uid: 3 }, buckets: [{ bucket: key }] } as PlannedCall;
+    const delivered = { ...report(3, {}), delivered: new Set([bucketKeyOf(key)]) };
+    const read = summarize(plan, unread, round([[asked, delivered]]), [], {
+      deadlineReached: false,
+    });
+    expect(read.coverage).toBe('complete');
+    const failed = summarize(
+      plan,
+      unread,
+      round([[asked, report(3, { failure: 'timeout' })]]),
+      [],
+      { deadlineReached: false },
+    );
+    expect(failed.coverage).toBe('partial');
+  });
+
   it('adds up the contents every miner sent that the checks dropped', () => {
     const answer = summarize(
       plan,
@@ -209,6 +244,29 @@ describe(summarize.name, () => {
       { deadlineReached: false },
     );
     expect(answer.consensus).toBe(0.3333);
+  });
+
+  // Live corroboration counts operators (mergeAnswers): two hotkeys of one coldkey were two
+  // holders here, and their copies of an invented post corroborated it.
+  it('counts the coldkeys that delivered an item, not its hotkeys, for consensus', () => {
+    const coldkeys = new Map([
+      ['hk1', 'operator'],
+      ['hk2', 'operator'],
+      ['hk3', 'other'],
+    ]);
+    const answer = summarize(
+      plan,
+      selected(1, 1),
+      round([]),
+      [
+        stored('a', '2026-01-01T10:00:00Z', ['hk1', 'hk2']),
+        stored('b', '2026-01-01T10:00:00Z', ['hk1', 'hk3']),
+        stored('c', '2026-01-01T10:00:00Z', ['hk2', 'hk9']),
+      ],
+      { deadlineReached: false, coldkeys },
+    );
+    // A hotkey the metagraph no longer lists counts as an operator of its own.
+    expect(answer.consensus).toBe(0.6667);
   });
 
   it('is no error when the buckets the store holds have no item the query matches', () => {

@@ -1,12 +1,11 @@
 import { DataItem } from '../protocol';
-import { isDroppedWhole } from '../answer-checks';
+import { consensusOf, isDroppedWhole } from '../answer-checks';
 import { MinerFailureReason, QueryFailures } from '../query-failures';
-import { SelectedBucket } from './bucket-selection';
+import { bucketKeyOf, SelectedBucket } from './bucket-selection';
 import { CallReport } from './contents-fetcher';
 import { PlannedCall } from './holder-choice';
 import { StoredItem } from './item-store';
 import { StoredQueryPlan } from './query-plan';
-import { roundTo } from '../../common/round-to';
 
 /** How an answer from stored data was obtained: what `meta` reports beside the items. */
 export interface StoredAnswer {
@@ -15,12 +14,20 @@ export interface StoredAnswer {
   error?: string;
   /**
    * `partial`: the query names no label (or `any` mixes in other keywords), or no miner's index
-   * is loaded (`indexLoaded`): only stored items; or a bucket the query needs is missing
+   * is loaded (`indexLoaded`): only stored items; or the range reaches before the 30-day
+   * horizon (StoredQueryPlan.coverage); or a bucket the query needs is missing
    * (`buckets.missing`): neither fresh in the store nor delivered in time (a delivery whose
    * every content the checks dropped is none: contents-check.ts, deliveriesToKeep); or the
-   * planned hours gave fewer than `limit` items and older held hours were never planned.
+   * planned hours gave fewer than `limit` items and older held hours were never planned; or a
+   * holder of a planned bucket has a claim neither the store nor this round read (its copy may
+   * hold posts the others lack: SelectedBucket.unfetched).
    */
   coverage: 'complete' | 'partial';
+  /**
+   * The query names labels whose buckets were planned (StoredQueryPlan.labels); false: it names
+   * none (or mixes them with other keywords in `any` mode), and only the store was read.
+   */
+  namesLabels: boolean;
   /**
    * False when the query's labels have no bucket in the index because no miner's index is
    * loaded (MinerIndexService.anyIndexLoaded), not because no miner holds them.
@@ -39,7 +46,7 @@ export interface StoredAnswer {
     passedChecks: number;
   };
   itemsDroppedInvalid: number;
-  /** Share of the returned items delivered by at least two miners. */
+  /** Share of the returned items delivered by at least two operators (coldkeys). */
   consensus: number;
   deadlineReached: boolean;
 }
@@ -65,6 +72,11 @@ export interface SummaryFlags {
    * the chosen ones fell short); false when absent.
    */
   unplannedSkipped?: boolean;
+  /**
+   * Coldkeys by hotkey (the metagraph's): `consensus` counts operators, as live answers do. A
+   * hotkey missing here (no longer in the metagraph) counts as an operator of its own.
+   */
+  coldkeys?: ReadonlyMap<string, string>;
 }
 
 /** The answer and its counts, once the fetch round is over or the deadline passed. */
@@ -73,7 +85,12 @@ export function summarize(
   selected: readonly SelectedBucket[],
   round: FetchRound,
   stored: readonly StoredItem[],
-  { deadlineReached, indexLoaded = true, unplannedSkipped = false }: SummaryFlags,
+  {
+    deadlineReached,
+    indexLoaded = true,
+    unplannedSkipped = false,
+    coldkeys = new Map<string, string>(),
+  }: SummaryFlags,
 ): StoredAnswer {
   const fromStore = selected.filter((bucket) => bucket.fromStore).length;
   const fetchedNow = [...round.delivered.values()].filter(Boolean).length;
@@ -121,7 +138,9 @@ export function summarize(
   if (lied > 0) reasons.invalid_items = lied;
   failedCount += lied;
   const items = stored.map((entry) => entry.item);
-  const corroborated = stored.filter((entry) => entry.deliveredBy.length >= 2).length;
+  const operators = stored.map(
+    (entry) => new Set(entry.deliveredBy.map((hotkey) => coldkeys.get(hotkey) ?? hotkey)).size,
+  );
   const oldest = stored.reduce<Date | null>(
     (min, entry) => (min === null || entry.fetchedAt < min ? entry.fetchedAt : min),
     null,
@@ -134,7 +153,13 @@ export function summarize(
     // and a client took the missing hours for hours without data.
     // So is one whose read went past the chosen hours over held hours never planned (the
     // estimate of the chosen ones fell short): it skipped matches newer than what it answers.
-    coverage: indexLoaded && missing === 0 && !unplannedSkipped ? plan.coverage : 'partial',
+    // So is one with a copy of a planned bucket left unread: miners scrape on their own, and the
+    // post a query looks for may sit in that copy alone (an audit found "no data" so).
+    coverage:
+      indexLoaded && missing === 0 && !unplannedSkipped && !copyUnread(selected, round)
+        ? plan.coverage
+        : 'partial',
+    namesLabels: plan.labels.length > 0,
     indexLoaded,
     buckets: { planned: selected.length, fromStore, fetchedNow, missing },
     oldestFetchedAt: oldest,
@@ -146,9 +171,25 @@ export function summarize(
       passedChecks: [...responded].filter((uid) => !failedChecks.has(uid)).length,
     },
     itemsDroppedInvalid: dropped,
-    consensus: items.length === 0 ? 0 : roundTo(corroborated / items.length, 4),
+    consensus: consensusOf(operators),
     deadlineReached,
   };
+}
+
+/**
+ * Whether a holder of a selected bucket has a current claim that neither an up-to-date fetch in
+ * the store nor a delivery of this round read. A bucket another query of this process fetched
+ * for this one counts as unread: its deliveries are in that query's round.
+ */
+function copyUnread(selected: readonly SelectedBucket[], round: FetchRound): boolean {
+  const read = new Set<string>();
+  for (const call of round.calls)
+    for (const key of round.reports.get(call)?.delivered ?? [])
+      read.add(`${call.holder.uid} ${key}`);
+  return selected.some((chosen) => {
+    const key = bucketKeyOf(chosen.bucket);
+    return chosen.unfetched.some((holder) => !read.has(`${holder.uid} ${key}`));
+  });
 }
 
 function whyMissing(round: FetchRound, missing: number, deadlineReached: boolean): string {

@@ -188,6 +188,7 @@ function setUp(
     clock,
     config,
     {
+      coldkeysByHotkey: () => new Map(miners.map((fake) => [`hk${fake.uid}`, fake.coldkey])),
       minerCalls: () =>
         options.storedNotInUse
           ? { allowed: false, why: options.storedNotInUse, detail: 'file /tmp/devnet.json' }
@@ -299,6 +300,25 @@ describe(StoredDataService.name, () => {
     const unplanned = bucketStart(hours[2]).getTime();
     expect(answer.items.some((item) => Date.parse(item.datetime) < unplanned)).toBe(true);
     expect(answer.coverage).toBe('partial');
+  });
+
+  // The devnet's audit: an hour's holders held different posts; the answer read two of them,
+  // found none of a username's, and said "no data", `complete`, though a third holder the index
+  // listed held the post. Asking every holder is not affordable: the answer says `partial`.
+  it('says partial when a holder of a planned hour was not read, though nothing matched', async () => {
+    const third = { ...miner(3), credibility: 0.5 };
+    const hour = bucketKeyOf(bucket('#tao', HOURS[0]));
+    third.holds.set(hour, [...third.holds.get(hour)!, tweet(77, HOURS[0], '#tao', 'bob')]);
+    const { service, calls } = setUp([miner(1), miner(2), third]);
+    const answer = await service.answer(query({ usernames: ['bob'] }));
+    expect(calls.map((call) => call.uid).sort()).toEqual([1, 2]);
+    expect(answer.items).toEqual([]);
+    expect(answer.buckets.missing).toBe(0);
+    expect(answer.coverage).toBe('partial');
+    // Answered from the store next time, the third copy is still unread: no call, still partial.
+    const again = await service.answer(query({ usernames: ['bob'] }));
+    expect(calls).toHaveLength(2);
+    expect(again.coverage).toBe('partial');
   });
 
   it('answers the same query again from the store without calling a miner', async () => {

@@ -96,6 +96,7 @@ export class StoredDataService {
       deadlineReached,
       indexLoaded,
       unplannedSkipped,
+      coldkeys: this.metagraph.coldkeysByHotkey(),
     });
     // No holder was asked, and not for any of the reasons summarize can tell. The public
     // words: the detail names the metagraph's file or node (system-status').

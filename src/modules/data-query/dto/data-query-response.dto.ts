@@ -39,14 +39,18 @@ const COUNT = { type: 'integer', format: 'int32', minimum: 0 } as const;
 export class StoredDataMetaDto {
   @ApiProperty({
     description:
-      '`complete`: the query names labels (X hashtags or cashtags, Reddit subreddits), and their buckets ' +
-      'were planned and fetched where needed; `partial`: it names none (or mixes them with other keywords ' +
+      '`complete`: the query names labels (X hashtags or cashtags, Reddit subreddits), their buckets ' +
+      'were planned, and every miner’s copy of them that the miners’ indexes list was read (from the ' +
+      'store or fetched now); `partial`: it names none (or mixes them with other keywords ' +
       'in `any` mode), so it was answered only from what the gateway already stored (and when that ' +
       'holds nothing, `status` is `error` and `meta.error` says so: not "no data", which was not looked for). ' +
       'Also `partial` when no miner’s data index is loaded yet (none synced since the start, or every ' +
       'sync failed): which miners hold the labels is not known, so only stored items answer, and when there ' +
       'are none `status` is `error` with a `meta.error` that says when to try again. Also `partial` when ' +
-      '`buckets_missing` is above 0: the hours missing may hold matches that `data` lacks',
+      '`buckets_missing` is above 0: the hours missing may hold matches that `data` lacks; when a miner ' +
+      'whose index lists a planned hour was not read (miners scrape on their own, so each holder of an ' +
+      'hour holds other posts, and a query asks two of them at most): its posts may match; and when the ' +
+      'range starts more than 30 days back (the network keeps 30 days; older hours are not searched)',
     enum: ['complete', 'partial'],
     example: 'complete',
   })
@@ -186,7 +190,8 @@ export class OnDemandMetaDto {
     format: 'double',
     minimum: 0,
     maximum: 1,
-    description: 'Share of the returned items held by at least two miners',
+    description:
+      'Share of the returned items held by at least two operators (miners of distinct coldkeys)',
     example: 0.81,
   })
   consensus: number;
@@ -223,7 +228,7 @@ export class OnDemandMetaDto {
       'True only when `status` is `success` and `data` is empty: the miners (or the stored data) were ' +
       'searched and nothing matched. False on every `error` (miners unreachable, no index loaded yet…: ' +
       'nothing was looked for, so it is no "no data"; see `meta.error`), and on a stored answer whose ' +
-      '`coverage` is `partial` (hours it needed were missing: `stored.buckets_missing`). Always present (the hosted API ' +
+      '`coverage` is `partial` (hours or holders it needed were not read: `stored.coverage`). Always present (the hosted API ' +
       'sends it only when true); its clients are told to check it.',
     example: false,
   })
