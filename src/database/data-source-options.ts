@@ -35,6 +35,7 @@ import { ParquetWrittenAt1764930000000 } from './migrations/1764930000000-Parque
 import { JobRunsCountedAt1764940000000 } from './migrations/1764940000000-JobRunsCountedAt';
 import { PublicationTarget1764941000000 } from './migrations/1764941000000-PublicationTarget';
 import { AggregatesVersionId1764950000000 } from './migrations/1764950000000-AggregatesVersionId';
+import { StoredXItemSeconds1764960000000 } from './migrations/1764960000000-StoredXItemSeconds';
 
 export const MIGRATIONS = [
   InitialSchema1763700000000,
@@ -70,6 +71,7 @@ export const MIGRATIONS = [
   JobRunsCountedAt1764940000000,
   PublicationTarget1764941000000,
   AggregatesVersionId1764950000000,
+  StoredXItemSeconds1764960000000,
 ];
 
 /**

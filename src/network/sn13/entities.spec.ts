@@ -2,6 +2,7 @@ import { generateCorpus } from '../../devnet/corpus';
 import { toWireEntity } from '../../devnet/miner-records';
 import { DataItem, RedditItem, XItem } from '../protocol';
 import { convertContent, convertEntity } from './entities';
+import { xPostId } from '../x-post-id';
 import { MAX_RECORD_VALUES } from './miner-json';
 import { sourceOfName } from '../sources';
 
@@ -83,9 +84,7 @@ describe(convertEntity.name, () => {
     expect(convertEntity(dated('2024-05-29T10:04:00.000Z'), 'x')).toBeUndefined();
     expect(convertEntity(dated('2024-05-29T10:02:59.999Z'), 'x')).toBeUndefined();
     const content = (time: string) => toWireEntity(postOfId(REAL_ID, time)).content;
-    expect(convertContent(content(REAL_ID_TIME), 'x')?.item.datetime).toBe(
-      '2024-05-29T10:03:00.000Z',
-    );
+    expect(convertContent(content(REAL_ID_TIME), 'x')?.item.datetime).toBe(REAL_ID_TIME);
     expect(convertContent(content('2026-11-20T10:00:00.000Z'), 'x')).toBeUndefined();
   });
 
@@ -377,17 +376,18 @@ describe(convertEntity.name, () => {
 });
 
 describe(convertContent.name, () => {
-  it('maps a bare stored record to its item, uri and time taken from the record (to the minute)', () => {
+  it("maps a bare stored record to its item, uri from the record, time from an X post's id or the record (to the minute)", () => {
     for (const item of corpus.items) {
       const { content } = toWireEntity(item);
       const converted = convertContent(content, sourceOfName(item.source)!);
       const minute = new Date(item.datetime);
       minute.setUTCSeconds(0, 0);
-      expect(converted?.item).toEqual({
-        ...item,
-        datetime: minute.toISOString(),
-        ...(item.source === 'REDDIT' ? { createdAt: minute.toISOString() } : {}),
-      });
+      // The corpus's X ids hold their posts' times, to the second as X's are.
+      expect(converted?.item).toEqual(
+        item.source === 'X'
+          ? item
+          : { ...item, datetime: minute.toISOString(), createdAt: minute.toISOString() },
+      );
       expect(converted?.contentBytes).toBe(Buffer.byteLength(content));
       // Nothing declares a bare content's size: its true length stands for it.
       expect(converted?.declaredBytes).toBe(converted?.contentBytes);
@@ -414,5 +414,21 @@ describe(convertContent.name, () => {
 
     expect(convertContent(padded(MAX_RECORD_VALUES), 'x')).toBeUndefined();
     expect(convertEntity({ ...wire, content: padded(MAX_RECORD_VALUES) }, 'x')).toBeUndefined();
+  });
+
+  // A bare record keeps only the minute; dated to it, a post of 05:32:20 was missed by a
+  // start_date of 05:32:20 and answered an end_date of 05:32:10 (an audit's finding).
+  it("dates a bare X record to its id's second, as a live answer and the hosted API do", () => {
+    const posted = '2026-12-05T05:32:20.000Z';
+    const id = xPostId(new Date('2026-12-05T05:32:20.750Z'), 7);
+    const converted = convertContent(toWireEntity(postOfId(id, posted)).content, 'x');
+    expect(converted?.item.datetime).toBe(posted);
+    expect(Object.keys(converted!.item)).toEqual(Object.keys(xItem));
+    // A record of another minute than its id's is still refused, not re-dated.
+    const { content } = toWireEntity(postOfId(id, '2026-12-05T05:33:00.000Z'));
+    expect(convertContent(content, 'x')).toBeUndefined();
+    // An id that holds no time leaves the record's minute.
+    const old = toWireEntity(postOfId('20', '2026-12-05T05:32:20.000Z')).content;
+    expect(convertContent(old, 'x')?.item.datetime).toBe('2026-12-05T05:32:00.000Z');
   });
 });

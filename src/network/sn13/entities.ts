@@ -1,5 +1,6 @@
 import { isRecord } from '../../common/is-record';
 import { MINUTE_MS } from '../../common/clock/durations';
+import { toWholeSecond } from '../../common/http/http-date';
 import { parseIsoDate } from '../../common/validation/iso-date';
 import { DataItem, XItem } from '../protocol';
 import { xPostTime } from '../x-post-id';
@@ -73,7 +74,8 @@ export function convertEntity(value: unknown, source: Source): ConvertedEntity |
 /**
  * Reads one content of a GetContentsByBuckets answer (a stored record's JSON, with no entity
  * around it): the uri is the record's `url`, the time its `timestamp` (X) or `createdAt`
- * (Reddit). Undefined when the content is not a well-formed record of `source`.
+ * (Reddit), which the record keeps rounded down to the minute; an X post's is its id's second
+ * (toIdSecond). Undefined when the content is not a well-formed record of `source`.
  */
 export function convertContent(content: unknown, source: Source): ConvertedEntity | undefined {
   if (typeof content !== 'string') return undefined;
@@ -91,7 +93,20 @@ export function convertContent(content: unknown, source: Source): ConvertedEntit
   const place = { uri, datetime: time.toISOString(), contentBytes };
   const item = itemOf(record, source, place, [content]);
   if (!item) return undefined;
-  return { item, declaredBytes: contentBytes, contentBytes };
+  return { item: toIdSecond(item), declaredBytes: contentBytes, contentBytes };
+}
+
+/**
+ * An X item dated to the second its id holds, as X's `created_at` (a live answer's entity, the
+ * hosted API) is. A bare record has only its minute: dated to it, a post of 05:32:20 was missed
+ * by a query from 05:32:20 and answered one until 05:32:10 (an audit's finding). itemOf has
+ * already held the minute to the id's, so this moves the time within that minute only. Reddit
+ * items, and X ids that hold no time, keep the record's minute.
+ */
+function toIdSecond(item: DataItem): DataItem {
+  const posted = item.source === 'X' ? xPostTime(item.tweet.id) : undefined;
+  if (!posted) return item;
+  return { ...item, datetime: toWholeSecond(posted).toISOString() };
 }
 
 /** The record's own time: `timestamp` (X) or `createdAt` (Reddit); undefined if it has none. */

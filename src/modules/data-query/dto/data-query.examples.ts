@@ -154,8 +154,9 @@ export const QUERY_RESPONSE_EXAMPLES: Record<
     summary: 'Answered from the data miners store (none serves OnDemandRequest)',
     value: {
       status: 'success',
-      // A stored record keeps its minute only (README, "Times to the minute").
-      data: [{ ...X_ITEM, datetime: '2026-11-20T14:03:00.000Z' }],
+      // A stored X record keeps its minute only; its post id holds the second (README, "Item
+      // times").
+      data: [X_ITEM],
       meta: {
         ...meta('X', 1),
         miners_queried: 2,
