@@ -10,8 +10,8 @@ export type ParsedKeyword =
   /** Case-insensitive substring of the item's text; `text` is lower-cased. */
   | { kind: 'text'; text: string }
   /**
-   * X only, one `#tag` (isXTag): in the text, or in the item's hashtag list. `tag` is
-   * lower-cased with its `#`.
+   * X only, one `#tag` (isXTag): a whole tag in the text (holdsXTag), or in the item's hashtag
+   * list. `tag` is lower-cased with its `#`.
    */
   | { kind: 'hashtag'; tag: string }
   /** Reddit only: the item's subreddit is `label` (`r/<name>`, lower-cased); not a text match. */
@@ -24,11 +24,26 @@ const SUBREDDIT_SELECTOR = /^(?:\/?r\/|\/)([a-z0-9_]+)\/?$/i;
 // first, `#` + the entity's text): letters, marks, digits, underscores and the zero-width
 // (non-)joiners some scripts write inside words. `#bitcoin halving` or `#bitcoin,` is text: no
 // post is filed under it (docs/decisions.md, "On-demand from stored data").
-const X_TAG = /^[#$][\p{L}\p{M}\p{N}_\u200c\u200d]+$/u;
+const X_TAG_CHARACTERS = '\\p{L}\\p{M}\\p{N}_\\u200c\\u200d';
+const X_TAG = new RegExp(`^[#$][${X_TAG_CHARACTERS}]+$`, 'u');
+const X_TAG_CHARACTER = new RegExp(`^[${X_TAG_CHARACTERS}]`, 'u');
 
 /** Whether an X keyword is one `#tag` or `$tag` (trimmed), the shape of a label miners file. */
 export function isXTag(keyword: string): boolean {
   return X_TAG.test(keyword);
+}
+
+/**
+ * Whether `text` holds `tag` as a whole tag: not followed by a character a tag may hold, so
+ * `#eth` is not found in `#ethereum` or `#eth_l2` (a post filed under `#ethereum` is not in
+ * `#eth`'s buckets, and upstream's on-demand X search quotes the keyword, a token match).
+ * Both as the caller has them (the matcher lower-cases both).
+ */
+export function holdsXTag(text: string, tag: string): boolean {
+  for (let at = text.indexOf(tag); at !== -1; at = text.indexOf(tag, at + 1)) {
+    if (!X_TAG_CHARACTER.test(text.slice(at + tag.length, at + tag.length + 2))) return true;
+  }
+  return false;
 }
 
 export function parseKeyword(keyword: string, source: Source): ParsedKeyword {

@@ -235,6 +235,24 @@ describe('compileQuery', () => {
       expect(matches({ source: 'x', keywords: ['tao'] }, xItem())).toBe(false);
     });
 
+    // A tag is one word: `#eth` matched posts tagged only `#ethereum` by substring, which the
+    // stored read by label (`#eth` buckets) did not return (an audit's finding).
+    it('matches a #tag as a whole tag, not the head of a longer one', () => {
+      const tagged = (text: string, hashtags: string[]) =>
+        xItem({ text, label: hashtags[0] ?? null, tweet: { ...xItem().tweet, hashtags } });
+      const eth = (item: XItem) => matches({ source: 'x', keywords: ['#eth'] }, item);
+      expect(eth(tagged('Merge day #Ethereum', ['#ethereum']))).toBe(false);
+      expect(eth(tagged('gas #eth_l2 #ethé #eth2', []))).toBe(false);
+      expect(eth(tagged('Merge day #ethereum, then #ETH.', []))).toBe(true);
+      expect(eth(tagged('#eth', []))).toBe(true);
+      expect(eth(tagged('#ethereum', ['ETH']))).toBe(true);
+      const any = { source: 'x', keywords: ['#eth', '#ethereum'], keyword_mode: 'any' as const };
+      expect(matches(any, tagged('gm #ethereum', ['#ethereum']))).toBe(true);
+      expect(matches({ ...any, keyword_mode: 'all' }, tagged('gm #ethereum', ['#ethereum']))).toBe(
+        false,
+      );
+    });
+
     it('searches the Reddit title and body', () => {
       expect(matches({ source: 'reddit', keywords: ['etf', 'PRICE'] }, redditItem())).toBe(true);
       const comment = redditItem({ title: null, content: 'Nice ETF', body: 'Nice ETF' });

@@ -2,7 +2,7 @@ import { isRecord } from '../common/is-record';
 import { dateRefusal, ISO_DATE_REFUSAL, parseIsoDate } from '../common/validation/iso-date';
 import { Source } from '../common/source';
 import { authorKey, KEYWORD_MODES, KeywordMode } from './protocol';
-import { parseKeyword, ParsedKeyword } from './keywords';
+import { holdsXTag, parseKeyword, ParsedKeyword } from './keywords';
 import { sourceOfName } from './sources';
 
 /**
@@ -116,7 +116,7 @@ class CompiledQuery implements QueryMatcher {
         case 'text':
           return text.includes(keyword.text);
         case 'hashtag':
-          return text.includes(keyword.tag) || this.hasHashtag(item, keyword.tag);
+          return holdsXTag(text, keyword.tag) || this.hasHashtag(item, keyword.tag);
         case 'subreddit':
           return this.subreddits(item).has(keyword.label);
       }

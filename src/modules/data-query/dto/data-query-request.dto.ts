@@ -66,8 +66,8 @@ const START_NOT_AFTER_END: FieldRule<DataQueryRequestDto> = {
     'An item matches when it is from `source`, inside [`start_date`, `end_date`], authored by any of `usernames` ' +
     '(case-insensitive, leading `@` optional) and satisfies the keywords (case-insensitive): every one of them, or ' +
     'at least one with `keyword_mode: "any"`. The conditions combine by AND: with usernames and keywords, an item ' +
-    'must be by one of the usernames and satisfy the keywords. For X a `#tag` keyword also matches the hashtag ' +
-    'list; for Reddit a keyword written `r/<name>`, `/r/<name>` or `/<name>` selects the subreddit. Items come ' +
+    'must be by one of the usernames and satisfy the keywords. For X a `#tag` keyword matches the whole tag, in the ' +
+    'text or the hashtag list (`#eth` not in `#ethereum`); for Reddit a keyword written `r/<name>`, `/r/<name>` or `/<name>` selects the subreddit. Items come ' +
     'newest first, one per post (an X post by its id, a Reddit item by its id, under its canonical `uri`), at most `limit`. ' +
     'Every field but `source` may be `null`, which is the same as leaving it out.',
 })
