@@ -20,8 +20,8 @@ const FOREIGN_ORIGIN =
  * description: a file's path, or a node's address (scheme and host) and netuid. A row of the
  * first release named the node by its URL with a path: compared by address. Another address is
  * the same origin once its connection has shown the stored chain (genesis hash) and the netuid
- * is the same. The same description is the same origin even
- * when the node now serves another chain: a read decides then (suspicious reads, blocks).
+ * is the same. The same description is the same origin even when the node now serves another
+ * chain: a read decides then (suspicious reads, blocks).
  */
 export function foreignOrigin(
   stored: Pick<StoredMetagraph, 'network' | 'source' | 'block' | 'genesisHash'>,

@@ -14,9 +14,10 @@ export const NOT_SERVED_COOLDOWN_MS = 60 * 60_000;
  * How long a synapse is not asked of a miner after it refused it: a 404 means the miner does
  * not serve it (public subnet 13 miners dropped OnDemandRequest); a 403 that its blacklist or
  * its limit for our hotkey refuses us; a 401 that it could not verify us (our clock, or the uid
- * re-registered under a hotkey other than the one we signed for). A 403 to a synapse with a call budget spends the budget
- * instead (CallBudgets.spend: for every replica, until the miner's window has reset); the
- * cooldown is for a 403 to a synapse without one, where there is nothing to spend.
+ * re-registered under a hotkey other than the one we signed for). A 403 to a synapse with a call
+ * budget spends the budget instead (CallBudgets.spend: for every replica, until the miner's
+ * window has reset); the cooldown is for a 403 to a synapse without one, where there is nothing
+ * to spend.
  */
 const COOLDOWN_MS: Record<Refusal, number> = {
   not_served: NOT_SERVED_COOLDOWN_MS,
