@@ -43,7 +43,7 @@ describe('The final collection of a task at its expiry', () => {
   let asked: { start: Date | null; end: Date }[];
   let failing: boolean;
 
-  /** The miners: every post of the asked range, newest first, or a round none answered. */
+  /** The miners: the newest posts of the asked range, up to the limit, or a round none answered. */
   const network = {
     query: (plan: NetworkQuery) => {
       const start = plan.startDate;
@@ -55,7 +55,8 @@ describe('The final collection of a task at its expiry', () => {
           const time = Date.parse(post.datetime);
           return (!start || time >= start.getTime()) && time <= end.getTime();
         })
-        .sort((a, b) => Date.parse(b.datetime) - Date.parse(a.datetime));
+        .sort((a, b) => Date.parse(b.datetime) - Date.parse(a.datetime))
+        .slice(0, plan.limit);
       return Promise.resolve({ items, minersResponded: 1 } as Partial<NetworkQueryResult>);
     },
   } as unknown as NetworkService;
@@ -140,6 +141,68 @@ describe('The final collection of a task at its expiry', () => {
     expect(await datasetUris('last-hour')).toEqual([posts[0].uri, posts[1].uri]);
     expect(pass).toEqual({ collected: 1, compiled: 1 });
     expect(asked[asked.length - 1]).toEqual({ start: at(1), end: at(2) });
+  });
+
+  // More than a page (100) of posts in the last hour: the final page came back full, and the
+  // posts older than its oldest were never asked for (an audit's finding).
+  it('pages back through a busy last hour down to the last collection before compiling', async () => {
+    const lastHour = Array.from({ length: 150 }, (_, n) => comment(n + 2, at(1 + (n + 1) / 200)));
+    posts = [comment(1, at(0.5)), ...lastHour];
+    await insert('busy-hour');
+    const service = lifecycle();
+    now = at(1);
+    await service.runOnce();
+
+    now = new Date(at(2).getTime() + 60_000);
+    // The newest 100 of the last hour: the compile waits for the rest.
+    expect(await service.runOnce()).toEqual({ collected: 1, compiled: 0 });
+    now = new Date(at(2).getTime() + 120_000);
+    expect(await service.runOnce()).toEqual({ collected: 1, compiled: 1 });
+    expect(asked.slice(1)).toEqual([
+      { start: at(1), end: at(2) },
+      { start: at(1), end: new Date(lastHour[50].datetime) },
+    ]);
+    expect((await datasetUris('busy-hour')).sort()).toEqual(posts.map((post) => post.uri).sort());
+  });
+
+  // A label too busy for the pages an interval allows: compiled then, and the range left says so.
+  it('compiles a final collection still paging an interval after expiry, and says what it lacks', async () => {
+    posts = Array.from({ length: 300 }, (_, n) => comment(n + 1, at(1 + (n + 1) / 400)));
+    await insert('busier-hour');
+    const service = lifecycle();
+    now = at(1);
+    await service.runOnce();
+    now = new Date(at(2).getTime() + 60_000);
+    await service.runOnce();
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+
+    now = at(3);
+    expect(await service.compileExpired()).toBe(1);
+    expect(await datasetUris('busier-hour')).toHaveLength(100);
+    expect(warn).toHaveBeenCalledWith(
+      expect.stringContaining(
+        `busier-hour: its final collection did not reach the posts of ${at(1).toISOString()} to ${posts[200].datetime}`,
+      ),
+    );
+  });
+
+  // A heavier task's older posts wait for every task's last hour.
+  it('asks for the first final page of every task before paging any back', async () => {
+    posts = Array.from({ length: 150 }, (_, n) => comment(n + 1, at(1 + (n + 1) / 200)));
+    await insert('heavy');
+    await insert('light');
+    await database.query(`UPDATE scraping_tasks SET weight = 1 WHERE id = 'heavy'`);
+    const service = lifecycle();
+    now = at(1);
+    await service.collectDue();
+
+    now = new Date(at(2).getTime() + 60_000);
+    expect(await service.collectDue(1)).toBe(1);
+    expect(await service.collectDue(1)).toBe(1);
+    expect(asked.slice(2)).toEqual([
+      { start: at(1), end: at(2) },
+      { start: at(1), end: at(2) },
+    ]);
   });
 
   it('compiles after a failed final collection, and waits at most an interval for one', async () => {

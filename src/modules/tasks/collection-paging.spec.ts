@@ -161,23 +161,53 @@ describe('collection paging', () => {
   // The last hour before expiry was never asked for: collections stopped at expiry.
   it('asks, once expired, what is new up to expiry, whatever paging back was under way', () => {
     const paging = { head: at(20), cursor: at(5), floor: at(0), backNext: true };
-    expect(finalPage({ ...openWindow, expires_at: at(21) }, paging)).toEqual({
-      kind: 'newest',
+    const last = { expires_at: at(21), last_collected_at: at(20) };
+    expect(finalPage({ ...openWindow, ...last }, paging)).toEqual({
+      kind: 'final',
       start: at(20),
       end: at(21),
     });
     // Never collected: the whole window, to expiry.
-    expect(finalPage({ ...openWindow, expires_at: at(21) }, NO_PROGRESS)).toEqual({
-      kind: 'newest',
+    expect(finalPage({ ...openWindow, ...last, last_collected_at: null }, NO_PROGRESS)).toEqual({
+      kind: 'final',
       start: at(0),
       end: at(21),
     });
     // A window that ended before expiry, collected to its end, or begun after expiry: nothing.
-    expect(finalPage({ ...pastWindow, expires_at: at(21) }, { ...paging, head: at(10) })).toBe(
-      null,
-    );
-    expect(finalPage({ post_start: at(30), post_end: null, expires_at: at(21) }, NO_PROGRESS)).toBe(
-      null,
-    );
+    expect(finalPage({ ...pastWindow, ...last }, { ...paging, head: at(10) })).toBe(null);
+    expect(finalPage({ post_start: at(30), post_end: null, ...last }, NO_PROGRESS)).toBe(null);
+  });
+
+  // Head 23:00, expiry 24:00, a full final page back to 23:50: the 23:00–23:50 posts were never
+  // asked for, the task compiled without them (an audit's finding).
+  it('pages the final range back from a full final page down to the last head', () => {
+    const minute = (minutes: number) => new Date(at(23).getTime() + minutes * 60_000);
+    const expired = { ...openWindow, expires_at: at(24), last_collected_at: at(23) };
+    let progress: CollectionProgress = {
+      head: at(23),
+      cursor: at(5),
+      floor: at(0),
+      backNext: true,
+    };
+    const first = finalPage(expired, progress)!;
+    expect(first).toMatchObject({ start: at(23), end: at(24) });
+
+    // Collected after expiry: the pages back under way before are dropped for the final range.
+    const collected = { ...expired, last_collected_at: minute(61) };
+    progress = afterPage(progress, first, { full: true, completeFrom: minute(50) });
+    const back = finalPage(collected, progress);
+    expect(back).toEqual({ kind: 'back', start: at(23), end: minute(50) });
+
+    progress = afterPage(progress, back!, { full: true, completeFrom: minute(20) });
+    expect(finalPage(collected, progress)).toEqual({
+      kind: 'back',
+      start: at(23),
+      end: minute(20),
+    });
+    progress = afterPage(progress, finalPage(collected, progress)!, {
+      full: false,
+      completeFrom: minute(1),
+    });
+    expect(finalPage(collected, progress)).toBeNull();
   });
 });

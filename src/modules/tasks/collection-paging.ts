@@ -25,9 +25,27 @@ export const NO_PROGRESS: CollectionProgress = {
   backNext: false,
 };
 
-/** One collection's range: a query's start (null: none) and end dates, both inclusive. */
+/** The progress as a task stores it (scraping_tasks.collect_*). */
+export function progressOf(task: {
+  collect_head: Date | null;
+  collect_cursor: Date | null;
+  collect_floor: Date | null;
+  collect_back_next: boolean;
+}): CollectionProgress {
+  return {
+    head: task.collect_head,
+    cursor: task.collect_cursor,
+    floor: task.collect_floor,
+    backNext: task.collect_back_next,
+  };
+}
+
+/**
+ * One collection's range: a query's start (null: none) and end dates, both inclusive. `final`
+ * is the newest-first page of a task's final collection (finalPage).
+ */
 export interface CollectionPage {
-  kind: 'newest' | 'back';
+  kind: 'newest' | 'back' | 'final';
   start: Date | null;
   end: Date;
 }
@@ -64,32 +82,42 @@ export function nextPage(
   const end = windowEnd(task, now);
   if (task.post_start && task.post_start > end) return null;
   const nothingNew = progress.head !== null && progress.head >= end;
-  if (progress.cursor && (progress.backNext || nothingNew))
-    return {
-      kind: 'back',
-      start: latest(progress.floor, task.post_start),
-      end: progress.cursor < end ? progress.cursor : end,
-    };
+  if (progress.cursor && (progress.backNext || nothingNew)) return backPage(task, progress, end);
   // A window paged through to its start is walked again from the top: miners may have scraped
   // older posts since (uri dedupe keeps the dataset free of repeats).
   const start = progress.head && !nothingNew ? progress.head : null;
   return { kind: 'newest', start: latest(start, task.post_start), end };
 }
 
+/** The next page back of the range being paged through, within the window ending at `end`. */
+function backPage(task: TaskWindow, progress: CollectionProgress, end: Date): CollectionPage {
+  return {
+    kind: 'back',
+    start: latest(progress.floor, task.post_start),
+    end: progress.cursor! < end ? progress.cursor! : end,
+  };
+}
+
 /**
- * The page of a task's final collection, once it expired: what is new since the last
- * newest-first page up to the window's end at expiry (none after it: the task's posts end
- * there), whatever paging back was under way; null when nothing is left to ask. The compile
- * waits for it (TaskLifecycleRepository.claimExpired), so the dataset has the task's last hour.
+ * The next page of a task's final collection, once it expired; null when nothing is left to
+ * ask. First what is new since the last newest-first page up to the window's end at expiry
+ * (none after it: the task's posts end there), whatever paging back was under way; when that
+ * page is full, pages back through the same range down to that last head, as a collection
+ * pages back a full page (afterPage): a busy label's last hour holds more than a page. The
+ * compile waits for them (TaskLifecycleRepository.claimExpired), so the dataset has the task's
+ * last hour; what they did not reach by then is this page still (TaskCompiler logs it).
+ * A collection made at or after expiry is the final collection's (`last_collected_at`).
  */
 export function finalPage(
-  task: TaskWindow & { expires_at: Date },
+  task: TaskWindow & { expires_at: Date; last_collected_at: Date | null },
   progress: CollectionProgress,
 ): CollectionPage | null {
   const end = windowEnd(task, task.expires_at);
   if (task.post_start && task.post_start > end) return null;
+  if (task.last_collected_at && task.last_collected_at >= task.expires_at)
+    return progress.cursor ? backPage(task, progress, end) : null;
   if (progress.head && progress.head >= end) return null;
-  return { kind: 'newest', start: latest(progress.head, task.post_start), end };
+  return { kind: 'final', start: latest(progress.head, task.post_start), end };
 }
 
 /**
@@ -115,6 +143,12 @@ export function afterPage(
   outcome: PageOutcome,
 ): CollectionProgress {
   const more = outcome.full && outcome.completeFrom !== null;
+  // The final collection's range is the one paged back from here: the range paged before it is
+  // given up, as its task compiles once this one is done.
+  if (page.kind === 'final')
+    return more
+      ? { head: page.end, cursor: outcome.completeFrom, floor: page.start, backNext: true }
+      : { head: page.end, cursor: null, floor: null, backNext: false };
   if (page.kind === 'newest') {
     // A full page leaves older items of its range to page back through. While an earlier range
     // is still being paged through, they are left out: one range at a time keeps the pages

@@ -5,21 +5,16 @@ import { parseIsoDate } from '../../common/validation/iso-date';
 import { AppConfig } from '../../config/app-config';
 import { NetworkService } from '../../network/network.service';
 import { NetworkQueryResult } from '../../network/query-result';
-import {
-  afterPage,
-  CollectionProgress,
-  finalPage,
-  nextPage,
-  progressWithin,
-} from './collection-paging';
+import { afterPage, finalPage, nextPage, progressOf, progressWithin } from './collection-paging';
 import { TaskRow } from './task.types';
 import { TaskLifecycleRepository } from './task-lifecycle.repository';
 
 /**
  * A task's collections while it is `active`: every TASK_COLLECT_INTERVAL, the matching data
  * asked of the miners through the network's on-demand machinery (same checks, dedupe by uri), one
- * page of its post window at a time (collection-paging.ts); then, once expired, one final page of
- * what is new up to expiry before its compile. Run by TaskLifecycleService's pass.
+ * page of its post window at a time (collection-paging.ts); then, once expired, its final
+ * collection of what is new up to expiry (a page, and pages back while they are full) before its
+ * compile. Run by TaskLifecycleService's pass.
  */
 export class TaskCollector {
   constructor(
@@ -68,7 +63,8 @@ export class TaskCollector {
 
   private async collect(task: TaskRow, now: Date): Promise<void> {
     const progress = progressWithin(task, progressOf(task));
-    // Expired: its final collection, what is new up to expiry (dueForCollection).
+    // Expired: its final collection, what is new up to expiry and the pages back through it
+    // (dueForCollection).
     const page = task.expires_at <= now ? finalPage(task, progress) : nextPage(task, progress, now);
     // A window yet to begin, or nothing left before expiry (dueForCollection leaves such tasks
     // out): nothing to ask for.
@@ -114,15 +110,6 @@ export class TaskCollector {
         (outsideWindow > 0 ? `; ${outsideWindow} outside the post window left out)` : ')'),
     );
   }
-}
-
-function progressOf(task: TaskRow): CollectionProgress {
-  return {
-    head: task.collect_head,
-    cursor: task.collect_cursor,
-    floor: task.collect_floor,
-    backNext: task.collect_back_next,
-  };
 }
 
 /** The oldest item's time: asked newest first, the answer holds everything found after it. */

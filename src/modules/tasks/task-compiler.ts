@@ -5,6 +5,7 @@ import { AppConfig } from '../../config/app-config';
 import { currentItemShape, StoredItemShape } from '../../network/legacy-items';
 import { itemKey } from '../../network/item-uri';
 import { fileIdentity, removeIfUnchanged } from './atomic-file';
+import { finalPage, progressOf, progressWithin } from './collection-paging';
 import { datasetPath } from './dataset-path';
 import { DatasetParquetService } from './dataset-parquet.service';
 import { DatasetRow, manifestPathOf, writeJsonLines, writeManifest } from './dataset-writer';
@@ -74,6 +75,7 @@ export class TaskCompiler {
   }
 
   private async compile(task: TaskRow): Promise<void> {
+    this.warnOfFinalGap(task);
     const path = datasetPath(this.config.dataDir, task.id);
     // The files this attempt renamed into place, by path: removed if it fails after all.
     const written = new Map<string, string>();
@@ -127,6 +129,21 @@ export class TaskCompiler {
       // other replica (a second compile, its job lock lost) has renamed over since.
       if (counted) for (const [file, identity] of written) await removeIfUnchanged(file, identity);
     }
+  }
+
+  /**
+   * Says what the task's final collection did not reach, if anything: its wait (an interval
+   * after expiry) ran out, or a page failed, before the pages came back short of a full page.
+   * The range stays on the task (collect_floor, collect_cursor) for an operator to read
+   * (docs/decisions.md, "Scraping task lifecycle").
+   */
+  private warnOfFinalGap(task: TaskRow): void {
+    const missed = finalPage(task, progressWithin(task, progressOf(task)));
+    if (!missed) return;
+    const start = missed.start?.toISOString() ?? "the window's start";
+    this.logger.warn(
+      `task ${task.id}: its final collection did not reach the posts of ${start} to ${missed.end.toISOString()}; the dataset lacks them`,
+    );
   }
 
   /**

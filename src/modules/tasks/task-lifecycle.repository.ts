@@ -9,18 +9,20 @@ import { CompiledDataset, ParquetFile } from './dataset-writer';
 import { TaskRow } from './task.types';
 
 /**
- * An expired task whose collections stopped short of its expiry: one final newest-first
- * collection up to it is due (finalPage, whose conditions these are: the window's end at
- * expiry is after the last newest-first page's end and not before the window's start), and its
- * compile waits for it, or for its failure (recorded at or after expiry), but no longer than
- * `waitMs` after expiry. SQL over the parameters named `now` and `waitMs`.
+ * An expired task whose final collection has a page left (finalPage, whose conditions these
+ * are: the window's start is not after its end at expiry; before a collection at or after
+ * expiry, that end is after the last newest-first page's end; after one, its range is still
+ * being paged back): the page is due, and its compile waits for it, or for a failure (recorded
+ * at or after expiry), but no longer than `waitMs` after expiry. SQL over the parameters named
+ * `now` and `waitMs`.
  */
 function awaitingFinalCollection(now: string, waitMs: string): string {
   return `(state IN ('active', 'compiling') AND expires_at <= ${now}::timestamptz
     AND expires_at > ${now}::timestamptz - make_interval(secs => ${waitMs} / 1000.0)
     AND (collect_failed_at IS NULL OR collect_failed_at < expires_at)
     AND (post_start IS NULL OR post_start <= least(post_end, expires_at))
-    AND (collect_head IS NULL OR collect_head < least(post_end, expires_at)))`;
+    AND CASE WHEN last_collected_at >= expires_at THEN collect_cursor IS NOT NULL
+      ELSE collect_head IS NULL OR collect_head < least(post_end, expires_at) END)`;
 }
 
 /**
@@ -36,7 +38,8 @@ export class TaskLifecycleRepository {
    * Active tasks whose last collection is an interval old and whose post window has begun,
    * heaviest first. One whose collection failed waits `retryMs` × 2^(failures − 1), at most an interval, after the failure.
    * Before them, expired tasks awaiting their final collection (awaitingFinalCollection), due at
-   * once: their compile waits for it.
+   * once: their compile waits for it. Those yet to have their first final page go before those
+   * paging back: each task's last hour is asked for before any task's older posts.
    */
   dueForCollection(
     now: Date,
@@ -51,7 +54,8 @@ export class TaskLifecycleRepository {
          AND (collect_failed_at IS NULL OR collect_failed_at <= $1::timestamptz
               - make_interval(secs => least($2, $3 * power(2, least(collect_failures, 30) - 1)) / 1000.0)))
          OR ${awaitingFinalCollection('$1', '$2')}
-       ORDER BY expires_at <= $1::timestamptz DESC, weight DESC, last_collected_at NULLS FIRST, id
+       ORDER BY expires_at <= $1::timestamptz DESC, COALESCE(last_collected_at >= expires_at, false),
+         weight DESC, last_collected_at NULLS FIRST, id
        LIMIT $4`,
       [now.toISOString(), intervalMs, retryMs, limit],
     );

@@ -263,6 +263,9 @@ const COMPILED_TASK = {
   id: 'r-bitcoin',
   platform: 'reddit',
   label: 'r/bitcoin',
+  // Its final collection done at expiry, nothing left of it.
+  expires_at: NOW,
+  last_collected_at: NOW,
 } as TaskRow;
 
 describe(`${TaskLifecycleService.name} compiling`, () => {
