@@ -36,6 +36,7 @@ import { JobRunsCountedAt1764940000000 } from './migrations/1764940000000-JobRun
 import { PublicationTarget1764941000000 } from './migrations/1764941000000-PublicationTarget';
 import { AggregatesVersionId1764950000000 } from './migrations/1764950000000-AggregatesVersionId';
 import { StoredXItemSeconds1764960000000 } from './migrations/1764960000000-StoredXItemSeconds';
+import { TaskItemsOrderIndex1764970000000 } from './migrations/1764970000000-TaskItemsOrderIndex';
 
 export const MIGRATIONS = [
   InitialSchema1763700000000,
@@ -72,6 +73,7 @@ export const MIGRATIONS = [
   PublicationTarget1764941000000,
   AggregatesVersionId1764950000000,
   StoredXItemSeconds1764960000000,
+  TaskItemsOrderIndex1764970000000,
 ];
 
 /**

@@ -11,6 +11,18 @@ export interface WrittenFile {
 }
 
 /**
+ * A write given up because the service is shutting down: not the file's failure. Its partial
+ * file is removed as for any failure (writeFileAtomically), and what asked for the file asks
+ * again after the restart (a compile: TaskCompiler).
+ */
+export class WriteStopped extends Error {
+  constructor() {
+    super('stopped: the service is shutting down');
+    this.name = 'WriteStopped';
+  }
+}
+
+/**
  * Writes a file so that no reader ever sees it half-written: `write` fills `partial` (hashed on
  * the way to disk, so the hash is of the very bytes written), which is flushed and only then
  * renamed over `path`, the rename flushed in turn. On failure the partial file is removed. The

@@ -4,6 +4,7 @@ import { Clock } from '../../common/clock/clock';
 import { SingleFlight } from '../../common/single-flight';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
+import { WriteStopped } from './atomic-file';
 import {
   hasCurrentParquet,
   parquetMetadata,
@@ -67,11 +68,19 @@ export class DatasetParquetService {
     @InjectConfig() private readonly config: AppConfig,
   ) {}
 
-  /** Writes the Parquet file of a dataset being compiled; null (logged) when that fails. */
-  async tryWrite(task: TaskRow, jsonl: JsonLinesFile): Promise<ParquetFile | null> {
+  /**
+   * Writes the Parquet file of a dataset being compiled; null (logged) when that fails. Throws
+   * WriteStopped once `stopping` says so: the compile is given up, not completed without it.
+   */
+  async tryWrite(
+    task: TaskRow,
+    jsonl: JsonLinesFile,
+    stopping?: () => boolean,
+  ): Promise<ParquetFile | null> {
     try {
-      return await this.write(task, jsonl);
+      return await this.write(task, jsonl, stopping);
     } catch (error) {
+      if (error instanceof WriteStopped) throw error;
       this.recordFailure(task.id, error as Error);
       return null;
     }
@@ -164,10 +173,11 @@ export class DatasetParquetService {
   private async write(
     task: TaskRow,
     jsonl: Pick<JsonLinesFile, 'file' | 'rows' | 'sha256'>,
+    stopping?: () => boolean,
   ): Promise<ParquetFile> {
     const file = parquetPathBeside(jsonl.file);
     const metadata = parquetMetadata(task, jsonl.sha256);
-    const written = await writeParquet(task.platform, jsonl.file, file, metadata);
+    const written = await writeParquet(task.platform, jsonl.file, file, metadata, stopping);
     // Cannot differ (one file is made from the other); checked because a download trusts it.
     if (written.rows !== jsonl.rows)
       throw new Error(

@@ -9,7 +9,7 @@ import { currentItemShape, StoredItemShape } from '../../network/legacy-items';
 import { RedditItem, XItem } from '../../network/protocol';
 import { xContentFields } from '../../network/x-content';
 import { toSourceName } from '../../network/sources';
-import { writeFileAtomically, WrittenFile } from './atomic-file';
+import { writeFileAtomically, WriteStopped, WrittenFile } from './atomic-file';
 import { TaskRow } from './task.types';
 
 /*
@@ -175,13 +175,15 @@ const COLUMNS = { x: X_COLUMNS, reddit: REDDIT_COLUMNS } as const;
  * key-value metadata. Built from the JSON lines file, not the stored items, so both files hold
  * the same rows by construction, and a task compiled before Parquet existed gets its file from
  * what it published. The writer is deterministic: two replicas converting the same file write
- * the same bytes.
+ * the same bytes. Once `stopping` says so (a compile's, at shutdown), the write is given up
+ * (WriteStopped), looked at each time the writer yields.
  */
 export async function writeParquet(
   platform: Source,
   jsonlPath: string,
   path: string,
   metadata: Readonly<Record<string, string>> = {},
+  stopping: () => boolean = () => false,
 ): Promise<WrittenFile & { rows: number }> {
   const columns = COLUMNS[platform];
   const source = toSourceName(platform);
@@ -211,7 +213,10 @@ export async function writeParquet(
           throw new Error(`row ${rows + 1} is a ${item.source} item in a ${source} dataset`);
         await writer.appendRow(item.source === 'X' ? xRow(item) : redditRow(item));
         rows++;
-        if (rows % YIELD_EVERY_ROWS === 0) await setImmediate();
+        if (rows % YIELD_EVERY_ROWS === 0) {
+          await setImmediate();
+          if (stopping()) throw new WriteStopped();
+        }
       }
     } finally {
       // Leaving the lines early does not close the file they were read from.

@@ -321,7 +321,7 @@ describe(`${TaskLifecycleService.name} compiling`, () => {
 
     expect(await service.compileExpired()).toBe(1);
 
-    // The compile under way finishes; the next is not started.
+    // The compile under way, its last page read, finishes; the next is not started.
     expect(repository.markCompleted).toHaveBeenCalledTimes(1);
     expect(repository.markCompleted).toHaveBeenCalledWith(COMPILED_TASK.id, expect.anything(), NOW);
     expect(repository.itemsPage).toHaveBeenCalledTimes(1);
