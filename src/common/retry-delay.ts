@@ -5,7 +5,20 @@
  */
 export const FIRST_RETRY_MS = 5000;
 
-/** The wait before attempt `attempts + 1`: `first` doubled per failure, at most `max`. */
+/**
+ * The wait after `attempts + 1` failures in a row: `first` after the first (`attempts` 0), doubled
+ * per failure after it, at most `max`.
+ */
 export function retryDelay(attempts: number, first: number, max: number): number {
   return Math.min(max, first * 2 ** Math.min(attempts, 30));
+}
+
+/**
+ * retryDelay in SQL, for a backoff kept on a row (a task's failed collections and compiles, so
+ * replicas and restarts keep it): `retryDelaySql(a, f, m)` is `retryDelay(a, f, m)` for SQL
+ * expressions `a`, `f`, `m` (milliseconds, double precision). A row counting its failures `n`
+ * from 1 passes `n - 1`: the first failure waits `first`.
+ */
+export function retryDelaySql(attempts: string, first: string, max: string): string {
+  return `least(${max}, ${first} * power(2, least(${attempts}, 30)))`;
 }

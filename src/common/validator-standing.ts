@@ -1,6 +1,7 @@
 /**
  * Subnet 13 counts a neuron as a validator only with a validator permit and at least this much
- * total stake (TAO): data-universe's `is_validator` with its `vpermit_rao_limit` default
+ * stake weight (α: alpha stake plus 0.18 × root TAO stake, the SDK's total stake; not TAO):
+ * data-universe's `is_validator` with its `vpermit_rao_limit` default
  * (`common/utils.py`, `neurons/config.py`). Its miners refuse every other caller, its validator
  * evaluates every other neuron as a miner, and Gravity weighs only these validators' votes.
  */

@@ -55,7 +55,7 @@ describe('TasksRepository.findLabelTasks', () => {
     await database.transaction(async (manager) => {
       await repository.findLabelTasks([{ platform: 'x', label: '#ai' }], manager);
       claim = new TaskLifecycleRepository(database)
-        .claimExpired(AFTER_EXPIRY, 3_600_000, 3_600_000)
+        .claimExpired(AFTER_EXPIRY, 3_600_000, 3_600_000, 86_400_000)
         .then((rows) => {
           claimed = rows.map((row) => row.id).sort();
         });

@@ -138,7 +138,12 @@ describe('Two compiles of one task', () => {
     const a = replica();
     const b = replica();
     // Both passes claim the same list; A's compiles first.
-    const snapshot: TaskRow[] = await b.repository.claimExpired(now, 3_600_000, 3_600_000);
+    const snapshot: TaskRow[] = await b.repository.claimExpired(
+      now,
+      3_600_000,
+      3_600_000,
+      86_400_000,
+    );
     expect(snapshot.map((task) => task.id)).toEqual(['after']);
     const completedAt = now;
     expect(await a.service.compileExpired()).toBe(1);

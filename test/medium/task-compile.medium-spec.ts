@@ -6,6 +6,7 @@ import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
 const T0 = Date.parse('2026-11-20T00:00:00Z');
 const at = (minutes: number) => new Date(T0 + minutes * 60_000);
 const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
 
 const DATASET: CompiledDataset = {
   file: 'task.jsonl.gz',
@@ -53,7 +54,7 @@ describe('TaskLifecycleRepository compiling', () => {
   // Its seven days end at expires_at: no longer collected then (expires_at > now), so compiled.
   it('claims a task for compiling the instant its seven days end', async () => {
     await insert('expires-now', 'active');
-    const claimed = await repository.claimExpired(at(0), HOUR, HOUR);
+    const claimed = await repository.claimExpired(at(0), HOUR, HOUR, DAY);
     expect(claimed.map((row) => row.id)).toContain('expires-now');
     expect(await task('expires-now')).toMatchObject({ state: 'compiling' });
   });
@@ -125,7 +126,7 @@ describe('TaskLifecycleRepository compiling', () => {
   it('tries a failed compile again only after an hour, then two, so that three attempts span three hours', async () => {
     await insert('backs-off', 'compiling');
     const claimed = async (minutes: number) =>
-      (await repository.claimExpired(at(minutes), HOUR, HOUR)).some(
+      (await repository.claimExpired(at(minutes), HOUR, HOUR, DAY)).some(
         (row) => row.id === 'backs-off',
       );
     expect(await claimed(0)).toBe(true);

@@ -147,7 +147,8 @@ const pathOf = (hotkey: string) => `${PREFERENCES_FOLDER}/${hotkey}.json`;
 
 /**
  * The chain or the repository out of reach: a 503 saying which, with Retry-After (the next
- * lookup connects or fetches again; a node waits out a reconnect backoff from 1 s).
+ * lookup connects or fetches again; a node refusing connections is dialled again after 1 s,
+ * then twice as long after each failure, at most a minute).
  */
 async function unavailableAs503<T>(work: Promise<T>): Promise<T> {
   try {

@@ -24,6 +24,8 @@ export const COMPILE_BUDGET_MS = 30_000;
  * (a full disk for three minutes failed every task expiring meanwhile).
  */
 export const COMPILE_RETRY_MS = 3_600_000;
+/** The longest wait between compile attempts (when TASK_MAX_COMPILE_ATTEMPTS allows many). */
+export const COMPILE_RETRY_MAX_MS = 86_400_000;
 
 /**
  * A task's dataset at expiry: the task is marked `compiling` and, once its final collection is
@@ -61,6 +63,7 @@ export class TaskCompiler {
       this.clock.now(),
       COMPILE_RETRY_MS,
       this.config.tasks.collectIntervalMs,
+      COMPILE_RETRY_MAX_MS,
     );
     // Real time, as the job's timers are: the clock may be moved by tests or a simulation.
     const started = performance.now();

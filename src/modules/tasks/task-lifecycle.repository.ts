@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { retryDelaySql } from '../../common/retry-delay';
 import { canonicalItem } from '../../network/item-uri';
 import { DataItem } from '../../network/protocol';
 import { CollectionProgress } from './collection-paging';
@@ -36,7 +37,8 @@ export class TaskLifecycleRepository {
 
   /**
    * Active tasks whose last collection is an interval old and whose post window has begun,
-   * heaviest first. One whose collection failed waits `retryMs` × 2^(failures − 1), at most an interval, after the failure.
+   * heaviest first. One whose collection failed waits `retryMs` × 2^(failures − 1), at most an
+   * interval, after the failure: retryDelay(failures − 1, retryMs, intervalMs), in SQL.
    * Before them, expired tasks awaiting their final collection (awaitingFinalCollection), due at
    * once: their compile waits for it. Those yet to have their first final page go before those
    * paging back: each task's last hour is asked for before any task's older posts.
@@ -52,7 +54,7 @@ export class TaskLifecycleRepository {
          AND (post_start IS NULL OR post_start <= $1)
          AND (last_collected_at IS NULL OR last_collected_at <= $1::timestamptz - make_interval(secs => $2 / 1000.0))
          AND (collect_failed_at IS NULL OR collect_failed_at <= $1::timestamptz
-              - make_interval(secs => least($2, $3 * power(2, least(collect_failures, 30) - 1)) / 1000.0)))
+              - make_interval(secs => ${retryDelaySql('collect_failures - 1', '$3', '$2')} / 1000.0)))
          OR ${awaitingFinalCollection('$1', '$2')}
        ORDER BY expires_at <= $1::timestamptz DESC, COALESCE(last_collected_at >= expires_at, false),
          weight DESC, last_collected_at NULLS FIRST, id
@@ -130,11 +132,17 @@ export class TaskLifecycleRepository {
 
   /**
    * Moves expired active tasks to `compiling` and returns the tasks that are compiling, but for
-   * those whose last compile failed less than `retryMs` × 2^(attempts − 1) ago (at most a day),
+   * those whose last compile failed less than `retryMs` × 2^(attempts − 1) ago, at most
+   * `retryMaxMs` (retryDelay(attempts − 1, retryMs, retryMaxMs), in SQL),
    * and those still awaiting their final collection (awaitingFinalCollection, at most
    * `finalWaitMs` after expiry).
    */
-  async claimExpired(now: Date, retryMs: number, finalWaitMs: number): Promise<TaskRow[]> {
+  async claimExpired(
+    now: Date,
+    retryMs: number,
+    finalWaitMs: number,
+    retryMaxMs: number,
+  ): Promise<TaskRow[]> {
     await this.dataSource.query(
       `UPDATE scraping_tasks SET state = 'compiling' WHERE state = 'active' AND expires_at <= $1`,
       [now.toISOString()],
@@ -142,10 +150,10 @@ export class TaskLifecycleRepository {
     return this.dataSource.query(
       `SELECT * FROM scraping_tasks WHERE state = 'compiling'
          AND (compile_failed_at IS NULL OR compile_failed_at <= $1::timestamptz
-              - make_interval(secs => least(86400000, $2 * power(2, least(compile_attempts, 30) - 1)) / 1000.0))
+              - make_interval(secs => ${retryDelaySql('compile_attempts - 1', '$2', '$4')} / 1000.0))
          AND NOT ${awaitingFinalCollection('$1', '$3')}
        ORDER BY expires_at, id`,
-      [now.toISOString(), retryMs, finalWaitMs],
+      [now.toISOString(), retryMs, finalWaitMs, retryMaxMs],
     );
   }
 

@@ -41,6 +41,35 @@ describe(SubtensorConnection.name, () => {
       }
     });
 
+    // The waits as the reconnect's comment says (1 s, doubling, at most a minute): cockatiel's
+    // default jitter made the first wait under a second and some shorter than the one before.
+    it('waits 1 s before reconnecting, then twice as long each time, up to a minute', async () => {
+      let now = Date.now();
+      const clock = jest.spyOn(Date, 'now').mockImplementation(() => now);
+      const connection = new SubtensorConnection(url, 2000);
+      const waits: number[] = [];
+      try {
+        for (let failed = 1; failed <= 9; failed += 1) {
+          await expect(connection.use(async () => 'read')).rejects.toThrow(/^could not connect/);
+          const waiting = (await connection
+            .use(async () => 'read')
+            .catch((e: Error) => e)) as Error;
+          const seconds = Number(
+            new RegExp(`reconnecting in (\\d+) s \\(${failed} failed attempts\\)$`).exec(
+              waiting.message,
+            )?.[1],
+          );
+          waits.push(seconds);
+          // The wait is over: the next use dials again.
+          now += seconds * 1000;
+        }
+      } finally {
+        clock.mockRestore();
+        await connection.close();
+      }
+      expect(waits).toEqual([1, 2, 4, 8, 16, 32, 60, 60, 60]);
+    });
+
     // The vote's publication and the network aggregate's 503 show the waiting use's error: the
     // backoff alone told an operator nothing of what was wrong with the node.
     it('names the last connection error while waiting out the backoff, without credentials', async () => {

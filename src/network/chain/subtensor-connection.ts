@@ -1,8 +1,8 @@
 import type { ApiPromise } from '@polkadot/api';
 import { setImmediate } from 'node:timers/promises';
 import { Logger, LoggerService } from '@nestjs/common';
-import { ExponentialBackoff, IBackoff } from 'cockatiel';
 import { loadWhenUsed } from '../../common/load-when-used';
+import { retryDelay } from '../../common/retry-delay';
 import { within } from '../../common/within';
 import { clientErrorText } from './client-error-text';
 import { nodeAddress, urlsAsAddresses } from '../../common/security/node-address';
@@ -22,8 +22,14 @@ class ConnectionLostError extends ChainUnavailableError {}
 /** How long dropping a connection waits for its socket to close. */
 const CLOSE_WAIT_MS = 2000;
 
-/** Reconnect attempts wait 1 s, then about twice as long each time, up to a minute. */
-const RECONNECT_BACKOFF = new ExponentialBackoff({ initialDelay: 1000, maxDelay: 60_000 });
+/**
+ * A failed connect waits 1 s before the next attempt, then twice as long after each failure, at
+ * most a minute (retryDelay, as the other background retries). No jitter: one connection per
+ * replica to the operator's own node, and a wait the log line can state exactly
+ * (docs/decisions.md, "The metagraph from the chain").
+ */
+const RECONNECT_FIRST_MS = 1000;
+const RECONNECT_MAX_MS = 60_000;
 
 /**
  * Which chain a connection reached, read as it connects: operators see a testnet or a local
@@ -58,7 +64,6 @@ export type ConnectionLogger = Pick<LoggerService, 'log' | 'warn'>;
 export class SubtensorConnection {
   private api: ApiPromise | undefined;
   private connecting: Promise<ApiPromise> | undefined;
-  private backoff: IBackoff<unknown> | undefined;
   private retryAt = 0;
   private failedAttempts = 0;
   /** Why the latest attempt to connect failed (redacted): a use waiting out the backoff says it. */
@@ -216,16 +221,15 @@ export class SubtensorConnection {
       const connectedApi = api;
       provider.on('disconnected', () => void this.drop(connectedApi));
       this.api = api;
-      this.backoff = undefined;
       this.failedAttempts = 0;
       this.retryAt = 0;
       return api;
     } catch (error) {
       if (api) await this.drop(api);
       await provider.disconnect().catch(() => undefined);
-      this.backoff = this.backoff ? this.backoff.next(undefined) : RECONNECT_BACKOFF.next();
       this.failedAttempts += 1;
-      this.retryAt = Date.now() + this.backoff.duration;
+      this.retryAt =
+        Date.now() + retryDelay(this.failedAttempts - 1, RECONNECT_FIRST_MS, RECONNECT_MAX_MS);
       const failure =
         error instanceof ChainUnavailableError
           ? error
