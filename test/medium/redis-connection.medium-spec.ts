@@ -3,6 +3,7 @@ import { Logger } from '@nestjs/common';
 import { freePort } from '../../bench/support/ports';
 import {
   REDIS_COMMAND_TIMEOUT_MS,
+  OWN_STALL_MS,
   REDIS_CONNECT_TIMEOUT_MS,
   REDIS_REST_MS,
   RedisConnection,
@@ -86,6 +87,27 @@ describe('RedisConnection', () => {
     await ping.mock.results[1].value;
     expect(redis.ready()).toBe(client);
     expect(await redis.problem()).toBeUndefined();
+  });
+
+  // A flood that holds the event loop past the command timeout times commands out that Redis
+  // answered at once (an audit's finding): such a timeout does not rest Redis; an error does.
+  it('rests Redis after a timeout only when this process did not stall meanwhile', async () => {
+    const redis = connect();
+    await redis.onModuleInit();
+    const end = performance.now() + OWN_STALL_MS + 100;
+    while (performance.now() < end) {
+      // This process' own stall.
+    }
+    expect(redis.failed('Command timed out')).toBe(false);
+    expect(redis.ready()).toBe(redis.client);
+    // A failure other than a timeout is Redis', stall or not.
+    expect(redis.failed('Connection is closed.')).toBe(true);
+    expect(redis.ready()).toBeNull();
+
+    const calm = connect();
+    await calm.onModuleInit();
+    expect(calm.failed('Command timed out')).toBe(true);
+    expect(calm.ready()).toBeNull();
   });
 
   // A replica out of rotation is only scraped: its gauge must not say 0 for good after a blip.

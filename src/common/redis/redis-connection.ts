@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import Redis from 'ioredis';
+import { EventLoopStalls } from '../event-loop-stalls';
 import { within } from '../within';
 
 /** Where Redis is; provided by ConfigModule (REDIS_URL, REDIS_KEY_PREFIX). */
@@ -16,6 +17,15 @@ export const REDIS_CONNECT_TIMEOUT_MS = 2000;
 export const REDIS_COMMAND_TIMEOUT_MS = 1000;
 /** How long Redis is left alone after a command of ours failed, before a PING asks again. */
 export const REDIS_REST_MS = 2000;
+/**
+ * A stall of this process this long, within a command's timeout, makes its timeout no sign of
+ * Redis (RedisConnection.failed): half the timeout, so that the reply may well have waited unread.
+ */
+export const OWN_STALL_MS = REDIS_COMMAND_TIMEOUT_MS / 2;
+/** ioredis' error for a command that got no answer within REDIS_COMMAND_TIMEOUT_MS. */
+const TIMED_OUT = 'Command timed out';
+/** At most one warning in this time about timeouts this process' stalls caused. */
+const STALL_WARNING_INTERVAL_MS = 60_000;
 
 /** The shared Redis connection, or none when REDIS_URL is unset (single-replica mode). */
 @Injectable()
@@ -34,6 +44,9 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
   private probeError: string | undefined;
   /** What the connection last failed with (refused, wrong password…), until it is ready again. */
   private lastError: string | undefined;
+  /** This process' own stalls, which time commands out as a hanging Redis does. */
+  private readonly stalls: EventLoopStalls | undefined;
+  private stallWarnedAt = Number.NEGATIVE_INFINITY;
 
   constructor(@Inject(REDIS_SETTINGS) settings: RedisSettings) {
     this.client = settings.url
@@ -47,6 +60,7 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
           keyPrefix: settings.keyPrefix,
         })
       : null;
+    this.stalls = this.client ? new EventLoopStalls(OWN_STALL_MS) : undefined;
     // ioredis reconnects by itself (every 2 s at most). Its error events (one per attempt) are
     // kept as the cause system-status shows, and logged once per outage.
     this.client?.on('error', (error: Error) => {
@@ -129,12 +143,28 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
 
   /**
    * Called by whoever got an error or a timeout from a command: Redis is not used for
-   * REDIS_REST_MS, then one PING at a time asks whether it answers again.
+   * REDIS_REST_MS, then one PING at a time asks whether it answers again. Answers whether Redis
+   * was rested: not for a timeout while this process itself stalled (OWN_STALL_MS), whose reply
+   * most likely waited unread here (a flood of requests: Redis answered in 70 µs, each replica
+   * fell back, and a key in its cool-down was admitted; an audit's finding). Its caller answers
+   * that request without Redis; the next ones use Redis (docs/decisions.md, "Outages").
    */
-  failed(reason: string): void {
+  failed(reason: string): boolean {
+    if (reason === TIMED_OUT && this.stalls?.stalledWithin(REDIS_COMMAND_TIMEOUT_MS)) {
+      const now = Date.now();
+      if (now - this.stallWarnedAt >= STALL_WARNING_INTERVAL_MS) {
+        this.stallWarnedAt = now;
+        this.logger.warn(
+          `Redis command timed out while this process stalled (${OWN_STALL_MS} ms or more): ` +
+            'Redis still used',
+        );
+      }
+      return false;
+    }
     if (this.restUntil === 0)
       this.logger.warn(`Redis command failed (${reason}): not used until it answers a PING`);
     this.restUntil = Date.now() + REDIS_REST_MS;
+    return true;
   }
 
   /**
@@ -164,6 +194,7 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
+    this.stalls?.stop();
     await this.client?.quit().catch(() => this.client?.disconnect());
   }
 }

@@ -6,7 +6,8 @@ import type {
   RateLimitStorage,
 } from './rate-limit-storage';
 
-interface Counter {
+/** A key's count, as this storage keeps it (and FallbackThrottlerStorage keeps Redis' answers). */
+export interface RateLimitCounter {
   /** Hits admitted in the window; refused hits are not counted. */
   hits: number;
   /** When the window (started by its first hit) ends, epoch ms; 0 before it starts. */
@@ -40,13 +41,18 @@ const FULL_PRUNE_INTERVAL_MS = 1_000;
  */
 export class MemoryThrottlerStorage implements RateLimitStorage, OnApplicationShutdown {
   /** In the order their windows started: a counter whose window ends is moved to the back. */
-  private readonly counters = new Map<string, Counter>();
+  private readonly counters = new Map<string, RateLimitCounter>();
   private readonly pruning = setInterval(() => this.prune(), PRUNE_INTERVAL_MS).unref();
   private prunedAt = 0;
 
+  /**
+   * `seedOf`: where a key's count starts when this storage has none, by `${key}:${scope}`
+   * (FallbackThrottlerStorage: what Redis last answered); a copy is counted on. Else from zero.
+   */
   constructor(
     private readonly now: () => number = Date.now,
     private readonly maxCounters = MAX_COUNTERS,
+    private readonly seedOf: (id: string) => RateLimitCounter | undefined = () => undefined,
   ) {}
 
   increment(hit: RateLimitHit): Promise<RateLimitRecord> {
@@ -54,7 +60,8 @@ export class MemoryThrottlerStorage implements RateLimitStorage, OnApplicationSh
   }
 
   peek(key: string, scope: string): Promise<RateLimitCount> {
-    const counter = this.counters.get(`${key}:${scope}`);
+    const id = `${key}:${scope}`;
+    const counter = this.counters.get(id) ?? this.seedOf(id);
     const now = this.now();
     // Ended as steps 1 and 2 of a hit end them.
     const running = counter !== undefined && counter.windowEnds > now;
@@ -66,7 +73,7 @@ export class MemoryThrottlerStorage implements RateLimitStorage, OnApplicationSh
     });
   }
 
-  /** Forgets every count and cool-down: FallbackThrottlerStorage's outages each start from zero. */
+  /** Forgets every count and cool-down: FallbackThrottlerStorage's, at each switch of storage. */
   clear(): void {
     this.counters.clear();
   }
@@ -75,52 +82,21 @@ export class MemoryThrottlerStorage implements RateLimitStorage, OnApplicationSh
     clearInterval(this.pruning);
   }
 
-  private hit({ key, scope, ttl, limit, blockDuration }: RateLimitHit): RateLimitRecord {
-    const id = `${key}:${scope}`;
+  private hit(hit: RateLimitHit): RateLimitRecord {
+    const id = `${hit.key}:${hit.scope}`;
     const now = this.now();
     let counter = this.counters.get(id);
     if (!counter) {
       if (this.counters.size >= this.maxCounters) this.makeRoom(now);
-      counter = { hits: 0, windowEnds: 0, blockEnds: 0, blockLimit: 0 };
+      const seed = this.seedOf(id);
+      counter = seed ? { ...seed } : { hits: 0, windowEnds: 0, blockEnds: 0, blockLimit: 0 };
       this.counters.set(id, counter);
     } else if (counter.windowEnds <= now) {
       // A new window starts (step 1): evicted last, not first for having been seen long ago.
       this.counters.delete(id);
       this.counters.set(id, counter);
     }
-    // 1. A window that has ended leaves no count.
-    if (counter.windowEnds <= now) {
-      counter.hits = 0;
-      counter.windowEnds = 0;
-    }
-    // 2. A cool-down that has ended, or one under a limit since raised above the count, is over.
-    if (counter.blockEnds <= now) counter.blockEnds = 0;
-    if (counter.blockEnds !== 0 && limit > counter.blockLimit && counter.hits < limit)
-      counter.blockEnds = 0;
-    if (counter.blockEnds === 0) {
-      // 3. Within the budget: admitted and counted; the first hit starts the window.
-      if (counter.hits < limit) {
-        counter.hits += 1;
-        if (counter.windowEnds === 0) counter.windowEnds = now + ttl;
-        return this.record(counter, now);
-      }
-      // 4. Over it: a cool-down starts, and it and the window end together, at the later end.
-      counter.blockEnds = Math.max(counter.windowEnds, now + blockDuration);
-      counter.blockLimit = limit;
-      counter.windowEnds = counter.blockEnds;
-    }
-    // 5. Refused, and not counted.
-    return this.record(counter, now);
-  }
-
-  private record(counter: Counter, now: number): RateLimitRecord {
-    const isBlocked = counter.blockEnds !== 0;
-    return {
-      totalHits: counter.hits,
-      timeToExpire: counter.windowEnds === 0 ? 0 : Math.ceil((counter.windowEnds - now) / 1000),
-      isBlocked,
-      timeToBlockExpire: isBlocked ? Math.ceil((counter.blockEnds - now) / 1000) : 0,
-    };
+    return countHit(counter, hit, now);
   }
 
   private prune(): void {
@@ -147,4 +123,48 @@ export class MemoryThrottlerStorage implements RateLimitStorage, OnApplicationSh
       if (--evict === 0) break;
     }
   }
+}
+
+/**
+ * Counts `hit` on `counter` (changed in place) at `now`, by the rules of RedisThrottlerStorage's
+ * script, step for step; answers what the script answers.
+ */
+export function countHit(
+  counter: RateLimitCounter,
+  { ttl, limit, blockDuration }: RateLimitHit,
+  now: number,
+): RateLimitRecord {
+  // 1. A window that has ended leaves no count.
+  if (counter.windowEnds <= now) {
+    counter.hits = 0;
+    counter.windowEnds = 0;
+  }
+  // 2. A cool-down that has ended, or one under a limit since raised above the count, is over.
+  if (counter.blockEnds <= now) counter.blockEnds = 0;
+  if (counter.blockEnds !== 0 && limit > counter.blockLimit && counter.hits < limit)
+    counter.blockEnds = 0;
+  if (counter.blockEnds === 0) {
+    // 3. Within the budget: admitted and counted; the first hit starts the window.
+    if (counter.hits < limit) {
+      counter.hits += 1;
+      if (counter.windowEnds === 0) counter.windowEnds = now + ttl;
+      return recordOf(counter, now);
+    }
+    // 4. Over it: a cool-down starts, and it and the window end together, at the later end.
+    counter.blockEnds = Math.max(counter.windowEnds, now + blockDuration);
+    counter.blockLimit = limit;
+    counter.windowEnds = counter.blockEnds;
+  }
+  // 5. Refused, and not counted.
+  return recordOf(counter, now);
+}
+
+function recordOf(counter: RateLimitCounter, now: number): RateLimitRecord {
+  const isBlocked = counter.blockEnds !== 0;
+  return {
+    totalHits: counter.hits,
+    timeToExpire: counter.windowEnds === 0 ? 0 : Math.ceil((counter.windowEnds - now) / 1000),
+    isBlocked,
+    timeToBlockExpire: isBlocked ? Math.ceil((counter.blockEnds - now) / 1000) : 0,
+  };
 }
