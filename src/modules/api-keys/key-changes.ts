@@ -57,15 +57,29 @@ export class KeyChanges implements OnModuleInit, OnApplicationShutdown {
     );
   }
 
-  /** Best effort: a replica that misses it drops its copy within KEY_CACHE_TTL_MS. */
+  /**
+   * Best effort: a replica that misses it drops its copy within KEY_CACHE_TTL_MS. One that is not
+   * sent (Redis down, or resting after a failed command) is logged by the key's id, never the key
+   * or its hash, so that an operator knows which change the other replicas heard late.
+   */
   async publish(keyId: string): Promise<void> {
-    await this.redis
-      .ready()
-      ?.publish(this.channel, keyId)
-      .catch((error: Error) => {
-        this.redis.failed(error.message);
-        this.logger.warn(`key change not published: ${error.message}`);
-      });
+    const client = this.redis.ready();
+    if (!client) {
+      // Without Redis there is no other replica to tell.
+      if (this.redis.client) this.notPublished(keyId, 'Redis not used now');
+      return;
+    }
+    await client.publish(this.channel, keyId).catch((error: Error) => {
+      this.redis.failed(error.message);
+      this.notPublished(keyId, error.message);
+    });
+  }
+
+  private notPublished(keyId: string, reason: string): void {
+    this.logger.warn(
+      `change of key ${keyId} not announced (${reason}): other replicas drop their copy of it ` +
+        'when their cache entry expires',
+    );
   }
 
   async onApplicationShutdown(): Promise<void> {
