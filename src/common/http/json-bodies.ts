@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import { json, raw, RequestHandler } from 'express';
 import { jsonTooDeepPosition } from '../errors/json-error-position';
 import { bytesOf } from './body-limit';
+import { closeAfterAnswer } from './lingering-close';
 
 /** Only these methods carry a body here; FastAPI ignores the body of the others, and so do we. */
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
@@ -30,6 +31,8 @@ const MAX_JSON_DEPTH = 64;
  * connection then closed: body-parser read and dropped the whole of it before its 413, for as long
  * as the client took to send it, up to HTTP_REQUEST_TIMEOUT_MS (an audit's finding). The
  * answer to another method that announces a body, which is ignored, closes its connection too.
+ * Both are closed lingering (closeAfterAnswer): what the client still sends, within bounds, is
+ * read and dropped after the answer, so that a client still uploading can read it.
  */
 export function jsonBodies(limit: string): RequestHandler {
   const limitBytes = bytesOf(limit);
@@ -47,7 +50,7 @@ export function jsonBodies(limit: string): RequestHandler {
       // request timeout then answered the body that never came with a 408 no request of the
       // client's matched (a review's finding). Closed after the answer instead, as a body
       // refused over BODY_LIMIT is.
-      if (declaresBody(request)) response.setHeader('Connection', 'close');
+      if (declaresBody(request)) closeAfterAnswer(request, response);
       return next();
     }
     const contentType = request.headers['content-type'];
@@ -60,7 +63,7 @@ export function jsonBodies(limit: string): RequestHandler {
       request.headers['content-type'] = contentType.replace(/(charset\s*=\s*"?)utf8/i, '$1utf-8');
     if (declaresBodyOver(request, limitBytes)) {
       // The body is left unread: the connection cannot carry another request after it.
-      response.setHeader('Connection', 'close');
+      closeAfterAnswer(request, response);
       return next(Object.assign(new Error('request entity too large'), TOO_LARGE));
     }
     if (contentType && !isJsonMediaType(contentType)) {
