@@ -1,4 +1,5 @@
 import { checkedFetch } from '../support/contract';
+import { registerTask } from '../support/tasks';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 
 /** How text Postgres cannot store (U+0000, an unpaired surrogate) is refused, wherever it comes. */
@@ -114,8 +115,14 @@ describe('fuzz findings', () => {
     ['%1B%5B31mred', '\\u001b[31mred'],
     ['line%0Abreak%09tab%7F', 'line\\u000abreak\\u0009tab\\u007f'],
     ['%C2%85%E2%80%A8%E2%80%A9', '\\u0085\\u2028\\u2029'],
+    // A fuzz audit's finding: format characters were quoted as they are, U+202E reversing the
+    // rest of the line, U+200B hiding in `tao-x`.
+    ['%E2%80%AEabc', '\\u202eabc'],
+    ['tao-x%E2%80%8B', 'tao-x\\u200b'],
+    ['%EF%BB%BF%E2%81%A6%E2%80%8D', '\\ufeff\\u2066\\u200d'],
+    ['a%F3%A0%81%81', 'a\\udb40\\udc41'],
   ])(
-    'quotes the unknown task id %s in its 404 without its control characters',
+    'quotes the unknown task id %s in its 404 without its control or format characters',
     async (id, quoted) => {
       const answers = [
         await app.http.get(`/api/v1/tasks/${id}`).set('X-API-Key', TEST_MASTER_KEY),
@@ -125,10 +132,62 @@ describe('fuzz findings', () => {
       for (const answer of answers) {
         expect(answer.status).toBe(404);
         expect(answer.body.detail).toBe(`Task '${quoted}' not found`);
-        expect(answer.body.detail).not.toMatch(/[\p{Cc}\u2028\u2029]/u);
+        expect(answer.body.detail).not.toMatch(/[\p{Cc}\p{Cf}\u2028\u2029]/u);
       }
     },
   );
+
+  it('refuses format characters in a task id and in a key name with a 422 at the field', async () => {
+    const vote = await post(
+      '/api/v1/set_desirabilities',
+      JSON.stringify({
+        desirabilities: [{ id: '\u202eabc', weight: 1, params: { platform: 'x', label: '#a' } }],
+      }),
+    );
+    expect(vote.status).toBe(422);
+    expect(vote.body.detail).toEqual([
+      {
+        loc: ['body', 'desirabilities', 0, 'id'],
+        msg: 'Value error, id must be printable: no format characters (bidi controls, zero-width characters, …)',
+        type: 'value_error',
+      },
+    ]);
+    const key = await post('/api/v1/keys', JSON.stringify({ name: 'joined 👩\u200d💻' }));
+    expect(key.status).toBe(200);
+    const renamed = await app.http
+      .patch(`/api/v1/keys/${key.body.id}`)
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .send({ name: '\u202eabc' });
+    expect(renamed.status).toBe(422);
+    expect(renamed.body.detail).toEqual([
+      {
+        loc: ['body', 'name'],
+        msg:
+          'Value error, name must be printable: no control characters (CR, LF, TAB, …), bidi ' +
+          'controls or invisible format characters (zero-width space, …)',
+        type: 'value_error',
+      },
+    ]);
+  });
+
+  // Registered before parseId refused format characters: still read by its id, as it is.
+  it('answers a task stored with a format character in its id, as it is', async () => {
+    const id = 'stored-\u202eabc\u200b';
+    await registerTask(app.app, '5ValidatorHotkeyForFormatIds', id, '#formatids');
+    const task = await app.http
+      .get(`/api/v1/tasks/${encodeURIComponent(id)}`)
+      .set('X-API-Key', TEST_MASTER_KEY);
+    expect(task.status).toBe(200);
+    expect(task.body.id).toBe(id);
+  });
+
+  it('quotes an unknown hotkey in its 404 without its control or format characters', async () => {
+    const response = await app.http
+      .get('/api/v1/get_desirabilities?hotkey=%E2%80%AE5F%1B%5B31m')
+      .set('X-API-Key', TEST_MASTER_KEY);
+    expect(response.status).toBe(404);
+    expect(response.body.detail).toBe('No desirabilities submitted by hotkey \\u202e5F\\u001b[31m');
+  });
 
   it('refuses NUL characters in a submission with a 422, storing nothing', async () => {
     const response = await post(

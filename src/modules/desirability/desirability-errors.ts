@@ -1,10 +1,17 @@
+import { withUnprintablesEscaped } from '../../common/validation/control-characters';
+
 /**
  * The texts of the module's refusals, shared by the services that throw them and the controller
  * that documents them, so the documented examples are what clients get.
  */
 
-/** 404: the hotkey has no submission; a network answer adds why after a colon. */
-export const noSubmission = (hotkey: string) => `No desirabilities submitted by hotkey ${hotkey}`;
+/**
+ * 404: the hotkey has no submission; a network answer adds why after a colon. The hotkey is any
+ * text of 1..64 characters that is no SS58 address, so its control and format characters are
+ * written as escapes, as a task id's are (quoted-id.ts).
+ */
+export const noSubmission = (hotkey: string) =>
+  `No desirabilities submitted by hotkey ${withUnprintablesEscaped(hotkey)}`;
 
 /** 503 before the network's aggregate was first computed; the last failure follows a colon. */
 export const AGGREGATE_NOT_COMPUTED =

@@ -1,6 +1,6 @@
 import { notANumber } from '../../common/errors/pydantic-errors';
 import { ValidationErrorItem } from '../../common/errors/validation-error-item';
-import { CONTROL_CHARACTER } from '../../common/validation/control-characters';
+import { CONTROL_CHARACTER, FORMAT_CHARACTER } from '../../common/validation/control-characters';
 import { decimalNumber } from '../../common/validation/decimal-number';
 import { dateRefusal, ISO_DATE_REFUSAL, parseIsoDate } from '../../common/validation/iso-date';
 import { isStorableText, STORABLE_TEXT_REFUSAL } from '../../common/validation/storable-text';
@@ -80,7 +80,7 @@ export function parseWeight(value: unknown, loc: Loc, issues: Issues): number | 
   return value;
 }
 
-/** A job id: 1..80 characters, without `/` or `\`, not `.` or `..`. */
+/** A job id: 1..80 printable characters, without `/` or `\`, not `.` or `..`. */
 export function parseId(value: unknown, loc: Loc, issues: Issues): string | undefined {
   if (typeof value !== 'string') return issues.stringType(loc);
   if (!checkLength(value, MAX_ID_LENGTH, loc, issues)) return undefined;
@@ -92,6 +92,13 @@ export function parseId(value: unknown, loc: Loc, issues: Issues): string | unde
   // Ids are shown in lists, logs and file names: no line breaks, tabs or other controls.
   if (CONTROL_CHARACTER.test(value))
     return issues.value(loc, 'id must be printable: no control characters (CR, LF, TAB, …)');
+  // Nor invisible ones: `\u202eabc` showed reversed, `tao-x\u200b` as `tao-x` (a fuzz audit's
+  // finding). ZWJ too: an id is looked up, not read. Tasks stored with one before are kept.
+  if (FORMAT_CHARACTER.test(value))
+    return issues.value(
+      loc,
+      'id must be printable: no format characters (bidi controls, zero-width characters, …)',
+    );
   return value;
 }
 

@@ -124,6 +124,21 @@ describe(parseDesirabilityRequest.name, () => {
       expect(violationsOf(item)).toEqual([{ loc, type }]);
     });
 
+    // A fuzz audit's finding: `\u202eabc` was registered, and `tao-x\u200b` would be, listed and
+    // logged exactly as `tao-x`.
+    it('rejects an id holding a format character (bidi control, zero-width, BOM), at the id', () => {
+      for (const id of ['\u202eabc', 'tao-x\u200b', '\ufefftao', 'a\u2066b\u2069', 'a\u200db']) {
+        const result = parseDesirabilityRequest({ desirabilities: [job({ id })] });
+        expect(result.ok ? [] : result.errors).toEqual([
+          {
+            loc: [...ROOT, 0, 'id'],
+            msg: 'Value error, id must be printable: no format characters (bidi controls, zero-width characters, …)',
+            type: 'value_error',
+          },
+        ]);
+      }
+    });
+
     it('accepts an id of exactly 80 characters', () => {
       expect(parsed(job({ id: 'a'.repeat(80) })).jobs[0].id).toHaveLength(80);
     });

@@ -1,11 +1,12 @@
-import { withControlsEscaped } from '../../common/validation/control-characters';
+import { withUnprintablesEscaped } from '../../common/validation/control-characters';
 
 /**
- * A task id as every message quotes it: in single quotes, its control characters written as
- * escapes (`\u001b`), as a client that prints the parsed detail would otherwise obey them. An
- * unknown id may hold any; a stored one may too, if registered before `parseId` refused them.
- * Printable ids (every id registered since) are quoted as they are.
+ * A task id as every message quotes it: in single quotes, its control and format characters
+ * written as escapes (`\u001b`, `\u202e`), as a client that prints the parsed detail would
+ * otherwise obey them, or show `tao-x\u200b` as `tao-x`. An unknown id may hold any; a stored
+ * one may too, if registered before `parseId` refused them. Printable ids (every id registered
+ * since) are quoted as they are.
  */
 export function quotedId(id: string): string {
-  return `'${withControlsEscaped(id)}'`;
+  return `'${withUnprintablesEscaped(id)}'`;
 }

@@ -49,3 +49,36 @@ describe.each([
     ]);
   });
 });
+
+describe.each([
+  ['creation', ApiKeyCreateDto],
+  ['update', ApiKeyUpdateDto],
+])('A key name on %s', (_, dto) => {
+  const errorsFor = (name: string) => validationErrors(dto, { name }, 'body', NOW);
+  const NOT_PRINTABLE = {
+    loc: ['body', 'name'],
+    msg:
+      'Value error, name must be printable: no control characters (CR, LF, TAB, …), bidi ' +
+      'controls or invisible format characters (zero-width space, …)',
+    type: 'value_error',
+  };
+
+  // A fuzz audit's finding: `\u202eabc` was accepted, shown reversed in every list of keys, and
+  // `ci-bot\u200b` would list exactly as `ci-bot`.
+  it('is refused when it holds a control, bidi or invisible format character', async () => {
+    for (const name of [
+      '\u202eabc',
+      'ci-bot\u200b',
+      'a\u2066b',
+      'a\ufeffb',
+      'a\u001b[31mb',
+      'a\nb',
+    ])
+      expect(await errorsFor(name)).toEqual([NOT_PRINTABLE]);
+  });
+
+  it('keeps the joiners emoji and some scripts are written with', async () => {
+    for (const name of ['👩\u200d💻 team', 'می\u200cخواهم', 'analytics-team'])
+      expect(await errorsFor(name)).toEqual([]);
+  });
+});

@@ -6,6 +6,7 @@ import { IsInteger } from '../../../common/validation/is-integer';
 import { FieldRule } from '../../../common/errors/field-rules';
 import { IsRfc3339DateTime } from '../../../common/validation/is-iso-date';
 import { parseRfc3339DateTime } from '../../../common/validation/iso-date';
+import { PrintableName } from '../../../common/validation/control-characters';
 import { StorableText } from '../../../common/validation/storable-text';
 import { MaxCharacters, MinCharacters } from '../../../common/validation/text-length';
 import {
@@ -18,7 +19,9 @@ import { RATE_LIMIT_MAX, RATE_LIMIT_MIN } from '../../../common/throttling/rate-
 export const NAME_PROPERTY = {
   description:
     'A name to recognise the key by; white space around it is trimmed. Empty or only white ' +
-    'space: 422 `string_too_short`',
+    'space: 422 `string_too_short`. Control characters (CR, LF, TAB, …), bidi controls and ' +
+    'invisible format characters (zero-width space, U+FEFF, …) are refused: 422 `value_error`; ' +
+    'the joiners emoji are written with (ZWJ, ZWNJ) are not',
   minLength: 1,
   maxLength: 100,
   // A character the trim keeps.
@@ -53,7 +56,7 @@ export const RATE_LIMIT_PROPERTY = {
 /**
  * The key's name, trimmed as pydantic's `str_strip_whitespace` trims (trimWhiteSpace): a name of
  * white space only is refused as the empty one is, `string_too_short`, rather than listed as a
- * blank.
+ * blank. Printable (PrintableName): names stored before it was checked are listed as they are.
  */
 export const KeyNameField = () =>
   applyDecorators(
@@ -64,6 +67,7 @@ export const KeyNameField = () =>
     MinCharacters(1),
     MaxCharacters(100),
     StorableText(),
+    PrintableName(),
   );
 
 /** Optional; null means no expiry. Being in the future is EXPIRES_IN_THE_FUTURE's check. */

@@ -63,7 +63,7 @@ export class DesirabilityJobParamsDto {
 export class DesirabilityJobDto {
   @ApiProperty({
     description:
-      'Task id: 1..80 characters, no `/` or `\\`, not `.` or `..` (URLs resolve them), unique within a submission. ' +
+      'Task id: 1..80 printable characters (no control or format characters: CR, LF, TAB, bidi controls, zero-width characters, …), no `/` or `\\`, not `.` or `..` (URLs resolve them), unique within a submission. ' +
       'Its params (normalized) are unique within the submission too: jobs with the same params are one task. ' +
       'Re-submitting an active task id with the same params keeps its registration.',
     maxLength: 80,
