@@ -3,6 +3,8 @@ import type { Pool } from 'pg';
 import { DataSource, QueryRunner } from 'typeorm';
 import { JobRunner } from '../../src/common/jobs/job-runner';
 import { JobRunsRepository } from '../../src/common/jobs/job-runs.repository';
+import { PeriodicJob } from '../../src/common/jobs/periodic-job';
+import { FIRST_RETRY_MS } from '../../src/common/retry-delay';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
 
 const HOUR = 3_600_000;
@@ -399,6 +401,34 @@ describe('JobRunner across replicas', () => {
   it('gives the connection back when the lock cannot be asked for', async () => {
     nextConnectionRefuses(/pg_try_advisory_lock/);
     await expect(replicaA.runOnce('unasked', 0, async () => 'done')).rejects.toThrow('refused');
+  });
+
+  // Postgres away for a second as the index sync's tick fired: the sync waited 65 minutes.
+  it('tries a scheduled job whose lock could not be asked for again in 5 s, not an interval later', async () => {
+    const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    nextConnectionRefuses(/pg_try_advisory_lock/);
+    const ran: number[] = [];
+    const job = new PeriodicJob(
+      replicaA,
+      'blipped',
+      HOUR,
+      async () => ran.push(Date.now()),
+      new Logger('blipped'),
+      // The index sync's rule before it knew whether a run called a miner: every error counted.
+      (ended) => !('result' in ended) || ended.result > 0,
+    );
+    const started = Date.now();
+    job.start(Promise.resolve());
+    try {
+      while (ran.length === 0 && Date.now() - started < FIRST_RETRY_MS + 3000) await sleep(100);
+    } finally {
+      job.stop();
+      await job.settled();
+    }
+    expect(ran.length).toBe(1);
+    expect(ran[0] - started).toBeGreaterThanOrEqual(FIRST_RETRY_MS - 100);
+    expect(errors).toHaveBeenCalledWith(expect.stringMatching(/^blipped could not start: refused/));
+    expect((await jobRun('blipped')).status).toBe('succeeded');
   });
 
   it('closes a connection that could not unlock the job, so that the lock goes with it', async () => {

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { CountsForInterval, JobOutcome, JobRunner } from './job-runner';
+import { CountsForInterval, JobOutcome, JobRunner, RunEnd } from './job-runner';
 import { PeriodicJob } from './periodic-job';
 
 const INTERVAL_MS = 60_000;
@@ -14,7 +14,8 @@ function deferred<T = void>() {
  * A job over a runner that runs whatever it is asked to (no other replica), as JobRunner does:
  * `interrupted` is the last run's question to the job, asked once it ended, and `counts` says
  * whether a run that ended counts for the interval. `skips` are the outcomes of the next calls
- * that do not run (another replica holds the job, or ran it recently), in order.
+ * that do not run (another replica holds the job, or ran it recently), in order; `refusals` the
+ * errors of the next calls that fail before the run starts (Postgres away for the lock).
  */
 function setUp(
   run: () => Promise<unknown> = () => Promise.resolve('done'),
@@ -24,6 +25,7 @@ function setUp(
     calls: 0,
     runs: [] as number[],
     skips: [] as JobOutcome<unknown>[],
+    refusals: [] as Error[],
     interrupted: undefined as (() => boolean) | undefined,
     async runOnce(
       _name: string,
@@ -33,6 +35,8 @@ function setUp(
       counted: CountsForInterval<unknown> = () => true,
     ): Promise<JobOutcome<unknown>> {
       runner.calls += 1;
+      const refusal = runner.refusals.shift();
+      if (refusal) throw refusal;
       const skip = runner.skips.shift();
       if (skip) return skip;
       runner.runs.push(Date.now());
@@ -205,6 +209,34 @@ describe(PeriodicJob.name, () => {
     expect(runner.runs.length).toBe(2);
     job.stop();
   });
+
+  // Postgres away for a second as the tick fired: the job did not run, whatever its rule for a
+  // failed run (the index sync's counts one), and waiting an interval left the index 65 minutes old.
+  it.each([
+    ['the default', undefined],
+    ['every error', (ended: RunEnd<unknown>) => !('result' in ended) || ended.result === 'done'],
+  ])(
+    'retries in 5 s a job that could not start, though its failed runs count (%s)',
+    async (_rule, counts) => {
+      jest.useFakeTimers();
+      const { job, runner, logger } = setUp(undefined, counts);
+      runner.refusals.push(new Error('connect ECONNREFUSED 127.0.0.1:5432'));
+      job.start(Promise.resolve());
+      await jest.advanceTimersByTimeAsync(0);
+      expect(runner.runs).toEqual([]);
+      await jest.advanceTimersByTimeAsync(5_000);
+      expect(runner.runs.length).toBe(1);
+      expect(logger.error).toHaveBeenCalledWith(
+        'the-job could not start: connect ECONNREFUSED 127.0.0.1:5432',
+      );
+      // It ran: the next is an interval later.
+      await jest.advanceTimersByTimeAsync(INTERVAL_MS - 1);
+      expect(runner.runs.length).toBe(1);
+      await jest.advanceTimersByTimeAsync(1);
+      expect(runner.runs.length).toBe(2);
+      job.stop();
+    },
+  );
 
   // The default: a failed run counts for its interval (a task pass may have called miners).
   it('runs a failed job again at the next interval when its failures count', async () => {

@@ -6,8 +6,9 @@ import { CountsForInterval, JobOutcome, JobRunner } from './job-runner';
  * A background job run every `intervalMs` and at most once per interval across replicas
  * (JobRunner). Each attempt schedules the next: an interval after its start; when the job was
  * not due (another replica ran it, or this one before a restart), once that run's interval
- * ends; after a run that `counts` says does not count, sooner, backing off (5 s, doubling, up to
- * the interval). Ticks that find a run in progress are skipped; `stop` ends the schedule and
+ * ends; after a run that `counts` says does not count, or an attempt that failed before its run
+ * started (Postgres away for the lock: nothing was spent), sooner, backing off (5 s, doubling, up
+ * to the interval). Ticks that find a run in progress are skipped; `stop` ends the schedule and
  * `settled` waits for a run in progress, for graceful shutdown. A run still going when `stop` is
  * called is recorded as interrupted, which leaves the job due for the other replicas: shutdown
  * is when the jobs' owners give up their work (the miner client aborts its calls), and the odd
@@ -19,6 +20,8 @@ export class PeriodicJob<T> {
   private stopped = false;
   /** Runs in a row here that did not count: the retry's backoff. */
   private uncountedRuns = 0;
+  /** Whether the latest attempt got as far as its run (JobRunner takes the lock first). */
+  private runStarted = false;
 
   constructor(
     private readonly runner: JobRunner,
@@ -47,10 +50,14 @@ export class PeriodicJob<T> {
   /** Runs now if no replica ran it within the interval and no run is in progress here. */
   async runIfDue(): Promise<JobOutcome<T>> {
     if (this.current) return { ran: false, skipped: 'locked' };
+    this.runStarted = false;
     this.current = this.runner.runOnce(
       this.name,
       this.intervalMs,
-      this.run,
+      () => {
+        this.runStarted = true;
+        return this.run();
+      },
       () => this.stopped,
       this.counts,
     );
@@ -85,8 +92,13 @@ export class PeriodicJob<T> {
       counted = !outcome.uncounted;
       dueInMs = outcome.dueInMs;
     } catch (error) {
-      this.logger.error(`${this.name} failed: ${(error as Error).message}`);
-      counted = this.counts({ error: error as Error });
+      // One that failed before its run started (the lock or the job's row unreadable) did
+      // nothing: it is retried as a run that does not count, whatever the job's rule for runs.
+      const started = this.runStarted;
+      this.logger.error(
+        `${this.name} ${started ? 'failed' : 'could not start'}: ${(error as Error).message}`,
+      );
+      counted = started && this.counts({ error: error as Error });
     }
     if (!counted) {
       this.schedule(retryDelay(this.uncountedRuns++, FIRST_RETRY_MS, this.intervalMs));

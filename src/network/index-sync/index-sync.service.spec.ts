@@ -143,7 +143,13 @@ function setUp(options: SetUpOptions = {}) {
       _interrupted: () => boolean,
       counts: CountsForInterval<unknown> = () => true,
     ) => {
-      const result = await run();
+      let result: unknown;
+      try {
+        result = await run();
+      } catch (error) {
+        counted.push(counts({ error: error as Error }));
+        throw error;
+      }
       counted.push(counts({ result }));
       return { ran: true, result };
     },
@@ -568,6 +574,26 @@ describe(IndexSyncService.name, () => {
     ])('counts for the interval once it called a miner (%s)', async (_case, fetch) => {
       const { service, counted } = setUp({ miners: 1, fetch });
       await syncOnce(service);
+      expect(counted).toEqual([true]);
+    });
+  });
+
+  // Postgres away at the run's end (its drops): a run that had called no miner is still no sync,
+  // and retried within seconds; one that called miners may have spent their budgets.
+  describe('a run that failed', () => {
+    const postgresAway = () => rejecting(new Error('connect ECONNREFUSED 127.0.0.1:5432'));
+
+    it('does not count for the interval when it had called no miner', async () => {
+      const { service, index, counted } = setUp({ miners: 0 });
+      index.dropHoursBefore.mockImplementation(postgresAway);
+      await expect(service.runIfDue()).rejects.toThrow('ECONNREFUSED');
+      expect(counted).toEqual([false]);
+    });
+
+    it('counts for the interval once it had called a miner', async () => {
+      const { service, index, counted } = setUp({ miners: 1 });
+      index.dropHoursBefore.mockImplementation(postgresAway);
+      await expect(service.runIfDue()).rejects.toThrow('ECONNREFUSED');
       expect(counted).toEqual([true]);
     });
   });

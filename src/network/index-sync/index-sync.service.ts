@@ -58,6 +58,8 @@ export class IndexSyncService
   private readonly minerSync: MinerSync;
   private readonly drops: OutdatedDrops;
   private stopping = false;
+  /** The report of the run in progress (or the last run): what a run that threw is judged by. */
+  private runReport: IndexSyncReport | undefined;
 
   constructor(
     jobs: JobRunner,
@@ -75,7 +77,12 @@ export class IndexSyncService
       config.network.indexSync.intervalMs,
       () => this.syncAll(),
       this.logger,
-      (ended) => !('result' in ended) || calledSomeMiner(ended.result),
+      // Counted once it called a miner, whether it returned or threw (Postgres away at its
+      // drops): one that called none spent no budget and is retried within seconds.
+      (ended) => {
+        const report = 'result' in ended ? ended.result : this.runReport;
+        return report !== undefined && calledSomeMiner(report);
+      },
     );
     this.queue = new MinerQueue(budgets, clock, config, () => this.stopping);
     this.minerSync = new MinerSync(network, index, clock, config, this.logger);
@@ -104,8 +111,9 @@ export class IndexSyncService
 
   private async syncAll(): Promise<IndexSyncReport> {
     const started = performance.now();
+    this.runReport = undefined;
     const miners = this.network.availableMiners('GetMinerIndex');
-    const report = emptyReport(miners.length);
+    const report = (this.runReport = emptyReport(miners.length));
     const synced: SyncedMiner[] = [];
     const missed: number[] = [];
     let lastLog = started;
