@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PROBE_QUERY_TIMEOUT_MS } from '../../src/database/data-source-options';
 import { createKey } from '../support/fixtures';
-import { eventually } from '../support/metrics';
+import { eventually, scrape } from '../support/metrics';
+import { sample } from '../support/prometheus-text';
 import { LoadRequest, LoadSample, send, steadyLoad } from '../support/steady-load';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 import { startThrowawayPostgres, ThrowawayPostgres } from '../support/throwaway-servers';
@@ -127,6 +128,7 @@ describe('Postgres outage', () => {
     const { key: balancerKey } = await createKey(app, { name: 'load balancer health check' });
     await app.http.get('/api/v1/health').set('X-API-Key', balancerKey).expect(200);
     await app.http.get('/api/v1/health').set('X-API-Key', TEST_MASTER_KEY).expect(200);
+    expect(sample(await scrape(app), 'gateway_database_up')).toBe(1);
     postgres.pause();
     try {
       // Past the 1 s health cache: the next health runs its checks against the frozen server.
@@ -157,12 +159,29 @@ describe('Postgres outage', () => {
       expect(healthMs).toBeLessThan(MAX_LATENCY_MS);
       expect(metrics.status).toBe(200);
       expect(metricsMs).toBeLessThan(MAX_LATENCY_MS + 1000);
+      // The gauges read from Postgres keep their last values: this one says they are stale.
+      expect(sample(metrics.text, 'gateway_database_up')).toBe(0);
     } finally {
       postgres.resume();
     }
     await eventually(async () => {
       await app.http.get('/api/v1/health').set('X-API-Key', TEST_MASTER_KEY).expect(200);
     });
+    expect(sample(await scrape(app), 'gateway_database_up')).toBe(1);
+  }, 60_000);
+
+  // No health poll in between: a scrape asks the database itself, as on an idle replica.
+  it('says on /metrics that the database is down while Postgres is stopped, and up once it is back', async () => {
+    expect(sample(await scrape(app), 'gateway_database_up')).toBe(1);
+    await postgres.stop();
+    try {
+      await eventually(async () =>
+        expect(sample(await scrape(app), 'gateway_database_up')).toBe(0),
+      );
+    } finally {
+      await postgres.start();
+    }
+    await eventually(async () => expect(sample(await scrape(app), 'gateway_database_up')).toBe(1));
   }, 60_000);
 
   it('shuts down in seconds while Postgres hangs under a health check in flight', async () => {

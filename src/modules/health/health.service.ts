@@ -79,6 +79,11 @@ export class HealthService {
     return systemStatusReport(checks, own, this.startedAt);
   }
 
+  /** Whether the database answered the checks' round trip (run now if over a second old). */
+  async databaseUp(): Promise<boolean> {
+    return (await this.runChecksCached()).components.database.status === 'healthy';
+  }
+
   private async runChecksCached(): Promise<Checks> {
     // A fresh result is read without fetch(), whose promises cost more than the rest of a hit.
     return this.checks.get('checks') ?? (await this.checks.fetch('checks'))!;
