@@ -196,6 +196,15 @@ describe('Health when the database goes away', () => {
     await dropDatabase(serverUrl(), name);
   });
 
+  // A client reading the document must not wait for a 503 that never comes.
+  it('documents that system-status answers an unhealthy database with HTTP 200', async () => {
+    const document = (await app.http.get('/openapi.json').expect(200)).body;
+    const operation = document.paths['/api/v1/monitoring/system-status'].get;
+    expect(operation.description).toContain(
+      'HTTP 200 whatever the components\' states, `status: "unhealthy"` included',
+    );
+  });
+
   it('answers 503 with status unhealthy, without hanging', async () => {
     await app.http.get('/api/v1/health').set('X-API-Key', TEST_MASTER_KEY).expect(200);
     await onServer(serverUrl(), async (client) => {
@@ -219,6 +228,15 @@ describe('Health when the database goes away', () => {
       /^database: the check failed \([0-9A-Z]{5}\); system-status has the detail$/,
     );
     expect(Date.now() - started).toBeLessThan(3000);
+    // A report, answered while the reporter works: the outage is in its body, with the error.
+    const status = await app.http
+      .get('/api/v1/monitoring/system-status')
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .expect(200);
+    expect(status.body).toMatchObject({
+      status: 'unhealthy',
+      components: { database: { status: 'unhealthy', error: expect.any(String) } },
+    });
 
     await onServer(serverUrl(), (client) =>
       client.query(`ALTER DATABASE ${client.escapeIdentifier(name)} WITH ALLOW_CONNECTIONS true`),

@@ -87,11 +87,16 @@ export class HealthController {
   @ApiOperation({
     operationId: 'getSystemStatus',
     summary: 'Internal monitoring status (master key)',
-    description: 'Per component state and latency.',
+    description:
+      "Per component state and latency. Answered HTTP 200 whatever the components' states, " +
+      '`status: "unhealthy"` included (the database does not answer: ' +
+      '`components.database.error` says why): a report, given while the reporter works. ' +
+      '`/api/v1/health` is what answers 503 for load balancers.',
   })
   @ApiOkResponse({
     type: SystemStatusDto,
-    description: 'The state of each component (also when some are unhealthy)',
+    description:
+      'The state of each component, also when some are degraded or unhealthy (the database included)',
   })
   getSystemStatus(): Promise<SystemStatusDto> {
     return this.health.systemStatus();
