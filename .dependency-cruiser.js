@@ -58,7 +58,7 @@ const NETWORK_PUBLIC = [
   // The votes: our commitment on chain and the Gravity repository.
   'chain/chain-commitments.service',
   'chain/commitment-results',
-  'gravity/gravity-repository',
+  'gravity/gravity-git',
   'gravity/gravity-errors',
 ];
 

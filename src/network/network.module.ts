@@ -7,7 +7,7 @@ import { BucketReader } from './buckets/bucket-reader';
 import { CredibilityRecorder } from './credibility-recorder';
 import { ChainCommitmentsService, SUBTENSOR_CONNECTION } from './chain/chain-commitments.service';
 import { SubtensorConnection } from './chain/subtensor-connection';
-import { GRAVITY_REPOSITORY, GravityRepository } from './gravity/gravity-repository';
+import { GRAVITY_GIT, GravityGit } from './gravity/gravity-git';
 import { ChainMetagraphSource } from './metagraph/chain-metagraph-source';
 import { FileMetagraphSource } from './metagraph/file-metagraph-source';
 import { METAGRAPH_SOURCE, MetagraphSource } from './metagraph/metagraph-source';
@@ -60,14 +60,14 @@ import { MinerClient } from './transport/miner-client';
       inject: [APP_CONFIG],
       useFactory: subtensorConnection,
     },
-    { provide: GRAVITY_REPOSITORY, inject: [APP_CONFIG], useFactory: gravityRepository },
+    { provide: GRAVITY_GIT, inject: [APP_CONFIG], useFactory: gravityGit },
     {
       provide: METAGRAPH_SOURCE,
       inject: [APP_CONFIG, SUBTENSOR_CONNECTION],
       useFactory: metagraphSource,
     },
   ],
-  exports: [NetworkService, MinerIndexModule, ChainCommitmentsService, GRAVITY_REPOSITORY],
+  exports: [NetworkService, MinerIndexModule, ChainCommitmentsService, GRAVITY_GIT],
 })
 export class NetworkModule {}
 
@@ -81,11 +81,9 @@ function subtensorConnection(config: AppConfig): SubtensorConnection | null {
  * One clone of the Gravity repository (GRAVITY_REPO_URL) for reading validators' votes and
  * publishing ours; null without a repository.
  */
-function gravityRepository(config: AppConfig): GravityRepository | null {
+function gravityGit(config: AppConfig): GravityGit | null {
   const { repoUrl, branch, token } = config.gravity;
-  return repoUrl
-    ? new GravityRepository({ repoUrl, branch, token, dataDir: config.dataDir })
-    : null;
+  return repoUrl ? new GravityGit({ repoUrl, branch, token, dataDir: config.dataDir }) : null;
 }
 
 /** Without a source the service still starts, with the miners it already knows. */

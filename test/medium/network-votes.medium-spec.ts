@@ -11,7 +11,7 @@ import {
 import { ChainCommitmentsService } from '../../src/network/chain/chain-commitments.service';
 import { ChainCommitment } from '../../src/network/chain/commitments';
 import { GravityClone } from '../../src/network/gravity/gravity-clone';
-import { GravityRepository } from '../../src/network/gravity/gravity-repository';
+import { GravityGit } from '../../src/network/gravity/gravity-git';
 import { createGravityRemote, GravityRemote } from '../support/gravity-remote';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
 
@@ -53,7 +53,7 @@ describe(`${NetworkVotesService.name} lookups`, () => {
       available: true,
       of: (hotkey: string) => Promise.resolve(commitments.get(hotkey)),
     } as unknown as ChainCommitmentsService;
-    const gravity = new GravityRepository({
+    const gravity = new GravityGit({
       repoUrl: remote.url,
       branch: 'main',
       token: undefined,

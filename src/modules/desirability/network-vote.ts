@@ -1,7 +1,7 @@
 import { isRecord } from '../../common/is-record';
 import { storableText } from '../../common/validation/storable-text';
 import { MAX_DESIRABILITY_JOBS } from '../../config/environment-variables';
-import { PreferencesAtCommit } from '../../network/gravity/gravity-repository';
+import { PreferencesAtCommit } from '../../network/gravity/gravity-git';
 import { paramsKey } from './desirability-aggregate';
 import { JobView } from './desirability.types';
 import { readGravityFile } from './gravity-file';

@@ -8,11 +8,11 @@ import {
 } from '../../network/chain/chain-commitments.service';
 import { GravityUnavailableError } from '../../network/gravity/gravity-errors';
 import {
-  GRAVITY_REPOSITORY,
-  GravityRepository,
+  GRAVITY_GIT,
+  GravityGit,
   PREFERENCES_FOLDER,
   PreferencesAtCommit,
-} from '../../network/gravity/gravity-repository';
+} from '../../network/gravity/gravity-git';
 import { NetworkVote, readNetworkVote } from './network-vote';
 import { NetworkVotesRepository } from './network-votes.repository';
 import { SubmittedItem } from './dto/desirability-request.dto';
@@ -47,7 +47,7 @@ export class NetworkVotesService {
   constructor(
     private readonly commitments: ChainCommitmentsService,
     private readonly repository: NetworkVotesRepository,
-    @Inject(GRAVITY_REPOSITORY) readonly gravity: GravityRepository | null,
+    @Inject(GRAVITY_GIT) readonly gravity: GravityGit | null,
     @InjectConfig() private readonly config: AppConfig,
   ) {}
 

@@ -31,7 +31,7 @@ function workerWith(
     commitmentWindow?: () => Promise<CommitmentWindow | undefined>;
     /** When the chain would refuse a commitment now (by default it would take one). */
     windowAhead?: () => Promise<(CommitmentWindow & { rule: 'space' | 'rate' }) | undefined>;
-    /** Our file at a commit (GravityRepository.preferencesAt). */
+    /** Our file at a commit (GravityGit.preferencesAt). */
     preferencesAt?: () => Promise<unknown>;
     /** PUBLICATION_RETRY_MS (12 s unless said). */
     retryMs?: number;

@@ -21,7 +21,7 @@ import {
   CommitmentRule,
   CommitmentWindow,
 } from '../../network/chain/commitment-results';
-import { GRAVITY_REPOSITORY, GravityRepository } from '../../network/gravity/gravity-repository';
+import { GRAVITY_GIT, GravityGit } from '../../network/gravity/gravity-git';
 import { TasksService } from '../tasks/tasks.service';
 import { PublicationRepository } from './publication.repository';
 import { PublicationService } from './publication.service';
@@ -87,7 +87,7 @@ export class PublicationWorker
     private readonly commitments: ChainCommitmentsService,
     identity: ValidatorIdentity,
     /** The Gravity clone the votes are read from too (null: disabled); tests reach `beforePush`. */
-    @Inject(GRAVITY_REPOSITORY) readonly gravity: GravityRepository | null,
+    @Inject(GRAVITY_GIT) readonly gravity: GravityGit | null,
     @InjectConfig() private readonly config: AppConfig,
   ) {
     this.hotkey = identity.hotkey;

@@ -1,6 +1,6 @@
 import { PythonFloat, pythonIsoDate, pythonJsonDumps } from '../../common/python-json';
 import { AppConfig } from '../../config/app-config';
-import { MAX_PREFERENCES_BYTES } from '../../network/gravity/gravity-repository';
+import { MAX_PREFERENCES_BYTES } from '../../network/gravity/gravity-git';
 
 /**
  * Where a vote's publication stands: `disabled` (no Gravity repository or no chain configured, or no token for https:
@@ -121,7 +121,7 @@ export function publishableJobs<J extends PublishableJob>(
 /**
  * Why the vote's published file (its jobs with a label, publishedFile) could not count on the
  * network, or undefined when it can: over MAX_PREFERENCES_BYTES, the largest file the network's
- * readers here take (network/gravity/gravity-repository.ts), so that this gateway, and every
+ * readers here take (network/gravity/gravity-git.ts), so that this gateway, and every
  * other running it, would read the committed vote as no vote. A vote of DESIRABILITY_MAX_JOBS
  * (up to 100,000) jobs with long or non-ASCII ids, labels and keywords can be: the file escapes
  * each character outside ASCII as `\uXXXX` (12 bytes for an emoji, 4 in the request).

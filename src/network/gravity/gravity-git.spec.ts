@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { createGravityRemote, GravityRemote } from '../../../test/support/gravity-remote';
 import { GitError } from './git';
 import { GravityUnavailableError } from './gravity-errors';
-import { GravityRepository } from './gravity-repository';
+import { GravityGit } from './gravity-git';
 
 const TOKEN = 'ghp_test_token_0123456789abcdef';
 const HEADER = `Basic ${Buffer.from(`x-access-token:${TOKEN}`).toString('base64')}`;
@@ -55,7 +55,7 @@ function selfSigned(directory: string): { key: Buffer; cert: Buffer } {
   };
 }
 
-describe(GravityRepository.name, () => {
+describe(GravityGit.name, () => {
   let directory: string;
   let server: Server;
   const authorizations: (string | undefined)[] = [];
@@ -79,7 +79,7 @@ describe(GravityRepository.name, () => {
 
   it('sends the token as an HTTP header and never repeats it in an error', async () => {
     const { port } = server.address() as AddressInfo;
-    const repository = new GravityRepository({
+    const gravity = new GravityGit({
       repoUrl: `https://127.0.0.1:${port}/gravity.git`,
       branch: 'main',
       token: TOKEN,
@@ -88,7 +88,7 @@ describe(GravityRepository.name, () => {
     process.env.GIT_SSL_NO_VERIFY = 'true';
     let failure: unknown;
     try {
-      await repository.publish('5F4tQyWrhfGVcNhoqeiNsR6KjD4wMZ2kfhLj4oHYuyHbZAc3', '[]');
+      await gravity.publish('5F4tQyWrhfGVcNhoqeiNsR6KjD4wMZ2kfhLj4oHYuyHbZAc3', '[]');
     } catch (error) {
       failure = error;
     } finally {
@@ -105,7 +105,7 @@ describe(GravityRepository.name, () => {
       expect(text).not.toContain(HEADER.slice('Basic '.length));
     }
     // Nor is it written anywhere in the clone.
-    const config = readFileSync(join(repository.directory, 'config'), 'utf8');
+    const config = readFileSync(join(gravity.directory, 'config'), 'utf8');
     expect(config).not.toContain(TOKEN);
   });
 });
@@ -114,16 +114,16 @@ describe(GravityRepository.name, () => {
  * Reading votes from a local bare repository (file://), as the subnet's reader would, and
  * publishing ours to it.
  */
-describe(`${GravityRepository.name} on a local bare repository`, () => {
+describe(`${GravityGit.name} on a local bare repository`, () => {
   const HOTKEY = '5F4tQyWrhfGVcNhoqeiNsR6KjD4wMZ2kfhLj4oHYuyHbZAc3';
   let remote: GravityRemote;
   let dataDir: string;
-  let repository: GravityRepository;
+  let gravity: GravityGit;
 
   beforeEach(() => {
     remote = createGravityRemote('main');
     dataDir = mkdtempSync(join(tmpdir(), 'gravity-read-'));
-    repository = new GravityRepository({
+    gravity = new GravityGit({
       repoUrl: remote.url,
       branch: 'main',
       token: undefined,
@@ -140,7 +140,7 @@ describe(`${GravityRepository.name} on a local bare repository`, () => {
   it('reads a file at a commit on another branch than the one it publishes on', async () => {
     const sha = remote.pushAsOnBranch('side', HOTKEY, '[{"id": "a"}]');
 
-    expect(await repository.preferencesAt(HOTKEY, sha, Date.now())).toEqual({
+    expect(await gravity.preferencesAt(HOTKEY, sha, Date.now())).toEqual({
       kind: 'file',
       text: '[{"id": "a"}]',
     });
@@ -154,7 +154,7 @@ describe(`${GravityRepository.name} on a local bare repository`, () => {
   it('says not-utf8 for a file whose bytes are not UTF-8 text', async () => {
     const sha = remote.pushAs(HOTKEY, Buffer.from('[{"id": "caf\u00e9"}]', 'latin1'));
 
-    expect(await repository.preferencesAt(HOTKEY, sha, Date.now())).toEqual({
+    expect(await gravity.preferencesAt(HOTKEY, sha, Date.now())).toEqual({
       kind: 'not-utf8',
     });
   });
@@ -164,10 +164,10 @@ describe(`${GravityRepository.name} on a local bare repository`, () => {
   it('reads UTF-8 text as written, keeping a BOM', async () => {
     const text = '[{"label": "#caf\u00e9 \u{1F680}"}]';
     const sha = remote.pushAs(HOTKEY, Buffer.from(text, 'utf8'));
-    expect(await repository.preferencesAt(HOTKEY, sha, Date.now())).toEqual({ kind: 'file', text });
+    expect(await gravity.preferencesAt(HOTKEY, sha, Date.now())).toEqual({ kind: 'file', text });
 
     const withBom = remote.pushAs(HOTKEY, Buffer.from(`\uFEFF${text}`, 'utf8'));
-    expect(await repository.preferencesAt(HOTKEY, withBom, Date.now())).toEqual({
+    expect(await gravity.preferencesAt(HOTKEY, withBom, Date.now())).toEqual({
       kind: 'file',
       text: `\uFEFF${text}`,
     });
@@ -177,16 +177,16 @@ describe(`${GravityRepository.name} on a local bare repository`, () => {
     const since = Date.now();
     const missing = '0123456789abcdef0123456789abcdef01234567';
 
-    expect(await repository.preferencesAt(HOTKEY, missing, since)).toEqual({ kind: 'no-commit' });
+    expect(await gravity.preferencesAt(HOTKEY, missing, since)).toEqual({ kind: 'no-commit' });
     // A second vote naming a branch commit made since: this pass fetched already, so it is not seen.
     const later = remote.pushAsOnBranch('side', HOTKEY, '[]');
-    expect(await repository.preferencesAt(HOTKEY, later, since)).toEqual({ kind: 'no-commit' });
+    expect(await gravity.preferencesAt(HOTKEY, later, since)).toEqual({ kind: 'no-commit' });
     // Nor is one pushed to the branch itself since: the branch was fetched in this pass too.
     const onBranch = remote.pushAs(HOTKEY, '[]');
-    expect(await repository.preferencesAt(HOTKEY, onBranch, since)).toEqual({
+    expect(await gravity.preferencesAt(HOTKEY, onBranch, since)).toEqual({
       kind: 'no-commit',
     });
-    expect(await repository.preferencesAt(HOTKEY, later, Date.now() + 1)).toEqual({
+    expect(await gravity.preferencesAt(HOTKEY, later, Date.now() + 1)).toEqual({
       kind: 'file',
       text: '[]',
     });
@@ -203,7 +203,7 @@ describe(`${GravityRepository.name} on a local bare repository`, () => {
       { mode: 0o755 },
     );
 
-    const failure = await repository.publish(HOTKEY, '[]').catch((error: Error) => error);
+    const failure = await gravity.publish(HOTKEY, '[]').catch((error: Error) => error);
 
     expect(failure).toBeInstanceOf(GravityUnavailableError);
     expect((failure as Error).message).toMatch(
@@ -215,9 +215,9 @@ describe(`${GravityRepository.name} on a local bare repository`, () => {
   it('leaves the branch it publishes on where the remote has it', async () => {
     remote.pushAsOnBranch('side', HOTKEY, '[]');
     const other = remote.pushAs('5GrwvaEF5zXb26Fz9rcQpDWS57CtERHpNehXCPcNoHGKutQY', '[]');
-    await repository.preferencesAt(HOTKEY, other, Date.now());
+    await gravity.preferencesAt(HOTKEY, other, Date.now());
 
-    const published = await repository.publish(HOTKEY, '[{"id": "b"}]');
+    const published = await gravity.publish(HOTKEY, '[{"id": "b"}]');
 
     expect(remote.parents(published.sha)).toEqual([other]);
     expect(remote.fileAt(remote.head(), HOTKEY)).toBe('[{"id": "b"}]');
@@ -235,7 +235,7 @@ describe(`${GravityRepository.name} on a local bare repository`, () => {
      */
     function beforeEachPush(meanwhile: (attempt: number) => Promise<void> | void): () => number {
       let attempts = 0;
-      repository.beforePush = async () => {
+      gravity.beforePush = async () => {
         attempts += 1;
         await meanwhile(attempts);
       };
@@ -263,7 +263,7 @@ describe(`${GravityRepository.name} on a local bare repository`, () => {
     it('redoes a push refused as fetch first on top of the commit pushed meanwhile', async () => {
       const { pushes, theirs } = othersPushFirst(1);
 
-      const published = await repository.publish(HOTKEY, OURS);
+      const published = await gravity.publish(HOTKEY, OURS);
 
       expect(published.pushed).toBe(true);
       expect(pushes()).toBe(2);
@@ -277,10 +277,10 @@ describe(`${GravityRepository.name} on a local bare repository`, () => {
       const pushes = beforeEachPush(async (attempt) => {
         if (attempt > 1) return;
         theirs = remote.pushAs(OTHER, '[]');
-        await repository.preferencesAt(OTHER, theirs, Date.now() + 1);
+        await gravity.preferencesAt(OTHER, theirs, Date.now() + 1);
       });
 
-      const published = await repository.publish(HOTKEY, OURS);
+      const published = await gravity.publish(HOTKEY, OURS);
 
       expect(pushes()).toBe(2);
       expectOnTopOf(published.sha, theirs);
@@ -297,7 +297,7 @@ describe(`${GravityRepository.name} on a local bare repository`, () => {
         else if (attempt === 2) unlinkSync(lock);
       });
 
-      const published = await repository.publish(HOTKEY, OURS);
+      const published = await gravity.publish(HOTKEY, OURS);
 
       expect(pushes()).toBe(2);
       expect(remote.head()).toBe(published.sha);
@@ -308,7 +308,7 @@ describe(`${GravityRepository.name} on a local bare repository`, () => {
     it('gives up after 5 refused pushes, saying the branch moved', async () => {
       const { pushes, theirs } = othersPushFirst(Infinity);
 
-      const failure = await repository.publish(HOTKEY, OURS).catch((error: Error) => error);
+      const failure = await gravity.publish(HOTKEY, OURS).catch((error: Error) => error);
 
       expect((failure as Error).message).toMatch(
         /^push refused, the branch moved: .*\[rejected\] \(fetch first\)/s,
@@ -325,7 +325,7 @@ describe(`${GravityRepository.name} on a local bare repository`, () => {
         theirs ||= remote.pushAs(HOTKEY, OURS);
       });
 
-      expect(await repository.publish(HOTKEY, OURS)).toEqual({ sha: theirs, pushed: false });
+      expect(await gravity.publish(HOTKEY, OURS)).toEqual({ sha: theirs, pushed: false });
       expect(pushes()).toBe(1);
       expect(remote.head()).toBe(theirs);
     });

@@ -16,8 +16,8 @@ const SHA = /^[0-9a-f]{40}$/;
 /** An ss58 address: base58, so it is safe as a file name. */
 const HOTKEY = /^[1-9A-HJ-NP-Za-km-z]{40,60}$/;
 
-/** Nest token of the one GravityRepository (null without GRAVITY_REPO_URL). */
-export const GRAVITY_REPOSITORY = Symbol('GRAVITY_REPOSITORY');
+/** Nest token of the one GravityGit (null without GRAVITY_REPO_URL). */
+export const GRAVITY_GIT = Symbol('GRAVITY_GIT');
 
 /** What the repository holds for a hotkey at a commit. */
 export type PreferencesAtCommit =
@@ -52,15 +52,16 @@ const BRANCH_MOVED =
 class PushRejectedError extends GitError {}
 
 /**
- * The Gravity repository, for reading validators' files and publishing ours, through a local
- * bare clone of its own (gravity-clone.ts). Reading: `git fetch` of the branch when a commit is
- * not known yet, then of every branch when it is still unknown (the subnet's reader runs `git
- * fetch --all` and checks the SHA out, so a vote committed on any branch counts); then `git show
+ * The Gravity repository over git, for reading validators' files and publishing ours, through a
+ * local bare clone of its own (gravity-clone.ts). Not named `…Repository`: here that means a
+ * class holding SQL. Reading: `git fetch` of the branch when a commit is not known yet, then of
+ * every branch when it is still unknown (the subnet's reader runs `git fetch --all` and checks
+ * the SHA out, so a vote committed on any branch counts); then `git show
  * <sha>:validator_preferences/<hotkey>.json`. Publishing: our file becomes one commit on top of
  * the fetched branch, built with git's plumbing (blob, an index file of our own, tree, commit),
  * never in a checkout, then pushed.
  */
-export class GravityRepository implements OnModuleDestroy {
+export class GravityGit implements OnModuleDestroy {
   private readonly clone: GravityClone;
 
   /**
