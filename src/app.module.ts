@@ -28,7 +28,10 @@ import { ValidatorIdentityModule } from './network/bittensor/validator-identity'
 
 @Module({})
 export class AppModule {
-  /** The configuration is loaded (database URL and validator key resolved) before the module is built. */
+  /**
+   * The configuration is loaded (database URL and validator key resolved) before the module is
+   * built.
+   */
   static forRoot(
     config: AppConfig & { databaseUrl: string; validatorKeypair: Sr25519Keypair },
   ): DynamicModule {

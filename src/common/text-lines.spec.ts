@@ -63,7 +63,9 @@ describe(forEachLine.name, () => {
   });
 });
 
-/** Every line break Python's str.splitlines knows, which is also every one Node 24's readline does. */
+/**
+ * Every line break Python's str.splitlines knows, which is also every one Node 24's readline does.
+ */
 const EVERY_LINE_BREAK = /\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]/;
 
 describe(jsonLine.name, () => {

@@ -21,7 +21,9 @@ export async function* textLines(chunks: AsyncIterable<string>): AsyncGenerator<
   if (pending !== '') yield pending;
 }
 
-/** Line breaks other than `\n`, `\r` and the controls, which JSON.stringify leaves raw in strings. */
+/**
+ * Line breaks other than `\n`, `\r` and the controls, which JSON.stringify leaves raw in strings.
+ */
 const UNESCAPED_BREAKS = /[\u0085\u2028\u2029]/g;
 
 /**

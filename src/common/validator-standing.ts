@@ -7,7 +7,10 @@
  */
 export const DEFAULT_VALIDATOR_MIN_STAKE = 10_000;
 
-/** What the test needs of a neuron; stake null means unknown (docs/decisions.md, "Who is a validator"). */
+/**
+ * What the test needs of a neuron; stake null means unknown (docs/decisions.md, "Who is a
+ * validator").
+ */
 export interface ValidatorStanding {
   validatorPermit: boolean;
   /** Stake weight on the subnet in alpha (not TAO). */

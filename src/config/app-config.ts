@@ -106,7 +106,10 @@ export interface NetworkConfig {
   allowedNetworks: AllowedNetworks;
   /** The subnet's validator signs with this hotkey too (the default budgets leave it its calls). */
   validatorSharesHotkey: boolean;
-  /** Stake weight (α, not TAO) a permit holder needs to be a validator (common/validator-standing.ts). */
+  /**
+   * Stake weight (α, not TAO) a permit holder needs to be a validator
+   * (common/validator-standing.ts).
+   */
   validatorMinStake: number;
   /** Calls per miner hotkey and synapse per window, shared by all replicas. */
   callBudgets: CallBudgets;
@@ -139,7 +142,10 @@ export interface DesirabilityConfig {
 
 /** The subnet's Gravity repository: `validator_preferences/<hotkey>.json` at committed SHAs. */
 export interface GravityConfig {
-  /** file://, https:// or ssh://, never with a credential; absent: votes are not read from (nor published to) the network. */
+  /**
+   * file://, https:// or ssh://, never with a credential; absent: votes are not read from (nor
+   * published to) the network.
+   */
   repoUrl: string | undefined;
   branch: string;
   /** GRAVITY_TOKEN, for https:// only: a secret, never logged. */
@@ -213,7 +219,9 @@ export interface TasksConfig {
   /** Collections in flight at once, and started per minute (across replicas). */
   collectConcurrency: number;
   collectPerMinute: number;
-  /** Share (0..1) of each miner's call budgets kept for users' queries: tasks take calls above it. */
+  /**
+   * Share (0..1) of each miner's call budgets kept for users' queries: tasks take calls above it.
+   */
   budgetReserve: number;
   /** How often the lifecycle job wakes up to collect and compile what is due. */
   tickMs: number;

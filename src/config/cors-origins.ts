@@ -4,9 +4,9 @@
  * end) names none. The cors package compares the header with each entry as a string, so an
  * entry in another form (a trailing slash, no scheme, a path, capitals, a default port) never
  * matched and CORS was off without a word: such an entry is refused, with the origin it may have
- * meant. A wildcard (`*`, `https://*.example.com`) is refused too: the header is sent only to the listed origins (docs/decisions.md,
- * "OWASP lint of the document"). An entry is named by its place, not shown: it could carry a
- * credential, as a URL can.
+ * meant. A wildcard (`*`, `https://*.example.com`) is refused too: the header is sent only to the
+ * listed origins (docs/decisions.md, "OWASP lint of the document"). An entry is named by its place,
+ * not shown: it could carry a credential, as a URL can.
  */
 export function parseCorsOrigins(text: string): string[] {
   const origins = text

@@ -2,7 +2,10 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { StartupError } from '../common/lifecycle/startup-failure';
 
-/** How long the check waits for DATA_DIR's file system: a healthy one, a network share included, answers in milliseconds. */
+/**
+ * How long the check waits for DATA_DIR's file system: a healthy one, a network share included,
+ * answers in milliseconds.
+ */
 const ANSWER_WITHIN_MS = 10_000;
 
 /**

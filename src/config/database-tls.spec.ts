@@ -3,7 +3,9 @@ import { explicitTlsMode, tlsModeWarning } from './database-tls';
 
 const HOST = 'postgres://gateway:secret@db.example.com:5432/validator';
 
-/** What pg makes of a connection URL's TLS: a Client (not connected), loaded afresh (pg warns once). */
+/**
+ * What pg makes of a connection URL's TLS: a Client (not connected), loaded afresh (pg warns once).
+ */
 function parsedByPg(url: string): { ssl: unknown; warnings: unknown[] } {
   const warnings: unknown[] = [];
   const emitWarning = jest.spyOn(process, 'emitWarning').mockImplementation((warning) => {
@@ -21,7 +23,9 @@ function parsedByPg(url: string): { ssl: unknown; warnings: unknown[] } {
   }
 }
 
-/** The URL each connection of the gateway is made with: the app's pool, the migrations', health's. */
+/**
+ * The URL each connection of the gateway is made with: the app's pool, the migrations', health's.
+ */
 function urlsBuiltFrom(url: string): string[] {
   return [
     (buildDataSourceOptions(url) as { url: string }).url,

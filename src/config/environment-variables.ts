@@ -95,7 +95,9 @@ export const PERIODIC_JOBS = 3;
 /** The smallest DATABASE_POOL_SIZE: a connection per job's lock, and two for the rest. */
 export const MIN_DATABASE_POOL_SIZE = PERIODIC_JOBS + 2;
 
-/** The most DESIRABILITY_MAX_JOBS may be: the bound the OpenAPI document gives for a vote's size. */
+/**
+ * The most DESIRABILITY_MAX_JOBS may be: the bound the OpenAPI document gives for a vote's size.
+ */
 export const MAX_DESIRABILITY_JOBS = 100_000;
 /** The most DESIRABILITY_SYNC_INTERVAL may be (a day): the bound the document gives for it. */
 export const MAX_DESIRABILITY_SYNC_INTERVAL = 86400;
@@ -142,7 +144,9 @@ export class EnvironmentVariables {
   @Max(65535, { message: 'must be at most 65535 (a subnet id is a 16-bit number on chain)' })
   NETUID = 13;
 
-  /** When set, the address the validator's key must derive to (a guard against the wrong wallet). */
+  /**
+   * When set, the address the validator's key must derive to (a guard against the wrong wallet).
+   */
   @IsOptional()
   @IsString()
   @MaxCharacters(64)
@@ -200,7 +204,10 @@ export class EnvironmentVariables {
   @Max(600000)
   SHUTDOWN_TIMEOUT_MS = 10000;
 
-  /** Seconds between the process's looks at its idle memory (common/lifecycle/idle-memory.ts); 0: off. */
+  /**
+   * Seconds between the process's looks at its idle memory (common/lifecycle/idle-memory.ts); 0:
+   * off.
+   */
   @toInt()
   @IsInt()
   @Min(0)
@@ -472,8 +479,9 @@ export class EnvironmentVariables {
   VALIDATOR_SHARES_HOTKEY?: string;
 
   /**
-   * Stake weight (α: alpha stake plus 0.18 × root TAO stake; not TAO) a neuron with a validator permit needs to count as a validator (below it,
-   * a miner), as subnet 13's code decides: its miners refuse calls from anyone else.
+   * Stake weight (α: alpha stake plus 0.18 × root TAO stake; not TAO) a neuron with a validator
+   * permit needs to count as a validator (below it, a miner), as subnet 13's code decides: its
+   * miners refuse calls from anyone else.
    */
   @toDecimal()
   @IsNumber({}, { message: 'must be a number (stake weight, α)' })

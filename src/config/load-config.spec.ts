@@ -668,8 +668,8 @@ describe(loadConfig.name, () => {
   });
 
   // A review's finding: RATE_LIMIT_WINDOW_SECONDS=100000000000000 started, and every count in
-  // Redis then failed (Lua passes the window's milliseconds as 1e+17, "not an integer"), so limits fell
-  // back to each process; MINER_BREAKER_COOLDOWN_MS past 8.64e15 opened breakers until an
+  // Redis then failed (Lua passes the window's milliseconds as 1e+17, "not an integer"), so limits
+  // fell back to each process; MINER_BREAKER_COOLDOWN_MS past 8.64e15 opened breakers until an
   // Invalid Date.
   it('refuses a rate-limit window over a year and a breaker cool-down over a day', () => {
     expect(
@@ -1331,7 +1331,8 @@ describe(loadConfig.name, () => {
 });
 
 describe(configWarnings.name, () => {
-  // pg printed its own nine-line SECURITY WARNING on stderr instead (docs/decisions.md, "Start-up").
+  // pg printed its own nine-line SECURITY WARNING on stderr instead (docs/decisions.md,
+  // "Start-up").
   it('says in one line that a DATABASE_URL sslmode=require is verified as verify-full', () => {
     const url = 'postgres://gateway:secret@db.example.com/validator?sslmode=';
     expect(configWarnings(loadConfig({ DATABASE_URL: `${url}require` }))).toEqual([

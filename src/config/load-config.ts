@@ -423,7 +423,9 @@ function sharesHotkey(vars: EnvironmentVariables): boolean {
   return devnetMiners(vars) === 0;
 }
 
-/** Every path setting with its `~` expanded, so that each reader of the config sees the same path. */
+/**
+ * Every path setting with its `~` expanded, so that each reader of the config sees the same path.
+ */
 function expandHomePaths(problems: string[], vars: EnvironmentVariables): void {
   for (const name of PATH_VARIABLES) {
     const path = vars[name];

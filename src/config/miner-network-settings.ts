@@ -5,7 +5,8 @@ import { HOUR_MS } from '../common/clock/durations';
 /**
  * Parsers of the settings that bound what the gateway may do to miners: which addresses it may
  * connect to (MINER_ALLOWED_NETWORKS) and how many calls of each synapse a miner may receive
- * from it (MINER_CALL_BUDGETS over the defaults of VALIDATOR_SHARES_HOTKEY). Each throws an Error whose message says what is wrong.
+ * from it (MINER_CALL_BUDGETS over the defaults of VALIDATOR_SHARES_HOTKEY). Each throws an Error
+ * whose message says what is wrong.
  */
 
 export interface AllowedNetworks {

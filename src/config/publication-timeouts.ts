@@ -21,8 +21,8 @@ export const INCLUSION_TIMEOUT_MS = 120_000;
  * push, a read of our commitment and of whether the chain takes one now (in parallel,
  * SUBTENSOR_TIMEOUT_MS), the inclusion (at least
  * SUBTENSOR_TIMEOUT_MS, which bounds connecting too) and, after a refusal as too soon, a read of
- * when the chain takes commitments again (SUBTENSOR_TIMEOUT_MS). Redone pushes after the branch moved under
- * ours are not counted: the remote answered those at once.
+ * when the chain takes commitments again (SUBTENSOR_TIMEOUT_MS). Redone pushes after the branch
+ * moved under ours are not counted: the remote answered those at once.
  */
 export function longestPublicationAttemptMs(subtensorTimeoutMs: number): number {
   return (

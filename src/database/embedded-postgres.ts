@@ -11,7 +11,9 @@ import { PostmasterLog, removeStalePostmaster, startPostmaster } from './postmas
 export interface EmbeddedDatabase {
   url: string;
   stop(): Promise<void>;
-  /** Where the server's exit while it runs, and a stop that waits or kills, are said from now on. */
+  /**
+   * Where the server's exit while it runs, and a stop that waits or kills, are said from now on.
+   */
   logTo(log: PostmasterLog): void;
 }
 

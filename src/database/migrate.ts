@@ -73,7 +73,9 @@ export async function migrateDatabase(
   }
 }
 
-/** What an operator reads of migrating, one line each: `warn` for a schema newer than this release. */
+/**
+ * What an operator reads of migrating, one line each: `warn` for a schema newer than this release.
+ */
 export function describeMigrations(report: MigrationReport): { log?: string; warn?: string } {
   return {
     ...(report.applied.length > 0

@@ -14,7 +14,9 @@ export interface LatencyRange {
 }
 
 export interface MinerBehaviour {
-  /** Milliseconds before answering: fixed, or uniform in [min, max] (seeded); MAX_TIMER_MS at most. */
+  /**
+   * Milliseconds before answering: fixed, or uniform in [min, max] (seeded); MAX_TIMER_MS at most.
+   */
   latencyMs?: number | LatencyRange;
   /** Accept the request and never answer (until the devnet stops). */
   hang?: boolean;

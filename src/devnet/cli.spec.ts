@@ -113,7 +113,8 @@ describe('parseCliArguments', () => {
     expect(options !== 'help' && options.storedOnly).toBe(true);
     const plain = parseCliArguments([], { DEVNET_STORED_ONLY: 'false' });
     expect(plain !== 'help' && plain.storedOnly).toBe(false);
-    // Blank is unset, as the gateway reads it (docker-compose passes `${DEVNET_STORED_ONLY:-false}`).
+    // Blank is unset, as the gateway reads it (docker-compose passes
+    // `${DEVNET_STORED_ONLY:-false}`).
     const blank = parseCliArguments([], { DEVNET_STORED_ONLY: ' ' });
     expect(blank !== 'help' && blank.storedOnly).toBe(false);
     // The same .env feeds the gateway, which reads every value without the white space at its ends.

@@ -22,7 +22,9 @@ export const DEFAULT_AUTHOR_COUNT = 200;
 
 export interface CorpusOptions {
   seed: number;
-  /** Items are spread over the 30 days before it. Defaults to the current time floored to the hour. */
+  /**
+   * Items are spread over the 30 days before it. Defaults to the current time floored to the hour.
+   */
   now?: Date;
   size?: CorpusSize;
 }

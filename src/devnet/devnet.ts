@@ -45,7 +45,9 @@ export interface DevnetOptions {
   basePort?: number;
   /** When given, the metagraph is written there (atomically). */
   metagraphFile?: string;
-  /** When given, a sample validation file of miner repositories (list_repo_names) is written there. */
+  /**
+   * When given, a sample validation file of miner repositories (list_repo_names) is written there.
+   */
   repoNamesFile?: string;
   /** Validator entries without an axon, after the miners in uid order. Default 2. */
   validators?: number;

@@ -8,8 +8,9 @@ import { MAX_CONTENT_BUCKETS } from '../network/sn13/messages';
 /**
  * Reads a synapse's inputs from the request body, as the subnet's pydantic models would: a field
  * with the wrong type or outside its bounds is refused (the axon answers 500: its dependency
- * `verify_body_integrity` builds the synapse, and the model's error reaches its middleware). Unknown fields are
- * ignored. Being strict here catches gateway bugs in tests instead of hiding them.
+ * `verify_body_integrity` builds the synapse, and the model's error reaches its middleware).
+ * Unknown fields are ignored. Being strict here catches gateway bugs in tests instead of hiding
+ * them.
  */
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };

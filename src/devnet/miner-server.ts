@@ -60,7 +60,9 @@ export interface MinerServerOptions {
   /** Items to disguise fabricated answers as (usually the whole corpus). */
   templates: readonly DataItem[];
   behaviour?: MinerBehaviour;
-  /** 404 to OnDemandRequest whatever the behaviour (public subnet 13 miners since December 2025). */
+  /**
+   * 404 to OnDemandRequest whatever the behaviour (public subnet 13 miners since December 2025).
+   */
   storedOnly?: boolean;
   /** The caller's standing in the metagraph, or undefined for an unknown hotkey. */
   standing(hotkey: string): CallerStanding | undefined;
@@ -147,7 +149,10 @@ export class MinerServer {
     return counts;
   }
 
-  /** Per synapse: calls received and calls refused with 403 (a call still in progress has no status yet). */
+  /**
+   * Per synapse: calls received and calls refused with 403 (a call still in progress has no status
+   * yet).
+   */
   callCounts(): CallCounts {
     const counts = Object.fromEntries(
       SYNAPSE_NAMES.map((name) => [name, { calls: 0, refused: 0 }]),

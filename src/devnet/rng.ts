@@ -47,7 +47,10 @@ export function deriveSeed(seed: number, ...parts: ReadonlyArray<string | number
   return Math.floor(createRng(hash >>> 0).next() * 4_294_967_296);
 }
 
-/** A stateless uniform number in [0, 1) for a path, for per-item decisions that must not depend on order. */
+/**
+ * A stateless uniform number in [0, 1) for a path, for per-item decisions that must not depend on
+ * order.
+ */
 export function hashUnit(seed: number, ...parts: ReadonlyArray<string | number>): number {
   return deriveSeed(seed, ...parts) / 4_294_967_296;
 }

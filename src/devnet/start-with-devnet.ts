@@ -8,7 +8,8 @@ import { startDevnet } from './devnet';
  * for it, a simulated subnet on loopback so that the first query returns data. Its metagraph
  * lists the gateway's hotkey as a validator with stake, so its miners take the gateway's signed
  * calls; health says `network: devnet`. DEVNET_STORED_ONLY=true makes every miner answer 404 to
- * OnDemandRequest, as today's subnet 13 miners do. Not part of the production build (tsconfig.dev.json).
+ * OnDemandRequest, as today's subnet 13 miners do. Not part of the production build
+ * (tsconfig.dev.json).
  */
 runGateway(async (config, validatorHotkey) => {
   const directory = join(config.dataDir, 'devnet');

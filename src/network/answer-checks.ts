@@ -165,12 +165,13 @@ export function consensusOf(coldkeysPerItem: readonly number[]): number {
 /**
  * What one observation says about a miner, 0..1, or null when it says nothing. Invalid or
  * non-matching items pull it down in proportion; valid items seen by miners of other coldkeys too
- * (the same copy: copyKey; `holders` counts coldkeys, the answer's own among them) pull it up: all valid and uncorroborated is 0.5, all valid and all corroborated
- * is 1. A failed call (timeout, 5xx, garbage, oversize) is 0. An empty answer is 0 in a round
- * where some item was corroborated (the data exists, on more than one miner's word, and this
- * miner had none of it, as the subnet's validator penalises an empty answer beside pooled data),
- * and says nothing otherwise: nothing may match, and one miner's uncorroborated items may be
- * invented (docs/decisions.md, "Quorum counts usable answers").
+ * (the same copy: copyKey; `holders` counts coldkeys, the answer's own among them) pull it up: all
+ * valid and uncorroborated is 0.5, all valid and all corroborated is 1. A failed call (timeout,
+ * 5xx, garbage, oversize) is 0. An empty answer is 0 in a round where some item was corroborated
+ * (the data exists, on more than one miner's word, and this miner had none of it, as the subnet's
+ * validator penalises an empty answer beside pooled data), and says nothing otherwise: nothing may
+ * match, and one miner's uncorroborated items may be invented (docs/decisions.md, "Quorum counts
+ * usable answers").
  */
 export function credibilityScore(
   answer: CheckedAnswer | undefined,

@@ -4,7 +4,9 @@ import { inItemOrder } from './item-order';
 import { currentItemShape } from './legacy-items';
 import { DataItem } from './protocol';
 
-/** Live items: the corpus's entities as miners serve them, read by the gateway (sn13/records.ts). */
+/**
+ * Live items: the corpus's entities as miners serve them, read by the gateway (sn13/records.ts).
+ */
 const corpus = generateCorpus({ seed: 5, size: { x: 20, reddit: 20 } }).items;
 const liveX = liveItem(corpus.find((item) => item.source === 'X')!);
 const liveReddit = liveItem(corpus.find((item) => item.source === 'REDDIT')!);

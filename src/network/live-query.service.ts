@@ -84,7 +84,9 @@ export class LiveQueryService {
     return { askable, refusedSome };
   }
 
-  /** The OnDemandRequest fan-out over `withCallsLeft`, those of the `available` miners with budget. */
+  /**
+   * The OnDemandRequest fan-out over `withCallsLeft`, those of the `available` miners with budget.
+   */
   async query(
     query: NetworkQuery,
     available: ServingMiner[],
@@ -204,7 +206,9 @@ export class LiveQueryService {
   }
 }
 
-/** A quorum of answers that passed the checks, empty ones among them (they may agree on nothing). */
+/**
+ * A quorum of answers that passed the checks, empty ones among them (they may agree on nothing).
+ */
 function quorumResult(outcome: QuorumOutcome, quorum: number): QuorumResult {
   if (outcome.answers.filter((answer) => !isMostlyDropped(answer)).length >= quorum)
     return 'quorum';

@@ -22,7 +22,10 @@ export class MinerEntity {
   @Column({ name: 'axon_url', type: 'varchar', length: 256, nullable: true })
   axonUrl: string | null;
 
-  /** Stake weight on the subnet in alpha (α + 0.18 × root TAO; not TAO); null when the metagraph source could not give it. */
+  /**
+   * Stake weight on the subnet in alpha (α + 0.18 × root TAO; not TAO); null when the metagraph
+   * source could not give it.
+   */
   @Column({ type: 'double precision', nullable: true })
   stake: number | null;
 

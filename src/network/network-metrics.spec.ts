@@ -57,7 +57,9 @@ function setUp(world: World = {}) {
   return { metrics, network };
 }
 
-/** Every sample of one gateway_ metric, scraped now, as `label=value` keys (or '' without labels). */
+/**
+ * Every sample of one gateway_ metric, scraped now, as `label=value` keys (or '' without labels).
+ */
 async function samples(metrics: MetricsService, name: string): Promise<Record<string, number>> {
   const metric = metrics.registry.getSingleMetric(`gateway_${name}`);
   if (!metric) throw new Error(`no metric gateway_${name}`);

@@ -223,7 +223,8 @@ describe(`${NetworkService.name} on-demand modes`, () => {
   });
 
   it('live: does not ask a miner whose circuit is open', async () => {
-    // A miner that keeps failing is cut off: asking it would only spend a place among the query's miners.
+    // A miner that keeps failing is cut off: asking it would only spend a place among the query's
+    // miners.
     const { service, onDemandCalls, openCircuits } = setUp('live', 3, 3);
     openCircuits.add(2);
     await service.query(QUERY);

@@ -37,7 +37,9 @@ import { failureScore, MinerCallError, NOT_THE_MINERS_FAULT } from './transport/
  * client. Answers on-demand queries live (LiveQueryService: a hedged quorum fan-out, every item
  * checked) or from miners' stored data (StoredDataService), as ON_DEMAND_MODE says.
  */
-/** What is left of one synapse's budget over the miners serving data (NetworkService.budgetsLeft). */
+/**
+ * What is left of one synapse's budget over the miners serving data (NetworkService.budgetsLeft).
+ */
 export interface SynapseBudgetLeft {
   synapse: SynapseName;
   callsLeft: number;

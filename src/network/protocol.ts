@@ -220,7 +220,9 @@ export interface NetworkQuery {
   newestFirst?: boolean;
 }
 
-/** Where an on-demand answer came from: `live` OnDemandRequest calls, or the miners' stored data. */
+/**
+ * Where an on-demand answer came from: `live` OnDemandRequest calls, or the miners' stored data.
+ */
 export const ANSWER_ORIGINS = ['live', 'stored'] as const;
 export type AnswerOrigin = (typeof ANSWER_ORIGINS)[number];
 
@@ -264,8 +266,9 @@ export interface MetagraphNeuron {
   /** `http://host:port` of the neuron's axon; null when it serves none (most validators). */
   axon_url: string | null;
   /**
-   * Stake weight on the subnet in alpha: alpha stake plus 0.18 × root TAO stake, not TAO (what the subnet weighs); null when the source could not give it (a node
-   * answering only get_neurons_lite: docs/decisions.md, "The metagraph from the chain").
+   * Stake weight on the subnet in alpha: alpha stake plus 0.18 × root TAO stake, not TAO (what the
+   * subnet weighs); null when the source could not give it (a node answering only get_neurons_lite:
+   * docs/decisions.md, "The metagraph from the chain").
    */
   stake: number | null;
   /** 0..1; miners' incentives sum to about 1. */

@@ -18,7 +18,9 @@ export interface MatchQuery {
   keywords?: readonly string[] | null;
   /** `all` (the default): an item satisfies every keyword; `any`: at least one. */
   keyword_mode?: KeywordMode | null;
-  /** Inclusive bounds; a missing bound is open. Strings as parseIsoDate reads them, no zone = UTC. */
+  /**
+   * Inclusive bounds; a missing bound is open. Strings as parseIsoDate reads them, no zone = UTC.
+   */
   start_date?: Date | string | null;
   end_date?: Date | string | null;
 }
@@ -134,7 +136,10 @@ class CompiledQuery implements QueryMatcher {
       .toLowerCase();
   }
 
-  /** Whether the post's hashtag list holds `tag` (lower-case, with `#`); a listed tag may lack its `#`. */
+  /**
+   * Whether the post's hashtag list holds `tag` (lower-case, with `#`); a listed tag may lack its
+   * `#`.
+   */
   private hasHashtag(item: UnknownRecord, tag: string): boolean {
     const tweet = item.tweet;
     if (!isRecord(tweet) || !Array.isArray(tweet.hashtags)) return false;

@@ -6,7 +6,10 @@ import { Source } from '../common/source';
  * the only conversions between them.
  */
 
-/** The enum's value: what miners' indexes, bucket ids and entities carry (and the index tables store). */
+/**
+ * The enum's value: what miners' indexes, bucket ids and entities carry (and the index tables
+ * store).
+ */
 export type SourceId = 1 | 2;
 
 /** The enum's names: the `source` of every item (miners' records and the API's answers). */

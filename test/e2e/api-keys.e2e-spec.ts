@@ -80,7 +80,8 @@ describe('API keys', () => {
     const other = await startTestApp();
     try {
       const created = await createKey(app);
-      await app.http.get('/api/v1/health').set('X-API-Key', created.key).expect(200); // now cached here
+      // Now cached here.
+      await app.http.get('/api/v1/health').set('X-API-Key', created.key).expect(200);
       await other.http
         .post(`/api/v1/keys/${created.id}/deactivate`)
         .set('X-API-Key', TEST_MASTER_KEY)
@@ -194,7 +195,8 @@ describe('API keys', () => {
       type: 'string_too_long',
       ctx: { max_length: 100 },
     };
-    // validator.js' isLength leaves variation selectors out: these passed, and failed at the insert.
+    // validator.js' isLength leaves variation selectors out: these passed, and failed at the
+    // insert.
     const created = await asMaster(app.http.post('/api/v1/keys'))
       .send({ name: `${'a'.repeat(100)}\uFE0F` })
       .expect(422);

@@ -339,7 +339,8 @@ describe('A locked-out address', () => {
     }
     expect(keyQueries).toBe(0);
 
-    // Refused before the key check, a request keeps its own answer (README, "Authentication and keys").
+    // Refused before the key check, a request keeps its own answer (README, "Authentication and
+    // keys").
     const unparsed = await app.http
       .post('/api/v1/on_demand_data_request')
       .set('X-API-Key', TEST_MASTER_KEY)

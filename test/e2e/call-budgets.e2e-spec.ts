@@ -68,9 +68,9 @@ function perWindow(
  * VALIDATOR_SHARES_HOTKEY=true). Miners allow that hotkey 2 GetMinerIndex and 2
  * GetDataEntityBucket per window (an hour or more: see perWindow) and refuse more with 403; the
  * validator evaluates each miner once an hour with one of each. Over a simulated hour and
- * sixteen minutes (the gateway's and the devnet's clocks moved together), index syncs with spot checks and
- * query_bucket requests keep running: the gateway must leave the validator its calls, so that
- * neither is ever refused.
+ * sixteen minutes (the gateway's and the devnet's clocks moved together), index syncs with spot
+ * checks and query_bucket requests keep running: the gateway must leave the validator its calls, so
+ * that neither is ever refused.
  */
 describe('Call budgets shared with a validator on the same hotkey', () => {
   let network: TestNetwork;

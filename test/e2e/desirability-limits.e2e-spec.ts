@@ -5,7 +5,9 @@ import { DataSource } from 'typeorm';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 
 const ROOT = ['body', 'desirabilities'];
-/** A job of its own label: jobs with the same params are one task, refused twice in a submission. */
+/**
+ * A job of its own label: jobs with the same params are one task, refused twice in a submission.
+ */
 const xJob = (id: string, weight = 1) => ({
   id,
   weight,

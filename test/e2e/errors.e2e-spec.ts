@@ -549,8 +549,9 @@ describe('Error responses', () => {
     ]);
   });
 
-  // ISO 8601 week, basic and ordinal dates: the service reads a subset of ISO 8601 (docs/decisions.md,
-  // "Dates"), and the refusal said "must be an ISO 8601 date or date-time", false of these.
+  // ISO 8601 week, basic and ordinal dates: the service reads a subset of ISO 8601
+  // (docs/decisions.md, "Dates"), and the refusal said "must be an ISO 8601 date or date-time",
+  // false of these.
   it.each([
     ['start_date', '2026-W47'],
     ['end_date', '20261120'],

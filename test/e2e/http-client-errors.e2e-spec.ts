@@ -106,7 +106,9 @@ describe("Errors of Node's HTTP parser", () => {
       ),
     ).then(parse);
 
-  /** Counted answered with `status`, not as a request its client gave up on (an audit's finding). */
+  /**
+   * Counted answered with `status`, not as a request its client gave up on (an audit's finding).
+   */
   const expectCountedAnswered = async (method: string, status: number) => {
     const metrics = await app.http.get('/metrics').set('X-API-Key', TEST_MASTER_KEY).expect(200);
     expect(metrics.text).toMatch(

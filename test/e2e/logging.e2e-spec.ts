@@ -171,7 +171,8 @@ describe('Structured logs', () => {
   // has no 500 to provoke without faking one of its services.
 
   // A create whose client gave up (a database freeze) is still made: the key works, and no one
-  // has it (a review's finding). Its id, with the request's, lets an operator find and deactivate it.
+  // has it (a review's finding). Its id, with the request's, lets an operator find and deactivate
+  // it.
   it('logs the id of each key created, under the request that created it, never the key or its name', async () => {
     const created = await app.http
       .post('/api/v1/keys')

@@ -14,7 +14,9 @@ import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 import { asBytes, jsonLines } from '../support/downloads';
 
 const ENDPOINT = '/api/v1/on_demand_data_request';
-/** What every miner appends to a record's text (devnet fault brokenText), as the gateway keeps it. */
+/**
+ * What every miner appends to a record's text (devnet fault brokenText), as the gateway keeps it.
+ */
 const CLEANED = ' ab \ufffd \ufffd';
 
 const textOf = (item: DataItem) => (item.source === 'X' ? item.text : item.body);

@@ -216,7 +216,8 @@ describe('The network’s votes and aggregate (chain commitments and the Gravity
       [lowStake.hotkey]: NOT_A_VALIDATOR,
     });
 
-    // By hand: owner 0.3 × ½ each; A's 0.7 × shareA × (¾ #tao, ¼ #eth); B's 0.7 × shareB × r/bitcoin.
+    // By hand: owner 0.3 × ½ each; A's 0.7 × shareA × (¾ #tao, ¼ #eth); B's 0.7 × shareB ×
+    // r/bitcoin.
     const expected = [
       ...ownerABJobs(shareA, shareB),
       { id: 'f-cafe', weight: round(0.7 * shareF * 0.25), params: F_CAFE },

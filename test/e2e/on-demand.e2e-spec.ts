@@ -314,7 +314,9 @@ describe('On-demand queries against honest miners', () => {
   ];
   const sorted = (keys: string[]) => [...keys].sort();
 
-  /** The corpus item of a returned one, and the byte length of the record the miners sent for it. */
+  /**
+   * The corpus item of a returned one, and the byte length of the record the miners sent for it.
+   */
   function sentRecord(uri: string): { item: DataItem; bytes: number } {
     const item = network.devnet.corpus.items.find((entry) => entry.uri === uri)!;
     return { item, bytes: Buffer.byteLength(toWireEntity(item).content) };

@@ -10,7 +10,9 @@ import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 import { startThrowawayPostgres, ThrowawayPostgres } from '../support/throwaway-servers';
 import { until } from '../support/until';
 
-/** SAMPLE_REPO_NAMES sorted by code point (upper case first, `-` before `_`), unique, listed only. */
+/**
+ * SAMPLE_REPO_NAMES sorted by code point (upper case first, `-` before `_`), unique, listed only.
+ */
 const SAMPLE_LIST = [
   'Devnet-Miner-7/x_dataset_7',
   'devnet-miner-1/reddit_dataset_1',

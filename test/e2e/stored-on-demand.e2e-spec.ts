@@ -13,7 +13,10 @@ import { until } from '../support/until';
 const ENDPOINT = '/api/v1/on_demand_data_request';
 const SETTINGS = { QUERY_CACHE_TTL_SECONDS: '0', INDEX_SPOT_CHECKS: '0' };
 
-/** A devnet whose miners all answer 404 to OnDemandRequest, and an app that has synced their indexes. */
+/**
+ * A devnet whose miners all answer 404 to OnDemandRequest, and an app that has synced their
+ * indexes.
+ */
 async function storedOnly(miners: MinerBehaviour[]) {
   const network = await startTestNetwork(
     miners.map((behaviour) => ({ behaviour: { ...behaviour, noOnDemand: true } })),

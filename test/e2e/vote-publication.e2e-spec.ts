@@ -251,7 +251,8 @@ describe('Publishing the vote to the network', () => {
   });
 
   it('commits the remote head without an empty commit when the file is unchanged', async () => {
-    // Our file as the vote publishes it, pushed by another hand (a replica whose commitment failed).
+    // Our file as the vote publishes it, pushed by another hand (a replica whose commitment
+    // failed).
     const head = standIns.remote.pushAs(hotkey, vote('a2').file);
     const before = ourCommits();
     await submit(vote('a2').body).expect(200);

@@ -298,7 +298,8 @@ describe(ItemStoreRepository.name, () => {
   });
 
   it('fills a page past hidden rows and pages through duplicates exactly once', async () => {
-    // Five uris under hours 0 and 2 (tweet ids are digits: a uri must name its post) (their hour-0 rows hidden), five only under hour 1.
+    // Five uris under hours 0 and 2 (tweet ids are digits: a uri must name its post) (their hour-0
+    // rows hidden), five only under hour 1.
     const ids = [1, 2, 3, 4, 5].map(String);
     await store.save(
       delivery(

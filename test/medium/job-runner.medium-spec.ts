@@ -62,7 +62,9 @@ describe('JobRunner across replicas', () => {
       [name, startedMinutes, finishedMinutes],
     );
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-  /** Replica A's next connection refuses its statements that match `statement` (and `parameter`). */
+  /**
+   * Replica A's next connection refuses its statements that match `statement` (and `parameter`).
+   */
   const nextConnectionRefuses = (statement: RegExp, parameter?: string) => {
     const create = database.createQueryRunner.bind(database);
     jest.spyOn(database, 'createQueryRunner').mockImplementationOnce((...args) => {

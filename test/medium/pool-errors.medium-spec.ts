@@ -78,7 +78,10 @@ describe('pooled connections when Postgres terminates them', () => {
     unheard.length = 0;
   });
 
-  /** Connects as TypeORM's query runner does: its 'error' listener attached once it has the connection. */
+  /**
+   * Connects as TypeORM's query runner does: its 'error' listener attached once it has the
+   * connection.
+   */
   async function connectAsTypeOrm(config: PoolConfig): Promise<{ pool: Pool; failed: boolean }> {
     const pool = new Pool({ ...config, connectionString: fake.url });
     // TypeORM's own pool listener.

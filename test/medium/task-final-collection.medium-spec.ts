@@ -134,7 +134,8 @@ describe('The final collection of a task at its expiry', () => {
     now = at(1);
     expect(await service.runOnce()).toEqual({ collected: 1, compiled: 0 });
 
-    // The next pass after expiry: the last hour is asked for (up to expiry, not after), then compiled.
+    // The next pass after expiry: the last hour is asked for (up to expiry, not after), then
+    // compiled.
     now = new Date(at(2).getTime() + 60_000);
     const pass = await service.runOnce();
     expect(await task('last-hour')).toMatchObject({ state: 'completed' });
@@ -217,7 +218,8 @@ describe('The final collection of a task at its expiry', () => {
     expect(await service.runOnce()).toEqual({ collected: 1, compiled: 1 });
     expect(await datasetUris('failed-final')).toEqual([posts[0].uri]);
 
-    // No collection reached it (a budget spent on heavier tasks): compiled an interval after expiry.
+    // No collection reached it (a budget spent on heavier tasks): compiled an interval after
+    // expiry.
     failing = false;
     await insert('no-budget');
     now = new Date(at(2).getTime() + 60_000);

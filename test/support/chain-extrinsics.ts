@@ -61,7 +61,9 @@ export interface ChainExtrinsics {
    * commitments; 100 allows one).
    */
   maxSpace: number;
-  /** The head's number: the block the last extrinsic was included in, or where advanceTo left it. */
+  /**
+   * The head's number: the block the last extrinsic was included in, or where advanceTo left it.
+   */
   readonly head: number;
   /** Moves the head on to `block` (blocks without extrinsics), as time passing would. */
   advanceTo(block: number): void;

@@ -34,7 +34,10 @@ export interface ChainReplay {
    * there: a node that answers the set-up of a connection and then goes silent).
    */
   onCall?: (method: string) => void;
-  /** Runtime methods answered with an error whatever their arguments, as a node without them answers. */
+  /**
+   * Runtime methods answered with an error whatever their arguments, as a node without them
+   * answers.
+   */
   readonly refusedCalls: Set<string>;
   /**
    * Runtime methods answered with this result (SCALE hex) whatever their arguments: an answer of

@@ -147,7 +147,8 @@ function netuidBytes(netuid: number): Uint8Array {
 
 /**
  * A type registry of the recorded runtime, as the client builds it: its metadata, and
- * Subtensor's two transaction extensions, which carry no data (as SubtensorConnection declares them).
+ * Subtensor's two transaction extensions, which carry no data (as SubtensorConnection declares
+ * them).
  */
 export function recordedRegistry(metadataHex: string): {
   registry: TypeRegistry;

@@ -8,7 +8,9 @@ import { ChainReplay, startChainReplay } from './chain-replay';
 export const CHAIN_USE_TIMEOUT_MS = 60_000;
 /** A test that makes a few such uses. */
 export const CHAIN_TEST_TIMEOUT_MS = 120_000;
-/** For connections whose "connected to subtensor" line no test reads: the run's output stays quiet. */
+/**
+ * For connections whose "connected to subtensor" line no test reads: the run's output stays quiet.
+ */
 export const QUIET_CONNECTION_LOGGER: ConnectionLogger = {
   log: () => undefined,
   warn: () => undefined,

@@ -19,8 +19,9 @@ import { LOCAL_SERVER_URL } from '../../bench/support/database';
  * selects a test of either, and never for a unit-only run.
  *
  * Gives this run its own fresh, migrated database on a real Postgres: TEST_DATABASE_URL or
- * DATABASE_URL if set (loopback or a Unix socket only), else the local server on 127.0.0.1:5432 if it answers, else an embedded
- * one. Workers find it in TEST_RUN_DATABASE_URL; the teardown drops it.
+ * DATABASE_URL if set (loopback or a Unix socket only), else the local server on 127.0.0.1:5432 if
+ * it answers, else an embedded one. Workers find it in TEST_RUN_DATABASE_URL; the teardown drops
+ * it.
  */
 export default async function globalSetup(): Promise<void> {
   const configured = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL;
@@ -49,7 +50,8 @@ export default async function globalSetup(): Promise<void> {
         rmSync(directory, { recursive: true, force: true });
       },
     };
-    // Jest dies of a Ctrl-C without its `exit` listeners, the one that stops this server among them.
+    // Jest dies of a Ctrl-C without its `exit` listeners, the one that stops this server among
+    // them.
     exitOnSignal();
     serverUrl = server.url;
   } else {
@@ -64,7 +66,9 @@ export default async function globalSetup(): Promise<void> {
   process.env.TEST_RUN_DATABASE_URL = url;
 }
 
-/** Names what the run cleared of killed runs (abandoned-runs.ts), for whoever wonders where it went. */
+/**
+ * Names what the run cleared of killed runs (abandoned-runs.ts), for whoever wonders where it went.
+ */
 function report(what: string, cleared: string[]): void {
   if (cleared.length > 0)
     process.stderr.write(

@@ -149,7 +149,10 @@ const RECORD_COLUMNS: Record<'X' | 'REDDIT', Record<string, Column>> = {
   ),
 };
 
-/** Item fields the subnet's datasets have no column for: the file is of one source, and the rest are the API's. */
+/**
+ * Item fields the subnet's datasets have no column for: the file is of one source, and the rest are
+ * the API's.
+ */
 const NOT_IN_DATASETS = new Set(['source', 'content', 'content_size_bytes']);
 
 function valueAt(item: ItemJson, column: Column): unknown {

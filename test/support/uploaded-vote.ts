@@ -53,7 +53,10 @@ export const UPLOADED_VOTE = `[
     }
 ]`;
 
-/** A job's params as the subnet's uploader writes them: every field (its reader skips a job without one). */
+/**
+ * A job's params as the subnet's uploader writes them: every field (its reader skips a job without
+ * one).
+ */
 export const uploadedParams = (platform: string, label: string) => ({
   keyword: null,
   platform,

@@ -29,7 +29,9 @@ export async function validated<T extends object>(
   }
 }
 
-/** The 422 items RequestValidationPipe lists for `input` read as `metatype` (none when it passes). */
+/**
+ * The 422 items RequestValidationPipe lists for `input` read as `metatype` (none when it passes).
+ */
 export async function validationErrors(
   metatype: new () => object,
   input: unknown,

@@ -22,10 +22,11 @@ export type AllowedMethods = (path: string) => string[];
  * The single place that shapes error responses: `{"detail": "...", "request_id": "..."}` for
  * ordinary errors, the 422 list for validation (built by RequestValidationException, every
  * refused parameter's joined in one: parameter-validations.ts), a 503 with
- * Retry-After when Postgres cannot be reached or no pooled connection frees up in time, and a bare 500 for anything unexpected; the error goes to the log
- * under the request id (its class, message, code, stack and a failed query's text, never the
- * query's parameters: logging/logged-error.ts), never to the client. `allowedMethods` tells a path no route has
- * (404) from one asked with a method it lacks (405 with `Allow`, as FastAPI answers).
+ * Retry-After when Postgres cannot be reached or no pooled connection frees up in time, and a bare
+ * 500 for anything unexpected; the error goes to the log under the request id (its class, message,
+ * code, stack and a failed query's text, never the query's parameters: logging/logged-error.ts),
+ * never to the client. `allowedMethods` tells a path no route has (404) from one asked with a
+ * method it lacks (405 with `Allow`, as FastAPI answers).
  */
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {

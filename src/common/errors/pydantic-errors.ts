@@ -220,7 +220,8 @@ function findMetadata(error: ValidationError): Map<string, RuleMetadata> {
   if (!target) return rules;
   const storage = getMetadataStorage();
   for (const meta of storage.getTargetValidationMetadatas(target, '', true, false)) {
-    // Only constraint-backed rules (not @IsOptional, @ValidateNested, ...) can be re-run per element.
+    // Only constraint-backed rules (not @IsOptional, @ValidateNested, ...) can be re-run per
+    // element.
     if (meta.propertyName !== error.property || typeof meta.constraintCls !== 'function') continue;
     const constraintName =
       meta.name ?? storage.getTargetValidatorConstraints(meta.constraintCls)[0]?.name;

@@ -5,8 +5,9 @@ const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
 
 /**
  * The routes of the OpenAPI document, by path, as Express matches them (case-sensitive, as
- * configured in bootstrap.ts; a trailing slash optional, a `{parameter}` one segment): so that a known path asked with a
- * method it lacks is answered 405 with `Allow`, as FastAPI answers, rather than 404.
+ * configured in bootstrap.ts; a trailing slash optional, a `{parameter}` one segment): so that a
+ * known path asked with a method it lacks is answered 405 with `Allow`, as FastAPI answers, rather
+ * than 404.
  */
 export function allowedMethodsOf(document: OpenAPIObject): AllowedMethods {
   const routes = Object.entries(document.paths).map(([template, item]) => ({

@@ -1,4 +1,7 @@
-/** BODY_LIMIT's form: a whole number of bytes, kilobytes or megabytes (load-config checks its floor). */
+/**
+ * BODY_LIMIT's form: a whole number of bytes, kilobytes or megabytes (load-config checks its
+ * floor).
+ */
 export const BODY_LIMIT_FORM = /^(\d+)(b|kb|mb)$/i;
 
 const BYTE_UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 * 1024 };

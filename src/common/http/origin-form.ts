@@ -9,8 +9,8 @@ const SCHEME_AND_AUTHORITY = /^https?:\/\/[^/?#@]*(?=[/?#]|$)/i;
  * path, but every check here that reads `request.url` (the key to deactivate in its path, the
  * docs pages' headers and files) expects the origin form: an absolute target was refused as
  * carrying a secret (found by an audit). So it is read as the path and query it names, the way
- * Express reads it, and logged so. One with userinfo (`http://user@host/…`, which no HTTP client may send) is
- * left as it came: scanned whole for secrets, it is refused if it holds one.
+ * Express reads it, and logged so. One with userinfo (`http://user@host/…`, which no HTTP client
+ * may send) is left as it came: scanned whole for secrets, it is refused if it holds one.
  */
 export function originForm(request: Request, _response: Response, next: NextFunction): void {
   const { url } = request;

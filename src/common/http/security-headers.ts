@@ -69,7 +69,8 @@ export const API_SECURITY_HEADERS: Readonly<Record<string, string>> = Object.fro
 
 /**
  * helmet's security headers, set per request in one pass: API_HEADER_OPTIONS' on every answer,
- * PAGE_HEADER_OPTIONS' under `pagesPath` (the documentation, as routed: case-sensitively) when given.
+ * PAGE_HEADER_OPTIONS' under `pagesPath` (the documentation, as routed: case-sensitively) when
+ * given.
  */
 export function securityHeaders(pagesPath?: string) {
   const pages = headersOf(PAGE_HEADER_OPTIONS);

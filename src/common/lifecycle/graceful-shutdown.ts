@@ -154,7 +154,9 @@ function trackAnswers(server: Server): AnswersInFlight {
   };
 }
 
-/** A connection as Node's HTTP server keeps it: the answer it is writing, if any (Node's own field). */
+/**
+ * A connection as Node's HTTP server keeps it: the answer it is writing, if any (Node's own field).
+ */
 type ServingSocket = Socket & { _httpMessage?: ServerResponse | null };
 
 /**

@@ -66,7 +66,9 @@ function isError(value: unknown): value is Error {
   return value instanceof Error || Object.prototype.toString.call(value) === '[object Error]';
 }
 
-/** The message of an error, or of the first of an AggregateError (a host's every address failed). */
+/**
+ * The message of an error, or of the first of an AggregateError (a host's every address failed).
+ */
 function messageOf(error: unknown): string {
   if (error instanceof AggregateError && error.errors.length > 0) return messageOf(error.errors[0]);
   if (isError(error) && error.message) return error.message;

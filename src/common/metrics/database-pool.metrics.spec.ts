@@ -4,7 +4,9 @@ import { sample } from '../../../test/support/prometheus-text';
 import { DatabasePoolMetrics } from './database-pool.metrics';
 import { MetricsService } from './metrics.service';
 
-/** DatabasePoolMetrics on a real MetricsService, over a DataSource whose pool is `driver.master`. */
+/**
+ * DatabasePoolMetrics on a real MetricsService, over a DataSource whose pool is `driver.master`.
+ */
 function setUp(driver: object): MetricsService {
   const metrics = new MetricsService();
   new DatabasePoolMetrics(metrics, { driver } as unknown as DataSource).onModuleInit();

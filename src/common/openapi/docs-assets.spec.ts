@@ -34,7 +34,8 @@ describe(onlyDocsFiles.name, () => {
     await app().get('/docsx/package.json').expect(200);
     await app().get('/api/v1/docs/package.json').expect(200);
     await app().post('/docs/package.json').expect(200);
-    // The app routes case-sensitively (bootstrap.ts): these are no docs path, but 404s of their own.
+    // The app routes case-sensitively (bootstrap.ts): these are no docs path, but 404s of their
+    // own.
     await app().get('/Docs/README.md').expect(200, { passedOn: true });
     await app().get('/DOCS/?x=1').expect(200, { passedOn: true });
   });

@@ -1,4 +1,7 @@
-/** A node URL may carry credentials (`wss://user:token@host`, `?apikey=`): only scheme and host are shown. */
+/**
+ * A node URL may carry credentials (`wss://user:token@host`, `?apikey=`): only scheme and host are
+ * shown.
+ */
 export function nodeAddress(url: string): string {
   try {
     const parsed = new URL(url);

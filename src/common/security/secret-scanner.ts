@@ -4,10 +4,10 @@ import { bytesOfRun, isUtf8Run } from '../percent-escapes';
  * Finds secrets in text a client controls or that is about to be written out (a log line, an
  * error body): the known secrets (the master key, the metrics token), and anything shaped like
  * an issued key (`sk_live_…`, a pattern: issued keys are not known in clear); what it scrubs
- * also loses any URL's password (withoutUrlPasswords), which is not looked for in requests. Matching is done
- * on every token of the text after decoding it the ways a client could have encoded it:
- * percent-encoding (repeatedly: double-encoded), base64 and base64url (a header value such as
- * `Basic <base64 of user:key>`), and combinations of the two.
+ * also loses any URL's password (withoutUrlPasswords), which is not looked for in requests.
+ * Matching is done on every token of the text after decoding it the ways a client could have
+ * encoded it: percent-encoding (repeatedly: double-encoded), base64 and base64url (a header value
+ * such as `Basic <base64 of user:key>`), and combinations of the two.
  */
 export class SecretScanner {
   private readonly exact: string[];
@@ -99,7 +99,10 @@ const URL_USER_PASSWORD = /\/\/([^\s/?#@:"\\]*):(?!\*+@)(?:[^\s/?#"\\]|\\.)+@/g;
 const URL_QUERY_PARAMETER = /([?&][\w.-]+=)((?:[^\s&#"\\]|\\.)*)/g;
 const PASSWORD_NAME = /pass/i;
 
-/** The text with URL_USER_PASSWORD and the values of URL_QUERY_PARAMETER named as passwords replaced. */
+/**
+ * The text with URL_USER_PASSWORD and the values of URL_QUERY_PARAMETER named as passwords
+ * replaced.
+ */
 function withoutUrlPasswords(text: string): string {
   // Most lines have no `@` and no `pass`: two searches, no replacement.
   const user = text.includes('@') ? text.replace(URL_USER_PASSWORD, `//$1:${REDACTED}@`) : text;
@@ -109,7 +112,9 @@ function withoutUrlPasswords(text: string): string {
   );
 }
 
-/** Shorter values are not taken for secrets (issued keys are ~51 characters, the master key ≥ 16). */
+/**
+ * Shorter values are not taken for secrets (issued keys are ~51 characters, the master key ≥ 16).
+ */
 const MIN_SECRET = 8;
 /** The characters keys and their encodings are made of (base64, base64url, %XX). */
 const TOKEN_CHARACTERS = '[A-Za-z0-9%_\\-+/=.~:]';

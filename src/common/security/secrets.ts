@@ -27,9 +27,10 @@ export function secretScannerFor(config: RequestSecretsConfig): SecretScanner {
 /**
  * The scanner of log lines and of a failed start's message: secretScannerFor's secrets, and the
  * ones only the process's own output can hold: the passwords of DATABASE_URL and REDIS_URL, the
- * one pg reads from PGPASSWORD (when the URL has none), and VALIDATOR_HOTKEY_URI. Requests are not checked for these: no client is given them, and a
- * refusal would tell a key holder which of its guesses at a database password (often chosen by
- * hand, unlike the master key) was right; and request lines, which skip the scan, cost no more.
+ * one pg reads from PGPASSWORD (when the URL has none), and VALIDATOR_HOTKEY_URI. Requests are not
+ * checked for these: no client is given them, and a refusal would tell a key holder which of its
+ * guesses at a database password (often chosen by hand, unlike the master key) was right; and
+ * request lines, which skip the scan, cost no more.
  */
 export function logScannerFor(
   config: RequestSecretsConfig & {
@@ -147,7 +148,10 @@ function queryValues(url: URL, name: RegExp): string[] {
  */
 const PATH_KEY = /^(?=[^/]*\d)[\w%.~+=-]{20,}$/;
 
-/** Query parameter names that carry a credential: token, access_token, apikey, api-key, secret, auth, password, … */
+/**
+ * Query parameter names that carry a credential: token, access_token, apikey, api-key, secret,
+ * auth, password, …
+ */
 const CREDENTIAL_NAME = /token|key|secret|auth|pass|sig/i;
 
 function decoded(value: string): string {

@@ -124,7 +124,9 @@ export class ItemStore1764600000000 implements MigrationInterface {
     await queryRunner.query('DROP TABLE moved_items');
   }
 
-  /** Back to one row per fetch with its items as a JSON array (as the reader of that schema keeps). */
+  /**
+   * Back to one row per fetch with its items as a JSON array (as the reader of that schema keeps).
+   */
   async down(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`
       CREATE TABLE bucket_fetches (

@@ -107,7 +107,8 @@ describe(ApiKeysService.name, () => {
         expect(poll.ms).toBeGreaterThanOrEqual(KEY_LOOKUP_PATIENCE_MS - 20);
         expect(poll.ms).toBeLessThan(2000);
       }
-      expect(repository.findByHash).toHaveBeenCalledTimes(2); // the first read, then one shared lookup
+      // The first read, then one shared lookup.
+      expect(repository.findByHash).toHaveBeenCalledTimes(2);
     });
 
     it('answers a key read before as last read at once when the lookup fails for the database', async () => {
@@ -278,7 +279,8 @@ describe(ApiKeysService.name, () => {
   });
 
   it('answers 404 without a query for an id that only begins like a UUID', async () => {
-    // Postgres refuses such a text as a uuid: looked up, it would be a 500, not the 404 of any other id.
+    // Postgres refuses such a text as a uuid: looked up, it would be a 500, not the 404 of any
+    // other id.
     const { service, repository } = setUp();
     for (const id of [`${ID}x`, `${ID}/more`, ` ${ID}`]) {
       await expect(service.deactivate(id)).rejects.toBeInstanceOf(NotFoundException);

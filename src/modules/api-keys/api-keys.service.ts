@@ -51,7 +51,9 @@ export const LAST_READ_TRUSTED_MS = 10 * 60_000;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** What authenticating a key gives: who it is, `expired` for a genuine key past its expiry, or null. */
+/**
+ * What authenticating a key gives: who it is, `expired` for a genuine key past its expiry, or null.
+ */
 export type Authentication = ApiKeyPrincipal | 'expired' | null;
 
 @Injectable()

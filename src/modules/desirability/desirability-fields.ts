@@ -146,7 +146,9 @@ export function parseKeyword(value: unknown, loc: Loc, issues: Issues): string |
   return checkLength(keyword, MAX_TEXT_LENGTH, loc, issues) ? keyword : undefined;
 }
 
-/** A date or date-time parseIsoDate reads (no zone = UTC). Null when absent; undefined when invalid. */
+/**
+ * A date or date-time parseIsoDate reads (no zone = UTC). Null when absent; undefined when invalid.
+ */
 export function parseDate(value: unknown, loc: Loc, issues: Issues): Date | null | undefined {
   if (value === null || value === undefined) return null;
   if (typeof value !== 'string') return issues.stringType(loc);

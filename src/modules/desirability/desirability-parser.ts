@@ -185,7 +185,10 @@ function parseParams(value: unknown, loc: Loc, issues: Issues): Omit<TaskJob, 'i
   return { platform: platform!, label: label!, keyword: keyword!, postStart, postEnd };
 }
 
-/** A legacy entry gives one job per label, with a generated id (its first generation's: legacy-job-id.ts). */
+/**
+ * A legacy entry gives one job per label, with a generated id (its first generation's:
+ * legacy-job-id.ts).
+ */
 function parseLegacyItem(item: Record<string, unknown>, loc: Loc, issues: Issues): Draft[] {
   const platform = required(item, 'source_name', loc, issues, parseSource);
   const drafts = required(item, 'label_weights', loc, issues, (weights, weightsLoc) =>

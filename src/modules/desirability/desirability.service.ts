@@ -254,7 +254,9 @@ export class DesirabilityService {
     return { items: submitted, total: jobCount(submitted), headers: {} };
   }
 
-  /** The validator's file at its committed SHA; for our own hotkey, whether it is our latest vote. */
+  /**
+   * The validator's file at its committed SHA; for our own hotkey, whether it is our latest vote.
+   */
   private async networkSubmission(hotkey: string): Promise<DesirabilitiesAnswer> {
     const submission = await this.networkVotes.submissionOf(hotkey);
     const headers: Record<string, string> = {

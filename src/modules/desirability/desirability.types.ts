@@ -3,7 +3,9 @@ import { ValidationErrorItem } from '../../common/errors/validation-error-item';
 import { TaskJob } from '../tasks/task.types';
 import { DesirabilityItem } from './dto/desirability-request.dto';
 
-/** A position in the request, FastAPI style: `["body", "desirabilities", 3, "params", "platform"]`. */
+/**
+ * A position in the request, FastAPI style: `["body", "desirabilities", 3, "params", "platform"]`.
+ */
 export type Loc = (string | number)[];
 
 /** A job of a vote, normalized, with its weight (the weights of one vote sum to 1). */
@@ -36,7 +38,10 @@ export interface LegacyDesirability {
 
 /** A valid submission: what was sent, and the jobs it stands for. */
 export interface ParsedSubmission {
-  /** The `desirabilities` list as submitted (unscaled; stored as jsonb, which orders an object's keys its own way). */
+  /**
+   * The `desirabilities` list as submitted (unscaled; stored as jsonb, which orders an object's
+   * keys its own way).
+   */
   submitted: DesirabilityItem[];
   /** In submission order (a legacy entry gives one job per label), weights summing to 1. */
   jobs: WeightedJob[];

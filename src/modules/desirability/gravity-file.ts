@@ -11,12 +11,12 @@ import { summedWeights } from './weight-sum';
 /**
  * Reading another validator's preferences file as the subnet's reader takes it
  * (data-universe `dynamic_desirability/desirability_retrieval.py` at 000322e2, the newest
- * version we can read: `calculate_total_weights` and `to_lookup`), not by our submission rules: those are for what we accept from our clients,
- * and refused whole files the subnet counts. What the reader skips, or its lookup ignores, is
- * left out here too, one entry at a time, with the reason; what would make the reader fail
- * (and every validator reading the repository fall back to the owner's list), or what the
- * subnet's uploaders never write, makes the file no vote. docs/decisions.md, "Reading the
- * network's votes (issue 18)".
+ * version we can read: `calculate_total_weights` and `to_lookup`), not by our submission rules:
+ * those are for what we accept from our clients, and refused whole files the subnet counts. What
+ * the reader skips, or its lookup ignores, is left out here too, one entry at a time, with the
+ * reason; what would make the reader fail (and every validator reading the repository fall back to
+ * the owner's list), or what the subnet's uploaders never write, makes the file no vote.
+ * docs/decisions.md, "Reading the network's votes (issue 18)".
  */
 
 /** A file read: the jobs counted, and what was left out or read otherwise, entry by entry. */

@@ -63,7 +63,9 @@ export type StoredAggregateStatus = RowVersion &
 export class NetworkVotesRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  /** The cached file: its text, null when the commit has no such file, undefined when not cached. */
+  /**
+   * The cached file: its text, null when the commit has no such file, undefined when not cached.
+   */
   async findFile(hotkey: string, sha: string): Promise<string | null | undefined> {
     const rows = await this.dataSource.query<{ content: string | null }[]>(
       'SELECT content FROM gravity_files WHERE hotkey = $1 AND sha = $2',

@@ -11,7 +11,8 @@ import { DesirabilityRepository } from './desirability.repository';
  * while publication was disabled queued nothing, and would otherwise reach the network only
  * with the client's next vote. And a publication made for another target (repository, branch
  * or netuid) starts afresh for this one. After each lifecycle pass, queues the vote again when
- * a task it publishes has ended: its file leaves ended tasks out (PublicationService.publishedJobs).
+ * a task it publishes has ended: its file leaves ended tasks out
+ * (PublicationService.publishedJobs).
  */
 @Injectable()
 export class StoredVotePublication implements OnModuleInit, OnApplicationBootstrap {

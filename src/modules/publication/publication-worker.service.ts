@@ -28,7 +28,10 @@ import { PublicationService } from './publication.service';
 import { Claim, lostClaim, PublicationRow } from './publication.types';
 import { retryDelay } from '../../common/retry-delay';
 
-/** Our commitment on chain of the vote: the SHA committed (the push's, or one holding the same file). */
+/**
+ * Our commitment on chain of the vote: the SHA committed (the push's, or one holding the same
+ * file).
+ */
 type Committed = Inclusion & { sha: string };
 
 /**
@@ -60,11 +63,11 @@ function windowDelay(window: CommitmentWindow, retryMs: number): number {
  * records the SHA, commits the SHA on chain and waits for the block. Every step is recorded in
  * Postgres before the next, so a restart resumes where it stopped: a vote already pushed is
  * committed with its stored SHA, never pushed again, and a SHA our CommitmentOf already holds
- * (submitted just before a restart) is recorded, not submitted again. A failure is retried after a wait that
- * doubles per failure (PUBLICATION_RETRY_MS up to PUBLICATION_RETRY_MAX_MS); the chain's rate
- * limit is a wait until it takes commitments again, not a failure, and a commitment its storage
- * says it would refuse is not submitted. A vote replaced while being published is dropped for
- * the newer one.
+ * (submitted just before a restart) is recorded, not submitted again. A failure is retried after a
+ * wait that doubles per failure (PUBLICATION_RETRY_MS up to PUBLICATION_RETRY_MAX_MS); the chain's
+ * rate limit is a wait until it takes commitments again, not a failure, and a commitment its
+ * storage says it would refuse is not submitted. A vote replaced while being published is dropped
+ * for the newer one.
  */
 @Injectable()
 export class PublicationWorker

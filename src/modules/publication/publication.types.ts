@@ -3,10 +3,11 @@ import { AppConfig } from '../../config/app-config';
 import { MAX_PREFERENCES_BYTES } from '../../network/gravity/gravity-git';
 
 /**
- * Where a vote's publication stands: `disabled` (no Gravity repository or no chain configured, or no token for https:
- * votes stay local), `none` (no vote submitted yet), `pending` (to push), `pushed` (in the Gravity repository, to commit on
- * chain), `committed` (its SHA is on chain), `failed` (the last attempt failed; retried at
- * `next_attempt_at`, from the push or, with a SHA, from the chain commitment).
+ * Where a vote's publication stands: `disabled` (no Gravity repository or no chain configured, or
+ * no token for https: votes stay local), `none` (no vote submitted yet), `pending` (to push),
+ * `pushed` (in the Gravity repository, to commit on chain), `committed` (its SHA is on chain),
+ * `failed` (the last attempt failed; retried at `next_attempt_at`, from the push or, with a SHA,
+ * from the chain commitment).
  */
 export const PUBLICATION_STATES = [
   'disabled',

@@ -102,9 +102,12 @@ describe('readRepoNames', () => {
     expect(await readAll(file('large.csv'))).toEqual(names);
   });
 
-  // Decoded, bytes that are not UTF-8 became U+FFFD, and the name was listed so (an audit's finding).
+  // Decoded, bytes that are not UTF-8 became U+FFFD, and the name was listed so (an audit's
+  // finding).
   describe('with names whose bytes are not UTF-8', () => {
-    /** A lone continuation byte, a truncated sequence, an overlong `/` and a byte UTF-8 never has. */
+    /**
+     * A lone continuation byte, a truncated sequence, an overlong `/` and a byte UTF-8 never has.
+     */
     const damaged = [[0x80], [0xc3], [0xc0, 0xaf], [0xff]].map((bytes) =>
       Buffer.concat([Buffer.from('owner/'), Buffer.from(bytes), Buffer.from('name')]),
     );

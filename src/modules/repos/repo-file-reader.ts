@@ -41,9 +41,9 @@ export function repoFileFormatOf(path: string): RepoFileFormat {
 
 /**
  * Yields the `repo_name` of every row of the file, in file order: a string, null where the
- * row has none (a Parquet or JSON null, an empty CSV cell), or NOT_UTF8. Rows are streamed, so a large file
- * is never held in memory as a whole. File-system errors (ENOENT, EACCES) are thrown as they
- * are; a file without the column, or that cannot be parsed, throws a RepoFileError.
+ * row has none (a Parquet or JSON null, an empty CSV cell), or NOT_UTF8. Rows are streamed, so a
+ * large file is never held in memory as a whole. File-system errors (ENOENT, EACCES) are thrown as
+ * they are; a file without the column, or that cannot be parsed, throws a RepoFileError.
  */
 export function readRepoNames(
   path: string,
@@ -65,7 +65,8 @@ async function* readParquet(path: string): AsyncGenerator<RepoNameValue> {
     const parquet = loadWhenUsed<typeof import('@dsnp/parquetjs')>('@dsnp/parquetjs');
     reader = await parquet.ParquetReader.openFile(path);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code) throw error; // ENOENT, EACCES… as for the other formats
+    // ENOENT, EACCES… as for the other formats.
+    if ((error as NodeJS.ErrnoException).code) throw error;
     throw new RepoFileError(`not a readable Parquet file (${(error as Error).message})`);
   }
   try {
@@ -161,8 +162,8 @@ const CSV_SPECIAL = /[",\r\n]/g;
 
 /**
  * RFC 4180 records: fields separated by commas, records by LF or CRLF, fields optionally quoted
- * with `"` (a quoted field may hold commas, newlines and `""` for a quote). Blank lines are skipped.
- * Plain stretches are copied with slice, not character by character.
+ * with `"` (a quoted field may hold commas, newlines and `""` for a quote). Blank lines are
+ * skipped. Plain stretches are copied with slice, not character by character.
  */
 async function* csvRecords(chunks: AsyncIterable<string>): AsyncGenerator<string[]> {
   let record: string[] = [];

@@ -87,7 +87,9 @@ export class ReposService implements OnApplicationBootstrap, OnModuleDestroy {
   /** Absolute, so that the same file configured from another working directory matches. */
   private readonly path: string | undefined;
   private ingesting: Promise<void> = Promise.resolve();
-  /** Why the latest ingest in this process failed, for the 503 detail; undefined after a success. */
+  /**
+   * Why the latest ingest in this process failed, for the 503 detail; undefined after a success.
+   */
   private lastFailure: string | undefined;
   private stopWatching: (() => void) | undefined;
   /** The next try of an ingest the database refused, and how many were refused in a row. */

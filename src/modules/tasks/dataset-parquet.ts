@@ -39,7 +39,9 @@ const integer = (): FieldDefinition => ({ type: 'INT64', optional: true, compres
 const double = (): FieldDefinition => ({ type: 'DOUBLE', optional: true, compression: 'GZIP' });
 const flag = (): FieldDefinition => ({ type: 'BOOLEAN', optional: true, compression: 'GZIP' });
 const timestamp = (): FieldDefinition => ({ type: 'TIMESTAMP_MILLIS', compression: 'GZIP' });
-/** A LIST in the standard three-level layout (`<name>.list.element`), which readers map to lists. */
+/**
+ * A LIST in the standard three-level layout (`<name>.list.element`), which readers map to lists.
+ */
 const list = (element: FieldDefinition, optional = false): FieldDefinition => ({
   type: 'LIST',
   optional,

@@ -43,7 +43,10 @@ export interface DatasetManifest {
   data_start: string | null;
   data_end: string | null;
   created_at: string;
-  /** The same rows as Parquet; null while it has not been written (docs/decisions.md, "Parquet too"). */
+  /**
+   * The same rows as Parquet; null while it has not been written (docs/decisions.md, "Parquet
+   * too").
+   */
   parquet: { file: string; bytes: number; sha256: string } | null;
 }
 

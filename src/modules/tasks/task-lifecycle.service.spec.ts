@@ -273,7 +273,8 @@ describe(`${TaskLifecycleService.name} compiling`, () => {
   beforeEach(() => (dataDir = mkdtempSync(join(tmpdir(), 'task-compile-'))));
   afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
 
-  // Pages of 1000 rows: seven items a second put items of one instant on both sides of a page's end.
+  // Pages of 1000 rows: seven items a second put items of one instant on both sides of a page's
+  // end.
   it('writes every stored item once, oldest first, across pages that end inside an instant', async () => {
     const start = Date.UTC(2026, 0, 8);
     const items = Array.from({ length: 2005 }, (_, n) =>
@@ -381,7 +382,8 @@ describe(`${TaskLifecycleService.name} compiling`, () => {
     Object.assign(stored, repository);
 
     expect(await service.pruneCompletedItems()).toBe(1);
-    // Only tasks completed an hour ago or more: a compile of one completed since may be reading them.
+    // Only tasks completed an hour ago or more: a compile of one completed since may be reading
+    // them.
     expect(repository.completedWithItems).toHaveBeenCalledWith(
       [],
       new Date(NOW.getTime() - 3_600_000),

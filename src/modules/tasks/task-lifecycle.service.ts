@@ -105,7 +105,9 @@ export class TaskLifecycleService
     return { collected, compiled };
   }
 
-  /** Collects the due tasks, up to `budget` (a tick's worth by default): TaskCollector.collectDue. */
+  /**
+   * Collects the due tasks, up to `budget` (a tick's worth by default): TaskCollector.collectDue.
+   */
   collectDue(budget?: number): Promise<number> {
     return this.collector.collectDue(budget);
   }

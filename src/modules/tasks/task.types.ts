@@ -1,6 +1,8 @@
 import { Source } from '../../common/source';
 
-/** States of a scraping task; see docs/decisions.md ("Scraping task lifecycle") for the transitions. */
+/**
+ * States of a scraping task; see docs/decisions.md ("Scraping task lifecycle") for the transitions.
+ */
 export const TASK_STATES = ['active', 'compiling', 'completed', 'failed'] as const;
 export type TaskState = (typeof TASK_STATES)[number];
 

@@ -160,7 +160,9 @@ export class TasksRepository {
     );
   }
 
-  /** Which of these tasks have ended at `now` (no longer active, or expired and not yet claimed). */
+  /**
+   * Which of these tasks have ended at `now` (no longer active, or expired and not yet claimed).
+   */
   async endedAmong(
     ids: readonly string[],
     now: Date,

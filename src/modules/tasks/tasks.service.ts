@@ -146,7 +146,9 @@ export class TasksService {
     return this.repository.setWeights(weights, manager);
   }
 
-  /** Records, inside the caller's transaction, the block a vote naming these tasks was committed in. */
+  /**
+   * Records, inside the caller's transaction, the block a vote naming these tasks was committed in.
+   */
   recordNetworkRegistration(
     ids: readonly string[],
     registration: { block: number; at: Date; commitSha: string },

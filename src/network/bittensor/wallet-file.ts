@@ -5,10 +5,11 @@ import { createFileOnce } from '../../common/files/create-file-once';
 import { KeyError, Sr25519Keypair } from './keypair';
 
 /**
- * Bittensor wallet hotkey files as btwallet writes them (`<wallet path>/<wallet>/hotkeys/<hotkey>`):
- * JSON with `accountId`, `publicKey`, `privateKey`, `secretPhrase`, `secretSeed` and
- * `ss58Address`, unencrypted by default. btwallet loads the phrase first, then the seed, then the
- * private key; so does this. Errors name the file and the field, never a secret.
+ * Bittensor wallet hotkey files as btwallet writes them
+ * (`<wallet path>/<wallet>/hotkeys/<hotkey>`): JSON with `accountId`, `publicKey`, `privateKey`,
+ * `secretPhrase`, `secretSeed` and `ss58Address`, unencrypted by default. btwallet loads the phrase
+ * first, then the seed, then the private key; so does this. Errors name the file and the field,
+ * never a secret.
  */
 
 export interface WalletHotkeyFile {

@@ -36,7 +36,10 @@ export class ChainCommitmentsService {
     return this.connection !== null;
   }
 
-  /** Every commitment under NETUID, by hotkey. Throws ChainUnavailableError when the node cannot be used. */
+  /**
+   * Every commitment under NETUID, by hotkey. Throws ChainUnavailableError when the node cannot be
+   * used.
+   */
   all(): Promise<ChainCommitment[]> {
     return this.chain().use((api) => readCommitments(api, this.config.netuid));
   }

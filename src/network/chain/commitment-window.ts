@@ -65,9 +65,10 @@ export function rateLimitResetBlock(
  * When the chain will take `hotkey`'s next commitment under `netuid`, after `rule` refused one in
  * block `refusedAt` (the head when unknown), from the storage the pallet decides by (pallets/
  * commitments/src/lib.rs, `set_commitment`). Space rule: `Commitments.UsedSpaceOf(netuid,
- * hotkey)`, `Commitments.MaxSpace` and `SubtensorModule.Tempo(netuid)`. Rate rule: `Commitments.LastCommitment(netuid,
- * hotkey)` and the `RateLimit` storage value, or the `RateLimit` constant of runtimes without it.
- * Undefined when this runtime's metadata lacks them, or the storage does not explain the refusal.
+ * hotkey)`, `Commitments.MaxSpace` and `SubtensorModule.Tempo(netuid)`. Rate rule:
+ * `Commitments.LastCommitment(netuid, hotkey)` and the `RateLimit` storage value, or the
+ * `RateLimit` constant of runtimes without it. Undefined when this runtime's metadata lacks them,
+ * or the storage does not explain the refusal.
  */
 export async function readCommitmentWindow(
   api: ApiPromise,

@@ -3,7 +3,10 @@ import type { Codec } from '@polkadot/types/types';
 
 /** A git commit SHA as a validator commits it: 40 hex characters. */
 const SHA = /^[0-9a-f]{40}$/i;
-/** The `Data` variants that hold bytes as they are (`Raw0`..`Raw128`); the others are hashes or none. */
+/**
+ * The `Data` variants that hold bytes as they are (`Raw0`..`Raw128`); the others are hashes or
+ * none.
+ */
 const RAW = /^Raw\d+$/;
 
 /**

@@ -5,7 +5,9 @@ export class GitError extends Error {
   override readonly name = 'GitError';
   constructor(
     message: string,
-    /** git's exit code (128: fatal, e.g. unknown revision); undefined when it did not run to an end. */
+    /**
+     * git's exit code (128: fatal, e.g. unknown revision); undefined when it did not run to an end.
+     */
     readonly exitCode: number | undefined,
     /** git's own output (stderr, then stdout), redacted: what callers match a refusal on. */
     readonly output = '',
@@ -18,7 +20,10 @@ export interface GitOptions {
   timeoutMs: number;
   /** Most bytes of standard output kept. */
   maxOutputBytes?: number;
-  /** Extra configuration for this call only, given through the environment (never argv, never a file). */
+  /**
+   * Extra configuration for this call only, given through the environment (never argv, never a
+   * file).
+   */
   config?: Record<string, string>;
   /** Variables added to the command's environment (an index file, the author). */
   env?: Record<string, string>;

@@ -213,7 +213,9 @@ export class GravityClone {
     }
   }
 
-  /** An https token as GitHub takes it (basic auth, any user name), for this repository's host only. */
+  /**
+   * An https token as GitHub takes it (basic auth, any user name), for this repository's host only.
+   */
   private authConfig(): Record<string, string> {
     const basic = this.basicCredential();
     if (!basic) return {};

@@ -178,7 +178,8 @@ describe(`${GravityGit.name} on a local bare repository`, () => {
     const missing = '0123456789abcdef0123456789abcdef01234567';
 
     expect(await gravity.preferencesAt(HOTKEY, missing, since)).toEqual({ kind: 'no-commit' });
-    // A second vote naming a branch commit made since: this pass fetched already, so it is not seen.
+    // A second vote naming a branch commit made since: this pass fetched already, so it is not
+    // seen.
     const later = remote.pushAsOnBranch('side', HOTKEY, '[]');
     expect(await gravity.preferencesAt(HOTKEY, later, since)).toEqual({ kind: 'no-commit' });
     // Nor is one pushed to the branch itself since: the branch was fetched in this pass too.

@@ -167,7 +167,9 @@ export class GravityGit implements OnModuleDestroy {
     }
   }
 
-  /** A commit of `head`'s tree with `path` set to `blob` (an index file of our own, no checkout). */
+  /**
+   * A commit of `head`'s tree with `path` set to `blob` (an index file of our own, no checkout).
+   */
   private async commitOnto(
     head: string | null,
     path: string,

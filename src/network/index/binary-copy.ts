@@ -10,7 +10,9 @@ const HEADER = Buffer.from([
   ...[0, 0, 0, 0],
   ...[0, 0, 0, 0],
 ]);
-/** Field count (int16), then per field its length (int32) and value: int4, int2, int4, int4, int8. */
+/**
+ * Field count (int16), then per field its length (int32) and value: int4, int2, int4, int4, int8.
+ */
 const ROW_BYTES = 2 + (4 + 4) + (4 + 2) + (4 + 4) + (4 + 4) + (4 + 8);
 const ROWS_PER_CHUNK = 8192;
 

@@ -188,7 +188,9 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
     };
   }
 
-  /** Validators (permit and VALIDATOR_MIN_STAKE) with their stake, for stake-weighted aggregation. */
+  /**
+   * Validators (permit and VALIDATOR_MIN_STAKE) with their stake, for stake-weighted aggregation.
+   */
   validators(): MinerEntity[] {
     return this.miners.filter((miner) => this.isValidator(miner) && miner.state !== 'deregistered');
   }

@@ -23,7 +23,9 @@ export interface WireDataLabel {
 
 export interface WireDataEntity {
   uri: string;
-  /** ISO 8601; the miner keeps it to the second (the record's own time is rounded to the minute). */
+  /**
+   * ISO 8601; the miner keeps it to the second (the record's own time is rounded to the minute).
+   */
   datetime: string;
   /** 1 = REDDIT, 2 = X. */
   source: number;

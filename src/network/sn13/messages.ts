@@ -51,7 +51,10 @@ export function getContentsByBucketsFields(buckets: readonly BucketKey[]): {
   return { version: PROTOCOL_VERSION, data_entity_bucket_ids: buckets.map(wireBucketId) };
 }
 
-/** One pair of a GetContentsByBuckets answer: the bucket id as the miner echoed it, and its contents. */
+/**
+ * One pair of a GetContentsByBuckets answer: the bucket id as the miner echoed it, and its
+ * contents.
+ */
 export interface BucketContents {
   /** Untrusted: the caller matches it against the buckets it asked for. */
   bucketId: unknown;
@@ -86,9 +89,9 @@ export interface OnDemandRequestFields {
 
 /**
  * Our query as an `OnDemandRequest`, `keyword_mode` as the client asked (`all`: every keyword,
- * `any`: at least one; usernames AND keywords either way, as miners filter). Miners read a Reddit query's first keyword as the
- * subreddit, so subreddit selectors (`r/x`, `/r/x`, `/x`) are sent first, as `r/x`. Whatever
- * a miner returns is checked against our own rules anyway.
+ * `any`: at least one; usernames AND keywords either way, as miners filter). Miners read a Reddit
+ * query's first keyword as the subreddit, so subreddit selectors (`r/x`, `/r/x`, `/x`) are sent
+ * first, as `r/x`. Whatever a miner returns is checked against our own rules anyway.
  *
  * Usernames go as authorName (trimmed, without `@`) and keywords trimmed, blank ones left out,
  * as the matcher reads them: a miner matches the record's author exactly, so `"@elonmusk "`

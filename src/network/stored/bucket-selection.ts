@@ -18,7 +18,9 @@ export interface IndexedBucket {
 export interface SelectedBucket extends IndexedBucket {
   /** True when the store answers it: no miner is asked. */
   fromStore: boolean;
-  /** Holders worth asking (those whose current claim was not fetched yet), when not from the store. */
+  /**
+   * Holders worth asking (those whose current claim was not fetched yet), when not from the store.
+   */
   toAsk: BucketHolding[];
   /**
    * Holders whose current claim no up-to-date fetch read, from the store or not: miners scrape on

@@ -163,7 +163,10 @@ export function chooseHolders(
   return { calls, unassigned };
 }
 
-/** GetDataEntityBucket's budget is the scarcer one (2 an hour): unlabeled buckets get no second copy. */
+/**
+ * GetDataEntityBucket's budget is the scarcer one (2 an hour): unlabeled buckets get no second
+ * copy.
+ */
 function synapseFor(bucket: BucketKey): StoredSynapse {
   return bucket.label === null ? 'GetDataEntityBucket' : 'GetContentsByBuckets';
 }

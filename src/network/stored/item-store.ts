@@ -22,7 +22,9 @@ export abstract class ItemStore {
     toBucket: number,
   ): Promise<BucketFetch[]>;
 
-  /** Stored items matching the query, newest first (datetime, then uri, descending), one per uri. */
+  /**
+   * Stored items matching the query, newest first (datetime, then uri, descending), one per uri.
+   */
   abstract find(query: StoredItemQuery): Promise<StoredItem[]>;
 
   /** Forgets items and fetches older than `date` (the network keeps 30 days). */

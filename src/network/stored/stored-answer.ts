@@ -97,7 +97,9 @@ export function summarize(
   const missing = selected.length - fromStore - fetchedNow;
 
   const queried = new Set(round.calls.map((call) => call.holder.uid));
-  /** What each miner that answered sent, and what of it was dropped, over all its answered calls. */
+  /**
+   * What each miner that answered sent, and what of it was dropped, over all its answered calls.
+   */
   const sent = new Map<number, { returned: number; dropped: number }>();
   const failedChecks = new Set<number>();
   /** Each miner's first failure: one reason per miner, as the live path's one call gives. */

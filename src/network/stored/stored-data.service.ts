@@ -248,8 +248,8 @@ export class StoredDataService {
    * hours the selection chose (newest first, as many as the plan's target needs) are read first,
    * so that Postgres plans and reads only their days' partitions (a query without dates spans
    * 31); when they do not give `limit` items, later pages read the rest of the range, older
-   * than what was read. The first page is as large as the plan's target (the limit, unless filters the store
-   * cannot apply thin the items out): a store hit reads little more than it returns.
+   * than what was read. The first page is as large as the plan's target (the limit, unless filters
+   * the store cannot apply thin the items out): a store hit reads little more than it returns.
    */
   private async read(
     plan: StoredQueryPlan,

@@ -13,7 +13,9 @@ import { CallBudgetRepository, NetworkReserve, Reservation } from './call-budget
  */
 export type CallPurpose = 'user' | 'task' | 'check';
 
-/** Whose query a call answers: a user's or a scraping task's (the spot checks call on their own). */
+/**
+ * Whose query a call answers: a user's or a scraping task's (the spot checks call on their own).
+ */
 export type QueryPurpose = Exclude<CallPurpose, 'check'>;
 
 /** The earliest time one of the budgets has a call again, if any will. */

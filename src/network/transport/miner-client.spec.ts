@@ -638,7 +638,9 @@ describe(MinerClient.name, () => {
   });
 
   describe('connections', () => {
-    /** Until undici has the last call's connection back in its pool (until then it opens another). */
+    /**
+     * Until undici has the last call's connection back in its pool (until then it opens another).
+     */
     const IDLE_MS = 50;
 
     it('reuses the connection of the last call to the same axon', async () => {

@@ -319,7 +319,9 @@ export class MinerClient implements OnModuleDestroy {
     return taken.at;
   }
 
-  /** Gives back a budget call never sent; should Postgres fail, it stays counted (the safe side). */
+  /**
+   * Gives back a budget call never sent; should Postgres fail, it stays counted (the safe side).
+   */
   private async giveBack(miner: MinerTarget, synapse: SynapseName, at: Date): Promise<void> {
     await this.budgets.giveBack(miner.hotkey, synapse, at).catch((error: Error) => {
       this.logger.warn(
