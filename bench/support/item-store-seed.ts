@@ -140,7 +140,8 @@ const quoted = (labels: string[]) => labels.map((label) => `'${label}'`).join(',
 /**
  * The rows of one day, in layers: ids and sources ($1 first id, $7 count), then the random
  * draws (time in [$2, $3) ms rounded down to the minute, Zipf label rank over $4 labels, author
- * rank over $5 skewed as 1/√r, unlabeled X share $6), then names, then the item as the gateway keeps it.
+ * rank over $5 skewed as 1/√r, unlabeled X share $6), then names, then the item as the gateway
+ * keeps it.
  */
 function itemsSql(): string {
   return `

@@ -40,7 +40,10 @@ export interface LeanPathSettings extends LeastPathSettings {
   keyId: string;
 }
 
-/** Environment for a `--serve-lean-path` child (read back by `leanPathSettings`), beside leastPathEnv's. */
+/**
+ * Environment for a `--serve-lean-path` child (read back by `leanPathSettings`), beside
+ * leastPathEnv's.
+ */
 export function leanPathEnv(redisUrl: string | undefined, keyId: string): NodeJS.ProcessEnv {
   return { BENCH_LEAN_KEY_ID: keyId, ...(redisUrl ? { BENCH_LEAN_REDIS_URL: redisUrl } : {}) };
 }
@@ -94,11 +97,11 @@ const REQUEST_SCOPE = {} as Store;
  * as in the least path: a key read from the database, the secret scanner, handler log lines
  * carrying `req`, Nest guards, answers in the documented shapes.
  *
- * `inGuards`: the same work in the service's structure, which the service keeps for reasons of
- * its own (docs/decisions.md, "The lean path in the service's structure"): the request in the request scope handler log lines take `req`
- * from (nestjs-pino's AsyncLocalStorage), the key check and the count in Nest's global guards,
- * where route metadata says which routes are public or uncounted, and the privilege check as a
- * third guard. It says what that structure costs by itself.
+ * `inGuards`: the same work in the service's structure, which the service keeps for reasons of its
+ * own (docs/decisions.md, "The lean path in the service's structure"): the request in the request
+ * scope handler log lines take `req` from (nestjs-pino's AsyncLocalStorage), the key check and the
+ * count in Nest's global guards, where route metadata says which routes are public or uncounted,
+ * and the privilege check as a third guard. It says what that structure costs by itself.
  */
 export function leanPath(settings: LeanPathSettings, inGuards = false): LeanPath {
   const keys = new Map<string, LeanKey>([

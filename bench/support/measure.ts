@@ -172,7 +172,8 @@ export function summarize(rounds: Round[]): Round {
 function cpuSeconds(pid: number | undefined): number | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command name (which may contain spaces): state is [0], utime [11], stime [12].
+    // Fields after the command name (which may contain spaces): state is [0], utime [11],
+    // stime [12].
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const ticks = Number(fields[11]) + Number(fields[12]);
     return Number.isFinite(ticks) ? ticks / 100 : null; // USER_HZ is 100 on Linux

@@ -22,8 +22,9 @@ export interface ServiceProcessOptions {
 }
 
 /**
- * The compiled service (main.ts, which `npm run build:dev` compiled beside the benchmarks) as a process of its own, exactly what a
- * deployment runs, on a free loopback port; resolves once it serves its document.
+ * The compiled service (main.ts, which `npm run build:dev` compiled beside the benchmarks) as a
+ * process of its own, exactly what a deployment runs, on a free loopback port; resolves once it
+ * serves its document.
  */
 export async function startServiceProcess(
   env: NodeJS.ProcessEnv,

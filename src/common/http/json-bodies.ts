@@ -112,7 +112,9 @@ function isJsonMediaType(contentType: string): boolean {
   return mediaType === 'application/json' || /^application\/[^/]+\+json$/.test(mediaType);
 }
 
-/** Requests sent with an empty body: body-parser reads one as `{}`, FastAPI as no body (missing). */
+/**
+ * Requests sent with an empty body: body-parser reads one as `{}`, FastAPI as no body (missing).
+ */
 const emptyBodies = new WeakSet<object>();
 
 /**
@@ -147,7 +149,9 @@ function notUtf8(what: string): Error {
   });
 }
 
-/** The bytes that open, close and escape levels and strings (ASCII: no UTF-8 sequence holds one). */
+/**
+ * The bytes that open, close and escape levels and strings (ASCII: no UTF-8 sequence holds one).
+ */
 const QUOTE = 0x22; // "
 const BACKSLASH = 0x5c;
 const OPEN_ARRAY = 0x5b; // [

@@ -211,7 +211,8 @@ describe(PeriodicJob.name, () => {
   });
 
   // Postgres away for a second as the tick fired: the job did not run, whatever its rule for a
-  // failed run (the index sync's counts one), and waiting an interval left the index 65 minutes old.
+  // failed run (the index sync's counts one), and waiting an interval left the index 65 minutes
+  // old.
   it.each([
     ['the default', undefined],
     ['every error', (ended: RunEnd<unknown>) => !('result' in ended) || ended.result === 'done'],

@@ -13,7 +13,10 @@ export interface RateLimitRecord {
 /** One hit to count. */
 export interface RateLimitHit {
   key: string;
-  /** `default` for the keys' budgets, `auth-failures` for failed authentications; part of the stored key. */
+  /**
+   * `default` for the keys' budgets, `auth-failures` for failed authentications; part of the stored
+   * key.
+   */
   scope: string;
   /** The window, in ms, started by its first hit. */
   ttl: number;

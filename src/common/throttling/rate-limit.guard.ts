@@ -44,7 +44,9 @@ export class RateLimitGuard implements CanActivate {
     this.windowMs = settings.windowSeconds * 1000;
   }
 
-  /** Chains the count rather than awaiting it in an `async` method: two promises fewer a request. */
+  /**
+   * Chains the count rather than awaiting it in an `async` method: two promises fewer a request.
+   */
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const key = context.switchToHttp().getRequest<AuthenticatedRequest>().apiKey;
     if (!key || routeMetadata<boolean>(this.reflector, context, SKIP_RATE_LIMIT)) return true;

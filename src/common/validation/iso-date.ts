@@ -82,7 +82,9 @@ export const ISO_DATE_FORMS =
   'between date and time, up to 9 fraction digits), with an optional zone (Z, ±HH, ±HHMM or ' +
   '±HH:MM; none is UTC)';
 
-/** What a value parseIsoDate refuses is told (through dateRefusal), wherever such a date is read. */
+/**
+ * What a value parseIsoDate refuses is told (through dateRefusal), wherever such a date is read.
+ */
 export const ISO_DATE_REFUSAL = `must be ${ISO_DATE_FORMS}, e.g. 2026-11-20 or 2026-11-20T12:00:00Z`;
 
 /**

@@ -54,7 +54,10 @@ export class IndexSpotChecks {
     return chosen;
   }
 
-  /** Checks the picked buckets of some freshly synced indexes against what the miners serve, all at once. */
+  /**
+   * Checks the picked buckets of some freshly synced indexes against what the miners serve, all at
+   * once.
+   */
   async check(synced: SyncedMiner[]): Promise<SpotCheckResult[]> {
     // A check takes the miner's GetDataEntityBucket call (beside a validator on the same
     // hotkey, its only one of the hour): only miners with one left are checked. Matched by uid
