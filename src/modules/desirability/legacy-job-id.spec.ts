@@ -169,4 +169,16 @@ describe('legacyIdClashes', () => {
       { index: 0, message },
     ]);
   });
+
+  // A label may hold any character (only ids must be printable): quoted as quotedId quotes ids.
+  it("quotes the label's control and format characters as escapes", () => {
+    const label = 'r/\u202eabc\u001b[31m';
+    const id = legacyJobId('reddit', label, 2);
+    const running = [task(id, label, 'active')];
+    const [clash] = legacyIdClashes(resolved([legacyJob('reddit', label), given(id)], running));
+    expect(clash.message).toBe(
+      `id '${id}' is already used by another job of this submission: the reddit label ` +
+        "'r/\\u202eabc\\u001b[31m' of a legacy entry runs under it (a label joins its task while it runs)",
+    );
+  });
 });

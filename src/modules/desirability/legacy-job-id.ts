@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Source } from '../../common/source';
+import { withUnprintablesEscaped } from '../../common/validation/control-characters';
+import { quotedId } from '../tasks/quoted-id';
 import { isRunning, RegistrationConflict, TaskRow } from '../tasks/task.types';
 import { WeightedJob } from './desirability.types';
 
@@ -81,9 +83,12 @@ export function legacyIdClashes(jobs: readonly WeightedJob[]): RegistrationConfl
   return jobs.flatMap((job, index) => {
     const label = job.legacy ? undefined : labels.get(job.id);
     if (!label) return [];
+    // A label may hold any character (only ids must be printable): its control and format
+    // characters are written as escapes, as an id's are (quoted-id.ts).
     const message =
-      `id '${job.id}' is already used by another job of this submission: the ${label.platform} ` +
-      `label '${label.label}' of a legacy entry runs under it (a label joins its task while it runs)`;
+      `id ${quotedId(job.id)} is already used by another job of this submission: the ` +
+      `${label.platform} label '${withUnprintablesEscaped(label.label ?? '')}' of a legacy entry ` +
+      'runs under it (a label joins its task while it runs)';
     return [{ index, message }];
   });
 }

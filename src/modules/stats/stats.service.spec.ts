@@ -213,6 +213,28 @@ describe(StatsService.name, () => {
     });
   });
 
+  it("quotes the label's control and format characters as escapes in query_bucket's error", async () => {
+    const { index, stats } = setup();
+    index.labelIds.set('#\u202eknown\u001b', 3);
+
+    expect(
+      await stats.queryBucket('x', {
+        label: '#\u202eAbc\u001b[31m',
+        start_bucket: 1,
+        end_bucket: 2,
+      }),
+    ).toEqual({
+      status: 'error',
+      message: 'No data for label #\\u202eabc\\u001b[31m in buckets 1..2',
+    });
+    expect(
+      await stats.queryBucket('x', { label: '#\u202eKNOWN\u001b', start_bucket: 1, end_bucket: 2 }),
+    ).toEqual({
+      status: 'error',
+      message: 'No data for #\\u202eknown\\u001b in buckets 1..2',
+    });
+  });
+
   it('answers query_bucket with the newest held bucket of the source and label, and what the miner sent', async () => {
     const { index, network, stats } = setup();
     index.labelIds.set('#a', 7);

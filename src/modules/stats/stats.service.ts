@@ -13,6 +13,7 @@ import {
   QueryBucketResponseDto,
 } from './dto/stats-responses.dto';
 import { roundTo } from '../../common/round-to';
+import { withUnprintablesEscaped } from '../../common/validation/control-characters';
 import { answerTag, Conditional, conditionally } from './stats-conditions';
 
 /** Rows of the list endpoints (top labels, ages). */
@@ -128,12 +129,15 @@ export class StatsService {
     const label = query.label === undefined ? undefined : normalizeLabel(query.label);
     const labelId = label === undefined ? undefined : await this.index.labelId(label);
     const range = `buckets ${start}..${end}`;
+    // The label is any text the client sent: its control and format characters are written as
+    // escapes, as an echoed task id's are (quoted-id.ts).
+    const shown = label === undefined ? 'any label' : withUnprintablesEscaped(label);
     if (label !== undefined && labelId === undefined)
-      return { status: 'error', message: `No data for label ${label} in ${range}` };
+      return { status: 'error', message: `No data for label ${shown} in ${range}` };
 
     const bucket = await this.index.latestBucket(sourceId, labelId, start, end);
     if (bucket === undefined)
-      return { status: 'error', message: `No data for ${label ?? 'any label'} in ${range}` };
+      return { status: 'error', message: `No data for ${shown} in ${range}` };
     const answer = await this.network.readBucket(sourceId, bucket, labelId);
     if (answer.status === 'error') return answer;
     return {
