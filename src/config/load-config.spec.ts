@@ -576,6 +576,31 @@ describe(loadConfig.name, () => {
       ]);
   });
 
+  // Removing TASK_BUDGET_RESERVE's or CREDIBILITY_ALPHA's @Max(1) went unnoticed (a mutation
+  // audit's finding): the loop above reaches integer settings only.
+  it('refuses every number setting just over its maximum, fractional ones too', () => {
+    const metadata = getMetadataStorage().getTargetValidationMetadatas(
+      EnvironmentVariables,
+      '',
+      true,
+      false,
+    );
+    const decimals = new Set(
+      metadata.filter((entry) => entry.name === 'isNumber').map((entry) => entry.propertyName),
+    );
+    const maxima = metadata.filter((entry) => entry.name === 'max');
+    expect(maxima.length).toBeGreaterThan(20);
+    // Every fractional setting is a share or a rate, but for a stake weight, which has no bound.
+    const bounded = new Set(maxima.map((entry) => entry.propertyName));
+    expect([...decimals].filter((name) => !bounded.has(name))).toEqual(['VALIDATOR_MIN_STAKE']);
+    for (const { propertyName: name, constraints, message } of maxima) {
+      const max = constraints[0] as number;
+      const over = decimals.has(name) ? max + 0.01 : max + 1;
+      const said = typeof message === 'string' ? message : `must not be greater than ${max}`;
+      expect([name, problemsOf({ [name]: String(over) })]).toEqual([name, [`${name}: ${said}`]]);
+    }
+  });
+
   // BODY_LIMIT=" 1mb" was refused while PORT=" 3000 " was port 3000 (dotenv keeps the spaces
   // inside quotes): every setting is read without the white space at its ends.
   it('reads every setting without the white space at its ends', () => {

@@ -206,6 +206,22 @@ describe('The final collection of a task at its expiry', () => {
     ]);
   });
 
+  // Its window's end is what the final collection pages to: a task collected up to it before
+  // expiry has nothing left to ask for (a mutation audit's finding: `collect_head < expires_at`).
+  it('does not await a final collection for a task collected up to a post window ending before expiry', async () => {
+    await insert('window-ended');
+    await database.query(
+      `UPDATE scraping_tasks SET post_end = $2, collect_head = $2, last_collected_at = $3 WHERE id = $1`,
+      ['window-ended', at(1).toISOString(), at(1.5).toISOString()],
+    );
+    const repository = new TaskLifecycleRepository(database);
+    const afterExpiry = new Date(at(2).getTime() + 1_000);
+
+    const claimed = await repository.claimExpired(afterExpiry, 60_000, HOUR, HOUR);
+    expect(claimed.map((row) => row.id)).toEqual(['window-ended']);
+    expect(await repository.dueForCollection(afterExpiry, HOUR, 60_000, 10)).toEqual([]);
+  });
+
   it('compiles after a failed final collection, and waits at most an interval for one', async () => {
     posts = [comment(1, at(0.5))];
     await insert('failed-final');

@@ -150,7 +150,9 @@ describe('writeParquet', () => {
     const written = await writeParquet('x', source, parquetPathBeside(source));
     expect(written.rows).toBe(2);
     const { columns, rows } = await readParquet(join(directory, 'x.parquet'));
-    expect(columns).toMatchObject({
+    // Every column: a type changed in X_COLUMNS (like_count a DOUBLE) went unnoticed while only
+    // some were checked (a mutation audit's finding).
+    expect(columns).toEqual({
       uri: 'VARCHAR',
       label: 'VARCHAR',
       datetime: 'TIMESTAMP',
@@ -158,11 +160,33 @@ describe('writeParquet', () => {
       text: 'VARCHAR',
       tweet_hashtags: 'VARCHAR[]',
       timestamp: 'TIMESTAMP',
+      url: 'VARCHAR',
       media: 'VARCHAR[]',
+      user_id: 'VARCHAR',
+      user_display_name: 'VARCHAR',
       user_verified: 'BOOLEAN',
       tweet_id: 'VARCHAR',
+      is_reply: 'BOOLEAN',
+      is_quote: 'BOOLEAN',
+      conversation_id: 'VARCHAR',
+      in_reply_to_user_id: 'VARCHAR',
+      language: 'VARCHAR',
+      in_reply_to_username: 'VARCHAR',
+      quoted_tweet_id: 'VARCHAR',
+      like_count: 'BIGINT',
+      retweet_count: 'BIGINT',
+      reply_count: 'BIGINT',
+      quote_count: 'BIGINT',
       view_count: 'BIGINT',
+      bookmark_count: 'BIGINT',
+      user_blue_verified: 'BOOLEAN',
+      user_description: 'VARCHAR',
+      user_location: 'VARCHAR',
+      profile_image_url: 'VARCHAR',
+      cover_picture_url: 'VARCHAR',
       user_followers_count: 'BIGINT',
+      user_following_count: 'BIGINT',
+      is_retweet: 'BOOLEAN',
     });
     expect(rows).toEqual(expectedRows([FULL_X, SPARSE_X], columns));
     expect(rows.map((row) => [row.timestamp, row.media])).toEqual([
@@ -198,10 +222,17 @@ describe('writeParquet', () => {
     const source = await jsonLines('r', [POST, COMMENT]);
     await writeParquet('reddit', source, parquetPathBeside(source));
     const { columns, rows } = await readParquet(join(directory, 'r.parquet'));
-    expect(columns).toMatchObject({
+    expect(columns).toEqual({
+      uri: 'VARCHAR',
+      label: 'VARCHAR',
       datetime: 'TIMESTAMP',
-      createdAt: 'TIMESTAMP',
+      id: 'VARCHAR',
+      url: 'VARCHAR',
+      username: 'VARCHAR',
       communityName: 'VARCHAR',
+      body: 'VARCHAR',
+      createdAt: 'TIMESTAMP',
+      dataType: 'VARCHAR',
       title: 'VARCHAR',
       parentId: 'VARCHAR',
       media: 'VARCHAR[]',

@@ -75,6 +75,21 @@ describe(planStoredQuery.name, () => {
     expect(plan.fromBucket).toBeGreaterThan(plan.toBucket);
   });
 
+  // A range wholly after now, within now's hour: its start and now share a bucket, so only the
+  // bucket before it ends the range (a mutation audit's finding).
+  it('plans an empty range for dates after now, even within the same hour', () => {
+    const plan = planStoredQuery(
+      query({
+        keywords: ['#tao'],
+        startDate: new Date(NOW.getTime() + 10 * 60_000),
+        endDate: new Date(NOW.getTime() + 20 * 60_000),
+      }),
+      NOW,
+    );
+    expect(plan.fromBucket).toBe(timeBucketId(NOW));
+    expect(plan.fromBucket).toBeGreaterThan(plan.toBucket);
+  });
+
   // Hours older than the horizon are neither fetched nor read: a range reaching there said
   // `complete`, and with nothing in its younger part "no data" (an audit's finding).
   it('says partial when the range reaches before the 30-day horizon, complete when it does not', () => {
