@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { returningRows } from '../../database/returning-rows';
+import { affectedCount, returningRows } from '../../database/returning-rows';
 import { Claim, PublicationRow } from './publication.types';
 
 /**
@@ -169,11 +169,11 @@ export class PublicationRepository {
     values: unknown[],
     manager: EntityManager = this.dataSource.manager,
   ): Promise<boolean> {
-    const rows = await manager.query<[unknown[], number]>(
+    const result: unknown = await manager.query(
       `UPDATE desirability_publications SET ${assignments}
        WHERE hotkey = $1 AND version = $2 AND claimed_by = $3`,
       [claim.hotkey, claim.version, claim.claimant, ...values],
     );
-    return rows[1] > 0;
+    return affectedCount(result) > 0;
   }
 }

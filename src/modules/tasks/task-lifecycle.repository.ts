@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { retryDelaySql } from '../../common/retry-delay';
+import { affectedCount, returningRows } from '../../database/returning-rows';
 import { canonicalItem } from '../../network/item-uri';
 import { DataItem } from '../../network/protocol';
 import { CollectionProgress } from './collection-paging';
@@ -195,8 +196,7 @@ export class TaskLifecycleRepository {
    * them right now.
    */
   async markCompleted(taskId: string, dataset: CompiledDataset, now: Date): Promise<boolean> {
-    // An UPDATE is answered [rows, affected] by TypeORM's Postgres driver.
-    const [, completed] = await this.dataSource.query<[unknown[], number]>(
+    const result: unknown = await this.dataSource.query(
       `WITH completion AS (
          SELECT GREATEST($2::timestamptz, max(completed_at) + interval '1 millisecond') AS at
          FROM scraping_tasks)
@@ -223,7 +223,7 @@ export class TaskLifecycleRepository {
         PARQUET_VERSION,
       ],
     );
-    return completed > 0;
+    return affectedCount(result) > 0;
   }
 
   /**
@@ -247,12 +247,12 @@ export class TaskLifecycleRepository {
 
   /** Deletes the stored items of a task, if it is completed (its dataset file holds them). */
   async deleteCompletedItems(taskId: string): Promise<number> {
-    const [, deleted] = await this.dataSource.query<[unknown[], number]>(
+    const result: unknown = await this.dataSource.query(
       `DELETE FROM task_items WHERE task_id = $1
          AND EXISTS (SELECT 1 FROM scraping_tasks WHERE id = $1 AND state = 'completed')`,
       [taskId],
     );
-    return deleted;
+    return affectedCount(result);
   }
 
   /**
@@ -268,9 +268,9 @@ export class TaskLifecycleRepository {
    *   date could be answered 304 for these other bytes.
    */
   async recordParquet(taskId: string, parquet: ParquetFile, now: Date): Promise<Date | null> {
-    // An UPDATE … RETURNING is answered [rows, affected] by TypeORM's Postgres driver.
-    const [rows] = await this.dataSource.query<[{ parquet_written_at: Date | null }[], number]>(
-      `UPDATE scraping_tasks SET parquet_file = $2, parquet_bytes = $3, parquet_sha256 = $4,
+    const [row] = returningRows<{ parquet_written_at: Date | null }>(
+      await this.dataSource.query(
+        `UPDATE scraping_tasks SET parquet_file = $2, parquet_bytes = $3, parquet_sha256 = $4,
          parquet_version = $5,
          parquet_written_at = CASE WHEN parquet_sha256 = $4
            THEN COALESCE(parquet_written_at, completed_at, $6::timestamptz)
@@ -278,9 +278,10 @@ export class TaskLifecycleRepository {
              COALESCE(parquet_written_at, completed_at)) + interval '1 second') END
        WHERE id = $1 AND state = 'completed'
        RETURNING parquet_written_at`,
-      [taskId, parquet.file, parquet.bytes, parquet.sha256, PARQUET_VERSION, now.toISOString()],
+        [taskId, parquet.file, parquet.bytes, parquet.sha256, PARQUET_VERSION, now.toISOString()],
+      ),
     );
-    return rows[0]?.parquet_written_at ?? null;
+    return row?.parquet_written_at ?? null;
   }
 
   /**
@@ -295,14 +296,13 @@ export class TaskLifecycleRepository {
     maxAttempts: number,
     now: Date,
   ): Promise<boolean> {
-    // An UPDATE is answered [rows, affected] by TypeORM's Postgres driver.
-    const [, counted] = await this.dataSource.query<[unknown[], number]>(
+    const result: unknown = await this.dataSource.query(
       `UPDATE scraping_tasks SET compile_attempts = compile_attempts + 1, failure_reason = $2,
          compile_failed_at = $4,
          state = CASE WHEN compile_attempts + 1 >= $3 THEN 'failed' ELSE state END
        WHERE id = $1 AND state = 'compiling'`,
       [taskId, reason, maxAttempts, now.toISOString()],
     );
-    return counted > 0;
+    return affectedCount(result) > 0;
   }
 }

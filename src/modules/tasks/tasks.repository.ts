@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { Source } from '../../common/source';
+import { returningRows } from '../../database/returning-rows';
 import { TaskJob, TaskListFilter, TaskRow, TaskState } from './task.types';
 
 /** Arbitrary constant: the advisory lock that serializes task registrations. */
@@ -83,14 +84,13 @@ export class TasksRepository {
    * changes nothing.
    */
   async recompileFailed(id: string): Promise<TaskRow | undefined> {
-    // An UPDATE … RETURNING is answered [rows, affected] by TypeORM's Postgres driver.
-    const [rows] = await this.dataSource.query<[TaskRow[], number]>(
+    const result: unknown = await this.dataSource.query(
       `UPDATE scraping_tasks SET state = 'compiling', compile_attempts = 0, compile_failed_at = NULL
        WHERE id = $1 AND state = 'failed'
        RETURNING *`,
       [id],
     );
-    return rows[0];
+    return returningRows<TaskRow>(result)[0];
   }
 
   /**
