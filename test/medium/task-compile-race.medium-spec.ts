@@ -176,6 +176,32 @@ describe('Two compiles of one task', () => {
     expect(await itemCount('during')).toBe(ITEMS);
   });
 
+  it('does not complete the task when the other compile renamed its files over these and, failing, removed them', async () => {
+    await expiredTask('replaced');
+    const a = replica();
+    const b = replica();
+    // B's compile renames its files over A's, then fails while the task is still compiling, and
+    // removes them as its own: the JSON lines file A's would record is gone.
+    jest.spyOn(b.repository, 'markCompleted').mockRejectedValue(new Error('connection lost'));
+    const isCompiling = a.repository.isCompiling.bind(a.repository);
+    jest
+      .spyOn(a.repository, 'isCompiling')
+      .mockImplementationOnce(isCompiling)
+      // Before A renames its manifest: its JSON lines (and Parquet) files are in place.
+      .mockImplementationOnce(async (id) => {
+        expect(await b.service.compileExpired()).toBe(1);
+        return isCompiling(id);
+      });
+    await a.service.compileExpired();
+
+    expect(await recorded('replaced')).toMatchObject({ state: 'compiling' });
+    // The next compile, once B's failure's retry is due, completes it with its files in place.
+    now = new Date(now.getTime() + 3_600_000);
+    const completedAt = now;
+    expect(await replica().service.compileExpired()).toBe(1);
+    await expectDatasetIntact('replaced', completedAt);
+  });
+
   // Kept at completion, the items still go: once no compile of the task can be reading them.
   it('deletes the stored items of a completed task only once the grace period has passed', async () => {
     await expiredTask('pruned');

@@ -105,6 +105,17 @@ export class TaskCompiler {
       const now = this.clock.now();
       await writeManifest(task.id, dataset, now, stillCompiling);
       await keep(manifestPathOf(jsonl.file));
+      // Another compile (its job lock lost) may have renamed its files over these and then,
+      // failing, removed them as its own: completed, the task would name a file no longer there,
+      // every download a 503 for good (an audit's finding). Not this compile's failure, none is
+      // counted: the task stays `compiling`, completed by that compile or compiled again.
+      const replaced = await firstReplaced(written);
+      if (replaced !== undefined) {
+        this.logger.warn(
+          `task ${task.id}: ${basename(replaced)} was replaced by another compile meanwhile; the task stays compiling`,
+        );
+        return;
+      }
       if (!(await this.repository.markCompleted(task.id, dataset, now))) {
         // Between the last check and now: the files renamed are of the same stored items (kept
         // PRUNE_GRACE_MS after completion, task-pruner.ts), and the prune pass checks their size.
@@ -194,6 +205,12 @@ export class TaskCompiler {
       after = page[page.length - 1];
     }
   }
+}
+
+/** The first of the files a compile renamed into place that is no longer the same file there. */
+async function firstReplaced(written: ReadonlyMap<string, string>): Promise<string | undefined> {
+  for (const [file, identity] of written) if ((await fileIdentity(file)) !== identity) return file;
+  return undefined;
 }
 
 /** A compile found its task no longer `compiling` before it renamed a file into place. */
