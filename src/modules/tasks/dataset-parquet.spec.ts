@@ -16,6 +16,7 @@ import {
   PARQUET_VERSION,
   parquetMetadata,
   parquetPathBeside,
+  ROW_GROUP_CHARS,
   writeParquet,
 } from './dataset-parquet';
 import { writeJsonLines } from './dataset-writer';
@@ -143,6 +144,16 @@ describe('writeParquet', () => {
       for (const item of items) yield { uri: item.uri, datetime: new Date(item.datetime), item };
     }
     return (await writeJsonLines(join(directory, `${name}.jsonl.gz`), rows())).file;
+  }
+
+  /** The rows of each of the file's row groups, in order, as DuckDB reads its footer. */
+  async function rowGroupSizes(file: string): Promise<unknown[]> {
+    const groups = await queryParquet(
+      file,
+      `SELECT DISTINCT row_group_id, row_group_num_rows AS n
+       FROM parquet_metadata($file) ORDER BY row_group_id`,
+    );
+    return groups.map((group) => group.n);
   }
 
   it('writes X items as flat typed columns with lists and timestamps, value for value', async () => {
@@ -311,6 +322,32 @@ describe('writeParquet', () => {
     expect(first.sha256).toBe(createHash('sha256').update(bytes).digest('hex'));
     expect(first.bytes).toBe(bytes.length);
     expect(second.sha256).toBe(first.sha256);
+  });
+
+  it('closes a row group at its character budget as well as at 1000 rows, rows unchanged', async () => {
+    // Each group is encoded at once on the event loop: a 1000-row group of long texts stalled
+    // the API for seconds. Each comment's line is over half the budget: two make a group.
+    const body = 'x'.repeat(ROW_GROUP_CHARS / 2);
+    const items = Array.from({ length: 5 }, (_, index) =>
+      redditComment({ uri: `${COMMENT.uri}${index}`, body: `${index}${body}` }),
+    );
+    const source = await jsonLines('long', items);
+    const file = parquetPathBeside(source);
+    expect((await writeParquet('reddit', source, file)).rows).toBe(5);
+    expect(await rowGroupSizes(file)).toEqual([2, 2, 1]);
+    const { columns, rows } = await readParquet(file);
+    expect(rows).toEqual(expectedRows(items, columns));
+  });
+
+  it('closes a row group of short items at 1000 rows', async () => {
+    const items = Array.from({ length: 2001 }, (_, index) => ({
+      ...SPARSE_X,
+      uri: `${SPARSE_X.uri}${index}`,
+    }));
+    const source = await jsonLines('short', items);
+    const file = parquetPathBeside(source);
+    await writeParquet('x', source, file);
+    expect(await rowGroupSizes(file)).toEqual([1000, 1000, 1]);
   });
 
   it('writes an empty dataset as a file with the columns and no rows', async () => {

@@ -119,10 +119,15 @@ type RedditColumn = keyof typeof REDDIT_COLUMNS;
 
 /*
  * The writer encodes and compresses a row group synchronously, and the API shares the process:
- * row groups of 1000 rows, and a turn of the event loop every 100 rows, keep the stalls it
- * causes to requests short (`npm run bench:datasets` prints them).
+ * row groups of at most 1000 rows and about ROW_GROUP_CHARS characters of JSON, and a turn of
+ * the event loop after every 100 rows and every row group, keep the stalls it causes to requests
+ * short (`npm run bench:datasets` prints them). Items' text has no limit below the miners'
+ * response cap, so a count alone let one group hold hundreds of megabytes. A group closes with
+ * the row that reaches the budget; one item larger than it cannot be split and is encoded at
+ * once. Why this budget: docs/decisions.md, "Parquet too".
  */
 const ROW_GROUP_SIZE = 1000;
+export const ROW_GROUP_CHARS = 2_000_000;
 const YIELD_EVERY_ROWS = 100;
 
 function listOf<T>(values: readonly T[]): { list: { element: T }[] } {
@@ -205,6 +210,9 @@ export async function writeParquet(
     const file = createReadStream(jsonlPath);
     const input = file.pipe(createGunzip()).setEncoding('utf8');
     file.once('error', (error) => input.destroy(error));
+    // The current row group's rows and characters (its items' JSON lines: the text they carry).
+    let groupRows = 0;
+    let groupChars = 0;
     // JSON.stringify escapes every \n inside a value: one line is one item.
     try {
       for await (const line of textLines(input)) {
@@ -213,9 +221,20 @@ export async function writeParquet(
         const item = currentItemShape(JSON.parse(line) as StoredItemShape);
         if (item.source !== source)
           throw new Error(`row ${rows + 1} is a ${item.source} item in a ${source} dataset`);
+        groupRows++;
+        groupChars += line.length;
+        // The writer closes a group when it holds rowGroupSize rows: lowered to this row's count,
+        // the append closes it now.
+        const closesGroup = groupRows >= ROW_GROUP_SIZE || groupChars >= ROW_GROUP_CHARS;
+        if (closesGroup) writer.setRowGroupSize(groupRows);
         await writer.appendRow(item.source === 'X' ? xRow(item) : redditRow(item));
         rows++;
-        if (rows % YIELD_EVERY_ROWS === 0) {
+        if (closesGroup) {
+          writer.setRowGroupSize(ROW_GROUP_SIZE);
+          groupRows = 0;
+          groupChars = 0;
+        }
+        if (closesGroup || rows % YIELD_EVERY_ROWS === 0) {
           await setImmediate();
           if (stopping()) throw new WriteStopped();
         }
