@@ -4,17 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { Clock } from '../../src/common/clock/clock';
-import { JobRunner } from '../../src/common/jobs/job-runner';
-import { AppConfig } from '../../src/config/app-config';
-import { NetworkService } from '../../src/network/network.service';
-import { DatasetParquetService } from '../../src/modules/tasks/dataset-parquet.service';
 import { DatasetManifest, manifestPathOf } from '../../src/modules/tasks/dataset-writer';
-import { TaskLifecycleRepository } from '../../src/modules/tasks/task-lifecycle.repository';
-import { TaskLifecycleService } from '../../src/modules/tasks/task-lifecycle.service';
 import { PRUNE_GRACE_MS } from '../../src/modules/tasks/task-pruner';
 import { TaskRow } from '../../src/modules/tasks/task.types';
-import { redditComment } from '../support/items';
+import { insertExpiredTask, lifecycleReplica } from '../support/expired-tasks';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
 
 const T0 = Date.parse('2026-11-20T00:00:00Z');
@@ -43,47 +36,9 @@ describe('Two compiles of one task', () => {
   let dataDir: string;
   let now: Date;
 
-  const replica = () => {
-    const repository = new TaskLifecycleRepository(database);
-    const clock = { now: () => now } as Clock;
-    const config = {
-      dataDir,
-      tasks: { tickMs: 60_000, maxCompileAttempts: 3, collectIntervalMs: 3_600_000 },
-    } as AppConfig;
-    const service = new TaskLifecycleService(
-      repository,
-      {} as NetworkService,
-      {} as JobRunner,
-      clock,
-      config,
-      new DatasetParquetService(repository, clock, config),
-    );
-    return { repository, service };
-  };
-
+  const replica = () => lifecycleReplica(database, dataDir, () => now);
   /** An expired Reddit task with ITEMS stored items, collected up to its expiry. */
-  const expiredTask = async (id: string) => {
-    await database.query(
-      `INSERT INTO scraping_tasks (id, platform, label, state, registered_by, registered_at, expires_at, collect_head)
-       VALUES ($1, 'reddit', 'r/bitcoin', 'active', '5Hotkey', $2::timestamptz - interval '7 days', $2, $2)`,
-      [id, new Date(T0).toISOString()],
-    );
-    for (let n = 0; n < ITEMS; n++) {
-      const datetime = new Date(T0 - (n + 1) * 60_000).toISOString();
-      const uri = `https://www.reddit.com/r/bitcoin/comments/abc/title/${id}${n}/`;
-      const item = redditComment({
-        uri,
-        url: uri,
-        id: `t1_${id}${n}`,
-        datetime,
-        createdAt: datetime,
-      });
-      await database.query(
-        `INSERT INTO task_items (task_id, uri, datetime, item, collected_at) VALUES ($1, $2, $3, $4, $3)`,
-        [id, uri, datetime, JSON.stringify(item)],
-      );
-    }
-  };
+  const expiredTask = (id: string) => insertExpiredTask(database, id, T0, ITEMS, 60_000);
   const recorded = async (id: string) =>
     (
       await database.query<Recorded[]>(

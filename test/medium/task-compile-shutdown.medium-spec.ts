@@ -3,15 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { Clock } from '../../src/common/clock/clock';
-import { JobRunner } from '../../src/common/jobs/job-runner';
-import { AppConfig } from '../../src/config/app-config';
-import { NetworkService } from '../../src/network/network.service';
-import { DatasetParquetService } from '../../src/modules/tasks/dataset-parquet.service';
 import { datasetsDirectory } from '../../src/modules/tasks/dataset-path';
-import { TaskLifecycleRepository } from '../../src/modules/tasks/task-lifecycle.repository';
-import { TaskLifecycleService } from '../../src/modules/tasks/task-lifecycle.service';
-import { redditComment } from '../support/items';
+import { insertExpiredTask, lifecycleReplica } from '../support/expired-tasks';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
 
 const T0 = Date.parse('2026-11-20T00:00:00Z');
@@ -30,49 +23,9 @@ describe('A compile at shutdown', () => {
   let database: DataSource;
   let dataDir: string;
 
-  /** A replica's lifecycle service on DATA_DIR `dataDir`, with its repository. */
-  const replica = () => {
-    const repository = new TaskLifecycleRepository(database);
-    const clock = { now: () => new Date(T0 + 60_000) } as Clock;
-    const config = {
-      dataDir,
-      tasks: { tickMs: 60_000, maxCompileAttempts: 3, collectIntervalMs: 3_600_000 },
-    } as AppConfig;
-    const service = new TaskLifecycleService(
-      repository,
-      {} as NetworkService,
-      {} as JobRunner,
-      clock,
-      config,
-      new DatasetParquetService(repository, clock, config),
-    );
-    return { repository, service };
-  };
-
+  const replica = () => lifecycleReplica(database, dataDir, () => new Date(T0 + 60_000));
   /** An expired Reddit task with ITEMS stored items, collected up to its expiry. */
-  const expiredTask = async (id: string) => {
-    await database.query(
-      `INSERT INTO scraping_tasks (id, platform, label, state, registered_by, registered_at, expires_at, collect_head)
-       VALUES ($1, 'reddit', 'r/bitcoin', 'active', '5Hotkey', $2::timestamptz - interval '7 days', $2, $2)`,
-      [id, new Date(T0).toISOString()],
-    );
-    const items = Array.from({ length: ITEMS }, (_, n) => {
-      const datetime = new Date(T0 - (n + 1) * 1000).toISOString();
-      const uri = `https://www.reddit.com/r/bitcoin/comments/abc/title/${id}${n}/`;
-      return redditComment({ uri, url: uri, id: `t1_${id}${n}`, datetime, createdAt: datetime });
-    });
-    await database.query(
-      `INSERT INTO task_items (task_id, uri, datetime, item, collected_at)
-       SELECT $1, uri, datetime, item, datetime
-       FROM unnest($2::text[], $3::timestamptz[], $4::jsonb[]) AS i(uri, datetime, item)`,
-      [
-        id,
-        items.map((item) => item.uri),
-        items.map((item) => item.datetime),
-        items.map((item) => JSON.stringify(item)),
-      ],
-    );
-  };
+  const expiredTask = (id: string) => insertExpiredTask(database, id, T0, ITEMS, 1000);
 
   const recorded = async (id: string) =>
     (
