@@ -171,6 +171,24 @@ describe('Migrating the schema (migrateDatabase: start-up, `npm run migration:ru
     expect(await appliedMigrations(url)).toBe(applied.length);
   });
 
+  // Replicas starting together on a fresh database: one migrates, the other waits for the lock in
+  // a statement. An index built CONCURRENTLY waited for that statement's transaction, which
+  // waited for the build: neither replica started (CI's two-process e2e, 2026-12-05).
+  it('migrates a fresh database from two replicas at once: one applies everything, both finish', async () => {
+    const stuck = new Promise<never>((_, reject) =>
+      setTimeout(
+        () => reject(new Error('the two replicas did not finish in 60 s')),
+        60_000,
+      ).unref(),
+    );
+    const [first, second] = await Promise.race([
+      Promise.all([migrateDatabase(url), migrateDatabase(url)]),
+      stuck,
+    ]);
+    expect(first.applied.length + second.applied.length).toBe(MIGRATIONS.length);
+    expect(await appliedMigrations(url)).toBe(MIGRATIONS.length);
+  }, 120_000);
+
   // A replica starting during a long migration (ItemStore moves a whole table) waited without a
   // word, and looked hung. Now: a line when the wait begins, one every reportEveryMs (30 s at
   // start-up) while it lasts, one when the lock is taken.
