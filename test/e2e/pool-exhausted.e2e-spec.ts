@@ -6,8 +6,11 @@ describe('A request while every pooled connection is held', () => {
   let app: TestApp;
 
   beforeAll(async () => {
-    // A short wait for a pooled connection, so the 503 comes before the pool is let go.
-    app = await startTestApp({ DATABASE_CONNECT_TIMEOUT_MS: '500' }, { ownDatabase: true });
+    // A short wait for a pooled connection, so the 503 comes before the pool is let go. The same
+    // setting bounds each new connection's connect: at 500 ms the app's first connect timed out
+    // once, with the machine's load average at 9 (three workers beside other work), and the app
+    // never started. 2 s leaves room for that and still answers well within the test's time.
+    app = await startTestApp({ DATABASE_CONNECT_TIMEOUT_MS: '2000' }, { ownDatabase: true });
   });
   afterAll(() => app.close());
 
