@@ -228,6 +228,40 @@ describe('Task datasets as Parquet', () => {
     }
   });
 
+  // What the compile logs (TaskCompiler.warnOfFinalGap) a client reads before downloading
+  // (docs/decisions.md, "Scraping task lifecycle"); both answers checked against the document.
+  it("shows the posting times a final collection did not reach as the dataset's gap, null when it did", async () => {
+    expect((await get('tasks/btc-x').expect(200)).body.dataset.gap).toBeNull();
+
+    await register('short-final', '#bitcoin', 'x');
+    const lifecycle = app.app.get(TaskLifecycleService);
+    await lifecycle.collectDue();
+    // Its last collection an hour before expiry, and no final one within the wait (an interval,
+    // over by now): the budget went to other tasks.
+    const now = app.app.get(Clock).now().getTime();
+    const expiry = new Date(now - 2 * 3_600_000).toISOString();
+    const lastHead = new Date(now - 3 * 3_600_000).toISOString();
+    await app.app
+      .get(DataSource)
+      .query(
+        `UPDATE scraping_tasks SET expires_at = $2, collect_head = $3, last_collected_at = $3 WHERE id = $1`,
+        ['short-final', expiry, lastHead],
+      );
+    expect(await lifecycle.compileExpired()).toBe(1);
+
+    const task = (await get('tasks/short-final').expect(200)).body;
+    expect(task.state).toBe('completed');
+    expect(task.dataset.gap).toEqual({ start: lastHead, end: expiry });
+    const listed = (await get('tasks?state=completed').expect(200)).body.tasks as {
+      id: string;
+      dataset: { gap: unknown };
+    }[];
+    expect(listed.find((listedTask) => listedTask.id === 'short-final')?.dataset.gap).toEqual({
+      start: lastHead,
+      end: expiry,
+    });
+  });
+
   it('answers HEAD with the headers alone, and a Range with the whole file and Accept-Ranges: none', async () => {
     for (const query of ['', '?format=parquet']) {
       const full = await download(`tasks/btc-x/dataset${query}`).expect(200);

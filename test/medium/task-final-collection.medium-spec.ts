@@ -13,6 +13,8 @@ import { DataItem, NetworkQuery } from '../../src/network/protocol';
 import { DatasetParquetService } from '../../src/modules/tasks/dataset-parquet.service';
 import { TaskLifecycleRepository } from '../../src/modules/tasks/task-lifecycle.repository';
 import { TaskLifecycleService } from '../../src/modules/tasks/task-lifecycle.service';
+import { TasksRepository } from '../../src/modules/tasks/tasks.repository';
+import { TasksService } from '../../src/modules/tasks/tasks.service';
 import { redditComment } from '../support/items';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
 
@@ -99,6 +101,18 @@ describe('The final collection of a task at its expiry', () => {
         [id],
       )
     )[0];
+  /** The dataset's gap as the API shows the task (`GET /api/v1/tasks/{id}`). */
+  const shownGap = async (id: string) => {
+    const config = { tasks: { collectIntervalMs: HOUR, tickMs: 60_000 } } as AppConfig;
+    const tasks = new TasksService(
+      new TasksRepository(database),
+      { now: () => now } as Clock,
+      config,
+    );
+    const shown = await tasks.get(id);
+    expect(shown.dataset).toBeDefined();
+    return shown.dataset!.gap;
+  };
   const datasetUris = async (id: string) => {
     const { dataset_file: file } = await task(id);
     return gunzipSync(readFileSync(file!))
@@ -142,6 +156,7 @@ describe('The final collection of a task at its expiry', () => {
     expect(await datasetUris('last-hour')).toEqual([posts[0].uri, posts[1].uri]);
     expect(pass).toEqual({ collected: 1, compiled: 1 });
     expect(asked[asked.length - 1]).toEqual({ start: at(1), end: at(2) });
+    expect(await shownGap('last-hour')).toBeNull();
   });
 
   // More than a page (100) of posts in the last hour: the final page came back full, and the
@@ -164,6 +179,7 @@ describe('The final collection of a task at its expiry', () => {
       { start: at(1), end: new Date(lastHour[50].datetime) },
     ]);
     expect((await datasetUris('busy-hour')).sort()).toEqual(posts.map((post) => post.uri).sort());
+    expect(await shownGap('busy-hour')).toBeNull();
   });
 
   // A label too busy for the pages an interval allows: compiled then, and the range left says so.
@@ -185,6 +201,11 @@ describe('The final collection of a task at its expiry', () => {
         `busier-hour: its final collection did not reach the posts of ${at(1).toISOString()} to ${posts[200].datetime}`,
       ),
     );
+    // The task says it too, to a client about to download the dataset.
+    expect(await shownGap('busier-hour')).toEqual({
+      start: at(1).toISOString(),
+      end: posts[200].datetime,
+    });
   });
 
   // A heavier task's older posts wait for every task's last hour.
@@ -233,6 +254,10 @@ describe('The final collection of a task at its expiry', () => {
     // Tried once, failed: compiled with what was collected, not held for more attempts.
     expect(await service.runOnce()).toEqual({ collected: 1, compiled: 1 });
     expect(await datasetUris('failed-final')).toEqual([posts[0].uri]);
+    expect(await shownGap('failed-final')).toEqual({
+      start: at(1).toISOString(),
+      end: at(2).toISOString(),
+    });
 
     // No collection reached it (a budget spent on heavier tasks): compiled an interval after
     // expiry.
@@ -244,5 +269,7 @@ describe('The final collection of a task at its expiry', () => {
     now = at(3);
     expect(await service.compileExpired()).toBe(1);
     expect(await task('no-budget')).toMatchObject({ state: 'completed' });
+    // Never collected, and its window has no start: everything up to expiry.
+    expect(await shownGap('no-budget')).toEqual({ start: null, end: at(2).toISOString() });
   });
 });

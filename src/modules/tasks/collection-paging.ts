@@ -105,7 +105,8 @@ function backPage(task: TaskWindow, progress: CollectionProgress, end: Date): Co
  * page is full, pages back through the same range down to that last head, as a collection
  * pages back a full page (afterPage): a busy label's last hour holds more than a page. The
  * compile waits for them (TaskLifecycleRepository.claimExpired), so the dataset has the task's
- * last hour; what they did not reach by then is this page still (TaskCompiler logs it).
+ * last hour; what they did not reach by then is this page still (finalGap: TaskCompiler logs it,
+ * and the completed task shows it).
  * A collection made at or after expiry is the final collection's (`last_collected_at`).
  */
 export function finalPage(
@@ -118,6 +119,20 @@ export function finalPage(
     return progress.cursor ? backPage(task, progress, end) : null;
   if (progress.head && progress.head >= end) return null;
   return { kind: 'final', start: latest(progress.head, task.post_start), end };
+}
+
+/**
+ * What a task's final collection did not reach, once it is over: the page it would ask next
+ * (finalPage), a range of posting times, both ends inclusive (start null: from the window's
+ * open start). Null when nothing was left. Read where the compile warns of it and where the
+ * API shows it (`dataset.gap`), so the two cannot disagree (docs/decisions.md, "Scraping task
+ * lifecycle").
+ */
+export function finalGap(
+  task: Parameters<typeof finalPage>[0] & Parameters<typeof progressOf>[0],
+): { start: Date | null; end: Date } | null {
+  const missed = finalPage(task, progressWithin(task, progressOf(task)));
+  return missed && { start: missed.start, end: missed.end };
 }
 
 /**

@@ -5,7 +5,7 @@ import { AppConfig } from '../../config/app-config';
 import { currentItemShape, StoredItemShape } from '../../network/legacy-items';
 import { itemKey } from '../../network/item-uri';
 import { fileIdentity, removeIfUnchanged, WriteStopped } from './atomic-file';
-import { finalPage, progressOf, progressWithin } from './collection-paging';
+import { finalGap } from './collection-paging';
 import { datasetPath } from './dataset-path';
 import { DatasetParquetService } from './dataset-parquet.service';
 import { DatasetRow, manifestPathOf, writeJsonLines, writeManifest } from './dataset-writer';
@@ -163,11 +163,12 @@ export class TaskCompiler {
   /**
    * Says what the task's final collection did not reach, if anything: its wait (an interval
    * after expiry) ran out, or a page failed, before the pages came back short of a full page.
-   * The range stays on the task (collect_floor, collect_cursor) for an operator to read
-   * (docs/decisions.md, "Scraping task lifecycle").
+   * The range stays on the task (collect_floor, collect_cursor), and the completed task shows it
+   * as its dataset's `gap` (task.mapper.ts, from the same finalGap; docs/decisions.md,
+   * "Scraping task lifecycle").
    */
   private warnOfFinalGap(task: TaskRow): void {
-    const missed = finalPage(task, progressWithin(task, progressOf(task)));
+    const missed = finalGap(task);
     if (!missed) return;
     const start = missed.start?.toISOString() ?? "the window's start";
     this.logger.warn(

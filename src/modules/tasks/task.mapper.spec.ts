@@ -51,7 +51,9 @@ const COMPLETED: TaskRow = {
   state: 'completed',
   items_collected: 3,
   collections: 168,
-  last_collected_at: new Date(REGISTERED.getTime() + 7 * DAY - 60_000),
+  // Its final collection reached the window's end at expiry: nothing left to page back.
+  last_collected_at: new Date(REGISTERED.getTime() + 7 * DAY + 60_000),
+  collect_head: new Date(REGISTERED.getTime() + 7 * DAY),
   completed_at: new Date(REGISTERED.getTime() + 7 * DAY + 5_000),
   dataset_file: '/srv/data/datasets/tao%20x%2F1.jsonl.gz',
   dataset_rows: 3,
@@ -76,6 +78,7 @@ describe(toTaskDto.name, () => {
       data_start: '2026-01-02T08:00:00.000Z',
       data_end: '2026-01-07T20:30:00.000Z',
       download_url: '/api/v1/tasks/tao%20x%2F1/dataset',
+      gap: null,
       parquet: {
         content_type: 'application/vnd.apache.parquet',
         bytes: 987,
@@ -84,6 +87,55 @@ describe(toTaskDto.name, () => {
       },
     });
     expect(dto.completed_at).toBe(COMPLETED.completed_at!.toISOString());
+  });
+
+  // What TaskCompiler.warnOfFinalGap logs at the compile (docs/decisions.md, "Scraping task
+  // lifecycle"): a consumer reading the task before downloading learns the dataset lacks it.
+  describe('the posting times its final collection did not reach (dataset.gap)', () => {
+    const at = (ms: number) => new Date(REGISTERED.getTime() + ms);
+    const expiry = COMPLETED.expires_at.getTime();
+    const gapOf = (task: Partial<TaskRow>) =>
+      toTaskDto({ ...COMPLETED, ...task }, at(8 * DAY), LATE_AFTER_MS).dataset?.gap;
+
+    it('names the range still to page back when the wait ran out', () => {
+      const gap = gapOf({
+        last_collected_at: at(7 * DAY + 3_600_000),
+        collect_head: at(7 * DAY),
+        collect_cursor: at(7 * DAY - 600_000),
+        collect_floor: at(7 * DAY - 3_600_000),
+        collect_back_next: true,
+      });
+      expect(gap).toEqual({
+        start: at(7 * DAY - 3_600_000).toISOString(),
+        end: at(7 * DAY - 600_000).toISOString(),
+      });
+    });
+
+    it('names the last hour when no final page was stored (its collection failed)', () => {
+      const gap = gapOf({ last_collected_at: at(7 * DAY - 3_600_000), collect_head: at(6 * DAY) });
+      expect(gap).toEqual({ start: at(6 * DAY).toISOString(), end: at(7 * DAY).toISOString() });
+    });
+
+    it('starts at the window’s start, and is open (null) for a task with none', () => {
+      const never = { last_collected_at: null, collect_head: null };
+      expect(gapOf(never)).toEqual({ start: null, end: new Date(expiry).toISOString() });
+      const window = { post_start: at(DAY), post_end: at(2 * DAY) };
+      expect(gapOf({ ...never, ...window })).toEqual({
+        start: at(DAY).toISOString(),
+        end: at(2 * DAY).toISOString(),
+      });
+    });
+
+    it('is null for a window collected to its end before expiry', () => {
+      const window = { post_end: at(2 * DAY), collect_head: at(2 * DAY) };
+      expect(gapOf({ ...window, last_collected_at: at(3 * DAY) })).toBeNull();
+    });
+
+    it('is not shown before the task completes: it has no dataset yet', () => {
+      expect(
+        toTaskDto({ ...ACTIVE, state: 'compiling' }, at(7 * DAY), LATE_AFTER_MS),
+      ).not.toHaveProperty('dataset');
+    });
   });
 
   // Compiled a day after expiry, the task has lived more than its seven days.

@@ -117,6 +117,51 @@ export class TaskDatasetParquetDto {
   download_url: string;
 }
 
+/**
+ * The posting times a task's final collection did not reach (TaskDatasetDto.gap). Inline in the
+ * document, not a named schema: OpenAPI 3.0 cannot make a $ref nullable (a `nullable` beside
+ * `allOf` still refuses null), and this one is null when the dataset is complete.
+ */
+export class TaskDatasetGapDto {
+  /** Oldest posting time not reached; null from the open start of a window. */
+  start: string | null;
+  /** Newest posting time not reached. */
+  end: string;
+}
+
+/**
+ * The longest `toISOString()`: a year outside 0000–9999 takes a sign and six digits
+ * (`+275760-09-13T00:00:00.000Z`, the last date a Date holds).
+ */
+const ISO_DATE_TIME_MAX_LENGTH = 27;
+
+/** TaskDatasetGapDto as the document says it. */
+const DATASET_GAP_SCHEMA = {
+  type: 'object',
+  properties: {
+    start: {
+      type: 'string',
+      format: 'date-time',
+      maxLength: ISO_DATE_TIME_MAX_LENGTH,
+      nullable: true,
+      description:
+        'Oldest posting time not reached, inclusive; null: from the open start of a window with ' +
+        'no `post_start` (no collection before the final one recorded where it got to)',
+      example: '2026-12-01T11:00:00.000Z',
+    },
+    end: {
+      type: 'string',
+      format: 'date-time',
+      maxLength: ISO_DATE_TIME_MAX_LENGTH,
+      description:
+        'Newest posting time not reached, inclusive: the end of the window as of expiry, or ' +
+        'where paging back stopped',
+      example: '2026-12-01T11:42:17.000Z',
+    },
+  },
+  required: ['start', 'end'],
+} as const;
+
 @ApiSchema({ name: 'TaskDataset' })
 export class TaskDatasetDto {
   @ApiProperty({
@@ -161,6 +206,23 @@ export class TaskDatasetDto {
 
   @ApiProperty({ example: '/api/v1/tasks/tao-x/dataset' })
   download_url: string;
+
+  // Required and null when complete: absent, it would read as a gateway that does not say
+  // (docs/decisions.md, "Scraping task lifecycle").
+  @ApiProperty({
+    ...DATASET_GAP_SCHEMA,
+    required: [...DATASET_GAP_SCHEMA.required],
+    selfRequired: true,
+    nullable: true,
+    description:
+      'Null when the dataset is complete: its collections reached every post up to the ' +
+      'window’s end at expiry. Otherwise the posting times its final collection did not reach ' +
+      '(its wait, TASK_COLLECT_INTERVAL after expiry, ran out or a page failed): both formats ' +
+      'lack the posts made within it, but for any at its start, which the collection before may ' +
+      'have found. A completed task is not compiled again: the gap stays',
+    example: null,
+  })
+  gap: TaskDatasetGapDto | null;
 
   // Absent rather than null, as `dataset` itself is: OpenAPI 3.0 cannot make a $ref nullable.
   @ApiPropertyOptional({
