@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { DatasetParquetService } from '../../src/modules/tasks/dataset-parquet.service';
+import { datasetsDirectory } from '../../src/modules/tasks/dataset-path';
 import { DatasetManifest, manifestPathOf } from '../../src/modules/tasks/dataset-writer';
 import { PRUNE_GRACE_MS } from '../../src/modules/tasks/task-pruner';
 import { TaskRow } from '../../src/modules/tasks/task.types';
@@ -54,6 +56,45 @@ describe('Two compiles of one task', () => {
         [id],
       )
     )[0].count;
+  const filesOnDisk = () => readdirSync(datasetsDirectory(dataDir)).sort();
+  /**
+   * Whether `work` ends (true) before a session of this database waits for a lock (false: a
+   * compile, for the task's row).
+   */
+  const endsBeforeALockWait = async (work: Promise<unknown>) => {
+    let ended = false;
+    work.then(
+      () => (ended = true),
+      () => (ended = true),
+    );
+    for (;;) {
+      const [{ waiting }] = await database.query<{ waiting: number }[]>(
+        `SELECT count(*)::int AS waiting FROM pg_stat_activity
+         WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+      );
+      if (waiting > 0) return false;
+      if (ended) return true;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  };
+  /**
+   * Has the compiles' Parquet writes run `first` in place of the first one (with the write
+   * itself, to call or not) and fail the second: how a test puts B's compile inside A's, between
+   * A's Parquet rename and its manifest's, with B's compile lacking its Parquet file.
+   */
+  const parquetWrites = (
+    first: (
+      write: () => ReturnType<DatasetParquetService['tryWrite']>,
+    ) => ReturnType<DatasetParquetService['tryWrite']>,
+  ) => {
+    const tryWrite = DatasetParquetService.prototype.tryWrite;
+    jest
+      .spyOn(DatasetParquetService.prototype, 'tryWrite')
+      .mockImplementationOnce(function (this: DatasetParquetService, ...args) {
+        return first(() => tryWrite.apply(this, args));
+      })
+      .mockResolvedValueOnce(null);
+  };
   const manifestOf = (task: Recorded) =>
     JSON.parse(readFileSync(manifestPathOf(task.dataset_file), 'utf8')) as DatasetManifest;
 
@@ -138,23 +179,105 @@ describe('Two compiles of one task', () => {
     // B's compile renames its files over A's, then fails while the task is still compiling, and
     // removes them as its own: the JSON lines file A's would record is gone.
     jest.spyOn(b.repository, 'markCompleted').mockRejectedValue(new Error('connection lost'));
-    const isCompiling = a.repository.isCompiling.bind(a.repository);
+    const lockTask = a.repository.lockTask.bind(a.repository);
     jest
-      .spyOn(a.repository, 'isCompiling')
-      .mockImplementationOnce(isCompiling)
-      // Before A renames its manifest: its JSON lines (and Parquet) files are in place.
-      .mockImplementationOnce(async (id) => {
-        expect(await b.service.compileExpired()).toBe(1);
-        return isCompiling(id);
+      .spyOn(a.repository, 'lockTask')
+      .mockImplementationOnce(lockTask)
+      .mockImplementationOnce(lockTask)
+      // Before A renames its manifest: its JSON lines and Parquet files are in place. B's
+      // compile fails: it completes nothing.
+      .mockImplementationOnce(async (id, work) => {
+        expect(await b.service.compileExpired()).toBe(0);
+        return lockTask(id, work);
       });
-    await a.service.compileExpired();
+    const aCount = await a.service.compileExpired();
 
     expect(await recorded('replaced')).toMatchObject({ state: 'compiling' });
+    // A's manifest, renamed after B removed its files, went with A's giving up.
+    expect(filesOnDisk()).toEqual([]);
+    expect(aCount).toBe(0);
     // The next compile, once B's failure's retry is due, completes it with its files in place.
     now = new Date(now.getTime() + 3_600_000);
     const completedAt = now;
     expect(await replica().service.compileExpired()).toBe(1);
     await expectDatasetIntact('replaced', completedAt);
+  });
+
+  // The check of A's files and its `completed` update were a round trip apart: B's compile
+  // renamed its files over A's between them, then, failing, removed them, and A's update recorded
+  // files no longer there. The check and the update now hold the task row's lock, which B's
+  // renames take too: B waits, then finds the task completed and renames nothing.
+  it('completes the task only with its own files, whatever another compile does between the check of its files and the update', async () => {
+    await expiredTask('window');
+    const completedAt = now;
+    const a = replica();
+    const b = replica();
+    jest.spyOn(b.repository, 'markCompleted').mockRejectedValue(new Error('connection lost'));
+    const markCompleted = a.repository.markCompleted.bind(a.repository);
+    let bCompiled: Promise<number> | undefined;
+    let bEndedFirst: boolean | undefined;
+    jest.spyOn(a.repository, 'markCompleted').mockImplementationOnce(async (...args) => {
+      // A has checked its files. B's compile runs to its end, or to where it waits for a lock.
+      bCompiled = b.service.compileExpired();
+      bEndedFirst = await endsBeforeALockWait(bCompiled);
+      return markCompleted(...args);
+    });
+    expect(await a.service.compileExpired()).toBe(1);
+    const bCount = await bCompiled;
+
+    await expectDatasetIntact('window', completedAt);
+    expect(filesOnDisk()).toEqual([
+      'window.jsonl.gz',
+      'window.jsonl.gz.manifest.json',
+      'window.parquet',
+    ]);
+    // B waited for A's lock, then renamed nothing: the task was completed when it had it.
+    expect({ bEndedFirst, bCount }).toEqual({ bEndedFirst: false, bCount: 0 });
+  });
+
+  // A gave up and left its Parquet file: beside a task completed without one, a stray file (the
+  // next download's conversion renames over it), and for good beside a task that failed.
+  it("removes, as it gives up, the files it renamed that are still its own, never the other compile's", async () => {
+    await expiredTask('stray');
+    const a = replica();
+    const b = replica();
+    let bCount: number | undefined;
+    // A's Parquet file is in place: B's compile runs meanwhile, its Parquet write failing, and
+    // completes the task with its JSON lines file and manifest.
+    parquetWrites(async (write) => {
+      const written = await write();
+      bCount = await b.service.compileExpired();
+      return written;
+    });
+    const aCount = await a.service.compileExpired();
+
+    const task = await recorded('stray');
+    expect(task).toMatchObject({ state: 'completed', dataset_rows: ITEMS, parquet_file: null });
+    expect(filesOnDisk()).toEqual(['stray.jsonl.gz', 'stray.jsonl.gz.manifest.json']);
+    const file = readFileSync(task.dataset_file);
+    expect(createHash('sha256').update(file).digest('hex')).toBe(task.dataset_sha256);
+    expect(manifestOf(task)).toMatchObject({ sha256: task.dataset_sha256, parquet: null });
+    expect({ aCount, bCount }).toEqual({ aCount: 0, bCount: 1 });
+  });
+
+  it('leaves no file of a task that failed for good, neither its own nor those of a compile that gave up', async () => {
+    await expiredTask('failing');
+    // Two attempts failed already: B's is the last.
+    await database.query(`UPDATE scraping_tasks SET compile_attempts = 2 WHERE id = 'failing'`);
+    const a = replica();
+    const b = replica();
+    jest.spyOn(b.repository, 'markCompleted').mockRejectedValue(new Error('connection lost'));
+    let bCount: number | undefined;
+    parquetWrites(async (write) => {
+      const written = await write();
+      bCount = await b.service.compileExpired();
+      return written;
+    });
+    const aCount = await a.service.compileExpired();
+
+    expect(await recorded('failing')).toMatchObject({ state: 'failed' });
+    expect(filesOnDisk()).toEqual([]);
+    expect({ aCount, bCount }).toEqual({ aCount: 0, bCount: 0 });
   });
 
   // Kept at completion, the items still go: once no compile of the task can be reading them.

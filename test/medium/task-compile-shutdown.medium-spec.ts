@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { DatasetParquetService } from '../../src/modules/tasks/dataset-parquet.service';
 import { datasetsDirectory } from '../../src/modules/tasks/dataset-path';
 import { insertExpiredTask, lifecycleReplica } from '../support/expired-tasks';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
@@ -95,7 +96,8 @@ describe('A compile at shutdown', () => {
       return itemsPage(...page);
     });
 
-    await service.compileExpired();
+    // Given up, not completed: the pass counts no compile.
+    expect(await service.compileExpired()).toBe(0);
 
     expect(pages).toHaveBeenCalledTimes(1);
     // Not even a partial file: the next compile starts from scratch.
@@ -112,11 +114,11 @@ describe('A compile at shutdown', () => {
   it('gives up writing the Parquet file once the service is stopping, and does not complete the task without it', async () => {
     await expiredTask('converting');
     const { repository, service } = replica();
-    const isCompiling = repository.isCompiling.bind(repository);
-    // Asked just before the JSON lines file is renamed into place.
-    jest.spyOn(repository, 'isCompiling').mockImplementationOnce((id) => {
+    const lockTask = repository.lockTask.bind(repository);
+    // Taken just before the JSON lines file is renamed into place.
+    jest.spyOn(repository, 'lockTask').mockImplementationOnce((id, work) => {
       service.onModuleDestroy();
-      return isCompiling(id);
+      return lockTask(id, work);
     });
 
     await service.compileExpired();
@@ -124,5 +126,32 @@ describe('A compile at shutdown', () => {
     // What a restart would find too had it been killed there: the next compile writes it again.
     expect(filesOnDisk()).toEqual(['converting.jsonl.gz']);
     await expectCompiledAfterRestart('converting');
+  });
+
+  // The JSON lines file a stopped compile left stays for the next compile to rename over: when
+  // none does, the task failing for good, it stayed beside a task answered 410 for good.
+  it('leaves no file behind a task that fails for good, not even one a compile given up at shutdown left', async () => {
+    await expiredTask('stopped');
+    const { service } = replica();
+    const tryWrite = DatasetParquetService.prototype.tryWrite;
+    jest.spyOn(DatasetParquetService.prototype, 'tryWrite').mockImplementationOnce(function (
+      this: DatasetParquetService,
+      ...args
+    ) {
+      service.onModuleDestroy();
+      return tryWrite.apply(this, args);
+    });
+    const stopped = await service.compileExpired();
+    expect(filesOnDisk()).toEqual(['stopped.jsonl.gz']);
+
+    // The last attempt allowed fails before it renames a file.
+    await database.query(`UPDATE scraping_tasks SET compile_attempts = 2 WHERE id = 'stopped'`);
+    const last = replica();
+    jest.spyOn(last.repository, 'itemsPage').mockRejectedValue(new Error('EIO: i/o error'));
+    const failed = await last.service.compileExpired();
+
+    expect(await recorded('stopped')).toMatchObject({ state: 'failed', compile_attempts: 3 });
+    expect(filesOnDisk()).toEqual([]);
+    expect({ stopped, failed }).toEqual({ stopped: 0, failed: 0 });
   });
 });

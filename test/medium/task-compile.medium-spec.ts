@@ -212,14 +212,46 @@ describe('TaskLifecycleRepository compiling', () => {
   // A replica whose compile outlived the task's failure elsewhere: the failed task stays failed.
   it('completes only a task that is compiling, and says whether it did', async () => {
     await insert('failed-meanwhile', 'failed');
-    expect(await repository.isCompiling('failed-meanwhile')).toBe(false);
     expect(await repository.markCompleted('failed-meanwhile', DATASET, at(1))).toBe(false);
     expect(await task('failed-meanwhile')).toMatchObject({ state: 'failed' });
 
     await insert('completes-once', 'compiling');
-    expect(await repository.isCompiling('completes-once')).toBe(true);
     expect(await repository.markCompleted('completes-once', DATASET, at(1))).toBe(true);
-    expect(await repository.isCompiling('completes-once')).toBe(false);
+    expect(await task('completes-once')).toMatchObject({ state: 'completed' });
     expect(await repository.markCompleted('completes-once', DATASET, at(2))).toBe(false);
+  });
+
+  // A compile's renames and its completion hold the task row's lock: a second compile's wait.
+  it("locks the task's row for the length of lockTask, and completes the task in its transaction", async () => {
+    await insert('locked', 'compiling');
+    expect(await repository.lockTask('missing', (lock) => Promise.resolve(lock.state))).toBe(null);
+    const order: string[] = [];
+    let second: Promise<string | null> | undefined;
+    await repository.lockTask('locked', async (lock) => {
+      expect(lock.state).toBe('compiling');
+      second = repository.lockTask('locked', (after) => {
+        order.push('second');
+        return Promise.resolve(after.state);
+      });
+      // Long enough for the second to have taken the lock, were it free.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(await repository.markCompleted('locked', DATASET, at(1), lock)).toBe(true);
+      order.push('first');
+    });
+    // The second found the state the first committed.
+    expect(await second).toBe('completed');
+    expect(order).toEqual(['first', 'second']);
+  });
+
+  // Work that throws commits nothing of what it recorded.
+  it('rolls back what was recorded under the lock when the work throws', async () => {
+    await insert('rolled-back', 'compiling');
+    await expect(
+      repository.lockTask('rolled-back', async (lock) => {
+        await repository.markCompleted('rolled-back', DATASET, at(1), lock);
+        throw new Error('rename failed');
+      }),
+    ).rejects.toThrow('rename failed');
+    expect(await task('rolled-back')).toMatchObject({ state: 'compiling' });
   });
 });

@@ -23,21 +23,40 @@ export class WriteStopped extends Error {
 }
 
 /**
+ * Runs a writer's rename into place: calls `rename` (the rename, flushed), or throws instead to
+ * leave the path as it is. A compile holds its task row's lock around it and refuses once the
+ * task is no longer `compiling` (TaskCompiler).
+ */
+export type RenameWith = (rename: () => Promise<void>) => Promise<void>;
+
+/**
+ * A rename into place refused by its writer's RenameWith: the file is no longer wanted (a
+ * compile whose task another replica completed or failed meanwhile). Not the file's failure.
+ */
+export class RenameRefused extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RenameRefused';
+  }
+}
+
+/**
  * Writes a file so that no reader ever sees it half-written: `write` fills `partial` (hashed on
  * the way to disk, so the hash is of the very bytes written), which is flushed and only then
  * renamed over `path`, the rename flushed in turn. On failure the partial file is removed. The
  * partial file's name is unique unless given, so writers running at the same time (two
- * replicas) never share one. `beforeRename`, when given, runs once the partial file is complete
- * and may throw to leave `path` as it is (the partial file removed): a writer whose file is no
- * longer wanted, such as a compile another replica finished meanwhile.
+ * replicas) never share one. `renameWith`, when given, runs the rename once the partial file is
+ * complete (RenameWith), and may throw instead to leave `path` as it is (the partial file
+ * removed): a writer whose file is no longer wanted, such as a compile another replica finished
+ * meanwhile.
  */
 export async function writeFileAtomically(
   path: string,
   write: (output: Writable) => Promise<void>,
   {
     partial = `${path}.${randomUUID()}.partial`,
-    beforeRename,
-  }: { partial?: string; beforeRename?: () => Promise<void> } = {},
+    renameWith = (rename) => rename(),
+  }: { partial?: string; renameWith?: RenameWith } = {},
 ): Promise<WrittenFile> {
   await mkdir(dirname(path), { recursive: true });
   const hash = createHash('sha256');
@@ -57,12 +76,13 @@ export async function writeFileAtomically(
       stored,
     ]);
     await syncToDisk(partial, 'r+');
-    await beforeRename?.();
-    await rename(partial, path);
-    // The rename is the directory's change: flushed too before the caller records the file
-    // (a task `completed`), or a power loss could undo it while the database kept the record.
-    // Windows opens no directory as a file (and its file system journals the rename itself).
-    if (process.platform !== 'win32') await syncToDisk(dirname(path), 'r');
+    await renameWith(async () => {
+      await rename(partial, path);
+      // The rename is the directory's change: flushed too before the caller records the file
+      // (a task `completed`), or a power loss could undo it while the database kept the record.
+      // Windows opens no directory as a file (and its file system journals the rename itself).
+      if (process.platform !== 'win32') await syncToDisk(dirname(path), 'r');
+    });
   } catch (error) {
     await stored.catch(() => undefined);
     await rm(partial, { force: true });

@@ -4,7 +4,7 @@ import { Clock } from '../../common/clock/clock';
 import { SingleFlight } from '../../common/single-flight';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
-import { WriteStopped } from './atomic-file';
+import { RenameRefused, RenameWith, WriteStopped } from './atomic-file';
 import {
   hasCurrentParquet,
   parquetMetadata,
@@ -39,6 +39,12 @@ export const PARQUET_CONVERSIONS = 2;
 /** Conversions waiting for one of the PARQUET_CONVERSIONS to end. */
 export const PARQUET_CONVERSION_QUEUE = 4;
 
+/** A compile's Parquet write: when it is given up (WriteStopped), how it renames (RenameWith). */
+export interface ParquetWriteOptions {
+  stopping?: () => boolean;
+  renameWith?: RenameWith;
+}
+
 /** Every conversion slot and queue place is taken: the download is to be tried again later. */
 export class ParquetBusyError extends Error {
   constructor(readonly taskId: string) {
@@ -71,16 +77,18 @@ export class DatasetParquetService {
   /**
    * Writes the Parquet file of a dataset being compiled; null (logged) when that fails. Throws
    * WriteStopped once `stopping` says so: the compile is given up, not completed without it.
+   * `renameWith` runs its rename into place (writeFileAtomically); its RenameRefused is thrown
+   * too, the compile's to handle, not the file's failure.
    */
   async tryWrite(
     task: TaskRow,
     jsonl: JsonLinesFile,
-    stopping?: () => boolean,
+    options: ParquetWriteOptions = {},
   ): Promise<ParquetFile | null> {
     try {
-      return await this.write(task, jsonl, stopping);
+      return await this.write(task, jsonl, options);
     } catch (error) {
-      if (error instanceof WriteStopped) throw error;
+      if (error instanceof WriteStopped || error instanceof RenameRefused) throw error;
       this.recordFailure(task.id, error as Error);
       return null;
     }
@@ -173,11 +181,11 @@ export class DatasetParquetService {
   private async write(
     task: TaskRow,
     jsonl: Pick<JsonLinesFile, 'file' | 'rows' | 'sha256'>,
-    stopping?: () => boolean,
+    options: ParquetWriteOptions = {},
   ): Promise<ParquetFile> {
     const file = parquetPathBeside(jsonl.file);
     const metadata = parquetMetadata(task, jsonl.sha256);
-    const written = await writeParquet(task.platform, jsonl.file, file, metadata, stopping);
+    const written = await writeParquet(task.platform, jsonl.file, file, metadata, options);
     // Cannot differ (one file is made from the other); checked because a download trusts it.
     if (written.rows !== jsonl.rows)
       throw new Error(

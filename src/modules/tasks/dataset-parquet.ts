@@ -1,4 +1,5 @@
 import { createReadStream, WriteStream } from 'node:fs';
+import { Writable } from 'node:stream';
 import { setImmediate } from 'node:timers/promises';
 import { createGunzip } from 'node:zlib';
 import type { FieldDefinition, SchemaDefinition } from '@dsnp/parquetjs';
@@ -9,7 +10,7 @@ import { currentItemShape, StoredItemShape } from '../../network/legacy-items';
 import { RedditItem, XItem } from '../../network/protocol';
 import { xContentFields } from '../../network/x-content';
 import { toSourceName } from '../../network/sources';
-import { writeFileAtomically, WriteStopped, WrittenFile } from './atomic-file';
+import { RenameWith, writeFileAtomically, WriteStopped, WrittenFile } from './atomic-file';
 import { TaskRow } from './task.types';
 
 /*
@@ -183,14 +184,18 @@ const COLUMNS = { x: X_COLUMNS, reddit: REDDIT_COLUMNS } as const;
  * the same rows by construction, and a task compiled before Parquet existed gets its file from
  * what it published. The writer is deterministic: two replicas converting the same file write
  * the same bytes. Once `stopping` says so (a compile's, at shutdown), the write is given up
- * (WriteStopped), looked at each time the writer yields.
+ * (WriteStopped), looked at each time the writer yields. `renameWith` runs the rename into place,
+ * or refuses it (writeFileAtomically).
  */
 export async function writeParquet(
   platform: Source,
   jsonlPath: string,
   path: string,
   metadata: Readonly<Record<string, string>> = {},
-  stopping: () => boolean = () => false,
+  {
+    stopping = () => false,
+    renameWith,
+  }: { stopping?: () => boolean; renameWith?: RenameWith } = {},
 ): Promise<WrittenFile & { rows: number }> {
   const columns = COLUMNS[platform];
   const source = toSourceName(platform);
@@ -199,7 +204,7 @@ export async function writeParquet(
     loadWhenUsed<typeof import('@dsnp/parquetjs')>('@dsnp/parquetjs');
   const schema = new ParquetSchema(columns);
   let rows = 0;
-  const written = await writeFileAtomically(path, async (output) => {
+  const fill = async (output: Writable) => {
     // Typed as an fs.WriteStream, the output is only ever given buffers and ended (with callbacks).
     const sink = output as unknown as WriteStream;
     // Data page v1: the widest-read layout (v2 pages are not read by every tool yet).
@@ -246,7 +251,8 @@ export async function writeParquet(
     }
     for (const [key, value] of Object.entries(metadata)) writer.setMetadata(key, value);
     await writer.close();
-  });
+  };
+  const written = await writeFileAtomically(path, fill, { renameWith });
   return { ...written, rows };
 }
 

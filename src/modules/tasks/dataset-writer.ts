@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { jsonLine } from '../../common/text-lines';
-import { writeFileAtomically, WrittenFile } from './atomic-file';
+import { RenameWith, writeFileAtomically, WrittenFile } from './atomic-file';
 
 export interface DatasetRow {
   uri: string;
@@ -57,12 +57,12 @@ export interface DatasetManifest {
  * name is unique to this writer because the job lock is a session advisory lock: when its
  * connection drops mid-compile, another replica may compile the same task at once, and a shared
  * partial file would interleave both writers' bytes under a hash neither recorded.
- * `beforeRename` may refuse the rename once the file is written (writeFileAtomically).
+ * `renameWith` runs the rename once the file is written, or refuses it (writeFileAtomically).
  */
 export async function writeJsonLines(
   path: string,
   rows: AsyncIterable<DatasetRow>,
-  beforeRename?: () => Promise<void>,
+  renameWith?: RenameWith,
 ): Promise<JsonLinesFile> {
   let count = 0;
   let start: Date | null = null;
@@ -78,7 +78,7 @@ export async function writeJsonLines(
   const written = await writeFileAtomically(
     path,
     (output) => pipeline(Readable.from(lines()), createGzip(), output),
-    { beforeRename },
+    { renameWith },
   );
   return { ...written, file: path, rows: count, start, end };
 }
@@ -90,13 +90,13 @@ export function manifestPathOf(file: string): string {
 
 /**
  * The manifest beside the JSON lines file (`<file>.manifest.json`), rewritten whole each time;
- * `beforeRename` may refuse the rename once it is written (writeFileAtomically).
+ * `renameWith` runs the rename once it is written, or refuses it (writeFileAtomically).
  */
 export async function writeManifest(
   taskId: string,
   dataset: CompiledDataset,
   createdAt: Date,
-  beforeRename?: () => Promise<void>,
+  renameWith?: RenameWith,
 ): Promise<DatasetManifest> {
   const manifest: DatasetManifest = {
     task_id: taskId,
@@ -117,7 +117,7 @@ export async function writeManifest(
   await writeFileAtomically(
     manifestPathOf(dataset.file),
     (output) => pipeline(Readable.from([text]), output),
-    { beforeRename },
+    { renameWith },
   );
   return manifest;
 }

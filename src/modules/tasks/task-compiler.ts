@@ -1,16 +1,24 @@
+import { rm } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { Logger } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock';
 import { AppConfig } from '../../config/app-config';
 import { currentItemShape, StoredItemShape } from '../../network/legacy-items';
 import { itemKey } from '../../network/item-uri';
-import { fileIdentity, removeIfUnchanged, WriteStopped } from './atomic-file';
+import {
+  fileIdentity,
+  removeIfUnchanged,
+  RenameRefused,
+  RenameWith,
+  WriteStopped,
+} from './atomic-file';
 import { finalGap } from './collection-paging';
+import { parquetPathBeside } from './dataset-parquet';
 import { datasetPath } from './dataset-path';
 import { DatasetParquetService } from './dataset-parquet.service';
 import { DatasetRow, manifestPathOf, writeJsonLines, writeManifest } from './dataset-writer';
 import { TaskRow } from './task.types';
-import { TaskLifecycleRepository } from './task-lifecycle.repository';
+import { TaskLifecycleRepository, TaskLock } from './task-lifecycle.repository';
 
 const PAGE_SIZE = 1000;
 /**
@@ -53,7 +61,9 @@ export class TaskCompiler {
    * Compiles expired tasks, oldest first, for at most `budgetMs` of a pass (at least one task):
    * the tasks left stay `compiling` for the next passes, and the collections run between them.
    * A vote's jobs expire together, and compiling them back to back (about 9 s a full task) had
-   * stopped every collection for as long as 40 minutes (an audit's finding).
+   * stopped every collection for as long as 40 minutes (an audit's finding). Answers how many
+   * tasks it completed: not a compile that failed or was given up (at shutdown, or to another
+   * replica's compile of the task).
    */
   async compileExpired(budgetMs = COMPILE_BUDGET_MS): Promise<number> {
     // A task's final collection is waited for an interval at most: as long as a due collection
@@ -67,84 +77,98 @@ export class TaskCompiler {
     );
     // Real time, as the job's timers are: the clock may be moved by tests or a simulation.
     const started = performance.now();
-    let compiled = 0;
+    let tried = 0;
+    let completed = 0;
     // Stopping, the tasks left stay `compiling` for the next pass, on any replica: shutdown waits
     // for this pass, and a replica killed mid-compile (its grace period over) leaves more to redo.
     for (const task of compiling) {
       if (this.stopping()) break;
-      if (compiled > 0 && performance.now() - started >= budgetMs) {
-        this.logger.log(`${compiling.length - compiled} tasks left compiling for the next pass`);
+      if (tried > 0 && performance.now() - started >= budgetMs) {
+        this.logger.log(`${compiling.length - tried} tasks left compiling for the next pass`);
         break;
       }
-      await this.compile(task);
-      compiled += 1;
+      tried += 1;
+      if (await this.compile(task)) completed += 1;
     }
-    return compiled;
+    return completed;
   }
 
-  private async compile(task: TaskRow): Promise<void> {
+  /**
+   * Compiles one task; true when it completed it. Each rename into place, the check of the files
+   * with the `completed` update, and each removal hold the task row's lock (lockTask), as every
+   * compile's do: a rename is refused once the task is no longer `compiling`, and none falls
+   * between the check and the update (docs/decisions.md, "Scraping task lifecycle").
+   */
+  private async compile(task: TaskRow): Promise<boolean> {
     this.warnOfFinalGap(task);
     const path = datasetPath(this.config.dataDir, task.id);
-    // The files this attempt renamed into place, by path: removed if it fails after all.
+    // The files this attempt renamed into place, by path: removed if it gives up or fails.
     const written = new Map<string, string>();
-    const keep = async (file: string) => {
-      const identity = await fileIdentity(file);
-      if (identity !== undefined) written.set(file, identity);
-    };
     // The task is claimed by a snapshot (claimExpired): another replica's compile, its job lock
-    // lost, may have completed it since, and its files are the dataset the task records.
-    const stillCompiling = async () => {
-      if (!(await this.repository.isCompiling(task.id))) throw new NoLongerCompilingError();
-    };
+    // lost, may have completed it since, and its files are the dataset the task records. The
+    // identity is taken under the lock too: no other rename can have come between.
+    const renameOwn =
+      (file: string): RenameWith =>
+      (rename) =>
+        this.repository.lockTask(task.id, async (lock) => {
+          if (lock.state !== 'compiling') throw new NoLongerCompilingError();
+          await rename();
+          const identity = await fileIdentity(file);
+          if (identity !== undefined) written.set(file, identity);
+        });
     try {
-      const jsonl = await writeJsonLines(path, this.pages(task.id), stillCompiling);
-      await keep(jsonl.file);
-      const parquet = await this.parquet.tryWrite(task, jsonl, this.stopping);
+      const jsonl = await writeJsonLines(path, this.pages(task.id), renameOwn(path));
+      const parquet = await this.parquet.tryWrite(task, jsonl, {
+        stopping: this.stopping,
+        renameWith: renameOwn(parquetPathBeside(path)),
+      });
       const dataset = { ...jsonl, parquet };
-      if (dataset.parquet) await keep(dataset.parquet.file);
       const now = this.clock.now();
-      await writeManifest(task.id, dataset, now, stillCompiling);
-      await keep(manifestPathOf(jsonl.file));
+      await writeManifest(task.id, dataset, now, renameOwn(manifestPathOf(path)));
       // Another compile (its job lock lost) may have renamed its files over these and then,
       // failing, removed them as its own: completed, the task would name a file no longer there,
       // every download a 503 for good (an audit's finding). Not this compile's failure, none is
       // counted: the task stays `compiling`, completed by that compile or compiled again.
-      const replaced = await firstReplaced(written);
+      const replaced = await this.repository.lockTask(task.id, async (lock) => {
+        if (lock.state !== 'compiling') throw new NoLongerCompilingError();
+        const first = await firstReplaced(written);
+        if (first !== undefined) return first;
+        // Found `compiling` under the lock, the update cannot miss; said, not assumed.
+        if (!(await this.repository.markCompleted(task.id, dataset, now, lock)))
+          throw new NoLongerCompilingError();
+        return undefined;
+      });
       if (replaced !== undefined) {
         this.logger.warn(
           `task ${task.id}: ${basename(replaced)} was replaced by another compile meanwhile; the task stays compiling`,
         );
-        return;
-      }
-      if (!(await this.repository.markCompleted(task.id, dataset, now))) {
-        // Between the last check and now: the files renamed are of the same stored items (kept
-        // PRUNE_GRACE_MS after completion, task-pruner.ts), and the prune pass checks their size.
-        this.logger.warn(
-          `task ${task.id}: completed or failed elsewhere while this compile renamed its files; nothing recorded`,
-        );
-        return;
+        await this.discard(task.id, path, written);
+        return false;
       }
       this.logger.log(
         `task ${task.id}: dataset of ${jsonl.rows} rows, ${jsonl.bytes} bytes, sha256 ${jsonl.sha256}` +
           (dataset.parquet ? `; Parquet ${dataset.parquet.bytes} bytes` : ''),
       );
+      return true;
     } catch (error) {
       if (error instanceof WriteStopped) {
         // A full task's compile outlasted the grace period of a stop, and was killed anyway (an
         // audit's finding). Not the task's failure: none is counted. A JSON lines file renamed
-        // into place stays, as a kill would leave it: the next compile writes the same bytes.
+        // into place stays, as a kill would leave it: the next compile renames over it, and a
+        // task failing for good removes it (discard).
         this.logger.log(
           `task ${task.id}: compile given up at shutdown; the task stays compiling, compiled again at the next pass`,
         );
-        return;
+        return false;
       }
       if (error instanceof NoLongerCompilingError) {
-        // Not this compile's failure: the files in place (a file this attempt renamed before
-        // included) are the dataset now, and stay.
+        // Not this compile's failure. The files the task records (if completed) are the other
+        // compile's, checked under the lock: this one's still in place are strays.
         this.logger.warn(
-          `task ${task.id}: completed or failed elsewhere meanwhile; this compile's dataset left unused`,
+          `task ${task.id}: completed or failed elsewhere meanwhile; this compile's dataset discarded`,
         );
-        return;
+        await this.discard(task.id, path, written);
+        return false;
       }
       this.logger.error(`task ${task.id}: compile failed: ${(error as Error).message}`);
       const counted = await this.repository.recordCompileFailure(
@@ -154,9 +178,31 @@ export class TaskCompiler {
         this.clock.now(),
       );
       // Left, they stayed for good beside a task `failed` (an audit's finding). Only while the
-      // task was still compiling: completed meanwhile, the files are its dataset. Only files no
-      // other replica (a second compile, its job lock lost) has renamed over since.
-      if (counted) for (const [file, identity] of written) await removeIfUnchanged(file, identity);
+      // task was still compiling: completed meanwhile (its `completed` update committed though
+      // its answer was lost), the files are its dataset.
+      if (counted) await this.discard(task.id, path, written);
+      return false;
+    }
+  }
+
+  /**
+   * Under the task row's lock, removes the files this compile renamed into place (`written`)
+   * that are still the same files: one another compile renamed over them is that compile's, and
+   * stays. A task `failed` for good loses every file at its dataset's paths, whichever compile
+   * left them (one given up at shutdown, or killed): none completes it any more. A failure to
+   * remove is logged: the files stay, as they did before any removal.
+   */
+  private async discard(
+    taskId: string,
+    path: string,
+    written: ReadonlyMap<string, string>,
+  ): Promise<void> {
+    try {
+      await this.repository.lockTask(taskId, (lock) => removeFiles(lock, path, written));
+    } catch (error) {
+      this.logger.warn(
+        `task ${taskId}: the files of a compile given up or failed could not be removed: ${(error as Error).message}`,
+      );
     }
   }
 
@@ -214,8 +260,26 @@ async function firstReplaced(written: ReadonlyMap<string, string>): Promise<stri
   return undefined;
 }
 
-/** A compile found its task no longer `compiling` before it renamed a file into place. */
-class NoLongerCompilingError extends Error {}
+/** A compile found its task no longer `compiling` before it renamed a file or completed it. */
+class NoLongerCompilingError extends RenameRefused {
+  constructor() {
+    super('the task is no longer compiling');
+  }
+}
+
+/** discard's removal, under the task row's `lock`. */
+async function removeFiles(
+  lock: TaskLock,
+  path: string,
+  written: ReadonlyMap<string, string>,
+): Promise<void> {
+  if (lock.state === 'failed') {
+    for (const file of [path, parquetPathBeside(path), manifestPathOf(path)])
+      await rm(file, { force: true });
+    return;
+  }
+  for (const [file, identity] of written) await removeIfUnchanged(file, identity);
+}
 
 /**
  * Why a compile failed, as the task's `failure_reason` tells anyone with a key: the error

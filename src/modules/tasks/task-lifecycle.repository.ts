@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { retryDelaySql } from '../../common/retry-delay';
 import { affectedCount, returningRows } from '../../database/returning-rows';
 import { canonicalItem } from '../../network/item-uri';
@@ -8,7 +8,7 @@ import { DataItem } from '../../network/protocol';
 import { CollectionProgress } from './collection-paging';
 import { PARQUET_VERSION } from './dataset-parquet';
 import { CompiledDataset, ParquetFile } from './dataset-writer';
-import { TaskRow } from './task.types';
+import { TaskRow, TaskState } from './task.types';
 
 /**
  * An expired task whose final collection has a page left (finalPage, whose conditions these
@@ -25,6 +25,14 @@ function awaitingFinalCollection(now: string, waitMs: string): string {
     AND (post_start IS NULL OR post_start <= least(post_end, expires_at))
     AND CASE WHEN last_collected_at >= expires_at THEN collect_cursor IS NOT NULL
       ELSE collect_head IS NULL OR collect_head < least(post_end, expires_at) END)`;
+}
+
+/** A task's row locked for one transaction (TaskLifecycleRepository.lockTask). */
+export interface TaskLock {
+  /** The task's state as the lock found it, the latest committed; null: no such task. */
+  readonly state: TaskState | null;
+  /** The transaction holding the lock: markCompleted, given the lock, records in it. */
+  readonly manager: EntityManager;
 }
 
 /**
@@ -174,15 +182,20 @@ export class TaskLifecycleRepository {
   }
 
   /**
-   * Whether the task is still `compiling`: a compile asks just before it renames each file into
-   * place, and leaves the files alone when another replica completed (or failed) it meanwhile.
+   * Runs `work` in a transaction that holds the task row's lock (SELECT … FOR UPDATE) from its
+   * start, and commits. A compile renames each file into place, checks its files and marks the
+   * task `completed`, and removes its files, only under it: no other compile's rename or
+   * completion falls between a check and what follows it (docs/decisions.md, "Scraping task
+   * lifecycle"). `work` holds a connection: it does file operations only, no long work.
    */
-  async isCompiling(taskId: string): Promise<boolean> {
-    const rows = await this.dataSource.query<unknown[]>(
-      `SELECT 1 FROM scraping_tasks WHERE id = $1 AND state = 'compiling'`,
-      [taskId],
-    );
-    return rows.length > 0;
+  lockTask<T>(taskId: string, work: (lock: TaskLock) => Promise<T>): Promise<T> {
+    return this.dataSource.transaction(async (manager) => {
+      const [row] = await manager.query<{ state: TaskState }[]>(
+        'SELECT state FROM scraping_tasks WHERE id = $1 FOR UPDATE',
+        [taskId],
+      );
+      return work({ state: row?.state ?? null, manager });
+    });
   }
 
   /**
@@ -193,10 +206,15 @@ export class TaskLifecycleRepository {
    * compiler moving between replicas whose clocks disagree. A Parquet file written with it was
    * written then (`parquet_written_at`, the same time). Its stored items stay: the prune
    * pass deletes them later (completedWithItems), as a second compile of the task may be reading
-   * them right now.
+   * them right now. Given `lock` (lockTask), in the lock's transaction.
    */
-  async markCompleted(taskId: string, dataset: CompiledDataset, now: Date): Promise<boolean> {
-    const result: unknown = await this.dataSource.query(
+  async markCompleted(
+    taskId: string,
+    dataset: CompiledDataset,
+    now: Date,
+    lock?: TaskLock,
+  ): Promise<boolean> {
+    const result: unknown = await (lock?.manager ?? this.dataSource).query(
       `WITH completion AS (
          SELECT GREATEST($2::timestamptz, max(completed_at) + interval '1 millisecond') AS at
          FROM scraping_tasks)

@@ -21,11 +21,11 @@ import { RedditItem } from '../../network/protocol';
 import { NetworkQueryResult } from '../../network/query-result';
 import { parquetPathBeside } from './dataset-parquet';
 import { datasetPath } from './dataset-path';
-import { DatasetParquetService } from './dataset-parquet.service';
-import { JsonLinesFile, manifestPathOf } from './dataset-writer';
+import { DatasetParquetService, ParquetWriteOptions } from './dataset-parquet.service';
+import { JsonLinesFile, manifestPathOf, ParquetFile } from './dataset-writer';
 import { TaskLifecycleService } from './task-lifecycle.service';
 import { TaskRow } from './task.types';
-import { TaskLifecycleRepository } from './task-lifecycle.repository';
+import { TaskLifecycleRepository, TaskLock } from './task-lifecycle.repository';
 
 const NOW = new Date('2026-01-15T12:00:00Z');
 
@@ -239,12 +239,20 @@ function compiling(items: RedditItem[], dataDir: string) {
             .map((item) => ({ uri: item.uri, datetime: new Date(item.datetime), item })),
         ),
     ),
-    isCompiling: jest.fn((_id: string) => Promise.resolve(true)),
-    markCompleted: jest.fn((_id: string, _dataset: unknown, _now: Date) => Promise.resolve(true)),
+    // The task's row as a compile's lock finds it: compiling, unless a test says otherwise.
+    lockTask: jest.fn((_id: string, work: (lock: TaskLock) => Promise<unknown>) =>
+      work({ state: 'compiling' } as TaskLock),
+    ),
+    markCompleted: jest.fn((_id: string, _dataset: unknown, _now: Date, _lock?: TaskLock) =>
+      Promise.resolve(true),
+    ),
     recordCompileFailure: jest.fn(() => Promise.resolve(true)),
   };
   const parquet = {
-    tryWrite: jest.fn((_task: TaskRow, _jsonl: JsonLinesFile) => Promise.resolve(null)),
+    tryWrite: jest.fn(
+      (_task: TaskRow, _jsonl: JsonLinesFile, _options?: ParquetWriteOptions) =>
+        Promise.resolve(null) as Promise<ParquetFile | null>,
+    ),
   };
   const config = { dataDir, tasks: { tickMs: 60_000, maxCompileAttempts: 3 } } as AppConfig;
   const service = new TaskLifecycleService(
@@ -300,6 +308,7 @@ describe(`${TaskLifecycleService.name} compiling`, () => {
         parquet: null,
       }),
       NOW,
+      expect.anything(),
     );
     expect(repository.recordCompileFailure).not.toHaveBeenCalled();
     expect(logged.log).toHaveBeenCalledWith(
@@ -324,7 +333,12 @@ describe(`${TaskLifecycleService.name} compiling`, () => {
 
     // The compile under way, its last page read, finishes; the next is not started.
     expect(repository.markCompleted).toHaveBeenCalledTimes(1);
-    expect(repository.markCompleted).toHaveBeenCalledWith(COMPILED_TASK.id, expect.anything(), NOW);
+    expect(repository.markCompleted).toHaveBeenCalledWith(
+      COMPILED_TASK.id,
+      expect.anything(),
+      NOW,
+      expect.anything(),
+    );
     expect(repository.itemsPage).toHaveBeenCalledTimes(1);
   });
 
@@ -432,12 +446,17 @@ describe(`${TaskLifecycleService.name} compiling`, () => {
     ]);
   });
 
-  /** Has the compile's Parquet step write a file beside the JSON lines file, as it does. */
+  /**
+   * Has the compile's Parquet step write a file beside the JSON lines file, as it does: renamed
+   * into place through the compile's `renameWith`.
+   */
   function writingParquet(parquet: ReturnType<typeof compiling>['parquet']) {
-    parquet.tryWrite.mockImplementation((_task, jsonl) => {
+    parquet.tryWrite.mockImplementation(async (_task, jsonl, options) => {
       const file = parquetPathBeside(jsonl.file);
-      writeFileSync(file, 'PAR1');
-      return Promise.resolve({ file, bytes: 4, sha256: '0'.repeat(64) } as never);
+      writeFileSync(`${file}.partial`, 'PAR1');
+      const rename = () => Promise.resolve(renameSync(`${file}.partial`, file));
+      await (options?.renameWith ? options.renameWith(rename) : rename());
+      return { file, bytes: 4, sha256: '0'.repeat(64) };
     });
   }
 
@@ -449,7 +468,8 @@ describe(`${TaskLifecycleService.name} compiling`, () => {
     const path = datasetPath(dataDir, COMPILED_TASK.id);
     mkdirSync(manifestPathOf(path), { recursive: true });
 
-    await service.compileExpired();
+    // Failed: the pass counts no compile.
+    expect(await service.compileExpired()).toBe(0);
 
     expect(repository.recordCompileFailure).toHaveBeenCalledTimes(1);
     expect(repository.markCompleted).not.toHaveBeenCalled();
@@ -507,7 +527,7 @@ describe(`${TaskLifecycleService.name} compiling`, () => {
   it('renames nothing over the files in place once the task is no longer compiling', async () => {
     const { service, repository, parquet } = compiling([], dataDir);
     writingParquet(parquet);
-    repository.isCompiling.mockResolvedValue(false);
+    repository.lockTask.mockImplementation((_id, work) => work({ state: 'completed' } as TaskLock));
     const path = datasetPath(dataDir, COMPILED_TASK.id);
     mkdirSync(dirname(path), { recursive: true });
     writeFileSync(path, 'the other replica');
@@ -521,9 +541,7 @@ describe(`${TaskLifecycleService.name} compiling`, () => {
     expect(repository.recordCompileFailure).not.toHaveBeenCalled();
     expect(readdirSync(dirname(path))).toEqual([`${COMPILED_TASK.id}.jsonl.gz`]);
     expect(logged.warn.mock.calls).toEqual([
-      [
-        "task r-bitcoin: completed or failed elsewhere meanwhile; this compile's dataset left unused",
-      ],
+      ["task r-bitcoin: completed or failed elsewhere meanwhile; this compile's dataset discarded"],
     ]);
   });
 
@@ -536,9 +554,7 @@ describe(`${TaskLifecycleService.name} compiling`, () => {
     expect(repository.recordCompileFailure).not.toHaveBeenCalled();
     expect(logged.log).not.toHaveBeenCalledWith(expect.stringContaining('dataset of'));
     expect(logged.warn.mock.calls).toEqual([
-      [
-        'task r-bitcoin: completed or failed elsewhere while this compile renamed its files; nothing recorded',
-      ],
+      ["task r-bitcoin: completed or failed elsewhere meanwhile; this compile's dataset discarded"],
     ]);
   });
 
