@@ -239,6 +239,23 @@ describe(PeriodicJob.name, () => {
     },
   );
 
+  // An audit's finding: the next run was dated by the wall clock, so one set back 6 h during a
+  // run put the next run off by 6 h and the interval (docs/decisions.md, "Clocks").
+  it('runs again an interval after the last run started, though the wall clock was set back meanwhile', async () => {
+    jest.useFakeTimers();
+    const { job, runner } = setUp(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 10_000));
+      jest.setSystemTime(Date.now() - 6 * 3_600_000);
+      return 'done';
+    });
+    job.start(Promise.resolve());
+    await jest.advanceTimersByTimeAsync(INTERVAL_MS - 1);
+    expect(runner.calls).toBe(1);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(runner.calls).toBe(2);
+    job.stop();
+  });
+
   // The default: a failed run counts for its interval (a task pass may have called miners).
   it('runs a failed job again at the next interval when its failures count', async () => {
     jest.useFakeTimers();

@@ -84,7 +84,9 @@ export class PeriodicJob<T> {
   private async tick(): Promise<void> {
     if (this.stopped) return;
     if (this.current) return this.schedule(this.intervalMs);
-    const started = Date.now();
+    // Monotonic: a wall clock set back during the run would put the next one off by as much
+    // (docs/decisions.md, "Clocks").
+    const started = performance.now();
     let counted: boolean;
     let dueInMs: number | undefined;
     try {
@@ -105,6 +107,6 @@ export class PeriodicJob<T> {
       return;
     }
     this.uncountedRuns = 0;
-    this.schedule(dueInMs ?? Math.max(0, started + this.intervalMs - Date.now()));
+    this.schedule(dueInMs ?? Math.max(0, this.intervalMs - (performance.now() - started)));
   }
 }
