@@ -170,6 +170,27 @@ describe(FallbackThrottlerStorage.name, () => {
     storage.onApplicationShutdown();
   });
 
+  // An audit's finding: the ends Redis' answers were kept as, and the counts in memory, were
+  // wall-clock times, so setting the clock back 6 h stretched an hour's cool-down to 7 h
+  // (docs/decisions.md, "Clocks").
+  it("keeps Redis' cool-down to its length while counting in memory, though the wall clock is set back", async () => {
+    jest.useFakeTimers();
+    const { storage, state, hitOf } = storageOver(() => Promise.resolve(blockedInRedis));
+    try {
+      await hitOf('blocked');
+      state.down = true;
+      jest.setSystemTime(Date.now() - 6 * HOUR);
+      jest.advanceTimersByTime(2_000);
+      expect(await hitOf('blocked')).toMatchObject({ isBlocked: true, timeToBlockExpire: 3598 });
+      expect(await hitOf('fresh')).toMatchObject({ totalHits: 1, timeToExpire: 3600 });
+      jest.setSystemTime(Date.now() - 6 * HOUR);
+      expect(await hitOf('fresh')).toMatchObject({ totalHits: 2, timeToExpire: 3600 });
+    } finally {
+      storage.onApplicationShutdown();
+      jest.useRealTimers();
+    }
+  });
+
   // Under a flood, commands sent before the first timeout are still answered after it: such an
   // answer is no sign that Redis is used again, and must not drop what the fallback counted.
   it('keeps counting on in memory when a command sent before the fallback is answered late', async () => {

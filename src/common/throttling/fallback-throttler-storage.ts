@@ -5,6 +5,7 @@ import {
   countHit,
   MAX_COUNTERS,
   MemoryThrottlerStorage,
+  monotonicNow,
   RateLimitCounter,
 } from './memory-throttler-storage';
 import {
@@ -28,11 +29,12 @@ import {
 export class FallbackThrottlerStorage implements RateLimitStorage, OnApplicationShutdown {
   private readonly logger = new Logger('RateLimitStorage');
   /**
-   * What Redis last answered this process, per `${key}:${scope}`, ends as epoch ms: where the
-   * counts in memory start. Bounded as those are; an entry whose window ended seeds nothing.
+   * What Redis last answered this process, per `${key}:${scope}`, its ends on the counts'
+   * monotonic clock (monotonicNow): where the counts in memory start. Bounded as those are; an
+   * entry whose window ended seeds nothing.
    */
   private readonly answers = new LRUCache<string, RateLimitCounter>({ max: MAX_COUNTERS });
-  private readonly local = new MemoryThrottlerStorage(Date.now, MAX_COUNTERS, (id) =>
+  private readonly local = new MemoryThrottlerStorage(monotonicNow, MAX_COUNTERS, (id) =>
     this.answers.get(id),
   );
   private usingLocal = false;
@@ -101,7 +103,7 @@ export class FallbackThrottlerStorage implements RateLimitStorage, OnApplication
     }
     const id = `${hit.key}:${hit.scope}`;
     const counter = this.answers.get(id) ?? { hits: 0, windowEnds: 0, blockEnds: 0, blockLimit: 0 };
-    const record = countHit(counter, hit, Date.now());
+    const record = countHit(counter, hit, monotonicNow());
     this.answers.set(id, counter);
     return record;
   }
@@ -118,7 +120,7 @@ export class FallbackThrottlerStorage implements RateLimitStorage, OnApplication
     blockedForSeconds: number,
     blockLimit: number,
   ): void {
-    const now = Date.now();
+    const now = monotonicNow();
     this.answers.set(id, {
       hits,
       windowEnds: windowEndsInSeconds > 0 ? now + windowEndsInSeconds * 1000 : 0,

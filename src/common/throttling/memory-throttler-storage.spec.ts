@@ -172,6 +172,30 @@ describe(MemoryThrottlerStorage.name, () => {
     }
   });
 
+  // An audit's finding: a key refused for an hour was told Retry-After 25199 after the wall
+  // clock was set back 6 h. Its cool-down is kept on a monotonic clock (docs/decisions.md,
+  // "Clocks").
+  it('keeps a cool-down to its length by default, though the wall clock is set back', async () => {
+    storage.onApplicationShutdown();
+    jest.useFakeTimers();
+    try {
+      storage = new MemoryThrottlerStorage();
+      const hour = { ...HIT, limit: 1, ttl: 3_600_000, blockDuration: 3_600_000 };
+      await storage.increment(hour);
+      jest.advanceTimersByTime(2_000);
+      expect(await storage.increment(hour)).toMatchObject({ timeToBlockExpire: 3600 });
+      jest.setSystemTime(Date.now() - 6 * 3_600_000);
+      jest.advanceTimersByTime(1_000);
+      expect(await storage.increment(hour)).toMatchObject({
+        isBlocked: true,
+        timeToBlockExpire: 3599,
+      });
+    } finally {
+      storage.onApplicationShutdown();
+      jest.useRealTimers();
+    }
+  });
+
   describe('at its cap', () => {
     const HOUR = { ...HIT, scope: 'auth-failures', ttl: 3_600_000, blockDuration: 3_600_000 };
     const fail = (address: string, ttl = HOUR.ttl) =>

@@ -10,13 +10,21 @@ import type {
 export interface RateLimitCounter {
   /** Hits admitted in the window; refused hits are not counted. */
   hits: number;
-  /** When the window (started by its first hit) ends, epoch ms; 0 before it starts. */
+  /** When the window (started by its first hit) ends, by the storage's `now`; 0 before it. */
   windowEnds: number;
-  /** When the cool-down ends, epoch ms; 0 while there is none. */
+  /** When the cool-down ends, by the storage's `now`; 0 while there is none. */
   blockEnds: number;
   /** The limit the cool-down was started under. */
   blockLimit: number;
 }
+
+/**
+ * The storages' clock: monotonic, so that a wall clock set back never stretches a window or a
+ * cool-down, nor one set forward ends it early (docs/decisions.md, "Clocks"). Whole
+ * milliseconds, as Redis' PTTL and Date.now are: with fractions, `now + 5000 - now` came out a
+ * hair over 5000, and a 5 s window said 6 s.
+ */
+export const monotonicNow = (): number => Math.floor(performance.now());
 
 /** How often counters whose window and cool-down have both ended are dropped. */
 const PRUNE_INTERVAL_MS = 60_000;
@@ -50,7 +58,7 @@ export class MemoryThrottlerStorage implements RateLimitStorage, OnApplicationSh
    * (FallbackThrottlerStorage: what Redis last answered); a copy is counted on. Else from zero.
    */
   constructor(
-    private readonly now: () => number = Date.now,
+    private readonly now: () => number = monotonicNow,
     private readonly maxCounters = MAX_COUNTERS,
     private readonly seedOf: (id: string) => RateLimitCounter | undefined = () => undefined,
   ) {}

@@ -121,8 +121,8 @@ describe(AuthFailureLimiter.name, () => {
   });
 
   it('lets an address in again at the instant its lockout ends, not a second later', async () => {
-    const start = Date.parse('2026-11-20T12:00:00.000Z');
-    const now = jest.spyOn(Date, 'now').mockReturnValue(start);
+    const start = 1_000_000;
+    const now = jest.spyOn(performance, 'now').mockReturnValue(start);
     const { limiter: failures, storage } = limiter();
     try {
       // The limit-th failure (2) locks the address out for the window, 60 s.
@@ -277,7 +277,7 @@ describe(`${AuthFailureLimiter.name}: lockouts counted elsewhere, windows, metri
         const outcome = await failures
           .recordFailure(address, 'sk_live_wrong-3')
           .catch((error: unknown) => error);
-        // Milliseconds of slack for the limiter's clocks (Date.now is whole milliseconds).
+        // Milliseconds of slack for the limiter's clocks.
         if (secondDone - first < 990 && performance.now() - second < 990) {
           third = outcome;
           break;
@@ -286,6 +286,33 @@ describe(`${AuthFailureLimiter.name}: lockouts counted elsewhere, windows, metri
       expect(third).toBeUndefined();
     } finally {
       storage.onApplicationShutdown();
+    }
+  });
+
+  // An audit's finding: a lockout was kept until a wall-clock time, so setting the clock back
+  // 6 h locked the address out for 6 h more (docs/decisions.md, "Clocks").
+  it('keeps a lockout to its length, though the wall clock is set back', async () => {
+    jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    jest.useFakeTimers();
+    const { limiter: failures, storage } = limiter();
+    try {
+      await lockOut(failures);
+      jest.setSystemTime(Date.now() - 6 * 3_600_000);
+      jest.advanceTimersByTime(30_000);
+      const refusal = (() => {
+        try {
+          failures.refuseIfLockedOut(() => ADDRESS, undefined);
+        } catch (error) {
+          return error as TooManyAuthFailuresException;
+        }
+      })();
+      expect(refusal?.retryAfterSeconds).toBe(30);
+      jest.advanceTimersByTime(30_000);
+      expect(() => failures.refuseIfLockedOut(() => ADDRESS, undefined)).not.toThrow();
+    } finally {
+      storage.onApplicationShutdown();
+      jest.useRealTimers();
+      jest.restoreAllMocks();
     }
   });
 

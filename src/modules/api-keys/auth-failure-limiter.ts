@@ -5,6 +5,7 @@ import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { MetricsService } from '../../common/metrics/metrics.service';
 import { ERROR_DETAILS } from '../../common/errors/error-details';
+import { monotonicNow } from '../../common/throttling/memory-throttler-storage';
 import {
   InjectRateLimitStorage,
   RateLimitStorage,
@@ -36,6 +37,11 @@ export class TooManyAuthFailuresException extends HttpException {
 @Injectable()
 export class AuthFailureLimiter {
   private readonly logger = new Logger(AuthFailureLimiter.name);
+  /**
+   * Until when each address is locked out, on the rate-limit storages' monotonic clock
+   * (monotonicNow): a wall clock set back would lengthen the lockout by as much
+   * (docs/decisions.md, "Clocks").
+   */
   private readonly lockedUntil = new LRUCache<string, number>({ max: 100_000 });
   /** Issued keys that authenticated in this process, by digest (to their id), most recent kept. */
   private readonly admittedKeys = new LRUCache<string, string>({ max: 100_000 });
@@ -91,7 +97,7 @@ export class AuthFailureLimiter {
       shared.hits >= failureLimit ? shared.windowEndsInSeconds : 0,
     );
     if (seconds === 0) return;
-    this.lockedUntil.set(ip, Date.now() + seconds * 1000);
+    this.lockedUntil.set(ip, monotonicNow() + seconds * 1000);
     this.refuse(seconds);
   }
 
@@ -122,7 +128,7 @@ export class AuthFailureLimiter {
     const ip = lockoutAddress(ipOf());
     const until = this.lockedUntil.get(ip);
     if (until === undefined) return;
-    const seconds = Math.ceil((until - Date.now()) / 1000);
+    const seconds = Math.ceil((until - monotonicNow()) / 1000);
     if (seconds <= 0) {
       this.lockedUntil.delete(ip);
       return;
@@ -170,7 +176,7 @@ export class AuthFailureLimiter {
     });
     if (result.isBlocked) {
       const seconds = Math.max(1, Math.ceil(result.timeToBlockExpire));
-      if (this.lockedUntil.has(ip)) this.lockedUntil.set(ip, Date.now() + seconds * 1000);
+      if (this.lockedUntil.has(ip)) this.lockedUntil.set(ip, monotonicNow() + seconds * 1000);
       else this.lockOut(ip, seconds);
       this.refuse(seconds);
     }
@@ -183,7 +189,7 @@ export class AuthFailureLimiter {
    * refused request: a guesser's every request would otherwise be a warning.
    */
   private lockOut(ip: string, seconds: number): void {
-    this.lockedUntil.set(ip, Date.now() + seconds * 1000);
+    this.lockedUntil.set(ip, monotonicNow() + seconds * 1000);
     this.logger.warn(
       `${ip} locked out for ${seconds} s: ${this.config.auth.failureLimit} failed authentications within ${this.config.auth.failureWindowSeconds} s (AUTH_FAILURE_LIMIT)`,
     );

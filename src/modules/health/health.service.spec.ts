@@ -299,6 +299,22 @@ describe(HealthService.name, () => {
       });
     });
 
+    // An audit's finding: uptime was the wall clock's distance from the start, negative once
+    // the clock was set back (docs/decisions.md, "Clocks").
+    it('counts uptime on a monotonic clock, not a step of the wall clock back', async () => {
+      const service = world.service();
+      const started = performance.now();
+      const stepped = Date.now() - 6 * 3_600_000;
+      const wall = jest.spyOn(Date, 'now').mockImplementation(() => stepped);
+      const monotonic = jest.spyOn(performance, 'now').mockImplementation(() => started + 5_000);
+      try {
+        expect((await service.systemStatus()).uptime_seconds).toBe(5);
+      } finally {
+        wall.mockRestore();
+        monotonic.mockRestore();
+      }
+    });
+
     it('is unhealthy without the database, and degraded for each other component that is not well', async () => {
       const degradations: [string, (world: World) => void][] = [
         ['redis', (w) => (w.redisProblem = 'Redis unreachable')],

@@ -26,7 +26,8 @@ const CHECK_CACHE_MS = 1000;
 
 @Injectable()
 export class HealthService {
-  private readonly startedAt = Date.now();
+  /** performance.now(): uptime from the wall clock went negative when it was set back. */
+  private readonly startedAt = performance.now();
   /** Health may be polled hard: checks run at most once a second, concurrent polls share one. */
   private readonly checks = new LRUCache<'checks', Checks>({
     max: 1,

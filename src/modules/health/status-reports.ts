@@ -53,7 +53,8 @@ export function healthReport(
 
 /**
  * Unhealthy without the database; degraded when any other component is (a miner index that is
- * not loaded too: docs/decisions.md, "Health").
+ * not loaded too: docs/decisions.md, "Health"). `startedAt` is performance.now() at start (a
+ * monotonic clock: docs/decisions.md, "Clocks").
  */
 export function systemStatusReport(
   checks: Checks,
@@ -73,7 +74,7 @@ export function systemStatusReport(
     status:
       components.database.status !== 'healthy' ? 'unhealthy' : degraded ? 'degraded' : 'healthy',
     timestamp: new Date().toISOString(),
-    uptime_seconds: Math.round((Date.now() - startedAt) / 1000),
+    uptime_seconds: Math.round((performance.now() - startedAt) / 1000),
     version: API_VERSION,
     network,
     components,

@@ -44,8 +44,9 @@ describe(SubtensorConnection.name, () => {
     // The waits as the reconnect's comment says (1 s, doubling, at most a minute): cockatiel's
     // default jitter made the first wait under a second and some shorter than the one before.
     it('waits 1 s before reconnecting, then twice as long each time, up to a minute', async () => {
-      let now = Date.now();
-      const clock = jest.spyOn(Date, 'now').mockImplementation(() => now);
+      // Whole milliseconds: a fractional start left a 4 s wait 4.0000000005 s (said 5).
+      let now = 1_000_000;
+      const clock = jest.spyOn(performance, 'now').mockImplementation(() => now);
       const connection = new SubtensorConnection(url, 2000);
       const waits: number[] = [];
       try {
@@ -68,6 +69,23 @@ describe(SubtensorConnection.name, () => {
         await connection.close();
       }
       expect(waits).toEqual([1, 2, 4, 8, 16, 32, 60, 60, 60]);
+    });
+
+    // An audit's finding: the backoff ended at a wall-clock time, so a clock set back 6 h kept
+    // the node undialled for 6 h (docs/decisions.md, "Clocks").
+    it('waits out its backoff, not a step of the wall clock back', async () => {
+      const connection = new SubtensorConnection(url, 2000);
+      const wall = jest.spyOn(Date, 'now');
+      try {
+        await expect(connection.use(async () => 'read')).rejects.toThrow(/^could not connect/);
+        const stepped = Date.now() - 6 * 3_600_000;
+        wall.mockImplementation(() => stepped);
+        const waiting = (await connection.use(async () => 'read').catch((e: Error) => e)) as Error;
+        expect(waiting.message).toMatch(/reconnecting in 1 s \(1 failed attempts\)$/);
+      } finally {
+        wall.mockRestore();
+        await connection.close();
+      }
     });
 
     // The vote's publication and the network aggregate's 503 show the waiting use's error: the

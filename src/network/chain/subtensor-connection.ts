@@ -125,7 +125,7 @@ export class SubtensorConnection {
    */
   private deadlineOf(bound: number): Deadline {
     const ms = this.api?.isConnected ? bound : Math.max(bound, this.connectTimeoutMs);
-    return { at: Date.now() + ms, ms };
+    return { at: performance.now() + ms, ms };
   }
 
   /**
@@ -172,14 +172,14 @@ export class SubtensorConnection {
     if (this.closed) throw new ChainUnavailableError('connection closed');
     if (this.api?.isConnected) return this.api;
     if (this.api) await this.drop(this.api);
-    const wait = this.retryAt - Date.now();
+    const wait = this.retryAt - performance.now();
     if (wait > 0 && !this.connecting)
       throw new ChainUnavailableError(
         `${this.lastConnectError}; reconnecting in ${Math.ceil(wait / 1000)} s ` +
           `(${this.failedAttempts} failed attempts)`,
       );
     this.connecting ??= this.connect({
-      at: Math.min(deadline.at, Date.now() + this.connectTimeoutMs),
+      at: Math.min(deadline.at, performance.now() + this.connectTimeoutMs),
       ms: Math.min(deadline.ms, this.connectTimeoutMs),
     }).finally(() => (this.connecting = undefined));
     // A use that joins a connection under way waits no longer than its own deadline.
@@ -229,7 +229,8 @@ export class SubtensorConnection {
       await provider.disconnect().catch(() => undefined);
       this.failedAttempts += 1;
       this.retryAt =
-        Date.now() + retryDelay(this.failedAttempts - 1, RECONNECT_FIRST_MS, RECONNECT_MAX_MS);
+        performance.now() +
+        retryDelay(this.failedAttempts - 1, RECONNECT_FIRST_MS, RECONNECT_MAX_MS);
       const failure =
         error instanceof ChainUnavailableError
           ? error
@@ -294,7 +295,11 @@ export class SubtensorConnection {
   }
 }
 
-/** When a use must be done (epoch ms), and the bound it was given, for the error's message. */
+/**
+ * When a use must be done (performance.now(), as is the reconnect's backoff: a wall clock set
+ * back would stretch both by as much; docs/decisions.md, "Clocks"), and the bound it was given,
+ * for the error's message.
+ */
 interface Deadline {
   at: number;
   ms: number;
@@ -316,10 +321,10 @@ function isNodeFailure(error: unknown): boolean {
 /** The work's value, or ChainUnavailableError "<what> within <ms> ms" once the deadline passed. */
 function withTimeout<T>(work: Promise<T>, deadline: Deadline | number, what: string): Promise<T> {
   const { at, ms } =
-    typeof deadline === 'number' ? { at: Date.now() + deadline, ms: deadline } : deadline;
+    typeof deadline === 'number' ? { at: performance.now() + deadline, ms: deadline } : deadline;
   return within(
     work,
-    Math.max(0, at - Date.now()),
+    Math.max(0, at - performance.now()),
     () => new ChainUnavailableError(`${what} within ${ms} ms`),
   );
 }

@@ -77,7 +77,10 @@ export class MinerCircuits {
    * being left alone), and while a call is its half-open trial. Once the cooldown is over the
    * breaker stays `Open` until a call tries the miner (cockatiel half-opens on the next call):
    * callers that asked the breaker's state and skipped the miner never called it again, and the
-   * miner was left out until a restart; a trial ends with its call (a timeout at most).
+   * miner was left out until a restart; a trial ends with its call (a timeout at most). On the
+   * wall clock, as cockatiel's cooldown is: a clock set back keeps the circuit open as much
+   * longer, which cockatiel would enforce anyway, and saying so here spares the budget calls its
+   * refusals would take (docs/decisions.md, "Clocks").
    */
   isOpen(uid: number): boolean {
     const state = this.policies.get(uid)?.breaker.state;
