@@ -90,6 +90,8 @@ function setUp(options: SetUpOptions = {}) {
   /** When each waiting miner's budget has a call again, as told to the service. */
   const nextAt = new Map<number, number>();
   const budgets = {
+    // The database's clock: the service's.
+    now: jest.fn(() => Promise.resolve(clock.now())),
     left: jest.fn((hotkeys: readonly string[]) => {
       const answer = new Map<string, BudgetLeft>();
       for (const miner of miners) {

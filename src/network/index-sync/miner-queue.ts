@@ -4,7 +4,10 @@ import { AppConfig } from '../../config/app-config';
 import { ServingMiner } from '../miner.entity';
 import { CallBudgets } from '../transport/call-budgets';
 
-/** A miner to sync, and when its GetMinerIndex budget has a call again (ms; 0: now). */
+/**
+ * A miner to sync, and when its GetMinerIndex budget has a call again (ms on the service's clock;
+ * 0: now).
+ */
 export interface QueuedMiner {
   miner: ServingMiner;
   notBefore: number;
@@ -34,8 +37,12 @@ export class MinerQueue {
     private readonly stopping: () => boolean,
   ) {}
 
-  /** Miners with an index call left first, then the others by when they have one again. */
+  /**
+   * Miners with an index call left first, then the others by when they have one again: when
+   * Postgres' clock, which dates the calls, says it, moved to the service's clock.
+   */
   async inBudgetOrder(miners: ServingMiner[]): Promise<QueuedMiner[]> {
+    const databaseAheadMs = await this.databaseAheadMs();
     const left = await this.budgets
       .left(
         miners.map((miner) => miner.hotkey),
@@ -46,7 +53,7 @@ export class MinerQueue {
     const queued = miners.map((miner) => {
       const budget = left.get(miner.hotkey);
       const waits = budget !== undefined && budget.left === 0 && budget.nextAt !== null;
-      return { miner, notBefore: waits ? budget.nextAt!.getTime() : 0 };
+      return { miner, notBefore: waits ? budget.nextAt!.getTime() - databaseAheadMs : 0 };
     });
     // Stable: the ready ones keep their order.
     return queued.sort((a, b) => a.notBefore - b.notBefore);
@@ -55,16 +62,32 @@ export class MinerQueue {
   /**
    * Waits until `notBefore` when it is near (see MAX_BUDGET_WAIT_MS), on the service's clock;
    * a miner further off is called at once and refused by its budget (skipped, never contacted).
+   * Never longer than that on a monotonic clock: the service's clock set back during the wait
+   * would hold the whole sync for as long (docs/decisions.md, "Clocks").
    */
   async waitForBudget(notBefore: number): Promise<void> {
     const { intervalMs } = this.config.network.indexSync;
     const longest = Math.min(MAX_BUDGET_WAIT_MS, intervalMs / 6);
     if (notBefore - this.clock.now().getTime() > longest) return;
+    const givenUpAt = performance.now() + longest;
     for (
       let remaining = notBefore - this.clock.now().getTime();
-      remaining > 0 && !this.stopping();
+      remaining > 0 && !this.stopping() && performance.now() < givenUpAt;
       remaining = notBefore - this.clock.now().getTime()
     )
       await sleep(Math.min(remaining, BUDGET_POLL_MS), undefined, { ref: false });
+  }
+
+  /**
+   * How far Postgres' clock runs ahead of the service's (negative: behind), the midpoint of the
+   * service's times around one read of it: budgets' `nextAt` is Postgres' time, and hosts' clocks
+   * that disagree had the sync wait too long for a miner's call, or call it early and have it
+   * refused. 0 when Postgres is away (no budget can be read or taken either).
+   */
+  private async databaseAheadMs(): Promise<number> {
+    const before = this.clock.now().getTime();
+    const databaseNow = await this.budgets.now().catch(() => undefined);
+    if (!databaseNow) return 0;
+    return databaseNow.getTime() - (before + this.clock.now().getTime()) / 2;
   }
 }

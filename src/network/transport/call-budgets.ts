@@ -118,6 +118,11 @@ export class CallBudgets {
     await this.repository.giveBack(hotkey, synapse, at);
   }
 
+  /** Postgres' time now (moved as the process clock is): the time calls are dated by. */
+  async now(): Promise<Date> {
+    return this.repository.now(this.clock.shiftMs());
+  }
+
   /** The calls of a budget only users' queries take: TASK_BUDGET_RESERVE of it, rounded up. */
   usersReserve(budget: CallBudget): number {
     return Math.ceil(budget.calls * this.config.tasks.budgetReserve);
@@ -133,7 +138,7 @@ export class CallBudgets {
   async spend(hotkey: string, synapse: SynapseName): Promise<Date | undefined> {
     const budget = this.budgetOf(synapse);
     if (!budget) return undefined;
-    const at = (await this.repository.now(this.clock.shiftMs())).getTime();
+    const at = (await this.now()).getTime();
     // After a miner's 403 its window (MINER_LIMIT_WINDOW_MS) has surely ended an hour later, or
     // one budget window later when the budget's window is longer.
     const until =
