@@ -1,5 +1,5 @@
 import { buildDataSourceOptions, buildProbePoolConfig } from '../database/data-source-options';
-import { explicitTlsMode, tlsModeWarning } from './database-tls';
+import { explicitTlsMode, pgSslModeProblem, tlsModeWarning } from './database-tls';
 
 const HOST = 'postgres://gateway:secret@db.example.com:5432/validator';
 
@@ -76,5 +76,54 @@ describe(tlsModeWarning.name, () => {
   it('says nothing of a URL whose TLS is explicit, or of no URL', () => {
     expect(tlsModeWarning(`${HOST}?sslmode=verify-full`)).toBeUndefined();
     expect(tlsModeWarning(undefined)).toBeUndefined();
+  });
+});
+
+describe(pgSslModeProblem.name, () => {
+  /** pg's TLS settings for `url` with PGSSLMODE set to `mode` (unset when undefined). */
+  const sslWith = (url: string, mode: string | undefined): unknown => {
+    const before = process.env.PGSSLMODE;
+    if (mode === undefined) delete process.env.PGSSLMODE;
+    else process.env.PGSSLMODE = mode;
+    try {
+      return parsedByPg(url).ssl;
+    } finally {
+      if (before === undefined) delete process.env.PGSSLMODE;
+      else process.env.PGSSLMODE = before;
+    }
+  };
+
+  // Refused exactly where pg obeys it: where its TLS settings differ from those without it.
+  // sslrootcert names a file pg reads: this one.
+  it.each([
+    HOST,
+    `${HOST}?application_name=x`,
+    `${HOST}?sslmode=`,
+    `${HOST}?sslmode=disable`,
+    `${HOST}?sslmode=verify-full`,
+    `${HOST}?sslmode=no-verify`,
+    `${HOST}?sslmode=verify-full&sslmode=`,
+    `${HOST}?ssl=true`,
+    `${HOST}?ssl=0`,
+    `${HOST}?ssl=`,
+    `${HOST}?sslrootcert=${encodeURIComponent(__filename)}`,
+    `${HOST}?sslnegotiation=direct`,
+    'postgresql:///gateway?host=/run/postgresql',
+  ])('refuses PGSSLMODE=no-verify where pg obeys it: %s', (url) => {
+    const obeyed =
+      JSON.stringify(sslWith(url, 'no-verify')) !== JSON.stringify(sslWith(url, undefined));
+    expect(sslWith(url, 'no-verify')).toEqual(
+      obeyed ? { rejectUnauthorized: false } : expect.anything(),
+    );
+    expect(pgSslModeProblem(url, 'no-verify') !== undefined).toBe(obeyed);
+  });
+
+  it('leaves the other modes, and no PGSSLMODE, to pg: they verify or turn TLS off', () => {
+    for (const mode of ['require', 'prefer', 'verify-ca', 'verify-full'])
+      expect(sslWith(HOST, mode)).toBe(true);
+    expect(sslWith(HOST, 'disable')).toBe(false);
+    for (const mode of [undefined, 'require', 'disable', ' no-verify'])
+      expect(pgSslModeProblem(HOST, mode)).toBeUndefined();
+    expect(pgSslModeProblem(undefined, 'no-verify')).toMatch(/^PGSSLMODE: no-verify /);
   });
 });

@@ -35,3 +35,42 @@ export function tlsModeWarning(url: string | undefined): string | undefined {
     'sslmode=verify-full to say so, or sslmode=no-verify to encrypt without verifying'
   );
 }
+
+/** URL parameters any non-empty value of which gives pg its TLS settings (pg-connection-string). */
+const URL_TLS_PARAMETERS = ['sslmode', 'sslcert', 'sslkey', 'sslrootcert'];
+
+/**
+ * Whether pg takes its TLS settings from the URL rather than from PGSSLMODE: an `ssl` of any
+ * value, a non-empty sslmode, sslcert, sslkey or sslrootcert (the last of each, as pg reads
+ * them), or sslnegotiation=direct. A URL that does not parse here is taken as setting nothing.
+ */
+function urlSetsTls(url: string): boolean {
+  if (!URL.canParse(url)) return false;
+  const query = new URL(url).searchParams;
+  const last = (name: string) => query.getAll(name).at(-1);
+  return (
+    query.has('ssl') ||
+    URL_TLS_PARAMETERS.some((name) => Boolean(last(name))) ||
+    last('sslnegotiation') === 'direct'
+  );
+}
+
+/**
+ * PGSSLMODE=no-verify where pg obeys it (the URL, or the embedded Postgres's when DATABASE_URL
+ * is unset, says nothing of TLS): refused, as it would encrypt without verifying the server's
+ * certificate while DATABASE_URL shows nothing of it. The gateway verifies the certificate
+ * unless the URL itself says sslmode=no-verify (docs/decisions.md, "Start-up"). The other modes
+ * verify it (pg takes them as `ssl: true`) or turn TLS off, as a URL without sslmode does.
+ * `pgSslMode` is the variable as pg reads it, untrimmed.
+ */
+export function pgSslModeProblem(
+  url: string | undefined,
+  pgSslMode: string | undefined,
+): string | undefined {
+  if (pgSslMode !== 'no-verify' || (url !== undefined && urlSetsTls(url))) return undefined;
+  return (
+    "PGSSLMODE: no-verify would have pg encrypt without verifying the database server's " +
+    'certificate, which DATABASE_URL does not show; write sslmode=no-verify in DATABASE_URL if ' +
+    'that is meant, else unset PGSSLMODE'
+  );
+}

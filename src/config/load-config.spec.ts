@@ -404,6 +404,23 @@ describe(loadConfig.name, () => {
     expect(problemsOf({ REDIS_URL: 'rediss://:Secret-Pw-1@redis.example:6380' })).toEqual([]);
   });
 
+  // pg obeys PGSSLMODE when the URL says nothing of TLS: no-verify encrypted without verifying
+  // the certificate, unseen in DATABASE_URL, which README said was always verified unless the
+  // URL said no-verify (a docs audit's finding).
+  it('refuses PGSSLMODE=no-verify when DATABASE_URL leaves TLS to it', () => {
+    const url = 'postgres://gateway@db.example.com:5432/gateway';
+    expect(problemsOf({ DATABASE_URL: url, PGSSLMODE: 'no-verify' })).toEqual([
+      expect.stringMatching(/^PGSSLMODE: no-verify would have pg encrypt without verifying /),
+    ]);
+    expect(problemsOf({ PGSSLMODE: 'no-verify' })).toHaveLength(1);
+    // The URL's own TLS settings win over it; the other modes verify (or turn TLS off).
+    expect(
+      problemsOf({ DATABASE_URL: `${url}?sslmode=verify-full`, PGSSLMODE: 'no-verify' }),
+    ).toEqual([]);
+    for (const mode of ['require', 'prefer', 'verify-ca', 'verify-full', 'disable'])
+      expect(problemsOf({ DATABASE_URL: url, PGSSLMODE: mode })).toEqual([]);
+  });
+
   it('takes a Postgres URL that names a socket rather than a host', () => {
     expect(problemsOf({ DATABASE_URL: 'postgresql:///gateway?host=/run/postgresql' })).toEqual([]);
   });

@@ -7,7 +7,7 @@ import { BODY_LIMIT_FORM, bytesOf } from '../common/http/body-limit';
 import { EnvironmentVariables } from './environment-variables';
 import { expandHome, PATH_VARIABLES } from './home-path';
 import { indexSyncProblems, indexSyncSeconds } from './index-sync-schedule';
-import { tlsModeWarning } from './database-tls';
+import { pgSslModeProblem, tlsModeWarning } from './database-tls';
 import {
   callArrivalDelay,
   callBudgetExcesses,
@@ -63,6 +63,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     if (!vars.DATABASE_URL) problems.push('DATABASE_URL: required when NODE_ENV=production');
   }
   expandHomePaths(problems, vars);
+  const sslMode = pgSslModeProblem(vars.DATABASE_URL, env.PGSSLMODE);
+  if (sslMode) problems.push(sslMode);
   problems.push(
     ...metagraphSourceProblems(vars, env),
     ...bodyLimitProblems(vars.BODY_LIMIT),
