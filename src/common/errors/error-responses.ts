@@ -101,7 +101,11 @@ export function errorResponse(status: number, cases: readonly ErrorCase[]): Resp
   const examples = Object.fromEntries(
     cases.map((error) => [
       error.name,
-      { summary: error.summary, value: { detail: error.detail, request_id: REQUEST_ID_EXAMPLE } },
+      {
+        summary: error.summary,
+        ...(error.description ? { description: error.description } : {}),
+        value: { detail: error.detail, request_id: REQUEST_ID_EXAMPLE },
+      },
     ]),
   );
   // An operation charged to no budget (key administration, /metrics) has only the lockout's 429.

@@ -79,14 +79,19 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .setTitle('Data Universe Validator API')
     .setDescription(
       'On-demand queries to the miner network, scraping tasks (desirabilities), miner repositories, ' +
-        'validator statistics and API keys. Every operation needs the `X-API-Key` header. ' +
+        'validator statistics and API keys. Every operation needs a key in the `X-API-Key` ' +
+        'header; `GET /metrics` the master key there, or the METRICS_TOKEN as ' +
+        '`Authorization: Bearer <token>`. ' +
         // Not a pattern in each schema: read without the `u` flag, it would refuse every emoji
         // (docs/decisions.md, "Text Postgres cannot store").
-        "A client's text (key names, hotkeys, labels, keywords, usernames, job ids) holding U+0000 " +
-        'or an unpaired UTF-16 surrogate is refused: 422 `string_pattern_mismatch`, with ' +
+        "A client's text in a query or a body (key names, hotkeys, labels, keywords, usernames, " +
+        'job ids) holding U+0000 or an unpaired UTF-16 surrogate is refused: 422 ' +
+        '`string_pattern_mismatch`, with ' +
         // The pattern inside `ctx` as sent: in a code span of its own it ends in "$`", which the
         // Swagger UI's init script cannot hold (init-script-text.ts).
         `\`ctx\` \`${JSON.stringify(STORABLE_TEXT_REFUSAL.ctx)}\`. ` +
+        // A path id is looked up, not validated (docs/decisions.md, "Text Postgres cannot store").
+        'An id in a path holding one (`/api/v1/tasks/a%00b`) names nothing: 404. ' +
         budgetsText(app.get<RateLimitSettings>(RATE_LIMIT_SETTINGS)),
     )
     .setVersion(API_VERSION)

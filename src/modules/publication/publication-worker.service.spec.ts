@@ -3,6 +3,7 @@ import {
   CommitmentRateLimitedError,
   CommitmentWindow,
 } from '../../network/chain/commitment-results';
+import { LAST_ERROR_EXAMPLE } from './dto/publication-status.dto';
 import { PublicationWorker } from './publication-worker.service';
 import { PublicationRow } from './publication.types';
 
@@ -196,9 +197,8 @@ describe(PublicationWorker.name, () => {
       );
     /** Subnet 13's epoch: a tempo of 360 blocks, plus one. */
     const EPOCH = 361;
-    const reason =
-      'rate limited by the chain: commitments.SpaceLimitExceeded: Space Limit Exceeded for the ' +
-      'current interval';
+    /** What the worker writes, as the OpenAPI document's example shows it. */
+    const reason = LAST_ERROR_EXAMPLE;
     const retriedAfter = (repository: ReturnType<typeof refused>['repository'], ms: number) =>
       expect(repository.recordRetry).toHaveBeenCalledWith(
         expect.objectContaining({ version: 3 }),

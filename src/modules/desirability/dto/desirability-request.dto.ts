@@ -45,6 +45,37 @@ export const SUBMITTED_ITEM_SCHEMA: SchemaObject = {
   ],
 };
 
+/**
+ * The request's example, and the answer DesirabilitySubmittedDto shows for it (a spec submits
+ * it to the service and expects that answer): a job, a legacy entry, and a keyword-only job,
+ * kept local.
+ */
+export const DESIRABILITY_REQUEST_EXAMPLE = [
+  {
+    id: 'tao-x',
+    weight: 0.6,
+    params: {
+      platform: 'x',
+      label: '#tao',
+      keyword: null,
+      post_start_datetime: null,
+      post_end_datetime: null,
+    },
+  },
+  { source_name: 'reddit', label_weights: { 'r/bittensor_': 0.3 } },
+  {
+    id: 'halving-x',
+    weight: 0.1,
+    params: {
+      platform: 'x',
+      label: null,
+      keyword: 'halving',
+      post_start_datetime: null,
+      post_end_datetime: null,
+    },
+  },
+];
+
 /** Documents the body only: it is checked by DesirabilityRequestPipe (the item is a union). */
 @ApiSchema({
   name: 'DesirabilityRequest',
@@ -62,20 +93,7 @@ export class DesirabilityRequestDto {
     type: 'array',
     maxItems: MAX_DESIRABILITY_JOBS,
     items: DESIRABILITY_ITEM_SCHEMA,
-    example: [
-      {
-        id: 'tao-x',
-        weight: 0.6,
-        params: {
-          platform: 'x',
-          label: '#tao',
-          keyword: null,
-          post_start_datetime: null,
-          post_end_datetime: null,
-        },
-      },
-      { source_name: 'reddit', label_weights: { 'r/bittensor_': 0.4 } },
-    ],
+    example: DESIRABILITY_REQUEST_EXAMPLE,
   })
   desirabilities: (DesirabilityJobDto | LegacyDesirabilityDto)[];
 }

@@ -1,14 +1,29 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { MAX_DESIRABILITY_JOBS } from '../../../config/environment-variables';
 
+/**
+ * What the service answers to DESIRABILITY_REQUEST_EXAMPLE with publication on, `tao-x` already
+ * registered (desirability-submitted.dto.spec.ts builds it with the service's own code).
+ */
+export const DESIRABILITY_SUBMITTED_EXAMPLE = {
+  status: 'success',
+  message:
+    'Vote of 5F4tQyWrhfGVcNhoqeiNsR6KjD4wMZ2kfhLj4oHYuyHbZAc3 saved: 3 jobs (2 newly registered ' +
+    'tasks); publication to the network pending (GET /api/v1/desirabilities/publication); ' +
+    "keyword-only jobs kept here but not published, as the subnet's validators cannot read a job " +
+    'without a label: halving-x',
+  tasks: ['tao-x', 'reddit-r-bittensor_-17ae2172c58e', 'halving-x'],
+  publication: 'pending',
+  not_published: ['halving-x'],
+} satisfies DesirabilitySubmittedDto;
+
 @ApiSchema({ name: 'DesirabilitySubmitted' })
 export class DesirabilitySubmittedDto {
-  @ApiProperty({ enum: ['success'], example: 'success' })
+  @ApiProperty({ enum: ['success'], example: DESIRABILITY_SUBMITTED_EXAMPLE.status })
   status: 'success';
 
   @ApiProperty({
-    example:
-      'Vote of 5F… saved: 2 jobs (1 newly registered task); publication to the network pending (GET /api/v1/desirabilities/publication)',
+    example: DESIRABILITY_SUBMITTED_EXAMPLE.message,
   })
   message: string;
 
@@ -16,7 +31,7 @@ export class DesirabilitySubmittedDto {
     description: 'Every task id of the vote, new and already registered, in submission order',
     type: [String],
     maxItems: MAX_DESIRABILITY_JOBS,
-    example: ['tao-x', 'reddit-r-bittensor_-5d6f3c1a9b2e'],
+    example: DESIRABILITY_SUBMITTED_EXAMPLE.tasks,
   })
   tasks: string[];
 
@@ -27,7 +42,7 @@ export class DesirabilitySubmittedDto {
       'background (follow it at GET /api/v1/desirabilities/publication); `disabled`: publication is ' +
       'off (GRAVITY_REPO_URL or SUBTENSOR_URL not set, or an https repository without GRAVITY_TOKEN; ' +
       '`message` says which), and the vote is local to this gateway only',
-    example: 'pending',
+    example: DESIRABILITY_SUBMITTED_EXAMPLE.publication,
   })
   publication: 'pending' | 'disabled';
 
@@ -40,7 +55,7 @@ export class DesirabilitySubmittedDto {
       '"Keyword-only jobs are not published")',
     type: [String],
     maxItems: MAX_DESIRABILITY_JOBS,
-    example: ['halving-x'],
+    example: DESIRABILITY_SUBMITTED_EXAMPLE.not_published,
   })
   not_published?: string[];
 }

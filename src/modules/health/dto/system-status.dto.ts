@@ -56,7 +56,7 @@ export class MinersStatusDto extends ComponentStatusDto {
     ...NEURONS,
     description:
       'Miners that may be called now: not validators, an axon at an allowed address, circuit closed',
-    example: 8,
+    example: 180,
   })
   available: number;
 
@@ -118,7 +118,7 @@ export class MinerIndexStatusDto extends ComponentStatusDto {
     description:
       'Miners whose index (GetMinerIndex, read by the index sync) is loaded and holds data, whatever their ' +
       'state: the ones the statistics (label sizes, ages, bytes by label) sum. null when it could not be read',
-    example: 212,
+    example: 182,
     nullable: true,
   })
   loaded: number | null;
@@ -129,7 +129,7 @@ export class MinerIndexStatusDto extends ComponentStatusDto {
       'Of `loaded`, the miners whose index the stored-data path and query_bucket use now: those they may ask ' +
       '(no circuit open, address allowed, still registered, serving an axon). 0 with `loaded` above 0 is what ' +
       'makes on-demand answer that the index is not loaded. null when it could not be read',
-    example: 205,
+    example: 175,
     nullable: true,
   })
   usable: number | null;
@@ -259,19 +259,66 @@ export class PublicationComponentStatusDto extends ComponentStatusDto {
   next_attempt_at?: string;
 }
 
+/**
+ * The components of a healthy gateway on the real network at the SystemStatus example's time:
+ * each component's example. Assembled from the fields' examples instead, every component showed
+ * `status: "healthy"` beside an `error` (a docs audit's finding). A spec holds it to what
+ * systemStatusReport makes of it: `healthy`, as the SystemStatus example says.
+ */
+export const SYSTEM_COMPONENTS_EXAMPLE = {
+  database: { status: 'healthy', latency_ms: 1.2 },
+  redis: { status: 'healthy', latency_ms: 0.48 },
+  miners: {
+    status: 'healthy',
+    latency_ms: null,
+    available: 180,
+    total: 256,
+    serving: 230,
+    validators: 64,
+    address_refused: 0,
+    hotkey_standing: 'validator',
+  },
+  miner_index: {
+    status: 'healthy',
+    latency_ms: 2.31,
+    loaded: 182,
+    usable: 175,
+    newest_synced_at: '2026-11-21T11:58:03.000Z',
+    oldest_synced_at: '2026-11-21T10:02:41.000Z',
+    last_read_at: '2026-11-21T11:58:03.000Z',
+  },
+  chain: {
+    status: 'healthy',
+    latency_ms: null,
+    chain_name: 'Bittensor',
+    genesis_hash: '0x2f0555cc76fc2840a25a6ea3b9637146806f1f44b090c175ffde2a7e5ab36c03',
+    block: 6852690,
+    last_read_at: '2026-11-21T11:59:18.000Z',
+    age_seconds: 42,
+  },
+  publication: {
+    status: 'healthy',
+    latency_ms: null,
+    state: 'committed',
+    commit_sha: '3f786850e387550fdab836ed7e6dc881de23001b',
+    block_number: 6852691,
+  },
+} satisfies SystemComponentsDto;
+
 @ApiSchema({ name: 'SystemComponents' })
 export class SystemComponentsDto {
-  @ApiProperty({ type: ComponentStatusDto })
+  @ApiProperty({ type: ComponentStatusDto, example: SYSTEM_COMPONENTS_EXAMPLE.database })
   database: ComponentStatusDto;
 
   @ApiProperty({
     type: ComponentStatusDto,
     description:
       '`disabled` when REDIS_URL is not set, `degraded` when it cannot be reached (rate limits and the cache then work per process)',
+    example: SYSTEM_COMPONENTS_EXAMPLE.redis,
   })
   redis: ComponentStatusDto;
 
-  @ApiProperty({ type: MinersStatusDto })
+  @ApiProperty({ type: MinersStatusDto, example: SYSTEM_COMPONENTS_EXAMPLE.miners })
   miners: MinersStatusDto;
 
   @ApiProperty({
@@ -279,12 +326,14 @@ export class SystemComponentsDto {
     description:
       'The miners’ data index the statistics and query_bucket read: how many miners’ indexes are loaded and ' +
       'when they were synced',
+    example: SYSTEM_COMPONENTS_EXAMPLE.miner_index,
   })
   miner_index: MinerIndexStatusDto;
 
   @ApiProperty({
     type: ChainStatusDto,
     description: 'The subtensor node the metagraph is read from',
+    example: SYSTEM_COMPONENTS_EXAMPLE.chain,
   })
   chain: ChainStatusDto;
 
@@ -292,6 +341,7 @@ export class SystemComponentsDto {
     type: PublicationComponentStatusDto,
     description:
       'Publication of this validator’s vote to the network (Gravity repository, chain commitment)',
+    example: SYSTEM_COMPONENTS_EXAMPLE.publication,
   })
   publication: PublicationComponentStatusDto;
 }
@@ -301,7 +351,7 @@ export class SystemStatusDto {
   @ApiProperty({ enum: ['healthy', 'degraded', 'unhealthy'], example: 'healthy' })
   status: 'healthy' | 'degraded' | 'unhealthy';
 
-  @ApiProperty({ format: 'date-time', example: '2026-11-24T12:00:00.000Z' })
+  @ApiProperty({ format: 'date-time', example: '2026-11-21T12:00:00.000Z' })
   timestamp: string;
 
   @ApiProperty({

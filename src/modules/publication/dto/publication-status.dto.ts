@@ -1,6 +1,14 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { PUBLICATION_STATES, PublicationState } from '../publication.types';
 
+/**
+ * `last_error` as the worker writes it when the chain refuses a commitment by its space rule; the
+ * worker's spec expects exactly this text, so the example cannot drift from it.
+ */
+export const LAST_ERROR_EXAMPLE =
+  'rate limited by the chain: commitments.SpaceLimitExceeded: Space Limit Exceeded for the ' +
+  'current interval';
+
 @ApiSchema({
   name: 'PublicationStatus',
   description:
@@ -72,7 +80,7 @@ export class PublicationStatusDto {
 
   @ApiPropertyOptional({
     description: 'Why the last attempt did not finish (a failure, or the chain’s rate limit)',
-    example: 'rate limited: commitments.SpaceLimitExceeded',
+    example: LAST_ERROR_EXAMPLE,
   })
   last_error?: string;
 
