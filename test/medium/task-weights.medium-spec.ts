@@ -14,7 +14,7 @@ import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
 
 /**
  * A task's weight (what collection goes by, heaviest first) with several hotkeys sharing one
- * database, as replicas with their own VALIDATOR_HOTKEY do: the largest weight any current
+ * database, as replicas with their own wallet hotkeys (BT_WALLET_*) do: the largest weight any current
  * vote gives the task, whoever registered it (docs/decisions.md, "Collection within a budget").
  */
 describe('task weights across the votes of hotkeys sharing a database', () => {
