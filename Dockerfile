@@ -4,29 +4,37 @@
 FROM node:24-bookworm-slim AS sources
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci
+# --ignore-scripts: tsc needs no install script, and the only ones allowed (the embedded
+# Postgres's, for the tests) belong to development dependencies the prune below removes
+# (docs/decisions.md, "What the image holds").
+RUN npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.build.json tsconfig.dev.json ormconfig.ts ./
 COPY src ./src
 
 # Build stage: the production build only (tsconfig.build.json: src/ without src/devnet, no
-# bench, no tests), then production dependencies only.
+# bench, no tests), then production dependencies only. --omit=optional: the optional packages
+# are never loaded (the chain client's light client, @substrate/connect and smoldot, GPL-3.0;
+# pg's Cloudflare socket), so the image does not ship them (docs/decisions.md, "What the image
+# holds").
 FROM sources AS build
-RUN npm run build && npm prune --omit=dev
+RUN npm run build && npm prune --omit=dev --omit=optional
 
 # The simulated subnet (docker compose --profile devnet): the development build of the devnet,
 # a separate image target so that the default image holds no simulator.
 FROM sources AS devnet-build
 COPY bench ./bench
-RUN npm run build:dev && npm prune --omit=dev
+RUN npm run build:dev && npm prune --omit=dev --omit=optional
 
 FROM node:24-bookworm-slim AS devnet
 ENV NODE_ENV=production
 WORKDIR /app
-COPY --from=devnet-build --chown=node:node /app/node_modules ./node_modules
-COPY --from=devnet-build --chown=node:node /app/dist-dev ./dist-dev
-COPY --chown=node:node package.json ./
+# Code and dependencies owned by root, readable by the `node` user, which cannot change them.
+COPY --from=devnet-build /app/node_modules ./node_modules
+COPY --from=devnet-build /app/dist-dev ./dist-dev
+COPY package.json ./
+# a+r: COPY keeps the checkout's modes, and one made under umask 077 is readable by its owner only.
 # /devnet: the devnet profile's volume (a new named volume takes this directory's owner).
-RUN mkdir -p /devnet && chown node:node /devnet
+RUN chmod a+r package.json && mkdir -p /devnet && chown node:node /devnet
 USER node
 CMD ["node", "dist-dev/src/devnet/cli.js"]
 
@@ -40,11 +48,15 @@ WORKDIR /app
 RUN apt-get update \
   && apt-get install -y --no-install-recommends git openssh-client ca-certificates tini \
   && rm -rf /var/lib/apt/lists/*
-COPY --from=build --chown=node:node /app/node_modules ./node_modules
-COPY --from=build --chown=node:node /app/dist ./dist
-COPY --chown=node:node package.json ./
-COPY --chown=node:node config/default-desirabilities.json ./config/default-desirabilities.json
-RUN mkdir -p /app/.data && chown node:node /app/.data
+# Code, dependencies and the default desirabilities owned by root, readable by the `node` user,
+# which cannot change them: it owns only DATA_DIR (/app/.data), the one place the app writes.
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY package.json ./
+COPY config/default-desirabilities.json ./config/default-desirabilities.json
+# a+r: COPY keeps the checkout's modes, and one made under umask 077 is readable by its owner only.
+RUN chmod a+r package.json config/default-desirabilities.json \
+  && mkdir -p /app/.data && chown node:node /app/.data
 USER node
 EXPOSE 3000
 HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \

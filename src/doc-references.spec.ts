@@ -21,6 +21,9 @@ const OTHER_FILES = [
   '.env.example',
   'docker-compose.yml',
   '.dependency-cruiser.js',
+  'Dockerfile',
+  '.dockerignore',
+  '.npmrc',
 ];
 /** Names the documents to read them, not to refer to a section. */
 const THIS_FILE = 'src/doc-references.spec.ts';

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { load } from 'js-yaml';
 
@@ -57,5 +57,86 @@ describe('docker-compose.yml and the Dockerfile', () => {
     expect(runtime).toMatch(/^FROM \S+ AS runtime$/m);
     expect(runtime).toMatch(/install [^\n]*\btini\b/);
     expect(runtime).toMatch(/^ENTRYPOINT \["\/usr\/bin\/tini", "-s", "--"\]$/m);
+  });
+});
+
+/** The Dockerfile's stages by name (`FROM … AS <name>`), each its text up to the next FROM. */
+function dockerfileStages(): Map<string, string> {
+  const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+  const stages = new Map<string, string>();
+  for (const stage of dockerfile.split(/^(?=FROM )/m).slice(1))
+    stages.set(/^FROM \S+ AS (\S+)/.exec(stage)?.[1] ?? '', stage);
+  return stages;
+}
+
+// docs/decisions.md, "Install scripts": the build runs no dependency's install script (tsc needs
+// none), and the images ship neither development nor optional packages (the chain client's
+// light client, GPL-3.0, never loaded).
+describe("the Dockerfile's dependencies", () => {
+  const stages = dockerfileStages();
+  const lines = (pattern: RegExp) =>
+    [...stages.values()].flatMap((stage) => stage.match(pattern) ?? []);
+
+  it('are installed without running install scripts', () => {
+    const installs = lines(/\bnpm (?:ci|install)\b[^\n]*/g);
+    expect(installs.length).toBeGreaterThan(0);
+    expect(installs.filter((line) => !/ --ignore-scripts\b/.test(line))).toEqual([]);
+  });
+
+  it('are pruned to the production ones, optional packages left out, for every image', () => {
+    const prunes = lines(/\bnpm prune\b[^\n]*/g);
+    expect(prunes).toHaveLength(2);
+    expect(
+      prunes.filter((line) => !/ --omit=dev\b/.test(line) || !/ --omit=optional\b/.test(line)),
+    ).toEqual([]);
+  });
+
+  // The `node` user runs the app: code it could rewrite would outlive a compromise of it.
+  it('are copied owned by root into the images that run; node owns only where the app writes', () => {
+    for (const name of ['runtime', 'devnet']) {
+      const stage = stages.get(name) ?? '';
+      expect(stage).toMatch(/^USER node$/m);
+      expect(stage.match(/^COPY .*$/gm)?.filter((line) => line.includes('--chown'))).toEqual([]);
+    }
+    expect(lines(/\bchown node:node \S+/g).sort()).toEqual([
+      'chown node:node /app/.data',
+      'chown node:node /devnet',
+    ]);
+  });
+});
+
+describe('.dockerignore', () => {
+  const patterns = readFileSync(join(ROOT, '.dockerignore'), 'utf8')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('#'));
+
+  it('keeps local settings, wallet files and deploy keys out of the build context', () => {
+    expect(patterns).toEqual(
+      expect.arrayContaining([
+        '.env',
+        '.env.*',
+        '!.env.example',
+        '**/wallets',
+        '**/hotkeys',
+        '**/coldkey',
+        'gravity-ssh',
+      ]),
+    );
+  });
+
+  // `**/<name>` drops every path holding that name: a source directory so named would vanish
+  // from the build.
+  it('drops no directory or file the image is built from', () => {
+    const anywhere = new Set(
+      patterns.filter((line) => line.startsWith('**/')).map((line) => line.slice(3)),
+    );
+    const dropped = ['src', 'bench', 'config']
+      .flatMap((dir) =>
+        readdirSync(join(ROOT, dir), { recursive: true }).map((path) => `${dir}/${String(path)}`),
+      )
+      .filter((path) => path.split('/').some((part) => anywhere.has(part)));
+    expect(anywhere.size).toBeGreaterThan(0);
+    expect(dropped).toEqual([]);
   });
 });

@@ -88,4 +88,11 @@ describe('the install scripts allowed', () => {
     expect(withScripts).toEqual(expect.arrayContaining(['@scarf/scarf']));
     expect([...new Set(withScripts)].filter((name) => !(name in allowScripts))).toEqual([]);
   });
+
+  // npm's own default only warns of a script allowScripts does not name, and runs it: the
+  // project's .npmrc makes such an install fail instead, before any script runs.
+  it('fail the install when a package with an install script is not named', () => {
+    const npmrc = readFileSync(join(root, '.npmrc'), 'utf8');
+    expect(npmrc).toMatch(/^strict-allow-scripts\s*=\s*true\s*$/m);
+  });
 });

@@ -117,7 +117,7 @@ function typeOnly(clause: ts.ImportClause | undefined): boolean {
   );
 }
 
-describe('The production dependencies (npm ci --omit=dev, as the image installs)', () => {
+describe('The production dependencies (npm ci --omit=dev --omit=optional, as the image installs)', () => {
   const manifest = JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8')) as {
     dependencies: Record<string, string>;
     devDependencies: Record<string, string>;
