@@ -4,6 +4,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { AccessLevelGuard, ApiKeyGuard } from './modules/api-keys/api-key.guard';
 import { AuthFailureLimiter } from './modules/api-keys/auth-failure-limiter';
 import { MisplacedSecretGuard } from './common/http/misplaced-secret.guard';
+import { DatabaseOutageModule } from './common/database-outage-log';
 import { LoggingModule } from './common/logging/logging.module';
 import { MetricsModule } from './common/metrics/metrics.module';
 import { RedisModule } from './common/redis/redis.module';
@@ -42,6 +43,7 @@ export class AppModule {
         ValidatorIdentityModule.forRoot(config.validatorKeypair),
         ClockModule,
         LoggingModule,
+        DatabaseOutageModule,
         MetricsModule,
         MetricsEndpointModule,
         TypeOrmModule.forRoot({

@@ -3,6 +3,7 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import { OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
+import { DatabaseOutageLog } from './common/database-outage-log';
 import { bodyParserErrorHandler } from './common/errors/body-parser-errors';
 import { answerClientErrors, socketAnswerRecorder } from './common/http/client-errors';
 import { corsOptions } from './common/http/cors';
@@ -85,7 +86,8 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
   app.useGlobalPipes(new RequestValidationPipe(app.get(Clock)));
   setupSwagger(app, document);
   serveDocsPointer(app);
-  app.useGlobalFilters(new AllExceptionsFilter(allowedMethods));
+  // The outage log health's probe ends (DatabaseOutageModule).
+  app.useGlobalFilters(new AllExceptionsFilter(allowedMethods, app.get(DatabaseOutageLog)));
   answerClientErrors(
     app.getHttpServer(),
     { ...config.httpServer, bodyLimit: config.bodyLimit },

@@ -50,6 +50,14 @@ class FailingController {
     throw new QueryFailedError(INSERT, [KEY_NAME, KEY_HASH], driverError);
   }
 
+  /** Postgres out of reach, as pg reports a refused connection. */
+  @Get('no-database')
+  noDatabase(): never {
+    throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:55439'), {
+      code: 'ECONNREFUSED',
+    });
+  }
+
   /** An error once the status line and part of the body are on the wire. */
   @Get('half-sent')
   async halfSent(@Res() response: Response): Promise<never> {
@@ -151,6 +159,25 @@ describe(`${AllExceptionsFilter.name} and the request logging`, () => {
     // Neither the parameters nor pg's detail, which quotes them, anywhere in the log.
     expect(capture.text).not.toContain(KEY_HASH);
     expect(capture.text).not.toContain(KEY_NAME);
+  });
+
+  // Each 503 logged its own warning: 20 lines for 20 requests, a flood at hundreds a second.
+  it('logs the first of many requests answered 503 for the database, not each', async () => {
+    for (let i = 0; i < 20; i++) {
+      const response = await fetch(`${url}/no-database`);
+      expect(response.status).toBe(503);
+      expect(response.headers.get('retry-after')).toBe('5');
+    }
+    const warnings = capture
+      .lines<LogLine>()
+      .filter((line) => line.msg?.startsWith('database unavailable'));
+    expect(warnings).toEqual([
+      expect.objectContaining({
+        level: 40,
+        context: 'AllExceptionsFilter',
+        msg: 'database unavailable: connect ECONNREFUSED 127.0.0.1:55439',
+      }),
+    ]);
   });
 
   // The filter returned without a word: the client held a 200 whose body never ended (or, had

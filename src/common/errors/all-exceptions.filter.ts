@@ -8,6 +8,7 @@ import {
 } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { AuthenticationRequiredException } from '../auth/authentication-required';
+import { DatabaseOutageLog } from '../database-outage-log';
 import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../database-unavailable';
 import { requestIdOf, sendError } from './error-body';
 import { ReportException } from './report-exception';
@@ -26,13 +27,17 @@ export type AllowedMethods = (path: string) => string[];
  * 500 for anything unexpected; the error goes to the log under the request id (its class, message,
  * code, stack and a failed query's text, never the query's parameters: logging/logged-error.ts),
  * never to the client. `allowedMethods` tells a path no route has (404) from one asked with a
- * method it lacks (405 with `Allow`, as FastAPI answers).
+ * method it lacks (405 with `Allow`, as FastAPI answers). The 503s for the database are logged
+ * by `outages`, at most one line per 10 s however many requests meet the outage.
  */
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {
   private readonly logger = new Logger(AllExceptionsFilter.name);
 
-  constructor(private readonly allowedMethods: AllowedMethods = () => []) {}
+  constructor(
+    private readonly allowedMethods: AllowedMethods = () => [],
+    private readonly outages = new DatabaseOutageLog(),
+  ) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
     // A parameter's refusal waits for the request's other parameters, so that one 422 lists
@@ -71,10 +76,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
       return;
     }
     if (isDatabaseUnavailable(exception)) {
-      this.logger.warn(
-        { request_id: requestIdOf(request, response) },
-        `database unavailable: ${(exception as Error).message}`,
-      );
+      this.outages.unavailable((exception as Error).message, requestIdOf(request, response));
       response.setHeader('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS));
       sendError(request, response, HttpStatus.SERVICE_UNAVAILABLE, {
         detail: ERROR_DETAILS.databaseUnavailable,

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { DatabaseOutageLog } from '../../common/database-outage-log';
 import { RedisConnection } from '../../common/redis/redis-connection';
 import { loadConfig } from '../../config/load-config';
 import { ValidatorIdentity } from '../../network/bittensor/validator-identity';
@@ -73,6 +74,8 @@ class World {
   redisAnswer: () => Promise<string | undefined> = () => Promise.resolve(this.redisProblem);
   publication: () => Promise<Partial<PublicationStatusDto>> = () =>
     Promise.resolve({ state: 'disabled' });
+  /** How many times the checks told the outage log the database answered. */
+  reachable = 0;
   indexReads = 0;
   index: () => Promise<IndexFreshness> = () => Promise.resolve(LOADED);
 
@@ -116,6 +119,7 @@ class World {
       { hotkey: HOTKEY } as ValidatorIdentity,
       publication as unknown as PublicationService,
       loadConfig(env),
+      { reachable: () => this.reachable++ } as unknown as DatabaseOutageLog,
     );
   }
 }
@@ -148,6 +152,13 @@ describe(HealthService.name, () => {
     it('is unhealthy when the database does not answer, whatever else does', async () => {
       world.ping = () => Promise.reject(new Error('connection refused'));
       expect((await world.service().health()).status).toBe('unhealthy');
+      expect(world.reachable).toBe(0);
+    });
+
+    // The probe's answer is what ends an outage's "database unavailable" lines with one line.
+    it('tells the outage log when the database answers', async () => {
+      await world.service().health();
+      expect(world.reachable).toBe(1);
     });
 
     // An operator's audit: health's 503 said `unhealthy` and nothing more.

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
+import { DatabaseOutageLog } from '../../common/database-outage-log';
 import { RedisConnection } from '../../common/redis/redis-connection';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
@@ -58,6 +59,7 @@ export class HealthService {
     private readonly identity: ValidatorIdentity,
     private readonly publication: PublicationService,
     @InjectConfig() private readonly config: AppConfig,
+    private readonly outages: DatabaseOutageLog,
   ) {}
 
   /**
@@ -101,6 +103,8 @@ export class HealthService {
       inTime(this.network.metagraphStatus()).catch(() => undefined),
       publicationStatus(this.publication),
     ]);
+    // The probe's SELECT 1 is what says the database is back, whoever asked for the checks.
+    if (!('error' in ping)) this.outages.reachable();
     return {
       components: {
         database: componentOf(ping),

@@ -1,0 +1,76 @@
+import { Global, Logger, LoggerService, Module } from '@nestjs/common';
+
+/** At most one "database unavailable" line per this many ms while an outage lasts. */
+export const OUTAGE_LOG_INTERVAL_MS = 10_000;
+/**
+ * The database counts as back only if no request met it unavailable for this long: a pool that
+ * is full (its waits 503 too) while the probe's own connection answers is not a recovery, and
+ * would otherwise log "reachable again" and a new first warning at every health check.
+ */
+export const OUTAGE_QUIET_MS = 1000;
+
+/**
+ * The log of a Postgres outage as requests meet it: the first 503 for an unreachable database
+ * is logged at once, then at most one line per OUTAGE_LOG_INTERVAL_MS with the count answered
+ * since the last line, and one info line once health's own `SELECT 1` answers again (the probe
+ * `gateway_database_up` reads). One warning per request flooded the log during an outage, at
+ * hundreds of requests a second (docs/decisions.md, "Errors").
+ */
+export class DatabaseOutageLog {
+  /** When the outage's first line was logged (monotonic ms), none while the database answers. */
+  private startedAt: number | undefined;
+  private lastLineAt = 0;
+  private lastUnavailableAt = 0;
+  private sinceLastLine = 0;
+  private total = 0;
+
+  constructor(
+    // The filter's context, as the per-request line had: what operators already search for.
+    private readonly logger: LoggerService = new Logger('AllExceptionsFilter'),
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  /** A request answered 503 because the database could not be reached; `message` is its error's. */
+  unavailable(message: string, requestId: string | undefined): void {
+    const now = this.now();
+    this.total++;
+    this.sinceLastLine++;
+    this.lastUnavailableAt = now;
+    if (this.startedAt === undefined) {
+      this.startedAt = now;
+    } else if (now - this.lastLineAt < OUTAGE_LOG_INTERVAL_MS) {
+      return;
+    }
+    const count = this.sinceLastLine;
+    this.logger.warn(
+      { request_id: requestId, answered_503: count },
+      this.total === 1
+        ? `database unavailable: ${message}`
+        : `database unavailable: ${message} (${count} requests answered 503 since the last line)`,
+    );
+    this.lastLineAt = now;
+    this.sinceLastLine = 0;
+  }
+
+  /** The database answered: ends an outage that was logged, with one line, once it is quiet. */
+  reachable(): void {
+    const now = this.now();
+    if (this.startedAt === undefined || now - this.lastUnavailableAt < OUTAGE_QUIET_MS) return;
+    const seconds = Math.round((now - this.startedAt) / 1000);
+    this.logger.log(
+      { outage_seconds: seconds, answered_503: this.total },
+      `database reachable again after ${seconds} s, ${this.total} requests answered 503`,
+    );
+    this.startedAt = undefined;
+    this.sinceLastLine = 0;
+    this.total = 0;
+  }
+}
+
+/** Global: the exception filter (app.setup.ts) counts into it, health's probe ends it. */
+@Global()
+@Module({
+  providers: [{ provide: DatabaseOutageLog, useFactory: () => new DatabaseOutageLog() }],
+  exports: [DatabaseOutageLog],
+})
+export class DatabaseOutageModule {}
