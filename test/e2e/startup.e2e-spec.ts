@@ -495,4 +495,45 @@ describe('A production process that starts', () => {
       await dropDatabase(process.env.TEST_RUN_SERVER_URL!, name);
     }
   });
+
+  // A node that takes the connection and never answers held the start, listening included, for
+  // all of SUBTENSOR_TIMEOUT_MS (30 s by default): health and the drain could not answer, and a
+  // liveness probe restarted the replica (docs/decisions.md, "The metagraph from the chain").
+  it('listens without waiting for a node that does not answer, and says the chain is not read yet', async () => {
+    const name = scratchDatabaseName('silent-node');
+    const databaseUrl = await createDatabase(process.env.TEST_RUN_SERVER_URL!, name);
+    const replay = await startChainReplay();
+    replay.mode = 'silent';
+    const started = performance.now();
+    let app: AppProcess | undefined;
+    try {
+      app = await startAppProcess({
+        DATABASE_URL: databaseUrl,
+        SUBTENSOR_URL: replay.url,
+        NETUID: '1',
+        SUBTENSOR_TIMEOUT_MS: '60000',
+      });
+      // The start-up wait (5 s) and the start itself, on a loaded machine.
+      expect(performance.now() - started).toBeLessThan(20_000);
+      const status = await checkedFetch(
+        app.contract,
+        `${app.url}/api/v1/monitoring/system-status`,
+        {
+          headers: { 'X-API-Key': TEST_MASTER_KEY },
+        },
+      );
+      const body = (await status.json()) as { components: { chain: unknown } };
+      expect(body.components.chain).toMatchObject({ status: 'degraded', error: 'not read yet' });
+      expect(jsonLogs(app)).toContainEqual(
+        expect.objectContaining({
+          level: 40,
+          msg: `the metagraph from subtensor ${replay.url} netuid 1 is not read after 5 s: starting without it, the read goes on`,
+        }),
+      );
+    } finally {
+      if (app) expect(await app.stop()).toBe(0);
+      await replay.stop();
+      await dropDatabase(process.env.TEST_RUN_SERVER_URL!, name);
+    }
+  }, 120_000);
 });

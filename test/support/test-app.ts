@@ -7,6 +7,7 @@ import { createApp, ResolvedConfig } from '../../src/bootstrap';
 import { loadConfig } from '../../src/config/load-config';
 import { Sr25519Keypair } from '../../src/network/bittensor/keypair';
 import { loadValidatorKey } from '../../src/network/bittensor/validator-key';
+import { NetworkService } from '../../src/network/network.service';
 import { ApiContract, checkedAgainst } from './contract';
 import { createDatabase, dropDatabase, scratchDatabaseName, testDatabaseUrl } from './database';
 import { LOCAL_REDIS_URL } from '../../bench/support/redis';
@@ -85,6 +86,9 @@ export async function startTestApp(
   };
   const app = await createApp(config);
   await app.listen(0, '127.0.0.1');
+  // Start-up waits for the first metagraph read 5 s at most (a node's read of 1,024 neurons can
+  // take longer under jest): a test starts from the metagraph read, as before that bound.
+  await app.get(NetworkService).whenReady();
   const { port } = app.getHttpServer().address() as AddressInfo;
   const url = `http://127.0.0.1:${port}`;
   const close = async () => {

@@ -88,6 +88,22 @@ describe(SubtensorConnection.name, () => {
       }
     });
 
+    // A port nothing listens on, with a bound far over the test's: the refusal itself fails the
+    // use, on Node 20's `ws` and on Node 22+'s own WebSocket alike (the image's Node 24 was
+    // suspected of waiting the bound out; docs/decisions.md, "Supported Node versions").
+    it('sees a refused connection at once, whatever the bound', async () => {
+      const connection = new SubtensorConnection(`ws://127.0.0.1:${await freePort()}`, 60_000);
+      const started = performance.now();
+      try {
+        const failure = (await connection.use(async () => 'read').catch((e: Error) => e)) as Error;
+        expect(failure).toBeInstanceOf(ChainUnavailableError);
+        expect(failure.message).toMatch(/^could not connect: \S/);
+        expect(performance.now() - started).toBeLessThan(5000);
+      } finally {
+        await connection.close();
+      }
+    });
+
     // The vote's publication and the network aggregate's 503 show the waiting use's error: the
     // backoff alone told an operator nothing of what was wrong with the node.
     it('names the last connection error while waiting out the backoff, without credentials', async () => {
@@ -347,6 +363,26 @@ describe(SubtensorConnection.name, () => {
         expect(logger.warn).not.toHaveBeenCalled();
       } finally {
         await connection.close();
+      }
+    }, 120_000);
+
+    // Start-up no longer waits for the first read, so a shutdown can come while a silent node
+    // holds a connection under way: it is given up, not waited out to its deadline.
+    it('gives up a connection under way when closed', async () => {
+      replay.mode = 'silent';
+      const connection = new SubtensorConnection(replay.url, CONNECTION_TIMEOUT_MS, {
+        log: () => undefined,
+        warn: () => undefined,
+      });
+      try {
+        const use = connection.use(bestBlock).catch((e: Error) => e);
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        const started = performance.now();
+        await connection.close();
+        expect(await use).toBeInstanceOf(ChainUnavailableError);
+        expect(performance.now() - started).toBeLessThan(5000);
+      } finally {
+        replay.mode = 'answer';
       }
     }, 120_000);
 

@@ -69,6 +69,9 @@ export class SubtensorConnection {
   /** Why the latest attempt to connect failed (redacted): a use waiting out the backoff says it. */
   private lastConnectError = '';
   private closed = false;
+  /** Rejects once closed: a connection under way is given up then, not waited out. */
+  private readonly closing: Promise<never>;
+  private markClosed: () => void = () => undefined;
   private lastIdentity: ChainIdentity | undefined;
 
   constructor(
@@ -76,7 +79,12 @@ export class SubtensorConnection {
     private readonly timeoutMs: number,
     private readonly logger: ConnectionLogger = new Logger(SubtensorConnection.name),
     private readonly connectTimeoutMs = timeoutMs,
-  ) {}
+  ) {
+    this.closing = new Promise<never>((_, reject) => {
+      this.markClosed = () => reject(new ChainUnavailableError('connection closed'));
+    });
+    this.closing.catch(() => undefined);
+  }
 
   /** The node's scheme and host, for logs: the URL may carry credentials. */
   get address(): string {
@@ -164,6 +172,10 @@ export class SubtensorConnection {
 
   async close(): Promise<void> {
     this.closed = true;
+    // A node silent while connecting would otherwise hold the shutdown for its whole deadline
+    // (since start-up no longer waits for the first read, docs/decisions.md, "The metagraph
+    // from the chain").
+    this.markClosed();
     const api = this.api ?? (await this.connecting?.catch(() => undefined));
     if (api) await this.drop(api);
   }
@@ -207,17 +219,20 @@ export class SubtensorConnection {
     try {
       await provider.connect();
       api = await withTimeout(
-        ApiPromise.create({
-          provider,
-          noInitWarn: true,
-          throwOnConnect: true,
-          signedExtensions: SUBTENSOR_EXTENSIONS,
-          rpc: QUIET_RPC,
-        }),
+        Promise.race([
+          ApiPromise.create({
+            provider,
+            noInitWarn: true,
+            throwOnConnect: true,
+            signedExtensions: SUBTENSOR_EXTENSIONS,
+            rpc: QUIET_RPC,
+          }),
+          this.closing,
+        ]),
         deadline,
         'could not connect',
       );
-      await this.identify(api, deadline);
+      await Promise.race([this.identify(api, deadline), this.closing]);
       const connectedApi = api;
       provider.on('disconnected', () => void this.drop(connectedApi));
       this.api = api;

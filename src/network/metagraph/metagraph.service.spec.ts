@@ -14,7 +14,7 @@ import {
 import { MetagraphFile, MetagraphNeuron } from '../protocol';
 import { MinerClient } from '../transport/miner-client';
 import { MetagraphSource } from './metagraph-source';
-import { MetagraphService } from './metagraph.service';
+import { MetagraphService, START_WAIT_MS } from './metagraph.service';
 import { SUSPICIOUS_CONFIRM_MS, SUSPICIOUS_CONFIRM_READS } from './suspicious-reads';
 
 const OWN_HOTKEY = '5OwnHotkey';
@@ -91,9 +91,8 @@ class FakeRepository {
   }
 }
 
-function setUp() {
+function setUp(repository = new FakeRepository()) {
   const source = new FakeSource();
-  const repository = new FakeRepository();
   // Only loopback may be called, as MINER_ALLOWED_NETWORKS=loopback says.
   const client = {
     permitsHost: (host: string) => Promise.resolve(host === '127.0.0.1'),
@@ -548,6 +547,44 @@ describe(MetagraphService.name, () => {
     expect(source.changed).toBeUndefined();
     // The node connection is let go.
     expect(source.closed).toBe(true);
+  });
+
+  // A node that accepts the connection and says nothing held the start (and so listening, and
+  // health) for all of SUBTENSOR_TIMEOUT_MS, 30 s by default.
+  describe('a first read that does not end within the start-up wait', () => {
+    afterEach(() => jest.useRealTimers());
+
+    it('lets the start go on with what is stored, and watches the source once the read ends', async () => {
+      const stored = setUp();
+      await stored.apply([metagraphNeuron(0)]);
+      const { source, service } = setUp(stored.repository);
+      let answer: (metagraph: MetagraphFile) => void = () => undefined;
+      source.read = () => new Promise((resolve) => (answer = resolve));
+      jest.useFakeTimers();
+      let started = false;
+      let ready = false;
+      void service.onApplicationBootstrap().then(() => (started = true));
+      void service.ready.then(() => (ready = true));
+      await jest.advanceTimersByTimeAsync(START_WAIT_MS);
+      expect(started).toBe(true);
+      // Served meanwhile, and said to be unread (health: the chain "not read yet").
+      expect(uids(service.minersServingData())).toEqual([0]);
+      expect((await service.status()).lastAttempt).toBeNull();
+      expect(ready).toBe(false);
+      expect(source.changed).toBeUndefined();
+
+      answer({
+        netuid: 13,
+        block: 101,
+        updated_at: '',
+        neurons: [metagraphNeuron(0), metagraphNeuron(1)],
+      });
+      await jest.advanceTimersByTimeAsync(0);
+      expect(ready).toBe(true);
+      expect(uids(service.minersServingData())).toEqual([0, 1]);
+      expect(source.changed).toBeDefined();
+      await service.onModuleDestroy();
+    });
   });
 
   // Two reads applied at once could leave an older answer applied over a newer one.

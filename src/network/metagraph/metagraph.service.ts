@@ -15,6 +15,7 @@ import { MetagraphNetwork, MinersRepository, StoredMetagraph } from '../miners.r
 import { MinerClient } from '../transport/miner-client';
 import { ChainIdentity } from '../chain/subtensor-connection';
 import { roundTo } from '../../common/round-to';
+import { LATE, orLate } from '../../common/within';
 import { checkHotkey } from './hotkey-standing';
 import { METAGRAPH_SOURCE, MetagraphSource } from './metagraph-source';
 import { MetagraphWriter } from './metagraph-writer';
@@ -22,6 +23,13 @@ import { StoredMetagraphUse } from './stored-metagraph-use';
 
 /** Reload from the database this often, to see credibility moved by other replicas. */
 const REFRESH_INTERVAL_MS = 30_000;
+
+/**
+ * How long start-up waits for the first read of the source before it listens without it, the
+ * read going on: a node that accepts the connection and stays silent held the start for all of
+ * SUBTENSOR_TIMEOUT_MS (docs/decisions.md, "The metagraph from the chain").
+ */
+export const START_WAIT_MS = 5000;
 
 /** The outcome of the latest attempt to read and apply the metagraph, in this process. */
 export interface MetagraphSyncAttempt {
@@ -50,6 +58,8 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
   /** The own hotkey's standing and uid last logged (undefined: none yet): one line per change. */
   private loggedStanding: string | undefined;
   private markReady: () => void = () => undefined;
+  private firstSyncEnded = false;
+  private stopped = false;
   /** Settles once the first sync (successful or not) has loaded the miners. */
   readonly ready = new Promise<void>((resolve) => (this.markReady = resolve));
 
@@ -65,13 +75,34 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    await this.sync();
-    this.markReady();
-    if (this.source) this.stopWatching = this.source.watch(() => this.sync());
+    // The source is watched once the first read has ended: a chain source's next read comes
+    // sooner after a failed one, which it knows only then.
+    const firstEnded = () => {
+      this.firstSyncEnded = true;
+      this.markReady();
+      if (this.source && !this.stopped) this.stopWatching = this.source.watch(() => this.sync());
+    };
+    const first = this.sync().then(firstEnded);
+    const outcome = await orLate(first, START_WAIT_MS);
     this.refreshTimer = setInterval(() => void this.reload(), REFRESH_INTERVAL_MS).unref();
+    if (outcome !== LATE) return;
+    this.logger.warn(
+      `the metagraph from ${this.source?.description} is not read after ${START_WAIT_MS / 1000} s: ` +
+        'starting without it, the read goes on',
+    );
+    // Within the wait, its failure (the stored miners unreadable) failed the start; past it,
+    // the start is over: said, and the source watched all the same.
+    first.catch((error: Error) => {
+      this.logger.error(`the first metagraph read failed: ${error.message}`);
+      firstEnded();
+    });
+    // What is stored meanwhile, unless the read ended first (it reloads after applying).
+    const stored = await this.storedUse.miners();
+    if (stored && !this.firstSyncEnded) this.miners = stored;
   }
 
   async onModuleDestroy(): Promise<void> {
+    this.stopped = true;
     this.stopWatching?.();
     clearInterval(this.refreshTimer);
     await this.source?.close?.();
