@@ -38,6 +38,8 @@ interface MinerScript {
   items: XItem[];
   /** The call fails so, instead of answering the items. */
   failure?: MinerFailureReason;
+  /** The miner's circuit is open (it opened after `available` was read). */
+  circuitOpen?: boolean;
 }
 
 /** A LiveQueryService over fake miners (uids 1..n, in the order given) on fake timers. */
@@ -56,6 +58,7 @@ function setUp(scripts: MinerScript[], network: Partial<AppConfig['network']> = 
   );
   const client = {
     refusalOf: () => undefined,
+    isCircuitOpen: (uid: number) => scripts[uid - 1].circuitOpen === true,
     call: (target: MinerTarget) => {
       const script = scripts[target.uid - 1];
       return new Promise((resolve, reject) =>
@@ -103,7 +106,10 @@ const uris = (result: NetworkQueryResult) => result.items.map((item) => item.uri
 
 describe(LiveQueryService.name, () => {
   beforeEach(() => jest.useFakeTimers());
-  afterEach(() => jest.useRealTimers());
+  afterEach(() => {
+    jest.useRealTimers();
+    jest.restoreAllMocks();
+  });
 
   // Three empty answers at 20 ms ended the round; the two miners holding the data, answering at
   // 300 ms, were scored late and the client got `data: []`, `no_data_available`, cached (an
@@ -207,6 +213,30 @@ describe(LiveQueryService.name, () => {
         minersFailed: { count: 1, reasons: { invalid_items: 1 } },
       });
     });
+  });
+
+  // Circuits opened by other queries' calls while the budget was read: a task collection asked
+  // only such miners, refused unsent, while a healthy one was left (an audit's finding).
+  it('leaves out the miners whose circuit opened after `available` was read', async () => {
+    // Ranked in the order given.
+    jest.spyOn(Math, 'random').mockReturnValue(0);
+    const open = { afterMs: 0, items: [], failure: 'circuit_open' as const, circuitOpen: true };
+    const { query } = setUp(
+      [
+        { coldkey: 'ck1', ...open },
+        { coldkey: 'ck2', ...open },
+        { coldkey: 'ck3', ...open },
+        { coldkey: 'ck4', ...open },
+        { coldkey: 'ck5', afterMs: 20, items: posts.slice(0, 1) },
+      ],
+      { minersPerQuery: 2, quorum: 1 },
+    );
+
+    const result = await query();
+
+    expect(result.error).toBeUndefined();
+    expect(result).toMatchObject({ minersQueried: 1, minersResponded: 1 });
+    expect(result.minersFailed).toEqual({ count: 0, reasons: {} });
   });
 
   it('says every miner was busy when each call was refused for the concurrency cap or a 503', async () => {

@@ -94,7 +94,13 @@ export class LiveQueryService {
     purpose: QueryPurpose,
   ): Promise<NetworkQueryResult> {
     const { minersPerQuery, quorum, queryDeadlineMs } = this.config.network;
-    const candidates = rankMinersForQuery(withCallsLeft.miners);
+    // Circuits looked at again: `available` was read before the budget read this awaited, during
+    // which other queries' calls may have opened some or taken their half-open trial (a task
+    // collection then asked only such miners while healthy ones were left: an audit's finding,
+    // docs/decisions.md, "Scraping task lifecycle"). runQuorum replaces any opening later.
+    const candidates = rankMinersForQuery(
+      withCallsLeft.miners.filter((miner) => !this.client.isCircuitOpen(miner.uid)),
+    );
     if (candidates.length === 0) {
       this.metrics.recordQuorumOutcome('no_miners');
       // When to come back: "for the hour" alone had clients retry at once, or wait an hour.

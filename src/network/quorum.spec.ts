@@ -231,6 +231,37 @@ describe(runQuorum.name, () => {
     expect([...state.outcome!.failures.keys()]).toEqual([1, 2, 3, 4]);
   });
 
+  // A task collection asked only miners whose circuit had opened since they were chosen, each
+  // refused unsent, and the spares' cap left the healthy ones unasked (an audit's finding).
+  it('replaces a miner refused as circuit_open without counting it against the spares', async () => {
+    const miners = scriptedMiners({
+      1: { afterMs: 0, failure: 'circuit_open' },
+      2: { afterMs: 0, failure: 'circuit_open' },
+      3: { afterMs: 0, failure: 'circuit_open' },
+      4: { afterMs: 0, failure: 'circuit_open' },
+      5: { afterMs: 20, answer: 'usable' },
+      6: { afterMs: 30, answer: 'usable' },
+    });
+
+    const state = start(plan({ miners: 7, fanout: 2, quorum: 2 }), miners.ask);
+    await jest.advanceTimersByTimeAsync(100);
+
+    expect(miners.askedUids()).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(answeredUids(state.outcome)).toEqual([5, 6]);
+  });
+
+  it('still caps the spares for the failures of calls that went out', async () => {
+    const scripts: Record<number, Script> = { 1: { afterMs: 0, failure: 'circuit_open' } };
+    for (let uid = 2; uid <= 10; uid++) scripts[uid] = { afterMs: 5, failure: 'http_error' };
+    const miners = scriptedMiners(scripts);
+
+    start(plan({ miners: 10, fanout: 2, quorum: 2 }), miners.ask);
+    await jest.advanceTimersByTimeAsync(100);
+
+    // Two asked, one in the circuit_open one's place, and `fanout` spares.
+    expect(miners.askedUids()).toEqual([1, 2, 3, 4, 5]);
+  });
+
   it('counts hedged spares against the same cap as replacements', async () => {
     const miners = scriptedMiners({
       1: 'hang',

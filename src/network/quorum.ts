@@ -31,8 +31,11 @@ export type LateResult =
  * not: isUsableAnswer), or every asked miner has settled, or at the deadline with whatever
  * arrived; nothing waits for a hung miner. A failed miner or a mostly dropped answer is replaced
  * by a spare at once; one still silent after `hedgeAfterMs` gets a spare asked alongside it.
- * Spares are capped at `fanout`. An empty answer gets none: nothing may match the query, and a
- * spare for each empty answer would double the calls of every such query.
+ * Spares are capped at `fanout`, not counting those that replace a `circuit_open` failure: that
+ * call was refused unsent (its circuit opened, or another call took its half-open trial, after
+ * the miners were chosen), so it cost the miner nothing and used no place in the fan-out
+ * (docs/decisions.md, "Scraping task lifecycle"). An empty answer gets none: nothing may match
+ * the query, and a spare for each empty answer would double the calls of every such query.
  */
 export function runQuorum<M extends { uid: number }>(
   plan: QuorumPlan<M>,
@@ -45,7 +48,7 @@ export function runQuorum<M extends { uid: number }>(
     const queried: number[] = [];
     const settled = new Set<number>();
     let nextSpare = Math.min(plan.fanout, plan.candidates.length);
-    const lastSpare = Math.min(plan.candidates.length, nextSpare + plan.fanout);
+    let lastSpare = Math.min(plan.candidates.length, nextSpare + plan.fanout);
     let usable = 0;
     let hedged = 0;
     let finished = false;
@@ -83,6 +86,8 @@ export function runQuorum<M extends { uid: number }>(
           const reason = failureReasonOf(error);
           if (finished) return onLate({ uid: miner.uid, failure: reason });
           failures.set(miner.uid, reason);
+          if (reason === 'circuit_open')
+            lastSpare = Math.min(plan.candidates.length, lastSpare + 1);
           launchSpare();
           checkDone();
         },

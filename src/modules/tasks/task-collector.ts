@@ -4,6 +4,7 @@ import { inPool } from '../../common/jobs/in-pool';
 import { parseIsoDate } from '../../common/validation/iso-date';
 import { AppConfig } from '../../config/app-config';
 import { NetworkService } from '../../network/network.service';
+import { QueryFailures } from '../../network/query-failures';
 import { NetworkQueryResult } from '../../network/query-result';
 import { afterPage, finalPage, nextPage, progressOf, progressWithin } from './collection-paging';
 import { TaskRow } from './task.types';
@@ -89,7 +90,13 @@ export class TaskCollector {
       // Cut short by shutdown (the miner client abandoned its calls): not the task's failure,
       // which would put its next collection off by a tick.
       if (this.stopping()) return;
-      this.logger.warn(`task ${task.id}: nothing collected: ${result.error}`);
+      // The failures by reason, as fields and briefly in the message: "every queried miner
+      // failed" alone did not tell open circuits from timeouts or spent budgets (an audit's).
+      const failed = result.minersFailed.reasons;
+      this.logger.warn(
+        { task: task.id, miners_failed: failed },
+        `task ${task.id}: nothing collected: ${result.error}${failuresInBrief(failed)}`,
+      );
       await this.repository.recordCollectionFailure(task.id, now);
       return;
     }
@@ -116,4 +123,10 @@ export class TaskCollector {
 function completeFrom(result: NetworkQueryResult): Date | null {
   if (result.items.length === 0) return null;
   return new Date(Math.min(...result.items.map((item) => parseIsoDate(item.datetime)!.getTime())));
+}
+
+/** ` (circuit_open 4, timeout 1)`, the failures by reason; nothing when none is counted. */
+function failuresInBrief(reasons: QueryFailures['reasons']): string {
+  const counted = Object.entries(reasons).map(([reason, count]) => `${reason} ${count}`);
+  return counted.length > 0 ? ` (${counted.join(', ')})` : '';
 }

@@ -13,6 +13,7 @@ import { dirname, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { Logger } from '@nestjs/common';
 import { redditComment } from '../../../test/support/items';
+import { linesLoggedBy } from '../../../test/support/logging-context';
 import { Clock } from '../../common/clock/clock';
 import { JobRunner } from '../../common/jobs/job-runner';
 import { AppConfig } from '../../config/app-config';
@@ -119,7 +120,35 @@ describe(TaskLifecycleService.name, () => {
     await pass;
     expect(repository.recordCollectionFailure).toHaveBeenCalledWith(TASK.id, NOW);
     expect(logged.warn.mock.calls).toEqual([
-      ['task bitcoin: nothing collected: Every queried miner failed'],
+      [
+        { task: 'bitcoin', miners_failed: { shutdown: 3 } },
+        'task bitcoin: nothing collected: Every queried miner failed (shutdown 3)',
+      ],
+    ]);
+  });
+
+  // "Every queried miner failed" alone did not tell open circuits from the miners' own failures
+  // (an audit's finding): the failures by reason are fields of the line, and said in it.
+  it('logs the failures of a collection that got nothing by reason, as fields', async () => {
+    logged.warn.mockRestore();
+    const { service, queried, answer } = setUp();
+    const lines = await linesLoggedBy(TaskLifecycleService.name, 'info', async () => {
+      const pass = service.collectDue(1);
+      await queried();
+      answer({
+        ...ABANDONED,
+        minersQueried: 5,
+        minersFailed: { count: 5, reasons: { circuit_open: 4, timeout: 1 } },
+      });
+      await pass;
+    });
+    expect(lines).toEqual([
+      expect.objectContaining({
+        level: 40,
+        task: 'bitcoin',
+        miners_failed: { circuit_open: 4, timeout: 1 },
+        msg: 'task bitcoin: nothing collected: Every queried miner failed (circuit_open 4, timeout 1)',
+      }),
     ]);
   });
 
