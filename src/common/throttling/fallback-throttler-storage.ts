@@ -1,11 +1,11 @@
 import { Logger, OnApplicationShutdown } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { RedisConnection } from '../redis/redis-connection';
+import { monotonicNow } from '../clock/monotonic';
 import {
   countHit,
   MAX_COUNTERS,
   MemoryThrottlerStorage,
-  monotonicNow,
   RateLimitCounter,
 } from './memory-throttler-storage';
 import {

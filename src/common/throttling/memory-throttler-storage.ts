@@ -1,4 +1,5 @@
 import type { OnApplicationShutdown } from '@nestjs/common';
+import { monotonicNow } from '../clock/monotonic';
 import type {
   RateLimitCount,
   RateLimitHit,
@@ -17,14 +18,6 @@ export interface RateLimitCounter {
   /** The limit the cool-down was started under. */
   blockLimit: number;
 }
-
-/**
- * The storages' clock: monotonic, so that a wall clock set back never stretches a window or a
- * cool-down, nor one set forward ends it early (docs/decisions.md, "Clocks"). Whole
- * milliseconds, as Redis' PTTL and Date.now are: with fractions, `now + 5000 - now` came out a
- * hair over 5000, and a 5 s window said 6 s.
- */
-export const monotonicNow = (): number => Math.floor(performance.now());
 
 /** How often counters whose window and cool-down have both ended are dropped. */
 const PRUNE_INTERVAL_MS = 60_000;

@@ -5,7 +5,7 @@ import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { MetricsService } from '../../common/metrics/metrics.service';
 import { ERROR_DETAILS } from '../../common/errors/error-details';
-import { monotonicNow } from '../../common/throttling/memory-throttler-storage';
+import { monotonicNow } from '../../common/clock/monotonic';
 import {
   InjectRateLimitStorage,
   RateLimitStorage,
