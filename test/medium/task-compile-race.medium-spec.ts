@@ -288,7 +288,7 @@ describe('Two compiles of one task', () => {
     const completedAt = now;
     await replica().service.compileExpired();
 
-    // Each pass a fresh replica: one finding none looks again an hour of real time later.
+    // Each pass a fresh replica, as another replica's pass may be the next.
     now = new Date(completedAt.getTime() + PRUNE_GRACE_MS - 1000);
     await replica().service.pruneCompletedItems();
     expect(await itemCount('pruned')).toBe(ITEMS);
@@ -297,5 +297,21 @@ describe('Two compiles of one task', () => {
     expect(await replica().service.pruneCompletedItems()).toBe(1);
     expect(await itemCount('pruned')).toBe(0);
     await expectDatasetIntact('pruned', completedAt);
+  });
+
+  // A soak audit's finding: after a pass that found none, the pruner looked again only an hour
+  // of real time later, so a task completed just after it kept its items for about two hours.
+  it('deletes the stored items of a task as soon as its grace period has passed, even after a pass that found none', async () => {
+    await expiredTask('pruned-on-time');
+    now = new Date(T0 + 2 * 86_400_000);
+    const completedAt = now;
+    const lifecycle = replica();
+    await lifecycle.service.compileExpired();
+
+    now = new Date(completedAt.getTime() + PRUNE_GRACE_MS - 1000);
+    expect(await lifecycle.service.pruneCompletedItems()).toBe(0);
+    now = new Date(completedAt.getTime() + PRUNE_GRACE_MS);
+    expect(await lifecycle.service.pruneCompletedItems()).toBe(1);
+    expect(await itemCount('pruned-on-time')).toBe(0);
   });
 });

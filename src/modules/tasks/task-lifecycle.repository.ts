@@ -248,6 +248,20 @@ export class TaskLifecycleRepository {
    * Completed tasks whose items are still stored, completed before `completedBefore` (or by a
    * release that recorded no completion time), oldest completed first, but for the ids in `skip`.
    */
+  /**
+   * When the earliest completed task that still has stored items completed (null: none has), so
+   * that a pruner that found none due knows when one will be.
+   */
+  async earliestCompletedWithItems(skip: readonly string[]): Promise<Date | null> {
+    const [row] = await this.dataSource.query<{ completed_at: Date | null }[]>(
+      `SELECT min(completed_at) AS completed_at FROM scraping_tasks task
+       WHERE state = 'completed' AND dataset_file IS NOT NULL AND NOT (id = ANY($1::varchar[]))
+         AND EXISTS (SELECT 1 FROM task_items item WHERE item.task_id = task.id)`,
+      [skip],
+    );
+    return row?.completed_at ?? null;
+  }
+
   completedWithItems(
     skip: readonly string[],
     completedBefore: Date,

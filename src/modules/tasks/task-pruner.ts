@@ -25,8 +25,12 @@ export const PRUNE_GRACE_MS = 3_600_000;
 export class TaskPruner {
   /** Completed tasks whose dataset file was missing: their stored items are kept. */
   private readonly unprunable = new Set<string>();
-  /** Until when (performance.now()) no completed task is looked for to prune. */
+  /**
+   * Until when (performance.now()) no completed task is looked for to prune, unless the clock
+   * reaches `nextDueAt` first: the time (clock ms) the earliest task with items left becomes due.
+   */
   private pruneIdleUntil = 0;
+  private nextDueAt = Number.POSITIVE_INFINITY;
 
   constructor(
     private readonly repository: TaskLifecycleRepository,
@@ -44,17 +48,20 @@ export class TaskPruner {
    * recorded): the file holds them. Not at completion: another replica may be compiling the
    * task at once, and read the rows after they were gone. A task whose file is not on disk so
    * is left alone, and said once (in this process): its items may be all that is left of its
-   * dataset. Once none is left, looked for again an hour later.
+   * dataset. Once none is due, looked for again when the earliest task with items left becomes
+   * due, or an hour later (a task completed since is due an hour after its completion, so not
+   * before); a fixed hour's wait alone kept a task completed just after such a pass for two.
    */
   async pruneCompletedItems(limit = PRUNE_TASKS_PER_PASS): Promise<number> {
-    if (performance.now() < this.pruneIdleUntil) return 0;
-    const completedBefore = new Date(this.clock.now().getTime() - PRUNE_GRACE_MS);
+    const now = this.clock.now().getTime();
+    if (performance.now() < this.pruneIdleUntil && now < this.nextDueAt) return 0;
+    const skip = [...this.unprunable];
     const tasks = await this.repository.completedWithItems(
-      [...this.unprunable],
-      completedBefore,
+      skip,
+      new Date(now - PRUNE_GRACE_MS),
       limit,
     );
-    if (tasks.length === 0) this.pruneIdleUntil = performance.now() + PRUNE_IDLE_MS;
+    if (tasks.length === 0) await this.idleUntilNextDue(skip);
     let pruned = 0;
     for (const task of tasks) {
       if (this.stopping()) break;
@@ -74,5 +81,12 @@ export class TaskPruner {
       pruned += 1;
     }
     return pruned;
+  }
+
+  private async idleUntilNextDue(skip: readonly string[]): Promise<void> {
+    this.pruneIdleUntil = performance.now() + PRUNE_IDLE_MS;
+    const earliest = await this.repository.earliestCompletedWithItems(skip);
+    this.nextDueAt =
+      earliest === null ? Number.POSITIVE_INFINITY : earliest.getTime() + PRUNE_GRACE_MS;
   }
 }
