@@ -1,14 +1,19 @@
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
+import { Clock } from '../../src/common/clock/clock';
+import { AppConfig } from '../../src/config/app-config';
 import { DataSource } from 'typeorm';
+import * as atomicFile from '../../src/modules/tasks/atomic-file';
 import { DatasetParquetService } from '../../src/modules/tasks/dataset-parquet.service';
 import { datasetsDirectory } from '../../src/modules/tasks/dataset-path';
 import { DatasetManifest, manifestPathOf } from '../../src/modules/tasks/dataset-writer';
 import { PRUNE_GRACE_MS } from '../../src/modules/tasks/task-pruner';
-import { TaskRow } from '../../src/modules/tasks/task.types';
+import { TaskLifecycleRepository } from '../../src/modules/tasks/task-lifecycle.repository';
+import { CompletedTask, TaskRow } from '../../src/modules/tasks/task.types';
 import { insertExpiredTask, lifecycleReplica } from '../support/expired-tasks';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
 
@@ -258,6 +263,54 @@ describe('Two compiles of one task', () => {
     expect(createHash('sha256').update(file).digest('hex')).toBe(task.dataset_sha256);
     expect(manifestOf(task)).toMatchObject({ sha256: task.dataset_sha256, parquet: null });
     expect({ aCount, bCount }).toEqual({ aCount: 0, bCount: 1 });
+  });
+
+  // A download's conversion renamed its Parquet file into place without the task row's lock: one
+  // landing between a giving-up compile's identity check of its own stray Parquet file and its
+  // removal was removed, though the task recorded it (the next download converted again). The
+  // conversion's renames now take the lock, as a compile's do, and wait for the removal.
+  it("keeps a download's Parquet conversion out of a giving-up compile's removal of its own file", async () => {
+    await expiredTask('converted');
+    const a = replica();
+    const b = replica();
+    const clock = { now: () => now } as Clock;
+    const downloads = new DatasetParquetService(new TaskLifecycleRepository(database), clock, {
+      dataDir,
+    } as AppConfig);
+    // A's Parquet file is in place; B completes the task without one (its write failed), and A,
+    // giving up, removes its stray Parquet file: a download converts between the check and the
+    // removal.
+    parquetWrites(async (write) => {
+      const written = await write();
+      await b.service.compileExpired();
+      return written;
+    });
+    let converted: Promise<unknown> | undefined;
+    let conversionEndedFirst: boolean | undefined;
+    jest
+      .spyOn(atomicFile, 'removeIfUnchanged')
+      .mockImplementation(async (path: string, identity: string) => {
+        if ((await atomicFile.fileIdentity(path)) !== identity) return;
+        if (path.endsWith('.parquet')) {
+          const [task] = await database.query<CompletedTask[]>(
+            `SELECT * FROM scraping_tasks WHERE id = 'converted'`,
+          );
+          converted = downloads.ensure(task);
+          conversionEndedFirst = await endsBeforeALockWait(converted);
+        }
+        await rm(path, { force: true });
+      });
+    expect(await a.service.compileExpired()).toBe(0);
+    await converted;
+
+    const task = await recorded('converted');
+    expect(task).toMatchObject({ state: 'completed', dataset_rows: ITEMS });
+    expect(task.parquet_file).not.toBeNull();
+    expect(filesOnDisk()).toContain('converted.parquet');
+    expect(statSync(task.parquet_file).size).toBe(Number(task.parquet_bytes));
+    expect(manifestOf(task)).toMatchObject({ parquet: { bytes: Number(task.parquet_bytes) } });
+    // The conversion waited for the removal's lock, then renamed its file.
+    expect(conversionEndedFirst).toBe(false);
   });
 
   it('leaves no file of a task that failed for good, neither its own nor those of a compile that gave up', async () => {

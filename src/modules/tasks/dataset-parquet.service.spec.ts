@@ -17,7 +17,7 @@ import {
 } from './dataset-parquet.service';
 import { manifestPathOf, writeJsonLines } from './dataset-writer';
 import { CompletedTask } from './task.types';
-import { TaskLifecycleRepository } from './task-lifecycle.repository';
+import { TaskLifecycleRepository, TaskLock } from './task-lifecycle.repository';
 
 const COMPLETED_AT = new Date('2026-01-08T00:00:05.000Z');
 
@@ -44,8 +44,11 @@ describe(DatasetParquetService.name, () => {
     now = new Date('2026-01-09T00:00:00.000Z');
     // What the repository answers: when the task says the file was written.
     recorded = jest.fn((_id: string, _file: unknown, at: Date) => Promise.resolve(at));
+    // The task row's lock, as a completed task's finds it (test/medium/task-compile-race takes it).
+    const lockTask = (_id: string, work: (lock: TaskLock) => Promise<unknown>) =>
+      work({ state: 'completed' } as TaskLock);
     service = new DatasetParquetService(
-      { recordParquet: recorded } as unknown as TaskLifecycleRepository,
+      { recordParquet: recorded, lockTask } as unknown as TaskLifecycleRepository,
       { now: () => now } as Clock,
       { dataDir } as AppConfig,
     );

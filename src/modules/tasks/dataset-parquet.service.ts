@@ -146,16 +146,18 @@ export class DatasetParquetService {
    */
   private async convert(task: CompletedTask, why: string): Promise<RecordedParquetFile | null> {
     let parquet: ParquetFile;
+    const renameWith = this.renameWhileCompleted(task.id);
     try {
-      parquet = await this.write(task, {
-        file: task.dataset_file,
-        rows: task.dataset_rows ?? 0,
-        sha256: task.dataset_sha256,
-      });
+      parquet = await this.write(
+        task,
+        { file: task.dataset_file, rows: task.dataset_rows ?? 0, sha256: task.dataset_sha256 },
+        { renameWith },
+      );
       await writeManifest(
         task.id,
         compiledDatasetOf(task, parquet),
         task.completed_at ?? new Date(),
+        renameWith,
       );
     } catch (error) {
       this.recordFailure(task.id, error as Error);
@@ -165,6 +167,22 @@ export class DatasetParquetService {
     const writtenAt = await this.repository.recordParquet(task.id, parquet, this.clock.now());
     this.logger.log(`task ${task.id}: Parquet file written at a download (${why})`);
     return { ...parquet, writtenAt };
+  }
+
+  /**
+   * A conversion's renames into place, each under the task row's lock (lockTask), as a compile's
+   * are: a compile giving up removes its own stray files under it (identity checked, then
+   * removed), and a conversion's file renamed between the two was removed though the task then
+   * recorded it (docs/decisions.md, "The task row's lock for a compile's renames, completion and
+   * removals"). Refused unless the task is `completed`, the only state a conversion is for.
+   */
+  private renameWhileCompleted(taskId: string): RenameWith {
+    return (rename) =>
+      this.repository.lockTask(taskId, async (lock) => {
+        if (lock.state !== 'completed')
+          throw new RenameRefused(`the task is ${lock.state ?? 'gone'}, not completed`);
+        await rename();
+      });
   }
 
   /** The task with the files it records as this server reads them (datasetFileHere). */
