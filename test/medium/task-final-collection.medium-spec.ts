@@ -11,10 +11,12 @@ import { NetworkService } from '../../src/network/network.service';
 import { NetworkQueryResult } from '../../src/network/query-result';
 import { DataItem, NetworkQuery } from '../../src/network/protocol';
 import { DatasetParquetService } from '../../src/modules/tasks/dataset-parquet.service';
+import { DatasetManifest, manifestPathOf } from '../../src/modules/tasks/dataset-writer';
 import { TaskLifecycleRepository } from '../../src/modules/tasks/task-lifecycle.repository';
 import { TaskLifecycleService } from '../../src/modules/tasks/task-lifecycle.service';
 import { TasksRepository } from '../../src/modules/tasks/tasks.repository';
 import { TasksService } from '../../src/modules/tasks/tasks.service';
+import { CompletedTask } from '../../src/modules/tasks/task.types';
 import { redditComment } from '../support/items';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
 
@@ -113,6 +115,11 @@ describe('The final collection of a task at its expiry', () => {
     expect(shown.dataset).toBeDefined();
     return shown.dataset!.gap;
   };
+  /** The gap the manifest beside the dataset says (`<file>.manifest.json`). */
+  const manifestGap = async (id: string) => {
+    const { dataset_file: file } = await task(id);
+    return (JSON.parse(readFileSync(manifestPathOf(file!), 'utf8')) as DatasetManifest).gap;
+  };
   const datasetUris = async (id: string) => {
     const { dataset_file: file } = await task(id);
     return gunzipSync(readFileSync(file!))
@@ -157,6 +164,7 @@ describe('The final collection of a task at its expiry', () => {
     expect(pass).toEqual({ collected: 1, compiled: 1 });
     expect(asked[asked.length - 1]).toEqual({ start: at(1), end: at(2) });
     expect(await shownGap('last-hour')).toBeNull();
+    expect(await manifestGap('last-hour')).toBeNull();
   });
 
   // More than a page (100) of posts in the last hour: the final page came back full, and the
@@ -201,11 +209,10 @@ describe('The final collection of a task at its expiry', () => {
         `busier-hour: its final collection did not reach the posts of ${at(1).toISOString()} to ${posts[200].datetime}`,
       ),
     );
-    // The task says it too, to a client about to download the dataset.
-    expect(await shownGap('busier-hour')).toEqual({
-      start: at(1).toISOString(),
-      end: posts[200].datetime,
-    });
+    // The task says it too, to a client about to download the dataset, and so does the manifest.
+    const gap = { start: at(1).toISOString(), end: posts[200].datetime };
+    expect(await shownGap('busier-hour')).toEqual(gap);
+    expect(await manifestGap('busier-hour')).toEqual(gap);
   });
 
   // A heavier task's older posts wait for every task's last hour.
@@ -271,5 +278,28 @@ describe('The final collection of a task at its expiry', () => {
     expect(await task('no-budget')).toMatchObject({ state: 'completed' });
     // Never collected, and its window has no start: everything up to expiry.
     expect(await shownGap('no-budget')).toEqual({ start: null, end: at(2).toISOString() });
+    expect(await manifestGap('no-budget')).toEqual({ start: null, end: at(2).toISOString() });
+
+    // A manifest rewritten at a download's Parquet conversion (a task completed before Parquet
+    // existed) says the same gap.
+    await database.query(
+      `UPDATE scraping_tasks SET parquet_file = NULL, parquet_bytes = NULL, parquet_sha256 = NULL
+       WHERE id = 'failed-final'`,
+    );
+    const repository = new TaskLifecycleRepository(database);
+    const clock = { now: () => now } as Clock;
+    const [completed] = await database.query<CompletedTask[]>(
+      `SELECT * FROM scraping_tasks WHERE id = 'failed-final'`,
+    );
+    expect(
+      await new DatasetParquetService(repository, clock, { dataDir } as AppConfig).ensure(
+        completed,
+      ),
+    ).not.toBeNull();
+    expect(await manifestGap('failed-final')).toEqual(await shownGap('failed-final'));
+    expect(await manifestGap('failed-final')).toEqual({
+      start: at(1).toISOString(),
+      end: at(2).toISOString(),
+    });
   });
 });

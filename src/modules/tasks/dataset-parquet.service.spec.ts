@@ -19,6 +19,7 @@ import { manifestPathOf, writeJsonLines } from './dataset-writer';
 import { CompletedTask } from './task.types';
 import { TaskLifecycleRepository, TaskLock } from './task-lifecycle.repository';
 
+const EXPIRED_AT = new Date('2026-01-08T00:00:00.000Z');
 const COMPLETED_AT = new Date('2026-01-08T00:00:05.000Z');
 
 const COMMENT = redditComment();
@@ -73,6 +74,13 @@ describe(DatasetParquetService.name, () => {
       post_end: null,
       registered_by: '5Hotkey',
       state: 'completed',
+      expires_at: EXPIRED_AT,
+      // Its final collection reached its expiry: no gap.
+      last_collected_at: new Date(EXPIRED_AT.getTime() + 1000),
+      collect_head: EXPIRED_AT,
+      collect_cursor: null,
+      collect_floor: null,
+      collect_back_next: false,
       completed_at: COMPLETED_AT,
       dataset_file: jsonl.file,
       dataset_rows: jsonl.rows,
@@ -120,6 +128,7 @@ describe(DatasetParquetService.name, () => {
       task_id: 'sub',
       rows: 1,
       sha256: task.dataset_sha256,
+      gap: null,
       created_at: COMPLETED_AT.toISOString(),
       parquet: { file: 'sub.parquet', bytes: parquet!.bytes, sha256: parquet!.sha256 },
     });

@@ -154,7 +154,7 @@ export class DatasetParquetService {
         { renameWith },
       );
       await writeManifest(
-        task.id,
+        task,
         compiledDatasetOf(task, parquet),
         task.completed_at ?? new Date(),
         renameWith,

@@ -89,6 +89,19 @@ describe(writeManifest.name, () => {
   beforeEach(() => (directory = mkdtempSync(join(tmpdir(), 'dataset-manifest-'))));
   afterEach(() => rmSync(directory, { recursive: true, force: true }));
 
+  /** A task whose final collection reached its expiry (its gap null). */
+  const task = {
+    id: 'task',
+    post_start: null,
+    post_end: null,
+    expires_at: new Date('2026-01-08T00:00:00.000Z'),
+    last_collected_at: new Date('2026-01-08T00:00:00.500Z'),
+    collect_head: new Date('2026-01-08T00:00:00.000Z'),
+    collect_cursor: null,
+    collect_floor: null,
+    collect_back_next: false,
+  };
+
   const dataset: CompiledDataset = {
     file: '',
     rows: 3,
@@ -104,7 +117,7 @@ describe(writeManifest.name, () => {
     const file = join(directory, 'task.jsonl.gz');
     const parquet = { file: join(directory, 'task.parquet'), bytes: 987, sha256: 'b'.repeat(64) };
     const manifest = await writeManifest(
-      'task',
+      task,
       { ...dataset, file, parquet },
       new Date('2026-01-08T00:00:01.000Z'),
     );
@@ -116,6 +129,7 @@ describe(writeManifest.name, () => {
       sha256: 'a'.repeat(64),
       data_start: '2026-01-01T00:00:00.000Z',
       data_end: '2026-01-03T12:30:00.000Z',
+      gap: null,
       created_at: '2026-01-08T00:00:01.000Z',
       parquet: { file: 'task.parquet', bytes: 987, sha256: 'b'.repeat(64) },
     };
@@ -127,10 +141,26 @@ describe(writeManifest.name, () => {
   it('lists no data range for an empty dataset and no Parquet file before one is written', async () => {
     const file = join(directory, 'task.jsonl.gz');
     const manifest = await writeManifest(
-      'task',
+      task,
       { ...dataset, file, rows: 0, start: null, end: null },
       new Date('2026-01-08T00:00:01.000Z'),
     );
     expect(manifest).toMatchObject({ rows: 0, data_start: null, data_end: null, parquet: null });
+  });
+
+  // The task's `dataset.gap` (finalGap): a file copied out of the datasets directory says too what
+  // its final collection did not reach (docs/decisions.md, "Scraping task lifecycle").
+  it('says what the final collection did not reach, as the task shows it', async () => {
+    const file = join(directory, 'task.jsonl.gz');
+    const failedFinal = { ...task, last_collected_at: new Date('2026-01-07T23:00:00.000Z') };
+    failedFinal.collect_head = new Date('2026-01-07T23:00:00.000Z');
+    const manifest = await writeManifest(
+      failedFinal,
+      { ...dataset, file },
+      new Date('2026-01-08T01:00:00.000Z'),
+    );
+    const gap = { start: '2026-01-07T23:00:00.000Z', end: '2026-01-08T00:00:00.000Z' };
+    expect(manifest.gap).toEqual(gap);
+    expect(JSON.parse(readFileSync(`${file}.manifest.json`, 'utf8'))).toMatchObject({ gap });
   });
 });

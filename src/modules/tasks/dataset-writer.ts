@@ -5,6 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { jsonLine } from '../../common/text-lines';
 import { RenameWith, writeFileAtomically, WrittenFile } from './atomic-file';
+import { finalGap } from './collection-paging';
 
 export interface DatasetRow {
   uri: string;
@@ -42,6 +43,12 @@ export interface DatasetManifest {
   sha256: string;
   data_start: string | null;
   data_end: string | null;
+  /**
+   * The posting times the final collection did not reach (both ends inclusive, start null from a
+   * window's open start), null when it reached them all: the task's `dataset.gap`, the same
+   * finalGap of the same row (docs/decisions.md, "Scraping task lifecycle").
+   */
+  gap: DatasetGap | null;
   created_at: string;
   /**
    * The same rows as Parquet; null while it has not been written (docs/decisions.md, "Parquet
@@ -88,24 +95,40 @@ export function manifestPathOf(file: string): string {
   return `${file}.manifest.json`;
 }
 
+/** A dataset's gap as the manifest and the API say it (TaskDatasetGapDto): ISO date-times. */
+export interface DatasetGap {
+  start: string | null;
+  end: string;
+}
+
+/** What the manifest reads of its task: its id, and what finalGap reads for its gap. */
+export type ManifestTask = { id: string } & Parameters<typeof finalGap>[0];
+
+/** finalGap as the manifest and the API (`dataset.gap`) say it: one reading for both. */
+export function datasetGapOf(task: Parameters<typeof finalGap>[0]): DatasetGap | null {
+  const gap = finalGap(task);
+  return gap && { start: gap.start?.toISOString() ?? null, end: gap.end.toISOString() };
+}
+
 /**
  * The manifest beside the JSON lines file (`<file>.manifest.json`), rewritten whole each time;
  * `renameWith` runs the rename once it is written, or refuses it (writeFileAtomically).
  */
 export async function writeManifest(
-  taskId: string,
+  task: ManifestTask,
   dataset: CompiledDataset,
   createdAt: Date,
   renameWith?: RenameWith,
 ): Promise<DatasetManifest> {
   const manifest: DatasetManifest = {
-    task_id: taskId,
+    task_id: task.id,
     format: 'jsonl.gz',
     rows: dataset.rows,
     bytes: dataset.bytes,
     sha256: dataset.sha256,
     data_start: dataset.start?.toISOString() ?? null,
     data_end: dataset.end?.toISOString() ?? null,
+    gap: datasetGapOf(task),
     created_at: createdAt.toISOString(),
     parquet: dataset.parquet && {
       file: basename(dataset.parquet.file),

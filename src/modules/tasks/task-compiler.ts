@@ -124,7 +124,7 @@ export class TaskCompiler {
       });
       const dataset = { ...jsonl, parquet };
       const now = this.clock.now();
-      await writeManifest(task.id, dataset, now, renameOwn(manifestPathOf(path)));
+      await writeManifest(task, dataset, now, renameOwn(manifestPathOf(path)));
       // Another compile (its job lock lost) may have renamed its files over these and then,
       // failing, removed them as its own: completed, the task would name a file no longer there,
       // every download a 503 for good (an audit's finding). Not this compile's failure, none is

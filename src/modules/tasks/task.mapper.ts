@@ -1,8 +1,8 @@
-import { TaskDatasetGapDto, TaskDto } from './dto/task.dto';
+import { TaskDto } from './dto/task.dto';
 import { DatasetFormat, isRunning, TASK_LIFETIME_MS, TaskRow } from './task.types';
 import { roundTo } from '../../common/round-to';
 import { hasCurrentParquet } from './dataset-parquet';
-import { finalGap } from './collection-paging';
+import { datasetGapOf } from './dataset-writer';
 
 /** `application/vnd.apache.parquet`: the media type registered for Parquet (IANA, 2024). */
 export const DATASET_CONTENT_TYPES: Record<DatasetFormat, string> = {
@@ -59,8 +59,9 @@ export function toTaskDto(task: TaskRow, now: Date, lateAfterMs: number): TaskDt
             data_start: task.data_start?.toISOString() ?? null,
             data_end: task.data_end?.toISOString() ?? null,
             download_url: downloadUrl,
-            // What the compile warned of (TaskCompiler.warnOfFinalGap), from the same row.
-            gap: gapOf(task),
+            // What the compile warned of (TaskCompiler.warnOfFinalGap) and wrote in the
+            // manifest, from the same row.
+            gap: datasetGapOf(task),
             // A file an earlier writer made is written again at its next download, with a new
             // hash: until then it is not listed (as before a first Parquet download).
             ...(hasCurrentParquet(task)
@@ -78,10 +79,4 @@ export function toTaskDto(task: TaskRow, now: Date, lateAfterMs: number): TaskDt
       : {}),
     ...(task.failure_reason ? { failure_reason: task.failure_reason } : {}),
   };
-}
-
-/** The dataset's gap as the API says it (TaskDatasetGapDto). */
-function gapOf(task: TaskRow): TaskDatasetGapDto | null {
-  const gap = finalGap(task);
-  return gap && { start: gap.start?.toISOString() ?? null, end: gap.end.toISOString() };
 }
