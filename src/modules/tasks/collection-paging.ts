@@ -124,15 +124,31 @@ export function finalPage(
 /**
  * What a task's final collection did not reach, once it is over: the page it would ask next
  * (finalPage), a range of posting times, both ends inclusive (start null: from the window's
- * open start). Null when nothing was left. Read where the compile warns of it and where the
- * API shows it (`dataset.gap`), so the two cannot disagree (docs/decisions.md, "Scraping task
- * lifecycle").
+ * open start). Null when nothing was left. Read where the compile warns of it, where the API
+ * shows it (`dataset.gap`) and where the manifest says it, so they cannot disagree
+ * (docs/decisions.md, "Scraping task lifecycle").
  */
 export function finalGap(
   task: Parameters<typeof finalPage>[0] & Parameters<typeof progressOf>[0],
 ): { start: Date | null; end: Date } | null {
-  const missed = finalPage(task, progressWithin(task, progressOf(task)));
+  const missed = finalPage(task, progressWithin(task, progressBeforePaging(task)));
   return missed && { start: missed.start, end: missed.end };
+}
+
+/**
+ * The task's progress, with the head a collection before migration TaskCollectionPaging left:
+ * each asked the whole window up to its own time (`last_collected_at`, set only by a collection
+ * that was answered) and recorded no head, so the last one's end is the head. Since the
+ * migration every answered collection records one, so a task collected with none is such a
+ * task. Not for finalPage: no such task collects any more, and the SQL matching it
+ * (awaitingFinalCollection) stays as it is.
+ */
+function progressBeforePaging(
+  task: TaskWindow & Parameters<typeof progressOf>[0] & { last_collected_at: Date | null },
+): CollectionProgress {
+  const progress = progressOf(task);
+  if (progress.head || !task.last_collected_at) return progress;
+  return { ...progress, head: windowEnd(task, task.last_collected_at) };
 }
 
 /**
