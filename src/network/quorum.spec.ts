@@ -1,6 +1,6 @@
 import { CheckedAnswer } from './answer-checks';
 import { DataItem } from './protocol';
-import { MinerCallError } from './transport/miner-failures';
+import { BudgetUnreadableError, MinerCallError } from './transport/miner-failures';
 import { MinerFailureReason } from './query-failures';
 import { LateResult, QuorumOutcome, QuorumPlan, runQuorum } from './quorum';
 
@@ -12,6 +12,8 @@ interface Miner {
 type Script =
   | { afterMs: number; answer: 'usable' | 'empty' | 'mostly dropped' }
   | { afterMs: number; failure: MinerFailureReason | 'thrown' }
+  /** Refused before the call went out (MinerClient marks such failures `unsent`). */
+  | { afterMs: number; refused: MinerFailureReason }
   | 'hang';
 
 /** runQuorum reads an answer's counts only: the item itself is a stand-in. */
@@ -45,6 +47,8 @@ function scriptedMiners(scripts: Record<number, Script>) {
             'mostly dropped': mostlyDroppedAnswer,
           };
           resolve(answers[script.answer](miner.uid));
+        } else if ('refused' in script) {
+          reject(Object.assign(new MinerCallError(script.refused, 'refused'), { unsent: true }));
         } else if (script.failure === 'thrown') {
           reject(new Error('socket hang up'));
         } else {
@@ -235,10 +239,10 @@ describe(runQuorum.name, () => {
   // refused unsent, and the spares' cap left the healthy ones unasked (an audit's finding).
   it('replaces a miner refused as circuit_open without counting it against the spares', async () => {
     const miners = scriptedMiners({
-      1: { afterMs: 0, failure: 'circuit_open' },
-      2: { afterMs: 0, failure: 'circuit_open' },
-      3: { afterMs: 0, failure: 'circuit_open' },
-      4: { afterMs: 0, failure: 'circuit_open' },
+      1: { afterMs: 0, refused: 'circuit_open' },
+      2: { afterMs: 0, refused: 'circuit_open' },
+      3: { afterMs: 0, refused: 'circuit_open' },
+      4: { afterMs: 0, refused: 'circuit_open' },
       5: { afterMs: 20, answer: 'usable' },
       6: { afterMs: 30, answer: 'usable' },
     });
@@ -250,8 +254,36 @@ describe(runQuorum.name, () => {
     expect(answeredUids(state.outcome)).toEqual([5, 6]);
   });
 
+  // The same reasoning as circuit_open's: a call refused before it went out (our concurrency
+  // cap to the miner, its budget spent since the budget read, its address) spent no budget,
+  // which is what the cap bounds; counted, the healthy miners ranked after went unasked.
+  it('replaces miners refused unsent as busy, no_budget or address_refused without counting them against the spares', async () => {
+    const miners = scriptedMiners({
+      1: { afterMs: 0, refused: 'busy' },
+      2: { afterMs: 0, refused: 'no_budget' },
+      3: { afterMs: 0, refused: 'address_refused' },
+      4: { afterMs: 0, refused: 'busy' },
+      5: { afterMs: 20, answer: 'usable' },
+      6: { afterMs: 30, answer: 'usable' },
+    });
+
+    const state = start(plan({ miners: 7, fanout: 2, quorum: 2 }), miners.ask);
+    await jest.advanceTimersByTimeAsync(100);
+
+    expect(miners.askedUids()).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(answeredUids(state.outcome)).toEqual([5, 6]);
+    expect(state.outcome!.failures).toEqual(
+      new Map([
+        [1, 'busy'],
+        [2, 'no_budget'],
+        [3, 'address_refused'],
+        [4, 'busy'],
+      ]),
+    );
+  });
+
   it('still caps the spares for the failures of calls that went out', async () => {
-    const scripts: Record<number, Script> = { 1: { afterMs: 0, failure: 'circuit_open' } };
+    const scripts: Record<number, Script> = { 1: { afterMs: 0, refused: 'circuit_open' } };
     for (let uid = 2; uid <= 10; uid++) scripts[uid] = { afterMs: 5, failure: 'http_error' };
     const miners = scriptedMiners(scripts);
 
@@ -260,6 +292,39 @@ describe(runQuorum.name, () => {
 
     // Two asked, one in the circuit_open one's place, and `fanout` spares.
     expect(miners.askedUids()).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  // A 503 is `busy` too, but the miner received the call and counted it.
+  it('counts a busy miner that answered 503 against the spares', async () => {
+    const scripts: Record<number, Script> = {};
+    for (let uid = 1; uid <= 10; uid++) scripts[uid] = { afterMs: 5, failure: 'busy' };
+    const miners = scriptedMiners(scripts);
+
+    start(plan({ miners: 10, fanout: 2, quorum: 2 }), miners.ask);
+    await jest.advanceTimersByTimeAsync(100);
+
+    expect(miners.askedUids()).toEqual([1, 2, 3, 4]);
+  });
+
+  // Our shutdown, or a budget Postgres cannot read, refuses every miner alike: uncounted, each
+  // would walk the whole ranking to the same refusal.
+  it.each([
+    ['shutdown', () => Object.assign(new MinerCallError('shutdown', 'x'), { unsent: true })],
+    [
+      'a budget that could not be read',
+      () => Object.assign(new BudgetUnreadableError('OnDemandRequest', 'gone'), { unsent: true }),
+    ],
+  ])('counts refusals unsent for %s against the spares', async (_case, refusal) => {
+    const asked: number[] = [];
+    const ask = (miner: Miner) => {
+      asked.push(miner.uid);
+      return Promise.reject(refusal());
+    };
+
+    start(plan({ miners: 10, fanout: 2, quorum: 2 }), ask);
+    await jest.advanceTimersByTimeAsync(100);
+
+    expect(asked).toEqual([1, 2, 3, 4]);
   });
 
   it('counts hedged spares against the same cap as replacements', async () => {

@@ -1,5 +1,5 @@
 import { CheckedAnswer, isMostlyDropped, isUsableAnswer } from './answer-checks';
-import { failureReasonOf } from './transport/miner-failures';
+import { failureReasonOf, freesItsPlace } from './transport/miner-failures';
 import { MinerFailureReason } from './query-failures';
 
 export interface QuorumPlan<M extends { uid: number }> {
@@ -31,11 +31,11 @@ export type LateResult =
  * not: isUsableAnswer), or every asked miner has settled, or at the deadline with whatever
  * arrived; nothing waits for a hung miner. A failed miner or a mostly dropped answer is replaced
  * by a spare at once; one still silent after `hedgeAfterMs` gets a spare asked alongside it.
- * Spares are capped at `fanout`, not counting those that replace a `circuit_open` failure: that
- * call was refused unsent (its circuit opened, or another call took its half-open trial, after
- * the miners were chosen), so it cost the miner nothing and used no place in the fan-out
- * (docs/decisions.md, "Scraping task lifecycle"). An empty answer gets none: nothing may match
- * the query, and a spare for each empty answer would double the calls of every such query.
+ * Spares are capped at `fanout`, not counting those that replace a call refused unsent for a
+ * reason of that miner alone (freesItsPlace: its circuit, our concurrency cap to it, its budget,
+ * its address): such a call spent no budget, which the cap bounds, and used no place in the
+ * fan-out (docs/decisions.md, "Spares"). An empty answer gets none: nothing may match the
+ * query, and a spare for each empty answer would double the calls of every such query.
  */
 export function runQuorum<M extends { uid: number }>(
   plan: QuorumPlan<M>,
@@ -86,8 +86,7 @@ export function runQuorum<M extends { uid: number }>(
           const reason = failureReasonOf(error);
           if (finished) return onLate({ uid: miner.uid, failure: reason });
           failures.set(miner.uid, reason);
-          if (reason === 'circuit_open')
-            lastSpare = Math.min(plan.candidates.length, lastSpare + 1);
+          if (freesItsPlace(error)) lastSpare = Math.min(plan.candidates.length, lastSpare + 1);
           launchSpare();
           checkDone();
         },

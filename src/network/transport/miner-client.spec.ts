@@ -1177,6 +1177,93 @@ describe(MinerClient.name, () => {
     });
   });
 
+  // A quorum replaces a call refused before it went out without counting it against its cap on
+  // spares (runQuorum, freesItsPlace): the client says which failures those are.
+  describe('refusals before sending', () => {
+    async function errorOf(call: Promise<unknown>): Promise<MinerCallError> {
+      const error = await call.then(
+        () => undefined,
+        (thrown: unknown) => thrown,
+      );
+      if (error instanceof MinerCallError) return error;
+      throw new Error(`not a miner call error: ${String(error)}`);
+    }
+
+    it('marks as unsent the calls refused before they went out: no budget, address, bulkhead, circuit, cooldown', async () => {
+      const axon = await startAxon({ answer: slow, serves: ['GetMinerIndex'] });
+      const call = (uid: number, synapse: SynapseName = 'GetMinerIndex') =>
+        errorOf(client.call(axon.target(uid), synapse, {}, 2_000));
+
+      granted = false;
+      const noBudget = await call(1);
+      granted = true;
+      budgets.take.mockRejectedValueOnce(new Error('Connection terminated unexpectedly'));
+      const unreadable = await call(1);
+      const refusedAddress = await errorOf(
+        createClient({ MINER_ALLOWED_NETWORKS: 'public' }).call(
+          axon.target(2),
+          'GetMinerIndex',
+          {},
+          2_000,
+        ),
+      );
+      const capacity = CONCURRENCY + CONCURRENCY * 4;
+      const crowded = await Promise.allSettled(
+        Array.from({ length: capacity + 1 }, () =>
+          client.call(axon.target(3), 'GetMinerIndex', {}, 2_000),
+        ),
+      );
+      const busy = (crowded[capacity] as PromiseRejectedResult).reason as MinerCallError;
+      await call(4, 'OnDemandRequest');
+      const coolingDown = await call(4, 'OnDemandRequest');
+
+      expect(
+        [noBudget, unreadable, refusedAddress, busy, coolingDown].map(({ reason, unsent }) => ({
+          reason,
+          unsent,
+        })),
+      ).toEqual([
+        { reason: 'no_budget', unsent: true },
+        { reason: 'no_budget', unsent: true },
+        { reason: 'address_refused', unsent: true },
+        { reason: 'busy', unsent: true },
+        { reason: 'not_served', unsent: true },
+      ]);
+    });
+
+    it('marks a call the circuit refused unsent, and the calls that reached the miner not', async () => {
+      const failing = await startAxon({ answer: statusOf(500) });
+      const overloaded = await startAxon({ answer: statusOf(503) });
+      const failures: MinerCallError[] = [];
+      for (let call = 0; call <= BREAKER_FAILURES; call++)
+        failures.push(await errorOf(client.call(failing.target(), 'GetMinerIndex', {}, 2_000)));
+      // A 503 is `busy` as our bulkhead's refusal is, but the miner received and counted it.
+      failures.push(await errorOf(client.call(overloaded.target(2), 'GetMinerIndex', {}, 2_000)));
+
+      expect(failures.map(({ reason, unsent }) => ({ reason, unsent }))).toEqual([
+        ...Array.from({ length: BREAKER_FAILURES }, () => ({
+          reason: 'http_error',
+          unsent: false,
+        })),
+        { reason: 'circuit_open', unsent: true },
+        { reason: 'busy', unsent: false },
+      ]);
+    });
+
+    // Refused at connect time, after its budget call was taken and kept: a wasted call.
+    it('does not mark unsent a host name refused at connect time', async () => {
+      const guarded = createClient({ MINER_ALLOWED_NETWORKS: 'public' });
+      const axon = await startAxon();
+
+      const error = await errorOf(
+        guarded.call(axon.target(8, 'localhost'), 'GetMinerIndex', {}, 2_000),
+      );
+
+      expect(error).toMatchObject({ reason: 'address_refused', unsent: false });
+      expect(budgets.take).toHaveBeenCalledTimes(1);
+    });
+  });
+
   describe('shutdown', () => {
     it("ends calls in flight at once as shutdown, not the miner's fault, without opening their circuit", async () => {
       const concurrent = createClient({ MINER_CONCURRENCY: String(BREAKER_FAILURES) });

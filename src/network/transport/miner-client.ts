@@ -19,6 +19,7 @@ import { CallBudgets, CallPurpose } from './call-budgets';
 import { axonOf, errorMessage, readCapped } from './axon-http';
 import { CircuitListener, MinerCircuits } from './miner-circuits';
 import {
+  BudgetUnreadableError,
   classify,
   KeptForChecksError,
   MinerCallError,
@@ -187,6 +188,8 @@ export class MinerClient implements OnModuleDestroy {
         });
       if (failure.reason === 'address_refused')
         this.refusedListeners.forEach((listener) => listener(miner.uid));
+      // A host name refused at connect time was sent: its budget call stays taken.
+      failure.unsent = !sent;
       throw failure;
     }
   }
@@ -290,10 +293,7 @@ export class MinerClient implements OnModuleDestroy {
         // Postgres away: a call not counted could overspend the budget we share with the
         // validator. Not sent, and not the miner's doing (it failed as `network` before, and
         // an outage during the index sync cost every miner its credibility).
-        throw new MinerCallError(
-          'no_budget',
-          `${synapse} not sent: the call budget could not be read (${(error as Error).message})`,
-        );
+        throw new BudgetUnreadableError(synapse, (error as Error).message);
       });
     if ((taken.kept || !taken.granted) && debugEnabled())
       this.logger.debug(

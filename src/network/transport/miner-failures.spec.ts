@@ -1,5 +1,11 @@
 import { WrongAnswerError } from '../sn13/messages';
-import { classify, failureReasonOf, MinerCallError } from './miner-failures';
+import {
+  BudgetUnreadableError,
+  classify,
+  failureReasonOf,
+  freesItsPlace,
+  MinerCallError,
+} from './miner-failures';
 
 describe(failureReasonOf.name, () => {
   // On-demand answers count these in meta.miners_failed.reasons.
@@ -21,5 +27,25 @@ describe(classify.name, () => {
       reason: 'address_refused',
       message: '10.0.0.1 is outside MINER_ALLOWED_NETWORKS',
     });
+  });
+});
+
+describe(freesItsPlace.name, () => {
+  const unsent = (error: MinerCallError) => Object.assign(error, { unsent: true });
+
+  it("frees the place of a call refused unsent for the miner's own reason", () => {
+    for (const reason of ['circuit_open', 'busy', 'no_budget', 'address_refused'] as const)
+      expect(freesItsPlace(unsent(new MinerCallError(reason, reason)))).toBe(true);
+  });
+
+  it('keeps the place of a call that went out, whatever its reason', () => {
+    expect(freesItsPlace(new MinerCallError('busy', 'HTTP 503'))).toBe(false);
+    expect(freesItsPlace(new MinerCallError('timeout', 'no answer'))).toBe(false);
+    expect(freesItsPlace(new Error('socket hang up'))).toBe(false);
+  });
+
+  it('keeps the place of a refusal that holds for every miner: shutdown, a budget unread', () => {
+    expect(freesItsPlace(unsent(new MinerCallError('shutdown', 'abandoned')))).toBe(false);
+    expect(freesItsPlace(unsent(new BudgetUnreadableError('OnDemandRequest', 'gone')))).toBe(false);
   });
 });

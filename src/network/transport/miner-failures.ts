@@ -33,6 +33,12 @@ export function failureScore(reason: MinerFailureReason): number | null {
 }
 
 export class MinerCallError extends Error {
+  /**
+   * Refused before its request went out (set by MinerClient.call): no miner counted it, and a
+   * budget call taken for it was given back. A 503 is `busy` too, but was sent.
+   */
+  unsent = false;
+
   constructor(
     readonly reason: MinerFailureReason,
     message: string,
@@ -40,6 +46,32 @@ export class MinerCallError extends Error {
     super(message);
     this.name = 'MinerCallError';
   }
+}
+
+/** A `no_budget` refusal because the budget could not be read (Postgres away): every miner's. */
+export class BudgetUnreadableError extends MinerCallError {
+  constructor(synapse: SynapseName, cause: string) {
+    super('no_budget', `${synapse} not sent: the call budget could not be read (${cause})`);
+  }
+}
+
+/**
+ * Whether a failed call leaves its place in a query's fan-out to the next candidate without
+ * counting against the cap on spares (runQuorum), which bounds the calls a query sends and so
+ * the budget it spends. True of a call refused unsent for a reason of that miner alone: its
+ * circuit (`circuit_open`), our concurrency cap to it (`busy` unsent; a 503 was sent), its
+ * budget spent since the miners were chosen (`no_budget`), its address (`address_refused`), a
+ * refusal's cooldown. Not our shutdown nor a budget that could not be read: they refuse every
+ * miner alike, and uncounted each would walk the whole ranking to the same refusal
+ * (docs/decisions.md, "Spares").
+ */
+export function freesItsPlace(error: unknown): boolean {
+  return (
+    error instanceof MinerCallError &&
+    error.unsent &&
+    error.reason !== 'shutdown' &&
+    !(error instanceof BudgetUnreadableError)
+  );
 }
 
 /**
