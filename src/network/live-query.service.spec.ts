@@ -99,7 +99,7 @@ function setUp(scripts: MinerScript[], network: Partial<AppConfig['network']> = 
     return pending;
   };
   const scoreOf = (uid: number) => scores.find((score) => score.uid === uid)?.score;
-  return { query, scoreOf };
+  return { query, scoreOf, live, miners };
 }
 
 const uris = (result: NetworkQueryResult) => result.items.map((item) => item.uri);
@@ -237,6 +237,26 @@ describe(LiveQueryService.name, () => {
     expect(result.error).toBeUndefined();
     expect(result).toMatchObject({ minersQueried: 1, minersResponded: 1 });
     expect(result.minersFailed).toEqual({ count: 0, reasons: {} });
+  });
+
+  // Every miner with a call left had its circuit opened after the budget read: the answer said
+  // all of them had spent the budget, which sent operators after MINER_CALL_BUDGETS.
+  it('says the miners with calls left are failing, not that the budget is spent, when their circuits opened', async () => {
+    const open = { afterMs: 0, items: [], circuitOpen: true };
+    const { live, miners } = setUp([
+      { coldkey: 'ck1', ...open },
+      { coldkey: 'ck2', ...open },
+      { coldkey: 'ck3', afterMs: 0, items: [] },
+    ]);
+
+    const result = await live.query(QUERY, miners, { miners: miners.slice(0, 2) }, 'task');
+
+    expect(result).toMatchObject({
+      error:
+        "No miners available: the 2 with calls left are failing (circuit open); 1 has spent this validator's OnDemandRequest budget for the hour (MINER_CALL_BUDGETS)",
+      minersQueried: 0,
+      minersWithoutBudget: 1,
+    });
   });
 
   it('says every miner was busy when each call was refused for the concurrency cap or a 503', async () => {

@@ -101,16 +101,12 @@ export class LiveQueryService {
     const candidates = rankMinersForQuery(
       withCallsLeft.miners.filter((miner) => !this.client.isCircuitOpen(miner.uid)),
     );
+    // Told apart from the failures: a round whose answering miners were all out of budget read
+    // as every miner failing (docs/decisions.md, "Miners left out for budget are counted").
+    const withoutBudget = available.length - withCallsLeft.miners.length;
     if (candidates.length === 0) {
       this.metrics.recordQuorumOutcome('no_miners');
-      // When to come back: "for the hour" alone had clients retry at once, or wait an hour.
-      const next = withCallsLeft.nextCallAt;
-      const when = next ? `; the first call frees up at ${next.toISOString()}` : '';
-      return emptyResult(
-        available.length > 0
-          ? `No miners available: all ${available.length} have spent this validator's OnDemandRequest budget for the hour (MINER_CALL_BUDGETS)${when}`
-          : this.whyNoMiners(),
-      );
+      return emptyResult(this.whyNoCandidate(available, withCallsLeft), withoutBudget);
     }
 
     const matcher = compileQuery({
@@ -132,7 +128,26 @@ export class LiveQueryService {
     this.metrics.recordQuorumOutcome(quorumResult(outcome, quorum));
     const merged = mergeAnswers(outcome.answers, query.limit, query.newestFirst);
     this.recordCredibility(outcome, merged.holders);
-    return summarize(outcome, merged.items, merged.consensus, query.limit);
+    return summarize(outcome, merged, query.limit, withoutBudget);
+  }
+
+  /**
+   * Why no miner of `available` could be asked: every one has spent its budget, or those with
+   * calls left had their circuits opened since they were chosen (the answer said they had all
+   * spent the budget), or none was available at all.
+   */
+  private whyNoCandidate(available: ServingMiner[], withCallsLeft: MinersWithCalls): string {
+    if (available.length === 0) return this.whyNoMiners();
+    const spent = available.length - withCallsLeft.miners.length;
+    // When to come back: "for the hour" alone had clients retry at once, or wait an hour.
+    const next = withCallsLeft.nextCallAt;
+    const when = next ? `; the first call frees up at ${next.toISOString()}` : '';
+    const budget = `this validator's OnDemandRequest budget for the hour (MINER_CALL_BUDGETS)${when}`;
+    if (withCallsLeft.miners.length === 0)
+      return `No miners available: all ${available.length} have spent ${budget}`;
+    const failing = `the ${withCallsLeft.miners.length} with calls left are failing (circuit open)`;
+    if (spent === 0) return `No miners available: ${failing}`;
+    return `No miners available: ${failing}; ${spent} ${spent === 1 ? 'has' : 'have'} spent ${budget}`;
   }
 
   private async ask(
@@ -223,9 +238,9 @@ function quorumResult(outcome: QuorumOutcome, quorum: number): QuorumResult {
 
 function summarize(
   outcome: QuorumOutcome,
-  items: DataItem[],
-  consensus: number,
+  { items, consensus }: { items: DataItem[]; consensus: number },
   limit: number,
+  minersWithoutBudget: number,
 ): NetworkQueryResult {
   const reasons: QueryFailures['reasons'] = {};
   for (const reason of outcome.failures.values()) reasons[reason] = (reasons[reason] ?? 0) + 1;
@@ -244,6 +259,7 @@ function summarize(
     minersEmpty: outcome.answers.filter((answer) => answer.returned === 0).length,
     minersPassedChecks: outcome.answers.filter((answer) => answer.dropped === 0).length,
     minersFailed: { count: outcome.failures.size + late + lied, reasons },
+    minersWithoutBudget,
     itemsDroppedInvalid: outcome.answers.reduce((sum, answer) => sum + answer.dropped, 0),
     consensus,
     hedged: outcome.hedged,

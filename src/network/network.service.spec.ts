@@ -347,6 +347,34 @@ describe(`${NetworkService.name} on-demand modes`, () => {
     );
   });
 
+  // Every miner with a call left failed while the answering ones were out of budget: without a
+  // count of those left out, it read as every miner failing (an on-call audit's finding).
+  it('live: counts the miners left out for want of budget apart from the failed ones', async () => {
+    const { service, onDemandCalls } = setUp('live', 5, 5, [1, 2, 3], {
+      4: 'timeout',
+      5: 'timeout',
+    });
+    const result = await service.query(QUERY, 'task');
+    expect(onDemandCalls.sort()).toEqual([4, 5]);
+    expect(result).toMatchObject({
+      error: 'Every queried miner failed',
+      minersQueried: 2,
+      minersFailed: { count: 2, reasons: { timeout: 2 } },
+      minersWithoutBudget: 3,
+    });
+  });
+
+  it('live: counts every available miner as left out when none has a call left', async () => {
+    const { service } = setUp('live', 2, 2, [1, 2]);
+    const result = await service.query(QUERY);
+    expect(result).toMatchObject({ minersQueried: 0, minersWithoutBudget: 2 });
+  });
+
+  it('live: counts none left out when every miner had a call', async () => {
+    const { service } = setUp('live', 3, 3);
+    expect((await service.query(QUERY)).minersWithoutBudget).toBe(0);
+  });
+
   it('stored: answers from stored data, with its counts', async () => {
     const { service, stored, onDemandCalls } = setUp('stored', 3, 3);
     const result = await service.query(QUERY);
@@ -585,6 +613,24 @@ describe(`${NetworkService.name} on-demand modes`, () => {
     expect(onDemandCalls).toEqual([]);
     expect(stored.answer).toHaveBeenCalledWith(QUERY, 'user', 2000);
     expect(result.origin).toBe('stored');
+  });
+
+  it('auto: a stored answer for want of OnDemandRequest calls counts the miners left out', async () => {
+    const { service } = setUp('auto', 2, 2, [1, 2]);
+    const result = await service.query(QUERY);
+    expect(result).toMatchObject({ origin: 'stored', minersWithoutBudget: 2 });
+  });
+
+  it('auto: a stored answer after a live round keeps its count of the miners left out', async () => {
+    // Miner 1 is out of budget; 2 and 3 answer 404.
+    const { service } = setUp('auto', 3, 0, [1]);
+    const result = await service.query(QUERY);
+    expect(result).toMatchObject({ origin: 'stored', minersWithoutBudget: 1 });
+  });
+
+  it('stored: counts no miner left out for budget: no live round was considered', async () => {
+    const { service } = setUp('stored', 2, 2, [1, 2]);
+    expect((await service.query(QUERY)).minersWithoutBudget).toBe(0);
   });
 
   it('auto: an empty stored answer for want of OnDemandRequest calls says so, not that miners refuse', async () => {

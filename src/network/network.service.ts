@@ -227,7 +227,7 @@ export class NetworkService implements OnModuleInit {
     if (refusedSome && askable.length === 0) return this.queryStored(query, purpose, 'refused');
     const withCallsLeft = await this.live.withBudgetLeft(askable, purpose);
     if (mode === 'auto' && askable.length > 0 && withCallsLeft.miners.length === 0)
-      return this.queryStored(query, purpose, 'budget');
+      return this.queryStored(query, purpose, 'budget', undefined, askable.length);
     const live = await this.live.query(query, askable, withCallsLeft, purpose);
     if (
       mode === 'auto' &&
@@ -235,16 +235,24 @@ export class NetworkService implements OnModuleInit {
       (refusedSome || (live.minersFailed.reasons.not_served ?? 0) > 0)
     ) {
       const left = this.config.network.queryDeadlineMs - (performance.now() - started);
-      return this.queryStored(query, purpose, 'refused', Math.max(0, left));
+      return this.queryStored(
+        query,
+        purpose,
+        'refused',
+        Math.max(0, left),
+        live.minersWithoutBudget,
+      );
     }
     return live;
   }
 
+  /** `minersWithoutBudget`: those the live round considered left out for budget, if any. */
   private async queryStored(
     query: NetworkQuery,
     purpose: QueryPurpose,
     why: StoredBecause,
     deadlineMs = this.config.network.queryDeadlineMs,
+    minersWithoutBudget = 0,
   ): Promise<NetworkQueryResult> {
     const answer = await this.storedData.answer(query, purpose, deadlineMs);
     const { miners } = answer;
@@ -272,6 +280,7 @@ export class NetworkService implements OnModuleInit {
       minersEmpty: miners.empty,
       minersPassedChecks: miners.passedChecks,
       minersFailed: miners.failed,
+      minersWithoutBudget,
       itemsDroppedInvalid: answer.itemsDroppedInvalid,
       consensus: answer.consensus,
       hedged: 0,

@@ -16,6 +16,12 @@ export interface NetworkQueryResult {
   /** Miners that answered with only items that passed the checks (an empty answer passes). */
   minersPassedChecks: number;
   minersFailed: QueryFailures;
+  /**
+   * Miners that might have been asked OnDemandRequest but were left out because the call budget
+   * left for this query's purpose was spent (a task's: what is above the users' reserve): not
+   * among `minersQueried` nor `minersFailed`. 0 when no live round was considered.
+   */
+  minersWithoutBudget: number;
   itemsDroppedInvalid: number;
   consensus: number;
   hedged: number;
@@ -30,7 +36,7 @@ export interface NetworkQueryResult {
 }
 
 /** A live answer that asked no miner, with the reason. */
-export function emptyResult(error: string): NetworkQueryResult {
+export function emptyResult(error: string, minersWithoutBudget = 0): NetworkQueryResult {
   return {
     items: [],
     error,
@@ -40,6 +46,7 @@ export function emptyResult(error: string): NetworkQueryResult {
     minersEmpty: 0,
     minersPassedChecks: 0,
     minersFailed: { count: 0, reasons: {} },
+    minersWithoutBudget,
     itemsDroppedInvalid: 0,
     consensus: 0,
     hedged: 0,

@@ -239,4 +239,23 @@ describe(DataQueryService.name, () => {
       miners_failed: { count: 1, reasons: { http_error: 1 } },
     });
   });
+
+  // "Every queried miner failed" while the miners that answer were out of budget: the count of
+  // those left out tells it from every miner failing (an on-call audit's finding).
+  it('says how many miners were left out for want of budget, apart from the failed ones', async () => {
+    const { service } = setUp([
+      {
+        ...emptyResult('Every queried miner failed'),
+        minersQueried: 2,
+        minersFailed: { count: 2, reasons: { timeout: 2 } },
+        minersWithoutBudget: 3,
+      },
+    ]);
+    const response = await service.query({ source: 'x' });
+    expect(response.meta).toMatchObject({
+      miners_queried: 2,
+      miners_failed: { count: 2, reasons: { timeout: 2 } },
+      miners_without_budget: 3,
+    });
+  });
 });

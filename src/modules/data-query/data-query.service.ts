@@ -78,6 +78,7 @@ export class DataQueryService {
         empty_response_miners: result.minersEmpty,
         validation_success_rate: `${result.minersPassedChecks}/${result.minersResponded}`,
         miners_failed: result.minersFailed,
+        miners_without_budget: result.minersWithoutBudget,
         items_returned: result.items.length,
         items_dropped_invalid: result.itemsDroppedInvalid,
         consensus: result.consensus,
@@ -143,7 +144,11 @@ function toNetworkQuery(request: DataQueryRequestDto, now: Date): NetworkQuery {
   };
 }
 
-/** Identical queries share an entry; order and case of usernames/keywords do not matter. */
+/**
+ * Identical queries share an entry; order and case of usernames/keywords do not matter. The
+ * prefix names the answer's shape: `v2` since `meta.miners_without_budget`, a required field an
+ * answer cached by an earlier version (a replica not yet upgraded, sharing Redis) lacks.
+ */
 function cacheKey(request: DataQueryRequestDto): string {
   const normalized = {
     source: request.source,
@@ -154,7 +159,7 @@ function cacheKey(request: DataQueryRequestDto): string {
     end_date: request.end_date ?? null,
     limit: request.limit ?? DEFAULT_LIMIT,
   };
-  return `ondemand:${createHash('sha256').update(JSON.stringify(normalized)).digest('hex')}`;
+  return `ondemand:v2:${createHash('sha256').update(JSON.stringify(normalized)).digest('hex')}`;
 }
 
 function elapsed(started: number): number {

@@ -92,10 +92,14 @@ export class TaskCollector {
       if (this.stopping()) return;
       // The failures by reason, as fields and briefly in the message: "every queried miner
       // failed" alone did not tell open circuits from timeouts or spent budgets (an audit's).
+      // And the miners left out for budget: the healthy ones may all be, when users spent their
+      // part (docs/decisions.md, "Miners left out for budget are counted").
       const failed = result.minersFailed.reasons;
+      const withoutBudget = result.minersWithoutBudget;
       this.logger.warn(
-        { task: task.id, miners_failed: failed },
-        `task ${task.id}: nothing collected: ${result.error}${failuresInBrief(failed)}`,
+        { task: task.id, miners_failed: failed, miners_without_budget: withoutBudget },
+        `task ${task.id}: nothing collected: ${result.error}${failuresInBrief(failed)}` +
+          leftOutForBudget(withoutBudget),
       );
       await this.repository.recordCollectionFailure(task.id, now);
       return;
@@ -129,4 +133,13 @@ function completeFrom(result: NetworkQueryResult): Date | null {
 function failuresInBrief(reasons: QueryFailures['reasons']): string {
   const counted = Object.entries(reasons).map(([reason, count]) => `${reason} ${count}`);
   return counted.length > 0 ? ` (${counted.join(', ')})` : '';
+}
+
+/** `; 6 miners not asked: …`, the miners a task's query left out for budget; nothing for none. */
+function leftOutForBudget(count: number): string {
+  if (count === 0) return '';
+  return (
+    `; ${count} ${count === 1 ? 'miner' : 'miners'} not asked: their tasks' share of the ` +
+    'OnDemandRequest budget is spent (TASK_BUDGET_RESERVE keeps the rest for users)'
+  );
 }

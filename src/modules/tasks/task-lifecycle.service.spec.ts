@@ -53,6 +53,7 @@ const ABANDONED: NetworkQueryResult = {
   minersEmpty: 0,
   minersPassedChecks: 0,
   minersFailed: { count: 3, reasons: { shutdown: 3 } },
+  minersWithoutBudget: 0,
   itemsDroppedInvalid: 0,
   consensus: 0,
   hedged: 0,
@@ -121,7 +122,7 @@ describe(TaskLifecycleService.name, () => {
     expect(repository.recordCollectionFailure).toHaveBeenCalledWith(TASK.id, NOW);
     expect(logged.warn.mock.calls).toEqual([
       [
-        { task: 'bitcoin', miners_failed: { shutdown: 3 } },
+        { task: 'bitcoin', miners_failed: { shutdown: 3 }, miners_without_budget: 0 },
         'task bitcoin: nothing collected: Every queried miner failed (shutdown 3)',
       ],
     ]);
@@ -148,6 +149,36 @@ describe(TaskLifecycleService.name, () => {
         task: 'bitcoin',
         miners_failed: { circuit_open: 4, timeout: 1 },
         msg: 'task bitcoin: nothing collected: Every queried miner failed (circuit_open 4, timeout 1)',
+      }),
+    ]);
+  });
+
+  // Every miner with a task call left failed while the healthy ones' task share was spent by
+  // users: the line read as every miner failing (an on-call audit's finding).
+  it('says how many miners a collection that got nothing left out for want of budget', async () => {
+    logged.warn.mockRestore();
+    const { service, queried, answer } = setUp();
+    const lines = await linesLoggedBy(TaskLifecycleService.name, 'info', async () => {
+      const pass = service.collectDue(1);
+      await queried();
+      answer({
+        ...ABANDONED,
+        minersQueried: 2,
+        minersFailed: { count: 2, reasons: { timeout: 2 } },
+        minersWithoutBudget: 6,
+      });
+      await pass;
+    });
+    expect(lines).toEqual([
+      expect.objectContaining({
+        level: 40,
+        task: 'bitcoin',
+        miners_failed: { timeout: 2 },
+        miners_without_budget: 6,
+        msg:
+          'task bitcoin: nothing collected: Every queried miner failed (timeout 2); 6 miners not ' +
+          "asked: their tasks' share of the OnDemandRequest budget is spent (TASK_BUDGET_RESERVE " +
+          'keeps the rest for users)',
       }),
     ]);
   });

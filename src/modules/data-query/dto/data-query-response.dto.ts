@@ -175,6 +175,21 @@ export class OnDemandMetaDto {
   @ApiProperty({ type: MinersFailedDto })
   miners_failed: MinersFailedDto;
 
+  @ApiProperty({
+    ...COUNT,
+    description:
+      'Miners that might have been asked live (OnDemandRequest) but were not, because this ' +
+      'validator’s call budget for them is spent for now (MINER_CALL_BUDGETS, shared with the ' +
+      'validator on its hotkey); counted neither in `miners_queried` nor in `miners_failed`. ' +
+      'Beside `miners_failed`, it tells "every miner asked failed" from "the miners left to ask ' +
+      'failed while the others were out of budget". On a stored answer, the count of the live ' +
+      'round considered before it (all the miners when their spent budgets sent the query to ' +
+      'stored data); 0 when none was considered (ON_DEMAND_MODE `stored`, or no miner might ' +
+      'serve on-demand queries)',
+    example: 0,
+  })
+  miners_without_budget: number;
+
   @ApiProperty({ ...COUNT, maximum: 1000, description: 'Length of `data`', example: 42 })
   items_returned: number;
 

@@ -124,6 +124,7 @@ function meta(source: SourceName, items: number): OnDemandMetaDto {
     empty_response_miners: 0,
     validation_success_rate: '4/4',
     miners_failed: { count: 1, reasons: { timeout: 1 } },
+    miners_without_budget: 0,
     items_returned: items,
     items_dropped_invalid: 0,
     // Of no items, none is shared.
