@@ -13,6 +13,7 @@ const COMMON_FLOORS = [
   ['access'],
   ['http', 'throttling'],
   ['errors'],
+  ['jobs'],
   ['logging', 'metrics'],
 ];
 

@@ -63,6 +63,24 @@ describe(checkAnswer.name, () => {
     expect(answer.dropped).toBeGreaterThan(0);
   });
 
+  // Counted by check in gateway_miner_items_dropped_total: which check, not only how many.
+  it('says which check dropped each item, the first it failed', () => {
+    const tagged = xPosts.find((post) => post.label !== null)!;
+    const matcher = compileQuery({ source: 'X', keywords: [tagged.label!] });
+    const untagged = xPosts.find((post) => !matcher.matches(post))!;
+    const misnamed = {
+      ...tagged,
+      uri: `javascript:alert(1)//x.com/a/status/${tagged.tweet.id}`,
+    };
+    const entities = [tagged, tagged, untagged, misnamed].map(toWireEntity);
+
+    const answer = checkAnswer(minerOf(1), [...entities, null, 'junk'], matcher, 'x');
+
+    expect(uris(answer.valid)).toEqual([tagged.uri]);
+    expect(answer.droppedBy).toEqual({ malformed: 2, wrong_uri: 1, no_match: 1, duplicate: 1 });
+    expect(answer.dropped).toBe(5);
+  });
+
   it('converts the entities back to the items the miner stored', () => {
     const answer = checkAnswer(minerOf(1), xPosts.slice(0, 5).map(toWireEntity), everyXPost, 'x');
 
@@ -249,6 +267,7 @@ describe(checkAnswer.name, () => {
       returned: 0,
       valid: [],
       dropped: 0,
+      droppedBy: { malformed: 0, wrong_uri: 0, no_match: 0, duplicate: 0 },
     });
   });
 });

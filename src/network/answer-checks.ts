@@ -5,6 +5,7 @@ import { authorKey, DataItem } from './protocol';
 import { QueryMatcher } from './query-matcher';
 import { convertEntity } from './sn13/entities';
 import { roundTo } from '../common/round-to';
+import { ItemCheck } from '../common/metrics/metric-labels';
 
 /** The miner an answer came from. */
 export interface AnsweringMiner {
@@ -20,26 +21,30 @@ export interface CheckedAnswer extends AnsweringMiner {
   dropped: number;
 }
 
+/** A checked answer with its dropped items by the check that dropped each (the first failed). */
+export interface CheckedAnswerDrops extends CheckedAnswer {
+  droppedBy: Record<ItemCheck, number>;
+}
+
 /**
  * Converts a miner's entities to items and keeps those that are well formed, carry a uri that
  * names them (answers become a task's stored items; kept in canonical form) and match the
  * query; drops the rest (and repeats of a post within the same answer, however its uri is
- * spelled, which would otherwise inflate corroboration).
+ * spelled, which would otherwise inflate corroboration), counting each under its check.
  */
 export function checkAnswer(
   { uid, coldkey }: AnsweringMiner,
   entities: readonly unknown[],
   matcher: QueryMatcher,
   source: Source,
-): CheckedAnswer {
+): CheckedAnswerDrops {
   const seen = new Set<string>();
   const valid: DataItem[] = [];
+  const droppedBy = { malformed: 0, wrong_uri: 0, no_match: 0, duplicate: 0 };
   for (const entity of entities) {
-    const converted = convertEntity(entity, source)?.item;
-    const item = converted && canonicalItem(converted);
-    if (!item || !matcher.matches(item) || seen.has(itemKey(item))) continue;
-    seen.add(itemKey(item));
-    valid.push(item);
+    const check = checkEntity(entity, matcher, source, seen);
+    if (typeof check === 'string') droppedBy[check] += 1;
+    else valid.push(check);
   }
   return {
     uid,
@@ -47,7 +52,26 @@ export function checkAnswer(
     returned: entities.length,
     valid,
     dropped: entities.length - valid.length,
+    droppedBy,
   };
+}
+
+/** The entity as an item, kept (its post added to `seen`), or the check that dropped it. */
+function checkEntity(
+  entity: unknown,
+  matcher: QueryMatcher,
+  source: Source,
+  seen: Set<string>,
+): DataItem | ItemCheck {
+  const converted = convertEntity(entity, source)?.item;
+  if (!converted) return 'malformed';
+  const item = canonicalItem(converted);
+  if (!item) return 'wrong_uri';
+  if (!matcher.matches(item)) return 'no_match';
+  const post = itemKey(item);
+  if (seen.has(post)) return 'duplicate';
+  seen.add(post);
+  return item;
 }
 
 /** Most of what the answer returned had to be dropped: it counts for nothing and gets a spare. */

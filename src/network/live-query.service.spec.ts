@@ -13,6 +13,7 @@ import { CallBudgets } from './transport/call-budgets';
 import { MinerClient, MinerTarget, replyOf } from './transport/miner-client';
 import { MinerCallError } from './transport/miner-failures';
 import { MinerFailureReason } from './query-failures';
+import { sample } from '../../test/support/prometheus-text';
 
 const corpus = generateCorpus({
   seed: 13,
@@ -80,6 +81,7 @@ function setUp(scripts: MinerScript[], network: Partial<AppConfig['network']> = 
   const config = {
     network: { minersPerQuery: 5, quorum: 3, queryDeadlineMs: 10_000, ...network },
   } as AppConfig;
+  const metrics = new MetricsService();
   const live = new LiveQueryService(
     {
       minersServingData: () => miners,
@@ -89,7 +91,7 @@ function setUp(scripts: MinerScript[], network: Partial<AppConfig['network']> = 
     credibility,
     { budgetOf: () => undefined } as unknown as CallBudgets,
     config,
-    { recordQuorumOutcome: () => undefined } as unknown as MetricsService,
+    metrics,
     { now: () => new Date('2026-01-15T12:00:00Z') } as Clock,
   );
   /** Runs one query to its end on the fake timers. */
@@ -99,7 +101,10 @@ function setUp(scripts: MinerScript[], network: Partial<AppConfig['network']> = 
     return pending;
   };
   const scoreOf = (uid: number) => scores.find((score) => score.uid === uid)?.score;
-  return { query, scoreOf, live, miners };
+  /** A sample of the metrics, by name and labels. */
+  const metric = async (name: string, labels: Record<string, string>) =>
+    sample(await metrics.scrape(), name, labels);
+  return { query, scoreOf, live, miners, metric };
 }
 
 const uris = (result: NetworkQueryResult) => result.items.map((item) => item.uri);
@@ -196,6 +201,22 @@ describe(LiveQueryService.name, () => {
         itemsDroppedInvalid: 5,
       });
       expect([1, 2, 3].map(scoreOf)).toEqual([0, 0, 0]);
+    });
+
+    // Only the query's answer said it (invalid_items); /metrics had nothing of it.
+    it('counts the items dropped by check, and the answers that counted for nothing', async () => {
+      const { query, metric } = setUp([
+        { coldkey: 'ck1', afterMs: 10, items: posts.slice(0, 3) },
+        { coldkey: 'ck2', afterMs: 20, items: posts.slice(3, 5) },
+        { coldkey: 'ck3', afterMs: 30, items: posts.slice(5, 6) },
+      ]);
+
+      await query({ ...unmatched, keywords: [], usernames: [posts[5].user.username] });
+
+      expect(await metric('gateway_miner_items_dropped_total', { check: 'no_match' })).toBe(5);
+      expect(await metric('gateway_miner_items_dropped_total', { check: 'malformed' })).toBe(0);
+      expect(await metric('gateway_miner_answers_dropped_total', { reason: 'all_items' })).toBe(2);
+      expect(await metric('gateway_miner_answers_dropped_total', { reason: 'most_items' })).toBe(0);
     });
 
     it('still answers a valid empty answer beside them as nothing matched', async () => {

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Clock } from '../common/clock/clock';
+import { AnswerDropReason } from '../common/metrics/metric-labels';
 import { MetricsService, QuorumResult } from '../common/metrics/metrics.service';
 import { Source } from '../common/source';
 import { AppConfig } from '../config/app-config';
@@ -168,7 +169,9 @@ export class LiveQueryService {
     const entities = reply.read((body) => readEntityList(body, 'data'));
     this.servedOnDemandAt.set(miner.hotkey, this.clock.now().getTime());
     this.latencies.record(reply.latencyMs);
-    return checkAnswer(miner, entities, matcher, source);
+    const checked = checkAnswer(miner, entities, matcher, source);
+    this.metrics.recordCheckedAnswer(checked.droppedBy, droppedAs(checked));
+    return checked;
   }
 
   /**
@@ -225,6 +228,12 @@ export class LiveQueryService {
       'failure' in late ? failureScore(late.failure) : credibilityScore(late.answer, new Map());
     this.credibility.record([{ uid: late.uid, score }]);
   }
+}
+
+/** Why an answer counts for nothing (quorum.ts replaces it), if it does: its items dropped. */
+function droppedAs(answer: CheckedAnswer): AnswerDropReason | undefined {
+  if (isDroppedWhole(answer)) return 'all_items';
+  return isMostlyDropped(answer) ? 'most_items' : undefined;
 }
 
 /**

@@ -177,7 +177,7 @@ function setUp(
     credibility,
     budgets,
     config,
-    { recordQuorumOutcome: () => undefined } as unknown as MetricsService,
+    new MetricsService(),
     clock,
   );
   const service = new NetworkService(

@@ -4,7 +4,9 @@ import { DataSource, QueryRunner } from 'typeorm';
 import { JobRunner } from '../../src/common/jobs/job-runner';
 import { JobRunsRepository } from '../../src/common/jobs/job-runs.repository';
 import { PeriodicJob } from '../../src/common/jobs/periodic-job';
+import { MetricsService } from '../../src/common/metrics/metrics.service';
 import { FIRST_RETRY_MS } from '../../src/common/retry-delay';
+import { sample } from '../support/prometheus-text';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
 
 const HOUR = 3_600_000;
@@ -20,6 +22,7 @@ describe('JobRunner across replicas', () => {
   let replicaA: JobRunner;
   let replicaB: JobRunner;
   let second: DataSource;
+  let metricsA: MetricsService;
 
   const jobRun = async (name: string) =>
     (
@@ -84,8 +87,9 @@ describe('JobRunner across replicas', () => {
     // The second replica has a pool of its own, as another process would.
     second = new DataSource(database.options);
     await second.initialize();
-    replicaA = new JobRunner(new JobRunsRepository(database));
-    replicaB = new JobRunner(new JobRunsRepository(second));
+    metricsA = new MetricsService();
+    replicaA = new JobRunner(new JobRunsRepository(database), metricsA);
+    replicaB = new JobRunner(new JobRunsRepository(second), new MetricsService());
   });
   afterEach(async () => {
     jest.restoreAllMocks();
@@ -431,6 +435,31 @@ describe('JobRunner across replicas', () => {
     expect(ran[0] - started).toBeGreaterThanOrEqual(FIRST_RETRY_MS - 100);
     expect(errors).toHaveBeenCalledWith(expect.stringMatching(/^blipped could not start: refused/));
     expect((await jobRun('blipped')).status).toBe('succeeded');
+  });
+
+  // Until then a job failing showed only in the log and in job_runs; an on-call alert had nothing.
+  it('counts a run that could not start and one that failed, by job, but not one shutdown cut short', async () => {
+    jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    const failures = async (job: string, stage: string) =>
+      sample(await metricsA.scrape(), 'gateway_job_failures_total', { job, stage });
+    const job = new PeriodicJob(replicaA, 'counted', HOUR, async () => 'done', new Logger('x'));
+    job.start();
+    job.stop();
+    // Scheduled, its series are there before anything failed: an alert sees the first failure.
+    expect([await failures('counted', 'start'), await failures('counted', 'run')]).toEqual([0, 0]);
+
+    nextConnectionRefuses(/pg_try_advisory_lock/);
+    await expect(replicaA.runOnce('counted', 0, async () => 'done')).rejects.toThrow('refused');
+    const throwing = (message: string) => async () => {
+      throw new Error(message);
+    };
+    await expect(replicaA.runOnce('counted', 0, throwing('boom'))).rejects.toThrow('boom');
+    await expect(replicaA.runOnce('counted', 0, throwing('aborted'), () => true)).rejects.toThrow(
+      'aborted',
+    );
+
+    expect(await failures('counted', 'start')).toBe(1);
+    expect(await failures('counted', 'run')).toBe(1);
   });
 
   it('closes a connection that could not unlock the job, so that the lock goes with it', async () => {

@@ -6,6 +6,7 @@ import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Clock } from '../../src/common/clock/clock';
 import { JobRunner } from '../../src/common/jobs/job-runner';
+import { MetricsService } from '../../src/common/metrics/metrics.service';
 import { AppConfig } from '../../src/config/app-config';
 import { NetworkService } from '../../src/network/network.service';
 import { NetworkQueryResult } from '../../src/network/query-result';
@@ -86,6 +87,7 @@ describe('The final collection of a task at its expiry', () => {
       clock,
       config,
       new DatasetParquetService(repository, clock, config),
+      new MetricsService(),
     );
   };
 

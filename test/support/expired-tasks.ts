@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
 import { Clock } from '../../src/common/clock/clock';
 import { JobRunner } from '../../src/common/jobs/job-runner';
+import { MetricsService } from '../../src/common/metrics/metrics.service';
 import { AppConfig } from '../../src/config/app-config';
 import { NetworkService } from '../../src/network/network.service';
 import { DatasetParquetService } from '../../src/modules/tasks/dataset-parquet.service';
@@ -27,6 +28,7 @@ export function lifecycleReplica(database: DataSource, dataDir: string, now: () 
     clock,
     config,
     new DatasetParquetService(repository, clock, config),
+    new MetricsService(),
   );
   return { repository, service };
 }

@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { MetricsService } from '../metrics/metrics.service';
 import { JobRun, JobRunsRepository } from './job-runs.repository';
 
 export interface JobOutcome<T> {
@@ -39,7 +40,15 @@ const DUE_AFTER_SHARE = 0.9;
 export class JobRunner {
   private readonly logger = new Logger(JobRunner.name);
 
-  constructor(private readonly jobRuns: JobRunsRepository) {}
+  constructor(
+    private readonly jobRuns: JobRunsRepository,
+    private readonly metrics: MetricsService,
+  ) {}
+
+  /** A job this instance schedules: its failures are counted from 0 before any attempt. */
+  announce(name: string): void {
+    this.metrics.announceJob(name);
+  }
 
   /**
    * Runs `run` unless another replica runs it or ran it within the interval. A run that
@@ -47,7 +56,9 @@ export class JobRunner {
    * interval: it reached only part of its work, and another replica runs the job at its next
    * tick instead of waiting out an interval behind it (a rolling deploy's new replica, at
    * start-up). Nor does one that `counts` says does not. A run skipped as not due says when the
-   * interval of the last run that counts ends (`dueInMs`): the time to try again.
+   * interval of the last run that counts ends (`dueInMs`): the time to try again. An attempt
+   * that throws is counted in gateway_job_failures_total, as PeriodicJob logs it: `start` before
+   * the run began (the lock or the job's row), `run` after; not a run shutdown cut short.
    */
   async runOnce<T>(
     name: string,
@@ -55,6 +66,27 @@ export class JobRunner {
     run: () => Promise<T>,
     interrupted: () => boolean = () => false,
     counts: CountsForInterval<T> = () => true,
+  ): Promise<JobOutcome<T>> {
+    let started = false;
+    const running = () => {
+      started = true;
+      return run();
+    };
+    try {
+      return await this.lockAndRun(name, intervalMs, running, interrupted, counts);
+    } catch (error) {
+      if (!started) this.metrics.recordJobFailure(name, 'start');
+      else if (!interrupted()) this.metrics.recordJobFailure(name, 'run');
+      throw error;
+    }
+  }
+
+  private async lockAndRun<T>(
+    name: string,
+    intervalMs: number,
+    run: () => Promise<T>,
+    interrupted: () => boolean,
+    counts: CountsForInterval<T>,
   ): Promise<JobOutcome<T>> {
     const lock = await this.jobRuns.lock(name);
     if (!lock) return { ran: false, skipped: 'locked' };

@@ -27,6 +27,7 @@ function setUp(
     skips: [] as JobOutcome<unknown>[],
     refusals: [] as Error[],
     interrupted: undefined as (() => boolean) | undefined,
+    announce: () => undefined,
     async runOnce(
       _name: string,
       _intervalMs: number,

@@ -34,6 +34,7 @@ export class PeriodicJob<T> {
 
   /** Schedules the job; with `firstRunAfter`, also runs it once that settles. */
   start(firstRunAfter?: Promise<unknown>): void {
+    this.runner.announce(this.name);
     this.schedule(this.intervalMs);
     if (firstRunAfter) void firstRunAfter.then(() => this.tick());
   }

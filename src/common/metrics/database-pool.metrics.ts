@@ -10,7 +10,12 @@ interface PgPool {
   waitingCount: number;
 }
 
-/** Usage of TypeORM's Postgres connection pool, read from the pool at scrape time. */
+/**
+ * Usage of TypeORM's Postgres connection pool, read from the pool at scrape time. The requests
+ * waiting for a connection are a gauge of their own: pg-pool's `waitingCount` counts checkouts
+ * (a query, or a transaction whatever its statements), not connections (docs/decisions.md,
+ * "Metrics and logs": **The pool's waiting requests are not connections**).
+ */
 @Injectable()
 export class DatabasePoolMetrics implements OnModuleInit {
   constructor(
@@ -21,20 +26,30 @@ export class DatabasePoolMetrics implements OnModuleInit {
   onModuleInit(): void {
     this.metrics.gauge(
       'db_pool_connections',
-      'Postgres pool: open connections (total), idle ones, and queries waiting for a connection (waiting)',
+      'Postgres pool connections: open (total, opening ones included) and idle',
       ['state'],
-      () => Promise.resolve(this.read()),
+      () => {
+        const pool = this.pool();
+        if (!pool) return Promise.resolve([]);
+        return Promise.resolve([
+          { labels: { state: 'total' }, value: pool.totalCount },
+          { labels: { state: 'idle' }, value: pool.idleCount },
+        ]);
+      },
+    );
+    this.metrics.gauge(
+      'db_pool_waiting_requests',
+      'Requests for a Postgres pool connection waiting for one to come free: a query, or a transaction, each waits as one',
+      [],
+      () => {
+        const pool = this.pool();
+        return Promise.resolve(pool ? [{ labels: {}, value: pool.waitingCount }] : []);
+      },
     );
   }
 
-  private read(): { labels: { state: string }; value: number }[] {
+  private pool(): PgPool | undefined {
     // TypeORM's PostgresDriver keeps the pg Pool as `master` (no replication configured).
-    const pool = (this.dataSource.driver as unknown as { master?: PgPool }).master;
-    if (!pool) return [];
-    return [
-      { labels: { state: 'total' }, value: pool.totalCount },
-      { labels: { state: 'idle' }, value: pool.idleCount },
-      { labels: { state: 'waiting' }, value: pool.waitingCount },
-    ];
+    return (this.dataSource.driver as unknown as { master?: PgPool }).master;
   }
 }

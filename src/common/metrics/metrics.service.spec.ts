@@ -33,6 +33,11 @@ describe(MetricsService.name, () => {
       gateway_index_sync_last_completed_timestamp_seconds: 'gauge',
       gateway_desirability_publication_attempts_total: 'counter',
       gateway_desirability_publication_failures_total: 'counter',
+      gateway_task_compile_failures_total: 'counter',
+      gateway_task_collections_total: 'counter',
+      gateway_job_failures_total: 'counter',
+      gateway_miner_items_dropped_total: 'counter',
+      gateway_miner_answers_dropped_total: 'counter',
     };
     const text = await metrics.scrape();
     const types = Object.fromEntries(
@@ -78,7 +83,7 @@ describe(MetricsService.name, () => {
       skipped: 0,
     });
     const request = { method: 'POST', route: '/api/v1/on_demand_data_request', status: '200' };
-    const minerCall = { miner: '3', endpoint: 'GetDataEntityBucket' };
+    const minerCall = { endpoint: 'GetDataEntityBucket' };
     const bucket = (name: string, labels: Record<string, string>, le: string) =>
       valueOf(metrics, `${name}_bucket`, { ...labels, le });
     for (const [name, labels, under, over] of [
@@ -102,22 +107,43 @@ describe(MetricsService.name, () => {
       expect(await rejections(keyClass)).toBe(1);
   });
 
-  it('times a miner call and counts its failure by reason, but no time for a call never made', async () => {
+  it('times a miner call by synapse and counts its failure by miner and reason, but no time for a call never made', async () => {
     metrics.observeMinerCall(7, 'GetMinerIndex', 1.5, 'wrong_schema');
     metrics.observeMinerCall(8, 'OnDemandRequest', undefined, 'busy');
     metrics.observeMinerCall(9, 'OnDemandRequest', 0.3);
     const text = await metrics.scrape();
-    const calls = (miner: string, endpoint: string) =>
-      sample(text, 'gateway_miner_call_duration_seconds_count', { miner, endpoint });
+    const calls = (endpoint: string) =>
+      sample(text, 'gateway_miner_call_duration_seconds_count', { endpoint });
     const failures = (miner: string, endpoint: string, reason: string) =>
       sample(text, 'gateway_miner_call_failures_total', { miner, endpoint, reason });
-    expect(calls('7', 'GetMinerIndex')).toBe(1);
+    expect(calls('GetMinerIndex')).toBe(1);
     expect(failures('7', 'GetMinerIndex', 'wrong_schema')).toBe(1);
     // Refused before it reached the miner (a full bulkhead): a failure, with no latency.
-    expect(calls('8', 'OnDemandRequest')).toBeUndefined();
+    expect(calls('OnDemandRequest')).toBe(1);
     expect(failures('8', 'OnDemandRequest', 'busy')).toBe(1);
-    expect(calls('9', 'OnDemandRequest')).toBe(1);
     expect(text).not.toMatch(/^gateway_miner_call_failures_total\{miner="9"/m);
+  });
+
+  // 256 uids × 4 synapses × 14 series a histogram (11 buckets, +Inf, sum, count) made 14,336
+  // series of one metric (docs/decisions.md, "Metrics and logs": **Miner call latency by synapse
+  // only**).
+  it('keeps the miner call histogram at 14 series a synapse, whatever the number of miners', async () => {
+    const synapses = [
+      'GetMinerIndex',
+      'GetDataEntityBucket',
+      'GetContentsByBuckets',
+      'OnDemandRequest',
+    ];
+    for (let uid = 0; uid < 256; uid++)
+      for (const synapse of synapses) metrics.observeMinerCall(uid, synapse, 0.2);
+    const text = await metrics.scrape();
+    const series = text
+      .split('\n')
+      .filter((line) => line.startsWith('gateway_miner_call_duration_seconds'));
+    expect(series).toHaveLength(4 * 14);
+    expect(
+      sample(text, 'gateway_miner_call_duration_seconds_count', { endpoint: 'OnDemandRequest' }),
+    ).toBe(256);
   });
 
   it('counts each quorum outcome under its own name', async () => {
@@ -175,6 +201,62 @@ describe(MetricsService.name, () => {
         reason: 'rate_limited',
       }),
     ).toBe(1);
+  });
+
+  // Alerts on increase() see the first failure only if the series was there at 0 before it.
+  it('has every series of the task, job and answer-check counters from the start, at 0', async () => {
+    metrics.announceJob('task-lifecycle');
+    const text = await metrics.scrape();
+    const zeros = (name: string, label: string, values: string[]) =>
+      values.map((value) => [value, sample(text, name, { [label]: value })]);
+    const compileReasons = ['disk_full', 'io', 'database', 'conversion', 'other'];
+    expect(zeros('gateway_task_compile_failures_total', 'reason', compileReasons)).toEqual(
+      compileReasons.map((reason) => [reason, 0]),
+    );
+    const outcomes = [
+      'collected',
+      'nothing_new',
+      'nothing_collected',
+      'failed',
+      'skipped',
+      'shutdown',
+    ];
+    expect(zeros('gateway_task_collections_total', 'outcome', outcomes)).toEqual(
+      outcomes.map((outcome) => [outcome, 0]),
+    );
+    const checks = ['malformed', 'wrong_uri', 'no_match', 'duplicate'];
+    expect(zeros('gateway_miner_items_dropped_total', 'check', checks)).toEqual(
+      checks.map((check) => [check, 0]),
+    );
+    const answers = ['all_items', 'most_items'];
+    expect(zeros('gateway_miner_answers_dropped_total', 'reason', answers)).toEqual(
+      answers.map((reason) => [reason, 0]),
+    );
+    for (const stage of ['start', 'run'])
+      expect(sample(text, 'gateway_job_failures_total', { job: 'task-lifecycle', stage })).toBe(0);
+  });
+
+  it('counts compile failures, collections, job failures and dropped items each under its label', async () => {
+    metrics.recordCompileFailure('disk_full');
+    metrics.recordTaskCollection('nothing_collected');
+    metrics.recordTaskCollection('nothing_collected');
+    metrics.recordJobFailure('index-sync', 'start');
+    metrics.recordCheckedAnswer(
+      { malformed: 2, wrong_uri: 0, no_match: 3, duplicate: 1 },
+      'most_items',
+    );
+    const text = await metrics.scrape();
+    expect(sample(text, 'gateway_task_compile_failures_total', { reason: 'disk_full' })).toBe(1);
+    expect(sample(text, 'gateway_task_collections_total', { outcome: 'nothing_collected' })).toBe(
+      2,
+    );
+    expect(sample(text, 'gateway_job_failures_total', { job: 'index-sync', stage: 'start' })).toBe(
+      1,
+    );
+    expect(sample(text, 'gateway_miner_items_dropped_total', { check: 'no_match' })).toBe(3);
+    expect(sample(text, 'gateway_miner_items_dropped_total', { check: 'duplicate' })).toBe(1);
+    expect(sample(text, 'gateway_miner_answers_dropped_total', { reason: 'most_items' })).toBe(1);
+    expect(sample(text, 'gateway_miner_answers_dropped_total', { reason: 'all_items' })).toBe(0);
   });
 
   describe('a gauge read at scrape time', () => {

@@ -1,6 +1,18 @@
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { within } from '../within';
+import {
+  ANSWER_DROP_REASONS,
+  AnswerDropReason,
+  COLLECTION_OUTCOMES,
+  CollectionOutcome,
+  COMPILE_FAILURE_REASONS,
+  CompileFailureReason,
+  ITEM_CHECKS,
+  ItemCheck,
+  JOB_FAILURE_STAGES,
+  JobFailureStage,
+} from './metric-labels';
 
 /** How long a scrape waits for one gauge's read (they are read side by side). */
 const SCRAPE_READ_TIMEOUT_MS = 2000;
@@ -19,8 +31,9 @@ export type OnDemandStatus = 'success' | 'error';
 /** Seconds; an on-demand query may legitimately take up to its 10 s deadline. */
 export const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 /**
- * Fewer buckets per miner series: up to 256 miners × 4 synapses. Up to 150 s: an index call may
- * take 120 s and a bucket call 140 s by default (INDEX_FETCH_TIMEOUT_MS, BUCKET_FETCH_TIMEOUT_MS).
+ * Up to 150 s: an index call may take 120 s and a bucket call 140 s by default
+ * (INDEX_FETCH_TIMEOUT_MS, BUCKET_FETCH_TIMEOUT_MS). By synapse only, 14 series each
+ * (docs/decisions.md, "Metrics and logs": **Miner call latency by synapse only**).
  */
 const MINER_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 150];
 const SYNC_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1200, 3600];
@@ -69,8 +82,8 @@ export class MetricsService implements OnModuleInit {
   });
   private readonly minerCallDuration = new Histogram({
     name: `${METRIC_PREFIX}miner_call_duration_seconds`,
-    help: 'Duration of calls made to miners (answered or failed), by miner uid and synapse',
-    labelNames: ['miner', 'endpoint'] as const,
+    help: 'Duration of calls made to miners (answered or failed), by synapse',
+    labelNames: ['endpoint'] as const,
     buckets: MINER_BUCKETS,
     registers: [this.registry],
   });
@@ -128,11 +141,46 @@ export class MetricsService implements OnModuleInit {
     registers: [this.registry],
   });
 
+  private readonly compileFailures = new Counter({
+    name: `${METRIC_PREFIX}task_compile_failures_total`,
+    help: 'Failed attempts to compile a task’s dataset, by reason (disk_full, io, database, conversion, other)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  private readonly taskCollections = new Counter({
+    name: `${METRIC_PREFIX}task_collections_total`,
+    help: 'Task collections by outcome (collected, nothing_new, nothing_collected: no miner answered usefully, failed: an error, skipped: nothing to ask for, shutdown)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  private readonly jobFailures = new Counter({
+    name: `${METRIC_PREFIX}job_failures_total`,
+    help: 'Periodic job attempts of this instance that failed, by job and stage (start: could not start, the lock or its row unreadable; run: the run failed)',
+    labelNames: ['job', 'stage'] as const,
+    registers: [this.registry],
+  });
+  private readonly itemsDropped = new Counter({
+    name: `${METRIC_PREFIX}miner_items_dropped_total`,
+    help: 'Items of miners’ OnDemandRequest answers dropped by the answer checks, by check (malformed, wrong_uri, no_match, duplicate)',
+    labelNames: ['check'] as const,
+    registers: [this.registry],
+  });
+  private readonly answersDropped = new Counter({
+    name: `${METRIC_PREFIX}miner_answers_dropped_total`,
+    help: 'Miners’ OnDemandRequest answers that counted for nothing, their items dropped by the answer checks: all_items, most_items (more than half)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
   constructor() {
     // Every series from the start, at 0: an alert on errors sees the first one as a change.
     for (const origin of ['live', 'stored'] as const)
       for (const status of ['success', 'error'] as const)
         this.onDemandAnswers.inc({ origin, status }, 0);
+    for (const reason of COMPILE_FAILURE_REASONS) this.compileFailures.inc({ reason }, 0);
+    for (const outcome of COLLECTION_OUTCOMES) this.taskCollections.inc({ outcome }, 0);
+    for (const check of ITEM_CHECKS) this.itemsDropped.inc({ check }, 0);
+    for (const reason of ANSWER_DROP_REASONS) this.answersDropped.inc({ reason }, 0);
   }
 
   onModuleInit(): void {
@@ -200,9 +248,8 @@ export class MetricsService implements OnModuleInit {
     seconds: number | undefined,
     failure?: string,
   ): void {
-    const miner = String(uid);
-    if (seconds !== undefined) this.minerCallDuration.observe({ miner, endpoint }, seconds);
-    if (failure) this.minerCallFailures.inc({ miner, endpoint, reason: failure });
+    if (seconds !== undefined) this.minerCallDuration.observe({ endpoint }, seconds);
+    if (failure) this.minerCallFailures.inc({ miner: String(uid), endpoint, reason: failure });
   }
 
   recordQuorumOutcome(outcome: QuorumResult): void {
@@ -228,6 +275,36 @@ export class MetricsService implements OnModuleInit {
     this.indexSyncMiners.inc({ result: 'failed' }, report.failed);
     this.indexSyncMiners.inc({ result: 'skipped' }, report.skipped);
     this.indexSyncLast.set(Date.now() / 1000);
+  }
+
+  recordCompileFailure(reason: CompileFailureReason): void {
+    this.compileFailures.inc({ reason });
+  }
+
+  recordTaskCollection(outcome: CollectionOutcome): void {
+    this.taskCollections.inc({ outcome });
+  }
+
+  /** A job this instance schedules: its failure series, at 0, before any attempt. */
+  announceJob(job: string): void {
+    for (const stage of JOB_FAILURE_STAGES) this.jobFailures.inc({ job, stage }, 0);
+  }
+
+  recordJobFailure(job: string, stage: JobFailureStage): void {
+    this.jobFailures.inc({ job, stage });
+  }
+
+  /**
+   * One miner's answer after the checks: its items dropped by each check, and why it counted for
+   * nothing, if it did.
+   */
+  recordCheckedAnswer(
+    droppedBy: Readonly<Record<ItemCheck, number>>,
+    dropped: AnswerDropReason | undefined,
+  ): void {
+    for (const check of ITEM_CHECKS)
+      if (droppedBy[check] > 0) this.itemsDropped.inc({ check }, droppedBy[check]);
+    if (dropped) this.answersDropped.inc({ reason: dropped });
   }
 
   recordPublicationAttempt(step: 'push' | 'commit'): void {

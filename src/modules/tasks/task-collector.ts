@@ -1,6 +1,8 @@
 import { Logger } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock';
 import { inPool } from '../../common/jobs/in-pool';
+import { CollectionOutcome } from '../../common/metrics/metric-labels';
+import { MetricsService } from '../../common/metrics/metrics.service';
 import { parseIsoDate } from '../../common/validation/iso-date';
 import { AppConfig } from '../../config/app-config';
 import { NetworkService } from '../../network/network.service';
@@ -26,6 +28,8 @@ export class TaskCollector {
     private readonly logger: Logger,
     /** Whether the service is shutting down: its pass then starts no more collections. */
     private readonly stopping: () => boolean,
+    /** Each collection by outcome: gateway_task_collections_total. */
+    private readonly metrics: MetricsService,
   ) {}
 
   /**
@@ -48,10 +52,14 @@ export class TaskCollector {
       collectConcurrency,
       () => this.stopping(),
       (task) =>
-        this.collect(task, now).catch(async (error: Error) => {
-          this.logger.warn(`task ${task.id}: collection failed: ${error.message}`);
-          await this.repository.recordCollectionFailure(task.id, now).catch(() => undefined);
-        }),
+        this.collect(task, now).then(
+          (outcome) => this.metrics.recordTaskCollection(outcome),
+          async (error: Error) => {
+            this.metrics.recordTaskCollection('failed');
+            this.logger.warn(`task ${task.id}: collection failed: ${error.message}`);
+            await this.repository.recordCollectionFailure(task.id, now).catch(() => undefined);
+          },
+        ),
     );
     return due.length;
   }
@@ -62,14 +70,15 @@ export class TaskCollector {
     return Math.max(1, Math.floor((collectPerMinute * tickMs) / 60_000));
   }
 
-  private async collect(task: TaskRow, now: Date): Promise<void> {
+  /** One collection; how it ended, unless it threw (`failed`). */
+  private async collect(task: TaskRow, now: Date): Promise<CollectionOutcome> {
     const progress = progressWithin(task, progressOf(task));
     // Expired: its final collection, what is new up to expiry and the pages back through it
     // (dueForCollection).
     const page = task.expires_at <= now ? finalPage(task, progress) : nextPage(task, progress, now);
     // A window yet to begin, or nothing left before expiry (dueForCollection leaves such tasks
     // out): nothing to ask for.
-    if (!page) return;
+    if (!page) return 'skipped';
     const { collectLimit } = this.config.tasks;
     const result = await this.network.query(
       {
@@ -89,7 +98,7 @@ export class TaskCollector {
     if (result.error) {
       // Cut short by shutdown (the miner client abandoned its calls): not the task's failure,
       // which would put its next collection off by a tick.
-      if (this.stopping()) return;
+      if (this.stopping()) return 'shutdown';
       // The failures by reason, as fields and briefly in the message: "every queried miner
       // failed" alone did not tell open circuits from timeouts or spent budgets (an audit's).
       // And the miners left out for budget: the healthy ones may all be, when users spent their
@@ -102,7 +111,7 @@ export class TaskCollector {
           leftOutForBudget(withoutBudget),
       );
       await this.repository.recordCollectionFailure(task.id, now);
-      return;
+      return 'nothing_collected';
     }
     const outcome = {
       // A miner that sent the limit may hold more, though the checks dropped some of what it
@@ -120,6 +129,7 @@ export class TaskCollector {
       `task ${task.id}: ${added} new items (${result.items.length} returned by ${result.minersResponded} miners, ${page.kind} page` +
         (outsideWindow > 0 ? `; ${outsideWindow} outside the post window left out)` : ')'),
     );
+    return added > 0 ? 'collected' : 'nothing_new';
   }
 }
 

@@ -2,6 +2,7 @@ import { rm } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { Logger } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock';
+import { MetricsService } from '../../common/metrics/metrics.service';
 import { AppConfig } from '../../config/app-config';
 import { currentItemShape, StoredItemShape } from '../../network/legacy-items';
 import { itemKey } from '../../network/item-uri';
@@ -13,6 +14,7 @@ import {
   WriteStopped,
 } from './atomic-file';
 import { finalGap } from './collection-paging';
+import { compileFailureReason, ItemConversionError } from './compile-failure';
 import { parquetPathBeside } from './dataset-parquet';
 import { datasetPath } from './dataset-path';
 import { DatasetParquetService } from './dataset-parquet.service';
@@ -55,6 +57,8 @@ export class TaskCompiler {
      * the one under way.
      */
     private readonly stopping: () => boolean,
+    /** Each failed attempt by reason: gateway_task_compile_failures_total. */
+    private readonly metrics: MetricsService,
   ) {}
 
   /**
@@ -171,6 +175,8 @@ export class TaskCompiler {
         return false;
       }
       this.logger.error(`task ${task.id}: compile failed: ${(error as Error).message}`);
+      // Counted at each attempt: the task shows `failed` only after the last of them, hours later.
+      this.metrics.recordCompileFailure(compileFailureReason(error));
       const counted = await this.repository.recordCompileFailure(
         task.id,
         failureReasonOf(error as Error),
@@ -241,9 +247,7 @@ export class TaskCompiler {
         PAGE_SIZE,
       );
       for (const row of page) {
-        // Rows collected by an earlier release hold the earlier item shapes.
-        const item = currentItemShape(row.item as StoredItemShape);
-        const post = itemKey(item);
+        const { item, post } = readRow(row);
         if (posts.has(post)) continue;
         posts.add(post);
         yield { ...row, item };
@@ -251,6 +255,19 @@ export class TaskCompiler {
       if (page.length < PAGE_SIZE) return;
       after = page[page.length - 1];
     }
+  }
+}
+
+/**
+ * A stored row's item in the current shape (rows collected by an earlier release hold the
+ * earlier item shapes) and its post (itemKey); ItemConversionError if it cannot be read so.
+ */
+function readRow(row: DatasetRow): { item: DatasetRow['item']; post: string } {
+  try {
+    const item = currentItemShape(row.item as StoredItemShape);
+    return { item, post: itemKey(item) };
+  } catch (error) {
+    throw new ItemConversionError(error);
   }
 }
 

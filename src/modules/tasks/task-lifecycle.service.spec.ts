@@ -12,10 +12,13 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { Logger } from '@nestjs/common';
+import { QueryFailedError } from 'typeorm';
+import { sample } from '../../../test/support/prometheus-text';
 import { redditComment } from '../../../test/support/items';
 import { linesLoggedBy } from '../../../test/support/logging-context';
 import { Clock } from '../../common/clock/clock';
 import { JobRunner } from '../../common/jobs/job-runner';
+import { MetricsService } from '../../common/metrics/metrics.service';
 import { AppConfig } from '../../config/app-config';
 import { NetworkService } from '../../network/network.service';
 import { RedditItem } from '../../network/protocol';
@@ -83,6 +86,7 @@ function setUp(task: TaskRow = TASK, tasks: Partial<AppConfig['tasks']> = {}) {
       ...tasks,
     },
   } as AppConfig;
+  const metrics = new MetricsService();
   const service = new TaskLifecycleService(
     repository as unknown as TaskLifecycleRepository,
     network as unknown as NetworkService,
@@ -90,6 +94,7 @@ function setUp(task: TaskRow = TASK, tasks: Partial<AppConfig['tasks']> = {}) {
     { now: () => NOW } as Clock,
     config,
     {} as DatasetParquetService,
+    metrics,
   );
   const queried = async () => {
     while (network.query.mock.calls.length === 0) await new Promise(setImmediate);
@@ -100,6 +105,8 @@ function setUp(task: TaskRow = TASK, tasks: Partial<AppConfig['tasks']> = {}) {
     network,
     queried,
     answer: (result: NetworkQueryResult) => answer(result),
+    collections: async (outcome: string) =>
+      sample(await metrics.scrape(), 'gateway_task_collections_total', { outcome }),
   };
 }
 
@@ -315,6 +322,7 @@ function compiling(items: RedditItem[], dataDir: string) {
     ),
   };
   const config = { dataDir, tasks: { tickMs: 60_000, maxCompileAttempts: 3 } } as AppConfig;
+  const metrics = new MetricsService();
   const service = new TaskLifecycleService(
     repository as unknown as TaskLifecycleRepository,
     {} as NetworkService,
@@ -322,8 +330,11 @@ function compiling(items: RedditItem[], dataDir: string) {
     { now: () => NOW } as Clock,
     config,
     parquet as unknown as DatasetParquetService,
+    metrics,
   );
-  return { service, repository, ordered, parquet };
+  const compileFailures = async (reason: string) =>
+    sample(await metrics.scrape(), 'gateway_task_compile_failures_total', { reason });
+  return { service, repository, ordered, parquet, compileFailures };
 }
 
 const COMPILED_TASK = {
@@ -647,5 +658,130 @@ describe(`${TaskLifecycleService.name} compiling`, () => {
         `task r-bitcoin: compile failed: EXDEV: cross-device link not permitted, rename '${from}' -> '${to}'`,
       ],
     ]);
+  });
+});
+
+// A compile failing showed only once the task was `failed`, three attempts and some 3 hours
+// later; a collection getting nothing only in the log.
+describe(`${TaskLifecycleService.name} metrics`, () => {
+  let dataDir: string;
+  beforeEach(() => (dataDir = mkdtempSync(join(tmpdir(), 'task-metrics-'))));
+  afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('counts a compile that failed on the disk under io, at its first attempt', async () => {
+    const { service, compileFailures } = compiling([], dataDir);
+    // The manifest's rename finds a directory in its place (EISDIR).
+    mkdirSync(manifestPathOf(datasetPath(dataDir, COMPILED_TASK.id)), { recursive: true });
+
+    await service.compileExpired();
+
+    expect(await compileFailures('io')).toBe(1);
+    expect(await compileFailures('other')).toBe(0);
+  });
+
+  it.each([
+    [
+      'disk_full',
+      Object.assign(new Error('ENOSPC: no space left on device, write'), {
+        code: 'ENOSPC',
+        errno: -28,
+        syscall: 'write',
+      }),
+    ],
+    [
+      'database',
+      new QueryFailedError(
+        'SELECT …',
+        [],
+        Object.assign(new Error('deadlock detected'), { code: '40P01' }),
+      ),
+    ],
+    ['database', new Error('Connection terminated unexpectedly')],
+    ['other', new TypeError("Cannot read properties of undefined (reading 'id')")],
+  ])('counts a compile that failed so under %s', async (reason, error) => {
+    const { service, repository, compileFailures } = compiling([], dataDir);
+    repository.markCompleted.mockRejectedValue(error);
+
+    await service.compileExpired();
+
+    expect(await compileFailures(reason)).toBe(1);
+  });
+
+  it('counts a compile that could not read a stored item under conversion', async () => {
+    const { service, repository, compileFailures } = compiling([], dataDir);
+    const uri = 'https://x.com/someone/status/1';
+    // An X row without its post: no current shape can be read from it.
+    const broken = { source: 'X', uri } as unknown as RedditItem;
+    repository.itemsPage.mockResolvedValue([{ uri, datetime: NOW, item: broken }]);
+
+    await service.compileExpired();
+
+    expect(repository.recordCompileFailure).toHaveBeenCalledTimes(1);
+    expect(await compileFailures('conversion')).toBe(1);
+  });
+
+  it('counts no failure for a compile given up to another replica', async () => {
+    const { service, repository, compileFailures } = compiling([], dataDir);
+    repository.markCompleted.mockResolvedValue(false);
+
+    await service.compileExpired();
+
+    for (const reason of ['disk_full', 'io', 'database', 'conversion', 'other'])
+      expect([reason, await compileFailures(reason)]).toEqual([reason, 0]);
+  });
+
+  it('counts collections by outcome: items, nothing new, nothing collected', async () => {
+    const items = [storedItem(1, new Date('2026-01-15T11:00:00Z'))];
+    const answered = { ...ABANDONED, error: undefined, items, minersResponded: 3 };
+    const { service, repository, queried, answer, collections, network } = setUp();
+    const collect = async (result: NetworkQueryResult) => {
+      network.query.mockClear();
+      const pass = service.collectDue(1);
+      await queried();
+      answer(result);
+      await pass;
+    };
+
+    await collect(answered);
+    repository.addItems.mockResolvedValueOnce({ added: 0, outsideWindow: 0 });
+    await collect(answered);
+    await collect(ABANDONED);
+
+    expect(await collections('collected')).toBe(1);
+    expect(await collections('nothing_new')).toBe(1);
+    expect(await collections('nothing_collected')).toBe(1);
+    expect(await collections('failed')).toBe(0);
+  });
+
+  it('counts a collection that threw as failed, and one cut short by shutdown apart', async () => {
+    const { service, repository, queried, answer, collections, network } = setUp();
+    repository.addItems.mockRejectedValueOnce(new Error('Connection terminated unexpectedly'));
+    let pass = service.collectDue(1);
+    await queried();
+    answer({ ...ABANDONED, error: undefined, minersResponded: 3 });
+    await pass;
+    network.query.mockClear();
+    pass = service.collectDue(1);
+    await queried();
+    service.onModuleDestroy();
+    answer(ABANDONED);
+    await pass;
+
+    expect(await collections('failed')).toBe(1);
+    expect(await collections('shutdown')).toBe(1);
+    expect(await collections('nothing_collected')).toBe(0);
+  });
+
+  it('counts a collection with nothing to ask for as skipped', async () => {
+    const later = new Date(NOW.getTime() + 48 * 3_600_000);
+    const { service, collections } = setUp({
+      ...TASK,
+      post_start: later,
+      post_end: new Date(later.getTime() + 24 * 3_600_000),
+    });
+
+    await service.collectDue(1);
+
+    expect(await collections('skipped')).toBe(1);
   });
 });

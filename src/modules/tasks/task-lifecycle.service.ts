@@ -8,6 +8,7 @@ import {
 import { Clock } from '../../common/clock/clock';
 import { JobRunner } from '../../common/jobs/job-runner';
 import { PeriodicJob } from '../../common/jobs/periodic-job';
+import { MetricsService } from '../../common/metrics/metrics.service';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { NetworkService } from '../../network/network.service';
@@ -51,10 +52,27 @@ export class TaskLifecycleService
     clock: Clock,
     @InjectConfig() private readonly config: AppConfig,
     parquet: DatasetParquetService,
+    metrics: MetricsService,
   ) {
     const stopping = () => this.stopping;
-    this.collector = new TaskCollector(repository, network, clock, config, this.logger, stopping);
-    this.compiler = new TaskCompiler(repository, parquet, clock, config, this.logger, stopping);
+    this.collector = new TaskCollector(
+      repository,
+      network,
+      clock,
+      config,
+      this.logger,
+      stopping,
+      metrics,
+    );
+    this.compiler = new TaskCompiler(
+      repository,
+      parquet,
+      clock,
+      config,
+      this.logger,
+      stopping,
+      metrics,
+    );
     this.pruner = new TaskPruner(repository, clock, config, this.logger, stopping);
     this.job = new PeriodicJob(
       jobs,

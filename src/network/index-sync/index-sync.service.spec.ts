@@ -138,6 +138,7 @@ function setUp(options: SetUpOptions = {}) {
   /** Whether each run counted for the interval, as the job told the runner. */
   const counted: boolean[] = [];
   const jobs = {
+    announce: () => undefined,
     runOnce: async (
       _name: string,
       _intervalMs: number,

@@ -1323,8 +1323,9 @@ describe(MinerClient.name, () => {
       await failureOf(client.call(failing.target(2), 'GetDataEntityBucket', {}, 2_000));
 
       const duration = 'gateway_miner_call_duration_seconds_count';
-      expect(await lineOf(duration, 'miner="1",endpoint="GetMinerIndex"')).toMatch(/ 1$/);
-      expect(await lineOf(duration, 'miner="2",endpoint="GetDataEntityBucket"')).toMatch(/ 1$/);
+      // By synapse only: per miner, 256 uids made some 14,000 series.
+      expect(await lineOf(duration, 'endpoint="GetMinerIndex"')).toMatch(/ 1$/);
+      expect(await lineOf(duration, 'endpoint="GetDataEntityBucket"')).toMatch(/ 1$/);
       expect(
         await lineOf(
           'gateway_miner_call_failures_total',
@@ -1363,10 +1364,7 @@ describe(MinerClient.name, () => {
         ),
       ).toMatch(/ 1$/);
       expect(
-        await lineOf(
-          'gateway_miner_call_duration_seconds_count',
-          'miner="3",endpoint="GetMinerIndex"',
-        ),
+        await lineOf('gateway_miner_call_duration_seconds_count', 'endpoint="GetMinerIndex"'),
       ).toBeUndefined();
     });
 
@@ -1376,10 +1374,7 @@ describe(MinerClient.name, () => {
       expect(await failureOf(client.call(axon.target(6), 'GetMinerIndex', {}, 2_000))).toBe('busy');
 
       expect(
-        await lineOf(
-          'gateway_miner_call_duration_seconds_count',
-          'miner="6",endpoint="GetMinerIndex"',
-        ),
+        await lineOf('gateway_miner_call_duration_seconds_count', 'endpoint="GetMinerIndex"'),
       ).toMatch(/ 1$/);
     });
 
@@ -1399,7 +1394,9 @@ describe(MinerClient.name, () => {
       expect(
         await lineOf('gateway_miner_call_failures_total', `${labels},reason="not_served"`),
       ).toMatch(/ 2$/);
-      expect(await lineOf('gateway_miner_call_duration_seconds_count', labels)).toMatch(/ 1$/);
+      expect(
+        await lineOf('gateway_miner_call_duration_seconds_count', 'endpoint="GetMinerIndex"'),
+      ).toMatch(/ 1$/);
     });
 
     it('counts a call refused during a half-open trial without a duration', async () => {
@@ -1414,10 +1411,7 @@ describe(MinerClient.name, () => {
       expect(await Promise.all([call(), call()])).toEqual(['http_error', 'circuit_open']);
 
       expect(
-        await lineOf(
-          'gateway_miner_call_duration_seconds_count',
-          'miner="8",endpoint="GetMinerIndex"',
-        ),
+        await lineOf('gateway_miner_call_duration_seconds_count', 'endpoint="GetMinerIndex"'),
       ).toMatch(new RegExp(` ${BREAKER_FAILURES + 1}$`));
     });
 
@@ -1434,10 +1428,7 @@ describe(MinerClient.name, () => {
         ),
       ).toMatch(/ 1$/);
       expect(
-        await lineOf(
-          'gateway_miner_call_duration_seconds_count',
-          'miner="5",endpoint="GetMinerIndex"',
-        ),
+        await lineOf('gateway_miner_call_duration_seconds_count', 'endpoint="GetMinerIndex"'),
       ).toBeUndefined();
     });
   });
