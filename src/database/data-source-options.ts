@@ -37,6 +37,7 @@ import { PublicationTarget1764941000000 } from './migrations/1764941000000-Publi
 import { AggregatesVersionId1764950000000 } from './migrations/1764950000000-AggregatesVersionId';
 import { StoredXItemSeconds1764960000000 } from './migrations/1764960000000-StoredXItemSeconds';
 import { TaskItemsOrderIndex1764970000000 } from './migrations/1764970000000-TaskItemsOrderIndex';
+import { TaskListOrderIndexes1764980000000 } from './migrations/1764980000000-TaskListOrderIndexes';
 
 export const MIGRATIONS = [
   InitialSchema1763700000000,
@@ -74,6 +75,7 @@ export const MIGRATIONS = [
   AggregatesVersionId1764950000000,
   StoredXItemSeconds1764960000000,
   TaskItemsOrderIndex1764970000000,
+  TaskListOrderIndexes1764980000000,
 ];
 
 /**

@@ -8,12 +8,28 @@ import { TaskJob, TaskListFilter, TaskRow, TaskState } from './task.types';
 /** Arbitrary constant: the advisory lock that serializes task registrations. */
 const REGISTRATION_LOCK_ID = 7_013_000_003;
 
-/** The task list's filter, on `filterParameters` ($1 the state, $2 the completion bound). */
-const TASK_FILTER = `($1::varchar IS NULL OR state = $1)
-  AND ($2::timestamptz IS NULL OR (completed_at IS NOT NULL AND completed_at > $2))`;
-
-function filterParameters(filter: TaskListFilter): (string | null)[] {
-  return [filter.state ?? null, filter.completedAfter?.toISOString() ?? null];
+/**
+ * The task list's WHERE clause and its parameters ($1, $2, … in order), only the conditions the
+ * filter sets: written `($1 IS NULL OR state = $1)`, a generic plan (plan_cache_mode, a driver's
+ * named statements) cannot use the state's index for it, and read a rare state's tasks out of
+ * every task's.
+ */
+function listCondition(filter: TaskListFilter): { where: string; parameters: string[] } {
+  const conditions: string[] = [];
+  const parameters: string[] = [];
+  if (filter.state !== undefined) {
+    parameters.push(filter.state);
+    conditions.push(`state = $${parameters.length}`);
+  }
+  if (filter.completedAfter !== undefined) {
+    parameters.push(filter.completedAfter.toISOString());
+    // IS NOT NULL matches the partial index's predicate (migration TaskCompletedAtIndex).
+    conditions.push(`completed_at IS NOT NULL AND completed_at > $${parameters.length}`);
+  }
+  return {
+    where: conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`,
+    parameters,
+  };
 }
 
 /**
@@ -100,15 +116,18 @@ export class TasksRepository {
    * registered or completed between the two made the total disagree with the pages.
    */
   list(filter: TaskListFilter, limit: number, offset: number): Promise<[TaskRow[], number]> {
+    // Each order has its indexes (migrations TaskListOrderIndexes, TaskCompletedAtIndex).
     const order = filter.completedAfter ? 'completed_at, id' : 'registered_at DESC, id';
+    const { where, parameters } = listCondition(filter);
+    const limitAt = parameters.length + 1;
     return this.dataSource.transaction('REPEATABLE READ', async (manager) => {
       const rows = await manager.query<TaskRow[]>(
-        `SELECT * FROM scraping_tasks WHERE ${TASK_FILTER} ORDER BY ${order} LIMIT $3 OFFSET $4`,
-        [...filterParameters(filter), limit, offset],
+        `SELECT * FROM scraping_tasks ${where} ORDER BY ${order} LIMIT $${limitAt} OFFSET $${limitAt + 1}`,
+        [...parameters, limit, offset],
       );
       const [{ count }] = await manager.query<{ count: number }[]>(
-        `SELECT count(*)::int AS count FROM scraping_tasks WHERE ${TASK_FILTER}`,
-        filterParameters(filter),
+        `SELECT count(*)::int AS count FROM scraping_tasks ${where}`,
+        parameters,
       );
       return [rows, count];
     });
