@@ -447,7 +447,7 @@ describe('A locked-out address, to keys admitted before', () => {
     await app.http.get('/api/v1/health').set('X-API-Key', 'sk_live_guess_6').expect(429);
 
     // Deactivated since, the key fails like any other and is let through no more.
-    await app.app.get(ApiKeysService).deactivate(working.id);
+    await app.app.get(ApiKeysService).deactivate(working.id, 'master');
     await app.http.get('/api/v1/health').set('X-API-Key', working.key).expect(429);
     await app.http.get('/api/v1/health').set('X-API-Key', working.key).expect(429);
   });

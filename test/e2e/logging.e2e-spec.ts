@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { Clock } from '../../src/common/clock/clock';
 import { createKey } from '../support/fixtures';
 import { eventually, scrape } from '../support/metrics';
 import { sample } from '../support/prometheus-text';
@@ -7,7 +8,11 @@ import { sendAndLeave, uploadSlowlyAndLeave } from '../support/send-and-leave';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 import { LogCapture } from '../support/log-capture';
 
-type LogLine = { msg?: string; req?: { id?: string; url?: string } };
+type LogLine = {
+  msg?: string;
+  req?: { id?: string; url?: string; remoteAddress?: string };
+  context?: string;
+};
 
 const METRICS_TOKEN = 'metrics-token-for-logging-tests-42';
 
@@ -170,35 +175,128 @@ describe('Structured logs', () => {
   // exception filter) is tested in src/common/errors/all-exceptions.filter.spec.ts: a real app
   // has no 500 to provoke without faking one of its services.
 
+  /** The line a handler logged under `requestId` (not its request line), once written. */
+  const handlerLineOf = (requestId: string, context: string) =>
+    eventually(async () => {
+      const found = capture
+        .lines<LogLine>()
+        .find((entry) => entry.req?.id === requestId && entry.context === context);
+      expect(found).toBeDefined();
+      return Promise.resolve(found!);
+    });
+
   // A create whose client gave up (a database freeze) is still made: the key works, and no one
   // has it (a review's finding). Its id, with the request's, lets an operator find and deactivate
-  // it.
-  it('logs the id of each key created, under the request that created it, never the key or its name', async () => {
+  // it. Each change to a key is an audit line of its own: which key, what changed, by whom.
+  it('writes an audit line for each key created, changed and deactivated, never the key or its hash', async () => {
     const created = await app.http
       .post('/api/v1/keys')
       .set('X-API-Key', TEST_MASTER_KEY)
       .set('X-Request-Id', 'create-key-0001')
-      .send({ name: 'created-name-marker-7a3b', tier: 'validator' })
+      .send({ name: 'created-name-7a3b', tier: 'validator', rate_limit: 500 })
       .expect(200);
     const { id, key } = created.body as { id: string; key: string };
-    const line = await eventually(async () => {
-      const found = capture
-        .lines<LogLine>()
-        .find((entry) => entry.req?.id === 'create-key-0001' && !('res' in entry));
-      expect(found).toBeDefined();
-      return Promise.resolve(found!);
-    });
-    expect(line).toMatchObject({
+    expect(await handlerLineOf('create-key-0001', 'ApiKeysService')).toMatchObject({
       level: 30,
-      context: 'ApiKeysService',
-      msg: `key ${id} created (tier validator)`,
+      msg: `key ${id} created (tier validator) by master`,
+      audit: 'key_created',
+      key: {
+        id,
+        name: 'created-name-7a3b',
+        tier: 'validator',
+        expires_at: null,
+        rate_limit: 500,
+      },
+      by: 'master',
     });
-    expect(capture.text).not.toContain(key);
-    expect(capture.text).not.toContain('created-name-marker-7a3b');
+    await app.http
+      .patch(`/api/v1/keys/${id}`)
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .set('X-Request-Id', 'update-key-0001')
+      .send({ name: 'renamed-7a3b', rate_limit: null })
+      .expect(200);
+    expect(await handlerLineOf('update-key-0001', 'ApiKeysService')).toMatchObject({
+      level: 30,
+      msg: `key ${id} updated (name, rate_limit) by master`,
+      audit: 'key_updated',
+      key: { id, name: 'renamed-7a3b', tier: 'validator' },
+      changes: {
+        name: { from: 'created-name-7a3b', to: 'renamed-7a3b' },
+        rate_limit: { from: 500, to: null },
+      },
+      by: 'master',
+    });
+    // By the key itself, as the route allows: the line names it by id only.
+    await app.http
+      .post(`/api/v1/keys/${key}/deactivate`)
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .set('X-Request-Id', 'deactivate-key-0001')
+      .expect(200);
+    expect(await handlerLineOf('deactivate-key-0001', 'ApiKeysService')).toMatchObject({
+      level: 30,
+      msg: `key ${id} deactivated by master`,
+      audit: 'key_deactivated',
+      key: { id, name: 'renamed-7a3b', tier: 'validator' },
+      changes: { is_active: { from: true, to: false } },
+      by: 'master',
+    });
+    const hash = createHash('sha256').update(key).digest('hex');
+    for (const secret of [key, key.slice(12), hash]) expect(capture.text).not.toContain(secret);
+  });
+
+  // The 401's body tells an unknown key from a deactivated one no more than before: its line
+  // says which, and from which address, and the counter counts it.
+  it("says on a 401's line why it was refused and from which address, and counts it by reason", async () => {
+    const { key: deactivated } = await createKey(app);
+    await app.http
+      .post(`/api/v1/keys/${deactivated}/deactivate`)
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .expect(200);
+    const clock = app.app.get(Clock);
+    const { key: expiring } = await createKey(app, {
+      expires_at: new Date(clock.now().getTime() + 60_000).toISOString(),
+    });
+    clock.advance(61_000);
+    const before = await scrape(app);
+    const refusals: [string, Record<string, string>, string][] = [
+      ['auth-missing', {}, 'missing_key'],
+      ['auth-wrong', { 'X-API-Key': `sk_live_${'w'.repeat(43)}` }, 'wrong_key'],
+      ['auth-deactivated', { 'X-API-Key': deactivated }, 'deactivated_key'],
+      ['auth-expired', { 'X-API-Key': expiring }, 'expired_key'],
+    ];
+    for (const [id, headers, reason] of refusals) {
+      await app.http.get('/api/v1/health').set(headers).set('X-Request-Id', id).expect(401);
+      const line = await completionOf(id);
+      expect(line).toMatchObject({
+        level: 30,
+        auth_failure: reason,
+        req: { remoteAddress: expect.stringMatching(/^(::ffff:)?127\.0\.0\.1$/) },
+        msg: expect.stringMatching(/^GET \/api\/v1\/health 401 \d+ms$/),
+      });
+      for (const secret of [deactivated, expiring])
+        expect(JSON.stringify(line)).not.toContain(secret);
+    }
+    await app.http
+      .get('/metrics')
+      .set('Authorization', 'Bearer not-the-metrics-token-0000')
+      .set('X-Request-Id', 'auth-token')
+      .expect(401);
+    expect(await completionOf('auth-token')).toMatchObject({ auth_failure: 'wrong_metrics_token' });
+    const after = await scrape(app);
+    const failures = (text: string, reason: string) =>
+      sample(text, 'gateway_auth_failures_total', { reason }) ?? 0;
+    for (const reason of [
+      'missing_key',
+      'wrong_key',
+      'deactivated_key',
+      'expired_key',
+      'wrong_metrics_token',
+    ])
+      expect(failures(after, reason) - failures(before, reason)).toBe(1);
   });
 
   it('never logs keys, key hashes, tokens or the bodies of key requests', async () => {
-    const created = await createKey(app, { tier: 'validator', name: 'body-marker-name-5c1e' });
+    const created = await createKey(app, { tier: 'validator' });
     await app.http
       .post('/api/v1/keys')
       .set('X-API-Key', TEST_MASTER_KEY)
@@ -220,13 +318,13 @@ describe('Structured logs', () => {
 
     const log = capture.text;
     const hash = createHash('sha256').update(created.key).digest('hex');
+    // Not the key's name: set by the master key, it is in the key's audit lines (above).
     for (const secret of [
       created.key,
       created.key.slice(12),
       hash,
       TEST_MASTER_KEY,
       METRICS_TOKEN,
-      'body-marker-name-5c1e',
       'body-marker-tier-9d2f',
     ])
       expect(log).not.toContain(secret);

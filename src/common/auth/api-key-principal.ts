@@ -1,4 +1,5 @@
 import { ApiKeyTier } from './api-key-tier';
+import type { AuthFailure } from './auth-failure';
 
 /** Who made an authenticated request; attached to the request by ApiKeyGuard. */
 export interface ApiKeyPrincipal {
@@ -12,4 +13,6 @@ export interface ApiKeyPrincipal {
 
 export interface AuthenticatedRequest {
   apiKey?: ApiKeyPrincipal;
+  /** Why ApiKeyGuard answered 401, for the request's line (request-logging.ts). */
+  authFailure?: AuthFailure;
 }

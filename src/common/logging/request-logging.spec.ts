@@ -14,19 +14,25 @@ import { requestLogging } from './request-logging';
 /** A line as written, parsed. */
 interface LogLine {
   msg: string;
-  req?: { id?: string; method?: string; url?: string };
+  req?: { id?: string; method?: string; url?: string; remoteAddress?: string };
 }
 
 /** A completion line, parsed. */
 interface CompletionLine {
   msg: string;
+  level: number;
+  auth_failure?: string;
+  req?: LogLine['req'];
   res: { statusCode: number | null };
   responseTime?: number;
   key_id?: string;
 }
 
 /** The lines a served app writes (completion lines and any a handler logs), parsed. */
-function serve(routes: (app: express.Express) => void) {
+function serve(
+  routes: (app: express.Express) => void,
+  settings: (app: express.Express) => void = () => undefined,
+) {
   const lines: (CompletionLine & LogLine)[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -36,6 +42,7 @@ function serve(routes: (app: express.Express) => void) {
   });
   const logger = pino({ level: 'info' }, sink);
   const app = express();
+  settings(app);
   app.use(requestLogging(logger, logger, new SecretScanner([], /sk_live_\w{20,}/, 28)));
   routes(app);
   const server: Server = createServer(app).listen(0, '127.0.0.1');
@@ -194,6 +201,87 @@ describe(requestLogging.name, () => {
     expect(served.lines.map((line) => [line.msg.split(' ')[1], line.res.statusCode])).toEqual([
       ['/slow', null],
       ['/queued', null],
+    ]);
+  });
+
+  // A 5xx is the operator's problem, a 4xx the client's: an error line per client mistake would
+  // let any client fill the errors an operator watches.
+  it('logs a 5xx answer at error and a 4xx or 2xx answer at info', async () => {
+    const served = serve((app) => {
+      app.get('/ok', (_request, response) => void response.send('ok'));
+      app.get('/missing', (_request, response) => void response.status(404).send('no'));
+      app.get('/down', (_request, response) => void response.status(503).send('down'));
+      app.get('/broken', (_request, response) => void response.status(500).send('broken'));
+    });
+    server = served.server;
+    await once(server, 'listening');
+    const { port } = server.address() as AddressInfo;
+    for (const path of ['/ok', '/missing', '/down', '/broken'])
+      await fetch(`http://127.0.0.1:${port}${path}`).then((response) => response.text());
+    await until(() => Promise.resolve(served.lines.length === 4 || undefined), 10_000, 10);
+    const levels = Object.fromEntries(
+      served.lines.map((line) => [line.msg.split(' ')[1], line.level]),
+    );
+    expect(levels).toEqual({ '/ok': 30, '/missing': 30, '/down': 50, '/broken': 50 });
+  });
+
+  it("says on a 401's line why it was refused and the client's address, never the key", async () => {
+    const key = `sk_live_${'z'.repeat(43)}`;
+    const served = serve((app) =>
+      app.get('/guarded', (request, response) => {
+        (request as AuthenticatedRequest).authFailure = 'wrong_key';
+        response.status(401).send('no');
+      }),
+    );
+    server = served.server;
+    await once(server, 'listening');
+    const { port } = server.address() as AddressInfo;
+    await fetch(`http://127.0.0.1:${port}/guarded`, { headers: { 'x-api-key': key } }).then(
+      (response) => response.text(),
+    );
+    const line = await firstLine(served.lines);
+    expect(line).toMatchObject({
+      auth_failure: 'wrong_key',
+      req: { url: '/guarded', remoteAddress: expect.stringMatching(/^(::ffff:)?127\.0\.0\.1$/) },
+    });
+    expect(JSON.stringify(line)).not.toContain(key);
+  });
+
+  it('names no address on the line of an answer other than a 401', async () => {
+    const served = serve((app) => app.get('/ok', (_request, response) => void response.send('ok')));
+    server = served.server;
+    await once(server, 'listening');
+    const { port } = server.address() as AddressInfo;
+    await fetch(`http://127.0.0.1:${port}/ok`).then((response) => response.text());
+    const line = await firstLine(served.lines);
+    expect(line.req).not.toHaveProperty('remoteAddress');
+    expect(line).not.toHaveProperty('auth_failure');
+  });
+
+  // Behind a trusted proxy the address is read from X-Forwarded-For, text the proxy passed on:
+  // request lines skip the secret scan, so only an address is written.
+  it('writes the address behind a trusted proxy, and no text that is not an address', async () => {
+    const served = serve(
+      (app) =>
+        app.get('/guarded', (request, response) => {
+          (request as AuthenticatedRequest).authFailure = 'missing_key';
+          response.status(401).send('no');
+        }),
+      (app) => app.set('trust proxy', 1),
+    );
+    server = served.server;
+    await once(server, 'listening');
+    const { port } = server.address() as AddressInfo;
+    const forwarded = ['203.0.113.7', '[2001:db8::1]:443', `sk_live_${'y'.repeat(43)}`];
+    for (const address of forwarded)
+      await fetch(`http://127.0.0.1:${port}/guarded`, {
+        headers: { 'x-forwarded-for': address },
+      }).then((response) => response.text());
+    await until(() => Promise.resolve(served.lines.length === 3 || undefined), 10_000, 10);
+    expect(served.lines.map((line) => line.req?.remoteAddress)).toEqual([
+      '203.0.113.7',
+      '[2001:db8::1]:443',
+      'not an address',
     ]);
   });
 });

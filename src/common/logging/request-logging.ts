@@ -2,10 +2,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { NextFunction, Request, Response } from 'express';
 import { Store, storage } from 'nestjs-pino/storage';
-import type { Logger } from 'pino';
+import type { Level, Logger } from 'pino';
 import type { AuthenticatedRequest } from '../auth/api-key-principal';
 import { statusSentBeforeClose, whenResponseDone } from '../response-done';
 import { SecretScanner } from '../security/secret-scanner';
+import { loggedAddress } from './logged-address';
 import { requestId } from './logging.module';
 import { redactUrl } from './redact-url';
 
@@ -14,6 +15,8 @@ export interface LoggedRequest {
   id: string | undefined;
   method: string | undefined;
   url: string | undefined;
+  /** The client's address, on a 401's line only (loggedAddress). */
+  remoteAddress?: string;
 }
 
 export function loggedRequest(request: IncomingMessage, scanner: SecretScanner): LoggedRequest {
@@ -92,6 +95,16 @@ export function requestLogging(root: Logger, requestLines: Logger, scanner: Secr
   };
 }
 
+/**
+ * A 5xx is the operator's problem: `error`. A 4xx is the client's (a wrong path, a bad body, a
+ * wrong key): `info`, as a 2xx, so that no client can fill the warnings and errors an operator
+ * watches (docs/decisions.md, "Metrics and logs"). A close with no status sent is `info` too:
+ * the client left.
+ */
+function levelOf(statusCode: number | null): Level {
+  return statusCode !== null && statusCode >= 500 ? 'error' : 'info';
+}
+
 function logCompletion(
   requestLines: Logger,
   scanner: SecretScanner,
@@ -101,24 +114,33 @@ function logCompletion(
   statusCode: number,
   milliseconds: number,
 ): void {
-  if (!requestLines.isLevelEnabled('info')) return;
+  const sent = answered ? statusCode : statusSentBeforeClose(response);
+  const level = levelOf(sent);
+  if (!requestLines.isLevelEnabled(level)) return;
   const req = loggedRequest(request, scanner);
   const responseTime = Math.round(milliseconds);
+  const { apiKey, authFailure } = request as IncomingMessage & AuthenticatedRequest;
   // Which key was charged (its id as listed, or `master`), so a 429 or a heavy user can be found.
-  const keyId = (request as AuthenticatedRequest).apiKey?.id;
+  const fields = { req, res: { statusCode: sent }, responseTime, key_id: apiKey?.id };
   // The connection closed before the answer was complete (the client gave up, or the answer was
   // cut off): no status reached the client, unless one was sent before the close.
   if (!answered) {
-    const sent = statusSentBeforeClose(response);
-    requestLines.info(
-      { req, res: { statusCode: sent }, responseTime, key_id: keyId },
+    requestLines[level](
+      fields,
       `${req.method} ${req.url} ${sent ?? '-'} closed before the answer was complete, after ${responseTime}ms`,
     );
     return;
   }
+  // A refused key says why, and from where: which client is failing, and whether it is guessing
+  // (wrong_key from one address) or misconfigured (missing_key, expired_key).
+  if (statusCode === 401) {
+    req.remoteAddress = loggedAddress((request as Request).ip, scanner);
+    requestLines[level](
+      { ...fields, auth_failure: authFailure },
+      `${req.method} ${req.url} 401 ${responseTime}ms`,
+    );
+    return;
+  }
   const outcome = statusCode >= 500 ? 'failed' : `${responseTime}ms`;
-  requestLines.info(
-    { req, res: { statusCode }, responseTime, key_id: keyId },
-    `${req.method} ${req.url} ${statusCode} ${outcome}`,
-  );
+  requestLines[level](fields, `${req.method} ${req.url} ${statusCode} ${outcome}`);
 }

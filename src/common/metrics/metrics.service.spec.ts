@@ -38,12 +38,23 @@ describe(MetricsService.name, () => {
       gateway_job_failures_total: 'counter',
       gateway_miner_items_dropped_total: 'counter',
       gateway_miner_answers_dropped_total: 'counter',
+      gateway_auth_failures_total: 'counter',
     };
     const text = await metrics.scrape();
     const types = Object.fromEntries(
       [...text.matchAll(/^# TYPE (\S+) (\w+)$/gm)].map(([, name, type]) => [name, type]),
     );
     expect(types).toEqual(documented);
+  });
+
+  it('counts 401s by reason, each reason at 0 from the start', async () => {
+    metrics.recordAuthFailure('wrong_key');
+    metrics.recordAuthFailure('wrong_key');
+    const failures = (reason: string) =>
+      valueOf(metrics, 'gateway_auth_failures_total', { reason });
+    expect(await failures('wrong_key')).toBe(2);
+    for (const reason of ['missing_key', 'deactivated_key', 'expired_key', 'wrong_metrics_token'])
+      expect(await failures(reason)).toBe(0);
   });
 
   it('counts an answered request by method, route and status, and times it in seconds', async () => {

@@ -1,5 +1,6 @@
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { AUTH_FAILURES, AuthFailure } from '../auth/auth-failure';
 import { within } from '../within';
 import {
   ANSWER_DROP_REASONS,
@@ -346,4 +347,24 @@ export class MetricsService implements OnModuleInit {
       },
     });
   }
+
+  /** 401s by reason (AUTH_FAILURES), every series from 0: an alert on a rise sees the first. */
+  private readonly authFailures = seriesAtZero(
+    new Counter({
+      name: `${METRIC_PREFIX}auth_failures_total`,
+      help: 'Requests answered 401, by reason: missing_key, wrong_key, deactivated_key, expired_key, wrong_metrics_token',
+      labelNames: ['reason'] as const,
+      registers: [this.registry],
+    }),
+    AUTH_FAILURES,
+  );
+
+  recordAuthFailure(reason: AuthFailure): void {
+    this.authFailures.inc({ reason });
+  }
+}
+
+function seriesAtZero(counter: Counter<'reason'>, reasons: readonly string[]): Counter<'reason'> {
+  for (const reason of reasons) counter.inc({ reason }, 0);
+  return counter;
 }

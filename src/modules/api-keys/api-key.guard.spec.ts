@@ -24,15 +24,19 @@ function setUp(known: Authentication) {
     metricsToken: METRICS_TOKEN,
     auth: { failureLimit: 20, failureWindowSeconds: 60 },
   } as AppConfig;
-  const metrics = { recordRateLimitRejection: () => undefined } as unknown as MetricsService;
+  const recordAuthFailure = jest.fn();
+  const metrics = {
+    recordRateLimitRejection: () => undefined,
+    recordAuthFailure,
+  } as unknown as MetricsService;
   const failures = new AuthFailureLimiter(storage, config, metrics);
   const recordFailure = jest.spyOn(failures, 'recordFailure');
   const authenticate = jest.fn((presented: string): Authentication =>
     presented === KEY ? known : null,
   );
   const keys = { authenticate } as unknown as ApiKeysService;
-  const guard = new ApiKeyGuard(new Reflector(), keys, failures, config);
-  return { guard, authenticate, recordFailure };
+  const guard = new ApiKeyGuard(new Reflector(), keys, failures, config, metrics);
+  return { guard, authenticate, recordFailure, recordAuthFailure };
 }
 
 /** A request to a route of `access`, with these headers. */
@@ -123,5 +127,45 @@ describe(ApiKeyGuard.name, () => {
       expect(await refusalOf(() => guard.canActivate(context))).toBe('Missing API key');
       expect(recordFailure).not.toHaveBeenCalled();
     }
+  });
+
+  // The 401's body says little on purpose (an unknown and a deactivated key read alike); its
+  // request line and the counter say why, for the operator.
+  it.each([
+    ['no key', 'key', {}, principal, 'missing_key'],
+    [
+      'a key as a bearer token',
+      'key',
+      { authorization: `Bearer ${KEY}` },
+      principal,
+      'missing_key',
+    ],
+    ['an unknown key', 'key', { 'x-api-key': `${KEY}x` }, principal, 'wrong_key'],
+    ['a deactivated key', 'key', { 'x-api-key': KEY }, 'deactivated', 'deactivated_key'],
+    ['an expired key', 'key', { 'x-api-key': KEY }, 'expired', 'expired_key'],
+    [
+      'a wrong metrics token',
+      'metrics',
+      { authorization: 'Bearer nope' },
+      principal,
+      'wrong_metrics_token',
+    ],
+  ] as const)(
+    'says why it refused %s, on the request and in the counter',
+    async (_, access, headers, known, reason) => {
+      const { guard, recordAuthFailure } = setUp(known);
+      const { context, request } = requestTo(access, headers);
+      expect(await refusalOf(() => guard.canActivate(context))).not.toBe('admitted');
+      expect(request.authFailure).toBe(reason);
+      expect(recordAuthFailure.mock.calls).toEqual([[reason]]);
+    },
+  );
+
+  it('counts no failure for a key it admits', async () => {
+    const { guard, recordAuthFailure } = setUp(principal);
+    const { context, request } = requestTo('key', { 'x-api-key': KEY });
+    expect(await refusalOf(() => guard.canActivate(context))).toBe('admitted');
+    expect(request.authFailure).toBeUndefined();
+    expect(recordAuthFailure).not.toHaveBeenCalled();
   });
 });

@@ -7,6 +7,8 @@ import { MAX_PRESENTED_SECRET_LENGTH, secretsEqual } from '../../common/security
 import { ApiKeysService, Authentication } from './api-keys.service';
 import { ACCESS_METADATA, AccessLevel } from '../../common/access/access.decorators';
 import { AuthenticatedRequest } from '../../common/auth/api-key-principal';
+import { AuthFailure } from '../../common/auth/auth-failure';
+import { MetricsService } from '../../common/metrics/metrics.service';
 import { AuthFailureLimiter } from './auth-failure-limiter';
 import { routeMetadata } from '../../common/route-metadata';
 import { ERROR_DETAILS } from '../../common/errors/error-details';
@@ -29,6 +31,7 @@ export class ApiKeyGuard implements CanActivate {
     private readonly keys: ApiKeysService,
     private readonly failures: AuthFailureLimiter,
     @InjectConfig() private readonly config: AppConfig,
+    private readonly metrics: MetricsService,
   ) {}
 
   /** Synchronous unless the key has to be looked up, or a failure recorded. */
@@ -49,7 +52,9 @@ export class ApiKeyGuard implements CanActivate {
     );
     if (bearer !== undefined) return this.admitMetricsToken(request, bearer);
     if (missing)
-      throw new AuthenticationRequiredException(
+      throw this.unauthorized(
+        request,
+        'missing_key',
         missingKeyDetail(request, access),
         challengeOf(access),
       );
@@ -61,7 +66,7 @@ export class ApiKeyGuard implements CanActivate {
         request.ip ?? 'unknown',
         authentication.then((found) => this.admit(request, presented, found, access)),
       );
-    if (authentication && authentication !== 'expired' && authentication.isMaster)
+    if (typeof authentication === 'object' && authentication?.isMaster)
       return this.failures
         .refuseMasterBeyondLimit(request.ip ?? 'unknown')
         .then(() => this.admit(request, presented, authentication, access));
@@ -76,9 +81,20 @@ export class ApiKeyGuard implements CanActivate {
   ): true | Promise<never> {
     // A genuine key past its expiry guesses nothing: not a failure towards the address's lockout.
     if (authentication === 'expired')
-      throw new AuthenticationRequiredException(ERROR_DETAILS.keyExpired, challengeOf(access));
-    if (!authentication)
-      return this.refuse(request, ERROR_DETAILS.invalidKey, challengeOf(access), presented);
+      throw this.unauthorized(
+        request,
+        'expired_key',
+        ERROR_DETAILS.keyExpired,
+        challengeOf(access),
+      );
+    if (!authentication || authentication === 'deactivated')
+      return this.refuse(
+        request,
+        authentication ? 'deactivated_key' : 'wrong_key',
+        ERROR_DETAILS.invalidKey,
+        challengeOf(access),
+        presented,
+      );
     // Not the master key: operator-chosen, it is the one secret a guesser might find.
     if (!authentication.isMaster) this.failures.recordAdmission(authentication.id, presented);
     request.apiKey = authentication;
@@ -91,22 +107,47 @@ export class ApiKeyGuard implements CanActivate {
    * Letting the key decide then answered a valid key's 403, or an expired key's 401, to a wrong
    * token and 200 to the right one: guesses at the token without limit (an audit's finding).
    */
-  private admitMetricsToken(request: Request, bearer: string): true | Promise<never> {
+  private admitMetricsToken(
+    request: Request & AuthenticatedRequest,
+    bearer: string,
+  ): true | Promise<never> {
     const token = this.config.metricsToken;
     if (token && bearer.length <= MAX_PRESENTED_SECRET_LENGTH && secretsEqual(bearer, token))
       return true;
-    return this.refuse(request, ERROR_DETAILS.invalidMetricsToken, WRONG_METRICS_TOKEN_CHALLENGE);
+    return this.refuse(
+      request,
+      'wrong_metrics_token',
+      ERROR_DETAILS.invalidMetricsToken,
+      WRONG_METRICS_TOKEN_CHALLENGE,
+    );
   }
 
   /** A failed authentication: counted towards the address's lockout, then answered 401. */
   private async refuse(
-    request: Request,
+    request: Request & AuthenticatedRequest,
+    reason: AuthFailure,
     detail: string,
     challenge: string,
     presentedKey?: string,
   ): Promise<never> {
+    // May answer 429 instead (the address's limit reached): then it is no 401, nor counted as one.
     await this.failures.recordFailure(request.ip ?? 'unknown', presentedKey);
-    throw new AuthenticationRequiredException(detail, challenge);
+    throw this.unauthorized(request, reason, detail, challenge);
+  }
+
+  /**
+   * A 401, its reason kept for the request's line (request-logging.ts) and counted: the body
+   * tells an unknown key from a deactivated one no more than before, the operator's log does.
+   */
+  private unauthorized(
+    request: AuthenticatedRequest,
+    reason: AuthFailure,
+    detail: string,
+    challenge: string,
+  ): AuthenticationRequiredException {
+    request.authFailure = reason;
+    this.metrics.recordAuthFailure(reason);
+    return new AuthenticationRequiredException(detail, challenge);
   }
 }
 

@@ -2,6 +2,7 @@ import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query, Res } from 
 import type { Response } from 'express';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { RequireMasterKey } from '../../common/access/access.decorators';
+import { PrincipalId } from '../../common/auth/principal-id.decorator';
 import { StatusDto } from '../../common/dto/status.dto';
 import { ApiErrorResponses, JSON_BODY_ERRORS } from '../../common/errors/error-responses';
 import { errorCase, validationCase } from '../../common/errors/error-cases';
@@ -102,8 +103,8 @@ export class ApiKeysController {
     }),
     ...KEY_FIELD_ERRORS,
   )
-  create(@Body() request: ApiKeyCreateDto): Promise<ApiKeyCreatedDto> {
-    return this.keys.create(request);
+  create(@Body() request: ApiKeyCreateDto, @PrincipalId() by: string): Promise<ApiKeyCreatedDto> {
+    return this.keys.create(request, by);
   }
 
   @Patch(':id')
@@ -130,8 +131,12 @@ export class ApiKeysController {
     }),
     ...KEY_FIELD_ERRORS,
   )
-  update(@Param('id') id: string, @Body() request: ApiKeyUpdateDto): Promise<ApiKeySummaryDto> {
-    return this.keys.update(id, request);
+  update(
+    @Param('id') id: string,
+    @Body() request: ApiKeyUpdateDto,
+    @PrincipalId() by: string,
+  ): Promise<ApiKeySummaryDto> {
+    return this.keys.update(id, request, by);
   }
 
   @Post(':key/deactivate')
@@ -147,7 +152,7 @@ export class ApiKeysController {
     description: 'The key is deactivated (also when it already was)',
   })
   @ApiErrorResponses(KEY_NOT_FOUND, ...JSON_BODY_ERRORS)
-  deactivate(@Param('key') key: string): Promise<StatusDto> {
-    return this.keys.deactivate(key);
+  deactivate(@Param('key') key: string, @PrincipalId() by: string): Promise<StatusDto> {
+    return this.keys.deactivate(key, by);
   }
 }

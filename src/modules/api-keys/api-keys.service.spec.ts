@@ -166,6 +166,13 @@ describe(ApiKeysService.name, () => {
     expect(repository.findByHash).toHaveBeenCalledTimes(2);
   });
 
+  // Refused alike (401 "Invalid API key"), but told apart for the request's line and the counter.
+  it('answers a deactivated key as deactivated, apart from an unknown one', async () => {
+    const { service } = setUp({ isActive: false, expiresAt: new Date('2026-01-01T00:00:00Z') });
+    expect(await service.authenticate(KEY)).toBe('deactivated');
+    expect(await service.authenticate(`${KEY}x`)).toBeNull();
+  });
+
   it("carries the key's own limit to the principal", async () => {
     const { service } = setUp({ rateLimit: 42 });
     expect(await service.authenticate(KEY)).toMatchObject({ rateLimit: 42 });
@@ -236,10 +243,10 @@ describe(ApiKeysService.name, () => {
     const answerOldRow = holdNextLookup(unit);
     const racing = service.authenticate(KEY);
     key.isActive = false;
-    await service.deactivate(ID);
+    await service.deactivate(ID, 'master');
     answerOldRow();
-    await expect(racing).resolves.toBeNull();
-    expect(await service.authenticate(KEY)).toBeNull();
+    await expect(racing).resolves.toBe('deactivated');
+    expect(await service.authenticate(KEY)).toBe('deactivated');
   });
 
   it('does not cache the old row of a lookup in flight when another replica announces a change', async () => {
@@ -251,8 +258,8 @@ describe(ApiKeysService.name, () => {
     key.isActive = false; // deactivated through another replica, which announces it
     announce(ID);
     answerOldRow();
-    await expect(racing).resolves.toBeNull();
-    expect(await service.authenticate(KEY)).toBeNull();
+    await expect(racing).resolves.toBe('deactivated');
+    expect(await service.authenticate(KEY)).toBe('deactivated');
   });
 
   it('answers an unknown key as unknown, not with an error, when a change is announced during its lookup', async () => {
@@ -283,8 +290,10 @@ describe(ApiKeysService.name, () => {
     // other id.
     const { service, repository } = setUp();
     for (const id of [`${ID}x`, `${ID}/more`, ` ${ID}`]) {
-      await expect(service.deactivate(id)).rejects.toBeInstanceOf(NotFoundException);
-      await expect(service.update(id, { name: 'x' })).rejects.toBeInstanceOf(NotFoundException);
+      await expect(service.deactivate(id, 'master')).rejects.toBeInstanceOf(NotFoundException);
+      await expect(service.update(id, { name: 'x' }, 'master')).rejects.toBeInstanceOf(
+        NotFoundException,
+      );
     }
     expect(repository.findById).not.toHaveBeenCalled();
   });
@@ -292,14 +301,16 @@ describe(ApiKeysService.name, () => {
   it('answers 409 when a deactivation wins the race with an update, and announces nothing', async () => {
     const { service, repository, changes } = setUp();
     repository.updateActive.mockResolvedValue(null);
-    await expect(service.update(ID, { rate_limit: 5 })).rejects.toBeInstanceOf(ConflictException);
+    await expect(service.update(ID, { rate_limit: 5 }, 'master')).rejects.toBeInstanceOf(
+      ConflictException,
+    );
     expect(changes.publish).not.toHaveBeenCalled();
   });
 
   it('passes only the fields given, with null for those cleared, and announces the change', async () => {
     const { service, repository, changes, key } = setUp({ rateLimit: 10 });
     repository.updateActive.mockResolvedValue({ ...key, rateLimit: null });
-    const updated = await service.update(ID, { rate_limit: null });
+    const updated = await service.update(ID, { rate_limit: null }, 'master');
     expect(repository.updateActive).toHaveBeenCalledWith(ID, {
       name: undefined,
       expiresAt: undefined,

@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import { ConflictException, Injectable, Logger, NotFoundException } from '@nestjs/common';
+import { ConflictException, Injectable, NotFoundException } from '@nestjs/common';
 import { ApiKeyPrincipal } from '../../common/auth/api-key-principal';
 import { Clock } from '../../common/clock/clock';
 import { DatabaseTimeoutError, isDatabaseUnavailable } from '../../common/database-unavailable';
@@ -20,6 +20,7 @@ import {
 import { ApiKeyEntity } from './api-key.entity';
 import { ApiKeyUsageRecorder } from './api-key-usage.recorder';
 import { ApiKeyChanges, ApiKeyListFilter, ApiKeysRepository } from './api-keys.repository';
+import { KeyAudit } from './key-audit';
 import { KeyCache } from './key-cache';
 import { KeyChanges } from './key-changes';
 import { ApiKeyCreateDto } from './dto/api-key-create.dto';
@@ -52,13 +53,15 @@ export const LAST_READ_TRUSTED_MS = 10 * 60_000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * What authenticating a key gives: who it is, `expired` for a genuine key past its expiry, or null.
+ * What authenticating a key gives: who it is, `expired` for a genuine key past its expiry,
+ * `deactivated` for a key deactivated, or null for no key of ours. The last two are answered
+ * alike; the request's line tells them apart.
  */
-export type Authentication = ApiKeyPrincipal | 'expired' | null;
+export type Authentication = ApiKeyPrincipal | 'expired' | 'deactivated' | null;
 
 @Injectable()
 export class ApiKeysService {
-  private readonly logger = new Logger(ApiKeysService.name);
+  private readonly audit = new KeyAudit();
   /** Digest of the master key, made once: each request's key is hashed once, and only once. */
   private readonly masterDigest: Buffer;
   /**
@@ -108,8 +111,8 @@ export class ApiKeysService {
   }
 
   /**
-   * Resolves a presented key: its principal, `expired` past its expiry, null if unknown or
-   * inactive. The master key and cached keys (nearly every request) are answered at once, not
+   * Resolves a presented key: its principal, `expired` past its expiry, `deactivated`, or null
+   * if unknown. The master key and cached keys (nearly every request) are answered at once, not
    * through a promise, so that ApiKeyGuard stays synchronous on the hot path.
    */
   authenticate(presented: string): Authentication | Promise<Authentication> {
@@ -169,14 +172,16 @@ export class ApiKeysService {
   }
 
   private authenticationOf(key: ApiKeyEntity | undefined): Authentication {
-    if (!key?.isActive) return null;
+    if (!key) return null;
+    if (!key.isActive) return 'deactivated';
     const now = this.clock.now();
     if (key.expiresAt && key.expiresAt <= now) return 'expired';
     this.usage.record(key.id, now);
     return { id: key.id, tier: key.tier, isMaster: false, rateLimit: key.rateLimit };
   }
 
-  async create(request: ApiKeyCreateDto): Promise<ApiKeyCreatedDto> {
+  /** `by`: the principal asking (its id as listed, or `master`), for the audit line. */
+  async create(request: ApiKeyCreateDto, by: string): Promise<ApiKeyCreatedDto> {
     const key = generateApiKey();
     const saved = await this.repository.insert({
       name: request.name,
@@ -188,9 +193,9 @@ export class ApiKeysService {
     });
     // Made whether or not the answer reaches the client: one that gave up (a database slow to
     // commit) never got this key, which works all the same. The line (with the request's id, as
-    // every line logged while handling a request) names it by id, never by the key or its name
-    // (the client's text), so that an operator can find it and deactivate it.
-    this.logger.log(`key ${saved.id} created (tier ${saved.tier})`);
+    // every line logged while handling a request) names it by id, never by the key, so that an
+    // operator can find it and deactivate it.
+    this.audit.created(saved, by);
     return {
       key,
       name: saved.name,
@@ -217,7 +222,7 @@ export class ApiKeysService {
    * Changes a key's name, expiry or own limit (absent fields stay, null clears). Only by id:
    * unlike deactivation, nothing justifies a secret in this URL. A deactivated key is final: 409.
    */
-  async update(id: string, request: ApiKeyUpdateDto): Promise<ApiKeySummaryDto> {
+  async update(id: string, request: ApiKeyUpdateDto, by: string): Promise<ApiKeySummaryDto> {
     const changes: ApiKeyChanges = {
       name: request.name,
       expiresAt: expiryOf(request.expires_at),
@@ -231,15 +236,17 @@ export class ApiKeysService {
     // Only an active key is updated, so a deactivation racing this update wins.
     const updated = key.isActive ? await this.repository.updateActive(key.id, changes) : null;
     if (!updated) throw new ConflictException(KEY_ERRORS.deactivated);
+    this.audit.updated(key, updated, by);
     await this.announce(updated);
     return toSummary(updated);
   }
 
   /** Accepts the full key or its id; idempotent for an already deactivated key. */
-  async deactivate(keyOrId: string): Promise<StatusDto> {
+  async deactivate(keyOrId: string, by: string): Promise<StatusDto> {
     const key = await this.findByKeyOrId(keyOrId);
     if (!key) throw new NotFoundException(KEY_ERRORS.notFound);
     await this.repository.deactivate(key.id);
+    this.audit.deactivated(key, by);
     await this.announce(key);
     return { status: 'success' };
   }
