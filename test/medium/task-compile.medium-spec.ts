@@ -100,11 +100,12 @@ describe('TaskLifecycleRepository compiling', () => {
     await insert('fails', 'compiling');
     expect(
       await repository.recordCompileFailure('fails', 'ENOSPC: no space left on device', 2, at(1)),
-    ).toBe(true);
+    ).toEqual({ state: 'compiling', compile_attempts: 1 });
     expect(await task('fails')).toMatchObject({ state: 'compiling', compile_attempts: 1 });
+    // The compile is told the task failed for good, for its line.
     expect(
       await repository.recordCompileFailure('fails', 'ENOSPC: no space left on device', 2, at(1)),
-    ).toBe(true);
+    ).toEqual({ state: 'failed', compile_attempts: 2 });
     expect(await task('fails')).toMatchObject({
       state: 'failed',
       compile_attempts: 2,
@@ -112,7 +113,7 @@ describe('TaskLifecycleRepository compiling', () => {
     });
 
     // Failed, it is not compiling: nothing more is counted, and the compile is told so.
-    expect(await repository.recordCompileFailure('fails', 'another reason', 2, at(1))).toBe(false);
+    expect(await repository.recordCompileFailure('fails', 'another reason', 2, at(1))).toBeNull();
     expect(await task('fails')).toMatchObject({ compile_attempts: 2 });
 
     await insert('recovers', 'compiling');

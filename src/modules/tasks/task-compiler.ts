@@ -174,7 +174,8 @@ export class TaskCompiler {
         await this.discard(task.id, path, written);
         return false;
       }
-      this.logger.error(`task ${task.id}: compile failed: ${(error as Error).message}`);
+      const { message } = error as Error;
+      this.logger.error(`task ${task.id}: compile failed: ${message}`);
       // Counted at each attempt: the task shows `failed` only after the last of them, hours later.
       this.metrics.recordCompileFailure(compileFailureReason(error));
       const counted = await this.repository.recordCompileFailure(
@@ -183,6 +184,13 @@ export class TaskCompiler {
         this.config.tasks.maxCompileAttempts,
         this.clock.now(),
       );
+      // The attempt's line above reads like any other's: this one says the task is lost for good
+      // (its dataset will never be made until the master key has it recompiled).
+      if (counted?.state === 'failed')
+        this.logger.error(
+          { task_id: task.id, reason: message, compile_attempts: counted.compile_attempts },
+          `task ${task.id} failed for good after ${counted.compile_attempts} compile attempts: ${message}`,
+        );
       // Left, they stayed for good beside a task `failed` (an audit's finding). Only while the
       // task was still compiling: completed meanwhile (its `completed` update committed though
       // its answer was lost), the files are its dataset.

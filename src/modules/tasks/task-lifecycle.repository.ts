@@ -318,23 +318,30 @@ export class TaskLifecycleRepository {
 
   /**
    * Counts a failed compile attempt at `now` (the next waits: claimExpired); past `maxAttempts`
-   * the task is `failed`. False when the task was no longer compiling, so nothing was counted: it
-   * completed meanwhile (an attempt whose completion committed though its answer was lost, or
-   * another replica's).
+   * the task is `failed`. Answers the task's state and attempts after it, or null when the task
+   * was no longer compiling, so nothing was counted: it completed meanwhile (an attempt whose
+   * completion committed though its answer was lost, or another replica's).
    */
   async recordCompileFailure(
     taskId: string,
     reason: string,
     maxAttempts: number,
     now: Date,
-  ): Promise<boolean> {
+  ): Promise<CompileFailureCount | null> {
     const result: unknown = await this.dataSource.query(
       `UPDATE scraping_tasks SET compile_attempts = compile_attempts + 1, failure_reason = $2,
          compile_failed_at = $4,
          state = CASE WHEN compile_attempts + 1 >= $3 THEN 'failed' ELSE state END
-       WHERE id = $1 AND state = 'compiling'`,
+       WHERE id = $1 AND state = 'compiling'
+       RETURNING state, compile_attempts`,
       [taskId, reason, maxAttempts, now.toISOString()],
     );
-    return affectedCount(result) > 0;
+    return returningRows<CompileFailureCount>(result)[0] ?? null;
   }
+}
+
+/** A task after a compile failure was counted: `failed` for good, or `compiling` still. */
+export interface CompileFailureCount {
+  state: 'compiling' | 'failed';
+  compile_attempts: number;
 }

@@ -29,7 +29,11 @@ import { DatasetParquetService, ParquetWriteOptions } from './dataset-parquet.se
 import { JsonLinesFile, manifestPathOf, ParquetFile } from './dataset-writer';
 import { TaskLifecycleService } from './task-lifecycle.service';
 import { TaskRow } from './task.types';
-import { TaskLifecycleRepository, TaskLock } from './task-lifecycle.repository';
+import {
+  CompileFailureCount,
+  TaskLifecycleRepository,
+  TaskLock,
+} from './task-lifecycle.repository';
 
 const NOW = new Date('2026-01-15T12:00:00Z');
 
@@ -313,7 +317,9 @@ function compiling(items: RedditItem[], dataDir: string) {
     markCompleted: jest.fn((_id: string, _dataset: unknown, _now: Date, _lock?: TaskLock) =>
       Promise.resolve(true),
     ),
-    recordCompileFailure: jest.fn(() => Promise.resolve(true)),
+    recordCompileFailure: jest.fn((): Promise<CompileFailureCount | null> =>
+      Promise.resolve({ state: 'compiling', compile_attempts: 1 }),
+    ),
   };
   const parquet = {
     tryWrite: jest.fn(
@@ -567,7 +573,7 @@ describe(`${TaskLifecycleService.name} compiling`, () => {
     const { service, repository, parquet } = compiling([], dataDir);
     writingParquet(parquet);
     repository.markCompleted.mockRejectedValue(new Error('Connection terminated unexpectedly'));
-    repository.recordCompileFailure.mockResolvedValue(false);
+    repository.recordCompileFailure.mockResolvedValue(null);
     const path = datasetPath(dataDir, COMPILED_TASK.id);
 
     await service.compileExpired();
@@ -658,6 +664,33 @@ describe(`${TaskLifecycleService.name} compiling`, () => {
         `task r-bitcoin: compile failed: EXDEV: cross-device link not permitted, rename '${from}' -> '${to}'`,
       ],
     ]);
+  });
+
+  // Each attempt's failure was logged, the last one like any other: nothing said the task was
+  // lost for good (an on-call audit's finding).
+  it('writes a line of its own, at error, when a task fails for good', async () => {
+    const { service, repository } = compiling([], dataDir);
+    repository.itemsPage.mockRejectedValue(new Error('EIO: i/o error, read'));
+    repository.recordCompileFailure.mockResolvedValue({ state: 'failed', compile_attempts: 3 });
+
+    await service.compileExpired();
+
+    expect(logged.error.mock.calls).toEqual([
+      ['task r-bitcoin: compile failed: EIO: i/o error, read'],
+      [
+        { task_id: 'r-bitcoin', reason: 'EIO: i/o error, read', compile_attempts: 3 },
+        'task r-bitcoin failed for good after 3 compile attempts: EIO: i/o error, read',
+      ],
+    ]);
+  });
+
+  it('writes no such line for a failure that will be tried again', async () => {
+    const { service, repository } = compiling([], dataDir);
+    repository.itemsPage.mockRejectedValue(new Error('EIO: i/o error, read'));
+
+    await service.compileExpired();
+
+    expect(logged.error).toHaveBeenCalledTimes(1);
   });
 });
 
