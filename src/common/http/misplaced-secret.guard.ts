@@ -4,7 +4,6 @@ import {
   ExecutionContext,
   Inject,
   Injectable,
-  Logger,
 } from '@nestjs/common';
 import type { Request } from 'express';
 import { AuthenticatedRequest } from '../auth/api-key-principal';
@@ -12,7 +11,7 @@ import { ERROR_DETAILS } from '../errors/error-details';
 import { LOGGING_SETTINGS, LoggingSettings } from '../logging/logging.module';
 import { redactUrl } from '../logging/redact-url';
 import { SecretScanner } from '../security/secret-scanner';
-import { carriesSecret, REFUSED_FOR_A_SECRET } from './refuse-misplaced-secrets';
+import { carriesSecret, refusalWarnings } from './refuse-misplaced-secrets';
 
 /**
  * Refuses with a 400 a request that carries a secret known in clear (the master key, the tokens,
@@ -25,7 +24,8 @@ import { carriesSecret, REFUSED_FOR_A_SECRET } from './refuse-misplaced-secrets'
  */
 @Injectable()
 export class MisplacedSecretGuard implements CanActivate {
-  private readonly logger = new Logger('Security');
+  /** The master key's requests are charged to no budget: its refusals could flood the log too. */
+  private readonly warnings = refusalWarnings();
   private readonly scanner: SecretScanner;
 
   constructor(@Inject(LOGGING_SETTINGS) settings: LoggingSettings) {
@@ -40,7 +40,7 @@ export class MisplacedSecretGuard implements CanActivate {
     if (!request.apiKey) return true;
     const url = request.originalUrl;
     if (!carriesSecret(url, request.body, this.scanner)) return true;
-    this.logger.warn(`${request.method} ${redactUrl(url, this.scanner)} ${REFUSED_FOR_A_SECRET}`);
+    this.warnings.warn(`${request.method} ${redactUrl(url, this.scanner)}`);
     throw new BadRequestException(ERROR_DETAILS.misplacedSecret);
   }
 }

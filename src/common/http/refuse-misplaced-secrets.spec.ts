@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import express from 'express';
 import supertest from 'supertest';
+import { until } from '../../../test/support/until';
 import { ERROR_DETAILS } from '../errors/error-details';
 import { secretScannerFor } from '../security/secrets';
 import { jsonBodies } from './json-bodies';
@@ -10,10 +11,10 @@ const MASTER_KEY = 'master-key-misplaced-0123456789';
 const ISSUED_KEY = `sk_live_${'Q'.repeat(43)}`;
 
 /** An app that answers 200 to whatever the check lets through, behind the JSON parser. */
-function app() {
+function app(logIntervalMs?: number) {
   const server = express();
   server.use(jsonBodies('1mb'));
-  server.use(refuseMisplacedKeys(secretScannerFor({ masterKey: MASTER_KEY })));
+  server.use(refuseMisplacedKeys(secretScannerFor({ masterKey: MASTER_KEY }), logIntervalMs));
   server.use((_request, response) => {
     response.json({ passed: true });
   });
@@ -21,7 +22,11 @@ function app() {
 }
 
 describe(refuseMisplacedKeys.name, () => {
-  beforeAll(() => jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined));
+  let warned: jest.SpyInstance;
+  beforeAll(
+    () => (warned = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined)),
+  );
+  beforeEach(() => warned.mockClear());
   afterAll(() => jest.restoreAllMocks());
 
   it.each([
@@ -57,5 +62,22 @@ describe(refuseMisplacedKeys.name, () => {
   it('lets through the key to deactivate in its path, and a request without secrets', async () => {
     await app().post(`/api/v1/keys/${ISSUED_KEY}/deactivate`).expect(200);
     await app().get('/api/v1/health?source=reddit').expect(200);
+  });
+
+  // Before authentication, anyone can send them: a warning each let a flood fill the log.
+  it('warns of the first refusal at once, then of the rest in one line per interval, with their count', async () => {
+    const refusing = app(2000);
+    for (let i = 0; i < 20; i++)
+      await refusing.get(`/api/v1/health?api_key=${ISSUED_KEY}&n=${i}`).expect(400);
+    expect(warned.mock.calls).toEqual([
+      [expect.stringMatching(/^GET \/api\/v1\/health\?api_key=\[redacted\]&n=0 400: refused/)],
+    ]);
+    await until(() => Promise.resolve(warned.mock.calls.length === 2 || undefined), 5000, 20);
+    expect(warned.mock.calls[1]).toEqual([
+      { count: 19 },
+      expect.stringMatching(
+        /^19 more requests refused in 2 s for a secret outside the X-API-Key and Authorization headers; the last: GET \/api\/v1\/health\?api_key=\[redacted\]&n=19$/,
+      ),
+    ]);
   });
 });
