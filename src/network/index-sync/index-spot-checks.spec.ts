@@ -121,7 +121,10 @@ describe(IndexSpotChecks.name, () => {
       outcome: { ok: false, reason: 'no_budget', message: 'n' },
     });
     expect(await refused.spot.check([{ miner: miner(1), bucket: row(10) }])).toEqual([]);
-    expect(warned.mock.calls).toEqual([['miner 1 spot check: bucket not fetched: t']]);
+    // uid and hotkey as fields too, to filter a miner's warnings by.
+    expect(warned.mock.calls).toEqual([
+      [{ uid: 1, hotkey: 'hk1' }, 'miner 1 spot check: bucket not fetched: t'],
+    ]);
     warned.mockRestore();
   });
 });

@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { minerFields } from '../../common/logging/miner-fields';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { IndexRow } from '../index/compressed-index';
@@ -87,14 +88,27 @@ export class IndexSpotChecks {
         if (!outcome.ok)
           return NOT_THE_MINERS_FAULT.has(outcome.reason)
             ? undefined
-            : { uid: miner.uid, score: 0, problems: [`bucket not fetched: ${outcome.message}`] };
-        return { uid: miner.uid, score: outcome.check.score, problems: outcome.check.problems };
+            : this.warnOf(miner, {
+                score: 0,
+                problems: [`bucket not fetched: ${outcome.message}`],
+              });
+        return this.warnOf(miner, outcome.check);
       }),
     );
-    const checked = results.filter((result) => result !== undefined);
-    for (const { uid, problems } of checked)
-      if (problems.length > 0) this.logger.warn(`miner ${uid} spot check: ${problems.join('; ')}`);
-    return checked;
+    return results.filter((result) => result !== undefined);
+  }
+
+  /** The miner's result, its problems warned of, under its uid and hotkey. */
+  private warnOf(
+    miner: ServingMiner,
+    check: { score: number; problems: string[] },
+  ): SpotCheckResult {
+    if (check.problems.length > 0)
+      this.logger.warn(
+        minerFields(miner),
+        `miner ${miner.uid} spot check: ${check.problems.join('; ')}`,
+      );
+    return { uid: miner.uid, score: check.score, problems: check.problems };
   }
 }
 

@@ -409,6 +409,7 @@ describe(IndexSyncService.name, () => {
       expect(spotChecks.check).toHaveBeenCalledWith([{ miner: minerOf(1), bucket: rowsOf(1)[0] }]);
       expect(index.countMissedSyncs.mock.calls.flatMap(([uids]) => [...uids])).not.toContain(2);
       expect(warnings).toHaveBeenCalledWith(
+        { uid: 2, hotkey: 'hk2' },
         'miner 2: index not stored: uid 2 is no longer the miner hk2 (re-registered, deregistered or now a validator during the sync)',
       );
     });
@@ -441,6 +442,7 @@ describe(IndexSyncService.name, () => {
         { miner: minerOf(3), bucket: rowsOf(3)[0] },
       ]);
       expect(warnings).toHaveBeenCalledWith(
+        { uid: 2, hotkey: 'hk2' },
         'miner 2: index not fetched: uid 2 is no longer the miner hk2 (re-registered, deregistered or now a validator during the sync)',
       );
     });
@@ -482,7 +484,10 @@ describe(IndexSyncService.name, () => {
 
       expect(fetched.map(({ uid }) => uid)).toEqual([1]);
       expect(report).toMatchObject({ synced: 1, skipped: 1, skippedReasons: { no_axon: 1 } });
-      expect(warnings).toHaveBeenCalledWith('miner 2: index not fetched: it serves no axon now');
+      expect(warnings).toHaveBeenCalledWith(
+        { uid: 2, hotkey: 'hk2' },
+        'miner 2: index not fetched: it serves no axon now',
+      );
     });
 
     it('hands the spot checks exactly the synced miners, each with the one bucket picked of its index, and reports their verdicts', async () => {

@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { minerFields } from '../../common/logging/miner-fields';
 import { debugEnabled, shortHotkey } from '../../common/logging/debug-lines';
 import { Clock } from '../../common/clock/clock';
 import { AppConfig } from '../../config/app-config';
@@ -43,6 +44,7 @@ export class MinerSync {
     if (miner === undefined) {
       countSkip(report, 'replaced');
       this.logger.warn(
+        minerFields(queued),
         `miner ${queued.uid}: index not fetched: ${new MinerReplacedError(queued.uid, queued.hotkey).message}`,
       );
       return undefined;
@@ -52,6 +54,7 @@ export class MinerSync {
       const none = miner.axonUrl === null;
       countSkip(report, none ? 'no_axon' : 'address_refused');
       this.logger.warn(
+        minerFields(miner),
         `miner ${miner.uid}: index not fetched: ${none ? 'it serves no axon now' : 'its axon is at a refused address now'}`,
       );
       return undefined;
@@ -74,7 +77,10 @@ export class MinerSync {
       if (error instanceof InvalidIndexError || error instanceof WrongAnswerError) {
         report.rejected++;
         missed.push(miner.uid);
-        this.logger.warn(`miner ${miner.uid}: index rejected, previous one kept: ${error.message}`);
+        this.logger.warn(
+          minerFields(miner),
+          `miner ${miner.uid}: index rejected, previous one kept: ${error.message}`,
+        );
       } else if (error instanceof MinerCallError && NOT_THE_MINERS_FAULT.has(error.reason)) {
         countSkip(report, error.reason);
         // Not the miner's doing (no budget, shutdown…): counted in the round's line, named here.
@@ -87,16 +93,23 @@ export class MinerSync {
         report.failed++;
         missed.push(miner.uid);
         this.logger.warn(
+          minerFields(miner),
           `miner ${miner.uid}: index not fetched (${error.reason}): ${error.message}`,
         );
       } else if (error instanceof MinerReplacedError) {
         // The metagraph moved on during the run: not the miner's fault, nor ours.
         report.failed++;
-        this.logger.warn(`miner ${miner.uid}: index not stored: ${error.message}`);
+        this.logger.warn(
+          minerFields(miner),
+          `miner ${miner.uid}: index not stored: ${error.message}`,
+        );
       } else {
         // Ours (Postgres away…): the miner answered.
         report.failed++;
-        this.logger.error(`miner ${miner.uid}: index not stored: ${(error as Error).message}`);
+        this.logger.error(
+          minerFields(miner),
+          `miner ${miner.uid}: index not stored: ${(error as Error).message}`,
+        );
       }
       return undefined;
     }

@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { minerFields } from '../../common/logging/miner-fields';
 import { Clock } from '../../common/clock/clock';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
@@ -88,7 +89,10 @@ export class ContentsFetcher {
       for (const delivery of kept) delivered.add(bucketKeyOf(delivery.bucket));
     } catch (error) {
       // Not keeping it (Postgres away) is no fault of the miner's.
-      this.logger.warn(`delivery of miner ${holder.uid} not kept: ${(error as Error).message}`);
+      this.logger.warn(
+        minerFields(holder),
+        `delivery of miner ${holder.uid} not kept: ${(error as Error).message}`,
+      );
     }
     return {
       uid: holder.uid,

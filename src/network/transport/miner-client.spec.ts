@@ -10,6 +10,7 @@ import { AddressInfo } from 'node:net';
 import { Logger } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock';
 import { MetricsService } from '../../common/metrics/metrics.service';
+import { shortHotkey } from '../../common/logging/debug-lines';
 import { loadConfig } from '../../config/load-config';
 import { AxonGuard, AxonVerdict } from '../../devnet/axon-checks';
 import { DENDRITE_VERSION, EMPTY_BODY_HASH } from '../bittensor/dendrite';
@@ -31,6 +32,8 @@ import { MinerFailureReason } from '../query-failures';
 
 const GATEWAY = Sr25519Keypair.fromUri('//Gateway');
 const MINER = Sr25519Keypair.fromUri('//Miner').address;
+/** The fields of a line about the test's miner (uid 1). */
+const MINER_FIELDS = { uid: 1, hotkey: shortHotkey(MINER) };
 const OTHER_MINER = Sr25519Keypair.fromUri('//OtherMiner').address;
 const MAX_RESPONSE_BYTES = 10 * 1024;
 const BREAKER_FAILURES = 3;
@@ -379,6 +382,7 @@ describe(MinerClient.name, () => {
       ]);
       // The cause a stale metagraph gives: the uid re-registered under another hotkey.
       expect(logs.warn).toHaveBeenCalledWith(
+        MINER_FIELDS,
         expect.stringContaining(`uid 1 no longer has hotkey ${MINER}`),
       );
     });
@@ -399,6 +403,7 @@ describe(MinerClient.name, () => {
       expect(budgets.take).toHaveBeenCalledTimes(1);
       expect(logs.log).toHaveBeenCalledTimes(1);
       expect(logs.log).toHaveBeenCalledWith(
+        MINER_FIELDS,
         expect.stringContaining('does not serve OnDemandRequest'),
       );
       await expect(client.call(target, 'GetMinerIndex', {}, 2_000)).resolves.toMatchObject(
@@ -457,6 +462,7 @@ describe(MinerClient.name, () => {
       );
       expect(axon.received).toHaveLength(1);
       expect(logs.warn).toHaveBeenCalledWith(
+        MINER_FIELDS,
         expect.stringMatching(
           /refused our GetContentsByBuckets call \(403\): .*over eval period request limit.*budget counts as spent until/,
         ),
@@ -503,9 +509,15 @@ describe(MinerClient.name, () => {
       expect(axon.verdicts()).toEqual([
         { ok: false, status: 401, message: 'Not Verified with error: Nonce is too old' },
       ]);
-      expect(logs.warn).toHaveBeenCalledWith(expect.stringContaining("this machine's clock"));
+      expect(logs.warn).toHaveBeenCalledWith(
+        MINER_FIELDS,
+        expect.stringContaining("this machine's clock"),
+      );
       // Not our hotkey missing from the miner's metagraph: its blacklist answers that with a 403.
-      expect(logs.warn).not.toHaveBeenCalledWith(expect.stringContaining('registered in'));
+      expect(logs.warn).not.toHaveBeenCalledWith(
+        MINER_FIELDS,
+        expect.stringContaining('registered in'),
+      );
     });
 
     it('logs a refusal of a miner at most once an hour', async () => {
@@ -516,12 +528,20 @@ describe(MinerClient.name, () => {
       clock.advance(15 * MINUTE_MS);
       await call();
       expect(logs.warn).toHaveBeenCalledTimes(1);
-      expect(logs.warn.mock.calls[0][0]).toMatch(/blacklists our OnDemandRequest calls \(403\)/);
+      expect(logs.warn.mock.calls[0][1]).toMatch(/blacklists our OnDemandRequest calls \(403\)/);
 
       clock.advance(45 * MINUTE_MS);
       await call();
       expect(axon.received).toHaveLength(3);
       expect(logs.warn).toHaveBeenCalledTimes(2);
+    });
+
+    // A miner's warnings are filtered by uid or hotkey: in the text alone, they could only be
+    // searched for.
+    it("gives the refusing miner's uid and hotkey as fields of its warning", async () => {
+      const axon = await startAxon({ blacklist: 'Hotkey is not a validator' });
+      await failureOf(client.call(axon.target(), 'OnDemandRequest', {}, 2_000));
+      expect(logs.warn.mock.calls[0][0]).toEqual({ uid: 1, hotkey: shortHotkey(MINER) });
     });
 
     it('logs the refusals of one miner once an hour per synapse, not once for all', async () => {
@@ -531,7 +551,7 @@ describe(MinerClient.name, () => {
       await failureOf(client.call(axon.target(), 'GetMinerIndex', {}, 2_000));
 
       expect(logs.warn).toHaveBeenCalledTimes(2);
-      expect(logs.warn.mock.calls[1][0]).toMatch(/refused our GetMinerIndex call \(403\)/);
+      expect(logs.warn.mock.calls[1][1]).toMatch(/refused our GetMinerIndex call \(403\)/);
     });
 
     it.each([
@@ -1042,6 +1062,7 @@ describe(MinerClient.name, () => {
       // The call stays counted (the safe side), and the miner is not blamed for our database.
       expect(await waiting).toBe('circuit_open');
       expect(logs.warn).toHaveBeenCalledWith(
+        MINER_FIELDS,
         expect.stringMatching(
           /GetDataEntityBucket call not sent could not be given back.*connection terminated/,
         ),

@@ -1,4 +1,5 @@
 import { setMaxListeners } from 'node:events';
+import { minerFields } from '../../common/logging/miner-fields';
 import { isIP } from 'node:net';
 import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { timeout, TimeoutStrategy, wrap } from 'cockatiel';
@@ -325,6 +326,7 @@ export class MinerClient implements OnModuleDestroy {
   private async giveBack(miner: MinerTarget, synapse: SynapseName, at: Date): Promise<void> {
     await this.budgets.giveBack(miner.hotkey, synapse, at).catch((error: Error) => {
       this.logger.warn(
+        minerFields(miner),
         `miner ${miner.uid}: a ${synapse} call not sent could not be given back to its budget: ${error.message}`,
       );
     });

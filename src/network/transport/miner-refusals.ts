@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { minerFields } from '../../common/logging/miner-fields';
 import { SynapseName } from '../../common/synapse-names';
 import { CallBudgets } from './call-budgets';
 import { MinerCooldowns } from './miner-cooldowns';
@@ -84,17 +85,23 @@ export class MinerRefusals {
     spentUntil: Date | null,
   ): void {
     const who = `miner ${miner.uid} (${miner.hotkey})`;
+    const fields = minerFields(miner);
     if (refusal === 'not_served')
-      this.logger.log(`${who} does not serve ${synapse} (404): not asked again for an hour`);
+      this.logger.log(
+        fields,
+        `${who} does not serve ${synapse} (404): not asked again for an hour`,
+      );
     else if (refusal === 'blacklisted' && spentUntil)
       this.logger.warn(
+        fields,
         `${who} refused our ${synapse} call (403): ${message}. Its ${synapse} budget counts ` +
           `as spent until ${spentUntil.toISOString()}: its own window will have reset`,
       );
     else if (refusal === 'blacklisted')
-      this.logger.warn(`${who} blacklists our ${synapse} calls (403): ${message}`);
+      this.logger.warn(fields, `${who} blacklists our ${synapse} calls (403): ${message}`);
     else
       this.logger.warn(
+        fields,
         // Not our hotkey missing from the miner's metagraph: its blacklist runs before the
         // signature check and answers that with a 403.
         `${who} could not verify our ${synapse} call (401): ${message}. Either this machine's ` +
@@ -112,6 +119,7 @@ export class MinerRefusals {
       return (await this.budgets.spend(miner.hotkey, synapse)) ?? null;
     } catch (error) {
       this.logger.warn(
+        minerFields(miner),
         `miner ${miner.uid}: its 403 to ${synapse} could not be recorded in its budget: ${(error as Error).message}`,
       );
       return null;
