@@ -1,4 +1,6 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { LoggerService } from '@nestjs/common';
+import { until } from '../../test/support/until';
 import { DatabaseOutageLog, OUTAGE_LOG_INTERVAL_MS, OUTAGE_QUIET_MS } from './database-outage-log';
 
 type Line = { level: 'warn' | 'log'; fields: unknown; msg: string };
@@ -8,16 +10,18 @@ describe(DatabaseOutageLog.name, () => {
   let lines: Line[];
   let now: number;
   let outages: DatabaseOutageLog;
+  let logger: LoggerService;
 
   beforeEach(() => {
     lines = [];
     now = 1_000_000;
-    const logger = {
+    logger = {
       warn: (fields: unknown, msg: string) => lines.push({ level: 'warn', fields, msg }),
       log: (fields: unknown, msg: string) => lines.push({ level: 'log', fields, msg }),
     } as unknown as LoggerService;
     outages = new DatabaseOutageLog(logger, () => now);
   });
+  afterEach(() => outages.onModuleDestroy());
 
   /** `count` unavailable errors, `stepMs` apart. */
   function fail(count: number, stepMs: number, message = REFUSED): void {
@@ -90,5 +94,59 @@ describe(DatabaseOutageLog.name, () => {
   it('says nothing of a database that answers without an outage', () => {
     outages.reachable();
     expect(lines).toEqual([]);
+  });
+
+  // Only health, system-status and /metrics ran the probe: with none of them asked for, the
+  // recovery went unsaid, and the next outage's count went on from this one's (an audit's finding).
+  describe('on its own probe', () => {
+    let up: boolean;
+    let probes: number;
+
+    beforeEach(() => {
+      up = false;
+      probes = 0;
+      outages = new DatabaseOutageLog(logger, () => now, 20);
+      outages.probeWith(() => {
+        probes++;
+        return Promise.resolve(up);
+      });
+    });
+
+    it('says the database is back with no request to run the probe, and starts the next outage afresh', async () => {
+      fail(20, 400);
+      await until(() => Promise.resolve(probes >= 2 || undefined), 5000, 5);
+      expect(lines).toHaveLength(1);
+      up = true;
+      now += OUTAGE_QUIET_MS;
+      await until(() => Promise.resolve(lines.length === 2 || undefined), 5000, 5);
+      expect(lines[1]).toEqual({
+        level: 'log',
+        fields: { outage_seconds: 9, answered_503: 20 },
+        msg: 'database reachable again after 9 s, 20 requests answered 503',
+      });
+      // Over, the outage is probed no more.
+      const probed = probes;
+      await sleep(100);
+      expect(probes).toBe(probed);
+      outages.unavailable(REFUSED, 'request-next');
+      expect(lines[2]).toEqual({
+        level: 'warn',
+        fields: { request_id: 'request-next', answered_503: 1 },
+        msg: `database unavailable: ${REFUSED}`,
+      });
+    });
+
+    it('probes nothing while no outage was met', async () => {
+      await sleep(100);
+      expect(probes).toBe(0);
+    });
+
+    it('takes a probe that fails as the database still down', async () => {
+      outages.probeWith(() => Promise.reject(new Error('Cannot use a pool after calling end')));
+      fail(1, 0);
+      now += OUTAGE_QUIET_MS;
+      await sleep(100);
+      expect(lines).toHaveLength(1);
+    });
   });
 });

@@ -76,6 +76,8 @@ class World {
     Promise.resolve({ state: 'disabled' });
   /** How many times the checks told the outage log the database answered. */
   reachable = 0;
+  /** The probe the service gave the outage log, for an outage no request probes. */
+  outageProbe: (() => Promise<boolean>) | undefined;
   indexReads = 0;
   index: () => Promise<IndexFreshness> = () => Promise.resolve(LOADED);
 
@@ -119,7 +121,10 @@ class World {
       { hotkey: HOTKEY } as ValidatorIdentity,
       publication as unknown as PublicationService,
       loadConfig(env),
-      { reachable: () => this.reachable++ } as unknown as DatabaseOutageLog,
+      {
+        reachable: () => this.reachable++,
+        probeWith: (probe: () => Promise<boolean>) => (this.outageProbe = probe),
+      } as unknown as DatabaseOutageLog,
     );
   }
 }
@@ -134,6 +139,17 @@ describe(HealthService.name, () => {
 
   beforeEach(() => {
     world = new World();
+  });
+
+  // With no health, system-status or /metrics request, nothing ran the probe that ends an
+  // outage's log: the log now asks itself, with the checks' own SELECT 1.
+  it("gives the outage log the checks' SELECT 1 as its probe: true when it answers, false when not", async () => {
+    world.service().onModuleInit();
+    const probe = world.outageProbe!;
+    expect(await probe()).toBe(true);
+    world.ping = () => Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432'));
+    expect(await probe()).toBe(false);
+    expect(world.pings).toBe(2);
   });
 
   describe('health', () => {

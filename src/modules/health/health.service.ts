@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, OnModuleInit } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { DatabaseOutageLog } from '../../common/database-outage-log';
 import { RedisConnection } from '../../common/redis/redis-connection';
@@ -26,7 +26,7 @@ import { componentOf, inTime, measured } from './timed-check';
 const CHECK_CACHE_MS = 1000;
 
 @Injectable()
-export class HealthService {
+export class HealthService implements OnModuleInit {
   /** performance.now(): uptime from the wall clock went negative when it was set back. */
   private readonly startedAt = performance.now();
   /** Health may be polled hard: checks run at most once a second, concurrent polls share one. */
@@ -61,6 +61,17 @@ export class HealthService {
     @InjectConfig() private readonly config: AppConfig,
     private readonly outages: DatabaseOutageLog,
   ) {}
+
+  /**
+   * The outage log asks the database itself while an outage lasts, by the checks' own `SELECT 1`
+   * (on health's connection, within its 1 s): with no health, system-status or /metrics request,
+   * nothing ran it and the recovery went unsaid (DatabaseOutageLog).
+   */
+  onModuleInit(): void {
+    this.outages.probeWith(
+      async () => !('error' in (await measured(() => this.repository.ping()))),
+    );
+  }
 
   /**
    * Synchronous while the last checks are fresh (nearly every poll): an answer made of promises
