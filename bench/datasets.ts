@@ -1,7 +1,8 @@
 /**
  * What a task's Parquet file costs beside its JSON lines file (the baseline, which compiling
- * wrote before): time to write, bytes, and how long the writer stalls the event loop the API
- * shares (max and p99 of the loop's delay while writing). Devnet X items; medians of rounds.
+ * wrote before): time to write, bytes, how long the writer stalls the event loop the API
+ * shares (max and p99 of the loop's delay while writing) and the process's peak resident memory
+ * while writing (a worker thread's included). Devnet X items; medians of rounds.
  * Run: npm run bench:datasets [-- --rows 20000 --rounds 3] (or BENCH_ROWS, BENCH_ROUNDS).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -26,16 +27,31 @@ interface Run {
   bytes: number;
   stallMaxMs: number;
   stallP99Ms: number;
+  peakRssMb: number;
 }
 
 async function measure(write: () => Promise<{ bytes: number }>): Promise<Run> {
   const delay = monitorEventLoopDelay({ resolution: 5 });
   delay.enable();
+  // Sampled on the event loop: a stall hides what it allocates only until the next sample.
+  let peakRss = process.memoryUsage.rss();
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage.rss())), 5);
   const started = performance.now();
-  const { bytes } = await write();
-  const ms = performance.now() - started;
-  delay.disable();
-  return { ms, bytes, stallMaxMs: delay.max / 1e6, stallP99Ms: delay.percentile(99) / 1e6 };
+  try {
+    const { bytes } = await write();
+    const ms = performance.now() - started;
+    peakRss = Math.max(peakRss, process.memoryUsage.rss());
+    return {
+      ms,
+      bytes,
+      stallMaxMs: delay.max / 1e6,
+      stallP99Ms: delay.percentile(99) / 1e6,
+      peakRssMb: peakRss / 2 ** 20,
+    };
+  } finally {
+    clearInterval(sampler);
+    delay.disable();
+  }
 }
 
 function medianRun(runs: Run[]): Run {
@@ -45,6 +61,7 @@ function medianRun(runs: Run[]): Run {
     bytes: runs[0].bytes,
     stallMaxMs: median((run) => run.stallMaxMs),
     stallP99Ms: median((run) => run.stallP99Ms),
+    peakRssMb: Math.max(...runs.map((run) => run.peakRssMb)),
   };
 }
 
@@ -77,16 +94,18 @@ async function main(): Promise<void> {
       `A task dataset of ${formatInt(items.length)} X items: Parquet (ours) beside the JSON lines file, in one run`,
       `command:  ${commandLine()}`,
       `machine:  ${machineLine()}`,
-      `method:   median over ${rounds} rounds; stalls are the event loop's delay while writing`,
+      `method:   median over ${rounds} rounds; stalls are the event loop's delay while writing;`,
+      `          peak RSS is the process's, sampled every 5 ms while writing, highest of the rounds`,
       '',
       table([
-        ['file', 'write ms', 'bytes', 'stall max ms', 'stall p99 ms'],
+        ['file', 'write ms', 'bytes', 'stall max ms', 'stall p99 ms', 'peak RSS MB'],
         [
           'Parquet (from the JSON lines file)',
           ms(ours.ms),
           formatInt(ours.bytes),
           ms(ours.stallMaxMs),
           ms(ours.stallP99Ms),
+          ms(ours.peakRssMb),
         ],
         [
           'JSON lines, gzip (baseline)',
@@ -94,6 +113,7 @@ async function main(): Promise<void> {
           formatInt(baseline.bytes),
           ms(baseline.stallMaxMs),
           ms(baseline.stallP99Ms),
+          ms(baseline.peakRssMb),
         ],
       ]),
       '',
