@@ -256,6 +256,26 @@ describe(DatasetParquetService.name, () => {
     );
   });
 
+  it("gives up a download's conversion at shutdown, writing nothing and remembering no failure", async () => {
+    const task = await completedTask('late');
+    const write = jest.spyOn(datasetParquet, 'writeParquet');
+
+    service.onModuleDestroy();
+
+    expect(await service.ensure(task)).toBeNull();
+    expect(write).toHaveBeenCalledWith(
+      'reddit',
+      task.dataset_file,
+      join(directory, 'late.parquet'),
+      expect.any(Object),
+      { stopping: expect.any(Function) },
+    );
+    expect(existsSync(join(directory, 'late.parquet'))).toBe(false);
+    expect(recorded).not.toHaveBeenCalled();
+    expect(logged.error).not.toHaveBeenCalled();
+    expect(logged.log.mock.calls).toEqual([['task late: Parquet file given up at shutdown']]);
+  });
+
   describe('conversions at once', () => {
     /**
      * Holds every Parquet write until `release` lets the oldest held one go on, or `open` lets

@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { bulkhead, isBulkheadRejectedError } from 'cockatiel';
 import { Clock } from '../../common/clock/clock';
 import { SingleFlight } from '../../common/single-flight';
@@ -59,7 +59,7 @@ export class ParquetBusyError extends Error {
  * lifecycle").
  */
 @Injectable()
-export class DatasetParquetService {
+export class DatasetParquetService implements OnModuleDestroy {
   private readonly logger = new Logger(DatasetParquetService.name);
   /** Conversions in progress here, by task id: concurrent downloads share one. */
   private readonly converting = new SingleFlight<string, RecordedParquetFile | null>();
@@ -67,12 +67,22 @@ export class DatasetParquetService {
   private readonly failedAt = new Map<string, number>();
   /** Bounds conversions at a download in the process (cockatiel's, as miner calls are). */
   private readonly conversions = bulkhead(PARQUET_CONVERSIONS, PARQUET_CONVERSION_QUEUE);
+  /** Set at shutdown: every write under way is given up, its worker thread terminated. */
+  private stopping = false;
 
   constructor(
     private readonly repository: TaskLifecycleRepository,
     private readonly clock: Clock,
     @InjectConfig() private readonly config: AppConfig,
   ) {}
+
+  /**
+   * Gives up the writes under way (WriteStopped), a download's conversion as a compile's: a
+   * worker thread converting a large dataset would otherwise hold the process for its seconds.
+   */
+  onModuleDestroy(): void {
+    this.stopping = true;
+  }
 
   /**
    * Writes the Parquet file of a dataset being compiled; null (logged) when that fails. Throws
@@ -160,6 +170,11 @@ export class DatasetParquetService {
         renameWith,
       );
     } catch (error) {
+      // Not the file's failure: the service is stopping, and the next process may convert.
+      if (error instanceof WriteStopped) {
+        this.logger.log(`task ${task.id}: Parquet file given up at shutdown`);
+        return null;
+      }
       this.recordFailure(task.id, error as Error);
       return null;
     }
@@ -203,7 +218,11 @@ export class DatasetParquetService {
   ): Promise<ParquetFile> {
     const file = parquetPathBeside(jsonl.file);
     const metadata = parquetMetadata(task, jsonl.sha256);
-    const written = await writeParquet(task.platform, jsonl.file, file, metadata, options);
+    const stopping = () => this.stopping || (options.stopping?.() ?? false);
+    const written = await writeParquet(task.platform, jsonl.file, file, metadata, {
+      ...options,
+      stopping,
+    });
     // Cannot differ (one file is made from the other); checked because a download trusts it.
     if (written.rows !== jsonl.rows)
       throw new Error(

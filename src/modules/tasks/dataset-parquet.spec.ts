@@ -1,7 +1,9 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { Worker } from 'node:worker_threads';
 import {
   expectedRows,
   queryParquet,
@@ -11,6 +13,7 @@ import {
 import { redditComment } from '../../../test/support/items';
 import { currentItemShape, StoredItemShape } from '../../network/legacy-items';
 import { RedditItem, XItem } from '../../network/protocol';
+import { WriteStopped } from './atomic-file';
 import {
   hasCurrentParquet,
   PARQUET_VERSION,
@@ -137,7 +140,10 @@ const COMMENT = redditComment();
 describe('writeParquet', () => {
   let directory: string;
   beforeEach(() => (directory = mkdtempSync(join(tmpdir(), 'dataset-parquet-'))));
-  afterEach(() => rmSync(directory, { recursive: true, force: true }));
+  afterEach(() => {
+    jest.restoreAllMocks();
+    rmSync(directory, { recursive: true, force: true });
+  });
 
   async function jsonLines(name: string, items: StoredItemShape[]): Promise<string> {
     async function* rows() {
@@ -348,6 +354,44 @@ describe('writeParquet', () => {
     const file = parquetPathBeside(source);
     await writeParquet('x', source, file);
     expect(await rowGroupSizes(file)).toEqual([1000, 1000, 1]);
+  });
+
+  it("leaves the event loop free while it encodes: requests wait on none of the writer's work", async () => {
+    // The writer encodes a row group, and at its close the whole footer, in one go: on the API's
+    // event loop a 1,000,000-row file stalled every request for 9 s (a scale audit). An item
+    // larger than the row group budget is one such group: seconds of encoding at once.
+    const items = [0, 1].map((index) =>
+      redditComment({
+        uri: `${COMMENT.uri}${index}`,
+        body: randomBytes(4_000_000).toString('hex'),
+      }),
+    );
+    const source = await jsonLines('large', items);
+    const delay = monitorEventLoopDelay({ resolution: 10 });
+    delay.enable();
+    const written = await writeParquet('reddit', source, parquetPathBeside(source));
+    delay.disable();
+    expect(written.rows).toBe(2);
+    expect(delay.max / 1e6).toBeLessThan(150);
+  });
+
+  it('gives up once told to stop, ending its worker thread and leaving no file', async () => {
+    const items = Array.from({ length: 3000 }, (_, index) => ({
+      ...SPARSE_X,
+      uri: `${SPARSE_X.uri}${index}`,
+    }));
+    const source = await jsonLines('stopped', items);
+    const terminate = jest.spyOn(Worker.prototype, 'terminate');
+    // Looked at before the worker starts, then while it converts.
+    let looks = 0;
+    const stopping = () => ++looks > 1;
+
+    await expect(
+      writeParquet('x', source, parquetPathBeside(source), {}, { stopping }),
+    ).rejects.toBeInstanceOf(WriteStopped);
+
+    expect(terminate).toHaveBeenCalledTimes(1);
+    expect(readdirSync(directory)).toEqual(['stopped.jsonl.gz']);
   });
 
   it('writes an empty dataset as a file with the columns and no rows', async () => {
