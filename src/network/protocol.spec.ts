@@ -1,4 +1,4 @@
-import { characterCount } from '../common/validation/text-length';
+import { characterCount } from '../common/characters';
 import { bucketEnd, bucketStart, cutLabel, namesAuthor, timeBucketId } from './protocol';
 
 /** A character outside the Basic Multilingual Plane: one code point, two UTF-16 units. */

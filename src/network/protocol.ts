@@ -8,7 +8,7 @@
 import { Source } from '../common/source';
 import { SourceId } from './sources';
 import { HOUR_MS } from '../common/clock/durations';
-import { firstCharacters } from '../common/validation/text-length';
+import { firstCharacters } from '../common/characters';
 
 /** A miner index with more buckets than this is rejected by the gateway. */
 export const MAX_INDEX_BUCKETS = 350_000;

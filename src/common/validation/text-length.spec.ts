@@ -1,6 +1,7 @@
 import { IsOptional } from 'class-validator';
 import { validationErrors } from '../../../test/support/validation';
-import { characterCount, MaxCharacters, MinCharacters } from './text-length';
+import { characterCount } from '../characters';
+import { MaxCharacters, MinCharacters } from './text-length';
 
 class Named {
   @MinCharacters(1)

@@ -1,33 +1,5 @@
 import { ValidateBy, ValidationOptions } from 'class-validator';
-
-/**
- * The length of a text in characters as pydantic and Postgres' `varchar(n)` count them: code
- * points. `length` counts UTF-16 units (an emoji is two), and class-validator's MaxLength
- * (validator.js `isLength`) leaves out variation selectors (U+FE0E, U+FE0F), so a name it let
- * through was too long for its column: a 500 at the insert (found by an audit).
- */
-export function characterCount(text: string): number {
-  let count = 0;
-  // The string iterator steps by code point (an unpaired surrogate is one step).
-  for (const _ of text) count += 1;
-  return count;
-}
-
-/**
- * The text's first `max` characters (code points): a cut by UTF-16 units could end in half a
- * surrogate pair, which strict JSON parsers refuse, and keeps fewer characters than counted.
- */
-export function firstCharacters(text: string, max: number): string {
-  // At most `max` units is at most `max` code points: the common case needs no walk.
-  if (text.length <= max) return text;
-  let cut = '';
-  let count = 0;
-  for (const character of text) {
-    if (count++ === max) break;
-    cut += character;
-  }
-  return cut;
-}
+import { characterCount } from '../characters';
 
 /**
  * At most `max` characters (code points). Reported as pydantic's `string_too_long` (the

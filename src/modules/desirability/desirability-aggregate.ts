@@ -1,5 +1,5 @@
 import { Source } from '../../common/source';
-import { firstCharacters } from '../../common/validation/text-length';
+import { firstCharacters } from '../../common/characters';
 import { MAX_ID_LENGTH } from './desirability-fields';
 import { inParamsOrder, JobParamsView, JobView, LegacyDesirability } from './desirability.types';
 

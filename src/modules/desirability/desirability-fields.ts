@@ -4,7 +4,7 @@ import { CONTROL_CHARACTER, FORMAT_CHARACTER } from '../../common/validation/con
 import { decimalNumber } from '../../common/validation/decimal-number';
 import { dateRefusal, ISO_DATE_REFUSAL, parseIsoDate } from '../../common/validation/iso-date';
 import { isStorableText, STORABLE_TEXT_REFUSAL } from '../../common/validation/storable-text';
-import { characterCount } from '../../common/validation/text-length';
+import { characterCount } from '../../common/characters';
 import { Source, SOURCES } from '../../common/source';
 import { normalizeLabel } from '../../network/protocol';
 import { Loc } from './desirability.types';

@@ -2,7 +2,7 @@ import { isRecord } from '../../common/is-record';
 import { pythonFromIsoFormat } from '../../common/python-json';
 import { Source } from '../../common/source';
 import { isStorableText } from '../../common/validation/storable-text';
-import { characterCount } from '../../common/validation/text-length';
+import { characterCount } from '../../common/characters';
 import { Issues, MAX_ID_LENGTH, MAX_TEXT_LENGTH, parseId } from './desirability-fields';
 import { JobView } from './desirability.types';
 import { legacyJobId } from './legacy-job-id';

@@ -268,7 +268,7 @@ describe(DatasetParquetService.name, () => {
       task.dataset_file,
       join(directory, 'late.parquet'),
       expect.any(Object),
-      { stopping: expect.any(Function) },
+      expect.objectContaining({ stopping: expect.any(Function) }),
     );
     expect(existsSync(join(directory, 'late.parquet'))).toBe(false);
     expect(recorded).not.toHaveBeenCalled();

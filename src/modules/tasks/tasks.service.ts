@@ -4,7 +4,7 @@ import { Clock } from '../../common/clock/clock';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { Source } from '../../common/source';
-import { firstCharacters } from '../../common/validation/text-length';
+import { firstCharacters } from '../../common/characters';
 import {
   isRunning,
   RegistrationConflict,

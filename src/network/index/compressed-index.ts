@@ -9,7 +9,7 @@ import {
 } from '../protocol';
 import { SourceId } from '../sources';
 import { isStorableText } from '../../common/validation/storable-text';
-import { characterCount } from '../../common/validation/text-length';
+import { characterCount } from '../../common/characters';
 
 /** One (source, label, hour) a miner claims to hold, with its size. */
 export interface IndexRow {
