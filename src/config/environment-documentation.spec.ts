@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { getMetadataStorage } from 'class-validator';
 import { load } from 'js-yaml';
 import { MAX_TIMER_MS } from '../common/clock/durations';
-import { EnvironmentVariables, MAX_TIMER_SECONDS } from './environment-variables';
+import { EnvironmentVariables } from './environment-variables';
+import { MAX_TIMER_SECONDS } from './setting-forms';
 
 const ROOT = join(__dirname, '..', '..');
 /** Read by docker-compose only (host directories it mounts, a host port), never by the service. */

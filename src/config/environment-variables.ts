@@ -1,88 +1,28 @@
 import 'reflect-metadata';
-import { applyDecorators } from '@nestjs/common';
-import { Transform } from 'class-transformer';
 import { IsIn, IsInt, IsNumber, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 import { DEFAULT_VALIDATOR_MIN_STAKE } from '../common/validator-standing';
-import { MAX_TIMER_MS } from '../common/clock/durations';
 import { RATE_LIMIT_MAX, RATE_LIMIT_MIN } from '../common/throttling/rate-limit-settings';
 import { BODY_LIMIT_FORM } from '../common/http/body-limit';
-import { HEADER_SECRET_FORM, MAX_PRESENTED_SECRET_LENGTH } from '../common/security/api-key-secret';
-import { MaxCharacters, MinCharacters } from '../common/validation/text-length';
+import { MinCharacters, MaxCharacters } from '../common/validation/text-length';
 import { DEFAULT_DATABASE_TUNING } from './app-config';
 import { DEFAULT_MINER_MAX_INDEX_RESPONSE_BYTES } from './miner-answer-sizes';
 import { IsServiceUrl } from './service-url';
-
-/**
- * A number setting is read only in decimal notation: an optional sign, digits and, for a decimal
- * setting, an optional fraction (`0.25`), no exponent. Read with `Number()`, `PORT=0x10` was port
- * 16, `NETUID=0b1101` subnet 13, `1e3` a thousand and `VALIDATOR_MIN_STAKE=0x10` 16, none of them
- * said. Any other text is NaN, which the setting's `IsInt` or `IsNumber` refuses. (loadConfig has
- * trimmed the white space at the ends.)
- */
-const DECIMAL_INTEGER = /^[+-]?\d+$/;
-const DECIMAL_FRACTION = /^[+-]?\d+(\.\d+)?$/;
-const readIn = (form: RegExp) =>
-  Transform(({ value }: { value: unknown }) =>
-    // `+ 0` turns `-0` into 0.
-    typeof value === 'string' ? (form.test(value) ? Number(value) + 0 : NaN) : value,
-  );
-const toInt = () => readIn(DECIMAL_INTEGER);
-const toDecimal = () => readIn(DECIMAL_FRACTION);
-
-/**
- * The bound of an integer setting without one of its own: past 2^53 digits name no one number
- * (RATE_LIMIT_REGULAR=100000000000000000000000 was a budget of 1e23).
- */
-const SafeInteger = () =>
-  Max(Number.MAX_SAFE_INTEGER, {
-    message: `must be at most ${Number.MAX_SAFE_INTEGER} (Number.MAX_SAFE_INTEGER)`,
-  });
-
-/** A secret clients send in a header (MASTER_KEY, METRICS_TOKEN): one they can send as it is. */
-const HeaderSecret = () =>
-  applyDecorators(
-    MaxCharacters(MAX_PRESENTED_SECRET_LENGTH, {
-      message: `must be at most ${MAX_PRESENTED_SECRET_LENGTH} characters (longer is never looked up)`,
-    }),
-    Matches(HEADER_SECRET_FORM, {
-      // The white space at its ends is trimmed (loadConfig), as a header's is.
-      message: 'must be printable ASCII, as an HTTP header carries it',
-    }),
-  );
-
-/**
- * The longest rate-limit or failed-authentication window (365 days). Far longer ones broke the
- * count in Redis: its script passes the window's milliseconds from about 1e17 on as `1e+17`,
- * which Redis refuses as "not an integer", so every count fell back to each process (a review's
- * finding).
- */
-const MAX_WINDOW_SECONDS = 365 * 24 * 3600;
-const WindowSeconds = () =>
-  Max(MAX_WINDOW_SECONDS, { message: `must be at most ${MAX_WINDOW_SECONDS} s (365 days)` });
+import {
+  HeaderSecret,
+  SafeInteger,
+  TimerMs,
+  TimerSeconds,
+  toDecimal,
+  toInt,
+  WALLET_NAME,
+  WindowSeconds,
+} from './setting-forms';
 
 /**
  * The longest a miner's circuit stays open (a day): longer is no circuit breaker but a ban, and
  * past 8.64e15 ms the miner's `failing` state would last until an Invalid Date.
  */
 const MAX_BREAKER_COOLDOWN_MS = 24 * 3600 * 1000;
-
-/** Wallet and hotkey names are file names: no separators, not `.` or `..`. */
-const WALLET_NAME = /^(?!\.{1,2}$)[\w.-]{1,64}$/;
-
-/** MAX_TIMER_MS in whole seconds, for the settings written in seconds. */
-export const MAX_TIMER_SECONDS = Math.floor(MAX_TIMER_MS / 1000);
-
-/** A delay that feeds a timer, in milliseconds (MAX_TIMER_MS). */
-const TimerMs = () =>
-  Max(MAX_TIMER_MS, {
-    message: `must be at most ${MAX_TIMER_MS} ms (about 24.8 days), the longest timer Node keeps`,
-  });
-
-/** A delay that feeds a timer, in seconds (MAX_TIMER_SECONDS). */
-const TimerSeconds = () =>
-  Max(MAX_TIMER_SECONDS, {
-    message: `must be at most ${MAX_TIMER_SECONDS} s (about 24.8 days), the longest timer Node keeps`,
-  });
 
 /**
  * The periodic jobs (index sync, task lifecycle, network aggregate: every `PeriodicJob`), which

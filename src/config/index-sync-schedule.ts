@@ -1,4 +1,5 @@
-import { EnvironmentVariables, MAX_TIMER_SECONDS } from './environment-variables';
+import { EnvironmentVariables } from './environment-variables';
+import { MAX_TIMER_SECONDS } from './setting-forms';
 import { CallBudgets, describeBudget } from './miner-network-settings';
 
 /**
