@@ -17,7 +17,8 @@ import {
 } from './common/lifecycle/startup-failure';
 import { AppConfig } from './config/app-config';
 import { checkDataDirectory } from './config/data-directory';
-import { ConfigError, configWarnings, loadConfig } from './config/load-config';
+import { configWarnings } from './config/config-warnings';
+import { ConfigError, loadConfig } from './config/load-config';
 import { masterKeyShown, resolveMasterKey } from './config/master-key';
 import { EmbeddedDatabase, startEmbeddedPostgres } from './database/embedded-postgres';
 import { LockWaitEnded } from './database/migrate';

@@ -1,6 +1,7 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { EnvironmentVariables } from './environment-variables';
+import { parsed } from './variable-problems';
 
 /**
  * Every setting that names a file or directory. A `~` at their start is the home directory, as a
@@ -30,4 +31,15 @@ export function expandHome(path: string): string {
         'write the absolute path, or ./~name for a directory of that name',
     );
   return path;
+}
+
+/**
+ * Every path setting with its `~` expanded, so that each reader of the config sees the same path.
+ */
+export function expandHomePaths(problems: string[], vars: EnvironmentVariables): void {
+  for (const name of PATH_VARIABLES) {
+    const path = vars[name];
+    if (typeof path === 'string')
+      vars[name] = parsed(problems, name, () => expandHome(path)) ?? path;
+  }
 }

@@ -1,7 +1,8 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, configWarnings, loadConfig } from './load-config';
+import { configWarnings } from './config-warnings';
+import { ConfigError, loadConfig } from './load-config';
 import { problemsOf } from '../../test/support/config-problems';
 import { HOUR_MS } from '../common/clock/durations';
 import { getMetadataStorage } from 'class-validator';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { createFileOnce } from '../common/files/create-file-once';
 import { StartupError } from '../common/lifecycle/startup-failure';
 import { generateApiKey } from '../common/security/api-key-secret';
-import { variableProblems } from './load-config';
+import { variableProblems } from './variable-problems';
 
 export interface ResolvedMasterKey {
   key: string;

@@ -1,4 +1,5 @@
-import { configWarnings, loadConfig } from './load-config';
+import { configWarnings } from './config-warnings';
+import { loadConfig } from './load-config';
 import { problemsOf } from '../../test/support/config-problems';
 import { longestPublicationAttemptMs } from './publication-timeouts';
 
