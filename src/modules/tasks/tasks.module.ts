@@ -3,6 +3,7 @@ import { JobsModule } from '../../common/jobs/jobs.module';
 import { NetworkModule } from '../../network/network.module';
 import { DatasetDownloadService } from './dataset-download.service';
 import { DatasetParquetService } from './dataset-parquet.service';
+import { TaskDatasetsController } from './task-datasets.controller';
 import { TaskMetrics } from './task-metrics';
 import { TaskLifecycleRepository } from './task-lifecycle.repository';
 import { TaskLifecycleService } from './task-lifecycle.service';
@@ -12,7 +13,8 @@ import { TasksService } from './tasks.service';
 
 @Module({
   imports: [NetworkModule, JobsModule],
-  controllers: [TasksController],
+  // In this order: the OpenAPI document lists the download after the task's other operations.
+  controllers: [TasksController, TaskDatasetsController],
   providers: [
     TasksService,
     TasksRepository,
