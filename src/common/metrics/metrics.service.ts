@@ -173,6 +173,13 @@ export class MetricsService implements OnModuleInit {
     registers: [this.registry],
   });
 
+  private readonly authFailures = new Counter({
+    name: `${METRIC_PREFIX}auth_failures_total`,
+    help: 'Requests answered 401, by reason: missing_key, wrong_key, deactivated_key, expired_key, wrong_metrics_token',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
   constructor() {
     // Every series from the start, at 0: an alert on errors sees the first one as a change.
     for (const origin of ['live', 'stored'] as const)
@@ -182,6 +189,7 @@ export class MetricsService implements OnModuleInit {
     for (const outcome of COLLECTION_OUTCOMES) this.taskCollections.inc({ outcome }, 0);
     for (const check of ITEM_CHECKS) this.itemsDropped.inc({ check }, 0);
     for (const reason of ANSWER_DROP_REASONS) this.answersDropped.inc({ reason }, 0);
+    for (const reason of AUTH_FAILURES) this.authFailures.inc({ reason }, 0);
   }
 
   onModuleInit(): void {
@@ -348,23 +356,7 @@ export class MetricsService implements OnModuleInit {
     });
   }
 
-  /** 401s by reason (AUTH_FAILURES), every series from 0: an alert on a rise sees the first. */
-  private readonly authFailures = seriesAtZero(
-    new Counter({
-      name: `${METRIC_PREFIX}auth_failures_total`,
-      help: 'Requests answered 401, by reason: missing_key, wrong_key, deactivated_key, expired_key, wrong_metrics_token',
-      labelNames: ['reason'] as const,
-      registers: [this.registry],
-    }),
-    AUTH_FAILURES,
-  );
-
   recordAuthFailure(reason: AuthFailure): void {
     this.authFailures.inc({ reason });
   }
-}
-
-function seriesAtZero(counter: Counter<'reason'>, reasons: readonly string[]): Counter<'reason'> {
-  for (const reason of reasons) counter.inc({ reason }, 0);
-  return counter;
 }

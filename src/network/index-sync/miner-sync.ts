@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { minerFields } from '../../common/logging/miner-fields';
-import { debugEnabled, shortHotkey } from '../../common/logging/debug-lines';
+import { debugEnabled } from '../../common/logging/debug-lines';
 import { Clock } from '../../common/clock/clock';
 import { AppConfig } from '../../config/app-config';
 import { IndexRow, InvalidIndexError } from '../index/compressed-index';
@@ -69,7 +69,7 @@ export class MinerSync {
       report.rows += rows.length;
       if (debugEnabled())
         this.logger.debug(
-          { uid: miner.uid, hotkey: shortHotkey(miner.hotkey), rows: rows.length },
+          { ...minerFields(miner), rows: rows.length },
           `miner ${miner.uid}: index of ${rows.length} rows stored`,
         );
       return rows;
@@ -86,7 +86,7 @@ export class MinerSync {
         // Not the miner's doing (no budget, shutdown…): counted in the round's line, named here.
         if (debugEnabled())
           this.logger.debug(
-            { uid: miner.uid, hotkey: shortHotkey(miner.hotkey), skipped: error.reason },
+            { ...minerFields(miner), skipped: error.reason },
             `miner ${miner.uid}: index not fetched (${error.reason}): ${error.message}`,
           );
       } else if (error instanceof MinerCallError) {

@@ -1,11 +1,11 @@
 import { setMaxListeners } from 'node:events';
-import { minerFields } from '../../common/logging/miner-fields';
 import { isIP } from 'node:net';
 import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { timeout, TimeoutStrategy, wrap } from 'cockatiel';
 import { Agent, Dispatcher, request } from 'undici';
 import { Clock } from '../../common/clock/clock';
 import { debugEnabled, shortHotkey } from '../../common/logging/debug-lines';
+import { minerFields } from '../../common/logging/miner-fields';
 import { MetricsService } from '../../common/metrics/metrics.service';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
@@ -214,8 +214,7 @@ export class MinerClient implements OnModuleDestroy {
         : `${end.outcome} after ${duration} ms: ${end.error}`;
     this.logger.debug(
       {
-        uid: miner.uid,
-        hotkey: shortHotkey(miner.hotkey),
+        ...minerFields(miner),
         synapse,
         purpose,
         ...end,
