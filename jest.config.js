@@ -69,6 +69,9 @@ const sandboxInjectedGlobals = [
   'Uint8Array',
 ];
 
+// 60 s a test in the medium and e2e tiers; jest ignores a project's own `testTimeout`.
+const tierTimeout = '<rootDir>/test/support/tier-timeout.ts';
+
 const withDatabase = {
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
@@ -121,9 +124,8 @@ module.exports = {
       transform: { '^.+\\.ts$': tsJest },
       sandboxInjectedGlobals,
       testPathIgnorePatterns,
-      setupFilesAfterEnv: ['<rootDir>/test/support/loopback-only.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/support/loopback-only.ts', tierTimeout],
       ...withDatabase,
-      testTimeout: 60000,
     },
     {
       displayName: 'e2e',
@@ -133,9 +135,8 @@ module.exports = {
       transform: { '^.+\\.ts$': tsJest },
       sandboxInjectedGlobals,
       testPathIgnorePatterns,
-      setupFilesAfterEnv: ['<rootDir>/test/support/loopback-only.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/support/loopback-only.ts', tierTimeout],
       ...withDatabase,
-      testTimeout: 60000,
     },
   ],
 };
