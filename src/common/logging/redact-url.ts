@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { lruCache } from '../lru-cache';
 import { isPercentDecodable } from '../percent-escapes';
 import { API_KEY_PREFIX, displayPrefix } from '../security/api-key-secret';
 import { REDACTED, SecretScanner } from '../security/secret-scanner';
@@ -69,7 +70,7 @@ const LONGEST_REMEMBERED_URL = 200;
 function cleanUrlsOf(scanner: SecretScanner): LRUCache<string, true> {
   let clean = CLEAN_URLS.get(scanner);
   if (!clean) {
-    clean = new LRUCache({ max: CLEAN_URLS_REMEMBERED });
+    clean = lruCache(CLEAN_URLS_REMEMBERED);
     CLEAN_URLS.set(scanner, clean);
   }
   return clean;

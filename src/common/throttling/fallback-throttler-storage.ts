@@ -1,5 +1,5 @@
 import { Logger, OnApplicationShutdown } from '@nestjs/common';
-import { LRUCache } from 'lru-cache';
+import { lruCache } from '../lru-cache';
 import { RedisConnection } from '../redis/redis-connection';
 import { monotonicNow } from '../clock/monotonic';
 import {
@@ -33,7 +33,7 @@ export class FallbackThrottlerStorage implements RateLimitStorage, OnApplication
    * monotonic clock (monotonicNow): where the counts in memory start. Bounded as those are; an
    * entry whose window ended seeds nothing.
    */
-  private readonly answers = new LRUCache<string, RateLimitCounter>({ max: MAX_COUNTERS });
+  private readonly answers = lruCache<string, RateLimitCounter>(MAX_COUNTERS);
   private readonly local = new MemoryThrottlerStorage(monotonicNow, MAX_COUNTERS, (id) =>
     this.answers.get(id),
   );

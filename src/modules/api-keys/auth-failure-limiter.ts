@@ -1,6 +1,7 @@
 import { hash } from 'node:crypto';
 import { HttpException, HttpStatus, Injectable, Logger } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
+import { lruCache } from '../../common/lru-cache';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { MetricsService } from '../../common/metrics/metrics.service';
@@ -42,14 +43,14 @@ export class AuthFailureLimiter {
    * (monotonicNow): a wall clock set back would lengthen the lockout by as much
    * (docs/decisions.md, "Clocks").
    */
-  private readonly lockedUntil = new LRUCache<string, number>({ max: 100_000 });
+  private readonly lockedUntil = lruCache<string, number>(100_000);
   /** Issued keys that authenticated in this process, by digest (to their id), most recent kept. */
-  private readonly admittedKeys = new LRUCache<string, string>({ max: 100_000 });
+  private readonly admittedKeys = lruCache<string, string>(100_000);
   /**
    * The same keys by id (to their digest): a key already admitted is known by its id, so its
    * later requests are not hashed a second time (ApiKeysService hashed it once already).
    */
-  private readonly admittedIds = new LRUCache<string, string>({ max: 100_000 });
+  private readonly admittedIds = lruCache<string, string>(100_000);
   /**
    * Failures this process saw per address in the current window, counted the moment each is
    * known. The shared count (Redis) answers a round trip later: meanwhile a burst of guesses
@@ -64,8 +65,7 @@ export class AuthFailureLimiter {
     @InjectConfig() private readonly config: AppConfig,
     private readonly metrics: MetricsService,
   ) {
-    this.recentFailures = new LRUCache<string, number>({
-      max: 100_000,
+    this.recentFailures = lruCache<string, number>(100_000, {
       ttl: config.auth.failureWindowSeconds * 1000,
       noUpdateTTL: true,
     });

@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { lruCache } from '../../common/lru-cache';
 import { ApiKeyEntity } from './api-key.entity';
 
 /**
@@ -14,8 +15,7 @@ export class KeyCache {
   private readonly hashById = new Map<string, string>();
 
   constructor(max: number, ttl: number) {
-    this.byHash = new LRUCache<string, ApiKeyEntity>({
-      max,
+    this.byHash = lruCache<string, ApiKeyEntity>(max, {
       ttl,
       // Evicted, expired or deleted, the key leaves the index too; replaced (`set`), it stays.
       dispose: (key, hash, reason) => {

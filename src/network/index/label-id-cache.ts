@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { lruCache } from '../../common/lru-cache';
 
 /** A label's row in `labels`. */
 export interface LabelRow {
@@ -16,7 +17,7 @@ export class LabelIdCache {
   private readonly ids: LRUCache<string, number>;
 
   constructor(max: number) {
-    this.ids = new LRUCache({ max });
+    this.ids = lruCache(max);
   }
 
   /**
