@@ -66,4 +66,21 @@ describe(MinerCooldowns.name, () => {
 
     expect(held()).toBe(SWEEP_FROM);
   });
+
+  it('drops the log keys whose quiet time is over once SWEEP_FROM are held', () => {
+    const quiet = () =>
+      (cooldowns as unknown as { quietUntil: Map<string, unknown> }).quietUntil.size;
+    // Miners that left: logged once each, never again.
+    for (let miner = 0; miner < SWEEP_FROM - 2; miner++)
+      expect(cooldowns.shouldLog(`gone-${miner}|OnDemandRequest|blacklisted`, HOUR_MS)).toBe(true);
+    expect(cooldowns.shouldLog('kept|OnDemandRequest|blacklisted', 2 * HOUR_MS)).toBe(true);
+    expect(quiet()).toBe(SWEEP_FROM - 1);
+
+    now = HOUR_MS;
+    expect(cooldowns.shouldLog('new|OnDemandRequest|blacklisted', HOUR_MS)).toBe(true);
+
+    expect(quiet()).toBe(2);
+    expect(cooldowns.shouldLog('kept|OnDemandRequest|blacklisted', 2 * HOUR_MS)).toBe(false);
+    expect(cooldowns.shouldLog('gone-0|OnDemandRequest|blacklisted', HOUR_MS)).toBe(true);
+  });
 });

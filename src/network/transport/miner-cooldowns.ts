@@ -9,9 +9,12 @@ const SWEEP_FROM = 1024;
  */
 export class MinerCooldowns<Reason extends string> {
   private readonly until = new Map<string, { reason: Reason; until: number }>();
-  private readonly logged = new Map<string, number>();
+  /** Until when each log key stays quiet (`shouldLog`). */
+  private readonly quietUntil = new Map<string, number>();
   /** Cooldowns held when lapsed ones are next dropped (see start). */
   private sweepAt = SWEEP_FROM;
+  /** The same for the quiet log keys: a miner's key stayed for good once it left the subnet. */
+  private quietSweepAt = SWEEP_FROM;
 
   constructor(private readonly now: () => number) {}
 
@@ -21,7 +24,7 @@ export class MinerCooldowns<Reason extends string> {
     // A lapsed cooldown is dropped when looked up; one never looked up again (a bucket no
     // query asks for since) would stay for good. Dropped here once their number has doubled.
     if (this.until.size < this.sweepAt) return;
-    for (const [key, entry] of this.until) if (entry.until <= this.now()) this.until.delete(key);
+    dropLapsed(this.until, (entry) => entry.until, this.now());
     this.sweepAt = Math.max(SWEEP_FROM, 2 * this.until.size);
   }
 
@@ -37,9 +40,18 @@ export class MinerCooldowns<Reason extends string> {
 
   /** True at most once per `everyMs` for `key`: for logs that would otherwise repeat. */
   shouldLog(key: string, everyMs: number): boolean {
-    const last = this.logged.get(key);
-    if (last !== undefined && this.now() - last < everyMs) return false;
-    this.logged.set(key, this.now());
+    const quiet = this.quietUntil.get(key);
+    if (quiet !== undefined && quiet > this.now()) return false;
+    this.quietUntil.set(key, this.now() + everyMs);
+    if (this.quietUntil.size >= this.quietSweepAt) {
+      dropLapsed(this.quietUntil, (until) => until, this.now());
+      this.quietSweepAt = Math.max(SWEEP_FROM, 2 * this.quietUntil.size);
+    }
     return true;
   }
+}
+
+/** Drops the entries whose time has come: each would be answered as if it were not held. */
+function dropLapsed<Entry>(held: Map<string, Entry>, until: (entry: Entry) => number, now: number) {
+  for (const [key, entry] of held) if (until(entry) <= now) held.delete(key);
 }
