@@ -90,19 +90,20 @@ const CONSTRAINTS: Record<string, Describe> = {
   storableText: () => ({ ...STORABLE_TEXT_REFUSAL, ctx: { ...STORABLE_TEXT_REFUSAL.ctx } }),
   arrayMaxSize: (n: number, value) => listLength('max', n, lengthOf(value)),
   arrayMinSize: (n: number, value) => listLength('min', n, lengthOf(value)),
-  isIn: (values: unknown[]) => {
-    const expected = values.map((v) => `'${String(v)}'`);
-    const text =
-      expected.length > 1
-        ? `${expected.slice(0, -1).join(', ')} or ${expected.at(-1)}`
-        : expected[0];
-    return { type: 'enum', msg: `Input should be ${text}`, ctx: { expected: text } };
-  },
+  isIn: (values: unknown[]) => enumError(values),
   isIso8601: () => ({
     type: 'datetime_from_date_parsing',
     msg: 'Input should be a valid datetime or date',
   }),
 };
+
+/** pydantic's words and context for a value that is none of `values`. */
+export function enumError(values: readonly unknown[]) {
+  const expected = values.map((v) => `'${String(v)}'`);
+  const text =
+    expected.length > 1 ? `${expected.slice(0, -1).join(', ')} or ${expected.at(-1)}` : expected[0];
+  return { type: 'enum', msg: `Input should be ${text}`, ctx: { expected: text } };
+}
 
 const lengthOf = (value: unknown) => (Array.isArray(value) ? value.length : 0);
 

@@ -1,4 +1,4 @@
-import { notANumber } from '../../common/errors/pydantic-errors';
+import { enumError, notANumber } from '../../common/errors/pydantic-errors';
 import { ValidationErrorItem } from '../../common/errors/validation-error-item';
 import { CONTROL_CHARACTER, FORMAT_CHARACTER } from '../../common/validation/control-characters';
 import { decimalNumber } from '../../common/validation/decimal-number';
@@ -58,7 +58,8 @@ export function parseSource(value: unknown, loc: Loc, issues: Issues): Source | 
   if (typeof value !== 'string') return issues.stringType(loc);
   const source = value.trim().toLowerCase();
   if ((SOURCES as readonly string[]).includes(source)) return source as Source;
-  issues.add(loc, 'enum', "Input should be 'x' or 'reddit'", { expected: "'x' or 'reddit'" });
+  const refusal = enumError(SOURCES);
+  issues.add(loc, refusal.type, refusal.msg, refusal.ctx);
   return undefined;
 }
 

@@ -4,6 +4,7 @@ import { ApiBody, ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags } from '@
 import { RequireKey, RequireValidatorKey } from '../../common/access/access.decorators';
 import { ApiErrorResponses, JSON_BODY_ERRORS } from '../../common/errors/error-responses';
 import { errorCase, validationCase } from '../../common/errors/error-cases';
+import { enumError } from '../../common/errors/pydantic-errors';
 import { NOT_READY_RETRY_AFTER_SECONDS } from '../../common/errors/retry-later';
 import { MAX_DESIRABILITY_JOBS } from '../../config/environment-variables';
 import { DesirabilityRequestPipe } from './desirability-request.pipe';
@@ -16,7 +17,10 @@ import {
   SubmittedItem,
 } from './dto/desirability-request.dto';
 import { DesirabilitySubmittedDto } from './dto/desirability-submitted.dto';
-import { GetDesirabilitiesQueryDto } from './dto/get-desirabilities-query.dto';
+import {
+  DESIRABILITY_FORMATS,
+  GetDesirabilitiesQueryDto,
+} from './dto/get-desirabilities-query.dto';
 import { GravityJobDto, GravityLegacyDesirabilityDto } from './dto/gravity-entry.dto';
 import { NetworkDesirabilitiesDto } from './dto/network-desirabilities.dto';
 import { AGGREGATE_PENDING, noSubmission } from './desirability-errors';
@@ -143,9 +147,7 @@ export class DesirabilityController {
     ),
     validationCase('unknownFormat', 'A `format` other than jobs or legacy', {
       loc: ['query', 'format'],
-      msg: "Input should be 'jobs' or 'legacy'",
-      type: 'enum',
-      ctx: { expected: "'jobs' or 'legacy'" },
+      ...enumError(DESIRABILITY_FORMATS),
     }),
   )
   async get(

@@ -12,6 +12,7 @@ import { RequireKey } from '../../common/access/access.decorators';
 import { ApiErrorResponses } from '../../common/errors/error-responses';
 import { RequestHeaders } from '../../common/errors/request-headers';
 import { validationCase } from '../../common/errors/error-cases';
+import { enumError } from '../../common/errors/pydantic-errors';
 import { SOURCES } from '../../common/source';
 import {
   AgeSizeDto,
@@ -40,9 +41,7 @@ const SOURCE_PARAM = {
 const unknownSource = (where: 'path' | 'query') =>
   validationCase('unknownSource', 'A source other than x or reddit', {
     loc: [where, 'source'],
-    msg: "Input should be 'x' or 'reddit'",
-    type: 'enum',
-    ctx: { expected: "'x' or 'reddit'" },
+    ...enumError(SOURCES),
   });
 
 /** Sends the answer's tag and caching, and the answer or (the client holds it) a 304. */

@@ -21,6 +21,7 @@ import { RequireKey } from '../../common/access/access.decorators';
 import { ApiErrorResponses } from '../../common/errors/error-responses';
 import { RequestHeaders } from '../../common/errors/request-headers';
 import { errorCase, validationCase } from '../../common/errors/error-cases';
+import { enumError } from '../../common/errors/pydantic-errors';
 import {
   DatasetDownloadService,
   fileMissing,
@@ -35,6 +36,7 @@ import { entityTag } from './dataset-conditions';
 import { DatasetQueryDto } from './dto/dataset-query.dto';
 import { DATASET_CONDITION_HEADERS, DatasetConditionsDto } from './dto/dataset-conditions.dto';
 import { DATASET_CONTENT_TYPES } from './task.mapper';
+import { DATASET_FORMATS } from './task.types';
 import { formatHttpDate } from '../../common/http/http-date';
 import { TASK_ID, TASK_NOT_FOUND } from './task-route-docs';
 
@@ -187,9 +189,7 @@ export class TaskDatasetsController {
     ),
     validationCase('unknownFormat', 'A `format` other than jsonl or parquet', {
       loc: ['query', 'format'],
-      msg: "Input should be 'jsonl' or 'parquet'",
-      type: 'enum',
-      ctx: { expected: "'jsonl' or 'parquet'" },
+      ...enumError(DATASET_FORMATS),
     }),
     validationCase(
       'conditionTooLong',

@@ -5,6 +5,9 @@ import { PageLimit } from '../../../common/validation/page-limit';
 import { StorableText } from '../../../common/validation/storable-text';
 import { MaxCharacters, MinCharacters } from '../../../common/validation/text-length';
 
+/** The shapes of the aggregate list `format` names. */
+export const DESIRABILITY_FORMATS = ['jobs', 'legacy'] as const;
+
 export class GetDesirabilitiesQueryDto {
   @ApiPropertyOptional({
     description:
@@ -26,12 +29,12 @@ export class GetDesirabilitiesQueryDto {
     description:
       'Shape of the aggregate list: jobs `[{id, weight, params}]`, or legacy `[{source_name, label_weights}]` ' +
       '(jobs without a label are left out). Not used with `hotkey` (still validated).',
-    enum: ['jobs', 'legacy'],
+    enum: DESIRABILITY_FORMATS,
     default: 'jobs',
   })
   @IsOptional()
-  @IsIn(['jobs', 'legacy'])
-  format?: 'jobs' | 'legacy';
+  @IsIn(DESIRABILITY_FORMATS)
+  format?: (typeof DESIRABILITY_FORMATS)[number];
 
   @PageLimit(1000, {
     description:
