@@ -7,7 +7,7 @@ const requireFromHere = createRequire(__filename);
 /**
  * Starts a worker thread running `file`, a module named by its path without the extension
  * (`join(__dirname, 'parquet-worker')`), with `workerData`. Built, the module is a `.js` file, as
- * this one is (`dist/`). Under ts-jest this file runs from its `.ts` source, and so would the
+ * this one is (`dist/`). Under jest this file runs from its `.ts` source, and so would the
  * module, which a worker cannot load (jest's transform does not reach other threads, and Node 20
  * runs no TypeScript): the worker then compiles the `.ts` files it requires with the TypeScript
  * compiler, a dev dependency, looked up only in that case. Tests only: about a second more per

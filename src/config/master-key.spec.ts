@@ -13,6 +13,13 @@ import * as createOnce from '../common/files/create-file-once';
 import { StartupError } from '../common/lifecycle/startup-failure';
 import { masterKeyShown, resolveMasterKey } from './master-key';
 
+// A plain copy of the module, whose exports a test can spy on: the transform's CommonJS
+// exports are read-only getters (docs/decisions.md, "Test tiers").
+jest.mock('../common/files/create-file-once', () => ({
+  __esModule: true,
+  ...jest.requireActual<object>('../common/files/create-file-once'),
+}));
+
 describe(resolveMasterKey.name, () => {
   let dataDir: string;
   beforeEach(() => (dataDir = mkdtempSync(join(tmpdir(), 'master-key-'))));

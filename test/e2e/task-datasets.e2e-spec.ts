@@ -46,6 +46,13 @@ import { registerTask } from '../support/tasks';
 import { keyPaths, liveItem } from '../support/items';
 import { asBytes, jsonLines } from '../support/downloads';
 
+// A plain copy of the module, whose exports a test can spy on: the transform's CommonJS
+// exports are read-only getters (docs/decisions.md, "Test tiers").
+jest.mock('../../src/modules/tasks/dataset-writer', () => ({
+  __esModule: true,
+  ...jest.requireActual<object>('../../src/modules/tasks/dataset-writer'),
+}));
+
 const DAY = 24 * 3600 * 1000;
 const PARQUET = 'application/vnd.apache.parquet';
 

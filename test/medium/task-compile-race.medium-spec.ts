@@ -17,6 +17,13 @@ import { CompletedTask, TaskRow } from '../../src/modules/tasks/task.types';
 import { insertExpiredTask, lifecycleReplica } from '../support/expired-tasks';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
 
+// A plain copy of the module, whose exports a test can spy on: the transform's CommonJS
+// exports are read-only getters (docs/decisions.md, "Test tiers").
+jest.mock('../../src/modules/tasks/atomic-file', () => ({
+  __esModule: true,
+  ...jest.requireActual<object>('../../src/modules/tasks/atomic-file'),
+}));
+
 const T0 = Date.parse('2026-11-20T00:00:00Z');
 const ITEMS = 5;
 

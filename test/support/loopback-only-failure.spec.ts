@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
 const ROOT = join(__dirname, '..', '..');
@@ -19,7 +20,7 @@ function runFixture(): Promise<JestJson> {
     rootDir: ROOT,
     testEnvironment: 'node',
     testMatch: [`<rootDir>/${FIXTURE}`],
-    transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.jest.json' }] },
+    transform: unitProject().transform,
     setupFilesAfterEnv: ['<rootDir>/test/support/loopback-only.ts'],
   };
   const args = [
@@ -41,6 +42,14 @@ function runFixture(): Promise<JestJson> {
       }
     }),
   );
+}
+
+/** The unit project of jest.config.js, whose transform the fixture's jest takes. */
+function unitProject(): { transform: unknown } {
+  const { projects } = createRequire(__filename)(join(ROOT, 'jest.config.js')) as {
+    projects: { displayName: string; transform: unknown }[];
+  };
+  return projects.find((project) => project.displayName === 'unit')!;
 }
 
 describe('The loopback guard', () => {

@@ -33,6 +33,13 @@ import * as datasetWriter from './dataset-writer';
 import { CompletedTask, DatasetFormat } from './task.types';
 import { TasksService } from './tasks.service';
 
+// A plain copy of the module, whose exports a test can spy on: the transform's CommonJS
+// exports are read-only getters (docs/decisions.md, "Test tiers").
+jest.mock('./dataset-writer', () => ({
+  __esModule: true,
+  ...jest.requireActual<object>('./dataset-writer'),
+}));
+
 const JSONL = Buffer.from('the JSON lines file');
 const PARQUET = Buffer.from('PAR1 the Parquet file PAR1');
 const OTHER = Buffer.from('another file, of another size');

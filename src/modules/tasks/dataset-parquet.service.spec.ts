@@ -19,6 +19,13 @@ import { manifestPathOf, writeJsonLines } from './dataset-writer';
 import { CompletedTask } from './task.types';
 import { TaskLifecycleRepository, TaskLock } from './task-lifecycle.repository';
 
+// A plain copy of the module, whose exports a test can spy on: the transform's CommonJS
+// exports are read-only getters (docs/decisions.md, "Test tiers").
+jest.mock('./dataset-parquet', () => ({
+  __esModule: true,
+  ...jest.requireActual<object>('./dataset-parquet'),
+}));
+
 const EXPIRED_AT = new Date('2026-01-08T00:00:00.000Z');
 const COMPLETED_AT = new Date('2026-01-08T00:00:05.000Z');
 
