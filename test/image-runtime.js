@@ -1,8 +1,10 @@
 // `npm test`, what CI runs: `npm run check` (formatting, lint, types of src, test and bench, the
-// import rules: jest only transpiles, so nothing else would catch a type error in a test), the
-// unit tier on this machine's Node, then every tier on the Node
-// the Docker image runs (the Dockerfile's `FROM node:<major>`), where CI and this machine run an
-// older one. What ships is tested on its own runtime: Node changes behaviour between majors
+// import rules: jest only transpiles, so nothing else would catch a type error in a test), then
+// every tier on the Node the Docker image runs (the Dockerfile's `FROM node:<major>`), where CI
+// and this machine run an older one, and beside it the unit tier on this machine's Node, in one
+// worker, its output held back and printed when both have ended. The image's run spends much of
+// its time waiting on the processes and timers of its tests; the unit tier takes that time
+// instead of a minute of its own (docs/decisions.md, "Test tiers", "Where a full run's time goes"). What ships is tested on its own runtime: Node changes behaviour between majors
 // (Node 24's readline ends lines at U+2028, which cut dataset items in two; its own WebSocket
 // replaces the `ws` package under the chain client), and only a run on that Node shows it
 // (docs/decisions.md, "Supported Node versions"). On a machine already on the image's major,
@@ -14,8 +16,18 @@
 // `npm test` that reaches the registry, once per checkout, as `npm ci` does; the tests it runs
 // stay on loopback as always.
 'use strict';
-const { execFileSync, spawnSync } = require('node:child_process');
-const { existsSync, mkdirSync, readFileSync, renameSync, rmSync } = require('node:fs');
+const { execFileSync, spawn, spawnSync } = require('node:child_process');
+const {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+} = require('node:fs');
+const { tmpdir } = require('node:os');
 const { dirname, join } = require('node:path');
 
 const ROOT = join(__dirname, '..');
@@ -63,14 +75,45 @@ function registryNode(major) {
   return binary;
 }
 
-/** Runs jest on `node`, first on PATH too: what the tests start (`process.execPath`, `node`). */
-function jest(node, args) {
-  const result = spawnSync(node, [JEST, ...args], {
-    cwd: ROOT,
-    stdio: 'inherit',
-    env: { ...process.env, PATH: `${dirname(node)}:${process.env.PATH}` },
+/**
+ * Runs jest on `node`, first on PATH too: what the tests start (`process.execPath`, `node`).
+ * Its output goes to `output` (a file descriptor) when given, else to ours. Resolves with its
+ * exit status.
+ */
+function jest(node, args, output = 'inherit') {
+  return new Promise((resolve) => {
+    const child = spawn(node, [JEST, ...args], {
+      cwd: ROOT,
+      stdio: ['inherit', output, output],
+      env: { ...process.env, PATH: `${dirname(node)}:${process.env.PATH}` },
+    });
+    child.once('error', (error) => {
+      process.stderr.write(`image-runtime: ${node}: ${error.message}\n`);
+      resolve(1);
+    });
+    child.once('close', (code) => resolve(code ?? 1));
   });
-  return result.status ?? 1;
+}
+
+/**
+ * The unit tier on this machine's Node, in one worker, beside another run: its output is kept
+ * in a file and written out once it ends, after the other run's.
+ */
+async function machineUnitTier() {
+  const dir = mkdtempSync(join(tmpdir(), 'machine-unit-tier-'));
+  const file = join(dir, 'output');
+  const output = openSync(file, 'w');
+  try {
+    const status = await jest(
+      process.execPath,
+      ['--selectProjects', 'unit', '--maxWorkers=1'],
+      output,
+    );
+    return { status, output: readFileSync(file, 'utf8') };
+  } finally {
+    closeSync(output);
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 function imageNode(major, onImageMajor) {
@@ -83,7 +126,7 @@ function imageNode(major, onImageMajor) {
   return { node, version };
 }
 
-function main() {
+async function main() {
   const major = imageMajor();
   const onImageMajor = process.versions.node.split('.')[0] === major;
   const jestArgs = process.argv.slice(2);
@@ -94,19 +137,31 @@ function main() {
     const status = spawnSync('npm', ['run', 'check'], { cwd: ROOT, stdio: 'inherit' }).status ?? 1;
     if (status !== 0) return status;
   }
-  if (jestArgs.length === 0 && !onImageMajor) {
-    process.stderr.write(`the unit tier on this machine's Node ${process.version}\n`);
-    const status = jest(process.execPath, ['--selectProjects', 'unit']);
-    if (status !== 0) return status;
-  }
+  const beside = jestArgs.length === 0 && !onImageMajor;
+  const machine = beside ? machineUnitTier() : undefined;
   const instead = image.node === process.execPath ? '' : `, not ${process.version}`;
-  process.stderr.write(`the tests on Node ${image.version}, the image's${instead}\n`);
-  return jest(image.node, jestArgs);
+  const alsoMachine = beside
+    ? `, and beside them the unit tier on this machine's ${process.version} (its output follows)`
+    : '';
+  process.stderr.write(`the tests on Node ${image.version}, the image's${instead}${alsoMachine}\n`);
+  const imageStatus = await jest(image.node, jestArgs);
+  if (!machine) return imageStatus;
+  const { status, output } = await machine;
+  process.stderr.write(`\nthe unit tier on this machine's Node ${process.version}:\n`);
+  process.stderr.write(output);
+  if (status !== 0)
+    process.stderr.write(`the unit tier on this machine's Node ${process.version} failed\n`);
+  if (imageStatus !== 0)
+    process.stderr.write(`the tests on Node ${image.version}, the image's, failed\n`);
+  return imageStatus !== 0 ? imageStatus : status;
 }
 
-try {
-  process.exitCode = main();
-} catch (error) {
-  process.stderr.write(`image-runtime: ${error.message}\n`);
-  process.exitCode = 1;
-}
+main().then(
+  (status) => {
+    process.exitCode = status;
+  },
+  (error) => {
+    process.stderr.write(`image-runtime: ${error.message}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -26,6 +26,7 @@ function runTests(options: {
   imageVersion?: string;
   args?: string[];
   machineTierFails?: boolean;
+  imageRunFails?: boolean;
   checkFails?: boolean;
 }) {
   const project = mkdtempSync(join(tmpdir(), 'image-runtime-'));
@@ -46,12 +47,14 @@ function runTests(options: {
       join(project, 'node_modules', 'jest', 'bin', 'jest.js'),
       "require('node:fs').appendFileSync(process.env.RECORD, " +
         "`jest on ${process.version}: ${process.argv.slice(2).join(' ')}\\n`);\n" +
+        "console.log('the output of jest on', process.version);\n" +
         'process.exit(process.env.MACHINE_TIER_FAILS ? 1 : 0);\n',
     );
     const env: Record<string, string | undefined> = { ...process.env, RECORD: record };
     delete env.IMAGE_NODE;
     if (options.machineTierFails) env.MACHINE_TIER_FAILS = '1';
     if (options.checkFails) env.CHECK_FAILS = '1';
+    if (options.imageRunFails) env.IMAGE_RUN_FAILS = '1';
     if (options.imageVersion) {
       const bin = join(project, 'image-bin');
       mkdirSync(bin);
@@ -60,7 +63,8 @@ function runTests(options: {
         env.IMAGE_NODE,
         '#!/bin/sh\n' +
           `if [ "$1" = "--version" ]; then echo ${options.imageVersion}; exit 0; fi\n` +
-          'echo "image node (PATH from ${PATH%%:*}): $*" >> "$RECORD"\n',
+          'echo "image node (PATH from ${PATH%%:*}): $*" >> "$RECORD"\n' +
+          'if [ -n "$IMAGE_RUN_FAILS" ]; then exit 1; fi\n',
       );
       chmodSync(env.IMAGE_NODE, 0o755);
     }
@@ -87,24 +91,42 @@ describe("npm test's runner (test/image-runtime.js)", () => {
   // A major this process is not on, so that the image's Node is another one.
   const otherMajor = MACHINE_MAJOR === '24' ? '26' : '24';
 
-  it("runs npm run check, the unit tier on the machine's Node, then every tier on the image's", () => {
+  const machineTier = `jest on ${process.version}: --selectProjects unit --maxWorkers=1`;
+  const imageRun = 'image node (PATH from <project>/image-bin): jest';
+
+  it("runs npm run check, then every tier on the image's Node and beside it the unit tier on the machine's", () => {
     const run = runTests({ imageMajor: otherMajor, imageVersion: `v${otherMajor}.9.9` });
     expect(run.status).toBe(0);
-    expect(run.ran).toEqual([
-      'check',
-      `jest on ${process.version}: --selectProjects unit`,
-      'image node (PATH from <project>/image-bin): jest',
-    ]);
+    // The two runs start together: either may write down first.
+    expect(run.ran[0]).toBe('check');
+    expect(run.ran.slice(1).sort()).toEqual([imageRun, machineTier].sort());
+    // The machine's run's output is held back, and written after the image's run.
+    expect(run.stderr).toContain(
+      `the unit tier on this machine's Node ${process.version}:\n` +
+        `the output of jest on ${process.version}\n`,
+    );
   });
 
-  it("does not run the image's tiers when the machine's unit tier fails", () => {
+  it("fails the run when the machine's unit tier fails, the image's tiers run all the same", () => {
     const run = runTests({
       imageMajor: otherMajor,
       imageVersion: `v${otherMajor}.9.9`,
       machineTierFails: true,
     });
     expect(run.status).toBe(1);
-    expect(run.ran).toEqual(['check', `jest on ${process.version}: --selectProjects unit`]);
+    expect(run.ran.slice(1).sort()).toEqual([imageRun, machineTier].sort());
+    expect(run.stderr).toContain(`the unit tier on this machine's Node ${process.version} failed`);
+  });
+
+  it("fails the run when the image's tiers fail, and still shows the machine's unit tier", () => {
+    const run = runTests({
+      imageMajor: otherMajor,
+      imageVersion: `v${otherMajor}.9.9`,
+      imageRunFails: true,
+    });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain(`the output of jest on ${process.version}`);
+    expect(run.stderr).toContain(`the tests on Node v${otherMajor}.9.9, the image's, failed`);
   });
 
   it('runs no test when npm run check fails', () => {
