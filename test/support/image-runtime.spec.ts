@@ -91,11 +91,13 @@ describe("npm test's runner (test/image-runtime.js)", () => {
   // A major this process is not on, so that the image's Node is another one.
   const otherMajor = MACHINE_MAJOR === '24' ? '26' : '24';
 
+  /** An image on `otherMajor`, its Node given by IMAGE_NODE. */
+  const image = { imageMajor: otherMajor, imageVersion: `v${otherMajor}.9.9` };
   const machineTier = `jest on ${process.version}: --selectProjects unit --maxWorkers=1`;
   const imageRun = 'image node (PATH from <project>/image-bin): jest';
 
   it("runs npm run check, then every tier on the image's Node and beside it the unit tier on the machine's", () => {
-    const run = runTests({ imageMajor: otherMajor, imageVersion: `v${otherMajor}.9.9` });
+    const run = runTests(image);
     expect(run.status).toBe(0);
     // The two runs start together: either may write down first.
     expect(run.ran[0]).toBe('check');
@@ -108,43 +110,27 @@ describe("npm test's runner (test/image-runtime.js)", () => {
   });
 
   it("fails the run when the machine's unit tier fails, the image's tiers run all the same", () => {
-    const run = runTests({
-      imageMajor: otherMajor,
-      imageVersion: `v${otherMajor}.9.9`,
-      machineTierFails: true,
-    });
+    const run = runTests({ ...image, machineTierFails: true });
     expect(run.status).toBe(1);
     expect(run.ran.slice(1).sort()).toEqual([imageRun, machineTier].sort());
     expect(run.stderr).toContain(`the unit tier on this machine's Node ${process.version} failed`);
   });
 
   it("fails the run when the image's tiers fail, and still shows the machine's unit tier", () => {
-    const run = runTests({
-      imageMajor: otherMajor,
-      imageVersion: `v${otherMajor}.9.9`,
-      imageRunFails: true,
-    });
+    const run = runTests({ ...image, imageRunFails: true });
     expect(run.status).toBe(1);
     expect(run.stderr).toContain(`the output of jest on ${process.version}`);
     expect(run.stderr).toContain(`the tests on Node v${otherMajor}.9.9, the image's, failed`);
   });
 
   it('runs no test when npm run check fails', () => {
-    const run = runTests({
-      imageMajor: otherMajor,
-      imageVersion: `v${otherMajor}.9.9`,
-      checkFails: true,
-    });
+    const run = runTests({ ...image, checkFails: true });
     expect(run.status).toBe(1);
     expect(run.ran).toEqual(['check']);
   });
 
   it("runs the jest arguments given only, on the image's Node, without the check", () => {
-    const run = runTests({
-      imageMajor: otherMajor,
-      imageVersion: `v${otherMajor}.9.9`,
-      args: ['src/common/text-lines.spec.ts', '--verbose'],
-    });
+    const run = runTests({ ...image, args: ['src/common/text-lines.spec.ts', '--verbose'] });
     expect(run.status).toBe(0);
     expect(run.ran).toEqual([
       'image node (PATH from <project>/image-bin): jest src/common/text-lines.spec.ts --verbose',
