@@ -16,6 +16,11 @@ function limiter() {
   return { limiter: new AuthFailureLimiter(storage, config, metrics), storage };
 }
 
+// Each lockout logs a warning, which would fill the run's output: kept quiet in every test (the
+// tests of those lines spy on them themselves).
+beforeEach(() => jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined));
+afterEach(() => jest.restoreAllMocks());
+
 /** Fails three times from ADDRESS, past the limit of 2, the third time locking it out. */
 async function lockOut(limiter: AuthFailureLimiter): Promise<void> {
   await limiter.recordFailure(ADDRESS, 'sk_live_wrong-1');
@@ -292,7 +297,6 @@ describe(`${AuthFailureLimiter.name}: lockouts counted elsewhere, windows, metri
   // An audit's finding: a lockout was kept until a wall-clock time, so setting the clock back
   // 6 h locked the address out for 6 h more (docs/decisions.md, "Clocks").
   it('keeps a lockout to its length, though the wall clock is set back', async () => {
-    jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
     jest.useFakeTimers();
     const { limiter: failures, storage } = limiter();
     try {
@@ -312,7 +316,6 @@ describe(`${AuthFailureLimiter.name}: lockouts counted elsewhere, windows, metri
     } finally {
       storage.onApplicationShutdown();
       jest.useRealTimers();
-      jest.restoreAllMocks();
     }
   });
 
