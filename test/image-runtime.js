@@ -1,10 +1,11 @@
 // `npm test`, what CI runs: `npm run check` (formatting, lint, types of src, test and bench, the
 // import rules: jest only transpiles, so nothing else would catch a type error in a test), then
 // every tier on the Node the Docker image runs (the Dockerfile's `FROM node:<major>`), where CI
-// and this machine run an older one, and beside it the unit tier on this machine's Node, in one
-// worker, its output held back and printed when both have ended. The image's run spends much of
-// its time waiting on the processes and timers of its tests; the unit tier takes that time
-// instead of a minute of its own (docs/decisions.md, "Test tiers", "Where a full run's time goes"). What ships is tested on its own runtime: Node changes behaviour between majors
+// and this machine run an older one, and beside it the unit tier on this machine's Node, one
+// file at a time, its output held back and printed when both have ended. The image's run spends
+// much of its time waiting on the processes and timers of its tests; the unit tier takes that
+// time instead of a minute of its own (docs/decisions.md, "Test tiers", "Where a full run's time
+// goes"). What ships is tested on its own runtime: Node changes behaviour between majors
 // (Node 24's readline ends lines at U+2028, which cut dataset items in two; its own WebSocket
 // replaces the `ws` package under the chain client), and only a run on that Node shows it
 // (docs/decisions.md, "Supported Node versions"). On a machine already on the image's major,
@@ -96,8 +97,8 @@ function jest(node, args, output = 'inherit') {
 }
 
 /**
- * The unit tier on this machine's Node, in one worker, beside another run: its output is kept
- * in a file and written out once it ends, after the other run's.
+ * The unit tier on this machine's Node, one file at a time (in jest's own process), beside
+ * another run: its output is kept in a file and written out once it ends, after the other run's.
  */
 async function machineUnitTier() {
   const dir = mkdtempSync(join(tmpdir(), 'machine-unit-tier-'));
