@@ -18,17 +18,7 @@
 // stay on loopback as always.
 'use strict';
 const { execFileSync, spawn, spawnSync } = require('node:child_process');
-const {
-  closeSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-} = require('node:fs');
-const { tmpdir } = require('node:os');
+const { existsSync, mkdirSync, readFileSync, renameSync, rmSync } = require('node:fs');
 const { dirname, join } = require('node:path');
 
 const ROOT = join(__dirname, '..');
@@ -78,43 +68,28 @@ function registryNode(major) {
 
 /**
  * Runs jest on `node`, first on PATH too: what the tests start (`process.execPath`, `node`).
- * Its output goes to `output` (a file descriptor) when given, else to ours. Resolves with its
- * exit status.
+ * Resolves with its exit status and, when `held`, its output (stdout and stderr as they came),
+ * which otherwise goes to ours as it comes.
  */
-function jest(node, args, output = 'inherit') {
+function jest(node, args, { held = false } = {}) {
   return new Promise((resolve) => {
+    const output = held ? 'pipe' : 'inherit';
     const child = spawn(node, [JEST, ...args], {
       cwd: ROOT,
       stdio: ['inherit', output, output],
       env: { ...process.env, PATH: `${dirname(node)}:${process.env.PATH}` },
     });
+    const chunks = [];
+    if (held)
+      for (const stream of [child.stdout, child.stderr])
+        stream.on('data', (chunk) => chunks.push(chunk));
+    const text = () => Buffer.concat(chunks).toString('utf8');
     child.once('error', (error) => {
       process.stderr.write(`image-runtime: ${node}: ${error.message}\n`);
-      resolve(1);
+      resolve({ status: 1, output: text() });
     });
-    child.once('close', (code) => resolve(code ?? 1));
+    child.once('close', (code) => resolve({ status: code ?? 1, output: text() }));
   });
-}
-
-/**
- * The unit tier on this machine's Node, one file at a time (in jest's own process), beside
- * another run: its output is kept in a file and written out once it ends, after the other run's.
- */
-async function machineUnitTier() {
-  const dir = mkdtempSync(join(tmpdir(), 'machine-unit-tier-'));
-  const file = join(dir, 'output');
-  const output = openSync(file, 'w');
-  try {
-    const status = await jest(
-      process.execPath,
-      ['--selectProjects', 'unit', '--maxWorkers=1'],
-      output,
-    );
-    return { status, output: readFileSync(file, 'utf8') };
-  } finally {
-    closeSync(output);
-    rmSync(dir, { recursive: true, force: true });
-  }
 }
 
 function imageNode(major, onImageMajor) {
@@ -139,13 +114,16 @@ async function main() {
     if (status !== 0) return status;
   }
   const beside = jestArgs.length === 0 && !onImageMajor;
-  const machine = beside ? machineUnitTier() : undefined;
+  // One file at a time (in jest's own process), its output held back until the image's run ends.
+  const machine = beside
+    ? jest(process.execPath, ['--selectProjects', 'unit', '--maxWorkers=1'], { held: true })
+    : undefined;
   const instead = image.node === process.execPath ? '' : `, not ${process.version}`;
   const alsoMachine = beside
     ? `, and beside them the unit tier on this machine's ${process.version} (its output follows)`
     : '';
   process.stderr.write(`the tests on Node ${image.version}, the image's${instead}${alsoMachine}\n`);
-  const imageStatus = await jest(image.node, jestArgs);
+  const { status: imageStatus } = await jest(image.node, jestArgs);
   if (!machine) return imageStatus;
   const { status, output } = await machine;
   process.stderr.write(`\nthe unit tier on this machine's Node ${process.version}:\n`);
