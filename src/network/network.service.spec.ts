@@ -660,6 +660,45 @@ describe(`${NetworkService.name} on-demand modes`, () => {
     expect(stored.answer).not.toHaveBeenCalled();
   });
 
+  // The miners with a call left were the failing ones: an error while stored data, with budgets
+  // of its own, could answer (left by the entry "Miners left out for budget are counted").
+  it('auto: a round in which no miner answered while some were left out for budget is answered from stored data', async () => {
+    const { service, stored, onDemandCalls } = setUp('auto', 5, 5, [1, 2, 3], {
+      4: 'timeout',
+      5: 'network',
+    });
+    const result = await service.query(QUERY);
+    expect(onDemandCalls.sort()).toEqual([4, 5]);
+    expect(result).toMatchObject({ origin: 'stored', minersWithoutBudget: 3 });
+    expect(result.error).toBeUndefined();
+    // Only what is left of the deadline after the live round.
+    const [, purpose, deadlineMs] = stored.answer.mock.calls[0] as unknown as unknown[];
+    expect(purpose).toBe('user');
+    expect(deadlineMs).toBeLessThanOrEqual(2000);
+  });
+
+  it('auto: an empty stored answer after such a round says the budget is spent', async () => {
+    const { service, stored } = setUp('auto', 3, 3, [1, 2], { 3: 'timeout' });
+    stored.answer.mockResolvedValueOnce({ ...STORED, coverage: 'partial', namesLabels: false });
+    const result = await service.query({ ...QUERY, keywords: ['dollar'] });
+    expect(result.origin).toBe('stored');
+    expect(result.error).toBe(partialAndEmpty('budget'));
+  });
+
+  it('auto: a round in which every asked miner failed and none was left out keeps the live error', async () => {
+    const { service, stored } = setUp('auto', 2, 2, [], { 1: 'timeout', 2: 'network' });
+    const result = await service.query(QUERY);
+    expect(result).toMatchObject({ origin: 'live', error: 'Every queried miner failed' });
+    expect(stored.answer).not.toHaveBeenCalled();
+  });
+
+  it('live: a round in which no miner answered while some were left out for budget keeps the live error', async () => {
+    const { service, stored } = setUp('live', 3, 3, [1, 2], { 3: 'timeout' });
+    const result = await service.query(QUERY);
+    expect(result).toMatchObject({ origin: 'live', error: 'Every queried miner failed' });
+    expect(stored.answer).not.toHaveBeenCalled();
+  });
+
   it('auto: with no miner at all, gives the live path’s error rather than an empty answer', async () => {
     const { service, stored } = setUp('auto', 0, 0);
     const result = await service.query(QUERY);

@@ -206,7 +206,9 @@ export class NetworkService implements OnModuleInit {
    *   have, one in which none of the miners seen serving answered) is answered again from stored
    *   data, whatever the other miners' failures (the real network always has unreachable miners);
    * - while every miner that might serve it has spent this validator's OnDemandRequest budget
-   *   for the hour, from stored data (it has budgets of its own);
+   *   for the hour, from stored data (it has budgets of its own); and so is a live round in
+   *   which no miner answered while some were left out for want of budget: the miners asked
+   *   were the failing ones;
    * - with no miner to ask at all (none registered, none reachable, and no 404 seen), the live
    *   path's error: an empty stored answer would hide it.
    * A stored answer after a live round has what is left of QUERY_DEADLINE_MS, so that a silent
@@ -229,21 +231,16 @@ export class NetworkService implements OnModuleInit {
     if (mode === 'auto' && askable.length > 0 && withCallsLeft.miners.length === 0)
       return this.queryStored(query, purpose, 'budget', undefined, askable.length);
     const live = await this.live.query(query, askable, withCallsLeft, purpose);
-    if (
-      mode === 'auto' &&
-      live.minersResponded === 0 &&
-      (refusedSome || (live.minersFailed.reasons.not_served ?? 0) > 0)
-    ) {
-      const left = this.config.network.queryDeadlineMs - (performance.now() - started);
-      return this.queryStored(
-        query,
-        purpose,
-        'refused',
-        Math.max(0, left),
-        live.minersWithoutBudget,
-      );
-    }
-    return live;
+    if (mode !== 'auto' || live.minersResponded > 0) return live;
+    const why: StoredBecause | undefined =
+      refusedSome || (live.minersFailed.reasons.not_served ?? 0) > 0
+        ? 'refused'
+        : live.minersWithoutBudget > 0
+          ? 'budget'
+          : undefined;
+    if (why === undefined) return live;
+    const left = this.config.network.queryDeadlineMs - (performance.now() - started);
+    return this.queryStored(query, purpose, why, Math.max(0, left), live.minersWithoutBudget);
   }
 
   /** `minersWithoutBudget`: those the live round considered left out for budget, if any. */

@@ -415,3 +415,75 @@ describe.each(['live', 'auto'] as const)(
     });
   },
 );
+
+/**
+ * A round whose only miner with an OnDemandRequest call left fails while the other has spent its
+ * calls: `live` says every queried miner failed and counts the one left out; `auto` answers from
+ * stored data instead (docs/decisions.md, "A failed round with miners left out for budget goes to
+ * stored data").
+ */
+describe.each(['live', 'auto'] as const)(
+  'A failed round with a miner left out for budget, ON_DEMAND_MODE=%s',
+  (mode) => {
+    let network: TestNetwork;
+    let app: TestApp;
+
+    beforeAll(async () => {
+      network = await startTestNetwork(2);
+      app = await startTestApp(
+        {
+          ...network.env,
+          ON_DEMAND_MODE: mode,
+          QUERY_MINERS: '1',
+          QUERY_QUORUM: '1',
+          QUERY_CACHE_TTL_SECONDS: '0',
+          MINER_CALL_BUDGETS: 'OnDemandRequest=1/h',
+        },
+        { ownDatabase: true },
+      );
+      // The stored answer finds the label's holders through their indexes.
+      expect(await syncIndexNow(app)).toMatchObject({ synced: 2 });
+    });
+    afterAll(async () => {
+      await app.close();
+      await network.stop();
+    });
+
+    const query = async () =>
+      (
+        await app.http
+          .post('/api/v1/on_demand_data_request')
+          .set('X-API-Key', TEST_MASTER_KEY)
+          .send({ source: 'x', keywords: ['#bitcoin'] })
+          .expect(200)
+      ).body as {
+        status: string;
+        data: unknown[];
+        meta: { error?: string; origin: string; miners_without_budget: number };
+      };
+
+    it(mode === 'live' ? 'says so' : 'answers from stored data', async () => {
+      expect((await query()).meta.origin).toBe('live');
+      const [first, other] = network.devnet.miners.map((miner) => miner.uid);
+      const [spent, failing] =
+        network.devnet.requestCounts(first).OnDemandRequest === 1 ? [first, other] : [other, first];
+      expect(network.devnet.requestCounts(spent).OnDemandRequest).toBe(1);
+      network.devnet.setBehaviour(failing, { http500: true });
+
+      const answer = await query();
+      expect(network.devnet.requestCounts(failing).OnDemandRequest).toBe(1);
+      expect(network.devnet.requestCounts(spent).OnDemandRequest).toBe(1);
+      expect(answer.meta.miners_without_budget).toBe(1);
+      if (mode === 'live') {
+        expect(answer).toMatchObject({
+          status: 'error',
+          meta: { origin: 'live', error: 'Every queried miner failed' },
+        });
+      } else {
+        // The spent miner's stored data answers (its GetContentsByBuckets budget is its own).
+        expect(answer).toMatchObject({ status: 'success', meta: { origin: 'stored' } });
+        expect(answer.data.length).toBeGreaterThan(0);
+      }
+    });
+  },
+);
