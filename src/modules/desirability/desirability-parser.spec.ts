@@ -504,8 +504,26 @@ describe(parseDesirabilityRequest.name, () => {
       ]);
     });
 
+    // The label's first generation's id may be another task's once that one ended (its label
+    // then runs under a later generation): naming it called the job "another job" of itself.
+    it('names a label by its label, not by the id it may not get, when a job repeats its params under that id', () => {
+      const id = legacyJobId('reddit', 'r/bitcoin');
+      const result = parseDesirabilityRequest({
+        desirabilities: [
+          legacy({ 'r/Bitcoin': 1 }),
+          job({ id }, { platform: 'reddit', label: 'r/bitcoin' }),
+        ],
+      });
+      expect(result.ok ? [] : result.errors).toEqual([
+        {
+          loc: [...ROOT, 1, 'id'],
+          msg: `Value error, the params of id '${id}' are already used by another job of this submission (the reddit label 'r/bitcoin' of a legacy entry)`,
+          type: 'value_error',
+        },
+      ]);
+    });
+
     it('rejects a label whose params are a job’s, at the label, and a job with a label’s params', () => {
-      const id = legacyJobId('x', '#btc');
       const result = parseDesirabilityRequest({
         desirabilities: [
           job({ id: 'mine' }, { label: '#btc' }),
@@ -517,12 +535,12 @@ describe(parseDesirabilityRequest.name, () => {
       expect(result.ok ? [] : result.errors).toEqual([
         {
           loc: [...ROOT, 1, 'label_weights', '#BTC'],
-          msg: `Value error, the params of this label (generated id '${id}') are already used by another job of this submission (id 'mine')`,
+          msg: "Value error, the params of this label are already used by another job of this submission (id 'mine')",
           type: 'value_error',
         },
         {
           loc: [...ROOT, 3, 'id'],
-          msg: `Value error, the params of id 'also-ai' are already used by another job of this submission (id '${legacyJobId('reddit', 'r/ai')}')`,
+          msg: "Value error, the params of id 'also-ai' are already used by another job of this submission (the reddit label 'r/ai' of a legacy entry)",
           type: 'value_error',
         },
       ]);

@@ -9,6 +9,7 @@ import {
   parseWeight,
 } from './desirability-fields';
 import { isRecord } from '../../common/is-record';
+import { withUnprintablesEscaped } from '../../common/validation/control-characters';
 import { decimalNumber } from '../../common/validation/decimal-number';
 import { Source } from '../../common/source';
 import { legacyJobId } from './legacy-job-id';
@@ -242,10 +243,17 @@ function parseLabelWeights(
 function checkUniqueJobs(drafts: readonly Draft[], legacyIds: LegacyIds, issues: Issues): void {
   const given = new Set<string>();
   const generated = legacyIds === 'final' ? given : new Set<string>();
+  // A job's params, and the earlier job that has them as its refusal names it.
   const params = new Map<string, string>();
   for (const draft of drafts) {
     if (draft.id === undefined) continue;
-    const subject = draft.legacy ? `this label (generated id '${draft.id}')` : `id '${draft.id}'`;
+    // A label's id to be resolved is not named: its first generation's may not be the id it
+    // gets, and may be the very id another job of the submission gives (an audit's finding).
+    const subject = !draft.legacy
+      ? `id '${draft.id}'`
+      : legacyIds === 'final'
+        ? `this label (generated id '${draft.id}')`
+        : 'this label';
     const ids = draft.legacy ? generated : given;
     const key = draft.job && jobParamsKey(draft.job);
     const earlier = key === undefined ? undefined : params.get(key);
@@ -254,10 +262,16 @@ function checkUniqueJobs(drafts: readonly Draft[], legacyIds: LegacyIds, issues:
     else if (earlier !== undefined)
       issues.value(
         draft.loc,
-        `the params of ${subject} are already used by another job of this submission (id '${earlier}')`,
+        `the params of ${subject} are already used by another job of this submission (${earlier})`,
       );
     ids.add(draft.id);
-    if (key !== undefined && earlier === undefined) params.set(key, draft.id);
+    if (key !== undefined && earlier === undefined)
+      params.set(
+        key,
+        draft.legacy && legacyIds === 'resolved later'
+          ? `the ${draft.job!.platform} label '${withUnprintablesEscaped(draft.job!.label ?? '')}' of a legacy entry`
+          : `id '${draft.id}'`,
+      );
   }
 }
 
