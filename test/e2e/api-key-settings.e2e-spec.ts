@@ -63,7 +63,7 @@ describe('API key expiry and own rate limits', () => {
     [
       { expires_at: '9999-12-31T23:59:59-23:59' },
       'value_error',
-      'Value error, must not be later than 9999-12-31T23:59:59Z once in UTC',
+      'Value error, must not be later than 9999-12-31T23:59:59.999999Z once in UTC',
     ],
   ])('refuses expires_at %j with a 422 at ["body","expires_at"]', async (body, type, msg) => {
     const response = await app.http

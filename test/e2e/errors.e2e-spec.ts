@@ -482,7 +482,7 @@ describe('Error responses', () => {
       expect(far.body.detail).toEqual([
         {
           loc: ['body', field],
-          msg: 'Value error, must not be later than 9999-12-31T23:59:59Z once in UTC',
+          msg: 'Value error, must not be later than 9999-12-31T23:59:59.999999Z once in UTC',
           type: 'value_error',
         },
       ]);

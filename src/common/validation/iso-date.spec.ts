@@ -69,12 +69,20 @@ describe('parseIsoDate', () => {
 
   it('says why a date past year 9999 is refused, and the expected form for anything else', () => {
     expect(dateRefusal('9999-12-31T23:59:59-23:59', 'expected form')).toBe(
-      'must not be later than 9999-12-31T23:59:59Z once in UTC',
+      'must not be later than 9999-12-31T23:59:59.999999Z once in UTC',
     );
     expect(dateRefusal('tomorrow', 'expected form')).toBe('expected form');
     // The last instant itself is not past the limit: refused only for its form (a space for T).
     expect(dateRefusal('9999-12-31 23:59:59.999Z', 'expected form')).toBe('expected form');
     expect(dateRefusal(42, 'expected form')).toBe('expected form');
+  });
+
+  it('takes the bound its refusal names: Python’s datetime.max, read to the millisecond', () => {
+    expect(parseIsoDate('9999-12-31T23:59:59.999999Z')?.toISOString()).toBe(
+      '9999-12-31T23:59:59.999Z',
+    );
+    expect(parseIsoDate('9999-12-31T23:59:59.999999+00:00')).toBeDefined();
+    expect(parseIsoDate('9999-12-31T23:59:59.999999-00:01')).toBeUndefined();
   });
 
   it('refuses what is not a calendar date', () => {

@@ -126,7 +126,7 @@ export function queryDateTimeRefusal(value: unknown): string {
 export function dateRefusal(value: unknown, expected: string): string {
   const instant = typeof value === 'string' ? instantOf(value) : undefined;
   if (instant !== undefined && instant > LAST_INSTANT)
-    return 'must not be later than 9999-12-31T23:59:59Z once in UTC';
+    return 'must not be later than 9999-12-31T23:59:59.999999Z once in UTC';
   if (instant !== undefined && instant < FIRST_INSTANT)
     return 'must not be earlier than 0001-01-01T00:00:00Z once in UTC';
   return expected;
