@@ -1,4 +1,5 @@
 import { Global, Logger, LoggerService, Module, OnModuleDestroy } from '@nestjs/common';
+import { storage } from 'nestjs-pino/storage';
 
 /** At most one "database unavailable" line per this many ms while an outage lasts. */
 export const OUTAGE_LOG_INTERVAL_MS = 10_000;
@@ -78,10 +79,14 @@ export class DatabaseOutageLog implements OnModuleDestroy {
     const now = this.now();
     if (this.startedAt === undefined || now - this.lastUnavailableAt < OUTAGE_QUIET_MS) return;
     const seconds = Math.round((now - this.startedAt) / 1000);
-    this.logger.log(
-      { outage_seconds: seconds, answered_503: this.total },
-      `database reachable again after ${seconds} s, ${this.total} requests answered 503`,
-    );
+    // The outage's line, not a request's: outside the request scope, or it carried the `req` of
+    // the request whose probe ran it (or of the outage's first 503, whose timer armed the probe).
+    storage.exit(() => {
+      this.logger.log(
+        { outage_seconds: seconds, answered_503: this.total },
+        `database reachable again after ${seconds} s, ${this.total} requests answered 503`,
+      );
+    });
     this.startedAt = undefined;
     this.sinceLastLine = 0;
     this.total = 0;
@@ -99,15 +104,18 @@ export class DatabaseOutageLog implements OnModuleDestroy {
    */
   private probeLater(): void {
     if (this.probeTimer || !this.probe || this.destroyed) return;
-    this.probeTimer = setTimeout(() => {
-      void this.probe!()
-        .catch(() => false)
-        .then((up) => {
-          this.probeTimer = undefined;
-          if (up) this.reachable();
-          if (this.startedAt !== undefined) this.probeLater();
-        });
-    }, this.probeIntervalMs).unref();
+    // Armed by a request's 503, outside its scope: the probes are no part of that request.
+    this.probeTimer = storage.exit(() =>
+      setTimeout(() => {
+        void this.probe!()
+          .catch(() => false)
+          .then((up) => {
+            this.probeTimer = undefined;
+            if (up) this.reachable();
+            if (this.startedAt !== undefined) this.probeLater();
+          });
+      }, this.probeIntervalMs).unref(),
+    );
   }
 }
 

@@ -24,6 +24,13 @@ describe(isDatabaseUnavailable.name, () => {
       'a database that accepts no connections',
       withCode('database "gateway" is not currently accepting connections', '55000'),
     ],
+    // Refusals of a new connection once the service runs: renamed or dropped, password rotated.
+    ['a database renamed away', withCode('database "gateway" does not exist', '3D000')],
+    ['a rotated password', withCode('password authentication failed for user "gateway"', '28P01')],
+    [
+      'a role that may no longer log in',
+      withCode('role "gateway" is not permitted to log in', '28000'),
+    ],
     ['a dead pooled connection', new Error('Connection terminated unexpectedly')],
     ['a full pool', new Error('timeout exceeded when trying to connect')],
     ['a connect timeout', new Error('Connection terminated due to connection timeout')],

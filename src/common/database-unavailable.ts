@@ -54,6 +54,11 @@ const SOCKET_CODES = new Set([
  * new connection is refused because the database does not accept connections now
  * (`ALLOW_CONNECTIONS false`, as while it is restored or moved). 55000 also names a query's own
  * failures (a sequence's currval before nextval, a table in use), which stay bugs: 500.
+ * And the refusals of a new connection to a database renamed or dropped (3D000) or to a role
+ * whose password was rotated or whose login was taken away (class 28): raised only as a
+ * connection is made, so never a query's bug; the database is out of reach until an operator
+ * acts (an operator audit saw them as 500s with stacks, and no outage in the log). At start the
+ * same codes are a setting to correct (startup-failure.ts).
  */
 function isUnavailableCode(code: string, message: unknown): boolean {
   return (
@@ -62,6 +67,8 @@ function isUnavailableCode(code: string, message: unknown): boolean {
     /^57P0[1-5]$/.test(code) ||
     code === '57014' ||
     code === '53300' ||
+    code === '3D000' ||
+    code.startsWith('28') ||
     (code === '55000' && typeof message === 'string' && NOT_ACCEPTING_CONNECTIONS.test(message))
   );
 }
