@@ -1,7 +1,7 @@
 import { StartupError } from './common/lifecycle/startup-failure';
 import { secretScannerFor } from './common/security/secrets';
 import { ConfigError } from './config/load-config';
-import { startupFailureText } from './gateway';
+import { listenUrl, startupFailureText } from './gateway';
 
 const MASTER_KEY = 'sk_master_gateway-spec-0123456789';
 const NODE_TOKEN = 'node-token-4f9c2a7e1b';
@@ -42,5 +42,16 @@ describe('startupFailureText', () => {
   it('replaces issued keys before the configuration is read, when no other secret is known yet', () => {
     const key = `sk_live_${'A1b2C3d4'.repeat(5)}`;
     expect(startupFailureText(`boom ${key}`, undefined)).toBe('Startup failed: boom [redacted]');
+  });
+});
+
+describe('listenUrl', () => {
+  it('says localhost for every interface, HOST itself for one', () => {
+    expect(listenUrl('0.0.0.0', 3000)).toBe('http://localhost:3000');
+    expect(listenUrl('::', 3000)).toBe('http://localhost:3000');
+    expect(listenUrl('127.0.0.1', 3821)).toBe('http://127.0.0.1:3821');
+    expect(listenUrl('10.0.0.5', 80)).toBe('http://10.0.0.5:80');
+    expect(listenUrl('::1', 3000)).toBe('http://[::1]:3000');
+    expect(listenUrl('gateway.internal', 3000)).toBe('http://gateway.internal:3000');
   });
 });

@@ -1,4 +1,4 @@
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, isIPv6 } from 'node:net';
 import { join } from 'node:path';
 import { config as loadDotEnv } from 'dotenv';
 import { Logger } from 'nestjs-pino';
@@ -214,7 +214,7 @@ function bannerFacts(
   validator: ValidatorKey,
   simulated: SimulatedNetwork | undefined,
 ): BannerFacts {
-  const base = `http://localhost:${config.port}`;
+  const base = listenUrl(config.host, config.port);
   return {
     msg: `Validator gateway listening on ${base}`,
     url: base,
@@ -229,6 +229,18 @@ function bannerFacts(
       : {}),
   };
 }
+
+/**
+ * The address the banner gives: `localhost` for a wildcard HOST (every interface, the default),
+ * else HOST itself, an IPv6 address in brackets. It said `localhost` whatever HOST was, which a
+ * gateway listening on one interface (`HOST=10.0.0.5`) does not answer on (an operator audit).
+ */
+export function listenUrl(host: string, port: number): string {
+  const name = WILDCARD_HOSTS.has(host) ? 'localhost' : isIPv6(host) ? `[${host}]` : host;
+  return `http://${name}:${port}`;
+}
+
+const WILDCARD_HOSTS = new Set(['', '0.0.0.0', '::', '[::]']);
 
 /** The human banner of development and tests, on stdout. */
 function printBanner(facts: BannerFacts, master: ReturnType<typeof resolveMasterKey>): void {

@@ -261,8 +261,9 @@ describe('A production process that starts', () => {
         expect.objectContaining({
           level: 30,
           context: 'Gateway',
-          // The port it listens on (with PORT=0 too, which once read `localhost:0`).
-          msg: `Validator gateway listening on http://localhost:${new URL(app.url).port}`,
+          // The port it listens on (with PORT=0 too, which once read `localhost:0`), at the
+          // HOST it listens on (127.0.0.1 here, which once read `localhost` whatever HOST was).
+          msg: `Validator gateway listening on http://127.0.0.1:${new URL(app.url).port}`,
           docs: expect.stringMatching(/\/docs$/),
           database: 'DATABASE_URL',
           miners: 'METAGRAPH_FILE',
