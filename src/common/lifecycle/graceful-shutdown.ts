@@ -2,6 +2,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { constants } from 'node:os';
 import type { INestApplication, LoggerService } from '@nestjs/common';
+import { cutOffBeforeItsHead } from '../response-done';
 
 export interface GracefulShutdownOptions {
   /** How long in-flight requests may run once draining starts; then their sockets are cut. */
@@ -107,12 +108,15 @@ async function shutDown(
 ): Promise<void> {
   const started = Date.now();
   answers.closeConnections();
-  const cut = await drain(app.getHttpServer() as Server, options.timeoutMs);
-  options.logger.log(
-    `HTTP server drained in ${Date.now() - started} ms` +
-      (cut > 0 ? `; cut ${cut} connection(s) still busy after ${options.timeoutMs} ms` : ''),
-    'Shutdown',
-  );
+  const cut = await drain(app.getHttpServer() as Server, options.timeoutMs, answers);
+  const drained = `HTTP server drained in ${Date.now() - started} ms`;
+  // Requests cut off are answers their clients never got: an operator's concern, as a warning.
+  if (cut > 0)
+    options.logger.warn(
+      `${drained}; cut ${cut} connection(s) still busy after ${options.timeoutMs} ms`,
+      'Shutdown',
+    );
+  else options.logger.log(drained, 'Shutdown');
   await app.close();
   await options.afterClose?.();
   options.logger.log('shutdown complete', 'Shutdown');
@@ -121,6 +125,13 @@ async function shutDown(
 interface AnswersInFlight {
   /** From now on, every answer whose head is not yet sent closes its connection. */
   closeConnections(): void;
+  /**
+   * Marks the answers whose head is not yet sent as cut off before it, as their connections are
+   * about to be: a handler that finished after the cut (its miner calls aborted by `app.close()`)
+   * wrote a head that went nowhere, and its request line said `200 closed before the answer was
+   * complete` where no status reached the client (an operator audit).
+   */
+  cutOffUnsent(): void;
 }
 
 /**
@@ -151,6 +162,12 @@ function trackAnswers(server: Server): AnswersInFlight {
       closing = true;
       for (const socket of connections) if (socket._httpMessage) closeAfter(socket._httpMessage);
     },
+    cutOffUnsent: () => {
+      for (const socket of connections) {
+        const response = socket._httpMessage;
+        if (response && !response.headersSent) cutOffBeforeItsHead(response);
+      }
+    },
   };
 }
 
@@ -164,13 +181,14 @@ type ServingSocket = Socket & { _httpMessage?: ServerResponse | null };
  * closed as soon as they are idle (checked every 100 ms, so a request that arrives on one in
  * the meantime is still answered); busy ones are cut after the timeout. Returns how many were cut.
  */
-function drain(server: Server, timeoutMs: number): Promise<number> {
+function drain(server: Server, timeoutMs: number, answers: AnswersInFlight): Promise<number> {
   return new Promise((resolve) => {
     let cut = 0;
     const sweep = setInterval(() => server.closeIdleConnections(), 100);
     const deadline = setTimeout(() => {
       server.getConnections((_error, count) => {
         cut = count;
+        answers.cutOffUnsent();
         server.closeAllConnections();
       });
     }, timeoutMs);
