@@ -67,6 +67,7 @@ interface JobEntry {
 describe('Desirability submissions', () => {
   const HOTKEY_URI = '//Submissions';
   const HOTKEY = Sr25519Keypair.fromUri(HOTKEY_URI).address;
+  const NEVER_VOTED = Sr25519Keypair.fromUri('//NeverVoted').address;
   let directory: string;
   let app: TestApp;
   let database: DataSource;
@@ -358,9 +359,22 @@ describe('Desirability submissions', () => {
   });
 
   it('answers 404 for a hotkey that never voted, and validates the query', async () => {
-    expect((await get('?hotkey=5Unknown').expect(404)).body).toMatchObject({
-      detail: 'No desirabilities submitted by hotkey 5Unknown',
+    expect((await get(`?hotkey=${NEVER_VOTED}`).expect(404)).body).toMatchObject({
+      detail: `No desirabilities submitted by hotkey ${NEVER_VOTED}`,
     });
+    // Text that names no key is the client's mistake, not a validator that never voted: a
+    // checksum broken by one character, a made-up name, blanks (an API audit's finding).
+    const broken = `${HOTKEY.slice(0, -1)}${HOTKEY.endsWith('a') ? 'b' : 'a'}`;
+    for (const hotkey of [broken, '5Unknown', '%20%20']) {
+      const refused = await get(`?hotkey=${hotkey}`).expect(422);
+      expect(refused.body.detail).toEqual([
+        expect.objectContaining({
+          loc: ['query', 'hotkey'],
+          type: 'value_error',
+          msg: expect.stringMatching(/^Value error, must be a hotkey’s SS58 address/),
+        }),
+      ]);
+    }
     const format = await get('?format=csv').expect(422);
     expect(format.body.detail).toEqual([
       expect.objectContaining({ loc: ['query', 'format'], type: 'enum' }),
@@ -379,11 +393,11 @@ describe('Desirability submissions', () => {
       ['offset=-1', 'offset', 'greater_than_equal'],
       ['format=csv', 'format', 'enum'],
     ] as const) {
-      const refused = await get(`?hotkey=5Unknown&${query}`).expect(422);
+      const refused = await get(`?hotkey=${NEVER_VOTED}&${query}`).expect(422);
       expect(refused.body.detail).toEqual([expect.objectContaining({ loc: ['query', loc], type })]);
     }
     // Valid, they change nothing of the submission.
-    await get('?hotkey=5Unknown&format=legacy&limit=1&offset=5').expect(404);
+    await get(`?hotkey=${NEVER_VOTED}&format=legacy&limit=1&offset=5`).expect(404);
     const document = (await app.http.get('/openapi.json').expect(200)).body;
     const parameters: { name: string; description: string }[] =
       document.paths['/api/v1/get_desirabilities'].get.parameters;

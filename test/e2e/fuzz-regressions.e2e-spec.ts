@@ -181,12 +181,15 @@ describe('fuzz findings', () => {
     expect(task.body.id).toBe(id);
   });
 
-  it('quotes an unknown hotkey in its 404 without its control or format characters', async () => {
+  // Quoted in a 404 before, its control and format characters escaped; no address holds them.
+  it('refuses a hotkey with control or format characters as no address', async () => {
     const response = await app.http
       .get('/api/v1/get_desirabilities?hotkey=%E2%80%AE5F%1B%5B31m')
       .set('X-API-Key', TEST_MASTER_KEY);
-    expect(response.status).toBe(404);
-    expect(response.body.detail).toBe('No desirabilities submitted by hotkey \\u202e5F\\u001b[31m');
+    expect(response.status).toBe(422);
+    expect(response.body.detail).toEqual([
+      expect.objectContaining({ loc: ['query', 'hotkey'], type: 'value_error' }),
+    ]);
   });
 
   it('refuses NUL characters in a submission with a 422, storing nothing', async () => {

@@ -359,11 +359,11 @@ describe('The network’s votes and aggregate (chain commitments and the Gravity
     );
     const bad = await get(`/api/v1/get_desirabilities?hotkey=${c}`).expect(404);
     expect(bad.body.detail).toMatch(/is no vote: the commitment is not a git SHA/);
-    // No address, so nothing committed: a 404 as when read locally, not the node's refusal (500).
-    const unknown = await get('/api/v1/get_desirabilities?hotkey=abc').expect(404);
-    expect(unknown.body.detail).toBe(
-      `No desirabilities submitted by hotkey abc: it has no commitment on subnet ${NETUID}`,
-    );
+    // No address: refused before the node is asked (it refused it itself, a 500, before 404s).
+    const unknown = await get('/api/v1/get_desirabilities?hotkey=abc').expect(422);
+    expect(unknown.body.detail).toEqual([
+      expect.objectContaining({ loc: ['query', 'hotkey'], type: 'value_error' }),
+    ]);
   });
 
   it('says whether our own latest vote is the one published', async () => {

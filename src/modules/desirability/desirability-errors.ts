@@ -6,9 +6,9 @@ import { withUnprintablesEscaped } from '../../common/validation/control-charact
  */
 
 /**
- * 404: the hotkey has no submission; a network answer adds why after a colon. The hotkey is any
- * text of 1..64 characters that is no SS58 address, so its control and format characters are
- * written as escapes, as a task id's are (quoted-id.ts).
+ * 404: the hotkey has no submission; a network answer adds why after a colon. The query's hotkey
+ * is an SS58 address (HotkeyAddress); its control and format characters, which no address
+ * holds, are still written as escapes, as a task id's are (quoted-id.ts), whoever calls this.
  */
 export const noSubmission = (hotkey: string) =>
   `No desirabilities submitted by hotkey ${withUnprintablesEscaped(hotkey)}`;

@@ -4,6 +4,7 @@ import { IsInteger } from '../../../common/validation/is-integer';
 import { PageLimit } from '../../../common/validation/page-limit';
 import { StorableText } from '../../../common/validation/storable-text';
 import { MaxCharacters, MinCharacters } from '../../../common/validation/text-length';
+import { HotkeyAddress } from './hotkey-address';
 
 /** The shapes of the aggregate list `format` names. */
 export const DESIRABILITY_FORMATS = ['jobs', 'legacy'] as const;
@@ -14,7 +15,7 @@ export class GetDesirabilitiesQueryDto {
       'A validator hotkey: return its current submission as submitted (its jobs, ids and weights, unscaled), ' +
       'instead of the aggregate. ' +
       'Its SS58 address under any prefix, read as its address under prefix 42 (the chain’s, which names its file ' +
-      'in Gravity)',
+      'in Gravity); text that is no address (a broken checksum, blanks) is a 422 `value_error`',
     minLength: 1,
     maxLength: 64,
   })
@@ -23,6 +24,7 @@ export class GetDesirabilitiesQueryDto {
   @MinCharacters(1)
   @MaxCharacters(64)
   @StorableText()
+  @HotkeyAddress()
   hotkey?: string;
 
   @ApiPropertyOptional({
