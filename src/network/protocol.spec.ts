@@ -1,5 +1,12 @@
 import { characterCount } from '../common/characters';
-import { bucketEnd, bucketStart, cutLabel, namesAuthor, timeBucketId } from './protocol';
+import {
+  bucketEnd,
+  bucketStart,
+  cutLabel,
+  namesAuthor,
+  statisticsLabel,
+  timeBucketId,
+} from './protocol';
 
 /** A character outside the Basic Multilingual Plane: one code point, two UTF-16 units. */
 const ASTRAL = '\u{1D41B}';
@@ -44,5 +51,24 @@ describe('namesAuthor', () => {
     expect(namesAuthor('some-one', 'x')).toBe(false);
     expect(namesAuthor('a'.repeat(50), 'x')).toBe(true);
     expect(namesAuthor('a'.repeat(51), 'reddit')).toBe(false);
+  });
+});
+
+describe('statisticsLabel', () => {
+  it('reads a label as an on-demand keyword, under the source or either', () => {
+    for (const spelling of ['r/Bitcoin', '/r/bitcoin', '/bitcoin', ' r/bitcoin/ '])
+      expect(statisticsLabel(spelling)).toBe('r/bitcoin');
+    expect(statisticsLabel('/bitcoin', 'reddit')).toBe('r/bitcoin');
+    expect(statisticsLabel('$AAPL')).toBe('#aapl');
+    expect(statisticsLabel('$AAPL', 'x')).toBe('#aapl');
+    expect(statisticsLabel(' #BitCoin ')).toBe('#bitcoin');
+  });
+
+  it('only trims and lower-cases what names no label, or none under the source', () => {
+    expect(statisticsLabel(' Bitcoin Halving ')).toBe('bitcoin halving');
+    expect(statisticsLabel('#bitcoin halving')).toBe('#bitcoin halving');
+    // A subreddit is no X label: queried under x it stays as written.
+    expect(statisticsLabel('/r/Bitcoin', 'x')).toBe('/r/bitcoin');
+    expect(statisticsLabel('$AAPL', 'reddit')).toBe('$aapl');
   });
 });

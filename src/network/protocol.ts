@@ -9,6 +9,7 @@ import { Source } from '../common/source';
 import { SourceId } from './sources';
 import { HOUR_MS } from '../common/clock/durations';
 import { firstCharacters } from '../common/characters';
+import { isXTag, parseKeyword } from './keywords';
 
 /** A miner index with more buckets than this is rejected by the gateway. */
 export const MAX_INDEX_BUCKETS = 350_000;
@@ -35,6 +36,39 @@ export function normalizeLabel(label: string): string {
  */
 export function cutLabel(label: string): string {
   return firstCharacters(label, MAX_LABEL_LENGTH);
+}
+
+/**
+ * The label a keyword names, as miners file it, or undefined when it names none. X: one hashtag,
+ * or one cashtag (`$AAPL` is filed as `#aapl`; isXTag); Reddit: a subreddit (`r/name`,
+ * `/r/name`, `/name`). `#bitcoin halving` or `$AAPL earnings` names none: planned as labels, no
+ * miner held them and the answer was an empty success, though posts under `#bitcoin` match.
+ */
+export function labelOfKeyword(keyword: string, source: Source): string | undefined {
+  const trimmed = keyword.trim();
+  if (source === 'x' && trimmed.startsWith('$') && isXTag(trimmed))
+    return cutLabel(normalizeLabel(`#${trimmed.slice(1)}`));
+  const parsed = parseKeyword(trimmed, source);
+  if (parsed.kind === 'hashtag') return cutLabel(parsed.tag);
+  if (parsed.kind === 'subreddit') return parsed.label;
+  return undefined;
+}
+
+/**
+ * The label a statistics query names (`get_bytes_by_label`, `query_bucket`'s `label`), read as
+ * an on-demand keyword's (labelOfKeyword): `/r/bitcoin` and `/bitcoin` are `r/bitcoin`, `$BTC`
+ * is `#btc`, under the query's source or, without one, under either. Any other text is only
+ * trimmed and lower-cased (normalizeLabel), and names no label the index holds. Read more
+ * narrowly, those spellings, which on-demand and set_desirabilities take, got zeros (an API
+ * audit's finding).
+ */
+export function statisticsLabel(label: string, source?: Source): string {
+  const sources: Source[] = source ? [source] : ['x', 'reddit'];
+  for (const each of sources) {
+    const named = labelOfKeyword(label, each);
+    if (named !== undefined) return named;
+  }
+  return normalizeLabel(label);
 }
 
 // ---------------------------------------------------------------------------------------------

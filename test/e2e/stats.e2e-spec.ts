@@ -116,6 +116,24 @@ describe('Statistics over the synced miner index', () => {
     );
   });
 
+  // On-demand and set_desirabilities read these spellings as the label; here they were zeros.
+  it('reads a label as on-demand keywords are read: /r/x and /x as r/x, $tag as #tag', async () => {
+    const labels = await bruteForceLabels(1);
+    const [reddit] = [...labels.keys()].filter((label) => label.startsWith('r/'));
+    for (const spelling of [`/${reddit}`, `/${reddit.slice(2)}`, ` R/${reddit.slice(2)}/ `]) {
+      const response = await get(`get_bytes_by_label?label=${encodeURIComponent(spelling)}`).expect(
+        200,
+      );
+      expect(response.body).toMatchObject({
+        label: reddit,
+        total_bytes: labels.get(reddit)!.bytes,
+      });
+    }
+    const bitcoin = (await bruteForceLabels(2)).get('#bitcoin')!;
+    const cashtag = await get('get_bytes_by_label?label=%24BitCoin').expect(200);
+    expect(cashtag.body).toMatchObject({ label: '#bitcoin', total_bytes: bitcoin.bytes });
+  });
+
   it('gives zeros for an unknown label', async () => {
     const response = await get('get_bytes_by_label?label=%23nothing-here').expect(200);
     expect(response.body).toEqual({ label: '#nothing-here', total_bytes: 0, adj_total_bytes: 0 });
@@ -209,6 +227,9 @@ describe('Statistics over the synced miner index', () => {
       },
     });
     const { bucket, data } = response.body;
+    // A cashtag names the hashtag's label, as an on-demand keyword does.
+    const cashtag = await get('query_bucket/x?label=%24BitCoin').expect(200);
+    expect(cashtag.body).toMatchObject({ status: 'success', bucket: { id: bucket.id } });
     expect(data.length).toBeGreaterThan(0);
     for (const entity of data) {
       expect(entity.label).toBe('#bitcoin');

@@ -3,7 +3,12 @@ import { Clock } from '../../common/clock/clock';
 import { Source } from '../../common/source';
 import { MinerIndexService } from '../../network/index/miner-index.service';
 import { NetworkService } from '../../network/network.service';
-import { bucketEnd, bucketStart, normalizeLabel, oldestUsefulBucket } from '../../network/protocol';
+import {
+  bucketEnd,
+  bucketStart,
+  oldestUsefulBucket,
+  statisticsLabel,
+} from '../../network/protocol';
 import { toSourceId, toSourceName } from '../../network/sources';
 import { bucketRange, QueryBucketQueryDto } from './dto/stats-requests.dto';
 import {
@@ -90,7 +95,7 @@ export class StatsService {
    * the normalized label, as the lists are.
    */
   async bytesByLabel(label: string, ifNoneMatch?: string): Promise<Conditional<LabelBytesDto>> {
-    const normalized = normalizeLabel(label);
+    const normalized = statisticsLabel(label);
     const version = await this.index.totalsVersion();
     return conditionally(answerTag(['bytes', normalized, version]), ifNoneMatch, async () => {
       const { bytes, adjBytes } = await this.index.bytesByLabel(normalized);
@@ -126,7 +131,7 @@ export class StatsService {
     // later than this one.
     const { start, end } = bucketRange(query, this.clock.now());
     const sourceId = toSourceId(source);
-    const label = query.label === undefined ? undefined : normalizeLabel(query.label);
+    const label = query.label === undefined ? undefined : statisticsLabel(query.label, source);
     const labelId = label === undefined ? undefined : await this.index.labelId(label);
     const range = `buckets ${start}..${end}`;
     // The label is any text the client sent: its control and format characters are written as

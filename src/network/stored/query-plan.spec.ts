@@ -1,5 +1,5 @@
-import { NetworkQuery, timeBucketId } from '../protocol';
-import { FILTERED_OVERSAMPLING, labelOfKeyword, planStoredQuery } from './query-plan';
+import { labelOfKeyword, NetworkQuery, timeBucketId } from '../protocol';
+import { FILTERED_OVERSAMPLING, planStoredQuery } from './query-plan';
 
 const NOW = new Date('2026-01-15T12:34:56Z');
 const HOUR = 3_600_000;

@@ -1,13 +1,11 @@
 import { Source } from '../../common/source';
 import {
   authorKey,
-  cutLabel,
+  labelOfKeyword,
   MAX_DATA_AGE_DAYS,
   NetworkQuery,
-  normalizeLabel,
   timeBucketId,
 } from '../protocol';
-import { isXTag, parseKeyword } from '../keywords';
 import { compileQuery, QueryMatcher } from '../query-matcher';
 import { SourceId, toSourceId, toSourceName } from '../sources';
 import { HOUR_MS } from '../../common/clock/durations';
@@ -96,22 +94,6 @@ export function planStoredQuery(query: NetworkQuery, now: Date): StoredQueryPlan
     limit: query.limit,
     matches: matcherOf(query, mode),
   };
-}
-
-/**
- * The label a keyword names, as miners file it, or undefined when it names none. X: one hashtag,
- * or one cashtag (`$AAPL` is filed as `#aapl`; isXTag); Reddit: a subreddit (`r/name`,
- * `/r/name`, `/name`). `#bitcoin halving` or `$AAPL earnings` names none: planned as labels, no
- * miner held them and the answer was an empty success, though posts under `#bitcoin` match.
- */
-export function labelOfKeyword(keyword: string, source: Source): string | undefined {
-  const trimmed = keyword.trim();
-  if (source === 'x' && trimmed.startsWith('$') && isXTag(trimmed))
-    return cutLabel(normalizeLabel(`#${trimmed.slice(1)}`));
-  const parsed = parseKeyword(trimmed, source);
-  if (parsed.kind === 'hashtag') return cutLabel(parsed.tag);
-  if (parsed.kind === 'subreddit') return parsed.label;
-  return undefined;
 }
 
 /** The query's rules: in `any` mode an item answers when one keyword matches. */

@@ -17,7 +17,8 @@ export class SourceDto {
 export class LabelQueryDto {
   @ApiProperty({
     description:
-      'Label; trimmed and lower-cased before lookup. Empty or only white space: 422 `string_too_short`',
+      'Label; read as an on-demand keyword: `/r/name` and `/name` are `r/name`, `$tag` is `#tag`; anything else ' +
+      'trimmed and lower-cased before lookup. Empty or only white space: 422 `string_too_short`',
     example: '#bitcoin',
     minLength: 1,
     maxLength: 140,
@@ -73,7 +74,8 @@ export class QueryBucketQueryDto {
   // Reddit bucket; without one the newest bucket of any label is fetched, for both sources.
   @ApiPropertyOptional({
     description:
-      'Only buckets of this label, e.g. `#bitcoin` (X) or `r/bitcoin` (Reddit); trimmed and ' +
+      'Only buckets of this label, e.g. `#bitcoin` (X) or `r/bitcoin` (Reddit); read as an on-demand keyword ' +
+      'of the source (X: `$tag` is `#tag`; Reddit: `/r/name` and `/name` are `r/name`), else trimmed and ' +
       'lower-cased. Default: the newest bucket of any label. Empty or only white space: 422 ' +
       '`string_too_short`',
     minLength: 1,
