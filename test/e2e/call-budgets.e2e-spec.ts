@@ -341,6 +341,54 @@ describe('A miner that answers 403', () => {
   }, 60_000);
 });
 
+interface OnDemandAnswer {
+  status: string;
+  data: unknown[];
+  meta: { error?: string; miners_queried: number; origin: string; miners_without_budget: number };
+}
+
+/**
+ * Two devnet miners and an app asking them in `mode` with `settings`, its answers not cached,
+ * started before the describe's tests and stopped after them; `indexed`: their indexes synced
+ * first, so that a stored answer finds the label's holders.
+ */
+function budgetedNetwork(
+  mode: 'live' | 'auto',
+  settings: Record<string, string>,
+  indexed = false,
+): { network: TestNetwork; app: TestApp; query: () => Promise<OnDemandAnswer> } {
+  // Filled in before the tests run: read its fields in them, not before.
+  const started = {
+    /** `#bitcoin` on X, with the master key. */
+    query: async () =>
+      (
+        await started.app.http
+          .post('/api/v1/on_demand_data_request')
+          .set('X-API-Key', TEST_MASTER_KEY)
+          .send({ source: 'x', keywords: ['#bitcoin'] })
+          .expect(200)
+      ).body as OnDemandAnswer,
+  } as { network: TestNetwork; app: TestApp; query: () => Promise<OnDemandAnswer> };
+  beforeAll(async () => {
+    started.network = await startTestNetwork(2);
+    started.app = await startTestApp(
+      {
+        ...started.network.env,
+        ON_DEMAND_MODE: mode,
+        QUERY_CACHE_TTL_SECONDS: '0',
+        ...settings,
+      },
+      { ownDatabase: true },
+    );
+    if (indexed) expect(await syncIndexNow(started.app)).toMatchObject({ synced: 2 });
+  });
+  afterAll(async () => {
+    await started.app.close();
+    await started.network.stop();
+  });
+  return started;
+}
+
 /**
  * Miners limit OnDemandRequest like the other synapses (common/protocol.py: 5 per window,
  * doubled, refused calls counted): live queries stay within the budget and ask only miners with
@@ -349,49 +397,22 @@ describe('A miner that answers 403', () => {
 describe.each(['live', 'auto'] as const)(
   'The OnDemandRequest budget, ON_DEMAND_MODE=%s',
   (mode) => {
-    let network: TestNetwork;
-    let app: TestApp;
-
-    beforeAll(async () => {
-      network = await startTestNetwork(2);
-      app = await startTestApp(
-        {
-          ...network.env,
-          ON_DEMAND_MODE: mode,
-          QUERY_MINERS: '2',
-          QUERY_QUORUM: '2',
-          QUERY_CACHE_TTL_SECONDS: '0',
-          MINER_CALL_BUDGETS: 'OnDemandRequest=2/h',
-        },
-        { ownDatabase: true },
-      );
+    const started = budgetedNetwork(mode, {
+      QUERY_MINERS: '2',
+      QUERY_QUORUM: '2',
+      MINER_CALL_BUDGETS: 'OnDemandRequest=2/h',
     });
-    afterAll(async () => {
-      await app.close();
-      await network.stop();
-    });
-
-    const query = async () =>
-      (
-        await app.http
-          .post('/api/v1/on_demand_data_request')
-          .set('X-API-Key', TEST_MASTER_KEY)
-          .send({ source: 'x', keywords: ['#bitcoin'] })
-          .expect(200)
-      ).body as {
-        status: string;
-        meta: { error?: string; miners_queried: number; origin: string };
-      };
 
     /** What the devnet's miners have left of the budget, as the listing says. */
     const onDemandLeft = async () => {
-      const uids = new Set(network.devnet.miners.map((miner) => miner.uid));
-      return (await listMiners(app))
+      const uids = new Set(started.network.devnet.miners.map((miner) => miner.uid));
+      return (await listMiners(started.app))
         .filter((miner) => uids.has(miner.uid))
         .map((miner) => miner.call_budget_left.OnDemandRequest);
     };
 
     it('keeps live queries within it and asks no miner beyond it', async () => {
+      const { network, query } = started;
       expect(await onDemandLeft()).toEqual([2, 2]);
       for (let round = 0; round < 2; round++) {
         const answer = await query();
@@ -425,44 +446,14 @@ describe.each(['live', 'auto'] as const)(
 describe.each(['live', 'auto'] as const)(
   'A failed round with a miner left out for budget, ON_DEMAND_MODE=%s',
   (mode) => {
-    let network: TestNetwork;
-    let app: TestApp;
-
-    beforeAll(async () => {
-      network = await startTestNetwork(2);
-      app = await startTestApp(
-        {
-          ...network.env,
-          ON_DEMAND_MODE: mode,
-          QUERY_MINERS: '1',
-          QUERY_QUORUM: '1',
-          QUERY_CACHE_TTL_SECONDS: '0',
-          MINER_CALL_BUDGETS: 'OnDemandRequest=1/h',
-        },
-        { ownDatabase: true },
-      );
-      // The stored answer finds the label's holders through their indexes.
-      expect(await syncIndexNow(app)).toMatchObject({ synced: 2 });
-    });
-    afterAll(async () => {
-      await app.close();
-      await network.stop();
-    });
-
-    const query = async () =>
-      (
-        await app.http
-          .post('/api/v1/on_demand_data_request')
-          .set('X-API-Key', TEST_MASTER_KEY)
-          .send({ source: 'x', keywords: ['#bitcoin'] })
-          .expect(200)
-      ).body as {
-        status: string;
-        data: unknown[];
-        meta: { error?: string; origin: string; miners_without_budget: number };
-      };
+    const started = budgetedNetwork(
+      mode,
+      { QUERY_MINERS: '1', QUERY_QUORUM: '1', MINER_CALL_BUDGETS: 'OnDemandRequest=1/h' },
+      true,
+    );
 
     it(mode === 'live' ? 'says so' : 'answers from stored data', async () => {
+      const { network, query } = started;
       expect((await query()).meta.origin).toBe('live');
       const [first, other] = network.devnet.miners.map((miner) => miner.uid);
       const [spent, failing] =
