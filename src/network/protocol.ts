@@ -58,9 +58,8 @@ export function labelOfKeyword(keyword: string, source: Source): string | undefi
  * The label a statistics query names (`get_bytes_by_label`, `query_bucket`'s `label`), read as
  * an on-demand keyword's (labelOfKeyword): `/r/bitcoin` and `/bitcoin` are `r/bitcoin`, `$BTC`
  * is `#btc`, under the query's source or, without one, under either. Any other text is only
- * trimmed and lower-cased (normalizeLabel), and names no label the index holds. Read more
- * narrowly, those spellings, which on-demand and set_desirabilities take, got zeros (an API
- * audit's finding).
+ * trimmed and lower-cased (normalizeLabel), as every label was before: read so, those
+ * spellings, which on-demand and set_desirabilities take, got zeros (an API audit's finding).
  */
 export function statisticsLabel(label: string, source?: Source): string {
   const sources: Source[] = source ? [source] : ['x', 'reddit'];

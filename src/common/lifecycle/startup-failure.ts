@@ -25,7 +25,8 @@ export class UnusableDatabase extends Error {
 /**
  * The errors of a database the setting names wrongly or that is not ready for this gateway; the
  * ones of a database that cannot be reached now are isDatabaseUnavailable's (requests answer
- * them 503), so that both know the same list.
+ * them 503), so that both know the same list. A database renamed away (3D000) or a role refused
+ * (class 28) is in both: a setting to correct at start, an outage once the service runs.
  */
 const DATABASE_SETTING_CODES = new Set([
   'ENOTFOUND', // the host name does not resolve
