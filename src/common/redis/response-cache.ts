@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { RedisConnection } from './redis-connection';
+import { redisFailureText } from './redis-failure';
 
 /**
  * The process-memory store is bounded by size, not only by count: an answer of 1,000 items is
@@ -65,7 +66,8 @@ export class ResponseCache {
 
   /** A failed Redis command rests Redis (RedisConnection.failed), so the next ones do not wait. */
   private failed(client: unknown, what: 'read' | 'write', error: Error): void {
-    if (client) this.redis.failed(error.message);
-    this.logger.warn(`cache ${what} failed: ${error.message}`);
+    const reason = redisFailureText(error);
+    if (client) this.redis.failed(reason);
+    this.logger.warn(`cache ${what} failed: ${reason}`);
   }
 }

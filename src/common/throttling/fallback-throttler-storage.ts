@@ -1,6 +1,7 @@
 import { Logger, OnApplicationShutdown } from '@nestjs/common';
 import { lruCache } from '../lru-cache';
 import { RedisConnection } from '../redis/redis-connection';
+import { redisFailureText } from '../redis/redis-failure';
 import { monotonicNow } from '../clock/monotonic';
 import {
   countHit,
@@ -81,7 +82,8 @@ export class FallbackThrottlerStorage implements RateLimitStorage, OnApplication
         return count;
       },
       (error: Error) => {
-        if (this.redis.failed(error.message)) this.switchTo(true, error.message);
+        const reason = redisFailureText(error);
+        if (this.redis.failed(reason)) this.switchTo(true, reason);
         return local();
       },
     );
@@ -97,8 +99,9 @@ export class FallbackThrottlerStorage implements RateLimitStorage, OnApplication
    * Redis has most likely counted too, is counted on its last answer, as Redis would have.
    */
   private failed(hit: RateLimitHit, error: Error): RateLimitRecord | Promise<RateLimitRecord> {
-    if (this.redis.failed(error.message)) {
-      this.switchTo(true, error.message);
+    const reason = redisFailureText(error);
+    if (this.redis.failed(reason)) {
+      this.switchTo(true, reason);
       return this.local.increment(hit);
     }
     const id = `${hit.key}:${hit.scope}`;

@@ -1,6 +1,7 @@
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import type Redis from 'ioredis';
 import { RedisConnection } from '../../common/redis/redis-connection';
+import { redisFailureText } from '../../common/redis/redis-failure';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 
@@ -53,7 +54,8 @@ export class KeyChanges implements OnModuleInit, OnApplicationShutdown {
     if (this.subscribed) return;
     await subscriber.subscribe(this.channel).then(
       () => (this.subscribed = true),
-      (error: Error) => this.logger.warn(`not subscribed to key changes yet: ${error.message}`),
+      (error: Error) =>
+        this.logger.warn(`not subscribed to key changes yet: ${redisFailureText(error)}`),
     );
   }
 
@@ -70,8 +72,9 @@ export class KeyChanges implements OnModuleInit, OnApplicationShutdown {
       return;
     }
     await client.publish(this.channel, keyId).catch((error: Error) => {
-      this.redis.failed(error.message);
-      this.notPublished(keyId, error.message);
+      const reason = redisFailureText(error);
+      this.redis.failed(reason);
+      this.notPublished(keyId, reason);
     });
   }
 
