@@ -50,7 +50,9 @@ describe(MinerQueue.name, () => {
       const [queued] = await queue.inBudgetOrder([MINER]);
       const inMs = queued.notBefore - clock.now().getTime();
       expect(inMs).toBeGreaterThan(50_000);
-      expect(inMs).toBeLessThanOrEqual(60_000);
+      // The offset is read at the middle of the database's answer's round trip, so it may be off
+      // by half of it: 60,000.5 ms when a millisecond ticked between (a CI run's failure).
+      expect(inMs).toBeLessThanOrEqual(60_000 + 5);
     },
   );
 
