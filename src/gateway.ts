@@ -240,7 +240,7 @@ export function listenUrl(host: string, port: number): string {
   return `http://${name}:${port}`;
 }
 
-const WILDCARD_HOSTS = new Set(['', '0.0.0.0', '::', '[::]']);
+const WILDCARD_HOSTS = new Set(['', '0.0.0.0', '::']);
 
 /** The human banner of development and tests, on stdout. */
 function printBanner(facts: BannerFacts, master: ReturnType<typeof resolveMasterKey>): void {

@@ -347,6 +347,9 @@ interface OnDemandAnswer {
   meta: { error?: string; miners_queried: number; origin: string; miners_without_budget: number };
 }
 
+/** The devnet and app of a describe, and its on-demand query. */
+type BudgetedNetwork = { network: TestNetwork; app: TestApp; query: () => Promise<OnDemandAnswer> };
+
 /**
  * Two devnet miners and an app asking them in `mode` with `settings`, its answers not cached,
  * started before the describe's tests and stopped after them; `indexed`: their indexes synced
@@ -356,7 +359,7 @@ function budgetedNetwork(
   mode: 'live' | 'auto',
   settings: Record<string, string>,
   indexed = false,
-): { network: TestNetwork; app: TestApp; query: () => Promise<OnDemandAnswer> } {
+): BudgetedNetwork {
   // Filled in before the tests run: read its fields in them, not before.
   const started = {
     /** `#bitcoin` on X, with the master key. */
@@ -368,7 +371,7 @@ function budgetedNetwork(
           .send({ source: 'x', keywords: ['#bitcoin'] })
           .expect(200)
       ).body as OnDemandAnswer,
-  } as { network: TestNetwork; app: TestApp; query: () => Promise<OnDemandAnswer> };
+  } as BudgetedNetwork;
   beforeAll(async () => {
     started.network = await startTestNetwork(2);
     started.app = await startTestApp(

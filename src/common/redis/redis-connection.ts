@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from 
 import Redis from 'ioredis';
 import { EventLoopStalls } from '../event-loop-stalls';
 import { within } from '../within';
+import { redisFailureText } from './redis-failure';
 
 /** Where Redis is; provided by ConfigModule (REDIS_URL, REDIS_KEY_PREFIX). */
 export interface RedisSettings {
@@ -185,7 +186,7 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
       },
       (error: Error) => {
         this.probing = undefined;
-        this.probeError = error.message;
+        this.probeError = redisFailureText(error);
         this.restUntil = Date.now() + REDIS_REST_MS;
         return false;
       },
