@@ -4,14 +4,14 @@ import { AppConfig } from '../config/app-config';
 import { generateCorpus } from '../devnet/corpus';
 import { toWireEntity } from '../devnet/miner-records';
 import { CredibilityRecorder, MinerScore } from './credibility-recorder';
-import { LiveQueryService } from './live-query.service';
+import { LiveQueryService, LiveRound } from './live-query.service';
 import { MetagraphService } from './metagraph/metagraph.service';
 import { ServingMiner } from './miner.entity';
 import { NetworkQuery, XItem } from './protocol';
 import { NetworkQueryResult } from './query-result';
 import { CallBudgets } from './transport/call-budgets';
 import { MinerClient, MinerTarget, replyOf } from './transport/miner-client';
-import { MinerCallError } from './transport/miner-failures';
+import { BudgetUnreadableError, MinerCallError } from './transport/miner-failures';
 import { MinerFailureReason } from './query-failures';
 import { sample } from '../../test/support/prometheus-text';
 
@@ -39,6 +39,8 @@ interface MinerScript {
   items: XItem[];
   /** The call fails so, instead of answering the items. */
   failure?: MinerFailureReason;
+  /** The call fails with this error (a subclass's), instead of answering the items. */
+  error?: MinerCallError;
   /** The miner's circuit is open (it opened after `available` was read). */
   circuitOpen?: boolean;
 }
@@ -65,9 +67,11 @@ function setUp(scripts: MinerScript[], network: Partial<AppConfig['network']> = 
       return new Promise((resolve, reject) =>
         setTimeout(
           () =>
-            script.failure
-              ? reject(new MinerCallError(script.failure, script.failure))
-              : resolve(replyOf({ data: script.items.map(toWireEntity) }, script.afterMs)),
+            script.error
+              ? reject(script.error)
+              : script.failure
+                ? reject(new MinerCallError(script.failure, script.failure))
+                : resolve(replyOf({ data: script.items.map(toWireEntity) }, script.afterMs)),
           script.afterMs,
         ),
       );
@@ -95,16 +99,18 @@ function setUp(scripts: MinerScript[], network: Partial<AppConfig['network']> = 
     { now: () => new Date('2026-01-15T12:00:00Z') } as Clock,
   );
   /** Runs one query to its end on the fake timers. */
-  const query = async (query: NetworkQuery = QUERY): Promise<NetworkQueryResult> => {
+  const round = async (query: NetworkQuery = QUERY): Promise<LiveRound> => {
     const pending = live.query(query, miners, { miners }, 'user');
     await jest.advanceTimersByTimeAsync(config.network.queryDeadlineMs);
     return pending;
   };
+  const query = async (query: NetworkQuery = QUERY): Promise<NetworkQueryResult> =>
+    (await round(query)).result;
   const scoreOf = (uid: number) => scores.find((score) => score.uid === uid)?.score;
   /** A sample of the metrics, by name and labels. */
   const metric = async (name: string, labels: Record<string, string>) =>
     sample(await metrics.scrape(), name, labels);
-  return { query, scoreOf, live, miners, metric };
+  return { query, round, scoreOf, live, miners, metric };
 }
 
 const uris = (result: NetworkQueryResult) => result.items.map((item) => item.uri);
@@ -270,7 +276,7 @@ describe(LiveQueryService.name, () => {
       { coldkey: 'ck3', afterMs: 0, items: [] },
     ]);
 
-    const result = await live.query(QUERY, miners, { miners: miners.slice(0, 2) }, 'task');
+    const { result } = await live.query(QUERY, miners, { miners: miners.slice(0, 2) }, 'task');
 
     expect(result).toMatchObject({
       error:
@@ -292,5 +298,44 @@ describe(LiveQueryService.name, () => {
       /^Every queried miner was busy: .*\(MINER_CONCURRENCY\), or the miner answered 503$/,
     );
     expect(result.minersFailed).toEqual({ count: 2, reasons: { busy: 2 } });
+  });
+
+  // Concurrent queries spent the chosen miners' last calls before theirs (a replicas audit's
+  // finding): NetworkService's `auto` reads them as left out for budget.
+  it('counts the miners whose budget was spent when their turn came, apart from the other failures', async () => {
+    const { round } = setUp([
+      { coldkey: 'ck1', afterMs: 0, items: [], failure: 'no_budget' },
+      { coldkey: 'ck2', afterMs: 10, items: [], failure: 'timeout' },
+      { coldkey: 'ck3', afterMs: 0, items: [], failure: 'no_budget' },
+      {
+        coldkey: 'ck4',
+        afterMs: 0,
+        items: [],
+        error: new BudgetUnreadableError('OnDemandRequest', 'connection refused'),
+      },
+    ]);
+
+    const { result, spentWhenCalled } = await round();
+
+    expect(spentWhenCalled).toBe(2);
+    // The meta still counts them as queried and failed (docs/decisions.md, "Miners left out for
+    // budget are counted").
+    expect(result.minersFailed).toEqual({ count: 4, reasons: { no_budget: 3, timeout: 1 } });
+    expect(result.minersWithoutBudget).toBe(0);
+  });
+
+  it('says every queried miner was out of calls when each was refused for its budget', async () => {
+    const { round } = setUp([
+      { coldkey: 'ck1', afterMs: 0, items: [], failure: 'no_budget' },
+      { coldkey: 'ck2', afterMs: 0, items: [], failure: 'no_budget' },
+    ]);
+
+    const { result, spentWhenCalled } = await round();
+
+    expect(spentWhenCalled).toBe(2);
+    expect(result.error).toBe(
+      "Every queried miner was out of calls when its turn came: other queries had just spent this validator's " +
+        'OnDemandRequest budget for the hour (MINER_CALL_BUDGETS), or the budget could not be read',
+    );
   });
 });

@@ -26,7 +26,7 @@ import { onDemandRequestFields, OnDemandRequestFields, readEntityList } from './
 import { CallBudgets, nextCallAt, QueryPurpose } from './transport/call-budgets';
 import { MinerClient, targetOf } from './transport/miner-client';
 import { NOT_SERVED_COOLDOWN_MS } from './transport/miner-refusals';
-import { failureScore } from './transport/miner-failures';
+import { failureScore, isBudgetSpent } from './transport/miner-failures';
 import { QueryFailures } from './query-failures';
 
 /** Hedging delay before the network has enough latency samples to know its own p90. */
@@ -37,6 +37,16 @@ const INITIAL_HEDGE_MS = 1000;
  * so that both sides of what `auto` knows age alike.
  */
 export const SERVED_MEMORY_MS = NOT_SERVED_COOLDOWN_MS;
+
+/**
+ * A live round's result, and how many of its miners were refused unsent because other queries
+ * had spent their budget between the choice and the call (`no_budget` among the result's
+ * failures, as the meta counts it): NetworkService's `auto` reads them as left out for budget.
+ */
+export interface LiveRound {
+  result: NetworkQueryResult;
+  spentWhenCalled: number;
+}
 
 /** The miners with an OnDemandRequest call left, and when a spent one has a call again. */
 export interface MinersWithCalls {
@@ -93,7 +103,7 @@ export class LiveQueryService {
     available: ServingMiner[],
     withCallsLeft: MinersWithCalls,
     purpose: QueryPurpose,
-  ): Promise<NetworkQueryResult> {
+  ): Promise<LiveRound> {
     const { minersPerQuery, quorum, queryDeadlineMs } = this.config.network;
     // Circuits looked at again: `available` was read before the budget read this awaited, during
     // which other queries' calls may have opened some or taken their half-open trial (a task
@@ -107,7 +117,8 @@ export class LiveQueryService {
     const withoutBudget = available.length - withCallsLeft.miners.length;
     if (candidates.length === 0) {
       this.metrics.recordQuorumOutcome('no_miners');
-      return emptyResult(this.whyNoCandidate(available, withCallsLeft), withoutBudget);
+      const result = emptyResult(this.whyNoCandidate(available, withCallsLeft), withoutBudget);
+      return { result, spentWhenCalled: 0 };
     }
 
     const matcher = compileQuery({
@@ -121,15 +132,23 @@ export class LiveQueryService {
     // Calls still running at the response go on to their own deadline (docs/decisions.md,
     // "Stragglers are not cancelled"): cut at a grace after the quorum, an honest miner slower
     // than the others was scored as one that timed out (an audit's finding).
+    // Concurrent queries (on any replica) may spend a chosen miner's last calls before its own
+    // (an audit's finding: a burst's last queries answered "every queried miner failed").
+    const spent = new Set<number>();
     const outcome = await runQuorum(
       { candidates, fanout: minersPerQuery, quorum, deadlineMs: queryDeadlineMs, hedgeAfterMs },
-      (miner) => this.ask(miner, request, matcher, query.source, purpose),
+      (miner) =>
+        this.ask(miner, request, matcher, query.source, purpose).catch((error: unknown) => {
+          if (isBudgetSpent(error)) spent.add(miner.uid);
+          throw error;
+        }),
       (late) => this.recordLate(late),
     );
     this.metrics.recordQuorumOutcome(quorumResult(outcome, quorum));
     const merged = mergeAnswers(outcome.answers, query.limit, query.newestFirst);
     this.recordCredibility(outcome, merged.holders);
-    return summarize(outcome, merged, query.limit, withoutBudget);
+    const spentWhenCalled = [...spent].filter((uid) => outcome.failures.has(uid)).length;
+    return { result: summarize(outcome, merged, query.limit, withoutBudget), spentWhenCalled };
   }
 
   /**
@@ -290,6 +309,12 @@ function whyNoAnswer(outcome: QuorumOutcome): string {
     return (
       'Every queried miner was busy: this gateway already had as many calls in flight to it as ' +
       'it allows (MINER_CONCURRENCY), or the miner answered 503'
+    );
+  const noneLeft = failures.length > 0 && failures.every((reason) => reason === 'no_budget');
+  if (outcome.answers.length === 0 && noneLeft)
+    return (
+      "Every queried miner was out of calls when its turn came: other queries had just spent this validator's " +
+      'OnDemandRequest budget for the hour (MINER_CALL_BUDGETS), or the budget could not be read'
     );
   return 'Every queried miner failed';
 }

@@ -22,7 +22,7 @@ import { CircuitListener } from './transport/miner-circuits';
 import { MinerClient, MinerReply, MinerTarget, replyOf } from './transport/miner-client';
 import { LiedBuckets } from './stored/lied-buckets';
 import { MemoryItemStore } from '../../test/support/memory-item-store';
-import { MinerCallError } from './transport/miner-failures';
+import { BudgetUnreadableError, MinerCallError } from './transport/miner-failures';
 import { MinerFailureReason } from './query-failures';
 
 /** Where the test budgets' spent calls start to leave their window (miner n's n minutes later). */
@@ -76,7 +76,7 @@ function setUp(
   count: number,
   serving: number,
   spent: number[] = [],
-  faults: Record<number, MinerFailureReason> = {},
+  faults: Record<number, MinerFailureReason | MinerCallError> = {},
   /** Milliseconds a miner's call takes before its fault. */
   slowMs: Record<number, number> = {},
   /** What a serving miner answers OnDemandRequest with (by default nothing). */
@@ -110,7 +110,11 @@ function setUp(
       const fault = faults[target.uid];
       if (fault)
         return new Promise((_, reject) =>
-          setTimeout(() => reject(new MinerCallError(fault, fault)), slowMs[target.uid] ?? 0),
+          setTimeout(
+            () =>
+              reject(fault instanceof MinerCallError ? fault : new MinerCallError(fault, fault)),
+            slowMs[target.uid] ?? 0,
+          ),
         );
       if (synapse === 'OnDemandRequest' && target.uid > serving) {
         refused.add(target.hotkey);
@@ -683,6 +687,30 @@ describe(`${NetworkService.name} on-demand modes`, () => {
     const result = await service.query({ ...QUERY, keywords: ['dollar'] });
     expect(result.origin).toBe('stored');
     expect(result.error).toBe(partialAndEmpty('budget'));
+  });
+
+  // Concurrent queries spent the asked miners' last calls between their choice and their call
+  // (a replicas audit's finding: a burst's last queries answered "Every queried miner failed").
+  it('auto: a round whose miners were out of calls when their turn came is answered from stored data', async () => {
+    const { service, stored, onDemandCalls } = setUp('auto', 4, 4, [1], {
+      2: 'no_budget',
+      3: 'no_budget',
+      4: 'timeout',
+    });
+    const result = await service.query(QUERY);
+    expect(onDemandCalls.sort()).toEqual([2, 3, 4]);
+    // Miner 1 before the round, 2 and 3 at their call.
+    expect(result).toMatchObject({ origin: 'stored', minersWithoutBudget: 3 });
+    expect(stored.answer).toHaveBeenCalledTimes(1);
+  });
+
+  it('auto: a round whose budget could not be read keeps the live error', async () => {
+    const unreadable = () => new BudgetUnreadableError('OnDemandRequest', 'connection refused');
+    const { service, stored } = setUp('auto', 2, 2, [], { 1: unreadable(), 2: unreadable() });
+    const result = await service.query(QUERY);
+    expect(result).toMatchObject({ origin: 'live', minersWithoutBudget: 0 });
+    expect(result.error).toMatch(/^Every queried miner was out of calls when its turn came/);
+    expect(stored.answer).not.toHaveBeenCalled();
   });
 
   it('auto: a round in which every asked miner failed and none was left out keeps the live error', async () => {

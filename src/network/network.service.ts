@@ -33,11 +33,6 @@ import { MinerClient, targetOf } from './transport/miner-client';
 import { failureScore, MinerCallError, NOT_THE_MINERS_FAULT } from './transport/miner-failures';
 
 /**
- * The miner network's public face: other modules call this, never the repositories or the
- * client. Answers on-demand queries live (LiveQueryService: a hedged quorum fan-out, every item
- * checked) or from miners' stored data (StoredDataService), as ON_DEMAND_MODE says.
- */
-/**
  * What is left of one synapse's budget over the miners serving data (NetworkService.budgetsLeft).
  */
 export interface SynapseBudgetLeft {
@@ -46,6 +41,11 @@ export interface SynapseBudgetLeft {
   minersWithoutCalls: number;
 }
 
+/**
+ * The miner network's public face: other modules call this, never the repositories or the
+ * client. Answers on-demand queries live (LiveQueryService: a hedged quorum fan-out, every item
+ * checked) or from miners' stored data (StoredDataService), as ON_DEMAND_MODE says.
+ */
 @Injectable()
 export class NetworkService implements OnModuleInit {
   constructor(
@@ -207,7 +207,8 @@ export class NetworkService implements OnModuleInit {
    *   data, whatever the other miners' failures (the real network always has unreachable miners);
    * - while every miner that might serve it has spent this validator's OnDemandRequest budget
    *   for the hour, from stored data (it has budgets of its own); and so is a live round in
-   *   which no miner answered while some were left out for want of budget: the miners asked
+   *   which no miner answered while some were left out for want of budget, before the round
+   *   or when their turn came (other queries had spent their last calls): the miners asked
    *   were the failing ones;
    * - with no miner to ask at all (none registered, none reachable, and no 404 seen), the live
    *   path's error: an empty stored answer would hide it.
@@ -230,17 +231,21 @@ export class NetworkService implements OnModuleInit {
     const withCallsLeft = await this.live.withBudgetLeft(askable, purpose);
     if (mode === 'auto' && askable.length > 0 && withCallsLeft.miners.length === 0)
       return this.queryStored(query, purpose, 'budget', undefined, askable.length);
-    const live = await this.live.query(query, askable, withCallsLeft, purpose);
+    const round = await this.live.query(query, askable, withCallsLeft, purpose);
+    const live = round.result;
     if (mode !== 'auto' || live.minersResponded > 0) return live;
+    // Those whose budget other queries spent between their choice and their call were left out
+    // for budget too (the stored answer does not count them among its queried miners).
+    const withoutBudget = live.minersWithoutBudget + round.spentWhenCalled;
     const why: StoredBecause | undefined =
       refusedSome || (live.minersFailed.reasons.not_served ?? 0) > 0
         ? 'refused'
-        : live.minersWithoutBudget > 0
+        : withoutBudget > 0
           ? 'budget'
           : undefined;
     if (why === undefined) return live;
     const left = this.config.network.queryDeadlineMs - (performance.now() - started);
-    return this.queryStored(query, purpose, why, Math.max(0, left), live.minersWithoutBudget);
+    return this.queryStored(query, purpose, why, Math.max(0, left), withoutBudget);
   }
 
   /** `minersWithoutBudget`: those the live round considered left out for budget, if any. */

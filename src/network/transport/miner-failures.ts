@@ -56,6 +56,19 @@ export class BudgetUnreadableError extends MinerCallError {
 }
 
 /**
+ * Whether a call was refused unsent because the miner's budget was spent, by other queries
+ * since it was chosen (`no_budget`, not because the budget could not be read): the miner was
+ * left out for budget, as those without a call before the round are.
+ */
+export function isBudgetSpent(error: unknown): boolean {
+  return (
+    error instanceof MinerCallError &&
+    error.reason === 'no_budget' &&
+    !(error instanceof BudgetUnreadableError)
+  );
+}
+
+/**
  * Whether a failed call leaves its place in a query's fan-out to the next candidate without
  * counting against the cap on spares (runQuorum), which bounds the calls a query sends and so
  * the budget it spends. True of a call refused unsent for a reason of that miner alone: its
