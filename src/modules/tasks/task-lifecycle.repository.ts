@@ -245,10 +245,6 @@ export class TaskLifecycleRepository {
   }
 
   /**
-   * Completed tasks whose items are still stored, completed before `completedBefore` (or by a
-   * release that recorded no completion time), oldest completed first, but for the ids in `skip`.
-   */
-  /**
    * When the earliest completed task that still has stored items completed (null: none has), so
    * that a pruner that found none due knows when one will be.
    */
@@ -262,6 +258,11 @@ export class TaskLifecycleRepository {
     return row?.completed_at ?? null;
   }
 
+  /**
+   * Completed tasks whose items are still stored, completed at or before `completedBefore` (or
+   * by a release that recorded no completion time), oldest completed first, but for the ids in
+   * `skip`.
+   */
   completedWithItems(
     skip: readonly string[],
     completedBefore: Date,
