@@ -341,6 +341,33 @@ describe(mergeAnswers.name, () => {
     expect(copyKey(rescraped)).toBe(copyKey(b));
   });
 
+  // Each field copyKey compares, changed alone, makes another copy; a mutation audit found that
+  // dropping the Reddit body, the X author or a comment's parent from the key failed no test.
+  it('tells copies apart by each field they must agree on', () => {
+    const comment = redditItems.find((item) => item.dataType === 'comment')!;
+    const post = redditItems.find((item) => item.dataType === 'post')!;
+    const x = xPosts[0];
+    const changed: DataItem[] = [
+      { ...x, text: `${x.text} (edited)` },
+      { ...x, user: { ...x.user, username: `${x.user.username}_2` } },
+      { ...comment, body: `${comment.body} (edited)` },
+      { ...post, title: `${post.title} (edited)` },
+      { ...comment, username: `${comment.username}_2` },
+      { ...comment, communityName: `${comment.communityName}_2` },
+      { ...comment, parentId: 't3_elsewhere' },
+    ];
+    for (const copy of changed)
+      expect(copyKey(copy)).not.toBe(
+        copyKey(copy.source === 'X' ? x : copy.dataType === 'post' ? post : comment),
+      );
+  });
+
+  it('reads a subreddit alike whatever its case, as the item store does', () => {
+    const comment = redditItems.find((item) => item.dataType === 'comment')!;
+    const shouted = { ...comment, communityName: comment.communityName.toUpperCase() };
+    expect(copyKey(shouted)).toBe(copyKey(comment));
+  });
+
   it('merges one post sent under differently spelled uris as one corroborated item', () => {
     const post = {
       ...xPosts[0],

@@ -147,6 +147,12 @@ describe(ItemStoreRepository.name, () => {
     await store.save(delivery('hotkey-1', [thread]));
     await store.save(delivery('hotkey-2', [{ ...thread, title: 'another title' }]));
     await store.save(delivery('hotkey-3', [{ ...thread, score: 99, num_comments: 7 }]));
+    // Each other field the copies must agree on, changed alone (a mutation audit found that
+    // dropping the body from contentOf failed no test); the subreddit's case is no change.
+    await store.save(delivery('hotkey-4', [{ ...thread, body: 'another body' }]));
+    await store.save(delivery('hotkey-5', [{ ...thread, parentId: 't3_elsewhere' }]));
+    await store.save(delivery('hotkey-6', [{ ...thread, username: 'someone_else' }]));
+    await store.save(delivery('hotkey-7', [{ ...thread, communityName: 'r/A' }]));
 
     expect(await find({})).toEqual([
       expect.objectContaining({
@@ -156,7 +162,10 @@ describe(ItemStoreRepository.name, () => {
       }),
     ]);
     expect(await find({ source: 1 })).toEqual([
-      expect.objectContaining({ item: thread, deliveredBy: ['hotkey-1', 'hotkey-3'] }),
+      expect.objectContaining({
+        item: thread,
+        deliveredBy: ['hotkey-1', 'hotkey-3', 'hotkey-7'],
+      }),
     ]);
   });
 

@@ -146,6 +146,27 @@ describe(AuthFailureLimiter.name, () => {
     }
   });
 
+  // A failure after the limit-th (a lookup that was in flight) is refused without starting a
+  // later lockout: the lockout and its Retry-After run from the limit-th (a mutation audit's
+  // finding: no test held that).
+  it('keeps a lockout to a window from its limit-th failure, whatever failures follow', async () => {
+    jest.useFakeTimers();
+    const { limiter: failures, storage } = limiter();
+    try {
+      await failures.recordFailure(ADDRESS, 'sk_live_wrong-1');
+      await failures.recordFailure(ADDRESS, 'sk_live_wrong-2');
+      jest.advanceTimersByTime(30_000);
+      await expect(failures.recordFailure(ADDRESS, 'sk_live_wrong-3')).rejects.toBeInstanceOf(
+        TooManyAuthFailuresException,
+      );
+      jest.advanceTimersByTime(30_000);
+      expect(() => failures.refuseIfLockedOut(() => ADDRESS, undefined)).not.toThrow();
+    } finally {
+      storage.onApplicationShutdown();
+      jest.useRealTimers();
+    }
+  });
+
   it('lets a key admitted before through its address’s lockout, and no other key', async () => {
     const { limiter: failures, storage } = limiter();
     failures.recordAdmission('key-1', KEY);
