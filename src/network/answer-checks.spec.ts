@@ -350,6 +350,8 @@ describe(mergeAnswers.name, () => {
     const changed: DataItem[] = [
       { ...x, text: `${x.text} (edited)` },
       { ...x, user: { ...x.user, username: `${x.user.username}_2` } },
+      // Filed under another label (a hostile miner moved another hashtag first).
+      { ...x, label: '#elsewhere' },
       { ...comment, body: `${comment.body} (edited)` },
       { ...post, title: `${post.title} (edited)` },
       { ...comment, username: `${comment.username}_2` },

@@ -112,14 +112,15 @@ export interface MergedItems {
 /**
  * What two copies of a post must agree on to corroborate each other, as the item store compares
  * them in SQL (`contentOf` in item-store.repository.ts, docs/decisions.md, "Corroboration
- * compares content"): X, the text and the author; Reddit, the body, title, author, subreddit,
- * kind and parent; handles lower-cased, without `@`. Engagement counts, profiles, media urls and
- * the time differ between honest scrapes and are left out.
+ * compares content"): X, the text, the author and the label it is filed under (its first
+ * hashtag); Reddit, the body, title, author, subreddit, kind and parent; handles lower-cased,
+ * without `@`. Engagement counts, profiles, media urls and the time differ between honest
+ * scrapes and are left out.
  */
 export function copyKey(item: DataItem): string {
   const content =
     item.source === 'X'
-      ? [item.text, authorKey(item.user.username)]
+      ? [item.text, authorKey(item.user.username), item.label]
       : [
           item.body,
           item.title,

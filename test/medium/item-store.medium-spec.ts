@@ -143,6 +143,10 @@ describe(ItemStoreRepository.name, () => {
     await store.save(delivery('hotkey-1', [post], { at: new Date('2023-11-09T00:00:00Z') }));
     const other = { ...structuredClone(post), text: 'words the author never wrote #a' };
     await store.save(delivery('hotkey-2', [other], { at: new Date('2023-11-09T01:00:00Z') }));
+    // The same words filed under another label: a hostile miner that moved another hashtag
+    // first, so that the post leaves its label's queries (a hostile-miner audit's finding).
+    const relabelled = { ...structuredClone(post), label: '#b' };
+    await store.save(delivery('hotkey-3', [relabelled], { at: new Date('2023-11-09T02:00:00Z') }));
     const thread = redditPost('r1', 5, 'r/a');
     await store.save(delivery('hotkey-1', [thread]));
     await store.save(delivery('hotkey-2', [{ ...thread, title: 'another title' }]));

@@ -205,7 +205,8 @@ function authorOf(item: DataItem): string {
 /**
  * What two miners' copies of one post must agree on to corroborate it, as SQL over a stored
  * item's jsonb: what the post says and who said it where (X: text, author; Reddit: body, title,
- * author, subreddit, kind, parent). Left out, as they legitimately differ between scrapes: the
+ * author, subreddit, kind, parent), besides the label the row is filed under, which the insert
+ * compares by its column (an X post's first hashtag). Left out, as they legitimately differ between scrapes: the
  * engagement counts, the author's profile, media urls (scrapers spell them differently), the
  * time (the hour is in the key; the entity keeps the second, the record the minute) and the size.
  * Handles compare lower-cased and without `@`; rows of older releases carry `content`. Live
@@ -222,7 +223,7 @@ function contentOf(item: string): string {
  * The call's items and its fetch rows in one statement (one round trip, atomic as a
  * transaction of both; BEGIN, two statements and COMMIT were four on the path of a first fetch
  * after its slowest miner answered). Items: one INSERT from arrays, merged by (source, uri, hour)
- * with the miners that sent them before, when their content agrees (contentOf); a disagreeing
+ * with the miners that sent them before, when their content and label agree (contentOf); a disagreeing
  * copy leaves the row as it was. Fetches: the newest per bucket and miner (a late answer
  * to an older call does not replace it); each delivery counts its own items (one per uri and
  * hour), whatever the others hold.
@@ -255,7 +256,8 @@ function saveSql(
                              ELSE s.delivered_by || $1::text END,
          first_fetched_at = least(s.first_fetched_at, EXCLUDED.first_fetched_at),
          last_fetched_at = greatest(s.last_fetched_at, EXCLUDED.last_fetched_at)
-       WHERE ${contentOf('s.item')} = ${contentOf('EXCLUDED.item')})
+       WHERE ${contentOf('s.item')} = ${contentOf('EXCLUDED.item')}
+         AND s.label IS NOT DISTINCT FROM EXCLUDED.label)
      INSERT INTO stored_bucket_fetches AS f (source, label, time_bucket, miner_hotkey, miner_uid,
                                              fetched_at, claimed_bytes, item_count, bytes)
      SELECT u.source, u.label, u.time_bucket, u.miner_hotkey, u.miner_uid, u.fetched_at,
