@@ -1,5 +1,5 @@
 import { XItem } from '../protocol';
-import { xItemOf } from './records';
+import { redditItemOf, xItemOf } from './records';
 import { xContentFields } from '../x-content';
 
 const ITEM: XItem = {
@@ -111,5 +111,36 @@ describe(xItemOf.name, () => {
 
   it('refuses a record whose username is a bare `@`', () => {
     expect(xItemOf(recordWith({ username: '@' }), place)).toBeUndefined();
+  });
+
+  it('leaves out counts below 0, which no post or account has', () => {
+    const item = xItemOf(
+      recordWith({ like_count: -5, view_count: -1, user_followers_count: -100 }),
+      place,
+    );
+    expect(item?.tweet).toMatchObject({ like_count: null, view_count: null, retweet_count: 3 });
+    expect(item?.user).toMatchObject({ followers_count: null, following_count: 50 });
+  });
+});
+
+describe(redditItemOf.name, () => {
+  const uri = 'https://www.reddit.com/r/bitcoin/comments/abc123/halving/';
+  const record = (fields: Record<string, unknown>) => ({
+    id: 't3_abc123',
+    url: uri,
+    username: 'satoshi_fan',
+    communityName: 'r/Bitcoin',
+    body: 'Halving soon',
+    title: 'Halving',
+    createdAt: '2026-11-20T10:15:00Z',
+    dataType: 'post',
+    parentId: null,
+    ...fields,
+  });
+  const place = { uri, datetime: '2026-11-20T10:15:00.000Z', contentBytes: 200 };
+
+  it('keeps a score below 0 (downvoted), and leaves out a comment count below 0', () => {
+    const item = redditItemOf(record({ score: -7, num_comments: -2 }), place);
+    expect(item).toMatchObject({ score: -7, num_comments: null });
   });
 });

@@ -46,7 +46,7 @@ export function xItemOf(record: Json, place: RecordPlace): XItem | undefined {
   const userFlag = (flat: string, nested = flat) =>
     flag(record[flat]) ?? flag(user[nested]) ?? null;
   const userCount = (flat: string, nested: string) =>
-    count(record[flat]) ?? count(user[nested]) ?? null;
+    tally(record[flat]) ?? tally(user[nested]) ?? null;
   const tweetText = (flat: string, nested = flat) =>
     text(record[flat]) ?? text(tweet[nested]) ?? null;
   // The nested shape keeps the reply target as `tweet.in_reply_to: {user_id, username}`.
@@ -54,7 +54,7 @@ export function xItemOf(record: Json, place: RecordPlace): XItem | undefined {
   const repliedToId = tweetText('in_reply_to_user_id') ?? text(replyTarget.user_id) ?? null;
   const repliedTo = tweetText('in_reply_to_username') ?? text(replyTarget.username) ?? null;
   const tweetFlag = (name: string) => flag(record[name]) ?? flag(tweet[name]) ?? null;
-  const tweetCount = (name: string) => count(record[name]) ?? count(tweet[name]) ?? null;
+  const tweetCount = (name: string) => tally(record[name]) ?? tally(tweet[name]) ?? null;
   return {
     text: body,
     datetime: place.datetime,
@@ -136,7 +136,7 @@ export function redditItemOf(record: Json, place: RecordPlace): RedditItem | und
       typeof ratio === 'number' && Number.isFinite(ratio) && ratio >= 0 && ratio <= 1
         ? ratio
         : null,
-    num_comments: count(record.num_comments) ?? null,
+    num_comments: tally(record.num_comments) ?? null,
     content: heading === undefined ? body : body === '' ? heading : `${heading}\n\n${body}`,
   };
 }
@@ -175,6 +175,16 @@ export function text(value: unknown): string | undefined {
 /** A count as items carry it: a safe integer (one every reader takes exactly), else undefined. */
 export function count(value: unknown): number | undefined {
   return Number.isSafeInteger(value) ? (value as number) : undefined;
+}
+
+/**
+ * A count of things (likes, views, followers, comments), never below 0: a miner's -5 likes is
+ * no count, left out (null) as a fraction is (a hostile-miner audit's finding: it was answered
+ * as sent). A Reddit score is a `count`: downvotes take it below 0.
+ */
+function tally(value: unknown): number | undefined {
+  const read = count(value);
+  return read !== undefined && read >= 0 ? read : undefined;
 }
 
 function flag(value: unknown): boolean | undefined {
