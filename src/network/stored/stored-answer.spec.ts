@@ -327,4 +327,43 @@ describe(summarize.name, () => {
       miners: { responded: 2, failed: { count: 2, reasons: { invalid_items: 2 } } },
     });
   });
+
+  // Each said "their holders' call budgets are spent, they refused recently, or what they sent
+  // … failed the checks" (a hostile-miner audit's finding).
+  describe('when no holder was asked', () => {
+    const LIMIT = 8 * 1024 * 1024;
+    /** Buckets whose holders claim these sizes, none from the store. */
+    const claimed = (...sizes: number[]) =>
+      sizes.map(
+        (bytes, index) =>
+          ({
+            bucket: { source: 2, label: '#tao', timeBucket: index },
+            fromStore: false,
+            toAsk: [{ uid: 1, bytes } as BucketHolding],
+            unfetched: [],
+          }) as unknown as SelectedBucket,
+      );
+    const flags = (deadlineReached: boolean) => ({ deadlineReached, maxBytesPerCall: LIMIT });
+
+    it('says every holder claims more than one call may carry', () => {
+      const answer = summarize(plan, claimed(LIMIT + 1, 9 * LIMIT), round([]), [], flags(false));
+      expect(answer.error).toBe(
+        "None of the 2 buckets holding this query's data can be fetched: every holder claims more than a miner is asked to send at once (8388608 bytes, half of MINER_MAX_RESPONSE_BYTES), and the store has no copy; ask for a shorter range or another label",
+      );
+    });
+
+    it('says another query is fetching them when the deadline passed awaiting its fetch', () => {
+      const answer = summarize(plan, claimed(1000), round([]), [], flags(true));
+      expect(answer.error).toBe(
+        "None of the 1 buckets holding this query's data was fetched in time: another query of this gateway is fetching them; ask again shortly, it will be answered from what they send",
+      );
+    });
+
+    it('names the claims too large beside the other reasons when only some are', () => {
+      const answer = summarize(plan, claimed(1000, LIMIT + 1), round([]), [], flags(false));
+      expect(answer.error).toBe(
+        "None of the 2 buckets holding this query's data can be fetched now (the holders of some claim more than a miner is asked to send at once): their holders' call budgets are spent, they refused recently, or what they sent within the hour failed the checks, and the store has no copy",
+      );
+    });
+  });
 });

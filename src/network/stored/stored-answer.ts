@@ -77,6 +77,8 @@ export interface SummaryFlags {
    * hotkey missing here (no longer in the metagraph) counts as an operator of its own.
    */
   coldkeys?: ReadonlyMap<string, string>;
+  /** The largest claim one call may carry (largestClaimAsked): a holder claiming more is not asked. */
+  maxBytesPerCall?: number;
 }
 
 /** The answer and its counts, once the fetch round is over or the deadline passed. */
@@ -90,6 +92,7 @@ export function summarize(
     indexLoaded = true,
     unplannedSkipped = false,
     coldkeys = new Map<string, string>(),
+    maxBytesPerCall = Infinity,
   }: SummaryFlags,
 ): StoredAnswer {
   const fromStore = selected.filter((bucket) => bucket.fromStore).length;
@@ -150,7 +153,9 @@ export function summarize(
   const nothingAnswered = items.length === 0 && missing > 0 && fromStore === 0 && fetchedNow === 0;
   return {
     items,
-    error: nothingAnswered ? whyMissing(round, missing, deadlineReached) : undefined,
+    error: nothingAnswered
+      ? whyMissing(round, missingBuckets(selected, round), deadlineReached, maxBytesPerCall)
+      : undefined,
     // An answer short of buckets it needed holds only part of what matches: it said `complete`,
     // and a client took the missing hours for hours without data.
     // So is one whose read went past the chosen hours over held hours never planned (the
@@ -194,9 +199,38 @@ function copyUnread(selected: readonly SelectedBucket[], round: FetchRound): boo
   });
 }
 
-function whyMissing(round: FetchRound, missing: number, deadlineReached: boolean): string {
-  if (round.calls.length === 0)
-    return `None of the ${missing} buckets holding this query's data can be fetched now: their holders' call budgets are spent, they refused recently, or what they sent within the hour failed the checks, and the store has no copy`;
+/** The selected buckets neither the store answered nor this round's fetches delivered. */
+function missingBuckets(selected: readonly SelectedBucket[], round: FetchRound): SelectedBucket[] {
+  return selected.filter(
+    (chosen) => !chosen.fromStore && round.delivered.get(bucketKeyOf(chosen.bucket)) !== true,
+  );
+}
+
+/**
+ * Why nothing was answered, in the words a user can act on: the holders' claims too large for
+ * one call, another query's fetch of the same buckets still under way at the deadline (the
+ * round made no call of its own: it awaited that fetch), or the reasons a holder is not asked
+ * (a hostile-miner audit's finding: the first two read as the third).
+ */
+function whyMissing(
+  round: FetchRound,
+  missing: readonly SelectedBucket[],
+  deadlineReached: boolean,
+  maxBytesPerCall: number,
+): string {
+  const none = `None of the ${missing.length} buckets holding this query's data`;
+  const tooLarge = (chosen: SelectedBucket) =>
+    chosen.toAsk.length > 0 && chosen.toAsk.every((holder) => holder.bytes > maxBytesPerCall);
+  if (round.calls.length === 0) {
+    if (missing.every(tooLarge))
+      return `${none} can be fetched: every holder claims more than a miner is asked to send at once (${maxBytesPerCall} bytes, half of MINER_MAX_RESPONSE_BYTES), and the store has no copy; ask for a shorter range or another label`;
+    if (deadlineReached)
+      return `${none} was fetched in time: another query of this gateway is fetching them; ask again shortly, it will be answered from what they send`;
+    const claims = missing.some(tooLarge)
+      ? ' (the holders of some claim more than a miner is asked to send at once)'
+      : '';
+    return `${none} can be fetched now${claims}: their holders' call budgets are spent, they refused recently, or what they sent within the hour failed the checks, and the store has no copy`;
+  }
   const asked = round.calls.length;
   return deadlineReached
     ? `No miner holding this query's data answered in time (${asked} asked)`

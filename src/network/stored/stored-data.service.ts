@@ -97,6 +97,7 @@ export class StoredDataService {
       indexLoaded,
       unplannedSkipped,
       coldkeys: this.metagraph.coldkeysByHotkey(),
+      maxBytesPerCall: this.maxBytesPerCall(),
     });
     // No holder was asked, and not for any of the reasons summarize can tell. The public
     // words: the detail names the metagraph's file or node (system-status').
