@@ -64,8 +64,11 @@ describe(PublicationRepository.name, () => {
     const hotkey = newHotkey();
     await enqueue(hotkey, '["first"]', T0);
     const first = await claim(hotkey, 'a', T0);
+    expect(await repository.holds(first)).toBe(true);
     await enqueue(hotkey, '["second"]', at(1));
 
+    // What the worker asks just before submitting a commitment.
+    expect(await repository.holds(first)).toBe(false);
     expect(await repository.recordPushed(first, SHA, at(2))).toBe(false);
     expect(await repository.find(hotkey)).toMatchObject({ state: 'pending', commit_sha: null });
   });
@@ -79,6 +82,8 @@ describe(PublicationRepository.name, () => {
     const live = await claim(hotkey, 'live', at(61));
     expect(live.version).toBe(dead.version);
 
+    expect(await repository.holds(dead)).toBe(false);
+    expect(await repository.holds(live)).toBe(true);
     expect(await repository.recordPushed(dead, SHA, at(62))).toBe(false);
     await repository.release(dead);
     expect(await repository.find(hotkey)).toMatchObject({ claimed_by: 'live', commit_sha: null });

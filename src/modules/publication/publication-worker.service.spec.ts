@@ -34,6 +34,8 @@ function workerWith(
     windowAhead?: () => Promise<(CommitmentWindow & { rule: 'space' | 'rate' }) | undefined>;
     /** Our file at a commit (GravityGit.preferencesAt). */
     preferencesAt?: () => Promise<unknown>;
+    /** Whether the claim still holds just before a submission (by default it does). */
+    holds?: () => Promise<boolean>;
     /** PUBLICATION_RETRY_MS (12 s unless said). */
     retryMs?: number;
   } = {},
@@ -45,6 +47,7 @@ function workerWith(
     recordPushed: fakes.recordPushed ?? (() => Promise.resolve(true)),
     recordCommitted: jest.fn(fakes.recordCommitted ?? (() => Promise.resolve(true))),
     recordRetry: jest.fn(() => Promise.resolve(true)),
+    holds: jest.fn(fakes.holds ?? (() => Promise.resolve(true))),
     find: () =>
       Promise.resolve({ ...claimed, ...(fakes.found ?? { version: 4, claimed_by: null }) }),
     release: jest.fn(() => Promise.resolve()),
@@ -374,5 +377,41 @@ describe(PublicationWorker.name, () => {
     expect(repository.recordCommitted).toHaveBeenCalledTimes(1);
     expect(tasks.recordNetworkRegistration).not.toHaveBeenCalled();
     expect(repository.release).toHaveBeenCalledTimes(1);
+  });
+
+  // A vote replaced while the chain was read was still submitted: its outdated SHA took the
+  // epoch's commitment space (an audit's finding).
+  it('submits nothing when a newer vote replaced the claimed one while the chain was read', async () => {
+    const commit = jest.fn(() => Promise.resolve({ blockNumber: 121, blockHash: '0xab' }));
+    const { worker, repository, log } = workerWith(
+      { commit_sha: SHA, state: 'pushed', content: '[]', task_ids: [] },
+      {
+        onChain: 'da39a3ee5e6b4b0d3255bfef95601890afd80709',
+        commit,
+        holds: () => Promise.resolve(false),
+      },
+    );
+    await worker.runOnce();
+    expect(commit).not.toHaveBeenCalled();
+    expect(repository.recordCommitted).not.toHaveBeenCalled();
+    expect(repository.release).toHaveBeenCalledTimes(1);
+    expect(log).toHaveBeenCalledWith('vote 3 was replaced by a newer vote before it was published');
+  });
+
+  it('says a vote replaced after its commitment was included is on chain', async () => {
+    const commit = jest.fn(() => Promise.resolve({ blockNumber: 121, blockHash: '0xab' }));
+    const { worker, log } = workerWith(
+      { commit_sha: SHA, state: 'pushed', content: '[]', task_ids: [] },
+      {
+        onChain: 'da39a3ee5e6b4b0d3255bfef95601890afd80709',
+        commit,
+        recordCommitted: () => Promise.resolve(false),
+      },
+    );
+    await worker.runOnce();
+    expect(commit).toHaveBeenCalledTimes(1);
+    expect(log).toHaveBeenCalledWith(
+      `vote 3 was committed on chain in block 121 (${SHA}), then replaced by a newer vote, which is published next`,
+    );
   });
 });

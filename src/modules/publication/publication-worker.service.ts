@@ -155,7 +155,8 @@ export class PublicationWorker
       }
       step = 'commit';
       this.metrics.recordPublicationAttempt('commit');
-      const onChain = await this.commitment(sha, row.content);
+      const onChain = await this.commitment(sha, row.content, claim);
+      if (!onChain) return this.lost(claim);
       const now = this.clock.now();
       // Under the registration lock, which a submission takes first: both write the vote's
       // publication row and its tasks, in the opposite order, and deadlocked (an audit's finding).
@@ -165,7 +166,7 @@ export class PublicationWorker
         await this.tasks.recordNetworkRegistration(row.task_ids, registration, manager);
         return true;
       });
-      if (!committed) return this.lost(claim);
+      if (!committed) return this.lost(claim, onChain);
       this.logger.log(
         `vote ${row.version} committed on chain in block ${onChain.blockNumber}: ${onChain.sha}`,
       );
@@ -180,8 +181,16 @@ export class PublicationWorker
    * is included and pays its fee): thrown as its refusal, with the window read, so that it waits
    * as one. A vote replacing one that waited out the window was submitted at once and paid
    * another refusal, and so did each vote after it until the window opened (a review's finding).
+   * Undefined, nothing submitted, when a newer vote replaced the claimed one (or the claim ran
+   * out) while the chain was read: its outdated SHA took the epoch's commitment space, and the
+   * newest vote waited for the next epoch (an audit's finding). Checked last, one database round
+   * trip before the submission.
    */
-  private async commitment(sha: string, content: string): Promise<Committed> {
+  private async commitment(
+    sha: string,
+    content: string,
+    claim: Claim,
+  ): Promise<Committed | undefined> {
     // Read together: one wait on the node, as the lease counts it (config/publication-timeouts.ts).
     const [onChain, ahead] = await Promise.all([
       this.alreadyCommitted(sha, content),
@@ -195,6 +204,7 @@ export class PublicationWorker
         undefined,
         ahead,
       );
+    if (!(await this.repository.holds(claim))) return undefined;
     return { ...(await this.commitments.commit(sha)), sha };
   }
 
@@ -297,10 +307,13 @@ export class PublicationWorker
 
   /**
    * This worker's claim no longer holds (a newer vote replaced its vote, or its lease ran out and
-   * another replica took over): it says which and lets go; the next claim takes what is due.
+   * another replica took over): it says which (and that its vote is on chain, when it was
+   * `committed` before the record found it replaced) and lets go; the next claim takes what is
+   * due.
    */
-  private async lost(claim: Claim): Promise<void> {
-    const { replaced, message } = lostClaim(claim, await this.repository.find(claim.hotkey));
+  private async lost(claim: Claim, committed?: Committed): Promise<void> {
+    const found = await this.repository.find(claim.hotkey);
+    const { replaced, message } = lostClaim(claim, found, committed);
     if (replaced) this.logger.log(message);
     else this.logger.warn(message);
     await this.repository.release(claim);

@@ -154,6 +154,16 @@ export class PublicationRepository {
     );
   }
 
+  /** Whether the claim still holds: its version is the newest vote's, and this worker's. */
+  async holds(claim: Claim): Promise<boolean> {
+    const rows = await this.dataSource.query<unknown[]>(
+      `SELECT 1 FROM desirability_publications
+       WHERE hotkey = $1 AND version = $2 AND claimed_by = $3`,
+      [claim.hotkey, claim.version, claim.claimant],
+    );
+    return rows.length > 0;
+  }
+
   /** Lets go of a claim (the vote was replaced, or this replica is stopping). */
   async release(claim: Claim): Promise<void> {
     await this.dataSource.query(

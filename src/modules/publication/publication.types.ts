@@ -140,17 +140,22 @@ export function publishedFileProblem(jobs: readonly PublishedJob[]): string | un
 /**
  * Why a worker's write for its claim changed no row, from the row as it is now: a newer vote
  * replaced the claimed one (its version moved on), or the claim ran out (PUBLICATION_LEASE_MS)
- * and another replica took the same vote over. The first is the normal course of a new vote;
- * the second means an attempt outlasted the lease, which an operator should see.
+ * and another replica took the same vote over. The first is the normal course of a new vote
+ * (`committed`: the replaced vote reached the chain before its record); the second means an
+ * attempt outlasted the lease, which an operator should see.
  */
 export function lostClaim(
   claim: Claim,
   now: Pick<PublicationRow, 'version' | 'claimed_by'> | undefined,
+  committed?: { sha: string; blockNumber: number },
 ): { replaced: boolean; message: string } {
   if (!now || Number(now.version) !== claim.version)
     return {
       replaced: true,
-      message: `vote ${claim.version} was replaced by a newer vote before it was published`,
+      message: committed
+        ? `vote ${claim.version} was committed on chain in block ${committed.blockNumber} ` +
+          `(${committed.sha}), then replaced by a newer vote, which is published next`
+        : `vote ${claim.version} was replaced by a newer vote before it was published`,
     };
   const holder =
     now.claimed_by === null ? 'another replica' : `another replica (${now.claimed_by})`;
