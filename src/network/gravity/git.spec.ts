@@ -1,7 +1,7 @@
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { redactGit, runGit } from './git';
+import { gitSaid, redactGit, runGit } from './git';
 import { processesLeft, runningProcesses } from '../../../test/support/processes';
 
 describe(redactGit.name, () => {
@@ -17,12 +17,34 @@ describe(redactGit.name, () => {
 
 describe(runGit.name, () => {
   it('reports git’s own message, without the credentials of a URL', async () => {
+    // The cause, not git's advice that follows it.
     await expect(
       runGit(['ls-remote', 'file:///nonexistent/user:pw@repo'], { timeoutMs: 10_000 }),
-    ).rejects.toThrow(/^git ls-remote: /);
+    ).rejects.toThrow(/^git ls-remote: fatal: .*does not appear to be a git repository/);
     await expect(
       runGit(['-C', '/nonexistent-directory', 'status'], { timeoutMs: 10_000 }),
     ).rejects.toMatchObject({ exitCode: 128 });
+  });
+});
+
+describe(gitSaid.name, () => {
+  it('keeps the cause of a remote that could not be read, without git’s advice', () => {
+    const ssh =
+      'ssh: connect to host 127.0.0.1 port 4684: Connection refused\r\n' +
+      'fatal: Could not read from remote repository.\n\n' +
+      'Please make sure you have the correct access rights\nand the repository exists.\n';
+    expect(gitSaid(ssh)).toBe(
+      'ssh: connect to host 127.0.0.1 port 4684: Connection refused fatal: Could not read from remote repository.',
+    );
+  });
+
+  it('keeps a refused push’s lines, without its hints', () => {
+    const push =
+      "To file:///srv/gravity.git\n ! [rejected]        main -> main (fetch first)\nerror: failed to push some refs to 'file:///srv/gravity.git'\n" +
+      'hint: Updates were rejected because the remote contains work that you do not\nhint: have locally.\n';
+    expect(gitSaid(push)).toBe(
+      "To file:///srv/gravity.git ! [rejected]        main -> main (fetch first) error: failed to push some refs to 'file:///srv/gravity.git'",
+    );
   });
 });
 

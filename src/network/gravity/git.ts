@@ -130,13 +130,36 @@ export function runGit(args: readonly string[], options: GitOptions): Promise<st
         return fail(endedBecause, undefined);
       }
       if (code === 0) return resolve(stdout.text(options.encoding ?? 'utf8'));
-      const said = stderr.text('utf8').trim() || `exited with ${code ?? 'a signal'}`;
-      fail(said.split('\n').slice(-3).join(' '), code ?? undefined);
+      fail(gitSaid(stderr.text('utf8')) || `exited with ${code ?? 'a signal'}`, code ?? undefined);
     });
     child.stdin.on('error', () => undefined);
     child.stdin.end(options.input ?? '');
   });
 }
+
+/**
+ * What a failed git call said, in one line: its last three lines but for git's advice, which
+ * is the same whatever went wrong. The last three alone were, for every ssh:// and file://
+ * remote, "Please make sure you have the correct access rights and the repository exists.",
+ * and the cause above it (`Permission denied (publickey)`, `Host key verification failed`, a
+ * refused connection, a path that is no repository) was in no log line nor status (an audit's
+ * finding).
+ */
+export function gitSaid(stderr: string): string {
+  return stderr
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !GIT_ADVICE.some((advice) => advice.test(line)))
+    .slice(-3)
+    .join(' ');
+}
+
+/** Git's advice lines: after a remote could not be read, and the `hint:` lines of a push. */
+const GIT_ADVICE = [
+  /^Please make sure you have the correct access rights$/,
+  /^and the repository exists\.$/,
+  /^hint:/,
+];
 
 const ABORTED = 'aborted: the service is stopping';
 

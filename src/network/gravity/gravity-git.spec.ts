@@ -208,7 +208,7 @@ describe(`${GravityGit.name} on a local bare repository`, () => {
 
     expect(failure).toBeInstanceOf(GravityUnavailableError);
     expect((failure as Error).message).toMatch(
-      /push refused, not retried: \[remote rejected\] \(pre-receive hook declined\); remote: GH006: Protected branch update failed/,
+      /push refused by its rules \(retried after the usual wait\): \[remote rejected\] \(pre-receive hook declined\); remote: GH006: Protected branch update failed/,
     );
     expect(readFileSync(calls, 'utf8')).toBe('refused\n');
   });

@@ -204,7 +204,7 @@ export class GravityGit implements OnModuleDestroy {
         .filter((line) => line.startsWith('remote:'))
         .map((line) => line.trim());
       throw new GravityUnavailableError(
-        `Gravity repository ${this.description}: push refused, not retried: ` +
+        `Gravity repository ${this.description}: push refused by its rules (retried after the usual wait): ` +
           [refusal[0].trim(), ...remote].join('; '),
         { cause: error },
       );
