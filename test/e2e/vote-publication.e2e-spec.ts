@@ -32,6 +32,8 @@ interface PublicationStatus {
   block_hash?: string;
   last_error?: string;
   next_attempt_at?: string;
+  claimed_until?: string;
+  message: string;
   attempts: number;
 }
 
@@ -433,10 +435,15 @@ describe('Publishing the vote to the network', () => {
          SET claimed_by = 'a replica that died', claimed_until = now() + interval '2 seconds'`,
       );
       await worker().runOnce();
-      expect((await publication()).state).toBe('pending');
+      // The claim says why a due vote does not move (an audit's finding: nothing did).
+      const held = await publication();
+      expect(held).toMatchObject({ state: 'pending', claimed_until: expect.any(String) });
+      expect(held.message).toMatch(/; an attempt is under way: a replica holds the vote until /);
       await afterRetryDelay();
       await worker().runOnce();
-      expect((await publication()).state).toBe('committed');
+      const done = await publication();
+      expect(done.state).toBe('committed');
+      expect(done).not.toHaveProperty('claimed_until');
     });
 
     it('finishes a publication interrupted between push and commit once, without pushing again', async () => {

@@ -228,7 +228,7 @@ export class PublicationService implements OnModuleInit {
         message: 'No vote submitted yet',
         attempts: 0,
       };
-    return toStatusDto(row, repository);
+    return toStatusDto(row, repository, this.clock.now());
   }
 
   private repositoryName(): string {
@@ -238,8 +238,18 @@ export class PublicationService implements OnModuleInit {
 }
 
 /** Why publication is off, or undefined when both the repository and the chain are set. */
-function toStatusDto(row: PublicationRow, repository: string): PublicationStatusDto {
+function toStatusDto(row: PublicationRow, repository: string, now: Date): PublicationStatusDto {
   const sha = row.commit_sha?.trim();
+  // A replica's attempt under way, or the claim of one that died mid-attempt: no other replica
+  // takes the vote before it runs out, and `next_attempt_at` may be past meanwhile (an audit's
+  // finding: nothing said why a due vote did not move).
+  const claimedUntil =
+    row.state !== 'committed' && row.claimed_until && row.claimed_until > now
+      ? row.claimed_until.toISOString()
+      : undefined;
+  const claim = claimedUntil
+    ? `; an attempt is under way: a replica holds the vote until ${claimedUntil} (PUBLICATION_LEASE_MS), and no other replica takes it over before`
+    : '';
   const messages: Record<PublicationRow['state'], string> = {
     pending: 'The vote is waiting to be pushed to the Gravity repository',
     pushed: `The vote is in the Gravity repository at ${sha}; its commitment on chain is next`,
@@ -249,7 +259,7 @@ function toStatusDto(row: PublicationRow, repository: string): PublicationStatus
   return {
     state: row.state,
     hotkey: row.hotkey,
-    message: messages[row.state],
+    message: `${messages[row.state]}${claim}`,
     repository,
     voted_at: row.voted_at.toISOString(),
     ...(sha ? { commit_sha: sha } : {}),
@@ -259,6 +269,7 @@ function toStatusDto(row: PublicationRow, repository: string): PublicationStatus
     ...(row.committed_at ? { committed_at: row.committed_at.toISOString() } : {}),
     ...(row.last_error ? { last_error: row.last_error } : {}),
     ...(row.state !== 'committed' ? { next_attempt_at: row.next_attempt_at.toISOString() } : {}),
+    ...(claimedUntil ? { claimed_until: claimedUntil } : {}),
     attempts: row.attempts,
   };
 }

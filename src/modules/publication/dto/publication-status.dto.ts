@@ -90,6 +90,15 @@ export class PublicationStatusDto {
   })
   next_attempt_at?: string;
 
+  @ApiPropertyOptional({
+    format: 'date-time',
+    description:
+      'While an attempt is under way (or a replica that stopped mid-attempt still holds the ' +
+      'vote): until when that replica holds it (PUBLICATION_LEASE_MS); no other replica takes ' +
+      'the vote over before, whatever `next_attempt_at` says',
+  })
+  claimed_until?: string;
+
   @ApiProperty({
     type: 'integer',
     format: 'int32',
