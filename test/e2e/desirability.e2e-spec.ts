@@ -421,6 +421,18 @@ describe('Desirability submissions', () => {
     expect(await registration('kept-registration')).toEqual(first);
   });
 
+  // Such a task completed with an empty dataset, said nowhere (a simulated-month audit's finding).
+  it('registers a job whose post window begins after the task’s life, and says its dataset will hold nothing', async () => {
+    const start = new Date(app.app.get(Clock).now().getTime() + 8 * DAY).toISOString();
+    const response = await submit({
+      desirabilities: [job('window-after-life', 1, '#later', { post_start_datetime: start })],
+    }).expect(200);
+    expect(response.body.message).toBe(
+      `Vote of ${HOTKEY} saved: 1 job (1 newly registered task); local only, not published to the network (GRAVITY_REPO_URL and SUBTENSOR_URL not set); ` +
+        "the post window of task 'window-after-life' begins after the task's 7 days end: a task is collected only while it runs, so such a dataset holds no posts",
+    );
+  });
+
   it('rejects a job id registered for different params, at the job, and stores nothing', async () => {
     await submit({ desirabilities: [job('conflict-kept', 1, '#kept')] }).expect(200);
     await submit({

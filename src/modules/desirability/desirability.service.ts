@@ -12,7 +12,7 @@ import { ValidatorIdentity } from '../../network/bittensor/validator-identity';
 import { NetworkService } from '../../network/network.service';
 import { PublicationService } from '../publication/publication.service';
 import { publishedFileProblem } from '../publication/publication.types';
-import { TasksService } from '../tasks/tasks.service';
+import { TasksService, windowAfterLifeNote } from '../tasks/tasks.service';
 import {
   LegacyLabel,
   legacyLabels,
@@ -140,7 +140,8 @@ export class DesirabilityService {
       status: 'success',
       message:
         `Vote of ${hotkey} saved: ${plural(jobs.length, 'job')} (${plural(registered, 'newly registered task')}); ` +
-        this.publication.submittedMessage(publication),
+        this.publication.submittedMessage(publication) +
+        windowAfterLifeNote(registration.windowAfterLife ?? []),
       tasks: jobs.map((job) => job.id),
       publication: publication.state,
       ...(publication.keptLocal.length > 0 ? { not_published: publication.keptLocal } : {}),

@@ -4,7 +4,7 @@ import { Clock } from '../../common/clock/clock';
 import { AppConfig } from '../../config/app-config';
 import { TaskJob, TaskRow } from './task.types';
 import { TasksRepository } from './tasks.repository';
-import { TasksService } from './tasks.service';
+import { TasksService, windowAfterLifeNote } from './tasks.service';
 
 const NOW = new Date('2026-01-15T12:00:00Z');
 
@@ -64,11 +64,32 @@ function setUp(existing: TaskRow[]) {
 describe(TasksService.name, () => {
   const manager = {} as EntityManager;
 
+  // Such a task completed with an empty dataset, said nowhere (a simulated-month audit's finding).
+  it('names the tasks whose post window begins after their life ends, new or registered', async () => {
+    const day = 24 * 3600 * 1000;
+    const at = (days: number) => new Date(NOW.getTime() + days * day);
+    const { service } = setUp([{ ...registered('active'), post_start: at(6.5) }]);
+    const jobs: TaskJob[] = [
+      // Registered a day ago: it ends in 6 days.
+      { ...JOB, postStart: at(6.5) },
+      { ...JOB, id: 'later', postStart: at(7.5) },
+      { ...JOB, id: 'within', postStart: at(6.9) },
+    ];
+    const registration = await service.register('5Hotkey', jobs, 10, manager, NOW);
+    expect(registration).toMatchObject({ registered: ['later', 'within'] });
+    expect(registration.windowAfterLife).toEqual(['btc-etf', 'later']);
+    expect(windowAfterLifeNote(registration.windowAfterLife!)).toBe(
+      "; the post window of tasks 'btc-etf', 'later' begin after the task's 7 days end: a task is collected only while it runs, so such a dataset holds no posts",
+    );
+    expect(windowAfterLifeNote([])).toBe('');
+  });
+
   it('keeps a task submitted again as it was registered', async () => {
     const { service, repository } = setUp([registered('active')]);
     expect(await service.register('5Hotkey', [JOB], 10, manager, NOW)).toEqual({
       registered: [],
       conflicts: [],
+      windowAfterLife: [],
     });
     expect(repository.insertNew).toHaveBeenCalledWith(
       [],

@@ -23,6 +23,26 @@ export interface Registration {
   /** Ids registered by this call (new tasks); ids already registered are unchanged. */
   registered: string[];
   conflicts: RegistrationConflict[];
+  /**
+   * Ids of the vote's tasks (new or already registered) whose post window begins after their
+   * life ends: collected only while they run, their datasets can hold no post. Set when
+   * registered.
+   */
+  windowAfterLife?: string[];
+}
+
+/**
+ * What a vote's answer says of its tasks whose post window begins after their 7-day life
+ * (Registration.windowAfterLife): '' when none.
+ */
+export function windowAfterLifeNote(ids: readonly string[]): string {
+  if (ids.length === 0) return '';
+  const named = ids.map(quotedId).join(', ');
+  const which = ids.length === 1 ? `task ${named} begins` : `tasks ${named} begin`;
+  return (
+    `; the post window of ${which} after the task's 7 days end: a task is collected only ` +
+    'while it runs, so such a dataset holds no posts'
+  );
 }
 
 /** The 409 of a recompile of a task that has not failed (documented on the operation). */
@@ -106,14 +126,17 @@ export class TasksService {
           },
         ],
       };
-    const registered = await this.repository.insertNew(
-      fresh,
-      hotkey,
-      now,
-      new Date(now.getTime() + TASK_LIFETIME_MS),
-      manager,
-    );
-    return { registered, conflicts };
+    const expiresAt = new Date(now.getTime() + TASK_LIFETIME_MS);
+    const registered = await this.repository.insertNew(fresh, hotkey, now, expiresAt, manager);
+    // Registered all the same: the vote is the network's, where miners scrape such a window
+    // when it comes (an audit's finding: the task then completed empty, said nowhere).
+    const windowAfterLife = jobs
+      .filter((job) => {
+        const expires = existing.get(job.id)?.expires_at ?? expiresAt;
+        return job.postStart !== null && job.postStart > expires;
+      })
+      .map((job) => job.id);
+    return { registered, conflicts, windowAfterLife };
   }
 
   /**
