@@ -129,12 +129,12 @@ export class LiveQueryService {
     });
     const request = onDemandRequestFields(query);
     const hedgeAfterMs = Math.min(this.latencies.quantile(0.9, INITIAL_HEDGE_MS), queryDeadlineMs);
-    // Calls still running at the response go on to their own deadline (docs/decisions.md,
-    // "Stragglers are not cancelled"): cut at a grace after the quorum, an honest miner slower
-    // than the others was scored as one that timed out (an audit's finding).
     // Concurrent queries (on any replica) may spend a chosen miner's last calls before its own
     // (an audit's finding: a burst's last queries answered "every queried miner failed").
     const spent = new Set<number>();
+    // Calls still running at the response go on to their own deadline (docs/decisions.md,
+    // "Stragglers are not cancelled"): cut at a grace after the quorum, an honest miner slower
+    // than the others was scored as one that timed out (an audit's finding).
     const outcome = await runQuorum(
       { candidates, fanout: minersPerQuery, quorum, deadlineMs: queryDeadlineMs, hedgeAfterMs },
       (miner) =>

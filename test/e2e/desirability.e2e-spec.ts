@@ -429,7 +429,7 @@ describe('Desirability submissions', () => {
     }).expect(200);
     expect(response.body.message).toBe(
       `Vote of ${HOTKEY} saved: 1 job (1 newly registered task); local only, not published to the network (GRAVITY_REPO_URL and SUBTENSOR_URL not set); ` +
-        "the post window of task 'window-after-life' begins after the task's 7 days end: a task is collected only while it runs, so such a dataset holds no posts",
+        "the post window of task 'window-after-life' begins after its 7 days end: a task is collected only while it runs, so such a dataset holds no posts",
     );
   });
 

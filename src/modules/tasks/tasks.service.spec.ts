@@ -79,7 +79,7 @@ describe(TasksService.name, () => {
     expect(registration).toMatchObject({ registered: ['later', 'within'] });
     expect(registration.windowAfterLife).toEqual(['btc-etf', 'later']);
     expect(windowAfterLifeNote(registration.windowAfterLife!)).toBe(
-      "; the post window of tasks 'btc-etf', 'later' begin after the task's 7 days end: a task is collected only while it runs, so such a dataset holds no posts",
+      "; the post windows of tasks 'btc-etf', 'later' begin after their 7 days end: a task is collected only while it runs, so such a dataset holds no posts",
     );
     expect(windowAfterLifeNote([])).toBe('');
   });

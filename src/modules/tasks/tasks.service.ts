@@ -38,10 +38,13 @@ export interface Registration {
 export function windowAfterLifeNote(ids: readonly string[]): string {
   if (ids.length === 0) return '';
   const named = ids.map(quotedId).join(', ');
-  const which = ids.length === 1 ? `task ${named} begins` : `tasks ${named} begin`;
+  const which =
+    ids.length === 1
+      ? `window of task ${named} begins after its 7 days end`
+      : `windows of tasks ${named} begin after their 7 days end`;
   return (
-    `; the post window of ${which} after the task's 7 days end: a task is collected only ` +
-    'while it runs, so such a dataset holds no posts'
+    `; the post ${which}: a task is collected only while it runs, so such a dataset holds ` +
+    'no posts'
   );
 }
 

@@ -206,9 +206,10 @@ function authorOf(item: DataItem): string {
  * What two miners' copies of one post must agree on to corroborate it, as SQL over a stored
  * item's jsonb: what the post says and who said it where (X: text, author; Reddit: body, title,
  * author, subreddit, kind, parent), besides the label the row is filed under, which the insert
- * compares by its column (an X post's first hashtag). Left out, as they legitimately differ between scrapes: the
- * engagement counts, the author's profile, media urls (scrapers spell them differently), the
- * time (the hour is in the key; the entity keeps the second, the record the minute) and the size.
+ * compares by its column (an X post's first hashtag). Left out, as they legitimately differ
+ * between scrapes: the engagement counts, the author's profile, media urls (scrapers spell them
+ * differently), the time (the hour is in the key; the entity keeps the second, the record the
+ * minute) and the size.
  * Handles compare lower-cased and without `@`; rows of older releases carry `content`. Live
  * answers are merged by the same rule (`copyKey` in answer-checks.ts).
  */
@@ -223,8 +224,8 @@ function contentOf(item: string): string {
  * The call's items and its fetch rows in one statement (one round trip, atomic as a
  * transaction of both; BEGIN, two statements and COMMIT were four on the path of a first fetch
  * after its slowest miner answered). Items: one INSERT from arrays, merged by (source, uri, hour)
- * with the miners that sent them before, when their content and label agree (contentOf); a disagreeing
- * copy leaves the row as it was. Fetches: the newest per bucket and miner (a late answer
+ * with the miners that sent them before, when their content and label agree (contentOf and the
+ * label column); a disagreeing copy leaves the row as it was. Fetches: the newest per bucket and miner (a late answer
  * to an older call does not replace it); each delivery counts its own items (one per uri and
  * hour), whatever the others hold.
  */
