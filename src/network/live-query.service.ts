@@ -27,7 +27,7 @@ import { CallBudgets, nextCallAt, QueryPurpose } from './transport/call-budgets'
 import { MinerClient, targetOf } from './transport/miner-client';
 import { NOT_SERVED_COOLDOWN_MS } from './transport/miner-refusals';
 import { failureScore, isBudgetSpent } from './transport/miner-failures';
-import { QueryFailures } from './query-failures';
+import { MinerFailureReason, QueryFailures } from './query-failures';
 
 /** Hedging delay before the network has enough latency samples to know its own p90. */
 const INITIAL_HEDGE_MS = 1000;
@@ -303,18 +303,20 @@ function summarize(
 function whyNoAnswer(outcome: QuorumOutcome): string {
   if (outcome.answers.length === 0 && outcome.deadlineReached)
     return 'No miner answered within the deadline';
-  const failures = [...outcome.failures.values()];
-  const allBusy = failures.length > 0 && failures.every((reason) => reason === 'busy');
-  if (outcome.answers.length === 0 && allBusy)
-    return (
-      'Every queried miner was busy: this gateway already had as many calls in flight to it as ' +
-      'it allows (MINER_CONCURRENCY), or the miner answered 503'
-    );
-  const noneLeft = failures.length > 0 && failures.every((reason) => reason === 'no_budget');
-  if (outcome.answers.length === 0 && noneLeft)
-    return (
-      "Every queried miner was out of calls when its turn came: other queries had just spent this validator's " +
-      'OnDemandRequest budget for the hour (MINER_CALL_BUDGETS), or the budget could not be read'
-    );
+  const [first, ...rest] = outcome.failures.values();
+  const shared =
+    first !== undefined && rest.every((reason) => reason === first) ? first : undefined;
+  const said = shared && EVERY_ONE_FAILED_SO[shared];
+  if (outcome.answers.length === 0 && said) return said;
   return 'Every queried miner failed';
 }
+
+/** What a round says when every queried miner failed for this one reason. */
+const EVERY_ONE_FAILED_SO: Partial<Record<MinerFailureReason, string>> = {
+  busy:
+    'Every queried miner was busy: this gateway already had as many calls in flight to it as ' +
+    'it allows (MINER_CONCURRENCY), or the miner answered 503',
+  no_budget:
+    "Every queried miner was out of calls when its turn came: other queries had just spent this validator's " +
+    'OnDemandRequest budget for the hour (MINER_CALL_BUDGETS), or the budget could not be read',
+};
