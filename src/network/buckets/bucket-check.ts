@@ -1,6 +1,7 @@
 import { parseIsoDate } from '../../common/validation/iso-date';
 import { canonicalItem, itemKey } from '../item-uri';
 import { BucketKey, bucketEnd, bucketStart } from '../protocol';
+import { Source } from '../../common/source';
 import { sourceOfId } from '../sources';
 import { convertEntity } from '../sn13/entities';
 import { deliveryScore, withinSizeTolerance } from '../delivery-score';
@@ -28,42 +29,79 @@ export function checkBucket(
   claimedBytes: number,
   entities: readonly unknown[],
 ): BucketCheckResult {
-  const source = sourceOfId(bucket.source)!;
-  const start = bucketStart(bucket.timeBucket).getTime();
-  const end = bucketEnd(bucket.timeBucket).getTime();
-  const keys = new Set<string>();
-  const items: ItemToStore[] = [];
-  let returnedBytes = 0;
+  const tally = new BucketTally(bucket, claimedBytes, true);
+  for (const entity of entities) tally.add(entity);
+  return tally.result();
+}
 
-  for (const entity of entities) {
-    const converted = convertEntity(entity, source);
-    if (!converted) continue;
+/**
+ * checkBucket one entity at a time, for an answer read as it arrives (a spot check of a bucket
+ * larger than an answer is read whole: BucketReader). With `keepItems` false, the entities that
+ * belong are counted, not kept: the result's `items` is empty.
+ */
+export class BucketTally {
+  private readonly source: Source;
+  private readonly start: number;
+  private readonly end: number;
+  private readonly keys = new Set<string>();
+  private readonly items: ItemToStore[] = [];
+  private sentCount = 0;
+  private belongingCount = 0;
+  private returnedBytes = 0;
+
+  constructor(
+    private readonly bucket: BucketKey,
+    private readonly claimedBytes: number,
+    private readonly keepItems: boolean,
+  ) {
+    this.source = sourceOfId(bucket.source)!;
+    this.start = bucketStart(bucket.timeBucket).getTime();
+    this.end = bucketEnd(bucket.timeBucket).getTime();
+  }
+
+  /** How many entities were added, whether they belong or not. */
+  get added(): number {
+    return this.sentCount;
+  }
+
+  /** How many of them belong to the bucket. */
+  get belonging(): number {
+    return this.belongingCount;
+  }
+
+  add(entity: unknown): void {
+    this.sentCount += 1;
+    const converted = convertEntity(entity, this.source);
+    if (!converted) return;
     const { declaredBytes, contentBytes } = converted;
     const item = canonicalItem(converted.item);
-    if (!item) continue;
+    if (!item) return;
     const time = parseIsoDate(item.datetime)!.getTime();
     const key = itemKey(item);
     const belongs =
-      time >= start &&
-      time < end &&
-      item.label === bucket.label &&
+      time >= this.start &&
+      time < this.end &&
+      item.label === this.bucket.label &&
       declaredBytes === contentBytes &&
-      !keys.has(key);
-    keys.add(key);
-    if (!belongs) continue;
-    items.push({ item, timeBucket: bucket.timeBucket, contentBytes });
-    returnedBytes += declaredBytes;
+      !this.keys.has(key);
+    this.keys.add(key);
+    if (!belongs) return;
+    this.belongingCount += 1;
+    if (this.keepItems) this.items.push({ item, timeBucket: this.bucket.timeBucket, contentBytes });
+    this.returnedBytes += declaredBytes;
   }
-  const problems: string[] = [];
-  if (items.length < entities.length)
-    problems.push(
-      `${entities.length - items.length} of ${entities.length} entities do not belong to the bucket`,
-    );
-  if (!withinSizeTolerance(claimedBytes, returnedBytes))
-    problems.push(`claimed ${claimedBytes} bytes, returned ${returnedBytes}`);
-  return {
-    score: deliveryScore(entities.length, items.length, claimedBytes, returnedBytes),
-    problems,
-    items,
-  };
+
+  result(): BucketCheckResult {
+    const { added: sent, belonging, claimedBytes, returnedBytes } = this;
+    const problems: string[] = [];
+    if (belonging < sent)
+      problems.push(`${sent - belonging} of ${sent} entities do not belong to the bucket`);
+    if (!withinSizeTolerance(claimedBytes, returnedBytes))
+      problems.push(`claimed ${claimedBytes} bytes, returned ${returnedBytes}`);
+    return {
+      score: deliveryScore(sent, belonging, claimedBytes, returnedBytes),
+      problems,
+      items: this.items,
+    };
+  }
 }

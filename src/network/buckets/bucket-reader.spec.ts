@@ -10,8 +10,15 @@ import { WireDataEntity } from '../sn13/entities';
 import { BucketDelivery } from '../stored/item-store';
 import { LiedBuckets } from '../stored/lied-buckets';
 import { BudgetLeft, CallBudgets, CallPurpose } from '../transport/call-budgets';
-import { MinerClient, MinerReply, MinerTarget, replyOf } from '../transport/miner-client';
+import {
+  AnswerStream,
+  MinerClient,
+  MinerReply,
+  MinerTarget,
+  replyOf,
+} from '../transport/miner-client';
 import { KeptForChecksError, MinerCallError } from '../transport/miner-failures';
+import { largestAnswerFor } from '../transport/axon-http';
 import { BucketHolder, BucketReader, HOLDERS_CONSIDERED } from './bucket-reader';
 import { MemoryItemStore } from '../../../test/support/memory-item-store';
 import { until } from '../../../test/support/until';
@@ -61,8 +68,16 @@ interface FakeHolder {
   bytes?: number;
 }
 
-function setUp(fakes: FakeHolder[]) {
+/** The answer's text in chunks of 100 bytes, as it arrives. */
+async function* arriving(body: unknown): AsyncGenerator<Buffer> {
+  const text = Buffer.from(JSON.stringify(body));
+  for (let at = 0; at < text.byteLength; at += 100) yield text.subarray(at, at + 100);
+}
+
+function setUp(fakes: FakeHolder[], maxResponseBytes = MAX_RESPONSE_BYTES) {
   const calls: { uid: number; synapse: SynapseName; purpose: CallPurpose | undefined }[] = [];
+  /** The caps of the answers read as they arrive. */
+  const streamed: number[] = [];
   const scores: MinerScore[] = [];
   const timeouts: number[] = [];
   const store = new MemoryItemStore();
@@ -75,13 +90,17 @@ function setUp(fakes: FakeHolder[]) {
       _fields: unknown,
       timeoutMs: number,
       purpose?: CallPurpose,
+      stream?: AnswerStream,
     ): Promise<MinerReply> {
       const fake = byUid.get(target.uid)!;
       calls.push({ uid: target.uid, synapse, purpose });
       timeouts.push(timeoutMs);
       if (fake.delayMs) await new Promise((resolve) => setTimeout(resolve, fake.delayMs));
       if (fake.fails) throw fake.fails;
-      return replyOf({ data_entities: fake.sends ?? ENTITIES }, 1);
+      const body = { data_entities: fake.sends ?? ENTITIES };
+      if (!stream) return replyOf(body, 1);
+      streamed.push(stream.maxBytes);
+      return replyOf(await stream.read(arriving(body)), 1);
     },
   } as unknown as MinerClient;
   const budgets = {
@@ -102,7 +121,7 @@ function setUp(fakes: FakeHolder[]) {
     network: {
       queryDeadlineMs: DEADLINE_MS,
       bucketFetchTimeoutMs: 5000,
-      minerMaxResponseBytes: MAX_RESPONSE_BYTES,
+      minerMaxResponseBytes: maxResponseBytes,
     },
   } as AppConfig;
   const clock = new Clock();
@@ -123,7 +142,7 @@ function setUp(fakes: FakeHolder[]) {
     label: fake.label === undefined ? LABEL : fake.label,
     bytes: fake.bytes ?? CLAIM,
   }));
-  return { reader, holders, store, calls, scores, timeouts, clock };
+  return { reader, holders, store, calls, scores, timeouts, clock, streamed };
 }
 
 /** A delivery of miner `uid` for the bucket, `ageMs` ago. */
@@ -184,6 +203,26 @@ describe(BucketReader.name, () => {
     expect(calls[0].purpose).toBe('check');
     // A whole bucket may take longer than a query's deadline to arrive.
     expect(timeouts).toEqual([5000]);
+  });
+
+  // Such a claim was never checked, and the statistics counted it in full: a hostile-miner
+  // audit's liar claimed 128 MiB an hour and was never caught.
+  it('checks a claim larger than an answer read whole as the answer arrives, and keeps none of it', async () => {
+    const bucket = { source: 2 as const, label: LABEL, timeBucket: HOUR };
+    const liar = setUp([{ uid: 1 }]);
+    const claimed = MAX_RESPONSE_BYTES * 4;
+    const lie = await liar.reader.fetch(liar.holders[0], bucket, claimed, 'check');
+    expect(liar.streamed).toEqual([largestAnswerFor(claimed)]);
+    expect(lie.ok && lie.check.problems).toEqual([`claimed ${claimed} bytes, returned ${CLAIM}`]);
+    expect(liar.scores).toEqual([{ uid: 1, score: CLAIM / claimed }]);
+    // An honest one, under a cap its claim is past: checked as it arrives, and found true.
+    const honest = setUp([{ uid: 1 }], CLAIM);
+    const truth = await honest.reader.fetch(honest.holders[0], bucket, CLAIM, 'check');
+    expect(honest.streamed).toHaveLength(1);
+    expect(truth.ok && truth.check).toEqual({ score: 1, problems: [], items: [] });
+    expect(honest.scores).toEqual([{ uid: 1, score: 1 }]);
+    // Its entities were counted, not kept: a fetch saved without them would answer query_bucket.
+    expect(honest.store.deliveries).toEqual([]);
   });
 
   it('keeps no delivery whose every entity failed the checks, and asks the next holder', async () => {

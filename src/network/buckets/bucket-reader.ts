@@ -5,15 +5,16 @@ import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { isDroppedWhole } from '../answer-checks';
 import { CredibilityRecorder } from '../credibility-recorder';
-import { BucketCheckResult, checkBucket } from './bucket-check';
+import { BucketCheckResult, BucketTally } from './bucket-check';
 import { BucketKey, bucketEnd, bucketStart, DataItem } from '../protocol';
 import { SourceId } from '../sources';
+import { readEntitiesAsTheyArrive } from '../sn13/entity-stream';
 import { getDataEntityBucketFields, readEntityList } from '../sn13/messages';
 import { BucketDelivery, BucketFetch, ItemStore } from '../stored/item-store';
 import { LiedBuckets } from '../stored/lied-buckets';
-import { largestClaimAsked } from '../transport/axon-http';
+import { largestAnswerFor, largestClaimAsked } from '../transport/axon-http';
 import { CallBudgets, CallPurpose, nextCallAt } from '../transport/call-budgets';
-import { MinerClient, MinerTarget } from '../transport/miner-client';
+import { AnswerStream, MinerClient, MinerTarget } from '../transport/miner-client';
 import { failureReasonOf, failureScore, KeptForChecksError } from '../transport/miner-failures';
 import { MinerFailureReason } from '../query-failures';
 
@@ -97,7 +98,17 @@ export class BucketReader {
     claimedBytes: number,
     purpose: CallPurpose = 'user',
   ): Promise<FetchOutcome> {
-    let entities: unknown[];
+    // A claim larger than an answer read whole may carry (only a spot check asks for one: the
+    // statistics count it, and it can be a lie no check could catch otherwise) is checked as it
+    // arrives, within a cap of its own; its entities are counted, not kept.
+    const whole = claimedBytes <= largestClaimAsked(this.config.network.minerMaxResponseBytes);
+    const tally = new BucketTally(bucket, claimedBytes, whole);
+    const stream: AnswerStream | undefined = whole
+      ? undefined
+      : {
+          maxBytes: largestAnswerFor(claimedBytes),
+          read: (chunks) => readEntitiesAsTheyArrive(chunks, (entity) => tally.add(entity)),
+        };
     try {
       const reply = await this.client.call(
         miner,
@@ -105,8 +116,11 @@ export class BucketReader {
         getDataEntityBucketFields(bucket),
         this.config.network.bucketFetchTimeoutMs,
         purpose,
+        stream,
       );
-      entities = reply.read((body) => readEntityList(body, 'data_entities'));
+      if (whole)
+        for (const entity of reply.read((body) => readEntityList(body, 'data_entities')))
+          tally.add(entity);
     } catch (error) {
       const reason = failureReasonOf(error);
       this.credibility.record([{ uid: miner.uid, score: failureScore(reason) }]);
@@ -115,7 +129,7 @@ export class BucketReader {
         return { ok: false, reason, message, keptForChecks: { freeAt: error.freeAt } };
       return { ok: false, reason, message };
     }
-    const check = checkBucket(bucket, claimedBytes, entities);
+    const check = tally.result();
     this.credibility.record([{ uid: miner.uid, score: check.score }]);
     const delivery: BucketDelivery = {
       bucket,
@@ -125,8 +139,8 @@ export class BucketReader {
       claimedBytes,
       items: check.items,
     };
-    const returned = entities.length;
-    const droppedWhole = isDroppedWhole({ returned, dropped: returned - check.items.length });
+    const returned = tally.added;
+    const droppedWhole = isDroppedWhole({ returned, dropped: returned - tally.belonging });
     // Kept, a delivery whose every entity failed the checks answered query_bucket "no items"
     // for an hour when its miner had only lied (a review's finding, as contents-check.ts's
     // deliveriesToKeep for GetContentsByBuckets).
@@ -135,6 +149,8 @@ export class BucketReader {
       this.lies.record(miner.hotkey, bucket);
       return { ok: true, check, delivery, droppedWhole };
     }
+    // Its entities were counted, not kept: saved, the fetch would answer query_bucket with none.
+    if (!whole) return { ok: true, check, delivery, droppedWhole };
     // Not keeping it (Postgres away) is no fault of the miner's: the answer stands.
     await this.store
       .save(delivery)
@@ -167,7 +183,8 @@ export class BucketReader {
       return this.answerFromStore(stored);
 
     // An honest answer for a larger claim would pass the answer cap: `oversize`, credibility 0
-    // and the miner's call of the hour spent for nothing (the spot checks skip them too).
+    // and the miner's call of the hour spent for nothing (only the spot checks ask for one,
+    // read as it arrives, and they keep none of it to answer from).
     const largest = largestClaimAsked(this.config.network.minerMaxResponseBytes);
     const fitting = holders.filter((holder) => holder.bytes <= largest);
     const callable = fitting.filter(

@@ -5,7 +5,6 @@ import { InjectConfig } from '../../config/config.module';
 import { IndexRow } from '../index/compressed-index';
 import { ServingMiner } from '../miner.entity';
 import { NetworkService } from '../network.service';
-import { largestClaimAsked } from '../transport/axon-http';
 import { CallBudgets } from '../transport/call-budgets';
 import { NOT_THE_MINERS_FAULT } from '../transport/miner-failures';
 
@@ -42,16 +41,19 @@ export class IndexSpotChecks {
   ) {}
 
   /**
-   * The bucket of a fresh index a spot check would fetch: one at random, among those an honest
-   * miner can deliver within MINER_MAX_RESPONSE_BYTES (half of it, for the answer's overhead);
-   * undefined when there is none. One pass, no copy (a reservoir of one).
+   * The bucket of a fresh index a spot check would fetch: one at random, sampled by its claimed
+   * size, as the subnet's validator samples (a lie that inflates the statistics is where the
+   * bytes are, and a liar with a few honest buckets is still checked on its claims); undefined
+   * when no bucket claims a byte. A bucket claimed larger than an answer is read whole is
+   * checked as it arrives (BucketReader). One pass, no copy (a weighted reservoir of one).
    */
   pick(rows: readonly IndexRow[]): IndexRow | undefined {
-    const largest = largestClaimAsked(this.config.network.minerMaxResponseBytes);
     let chosen: IndexRow | undefined;
-    let eligible = 0;
-    for (const row of rows)
-      if (row.bytes <= largest && Math.random() * ++eligible < 1) chosen = row;
+    let total = 0;
+    for (const row of rows) {
+      total += row.bytes;
+      if (row.bytes > 0 && Math.random() * total < row.bytes) chosen = row;
+    }
     return chosen;
   }
 

@@ -39,6 +39,15 @@ export function largestClaimAsked(minerMaxResponseBytes: number): number {
 }
 
 /**
+ * The cap on an answer for a bucket claimed larger than largestClaimAsked, read as it arrives
+ * (only a spot check asks for one): twice the claim, by largestClaimAsked's rule, and a tenth
+ * more (the claim's tolerance, withinSizeTolerance), with room for the synapse's other fields.
+ */
+export function largestAnswerFor(claimedBytes: number): number {
+  return Math.ceil(claimedBytes * 2 * 1.1) + 64 * 1024;
+}
+
+/**
  * Reads the body, aborting as soon as it grows past `maxBytes` (never buffers more). With
  * `truncate`, keeps the first `maxBytes` instead of failing (error bodies).
  */
@@ -48,22 +57,35 @@ export async function readCapped(
   truncate: boolean,
   declared = 0,
 ): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of cappedChunks(body, maxBytes, truncate, declared)) chunks.push(chunk);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * The body's chunks until it grows past `maxBytes`, where it is aborted: then the chunks end
+ * with `truncate`, else they fail `oversize`. A `declared` length past the cap fails at once.
+ */
+export async function* cappedChunks(
+  body: AsyncIterable<Buffer> & { destroy(): unknown },
+  maxBytes: number,
+  truncate: boolean,
+  declared = 0,
+): AsyncGenerator<Buffer> {
   if (declared > maxBytes && !truncate) {
     body.destroy();
     throw new MinerCallError('oversize', `response of ${declared} bytes exceeds ${maxBytes}`);
   }
-  const chunks: Buffer[] = [];
   let total = 0;
   for await (const chunk of body) {
     total += chunk.byteLength;
     if (total > maxBytes) {
       body.destroy();
-      if (truncate) break;
+      if (truncate) return;
       throw new MinerCallError('oversize', `response exceeds ${maxBytes} bytes`);
     }
-    chunks.push(chunk);
+    yield chunk;
   }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** An axon's error body is `{"message": "..."}`; shortened, as it is the miner's text. */

@@ -26,7 +26,8 @@ import { ANSWER_BYTES_PER_VALUE } from '../sn13/miner-json';
 import { SYNAPSE_NAMES, SynapseName } from '../../common/synapse-names';
 import { CallBudgets, CallPurpose } from './call-budgets';
 import { Reservation } from './call-budget.repository';
-import { MinerClient, MinerTarget } from './miner-client';
+import { AnswerStream, MinerClient, MinerTarget } from './miner-client';
+import { readEntitiesAsTheyArrive } from '../sn13/entity-stream';
 import { failureScore, KeptForChecksError, MinerCallError } from './miner-failures';
 import { MinerFailureReason } from '../query-failures';
 
@@ -632,6 +633,62 @@ describe(MinerClient.name, () => {
 
       expect(reason).toBe('oversize');
       expect(performance.now() - started).toBeLessThan(1_000);
+    });
+
+    // A spot check of a bucket claimed larger than an answer read whole (BucketReader).
+    it('reads an answer as it arrives with a stream, within the stream’s cap, not the answer cap', async () => {
+      const entities = Array.from({ length: 300 }, (_, n) => ({
+        uri: `u${n}`,
+        content: 'x'.repeat(90),
+      }));
+      const text = JSON.stringify({ data_entities: entities });
+      expect(text.length).toBeGreaterThan(3 * MAX_RESPONSE_BYTES);
+      const axon = await startAxon({ answer: (response) => json(response, 200, text) });
+      const streamOf = (maxBytes: number) => {
+        const read: unknown[] = [];
+        const answer: AnswerStream = {
+          maxBytes,
+          read: async (chunks) => {
+            await readEntitiesAsTheyArrive(chunks, (entity) => read.push(entity));
+            return read.length;
+          },
+        };
+        return { answer, read };
+      };
+
+      const fits = streamOf(text.length);
+      const reply = await client.call(
+        axon.target(),
+        'GetDataEntityBucket',
+        {},
+        2_000,
+        'check',
+        fits.answer,
+      );
+      expect(reply.body).toBe(300);
+      expect(fits.read).toEqual(entities);
+
+      const short = streamOf(text.length - 1);
+      const call = client.call(
+        axon.target(),
+        'GetDataEntityBucket',
+        {},
+        2_000,
+        'check',
+        short.answer,
+      );
+      expect(await failureOf(call)).toBe('oversize');
+
+      const broken = await startAxon({ answer: garbage });
+      const unread = client.call(
+        broken.target(),
+        'GetDataEntityBucket',
+        {},
+        2_000,
+        'check',
+        streamOf(text.length).answer,
+      );
+      expect(await failureOf(unread)).toBe('malformed');
     });
 
     it('gives up on a miner that never answers after the given time, as a timeout', async () => {

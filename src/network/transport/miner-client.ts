@@ -17,7 +17,7 @@ import { maxAnswerValues, parseMinerJson, UnreadableJsonError } from '../sn13/mi
 import { SynapseName } from '../../common/synapse-names';
 import { AddressPolicy, AddressRefusedError } from './address-policy';
 import { CallBudgets, CallPurpose } from './call-budgets';
-import { axonOf, errorMessage, readCapped } from './axon-http';
+import { axonOf, cappedChunks, errorMessage, readCapped } from './axon-http';
 import { CircuitListener, MinerCircuits } from './miner-circuits';
 import {
   BudgetUnreadableError,
@@ -75,6 +75,17 @@ export function replyOf(
   };
 }
 
+/**
+ * An answer read as it arrives instead of whole: for one larger than an answer held whole may
+ * be (a spot check of a large bucket, BucketReader).
+ */
+export interface AnswerStream {
+  /** The most bytes the answer may carry: past them the call fails `oversize`. */
+  maxBytes: number;
+  /** Reads the answer's chunks; an UnreadableJsonError it throws fails the call `malformed`. */
+  read(chunks: AsyncIterable<Buffer>): Promise<unknown>;
+}
+
 /** Error bodies are read for their message only. */
 const ERROR_BODY_BYTES = 4096;
 
@@ -122,7 +133,9 @@ export class MinerClient implements OnModuleDestroy {
    * shutdown cuts a call shorter: a miner is judged by the time it was given). `purpose`: whose
    * call it is,
    * which reserves of the budget it must leave (CallBudgets: a task's leaves users theirs,
-   * users' and tasks' leave the spot checks theirs).
+   * users' and tasks' leave the spot checks theirs). With `stream`, the answer is read as it
+   * arrives, within the stream's own cap, and the reply's body is what the stream's reader
+   * returns.
    */
   async call(
     miner: MinerTarget,
@@ -130,6 +143,7 @@ export class MinerClient implements OnModuleDestroy {
     fields: Record<string, unknown>,
     timeoutMs: number,
     purpose: CallPurpose = 'user',
+    stream?: AnswerStream,
   ): Promise<MinerReply> {
     const started = performance.now();
     // Set as the request goes out: a failure after it took the miner's time, whatever the
@@ -155,7 +169,7 @@ export class MinerClient implements OnModuleDestroy {
               // the call is refused here unsent (failureOf: shutdown), not marked as gone out.
               inner.signal.throwIfAborted();
               sent = true;
-              return this.send(miner, axon, synapse, fields, timeoutMs, inner.signal);
+              return this.send(miner, axon, synapse, fields, timeoutMs, inner.signal, stream);
             }, context.signal);
           } catch (error) {
             // Refused unsent by the breaker (other calls opened the circuit while the budget was
@@ -338,6 +352,7 @@ export class MinerClient implements OnModuleDestroy {
     fields: Record<string, unknown>,
     timeoutMs: number,
     signal: AbortSignal,
+    stream: AnswerStream | undefined,
   ): Promise<{ body: unknown; bytes?: number }> {
     const signed = buildSignedRequest(
       synapse,
@@ -358,14 +373,14 @@ export class MinerClient implements OnModuleDestroy {
       const message = errorMessage(await readCapped(response.body, ERROR_BODY_BYTES, true));
       throw await this.refusals.ofStatus(miner, synapse, response.statusCode, message);
     }
-    const maxBytes = this.maxResponseBytes(synapse);
-    const text = await readCapped(
-      response.body,
-      maxBytes,
-      false,
-      Number(response.headers['content-length'] ?? 0),
-    );
+    const declared = Number(response.headers['content-length'] ?? 0);
     try {
+      if (stream)
+        return {
+          body: await stream.read(cappedChunks(response.body, stream.maxBytes, false, declared)),
+        };
+      const maxBytes = this.maxResponseBytes(synapse);
+      const text = await readCapped(response.body, maxBytes, false, declared);
       const body = parseMinerJson(text, maxAnswerValues(synapse, maxBytes));
       // The answer's size, for the debug line only (a pass over up to 96 MB of text otherwise).
       return { body, bytes: debugEnabled() ? Buffer.byteLength(text) : undefined };
