@@ -91,6 +91,30 @@ describe(DatabaseOutageLog.name, () => {
     });
   });
 
+  // A replica that only a load balancer's health checks reach: no request meets the outage.
+  it("starts an outage at health's failed check, with its cause, and ends it with the recovery line", () => {
+    outages.checkFailed(REFUSED);
+    now += 5000;
+    outages.checkFailed(REFUSED);
+    expect(lines).toEqual([
+      {
+        level: 'warn',
+        fields: { answered_503: 0 },
+        msg: `database unavailable: ${REFUSED} (health's check)`,
+      },
+    ]);
+    // Requests that meet it are counted in the same outage, not as a new one.
+    outages.unavailable(REFUSED, 'request-1');
+    expect(lines).toHaveLength(1);
+    now += OUTAGE_QUIET_MS;
+    outages.reachable();
+    expect(lines[1]).toEqual({
+      level: 'log',
+      fields: { outage_seconds: 6, answered_503: 1 },
+      msg: 'database reachable again after 6 s, 1 requests answered 503',
+    });
+  });
+
   it('says nothing of a database that answers without an outage', () => {
     outages.reachable();
     expect(lines).toEqual([]);

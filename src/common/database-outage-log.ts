@@ -74,6 +74,24 @@ export class DatabaseOutageLog implements OnModuleDestroy {
     this.sinceLastLine = 0;
   }
 
+  /**
+   * Health's own check (its `SELECT 1`) failed: an outage starts here when no request met one
+   * first, with its line, outside any request's scope, counting no 503. A replica that only a
+   * load balancer's health checks and a scrape reach went through an outage with neither its
+   * cause nor its end said (an on-call audit's finding).
+   */
+  checkFailed(message: string): void {
+    const now = this.now();
+    this.lastUnavailableAt = now;
+    if (this.startedAt !== undefined) return;
+    this.startedAt = now;
+    this.lastLineAt = now;
+    storage.exit(() => {
+      this.logger.warn({ answered_503: 0 }, `database unavailable: ${message} (health's check)`);
+    });
+    this.probeLater();
+  }
+
   /** The database answered: ends an outage that was logged, with one line, once it is quiet. */
   reachable(): void {
     const now = this.now();

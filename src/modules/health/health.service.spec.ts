@@ -76,6 +76,8 @@ class World {
     Promise.resolve({ state: 'disabled' });
   /** How many times the checks told the outage log the database answered. */
   reachable = 0;
+  /** What health's failed checks told the outage log. */
+  checkFailures: string[] = [];
   /** The probe the service gave the outage log, for an outage no request probes. */
   outageProbe: (() => Promise<boolean>) | undefined;
   indexReads = 0;
@@ -123,6 +125,7 @@ class World {
       loadConfig(env),
       {
         reachable: () => this.reachable++,
+        checkFailed: (message: string) => this.checkFailures.push(message),
         probeWith: (probe: () => Promise<boolean>) => (this.outageProbe = probe),
       } as unknown as DatabaseOutageLog,
     );
@@ -169,6 +172,8 @@ describe(HealthService.name, () => {
       world.ping = () => Promise.reject(new Error('connection refused'));
       expect((await world.service().health()).status).toBe('unhealthy');
       expect(world.reachable).toBe(0);
+      // The outage starts there when no request met it first (an on-call audit's finding).
+      expect(world.checkFailures).toEqual(['connection refused']);
     });
 
     // The probe's answer is what ends an outage's "database unavailable" lines with one line.

@@ -114,8 +114,9 @@ export class HealthService implements OnModuleInit {
       inTime(this.network.metagraphStatus()).catch(() => undefined),
       publicationStatus(this.publication),
     ]);
-    // The probe's SELECT 1 is what says the database is back, whoever asked for the checks.
-    if (!('error' in ping)) this.outages.reachable();
+    // The probe's SELECT 1 is what says the database is back, or gone, whoever asked.
+    if ('error' in ping) this.outages.checkFailed(ping.error.message);
+    else this.outages.reachable();
     return {
       components: {
         database: componentOf(ping),
