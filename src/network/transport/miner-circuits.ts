@@ -28,6 +28,14 @@ export interface MinerCircuitSettings {
  */
 export type CircuitListener = (uid: number, open: boolean) => void;
 
+/** What the log says of a miner's circuit (MinerClient's lines). */
+export interface CircuitLines {
+  /** Its circuit opened, from closed (not again after a failed trial); `error`: the last fault. */
+  opened(miner: { uid: number; hotkey: string }, error: unknown): void;
+  /** It closed again (a trial call answered), `openMs` after it first opened. */
+  closed(miner: { uid: number; hotkey: string }, openMs: number): void;
+}
+
 /**
  * Each miner's bulkhead and circuit breaker (cockatiel's), made on its first call. Only failures
  * `isMinersFault` accepts count towards opening a circuit: our own refusals, the miner's
@@ -40,13 +48,20 @@ export class MinerCircuits {
   /** Miners whose half-open trial a call has been admitted as, until that call ends (admit). */
   private readonly trials = new Set<number>();
   private readonly listeners: CircuitListener[] = [];
+  /** The hotkey each uid was last called as: the log's lines name both. */
+  private readonly hotkeys = new Map<number, string>();
+  /** When the circuits open now first opened (Date.now), for the line that says they closed. */
+  private readonly openSince = new Map<number, number>();
 
   constructor(
     private readonly settings: MinerCircuitSettings,
     private readonly isMinersFault: (error: unknown) => boolean,
+    private readonly lines?: CircuitLines,
   ) {}
 
-  of(uid: number): MinerPolicies {
+  of(miner: { uid: number; hotkey: string }): MinerPolicies {
+    const { uid } = miner;
+    this.hotkeys.set(uid, miner.hotkey);
     let policies = this.policies.get(uid);
     if (!policies) {
       const { minerConcurrency, breakerFailures, breakerCooldownMs } = this.settings;
@@ -54,12 +69,23 @@ export class MinerCircuits {
         halfOpenAfter: breakerCooldownMs,
         breaker: new ConsecutiveBreaker(breakerFailures),
       });
-      breaker.onBreak(() => {
+      breaker.onBreak((reason) => {
         // On cockatiel's clock (Date.now), as its cooldown is.
-        this.openedAt.set(uid, Date.now());
+        const now = Date.now();
+        this.openedAt.set(uid, now);
+        // Said once per outage of the miner's, not at each failed trial (one a cooldown).
+        if (!this.openSince.has(uid)) {
+          this.openSince.set(uid, now);
+          this.lines?.opened(this.named(uid), 'error' in reason ? reason.error : undefined);
+        }
         this.listeners.forEach((listener) => listener(uid, true));
       });
-      breaker.onReset(() => this.listeners.forEach((listener) => listener(uid, false)));
+      breaker.onReset(() => {
+        const since = this.openSince.get(uid);
+        this.openSince.delete(uid);
+        if (since !== undefined) this.lines?.closed(this.named(uid), Date.now() - since);
+        this.listeners.forEach((listener) => listener(uid, false));
+      });
       // A success with the circuit closed says as much as a reset: the state recorded may be
       // another replica's circuit's, or from before a restart, which no reset here would clear.
       breaker.onSuccess(() => {
@@ -107,5 +133,9 @@ export class MinerCircuits {
 
   onChange(listener: CircuitListener): void {
     this.listeners.push(listener);
+  }
+
+  private named(uid: number): { uid: number; hotkey: string } {
+    return { uid, hotkey: this.hotkeys.get(uid) ?? '' };
   }
 }

@@ -1187,6 +1187,38 @@ describe(MinerClient.name, () => {
       );
     });
 
+    // A network of failing miners left nothing in the log at `info` (an on-call audit's finding).
+    it('says once that a circuit opened, with the last failure, and once that it closed again', async () => {
+      let failing = true;
+      const axon = await startAxon({
+        answer: (response, synapse) => (failing ? statusOf(500) : echo)(response, synapse),
+      });
+      const circuitLines = (spy: jest.SpyInstance): unknown[][] =>
+        (spy.mock.calls as unknown[][]).filter(([, msg]) => /circuit/.test(String(msg)));
+      await failBreakerFailuresTimes(axon.target(), 'GetMinerIndex');
+      expect(circuitLines(logs.warn)).toEqual([
+        [
+          { ...MINER_FIELDS, reason: 'http_error' },
+          `miner 1: circuit opened after ${BREAKER_FAILURES} failures in a row (the last: http_error: ` +
+            `HTTP 500); not called for ${BREAKER_COOLDOWN_MS / 1000} s at a time until a trial call answers`,
+        ],
+      ]);
+      // A failed trial opens it again, unsaid: one line per outage, not per cooldown.
+      await sleep(BREAKER_COOLDOWN_MS + 50);
+      await failureOf(client.call(axon.target(), 'GetMinerIndex', {}, 2_000));
+      expect(client.isCircuitOpen(1)).toBe(true);
+      expect(circuitLines(logs.warn)).toHaveLength(1);
+      failing = false;
+      await sleep(BREAKER_COOLDOWN_MS + 50);
+      await client.call(axon.target(), 'GetMinerIndex', {}, 2_000);
+      expect(circuitLines(logs.log)).toEqual([
+        [
+          { ...MINER_FIELDS, open_seconds: expect.any(Number) },
+          expect.stringMatching(/^miner 1: circuit closed, answering again after \d+ s$/),
+        ],
+      ]);
+    });
+
     it('opens again when the first call after the cooldown fails', async () => {
       const axon = await startAxon({ answer: statusOf(500) });
       await failBreakerFailuresTimes(axon.target(), 'GetMinerIndex');

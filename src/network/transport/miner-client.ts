@@ -18,7 +18,7 @@ import { SynapseName } from '../../common/synapse-names';
 import { AddressPolicy, AddressRefusedError } from './address-policy';
 import { CallBudgets, CallPurpose } from './call-budgets';
 import { axonOf, cappedChunks, errorMessage, readCapped } from './axon-http';
-import { CircuitListener, MinerCircuits } from './miner-circuits';
+import { CircuitLines, CircuitListener, MinerCircuits } from './miner-circuits';
 import {
   BudgetUnreadableError,
   classify,
@@ -124,6 +124,7 @@ export class MinerClient implements OnModuleDestroy {
     this.circuits = new MinerCircuits(
       config.network,
       (error) => !NOT_THE_MINERS_FAULT.has(this.failureOf(error, 0).reason),
+      this.circuitLines(),
     );
     this.refusals = new MinerRefusals(budgets, () => clock.now().getTime(), this.logger);
   }
@@ -154,7 +155,7 @@ export class MinerClient implements OnModuleDestroy {
       const refused = this.refusals.active(miner.hotkey, synapse);
       if (refused) throw new MinerCallError(refused, `${synapse} refused recently (${refused})`);
       const axon = axonOf(miner);
-      const { bulkhead: limiter, breaker } = this.circuits.of(miner.uid);
+      const { bulkhead: limiter, breaker } = this.circuits.of(miner);
       const guarded = wrap(breaker, timeout(timeoutMs, TimeoutStrategy.Aggressive));
       // The budget is taken outside the breaker: in cockatiel's half-open trial any outcome it
       // does not count as a failure closes the circuit, so a call we refused ourselves (no
@@ -236,6 +237,31 @@ export class MinerClient implements OnModuleDestroy {
       },
       `miner ${miner.uid} (${shortHotkey(miner.hotkey)}) ${synapse}: ${said}`,
     );
+  }
+
+  /**
+   * A miner's circuit opening (warn) and closing again (info), one line each per outage of the
+   * miner's, not per failed trial: without them a network of failing miners left nothing in the
+   * log at `info` (an on-call audit's finding); each call's failure is a debug line.
+   */
+  private circuitLines(): CircuitLines {
+    const { breakerFailures, breakerCooldownMs } = this.config.network;
+    return {
+      opened: (miner, error) => {
+        const last = classify(error, 0);
+        const said = last.reason === 'timeout' ? 'timeout' : `${last.reason}: ${last.message}`;
+        this.logger.warn(
+          { ...minerFields(miner), reason: last.reason },
+          `miner ${miner.uid}: circuit opened after ${breakerFailures} failures in a row (the last: ${said}); ` +
+            `not called for ${breakerCooldownMs / 1000} s at a time until a trial call answers`,
+        );
+      },
+      closed: (miner, openMs) =>
+        this.logger.log(
+          { ...minerFields(miner), open_seconds: Math.round(openMs / 1000) },
+          `miner ${miner.uid}: circuit closed, answering again after ${Math.round(openMs / 1000)} s`,
+        ),
+    };
   }
 
   /**
