@@ -494,4 +494,53 @@ describe(`${MinerIndexRepository.name} and ${MinerIndexReadRepository.name}`, ()
     expect((await service.indexFreshness()).failingUntil).toBeNull();
     for (const uid of UIDS) await repository.replaceMinerIndex(uid, []);
   });
+  // Labels outlived every index that named them: a miner filing fresh labels at each sync grew
+  // the table by up to 350,000 rows a sync, and would use up its int4 ids.
+  it('deletes the labels no index names any longer, and keeps the others and their ids', async () => {
+    const row = (label: string, bytes: number): IndexRow => ({
+      source: 2,
+      label,
+      timeBucket: HOUR,
+      bytes,
+    });
+    await repository.replaceMinerIndex(1, [row('#kept', 5), row('#gone-a', 7), row('#gone-b', 9)]);
+    const idsOf = async () =>
+      new Map(
+        (
+          await database.query<{ value: string; id: number }[]>(
+            `SELECT value, id FROM labels WHERE value = '#kept' OR value LIKE '#gone-%'`,
+          )
+        ).map((label) => [label.value, label.id]),
+      );
+    const before = await idsOf();
+    expect([...before.keys()].sort()).toEqual(['#gone-a', '#gone-b', '#kept']);
+    await repository.replaceMinerIndex(1, [row('#kept', 5)]);
+
+    expect(await service.dropUnusedLabels()).toBeGreaterThanOrEqual(2);
+    expect(await idsOf()).toEqual(new Map([['#kept', before.get('#kept')]]));
+    expect(await service.dropUnusedLabels()).toBe(0);
+    await expectAggregatesExact(database);
+  });
+
+  // Another replica's prune, or this one's: the ids this writer cached may be gone.
+  it('starts a replace over whose cached label ids were deleted meanwhile, with ids that exist', async () => {
+    const row: IndexRow = { source: 2, label: '#back', timeBucket: HOUR, bytes: 11 };
+    await repository.replaceMinerIndex(1, [row]);
+    await repository.replaceMinerIndex(1, []);
+    expect(await service.dropUnusedLabels()).toBeGreaterThanOrEqual(1);
+
+    await repository.replaceMinerIndex(1, [row]);
+
+    const dangling = await database.query<unknown[]>(
+      `SELECT i.label_id FROM miner_index i LEFT JOIN labels l ON l.id = i.label_id
+       WHERE i.label_id IS NOT NULL AND l.id IS NULL`,
+    );
+    expect(dangling).toEqual([]);
+    expect(await service.bytesByLabel('#back')).toEqual({
+      bytes: 11,
+      adjBytes: expect.any(Number),
+    });
+    await expectAggregatesExact(database);
+    await repository.replaceMinerIndex(1, []);
+  });
 });

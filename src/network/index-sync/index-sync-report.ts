@@ -24,6 +24,8 @@ export interface IndexSyncReport {
   staleDropped: number[];
   /** Index rows of hours older than MAX_DATA_AGE_DAYS removed. */
   oldRowsDropped: number;
+  /** Labels no miner's index names any longer, deleted. */
+  labelsDropped: number;
 }
 
 /**
@@ -72,6 +74,7 @@ export function emptyReport(miners: number): IndexSyncReport {
     spotChecks: [],
     staleDropped: [],
     oldRowsDropped: 0,
+    labelsDropped: 0,
   };
 }
 
@@ -99,7 +102,8 @@ export function endLine(report: IndexSyncReport, cutShort: boolean): string {
     `index sync finished in ${report.seconds} s: ${minersLine(report, report.seconds)}; ` +
     `${checks.length} spot checks (${withProblems} with problems), ` +
     `${report.staleDropped.length} stale indexes dropped, ` +
-    `${report.oldRowsDropped} rows of expired hours dropped`
+    `${report.oldRowsDropped} rows of expired hours dropped` +
+    (report.labelsDropped > 0 ? `, ${report.labelsDropped} labels no index names deleted` : '')
   );
 }
 

@@ -127,6 +127,7 @@ function setUp(options: SetUpOptions = {}) {
     countMissedSyncs: jest.fn((_uids: readonly number[]) => Promise.resolve()),
     dropStaleIndexes: jest.fn((_missedSyncs: number) => Promise.resolve([] as number[])),
     dropHoursBefore: jest.fn((_hour: number) => Promise.resolve(0)),
+    dropUnusedLabels: jest.fn(() => Promise.resolve(0)),
   };
   const spotResults: SpotCheckResult[] = [{ uid: 1, score: 1, problems: [] }];
   const spotChecks = {
@@ -524,11 +525,13 @@ describe(IndexSyncService.name, () => {
       ]);
       index.dropStaleIndexes.mockResolvedValue([7]);
       index.dropHoursBefore.mockResolvedValue(42);
+      index.dropUnusedLabels.mockResolvedValue(5);
       const report = await syncOnce(service);
       expect(logs).toHaveBeenLastCalledWith(
         `index sync finished in ${report.seconds} s: 3/3 miners, 6 rows loaded, ` +
           `${Math.round(6 / Math.max(report.seconds, 0.001))} rows/s; ` +
-          '2 spot checks (1 with problems), 1 stale indexes dropped, 42 rows of expired hours dropped',
+          '2 spot checks (1 with problems), 1 stale indexes dropped, 42 rows of expired hours dropped, ' +
+          '5 labels no index names deleted',
       );
     });
   });

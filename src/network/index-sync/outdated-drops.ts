@@ -9,7 +9,7 @@ import { calledSomeMiner, IndexSyncReport } from './index-sync-report';
 /**
  * The end of an index sync run, after its spot checks: what the run says of the miners is
  * counted (missed syncs), and what no longer counts is dropped: stale indexes, hours past the
- * retention, old bucket fetches. Kept apart from the run because it is the one step that
+ * retention, labels no index names, old bucket fetches. Kept apart from the run because it is the one step that
  * forgets data rather than adding it. Part of IndexSyncService, which builds it, lends it its
  * logger, and skips it on a run cut short by shutdown.
  */
@@ -23,8 +23,8 @@ export class OutdatedDrops {
 
   /**
    * Counts the syncs the `missed` uids missed by their own fault, and the miners that serve no
-   * axon, then drops what no longer counts: stale indexes, hours past the retention, old bucket
-   * fetches.
+   * axon, then drops what no longer counts: stale indexes, hours past the retention, labels no
+   * index names, old bucket fetches.
    */
   async drop(report: IndexSyncReport, missed: readonly number[]): Promise<void> {
     const now = this.clock.now();
@@ -48,6 +48,7 @@ export class OutdatedDrops {
           'index syncs in a row missed by their own fault',
       );
     report.oldRowsDropped = await this.index.dropHoursBefore(oldestUsefulBucket(now));
+    report.labelsDropped = await this.index.dropUnusedLabels();
     const retention = MAX_DATA_AGE_DAYS * 24 * 3_600_000;
     await this.network.deleteBucketFetchesBefore(new Date(now.getTime() - retention));
   }

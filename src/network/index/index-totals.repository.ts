@@ -49,8 +49,16 @@ export class IndexTotalsRepository {
    * counter is what releases before it read.
    */
   async lockTotals(manager: EntityManager): Promise<void> {
-    await manager.query('SELECT pg_advisory_xact_lock($1)', [TOTALS_LOCK_ID]);
+    await this.holdTotalsLock(manager);
     await manager.query('UPDATE aggregates_version SET version = version + 1 WHERE id = 1');
+  }
+
+  /**
+   * The totals lock alone, the version left where it is: for a transaction that must not run
+   * beside the writers of the totals but changes none of them (the labels' prune).
+   */
+  async holdTotalsLock(manager: EntityManager): Promise<void> {
+    await manager.query('SELECT pg_advisory_xact_lock($1)', [TOTALS_LOCK_ID]);
   }
 
   /**

@@ -8,10 +8,12 @@ export interface LabelRow {
 }
 
 /**
- * The ids of labels already read or created, for the next syncs. Labels are never deleted and
- * their ids never change, so an id is never stale; the cache is bounded all the same, because
- * the labels miners index come and go with the subnet's 30-day window (hashtags above all) and a
- * process runs for months: the least recently used ones are read again when they come back.
+ * The ids of labels already read or created, for the next syncs. A label's id never changes, but
+ * a label no index names any longer is deleted (MinerIndexRepository.dropUnusedLabels), by any
+ * replica: an id cached may be gone, which the index replace finds under the totals lock and
+ * answers by clearing the cache and starting over. Bounded, because the labels miners index
+ * come and go with the subnet's 30-day window (hashtags above all) and a process runs for
+ * months: the least recently used ones are read again when they come back.
  */
 export class LabelIdCache {
   private readonly ids: LRUCache<string, number>;
@@ -43,6 +45,11 @@ export class LabelIdCache {
       }
     }
     return resolved;
+  }
+
+  /** Forgets every id: one of them was found deleted. */
+  clear(): void {
+    this.ids.clear();
   }
 
   get size(): number {

@@ -39,6 +39,19 @@ export class MinerReplacedError extends Error {
   }
 }
 
+/** Tries of a replace whose label ids were deleted meanwhile (LabelsGoneError), in all. */
+const LABEL_TRIES = 3;
+
+/**
+ * Some label ids a replace resolved were deleted by the labels' prune before the replace took
+ * the totals lock (on another replica, or ids cached here): the replace starts over.
+ */
+class LabelsGoneError extends Error {
+  constructor(gone: number) {
+    super(`${gone} of the index's label ids were deleted while it was written`);
+  }
+}
+
 /** A row deleted from a miner's partition. */
 interface RemovedRow {
   source: number;
@@ -81,6 +94,21 @@ export class MinerIndexRepository {
     rows: readonly IndexRow[],
     from?: FetchedFrom,
   ): Promise<void> {
+    for (let tried = 1; ; tried++) {
+      try {
+        return await this.replaceOnce(uid, rows, from);
+      } catch (error) {
+        if (!(error instanceof LabelsGoneError) || tried === LABEL_TRIES) throw error;
+        this.labelIds.clear();
+      }
+    }
+  }
+
+  private async replaceOnce(
+    uid: number,
+    rows: readonly IndexRow[],
+    from?: FetchedFrom,
+  ): Promise<void> {
     const labelIds = await this.resolveLabels(rows);
     const prepared = prepareIndex(rows, labelIds);
     const partition = await this.ensurePartition(uid);
@@ -90,6 +118,8 @@ export class MinerIndexRepository {
       await this.buildLookupIndex(manager, partition);
       const old = await this.totals.swapTotals(manager, uid, prepared);
       await this.totals.lockTotals(manager);
+      // Under the totals lock, which the labels' prune takes to delete: what is here stays.
+      await this.expectLabels(manager, labelIds);
       const [miner] = await manager
         .query<{ credibility: number }[]>(
           `UPDATE miners SET index_synced_at = now(), index_buckets = $2, index_missed_syncs = 0
@@ -218,6 +248,53 @@ export class MinerIndexRepository {
       });
     }
     return removed;
+  }
+
+  /**
+   * Deletes the labels no miner's index names any longer, returning how many went: a label's row
+   * outlived every index that named it, and a miner filing fresh labels at each sync (350,000 a
+   * sync at most, a sync an hour) would otherwise grow the table by millions of rows a day and
+   * use up its int4 ids within months. Used: named in a miner's own totals (every labeled row,
+   * a 0-byte claim too), as an hour's largest bucket, or in the network totals. Found without a
+   * lock, then deleted under the totals lock, each one rechecked against the network totals: a
+   * replace that committed in between names them there (its 0-byte labels aside: such rows
+   * claim nothing, and their label, written again, gets a new id). A replace still writing
+   * finds its ids gone under the same lock and starts over (replaceMinerIndex).
+   */
+  async dropUnusedLabels(): Promise<number> {
+    const [{ ids }] = await this.dataSource.query<{ ids: number[] }[]>(
+      `WITH used AS (
+         SELECT unnest(label_ids) AS id FROM miner_label_arrays
+         UNION SELECT largest_label_id FROM miner_bucket_totals WHERE largest_label_id IS NOT NULL
+         UNION SELECT label_id FROM label_totals)
+       SELECT coalesce(array_agg(l.id), '{}') AS ids
+       FROM labels l WHERE NOT EXISTS (SELECT FROM used u WHERE u.id = l.id)`,
+    );
+    if (ids.length === 0) return 0;
+    return this.dataSource.transaction(async (manager) => {
+      await this.totals.holdTotalsLock(manager);
+      const deleted = await manager.query<unknown[]>(
+        `DELETE FROM labels l WHERE l.id = ANY($1::int[])
+           AND NOT EXISTS (SELECT FROM label_totals t WHERE t.label_id = l.id)
+         RETURNING l.id`,
+        [ids],
+      );
+      return returningRows(deleted).length;
+    });
+  }
+
+  /** Throws LabelsGoneError when some of `labelIds` were deleted. */
+  private async expectLabels(
+    manager: EntityManager,
+    labelIds: ReadonlyMap<string, number>,
+  ): Promise<void> {
+    const ids = [...new Set(labelIds.values())];
+    if (ids.length === 0) return;
+    const [{ kept }] = await manager.query<{ kept: number }[]>(
+      'SELECT count(*)::int AS kept FROM labels WHERE id = ANY($1::int[])',
+      [ids],
+    );
+    if (kept < ids.length) throw new LabelsGoneError(ids.length - kept);
   }
 
   /**

@@ -61,6 +61,11 @@ export class MinerIndexService {
     return this.repository.dropHoursBefore(hour);
   }
 
+  /** Deletes the labels no index names any longer; returns how many went. */
+  dropUnusedLabels(): Promise<number> {
+    return this.repository.dropUnusedLabels();
+  }
+
   /**
    * For a transaction that changes miners' credibility: call `lockTotals` first (before the
    * miners' rows are locked, as an index replace does), then `propagateCredibility` with each
