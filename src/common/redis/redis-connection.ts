@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import Redis from 'ioredis';
+import { storage } from 'nestjs-pino/storage';
 import { EventLoopStalls } from '../event-loop-stalls';
 import { within } from '../within';
 import { redisFailureText } from './redis-failure';
@@ -72,7 +73,8 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
       this.lastError = error.message;
     });
     this.client?.on('ready', () => {
-      if (this.lastError !== undefined) this.logger.log('Redis connected again');
+      if (this.lastError !== undefined)
+        storage.exit(() => this.logger.log('Redis connected again'));
       this.lastError = undefined;
     });
   }
@@ -181,7 +183,8 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
         this.probing = undefined;
         this.probeError = undefined;
         this.restUntil = 0;
-        this.logger.log('Redis answers again');
+        // The process's line, not the request's whose check sent the PING (an on-call audit).
+        storage.exit(() => this.logger.log('Redis answers again'));
         return true;
       },
       (error: Error) => {

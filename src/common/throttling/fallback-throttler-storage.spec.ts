@@ -1,4 +1,6 @@
 import { Logger } from '@nestjs/common';
+import { Store, storage as logScope } from 'nestjs-pino/storage';
+import { pino } from 'pino';
 import { RedisConnection } from '../redis/redis-connection';
 import { FallbackThrottlerStorage } from './fallback-throttler-storage';
 import { RateLimitHit, RateLimitRecord, RateLimitStorage } from './rate-limit-storage';
@@ -70,6 +72,25 @@ describe(FallbackThrottlerStorage.name, () => {
     warned = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
   });
   afterEach(() => jest.restoreAllMocks());
+
+  // An on-call audit saw it under a user's request id, 46 s after Redis came back.
+  it("says Redis is back as the process's line, not the line of the request that met it", async () => {
+    let connected = false;
+    const redis = { ready: () => (connected ? {} : null), failed: rests() };
+    const fallback = new FallbackThrottlerStorage(redis as unknown as RedisConnection, {
+      increment: jest.fn().mockResolvedValue(record),
+      peek: jest.fn(),
+    });
+    const loggedUnder: unknown[] = [];
+    jest.spyOn(Logger.prototype, 'log').mockImplementation(() => {
+      loggedUnder.push(logScope.getStore()?.logger.bindings().req ?? 'no request');
+    });
+    await hit(fallback);
+    connected = true;
+    const request = new Store(pino({ enabled: false }).child({ req: { id: 'unrelated' } }));
+    await logScope.run(request, () => hit(fallback));
+    expect(loggedUnder).toEqual(['no request']);
+  });
 
   it('counts in Redis while it answers', async () => {
     const shared = jest.fn().mockResolvedValue(record);
