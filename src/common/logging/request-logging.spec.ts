@@ -258,6 +258,35 @@ describe(requestLogging.name, () => {
     expect(line).not.toHaveProperty('auth_failure');
   });
 
+  // Every user of the master key is `master`: without the address, a leaked key's use during
+  // its exposure could not be traced (an on-call audit's finding).
+  it("names the client's address on the master key's lines, not on another key's", async () => {
+    const served = serve((app) =>
+      app.get('/admin', (request, response) => {
+        const master = request.headers['x-as'] === 'master';
+        (request as AuthenticatedRequest).apiKey = {
+          id: master ? 'master' : '8f9c0b6e-0d0b-4a57-9d40-2a8e2c1f7d11',
+          tier: 'validator',
+          isMaster: master,
+          rateLimit: null,
+        };
+        response.send('ok');
+      }),
+    );
+    server = served.server;
+    await once(server, 'listening');
+    const { port } = server.address() as AddressInfo;
+    for (const as of ['master', 'key'])
+      await fetch(`http://127.0.0.1:${port}/admin`, { headers: { 'x-as': as } }).then((response) =>
+        response.text(),
+      );
+    await until(() => Promise.resolve(served.lines.length === 2 || undefined), 10_000, 10);
+    expect(served.lines.map((line) => line.req?.remoteAddress)).toEqual([
+      expect.stringMatching(/^(::ffff:)?127\.0\.0\.1$/),
+      undefined,
+    ]);
+  });
+
   // Behind a trusted proxy the address is read from X-Forwarded-For, text the proxy passed on:
   // request lines skip the secret scan, so only an address is written.
   it('writes the address behind a trusted proxy, and no text that is not an address', async () => {

@@ -72,7 +72,8 @@ class RequestScope implements Store {
  * anything can answer it, the body parser included, and writes one line (through `requestLines`:
  * see logging.module.ts) for every answered request, one the body parser refused included:
  * `{"req":{id,method,url},"res":{"statusCode"},"responseTime","key_id","msg":"GET /api/v1/health 200 3ms"}`
- * (`key_id` once a key was admitted: its id as listed, or `master`);
+ * (`key_id` once a key was admitted: its id as listed, or `master`; with `req.remoteAddress`, the
+ * client's address, on a 401's line and on the master key's);
  * a 5xx says `failed` in place of the time. A connection closed before the answer was complete
  * says so, with the status sent before the close, if any (else `-`, and `statusCode` null).
  */
@@ -141,6 +142,9 @@ function logCompletion(
     );
     return;
   }
+  // The master key's users are all `master`: its line names the client, so that a leaked key's
+  // use can be traced to where it came from (an on-call audit's finding).
+  if (apiKey?.isMaster) req.remoteAddress = loggedAddress((request as Request).ip, scanner);
   const outcome = statusCode >= 500 ? 'failed' : `${responseTime}ms`;
   requestLines[level](fields, `${req.method} ${req.url} ${statusCode} ${outcome}`);
 }
