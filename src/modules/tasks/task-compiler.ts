@@ -175,7 +175,10 @@ export class TaskCompiler {
         return false;
       }
       const { message } = error as Error;
-      this.logger.error(`task ${task.id}: compile failed: ${message}`);
+      // A write stream's error names no file (`ENOSPC: no space left on device, write`): the
+      // line names it, so that the operator knows which volume filled (an on-call audit).
+      const where = isFileErrorWithoutPath(error) ? ` (writing ${path})` : '';
+      this.logger.error(`task ${task.id}: compile failed: ${message}${where}`);
       // Counted at each attempt: the task shows `failed` only after the last of them, hours later.
       this.metrics.recordCompileFailure(compileFailureReason(error));
       const counted = await this.repository.recordCompileFailure(
@@ -304,6 +307,12 @@ async function removeFiles(
     return;
   }
   for (const [file, identity] of written) await removeIfUnchanged(file, identity);
+}
+
+/** A file system call's error (it has a `syscall`) that names no file. */
+function isFileErrorWithoutPath(error: unknown): boolean {
+  const { syscall, path } = error as NodeJS.ErrnoException;
+  return typeof syscall === 'string' && path === undefined;
 }
 
 /**

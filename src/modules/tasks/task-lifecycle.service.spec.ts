@@ -740,6 +740,25 @@ describe(`${TaskLifecycleService.name} metrics`, () => {
     expect(await compileFailures(reason)).toBe(1);
   });
 
+  // The write stream's error names no file: which volume filled was left to guess.
+  it('names the dataset file on the line of a disk error that names none', async () => {
+    const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    const { service, repository } = compiling([], dataDir);
+    repository.markCompleted.mockRejectedValue(
+      Object.assign(new Error('ENOSPC: no space left on device, write'), {
+        code: 'ENOSPC',
+        syscall: 'write',
+      }),
+    );
+
+    await service.compileExpired();
+
+    expect(errors).toHaveBeenCalledWith(
+      `task ${COMPILED_TASK.id}: compile failed: ENOSPC: no space left on device, write ` +
+        `(writing ${datasetPath(dataDir, COMPILED_TASK.id)})`,
+    );
+  });
+
   it('counts a compile that could not read a stored item under conversion', async () => {
     const { service, repository, compileFailures } = compiling([], dataDir);
     const uri = 'https://x.com/someone/status/1';
