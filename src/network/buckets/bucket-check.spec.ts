@@ -36,6 +36,36 @@ describe(checkBucket.name, () => {
     );
   });
 
+  // A liar padded real posts to 1 MB each and made 135 of them a 128 MiB bucket: unknown fields
+  // and whitespace pass every check, the item being read without them (a hostile-miner audit).
+  it.each([
+    [
+      'an unknown field',
+      (content: string) => content.replace(/}$/, `,"zz":"${'a'.repeat(500_000)}"}`),
+    ],
+    ['whitespace', (content: string) => content.replace(/}$/, `${' '.repeat(500_000)}}`)],
+  ])(
+    'counts a record padded with %s at its post’s size, and fails the claim it meets',
+    (_, pad) => {
+      const entities = [entity('1'), entity('2')].map((honest) => {
+        const content = pad(honest.content);
+        return { ...honest, content, content_size_bytes: Buffer.byteLength(content) };
+      });
+      const result = checkBucket(bucket, sizeOf(entities), entities);
+      expect(result.items).toHaveLength(2);
+      expect(result.score).toBeLessThan(0.5);
+      expect(result.problems).toContain(
+        "2 records padded far beyond their posts (counted at their posts' size)",
+      );
+    },
+  );
+
+  it('counts a large honest record as it is', () => {
+    const long = entity('1', (item) => (item.text = 'a long post '.repeat(2_000)));
+    expect(long.content_size_bytes).toBeGreaterThan(20_000);
+    expect(checkBucket(bucket, sizeOf([long]), [long])).toMatchObject({ score: 1, problems: [] });
+  });
+
   it('tolerates a small difference between claimed and returned bytes', () => {
     const entities = [entity('1'), entity('2')];
     expect(checkBucket(bucket, Math.round(sizeOf(entities) * 1.05), entities).score).toBe(1);

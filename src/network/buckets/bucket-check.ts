@@ -48,6 +48,7 @@ export class BucketTally {
   private sentCount = 0;
   private belongingCount = 0;
   private returnedBytes = 0;
+  private paddedCount = 0;
 
   constructor(
     private readonly bucket: BucketKey,
@@ -64,6 +65,11 @@ export class BucketTally {
     return this.sentCount;
   }
 
+  /** The bytes the entities that belong count toward the claim so far. */
+  get counted(): number {
+    return this.returnedBytes;
+  }
+
   /** How many of them belong to the bucket. */
   get belonging(): number {
     return this.belongingCount;
@@ -73,7 +79,7 @@ export class BucketTally {
     this.sentCount += 1;
     const converted = convertEntity(entity, this.source);
     if (!converted) return;
-    const { declaredBytes, contentBytes } = converted;
+    const { declaredBytes, contentBytes, countedBytes } = converted;
     const item = canonicalItem(converted.item);
     if (!item) return;
     const time = parseIsoDate(item.datetime)!.getTime();
@@ -88,7 +94,8 @@ export class BucketTally {
     if (!belongs) return;
     this.belongingCount += 1;
     if (this.keepItems) this.items.push({ item, timeBucket: this.bucket.timeBucket, contentBytes });
-    this.returnedBytes += declaredBytes;
+    this.returnedBytes += countedBytes;
+    if (countedBytes < contentBytes) this.paddedCount += 1;
   }
 
   result(): BucketCheckResult {
@@ -96,6 +103,10 @@ export class BucketTally {
     const problems: string[] = [];
     if (belonging < sent)
       problems.push(`${sent - belonging} of ${sent} entities do not belong to the bucket`);
+    if (this.paddedCount > 0)
+      problems.push(
+        `${this.paddedCount} records padded far beyond their posts (counted at their posts' size)`,
+      );
     if (!withinSizeTolerance(claimedBytes, returnedBytes))
       problems.push(`claimed ${claimedBytes} bytes, returned ${returnedBytes}`);
     return {

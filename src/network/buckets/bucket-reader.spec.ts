@@ -225,6 +225,27 @@ describe(BucketReader.name, () => {
     expect(honest.store.deliveries).toEqual([]);
   });
 
+  // Parsed to the end, 282 MiB of values that are no entities held the event loop for 50 s of
+  // CPU (a hostile-miner audit's finding): such an answer is refused where it stops paying.
+  it('stops reading an answer of a large claim that carries mostly what counts for nothing', async () => {
+    const junk = Array.from({ length: 40_000 }, () =>
+      'x'.repeat(100),
+    ) as unknown as WireDataEntity[];
+    const { reader, holders, scores } = setUp([{ uid: 1, sends: junk }]);
+    const bucket = { source: 2 as const, label: LABEL, timeBucket: HOUR };
+
+    const outcome = await reader.fetch(holders[0], bucket, MAX_RESPONSE_BYTES, 'check');
+
+    expect(outcome).toMatchObject({
+      ok: false,
+      reason: 'malformed',
+      message: expect.stringMatching(
+        /^response carries \d+ bytes where its entities count 0 toward the claim: not read further$/,
+      ),
+    });
+    expect(scores).toEqual([{ uid: 1, score: 0 }]);
+  });
+
   it('keeps no delivery whose every entity failed the checks, and asks the next holder', async () => {
     // Records of another label, filed under this one: the miner said nothing true of the bucket.
     const lies = [post('4', 10, { label: '#other' }), post('5', 20, { label: '#other' })];

@@ -41,6 +41,30 @@ export interface ConvertedEntity {
   /** What the miner declared, and the true byte length of the record it sent. */
   declaredBytes: number;
   contentBytes: number;
+  /** What the record counts toward a claim (countedBytesOf): its bytes, unless padded. */
+  countedBytes: number;
+}
+
+/** Records up to this size count toward a claim as they are. */
+const PADDING_CHECKED_FROM = 4096;
+/**
+ * A larger record counts at most this many times the JSON of the item read from it: an honest
+ * record is 0.6 to 0.9 times it (devnet X and Reddit), with room for fields a miner's release
+ * keeps that the item does not.
+ */
+const PADDING_ALLOWANCE = 3;
+
+/**
+ * What a record of `contentBytes` counts toward its bucket's claim. The record is the miner's
+ * text: unknown fields, whitespace and indentation pass the checks (the item is read without
+ * them), so a liar padded real posts to 1 MB each and made 135 of them a 128 MiB bucket (a
+ * hostile-miner audit's finding). Past PADDING_CHECKED_FROM, a record counts at most
+ * PADDING_ALLOWANCE times the item's JSON: padding buys a liar little more than that.
+ */
+export function countedBytesOf(item: DataItem, contentBytes: number): number {
+  if (contentBytes <= PADDING_CHECKED_FROM) return contentBytes;
+  const read = PADDING_ALLOWANCE * Buffer.byteLength(JSON.stringify(item));
+  return Math.min(contentBytes, Math.max(PADDING_CHECKED_FROM, read));
 }
 
 /** Reads one entity of `source`; undefined when it is malformed or its record is. */
@@ -70,7 +94,8 @@ export function convertEntity(value: unknown, source: Source): ConvertedEntity |
   const place = { uri, datetime: time.toISOString(), contentBytes };
   const item = itemOf(record, source, place, [content, uri]);
   if (!item) return undefined;
-  return { item, declaredBytes: declared as number, contentBytes };
+  const countedBytes = countedBytesOf(item, contentBytes);
+  return { item, declaredBytes: declared as number, contentBytes, countedBytes };
 }
 
 /**
@@ -95,7 +120,8 @@ export function convertContent(content: unknown, source: Source): ConvertedEntit
   const place = { uri, datetime: time.toISOString(), contentBytes };
   const item = itemOf(record, source, place, [content]);
   if (!item) return undefined;
-  return { item: toIdSecond(item), declaredBytes: contentBytes, contentBytes };
+  const countedBytes = countedBytesOf(item, contentBytes);
+  return { item: toIdSecond(item), declaredBytes: contentBytes, contentBytes, countedBytes };
 }
 
 /**

@@ -242,6 +242,20 @@ describe(checkContents.name, () => {
     const nothing = checkContents([{ bucket: TAO, claimedBytes: 5000 }], []);
     expect(nothing.deliveries[0]).toMatchObject({ returned: 0, items: [], score: 0 });
   });
+
+  // Unknown fields pass the checks (the item is read without them): padded, a few real posts
+  // met a claim a thousand times theirs (a hostile-miner audit's finding).
+  it('counts a record padded far beyond its post at about its post’s size toward the claim', () => {
+    const padded = [tweet(1, { zz: 'a'.repeat(200_000) }), tweet(2, { zz: 'a'.repeat(200_000) })];
+    const answer = checkContents(
+      [{ bucket: TAO, claimedBytes: bytes(...padded) }],
+      [{ bucketId: wireBucketId(TAO), contents: padded }],
+    );
+    expect(answer.deliveries[0].items).toHaveLength(2);
+    expect(answer.deliveries[0].items[0].contentBytes).toBe(Buffer.byteLength(padded[0]));
+    expect(answer.deliveries[0].bytes).toBeLessThan(bytes(...padded) / 10);
+    expect(answer.score).toBeLessThan(0.1);
+  });
 });
 
 describe(deliveriesToKeep.name, () => {

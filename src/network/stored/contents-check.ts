@@ -117,14 +117,15 @@ function checkPairs(
     for (const content of pair.contents) {
       delivery.returned++;
       checked++;
-      const item =
+      const checkedContent =
         checked <= MAX_CONTENTS_PER_ANSWER
           ? checkedItem(read, content, delivery.bucket, seen)
           : undefined;
-      if (!item) continue;
+      if (!checkedContent) continue;
+      const { item, countedBytes } = checkedContent;
       seen.add(itemKey(item.item));
       delivery.items.push(item);
-      delivery.bytes += item.contentBytes;
+      delivery.bytes += countedBytes;
     }
   }
   let dropped = unasked;
@@ -150,15 +151,16 @@ function checkPairs(
 }
 
 /**
- * The kept item, its uri in canonical form, or undefined when the content fails a check (or
- * repeats a kept post, however its uri is spelled).
+ * The kept item, its uri in canonical form, with what it counts toward the claim
+ * (countedBytesOf), or undefined when the content fails a check (or repeats a kept post, however
+ * its uri is spelled).
  */
 function checkedItem(
   read: Reader,
   content: unknown,
   bucket: BucketKey,
   seen: ReadonlySet<string>,
-): ItemToStore | undefined {
+): { item: ItemToStore; countedBytes: number } | undefined {
   const source = sourceOfId(bucket.source);
   const converted = source === undefined ? undefined : read(content, source);
   if (!converted || converted.contentBytes > MAX_CONTENT_BYTES) return undefined;
@@ -171,7 +173,10 @@ function checkedItem(
   )
     return undefined;
   if (filedLabel(item) !== bucket.label || seen.has(itemKey(item))) return undefined;
-  return { item, timeBucket: bucket.timeBucket, contentBytes: converted.contentBytes };
+  return {
+    item: { item, timeBucket: bucket.timeBucket, contentBytes: converted.contentBytes },
+    countedBytes: converted.countedBytes,
+  };
 }
 
 /**
