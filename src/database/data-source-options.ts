@@ -38,6 +38,7 @@ import { AggregatesVersionId1764950000000 } from './migrations/1764950000000-Agg
 import { StoredXItemSeconds1764960000000 } from './migrations/1764960000000-StoredXItemSeconds';
 import { TaskItemsOrderIndex1764970000000 } from './migrations/1764970000000-TaskItemsOrderIndex';
 import { TaskListOrderIndexes1764980000000 } from './migrations/1764980000000-TaskListOrderIndexes';
+import { LabelIdsCycle1764990000000 } from './migrations/1764990000000-LabelIdsCycle';
 
 export const MIGRATIONS = [
   InitialSchema1763700000000,
@@ -76,6 +77,7 @@ export const MIGRATIONS = [
   StoredXItemSeconds1764960000000,
   TaskItemsOrderIndex1764970000000,
   TaskListOrderIndexes1764980000000,
+  LabelIdsCycle1764990000000,
 ];
 
 /**

@@ -543,4 +543,40 @@ describe(`${MinerIndexRepository.name} and ${MinerIndexReadRepository.name}`, ()
     await expectAggregatesExact(database);
     await repository.replaceMinerIndex(1, []);
   });
+  // A cycled sequence gives a deleted label's id to a new one: a writer still caching the old
+  // label under it would file its rows under the new label unless it checks the pair.
+  it("starts a replace over whose cached id was given to another label, and reuses ids past the sequence's end", async () => {
+    const row = (label: string, bytes = 3): IndexRow => ({
+      source: 2,
+      label,
+      timeBucket: HOUR,
+      bytes,
+    });
+    const other = minerIndexOn(database).repository;
+    await other.replaceMinerIndex(2, [row('#stale')]);
+    await other.replaceMinerIndex(2, []);
+    const [{ id: staleId }] = await database.query<{ id: number }[]>(
+      `SELECT id FROM labels WHERE value = '#stale'`,
+    );
+    expect(await service.dropUnusedLabels()).toBeGreaterThanOrEqual(1);
+    // The next label takes the freed id.
+    await database.query(`SELECT setval('labels_id_seq', $1)`, [staleId - 1]);
+    await repository.replaceMinerIndex(1, [row('#fresh', 5)]);
+    expect(await service.labelId('#fresh')).toBe(staleId);
+
+    await other.replaceMinerIndex(2, [row('#stale', 7)]);
+
+    expect(await service.bytesByLabel('#stale')).toMatchObject({ bytes: 7 });
+    expect(await service.bytesByLabel('#fresh')).toMatchObject({ bytes: 5 });
+    await expectAggregatesExact(database);
+
+    // Past its last value the sequence starts again at 1, where old labels hold the ids.
+    await database.query(`SELECT setval('labels_id_seq', 2147483647)`);
+    const fresh = ['#after-1', '#after-2', '#after-3'].map((label) => row(label));
+    await repository.replaceMinerIndex(1, fresh);
+    const ids = await Promise.all(fresh.map(({ label }) => service.labelId(label!)));
+    for (const id of ids) expect(id).toBeLessThan(staleId + 100);
+    await expectAggregatesExact(database);
+    for (const uid of [1, 2]) await repository.replaceMinerIndex(uid, []);
+  });
 });

@@ -64,4 +64,14 @@ export async function expectAggregatesExact(database: DataSource) {
   expect(all.minerLabels).toEqual(all.minerLabelsGroupBy);
   expect(all.minerBuckets).toEqual(all.minerBucketsGroupBy);
   expect(all.largestNotInIndex).toEqual([]);
+  // The GROUP BYs join `labels`: an id no label holds would be missing from both sides alike.
+  const [{ dangling }] = await database.query<{ dangling: number }[]>(
+    `SELECT count(*)::int AS dangling FROM (
+       SELECT label_id AS id FROM miner_index WHERE label_id IS NOT NULL
+       UNION SELECT unnest(label_ids) FROM miner_label_arrays
+       UNION SELECT largest_label_id FROM miner_bucket_totals WHERE largest_label_id IS NOT NULL
+       UNION SELECT label_id FROM label_totals) AS used
+     WHERE NOT EXISTS (SELECT FROM labels l WHERE l.id = used.id)`,
+  );
+  expect(dangling).toBe(0);
 }

@@ -47,6 +47,11 @@ export class LabelIdCache {
     return resolved;
   }
 
+  /** Forgets the ids of `labels` (deleted by this replica). */
+  forget(labels: readonly string[]): void {
+    for (const label of labels) this.ids.delete(label);
+  }
+
   /** Forgets every id: one of them was found deleted. */
   clear(): void {
     this.ids.clear();

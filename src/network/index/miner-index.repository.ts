@@ -41,6 +41,13 @@ export class MinerReplacedError extends Error {
 
 /** Tries of a replace whose label ids were deleted meanwhile (LabelsGoneError), in all. */
 const LABEL_TRIES = 3;
+/**
+ * Tries of the insert of new labels, each taking the next ids of the cycling sequence past the
+ * ids in use it met (skipUsedIds).
+ */
+const INSERT_TRIES = 20;
+/** The labels' prune reads every miner's label ids: longer than a request's statement may. */
+const PRUNE_STATEMENT_TIMEOUT = '300s';
 
 /**
  * Some label ids a replace resolved were deleted by the labels' prune before the replace took
@@ -253,48 +260,60 @@ export class MinerIndexRepository {
   /**
    * Deletes the labels no miner's index names any longer, returning how many went: a label's row
    * outlived every index that named it, and a miner filing fresh labels at each sync (350,000 a
-   * sync at most, a sync an hour) would otherwise grow the table by millions of rows a day and
-   * use up its int4 ids within months. Used: named in a miner's own totals (every labeled row,
-   * a 0-byte claim too), as an hour's largest bucket, or in the network totals. Found without a
-   * lock, then deleted under the totals lock, each one rechecked against the network totals: a
-   * replace that committed in between names them there (its 0-byte labels aside: such rows
-   * claim nothing, and their label, written again, gets a new id). A replace still writing
-   * finds its ids gone under the same lock and starts over (replaceMinerIndex).
+   * sync at most, a sync an hour) would otherwise grow the table by millions of rows a day (the
+   * ids, from a cycling sequence, are reused: migration LabelIdsCycle). Used: named in a miner's
+   * own totals (every labeled row), as an hour's largest bucket, or in the network totals. Found
+   * without a lock, then deleted under the totals lock, each one rechecked against the network
+   * totals: a replace that committed in between names them there (every row claims bytes: the
+   * parser drops 0-byte buckets). A replace still writing finds its ids gone under the same
+   * lock and starts over (replaceMinerIndex).
    */
   async dropUnusedLabels(): Promise<number> {
-    const [{ ids }] = await this.dataSource.query<{ ids: number[] }[]>(
-      `WITH used AS (
-         SELECT unnest(label_ids) AS id FROM miner_label_arrays
-         UNION SELECT largest_label_id FROM miner_bucket_totals WHERE largest_label_id IS NOT NULL
-         UNION SELECT label_id FROM label_totals)
-       SELECT coalesce(array_agg(l.id), '{}') AS ids
-       FROM labels l WHERE NOT EXISTS (SELECT FROM used u WHERE u.id = l.id)`,
-    );
-    if (ids.length === 0) return 0;
-    return this.dataSource.transaction(async (manager) => {
-      await this.totals.holdTotalsLock(manager);
-      const deleted = await manager.query<unknown[]>(
-        `DELETE FROM labels l WHERE l.id = ANY($1::int[])
-           AND NOT EXISTS (SELECT FROM label_totals t WHERE t.label_id = l.id)
-         RETURNING l.id`,
-        [ids],
+    const ids = await this.dataSource.transaction(async (manager) => {
+      await manager.query(`SET LOCAL statement_timeout = '${PRUNE_STATEMENT_TIMEOUT}'`);
+      const [{ unused }] = await manager.query<{ unused: number[] }[]>(
+        `WITH used AS (
+           SELECT unnest(label_ids) AS id FROM miner_label_arrays
+           UNION SELECT largest_label_id FROM miner_bucket_totals WHERE largest_label_id IS NOT NULL
+           UNION SELECT label_id FROM label_totals)
+         SELECT coalesce(array_agg(l.id), '{}') AS unused
+         FROM labels l WHERE NOT EXISTS (SELECT FROM used u WHERE u.id = l.id)`,
       );
-      return returningRows(deleted).length;
+      return unused;
     });
+    if (ids.length === 0) return 0;
+    const deleted = await this.dataSource.transaction(async (manager) => {
+      await manager.query(`SET LOCAL statement_timeout = '${PRUNE_STATEMENT_TIMEOUT}'`);
+      await this.totals.holdTotalsLock(manager);
+      return returningRows<{ value: string }>(
+        await manager.query(
+          `DELETE FROM labels l WHERE l.id = ANY($1::int[])
+             AND NOT EXISTS (SELECT FROM label_totals t WHERE t.label_id = l.id)
+           RETURNING l.value`,
+          [ids],
+        ),
+      );
+    });
+    // This replica's own cache would otherwise send its next replace naming one of them back
+    // to the start (an audit measured 1.2 s for 0.4, and the whole cache cleared).
+    this.labelIds.forget(deleted.map((row) => row.value));
+    return deleted.length;
   }
 
-  /** Throws LabelsGoneError when some of `labelIds` were deleted. */
+  /** Throws LabelsGoneError when some of `labelIds` were deleted (or their ids reused). */
   private async expectLabels(
     manager: EntityManager,
     labelIds: ReadonlyMap<string, number>,
   ): Promise<void> {
-    const ids = [...new Set(labelIds.values())];
-    if (ids.length === 0) return;
+    if (labelIds.size === 0) return;
+    // By id and value: a cycled sequence may have given a deleted label's id to another.
     const [{ kept }] = await manager.query<{ kept: number }[]>(
-      'SELECT count(*)::int AS kept FROM labels WHERE id = ANY($1::int[])',
-      [ids],
+      `SELECT count(*)::int AS kept
+       FROM labels l JOIN unnest($1::varchar[], $2::int[]) AS u(value, id)
+         ON l.id = u.id AND l.value = u.value`,
+      [[...labelIds.keys()], [...labelIds.values()]],
     );
-    if (kept < ids.length) throw new LabelsGoneError(ids.length - kept);
+    if (kept < labelIds.size) throw new LabelsGoneError(labelIds.size - kept);
   }
 
   /**
@@ -310,14 +329,39 @@ export class MinerIndexRepository {
     return this.labelIds.resolve(labels, async (missing) => {
       const found = await this.findLabels(missing);
       const known = new Set(found.map((row) => row.value));
-      const absent = missing.filter((label) => !known.has(label)).sort();
-      if (absent.length === 0) return found;
-      await this.dataSource.query(
-        'INSERT INTO labels (value) SELECT unnest($1::varchar[]) ON CONFLICT (value) DO NOTHING',
-        [absent],
-      );
-      return [...found, ...(await this.findLabels(absent))];
+      let absent = missing.filter((label) => !known.has(label)).sort();
+      // Past its end the id sequence cycles (migration LabelIdsCycle): a row given an id a label
+      // still holds is skipped (any conflict), and inserted again with the next id.
+      for (let tried = 0; absent.length > 0; tried++) {
+        if (tried === INSERT_TRIES)
+          throw new Error(`${absent.length} labels found no free id in ${INSERT_TRIES} tries`);
+        await this.dataSource.query(
+          'INSERT INTO labels (value) SELECT unnest($1::varchar[]) ON CONFLICT DO NOTHING',
+          [absent],
+        );
+        const inserted = await this.findLabels(absent);
+        found.push(...inserted);
+        const stored = new Set(inserted.map((row) => row.value));
+        absent = absent.filter((label) => !stored.has(label));
+        if (absent.length > 0) await this.skipUsedIds();
+      }
+      return found;
     });
+  }
+
+  /**
+   * Moves the id sequence past the run of ids in use that it has reached (after it cycled,
+   * the oldest labels still named hold the first ids): the next insert takes free ones.
+   */
+  private async skipUsedIds(): Promise<void> {
+    await this.dataSource.query(
+      `SELECT setval('labels_id_seq', coalesce(
+         (SELECT l.id FROM labels l
+          WHERE l.id >= (SELECT last_value FROM labels_id_seq)
+            AND NOT EXISTS (SELECT FROM labels m WHERE m.id = l.id + 1)
+          ORDER BY l.id LIMIT 1),
+         (SELECT last_value FROM labels_id_seq)))`,
+    );
   }
 
   private findLabels(values: readonly string[]): Promise<LabelRow[]> {
