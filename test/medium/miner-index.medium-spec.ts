@@ -560,7 +560,7 @@ describe(`${MinerIndexRepository.name} and ${MinerIndexReadRepository.name}`, ()
     );
     expect(await service.dropUnusedLabels()).toBeGreaterThanOrEqual(1);
     // The next label takes the freed id.
-    await database.query(`SELECT setval('labels_id_seq', $1)`, [staleId - 1]);
+    await database.query(`SELECT setval('labels_id_seq', $1, false)`, [staleId]);
     await repository.replaceMinerIndex(1, [row('#fresh', 5)]);
     expect(await service.labelId('#fresh')).toBe(staleId);
 
@@ -570,8 +570,12 @@ describe(`${MinerIndexRepository.name} and ${MinerIndexReadRepository.name}`, ()
     expect(await service.bytesByLabel('#fresh')).toMatchObject({ bytes: 5 });
     await expectAggregatesExact(database);
 
-    // Past its last value the sequence starts again at 1, where old labels hold the ids.
-    await database.query(`SELECT setval('labels_id_seq', 2147483647)`);
+    // Past its last value the sequence starts again at 1, where old labels hold the ids; a
+    // label holding the last id is stepped over too.
+    await database.query(`INSERT INTO labels (id, value) VALUES (2147483647, '#last-id')`);
+    await database.query(`SELECT setval('labels_id_seq', 2147483646)`);
+    await repository.replaceMinerIndex(2, [row('#after-0')]);
+    expect(await service.labelId('#after-0')).toBeLessThan(staleId + 100);
     const fresh = ['#after-1', '#after-2', '#after-3'].map((label) => row(label));
     await repository.replaceMinerIndex(1, fresh);
     const ids = await Promise.all(fresh.map(({ label }) => service.labelId(label!)));

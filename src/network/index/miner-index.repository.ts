@@ -55,7 +55,9 @@ const PRUNE_STATEMENT_TIMEOUT = '300s';
  */
 class LabelsGoneError extends Error {
   constructor(gone: number) {
-    super(`${gone} of the index's label ids were deleted while it was written`);
+    super(
+      `${gone} of the index's label ids were deleted, or given to other labels, while it was written`,
+    );
   }
 }
 
@@ -358,7 +360,7 @@ export class MinerIndexRepository {
       `SELECT setval('labels_id_seq', coalesce(
          (SELECT l.id FROM labels l
           WHERE l.id >= (SELECT last_value FROM labels_id_seq)
-            AND NOT EXISTS (SELECT FROM labels m WHERE m.id = l.id + 1)
+            AND NOT EXISTS (SELECT FROM labels m WHERE m.id = l.id::bigint + 1)
           ORDER BY l.id LIMIT 1),
          (SELECT last_value FROM labels_id_seq)))`,
     );
