@@ -47,7 +47,7 @@ export class BucketTally {
   private readonly items: ItemToStore[] = [];
   private sentCount = 0;
   private belongingCount = 0;
-  private returnedBytes = 0;
+  private countedBytes = 0;
   private paddedCount = 0;
 
   constructor(
@@ -67,7 +67,7 @@ export class BucketTally {
 
   /** The bytes the entities that belong count toward the claim so far. */
   get counted(): number {
-    return this.returnedBytes;
+    return this.countedBytes;
   }
 
   /** How many of them belong to the bucket. */
@@ -94,12 +94,12 @@ export class BucketTally {
     if (!belongs) return;
     this.belongingCount += 1;
     if (this.keepItems) this.items.push({ item, timeBucket: this.bucket.timeBucket, contentBytes });
-    this.returnedBytes += countedBytes;
+    this.countedBytes += countedBytes;
     if (countedBytes < contentBytes) this.paddedCount += 1;
   }
 
   result(): BucketCheckResult {
-    const { added: sent, belonging, claimedBytes, returnedBytes } = this;
+    const { added: sent, belonging, claimedBytes, counted: returnedBytes } = this;
     const problems: string[] = [];
     if (belonging < sent)
       problems.push(`${sent - belonging} of ${sent} entities do not belong to the bucket`);

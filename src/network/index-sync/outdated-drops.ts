@@ -9,9 +9,9 @@ import { calledSomeMiner, IndexSyncReport } from './index-sync-report';
 /**
  * The end of an index sync run, after its spot checks: what the run says of the miners is
  * counted (missed syncs), and what no longer counts is dropped: stale indexes, hours past the
- * retention, labels no index names, old bucket fetches. Kept apart from the run because it is the one step that
- * forgets data rather than adding it. Part of IndexSyncService, which builds it, lends it its
- * logger, and skips it on a run cut short by shutdown.
+ * retention, labels no index names, old bucket fetches. Kept apart from the run because it is
+ * the one step that forgets data rather than adding it. Part of IndexSyncService, which builds
+ * it, lends it its logger, and skips it on a run cut short by shutdown.
  */
 export class OutdatedDrops {
   constructor(

@@ -17,16 +17,14 @@ const PIECE_BYTES = 64 * 1024;
  */
 export const MAX_DEPTH = 16;
 
-class TooDeepError extends Error {}
-
 /**
  * Reads the entities of a GetDataEntityBucket answer (`data_entities`) as the answer arrives,
  * handing each to `onEntity` and keeping none: for an answer too large to hold whole (a spot
  * check of a bucket claimed larger than MINER_MAX_RESPONSE_BYTES carries). The byte cap on the
  * whole answer is the caller's (the chunks it passes). Throws UnreadableJsonError for a text
  * that is not JSON, nests deeper than MAX_DEPTH or goes MAX_BYTES_PER_ENTITY without an entity
- * ending. An answer
- * without `data_entities` has no entities, as does one whose `data_entities` is no list.
+ * ending. An answer without `data_entities` has no entities, as does one whose `data_entities`
+ * is no list.
  */
 export async function readEntitiesAsTheyArrive(
   chunks: AsyncIterable<Uint8Array>,
@@ -39,7 +37,8 @@ export async function readEntitiesAsTheyArrive(
   parser.onToken = ({ token }) => {
     if (token === TokenType.LEFT_BRACE || token === TokenType.LEFT_BRACKET) depth += 1;
     else if (token === TokenType.RIGHT_BRACE || token === TokenType.RIGHT_BRACKET) depth -= 1;
-    if (depth > MAX_DEPTH) throw new TooDeepError(`nests deeper than ${MAX_DEPTH}`);
+    // Thrown into the tokenizer, which hands it to onError.
+    if (depth > MAX_DEPTH) throw new UnreadableJsonError(`nests deeper than ${MAX_DEPTH}`);
   };
   parser.onError = (error) => (failure ??= error);
   parser.onValue = ({ value, parent }) => {
@@ -56,7 +55,7 @@ export async function readEntitiesAsTheyArrive(
           `goes ${MAX_BYTES_PER_ENTITY} bytes without an entity ending`,
         );
       parser.write(piece);
-      if (failure instanceof TooDeepError) throw new UnreadableJsonError(failure.message);
+      if (failure instanceof UnreadableJsonError) throw failure;
       if (failure) throw new UnreadableJsonError('is not JSON');
     }
   }

@@ -225,9 +225,9 @@ function contentOf(item: string): string {
  * transaction of both; BEGIN, two statements and COMMIT were four on the path of a first fetch
  * after its slowest miner answered). Items: one INSERT from arrays, merged by (source, uri, hour)
  * with the miners that sent them before, when their content and label agree (contentOf and the
- * label column); a disagreeing copy leaves the row as it was. Fetches: the newest per bucket and miner (a late answer
- * to an older call does not replace it); each delivery counts its own items (one per uri and
- * hour), whatever the others hold.
+ * label column); a disagreeing copy leaves the row as it was. Fetches: the newest per bucket and
+ * miner (a late answer to an older call does not replace it); each delivery counts its own items
+ * (one per uri and hour), whatever the others hold.
  */
 function saveSql(
   minerHotkey: string,
