@@ -26,10 +26,14 @@ describe('lruCache', () => {
 
   it('allocates nothing ahead of what it holds', () => {
     // lru-cache's `max: 100_000` took 5.2 MB here (with the `ttl`), whatever it held. A
-    // collection between the two readings could only make the difference smaller.
+    // collection between the two readings could only make the difference smaller; what can make
+    // it larger is the first use of lru-cache's code (compiled and feedback on first call: 266 KB
+    // once on Node 24 in CI), so a first cache is built before measuring, and the bound leaves
+    // room for the runtime's noise while staying a fifth of what `max` took.
+    lruCache<string, number>(10, { ttl: 60_000 }).set('warm', 1);
     const before = allocated();
     const cache = lruCache<string, number>(100_000, { ttl: 60_000 });
     cache.set('a', 1);
-    expect(allocated() - before).toBeLessThan(256 * 1024);
+    expect(allocated() - before).toBeLessThan(1024 * 1024);
   });
 });
