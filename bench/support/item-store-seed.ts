@@ -112,7 +112,10 @@ async function seedDay(
         count,
       ],
     );
-    await runner.query(`ALTER TABLE ${name} ADD PRIMARY KEY (source, uri, time_bucket)`);
+    // The parent's key (migration StoredItemsLabelKey), built here so that attaching takes it.
+    await runner.query(
+      `ALTER TABLE ${name} ADD UNIQUE NULLS NOT DISTINCT (source, uri, time_bucket, label)`,
+    );
     for (const columns of [
       'source, label, datetime DESC, uri DESC',
       'source, datetime DESC, uri DESC',

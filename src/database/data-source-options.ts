@@ -39,6 +39,7 @@ import { StoredXItemSeconds1764960000000 } from './migrations/1764960000000-Stor
 import { TaskItemsOrderIndex1764970000000 } from './migrations/1764970000000-TaskItemsOrderIndex';
 import { TaskListOrderIndexes1764980000000 } from './migrations/1764980000000-TaskListOrderIndexes';
 import { LabelIdsCycle1764990000000 } from './migrations/1764990000000-LabelIdsCycle';
+import { StoredItemsLabelKey1765000000000 } from './migrations/1765000000000-StoredItemsLabelKey';
 
 export const MIGRATIONS = [
   InitialSchema1763700000000,
@@ -78,6 +79,7 @@ export const MIGRATIONS = [
   TaskItemsOrderIndex1764970000000,
   TaskListOrderIndexes1764980000000,
   LabelIdsCycle1764990000000,
+  StoredItemsLabelKey1765000000000,
 ];
 
 /**

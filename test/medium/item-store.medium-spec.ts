@@ -143,8 +143,7 @@ describe(ItemStoreRepository.name, () => {
     await store.save(delivery('hotkey-1', [post], { at: new Date('2023-11-09T00:00:00Z') }));
     const other = { ...structuredClone(post), text: 'words the author never wrote #a' };
     await store.save(delivery('hotkey-2', [other], { at: new Date('2023-11-09T01:00:00Z') }));
-    // The same words filed under another label: a hostile miner that moved another hashtag
-    // first, so that the post leaves its label's queries (a hostile-miner audit's finding).
+    // The same words filed under another label: a row of its own (next test), no corroboration.
     const relabelled = { ...structuredClone(post), label: '#b' };
     await store.save(delivery('hotkey-3', [relabelled], { at: new Date('2023-11-09T02:00:00Z') }));
     const thread = redditPost('r1', 5, 'r/a');
@@ -158,12 +157,15 @@ describe(ItemStoreRepository.name, () => {
     await store.save(delivery('hotkey-6', [{ ...thread, username: 'someone_else' }]));
     await store.save(delivery('hotkey-7', [{ ...thread, communityName: 'r/A' }]));
 
-    expect(await find({})).toEqual([
+    expect(await find({ labels: ['#a'] })).toEqual([
       expect.objectContaining({
         item: post,
         deliveredBy: ['hotkey-1'],
         fetchedAt: new Date('2023-11-09T00:00:00Z'),
       }),
+    ]);
+    expect(await find({ labels: ['#b'] })).toEqual([
+      expect.objectContaining({ item: relabelled, deliveredBy: ['hotkey-3'] }),
     ]);
     expect(await find({ source: 1 })).toEqual([
       expect.objectContaining({
@@ -171,6 +173,50 @@ describe(ItemStoreRepository.name, () => {
         deliveredBy: ['hotkey-1', 'hotkey-3', 'hotkey-7'],
       }),
     ]);
+  });
+
+  it('keeps a post filed under another label first from hiding it from its own label', async () => {
+    // A hostile miner moved another hashtag first in real posts and was fetched first; the
+    // honest copies came after (a hostile-miner audit's finding: `#a` then answered nothing).
+    const posts = ['1', '2'].map((id) => xPost(id, 5 + Number(id), '#a'));
+    const hijacked = posts.map((post) => ({ ...structuredClone(post), label: '#hijack' }));
+    await store.save(delivery('hotkey-9', hijacked, { at: new Date('2023-11-09T00:00:00Z') }));
+    await store.save(delivery('hotkey-1', posts, { at: new Date('2023-11-09T01:00:00Z') }));
+    await store.save(delivery('hotkey-2', posts, { at: new Date('2023-11-09T02:00:00Z') }));
+
+    const found = async (label: string) =>
+      (await find({ labels: [label] })).map(({ item, deliveredBy }) => ({ item, deliveredBy }));
+    expect(await found('#a')).toEqual([
+      { item: posts[1], deliveredBy: ['hotkey-1', 'hotkey-2'] },
+      { item: posts[0], deliveredBy: ['hotkey-1', 'hotkey-2'] },
+    ]);
+    expect(await found('#hijack')).toEqual([
+      { item: hijacked[1], deliveredBy: ['hotkey-9'] },
+      { item: hijacked[0], deliveredBy: ['hotkey-9'] },
+    ]);
+    // Any label: each post once.
+    expect(await uris({})).toEqual([posts[1].uri, posts[0].uri]);
+  });
+
+  it('pages a uri filed under two labels in one hour, at two times, exactly once', async () => {
+    const newer = xPost('1', 30, '#a');
+    const older = { ...xPost('1', 10, '#b') };
+    const between = xPost('2', 20, '#a');
+    await store.save(delivery('hotkey-1', [newer, between]));
+    await store.save(delivery('hotkey-2', [older]));
+
+    expect(await uris({ limit: 1 })).toEqual([newer.uri]);
+    // Pages of one: the cursor past the newer row hides the older one under its other label.
+    const seen: string[] = [];
+    let before: StoredItemQuery['before'];
+    for (;;) {
+      const page = await find({ before, limit: 1 });
+      seen.push(...page.map(({ item }) => item.uri));
+      if (page.length < 1) break;
+      before = { datetime: new Date(page[0].item.datetime), uri: page[0].item.uri };
+    }
+    expect(seen).toEqual([newer.uri, between.uri]);
+    expect(await uris({ labels: ['#b'] })).toEqual([older.uri]);
   });
 
   it('never stores an item whose uri does not name it, whichever caller saves it', async () => {

@@ -30,12 +30,14 @@ export interface PageRow {
  *   and the planner does not count the time range twice (it then thought an hour held a few
  *   rows and read and sorted all of them instead of the head of the index);
  * - paging is a keyset on (datetime, uri), inside the index order.
- * A uri stored under two hours (miners disagreeing on its time) must come back once: from its
- * newest row among those the query matches. Such a newer row sorts before the older one, so the
- * caller, reading pages in order, drops a uri it has already seen; only rows at or above the
- * caller's own cursor (`seenFrom`: returned by earlier calls) cannot be seen that way, and each
- * row of the page says whether one of those hides it (`hidden`), probing the primary key of the
- * partitions from the cursor's day on. Without a cursor (a first page) there is no probe.
+ * A uri stored in several rows (miners disagreeing on its time, or filing it under different
+ * labels) must come back once: from its newest row among those the query matches. Such a newer
+ * row sorts before the older one, so the caller, reading pages in order, drops a uri it has
+ * already seen; only rows at or above the caller's own cursor (`seenFrom`: returned by earlier
+ * calls) cannot be seen that way, and each row of the page says whether one of those hides it
+ * (`hidden`), probing the key of the partitions (source, uri first) from the cursor's day on.
+ * Rows of one uri at the same time sort as one: the keyset passes them together. Without a
+ * cursor (a first page) there is no probe.
  */
 export function findPageSql(
   query: StoredItemQuery,
@@ -114,7 +116,7 @@ export function findPageSql(
     const newer = [
       'n.source = p.source_id',
       'n.uri = p.uri',
-      'n.time_bucket > p.time_bucket',
+      'n.datetime > p.datetime',
       `n.time_bucket >= ${parameter(timeBucketId(seenFrom.datetime), 'integer')}`,
       `n.time_bucket < ${toDay}`,
       `(n.datetime, n.uri) >= (${datetime}, ${uri})`,

@@ -27,11 +27,14 @@ interface ItemRow {
 /**
  * The item store in Postgres (`stored_items`, partitioned by day, and
  * `stored_bucket_fetches`; see the ItemStore migration). A call's deliveries are one
- * statement (see saveSql): their items, merged by (source, uri, hour) with the miners that sent
- * them before, and their fetch rows (one transaction per bucket cost a first fetch of a day of
- * buckets tens of milliseconds after the slowest miner answered). The first record stored for
- * an item is kept; later deliveries add their miner and time only when their content agrees
- * (contentOf), so a copy that differs never counts as corroboration.
+ * statement (see saveSql): their items, merged by (source, uri, hour, label) with the miners
+ * that sent them before, and their fetch rows (one transaction per bucket cost a first fetch of
+ * a day of buckets tens of milliseconds after the slowest miner answered). A row is an item
+ * filed under one label in one hour (migration StoredItemsLabelKey): a copy filed under another
+ * label has a row of its own, so a miner filing real posts elsewhere cannot keep them out of
+ * their own label's answers. The first record stored for a row is kept; later deliveries add
+ * their miner and time only when their content agrees (contentOf), so a copy that differs
+ * never counts as corroboration.
  */
 @Injectable()
 export class ItemStoreRepository implements ItemStore {
@@ -151,8 +154,8 @@ interface FetchRow {
 }
 
 /**
- * The delivery's items as rows, one per (uri, hour) (a second one in the same statement would
- * be an error for ON CONFLICT). The hour is the item's own (the checks made sure it is the
+ * The delivery's items as rows, one per (uri, hour, label) (a second one in the same statement
+ * would be an error for ON CONFLICT). The hour is the item's own (the checks made sure it is the
  * bucket's); an item whose time cannot be read has no place in a store partitioned by time and
  * is left out, as is one whose uri does not name it (the others are kept under their uri's
  * canonical form, so one post is one row however miners spell it): every path is checked
@@ -166,14 +169,15 @@ function itemRows(delivery: BucketDelivery): ItemRow[] {
     const time = item ? Date.parse(item.datetime) : NaN;
     if (!item || Number.isNaN(time)) continue;
     const timeBucket = timeBucketId(new Date(time));
-    const key = `${timeBucket} ${item.uri}`;
+    const label = item.label === null ? null : cutLabel(normalizeLabel(item.label));
+    const key = rowKey({ timeBucket, uri: item.uri, label });
     if (rows.has(key)) continue;
     rows.set(key, {
       source: delivery.bucket.source,
       uri: item.uri,
       timeBucket,
       datetime: new Date(time).toISOString(),
-      label: item.label === null ? null : cutLabel(normalizeLabel(item.label)),
+      label,
       username: authorOf(item),
       json: JSON.stringify(item),
       contentBytes,
@@ -182,18 +186,29 @@ function itemRows(delivery: BucketDelivery): ItemRow[] {
   return [...rows.values()];
 }
 
+/** A row's key as text: hour, uri and label (null apart from every label, as the key has it). */
+function rowKey(row: Pick<ItemRow, 'timeBucket' | 'uri' | 'label'>): string {
+  return JSON.stringify([row.timeBucket, row.uri, row.label]);
+}
+
 /**
- * The rows of all the deliveries, one per (source, uri, hour), sorted by key so that
+ * The rows of all the deliveries, one per (source, uri, hour, label), sorted by key so that
  * concurrent deliveries of the same items lock rows in the same order and cannot deadlock.
  */
 function uniqueRows(rows: readonly ItemRow[]): ItemRow[] {
-  const unique = new Map(rows.map((row) => [`${row.source} ${row.timeBucket} ${row.uri}`, row]));
+  const unique = new Map(rows.map((row) => [`${row.source} ${rowKey(row)}`, row]));
   return [...unique.values()].sort(
     (a, b) =>
       a.source - b.source ||
       a.timeBucket - b.timeBucket ||
-      (a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0),
+      compareText(a.uri, b.uri) ||
+      compareText(a.label ?? '', b.label ?? '') ||
+      Number(a.label !== null) - Number(b.label !== null),
   );
+}
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** Lower-cased, without `@`, as usernames are queried; X keeps it under `user`. */
@@ -205,8 +220,8 @@ function authorOf(item: DataItem): string {
 /**
  * What two miners' copies of one post must agree on to corroborate it, as SQL over a stored
  * item's jsonb: what the post says and who said it where (X: text, author; Reddit: body, title,
- * author, subreddit, kind, parent), besides the label the row is filed under, which the insert
- * compares by its column (an X post's first hashtag). Left out, as they legitimately differ
+ * author, subreddit, kind, parent), besides the label the row is filed under, which is in the
+ * row's key (an X post's first hashtag). Left out, as they legitimately differ
  * between scrapes: the engagement counts, the author's profile, media urls (scrapers spell them
  * differently), the time (the hour is in the key; the entity keeps the second, the record the
  * minute) and the size.
@@ -223,11 +238,11 @@ function contentOf(item: string): string {
 /**
  * The call's items and its fetch rows in one statement (one round trip, atomic as a
  * transaction of both; BEGIN, two statements and COMMIT were four on the path of a first fetch
- * after its slowest miner answered). Items: one INSERT from arrays, merged by (source, uri, hour)
- * with the miners that sent them before, when their content and label agree (contentOf and the
- * label column); a disagreeing copy leaves the row as it was. Fetches: the newest per bucket and
+ * after its slowest miner answered). Items: one INSERT from arrays, merged by (source, uri,
+ * hour, label) with the miners that sent them before, when their content agrees (contentOf); a
+ * disagreeing copy leaves the row as it was. Fetches: the newest per bucket and
  * miner (a late answer to an older call does not replace it); each delivery counts its own items
- * (one per uri and hour), whatever the others hold.
+ * (one per uri, hour and label), whatever the others hold.
  */
 function saveSql(
   minerHotkey: string,
@@ -252,13 +267,12 @@ function saveSql(
        FROM unnest($3::smallint[], $4::text[], $5::int[], $6::timestamptz[], $7::text[],
                    $8::text[], $9::text[], $10::int[])
          AS u(source, uri, time_bucket, datetime, label, username, item, content_bytes)
-       ON CONFLICT (source, uri, time_bucket) DO UPDATE SET
+       ON CONFLICT (source, uri, time_bucket, label) DO UPDATE SET
          delivered_by = CASE WHEN $1 = ANY(s.delivered_by) THEN s.delivered_by
                              ELSE s.delivered_by || $1::text END,
          first_fetched_at = least(s.first_fetched_at, EXCLUDED.first_fetched_at),
          last_fetched_at = greatest(s.last_fetched_at, EXCLUDED.last_fetched_at)
-       WHERE ${contentOf('s.item')} = ${contentOf('EXCLUDED.item')}
-         AND s.label IS NOT DISTINCT FROM EXCLUDED.label)
+       WHERE ${contentOf('s.item')} = ${contentOf('EXCLUDED.item')})
      INSERT INTO stored_bucket_fetches AS f (source, label, time_bucket, miner_hotkey, miner_uid,
                                              fetched_at, claimed_bytes, item_count, bytes)
      SELECT u.source, u.label, u.time_bucket, u.miner_hotkey, u.miner_uid, u.fetched_at,
