@@ -214,8 +214,9 @@ describe('Scraping task lifecycle', () => {
   });
 
   it('compiles and serves the dataset of an id too long, percent-encoded, for a file name', async () => {
-    // 80 characters, as job ids may have: 555 bytes percent-encoded, over a file name's 255.
-    const id = `wé ird "id" ${'é'.repeat(28)}${'数据'.repeat(20)}`;
+    // 80 characters, as job ids may have: 556 bytes percent-encoded, over a file name's 255.
+    // The emoji is one character of two UTF-16 units: one `_` in `filename` (it was two).
+    const id = `wé ird "id" ${'é'.repeat(27)}🚀${'数据'.repeat(20)}`;
     await register(id, '#bitcoin');
     const lifecycle = app.app.get(TaskLifecycleService);
     await lifecycle.collectDue();

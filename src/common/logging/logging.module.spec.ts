@@ -118,4 +118,15 @@ describe(requestId.name, () => {
   it('replaces an id that holds a secret', () => {
     expect(idFor(`trace-${MASTER_KEY}`)).toMatch(UUID);
   });
+
+  // A key cut short passed as sane, and was echoed and logged (an audit's finding).
+  it('replaces an id that holds 16 characters of a secret, or the start of an issued key', () => {
+    expect(idFor(MASTER_KEY.slice(0, -1))).toMatch(UUID);
+    expect(idFor(MASTER_KEY.slice(1))).toMatch(UUID);
+    expect(idFor(`trace-${MASTER_KEY.slice(5, 21)}`)).toMatch(UUID);
+    expect(idFor('sk_live_AAAAAAAAAAAAAAAA')).toMatch(UUID);
+    // Fifteen are a client's own text, as is a 32-hex id (nginx's $request_id).
+    expect(idFor(MASTER_KEY.slice(0, 15))).toBe(MASTER_KEY.slice(0, 15));
+    expect(idFor('0f'.repeat(16))).toBe('0f'.repeat(16));
+  });
 });

@@ -13,6 +13,7 @@ import type PinoPretty from 'pino-pretty';
 import { loadWhenUsed } from '../load-when-used';
 import { followLevelOf } from './debug-lines';
 import { loggedError } from './logged-error';
+import { API_KEY_PREFIX } from '../security/api-key-secret';
 import { SecretScanner } from '../security/secret-scanner';
 
 /** How the process logs; provided by ConfigModule (LOG_LEVEL, NODE_ENV, the secrets). */
@@ -40,8 +41,8 @@ export const REQUEST_ID_PATTERN = /^[\w.:-]{1,128}$/;
 
 /**
  * Honours a sane incoming X-Request-Id (from a load balancer), else makes one; echoes it back.
- * An id that holds a secret (a client's mistake, or a probe) is replaced: ids are logged and
- * returned in error bodies.
+ * An id that holds a secret, a piece of one, or the start of an issued key (a client's mistake,
+ * or a probe) is replaced: ids are logged and returned in error bodies.
  */
 export function requestId(
   request: IncomingMessage,
@@ -52,7 +53,9 @@ export function requestId(
   const sane =
     typeof incoming === 'string' &&
     REQUEST_ID_PATTERN.test(incoming) &&
-    !scanner.contains(incoming);
+    !incoming.includes(API_KEY_PREFIX) &&
+    !scanner.contains(incoming) &&
+    !scanner.holdsPieceOf(incoming);
   const id = sane ? incoming : randomUUID();
   response.setHeader('X-Request-Id', id);
   return id;

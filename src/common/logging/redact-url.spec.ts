@@ -62,6 +62,20 @@ describe(redactUrl.name, () => {
     expect(redactUrl('/api/v1/health?abcdefgh&x=1', pieces)).toBe('/api/v1/health?abcdefgh&x=1');
   });
 
+  // A key's stored hash (SHA-256, lower-case hex) passed as a route word when it began with a
+  // letter, and a route-shaped run of the master key as one when it did not hold all of it (an
+  // audit's finding).
+  it('replaces hex of 16 characters or more and a route word holding part of a secret', () => {
+    const hash = `ade05397${'0123456789abcdef'.repeat(3)}abcdef01`;
+    expect(redact(`/api/v1/tasks/${hash}`)).toBe('/api/v1/tasks/[redacted]');
+    expect(redact(`/api/v1/keys/${hash}/deactivate`)).toBe('/api/v1/keys/[redacted]/deactivate');
+    const words = new SecretScanner(['my_master_key_is_long_and_plain'], /sk_live_[\w-]{20,}/, 28);
+    expect(redactUrl('/api/v1/tasks/my_master_key_is_long', words)).toBe(
+      '/api/v1/tasks/[redacted]',
+    );
+    expect(redactUrl('/api/v1/tasks/deadbeef', words)).toBe('/api/v1/tasks/deadbeef');
+  });
+
   it('keeps routes and short values as they are', () => {
     expect(redact('/api/v1/get_top_labels_by_source/x')).toBe('/api/v1/get_top_labels_by_source/x');
     expect(redact('/api/v1/tasks?state=active&limit=10&offset=0')).toBe(

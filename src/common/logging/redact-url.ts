@@ -7,17 +7,22 @@ import { REDACTED, SecretScanner } from '../security/secret-scanner';
 /** No secret is shorter (the master key and the metrics token need 16 characters at least). */
 const SHORTER_THAN_ANY_SECRET = 15;
 const KEY_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-/** The words routes are made of (`get_top_labels_by_source`). */
-const ROUTE_WORD = /^[a-z][a-z0-9_]{0,63}$/;
+/**
+ * The words routes are made of (`get_top_labels_by_source`): not hex digits alone, which a
+ * SHA-256 (a key's stored hash) is, and which a route word of 16 characters or more never is
+ * (an audit's finding: a hash beginning with a letter was logged whole).
+ */
+const ROUTE_WORD = /^(?=[a-z0-9_]*[g-z_])[a-z][a-z0-9_]{0,63}$/;
 
 /**
  * The URL as logged. Everything in it came from the client, so it is kept only where it cannot
  * be a secret in any encoding:
  * - a query parameter keeps its name and value only when each, decoded, is shorter than any
  *   secret (15 characters); longer ones become `[redacted]`;
- * - a path segment is kept when it is that short, a route word, or a key id (a UUID), and the
- *   scanner finds no secret in it; an issued key in a key path is cut to its display prefix
- *   (listed anyway); anything else becomes `[redacted]`;
+ * - a path segment is kept when it is that short and the scanner finds no secret in it, or
+ *   when it is a route word or a key id (a UUID) and holds neither a secret nor a piece of one;
+ *   an issued key in a key path is cut to its display prefix (listed anyway); anything else
+ *   becomes `[redacted]`;
  * - what is kept must hold no secret as a whole either, or the URL is only `[redacted]`;
  * - of a URL so redacted, the first LONGEST_LOGGED_URL characters are kept, and the number of
  *   the others said.
@@ -97,8 +102,9 @@ function redactedUrl(url: string, scanner: SecretScanner): string {
 function redactSegment(segment: string, scanner: SecretScanner): string {
   const decoded = decode(segment);
   if (decoded.startsWith(API_KEY_PREFIX)) return `${displayPrefix(decoded)}…`;
-  const plain = isShort(segment, scanner) || ROUTE_WORD.test(segment) || KEY_ID.test(segment);
-  return plain && !scanner.contains(segment) ? segment : REDACTED;
+  if (isShort(segment, scanner)) return segment;
+  const plain = ROUTE_WORD.test(segment) || KEY_ID.test(segment);
+  return plain && !scanner.contains(segment) && !scanner.holdsPieceOf(segment) ? segment : REDACTED;
 }
 
 function isShort(text: string, scanner: SecretScanner): boolean {

@@ -25,11 +25,17 @@ import { refuseReplacementPatterns } from './init-script-text';
 
 /**
  * The key classes' budgets as this gateway is configured (RATE_LIMIT_*), not as the defaults
- * are: a deployment that changes them documents what it enforces.
+ * are: a deployment that changes them documents what it enforces. The example headers are a
+ * key's after its first request, a sixtieth of the window later (a minute of an hour): a minute
+ * flat gave `t=1` for a 30 s window, which no response has then (an audit's finding).
  */
-function budgetsText({ regularPerWindow, validatorPerWindow, windowSeconds }: RateLimitSettings) {
+export function budgetsText({
+  regularPerWindow,
+  validatorPerWindow,
+  windowSeconds,
+}: RateLimitSettings) {
   const window = windowSeconds === 3600 ? 'hour' : `${windowSeconds} seconds`;
-  const later = Math.max(windowSeconds - 60, 1);
+  const later = Math.max(windowSeconds - Math.max(Math.floor(windowSeconds / 60), 1), 1);
   return (
     `Regular keys have ${regularPerWindow} requests per ${window}, validator keys ${validatorPerWindow} ` +
     '(a key may have its own limit); responses carry the budget as `X-RateLimit-Limit`, ' +

@@ -19,6 +19,8 @@ export class SecretScanner {
    */
   private readonly shortest: number;
   private readonly tokens: RegExp;
+  /** Every run of PIECE characters of a known secret (holdsPieceOf). */
+  private readonly pieces = new Set<string>();
 
   /** `keyMinLength`: the length of the shortest text `keyPattern` matches. */
   constructor(
@@ -44,6 +46,22 @@ export class SecretScanner {
       Math.min(keyMinLength, ...this.exact.map((secret) => secret.length)),
     );
     this.tokens = new RegExp(`${TOKEN_CHARACTERS}{${this.shortest},}`, 'g');
+    for (const secret of secrets)
+      if (secret && secret.length >= MIN_SECRET)
+        for (let at = 0; at + PIECE <= secret.length; at++)
+          this.pieces.add(secret.slice(at, at + PIECE));
+  }
+
+  /**
+   * True when the text holds PIECE characters in a row of a known secret, as written: a secret
+   * cut short (a client pasting most of the master key where a trace id goes) is not found by
+   * `contains`, and 63 of a key's 64 hex characters leave 16 guesses (an audit's finding). For
+   * what a client sends and the service echoes or logs as it is (a request id, a route word).
+   */
+  holdsPieceOf(text: string): boolean {
+    for (let at = 0; at + PIECE <= text.length; at++)
+      if (this.pieces.has(text.slice(at, at + PIECE))) return true;
+    return false;
   }
 
   /** True when the text holds a secret in any of the encodings above. */
@@ -116,6 +134,12 @@ function withoutUrlPasswords(text: string): string {
  * Shorter values are not taken for secrets (issued keys are ~51 characters, the master key ≥ 16).
  */
 const MIN_SECRET = 8;
+/**
+ * The run of a secret's characters holdsPieceOf looks for: the shortest master key or metrics
+ * token the service starts with, so a piece of one leaves at least as much unknown as such a
+ * key holds, and a random text of a client's shares one only by chance of 62^-16.
+ */
+const PIECE = 16;
 /** The characters keys and their encodings are made of (base64, base64url, %XX). */
 const TOKEN_CHARACTERS = '[A-Za-z0-9%_\\-+/=.~:]';
 

@@ -292,5 +292,6 @@ export class DatasetDownloadService {
  * not read it. Quotes and backslashes are escaped in `filename`.
  */
 function attachment(name: string): string {
-  return contentDisposition(name, { fallback: name.replace(/[^\x20-\x7e]/g, '_') });
+  // By code point: an emoji is one character, one `_` (an audit's finding).
+  return contentDisposition(name, { fallback: name.replace(/[^\x20-\x7e]/gu, '_') });
 }

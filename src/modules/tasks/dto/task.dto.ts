@@ -215,8 +215,9 @@ export class TaskDatasetDto {
     selfRequired: true,
     nullable: true,
     description:
-      'Null when the dataset is complete: its collections reached every post up to the ' +
-      'window’s end at expiry. Otherwise the posting times its final collection did not reach ' +
+      'Null when the dataset is complete: its collections asked for every posting time up to ' +
+      'the window’s end at expiry (what was asked for: a post no miner answered with is in no ' +
+      'dataset). Otherwise the posting times its final collection did not reach ' +
       '(its wait, TASK_COLLECT_INTERVAL after expiry, ran out or a page failed): both formats ' +
       'lack the posts made within it, but for any at its start, which the collection before may ' +
       'have found. A completed task is not compiled again: the gap stays',
