@@ -94,5 +94,5 @@ function metagraphSource(
   const { subtensor, metagraphFile } = config.network;
   if (subtensor && connection)
     return new ChainMetagraphSource(connection, config.netuid, subtensor);
-  return metagraphFile ? new FileMetagraphSource(metagraphFile) : null;
+  return metagraphFile ? new FileMetagraphSource(metagraphFile, config.netuid) : null;
 }

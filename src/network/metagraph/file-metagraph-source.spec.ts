@@ -13,6 +13,9 @@ function metagraph(
   return { netuid: 13, block: 4_242_001, updated_at: '2024-06-01T00:00:00.000Z', neurons };
 }
 
+/** Parsed for a gateway configured with NETUID 21, so that a default shows. */
+const parse = (value: unknown) => parseMetagraph(value, 21);
+
 /** Replaces the file the way writers do: a temporary file renamed over it. */
 async function replaceAtomically(path: string, content: unknown): Promise<void> {
   const temporary = `${path}.${process.pid}.tmp`;
@@ -29,33 +32,35 @@ describe(parseMetagraph.name, () => {
       metagraphNeuron(8, { axon_url: 'http://[2001:db8::8]:80' }),
     ]);
 
-    expect(parseMetagraph(file)).toEqual(file);
+    expect(parse(file)).toEqual(file);
   });
 
   it('accepts an empty neuron list', () => {
-    expect(parseMetagraph(metagraph([])).neurons).toEqual([]);
+    expect(parse(metagraph([])).neurons).toEqual([]);
   });
 
-  it('defaults the header fields it can do without', () => {
+  // Read as netuid 0, a file without one passed as another subnet's, unjudged by the
+  // suspicious-read check (an audit's finding).
+  it("defaults the header fields it can do without, the netuid to the gateway's", () => {
     const before = Date.now();
 
-    const parsed = parseMetagraph({ neurons: [metagraphNeuron(3)] });
+    const parsed = parse({ neurons: [metagraphNeuron(3)] });
 
-    expect(parsed).toMatchObject({ netuid: 0, block: 0, neurons: [metagraphNeuron(3)] });
+    expect(parsed).toMatchObject({ netuid: 21, block: 0, neurons: [metagraphNeuron(3)] });
     expect(Date.parse(parsed.updated_at)).toBeGreaterThanOrEqual(before - 1);
   });
 
   it.each([null, [], 'neurons', 42, {}, { neurons: {} }, { neurons: 'none' }])(
     'rejects %p, which has no neurons list',
     (value) => {
-      expect(() => parseMetagraph(value)).toThrow('expected an object with a `neurons` array');
+      expect(() => parse(value)).toThrow('expected an object with a `neurons` array');
     },
   );
 
   it.each([null, 'uid 3', [metagraphNeuron(1)]])(
     'rejects a neuron that is %p, naming it',
     (value) => {
-      expect(() => parseMetagraph(metagraph([metagraphNeuron(0), value]))).toThrow(
+      expect(() => parse(metagraph([metagraphNeuron(0), value]))).toThrow(
         'neurons[1] is not an object',
       );
     },
@@ -96,15 +101,15 @@ describe(parseMetagraph.name, () => {
   ])('rejects a neuron whose %s is %p, naming neurons[i].%s', (field, value) => {
     const broken = { ...metagraphNeuron(5), [field]: value };
 
-    expect(() =>
-      parseMetagraph(metagraph([metagraphNeuron(0), metagraphNeuron(1), broken])),
-    ).toThrow(`metagraph: neurons[2].${field} `);
+    expect(() => parse(metagraph([metagraphNeuron(0), metagraphNeuron(1), broken]))).toThrow(
+      `metagraph: neurons[2].${field} `,
+    );
   });
 
   it('says what an axon_url must be, naming the entry', () => {
     const https = metagraphNeuron(4, { axon_url: 'https://miner.example.org:8091' });
 
-    expect(() => parseMetagraph(metagraph([metagraphNeuron(0), https]))).toThrow(
+    expect(() => parse(metagraph([metagraphNeuron(0), https]))).toThrow(
       'metagraph: neurons[1].axon_url must be http://host:port (axons speak plain HTTP; no path, credentials, query or fragment) or null',
     );
   });
@@ -112,17 +117,17 @@ describe(parseMetagraph.name, () => {
   it('accepts keys of exactly 64 characters', () => {
     const longest = metagraphNeuron(0, { hotkey: 'h'.repeat(64), coldkey: 'c'.repeat(64) });
 
-    expect(parseMetagraph(metagraph([longest])).neurons).toEqual([longest]);
+    expect(parse(metagraph([longest])).neurons).toEqual([longest]);
   });
 
   it('rejects two neurons with the same uid', () => {
     expect(() =>
-      parseMetagraph(metagraph([metagraphNeuron(0), metagraphNeuron(1), metagraphNeuron(1)])),
+      parse(metagraph([metagraphNeuron(0), metagraphNeuron(1), metagraphNeuron(1)])),
     ).toThrow('metagraph: duplicate uid');
   });
 
   it('keeps only the documented neuron fields', () => {
-    const parsed = parseMetagraph(metagraph([{ ...metagraphNeuron(0), trust: 0.9 }]));
+    const parsed = parse(metagraph([{ ...metagraphNeuron(0), trust: 0.9 }]));
 
     expect(parsed.neurons).toEqual([metagraphNeuron(0)]);
   });
@@ -143,17 +148,17 @@ describe(FileMetagraphSource.name, () => {
   });
 
   it('describes itself by its path', () => {
-    expect(new FileMetagraphSource(path).description).toBe(`file ${path}`);
+    expect(new FileMetagraphSource(path, 13).description).toBe(`file ${path}`);
   });
 
   it('reads and validates the file', async () => {
-    const read: MetagraphFile = await new FileMetagraphSource(path).read();
+    const read: MetagraphFile = await new FileMetagraphSource(path, 13).read();
 
     expect(read).toEqual(metagraph());
   });
 
   it('refuses a file that is not valid JSON or not a valid metagraph', async () => {
-    const source = new FileMetagraphSource(path);
+    const source = new FileMetagraphSource(path, 13);
 
     await writeFile(path, '{"neurons": [');
     await expect(source.read()).rejects.toThrow(SyntaxError);
@@ -162,13 +167,13 @@ describe(FileMetagraphSource.name, () => {
   });
 
   it('fails to read a missing file', async () => {
-    await expect(new FileMetagraphSource(join(directory, 'absent.json')).read()).rejects.toThrow(
-      /ENOENT/,
-    );
+    await expect(
+      new FileMetagraphSource(join(directory, 'absent.json'), 13).read(),
+    ).rejects.toThrow(/ENOENT/);
   });
 
   it('calls back after the file is replaced atomically, and reads the new content', async () => {
-    const source = new FileMetagraphSource(path);
+    const source = new FileMetagraphSource(path, 13);
     const changed = jest.fn(() => Promise.resolve());
     const stop = source.watch(changed);
     try {
@@ -199,7 +204,7 @@ describe(FileMetagraphSource.name, () => {
   });
 
   it('stops calling back once the returned function is called', async () => {
-    const source = new FileMetagraphSource(path);
+    const source = new FileMetagraphSource(path, 13);
     const changed = jest.fn(() => Promise.resolve());
     const stop = source.watch(changed);
     await sleep(100);
@@ -215,7 +220,7 @@ describe(FileMetagraphSource.name, () => {
   // once for the file missing at its first look, as Node's watchFile does.
   it('does not call back for a file missing when it starts watching, until it is made', async () => {
     const absent = join(directory, 'absent.json');
-    const source = new FileMetagraphSource(absent);
+    const source = new FileMetagraphSource(absent, 13);
     const changed = jest.fn(() => Promise.resolve());
     const stop = source.watch(changed);
     try {

@@ -12,10 +12,14 @@ const POLL_INTERVAL_MS = 1000;
 
 /**
  * Reads the metagraph JSON file (format in docs/miner-protocol.md), and polls it for changes
- * (watchFileChanges: writers replace it atomically).
+ * (watchFileChanges: writers replace it atomically). A file that names no netuid is the
+ * configured one's (NETUID).
  */
 export class FileMetagraphSource implements MetagraphSource {
-  constructor(private readonly path: string) {}
+  constructor(
+    private readonly path: string,
+    private readonly netuid: number,
+  ) {}
 
   get description(): string {
     return `file ${this.path}`;
@@ -27,7 +31,7 @@ export class FileMetagraphSource implements MetagraphSource {
 
   async read(): Promise<MetagraphFile> {
     const text = await readFileAsync(this.path, 'utf8');
-    return parseMetagraph(JSON.parse(text) as unknown);
+    return parseMetagraph(JSON.parse(text) as unknown, this.netuid);
   }
 
   watch(sync: () => Promise<void>): () => void {
@@ -35,8 +39,13 @@ export class FileMetagraphSource implements MetagraphSource {
   }
 }
 
-/** Validates the file's shape; a bad file must never wipe the miners we know. */
-export function parseMetagraph(value: unknown): MetagraphFile {
+/**
+ * Validates the file's shape; a bad file must never wipe the miners we know. A file without
+ * `netuid` is `netuid`'s: read as netuid 0, it passed as another subnet's, which the
+ * suspicious-read check does not judge, and `{"neurons": []}` deregistered every miner (an
+ * audit's finding).
+ */
+export function parseMetagraph(value: unknown, netuid: number): MetagraphFile {
   if (!isRecord(value) || !Array.isArray(value.neurons))
     throw new Error('metagraph: expected an object with a `neurons` array');
   const neurons = value.neurons.map((neuron, index) => parseNeuron(neuron, index));
@@ -44,7 +53,7 @@ export function parseMetagraph(value: unknown): MetagraphFile {
   if (uids.size !== neurons.length) throw new Error('metagraph: duplicate uid');
   return {
     ...(value.network === 'devnet' ? { network: 'devnet' as const } : {}),
-    netuid: typeof value.netuid === 'number' ? value.netuid : 0,
+    netuid: typeof value.netuid === 'number' ? value.netuid : netuid,
     block: typeof value.block === 'number' ? value.block : 0,
     updated_at: typeof value.updated_at === 'string' ? value.updated_at : new Date().toISOString(),
     neurons,

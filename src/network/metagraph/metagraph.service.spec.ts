@@ -395,7 +395,7 @@ describe(MetagraphService.name, () => {
       expect((await service.status()).lastAttempt).toMatchObject({
         ok: false,
         error: expect.stringMatching(
-          /deregister 5 of 5 registered neurons at once \(0 in the answer\)$/,
+          /deregister 5 of 5 registered neurons at once \(0 in the answer; an empty answer is never applied\)$/,
         ),
       });
       expect(uids(service.minersServingData())).toEqual([0, 1, 2, 3, 4]);
@@ -469,6 +469,24 @@ describe(MetagraphService.name, () => {
     await apply([metagraphNeuron(2)]);
     expect((await service.status()).lastAttempt).toMatchObject({ ok: true });
     expect(uids(service.minersServingData())).toEqual([2]);
+  });
+
+  // A file of another netuid (or none, read as netuid 0 then) holding `"neurons": []`
+  // deregistered every miner, unjudged (an audit's finding).
+  it('refuses an empty read whatever its netuid or source', async () => {
+    const { service, source, repository, apply } = setUp();
+    await apply([0, 1, 2].map((uid) => metagraphNeuron(uid)));
+    repository.stored = { ...repository.stored!, netuid: 7 };
+    await apply([]);
+    expect((await service.status()).lastAttempt).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/deregister 3 of 3 registered neurons at once \(0 in the/),
+    });
+    expect(uids(service.minersServingData())).toEqual([0, 1, 2]);
+    (source as { description: string }).description = 'another source';
+    await apply([]);
+    expect((await service.status()).lastAttempt).toMatchObject({ ok: false });
+    expect(repository.rows.get(1)).toMatchObject({ state: 'active' });
   });
 
   // A database first run on a file (a devnet's, a recording), restarted on a node it cannot

@@ -42,12 +42,26 @@ export class SuspiciousReads {
    * SUSPICIOUS_CONFIRM_READS reads in a row spanning SUSPICIOUS_CONFIRM_MS is applied: a trim,
    * not a glitch. A source or netuid other than the stored metagraph's is not judged against it
    * at all: its neurons are another subnet's. Nor is a devnet's: a devnet restarted with fewer
-   * miners writes its file once, and that file, refused, was never read again.
+   * miners writes its file once, and that file, refused, was never read again. An empty answer
+   * is never applied, whatever its source or netuid: no subnet worth serving has no neuron,
+   * and a file of another netuid with none deregistered every miner (an audit's finding).
    */
   async refuseIfSuspicious(source: MetagraphSource, metagraph: MetagraphFile): Promise<void> {
     if (source.networkOf(metagraph) === 'devnet') {
       this.pending = undefined;
       return;
+    }
+    if (metagraph.neurons.length === 0) {
+      const registered = (await this.repository.listAll()).filter(
+        (miner) => miner.state !== 'deregistered',
+      ).length;
+      if (registered > 0) {
+        this.pending = undefined;
+        throw new SuspiciousMetagraphError(
+          `refused as suspicious: it would deregister ${registered} of ${registered} registered ` +
+            'neurons at once (0 in the answer; an empty answer is never applied)',
+        );
+      }
     }
     const stored = await this.repository.lastMetagraph();
     if (
