@@ -14,8 +14,18 @@ const STATE_FLUSH_MS = 0;
 
 type RecordedState = Exclude<MinerState, 'deregistered'>;
 
-export interface MinerScore {
+/**
+ * A miner observed: its uid and the hotkey it was called as. A uid re-registered by another
+ * hotkey while a call to the old one was in flight is another miner: what that call shows is
+ * written to neither (an audit's finding: a late timeout of the old miner's made the new one
+ * `failing` and cost it credibility before it was ever called).
+ */
+export interface ObservedMiner {
   uid: number;
+  hotkey: string;
+}
+
+export interface MinerScore extends ObservedMiner {
   /** 0..1, or null when the observation says nothing about the miner. */
   score: number | null;
 }
@@ -23,12 +33,22 @@ export interface MinerScore {
 /** Folds one more observation `score` into `update` (or starts one). */
 export function foldObservation(
   update: CredibilityUpdate | undefined,
-  uid: number,
+  miner: ObservedMiner,
   score: number,
   alpha: number,
 ): CredibilityUpdate {
   const { decay, add } = update ?? { decay: 1, add: 0 };
-  return { uid, decay: decay * (1 - alpha), add: add * (1 - alpha) + alpha * score };
+  return {
+    uid: miner.uid,
+    hotkey: miner.hotkey,
+    decay: decay * (1 - alpha),
+    add: add * (1 - alpha) + alpha * score,
+  };
+}
+
+/** The write buffers' key: one pending update per miner, as observed. */
+function keyOf(miner: ObservedMiner): string {
+  return `${miner.uid} ${miner.hotkey}`;
 }
 
 /**
@@ -39,8 +59,8 @@ export function foldObservation(
  */
 @Injectable()
 export class CredibilityRecorder implements BeforeApplicationShutdown {
-  private readonly scores: WriteBuffer<number, CredibilityUpdate>;
-  private readonly states: WriteBuffer<number, RecordedState>;
+  private readonly scores: WriteBuffer<string, CredibilityUpdate>;
+  private readonly states: WriteBuffer<string, { miner: ObservedMiner; state: RecordedState }>;
 
   constructor(
     private readonly repository: MinersRepository,
@@ -61,8 +81,8 @@ export class CredibilityRecorder implements BeforeApplicationShutdown {
       delayMs: STATE_FLUSH_MS,
       write: async (batch) => {
         const { breakerCooldownMs } = this.config.network;
-        for (const [uid, state] of batch)
-          await this.repository.setState(uid, state, breakerCooldownMs);
+        for (const { miner, state } of batch.values())
+          await this.repository.setState(miner, state, breakerCooldownMs);
       },
       what: 'miner state',
       logger,
@@ -80,14 +100,16 @@ export class CredibilityRecorder implements BeforeApplicationShutdown {
 
   record(scores: readonly MinerScore[]): void {
     const alpha = this.config.network.credibilityAlpha;
-    for (const { uid, score } of scores) {
+    for (const { uid, hotkey, score } of scores) {
       if (score === null) continue;
-      this.scores.add(uid, (pending) => foldObservation(pending, uid, score, alpha));
+      const miner = { uid, hotkey };
+      this.scores.add(keyOf(miner), (pending) => foldObservation(pending, miner, score, alpha));
     }
   }
 
-  recordState(uid: number, state: RecordedState): void {
-    this.metagraph.updateState(uid, state);
-    this.states.add(uid, () => state);
+  recordState(miner: ObservedMiner, state: RecordedState): void {
+    const observed = { uid: miner.uid, hotkey: miner.hotkey };
+    this.metagraph.updateState(observed, state);
+    this.states.add(keyOf(observed), () => ({ miner: observed, state }));
   }
 }

@@ -61,7 +61,7 @@ function setUp(scripts: MinerScript[], network: Partial<AppConfig['network']> = 
   );
   const client = {
     refusalOf: () => undefined,
-    isCircuitOpen: (uid: number) => scripts[uid - 1].circuitOpen === true,
+    isCircuitOpen: ({ uid }: { uid: number }) => scripts[uid - 1].circuitOpen === true,
     call: (target: MinerTarget) => {
       const script = scripts[target.uid - 1];
       return new Promise((resolve, reject) =>

@@ -110,7 +110,7 @@ export class LiveQueryService {
     // collection then asked only such miners while healthy ones were left: an audit's finding,
     // docs/decisions.md, "Scraping task lifecycle"). runQuorum replaces any opening later.
     const candidates = rankMinersForQuery(
-      withCallsLeft.miners.filter((miner) => !this.client.isCircuitOpen(miner.uid)),
+      withCallsLeft.miners.filter((miner) => !this.client.isCircuitOpen(miner)),
     );
     // Told apart from the failures: a round whose answering miners were all out of budget read
     // as every miner failing (docs/decisions.md, "Miners left out for budget are counted").
@@ -132,6 +132,8 @@ export class LiveQueryService {
     // Concurrent queries (on any replica) may spend a chosen miner's last calls before its own
     // (an audit's finding: a burst's last queries answered "every queried miner failed").
     const spent = new Set<number>();
+    // Who each uid was when asked: a uid re-registered before its answer is another miner.
+    const asked = new Map(candidates.map((miner) => [miner.uid, miner.hotkey]));
     // Calls still running at the response go on to their own deadline (docs/decisions.md,
     // "Stragglers are not cancelled"): cut at a grace after the quorum, an honest miner slower
     // than the others was scored as one that timed out (an audit's finding).
@@ -142,11 +144,11 @@ export class LiveQueryService {
           if (isBudgetSpent(error)) spent.add(miner.uid);
           throw error;
         }),
-      (late) => this.recordLate(late),
+      (late) => this.recordLate(late, asked),
     );
     this.metrics.recordQuorumOutcome(quorumResult(outcome, quorum));
     const merged = mergeAnswers(outcome.answers, query.limit, query.newestFirst);
-    this.recordCredibility(outcome, merged.holders);
+    this.recordCredibility(outcome, merged.holders, asked);
     const spentWhenCalled = [...spent].filter((uid) => outcome.failures.has(uid)).length;
     return { result: summarize(outcome, merged, query.limit, withoutBudget), spentWhenCalled };
   }
@@ -230,11 +232,17 @@ export class LiveQueryService {
     return `No miners available: ${refusals.length} of ${serving.length} refused OnDemandRequest recently (404: not served, 403: blacklisted, 401: unverified)`;
   }
 
-  private recordCredibility(outcome: QuorumOutcome, holders: ReadonlyMap<string, number>): void {
+  private recordCredibility(
+    outcome: QuorumOutcome,
+    holders: ReadonlyMap<string, number>,
+    asked: ReadonlyMap<number, string>,
+  ): void {
     const scores: MinerScore[] = [];
+    const miner = (uid: number) => ({ uid, hotkey: asked.get(uid) ?? '' });
     for (const answer of outcome.answers)
-      scores.push({ uid: answer.uid, score: credibilityScore(answer, holders) });
-    for (const [uid, reason] of outcome.failures) scores.push({ uid, score: failureScore(reason) });
+      scores.push({ ...miner(answer.uid), score: credibilityScore(answer, holders) });
+    for (const [uid, reason] of outcome.failures)
+      scores.push({ ...miner(uid), score: failureScore(reason) });
     this.credibility.record(scores);
   }
 
@@ -242,10 +250,10 @@ export class LiveQueryService {
    * A straggler's answer still counts for credibility, but without corroboration (the others'
    * holdings are gone by then), so a late honest answer scores at most 0.5.
    */
-  private recordLate(late: LateResult): void {
+  private recordLate(late: LateResult, asked: ReadonlyMap<number, string>): void {
     const score =
       'failure' in late ? failureScore(late.failure) : credibilityScore(late.answer, new Map());
-    this.credibility.record([{ uid: late.uid, score }]);
+    this.credibility.record([{ uid: late.uid, hotkey: asked.get(late.uid) ?? '', score }]);
   }
 }
 

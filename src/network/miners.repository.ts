@@ -59,6 +59,8 @@ export class StaleMetagraphError extends Error {
  */
 export interface CredibilityUpdate {
   uid: number;
+  /** The hotkey observed: a uid re-registered by another since is left as it is. */
+  hotkey: string;
   decay: number;
   add: number;
 }
@@ -288,19 +290,21 @@ export class MinersRepository {
   /**
    * A refused address is left refused by circuit changes; the next metagraph sync decides. A
    * `failing` state lasts `cooldownMs` from now (the circuit's cooldown: see currentState), and
-   * each opening starts it again; other states are written only when they change.
+   * each opening starts it again; other states are written only when they change. Only while
+   * the uid is still the hotkey observed.
    */
   async setState(
-    uid: number,
+    miner: { uid: number; hotkey: string },
     state: Exclude<MinerState, 'deregistered'>,
     cooldownMs: number,
   ): Promise<void> {
     await this.dataSource.query(
       `UPDATE miners SET state = $2, updated_at = now(),
          failing_until = CASE WHEN $2 = 'failing' THEN now() + $3 * interval '1 millisecond' END
-       WHERE uid = $1 AND state <> 'deregistered' AND (state <> 'address_refused' OR $2 = 'address_refused')
+       WHERE uid = $1 AND hotkey = $4 AND state <> 'deregistered'
+         AND (state <> 'address_refused' OR $2 = 'address_refused')
          AND (state <> $2 OR $2 = 'failing')`,
-      [uid, state, cooldownMs],
+      [miner.uid, state, cooldownMs, miner.hotkey],
     );
   }
 
@@ -321,10 +325,16 @@ export class MinersRepository {
         await manager.query(
           `UPDATE miners AS m
          SET credibility = LEAST(1, GREATEST(0, m.credibility * u.decay + u.add)), updated_at = now()
-         FROM unnest($1::int[], $2::float8[], $3::float8[]) AS u(uid, decay, add), miners AS before
-         WHERE m.uid = u.uid AND before.uid = m.uid
+         FROM unnest($1::int[], $2::text[], $3::float8[], $4::float8[])
+                AS u(uid, hotkey, decay, add), miners AS before
+         WHERE m.uid = u.uid AND m.hotkey = u.hotkey AND before.uid = m.uid
          RETURNING m.uid, before.credibility AS old, m.credibility`,
-          [updates.map((u) => u.uid), updates.map((u) => u.decay), updates.map((u) => u.add)],
+          [
+            updates.map((u) => u.uid),
+            updates.map((u) => u.hotkey),
+            updates.map((u) => u.decay),
+            updates.map((u) => u.add),
+          ],
         ),
       );
       const changed = rows.filter((row) => row.credibility !== row.old);

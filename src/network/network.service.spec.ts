@@ -103,7 +103,7 @@ function setUp(
   const client = {
     mayAsk: (hotkey: string) => !refused.has(hotkey),
     refusalOf: (hotkey: string) => (refused.has(hotkey) ? 'not_served' : undefined),
-    isCircuitOpen: (uid: number) => openCircuits.has(uid),
+    isCircuitOpen: ({ uid }: { uid: number }) => openCircuits.has(uid),
     call: (target: MinerTarget, synapse: SynapseName, ...rest: unknown[]) => {
       onDemandCalls.push(target.uid);
       callArgs.push([target, synapse, ...rest]);
@@ -288,7 +288,9 @@ describe(`${NetworkService.name} on-demand modes`, () => {
       onAddressRefused: () => undefined,
     } as unknown as MinerClient;
     const states: Record<number, MinerState> = { 1: 'active', 2: 'failing' };
-    const metagraph = { stateOf: (uid: number) => states[uid] } as unknown as MetagraphService;
+    const metagraph = {
+      stateOf: ({ uid }: { uid: number }) => states[uid],
+    } as unknown as MetagraphService;
     const credibility = { recordState: jest.fn() } as unknown as CredibilityRecorder;
     const budgets = { setCheckedNetwork: () => undefined } as unknown as CallBudgets;
     new NetworkService(
@@ -304,13 +306,14 @@ describe(`${NetworkService.name} on-demand modes`, () => {
       {} as MinerIndexService,
     ).onModuleInit();
 
-    listener(1, false);
-    listener(2, false);
-    listener(3, true);
+    const miner = (uid: number) => ({ uid, hotkey: `hk-${uid}` });
+    listener(miner(1), false);
+    listener(miner(2), false);
+    listener(miner(3), true);
 
     expect(jest.mocked(credibility.recordState).mock.calls).toEqual([
-      [2, 'active'],
-      [3, 'failing'],
+      [miner(2), 'active'],
+      [miner(3), 'failing'],
     ]);
   });
 

@@ -64,12 +64,12 @@ export class NetworkService implements OnModuleInit {
   onModuleInit(): void {
     // A miner answering is active again whoever recorded it failing (another replica's circuit,
     // or this one's before a restart); written only when it was, not at every answer.
-    this.client.onCircuitChange((uid, open) => {
-      if (open) this.credibility.recordState(uid, 'failing');
-      else if (this.metagraph.stateOf(uid) === 'failing')
-        this.credibility.recordState(uid, 'active');
+    this.client.onCircuitChange((miner, open) => {
+      if (open) this.credibility.recordState(miner, 'failing');
+      else if (this.metagraph.stateOf(miner) === 'failing')
+        this.credibility.recordState(miner, 'active');
     });
-    this.client.onAddressRefused((uid) => this.credibility.recordState(uid, 'address_refused'));
+    this.client.onAddressRefused((miner) => this.credibility.recordState(miner, 'address_refused'));
     this.budgets.setCheckedNetwork(() =>
       this.availableMiners('GetDataEntityBucket').map((miner) => miner.hotkey),
     );
@@ -187,8 +187,7 @@ export class NetworkService implements OnModuleInit {
     return this.metagraph
       .minersServingData()
       .filter(
-        (miner) =>
-          !this.client.isCircuitOpen(miner.uid) && this.client.mayAsk(miner.hotkey, synapse),
+        (miner) => !this.client.isCircuitOpen(miner) && this.client.mayAsk(miner.hotkey, synapse),
       );
   }
 
@@ -347,9 +346,11 @@ export class NetworkService implements OnModuleInit {
       return parseCompressedIndex(reply.read(readCompressedIndex), now);
     } catch (error) {
       if (error instanceof InvalidIndexError || error instanceof WrongAnswerError)
-        this.credibility.record([{ uid: miner.uid, score: 0 }]);
+        this.credibility.record([{ uid: miner.uid, hotkey: miner.hotkey, score: 0 }]);
       else if (error instanceof MinerCallError && !NOT_THE_MINERS_FAULT.has(error.reason))
-        this.credibility.record([{ uid: miner.uid, score: failureScore(error.reason) }]);
+        this.credibility.record([
+          { uid: miner.uid, hotkey: miner.hotkey, score: failureScore(error.reason) },
+        ]);
       throw error;
     }
   }

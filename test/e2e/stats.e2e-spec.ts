@@ -151,15 +151,15 @@ describe('Statistics over the synced miner index', () => {
   it('moves the adjusted figures as soon as a credibility changes', async () => {
     await app.app.get(NetworkService).settled();
     const before = (await get('get_bytes_by_label?label=%23bitcoin').expect(200)).body;
-    const [{ credibility }] = await database.query<{ credibility: number }[]>(
-      'SELECT credibility FROM miners WHERE uid = 0',
-    );
+    const [{ credibility, hotkey }] = await database.query<
+      { credibility: number; hotkey: string }[]
+    >('SELECT credibility, hotkey FROM miners WHERE uid = 0');
     const [{ bytes }] = await database.query<{ bytes: string }[]>(
       `SELECT coalesce(sum(t.bytes), 0) AS bytes FROM miner_label_totals t JOIN labels l ON l.id = t.label_id WHERE t.miner_uid = 0 AND l.value = '#bitcoin'`,
     );
     const values = await app.app
       .get(MinersRepository)
-      .applyCredibilityUpdates([foldObservation(undefined, 0, 0, 0.5)]);
+      .applyCredibilityUpdates([foldObservation(undefined, { uid: 0, hotkey }, 0, 0.5)]);
     const change = values.get(0)! - credibility;
     const after = (await get('get_bytes_by_label?label=%23bitcoin').expect(200)).body;
     expect(after.total_bytes).toBe(before.total_bytes);

@@ -84,7 +84,7 @@ describe('Dropping miner indexes', () => {
 
   /** Sets a credibility the way the service does, moving the adjusted totals. */
   const setCredibility = (uid: number, value: number) =>
-    miners.applyCredibilityUpdates([{ uid, decay: 0, add: value }]);
+    miners.applyCredibilityUpdates([{ uid, hotkey: hotkeys.get(uid)!, decay: 0, add: value }]);
 
   async function indexedRows(uid: number): Promise<number> {
     const [{ count }] = await database.query<{ count: number }[]>(

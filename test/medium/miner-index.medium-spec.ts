@@ -77,7 +77,7 @@ describe(`${MinerIndexRepository.name} and ${MinerIndexReadRepository.name}`, ()
           } else {
             // Through the service's own path, which moves the adjusted totals incrementally.
             await miners.applyCredibilityUpdates([
-              { uid: op.credibility, decay: 0, add: op.value },
+              { uid: op.credibility, hotkey: `hotkey-${op.credibility}`, decay: 0, add: op.value },
             ]);
           }
         }
@@ -152,7 +152,7 @@ describe(`${MinerIndexRepository.name} and ${MinerIndexReadRepository.name}`, ()
     };
     await repository.replaceMinerIndex(1, [{ source: 2, label: '#a', timeBucket: HOUR, bytes: 5 }]);
     expect(await moved()).toBe(true);
-    await miners.applyCredibilityUpdates([{ uid: 1, decay: 0, add: 0.25 }]);
+    await miners.applyCredibilityUpdates([{ uid: 1, hotkey: 'hotkey-1', decay: 0, add: 0.25 }]);
     expect(await moved()).toBe(true);
     expect(await service.dropHoursBefore(HOUR + 1)).toBeGreaterThan(0);
     expect(await moved()).toBe(true);
@@ -214,7 +214,7 @@ describe(`${MinerIndexRepository.name} and ${MinerIndexReadRepository.name}`, ()
       ...rows(210),
       { source: 2, label: '#a', timeBucket: HOUR + 3, bytes: 7 },
     ]);
-    await miners.setState(2, 'failing', COOLDOWN_MS);
+    await miners.setState(metagraphNeuron(2), 'failing', COOLDOWN_MS);
     const holdings = await service.holdings(2, ['#a', '#b', null], HOUR, HOUR + 3, 10);
     expect(
       holdings.map((row) => [row.timeBucket, row.label, row.uid, row.coldkey, row.bytes]),
@@ -354,7 +354,7 @@ describe(`${MinerIndexRepository.name} and ${MinerIndexReadRepository.name}`, ()
       [2, 5],
       [0, 80],
     ]);
-    await miners.setState(2, 'failing', COOLDOWN_MS);
+    await miners.setState(metagraphNeuron(2), 'failing', COOLDOWN_MS);
     expect(await holders(b)).toEqual([[0, 80]]);
     expect(await holders(undefined)).toEqual([
       [1, 100],
@@ -365,10 +365,10 @@ describe(`${MinerIndexRepository.name} and ${MinerIndexReadRepository.name}`, ()
     // a failing miner was chosen, and no holder was asked (an audit's finding).
     const d = (await service.labelId('#d'))!;
     expect(await service.latestBucket(2, d, HOUR, HOUR + 2)).toBeUndefined();
-    await miners.setState(1, 'failing', COOLDOWN_MS);
+    await miners.setState(metagraphNeuron(1), 'failing', COOLDOWN_MS);
     expect(await service.latestBucket(2, b, HOUR, HOUR + 2)).toBe(HOUR + 1);
     expect(await service.latestBucket(2, undefined, HOUR, HOUR + 3)).toBe(HOUR + 1);
-    await miners.setState(1, 'active', COOLDOWN_MS);
+    await miners.setState(metagraphNeuron(1), 'active', COOLDOWN_MS);
     expect(await service.latestBucket(2, b, HOUR, HOUR + 2)).toBe(HOUR + 2);
 
     // Once only a failing miner holds an index, none is loaded that the stored-data path may ask.
@@ -398,7 +398,7 @@ describe(`${MinerIndexRepository.name} and ${MinerIndexReadRepository.name}`, ()
     } as unknown as AppConfig;
     const metagraph = { updateState: () => undefined } as unknown as MetagraphService;
     const recorder = new CredibilityRecorder(miners, metagraph, config);
-    recorder.recordState(2, 'failing');
+    recorder.recordState(metagraphNeuron(2), 'failing');
     await recorder.settled();
     await recorder.beforeApplicationShutdown();
     expect(await askable()).toEqual({ holders: [], latest: undefined, loaded: false });
@@ -458,8 +458,8 @@ describe(`${MinerIndexRepository.name} and ${MinerIndexReadRepository.name}`, ()
     expect(await read()).toEqual({ loaded: 3, usable: 3, unusable: none, storedPathLoaded: true });
 
     const before = Date.now();
-    await miners.setState(0, 'failing', COOLDOWN_MS);
-    await miners.setState(1, 'address_refused', COOLDOWN_MS);
+    await miners.setState(metagraphNeuron(0), 'failing', COOLDOWN_MS);
+    await miners.setState(metagraphNeuron(1), 'address_refused', COOLDOWN_MS);
     expect(await read()).toEqual({
       loaded: 3,
       usable: 1,

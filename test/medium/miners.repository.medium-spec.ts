@@ -67,8 +67,9 @@ describe(MinersRepository.name, () => {
       await freshMiners(1, 'ema');
       const alpha = 0.2;
       const scores = [1, 0, 0.5, 0.75];
-      let update = foldObservation(undefined, 0, scores[0], alpha);
-      for (const score of scores.slice(1)) update = foldObservation(update, 0, score, alpha);
+      const miner = { uid: 0, hotkey: 'ema-0' };
+      let update = foldObservation(undefined, miner, scores[0], alpha);
+      for (const score of scores.slice(1)) update = foldObservation(update, miner, score, alpha);
       const stepwise = scores.reduce((value, score) => value + alpha * (score - value), 0.5);
 
       const applied = await miners.applyCredibilityUpdates([update]);
@@ -79,15 +80,28 @@ describe(MinersRepository.name, () => {
     it('keeps credibility within 0..1 whatever the update', async () => {
       await freshMiners(3, 'clamp');
       const applied = await miners.applyCredibilityUpdates([
-        { uid: 0, decay: 1, add: 1.5 },
-        { uid: 1, decay: 0, add: -1 },
-        { uid: 2, decay: 1, add: 0 },
+        { uid: 0, hotkey: 'clamp-0', decay: 1, add: 1.5 },
+        { uid: 1, hotkey: 'clamp-1', decay: 0, add: -1 },
+        { uid: 2, hotkey: 'clamp-2', decay: 1, add: 0 },
       ]);
       expect([...applied].sort(([a], [b]) => a - b)).toEqual([
         [0, 1],
         [1, 0],
         [2, 0.5],
       ]);
+    });
+
+    // A call to the uid's old hotkey, answered (or timed out) after the uid was re-registered,
+    // moved the new miner's credibility (a metagraph-churn audit's finding).
+    it('leaves a uid whose hotkey is no longer the one observed as it is', async () => {
+      await freshMiners(2, 'renamed');
+      const applied = await miners.applyCredibilityUpdates([
+        { uid: 0, hotkey: 'the-old-owner', decay: 0, add: 0 },
+        { uid: 1, hotkey: 'renamed-1', decay: 0, add: 0 },
+      ]);
+      expect([...applied]).toEqual([[1, 0]]);
+      const credibility = new Map((await miners.listAll()).map((m) => [m.uid, m.credibility]));
+      expect([credibility.get(0), credibility.get(1)]).toEqual([0.5, 0]);
     });
   });
 
@@ -102,9 +116,9 @@ describe(MinersRepository.name, () => {
     it('keeps a failing state for the cooldown and a refused address refused, over a sync', async () => {
       await miners.syncNeurons(metagraph, { refused: new Set([2]) });
       const before = Date.now();
-      await miners.setState(1, 'failing', COOLDOWN_MS);
+      await miners.setState(metagraph[1], 'failing', COOLDOWN_MS);
       // A refused address stays refused whatever a circuit says.
-      await miners.setState(2, 'active', COOLDOWN_MS);
+      await miners.setState(metagraph[2], 'active', COOLDOWN_MS);
       await miners.syncNeurons(metagraph, { refused: new Set([2]) });
 
       const after = await states();
@@ -113,8 +127,15 @@ describe(MinersRepository.name, () => {
       expect(state).toBe('failing');
       // Postgres's clock against this one's: within a second.
       expect(Math.abs(until.getTime() - (before + COOLDOWN_MS))).toBeLessThan(1000);
-      await miners.setState(1, 'active', COOLDOWN_MS);
+      await miners.setState(metagraph[1], 'active', COOLDOWN_MS);
       expect((await states())[1]).toEqual(['active', null]);
+    });
+
+    // The old owner's circuit opening late made the new one `failing` (an audit's finding).
+    it('writes no state to a uid re-registered by another hotkey', async () => {
+      await miners.syncNeurons(metagraph);
+      await miners.setState({ uid: 0, hotkey: 'the-old-owner' }, 'failing', COOLDOWN_MS);
+      expect((await states())[0]).toEqual(['active', null]);
     });
   });
 

@@ -180,7 +180,7 @@ describe(BucketReader.name, () => {
     });
     expect(answer.status === 'success' && ids(answer.items)).toEqual(['3', '2', '1']);
     // The claim was asked against what it sent: all of it, as claimed.
-    expect(scores).toEqual([{ uid: 1, score: 1 }]);
+    expect(scores).toEqual([{ uid: 1, hotkey: 'hk1', score: 1 }]);
     expect(store.deliveries).toHaveLength(1);
     expect(store.deliveries[0]).toMatchObject({
       bucket: { source: 2, label: LABEL, timeBucket: HOUR },
@@ -214,13 +214,13 @@ describe(BucketReader.name, () => {
     const lie = await liar.reader.fetch(liar.holders[0], bucket, claimed, 'check');
     expect(liar.streamed).toEqual([largestAnswerFor(claimed)]);
     expect(lie.ok && lie.check.problems).toEqual([`claimed ${claimed} bytes, returned ${CLAIM}`]);
-    expect(liar.scores).toEqual([{ uid: 1, score: CLAIM / claimed }]);
+    expect(liar.scores).toEqual([{ uid: 1, hotkey: 'hk1', score: CLAIM / claimed }]);
     // An honest one, under a cap its claim is past: checked as it arrives, and found true.
     const honest = setUp([{ uid: 1 }], CLAIM);
     const truth = await honest.reader.fetch(honest.holders[0], bucket, CLAIM, 'check');
     expect(honest.streamed).toHaveLength(1);
     expect(truth.ok && truth.check).toEqual({ score: 1, problems: [], items: [] });
-    expect(honest.scores).toEqual([{ uid: 1, score: 1 }]);
+    expect(honest.scores).toEqual([{ uid: 1, hotkey: 'hk1', score: 1 }]);
     // Its entities were counted, not kept: a fetch saved without them would answer query_bucket.
     expect(honest.store.deliveries).toEqual([]);
   });
@@ -243,7 +243,7 @@ describe(BucketReader.name, () => {
         /^response carries \d+ bytes where its entities count 0 toward the claim: not read further$/,
       ),
     });
-    expect(scores).toEqual([{ uid: 1, score: 0 }]);
+    expect(scores).toEqual([{ uid: 1, hotkey: 'hk1', score: 0 }]);
   });
 
   it('keeps no delivery whose every entity failed the checks, and asks the next holder', async () => {
@@ -398,7 +398,7 @@ describe(BucketReader.name, () => {
     );
     const answer = await reader.read(2, HOUR, holders);
     expect(calls.map((call) => call.uid)).toEqual([1, 2, 3]);
-    expect(scores).toEqual([1, 2, 3].map((uid) => ({ uid, score: 0 })));
+    expect(scores).toEqual([1, 2, 3].map((uid) => ({ uid, hotkey: `hk${uid}`, score: 0 })));
     expect(answer).toEqual({
       status: 'error',
       message: `No miner holding bucket ${HOUR} answered`,
@@ -413,7 +413,7 @@ describe(BucketReader.name, () => {
     ]);
     const answer = await reader.read(2, HOUR, holders);
     expect(calls.map((call) => call.uid)).toEqual([3]);
-    expect(scores).toEqual([{ uid: 3, score: 1 }]);
+    expect(scores).toEqual([{ uid: 3, hotkey: 'hk3', score: 1 }]);
     expect(answer).toMatchObject({ status: 'success', miner: { uid: 3 } });
   });
 
@@ -462,7 +462,7 @@ describe(BucketReader.name, () => {
     const answer = await reader.read(2, HOUR, holders);
     expect(calls.map((call) => call.uid)).toEqual([1]);
     // Not the miner's fault: no credibility moves.
-    expect(scores).toEqual([{ uid: 1, score: null }]);
+    expect(scores).toEqual([{ uid: 1, hotkey: 'hk1', score: null }]);
     expect(answer).toEqual({
       status: 'error',
       message: expect.stringContaining(
@@ -534,6 +534,6 @@ describe(BucketReader.name, () => {
     store.fail = true;
     const answer = await reader.read(2, HOUR, holders);
     expect(answer).toMatchObject({ status: 'success', cached: false, miner: { uid: 1 } });
-    expect(scores).toEqual([{ uid: 1, score: 1 }]);
+    expect(scores).toEqual([{ uid: 1, hotkey: 'hk1', score: 1 }]);
   });
 });

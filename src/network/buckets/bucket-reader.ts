@@ -129,14 +129,16 @@ export class BucketReader {
           tally.add(entity);
     } catch (error) {
       const reason = failureReasonOf(error);
-      this.credibility.record([{ uid: miner.uid, score: failureScore(reason) }]);
+      this.credibility.record([
+        { uid: miner.uid, hotkey: miner.hotkey, score: failureScore(reason) },
+      ]);
       const message = (error as Error).message;
       if (error instanceof KeptForChecksError)
         return { ok: false, reason, message, keptForChecks: { freeAt: error.freeAt } };
       return { ok: false, reason, message };
     }
     const check = tally.result();
-    this.credibility.record([{ uid: miner.uid, score: check.score }]);
+    this.credibility.record([{ uid: miner.uid, hotkey: miner.hotkey, score: check.score }]);
     const delivery: BucketDelivery = {
       bucket,
       minerUid: miner.uid,

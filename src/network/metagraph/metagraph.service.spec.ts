@@ -137,6 +137,9 @@ function whyNoCalls(service: MetagraphService): string | undefined {
   return calls.allowed ? undefined : calls.detail;
 }
 
+/** The miner metagraphNeuron lists at `uid`, as its circuit and credibility name it. */
+const minerAt = (uid: number) => ({ uid, hotkey: metagraphNeuron(uid).hotkey });
+
 describe(MetagraphService.name, () => {
   beforeAll(() => {
     jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
@@ -236,12 +239,12 @@ describe(MetagraphService.name, () => {
       metagraphNeuron(2, { axon_url: 'http://203.0.113.7:8091' }),
     ]);
     await apply([metagraphNeuron(0), metagraphNeuron(2, { axon_url: 'http://203.0.113.7:8091' })]);
-    service.updateState(1, 'active');
-    service.updateState(2, 'active');
-    service.updateState(0, 'failing');
+    service.updateState(minerAt(1), 'active');
+    service.updateState(minerAt(2), 'active');
+    service.updateState(minerAt(0), 'failing');
     expect(uids(service.minersServingData())).toEqual([0]);
     expect(service.minersServingData()[0].state).toBe('failing');
-    expect([0, 1, 2].map((uid) => service.stateOf(uid))).toEqual([
+    expect([0, 1, 2].map((uid) => service.stateOf(minerAt(uid)))).toEqual([
       'failing',
       'deregistered',
       'address_refused',
@@ -264,7 +267,7 @@ describe(MetagraphService.name, () => {
     // Failing before, with no end: over (the same for one whose cooldown ended).
     repository.rows.get(5)!.state = 'failing';
     await apply(neurons);
-    service.updateState(4, 'failing');
+    service.updateState(minerAt(4), 'failing');
     repository.listAll = () => Promise.reject(new Error('timeout exceeded when trying to connect'));
 
     expect(service.counts()).toEqual({

@@ -246,10 +246,12 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
 
   /**
    * As MinersRepository.setState: a refused address stays refused until the next sync, and a
-   * `failing` state lasts the circuit's cooldown.
+   * `failing` state lasts the circuit's cooldown; only while the uid is the hotkey observed.
    */
-  updateState(uid: number, state: MinerEntity['state']): void {
-    const miner = this.miners.find((candidate) => candidate.uid === uid);
+  updateState(observed: { uid: number; hotkey: string }, state: MinerEntity['state']): void {
+    const miner = this.miners.find(
+      (candidate) => candidate.uid === observed.uid && candidate.hotkey === observed.hotkey,
+    );
     if (!miner || miner.state === 'deregistered') return;
     if (miner.state === 'address_refused' && state !== 'address_refused') return;
     miner.state = state;
@@ -257,9 +259,14 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
       state === 'failing' ? new Date(Date.now() + this.config.network.breakerCooldownMs) : null;
   }
 
-  /** The miner's state as currentState reads it now (undefined: not in the metagraph). */
-  stateOf(uid: number): MinerEntity['state'] | undefined {
-    const miner = this.miners.find((candidate) => candidate.uid === uid);
+  /**
+   * The miner's state as currentState reads it now (undefined: not in the metagraph, or its uid
+   * is another hotkey's now).
+   */
+  stateOf(observed: { uid: number; hotkey: string }): MinerEntity['state'] | undefined {
+    const miner = this.miners.find(
+      (candidate) => candidate.uid === observed.uid && candidate.hotkey === observed.hotkey,
+    );
     return miner && currentState(miner, Date.now());
   }
 

@@ -130,7 +130,7 @@ describe(ContentsFetcher.name, () => {
     const { fetcher, scores, saved } = setUp(new MinerCallError('timeout', 'timed out'));
     const report = await fetcher.run(plannedCall('GetContentsByBuckets', 100));
     expect(report).toMatchObject({ uid: 7, failure: 'timeout', score: 0, returned: 0 });
-    expect(scores).toEqual([{ uid: 7, score: 0 }]);
+    expect(scores).toEqual([{ uid: 7, hotkey: 'hk7', score: 0 }]);
     expect(saved).toEqual([]);
   });
 
@@ -145,6 +145,6 @@ describe(ContentsFetcher.name, () => {
     expect(report.failure).toBeUndefined();
     expect(report.delivered).toEqual(new Set());
     expect(saved).toEqual([]);
-    expect(scores).toEqual([{ uid: 7, score: 0 }]);
+    expect(scores).toEqual([{ uid: 7, hotkey: 'hk7', score: 0 }]);
   });
 });

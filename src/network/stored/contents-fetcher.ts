@@ -66,10 +66,10 @@ export class ContentsFetcher {
     } catch (error) {
       const failure = failureReasonOf(error);
       const score = failureScore(failure);
-      this.credibility.record([{ uid: holder.uid, score }]);
+      this.credibility.record([{ uid: holder.uid, hotkey: holder.hotkey, score }]);
       return { uid: holder.uid, failure, returned: 0, dropped: 0, score, delivered: new Set() };
     }
-    this.credibility.record([{ uid: holder.uid, score: checked.score }]);
+    this.credibility.record([{ uid: holder.uid, hotkey: holder.hotkey, score: checked.score }]);
     const fetchedAt = this.clock.now();
     const delivered = new Set<string>();
     const kept = deliveriesToKeep(checked);

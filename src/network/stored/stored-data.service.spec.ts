@@ -103,7 +103,7 @@ function setUp(
   const byUid = new Map(miners.map((entry) => [entry.uid, entry]));
   const client = {
     mayAsk: (hotkey: string) => !(options.refused ?? []).some((uid) => hotkey === `hk${uid}`),
-    isCircuitOpen: (uid: number) => (options.circuitOpen ?? []).includes(uid),
+    isCircuitOpen: ({ uid }: { uid: number }) => (options.circuitOpen ?? []).includes(uid),
     async call(
       target: MinerTarget,
       synapse: SynapseName,
@@ -234,8 +234,8 @@ describe(StoredDataService.name, () => {
     });
     expect(answer.oldestFetchedAt).toBeInstanceOf(Date);
     expect(scores).toEqual([
-      { uid: 1, score: 1 },
-      { uid: 2, score: 1 },
+      { uid: 1, hotkey: 'hk1', score: 1 },
+      { uid: 2, hotkey: 'hk2', score: 1 },
     ]);
   });
 
@@ -581,7 +581,9 @@ describe(StoredDataService.name, () => {
       failed: { count: 1, reasons: { blacklisted: 1 } },
     });
     // A refusal says nothing of the miner; an empty answer to a claimed bucket does.
-    expect(scores.filter((entry) => entry.score !== null)).toEqual([{ uid: 2, score: 0 }]);
+    expect(scores.filter((entry) => entry.score !== null)).toEqual([
+      { uid: 2, hotkey: 'hk2', score: 0 },
+    ]);
   });
 
   it('says nobody answered with the data, not that nobody answered in time, when every call failed', async () => {

@@ -215,7 +215,7 @@ export class StoredDataService {
     const synapse = synapseOf(selected.bucket);
     return selected.toAsk.filter(
       (holder) =>
-        !this.client.isCircuitOpen(holder.uid) &&
+        !this.client.isCircuitOpen(holder) &&
         this.client.mayAsk(holder.hotkey, synapse) &&
         !this.lies.lied(holder.hotkey, selected.bucket),
     );

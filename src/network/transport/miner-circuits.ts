@@ -22,11 +22,17 @@ export interface MinerCircuitSettings {
   breakerCooldownMs: number;
 }
 
+/** A miner as its circuit knows it: a uid re-registered by another hotkey is another miner. */
+export interface CircuitMiner {
+  uid: number;
+  hotkey: string;
+}
+
 /**
  * `open`: the miner's circuit just opened. Not open: it just closed, or a call to the miner just
  * succeeded while it was closed (on every such call: a listener writes only what changes).
  */
-export type CircuitListener = (uid: number, open: boolean) => void;
+export type CircuitListener = (miner: CircuitMiner, open: boolean) => void;
 
 /** What the log says of a miner's circuit (MinerClient's lines). */
 export interface CircuitLines {
@@ -39,19 +45,22 @@ export interface CircuitLines {
 /**
  * Each miner's bulkhead and circuit breaker (cockatiel's), made on its first call. Only failures
  * `isMinersFault` accepts count towards opening a circuit: our own refusals, the miner's
- * refusals of us and our own shutdown say nothing about the miner's health.
+ * refusals of us and our own shutdown say nothing about the miner's health. A miner is its uid
+ * and hotkey: a uid re-registered by another hotkey starts closed, and the old hotkey's calls
+ * still in flight count towards the old one's circuit alone (an audit's finding: keyed by uid,
+ * the new miner was left out for the old one's cooldown while listed `active`).
  */
 export class MinerCircuits {
-  private readonly policies = new Map<number, MinerPolicies>();
+  private readonly policies = new Map<string, MinerPolicies>();
   /** When each miner's circuit last opened (see isOpen). */
-  private readonly openedAt = new Map<number, number>();
+  private readonly openedAt = new Map<string, number>();
   /** Miners whose half-open trial a call has been admitted as, until that call ends (admit). */
-  private readonly trials = new Set<number>();
+  private readonly trials = new Set<string>();
   private readonly listeners: CircuitListener[] = [];
-  /** The hotkey each uid was last called as: the log's lines name both. */
-  private readonly hotkeys = new Map<number, string>();
   /** When the circuits open now first opened (Date.now), for the line that says they closed. */
-  private readonly openSince = new Map<number, number>();
+  private readonly openSince = new Map<string, number>();
+  /** The hotkey each uid was last called as, so that its predecessor's circuit is let go. */
+  private readonly hotkeys = new Map<number, string>();
 
   constructor(
     private readonly settings: MinerCircuitSettings,
@@ -59,10 +68,11 @@ export class MinerCircuits {
     private readonly lines?: CircuitLines,
   ) {}
 
-  of(miner: { uid: number; hotkey: string }): MinerPolicies {
-    const { uid } = miner;
-    this.hotkeys.set(uid, miner.hotkey);
-    let policies = this.policies.get(uid);
+  of(miner: CircuitMiner): MinerPolicies {
+    const named = { uid: miner.uid, hotkey: miner.hotkey };
+    const key = keyOf(named);
+    this.forgetPredecessor(named);
+    let policies = this.policies.get(key);
     if (!policies) {
       const { minerConcurrency, breakerFailures, breakerCooldownMs } = this.settings;
       const breaker = circuitBreaker(handleWhen(this.isMinersFault), {
@@ -72,28 +82,28 @@ export class MinerCircuits {
       breaker.onBreak((reason) => {
         // On cockatiel's clock (Date.now), as its cooldown is.
         const now = Date.now();
-        this.openedAt.set(uid, now);
+        this.openedAt.set(key, now);
         // Said once per outage of the miner's, not at each failed trial (one a cooldown).
-        if (!this.openSince.has(uid)) {
-          this.openSince.set(uid, now);
-          this.lines?.opened(this.named(uid), 'error' in reason ? reason.error : undefined);
+        if (!this.openSince.has(key)) {
+          this.openSince.set(key, now);
+          this.lines?.opened(named, 'error' in reason ? reason.error : undefined);
         }
-        this.listeners.forEach((listener) => listener(uid, true));
+        this.listeners.forEach((listener) => listener(named, true));
       });
       breaker.onReset(() => {
-        const since = this.openSince.get(uid);
-        this.openSince.delete(uid);
-        if (since !== undefined) this.lines?.closed(this.named(uid), Date.now() - since);
-        this.listeners.forEach((listener) => listener(uid, false));
+        const since = this.openSince.get(key);
+        this.openSince.delete(key);
+        if (since !== undefined) this.lines?.closed(named, Date.now() - since);
+        this.listeners.forEach((listener) => listener(named, false));
       });
       // A success with the circuit closed says as much as a reset: the state recorded may be
       // another replica's circuit's, or from before a restart, which no reset here would clear.
       breaker.onSuccess(() => {
         if (breaker.state === CircuitState.Closed)
-          this.listeners.forEach((listener) => listener(uid, false));
+          this.listeners.forEach((listener) => listener(named, false));
       });
       policies = { bulkhead: bulkhead(minerConcurrency, minerConcurrency * 4), breaker };
-      this.policies.set(uid, policies);
+      this.policies.set(key, policies);
     }
     return policies;
   }
@@ -108,11 +118,12 @@ export class MinerCircuits {
    * longer, which cockatiel would enforce anyway, and saying so here spares the budget calls its
    * refusals would take (docs/decisions.md, "Clocks").
    */
-  isOpen(uid: number): boolean {
-    const state = this.policies.get(uid)?.breaker.state;
-    if (state === CircuitState.HalfOpen || this.trials.has(uid)) return true;
+  isOpen(miner: CircuitMiner): boolean {
+    const key = keyOf(miner);
+    const state = this.policies.get(key)?.breaker.state;
+    if (state === CircuitState.HalfOpen || this.trials.has(key)) return true;
     if (state !== CircuitState.Open) return false;
-    return Date.now() - (this.openedAt.get(uid) ?? 0) < this.settings.breakerCooldownMs;
+    return Date.now() - (this.openedAt.get(key) ?? 0) < this.settings.breakerCooldownMs;
   }
 
   /**
@@ -123,19 +134,35 @@ export class MinerCircuits {
    * miner never received. A trial refused before reaching the breaker (no budget) leaves the
    * next call the trial.
    */
-  admit(uid: number): () => void {
-    if (this.isOpen(uid))
+  admit(miner: CircuitMiner): () => void {
+    if (this.isOpen(miner))
       throw new MinerCallError('circuit_open', 'circuit open after repeated failures');
-    if (this.policies.get(uid)?.breaker.state !== CircuitState.Open) return () => undefined;
-    this.trials.add(uid);
-    return () => this.trials.delete(uid);
+    const key = keyOf(miner);
+    if (this.policies.get(key)?.breaker.state !== CircuitState.Open) return () => undefined;
+    this.trials.add(key);
+    return () => this.trials.delete(key);
   }
 
   onChange(listener: CircuitListener): void {
     this.listeners.push(listener);
   }
 
-  private named(uid: number): { uid: number; hotkey: string } {
-    return { uid, hotkey: this.hotkeys.get(uid) ?? '' };
+  /**
+   * Drops what is kept of the uid's previous hotkey, once the uid is called as another (at most
+   * the subnet's 256 uids' worth kept). Its calls in flight keep their own policies to the end.
+   */
+  private forgetPredecessor(miner: CircuitMiner): void {
+    const previous = this.hotkeys.get(miner.uid);
+    this.hotkeys.set(miner.uid, miner.hotkey);
+    if (previous === undefined || previous === miner.hotkey) return;
+    const key = keyOf({ uid: miner.uid, hotkey: previous });
+    this.policies.delete(key);
+    this.openedAt.delete(key);
+    this.openSince.delete(key);
+    this.trials.delete(key);
   }
+}
+
+function keyOf(miner: CircuitMiner): string {
+  return `${miner.uid} ${miner.hotkey}`;
 }

@@ -35,6 +35,8 @@ const GATEWAY = Sr25519Keypair.fromUri('//Gateway');
 const MINER = Sr25519Keypair.fromUri('//Miner').address;
 /** The fields of a line about the test's miner (uid 1). */
 const MINER_FIELDS = { uid: 1, hotkey: shortHotkey(MINER) };
+/** The miner at `uid` as the axons' targets name it (every axon signs as MINER). */
+const minerAt = (uid: number) => ({ uid, hotkey: MINER });
 const OTHER_MINER = Sr25519Keypair.fromUri('//OtherMiner').address;
 const MAX_RESPONSE_BYTES = 10 * 1024;
 const BREAKER_FAILURES = 3;
@@ -780,7 +782,7 @@ describe(MinerClient.name, () => {
       );
       expect(axon.received).toHaveLength(0);
       expect(axon.connections).toBe(0);
-      expect(client.isCircuitOpen(1)).toBe(false);
+      expect(client.isCircuitOpen(minerAt(1))).toBe(false);
     });
 
     // The bucket reader tells these apart: the miner has a call, kept for the index spot checks.
@@ -814,7 +816,7 @@ describe(MinerClient.name, () => {
         });
       }
       expect(axon.connections).toBe(0);
-      expect(client.isCircuitOpen(1)).toBe(false);
+      expect(client.isCircuitOpen(minerAt(1))).toBe(false);
     });
   });
 
@@ -828,7 +830,7 @@ describe(MinerClient.name, () => {
           'address_refused',
         );
 
-      expect(guarded.isCircuitOpen(1)).toBe(false);
+      expect(guarded.isCircuitOpen(minerAt(1))).toBe(false);
     });
 
     it.each(['public', '10.0.0.0/8'])(
@@ -837,7 +839,7 @@ describe(MinerClient.name, () => {
         const guarded = createClient({ MINER_ALLOWED_NETWORKS: allowed });
         const axon = await startAxon();
         const refused: number[] = [];
-        guarded.onAddressRefused((uid) => refused.push(uid));
+        guarded.onAddressRefused(({ uid }) => refused.push(uid));
 
         const reason = await failureOf(guarded.call(axon.target(7), 'GetMinerIndex', {}, 2_000));
 
@@ -855,7 +857,7 @@ describe(MinerClient.name, () => {
       const guarded = createClient({ MINER_ALLOWED_NETWORKS: 'public' });
       const axon = await startAxon();
       const refused: number[] = [];
-      guarded.onAddressRefused((uid) => refused.push(uid));
+      guarded.onAddressRefused(({ uid }) => refused.push(uid));
 
       const call = guarded.call(axon.target(8, 'localhost'), 'GetMinerIndex', {}, 2_000);
 
@@ -904,20 +906,35 @@ describe(MinerClient.name, () => {
       const axon = await startAxon({ answer: statusOf(500) });
       const target = axon.target();
       const changes: [number, boolean][] = [];
-      client.onCircuitChange((uid, open) => changes.push([uid, open]));
+      client.onCircuitChange(({ uid }, open) => changes.push([uid, open]));
 
       for (let call = 1; call < BREAKER_FAILURES; call++) {
         expect(await failureOf(client.call(target, 'GetMinerIndex', {}, 2_000))).toBe('http_error');
-        expect(client.isCircuitOpen(target.uid)).toBe(false);
+        expect(client.isCircuitOpen(target)).toBe(false);
       }
       expect(await failureOf(client.call(target, 'GetMinerIndex', {}, 2_000))).toBe('http_error');
 
-      expect(client.isCircuitOpen(target.uid)).toBe(true);
+      expect(client.isCircuitOpen(target)).toBe(true);
       expect(changes).toEqual([[target.uid, true]]);
       const started = performance.now();
       expect(await failureOf(client.call(target, 'GetMinerIndex', {}, 2_000))).toBe('circuit_open');
       expect(performance.now() - started).toBeLessThan(500);
       expect(axon.received).toHaveLength(BREAKER_FAILURES);
+    });
+
+    // Keyed by uid, the new miner at a re-registered uid was left out for the old one's
+    // cooldown, listed `active`, and the old one's circuit "closed" under its name (an audit's
+    // finding).
+    it('starts a uid re-registered by another hotkey closed, and keeps the old one to itself', async () => {
+      const failing = await startAxon({ answer: statusOf(500) });
+      const changes: [string, boolean][] = [];
+      client.onCircuitChange(({ hotkey }, open) => changes.push([hotkey, open]));
+      await failBreakerFailuresTimes(failing.target(1), 'GetMinerIndex');
+      const successor = { uid: 1, hotkey: Sr25519Keypair.fromUri('//Successor').address };
+
+      expect(client.isCircuitOpen(minerAt(1))).toBe(true);
+      expect(client.isCircuitOpen(successor)).toBe(false);
+      expect(changes).toEqual([[MINER, true]]);
     });
 
     it('keeps the circuits of other miners closed', async () => {
@@ -926,8 +943,8 @@ describe(MinerClient.name, () => {
 
       await failBreakerFailuresTimes(failing.target(1), 'GetMinerIndex');
 
-      expect(client.isCircuitOpen(1)).toBe(true);
-      expect(client.isCircuitOpen(2)).toBe(false);
+      expect(client.isCircuitOpen(minerAt(1))).toBe(true);
+      expect(client.isCircuitOpen(minerAt(2))).toBe(false);
       await expect(
         client.call(healthy.target(2), 'GetMinerIndex', {}, 2_000),
       ).resolves.toMatchObject(ECHOED_INDEX);
@@ -948,7 +965,7 @@ describe(MinerClient.name, () => {
       for (let call = 1; call < BREAKER_FAILURES; call++)
         await failureOf(client.call(axon.target(), 'GetMinerIndex', {}, 2_000));
 
-      expect(client.isCircuitOpen(1)).toBe(false);
+      expect(client.isCircuitOpen(minerAt(1))).toBe(false);
     });
 
     it.each([
@@ -961,7 +978,7 @@ describe(MinerClient.name, () => {
       for (let call = 0; call < BREAKER_FAILURES; call++)
         await failureOf(client.call(axon.target(), 'GetMinerIndex', {}, 100));
 
-      expect(client.isCircuitOpen(1)).toBe(true);
+      expect(client.isCircuitOpen(minerAt(1))).toBe(true);
     });
 
     it.each([
@@ -984,7 +1001,7 @@ describe(MinerClient.name, () => {
         }
 
         expect(axon.received).toHaveLength(BREAKER_FAILURES * 2);
-        expect(client.isCircuitOpen(1)).toBe(false);
+        expect(client.isCircuitOpen(minerAt(1))).toBe(false);
         expect(changes).toEqual([]);
       },
     );
@@ -996,7 +1013,7 @@ describe(MinerClient.name, () => {
           failing ? statusOf(500)(response, synapse) : echo(response, synapse),
       });
       const changes: [number, boolean][] = [];
-      client.onCircuitChange((uid, open) => changes.push([uid, open]));
+      client.onCircuitChange(({ uid }, open) => changes.push([uid, open]));
       await failBreakerFailuresTimes(axon.target(), 'GetMinerIndex');
       failing = false;
       expect(await failureOf(client.call(axon.target(), 'GetMinerIndex', {}, 2_000))).toBe(
@@ -1006,7 +1023,7 @@ describe(MinerClient.name, () => {
       await sleep(BREAKER_COOLDOWN_MS + 50);
       await client.call(axon.target(), 'GetMinerIndex', {}, 2_000);
 
-      expect(client.isCircuitOpen(1)).toBe(false);
+      expect(client.isCircuitOpen(minerAt(1))).toBe(false);
       expect(changes).toEqual([
         [1, true],
         [1, false],
@@ -1019,7 +1036,7 @@ describe(MinerClient.name, () => {
       const answering = await startAxon();
       const refusing = await startAxon({ serves: [] });
       const changes: [number, boolean][] = [];
-      client.onCircuitChange((uid, open) => changes.push([uid, open]));
+      client.onCircuitChange(({ uid }, open) => changes.push([uid, open]));
 
       await client.call(answering.target(1), 'GetMinerIndex', {}, 2_000);
       expect(await failureOf(client.call(refusing.target(2), 'GetMinerIndex', {}, 2_000))).toBe(
@@ -1036,20 +1053,20 @@ describe(MinerClient.name, () => {
           failing ? statusOf(500)(response, synapse) : echo(response, synapse),
       });
       await failBreakerFailuresTimes(axon.target(), 'GetMinerIndex');
-      expect(client.isCircuitOpen(1)).toBe(true);
+      expect(client.isCircuitOpen(minerAt(1))).toBe(true);
       failing = false;
 
       await sleep(BREAKER_COOLDOWN_MS + 50);
       // What the index sync and the query fan-out ask before calling a miner.
-      expect(client.isCircuitOpen(1)).toBe(false);
+      expect(client.isCircuitOpen(minerAt(1))).toBe(false);
       await client.call(axon.target(), 'GetMinerIndex', {}, 2_000);
-      expect(client.isCircuitOpen(1)).toBe(false);
+      expect(client.isCircuitOpen(minerAt(1))).toBe(false);
     });
 
     it('keeps the circuit as it was when the budget refuses the first call after the cooldown', async () => {
       const axon = await startAxon({ answer: statusOf(500) });
       const changes: [number, boolean][] = [];
-      client.onCircuitChange((uid, open) => changes.push([uid, open]));
+      client.onCircuitChange(({ uid }, open) => changes.push([uid, open]));
       await failBreakerFailuresTimes(axon.target(), 'GetDataEntityBucket');
       await sleep(BREAKER_COOLDOWN_MS + 50);
 
@@ -1064,7 +1081,7 @@ describe(MinerClient.name, () => {
       expect(await failureOf(client.call(axon.target(), 'GetDataEntityBucket', {}, 2_000))).toBe(
         'http_error',
       );
-      expect(client.isCircuitOpen(1)).toBe(true);
+      expect(client.isCircuitOpen(minerAt(1))).toBe(true);
       expect(changes).toEqual([
         [1, true],
         [1, true],
@@ -1095,7 +1112,7 @@ describe(MinerClient.name, () => {
         failureOf(concurrent.call(axon.target(), 'GetDataEntityBucket', {}, 2_000));
       const waiting = call();
       for (let failure = 0; failure < BREAKER_FAILURES; failure++) await call();
-      expect(concurrent.isCircuitOpen(1)).toBe(true);
+      expect(concurrent.isCircuitOpen(minerAt(1))).toBe(true);
 
       grant();
 
@@ -1145,7 +1162,7 @@ describe(MinerClient.name, () => {
       const call = () =>
         failureOf(concurrent.call(axon.target(), 'GetDataEntityBucket', {}, 2_000));
       for (let failure = 0; failure < BREAKER_FAILURES; failure++) await call();
-      expect(concurrent.isCircuitOpen(1)).toBe(true);
+      expect(concurrent.isCircuitOpen(minerAt(1))).toBe(true);
       await sleep(BREAKER_COOLDOWN_MS + 50);
       budgets.take.mockClear();
       const before = axon.received.length;
@@ -1156,7 +1173,7 @@ describe(MinerClient.name, () => {
       // Only the trial reached the miner, and only it took a call of the miner's budget.
       expect(axon.received.length - before).toBe(1);
       expect(budgets.take).toHaveBeenCalledTimes(1);
-      expect(concurrent.isCircuitOpen(1)).toBe(true);
+      expect(concurrent.isCircuitOpen(minerAt(1))).toBe(true);
     });
 
     it('says the circuit is open while the half-open trial is in flight, and closed once it succeeds', async () => {
@@ -1171,17 +1188,17 @@ describe(MinerClient.name, () => {
       await failBreakerFailuresTimes(axon.target(), 'GetMinerIndex');
       failing = false;
       await sleep(BREAKER_COOLDOWN_MS + 50);
-      expect(client.isCircuitOpen(1)).toBe(false);
+      expect(client.isCircuitOpen(minerAt(1))).toBe(false);
 
       const trial = client.call(axon.target(), 'GetMinerIndex', {}, 2_000).then(
         () => 'answered',
         (error: Error) => error.message,
       );
-      const openDuringTrial = client.isCircuitOpen(1);
+      const openDuringTrial = client.isCircuitOpen(minerAt(1));
       expect(await trial).toBe('answered');
       expect(openDuringTrial).toBe(true);
 
-      expect(client.isCircuitOpen(1)).toBe(false);
+      expect(client.isCircuitOpen(minerAt(1))).toBe(false);
       await expect(client.call(axon.target(), 'GetMinerIndex', {}, 2_000)).resolves.toMatchObject(
         ECHOED_INDEX,
       );
@@ -1206,7 +1223,7 @@ describe(MinerClient.name, () => {
       // A failed trial opens it again, unsaid: one line per outage, not per cooldown.
       await sleep(BREAKER_COOLDOWN_MS + 50);
       await failureOf(client.call(axon.target(), 'GetMinerIndex', {}, 2_000));
-      expect(client.isCircuitOpen(1)).toBe(true);
+      expect(client.isCircuitOpen(minerAt(1))).toBe(true);
       expect(circuitLines(logs.warn)).toHaveLength(1);
       failing = false;
       await sleep(BREAKER_COOLDOWN_MS + 50);
@@ -1228,7 +1245,7 @@ describe(MinerClient.name, () => {
         'http_error',
       );
 
-      expect(client.isCircuitOpen(1)).toBe(true);
+      expect(client.isCircuitOpen(minerAt(1))).toBe(true);
       expect(axon.received).toHaveLength(BREAKER_FAILURES + 1);
     });
   });
@@ -1266,7 +1283,7 @@ describe(MinerClient.name, () => {
         ),
       );
 
-      expect(client.isCircuitOpen(1)).toBe(false);
+      expect(client.isCircuitOpen(minerAt(1))).toBe(false);
       await expect(client.call(axon.target(), 'GetMinerIndex', {}, 2_000)).resolves.toMatchObject(
         ECHOED_INDEX,
       );
@@ -1391,7 +1408,7 @@ describe(MinerClient.name, () => {
       expect(performance.now() - started).toBeLessThan(2_000);
       expect(reasons).toEqual(Array<MinerFailureReason>(BREAKER_FAILURES).fill('shutdown'));
       expect(failureScore('shutdown')).toBeNull();
-      expect(concurrent.isCircuitOpen(1)).toBe(false);
+      expect(concurrent.isCircuitOpen(minerAt(1))).toBe(false);
     });
 
     // Shut down while its budget call was being taken: never sent, so given back.

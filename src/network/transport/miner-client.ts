@@ -18,7 +18,7 @@ import { SynapseName } from '../../common/synapse-names';
 import { AddressPolicy, AddressRefusedError } from './address-policy';
 import { CallBudgets, CallPurpose } from './call-budgets';
 import { axonOf, cappedChunks, errorMessage, readCapped } from './axon-http';
-import { CircuitLines, CircuitListener, MinerCircuits } from './miner-circuits';
+import { CircuitLines, CircuitListener, CircuitMiner, MinerCircuits } from './miner-circuits';
 import {
   BudgetUnreadableError,
   classify,
@@ -89,7 +89,7 @@ export interface AnswerStream {
 /** Error bodies are read for their message only. */
 const ERROR_BODY_BYTES = 4096;
 
-type RefusedListener = (uid: number) => void;
+type RefusedListener = (miner: CircuitMiner) => void;
 
 /**
  * Calls miners the way a Bittensor validator's dendrite does: each call signed with the
@@ -161,7 +161,7 @@ export class MinerClient implements OnModuleDestroy {
       // does not count as a failure closes the circuit, so a call we refused ourselves (no
       // budget, a refused address) would close a dead miner's circuit without calling it.
       const { body, bytes } = await limiter.execute(async (context) => {
-        const release = this.circuits.admit(miner.uid);
+        const release = this.circuits.admit(miner);
         try {
           const takenAt = await this.takeBudget(miner, axon, synapse, purpose);
           try {
@@ -203,7 +203,9 @@ export class MinerClient implements OnModuleDestroy {
           error: failure.message,
         });
       if (failure.reason === 'address_refused')
-        this.refusedListeners.forEach((listener) => listener(miner.uid));
+        this.refusedListeners.forEach((listener) =>
+          listener({ uid: miner.uid, hotkey: miner.hotkey }),
+        );
       // A host name refused at connect time was sent: its budget call stays taken.
       failure.unsent = !sent;
       throw failure;
@@ -300,8 +302,8 @@ export class MinerClient implements OnModuleDestroy {
    * True while the miner's circuit is open and its cooldown lasts, or a call is its half-open
    * trial (MinerCircuits.isOpen).
    */
-  isCircuitOpen(uid: number): boolean {
-    return this.circuits.isOpen(uid);
+  isCircuitOpen(miner: CircuitMiner): boolean {
+    return this.circuits.isOpen(miner);
   }
 
   onCircuitChange(listener: CircuitListener): void {
