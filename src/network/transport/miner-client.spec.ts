@@ -487,6 +487,27 @@ describe(MinerClient.name, () => {
       expect(axon.received).toHaveLength(1);
     });
 
+    // The subnet's miners answer these before counting the call: spending the budget left every
+    // miner asked while our hotkey had lost its permit unasked for its window once restored (an
+    // audit's finding).
+    it.each(['Hotkey is not a validator', 'Unrecognized hotkey 5Grw at 127.0.0.1'])(
+      'spends no budget on a 403 for who we are (%s), gives its call back and waits a cooldown',
+      async (blacklist) => {
+        const axon = await startAxon({ blacklist });
+        const at = new Date(clock.now().getTime());
+        budgets.take.mockResolvedValueOnce({ granted: true, kept: false, freeAt: null, at });
+
+        const call = () => failureOf(client.call(axon.target(), 'GetContentsByBuckets', {}, 2_000));
+        expect(await call()).toBe('blacklisted');
+
+        expect(budgets.spend).not.toHaveBeenCalled();
+        expect(budgets.giveBack.mock.calls).toEqual([[MINER, 'GetContentsByBuckets', at]]);
+        expect(client.mayAsk(MINER, 'GetContentsByBuckets')).toBe(false);
+        clock.advance(15 * MINUTE_MS);
+        expect(client.mayAsk(MINER, 'GetContentsByBuckets')).toBe(true);
+      },
+    );
+
     it.each([404, 401])('spends no budget on a %i', async (status) => {
       const axon = await startAxon(status === 404 ? { serves: [] } : { hotkey: OTHER_MINER });
 
@@ -554,7 +575,7 @@ describe(MinerClient.name, () => {
       await failureOf(client.call(axon.target(), 'GetMinerIndex', {}, 2_000));
 
       expect(logs.warn).toHaveBeenCalledTimes(2);
-      expect(logs.warn.mock.calls[1][1]).toMatch(/refused our GetMinerIndex call \(403\)/);
+      expect(logs.warn.mock.calls[1][1]).toMatch(/blacklists our GetMinerIndex calls \(403\)/);
     });
 
     it.each([

@@ -174,8 +174,10 @@ export class MinerClient implements OnModuleDestroy {
             }, context.signal);
           } catch (error) {
             // Refused unsent by the breaker (other calls opened the circuit while the budget was
-            // taken) or by our shutdown: the miner never counted it, so the budget does not.
-            if (!sent && takenAt) await this.giveBack(miner, synapse, takenAt);
+            // taken) or by our shutdown, or refused by the miner before it counted the call (a
+            // 403 for who we are): the miner never counted it, so the budget does not.
+            const uncounted = error instanceof MinerCallError && error.uncounted;
+            if ((!sent || uncounted) && takenAt) await this.giveBack(miner, synapse, takenAt);
             throw error;
           }
         } finally {

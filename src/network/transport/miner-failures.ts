@@ -38,6 +38,11 @@ export class MinerCallError extends Error {
    * budget call taken for it was given back. A 503 is `busy` too, but was sent.
    */
   unsent = false;
+  /**
+   * Sent, but refused before the miner counted it (a 403 for not knowing us as a validator:
+   * MinerRefusals): a budget call taken for it was given back too.
+   */
+  uncounted = false;
 
   constructor(
     readonly reason: MinerFailureReason,

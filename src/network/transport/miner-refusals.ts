@@ -15,10 +15,10 @@ export const NOT_SERVED_COOLDOWN_MS = 60 * 60_000;
  * How long a synapse is not asked of a miner after it refused it: a 404 means the miner does
  * not serve it (public subnet 13 miners dropped OnDemandRequest); a 403 that its blacklist or
  * its limit for our hotkey refuses us; a 401 that it could not verify us (our clock, or the uid
- * re-registered under a hotkey other than the one we signed for). A 403 to a synapse with a call
- * budget spends the budget instead (CallBudgets.spend: for every replica, until the miner's
- * window has reset); the cooldown is for a 403 to a synapse without one, where there is nothing
- * to spend.
+ * re-registered under a hotkey other than the one we signed for). A 403 over the limit, to a
+ * synapse with a call budget, spends the budget instead (CallBudgets.spend: for every replica,
+ * until the miner's window has reset); the cooldown is for a 403 to a synapse without one,
+ * where there is nothing to spend, and for a 403 for who we are (NOT_COUNTED_403).
  */
 const COOLDOWN_MS: Record<Refusal, number> = {
   not_served: NOT_SERVED_COOLDOWN_MS,
@@ -31,6 +31,13 @@ const STATUS_REFUSALS: Readonly<Record<number, Refusal>> = {
   401: 'unauthorized',
 };
 const LOG_EVERY_MS = 60 * 60_000;
+
+/**
+ * The 403s of the subnet's miners (`default_blacklist`) that come before the call is counted
+ * against our hotkey's limit: the miner does not know our hotkey, or not as a validator's.
+ * Only its other 403 (over the period's limit) says the window's calls are spent.
+ */
+const NOT_COUNTED_403 = /\bunrecognized hotkey\b|\bis not a validator\b/i;
 
 interface RefusingMiner {
   uid: number;
@@ -70,11 +77,19 @@ export class MinerRefusals {
       if (status === 503) return new MinerCallError('busy', 'the axon is busy (503)');
       return new MinerCallError('http_error', `HTTP ${status}`);
     }
-    const spentUntil = refusal === 'blacklisted' ? await this.spendBudget(miner, synapse) : null;
+    // A 403 for who we are was not counted by the miner: it spends nothing, and the call taken
+    // for it is given back (MinerClient). Spending it left every miner asked while our hotkey
+    // had lost its permit or stake unasked for the miner's window after it was restored (an
+    // audit's finding).
+    const uncounted = refusal === 'blacklisted' && NOT_COUNTED_403.test(message);
+    const spentUntil =
+      refusal === 'blacklisted' && !uncounted ? await this.spendBudget(miner, synapse) : null;
     if (!spentUntil) this.cooldowns.start(miner.hotkey, synapse, refusal, COOLDOWN_MS[refusal]);
     if (this.cooldowns.shouldLog(`${miner.hotkey}|${synapse}|${refusal}`, LOG_EVERY_MS))
       this.log(miner, synapse, refusal, message, spentUntil);
-    return new MinerCallError(refusal, `HTTP ${status}: ${message}`);
+    const error = new MinerCallError(refusal, `HTTP ${status}: ${message}`);
+    error.uncounted = uncounted;
+    return error;
   }
 
   private log(
