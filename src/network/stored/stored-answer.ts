@@ -59,6 +59,11 @@ export interface FetchRound {
   /** Buckets whose fetch has ended: true when a delivery of it is in the store. */
   delivered: Map<string, boolean>;
   done: Promise<void>;
+  /**
+   * With no call made: when the first budget call of the wanted buckets' holders frees up, if
+   * their budgets are what stopped it (undefined otherwise).
+   */
+  firstCallAt?: Date;
 }
 
 /** What the answer's path found besides its buckets, round and items (summarize). */
@@ -229,7 +234,12 @@ function whyMissing(
     const claims = missing.some(tooLarge)
       ? ' (the holders of some claim more than a miner is asked to send at once)'
       : '';
-    return `${none} can be fetched now${claims}: their holders' call budgets are spent, they refused recently, or what they sent within the hour failed the checks, and the store has no copy`;
+    // As the live path says it, so that a client knows when to ask again (a budgets audit's
+    // finding: only this answer left it guessing).
+    const when = round.firstCallAt
+      ? `; the first call frees up at ${round.firstCallAt.toISOString()}`
+      : '';
+    return `${none} can be fetched now${claims}: their holders' call budgets are spent, they refused recently, or what they sent within the hour failed the checks, and the store has no copy${when}`;
   }
   const asked = round.calls.length;
   return deadlineReached

@@ -84,6 +84,8 @@ function setUp(
   miners: FakeMiner[],
   options: {
     callsLeft?: number;
+    /** When each holder's oldest counted call leaves its window (null: none counted). */
+    nextAt?: (hotkey: string) => Date | null;
     indexLoaded?: boolean;
     /** Uids the client may not ask (they refused the synapse), or whose circuit is open. */
     refused?: number[];
@@ -159,7 +161,12 @@ function setUp(
     left: (hotkeys: string[], _synapse: SynapseName, purpose?: string) => {
       budgetReads.push(purpose);
       return Promise.resolve(
-        new Map(hotkeys.map((hotkey) => [hotkey, { left: options.callsLeft ?? 8, nextAt: null }])),
+        new Map(
+          hotkeys.map((hotkey) => [
+            hotkey,
+            { left: options.callsLeft ?? 8, nextAt: options.nextAt?.(hotkey) ?? null },
+          ]),
+        ),
       );
     },
   } as unknown as CallBudgets;
@@ -564,6 +571,17 @@ describe(StoredDataService.name, () => {
     expect(answer.items).toEqual([]);
     expect(answer.buckets).toMatchObject({ planned: 2, missing: 2 });
     expect(answer.error).toMatch(/call budgets are spent/);
+  });
+
+  // The live path said when; this answer left a client guessing (a budgets audit's finding).
+  it('says when the first call of the spent holders frees up', async () => {
+    const freeAt = (hotkey: string) =>
+      new Date(hotkey === 'hk1' ? '2026-12-06T06:30:00Z' : '2026-12-06T06:10:00Z');
+    const { service } = setUp([miner(1), miner(2)], { callsLeft: 0, nextAt: freeAt });
+    const answer = await service.answer(query());
+    expect(answer.error).toMatch(
+      /call budgets are spent.*; the first call frees up at 2026-12-06T06:10:00\.000Z$/,
+    );
   });
 
   it('counts a miner that refuses or fails, and one that sends nothing', async () => {

@@ -9,7 +9,7 @@ import { MinerIndexService } from '../index/miner-index.service';
 import { MetagraphService } from '../metagraph/metagraph.service';
 import { itemKey } from '../item-uri';
 import { BucketKey, NetworkQuery } from '../protocol';
-import { CallBudgets, QueryPurpose } from '../transport/call-budgets';
+import { BudgetLeft, CallBudgets, nextCallAt, QueryPurpose } from '../transport/call-budgets';
 import { largestClaimAsked } from '../transport/axon-http';
 import { MinerClient } from '../transport/miner-client';
 import {
@@ -43,6 +43,9 @@ const MAX_PAGES = 11;
  */
 const MAX_SCANNED = 20_000;
 const READ_PAGE = 500;
+
+/** What each holder has left, by synapse and hotkey (StoredDataService.budgetsLeft). */
+type BudgetsLeft = ReadonlyMap<StoredSynapse, ReadonlyMap<string, BudgetLeft>>;
 
 /**
  * Answers on-demand queries from what miners have stored (docs/decisions.md, "On-demand from
@@ -177,13 +180,16 @@ export class StoredDataService {
       waits.push(outcome.then((ok) => delivered.set(key, ok)));
     }
     let calls: PlannedCall[] = [];
+    let firstCallAt: Date | undefined;
     try {
+      const budgets = await this.budgetsLeft(wanted, purpose);
       calls = chooseHolders(wanted, {
-        callsLeft: await this.callsLeft(wanted, purpose),
+        callsLeft: (hotkey, synapse) => budgets.get(synapse)?.get(hotkey)?.left ?? 0,
         maxCalls: 2 * this.config.network.minersPerQuery,
         maxBytesPerCall: this.maxBytesPerCall(),
         corroborate: true,
       }).calls;
+      if (calls.length === 0) firstCallAt = firstCallOf(wanted, budgets);
     } finally {
       const runs = calls.map((call) =>
         this.fetcher.run(call, purpose).then((report) => reports.set(call, report).get(call)!),
@@ -197,7 +203,7 @@ export class StoredDataService {
       waits.push(...runs);
     }
     const done = Promise.all(waits).then(() => undefined);
-    return { calls, reports, delivered, done };
+    return { calls, reports, delivered, done, firstCallAt };
   }
 
   /** The largest claim one call may carry: a holder claiming more is never asked. */
@@ -222,16 +228,16 @@ export class StoredDataService {
   }
 
   /**
-   * Calls each holder has left, by synapse, read once for the whole round: only for the
-   * synapses the wanted buckets need, both at once (the round's calls wait for them).
+   * What each holder has left of its budget, by synapse, read once for the whole round: only
+   * for the synapses the wanted buckets need, both at once (the round's calls wait for them).
    */
-  private async callsLeft(
+  private async budgetsLeft(
     wanted: readonly BucketToFetch[],
     purpose: QueryPurpose,
-  ): Promise<(hotkey: string, synapse: StoredSynapse) => number> {
+  ): Promise<BudgetsLeft> {
     const hotkeys = [...new Set(wanted.flatMap((entry) => entry.holders.map((h) => h.hotkey)))];
     const synapses = [...new Set(wanted.map((entry) => synapseOf(entry.bucket)))];
-    const left = new Map(
+    return new Map(
       hotkeys.length === 0
         ? []
         : await Promise.all(
@@ -241,7 +247,6 @@ export class StoredDataService {
             ),
           ),
     );
-    return (hotkey, synapse) => left.get(synapse)?.get(hotkey)?.left ?? 0;
   }
 
   /**
@@ -302,4 +307,18 @@ export class StoredDataService {
 
 function synapseOf(bucket: BucketKey): StoredSynapse {
   return bucket.label === null ? 'GetDataEntityBucket' : 'GetContentsByBuckets';
+}
+
+/**
+ * When the first call of a wanted bucket's holders with no call left frees up (undefined when
+ * none of them is out of calls, or none will have one again).
+ */
+function firstCallOf(wanted: readonly BucketToFetch[], budgets: BudgetsLeft): Date | undefined {
+  return nextCallAt(
+    wanted.flatMap((entry) =>
+      entry.holders
+        .map((holder) => budgets.get(synapseOf(entry.bucket))?.get(holder.hotkey))
+        .filter((left): left is BudgetLeft => left !== undefined && left.left <= 0),
+    ),
+  );
 }
