@@ -137,6 +137,34 @@ describe(selectBuckets.name, () => {
     expect(selectBuckets(hours(1), [old], options).selected[0].fromStore).toBe(false);
   });
 
+  // Its claim was read before the fetch, so an equal claim says nothing of the rest of the
+  // hour: the store answered it as complete until the next index sync (a time audit's finding).
+  it('trusts a fetch made while its hour ran for the TTL only, once the hour is over', () => {
+    const past = CURRENT - 1;
+    const hourEnd = (past + 1) * 3_600_000;
+    const during = fetchOf(past, 1, 10_000, 10_000, 8, new Date(hourEnd - 60_000));
+    const justAfter = { ...options, now: new Date(hourEnd + TTL - 61_000) };
+    const later = { ...options, now: new Date(hourEnd + TTL) };
+    const both = [during, fetchOf(past, 2, 10_000, 10_000, 8, new Date(hourEnd - 60_000))];
+    expect(selectBuckets(hours(2).slice(1), both, justAfter).selected[0].fromStore).toBe(true);
+    expect(selectBuckets(hours(2).slice(1), both, later).selected[0]).toMatchObject({
+      fromStore: false,
+      toAsk: [expect.objectContaining({ uid: 1 }), expect.objectContaining({ uid: 2 })],
+    });
+    // Fetched after the hour ended: its claim holds it, however long ago.
+    const after = fetchOf(past, 1, 10_000, 10_000, 8, new Date(hourEnd + 1));
+    expect(selectBuckets(hours(2).slice(1), [after], later).selected[0].fromStore).toBe(true);
+  });
+
+  // A uid re-registered by another hotkey: the old miner's fetch is not the new one's.
+  it("does not take a fetch of a uid's previous hotkey for its current holder's", () => {
+    const past = CURRENT - 1;
+    const previous = { ...fetchOf(past, 1, 10_000, 10_000, 8), minerHotkey: 'hk-previous' };
+    const [selected] = selectBuckets(hours(2).slice(1), [previous], options).selected;
+    expect(selected.fromStore).toBe(false);
+    expect(selected.unfetched.map((holder) => holder.uid)).toEqual([1, 2]);
+  });
+
   it('asks another holder when the stored fetch fell short of its claim, never the same one again', () => {
     const past = CURRENT - 1;
     const short = selectBuckets(hours(2).slice(1), [fetchOf(past, 1, 10_000, 2_000, 2)], options);

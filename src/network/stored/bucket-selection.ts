@@ -1,6 +1,6 @@
 import { withinSizeTolerance } from '../delivery-score';
 import { BucketHolding } from '../index/miner-index-read.repository';
-import { BucketKey, timeBucketId } from '../protocol';
+import { BucketKey, bucketStart, timeBucketId } from '../protocol';
 import { SourceId } from '../sources';
 import { BucketFetch } from './item-store';
 
@@ -82,8 +82,12 @@ export function recordBytesOf(fetches: readonly BucketFetch[]): number {
  * every holder's current claim was fetched already (asking again would teach nothing).
  * A fetch is up to date while the holder's index still claims the size it claimed when
  * fetched (a past hour: miners re-send their index about hourly), or, for the current hour,
- * for `currentHourTtlMs`. Complete: it kept the claimed bytes, or more, or less by no more than
- * the tolerance (withinSizeTolerance).
+ * for `currentHourTtlMs`. A fetch made while its hour ran keeps the current hour's limit after
+ * the hour ends: the claim it was compared with was read before it, so the same claim says
+ * nothing of the rest of the hour, and the hour's last minutes were missing until the next
+ * index sync changed the claim (a time audit's finding). Only the holder's own fetches count:
+ * its uid and hotkey (a uid re-registered by another hotkey is another miner). Complete: it
+ * kept the claimed bytes, or more, or less by no more than the tolerance (withinSizeTolerance).
  */
 export function selectBuckets(
   buckets: readonly IndexedBucket[],
@@ -102,11 +106,15 @@ export function selectBuckets(
     if (estimatedItems >= options.target) break;
     const { bucket, holders } = indexed;
     const current = bucket.timeBucket >= currentHour;
+    const hourEnd = bucketStart(bucket.timeBucket + 1).getTime();
     const upToDate = (byBucket.get(bucketKeyOf(bucket)) ?? []).filter((fetch) => {
-      if (current)
+      const holder = holders.find(
+        (candidate) => candidate.uid === fetch.minerUid && candidate.hotkey === fetch.minerHotkey,
+      );
+      if (holder === undefined) return false;
+      if (current || fetch.fetchedAt.getTime() < hourEnd)
         return options.now.getTime() - fetch.fetchedAt.getTime() < options.currentHourTtlMs;
-      const holder = holders.find((candidate) => candidate.uid === fetch.minerUid);
-      return holder !== undefined && holder.bytes === fetch.claimedBytes;
+      return holder.bytes === fetch.claimedBytes;
     });
     const fetched = new Set(upToDate.map((fetch) => fetch.minerUid));
     const unfetched = holders.filter((holder) => !fetched.has(holder.uid) && holder.bytes > 0);
