@@ -1,3 +1,5 @@
+import { parseIsoDate } from '../validation/iso-date';
+
 /**
  * CLOCK_SIMULATION (tests only): the process's time runs from a simulated start at a rate,
  * anchored to a real instant, so that several processes (two gateways and a test's devnet)
@@ -28,8 +30,9 @@ export function parseClockSimulation(text: string): ClockSimulation {
       'must be <simulated start ISO 8601>@<real anchor Unix ms>x<rate>, e.g. 2026-01-01T00:00:00Z@1767225600000x60',
     );
   const { start, anchor, rate } = match.groups;
-  const startMs = Date.parse(start);
-  if (!ISO_INSTANT.test(start) || Number.isNaN(startMs))
+  // Read as every date is (parseIsoDate): Date.parse rolled 2026-02-30 over to 2 March.
+  const startMs = parseIsoDate(start)?.getTime();
+  if (!ISO_INSTANT.test(start) || startMs === undefined)
     throw new Error(`"${start}" is not an ISO 8601 date-time with its offset (e.g. ...T00:00:00Z)`);
   const speed = Number(rate);
   if (!(speed > 0 && speed <= MAX_CLOCK_RATE))

@@ -72,6 +72,9 @@ describe(parseClockSimulation.name, () => {
     ['no rate', '2026-01-01T00:00:00Z@1767225600000', /must be <simulated start/],
     ['a date without a time', '2026-01-01@1767225600000x60', /not an ISO 8601 date-time/],
     ['a local time', '2026-01-01T00:00:00@1767225600000x60', /not an ISO 8601 date-time/],
+    // Date.parse rolled these over into the next days (a time audit's finding).
+    ['30 February', '2026-02-30T00:00:00Z@0x1', /not an ISO 8601 date-time/],
+    ['hour 24', '2026-01-01T24:00:00Z@0x1', /not an ISO 8601 date-time/],
     ['an impossible date', '2026-13-45T00:00:00Z@1767225600000x60', /not an ISO 8601 date-time/],
     ['a rate of 0', '2026-01-01T00:00:00Z@1767225600000x0', /above 0 and at most 10000/],
     ['a rate too high', '2026-01-01T00:00:00Z@1767225600000x20000', /above 0 and at most 10000/],

@@ -4,6 +4,7 @@ import {
   ISO_DATE_REFUSAL,
   parseIsoDate,
   parseIsoEndDate,
+  parseIsoStartDate,
   parseRfc3339DateTime,
   queryDateTimeRefusal,
   RFC_3339_DATE_TIME_REFUSAL,
@@ -137,6 +138,21 @@ describe('parseIsoEndDate', () => {
     expect(end('9999-12-31-01:00')).toBe('9999-12-31T23:59:59.999Z');
     expect(parseIsoEndDate('2026-02-30')).toBeUndefined();
     expect(parseIsoEndDate('tomorrow')).toBeUndefined();
+  });
+});
+
+describe('parseIsoStartDate', () => {
+  const iso = (value: string) => parseIsoStartDate(value)?.toISOString();
+
+  // Cut down, a start past the millisecond let in items of that millisecond, before it.
+  it('reads a start past its millisecond as the next millisecond, and any other as itself', () => {
+    expect(iso('2026-12-04T02:21:25.0000001Z')).toBe('2026-12-04T02:21:25.001Z');
+    expect(iso('2026-12-04T02:21:25.123456Z')).toBe('2026-12-04T02:21:25.124Z');
+    expect(iso('2026-12-04T02:21:25.123000000Z')).toBe('2026-12-04T02:21:25.123Z');
+    expect(iso('2026-12-04T02:21:25Z')).toBe('2026-12-04T02:21:25.000Z');
+    expect(iso('2026-12-04')).toBe('2026-12-04T00:00:00.000Z');
+    expect(iso('9999-12-31T23:59:59.9999999Z')).toBe('9999-12-31T23:59:59.999Z');
+    expect(parseIsoStartDate('2026-02-30')).toBeUndefined();
   });
 });
 

@@ -47,6 +47,19 @@ export function parseIsoEndDate(value: string): Date | undefined {
   return new Date(Math.min(date.getTime() + DAY_MS - 1, LAST_INSTANT));
 }
 
+/**
+ * The inclusive start of a range a client names (on-demand `start_date`): its millisecond, or
+ * the next one when its fraction goes on past the millisecond with more than zeros. A Date holds
+ * milliseconds; cut down, `…25.0000001Z` let in items of `…25.000Z`, before the start (a time
+ * audit's finding), where every digit given counts (docs/decisions.md, "Dates"). The end is cut
+ * down, which keeps it inclusive.
+ */
+export function parseIsoStartDate(value: string): Date | undefined {
+  const date = parseIsoDate(value);
+  const beyond = ISO_DATE.exec(value.trim())?.[7]?.slice(3) ?? '';
+  return date && /[1-9]/.test(beyond) ? new Date(Math.min(date.getTime() + 1, LAST_INSTANT)) : date;
+}
+
 const NANOSECONDS_PER_MS = 1_000_000n;
 
 /**

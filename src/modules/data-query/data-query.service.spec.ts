@@ -80,6 +80,13 @@ describe(DataQueryService.name, () => {
     expect(queries[0]).toMatchObject({ startDate: new Date('2026-11-19T00:00:00Z'), endDate: NOW });
   });
 
+  // Cut to its millisecond, the start let in items of that millisecond, before it (an audit).
+  it('asks from the millisecond after a start_date written past its millisecond', async () => {
+    const { service, queries } = setUp();
+    await service.query({ source: 'x', start_date: '2026-11-19T10:00:00.0000001Z' });
+    expect(queries[0]).toMatchObject({ startDate: new Date('2026-11-19T10:00:00.001Z') });
+  });
+
   // A start after the end is refused by validation (data-query-request.dto.spec.ts).
   it('takes a start_date equal to end_date', async () => {
     const { service } = setUp();

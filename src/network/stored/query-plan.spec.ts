@@ -103,6 +103,10 @@ describe(planStoredQuery.name, () => {
     expect(coverage(null, new Date(NOW.getTime() - 40 * day))).toBe('partial');
     // The horizon's own hour is planned: a start within it reaches no further.
     expect(coverage(new Date(NOW.getTime() - 30 * day - 60_000))).toBe('complete');
+    // …unless it ends before the horizon too: nothing of it is planned (a time audit's finding).
+    expect(
+      coverage(new Date(NOW.getTime() - 30 * day - 60_000), new Date(NOW.getTime() - 30 * day - 1)),
+    ).toBe('partial');
     expect(coverage(new Date(NOW.getTime() - 29 * day))).toBe('complete');
     expect(coverage(null)).toBe('complete');
   });

@@ -73,8 +73,12 @@ export function planStoredQuery(query: NetworkQuery, now: Date): StoredQueryPlan
   const from = query.startDate && query.startDate > horizon ? query.startDate : horizon;
   // An hour of the range before the horizon's is not planned: the range said `complete`, and
   // "no data" of days nobody was asked for. By hour, as planned: a start a few seconds older
-  // than the horizon (a client's "30 days ago", sent a moment before) reaches no further.
-  const pastHorizon = timeBucketId(query.startDate ?? query.endDate) < timeBucketId(horizon);
+  // than the horizon (a client's "30 days ago", sent a moment before) reaches no further. A
+  // range that ends before the horizon too, within its hour, is planned not at all (a time
+  // audit's finding: it said "no data", complete).
+  const pastHorizon =
+    timeBucketId(query.startDate ?? query.endDate) < timeBucketId(horizon) ||
+    query.endDate < horizon;
   const to = query.endDate < now ? query.endDate : now;
   const usernames = query.usernames.map(authorKey).filter((name) => name !== '');
   const filtered =

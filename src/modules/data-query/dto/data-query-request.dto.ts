@@ -6,8 +6,8 @@ import { IsIsoDate } from '../../../common/validation/is-iso-date';
 import {
   exactInstant,
   ISO_DATE_FORMS,
-  parseIsoDate,
   parseIsoEndDate,
+  parseIsoStartDate,
 } from '../../../common/validation/iso-date';
 import { NotBlank } from '../../../common/validation/not-blank';
 import { StorableText } from '../../../common/validation/storable-text';
@@ -26,7 +26,7 @@ export function queryRange(
   now: Date,
 ): { startDate: Date | null; endDate: Date } {
   return {
-    startDate: request.start_date ? parseIsoDate(request.start_date)! : null,
+    startDate: request.start_date ? parseIsoStartDate(request.start_date)! : null,
     endDate: request.end_date ? parseIsoEndDate(request.end_date)! : now,
   };
 }
