@@ -198,6 +198,64 @@ describe(ItemStoreRepository.name, () => {
     expect(await uris({})).toEqual([posts[1].uri, posts[0].uri]);
   });
 
+  // X items are dated to their id's second, so copies of a post under two labels tie: the
+  // index's order answered a hijacker's rewritten copy for half the posts of a two-label query
+  // (a hostile-miner audit's finding).
+  it('answers the best corroborated copy of a post filed under several labels', async () => {
+    const posts = ['1', '2', '3', '4'].map((id) => xPost(id, 5 + Number(id), '#a'));
+    const rewritten = posts.map((post) => ({ ...post, label: '#b', text: `SCAM ${post.text}` }));
+    await store.save(delivery('hotkey-1', posts, { at: new Date('2023-11-09T00:00:00Z') }));
+    await store.save(delivery('hotkey-2', posts, { at: new Date('2023-11-09T01:00:00Z') }));
+    await store.save(delivery('hotkey-9', rewritten, { at: new Date('2023-11-09T02:00:00Z') }));
+    const answered = async (query: Partial<StoredItemQuery>) =>
+      (await find(query)).map(({ item }) => (item as XItem).text);
+    const honest = [...posts].reverse().map((post) => post.text);
+
+    for (const labels of [
+      ['#a', '#b'],
+      ['#b', '#a'],
+    ])
+      expect(await answered({ labels })).toEqual(honest);
+    expect(await answered({})).toEqual(honest);
+    expect(await answered({ usernames: ['alice'] })).toEqual(honest);
+    // Page by page too: each page's one item is the honest copy.
+    for (let at = 0; at < posts.length; at++) {
+      const newer = [...posts].reverse()[at - 1];
+      const before = newer && { datetime: new Date(newer.datetime), uri: newer.uri };
+      expect(await answered({ labels: ['#b', '#a'], before, limit: 1 })).toEqual([honest[at]]);
+    }
+  });
+
+  // Each copy under another label is a row to read past, and a page of copies yields one post:
+  // a miner filing posts under hundreds of labels made any read of every label page through
+  // all of them, about limit²/2 rows (a hostile-miner audit's finding).
+  it('reads at most eight rows per item asked for, then answers what it found', async () => {
+    const posts = Array.from({ length: 20 }, (_, n) => xPost(String(n + 1), 5 + n, '#a'));
+    await store.save(delivery('hotkey-1', posts));
+    for (let copy = 0; copy < 20; copy++)
+      await store.save(
+        delivery(
+          'hotkey-9',
+          posts.map((post) => ({ ...post, label: `#copy${copy}` })),
+          { bucket: { label: `#copy${copy}` } },
+        ),
+      );
+    const query = jest.spyOn(database, 'query');
+    try {
+      const answered = await find({ limit: 20 });
+      const pages = await Promise.all(
+        query.mock.results.map(({ value }) => value as Promise<unknown[]>),
+      );
+      // Without the bound: 20 + 19 + … + 1 = 210 rows, for all 20 posts.
+      expect(pages.flat().length).toBeLessThanOrEqual(20 * 8 + 20);
+      expect(answered.length).toBeLessThan(20);
+    } finally {
+      query.mockRestore();
+    }
+    // Where no post has copies the bound never binds.
+    expect(await find({ labels: ['#a'], limit: 20 })).toHaveLength(20);
+  });
+
   it('pages a uri filed under two labels in one hour, at two times, exactly once', async () => {
     const newer = xPost('1', 30, '#a');
     const older = { ...xPost('1', 10, '#b') };

@@ -83,12 +83,17 @@ export function findPageSql(
   const limit = parameter(query.limit, 'integer');
 
   // A branch's equality replaces the filter on its column: stating both would make the planner
-  // count the condition twice and underestimate the rows.
-  const branch = (equality: string[]) => `SELECT s.item, s.content_bytes, s.delivered_by,
-           s.last_fetched_at, s.datetime, s.uri, s.time_bucket
+  // count the condition twice and underestimate the rows. A branch of one label holds a uri
+  // once at a time; any other may hold its copies under several labels, which sort as one
+  // (X items are dated to their id's second, so copies tie): the best corroborated first, then
+  // the first stored, which the caller keeps (a hostile-miner audit's finding: the index's
+  // order answered a hijacker's rewritten copy in place of the honest one for half the posts).
+  const branch = (equality: string[], oneLabel = false) => `SELECT s.item, s.content_bytes,
+           s.delivered_by, s.last_fetched_at, s.datetime, s.uri, s.time_bucket,
+           cardinality(s.delivered_by) AS copies, s.first_fetched_at
     FROM stored_items s
     WHERE ${[...equality, ...bounds].join(' AND ')}
-    ORDER BY s.datetime DESC, s.uri DESC LIMIT ${limit}`;
+    ORDER BY s.datetime DESC, s.uri DESC${oneLabel ? '' : `, ${BRANCH_TIE_BREAK}`} LIMIT ${limit}`;
   let branches: string[];
   if (usernames.length > 0)
     branches = usernames.map((username) =>
@@ -99,15 +104,15 @@ export function findPageSql(
     );
   else if (query.labels)
     branches = [
-      ...named.map((label) => branch([`s.label = ${parameter(label, 'text')}`])),
-      ...(withNull ? [branch(['s.label IS NULL'])] : []),
+      ...named.map((label) => branch([`s.label = ${parameter(label, 'text')}`], true)),
+      ...(withNull ? [branch(['s.label IS NULL'], true)] : []),
     ];
   else branches = [branch([])];
   const page =
     branches.length === 1
       ? branches[0]
       : `SELECT * FROM (${branches.map((sql) => `(${sql})`).join(' UNION ALL ')}) AS b
-         ORDER BY datetime DESC, uri DESC LIMIT ${limit}`;
+         ORDER BY datetime DESC, uri DESC, ${TIE_BREAK('')} LIMIT ${limit}`;
 
   let hidden = 'false';
   if (seenFrom) {
@@ -129,9 +134,13 @@ export function findPageSql(
   const sql = `SELECT p.item, p.content_bytes, p.delivered_by, p.last_fetched_at, p.datetime, p.uri,
          ${hidden} AS hidden
     FROM (SELECT ${source} AS source_id, page.* FROM (${page}) AS page) AS p
-    ORDER BY p.datetime DESC, p.uri DESC`;
+    ORDER BY p.datetime DESC, p.uri DESC, ${TIE_BREAK('p.')}`;
   return { sql, parameters };
 }
+
+/** The order of a uri's copies at one time: the most miners that sent it, then the first. */
+const BRANCH_TIE_BREAK = 'cardinality(s.delivered_by) DESC, s.first_fetched_at';
+const TIE_BREAK = (alias: string) => `${alias}copies DESC, ${alias}first_fetched_at`;
 
 /** The first hour of `timeBucket`'s day, and the first of the next: a partition's bounds. */
 function dayStart(timeBucket: number): number {

@@ -9,6 +9,14 @@ import { currentItemShape, StoredItemShape } from '../legacy-items';
 import { dayOfBucket, ItemPartitionsRepository } from './item-partitions.repository';
 import { BucketDelivery, BucketFetch, ItemStore, StoredItem, StoredItemQuery } from './item-store';
 
+/**
+ * Rows `find` reads at most per item asked for. An item's other rows (copies under other labels
+ * or hours) are skipped; honest posts have one, so this never binds for them. A miner filing
+ * posts under hundreds of labels made a read of any label page through all their copies (30,000
+ * rows, 245 ms, for 100 posts under 300 labels: a hostile-miner audit's finding).
+ */
+const ROWS_READ_PER_ITEM = 8;
+
 /** What an insert into a partitioned table says when no partition takes the row. */
 const NO_PARTITION = '23514';
 
@@ -100,16 +108,20 @@ export class ItemStoreRepository implements ItemStore {
   /**
    * Page after page until `limit` items are kept (one page unless duplicates were dropped): a
    * uri already kept in this call, or hidden by a row before the caller's cursor, is skipped.
+   * At most ROWS_READ_PER_ITEM rows are read per item asked for; past them the call answers
+   * what it kept, as if the store had no more.
    */
   async find(query: StoredItemQuery): Promise<StoredItem[]> {
     if (query.labels?.length === 0) return [];
     const found: StoredItem[] = [];
     const seen = new Set<string>();
     let before = query.before;
-    while (found.length < query.limit) {
+    const maxRows = query.limit * ROWS_READ_PER_ITEM;
+    for (let read = 0; found.length < query.limit && read < maxRows;) {
       const limit = query.limit - found.length;
       const { sql, parameters } = findPageSql({ ...query, before, limit }, query.before);
       const rows = await this.dataSource.query<PageRow[]>(sql, parameters);
+      read += rows.length;
       for (const row of rows) {
         if (row.hidden || seen.has(row.uri)) continue;
         seen.add(row.uri);
