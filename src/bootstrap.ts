@@ -68,9 +68,10 @@ export async function createApp(
   // The logs buffered while the app was built, written once its logger is in place.
   app.flushLogs();
   // Logged once the app's logger is in place (bufferLogs): what an upgrade changed, in the log.
-  const { log, warn } = describeMigrations(migrations);
+  const { log, warn, vacuum } = describeMigrations(migrations);
   const logger = new Logger('Database');
   if (log) logger.log(log);
   if (warn) logger.warn(warn);
+  if (vacuum) logger.warn(vacuum);
   return app;
 }

@@ -39,10 +39,11 @@ export async function runMigrationCommand(
   try {
     // A wait for the lock (a replica migrating) is said on stderr, beside the output.
     const report = await migrateFromCommandLine(env, { report: (line) => write.stderr(line) });
-    const { log, warn } = describeMigrations(report);
+    const { log, warn, vacuum } = describeMigrations(report);
     const nothing = warn ? 'none' : 'none (the schema is up to date)';
     write.stdout(log ?? `migrations applied: ${nothing}`);
     if (warn) write.stderr(warn);
+    if (vacuum) write.stderr(vacuum);
     return 0;
   } catch (error) {
     write.stderr(`migration failed: ${error instanceof Error ? error.message : String(error)}`);

@@ -12,6 +12,12 @@ describe(describeMigrations.name, () => {
     });
   });
 
+  it('warns of a server that does not vacuum on its own, and says what to do', () => {
+    const { vacuum } = describeMigrations({ applied: [], unknown: [], autovacuumOff: true });
+    expect(vacuum).toMatch(/^the database server's autovacuum is off: .*Turn autovacuum on/);
+    expect(describeMigrations({ applied: [], unknown: [], autovacuumOff: false })).toEqual({});
+  });
+
   it('warns of the migrations a newer release ran, and how to go back', () => {
     const { log, warn } = describeMigrations({ applied: [], unknown: ['Newer3'] });
     expect(log).toBeUndefined();
