@@ -370,9 +370,9 @@ export class NetworkService implements OnModuleInit {
 
   /**
    * Forgets the stored items and bucket fetches older than `date` (the network keeps 30 days of
-   * data), whole days at a time (the item store drops daily partitions).
+   * data), whole days at a time (the item store drops daily partitions); the days dropped.
    */
-  deleteBucketFetchesBefore(date: Date): Promise<void> {
+  deleteBucketFetchesBefore(date: Date): Promise<number> {
     return this.buckets.deleteFetchedBefore(date);
   }
 }

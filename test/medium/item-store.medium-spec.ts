@@ -571,7 +571,9 @@ describe(ItemStoreRepository.name, () => {
 
     // Another replica forgets day D while this one still knows its partition.
     const replica = new ItemStoreRepository(database);
-    await replica.deleteBefore(new Date(new Date(dayD1.datetime).getTime() + 5 * HOUR_MS));
+    expect(
+      await replica.deleteBefore(new Date(new Date(dayD1.datetime).getTime() + 5 * HOUR_MS)),
+    ).toBe(1);
     expect(await partitions()).toEqual(['stored_items_20251109']);
     expect(await uris({})).toEqual([dayD1.uri]);
     expect(await store.fetches(2, ['#a'], 0, DAY_BUCKET + 48)).toEqual([

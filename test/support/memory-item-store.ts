@@ -90,7 +90,7 @@ export class MemoryItemStore extends ItemStore {
     return Promise.resolve(rows.slice(0, query.limit));
   }
 
-  deleteBefore(): Promise<void> {
-    return Promise.resolve();
+  deleteBefore(): Promise<number> {
+    return Promise.resolve(0);
   }
 }

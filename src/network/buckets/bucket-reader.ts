@@ -267,8 +267,8 @@ export class BucketReader {
     return { status: 'error', message: `No miner holding bucket ${timeBucket} answered` };
   }
 
-  /** Data older than the network's 30-day retention is worth nothing. */
-  deleteFetchedBefore(date: Date): Promise<void> {
+  /** Data older than the network's 30-day retention is worth nothing; the days dropped. */
+  deleteFetchedBefore(date: Date): Promise<number> {
     return this.store.deleteBefore(date);
   }
 

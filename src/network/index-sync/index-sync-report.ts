@@ -26,6 +26,11 @@ export interface IndexSyncReport {
   oldRowsDropped: number;
   /** Labels no miner's index names any longer, deleted. */
   labelsDropped: number;
+  /**
+   * Days of stored items (the item store's daily partitions) past the retention, dropped: said,
+   * as nothing else said it (a soak audit's finding).
+   */
+  storedDaysDropped: number;
 }
 
 /**
@@ -75,6 +80,7 @@ export function emptyReport(miners: number): IndexSyncReport {
     staleDropped: [],
     oldRowsDropped: 0,
     labelsDropped: 0,
+    storedDaysDropped: 0,
   };
 }
 
@@ -103,7 +109,10 @@ export function endLine(report: IndexSyncReport, cutShort: boolean): string {
     `${checks.length} spot checks (${withProblems} with problems), ` +
     `${report.staleDropped.length} stale indexes dropped, ` +
     `${report.oldRowsDropped} rows of expired hours dropped` +
-    (report.labelsDropped > 0 ? `, ${report.labelsDropped} labels no index names deleted` : '')
+    (report.labelsDropped > 0 ? `, ${report.labelsDropped} labels no index names deleted` : '') +
+    (report.storedDaysDropped > 0
+      ? `, ${report.storedDaysDropped} days of stored items past the retention dropped`
+      : '')
   );
 }
 

@@ -119,7 +119,7 @@ function setUp(options: SetUpOptions = {}) {
       const miner = metagraph.get(uid);
       return miner?.hotkey === hotkey ? miner : undefined;
     }),
-    deleteBucketFetchesBefore: jest.fn((_date: Date) => Promise.resolve()),
+    deleteBucketFetchesBefore: jest.fn((_date: Date) => Promise.resolve(0)),
     whenReady: jest.fn(options.whenReady ?? (() => Promise.resolve())),
   };
   const index = {
@@ -518,7 +518,7 @@ describe(IndexSyncService.name, () => {
     });
 
     it('ends with what its spot checks found and what it dropped', async () => {
-      const { service, index, spotChecks } = setUp({ miners: 3 });
+      const { service, index, network, spotChecks } = setUp({ miners: 3 });
       spotChecks.check.mockResolvedValue([
         { uid: 1, score: 1, problems: [] },
         { uid: 2, score: 0, problems: ['bucket 500000 missing'] },
@@ -526,12 +526,13 @@ describe(IndexSyncService.name, () => {
       index.dropStaleIndexes.mockResolvedValue([7]);
       index.dropHoursBefore.mockResolvedValue(42);
       index.dropUnusedLabels.mockResolvedValue(5);
+      network.deleteBucketFetchesBefore.mockResolvedValue(2);
       const report = await syncOnce(service);
       expect(logs).toHaveBeenLastCalledWith(
         `index sync finished in ${report.seconds} s: 3/3 miners, 6 rows loaded, ` +
           `${Math.round(6 / Math.max(report.seconds, 0.001))} rows/s; ` +
           '2 spot checks (1 with problems), 1 stale indexes dropped, 42 rows of expired hours dropped, ' +
-          '5 labels no index names deleted',
+          '5 labels no index names deleted, 2 days of stored items past the retention dropped',
       );
     });
   });

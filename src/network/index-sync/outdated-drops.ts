@@ -49,7 +49,9 @@ export class OutdatedDrops {
       );
     report.oldRowsDropped = await this.index.dropHoursBefore(oldestUsefulBucket(now));
     const retention = MAX_DATA_AGE_DAYS * 24 * 3_600_000;
-    await this.network.deleteBucketFetchesBefore(new Date(now.getTime() - retention));
+    report.storedDaysDropped = await this.network.deleteBucketFetchesBefore(
+      new Date(now.getTime() - retention),
+    );
     // Last, and its failure only warned of: the labels wait for the next sync, nothing else does.
     report.labelsDropped = await this.index.dropUnusedLabels().catch((error: Error) => {
       this.logger.warn(`labels no index names not deleted: ${error.message}`);

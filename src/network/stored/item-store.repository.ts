@@ -143,14 +143,15 @@ export class ItemStoreRepository implements ItemStore {
   /**
    * Drops whole days: every partition whose hours all lie before `date`'s day, and the fetches of
    * those hours, so that items and fetches go together. What remains of `date`'s own day before
-   * `date` goes with the next day's run.
+   * `date` goes with the next day's run. Returns the days dropped.
    */
-  async deleteBefore(date: Date): Promise<void> {
+  async deleteBefore(date: Date): Promise<number> {
     const day = dayOfBucket(timeBucketId(date));
-    await this.partitions.dropBefore(day);
+    const dropped = await this.partitions.dropBefore(day);
     await this.dataSource.query('DELETE FROM stored_bucket_fetches WHERE time_bucket < $1', [
       day * 24,
     ]);
+    return dropped;
   }
 }
 

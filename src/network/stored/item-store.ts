@@ -27,8 +27,11 @@ export abstract class ItemStore {
    */
   abstract find(query: StoredItemQuery): Promise<StoredItem[]>;
 
-  /** Forgets items and fetches older than `date` (the network keeps 30 days). */
-  abstract deleteBefore(date: Date): Promise<void>;
+  /**
+   * Forgets items and fetches older than `date` (the network keeps 30 days); the days of items
+   * dropped.
+   */
+  abstract deleteBefore(date: Date): Promise<number>;
 }
 
 /** One checked item: its bucket and the true byte size of the record the miner sent. */
