@@ -5,6 +5,7 @@ import {
   ItemStore,
   StoredItem,
   StoredItemQuery,
+  StoredPage,
 } from '../../src/network/stored/item-store';
 
 /**
@@ -69,7 +70,7 @@ export class MemoryItemStore extends ItemStore {
     );
   }
 
-  find(query: StoredItemQuery): Promise<StoredItem[]> {
+  findPage(query: StoredItemQuery): Promise<StoredPage> {
     const time = (entry: StoredItem) => Date.parse(entry.item.datetime);
     const rows = [...this.items.values()]
       .filter(
@@ -87,7 +88,7 @@ export class MemoryItemStore extends ItemStore {
             (time(entry) === query.before.datetime.getTime() && entry.item.uri < query.before.uri)),
       )
       .sort((a, b) => time(b) - time(a) || (b.item.uri < a.item.uri ? -1 : 1));
-    return Promise.resolve(rows.slice(0, query.limit));
+    return Promise.resolve({ items: rows.slice(0, query.limit), cut: false });
   }
 
   deleteBefore(): Promise<number> {

@@ -47,8 +47,8 @@ describe(IndexSpotChecks.name, () => {
     expect(fetched.map((f) => f.uid)).toEqual([1]);
   });
 
-  // The metagraph gave uid 2 to another hotkey during the run: the new owner's credibility
-  // (kept by uid) is not the old owner's index to move.
+  // The metagraph gave uid 2 to another hotkey during the run: the new owner's index and
+  // credibility are not the old owner's check to move.
   it('checks a synced miner only while its uid is still its hotkey, not the uid alone', async () => {
     const { spot, fetched } = checks({
       left: { hk1: 1, hk2: 1, hk9: 1 },

@@ -416,7 +416,7 @@ describe(IndexSyncService.name, () => {
     });
 
     // A metagraph applied while the miner waited in the queue: the call would reach the old
-    // owner, and its failure would be recorded by uid against the new one.
+    // owner, for an index the uid's new owner does not hold.
     it('calls no miner whose uid changed hands while it waited in the queue, and counts it skipped, not missed', async () => {
       const { service, fetched, network, index, spotChecks, metagraph } = setUp({
         miners: 3,

@@ -37,7 +37,7 @@ export class MinerSync {
   ): Promise<IndexRow[] | undefined> {
     // A metagraph applied since the queue was built (a sync runs for minutes, a budget wait up
     // to 10 of them) may have given the uid to another hotkey: the call would go to the old
-    // owner, and what it did (credibility, the circuit) would be recorded by uid, on the new one.
+    // owner, a call of its budget spent for an index the sync no longer stores under the uid.
     // Or given the miner another axon: it is called where it serves now, not at the queued
     // record's old address (someone else's now, or nobody's).
     const miner = this.network.registeredMiner(queued.uid, queued.hotkey);

@@ -474,6 +474,19 @@ describe(MetagraphService.name, () => {
     expect(uids(service.minersServingData())).toEqual([2]);
   });
 
+  // A file without `netuid` was stored as netuid 0 before it was read as NETUID's: its first
+  // read after the upgrade is still judged (a review's finding).
+  it('judges a read against a metagraph stored as netuid 0, as one of unknown netuid', async () => {
+    const { service, repository, apply } = setUp();
+    await apply([0, 1, 2].map((uid) => metagraphNeuron(uid)));
+    repository.stored = { ...repository.stored!, netuid: 0 };
+    await apply([metagraphNeuron(0)]);
+    expect((await service.status()).lastAttempt).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/suspicious: it would deregister 2 of 3/),
+    });
+  });
+
   // A file of another netuid (or none, read as netuid 0 then) holding `"neurons": []`
   // deregistered every miner, unjudged (an audit's finding).
   it('refuses an empty read whatever its netuid or source', async () => {

@@ -64,16 +64,20 @@ export class SuspiciousReads {
       }
     }
     const stored = await this.repository.lastMetagraph();
+    // Netuid 0 (the root network) is what a file without `netuid` was stored as before such a
+    // file was read as NETUID's: unknown, as null is, or its first read after the upgrade would
+    // pass unjudged (a review's finding).
+    const storedNetuid = stored?.netuid || null;
     if (
       stored &&
       (stored.source !== source.description ||
-        ((stored.netuid ?? null) !== null && stored.netuid !== metagraph.netuid))
+        (storedNetuid !== null && storedNetuid !== metagraph.netuid))
     ) {
       this.pending = undefined;
       this.logger.warn(
         `metagraph from ${source.description} (netuid ${metagraph.netuid}) applied without the ` +
           `suspicious-read check: the stored one is from ${stored.source}` +
-          ((stored.netuid ?? null) === null ? '' : ` (netuid ${stored.netuid})`),
+          (storedNetuid === null ? '' : ` (netuid ${storedNetuid})`),
       );
       return;
     }

@@ -84,12 +84,16 @@ export function findPageSql(
 
   // A branch's equality replaces the filter on its column: stating both would make the planner
   // count the condition twice and underestimate the rows. A branch of one label holds a uri
-  // once at a time; any other may hold its copies under several labels, which sort as one
-  // (X items are dated to their id's second, so copies tie): the best corroborated first, then
+  // once at a time; any other may hold its copies under several labels at one time (X items
+  // are dated to their id's second, so copies tie), sorted the best corroborated first, then
   // the first stored, which the caller keeps (a hostile-miner audit's finding: the index's
-  // order answered a hijacker's rewritten copy in place of the honest one for half the posts).
-  const branch = (equality: string[], oneLabel = false) => `SELECT s.item, s.content_bytes,
-           s.delivered_by, s.last_fetched_at, s.datetime, s.uri, s.time_bucket,
+  // order answered a hijacker's rewritten copy in place of the honest one for half the
+  // posts). The merge of branches keeps one row per (time, uri) (DISTINCT ON, over the few
+  // rows the branches return), so that copies take no page's places there; in a branch it
+  // cost a read of any label 0.8 → 5.8 ms (p50), and the caller's bound on rows read is the
+  // guard there (ROWS_READ_PER_ITEM).
+  const branch = (equality: string[], oneLabel = false) => `SELECT s.item,
+           s.content_bytes, s.delivered_by, s.last_fetched_at, s.datetime, s.uri, s.time_bucket,
            cardinality(s.delivered_by) AS copies, s.first_fetched_at
     FROM stored_items s
     WHERE ${[...equality, ...bounds].join(' AND ')}
@@ -111,7 +115,8 @@ export function findPageSql(
   const page =
     branches.length === 1
       ? branches[0]
-      : `SELECT * FROM (${branches.map((sql) => `(${sql})`).join(' UNION ALL ')}) AS b
+      : `SELECT DISTINCT ON (datetime, uri) *
+         FROM (${branches.map((sql) => `(${sql})`).join(' UNION ALL ')}) AS b
          ORDER BY datetime DESC, uri DESC, ${TIE_BREAK('')} LIMIT ${limit}`;
 
   let hidden = 'false';

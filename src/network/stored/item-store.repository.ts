@@ -7,7 +7,14 @@ import { findPageSql, PageRow } from './find-items-sql';
 import { canonicalItem } from '../item-uri';
 import { currentItemShape, StoredItemShape } from '../legacy-items';
 import { dayOfBucket, ItemPartitionsRepository } from './item-partitions.repository';
-import { BucketDelivery, BucketFetch, ItemStore, StoredItem, StoredItemQuery } from './item-store';
+import {
+  BucketDelivery,
+  BucketFetch,
+  ItemStore,
+  StoredItem,
+  StoredItemQuery,
+  StoredPage,
+} from './item-store';
 
 /**
  * Rows `find` reads at most per item asked for. An item's other rows (copies under other labels
@@ -45,10 +52,11 @@ interface ItemRow {
  * never counts as corroboration.
  */
 @Injectable()
-export class ItemStoreRepository implements ItemStore {
+export class ItemStoreRepository extends ItemStore {
   private readonly partitions: ItemPartitionsRepository;
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+    super();
     this.partitions = new ItemPartitionsRepository(dataSource);
   }
 
@@ -109,15 +117,17 @@ export class ItemStoreRepository implements ItemStore {
    * Page after page until `limit` items are kept (one page unless duplicates were dropped): a
    * uri already kept in this call, or hidden by a row before the caller's cursor, is skipped.
    * At most ROWS_READ_PER_ITEM rows are read per item asked for; past them the call answers
-   * what it kept, as if the store had no more.
+   * what it kept, and says it was cut.
    */
-  async find(query: StoredItemQuery): Promise<StoredItem[]> {
-    if (query.labels?.length === 0) return [];
+  async findPage(query: StoredItemQuery): Promise<StoredPage> {
+    if (query.labels?.length === 0) return { items: [], cut: false };
     const found: StoredItem[] = [];
     const seen = new Set<string>();
     let before = query.before;
     const maxRows = query.limit * ROWS_READ_PER_ITEM;
-    for (let read = 0; found.length < query.limit && read < maxRows;) {
+    let read = 0;
+    let more = true;
+    while (more && found.length < query.limit && read < maxRows) {
       const limit = query.limit - found.length;
       const { sql, parameters } = findPageSql({ ...query, before, limit }, query.before);
       const rows = await this.dataSource.query<PageRow[]>(sql, parameters);
@@ -133,11 +143,11 @@ export class ItemStoreRepository implements ItemStore {
           fetchedAt: row.last_fetched_at,
         });
       }
-      if (rows.length < limit) break;
+      more = rows.length === limit;
       const last = rows[rows.length - 1];
-      before = { datetime: last.datetime, uri: last.uri };
+      if (last) before = { datetime: last.datetime, uri: last.uri };
     }
-    return found;
+    return { items: found, cut: more && found.length < query.limit };
   }
 
   /**

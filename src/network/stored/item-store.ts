@@ -23,15 +23,31 @@ export abstract class ItemStore {
   ): Promise<BucketFetch[]>;
 
   /**
-   * Stored items matching the query, newest first (datetime, then uri, descending), one per uri.
+   * Stored items matching the query, newest first (datetime, then uri, descending), one per uri,
+   * and whether the read stopped at its bound on rows with more left (`cut`).
    */
-  abstract find(query: StoredItemQuery): Promise<StoredItem[]>;
+  abstract findPage(query: StoredItemQuery): Promise<StoredPage>;
+
+  /** The items of findPage. */
+  async find(query: StoredItemQuery): Promise<StoredItem[]> {
+    return (await this.findPage(query)).items;
+  }
 
   /**
    * Forgets items and fetches older than `date` (the network keeps 30 days); the days of items
    * dropped.
    */
   abstract deleteBefore(date: Date): Promise<number>;
+}
+
+/** What one read of the store found. */
+export interface StoredPage {
+  items: StoredItem[];
+  /**
+   * The read stopped at its bound on rows read (a post's copies at other times each take one)
+   * with rows left: the store may hold more matches than `items`, though fewer than `limit`.
+   */
+  cut: boolean;
 }
 
 /** One checked item: its bucket and the true byte size of the record the miner sent. */

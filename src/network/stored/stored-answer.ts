@@ -77,6 +77,8 @@ export interface SummaryFlags {
    * the chosen ones fell short); false when absent.
    */
   unplannedSkipped?: boolean;
+  /** The store's read stopped at its bound on rows with rows left (StoredPage.cut). */
+  readCut?: boolean;
   /**
    * Coldkeys by hotkey (the metagraph's): `consensus` counts operators, as live answers do. A
    * hotkey missing here (no longer in the metagraph) counts as an operator of its own.
@@ -96,6 +98,7 @@ export function summarize(
     deadlineReached,
     indexLoaded = true,
     unplannedSkipped = false,
+    readCut = false,
     coldkeys = new Map<string, string>(),
     maxBytesPerCall = Infinity,
   }: SummaryFlags,
@@ -167,8 +170,9 @@ export function summarize(
     // estimate of the chosen ones fell short): it skipped matches newer than what it answers.
     // So is one with a copy of a planned bucket left unread: miners scrape on their own, and the
     // post a query looks for may sit in that copy alone (an audit found "no data" so).
+    // So is one whose read the store cut at its bound on rows (a post's copies at many times).
     coverage:
-      indexLoaded && missing === 0 && !unplannedSkipped && !copyUnread(selected, round)
+      indexLoaded && missing === 0 && !unplannedSkipped && !readCut && !copyUnread(selected, round)
         ? plan.coverage
         : 'partial',
     namesLabels: plan.labels.length > 0,

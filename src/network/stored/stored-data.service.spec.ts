@@ -496,8 +496,8 @@ describe(StoredDataService.name, () => {
     await service.answer(query({ limit: 30 }));
     const limits: number[] = [];
     const froms: (Date | null)[] = [];
-    const find = store.find.bind(store);
-    store.find = (asked) => (limits.push(asked.limit), froms.push(asked.from), find(asked));
+    const findPage = store.findPage.bind(store);
+    store.findPage = (asked) => (limits.push(asked.limit), froms.push(asked.from), findPage(asked));
     const hit = await service.answer(query({ limit: 15 }));
     expect(hit.items).toHaveLength(15);
     expect(limits).toEqual([15]);
@@ -514,6 +514,20 @@ describe(StoredDataService.name, () => {
     expect(froms[1]!.getTime()).toBeLessThan(bucketStart(HOURS[2]).getTime());
   });
 
+  // A post's copies at many times can stop the store's read at its bound: what was read is
+  // answered, and the answer says it is partial, not complete (a review's finding).
+  it('answers a read the store cut at its bound on rows as partial, and reads no further', async () => {
+    const { service, store } = setUp([miner(1)]);
+    expect((await service.answer(query({ limit: 30 }))).coverage).toBe('complete');
+    const findPage = store.findPage.bind(store);
+    let reads = 0;
+    store.findPage = async (asked) => (reads++, { ...(await findPage(asked)), cut: true });
+    const cut = await service.answer(query({ limit: 30 }));
+    expect(cut.coverage).toBe('partial');
+    expect(cut.items.length).toBeGreaterThan(0);
+    expect(reads).toBe(1);
+  });
+
   it('reads the range older than the chosen hours when they hold fewer items than claimed', async () => {
     const { service, store } = setUp([miner(1)]);
     await service.answer(query({ limit: 30 }));
@@ -521,8 +535,8 @@ describe(StoredDataService.name, () => {
     for (const [uri, entry] of store.items)
       if (timeBucketId(new Date(entry.item.datetime)) === HOURS[0]) store.items.delete(uri);
     const froms: (Date | null)[] = [];
-    const find = store.find.bind(store);
-    store.find = (asked) => (froms.push(asked.from), find(asked));
+    const findPage = store.findPage.bind(store);
+    store.findPage = (asked) => (froms.push(asked.from), findPage(asked));
     const hit = await service.answer(query({ limit: 10 }));
     expect(hit.buckets.fromStore).toBe(1);
     expect(hit.items).toHaveLength(10);

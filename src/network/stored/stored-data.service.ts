@@ -90,8 +90,13 @@ export class StoredDataService {
     const fetch = await this.fetch(missing, purpose);
     const deadlineReached =
       (await orLate(fetch.done, Math.max(0, deadlineAt - performance.now()))) === LATE;
-    const { items: stored, pastChosen } =
-      plan.from <= plan.to ? await this.read(plan, selected) : { items: [], pastChosen: false };
+    const {
+      items: stored,
+      pastChosen,
+      cut,
+    } = plan.from <= plan.to
+      ? await this.read(plan, selected)
+      : { items: [], pastChosen: false, cut: false };
     // The chosen hours fell short of `limit` while older held hours were left unplanned: what
     // the read found past them skips those hours, so the answer is not the newest matches.
     const unplannedSkipped = cutShort && pastChosen;
@@ -99,6 +104,7 @@ export class StoredDataService {
       deadlineReached,
       indexLoaded,
       unplannedSkipped,
+      readCut: cut,
       coldkeys: this.metagraph.coldkeysByHotkey(),
       maxBytesPerCall: this.maxBytesPerCall(),
     });
@@ -260,7 +266,7 @@ export class StoredDataService {
   private async read(
     plan: StoredQueryPlan,
     selected: readonly SelectedBucket[],
-  ): Promise<{ items: StoredItem[]; pastChosen: boolean }> {
+  ): Promise<{ items: StoredItem[]; pastChosen: boolean; cut: boolean }> {
     const kept: StoredItem[] = [];
     // One item per post: the store keeps one row per uri as the record spells it, and two
     // copies of a post may spell it two ways (an X handle's case, a Reddit uri with or without
@@ -274,9 +280,11 @@ export class StoredDataService {
     let before: { datetime: Date; uri: string } | undefined;
     /** True once the chosen hours gave fewer than `limit` items and older ones were read. */
     let pastChosen = false;
+    /** True once the store cut a read at its bound on rows: the answer is partial. */
+    let readCut = false;
     for (let scanned = 0; kept.length < plan.limit && scanned < MAX_SCANNED;) {
       const pageSize = before ? READ_PAGE : Math.min(READ_PAGE, plan.target);
-      const page = await this.store.find({
+      const { items: page, cut } = await this.store.findPage({
         source: plan.sourceId,
         labels: plan.readLabels,
         from,
@@ -293,6 +301,11 @@ export class StoredDataService {
         posts.add(post);
         kept.push(stored);
       }
+      // Cut at the store's bound: read again from here, the same copies would be read again.
+      if (cut) {
+        readCut = true;
+        break;
+      }
       const last = page.at(-1)?.item;
       if (last) before = { datetime: parseIsoDate(last.datetime)!, uri: last.uri };
       if (page.length < pageSize && from === plan.from) break;
@@ -301,7 +314,7 @@ export class StoredDataService {
       if (kept.length < plan.limit && from > plan.from) pastChosen = true;
       from = plan.from;
     }
-    return { items: kept, pastChosen };
+    return { items: kept, pastChosen, cut: readCut };
   }
 }
 

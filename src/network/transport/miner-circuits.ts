@@ -80,6 +80,9 @@ export class MinerCircuits {
         breaker: new ConsecutiveBreaker(breakerFailures),
       });
       breaker.onBreak((reason) => {
+        // A predecessor's call in flight, ending after its uid was called as another hotkey:
+        // its state was let go (forgetPredecessor), and is not kept again.
+        if (this.hotkeys.get(named.uid) !== named.hotkey) return;
         // On cockatiel's clock (Date.now), as its cooldown is.
         const now = Date.now();
         this.openedAt.set(key, now);
@@ -91,6 +94,7 @@ export class MinerCircuits {
         this.listeners.forEach((listener) => listener(named, true));
       });
       breaker.onReset(() => {
+        if (this.hotkeys.get(named.uid) !== named.hotkey) return;
         const since = this.openSince.get(key);
         this.openSince.delete(key);
         if (since !== undefined) this.lines?.closed(named, Date.now() - since);
