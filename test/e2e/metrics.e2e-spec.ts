@@ -227,6 +227,12 @@ describe('GET /metrics', () => {
     );
     expect(sample(text, 'gateway_db_pool_connections', { state: 'waiting' })).toBeUndefined();
     expect(sample(text, 'gateway_db_pool_waiting_requests')).toBe(0);
+    // Where datasets are written: a full disk showed only as failed compiles (a soak audit).
+    const free = sample(text, 'gateway_datasets_disk_bytes', { state: 'free' })!;
+    expect(free).toBeGreaterThan(0);
+    expect(sample(text, 'gateway_datasets_disk_bytes', { state: 'total' })).toBeGreaterThanOrEqual(
+      free,
+    );
     expect(sample(text, 'gateway_process_resident_memory_bytes')).toBeGreaterThan(0);
     expect(text).toContain('gateway_nodejs_eventloop_lag_seconds');
     expect(text).toContain('gateway_nodejs_gc_duration_seconds');

@@ -1,11 +1,27 @@
+import { statfs } from 'node:fs/promises';
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { MetricsService } from '../../common/metrics/metrics.service';
+import { AppConfig } from '../../config/app-config';
+import { InjectConfig } from '../../config/config.module';
+import { datasetsDirectory } from './dataset-path';
 import { TASK_STATES } from './task.types';
 import { TasksRepository } from './tasks.repository';
 import { TasksService } from './tasks.service';
 import { Clock } from '../../common/clock/clock';
 
-/** Tasks by state, counted in Postgres at scrape time (one small GROUP BY per scrape). */
+/**
+ * The space of the file system `path` is on, in bytes: `free` as an unprivileged process may
+ * use it (what a dataset's write gets), `total` its size.
+ */
+export async function diskSpace(path: string): Promise<{ free: number; total: number }> {
+  const { bsize, bavail, blocks } = await statfs(path);
+  return { free: bavail * bsize, total: blocks * bsize };
+}
+
+/**
+ * Tasks by state, counted in Postgres at scrape time (one small GROUP BY per scrape), and the
+ * space left where their datasets are written.
+ */
 @Injectable()
 export class TaskMetrics implements OnModuleInit {
   constructor(
@@ -13,6 +29,7 @@ export class TaskMetrics implements OnModuleInit {
     private readonly repository: TasksRepository,
     private readonly tasks: TasksService,
     private readonly clock: Clock,
+    @InjectConfig() private readonly config: AppConfig,
   ) {}
 
   onModuleInit(): void {
@@ -36,6 +53,20 @@ export class TaskMetrics implements OnModuleInit {
           value: await this.repository.countBehind(this.clock.now(), this.tasks.lateAfterMs()),
         },
       ],
+    );
+    // Datasets are kept for good (the only copy of a completed task's items): a full disk showed
+    // only afterwards, as failed compiles (a soak audit's finding).
+    this.metrics.gauge(
+      'datasets_disk_bytes',
+      'Bytes of the file system DATA_DIR/datasets is on: free (for this process) and total',
+      ['state'],
+      async () => {
+        const { free, total } = await diskSpace(datasetsDirectory(this.config.dataDir));
+        return [
+          { labels: { state: 'free' }, value: free },
+          { labels: { state: 'total' }, value: total },
+        ];
+      },
     );
   }
 }
