@@ -1,4 +1,5 @@
 import { statfs } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { MetricsService } from '../../common/metrics/metrics.service';
 import { AppConfig } from '../../config/app-config';
@@ -10,12 +11,19 @@ import { TasksService } from './tasks.service';
 import { Clock } from '../../common/clock/clock';
 
 /**
- * The space of the file system `path` is on, in bytes: `free` as an unprivileged process may
- * use it (what a dataset's write gets), `total` its size.
+ * The space of the file system `path` is (or will be) on, in bytes: `free` as an unprivileged
+ * process may use it (what a dataset's write gets), `total` its size. A path not made yet (the
+ * datasets directory before the first compile) is read at its nearest existing parent.
  */
 export async function diskSpace(path: string): Promise<{ free: number; total: number }> {
-  const { bsize, bavail, blocks } = await statfs(path);
-  return { free: bavail * bsize, total: blocks * bsize };
+  try {
+    const { bsize, bavail, blocks } = await statfs(path);
+    return { free: bavail * bsize, total: blocks * bsize };
+  } catch (error) {
+    const parent = dirname(path);
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || parent === path) throw error;
+    return diskSpace(parent);
+  }
 }
 
 /**
