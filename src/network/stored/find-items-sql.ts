@@ -97,7 +97,7 @@ export function findPageSql(
            cardinality(s.delivered_by) AS copies, s.first_fetched_at
     FROM stored_items s
     WHERE ${[...equality, ...bounds].join(' AND ')}
-    ORDER BY s.datetime DESC, s.uri DESC${oneLabel ? '' : `, ${BRANCH_TIE_BREAK}`} LIMIT ${limit}`;
+    ORDER BY s.datetime DESC, s.uri DESC${oneLabel ? '' : `, ${TIE_BREAK('')}`} LIMIT ${limit}`;
   let branches: string[];
   if (usernames.length > 0)
     branches = usernames.map((username) =>
@@ -143,8 +143,10 @@ export function findPageSql(
   return { sql, parameters };
 }
 
-/** The order of a uri's copies at one time: the most miners that sent it, then the first. */
-const BRANCH_TIE_BREAK = 'cardinality(s.delivered_by) DESC, s.first_fetched_at';
+/**
+ * The order of a uri's copies at one time: the most miners that sent it, then the first, by the
+ * output columns every branch selects (bare, a branch's ORDER BY reads them as its output's).
+ */
 const TIE_BREAK = (alias: string) => `${alias}copies DESC, ${alias}first_fetched_at`;
 
 /** The first hour of `timeBucket`'s day, and the first of the next: a partition's bounds. */
