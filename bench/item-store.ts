@@ -15,7 +15,7 @@ import { ItemStoreRepository } from '../src/network/stored/item-store.repository
 import { cleanupOnExit } from './support/cleanup';
 import { acquireDatabase } from './support/database';
 import { benchFlags } from './support/flags';
-import { seedItemStore } from './support/item-store-seed';
+import { seedItemStore, seedMiners } from './support/item-store-seed';
 import { numberSetting, percentile } from './support/measure';
 import { commandLine, formatInt, machineLine, progress, table } from './support/report';
 
@@ -136,6 +136,7 @@ async function main(): Promise<void> {
     await runMigrations(dataSource);
     const now = new Date();
     progress(`seeding ${formatInt(items)} items into ${database.description}`);
+    await seedMiners(dataSource);
     const seeded = await seedItemStore(dataSource, { items, now });
     const [{ size }] = await dataSource.query<{ size: string }[]>(
       `SELECT pg_size_pretty(sum(pg_total_relation_size(inhrelid))) AS size

@@ -16,6 +16,8 @@ import { runPool } from './measure';
 import { formatInt, progress } from './report';
 
 const DAY_MS = 86_400_000;
+/** Miners that delivered the seeded items (hotkeys `5Miner0`..). */
+const MINERS = 200;
 const HOT_X = ['#bitcoin', '#crypto', '#ai', '#btc', '#eth', '#solana', '#trump', '#stocks'];
 const HOT_REDDIT = ['r/bitcoin', 'r/wallstreetbets', 'r/cryptocurrency', 'r/politics'];
 /** The hottest labels of each source, hottest first (the rest are `#tag<rank>`, `r/sub<rank>`). */
@@ -81,6 +83,19 @@ export async function seedItemStore(
   return { items: next, partitions: days.length, seconds: (performance.now() - started) / 1000 };
 }
 
+/**
+ * The miners who delivered the seeded items, two hotkeys to an operator: a read counts a copy's
+ * operators through this table (find-items-sql.ts). Not for a store a devnet's metagraph fills.
+ */
+export async function seedMiners(dataSource: DataSource): Promise<void> {
+  await dataSource.query(
+    `INSERT INTO miners (uid, hotkey, coldkey, incentive, validator_permit, credibility, state,
+                         updated_at)
+     SELECT i, '5Miner' || i, '5Owner' || (i / 2), 0, false, 0.5, 'active', now()
+     FROM generate_series(0, ${MINERS - 1}) AS i`,
+  );
+}
+
 async function seedDay(
   dataSource: DataSource,
   day: number,
@@ -100,7 +115,7 @@ async function seedDay(
     await runner.query(
       `INSERT INTO ${name}
        SELECT source, uri, time_bucket, datetime, label, username, item, content_bytes,
-              ARRAY['5Miner' || (i % 200)], datetime + interval '2 hours', datetime + interval '3 hours'
+              ARRAY['5Miner' || (i % ${MINERS})], datetime + interval '2 hours', datetime + interval '3 hours'
        FROM (${itemsSql()}) AS items`,
       [
         first,

@@ -227,6 +227,36 @@ describe(ItemStoreRepository.name, () => {
     }
   });
 
+  // Copies are counted by operator (coldkey), as live corroboration counts them: two hotkeys of
+  // one operator filing a rewritten copy are one, against two honest operators.
+  it("counts a copy's operators, not its miners' hotkeys", async () => {
+    await database.query(
+      `INSERT INTO miners (uid, hotkey, coldkey, incentive, validator_permit, credibility, state,
+                           updated_at)
+       SELECT uid, hotkey, coldkey, 0, false, 0.5, 'active', now()
+       FROM unnest($1::int[], $2::varchar[], $3::varchar[]) AS m(uid, hotkey, coldkey)`,
+      [
+        [8, 9, 1],
+        ['hotkey-8', 'hotkey-9', 'hotkey-1'],
+        ['coldkey-hijack', 'coldkey-hijack', 'coldkey-1'],
+      ],
+    );
+    try {
+      const posts = ['1', '2'].map((id) => xPost(id, 5 + Number(id), '#a'));
+      const rewritten = posts.map((post) => ({ ...post, label: '#b', text: `SCAM ${post.text}` }));
+      await store.save(delivery('hotkey-9', rewritten, { at: new Date('2023-11-09T00:00:00Z') }));
+      await store.save(delivery('hotkey-8', rewritten, { at: new Date('2023-11-09T00:10:00Z') }));
+      await store.save(delivery('hotkey-1', posts, { at: new Date('2023-11-09T01:00:00Z') }));
+      // A hotkey no longer in the metagraph is an operator of its own.
+      await store.save(delivery('hotkey-2', posts, { at: new Date('2023-11-09T02:00:00Z') }));
+      const honest = [...posts].reverse().map((post) => post.text);
+      for (const query of [{ labels: ['#b', '#a'] }, {}])
+        expect((await find(query)).map(({ item }) => (item as XItem).text)).toEqual(honest);
+    } finally {
+      await database.query('DELETE FROM miners');
+    }
+  });
+
   // A post's copies at one time take one row of a merged page (DISTINCT ON); in a branch of any
   // label they take a row each, as do its copies at other times, and a read stops at eight rows
   // per item asked for, saying it was cut (hostile-miner audit, review).
