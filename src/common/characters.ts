@@ -26,3 +26,13 @@ export function firstCharacters(text: string, max: number): string {
   }
   return cut;
 }
+
+/**
+ * The text in its composed form (NFC), the form posts and X's hashtags are written in: `café`
+ * typed with a combining accent (NFD, as some keyboards and copy-pastes give it) is the same
+ * word, and must name the same label, task and matches (a Unicode audit's finding: it made a
+ * second task of one label and matched nothing).
+ */
+export function composed(text: string): string {
+  return text.normalize('NFC');
+}

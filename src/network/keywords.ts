@@ -1,3 +1,4 @@
+import { composed } from '../common/characters';
 import { Source } from '../common/source';
 
 /**
@@ -47,7 +48,7 @@ export function holdsXTag(text: string, tag: string): boolean {
 }
 
 export function parseKeyword(keyword: string, source: Source): ParsedKeyword {
-  const trimmed = keyword.trim();
+  const trimmed = composed(keyword).trim();
   const lower = trimmed.toLowerCase();
   if (source === 'reddit') {
     const selector = SUBREDDIT_SELECTOR.exec(trimmed);

@@ -62,6 +62,9 @@ describe('statisticsLabel', () => {
     expect(statisticsLabel('$AAPL')).toBe('#aapl');
     expect(statisticsLabel('$AAPL', 'x')).toBe('#aapl');
     expect(statisticsLabel(' #BitCoin ')).toBe('#bitcoin');
+    // Composed (NFC), as posts are written: a combining accent spells the same label.
+    expect(statisticsLabel('#Cafe\u0301')).toBe('#caf\u00e9');
+    expect(statisticsLabel('Cafe\u0301 au lait')).toBe('caf\u00e9 au lait');
   });
 
   it('only trims and lower-cases what names no label, or none under the source', () => {

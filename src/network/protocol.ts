@@ -8,7 +8,7 @@
 import { Source } from '../common/source';
 import { SourceId } from './sources';
 import { HOUR_MS } from '../common/clock/durations';
-import { firstCharacters } from '../common/characters';
+import { composed, firstCharacters } from '../common/characters';
 import { isXTag, parseKeyword } from './keywords';
 
 /** A miner index with more buckets than this is rejected by the gateway. */
@@ -45,7 +45,7 @@ export function cutLabel(label: string): string {
  * miner held them and the answer was an empty success, though posts under `#bitcoin` match.
  */
 export function labelOfKeyword(keyword: string, source: Source): string | undefined {
-  const trimmed = keyword.trim();
+  const trimmed = composed(keyword).trim();
   if (source === 'x' && trimmed.startsWith('$') && isXTag(trimmed))
     return cutLabel(normalizeLabel(`#${trimmed.slice(1)}`));
   const parsed = parseKeyword(trimmed, source);
@@ -67,7 +67,7 @@ export function statisticsLabel(label: string, source?: Source): string {
     const named = labelOfKeyword(label, each);
     if (named !== undefined) return named;
   }
-  return normalizeLabel(label);
+  return normalizeLabel(composed(label));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -283,6 +283,25 @@ describe('compileQuery', () => {
       );
     });
 
+    // `café` typed with a combining accent (NFD) is the same word as the composed one (NFC), in
+    // the keyword or in the post (a Unicode audit's finding: neither matched the other).
+    it('matches a word however its accents are composed, in keywords and posts', () => {
+      const composedPost = xItem({
+        text: 'Un caf\u00e9 #Caf\u00e9',
+        tweet: { ...xItem().tweet, hashtags: [] },
+      });
+      const decomposedPost = xItem({
+        text: 'Un cafe\u0301',
+        tweet: { ...xItem().tweet, hashtags: ['#Cafe\u0301'] },
+      });
+      for (const keyword of ['caf\u00e9', 'cafe\u0301', '#caf\u00e9', '#cafe\u0301']) {
+        expect(matches({ source: 'x', keywords: [keyword] }, composedPost)).toBe(true);
+        expect(matches({ source: 'x', keywords: [keyword] }, decomposedPost)).toBe(true);
+      }
+      const thread = redditItem({ title: 'Cafe\u0301 talk' });
+      expect(matches({ source: 'reddit', keywords: ['caf\u00e9'] }, thread)).toBe(true);
+    });
+
     it('ignores blank keywords', () => {
       expect(matches({ source: 'x', keywords: ['  '] }, xItem())).toBe(true);
     });

@@ -1,4 +1,5 @@
 import { isRecord } from '../common/is-record';
+import { composed } from '../common/characters';
 import { dateRefusal, ISO_DATE_REFUSAL, parseIsoDate } from '../common/validation/iso-date';
 import { Source } from '../common/source';
 import { authorKey, KEYWORD_MODES, KeywordMode } from './protocol';
@@ -126,14 +127,14 @@ class CompiledQuery implements QueryMatcher {
     return this.keywordMode === 'all' ? this.keywords.every(holds) : this.keywords.some(holds);
   }
 
+  /** The item's text as keywords are read: composed (NFC, as parseKeyword reads them), lower-cased. */
   private searchableText(item: UnknownRecord): string {
-    if (this.source === 'x') return (stringField(item, 'text') ?? '').toLowerCase();
+    if (this.source === 'x') return composed(stringField(item, 'text') ?? '').toLowerCase();
     // Joined with newlines so that a keyword cannot match across two fields. The deprecated
     // `content` is title and body again: searching it would add only matches across the two.
-    return ['title', 'body']
-      .map((field) => stringField(item, field) ?? '')
-      .join('\n')
-      .toLowerCase();
+    return composed(
+      ['title', 'body'].map((field) => stringField(item, field) ?? '').join('\n'),
+    ).toLowerCase();
   }
 
   /**
@@ -145,7 +146,7 @@ class CompiledQuery implements QueryMatcher {
     if (!isRecord(tweet) || !Array.isArray(tweet.hashtags)) return false;
     return tweet.hashtags.some((listed) => {
       if (typeof listed !== 'string') return false;
-      const normalized = listed.trim().toLowerCase();
+      const normalized = composed(listed).trim().toLowerCase();
       return (normalized.startsWith('#') ? normalized : `#${normalized}`) === tag;
     });
   }
@@ -155,7 +156,7 @@ class CompiledQuery implements QueryMatcher {
     return new Set(
       names
         .filter((name): name is string => name !== undefined)
-        .map((name) => name.trim().toLowerCase().replace(/^\//, ''))
+        .map((name) => composed(name).trim().toLowerCase().replace(/^\//, ''))
         .map((name) => (name.startsWith('r/') ? name : `r/${name}`)),
     );
   }

@@ -4,7 +4,7 @@ import { CONTROL_CHARACTER, FORMAT_CHARACTER } from '../../common/validation/con
 import { decimalNumber } from '../../common/validation/decimal-number';
 import { dateRefusal, ISO_DATE_REFUSAL, parseIsoDate } from '../../common/validation/iso-date';
 import { isStorableText, STORABLE_TEXT_REFUSAL } from '../../common/validation/storable-text';
-import { characterCount } from '../../common/characters';
+import { characterCount, composed } from '../../common/characters';
 import { Source, SOURCES } from '../../common/source';
 import { normalizeLabel } from '../../network/protocol';
 import { Loc } from './desirability.types';
@@ -116,7 +116,7 @@ export function parseLabel(
 ): string | null | undefined {
   if (value === null || value === undefined) return null;
   if (typeof value !== 'string') return issues.stringType(loc);
-  const text = normalizeLabel(value);
+  const text = normalizeLabel(composed(value));
   if (!checkLength(text, MAX_TEXT_LENGTH, loc, issues) || !platform) return undefined;
   const label = canonicalJobLabel(platform, text);
   if (label === undefined) {
@@ -143,7 +143,7 @@ function canonicalJobLabel(platform: Source, text: string): string | undefined {
 export function parseKeyword(value: unknown, loc: Loc, issues: Issues): string | null | undefined {
   if (value === null || value === undefined) return null;
   if (typeof value !== 'string') return issues.stringType(loc);
-  const keyword = value.trim();
+  const keyword = composed(value).trim();
   return checkLength(keyword, MAX_TEXT_LENGTH, loc, issues) ? keyword : undefined;
 }
 

@@ -297,6 +297,9 @@ describe(parseDesirabilityRequest.name, () => {
             { id: 'f' },
             { label: '#BTC', keyword: 'halving', post_start_datetime: '2026-01-01T00:00:00Z' },
           ),
+          // One word however its accent is composed (NFC, NFD): a Unicode audit's finding.
+          job({ id: 'g' }, { label: '#caf\u00e9', keyword: 'cr\u00e8me' }),
+          job({ id: 'h' }, { label: '#cafe\u0301', keyword: 'cre\u0300me' }),
         ],
       });
       expect(result.ok ? [] : result.errors).toEqual([
@@ -308,6 +311,11 @@ describe(parseDesirabilityRequest.name, () => {
         {
           loc: [...ROOT, 5, 'id'],
           msg: "Value error, the params of id 'f' are already used by another job of this submission (id 'd')",
+          type: 'value_error',
+        },
+        {
+          loc: [...ROOT, 7, 'id'],
+          msg: "Value error, the params of id 'h' are already used by another job of this submission (id 'g')",
           type: 'value_error',
         },
       ]);

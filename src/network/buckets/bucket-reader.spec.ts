@@ -434,6 +434,15 @@ describe(BucketReader.name, () => {
     });
   });
 
+  // A miner's index files buckets under any text: a message quoting it escapes what prints
+  // nothing or rewrites a terminal (a Unicode audit's finding).
+  it("escapes a miner's label it quotes", async () => {
+    const { reader, holders } = setUp([{ uid: 1, bytes: 60 * MIB, label: '#a\u001b[2J\u202eb' }]);
+    const answer = await reader.read(2, HOUR, holders);
+    expect(answer).toMatchObject({ status: 'error' });
+    expect(answer.status === 'error' && answer.message).toContain('under #a\\u001b[2J\\u202eb), ');
+  });
+
   it('answers from an older fetch of a bucket every holder claims too large to ask for', async () => {
     const { reader, holders, store, calls } = setUp([{ uid: 1, bytes: 60 * MIB }]);
     await store.save(delivery(5, 5 * 3600_000, [post('old', 10)]));

@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock';
+import { withUnprintablesEscaped } from '../../common/validation/control-characters';
 import { LATE, orLate } from '../../common/within';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
@@ -235,7 +236,7 @@ export class BucketReader {
       return {
         status: 'error',
         message:
-          `Bucket ${timeBucket} is in the index (its most credible holder, miner ${best.uid}, claims ${best.bytes} bytes under ${best.label ?? 'no label'}), ` +
+          `Bucket ${timeBucket} is in the index (its most credible holder, miner ${best.uid}, claims ${best.bytes} bytes under ${shownLabel(best.label)}), ` +
           `but ${allRead ? 'every holder' : `each of its ${holders.length} most credible holders`} claims more than a miner is asked to send at once (${largest} bytes, half of MINER_MAX_RESPONSE_BYTES), ` +
           'and it was not fetched before; ask for another label or hour',
       };
@@ -254,7 +255,7 @@ export class BucketReader {
       return {
         status: 'error',
         message:
-          `Bucket ${timeBucket} is in the index (its most credible holder, miner ${best.uid}, claims ${best.bytes} bytes under ${best.label ?? 'no label'}), ` +
+          `Bucket ${timeBucket} is in the index (its most credible holder, miner ${best.uid}, claims ${best.bytes} bytes under ${shownLabel(best.label)}), ` +
           "but its items cannot be fetched now: the miners' GetDataEntityBucket calls left are kept for the index spot checks, " +
           `and it was not fetched before; ask again ${next ? `after ${next.toISOString()}` : 'later'}`,
       };
@@ -345,4 +346,12 @@ function newestFirst(delivery: BucketDelivery): DataItem[] {
   return delivery.items
     .map(({ item }) => item)
     .sort((a, b) => byTime(b) - byTime(a) || (a.uri < b.uri ? 1 : a.uri > b.uri ? -1 : 0));
+}
+
+/**
+ * A miner's label as a message quotes it: escaped as every quote of a label is (a miner's index
+ * may file a bucket under `\u001b[2J` or `\u202e…`, shown raw by a client printing the detail).
+ */
+function shownLabel(label: string | null): string {
+  return label === null ? 'no label' : withUnprintablesEscaped(label);
 }

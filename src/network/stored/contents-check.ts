@@ -1,5 +1,6 @@
 import { isRecord } from '../../common/is-record';
 import { Source } from '../../common/source';
+import { withUnprintablesEscaped } from '../../common/validation/control-characters';
 import { parseIsoDate } from '../../common/validation/iso-date';
 import { isDroppedWhole } from '../answer-checks';
 import { deliveryScore } from '../delivery-score';
@@ -141,7 +142,7 @@ function checkPairs(
     );
     if (delivery.dropped > 0)
       problems.push(
-        `${delivery.dropped} of ${delivery.returned} contents do not belong to bucket ${delivery.bucket.timeBucket} ${delivery.bucket.label}`,
+        `${delivery.dropped} of ${delivery.returned} contents do not belong to bucket ${delivery.bucket.timeBucket} ${withUnprintablesEscaped(String(delivery.bucket.label))}`,
       );
   }
   const list = [...deliveries.values()];
