@@ -117,7 +117,9 @@ export function parseLabel(
   if (value === null || value === undefined) return null;
   if (typeof value !== 'string') return issues.stringType(loc);
   const text = normalizeLabel(composed(value));
-  if (!checkLength(text, MAX_TEXT_LENGTH, loc, issues) || !platform) return undefined;
+  if (!checkLength(text, MAX_TEXT_LENGTH, loc, issues)) return undefined;
+  if (CONTROL_CHARACTER.test(text)) return issues.value(loc, unprintable('label'));
+  if (!platform) return undefined;
   const label = canonicalJobLabel(platform, text);
   if (label === undefined) {
     const rule =
@@ -144,7 +146,20 @@ export function parseKeyword(value: unknown, loc: Loc, issues: Issues): string |
   if (value === null || value === undefined) return null;
   if (typeof value !== 'string') return issues.stringType(loc);
   const keyword = composed(value).trim();
-  return checkLength(keyword, MAX_TEXT_LENGTH, loc, issues) ? keyword : undefined;
+  if (!checkLength(keyword, MAX_TEXT_LENGTH, loc, issues)) return undefined;
+  if (CONTROL_CHARACTER.test(keyword)) return issues.value(loc, unprintable('keyword'));
+  return keyword;
+}
+
+/**
+ * A job's label and keyword go to miners, into the published vote and into lists: no post's
+ * hashtag or search holds an ESC, a NEL or a line break (a Unicode audit registered
+ * `#\u001b]0;pwned\u0007x`, listed raw, and `#bitcoin\u0085` beside `#bitcoin`, a second task
+ * the duplicate rule missed). Format characters stay (docs/decisions.md, "Format characters in
+ * ids").
+ */
+function unprintable(field: 'label' | 'keyword'): string {
+  return `${field} must be printable: no control characters (CR, LF, TAB, ESC, NEL, …)`;
 }
 
 /**

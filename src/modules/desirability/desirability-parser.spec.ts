@@ -139,6 +139,37 @@ describe(parseDesirabilityRequest.name, () => {
       }
     });
 
+    // A Unicode audit registered `#\u001b]0;pwned\u0007x` (listed raw) and `#bitcoin\u0085` beside
+    // `#bitcoin` (a second task: JS's trim keeps NEL).
+    it('rejects a label or keyword holding a control character, at the field', () => {
+      const label = (text: string) => job({}, { label: text });
+      const keyword = (text: string) => job({}, { keyword: text });
+      const cases: [Record<string, unknown>, string, string][] = [
+        [label('#\u001b]0;pwned\u0007x'), 'label', 'label'],
+        [label('#bitcoin\u0085'), 'label', 'label'],
+        [label('r/a\tb'), 'label', 'label'],
+        [keyword('\u001b[2J\u001b[31mALERT'), 'keyword', 'keyword'],
+        [keyword('two\nlines'), 'keyword', 'keyword'],
+      ];
+      for (const [item, field, name] of cases) {
+        const result = parseDesirabilityRequest({ desirabilities: [item] });
+        expect(result.ok ? [] : result.errors).toEqual([
+          {
+            loc: [...ROOT, 0, 'params', field],
+            msg: `Value error, ${name} must be printable: no control characters (CR, LF, TAB, ESC, NEL, …)`,
+            type: 'value_error',
+          },
+        ]);
+      }
+      // Legacy entries: the label is the key.
+      const legacy = parseDesirabilityRequest({
+        desirabilities: [{ source_name: 'x', label_weights: { '#a\u0007': 0.5 } }],
+      });
+      expect(legacy.ok ? [] : legacy.errors.map((error) => error.loc)).toEqual([
+        [...ROOT, 0, 'label_weights', '#a\u0007', '[key]'],
+      ]);
+    });
+
     it('accepts an id of exactly 80 characters', () => {
       expect(parsed(job({ id: 'a'.repeat(80) })).jobs[0].id).toHaveLength(80);
     });

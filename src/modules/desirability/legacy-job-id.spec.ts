@@ -170,7 +170,8 @@ describe('legacyIdClashes', () => {
     ]);
   });
 
-  // A label may hold any character (only ids must be printable): quoted as quotedId quotes ids.
+  // A label may hold format characters, and one stored before labels had to be printable control
+  // characters too: quoted as quotedId quotes ids.
   it("quotes the label's control and format characters as escapes", () => {
     const label = 'r/\u202eabc\u001b[31m';
     const id = legacyJobId('reddit', label, 2);

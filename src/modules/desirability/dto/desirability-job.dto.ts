@@ -23,7 +23,8 @@ export class DesirabilityJobParamsDto {
   @ApiPropertyOptional({
     description:
       'X: a hashtag (`#tag`); Reddit: a subreddit (`r/name`; `/r/name` and `/name` are accepted and ' +
-      'stored as `r/name`). Trimmed and lower-cased, 1..140 characters.',
+      'stored as `r/name`). Trimmed, composed (NFC) and lower-cased, 1..140 characters, no control ' +
+      'characters.',
     type: String,
     nullable: true,
     minLength: 1,
@@ -33,7 +34,9 @@ export class DesirabilityJobParamsDto {
   label?: string | null;
 
   @ApiPropertyOptional({
-    description: 'Text the posts must contain (case-insensitive), trimmed, 1..140 characters',
+    description:
+      'Text the posts must contain (case-insensitive), trimmed and composed (NFC), 1..140 characters, no ' +
+      'control characters',
     type: String,
     nullable: true,
     minLength: 1,
