@@ -331,6 +331,8 @@ describe(parseDesirabilityRequest.name, () => {
           // One word however its accent is composed (NFC, NFD): a Unicode audit's finding.
           job({ id: 'g' }, { label: '#caf\u00e9', keyword: 'cr\u00e8me' }),
           job({ id: 'h' }, { label: '#cafe\u0301', keyword: 'cre\u0300me' }),
+          // A keyword in another case: matched case-insensitively, one job.
+          job({ id: 'i' }, { label: '#btc', keyword: 'HALVING' }),
         ],
       });
       expect(result.ok ? [] : result.errors).toEqual([
@@ -347,6 +349,11 @@ describe(parseDesirabilityRequest.name, () => {
         {
           loc: [...ROOT, 7, 'id'],
           msg: "Value error, the params of id 'h' are already used by another job of this submission (id 'g')",
+          type: 'value_error',
+        },
+        {
+          loc: [...ROOT, 8, 'id'],
+          msg: "Value error, the params of id 'i' are already used by another job of this submission (id 'c')",
           type: 'value_error',
         },
       ]);

@@ -275,8 +275,15 @@ function checkUniqueJobs(drafts: readonly Draft[], legacyIds: LegacyIds, issues:
   }
 }
 
+/**
+ * Two jobs of a submission are one when their params are, the keyword compared case-insensitively:
+ * it is matched so, and `Bitcoin` beside `BITCOIN` was collected twice (a Unicode audit's
+ * finding). The network's own key (`paramsKey`, the subnet's reader's) keeps the case.
+ */
 function jobParamsKey(job: TaskJob): string {
-  return paramsKey(toJobView({ ...job, weight: 0 }).params);
+  return paramsKey(
+    toJobView({ ...job, keyword: job.keyword?.toLowerCase() ?? null, weight: 0 }).params,
+  );
 }
 
 /**
