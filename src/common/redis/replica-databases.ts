@@ -1,0 +1,88 @@
+import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import type Redis from 'ioredis';
+import { REDIS_SETTINGS, RedisConnection, RedisSettings } from './redis-connection';
+
+/** What a replica says on the channel: the database number its REDIS_URL names. */
+interface Announcement {
+  db: number;
+  /** An answer to another's announcement, which is not answered again. */
+  reply: boolean;
+}
+
+/**
+ * Finds replicas whose REDIS_URL names another database number of the same Redis. Keys live in a
+ * database, pub/sub channels in the server: such replicas keep two budgets per API key (each
+ * admits the whole limit) while still hearing each other's key changes, so nothing else shows
+ * the mistake (an admin's audit). Each replica announces its number on a channel when it
+ * subscribes; one that hears another number warns, and answers once, so that the replica
+ * started first warns too.
+ */
+@Injectable()
+export class ReplicaDatabases implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger('Redis');
+  private readonly channel: string;
+  private readonly db: number;
+  private subscriber: Redis | undefined;
+  private readonly warned = new Set<number>();
+
+  constructor(
+    private readonly redis: RedisConnection,
+    @Inject(REDIS_SETTINGS) settings: RedisSettings,
+  ) {
+    // Channels are not keys: the prefix keeps deployments sharing a Redis apart.
+    this.channel = `${settings.keyPrefix}replica-database`;
+    this.db = Number(redis.client?.options.db ?? 0);
+  }
+
+  onModuleInit(): void {
+    const client = this.redis.client;
+    if (!client) return;
+    const subscriber = client.duplicate();
+    this.subscriber = subscriber;
+    subscriber.on('error', () => undefined);
+    subscriber.on('message', (channel: string, message: string) => {
+      if (channel === this.channel) this.heard(message);
+    });
+    // At every (re)connection, the first included: a replica that came back after an outage
+    // announces itself again. Not awaited: a Redis down at start must not delay the start.
+    subscriber.on('ready', () => void this.announce(subscriber));
+  }
+
+  private async announce(subscriber: Redis): Promise<void> {
+    try {
+      await subscriber.subscribe(this.channel);
+      await this.send(false);
+    } catch {
+      // Redis down: RedisConnection says so; the next connection announces.
+    }
+  }
+
+  private heard(message: string): void {
+    let announcement: Announcement;
+    try {
+      announcement = JSON.parse(message) as Announcement;
+    } catch {
+      return;
+    }
+    if (!Number.isInteger(announcement.db) || announcement.db === this.db) return;
+    if (!this.warned.has(announcement.db)) {
+      this.warned.add(announcement.db);
+      this.logger.warn(
+        `another replica uses Redis database ${announcement.db}, this one database ${this.db}: ` +
+          'each keeps its own rate-limit counts, so every API key gets its limit once per ' +
+          'database. Give every replica the same REDIS_URL, database number included',
+      );
+    }
+    if (!announcement.reply) void this.send(true);
+  }
+
+  private async send(reply: boolean): Promise<void> {
+    const client = this.redis.ready();
+    const announcement: Announcement = { db: this.db, reply };
+    await client?.publish(this.channel, JSON.stringify(announcement)).catch(() => undefined);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.subscriber?.quit().catch(() => this.subscriber?.disconnect());
+  }
+}
