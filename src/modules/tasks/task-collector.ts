@@ -95,10 +95,13 @@ export class TaskCollector {
       },
       'task',
     );
+    // Cut short by shutdown (the miner client abandoned calls): not the task's failure, which
+    // would put its next collection off by a tick; nor a collection, though some miners
+    // answered: saved, its page would count as asked of every miner, the abandoned ones' posts
+    // never asked for again (a shutdown audit's finding). Left due, it is asked again whole.
+    if (this.stopping() && (result.error || (result.minersFailed.reasons.shutdown ?? 0) > 0))
+      return 'shutdown';
     if (result.error) {
-      // Cut short by shutdown (the miner client abandoned its calls): not the task's failure,
-      // which would put its next collection off by a tick.
-      if (this.stopping()) return 'shutdown';
       // The failures by reason, as fields and briefly in the message: "every queried miner
       // failed" alone did not tell open circuits from timeouts or spent budgets (an audit's).
       // And the miners left out for budget: the healthy ones may all be, when users spent their

@@ -824,6 +824,27 @@ describe(`${TaskLifecycleService.name} metrics`, () => {
     expect(await collections('nothing_collected')).toBe(0);
   });
 
+  // Some miners answered, others were abandoned by our shutdown: saved, the page counted as
+  // asked of all of them (a shutdown audit's finding).
+  it('saves nothing of a collection some of whose calls shutdown abandoned, and leaves it due', async () => {
+    const { service, repository, queried, answer, collections } = setUp();
+    const pass = service.collectDue(1);
+    await queried();
+    service.onModuleDestroy();
+    answer({
+      ...ABANDONED,
+      error: undefined,
+      items: [storedItem(1, new Date('2026-01-15T11:00:00Z'))],
+      minersResponded: 1,
+      minersFailed: { count: 2, reasons: { shutdown: 2 } },
+    });
+    await pass;
+
+    expect(repository.addItems).not.toHaveBeenCalled();
+    expect(repository.recordCollectionFailure).not.toHaveBeenCalled();
+    expect(await collections('shutdown')).toBe(1);
+  });
+
   it('counts a collection with nothing to ask for as skipped', async () => {
     const later = new Date(NOW.getTime() + 48 * 3_600_000);
     const { service, collections } = setUp({
