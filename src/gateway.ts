@@ -98,10 +98,17 @@ async function startGateway(
 ): Promise<void> {
   // A signal during start-up exits at once, but for one that ends a wait for another replica's
   // migration lock: nothing is done yet, so it stops cleanly, says so and exits 0 (StartStopped).
+  // Once the app is built, listening starts its jobs (onApplicationBootstrap): a signal then is
+  // kept and raised again once the graceful shutdown is installed, which stops them (an exit at
+  // once left a job run `running`, with no line in the log: a shutdown audit's finding).
   let endLockWait: ((reason: string) => void) | undefined;
+  let appBuilt = false;
+  let signalWhileListening: NodeJS.Signals | undefined;
   const stopExitingOnSignal = exitOnSignal((signal) => {
-    endLockWait?.(signal);
-    return endLockWait !== undefined;
+    if (endLockWait) endLockWait(signal);
+    else if (appBuilt) signalWhileListening = signal;
+    else return false;
+    return true;
   });
   loadDotEnv();
   const config = loadConfig();
@@ -163,6 +170,7 @@ async function startGateway(
       config.databaseUrl,
     );
   }
+  appBuilt = true;
   const logger = app.get(Logger);
   installCrashLogging(logger);
   embedded?.logTo({
@@ -186,6 +194,10 @@ async function startGateway(
     },
   });
   stopExitingOnSignal();
+  if (signalWhileListening) {
+    process.kill(process.pid, signalWhileListening);
+    return;
+  }
   for (const warning of configWarnings(config)) logger.warn(warning, 'Config');
   // The port listened on: PORT=0 takes a free one (the banner said `localhost:0`).
   const { port } = app.getHttpServer().address() as AddressInfo;

@@ -3,7 +3,10 @@ import { connect, createServer, Server, Socket, AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Client } from 'pg';
-import { MIGRATION_LOCK_ID } from '../../src/database/migrate';
+import { DataSource } from 'typeorm';
+import { buildDataSourceOptions } from '../../src/database/data-source-options';
+import { MIGRATION_LOCK_ID, runMigrations } from '../../src/database/migrate';
+import { writeSampleRepoNames } from '../../src/devnet/repo-names-file';
 import { createDatabase, dropDatabase, onServer, scratchDatabaseName } from '../support/database';
 import {
   AppProcess,
@@ -448,6 +451,69 @@ describe('A production process that starts', () => {
       expect(await notGranted()).toBe(0);
     } finally {
       await replica.end();
+      await dropDatabase(process.env.TEST_RUN_SERVER_URL!, name);
+    }
+  });
+
+  // Listening starts the jobs (onApplicationBootstrap) before the graceful shutdown is installed:
+  // a signal then exited at once, with no line, a job run left `running` (a shutdown audit's
+  // finding). It is now kept and handled as a shutdown once the service listens.
+  it('shuts down in order, saying so, on a signal while its jobs start', async () => {
+    const name = scratchDatabaseName('listen-stop');
+    const databaseUrl = await createDatabase(process.env.TEST_RUN_SERVER_URL!, name);
+    const directory = mkdtempSync(join(tmpdir(), 'gateway-listen-stop-'));
+    const migrated = new DataSource(buildDataSourceOptions(databaseUrl));
+    await migrated.initialize();
+    await runMigrations(migrated);
+    await migrated.destroy();
+    const holder = new Client({ connectionString: databaseUrl });
+    await holder.connect();
+    try {
+      // The repository names' first read, awaited at bootstrap, waits behind this lock.
+      await holder.query('BEGIN');
+      await holder.query('LOCK TABLE repo_names IN ACCESS EXCLUSIVE MODE');
+      const path = join(directory, 'repos.jsonl');
+      await writeSampleRepoNames(path);
+      let pid: number | undefined;
+      const starting = startAppProcess(
+        { DATABASE_URL: databaseUrl, METAGRAPH_FILE: '/dev/null', HF_RESULTS_PATH: path },
+        'production',
+        { spawned: (spawned) => (pid = spawned) },
+      ).then(
+        async (app) => {
+          await app.stop('SIGKILL');
+          return new Error('the service started');
+        },
+        (failure: Error) => failure,
+      );
+      await until(async () => {
+        const { rows } = await holder.query<{ waiting: boolean }>(
+          `SELECT count(*) > 0 AS waiting FROM pg_locks
+            WHERE relation = 'repo_names'::regclass AND NOT granted`,
+        );
+        return rows[0].waiting ? true : undefined;
+      }, 30_000);
+      process.kill(pid!, 'SIGTERM');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await holder.query('COMMIT');
+      const failure = await starting;
+      expect(failure.message).toMatch(/^service exited with 0:/);
+      const said = failure.message
+        .split('\n')
+        .slice(1)
+        .flatMap((line) =>
+          line.startsWith('{') ? [JSON.parse(line) as Record<string, unknown>] : [],
+        )
+        .filter((line) => line.context === 'Shutdown')
+        .map(({ msg }) => msg);
+      expect(said).toEqual([
+        'SIGTERM: draining in-flight requests, then shutting down',
+        expect.stringMatching(/^HTTP server drained/),
+        'shutdown complete',
+      ]);
+    } finally {
+      await holder.end();
+      rmSync(directory, { recursive: true, force: true });
       await dropDatabase(process.env.TEST_RUN_SERVER_URL!, name);
     }
   });

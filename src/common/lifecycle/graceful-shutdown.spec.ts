@@ -316,15 +316,23 @@ describe('installGracefulShutdown', () => {
 describe('exitOnSignal', () => {
   it('exits with 128 plus the signal number on SIGTERM, SIGINT and SIGHUP, until stopped', () => {
     const exit = jest.spyOn(process, 'exit').mockImplementation(() => undefined as never);
+    const written = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
     const before = currentListeners();
     const stop = exitOnSignal();
     try {
       for (const [signal, added] of addedListeners(before))
         for (const listener of added) listener(signal);
       expect(exit.mock.calls).toEqual([[143], [130], [129]]);
+      // Said on stderr: an exit with no line looked like a crash (a shutdown audit).
+      expect(written.mock.calls.map(([line]) => line)).toEqual(
+        ['SIGTERM', 'SIGINT', 'SIGHUP'].map(
+          (signal) => `${signal}: exiting at once, nothing to drain yet\n`,
+        ),
+      );
     } finally {
       stop();
       exit.mockRestore();
+      written.mockRestore();
     }
     // Stopped: none of its listeners is left on the process.
     expect([...addedListeners(before).values()].flat()).toEqual([]);

@@ -50,6 +50,8 @@ export function exitOnSignal(interrupt?: (signal: NodeJS.Signals) => boolean): (
     }
     if (interruptedAt !== undefined && Date.now() - interruptedAt <= REPEATED_SIGNAL_WINDOW_MS)
       return;
+    // On stderr, as start-up failures are: the logger may not exist yet.
+    process.stderr.write(`${signal}: exiting at once, nothing to drain yet\n`);
     process.exit(128 + constants.signals[signal]);
   };
   for (const signal of SIGNALS) process.on(signal, onSignal);
