@@ -25,10 +25,6 @@ function listRepoNames(app: TestApp, key = TEST_MASTER_KEY) {
   return app.http.get('/api/v1/list_repo_names').set('X-API-Key', key);
 }
 
-/**
- * Polls until the endpoint answers `expected` (status and body) or `timeoutMs` passes: the file
- * is polled each second and then read, which 3 s left little room for on a loaded machine.
- */
 /** The details the document gives as examples of list_repo_names' 503. */
 async function documented503Details(app: TestApp): Promise<unknown[]> {
   const document = (await app.http.get('/openapi.json').expect(200)).body as {
@@ -48,6 +44,10 @@ async function documented503Details(app: TestApp): Promise<unknown[]> {
   );
 }
 
+/**
+ * Polls until the endpoint answers `expected` (status and body) or `timeoutMs` passes: the file
+ * is polled each second and then read, which 3 s left little room for on a loaded machine.
+ */
 async function eventually(
   app: TestApp,
   expected: { status: number; body: unknown },
@@ -93,6 +93,7 @@ describe('GET /api/v1/list_repo_names', () => {
     });
   });
 
+  // The later tests here rewrite the sample file: a test that reads the sample list goes first.
   describe('with a Parquet file', () => {
     let app: TestApp;
     let path: string;
