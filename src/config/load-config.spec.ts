@@ -381,6 +381,20 @@ describe(loadConfig.name, () => {
       BAD_ESCAPE,
     ],
     ['SUBTENSOR_URL', 'ws://127.0.0.1:notaport', 'a ws:// or wss:// URL', PARSE_FAILURE],
+    // A configuration audit's: ioredis sent `SELECT NaN` and the start died naming nothing; `/1.5`
+    // was read as database 1. pg died on a port parameter with a stack.
+    ...['/abc', '/1.5', '/15/x', '/%2015'].map((path) => [
+      'REDIS_URL',
+      `redis://:Secret-Pw-1@127.0.0.1:6379${path}`,
+      'a redis:// or rediss:// URL',
+      'its path is no database number (`/0`, `/1`, …)',
+    ]),
+    [
+      'DATABASE_URL',
+      'postgres://postgres:Secret-Pw-1@127.0.0.1/db?port=abc',
+      'a postgres://',
+      'its port parameter is no number',
+    ],
   ])('refuses %s=%s, naming the variable and why, and not the value', (name, url, words, why) => {
     const problems = problemsOf({ [name]: url });
     expect(problems).toEqual([expect.stringMatching(`^${name}: must be ${words}.*: `)]);

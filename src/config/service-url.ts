@@ -44,5 +44,19 @@ function serviceUrlProblem(
     return 'its user name or password holds a % that begins no escape (write % as %25)';
   }
   if (!hostOptional && url.hostname === '') return 'it names no host';
+  return clientSpecificProblem(url);
+}
+
+/**
+ * What a client reads from the URL beyond its host, checked as the client would read it: ioredis
+ * takes the path as the database number (`/abc` sent `SELECT NaN`, and the start died with an
+ * unhandled rejection naming no setting; `/1.5` was read as 1), pg a `port` parameter (`?port=abc`
+ * died with ERR_SOCKET_BAD_PORT and a stack). Both found by a configuration audit.
+ */
+function clientSpecificProblem(url: URL): string | undefined {
+  if ((url.protocol === 'redis:' || url.protocol === 'rediss:') && !/^\/?\d*$/.test(url.pathname))
+    return 'its path is no database number (`/0`, `/1`, …)';
+  const port = url.searchParams.get('port');
+  if (port !== null && !/^\d{1,5}$/.test(port)) return 'its port parameter is no number';
   return undefined;
 }

@@ -53,6 +53,19 @@ describe('RedisConnection', () => {
     expect(await redis.problem()).toMatch(/^not connected \(\w+\): .*ECONNREFUSED/);
   }, 10_000);
 
+  // ioredis reports a failed SELECT and goes on, connected, on database 0: another replica's
+  // counts (a configuration audit). The start refuses it, naming REDIS_URL.
+  it('refuses a database number the server does not have, naming REDIS_URL, and never uses database 0', async () => {
+    const url = new URL(testRedisUrl());
+    url.pathname = '/99999';
+    const redis = connect(url.toString());
+    await expect(redis.onModuleInit()).rejects.toThrow(
+      "Startup failed: REDIS_URL cannot be used: ERR DB index is out of range: the server has fewer databases (its `databases` setting) than the number REDIS_URL's path names",
+    );
+    expect(redis.ready()).toBeNull();
+    expect(await redis.problem()).toMatch(/^not used: ERR DB index is out of range/);
+  }, 10_000);
+
   // A hanging Redis fails each command only at its timeout: after one failure requests use
   // memory at once, and one PING at a time (not one per request) asks whether it answers again.
   it('leaves Redis alone for a rest after a failed command, then asks with one PING at a time', async () => {

@@ -3,6 +3,7 @@ import Redis from 'ioredis';
 import { storage } from 'nestjs-pino/storage';
 import { EventLoopStalls } from '../event-loop-stalls';
 import { within } from '../within';
+import { StartupError } from '../lifecycle/startup-failure';
 import { redisFailureText } from './redis-failure';
 
 /** Where Redis is; provided by ConfigModule (REDIS_URL, REDIS_KEY_PREFIX). */
@@ -24,6 +25,8 @@ export const REDIS_REST_MS = 2000;
  * Redis (RedisConnection.failed): half the timeout, so that the reply may well have waited unread.
  */
 export const OWN_STALL_MS = REDIS_COMMAND_TIMEOUT_MS / 2;
+/** The server's refusal of a SELECT past its `databases` setting. */
+const DATABASE_OUT_OF_RANGE = 'DB index is out of range';
 /** ioredis' error for a command that got no answer within REDIS_COMMAND_TIMEOUT_MS. */
 const TIMED_OUT = 'Command timed out';
 /** At most one warning in this time about timeouts this process' stalls caused. */
@@ -49,6 +52,8 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
   /** This process' own stalls, which time commands out as a hanging Redis does. */
   private readonly stalls: EventLoopStalls | undefined;
   private stallWarnedAt = Number.NEGATIVE_INFINITY;
+  /** Why the connection's database could not be selected (REDIS_URL's number), until it can. */
+  private wrongDatabase: string | undefined;
 
   constructor(@Inject(REDIS_SETTINGS) settings: RedisSettings) {
     this.client = settings.url
@@ -65,15 +70,26 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
     this.stalls = this.client ? new EventLoopStalls(OWN_STALL_MS) : undefined;
     // ioredis reconnects by itself (every 2 s at most). Its error events (one per attempt) are
     // kept as the cause system-status shows, and logged once per outage.
+    this.client?.on('connect', () => (this.wrongDatabase = undefined));
     this.client?.on('error', (error: Error) => {
+      // ioredis reports a failed SELECT and goes on, connected, on database 0: another replica's
+      // counts, or another deployment's (a configuration audit's finding). Such a connection
+      // is not used; a start that meets it fails (onModuleInit).
+      if (error.message.includes(DATABASE_OUT_OF_RANGE)) {
+        this.wrongDatabase = redisFailureText(error);
+        this.logger.warn(
+          `Redis not used: ${this.wrongDatabase} (rate limits and the cache kept in this process)`,
+        );
+        return;
+      }
       if (this.lastError === undefined)
         this.logger.warn(
-          `Redis unreachable: ${error.message}; reconnecting (rate limits and the cache kept in this process meanwhile)`,
+          `Redis unreachable: ${redisFailureText(error)}; reconnecting (rate limits and the cache kept in this process meanwhile)`,
         );
       this.lastError = error.message;
     });
     this.client?.on('ready', () => {
-      if (this.lastError !== undefined)
+      if (this.lastError !== undefined && !this.wrongDatabase)
         storage.exit(() => this.logger.log('Redis connected again'));
       this.lastError = undefined;
     });
@@ -101,6 +117,7 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
   /** Why the connection is not there (undefined: it is, or there is no Redis). */
   private notUsed(): string | undefined {
     const client = this.client;
+    if (this.wrongDatabase) return `not used: ${this.wrongDatabase}`;
     if (!client || client.status === 'ready') return undefined;
     return `not connected (${client.status})${this.lastError ? `: ${this.lastError}` : ''}`;
   }
@@ -129,6 +146,8 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
     });
     clearTimeout(timer);
     if (onReady) client.off('ready', onReady);
+    if (this.wrongDatabase)
+      throw new StartupError(`Startup failed: REDIS_URL cannot be used: ${this.wrongDatabase}`);
   }
 
   /**
@@ -137,6 +156,7 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
    * only time out. Runs on every request: while Redis answers it costs one number comparison.
    */
   ready(): Redis | null {
+    if (this.wrongDatabase) return null;
     if (this.restUntil !== 0) {
       void this.probe();
       return null;

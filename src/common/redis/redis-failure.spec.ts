@@ -12,6 +12,13 @@ describe(redisFailureText.name, () => {
     );
   });
 
+  it('says a database number the server does not have is a setting, not an outage', () => {
+    expect(redisFailureText(new Error('ERR DB index is out of range'))).toBe(
+      'ERR DB index is out of range: the server has fewer databases (its `databases` setting) ' +
+        "than the number REDIS_URL's path names",
+    );
+  });
+
   it('keeps any other message as it is, a timeout’s included', () => {
     expect(redisFailureText(new Error('Command timed out'))).toBe('Command timed out');
     expect(redisFailureText(new Error('connect ECONNREFUSED 127.0.0.1:6379'))).toBe(

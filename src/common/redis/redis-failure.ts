@@ -7,7 +7,13 @@
  * them.
  */
 export function redisFailureText(error: Error): string {
-  return error.name === 'MaxRetriesPerRequestError'
-    ? 'connection lost: the command was dropped after one retry'
-    : error.message;
+  if (error.name === 'MaxRetriesPerRequestError')
+    return 'connection lost: the command was dropped after one retry';
+  // A setting, not an outage (a configuration audit).
+  if (error.message.includes('DB index is out of range'))
+    return (
+      `${error.message}: the server has fewer databases (its \`databases\` setting) than ` +
+      "the number REDIS_URL's path names"
+    );
+  return error.message;
 }
