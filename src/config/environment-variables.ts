@@ -10,6 +10,8 @@ import { IsServiceUrl } from './service-url';
 import {
   HeaderSecret,
   SafeInteger,
+  DurationMs,
+  DurationSeconds,
   TimerMs,
   TimerSeconds,
   toDecimal,
@@ -315,20 +317,20 @@ export class EnvironmentVariables {
   @toInt()
   @IsInt()
   @Min(100)
-  @SafeInteger()
+  @DurationMs()
   PUBLICATION_RETRY_MS = 12000;
 
   @toInt()
   @IsInt()
   @Min(100)
-  @SafeInteger()
+  @DurationMs()
   PUBLICATION_RETRY_MAX_MS = 3_600_000;
 
   /** How long a replica's claim on a publication holds before another may take it over. */
   @toInt()
   @IsInt()
   @Min(1000)
-  @SafeInteger()
+  @DurationMs()
   PUBLICATION_LEASE_MS = 600_000;
 
   /** Unset: 8 simulated miners in development when no metagraph source is set, else none. */
@@ -381,7 +383,7 @@ export class EnvironmentVariables {
   @toInt()
   @IsInt()
   @Min(0)
-  @SafeInteger()
+  @DurationSeconds()
   STORED_CURRENT_HOUR_TTL_SECONDS = 300;
 
   @toInt()
@@ -538,7 +540,7 @@ export class EnvironmentVariables {
   @toInt()
   @IsInt()
   @Min(1)
-  @SafeInteger()
+  @DurationSeconds()
   TASK_COLLECT_INTERVAL = 3600;
 
   @toInt()

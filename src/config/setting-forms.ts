@@ -56,6 +56,20 @@ const MAX_WINDOW_SECONDS = 365 * 24 * 3600;
 export const WindowSeconds = () =>
   Max(MAX_WINDOW_SECONDS, { message: `must be at most ${MAX_WINDOW_SECONDS} s (365 days)` });
 
+/**
+ * The longest duration a setting read as one may give (365 days, as a window). Far longer ones
+ * overflowed what reads them, a Date or a Postgres interval, and broke their job for good: with
+ * TASK_COLLECT_INTERVAL=9007199254740991 every lifecycle tick failed ("timestamp out of range"),
+ * with PUBLICATION_LEASE_MS the same every publication ("Invalid time value"; a configuration
+ * audit's finding).
+ */
+export const DurationSeconds = () =>
+  Max(MAX_WINDOW_SECONDS, { message: `must be at most ${MAX_WINDOW_SECONDS} s (365 days)` });
+export const DurationMs = () =>
+  Max(MAX_WINDOW_SECONDS * 1000, {
+    message: `must be at most ${MAX_WINDOW_SECONDS * 1000} ms (365 days)`,
+  });
+
 /** Wallet and hotkey names are file names: no separators, not `.` or `..`. */
 export const WALLET_NAME = /^(?!\.{1,2}$)[\w.-]{1,64}$/;
 
