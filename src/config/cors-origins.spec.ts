@@ -27,6 +27,21 @@ describe(parseCorsOrigins.name, () => {
     );
   });
 
+  // A configuration audit's: the first alone was named, the next left for another start.
+  it('names every entry it refuses at once', () => {
+    expect(() => parseCorsOrigins('https://A.com,http://b.com/,ftp://c, *')).toThrow(
+      new Error(
+        'entry 1 is not an origin as a browser sends it: http(s)://host[:port] in lower case, ' +
+          'without a path, a trailing slash or the default port (https://a.com?); entry 2 is not ' +
+          'an origin as a browser sends it: http(s)://host[:port] in lower case, without a path, ' +
+          'a trailing slash or the default port (http://b.com?); entry 3 is not an origin as a ' +
+          'browser sends it: http(s)://host[:port] in lower case, without a path, a trailing ' +
+          'slash or the default port; entry 4: no wildcard (*) is taken: list the origins ' +
+          'browsers may call from, comma-separated (https://app.example.com)',
+      ),
+    );
+  });
+
   it.each(['*', 'https://*.example.com'])('refuses %s, saying to list the origins', (entry) => {
     expect(() => parseCorsOrigins(entry)).toThrow(
       new Error(

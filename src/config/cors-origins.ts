@@ -1,3 +1,5 @@
+import { readEveryEntry } from './list-setting';
+
 /**
  * Reads CORS_ORIGINS: comma-separated origins, each written as a browser sends it in `Origin`
  * (`https://app.example.com`, `http://localhost:5173`); an empty entry (two commas, one at an
@@ -13,7 +15,7 @@ export function parseCorsOrigins(text: string): string[] {
     .split(',')
     .map((entry) => entry.trim())
     .filter((entry) => entry !== '');
-  for (const [index, entry] of origins.entries()) {
+  readEveryEntry(origins, (entry, index) => {
     if (entry.includes('*'))
       throw new Error(
         `entry ${index + 1}: no wildcard (*) is taken: list the origins browsers may call from, ` +
@@ -27,7 +29,7 @@ export function parseCorsOrigins(text: string): string[] {
           'case, without a path, a trailing slash or the default port' +
           (origin ? ` (${origin}?)` : ''),
       );
-  }
+  });
   return origins;
 }
 

@@ -182,6 +182,23 @@ describe(loadConfig.name, () => {
     expect(problemsOf({ TRUST_PROXY: '10.0.0.0/33' })).toEqual([
       `TRUST_PROXY: invalid range on address: 10.0.0.0/33: ${guide}`,
     ]);
+    // A configuration audit's: each bad entry is named at once, and ranges as wide as `true`
+    // (trusting every IPv4 peer) are refused as it is.
+    expect(problemsOf({ TRUST_PROXY: '10.0.0.1/33,0x1, 0.0.0.0/1,128.0.0.0/1' })).toEqual([
+      'TRUST_PROXY: invalid range on address: 10.0.0.1/33; invalid IP address: 0x1 (an IPv4 ' +
+        'address is four decimal numbers, as 10.0.0.1); 0.0.0.0/1 is wider than a /8: it takes ' +
+        'in public addresses, whose clients could then choose their own address; 128.0.0.0/1 ' +
+        'is wider than a /8: it takes in public addresses, whose clients could then choose ' +
+        `their own address: ${guide}`,
+    ]);
+    expect(problemsOf({ TRUST_PROXY: '::/0' })).toEqual([
+      'TRUST_PROXY: ::/0 is wider than a /7: it takes in public addresses, whose clients could ' +
+        `then choose their own address: ${guide}`,
+    ]);
+    expect(problemsOf({ TRUST_PROXY: '10.0.0.0/128.0.0.0' })).toHaveLength(1);
+    expect(
+      loadConfig({ TRUST_PROXY: '10.0.0.0/8,fc00::/7,10.0.0.0/255.0.0.0' }).trustProxy,
+    ).toEqual(['10.0.0.0/8', 'fc00::/7', '10.0.0.0/255.0.0.0']);
     expect(problemsOf({ TRUST_PROXY: 'loopback,' })).toEqual([
       'TRUST_PROXY: an empty entry in the list (two commas, or one at an end)',
     ]);

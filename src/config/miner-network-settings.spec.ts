@@ -127,6 +127,17 @@ describe(parseCallBudgets.name, () => {
     });
   });
 
+  // A configuration audit's: the first alone was named, the next left for another start.
+  it('names every entry it refuses at once', () => {
+    expect(() => parseCallBudgets('Foo=1/h, GetMinerIndex=abc, GetMinerIndex=1/0h')).toThrow(
+      new Error(
+        '"Foo" is not a synapse (GetMinerIndex, GetDataEntityBucket, GetContentsByBuckets, ' +
+          'OnDemandRequest); "GetMinerIndex=abc" must look like <Synapse>=<calls>/h (or /30m, ' +
+          '/90s), or <Synapse>=none; "GetMinerIndex=1/0h": the window must be longer than 0',
+      ),
+    );
+  });
+
   it('does not change the defaults it was given', () => {
     const defaults = defaultCallBudgets(false);
     parseCallBudgets('none,GetMinerIndex=5/h', defaults);

@@ -1,6 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import { SYNAPSE_NAMES, SynapseName } from '../common/synapse-names';
 import { HOUR_MS } from '../common/clock/durations';
+import { readEveryEntry } from './list-setting';
 
 /**
  * Parsers of the settings that bound what the gateway may do to miners: which addresses it may
@@ -83,16 +84,19 @@ const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: HOUR_MS };
  */
 export function parseCallBudgets(text: string, defaults: CallBudgets = {}): CallBudgets {
   let budgets: CallBudgets = { ...defaults };
-  for (const entry of text.split(',').map((part) => part.trim())) {
-    if (entry === '') continue;
+  const entries = text
+    .split(',')
+    .map((part) => part.trim())
+    .filter((entry) => entry !== '');
+  readEveryEntry(entries, (entry) => {
     if (entry.toLowerCase() === 'none') {
       budgets = {};
-      continue;
+      return;
     }
     const [name, value] = entry.split('=', 2).map((part) => part.trim());
     if (value?.toLowerCase() === 'none') {
       delete budgets[synapseNamed(name)];
-      continue;
+      return;
     }
     const match = /^(\w+)\s*=\s*(\d+)\s*\/\s*(\d*)\s*([smh])$/.exec(entry);
     if (!match)
@@ -104,7 +108,7 @@ export function parseCallBudgets(text: string, defaults: CallBudgets = {}): Call
     const windowMs = Number(count === '' ? 1 : count) * UNIT_MS[unit];
     if (windowMs === 0) throw new Error(`"${entry}": the window must be longer than 0`);
     budgets[synapse] = { calls: Number(calls), windowMs };
-  }
+  });
   return budgets;
 }
 

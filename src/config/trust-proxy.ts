@@ -1,5 +1,6 @@
 import { isIP, isIPv4 } from 'node:net';
 import proxyAddr from 'proxy-addr';
+import { readEveryEntry } from './list-setting';
 
 /**
  * Express's `trust proxy` setting, in the forms TRUST_PROXY accepts: `false` (the peer is the
@@ -33,8 +34,12 @@ export function parseTrustProxy(text: string): TrustProxy {
   if (trusted.includes(''))
     throw new Error('an empty entry in the list (two commas, or one at an end)');
   try {
-    trusted.forEach(refuseUnplainAddress);
-    proxyAddr.compile(trusted);
+    readEveryEntry(trusted, (entry) => {
+      refuseUnplainAddress(entry);
+      // Before proxy-addr, which says "invalid range" of a /0.
+      refuseWholeFamily(entry);
+      proxyAddr.compile([entry]);
+    });
   } catch (error) {
     throw new Error(
       `${(error as Error).message}: give false, a hop count, or comma-separated addresses, CIDRs, ` +
@@ -68,4 +73,33 @@ function refuseUnplainAddress(entry: string): void {
   // ipaddr.js).
   if (range !== '' && !/^\d+$/.test(range) && !isIPv4(range))
     throw new Error(`invalid range on address: ${entry}`);
+}
+
+/**
+ * The shortest prefixes a proxy range may have: a /8 (10.0.0.0/8) and IPv6's unique local /7.
+ * `0.0.0.0/1,128.0.0.0/1` trusted every IPv4 peer as `true` would, which is refused, so that any
+ * client chose the address its failed logins count against (a configuration audit's finding).
+ */
+const SHORTEST_PREFIX = { 4: 8, 6: 7 } as const;
+
+function refuseWholeFamily(entry: string): void {
+  const slash = entry.lastIndexOf('/');
+  if (slash === -1) return;
+  const address = entry.slice(0, slash);
+  const range = entry.slice(slash + 1);
+  const family = isIPv4(address) ? 4 : 6;
+  const prefix = isIPv4(range) ? netmaskBits(range) : Number(range);
+  if (prefix < SHORTEST_PREFIX[family])
+    throw new Error(
+      `${entry} is wider than a /${SHORTEST_PREFIX[family]}: it takes in public addresses, whose ` +
+        'clients could then choose their own address',
+    );
+}
+
+/** The set bits of an IPv4 netmask (`255.0.0.0`: 8). */
+function netmaskBits(netmask: string): number {
+  return netmask
+    .split('.')
+    .map((part) => Number(part).toString(2).replace(/0/g, '').length)
+    .reduce((sum, bits) => sum + bits, 0);
 }
