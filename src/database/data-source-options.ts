@@ -91,6 +91,7 @@ export const MIGRATIONS = [
 export function buildDataSourceOptions(
   url: string,
   tuning?: Partial<DatabaseTuning>,
+  applicationName = 'validator-gateway',
 ): DataSourceOptions {
   return {
     type: 'postgres',
@@ -104,6 +105,7 @@ export function buildDataSourceOptions(
     extra: {
       max: tuning?.poolSize ?? DEFAULT_DATABASE_TUNING.poolSize,
       ...connectionBounds(tuning),
+      application_name: applicationName,
     },
   };
 }
@@ -152,6 +154,12 @@ function connectionBounds(tuning: Partial<DatabaseTuning> | undefined) {
 }
 
 /**
+ * The migrating connections' `application_name`: a migration waiting on a lock is found by it
+ * (migrate.ts, watchMigrating), and an operator tells it from the service's own sessions.
+ */
+export const MIGRATING_APPLICATION_NAME = 'validator-gateway migrations';
+
+/**
  * For migrating, whether at start-up (bootstrap.ts), from the command line (migrate-command.ts,
  * ormconfig.ts) or in the test setup: two connections, one holding the migration lock while the
  * other migrates, and no statement timeout. Waiting for the lock while another replica
@@ -163,7 +171,11 @@ export function buildMigrationDataSourceOptions(
   url: string,
   connectTimeoutMs?: number,
 ): DataSourceOptions {
-  return buildDataSourceOptions(url, { poolSize: 2, statementTimeoutMs: 0, connectTimeoutMs });
+  return buildDataSourceOptions(
+    url,
+    { poolSize: 2, statementTimeoutMs: 0, connectTimeoutMs },
+    MIGRATING_APPLICATION_NAME,
+  );
 }
 
 /**

@@ -1,5 +1,5 @@
 import { DataSource, QueryRunner } from 'typeorm';
-import { buildMigrationDataSourceOptions } from './data-source-options';
+import { buildMigrationDataSourceOptions, MIGRATING_APPLICATION_NAME } from './data-source-options';
 import { checkPostgresVersion } from './postgres-version';
 
 /** Arbitrary constant shared by every replica so that only one of them migrates at a time. */
@@ -124,8 +124,13 @@ export async function runMigrations(
   await runner.connect();
   try {
     await takeMigrationLock(runner, progress);
-    const applied = await dataSource.runMigrations({ transaction: 'each' });
-    return applied.map((migration) => migration.name);
+    const stopWatching = watchMigrating(runner, progress);
+    try {
+      const applied = await dataSource.runMigrations({ transaction: 'each' });
+      return applied.map((migration) => migration.name);
+    } finally {
+      stopWatching();
+    }
   } finally {
     await runner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_ID]).catch(() => undefined);
     await runner.release();
@@ -179,6 +184,54 @@ async function takeMigrationLock(runner: QueryRunner, progress?: MigrationProgre
   // Taken as the end came: runMigrations releases it, and nothing is migrated.
   if (ended !== undefined) throw new LockWaitEnded(ended);
   report(`took the migration lock after waiting ${waited()}`);
+}
+
+/**
+ * While the migrations run (on the pool's other connection), says every reportEveryMs what they
+ * wait for when a lock holds them: a client's long transaction on a table a migration alters
+ * held the start without a word (a configuration audit's finding: `LOCK TABLE migrations` from
+ * another session, 44 s of silence). Asked on the connection holding the migration lock, idle
+ * meanwhile; the migrating session is the other one under MIGRATING_APPLICATION_NAME (another
+ * replica's waits for the migration lock, an advisory lock, not on a table).
+ */
+function watchMigrating(runner: QueryRunner, progress?: MigrationProgress): () => void {
+  if (!progress) return () => undefined;
+  const started = Date.now();
+  let asking = false;
+  const timer = setInterval(() => {
+    if (asking) return;
+    asking = true;
+    void describeWait(runner)
+      .then((wait) => {
+        const seconds = Math.round((Date.now() - started) / 1000);
+        if (wait)
+          progress.report(
+            `migrating has waited ${seconds} s: ${wait}; going on once it is released`,
+          );
+      })
+      .catch(() => undefined)
+      .finally(() => (asking = false));
+  }, progress.reportEveryMs ?? LOCK_WAIT_REPORT_MS);
+  return () => clearInterval(timer);
+}
+
+/** What lock the migrating session waits for and who holds it, or undefined when it runs. */
+async function describeWait(runner: QueryRunner): Promise<string | undefined> {
+  const rows = (await runner.query(
+    `SELECT a.pid, l.relation::regclass::text AS relation, pg_blocking_pids(a.pid) AS holders
+       FROM pg_stat_activity a
+       LEFT JOIN pg_locks l ON l.pid = a.pid AND NOT l.granted
+      WHERE a.datname = current_database() AND a.application_name = $1
+        AND a.pid <> pg_backend_pid() AND a.wait_event_type = 'Lock' AND a.wait_event <> 'advisory'`,
+    [MIGRATING_APPLICATION_NAME],
+  )) as { pid: number; relation: string | null; holders: number[] }[];
+  const [wait] = rows;
+  if (!wait || wait.holders.length === 0) return undefined;
+  const what = wait.relation ? `a lock on ${wait.relation}` : 'a lock';
+  return (
+    `${what}, held by session ${wait.holders.join(', ')} (pg_stat_activity says what it runs; a ` +
+    'long transaction of another client, or a replica of an older release)'
+  );
 }
 
 /**

@@ -223,6 +223,37 @@ describe('Migrating the schema (migrateDatabase: start-up, `npm run migration:ru
     expect(lines).toHaveLength(said);
   });
 
+  // A migration waiting on a client's lock held the start without a word (a configuration
+  // audit: `LOCK TABLE migrations` in another session, 44 s of silence).
+  it('says what lock the migrating session waits for and who holds it, while it waits', async () => {
+    await migrateDatabase(url);
+    const holder = new Client({ connectionString: url });
+    await holder.connect();
+    const lines: string[] = [];
+    let migrating: Promise<unknown> | undefined;
+    try {
+      await holder.query('BEGIN');
+      await holder.query('LOCK TABLE migrations IN ACCESS EXCLUSIVE MODE');
+      const {
+        rows: [{ pid }],
+      } = await holder.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+      migrating = migrateDatabase(url, undefined, {
+        report: (line) => lines.push(line),
+        reportEveryMs: 200,
+      });
+      await eventually(async () => expect(lines.length).toBeGreaterThanOrEqual(1));
+      expect(lines[0]).toMatch(
+        new RegExp(
+          `^migrating has waited \\d+ s: a lock on migrations, held by session ${pid} ` +
+            '\\(pg_stat_activity says what it runs; .*\\); going on once it is released$',
+        ),
+      );
+    } finally {
+      await holder.end();
+    }
+    await migrating;
+  });
+
   // A shutdown signal at start-up ends the wait (gateway.ts). Left to the process's exit, its
   // session stayed queued for the lock, and took it, after the process was gone.
   it('ends a wait for the lock when told to, cancelling it: nothing migrated, no session left waiting', async () => {
