@@ -205,6 +205,31 @@ describe(BucketReader.name, () => {
     expect(timeouts).toEqual([5000]);
   });
 
+  // A miner refusing every check kept its credibility, and its claims counted in the adjusted
+  // statistics as an honest miner's (a statistics audit's finding). A refusal of a user's fetch,
+  // a 403 for who we are, a 401, and a call that never went out still score nothing.
+  it("scores a spot check the miner refused 0, and nothing else's refusal", async () => {
+    const bucket = { source: 2 as const, label: LABEL, timeBucket: HOUR };
+    const refusal = (reason: 'blacklisted' | 'not_served' | 'unauthorized', flag?: string) => {
+      const error = new MinerCallError(reason, `refused (${reason})`);
+      if (flag === 'uncounted') error.uncounted = true;
+      if (flag === 'unsent') error.unsent = true;
+      return error;
+    };
+    const scoreOf = async (fails: MinerCallError, purpose: CallPurpose) => {
+      const { reader, holders, scores } = setUp([{ uid: 1, fails }]);
+      const outcome = await reader.fetch(holders[0], bucket, CLAIM, purpose);
+      expect(outcome.ok ? undefined : outcome.score).toBe(scores[0].score);
+      return scores[0].score;
+    };
+    expect(await scoreOf(refusal('blacklisted'), 'check')).toBe(0);
+    expect(await scoreOf(refusal('not_served'), 'check')).toBe(0);
+    expect(await scoreOf(refusal('blacklisted'), 'user')).toBeNull();
+    expect(await scoreOf(refusal('blacklisted', 'uncounted'), 'check')).toBeNull();
+    expect(await scoreOf(refusal('blacklisted', 'unsent'), 'check')).toBeNull();
+    expect(await scoreOf(refusal('unauthorized'), 'check')).toBeNull();
+  });
+
   // Such a claim was never checked, and the statistics counted it in full: a hostile-miner
   // audit's liar claimed 128 MiB an hour and was never caught.
   it('checks a claim larger than an answer read whole as the answer arrives, and keeps none of it', async () => {

@@ -19,6 +19,7 @@ import { AnswerStream, MinerClient, MinerTarget } from '../transport/miner-clien
 import {
   failureReasonOf,
   failureScore,
+  spotCheckFailureScore,
   KeptForChecksError,
   MinerCallError,
 } from '../transport/miner-failures';
@@ -45,6 +46,8 @@ export type FetchOutcome =
       ok: false;
       reason: MinerFailureReason;
       message: string;
+      /** What the failure said of the miner's credibility (null: nothing). */
+      score: number | null;
       /** Set when the miner's last call is kept for the spot checks: when one frees up. */
       keptForChecks?: { freeAt: Date | null };
     };
@@ -130,13 +133,12 @@ export class BucketReader {
           tally.add(entity);
     } catch (error) {
       const reason = failureReasonOf(error);
-      this.credibility.record([
-        { uid: miner.uid, hotkey: miner.hotkey, score: failureScore(reason) },
-      ]);
+      const score = purpose === 'check' ? spotCheckFailureScore(error) : failureScore(reason);
+      this.credibility.record([{ uid: miner.uid, hotkey: miner.hotkey, score }]);
       const message = (error as Error).message;
       if (error instanceof KeptForChecksError)
-        return { ok: false, reason, message, keptForChecks: { freeAt: error.freeAt } };
-      return { ok: false, reason, message };
+        return { ok: false, reason, message, score, keptForChecks: { freeAt: error.freeAt } };
+      return { ok: false, reason, message, score };
     }
     const check = tally.result();
     this.credibility.record([{ uid: miner.uid, hotkey: miner.hotkey, score: check.score }]);

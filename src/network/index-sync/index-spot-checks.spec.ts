@@ -111,24 +111,34 @@ describe(IndexSpotChecks.name, () => {
     expect(fetched).toEqual([{ uid: 1, claimed: 321 }]);
   });
 
-  // A refusal of ours (no call left, busy) says nothing of the miner; a timeout does.
+  // A refusal of ours (no call left, busy) says nothing of the miner; a timeout, or its refusal
+  // of the check, does.
   it("scores 0 a fetch failed by the miner's fault, says so, and nothing for a refusal", async () => {
     const warned = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
     const timeout = checks({
       left: { hk1: 1 },
-      outcome: { ok: false, reason: 'timeout', message: 't' },
+      outcome: { ok: false, reason: 'timeout', message: 't', score: 0 },
     });
     expect(await timeout.spot.check([{ miner: miner(1), bucket: row(10) }])).toEqual([
       { uid: 1, score: 0, problems: ['bucket not fetched: t'] },
     ]);
     const refused = checks({
       left: { hk1: 1 },
-      outcome: { ok: false, reason: 'no_budget', message: 'n' },
+      outcome: { ok: false, reason: 'no_budget', message: 'n', score: null },
     });
     expect(await refused.spot.check([{ miner: miner(1), bucket: row(10) }])).toEqual([]);
+    // The miner's refusal of a check it was sent is its fault (BucketReader scores it).
+    const blacklisted = checks({
+      left: { hk1: 1 },
+      outcome: { ok: false, reason: 'blacklisted', message: 'b', score: 0 },
+    });
+    expect(await blacklisted.spot.check([{ miner: miner(1), bucket: row(10) }])).toEqual([
+      { uid: 1, score: 0, problems: ['bucket not fetched: b'] },
+    ]);
     // uid and hotkey as fields too, to filter a miner's warnings by.
     expect(warned.mock.calls).toEqual([
       [{ uid: 1, hotkey: 'hk1' }, 'miner 1 spot check: bucket not fetched: t'],
+      [{ uid: 1, hotkey: 'hk1' }, 'miner 1 spot check: bucket not fetched: b'],
     ]);
     warned.mockRestore();
   });

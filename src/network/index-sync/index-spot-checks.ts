@@ -6,7 +6,6 @@ import { IndexRow } from '../index/compressed-index';
 import { ServingMiner } from '../miner.entity';
 import { NetworkService } from '../network.service';
 import { CallBudgets } from '../transport/call-budgets';
-import { NOT_THE_MINERS_FAULT } from '../transport/miner-failures';
 
 /**
  * A miner whose index a sync has just stored, with the one bucket of it a spot check would fetch
@@ -88,10 +87,10 @@ export class IndexSpotChecks {
         const bucket = { source: row.source, label: row.label, timeBucket: row.timeBucket };
         const outcome = await this.network.spotCheckBucket(miner, bucket, row.bytes);
         if (!outcome.ok)
-          return NOT_THE_MINERS_FAULT.has(outcome.reason)
+          return outcome.score === null
             ? undefined
             : this.warnOf(miner, {
-                score: 0,
+                score: outcome.score,
                 problems: [`bucket not fetched: ${outcome.message}`],
               });
         return this.warnOf(miner, outcome.check);
