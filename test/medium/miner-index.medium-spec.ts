@@ -283,6 +283,30 @@ describe(`${MinerIndexRepository.name} and ${MinerIndexReadRepository.name}`, ()
     expect(relations.filter((relation) => relation.includes('miner_index'))).toEqual([]);
   });
 
+  // The spot checks choose among stored indexes too (IndexSpotChecks): a miner's claimed bytes,
+  // and a bucket sampled by its claimed size, read from its stored index.
+  it("reads a stored index's claimed bytes, and samples its buckets by their claimed size", async () => {
+    const rows: IndexRow[] = [
+      { source: 2, label: '#a', timeBucket: HOUR, bytes: 100 },
+      { source: 2, label: null, timeBucket: HOUR + 1, bytes: 300 },
+      { source: 1, label: 'r/c', timeBucket: HOUR, bytes: 600 },
+    ];
+    await repository.replaceMinerIndex(0, rows);
+    await repository.replaceMinerIndex(1, []);
+    expect(await service.claimedBytes([0, 1])).toEqual(new Map([[0, 1000]]));
+
+    const counts = new Map<number, number>();
+    for (let draw = 0; draw < 400; draw++) {
+      const sampled = (await service.sampleBucket(0))!;
+      expect(rows).toContainEqual(sampled);
+      counts.set(sampled.bytes, (counts.get(sampled.bytes) ?? 0) + 1);
+    }
+    // 40, 120 and 240 expected: uniform draws give 133 each.
+    expect(counts.get(100)).toBeLessThan(80);
+    expect(counts.get(600)).toBeGreaterThan(190);
+    expect(await service.sampleBucket(1)).toBeUndefined();
+  });
+
   it('answers the statistics from the totals: sums per source, credibility-weighted, in their order', async () => {
     // Emptied first, at the credibility they were counted at, then given fixed ones.
     for (const uid of UIDS) await repository.replaceMinerIndex(uid, []);

@@ -1,6 +1,8 @@
 import { Logger } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config';
-import { IndexSpotChecks, SyncedMiner } from './index-spot-checks';
+import { IndexRow } from '../index/compressed-index';
+import { MinerIndexService } from '../index/miner-index.service';
+import { chooseForChecks, IndexSpotChecks, SyncedMiner } from './index-spot-checks';
 import { ServingMiner } from '../miner.entity';
 import { NetworkService } from '../network.service';
 import { CallBudgets } from '../transport/call-budgets';
@@ -16,6 +18,8 @@ function checks(options: {
   outcome?: unknown;
   /** The miners available for GetDataEntityBucket now (by default uids 1 to 3). */
   askable?: ServingMiner[];
+  /** Indexes stored before this run: claimed bytes and the bucket a sample gives, by uid. */
+  stored?: Record<number, { claimed: number; sample: IndexRow }>;
 }) {
   const fetched: { uid: number; claimed: number; axonUrl?: string }[] = [];
   const network = {
@@ -32,7 +36,15 @@ function checks(options: {
   const config = {
     network: { minerMaxResponseBytes: MAX_RESPONSE, indexSync: { spotChecks: 10 } },
   } as unknown as AppConfig;
-  return { spot: new IndexSpotChecks(network, budgets, config), fetched };
+  const stored = options.stored ?? {};
+  const index = {
+    claimedBytes: (uids: number[]) =>
+      Promise.resolve(
+        new Map(uids.filter((uid) => stored[uid]).map((uid) => [uid, stored[uid].claimed])),
+      ),
+    sampleBucket: (uid: number) => Promise.resolve(stored[uid]?.sample),
+  } as unknown as MinerIndexService;
+  return { spot: new IndexSpotChecks(network, budgets, index, config), fetched };
 }
 
 describe(IndexSpotChecks.name, () => {
@@ -40,8 +52,8 @@ describe(IndexSpotChecks.name, () => {
   it('checks only miners with a bucket call left', async () => {
     const { spot, fetched } = checks({ left: { hk1: 1, hk2: 0 } });
     const synced: SyncedMiner[] = [
-      { miner: miner(1), bucket: row(10) },
-      { miner: miner(2), bucket: row(10) },
+      { miner: miner(1), bucket: row(10), claimed: 10 },
+      { miner: miner(2), bucket: row(10), claimed: 10 },
     ];
     expect((await spot.check(synced)).map((r) => r.uid)).toEqual([1]);
     expect(fetched.map((f) => f.uid)).toEqual([1]);
@@ -55,8 +67,8 @@ describe(IndexSpotChecks.name, () => {
       askable: [miner(1), { ...miner(2), hotkey: 'hk9' }],
     });
     const synced: SyncedMiner[] = [
-      { miner: miner(1), bucket: row(10) },
-      { miner: miner(2), bucket: row(10) },
+      { miner: miner(1), bucket: row(10), claimed: 10 },
+      { miner: miner(2), bucket: row(10), claimed: 10 },
     ];
     expect((await spot.check(synced)).map((r) => r.uid)).toEqual([1]);
     expect(fetched.map((f) => f.uid)).toEqual([1]);
@@ -70,8 +82,51 @@ describe(IndexSpotChecks.name, () => {
       left: { hk2: 1 },
       askable: [at(2, 'http://127.0.0.1:9102')],
     });
-    await spot.check([{ miner: at(2, 'http://127.0.0.1:9002'), bucket: row(10) }]);
+    await spot.check([{ miner: at(2, 'http://127.0.0.1:9002'), bucket: row(10), claimed: 10 }]);
     expect(fetched).toEqual([{ uid: 2, claimed: 10, axonUrl: 'http://127.0.0.1:9102' }]);
+  });
+
+  // A miner that refused its index call after one sync (or whose call a validator beside us
+  // took) was never checked again, its claims counted for good (a statistics audit's finding).
+  it('checks a miner not synced this run on a bucket sampled from its stored index', async () => {
+    const { spot, fetched } = checks({
+      left: { hk1: 1, hk3: 1 },
+      stored: { 3: { claimed: 5000, sample: row(777) } },
+    });
+    const results = await spot.check([{ miner: miner(1), bucket: row(10), claimed: 10 }]);
+    expect(results.map((result) => result.uid).sort()).toEqual([1, 3]);
+    expect(fetched.sort((a, b) => a.uid - b.uid)).toEqual([
+      { uid: 1, claimed: 10 },
+      { uid: 3, claimed: 777 },
+    ]);
+    // Without a call left, or an index, it is not.
+    const none = checks({
+      left: { hk1: 1, hk3: 0 },
+      stored: { 3: { claimed: 5000, sample: row(1) } },
+    });
+    await none.spot.check([{ miner: miner(1), bucket: row(10), claimed: 10 }]);
+    expect(none.fetched.map((f) => f.uid)).toEqual([1]);
+  });
+
+  // Chosen uniformly, a 100× liar among 256 miners was checked about once in 50 hours (a
+  // statistics audit's finding): half the checks follow the claimed bytes, half are at random.
+  it('chooses half the checks by claimed bytes and the rest at random', () => {
+    const liar = { name: 'liar', claimed: 1e12 };
+    const honest = Array.from({ length: 255 }, (_, index) => ({ name: `m${index}`, claimed: 1e6 }));
+    let liarChosen = 0;
+    const others = new Set<string>();
+    for (let run = 0; run < 200; run++) {
+      const chosen = chooseForChecks([...honest, liar], 5);
+      expect(chosen).toHaveLength(5);
+      expect(new Set(chosen).size).toBe(5);
+      if (chosen.includes(liar)) liarChosen++;
+      for (const each of chosen) others.add(each.name);
+    }
+    expect(liarChosen).toBe(200);
+    // The random half reaches far beyond a few: every honest miner has its chance.
+    expect(others.size).toBeGreaterThan(200);
+    expect(chooseForChecks([liar], 5)).toEqual([liar]);
+    expect(chooseForChecks([], 5)).toEqual([]);
   });
 
   // A liar with a few honest small buckets and large false claims was checked only on the
@@ -107,7 +162,7 @@ describe(IndexSpotChecks.name, () => {
 
   it('fetches the picked bucket, with the size the index claimed', async () => {
     const { spot, fetched } = checks({ left: { hk1: 1 } });
-    await spot.check([{ miner: miner(1), bucket: row(321) }]);
+    await spot.check([{ miner: miner(1), bucket: row(321), claimed: 321 }]);
     expect(fetched).toEqual([{ uid: 1, claimed: 321 }]);
   });
 
@@ -119,22 +174,24 @@ describe(IndexSpotChecks.name, () => {
       left: { hk1: 1 },
       outcome: { ok: false, reason: 'timeout', message: 't', score: 0 },
     });
-    expect(await timeout.spot.check([{ miner: miner(1), bucket: row(10) }])).toEqual([
+    expect(await timeout.spot.check([{ miner: miner(1), bucket: row(10), claimed: 10 }])).toEqual([
       { uid: 1, score: 0, problems: ['bucket not fetched: t'] },
     ]);
     const refused = checks({
       left: { hk1: 1 },
       outcome: { ok: false, reason: 'no_budget', message: 'n', score: null },
     });
-    expect(await refused.spot.check([{ miner: miner(1), bucket: row(10) }])).toEqual([]);
+    expect(await refused.spot.check([{ miner: miner(1), bucket: row(10), claimed: 10 }])).toEqual(
+      [],
+    );
     // The miner's refusal of a check it was sent is its fault (BucketReader scores it).
     const blacklisted = checks({
       left: { hk1: 1 },
       outcome: { ok: false, reason: 'blacklisted', message: 'b', score: 0 },
     });
-    expect(await blacklisted.spot.check([{ miner: miner(1), bucket: row(10) }])).toEqual([
-      { uid: 1, score: 0, problems: ['bucket not fetched: b'] },
-    ]);
+    expect(
+      await blacklisted.spot.check([{ miner: miner(1), bucket: row(10), claimed: 10 }]),
+    ).toEqual([{ uid: 1, score: 0, problems: ['bucket not fetched: b'] }]);
     // uid and hotkey as fields too, to filter a miner's warnings by.
     expect(warned.mock.calls).toEqual([
       [{ uid: 1, hotkey: 'hk1' }, 'miner 1 spot check: bucket not fetched: t'],

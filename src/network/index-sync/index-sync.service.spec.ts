@@ -407,7 +407,9 @@ describe(IndexSyncService.name, () => {
       });
       const report = await syncOnce(service);
       expect(report).toMatchObject({ miners: 2, synced: 1, failed: 1, rejected: 0, skipped: 0 });
-      expect(spotChecks.check).toHaveBeenCalledWith([{ miner: minerOf(1), bucket: rowsOf(1)[0] }]);
+      expect(spotChecks.check).toHaveBeenCalledWith([
+        { miner: minerOf(1), bucket: rowsOf(1)[0], claimed: 1 * 100 },
+      ]);
       expect(index.countMissedSyncs.mock.calls.flatMap(([uids]) => [...uids])).not.toContain(2);
       expect(warnings).toHaveBeenCalledWith(
         { uid: 2, hotkey: 'hk2' },
@@ -439,8 +441,8 @@ describe(IndexSyncService.name, () => {
       expect(index.replaceMinerIndex.mock.calls.map(([uid]) => uid)).toEqual([1, 3]);
       expect(index.countMissedSyncs.mock.calls.flatMap(([uids]) => [...uids])).not.toContain(2);
       expect(spotChecks.check).toHaveBeenCalledWith([
-        { miner: minerOf(1), bucket: rowsOf(1)[0] },
-        { miner: minerOf(3), bucket: rowsOf(3)[0] },
+        { miner: minerOf(1), bucket: rowsOf(1)[0], claimed: 1 * 100 },
+        { miner: minerOf(3), bucket: rowsOf(3)[0], claimed: 3 * 100 },
       ]);
       expect(warnings).toHaveBeenCalledWith(
         { uid: 2, hotkey: 'hk2' },
@@ -494,7 +496,9 @@ describe(IndexSyncService.name, () => {
     it('hands the spot checks exactly the synced miners, each with the one bucket picked of its index, and reports their verdicts', async () => {
       const { service, spotChecks } = syncOutcomes();
       const report = await syncOnce(service);
-      expect(spotChecks.check).toHaveBeenCalledWith([{ miner: minerOf(1), bucket: rowsOf(1)[0] }]);
+      expect(spotChecks.check).toHaveBeenCalledWith([
+        { miner: minerOf(1), bucket: rowsOf(1)[0], claimed: 1 * 100 },
+      ]);
       expect(report.spotChecks).toEqual([{ uid: 1, score: 1, problems: [] }]);
     });
 

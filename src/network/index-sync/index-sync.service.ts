@@ -14,6 +14,7 @@ import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { IndexSpotChecks, SyncedMiner } from './index-spot-checks';
 import { MinerIndexService } from '../index/miner-index.service';
+import { IndexRow } from '../index/compressed-index';
 import { NetworkService } from '../network.service';
 import { CallBudgets } from '../transport/call-budgets';
 import { roundTo } from '../../common/round-to';
@@ -135,7 +136,7 @@ export class IndexSyncService
         finished++;
         // Only the bucket a spot check would fetch is kept till the run's end, not the index.
         const bucket = rows && this.spotChecks.pick(rows);
-        if (bucket) synced.push({ miner, bucket });
+        if (bucket) synced.push({ miner, bucket, claimed: claimedBytes(rows) });
         // Every 5 s, and by the worker that finished the last miner (before the spot checks):
         // one line, however many workers there are.
         if (performance.now() - lastLog > 5000 || finished === miners.length) {
@@ -156,4 +157,11 @@ export class IndexSyncService
     this.metrics.observeIndexSync({ ...report, seconds });
     return report;
   }
+}
+
+/** The bytes an index claims in all. */
+function claimedBytes(rows: readonly IndexRow[]): number {
+  let bytes = 0;
+  for (const row of rows) bytes += row.bytes;
+  return bytes;
 }

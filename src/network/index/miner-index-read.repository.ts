@@ -4,6 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ACTIVE_SQL } from '../miner.entity';
 import { SourceId } from '../sources';
+import { IndexRow } from './compressed-index';
 
 export interface LabelSizeRow {
   label_value: string;
@@ -199,6 +200,41 @@ export class MinerIndexReadRepository {
       label: row.label,
       bytes: Number(row.bytes),
     }));
+  }
+
+  /** Each of `uids`' claimed bytes over its stored index (its hour totals), for those holding one. */
+  async claimedBytes(uids: readonly number[]): Promise<Map<number, number>> {
+    const rows = await this.dataSource.query<{ uid: number; bytes: string }[]>(
+      `SELECT miner_uid AS uid, sum(bytes)::text AS bytes FROM miner_bucket_totals
+        WHERE miner_uid = ANY($1::int[]) GROUP BY miner_uid HAVING sum(bytes) > 0`,
+      [uids],
+    );
+    return new Map(rows.map((row) => [row.uid, Number(row.bytes)]));
+  }
+
+  /**
+   * One bucket of the miner's stored index, sampled by its claimed size (the exponential keys of
+   * a weighted sample of one: the smallest -ln(u)/bytes), as a fresh index's is picked; undefined
+   * when it claims no byte. Reads the miner's partition whole: a spot check's few a sync.
+   */
+  async sampleBucket(uid: number): Promise<IndexRow | undefined> {
+    const [row] = await this.dataSource.query<
+      { source: SourceId; label: string | null; time_bucket: number; bytes: string }[]
+    >(
+      `SELECT i.source, l.value AS label, i.time_bucket, i.content_size_bytes::text AS bytes
+         FROM miner_index i LEFT JOIN labels l ON l.id = i.label_id
+        WHERE i.miner_uid = $1 AND i.content_size_bytes > 0
+        ORDER BY -ln(1 - random()) / i.content_size_bytes LIMIT 1`,
+      [uid],
+    );
+    return row
+      ? {
+          source: row.source,
+          label: row.label,
+          timeBucket: row.time_bucket,
+          bytes: Number(row.bytes),
+        }
+      : undefined;
   }
 
   /** Whether an active miner with an axon (those `holdings` reads) holds index rows. */

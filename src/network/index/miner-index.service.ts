@@ -127,6 +127,16 @@ export class MinerIndexService {
     return this.reads.holders(source, labelId, bucket, limit);
   }
 
+  /** Each of `uids`' claimed bytes over its stored index, for those holding one. */
+  claimedBytes(uids: readonly number[]): Promise<Map<number, number>> {
+    return this.reads.claimedBytes(uids);
+  }
+
+  /** One bucket of the miner's stored index, sampled by its claimed size (none: undefined). */
+  sampleBucket(uid: number): Promise<IndexRow | undefined> {
+    return this.reads.sampleBucket(uid);
+  }
+
   /**
    * Whether any miner's index is loaded: some miner the stored-data path may ask (active, with
    * an axon) has index rows (miners.index_buckets > 0). False before the first index sync has
