@@ -15,14 +15,16 @@ const BUCKET_ID = { type: 'integer', format: 'int32', minimum: 0 } as const;
 @ApiSchema({ name: 'LabelSize' })
 export class LabelSizeDto {
   @ApiProperty({
-    description: 'Label (lower case): `#hashtag` for X, `r/subreddit` for Reddit',
+    description:
+      "Label (lower case) as the miners' indexes file it: `#hashtag` for X, `r/subreddit` for Reddit (another spelling a miner used is listed as it is)",
     example: '#bitcoin',
   })
   label_value: string;
 
   @ApiProperty({
     ...BYTES,
-    description: 'Bytes held by all miners under this label',
+    description:
+      "Bytes the miners' indexes claim under this label, all miners together (claims, checked by spot checks, not counted data)",
     example: 123456789,
   })
   content_size_bytes: number;
@@ -30,7 +32,7 @@ export class LabelSizeDto {
   @ApiProperty({
     ...BYTES,
     description:
-      'Bytes weighted by the credibility (0..1) of the miner holding them, rounded to a whole byte',
+      'Bytes weighted by the credibility (0..1) of the miner claiming them (a miner not checked yet counts at 0.5), rounded to a whole byte',
     example: 98765432,
   })
   adj_content_size_bytes: number;
@@ -49,7 +51,7 @@ export class AgeSizeDto {
   @ApiProperty({
     ...BYTES,
     description:
-      'Bytes held by all miners in this hour of the source, over every label (data filed under no label included)',
+      "Bytes the miners' indexes claim in this hour of the source, over every label (data filed under no label included)",
     example: 123456789,
   })
   content_size_bytes: number;
@@ -57,7 +59,7 @@ export class AgeSizeDto {
   @ApiProperty({
     ...BYTES,
     description:
-      'Bytes weighted by the credibility (0..1) of the miner holding them, rounded to a whole byte',
+      'Bytes weighted by the credibility (0..1) of the miner claiming them (a miner not checked yet counts at 0.5), rounded to a whole byte',
     example: 98765432,
   })
   adj_content_size_bytes: number;
@@ -71,7 +73,7 @@ export class LabelBytesDto {
   @ApiProperty({
     ...BYTES,
     description:
-      'Sum of content size bytes for the label, held by all miners, X and Reddit together (0 for an unknown label)',
+      "Sum of the content size bytes the miners' indexes claim for the label, X and Reddit together (0 for an unknown label)",
     example: 123456789,
   })
   total_bytes: number;
@@ -81,7 +83,7 @@ export class LabelBytesDto {
     format: 'double',
     minimum: 0,
     description:
-      'Sum of the bytes weighted by the credibility (0..1) of the miner holding them, X and Reddit together, rounded to two decimals',
+      'Sum of the bytes weighted by the credibility (0..1) of the miner claiming them (a miner not checked yet counts at 0.5), X and Reddit together, rounded to two decimals',
     example: 98765432.5,
   })
   adj_total_bytes: number;
