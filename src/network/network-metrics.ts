@@ -94,7 +94,7 @@ export class NetworkMetrics implements OnModuleInit {
     );
     this.metrics.gauge(
       'miner_calls_left',
-      'Calls of each budgeted synapse (MINER_CALL_BUDGETS) this hotkey may still make now to the miners serving data, summed over them: near 0, users’ queries and the validator beside us are about to be refused',
+      'Calls of each budgeted synapse (MINER_CALL_BUDGETS) this hotkey may still make now to the miners serving data, summed over them: near 0, users’ queries and the validator beside us are about to be refused; the same on every replica (aggregate with max)',
       ['synapse'],
       async () =>
         (await this.budgetsLeft()).map(({ synapse, callsLeft }) => ({
@@ -104,7 +104,7 @@ export class NetworkMetrics implements OnModuleInit {
     );
     this.metrics.gauge(
       'miners_without_calls',
-      'Miners serving data that have no call of a budgeted synapse left for this hotkey now (MINER_CALL_BUDGETS)',
+      'Miners serving data that have no call of a budgeted synapse left for this hotkey now (MINER_CALL_BUDGETS); the same on every replica (aggregate with max)',
       ['synapse'],
       async () =>
         (await this.budgetsLeft()).map(({ synapse, minersWithoutCalls }) => ({

@@ -38,3 +38,22 @@ export type ItemCheck = (typeof ITEM_CHECKS)[number];
  */
 export const ANSWER_DROP_REASONS = ['all_items', 'most_items'] as const;
 export type AnswerDropReason = (typeof ANSWER_DROP_REASONS)[number];
+
+/** Whose request a 429 refused (gateway_rate_limit_rejections_total). */
+export const KEY_CLASSES = ['regular', 'validator', 'master', 'unauthenticated'] as const;
+export type KeyClass = (typeof KEY_CLASSES)[number];
+
+/** How a live fan-out ended (gateway_quorum_outcomes_total). */
+export const QUORUM_RESULTS = ['quorum', 'partial', 'no_answer', 'no_miners'] as const;
+export type QuorumResult = (typeof QUORUM_RESULTS)[number];
+
+/** What an index sync did with a miner (gateway_index_sync_miners_total). */
+export const INDEX_SYNC_RESULTS = ['synced', 'rejected', 'failed', 'skipped'] as const;
+
+/** A step of the vote's publication (gateway_desirability_publication_*_total). */
+export const PUBLICATION_STEPS = ['push', 'commit'] as const;
+export type PublicationStep = (typeof PUBLICATION_STEPS)[number];
+
+/** Why a publication attempt did not finish (gateway_desirability_publication_failures_total). */
+export const PUBLICATION_FAILURE_REASONS = ['rate_limited', 'error'] as const;
+export type PublicationFailureReason = (typeof PUBLICATION_FAILURE_REASONS)[number];

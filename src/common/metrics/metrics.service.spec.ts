@@ -245,6 +245,24 @@ describe(MetricsService.name, () => {
     );
     for (const stage of ['start', 'run'])
       expect(sample(text, 'gateway_job_failures_total', { job: 'task-lifecycle', stage })).toBe(0);
+    // A metrics audit found these four made at their first event.
+    const fixed: [string, string, string[]][] = [
+      [
+        'gateway_rate_limit_rejections_total',
+        'key_class',
+        ['regular', 'validator', 'master', 'unauthenticated'],
+      ],
+      ['gateway_quorum_outcomes_total', 'outcome', ['quorum', 'partial', 'no_answer', 'no_miners']],
+      ['gateway_index_sync_miners_total', 'result', ['synced', 'rejected', 'failed', 'skipped']],
+      ['gateway_desirability_publication_attempts_total', 'step', ['push', 'commit']],
+    ];
+    for (const [name, label, values] of fixed)
+      expect(zeros(name, label, values)).toEqual(values.map((value) => [value, 0]));
+    for (const step of ['push', 'commit'])
+      for (const reason of ['rate_limited', 'error'])
+        expect(
+          sample(text, 'gateway_desirability_publication_failures_total', { step, reason }),
+        ).toBe(0);
   });
 
   it('counts compile failures, collections, job failures and dropped items each under its label', async () => {
