@@ -35,6 +35,28 @@ function fatalMessage(code: string, message: string): Buffer {
  * The test run's database behind a loopback proxy that passes its first `allowed` connections
  * through and answers every later one as a server out of connection slots (53300).
  */
+/**
+ * Starts the service in production for a spec that stops it before it has started: `starting`
+ * is how it exited (or an Error saying it started after all, having been killed), `pid` its
+ * process id once spawned.
+ */
+function startStopped(env: Record<string, string>): {
+  starting: Promise<Error>;
+  pid: () => number;
+} {
+  let pid: number | undefined;
+  const starting = startAppProcess(env, 'production', {
+    spawned: (spawned) => (pid = spawned),
+  }).then(
+    async (app) => {
+      await app.stop('SIGKILL');
+      return new Error('the service started');
+    },
+    (failure: Error) => failure,
+  );
+  return { starting, pid: () => pid! };
+}
+
 async function databaseFullAfter(
   allowed: number,
 ): Promise<{ url: string; close(): Promise<void> }> {
@@ -409,20 +431,12 @@ describe('A production process that starts', () => {
     };
     try {
       await replica.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
-      let pid: number | undefined;
-      const starting = startAppProcess(
-        { DATABASE_URL: databaseUrl, METAGRAPH_FILE: '/dev/null' },
-        'production',
-        { spawned: (spawned) => (pid = spawned) },
-      ).then(
-        async (app) => {
-          await app.stop('SIGKILL');
-          return new Error('the service started');
-        },
-        (failure: Error) => failure,
-      );
+      const { starting, pid } = startStopped({
+        DATABASE_URL: databaseUrl,
+        METAGRAPH_FILE: '/dev/null',
+      });
       await until(async () => ((await notGranted()) > 0 ? true : undefined), 30_000);
-      process.kill(pid!, 'SIGTERM');
+      process.kill(pid(), 'SIGTERM');
       const failure = await starting;
       expect(failure.message).toMatch(/^service exited with 0:/);
       const lines = failure.message.split('\n').slice(1);
@@ -474,18 +488,11 @@ describe('A production process that starts', () => {
       await holder.query('LOCK TABLE repo_names IN ACCESS EXCLUSIVE MODE');
       const path = join(directory, 'repos.jsonl');
       await writeSampleRepoNames(path);
-      let pid: number | undefined;
-      const starting = startAppProcess(
-        { DATABASE_URL: databaseUrl, METAGRAPH_FILE: '/dev/null', HF_RESULTS_PATH: path },
-        'production',
-        { spawned: (spawned) => (pid = spawned) },
-      ).then(
-        async (app) => {
-          await app.stop('SIGKILL');
-          return new Error('the service started');
-        },
-        (failure: Error) => failure,
-      );
+      const { starting, pid } = startStopped({
+        DATABASE_URL: databaseUrl,
+        METAGRAPH_FILE: '/dev/null',
+        HF_RESULTS_PATH: path,
+      });
       await until(async () => {
         const { rows } = await holder.query<{ waiting: boolean }>(
           `SELECT count(*) > 0 AS waiting FROM pg_locks
@@ -493,7 +500,7 @@ describe('A production process that starts', () => {
         );
         return rows[0].waiting ? true : undefined;
       }, 30_000);
-      process.kill(pid!, 'SIGTERM');
+      process.kill(pid(), 'SIGTERM');
       await new Promise((resolve) => setTimeout(resolve, 200));
       await holder.query('COMMIT');
       const failure = await starting;
