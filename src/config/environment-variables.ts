@@ -17,7 +17,6 @@ import {
   toDecimal,
   toInt,
   WALLET_NAME,
-  WindowSeconds,
 } from './setting-forms';
 
 /**
@@ -171,7 +170,7 @@ export class EnvironmentVariables {
   @toInt()
   @IsInt()
   @Min(1)
-  @WindowSeconds()
+  @DurationSeconds()
   RATE_LIMIT_WINDOW_SECONDS = 3600;
 
   @toInt()
@@ -183,7 +182,7 @@ export class EnvironmentVariables {
   @toInt()
   @IsInt()
   @Min(1)
-  @WindowSeconds()
+  @DurationSeconds()
   AUTH_FAILURE_WINDOW_SECONDS = 60;
 
   @toInt()

@@ -196,6 +196,15 @@ describe(loadConfig.name, () => {
         `then choose their own address: ${guide}`,
     ]);
     expect(problemsOf({ TRUST_PROXY: '10.0.0.0/128.0.0.0' })).toHaveLength(1);
+    // proxy-addr reads an IPv4-mapped range as the IPv4 one (a review's finding: /96 trusted all).
+    for (const entry of ['::ffff:0.0.0.0/96', '::ffff:0:0/96', '::ffff:128.0.0.0/97'])
+      expect(problemsOf({ TRUST_PROXY: entry })).toEqual([
+        `TRUST_PROXY: ${entry} is wider than an IPv4 /8: it takes in public addresses, whose ` +
+          `clients could then choose their own address: ${guide}`,
+      ]);
+    expect(loadConfig({ TRUST_PROXY: '::ffff:10.0.0.0/104' }).trustProxy).toEqual([
+      '::ffff:10.0.0.0/104',
+    ]);
     expect(
       loadConfig({ TRUST_PROXY: '10.0.0.0/8,fc00::/7,10.0.0.0/255.0.0.0' }).trustProxy,
     ).toEqual(['10.0.0.0/8', 'fc00::/7', '10.0.0.0/255.0.0.0']);
@@ -406,6 +415,12 @@ describe(loadConfig.name, () => {
       'a redis:// or rediss:// URL',
       'its path is no database number (`/0`, `/1`, …)',
     ]),
+    [
+      'REDIS_URL',
+      'redis://:Secret-Pw-1@127.0.0.1:6379?db=abc',
+      'a redis:// or rediss:// URL',
+      'its db parameter is no database number',
+    ],
     [
       'DATABASE_URL',
       'postgres://postgres:Secret-Pw-1@127.0.0.1/db?port=abc',

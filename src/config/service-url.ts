@@ -54,8 +54,13 @@ function serviceUrlProblem(
  * died with ERR_SOCKET_BAD_PORT and a stack). Both found by a configuration audit.
  */
 function clientSpecificProblem(url: URL): string | undefined {
-  if ((url.protocol === 'redis:' || url.protocol === 'rediss:') && !/^\/?\d*$/.test(url.pathname))
-    return 'its path is no database number (`/0`, `/1`, …)';
+  if (url.protocol === 'redis:' || url.protocol === 'rediss:') {
+    if (!/^\/?\d*$/.test(url.pathname)) return 'its path is no database number (`/0`, `/1`, …)';
+    // ioredis takes `?db=` too when the path names none (a review's finding: `?db=abc` died as
+    // `/abc` did).
+    const db = url.searchParams.get('db');
+    if (db !== null && !/^\d+$/.test(db)) return 'its db parameter is no database number';
+  }
   const port = url.searchParams.get('port');
   if (port !== null && !/^\d{1,5}$/.test(port)) return 'its port parameter is no number';
   return undefined;

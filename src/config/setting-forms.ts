@@ -47,27 +47,20 @@ export const HeaderSecret = () =>
   );
 
 /**
- * The longest rate-limit or failed-authentication window (365 days). Far longer ones broke the
- * count in Redis: its script passes the window's milliseconds from about 1e17 on as `1e+17`,
- * which Redis refuses as "not an integer", so every count fell back to each process (a review's
- * finding).
+ * The longest duration a setting may give (365 days), windows included. Far longer ones broke
+ * what reads them: a rate-limit or failed-authentication window's count in Redis (its script
+ * passes the window's milliseconds from about 1e17 on as `1e+17`, which Redis refuses as "not
+ * an integer", so every count fell back to each process: a review's finding), and a Date or a
+ * Postgres interval, breaking their job for good (TASK_COLLECT_INTERVAL=9007199254740991 failed
+ * every lifecycle tick, "timestamp out of range"; PUBLICATION_LEASE_MS every publication,
+ * "Invalid time value": a configuration audit's finding).
  */
-const MAX_WINDOW_SECONDS = 365 * 24 * 3600;
-export const WindowSeconds = () =>
-  Max(MAX_WINDOW_SECONDS, { message: `must be at most ${MAX_WINDOW_SECONDS} s (365 days)` });
-
-/**
- * The longest duration a setting read as one may give (365 days, as a window). Far longer ones
- * overflowed what reads them, a Date or a Postgres interval, and broke their job for good: with
- * TASK_COLLECT_INTERVAL=9007199254740991 every lifecycle tick failed ("timestamp out of range"),
- * with PUBLICATION_LEASE_MS the same every publication ("Invalid time value"; a configuration
- * audit's finding).
- */
+const MAX_DURATION_SECONDS = 365 * 24 * 3600;
 export const DurationSeconds = () =>
-  Max(MAX_WINDOW_SECONDS, { message: `must be at most ${MAX_WINDOW_SECONDS} s (365 days)` });
+  Max(MAX_DURATION_SECONDS, { message: `must be at most ${MAX_DURATION_SECONDS} s (365 days)` });
 export const DurationMs = () =>
-  Max(MAX_WINDOW_SECONDS * 1000, {
-    message: `must be at most ${MAX_WINDOW_SECONDS * 1000} ms (365 days)`,
+  Max(MAX_DURATION_SECONDS * 1000, {
+    message: `must be at most ${MAX_DURATION_SECONDS * 1000} ms (365 days)`,
   });
 
 /** Wallet and hotkey names are file names: no separators, not `.` or `..`. */

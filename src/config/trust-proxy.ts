@@ -1,4 +1,5 @@
 import { isIP, isIPv4 } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import proxyAddr from 'proxy-addr';
 import { readEveryEntry } from './list-setting';
 
@@ -87,11 +88,14 @@ function refuseWholeFamily(entry: string): void {
   if (slash === -1) return;
   const address = entry.slice(0, slash);
   const range = entry.slice(slash + 1);
-  const family = isIPv4(address) ? 4 : 6;
   const prefix = isIPv4(range) ? netmaskBits(range) : Number(range);
-  if (prefix < SHORTEST_PREFIX[family])
+  // proxy-addr reads an IPv4-mapped range (`::ffff:0.0.0.0/96`) as the IPv4 one it maps (/0):
+  // judged as IPv6, it trusted every IPv4 peer (a review's finding).
+  const mapped = isIPv4(address) ? false : ipaddr.IPv6.parse(address).isIPv4MappedAddress();
+  const family = isIPv4(address) || mapped ? 4 : 6;
+  if ((mapped ? prefix - 96 : prefix) < SHORTEST_PREFIX[family])
     throw new Error(
-      `${entry} is wider than a /${SHORTEST_PREFIX[family]}: it takes in public addresses, whose ` +
+      `${entry} is wider than a${mapped ? 'n IPv4' : ''} /${SHORTEST_PREFIX[family]}: it takes in public addresses, whose ` +
         'clients could then choose their own address',
     );
 }

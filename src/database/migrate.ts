@@ -1,5 +1,5 @@
 import { DataSource, QueryRunner } from 'typeorm';
-import { buildMigrationDataSourceOptions, MIGRATING_APPLICATION_NAME } from './data-source-options';
+import { buildMigrationDataSourceOptions } from './data-source-options';
 import { checkPostgresVersion } from './postgres-version';
 
 /** Arbitrary constant shared by every replica so that only one of them migrates at a time. */
@@ -191,8 +191,11 @@ async function takeMigrationLock(runner: QueryRunner, progress?: MigrationProgre
  * wait for when a lock holds them: a client's long transaction on a table a migration alters
  * held the start without a word (a configuration audit's finding: `LOCK TABLE migrations` from
  * another session, 44 s of silence). Asked on the connection holding the migration lock, idle
- * meanwhile; the migrating session is the other one under MIGRATING_APPLICATION_NAME (another
- * replica's waits for the migration lock, an advisory lock, not on a table).
+ * meanwhile; the migrating session is the other one under its `application_name` (this one's:
+ * `validator-gateway migrations`, or the one a DATABASE_URL names, which pg lets win; a review's
+ * finding), another replica's wait for the migration lock (an advisory lock) left out. Under a
+ * name of DATABASE_URL's, the service's own sessions share it: one of theirs waiting behind the
+ * migration may be reported in its place.
  */
 function watchMigrating(runner: QueryRunner, progress?: MigrationProgress): () => void {
   if (!progress) return () => undefined;
@@ -221,9 +224,9 @@ async function describeWait(runner: QueryRunner): Promise<string | undefined> {
     `SELECT a.pid, l.relation::regclass::text AS relation, pg_blocking_pids(a.pid) AS holders
        FROM pg_stat_activity a
        LEFT JOIN pg_locks l ON l.pid = a.pid AND NOT l.granted
-      WHERE a.datname = current_database() AND a.application_name = $1
+      WHERE a.datname = current_database()
+        AND a.application_name = current_setting('application_name')
         AND a.pid <> pg_backend_pid() AND a.wait_event_type = 'Lock' AND a.wait_event <> 'advisory'`,
-    [MIGRATING_APPLICATION_NAME],
   )) as { pid: number; relation: string | null; holders: number[] }[];
   const [wait] = rows;
   if (!wait || wait.holders.length === 0) return undefined;

@@ -225,34 +225,43 @@ describe('Migrating the schema (migrateDatabase: start-up, `npm run migration:ru
 
   // A migration waiting on a client's lock held the start without a word (a configuration
   // audit: `LOCK TABLE migrations` in another session, 44 s of silence).
-  it('says what lock the migrating session waits for and who holds it, while it waits', async () => {
-    await migrateDatabase(url);
-    const holder = new Client({ connectionString: url });
-    await holder.connect();
-    const lines: string[] = [];
-    let migrating: Promise<unknown> | undefined;
-    try {
-      await holder.query('BEGIN');
-      await holder.query('LOCK TABLE migrations IN ACCESS EXCLUSIVE MODE');
-      const {
-        rows: [{ pid }],
-      } = await holder.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
-      migrating = migrateDatabase(url, undefined, {
-        report: (line) => lines.push(line),
-        reportEveryMs: 200,
-      });
-      await eventually(async () => expect(lines.length).toBeGreaterThanOrEqual(1));
-      expect(lines[0]).toMatch(
-        new RegExp(
-          `^migrating has waited \\d+ s: a lock on migrations, held by session ${pid} ` +
-            '\\(pg_stat_activity says what it runs; .*\\); going on once it is released$',
-        ),
-      );
-    } finally {
-      await holder.end();
-    }
-    await migrating;
-  });
+  // Also under an application_name of the URL's, which pg lets win over the pool's (a review's
+  // finding: the migrating session was looked for by the pool's name alone).
+  it.each([
+    ['its own name', () => url],
+    ['a name the URL gives', () => `${url}${url.includes('?') ? '&' : '?'}application_name=ops`],
+  ])(
+    'says what lock the migrating session waits for and who holds it, while it waits (%s)',
+    async (_name, urlOf) => {
+      const target = urlOf();
+      await migrateDatabase(target);
+      const holder = new Client({ connectionString: target });
+      await holder.connect();
+      const lines: string[] = [];
+      let migrating: Promise<unknown> | undefined;
+      try {
+        await holder.query('BEGIN');
+        await holder.query('LOCK TABLE migrations IN ACCESS EXCLUSIVE MODE');
+        const {
+          rows: [{ pid }],
+        } = await holder.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+        migrating = migrateDatabase(target, undefined, {
+          report: (line) => lines.push(line),
+          reportEveryMs: 200,
+        });
+        await eventually(async () => expect(lines.length).toBeGreaterThanOrEqual(1));
+        expect(lines[0]).toMatch(
+          new RegExp(
+            `^migrating has waited \\d+ s: a lock on migrations, held by session ${pid} ` +
+              '\\(pg_stat_activity says what it runs; .*\\); going on once it is released$',
+          ),
+        );
+      } finally {
+        await holder.end();
+      }
+      await migrating;
+    },
+  );
 
   // A shutdown signal at start-up ends the wait (gateway.ts). Left to the process's exit, its
   // session stayed queued for the lock, and took it, after the process was gone.

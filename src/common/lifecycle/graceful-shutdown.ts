@@ -51,7 +51,11 @@ export function exitOnSignal(interrupt?: (signal: NodeJS.Signals) => boolean): (
     if (interruptedAt !== undefined && Date.now() - interruptedAt <= REPEATED_SIGNAL_WINDOW_MS)
       return;
     // On stderr, as start-up failures are: the logger may not exist yet.
-    process.stderr.write(`${signal}: exiting at once, nothing to drain yet\n`);
+    process.stderr.write(
+      interruptedAt === undefined
+        ? `${signal}: exiting at once, nothing to drain yet\n`
+        : `${signal} again: exiting at once\n`,
+    );
     process.exit(128 + constants.signals[signal]);
   };
   for (const signal of SIGNALS) process.on(signal, onSignal);

@@ -297,10 +297,7 @@ export class MetricsService implements OnModuleInit {
   }): void {
     this.indexSyncDuration.observe(report.seconds);
     this.indexSyncRows.inc(report.rows);
-    this.indexSyncMiners.inc({ result: 'synced' }, report.synced);
-    this.indexSyncMiners.inc({ result: 'rejected' }, report.rejected);
-    this.indexSyncMiners.inc({ result: 'failed' }, report.failed);
-    this.indexSyncMiners.inc({ result: 'skipped' }, report.skipped);
+    for (const result of INDEX_SYNC_RESULTS) this.indexSyncMiners.inc({ result }, report[result]);
     this.indexSyncLast.set(Date.now() / 1000);
   }
 

@@ -46,6 +46,8 @@ export class ReplicaDatabases implements OnModuleInit, OnApplicationShutdown {
     // At every (re)connection, the first included: a replica that came back after an outage
     // announces itself again. Not awaited: a Redis down at start must not delay the start.
     subscriber.on('ready', () => void this.announce(subscriber));
+    // And when the shared connection (which sends it) is back, should it come back after.
+    client.on('ready', () => void this.send(false));
   }
 
   private async announce(subscriber: Redis): Promise<void> {
@@ -76,10 +78,16 @@ export class ReplicaDatabases implements OnModuleInit, OnApplicationShutdown {
     if (!announcement.reply) void this.send(true);
   }
 
+  /**
+   * On the shared connection whenever it is connected: not through `ready()`, which is null while
+   * it rests after a failed command, just when a replica back from an outage announces itself (a
+   * review's finding). A publish that fails is lost; the next (re)connection announces again.
+   */
   private async send(reply: boolean): Promise<void> {
-    const client = this.redis.ready();
+    const client = this.redis.client;
+    if (client?.status !== 'ready') return;
     const announcement: Announcement = { db: this.db, reply };
-    await client?.publish(this.channel, JSON.stringify(announcement)).catch(() => undefined);
+    await client.publish(this.channel, JSON.stringify(announcement)).catch(() => undefined);
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -110,6 +110,17 @@ describe(DataQueryService.name, () => {
     expect(second.meta.cache_hit).toBe(true);
   });
 
+  // A combining accent (NFD) spells the composed word (a Unicode audit): one cache entry, and the
+  // network (the plan, the matcher, miners) asked the composed keyword (a review's finding).
+  it('asks the network composed keywords, and serves a decomposed spelling from the same entry', async () => {
+    const { service, queries } = setUp();
+    await service.query({ source: 'x', keywords: ['cafe\u0301'] });
+    const second = await service.query({ source: 'x', keywords: ['caf\u00e9'] });
+    expect(queries).toHaveLength(1);
+    expect(queries[0].keywords).toEqual(['caf\u00e9']);
+    expect(second.meta.cache_hit).toBe(true);
+  });
+
   // Each of N identical queries arriving together missed the cache and fanned out, spending the
   // miners' hourly calls (shared with the validator on the hotkey) N times (a review's finding).
   it('joins an identical query in flight: one network query, the joiner answered as a cache hit', async () => {

@@ -138,7 +138,8 @@ function toNetworkQuery(request: DataQueryRequestDto, now: Date): NetworkQuery {
   return {
     source: request.source,
     usernames: request.usernames ?? [],
-    keywords: request.keywords ?? [],
+    // Composed as the plan and the matcher read them, so that miners are asked the same words.
+    keywords: (request.keywords ?? []).map(composed),
     keywordMode: request.keyword_mode ?? 'all',
     ...queryRange(request, now),
     limit: request.limit ?? DEFAULT_LIMIT,
