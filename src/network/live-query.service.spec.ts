@@ -225,7 +225,7 @@ describe(LiveQueryService.name, () => {
       expect(await metric('gateway_miner_answers_dropped_total', { reason: 'most_items' })).toBe(0);
       // Three answers (the quorum), two of them dropped whole: no quorum.
       expect(await metric('gateway_quorum_outcomes_total', { outcome: 'partial' })).toBe(1);
-      expect(await metric('gateway_quorum_outcomes_total', { outcome: 'quorum' })).toBeUndefined();
+      expect(await metric('gateway_quorum_outcomes_total', { outcome: 'quorum' })).toBe(0);
     });
 
     it('still answers a valid empty answer beside them as nothing matched', async () => {

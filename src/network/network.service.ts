@@ -369,6 +369,14 @@ export class NetworkService implements OnModuleInit {
   }
 
   /**
+   * Scores 0 the spot checks these miners refused, in a run whose other checks were answered
+   * (IndexSpotChecks): refusing, a miner keeps the checks off the claims its credibility weighs.
+   */
+  recordRefusedChecks(miners: readonly ServingMiner[]): void {
+    this.credibility.record(miners.map(({ uid, hotkey }) => ({ uid, hotkey, score: 0 })));
+  }
+
+  /**
    * Forgets the stored items and bucket fetches older than `date` (the network keeps 30 days of
    * data), whole days at a time (the item store drops daily partitions); the days dropped.
    */

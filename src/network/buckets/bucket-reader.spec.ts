@@ -205,29 +205,27 @@ describe(BucketReader.name, () => {
     expect(timeouts).toEqual([5000]);
   });
 
-  // A miner refusing every check kept its credibility, and its claims counted in the adjusted
-  // statistics as an honest miner's (a statistics audit's finding). A refusal of a user's fetch,
-  // a 403 for who we are, a 401, and a call that never went out still score nothing.
-  it("scores a spot check the miner refused 0, and nothing else's refusal", async () => {
+  // A refusal says nothing of the miner by itself (our standing, our signature may be the cause):
+  // the spot checks score it beside the run's other checks (IndexSpotChecks), told it was one.
+  it('scores a refusal nothing, and says it was one when the call went out', async () => {
     const bucket = { source: 2 as const, label: LABEL, timeBucket: HOUR };
-    const refusal = (reason: 'blacklisted' | 'not_served' | 'unauthorized', flag?: string) => {
-      const error = new MinerCallError(reason, `refused (${reason})`);
-      if (flag === 'uncounted') error.uncounted = true;
-      if (flag === 'unsent') error.unsent = true;
+    const failure = (reason: MinerCallError['reason'], unsent = false) => {
+      const error = new MinerCallError(reason, `failed (${reason})`);
+      error.unsent = unsent;
       return error;
     };
-    const scoreOf = async (fails: MinerCallError, purpose: CallPurpose) => {
+    const outcomeOf = async (fails: MinerCallError) => {
       const { reader, holders, scores } = setUp([{ uid: 1, fails }]);
-      const outcome = await reader.fetch(holders[0], bucket, CLAIM, purpose);
-      expect(outcome.ok ? undefined : outcome.score).toBe(scores[0].score);
-      return scores[0].score;
+      const outcome = await reader.fetch(holders[0], bucket, CLAIM, 'check');
+      return outcome.ok ? undefined : { refused: outcome.refused, score: scores[0].score };
     };
-    expect(await scoreOf(refusal('blacklisted'), 'check')).toBe(0);
-    expect(await scoreOf(refusal('not_served'), 'check')).toBe(0);
-    expect(await scoreOf(refusal('blacklisted'), 'user')).toBeNull();
-    expect(await scoreOf(refusal('blacklisted', 'uncounted'), 'check')).toBeNull();
-    expect(await scoreOf(refusal('blacklisted', 'unsent'), 'check')).toBeNull();
-    expect(await scoreOf(refusal('unauthorized'), 'check')).toBeNull();
+    for (const reason of ['blacklisted', 'not_served', 'unauthorized', 'busy'] as const)
+      expect([reason, await outcomeOf(failure(reason))]).toEqual([
+        reason,
+        { refused: true, score: null },
+      ]);
+    expect(await outcomeOf(failure('blacklisted', true))).toEqual({ refused: false, score: null });
+    expect(await outcomeOf(failure('timeout'))).toEqual({ refused: false, score: 0 });
   });
 
   // Such a claim was never checked, and the statistics counted it in full: a hostile-miner

@@ -19,7 +19,7 @@ import { AnswerStream, MinerClient, MinerTarget } from '../transport/miner-clien
 import {
   failureReasonOf,
   failureScore,
-  spotCheckFailureScore,
+  refusedWhenSent,
   KeptForChecksError,
   MinerCallError,
 } from '../transport/miner-failures';
@@ -48,6 +48,8 @@ export type FetchOutcome =
       message: string;
       /** What the failure said of the miner's credibility (null: nothing). */
       score: number | null;
+      /** The miner answered the call with a refusal (refusedWhenSent). */
+      refused: boolean;
       /** Set when the miner's last call is kept for the spot checks: when one frees up. */
       keptForChecks?: { freeAt: Date | null };
     };
@@ -133,12 +135,20 @@ export class BucketReader {
           tally.add(entity);
     } catch (error) {
       const reason = failureReasonOf(error);
-      const score = purpose === 'check' ? spotCheckFailureScore(error) : failureScore(reason);
+      const score = failureScore(reason);
       this.credibility.record([{ uid: miner.uid, hotkey: miner.hotkey, score }]);
       const message = (error as Error).message;
+      const refused = refusedWhenSent(error);
       if (error instanceof KeptForChecksError)
-        return { ok: false, reason, message, score, keptForChecks: { freeAt: error.freeAt } };
-      return { ok: false, reason, message, score };
+        return {
+          ok: false,
+          reason,
+          message,
+          score,
+          refused,
+          keptForChecks: { freeAt: error.freeAt },
+        };
+      return { ok: false, reason, message, score, refused };
     }
     const check = tally.result();
     this.credibility.record([{ uid: miner.uid, hotkey: miner.hotkey, score: check.score }]);

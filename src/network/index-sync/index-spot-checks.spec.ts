@@ -22,11 +22,18 @@ function checks(options: {
   stored?: Record<number, { claimed: number; sample: IndexRow }>;
 }) {
   const fetched: { uid: number; claimed: number; axonUrl?: string }[] = [];
+  const refusedScored: number[] = [];
   const network = {
+    recordRefusedChecks: (miners: ServingMiner[]) =>
+      refusedScored.push(...miners.map((m) => m.uid)),
     availableMiners: () => options.askable ?? [1, 2, 3].map(miner),
     spotCheckBucket: (m: ServingMiner, _bucket: unknown, claimed: number) => {
       fetched.push({ uid: m.uid, claimed, ...(m.axonUrl && { axonUrl: m.axonUrl }) });
-      return Promise.resolve(options.outcome ?? { ok: true, check: { score: 0.7, problems: [] } });
+      const outcome =
+        typeof options.outcome === 'function'
+          ? (options.outcome as (uid: number) => unknown)(m.uid)
+          : options.outcome;
+      return Promise.resolve(outcome ?? { ok: true, check: { score: 0.7, problems: [] } });
     },
   } as unknown as NetworkService;
   const budgets = {
@@ -44,7 +51,7 @@ function checks(options: {
       ),
     sampleBucket: (uid: number) => Promise.resolve(stored[uid]?.sample),
   } as unknown as MinerIndexService;
-  return { spot: new IndexSpotChecks(network, budgets, index, config), fetched };
+  return { spot: new IndexSpotChecks(network, budgets, index, config), fetched, refusedScored };
 }
 
 describe(IndexSpotChecks.name, () => {
@@ -84,6 +91,36 @@ describe(IndexSpotChecks.name, () => {
     });
     await spot.check([{ miner: at(2, 'http://127.0.0.1:9002'), bucket: row(10), claimed: 10 }]);
     expect(fetched).toEqual([{ uid: 2, claimed: 10, axonUrl: 'http://127.0.0.1:9102' }]);
+  });
+
+  // A liar refusing its checks (a 403 of any text, a 404, a 401, a 503) kept its credibility:
+  // beside a check the run got answered, who we are and our signature are not the cause, and
+  // the refusal scores 0 (a statistics audit, then a hostile-miner audit).
+  it('scores 0 the checks refused in a run where another was answered', async () => {
+    const warned = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    const { spot, refusedScored } = checks({
+      left: { hk1: 1, hk2: 1, hk3: 1 },
+      outcome: (uid: number) =>
+        uid === 1
+          ? { ok: true, check: { score: 1, problems: [] } }
+          : {
+              ok: false,
+              reason: uid === 2 ? 'busy' : 'blacklisted',
+              message: `r${uid}`,
+              score: null,
+              refused: true,
+            },
+    });
+    const results = await spot.check(
+      [1, 2, 3].map((uid) => ({ miner: miner(uid), bucket: row(10), claimed: 10 })),
+    );
+    expect(results.sort((a, b) => a.uid - b.uid)).toEqual([
+      { uid: 1, score: 1, problems: [] },
+      { uid: 2, score: 0, problems: ['bucket not fetched: r2'] },
+      { uid: 3, score: 0, problems: ['bucket not fetched: r3'] },
+    ]);
+    expect(refusedScored.sort()).toEqual([2, 3]);
+    warned.mockRestore();
   });
 
   // A miner that refused its index call after one sync (or whose call a validator beside us
@@ -184,18 +221,16 @@ describe(IndexSpotChecks.name, () => {
     expect(await refused.spot.check([{ miner: miner(1), bucket: row(10), claimed: 10 }])).toEqual(
       [],
     );
-    // The miner's refusal of a check it was sent is its fault (BucketReader scores it).
-    const blacklisted = checks({
+    // A refusal alone in its run (ours, maybe: our standing, our signature) scores nothing.
+    const alone = checks({
       left: { hk1: 1 },
-      outcome: { ok: false, reason: 'blacklisted', message: 'b', score: 0 },
+      outcome: { ok: false, reason: 'blacklisted', message: 'b', score: null, refused: true },
     });
-    expect(
-      await blacklisted.spot.check([{ miner: miner(1), bucket: row(10), claimed: 10 }]),
-    ).toEqual([{ uid: 1, score: 0, problems: ['bucket not fetched: b'] }]);
+    expect(await alone.spot.check([{ miner: miner(1), bucket: row(10), claimed: 10 }])).toEqual([]);
+    expect(alone.refusedScored).toEqual([]);
     // uid and hotkey as fields too, to filter a miner's warnings by.
     expect(warned.mock.calls).toEqual([
       [{ uid: 1, hotkey: 'hk1' }, 'miner 1 spot check: bucket not fetched: t'],
-      [{ uid: 1, hotkey: 'hk1' }, 'miner 1 spot check: bucket not fetched: b'],
     ]);
     warned.mockRestore();
   });

@@ -101,23 +101,32 @@ export class IndexSpotChecks {
       .catch(() => new Map<string, { left: number }>());
     const candidates = all.filter(({ miner }) => (left.get(miner.hotkey)?.left ?? 0) > 0);
     const chosen = chooseForChecks(candidates, this.config.network.indexSync.spotChecks);
-    const results = await Promise.all(
+    const checked = await Promise.all(
       chosen.map(async ({ miner, bucket }) => {
         const row = bucket ?? (await this.index.sampleBucket(miner.uid).catch(() => undefined));
         if (!row) return undefined;
         const key = { source: row.source, label: row.label, timeBucket: row.timeBucket };
-        const outcome = await this.network.spotCheckBucket(miner, key, row.bytes);
-        if (!outcome.ok)
-          return outcome.score === null
-            ? undefined
-            : this.warnOf(miner, {
-                score: outcome.score,
-                problems: [`bucket not fetched: ${outcome.message}`],
-              });
-        return this.warnOf(miner, outcome.check);
+        return { miner, outcome: await this.network.spotCheckBucket(miner, key, row.bytes) };
       }),
     );
-    return results.filter((result) => result !== undefined);
+    const done = checked.filter((check) => check !== undefined);
+    // A check refused (403, 404, 401, 503) while others of the run were answered: who we are and
+    // our signature served those, so the refusal is the miner's, and scores 0, as the subnet's
+    // validator scores any failed bucket fetch ("the miner could just not respond to queries
+    // for data entity buckets it doesn't have"). Scoring nothing, a miner refusing every check
+    // kept the credibility its claims are weighted by: an index claiming 128 MiB in each of 701
+    // hours held a label's adjusted bytes at 25,000 times the honest total (a statistics audit),
+    // and then a 503, a 401 or a 403 "not a validator" of its own writing still did (a
+    // hostile-miner audit). A run whose every check was refused scores none: that is ours.
+    const answered = done.some(({ outcome }) => outcome.ok);
+    const refused = done.filter(({ outcome }) => !outcome.ok && outcome.refused && answered);
+    if (refused.length > 0) this.network.recordRefusedChecks(refused.map(({ miner }) => miner));
+    return done.flatMap(({ miner, outcome }) => {
+      if (outcome.ok) return [this.warnOf(miner, outcome.check)];
+      const score = outcome.refused && answered ? 0 : outcome.score;
+      if (score === null) return [];
+      return [this.warnOf(miner, { score, problems: [`bucket not fetched: ${outcome.message}`] })];
+    });
   }
 
   /** The miner's result, its problems warned of, under its uid and hotkey. */

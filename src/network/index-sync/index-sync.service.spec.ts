@@ -372,13 +372,16 @@ describe(IndexSyncService.name, () => {
       });
     });
 
-    // Ours (Postgres, our own code) and refusals without fault say nothing of the miner.
-    it('counts a missed sync for a rejected index, a failed call and no axon, not for a skip or our own error', async () => {
+    // Ours (Postgres, our own code) and calls not sent say nothing of the miner. A refusal it
+    // sent (miner 5's 403) counts, in a run that reached another miner (OutdatedDrops): one
+    // refusing every index call kept its claims in the statistics for good (a hostile-miner
+    // audit's finding).
+    it('counts a missed sync for a rejected index, a failed call, a refusal and no axon, not for a call not sent or our own error', async () => {
       const { service, index } = syncOutcomes();
       await syncOnce(service);
       expect(index.countMissedSyncs).toHaveBeenCalledTimes(1);
       expect([...index.countMissedSyncs.mock.calls[0][0]].sort((a, b) => a - b)).toEqual([
-        2, 3, 6, 20,
+        2, 3, 5, 6, 20,
       ]);
     });
 

@@ -9,7 +9,7 @@ import { MinerIndexService } from '../index/miner-index.service';
 import { isServing, ServingMiner } from '../miner.entity';
 import { NetworkService } from '../network.service';
 import { WrongAnswerError } from '../sn13/messages';
-import { MinerCallError, NOT_THE_MINERS_FAULT } from '../transport/miner-failures';
+import { MinerCallError, NOT_THE_MINERS_FAULT, refusedWhenSent } from '../transport/miner-failures';
 import { countSkip, IndexSyncReport } from './index-sync-report';
 
 /**
@@ -83,6 +83,10 @@ export class MinerSync {
         );
       } else if (error instanceof MinerCallError && NOT_THE_MINERS_FAULT.has(error.reason)) {
         countSkip(report, error.reason);
+        // A refusal it sent (403, 404, 401, 503) misses the sync too, counted only in a run that
+        // reached another miner (OutdatedDrops): refusing every index call after one sync kept
+        // an index's claims in the statistics for good (a hostile-miner audit's finding).
+        if (refusedWhenSent(error)) missed.push(miner.uid);
         // Not the miner's doing (no budget, shutdown…): counted in the round's line, named here.
         if (debugEnabled())
           this.logger.debug(

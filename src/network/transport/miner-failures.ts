@@ -33,24 +33,20 @@ export function failureScore(reason: MinerFailureReason): number | null {
 }
 
 /**
- * What a spot check's failure says of the miner: as any call's, but a refusal of a check it was
- * sent (a 403 of its blacklist or call limit, a 404: it does not serve the synapse) scores 0, as
- * the subnet's validator scores any failed bucket fetch ("the miner could just not respond to
- * queries for data entity buckets it doesn't have"): a check is sent only while our share of the
- * miner's budget has a call left. Scoring nothing, a miner refusing every check kept its
- * credibility, and an index claiming 128 MiB in each of 701 hours held `#bitcoin`'s adjusted
- * bytes at 25,000 times the honest total (a statistics audit's finding). Not a 403 for who we
- * are (`uncounted`: our hotkey unknown to it, or no validator), nor a 401 (its check of our
- * signature), nor a call that never went out.
+ * Whether the miner answered the call with a refusal: a 403 (its blacklist or call limit, or
+ * who we are to it), a 404 (it does not serve the synapse), a 401 (its check of our signature)
+ * or a 503 (busy), on a call that went out. A spot check so refused says nothing of the miner
+ * by itself, but scores 0 beside checks of the same run that were answered (IndexSpotChecks).
  */
-export function spotCheckFailureScore(error: unknown): number | null {
-  const reason = failureReasonOf(error);
-  const refusedCheck =
+export function refusedWhenSent(error: unknown): boolean {
+  return (
     error instanceof MinerCallError &&
     !error.unsent &&
-    !error.uncounted &&
-    (reason === 'blacklisted' || reason === 'not_served');
-  return refusedCheck ? 0 : failureScore(reason);
+    (error.reason === 'blacklisted' ||
+      error.reason === 'not_served' ||
+      error.reason === 'unauthorized' ||
+      error.reason === 'busy')
+  );
 }
 
 export class MinerCallError extends Error {
