@@ -144,19 +144,26 @@ describe('Index retention', () => {
     await expectUid1DroppedAtThirdSync();
   });
 
-  it('does not count a sync the miner refused without fault as missed', async () => {
+  // A refusal it sent, in a run that reached another miner, misses the sync (since 2026-12-06):
+  // refusing every index call after one sync kept its claims in the statistics for good (a
+  // hostile-miner audit's finding). Skipped in the round's line, not failed.
+  it('counts a sync the miner refused, beside a miner that answered, as missed', async () => {
     network.devnet.setBehaviour(1, UNLIMITED);
     expect((await sync()).synced).toBe(2);
     expect(await missedSyncs(1)).toBe(0);
     await outage();
     network.devnet.setBehaviour(1, { ...UNLIMITED, blacklistAll: true });
 
-    const reports = [await sync(), await sync(), await sync()];
+    const first = await sync();
 
-    expect(reports.map((report) => report.staleDropped)).toEqual([[], [], []]);
-    expect(reports[0].skippedReasons).toEqual({ blacklisted: 1 });
-    expect(await missedSyncs(1)).toBe(0);
-    expect([...(await indexedBytes()).keys()].sort()).toEqual([0, 1]);
+    expect(first.skippedReasons).toEqual({ blacklisted: 1 });
+    expect(first.failed).toBe(0);
+    expect(await missedSyncs(1)).toBe(1);
+    // Its 403 spent the hour's call (as the miner counted it): the next sync sends none, and a
+    // call not sent says nothing of the miner. An hour later the next refusal counts again.
+    const second = await sync();
+    expect(second.skippedReasons).toEqual({ no_budget: 1 });
+    expect(await missedSyncs(1)).toBe(1);
   });
 
   it('counts nothing in syncs that reached no miner at all: more likely our network than theirs', async () => {
