@@ -529,6 +529,31 @@ describe(BucketReader.name, () => {
     expect(answer).toMatchObject({ status: 'success', miner: { uid: 4 } });
   });
 
+  // A liar refused users' fetches at no cost, and the refusal (its budget spent, a cooldown)
+  // kept it off the hour's spot checks (a hostile-miner audit's finding): beside another
+  // holder's answer, a refusal scores 0, as a refused spot check does. Alone, nothing.
+  it('scores 0 a holder that refused the fetch once another holder answered, and nothing otherwise', async () => {
+    const refusal = (reason: 'blacklisted' | 'busy') =>
+      new MinerCallError(reason, `refused (${reason})`);
+    const answeredAfter = setUp([
+      { uid: 1, fails: refusal('blacklisted') },
+      { uid: 2, fails: refusal('busy') },
+      { uid: 3 },
+    ]);
+    const answer = await answeredAfter.reader.read(2, HOUR, answeredAfter.holders);
+    expect(answer).toMatchObject({ status: 'success', miner: { uid: 3 } });
+    expect(answeredAfter.scores.filter(({ score }) => score === 0).map(({ uid }) => uid)).toEqual([
+      1, 2,
+    ]);
+
+    const noneAnswered = setUp([
+      { uid: 1, fails: refusal('blacklisted') },
+      { uid: 2, fails: refusal('busy') },
+    ]);
+    await noneAnswered.reader.read(2, HOUR, noneAnswered.holders);
+    expect(noneAnswered.scores.filter(({ score }) => score === 0)).toEqual([]);
+  });
+
   it('answers from an older fetch when the holder is still sending at the deadline, and keeps what it sends', async () => {
     const { reader, holders, store } = setUp([{ uid: 1, delayMs: DEADLINE_MS + 100 }]);
     await store.save(delivery(5, 2 * 3600_000, [post('old', 10)]));

@@ -221,6 +221,15 @@ export class BucketReader {
     let tried = 0;
     let lied = 0;
     let kept: { freeAt: Date | null } | undefined;
+    // Holders that refused the fetch (403, 404, 401, 503): scored 0 once another holder answers,
+    // as a spot check refused beside an answered one is (IndexSpotChecks). Scoring nothing, a
+    // liar refused users' fetches at no cost, and its refusal (spending its budget, or starting
+    // a cooldown) kept it off the spot checks of the hour (a hostile-miner audit's finding).
+    const refused: BucketHolder[] = [];
+    const answered = () => {
+      if (refused.length === 0) return;
+      this.credibility.record(refused.map(({ uid, hotkey }) => ({ uid, hotkey, score: 0 })));
+    };
     for (const holder of withBudget) {
       if (tried === HOLDERS_TRIED) break;
       if (kept && left.get(holder.hotkey)!.left === 1) continue;
@@ -236,9 +245,14 @@ export class BucketReader {
           message: `Miner ${holder.uid} is still sending bucket ${timeBucket}; ask again shortly, it will be answered from what it sent`,
         };
       }
+      if (outcome.ok) answered();
       if (outcome.ok && !outcome.droppedWhole)
         return answerFrom(outcome.delivery, newestFirst(outcome.delivery), false);
-      if (outcome.ok) lied += 1;
+      if (outcome.ok) {
+        lied += 1;
+        refused.length = 0;
+      }
+      if (!outcome.ok && outcome.refused) refused.push(holder);
       if (!outcome.ok && outcome.keptForChecks) kept = outcome.keptForChecks;
       else tried += 1;
     }
