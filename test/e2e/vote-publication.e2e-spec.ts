@@ -402,6 +402,58 @@ describe('Publishing the vote to the network', () => {
     ).toBe(2);
   });
 
+  // A history rewritten on the Gravity repository (a force push) drops commits our clone keeps:
+  // the chain would name, or go on naming, a commit that a reader cloning afresh cannot check
+  // out, and the network would not count the vote (an audit's finding).
+  describe('when the remote history is rewritten', () => {
+    const lastExtrinsic = () => standIns.replay.extrinsics.submitted.length - 1;
+
+    it('pushes the vote again before committing a pushed commit the branch no longer has', async () => {
+      const before = standIns.remote.head();
+      standIns.replay.extrinsics.failNext(1, 'AccountNotAllowedCommit');
+      await submit(vote('k').body).expect(200);
+      await worker().runOnce();
+      const failed = await publication();
+      expect(failed).toMatchObject({ state: 'failed', commit_sha: expect.any(String) });
+
+      standIns.remote.rewind(before);
+      await afterRetryDelay();
+      await worker().runOnce();
+      const done = await publication();
+      expect(done.state).toBe('committed');
+      expect(done.commit_sha).not.toBe(failed.commit_sha);
+      expect(standIns.remote.parents(done.commit_sha!)).toEqual([before]);
+      expect(raw40(lastExtrinsic())).toBe(done.commit_sha);
+    });
+
+    it('publishes a committed vote again once the branch no longer has its commit', async () => {
+      await submit(vote('l').body).expect(200);
+      await worker().runOnce();
+      const committed = await publication();
+      expect(committed.state).toBe('committed');
+      const extrinsics = standIns.replay.extrinsics.submitted.length;
+      await worker().checkCommitted();
+      expect(await publication()).toEqual(committed);
+
+      const [before] = standIns.remote.parents(committed.commit_sha!);
+      standIns.remote.rewind(before);
+      await worker().checkCommitted();
+      const again = await publication();
+      expect(again).toMatchObject({ state: 'pending', attempts: 0 });
+      expect(again.last_error).toBe(
+        `commit ${committed.commit_sha}, committed on chain in block ${committed.block_number}, is no longer on the Gravity repository's branch (its history was rewritten): the vote is pushed and committed again`,
+      );
+
+      await worker().runOnce();
+      const done = await publication();
+      expect(done.state).toBe('committed');
+      expect(done.commit_sha).not.toBe(committed.commit_sha);
+      expect(standIns.remote.parents(done.commit_sha!)).toEqual([before]);
+      expect(standIns.replay.extrinsics.submitted).toHaveLength(extrinsics + 1);
+      expect(raw40(extrinsics)).toBe(done.commit_sha);
+    });
+  });
+
   describe('across replicas and restarts', () => {
     let second: TestApp | undefined;
     let secondDir: string;

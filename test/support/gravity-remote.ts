@@ -23,6 +23,11 @@ export interface GravityRemote {
    * returns that branch's new head.
    */
   pushAsOnBranch(other: string, hotkey: string, content: string): string;
+  /**
+   * The branch's history rewritten (a force push): it points at `sha` again, the commits after
+   * it unreachable and pruned, as a fresh clone would no longer find them.
+   */
+  rewind(sha: string): void;
   /** The SHA the remote's branch points at. */
   head(): string;
   /** Parents of a commit. */
@@ -92,6 +97,13 @@ export function createGravityRemote(branch = 'main'): GravityRemote {
       git(work, 'push', '--quiet', bare, `${other}:${other}`);
       git(work, 'checkout', '--quiet', branch);
       return git(bare, 'rev-parse', other);
+    },
+    rewind(sha) {
+      git(bare, 'update-ref', `refs/heads/${branch}`, sha);
+      git(bare, 'reflog', 'expire', '--expire=now', '--all');
+      git(bare, 'gc', '--quiet', '--prune=now');
+      git(work, 'fetch', '--quiet', bare, branch);
+      git(work, 'reset', '--quiet', '--hard', 'FETCH_HEAD');
     },
     head: () => git(bare, 'rev-parse', branch),
     parents: (sha) => git(bare, 'rev-list', '--parents', '-n', '1', sha).split(' ').slice(1),

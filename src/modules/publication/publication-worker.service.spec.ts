@@ -34,6 +34,8 @@ function workerWith(
     windowAhead?: () => Promise<(CommitmentWindow & { rule: 'space' | 'rate' }) | undefined>;
     /** Our file at a commit (GravityGit.preferencesAt). */
     preferencesAt?: () => Promise<unknown>;
+    /** Whether the branch has a commit (GravityGit.onBranch; by default it has). */
+    onBranch?: (sha: string) => Promise<boolean>;
     /** Whether the claim still holds just before a submission (by default it does). */
     holds?: () => Promise<boolean>;
     /** PUBLICATION_RETRY_MS (12 s unless said). */
@@ -95,6 +97,7 @@ function workerWith(
       publish: fakes.publish ?? (() => Promise.resolve({ sha: SHA, pushed: true })),
       // Our file at the commitment on chain: by default not the vote's.
       preferencesAt: fakes.preferencesAt ?? (() => Promise.resolve({ kind: 'no-commit' })),
+      onBranch: fakes.onBranch ?? (() => Promise.resolve(true)),
     } as never,
     config as never,
   );
@@ -342,6 +345,27 @@ describe(PublicationWorker.name, () => {
       { block: 120, at: NOW, commitSha: EARLIER },
       {},
     );
+  });
+
+  // The clone keeps the commits of a history the remote rewrote: our commitment on chain naming
+  // one of them is no vote to a reader cloning afresh (an audit's finding).
+  it('submits the commitment when our file on chain is at a commit the branch no longer has', async () => {
+    const commit = jest.fn(() => Promise.resolve({ blockNumber: 121, blockHash: '0xab' }));
+    const onBranch = jest.fn((sha: string) => Promise.resolve(sha === SHA));
+    const { worker } = workerWith(
+      { content: '[]', task_ids: [] },
+      {
+        onChain: 'da39a3ee5e6b4b0d3255bfef95601890afd80709',
+        commit,
+        preferencesAt: () => Promise.resolve({ kind: 'file', text: '[]' }),
+        onBranch,
+      },
+    );
+    await worker.runOnce();
+    expect(onBranch).toHaveBeenCalledWith('da39a3ee5e6b4b0d3255bfef95601890afd80709', {
+      fetched: true,
+    });
+    expect(commit).toHaveBeenCalledWith(SHA);
   });
 
   it('submits the commitment when our file on chain is another, or cannot be read there', async () => {

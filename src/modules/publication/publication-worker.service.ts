@@ -40,6 +40,13 @@ type Committed = Inclusion & { sha: string };
  */
 const WINDOW_MARGIN_MS = 2 * BLOCK_MS;
 
+/**
+ * How often a replica checks that the Gravity repository still has the committed vote's commit:
+ * a fetch of the branch an hour, for an event as rare as a rewritten history (until it is
+ * found, the network does not count the vote).
+ */
+const COMMITTED_CHECK_MS = 60 * 60_000;
+
 /** Why the chain would refuse a commitment now, by the rule its storage keeps. */
 const TOO_SOON: Record<CommitmentRule, string> = {
   space: "our commitments used this epoch's space on the subnet (Commitments.UsedSpaceOf)",
@@ -80,6 +87,8 @@ export class PublicationWorker
   private running: Promise<void> | undefined;
   private stopping = false;
   private readonly hotkey: string;
+  /** When this replica last checked the committed vote (performance.now(); never yet). */
+  private committedCheckedAt = -Infinity;
 
   constructor(
     private readonly repository: PublicationRepository,
@@ -114,13 +123,46 @@ export class PublicationWorker
     return this.running;
   }
 
-  /** Publishes what is due, if this replica gets the claim (also used by tests). */
+  /**
+   * Publishes what is due, if this replica gets the claim, after checking the committed vote
+   * when that is due (also used by tests).
+   */
   runOnce(): Promise<void> {
     if (!this.publication.enabled || this.stopping) return Promise.resolve();
-    this.running ??= this.drain()
+    this.running ??= this.checkCommittedWhenDue()
+      .then(() => this.drain())
       .catch((error: Error) => this.logger.warn(`vote publication: ${error.message}`))
       .finally(() => (this.running = undefined));
     return this.running;
+  }
+
+  private async checkCommittedWhenDue(): Promise<void> {
+    const now = performance.now();
+    if (now - this.committedCheckedAt < COMMITTED_CHECK_MS) return;
+    this.committedCheckedAt = now;
+    await this.checkCommitted().catch((error: Error) =>
+      this.logger.warn(
+        `could not check that the committed vote is still in the Gravity repository: ${error.message}`,
+      ),
+    );
+  }
+
+  /**
+   * Whether the Gravity repository's branch still has the committed vote's commit (fetched now);
+   * a vote whose commit a rewritten history dropped (a force push, a squash) goes back to the
+   * push, due at once: the chain names a commit that validators cloning the repository afresh
+   * cannot check out, so the network no longer counts the vote (an audit's finding). Pushed
+   * again it is committed again, a fee and the epoch's commitment space: only for a commit
+   * gone. Public for tests.
+   */
+  async checkCommitted(): Promise<void> {
+    const row = await this.repository.find(this.hotkey);
+    const sha = row?.commit_sha?.trim();
+    if (row?.state !== 'committed' || !sha) return;
+    if (await this.gravity!.onBranch(sha)) return;
+    const reason = `commit ${sha}, committed on chain in block ${row.block_number}, is no longer on the Gravity repository's branch (its history was rewritten): the vote is pushed and committed again`;
+    if (await this.repository.restartCommitted(row, reason, this.clock.now()))
+      this.logger.warn(`vote ${row.version}: ${reason}`);
   }
 
   private async drain(): Promise<void> {
@@ -140,6 +182,15 @@ export class PublicationWorker
     let failures = row.attempts;
     try {
       let sha = row.commit_sha?.trim();
+      // A SHA an earlier attempt pushed is committed only while the branch still has it: its
+      // history rewritten meanwhile (a force push), the chain would name a commit that a reader
+      // cloning afresh cannot check out (an audit's finding). Pushed again, onto the branch as it is.
+      if (sha && !(await this.gravity!.onBranch(sha))) {
+        this.logger.warn(
+          `vote ${row.version}: commit ${sha} is no longer on the Gravity repository's branch (its history was rewritten): pushing the vote again`,
+        );
+        sha = undefined;
+      }
       if (!sha) {
         this.metrics.recordPublicationAttempt('push');
         const pushed = await this.gravity!.publish(row.hotkey, row.content);
@@ -239,14 +290,17 @@ export class PublicationWorker
   }
 
   /**
-   * Whether our file at commit `sha` is `content`, read from the clone as the push left it, never
-   * fetched (the lease counts no second fetch): a commit not there, or not a commit, is taken for
-   * another file, and the vote is committed as before.
+   * Whether our file at commit `sha` is `content` and the branch has the commit, read from the
+   * clone as this attempt's push or check fetched it, never fetched again (the lease counts no
+   * second fetch): a commit not there, or not a commit, is taken for another file, and the vote
+   * is committed as before. The clone keeps the commits of a history the remote rewrote: one
+   * found there alone is no vote to a reader cloning afresh.
    */
   private async holdsVote(sha: string, content: string): Promise<boolean> {
     try {
       const file = await this.gravity!.preferencesAt(this.hotkey, sha, 0);
-      return file.kind === 'file' && file.text === content;
+      if (file.kind !== 'file' || file.text !== content) return false;
+      return await this.gravity!.onBranch(sha, { fetched: true });
     } catch (error) {
       this.logger.warn(
         `could not read our file at the commitment on chain (${sha}), committing: ${(error as Error).message}`,

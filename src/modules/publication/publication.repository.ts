@@ -5,11 +5,13 @@ import { affectedCount, returningRows } from '../../database/returning-rows';
 import { Claim, PublicationRow } from './publication.types';
 
 /**
- * A publication back at its start, the push: no progress, no failures. A newer vote and a new
- * target both set it, so that a column of progress added later is cleared by both.
+ * A publication back at its start, the push: no progress, no failures. A newer vote, a new
+ * target and a commit the repository lost all set it (the last with its reason as the error),
+ * so that a column of progress added later is cleared by each.
  */
-const FROM_THE_PUSH = `state = 'pending', attempts = 0, commit_sha = NULL, pushed_at = NULL,
-  block_number = NULL, block_hash = NULL, committed_at = NULL, last_error = NULL`;
+const PROGRESS_DROPPED = `state = 'pending', attempts = 0, commit_sha = NULL, pushed_at = NULL,
+  block_number = NULL, block_hash = NULL, committed_at = NULL`;
+const FROM_THE_PUSH = `${PROGRESS_DROPPED}, last_error = NULL`;
 
 /**
  * `desirability_publications`: one row per hotkey, its newest vote and how far its publication
@@ -152,6 +154,25 @@ export class PublicationRepository {
        claimed_by = NULL, claimed_until = NULL, updated_at = $7`,
       [state, error.slice(0, 2000), nextAttemptAt.toISOString(), now.toISOString()],
     );
+  }
+
+  /**
+   * A committed vote whose commit the Gravity repository no longer has, back at the push, due
+   * `now`, with `reason` shown until the push: unless a newer vote or another replica's check
+   * moved it meanwhile (then it says false).
+   */
+  async restartCommitted(
+    row: Pick<PublicationRow, 'hotkey' | 'version' | 'commit_sha'>,
+    reason: string,
+    now: Date,
+  ): Promise<boolean> {
+    const result: unknown = await this.dataSource.query(
+      `UPDATE desirability_publications SET ${PROGRESS_DROPPED},
+         last_error = $4, next_attempt_at = $5, updated_at = $5
+       WHERE hotkey = $1 AND version = $2 AND state = 'committed' AND commit_sha = $3`,
+      [row.hotkey, row.version, row.commit_sha, reason, now.toISOString()],
+    );
+    return affectedCount(result) > 0;
   }
 
   /** Whether the claim still holds: its version is the newest vote's, and this worker's. */

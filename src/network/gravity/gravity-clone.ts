@@ -173,6 +173,22 @@ export class GravityClone {
     }
   }
 
+  /**
+   * Whether commit `sha` is `ref` or one of its ancestors; false when either is missing from the
+   * clone. Asked after a fetch, it says whether the remote's branch still has the commit: the
+   * clone keeps the objects of a history the remote rewrote.
+   */
+  async isAncestor(sha: string, ref: string): Promise<boolean> {
+    try {
+      await this.git(['merge-base', '--is-ancestor', sha, ref], LOCAL_TIMEOUT_MS);
+      return true;
+    } catch (error) {
+      if (error instanceof GitError && error.exitCode !== undefined && error.exitCode !== 0)
+        return false;
+      throw error;
+    }
+  }
+
   /** The object a revision names, or null when there is none. */
   async revision(name: string): Promise<string | null> {
     try {

@@ -193,6 +193,20 @@ describe(`${GravityGit.name} on a local bare repository`, () => {
     });
   });
 
+  // The subnet's reader checks a committed SHA out after `git fetch --all`: a commit a force push
+  // dropped is not found by a reader that clones afresh, though our clone keeps its objects.
+  it('says whether the remote branch still has a commit once its history was rewritten', async () => {
+    const before = remote.head();
+    const { sha } = await gravity.publish(HOTKEY, '[]');
+    expect(await gravity.onBranch(sha)).toBe(true);
+    expect(await gravity.onBranch(before, { fetched: true })).toBe(true);
+
+    remote.rewind(before);
+    expect(await gravity.onBranch(sha, { fetched: true })).toBe(true);
+    expect(await gravity.onBranch(sha)).toBe(false);
+    expect(await gravity.onBranch('0123456789abcdef0123456789abcdef01234567')).toBe(false);
+  });
+
   // The remote's hook stands for a protected branch (GitHub answers "protected branch hook
   // declined" or a pre-receive hook's refusal): the same push would be refused again.
   it('fails at once, with the repository’s reason, when a hook refuses the push', async () => {

@@ -136,6 +136,19 @@ export class GravityGit implements OnModuleDestroy {
   }
 
   /**
+   * Whether commit `sha` is on the branch as the remote has it: fetched first unless `fetched`
+   * (the caller fetched it within this attempt). A history rewritten on the remote (a force push)
+   * drops commits the clone still holds, and a reader cloning afresh cannot check them out.
+   */
+  async onBranch(sha: string, { fetched = false } = {}): Promise<boolean> {
+    if (!SHA.test(sha)) throw new Error(`not a git SHA: ${sha}`);
+    const clone = this.clone;
+    await clone.init();
+    if (!fetched) await clone.fetch();
+    return clone.isAncestor(sha, `refs/heads/${clone.settings.branch}`);
+  }
+
+  /**
    * Makes `content` the file of `hotkey` on the branch: fetches the branch, commits the file on
    * top of it unless it holds exactly that already, and pushes. A push refused because someone
    * pushed meanwhile is redone on top of the new head, up to PUSH_ATTEMPTS times.
