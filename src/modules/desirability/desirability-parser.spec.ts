@@ -637,6 +637,18 @@ describe(parseDesirabilityRequest.name, () => {
       expect(submission.jobs.map((entry) => entry.weight)).toEqual([0.5, 0.25, 0.25]);
     });
 
+    // Divided in binary floating point they were 0.7000000000000001 and 0.10000000000000002,
+    // where the subnet's uploader writes 0.7 and 0.1 (weight-sum.spec.ts).
+    it("are the subnet's uploader's shares, read in decimal", () => {
+      const submission = parsed(
+        job({ weight: 0.7 }),
+        job({ id: 'b', weight: 0.1 }, { label: '#b' }),
+        job({ id: 'c', weight: 0.1 }, { label: '#c' }),
+        job({ id: 'd', weight: 0.1 }, { label: '#d' }),
+      );
+      expect(submission.jobs.map((entry) => entry.weight)).toEqual([0.7, 0.1, 0.1, 0.1]);
+    });
+
     it('are normalized without overflow when huge', () => {
       const submission = parsed(
         job({ weight: 1e308 }),
@@ -677,13 +689,10 @@ describe(parseDesirabilityRequest.name, () => {
           job({ id: 'd', weight: 1e-320 }, { label: '#d' }),
         ),
       ).toEqual([{ loc: [...ROOT, 3, 'weight'], type: 'value_error' }]);
+      // A share below half the smallest double (5e-324) is 0, as Python's float() of it.
       expect(
-        violationsOf(
-          job({ weight: 1 }),
-          job({ id: 'b', weight: 1 }, { label: '#b' }),
-          job({ id: 'c', weight: 5e-324 }, { label: '#c' }),
-        ),
-      ).toEqual([{ loc: [...ROOT, 2, 'weight'], type: 'value_error' }]);
+        violationsOf(job({ weight: 1e10 }), job({ id: 'b', weight: 1e-314 }, { label: '#b' })),
+      ).toEqual([{ loc: [...ROOT, 1, 'weight'], type: 'value_error' }]);
     });
 
     it('keep a tiny weight whose share is still above 0', () => {

@@ -16,7 +16,7 @@ import { legacyJobId } from './legacy-job-id';
 import { paramsKey } from './desirability-aggregate';
 import { Loc, ParsedSubmission, ParseResult, toJobView, WeightedJob } from './desirability.types';
 import { DesirabilityItem } from './dto/desirability-request.dto';
-import { summedWeights } from './weight-sum';
+import { normalizedWeights } from './weight-sum';
 
 const REQUEST_FIELDS = ['desirabilities'];
 const JOB_FIELDS = ['id', 'weight', 'params'];
@@ -287,15 +287,15 @@ function jobParamsKey(job: TaskJob): string {
 }
 
 /**
- * Weights over their sum; huge weights, whose sum would overflow, are scaled down first. A
- * weight so small beside the others that its share underflows to 0 is a value error at it: a
- * job of weight 0 is refused by the subnet's uploader (`gt=0`), so the vote could never be
- * published, and it would weigh nothing here.
+ * Weights over their sum, as the subnet's uploader divides them (normalizedWeights). A weight so
+ * small beside the others that its share underflows to 0 is a value error at it: a job of weight
+ * 0 is refused by the subnet's uploader (`gt=0`), so the vote could never be published, and it
+ * would weigh nothing here.
  */
 function normalizeWeights(drafts: readonly Draft[], issues: Issues): WeightedJob[] {
-  const { weights, total } = summedWeights(drafts.map((draft) => draft.weight!));
+  const weights = normalizedWeights(drafts.map((draft) => draft.weight!));
   return drafts.map((draft, index) => {
-    const weight = weights[index] / total;
+    const weight = weights[index];
     if (!(weight > 0 && Number.isFinite(weight)))
       issues.value(
         draft.weightLoc,
