@@ -3,10 +3,12 @@ import { MAX_DESIRABILITY_JOBS } from '../../../config/environment-variables';
 import { ISO_DATE_FORMS } from '../../../common/validation/iso-date';
 
 /**
- * `x` or `reddit` in any case, as a pattern: an enum would promise lower case, while a
- * submission is answered back exactly as sent (`X`, `Reddit`).
+ * `x` or `reddit` in any case, white space around it ignored (parseSource trims it, as every
+ * source field does), as a pattern: an enum would promise lower case, while a submission is
+ * answered back exactly as sent (`X`, ` Reddit`). The document refused what the service took
+ * (a fuzzing audit's finding). ECMAScript's `\s` is the white space `trim` removes.
  */
-const PLATFORM_PATTERN = '^([xX]|[rR][eE][dD][dD][iI][tT])$';
+export const PLATFORM_PATTERN = '^\\s*([xX]|[rR][eE][dD][dD][iI][tT])\\s*$';
 
 @ApiSchema({
   name: 'DesirabilityJobParams',
@@ -14,7 +16,7 @@ const PLATFORM_PATTERN = '^([xX]|[rR][eE][dD][dD][iI][tT])$';
 })
 export class DesirabilityJobParamsDto {
   @ApiProperty({
-    description: '`x` or `reddit`, in any case',
+    description: '`x` or `reddit`, in any case, surrounding white space ignored',
     pattern: PLATFORM_PATTERN,
     example: 'x',
   })
@@ -96,7 +98,7 @@ export class DesirabilityJobDto {
 })
 export class LegacyDesirabilityDto {
   @ApiProperty({
-    description: '`x` or `reddit`, in any case',
+    description: '`x` or `reddit`, in any case, surrounding white space ignored',
     pattern: PLATFORM_PATTERN,
     example: 'reddit',
   })
