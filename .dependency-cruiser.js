@@ -14,6 +14,7 @@ const COMMON_FLOORS = [
   ['http', 'throttling'],
   ['errors'],
   ['jobs'],
+  ['writes'],
   ['logging', 'metrics'],
 ];
 

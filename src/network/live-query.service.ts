@@ -1,5 +1,6 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../common/clock/clock';
+import { debugEnabled } from '../common/logging/debug-lines';
 import { AnswerDropReason } from '../common/metrics/metric-labels';
 import { MetricsService, QuorumResult } from '../common/metrics/metrics.service';
 import { Source } from '../common/source';
@@ -61,6 +62,7 @@ export interface MinersWithCalls {
  */
 @Injectable()
 export class LiveQueryService {
+  private readonly logger = new Logger(LiveQueryService.name);
   private readonly latencies = new LatencyTracker();
   /** When each miner (by hotkey) last answered OnDemandRequest with a list of entities. */
   private readonly servedOnDemandAt = new Map<string, number>();
@@ -208,9 +210,22 @@ export class LiveQueryService {
       purpose,
     );
     const spent = [...left.values()].filter((budget) => budget.left <= 0);
+    const next = nextCallAt(spent);
+    // MinerClient's own line for a call its budget refuses is never reached by these: one line
+    // for the miners left out (a log audit found none at any level).
+    if (spent.length > 0 && debugEnabled()) {
+      const uids = miners
+        .filter((miner) => left.get(miner.hotkey)!.left <= 0)
+        .map(({ uid }) => uid);
+      this.logger.debug(
+        { synapse: 'OnDemandRequest', purpose, uids, free_at: next?.toISOString() ?? null },
+        `${uids.length} of ${miners.length} miners OnDemandRequest: not called, no call left in ` +
+          `their budget${purpose === 'task' ? " beyond users' reserve" : ''}`,
+      );
+    }
     return {
       miners: miners.filter((miner) => left.get(miner.hotkey)!.left > 0),
-      nextCallAt: nextCallAt(spent),
+      nextCallAt: next,
     };
   }
 

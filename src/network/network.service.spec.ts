@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { Clock } from '../common/clock/clock';
 import { MetricsService } from '../common/metrics/metrics.service';
 import { SynapseName } from '../common/synapse-names';
@@ -620,6 +621,34 @@ describe(`${NetworkService.name} on-demand modes`, () => {
     expect(onDemandCalls).toEqual([]);
     expect(stored.answer).toHaveBeenCalledWith(QUERY, 'user', 2000);
     expect(result.origin).toBe('stored');
+  });
+
+  // The switch to stored data was silent at every level (a log audit's finding).
+  it("auto: logs each change in how users' queries are answered, once", async () => {
+    const logged = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
+    const spent = [1, 2];
+    const { service } = setUp('auto', 2, 2, spent);
+    const lines = () => logged.mock.calls.map(([line]) => String(line));
+
+    expect((await service.query(QUERY)).origin).toBe('stored');
+    await service.query(QUERY);
+    await service.query(QUERY, 'task');
+    expect(lines()).toEqual([
+      "on-demand queries are answered from stored data: every miner that might answer has no OnDemandRequest call left in this validator's budget for the hour (MINER_CALL_BUDGETS)",
+    ]);
+    spent.length = 0;
+    expect((await service.query(QUERY)).origin).toBe('live');
+    await service.query(QUERY);
+    expect(lines().slice(1)).toEqual(['on-demand queries are answered live by miners again']);
+    logged.mockRestore();
+  });
+
+  it('auto: logs nothing while users are answered live from the start', async () => {
+    const logged = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
+    const { service } = setUp('auto', 3, 3);
+    await service.query(QUERY);
+    expect(logged).not.toHaveBeenCalled();
+    logged.mockRestore();
   });
 
   it('auto: a stored answer for want of OnDemandRequest calls counts the miners left out', async () => {

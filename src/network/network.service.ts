@@ -7,6 +7,7 @@ import {
   FetchOutcome,
   HOLDERS_CONSIDERED,
 } from './buckets/bucket-reader';
+import { AnswerPathLog } from './answer-path-log';
 import { CredibilityRecorder } from './credibility-recorder';
 import { IndexRow, InvalidIndexError, parseCompressedIndex } from './index/compressed-index';
 import { IndexFreshness, HotkeyCheck, MinerCalls, MinerCounts } from './network-status';
@@ -48,6 +49,8 @@ export interface SynapseBudgetLeft {
  */
 @Injectable()
 export class NetworkService implements OnModuleInit {
+  private readonly answerPaths = new AnswerPathLog();
+
   constructor(
     private readonly metagraph: MetagraphService,
     private readonly client: MinerClient,
@@ -232,7 +235,8 @@ export class NetworkService implements OnModuleInit {
       return this.queryStored(query, purpose, 'budget', undefined, askable.length);
     const round = await this.live.query(query, askable, withCallsLeft, purpose);
     const live = round.result;
-    if (mode !== 'auto' || live.minersResponded > 0) return live;
+    if (mode !== 'auto') return live;
+    if (live.minersResponded > 0) return this.answeredLive(live, purpose);
     // Those whose budget other queries spent between their choice and their call were left out
     // for budget too (the stored answer does not count them among its queried miners).
     const withoutBudget = live.minersWithoutBudget + round.spentWhenCalled;
@@ -242,9 +246,15 @@ export class NetworkService implements OnModuleInit {
         : withoutBudget > 0
           ? 'budget'
           : undefined;
-    if (why === undefined) return live;
+    if (why === undefined) return this.answeredLive(live, purpose);
     const left = this.config.network.queryDeadlineMs - (performance.now() - started);
     return this.queryStored(query, purpose, why, Math.max(0, left), withoutBudget);
+  }
+
+  /** A live answer under ON_DEMAND_MODE=auto, its path noted (AnswerPathLog). */
+  private answeredLive(result: NetworkQueryResult, purpose: QueryPurpose): NetworkQueryResult {
+    if (purpose === 'user') this.answerPaths.note('live');
+    return result;
   }
 
   /** `minersWithoutBudget`: those the live round considered left out for budget, if any. */
@@ -255,6 +265,7 @@ export class NetworkService implements OnModuleInit {
     deadlineMs = this.config.network.queryDeadlineMs,
     minersWithoutBudget = 0,
   ): Promise<NetworkQueryResult> {
+    if (purpose === 'user') this.answerPaths.note(why);
     const answer = await this.storedData.answer(query, purpose, deadlineMs);
     const { miners } = answer;
     // Nothing found where nothing could be fetched is not "no data": say so to a user, rather

@@ -47,7 +47,7 @@ function setUp(
       return counted({ result }) ? { ran: true, result } : { ran: true, uncounted: true, result };
     },
   };
-  const logger = { log: jest.fn(), error: jest.fn() };
+  const logger = { log: jest.fn(), debug: jest.fn(), error: jest.fn() };
   const job = new PeriodicJob(
     runner as unknown as JobRunner,
     'the-job',
@@ -156,11 +156,14 @@ describe(PeriodicJob.name, () => {
 
   it('keeps the interval when another replica holds the job', async () => {
     jest.useFakeTimers();
-    const { job, runner } = setUp();
+    const { job, runner, logger } = setUp();
     runner.skips.push({ ran: false, skipped: 'locked' });
     job.start(Promise.resolve());
     await jest.advanceTimersByTimeAsync(INTERVAL_MS - 1);
     expect(runner.calls).toBe(1);
+    // Every replica but one says so at each tick: at debug, not info (a log audit's finding).
+    expect(logger.debug).toHaveBeenCalledWith('the-job: another replica is running it');
+    expect(logger.log).not.toHaveBeenCalled();
     await jest.advanceTimersByTimeAsync(1);
     expect(runner.calls).toBe(2);
     job.stop();

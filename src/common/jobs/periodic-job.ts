@@ -66,8 +66,10 @@ export class PeriodicJob<T> {
       const outcome = await this.current;
       if (outcome.interrupted)
         this.logger.log(`${this.name}: cut short by shutdown, left due for the other replicas`);
+      // At debug: on every replica but the one running it, each tick wrote it at info, a line a
+      // minute saying nothing (a log audit's finding).
       else if (!outcome.ran)
-        this.logger.log(
+        this.logger.debug(
           `${this.name}: ${outcome.skipped === 'locked' ? 'another replica is running it' : `ran recently, due in ${Math.round((outcome.dueInMs ?? 0) / 1000)} s`}`,
         );
       return outcome;

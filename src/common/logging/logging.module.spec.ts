@@ -38,6 +38,33 @@ describe(LoggingModule.name, () => {
     }
   });
 
+  // About 60 lines a start, each module and route, at info (a log audit's finding).
+  it("writes Nest's wiring lines at start only where debug lines are written", async () => {
+    for (const [level, expected] of [
+      ['info', ['Nest application successfully started']],
+      [
+        'debug',
+        [
+          'ConfigModule dependencies initialized',
+          'Mapped {/api/v1/health, GET} route',
+          'HealthController {/api/v1}:',
+          'Nest application successfully started',
+        ],
+      ],
+    ] as const) {
+      const { root, capture, close } = await loggersAt(level);
+      try {
+        root.info({ context: 'InstanceLoader' }, 'ConfigModule dependencies initialized');
+        root.info({ context: 'RouterExplorer' }, 'Mapped {/api/v1/health, GET} route');
+        root.info({ context: 'RoutesResolver' }, 'HealthController {/api/v1}:');
+        root.info({ context: 'NestApplication' }, 'Nest application successfully started');
+        expect(capture.lines().map((line) => line.msg)).toEqual(expected);
+      } finally {
+        await close();
+      }
+    }
+  });
+
   it('replaces a secret in any line it writes, whatever wrote it there', async () => {
     const { root, capture, close } = await loggersAt('info');
     try {

@@ -126,15 +126,33 @@ export function createStartupLogger(settings: LoggingSettings): PinoRoot {
   return pino(rootOptions(settings), destinationFor(settings, true));
 }
 
+/**
+ * Nest's wiring at start, one `info` line per module and route: about 60 lines a start that
+ * say nothing the start line and the banner do not (a log audit's finding). Written only when
+ * debug lines are.
+ */
+const NEST_WIRING = new Set(['InstanceLoader', 'RoutesResolver', 'RouterExplorer']);
+
+function isNestWiring(first: unknown): boolean {
+  const context = (first as { context?: unknown } | null)?.context;
+  return typeof context === 'string' && NEST_WIRING.has(context);
+}
+
 /** The root logger's options: its level, the secret scanner, the error and request fields. */
 function rootOptions(settings: LoggingSettings): LoggerOptions {
   const { lineScanner } = settings;
   return {
     level: settings.level,
-    // The last line of defence: every line is scanned as written, and a token holding a secret
-    // (in any encoding: see SecretScanner) is replaced, whatever put it there (an error message
-    // quoting input, a stack trace, a future log call).
-    hooks: { streamWrite: (line) => lineScanner.scrub(line) },
+    hooks: {
+      logMethod(args, method) {
+        if (isNestWiring(args[0]) && !this.isLevelEnabled('debug')) return;
+        method.apply(this, args);
+      },
+      // The last line of defence: every line is scanned as written, and a token holding a
+      // secret (in any encoding: see SecretScanner) is replaced, whatever put it there (an
+      // error message quoting input, a stack trace, a future log call).
+      streamWrite: (line) => lineScanner.scrub(line),
+    },
     // An error keeps its class, message, code, stack and a failed query's text, never the
     // query's parameters (a key's hash, a client's text): see loggedError.
     serializers: { err: loggedError },

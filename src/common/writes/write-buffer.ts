@@ -1,10 +1,14 @@
 import { Logger } from '@nestjs/common';
 import { storage } from 'nestjs-pino/storage';
+import { ThrottledWarning } from '../logging/throttled-warning';
 
 export interface WriteBufferOptions<K, V> {
   /** How long the first change waits for others before the batch is written. */
   delayMs: number;
-  /** Writes one batch; a failure is logged (as `could not record <what>`) and the batch dropped. */
+  /**
+   * Writes one batch; a failure is logged (as `could not record <what>`, at most one line per
+   * 10 s) and the batch dropped.
+   */
   write: (batch: ReadonlyMap<K, V>) => Promise<void>;
   what: string;
   logger: Logger;
@@ -21,8 +25,20 @@ export class WriteBuffer<K, V> {
   private timer: NodeJS.Timeout | undefined;
   private readonly writes = new Set<Promise<void>>();
   private closed = false;
+  /**
+   * A batch fails every `delayMs` or so while the database is away: one line per 10 s, counting
+   * the others, as the outage's own log does (a log audit counted about 700 a recorder in an hour).
+   */
+  private readonly failures: ThrottledWarning;
 
-  constructor(private readonly options: WriteBufferOptions<K, V>) {}
+  constructor(private readonly options: WriteBufferOptions<K, V>) {
+    const { what, logger } = options;
+    this.failures = new ThrottledWarning(logger, {
+      line: (subject) => `could not record ${what}: ${subject}`,
+      summary: (count, seconds, last) =>
+        `could not record ${what} ${count} more times in ${seconds} s; the last: ${last}`,
+    });
+  }
 
   /** Folds a change into what is pending for `key`; ignored once the buffer is closed. */
   add(key: K, fold: (pending: V | undefined) => V): void {
@@ -52,10 +68,13 @@ export class WriteBuffer<K, V> {
     if (this.pending.size === 0) return;
     const batch = this.pending;
     this.pending = new Map();
-    const { write, what, logger } = this.options;
-    const written = write(batch).catch((error: Error) =>
-      logger.warn(`could not record ${what}: ${error.message}`),
-    );
+    const written = this.options
+      .write(batch)
+      .catch((error: Error) =>
+        this.failures.warn(
+          `${error.message} (${batch.size} ${batch.size === 1 ? 'change' : 'changes'} dropped)`,
+        ),
+      );
     this.writes.add(written);
     void written.finally(() => this.writes.delete(written));
   }

@@ -54,6 +54,11 @@ describe(readCapped.name, () => {
     expect(text).toBe('a'.repeat(4096));
   });
 
+  it('keeps the first bytes of a body sent in one chunk over the cap', async () => {
+    expect(await readCapped(bodyOf(5000, 5000), 4096, true)).toBe('a'.repeat(4096));
+    expect(await readCapped(bodyOf(5000, 3000), 4096, true)).toBe('a'.repeat(4096));
+  });
+
   it('fails an answer over the cap as oversize', async () => {
     await expect(readCapped(bodyOf(10 * 1024), 4096, false)).rejects.toEqual(
       expect.objectContaining<Partial<MinerCallError>>({ reason: 'oversize' }),
@@ -70,5 +75,20 @@ describe(errorMessage.name, () => {
   it('cuts a body that is not JSON to 200 characters, and names an empty one', () => {
     expect(errorMessage('<html>'.padEnd(5_000, '.'))).toHaveLength(200);
     expect(errorMessage('')).toBe('no message');
+    expect(errorMessage('{"message": ""}')).toBe('no message');
+  });
+
+  // A miner's line break, ESC sequence or bidi override forged a second log line, live terminal
+  // codes and a reversed line in the logs (a log audit's finding).
+  it('escapes control and format characters, in a message and in a body that is not JSON', () => {
+    const forged = 'EVIL\n{"level":60,"msg":"FORGED"}\u001b[31mRED\u202ereversed\r\n';
+    expect(errorMessage(JSON.stringify({ message: forged }))).toBe(
+      'EVIL\\u000a{"level":60,"msg":"FORGED"}\\u001b[31mRED\\u202ereversed\\u000d\\u000a',
+    );
+    expect(errorMessage('oops\u0007\u2028')).toBe('oops\\u0007\\u2028');
+  });
+
+  it('cuts by characters, never inside a surrogate pair', () => {
+    expect(errorMessage(`${'x'.repeat(199)}\u{1F680}tail`)).toBe(`${'x'.repeat(199)}\u{1F680}`);
   });
 });

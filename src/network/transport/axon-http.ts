@@ -1,3 +1,5 @@
+import { firstCharacters } from '../../common/characters';
+import { withUnprintablesEscaped } from '../../common/validation/control-characters';
 import { AxonTarget } from '../bittensor/dendrite';
 import { MinerCallError } from './miner-failures';
 
@@ -81,20 +83,33 @@ export async function* cappedChunks(
     total += chunk.byteLength;
     if (total > maxBytes) {
       body.destroy();
-      if (truncate) return;
+      // The chunk's bytes up to the cap: dropped whole, a body sent in one large chunk (5 KB
+      // of error text) left nothing, and was logged as "no message" (a log audit's finding).
+      if (truncate) {
+        const kept = chunk.byteLength - (total - maxBytes);
+        if (kept > 0) yield chunk.subarray(0, kept);
+        return;
+      }
       throw new MinerCallError('oversize', `response exceeds ${maxBytes} bytes`);
     }
     yield chunk;
   }
 }
 
-/** An axon's error body is `{"message": "..."}`; shortened, as it is the miner's text. */
+/**
+ * An axon's error body is `{"message": "..."}`, else its text: the miner's words, repeated in
+ * logs and errors, so cut to 200 characters and with every control and format character
+ * escaped. Raw, a miner's line break, ESC sequence or U+202E wrote a forged second line and
+ * live terminal codes into the development log, and a reversed line into any (a log audit's
+ * finding).
+ */
 export function errorMessage(text: string): string {
+  let message = text;
   try {
-    const { message } = JSON.parse(text) as { message?: unknown };
-    if (typeof message === 'string') return message.slice(0, 200);
+    const parsed = JSON.parse(text) as { message?: unknown };
+    if (typeof parsed?.message === 'string') message = parsed.message;
   } catch {
-    // not JSON: fall through
+    // not JSON: its text
   }
-  return text.slice(0, 200) || 'no message';
+  return withUnprintablesEscaped(firstCharacters(message, 200)) || 'no message';
 }
