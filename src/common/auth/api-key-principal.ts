@@ -15,4 +15,6 @@ export interface AuthenticatedRequest {
   apiKey?: ApiKeyPrincipal;
   /** Why ApiKeyGuard answered 401, for the request's line (request-logging.ts). */
   authFailure?: AuthFailure;
+  /** The id of a genuine key ApiKeyGuard refused (expired, deactivated), for the same line. */
+  refusedKeyId?: string;
 }

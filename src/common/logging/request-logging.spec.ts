@@ -244,7 +244,25 @@ describe(requestLogging.name, () => {
       auth_failure: 'wrong_key',
       req: { url: '/guarded', remoteAddress: expect.stringMatching(/^(::ffff:)?127\.0\.0\.1$/) },
     });
+    expect(line).not.toHaveProperty('key_id');
     expect(JSON.stringify(line)).not.toContain(key);
+  });
+
+  it("names a genuine key refused (expired, deactivated) on the 401's line by its id", async () => {
+    const served = serve((app) =>
+      app.get('/guarded', (request, response) => {
+        Object.assign(request, { authFailure: 'deactivated_key', refusedKeyId: 'k-123' });
+        response.status(401).send('no');
+      }),
+    );
+    server = served.server;
+    await once(server, 'listening');
+    const { port } = server.address() as AddressInfo;
+    await fetch(`http://127.0.0.1:${port}/guarded`).then((response) => response.text());
+    expect(await firstLine(served.lines)).toMatchObject({
+      auth_failure: 'deactivated_key',
+      key_id: 'k-123',
+    });
   });
 
   it('names no address on the line of an answer other than a 401', async () => {

@@ -120,7 +120,7 @@ function logCompletion(
   if (!requestLines.isLevelEnabled(level)) return;
   const req = loggedRequest(request, scanner);
   const responseTime = Math.round(milliseconds);
-  const { apiKey, authFailure } = request as IncomingMessage & AuthenticatedRequest;
+  const { apiKey, authFailure, refusedKeyId } = request as IncomingMessage & AuthenticatedRequest;
   // Which key was charged (its id as listed, or `master`), so a 429 or a heavy user can be found.
   const fields = { req, res: { statusCode: sent }, responseTime, key_id: apiKey?.id };
   // The connection closed before the answer was complete (the client gave up, or the answer was
@@ -133,11 +133,12 @@ function logCompletion(
     return;
   }
   // A refused key says why, and from where: which client is failing, and whether it is guessing
-  // (wrong_key from one address) or misconfigured (missing_key, expired_key).
+  // (wrong_key from one address) or misconfigured (missing_key, expired_key); a genuine key
+  // refused (expired, deactivated) says which, by its id.
   if (statusCode === 401) {
     req.remoteAddress = loggedAddress((request as Request).ip, scanner);
     requestLines[level](
-      { ...fields, auth_failure: authFailure },
+      { ...fields, key_id: refusedKeyId, auth_failure: authFailure },
       `${req.method} ${req.url} 401 ${responseTime}ms`,
     );
     return;

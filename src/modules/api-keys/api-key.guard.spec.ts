@@ -92,7 +92,7 @@ describe(ApiKeyGuard.name, () => {
   it('refuses a wrong bearer token on /metrics whatever key comes beside it, counting the failure', async () => {
     // The token is tried first: letting a valid key answer instead (its 403, or an expired
     // key's 401) told a wrong token from the right one, uncounted.
-    for (const known of [principal, 'expired' as const]) {
+    for (const known of [principal, { refused: 'expired', id: 'k1' } as const]) {
       const { guard, authenticate, recordFailure } = setUp(known);
       const { context, request } = requestTo('metrics', {
         'x-api-key': KEY,
@@ -147,8 +147,20 @@ describe(ApiKeyGuard.name, () => {
       'missing_key',
     ],
     ['an unknown key', 'key', { 'x-api-key': `${KEY}x` }, principal, 'wrong_key'],
-    ['a deactivated key', 'key', { 'x-api-key': KEY }, 'deactivated', 'deactivated_key'],
-    ['an expired key', 'key', { 'x-api-key': KEY }, 'expired', 'expired_key'],
+    [
+      'a deactivated key',
+      'key',
+      { 'x-api-key': KEY },
+      { refused: 'deactivated', id: 'k1' },
+      'deactivated_key',
+    ],
+    [
+      'an expired key',
+      'key',
+      { 'x-api-key': KEY },
+      { refused: 'expired', id: 'k1' },
+      'expired_key',
+    ],
     [
       'a wrong metrics token',
       'metrics',
@@ -163,6 +175,10 @@ describe(ApiKeyGuard.name, () => {
       const { context, request } = requestTo(access, headers);
       expect(await refusalOf(() => guard.canActivate(context))).not.toBe('admitted');
       expect(request.authFailure).toBe(reason);
+      // A genuine key refused is named on the request's line by its id (a log audit's finding).
+      expect(request.refusedKeyId).toBe(
+        typeof known === 'object' && 'refused' in known ? 'k1' : undefined,
+      );
       expect(recordAuthFailure.mock.calls).toEqual([[reason]]);
     },
   );

@@ -66,7 +66,7 @@ export class ApiKeyGuard implements CanActivate {
         request.ip ?? 'unknown',
         authentication.then((found) => this.admit(request, presented, found, access)),
       );
-    if (typeof authentication === 'object' && authentication?.isMaster)
+    if (authentication && 'isMaster' in authentication && authentication.isMaster)
       return this.failures
         .refuseMasterBeyondLimit(request.ip ?? 'unknown')
         .then(() => this.admit(request, presented, authentication, access));
@@ -79,15 +79,18 @@ export class ApiKeyGuard implements CanActivate {
     authentication: Authentication,
     access: AccessLevel,
   ): true | Promise<never> {
-    // A genuine key past its expiry guesses nothing: not a failure towards the address's lockout.
-    if (authentication === 'expired')
-      throw this.unauthorized(
-        request,
-        'expired_key',
-        ERROR_DETAILS.keyExpired,
-        challengeOf(access),
-      );
-    if (!authentication || authentication === 'deactivated')
+    if (authentication && 'refused' in authentication) {
+      request.refusedKeyId = authentication.id;
+      // A genuine key past its expiry guesses nothing: no failure towards the address's lockout.
+      if (authentication.refused === 'expired')
+        throw this.unauthorized(
+          request,
+          'expired_key',
+          ERROR_DETAILS.keyExpired,
+          challengeOf(access),
+        );
+    }
+    if (!authentication || 'refused' in authentication)
       return this.refuse(
         request,
         authentication ? 'deactivated_key' : 'wrong_key',

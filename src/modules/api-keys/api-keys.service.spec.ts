@@ -152,7 +152,10 @@ describe(ApiKeysService.name, () => {
       clock.advance(4999);
       expect(await service.authenticate(KEY)).toMatchObject({ id: ID });
       clock.advance(1);
-      expect(await service.authenticate(KEY)).toBe('expired');
+      expect(await service.authenticate(KEY)).toEqual({
+        refused: 'expired',
+        id: expect.any(String),
+      });
       expect(repository.findByHash).toHaveBeenCalledTimes(1);
     } finally {
       frozen.mockRestore();
@@ -173,7 +176,10 @@ describe(ApiKeysService.name, () => {
   // Refused alike (401 "Invalid API key"), but told apart for the request's line and the counter.
   it('answers a deactivated key as deactivated, apart from an unknown one', async () => {
     const { service } = setUp({ isActive: false, expiresAt: new Date('2026-01-01T00:00:00Z') });
-    expect(await service.authenticate(KEY)).toBe('deactivated');
+    expect(await service.authenticate(KEY)).toEqual({
+      refused: 'deactivated',
+      id: expect.any(String),
+    });
     expect(await service.authenticate(`${KEY}x`)).toBeNull();
   });
 
@@ -249,8 +255,11 @@ describe(ApiKeysService.name, () => {
     key.isActive = false;
     await service.deactivate(ID, 'master');
     answerOldRow();
-    await expect(racing).resolves.toBe('deactivated');
-    expect(await service.authenticate(KEY)).toBe('deactivated');
+    await expect(racing).resolves.toEqual({ refused: 'deactivated', id: expect.any(String) });
+    expect(await service.authenticate(KEY)).toEqual({
+      refused: 'deactivated',
+      id: expect.any(String),
+    });
   });
 
   it('does not cache the old row of a lookup in flight when another replica announces a change', async () => {
@@ -262,8 +271,11 @@ describe(ApiKeysService.name, () => {
     key.isActive = false; // deactivated through another replica, which announces it
     announce(ID);
     answerOldRow();
-    await expect(racing).resolves.toBe('deactivated');
-    expect(await service.authenticate(KEY)).toBe('deactivated');
+    await expect(racing).resolves.toEqual({ refused: 'deactivated', id: expect.any(String) });
+    expect(await service.authenticate(KEY)).toEqual({
+      refused: 'deactivated',
+      id: expect.any(String),
+    });
   });
 
   it('answers an unknown key as unknown, not with an error, when a change is announced during its lookup', async () => {

@@ -53,11 +53,21 @@ export const LAST_READ_TRUSTED_MS = 10 * 60_000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * What authenticating a key gives: who it is, `expired` for a genuine key past its expiry,
- * `deactivated` for a key deactivated, or null for no key of ours. The last two are answered
- * alike; the request's line tells them apart.
+ * A genuine key refused: past its expiry, or deactivated. Its id (listed by `GET /keys`, not a
+ * secret) goes on the request's line: whose key stopped working, and who still uses a key
+ * revoked after a leak (a log audit's finding: the line said neither).
  */
-export type Authentication = ApiKeyPrincipal | 'expired' | 'deactivated' | null;
+export interface RefusedKey {
+  refused: 'expired' | 'deactivated';
+  id: string;
+}
+
+/**
+ * What authenticating a key gives: who it is, a genuine key refused (RefusedKey), or null for
+ * no key of ours. A deactivated key and no key are answered alike; the request's line tells
+ * them apart.
+ */
+export type Authentication = ApiKeyPrincipal | RefusedKey | null;
 
 @Injectable()
 export class ApiKeysService {
@@ -173,9 +183,9 @@ export class ApiKeysService {
 
   private authenticationOf(key: ApiKeyEntity | undefined): Authentication {
     if (!key) return null;
-    if (!key.isActive) return 'deactivated';
+    if (!key.isActive) return { refused: 'deactivated', id: key.id };
     const now = this.clock.now();
-    if (key.expiresAt && key.expiresAt <= now) return 'expired';
+    if (key.expiresAt && key.expiresAt <= now) return { refused: 'expired', id: key.id };
     this.usage.record(key.id, now);
     return { id: key.id, tier: key.tier, isMaster: false, rateLimit: key.rateLimit };
   }
