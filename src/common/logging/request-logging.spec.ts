@@ -265,6 +265,30 @@ describe(requestLogging.name, () => {
     });
   });
 
+  it("says which limit a 429 was, naming the key or, for the address's lockout, the address", async () => {
+    const served = serve((app) =>
+      app.get('/limited', (request, response) => {
+        if (request.headers['x-as'] === 'key')
+          (request as AuthenticatedRequest).apiKey = { id: 'key-7' } as ApiKeyPrincipal;
+        response.status(429).send('slow down');
+      }),
+    );
+    server = served.server;
+    await once(server, 'listening');
+    const { port } = server.address() as AddressInfo;
+    const url = `http://127.0.0.1:${port}/limited`;
+    await fetch(url, { headers: { 'x-as': 'key' } }).then((response) => response.text());
+    const budget = await firstLine(served.lines);
+    expect(budget).toMatchObject({ key_id: 'key-7', rate_limited: 'key_budget' });
+    expect(budget.req).not.toHaveProperty('remoteAddress');
+    served.lines.length = 0;
+    await fetch(url).then((response) => response.text());
+    expect(await firstLine(served.lines)).toMatchObject({
+      rate_limited: 'address_lockout',
+      req: { remoteAddress: expect.stringMatching(/^(::ffff:)?127\.0\.0\.1$/) },
+    });
+  });
+
   it('names no address on the line of an answer other than a 401', async () => {
     const served = serve((app) => app.get('/ok', (_request, response) => void response.send('ok')));
     server = served.server;

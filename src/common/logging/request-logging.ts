@@ -143,6 +143,17 @@ function logCompletion(
     );
     return;
   }
+  // Which limit refused it: a key's budget (the key is named: `key_id`), or the address's lockout
+  // after failed authentications, which comes before any key is admitted (the address is named:
+  // who is guessing). The two read alike without it (a log audit's finding).
+  if (statusCode === 429) {
+    if (!apiKey) req.remoteAddress = loggedAddress((request as Request).ip, scanner);
+    requestLines[level](
+      { ...fields, rate_limited: apiKey ? 'key_budget' : 'address_lockout' },
+      `${req.method} ${req.url} 429 ${responseTime}ms`,
+    );
+    return;
+  }
   // The master key's users are all `master`: its line names the client, so that a leaked key's
   // use can be traced to where it came from (an on-call audit's finding).
   if (apiKey?.isMaster) req.remoteAddress = loggedAddress((request as Request).ip, scanner);
