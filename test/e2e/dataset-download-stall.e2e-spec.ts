@@ -128,6 +128,7 @@ describe('A dataset download whose client stops reading', () => {
         expect(closedAt - opened).toBeGreaterThanOrEqual(STALL_MS - 100);
         await until(async () => !holdsOpen(files[format]) || undefined, 2000, 10);
         expect(warned).toHaveBeenCalledWith(
+          { task_id: 'stall-x' },
           `task stall-x: ${format} download made no progress for ${STALL_MS} ms: connection closed`,
         );
       } finally {

@@ -787,6 +787,7 @@ describe('Task datasets as Parquet', () => {
     try {
       await recordedIn(join(elsewhere, 'datasets'), () => expectFileMissing('jsonl'));
       expect(warned).toHaveBeenCalledWith(
+        { task_id: 'btc-x' },
         `task btc-x: ${jsonl} is not on disk: answered as missing`,
       );
     } finally {

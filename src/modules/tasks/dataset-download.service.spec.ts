@@ -132,7 +132,7 @@ describe(DatasetDownloadService.name, () => {
     unlinkSync(files.jsonl);
     await expect(service.open('btc', 'jsonl')).rejects.toThrow(fileMissing('btc'));
     expect(warned.mock.calls).toEqual([
-      [`task btc: ${files.jsonl} is not on disk: answered as missing`],
+      [{ task_id: 'btc' }, `task btc: ${files.jsonl} is not on disk: answered as missing`],
     ]);
   });
 
@@ -182,6 +182,7 @@ describe(DatasetDownloadService.name, () => {
       await expect(refused).rejects.toThrow(ServiceUnavailableException);
       await expect(refused).rejects.toThrow(fileMissing('btc'));
       expect(warned).toHaveBeenCalledWith(
+        { task_id: 'btc' },
         expect.stringContaining('cannot be opened (ENOENT): answered as missing'),
       );
     },
@@ -206,6 +207,7 @@ describe(DatasetDownloadService.name, () => {
       await expect(refused).rejects.toThrow(fileMissing('btc'));
       const recordedBytes = (format === 'jsonl' ? JSONL : PARQUET).length;
       expect(warned).toHaveBeenCalledWith(
+        { task_id: 'btc' },
         expect.stringContaining(
           `has ${OTHER.length} bytes, not the ${recordedBytes} recorded: answered as missing`,
         ),
@@ -482,6 +484,7 @@ describe(DatasetDownloadService.name, () => {
         expect(response.status).not.toHaveBeenCalled();
         expect(response.statusCode).toBe(200);
         expect(warned).toHaveBeenCalledWith(
+          { task_id: 'btc' },
           `task btc: btc.parquet could not be sent whole (the file ended after 5 of its ${PARQUET.length} bytes): connection closed`,
         );
       },

@@ -190,6 +190,7 @@ export class DatasetDownloadService {
     const file = new StreamableFile(failingShort(stream, length), headers).setErrorHandler(
       (error, response) => {
         this.logger.warn(
+          { task_id: id },
           `task ${id}: ${basename(served.file)} could not be sent whole (${error.message}): connection closed`,
         );
         // Closed, not ended: an ended response looks complete, and a client on a kept-alive
@@ -220,6 +221,7 @@ export class DatasetDownloadService {
     const stallMs = this.config.tasks.downloadStallTimeoutMs;
     response.setTimeout(stallMs, () => {
       this.logger.warn(
+        { task_id: id },
         `task ${id}: ${format} download made no progress for ${stallMs} ms: connection closed`,
       );
       file.getStream().destroy();
@@ -249,6 +251,7 @@ export class DatasetDownloadService {
   private refuseOtherSize(size: number | undefined, recorded: RecordedFile, id: string): void {
     if (size === recorded.bytes) return;
     this.logger.warn(
+      { task_id: id },
       size === undefined
         ? `task ${id}: ${recorded.file} is not on disk: answered as missing`
         : `task ${id}: ${recorded.file} has ${size} bytes, not the ${recorded.bytes} recorded: answered as missing`,
@@ -267,6 +270,7 @@ export class DatasetDownloadService {
       handle = await openFile(recorded.file, 'r');
     } catch (error) {
       this.logger.warn(
+        { task_id: id },
         `task ${id}: ${recorded.file} cannot be opened (${(error as NodeJS.ErrnoException).code ?? String(error)}): answered as missing`,
       );
       throw new ServiceUnavailableException(fileMissing(id));

@@ -125,7 +125,7 @@ describe(DatasetParquetService.name, () => {
     const { writtenAt: _, ...file } = parquet!;
     expect(recorded).toHaveBeenCalledWith('sub', file, now);
     expect(logged.log.mock.calls).toEqual([
-      ['task sub: Parquet file written at a download (it had none)'],
+      [{ task_id: 'sub' }, 'task sub: Parquet file written at a download (it had none)'],
     ]);
     const manifest = JSON.parse(
       readFileSync(`${task.dataset_file}.manifest.json`, 'utf8'),
@@ -178,7 +178,7 @@ describe(DatasetParquetService.name, () => {
     now = new Date(now.getTime() + 60_000);
     expect(await service.ensure(first)).toBeNull();
     expect(existsSync(join(directory, 'first.parquet'))).toBe(false);
-    expect(logged.error.mock.calls.map(([message]) => message as string)).toEqual([
+    expect(logged.error.mock.calls.map(([, message]) => message as string)).toEqual([
       expect.stringMatching(
         /^task first: Parquet file not written \(tried again at a download an hour from now\): /,
       ),
@@ -225,7 +225,10 @@ describe(DatasetParquetService.name, () => {
     expect(await service.ensure(task)).toBeNull();
     expect(recorded).not.toHaveBeenCalled();
     expect(logged.error.mock.calls).toEqual([
-      [expect.stringMatching(/^task sub: Parquet file not written \(tried again at a download/)],
+      [
+        { task_id: 'sub' },
+        expect.stringMatching(/^task sub: Parquet file not written \(tried again at a download/),
+      ],
     ]);
     // Remembered as any failed write: the hour stands.
     rmSync(manifestPathOf(task.dataset_file), { recursive: true });
@@ -259,6 +262,7 @@ describe(DatasetParquetService.name, () => {
     expect(await service.ensure({ ...task, dataset_rows: 2 })).toBeNull();
     expect(recorded).not.toHaveBeenCalled();
     expect(logged.error).toHaveBeenCalledWith(
+      { task_id: 'sub' },
       expect.stringMatching(/: the Parquet file has 1 rows, the JSON lines file 2$/),
     );
   });
@@ -280,7 +284,9 @@ describe(DatasetParquetService.name, () => {
     expect(existsSync(join(directory, 'late.parquet'))).toBe(false);
     expect(recorded).not.toHaveBeenCalled();
     expect(logged.error).not.toHaveBeenCalled();
-    expect(logged.log.mock.calls).toEqual([['task late: Parquet file given up at shutdown']]);
+    expect(logged.log.mock.calls).toEqual([
+      [{ task_id: 'late' }, 'task late: Parquet file given up at shutdown'],
+    ]);
   });
 
   describe('conversions at once', () => {

@@ -172,7 +172,7 @@ export class DatasetParquetService implements OnModuleDestroy {
     } catch (error) {
       // Not the file's failure: the service is stopping, and the next process may convert.
       if (error instanceof WriteStopped) {
-        this.logger.log(`task ${task.id}: Parquet file given up at shutdown`);
+        this.logger.log({ task_id: task.id }, `task ${task.id}: Parquet file given up at shutdown`);
         return null;
       }
       this.recordFailure(task.id, error as Error);
@@ -180,7 +180,10 @@ export class DatasetParquetService implements OnModuleDestroy {
     }
     this.failedAt.delete(task.id);
     const writtenAt = await this.repository.recordParquet(task.id, parquet, this.clock.now());
-    this.logger.log(`task ${task.id}: Parquet file written at a download (${why})`);
+    this.logger.log(
+      { task_id: task.id },
+      `task ${task.id}: Parquet file written at a download (${why})`,
+    );
     return { ...parquet, writtenAt };
   }
 
@@ -238,6 +241,7 @@ export class DatasetParquetService implements OnModuleDestroy {
       if (now - at >= PARQUET_RETRY_MS) this.failedAt.delete(id);
     this.failedAt.set(taskId, now);
     this.logger.error(
+      { task_id: taskId },
       `task ${taskId}: Parquet file not written (tried again at a download an hour from now): ${error.message}`,
     );
   }

@@ -56,7 +56,10 @@ export class TaskCollector {
           (outcome) => this.metrics.recordTaskCollection(outcome),
           async (error: Error) => {
             this.metrics.recordTaskCollection('failed');
-            this.logger.warn(`task ${task.id}: collection failed: ${error.message}`);
+            this.logger.warn(
+              { task_id: task.id },
+              `task ${task.id}: collection failed: ${error.message}`,
+            );
             await this.repository.recordCollectionFailure(task.id, now).catch(() => undefined);
           },
         ),
@@ -109,7 +112,7 @@ export class TaskCollector {
       const failed = result.minersFailed.reasons;
       const withoutBudget = result.minersWithoutBudget;
       this.logger.warn(
-        { task: task.id, miners_failed: failed, miners_without_budget: withoutBudget },
+        { task_id: task.id, miners_failed: failed, miners_without_budget: withoutBudget },
         `task ${task.id}: nothing collected: ${result.error}${failuresInBrief(failed)}` +
           leftOutForBudget(withoutBudget),
       );
@@ -129,6 +132,7 @@ export class TaskCollector {
       now,
     );
     this.logger.log(
+      { task_id: task.id },
       `task ${task.id}: ${added} new items (${result.items.length} returned by ${result.minersResponded} miners, ${page.kind} page` +
         (outsideWindow > 0 ? `; ${outsideWindow} outside the post window left out)` : ')'),
     );

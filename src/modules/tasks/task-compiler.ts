@@ -144,12 +144,14 @@ export class TaskCompiler {
       });
       if (replaced !== undefined) {
         this.logger.warn(
+          { task_id: task.id },
           `task ${task.id}: ${basename(replaced)} was replaced by another compile meanwhile; the task stays compiling`,
         );
         await this.discard(task.id, path, written);
         return false;
       }
       this.logger.log(
+        { task_id: task.id },
         `task ${task.id}: dataset of ${jsonl.rows} rows, ${jsonl.bytes} bytes, sha256 ${jsonl.sha256}` +
           (dataset.parquet ? `; Parquet ${dataset.parquet.bytes} bytes` : ''),
       );
@@ -161,6 +163,7 @@ export class TaskCompiler {
         // into place stays, as a kill would leave it: the next compile renames over it, and a
         // task failing for good removes it (discard).
         this.logger.log(
+          { task_id: task.id },
           `task ${task.id}: compile given up at shutdown; the task stays compiling, compiled again at the next pass`,
         );
         return false;
@@ -169,6 +172,7 @@ export class TaskCompiler {
         // Not this compile's failure. The files the task records (if completed) are the other
         // compile's, checked under the lock: this one's still in place are strays.
         this.logger.warn(
+          { task_id: task.id },
           `task ${task.id}: completed or failed elsewhere meanwhile; this compile's dataset discarded`,
         );
         await this.discard(task.id, path, written);
@@ -178,7 +182,10 @@ export class TaskCompiler {
       // A write stream's error names no file (`ENOSPC: no space left on device, write`): the
       // line names it, so that the operator knows which volume filled (an on-call audit).
       const where = isFileErrorWithoutPath(error) ? ` (writing ${path})` : '';
-      this.logger.error(`task ${task.id}: compile failed: ${message}${where}`);
+      this.logger.error(
+        { task_id: task.id },
+        `task ${task.id}: compile failed: ${message}${where}`,
+      );
       // Counted at each attempt: the task shows `failed` only after the last of them, hours later.
       this.metrics.recordCompileFailure(compileFailureReason(error));
       const counted = await this.repository.recordCompileFailure(
@@ -218,6 +225,7 @@ export class TaskCompiler {
       await this.repository.lockTask(taskId, (lock) => removeFiles(lock, path, written));
     } catch (error) {
       this.logger.warn(
+        { task_id: taskId },
         `task ${taskId}: the files of a compile given up or failed could not be removed: ${(error as Error).message}`,
       );
     }
@@ -235,6 +243,7 @@ export class TaskCompiler {
     if (!missed) return;
     const start = missed.start?.toISOString() ?? "the window's start";
     this.logger.warn(
+      { task_id: task.id },
       `task ${task.id}: its final collection did not reach the posts of ${start} to ${missed.end.toISOString()}; the dataset lacks them`,
     );
   }

@@ -133,7 +133,7 @@ describe(TaskLifecycleService.name, () => {
     expect(repository.recordCollectionFailure).toHaveBeenCalledWith(TASK.id, NOW);
     expect(logged.warn.mock.calls).toEqual([
       [
-        { task: 'bitcoin', miners_failed: { shutdown: 3 }, miners_without_budget: 0 },
+        { task_id: 'bitcoin', miners_failed: { shutdown: 3 }, miners_without_budget: 0 },
         'task bitcoin: nothing collected: Every queried miner failed (shutdown 3)',
       ],
     ]);
@@ -157,7 +157,7 @@ describe(TaskLifecycleService.name, () => {
     expect(lines).toEqual([
       expect.objectContaining({
         level: 40,
-        task: 'bitcoin',
+        task_id: 'bitcoin',
         miners_failed: { circuit_open: 4, timeout: 1 },
         msg: 'task bitcoin: nothing collected: Every queried miner failed (circuit_open 4, timeout 1)',
       }),
@@ -183,7 +183,7 @@ describe(TaskLifecycleService.name, () => {
     expect(lines).toEqual([
       expect.objectContaining({
         level: 40,
-        task: 'bitcoin',
+        task_id: 'bitcoin',
         miners_failed: { timeout: 2 },
         miners_without_budget: 6,
         msg:
@@ -389,6 +389,7 @@ describe(`${TaskLifecycleService.name} compiling`, () => {
     );
     expect(repository.recordCompileFailure).not.toHaveBeenCalled();
     expect(logged.log).toHaveBeenCalledWith(
+      { task_id: 'r-bitcoin' },
       expect.stringMatching(
         /^task r-bitcoin: dataset of 2005 rows, \d+ bytes, sha256 [0-9a-f]{64}$/,
       ),
@@ -518,6 +519,7 @@ describe(`${TaskLifecycleService.name} compiling`, () => {
     expect(repository.deleteCompletedItems.mock.calls).toEqual([['here']]);
     expect(logged.warn.mock.calls).toEqual([
       [
+        { task_id: 'not-here' },
         `task not-here: its stored items are kept: its dataset file ${datasetPath(dataDir, 'not-here')} is missing or not the size recorded`,
       ],
     ]);
@@ -618,7 +620,10 @@ describe(`${TaskLifecycleService.name} compiling`, () => {
     expect(repository.recordCompileFailure).not.toHaveBeenCalled();
     expect(readdirSync(dirname(path))).toEqual([`${COMPILED_TASK.id}.jsonl.gz`]);
     expect(logged.warn.mock.calls).toEqual([
-      ["task r-bitcoin: completed or failed elsewhere meanwhile; this compile's dataset discarded"],
+      [
+        { task_id: 'r-bitcoin' },
+        "task r-bitcoin: completed or failed elsewhere meanwhile; this compile's dataset discarded",
+      ],
     ]);
   });
 
@@ -629,9 +634,15 @@ describe(`${TaskLifecycleService.name} compiling`, () => {
     await service.compileExpired();
 
     expect(repository.recordCompileFailure).not.toHaveBeenCalled();
-    expect(logged.log).not.toHaveBeenCalledWith(expect.stringContaining('dataset of'));
+    expect(logged.log).not.toHaveBeenCalledWith(
+      expect.anything(),
+      expect.stringContaining('dataset of'),
+    );
     expect(logged.warn.mock.calls).toEqual([
-      ["task r-bitcoin: completed or failed elsewhere meanwhile; this compile's dataset discarded"],
+      [
+        { task_id: 'r-bitcoin' },
+        "task r-bitcoin: completed or failed elsewhere meanwhile; this compile's dataset discarded",
+      ],
     ]);
   });
 
@@ -661,6 +672,7 @@ describe(`${TaskLifecycleService.name} compiling`, () => {
     // The operator's log keeps the whole message: the directories are theirs.
     expect(logged.error.mock.calls).toEqual([
       [
+        { task_id: 'r-bitcoin' },
         `task r-bitcoin: compile failed: EXDEV: cross-device link not permitted, rename '${from}' -> '${to}'`,
       ],
     ]);
@@ -676,7 +688,7 @@ describe(`${TaskLifecycleService.name} compiling`, () => {
     await service.compileExpired();
 
     expect(logged.error.mock.calls).toEqual([
-      ['task r-bitcoin: compile failed: EIO: i/o error, read'],
+      [{ task_id: 'r-bitcoin' }, 'task r-bitcoin: compile failed: EIO: i/o error, read'],
       [
         { task_id: 'r-bitcoin', reason: 'EIO: i/o error, read', compile_attempts: 3 },
         'task r-bitcoin failed for good after 3 compile attempts: EIO: i/o error, read',
@@ -754,6 +766,7 @@ describe(`${TaskLifecycleService.name} metrics`, () => {
     await service.compileExpired();
 
     expect(errors).toHaveBeenCalledWith(
+      { task_id: COMPILED_TASK.id },
       `task ${COMPILED_TASK.id}: compile failed: ENOSPC: no space left on device, write ` +
         `(writing ${datasetPath(dataDir, COMPILED_TASK.id)})`,
     );

@@ -70,12 +70,14 @@ export class TaskPruner {
       if (size !== Number(task.dataset_bytes)) {
         this.unprunable.add(task.id);
         this.logger.warn(
+          { task_id: task.id },
           `task ${task.id}: its stored items are kept: its dataset file ${file} is missing or not the size recorded`,
         );
         continue;
       }
       const deleted = await this.repository.deleteCompletedItems(task.id);
       this.logger.log(
+        { task_id: task.id },
         `task ${task.id}: ${deleted} stored items deleted (its dataset file holds them)`,
       );
       pruned += 1;

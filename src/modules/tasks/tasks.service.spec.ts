@@ -190,6 +190,7 @@ describe(TasksService.name, () => {
       expect(repository.recompileFailed).toHaveBeenCalledWith('btc-etf');
       expect(logged).toHaveBeenCalledTimes(1);
       expect(logged).toHaveBeenCalledWith(
+        { task_id: 'btc-etf' },
         'task btc-etf: sent back to compiling by the master key (recompile)',
       );
     });

@@ -232,7 +232,10 @@ export class TasksService {
     for (;;) {
       const task = id.includes('\u0000') ? undefined : await this.repository.recompileFailed(id);
       if (task) {
-        this.logger.log(`task ${task.id}: sent back to compiling by the master key (recompile)`);
+        this.logger.log(
+          { task_id: task.id },
+          `task ${task.id}: sent back to compiling by the master key (recompile)`,
+        );
         return toTaskDto(task, this.clock.now(), this.lateAfterMs());
       }
       const current = await this.find(id);
