@@ -597,6 +597,18 @@ describe(IndexSyncService.name, () => {
     });
   });
 
+  // A run that called no miner is retried within seconds: its spot checks took 5 miners' only
+  // bucket call of the hour at each retry, about 50 before the index calls freed up (a scale
+  // audit's finding).
+  it('spot-checks once an interval while its runs call no miner', async () => {
+    const { service, spotChecks, counted } = setUp({ miners: 0 });
+    await service.runIfDue();
+    await service.runIfDue();
+    await service.runIfDue();
+    expect(counted).toEqual([false, false, false]);
+    expect(spotChecks.check).toHaveBeenCalledTimes(1);
+  });
+
   // Postgres away at the run's end (its drops): a run that had called no miner is still no sync,
   // and retried within seconds; one that called miners may have spent their budgets.
   describe('a run that failed', () => {
