@@ -428,6 +428,25 @@ describe(BucketReader.name, () => {
     });
   });
 
+  // Other requests spent their calls between the budget read and their turn: no call was made,
+  // and counted among the three tried they ended the fetch with "none answered" (a scale audit).
+  it('asks past holders whose last call other requests spent meanwhile, and says so when none was left', async () => {
+    const spent = new MinerCallError(
+      'no_budget',
+      "no GetDataEntityBucket call left in this miner's budget",
+    );
+    const racing = setUp([1, 2, 3, 4].map((uid) => ({ uid, fails: uid < 4 ? spent : undefined })));
+    const answer = await racing.reader.read(2, HOUR, racing.holders);
+    expect(racing.calls.map((call) => call.uid)).toEqual([1, 2, 3, 4]);
+    expect(answer).toMatchObject({ status: 'success', miner: { uid: 4 } });
+
+    const { reader, holders } = setUp([1, 2].map((uid) => ({ uid, fails: spent })));
+    expect(await reader.read(2, HOUR, holders)).toEqual({
+      status: 'error',
+      message: `No miner holding bucket ${HOUR} may be asked for it now: other requests of this gateway spent the GetDataEntityBucket calls left to its 2 holders with budget before this one's turn, and it was not fetched before; ask again later`,
+    });
+  });
+
   it('asks no holder claiming more than half the answer cap: an honest answer would be oversize', async () => {
     const { reader, holders, calls, scores } = setUp([
       { uid: 1, bytes: 60 * MIB },

@@ -220,6 +220,8 @@ export class BucketReader {
     const withBudget = callable.filter((holder) => left.get(holder.hotkey)!.left > 0);
     let tried = 0;
     let lied = 0;
+    /** Holders whose last calls other requests spent between the read of `left` and their turn. */
+    let spentMeanwhile = 0;
     let kept: { freeAt: Date | null } | undefined;
     // Holders that refused the fetch (403, 404, 401, 503): scored 0 once another holder answers,
     // as a spot check refused beside an answered one is (IndexSpotChecks). Scoring nothing, a
@@ -253,7 +255,10 @@ export class BucketReader {
         refused.length = 0;
       }
       if (!outcome.ok && outcome.refused) refused.push(holder);
+      // Not asked after all: no call was made, and the next holder may have one (counted among
+      // HOLDERS_TRIED, it ended the fetch with "no miner answered": a scale audit's finding).
       if (!outcome.ok && outcome.keptForChecks) kept = outcome.keptForChecks;
+      else if (!outcome.ok && outcome.reason === 'no_budget') spentMeanwhile += 1;
       else tried += 1;
     }
     if (stored) return this.answerFromStore(stored);
@@ -286,6 +291,11 @@ export class BucketReader {
           `and it was not fetched before; ask again ${next ? `after ${next.toISOString()}` : 'later'}`,
       };
     }
+    if (tried === 0 && spentMeanwhile > 0 && !kept)
+      return {
+        status: 'error',
+        message: `No miner holding bucket ${timeBucket} may be asked for it now: other requests of this gateway spent the GetDataEntityBucket calls left to its ${spentMeanwhile} holders with budget before this one's turn, and it was not fetched before; ask again later`,
+      };
     if (lied > 0)
       return {
         status: 'error',

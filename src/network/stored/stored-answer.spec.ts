@@ -303,6 +303,27 @@ describe(summarize.name, () => {
     });
   });
 
+  // Each had a call left when the round was planned; other queries spent it before its turn:
+  // "no miner answered" read as the miners' failure (a scale audit's finding).
+  it('says other queries spent the calls when every call of the round found its budget spent', () => {
+    const answer = summarize(
+      plan,
+      selected(2),
+      round(
+        [
+          [call(1), report(1, { failure: 'no_budget' })],
+          [call(2), report(2, { failure: 'no_budget' })],
+        ],
+        [false, false],
+      ),
+      [],
+      { deadlineReached: false },
+    );
+    expect(answer.error).toBe(
+      "None of the 2 buckets holding this query's data can be fetched now: other queries of this gateway spent the calls left in their holders' budgets (2 asked) before this one's turn, and the store has no copy; ask again later",
+    );
+  });
+
   it('is an error when every holder asked sent only contents the checks dropped', () => {
     // The fetcher keeps none of their deliveries: no bucket is delivered.
     const answer = summarize(
