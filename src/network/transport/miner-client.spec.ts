@@ -1175,6 +1175,24 @@ describe(MinerClient.name, () => {
       expect(budgets.giveBack).not.toHaveBeenCalled();
     });
 
+    // Nothing reached the axon: a miner offline for a minute lost the hour's calls to the
+    // queries of that minute (a scale audit's finding).
+    it('gives back the budget call of a call whose connection was refused', async () => {
+      const closed = createServer();
+      await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+      const { port } = closed.address() as AddressInfo;
+      await new Promise((resolve) => closed.close(resolve));
+      const at = new Date();
+      budgets.take.mockResolvedValue({ granted: true, kept: false, freeAt: null, at });
+      const target = { uid: 1, hotkey: MINER, axonUrl: `http://127.0.0.1:${port}` };
+
+      expect(await failureOf(client.call(target, 'GetDataEntityBucket', {}, 2_000))).toBe(
+        'network',
+      );
+
+      expect(budgets.giveBack.mock.calls).toEqual([[MINER, 'GetDataEntityBucket', at]]);
+    });
+
     it('refuses the calls that come while the half-open trial is in flight, taking no budget for them', async () => {
       const concurrent = createClient({ MINER_CONCURRENCY: '4' });
       const failSlowly: Answer = (response, synapse) =>

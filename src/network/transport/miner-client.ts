@@ -25,6 +25,7 @@ import {
   KeptForChecksError,
   MinerCallError,
   NOT_THE_MINERS_FAULT,
+  refusedAtConnect,
 } from './miner-failures';
 import { MinerFailureReason } from '../query-failures';
 import { MinerRefusals } from './miner-refusals';
@@ -174,9 +175,11 @@ export class MinerClient implements OnModuleDestroy {
             }, context.signal);
           } catch (error) {
             // Refused unsent by the breaker (other calls opened the circuit while the budget was
-            // taken) or by our shutdown, or refused by the miner before it counted the call (a
-            // 403 for who we are): the miner never counted it, so the budget does not.
-            const uncounted = error instanceof MinerCallError && error.uncounted;
+            // taken) or by our shutdown, refused by the miner before it counted the call (a 403
+            // for who we are), or its connection refused: the miner never counted it, so the
+            // budget does not.
+            const uncounted =
+              (error instanceof MinerCallError && error.uncounted) || refusedAtConnect(error);
             if ((!sent || uncounted) && takenAt) await this.giveBack(miner, synapse, takenAt);
             throw error;
           }

@@ -140,6 +140,19 @@ export function classify(error: unknown, timeoutMs: number): MinerCallError {
   return new MinerCallError('network', error instanceof Error ? error.message : String(error));
 }
 
+/**
+ * A call whose connection the miner's host refused (ECONNREFUSED: the TCP handshake was answered
+ * with a reset): nothing reached the axon, so the miner counted no call. Its budget call is
+ * given back: kept, a miner offline for a minute lost this gateway's calls of the hour to the
+ * queries of that minute (a scale audit's finding).
+ */
+export function refusedAtConnect(error: unknown): boolean {
+  return (
+    hasCode(error, 'ECONNREFUSED') ||
+    hasCode((error as { cause?: unknown } | null)?.cause, 'ECONNREFUSED')
+  );
+}
+
 function hasCode(error: unknown, code: string): boolean {
   return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === code;
 }
