@@ -416,13 +416,16 @@ describe('Publishing the vote to the network', () => {
       const failed = await publication();
       expect(failed).toMatchObject({ state: 'failed', commit_sha: expect.any(String) });
 
+      // Rewound, then another validator pushes: a commit rebuilt on the same parent within the
+      // same second would be the very commit dropped (git dates commits to the second).
       standIns.remote.rewind(before);
+      const head = standIns.remote.pushAs(LATE_VALIDATOR, OTHER_FILE);
       await afterRetryDelay();
       await worker().runOnce();
       const done = await publication();
       expect(done.state).toBe('committed');
       expect(done.commit_sha).not.toBe(failed.commit_sha);
-      expect(standIns.remote.parents(done.commit_sha!)).toEqual([before]);
+      expect(standIns.remote.parents(done.commit_sha!)).toEqual([head]);
       expect(raw40(lastExtrinsic())).toBe(done.commit_sha);
     });
 
@@ -437,6 +440,7 @@ describe('Publishing the vote to the network', () => {
 
       const [before] = standIns.remote.parents(committed.commit_sha!);
       standIns.remote.rewind(before);
+      const head = standIns.remote.pushAs(LATE_VALIDATOR, OTHER_FILE);
       await worker().checkCommitted();
       const again = await publication();
       expect(again).toMatchObject({ state: 'pending', attempts: 0 });
@@ -444,13 +448,23 @@ describe('Publishing the vote to the network', () => {
         `commit ${committed.commit_sha}, committed on chain in block ${committed.block_number}, is no longer on the Gravity repository's branch (its history was rewritten): the vote is pushed and committed again`,
       );
 
+      const task = async () =>
+        (await app.http.get('/api/v1/tasks/tao-l').set('X-API-Key', validatorKey).expect(200))
+          .body as { network_registration?: { commit_sha: string; block: number } };
+      // Its tasks no longer name the commit gone, and the new commitment registers them again.
+      expect(await task()).not.toHaveProperty('network_registration');
+
       await worker().runOnce();
       const done = await publication();
       expect(done.state).toBe('committed');
       expect(done.commit_sha).not.toBe(committed.commit_sha);
-      expect(standIns.remote.parents(done.commit_sha!)).toEqual([before]);
+      expect(standIns.remote.parents(done.commit_sha!)).toEqual([head]);
       expect(standIns.replay.extrinsics.submitted).toHaveLength(extrinsics + 1);
       expect(raw40(extrinsics)).toBe(done.commit_sha);
+      expect((await task()).network_registration).toMatchObject({
+        commit_sha: done.commit_sha,
+        block: done.block_number,
+      });
     });
   });
 

@@ -41,13 +41,14 @@ describe(LoggingModule.name, () => {
   // About 60 lines a start, each module and route, at info (a log audit's finding).
   it("writes Nest's wiring lines at start only where debug lines are written", async () => {
     for (const [level, expected] of [
-      ['info', ['Nest application successfully started']],
+      ['info', ['Unsupported route path', 'Nest application successfully started']],
       [
         'debug',
         [
           'ConfigModule dependencies initialized',
           'Mapped {/api/v1/health, GET} route',
           'HealthController {/api/v1}:',
+          'Unsupported route path',
           'Nest application successfully started',
         ],
       ],
@@ -57,6 +58,7 @@ describe(LoggingModule.name, () => {
         root.info({ context: 'InstanceLoader' }, 'ConfigModule dependencies initialized');
         root.info({ context: 'RouterExplorer' }, 'Mapped {/api/v1/health, GET} route');
         root.info({ context: 'RoutesResolver' }, 'HealthController {/api/v1}:');
+        root.warn({ context: 'RouterExplorer' }, 'Unsupported route path');
         root.info({ context: 'NestApplication' }, 'Nest application successfully started');
         expect(capture.lines().map((line) => line.msg)).toEqual(expected);
       } finally {

@@ -129,8 +129,9 @@ export function createStartupLogger(settings: LoggingSettings): PinoRoot {
 /**
  * Nest's wiring at start, one `info` line per module and route: about 60 lines a start that
  * say nothing the start line and the banner do not (a log audit's finding). Written only when
- * debug lines are.
+ * debug lines are; their warnings and errors always.
  */
+const INFO = 30;
 const NEST_WIRING = new Set(['InstanceLoader', 'RoutesResolver', 'RouterExplorer']);
 
 function isNestWiring(first: unknown): boolean {
@@ -144,8 +145,8 @@ function rootOptions(settings: LoggingSettings): LoggerOptions {
   return {
     level: settings.level,
     hooks: {
-      logMethod(args, method) {
-        if (isNestWiring(args[0]) && !this.isLevelEnabled('debug')) return;
+      logMethod(args, method, level) {
+        if (level === INFO && isNestWiring(args[0]) && !this.isLevelEnabled('debug')) return;
         method.apply(this, args);
       },
       // The last line of defence: every line is scanned as written, and a token holding a

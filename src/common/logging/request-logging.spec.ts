@@ -270,6 +270,11 @@ describe(requestLogging.name, () => {
       app.get('/limited', (request, response) => {
         if (request.headers['x-as'] === 'key')
           (request as AuthenticatedRequest).apiKey = { id: 'key-7' } as ApiKeyPrincipal;
+        if (request.headers['x-as'] === 'master')
+          (request as AuthenticatedRequest).apiKey = {
+            id: 'master',
+            isMaster: true,
+          } as ApiKeyPrincipal;
         response.status(429).send('slow down');
       }),
     );
@@ -281,6 +286,14 @@ describe(requestLogging.name, () => {
     const budget = await firstLine(served.lines);
     expect(budget).toMatchObject({ key_id: 'key-7', rate_limited: 'key_budget' });
     expect(budget.req).not.toHaveProperty('remoteAddress');
+    served.lines.length = 0;
+    // The master key's lines name the address, its 429s too (a review's finding).
+    await fetch(url, { headers: { 'x-as': 'master' } }).then((response) => response.text());
+    expect(await firstLine(served.lines)).toMatchObject({
+      key_id: 'master',
+      rate_limited: 'key_budget',
+      req: { remoteAddress: expect.stringMatching(/^(::ffff:)?127\.0\.0\.1$/) },
+    });
     served.lines.length = 0;
     await fetch(url).then((response) => response.text());
     expect(await firstLine(served.lines)).toMatchObject({

@@ -147,7 +147,8 @@ function logCompletion(
   // after failed authentications, which comes before any key is admitted (the address is named:
   // who is guessing). The two read alike without it (a log audit's finding).
   if (statusCode === 429) {
-    if (!apiKey) req.remoteAddress = loggedAddress((request as Request).ip, scanner);
+    if (!apiKey || apiKey.isMaster)
+      req.remoteAddress = loggedAddress((request as Request).ip, scanner);
     requestLines[level](
       { ...fields, rate_limited: apiKey ? 'key_budget' : 'address_lockout' },
       `${req.method} ${req.url} 429 ${responseTime}ms`,

@@ -45,6 +45,13 @@ export class ThrottledWarning {
     this.timer ??= setTimeout(() => this.summarize(), this.intervalEndsAt - now).unref();
   }
 
+  /** Writes the summary of the warnings held back now, if any (shutdown: its timer is unref'd). */
+  flush(): void {
+    if (this.held === 0) return;
+    clearTimeout(this.timer);
+    this.summarize();
+  }
+
   private summarize(): void {
     this.timer = undefined;
     const seconds = Math.round(this.intervalMs / 100) / 10;

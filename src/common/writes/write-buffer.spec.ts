@@ -98,6 +98,24 @@ describe(WriteBuffer.name, () => {
     }
   });
 
+  it('says at close the failures held back, whose summary would otherwise be lost', async () => {
+    const { writes, warn } = buffer(0, async () => {
+      throw new Error('database down');
+    });
+    writes.add('a', () => 1);
+    await writes.settled();
+    writes.add('a', () => 1);
+    writes.add('b', () => 1);
+    await writes.close();
+    expect(warn.mock.calls).toEqual([
+      ['could not record sums: database down (1 change dropped)'],
+      [
+        { count: 1 },
+        'could not record sums 1 more time in 10 s; the last: database down (2 changes dropped)',
+      ],
+    ]);
+  });
+
   // The first change arms the timer, often while a request is handled: the batch's failure was
   // logged in that request's scope (nestjs-pino's storage), under an unrelated request's id.
   it("logs a batch armed during a request without that request's id", async () => {

@@ -36,7 +36,7 @@ export class WriteBuffer<K, V> {
     this.failures = new ThrottledWarning(logger, {
       line: (subject) => `could not record ${what}: ${subject}`,
       summary: (count, seconds, last) =>
-        `could not record ${what} ${count} more times in ${seconds} s; the last: ${last}`,
+        `could not record ${what} ${count} more ${count === 1 ? 'time' : 'times'} in ${seconds} s; the last: ${last}`,
     });
   }
 
@@ -56,10 +56,14 @@ export class WriteBuffer<K, V> {
     while (this.writes.size > 0) await Promise.all(this.writes);
   }
 
-  /** Refuses later changes and waits for the last writes. */
-  close(): Promise<void> {
+  /**
+   * Refuses later changes and waits for the last writes; the failures held back are said now
+   * (their summary's timer would not outlive the process: a review's finding).
+   */
+  async close(): Promise<void> {
     this.closed = true;
-    return this.settled();
+    await this.settled();
+    this.failures.flush();
   }
 
   private flush(): void {

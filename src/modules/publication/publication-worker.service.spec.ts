@@ -20,7 +20,7 @@ const NOW = new Date('2026-11-30T12:00:00Z');
 function workerWith(
   row: Partial<PublicationRow>,
   fakes: {
-    publish?: () => Promise<unknown>;
+    publish?: (hotkey: string, content: string, options?: unknown) => Promise<unknown>;
     recordPushed?: () => Promise<boolean>;
     recordCommitted?: () => Promise<boolean>;
     found?: Pick<PublicationRow, 'version' | 'claimed_by'>;
@@ -34,6 +34,8 @@ function workerWith(
     windowAhead?: () => Promise<(CommitmentWindow & { rule: 'space' | 'rate' }) | undefined>;
     /** Our file at a commit (GravityGit.preferencesAt). */
     preferencesAt?: () => Promise<unknown>;
+    /** False: no vote is due, the claim finds nothing (by default the row is claimed once). */
+    due?: boolean;
     /** Whether the branch has a commit (GravityGit.onBranch; by default it has). */
     onBranch?: (sha: string) => Promise<boolean>;
     /** Whether the claim still holds just before a submission (by default it does). */
@@ -45,7 +47,8 @@ function workerWith(
   const claimed = { hotkey: HOTKEY, version: 3, commit_sha: null, attempts: 0, ...row };
   let claims = 0;
   const repository = {
-    claim: () => Promise.resolve(claims++ === 0 ? claimed : undefined),
+    claim: () => Promise.resolve(fakes.due !== false && claims++ === 0 ? claimed : undefined),
+    restartCommitted: jest.fn(() => Promise.resolve(true)),
     recordPushed: fakes.recordPushed ?? (() => Promise.resolve(true)),
     recordCommitted: jest.fn(fakes.recordCommitted ?? (() => Promise.resolve(true))),
     recordRetry: jest.fn(() => Promise.resolve(true)),
@@ -58,6 +61,7 @@ function workerWith(
   const lock = { held: false };
   const tasks = {
     recordNetworkRegistration: jest.fn(() => Promise.resolve()),
+    forgetNetworkRegistration: jest.fn(() => Promise.resolve()),
     registering: jest.fn(async (work: (manager: unknown) => Promise<unknown>) => {
       lock.held = true;
       try {
@@ -345,6 +349,55 @@ describe(PublicationWorker.name, () => {
       { block: 120, at: NOW, commitSha: EARLIER },
       {},
     );
+  });
+
+  // A force push dropped the SHA an earlier attempt pushed: pushed again, on the fetch its check
+  // made (the lease counts one fetch: a review's finding).
+  it('pushes again, without a second fetch, a vote whose pushed commit the branch no longer has', async () => {
+    const STALE = 'da39a3ee5e6b4b0d3255bfef95601890afd80709';
+    const publish = jest.fn((_hotkey: string, _content: string, _options?: unknown) =>
+      Promise.resolve({ sha: SHA, pushed: true }),
+    );
+    const commit = jest.fn(() => Promise.resolve({ blockNumber: 121, blockHash: '0xab' }));
+    const onBranch = jest.fn((sha: string) => Promise.resolve(sha !== STALE));
+    const { worker } = workerWith(
+      { content: '[]', task_ids: [], commit_sha: STALE },
+      { publish, commit, onBranch, onChain: STALE },
+    );
+    await worker.runOnce();
+    expect(onBranch).toHaveBeenCalledWith(STALE);
+    expect(publish).toHaveBeenCalledWith(HOTKEY, '[]', { fetched: true });
+    expect(commit).toHaveBeenCalledWith(SHA);
+  });
+
+  // The only trigger of a committed vote's re-publication: its check runs at a replica's first
+  // tick and then hourly, not at every tick (a review found no test of either).
+  it('checks the committed vote at its first tick and then once an hour, publishing it again when its commit is gone', async () => {
+    jest.useFakeTimers({ now: 0 });
+    try {
+      const onBranch = jest.fn(() => Promise.resolve(true));
+      const { worker, repository, tasks } = workerWith(
+        { state: 'committed', commit_sha: SHA, block_number: '120' },
+        { due: false, onBranch, found: { version: 3, claimed_by: null } },
+      );
+      await worker.runOnce();
+      await worker.runOnce();
+      expect(onBranch.mock.calls).toEqual([[SHA]]);
+      jest.advanceTimersByTime(60 * 60_000);
+      onBranch.mockResolvedValue(false);
+      await worker.runOnce();
+      expect(onBranch).toHaveBeenCalledTimes(2);
+      expect(repository.restartCommitted).toHaveBeenCalledWith(
+        expect.objectContaining({ version: 3, commit_sha: SHA }),
+        expect.stringMatching(
+          new RegExp(`^commit ${SHA}, committed on chain in block 120, is no longer`),
+        ),
+        NOW,
+      );
+      expect(tasks.forgetNetworkRegistration).toHaveBeenCalledWith(SHA);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   // The clone keeps the commits of a history the remote rewrote: our commitment on chain naming

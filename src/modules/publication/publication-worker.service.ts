@@ -161,8 +161,9 @@ export class PublicationWorker
     if (row?.state !== 'committed' || !sha) return;
     if (await this.gravity!.onBranch(sha)) return;
     const reason = `commit ${sha}, committed on chain in block ${row.block_number}, is no longer on the Gravity repository's branch (its history was rewritten): the vote is pushed and committed again`;
-    if (await this.repository.restartCommitted(row, reason, this.clock.now()))
-      this.logger.warn(`vote ${row.version}: ${reason}`);
+    if (!(await this.repository.restartCommitted(row, reason, this.clock.now()))) return;
+    this.logger.warn(`vote ${row.version}: ${reason}`);
+    await this.tasks.forgetNetworkRegistration(sha);
   }
 
   private async drain(): Promise<void> {
@@ -184,7 +185,9 @@ export class PublicationWorker
       let sha = row.commit_sha?.trim();
       // A SHA an earlier attempt pushed is committed only while the branch still has it: its
       // history rewritten meanwhile (a force push), the chain would name a commit that a reader
-      // cloning afresh cannot check out (an audit's finding). Pushed again, onto the branch as it is.
+      // cloning afresh cannot check out (an audit's finding). Pushed again, onto the branch as it
+      // is, fetched by this check: the lease counts one fetch (publication-timeouts.ts).
+      const fetched = Boolean(sha);
       if (sha && !(await this.gravity!.onBranch(sha))) {
         this.logger.warn(
           `vote ${row.version}: commit ${sha} is no longer on the Gravity repository's branch (its history was rewritten): pushing the vote again`,
@@ -193,7 +196,7 @@ export class PublicationWorker
       }
       if (!sha) {
         this.metrics.recordPublicationAttempt('push');
-        const pushed = await this.gravity!.publish(row.hotkey, row.content);
+        const pushed = await this.gravity!.publish(row.hotkey, row.content, { fetched });
         sha = pushed.sha;
         this.logger.log(
           pushed.pushed

@@ -230,6 +230,19 @@ export class TasksRepository {
   }
 
   /**
+   * The tasks registered on the network by the commitment of `commitSha`, which the Gravity
+   * repository no longer has: registered no longer, until the vote is committed again.
+   */
+  async forgetNetworkRegistration(commitSha: string): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE scraping_tasks
+       SET network_block = NULL, network_registered_at = NULL, network_commit_sha = NULL
+       WHERE network_commit_sha = $1`,
+      [commitSha],
+    );
+  }
+
+  /**
    * Active tasks not collected within `lateAfterMs` (and registered, and their post window begun,
    * longer ago than that).
    */

@@ -183,6 +183,15 @@ export class TasksService {
     return this.repository.recordNetworkRegistration(ids, registration, manager);
   }
 
+  /**
+   * Tasks registered by a commitment whose commit the Gravity repository no longer has: their
+   * `network_registration` named a commit no fresh reader can check out (a review's finding);
+   * the vote's next commitment registers them again.
+   */
+  forgetNetworkRegistration(commitSha: string): Promise<void> {
+    return this.repository.forgetNetworkRegistration(commitSha);
+  }
+
   /** Runs `work` in a transaction holding the registration lock (one registration at a time). */
   registering<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
     return this.repository.transaction(async (manager) => {

@@ -17,7 +17,11 @@ import {
   MinerTarget,
   replyOf,
 } from '../transport/miner-client';
-import { KeptForChecksError, MinerCallError } from '../transport/miner-failures';
+import {
+  BudgetUnreadableError,
+  KeptForChecksError,
+  MinerCallError,
+} from '../transport/miner-failures';
 import { largestAnswerFor } from '../transport/axon-http';
 import { BucketHolder, BucketReader, HOLDERS_CONSIDERED } from './bucket-reader';
 import { MemoryItemStore } from '../../../test/support/memory-item-store';
@@ -439,6 +443,15 @@ describe(BucketReader.name, () => {
     const answer = await racing.reader.read(2, HOUR, racing.holders);
     expect(racing.calls.map((call) => call.uid)).toEqual([1, 2, 3, 4]);
     expect(answer).toMatchObject({ status: 'success', miner: { uid: 4 } });
+
+    // Not a budget that could not be read (Postgres away): that is no other request's doing.
+    const unreadable = new BudgetUnreadableError('GetDataEntityBucket', 'connection terminated');
+    const away = setUp([1, 2, 3, 4].map((uid) => ({ uid, fails: unreadable })));
+    expect(await away.reader.read(2, HOUR, away.holders)).toEqual({
+      status: 'error',
+      message: `No miner holding bucket ${HOUR} answered`,
+    });
+    expect(away.calls).toHaveLength(3);
 
     const { reader, holders } = setUp([1, 2].map((uid) => ({ uid, fails: spent })));
     expect(await reader.read(2, HOUR, holders)).toEqual({

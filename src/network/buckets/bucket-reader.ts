@@ -19,6 +19,7 @@ import { AnswerStream, MinerClient, MinerTarget } from '../transport/miner-clien
 import {
   failureReasonOf,
   failureScore,
+  isBudgetSpent,
   refusedWhenSent,
   KeptForChecksError,
   MinerCallError,
@@ -50,6 +51,8 @@ export type FetchOutcome =
       score: number | null;
       /** The miner answered the call with a refusal (refusedWhenSent). */
       refused: boolean;
+      /** Refused unsent: other requests spent its last calls meanwhile (isBudgetSpent). */
+      budgetSpent: boolean;
       /** Set when the miner's last call is kept for the spot checks: when one frees up. */
       keptForChecks?: { freeAt: Date | null };
     };
@@ -146,9 +149,10 @@ export class BucketReader {
           message,
           score,
           refused,
+          budgetSpent: false,
           keptForChecks: { freeAt: error.freeAt },
         };
-      return { ok: false, reason, message, score, refused };
+      return { ok: false, reason, message, score, refused, budgetSpent: isBudgetSpent(error) };
     }
     const check = tally.result();
     this.credibility.record([{ uid: miner.uid, hotkey: miner.hotkey, score: check.score }]);
@@ -258,7 +262,7 @@ export class BucketReader {
       // Not asked after all: no call was made, and the next holder may have one (counted among
       // HOLDERS_TRIED, it ended the fetch with "no miner answered": a scale audit's finding).
       if (!outcome.ok && outcome.keptForChecks) kept = outcome.keptForChecks;
-      else if (!outcome.ok && outcome.reason === 'no_budget') spentMeanwhile += 1;
+      else if (!outcome.ok && outcome.budgetSpent) spentMeanwhile += 1;
       else tried += 1;
     }
     if (stored) return this.answerFromStore(stored);

@@ -149,17 +149,18 @@ export class GravityGit implements OnModuleDestroy {
   }
 
   /**
-   * Makes `content` the file of `hotkey` on the branch: fetches the branch, commits the file on
+   * Makes `content` the file of `hotkey` on the branch: fetches the branch (unless `fetched`: the
+   * caller just did, and a publication attempt's lease counts one fetch), commits the file on
    * top of it unless it holds exactly that already, and pushes. A push refused because someone
    * pushed meanwhile is redone on top of the new head, up to PUSH_ATTEMPTS times.
    */
-  async publish(hotkey: string, content: string): Promise<PushResult> {
+  async publish(hotkey: string, content: string, { fetched = false } = {}): Promise<PushResult> {
     if (!HOTKEY.test(hotkey)) throw new Error(`not an ss58 hotkey: ${hotkey}`);
     const clone = this.clone;
     await clone.init();
     const path = `${PREFERENCES_FOLDER}/${hotkey}.json`;
     for (let attempt = 1; ; attempt += 1) {
-      await clone.fetch();
+      if (attempt > 1 || !fetched) await clone.fetch();
       const head = await clone.revision(`refs/heads/${clone.settings.branch}^{commit}`);
       const blob = (
         await clone.git(['hash-object', '-w', '--stdin'], LOCAL_TIMEOUT_MS, undefined, {

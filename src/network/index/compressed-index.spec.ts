@@ -113,6 +113,19 @@ describe(parseCompressedIndex.name, () => {
     expect(() => parseCompressedIndex(index, now)).toThrow(InvalidIndexError);
   });
 
+  // Quoted in a logged warning: a key of a line break, ESC and U+202E forged log lines, and
+  // one of 5,000 characters filled one (a review's finding).
+  it("quotes the miner's source key escaped and cut", () => {
+    const key = `x\n[Nest] ERROR FORGED\u001b[31m\u202e${'A'.repeat(5000)}`;
+    expect(() => parseCompressedIndex({ sources: { [key]: [] } }, now)).toThrow(
+      new InvalidIndexError('source id x\\u000a[Nest] ERROR FORGE is not a number'),
+    );
+    const digits = '1'.repeat(5000);
+    expect(() => parseCompressedIndex({ sources: { [digits]: {} } }, now)).toThrow(
+      new InvalidIndexError(`sources.${'1'.repeat(20)} is not a list`),
+    );
+  });
+
   it('keeps a bucket at the cap, and caps entries that sum over it after normalization', () => {
     const rows = parseCompressedIndex(
       {

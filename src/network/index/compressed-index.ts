@@ -9,7 +9,8 @@ import {
 } from '../protocol';
 import { SourceId } from '../sources';
 import { isStorableText } from '../../common/validation/storable-text';
-import { characterCount } from '../../common/characters';
+import { characterCount, firstCharacters } from '../../common/characters';
+import { withUnprintablesEscaped } from '../../common/validation/control-characters';
 
 /** One (source, label, hour) a miner claims to hold, with its size. */
 export interface IndexRow {
@@ -59,12 +60,15 @@ export function parseCompressedIndex(value: unknown, now: Date): IndexRow[] {
 
   for (const [sourceKey, entries] of Object.entries(value.sources)) {
     // The subnet parses the keys as integers: anything else is malformed, not a new source.
+    // The key is the miner's text, quoted in a logged warning: escaped and cut, as an axon's
+    // error message is (a review found it forged log lines).
+    const shownKey = withUnprintablesEscaped(firstCharacters(sourceKey, 20));
     if (!/^\d+$/.test(sourceKey))
-      throw new InvalidIndexError(`source id ${sourceKey} is not a number`);
-    if (!Array.isArray(entries)) throw new InvalidIndexError(`sources.${sourceKey} is not a list`);
+      throw new InvalidIndexError(`source id ${shownKey} is not a number`);
+    if (!Array.isArray(entries)) throw new InvalidIndexError(`sources.${shownKey} is not a list`);
     const source = sourceKey === '1' || sourceKey === '2' ? (Number(sourceKey) as SourceId) : null;
     for (const [index, entry] of entries.entries()) {
-      const where = `sources.${sourceKey}[${index}]`;
+      const where = `sources.${shownKey}[${index}]`;
       // An honest entry holds at least one bucket, so there are never more entries than buckets.
       if (++entryCount > MAX_INDEX_BUCKETS)
         throw new InvalidIndexError(`more than ${MAX_INDEX_BUCKETS} entries`);

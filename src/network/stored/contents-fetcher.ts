@@ -12,7 +12,7 @@ import {
   readEntityList,
 } from '../sn13/messages';
 import { MinerClient } from '../transport/miner-client';
-import { failureReasonOf, failureScore } from '../transport/miner-failures';
+import { failureReasonOf, failureScore, isBudgetSpent } from '../transport/miner-failures';
 import { MinerFailureReason } from '../query-failures';
 import { QueryPurpose } from '../transport/call-budgets';
 import { bucketKeyOf } from './bucket-selection';
@@ -26,6 +26,11 @@ export interface CallReport {
   uid: number;
   /** Undefined when the miner answered; else why the call failed. */
   failure?: MinerFailureReason;
+  /**
+   * Refused unsent: other queries spent the miner's last calls since the round was planned
+   * (isBudgetSpent; not a budget that could not be read).
+   */
+  budgetSpent?: true;
   /** Contents the miner sent, and those dropped by the checks. */
   returned: number;
   dropped: number;
@@ -67,7 +72,15 @@ export class ContentsFetcher {
       const failure = failureReasonOf(error);
       const score = failureScore(failure);
       this.credibility.record([{ uid: holder.uid, hotkey: holder.hotkey, score }]);
-      return { uid: holder.uid, failure, returned: 0, dropped: 0, score, delivered: new Set() };
+      return {
+        uid: holder.uid,
+        failure,
+        ...(isBudgetSpent(error) ? { budgetSpent: true as const } : {}),
+        returned: 0,
+        dropped: 0,
+        score,
+        delivered: new Set(),
+      };
     }
     this.credibility.record([{ uid: holder.uid, hotkey: holder.hotkey, score: checked.score }]);
     const fetchedAt = this.clock.now();

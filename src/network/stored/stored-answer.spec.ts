@@ -29,11 +29,18 @@ function call(uid: number): PlannedCall {
 
 function report(
   uid: number,
-  outcome: { failure?: MinerFailureReason; score?: number; dropped?: number; returned?: number },
+  outcome: {
+    failure?: MinerFailureReason;
+    budgetSpent?: true;
+    score?: number;
+    dropped?: number;
+    returned?: number;
+  },
 ): CallReport {
   return {
     uid,
     failure: outcome.failure,
+    ...(outcome.budgetSpent ? { budgetSpent: true as const } : {}),
     returned: outcome.failure ? 0 : (outcome.returned ?? 5),
     dropped: outcome.dropped ?? 0,
     score: outcome.failure ? 0 : (outcome.score ?? 1),
@@ -311,8 +318,8 @@ describe(summarize.name, () => {
       selected(2),
       round(
         [
-          [call(1), report(1, { failure: 'no_budget' })],
-          [call(2), report(2, { failure: 'no_budget' })],
+          [call(1), report(1, { failure: 'no_budget', budgetSpent: true })],
+          [call(2), report(2, { failure: 'no_budget', budgetSpent: true })],
         ],
         [false, false],
       ),
@@ -322,6 +329,21 @@ describe(summarize.name, () => {
     expect(answer.error).toBe(
       "None of the 2 buckets holding this query's data can be fetched now: other queries of this gateway spent the calls left in their holders' budgets (2 asked) before this one's turn, and the store has no copy; ask again later",
     );
+    // Not a budget that could not be read (Postgres away): no other query's doing.
+    const unread = summarize(
+      plan,
+      selected(2),
+      round(
+        [
+          [call(1), report(1, { failure: 'no_budget' })],
+          [call(2), report(2, { failure: 'no_budget' })],
+        ],
+        [false, false],
+      ),
+      [],
+      { deadlineReached: false },
+    );
+    expect(unread.error).toMatch(/^No miner holding this query's data answered with it/);
   });
 
   it('is an error when every holder asked sent only contents the checks dropped', () => {

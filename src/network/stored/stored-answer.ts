@@ -249,7 +249,7 @@ function whyMissing(
   // Each holder asked had a call left when the round was planned, and other queries spent it
   // before its turn: "no miner answered" read as the miners' failure (a scale audit's finding).
   const reports = round.calls.map((call) => round.reports.get(call));
-  if (!deadlineReached && reports.every((report) => report?.failure === 'no_budget'))
+  if (!deadlineReached && reports.every((report) => report?.budgetSpent))
     return `${none} can be fetched now: other queries of this gateway spent the calls left in their holders' budgets (${asked} asked) before this one's turn, and the store has no copy; ask again later`;
   return deadlineReached
     ? `No miner holding this query's data answered in time (${asked} asked)`
