@@ -168,7 +168,7 @@ export class LiveQueryService {
     const when = next ? `; the first call frees up at ${next.toISOString()}` : '';
     const budget = `this validator's OnDemandRequest budget for the hour (MINER_CALL_BUDGETS)${when}`;
     if (withCallsLeft.miners.length === 0)
-      return `No miners available: all ${available.length} have spent ${budget}`;
+      return `No miners available: ${available.length === 1 ? 'the only one has' : `all ${available.length} have`} spent ${budget}`;
     const failing = `the ${withCallsLeft.miners.length} with calls left are failing (circuit open)`;
     if (spent === 0) return `No miners available: ${failing}`;
     return `No miners available: ${failing}; ${spent} ${spent === 1 ? 'has' : 'have'} spent ${budget}`;
@@ -229,7 +229,11 @@ export class LiveQueryService {
     };
   }
 
-  /** Says plainly why no miner can be asked, above all when none serves on-demand queries. */
+  /**
+   * Says plainly why no miner can be asked, above all when none serves on-demand queries: each
+   * serving miner refused OnDemandRequest recently or is failing (its circuit open). The refused
+   * ones alone were named, and with every circuit open nothing was (an error texts audit).
+   */
   private whyNoMiners(): string {
     const serving = this.metagraph.minersServingData();
     const refusals = serving
@@ -238,13 +242,29 @@ export class LiveQueryService {
     const calls = this.metagraph.minerCalls();
     // The public words: the detail names the metagraph's file or node (system-status').
     if (!calls.allowed) return `No miners available: ${calls.why}`;
-    if (refusals.length === 0) return 'No miners available';
-    if (refusals.length === serving.length && refusals.every((reason) => reason === 'not_served'))
+    const notServed = refusals.every((reason) => reason === 'not_served');
+    if (refusals.length > 0 && refusals.length === serving.length && notServed)
       return (
-        `No available miner serves on-demand queries: all ${serving.length} answered 404 to ` +
+        `No available miner serves on-demand queries: ${serving.length === 1 ? 'the only one' : `all ${serving.length}`} answered 404 to ` +
         'OnDemandRequest (public subnet 13 miners stopped serving it in December 2025)'
       );
-    return `No miners available: ${refusals.length} of ${serving.length} refused OnDemandRequest recently (404: not served, 403: blacklisted, 401: unverified)`;
+    const failing = serving.filter(
+      (miner) =>
+        this.client.refusalOf(miner.hotkey, 'OnDemandRequest') === undefined &&
+        this.client.isCircuitOpen(miner),
+    );
+    const of = `of ${serving.length}`;
+    const reasons = [
+      failing.length > 0
+        ? `${failing.length} ${of} failing (circuit open${firstCooldownEnd(failing)})`
+        : '',
+      refusals.length > 0
+        ? `${refusals.length} ${of} refused OnDemandRequest recently (404: not served, 403: blacklisted, 401: unverified)`
+        : '',
+    ].filter((reason) => reason !== '');
+    return reasons.length === 0
+      ? 'No miners available'
+      : `No miners available: ${reasons.join('; ')}`;
   }
 
   private recordCredibility(
@@ -324,9 +344,17 @@ function summarize(
  * error, never "nothing matched", which clients of the hosted API read as "none exists".
  */
 function whyNoAnswer(outcome: QuorumOutcome): string {
-  if (outcome.answers.length === 0 && outcome.deadlineReached)
+  // The deadline's words only when it is what every miner failed by: three miners answering
+  // 500 at once beside one silent blamed the deadline, and an operator would raise
+  // QUERY_DEADLINE_MS for nothing (an error texts audit's finding).
+  const failures = [...outcome.failures.values()];
+  if (
+    outcome.answers.length === 0 &&
+    outcome.deadlineReached &&
+    failures.every((reason) => reason === 'timeout')
+  )
     return 'No miner answered within the deadline';
-  const [first, ...rest] = outcome.failures.values();
+  const [first, ...rest] = failures;
   const shared =
     first !== undefined && rest.every((reason) => reason === first) ? first : undefined;
   const said = shared && EVERY_ONE_FAILED_SO[shared];
@@ -343,3 +371,13 @@ const EVERY_ONE_FAILED_SO: Partial<Record<MinerFailureReason, string>> = {
     "Every queried miner was out of calls when its turn came: other queries had just spent this validator's " +
     'OnDemandRequest budget for the hour (MINER_CALL_BUDGETS), or the budget could not be read',
 };
+
+/** `; the first cooldown ends at …` of failing miners, when their states say it (else nothing). */
+function firstCooldownEnd(failing: readonly ServingMiner[]): string {
+  const ends = failing
+    .map((miner) => miner.failingUntil?.getTime())
+    .filter((end): end is number => end !== undefined && end > Date.now());
+  return ends.length > 0
+    ? `; the first cooldown ends at ${new Date(Math.min(...ends)).toISOString()}`
+    : '';
+}

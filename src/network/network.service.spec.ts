@@ -213,6 +213,11 @@ function setUp(
 }
 
 describe(`${NetworkService.name} on-demand modes`, () => {
+  // How users' queries are answered is logged when it changes (AnswerPathLog): kept out of the
+  // test output; the tests that read it spy on it themselves.
+  beforeEach(() => jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined));
+  afterEach(() => jest.restoreAllMocks());
+
   it('live: asks miners by OnDemandRequest, even when they refuse it', async () => {
     const { service, stored } = setUp('live', 3, 0);
     const result = await service.query(QUERY);
@@ -335,14 +340,41 @@ describe(`${NetworkService.name} on-demand modes`, () => {
     expect(result.minersFailed).toEqual({ count: 3, reasons: { timeout: 3 } });
   });
 
-  it('live: counts the refusals when only some of the miners refused OnDemandRequest', async () => {
+  // Three miners answering 500 at once beside one silent blamed the deadline (an error texts
+  // audit's finding): raising QUERY_DEADLINE_MS would change nothing.
+  it('live: says every queried miner failed, not the deadline, when not every one timed out', async () => {
+    // Miner 3's call fails 300 ms after the 2 s deadline, as a silent miner's does.
+    const { service } = setUp(
+      'live',
+      3,
+      3,
+      [],
+      { 1: 'http_error', 2: 'http_error', 3: 'timeout' },
+      { 3: 2300 },
+    );
+    const result = await service.query(QUERY);
+    expect(result.error).toBe('Every queried miner failed');
+    expect(result.minersFailed.reasons).toEqual({ http_error: 2, timeout: 1 });
+  });
+
+  // With every circuit open the answer was a bare "No miners available" (an error texts audit).
+  it('live: says every miner is failing when every circuit is open', async () => {
+    const { service, openCircuits } = setUp('live', 2, 2);
+    openCircuits.add(1);
+    openCircuits.add(2);
+    expect((await service.query(QUERY)).error).toBe(
+      'No miners available: 2 of 2 failing (circuit open)',
+    );
+  });
+
+  it('live: counts the refusals and the failing miners when only some refused OnDemandRequest', async () => {
     // Miners 2 and 3 answer 404; once miner 1 is cut off too, no miner is left to ask.
     const { service, openCircuits } = setUp('live', 3, 1);
     await service.query(QUERY);
     openCircuits.add(1);
     const result = await service.query(QUERY);
     expect(result.error).toBe(
-      'No miners available: 2 of 3 refused OnDemandRequest recently (404: not served, 403: blacklisted, 401: unverified)',
+      'No miners available: 1 of 3 failing (circuit open); 2 of 3 refused OnDemandRequest recently (404: not served, 403: blacklisted, 401: unverified)',
     );
   });
 
@@ -673,8 +705,12 @@ describe(`${NetworkService.name} on-demand modes`, () => {
     const { service, stored } = setUp('auto', 2, 2, [1, 2]);
     stored.answer.mockResolvedValueOnce({ ...STORED, coverage: 'partial', namesLabels: false });
     const result = await service.query({ ...QUERY, keywords: ['dollar'] });
-    expect(result.error).toBe(partialAndEmpty('budget'));
-    expect(result.error).toMatch(/OnDemandRequest calls for the hour; try again next hour/);
+    // When to come back: budgets are rolling windows ("next hour" sent clients back too soon).
+    const freeAt = new Date(Date.parse(SPENT_UNTIL) + 60_000);
+    expect(result.error).toBe(partialAndEmpty('budget', freeAt));
+    expect(result.error).toMatch(
+      /OnDemandRequest calls for the hour \(the first call frees up at 2026-01-15T12:21:00.000Z\)/,
+    );
   });
 
   it('auto: an empty stored answer after 404s says miners do not take on-demand queries', async () => {
@@ -718,7 +754,9 @@ describe(`${NetworkService.name} on-demand modes`, () => {
     stored.answer.mockResolvedValueOnce({ ...STORED, coverage: 'partial', namesLabels: false });
     const result = await service.query({ ...QUERY, keywords: ['dollar'] });
     expect(result.origin).toBe('stored');
-    expect(result.error).toBe(partialAndEmpty('budget'));
+    expect(result.error).toBe(
+      partialAndEmpty('budget', new Date(Date.parse(SPENT_UNTIL) + 60_000)),
+    );
   });
 
   // Concurrent queries spent the asked miners' last calls between their choice and their call

@@ -232,7 +232,14 @@ export class NetworkService implements OnModuleInit {
     if (refusedSome && askable.length === 0) return this.queryStored(query, purpose, 'refused');
     const withCallsLeft = await this.live.withBudgetLeft(askable, purpose);
     if (mode === 'auto' && askable.length > 0 && withCallsLeft.miners.length === 0)
-      return this.queryStored(query, purpose, 'budget', undefined, askable.length);
+      return this.queryStored(
+        query,
+        purpose,
+        'budget',
+        undefined,
+        askable.length,
+        withCallsLeft.nextCallAt,
+      );
     const round = await this.live.query(query, askable, withCallsLeft, purpose);
     const live = round.result;
     if (mode !== 'auto') return live;
@@ -248,7 +255,14 @@ export class NetworkService implements OnModuleInit {
           : undefined;
     if (why === undefined) return this.answeredLive(live, purpose);
     const left = this.config.network.queryDeadlineMs - (performance.now() - started);
-    return this.queryStored(query, purpose, why, Math.max(0, left), withoutBudget);
+    return this.queryStored(
+      query,
+      purpose,
+      why,
+      Math.max(0, left),
+      withoutBudget,
+      withCallsLeft.nextCallAt,
+    );
   }
 
   /** A live answer under ON_DEMAND_MODE=auto, its path noted (AnswerPathLog). */
@@ -257,13 +271,18 @@ export class NetworkService implements OnModuleInit {
     return result;
   }
 
-  /** `minersWithoutBudget`: those the live round considered left out for budget, if any. */
+  /**
+   * `minersWithoutBudget`: those the live round considered left out for budget, if any; `freeAt`:
+   * when the first of their calls frees up.
+   */
   private async queryStored(
     query: NetworkQuery,
     purpose: QueryPurpose,
     why: StoredBecause,
     deadlineMs = this.config.network.queryDeadlineMs,
     minersWithoutBudget = 0,
+    /** When the first budget call of the miners left out frees up (for `budget`). */
+    freeAt?: Date,
   ): Promise<NetworkQueryResult> {
     if (purpose === 'user') this.answerPaths.note(why);
     const answer = await this.storedData.answer(query, purpose, deadlineMs);
@@ -281,7 +300,7 @@ export class NetworkService implements OnModuleInit {
         : !answer.indexLoaded
           ? await this.noIndexToUse()
           : !answer.namesLabels
-            ? partialAndEmpty(why)
+            ? partialAndEmpty(why, freeAt)
             : undefined;
     return {
       origin: 'stored',

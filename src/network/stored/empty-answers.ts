@@ -14,16 +14,22 @@ const MINERS_CANNOT_SEARCH: Record<StoredBecause, string> = {
   configured: 'this gateway asks miners for stored data only (ON_DEMAND_MODE=stored)',
   refused: 'miners do not take on-demand queries now',
   budget:
-    "every miner taking on-demand queries has spent this validator's OnDemandRequest calls for the hour; " +
-    'try again next hour',
+    "every miner taking on-demand queries has spent this validator's OnDemandRequest calls for the hour",
 };
 
-/** A user's stored answer that could search only the gateway's store, and found nothing. */
-export function partialAndEmpty(why: StoredBecause): string {
+/**
+ * A user's stored answer that could search only the gateway's store, and found nothing. `freeAt`:
+ * when the first miner's budget call frees up, for `budget`. Budgets are rolling windows: "try
+ * again next hour" sent clients back at the top of the hour, when nothing had freed (an error
+ * texts audit's finding), as the live path's answer had before.
+ */
+export function partialAndEmpty(why: StoredBecause, freeAt?: Date): string {
+  const when =
+    why === 'budget' && freeAt ? ` (the first call frees up at ${freeAt.toISOString()})` : '';
   return (
     'Only data already stored by this gateway was searched, and none matched: the query names no label ' +
     '(an X #hashtag or $cashtag, a Reddit r/subreddit) whose hours could be fetched from miners, and ' +
-    `${MINERS_CANNOT_SEARCH[why]}. Add a label to its keywords.`
+    `${MINERS_CANNOT_SEARCH[why]}${when}. Add a label to its keywords.`
   );
 }
 

@@ -398,7 +398,7 @@ describe(summarize.name, () => {
     it('says another query is fetching them when the deadline passed awaiting its fetch', () => {
       const answer = summarize(plan, claimed(1000), round([]), [], flags(true));
       expect(answer.error).toBe(
-        "None of the 1 buckets holding this query's data was fetched in time: another query of this gateway is fetching them; ask again shortly, it will be answered from what they send",
+        "The bucket holding this query's data was not fetched in time: another query of this gateway is fetching it; ask again shortly, it will be answered from what they send",
       );
     });
 

@@ -227,14 +227,20 @@ function whyMissing(
   deadlineReached: boolean,
   maxBytesPerCall: number,
 ): string {
-  const none = `None of the ${missing.length} buckets holding this query's data`;
+  // "None of the 1 buckets" read badly (an error texts audit): one bucket is named as one.
+  const one = missing.length === 1;
+  const none = one
+    ? "The bucket holding this query's data"
+    : `None of the ${missing.length} buckets holding this query's data`;
+  const can = one ? 'cannot' : 'can';
+  const was = one ? 'was not' : 'was';
   const tooLarge = (chosen: SelectedBucket) =>
     chosen.toAsk.length > 0 && chosen.toAsk.every((holder) => holder.bytes > maxBytesPerCall);
   if (round.calls.length === 0) {
     if (missing.every(tooLarge))
-      return `${none} can be fetched: every holder claims more than a miner is asked to send at once (${maxBytesPerCall} bytes, half of MINER_MAX_RESPONSE_BYTES), and the store has no copy; ask for a shorter range or another label`;
+      return `${none} ${can} be fetched: every holder claims more than a miner is asked to send at once (${maxBytesPerCall} bytes, half of MINER_MAX_RESPONSE_BYTES), and the store has no copy; ask for a shorter range or another label`;
     if (deadlineReached)
-      return `${none} was fetched in time: another query of this gateway is fetching them; ask again shortly, it will be answered from what they send`;
+      return `${none} ${was} fetched in time: another query of this gateway is fetching ${one ? 'it' : 'them'}; ask again shortly, it will be answered from what they send`;
     const claims = missing.some(tooLarge)
       ? ' (the holders of some claim more than a miner is asked to send at once)'
       : '';
@@ -243,14 +249,14 @@ function whyMissing(
     const when = round.firstCallAt
       ? `; the first call frees up at ${round.firstCallAt.toISOString()}`
       : '';
-    return `${none} can be fetched now${claims}: their holders' call budgets are spent, they refused recently, or what they sent within the hour failed the checks, and the store has no copy${when}`;
+    return `${none} ${can} be fetched now${claims}: their holders' call budgets are spent, they refused recently, or what they sent within the hour failed the checks, and the store has no copy${when}`;
   }
   const asked = round.calls.length;
   // Each holder asked had a call left when the round was planned, and other queries spent it
   // before its turn: "no miner answered" read as the miners' failure (a scale audit's finding).
   const reports = round.calls.map((call) => round.reports.get(call));
   if (!deadlineReached && reports.every((report) => report?.budgetSpent))
-    return `${none} can be fetched now: other queries of this gateway spent the calls left in their holders' budgets (${asked} asked) before this one's turn, and the store has no copy; ask again later`;
+    return `${none} ${can} be fetched now: other queries of this gateway spent the calls left in their holders' budgets (${asked} asked) before this one's turn, and the store has no copy; ask again later`;
   return deadlineReached
     ? `No miner holding this query's data answered in time (${asked} asked)`
     : `No miner holding this query's data answered with it (${asked} asked; meta.miners_failed.reasons says why)`;
