@@ -890,3 +890,42 @@ describe(`${NetworkService.name}.readBucket`, () => {
     expect(index.holders).toHaveBeenCalledWith(2, 7, 100, HOLDERS_CONSIDERED);
   });
 });
+
+describe(`${NetworkService.name}.readBucket`, () => {
+  // The index holds the bucket, but every holder is failing: "No miner holding bucket …
+  // answered" said a miner was asked, and query_bucket answered "No data" before (an error texts
+  // audit's finding).
+  it('says why no holder of an indexed bucket can be asked, when nothing of it was fetched before', async () => {
+    const read = jest.fn(() =>
+      Promise.resolve({ status: 'error' as const, message: 'No miner holding bucket 7 answered' }),
+    );
+    const failingUntil = new Date('2026-01-15T12:30:00Z');
+    const service = new NetworkService(
+      { minerCalls: () => ({ allowed: true }) } as unknown as MetagraphService,
+      {} as MinerClient,
+      {} as MinersRepository,
+      {} as CredibilityRecorder,
+      { read } as unknown as BucketReader,
+      {} as CallBudgets,
+      {} as AppConfig,
+      {} as StoredDataService,
+      {} as LiveQueryService,
+      {
+        holders: () => Promise.resolve([]),
+        indexFreshness: () =>
+          Promise.resolve({
+            loaded: 4,
+            usable: 0,
+            unusable: { failing: 4, addressRefused: 0, deregistered: 0, noAxon: 0 },
+            failingUntil,
+          }),
+      } as unknown as MinerIndexService,
+    );
+    expect(await service.readBucket(2, 7, undefined)).toEqual({
+      status: 'error',
+      message:
+        "Bucket 7 is in the miners' data index, but no miner holding it can be asked now (of the miners whose index is loaded: 4 failing (circuit open; the first cooldown ends at 2026-01-15T12:30:00.000Z)), and it was not fetched before",
+    });
+    expect(read).toHaveBeenCalledWith(2, 7, []);
+  });
+});

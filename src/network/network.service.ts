@@ -10,7 +10,13 @@ import {
 import { AnswerPathLog } from './answer-path-log';
 import { CredibilityRecorder } from './credibility-recorder';
 import { IndexRow, InvalidIndexError, parseCompressedIndex } from './index/compressed-index';
-import { IndexFreshness, HotkeyCheck, MinerCalls, MinerCounts } from './network-status';
+import {
+  IndexFreshness,
+  HotkeyCheck,
+  MinerCalls,
+  MinerCounts,
+  whyUnusable,
+} from './network-status';
 import { MinerIndexService } from './index/miner-index.service';
 import { LiveQueryService } from './live-query.service';
 import { MetagraphService } from './metagraph/metagraph.service';
@@ -356,8 +362,29 @@ export class NetworkService implements OnModuleInit {
     // credible (a top ten cut first left holders with a call unasked).
     const holders = await this.index.holders(source, labelId, timeBucket, HOLDERS_CONSIDERED);
     // The index's holders are the stored metagraph's miners: none while miners may not be called.
-    const callable = this.metagraph.minerCalls().allowed ? holders : [];
-    return this.buckets.read(source, timeBucket, callable);
+    const calls = this.metagraph.minerCalls();
+    const callable = calls.allowed ? holders : [];
+    const answer = await this.buckets.read(source, timeBucket, callable);
+    if (answer.status === 'success' || callable.length > 0) return answer;
+    // The index holds the bucket, but no holder may be asked now (failing, refused, …: the
+    // holders are askable ones) and no fetch of it is stored: why, rather than "No miner holding
+    // bucket … answered", which none was asked (an error texts audit's finding).
+    const why = calls.allowed
+      ? await this.unusableHolders()
+      : `no miner may be called: ${calls.why}`;
+    return {
+      status: 'error',
+      message: `Bucket ${timeBucket} is in the miners' data index, but ${why}, and it was not fetched before`,
+    };
+  }
+
+  /** Why no miner holding an indexed bucket can be asked now (IndexFreshness' words). */
+  private async unusableHolders(): Promise<string> {
+    const freshness = await this.index.indexFreshness().catch(() => undefined);
+    const reasons = freshness ? whyUnusable(freshness) : '';
+    return reasons
+      ? `no miner holding it can be asked now (of the miners whose index is loaded: ${reasons})`
+      : 'no miner holding it can be asked now';
   }
 
   /**

@@ -22,8 +22,10 @@ class FakeIndex {
     [];
   labelBytes = { bytes: 0, adjBytes: 0 };
   labelIds = new Map<string, number>();
-  /** (source, label id or undefined) → hours holding data. */
-  held: { source: SourceId; labelId: number | undefined; hour: number }[] = [];
+  /** (source, label id or undefined) → hours holding data; `askable: false`: only at miners that may not be asked now. */
+  held: { source: SourceId; labelId: number | undefined; hour: number; askable?: boolean }[] = [];
+  /** How many miners' indexes are loaded (IndexFreshness.loaded). */
+  loaded = 1;
   readonly ranges: { from: number; to: number }[] = [];
   readonly lookedUp: string[] = [];
 
@@ -40,10 +42,17 @@ class FakeIndex {
     this.lookedUp.push(label);
     return Promise.resolve(this.labelIds.get(label));
   };
-  latestBucket = (source: SourceId, labelId: number | undefined, from: number, to: number) => {
-    this.ranges.push({ from, to });
+  latestBucket = (
+    source: SourceId,
+    labelId: number | undefined,
+    from: number,
+    to: number,
+    { askable = true } = {},
+  ) => {
+    if (askable) this.ranges.push({ from, to });
     const hours = this.held
       .filter((row) => row.source === source && row.labelId === labelId)
+      .filter((row) => !askable || row.askable !== false)
       .map((row) => row.hour)
       .filter((hour) => hour >= from && hour <= to);
     return Promise.resolve(hours.length > 0 ? Math.max(...hours) : undefined);
@@ -73,6 +82,7 @@ function answersOf(service: StatsService) {
 function setup(answer?: BucketAnswer, clock: Clock = { now: () => NOW } as Clock) {
   const index = new FakeIndex();
   const network = {
+    indexFreshness: () => Promise.resolve({ loaded: index.loaded }),
     readBucket: jest.fn(() =>
       Promise.resolve<BucketAnswer>(
         answer ?? {
@@ -262,6 +272,26 @@ describe(StatsService.name, () => {
     });
     // The network reads the bucket of that label from its holders.
     expect(network.readBucket).toHaveBeenCalledWith(2, 98, 7);
+  });
+
+  // Held only by miners that may not be asked now (failing, …): "No data" was untrue while the
+  // statistics counted its bytes (an error texts audit's finding). The network answers from an
+  // earlier fetch, or says why no holder can be asked.
+  it('reads an hour held only by miners that may not be asked now', async () => {
+    const { index, network, stats } = setup();
+    index.held = [{ source: 2, labelId: undefined, hour: 99, askable: false }];
+    expect(await stats.queryBucket('x', { end_bucket: 100 })).toMatchObject({ status: 'success' });
+    expect(network.readBucket).toHaveBeenCalledWith(2, 99, undefined);
+  });
+
+  it('says which buckets hold data is not known while no index is loaded', async () => {
+    const { index, stats } = setup();
+    index.loaded = 0;
+    expect(await stats.queryBucket('x', { start_bucket: 1, end_bucket: 2 })).toEqual({
+      status: 'error',
+      message:
+        "Which buckets hold data for any label in buckets 1..2 is not known: the miners' data index is not loaded yet (no miner's index is loaded); ask again after the next index sync",
+    });
   });
 
   it("passes on the network's error when no holder answered", async () => {

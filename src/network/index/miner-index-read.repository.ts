@@ -118,26 +118,31 @@ export class MinerIndexReadRepository {
    * The newest hour in [from, to] holding data of the source (and label, when given) at a miner
    * that may be asked for it (`holders`): an hour held only by miners that may not (failing,
    * refused address, no axon) was chosen, and query_bucket answered that no holder answered
-   * without asking one, although older hours had holders to ask (an audit's finding).
+   * without asking one, although older hours had holders to ask (an audit's finding). With
+   * `askable: false`, at any miner whose index is stored: whether the index holds such data at
+   * all, when no holder may be asked now.
    */
   async latestBucket(
     source: SourceId,
     labelId: number | undefined,
     from: number,
     to: number,
+    { askable = true } = {},
   ): Promise<number | undefined> {
+    // Held by any miner whose index is stored, when not only the askable ones are wanted.
+    const holding = askable ? ASKABLE : 'true';
     const [row] =
       labelId === undefined
         ? await this.dataSource.query<{ bucket: number | null }[]>(
             `SELECT max(t.time_bucket) AS bucket
              FROM miner_bucket_totals t JOIN miners m ON m.uid = t.miner_uid
-             WHERE t.source = $1 AND t.time_bucket BETWEEN $2 AND $3 AND t.bytes > 0 AND ${ASKABLE}`,
+             WHERE t.source = $1 AND t.time_bucket BETWEEN $2 AND $3 AND t.bytes > 0 AND ${holding}`,
             [source, from, to],
           )
         : await this.dataSource.query<{ bucket: number | null }[]>(
             `SELECT max(i.time_bucket) AS bucket
              FROM miner_index i JOIN miners m ON m.uid = i.miner_uid
-             WHERE i.source = $1 AND i.label_id = $2 AND i.time_bucket BETWEEN $3 AND $4 AND ${ASKABLE}`,
+             WHERE i.source = $1 AND i.label_id = $2 AND i.time_bucket BETWEEN $3 AND $4 AND ${holding}`,
             [source, labelId, from, to],
           );
     return row?.bucket ?? undefined;

@@ -113,8 +113,9 @@ export class MinerIndexService {
     labelId: number | undefined,
     from: number,
     to: number,
+    options: { askable?: boolean } = {},
   ): Promise<number | undefined> {
-    return this.reads.latestBucket(source, labelId, from, to);
+    return this.reads.latestBucket(source, labelId, from, to, options);
   }
 
   /** Active miners holding the bucket, most credible first. */
