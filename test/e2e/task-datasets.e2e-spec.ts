@@ -925,7 +925,7 @@ describe('Task datasets as Parquet', () => {
       const failed = await get(`tasks/gave-up/dataset?format=${format}`).expect(410);
       expect(failed.body).toEqual({
         detail:
-          "Task 'gave-up' failed and has no dataset: ENOSPC: no space left on device, write 'gave-up.jsonl.gz.1a2b.partial'",
+          "Task 'gave-up' failed and has no dataset: ENOSPC: no space left on device, write 'gave-up.jsonl.gz.1a2b.partial' (an operator may have it compiled again)",
         request_id: expect.any(String),
       });
     }

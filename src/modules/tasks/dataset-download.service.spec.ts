@@ -145,7 +145,9 @@ describe(DatasetDownloadService.name, () => {
     it('is quoted as escapes in the 410 of a failed task', async () => {
       task = { ...task, id, state: 'failed', failure_reason: 'ENOSPC' } as unknown as CompletedTask;
       await expect(service.open(id, 'jsonl')).rejects.toThrow(
-        new GoneException(`Task ${quoted} failed and has no dataset: ENOSPC`),
+        new GoneException(
+          `Task ${quoted} failed and has no dataset: ENOSPC (an operator may have it compiled again)`,
+        ),
       );
     });
 

@@ -65,9 +65,13 @@ export class ParquetBusyException extends RetryLaterException {
   }
 }
 
-/** The 410 of a task whose dataset could not be compiled (TASK_MAX_COMPILE_ATTEMPTS times). */
+/**
+ * The 410 of a task whose dataset could not be compiled (TASK_MAX_COMPILE_ATTEMPTS times): final
+ * unless an operator sends it back to compiling (recompile), which the detail says (an error
+ * texts audit: a client read it as final, and a recompile then made the dataset).
+ */
 export function taskFailed(id: string, reason: string | null): string {
-  return `Task ${quotedId(id)} failed and has no dataset: ${reason ?? 'its dataset could not be compiled'}`;
+  return `Task ${quotedId(id)} failed and has no dataset: ${reason ?? 'its dataset could not be compiled'} (an operator may have it compiled again)`;
 }
 
 /** The 412 of an If-Match naming another file than the task's (documented). */

@@ -101,7 +101,8 @@ export class TaskDatasetsController {
       '(`format=parquet`: flat typed columns, lists as Parquet lists, datetimes as UTC timestamps; the ' +
       'columns are listed in the README). `Content-Length` and `X-Content-SHA256` (hex SHA-256 of the ' +
       "file, as in the task's `dataset`) are set. 409 while the task is not completed yet, 410 once it " +
-      'has failed (its dataset could not be compiled: it never will). 503 when the ' +
+      'has failed (its dataset could not be compiled: it never will, unless an operator has it ' +
+      'compiled again, `POST /api/v1/tasks/{id}/recompile`). 503 when the ' +
       'Parquet file could not be written: for an hour after a failure the answer stands without a new ' +
       'attempt; the JSON lines dataset holds the same rows. 503 with `Retry-After` when the Parquet file ' +
       'is still to be written and the server is busy writing others (a few at a time). With ' +
@@ -169,7 +170,7 @@ export class TaskDatasetsController {
     errorCase(
       410,
       'taskFailed',
-      'The task failed: it has no dataset and never will (the detail says why)',
+      'The task failed: it has no dataset and never will unless an operator recompiles it (the detail says why)',
       taskFailed('tao-x', "ENOSPC: no space left on device, write 'tao-x.jsonl.gz.0b5c.partial'"),
     ),
     errorCase(
