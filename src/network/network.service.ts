@@ -343,7 +343,7 @@ export class NetworkService implements OnModuleInit {
     }
     return freshness && freshness.loaded > 0 && freshness.usable === 0
       ? indexUnusable(freshness)
-      : indexNotLoaded(this.config.network.indexSync);
+      : indexNotLoaded(this.config.network.indexSync, freshness?.lastReadAt ?? null);
   }
 
   /**

@@ -446,7 +446,7 @@ describe('A labelled query while no miner index is loaded', () => {
       },
     });
     expect(response.body.meta.error).toMatch(
-      /data index is not loaded yet.*INDEX_SYNC_ON_START=false.*try again/,
+      /data index is not loaded \(no miner's index has been read yet\).*INDEX_SYNC_ON_START=false.*try again/,
     );
   });
 

@@ -38,13 +38,12 @@ export function partialAndEmpty(why: StoredBecause, freeAt?: Date): string {
  * their holders may be asked now: which miners hold the labels is known, none can be used.
  */
 export function indexUnusable(freshness: IndexFreshness): string {
-  const retry = freshness.failingUntil
-    ? ` The first failing miner may be asked again after ${freshness.failingUntil.toISOString()}.`
-    : '';
+  // When the first failing miner may be asked again is in whyUnusable's words already (a second
+  // sentence said it twice: an error texts audit).
   return (
     `The miners' data index: ${loadedIndexes(freshness.loaded)} loaded, but no miner holding ` +
     `one can be asked now: ${whyUnusable(freshness)}. Only data already stored by this ` +
-    `gateway was searched, and none matched.${retry}`
+    `gateway was searched, and none matched.`
   );
 }
 
@@ -52,18 +51,26 @@ export function indexUnusable(freshness: IndexFreshness): string {
  * A user's labelled stored answer that found nothing while no miner's index is loaded
  * (StoredAnswer.indexLoaded): which miners hold the labels is not known, so this is no "no data".
  */
-export function indexNotLoaded(sync: {
-  intervalMs: number;
-  onStart: boolean;
-  fetchTimeoutMs: number;
-}): string {
+export function indexNotLoaded(
+  sync: {
+    intervalMs: number;
+    onStart: boolean;
+    fetchTimeoutMs: number;
+  },
+  lastReadAt: Date | null = null,
+): string {
   const minutes = Math.round(sync.intervalMs / 60_000);
   const when = sync.onStart
-    ? `The index sync runs at start and every ${minutes} minutes (sooner again after one that could call no miner), and reading one miner's index can take up to ${Math.round(sync.fetchTimeoutMs / 1000)} s: a sync still running loads it within minutes, else it is loaded by the next sync, at most ${minutes} minutes after the last one started.`
+    ? `The index sync runs every ${minutes} minutes, and at start unless one ran within that interval (sooner again after one that could call no miner), and reading one miner's index can take up to ${Math.round(sync.fetchTimeoutMs / 1000)} s: a sync still running loads it within minutes, else it is loaded by the next sync, at most ${minutes} minutes after the last one started.`
     : `The index sync runs every ${minutes} minutes, not at start (INDEX_SYNC_ON_START=false): try again after the first one.`;
+  // Why, as system-status says it: indexes were read and held nothing (or were dropped), or none
+  // was read yet. "Or every sync failed" named a cause that was not (an error texts audit).
+  const why = lastReadAt
+    ? `the indexes read hold no data, or were dropped since; the last was read at ${lastReadAt.toISOString()}`
+    : "no miner's index has been read yet";
   return (
-    "The miners' data index is not loaded yet (no miner's index has been read, or every miner's " +
-    "index sync failed), so which miners hold this query's labels is not known: only data already " +
-    `stored by this gateway was searched, and none matched. ${when}`
+    `The miners' data index is not loaded (${why}), so which miners hold this query's labels ` +
+    'is not known: only data already stored by this gateway was searched, and none matched. ' +
+    when
   );
 }
