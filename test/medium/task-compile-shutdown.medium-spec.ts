@@ -103,6 +103,7 @@ describe('A compile at shutdown', () => {
     // Not even a partial file: the next compile starts from scratch.
     expect(filesOnDisk()).toEqual([]);
     expect(Logger.prototype.log).toHaveBeenCalledWith(
+      { task_id: 'paging' },
       'task paging: compile given up at shutdown; the task stays compiling, compiled again at the next pass',
     );
     await expectCompiledAfterRestart('paging');

@@ -207,6 +207,7 @@ describe('The final collection of a task at its expiry', () => {
     expect(await service.compileExpired()).toBe(1);
     expect(await datasetUris('busier-hour')).toHaveLength(100);
     expect(warn).toHaveBeenCalledWith(
+      { task_id: 'busier-hour' },
       expect.stringContaining(
         `busier-hour: its final collection did not reach the posts of ${at(1).toISOString()} to ${posts[200].datetime}`,
       ),

@@ -125,6 +125,7 @@ describe('The gap of a task collected before collections paged', () => {
     const gap = { start: at(-0.5).toISOString(), end: at(0).toISOString() };
     expect(await shownGap('recompiled')).toEqual(gap);
     expect(warn).toHaveBeenCalledWith(
+      { task_id: 'recompiled' },
       `task recompiled: its final collection did not reach the posts of ${gap.start} to ${gap.end}; the dataset lacks them`,
     );
     const [{ dataset_file: file }] = await database.query<{ dataset_file: string }[]>(
