@@ -169,7 +169,8 @@ export class LiveQueryService {
     const budget = `this validator's OnDemandRequest budget for the hour (MINER_CALL_BUDGETS)${when}`;
     if (withCallsLeft.miners.length === 0)
       return `No miners available: ${available.length === 1 ? 'the only one has' : `all ${available.length} have`} spent ${budget}`;
-    const failing = `the ${withCallsLeft.miners.length} with calls left are failing (circuit open)`;
+    const left = withCallsLeft.miners.length;
+    const failing = `the ${left} with calls left ${left === 1 ? 'is' : 'are'} failing (circuit open)`;
     if (spent === 0) return `No miners available: ${failing}`;
     return `No miners available: ${failing}; ${spent} ${spent === 1 ? 'has' : 'have'} spent ${budget}`;
   }
@@ -347,7 +348,12 @@ function whyNoAnswer(outcome: QuorumOutcome): string {
   // The deadline's words only when it is what every miner failed by: three miners answering
   // 500 at once beside one silent blamed the deadline, and an operator would raise
   // QUERY_DEADLINE_MS for nothing (an error texts audit's finding).
-  const failures = [...outcome.failures.values()];
+  // The miners still silent at the deadline failed by it too (summarize counts them timeouts):
+  // left out, two busy miners beside a silent one read "Every queried miner was busy" (a review).
+  const failures: MinerFailureReason[] = [
+    ...outcome.failures.values(),
+    ...(outcome.deadlineReached ? outcome.unanswered.map(() => 'timeout' as const) : []),
+  ];
   if (
     outcome.answers.length === 0 &&
     outcome.deadlineReached &&

@@ -357,6 +357,20 @@ describe(`${NetworkService.name} on-demand modes`, () => {
     expect(result.minersFailed.reasons).toEqual({ http_error: 2, timeout: 1 });
   });
 
+  // Still silent at the deadline, a miner failed by it: two busy ones beside it are not "every
+  // queried miner was busy" (a review's finding).
+  it('live: counts the miners silent at the deadline among the failures it names', async () => {
+    const { service } = setUp(
+      'live',
+      3,
+      3,
+      [],
+      { 1: 'busy', 2: 'busy', 3: 'timeout' },
+      { 3: 2300 },
+    );
+    expect((await service.query(QUERY)).error).toBe('Every queried miner failed');
+  });
+
   // With every circuit open the answer was a bare "No miners available" (an error texts audit).
   it('live: says every miner is failing when every circuit is open', async () => {
     const { service, openCircuits } = setUp('live', 2, 2);
@@ -889,17 +903,28 @@ describe(`${NetworkService.name}.readBucket`, () => {
     expect(asked).toEqual([10]);
     expect(index.holders).toHaveBeenCalledWith(2, 7, 100, HOLDERS_CONSIDERED);
   });
-});
 
-describe(`${NetworkService.name}.readBucket`, () => {
   // The index holds the bucket, but every holder is failing: "No miner holding bucket …
   // answered" said a miner was asked, and query_bucket answered "No data" before (an error texts
-  // audit's finding).
+  // audit's finding). The store is looked up under the holders' labels (bucket-reader.spec.ts).
   it('says why no holder of an indexed bucket can be asked, when nothing of it was fetched before', async () => {
-    const read = jest.fn(() =>
-      Promise.resolve({ status: 'error' as const, message: 'No miner holding bucket 7 answered' }),
+    const read = jest.fn(
+      (_source: number, _bucket: number, _holders: unknown[], _labels?: unknown) =>
+        Promise.resolve({
+          status: 'error' as const,
+          message: 'No miner holding bucket 7 answered',
+        }),
     );
-    const failingUntil = new Date('2026-01-15T12:30:00Z');
+    const held = [1, 2, 3].map((uid) => ({ uid, hotkey: `hk${uid}`, label: '#ai', bytes: 10 }));
+    const holders = jest.fn(
+      (
+        _source: number,
+        _label: unknown,
+        _bucket: number,
+        _limit: number,
+        options?: { askable?: boolean },
+      ) => Promise.resolve(options?.askable === false ? held : []),
+    );
     const service = new NetworkService(
       { minerCalls: () => ({ allowed: true }) } as unknown as MetagraphService,
       {} as MinerClient,
@@ -910,22 +935,13 @@ describe(`${NetworkService.name}.readBucket`, () => {
       {} as AppConfig,
       {} as StoredDataService,
       {} as LiveQueryService,
-      {
-        holders: () => Promise.resolve([]),
-        indexFreshness: () =>
-          Promise.resolve({
-            loaded: 4,
-            usable: 0,
-            unusable: { failing: 4, addressRefused: 0, deregistered: 0, noAxon: 0 },
-            failingUntil,
-          }),
-      } as unknown as MinerIndexService,
+      { holders } as unknown as MinerIndexService,
     );
-    expect(await service.readBucket(2, 7, undefined)).toEqual({
+    expect(await service.readBucket(2, 7, 5)).toEqual({
       status: 'error',
       message:
-        "Bucket 7 is in the miners' data index, but no miner holding it can be asked now (of the miners whose index is loaded: 4 failing (circuit open; the first cooldown ends at 2026-01-15T12:30:00.000Z)), and it was not fetched before",
+        "Bucket 7 is in the miners' data index, but none of its 3 holders can be asked now (failing, refused by MINER_ALLOWED_NETWORKS or serving no axon: system-status' miner_index counts them), and it was not fetched before",
     });
-    expect(read).toHaveBeenCalledWith(2, 7, []);
+    expect(read).toHaveBeenCalledWith(2, 7, [], ['#ai', '#ai', '#ai']);
   });
 });

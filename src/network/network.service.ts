@@ -10,13 +10,7 @@ import {
 import { AnswerPathLog } from './answer-path-log';
 import { CredibilityRecorder } from './credibility-recorder';
 import { IndexRow, InvalidIndexError, parseCompressedIndex } from './index/compressed-index';
-import {
-  IndexFreshness,
-  HotkeyCheck,
-  MinerCalls,
-  MinerCounts,
-  whyUnusable,
-} from './network-status';
+import { IndexFreshness, HotkeyCheck, MinerCalls, MinerCounts } from './network-status';
 import { MinerIndexService } from './index/miner-index.service';
 import { LiveQueryService } from './live-query.service';
 import { MetagraphService } from './metagraph/metagraph.service';
@@ -364,27 +358,28 @@ export class NetworkService implements OnModuleInit {
     // The index's holders are the stored metagraph's miners: none while miners may not be called.
     const calls = this.metagraph.minerCalls();
     const callable = calls.allowed ? holders : [];
-    const answer = await this.buckets.read(source, timeBucket, callable);
-    if (answer.status === 'success' || callable.length > 0) return answer;
-    // The index holds the bucket, but no holder may be asked now (failing, refused, …: the
-    // holders are askable ones) and no fetch of it is stored: why, rather than "No miner holding
-    // bucket … answered", which none was asked (an error texts audit's finding).
-    const why = calls.allowed
-      ? await this.unusableHolders()
-      : `no miner may be called: ${calls.why}`;
+    if (callable.length > 0) return this.buckets.read(source, timeBucket, callable);
+    // No holder may be asked now (failing, refused, …), or no miner may be called: an earlier
+    // fetch under any holder's label answers; else why, rather than "No miner holding bucket …
+    // answered", which none was asked (an error texts audit's finding).
+    const held = await this.index.holders(source, labelId, timeBucket, HOLDERS_CONSIDERED, {
+      askable: false,
+    });
+    const labels = held.map((holder) => holder.label);
+    const answer = await this.buckets.read(source, timeBucket, [], labels);
+    if (answer.status === 'success') return answer;
+    const unaskable =
+      "(failing, refused by MINER_ALLOWED_NETWORKS or serving no axon: system-status' " +
+      'miner_index counts them)';
+    const why = !calls.allowed
+      ? `no miner may be called: ${calls.why}`
+      : held.length === 1
+        ? `its holder cannot be asked now ${unaskable}`
+        : `none of its ${held.length} holders can be asked now ${unaskable}`;
     return {
       status: 'error',
       message: `Bucket ${timeBucket} is in the miners' data index, but ${why}, and it was not fetched before`,
     };
-  }
-
-  /** Why no miner holding an indexed bucket can be asked now (IndexFreshness' words). */
-  private async unusableHolders(): Promise<string> {
-    const freshness = await this.index.indexFreshness().catch(() => undefined);
-    const reasons = freshness ? whyUnusable(freshness) : '';
-    return reasons
-      ? `no miner holding it can be asked now (of the miners whose index is loaded: ${reasons})`
-      : 'no miner holding it can be asked now';
   }
 
   /**

@@ -50,7 +50,7 @@ const DESCRIPTIONS: Record<number, string> = {
     'The client did not send its headers within HTTP_HEADERS_TIMEOUT_MS, or its whole request within ' +
     'HTTP_REQUEST_TIMEOUT_MS; the connection is closed',
   409: 'Conflict with the current state of the resource',
-  410: 'Gone for good: what was asked for does not exist and never will (the detail says why)',
+  410: 'Gone: what was asked for does not exist and will not, short of an operator acting (the detail says why)',
   412: 'A precondition of the request (`If-Match`, `If-Unmodified-Since`) does not hold',
   413: 'Request body too large (over BODY_LIMIT)',
   415: 'Unsupported body encoding (a charset other than UTF-8, or a compressed body)',

@@ -292,6 +292,14 @@ describe(StatsService.name, () => {
       message:
         "Which buckets hold data for any label in buckets 1..2 is not known: the miners' data index is not loaded yet (no miner's index is loaded); ask again after the next index sync",
     });
+    // No label is known either then.
+    expect(
+      await stats.queryBucket('x', { label: '#ai', start_bucket: 1, end_bucket: 2 }),
+    ).toMatchObject({
+      message: expect.stringMatching(
+        /^Which buckets hold data for label #ai in buckets 1\.\.2 is not known/,
+      ),
+    });
   });
 
   it("passes on the network's error when no holder answered", async () => {

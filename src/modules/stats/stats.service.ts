@@ -148,8 +148,9 @@ export class StatsService {
     // The label is any text the client sent: its control and format characters are written as
     // escapes, as an echoed task id's are (quoted-id.ts).
     const shown = label === undefined ? 'any label' : withUnprintablesEscaped(label);
+    // No index loaded, no label is known: said as such, not as "no data" (a review's finding).
     if (label !== undefined && labelId === undefined)
-      return { status: 'error', message: `No data for label ${shown} in ${range}` };
+      return { status: 'error', message: await this.noData(`label ${shown}`, range) };
 
     // An hour held only by miners that may not be asked now is still read: from an earlier
     // fetch, or answered with why no holder can be asked. "No data" there was untrue while the

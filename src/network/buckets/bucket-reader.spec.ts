@@ -370,6 +370,22 @@ describe(BucketReader.name, () => {
     expect(answer).toMatchObject({ status: 'success', cached: true, miner: { uid: 5 } });
   });
 
+  // No holder may be asked at all (failing, refused address): an earlier fetch under the
+  // labels of the holders the index names answers (a review's finding: with no holder given,
+  // the store was not looked at).
+  it('answers from an earlier fetch under the labels given when no holder is given', async () => {
+    const { reader, holders, store, calls } = setUp([{ uid: 1 }]);
+    await store.save(delivery(5, 5 * 3600_000, [post('old', 10)]));
+    const labels = holders.map((holder) => holder.label);
+    expect(await reader.read(2, HOUR, [], labels)).toMatchObject({
+      status: 'success',
+      cached: true,
+      miner: { uid: 5 },
+    });
+    expect(await reader.read(2, HOUR, [])).toMatchObject({ status: 'error' });
+    expect(calls).toEqual([]);
+  });
+
   it('asks no holder whose budget is spent or that refused the call, and says when one is next free', async () => {
     const soon = new Date(Date.now() + 20 * 60_000);
     const later = new Date(Date.now() + 40 * 60_000);

@@ -194,10 +194,16 @@ export class BucketReader {
    * are skipped from then on); else the newest earlier fetch, however old. An answer from the
    * store holds every stored item of the bucket, whichever miner delivered it.
    */
-  async read(source: SourceId, timeBucket: number, holders: BucketHolder[]): Promise<BucketAnswer> {
+  async read(
+    source: SourceId,
+    timeBucket: number,
+    holders: BucketHolder[],
+    /** The labels its earlier fetches are looked up under: the holders' (others when none may be asked). */
+    storedLabels: readonly (string | null)[] = holders.map((holder) => holder.label),
+  ): Promise<BucketAnswer> {
     // Up to HOLDERS_CONSIDERED are read: the answers say so when there may be more.
     const allRead = holders.length < HOLDERS_CONSIDERED;
-    const labels = [...new Set(holders.map((holder) => holder.label))];
+    const labels = [...new Set(storedLabels)];
     const [stored] =
       labels.length > 0
         ? (await this.store.fetches(source, labels, timeBucket, timeBucket)).sort(

@@ -148,20 +148,25 @@ export class MinerIndexReadRepository {
     return row?.bucket ?? undefined;
   }
 
-  /** Active miners holding the bucket, most credible first. */
+  /**
+   * Active miners holding the bucket, most credible first; with `askable: false`, any miner whose
+   * index holds it (for its labels and count, never to be called).
+   */
   async holders(
     source: SourceId,
     labelId: number | undefined,
     bucket: number,
     limit: number,
+    { askable = true } = {},
   ): Promise<BucketHolder[]> {
+    const holding = askable ? ASKABLE : 'true';
     if (labelId !== undefined) {
       const rows = await this.dataSource.query<
         { uid: number; hotkey: string; axon_url: string; bytes: string; label: string }[]
       >(
         `SELECT i.miner_uid AS uid, m.hotkey, m.axon_url, i.content_size_bytes AS bytes, l.value AS label
          FROM miner_index i JOIN miners m ON m.uid = i.miner_uid JOIN labels l ON l.id = i.label_id
-         WHERE i.source = $1 AND i.label_id = $2 AND i.time_bucket = $3 AND ${ASKABLE}
+         WHERE i.source = $1 AND i.label_id = $2 AND i.time_bucket = $3 AND ${holding}
          ORDER BY m.credibility DESC, m.uid LIMIT $4`,
         [source, labelId, bucket, limit],
       );
@@ -191,7 +196,7 @@ export class MinerIndexReadRepository {
        FROM (SELECT t.miner_uid AS uid, m.hotkey, m.axon_url, m.credibility,
                     t.largest_label_id AS label_id, t.largest_bytes AS bytes
              FROM miner_bucket_totals t JOIN miners m ON m.uid = t.miner_uid
-             WHERE t.source = $1 AND t.time_bucket = $2 AND ${ASKABLE}
+             WHERE t.source = $1 AND t.time_bucket = $2 AND ${holding}
              ORDER BY m.credibility DESC, m.uid LIMIT $3) AS h
        LEFT JOIN labels l ON l.id = h.label_id
        ORDER BY h.credibility DESC, h.uid`,

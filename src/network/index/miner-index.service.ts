@@ -118,14 +118,15 @@ export class MinerIndexService {
     return this.reads.latestBucket(source, labelId, from, to, options);
   }
 
-  /** Active miners holding the bucket, most credible first. */
+  /** Active miners holding the bucket, most credible first (`askable: false`: any holder). */
   holders(
     source: SourceId,
     labelId: number | undefined,
     bucket: number,
     limit: number,
+    options: { askable?: boolean } = {},
   ): Promise<BucketHolder[]> {
-    return this.reads.holders(source, labelId, bucket, limit);
+    return this.reads.holders(source, labelId, bucket, limit, options);
   }
 
   /** Each of `uids`' claimed bytes over its stored index, for those holding one. */

@@ -249,14 +249,14 @@ function whyMissing(
     const when = round.firstCallAt
       ? `; the first call frees up at ${round.firstCallAt.toISOString()}`
       : '';
-    return `${none} ${can} be fetched now${claims}: their holders' call budgets are spent, they refused recently, or what they sent within the hour failed the checks, and the store has no copy${when}`;
+    return `${none} ${can} be fetched now${claims}: ${one ? 'its' : 'their'} holders' call budgets are spent, they refused recently, or what they sent within the hour failed the checks, and the store has no copy${when}`;
   }
   const asked = round.calls.length;
   // Each holder asked had a call left when the round was planned, and other queries spent it
   // before its turn: "no miner answered" read as the miners' failure (a scale audit's finding).
   const reports = round.calls.map((call) => round.reports.get(call));
   if (!deadlineReached && reports.every((report) => report?.budgetSpent))
-    return `${none} ${can} be fetched now: other queries of this gateway spent the calls left in their holders' budgets (${asked} asked) before this one's turn, and the store has no copy; ask again later`;
+    return `${none} ${can} be fetched now: other queries of this gateway spent the calls left in ${one ? 'its' : 'their'} holders' budgets (${asked} asked) before this one's turn, and the store has no copy; ask again later`;
   return deadlineReached
     ? `No miner holding this query's data answered in time (${asked} asked)`
     : `No miner holding this query's data answered with it (${asked} asked; meta.miners_failed.reasons says why)`;
