@@ -392,6 +392,18 @@ describe(`${MinerIndexRepository.name} and ${MinerIndexReadRepository.name}`, ()
     await miners.setState(metagraphNeuron(1), 'failing', COOLDOWN_MS);
     expect(await service.latestBucket(2, b, HOUR, HOUR + 2)).toBe(HOUR + 1);
     expect(await service.latestBucket(2, undefined, HOUR, HOUR + 3)).toBe(HOUR + 1);
+    // Any holder's hours, and holders, when the askable ones are not what is asked: query_bucket
+    // reads an earlier fetch under their labels, or says none can be asked (an error texts audit).
+    const everyHolder = { askable: false };
+    expect(await service.latestBucket(2, b, HOUR, HOUR + 2, everyHolder)).toBe(HOUR + 2);
+    expect(await service.latestBucket(2, undefined, HOUR, HOUR + 3, everyHolder)).toBe(HOUR + 2);
+    expect(await service.holders(2, b, HOUR + 2, 10)).toEqual([]);
+    expect((await service.holders(2, b, HOUR + 2, 10, everyHolder)).map((row) => row.uid)).toEqual([
+      1,
+    ]);
+    expect(
+      (await service.holders(2, undefined, HOUR + 2, 10, everyHolder)).map((row) => row.uid),
+    ).toEqual([1]);
     await miners.setState(metagraphNeuron(1), 'active', COOLDOWN_MS);
     expect(await service.latestBucket(2, b, HOUR, HOUR + 2)).toBe(HOUR + 2);
 
