@@ -64,6 +64,11 @@ describe('RedisConnection', () => {
     );
     expect(redis.ready()).toBeNull();
     expect(await redis.problem()).toMatch(/^not used: ERR DB index is out of range/);
+    // No "Redis not used … kept in this process" before the start's failure line: it read as
+    // the service carrying on (an error texts audit's finding).
+    expect(Logger.prototype.warn).not.toHaveBeenCalledWith(
+      expect.stringMatching(/^Redis not used/),
+    );
   }, 10_000);
 
   // A hanging Redis fails each command only at its timeout: after one failure requests use

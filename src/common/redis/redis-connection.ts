@@ -54,6 +54,8 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
   private stallWarnedAt = Number.NEGATIVE_INFINITY;
   /** Why the connection's database could not be selected (REDIS_URL's number), until it can. */
   private wrongDatabase: string | undefined;
+  /** Set once the start has waited for the first connection (onModuleInit). */
+  private started = false;
 
   constructor(@Inject(REDIS_SETTINGS) settings: RedisSettings) {
     this.client = settings.url
@@ -77,9 +79,12 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
       // is not used; a start that meets it fails (onModuleInit).
       if (error.message.includes(DATABASE_OUT_OF_RANGE)) {
         this.wrongDatabase = redisFailureText(error);
-        this.logger.warn(
-          `Redis not used: ${this.wrongDatabase} (rate limits and the cache kept in this process)`,
-        );
+        // During the start, which then fails saying so, "kept in this process" read as the
+        // service carrying on (an error texts audit's finding).
+        if (this.started)
+          this.logger.warn(
+            `Redis not used: ${this.wrongDatabase} (rate limits and the cache kept in this process)`,
+          );
         return;
       }
       if (this.lastError === undefined)
@@ -135,6 +140,14 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
    * requests already share limits; a Redis that is down at start only delays the start.
    */
   async onModuleInit(): Promise<void> {
+    try {
+      await this.firstConnection();
+    } finally {
+      this.started = true;
+    }
+  }
+
+  private async firstConnection(): Promise<void> {
     const client = this.client;
     if (!client || client.status === 'ready') return;
     let timer: NodeJS.Timeout | undefined;

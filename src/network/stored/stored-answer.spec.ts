@@ -346,6 +346,28 @@ describe(summarize.name, () => {
     expect(unread.error).toMatch(/^No miner holding this query's data answered with it/);
   });
 
+  // Two 500s answered at once are not "not in time", though the deadline passed meanwhile.
+  it('names the deadline only when every call failed by it', () => {
+    const failed = (reason: MinerFailureReason) =>
+      summarize(
+        plan,
+        selected(2),
+        round(
+          [
+            [call(1), report(1, { failure: reason })],
+            [call(2), report(2, { failure: reason })],
+          ],
+          [false, false],
+        ),
+        [],
+        { deadlineReached: true },
+      ).error;
+    expect(failed('http_error')).toBe(
+      "No miner holding this query's data answered with it (2 asked; meta.miners_failed.reasons says why)",
+    );
+    expect(failed('timeout')).toBe("No miner holding this query's data answered in time (2 asked)");
+  });
+
   it('is an error when every holder asked sent only contents the checks dropped', () => {
     // The fetcher keeps none of their deliveries: no bucket is delivered.
     const answer = summarize(

@@ -257,7 +257,13 @@ function whyMissing(
   const reports = round.calls.map((call) => round.reports.get(call));
   if (!deadlineReached && reports.every((report) => report?.budgetSpent))
     return `${none} ${can} be fetched now: other queries of this gateway spent the calls left in ${one ? 'its' : 'their'} holders' budgets (${asked} asked) before this one's turn, and the store has no copy; ask again later`;
-  return deadlineReached
+  // The deadline is named only when it is what every call failed by (one unfinished at it did),
+  // as the live path says it: two 500s answered at once read "not in time" (an error texts
+  // audit's finding, left by the first pass).
+  const byDeadline = reports.every(
+    (report) => report === undefined || report.failure === 'timeout',
+  );
+  return deadlineReached && byDeadline
     ? `No miner holding this query's data answered in time (${asked} asked)`
     : `No miner holding this query's data answered with it (${asked} asked; meta.miners_failed.reasons says why)`;
 }
