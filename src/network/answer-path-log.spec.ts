@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { ANSWER_PATH_LINE_MS, AnswerPathLog } from './answer-path-log';
 
 const BUDGET =
-  "on-demand queries are answered from stored data: no miner with an OnDemandRequest call left in this validator's budget for the hour answered (MINER_CALL_BUDGETS)";
+  "on-demand queries are answered from stored data: no miner with an OnDemandRequest call left in this validator's budget answered (MINER_CALL_BUDGETS)";
 
 describe(AnswerPathLog.name, () => {
   let now = 0;

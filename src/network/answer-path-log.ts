@@ -7,9 +7,10 @@ export type AnswerPath = 'live' | StoredBecause;
 const STORED_BECAUSE: Record<Exclude<StoredBecause, 'configured'>, string> = {
   refused:
     'the miners that might answer refuse OnDemandRequest (404: not served; remembered for an hour)',
+  // The budget's window is MINER_CALL_BUDGETS' (90s, 30m, h, …): not "for the hour" (a log audit).
   budget:
-    "no miner with an OnDemandRequest call left in this validator's budget for the hour " +
-    'answered (MINER_CALL_BUDGETS)',
+    "no miner with an OnDemandRequest call left in this validator's budget answered " +
+    '(MINER_CALL_BUDGETS)',
 };
 
 /** At most one line per this long: the path can change at every query. */

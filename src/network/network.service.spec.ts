@@ -680,7 +680,7 @@ describe(`${NetworkService.name} on-demand modes`, () => {
     await service.query(QUERY);
     await service.query(QUERY, 'task');
     expect(lines()).toEqual([
-      "on-demand queries are answered from stored data: no miner with an OnDemandRequest call left in this validator's budget for the hour answered (MINER_CALL_BUDGETS)",
+      "on-demand queries are answered from stored data: no miner with an OnDemandRequest call left in this validator's budget answered (MINER_CALL_BUDGETS)",
     ]);
     // Live again: said at most once per 10 minutes (answer-path-log.spec.ts).
     spent.length = 0;

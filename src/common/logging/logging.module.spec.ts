@@ -61,6 +61,11 @@ describe(LoggingModule.name, () => {
         root.warn({ context: 'RouterExplorer' }, 'Unsupported route path');
         root.info({ context: 'NestApplication' }, 'Nest application successfully started');
         expect(capture.lines().map((line) => line.msg)).toEqual(expected);
+        // Written as debug lines: at info they read `level 30` under debug (a log audit).
+        const wiring = capture
+          .lines()
+          .filter((line) => line.msg === 'Mapped {/api/v1/health, GET} route');
+        expect(wiring.map((line) => line.level)).toEqual(level === 'debug' ? [20] : []);
       } finally {
         await close();
       }

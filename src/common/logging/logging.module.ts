@@ -146,7 +146,11 @@ function rootOptions(settings: LoggingSettings): LoggerOptions {
     level: settings.level,
     hooks: {
       logMethod(args, method, level) {
-        if (level === INFO && isNestWiring(args[0]) && !this.isLevelEnabled('debug')) return;
+        if (level === INFO && isNestWiring(args[0])) {
+          // Written as the debug lines they are (at info they said `level 30` under debug).
+          if (this.isLevelEnabled('debug')) this.debug(...args);
+          return;
+        }
         method.apply(this, args);
       },
       // The last line of defence: every line is scanned as written, and a token holding a

@@ -1256,7 +1256,7 @@ describe(MinerClient.name, () => {
         [
           { ...MINER_FIELDS, reason: 'http_error' },
           `miner 1: circuit opened after ${BREAKER_FAILURES} failures in a row (the last: http_error: ` +
-            `HTTP 500); not called for ${BREAKER_COOLDOWN_MS / 1000} s at a time until a trial call answers`,
+            `HTTP 500: refused); not called for ${BREAKER_COOLDOWN_MS / 1000} s at a time until a trial call answers`,
         ],
       ]);
       // A failed trial opens it again, unsaid: one line per outage, not per cooldown.

@@ -75,7 +75,9 @@ export class MinerRefusals {
     if (!refusal) {
       if (status === 408) return new MinerCallError('timeout', 'the axon timed out (408)');
       if (status === 503) return new MinerCallError('busy', 'the axon is busy (503)');
-      return new MinerCallError('http_error', `HTTP ${status}`);
+      // The axon's own words (a bittensor axon puts its exception's text in a 500's body),
+      // escaped and cut by errorMessage: without them on-call could not tell why (a log audit).
+      return new MinerCallError('http_error', `HTTP ${status}: ${message}`);
     }
     // A 403 for who we are was not counted by the miner: it spends nothing, and the call taken
     // for it is given back (MinerClient). Spending it left every miner asked while our hotkey
