@@ -210,24 +210,23 @@ export class LiveQueryService {
       'OnDemandRequest',
       purpose,
     );
-    const spent = [...left.values()].filter((budget) => budget.left <= 0);
-    const next = nextCallAt(spent);
+    const withCalls = miners.filter((miner) => left.get(miner.hotkey)!.left > 0);
+    const spent = miners.filter((miner) => left.get(miner.hotkey)!.left <= 0);
+    const next = nextCallAt(spent.map((miner) => left.get(miner.hotkey)!));
     // MinerClient's own line for a call its budget refuses is never reached by these: one line
     // for the miners left out (a log audit found none at any level).
-    if (spent.length > 0 && debugEnabled()) {
-      const uids = miners
-        .filter((miner) => left.get(miner.hotkey)!.left <= 0)
-        .map(({ uid }) => uid);
+    if (spent.length > 0 && debugEnabled())
       this.logger.debug(
-        { synapse: 'OnDemandRequest', purpose, uids, free_at: next?.toISOString() ?? null },
-        `${uids.length} of ${miners.length} miners OnDemandRequest: not called, no call left in ` +
+        {
+          synapse: 'OnDemandRequest',
+          purpose,
+          uids: spent.map(({ uid }) => uid),
+          free_at: next?.toISOString() ?? null,
+        },
+        `${spent.length} of ${miners.length} miners OnDemandRequest: not called, no call left in ` +
           `their budget${purpose === 'task' ? " beyond users' reserve" : ''}`,
       );
-    }
-    return {
-      miners: miners.filter((miner) => left.get(miner.hotkey)!.left > 0),
-      nextCallAt: next,
-    };
+    return { miners: withCalls, nextCallAt: next };
   }
 
   /**
@@ -236,10 +235,11 @@ export class LiveQueryService {
    * ones alone were named, and with every circuit open nothing was (an error texts audit).
    */
   private whyNoMiners(): string {
-    const serving = this.metagraph.minersServingData();
-    const refusals = serving
-      .map((miner) => this.client.refusalOf(miner.hotkey, 'OnDemandRequest'))
-      .filter((reason) => reason !== undefined);
+    const serving = this.metagraph.minersServingData().map((miner) => ({
+      miner,
+      refusal: this.client.refusalOf(miner.hotkey, 'OnDemandRequest'),
+    }));
+    const refusals = serving.flatMap(({ refusal }) => (refusal === undefined ? [] : [refusal]));
     const calls = this.metagraph.minerCalls();
     // The public words: the detail names the metagraph's file or node (system-status').
     if (!calls.allowed) return `No miners available: ${calls.why}`;
@@ -249,10 +249,8 @@ export class LiveQueryService {
         `No available miner serves on-demand queries: ${serving.length === 1 ? 'the only one' : `all ${serving.length}`} answered 404 to ` +
         'OnDemandRequest (public subnet 13 miners stopped serving it in December 2025)'
       );
-    const failing = serving.filter(
-      (miner) =>
-        this.client.refusalOf(miner.hotkey, 'OnDemandRequest') === undefined &&
-        this.client.isCircuitOpen(miner),
+    const failing = serving.flatMap(({ miner, refusal }) =>
+      refusal === undefined && this.client.isCircuitOpen(miner) ? [miner] : [],
     );
     const of = `of ${serving.length}`;
     const reasons = [

@@ -162,6 +162,8 @@ export class CallBudgets {
     synapse: SynapseName,
     purpose: CallPurpose = 'user',
   ): Promise<Map<string, BudgetLeft>> {
+    // No miner to ask about (query_bucket with no holder that may be asked): no round trip.
+    if (hotkeys.length === 0) return new Map();
     const budget = this.budgetOf(synapse);
     if (!budget)
       return new Map(hotkeys.map((hotkey) => [hotkey, { left: Infinity, nextAt: null }]));
