@@ -1,4 +1,5 @@
 import { ValidateBy, ValidationOptions } from 'class-validator';
+import { firstCharacters } from '../characters';
 
 /**
  * Unicode's control characters (C0, DEL, C1) and the line and paragraph separators: what a
@@ -38,6 +39,16 @@ export function withUnprintablesEscaped(text: string): string {
       (_, index) => `\\u${character.charCodeAt(index).toString(16).padStart(4, '0')}`,
     ).join(''),
   );
+}
+
+/**
+ * The first `max` characters of a text someone else wrote (a miner's error message, an index's
+ * source key), escaped as `withUnprintablesEscaped` does, ending in `…` when it was cut: a
+ * reader of the log line can tell an excerpt from the whole message.
+ */
+export function shownExcerpt(text: string, max: number): string {
+  const cut = firstCharacters(text, max);
+  return withUnprintablesEscaped(cut) + (cut === text ? '' : '…');
 }
 
 /**

@@ -32,6 +32,7 @@ import { sameVote } from './network-vote';
 import { NetworkVotesService } from './network-votes.service';
 import { OwnerDesirabilities } from './owner-desirabilities';
 import { AGGREGATE_NOT_COMPUTED, AGGREGATE_PENDING, noSubmission } from './desirability-errors';
+import { plural } from '../../common/plural';
 
 /** An answer of get_desirabilities: one page, the total, and headers saying where it comes from. */
 export interface DesirabilitiesAnswer {
@@ -323,10 +324,6 @@ function jobCount(entries: readonly SubmittedItem[]): number {
     const labels = (entry as { label_weights?: unknown }).label_weights;
     return count + (isRecord(labels) ? Object.keys(labels).length : 1);
   }, 0);
-}
-
-function plural(count: number, noun: string): string {
-  return `${count} ${noun}${count === 1 ? '' : 's'}`;
 }
 
 /**

@@ -3,6 +3,7 @@ import { Clock } from '../../common/clock/clock';
 import { inPool } from '../../common/jobs/in-pool';
 import { CollectionOutcome } from '../../common/metrics/metric-labels';
 import { MetricsService } from '../../common/metrics/metrics.service';
+import { plural } from '../../common/plural';
 import { parseIsoDate } from '../../common/validation/iso-date';
 import { AppConfig } from '../../config/app-config';
 import { NetworkService } from '../../network/network.service';
@@ -131,9 +132,13 @@ export class TaskCollector {
       afterPage(progress, page, outcome),
       now,
     );
-    this.logger.log(
+    // A pass that found nothing new is the quiet, common case of a task on a slow label: one info
+    // line per active task an hour said nothing an operator acts on (an audit's finding). It is
+    // counted in gateway_task_collections_total{outcome="nothing_new"} and written at debug.
+    this.logger[added > 0 ? 'log' : 'debug'](
       { task_id: task.id },
-      `task ${task.id}: ${added} new items (${result.items.length} returned by ${result.minersResponded} miners, ${page.kind} page` +
+      `task ${task.id}: ${plural(added, 'new item')} (${result.items.length} returned by ` +
+        `${plural(result.minersResponded, 'miner')}, ${page.kind} page` +
         (outsideWindow > 0 ? `; ${outsideWindow} outside the post window left out)` : ')'),
     );
     return added > 0 ? 'collected' : 'nothing_new';
@@ -156,7 +161,7 @@ function failuresInBrief(reasons: QueryFailures['reasons']): string {
 function leftOutForBudget(count: number): string {
   if (count === 0) return '';
   return (
-    `; ${count} ${count === 1 ? 'miner' : 'miners'} not asked: their tasks' share of the ` +
+    `; ${plural(count, 'miner')} not asked: their tasks' share of the ` +
     'OnDemandRequest budget is spent (TASK_BUDGET_RESERVE keeps the rest for users)'
   );
 }

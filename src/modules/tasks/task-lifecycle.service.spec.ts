@@ -194,6 +194,39 @@ describe(TaskLifecycleService.name, () => {
     ]);
   });
 
+  // One info line per active task and pass said "0 new items" (an audit's finding): only a
+  // collection that added items is said at info; the rest are debug lines.
+  it('says a collection that added items at info, and one that found nothing new at debug', async () => {
+    logged.log.mockRestore();
+    const items = [storedItem(1, new Date('2026-01-15T11:00:00Z'))];
+    const answered = { ...ABANDONED, error: undefined, items, minersResponded: 3 };
+    const { service, repository, queried, answer, network } = setUp();
+    const collect = async () => {
+      network.query.mockClear();
+      const pass = service.collectDue(1);
+      await queried();
+      answer(answered);
+      await pass;
+    };
+    const lines = await linesLoggedBy(TaskLifecycleService.name, 'debug', async () => {
+      await collect();
+      repository.addItems.mockResolvedValueOnce({ added: 0, outsideWindow: 0 });
+      await collect();
+    });
+    expect(lines.map(({ level, task_id, msg }) => ({ level, task_id, msg }))).toEqual([
+      {
+        level: 30,
+        task_id: 'bitcoin',
+        msg: 'task bitcoin: 1 new item (1 returned by 3 miners, newest page)',
+      },
+      {
+        level: 20,
+        task_id: 'bitcoin',
+        msg: 'task bitcoin: 0 new items (1 returned by 3 miners, newest page)',
+      },
+    ]);
+  });
+
   it('does not count a collection cut short by shutdown as a failure of the task', async () => {
     const { service, repository, queried, answer } = setUp();
     const pass = service.collectDue(1);

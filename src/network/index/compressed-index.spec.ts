@@ -118,11 +118,11 @@ describe(parseCompressedIndex.name, () => {
   it("quotes the miner's source key escaped and cut", () => {
     const key = `x\n[Nest] ERROR FORGED\u001b[31m\u202e${'A'.repeat(5000)}`;
     expect(() => parseCompressedIndex({ sources: { [key]: [] } }, now)).toThrow(
-      new InvalidIndexError('source id x\\u000a[Nest] ERROR FORGE is not a number'),
+      new InvalidIndexError('source id x\\u000a[Nest] ERROR FORGE… is not a number'),
     );
     const digits = '1'.repeat(5000);
     expect(() => parseCompressedIndex({ sources: { [digits]: {} } }, now)).toThrow(
-      new InvalidIndexError(`sources.${'1'.repeat(20)} is not a list`),
+      new InvalidIndexError(`sources.${'1'.repeat(20)}… is not a list`),
     );
   });
 

@@ -9,8 +9,8 @@ import {
 } from '../protocol';
 import { SourceId } from '../sources';
 import { isStorableText } from '../../common/validation/storable-text';
-import { characterCount, firstCharacters } from '../../common/characters';
-import { withUnprintablesEscaped } from '../../common/validation/control-characters';
+import { characterCount } from '../../common/characters';
+import { shownExcerpt } from '../../common/validation/control-characters';
 
 /** One (source, label, hour) a miner claims to hold, with its size. */
 export interface IndexRow {
@@ -62,7 +62,7 @@ export function parseCompressedIndex(value: unknown, now: Date): IndexRow[] {
     // The subnet parses the keys as integers: anything else is malformed, not a new source.
     // The key is the miner's text, quoted in a logged warning: escaped and cut, as an axon's
     // error message is (a review found it forged log lines).
-    const shownKey = withUnprintablesEscaped(firstCharacters(sourceKey, 20));
+    const shownKey = shownExcerpt(sourceKey, 20);
     if (!/^\d+$/.test(sourceKey))
       throw new InvalidIndexError(`source id ${shownKey} is not a number`);
     if (!Array.isArray(entries)) throw new InvalidIndexError(`sources.${shownKey} is not a list`);

@@ -68,12 +68,16 @@ describe(readCapped.name, () => {
 
 describe(errorMessage.name, () => {
   // The message is the miner's text, repeated in logs and errors: a long one is cut.
-  it('cuts the message of an axon error body to 200 characters', () => {
-    expect(errorMessage(JSON.stringify({ message: 'x'.repeat(5_000) }))).toBe('x'.repeat(200));
+  // The cut is marked, so that a reader can tell an excerpt from a miner's whole message.
+  it('cuts the message of an axon error body to 200 characters, marked as cut', () => {
+    expect(errorMessage(JSON.stringify({ message: 'x'.repeat(5_000) }))).toBe(
+      `${'x'.repeat(200)}…`,
+    );
+    expect(errorMessage(JSON.stringify({ message: 'x'.repeat(200) }))).toBe('x'.repeat(200));
   });
 
   it('cuts a body that is not JSON to 200 characters, and names an empty one', () => {
-    expect(errorMessage('<html>'.padEnd(5_000, '.'))).toHaveLength(200);
+    expect(errorMessage('<html>'.padEnd(5_000, '.'))).toBe(`<html>${'.'.repeat(194)}…`);
     expect(errorMessage('')).toBe('no message');
     expect(errorMessage('{"message": ""}')).toBe('no message');
   });
@@ -89,6 +93,7 @@ describe(errorMessage.name, () => {
   });
 
   it('cuts by characters, never inside a surrogate pair', () => {
-    expect(errorMessage(`${'x'.repeat(199)}\u{1F680}tail`)).toBe(`${'x'.repeat(199)}\u{1F680}`);
+    expect(errorMessage(`${'x'.repeat(199)}\u{1F680}tail`)).toBe(`${'x'.repeat(199)}\u{1F680}…`);
+    expect(errorMessage(`${'x'.repeat(199)}\u{1F680}`)).toBe(`${'x'.repeat(199)}\u{1F680}`);
   });
 });

@@ -1,5 +1,4 @@
-import { firstCharacters } from '../../common/characters';
-import { withUnprintablesEscaped } from '../../common/validation/control-characters';
+import { shownExcerpt } from '../../common/validation/control-characters';
 import { AxonTarget } from '../bittensor/dendrite';
 import { MinerCallError } from './miner-failures';
 
@@ -111,5 +110,5 @@ export function errorMessage(text: string): string {
   } catch {
     // not JSON: its text
   }
-  return withUnprintablesEscaped(firstCharacters(message, 200)) || 'no message';
+  return shownExcerpt(message, 200) || 'no message';
 }
