@@ -218,7 +218,7 @@ describe(PublicationWorker.name, () => {
         NOW,
       );
 
-    // Each refused commitment pays a fee: the retry goes when the chain will take it, two
+    // Each refused commitment is an extrinsic in a block: the retry goes when the chain takes it, two
     // blocks after the block its storage names, not 12 s later.
     it('retries when the chain takes commitments again, by its storage', async () => {
       const window = { acceptedFrom: 6_852_849, head: 6_852_692, intervalBlocks: EPOCH };
@@ -232,7 +232,7 @@ describe(PublicationWorker.name, () => {
     });
 
     // An epoch is 72 minutes, PUBLICATION_RETRY_MAX_MS's default an hour: capped by it, a refusal
-    // early in the epoch was retried inside it and paid a second refusal (a review's finding).
+    // early in the epoch was retried inside it and sent a second refusal (a review's finding).
     it('waits past PUBLICATION_RETRY_MAX_MS until the epoch turns, never longer than the interval', async () => {
       const early = refused(() =>
         Promise.resolve({ acceptedFrom: 6_853_050, head: 6_852_692, intervalBlocks: EPOCH }),
@@ -259,7 +259,7 @@ describe(PublicationWorker.name, () => {
       retriedAfter(slow.repository, 60_000);
     });
 
-    // A refused commitment is included and pays its fee: one the storage says the chain
+    // A refused commitment is still included in a block: one the storage says the chain
     // would refuse is not submitted, and waits as a refused one does (a review's finding).
     it('submits none the chain’s storage says it would refuse, and waits as for a refusal', async () => {
       const commit = jest.fn(() => Promise.reject(new Error('submitted')));

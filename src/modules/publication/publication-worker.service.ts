@@ -152,8 +152,8 @@ export class PublicationWorker
    * a vote whose commit a rewritten history dropped (a force push, a squash) goes back to the
    * push, due at once: the chain names a commit that validators cloning the repository afresh
    * cannot check out, so the network no longer counts the vote (an audit's finding). Pushed
-   * again it is committed again, a fee and the epoch's commitment space: only for a commit
-   * gone. Public for tests.
+   * again it is committed again, an extrinsic and the epoch's commitment space: only for a
+   * commit gone. Public for tests.
    */
   async checkCommitted(): Promise<void> {
     const row = await this.repository.find(this.hotkey);
@@ -232,8 +232,8 @@ export class PublicationWorker
   /**
    * Our commitment of `sha`: found on chain already (alreadyCommitted), or submitted. Not
    * submitted when the chain's storage says it would refuse it as too soon (a refused commitment
-   * is included and pays its fee): thrown as its refusal, with the window read, so that it waits
-   * as one. A vote replacing one that waited out the window was submitted at once and paid
+   * is still an extrinsic in a block): thrown as its refusal, with the window read, so that it
+   * waits as one. A vote replacing one that waited out the window was submitted at once and sent
    * another refusal, and so did each vote after it until the window opened (a review's finding).
    * Undefined, nothing submitted, when a newer vote replaced the claimed one (or the claim ran
    * out) while the chain was read: its outdated SHA took the epoch's commitment space, and the
@@ -279,7 +279,7 @@ export class PublicationWorker
    * submitted, and included, before a restart cut the worker off from recording it), or a commit
    * whose file of ours is `content` (the vote sent again unchanged: its push found the file on
    * the branch's head, which differs from our commitment once another validator pushed). Then
-   * nothing is submitted: a commitment pays a fee and uses the epoch's commitment space
+   * nothing is submitted: a commitment is an extrinsic and uses the epoch's commitment space
    * (an audit's finding). Recorded under the SHA on chain.
    */
   private async alreadyCommitted(sha: string, content: string): Promise<Committed | undefined> {
@@ -346,8 +346,8 @@ export class PublicationWorker
   /**
    * When the chain will take our commitment again, read off its storage after it refused one as
    * too soon; undefined (the doubling wait, as for any failure) when the storage cannot say or
-   * the node cannot be read. Each refused commitment pays a fee: retrying blindly paid about ten
-   * in an interval (docs/decisions.md, "The rate limit.").
+   * the node cannot be read. Each refused commitment is an extrinsic in a block: retrying blindly
+   * sent about ten in an interval (docs/decisions.md, "The rate limit.").
    */
   private async commitmentWindow(
     refusal: CommitmentRateLimitedError,

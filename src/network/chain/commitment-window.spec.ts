@@ -179,7 +179,7 @@ describe('readCommitmentWindow on a runtime with the rate rule', () => {
   });
 });
 
-// Read before a commitment is submitted: a refused one is included and pays its fee.
+// Read before a commitment is submitted: a refused one is still included in a block.
 describe(`${readWindowAhead.name}: whether the chain would refuse a commitment made now`, () => {
   const chain = useConnectedChainReplay();
   const ahead = (hotkey: string) => chain.connection.use((api) => readWindowAhead(api, 13, hotkey));

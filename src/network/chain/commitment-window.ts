@@ -118,8 +118,8 @@ export async function readCommitmentWindow(
  * is submitted: when it would, the window it opens (its rule, and from which block); undefined
  * when it would take one, or this runtime's storage cannot say. The rule is the one the runtime
  * keeps the storage of: the space rule where it has `UsedSpaceOf` and `MaxSpace` (with room under
- * `MaxSpace` it takes one), else the rate rule. A refused commitment is included and pays its fee:
- * submitted anyway, a vote replacing one that waits out the window paid another refusal.
+ * `MaxSpace` it takes one), else the rate rule. A refused commitment is still included in a
+ * block: submitted anyway, a vote replacing one that waits out the window sent another refusal.
  */
 export async function readWindowAhead(
   api: ApiPromise,
