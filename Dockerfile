@@ -31,10 +31,10 @@ WORKDIR /app
 # Code and dependencies owned by root, readable by the `node` user, which cannot change them.
 COPY --from=devnet-build /app/node_modules ./node_modules
 COPY --from=devnet-build /app/dist-dev ./dist-dev
-COPY package.json ./
+COPY package.json LICENSE ./
 # a+r: COPY keeps the checkout's modes, and one made under umask 077 is readable by its owner only.
 # /devnet: the devnet profile's volume (a new named volume takes this directory's owner).
-RUN chmod a+r package.json && mkdir -p /devnet && chown node:node /devnet
+RUN chmod a+r package.json LICENSE && mkdir -p /devnet && chown node:node /devnet
 USER node
 CMD ["node", "dist-dev/src/devnet/cli.js"]
 
@@ -52,10 +52,10 @@ RUN apt-get update \
 # which cannot change them: it owns only DATA_DIR (/app/.data), the one place the app writes.
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
-COPY package.json ./
+COPY package.json LICENSE ./
 COPY config/default-desirabilities.json ./config/default-desirabilities.json
 # a+r: COPY keeps the checkout's modes, and one made under umask 077 is readable by its owner only.
-RUN chmod a+r package.json config/default-desirabilities.json \
+RUN chmod a+r package.json LICENSE config/default-desirabilities.json \
   && mkdir -p /app/.data && chown node:node /app/.data
 USER node
 EXPOSE 3000

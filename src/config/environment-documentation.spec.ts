@@ -8,7 +8,7 @@ import { MAX_TIMER_SECONDS } from './setting-forms';
 
 const ROOT = join(__dirname, '..', '..');
 /** Read by docker-compose only (host directories it mounts, a host port), never by the service. */
-const COMPOSE_ONLY = ['DEVNET_GATEWAY_PORT', 'HF_RESULTS_DIR', 'WALLETS_DIR'];
+const COMPOSE_ONLY = ['DEVNET_GATEWAY_PORT', 'HF_RESULTS_DIR', 'POSTGRES_PASSWORD', 'WALLETS_DIR'];
 
 /** Every variable the schema validates: each field carries a class-validator decorator. */
 function schemaVariables(): string[] {

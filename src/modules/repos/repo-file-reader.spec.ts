@@ -208,6 +208,20 @@ describe('readRepoNames', () => {
     await expect(readAll(file('not.parquet'))).rejects.toThrow(/^not a readable Parquet file/);
   });
 
+  // A footer of nested struct headers recursed once per level in thrift 0.21 until the stack
+  // overflowed (GHSA-r67j-r569-jrwp, found by a dependency audit). Caught either way, but a
+  // scanner reports the advisory: thrift is overridden to 0.23, which stops at depth 64.
+  it('refuses a footer of deeply nested structs at thrift depth limit, not by stack overflow', async () => {
+    const footer = Buffer.alloc(200_000, 0x1c);
+    const length = Buffer.alloc(4);
+    length.writeUInt32LE(footer.length);
+    const magic = Buffer.from('PAR1');
+    await writeFile(file('nested.parquet'), Buffer.concat([magic, footer, length, magic]));
+    await expect(readAll(file('nested.parquet'))).rejects.toThrow(
+      new RepoFileError('not a readable Parquet file (Maximum skip depth exceeded)'),
+    );
+  });
+
   it.each(['gone.parquet', 'gone.csv', 'gone.jsonl'])(
     'throws the file-system error for a missing %s',
     async (name) => {
