@@ -38,10 +38,11 @@ describe(LoggingModule.name, () => {
     }
   });
 
-  // About 60 lines a start, each module and route, at info (a log audit's finding).
+  // About 60 lines a start, each module and route, at info (a log audit's finding); and Nest's
+  // "successfully started", said before the port is bound (a start failing on a busy port).
   it("writes Nest's wiring lines at start only where debug lines are written", async () => {
     for (const [level, expected] of [
-      ['info', ['Unsupported route path', 'Nest application successfully started']],
+      ['info', ['Unsupported route path']],
       [
         'debug',
         [

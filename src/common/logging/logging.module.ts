@@ -129,10 +129,17 @@ export function createStartupLogger(settings: LoggingSettings): PinoRoot {
 /**
  * Nest's wiring at start, one `info` line per module and route: about 60 lines a start that
  * say nothing the start line and the banner do not (a log audit's finding). Written only when
- * debug lines are; their warnings and errors always.
+ * debug lines are; their warnings and errors always. `NestApplication`'s "successfully started"
+ * is said before the port is bound, so a start failing on a busy port read as started before its
+ * failure line: the banner, written once listening, is the start line.
  */
 const INFO = 30;
-const NEST_WIRING = new Set(['InstanceLoader', 'RoutesResolver', 'RouterExplorer']);
+const NEST_WIRING = new Set([
+  'InstanceLoader',
+  'RoutesResolver',
+  'RouterExplorer',
+  'NestApplication',
+]);
 
 function isNestWiring(first: unknown): boolean {
   const context = (first as { context?: unknown } | null)?.context;
