@@ -82,7 +82,7 @@ interface Schema {
 }
 
 type Document = {
-  info: { title: string; version: string; license?: { name: string } };
+  info: { title: string; description: string; version: string; license?: { name: string } };
   servers?: { url: string }[];
   paths: Record<string, Record<string, Operation>>;
   components: {
@@ -349,8 +349,9 @@ describe('OpenAPI document', () => {
       expect(document.components.headers[name].description).toContain(
         'Absent on answers given before the key is counted',
       );
-      expect(document.components.headers[name].description).toContain(
-        'a body that is not JSON (422 `json_invalid`)',
+      expect(document.info.description).toContain(
+        'except on the answers given before the key is counted: a 400 but for a known secret ' +
+          'outside the headers, a body that is not JSON (422 `json_invalid`)',
       );
     },
   );

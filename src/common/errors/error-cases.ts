@@ -46,7 +46,7 @@ export const ERROR_CASES = {
   misplacedKey: errorCase(
     400,
     'misplacedKey',
-    'An issued key (`sk_live_…`) outside the X-API-Key header, in any encoding: refused before ' +
+    'An issued key (sk_live_…) outside the X-API-Key header, in any encoding: refused before ' +
       'authentication',
     ERROR_DETAILS.misplacedSecret,
   ),
@@ -86,11 +86,11 @@ export const ERROR_CASES = {
   keyInAuthorization: errorCase(
     401,
     'keyInAuthorization',
-    'No X-API-Key header, but an Authorization header (`Bearer <key>`)',
+    'No X-API-Key header, but an Authorization header (Bearer <key>)',
     ERROR_DETAILS.keyInAuthorization,
   ),
   invalidKey: errorCase(401, 'invalidKey', 'Unknown or deactivated key', ERROR_DETAILS.invalidKey),
-  keyExpired: errorCase(401, 'keyExpired', 'A key past its `expires_at`', ERROR_DETAILS.keyExpired),
+  keyExpired: errorCase(401, 'keyExpired', 'A key past its expires_at', ERROR_DETAILS.keyExpired),
   invalidMetricsToken: errorCase(
     401,
     'invalidMetricsToken',

@@ -15,6 +15,7 @@ import { BEFORE_THE_BUDGET_EXTENSION, STANDARD_RESPONSES } from '../errors/error
 import { RATE_LIMIT_SETTINGS, RateLimitSettings } from '../throttling/rate-limit-settings';
 import { API_VERSION } from '../version';
 import {
+  ANSWERS_BEFORE_THE_COUNT,
   AUTHENTICATE_HEADERS,
   RATE_LIMIT_HEADERS,
   REQUEST_ID_HEADERS,
@@ -42,7 +43,8 @@ export function budgetsText({
     '`X-RateLimit-Remaining` and `X-RateLimit-Reset`, and in the IETF form ' +
     '(draft-ietf-httpapi-ratelimit-headers) as ' +
     `\`RateLimit-Policy: "default";q=${regularPerWindow};w=${windowSeconds}\` and ` +
-    `\`RateLimit: "default";r=${regularPerWindow - 1};t=${later}\`.`
+    `\`RateLimit: "default";r=${regularPerWindow - 1};t=${later}\`, except on the answers ` +
+    `given before the key is counted: ${ANSWERS_BEFORE_THE_COUNT}.`
   );
 }
 
@@ -88,6 +90,8 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
         'validator statistics and API keys. Every operation needs a key in the `X-API-Key` ' +
         'header; `GET /metrics` the master key there, or the METRICS_TOKEN as ' +
         '`Authorization: Bearer <token>`. ' +
+        budgetsText(app.get<RateLimitSettings>(RATE_LIMIT_SETTINGS)) +
+        ' ' +
         // Not a pattern in each schema: read without the `u` flag, it would refuse every emoji
         // (docs/decisions.md, "Text Postgres cannot store").
         "A client's text in a query or a body (key names, hotkeys, labels, keywords, usernames, " +
@@ -97,8 +101,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
         // Swagger UI's init script cannot hold (init-script-text.ts).
         `\`ctx\` \`${JSON.stringify(STORABLE_TEXT_REFUSAL.ctx)}\`. ` +
         // A path id is looked up, not validated (docs/decisions.md, "Text Postgres cannot store").
-        'An id in a path holding one (`/api/v1/tasks/a%00b`) names nothing: 404. ' +
-        budgetsText(app.get<RateLimitSettings>(RATE_LIMIT_SETTINGS)),
+        'An id in a path holding one (`/api/v1/tasks/a%00b`) names nothing: 404.',
     )
     .setVersion(API_VERSION)
     .setLicense('MIT', 'https://opensource.org/licenses/MIT')

@@ -31,14 +31,21 @@ export const REQUEST_ID_HEADERS: Record<string, HeaderObject> = {
 };
 
 /**
- * Said on each rate-limit header: a response lists them when any of its cases sends them, so a
- * 422 that may be a body that is not JSON lists them too (the guards and the body reader).
+ * The answers given before the key is counted, which carry no rate-limit header: a response
+ * lists the headers when any of its cases sends them, so a 422 that may be a body that is not
+ * JSON lists them too (the guards and the body reader). Said once, in the API's description.
+ */
+export const ANSWERS_BEFORE_THE_COUNT =
+  'a 400 but for a known secret outside the headers, a body that is not JSON (422 ' +
+  '`json_invalid`), the 429 of too many failed authentications, a 500 or 503 met while the key ' +
+  'is looked up (and every 401, 408, 413, 415 and 431)';
+
+/**
+ * Said on each rate-limit header, shortly: the list, repeated on each of five headers of every
+ * response, made the Swagger UI page hard to read (a Swagger UI audit).
  */
 const ABSENT_BEFORE_THE_COUNT =
-  '. Absent on answers given before the key is counted: a 400 but for a known secret outside ' +
-  'the headers, a body that is not JSON (422 `json_invalid`), the 429 of too many failed ' +
-  'authentications, a 500 or 503 met while the key is looked up (and every 401, 408, 413, 415 ' +
-  'and 431)';
+  '. Absent on answers given before the key is counted (listed in the API description)';
 
 /**
  * On every response to a request that was authenticated and counted against its key's budget;

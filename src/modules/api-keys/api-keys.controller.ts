@@ -18,12 +18,12 @@ const KEY_NOT_FOUND = errorCase(404, 'keyNotFound', 'No key with this id', KEY_E
 
 /** Refusals of the fields a key is created and changed with alike. */
 const KEY_FIELD_ERRORS = [
-  validationCase('expiryInThePast', 'An `expires_at` that is not in the future', {
+  validationCase('expiryInThePast', 'An expires_at that is not in the future', {
     loc: ['body', 'expires_at'],
     msg: 'Input should be in the future',
     type: 'datetime_future',
   }),
-  validationCase('rateLimitTooLarge', `A \`rate_limit\` over ${RATE_LIMIT_MAX}`, {
+  validationCase('rateLimitTooLarge', `A rate_limit over ${RATE_LIMIT_MAX}`, {
     loc: ['body', 'rate_limit'],
     msg: `Input should be less than or equal to ${RATE_LIMIT_MAX}`,
     type: 'less_than_equal',
@@ -65,7 +65,7 @@ export class ApiKeysController {
     },
   })
   @ApiErrorResponses(
-    validationCase('limitTooLarge', `\`limit\` over ${MAX_KEYS_PAGE}`, {
+    validationCase('limitTooLarge', `limit over ${MAX_KEYS_PAGE}`, {
       loc: ['query', 'limit'],
       msg: `Input should be less than or equal to ${MAX_KEYS_PAGE}`,
       type: 'less_than_equal',
@@ -118,7 +118,12 @@ export class ApiKeysController {
       ' A limit raised above the requests already counted in the window ends a ' +
       'running cool-down (429) at once; the count stays. A deactivated key cannot be changed (409).',
   })
-  @ApiParam({ name: 'id', description: 'The id of the key (as listed)', format: 'uuid' })
+  @ApiParam({
+    name: 'id',
+    description: 'The id of the key (as listed)',
+    format: 'uuid',
+    example: '0b7d5a8e-3c4f-4e1a-9f2b-6d8c1e0a4b37',
+  })
   @ApiOkResponse({ type: ApiKeySummaryDto, description: 'The key as it now is' })
   @ApiErrorResponses(
     KEY_NOT_FOUND,
@@ -146,7 +151,11 @@ export class ApiKeysController {
     summary: 'Deactivate an API key',
     description: `Takes the full key or its id. ${CHANGE_REACH}`,
   })
-  @ApiParam({ name: 'key', description: 'The full API key or its id' })
+  @ApiParam({
+    name: 'key',
+    description: 'The full API key or its id',
+    example: '0b7d5a8e-3c4f-4e1a-9f2b-6d8c1e0a4b37',
+  })
   @ApiOkResponse({
     type: StatusDto,
     description: 'The key is deactivated (also when it already was)',

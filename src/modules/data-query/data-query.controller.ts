@@ -36,7 +36,7 @@ export class DataQueryController {
   })
   @ApiErrorResponses(
     ...JSON_BODY_ERRORS,
-    validationCase('limitTooLarge', '`limit` over 1000', {
+    validationCase('limitTooLarge', 'limit over 1000', {
       loc: ['body', 'limit'],
       msg: 'Input should be less than or equal to 1000',
       type: 'less_than_equal',

@@ -105,7 +105,7 @@ export class DesirabilityController {
       },
       'X-Aggregate-Computed-At': {
         description: 'Without `hotkey`, network aggregate: when it was computed',
-        schema: { type: 'string', format: 'date-time' },
+        schema: { type: 'string', format: 'date-time', example: '2026-11-20T12:00:00.000Z' },
       },
       Age: {
         description: 'Without `hotkey`, network aggregate: seconds since it was computed',
@@ -141,11 +141,11 @@ export class DesirabilityController {
       503,
       'networkUnavailable',
       'Network: the chain or the Gravity repository cannot be read now, or no aggregate was computed yet ' +
-        '(`Retry-After` says when to come back)',
+        '(Retry-After says when to come back)',
       AGGREGATE_PENDING,
       { retryAfter: NOT_READY_RETRY_AFTER_SECONDS },
     ),
-    validationCase('unknownFormat', 'A `format` other than jobs or legacy', {
+    validationCase('unknownFormat', 'A format other than jobs or legacy', {
       loc: ['query', 'format'],
       ...enumError(DESIRABILITY_FORMATS),
     }),

@@ -26,7 +26,7 @@ export class ReposController {
     errorCase(
       503,
       'notLoaded',
-      'The file has not been read yet (`Retry-After` says when to come back)',
+      'The file has not been read yet (Retry-After says when to come back)',
       NAMES_NOT_LOADED,
       { retryAfter: NOT_READY_RETRY_AFTER_SECONDS },
     ),

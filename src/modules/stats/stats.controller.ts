@@ -30,6 +30,7 @@ import {
 } from './dto/stats-conditions.dto';
 import { Conditional } from './stats-conditions';
 import { StatsService, TOP_LIMIT } from './stats.service';
+import { QUERY_BUCKET_EXAMPLES } from './dto/query-bucket.examples';
 
 const SOURCE_PARAM = {
   name: 'source',
@@ -93,7 +94,7 @@ export class StatsController {
   })
   @ConditionalAnswer()
   @ApiErrorResponses(
-    validationCase('missingSource', 'No `source`', {
+    validationCase('missingSource', 'No source', {
       loc: ['query', 'source'],
       msg: 'Field required',
       type: 'missing',
@@ -121,12 +122,12 @@ export class StatsController {
   })
   @ConditionalAnswer()
   @ApiErrorResponses(
-    validationCase('missingLabel', 'No `label`', {
+    validationCase('missingLabel', 'No label', {
       loc: ['query', 'label'],
       msg: 'Field required',
       type: 'missing',
     }),
-    validationCase('blankLabel', 'An empty `label`, or only white space', {
+    validationCase('blankLabel', 'An empty label, or only white space', {
       loc: ['query', 'label'],
       msg: 'String should have at least 1 character',
       type: 'string_too_short',
@@ -159,18 +160,19 @@ export class StatsController {
     type: QueryBucketResponseDto,
     description: '`{status: "success", miner, bucket, data}` or `{status: "error", message}`',
     headers: STATS_ANSWER_HEADERS,
+    examples: QUERY_BUCKET_EXAMPLES,
   })
   @ConditionalAnswer()
   @ApiErrorResponses(
     unknownSource('path'),
-    validationCase('startAfterEnd', '`start_bucket` after `end_bucket`', {
+    validationCase('startAfterEnd', 'start_bucket after end_bucket', {
       loc: ['query', 'start_bucket'],
       msg: 'Value error, start_bucket must not be after end_bucket',
       type: 'value_error',
     }),
     validationCase(
       'startAfterLastCompleteHour',
-      'Without `end_bucket`: `start_bucket` after the last complete hour (the current hour or later)',
+      'Without end_bucket: start_bucket after the last complete hour (the current hour or later)',
       {
         loc: ['query', 'start_bucket'],
         msg:
@@ -179,7 +181,7 @@ export class StatsController {
         type: 'value_error',
       },
     ),
-    validationCase('blankLabel', 'An empty `label`, or only white space', {
+    validationCase('blankLabel', 'An empty label, or only white space', {
       loc: ['query', 'label'],
       msg: 'String should have at least 1 character',
       type: 'string_too_short',

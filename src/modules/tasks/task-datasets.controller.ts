@@ -117,7 +117,11 @@ export class TaskDatasetsController {
   // The 200's media types are declared here only: errors stay JSON (`@ApiProduces` would declare
   // them as files too).
   @ApiOkResponse({
-    description: 'The dataset file, in the format asked for',
+    // Swagger UI offers these types as "Controls Accept header": the server does not read Accept
+    // (a Swagger UI audit found a user picking Parquet there and getting JSON lines).
+    description:
+      'The dataset file, in the format `format` asks for (`Accept` is not read: the media types ' +
+      'below say what each format is sent as)',
     content: {
       [DATASET_CONTENT_TYPES.jsonl]: { schema: { type: 'string', format: 'binary' } },
       [DATASET_CONTENT_TYPES.parquet]: { schema: { type: 'string', format: 'binary' } },
@@ -176,25 +180,25 @@ export class TaskDatasetsController {
     errorCase(
       412,
       'otherFile',
-      '`If-Match` names another file than the current one (`ETag` names the current one)',
+      'If-Match names another file than the current one (ETag names the current one)',
       preconditionFailed('tao-x'),
       { headers: FILE_VALIDATOR_HEADERS },
     ),
     errorCase(
       412,
       'writtenSince',
-      'Without `If-Match`: the file was written after `If-Unmodified-Since` (`Last-Modified` says ' +
+      'Without If-Match: the file was written after If-Unmodified-Since (Last-Modified says ' +
         'when)',
       modifiedSince('tao-x'),
       { headers: FILE_VALIDATOR_HEADERS },
     ),
-    validationCase('unknownFormat', 'A `format` other than jsonl or parquet', {
+    validationCase('unknownFormat', 'A format other than jsonl or parquet', {
       loc: ['query', 'format'],
       ...enumError(DATASET_FORMATS),
     }),
     validationCase(
       'conditionTooLong',
-      'A conditional header longer than its `maxLength` (1024 characters for the entity tags, ' +
+      'A conditional header longer than its maxLength (1024 characters for the entity tags, ' +
         '33 for the dates)',
       {
         loc: ['header', 'if-none-match'],
@@ -214,7 +218,7 @@ export class TaskDatasetsController {
       503,
       'parquetBusy',
       'The Parquet file is still to be written and the server is busy writing others ' +
-        '(`Retry-After` says when to come back)',
+        '(Retry-After says when to come back)',
       parquetBusy('tao-x'),
       { retryAfter: PARQUET_BUSY_RETRY_AFTER_SECONDS },
     ),

@@ -44,7 +44,7 @@ export class TasksController {
     },
   })
   @ApiErrorResponses(
-    validationCase('limitTooLarge', '`limit` over 500', {
+    validationCase('limitTooLarge', 'limit over 500', {
       loc: ['query', 'limit'],
       msg: 'Input should be less than or equal to 500',
       type: 'less_than_equal',

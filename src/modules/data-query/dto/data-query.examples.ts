@@ -27,7 +27,7 @@ export const QUERY_REQUEST_EXAMPLES: Record<
   },
 };
 
-const X_ITEM: XItemDto = {
+export const X_ITEM: XItemDto = {
   text: 'Block reward halves again soon. #Bitcoin #crypto',
   datetime: '2026-11-20T14:03:51.000Z',
   uri: 'https://x.com/satoshi_fan/status/2123779355833393728',

@@ -255,7 +255,11 @@ export class PublicationComponentStatusDto extends ComponentStatusDto {
   })
   block_number?: number;
 
-  @ApiPropertyOptional({ format: 'date-time', description: 'When the next attempt is due' })
+  @ApiPropertyOptional({
+    format: 'date-time',
+    description: 'When the next attempt is due',
+    example: '2026-11-20T13:12:00.000Z',
+  })
   next_attempt_at?: string;
 }
 

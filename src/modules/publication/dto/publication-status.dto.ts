@@ -46,7 +46,11 @@ export class PublicationStatusDto {
   })
   repository?: string;
 
-  @ApiPropertyOptional({ format: 'date-time', description: 'When the vote was submitted' })
+  @ApiPropertyOptional({
+    format: 'date-time',
+    description: 'When the vote was submitted',
+    example: '2026-11-20T12:00:00.000Z',
+  })
   voted_at?: string;
 
   @ApiPropertyOptional({
@@ -56,7 +60,7 @@ export class PublicationStatusDto {
   })
   commit_sha?: string;
 
-  @ApiPropertyOptional({ format: 'date-time' })
+  @ApiPropertyOptional({ format: 'date-time', example: '2026-11-20T12:00:03.000Z' })
   pushed_at?: string;
 
   @ApiPropertyOptional({
@@ -75,7 +79,7 @@ export class PublicationStatusDto {
   })
   block_hash?: string;
 
-  @ApiPropertyOptional({ format: 'date-time' })
+  @ApiPropertyOptional({ format: 'date-time', example: '2026-11-20T12:00:18.000Z' })
   committed_at?: string;
 
   @ApiPropertyOptional({
@@ -87,6 +91,7 @@ export class PublicationStatusDto {
   @ApiPropertyOptional({
     format: 'date-time',
     description: 'When the next attempt is due (while not committed)',
+    example: '2026-11-20T13:12:00.000Z',
   })
   next_attempt_at?: string;
 
@@ -96,6 +101,7 @@ export class PublicationStatusDto {
       'While an attempt is under way (or a replica that stopped mid-attempt still holds the ' +
       'vote): until when that replica holds it (PUBLICATION_LEASE_MS); no other replica takes ' +
       'the vote over before, whatever `next_attempt_at` says',
+    example: '2026-11-20T12:01:05.000Z',
   })
   claimed_until?: string;
 

@@ -30,7 +30,7 @@ export const STATS_ANSWER_HEADERS = {
 /** The 422 of an If-None-Match longer than its `maxLength`. */
 export const IF_NONE_MATCH_TOO_LONG = validationCase(
   'ifNoneMatchTooLong',
-  `An \`If-None-Match\` longer than ${ENTITY_TAGS_MAX_LENGTH} characters`,
+  `An If-None-Match longer than ${ENTITY_TAGS_MAX_LENGTH} characters`,
   {
     loc: ['header', 'if-none-match'],
     msg: `String should have at most ${ENTITY_TAGS_MAX_LENGTH} characters`,

@@ -170,6 +170,7 @@ export class QueryBucketResponseDto {
   @ApiPropertyOptional({
     description: 'When the miner sent these entities',
     format: 'date-time',
+    example: '2026-11-20T16:02:11.000Z',
   })
   fetched_at?: string;
 

@@ -16,10 +16,10 @@ export class TaskParamsDto {
   @ApiPropertyOptional({ type: String, nullable: true, example: null })
   keyword: string | null;
 
-  @ApiPropertyOptional({ type: String, format: 'date-time', nullable: true })
+  @ApiPropertyOptional({ type: String, format: 'date-time', nullable: true, example: null })
   post_start_datetime: string | null;
 
-  @ApiPropertyOptional({ type: String, format: 'date-time', nullable: true })
+  @ApiPropertyOptional({ type: String, format: 'date-time', nullable: true, example: null })
   post_end_datetime: string | null;
 }
 
@@ -66,7 +66,12 @@ export class TaskProgressDto {
   @ApiProperty({ ...COUNT, description: 'Collection rounds run', example: 42 })
   collections: number;
 
-  @ApiPropertyOptional({ type: String, format: 'date-time', nullable: true })
+  @ApiPropertyOptional({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    example: '2026-11-21T09:00:12.000Z',
+  })
   last_collected_at: string | null;
 
   @ApiProperty({
@@ -193,6 +198,7 @@ export class TaskDatasetDto {
     format: 'date-time',
     nullable: true,
     description: 'Oldest item',
+    example: '2026-11-14T09:00:41.000Z',
   })
   data_start: string | null;
 
@@ -201,6 +207,7 @@ export class TaskDatasetDto {
     format: 'date-time',
     nullable: true,
     description: 'Newest item',
+    example: '2026-11-21T08:59:02.000Z',
   })
   data_end: string | null;
 
