@@ -243,7 +243,7 @@ describe('The served OpenAPI document', () => {
       }
       if (typeof node.examples === 'object' && node.examples !== null)
         for (const [name, example] of Object.entries(node.examples))
-          if (/[`*]/.test(String((example as { summary?: unknown }).summary ?? '')))
+          if (/[`*]/.test((example as { summary?: string }).summary ?? ''))
             marked.push(`${where} example ${name}`);
       for (const [key, child] of Object.entries(node))
         visit(child, key === 'properties' || key === 'paths' ? where : `${where}.${key}`);
