@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Redis from 'ioredis';
-import { freePort } from '../../bench/support/ports';
+import { freeListeningPort } from '../../bench/support/ports';
 
 /**
  * Servers a test owns for outage tests: started on a free loopback port, stopped by the test
@@ -79,7 +79,10 @@ export async function startThrowawayPostgres(
   options: ThrowawayPostgresOptions = {},
 ): Promise<ThrowawayPostgres> {
   const directory = mkdtempSync(join(tmpdir(), 'gateway-outage-pg-'));
-  const port = await freePort();
+  // Outside the ephemeral range: while the server is stopped for an outage, no outgoing
+  // connection or other worker's bind(0) can take its port before it starts again (a test
+  // suite audit).
+  const port = await freeListeningPort();
   let child: ChildProcess | undefined;
   const start = async () => {
     if (child) return;
@@ -160,7 +163,8 @@ export interface ThrowawayRedis {
 }
 
 export async function startThrowawayRedis(): Promise<ThrowawayRedis> {
-  const port = await freePort();
+  // Outside the ephemeral range, as the Postgres one's port.
+  const port = await freeListeningPort();
   let child: ChildProcess | undefined;
   const start = async () => {
     if (child) return;
