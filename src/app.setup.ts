@@ -28,6 +28,7 @@ import { DOCS_PATH, OPENAPI_JSON_PATH, serveDocsPointer } from './common/openapi
 import { buildOpenApiDocument } from './common/openapi/openapi-document';
 import { refuseMisplacedKeys } from './common/http/refuse-misplaced-secrets';
 import { originForm } from './common/http/origin-form';
+import { requestsInTurn } from './common/http/pipelined-requests';
 import { requireHost } from './common/http/require-host';
 import { attachSecretScanner } from './common/security/secrets';
 import { AppConfig } from './config/app-config';
@@ -66,6 +67,9 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
       requestLogging(app.get(ROOT_LOGGER), app.get(REQUEST_LINE_LOGGER), scanner),
       httpMetricsMiddleware(app.get(MetricsService)),
       securityHeaders(`/${DOCS_PATH}`),
+      // After the request's line and count are set up: a pipelined request dropped with its
+      // connection is logged and counted as any request cut off.
+      requestsInTurn(),
     ),
   );
   // Built before the routes' middleware, which knows from it which methods a path has.
