@@ -66,6 +66,11 @@ export interface ChainReplay {
   setTempo(netuid: number, tempo: number): void;
   /** Drops every open connection (the node restarts; clients reconnect). */
   dropConnections(): void;
+  /**
+   * A runtime upgrade to `specVersion`: told to every runtime-version subscription of the open
+   * connections, as a node tells it, and answered by `state_getRuntimeVersion` from then on.
+   */
+  upgradeRuntime(specVersion: number): void;
   stop(): Promise<void>;
 }
 
@@ -92,7 +97,9 @@ export async function startChainReplay(): Promise<ChainReplay> {
   const recorded = recording.metagraph;
   const head = only(recorded.chain_getHead).result as string;
   const header = only(recorded.chain_getHeader).result;
-  const runtimeVersion = only(recorded.state_getRuntimeVersion).result;
+  let runtimeVersion = only(recorded.state_getRuntimeVersion).result as Record<string, unknown>;
+  /** Each open runtime-version subscription, to tell an upgrade to. */
+  const runtimeSubscriptions = new Map<string, WebSocket>();
   const rpcMethods = only(recording.neurons_lite.rpc_methods).result;
 
   // state_call answers by runtime method and argument bytes (hex without 0x).
@@ -138,6 +145,18 @@ export async function startChainReplay(): Promise<ChainReplay> {
     setUsedSpace: (netuid, hotkey, usage) => storage.setUsedSpace(netuid, hotkey, usage),
     setTempo: (netuid, tempo) => storage.setTempo(netuid, tempo),
     dropConnections: () => server.clients.forEach((client) => client.terminate()),
+    upgradeRuntime: (specVersion) => {
+      runtimeVersion = { ...runtimeVersion, specVersion };
+      for (const [id, socket] of runtimeSubscriptions)
+        if (socket.readyState === socket.OPEN)
+          socket.send(
+            JSON.stringify({
+              jsonrpc: '2.0',
+              method: 'state_runtimeVersion',
+              params: { subscription: id, result: runtimeVersion },
+            }),
+          );
+    },
     stop: async () => {
       server.clients.forEach((client) => client.terminate());
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -214,6 +233,7 @@ export async function startChainReplay(): Promise<ChainReplay> {
     socket.send(JSON.stringify({ jsonrpc: '2.0', id: request.id, result: id }));
     // One notification, as a node sends the current value at once.
     const value = request.method.includes('RuntimeVersion') ? runtimeVersion : header;
+    if (request.method.includes('RuntimeVersion')) runtimeSubscriptions.set(id, socket);
     socket.send(
       JSON.stringify({
         jsonrpc: '2.0',

@@ -3,6 +3,8 @@ import type { ApiPromise } from '@polkadot/api';
 import { Logger } from '@nestjs/common';
 import { freePort } from '../../../bench/support/ports';
 import { ChainReplay, startChainReplay } from '../../../test/support/chain-replay';
+import { until } from '../../../test/support/until';
+import { exposedGc } from '../../common/lifecycle/idle-memory';
 import { ChainUnavailableError, SubtensorConnection } from './subtensor-connection';
 
 /** The replay answers: a bound for connecting and reading that a loaded machine meets. */
@@ -308,6 +310,66 @@ describe(SubtensorConnection.name, () => {
         });
         expect(block).toBe(6_852_690);
         expect(attempts).toBe(2);
+      } finally {
+        await connection.close();
+      }
+    }, 120_000);
+
+    // After an upgrade the client reloads V14 metadata, without the runtime APIs: every read
+    // failed on that connection until its socket dropped (a chain-faults audit).
+    it('connects again after a runtime upgrade, to read the new runtime APIs', async () => {
+      const lines: string[] = [];
+      const connection = new SubtensorConnection(replay.url, CONNECTION_TIMEOUT_MS, {
+        log: (line: string) => void lines.push(line),
+        warn: () => undefined,
+      });
+      try {
+        const first = await connection.use(async (api) => api);
+        replay.upgradeRuntime(400);
+        await until(
+          async () => (first.runtimeVersion.specVersion.toNumber() === 400 ? true : undefined),
+          10_000,
+        );
+        const after = await connection.use(async (api) => ({
+          api,
+          runtimeApi: typeof api.call.neuronInfoRuntimeApi,
+        }));
+        expect(after.runtimeApi).toBe('object');
+        expect(after.api).not.toBe(first);
+        expect(lines).toContainEqual(
+          `subtensor ${new URL(replay.url).protocol}//${new URL(replay.url).host}: runtime ` +
+            'upgraded from spec 343 to 400; connecting again to read its metadata',
+        );
+      } finally {
+        replay.upgradeRuntime(343);
+        await connection.close();
+      }
+    }, 120_000);
+
+    // Each reconnection kept its client (metadata, registry: about 12 MB) reachable until close,
+    // through a race against a promise as old as the connection (a chain-faults audit).
+    it("lets go of a dropped connection's client once connected again", async () => {
+      const connection = new SubtensorConnection(replay.url, CONNECTION_TIMEOUT_MS, {
+        log: () => undefined,
+        warn: () => undefined,
+      });
+      try {
+        let first: WeakRef<ApiPromise> | undefined;
+        await connection.use(async (api) => {
+          first = new WeakRef(api);
+          return api.genesisHash.toHex();
+        });
+        replay.dropConnections();
+        await until(async () => (connection.isConnected ? undefined : true), 10_000);
+        await connection.use(async (api) => api.genesisHash.toHex());
+        // Past the bound of a close's wait (CLOSE_WAIT_MS, 2 s), which holds the client until
+        // then; the spied loggers keep what they were called with (the client's errors).
+        await new Promise((done) => setTimeout(done, 3_000));
+        jest.clearAllMocks();
+        const gc = exposedGc();
+        gc();
+        gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+        expect(first!.deref()).toBeUndefined();
       } finally {
         await connection.close();
       }

@@ -69,22 +69,18 @@ export class SubtensorConnection {
   /** Why the latest attempt to connect failed (redacted): a use waiting out the backoff says it. */
   private lastConnectError = '';
   private closed = false;
-  /** Rejects once closed: a connection under way is given up then, not waited out. */
-  private readonly closing: Promise<never>;
-  private markClosed: () => void = () => undefined;
+  /** Each connection under way, given up when closed rather than waited out (untilClosed). */
+  private readonly onClose = new Set<() => void>();
   private lastIdentity: ChainIdentity | undefined;
+  /** The runtime's spec version when the open connection was made (runtimeChanged). */
+  private connectedSpec: number | undefined;
 
   constructor(
     readonly url: string,
     private readonly timeoutMs: number,
     private readonly logger: ConnectionLogger = new Logger(SubtensorConnection.name),
     private readonly connectTimeoutMs = timeoutMs,
-  ) {
-    this.closing = new Promise<never>((_, reject) => {
-      this.markClosed = () => reject(new ChainUnavailableError('connection closed'));
-    });
-    this.closing.catch(() => undefined);
-  }
+  ) {}
 
   /** The node's scheme and host, for logs: the URL may carry credentials. */
   get address(): string {
@@ -170,19 +166,52 @@ export class SubtensorConnection {
     }
   }
 
+  /**
+   * Whether the node's runtime was upgraded since the connection was made. The client then
+   * reloads the metadata by `state_getMetadata` (V14), which has no runtime APIs: every read
+   * failed on that connection (`Cannot read properties of undefined (reading 'getNeuronsLite')`)
+   * until its socket happened to drop, the metagraph frozen meanwhile (a chain-faults audit;
+   * finney upgrades every few weeks). A new connection reads V15, as the first did.
+   */
+  private runtimeChanged(api: ApiPromise): boolean {
+    const spec = api.runtimeVersion.specVersion.toNumber();
+    if (spec === this.connectedSpec) return false;
+    this.logger.log(
+      `subtensor ${this.address}: runtime upgraded from spec ${this.connectedSpec} to ${spec}; ` +
+        'connecting again to read its metadata',
+    );
+    return true;
+  }
+
+  /**
+   * `work`, or a ChainUnavailableError once closed. Its listener is removed as `work` settles:
+   * raced against one promise that lived as long as the connection, each attempt left a
+   * reaction on it that kept the attempt's client (its metadata and registry) reachable until
+   * close: about 12 MB per reconnection, never freed (a chain-faults audit).
+   */
+  private untilClosed<T>(work: Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(new ChainUnavailableError('connection closed'));
+    return new Promise<T>((resolve, reject) => {
+      const giveUp = () => reject(new ChainUnavailableError('connection closed'));
+      this.onClose.add(giveUp);
+      work.then(resolve, reject).finally(() => this.onClose.delete(giveUp));
+    });
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     // A node silent while connecting would otherwise hold the shutdown for its whole deadline
     // (since start-up no longer waits for the first read, docs/decisions.md, "The metagraph
     // from the chain").
-    this.markClosed();
+    for (const giveUp of this.onClose) giveUp();
+    this.onClose.clear();
     const api = this.api ?? (await this.connecting?.catch(() => undefined));
     if (api) await this.drop(api);
   }
 
   private async connected(deadline: Deadline): Promise<ApiPromise> {
     if (this.closed) throw new ChainUnavailableError('connection closed');
-    if (this.api?.isConnected) return this.api;
+    if (this.api?.isConnected && !this.runtimeChanged(this.api)) return this.api;
     if (this.api) await this.drop(this.api);
     const wait = this.retryAt - performance.now();
     if (wait > 0 && !this.connecting)
@@ -219,7 +248,7 @@ export class SubtensorConnection {
     try {
       await provider.connect();
       api = await withTimeout(
-        Promise.race([
+        this.untilClosed(
           ApiPromise.create({
             provider,
             noInitWarn: true,
@@ -227,12 +256,12 @@ export class SubtensorConnection {
             signedExtensions: SUBTENSOR_EXTENSIONS,
             rpc: QUIET_RPC,
           }),
-          this.closing,
-        ]),
+        ),
         deadline,
         'could not connect',
       );
-      await Promise.race([this.identify(api, deadline), this.closing]);
+      await this.untilClosed(this.identify(api, deadline));
+      this.connectedSpec = api.runtimeVersion.specVersion.toNumber();
       const connectedApi = api;
       provider.on('disconnected', () => void this.drop(connectedApi));
       this.api = api;
