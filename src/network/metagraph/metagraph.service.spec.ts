@@ -323,6 +323,38 @@ describe(MetagraphService.name, () => {
     expect(uids(service.minersServingData())).toEqual([0, 1, 2]);
   });
 
+  // A read giving most uids new hotkeys (a node of another network with the same uid range, or
+  // a bad answer) reset every miner's credibility and index at once (a chain-faults audit).
+  it('refuses a read that gives most registered neurons new hotkeys, and keeps serving the last one', async () => {
+    const { service, apply } = setUp();
+    await apply([0, 1, 2, 3].map((uid) => metagraphNeuron(uid)));
+    await apply([
+      metagraphNeuron(0),
+      metagraphNeuron(1, { hotkey: 'other-1' }),
+      metagraphNeuron(2, { hotkey: 'other-2' }),
+    ]);
+    expect((await service.status()).lastAttempt).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(
+        /suspicious: it would deregister 1 and give 2 a new hotkey of 4 registered neurons at once/,
+      ),
+    });
+    expect(service.minersServingData().map((miner) => miner.hotkey)).toEqual([
+      'hotkey-0',
+      'hotkey-1',
+      'hotkey-2',
+      'hotkey-3',
+    ]);
+    // Half on new hotkeys is not "most": applied.
+    await apply([
+      metagraphNeuron(0),
+      metagraphNeuron(1),
+      metagraphNeuron(2, { hotkey: 'other-2' }),
+      metagraphNeuron(3, { hotkey: 'other-3' }),
+    ]);
+    expect((await service.status()).lastAttempt).toMatchObject({ ok: true });
+  });
+
   // A real trim (subtensor's trim_to_max_allowed_uids) leaves the subnet smaller for good: the
   // guard refused it on every read, for ever, and the metagraph stayed stale.
   it('applies a suspicious answer the source keeps giving on reads in a row over minutes', async () => {

@@ -84,8 +84,16 @@ export class SuspiciousReads {
     const registered = (await this.repository.listAll()).filter(
       (miner) => miner.state !== 'deregistered',
     );
-    const uids = new Set(metagraph.neurons.map((neuron) => neuron.uid));
-    const kept = registered.filter((miner) => uids.has(miner.uid)).length;
+    // A uid on a new hotkey is a new neuron too (its credibility, its index start over): a read
+    // giving most uids new hotkeys at once (a node of another network with the same uid range,
+    // or a bad answer) was applied unjudged (a chain-faults audit). No subnet replaces half its
+    // hotkeys between two reads.
+    const hotkeys = new Map(metagraph.neurons.map((neuron) => [neuron.uid, neuron.hotkey]));
+    const gone = registered.filter((miner) => !hotkeys.has(miner.uid)).length;
+    const rekeyed = registered.filter(
+      (miner) => hotkeys.has(miner.uid) && hotkeys.get(miner.uid) !== miner.hotkey,
+    ).length;
+    const kept = registered.length - gone - rekeyed;
     if (registered.length === 0 || kept * 2 >= registered.length) {
       this.pending = undefined;
       return;
@@ -98,8 +106,8 @@ export class SuspiciousReads {
         : { neurons: count, since: now, reads: 1 };
     this.pending = pending;
     const loss =
-      `it would deregister ${registered.length - kept} of ${registered.length} registered ` +
-      `neurons at once (${count} in the answer)`;
+      `it would ${lossOf(gone, rekeyed)} of ${registered.length} registered neurons at once ` +
+      `(${count} in the answer)`;
     if (
       count > 0 &&
       pending.reads >= SUSPICIOUS_CONFIRM_READS &&
@@ -121,4 +129,13 @@ export class SuspiciousReads {
           : ''),
     );
   }
+}
+
+/** `deregister 3`, `give 700 new hotkeys`, or both: what a suspicious read would do. */
+function lossOf(gone: number, rekeyed: number): string {
+  const parts = [
+    gone > 0 ? `deregister ${gone}` : '',
+    rekeyed > 0 ? `give ${rekeyed} a new hotkey` : '',
+  ].filter(Boolean);
+  return parts.join(' and ');
 }
