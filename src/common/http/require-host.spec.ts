@@ -33,6 +33,18 @@ describe(requireHost.name, () => {
     });
   });
 
+  // Node keeps the first and drops the other unsaid (a connection-level audit).
+  it('answers a request with two Host lines with a 400, in either version', async () => {
+    for (const version of ['1.1', '1.0']) {
+      const answer = await ask(`GET /items HTTP/${version}\r\nHost: a\r\nhost: b\r\n\r\n`);
+      expect(answer).toMatchObject({
+        status: 400,
+        headers: { connection: 'close' },
+        body: { detail: ERROR_DETAILS.malformedRequest, request_id: expect.any(String) },
+      });
+    }
+  });
+
   it('lets through an empty Host, which RFC 9112 asks of a target without an authority', async () => {
     const answer = await ask('GET /items HTTP/1.1\r\nHost:\r\nConnection: close\r\n\r\n');
     expect(answer).toMatchObject({ status: 200, body: { passed: true } });
