@@ -55,7 +55,8 @@ function registryNode(major) {
       `test/image-node.json pins no Node for ${platform}; set IMAGE_NODE to a Node ${major} binary`,
     );
   const name = `node-${platform}`;
-  const dir = join(ROOT, 'node_modules', '.cache', 'image-node', pin.version);
+  // By platform too: a node_modules shared between machines (a bind mount) runs its own.
+  const dir = join(ROOT, 'node_modules', '.cache', 'image-node', `${pin.version}-${platform}`);
   const binary = join(dir, 'package', 'bin', 'node');
   if (existsSync(binary)) return binary;
   // Fetched and unpacked beside the cache, then moved in whole: a run stopped half-way leaves
@@ -70,7 +71,10 @@ function registryNode(major) {
       cwd: fetching,
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'inherit'],
-    }).trim();
+    })
+      .trim()
+      .split('\n')
+      .pop();
   } catch {
     throw new Error(
       `could not fetch ${name}@${pin.version} from the npm registry (above); ` +

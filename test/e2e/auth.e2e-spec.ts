@@ -368,9 +368,10 @@ describe('Brute-force protection with Redis, against guesses sent at once', () =
   afterAll(() => app.close());
 
   // Each failure reaches the shared count a Redis round trip later; the requests behind it were
-  // all checked meanwhile, and the master key among them was let in (found by a security audit).
-  // Sent on connections of their own: one connection's requests are taken in turn
-  // (pipelined-requests.ts).
+  // all checked meanwhile (found by a security audit). Sent on connections of their own: one
+  // connection's requests are taken in turn (pipelined-requests.ts). The master key sent while
+  // guesses are in flight waits for them: auth-failure-limiter.spec.ts holds that; here it
+  // comes after them.
   it('tries no more guesses than the limit, then refuses the master key', async () => {
     const guesses = Array.from({ length: 30 }, (_, i) => `not-the-master-key-${i}`);
     const statuses = await atOnce(app, guesses);

@@ -2,11 +2,13 @@ import { Logger } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import type { Socket } from 'node:net';
 import { ThrottledWarning, WARNING_INTERVAL_MS } from '../logging/throttled-warning';
+import { plural } from '../plural';
 
 /**
- * Most requests of one connection that may wait for their turn: a client pipelining more without
- * reading has its connection closed. Browsers do not pipeline; a client that does, rarely past a
- * handful.
+ * Most requests of one connection that may wait for their turn: a client with more waiting has
+ * its connection closed, reading or not (Node parses a whole read before any answer is done, so
+ * 33 requests in one write are 32 waiting). Browsers do not pipeline; a client that does,
+ * rarely past a handful.
  */
 export const MAX_WAITING_PER_CONNECTION = 32;
 
@@ -19,14 +21,14 @@ export const MAX_WAITING_PER_CONNECTION = 32;
  * of `/openapi.json` answers per connection, and the Swagger UI's files each held a file
  * descriptor that was never closed once the connection went (the file's stream waits for a
  * socket the queued answer never gets, on Node 20) — both found by a connection-level audit.
- * Now a connection holds at most one answer being written, and a client pipelining more than
- * MAX_WAITING_PER_CONNECTION requests without reading is closed (one warning per interval).
+ * Now a connection holds at most one answer being written, and one with more than `maxWaiting`
+ * requests waiting is closed (one warning per interval).
  * A request at the head of its connection (every request of a client that does not pipeline)
  * goes on at once: its response already has the socket.
  */
 export function requestsInTurn(
   maxWaiting = MAX_WAITING_PER_CONNECTION,
-  warnings = pipeliningWarnings(),
+  warnings = pipeliningWarnings(maxWaiting),
 ): (request: Request, response: Response, next: NextFunction) => void {
   const waiting = new WeakMap<Socket, number>();
   return (request, response, next) => {
@@ -47,15 +49,18 @@ export function requestsInTurn(
   };
 }
 
-function pipeliningWarnings(intervalMs = WARNING_INTERVAL_MS): ThrottledWarning {
+function pipeliningWarnings(
+  maxWaiting: number,
+  intervalMs = WARNING_INTERVAL_MS,
+): ThrottledWarning {
   return new ThrottledWarning(
     new Logger('Http'),
     {
       line: (address) =>
-        `closed a connection from ${address}: more than ${MAX_WAITING_PER_CONNECTION} ` +
-        'pipelined requests waiting for their turn',
+        `closed a connection from ${address}: more than ${maxWaiting} pipelined requests ` +
+        'waiting for their turn',
       summary: (count, seconds, address) =>
-        `closed ${count} more such connection(s) in ${seconds} s, the last from ${address}`,
+        `closed ${plural(count, 'more such connection')} in ${seconds} s, the last from ${address}`,
     },
     intervalMs,
   );

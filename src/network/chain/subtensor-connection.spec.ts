@@ -346,6 +346,40 @@ describe(SubtensorConnection.name, () => {
       }
     }, 120_000);
 
+    // Closed while a use let the upgraded connection go: a new one was opened after close, and
+    // its set-up's failure went unhandled, which ends the process (a review's finding).
+    it('opens no connection once closed while a use lets an upgraded one go', async () => {
+      const connection = new SubtensorConnection(replay.url, CONNECTION_TIMEOUT_MS, {
+        log: () => undefined,
+        warn: () => undefined,
+      });
+      const unhandled: unknown[] = [];
+      const onUnhandled = (reason: unknown) => void unhandled.push(reason);
+      process.on('unhandledRejection', onUnhandled);
+      try {
+        const first = await connection.use(async (api) => api);
+        replay.upgradeRuntime(400);
+        await until(
+          async () => (first.runtimeVersion.specVersion.toNumber() === 400 ? true : undefined),
+          10_000,
+        );
+        const connectionsBefore = replay.calls.filter((call) => call === 'rpc_methods').length;
+        const use = connection.use(async (api) => api.genesisHash.toHex());
+        await new Promise(setImmediate);
+        await connection.close();
+        await expect(use).rejects.toThrow('connection closed');
+        await new Promise((done) => setTimeout(done, 500));
+        expect(unhandled).toEqual([]);
+        expect(replay.calls.filter((call) => call === 'rpc_methods').length).toBe(
+          connectionsBefore,
+        );
+      } finally {
+        process.off('unhandledRejection', onUnhandled);
+        replay.upgradeRuntime(343);
+        await connection.close();
+      }
+    }, 120_000);
+
     // Each reconnection kept its client (metadata, registry: about 12 MB) reachable until close,
     // through a race against a promise as old as the connection (a chain-faults audit).
     it("lets go of a dropped connection's client once connected again", async () => {
