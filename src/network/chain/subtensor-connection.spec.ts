@@ -142,6 +142,26 @@ describe(SubtensorConnection.name, () => {
       replay = await startChainReplay();
     });
     afterAll(() => replay.stop());
+    /**
+     * The client of `connection`'s open connection once it has seen the replay's runtime
+     * upgraded to spec 400 (put back to 343 by the test).
+     */
+    async function upgradedUnder(connection: SubtensorConnection): Promise<ApiPromise> {
+      const api = await connection.use(async (client) => client);
+      replay.upgradeRuntime(400);
+      await until(
+        async () => (api.runtimeVersion.specVersion.toNumber() === 400 ? true : undefined),
+        10_000,
+      );
+      return api;
+    }
+
+    /** A connection to the replay whose lines go nowhere. */
+    const quietConnection = () =>
+      new SubtensorConnection(replay.url, CONNECTION_TIMEOUT_MS, {
+        log: () => undefined,
+        warn: () => undefined,
+      });
     // Dropped connections make @polkadot/api report each cut-off call (routed to a Nest logger,
     // polkadot-console.ts), and the default logger tells each reconnection: the tests read
     // their own loggers, and the run's output stays free of expected noise.
@@ -297,10 +317,7 @@ describe(SubtensorConnection.name, () => {
 
     // A node restarting under a read costs the caller nothing: the read is made again at once.
     it('makes a read cut off by the connection dropping again on a new connection', async () => {
-      const connection = new SubtensorConnection(replay.url, CONNECTION_TIMEOUT_MS, {
-        log: () => undefined,
-        warn: () => undefined,
-      });
+      const connection = quietConnection();
       try {
         let attempts = 0;
         const block = await connection.use(async (api) => {
@@ -324,12 +341,7 @@ describe(SubtensorConnection.name, () => {
         warn: () => undefined,
       });
       try {
-        const first = await connection.use(async (api) => api);
-        replay.upgradeRuntime(400);
-        await until(
-          async () => (first.runtimeVersion.specVersion.toNumber() === 400 ? true : undefined),
-          10_000,
-        );
+        const first = await upgradedUnder(connection);
         const after = await connection.use(async (api) => ({
           api,
           runtimeApi: typeof api.call.neuronInfoRuntimeApi,
@@ -349,20 +361,12 @@ describe(SubtensorConnection.name, () => {
     // Closed while a use let the upgraded connection go: a new one was opened after close, and
     // its set-up's failure went unhandled, which ends the process (a review's finding).
     it('opens no connection once closed while a use lets an upgraded one go', async () => {
-      const connection = new SubtensorConnection(replay.url, CONNECTION_TIMEOUT_MS, {
-        log: () => undefined,
-        warn: () => undefined,
-      });
+      const connection = quietConnection();
       const unhandled: unknown[] = [];
       const onUnhandled = (reason: unknown) => void unhandled.push(reason);
       process.on('unhandledRejection', onUnhandled);
       try {
-        const first = await connection.use(async (api) => api);
-        replay.upgradeRuntime(400);
-        await until(
-          async () => (first.runtimeVersion.specVersion.toNumber() === 400 ? true : undefined),
-          10_000,
-        );
+        const first = await upgradedUnder(connection);
         const connectionsBefore = replay.calls.filter((call) => call === 'rpc_methods').length;
         const use = connection.use(async (api) => api.genesisHash.toHex());
         await new Promise(setImmediate);
@@ -383,10 +387,7 @@ describe(SubtensorConnection.name, () => {
     // Each reconnection kept its client (metadata, registry: about 12 MB) reachable until close,
     // through a race against a promise as old as the connection (a chain-faults audit).
     it("lets go of a dropped connection's client once connected again", async () => {
-      const connection = new SubtensorConnection(replay.url, CONNECTION_TIMEOUT_MS, {
-        log: () => undefined,
-        warn: () => undefined,
-      });
+      const connection = quietConnection();
       try {
         let first: WeakRef<ApiPromise> | undefined;
         await connection.use(async (api) => {
@@ -412,10 +413,7 @@ describe(SubtensorConnection.name, () => {
     // Reads that start together (the metagraph, a commitment) share one connection: a second
     // would be overwritten by the first and never closed.
     it('opens one connection for uses that start together', async () => {
-      const connection = new SubtensorConnection(replay.url, CONNECTION_TIMEOUT_MS, {
-        log: () => undefined,
-        warn: () => undefined,
-      });
+      const connection = quietConnection();
       try {
         const before = connects();
         const blocks = await Promise.all([connection.use(bestBlock), connection.use(bestBlock)]);
@@ -431,10 +429,7 @@ describe(SubtensorConnection.name, () => {
     // (the publication worker then failed a rate-limited vote instead of waiting).
     it("passes long work's own errors through as they are, and still calls a read's unavailable", async () => {
       class Verdict extends Error {}
-      const connection = new SubtensorConnection(replay.url, CONNECTION_TIMEOUT_MS, {
-        log: () => undefined,
-        warn: () => undefined,
-      });
+      const connection = quietConnection();
       try {
         const verdict = new Verdict('commitments.SpaceLimitExceeded');
         await expect(connection.useLong(() => Promise.reject(verdict), 5_000)).rejects.toBe(
@@ -471,10 +466,7 @@ describe(SubtensorConnection.name, () => {
     // holds a connection under way: it is given up, not waited out to its deadline.
     it('gives up a connection under way when closed', async () => {
       replay.mode = 'silent';
-      const connection = new SubtensorConnection(replay.url, CONNECTION_TIMEOUT_MS, {
-        log: () => undefined,
-        warn: () => undefined,
-      });
+      const connection = quietConnection();
       try {
         const use = connection.use(bestBlock).catch((e: Error) => e);
         await new Promise((resolve) => setTimeout(resolve, 500));
@@ -489,10 +481,7 @@ describe(SubtensorConnection.name, () => {
 
     // After shutdown a late use (a sync under way) must not open a connection nobody closes.
     it('refuses every use once closed, without connecting again', async () => {
-      const connection = new SubtensorConnection(replay.url, CONNECTION_TIMEOUT_MS, {
-        log: () => undefined,
-        warn: () => undefined,
-      });
+      const connection = quietConnection();
       await connection.use(bestBlock);
       await connection.close();
       const before = connects();
