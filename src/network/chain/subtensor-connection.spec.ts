@@ -366,7 +366,7 @@ describe(SubtensorConnection.name, () => {
       const onUnhandled = (reason: unknown) => void unhandled.push(reason);
       process.on('unhandledRejection', onUnhandled);
       try {
-        const first = await upgradedUnder(connection);
+        await upgradedUnder(connection);
         const connectionsBefore = replay.calls.filter((call) => call === 'rpc_methods').length;
         const use = connection.use(async (api) => api.genesisHash.toHex());
         await new Promise(setImmediate);
