@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
@@ -178,6 +179,17 @@ export async function startAppProcess(
     await waitUntilListening(url, child, lines);
     contract = await ApiContract.load(url);
   } catch (error) {
+    // A service that stops on its own as it starts listening (a signal kept until then) may
+    // answer the first request and not the next: its exit is the outcome, not the failed
+    // request (a loaded CI run's "fetch failed").
+    const exitedAlone = await Promise.race([
+      exited.then(() => true),
+      sleep(5_000, false, { ref: false }),
+    ]);
+    if (exitedAlone)
+      throw new Error(
+        `service exited with ${child.exitCode ?? child.signalCode}:\n${lines.join('\n')}`,
+      );
     await stop('SIGKILL');
     throw error;
   }
